@@ -1,0 +1,12 @@
+/**
+ * tern's entry point. `--version` answers before anything else is imported; everything else
+ * loads the CLI lazily so start-up stays fast.
+ */
+import { VERSION } from "./src/version.ts";
+
+if (Deno.args.length === 1 && (Deno.args[0] === "--version" || Deno.args[0] === "-V")) {
+  console.log(`tern ${VERSION}`);
+} else {
+  const { main } = await import("./src/cli/main.ts");
+  Deno.exitCode = await main(Deno.args);
+}

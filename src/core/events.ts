@@ -1,0 +1,50 @@
+/** Everything the agent does, as one discriminated union. Front ends only consume these. */
+import type { AssistantMessage, Usage } from "./messages.ts";
+import type { Observation } from "./observation.ts";
+
+/** How a turn ended. See ARCHITECTURE.md for the exact meaning of each. */
+export type ExitReason =
+  | "COMPLETED"
+  | "MAX_ROUNDS"
+  | "REPEATED_FAILURE"
+  | "EMPTY_RESPONSE"
+  | "LENGTH_LIMIT"
+  | "CLIENT_ERROR"
+  | "CANCELLED";
+
+export type AgentEvent =
+  | { type: "turn_start"; model: string; maxRounds: number }
+  | { type: "round_start"; round: number }
+  | { type: "text_delta"; round: number; text: string }
+  | { type: "assistant_message"; round: number; message: AssistantMessage; usage?: Usage }
+  | {
+    type: "tool_start";
+    round: number;
+    callId: string;
+    name: string;
+    /** Parsed arguments, or the raw text when they were not valid JSON. */
+    args: unknown;
+    readOnly: boolean;
+  }
+  | { type: "tool_update"; callId: string; text: string }
+  | {
+    type: "tool_end";
+    round: number;
+    callId: string;
+    name: string;
+    observation: Observation;
+    durationMs: number;
+  }
+  | {
+    type: "turn_end";
+    exitReason: ExitReason;
+    text: string;
+    rounds: number;
+    toolCalls: number;
+    usage: Usage;
+    /** Human-readable detail for every exit reason but COMPLETED. */
+    error?: string;
+  };
+
+/** A consumer of agent events. Must not throw; it is called synchronously on the hot path. */
+export type EmitFn = (event: AgentEvent) => void;

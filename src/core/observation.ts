@@ -1,0 +1,39 @@
+/** What a tool call produced, as the model and the front ends see it. */
+
+/** Error codes a tool call can end with. Models see them as `ERROR[CODE]`. */
+export type ToolErrorCode =
+  | "INVALID_ARGUMENTS"
+  | "UNKNOWN_TOOL"
+  | "POLICY_DENIED"
+  | "NOT_FOUND"
+  | "TIMEOUT"
+  | "CANCELLED"
+  | "EXECUTION_FAILED";
+
+export type Observation =
+  | { status: "SUCCEEDED"; output: string; details?: ToolDetails }
+  | { status: "ERROR"; code: ToolErrorCode; message: string };
+
+/** UI-only detail about a tool result; never sent to the model. */
+export type ToolDetails =
+  | { kind: "diff"; path: string; diff: string }
+  | { kind: "command"; exitCode: number | null; timedOut: boolean; truncated: boolean }
+  | { kind: "file"; path: string; lines: number; truncated: boolean }
+  | { kind: "matches"; count: number; truncated: boolean };
+
+/** Thrown by a tool body to end the call with a specific error code. */
+export class ToolError extends Error {
+  override name = "ToolError";
+  readonly code: ToolErrorCode;
+  constructor(code: ToolErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** The text the model receives for an observation: a status line, then the output or message. */
+export function observationText(obs: Observation): string {
+  return obs.status === "SUCCEEDED"
+    ? `SUCCEEDED\n${obs.output}`
+    : `ERROR[${obs.code}]: ${obs.message}`;
+}

@@ -1,0 +1,125 @@
+/**
+ * defineTool(): the one place that validates arguments, shapes errors and caps output, so no
+ * tool body repeats them. Tool bodies throw; `run()` turns every outcome into an Observation.
+ */
+import { z } from "zod";
+import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
+import type { JsonSchema, ToolSpec } from "../llm/types.ts";
+import { truncateMiddle } from "./truncate.ts";
+
+/** What a tool body gets besides its arguments. */
+export interface ToolContext {
+  /** Absolute real path of the workspace root; every path a tool touches resolves inside it. */
+  workspace: string;
+  /** Fires when the call is cancelled or timed out; tools pass it to everything they wait on. */
+  signal: AbortSignal;
+  /** Reports progress text to the front end (a `tool_update` event). */
+  update?: (text: string) => void;
+}
+
+/** What a tool body returns: text for the model, and optional UI-only details. */
+export interface ToolOutput {
+  output: string;
+  details?: ToolDetails;
+}
+
+export interface ToolDefinition<S extends z.ZodType> {
+  name: string;
+  /** Model-facing description. */
+  description: string;
+  /** A strict schema: missing, wrong-typed or extra fields are INVALID_ARGUMENTS. */
+  parameters: S;
+  /** True when the tool never changes anything; read-only calls may run concurrently. */
+  readOnly: boolean;
+  /** Cap on the output text in characters (default 50,000); head and tail are kept. */
+  maxOutputChars?: number;
+  execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** A tool ready for the registry. */
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly readOnly: boolean;
+  /** JSON Schema generated from the zod schema. */
+  readonly parameters: JsonSchema;
+  /** Validates and runs the call. Never throws: every outcome is an Observation. */
+  run(args: unknown, ctx: ToolContext): Promise<Observation>;
+}
+
+const DEFAULT_MAX_OUTPUT_CHARS = 50_000;
+
+export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
+  let schema: JsonSchema | undefined;
+  const maxChars = def.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  return {
+    name: def.name,
+    description: def.description,
+    readOnly: def.readOnly,
+    get parameters(): JsonSchema {
+      schema ??= toJsonSchema(def.parameters);
+      return schema;
+    },
+    async run(args, ctx) {
+      const parsed = def.parameters.safeParse(args);
+      if (!parsed.success) {
+        return {
+          status: "ERROR",
+          code: "INVALID_ARGUMENTS",
+          message: `Invalid arguments for "${def.name}": ${describeIssues(parsed.error)}`,
+        };
+      }
+      if (ctx.signal.aborted) return cancelled(def.name);
+      try {
+        const result = await def.execute(parsed.data, ctx);
+        const output = truncateMiddle(result.output, maxChars);
+        return { status: "SUCCEEDED", output, details: result.details };
+      } catch (error) {
+        if (ctx.signal.aborted) return cancelled(def.name);
+        return errorObservation(error);
+      }
+    },
+  };
+}
+
+/** The spec sent to the model for a tool. */
+export function toolSpec(tool: Tool): ToolSpec {
+  return { name: tool.name, description: tool.description, parameters: tool.parameters };
+}
+
+function toJsonSchema(schema: z.ZodType): JsonSchema {
+  const json = z.toJSONSchema(schema, { target: "draft-7", io: "input" }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => {
+    const where = issue.path.length > 0 ? `"${issue.path.join(".")}"` : "arguments";
+    if (issue.code === "unrecognized_keys") {
+      return `${where}: unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    }
+    return `${where}: ${issue.message}`;
+  }).join("; ");
+}
+
+function cancelled(name: string): Observation {
+  return { status: "ERROR", code: "CANCELLED", message: `Tool "${name}" was cancelled` };
+}
+
+function errorObservation(error: unknown): Observation {
+  if (error instanceof ToolError) {
+    return { status: "ERROR", code: error.code, message: error.message };
+  }
+  if (error instanceof Deno.errors.NotFound) {
+    return { status: "ERROR", code: "NOT_FOUND", message: messageOf(error) };
+  }
+  if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+    return { status: "ERROR", code: "POLICY_DENIED", message: messageOf(error) };
+  }
+  return { status: "ERROR", code: "EXECUTION_FAILED", message: messageOf(error) };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,32 @@
+/** The set of tools offered to the model, by name. */
+import { type Tool, toolSpec } from "./define.ts";
+import type { ToolSpec } from "../llm/types.ts";
+
+export class ToolRegistry {
+  #tools = new Map<string, Tool>();
+
+  constructor(tools: Iterable<Tool> = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Adds a tool; a second tool of the same name is a TypeError. */
+  register(tool: Tool): void {
+    if (this.#tools.has(tool.name)) {
+      throw new TypeError(`Cannot register tool "${tool.name}": the name is taken`);
+    }
+    this.#tools.set(tool.name, tool);
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  get names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  /** Specs for the model request, in registration order. */
+  specs(): ToolSpec[] {
+    return [...this.#tools.values()].map(toolSpec);
+  }
+}
