@@ -1,15 +1,8 @@
 /** The provider boundary: every wire API becomes this one stream of events. */
 import type { AssistantMessage, Message, Usage } from "../core/messages.ts";
+import type { ToolSpec } from "../core/tool_spec.ts";
 
-/** JSON Schema object as sent to a model API. */
-export type JsonSchema = Record<string, unknown>;
-
-/** A tool as the model sees it. */
-export interface ToolSpec {
-  name: string;
-  description: string;
-  parameters: JsonSchema;
-}
+export type { JsonSchema, ToolSpec } from "../core/tool_spec.ts";
 
 export interface ModelRequest {
   model: string;

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
-import type { JsonSchema, ToolSpec } from "../llm/types.ts";
+import type { JsonSchema, ToolSpec } from "../core/tool_spec.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 /** What a tool body gets besides its arguments. */

@@ -1,6 +1,6 @@
 /** The set of tools offered to the model, by name. */
 import { type Tool, toolSpec } from "./define.ts";
-import type { ToolSpec } from "../llm/types.ts";
+import type { ToolSpec } from "../core/tool_spec.ts";
 
 export class ToolRegistry {
   #tools = new Map<string, Tool>();

@@ -1,0 +1,300 @@
+/**
+ * The ReAct turn: model → text and/or tool calls → observations → next round, until the model
+ * answers without tool calls or an exit reason applies. A plain function: the provider, the
+ * tools and the event sink are passed in, so tests drive it with a scripted stream.
+ */
+import type { AgentEvent, EmitFn, ExitReason } from "../core/events.ts";
+import {
+  addUsage,
+  type AssistantMessage,
+  emptyUsage,
+  type Message,
+  type ToolCall,
+  type ToolMessage,
+  type Usage,
+} from "../core/messages.ts";
+import { type Observation, observationText } from "../core/observation.ts";
+import type { Provider } from "../llm/types.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+
+export interface RunTurnOptions {
+  /** The conversation so far, ending with the new user message. Not mutated. */
+  messages: Message[];
+  provider: Provider;
+  model: string;
+  tools: ToolRegistry;
+  /** Absolute real path of the workspace the tools work in. */
+  workspace: string;
+  emit: EmitFn;
+  /** Checked before every model call and passed into every model call and tool. */
+  signal?: AbortSignal;
+  /** Model calls allowed in this turn (default 25). */
+  maxRounds?: number;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+export interface TurnResult {
+  exitReason: ExitReason;
+  /** The last assistant text of the turn ("" when there was none). */
+  text: string;
+  /** Model calls made. */
+  rounds: number;
+  /** Tool calls answered with an observation. */
+  toolCalls: number;
+  usage: Usage;
+  /** The conversation after the turn: always well formed (every tool call has its result). */
+  messages: Message[];
+  error?: string;
+}
+
+/** The identical call failing this many times in a row ends the turn. */
+const REPEATED_FAILURE_LIMIT = 3;
+const DEFAULT_MAX_ROUNDS = 25;
+
+/** Runs one turn to an exit reason. Never throws for model or tool failures. */
+export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
+  const { model, tools, emit } = options;
+  const signal = options.signal ?? new AbortController().signal;
+  const maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
+  const messages = [...options.messages];
+  const failures = new FailureStreak();
+  let usage = emptyUsage();
+  let rounds = 0;
+  let toolCalls = 0;
+  let text = "";
+
+  const finish = (exitReason: ExitReason, error?: string): TurnResult => {
+    const end: AgentEvent = { type: "turn_end", exitReason, text, rounds, toolCalls, usage };
+    if (error !== undefined) end.error = error;
+    emit(end);
+    return { exitReason, text, rounds, toolCalls, usage, messages, error };
+  };
+
+  emit({ type: "turn_start", model, maxRounds });
+  while (rounds < maxRounds) {
+    if (signal.aborted) return finish("CANCELLED", "Cancelled before the model call");
+    rounds++;
+    const round = rounds;
+    emit({ type: "round_start", round });
+
+    const reply = await callModel(options, messages, round, signal);
+    if (reply.usage) usage = addUsage(usage, reply.usage);
+    if (reply.kind !== "message") {
+      return finish(reply.kind === "aborted" ? "CANCELLED" : "CLIENT_ERROR", reply.error);
+    }
+
+    const { message, finishReason } = reply;
+    if (message.content !== "") text = message.content;
+    const calls = message.toolCalls ?? [];
+    if (finishReason === "length") {
+      // Arguments cut off by the limit cannot be trusted: keep the text, drop the calls.
+      messages.push({ role: "assistant", content: message.content });
+      emit({ type: "assistant_message", round, message, usage: reply.usage });
+      return finish("LENGTH_LIMIT", "The model hit its output token limit");
+    }
+    if (message.content === "" && calls.length === 0) {
+      return finish("EMPTY_RESPONSE", "The model returned neither text nor tool calls");
+    }
+    messages.push(message);
+    emit({ type: "assistant_message", round, message, usage: reply.usage });
+    if (calls.length === 0) return finish("COMPLETED");
+
+    const results = await runToolCalls(calls, { tools, emit, signal, round, options });
+    for (const { call, observation } of results) {
+      messages.push(toolMessage(call, observation));
+      toolCalls++;
+      failures.record(call, observation);
+    }
+    if (signal.aborted) return finish("CANCELLED", "Cancelled while tools were running");
+    if (failures.count >= REPEATED_FAILURE_LIMIT) {
+      return finish(
+        "REPEATED_FAILURE",
+        `The same "${failures.name}" call failed ${failures.count} times in a row`,
+      );
+    }
+  }
+  return finish("MAX_ROUNDS", `Stopped after ${maxRounds} rounds`);
+}
+
+type ModelReply =
+  | {
+    kind: "message";
+    message: AssistantMessage;
+    finishReason: "stop" | "tool_calls" | "length" | "other";
+    usage?: Usage;
+  }
+  | { kind: "error" | "aborted"; error: string; usage?: Usage };
+
+async function callModel(
+  options: RunTurnOptions,
+  messages: Message[],
+  round: number,
+  signal: AbortSignal,
+): Promise<ModelReply> {
+  const request = {
+    model: options.model,
+    messages,
+    tools: options.tools.specs(),
+    maxTokens: options.maxTokens,
+    temperature: options.temperature,
+  };
+  for await (const event of options.provider.stream(request, signal)) {
+    switch (event.type) {
+      case "text_delta":
+        options.emit({ type: "text_delta", round, text: event.text });
+        break;
+      case "tool_call_delta":
+        break;
+      case "done":
+        return {
+          kind: "message",
+          message: event.message,
+          finishReason: event.finishReason,
+          usage: event.usage,
+        };
+      case "error":
+        return { kind: event.kind === "aborted" ? "aborted" : "error", error: event.message };
+    }
+  }
+  if (signal.aborted) return { kind: "aborted", error: "Cancelled during the model call" };
+  return { kind: "error", error: `Provider "${options.provider.name}" ended without a result` };
+}
+
+interface CallContext {
+  tools: ToolRegistry;
+  emit: EmitFn;
+  signal: AbortSignal;
+  round: number;
+  options: RunTurnOptions;
+}
+
+interface CallResult {
+  call: ToolCall;
+  observation: Observation;
+}
+
+/**
+ * Runs the calls of one model response: consecutive read-only calls run concurrently, every
+ * other call runs alone in order. Results come back in the order of the calls.
+ */
+async function runToolCalls(calls: ToolCall[], context: CallContext): Promise<CallResult[]> {
+  const results: CallResult[] = [];
+  let batch: ToolCall[] = [];
+  const flush = async () => {
+    const done = await Promise.all(batch.map((call) => runToolCall(call, context)));
+    results.push(...done);
+    batch = [];
+  };
+  for (const call of calls) {
+    if (context.tools.get(call.name)?.readOnly) {
+      batch.push(call);
+      continue;
+    }
+    await flush();
+    results.push(await runToolCall(call, context));
+  }
+  await flush();
+  return results;
+}
+
+async function runToolCall(call: ToolCall, context: CallContext): Promise<CallResult> {
+  const { emit, round, signal } = context;
+  const tool = context.tools.get(call.name);
+  const parsed = parseArguments(call.arguments);
+  emit({
+    type: "tool_start",
+    round,
+    callId: call.id,
+    name: call.name,
+    args: parsed.ok ? parsed.value : call.arguments,
+    readOnly: tool?.readOnly ?? false,
+  });
+  const started = performance.now();
+  let observation: Observation;
+  if (!tool) {
+    const known = context.tools.names.map((n) => `"${n}"`).join(", ");
+    observation = {
+      status: "ERROR",
+      code: "UNKNOWN_TOOL",
+      message: `There is no tool "${call.name}"; available tools: ${known}`,
+    };
+  } else if (!parsed.ok) {
+    observation = {
+      status: "ERROR",
+      code: "INVALID_ARGUMENTS",
+      message: `Arguments for "${call.name}" are not valid JSON (${parsed.error}); ` +
+        "send one complete JSON object",
+    };
+  } else {
+    observation = await tool.run(parsed.value, {
+      workspace: context.options.workspace,
+      signal,
+      update: (text) => emit({ type: "tool_update", callId: call.id, text }),
+    });
+  }
+  const durationMs = Math.round(performance.now() - started);
+  emit({ type: "tool_end", round, callId: call.id, name: call.name, observation, durationMs });
+  return { call, observation };
+}
+
+function parseArguments(
+  text: string,
+): { ok: true; value: unknown } | { ok: false; error: string } {
+  // Models send "" for a call without parameters.
+  if (text.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function toolMessage(call: ToolCall, observation: Observation): ToolMessage {
+  return {
+    role: "tool",
+    toolCallId: call.id,
+    name: call.name,
+    content: observationText(observation),
+  };
+}
+
+/** Counts how often the identical call (name and arguments) has failed in a row. */
+class FailureStreak {
+  #key = "";
+  name = "";
+  count = 0;
+
+  record(call: ToolCall, observation: Observation): void {
+    if (observation.status === "SUCCEEDED") {
+      this.#key = "";
+      this.count = 0;
+      return;
+    }
+    const key = `${call.name}\u0000${canonicalArguments(call.arguments)}`;
+    if (key === this.#key) {
+      this.count++;
+    } else {
+      this.#key = key;
+      this.name = call.name;
+      this.count = 1;
+    }
+  }
+}
+
+/** Argument text with insignificant whitespace and key order removed, when it is JSON. */
+function canonicalArguments(text: string): string {
+  const parsed = parseArguments(text);
+  return parsed.ok ? stableStringify(parsed.value) : text;
+}
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+      .map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,78 @@
+/**
+ * The human projection of the event stream for one-shot runs: the answer streams to `out`,
+ * one line per tool call (and the final status) goes to `err`, so `tern run … > file` keeps
+ * only the answer.
+ */
+import type { AgentEvent, EmitFn } from "../../core/events.ts";
+import type { Style } from "./style.ts";
+
+export interface TextRendererOptions {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  style: Style;
+}
+
+export function createTextRenderer(options: TextRendererOptions): EmitFn {
+  const { out, err, style } = options;
+  const argsById = new Map<string, unknown>();
+  let midLine = false;
+  const endLine = () => {
+    if (midLine) out("\n");
+    midLine = false;
+  };
+  return (event: AgentEvent) => {
+    switch (event.type) {
+      case "text_delta":
+        out(event.text);
+        midLine = !event.text.endsWith("\n");
+        break;
+      case "tool_start":
+        endLine();
+        argsById.set(event.callId, event.args);
+        break;
+      case "tool_end": {
+        const obs = event.observation;
+        const mark = obs.status === "SUCCEEDED"
+          ? style.green("✓")
+          : style.red(`✗ ERROR[${obs.code}]`);
+        const detail = obs.status === "ERROR" ? ` ${style.dim(firstLine(obs.message))}` : "";
+        err(`${style.cyan("•")} ${describeCall(event.name, argsById.get(event.callId))} ` +
+          `${mark}${detail} ${style.dim(`${event.durationMs}ms`)}\n`);
+        argsById.delete(event.callId);
+        break;
+      }
+      case "turn_end":
+        endLine();
+        if (event.exitReason !== "COMPLETED") {
+          err(style.red(`tern: ${event.exitReason}: ${event.error ?? ""}`.trimEnd()) + "\n");
+        }
+        break;
+    }
+  };
+}
+
+/** `read src/main.ts`, `bash npm test`: the tool name and its most telling argument. */
+export function describeCall(name: string, args: unknown): string {
+  const key = keyArgument(args);
+  return key === undefined ? name : `${name} ${truncate(key, 80)}`;
+}
+
+function keyArgument(args: unknown): string | undefined {
+  if (typeof args === "string") return args;
+  if (args === null || typeof args !== "object") return undefined;
+  const record = args as Record<string, unknown>;
+  for (const field of ["command", "path", "pattern", "file", "url", "query"]) {
+    const value = record[field];
+    if (typeof value === "string") return value;
+  }
+  return undefined;
+}
+
+function firstLine(text: string): string {
+  return truncate(text.split("\n", 1)[0], 120);
+}
+
+function truncate(text: string, max: number): string {
+  const flat = text.replaceAll("\n", " ");
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,149 @@
+/** `tern run "task"`: one turn, streamed to the terminal or as JSON, then exit. */
+import type { ConfigFlags, TernConfig } from "../config/mod.ts";
+import { loadConfig } from "../config/mod.ts";
+import type { AgentEvent, EmitFn } from "../core/events.ts";
+import { TernError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
+import { runTurn, type TurnResult } from "../agent/loop.ts";
+import { buildSystemPrompt } from "../agent/system_prompt.ts";
+import { createOpenAiChatProvider } from "../llm/openai_chat.ts";
+import type { Provider } from "../llm/types.ts";
+import { builtinTools } from "../tools/mod.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
+import { styleFor } from "./output/style.ts";
+import { createTextRenderer } from "./output/text.ts";
+
+export type OutputFormat = "text" | "json" | "stream-json";
+
+export interface RunFlags {
+  cwd: string;
+  output: OutputFormat;
+  config: ConfigFlags;
+}
+
+/** Runs `task` once and returns the exit code for its exit reason. */
+export async function runOnce(task: string, flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const provider = createProvider(config);
+  const result = await runTaskWith({ task, workspace, config, provider, output: flags.output });
+  return exitCodeFor(result.exitReason);
+}
+
+/** The settings a turn needs; the rest of the config is the provider's business. */
+export type TurnConfig = Pick<
+  TernConfig,
+  "model" | "maxRounds" | "maxTokens" | "temperature" | "bashTimeoutMs"
+>;
+
+export interface RunTaskOptions {
+  task: string;
+  workspace: string;
+  config: TurnConfig;
+  provider: Provider;
+  output: OutputFormat;
+  /** Where output goes; defaults to the process's stdout and stderr. */
+  write?: { out: (text: string) => void; err: (text: string) => void };
+}
+
+/** Runs one turn with an already built provider; shared by `run` and `demo`. */
+export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> {
+  const { task, workspace, config, provider, output } = options;
+  const write = options.write ?? processWriters();
+  const tools = new ToolRegistry(builtinTools({ bashTimeoutMs: config.bashTimeoutMs }));
+  const messages: Message[] = [
+    {
+      role: "system",
+      content: buildSystemPrompt({
+        workspace,
+        toolNames: tools.names,
+        today: new Date().toISOString().slice(0, 10),
+      }),
+    },
+    { role: "user", content: task },
+  ];
+  const emit = createEmitter(output, write);
+  const controller = new AbortController();
+  const onInterrupt = () => {
+    // A second Ctrl-C while cancelling exits at once.
+    if (controller.signal.aborted) Deno.exit(130);
+    controller.abort();
+  };
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  try {
+    const result = await runTurn({
+      messages,
+      provider,
+      model: config.model,
+      tools,
+      workspace,
+      emit,
+      signal: controller.signal,
+      maxRounds: config.maxRounds,
+      maxTokens: config.maxTokens,
+      temperature: config.temperature,
+    });
+    if (output === "json") {
+      const { exitReason, text, rounds, toolCalls, usage, error } = result;
+      write.out(JSON.stringify({ exitReason, text, rounds, toolCalls, usage, error }) + "\n");
+    }
+    return result;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+  }
+}
+
+function createEmitter(
+  output: OutputFormat,
+  write: { out: (text: string) => void; err: (text: string) => void },
+): EmitFn {
+  if (output === "stream-json") {
+    return (event: AgentEvent) => write.out(JSON.stringify(event) + "\n");
+  }
+  if (output === "json") return () => {};
+  return createTextRenderer({
+    ...write,
+    style: styleFor(Deno.stderr.isTerminal(), { NO_COLOR: Deno.env.get("NO_COLOR") }),
+  });
+}
+
+function processWriters() {
+  const encoder = new TextEncoder();
+  return {
+    out: (text: string) => writeAll(Deno.stdout, encoder.encode(text)),
+    err: (text: string) => writeAll(Deno.stderr, encoder.encode(text)),
+  };
+}
+
+function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
+}
+
+function createProvider(config: TernConfig): Provider {
+  if (config.apiKey === undefined && new URL(config.baseUrl).hostname === "api.openai.com") {
+    throw new TernError(
+      "No API key for api.openai.com: set TERN_API_KEY (or OPENAI_API_KEY) in the environment " +
+        "or in .env, or point --base-url at a local server",
+      { exitCode: EXIT_USAGE },
+    );
+  }
+  return createOpenAiChatProvider({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    requestTimeoutMs: config.requestTimeoutMs,
+    idleTimeoutMs: config.idleTimeoutMs,
+  });
+}
+
+function resolveWorkspace(cwd: string): string {
+  try {
+    const real = Deno.realPathSync(cwd);
+    if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory(cwd);
+    return real;
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotFound ? "not found" : "not a directory";
+    throw new TernError(`Cannot use workspace "${cwd}": ${why}`, { exitCode: EXIT_USAGE });
+  }
+}

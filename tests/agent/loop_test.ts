@@ -1,0 +1,246 @@
+import { deepEqual, ok } from "node:assert/strict";
+import { z } from "zod";
+import { runTurn, type RunTurnOptions } from "../../src/agent/loop.ts";
+import type { AgentEvent } from "../../src/core/events.ts";
+import type { Message, ToolMessage } from "../../src/core/messages.ts";
+import { type Script, ScriptedProvider } from "../../src/llm/scripted.ts";
+import { defineTool } from "../../src/tools/define.ts";
+import { ToolRegistry } from "../../src/tools/registry.ts";
+
+const USER: Message[] = [{ role: "user", content: "do it" }];
+
+function call(name: string, args: unknown, id = `call_${name}`) {
+  return { id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) };
+}
+
+/** A tool that records its calls and answers with its argument, or fails when told to. */
+function echoTool(name: string, log: string[], options: { readOnly?: boolean } = {}) {
+  return defineTool({
+    name,
+    description: `echo (${name})`,
+    parameters: z.strictObject({ value: z.string(), fail: z.boolean().optional() }),
+    readOnly: options.readOnly ?? false,
+    execute: (args) => {
+      log.push(`${name}:${args.value}`);
+      if (args.fail) return Promise.reject(new Error(`failed on ${args.value}`));
+      return Promise.resolve({ output: `echo ${args.value}` });
+    },
+  });
+}
+
+async function run(script: Script, extra: Partial<RunTurnOptions> = {}) {
+  const events: AgentEvent[] = [];
+  const log: string[] = [];
+  const provider = new ScriptedProvider(script);
+  const tools = extra.tools ?? new ToolRegistry([echoTool("echo", log)]);
+  const result = await runTurn({
+    messages: USER,
+    provider,
+    model: "scripted",
+    tools,
+    workspace: "/nonexistent",
+    emit: (e) => events.push(e),
+    ...extra,
+  });
+  return { result, events, log, provider };
+}
+
+Deno.test("runTurn() completes when the model answers with text only", async () => {
+  const { result, events } = await run([{ text: "All done." }]);
+  deepEqual(result.exitReason, "COMPLETED");
+  deepEqual(result.text, "All done.");
+  deepEqual(result.rounds, 1);
+  deepEqual(events[0].type, "turn_start");
+  deepEqual(events.at(-1)?.type, "turn_end");
+  const streamed = events.filter((e) => e.type === "text_delta").map((e) => e.text).join("");
+  deepEqual(streamed, "All done.");
+});
+
+Deno.test("runTurn() feeds each observation back tied to its tool_call_id", async () => {
+  const { result, log, provider } = await run([
+    { text: "Echoing.", toolCalls: [call("echo", { value: "a" }, "c1")] },
+    { toolCalls: [call("echo", { value: "b" }, "c2")] },
+    { text: "Finished." },
+  ]);
+  deepEqual(result.exitReason, "COMPLETED");
+  deepEqual(result.rounds, 3);
+  deepEqual(result.toolCalls, 2);
+  deepEqual(log, ["echo:a", "echo:b"]);
+  const toolMessages = result.messages.filter((m): m is ToolMessage => m.role === "tool");
+  deepEqual(toolMessages.map((m) => [m.toolCallId, m.content]), [
+    ["c1", "SUCCEEDED\necho a"],
+    ["c2", "SUCCEEDED\necho b"],
+  ]);
+  // The third request carried both rounds of history.
+  deepEqual(provider.requests[2].messages.length, 5);
+  deepEqual(provider.requests[0].tools[0].name, "echo");
+});
+
+Deno.test("runTurn() stops with MAX_ROUNDS after the configured number of model calls", async () => {
+  const { result } = await run(
+    (_req, i) => ({ toolCalls: [call("echo", { value: String(i) }, `c${i}`)] }),
+    { maxRounds: 3 },
+  );
+  deepEqual(result.exitReason, "MAX_ROUNDS");
+  deepEqual(result.rounds, 3);
+  deepEqual(result.toolCalls, 3);
+});
+
+Deno.test("runTurn() stops with REPEATED_FAILURE when the identical call fails 3 times", async () => {
+  const failing = call("echo", { value: "x", fail: true });
+  const { result, log } = await run((_req, i) => ({
+    toolCalls: [{ ...failing, id: `c${i}` }],
+  }));
+  deepEqual(result.exitReason, "REPEATED_FAILURE");
+  deepEqual(result.rounds, 3);
+  deepEqual(log.length, 3);
+  ok(result.error?.includes('"echo"'));
+});
+
+Deno.test("runTurn() resets the failure streak when the call changes or succeeds", async () => {
+  const replies = [
+    { toolCalls: [call("echo", { value: "x", fail: true }, "c1")] },
+    { toolCalls: [call("echo", { fail: true, value: "x" }, "c2")] }, // same call, other key order
+    { toolCalls: [call("echo", { value: "ok" }, "c3")] },
+    { toolCalls: [call("echo", { value: "x", fail: true }, "c4")] },
+    { toolCalls: [call("echo", { value: "x", fail: true }, "c5")] },
+    { text: "gave up politely" },
+  ];
+  const { result } = await run(replies);
+  deepEqual(result.exitReason, "COMPLETED");
+  deepEqual(result.toolCalls, 5);
+});
+
+Deno.test("runTurn() reports EMPTY_RESPONSE for a reply without text or tool calls", async () => {
+  const { result } = await run([{ text: "" }]);
+  deepEqual(result.exitReason, "EMPTY_RESPONSE");
+});
+
+Deno.test("runTurn() reports LENGTH_LIMIT and does not run cut-off tool calls", async () => {
+  const { result, log } = await run([
+    { text: "partial", toolCalls: [call("echo", { value: "a" })], finishReason: "length" },
+  ]);
+  deepEqual(result.exitReason, "LENGTH_LIMIT");
+  deepEqual(log, []);
+  deepEqual(result.messages.at(-1), { role: "assistant", content: "partial" });
+});
+
+Deno.test("runTurn() reports CLIENT_ERROR when the provider fails", async () => {
+  const { result } = await run([]);
+  deepEqual(result.exitReason, "CLIENT_ERROR");
+  ok(result.error && result.error.length > 0);
+});
+
+Deno.test("runTurn() answers invalid JSON arguments with INVALID_ARGUMENTS and skips the tool", async () => {
+  const { result, log } = await run([
+    { toolCalls: [call("echo", '{"value": "a"', "c1")] },
+    { toolCalls: [call("echo", { value: 1 }, "c2")] },
+    { text: "ok" },
+  ]);
+  deepEqual(log, []);
+  const contents = result.messages.filter((m) => m.role === "tool").map((m) => m.content);
+  ok(contents[0].startsWith("ERROR[INVALID_ARGUMENTS]"), contents[0]);
+  ok(contents[1].startsWith("ERROR[INVALID_ARGUMENTS]"), contents[1]);
+});
+
+Deno.test("runTurn() answers an unknown tool with UNKNOWN_TOOL naming the known ones", async () => {
+  const { result } = await run([{ toolCalls: [call("nope", {})] }, { text: "ok" }]);
+  const content = result.messages.find((m) => m.role === "tool")?.content ?? "";
+  ok(content.startsWith("ERROR[UNKNOWN_TOOL]"), content);
+  ok(content.includes('"echo"'));
+});
+
+Deno.test("runTurn() is CANCELLED before the model call when the signal has fired", async () => {
+  const controller = new AbortController();
+  controller.abort();
+  const { result, provider } = await run([{ text: "never" }], { signal: controller.signal });
+  deepEqual(result.exitReason, "CANCELLED");
+  deepEqual(provider.requests.length, 0);
+});
+
+Deno.test("runTurn() passes the signal into tools and ends CANCELLED", async () => {
+  const controller = new AbortController();
+  const waiter = defineTool({
+    name: "wait",
+    description: "waits until cancelled",
+    parameters: z.strictObject({}),
+    readOnly: true,
+    execute: (_args, ctx) =>
+      new Promise((_resolve, reject) => {
+        ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
+        controller.abort();
+      }),
+  });
+  const { result } = await run([{ toolCalls: [call("wait", {})] }, { text: "never" }], {
+    signal: controller.signal,
+    tools: new ToolRegistry([waiter]),
+  });
+  deepEqual(result.exitReason, "CANCELLED");
+  deepEqual(result.rounds, 1);
+  const content = result.messages.find((m) => m.role === "tool")?.content ?? "";
+  ok(content.startsWith("ERROR[CANCELLED]"), content);
+});
+
+Deno.test("runTurn() runs read-only calls concurrently and others in order", async () => {
+  const order: string[] = [];
+  // Each read-only call waits until both have started: this only finishes if they overlap.
+  let started = 0;
+  let release!: () => void;
+  const bothStarted = new Promise<void>((resolve) => release = resolve);
+  const reader = defineTool({
+    name: "peek",
+    description: "read-only",
+    parameters: z.strictObject({ value: z.string() }),
+    readOnly: true,
+    execute: async (args) => {
+      order.push(`peek-start:${args.value}`);
+      if (++started === 2) release();
+      await bothStarted;
+      order.push(`peek-end:${args.value}`);
+      return { output: args.value };
+    },
+  });
+  const writer = defineTool({
+    name: "poke",
+    description: "writes",
+    parameters: z.strictObject({ value: z.string() }),
+    readOnly: false,
+    execute: async (args) => {
+      order.push(`poke-start:${args.value}`);
+      await new Promise((r) => setTimeout(r, 5));
+      order.push(`poke-end:${args.value}`);
+      return { output: args.value };
+    },
+  });
+  const { result } = await run([
+    {
+      toolCalls: [
+        call("poke", { value: "1" }, "a"),
+        call("poke", { value: "2" }, "b"),
+        call("peek", { value: "x" }, "c"),
+        call("peek", { value: "y" }, "d"),
+      ],
+    },
+    { text: "done" },
+  ], { tools: new ToolRegistry([reader, writer]) });
+  deepEqual(result.exitReason, "COMPLETED");
+  deepEqual(order.slice(0, 4), ["poke-start:1", "poke-end:1", "poke-start:2", "poke-end:2"]);
+  deepEqual(order.slice(4, 6).sort(), ["peek-start:x", "peek-start:y"]);
+  deepEqual(
+    result.messages.filter((m) => m.role === "tool").map((m) => (m as ToolMessage).toolCallId),
+    ["a", "b", "c", "d"],
+  );
+});
+
+Deno.test("runTurn() emits tool_start and tool_end for every call", async () => {
+  const { events } = await run([
+    { toolCalls: [call("echo", { value: "a" }, "c1")] },
+    { text: "done" },
+  ]);
+  const start = events.find((e) => e.type === "tool_start");
+  const end = events.find((e) => e.type === "tool_end");
+  if (start?.type !== "tool_start" || end?.type !== "tool_end") throw new Error("no tool events");
+  deepEqual(start.args, { value: "a" });
+  deepEqual(end.callId, "c1");
+  deepEqual(end.observation.status, "SUCCEEDED");
+});
