@@ -1,0 +1,86 @@
+/** Configuration errors: one message each, with the file, key and position when known. */
+import { TernError } from "../core/errors.ts";
+
+/** Where a configuration error was found; every field is optional. */
+export interface ConfigErrorDetails {
+  /** Absolute path of the file at fault (a config file or `.env`). */
+  file?: string;
+  /** The config key (`maxRounds`) or environment variable (`TERN_MAX_ROUNDS`) at fault. */
+  key?: string;
+  /** 1-based line in `file`. */
+  line?: number;
+  /** 1-based column in `file`, in UTF-16 code units. */
+  column?: number;
+  cause?: unknown;
+}
+
+/**
+ * Invalid or unreadable configuration. Exit code 2. Messages never contain an API key: values
+ * are quoted only for keys that cannot hold one.
+ */
+export class ConfigError extends TernError {
+  override name = "ConfigError";
+  override exitCode = 2;
+  readonly file?: string;
+  readonly key?: string;
+  readonly line?: number;
+  readonly column?: number;
+
+  constructor(message: string, details: ConfigErrorDetails = {}) {
+    super(message, "cause" in details ? { cause: details.cause } : {});
+    this.file = details.file;
+    this.key = details.key;
+    this.line = details.line;
+    this.column = details.column;
+  }
+}
+
+/** Converts a character offset in `text` to a 1-based line and column. */
+export function lineColumnAt(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  const end = Math.min(offset, text.length);
+  for (let i = 0; i < end; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: end - lineStart + 1 };
+}
+
+const MAX_SHOWN_CHARS = 60;
+
+const KEY_PREFIX = /^(?:sk|pk|rk|gsk|xai|key)[-_]/i;
+const TOKEN_LIKE = /^[A-Za-z0-9_\-.=+/]{24,}$/;
+
+/** True for strings shaped like credentials: a key pasted into the wrong setting. */
+function looksSecret(text: string): boolean {
+  const trimmed = text.trim();
+  if (KEY_PREFIX.test(trimmed)) return true;
+  return TOKEN_LIKE.test(trimmed) && /\d/.test(trimmed) && /[A-Za-z]/.test(trimmed);
+}
+
+/**
+ * Renders a rejected value for an error message: strings quoted and shortened, objects named,
+ * and strings that look like an API key withheld.
+ */
+export function formatValue(value: unknown): string {
+  if (typeof value === "string") {
+    if (looksSecret(value)) return "a value that looks like a secret (not shown)";
+    const shown = value.length > MAX_SHOWN_CHARS ? `${value.slice(0, MAX_SHOWN_CHARS)}…` : value;
+    return JSON.stringify(shown);
+  }
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object";
+  return String(value);
+}
+
+/** Describes why a file could not be read, from the error `Deno.readTextFileSync` threw. */
+export function describeReadError(error: unknown): string {
+  if (error instanceof Deno.errors.IsADirectory) return "is a directory";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.NotCapable) return "read access not granted";
+  return error instanceof Error ? error.message : String(error);
+}

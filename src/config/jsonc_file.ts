@@ -1,0 +1,125 @@
+/**
+ * Parses and validates one `config.jsonc`. jsonc-parser is imported here on first use, so runs
+ * without config files never load it.
+ */
+import type { Node, ParseError } from "jsonc-parser";
+import { ConfigError, formatValue, lineColumnAt } from "./errors.ts";
+import {
+  configFileSchema,
+  expectations,
+  fieldSchemas,
+  isSecretKeyName,
+  secretKeys,
+  type SettingKey,
+  type Settings,
+} from "./schema.ts";
+
+const SYNTAX_MESSAGES: Record<string, string> = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "invalid number",
+  PropertyNameExpected: "expected a property name in double quotes",
+  ValueExpected: "expected a value",
+  ColonExpected: "expected a colon",
+  CommaExpected: "expected a comma",
+  CloseBraceExpected: "expected a closing brace",
+  CloseBracketExpected: "expected a closing bracket",
+  EndOfFileExpected: "expected the end of the file",
+  InvalidCommentToken: "invalid comment",
+  UnexpectedEndOfComment: "unterminated comment",
+  UnexpectedEndOfString: "unterminated string",
+  UnexpectedEndOfNumber: "unterminated number",
+  InvalidUnicode: "invalid unicode escape",
+  InvalidEscapeCharacter: "invalid escape character",
+  InvalidCharacter: "invalid character in string",
+};
+
+/**
+ * Parses the JSONC `text` of config file `file` (used only in messages) into validated
+ * settings. A file holding only whitespace and comments is an empty config.
+ * @throws {ConfigError} for a syntax error, a non-object top level, a key holding a secret, an
+ *   unknown key or an invalid value: the first in file order, with its line and column.
+ */
+export async function parseConfigFile(text: string, file: string): Promise<Settings> {
+  const jsonc = await import("jsonc-parser");
+  // A byte order mark is invisible to the reader, so offsets (and columns) start after it.
+  const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const fail = (detail: string, offset?: number, key?: string): never => {
+    const position = offset === undefined ? undefined : lineColumnAt(source, offset);
+    const where = position ? `line ${position.line}, column ${position.column}: ` : "";
+    throw new ConfigError(`Invalid config file "${file}": ${where}${detail}`, {
+      file,
+      key,
+      ...position,
+    });
+  };
+
+  const errors: ParseError[] = [];
+  const root = jsonc.parseTree(source, errors, { allowTrailingComma: true });
+  if (root === undefined && jsonc.stripComments(source).trim() === "") return {};
+  if (errors.length > 0 || root === undefined) {
+    const first = errors[0];
+    const name = first ? jsonc.printParseErrorCode(first.error) : "ValueExpected";
+    return fail(SYNTAX_MESSAGES[name] ?? name, first?.offset ?? 0);
+  }
+  if (root.type !== "object") {
+    const got = formatValue(jsonc.getNodeValue(root));
+    return fail(`expected an object at the top level, got ${got}`, root.offset);
+  }
+
+  for (const property of root.children ?? []) {
+    checkProperty(property, jsonc.getNodeValue, fail);
+  }
+  const parsed = configFileSchema.safeParse(jsonc.getNodeValue(root));
+  if (!parsed.success) return fail(parsed.error.issues[0]?.message ?? "invalid configuration");
+  return parsed.data;
+}
+
+type Fail = (detail: string, offset?: number, key?: string) => never;
+
+function checkProperty(property: Node, valueOf: (node: Node) => unknown, fail: Fail): void {
+  const [keyNode, valueNode] = property.children ?? [];
+  if (keyNode === undefined || valueNode === undefined) return;
+  const name = String(keyNode.value);
+  if (isSecretKeyName(name)) {
+    fail(
+      `key "${name}": config files must not hold API keys; put the key in TERN_API_KEY in the ` +
+        `environment or .env, or name the variable that holds it with "apiKeyEnv"`,
+      keyNode.offset,
+      name,
+    );
+  }
+  if (!Object.hasOwn(fieldSchemas, name)) {
+    const suggestion = closestKey(name);
+    const hint = suggestion ? `: did you mean "${suggestion}"?` : "";
+    fail(`unknown key "${name}"${hint}`, keyNode.offset, name);
+  }
+  const key = name as SettingKey;
+  const value = valueOf(valueNode);
+  if (fieldSchemas[key].safeParse(value).success) return;
+  const got = secretKeys.has(key) ? "" : `, got ${formatValue(value)}`;
+  fail(`key "${key}": expected ${expectations[key]}${got}`, valueNode.offset, key);
+}
+
+/** The known key closest to a misspelt one, if any is within two edits (case ignored). */
+function closestKey(name: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const key of Object.keys(fieldSchemas)) {
+    const distance = editDistance(name.toLowerCase(), key.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [key, distance];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min(previous[j] + 1, current[j - 1] + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}

@@ -1,0 +1,187 @@
+/**
+ * loadConfig(): merges the six configuration layers, later wins:
+ * defaults < user `config.jsonc` < project `.tern/config.jsonc` < `.env` < environment < flags.
+ */
+import { join, resolve } from "node:path";
+import { readOptionalText } from "./_read_file.ts";
+import {
+  type Dotenv,
+  type Layer,
+  nonEmpty,
+  readDotenv,
+  settingsFromVariables,
+  type Variables,
+} from "./env.ts";
+import { ConfigError, formatValue } from "./errors.ts";
+import { parseConfigFile } from "./jsonc_file.ts";
+import {
+  API_KEY_VARIABLES,
+  type ConfigFlags,
+  DEFAULTS,
+  expectations,
+  fieldSchemas,
+  type SettingKey,
+  type Settings,
+  type TernConfig,
+} from "./schema.ts";
+
+/** Inputs of {@linkcode loadConfig}; everything ambient is passed in so tests stay hermetic. */
+export interface LoadConfigOptions {
+  /** Working directory: holds the project's `.tern/config.jsonc` and `.env`. */
+  cwd: string;
+  /** Process environment (default: `Deno.env.toObject()`); never modified. */
+  env?: Variables;
+  /** Command-line overrides, already parsed; undefined values are ignored. */
+  flags?: ConfigFlags;
+  /** Home directory (default: `HOME` from `env`); the user directory is `<home>/.tern`. */
+  home?: string;
+}
+
+/** The resolved configuration and, per key, the layer that set it. */
+export interface LoadedConfig {
+  config: TernConfig;
+  /**
+   * Key → where its value came from (`default`, `user config /h/.tern/config.jsonc`,
+   * `TERN_MODEL in the environment`, `command line`, ...). Never holds a value, so it is safe
+   * to print; `apiKey` names the variable the key was read from.
+   */
+  sources: Record<string, string>;
+}
+
+const FLAG_KEYS = ["model", "baseUrl", "maxRounds", "maxTokens", "temperature"] as const;
+
+/**
+ * Loads and merges tern's configuration. Missing files are skipped; jsonc-parser is loaded only
+ * when a config file exists. The API key comes only from the environment or `.env`:
+ * `TERN_API_KEY`, then the variable named by `apiKeyEnv`, then `OPENAI_API_KEY`, each looked up
+ * in the real environment before `.env`.
+ * @throws {ConfigError} (exit code 2) for an unreadable or invalid file, variable or flag.
+ */
+export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
+  const env = options.env ?? Deno.env.toObject();
+  const cwd = resolve(options.cwd);
+  const home = resolveTernHome({ cwd, env, home: options.home });
+  const userFile = join(home.path, "config.jsonc");
+  const projectFile = join(cwd, ".tern", "config.jsonc");
+
+  const layers: Layer[] = [defaultsLayer()];
+  layers.push(await fileLayer(userFile, "user config"));
+  // With cwd = home and no TERN_HOME both paths are the same file: read it once, as the user's.
+  if (projectFile !== userFile) layers.push(await fileLayer(projectFile, "project config"));
+  const dotenv = await readDotenv(join(cwd, ".env"));
+  if (dotenv) layers.push(settingsFromVariables(dotenv.variables, dotenv));
+  layers.push(settingsFromVariables(env));
+  layers.push(flagsLayer(options.flags ?? {}));
+
+  const merged: Record<string, unknown> = {};
+  const sources: Record<string, string> = {};
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer.settings)) {
+      if (value === undefined) continue;
+      merged[key] = value;
+      sources[key] = layer.sources[key as SettingKey] ?? "unknown";
+    }
+  }
+  const settings = merged as Settings & Pick<TernConfig, keyof typeof DEFAULTS>;
+  const config: TernConfig = {
+    model: settings.model,
+    baseUrl: settings.baseUrl,
+    maxRounds: settings.maxRounds,
+    requestTimeoutMs: settings.requestTimeoutMs,
+    idleTimeoutMs: settings.idleTimeoutMs,
+    bashTimeoutMs: settings.bashTimeoutMs,
+    ternHome: home.path,
+  };
+  if (settings.maxTokens !== undefined) config.maxTokens = settings.maxTokens;
+  if (settings.temperature !== undefined) config.temperature = settings.temperature;
+  sources.ternHome = home.source;
+
+  const apiKey = resolveApiKey(env, dotenv, settings.apiKeyEnv);
+  if (apiKey) {
+    config.apiKey = apiKey.value;
+    sources.apiKey = apiKey.source;
+  }
+  return { config, sources };
+}
+
+/**
+ * The user's tern directory: `TERN_HOME` (relative to `cwd`) when set, else `<home>/.tern`
+ * with `home` defaulting to `HOME` from `env`.
+ * @throws {ConfigError} when neither `TERN_HOME` nor a home directory is known.
+ */
+export function resolveTernHome(
+  options: { cwd: string; env: Variables; home?: string },
+): { path: string; source: string } {
+  const ternHome = nonEmpty(options.env.TERN_HOME);
+  if (ternHome) {
+    return { path: resolve(options.cwd, ternHome), source: "TERN_HOME in the environment" };
+  }
+  const home = options.home ?? nonEmpty(options.env.HOME);
+  if (home === undefined) {
+    throw new ConfigError("Cannot locate the tern directory: set HOME or TERN_HOME", {
+      key: "TERN_HOME",
+    });
+  }
+  return { path: join(resolve(options.cwd, home), ".tern"), source: "default (~/.tern)" };
+}
+
+function defaultsLayer(): Layer {
+  const sources: Layer["sources"] = {};
+  for (const key of Object.keys(DEFAULTS)) sources[key as SettingKey] = "default";
+  return { settings: { ...DEFAULTS }, sources };
+}
+
+async function fileLayer(file: string, label: string): Promise<Layer> {
+  const text = readOptionalText(file, "config file");
+  if (text === undefined) return { settings: {}, sources: {} };
+  const settings = await parseConfigFile(text, file);
+  const sources: Layer["sources"] = {};
+  for (const key of Object.keys(settings)) sources[key as SettingKey] = `${label} ${file}`;
+  return { settings, sources };
+}
+
+function flagsLayer(flags: ConfigFlags): Layer {
+  const settings: Record<string, unknown> = {};
+  const sources: Layer["sources"] = {};
+  for (const key of FLAG_KEYS) {
+    const value = flags[key];
+    if (value === undefined) continue;
+    const parsed = fieldSchemas[key].safeParse(value);
+    if (!parsed.success) {
+      const detail = `expected ${expectations[key]}, got ${formatValue(value)}`;
+      throw new ConfigError(`Invalid command-line option "${key}": ${detail}`, { key });
+    }
+    settings[key] = parsed.data;
+    sources[key] = "command line";
+  }
+  return { settings: settings as Settings, sources };
+}
+
+function resolveApiKey(
+  env: Variables,
+  dotenv: Dotenv | undefined,
+  apiKeyEnv: string | undefined,
+): { value: string; source: string } | undefined {
+  // A variable named by apiKeyEnv is that provider's own key: it beats the generic
+  // OPENAI_API_KEY, so a global OpenAI key is never sent to another provider's endpoint.
+  const [tern, openai] = API_KEY_VARIABLES;
+  const names: Array<[string, string]> = [[tern, ""]];
+  if (apiKeyEnv) names.push([apiKeyEnv, " (named by apiKeyEnv)"]);
+  names.push([openai, ""]);
+  const dotenvLabel = dotenv ? `in ${dotenv.file}` : "";
+  const candidates: Array<[Variables | undefined, string, string]> = [
+    ...names.map((
+      [name, note],
+    ): [Variables, string, string] => [env, name, `in the environment${note}`]),
+    ...names.map(([name, note]): [Variables | undefined, string, string] => [
+      dotenv?.variables,
+      name,
+      `${dotenvLabel}${note}`,
+    ]),
+  ];
+  for (const [variables, name, where] of candidates) {
+    const value = nonEmpty(variables?.[name]);
+    if (value) return { value, source: `${name} ${where}` };
+  }
+  return undefined;
+}

@@ -1,0 +1,14 @@
+/**
+ * tern's layered configuration: defaults < user `config.jsonc` < project `.tern/config.jsonc`
+ * < `.env` < environment < flags, validated with zod, with errors that name the file, key,
+ * line and column.
+ *
+ * ```ts
+ * const { config, sources } = await loadConfig({ cwd: Deno.cwd(), flags: { model: "gpt-4.1" } });
+ * console.log(describeConfig(config, sources));
+ * ```
+ */
+export { loadConfig, type LoadConfigOptions, type LoadedConfig, resolveTernHome } from "./load.ts";
+export { type ConfigFlags, DEFAULTS, type TernConfig } from "./schema.ts";
+export { ConfigError, type ConfigErrorDetails } from "./errors.ts";
+export { describeConfig } from "./describe.ts";

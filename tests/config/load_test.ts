@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config/mod.ts";
+import { API_KEY_VARIABLES, ENV_VARIABLES } from "../../src/config/schema.ts";
+import { withFixture } from "./_fixture.ts";
+
+Deno.test("loadConfig() returns the built-in defaults when nothing else is set", async () => {
+  await withFixture(async ({ home, cwd }) => {
+    const { config, sources } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.deepEqual(config, {
+      model: "gpt-4.1-mini",
+      baseUrl: "https://api.openai.com/v1",
+      maxRounds: 25,
+      requestTimeoutMs: 600000,
+      idleTimeoutMs: 120000,
+      bashTimeoutMs: 120000,
+      ternHome: join(home, ".tern"),
+    });
+    assert.equal(sources.model, "default");
+    assert.equal(sources.maxTokens, undefined);
+    assert.equal(sources.apiKey, undefined);
+  });
+});
+
+Deno.test("loadConfig() lets each of the six layers override the one before", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const env: Record<string, string> = { HOME: home };
+    const load = (flags = {}) => loadConfig({ cwd, env, flags });
+
+    let result = await load();
+    assert.equal(result.config.maxRounds, 25);
+    assert.equal(result.sources.maxRounds, "default");
+
+    const userFile = write(
+      "home/.tern/config.jsonc",
+      `{ "maxRounds": 2, "temperature": 0.2, "bashTimeoutMs": 2000, "idleTimeoutMs": 2000 }`,
+    );
+    result = await load();
+    assert.equal(result.config.maxRounds, 2);
+    assert.equal(result.config.idleTimeoutMs, 2000);
+    assert.equal(result.sources.maxRounds, `user config ${userFile}`);
+
+    const projectFile = write(
+      "cwd/.tern/config.jsonc",
+      `{ "maxRounds": 3, "temperature": 0.3, "bashTimeoutMs": 3000 }`,
+    );
+    result = await load();
+    assert.equal(result.config.maxRounds, 3);
+    assert.equal(result.config.idleTimeoutMs, 2000);
+    assert.equal(result.sources.maxRounds, `project config ${projectFile}`);
+
+    const dotenvFile = write("cwd/.env", "TERN_MAX_ROUNDS=4\nTERN_TEMPERATURE=0.4\n");
+    result = await load();
+    assert.equal(result.config.maxRounds, 4);
+    assert.equal(result.config.bashTimeoutMs, 3000);
+    assert.equal(result.sources.maxRounds, `TERN_MAX_ROUNDS in ${dotenvFile}`);
+
+    env.TERN_MAX_ROUNDS = "5";
+    result = await load();
+    assert.equal(result.config.maxRounds, 5);
+    assert.equal(result.config.temperature, 0.4);
+    assert.equal(result.sources.maxRounds, "TERN_MAX_ROUNDS in the environment");
+
+    result = await load({ maxRounds: 6 });
+    assert.equal(result.config.maxRounds, 6);
+    assert.equal(result.sources.maxRounds, "command line");
+    assert.deepEqual(result.config, {
+      model: "gpt-4.1-mini",
+      baseUrl: "https://api.openai.com/v1",
+      maxRounds: 6,
+      temperature: 0.4,
+      requestTimeoutMs: 600000,
+      idleTimeoutMs: 2000,
+      bashTimeoutMs: 3000,
+      ternHome: join(home, ".tern"),
+    });
+  });
+});
+
+Deno.test("loadConfig() prefers a TERN_ variable to the OPENAI_ one in the same layer", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const env = {
+      HOME: home,
+      TERN_BASE_URL: "http://127.0.0.1:9/tern/",
+      OPENAI_BASE_URL: "http://127.0.0.1:9/openai",
+      TERN_API_KEY: "tern-key",
+      OPENAI_API_KEY: "openai-key",
+    };
+    let { config, sources } = await loadConfig({ cwd, env });
+    assert.equal(config.baseUrl, "http://127.0.0.1:9/tern");
+    assert.equal(config.apiKey, "tern-key");
+    assert.equal(sources.apiKey, "TERN_API_KEY in the environment");
+
+    ({ config, sources } = await loadConfig({
+      cwd,
+      env: { HOME: home, OPENAI_BASE_URL: env.OPENAI_BASE_URL, OPENAI_API_KEY: "openai-key" },
+    }));
+    assert.equal(config.baseUrl, "http://127.0.0.1:9/openai");
+    assert.equal(config.apiKey, "openai-key");
+    assert.equal(sources.baseUrl, "OPENAI_BASE_URL in the environment");
+
+    const dotenvFile = write(
+      "cwd/.env",
+      "OPENAI_API_KEY=dotenv-openai\nTERN_API_KEY=dotenv-tern\n",
+    );
+    ({ config, sources } = await loadConfig({ cwd, env: { HOME: home } }));
+    assert.equal(config.apiKey, "dotenv-tern");
+    assert.equal(sources.apiKey, `TERN_API_KEY in ${dotenvFile}`);
+  });
+});
+
+Deno.test("loadConfig() lets the real environment beat .env, which never changes it", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write(
+      "cwd/.env",
+      [
+        "# comment",
+        "TERN_MODEL=from-dotenv",
+        "TERN_API_KEY=dotenv-key",
+        "not a variable line",
+        "export TERN_MAX_TOKENS=77",
+        "TERN_CONFIG_TEST_PROBE=1",
+        "UNRELATED=2",
+      ].join("\n"),
+    );
+    const env = { HOME: home, TERN_MODEL: "from-env", OPENAI_API_KEY: "env-openai" };
+    const { config, sources } = await loadConfig({ cwd, env });
+    assert.equal(config.model, "from-env");
+    assert.equal(config.maxTokens, 77);
+    // The environment layer beats .env even when .env has the higher-priority variable name.
+    assert.equal(config.apiKey, "env-openai");
+    assert.equal(sources.apiKey, "OPENAI_API_KEY in the environment");
+    assert.deepEqual(env, { HOME: home, TERN_MODEL: "from-env", OPENAI_API_KEY: "env-openai" });
+    assert.equal(Deno.env.get("TERN_CONFIG_TEST_PROBE"), undefined);
+  });
+});
+
+Deno.test("loadConfig() prefers the apiKeyEnv variable to OPENAI_API_KEY, not to TERN_API_KEY", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write("cwd/.tern/config.jsonc", `{ "apiKeyEnv": "MY_PROVIDER_KEY" }`);
+    let { config, sources } = await loadConfig({
+      cwd,
+      env: { HOME: home, MY_PROVIDER_KEY: "provider-key" },
+    });
+    assert.equal(config.apiKey, "provider-key");
+    assert.equal(sources.apiKey, "MY_PROVIDER_KEY in the environment (named by apiKeyEnv)");
+
+    ({ config } = await loadConfig({
+      cwd,
+      env: { HOME: home, MY_PROVIDER_KEY: "provider-key", OPENAI_API_KEY: "openai-key" },
+    }));
+    assert.equal(config.apiKey, "provider-key");
+
+    ({ config } = await loadConfig({
+      cwd,
+      env: { HOME: home, MY_PROVIDER_KEY: "provider-key", TERN_API_KEY: "tern-key" },
+    }));
+    assert.equal(config.apiKey, "tern-key");
+
+    ({ config } = await loadConfig({ cwd, env: { HOME: home } }));
+    assert.equal(config.apiKey, undefined);
+  });
+});
+
+Deno.test("loadConfig() reads the user config from TERN_HOME when it is set", async () => {
+  await withFixture(async ({ root, home, cwd, write }) => {
+    write("home/.tern/config.jsonc", `{ "model": "from-home" }`);
+    const custom = write("custom/config.jsonc", `{ "model": "from-tern-home" }`);
+    let { config, sources } = await loadConfig({
+      cwd,
+      env: { HOME: home, TERN_HOME: join(root, "custom") },
+    });
+    assert.equal(config.model, "from-tern-home");
+    assert.equal(config.ternHome, join(root, "custom"));
+    assert.equal(sources.model, `user config ${custom}`);
+    assert.equal(sources.ternHome, "TERN_HOME in the environment");
+
+    ({ config } = await loadConfig({ cwd, env: { HOME: home, TERN_HOME: "../custom" } }));
+    assert.equal(config.ternHome, join(root, "custom"));
+
+    ({ config } = await loadConfig({ cwd, env: {}, home }));
+    assert.equal(config.model, "from-home");
+  });
+});
+
+Deno.test("loadConfig() reads a config at the home directory once when cwd is home", async () => {
+  await withFixture(async ({ home, write }) => {
+    const file = write("home/.tern/config.jsonc", `{ "maxRounds": 9 }`);
+    const { config, sources } = await loadConfig({ cwd: home, env: { HOME: home } });
+    assert.equal(config.maxRounds, 9);
+    assert.equal(sources.maxRounds, `user config ${file}`);
+  });
+});
+
+Deno.test("loadConfig() accepts comments, trailing commas and comment-only files", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write("home/.tern/config.jsonc", "// nothing here yet\n/* still nothing */\n");
+    write(
+      "cwd/.tern/config.jsonc",
+      `\uFEFF{\n  // the model\n  "model": "m", /* inline */\n  "baseUrl": "https://x.test/v1/",\n}\n`,
+    );
+    const { config } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.equal(config.model, "m");
+    assert.equal(config.baseUrl, "https://x.test/v1");
+  });
+});
+
+Deno.test("loadConfig() ignores blank variables and undefined flags", async () => {
+  await withFixture(async ({ home, cwd }) => {
+    const { config } = await loadConfig({
+      cwd,
+      env: { HOME: home, TERN_MODEL: "", TERN_MAX_ROUNDS: "  ", TERN_API_KEY: "" },
+      flags: { model: undefined, maxTokens: 12 },
+    });
+    assert.equal(config.model, "gpt-4.1-mini");
+    assert.equal(config.maxRounds, 25);
+    assert.equal(config.maxTokens, 12);
+    assert.equal(config.apiKey, undefined);
+  });
+});
+
+Deno.test("loadConfig() treats .env.example as documented and empty", async () => {
+  const example = Deno.readTextFileSync(new URL("../../.env.example", import.meta.url));
+  const names = [...API_KEY_VARIABLES, ...ENV_VARIABLES.flatMap((entry) => entry.names)];
+  for (const name of [...names, "TERN_HOME"]) {
+    assert.match(example, new RegExp(`^#? ?${name}=?`, "m"), `${name} is not documented`);
+  }
+  await withFixture(async ({ home, cwd, write }) => {
+    write("cwd/.env", example);
+    const { sources } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.deepEqual(new Set(Object.values(sources)), new Set(["default", "default (~/.tern)"]));
+  });
+});
