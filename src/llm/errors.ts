@@ -1,0 +1,119 @@
+/**
+ * Error texts and error events shared by the providers, so the real provider and the scripted
+ * one report the same failure the same way. Messages never carry keys, headers or request bodies.
+ */
+import type { StreamEvent } from "./types.ts";
+
+/** The final event of a stream that failed. */
+export type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
+
+/** Thrown by the SSE reader when no bytes arrive for the idle timeout. */
+export class IdleTimeoutError extends Error {
+  override name = "IdleTimeoutError";
+  /** The timeout that passed, in milliseconds. */
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`No data for ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+const MAX_DETAIL_CHARS = 500;
+
+/** Text of the error a stream ends with when the caller's signal fired. */
+export const ABORTED_MESSAGE = "Model request aborted";
+
+/** Text of the error when the connection closed before the response was complete. */
+export const STREAM_ENDED_EARLY_MESSAGE = "Model API stream ended early: connection lost";
+
+/** A client-side failure event. */
+export function clientError(message: string, status?: number): ErrorEvent {
+  return status === undefined
+    ? { type: "error", kind: "client", message }
+    : { type: "error", kind: "client", message, status };
+}
+
+/** The event a stream ends with when the caller aborted it. */
+export function abortedError(): ErrorEvent {
+  return { type: "error", kind: "aborted", message: ABORTED_MESSAGE };
+}
+
+/** `HTTP 401 from model API: Incorrect API key provided` (the detail is optional). */
+export function httpErrorMessage(status: number, detail: string): string {
+  return detail === ""
+    ? `HTTP ${status} from model API`
+    : `HTTP ${status} from model API: ${detail}`;
+}
+
+/** The message for a `data:` payload that is not JSON; quotes the start of the payload. */
+export function malformedEventMessage(data: string): string {
+  return `Cannot parse model API stream event ${JSON.stringify(clip(data, 80))}: invalid JSON`;
+}
+
+/**
+ * The provider's own message from an error body: `error.message` of a JSON body, else the
+ * trimmed text. Clipped, and with every `secrets` entry replaced by `[redacted]`, because some
+ * APIs echo the key they rejected.
+ */
+export function providerDetail(bodyText: string, secrets: readonly string[]): string {
+  let detail = bodyText.trim();
+  try {
+    const parsed: unknown = JSON.parse(bodyText);
+    const message = errorMessageOf(parsed);
+    if (message !== undefined) detail = message;
+  } catch {
+    // Not JSON: the raw text is the best detail there is.
+  }
+  return clip(redact(detail.replace(/\s+/g, " "), secrets), MAX_DETAIL_CHARS);
+}
+
+/** `error.message` (or a string `error`) of a parsed JSON error body, if it has one. */
+export function errorMessageOf(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || !("error" in value)) return undefined;
+  const error = value.error;
+  if (typeof error === "string") return error;
+  if (typeof error === "object" && error !== null && "message" in error) {
+    return typeof error.message === "string" ? error.message : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Describes why `fetch` itself failed (no HTTP response), naming only the server's origin:
+ * `Cannot connect to model API at "http://127.0.0.1:8080": connection refused`.
+ */
+export function transportErrorMessage(error: unknown, origin: string): string {
+  const text = causeChain(error).join(": ");
+  const reason = /connection refused/i.test(text)
+    ? "connection refused"
+    : /connection reset/i.test(text)
+    ? "connection reset"
+    : /dns error|failed to lookup|name or service not known/i.test(text)
+    ? "host not found"
+    : /certificate|tls|ssl/i.test(text)
+    ? "TLS handshake failed"
+    : clip(text.replace(/\(?https?:\/\/\S+\)?/g, "").replace(/\s+/g, " ").trim(), 200);
+  return `Cannot connect to model API at ${JSON.stringify(origin)}: ${reason}`;
+}
+
+function causeChain(error: unknown): string[] {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    parts.push(current instanceof Error ? current.message : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts;
+}
+
+function redact(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) result = result.replaceAll(secret, "[redacted]");
+  }
+  return result;
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}

@@ -1,0 +1,190 @@
+/**
+ * The OpenAI Chat Completions wire format: request bodies from tern's messages, and stream
+ * chunks back into StreamEvents. No I/O here; `openai_chat.ts` does the HTTP.
+ */
+import type { Message, Usage } from "../core/messages.ts";
+import { clientError, errorMessageOf, malformedEventMessage, providerDetail } from "./errors.ts";
+import { ToolCallAccumulator, type ToolCallFragment } from "./tool_call_accumulator.ts";
+import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
+
+/** A message as Chat Completions expects it. */
+export type ChatMessage =
+  | { role: "system" | "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ChatToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+export interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** The POST body of a streaming chat completion. */
+export interface ChatRequestBody {
+  model: string;
+  messages: ChatMessage[];
+  stream: true;
+  stream_options: { include_usage: true };
+  tools?: {
+    type: "function";
+    function: { name: string; description: string; parameters: unknown };
+  }[];
+  max_tokens?: number;
+  temperature?: number;
+}
+
+/** Builds the request body; `tools` is omitted when there are none. */
+export function toChatRequestBody(request: ModelRequest): ChatRequestBody {
+  const body: ChatRequestBody = {
+    model: request.model,
+    messages: request.messages.map(toChatMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+  }
+  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  return body;
+}
+
+function toChatMessage(message: Message): ChatMessage {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: message.content };
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+    case "assistant": {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return { role: "assistant", content: message.content };
+      return {
+        role: "assistant",
+        content: message.content === "" ? null : message.content,
+        tool_calls: calls.map((call) => ({
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      };
+    }
+  }
+}
+
+interface WireUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+}
+
+interface ChatChunk {
+  choices?: {
+    delta?: { content?: string | null; tool_calls?: ToolCallFragment[] | null } | null;
+    finish_reason?: string | null;
+  }[];
+  usage?: WireUsage | null;
+}
+
+/** Maps a wire `finish_reason` to tern's. */
+export function toFinishReason(reason: string): FinishReason {
+  if (reason === "stop") return "stop";
+  if (reason === "tool_calls" || reason === "function_call") return "tool_calls";
+  if (reason === "length") return "length";
+  return "other";
+}
+
+/** Maps wire usage to tern's; missing counts are 0. */
+export function toUsage(usage: WireUsage): Usage {
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** Folds the `data:` payloads of one response into events and the final message. */
+export class ChatStreamState {
+  #text = "";
+  #calls = new ToolCallAccumulator();
+  #finish: string | undefined;
+  #usage: Usage | undefined;
+  #secrets: readonly string[];
+  /** True once any payload arrived. */
+  received = false;
+
+  /** `secrets` are redacted from any error text the server sends inside the stream. */
+  constructor(secrets: readonly string[] = []) {
+    this.#secrets = secrets;
+  }
+
+  /** Events for one payload (not `[DONE]`). An `error` event, if any, is last and final. */
+  apply(data: string): StreamEvent[] {
+    this.received = true;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      return [clientError(malformedEventMessage(data))];
+    }
+    if (typeof chunk !== "object" || chunk === null) {
+      return [clientError(malformedEventMessage(data))];
+    }
+    const streamError = errorMessageOf(chunk);
+    if (streamError !== undefined) {
+      return [clientError(`Model API stream error: ${providerDetail(streamError, this.#secrets)}`)];
+    }
+    const { choices, usage } = chunk as ChatChunk;
+    if (usage) this.#usage = toUsage(usage);
+    const events: StreamEvent[] = [];
+    const choice = Array.isArray(choices) ? choices[0] : undefined;
+    if (choice === undefined) return events;
+    const delta = choice.delta;
+    if (typeof delta?.content === "string" && delta.content !== "") {
+      this.#text += delta.content;
+      events.push({ type: "text_delta", text: delta.content });
+    }
+    for (const fragment of Array.isArray(delta?.tool_calls) ? delta.tool_calls : []) {
+      const index = this.#calls.add(fragment);
+      const event: StreamEvent = { type: "tool_call_delta", index };
+      if (fragment.id) event.id = fragment.id;
+      if (fragment.function?.name) event.name = fragment.function.name;
+      events.push(event);
+    }
+    if (typeof choice.finish_reason === "string") this.#finish = choice.finish_reason;
+    return events;
+  }
+
+  /**
+   * The final event once the body ended. Without `[DONE]` and without a finish reason the
+   * response is incomplete and this is an error. With `[DONE]` but no finish reason, the reason
+   * is inferred: tool calls, else stop.
+   */
+  finish(sawDone: boolean): StreamEvent {
+    if (!sawDone && this.#finish === undefined) {
+      return clientError("Model API stream ended early: no finish reason");
+    }
+    const toolCalls = this.#calls.toolCalls();
+    const finishReason = this.#finish !== undefined
+      ? toFinishReason(this.#finish)
+      : toolCalls.length > 0
+      ? "tool_calls"
+      : "stop";
+    const message = toolCalls.length > 0
+      ? { role: "assistant" as const, content: this.#text, toolCalls }
+      : { role: "assistant" as const, content: this.#text };
+    return this.#usage === undefined
+      ? { type: "done", message, finishReason }
+      : { type: "done", message, finishReason, usage: this.#usage };
+  }
+
+  /** True once a finish reason arrived: the message is complete even if the body breaks. */
+  get complete(): boolean {
+    return this.#finish !== undefined;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Rebuilds complete tool calls from streamed fragments. OpenAI-style APIs send a call's id and
+ * name once and its arguments in pieces, keyed by `index`; parallel calls interleave.
+ */
+import type { ToolCall } from "../core/messages.ts";
+
+/** One streamed piece of a tool call, as in `choices[].delta.tool_calls[]`. */
+export interface ToolCallFragment {
+  /** Which call this piece belongs to. Some servers omit it; see `ToolCallAccumulator.add`. */
+  index?: number;
+  id?: string | null;
+  type?: string | null;
+  function?: { name?: string | null; arguments?: string | null } | null;
+}
+
+interface Slot {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Merges tool-call fragments by index. */
+export class ToolCallAccumulator {
+  #slots = new Map<number, Slot>();
+  #lastIndex: number | undefined;
+
+  /**
+   * Merges one fragment and returns the index it was merged into. The first non-empty id and
+   * name win (some servers repeat them); argument text is appended. A fragment without an
+   * index opens a new call when it carries an id not seen yet, else continues the last call.
+   */
+  add(fragment: ToolCallFragment): number {
+    const index = this.#indexOf(fragment);
+    let slot = this.#slots.get(index);
+    if (slot === undefined) {
+      slot = { id: "", name: "", arguments: "" };
+      this.#slots.set(index, slot);
+    }
+    if (slot.id === "" && fragment.id) slot.id = fragment.id;
+    const fn = fragment.function;
+    if (slot.name === "" && fn?.name) slot.name = fn.name;
+    if (fn?.arguments) slot.arguments += fn.arguments;
+    this.#lastIndex = index;
+    return index;
+  }
+
+  /** Number of distinct calls seen so far. */
+  get size(): number {
+    return this.#slots.size;
+  }
+
+  /** The calls in index order. A call that never got an id is given `call_<index>`. */
+  toolCalls(): ToolCall[] {
+    return [...this.#slots.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, slot]) => ({
+        id: slot.id === "" ? `call_${index}` : slot.id,
+        name: slot.name,
+        arguments: slot.arguments,
+      }));
+  }
+
+  #indexOf(fragment: ToolCallFragment): number {
+    if (typeof fragment.index === "number" && Number.isInteger(fragment.index)) {
+      return fragment.index;
+    }
+    const known = [...this.#slots.entries()].find(([, slot]) =>
+      slot.id !== "" && slot.id === fragment.id
+    );
+    if (known !== undefined) return known[0];
+    if (fragment.id || this.#lastIndex === undefined) {
+      return this.#slots.size === 0 ? 0 : Math.max(...this.#slots.keys()) + 1;
+    }
+    return this.#lastIndex;
+  }
+}
