@@ -75,7 +75,9 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
         const output = truncateMiddle(result.output, maxChars);
         return { status: "SUCCEEDED", output, details: result.details };
       } catch (error) {
-        if (ctx.signal.aborted) return cancelled(def.name);
+        // A tool's own CANCELLED error may carry partial output (bash): keep its message.
+        const ownCancel = error instanceof ToolError && error.code === "CANCELLED";
+        if (ctx.signal.aborted && !ownCancel) return cancelled(def.name);
         return errorObservation(error);
       }
     },

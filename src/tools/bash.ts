@@ -1,0 +1,114 @@
+/** The `bash` tool: runs a shell command in the workspace, in its own process group. */
+import { z } from "zod";
+import { ToolError } from "../core/observation.ts";
+import { defineTool, type Tool } from "./define.ts";
+import { runInProcessGroup, safeEnv } from "./process.ts";
+import { truncateMiddle } from "./truncate.ts";
+
+/** Timeout when `timeout_ms` is not given, in milliseconds. */
+export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
+/** Largest `timeout_ms` accepted, in milliseconds. */
+export const MAX_BASH_TIMEOUT_MS = 600_000;
+/** Output shown to the model at most, in characters; the head and the tail are kept. */
+export const MAX_BASH_OUTPUT_CHARS = 30_000;
+
+/** The parameters schema, with `defaultMs` as the stated default timeout. */
+function bashSchema(defaultMs: number) {
+  return z.strictObject({
+    command: z.string().min(1).describe('The command, run with "bash -c" in the workspace root'),
+    timeout_ms: z.number().int().min(1).max(MAX_BASH_TIMEOUT_MS).optional().describe(
+      `Stop the command after this many milliseconds; default ${defaultMs}`,
+    ),
+    description: z.string().optional().describe(
+      "A few words on what the command does, shown to the user",
+    ),
+  });
+}
+
+export const bashParameters = bashSchema(DEFAULT_BASH_TIMEOUT_MS);
+
+export type BashArgs = z.infer<typeof bashParameters>;
+
+function description(defaultMs: number): string {
+  return `Run a bash command in the workspace root and return its output (stdout and stderr together)
+followed by "exit code: N". A non-zero exit code is reported, not treated as a tool error.
+stdin is closed, so interactive commands fail; secrets are not in the environment.
+Timeout ${defaultMs / 1000} s by default (max ${
+    MAX_BASH_TIMEOUT_MS / 1000
+  } s); on timeout everything the command started is killed.
+Background processes are stopped when the command ends. Output over ${MAX_BASH_OUTPUT_CHARS} characters keeps its beginning and end.
+Prefer read, grep, glob and edit for files.`;
+}
+
+/** Options for {@linkcode createBashTool}. */
+export interface BashToolOptions {
+  /** Timeout when a call gives none, in milliseconds (capped at the maximum); default 120,000. */
+  defaultTimeoutMs?: number;
+}
+
+/**
+ * Creates the `bash` tool. A non-zero exit code is a SUCCEEDED observation whose output ends
+ * with `exit code: N`: the model reads the code. Timeout and cancel are TIMEOUT and CANCELLED
+ * errors whose message carries the partial output.
+ */
+export function createBashTool(options: BashToolOptions = {}): Tool {
+  const defaultMs = Math.min(
+    options.defaultTimeoutMs ?? DEFAULT_BASH_TIMEOUT_MS,
+    MAX_BASH_TIMEOUT_MS,
+  );
+  return defineTool({
+    name: "bash",
+    description: description(defaultMs),
+    parameters: defaultMs === DEFAULT_BASH_TIMEOUT_MS ? bashParameters : bashSchema(defaultMs),
+    readOnly: false,
+    maxOutputChars: MAX_BASH_OUTPUT_CHARS + 1_000,
+    async execute(args, ctx) {
+      const timeoutMs = args.timeout_ms ?? defaultMs;
+      const result = await runInProcessGroup("bash", {
+        // Merging stderr into stdout in the shell keeps the two in their real order; on the
+        // same line, so bash's error messages keep their line numbers.
+        args: ["-c", `exec 2>&1; ${args.command}`],
+        cwd: ctx.workspace,
+        env: safeEnv(),
+        timeoutMs,
+        signal: ctx.signal,
+        onOutput: ctx.update,
+      }).catch((error) => {
+        throw new ToolError("EXECUTION_FAILED", `Cannot run bash: ${messageOf(error)}`);
+      });
+      const shown = truncateMiddle(result.output, MAX_BASH_OUTPUT_CHARS);
+      let body = shown.length === 0 ? "(no output)" : shown.replace(/\n$/, "");
+      if (result.totalChars > result.output.length) {
+        body += `\n(the command printed ${result.totalChars} characters in total)`;
+      }
+      if (result.timedOut) {
+        throw new ToolError(
+          "TIMEOUT",
+          `Command timed out after ${timeoutMs} ms and was killed; output so far:\n${body}`,
+        );
+      }
+      if (result.cancelled) {
+        throw new ToolError(
+          "CANCELLED",
+          `Command was cancelled and killed; output so far:\n${body}`,
+        );
+      }
+      const ending = result.signal === null
+        ? `exit code: ${result.code}`
+        : `exit code: ${result.code} (killed by ${result.signal})`;
+      return {
+        output: `${body}\n${ending}`,
+        details: {
+          kind: "command",
+          exitCode: result.code,
+          timedOut: false,
+          truncated: shown.length < result.totalChars,
+        },
+      };
+    },
+  });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,126 @@
+/** The `edit` tool: exact string replacement in one file, keeping its line endings. */
+import { z } from "zod";
+import { ToolError } from "../core/observation.ts";
+import { defineTool, type Tool } from "./define.ts";
+import { decodeUtf8Strict, looksBinary, unifiedDiff, writeFileAtomic } from "./file_io.ts";
+import { displayPath, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+
+export const editParameters = z.strictObject({
+  path: z.string().min(1).describe("Path of the file, relative to the workspace root"),
+  old_string: z.string().describe(
+    "The exact text to replace, with its whitespace and indentation (without read's line numbers)",
+  ),
+  new_string: z.string().describe("The text to put in its place"),
+  replace_all: z.boolean().optional().describe(
+    "Replace every occurrence; default false, which requires old_string to occur exactly once",
+  ),
+});
+
+export type EditArgs = z.infer<typeof editParameters>;
+
+const DESCRIPTION =
+  `Replace exact text in an existing file. Paths are relative to the workspace root.
+old_string must match the file exactly (whitespace included) and occur once, unless replace_all is true;
+include a few surrounding lines to make it unique. The file's line endings are kept.
+Read the file first; to create a file or replace all of it, use write.`;
+
+/** Creates the `edit` tool. */
+export function createEditTool(): Tool {
+  return defineTool({
+    name: "edit",
+    description: DESCRIPTION,
+    parameters: editParameters,
+    readOnly: false,
+    async execute(args, ctx) {
+      const fail = (code: "INVALID_ARGUMENTS" | "EXECUTION_FAILED", detail: string) =>
+        new ToolError(code, `Cannot edit "${args.path}": ${detail}`);
+      if (args.old_string === "") {
+        throw fail(
+          "INVALID_ARGUMENTS",
+          "old_string is empty; use write to create a file or replace all of it",
+        );
+      }
+      if (args.old_string === args.new_string) {
+        throw fail("INVALID_ARGUMENTS", "old_string and new_string are identical");
+      }
+      const real = await resolveInWorkspace(ctx.workspace, args.path, { forWrite: true });
+      const info = await lstatOrNull(real);
+      if (info === null) {
+        throw new ToolError(
+          "NOT_FOUND",
+          `Cannot edit "${args.path}": not found; use write to create a new file`,
+        );
+      }
+      if (info.isDirectory) throw fail("EXECUTION_FAILED", "it is a directory");
+      const bytes = await Deno.readFile(real);
+      if (looksBinary(bytes)) throw fail("EXECUTION_FAILED", `binary file (${bytes.length} bytes)`);
+      const text = decodeUtf8Strict(bytes);
+      if (text === null) throw fail("EXECUTION_FAILED", "the file is not valid UTF-8 text");
+
+      const eol = dominantEol(text);
+      const match = findMatch(text, args.old_string, eol);
+      if (match === null) throw fail("EXECUTION_FAILED", notFoundDetail(text, args.old_string));
+      if (match.count > 1 && !args.replace_all) {
+        throw fail(
+          "EXECUTION_FAILED",
+          `old_string occurs ${match.count} times; add surrounding lines to make it unique, ` +
+            "or set replace_all to true",
+        );
+      }
+      const replacement = withEol(args.new_string, eol);
+      const updated = args.replace_all
+        ? text.split(match.needle).join(replacement)
+        : text.slice(0, match.index) + replacement + text.slice(match.index + match.needle.length);
+      const mode = typeof info.mode === "number" ? info.mode & 0o7777 : undefined;
+      await writeFileAtomic(real, updated, { mode });
+      const path = displayPath(ctx.workspace, real);
+      const count = args.replace_all ? match.count : 1;
+      return {
+        output: `Replaced ${count} ${count === 1 ? "occurrence" : "occurrences"} in "${path}"`,
+        details: { kind: "diff", path, diff: unifiedDiff(path, text, updated) },
+      };
+    },
+  });
+}
+
+interface Match {
+  /** The text as found in the file (old_string with the file's line endings, if needed). */
+  needle: string;
+  /** Index of the first occurrence. */
+  index: number;
+  /** Non-overlapping occurrences. */
+  count: number;
+}
+
+/** Finds `old` as given or with the file's line endings; null when neither occurs. */
+function findMatch(text: string, old: string, eol: string): Match | null {
+  for (const needle of new Set([old, withEol(old, eol)])) {
+    const index = text.indexOf(needle);
+    if (index !== -1) return { needle, index, count: text.split(needle).length - 1 };
+  }
+  return null;
+}
+
+/** "\r\n" when most line breaks in `text` are CRLF, else "\n". */
+function dominantEol(text: string): string {
+  const all = text.split("\n").length - 1;
+  const crlf = text.split("\r\n").length - 1;
+  return crlf > all - crlf ? "\r\n" : "\n";
+}
+
+function withEol(text: string, eol: string): string {
+  return text.replace(/\r?\n/g, eol);
+}
+
+function notFoundDetail(text: string, old: string): string {
+  const base = "old_string was not found";
+  if (/^ *\d+\t/m.test(old)) {
+    return `${base}; it seems to contain line numbers from read, which are not part of the file`;
+  }
+  const squash = (s: string) => s.replace(/\s+/g, " ").trim();
+  if (squash(old) !== "" && squash(text).includes(squash(old))) {
+    return `${base} exactly, but it matches when whitespace is ignored; ` +
+      "check indentation, tabs and line breaks";
+  }
+  return `${base}; read the file again and copy the current text exactly`;
+}

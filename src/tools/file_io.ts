@@ -1,0 +1,93 @@
+/** File helpers shared by the file tools: binary detection, atomic writes and diffs. */
+import { basename, dirname, join } from "node:path";
+import { createTwoFilesPatch } from "diff";
+
+/** How many leading bytes are checked for a NUL byte to call a file binary (as git does). */
+export const BINARY_SNIFF_BYTES = 8192;
+
+/** Diffs of texts larger than this (in characters, both sides) are skipped as too costly. */
+const MAX_DIFF_CHARS = 1_000_000;
+
+/** True when `bytes` has a NUL byte in its first {@linkcode BINARY_SNIFF_BYTES} bytes. */
+export function looksBinary(bytes: Uint8Array): boolean {
+  const end = Math.min(bytes.length, BINARY_SNIFF_BYTES);
+  for (let i = 0; i < end; i++) if (bytes[i] === 0) return true;
+  return false;
+}
+
+/** Reads at most `max` bytes from the start of the file at `path`. */
+export async function readHead(path: string, max: number): Promise<Uint8Array> {
+  using file = await Deno.open(path, { read: true });
+  const buffer = new Uint8Array(max);
+  let filled = 0;
+  while (filled < max) {
+    const n = await file.read(buffer.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/**
+ * Decodes UTF-8 strictly, keeping a byte-order mark so that writing the text back keeps it.
+ * Returns null when the bytes are not valid UTF-8.
+ */
+export function decodeUtf8Strict(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** Number of lines in `text`; a final line without a newline counts, an empty text has 0. */
+export function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
+
+/** Options for {@linkcode writeFileAtomic}. */
+export interface AtomicWriteOptions {
+  /** Permission bits for the file; default 0o666 minus the umask (as a new file gets). */
+  mode?: number;
+}
+
+/**
+ * Writes `content` to `path` through a temporary file in the same folder and a rename, so
+ * readers never see a half-written file and a symlink swapped in at `path` is replaced, not
+ * followed. The parent folder must exist.
+ */
+export async function writeFileAtomic(
+  path: string,
+  content: string,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const suffix = crypto.randomUUID().slice(0, 8);
+  const temp = join(dirname(path), `.${basename(path)}.tern-${suffix}.tmp`);
+  try {
+    await Deno.writeTextFile(temp, content, { createNew: true, mode: options.mode });
+    if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
+    await Deno.rename(temp, path);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * A unified diff from `before` to `after` for the UI, labelled with `path`. Returns an empty
+ * string when the texts are equal and a one-line note when they are too large to diff.
+ */
+export function unifiedDiff(path: string, before: string, after: string): string {
+  if (before === after) return "";
+  if (before.length + after.length > MAX_DIFF_CHARS) {
+    return `(diff skipped: ${before.length} -> ${after.length} characters)`;
+  }
+  const patch = createTwoFilesPatch(`a/${path}`, `b/${path}`, before, after, "", "", {
+    context: 3,
+  });
+  // Drop the "=====" banner line the library puts first.
+  return patch.startsWith("=") ? patch.slice(patch.indexOf("\n") + 1) : patch;
+}

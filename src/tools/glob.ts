@@ -1,0 +1,105 @@
+/** The `glob` tool: file paths matching a pattern, without ignored files. */
+import * as nodeFs from "node:fs";
+import { join, resolve } from "node:path";
+import { glob } from "tinyglobby";
+import { z } from "zod";
+import { ToolError } from "../core/observation.ts";
+import { defineTool, type Tool } from "./define.ts";
+import { IgnoreRules, rulesFor } from "./ignore_rules.ts";
+import { displayPath, isInside, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+
+/** Paths shown at most; the rest are counted in a note. */
+export const MAX_GLOB_RESULTS = 1000;
+
+export const globParameters = z.strictObject({
+  pattern: z.string().min(1).describe(
+    'Glob pattern relative to path, e.g. "**/*.ts" or "src/**/*_test.{ts,tsx}"',
+  ),
+  path: z.string().min(1).optional().describe(
+    "Folder to search in, relative to the workspace root; default the root",
+  ),
+});
+
+export type GlobArgs = z.infer<typeof globParameters>;
+
+const DESCRIPTION =
+  `Find files by glob pattern (*, **, ?, {a,b}, [abc]). Paths are relative to the workspace root.
+Returns matching file paths relative to the workspace root, sorted by path, at most ${MAX_GLOB_RESULTS}.
+Skips .git and files ignored by .gitignore; symlinked folders are not followed. Use grep to search file contents.`;
+
+/** Creates the `glob` tool. */
+export function createGlobTool(): Tool {
+  return defineTool({
+    name: "glob",
+    description: DESCRIPTION,
+    parameters: globParameters,
+    readOnly: true,
+    async execute(args, ctx) {
+      if (args.pattern.startsWith("/") || args.pattern.split("/").includes("..")) {
+        throw new ToolError(
+          "POLICY_DENIED",
+          `Pattern "${args.pattern}" must stay inside the search folder; use path to choose the folder`,
+        );
+      }
+      const dirArg = args.path ?? ".";
+      const dir = await resolveInWorkspace(ctx.workspace, dirArg);
+      const info = await lstatOrNull(dir);
+      if (info === null) throw new ToolError("NOT_FOUND", `Cannot search "${dirArg}": not found`);
+      if (!info.isDirectory) {
+        throw new ToolError("EXECUTION_FAILED", `Cannot search "${dirArg}": it is not a directory`);
+      }
+      const rules = await rulesFor(dir, new IgnoreRules(ctx.workspace));
+      const found = await glob(args.pattern, {
+        cwd: dir,
+        absolute: true,
+        dot: true,
+        onlyFiles: true,
+        followSymbolicLinks: false,
+        expandDirectories: false,
+        signal: ctx.signal,
+        fs: { readdir: filteredReaddir(rules) },
+      });
+      const paths = found
+        .filter((path) => isInside(ctx.workspace, path))
+        .map((path) => displayPath(ctx.workspace, path))
+        .sort((a, b) => a < b ? -1 : a > b ? 1 : 0);
+      if (paths.length === 0) {
+        return {
+          output: `No files match "${args.pattern}" in "${dirArg}"`,
+          details: { kind: "matches", count: 0, truncated: false },
+        };
+      }
+      const shown = paths.slice(0, MAX_GLOB_RESULTS);
+      const truncated = paths.length > shown.length;
+      if (truncated) {
+        shown.push(
+          `(showing the first ${MAX_GLOB_RESULTS} of ${paths.length} files; use a narrower pattern or path)`,
+        );
+      }
+      return {
+        output: shown.join("\n"),
+        details: { kind: "matches", count: paths.length, truncated },
+      };
+    },
+  });
+}
+
+type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: nodeFs.Dirent[]) => void;
+
+/**
+ * A `readdir` for tinyglobby's crawler that drops ignored entries, so ignored folders such as
+ * node_modules are never descended into.
+ */
+function filteredReaddir(rules: IgnoreRules): typeof nodeFs.readdir {
+  const readdir = (path: string, _options: unknown, callback: ReaddirCallback) => {
+    const dir = resolve(path);
+    rules.loadAncestors(dir)
+      .then(() => nodeFs.promises.readdir(dir, { withFileTypes: true }))
+      .then(
+        (entries) =>
+          callback(null, entries.filter((e) => !rules.ignores(join(dir, e.name), e.isDirectory()))),
+        (error) => callback(error, []),
+      );
+  };
+  return readdir as unknown as typeof nodeFs.readdir;
+}

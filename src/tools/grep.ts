@@ -1,0 +1,104 @@
+/** The `grep` tool: a regex search over file contents, with ripgrep or a JavaScript fallback. */
+import { z } from "zod";
+import { ToolError } from "../core/observation.ts";
+import { defineTool, type Tool } from "./define.ts";
+import { BINARY_SNIFF_BYTES, looksBinary, readHead } from "./file_io.ts";
+import { searchWithFallback } from "./grep_fallback.ts";
+import { formatGrep, type GrepCollector, type GrepQuery } from "./grep_results.ts";
+import { searchWithRipgrep } from "./grep_ripgrep.ts";
+import { lstatOrNull, resolveInWorkspace } from "./paths.ts";
+
+/** Matching lines returned when `max_results` is not given. */
+export const DEFAULT_GREP_RESULTS = 200;
+
+export const grepParameters = z.strictObject({
+  pattern: z.string().min(1).describe(
+    'Regular expression to search for (ripgrep syntax), e.g. "function\\s+load\\w*"',
+  ),
+  path: z.string().min(1).optional().describe(
+    "File or folder to search, relative to the workspace root; default the root",
+  ),
+  glob: z.string().min(1).optional().describe(
+    'Only search files matching this glob: "*.ts" matches in any folder, "src/**/*.ts" is ' +
+      'relative to the workspace root, a leading "!" excludes',
+  ),
+  ignore_case: z.boolean().optional().describe("Match without regard to case; default false"),
+  context: z.number().int().min(0).max(10).optional().describe(
+    "Lines to show before and after each match; default 0",
+  ),
+  max_results: z.number().int().min(1).max(2000).optional().describe(
+    `Matching lines to return at most; default ${DEFAULT_GREP_RESULTS}`,
+  ),
+});
+
+export type GrepArgs = z.infer<typeof grepParameters>;
+
+/** Options for {@linkcode createGrepTool}. */
+export interface GrepToolOptions {
+  /**
+   * `false` always uses the JavaScript engine; a string names the ripgrep binary. Default
+   * `"rg"` from PATH, falling back to JavaScript when it cannot be started.
+   */
+  ripgrep?: boolean | string;
+}
+
+const DESCRIPTION =
+  `Search file contents with a regular expression. Paths are relative to the workspace root.
+Prints matching lines as "path:line:text" (context lines as "path-line-text", groups split by "--"), files sorted by path.
+Skips .git, files ignored by .gitignore and binary files. At most ${DEFAULT_GREP_RESULTS} matching lines unless max_results is set.`;
+
+/** Creates the `grep` tool. */
+export function createGrepTool(options: GrepToolOptions = {}): Tool {
+  let rgPath: string | null = options.ripgrep === false
+    ? null
+    : typeof options.ripgrep === "string"
+    ? options.ripgrep
+    : "rg";
+  return defineTool({
+    name: "grep",
+    description: DESCRIPTION,
+    parameters: grepParameters,
+    readOnly: true,
+    async execute(args, ctx) {
+      const pathArg = args.path ?? ".";
+      const target = await resolveInWorkspace(ctx.workspace, pathArg);
+      const info = await lstatOrNull(target);
+      if (info === null) throw new ToolError("NOT_FOUND", `Cannot search "${pathArg}": not found`);
+      if (info.isFile && looksBinary(await readHead(target, BINARY_SNIFF_BYTES))) {
+        return { output: `No matches: "${pathArg}" is a binary file` };
+      }
+      const query: GrepQuery = {
+        pattern: args.pattern,
+        ignoreCase: args.ignore_case ?? false,
+        context: args.context ?? 0,
+        maxResults: args.max_results ?? DEFAULT_GREP_RESULTS,
+        glob: args.glob,
+        workspace: ctx.workspace,
+        target,
+        targetIsFile: info.isFile,
+        signal: ctx.signal,
+      };
+      let found: GrepCollector | null = null;
+      if (rgPath !== null) {
+        found = await searchWithRipgrep(rgPath, query);
+        // Not startable (missing or not permitted): use JavaScript from now on.
+        if (found === null) rgPath = null;
+      }
+      found ??= await searchWithFallback(query);
+      if (found.lines.length === 0) {
+        return {
+          output: `No matches for "${args.pattern}" in "${pathArg}"`,
+          details: { kind: "matches", count: 0, truncated: false },
+        };
+      }
+      const note = found.more
+        ? `\n\n(showing the first ${found.matches} matching lines; there are more: ` +
+          "narrow the pattern, path or glob, or raise max_results)"
+        : "";
+      return {
+        output: formatGrep(found, query.context) + note,
+        details: { kind: "matches", count: found.matches, truncated: found.more },
+      };
+    },
+  });
+}

@@ -1,0 +1,142 @@
+/** The ripgrep engine of the `grep` tool: runs `rg --json` and feeds its lines to a collector. */
+import { relative } from "node:path";
+import { ToolError } from "../core/observation.ts";
+import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
+import { safeEnv } from "./process.ts";
+
+/** rg JSON messages carry text as `{text}`, or `{bytes}` (base64) when it is not UTF-8. */
+interface RgData {
+  text?: string;
+  bytes?: string;
+}
+
+interface RgMessage {
+  type: string;
+  data?: { path?: RgData; lines?: RgData; line_number?: number };
+}
+
+/**
+ * Searches with the ripgrep binary `rgPath`. Returns null when it cannot be started (missing,
+ * or not permitted), so the caller can fall back. Ignore handling matches the fallback: the
+ * workspace's .gitignore files apply without a git repository; .ignore, global and
+ * `.git/info/exclude` rules do not; hidden files are searched, `.git` never.
+ */
+export async function searchWithRipgrep(
+  rgPath: string,
+  query: GrepQuery,
+): Promise<GrepCollector | null> {
+  const target = relative(query.workspace, query.target) || ".";
+  const args = [
+    "--json",
+    "--no-config",
+    "--sort=path",
+    "--hidden",
+    "--no-require-git",
+    "--no-ignore-dot",
+    "--no-ignore-exclude",
+    "--no-ignore-global",
+    "--glob=!.git",
+    "--engine=auto",
+    query.ignoreCase ? "--ignore-case" : "--case-sensitive",
+    `--context=${query.context}`,
+  ];
+  args.push(...typeFilter(query), "--regexp", query.pattern, "--", target);
+  // rg's own --glob would re-include ignored files; the shared predicate decides instead.
+  const included = query.targetIsFile ? () => true : globFilter(query.glob);
+
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(rgPath, {
+      args,
+      cwd: query.workspace,
+      env: safeEnv(),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (error) {
+    const unavailable = error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;
+    if (unavailable) return null;
+    throw error;
+  }
+
+  const collector = new GrepCollector(query.context, query.maxResults);
+  const stop = () => {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // Already exited.
+    }
+  };
+  query.signal.addEventListener("abort", stop, { once: true });
+  const stderr = new Response(child.stderr).text();
+  try {
+    for await (const line of jsonLines(child.stdout)) {
+      const message = JSON.parse(line) as RgMessage;
+      if (message.type !== "match" && message.type !== "context") continue;
+      const data = message.data ?? {};
+      const path = decodeRgText(data.path).replace(/^\.\//, "");
+      if (!included(path)) continue;
+      const keep = collector.add(
+        path,
+        data.line_number ?? 0,
+        decodeRgText(data.lines),
+        message.type === "match",
+      );
+      if (!keep) {
+        stop();
+        break;
+      }
+    }
+  } finally {
+    query.signal.removeEventListener("abort", stop);
+  }
+  const status = await child.status;
+  const errors = (await stderr).trim();
+  query.signal.throwIfAborted();
+  if (status.code === 2 && !collector.done) {
+    if (/regex parse error|error parsing/i.test(errors)) {
+      const what = /glob|type/i.test(errors) ? `glob "${query.glob}"` : `regex "${query.pattern}"`;
+      throw new ToolError("INVALID_ARGUMENTS", `Invalid ${what}: ${errors}`);
+    }
+    if (collector.lines.length === 0) {
+      throw new ToolError("EXECUTION_FAILED", `ripgrep failed: ${errors || `exit code 2`}`);
+    }
+  }
+  return collector;
+}
+
+/**
+ * A glob on file names only ("*.{ts,tsx}", "!*.md") becomes an rg file type, which narrows the
+ * search without overriding .gitignore the way `--glob` does. Path globs are filtered later.
+ */
+function typeFilter(query: GrepQuery): string[] {
+  const glob = query.glob;
+  if (glob === undefined || query.targetIsFile || glob.includes("/")) return [];
+  const exclude = glob.startsWith("!");
+  const name = exclude ? glob.slice(1) : glob;
+  if (name === "" || name.includes(":")) return [];
+  return [`--type-add=tern:${name}`, exclude ? "--type-not=tern" : "--type=tern"];
+}
+
+async function* jsonLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  let pending = "";
+  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+    const lines = (pending + text).split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) if (line.trim() !== "") yield line;
+  }
+  if (pending.trim() !== "") yield pending;
+}
+
+function decodeRgText(data: RgData | undefined): string {
+  if (data?.text !== undefined) return data.text;
+  if (data?.bytes !== undefined) {
+    const binary = atob(data.bytes);
+    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    return new TextDecoder().decode(bytes);
+  }
+  return "";
+}

@@ -1,0 +1,140 @@
+/**
+ * .gitignore handling shared by list, glob and grep: the workspace's own .gitignore files, at
+ * the root and in nested folders, with git's precedence (deeper files win). Global excludes and
+ * `.git/info/exclude` are not read. The `.git` folder is always ignored.
+ */
+import { dirname, join, relative } from "node:path";
+import ignore from "ignore";
+import { isInside, lstatOrNull } from "./paths.ts";
+
+type Matcher = ReturnType<typeof ignore>;
+
+/** The .gitignore rules of one workspace, loaded folder by folder as a walk reaches them. */
+export class IgnoreRules {
+  /** Absolute real path of the workspace root. */
+  readonly root: string;
+  #byDir = new Map<string, Matcher | null>();
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  /** Loads the .gitignore of folder `dir` (absolute, inside the root), once. */
+  async load(dir: string): Promise<void> {
+    if (this.#byDir.has(dir) || !isInside(this.root, dir)) return;
+    this.#byDir.set(dir, await readGitignore(join(dir, ".gitignore")));
+  }
+
+  /** Loads the .gitignore files of every folder from the root down to `dir` itself. */
+  async loadAncestors(dir: string): Promise<void> {
+    const chain: string[] = [];
+    for (let d = dir; isInside(this.root, d); d = dirname(d)) {
+      chain.push(d);
+      if (d === this.root) break;
+    }
+    for (const d of chain.reverse()) await this.load(d);
+  }
+
+  /**
+   * True when the entry at absolute `path` is ignored by the loaded rules or is `.git`.
+   * Rules of folders not loaded yet are not consulted, so callers load top-down
+   * ({@linkcode loadAncestors}, or {@linkcode load} while walking).
+   */
+  ignores(path: string, isDirectory: boolean): boolean {
+    if (!isInside(this.root, path) || path === this.root) return false;
+    const rel = relative(this.root, path);
+    if (rel.split("/").includes(".git")) return true;
+    let ignored = false;
+    const parts = rel.split("/");
+    let dir = this.root;
+    for (let i = 0; i < parts.length; i++) {
+      const matcher = this.#byDir.get(dir);
+      if (matcher) {
+        const sub = parts.slice(i).join("/") + (isDirectory ? "/" : "");
+        const result = matcher.test(sub);
+        if (result.ignored) ignored = true;
+        else if (result.unignored) ignored = false;
+      }
+      dir = join(dir, parts[i]);
+    }
+    return ignored;
+  }
+}
+
+async function readGitignore(path: string): Promise<Matcher | null> {
+  // Only a regular file: a symlinked .gitignore could point outside the workspace.
+  const info = await lstatOrNull(path);
+  if (!info?.isFile) return null;
+  const text = await Deno.readTextFile(path);
+  return ignore({ ignorecase: false }).add(text);
+}
+
+/** One entry found by {@linkcode walk}. */
+export interface WalkEntry {
+  /** Absolute path. */
+  path: string;
+  name: string;
+  isDirectory: boolean;
+  isFile: boolean;
+  isSymlink: boolean;
+  /** 1 for entries of the starting folder. */
+  depth: number;
+}
+
+/** Options for {@linkcode walk}. */
+export interface WalkOptions {
+  /** Deepest level to yield; default unlimited. */
+  maxDepth?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Yields the entries below folder `dir` depth first, each folder sorted by name in code-unit
+ * order (as `rg --sort path`), skipping what `rules` ignores. Symlinks are yielded but never
+ * followed. Folders below the start that cannot be read are skipped.
+ */
+export async function* walk(
+  dir: string,
+  rules: IgnoreRules,
+  options: WalkOptions = {},
+): AsyncGenerator<WalkEntry> {
+  yield* walkDir(dir, await rulesFor(dir, rules), 1, options);
+}
+
+/**
+ * The rules to apply below folder `dir`, loaded down to it. A folder that is itself ignored was
+ * asked for by name, so its contents are shown, under its own .gitignore files only.
+ */
+export async function rulesFor(dir: string, rules: IgnoreRules): Promise<IgnoreRules> {
+  await rules.loadAncestors(dir);
+  if (!rules.ignores(dir, true)) return rules;
+  const scoped = new IgnoreRules(dir);
+  await scoped.load(dir);
+  return scoped;
+}
+
+async function* walkDir(
+  dir: string,
+  rules: IgnoreRules,
+  depth: number,
+  options: WalkOptions,
+): AsyncGenerator<WalkEntry> {
+  options.signal?.throwIfAborted();
+  const entries: Deno.DirEntry[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) entries.push(entry);
+  } catch (error) {
+    if (depth === 1) throw error;
+    return;
+  }
+  entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (rules.ignores(path, entry.isDirectory)) continue;
+    yield { path, depth, ...entry };
+    if (entry.isDirectory && depth < (options.maxDepth ?? Infinity)) {
+      await rules.load(path);
+      yield* walkDir(path, rules, depth + 1, options);
+    }
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * Running a command in its own process group, so that a timeout or a cancel ends everything it
+ * started (children, grandchildren, background jobs), and the environment it may see. Shared by
+ * the `bash` tool and the sandbox, which wraps the same command in bubblewrap.
+ */
+
+/** Variables passed through to commands (plus every `LC_*`), unless the name looks secret. */
+export const SAFE_ENV_NAMES: readonly string[] = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LANG",
+  "TERM",
+  "TMPDIR",
+  "SHELL",
+  "TZ",
+];
+
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD/i;
+const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/**
+ * The allow-listed part of `source` (default: this process's environment, or nothing when
+ * reading it is not permitted). A name matching /KEY|TOKEN|SECRET|PASSWORD/i never passes.
+ * PATH gets a default when absent.
+ */
+export function safeEnv(source?: Record<string, string>): Record<string, string> {
+  const from = source ?? readEnv();
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(from)) {
+    const allowed = SAFE_ENV_NAMES.includes(name) || name.startsWith("LC_");
+    if (allowed && !SECRET_NAME.test(name)) env[name] = value;
+  }
+  env.PATH ??= DEFAULT_PATH;
+  return env;
+}
+
+function readEnv(): Record<string, string> {
+  try {
+    return Deno.env.toObject();
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Sends `signal` to every process in group `pgid`. Returns false when the group has no
+ * processes left. Never throws for a missing group.
+ */
+export function signalProcessGroup(pgid: number, signal: Deno.Signal): boolean {
+  try {
+    Deno.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/**
+ * Stops group `pgid`: SIGTERM, then SIGKILL once the leader has exited (`exited` settles) or
+ * `graceMs` milliseconds have passed, whichever is first, so no process that ignores SIGTERM
+ * survives.
+ */
+export async function terminateProcessGroup(
+  pgid: number,
+  exited: Promise<unknown>,
+  graceMs = 500,
+): Promise<void> {
+  if (!signalProcessGroup(pgid, "SIGTERM")) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, graceMs));
+  await Promise.race([exited.catch(() => {}), grace]);
+  clearTimeout(timer);
+  signalProcessGroup(pgid, "SIGKILL");
+}
+
+/** Options for {@linkcode runInProcessGroup}. */
+export interface ProcessGroupOptions {
+  args?: string[];
+  cwd: string;
+  /** The complete environment; nothing else is inherited. */
+  env: Record<string, string>;
+  /** Stop the group after this many milliseconds. */
+  timeoutMs?: number;
+  /** Stop the group when this fires. */
+  signal?: AbortSignal;
+  /** Between SIGTERM and SIGKILL, in milliseconds; default 500. */
+  graceMs?: number;
+  /** Called with each piece of output as it arrives. */
+  onOutput?: (text: string) => void;
+  /** Output characters kept in memory (first half and last half); default 2,000,000. */
+  memoryChars?: number;
+}
+
+/** How a command in a process group ended. */
+export interface ProcessGroupResult {
+  /** stdout and stderr interleaved as they arrived; the middle is dropped past `memoryChars`. */
+  output: string;
+  /** Characters printed in total, including any dropped ones. */
+  totalChars: number;
+  /** Exit code of the leader (128 + n when killed by signal n). */
+  code: number;
+  /** The signal that ended the leader, if one did. */
+  signal: Deno.Signal | null;
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+/** How long output pipes may stay open after the group is gone (a process that left the group). */
+const DRAIN_MS = 1000;
+
+/**
+ * Runs `command` detached into a new process group (pgid = pid) with stdin closed. On timeout
+ * or abort the whole group gets SIGTERM, then SIGKILL; when the leader exits by itself, what
+ * is left of its group (background jobs) is killed. Never leaves a process of the group
+ * behind. Throws only when the command cannot be started.
+ */
+export async function runInProcessGroup(
+  command: string,
+  options: ProcessGroupOptions,
+): Promise<ProcessGroupResult> {
+  const child = new Deno.Command(command, {
+    args: options.args ?? [],
+    cwd: options.cwd,
+    env: options.env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+  const buffer = new OutputBuffer(options.memoryChars ?? 2_000_000);
+  const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  const pumps = Promise.all(readers.map((reader) => pump(reader, buffer, options.onOutput)));
+
+  let reason: "timeout" | "cancel" | null = null;
+  let stopping: Promise<void> = Promise.resolve();
+  const stop = (why: "timeout" | "cancel") => {
+    if (reason !== null) return;
+    reason = why;
+    stopping = terminateProcessGroup(child.pid, child.status, options.graceMs);
+  };
+  const onAbort = () => stop("cancel");
+  const timer = options.timeoutMs === undefined
+    ? undefined
+    : setTimeout(() => stop("timeout"), options.timeoutMs);
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const status = await child.status;
+    clearTimeout(timer);
+    await stopping;
+    // Whatever is left of the group are background jobs holding our pipes: end them.
+    signalProcessGroup(child.pid, "SIGKILL");
+    await drain(pumps, readers);
+    return {
+      output: buffer.text(),
+      totalChars: buffer.total,
+      code: status.code,
+      signal: status.signal,
+      timedOut: reason === "timeout",
+      cancelled: reason === "cancel",
+    };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+type Reader = ReadableStreamDefaultReader<Uint8Array>;
+
+async function pump(reader: Reader, buffer: OutputBuffer, onOutput?: (text: string) => void) {
+  const decoder = new TextDecoder();
+  const emit = (text: string) => {
+    if (text === "") return;
+    buffer.append(text);
+    onOutput?.(text);
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    emit(decoder.decode(value, { stream: true }));
+  }
+  emit(decoder.decode());
+}
+
+async function drain(pumps: Promise<unknown>, readers: Reader[]): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) =>
+    timer = setTimeout(() => resolve("late"), DRAIN_MS)
+  );
+  const outcome = await Promise.race([pumps, late]);
+  clearTimeout(timer);
+  if (outcome === "late") await Promise.all(readers.map((reader) => reader.cancel()));
+  await pumps;
+}
+
+/** Keeps the first and the last `limit / 2` characters of a stream of text. */
+class OutputBuffer {
+  #half: number;
+  #head = "";
+  #tail: string[] = [];
+  #tailLength = 0;
+  #dropped = 0;
+  total = 0;
+
+  constructor(limit: number) {
+    this.#half = Math.max(1, Math.floor(limit / 2));
+  }
+
+  append(text: string): void {
+    this.total += text.length;
+    const room = this.#half - this.#head.length;
+    if (room > 0) {
+      this.#head += text.slice(0, room);
+      text = text.slice(room);
+    }
+    if (text === "") return;
+    this.#tail.push(text);
+    this.#tailLength += text.length;
+    while (this.#tail.length > 1 && this.#tailLength - this.#tail[0].length >= this.#half) {
+      const first = this.#tail.shift()!;
+      this.#tailLength -= first.length;
+      this.#dropped += first.length;
+    }
+  }
+
+  text(): string {
+    const tail = this.#tail.join("");
+    if (this.#dropped === 0) return this.#head + tail;
+    return `${this.#head}\n[... ${this.#dropped} characters dropped ...]\n${tail}`;
+  }
+}

@@ -1,0 +1,174 @@
+/** The `read` tool: a text file as numbered lines, a window at a time. */
+import { z } from "zod";
+import { ToolError } from "../core/observation.ts";
+import { defineTool, type Tool } from "./define.ts";
+import { BINARY_SNIFF_BYTES, looksBinary, readHead } from "./file_io.ts";
+import { displayPath, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+
+/** Lines shown when `limit` is not given. */
+export const DEFAULT_READ_LIMIT = 2000;
+/** Longer lines are cut to this many characters. */
+export const MAX_LINE_CHARS = 2000;
+/** Files larger than this are only read with an explicit `offset` or `limit`. */
+export const MAX_READ_BYTES = 10 * 1024 * 1024;
+/** Budget for the numbered lines of one call; the window ends early when it is spent. */
+const OUTPUT_BUDGET_CHARS = 50_000;
+
+export const readParameters = z.strictObject({
+  path: z.string().min(1).describe("Path of the file, relative to the workspace root"),
+  offset: z.number().int().min(1).optional().describe(
+    "Line number to start from (1-based); default 1",
+  ),
+  limit: z.number().int().min(1).optional().describe(
+    `Maximum number of lines to return; default ${DEFAULT_READ_LIMIT}`,
+  ),
+});
+
+export type ReadArgs = z.infer<typeof readParameters>;
+
+const DESCRIPTION = `Read a text file from the workspace. Paths are relative to the workspace root.
+Returns numbered lines in "cat -n" style (line number, tab, text); the numbers are not part of the file.
+Reads up to ${DEFAULT_READ_LIMIT} lines; use offset and limit to read other parts of long files.
+Lines longer than ${MAX_LINE_CHARS} characters are cut. Binary files and folders are refused (use list for folders).`;
+
+/** Creates the `read` tool. */
+export function createReadTool(): Tool {
+  return defineTool({
+    name: "read",
+    description: DESCRIPTION,
+    parameters: readParameters,
+    readOnly: true,
+    maxOutputChars: OUTPUT_BUDGET_CHARS + 10_000,
+    async execute(args, ctx) {
+      const real = await resolveInWorkspace(ctx.workspace, args.path);
+      const info = await lstatOrNull(real);
+      if (info === null) {
+        throw new ToolError(
+          "NOT_FOUND",
+          `Cannot read "${args.path}": not found; use glob or list to find the right path`,
+        );
+      }
+      if (info.isDirectory) {
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          `Cannot read "${args.path}": it is a directory; use list to see its entries`,
+        );
+      }
+      const explicitWindow = args.offset !== undefined || args.limit !== undefined;
+      if (info.size > MAX_READ_BYTES && !explicitWindow) {
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          `Cannot read "${args.path}": file is too large (${info.size} bytes, limit ${MAX_READ_BYTES}); ` +
+            "read a part of it with offset and limit, or search it with grep",
+        );
+      }
+      if (looksBinary(await readHead(real, BINARY_SNIFF_BYTES))) {
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          `Cannot read "${args.path}": binary file (${info.size} bytes)`,
+        );
+      }
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? DEFAULT_READ_LIMIT;
+      const window = await readWindow(real, offset, limit, {
+        countAll: info.size <= MAX_READ_BYTES,
+        signal: ctx.signal,
+      });
+      const path = displayPath(ctx.workspace, real);
+      if (window.total === 0) {
+        return {
+          output: "(empty file)",
+          details: { kind: "file", path, lines: 0, truncated: false },
+        };
+      }
+      if (window.lines.length === 0) {
+        const size = window.total === null ? "" : ` (${window.total} lines)`;
+        throw new ToolError(
+          "INVALID_ARGUMENTS",
+          `Cannot read "${args.path}": offset ${offset} is past the end of the file${size}`,
+        );
+      }
+      const last = offset + window.lines.length - 1;
+      const note = windowNote(offset, last, window.total);
+      const output = window.lines.join("\n") + (note === "" ? "" : `\n\n${note}`);
+      return {
+        output,
+        details: { kind: "file", path, lines: window.lines.length, truncated: note !== "" },
+      };
+    },
+  });
+}
+
+interface Window {
+  /** Numbered lines, ready to print. */
+  lines: string[];
+  /** Lines in the whole file, or null when it was not read to the end. */
+  total: number | null;
+}
+
+async function readWindow(
+  path: string,
+  offset: number,
+  limit: number,
+  options: { countAll: boolean; signal: AbortSignal },
+): Promise<Window> {
+  const lines: string[] = [];
+  let spent = 0;
+  let full = false;
+  let n = 0;
+  for await (const text of readLines(path)) {
+    n++;
+    if (n < offset || full) {
+      if (full && !options.countAll) return { lines, total: null };
+      continue;
+    }
+    const numbered = `${String(n).padStart(6)}\t${cutLine(text)}`;
+    if (lines.length > 0 && spent + numbered.length + 1 > OUTPUT_BUDGET_CHARS) {
+      full = true;
+      continue;
+    }
+    lines.push(numbered);
+    spent += numbered.length + 1;
+    if (lines.length >= limit) full = true;
+    if (n % 10_000 === 0) options.signal.throwIfAborted();
+  }
+  return { lines, total: n };
+}
+
+function windowNote(first: number, last: number, total: number | null): string {
+  if (total === null) {
+    return `(showing lines ${first}-${last}; use offset=${last + 1} to read more)`;
+  }
+  if (first === 1 && last === total) return "";
+  const more = last < total ? `; use offset=${last + 1} to read more` : "";
+  return `(showing lines ${first}-${last} of ${total}${more})`;
+}
+
+function cutLine(text: string): string {
+  const line = text.endsWith("\r") ? text.slice(0, -1) : text;
+  if (line.length <= MAX_LINE_CHARS) return line;
+  return `${line.slice(0, MAX_LINE_CHARS)} [... line cut at ${MAX_LINE_CHARS} characters]`;
+}
+
+/**
+ * Yields the lines of a file without their "\n". A line longer than MAX_LINE_CHARS is yielded
+ * cut to MAX_LINE_CHARS + 1 characters, so memory stays bounded for huge single-line files.
+ */
+async function* readLines(path: string): AsyncGenerator<string> {
+  const file = await Deno.open(path, { read: true });
+  const decoder = new TextDecoder();
+  let pending = "";
+  const keep = MAX_LINE_CHARS + 2; // one extra for a "\r", one to know the line was longer
+  for await (const chunk of file.readable) {
+    const text = decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+      yield (pending + text.slice(start, nl)).slice(0, keep);
+      pending = "";
+      start = nl + 1;
+    }
+    if (pending.length < keep) pending += text.slice(start, start + keep - pending.length);
+  }
+  pending += decoder.decode();
+  if (pending.length > 0) yield pending.slice(0, keep);
+}

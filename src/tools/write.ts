@@ -1,0 +1,73 @@
+/** The `write` tool: creates or replaces a whole file, atomically. */
+import { dirname } from "node:path";
+import { z } from "zod";
+import { ToolError } from "../core/observation.ts";
+import { defineTool, type Tool } from "./define.ts";
+import { countLines, decodeUtf8Strict, unifiedDiff, writeFileAtomic } from "./file_io.ts";
+import { displayPath, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+
+export const writeParameters = z.strictObject({
+  path: z.string().min(1).describe("Path of the file, relative to the workspace root"),
+  content: z.string().describe("The complete new content of the file"),
+});
+
+export type WriteArgs = z.infer<typeof writeParameters>;
+
+/** Existing files larger than this are replaced without a diff for the UI. */
+const MAX_DIFF_BYTES = 1_000_000;
+
+const DESCRIPTION =
+  `Create a file or replace its whole content. Paths are relative to the workspace root.
+Missing parent folders are created. To change part of an existing file, prefer edit.`;
+
+/** Creates the `write` tool. */
+export function createWriteTool(): Tool {
+  return defineTool({
+    name: "write",
+    description: DESCRIPTION,
+    parameters: writeParameters,
+    readOnly: false,
+    async execute(args, ctx) {
+      const real = await resolveInWorkspace(ctx.workspace, args.path, { forWrite: true });
+      const info = await lstatOrNull(real);
+      if (info?.isDirectory) {
+        throw new ToolError("EXECUTION_FAILED", `Cannot write "${args.path}": it is a directory`);
+      }
+      const before = await oldText(real, info);
+      try {
+        await Deno.mkdir(dirname(real), { recursive: true });
+      } catch (error) {
+        if (
+          !(error instanceof Deno.errors.NotADirectory ||
+            error instanceof Deno.errors.AlreadyExists)
+        ) {
+          throw error;
+        }
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          `Cannot write "${args.path}": a parent path is a file, not a directory`,
+        );
+      }
+      const mode = typeof info?.mode === "number" ? info.mode & 0o7777 : undefined;
+      await writeFileAtomic(real, args.content, { mode });
+      const path = displayPath(ctx.workspace, real);
+      const bytes = new TextEncoder().encode(args.content).length;
+      const lines = countLines(args.content);
+      const verb = info === null ? "Created" : "Overwrote";
+      const diff = before === null
+        ? "(diff skipped: the previous content is large or not UTF-8 text)"
+        : unifiedDiff(path, before, args.content);
+      return {
+        output: `${verb} "${path}" (${bytes} bytes, ${lines} lines)`,
+        details: { kind: "diff", path, diff },
+      };
+    },
+  });
+}
+
+/** The replaced text, for the UI diff: "" for a new file, null when too large or not text. */
+async function oldText(path: string, info: Deno.FileInfo | null): Promise<string | null> {
+  if (info === null) return "";
+  if (info.size > MAX_DIFF_BYTES) return null;
+  return decodeUtf8Strict(await Deno.readFile(path));
+}

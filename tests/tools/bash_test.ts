@@ -1,0 +1,199 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { createBashTool } from "../../src/tools/bash.ts";
+import { call, failed, succeeded, withSandbox } from "./_helpers.ts";
+
+const bash = createBashTool();
+
+/** A number unlikely to be in any other process's command line: `sleep <marker>` finds ours. */
+function marker(): string {
+  return `30.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+}
+
+interface ProcInfo {
+  pid: number;
+  state: string;
+  pgid: number;
+  cmdline: string;
+}
+
+/** Live (non-zombie) processes, from `ps` (Deno refuses to read /proc without --allow-all). */
+async function liveProcesses(): Promise<ProcInfo[]> {
+  const ps = await new Deno.Command("ps", { args: ["-eo", "pid=,pgid=,stat=,args="] }).output();
+  ok(ps.success);
+  const found: ProcInfo[] = [];
+  for (const line of new TextDecoder().decode(ps.stdout).split("\n")) {
+    const match = /^\s*(\d+)\s+(\d+)\s+(\S+)\s*(.*)$/.exec(line);
+    if (match === null || match[3].startsWith("Z")) continue;
+    found.push({
+      pid: Number(match[1]),
+      pgid: Number(match[2]),
+      state: match[3],
+      cmdline: match[4],
+    });
+  }
+  return found;
+}
+
+async function withMarker(text: string): Promise<ProcInfo[]> {
+  return (await liveProcesses()).filter((p) => p.cmdline.includes(text));
+}
+
+async function inGroup(pgid: number): Promise<ProcInfo[]> {
+  return (await liveProcesses()).filter((p) => p.pgid === pgid);
+}
+
+Deno.test("liveProcesses() sees a running sleep by its marker (the leak checks can fail)", async () => {
+  const mark = marker();
+  const child = new Deno.Command("sleep", { args: [mark], stdout: "null", stderr: "null" }).spawn();
+  try {
+    equal((await withMarker(mark)).length, 1);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+  }
+});
+
+Deno.test("bash() returns stdout and stderr in order, then the exit code", async () => {
+  await withSandbox(async ({ ws }) => {
+    const obs = await call(bash, ws, { command: "echo a; echo b >&2; echo c" });
+    equal(succeeded(obs), "a\nb\nc\nexit code: 0");
+    ok(obs.status === "SUCCEEDED");
+    deepEqual(obs.details, { kind: "command", exitCode: 0, timedOut: false, truncated: false });
+  });
+});
+
+Deno.test("bash() treats a non-zero exit as a result the model reads", async () => {
+  await withSandbox(async ({ ws }) => {
+    equal(succeeded(await call(bash, ws, { command: "exit 3" })), "(no output)\nexit code: 3");
+    const killed = succeeded(await call(bash, ws, { command: "kill -KILL $$" }));
+    equal(killed, "(no output)\nexit code: 137 (killed by SIGKILL)");
+  });
+});
+
+Deno.test("bash() runs in the workspace with stdin closed", async () => {
+  await withSandbox(async ({ ws }) => {
+    equal(succeeded(await call(bash, ws, { command: "pwd" })), `${ws}\nexit code: 0`);
+    equal(succeeded(await call(bash, ws, { command: "cat; echo done" })), "done\nexit code: 0");
+  });
+});
+
+Deno.test("bash() never passes secrets in the environment", async () => {
+  const secrets = {
+    TERN_API_KEY: "sk-tern",
+    OPENAI_API_KEY: "sk-openai",
+    ANTHROPIC_API_KEY: "sk-anthropic",
+    GITHUB_TOKEN: "ghp-token",
+    DB_PASSWORD: "hunter2",
+    MY_SECRET: "shh",
+  };
+  const before = new Map(Object.keys(secrets).map((k) => [k, Deno.env.get(k)]));
+  for (const [name, value] of Object.entries(secrets)) Deno.env.set(name, value);
+  Deno.env.set("LC_TERN_TEST", "kept");
+  try {
+    await withSandbox(async ({ ws }) => {
+      const out = succeeded(await call(bash, ws, { command: "env" }));
+      for (const [name, value] of Object.entries(secrets)) {
+        ok(!out.includes(name) && !out.includes(value), `${name} leaked:\n${out}`);
+      }
+      ok(/^PATH=/m.test(out), out);
+      ok(/^LC_TERN_TEST=kept$/m.test(out), out);
+    });
+  } finally {
+    for (const [name, value] of before) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+    Deno.env.delete("LC_TERN_TEST");
+  }
+});
+
+Deno.test("bash() times out, kills the whole group (SIGTERM ignored, grandchild) and keeps partial output", async () => {
+  await withSandbox(async ({ ws }) => {
+    const mark = marker();
+    const command = `echo "pgid=$$"; trap '' TERM; (trap '' TERM; sleep ${mark}) & sleep ${mark}`;
+    const message = failed(await call(bash, ws, { command, timeout_ms: 1000 }), "TIMEOUT");
+    ok(message.startsWith("Command timed out after 1000 ms"), message);
+    const pgid = Number(/pgid=(\d+)/.exec(message)?.[1]);
+    ok(pgid > 0, message);
+    deepEqual(await inGroup(pgid), []);
+    deepEqual(await withMarker(mark), []);
+  });
+});
+
+Deno.test("bash() stops the group when the signal aborts and keeps partial output", async () => {
+  await withSandbox(async ({ ws }) => {
+    const mark = marker();
+    const controller = new AbortController();
+    const obs = await bash.run({ command: `echo started; (sleep ${mark}) & sleep ${mark}` }, {
+      workspace: ws,
+      signal: controller.signal,
+      update: (text) => {
+        if (text.includes("started")) controller.abort();
+      },
+    });
+    const message = failed(obs, "CANCELLED");
+    ok(message.includes("started"), message);
+    deepEqual(await withMarker(mark), []);
+  });
+});
+
+Deno.test("bash() ends background jobs when the command finishes", async () => {
+  await withSandbox(async ({ ws }) => {
+    const mark = marker();
+    const out = succeeded(await call(bash, ws, { command: `sleep ${mark} & echo started` }));
+    equal(out, "started\nexit code: 0");
+    deepEqual(await withMarker(mark), []);
+  });
+});
+
+Deno.test("bash() streams output through ctx.update", async () => {
+  await withSandbox(async ({ ws }) => {
+    const pieces: string[] = [];
+    const obs = await bash.run({ command: "echo one; echo two" }, {
+      workspace: ws,
+      signal: new AbortController().signal,
+      update: (text) => pieces.push(text),
+    });
+    succeeded(obs);
+    equal(pieces.join(""), "one\ntwo\n");
+  });
+});
+
+Deno.test("bash() keeps the head and tail of long output and says what was cut", async () => {
+  await withSandbox(async ({ ws }) => {
+    const obs = await call(bash, ws, { command: "seq 1 20000" });
+    const out = succeeded(obs);
+    ok(out.startsWith("1\n2\n3\n"), out.slice(0, 20));
+    ok(out.endsWith("19999\n20000\nexit code: 0"), out.slice(-40));
+    ok(/\[\.\.\. \d+ characters \(\d+ lines\) cut \.\.\.\]/.test(out));
+    ok(out.length < 31_000, String(out.length));
+    ok(obs.status === "SUCCEEDED" && obs.details?.kind === "command" && obs.details.truncated);
+  });
+});
+
+Deno.test("createBashTool() uses the configured default timeout", async () => {
+  await withSandbox(async ({ ws }) => {
+    const quick = createBashTool({ defaultTimeoutMs: 300 });
+    ok(quick.description.includes("Timeout 0.3 s by default"), quick.description);
+    const message = failed(await call(quick, ws, { command: `sleep ${marker()}` }), "TIMEOUT");
+    ok(message.startsWith("Command timed out after 300 ms"), message);
+  });
+});
+
+Deno.test("bash() rejects bad arguments without running anything", async () => {
+  await withSandbox(async ({ ws }) => {
+    for (
+      const args of [
+        {},
+        { command: 5 },
+        { command: "touch ran", extra: true },
+        { command: "touch ran", timeout_ms: 600_001 },
+        { command: "touch ran", timeout_ms: "10" },
+      ]
+    ) {
+      failed(await call(bash, ws, args), "INVALID_ARGUMENTS");
+    }
+    ok(!(await Deno.stat(join(ws, "ran")).then(() => true, () => false)));
+  });
+});

@@ -1,0 +1,201 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { createGrepTool } from "../../src/tools/grep.ts";
+import { expandBraces } from "../../src/tools/grep_results.ts";
+import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
+
+const ENGINES = [
+  { name: "ripgrep", tool: createGrepTool({ ripgrep: "/usr/bin/rg" }) },
+  { name: "fallback", tool: createGrepTool({ ripgrep: false }) },
+];
+
+const TREE = {
+  ".gitignore": "dist/\n*.log\n!keep.log\n",
+  ".git/info": "needle in git\n",
+  ".hidden/h.ts": "const needle = 'hidden';\n",
+  "B.md": "Needle upper\n",
+  "a.ts": "one\nneedle here\nthree\nfour\nfive\nsix\nneedle again\neight\n",
+  "debug.log": "needle in a log\n",
+  "keep.log": "needle kept\n",
+  "dist/bundle.js": "needle bundled\n",
+  "src/x.ts": "function needle() {}\r\n",
+  "src/y.tsx": "<needle />\n",
+  "src/gen/.gitignore": "*.gen.ts\n",
+  "src/gen/z.gen.ts": "needle generated\n",
+  "src/gen/ok.ts": "needle fine\n",
+};
+
+async function prepare(ws: string): Promise<void> {
+  await writeFiles(ws, TREE);
+  await Deno.writeFile(join(ws, "bin.dat"), new TextEncoder().encode("needle\0binary\n"));
+}
+
+for (const { name, tool } of ENGINES) {
+  Deno.test(`grep() [${name}] prints path:line:text sorted by path, skipping ignored and binary files`, async () => {
+    await withSandbox(async ({ ws }) => {
+      await prepare(ws);
+      const obs = await call(tool, ws, { pattern: "needle" });
+      equal(
+        succeeded(obs),
+        [
+          ".hidden/h.ts:1:const needle = 'hidden';",
+          "a.ts:2:needle here",
+          "a.ts:7:needle again",
+          "keep.log:1:needle kept",
+          "src/gen/ok.ts:1:needle fine",
+          "src/x.ts:1:function needle() {}",
+          "src/y.tsx:1:<needle />",
+        ].join("\n"),
+      );
+      ok(obs.status === "SUCCEEDED");
+      deepEqual(obs.details, { kind: "matches", count: 7, truncated: false });
+    });
+  });
+
+  Deno.test(`grep() [${name}] matches case-insensitively and filters by glob`, async () => {
+    await withSandbox(async ({ ws }) => {
+      await prepare(ws);
+      const md = succeeded(await call(tool, ws, { pattern: "NEEDLE u", ignore_case: true }));
+      equal(md, "B.md:1:Needle upper");
+      const tsx = succeeded(await call(tool, ws, { pattern: "needle", glob: "*.{tsx,md}" }));
+      equal(tsx, "src/y.tsx:1:<needle />");
+      const src = succeeded(await call(tool, ws, { pattern: "needle", glob: "src/**/*.ts" }));
+      equal(src, "src/gen/ok.ts:1:needle fine\nsrc/x.ts:1:function needle() {}");
+      const notTs = succeeded(await call(tool, ws, { pattern: "needle", glob: "!*.ts" }));
+      equal(notTs, "keep.log:1:needle kept\nsrc/y.tsx:1:<needle />");
+    });
+  });
+
+  Deno.test(`grep() [${name}] shows context lines and separates groups`, async () => {
+    await withSandbox(async ({ ws }) => {
+      await prepare(ws);
+      const out = succeeded(await call(tool, ws, { pattern: "needle", path: "a.ts", context: 1 }));
+      equal(
+        out,
+        [
+          "a.ts-1-one",
+          "a.ts:2:needle here",
+          "a.ts-3-three",
+          "--",
+          "a.ts-6-six",
+          "a.ts:7:needle again",
+          "a.ts-8-eight",
+        ].join("\n"),
+      );
+    });
+  });
+
+  Deno.test(`grep() [${name}] stops at max_results with a note`, async () => {
+    await withSandbox(async ({ ws }) => {
+      await prepare(ws);
+      const obs = await call(tool, ws, { pattern: "needle", max_results: 2 });
+      const out = succeeded(obs);
+      ok(out.startsWith(".hidden/h.ts:1:const needle = 'hidden';\na.ts:2:needle here\n\n"), out);
+      ok(out.endsWith("raise max_results)"), out);
+      ok(obs.status === "SUCCEEDED");
+      deepEqual(obs.details, { kind: "matches", count: 2, truncated: true });
+      const exact = succeeded(
+        await call(tool, ws, { pattern: "needle", path: "a.ts", max_results: 2 }),
+      );
+      equal(exact, "a.ts:2:needle here\na.ts:7:needle again");
+    });
+  });
+
+  Deno.test(`grep() [${name}] searches an ignored folder asked for by name`, async () => {
+    await withSandbox(async ({ ws }) => {
+      await prepare(ws);
+      equal(
+        succeeded(await call(tool, ws, { pattern: "needle", path: "dist" })),
+        "dist/bundle.js:1:needle bundled",
+      );
+    });
+  });
+
+  Deno.test(`grep() [${name}] reports no matches, binary files and missing paths`, async () => {
+    await withSandbox(async ({ ws }) => {
+      await prepare(ws);
+      equal(
+        succeeded(await call(tool, ws, { pattern: "absent" })),
+        'No matches for "absent" in "."',
+      );
+      equal(
+        succeeded(await call(tool, ws, { pattern: "needle", path: "bin.dat" })),
+        'No matches: "bin.dat" is a binary file',
+      );
+      failed(await call(tool, ws, { pattern: "x", path: "nope" }), "NOT_FOUND");
+    });
+  });
+
+  Deno.test(`grep() [${name}] rejects an invalid regex`, async () => {
+    await withSandbox(async ({ ws }) => {
+      await prepare(ws);
+      const message = failed(await call(tool, ws, { pattern: "a(" }), "INVALID_ARGUMENTS");
+      ok(message.startsWith('Invalid regex "a("'), message);
+    });
+  });
+
+  Deno.test(`grep() [${name}] refuses paths outside the workspace and skips symlinks`, async () => {
+    await withSandbox(async ({ ws, outside }) => {
+      await Deno.symlink(outside, join(ws, "out"));
+      await Deno.symlink(join(outside, "secret.txt"), join(ws, "secret.txt"));
+      failed(await call(tool, ws, { pattern: "secret", path: ".." }), "POLICY_DENIED");
+      failed(await call(tool, ws, { pattern: "secret", path: "out" }), "POLICY_DENIED");
+      failed(await call(tool, ws, { pattern: "secret", path: "secret.txt" }), "POLICY_DENIED");
+      equal(
+        succeeded(await call(tool, ws, { pattern: "secret" })),
+        'No matches for "secret" in "."',
+      );
+    });
+  });
+}
+
+Deno.test("grep() gives the same output with ripgrep and the fallback", async () => {
+  await withSandbox(async ({ ws }) => {
+    await prepare(ws);
+    const queries = [
+      { pattern: "e" },
+      { pattern: "^n", context: 2 },
+      { pattern: "e", context: 3, max_results: 3 },
+      { pattern: "needle|one", path: "src", ignore_case: true },
+      { pattern: "\\bneedle\\b", glob: "**/*.ts" },
+      { pattern: "(?<=<)needle" },
+    ];
+    for (const query of queries) {
+      const [rg, js] = await Promise.all(ENGINES.map(({ tool }) => call(tool, ws, query)));
+      deepEqual(rg, js, JSON.stringify(query));
+    }
+  });
+});
+
+Deno.test("createGrepTool() falls back to JavaScript when ripgrep cannot be started", async () => {
+  await withSandbox(async ({ ws }) => {
+    await prepare(ws);
+    const tool = createGrepTool({ ripgrep: join(ws, "no-such-rg") });
+    equal(succeeded(await call(tool, ws, { pattern: "needle kept" })), "keep.log:1:needle kept");
+  });
+});
+
+Deno.test("grep() rejects wrong-typed and extra fields", async () => {
+  await withSandbox(async ({ ws }) => {
+    const tool = ENGINES[0].tool;
+    failed(await call(tool, ws, { pattern: 1 }), "INVALID_ARGUMENTS");
+    failed(await call(tool, ws, { pattern: "a", context: -1 }), "INVALID_ARGUMENTS");
+    failed(await call(tool, ws, { pattern: "a", regex: true }), "INVALID_ARGUMENTS");
+  });
+});
+
+Deno.test("expandBraces() expands alternatives, nested ones too", () => {
+  deepEqual(expandBraces("*.{ts,tsx}"), ["*.ts", "*.tsx"]);
+  deepEqual(expandBraces("{a,b{c,d}}/x"), ["a/x", "bc/x", "bd/x"]);
+  deepEqual(expandBraces("plain/*.ts"), ["plain/*.ts"]);
+  deepEqual(expandBraces("{single}"), ["{single}"]);
+});
+
+Deno.test("createGrepTool() runs ripgrep when it is available (Rust regex syntax works)", async () => {
+  await withSandbox(async ({ ws }) => {
+    await prepare(ws);
+    const [rg, js] = ENGINES.map(({ tool }) => tool);
+    equal(succeeded(await call(rg, ws, { pattern: "(?i)NEEDLE KEPT" })), "keep.log:1:needle kept");
+    failed(await call(js, ws, { pattern: "(?i)NEEDLE KEPT" }), "INVALID_ARGUMENTS");
+  });
+});

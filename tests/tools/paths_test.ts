@@ -1,0 +1,99 @@
+import { equal, ok, rejects } from "node:assert/strict";
+import { join } from "node:path";
+import { ToolError } from "../../src/core/observation.ts";
+import { isInside, resolveInWorkspace } from "../../src/tools/paths.ts";
+import { withSandbox, writeFiles } from "./_helpers.ts";
+
+function denied(pattern: RegExp) {
+  return (error: unknown) => {
+    ok(error instanceof ToolError, String(error));
+    equal(error.code, "POLICY_DENIED");
+    ok(pattern.test(error.message), error.message);
+    return true;
+  };
+}
+
+Deno.test("resolveInWorkspace() resolves relative and inside-absolute paths to real paths", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "src/a.ts": "a" });
+    equal(await resolveInWorkspace(ws, "src/a.ts"), join(ws, "src/a.ts"));
+    equal(await resolveInWorkspace(ws, "./src/../src/a.ts"), join(ws, "src/a.ts"));
+    equal(await resolveInWorkspace(ws, join(ws, "src/a.ts")), join(ws, "src/a.ts"));
+    equal(await resolveInWorkspace(ws, "."), ws);
+    equal(await resolveInWorkspace(ws, "new/dir/file.ts"), join(ws, "new/dir/file.ts"));
+  });
+});
+
+Deno.test("resolveInWorkspace() refuses .. with the workspace in the message", async () => {
+  await withSandbox(async ({ ws }) => {
+    await rejects(
+      resolveInWorkspace(ws, "../x"),
+      (error: unknown) => {
+        ok(error instanceof ToolError);
+        equal(error.code, "POLICY_DENIED");
+        equal(error.message, `Path "../x" is outside the workspace "${ws}"`);
+        return true;
+      },
+    );
+    await rejects(resolveInWorkspace(ws, "src/../../outside/secret.txt"), denied(/outside/));
+  });
+});
+
+Deno.test("resolveInWorkspace() refuses absolute paths outside, including a sibling prefix", async () => {
+  await withSandbox(async ({ root, ws, outside }) => {
+    await Deno.mkdir(`${ws}2`);
+    await Deno.writeTextFile(`${ws}2/f.txt`, "x");
+    await rejects(resolveInWorkspace(ws, join(outside, "secret.txt")), denied(/outside/));
+    await rejects(resolveInWorkspace(ws, `${ws}2/f.txt`), denied(/outside/));
+    await rejects(resolveInWorkspace(ws, "/etc/passwd"), denied(/outside/));
+    await rejects(resolveInWorkspace(ws, root), denied(/outside/));
+  });
+});
+
+Deno.test("resolveInWorkspace() refuses symlinks that point outside, for reads and writes", async () => {
+  await withSandbox(async ({ ws, outside }) => {
+    await Deno.symlink(join(outside, "secret.txt"), join(ws, "link.txt"));
+    await Deno.symlink(outside, join(ws, "linkdir"));
+    await Deno.symlink(join(outside, "not-yet.txt"), join(ws, "dangling.txt"));
+    await rejects(resolveInWorkspace(ws, "link.txt"), denied(/outside/));
+    await rejects(resolveInWorkspace(ws, "linkdir/secret.txt"), denied(/outside/));
+    await rejects(resolveInWorkspace(ws, "linkdir/new.txt", { forWrite: true }), denied(/outside/));
+    await rejects(resolveInWorkspace(ws, "linkdir/a/b/new.txt", { forWrite: true }), denied(/out/));
+    await rejects(resolveInWorkspace(ws, "dangling.txt", { forWrite: true }), denied(/outside/));
+  });
+});
+
+Deno.test("resolveInWorkspace() follows symlinks that stay inside", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "real/a.txt": "a" });
+    await Deno.symlink("real", join(ws, "alias"));
+    equal(await resolveInWorkspace(ws, "alias/a.txt"), join(ws, "real/a.txt"));
+    equal(await resolveInWorkspace(ws, "alias/new.txt"), join(ws, "real/new.txt"));
+  });
+});
+
+Deno.test("resolveInWorkspace() refuses FIFOs", async () => {
+  await withSandbox(async ({ ws }) => {
+    const made = await new Deno.Command("mkfifo", { args: [join(ws, "pipe")] }).output();
+    ok(made.success);
+    await rejects(resolveInWorkspace(ws, "pipe"), denied(/FIFO/));
+    await rejects(resolveInWorkspace(ws, "pipe", { forWrite: true }), denied(/FIFO/));
+  });
+});
+
+Deno.test("resolveInWorkspace() refuses writing a file with several hard links", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "a.txt": "a" });
+    await Deno.link(join(ws, "a.txt"), join(ws, "b.txt"));
+    equal(await resolveInWorkspace(ws, "a.txt"), join(ws, "a.txt"));
+    await rejects(resolveInWorkspace(ws, "a.txt", { forWrite: true }), denied(/2 hard links/));
+  });
+});
+
+Deno.test("isInside() compares whole path components", () => {
+  ok(isInside("/ws", "/ws"));
+  ok(isInside("/ws", "/ws/a"));
+  ok(!isInside("/ws", "/ws2"));
+  ok(!isInside("/ws", "/w"));
+  ok(isInside("/", "/etc"));
+});

@@ -1,0 +1,117 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { createReadTool, MAX_READ_BYTES } from "../../src/tools/read.ts";
+import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
+
+const read = createReadTool();
+
+function numbered(n: number): string {
+  return Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+}
+
+Deno.test("read() prints numbered lines in cat -n style", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "a.ts": "const a = 1;\n\tindented\n" });
+    const obs = await call(read, ws, { path: "a.ts" });
+    equal(succeeded(obs), "     1\tconst a = 1;\n     2\t\tindented");
+    ok(obs.status === "SUCCEEDED");
+    deepEqual(obs.details, { kind: "file", path: "a.ts", lines: 2, truncated: false });
+  });
+});
+
+Deno.test("read() shows a window with offset and limit and says how to read on", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "n.txt": numbered(10) });
+    const out = succeeded(await call(read, ws, { path: "n.txt", offset: 3, limit: 2 }));
+    equal(
+      out,
+      "     3\tline 3\n     4\tline 4\n\n(showing lines 3-4 of 10; use offset=5 to read more)",
+    );
+    const tail = succeeded(await call(read, ws, { path: "n.txt", offset: 9 }));
+    equal(tail, "     9\tline 9\n    10\tline 10\n\n(showing lines 9-10 of 10)");
+  });
+});
+
+Deno.test("read() stops at 2000 lines by default and says so", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "big.txt": numbered(2500) });
+    const out = succeeded(await call(read, ws, { path: "big.txt" }));
+    ok(out.startsWith("     1\tline 1\n"));
+    ok(out.includes("  2000\tline 2000\n"));
+    ok(!out.includes("line 2001"));
+    ok(
+      out.endsWith("(showing lines 1-2000 of 2500; use offset=2001 to read more)"),
+      out.slice(-80),
+    );
+  });
+});
+
+Deno.test("read() cuts long lines with a marker and hides CR of CRLF files", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "long.txt": `${"x".repeat(3000)}\r\nshort\r\n` });
+    const out = succeeded(await call(read, ws, { path: "long.txt" }));
+    const [first, second] = out.split("\n");
+    equal(first, `     1\t${"x".repeat(2000)} [... line cut at 2000 characters]`);
+    equal(second, "     2\tshort");
+  });
+});
+
+Deno.test("read() refuses binary files", async () => {
+  await withSandbox(async ({ ws }) => {
+    await Deno.writeFile(join(ws, "img.png"), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2]));
+    const message = failed(await call(read, ws, { path: "img.png" }), "EXECUTION_FAILED");
+    equal(message, 'Cannot read "img.png": binary file (7 bytes)');
+  });
+});
+
+Deno.test("read() reports a missing file as NOT_FOUND with a hint", async () => {
+  await withSandbox(async ({ ws }) => {
+    const message = failed(await call(read, ws, { path: "nope.ts" }), "NOT_FOUND");
+    ok(message.startsWith('Cannot read "nope.ts": not found'), message);
+    ok(message.includes("glob"), message);
+  });
+});
+
+Deno.test("read() refuses a directory and points to list", async () => {
+  await withSandbox(async ({ ws }) => {
+    await Deno.mkdir(join(ws, "src"));
+    const message = failed(await call(read, ws, { path: "src" }), "EXECUTION_FAILED");
+    ok(message.includes("directory") && message.includes("list"), message);
+  });
+});
+
+Deno.test("read() handles empty files and offsets past the end", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "empty.txt": "", "n.txt": numbered(3) });
+    equal(succeeded(await call(read, ws, { path: "empty.txt" })), "(empty file)");
+    const message = failed(await call(read, ws, { path: "n.txt", offset: 9 }), "INVALID_ARGUMENTS");
+    ok(message.includes("offset 9 is past the end of the file (3 lines)"), message);
+  });
+});
+
+Deno.test("read() refuses files over 10 MB unless a window is given", async () => {
+  await withSandbox(async ({ ws }) => {
+    const line = "y".repeat(99) + "\n";
+    const count = Math.ceil(MAX_READ_BYTES / line.length) + 10;
+    await Deno.writeTextFile(join(ws, "huge.log"), line.repeat(count));
+    const message = failed(await call(read, ws, { path: "huge.log" }), "EXECUTION_FAILED");
+    ok(message.includes("too large") && message.includes("offset") && message.includes("grep"));
+    const out = succeeded(await call(read, ws, { path: "huge.log", offset: 5, limit: 2 }));
+    equal(
+      out,
+      `     5\t${"y".repeat(99)}\n     6\t${"y".repeat(99)}\n\n` +
+        "(showing lines 5-6; use offset=7 to read more)",
+    );
+  });
+});
+
+Deno.test("read() rejects bad arguments without reading", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "a.txt": "a\n" });
+    for (
+      const args of [{}, { path: 1 }, { path: "a.txt", extra: 1 }, { path: "a.txt", offset: 0 }]
+    ) {
+      failed(await call(read, ws, args), "INVALID_ARGUMENTS");
+    }
+  });
+});
