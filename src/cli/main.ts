@@ -30,6 +30,7 @@ function buildProgram(setExit: (code: number) => void) {
       .version(`tern ${VERSION}`, "-V, --version", "print the version")
       .option("-p, --once <task>", "run one task non-interactively (same as `tern run`)")
       .option("--demo", "run the offline demo (same as `tern demo`)")
+      .enablePositionalOptions()
       .showHelpAfterError("(run `tern --help` for usage)")
       .exitOverride(),
   ).action(async (opts) => {

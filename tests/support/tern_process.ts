@@ -1,0 +1,60 @@
+/** Runs the real `tern` (main.ts with the declared permission flags) as a child process. */
+import { dirname, join, resolve } from "node:path";
+
+export const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
+
+let cachedFlags: string[] | undefined;
+
+/** The main process's flags, read from bin/_env.sh so tests run tern exactly as users do. */
+export function declaredFlags(): string[] {
+  if (cachedFlags) return cachedFlags;
+  const out = new Deno.Command("bash", {
+    args: ["-c", `source "${ROOT}/bin/_env.sh"; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`],
+  }).outputSync();
+  cachedFlags = new TextDecoder().decode(out.stdout).trim().split("\n");
+  return cachedFlags;
+}
+
+export interface TernRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunTernOptions {
+  cwd: string;
+  /** The whole environment of the child (nothing is inherited but PATH). */
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export async function runTern(args: string[], options: RunTernOptions): Promise<TernRun> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...declaredFlags(), join(ROOT, "main.ts"), ...args],
+    cwd: options.cwd,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: options.signal,
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/** A temporary workspace and TERN_HOME, removed by `cleanup()`. */
+export async function tempWorkspace(): Promise<
+  { dir: string; home: string; cleanup(): Promise<void> }
+> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ws-" }));
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-home-" }));
+  return {
+    dir,
+    home,
+    cleanup: async () => {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    },
+  };
+}
