@@ -150,7 +150,10 @@ try {
     "",
   ].join("\n");
   await Deno.mkdir(join(ROOT, "bench/results"), { recursive: true });
-  await Deno.writeTextFile(join(ROOT, "bench/results/latest.json"), JSON.stringify(results, null, 2) + "\n");
+  await Deno.writeTextFile(
+    join(ROOT, "bench/results/latest.json"),
+    JSON.stringify(results, null, 2) + "\n",
+  );
   await Deno.writeTextFile(join(ROOT, "bench/results/latest.md"), md);
   console.log(md);
 } finally {

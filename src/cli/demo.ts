@@ -3,7 +3,7 @@
  * temporary workspace that is removed afterwards. No key, no network.
  */
 import type { ModelRequest } from "../llm/types.ts";
-import { type ScriptedReply, ScriptedProvider } from "../llm/scripted.ts";
+import { ScriptedProvider, type ScriptedReply } from "../llm/scripted.ts";
 import { exitCodeFor } from "./exit_codes.ts";
 import { runTaskWith } from "./run.ts";
 import { styleFor } from "./output/style.ts";
@@ -45,8 +45,10 @@ export async function runDemo(): Promise<number> {
     });
     const written = await Deno.readTextFile(`${workspace}/src/greet.ts`).catch(() => "(missing)");
     print(`\n${style.bold("RESULT")}`);
-    print(`  exit reason: ${result.exitReason}, ${result.rounds} model calls, ` +
-      `${result.toolCalls} tool calls`);
+    print(
+      `  exit reason: ${result.exitReason}, ${result.rounds} model calls, ` +
+        `${result.toolCalls} tool calls`,
+    );
     print(`  answer: ${result.text}`);
     print("  src/greet.ts:");
     print(written.trimEnd().split("\n").map((line) => `    ${line}`).join("\n"));

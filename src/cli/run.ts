@@ -10,11 +10,10 @@ import { createOpenAiChatProvider } from "../llm/openai_chat.ts";
 import type { Provider } from "../llm/types.ts";
 import { builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
+import type { OutputFormat } from "./args.ts";
 import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
 import { styleFor } from "./output/style.ts";
 import { createTextRenderer } from "./output/text.ts";
-
-export type OutputFormat = "text" | "json" | "stream-json";
 
 export interface RunFlags {
   cwd: string;

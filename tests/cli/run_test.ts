@@ -47,15 +47,22 @@ Deno.test("tern run completes a multi-round task that edits a file and runs a co
       case 0:
         return { text: "Reading the config.", ...call("read", { path: "app.cfg" }, "c0") };
       case 1:
-        return call("edit", { path: "app.cfg", old_string: "version = 1", new_string: "version = 2" }, "c1");
+        return call("edit", {
+          path: "app.cfg",
+          old_string: "version = 1",
+          new_string: "version = 2",
+        }, "c1");
       case 2:
         return call("bash", { command: "cat app.cfg && env" }, "c2");
       default:
         return { text: "Bumped the version to 2 and checked it." };
     }
   };
-  const { run, requests, files } = await withTern(script, ["-o", "json", "bump the version"], (dir) =>
-    Deno.writeTextFile(join(dir, "app.cfg"), "name = demo\nversion = 1\n"));
+  const { run, requests, files } = await withTern(
+    script,
+    ["-o", "json", "bump the version"],
+    (dir) => Deno.writeTextFile(join(dir, "app.cfg"), "name = demo\nversion = 1\n"),
+  );
   equal(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout);
   equal(result.exitReason, "COMPLETED");
@@ -84,7 +91,11 @@ Deno.test("tern run streams the answer to stdout and one line per tool call to s
 });
 
 Deno.test("tern run --output stream-json prints one event per line", async () => {
-  const { run } = await withTern([call("list", {}, "c0"), { text: "ok" }], ["-o", "stream-json", "x"]);
+  const { run } = await withTern([call("list", {}, "c0"), { text: "ok" }], [
+    "-o",
+    "stream-json",
+    "x",
+  ]);
   equal(run.code, 0, run.stderr);
   const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
   equal(events[0].type, "turn_start");
@@ -121,7 +132,10 @@ Deno.test("tern run reports a rejected key with the status and never the key", a
 Deno.test("tern run rejects a bad project config with the file, line and exit code 2", async () => {
   const { run, requests } = await withTern([{ text: "never" }], ["task"], async (dir) => {
     await Deno.mkdir(join(dir, ".tern"));
-    await Deno.writeTextFile(join(dir, ".tern/config.jsonc"), '{\n  "model": "x"\n  "maxRounds": 3\n}\n');
+    await Deno.writeTextFile(
+      join(dir, ".tern/config.jsonc"),
+      '{\n  "model": "x"\n  "maxRounds": 3\n}\n',
+    );
   });
   equal(run.code, 2);
   ok(run.stderr.includes(".tern/config.jsonc"), run.stderr);
@@ -132,7 +146,10 @@ Deno.test("tern run rejects a bad project config with the file, line and exit co
 Deno.test("tern run without a key for api.openai.com says how to set one", async () => {
   const ws = await tempWorkspace();
   try {
-    const run = await runTern(["run", "task"], { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home } });
+    const run = await runTern(["run", "task"], {
+      cwd: ws.dir,
+      env: { TERN_HOME: ws.home, HOME: ws.home },
+    });
     equal(run.code, 2);
     ok(run.stderr.includes("TERN_API_KEY"), run.stderr);
   } finally {
@@ -144,7 +161,14 @@ Deno.test("tern rejects bad usage with exit code 2", async () => {
   const ws = await tempWorkspace();
   try {
     const env = { TERN_HOME: ws.home, HOME: ws.home };
-    for (const args of [["run", " "], ["--nope"], ["run", "--max-rounds", "zero", "x"], ["run", "--cwd", "/nonexistent/dir", "x"]]) {
+    for (
+      const args of [["run", " "], ["--nope"], ["run", "--max-rounds", "zero", "x"], [
+        "run",
+        "--cwd",
+        "/nonexistent/dir",
+        "x",
+      ]]
+    ) {
       const run = await runTern(args, { cwd: ws.dir, env });
       equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
       ok(run.stderr.length > 0);

@@ -36,8 +36,10 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
           ? style.green("✓")
           : style.red(`✗ ERROR[${obs.code}]`);
         const detail = obs.status === "ERROR" ? ` ${style.dim(firstLine(obs.message))}` : "";
-        err(`${style.cyan("•")} ${describeCall(event.name, argsById.get(event.callId))} ` +
-          `${mark}${detail} ${style.dim(`${event.durationMs}ms`)}\n`);
+        err(
+          `${style.cyan("•")} ${describeCall(event.name, argsById.get(event.callId))} ` +
+            `${mark}${detail} ${style.dim(`${event.durationMs}ms`)}\n`,
+        );
         argsById.delete(event.callId);
         break;
       }

@@ -1,0 +1,58 @@
+import { deepEqual, equal, throws } from "node:assert/strict";
+import { parseCommandLine, UsageError } from "../../src/cli/args.ts";
+
+Deno.test("parseCommandLine() reads run, -p and --once with their options", () => {
+  deepEqual(parseCommandLine(["run", "fix", "the", "bug", "-m", "m1", "--max-rounds", "4"]), {
+    command: "run",
+    task: "fix the bug",
+    options: {
+      cwd: undefined,
+      model: "m1",
+      baseUrl: undefined,
+      maxRounds: 4,
+      maxTokens: undefined,
+      temperature: undefined,
+      output: "text",
+    },
+  });
+  const once = parseCommandLine(["-p", "do it", "-o", "json", "--base-url", "http://x/v1"]);
+  equal(once.command, "run");
+  if (once.command !== "run") return;
+  equal(once.task, "do it");
+  equal(once.options.output, "json");
+  equal(once.options.baseUrl, "http://x/v1");
+  equal(parseCommandLine(["--once", "x", "--temperature", "0.5"]).command, "run");
+});
+
+Deno.test("parseCommandLine() reads demo, config, help and version", () => {
+  equal(parseCommandLine(["demo"]).command, "demo");
+  equal(parseCommandLine(["--demo"]).command, "demo");
+  equal(parseCommandLine(["config", "-C", "/tmp"]).command, "config");
+  equal(parseCommandLine(["--help"]).command, "help");
+  equal(parseCommandLine(["help"]).command, "help");
+  equal(parseCommandLine(["-V"]).command, "version");
+  equal(parseCommandLine([]).command, "interactive");
+});
+
+Deno.test("parseCommandLine() rejects bad usage with a UsageError naming the problem", () => {
+  const cases: [string[], RegExp][] = [
+    [["--nope"], /Unknown option "--nope"/],
+    [["run"], /task is empty/],
+    [["run", "  "], /task is empty/],
+    [["run", "x", "--max-rounds", "0"], /--max-rounds "0"/],
+    [["run", "x", "--max-tokens", "1.5"], /--max-tokens "1.5"/],
+    [["run", "x", "--temperature", "hot"], /--temperature "hot"/],
+    [["run", "x", "-o", "xml"], /--output "xml"/],
+    [["frobnicate"], /Unknown command "frobnicate"/],
+    [["-p", "x", "extra"], /besides --once/],
+    [["demo", "now"], /after demo/],
+    [["-m"], /argument missing|requires|expected/i],
+  ];
+  for (const [args, message] of cases) {
+    throws(() => parseCommandLine(args), (error: unknown) => {
+      equal(error instanceof UsageError, true, args.join(" "));
+      equal((error as UsageError).exitCode, 2);
+      return message.test((error as Error).message);
+    }, args.join(" "));
+  }
+});
