@@ -8,7 +8,7 @@ import { runTurn, type TurnResult } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { createOpenAiChatProvider } from "../llm/openai_chat.ts";
 import type { Provider } from "../llm/types.ts";
-import { builtinTools } from "../tools/mod.ts";
+import { builtinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import type { OutputFormat } from "./args.ts";
 import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
@@ -50,7 +50,8 @@ export interface RunTaskOptions {
 export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> {
   const { task, workspace, config, provider, output } = options;
   const write = options.write ?? processWriters();
-  const tools = new ToolRegistry(builtinTools({ bashTimeoutMs: config.bashTimeoutMs }));
+  const loadTools = builtinLoader({ bashTimeoutMs: config.bashTimeoutMs });
+  const tools = new ToolRegistry(builtinTools(loadTools));
   const messages: Message[] = [
     {
       role: "system",
@@ -62,7 +63,17 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     },
     { role: "user", content: task },
   ];
-  const emit = createEmitter(output, write);
+  const render = createEmitter(output, write);
+  let preloading = false;
+  const emit: EmitFn = (event) => {
+    // The model has started answering, so the first request is out: load the tool code while
+    // the model streams. (Loading earlier would delay the request itself.)
+    if (!preloading && (event.type === "text_delta" || event.type === "assistant_message")) {
+      preloading = true;
+      loadTools().catch(() => {});
+    }
+    render(event);
+  };
   const controller = new AbortController();
   const onInterrupt = () => {
     // A second Ctrl-C while cancelling exits at once.

@@ -5,9 +5,9 @@
 import { ConfigError, formatValue } from "./errors.ts";
 import { readOptionalText } from "./_read_file.ts";
 import {
+  checkSetting,
   ENV_VARIABLES,
   expectations,
-  fieldSchemas,
   numericKeys,
   type SettingKey,
   type Settings,
@@ -73,8 +73,8 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 
 function parseVariable(key: SettingKey, name: string, text: string, dotenv?: Dotenv): unknown {
   const value = numericKeys.has(key) ? (DECIMAL.test(text) ? Number(text) : Number.NaN) : text;
-  const parsed = fieldSchemas[key].safeParse(value);
-  if (parsed.success) return parsed.data;
+  const checked = checkSetting(key, value);
+  if (checked.ok) return checked.value;
   const detail = `expected ${expectations[key]}, got ${formatValue(text)}`;
   if (dotenv === undefined) {
     throw new ConfigError(`Invalid environment variable ${name}: ${detail}`, { key: name });

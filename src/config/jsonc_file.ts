@@ -5,10 +5,10 @@
 import type { Node, ParseError } from "jsonc-parser";
 import { ConfigError, formatValue, lineColumnAt } from "./errors.ts";
 import {
-  configFileSchema,
+  checkSetting,
   expectations,
-  fieldSchemas,
   isSecretKeyName,
+  RULES,
   secretKeys,
   type SettingKey,
   type Settings,
@@ -40,7 +40,10 @@ const SYNTAX_MESSAGES: Record<string, string> = {
  *   unknown key or an invalid value: the first in file order, with its line and column.
  */
 export async function parseConfigFile(text: string, file: string): Promise<Settings> {
-  const jsonc = await import("jsonc-parser");
+  const [jsonc, { configFileSchema }] = await Promise.all([
+    import("jsonc-parser"),
+    import("./file_schema.ts"),
+  ]);
   // A byte order mark is invisible to the reader, so offsets (and columns) start after it.
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const fail = (detail: string, offset?: number, key?: string): never => {
@@ -88,14 +91,14 @@ function checkProperty(property: Node, valueOf: (node: Node) => unknown, fail: F
       name,
     );
   }
-  if (!Object.hasOwn(fieldSchemas, name)) {
+  if (!Object.hasOwn(RULES, name)) {
     const suggestion = closestKey(name);
     const hint = suggestion ? `: did you mean "${suggestion}"?` : "";
     fail(`unknown key "${name}"${hint}`, keyNode.offset, name);
   }
   const key = name as SettingKey;
   const value = valueOf(valueNode);
-  if (fieldSchemas[key].safeParse(value).success) return;
+  if (checkSetting(key, value).ok) return;
   const got = secretKeys.has(key) ? "" : `, got ${formatValue(value)}`;
   fail(`key "${key}": expected ${expectations[key]}${got}`, valueNode.offset, key);
 }
@@ -104,7 +107,7 @@ function checkProperty(property: Node, valueOf: (node: Node) => unknown, fail: F
 function closestKey(name: string): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
-  for (const key of Object.keys(fieldSchemas)) {
+  for (const key of Object.keys(RULES)) {
     const distance = editDistance(name.toLowerCase(), key.toLowerCase());
     if (distance < bestDistance) [best, bestDistance] = [key, distance];
   }

@@ -16,10 +16,10 @@ import { ConfigError, formatValue } from "./errors.ts";
 import { parseConfigFile } from "./jsonc_file.ts";
 import {
   API_KEY_VARIABLES,
+  checkSetting,
   type ConfigFlags,
   DEFAULTS,
   expectations,
-  fieldSchemas,
   type SettingKey,
   type Settings,
   type TernConfig,
@@ -82,7 +82,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       sources[key] = layer.sources[key as SettingKey] ?? "unknown";
     }
   }
-  const settings = merged as Settings & Pick<TernConfig, keyof typeof DEFAULTS>;
+  const settings = merged as unknown as Settings & Pick<TernConfig, keyof typeof DEFAULTS>;
   const config: TernConfig = {
     model: settings.model,
     baseUrl: settings.baseUrl,
@@ -146,12 +146,12 @@ function flagsLayer(flags: ConfigFlags): Layer {
   for (const key of FLAG_KEYS) {
     const value = flags[key];
     if (value === undefined) continue;
-    const parsed = fieldSchemas[key].safeParse(value);
-    if (!parsed.success) {
+    const checked = checkSetting(key, value);
+    if (!checked.ok) {
       const detail = `expected ${expectations[key]}, got ${formatValue(value)}`;
       throw new ConfigError(`Invalid command-line option "${key}": ${detail}`, { key });
     }
-    settings[key] = parsed.data;
+    settings[key] = checked.value;
     sources[key] = "command line";
   }
   return { settings: settings as Settings, sources };

@@ -1,9 +1,7 @@
 /**
- * The shape of tern's configuration: the resolved `TernConfig`, the zod schema for config files,
- * the built-in defaults and the environment variables that map onto keys.
+ * The shape of tern's configuration: the resolved `TernConfig`, the rules each key follows, the
+ * built-in defaults and the environment variables that map onto keys.
  */
-import { z } from "zod";
-
 /** The resolved configuration every part of tern reads. Print it with `describeConfig()`. */
 export interface TernConfig {
   /** Model name sent to the provider. */
@@ -51,23 +49,80 @@ function isHttpUrl(text: string): boolean {
   return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
 }
 
-const positiveInt = z.int().positive();
+/**
+ * What each key accepts. One table drives both validators: `checkSetting()` for environment
+ * variables and flags (no zod, so a run without config files never loads it: zod 4 costs
+ * 40–70 ms of start-up here) and the zod schema for config files in `file_schema.ts`.
+ */
+export type Rule =
+  | { kind: "text" }
+  | { kind: "url" }
+  | { kind: "envName" }
+  | { kind: "integer"; min: number; max?: number }
+  | { kind: "number"; min: number; max: number };
 
-/** One zod schema per config key. */
-export const fieldSchemas = {
-  model: z.string().trim().min(1),
-  baseUrl: z.string().trim().refine(isHttpUrl).transform((url) => url.replace(/\/+$/, "")),
-  apiKeyEnv: z.string().regex(ENV_NAME),
-  maxRounds: z.int().min(1).max(1000),
-  maxTokens: positiveInt,
-  temperature: z.number().min(0).max(2),
-  requestTimeoutMs: positiveInt,
-  idleTimeoutMs: positiveInt,
-  bashTimeoutMs: positiveInt,
-};
+export const RULES = {
+  model: { kind: "text" },
+  baseUrl: { kind: "url" },
+  apiKeyEnv: { kind: "envName" },
+  maxRounds: { kind: "integer", min: 1, max: 1000 },
+  maxTokens: { kind: "integer", min: 1 },
+  temperature: { kind: "number", min: 0, max: 2 },
+  requestTimeoutMs: { kind: "integer", min: 1 },
+  idleTimeoutMs: { kind: "integer", min: 1 },
+  bashTimeoutMs: { kind: "integer", min: 1 },
+} as const satisfies Record<string, Rule>;
 
 /** A key a config file may set. */
-export type SettingKey = keyof typeof fieldSchemas;
+export type SettingKey = keyof typeof RULES;
+
+/** The settings one layer contributes, already validated. */
+export interface Settings {
+  model?: string;
+  baseUrl?: string;
+  apiKeyEnv?: string;
+  maxRounds?: number;
+  maxTokens?: number;
+  temperature?: number;
+  requestTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  bashTimeoutMs?: number;
+}
+
+/** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
+export function checkSetting(
+  key: SettingKey,
+  value: unknown,
+): { ok: true; value: string | number } | { ok: false } {
+  return checkRule(RULES[key], value);
+}
+
+/** Validates `value` against `rule`; shared with the zod schema for files. */
+export function checkRule(
+  rule: Rule,
+  value: unknown,
+): { ok: true; value: string | number } | { ok: false } {
+  switch (rule.kind) {
+    case "text":
+    case "url":
+    case "envName": {
+      if (typeof value !== "string") return { ok: false };
+      const text = value.trim();
+      if (rule.kind === "text") return text === "" ? { ok: false } : { ok: true, value: text };
+      if (rule.kind === "envName") {
+        return ENV_NAME.test(value) ? { ok: true, value } : { ok: false };
+      }
+      return isHttpUrl(text) ? { ok: true, value: text.replace(/\/+$/, "") } : { ok: false };
+    }
+    case "integer":
+    case "number": {
+      if (typeof value !== "number" || !Number.isFinite(value)) return { ok: false };
+      if (rule.kind === "integer" && !Number.isSafeInteger(value)) return { ok: false };
+      if (value < rule.min || (rule.max !== undefined && value > rule.max)) return { ok: false };
+      return { ok: true, value };
+    }
+  }
+}
 
 /** What each key accepts, as it reads after "expected" in an error message. */
 export const expectations: Record<SettingKey, string> = {
@@ -94,22 +149,6 @@ export const numericKeys: ReadonlySet<SettingKey> = new Set([
   "idleTimeoutMs",
   "bashTimeoutMs",
 ]);
-
-/** A config file (`config.jsonc`): every key optional, unknown keys rejected. */
-export const configFileSchema = z.strictObject({
-  model: fieldSchemas.model.optional(),
-  baseUrl: fieldSchemas.baseUrl.optional(),
-  apiKeyEnv: fieldSchemas.apiKeyEnv.optional(),
-  maxRounds: fieldSchemas.maxRounds.optional(),
-  maxTokens: fieldSchemas.maxTokens.optional(),
-  temperature: fieldSchemas.temperature.optional(),
-  requestTimeoutMs: fieldSchemas.requestTimeoutMs.optional(),
-  idleTimeoutMs: fieldSchemas.idleTimeoutMs.optional(),
-  bashTimeoutMs: fieldSchemas.bashTimeoutMs.optional(),
-});
-
-/** The settings one layer contributes, already validated. */
-export type Settings = z.output<typeof configFileSchema>;
 
 /**
  * Environment variables that set a key, in priority order within one layer: a `TERN_` variable

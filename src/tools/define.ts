@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
-import type { JsonSchema, ToolSpec } from "../core/tool_spec.ts";
+import type { JsonSchema } from "../core/tool_spec.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 /** What a tool body gets besides its arguments. */
@@ -82,11 +82,6 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
       }
     },
   };
-}
-
-/** The spec sent to the model for a tool. */
-export function toolSpec(tool: Tool): ToolSpec {
-  return { name: tool.name, description: tool.description, parameters: tool.parameters };
 }
 
 function toJsonSchema(schema: z.ZodType): JsonSchema {

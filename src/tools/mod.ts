@@ -1,39 +1,74 @@
-/** The built-in tools and what the rest of tern needs to use them. */
-import { createBashTool } from "./bash.ts";
+/**
+ * The built-in tools as the agent sees them before any of their code is loaded.
+ *
+ * The first model request needs only each tool's name, description and JSON Schema, so those
+ * come from `builtin_manifest.json` (generated from the zod definitions; a test keeps the two
+ * equal). The implementations — zod, tinyglobby, ignore, diff — load on the first call, or
+ * earlier through `preloadBuiltinTools()` while the first request is in flight.
+ */
+import type { JsonSchema } from "../core/tool_spec.ts";
 import type { Tool } from "./define.ts";
-import { createEditTool } from "./edit.ts";
-import { createGlobTool } from "./glob.ts";
-import { createGrepTool } from "./grep.ts";
-import { createListTool } from "./list.ts";
-import { createReadTool } from "./read.ts";
-import { createWriteTool } from "./write.ts";
+import manifest from "./builtin_manifest.json" with { type: "json" };
+import type { BuiltinToolOptions } from "./builtin.ts";
 
-export { createBashTool } from "./bash.ts";
-export { createEditTool } from "./edit.ts";
-export { createGlobTool } from "./glob.ts";
-export { createGrepTool } from "./grep.ts";
-export { createListTool } from "./list.ts";
-export { createReadTool } from "./read.ts";
-export { createWriteTool } from "./write.ts";
-export { defineTool, type Tool, type ToolContext, toolSpec } from "./define.ts";
+export type { BuiltinToolOptions } from "./builtin.ts";
+export type { Tool, ToolContext } from "./define.ts";
 
-/** Options for {@linkcode builtinTools}. */
-export interface BuiltinToolOptions {
-  /** Default timeout of a `bash` call in milliseconds; default 120,000. */
-  bashTimeoutMs?: number;
-  /** Passed to {@linkcode createGrepTool}: `false` forces the JavaScript search. */
-  ripgrep?: boolean | string;
+/** One built-in tool as the model sees it. */
+export interface ManifestEntry {
+  name: string;
+  readOnly: boolean;
+  description: string;
+  parameters: JsonSchema;
 }
 
-/** The built-in tools in the order the model sees them: read, write, edit, list, glob, grep, bash. */
-export function builtinTools(options: BuiltinToolOptions = {}): Tool[] {
-  return [
-    createReadTool(),
-    createWriteTool(),
-    createEditTool(),
-    createListTool(),
-    createGlobTool(),
-    createGrepTool({ ripgrep: options.ripgrep }),
-    createBashTool({ defaultTimeoutMs: options.bashTimeoutMs }),
-  ];
+/** The manifest, in the order the model sees the tools. */
+export const BUILTIN_MANIFEST: readonly ManifestEntry[] = manifest;
+
+/** Loads the implementations once per options object; later calls share the promise. */
+export type BuiltinLoader = () => Promise<Map<string, Tool>>;
+
+/** A loader for the built-in implementations, configured with `options`. */
+export function builtinLoader(options: BuiltinToolOptions = {}): BuiltinLoader {
+  let loading: Promise<Map<string, Tool>> | undefined;
+  return () => {
+    loading ??= import("./builtin.ts").then(({ createBuiltinTools }) =>
+      new Map(createBuiltinTools(options).map((tool) => [tool.name, tool]))
+    );
+    return loading;
+  };
+}
+
+/**
+ * The built-in tools, lazily implemented: `run()` loads the implementations on first use.
+ * Pass the same `load` to `preload` it in the background.
+ */
+export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
+  return BUILTIN_MANIFEST.map((entry) => ({
+    name: entry.name,
+    description: entry.description,
+    readOnly: entry.readOnly,
+    parameters: entry.parameters,
+    async run(args, ctx) {
+      let tool: Tool | undefined;
+      try {
+        tool = (await load()).get(entry.name);
+      } catch (error) {
+        const detail = error instanceof Error ? error.message : String(error);
+        return {
+          status: "ERROR",
+          code: "EXECUTION_FAILED",
+          message: `Cannot load "${entry.name}": ${detail}`,
+        };
+      }
+      if (!tool) {
+        return {
+          status: "ERROR",
+          code: "EXECUTION_FAILED",
+          message: `Tool "${entry.name}" has no implementation`,
+        };
+      }
+      return await tool.run(args, ctx);
+    },
+  }));
 }

@@ -1,5 +1,5 @@
 /** The set of tools offered to the model, by name. */
-import { type Tool, toolSpec } from "./define.ts";
+import type { Tool } from "./define.ts";
 import type { ToolSpec } from "../core/tool_spec.ts";
 
 export class ToolRegistry {
@@ -27,6 +27,10 @@ export class ToolRegistry {
 
   /** Specs for the model request, in registration order. */
   specs(): ToolSpec[] {
-    return [...this.#tools.values()].map(toolSpec);
+    return [...this.#tools.values()].map(({ name, description, parameters }) => ({
+      name,
+      description,
+      parameters,
+    }));
   }
 }

@@ -1,10 +1,11 @@
 import { deepEqual, equal } from "node:assert/strict";
-import { builtinTools } from "../../src/tools/mod.ts";
+import { createBuiltinTools } from "../../src/tools/builtin.ts";
+import { BUILTIN_MANIFEST, builtinLoader, builtinTools } from "../../src/tools/mod.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
-Deno.test("builtinTools() returns the seven tools in order with their read-only flags", () => {
-  const tools = builtinTools();
+Deno.test("createBuiltinTools() returns the seven tools in order with their read-only flags", () => {
+  const tools = createBuiltinTools();
   deepEqual(
     tools.map((t) => [t.name, t.readOnly]),
     [
@@ -20,19 +21,46 @@ Deno.test("builtinTools() returns the seven tools in order with their read-only 
   equal(new ToolRegistry(tools).names.length, 7);
 });
 
-Deno.test("builtinTools() JSON schemas and descriptions match the snapshot", async () => {
-  const specs = builtinTools().map((tool) => ({
+Deno.test("createBuiltinTools() schemas and descriptions match the start-up manifest", async () => {
+  const specs = createBuiltinTools().map((tool) => ({
     name: tool.name,
     readOnly: tool.readOnly,
     description: tool.description,
     parameters: tool.parameters,
   }));
-  await assertJsonSnapshot(new URL("./schemas.snapshot.json", import.meta.url), specs);
+  await assertJsonSnapshot(
+    new URL("../../src/tools/builtin_manifest.json", import.meta.url),
+    specs,
+  );
 });
 
-Deno.test("builtinTools() schemas are strict objects", () => {
-  for (const tool of builtinTools()) {
+Deno.test("createBuiltinTools() schemas are strict objects", () => {
+  for (const tool of createBuiltinTools()) {
     equal(tool.parameters.type, "object", tool.name);
     equal(tool.parameters.additionalProperties, false, tool.name);
+  }
+});
+
+Deno.test("builtinTools() offers the manifest and runs the real implementation on first call", async () => {
+  let loads = 0;
+  const real = builtinLoader();
+  const tools = builtinTools(() => {
+    loads++;
+    return real();
+  });
+  deepEqual(tools.map((t) => t.name), BUILTIN_MANIFEST.map((e) => e.name));
+  equal(loads, 0);
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await Deno.writeTextFile(`${workspace}/a.txt`, "hello\n");
+    const read = tools.find((t) => t.name === "read")!;
+    const signal = new AbortController().signal;
+    const ok = await read.run({ path: "a.txt" }, { workspace, signal });
+    equal(ok.status, "SUCCEEDED");
+    const bad = await read.run({ path: "a.txt", extra: 1 }, { workspace, signal });
+    equal(bad.status === "ERROR" && bad.code, "INVALID_ARGUMENTS");
+    equal(loads, 2);
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
   }
 });

@@ -1,0 +1,39 @@
+/** The built-in tools, built eagerly from their definitions (zod schemas and all). */
+import { createBashTool } from "./bash.ts";
+import type { Tool } from "./define.ts";
+import { createEditTool } from "./edit.ts";
+import { createGlobTool } from "./glob.ts";
+import { createGrepTool } from "./grep.ts";
+import { createListTool } from "./list.ts";
+import { createReadTool } from "./read.ts";
+import { createWriteTool } from "./write.ts";
+
+export { createBashTool } from "./bash.ts";
+export { createEditTool } from "./edit.ts";
+export { createGlobTool } from "./glob.ts";
+export { createGrepTool } from "./grep.ts";
+export { createListTool } from "./list.ts";
+export { createReadTool } from "./read.ts";
+export { createWriteTool } from "./write.ts";
+export { defineTool, type Tool, type ToolContext } from "./define.ts";
+
+/** Options for {@linkcode createBuiltinTools}. */
+export interface BuiltinToolOptions {
+  /** Default timeout of a `bash` call in milliseconds; default 120,000. */
+  bashTimeoutMs?: number;
+  /** Passed to {@linkcode createGrepTool}: `false` forces the JavaScript search. */
+  ripgrep?: boolean | string;
+}
+
+/** The built-in tools in the order the model sees them: read, write, edit, list, glob, grep, bash. */
+export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
+  return [
+    createReadTool(),
+    createWriteTool(),
+    createEditTool(),
+    createListTool(),
+    createGlobTool(),
+    createGrepTool({ ripgrep: options.ripgrep }),
+    createBashTool({ defaultTimeoutMs: options.bashTimeoutMs }),
+  ];
+}
