@@ -37,16 +37,14 @@ function median(values: number[]): number {
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
-async function benchVersion(): Promise<number[]> {
+/** Wall times of `deno <args>` over RUNS runs after two warm-up runs. */
+async function timeDeno(args: string[]): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < RUNS + 2; i++) {
     const start = performance.now();
-    const out = await new Deno.Command(deno, {
-      args: ["run", ...flags, join(ROOT, "main.ts"), "--version"],
-      stdout: "null",
-    }).output();
-    if (!out.success) throw new Error("tern --version failed");
-    if (i >= 2) times.push(performance.now() - start); // two warm-up runs
+    const out = await new Deno.Command(deno, { args, stdout: "null" }).output();
+    if (!out.success) throw new Error(`deno ${args.join(" ")} failed`);
+    if (i >= 2) times.push(performance.now() - start);
   }
   return times;
 }
@@ -115,7 +113,10 @@ const workspace = await Deno.makeTempDir({ prefix: "tern-bench-ws-" });
 const home = await Deno.makeTempDir({ prefix: "tern-bench-home-" });
 try {
   await Deno.writeTextFile(join(workspace, "notes.txt"), "one\ntwo\nthree\n");
-  const version = await benchVersion();
+  // The floor on this machine: Deno starting an empty script.
+  await Deno.writeTextFile(join(workspace, "empty.js"), "");
+  const bare = await timeDeno(["run", "--no-config", join(workspace, "empty.js")]);
+  const version = await timeDeno(["run", ...flags, join(ROOT, "main.ts"), "--version"]);
   const first: number[] = [];
   for (let i = 0; i < RUNS + 1; i++) {
     const t = await timeTurn(0, workspace, home);
@@ -126,6 +127,7 @@ try {
     date: new Date().toISOString(),
     deno: Deno.version.deno,
     runs: RUNS,
+    bareDenoMs: round1(median(bare)),
     versionMs: round1(median(version)),
     firstRequestMs: round1(median(first)),
     perRoundMs: round1(median(long.gaps)),
@@ -133,6 +135,7 @@ try {
     targets: { versionMs: 40, firstRequestMs: 100, perRoundMs: 10, peakMemoryMb: 120 },
   };
   const rows = [
+    ["bare Deno, empty script (the floor)", `${results.bareDenoMs} ms`, "—"],
     ["`tern --version`", `${results.versionMs} ms`, "≤ 40 ms"],
     ["first model request after start", `${results.firstRequestMs} ms`, "≤ 100 ms"],
     [`agent overhead per tool round (median of ${ROUNDS})`, `${results.perRoundMs} ms`, "≤ 10 ms"],

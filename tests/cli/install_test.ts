@@ -1,0 +1,49 @@
+/** `./run.sh install`: the shim works from any directory, and that directory is the workspace. */
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { ROOT, tempWorkspace } from "../support/tern_process.ts";
+
+Deno.test("bin/install puts a working tern shim on a PATH root, using the start directory", async () => {
+  const root = await Deno.makeTempDir({ prefix: "tern-install-" });
+  const ws = await tempWorkspace();
+  const server = await startScriptedServer([
+    {
+      toolCalls: [{ id: "c0", name: "write", arguments: '{"path":"hello.txt","content":"hi\\n"}' }],
+    },
+    { text: "wrote it" },
+  ], { chunkDelayMs: 0 });
+  try {
+    const install = await new Deno.Command(join(ROOT, "bin/install"), {
+      args: ["--root", root],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(install.code, 0, new TextDecoder().decode(install.stderr));
+    const shim = join(root, "bin/tern");
+    const shimText = await Deno.readTextFile(shim);
+    ok(shimText.includes("--no-prompt") && !shimText.includes("--allow-all"), shimText);
+
+    // A bare environment: no deno on PATH, so the shim must carry its own.
+    const env = { PATH: "/usr/bin:/bin", HOME: ws.home, TERN_HOME: ws.home };
+    const run = (args: string[]) =>
+      new Deno.Command(shim, {
+        args,
+        cwd: ws.dir,
+        env,
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      })
+        .output();
+    const version = await run(["--version"]);
+    equal(new TextDecoder().decode(version.stdout).trim().startsWith("tern "), true);
+    const task = await run(["run", "--base-url", server.baseUrl, "-m", "scripted", "write hello"]);
+    equal(task.code, 0, new TextDecoder().decode(task.stderr));
+    equal(await Deno.readTextFile(join(ws.dir, "hello.txt")), "hi\n");
+  } finally {
+    await server.close();
+    await ws.cleanup();
+    await Deno.remove(root, { recursive: true });
+  }
+});
