@@ -141,14 +141,12 @@ export const expectations: Record<SettingKey, string> = {
 export const secretKeys: ReadonlySet<SettingKey> = new Set(["apiKeyEnv"]);
 
 /** Keys whose environment variables hold numbers. */
-export const numericKeys: ReadonlySet<SettingKey> = new Set([
-  "maxRounds",
-  "maxTokens",
-  "temperature",
-  "requestTimeoutMs",
-  "idleTimeoutMs",
-  "bashTimeoutMs",
-]);
+export const numericKeys: ReadonlySet<SettingKey> = new Set(
+  (Object.keys(RULES) as SettingKey[]).filter((key) => {
+    const kind = RULES[key].kind;
+    return kind === "integer" || kind === "number";
+  }),
+);
 
 /**
  * Environment variables that set a key, in priority order within one layer: a `TERN_` variable

@@ -3,7 +3,7 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
 
 const SECRET = "sk-test-SECRET-4f9a7c21e8";
 
@@ -190,6 +190,40 @@ Deno.test("tern --version and --help answer without a model", async () => {
     if (Deno.env.get("UPDATE_SNAPSHOTS") === "1") await Deno.writeTextFile(snapshot, help.stdout);
     deepEqual(help.stdout, await Deno.readTextFile(snapshot));
   } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("tern run ends CANCELLED with exit code 130 on Ctrl-C (SIGINT)", async () => {
+  const { promise: requested, resolve } = Promise.withResolvers<void>();
+  const server = await startScriptedServer([{ fault: "hang" }], { onRequest: () => resolve() });
+  const ws = await tempWorkspace();
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...declaredFlags(),
+        join(ROOT, "main.ts"),
+        "run",
+        "--base-url",
+        server.baseUrl,
+        "-o",
+        "json",
+        "wait forever",
+      ],
+      cwd: ws.dir,
+      env: { PATH: Deno.env.get("PATH") ?? "", HOME: ws.home, TERN_HOME: ws.home },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    await requested;
+    child.kill("SIGINT");
+    const out = await child.output();
+    equal(out.code, 130, new TextDecoder().decode(out.stderr));
+    equal(JSON.parse(new TextDecoder().decode(out.stdout)).exitReason, "CANCELLED");
+  } finally {
+    await server.close();
     await ws.cleanup();
   }
 });
