@@ -11,23 +11,16 @@
  * Targets: --version ≤ 40 ms, first request ≤ 100 ms, ≤ 10 ms per round, ≤ 120 MB.
  * Writes bench/results/latest.json and bench/results/latest.md. Usage: deno task bench [runs]
  */
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { startScriptedServer } from "../tests/support/scripted_server.ts";
 import type { ScriptedReply } from "../src/llm/scripted.ts";
+import { declaredFlags, ROOT } from "../tests/support/tern_process.ts";
 
-const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const RUNS = Number(Deno.args[0] ?? 15);
 const ROUNDS = 40;
 
 const flags = declaredFlags();
 const deno = Deno.execPath();
-
-function declaredFlags(): string[] {
-  const out = new Deno.Command("bash", {
-    args: ["-c", `source "${ROOT}/bin/_env.sh"; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`],
-  }).outputSync();
-  return new TextDecoder().decode(out.stdout).trim().split("\n");
-}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -5,7 +5,7 @@
 import type { ModelRequest } from "../llm/types.ts";
 import { ScriptedProvider, type ScriptedReply } from "../llm/scripted.ts";
 import { exitCodeFor } from "./exit_codes.ts";
-import { runTaskWith } from "./run.ts";
+import { processWriters, runTaskWith } from "./run.ts";
 import { styleFor } from "./output/style.ts";
 
 const TASK = "Look around this project, then add src/greet.ts exporting greet(name) " +
@@ -21,7 +21,8 @@ export function greet(name: string): string {
 export async function runDemo(): Promise<number> {
   const style = styleFor(Deno.stdout.isTerminal(), { NO_COLOR: Deno.env.get("NO_COLOR") });
   const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-" }));
-  const print = (text: string) => console.log(text);
+  const { out } = processWriters();
+  const print = (text: string) => out(`${text}\n`);
   try {
     await Deno.writeTextFile(
       `${workspace}/README.md`,
@@ -40,7 +41,7 @@ export async function runDemo(): Promise<number> {
       config: { model: "tern-demo-script", maxRounds: 10, bashTimeoutMs: 10_000 },
       write: {
         out: () => {}, // the answer is printed under RESULT below
-        err: (text) => Deno.stdout.writeSync(new TextEncoder().encode(`  ${text}`)),
+        err: (text) => out(`  ${text}`), // tool lines go to stdout here, indented
       },
     });
     const written = await Deno.readTextFile(`${workspace}/src/greet.ts`).catch(() => "(missing)");

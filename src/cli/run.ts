@@ -118,7 +118,8 @@ function createEmitter(
   });
 }
 
-function processWriters() {
+/** Writers to the process's stdout and stderr that never write partially. */
+export function processWriters() {
   const encoder = new TextEncoder();
   return {
     out: (text: string) => writeAll(Deno.stdout, encoder.encode(text)),
@@ -128,7 +129,12 @@ function processWriters() {
 
 function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
   let offset = 0;
-  while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
+  try {
+    while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
+  } catch (error) {
+    // A reader that went away (`tern … | head`) is not an error of ours.
+    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+  }
 }
 
 function createProvider(config: TernConfig): Provider {
