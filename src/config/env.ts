@@ -9,6 +9,7 @@ import {
   ENV_VARIABLES,
   expectations,
   numericKeys,
+  RULES,
   type SettingKey,
   type Settings,
 } from "./schema.ts";
@@ -72,7 +73,11 @@ export function nonEmpty(value: string | undefined): string | undefined {
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 
 function parseVariable(key: SettingKey, name: string, text: string, dotenv?: Dotenv): unknown {
-  const value = numericKeys.has(key) ? (DECIMAL.test(text) ? Number(text) : Number.NaN) : text;
+  const value = numericKeys.has(key)
+    ? (DECIMAL.test(text) ? Number(text) : Number.NaN)
+    : RULES[key].kind === "boolean"
+    ? parseBoolean(text)
+    : text;
   const checked = checkSetting(key, value);
   if (checked.ok) return checked.value;
   const detail = `expected ${expectations[key]}, got ${formatValue(text)}`;
@@ -86,6 +91,14 @@ function parseVariable(key: SettingKey, name: string, text: string, dotenv?: Dot
     key: name,
     ...position,
   });
+}
+
+/** "1"/"true"/"yes" and "0"/"false"/"no" (any case); anything else stays text and fails. */
+function parseBoolean(text: string): boolean | string {
+  const folded = text.toLowerCase();
+  if (folded === "1" || folded === "true" || folded === "yes") return true;
+  if (folded === "0" || folded === "false" || folded === "no") return false;
+  return text;
 }
 
 /** Line and column of the last `NAME=` assignment in a `.env` text (the one that wins). */

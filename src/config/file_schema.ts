@@ -1,7 +1,8 @@
 /**
  * The zod schema of a config file (`config.jsonc`): a strict object of the keys in `RULES`,
- * each checked by the same rule the environment and flags use. Imported only when a config file
- * exists, so runs without one never load zod.
+ * each checked by the same rule the environment and flags use, plus the structured keys
+ * (`profiles`, `rules`). Imported only when a config file exists, so runs without one never
+ * load zod.
  */
 import { z } from "zod";
 import { checkRule, type Rule, RULES, type SettingKey, type Settings } from "./schema.ts";
@@ -19,5 +20,46 @@ const shape = Object.fromEntries(
   Object.entries(RULES).map(([key, rule]) => [key, fromRule(rule)]),
 ) as Record<SettingKey, ReturnType<typeof fromRule>>;
 
+const entries = z.array(z.string().trim().min(1, "an entry is empty")).optional();
+
+const customProfile = z.strictObject({
+  read: entries,
+  write: entries,
+  net: entries,
+  run: entries,
+  env: entries,
+});
+
+const permissionRule = z.strictObject({
+  action: z.enum(["allow", "ask", "deny"]),
+  tool: z.string().trim().min(1).optional(),
+  command: z.string().trim().min(1).optional(),
+  path: z.string().trim().min(1).optional(),
+  match: z.array(z.string()).optional(),
+  notMatch: z.array(z.string()).optional(),
+  reason: z.string().optional(),
+}).refine((rule) => rule.tool ?? rule.command ?? rule.path, {
+  message: 'a rule needs "tool", "command" or "path"',
+});
+
+const profileName = z.string().regex(
+  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
+  'a custom profile name is letters, digits, "_", "." or "-" (":" is for built-in profiles)',
+);
+
 /** Every key optional, unknown keys rejected. */
-export const configFileSchema: z.ZodType<Settings> = z.strictObject(shape) as z.ZodType<Settings>;
+export const configFileSchema: z.ZodType<Settings> = z.strictObject({
+  ...shape,
+  profiles: z.record(profileName, customProfile).optional(),
+  rules: z.array(permissionRule).optional(),
+}) as unknown as z.ZodType<Settings>;
+
+/** The first issue of a failed parse as "key.path: message". */
+export function describeFileIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return "invalid configuration";
+  const where = issue.path.length > 0 ? `"${issue.path.join(".")}": ` : "";
+  // A bad record key reports "Invalid key in record"; the reason is in the nested issue.
+  const nested = issue.code === "invalid_key" ? issue.issues[0]?.message : undefined;
+  return `${where}${nested ?? issue.message}`;
+}

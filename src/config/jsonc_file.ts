@@ -12,6 +12,7 @@ import {
   secretKeys,
   type SettingKey,
   type Settings,
+  STRUCTURED_KEYS,
 } from "./schema.ts";
 
 const SYNTAX_MESSAGES: Record<string, string> = {
@@ -40,7 +41,7 @@ const SYNTAX_MESSAGES: Record<string, string> = {
  *   unknown key or an invalid value: the first in file order, with its line and column.
  */
 export async function parseConfigFile(text: string, file: string): Promise<Settings> {
-  const [jsonc, { configFileSchema }] = await Promise.all([
+  const [jsonc, { configFileSchema, describeFileIssue }] = await Promise.all([
     import("jsonc-parser"),
     import("./file_schema.ts"),
   ]);
@@ -73,7 +74,7 @@ export async function parseConfigFile(text: string, file: string): Promise<Setti
     checkProperty(property, jsonc.getNodeValue, fail);
   }
   const parsed = configFileSchema.safeParse(jsonc.getNodeValue(root));
-  if (!parsed.success) return fail(parsed.error.issues[0]?.message ?? "invalid configuration");
+  if (!parsed.success) return fail(describeFileIssue(parsed.error));
   return parsed.data;
 }
 
@@ -91,6 +92,7 @@ function checkProperty(property: Node, valueOf: (node: Node) => unknown, fail: F
       name,
     );
   }
+  if ((STRUCTURED_KEYS as readonly string[]).includes(name)) return;
   if (!Object.hasOwn(RULES, name)) {
     const suggestion = closestKey(name);
     const hint = suggestion ? `: did you mean "${suggestion}"?` : "";
@@ -107,7 +109,7 @@ function checkProperty(property: Node, valueOf: (node: Node) => unknown, fail: F
 function closestKey(name: string): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
-  for (const key of Object.keys(RULES)) {
+  for (const key of [...Object.keys(RULES), ...STRUCTURED_KEYS]) {
     const distance = editDistance(name.toLowerCase(), key.toLowerCase());
     if (distance < bestDistance) [best, bestDistance] = [key, distance];
   }

@@ -18,11 +18,15 @@ import {
   API_KEY_VARIABLES,
   checkSetting,
   type ConfigFlags,
+  type CustomProfile,
   DEFAULTS,
   expectations,
+  type PermissionRule,
+  PROJECT_PROFILES,
   type SettingKey,
   type Settings,
   type TernConfig,
+  TRUSTED_ONLY_KEYS,
 } from "./schema.ts";
 
 /** Inputs of {@linkcode loadConfig}; everything ambient is passed in so tests stay hermetic. */
@@ -48,7 +52,16 @@ export interface LoadedConfig {
   sources: Record<string, string>;
 }
 
-const FLAG_KEYS = ["model", "baseUrl", "maxRounds", "maxTokens", "temperature"] as const;
+const FLAG_KEYS = [
+  "model",
+  "baseUrl",
+  "maxRounds",
+  "maxTokens",
+  "temperature",
+  "profile",
+  "mode",
+  "noSandbox",
+] as const;
 
 /**
  * Loads and merges tern's configuration. Missing files are skipped; jsonc-parser is loaded only
@@ -67,18 +80,27 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const layers: Layer[] = [defaultsLayer()];
   layers.push(await fileLayer(userFile, "user config"));
   // With cwd = home and no TERN_HOME both paths are the same file: read it once, as the user's.
-  if (projectFile !== userFile) layers.push(await fileLayer(projectFile, "project config"));
+  if (projectFile !== userFile) {
+    layers.push(checkProjectLayer(await fileLayer(projectFile, "project config"), projectFile));
+  }
   const dotenv = await readDotenv(join(cwd, ".env"));
-  if (dotenv) layers.push(settingsFromVariables(dotenv.variables, dotenv));
+  if (dotenv) {
+    layers.push(checkProjectLayer(settingsFromVariables(dotenv.variables, dotenv), dotenv.file));
+  }
   layers.push(settingsFromVariables(env));
   layers.push(flagsLayer(options.flags ?? {}));
 
   const merged: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
+  const profiles: Record<string, CustomProfile> = {};
+  const rules: PermissionRule[] = [];
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer.settings)) {
       if (value === undefined) continue;
-      merged[key] = value;
+      // Profiles merge by name; rules add up (a later layer cannot drop an earlier deny).
+      if (key === "profiles") Object.assign(profiles, value);
+      else if (key === "rules") rules.push(...(value as PermissionRule[]));
+      else merged[key] = value;
       sources[key] = layer.sources[key as SettingKey] ?? "unknown";
     }
   }
@@ -91,7 +113,14 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     idleTimeoutMs: settings.idleTimeoutMs,
     bashTimeoutMs: settings.bashTimeoutMs,
     ternHome: home.path,
+    profile: settings.profile,
+    mode: settings.mode,
+    noSandbox: settings.noSandbox,
+    reviewTimeoutMs: settings.reviewTimeoutMs,
+    profiles,
+    rules,
   };
+  if (settings.reviewModel !== undefined) config.reviewModel = settings.reviewModel;
   if (settings.maxTokens !== undefined) config.maxTokens = settings.maxTokens;
   if (settings.temperature !== undefined) config.temperature = settings.temperature;
   sources.ternHome = home.source;
@@ -138,6 +167,33 @@ async function fileLayer(file: string, label: string): Promise<Layer> {
   const sources: Layer["sources"] = {};
   for (const key of Object.keys(settings)) sources[key as SettingKey] = `${label} ${file}`;
   return { settings, sources };
+}
+
+/**
+ * A project's config file and `.env` come with the repository, so they may tighten the sandbox
+ * but never loosen it: no review mode, no opt-out, no custom profiles, no allow rules, and only
+ * `:read-only` or `:workspace` as the profile.
+ * @throws {ConfigError} naming the file and the key.
+ */
+function checkProjectLayer(layer: Layer, file: string): Layer {
+  const refuse = (key: string, what: string): never => {
+    throw new ConfigError(
+      `Refusing "${key}" in "${file}": ${what}; a project's files may only tighten the ` +
+        "sandbox, so set it in your user config (~/.tern/config.jsonc), the environment or a flag",
+      { file, key },
+    );
+  };
+  for (const key of Object.keys(layer.settings)) {
+    if (TRUSTED_ONLY_KEYS.has(key)) refuse(key, "it would change who approves tool calls");
+  }
+  const { profile, rules } = layer.settings;
+  if (profile !== undefined && !PROJECT_PROFILES.has(profile)) {
+    refuse("profile", `profile "${profile}" is wider than ":workspace"`);
+  }
+  if (rules?.some((rule) => rule.action === "allow")) {
+    refuse("rules", "allow rules let calls skip review");
+  }
+  return layer;
 }
 
 function flagsLayer(flags: ConfigFlags): Layer {

@@ -24,11 +24,67 @@ export interface TernConfig {
   bashTimeoutMs: number;
   /** Absolute path of the user's tern directory (`TERN_HOME`, else `~/.tern`). */
   ternHome: string;
+  /** Sandbox profile: a built-in (`:workspace`, ...) or a name from `profiles`. */
+  profile: string;
+  /** Who approves a call the profile and rules leave open: a person, a reviewer model, nobody. */
+  mode: ReviewMode;
+  /** Run tools with no sandbox at all (no worker confinement, no bubblewrap). Review still applies. */
+  noSandbox: boolean;
+  /** Model for the AUTO reviewer; unset means the main model. */
+  reviewModel?: string;
+  /** Longest an AUTO review may take before it counts as a denial, in milliseconds. */
+  reviewTimeoutMs: number;
+  /** Custom sandbox profiles by name (config files only). */
+  profiles: Record<string, CustomProfile>;
+  /** Allow/ask/deny rules, user config first, then the project's (config files only). */
+  rules: PermissionRule[];
+}
+
+/** Review modes: ASK a person, AUTO a reviewer model, BYPASS no review. */
+export type ReviewMode = "ask" | "auto" | "bypass";
+
+/**
+ * A custom sandbox profile: lists mapped 1:1 to Deno's `--allow-*` flags. Paths may use
+ * `<workspace>`, `<tmp>` and `~/`; relative paths are relative to the workspace; `"*"` alone
+ * grants everything of that kind.
+ */
+export interface CustomProfile {
+  read?: string[];
+  write?: string[];
+  net?: string[];
+  run?: string[];
+  env?: string[];
+}
+
+/**
+ * A permission rule. `command` is a shell command prefix in words (`"git push"`, `"npm *"`
+ * with `*` for any one word) and implies the bash tool; `path` is a glob relative to the
+ * workspace for file tools; `tool` alone matches every call of that tool. `match` and
+ * `notMatch` are examples (commands, paths or tool names) checked when the rules load.
+ */
+export interface PermissionRule {
+  action: "allow" | "ask" | "deny";
+  tool?: string;
+  command?: string;
+  path?: string;
+  match?: string[];
+  notMatch?: string[];
+  reason?: string;
 }
 
 /** Settings the command line may override, already parsed by the CLI. */
 export type ConfigFlags = Partial<
-  Pick<TernConfig, "model" | "baseUrl" | "maxRounds" | "maxTokens" | "temperature">
+  Pick<
+    TernConfig,
+    | "model"
+    | "baseUrl"
+    | "maxRounds"
+    | "maxTokens"
+    | "temperature"
+    | "profile"
+    | "mode"
+    | "noSandbox"
+  >
 >;
 
 /** Built-in defaults, the lowest layer. `maxTokens` and `temperature` are unset. */
@@ -39,6 +95,10 @@ export const DEFAULTS = {
   requestTimeoutMs: 600_000,
   idleTimeoutMs: 120_000,
   bashTimeoutMs: 120_000,
+  profile: ":workspace",
+  mode: "ask",
+  noSandbox: false,
+  reviewTimeoutMs: 30_000,
 } as const satisfies Partial<TernConfig>;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -59,7 +119,9 @@ export type Rule =
   | { kind: "url" }
   | { kind: "envName" }
   | { kind: "integer"; min: number; max?: number }
-  | { kind: "number"; min: number; max: number };
+  | { kind: "number"; min: number; max: number }
+  | { kind: "choice"; values: readonly string[] }
+  | { kind: "boolean" };
 
 export const RULES = {
   model: { kind: "text" },
@@ -71,6 +133,11 @@ export const RULES = {
   requestTimeoutMs: { kind: "integer", min: 1 },
   idleTimeoutMs: { kind: "integer", min: 1 },
   bashTimeoutMs: { kind: "integer", min: 1 },
+  profile: { kind: "text" },
+  mode: { kind: "choice", values: ["ask", "auto", "bypass"] },
+  noSandbox: { kind: "boolean" },
+  reviewModel: { kind: "text" },
+  reviewTimeoutMs: { kind: "integer", min: 1 },
 } as const satisfies Record<string, Rule>;
 
 /** A key a config file may set. */
@@ -87,13 +154,23 @@ export interface Settings {
   requestTimeoutMs?: number;
   idleTimeoutMs?: number;
   bashTimeoutMs?: number;
+  profile?: string;
+  mode?: ReviewMode;
+  noSandbox?: boolean;
+  reviewModel?: string;
+  reviewTimeoutMs?: number;
+  profiles?: Record<string, CustomProfile>;
+  rules?: PermissionRule[];
 }
+
+/** Keys of a config file that hold structures, validated by the zod schema only. */
+export const STRUCTURED_KEYS = ["profiles", "rules"] as const;
 
 /** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
 export function checkSetting(
   key: SettingKey,
   value: unknown,
-): { ok: true; value: string | number } | { ok: false } {
+): { ok: true; value: string | number | boolean } | { ok: false } {
   return checkRule(RULES[key], value);
 }
 
@@ -101,8 +178,14 @@ export function checkSetting(
 export function checkRule(
   rule: Rule,
   value: unknown,
-): { ok: true; value: string | number } | { ok: false } {
+): { ok: true; value: string | number | boolean } | { ok: false } {
   switch (rule.kind) {
+    case "choice":
+      return typeof value === "string" && rule.values.includes(value.trim())
+        ? { ok: true, value: value.trim() }
+        : { ok: false };
+    case "boolean":
+      return typeof value === "boolean" ? { ok: true, value } : { ok: false };
     case "text":
     case "url":
     case "envName": {
@@ -135,6 +218,12 @@ export const expectations: Record<SettingKey, string> = {
   requestTimeoutMs: "a positive integer (milliseconds)",
   idleTimeoutMs: "a positive integer (milliseconds)",
   bashTimeoutMs: "a positive integer (milliseconds)",
+  profile: 'a sandbox profile name (":read-only", ":workspace", ":external", ' +
+    '":danger-full-access" or one of "profiles")',
+  mode: '"ask", "auto" or "bypass"',
+  noSandbox: "true or false (in the environment: 1, 0, true, false, yes or no)",
+  reviewModel: "a non-empty string",
+  reviewTimeoutMs: "a positive integer (milliseconds)",
 };
 
 /** Keys whose rejected values must not be echoed, because they may hold a secret. */
@@ -161,7 +250,26 @@ export const ENV_VARIABLES: ReadonlyArray<{ key: SettingKey; names: readonly str
   { key: "requestTimeoutMs", names: ["TERN_REQUEST_TIMEOUT_MS"] },
   { key: "idleTimeoutMs", names: ["TERN_IDLE_TIMEOUT_MS"] },
   { key: "bashTimeoutMs", names: ["TERN_BASH_TIMEOUT_MS"] },
+  { key: "profile", names: ["TERN_PROFILE"] },
+  { key: "mode", names: ["TERN_MODE"] },
+  { key: "noSandbox", names: ["TERN_NO_SANDBOX"] },
+  { key: "reviewModel", names: ["TERN_REVIEW_MODEL"] },
+  { key: "reviewTimeoutMs", names: ["TERN_REVIEW_TIMEOUT_MS"] },
 ];
+
+/**
+ * Settings a project (its `.tern/config.jsonc` or `.env`, which arrive with a cloned
+ * repository) may not loosen: a checked-in file must not switch off review or the sandbox.
+ */
+export const TRUSTED_ONLY_KEYS: ReadonlySet<string> = new Set([
+  "mode",
+  "noSandbox",
+  "profiles",
+  "reviewModel",
+]);
+
+/** Profiles a project may choose; anything wider needs the user's config, env or a flag. */
+export const PROJECT_PROFILES: ReadonlySet<string> = new Set([":read-only", ":workspace"]);
 
 /** Variables holding the API key, in priority order within one layer. */
 export const API_KEY_VARIABLES = ["TERN_API_KEY", "OPENAI_API_KEY"] as const;

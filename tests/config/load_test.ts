@@ -15,6 +15,12 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       idleTimeoutMs: 120000,
       bashTimeoutMs: 120000,
       ternHome: join(home, ".tern"),
+      profile: ":workspace",
+      mode: "ask",
+      noSandbox: false,
+      reviewTimeoutMs: 30000,
+      profiles: {},
+      rules: [],
     });
     assert.equal(sources.model, "default");
     assert.equal(sources.maxTokens, undefined);
@@ -73,6 +79,12 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       idleTimeoutMs: 2000,
       bashTimeoutMs: 3000,
       ternHome: join(home, ".tern"),
+      profile: ":workspace",
+      mode: "ask",
+      noSandbox: false,
+      reviewTimeoutMs: 30000,
+      profiles: {},
+      rules: [],
     });
   });
 });

@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { loadConfig } from "../../src/config/mod.ts";
+import { ConfigError } from "../../src/config/errors.ts";
+import { withFixture } from "./_fixture.ts";
+
+Deno.test("loadConfig() reads profile, mode and the sandbox opt-out from every trusted layer", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write(
+      "home/.tern/config.jsonc",
+      `{ "mode": "auto", "profile": "ci", "reviewModel": "small",
+         "profiles": { "ci": { "read": ["<workspace>"], "net": ["api.github.com"] } } }`,
+    );
+    let { config, sources } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.equal(config.mode, "auto");
+    assert.equal(config.profile, "ci");
+    assert.equal(config.reviewModel, "small");
+    assert.deepEqual(config.profiles.ci, { read: ["<workspace>"], net: ["api.github.com"] });
+    assert.match(sources.mode, /^user config /);
+
+    ({ config, sources } = await loadConfig({
+      cwd,
+      env: { HOME: home, TERN_MODE: "bypass", TERN_NO_SANDBOX: "yes" },
+    }));
+    assert.equal(config.mode, "bypass");
+    assert.equal(config.noSandbox, true);
+    assert.equal(sources.noSandbox, "TERN_NO_SANDBOX in the environment");
+
+    ({ config } = await loadConfig({
+      cwd,
+      env: { HOME: home, TERN_MODE: "bypass" },
+      flags: { mode: "ask", profile: ":read-only", noSandbox: false },
+    }));
+    assert.equal(config.mode, "ask");
+    assert.equal(config.profile, ":read-only");
+    assert.equal(config.noSandbox, false);
+  });
+});
+
+Deno.test("loadConfig() rejects an unknown mode and a non-boolean TERN_NO_SANDBOX", async () => {
+  await withFixture(async ({ home, cwd }) => {
+    await assert.rejects(
+      loadConfig({ cwd, env: { HOME: home, TERN_MODE: "yolo" } }),
+      (error: Error) =>
+        error instanceof ConfigError && /TERN_MODE: expected "ask", "auto" or "bypass"/.test(
+          error.message,
+        ),
+    );
+    await assert.rejects(
+      loadConfig({ cwd, env: { HOME: home, TERN_NO_SANDBOX: "maybe" } }),
+      /TERN_NO_SANDBOX: expected true or false/,
+    );
+  });
+});
+
+Deno.test("loadConfig() adds rules up across layers, user rules first", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write("home/.tern/config.jsonc", `{ "rules": [{ "action": "allow", "command": "npm test" }] }`);
+    write("cwd/.tern/config.jsonc", `{ "rules": [{ "action": "deny", "command": "git push" }] }`);
+    const { config } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.deepEqual(config.rules, [
+      { action: "allow", command: "npm test" },
+      { action: "deny", command: "git push" },
+    ]);
+  });
+});
+
+Deno.test("loadConfig() refuses a project file or .env that loosens the sandbox", async () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ["cwd/.tern/config.jsonc", `{ "mode": "bypass" }`, /Refusing "mode" in ".*config.jsonc"/],
+    ["cwd/.tern/config.jsonc", `{ "noSandbox": true }`, /Refusing "noSandbox"/],
+    ["cwd/.tern/config.jsonc", `{ "profile": ":danger-full-access" }`, /wider than ":workspace"/],
+    [
+      "cwd/.tern/config.jsonc",
+      `{ "rules": [{ "action": "allow", "command": "rm" }] }`,
+      /allow rules let calls skip review/,
+    ],
+    ["cwd/.tern/config.jsonc", `{ "profiles": { "x": {} } }`, /Refusing "profiles"/],
+    ["cwd/.env", "TERN_MODE=bypass\n", /Refusing "mode" in ".*\.env"/],
+    ["cwd/.env", "TERN_PROFILE=:external\n", /wider than ":workspace"/],
+  ];
+  for (const [file, text, expected] of cases) {
+    await withFixture(async ({ home, cwd, write }) => {
+      write(file, text);
+      await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), expected);
+    });
+  }
+});
+
+Deno.test("loadConfig() lets a project tighten: read-only profile and deny rules", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write(
+      "cwd/.tern/config.jsonc",
+      `{ "profile": ":read-only", "rules": [{ "action": "ask", "tool": "write" }] }`,
+    );
+    const { config } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.equal(config.profile, ":read-only");
+    assert.deepEqual(config.rules, [{ action: "ask", tool: "write" }]);
+  });
+});
+
+Deno.test("loadConfig() names the bad field of a malformed rule or profile", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write("home/.tern/config.jsonc", `{ "rules": [{ "action": "allow" }] }`);
+    await assert.rejects(
+      loadConfig({ cwd, env: { HOME: home } }),
+      /a rule needs "tool", "command" or "path"/,
+    );
+    write("home/.tern/config.jsonc", `{ "rules": [{ "action": "permit", "tool": "x" }] }`);
+    await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /"rules.0.action"/);
+    write("home/.tern/config.jsonc", `{ "profiles": { ":mine": {} } }`);
+    await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /":" is for built-in profiles/);
+    write("home/.tern/config.jsonc", `{ "profiles": { "p": { "write": ["a"], "exec": [] } } }`);
+    await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /exec/);
+  });
+});
