@@ -228,6 +228,7 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
     };
   } else {
     observation = await tool.run(parsed.value, {
+      callId: call.id,
       workspace: context.options.workspace,
       signal,
       update: (text) => emit({ type: "tool_update", callId: call.id, text }),

@@ -16,13 +16,22 @@ export interface TurnOptions {
   maxRounds?: number;
   maxTokens?: number;
   temperature?: number;
+  profile?: string;
+  mode?: ReviewMode;
+  noSandbox?: boolean;
   output: OutputFormat;
 }
+
+export type ReviewMode = "ask" | "auto" | "bypass";
 
 export type CommandLine =
   | { command: "run"; task: string; options: TurnOptions }
   | { command: "demo" }
   | { command: "config"; options: TurnOptions }
+  | { command: "sandbox-explain"; options: TurnOptions }
+  | { command: "sandbox-check"; call: string; options: TurnOptions }
+  | { command: "audit"; session?: string; json: boolean; options: TurnOptions }
+  | { command: "doctor"; options: TurnOptions }
   | { command: "help" }
   | { command: "version" }
   | { command: "interactive"; options: TurnOptions };
@@ -44,6 +53,14 @@ Commands:
   demo                   run the real agent loop and tools against a built-in scripted
                          model, offline (also: --demo)
   config                 print the effective configuration and where each value came from
+  sandbox explain        print the exact Deno flags and bubblewrap arguments tool calls get
+                         in this workspace (with --profile: for that profile)
+  sandbox check -- <x>   say what would happen to a shell command, or to a tool call given
+                         as JSON ('{"tool":"write","args":{"path":"a"}}'): run sandboxed,
+                         ask or deny, and which rule, profile or classifier decided
+  audit [session]        print the audit log of the newest run (or of that session/file);
+                         --json prints the records
+  doctor                 check the sandbox (bubblewrap, Deno) and the configuration
   help                   print this help
 
 Options:
@@ -54,12 +71,18 @@ Options:
       --max-rounds <n>   model calls allowed per turn (default 25)
       --max-tokens <n>   output token limit per model call
       --temperature <t>  sampling temperature, 0 to 2
+  -s, --profile <name>   sandbox profile: :read-only, :workspace (default), :external
+                         (workspace + network), :danger-full-access, or a custom one
+      --mode <mode>      who approves calls the profile and rules leave open: ask (default,
+                         a person; denied when not interactive), auto (a reviewer model),
+                         bypass (no review; the sandbox still applies)
+      --no-sandbox       run tools with no sandbox at all (review still applies)
   -o, --output <format>  text (default), json (one final object) or stream-json (events)
   -V, --version          print the version
   -h, --help             print this help
 
 Environment: TERN_API_KEY (or OPENAI_API_KEY), TERN_BASE_URL, TERN_MODEL, TERN_MAX_ROUNDS,
-TERN_HOME (default ~/.tern); see .env.example. Config files: ~/.tern/config.jsonc and
+TERN_PROFILE, TERN_MODE, TERN_NO_SANDBOX, TERN_HOME (default ~/.tern); see .env.example. Config files: ~/.tern/config.jsonc and
 <project>/.tern/config.jsonc.
 
 Exit codes: 0 completed, 2 usage or config error, 3 MAX_ROUNDS, 4 REPEATED_FAILURE,
@@ -76,11 +99,16 @@ const OPTIONS = {
   "max-tokens": { type: "string" },
   temperature: { type: "string" },
   output: { type: "string", short: "o" },
+  profile: { type: "string", short: "s" },
+  mode: { type: "string" },
+  "no-sandbox": { type: "boolean" },
+  json: { type: "boolean" },
   version: { type: "boolean", short: "V" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-const COMMANDS = new Set(["run", "demo", "config", "help"]);
+const COMMANDS = new Set(["run", "demo", "config", "help", "sandbox", "audit", "doctor"]);
+const MODES: readonly ReviewMode[] = ["ask", "auto", "bypass"];
 const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 
 /** Parses argv (without the program name). @throws {UsageError} */
@@ -117,10 +145,43 @@ export function parseCommandLine(args: string[]): CommandLine {
     }
     return { command: "config", options };
   }
+  if (first === "sandbox") return sandboxCommand(rest, options);
+  if (first === "audit") {
+    if (rest.length > 1) {
+      throw new UsageError(`Unexpected arguments after audit: "${rest.join(" ")}"`);
+    }
+    return { command: "audit", session: rest[0], json: values.json ?? false, options };
+  }
+  if (first === "doctor") {
+    if (rest.length > 0) {
+      throw new UsageError(`Unexpected arguments after doctor: "${rest.join(" ")}"`);
+    }
+    return { command: "doctor", options };
+  }
   if (first !== undefined && !COMMANDS.has(first)) {
     throw new UsageError(`Unknown command "${first}": to run a task, use tern run "${first} …"`);
   }
   return { command: "interactive", options };
+}
+
+function sandboxCommand(rest: string[], options: TurnOptions): CommandLine {
+  const [sub, ...words] = rest;
+  if (sub === "explain" && words.length === 0) return { command: "sandbox-explain", options };
+  if (sub === "check") {
+    const call = words.join(" ").trim();
+    if (call === "") {
+      throw new UsageError(
+        'Nothing to check: give a shell command or a tool call after "--", e.g. ' +
+          "tern sandbox check -- git push",
+      );
+    }
+    return { command: "sandbox-check", call, options };
+  }
+  throw new UsageError(
+    sub === undefined
+      ? 'Missing sandbox subcommand: use "tern sandbox explain" or "tern sandbox check -- <command>"'
+      : `Unknown sandbox subcommand "${[sub, ...words].join(" ")}": expected explain or check`,
+  );
 }
 
 function requireTask(task: string): string {
@@ -144,8 +205,19 @@ function turnOptions(values: Values): TurnOptions {
     maxRounds: positiveInt("--max-rounds", values["max-rounds"]),
     maxTokens: positiveInt("--max-tokens", values["max-tokens"]),
     temperature: number("--temperature", values.temperature),
+    profile: values.profile,
+    mode: reviewMode(values.mode),
+    noSandbox: values["no-sandbox"],
     output: output as OutputFormat,
   };
+}
+
+function reviewMode(value: string | undefined): ReviewMode | undefined {
+  if (value === undefined) return undefined;
+  if (!MODES.includes(value as ReviewMode)) {
+    throw new UsageError(`Invalid --mode "${value}": expected "ask", "auto" or "bypass"`);
+  }
+  return value as ReviewMode;
 }
 
 function positiveInt(flag: string, value: string | undefined): number | undefined {

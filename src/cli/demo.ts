@@ -21,6 +21,7 @@ export function greet(name: string): string {
 export async function runDemo(): Promise<number> {
   const style = styleFor(Deno.stdout.isTerminal(), { NO_COLOR: Deno.env.get("NO_COLOR") });
   const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-" }));
+  const ternHome = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-home-" }));
   const { out } = processWriters();
   const print = (text: string) => out(`${text}\n`);
   try {
@@ -38,7 +39,20 @@ export async function runDemo(): Promise<number> {
       workspace,
       provider,
       output: "text",
-      config: { model: "tern-demo-script", maxRounds: 10, bashTimeoutMs: 10_000 },
+      // The real sandbox (worker + bubblewrap, profile :workspace); review is bypassed because
+      // the demo's script is fixed, and the audit log goes to a temporary tern directory.
+      config: {
+        model: "tern-demo-script",
+        maxRounds: 10,
+        bashTimeoutMs: 10_000,
+        profile: ":workspace",
+        profiles: {},
+        mode: "bypass",
+        noSandbox: false,
+        rules: [],
+        ternHome,
+        reviewTimeoutMs: 10_000,
+      },
       write: {
         out: () => {}, // the answer is printed under RESULT below
         err: (text) => out(`  ${text}`), // tool lines go to stdout here, indented
@@ -56,6 +70,7 @@ export async function runDemo(): Promise<number> {
     return exitCodeFor(result.exitReason);
   } finally {
     await Deno.remove(workspace, { recursive: true });
+    await Deno.remove(ternHome, { recursive: true });
   }
 }
 

@@ -37,6 +37,32 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { showConfig } = await import("./config.ts");
       return await showConfig(toRunFlags(line.options));
     }
+    case "sandbox-explain": {
+      const { explainSandbox } = await import("./sandbox.ts");
+      return await explainSandbox(toRunFlags(line.options));
+    }
+    case "sandbox-check": {
+      const { checkSandbox } = await import("./sandbox.ts");
+      return await checkSandbox(line.call, toRunFlags(line.options));
+    }
+    case "audit": {
+      const [{ showAudit }, { loadConfig }] = await Promise.all([
+        import("./audit.ts"),
+        import("../config/mod.ts"),
+      ]);
+      const flags = toRunFlags(line.options);
+      const { config } = await loadConfig({ cwd: flags.cwd, flags: flags.config });
+      return await showAudit({
+        ternHome: config.ternHome,
+        session: line.session,
+        json: line.json,
+        write: (text) => Deno.stdout.writeSync(new TextEncoder().encode(text)),
+      });
+    }
+    case "doctor": {
+      const { runDoctor } = await import("./doctor.ts");
+      return await runDoctor(toRunFlags(line.options));
+    }
     case "interactive":
       console.error(HELP.trimEnd());
       console.error('\ntern: the interactive UI is not built yet; give a task: tern run "task"');
@@ -54,6 +80,9 @@ function toRunFlags(options: TurnOptions): RunFlags {
       maxRounds: options.maxRounds,
       maxTokens: options.maxTokens,
       temperature: options.temperature,
+      profile: options.profile,
+      mode: options.mode,
+      noSandbox: options.noSandbox,
     },
   };
 }

@@ -8,9 +8,11 @@ import { runTurn, type TurnResult } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { createOpenAiChatProvider } from "../llm/openai_chat.ts";
 import type { Provider } from "../llm/types.ts";
-import { builtinLoader, builtinTools } from "../tools/mod.ts";
-import { ToolRegistry } from "../tools/registry.ts";
+import type { AskPerson } from "../sandbox/review.ts";
+import { builtinLoader } from "../tools/mod.ts";
+import { openAgentSandbox, type SandboxConfig } from "./agent_sandbox.ts";
 import type { OutputFormat } from "./args.ts";
+import { terminalPerson } from "./ask_person.ts";
 import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
 import { styleFor } from "./output/style.ts";
 import { createTextRenderer } from "./output/text.ts";
@@ -26,15 +28,21 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
   const provider = createProvider(config);
-  const result = await runTaskWith({ task, workspace, config, provider, output: flags.output });
+  const result = await runTaskWith({
+    task,
+    workspace,
+    config,
+    provider,
+    output: flags.output,
+    person: flags.output === "text" ? terminalPerson() : undefined,
+  });
   return exitCodeFor(result.exitReason);
 }
 
 /** The settings a turn needs; the rest of the config is the provider's business. */
-export type TurnConfig = Pick<
-  TernConfig,
-  "model" | "maxRounds" | "maxTokens" | "temperature" | "bashTimeoutMs"
->;
+export type TurnConfig =
+  & Pick<TernConfig, "model" | "maxRounds" | "maxTokens" | "temperature" | "bashTimeoutMs">
+  & SandboxConfig;
 
 export interface RunTaskOptions {
   task: string;
@@ -44,6 +52,10 @@ export interface RunTaskOptions {
   output: OutputFormat;
   /** Where output goes; defaults to the process's stdout and stderr. */
   write?: { out: (text: string) => void; err: (text: string) => void };
+  /** Asks a person to approve calls (ASK mode); absent when the run is not interactive. */
+  person?: AskPerson;
+  /** The environment shell commands draw their allowlisted variables from. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** Runs one turn with an already built provider; shared by `run` and `demo`. */
@@ -51,18 +63,6 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
   const { task, workspace, config, provider, output } = options;
   const write = options.write ?? processWriters();
   const loadTools = builtinLoader({ bashTimeoutMs: config.bashTimeoutMs });
-  const tools = new ToolRegistry(builtinTools(loadTools));
-  const messages: Message[] = [
-    {
-      role: "system",
-      content: buildSystemPrompt({
-        workspace,
-        toolNames: tools.names,
-        today: new Date().toISOString().slice(0, 10),
-      }),
-    },
-    { role: "user", content: task },
-  ];
   const render = createEmitter(output, write);
   let preloading = false;
   const emit: EmitFn = (event) => {
@@ -74,6 +74,30 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     }
     render(event);
   };
+  const sandbox = await openAgentSandbox({
+    config,
+    workspace,
+    env: options.env ?? shellSourceEnv(),
+    home: readEnv("HOME"),
+    emit,
+    person: options.person,
+    provider,
+    goal: () => task,
+    loadTools,
+    warm: true,
+  });
+  const tools = sandbox.tools;
+  const messages: Message[] = [
+    {
+      role: "system",
+      content: buildSystemPrompt({
+        workspace,
+        toolNames: tools.names,
+        today: new Date().toISOString().slice(0, 10),
+      }),
+    },
+    { role: "user", content: task },
+  ];
   const controller = new AbortController();
   const onInterrupt = () => {
     // A second Ctrl-C while cancelling exits at once.
@@ -96,11 +120,15 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     });
     if (output === "json") {
       const { exitReason, text, rounds, toolCalls, usage, error } = result;
-      write.out(JSON.stringify({ exitReason, text, rounds, toolCalls, usage, error }) + "\n");
+      const audit = sandbox.auditPath;
+      write.out(
+        JSON.stringify({ exitReason, text, rounds, toolCalls, usage, error, audit }) + "\n",
+      );
     }
     return result;
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    await sandbox.close();
   }
 }
 
@@ -137,6 +165,40 @@ function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Arra
   }
 }
 
+/** Variables a shell command may inherit, and the ones that name host sockets to hide. */
+const SHELL_SOURCE_NAMES = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_MESSAGES",
+  "TERM",
+  "TZ",
+  "SSH_AUTH_SOCK",
+  "DOCKER_HOST",
+  "GPG_AGENT_INFO",
+];
+
+export function shellSourceEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of SHELL_SOURCE_NAMES) {
+    const value = readEnv(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** A variable's value; undefined when unset or when tern may not read it. */
+export function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
 function createProvider(config: TernConfig): Provider {
   if (config.apiKey === undefined && new URL(config.baseUrl).hostname === "api.openai.com") {
     throw new TernError(
@@ -153,7 +215,7 @@ function createProvider(config: TernConfig): Provider {
   });
 }
 
-function resolveWorkspace(cwd: string): string {
+export function resolveWorkspace(cwd: string): string {
   try {
     const real = Deno.realPathSync(cwd);
     if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory(cwd);

@@ -28,6 +28,21 @@ export type AgentEvent =
   }
   | { type: "tool_update"; callId: string; text: string }
   | {
+    type: "permission_request";
+    callId: string;
+    name: string;
+    /** The command, or the tool and its path; secrets masked. */
+    summary: string;
+    reason: string;
+  }
+  | {
+    type: "permission_decision";
+    callId: string;
+    allow: boolean;
+    by: "person" | "reviewer" | "bypass" | "policy";
+    reason: string;
+  }
+  | {
     type: "tool_end";
     round: number;
     callId: string;

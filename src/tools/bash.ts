@@ -1,8 +1,7 @@
-/** The `bash` tool: runs a shell command in the workspace, in its own process group. */
+/** The `bash` tool: runs a shell command in the workspace through the sandbox's shell runner. */
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { runInProcessGroup, safeEnv } from "./process.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 /** Timeout when `timeout_ms` is not given, in milliseconds. */
@@ -49,7 +48,9 @@ export interface BashToolOptions {
 /**
  * Creates the `bash` tool. A non-zero exit code is a SUCCEEDED observation whose output ends
  * with `exit code: N`: the model reads the code. Timeout and cancel are TIMEOUT and CANCELLED
- * errors whose message carries the partial output.
+ * errors whose message carries the partial output. Commands run through `ctx.shell` (bubblewrap,
+ * or a plain process group only when the sandbox is turned off); without it the call fails with
+ * EXECUTION_FAILED, so a command never runs unconfined by accident.
  */
 export function createBashTool(options: BashToolOptions = {}): Tool {
   const defaultMs = Math.min(
@@ -64,17 +65,19 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     maxOutputChars: MAX_BASH_OUTPUT_CHARS + 1_000,
     async execute(args, ctx) {
       const timeoutMs = args.timeout_ms ?? defaultMs;
-      const result = await runInProcessGroup("bash", {
-        // Merging stderr into stdout in the shell keeps the two in their real order; on the
-        // same line, so bash's error messages keep their line numbers.
-        args: ["-c", `exec 2>&1; ${args.command}`],
+      if (ctx.shell === undefined) {
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          'Cannot run "bash": no shell sandbox was provided',
+        );
+      }
+      const result = await ctx.shell(args.command, {
         cwd: ctx.workspace,
-        env: safeEnv(),
         timeoutMs,
         signal: ctx.signal,
         onOutput: ctx.update,
       }).catch((error) => {
-        throw new ToolError("EXECUTION_FAILED", `Cannot run bash: ${messageOf(error)}`);
+        throw new ToolError("EXECUTION_FAILED", `Cannot run "bash": ${messageOf(error)}`);
       });
       const shown = truncateMiddle(result.output, MAX_BASH_OUTPUT_CHARS);
       let body = shown.length === 0 ? "(no output)" : shown.replace(/\n$/, "");

@@ -23,14 +23,19 @@ export interface BuiltinToolOptions {
   bashTimeoutMs?: number;
   /** Passed to {@linkcode createGrepTool}: `false` forces the JavaScript search. */
   ripgrep?: boolean | string;
+  /**
+   * Let write and edit change files in `.git` (any depth) and `.tern`; default false, so hooks,
+   * git config and tern's own config are protected from the model.
+   */
+  allowProtectedWrites?: boolean;
 }
 
 /** The built-in tools in the order the model sees them: read, write, edit, list, glob, grep, bash. */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   return [
     createReadTool(),
-    createWriteTool(),
-    createEditTool(),
+    createWriteTool({ allowProtectedWrites: options.allowProtectedWrites }),
+    createEditTool({ allowProtectedWrites: options.allowProtectedWrites }),
     createListTool(),
     createGlobTool(),
     createGrepTool({ ripgrep: options.ripgrep }),

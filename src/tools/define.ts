@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
+import type { ShellRunner } from "../sandbox/types.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 /** What a tool body gets besides its arguments. */
@@ -13,8 +14,15 @@ export interface ToolContext {
   workspace: string;
   /** Fires when the call is cancelled or timed out; tools pass it to everything they wait on. */
   signal: AbortSignal;
+  /** The model's id for this call, when it came from the model. */
+  callId?: string;
   /** Reports progress text to the front end (a `tool_update` event). */
   update?: (text: string) => void;
+  /**
+   * Runs shell commands, confined by the sandbox that built it. Tools that run commands fail
+   * without one: a command never runs unconfined by accident.
+   */
+  shell?: ShellRunner;
 }
 
 /** What a tool body returns: text for the model, and optional UI-only details. */

@@ -2,8 +2,10 @@
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { decodeUtf8Strict, looksBinary, unifiedDiff, writeFileAtomic } from "./file_io.ts";
-import { displayPath, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+import { decodeUtf8Strict, looksBinary, unifiedDiff } from "./file_io.ts";
+import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
+import { openVerified, writeFileVerified } from "./verified_io.ts";
+import type { WriteToolOptions } from "./write.ts";
 
 export const editParameters = z.strictObject({
   path: z.string().min(1).describe("Path of the file, relative to the workspace root"),
@@ -24,8 +26,8 @@ old_string must match the file exactly (whitespace included) and occur once, unl
 include a few surrounding lines to make it unique. The file's line endings are kept.
 Read the file first; to create a file or replace all of it, use write.`;
 
-/** Creates the `edit` tool. */
-export function createEditTool(): Tool {
+/** Creates the `edit` tool; `options` as for `createWriteTool`. */
+export function createEditTool(options: WriteToolOptions = {}): Tool {
   return defineTool({
     name: "edit",
     description: DESCRIPTION,
@@ -43,8 +45,11 @@ export function createEditTool(): Tool {
       if (args.old_string === args.new_string) {
         throw fail("INVALID_ARGUMENTS", "old_string and new_string are identical");
       }
-      const real = await resolveInWorkspace(ctx.workspace, args.path, { forWrite: true });
-      const info = await lstatOrNull(real);
+      const checked = await checkPath(ctx.workspace, args.path, {
+        forWrite: true,
+        allowProtected: options.allowProtectedWrites,
+      });
+      const { real, info } = checked;
       if (info === null) {
         throw new ToolError(
           "NOT_FOUND",
@@ -52,7 +57,7 @@ export function createEditTool(): Tool {
         );
       }
       if (info.isDirectory) throw fail("EXECUTION_FAILED", "it is a directory");
-      const bytes = await Deno.readFile(real);
+      const bytes = readChecked(checked);
       if (looksBinary(bytes)) throw fail("EXECUTION_FAILED", `binary file (${bytes.length} bytes)`);
       const text = decodeUtf8Strict(bytes);
       if (text === null) throw fail("EXECUTION_FAILED", "the file is not valid UTF-8 text");
@@ -72,7 +77,7 @@ export function createEditTool(): Tool {
         ? text.split(match.needle).join(replacement)
         : text.slice(0, match.index) + replacement + text.slice(match.index + match.needle.length);
       const mode = typeof info.mode === "number" ? info.mode & 0o7777 : undefined;
-      await writeFileAtomic(real, updated, { mode });
+      writeFileVerified(checked, updated, { mode });
       const path = displayPath(ctx.workspace, real);
       const count = args.replace_all ? match.count : 1;
       return {
@@ -81,6 +86,11 @@ export function createEditTool(): Tool {
       };
     },
   });
+}
+
+function readChecked(checked: CheckedPath): Uint8Array {
+  using file = openVerified(checked);
+  return file.readAll();
 }
 
 interface Match {

@@ -1,5 +1,4 @@
-/** File helpers shared by the file tools: binary detection, atomic writes and diffs. */
-import { basename, dirname, join } from "node:path";
+/** File helpers shared by the file tools: binary detection, text decoding and diffs. */
 import { createTwoFilesPatch } from "diff";
 
 /** How many leading bytes are checked for a NUL byte to call a file binary (as git does). */
@@ -13,19 +12,6 @@ export function looksBinary(bytes: Uint8Array): boolean {
   const end = Math.min(bytes.length, BINARY_SNIFF_BYTES);
   for (let i = 0; i < end; i++) if (bytes[i] === 0) return true;
   return false;
-}
-
-/** Reads at most `max` bytes from the start of the file at `path`. */
-export async function readHead(path: string, max: number): Promise<Uint8Array> {
-  using file = await Deno.open(path, { read: true });
-  const buffer = new Uint8Array(max);
-  let filled = 0;
-  while (filled < max) {
-    const n = await file.read(buffer.subarray(filled));
-    if (n === null) break;
-    filled += n;
-  }
-  return buffer.subarray(0, filled);
 }
 
 /**
@@ -46,34 +32,6 @@ export function countLines(text: string): number {
   let n = 0;
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
   return text.endsWith("\n") ? n : n + 1;
-}
-
-/** Options for {@linkcode writeFileAtomic}. */
-export interface AtomicWriteOptions {
-  /** Permission bits for the file; default 0o666 minus the umask (as a new file gets). */
-  mode?: number;
-}
-
-/**
- * Writes `content` to `path` through a temporary file in the same folder and a rename, so
- * readers never see a half-written file and a symlink swapped in at `path` is replaced, not
- * followed. The parent folder must exist.
- */
-export async function writeFileAtomic(
-  path: string,
-  content: string,
-  options: AtomicWriteOptions = {},
-): Promise<void> {
-  const suffix = crypto.randomUUID().slice(0, 8);
-  const temp = join(dirname(path), `.${basename(path)}.tern-${suffix}.tmp`);
-  try {
-    await Deno.writeTextFile(temp, content, { createNew: true, mode: options.mode });
-    if (options.mode !== undefined) await Deno.chmod(temp, options.mode);
-    await Deno.rename(temp, path);
-  } catch (error) {
-    await Deno.remove(temp).catch(() => {});
-    throw error;
-  }
 }
 
 /**

@@ -2,11 +2,12 @@
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { BINARY_SNIFF_BYTES, looksBinary, readHead } from "./file_io.ts";
+import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";
 import { searchWithFallback } from "./grep_fallback.ts";
 import { formatGrep, type GrepCollector, type GrepQuery } from "./grep_results.ts";
 import { searchWithRipgrep } from "./grep_ripgrep.ts";
-import { lstatOrNull, resolveInWorkspace } from "./paths.ts";
+import { type CheckedPath, checkPath } from "./paths.ts";
+import { openVerified } from "./verified_io.ts";
 
 /** Matching lines returned when `max_results` is not given. */
 export const DEFAULT_GREP_RESULTS = 200;
@@ -61,10 +62,10 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     readOnly: true,
     async execute(args, ctx) {
       const pathArg = args.path ?? ".";
-      const target = await resolveInWorkspace(ctx.workspace, pathArg);
-      const info = await lstatOrNull(target);
+      const checked = await checkPath(ctx.workspace, pathArg);
+      const { real: target, info } = checked;
       if (info === null) throw new ToolError("NOT_FOUND", `Cannot search "${pathArg}": not found`);
-      if (info.isFile && looksBinary(await readHead(target, BINARY_SNIFF_BYTES))) {
+      if (info.isFile && looksBinary(head(checked))) {
         return { output: `No matches: "${pathArg}" is a binary file` };
       }
       const query: GrepQuery = {
@@ -101,4 +102,9 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       };
     },
   });
+}
+
+function head(checked: CheckedPath): Uint8Array {
+  using file = openVerified(checked);
+  return file.head(BINARY_SNIFF_BYTES);
 }

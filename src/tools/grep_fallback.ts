@@ -5,6 +5,7 @@
  */
 import { relative } from "node:path";
 import { ToolError } from "../core/observation.ts";
+import { readFileVerified } from "./verified_io.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
 import { IgnoreRules, walk } from "./ignore_rules.ts";
 
@@ -17,7 +18,8 @@ export async function searchWithFallback(query: GrepQuery): Promise<GrepCollecto
   for await (const file of files) {
     const rel = relative(query.workspace, file);
     if (!query.targetIsFile && !included(rel)) continue;
-    const bytes = await Deno.readFile(file).catch(() => null);
+    // Verified like read: a file swapped for a symlink mid-walk is skipped, not followed.
+    const bytes = readFileVerified(query.workspace, file);
     if (bytes === null || bytes.includes(0)) continue;
     searchText(new TextDecoder().decode(bytes), rel, regex, query.context, collector);
     if (collector.done) break;

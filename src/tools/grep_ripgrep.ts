@@ -2,7 +2,7 @@
 import { relative } from "node:path";
 import { ToolError } from "../core/observation.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
-import { safeEnv } from "./process.ts";
+import { safeEnv } from "../sandbox/process.ts";
 
 /** rg JSON messages carry text as `{text}`, or `{bytes}` (base64) when it is not UTF-8. */
 interface RgData {

@@ -1,55 +1,123 @@
 /**
  * Path confinement for the file tools. Deno's permission flags follow symlinks and hard links,
  * so every path a tool touches is resolved to its real location and checked here first.
+ * Opening what was checked, and noticing when it changed in between, is `file_io.ts`'s job.
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ToolError } from "../core/observation.ts";
 
-/** Options for {@linkcode resolveInWorkspace}. */
+/** Options for {@linkcode checkPath} and {@linkcode resolveInWorkspace}. */
 export interface ResolveOptions {
   /**
    * The caller is about to replace the file: an existing target must not be hard-linked
-   * elsewhere (`nlink > 1`), because writing through it would change a file outside.
+   * elsewhere (`nlink > 1`), and protected folders ({@linkcode PROTECTED_FOLDERS}) are refused.
    */
   forWrite?: boolean;
+  /** With `forWrite`, allow writing inside {@linkcode PROTECTED_FOLDERS}; default false. */
+  allowProtected?: boolean;
 }
+
+/** A path that passed the checks, with what was found there at the time. */
+export interface CheckedPath {
+  /** The path as the caller gave it, for messages. */
+  path: string;
+  /** Absolute real path inside the workspace. */
+  real: string;
+  /** `lstat` of `real` when it was checked; null when nothing was there. */
+  info: Deno.FileInfo | null;
+}
+
+/**
+ * Folders whose contents the write tools refuse to change unless told otherwise, at any depth
+ * (nested repositories too), with the reason given to the model.
+ */
+export const PROTECTED_FOLDERS: Readonly<Record<string, string>> = {
+  ".git": "git runs hooks and reads settings from there, so a change could run commands",
+  ".tern": "they hold tern's own configuration and permissions",
+};
+
+/** Pseudo-filesystems whose files are views of processes and devices, never workspace files. */
+const SYSTEM_ROOTS = ["/proc", "/dev", "/sys"];
 
 const MAX_SYMLINK_HOPS = 40;
 
 /**
- * Resolves `path` (relative to `workspace`, or absolute inside it) to an absolute real path
- * inside the workspace. A path that does not exist yet resolves through its nearest existing
- * ancestor, so parent symlinks and dangling symlinks are followed too.
+ * Checks `path` (relative to `workspace`, or absolute inside it) and resolves it to an absolute
+ * real path inside the workspace. A path that does not exist yet resolves through its nearest
+ * existing ancestor, so parent symlinks and dangling symlinks are followed too.
  *
- * `workspace` must already be a real path. Throws ToolError POLICY_DENIED when the result is
- * outside the workspace, names a special file (FIFO, socket, device) or, with `forWrite`, a
- * file with more than one hard link. A missing target is not an error here.
+ * `workspace` must already be a real path. Throws ToolError INVALID_ARGUMENTS for a NUL byte,
+ * and POLICY_DENIED when the path, before or after resolving symlinks, is outside the
+ * workspace or in /proc, /dev or /sys (unless the workspace itself is there); when it names a
+ * special file (FIFO, socket, device); and with `forWrite`, when it is in a protected folder
+ * or is a file with more than one hard link. A missing target is not an error here.
+ *
+ * Reading a file with several hard links is allowed: a hard link is an entry of the workspace
+ * itself, and git object stores and pnpm's node_modules are made of them. Linking a file one
+ * cannot write (`fs.protected_hardlinks`) or across mounts (the shell's sandbox) is refused by
+ * the kernel, so such a link must have been made by the user.
  */
-export async function resolveInWorkspace(
+export async function checkPath(
   workspace: string,
   path: string,
   options: ResolveOptions = {},
-): Promise<string> {
+): Promise<CheckedPath> {
+  if (path.includes("\0")) {
+    throw new ToolError("INVALID_ARGUMENTS", `Path ${JSON.stringify(path)} contains a NUL byte`);
+  }
   const absolute = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
-  if (!isInside(workspace, absolute)) throw outside(path, workspace);
+  refuseOutside(workspace, path, absolute);
   const real = await realPathLoose(absolute, 0);
-  if (!isInside(workspace, real)) throw outside(path, workspace);
+  refuseOutside(workspace, path, real);
   const info = await lstatOrNull(real);
-  if (info === null) return real;
-  const special = specialKind(info);
+  const special = info === null ? null : specialKind(info);
   if (special !== null) {
     throw new ToolError(
       "POLICY_DENIED",
       `Path "${path}" is a ${special}: special files are refused`,
     );
   }
-  if (options.forWrite && info.isFile && (info.nlink ?? 1) > 1) {
+  if (!options.forWrite) return { path, real, info };
+  if (!options.allowProtected) {
+    const folder = protectedFolder(workspace, absolute) ?? protectedFolder(workspace, real);
+    if (folder !== null) {
+      throw new ToolError(
+        "POLICY_DENIED",
+        `Cannot write "${path}": paths in ${folder} are protected because ` +
+          `${PROTECTED_FOLDERS[folder]}; ask the user to make this change`,
+      );
+    }
+  }
+  if (info?.isFile && (info.nlink ?? 1) > 1) {
     throw new ToolError(
       "POLICY_DENIED",
       `Cannot write "${path}": it has ${info.nlink} hard links, so writing could change a file outside the workspace`,
     );
   }
-  return real;
+  return { path, real, info };
+}
+
+/** {@linkcode checkPath}, for callers that only need the real path. */
+export async function resolveInWorkspace(
+  workspace: string,
+  path: string,
+  options: ResolveOptions = {},
+): Promise<string> {
+  return (await checkPath(workspace, path, options)).real;
+}
+
+/**
+ * The protected folder (a key of {@linkcode PROTECTED_FOLDERS}) that absolute `path` is in or
+ * is, below `workspace`; null when none. Names compare case-insensitively, as some file
+ * systems do.
+ */
+export function protectedFolder(workspace: string, path: string): string | null {
+  if (!isInside(workspace, path)) return null;
+  for (const part of relative(workspace, path).split(sep)) {
+    const name = part.toLowerCase();
+    if (Object.hasOwn(PROTECTED_FOLDERS, name)) return name;
+  }
+  return null;
 }
 
 /** True when `path` is `root` or below it, compared by whole path components. */
@@ -79,6 +147,21 @@ export function isMissing(error: unknown): boolean {
   return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
 }
 
+function refuseOutside(workspace: string, path: string, absolute: string): void {
+  const system = SYSTEM_ROOTS.find((root) =>
+    isInside(root, absolute) && !isInside(root, workspace)
+  );
+  if (system !== undefined) {
+    throw new ToolError(
+      "POLICY_DENIED",
+      `Path "${path}" is in ${system}: system pseudo-filesystems (/proc, /dev, /sys) are refused`,
+    );
+  }
+  if (!isInside(workspace, absolute)) {
+    throw new ToolError("POLICY_DENIED", `Path "${path}" is outside the workspace "${workspace}"`);
+  }
+}
+
 /** The real path of `path`, following dangling symlinks and resolving missing tails lexically. */
 async function realPathLoose(path: string, hops: number): Promise<string> {
   try {
@@ -104,8 +187,4 @@ function specialKind(info: Deno.FileInfo): string | null {
   if (info.isSocket) return "socket";
   if (info.isCharDevice || info.isBlockDevice) return "device";
   return null;
-}
-
-function outside(path: string, workspace: string): ToolError {
-  return new ToolError("POLICY_DENIED", `Path "${path}" is outside the workspace "${workspace}"`);
 }

@@ -2,8 +2,9 @@
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { BINARY_SNIFF_BYTES, looksBinary, readHead } from "./file_io.ts";
-import { displayPath, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";
+import { openVerified, type VerifiedFile } from "./verified_io.ts";
+import { checkPath, displayPath } from "./paths.ts";
 
 /** Lines shown when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -40,8 +41,8 @@ export function createReadTool(): Tool {
     readOnly: true,
     maxOutputChars: OUTPUT_BUDGET_CHARS + 10_000,
     async execute(args, ctx) {
-      const real = await resolveInWorkspace(ctx.workspace, args.path);
-      const info = await lstatOrNull(real);
+      const checked = await checkPath(ctx.workspace, args.path);
+      const info = checked.info;
       if (info === null) {
         throw new ToolError(
           "NOT_FOUND",
@@ -54,27 +55,28 @@ export function createReadTool(): Tool {
           `Cannot read "${args.path}": it is a directory; use list to see its entries`,
         );
       }
+      using file = openVerified(checked);
       const explicitWindow = args.offset !== undefined || args.limit !== undefined;
-      if (info.size > MAX_READ_BYTES && !explicitWindow) {
+      if (file.size > MAX_READ_BYTES && !explicitWindow) {
         throw new ToolError(
           "EXECUTION_FAILED",
-          `Cannot read "${args.path}": file is too large (${info.size} bytes, limit ${MAX_READ_BYTES}); ` +
+          `Cannot read "${args.path}": file is too large (${file.size} bytes, limit ${MAX_READ_BYTES}); ` +
             "read a part of it with offset and limit, or search it with grep",
         );
       }
-      if (looksBinary(await readHead(real, BINARY_SNIFF_BYTES))) {
+      if (looksBinary(file.head(BINARY_SNIFF_BYTES))) {
         throw new ToolError(
           "EXECUTION_FAILED",
-          `Cannot read "${args.path}": binary file (${info.size} bytes)`,
+          `Cannot read "${args.path}": binary file (${file.size} bytes)`,
         );
       }
       const offset = args.offset ?? 1;
       const limit = args.limit ?? DEFAULT_READ_LIMIT;
-      const window = await readWindow(real, offset, limit, {
-        countAll: info.size <= MAX_READ_BYTES,
+      const window = await readWindow(file, offset, limit, {
+        countAll: file.size <= MAX_READ_BYTES,
         signal: ctx.signal,
       });
-      const path = displayPath(ctx.workspace, real);
+      const path = displayPath(ctx.workspace, checked.real);
       if (window.total === 0) {
         return {
           output: "(empty file)",
@@ -107,7 +109,7 @@ interface Window {
 }
 
 async function readWindow(
-  path: string,
+  file: VerifiedFile,
   offset: number,
   limit: number,
   options: { countAll: boolean; signal: AbortSignal },
@@ -116,7 +118,7 @@ async function readWindow(
   let spent = 0;
   let full = false;
   let n = 0;
-  for await (const text of readLines(path)) {
+  for await (const text of readLines(file)) {
     n++;
     if (n < offset || full) {
       if (full && !options.countAll) return { lines, total: null };
@@ -154,12 +156,11 @@ function cutLine(text: string): string {
  * Yields the lines of a file without their "\n". A line longer than MAX_LINE_CHARS is yielded
  * cut to MAX_LINE_CHARS + 1 characters, so memory stays bounded for huge single-line files.
  */
-async function* readLines(path: string): AsyncGenerator<string> {
-  const file = await Deno.open(path, { read: true });
+async function* readLines(file: VerifiedFile): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let pending = "";
   const keep = MAX_LINE_CHARS + 2; // one extra for a "\r", one to know the line was longer
-  for await (const chunk of file.readable) {
+  for await (const chunk of file.chunks()) {
     const text = decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {

@@ -3,8 +3,9 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { countLines, decodeUtf8Strict, unifiedDiff, writeFileAtomic } from "./file_io.ts";
-import { displayPath, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+import { countLines, decodeUtf8Strict, unifiedDiff } from "./file_io.ts";
+import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
+import { makeDirsVerified, openVerified, writeFileVerified } from "./verified_io.ts";
 
 export const writeParameters = z.strictObject({
   path: z.string().min(1).describe("Path of the file, relative to the workspace root"),
@@ -12,6 +13,15 @@ export const writeParameters = z.strictObject({
 });
 
 export type WriteArgs = z.infer<typeof writeParameters>;
+
+/** Options for {@linkcode createWriteTool} and `createEditTool`. */
+export interface WriteToolOptions {
+  /**
+   * Allow changing files in protected folders (`.git` at any depth, `.tern`); default false,
+   * so hooks, git config and tern's own config cannot be changed through the tool.
+   */
+  allowProtectedWrites?: boolean;
+}
 
 /** Existing files larger than this are replaced without a diff for the UI. */
 const MAX_DIFF_BYTES = 1_000_000;
@@ -21,21 +31,24 @@ const DESCRIPTION =
 Missing parent folders are created. To change part of an existing file, prefer edit.`;
 
 /** Creates the `write` tool. */
-export function createWriteTool(): Tool {
+export function createWriteTool(options: WriteToolOptions = {}): Tool {
   return defineTool({
     name: "write",
     description: DESCRIPTION,
     parameters: writeParameters,
     readOnly: false,
     async execute(args, ctx) {
-      const real = await resolveInWorkspace(ctx.workspace, args.path, { forWrite: true });
-      const info = await lstatOrNull(real);
+      const checked = await checkPath(ctx.workspace, args.path, {
+        forWrite: true,
+        allowProtected: options.allowProtectedWrites,
+      });
+      const { real, info } = checked;
       if (info?.isDirectory) {
         throw new ToolError("EXECUTION_FAILED", `Cannot write "${args.path}": it is a directory`);
       }
-      const before = await oldText(real, info);
+      const before = oldText(checked);
       try {
-        await Deno.mkdir(dirname(real), { recursive: true });
+        makeDirsVerified(ctx.workspace, dirname(real), args.path);
       } catch (error) {
         if (
           !(error instanceof Deno.errors.NotADirectory ||
@@ -49,7 +62,7 @@ export function createWriteTool(): Tool {
         );
       }
       const mode = typeof info?.mode === "number" ? info.mode & 0o7777 : undefined;
-      await writeFileAtomic(real, args.content, { mode });
+      writeFileVerified(checked, args.content, { mode });
       const path = displayPath(ctx.workspace, real);
       const bytes = new TextEncoder().encode(args.content).length;
       const lines = countLines(args.content);
@@ -66,8 +79,9 @@ export function createWriteTool(): Tool {
 }
 
 /** The replaced text, for the UI diff: "" for a new file, null when too large or not text. */
-async function oldText(path: string, info: Deno.FileInfo | null): Promise<string | null> {
-  if (info === null) return "";
-  if (info.size > MAX_DIFF_BYTES) return null;
-  return decodeUtf8Strict(await Deno.readFile(path));
+function oldText(checked: CheckedPath): string | null {
+  if (checked.info === null) return "";
+  if (checked.info.size > MAX_DIFF_BYTES) return null;
+  using file = openVerified(checked);
+  return decodeUtf8Strict(file.readAll());
 }

@@ -12,6 +12,9 @@ Deno.test("parseCommandLine() reads run, -p and --once with their options", () =
       maxRounds: 4,
       maxTokens: undefined,
       temperature: undefined,
+      profile: undefined,
+      mode: undefined,
+      noSandbox: undefined,
       output: "text",
     },
   });

@@ -38,7 +38,16 @@ Deno.test("bin/install puts a working tern shim on a PATH root, using the start 
         .output();
     const version = await run(["--version"]);
     equal(new TextDecoder().decode(version.stdout).trim().startsWith("tern "), true);
-    const task = await run(["run", "--base-url", server.baseUrl, "-m", "scripted", "write hello"]);
+    const task = await run([
+      "run",
+      "--base-url",
+      server.baseUrl,
+      "-m",
+      "scripted",
+      "--mode",
+      "bypass",
+      "write hello",
+    ]);
     equal(task.code, 0, new TextDecoder().decode(task.stderr));
     equal(await Deno.readTextFile(join(ws.dir, "hello.txt")), "hi\n");
   } finally {

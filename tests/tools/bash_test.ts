@@ -1,9 +1,43 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
+import type { Observation } from "../../src/core/observation.ts";
+import {
+  createBwrapRunner,
+  createUnsandboxedRunner,
+  shellEnv,
+} from "../../src/sandbox/shell_runner.ts";
+import type { ShellRunner } from "../../src/sandbox/types.ts";
 import { createBashTool } from "../../src/tools/bash.ts";
-import { call, failed, succeeded, withSandbox } from "./_helpers.ts";
+import type { Tool } from "../../src/tools/define.ts";
+import { bwrap } from "../sandbox/_bwrap_helpers.ts";
+import { context, failed, succeeded, withSandbox } from "./_helpers.ts";
 
 const bash = createBashTool();
+
+/** Every case runs through real bubblewrap; skipped (loudly, by the import) when it cannot run. */
+function bwrapTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, ignore: !bwrap.ok, fn });
+}
+
+/** A bubblewrap runner for workspace `ws`: it and a private tmp beside it are writable. */
+async function sandboxShell(ws: string): Promise<ShellRunner> {
+  const tmp = join(ws, "..", "tmp");
+  await Deno.mkdir(tmp, { recursive: true });
+  return createBwrapRunner({
+    cwd: ws,
+    writable: [ws],
+    readOnly: [],
+    hidden: [],
+    tmp,
+    network: false,
+    env: shellEnv(),
+  });
+}
+
+/** Runs `tool` in workspace `ws` with a bubblewrap shell. */
+async function call(tool: Tool, ws: string, args: unknown): Promise<Observation> {
+  return await tool.run(args, context(ws, { shell: await sandboxShell(ws) }));
+}
 
 /** A number unlikely to be in any other process's command line: `sleep <marker>` finds ours. */
 function marker(): string {
@@ -39,10 +73,6 @@ async function withMarker(text: string): Promise<ProcInfo[]> {
   return (await liveProcesses()).filter((p) => p.cmdline.includes(text));
 }
 
-async function inGroup(pgid: number): Promise<ProcInfo[]> {
-  return (await liveProcesses()).filter((p) => p.pgid === pgid);
-}
-
 Deno.test("liveProcesses() sees a running sleep by its marker (the leak checks can fail)", async () => {
   const mark = marker();
   const child = new Deno.Command("sleep", { args: [mark], stdout: "null", stderr: "null" }).spawn();
@@ -54,7 +84,7 @@ Deno.test("liveProcesses() sees a running sleep by its marker (the leak checks c
   }
 });
 
-Deno.test("bash() returns stdout and stderr in order, then the exit code", async () => {
+bwrapTest("bash() returns stdout and stderr in order, then the exit code", async () => {
   await withSandbox(async ({ ws }) => {
     const obs = await call(bash, ws, { command: "echo a; echo b >&2; echo c" });
     equal(succeeded(obs), "a\nb\nc\nexit code: 0");
@@ -63,22 +93,61 @@ Deno.test("bash() returns stdout and stderr in order, then the exit code", async
   });
 });
 
-Deno.test("bash() treats a non-zero exit as a result the model reads", async () => {
+bwrapTest("bash() treats a non-zero exit as a result the model reads", async () => {
   await withSandbox(async ({ ws }) => {
     equal(succeeded(await call(bash, ws, { command: "exit 3" })), "(no output)\nexit code: 3");
-    const killed = succeeded(await call(bash, ws, { command: "kill -KILL $$" }));
-    equal(killed, "(no output)\nexit code: 137 (killed by SIGKILL)");
+    // Inside bubblewrap only its exit is seen: a signal shows as 128 + n.
+    equal(
+      succeeded(await call(bash, ws, { command: "kill -KILL $$" })),
+      "(no output)\nexit code: 137",
+    );
   });
 });
 
-Deno.test("bash() runs in the workspace with stdin closed", async () => {
+Deno.test("bash() runs through the unsandboxed runner and names the killing signal", async () => {
+  await withSandbox(async ({ ws }) => {
+    const shell = createUnsandboxedRunner(shellEnv());
+    const run = (command: string) => bash.run({ command }, context(ws, { shell }));
+    equal(succeeded(await run("echo a; echo b >&2; pwd")), `a\nb\n${ws}\nexit code: 0`);
+    equal(succeeded(await run("kill -KILL $$")), "(no output)\nexit code: 137 (killed by SIGKILL)");
+  });
+});
+
+Deno.test("bash() fails without a shell sandbox and runs nothing", async () => {
+  await withSandbox(async ({ ws }) => {
+    const obs = await bash.run({ command: "touch ran" }, context(ws));
+    equal(failed(obs, "EXECUTION_FAILED"), 'Cannot run "bash": no shell sandbox was provided');
+    ok(!(await Deno.stat(join(ws, "ran")).then(() => true, () => false)));
+  });
+});
+
+Deno.test("bash() reports a shell that cannot start as EXECUTION_FAILED", async () => {
+  await withSandbox(async ({ ws }) => {
+    const shell = createBwrapRunner({
+      cwd: ws,
+      writable: [ws],
+      readOnly: [],
+      hidden: [],
+      tmp: ws,
+      network: false,
+      env: {},
+    }, { bwrapPath: join(ws, "no-bwrap") });
+    const message = failed(
+      await bash.run({ command: "true" }, context(ws, { shell })),
+      "EXECUTION_FAILED",
+    );
+    ok(message.startsWith('Cannot run "bash": '), message);
+  });
+});
+
+bwrapTest("bash() runs in the workspace with stdin closed", async () => {
   await withSandbox(async ({ ws }) => {
     equal(succeeded(await call(bash, ws, { command: "pwd" })), `${ws}\nexit code: 0`);
     equal(succeeded(await call(bash, ws, { command: "cat; echo done" })), "done\nexit code: 0");
   });
 });
 
-Deno.test("bash() never passes secrets in the environment", async () => {
+bwrapTest("bash() never passes secrets in the environment", async () => {
   const secrets = {
     TERN_API_KEY: "sk-tern",
     OPENAI_API_KEY: "sk-openai",
@@ -108,26 +177,28 @@ Deno.test("bash() never passes secrets in the environment", async () => {
   }
 });
 
-Deno.test("bash() times out, kills the whole group (SIGTERM ignored, grandchild) and keeps partial output", async () => {
-  await withSandbox(async ({ ws }) => {
-    const mark = marker();
-    const command = `echo "pgid=$$"; trap '' TERM; (trap '' TERM; sleep ${mark}) & sleep ${mark}`;
-    const message = failed(await call(bash, ws, { command, timeout_ms: 1000 }), "TIMEOUT");
-    ok(message.startsWith("Command timed out after 1000 ms"), message);
-    const pgid = Number(/pgid=(\d+)/.exec(message)?.[1]);
-    ok(pgid > 0, message);
-    deepEqual(await inGroup(pgid), []);
-    deepEqual(await withMarker(mark), []);
-  });
-});
+bwrapTest(
+  "bash() times out, kills the whole group (SIGTERM ignored, grandchild) and keeps partial output",
+  async () => {
+    await withSandbox(async ({ ws }) => {
+      const mark = marker();
+      const command = `echo started; trap '' TERM; (trap '' TERM; sleep ${mark}) & sleep ${mark}`;
+      const message = failed(await call(bash, ws, { command, timeout_ms: 1000 }), "TIMEOUT");
+      ok(message.startsWith("Command timed out after 1000 ms"), message);
+      ok(message.includes("started"), message);
+      deepEqual(await withMarker(mark), []);
+    });
+  },
+);
 
-Deno.test("bash() stops the group when the signal aborts and keeps partial output", async () => {
+bwrapTest("bash() stops the group when the signal aborts and keeps partial output", async () => {
   await withSandbox(async ({ ws }) => {
     const mark = marker();
     const controller = new AbortController();
     const obs = await bash.run({ command: `echo started; (sleep ${mark}) & sleep ${mark}` }, {
       workspace: ws,
       signal: controller.signal,
+      shell: await sandboxShell(ws),
       update: (text) => {
         if (text.includes("started")) controller.abort();
       },
@@ -138,7 +209,7 @@ Deno.test("bash() stops the group when the signal aborts and keeps partial outpu
   });
 });
 
-Deno.test("bash() ends background jobs when the command finishes", async () => {
+bwrapTest("bash() ends background jobs when the command finishes", async () => {
   await withSandbox(async ({ ws }) => {
     const mark = marker();
     const out = succeeded(await call(bash, ws, { command: `sleep ${mark} & echo started` }));
@@ -147,12 +218,13 @@ Deno.test("bash() ends background jobs when the command finishes", async () => {
   });
 });
 
-Deno.test("bash() streams output through ctx.update", async () => {
+bwrapTest("bash() streams output through ctx.update", async () => {
   await withSandbox(async ({ ws }) => {
     const pieces: string[] = [];
     const obs = await bash.run({ command: "echo one; echo two" }, {
       workspace: ws,
       signal: new AbortController().signal,
+      shell: await sandboxShell(ws),
       update: (text) => pieces.push(text),
     });
     succeeded(obs);
@@ -160,7 +232,7 @@ Deno.test("bash() streams output through ctx.update", async () => {
   });
 });
 
-Deno.test("bash() keeps the head and tail of long output and says what was cut", async () => {
+bwrapTest("bash() keeps the head and tail of long output and says what was cut", async () => {
   await withSandbox(async ({ ws }) => {
     const obs = await call(bash, ws, { command: "seq 1 20000" });
     const out = succeeded(obs);
@@ -172,7 +244,7 @@ Deno.test("bash() keeps the head and tail of long output and says what was cut",
   });
 });
 
-Deno.test("createBashTool() uses the configured default timeout", async () => {
+bwrapTest("createBashTool() uses the configured default timeout", async () => {
   await withSandbox(async ({ ws }) => {
     const quick = createBashTool({ defaultTimeoutMs: 300 });
     ok(quick.description.includes("Timeout 0.3 s by default"), quick.description);
@@ -181,7 +253,7 @@ Deno.test("createBashTool() uses the configured default timeout", async () => {
   });
 });
 
-Deno.test("bash() rejects bad arguments without running anything", async () => {
+bwrapTest("bash() rejects bad arguments without running anything", async () => {
   await withSandbox(async ({ ws }) => {
     for (
       const args of [

@@ -2,6 +2,9 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createEditTool } from "../../src/tools/edit.ts";
+import { createGlobTool } from "../../src/tools/glob.ts";
+import { createGrepTool } from "../../src/tools/grep.ts";
+import { createListTool } from "../../src/tools/list.ts";
 import { createReadTool } from "../../src/tools/read.ts";
 import { createWriteTool } from "../../src/tools/write.ts";
 import { call, failed, type Sandbox, withSandbox } from "./_helpers.ts";
@@ -71,5 +74,18 @@ Deno.test("edit() refuses every way out and leaves the outside untouched", async
       );
     }
     equal(await Deno.readTextFile(join(box.outside, "secret.txt")), "top secret\n");
+  });
+});
+
+Deno.test("list(), glob() and grep() refuse every way out as their folder", async () => {
+  await withSandbox(async (box) => {
+    const tools = [createListTool(), createGlobTool(), createGrepTool({ ripgrep: false })];
+    for (const path of [...await escapes(box), "../outside", box.outside, "linkdir"]) {
+      for (const tool of tools) {
+        const args = tool.name === "list" ? { path } : { path, pattern: "*" };
+        const message = failed(await call(tool, box.ws, args), "POLICY_DENIED");
+        ok(message.includes(`is outside the workspace "${box.ws}"`), message);
+      }
+    }
   });
 });

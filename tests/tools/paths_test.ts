@@ -1,7 +1,7 @@
 import { equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { ToolError } from "../../src/core/observation.ts";
-import { isInside, resolveInWorkspace } from "../../src/tools/paths.ts";
+import { checkPath, isInside, protectedFolder, resolveInWorkspace } from "../../src/tools/paths.ts";
 import { withSandbox, writeFiles } from "./_helpers.ts";
 
 function denied(pattern: RegExp) {
@@ -96,4 +96,61 @@ Deno.test("isInside() compares whole path components", () => {
   ok(!isInside("/ws", "/ws2"));
   ok(!isInside("/ws", "/w"));
   ok(isInside("/", "/etc"));
+});
+
+Deno.test("checkPath() returns the real path with its lstat, or null info when missing", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "a.txt": "abc" });
+    const found = await checkPath(ws, "./a.txt");
+    equal(found.path, "./a.txt");
+    equal(found.real, join(ws, "a.txt"));
+    equal(found.info?.size, 3);
+    equal((await checkPath(ws, "new.txt")).info, null);
+  });
+});
+
+Deno.test("checkPath() refuses a NUL byte as INVALID_ARGUMENTS", async () => {
+  await withSandbox(async ({ ws }) => {
+    await rejects(checkPath(ws, "a\0b"), (error: unknown) => {
+      ok(error instanceof ToolError);
+      equal(error.code, "INVALID_ARGUMENTS");
+      equal(error.message, 'Path "a\\u0000b" contains a NUL byte');
+      return true;
+    });
+  });
+});
+
+Deno.test("checkPath() refuses /proc, /dev and /sys even in a workspace at /", async () => {
+  await rejects(checkPath("/", "/proc/self/root/etc/passwd"), denied(/is in \/proc:/));
+  await rejects(checkPath("/", "dev/tcp/127.0.0.1/80", { forWrite: true }), denied(/in \/dev:/));
+  await rejects(checkPath("/", "/sys/kernel"), denied(/is in \/sys:/));
+  await withSandbox(async ({ ws }) => {
+    await Deno.symlink("/proc/self/environ", join(ws, "env"));
+    await rejects(checkPath(ws, "env"), denied(/is in \/proc:/));
+  });
+});
+
+Deno.test("checkPath() refuses writes in .git and .tern at any depth unless allowed", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { ".git/config": "", "sub/.git/HEAD": "", ".tern/config.jsonc": "" });
+    for (const path of [".git/config", "sub/.git/hooks/pre-commit", ".Git/x", ".git"]) {
+      await rejects(
+        checkPath(ws, path, { forWrite: true }),
+        denied(/paths in \.git are protected/),
+      );
+      equal((await checkPath(ws, path)).path, path);
+    }
+    await rejects(checkPath(ws, ".tern/config.jsonc", { forWrite: true }), denied(/\.tern are/));
+    const allowed = await checkPath(ws, ".git/config", { forWrite: true, allowProtected: true });
+    equal(allowed.real, join(ws, ".git/config"));
+    equal((await checkPath(ws, ".gitignore", { forWrite: true })).info, null);
+  });
+});
+
+Deno.test("protectedFolder() names the protected folder a path is in", () => {
+  equal(protectedFolder("/ws", "/ws/.git/hooks/pre-commit"), ".git");
+  equal(protectedFolder("/ws", "/ws/a/.GIT"), ".git");
+  equal(protectedFolder("/ws", "/ws/.tern/config.jsonc"), ".tern");
+  equal(protectedFolder("/ws", "/ws/.github/workflows/ci.yml"), null);
+  equal(protectedFolder("/ws", "/.git/config"), null);
 });

@@ -43,6 +43,15 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         argsById.delete(event.callId);
         break;
       }
+      case "permission_decision":
+        endLine();
+        if (event.by !== "person") {
+          const verdict = event.allow ? style.green("allowed") : style.red("denied");
+          err(
+            `${style.cyan("•")} ${verdict} by ${event.by}: ${style.dim(firstLine(event.reason))}\n`,
+          );
+        }
+        break;
       case "turn_end":
         endLine();
         if (event.exitReason !== "COMPLETED") {

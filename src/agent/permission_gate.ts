@@ -1,0 +1,349 @@
+/**
+ * The permission gate: the one orchestrator every tool call passes through, outside the tool
+ * body. Per call: analyse → policy (rules, profile, classifier) → review when the policy says
+ * "ask" → run confined (tool worker, or bubblewrap through `ctx.shell`) → mask secrets →
+ * audit. Tools stay unaware of it; the gate wraps them.
+ */
+import { relative } from "node:path";
+import type { EmitFn } from "../core/events.ts";
+import type { Observation } from "../core/observation.ts";
+import type { ReviewMode } from "../config/schema.ts";
+import type { AuditRecord } from "../sandbox/audit.ts";
+import { approvalKey, type CallFacts, evaluate, type Verdict } from "../sandbox/policy.ts";
+import {
+  type AskPerson,
+  review,
+  type Reviewer,
+  type ReviewOutcome,
+  type ReviewRequest,
+} from "../sandbox/review.ts";
+import type { CompiledRule } from "../sandbox/rules.ts";
+import type { SandboxRuntime } from "../sandbox/runtime.ts";
+import type { SecretMasker } from "../sandbox/secrets.ts";
+import { classifyShell } from "../sandbox/shell/classify.ts";
+import type { Tool, ToolContext } from "../tools/define.ts";
+
+/** Tools whose file work runs in the confined worker when there is one. */
+const WORKER_TOOLS: ReadonlySet<string> = new Set([
+  "read",
+  "write",
+  "edit",
+  "list",
+  "glob",
+  "grep",
+]);
+
+/** What request_permissions asks for, normalised (absolute paths, two-word prefixes). */
+export interface GrantRequest {
+  read: string[];
+  write: string[];
+  net: string[];
+  env: string[];
+  commands: string[];
+  withoutSandbox: boolean;
+}
+
+interface Grant {
+  extra: { read: string[]; write: string[]; net: string[]; env: string[] };
+  keys: string[];
+  withoutSandbox: boolean;
+}
+
+export interface GateOptions {
+  runtime: SandboxRuntime;
+  rules: readonly CompiledRule[];
+  mode: ReviewMode;
+  person?: AskPerson;
+  reviewer?: Reviewer;
+  reviewTimeoutMs: number;
+  masker: SecretMasker;
+  emit: EmitFn;
+  /** Receives one record per call; never throws (audit failures are reported, not fatal). */
+  audit?: (record: AuditRecord) => void;
+  session?: string;
+}
+
+/** Approvals and grants that last for the session, shared by every gated tool. */
+export class PermissionGate {
+  readonly #options: GateOptions;
+  readonly sessionApprovals = new Set<string>();
+
+  constructor(options: GateOptions) {
+    this.#options = options;
+  }
+
+  get options(): GateOptions {
+    return this.#options;
+  }
+
+  /** `tool`, with every call passing through the gate. */
+  wrap(tool: Tool): Tool {
+    return {
+      name: tool.name,
+      description: tool.description,
+      readOnly: tool.readOnly,
+      get parameters() {
+        return tool.parameters;
+      },
+      run: (args, ctx) => this.#run(tool, args, ctx),
+    };
+  }
+
+  /** What the policy says about a call, without running or reviewing it. */
+  async decide(tool: Pick<Tool, "name" | "readOnly">, args: unknown): Promise<{
+    facts: CallFacts;
+    verdict: Verdict;
+  }> {
+    const facts = await analyseCall(tool, args, this.#options.runtime.workspace);
+    const verdict = evaluate(facts, {
+      profile: this.#options.runtime.profile,
+      rules: this.#options.rules,
+      sessionApprovals: new Set([...this.sessionApprovals, ...this.#grantedKeys]),
+    });
+    return { facts, verdict };
+  }
+
+  /** Reviews a request that is not a tool call (request_permissions). */
+  async reviewRequest(request: ReviewRequest, signal: AbortSignal, options: {
+    needsJudge?: boolean;
+  } = {}) {
+    const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
+    if (options.needsJudge && mode === "bypass") {
+      return {
+        allow: false,
+        by: "policy" as const,
+        reason: "Running without the sandbox needs a person or the reviewer: use --mode ask " +
+          "or --mode auto",
+        remember: false,
+      };
+    }
+    return await review(request, { mode, person, reviewer, reviewTimeoutMs, signal });
+  }
+
+  /**
+   * Reviews a request for more permissions and, when granted, widens the sandbox: paths, hosts
+   * and env through the runtime (the worker restarts with the new flags), command prefixes as
+   * approvals. Running without the sandbox always needs a person or the reviewer. Audited.
+   */
+  async requestGrant(request: GrantRequest, options: {
+    scope: "turn" | "session";
+    reason: string;
+    summary: string;
+    callId: string;
+    signal: AbortSignal;
+  }): Promise<ReviewOutcome> {
+    const { emit, runtime, masker } = this.#options;
+    const started = performance.now();
+    const review: ReviewRequest = {
+      tool: "request_permissions",
+      args: masker.maskDeep(request),
+      summary: masker.mask(options.summary),
+      reason: `The model asks: ${masker.mask(options.reason)}`,
+      profile: runtime.profile.name,
+      rememberable: false,
+    };
+    emit({
+      type: "permission_request",
+      callId: options.callId,
+      name: "request_permissions",
+      summary: review.summary,
+      reason: review.reason,
+    });
+    const outcome = await this.reviewRequest(review, options.signal, {
+      needsJudge: request.withoutSandbox,
+    });
+    emit({
+      type: "permission_decision",
+      callId: options.callId,
+      allow: outcome.allow,
+      by: outcome.by,
+      reason: outcome.reason,
+    });
+    if (outcome.allow) {
+      const grant: Grant = {
+        extra: { read: request.read, write: request.write, net: request.net, env: request.env },
+        keys: request.commands.map((prefix) => `bash:${prefix}`),
+        withoutSandbox: request.withoutSandbox,
+      };
+      (options.scope === "session" ? this.#sessionGrants : this.#turnGrants).push(grant);
+      await this.#apply();
+    }
+    this.#options.audit?.({
+      v: 1,
+      time: new Date().toISOString(),
+      ...(this.#options.session ? { session: this.#options.session } : {}),
+      callId: options.callId,
+      tool: "request_permissions",
+      args: masker.maskDeep({ ...request, scope: options.scope, reason: options.reason }),
+      profile: runtime.profile.name,
+      mode: this.#options.mode,
+      decision: outcome.allow ? "allow" : "deny",
+      decidedBy: outcome.by,
+      reason: outcome.reason,
+      sandbox: "none",
+      status: outcome.allow ? "SUCCEEDED" : "ERROR",
+      ...(outcome.allow ? {} : { code: "POLICY_DENIED" }),
+      durationMs: Math.round(performance.now() - started),
+    });
+    return outcome;
+  }
+
+  /** Drops what was granted for this turn only. */
+  async endTurn(): Promise<void> {
+    if (this.#turnGrants.length === 0) return;
+    this.#turnGrants = [];
+    await this.#apply();
+  }
+
+  #sessionGrants: Grant[] = [];
+  #turnGrants: Grant[] = [];
+
+  async #apply(): Promise<void> {
+    const grants = [...this.#sessionGrants, ...this.#turnGrants];
+    this.#grantedKeys = new Set(grants.flatMap((g) => g.keys));
+    this.#unsandboxedKeys = new Set(grants.filter((g) => g.withoutSandbox).flatMap((g) => g.keys));
+    const union = (pick: (g: Grant) => readonly string[]) => [
+      ...new Set(grants.flatMap(pick)),
+    ];
+    await this.#options.runtime.setExtraGrants({
+      read: union((g) => g.extra.read),
+      write: union((g) => g.extra.write),
+      net: union((g) => g.extra.net),
+      env: union((g) => g.extra.env),
+    });
+  }
+
+  #grantedKeys = new Set<string>();
+  #unsandboxedKeys = new Set<string>();
+
+  async #run(tool: Tool, args: unknown, ctx: ToolContext): Promise<Observation> {
+    const { runtime, masker, emit } = this.#options;
+    const callId = ctx.callId ?? "";
+    const started = performance.now();
+    const { facts, verdict } = await this.decide(tool, args);
+    let decidedBy: AuditRecord["decidedBy"] = verdict.by === "default" ? "policy" : verdict.by;
+    let reason = verdict.reason;
+    let allowed = verdict.action === "allow";
+    if (verdict.action === "ask") {
+      const request = reviewRequestFor(
+        tool.name,
+        args,
+        facts,
+        verdict,
+        runtime.profile.name,
+        masker,
+      );
+      emit({
+        type: "permission_request",
+        callId,
+        name: tool.name,
+        summary: request.summary,
+        reason,
+      });
+      const outcome = await this.reviewRequest(request, ctx.signal);
+      allowed = outcome.allow;
+      decidedBy = outcome.by;
+      reason = outcome.reason;
+      const key = approvalKey(facts);
+      if (outcome.allow && outcome.remember && key !== undefined) this.sessionApprovals.add(key);
+      emit({ type: "permission_decision", callId, allow: allowed, by: outcome.by, reason });
+    }
+    let observation: Observation;
+    let sandbox: AuditRecord["sandbox"] = "none";
+    if (!allowed) {
+      observation = { status: "ERROR", code: "POLICY_DENIED", message: reason };
+    } else if (WORKER_TOOLS.has(tool.name) && runtime.worker !== undefined) {
+      sandbox = "worker";
+      observation = await runtime.worker.call(tool.name, args, {
+        signal: ctx.signal,
+        onUpdate: ctx.update,
+      });
+    } else {
+      const key = approvalKey(facts);
+      const free = key !== undefined && this.#unsandboxedKeys.has(key);
+      const shell = free ? runtime.unsandboxedShell : runtime.shell;
+      sandbox = tool.name !== "bash"
+        ? "in-process"
+        : free || runtime.shellKind !== "bwrap"
+        ? "none"
+        : "bwrap";
+      observation = await tool.run(args, { ...ctx, shell });
+    }
+    observation = maskObservation(observation, masker);
+    this.#options.audit?.({
+      v: 1,
+      time: new Date().toISOString(),
+      ...(this.#options.session ? { session: this.#options.session } : {}),
+      callId,
+      tool: tool.name,
+      args: masker.maskDeep(args),
+      profile: runtime.profile.name,
+      mode: this.#options.mode,
+      decision: allowed ? "allow" : "deny",
+      decidedBy,
+      ...(verdict.rule ? { rule: verdict.rule } : {}),
+      reason,
+      sandbox,
+      status: observation.status,
+      ...(observation.status === "ERROR" ? { code: observation.code } : {}),
+      ...(observation.status === "SUCCEEDED" && observation.details?.kind === "command"
+        ? { exitCode: observation.details.exitCode }
+        : {}),
+      durationMs: Math.round(performance.now() - started),
+      ...(sandbox === "worker" && runtime.worker?.auditPath
+        ? { denoAudit: runtime.worker.auditPath }
+        : {}),
+    });
+    return observation;
+  }
+}
+
+/** The facts the policy needs: the command's risk for bash, the path for file tools. */
+export async function analyseCall(
+  tool: Pick<Tool, "name" | "readOnly">,
+  args: unknown,
+  workspace: string,
+): Promise<CallFacts> {
+  const facts: CallFacts = { tool: tool.name, readOnlyTool: tool.readOnly };
+  const fields = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  if (tool.name === "bash" && typeof fields.command === "string") {
+    facts.shell = await classifyShell(fields.command);
+  } else if (typeof fields.path === "string") {
+    const rel = relative(workspace, resolveLoose(workspace, fields.path));
+    facts.path = rel === "" ? "." : rel;
+  }
+  return facts;
+}
+
+function resolveLoose(workspace: string, path: string): string {
+  return path.startsWith("/") ? path : `${workspace}/${path}`;
+}
+
+function reviewRequestFor(
+  tool: string,
+  args: unknown,
+  facts: CallFacts,
+  verdict: Verdict,
+  profile: string,
+  masker: SecretMasker,
+): ReviewRequest {
+  const fields = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  const summary = tool === "bash" && typeof fields.command === "string"
+    ? fields.command
+    : `${tool} ${facts.path ?? ""}`.trim();
+  return {
+    tool,
+    args: masker.maskDeep(args),
+    summary: masker.mask(summary),
+    reason: verdict.reason,
+    profile,
+    rememberable: approvalKey(facts) !== undefined,
+  };
+}
+
+function maskObservation(observation: Observation, masker: SecretMasker): Observation {
+  if (observation.status === "SUCCEEDED") {
+    return { ...observation, output: masker.mask(observation.output) };
+  }
+  return { ...observation, message: masker.mask(observation.message) };
+}

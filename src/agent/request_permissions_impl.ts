@@ -1,0 +1,95 @@
+/** The implementation of `request_permissions` (see `request_permissions.ts`). */
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import { ToolError } from "../core/observation.ts";
+import { defineTool, type Tool } from "../tools/define.ts";
+import type { PermissionGate } from "./permission_gate.ts";
+
+const entries = z.array(z.string().trim().min(1)).optional();
+
+const parameters = z.strictObject({
+  reason: z.string().trim().min(1),
+  scope: z.enum(["turn", "session"]).optional(),
+  read: entries,
+  write: entries,
+  hosts: entries,
+  env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a variable name")).optional(),
+  commands: entries,
+  without_sandbox: z.boolean().optional(),
+});
+
+/** Builds the tool body; loaded on the first call. */
+export function createImpl(gate: PermissionGate): Tool {
+  return defineTool({
+    name: "request_permissions",
+    description: "Ask for permissions the sandbox does not give",
+    parameters,
+    readOnly: false,
+    async execute(args, ctx) {
+      const scope = args.scope ?? "turn";
+      const absolute = (path: string) =>
+        isAbsolute(path) ? resolve(path) : resolve(ctx.workspace, path);
+      const request = {
+        read: (args.read ?? []).map(absolute),
+        write: (args.write ?? []).map(absolute),
+        net: args.hosts ?? [],
+        env: args.env ?? [],
+        commands: (args.commands ?? []).map((c) => c.trim().split(/\s+/).slice(0, 2).join(" ")),
+        withoutSandbox: args.without_sandbox === true,
+      };
+      if (request.withoutSandbox && request.commands.length === 0) {
+        throw new ToolError(
+          "INVALID_ARGUMENTS",
+          'without_sandbox needs "commands": name the command prefixes to run outside the sandbox',
+        );
+      }
+      const nothing = request.read.length + request.write.length + request.net.length +
+          request.env.length + request.commands.length === 0;
+      if (nothing) {
+        throw new ToolError(
+          "INVALID_ARGUMENTS",
+          "Nothing requested: name paths, hosts, env or commands",
+        );
+      }
+      const summary = describeRequest(request, scope);
+      const outcome = await gate.requestGrant(request, {
+        scope,
+        reason: args.reason,
+        summary,
+        callId: ctx.callId ?? "",
+        signal: ctx.signal,
+      });
+      if (!outcome.allow) {
+        throw new ToolError(
+          "POLICY_DENIED",
+          `Permission request denied (${outcome.reason}). Do not try to get around it; ` +
+            "continue without it or tell the user what you need",
+        );
+      }
+      return { output: `Granted: ${summary}` };
+    },
+  });
+}
+
+function describeRequest(
+  request: {
+    read: string[];
+    write: string[];
+    net: string[];
+    env: string[];
+    commands: string[];
+    withoutSandbox: boolean;
+  },
+  scope: string,
+): string {
+  const parts: string[] = [];
+  if (request.read.length > 0) parts.push(`read ${request.read.join(", ")}`);
+  if (request.write.length > 0) parts.push(`write ${request.write.join(", ")}`);
+  if (request.net.length > 0) parts.push(`network ${request.net.join(", ")}`);
+  if (request.env.length > 0) parts.push(`env ${request.env.join(", ")}`);
+  if (request.commands.length > 0) {
+    const how = request.withoutSandbox ? "run WITHOUT the sandbox" : "run without asking";
+    parts.push(`${how}: ${request.commands.join(", ")}`);
+  }
+  return `${parts.join("; ")} (for this ${scope})`;
+}

@@ -1,0 +1,130 @@
+/**
+ * Composition of the sandbox for one run: profile → runtime (tool worker + bubblewrap), rules,
+ * review (person, reviewer model or bypass), secret masking, the audit log, and the gated
+ * tools the agent sees. `tern run` uses it; so will the interactive UI.
+ */
+import { ConfigError, type TernConfig } from "../config/mod.ts";
+import type { EmitFn } from "../core/events.ts";
+import { createModelReviewer } from "../agent/auto_reviewer.ts";
+import { PermissionGate } from "../agent/permission_gate.ts";
+import { createRequestPermissionsTool } from "../agent/request_permissions.ts";
+import type { Provider } from "../llm/types.ts";
+import { auditDir, AuditLog, auditPath } from "../sandbox/audit.ts";
+import type { AskPerson } from "../sandbox/review.ts";
+import { type CompiledRule, compileRules } from "../sandbox/rules.ts";
+import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";
+import { SecretMasker } from "../sandbox/secrets.ts";
+import { type BuiltinLoader, builtinTools } from "../tools/mod.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+
+export type SandboxConfig = Pick<
+  TernConfig,
+  | "profile"
+  | "profiles"
+  | "mode"
+  | "noSandbox"
+  | "rules"
+  | "ternHome"
+  | "apiKey"
+  | "model"
+  | "reviewModel"
+  | "reviewTimeoutMs"
+>;
+
+export interface AgentSandboxOptions {
+  config: SandboxConfig;
+  workspace: string;
+  /** Reads an environment variable tern may see (for the shell's allowlisted variables). */
+  env: Readonly<Record<string, string>>;
+  home?: string;
+  emit: EmitFn;
+  /** Asks the person at the terminal; absent when the run is not interactive. */
+  person?: AskPerson;
+  /** The provider the AUTO reviewer calls. */
+  provider: Provider;
+  /** The user's task, for the reviewer. */
+  goal: () => string;
+  loadTools: BuiltinLoader;
+  /** Start the tool worker now, while the first model request is in flight. */
+  warm?: boolean;
+}
+
+export interface AgentSandbox {
+  tools: ToolRegistry;
+  gate: PermissionGate;
+  runtime: SandboxRuntime;
+  /** This run's audit log file. */
+  auditPath: string;
+  /** Stops the worker, removes the private tmp directory, flushes the audit log. */
+  close(): Promise<void>;
+}
+
+/** Builds the sandbox and the gated tools. @throws {ConfigError} for a bad rule or profile. */
+export async function openAgentSandbox(options: AgentSandboxOptions): Promise<AgentSandbox> {
+  const { config, workspace } = options;
+  const runId = newRunId();
+  const rules: CompiledRule[] = config.rules.length > 0 ? await compileRules(config.rules) : [];
+  const runtime = await createSandbox({
+    workspace,
+    profile: config.profile,
+    custom: config.profiles,
+    noSandbox: config.noSandbox,
+    home: options.home,
+    ternHome: config.ternHome,
+    env: options.env,
+    handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
+    auditDir: auditDir(config.ternHome),
+    runId,
+    warm: options.warm,
+  }).catch((error) => {
+    // An unknown profile name is a configuration mistake: exit code 2 with the known names.
+    if (error instanceof RangeError) throw new ConfigError(error.message, { key: "profile" });
+    throw error;
+  });
+  const masker = new SecretMasker(config.apiKey ? [config.apiKey] : []);
+  const path = auditPath(config.ternHome, runId);
+  const audit = await AuditLog.open(path, { masker });
+  const reviewer = config.mode === "auto"
+    ? createModelReviewer({
+      provider: options.provider,
+      model: config.reviewModel ?? config.model,
+      goal: options.goal,
+    })
+    : undefined;
+  const gate = new PermissionGate({
+    runtime,
+    rules,
+    mode: config.mode,
+    person: options.person,
+    reviewer,
+    reviewTimeoutMs: config.reviewTimeoutMs,
+    masker,
+    emit: options.emit,
+    audit: (record) => {
+      audit.append(record).catch((error) => {
+        console.error(`tern: cannot write the audit log "${path}": ${error}`);
+      });
+    },
+    session: runId,
+  });
+  const tools = new ToolRegistry([
+    ...builtinTools(options.loadTools).map((tool) => gate.wrap(tool)),
+    createRequestPermissionsTool(gate),
+  ]);
+  return {
+    tools,
+    gate,
+    runtime,
+    auditPath: path,
+    async close() {
+      await runtime.close();
+      await audit.close();
+    },
+  };
+}
+
+function newRunId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const random = crypto.getRandomValues(new Uint8Array(3));
+  return `${stamp}-${[...random].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}

@@ -1,0 +1,85 @@
+/**
+ * `tern doctor`: checks that the sandbox really works here — Deno, bubblewrap, the tool worker
+ * and a shell command through the shell sandbox — and that the configuration loads. Exit code
+ * 0 when everything works, 1 when something does not (each line says what and how to fix it).
+ */
+import { loadConfig } from "../config/mod.ts";
+import { probeBwrap } from "../sandbox/bwrap.ts";
+import { createSandbox } from "../sandbox/runtime.ts";
+import { readEnv, resolveWorkspace, type RunFlags, shellSourceEnv } from "./run.ts";
+
+/** Runs the checks and prints one line per check. */
+export async function runDoctor(flags: RunFlags): Promise<number> {
+  const lines: string[] = [];
+  let failures = 0;
+  const report = (ok: boolean, what: string, detail: string) => {
+    if (!ok) failures++;
+    lines.push(`${ok ? "ok  " : "FAIL"} ${what.padEnd(10)} ${detail}`);
+  };
+  report(true, "deno", `${Deno.version.deno} (${Deno.execPath()})`);
+  const bwrap = await probeBwrap();
+  report(
+    bwrap.ok,
+    "bubblewrap",
+    bwrap.ok
+      ? `${bwrap.version}: shell commands run sandboxed`
+      : `${bwrap.reason}; shell commands will each need explicit approval. Install it ` +
+        "(apt-get install bubblewrap) or opt out with --no-sandbox",
+  );
+  const workspace = resolveWorkspace(flags.cwd);
+  let config;
+  try {
+    config = (await loadConfig({ cwd: workspace, flags: flags.config })).config;
+    report(true, "config", `profile ${config.profile}, mode ${config.mode}`);
+  } catch (error) {
+    report(false, "config", error instanceof Error ? error.message : String(error));
+  }
+  if (config !== undefined) {
+    const runtime = await createSandbox({
+      workspace,
+      profile: config.profile,
+      custom: config.profiles,
+      noSandbox: config.noSandbox,
+      home: readEnv("HOME"),
+      ternHome: config.ternHome,
+      env: shellSourceEnv(),
+      handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
+      runId: "doctor",
+    }).catch((error: Error) => {
+      report(false, "sandbox", error.message);
+      return undefined;
+    });
+    if (runtime !== undefined) {
+      try {
+        const signal = AbortSignal.timeout(30_000);
+        if (runtime.worker) {
+          const obs = await runtime.worker.call("list", { path: "." }, { signal });
+          report(
+            obs.status === "SUCCEEDED",
+            "worker",
+            obs.status === "SUCCEEDED"
+              ? `a confined worker listed the workspace (${runtime.profile.name})`
+              : `${obs.code}: ${obs.message}`,
+          );
+        } else {
+          report(true, "worker", "none: --no-sandbox runs tools in tern's process");
+        }
+        const shell = await runtime.shell("echo ok", { cwd: workspace, timeoutMs: 10_000, signal });
+        const shellOk = shell.code === 0 && shell.output.trim() === "ok";
+        report(
+          shellOk,
+          "shell",
+          shellOk
+            ? runtime.shellKind === "bwrap"
+              ? "a command ran in bubblewrap"
+              : `ran ${runtime.shellNote}`
+            : `exit ${shell.code}: ${shell.output.trim().slice(0, 200)}`,
+        );
+      } finally {
+        await runtime.close();
+      }
+    }
+  }
+  console.log(lines.join("\n"));
+  return failures === 0 ? 0 : 1;
+}

@@ -1,0 +1,171 @@
+/**
+ * `tern sandbox explain` and `tern sandbox check`: what the sandbox is, and what it would do
+ * with one call, computed by the same code the agent runs (profile compiler, worker flags,
+ * bubblewrap arguments, rules, classifier, policy).
+ */
+import { loadConfig } from "../config/mod.ts";
+import { analyseCall } from "../agent/permission_gate.ts";
+import { evaluate } from "../sandbox/policy.ts";
+import { compileRules } from "../sandbox/rules.ts";
+import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";
+import { BUILTIN_MANIFEST } from "../tools/mod.ts";
+import { TernError } from "../core/errors.ts";
+import type { RunFlags } from "./run.ts";
+import { readEnv, resolveWorkspace, shellSourceEnv } from "./run.ts";
+import { EXIT_USAGE } from "./exit_codes.ts";
+
+/** Prints the exact worker command line and bubblewrap arguments for this workspace. */
+export async function explainSandbox(flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const runtime = await openRuntime(workspace, config);
+  try {
+    const explanation = runtime.explain();
+    if (flags.output !== "text") {
+      console.log(JSON.stringify({ workspace, mode: config.mode, ...explanation }));
+      return 0;
+    }
+    const lines = [
+      `workspace  ${workspace}`,
+      `profile    ${explanation.profile}`,
+      `mode       ${config.mode}`,
+      "",
+      "Tool worker (read, write, edit, list, glob, grep):",
+      explanation.worker
+        ? `  ${shellJoin(explanation.worker)}`
+        : "  none: tools run in tern's own process (--no-sandbox)",
+      "",
+      "Shell commands (bash):",
+      explanation.bwrap
+        ? `  ${shellJoin(explanation.bwrap)}`
+        : `  no bubblewrap: ${explanation.shellNote ?? ""}`,
+    ];
+    if (explanation.bwrap && explanation.shellNote) lines.push(`  note: ${explanation.shellNote}`);
+    console.log(lines.join("\n"));
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+/**
+ * Says what would happen to one call: a shell command, or a tool call as JSON
+ * `{"tool": "write", "args": {...}}`. Prints the action, who decided and why.
+ */
+export async function checkSandbox(call: string, flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const { tool, args } = parseCall(call);
+  const manifest = BUILTIN_MANIFEST.find((entry) => entry.name === tool);
+  if (manifest === undefined) {
+    const known = BUILTIN_MANIFEST.map((entry) => `"${entry.name}"`).join(", ");
+    throw new TernError(`Unknown tool "${tool}": expected one of ${known}`, {
+      exitCode: EXIT_USAGE,
+    });
+  }
+  const rules = await compileRules(config.rules);
+  const runtime = await openRuntime(workspace, config);
+  try {
+    const facts = await analyseCall(manifest, args, workspace);
+    const verdict = evaluate(facts, {
+      profile: runtime.profile,
+      rules,
+      sessionApprovals: new Set(),
+    });
+    const where = tool === "bash"
+      ? (runtime.shellKind === "bwrap"
+        ? "in bubblewrap"
+        : `without a sandbox (${runtime.shellNote})`)
+      : runtime.worker
+      ? "in the confined tool worker"
+      : "in tern's process (--no-sandbox)";
+    const outcome = verdict.action === "deny"
+      ? "deny"
+      : verdict.action === "allow"
+      ? `run ${where}`
+      : config.mode === "bypass"
+      ? `run ${where} (review bypassed)`
+      : config.mode === "auto"
+      ? `ask the reviewer model, then run ${where} if it allows`
+      : `ask a person (denied when not interactive), then run ${where} if allowed`;
+    const decided = verdict.rule ? `${verdict.by} (${verdict.rule})` : verdict.by;
+    if (flags.output !== "text") {
+      console.log(JSON.stringify({
+        tool,
+        action: verdict.action,
+        outcome,
+        decidedBy: verdict.by,
+        rule: verdict.rule,
+        reason: verdict.reason,
+        profile: runtime.profile.name,
+        mode: config.mode,
+        risk: facts.shell ? { label: facts.shell.label, reasons: facts.shell.reasons } : undefined,
+      }));
+      return 0;
+    }
+    const lines = [
+      `${outcome}`,
+      `  decided by  ${decided}`,
+      `  reason      ${verdict.reason}`,
+      `  profile     ${runtime.profile.name}, mode ${config.mode}`,
+    ];
+    if (facts.shell) {
+      const parts = facts.shell.analysis.ok
+        ? facts.shell.analysis.commands.map((c) => c.argv.join(" ")).join(" | ")
+        : `does not parse: ${facts.shell.analysis.error}`;
+      lines.push(`  risk        ${facts.shell.label}`, `  commands    ${parts}`);
+    }
+    console.log(lines.join("\n"));
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+function parseCall(call: string): { tool: string; args: unknown } {
+  const text = call.trim();
+  if (!text.startsWith("{")) return { tool: "bash", args: { command: text } };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new TernError(
+      `Cannot read the tool call: ${error instanceof Error ? error.message : error}; ` +
+        `give JSON like {"tool":"write","args":{"path":"a.txt","content":"x"}} or a shell command`,
+      { exitCode: EXIT_USAGE },
+    );
+  }
+  const fields = value as { tool?: unknown; args?: unknown };
+  if (typeof fields.tool !== "string") {
+    throw new TernError('The tool call needs a "tool" name', { exitCode: EXIT_USAGE });
+  }
+  return { tool: fields.tool, args: fields.args ?? {} };
+}
+
+async function openRuntime(
+  workspace: string,
+  config: Awaited<ReturnType<typeof loadConfig>>["config"],
+): Promise<SandboxRuntime> {
+  try {
+    return await createSandbox({
+      workspace,
+      profile: config.profile,
+      custom: config.profiles,
+      noSandbox: config.noSandbox,
+      home: readEnv("HOME"),
+      ternHome: config.ternHome,
+      env: shellSourceEnv(),
+      handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
+      runId: "explain",
+    });
+  } catch (error) {
+    if (error instanceof RangeError) throw new TernError(error.message, { exitCode: EXIT_USAGE });
+    throw error;
+  }
+}
+
+/** Joins argv for display, quoting what the shell would split or expand. */
+export function shellJoin(argv: readonly string[]): string {
+  return argv.map((arg) => /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`)
+    .join(" ");
+}

@@ -1,0 +1,220 @@
+/**
+ * The bubblewrap command line for one shell command, and a probe that tells whether bubblewrap
+ * can start a sandbox on this machine at all.
+ */
+import { isInjectingName } from "./shell_env.ts";
+import type { ShellPlan } from "./types.ts";
+
+/** Files in `/etc` that may link into `/run` and that a command with network needs (DNS). */
+const NETWORK_LINKS: readonly string[] = ["/etc/resolv.conf"];
+
+/**
+ * The `bash` argv that runs `command` with stderr merged into stdout (in the shell, so the two
+ * keep their real order and bash's error messages their line numbers).
+ */
+export function bashArgv(command: string): string[] {
+  return ["bash", "-c", `exec 2>&1; ${command}`];
+}
+
+/**
+ * The complete argv after `bwrap` that runs `command` as `plan` says, in this order:
+ * 1. `--unshare-all` (plus `--share-net` when `plan.network`), `--die-with-parent
+ *    --new-session --cap-drop ALL --clearenv`, a `--setenv` per `plan.env` entry (except names
+ *    that inject code, see `isInjectingName`);
+ * 2. `/` read-only, fresh `/proc` and `/dev`;
+ * 3. an empty `/run` (and `/var/run` unless it links to `/run`), so host sockets (docker, dbus,
+ *    ssh and gpg agents) are gone, with the `/run` target of `/etc/resolv.conf` bound back
+ *    when the network is shared; before the plan's own mounts, so those apply even under `/run`;
+ * 4. `plan.tmp` at `/tmp`, each writable root read-write, each `readOnly` path read-only again
+ *    (after the writable roots, so it wins), each `hidden` path replaced by a read-only empty
+ *    folder or by `/dev/null` (a nodev mount, so opening it fails);
+ * 5. `--chdir plan.cwd -- bash -c "exec 2>&1; <command>"` (see {@linkcode bashArgv}).
+ *
+ * `readOnly` and `hidden` paths are used by their real path (bubblewrap does not mount on a
+ * symlink) and skipped when they do not exist. The file system is read (synchronously) only
+ * for that and to see how `/run` is laid out: the same plan on the same machine gives the same
+ * argv, so `tern sandbox explain` can print exactly what starts.
+ */
+export function bwrapArgs(plan: ShellPlan, command: string): string[] {
+  const args = ["--unshare-all"];
+  if (plan.network) args.push("--share-net");
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv");
+  for (const [name, value] of Object.entries(plan.env)) {
+    if (!isInjectingName(name)) args.push("--setenv", name, value);
+  }
+  args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
+  args.push(...runArgs(plan.network));
+  args.push("--bind", plan.tmp, "/tmp");
+  for (const root of unique(plan.writable)) args.push("--bind", root, root);
+  for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
+  args.push(...hideArgs(plan.hidden));
+  args.push("--chdir", plan.cwd, "--", ...bashArgv(command));
+  return args;
+}
+
+function runArgs(network: boolean): string[] {
+  const args: string[] = [];
+  if (kindOf("/run") === "dir") args.push("--tmpfs", "/run");
+  if (isRealDir("/var/run")) args.push("--tmpfs", "/var/run");
+  if (network) {
+    for (const target of runTargets(NETWORK_LINKS)) args.push("--ro-bind", target, target);
+  }
+  return args;
+}
+
+/**
+ * The real paths of those `links` that are symbolic links resolving into `/run` or `/var/run`
+ * (`/etc/resolv.conf` under systemd-resolved), which an empty `/run` would break. Never throws.
+ */
+export function runTargets(links: readonly string[]): string[] {
+  const targets: string[] = [];
+  for (const link of links) {
+    try {
+      if (!Deno.lstatSync(link).isSymlink) continue;
+      const target = Deno.realPathSync(link);
+      const inRun = ["/run", "/var/run"].some((dir) => isInside(target, dir));
+      if (inRun && !targets.includes(target)) targets.push(target);
+    } catch {
+      // A dangling link or an unreadable path: nothing to keep.
+    }
+  }
+  return targets;
+}
+
+function hideArgs(paths: readonly string[]): string[] {
+  const args: string[] = [];
+  const hiddenDirs: string[] = [];
+  for (const path of realPaths(paths)) {
+    // Inside a folder hidden already: nothing to hide, and its read-only tmpfs takes no mounts.
+    if (hiddenDirs.some((dir) => isInside(path, dir))) continue;
+    const kind = kindOf(path);
+    if (kind === "dir") {
+      args.push("--tmpfs", path, "--remount-ro", path);
+      hiddenDirs.push(path);
+    } else if (kind === "file") {
+      args.push("--ro-bind", "/dev/null", path);
+    }
+  }
+  return args;
+}
+
+/**
+ * The real paths of those of `paths` that exist, without repeats: bubblewrap refuses to mount
+ * on a symlink, and hiding the target hides it through every link.
+ */
+function realPaths(paths: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const path of paths) {
+    try {
+      found.push(Deno.realPathSync(path));
+    } catch {
+      // Absent (or a dangling link): nothing to protect or hide.
+    }
+  }
+  return unique(found);
+}
+
+/** "dir", "file" (anything else: sockets, FIFOs, devices) or null when absent; follows links. */
+function kindOf(path: string): "dir" | "file" | null {
+  try {
+    return Deno.statSync(path).isDirectory ? "dir" : "file";
+  } catch {
+    return null;
+  }
+}
+
+function isRealDir(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function isInside(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+function unique(paths: readonly string[]): string[] {
+  return [...new Set(paths)];
+}
+
+/** Whether bubblewrap can start a sandbox here, and its version. */
+export type BwrapProbe = { ok: true; version: string } | { ok: false; reason: string };
+
+/** Options for {@linkcode probeBwrap}. */
+export interface ProbeOptions {
+  /** The bubblewrap executable; default `bwrap` (found on PATH). */
+  bwrapPath?: string;
+}
+
+/** Probes stop after this many milliseconds (a hung start counts as a failure). */
+const PROBE_TIMEOUT_MS = 10_000;
+const probes = new Map<string, Promise<BwrapProbe>>();
+
+/**
+ * Checks once per executable (the result is cached for the process) that bubblewrap exists
+ * AND can start a sandbox like the ones {@linkcode bwrapArgs} builds (user and network
+ * namespaces may be disabled by the kernel or a container). Never throws: a failure is
+ * `{ok: false, reason}` with a sentence saying why.
+ */
+export function probeBwrap(options: ProbeOptions = {}): Promise<BwrapProbe> {
+  const path = options.bwrapPath ?? "bwrap";
+  let probe = probes.get(path);
+  if (probe === undefined) {
+    probe = runProbe(path);
+    probes.set(path, probe);
+  }
+  return probe;
+}
+
+async function runProbe(path: string): Promise<BwrapProbe> {
+  const version = await output(path, ["--version"]);
+  if (!version.ok) return version;
+  if (version.code !== 0) {
+    return { ok: false, reason: `Cannot run "${path}": ${version.text || "--version failed"}` };
+  }
+  const plan: ShellPlan = {
+    cwd: "/",
+    writable: [],
+    readOnly: [],
+    hidden: [],
+    tmp: "/tmp",
+    network: false,
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+  };
+  const trial = await output(path, bwrapArgs(plan, "true"));
+  if (!trial.ok) return trial;
+  if (trial.code !== 0) {
+    const detail = trial.text || `exit code ${trial.code}`;
+    return { ok: false, reason: `Cannot start a bubblewrap sandbox: ${detail}` };
+  }
+  return { ok: true, version: version.text.replace(/^bubblewrap\s+/, "") };
+}
+
+type Output = { ok: true; code: number; text: string } | { ok: false; reason: string };
+
+async function output(path: string, args: string[]): Promise<Output> {
+  try {
+    const result = await new Deno.Command(path, {
+      args,
+      cwd: "/",
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      clearEnv: true,
+      stdin: "null",
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    }).output();
+    const text = new TextDecoder().decode(result.code === 0 ? result.stdout : result.stderr);
+    return { ok: true, code: result.code, text: text.trim().split("\n")[0] ?? "" };
+  } catch (error) {
+    return { ok: false, reason: `Cannot run "${path}": ${describe(error)}` };
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "not installed (install bubblewrap)";
+  if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+    return "not permitted (tern needs --allow-run for it)";
+  }
+  return error instanceof Error ? error.message : String(error);
+}

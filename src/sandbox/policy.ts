@@ -1,0 +1,120 @@
+/**
+ * The policy: a pure function from one analysed tool call to allow, ask or deny, plus what
+ * decided it. It never runs anything and never asks anyone; `review.ts` resolves "ask".
+ *
+ * Order: deny rules → the profile's hard limits → ask rules → read-only classification →
+ * allow rules → approvals remembered for this session → ask.
+ */
+import type { SandboxProfile } from "./profiles.ts";
+import { allowRulesCover, type CompiledRule, ruleApplies, type RuleSubject } from "./rules.ts";
+import type { ShellRisk } from "./shell/classify.ts";
+
+/** One call as the policy sees it. */
+export interface CallFacts {
+  tool: string;
+  /** The tool never changes anything (read, list, glob, grep). */
+  readOnlyTool: boolean;
+  /** The workspace-relative path the call names, if any. */
+  path?: string;
+  /** The analysed command of a bash call. */
+  shell?: ShellRisk;
+}
+
+/** Who or what settled a call. */
+export type DecidedBy = "rule" | "profile" | "classifier" | "session" | "default";
+
+export interface Verdict {
+  action: "allow" | "ask" | "deny";
+  by: DecidedBy;
+  /** The rule's label when a rule decided. */
+  rule?: string;
+  /** One sentence a person (or the model, on denial) can act on. */
+  reason: string;
+}
+
+export interface PolicyContext {
+  profile: SandboxProfile;
+  rules: readonly CompiledRule[];
+  /** Approval keys a person granted "for this session" (see `approvalKey`). */
+  sessionApprovals: ReadonlySet<string>;
+}
+
+/** Decides one call. Pure: the same facts and context give the same verdict. */
+export function evaluate(facts: CallFacts, context: PolicyContext): Verdict {
+  const subject: RuleSubject = { tool: facts.tool, path: facts.path };
+  if (facts.shell) subject.shell = facts.shell.analysis;
+  const { rules, profile } = context;
+
+  const deny = rules.find((rule) => rule.action === "deny" && ruleApplies(rule, subject));
+  if (deny) {
+    return {
+      action: "deny",
+      by: "rule",
+      rule: deny.label,
+      reason: deny.reason ?? `A rule forbids this (${deny.label})`,
+    };
+  }
+
+  const readOnly = facts.shell ? facts.shell.readOnly : facts.readOnlyTool;
+  if (profile.readOnly && !readOnly) {
+    const what = facts.shell
+      ? `the command is not read-only (${facts.shell.reasons.join("; ") || facts.shell.label})`
+      : `"${facts.tool}" changes files`;
+    return {
+      action: "deny",
+      by: "profile",
+      reason: `The sandbox profile "${profile.name}" allows no changes: ${what}`,
+    };
+  }
+
+  const ask = rules.find((rule) => rule.action === "ask" && ruleApplies(rule, subject));
+  if (ask) {
+    return { action: "ask", by: "rule", rule: ask.label, reason: ask.reason ?? ask.label };
+  }
+
+  if (readOnly) {
+    return {
+      action: "allow",
+      by: "classifier",
+      reason: facts.shell ? "The command only reads" : `"${facts.tool}" only reads`,
+    };
+  }
+
+  if (facts.shell) {
+    if (allowRulesCover(rules, facts.shell.analysis)) {
+      return { action: "allow", by: "rule", rule: "allow rules", reason: "Allow rules cover it" };
+    }
+  } else {
+    const allow = rules.find((rule) => rule.action === "allow" && ruleApplies(rule, subject));
+    if (allow) return { action: "allow", by: "rule", rule: allow.label, reason: allow.label };
+  }
+
+  const key = approvalKey(facts);
+  if (key !== undefined && context.sessionApprovals.has(key)) {
+    return { action: "allow", by: "session", reason: `Approved for this session (${key})` };
+  }
+  return { action: "ask", by: "default", reason: describeRisk(facts) };
+}
+
+/**
+ * What "allow for this session" remembers: the tool for file tools; for bash, the command's
+ * prefix (first word, plus the second when it is a subcommand) when the command is a single
+ * simple command that parsed and hides nothing. Undefined when nothing safe can be remembered.
+ */
+export function approvalKey(facts: CallFacts): string | undefined {
+  if (!facts.shell) return `tool:${facts.tool}`;
+  const analysis = facts.shell.analysis;
+  if (!analysis.ok || analysis.opaque.length > 0 || analysis.commands.length !== 1) {
+    return undefined;
+  }
+  const [name, second] = analysis.commands[0].argv;
+  if (name === undefined) return undefined;
+  const prefix = second !== undefined && /^[a-z][\w-]*$/.test(second) ? `${name} ${second}` : name;
+  return `bash:${prefix}`;
+}
+
+function describeRisk(facts: CallFacts): string {
+  if (!facts.shell) return `"${facts.tool}" changes files`;
+  const { label, reasons } = facts.shell;
+  return reasons.length > 0 ? `${label}: ${reasons.join("; ")}` : label;
+}

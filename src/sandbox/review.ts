@@ -1,0 +1,172 @@
+/**
+ * Review: who settles a call the policy left at "ask". ASK asks a person (and denies when no
+ * person can be asked), AUTO asks a bounded reviewer model (anything but a clean "allow" is a
+ * denial, or goes to a person when one is there), BYPASS allows. Review never widens the
+ * profile: it only decides calls the profile already makes possible.
+ */
+import type { ReviewMode } from "../config/schema.ts";
+
+/** What a person or reviewer is shown. */
+export interface ReviewRequest {
+  tool: string;
+  /** The arguments, secrets masked. */
+  args: unknown;
+  /** One line: the command, or the tool and its path. */
+  summary: string;
+  /** Why it needs review (the policy's reason: risk label and parts). */
+  reason: string;
+  profile: string;
+  /** Whether "allow for this session" can be offered (a safe approval key exists). */
+  rememberable: boolean;
+}
+
+/** A person's answer. */
+export type PersonAnswer = "once" | "session" | "deny";
+
+/** Asks the person at the terminal. Absent when the run is not interactive. */
+export type AskPerson = (request: ReviewRequest, signal: AbortSignal) => Promise<PersonAnswer>;
+
+/** A reviewer's answer, already validated. */
+export interface ReviewerAnswer {
+  decision: "allow" | "deny";
+  reason: string;
+}
+
+/**
+ * The AUTO reviewer. Must settle within the signal's life; throwing, or resolving after the
+ * signal fired, counts as a denial.
+ */
+export type Reviewer = (request: ReviewRequest, signal: AbortSignal) => Promise<ReviewerAnswer>;
+
+/** How review settled a call. */
+export interface ReviewOutcome {
+  allow: boolean;
+  by: "person" | "reviewer" | "bypass" | "policy";
+  reason: string;
+  /** The person chose "allow for this session". */
+  remember: boolean;
+}
+
+export interface ReviewOptions {
+  mode: ReviewMode;
+  person?: AskPerson;
+  reviewer?: Reviewer;
+  /** Longest an AUTO review may take, in milliseconds. */
+  reviewTimeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** Settles one "ask" verdict. Never throws. */
+export async function review(
+  request: ReviewRequest,
+  options: ReviewOptions,
+): Promise<ReviewOutcome> {
+  if (options.mode === "bypass") {
+    return { allow: true, by: "bypass", reason: "Review is bypassed", remember: false };
+  }
+  if (options.mode === "auto") {
+    const answer = await askReviewer(request, options);
+    if (answer.ok) {
+      return {
+        allow: answer.decision === "allow",
+        by: "reviewer",
+        reason: answer.reason,
+        remember: false,
+      };
+    }
+    // A reviewer that failed decides nothing: a person decides if there is one, else deny.
+    if (options.person === undefined || options.signal.aborted) {
+      return { allow: false, by: "reviewer", reason: answer.reason, remember: false };
+    }
+    return await askPerson(request, options.person, options.signal);
+  }
+  if (options.person === undefined) {
+    return { allow: false, by: "policy", reason: nonInteractiveDenial(request), remember: false };
+  }
+  return await askPerson(request, options.person, options.signal);
+}
+
+/** The denial text for ASK mode without a terminal: says how to allow the call next time. */
+export function nonInteractiveDenial(request: ReviewRequest): string {
+  const rule = request.tool === "bash"
+    ? `{"action": "allow", "command": "${firstWords(request.summary)}"}`
+    : `{"action": "allow", "tool": "${request.tool}"}`;
+  return `Not approved: this run is not interactive and review mode is "ask" (${request.reason}). ` +
+    `To allow such calls, run with --mode auto or --mode bypass, or add the rule ${rule} ` +
+    `to "rules" in ~/.tern/config.jsonc`;
+}
+
+async function askPerson(
+  request: ReviewRequest,
+  person: AskPerson,
+  signal: AbortSignal,
+): Promise<ReviewOutcome> {
+  try {
+    const answer = await person(request, signal);
+    if (answer === "deny") {
+      return { allow: false, by: "person", reason: "The user denied it", remember: false };
+    }
+    return {
+      allow: true,
+      by: "person",
+      reason: answer === "session" ? "The user allowed it for this session" : "The user allowed it",
+      remember: answer === "session",
+    };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return { allow: false, by: "person", reason: `No answer (${detail})`, remember: false };
+  }
+}
+
+type ReviewerResult = { ok: true; decision: "allow" | "deny"; reason: string } | {
+  ok: false;
+  reason: string;
+};
+
+async function askReviewer(
+  request: ReviewRequest,
+  options: ReviewOptions,
+): Promise<ReviewerResult> {
+  if (options.reviewer === undefined) {
+    return { ok: false, reason: "Denied: no reviewer is configured for auto mode" };
+  }
+  const controller = new AbortController();
+  const onAbort = () => controller.abort();
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<ReviewerResult>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      resolve({
+        ok: false,
+        reason: `Denied: the reviewer gave no answer within ${options.reviewTimeoutMs} ms`,
+      });
+    }, options.reviewTimeoutMs);
+  });
+  const answer = options.reviewer(request, controller.signal).then(
+    (value): ReviewerResult => {
+      if (controller.signal.aborted) {
+        return { ok: false, reason: "Denied: the review was interrupted" };
+      }
+      if (value.decision !== "allow" && value.decision !== "deny") {
+        return { ok: false, reason: "Denied: the reviewer's answer was not allow or deny" };
+      }
+      return { ok: true, decision: value.decision, reason: `Reviewer: ${value.reason}` };
+    },
+    (error): ReviewerResult => ({
+      ok: false,
+      reason: `Denied: the reviewer failed (${error instanceof Error ? error.message : error})`,
+    }),
+  );
+  try {
+    return await Promise.race([answer, timeout]);
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function firstWords(command: string): string {
+  const words = command.trim().split(/\s+/).slice(0, 2);
+  return words.join(" ").replaceAll('"', '\\"');
+}

@@ -1,0 +1,132 @@
+/**
+ * Permission rules from config, compiled once: each rule's `match`/`notMatch` examples are
+ * checked against the rule itself when it loads, so a rule that does not do what its author
+ * wrote down fails at start-up instead of silently at the wrong call.
+ */
+// @ts-types="@types/picomatch"
+import picomatch from "picomatch";
+import { basename } from "node:path";
+import { ConfigError } from "../config/errors.ts";
+import type { PermissionRule } from "../config/schema.ts";
+import { analyzeShell, type ShellAnalysis, type SimpleCommand } from "./shell/parse.ts";
+
+/** A rule ready to match calls. */
+export interface CompiledRule {
+  readonly action: PermissionRule["action"];
+  /** How the rule reads in messages and the audit log: `deny command "git push"`. */
+  readonly label: string;
+  readonly reason?: string;
+  /** The tool the rule applies to; "*" for any. */
+  readonly tool: string;
+  /** Words of a command prefix (`*` matches any one word), for bash calls. */
+  readonly words?: readonly string[];
+  /** Matches a workspace-relative path, for calls that name one. */
+  readonly path?: (relative: string) => boolean;
+}
+
+/** What a rule is matched against: one call, already analysed. */
+export interface RuleSubject {
+  tool: string;
+  /** The workspace-relative path the call names, if any. */
+  path?: string;
+  /** The parsed command of a bash call. */
+  shell?: ShellAnalysis;
+}
+
+/**
+ * Compiles `rules` and checks every `match`/`notMatch` example.
+ * @throws {ConfigError} naming the rule (by position and text) and the example that failed.
+ */
+export async function compileRules(rules: readonly PermissionRule[]): Promise<CompiledRule[]> {
+  const compiled: CompiledRule[] = [];
+  for (const [index, rule] of rules.entries()) {
+    const one = compileRule(rule);
+    for (const example of rule.match ?? []) {
+      if (!ruleApplies(one, await exampleSubject(one, example))) {
+        throw badExample(index, one, example, "should match but does not");
+      }
+    }
+    for (const example of rule.notMatch ?? []) {
+      if (ruleApplies(one, await exampleSubject(one, example))) {
+        throw badExample(index, one, example, "should not match but does");
+      }
+    }
+    compiled.push(one);
+  }
+  return compiled;
+}
+
+/**
+ * True when `rule` applies to `subject`. A command rule applies to a bash call when any of its
+ * simple commands (substitutions included) starts with the rule's words — except an allow
+ * rule, which must cover every simple command of a command that parsed and hides nothing.
+ */
+export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
+  if (rule.tool !== "*" && rule.tool !== subject.tool) return false;
+  if (rule.path !== undefined) {
+    if (subject.path === undefined || !rule.path(subject.path)) return false;
+  }
+  if (rule.words !== undefined) {
+    const shell = subject.shell;
+    if (shell === undefined || !shell.ok) return false;
+    const hits = shell.commands.map((command) => startsWith(command, rule.words!));
+    if (rule.action !== "allow") return hits.some(Boolean);
+    return shell.opaque.length === 0 && hits.length > 0 && hits.every(Boolean);
+  }
+  return true;
+}
+
+/** True when every simple command of `shell` is covered by one of the allow rules. */
+export function allowRulesCover(rules: readonly CompiledRule[], shell: ShellAnalysis): boolean {
+  if (!shell.ok || shell.opaque.length > 0 || shell.commands.length === 0) return false;
+  const allows = rules.filter((rule) => rule.action === "allow" && rule.words !== undefined);
+  return shell.commands.every((command) => allows.some((rule) => startsWith(command, rule.words!)));
+}
+
+function compileRule(rule: PermissionRule): CompiledRule {
+  const tool = rule.tool ?? (rule.command !== undefined ? "bash" : "*");
+  const parts: string[] = [rule.action];
+  if (rule.tool !== undefined) parts.push(`tool "${rule.tool}"`);
+  if (rule.command !== undefined) parts.push(`command "${rule.command}"`);
+  if (rule.path !== undefined) parts.push(`path "${rule.path}"`);
+  const compiled: {
+    action: PermissionRule["action"];
+    label: string;
+    reason?: string;
+    tool: string;
+    words?: string[];
+    path?: (relative: string) => boolean;
+  } = { action: rule.action, label: parts.join(" "), tool };
+  if (rule.reason !== undefined) compiled.reason = rule.reason;
+  if (rule.command !== undefined) compiled.words = rule.command.trim().split(/\s+/);
+  if (rule.path !== undefined) compiled.path = picomatch(rule.path, { dot: true });
+  return compiled;
+}
+
+/** Command words match the rule's words; the command name is compared without its folder. */
+function startsWith(command: SimpleCommand, words: readonly string[]): boolean {
+  if (command.argv.length < words.length) return false;
+  return words.every((word, i) => {
+    if (word === "*") return true;
+    const actual = i === 0 ? basename(command.argv[0]) : command.argv[i];
+    return actual === word;
+  });
+}
+
+async function exampleSubject(rule: CompiledRule, example: string): Promise<RuleSubject> {
+  if (rule.words !== undefined) {
+    return { tool: rule.tool === "*" ? "bash" : rule.tool, shell: await analyzeShell(example) };
+  }
+  if (rule.path !== undefined) {
+    return { tool: rule.tool === "*" ? "read" : rule.tool, path: example };
+  }
+  return { tool: example };
+}
+
+function badExample(index: number, rule: CompiledRule, example: string, what: string) {
+  return new ConfigError(
+    `Invalid permission rule ${index + 1} (${rule.label}): example "${example}" ${what}; ` +
+      "fix the rule or its match/notMatch examples",
+    { key: "rules" },
+  );
+}

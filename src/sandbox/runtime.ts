@@ -1,0 +1,188 @@
+/**
+ * The sandbox of one run: the compiled profile, the warm tool worker confined to its grants,
+ * the shell runner (bubblewrap) built from the same grants, a private tmp directory, and what
+ * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
+ * and reality cannot drift apart.
+ */
+import { join } from "node:path";
+import type { CustomProfile } from "../config/schema.ts";
+import type { Observation } from "../core/observation.ts";
+import { bwrapArgs, probeBwrap } from "./bwrap.ts";
+import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
+import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
+import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
+import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
+import { WorkerHost } from "./worker/host.ts";
+
+/** The confined tool worker as the gate uses it. */
+export interface ToolWorker {
+  call(tool: string, args: unknown, options: {
+    signal: AbortSignal;
+    onUpdate?: (text: string) => void;
+  }): Promise<Observation>;
+  /** The Deno permission-audit file of the current worker run, if any. */
+  readonly auditPath: string | null;
+}
+
+/** How shell commands run: in bubblewrap, with no sandbox by choice, or not at all safely. */
+export type ShellKind = "bwrap" | "none" | "unavailable";
+
+export interface SandboxRuntime {
+  readonly workspace: string;
+  /** The profile with any grants request_permissions added. */
+  readonly profile: SandboxProfile;
+  /** Absent with `--no-sandbox`: tools then run in-process. */
+  readonly worker?: ToolWorker;
+  /** Runs shell commands as `shellKind` says. */
+  readonly shell: ShellRunner;
+  /** Runs shell commands with no sandbox: only for grants a person or reviewer approved. */
+  readonly unsandboxedShell: ShellRunner;
+  readonly shellKind: ShellKind;
+  /** Why shell commands are not in bubblewrap, when they are not. */
+  readonly shellNote?: string;
+  /** Replaces the grants added on top of the profile; restarts the worker when they change. */
+  setExtraGrants(extra: Partial<Grants>): Promise<void>;
+  /** Exactly what starts: the worker's command line and bubblewrap's arguments. */
+  explain(): SandboxExplanation;
+  /** Stops the worker and removes the private tmp directory. */
+  close(): Promise<void>;
+}
+
+export interface SandboxExplanation {
+  profile: string;
+  grants: Grants;
+  /** The worker's full command line (`deno run <flags> child.ts <handler>`), or none. */
+  worker: string[] | null;
+  /** `bwrap <args> bash -c <command>` with `<command>` as the command, or null without bwrap. */
+  bwrap: string[] | null;
+  shellKind: ShellKind;
+  shellNote?: string;
+}
+
+export interface CreateSandboxOptions {
+  workspace: string;
+  profile: string;
+  custom?: Readonly<Record<string, CustomProfile>>;
+  noSandbox: boolean;
+  home?: string;
+  ternHome: string;
+  /** The environment shell commands may draw on (filtered by `shellEnv`). */
+  env: Readonly<Record<string, string>>;
+  /** The tools' worker handler module. */
+  handlerUrl: URL;
+  /** Directory for the worker's Deno permission-audit files; none when absent. */
+  auditDir?: string;
+  /** Names this run's files (Deno audit files are `deno-<runId>-worker-<n>.jsonl`). */
+  runId: string;
+  /** Start the worker now rather than on the first call. */
+  warm?: boolean;
+}
+
+/**
+ * Builds the sandbox for one run.
+ * @throws {RangeError} for an unknown profile name.
+ */
+export async function createSandbox(options: CreateSandboxOptions): Promise<SandboxRuntime> {
+  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-tmp-" }));
+  let base: SandboxProfile;
+  try {
+    base = compileProfile(options.profile, {
+      workspace: options.workspace,
+      tmp,
+      home: options.home,
+      custom: options.custom,
+    });
+  } catch (error) {
+    await Deno.remove(tmp, { recursive: true });
+    throw error;
+  }
+  let extra: Partial<Grants> = {};
+  let profile = base;
+  const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
+  const probe = wantsBwrap ? await probeBwrap() : undefined;
+  const shellKind: ShellKind = !wantsBwrap ? "none" : probe?.ok ? "bwrap" : "unavailable";
+  const shellNote = options.noSandbox
+    ? "--no-sandbox: shell commands run without bubblewrap"
+    : base.shell === "none"
+    ? `profile "${base.name}" runs shell commands without a sandbox`
+    : probe && !probe.ok
+    ? `bubblewrap cannot run (${probe.reason}): each shell command needs explicit approval`
+    : undefined;
+
+  const env = shellEnv(options.env);
+  const unsandboxedShell = createUnsandboxedRunner(env);
+  const planFor = async (): Promise<ShellPlan> => {
+    const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
+    const roots = writable.filter((path) => path !== tmp);
+    const tern = [join(options.workspace, ".tern"), options.ternHome];
+    const granted = profile.grants.env === "all" ? [] : profile.grants.env;
+    const passed = Object.fromEntries(
+      granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
+    );
+    return {
+      cwd: options.workspace,
+      writable: roots,
+      readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...tern],
+      hidden: [
+        ...(options.home ? secretLocations(options.home) : []),
+        ...hostSocketLocations(options.env),
+      ],
+      tmp,
+      network: grantsAny(profile.grants.net),
+      env: { ...env, ...passed },
+    };
+  };
+  // The plan is rebuilt per command: a repository cloned a moment ago gets its .git protected.
+  const bwrapShell: ShellRunner = async (command, run) =>
+    await createBwrapRunner(await planFor())(command, run);
+  const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
+
+  const worker = options.noSandbox ? undefined : new WorkerHost({
+    grants: base.grants,
+    handlerUrl: options.handlerUrl,
+    workspace: options.workspace,
+    auditFile: options.auditDir === undefined
+      ? undefined
+      : (run) => join(options.auditDir!, `deno-${options.runId}-worker-${run}.jsonl`),
+  });
+  // A worker that fails to start reports it on the first call, with the reason.
+  if (options.warm) worker?.start().catch(() => {});
+
+  let lastPlan: ShellPlan | undefined;
+  if (shellKind === "bwrap") lastPlan = await planFor();
+  return {
+    workspace: options.workspace,
+    get profile() {
+      return profile;
+    },
+    worker,
+    shell,
+    unsandboxedShell,
+    shellKind,
+    shellNote,
+    async setExtraGrants(next) {
+      extra = next;
+      const widened = { ...base, grants: widenGrants(base.grants, extra) };
+      const changed = JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
+      profile = widened;
+      if (changed) worker?.restart(profile.grants);
+      if (shellKind === "bwrap") lastPlan = await planFor();
+    },
+    explain() {
+      return {
+        profile: profile.name,
+        grants: profile.grants,
+        worker: worker ? worker.flags : null,
+        bwrap: shellKind === "bwrap" && lastPlan
+          ? ["bwrap", ...bwrapArgs(lastPlan, "<command>")]
+          : null,
+        shellKind,
+        ...(shellNote ? { shellNote } : {}),
+      };
+    },
+    async close() {
+      await worker?.close();
+      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,264 @@
+/**
+ * Secret masking: known secret values (API keys from config and the environment) and common key
+ * formats are replaced by `[REDACTED]` markers in tool output before it reaches the model, the
+ * screen, the session or the audit log. One combined regular expression does the work, so text
+ * without secrets costs a single scan.
+ */
+
+/** A key format: a regex source and the label its marker carries (`[REDACTED:<label>]`). */
+interface KeyFormat {
+  label: string;
+  /**
+   * Regex source. A named group `(?<v>…)` marks the secret part at the end of the match; the
+   * context before it (`Bearer `, `password=`) is kept. Without it the whole match is secret.
+   */
+  source: string;
+  /** Masks only when this holds; filters out identifiers such as `token = getToken()`. */
+  accept?: (secret: string, quoted: boolean) => boolean;
+}
+
+/** Not preceded by a token character, so `risk-…` is not an `sk-…` key. */
+const START = "(?<![A-Za-z0-9_-])";
+const SEPARATOR = `["']?[ \\t]*(?::=|[:=])[ \\t]*`;
+
+/** Random-looking: a letter and a digit. Identifiers, type names and words rarely have both. */
+function looksRandom(secret: string): boolean {
+  return /[A-Za-z]/.test(secret) && /[0-9]/.test(secret);
+}
+
+const FORMATS: readonly KeyFormat[] = [
+  {
+    label: "private-key",
+    // An unterminated block (output cut short) is masked to the end of the text.
+    source:
+      "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\\s\\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)",
+  },
+  { label: "anthropic-key", source: `${START}sk-ant-[A-Za-z0-9_-]{20,}` },
+  {
+    label: "openai-key",
+    source: `${START}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`,
+    accept: looksRandom,
+  },
+  {
+    label: "github-token",
+    source: `${START}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`,
+  },
+  { label: "aws-access-key", source: "(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])" },
+  {
+    label: "aws-secret-key",
+    source: `(?i:aws_secret_access_key)${SEPARATOR}["']?(?<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`,
+  },
+  { label: "slack-token", source: `${START}xox[baprs]-[A-Za-z0-9-]{10,}` },
+  { label: "google-api-key", source: `${START}AIza[0-9A-Za-z_-]{35}` },
+  {
+    label: "jwt",
+    source: `${START}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*`,
+  },
+  {
+    label: "basic-auth",
+    source: `(?i:authorization)${SEPARATOR}["']?(?i:basic)[ \\t]+(?<v>[A-Za-z0-9+/]{8,}=*)`,
+  },
+  {
+    label: "bearer-token",
+    source: "(?<![A-Za-z0-9])(?i:bearer)[ \\t]+(?<v>[A-Za-z0-9._~+/-]{8,}=*)",
+    accept: looksRandom,
+  },
+  {
+    // `password = "…"` and `GITHUB_TOKEN=…`. Quoted values are taken as they are; bare ones
+    // must look random, so `const token = getToken()` and `password: string` stay.
+    label: "secret",
+    source: `(?i:api[_-]?key|(?:secret|access|private)[_-]?key|secret|token|passw(?:or)?d)` +
+      `${SEPARATOR}["']?(?<v>[^\\s"'\`,;(){}<>\\[\\]&]{8,})`,
+    accept: (secret, quoted) => quoted || looksRandom(secret),
+  },
+];
+
+/** Known values shorter than this are ignored: they would mask ordinary words. */
+export const MIN_SECRET_LENGTH = 8;
+
+/** Where a candidate secret sits in a text (`end` exclusive). */
+export interface SecretSpan {
+  start: number;
+  end: number;
+}
+
+/**
+ * Masks secrets in text: the known values it was built with (`[REDACTED]`) and the formats of
+ * common keys and credentials (`[REDACTED:openai-key]`, `[REDACTED:private-key]`, …). For
+ * `Bearer …`, `password=…` and the like only the value is replaced.
+ */
+export class SecretMasker {
+  readonly #regex: RegExp;
+  readonly #known: RegExp | undefined;
+  /** The length of the longest known value (0 without any). */
+  readonly longestValue: number;
+
+  /** `values`: secret values to mask wherever they occur; shorter than 8 characters are ignored. */
+  constructor(values: Iterable<string> = []) {
+    const known = [...new Set(values)].filter((value) => value.length >= MIN_SECRET_LENGTH)
+      .sort((a, b) => b.length - a.length);
+    this.longestValue = known[0]?.length ?? 0;
+    const knownSource = known.map(escapeRegex).join("|");
+    this.#known = known.length > 0 ? new RegExp(knownSource, "g") : undefined;
+    const parts = known.length > 0 ? [`(?<known>${knownSource})`] : [];
+    FORMATS.forEach((format, i) => {
+      const source = format.source.replace("(?<v>", `(?<v${i}>`);
+      parts.push(`(?<f${i}>${source})`);
+    });
+    this.#regex = new RegExp(parts.join("|"), "g");
+  }
+
+  /** `text` with every secret replaced by a marker. Never throws. */
+  mask(text: string): string {
+    if (text.length < MIN_SECRET_LENGTH) return text;
+    return text.replace(this.#regex, (match, ...rest) => {
+      const groups = rest.at(-1) as Record<string, string | undefined>;
+      if (groups.known !== undefined) return "[REDACTED]";
+      const i = FORMATS.findIndex((_, i) => groups[`f${i}`] !== undefined);
+      const format = FORMATS[i];
+      const secret = groups[`v${i}`] ?? match;
+      const keep = match.length - secret.length;
+      const quoted = keep > 0 && (match[keep - 1] === '"' || match[keep - 1] === "'");
+      if (format.accept && !format.accept(secret, quoted)) {
+        // Not a secret after all, but a known value may still hide in it. No recursion: a
+        // crafted `password=password=…` must not nest once per repetition.
+        return match.slice(0, keep) + this.#maskKnown(secret);
+      }
+      return `${match.slice(0, keep)}[REDACTED:${format.label}]`;
+    });
+  }
+
+  #maskKnown(text: string): string {
+    return this.#known ? text.replace(this.#known, "[REDACTED]") : text;
+  }
+
+  /**
+   * A copy of a JSON-like value with every string masked; a string under a key that names a
+   * secret (`apiKey`, `password`, `token`, …) is replaced whole. Other values are kept.
+   */
+  maskDeep(value: unknown): unknown {
+    if (typeof value === "string") return this.mask(value);
+    if (Array.isArray(value)) return value.map((item) => this.maskDeep(item));
+    if (value === null || typeof value !== "object") return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const whole = typeof item === "string" && item !== "" && SECRET_KEY.test(key);
+      out[key] = whole ? "[REDACTED]" : this.maskDeep(item);
+    }
+    return out;
+  }
+
+  /** Where the masker's patterns match in `text`, before any format check; in text order. */
+  spans(text: string): SecretSpan[] {
+    return [...text.matchAll(this.#regex)].map((m) => ({
+      start: m.index,
+      end: m.index + m[0].length,
+    }));
+  }
+}
+
+const SECRET_KEY =
+  /(?:api[_-]?key|secret|token|passw(?:or)?d|credentials?|private[_-]?key|access[_-]?key|authorization)$/i;
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE/i;
+const PLAIN_ENV_NAME = /(?:SOCK|PATH|FILE|DIR|HOME)$|^XAUTHORITY$/i;
+
+/**
+ * The values of variables whose names look secret (`OPENAI_API_KEY`, `GITHUB_TOKEN`,
+ * `DB_PASSWORD`, …), at least 8 characters long, for {@linkcode SecretMasker}. Names that hold
+ * paths (`SSH_AUTH_SOCK`, `…_FILE`, `…_DIR`) are left out.
+ */
+export function secretEnvValues(env: Record<string, string>): string[] {
+  const values = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (!SECRET_ENV_NAME.test(name) || PLAIN_ENV_NAME.test(name)) continue;
+    if (value.length >= MIN_SECRET_LENGTH) values.add(value);
+  }
+  return [...values];
+}
+
+/** Masks output that arrives in pieces; see {@linkcode createStreamMasker}. */
+export interface StreamMasker {
+  /** Masks a piece of output; returns what is safe to pass on now (may be empty). */
+  push(chunk: string): string;
+  /** Masks and returns everything held back; call once at the end. */
+  flush(): string;
+}
+
+/** The partial last line held back; a longer line is cut at a separator or after this many. */
+const MAX_HELD_LINE = 8192;
+/** Kept back at least, when a long line is cut, so a key split there is still whole next time. */
+const MIN_TAIL = 1024;
+/** An unterminated private key longer than this is replaced by one marker and dropped to its end. */
+const MAX_PRIVATE_KEY = 65536;
+const PEM_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/;
+
+/**
+ * Masks a stream of text so that a secret split across chunks is still masked: it holds back
+ * the partial last line (and an unfinished private key block) until more arrives or
+ * {@linkcode StreamMasker.flush} is called.
+ */
+export function createStreamMasker(masker: SecretMasker): StreamMasker {
+  const tail = Math.max(MIN_TAIL, masker.longestValue);
+  let held = "";
+  let inPrivateKey = false;
+  const push = (chunk: string): string => {
+    held += chunk;
+    if (inPrivateKey) {
+      const end = PEM_END.exec(held);
+      if (!end) {
+        held = held.slice(-64);
+        return "";
+      }
+      held = held.slice(end.index + end[0].length);
+      inPrivateKey = false;
+    }
+    const pem = unfinishedPrivateKey(held);
+    if (pem !== -1 && held.length - pem > MAX_PRIVATE_KEY) {
+      const out = `${masker.mask(held.slice(0, pem))}[REDACTED:private-key]`;
+      held = "";
+      inPrivateKey = true;
+      return out;
+    }
+    let cut = lineCut(held, tail);
+    if (pem !== -1) cut = Math.min(cut, pem);
+    for (const span of masker.spans(held)) {
+      if (span.start < cut && span.end > cut) cut = span.start;
+    }
+    const out = masker.mask(held.slice(0, cut));
+    held = held.slice(cut);
+    return out;
+  };
+  const flush = (): string => {
+    const out = inPrivateKey ? "" : masker.mask(held);
+    held = "";
+    inPrivateKey = false;
+    return out;
+  };
+  return { push, flush };
+}
+
+/** Where the held text may be cut: after the last newline, or inside a very long line. */
+function lineCut(text: string, tail: number): number {
+  const lineStart = text.lastIndexOf("\n") + 1;
+  if (text.length - lineStart <= MAX_HELD_LINE) return lineStart;
+  const limit = text.length - tail;
+  for (let i = limit; i > limit - MAX_HELD_LINE && i > lineStart; i--) {
+    if (",;{}[]()<>|".includes(text[i - 1])) return i;
+  }
+  return limit;
+}
+
+/** The start of a private key block with no end yet (or of a cut-off BEGIN line), else -1. */
+function unfinishedPrivateKey(text: string): number {
+  const begin = text.lastIndexOf("-----BEGIN");
+  if (begin === -1) return -1;
+  const rest = text.slice(begin);
+  if (rest.includes("-----END")) return -1;
+  const newline = rest.indexOf("\n");
+  return newline === -1 || rest.slice(0, newline).includes("PRIVATE KEY") ? begin : -1;
+}

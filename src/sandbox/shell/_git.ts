@@ -1,0 +1,142 @@
+/** Which git command lines only read: `git status` does, `git -c core.pager=x log` does not. */
+import { findOption, type OptionSpec, parseArgs } from "./_options.ts";
+import { type CommandRisk, risk } from "./_risk.ts";
+
+/** Global options that change nothing about what git may run (`-C dir` takes a value). */
+const HARMLESS_GLOBALS = new Set([
+  "-C",
+  "--no-pager",
+  "-P",
+  "-p",
+  "--paginate",
+  "--no-optional-locks",
+  "--literal-pathspecs",
+  "--no-replace-objects",
+  "--version",
+]);
+
+type SubcommandCheck = (args: readonly string[], sub: string) => CommandRisk | undefined;
+
+const readOnly: SubcommandCheck = () => undefined;
+
+const SUBCOMMANDS: Readonly<Record<string, SubcommandCheck>> = {
+  status: readOnly,
+  diff: diffLike,
+  log: diffLike,
+  show: diffLike,
+  shortlog: diffLike,
+  blame: readOnly,
+  "rev-parse": readOnly,
+  "rev-list": readOnly,
+  "ls-files": readOnly,
+  "ls-tree": readOnly,
+  "cat-file": readOnly,
+  "merge-base": readOnly,
+  "name-rev": readOnly,
+  describe: readOnly,
+  "for-each-ref": readOnly,
+  "show-ref": readOnly,
+  "check-ignore": readOnly,
+  "count-objects": readOnly,
+  version: readOnly,
+  grep: (args) =>
+    parseArgs(args).options.some((o) => ["-O", "--open-files-in-pager"].includes(o.name))
+      ? risk("runs-code", `"git grep -O" runs a pager program`)
+      : undefined,
+  branch: (args, sub) =>
+    listOnly(
+      args,
+      sub,
+      {
+        long: ["--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort"],
+      },
+      ["-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force"]
+        .concat(["-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "--track"]),
+    ),
+  tag: (args, sub) =>
+    listOnly(args, sub, { short: "umF", long: ["--message", "--file", "--sort", "--contains"] }, [
+      ...["-a", "-s", "-u", "-f", "-d", "-v", "-m", "-F", "-e", "--annotate", "--sign"],
+      ...["--delete", "--verify", "--message", "--file", "--force", "--edit", "--local-user"],
+    ]),
+  remote: (args) =>
+    args.length === 0 || ["-v", "--verbose", "get-url"].includes(args[0]) ? undefined : risk(
+      args[0] === "show" ? "network" : "writes-files",
+      `"git remote ${args[0]}" is not a listing`,
+    ),
+  config: (args) =>
+    args.some((a) => /^(--get(-all|-regexp|-urlmatch)?|--list|-l|get|list)$/.test(a))
+      ? undefined
+      : risk("writes-files", `"git config" without --get or --list changes settings`),
+  stash: (args) => subcommandIn(args, ["list", "show"], "stash"),
+  worktree: (args) => subcommandIn(args, ["list"], "worktree"),
+  reflog: (args) => args.length === 0 ? undefined : subcommandIn(args, ["show"], "reflog"),
+};
+
+const NETWORK = new Set(["fetch", "pull", "push", "clone", "ls-remote", "submodule"]);
+const DESTRUCTIVE = new Set(["clean"]);
+
+/**
+ * The risk of `git <args>`, or undefined when it only reads. Repository config can still make
+ * read-only commands run programs (`core.fsmonitor`); bubblewrap keeps `.git/config` read-only.
+ */
+export function gitRisk(args: readonly string[]): CommandRisk | undefined {
+  let i = 0;
+  for (; i < args.length && args[i].startsWith("-"); i++) {
+    const name = args[i].split("=")[0];
+    if (/^-c/.test(name) || name === "--config-env") {
+      const flag = name === "--config-env" ? name : "-c";
+      return risk("runs-code", `"git ${flag}" can set options that run commands`);
+    }
+    if (name === "--exec-path") {
+      return risk("runs-code", `"git --exec-path" can run other programs`);
+    }
+    if (!HARMLESS_GLOBALS.has(name)) {
+      return risk("unknown", `"git ${name}" is not known to be read-only`);
+    }
+    if (name === "-C") i++;
+  }
+  const sub = args[i];
+  if (sub === undefined) return undefined;
+  const rest = args.slice(i + 1);
+  const check = SUBCOMMANDS[sub];
+  if (check) return check(rest, sub);
+  if (NETWORK.has(sub)) return risk("network", `"git ${sub}" uses the network`);
+  if (DESTRUCTIVE.has(sub)) return risk("destructive", `"git ${sub}" deletes untracked files`);
+  if (sub === "reset" && rest.includes("--hard")) {
+    return risk("destructive", `"git reset --hard" discards changes`);
+  }
+  return risk("writes-files", `"git ${sub}" is not a read-only git command`);
+}
+
+function diffLike(args: readonly string[], sub: string): CommandRisk | undefined {
+  const { options } = parseArgs(args);
+  if (options.some((o) => o.name === "--output")) {
+    return risk("writes-files", `"git ${sub} --output" writes a file`);
+  }
+  if (options.some((o) => o.name === "--ext-diff")) {
+    return risk("runs-code", `"git ${sub} --ext-diff" runs an external diff program`);
+  }
+  return undefined;
+}
+
+/** `git branch`/`git tag`: listing only; a name without `--list` creates one. */
+function listOnly(
+  args: readonly string[],
+  sub: string,
+  spec: OptionSpec,
+  writing: readonly string[],
+): CommandRisk | undefined {
+  const parsed = parseArgs(args, spec);
+  const writer = parsed.options.find((o) => writing.includes(o.name));
+  if (writer) return risk("writes-files", `"git ${sub} ${writer.name}" does more than list`);
+  if (parsed.operands.length > 0 && !findOption(parsed, "-l", "--list")) {
+    return risk("writes-files", `"git ${sub} ${parsed.operands[0]}" creates a ${sub}`);
+  }
+  return undefined;
+}
+
+function subcommandIn(args: readonly string[], allowed: string[], sub: string) {
+  if (allowed.includes(args[0])) return undefined;
+  const command = args[0] ? `git ${sub} ${args[0]}` : `git ${sub}`;
+  return risk("writes-files", `"${command}" changes the repository`);
+}

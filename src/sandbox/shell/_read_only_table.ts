@@ -1,0 +1,150 @@
+/** Commands that only read, and the options that make some of them do more. */
+import { gitRisk } from "./_git.ts";
+import { findOption, type OptionSpec, parseArgs } from "./_options.ts";
+import { assignmentRisk, type CommandRisk, risk, type RiskLabel } from "./_risk.ts";
+import { sedRisk } from "./_sed.ts";
+
+/** How a read-only command may stop being one. */
+export interface ReadOnlyEntry {
+  /** No option makes it write or run anything, so arguments that expand are harmless. */
+  anyArgs?: boolean;
+  /** The risk some arguments add; undefined when these arguments only read. */
+  check?: (args: readonly string[]) => CommandRisk | undefined;
+}
+
+const ANY: ReadOnlyEntry = { anyArgs: true };
+
+/** An entry for `name` that is read-only unless one of `options` is given. */
+function unless(
+  name: string,
+  options: readonly string[],
+  [label, what]: [RiskLabel, string],
+  spec: OptionSpec = {},
+): ReadOnlyEntry {
+  return {
+    check: (args) => {
+      const found = findOption(parseArgs(args, spec), ...options);
+      return found ? risk(label, `"${name} ${found.name}" ${what}`) : undefined;
+    },
+  };
+}
+
+const FIND_PRIMARIES: Readonly<Record<string, [RiskLabel, string]>> = {
+  "-exec": ["runs-code", "runs other commands"],
+  "-execdir": ["runs-code", "runs other commands"],
+  "-ok": ["runs-code", "runs other commands"],
+  "-okdir": ["runs-code", "runs other commands"],
+  "-delete": ["destructive", "deletes files"],
+  "-fprint": ["writes-files", "writes a file"],
+  "-fprint0": ["writes-files", "writes a file"],
+  "-fprintf": ["writes-files", "writes a file"],
+  "-fls": ["writes-files", "writes a file"],
+};
+
+function findRisk(args: readonly string[]): CommandRisk | undefined {
+  for (const arg of args) {
+    const found = FIND_PRIMARIES[arg];
+    if (found) return risk(found[0], `"find ${arg}" ${found[1]}`);
+  }
+  return undefined;
+}
+
+function rgRisk(args: readonly string[]): CommandRisk | undefined {
+  const parsed = parseArgs(args, { short: "efgtTmABCMjrEd" });
+  const runner = findOption(parsed, "--pre", "--pre-glob", "--hostname-bin");
+  if (runner) return risk("runs-code", `"rg ${runner.name}" runs a program for each file`);
+  const zip = findOption(parsed, "-z", "--search-zip");
+  return zip ? risk("runs-code", `"rg ${zip.name}" runs decompression programs`) : undefined;
+}
+
+/** `uniq IN OUT` and `xxd IN OUT` write their second operand. */
+function secondOperandWrites(name: string, spec: OptionSpec): ReadOnlyEntry {
+  return {
+    check: (args) => {
+      const parsed = parseArgs(args, spec);
+      if (name === "xxd" && findOption(parsed, "-r", "-revert")) {
+        return risk("writes-files", `"xxd -r" writes binary output`);
+      }
+      return parsed.operands.length >= 2
+        ? risk("writes-files", `"${name}" with two files writes the second`)
+        : undefined;
+    },
+  };
+}
+
+/** `unset 'a[$(cmd)]'` runs `cmd`: bash evaluates the subscript of a variable name. */
+function subscriptsRunCode(name: string): ReadOnlyEntry {
+  return {
+    check: (args) =>
+      args.some((arg) => arg.includes("["))
+        ? risk("runs-code", `"${name}" evaluates an array subscript, which can run code`)
+        : undefined,
+  };
+}
+
+function declarationRisk(args: readonly string[]): CommandRisk | undefined {
+  return assignmentRisk(args);
+}
+
+/** Read-only commands, by name. Commands not listed are never read-only. */
+export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyEntry>> = {
+  ...Object.fromEntries(
+    [
+      ..."ls cat head tail wc pwd echo true false which type stat du df grep egrep fgrep cut tr",
+      ..." diff cmp basename dirname realpath readlink whoami id uname printenv jq nl tac rev",
+      ..." column fold fmt paste join comm expand unexpand od hexdump strings md5sum sha1sum",
+      ..." sha256sum sha512sum b2sum cksum seq sleep cd pushd popd dirs wait jobs groups nproc",
+      ..." arch tty locale free uptime ps pgrep basenc base64 base32 numfmt getconf command",
+      ..." builtin exec nice nohup timeout stdbuf setsid ionice xargs set shopt [[ : break",
+      ..." continue return exit shift",
+    ].join("").split(" ").map((name) => [name, ANY]),
+  ),
+  test: unless("test", ["-v"], ["runs-code", "evaluates array subscripts, which can run code"]),
+  "[": unless("[", ["-v"], ["runs-code", "evaluates array subscripts, which can run code"]),
+  printf: unless("printf", ["-v"], [
+    "runs-code",
+    "assigns a variable, and its subscript can run code",
+  ]),
+  env: unless("env", ["-S", "--split-string"], ["runs-code", "runs the commands in its argument"], {
+    short: "uCS",
+  }),
+  time: unless("time", ["-o", "--output"], ["writes-files", "writes a file"], { short: "fo" }),
+  file: unless("file", ["-C", "--compile"], ["writes-files", "writes a compiled magic file"], {
+    short: "mef",
+  }),
+  less: unless("less", ["-o", "-O", "--log-file", "--LOG-FILE"], [
+    "writes-files",
+    "writes a log file",
+  ]),
+  more: ANY,
+  tree: unless("tree", ["-o", "-R"], ["writes-files", "writes files"], { short: "LPIoHT" }),
+  date: unless("date", ["-s", "--set"], ["privileged", "sets the system clock"], { short: "dfrs" }),
+  sort: {
+    check: (args) => {
+      const parsed = parseArgs(args, { short: "koStT", long: ["--output", "--key"] });
+      const output = findOption(parsed, "-o", "--output");
+      if (output) return risk("writes-files", `"sort ${output.name}" writes a file`);
+      return findOption(parsed, "--compress-program")
+        ? risk("runs-code", `"sort --compress-program" runs a program`)
+        : undefined;
+    },
+  },
+  uniq: secondOperandWrites("uniq", { short: "fsw" }),
+  xxd: secondOperandWrites("xxd", { short: "cglnosC" }),
+  find: { check: findRisk },
+  rg: { check: rgRisk },
+  sed: { check: sedRisk },
+  git: { check: gitRisk },
+  hash: unless("hash", ["-p"], ["runs-code", "makes a command name run another program"], {
+    short: "pd",
+  }),
+  unset: subscriptsRunCode("unset"),
+  read: subscriptsRunCode("read"),
+  mapfile: subscriptsRunCode("mapfile"),
+  readarray: subscriptsRunCode("readarray"),
+  export: { check: declarationRisk },
+  declare: { check: declarationRisk },
+  typeset: { check: declarationRisk },
+  local: { check: declarationRisk },
+  readonly: { check: declarationRisk },
+};

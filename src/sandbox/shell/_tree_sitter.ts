@@ -1,0 +1,28 @@
+/** Loads tree-sitter-bash once per process: initialising the wasm runtime costs ~70 ms. */
+import { Language, Parser } from "web-tree-sitter";
+
+export type { Node } from "web-tree-sitter";
+export { Parser };
+
+let loading: Promise<Parser> | undefined;
+
+/**
+ * The shared bash parser, created on first use and cached (the same object on every call).
+ * Parsing is synchronous, so one instance is safe to share. A failed load is not cached.
+ */
+export function loadBashParser(): Promise<Parser> {
+  loading ??= createParser().catch((error) => {
+    loading = undefined;
+    throw new Error("Cannot load the bash grammar: tree-sitter failed to start", { cause: error });
+  });
+  return loading;
+}
+
+async function createParser(): Promise<Parser> {
+  const url = new URL(import.meta.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm"));
+  const bytes = await Deno.readFile(url);
+  await Parser.init();
+  const parser = new Parser();
+  parser.setLanguage(await Language.load(bytes));
+  return parser;
+}

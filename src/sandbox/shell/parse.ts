@@ -1,0 +1,131 @@
+/**
+ * Splits a shell command into the simple commands it runs, with tree-sitter-bash, so rules and
+ * the classifier judge every part (`a && evil`, `$(evil)`, `xargs rm`) and not just the first.
+ */
+import { findHiddenCode } from "./_hidden_code.ts";
+import { loadBashParser, type Node, type Parser } from "./_tree_sitter.ts";
+import { type RawCommand, type Redirect, type WalkState, walkStatement } from "./_walk.ts";
+import { commandName, peelWrappers } from "./_wrappers.ts";
+
+export type { Redirect };
+export { commandName };
+
+/** One command the shell would run, after wrappers such as `env` and `timeout` are peeled. */
+export interface SimpleCommand {
+  /** Words after unquoting (`\rm` is `rm`); a word with an expansion keeps its source text. */
+  argv: string[];
+  /**
+   * Per argv word: bash may turn it into other text or other words when it runs (`$x`, `$(cmd)`,
+   * an unquoted glob or brace pattern), so options could hide in it (`find *` and a file `-delete`).
+   */
+  expands: boolean[];
+  /** `NAME=value` prefixes as written, then those given to `env` or `sudo`. */
+  assignments: string[];
+  redirects: Redirect[];
+  /** Wrappers peeled off, in order: `env FOO=1 timeout 5 rm x` has `["env", "timeout"]`. */
+  wrappers: string[];
+  /** Source text of the command with its redirections (here-doc bodies excluded). */
+  text: string;
+  /** Came from `$( )`, backticks, `<( )`, or code hidden in `eval`, `bash -c`, a here-doc. */
+  inSubstitution: boolean;
+}
+
+/**
+ * The simple commands of a shell command line, and the reasons it hides code (`opaque`):
+ * "command substitution", "process substitution", "eval", "bash -c", "source", "trap",
+ * "here-doc run by bash", "bash reads code from standard input", "variable as command name",
+ * "function definition", "arithmetic on a variable", `"env -S"`. Or why it cannot be parsed.
+ */
+export type ShellAnalysis =
+  | { ok: true; commands: SimpleCommand[]; opaque: string[] }
+  | { ok: false; error: string };
+
+/** Code hidden in `bash -c '…'` inside `eval '…'` … is analyzed this many levels deep. */
+const MAX_NESTING = 4;
+
+/**
+ * Parses `command` as bash. Never throws for bad input: a syntax error comes back as
+ * `{ok: false}` naming the line and column. Loads the grammar on first use.
+ */
+export async function analyzeShell(command: string): Promise<ShellAnalysis> {
+  return analyzeSource(await loadBashParser(), command, 0);
+}
+
+function analyzeSource(parser: Parser, source: string, nesting: number): ShellAnalysis {
+  const tree = parser.parse(source);
+  if (!tree) return { ok: false, error: "Cannot parse shell command: the parser stopped" };
+  try {
+    const error = findSyntaxError(tree.rootNode);
+    if (error) return { ok: false, error: `Cannot parse shell command: ${error}` };
+    const state: WalkState = { source, commands: [], opaque: [] };
+    walkStatement(tree.rootNode, 0, state);
+    return finish(parser, state, nesting);
+  } finally {
+    tree.delete();
+  }
+}
+
+function finish(parser: Parser, state: WalkState, nesting: number): ShellAnalysis {
+  const commands: SimpleCommand[] = [];
+  const opaque = [...state.opaque];
+  for (const raw of state.commands) {
+    const peeled = peelWrappers(raw.words);
+    const hidden = findHiddenCode(peeled.words, raw.heredocs);
+    opaque.push(...peeled.opaque, ...hidden.reasons);
+    commands.push(toSimpleCommand(raw, peeled));
+    for (const code of hidden.code) {
+      if (nesting >= MAX_NESTING) {
+        opaque.push("hidden code nested too deeply");
+        continue;
+      }
+      const nested = analyzeSource(parser, code, nesting + 1);
+      if (!nested.ok) {
+        opaque.push("unparsable hidden code");
+        continue;
+      }
+      opaque.push(...nested.opaque);
+      commands.push(...nested.commands.map((command) => ({ ...command, inSubstitution: true })));
+    }
+  }
+  return { ok: true, commands, opaque: [...new Set(opaque)] };
+}
+
+function toSimpleCommand(raw: RawCommand, peeled: ReturnType<typeof peelWrappers>): SimpleCommand {
+  return {
+    argv: peeled.words.map((word) => word.value),
+    expands: peeled.words.map((word) => word.dynamic || word.pattern),
+    assignments: [...raw.assignments, ...peeled.assignments],
+    redirects: raw.redirects,
+    wrappers: peeled.wrappers,
+    text: raw.text,
+    inSubstitution: raw.depth > 0,
+  };
+}
+
+/** The first ERROR or MISSING node, described; undefined when the tree is clean. */
+function findSyntaxError(root: Node): string | undefined {
+  if (!root.hasError) return undefined;
+  const cursor = root.walk();
+  try {
+    for (;;) {
+      const node = cursor.currentNode;
+      if (node.isMissing || node.type === "ERROR") return describeError(node);
+      if (cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) {
+        if (!cursor.gotoParent()) return "syntax error";
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+function describeError(node: Node): string {
+  const text = node.text.replace(/^[ \t]+/, "");
+  const offset = node.text.length - text.length;
+  const at = `line ${node.startPosition.row + 1}, column ${node.startPosition.column + 1 + offset}`;
+  if (node.isMissing) return `missing "${node.type}" at ${at}`;
+  if (/^(\$?'|\$?"|`)/.test(text)) return `unterminated quote at ${at}`;
+  const near = text.split("\n")[0].slice(0, 20);
+  return near ? `unexpected "${near}" at ${at}` : `unexpected end of input at ${at}`;
+}

@@ -1,0 +1,50 @@
+/** The environment shell commands see: an allowlist, minus anything that injects code. */
+import { safeEnv } from "./process.ts";
+
+/**
+ * Names that turn a shell or the tools it starts into a code runner: preloads and library
+ * paths, bash's startup files and exported functions, git's config, dir and exec path, and
+ * interpreters' option and path variables.
+ */
+const INJECTING: readonly RegExp[] = [
+  /^LD_/,
+  /^BASH_ENV$/,
+  /^ENV$/,
+  /^BASH_FUNC_/,
+  /^PROMPT_COMMAND$/,
+  /^SHELLOPTS$/,
+  /^BASHOPTS$/,
+  /^GIT_/,
+  /^NODE_OPTIONS$/,
+  /^PYTHONSTARTUP$/,
+  /^PYTHONPATH$/,
+  /^PERL5OPT$/,
+  /^PERL5LIB$/,
+  /^RUBYOPT$/,
+  /^DENO_/,
+];
+
+/**
+ * Whether variable `name` injects code into the shell or the tools it runs (`LD_PRELOAD`,
+ * `BASH_ENV`, `GIT_CONFIG_*`, `NODE_OPTIONS`, `DENO_*`, …). Such a variable never passes into
+ * a shell command, whatever a profile or plan says.
+ */
+export function isInjectingName(name: string): boolean {
+  return INJECTING.some((pattern) => pattern.test(name));
+}
+
+/**
+ * The environment for shell commands: from `source` (default: this process's environment)
+ * only PATH, HOME, LANG, LC_*, TERM, TZ and USER (see `safeEnv`: a name that looks secret
+ * never passes, PATH gets a default), never a name for which {@linkcode isInjectingName} holds,
+ * and always `SHELL=/bin/bash` and `TMPDIR=/tmp` (the sandbox's private tmp).
+ */
+export function shellEnv(source?: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(safeEnv(source && { ...source }))) {
+    if (!isInjectingName(name)) env[name] = value;
+  }
+  env.SHELL = "/bin/bash";
+  env.TMPDIR = "/tmp";
+  return env;
+}

@@ -1,0 +1,91 @@
+/**
+ * Shell runners: `bash -c` inside bubblewrap (every profile but `:danger-full-access`), or
+ * plainly in a process group (`:danger-full-access`, `--no-sandbox`). Both stop everything the
+ * command started on timeout, cancel and exit, and cap the output they keep.
+ */
+import { bashArgv, bwrapArgs } from "./bwrap.ts";
+import { runInProcessGroup } from "./process.ts";
+import { isInjectingName } from "./shell_env.ts";
+import type { ShellPlan, ShellResult, ShellRunner, ShellRunOptions } from "./types.ts";
+
+export { isInjectingName, shellEnv } from "./shell_env.ts";
+
+/** Output characters a runner keeps in memory by default (the first and the last half). */
+export const SHELL_MEMORY_CHARS = 1_000_000;
+
+/** Options for {@linkcode createBwrapRunner} and {@linkcode createUnsandboxedRunner}. */
+export interface ShellRunnerOptions {
+  /** Between SIGTERM and SIGKILL on timeout or cancel, in milliseconds; default 500. */
+  graceMs?: number;
+  /** Output characters kept in memory (head and tail); default {@linkcode SHELL_MEMORY_CHARS}. */
+  memoryChars?: number;
+}
+
+/** Options for {@linkcode createBwrapRunner}. */
+export interface BwrapRunnerOptions extends ShellRunnerOptions {
+  /** The bubblewrap executable; default `bwrap` (found on PATH). */
+  bwrapPath?: string;
+}
+
+/** bubblewrap's own environment; the command's is `plan.env`, set with `--setenv`. */
+const BWRAP_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+
+/**
+ * A runner that confines each command as `plan` says (see `bwrapArgs`), with the call's `cwd`
+ * in place of `plan.cwd`. bubblewrap runs in its own process group; on timeout or cancel it
+ * gets SIGTERM and dies, and `--die-with-parent` with a pid namespace takes every process
+ * inside with it (even ones that ignore SIGTERM, `setsid` or `nohup` ones). Background jobs end
+ * with the command too. A command killed by signal n inside reports code 128 + n and signal
+ * null: only bubblewrap's exit is visible. Does not check that bubblewrap works (see
+ * `probeBwrap`); a sandbox that cannot start is a non-zero exit with bubblewrap's message as
+ * output. Throws only when bubblewrap cannot be started at all (not installed).
+ */
+export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions = {}): ShellRunner {
+  return (command, run) =>
+    runInProcessGroup(options.bwrapPath ?? "bwrap", {
+      args: bwrapArgs({ ...plan, cwd: run.cwd }, command),
+      cwd: "/",
+      env: BWRAP_ENV,
+      ...groupOptions(run, options),
+    }).then(shellResult);
+}
+
+/**
+ * A runner without any sandbox, for `:danger-full-access` and `--no-sandbox`: `bash -c` in its
+ * own process group with `env` as its environment (build it with `shellEnv`; names that
+ * inject code are dropped all the same). Timeout, cancel and background jobs end the whole
+ * group. Throws only when bash cannot be started.
+ */
+export function createUnsandboxedRunner(
+  env: Readonly<Record<string, string>>,
+  options: ShellRunnerOptions = {},
+): ShellRunner {
+  return (command, run) => {
+    const [bash, ...args] = bashArgv(command);
+    return runInProcessGroup(bash, {
+      args,
+      cwd: run.cwd,
+      env: withoutInjecting(env),
+      ...groupOptions(run, options),
+    }).then(shellResult);
+  };
+}
+
+function withoutInjecting(env: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !isInjectingName(name)));
+}
+
+function groupOptions(run: ShellRunOptions, options: ShellRunnerOptions) {
+  return {
+    timeoutMs: run.timeoutMs,
+    signal: run.signal,
+    onOutput: run.onOutput,
+    graceMs: options.graceMs,
+    memoryChars: options.memoryChars ?? SHELL_MEMORY_CHARS,
+  };
+}
+
+function shellResult(result: ShellResult): ShellResult {
+  const { output, totalChars, code, signal, timedOut, cancelled } = result;
+  return { output, totalChars, code, signal, timedOut, cancelled };
+}

@@ -1,0 +1,65 @@
+/** The sandbox's shared vocabulary: what a profile grants and how a shell command is confined. */
+
+/** A permission list: specific entries, or everything. An empty list grants nothing. */
+export type GrantList = readonly string[] | "all";
+
+/**
+ * What tool code may touch, mapped 1:1 to Deno's `--allow-*` flags. Paths are absolute real
+ * paths; net entries are `host` or `host:port`; env entries are variable names. FFI and sys
+ * are never granted.
+ */
+export interface Grants {
+  read: GrantList;
+  write: GrantList;
+  net: GrantList;
+  env: GrantList;
+  run: GrantList;
+}
+
+/** How a shell command runs inside bubblewrap. Every path is an absolute real path. */
+export interface ShellPlan {
+  /** The command's working directory (the workspace), at the same path inside. */
+  cwd: string;
+  /** Bound read-write; everything else of `/` is read-only. */
+  writable: readonly string[];
+  /** Paths inside writable roots bound read-only again (`.git`, tern's config). */
+  readOnly: readonly string[];
+  /** Paths replaced by an empty directory or file (secrets, host sockets). */
+  hidden: readonly string[];
+  /** A private host directory bound at `/tmp`. */
+  tmp: string;
+  /** Share the host network; otherwise the command gets a network namespace of its own. */
+  network: boolean;
+  /** The complete environment inside; nothing else is inherited. */
+  env: Readonly<Record<string, string>>;
+}
+
+/** Options for one shell command. */
+export interface ShellRunOptions {
+  /** Working directory: the workspace. */
+  cwd: string;
+  /** Stop the command (and everything it started) after this many milliseconds. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Each piece of output as it arrives (already masked for secrets). */
+  onOutput?: (text: string) => void;
+}
+
+/**
+ * Runs `command` with `bash -c`, confined as the runner was built (bubblewrap, or nothing for
+ * `:danger-full-access` and `--no-sandbox`). Throws only when the command cannot be started.
+ */
+export type ShellRunner = (command: string, options: ShellRunOptions) => Promise<ShellResult>;
+
+/** How a shell command ended. */
+export interface ShellResult {
+  /** stdout and stderr interleaved; the middle is dropped when it grew too long. */
+  output: string;
+  /** Characters printed in total, including any dropped ones. */
+  totalChars: number;
+  /** Exit code (128 + n when killed by signal n). */
+  code: number;
+  signal: Deno.Signal | null;
+  timedOut: boolean;
+  cancelled: boolean;
+}

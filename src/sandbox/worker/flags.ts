@@ -1,0 +1,159 @@
+/**
+ * Grants → the tool worker's Deno permissions: command-line flags for the process backend, a
+ * permission object for the Worker backend, and the complete `deno run` argument list.
+ *
+ * What the worker needs beyond the grants to run its own code (measured on Deno 2.9.6):
+ * - No read access. Static imports — the whole module graph of the main module, npm packages
+ *   in `node_modules` and the DENO_DIR cache included — load without permission checks. A
+ *   dynamic `import(url)` of a file, by contrast, needs `--allow-read` for every local module
+ *   of its graph. So the worker's main module is a small `data:` module that imports this
+ *   folder's child.ts and the handler statically ({@linkcode entryModuleUrl}), and the tern
+ *   source tree stays unreadable to tools unless a grant covers it.
+ * - Env access to {@linkcode RUNTIME_ENV}: tinyglobby reads `TINYGLOBBY_DEBUG` while loading,
+ *   and a denied `process.env` read throws. The process backend's environment is cleared, so
+ *   granting the name reveals nothing.
+ */
+import { fileURLToPath } from "node:url";
+import type { GrantList, Grants } from "../types.ts";
+
+/** Environment variables the worker's dependencies read while loading; always granted. */
+export const RUNTIME_ENV: readonly string[] = ["TINYGLOBBY_DEBUG"];
+
+const KINDS = ["read", "write", "net", "env", "run"] as const;
+
+/**
+ * The permission flags for `grants`, in a fixed order: `--no-prompt`, then `--allow-read`,
+ * `--allow-write`, `--allow-net`, `--allow-env`, `--allow-run`. A list becomes
+ * `--allow-x=a,b`, "all" a bare `--allow-x`, an empty list nothing (denied, as `--no-prompt`
+ * never asks). FFI and sys are never granted, and `--allow-all` is never used: when every
+ * kind is "all" the five bare flags are followed by `--deny-ffi`.
+ *
+ * Throws RangeError for an entry Deno's flag syntax cannot carry (empty, or with a comma or
+ * a line break).
+ */
+export function denoFlags(grants: Grants): string[] {
+  const flags = ["--no-prompt"];
+  for (const kind of KINDS) {
+    const list = grants[kind];
+    if (list === "all") flags.push(`--allow-${kind}`);
+    else if (list.length > 0) flags.push(`--allow-${kind}=${checkedEntries(kind, list).join(",")}`);
+  }
+  if (KINDS.every((kind) => grants[kind] === "all")) flags.push("--deny-ffi");
+  return flags;
+}
+
+function checkedEntries(kind: string, list: readonly string[]): string[] {
+  for (const entry of list) {
+    if (entry === "" || /[,\r\n]/.test(entry)) {
+      throw new RangeError(
+        `Cannot grant ${kind} access to ${
+          JSON.stringify(entry)
+        }: Deno's permission flags cannot express it`,
+      );
+    }
+  }
+  return [...new Set(list)];
+}
+
+/** The permission part of `Deno`'s Worker options (unstable: `--unstable-worker-options`). */
+export interface WorkerPermissions {
+  read: boolean | string[];
+  write: boolean | string[];
+  net: boolean | string[];
+  env: boolean | string[];
+  run: boolean | string[];
+  ffi: false;
+  sys: false;
+  import: false;
+}
+
+/**
+ * The permissions of a Worker confined to `grants`: a list stays a list, "all" becomes
+ * `true`, an empty list `false`; ffi, sys and import are always `false`. A Worker cannot get
+ * more than the process that creates it has.
+ */
+export function workerPermissions(grants: Grants): WorkerPermissions {
+  const convert = (list: GrantList) => list === "all" ? true : list.length > 0 ? [...list] : false;
+  return {
+    read: convert(grants.read),
+    write: convert(grants.write),
+    net: convert(grants.net),
+    env: convert(grants.env),
+    run: convert(grants.run),
+    ffi: false,
+    sys: false,
+    import: false,
+  };
+}
+
+/** `grants` plus what the worker's own code needs to load ({@linkcode RUNTIME_ENV}). */
+export function withRuntimeNeeds(grants: Grants): Grants {
+  const env = grants.env === "all" ? "all" : [...new Set([...grants.env, ...RUNTIME_ENV])];
+  return { ...grants, env };
+}
+
+/** How the entry module starts the child: JSON lines on stdio, or Worker messages. */
+export type ServeMode = "stdio" | "worker";
+
+/**
+ * The worker's main module: a `data:` URL that statically imports child.ts and the handler
+ * module (which must export `handleToolCall`) and starts serving. Static imports need no read
+ * permission, where a dynamic import of the handler would.
+ */
+export function entryModuleUrl(handlerUrl: URL, mode: ServeMode): string {
+  const childUrl = new URL("./child.ts", import.meta.url).href;
+  const serve = mode === "stdio" ? "serveStdio" : "serveWorkerScope";
+  const source = `import { ${serve} } from ${JSON.stringify(childUrl)};\n` +
+    `import { handleToolCall } from ${JSON.stringify(handlerUrl.href)};\n` +
+    `await ${serve}(handleToolCall);\n`;
+  return `data:text/javascript,${encodeURIComponent(source)}`;
+}
+
+/** Options for {@linkcode workerRunArgs}. */
+export interface WorkerRunOptions {
+  /** The profile's grants; {@linkcode RUNTIME_ENV} is added. */
+  grants: Grants;
+  /** The handler module (exports `handleToolCall`). */
+  handlerUrl: URL;
+  /**
+   * The deno.json whose import map resolves tern's bare imports, whatever the worker's cwd;
+   * null runs with `--no-config`. Default: {@linkcode defaultConfigPath}.
+   */
+  configPath?: string | null;
+}
+
+/**
+ * The arguments after the deno executable that start a process worker:
+ * `run <permission flags> --quiet --cached-only --no-remote --config <file> <entry>`.
+ * `--cached-only` and `--no-remote` keep the child from downloading anything. The lockfile
+ * next to the config is used as the main process uses it: with it, npm packages resolve from
+ * `node_modules` even with an empty DENO_DIR (with `--no-lock` they need registry metadata,
+ * which `--cached-only` may not have).
+ */
+export function workerRunArgs(options: WorkerRunOptions): string[] {
+  const configPath = options.configPath === undefined ? defaultConfigPath() : options.configPath;
+  return [
+    "run",
+    ...denoFlags(withRuntimeNeeds(options.grants)),
+    "--quiet",
+    "--cached-only",
+    "--no-remote",
+    ...(configPath === null ? ["--no-config"] : ["--config", configPath]),
+    entryModuleUrl(options.handlerUrl, "stdio"),
+  ];
+}
+
+/**
+ * tern's own deno.json (three folders above this file) when this code runs from files on
+ * disk and the file exists; null otherwise (bundled or compiled code).
+ */
+export function defaultConfigPath(): string | null {
+  const url = new URL("../../../deno.json", import.meta.url);
+  if (url.protocol !== "file:") return null;
+  try {
+    const path = fileURLToPath(url);
+    return Deno.statSync(path).isFile ? path : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * The host side of the confined tool worker: starts a worker lazily, sends it calls, and
+ * replaces it when it crashes or does not stop when told to.
+ */
+import type { Observation } from "../../core/observation.ts";
+import type { Grants } from "../types.ts";
+import type { Channel, ChannelListener } from "./channel.ts";
+import { denoFlags, withRuntimeNeeds, workerRunArgs } from "./flags.ts";
+import { startProcessChannel, workerEnv } from "./process_channel.ts";
+import { failed, messageOf, openRun, type Run, sendCall, stopped } from "./run.ts";
+import { startWorkerChannel } from "./web_worker.ts";
+
+/** `"process"`: a `deno run` child (default). `"worker"`: a Worker thread (see web_worker.ts). */
+export type WorkerBackend = "process" | "worker";
+
+/** Options for {@linkcode WorkerHost}. */
+export interface WorkerHostOptions {
+  /** What the worker may touch (the profile's grants for this workspace). */
+  grants: Grants;
+  /** The handler module; it must export `handleToolCall` (see protocol.ts). */
+  handlerUrl: URL;
+  /** Absolute real path of the workspace: the default of each call, and the process's cwd. */
+  workspace: string;
+  backend?: WorkerBackend;
+  /** The deno executable for the process backend; default `Deno.execPath()`. */
+  denoPath?: string;
+  /** The deno.json for the process backend; see `WorkerRunOptions.configPath`. */
+  configPath?: string | null;
+  /**
+   * Where the process backend's Deno writes its permission audit (`DENO_AUDIT_PERMISSIONS`,
+   * JSON lines). Deno truncates the file when a worker starts, so a function gets the run
+   * number (1, 2, … for each worker started) and should return a new path each time; a
+   * plain string is used for every run. Ignored by the Worker backend.
+   */
+  auditFile?: string | ((run: number) => string);
+  /** Where the worker process's environment is picked from; default this process's. */
+  env?: Record<string, string>;
+  /** How long a cancelled call may take to answer before its worker is killed; default 500 ms. */
+  cancelGraceMs?: number;
+  /** How long a worker may take to load before it counts as failed; default 30,000 ms. */
+  startTimeoutMs?: number;
+}
+
+/** Options for {@linkcode WorkerHost.call}. */
+export interface WorkerCallOptions {
+  signal?: AbortSignal;
+  /** Time limit in milliseconds, counted from when the call reaches a ready worker. */
+  timeoutMs?: number;
+  /** Progress text from the tool (`tool_update`). */
+  onUpdate?: (text: string) => void;
+  /** The workspace the tool resolves paths against; default the host's. */
+  workspace?: string;
+}
+
+/**
+ * Runs tool calls in a long-lived worker confined to the grants. Starts lazily on the first
+ * call (or {@linkcode start}), reuses the worker for every call, runs several calls at once,
+ * and replaces a worker that crashed or was killed. Call {@linkcode close} before exiting:
+ * an idle worker keeps the event loop alive.
+ */
+export class WorkerHost {
+  #options: WorkerHostOptions;
+  #grants: Grants;
+  #current: Run | null = null;
+  #retired = new Set<Run>();
+  #runs = 0;
+  #nextId = 0;
+  #closed = false;
+
+  /** Throws RangeError when the grants cannot be expressed as Deno flags. */
+  constructor(options: WorkerHostOptions) {
+    denoFlags(options.grants);
+    this.#options = options;
+    this.#grants = options.grants;
+  }
+
+  /** The grants the next worker starts with. */
+  get grants(): Grants {
+    return this.#grants;
+  }
+
+  /**
+   * For the process backend, the exact argv a new worker starts with
+   * (`[deno, "run", …flags, entry]`); for the Worker backend, the Deno flags its permissions
+   * correspond to.
+   */
+  get flags(): string[] {
+    if (this.#backend === "worker") return denoFlags(withRuntimeNeeds(this.#grants));
+    return [this.#denoPath, ...this.#runArgs()];
+  }
+
+  /** The process id of the current worker process; null when none runs (or for Worker threads). */
+  get pid(): number | null {
+    return this.#current?.channel.pid ?? null;
+  }
+
+  /** The audit file of the current worker process, if any. */
+  get auditPath(): string | null {
+    return this.#current?.auditPath ?? null;
+  }
+
+  /** Starts the worker now and waits until it is ready. Throws Error when it cannot start. */
+  async start(): Promise<void> {
+    try {
+      if (this.#closed) throw new Error("is closed");
+      await this.#ensureRun().ready;
+    } catch (error) {
+      throw new Error(`Cannot start the tool worker: it ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  /**
+   * Runs `tool` with `args` in the worker. Never throws: a worker that cannot start, crashes
+   * or is killed gives EXECUTION_FAILED, a time limit TIMEOUT, the signal CANCELLED.
+   */
+  async call(tool: string, args: unknown, options: WorkerCallOptions = {}): Promise<Observation> {
+    if (options.signal?.aborted) return stopped(tool, "cancel");
+    let run: Run | "aborted";
+    try {
+      run = await this.#readyRun(options.signal);
+    } catch (error) {
+      return failed(`Cannot run "${tool}": the tool worker ${messageOf(error)}`);
+    }
+    if (run === "aborted") return stopped(tool, "cancel");
+    const id = ++this.#nextId;
+    const workspace = options.workspace ?? this.#options.workspace;
+    return await sendCall(run, { ...options, id, tool, args, workspace }, {
+      graceMs: this.#grace,
+      kill: (run, because) => this.#kill(run, because),
+      settled: (run) => {
+        if (run.retired && run.pending.size === 0) void run.channel.stop(this.#grace);
+      },
+    });
+  }
+
+  /**
+   * Uses `grants` from the next call on: the current worker takes no more calls and stops
+   * once its calls have answered; the next call starts a new one with the new flags. Throws
+   * RangeError when the grants cannot be expressed as Deno flags.
+   */
+  restart(grants: Grants): void {
+    denoFlags(grants);
+    this.#grants = grants;
+    const run = this.#current;
+    this.#current = null;
+    if (run !== null) this.#retire(run);
+  }
+
+  /**
+   * Cancels the calls in flight (they end CANCELLED) and stops every worker, killing what
+   * does not stop within the grace. Resolves once no worker process is left.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const runs = [...this.#retired, ...(this.#current === null ? [] : [this.#current])];
+    this.#current = null;
+    this.#retired.clear();
+    await Promise.all(runs.map(async (run) => {
+      run.retired = true;
+      for (const call of [...run.pending.values()]) call.stop("close");
+      await run.channel.stop(this.#grace);
+    }));
+  }
+
+  get #backend(): WorkerBackend {
+    return this.#options.backend ?? "process";
+  }
+
+  get #denoPath(): string {
+    return this.#options.denoPath ?? Deno.execPath();
+  }
+
+  get #grace(): number {
+    return this.#options.cancelGraceMs ?? 500;
+  }
+
+  #runArgs(): string[] {
+    const { handlerUrl, configPath } = this.#options;
+    return workerRunArgs({ grants: this.#grants, handlerUrl, configPath });
+  }
+
+  /** A ready worker that takes calls; one replaced while starting is skipped. */
+  async #readyRun(signal?: AbortSignal): Promise<Run | "aborted"> {
+    for (let attempt = 1;; attempt++) {
+      if (this.#closed) throw new Error("is closed");
+      const run = this.#ensureRun();
+      try {
+        if (await raceAbort(run.ready, signal) === "aborted") return "aborted";
+      } catch (error) {
+        if (!run.retired || attempt === 3) throw error;
+        continue;
+      }
+      if (!run.retired && !run.gone) return run;
+      if (attempt === 3) throw new Error("was replaced while the call waited");
+    }
+  }
+
+  #ensureRun(): Run {
+    if (this.#current !== null) return this.#current;
+    const number = ++this.#runs;
+    const { auditFile } = this.#options;
+    const auditPath = this.#backend === "worker" || auditFile === undefined
+      ? null
+      : typeof auditFile === "string"
+      ? auditFile
+      : auditFile(number);
+    const run = openRun((listener) => this.#startChannel(auditPath, listener), {
+      auditPath,
+      startTimeoutMs: this.#options.startTimeoutMs ?? 30_000,
+      onStartTimeout: (run) => this.#kill(run, "it did not start in time"),
+    });
+    run.channel.ended.then((why) => this.#ended(run, why));
+    this.#current = run;
+    return run;
+  }
+
+  #startChannel(auditPath: string | null, listen: ChannelListener): Channel {
+    const { handlerUrl, workspace } = this.#options;
+    try {
+      if (this.#backend === "worker") {
+        return startWorkerChannel({ grants: this.#grants, handlerUrl }, listen);
+      }
+      const source = this.#options.env ?? Deno.env.toObject();
+      const env = workerEnv(source, this.#grants, auditPath ?? undefined);
+      const args = this.#runArgs();
+      return startProcessChannel({ denoPath: this.#denoPath, args, cwd: workspace, env }, listen);
+    } catch (error) {
+      throw new Error(`could not be started: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  #retire(run: Run): void {
+    run.retired = true;
+    this.#retired.add(run);
+    if (run.pending.size === 0) void run.channel.stop(this.#grace);
+  }
+
+  #kill(run: Run, because: string): void {
+    run.killedBecause ??= because;
+    if (this.#current === run) this.#current = null;
+    void run.channel.stop(0);
+  }
+
+  #ended(run: Run, why: string): void {
+    run.gone = true;
+    if (this.#current === run) this.#current = null;
+    this.#retired.delete(run);
+    const cause = run.killedBecause === undefined
+      ? `the tool worker ${why}`
+      : `the tool worker was stopped because ${run.killedBecause}; the call may or may not have taken effect`;
+    for (const call of [...run.pending.values()]) call.fail(cause);
+  }
+}
+
+/** Waits for `promise`, or for `signal` to fire ("aborted"), whichever is first. */
+function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T | "aborted"> {
+  if (signal === undefined) return promise;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve("aborted");
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

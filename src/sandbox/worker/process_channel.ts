@@ -1,0 +1,118 @@
+/** The process backend: the worker is a `deno run` child speaking JSON lines. */
+import { safeEnv, signalProcessGroup } from "../process.ts";
+import type { Grants } from "../types.ts";
+import type { Channel, ChannelListener } from "./channel.ts";
+import { encodeLine, type HostMessage, parseChildMessage, readJsonLines } from "./protocol.ts";
+
+/** Variables the deno executable itself may need to find its cache and run. */
+const RUNTIME_NAMES = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
+
+/** Characters of the worker's stderr kept for error messages. */
+const STDERR_TAIL_CHARS = 2000;
+
+/**
+ * The complete environment of a worker process, built from `source`: the variables deno
+ * needs to run (PATH, HOME, DENO_DIR, XDG_CACHE_HOME), variables the grants name, and for
+ * env "all" the allow-listed ones of `safeEnv`. Nothing else passes, so API keys stay out
+ * unless a grant names them. `NO_COLOR` and `DENO_NO_UPDATE_CHECK` are set; with
+ * `auditFile`, `DENO_AUDIT_PERMISSIONS` too.
+ */
+export function workerEnv(
+  source: Record<string, string>,
+  grants: Grants,
+  auditFile?: string,
+): Record<string, string> {
+  const env: Record<string, string> = grants.env === "all" ? safeEnv(source) : {};
+  const names = grants.env === "all" ? RUNTIME_NAMES : [...RUNTIME_NAMES, ...grants.env];
+  for (const name of names) {
+    if (source[name] !== undefined) env[name] = source[name];
+  }
+  env.NO_COLOR = "1";
+  env.DENO_NO_UPDATE_CHECK = "1";
+  if (auditFile !== undefined) env.DENO_AUDIT_PERMISSIONS = auditFile;
+  return env;
+}
+
+/** How to start a worker process. */
+export interface ProcessChannelOptions {
+  denoPath: string;
+  /** Everything after the executable (see `workerRunArgs`). */
+  args: string[];
+  /** The worker's working directory: the workspace. */
+  cwd: string;
+  /** The complete environment (see {@linkcode workerEnv}). */
+  env: Record<string, string>;
+}
+
+/**
+ * Starts a worker process in a process group of its own (so Ctrl-C on the terminal does not
+ * reach it, and stopping it ends whatever it started). The child exits by itself when its
+ * stdin closes, so it does not outlive a host that dies. Throws when the executable cannot
+ * be started.
+ */
+export function startProcessChannel(
+  options: ProcessChannelOptions,
+  listener: ChannelListener,
+): Channel {
+  const child = new Deno.Command(options.denoPath, {
+    args: options.args,
+    cwd: options.cwd,
+    env: options.env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  let stdinOpen = true;
+  const stdout = (async () => {
+    for await (const value of readJsonLines(child.stdout)) {
+      const message = parseChildMessage(value);
+      if (message !== null) listener(message);
+    }
+  })().catch(() => {});
+  let stderrTail = "";
+  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({
+      write(text) {
+        stderrTail = (stderrTail + text).slice(-STDERR_TAIL_CHARS);
+      },
+    }),
+  ).catch(() => {});
+
+  const ended = (async () => {
+    const status = await child.status;
+    // Whatever the worker started and left behind goes with it.
+    signalProcessGroup(child.pid, "SIGKILL");
+    await Promise.all([stdout, stderr]);
+    stdinOpen = false;
+    await writer.close().catch(() => {});
+    const how = status.signal !== null
+      ? `was killed by ${status.signal}`
+      : `exited with code ${status.code}`;
+    const detail = stderrTail.trim();
+    return detail === "" ? how : `${how}: ${detail}`;
+  })();
+
+  return {
+    pid: child.pid,
+    ended,
+    send(message: HostMessage) {
+      const line = encodeLine(message);
+      if (stdinOpen) writer.write(line).catch(() => {});
+    },
+    async stop(graceMs) {
+      if (stdinOpen) {
+        stdinOpen = false;
+        await writer.close().catch(() => {});
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, graceMs));
+      await Promise.race([child.status, grace]);
+      clearTimeout(timer);
+      signalProcessGroup(child.pid, "SIGKILL");
+      await ended;
+    },
+  };
+}

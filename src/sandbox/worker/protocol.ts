@@ -1,0 +1,158 @@
+/**
+ * The tool worker's wire protocol. The process backend speaks it as JSON lines on stdin and
+ * stdout; the Worker backend posts the same objects as messages.
+ *
+ * Host → child: `{id, type: "call", tool, args, workspace}` and `{id, type: "cancel"}`.
+ * Child → host: `{type: "ready"}` once the handler is loaded, `{id, type: "update", text}`
+ * while a call runs, and exactly one `{id, type: "result", observation}` per call.
+ */
+import type { Observation, ToolDetails, ToolErrorCode } from "../../core/observation.ts";
+
+/** Starts a tool call in the child. */
+export interface CallMessage {
+  id: number;
+  type: "call";
+  tool: string;
+  args: unknown;
+  /** Absolute real path of the workspace the tool resolves paths against. */
+  workspace: string;
+}
+
+/** Asks the child to abort call `id`; its result still follows. */
+export interface CancelMessage {
+  id: number;
+  type: "cancel";
+}
+
+export type HostMessage = CallMessage | CancelMessage;
+
+export type ChildMessage =
+  | { type: "ready" }
+  | { id: number; type: "update"; text: string }
+  | { id: number; type: "result"; observation: Observation };
+
+/** What the handler module receives for one call. */
+export interface ToolCallRequest {
+  tool: string;
+  args: unknown;
+  workspace: string;
+}
+
+/** What the handler module may use while a call runs. */
+export interface ToolCallContext {
+  /** Fires when the host cancels the call or its time is up. */
+  signal: AbortSignal;
+  /** Sends progress text to the host (`onUpdate` of the call). */
+  update(text: string): void;
+}
+
+/**
+ * The export a handler module must provide under the name `handleToolCall`. It should return
+ * an Observation for every outcome; a throw becomes EXECUTION_FAILED.
+ */
+export type ToolCallHandler = (
+  request: ToolCallRequest,
+  ctx: ToolCallContext,
+) => Promise<Observation>;
+
+const ERROR_CODES: readonly ToolErrorCode[] = [
+  "INVALID_ARGUMENTS",
+  "UNKNOWN_TOOL",
+  "POLICY_DENIED",
+  "NOT_FOUND",
+  "TIMEOUT",
+  "CANCELLED",
+  "EXECUTION_FAILED",
+];
+
+type Fields = Record<string, unknown>;
+
+function isObject(value: unknown): value is Fields {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isId(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}
+
+/** The host message `value` describes, or null when it is not one. */
+export function parseHostMessage(value: unknown): HostMessage | null {
+  if (!isObject(value) || !isId(value.id)) return null;
+  if (value.type === "cancel") return { id: value.id, type: "cancel" };
+  if (value.type !== "call") return null;
+  if (typeof value.tool !== "string" || typeof value.workspace !== "string") return null;
+  return {
+    id: value.id,
+    type: "call",
+    tool: value.tool,
+    args: value.args,
+    workspace: value.workspace,
+  };
+}
+
+/** The child message `value` describes, or null when it is not one. */
+export function parseChildMessage(value: unknown): ChildMessage | null {
+  if (!isObject(value)) return null;
+  if (value.type === "ready") return { type: "ready" };
+  if (!isId(value.id)) return null;
+  if (value.type === "update") {
+    return typeof value.text === "string"
+      ? { id: value.id, type: "update", text: value.text }
+      : null;
+  }
+  if (value.type !== "result") return null;
+  const observation = parseObservation(value.observation);
+  return observation === null ? null : { id: value.id, type: "result", observation };
+}
+
+function parseObservation(value: unknown): Observation | null {
+  if (!isObject(value)) return null;
+  if (value.status === "SUCCEEDED" && typeof value.output === "string") {
+    if (!isObject(value.details) || typeof value.details.kind !== "string") {
+      return { status: "SUCCEEDED", output: value.output };
+    }
+    // UI-only details pass through as the handler built them.
+    const details = value.details as unknown as ToolDetails;
+    return { status: "SUCCEEDED", output: value.output, details };
+  }
+  const code = ERROR_CODES.find((known) => known === value.code);
+  if (value.status === "ERROR" && code !== undefined && typeof value.message === "string") {
+    return { status: "ERROR", code, message: value.message };
+  }
+  return null;
+}
+
+/**
+ * Splits a byte stream into lines of text (without the newline) and parses each as JSON.
+ * Lines that are not JSON come out as `undefined`, so a stray print cannot stop the reader.
+ */
+export async function* readJsonLines(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<unknown> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of stream) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end = buffer.indexOf("\n");
+    while (end !== -1) {
+      yield parseJson(buffer.slice(0, end));
+      buffer = buffer.slice(end + 1);
+      end = buffer.indexOf("\n");
+    }
+  }
+  buffer += decoder.decode();
+  if (buffer.trim() !== "") yield parseJson(buffer);
+}
+
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One message as a JSON line, newline included. */
+export function encodeLine(message: HostMessage | ChildMessage): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(message) + "\n");
+}

@@ -1,0 +1,75 @@
+/**
+ * The handler module of the confined tool worker (src/sandbox/worker/): runs one built-in
+ * file tool by name inside the worker, where Deno confines it to the profile's grants.
+ * `bash` never runs here: shell commands go through the shell sandbox (`ctx.shell`).
+ */
+import type { Observation } from "../core/observation.ts";
+import type { ToolCallContext, ToolCallRequest } from "../sandbox/worker/protocol.ts";
+import { createBuiltinTools } from "./builtin.ts";
+import type { Tool } from "./define.ts";
+
+/** Tools that never run in the worker. */
+const REFUSED = new Set(["bash"]);
+
+let tools: Map<string, Tool> | undefined;
+
+function builtinTool(name: string): Tool | undefined {
+  tools ??= new Map(createBuiltinTools().map((tool) => [tool.name, tool]));
+  return REFUSED.has(name) ? undefined : tools.get(name);
+}
+
+/**
+ * Runs the built-in tool `request.tool` with `request.args` in `request.workspace`. Never
+ * throws. An unknown tool, or `bash`, gives UNKNOWN_TOOL. A permission Deno refused comes
+ * back as POLICY_DENIED in words the model can act on (see {@linkcode explainDenial}).
+ */
+export async function handleToolCall(
+  request: ToolCallRequest,
+  ctx: ToolCallContext,
+): Promise<Observation> {
+  const tool = builtinTool(request.tool);
+  if (tool === undefined) {
+    const message = REFUSED.has(request.tool)
+      ? `Tool "${request.tool}" does not run in the tool worker: shell commands run in the shell sandbox`
+      : `Unknown tool "${request.tool}" in the tool worker`;
+    return { status: "ERROR", code: "UNKNOWN_TOOL", message };
+  }
+  const observation = await tool.run(request.args, {
+    workspace: request.workspace,
+    signal: ctx.signal,
+    update: ctx.update,
+  });
+  return explainDenial(observation);
+}
+
+/**
+ * Deno's wording of a refused permission: `Requires read access to "/etc/passwd", run again
+ * with the --allow-read flag` (or, in a compiled binary, `…, specify the required permissions
+ * during compilation using …`).
+ */
+const DENO_DENIAL =
+  /Requires (\w+) access to (.+?)(?:, (?:run again with|specify the required permissions)[^\n]*)?$/m;
+
+/**
+ * `observation` with Deno's permission wording replaced by what the model can do about it:
+ * `The sandbox does not allow read access to "/etc/passwd": ask for it with
+ * request_permissions`, as POLICY_DENIED. Deno's "run again with --allow-read" advice would
+ * mislead the model. Other observations come back unchanged.
+ */
+export function explainDenial(observation: Observation): Observation {
+  if (observation.status !== "ERROR") return observation;
+  const match = DENO_DENIAL.exec(observation.message);
+  if (match === null) return observation;
+  const [denoText, kind, target] = match;
+  const explained = `The sandbox does not allow ${kind} access to ${describeTarget(target)}: ` +
+    "ask for it with request_permissions";
+  const before = observation.message.slice(0, match.index);
+  const after = observation.message.slice(match.index + denoText.length);
+  return { status: "ERROR", code: "POLICY_DENIED", message: before + explained + after };
+}
+
+function describeTarget(target: string): string {
+  if (target === "<CWD>") return "the working directory";
+  if (target === "all") return "everything";
+  return target;
+}

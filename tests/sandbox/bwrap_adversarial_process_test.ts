@@ -1,0 +1,82 @@
+/**
+ * Adversarial shell commands against real bubblewrap: processes that try to outlive the
+ * command, endless and binary output. Each test also checks (attackTest) that nothing outside
+ * the writable roots changed and that no process is left.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { SHELL_MEMORY_CHARS } from "../../src/sandbox/shell_runner.ts";
+import { attackTest, processesWith } from "./_bwrap_helpers.ts";
+
+attackTest("bwrap runner kills a command that ignores SIGTERM at the timeout", async (a) => {
+  const result = await a.run(`trap '' TERM; echo armed; sleep ${a.mark}`, { timeoutMs: 500 });
+  ok(result.timedOut && !result.cancelled, JSON.stringify(result));
+  ok(result.code !== 0);
+});
+
+attackTest("bwrap runner leaves no setsid, nohup or double-forked process behind", async (a) => {
+  const result = await a.run(
+    `setsid sleep ${a.mark} & nohup sleep ${a.mark} >/dev/null 2>&1 & ` +
+      `( (sleep ${a.mark} &) & ); disown -a; echo started`,
+  );
+  deepEqual({ output: result.output, code: result.code }, { output: "started\n", code: 0 });
+});
+
+attackTest("bwrap runner kills 20 background children at the timeout", async (a) => {
+  const result = await a.run(
+    `for i in $(seq 20); do (echo up; exec sleep ${a.mark}) & done; wait`,
+    { timeoutMs: 4000 },
+  );
+  ok(result.timedOut, JSON.stringify(result));
+  equal(result.output.match(/^up$/gm)?.length, 20, result.output);
+});
+
+attackTest("bwrap runner stops everything when the signal aborts", async (a) => {
+  const controller = new AbortController();
+  let seen = 0;
+  const result = await a.run(`(sleep ${a.mark}) & echo started; sleep ${a.mark}`, {
+    signal: controller.signal,
+    onOutput: (text) => {
+      if (!text.includes("started")) return;
+      // The children are alive when the cancel comes: the cleanup check below means something.
+      processesWith(`sleep ${a.mark}`).then((found) => {
+        seen = found.filter((args) => args.startsWith("sleep ")).length;
+        controller.abort();
+      });
+    },
+  });
+  ok(result.cancelled && !result.timedOut, JSON.stringify(result));
+  equal(seen, 2);
+});
+
+attackTest("bwrap runner caps endless output and kills it at the timeout", async (a) => {
+  const result = await a.run(`yes ${a.mark}`, { timeoutMs: 300 });
+  ok(result.timedOut);
+  // The tail is kept in whole pipe reads (up to 64 KiB each), so it may pass its half a little.
+  ok(result.output.length <= SHELL_MEMORY_CHARS + 66_000, String(result.output.length));
+  ok(result.totalChars > result.output.length, `${result.totalChars}`);
+  ok(/\[\.\.\. \d+ characters dropped \.\.\.\]/.test(result.output));
+  ok(result.output.startsWith(`${a.mark}\n${a.mark}\n`));
+});
+
+attackTest("bwrap runner returns binary output as well-formed text", async (a) => {
+  const result = await a.run("head -c 10000 /dev/urandom; printf '\\000\\377\\376end'");
+  equal(result.code, 0);
+  ok(result.output.isWellFormed());
+  ok(result.output.endsWith("\0\uFFFD\uFFFDend"), JSON.stringify(result.output.slice(-10)));
+  equal(JSON.parse(JSON.stringify(result.output)), result.output);
+});
+
+attackTest("bwrap runner cannot see or signal host processes", async (a) => {
+  const host = new Deno.Command("sleep", { args: [a.mark], stdout: "null", stderr: "null" })
+    .spawn();
+  try {
+    const result = await a.run(`kill -KILL ${host.pid}; ls /proc | grep -c '^[0-9]'`);
+    ok(/No such process/.test(result.output), result.output);
+    ok(Number(result.output.trim().split("\n").at(-1)) < 10, result.output);
+    const alive = await processesWith(`sleep ${a.mark}`);
+    equal(alive.length, 1, "the host process was killed");
+  } finally {
+    host.kill("SIGKILL");
+    await host.status;
+  }
+});

@@ -1,0 +1,222 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { bwrapArgs, probeBwrap, runTargets } from "../../src/sandbox/bwrap.ts";
+import {
+  gitDirsUnder,
+  hostSocketLocations,
+  secretLocations,
+} from "../../src/sandbox/protected_paths.ts";
+import {
+  createBwrapRunner,
+  createUnsandboxedRunner,
+  shellEnv,
+} from "../../src/sandbox/shell_runner.ts";
+import { bwrapTest, planFor, withBox } from "./_bwrap_helpers.ts";
+
+/** What bwrapArgs() puts in for /run on this machine. */
+function runPart(): string[] {
+  const part = ["--tmpfs", "/run"];
+  if (Deno.lstatSync("/var/run").isDirectory) part.push("--tmpfs", "/var/run");
+  return part;
+}
+
+Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
+  await withBox(async (box) => {
+    await Deno.symlink(join(box.ws, ".git"), join(box.ws, "git_link"));
+    await Deno.symlink(join(box.home, ".ssh"), join(box.home, "ssh_link"));
+    const plan = {
+      cwd: box.ws,
+      writable: [box.ws, box.outside],
+      readOnly: [join(box.ws, ".git"), join(box.ws, "missing"), join(box.ws, "git_link")],
+      hidden: [
+        join(box.home, "ssh_link"),
+        join(box.home, ".ssh"),
+        join(box.home, ".netrc"),
+        join(box.home, ".nope"),
+      ],
+      tmp: box.tmp,
+      network: false,
+      env: { PATH: "/usr/bin:/bin", HOME: box.home, LD_PRELOAD: "/evil.so" },
+    };
+    deepEqual(bwrapArgs(plan, "echo hi"), [
+      ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
+      ...["--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", box.home],
+      ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+      ...runPart(),
+      ...["--bind", box.tmp, "/tmp", "--bind", box.ws, box.ws, "--bind", box.outside, box.outside],
+      ...["--ro-bind", join(box.ws, ".git"), join(box.ws, ".git")],
+      ...["--tmpfs", join(box.home, ".ssh"), "--remount-ro", join(box.home, ".ssh")],
+      ...["--ro-bind", "/dev/null", join(box.home, ".netrc")],
+      ...["--chdir", box.ws, "--", "bash", "-c", "exec 2>&1; echo hi"],
+    ]);
+  });
+});
+
+Deno.test("bwrapArgs() shares the network only when the plan says so", async () => {
+  await withBox(async (box) => {
+    const closed = bwrapArgs(await planFor(box), "true");
+    const open = bwrapArgs(await planFor(box, { network: true }), "true");
+    ok(!closed.includes("--share-net"));
+    deepEqual(open.slice(0, 2), ["--unshare-all", "--share-net"]);
+  });
+});
+
+Deno.test("bwrapArgs() skips hidden paths inside a hidden folder and repeated paths", async () => {
+  await withBox(async (box) => {
+    const ssh = join(box.home, ".ssh");
+    const plan = await planFor(box, {
+      readOnly: [join(box.ws, ".git"), join(box.ws, ".git")],
+      hidden: [ssh, join(ssh, "id_rsa"), ssh],
+    });
+    const args = bwrapArgs(plan, "true");
+    equal(args.filter((arg) => arg === ssh).length, 2, args.join(" "));
+    equal(args.filter((arg) => arg === join(ssh, "id_rsa")).length, 0);
+    equal(args.filter((arg) => arg === join(box.ws, ".git")).length, 2);
+  });
+});
+
+Deno.test("runTargets() keeps the /run targets of links only", async () => {
+  await withBox(async (box) => {
+    await Deno.symlink("/run", join(box.root, "to_run"));
+    await Deno.symlink("/etc/hostname", join(box.root, "to_etc"));
+    await Deno.symlink(join(box.root, "gone"), join(box.root, "dangling"));
+    const links = ["to_run", "to_etc", "dangling", "ws/README.md"].map((p) => join(box.root, p));
+    deepEqual(runTargets(links), ["/run"]);
+  });
+});
+
+Deno.test("probeBwrap() reports the version when bwrap can start a sandbox", async () => {
+  const probe = await probeBwrap();
+  if (!probe.ok) {
+    console.warn(`\n!!!!! bubblewrap cannot run here: ${probe.reason} !!!!!\n`);
+    return;
+  }
+  ok(/^\d+\.\d+/.test(probe.version), probe.version);
+  equal(await probeBwrap(), probe);
+});
+
+Deno.test("probeBwrap() says why when bwrap is missing or cannot start", async () => {
+  const missing = await probeBwrap({ bwrapPath: "/nonexistent/bwrap" });
+  deepEqual(missing, {
+    ok: false,
+    reason: 'Cannot run "/nonexistent/bwrap": not installed (install bubblewrap)',
+  });
+  await withBox(async (box) => {
+    const fake = join(box.root, "bwrap");
+    await Deno.writeTextFile(
+      fake,
+      `#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 9.9"; exit 0; }\n` +
+        `echo "bwrap: No permissions to create new namespace" >&2; exit 1\n`,
+    );
+    await Deno.chmod(fake, 0o755);
+    deepEqual(await probeBwrap({ bwrapPath: fake }), {
+      ok: false,
+      reason: "Cannot start a bubblewrap sandbox: bwrap: No permissions to create new namespace",
+    });
+  });
+});
+
+Deno.test("secretLocations() lists key and credential stores under home", () => {
+  const found = secretLocations("/h");
+  for (const path of ["/h/.ssh", "/h/.aws", "/h/.config/gh", "/h/.netrc", "/h/.tern"]) {
+    ok(found.includes(path), path);
+  }
+});
+
+Deno.test("hostSocketLocations() names agent and engine sockets from env", () => {
+  const found = hostSocketLocations({
+    SSH_AUTH_SOCK: "/x/agent.sock",
+    DOCKER_HOST: "unix:///y/docker.sock",
+    GPG_AGENT_INFO: "/z/S.gpg-agent:0:1",
+  });
+  deepEqual(found.slice(0, 3), ["/x/agent.sock", "/y/docker.sock", "/z/S.gpg-agent"]);
+  ok(!hostSocketLocations({ DOCKER_HOST: "tcp://h:2375" }).some((p) => p.includes("h:2375")));
+});
+
+Deno.test("gitDirsUnder() finds nested repositories and .git files, not node_modules or links", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(join(box.ws, "node_modules/dep/.git"), { recursive: true });
+    await Deno.mkdir(join(box.outside, "repo/.git"), { recursive: true });
+    await Deno.symlink(join(box.outside, "repo"), join(box.ws, "linked"));
+    deepEqual(await gitDirsUnder([box.ws]), [
+      join(box.ws, ".git"),
+      join(box.ws, "sub/.git"),
+      join(box.ws, "wt/.git"),
+    ]);
+    deepEqual(await gitDirsUnder([join(box.root, "missing")]), []);
+  });
+});
+
+Deno.test("gitDirsUnder() stops at maxDepth and maxEntries", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(join(box.ws, "a/b/c/.git"), { recursive: true });
+    ok((await gitDirsUnder([box.ws])).includes(join(box.ws, "a/b/c/.git")));
+    ok(!(await gitDirsUnder([box.ws], { maxDepth: 2 })).includes(join(box.ws, "a/b/c/.git")));
+    deepEqual(await gitDirsUnder([box.ws], { maxEntries: 1 }), [join(box.ws, ".git")]);
+  });
+});
+
+Deno.test("shellEnv() keeps the allowlist, forces SHELL and TMPDIR, drops injectors", () => {
+  const env = shellEnv({
+    PATH: "/bin",
+    HOME: "/h",
+    LANG: "C.UTF-8",
+    LC_ALL: "C",
+    TERM: "xterm",
+    TZ: "UTC",
+    USER: "me",
+    SHELL: "/bin/zsh",
+    TMPDIR: "/var/folders/x",
+    OPENAI_API_KEY: "sk-x",
+    LD_PRELOAD: "/evil.so",
+    BASH_ENV: "/evil.sh",
+    GIT_CONFIG_COUNT: "1",
+    NODE_OPTIONS: "--require /evil.js",
+    DENO_DIR: "/d",
+  });
+  deepEqual(env, {
+    PATH: "/bin",
+    HOME: "/h",
+    LANG: "C.UTF-8",
+    LC_ALL: "C",
+    TERM: "xterm",
+    TZ: "UTC",
+    USER: "me",
+    SHELL: "/bin/bash",
+    TMPDIR: "/tmp",
+  });
+});
+
+bwrapTest("createBwrapRunner() starts bwrap with exactly bwrapArgs()", async () => {
+  await withBox(async (box) => {
+    const plan = await planFor(box);
+    const command = "cat /proc/1/cmdline";
+    const result = await createBwrapRunner(plan)(command, { cwd: join(box.ws, "sub") });
+    equal(result.code, 0, result.output);
+    const argv = result.output.split("\0").slice(0, -1);
+    ok(argv[0].endsWith("bwrap"), argv[0]);
+    deepEqual(argv.slice(1), bwrapArgs({ ...plan, cwd: join(box.ws, "sub") }, command));
+  });
+});
+
+bwrapTest(
+  "createBwrapRunner() reports a sandbox that cannot start as a failed command",
+  async () => {
+    await withBox(async (box) => {
+      const plan = await planFor(box, { writable: [join(box.root, "missing")] });
+      const result = await createBwrapRunner(plan)("echo ran", { cwd: box.ws });
+      ok(result.code !== 0 && !result.output.includes("ran"), result.output);
+    });
+  },
+);
+
+Deno.test("createUnsandboxedRunner() runs bash with the given env minus injectors", async () => {
+  await withBox(async (box) => {
+    const run = createUnsandboxedRunner({ PATH: "/usr/bin:/bin", A: "1", LD_PRELOAD: "/x.so" });
+    const result = await run("echo $A; echo ${LD_PRELOAD-none} >&2; pwd", { cwd: box.ws });
+    deepEqual(
+      { output: result.output, code: result.code },
+      { output: `1\nnone\n${box.ws}\n`, code: 0 },
+    );
+  });
+});
