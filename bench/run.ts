@@ -19,7 +19,6 @@ import { declaredFlags, ROOT } from "../tests/support/tern_process.ts";
 const RUNS = Number(Deno.args[0] ?? 15);
 const ROUNDS = 40;
 
-const flags = declaredFlags();
 const deno = Deno.execPath();
 
 function median(values: number[]): number {
@@ -69,7 +68,7 @@ async function timeTurn(rounds: number, workspace: string, home: string): Promis
         "MAXRSS %M",
         deno,
         "run",
-        ...flags,
+        ...declaredFlags({ TERN_HOME: home, HOME: home }),
         join(ROOT, "main.ts"),
         "run",
         "--base-url",
@@ -109,7 +108,12 @@ try {
   // The floor on this machine: Deno starting an empty script.
   await Deno.writeTextFile(join(workspace, "empty.js"), "");
   const bare = await timeDeno(["run", "--no-config", join(workspace, "empty.js")]);
-  const version = await timeDeno(["run", ...flags, join(ROOT, "main.ts"), "--version"]);
+  const version = await timeDeno([
+    "run",
+    ...declaredFlags({ TERN_HOME: home, HOME: home }),
+    join(ROOT, "main.ts"),
+    "--version",
+  ]);
   const first: number[] = [];
   for (let i = 0; i < RUNS + 1; i++) {
     const t = await timeTurn(0, workspace, home);

@@ -43,15 +43,34 @@ find_deno() {
   echo "$local_bin"
 }
 
-# The main process's declared permissions: always --no-prompt, never -A.
-# Tool calls are confined further by the sandbox (see ARCHITECTURE.md).
-TERN_DENO_FLAGS=(
-  --no-prompt
-  --quiet
-  --allow-read
-  --allow-write
-  --allow-net
-  --allow-env
-  --allow-run
-  --allow-sys=osRelease,homedir,hostname,uid,gid
-)
+# Environment variables tern's own process may read: config (TERN_*, OPENAI_*, ANTHROPIC_*),
+# locale and terminal, what the shell sandbox passes on, host sockets it must hide, Deno's cache
+# for the tool worker, and one that a dependency (tinyglobby) reads when it loads.
+TERN_ENV_NAMES="HOME,PATH,USER,LANG,LC_ALL,LC_CTYPE,LC_MESSAGES,TERM,TZ,TMPDIR,NO_COLOR"
+TERN_ENV_NAMES+=",TERN_*,OPENAI_*,ANTHROPIC_*,SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
+TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
+
+# tern_deno_flags DENO_BIN: sets TERN_DENO_FLAGS, the main process's permissions, for the
+# current environment. Always --no-prompt, never -A, never FFI. Tools do not run in this
+# process: file tools run in a worker confined to the sandbox profile, shell commands in
+# bubblewrap (see ARCHITECTURE.md). So this process writes only tern's home (audit log,
+# sessions) and the temp directory (the run's private tmp). It starts bwrap, bash (for
+# --no-sandbox and :danger-full-access) and Deno itself (the worker), but --allow-run stays
+# whole: Deno.kill of a process group needs it, and any --allow-run=X can run anything anyway.
+# Reading stays broad (the workspace may be anywhere: -C), and so does the network: the
+# model's host comes from config files this launcher does not parse.
+tern_deno_flags() {
+  local home="${TERN_HOME:-${HOME:-/nonexistent}/.tern}"
+  case "$home" in /*) ;; *) home="$PWD/$home" ;; esac
+  local tmp="${TMPDIR:-/tmp}"
+  TERN_DENO_FLAGS=(
+    --no-prompt
+    --quiet
+    --allow-read
+    "--allow-write=$home,$tmp"
+    --allow-net
+    "--allow-env=$TERN_ENV_NAMES"
+    --allow-run
+    --allow-sys=osRelease,homedir,hostname,uid,gid
+  )
+}

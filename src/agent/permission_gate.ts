@@ -19,6 +19,7 @@ import {
 } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { SandboxRuntime } from "../sandbox/runtime.ts";
+import type { Grants } from "../sandbox/types.ts";
 import type { SecretMasker } from "../sandbox/secrets.ts";
 import { classifyShell } from "../sandbox/shell/classify.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
@@ -220,7 +221,18 @@ export class PermissionGate {
     const { runtime, masker, emit } = this.#options;
     const callId = ctx.callId ?? "";
     const started = performance.now();
-    const { facts, verdict } = await this.decide(tool, args);
+    const decided = await this.decide(tool, args);
+    const { facts } = decided;
+    let verdict = decided.verdict;
+    // Without bubblewrap a command would run unconfined: never silently, whatever allowed it.
+    const unconfined = tool.name === "bash" && runtime.shellKind === "unavailable";
+    if (unconfined && verdict.action !== "deny") {
+      verdict = {
+        action: "ask",
+        by: "profile",
+        reason: `The command would run WITHOUT a sandbox: ${runtime.shellNote}`,
+      };
+    }
     let decidedBy: AuditRecord["decidedBy"] = verdict.by === "default" ? "policy" : verdict.by;
     let reason = verdict.reason;
     let allowed = verdict.action === "allow";
@@ -240,7 +252,7 @@ export class PermissionGate {
         summary: request.summary,
         reason,
       });
-      const outcome = await this.reviewRequest(request, ctx.signal);
+      const outcome = await this.reviewRequest(request, ctx.signal, { needsJudge: unconfined });
       allowed = outcome.allow;
       decidedBy = outcome.by;
       reason = outcome.reason;
@@ -257,6 +269,7 @@ export class PermissionGate {
       observation = await runtime.worker.call(tool.name, args, {
         signal: ctx.signal,
         onUpdate: ctx.update,
+        roots: fileRoots(runtime.profile.grants),
       });
     } else {
       const key = approvalKey(facts);
@@ -267,7 +280,11 @@ export class PermissionGate {
         : free || runtime.shellKind !== "bwrap"
         ? "none"
         : "bwrap";
-      observation = await tool.run(args, { ...ctx, shell });
+      observation = await tool.run(args, {
+        ...ctx,
+        shell,
+        roots: fileRoots(runtime.profile.grants),
+      });
     }
     observation = maskObservation(observation, masker);
     this.#options.audit?.({
@@ -313,6 +330,12 @@ export async function analyseCall(
     facts.path = rel === "" ? "." : rel;
   }
   return facts;
+}
+
+/** The granted read and write paths as the file tools' extra roots ("all" is `/`). */
+function fileRoots(grants: Grants): { read: readonly string[]; write: readonly string[] } {
+  const paths = (granted: readonly string[] | "all") => granted === "all" ? ["/"] : granted;
+  return { read: paths(grants.read), write: paths(grants.write) };
 }
 
 function resolveLoose(workspace: string, path: string): string {

@@ -27,8 +27,15 @@ export function createImpl(gate: PermissionGate): Tool {
     readOnly: false,
     async execute(args, ctx) {
       const scope = args.scope ?? "turn";
-      const absolute = (path: string) =>
-        isAbsolute(path) ? resolve(path) : resolve(ctx.workspace, path);
+      // Grants are real paths (Deno's flags and the tools compare real paths).
+      const absolute = (path: string) => {
+        const full = isAbsolute(path) ? resolve(path) : resolve(ctx.workspace, path);
+        try {
+          return Deno.realPathSync(full);
+        } catch {
+          return full;
+        }
+      };
       const request = {
         read: (args.read ?? []).map(absolute),
         write: (args.write ?? []).map(absolute),

@@ -5,7 +5,7 @@
 import type { ModelRequest } from "../llm/types.ts";
 import { ScriptedProvider, type ScriptedReply } from "../llm/scripted.ts";
 import { exitCodeFor } from "./exit_codes.ts";
-import { processWriters, runTaskWith } from "./run.ts";
+import { processWriters, readEnv, runTaskWith } from "./run.ts";
 import { styleFor } from "./output/style.ts";
 
 const TASK = "Look around this project, then add src/greet.ts exporting greet(name) " +
@@ -19,7 +19,7 @@ export function greet(name: string): string {
 
 /** Runs the demo and returns the exit code of its turn. */
 export async function runDemo(): Promise<number> {
-  const style = styleFor(Deno.stdout.isTerminal(), { NO_COLOR: Deno.env.get("NO_COLOR") });
+  const style = styleFor(Deno.stdout.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") });
   const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-" }));
   const ternHome = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-home-" }));
   const { out } = processWriters();

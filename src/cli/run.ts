@@ -142,7 +142,7 @@ function createEmitter(
   if (output === "json") return () => {};
   return createTextRenderer({
     ...write,
-    style: styleFor(Deno.stderr.isTerminal(), { NO_COLOR: Deno.env.get("NO_COLOR") }),
+    style: styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") }),
   });
 }
 
@@ -179,6 +179,9 @@ const SHELL_SOURCE_NAMES = [
   "SSH_AUTH_SOCK",
   "DOCKER_HOST",
   "GPG_AGENT_INFO",
+  // For the tool worker only (shell commands never get them): Deno's module cache.
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
 ];
 
 export function shellSourceEnv(): Record<string, string> {

@@ -76,9 +76,9 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
       ? (runtime.shellKind === "bwrap"
         ? "in bubblewrap"
         : `without a sandbox (${runtime.shellNote})`)
-      : runtime.worker
-      ? "in the confined tool worker"
-      : "in tern's process (--no-sandbox)";
+      : config.noSandbox
+      ? "in a tool worker with full access (--no-sandbox)"
+      : "in the confined tool worker";
     const outcome = verdict.action === "deny"
       ? "deny"
       : verdict.action === "allow"

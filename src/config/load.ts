@@ -71,7 +71,7 @@ const FLAG_KEYS = [
  * @throws {ConfigError} (exit code 2) for an unreadable or invalid file, variable or flag.
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
-  const env = options.env ?? Deno.env.toObject();
+  const env = options.env ?? processEnvironment();
   const cwd = resolve(options.cwd);
   const home = resolveTernHome({ cwd, env, home: options.home });
   const userFile = join(home.path, "config.jsonc");
@@ -125,12 +125,51 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   if (settings.temperature !== undefined) config.temperature = settings.temperature;
   sources.ternHome = home.source;
 
+  if (options.env === undefined && settings.apiKeyEnv !== undefined) {
+    checkReadable(settings.apiKeyEnv, sources.apiKeyEnv);
+  }
   const apiKey = resolveApiKey(env, dotenv, settings.apiKeyEnv);
   if (apiKey) {
     config.apiKey = apiKey.value;
     sources.apiKey = apiKey.source;
   }
   return { config, sources };
+}
+
+/** Variable-name prefixes tern's process may read (bin/_env.sh grants them). */
+export const READABLE_PREFIXES = ["TERN_", "OPENAI_", "ANTHROPIC_"] as const;
+
+function checkReadable(name: string, source: string | undefined): void {
+  const state = Deno.permissions.querySync({ name: "env", variable: name }).state;
+  if (state === "granted") return;
+  throw new ConfigError(
+    `Cannot read the API key variable ${name} named by "apiKeyEnv"${
+      source ? ` (${source})` : ""
+    }: tern's process may read only variables starting with ${
+      READABLE_PREFIXES.join(", ")
+    }; put the key in TERN_API_KEY or name a variable with one of those prefixes`,
+    { key: "apiKeyEnv" },
+  );
+}
+
+/**
+ * This process's environment as `Variables`, read one name at a time. tern's process may read
+ * only the variables its launcher grants (`--allow-env` in bin/_env.sh), so the whole
+ * environment cannot be listed; a name it may not read is treated as unset, except the
+ * variable named by `apiKeyEnv`, which gets a clear error when it is not readable.
+ */
+export function processEnvironment(): Variables {
+  return new Proxy({} as Variables, {
+    get(_target, name) {
+      if (typeof name !== "string") return undefined;
+      try {
+        return Deno.env.get(name);
+      } catch (error) {
+        if (error instanceof Deno.errors.NotCapable) return undefined;
+        throw error;
+      }
+    },
+  });
 }
 
 /**

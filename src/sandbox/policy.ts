@@ -6,7 +6,13 @@
  * allow rules → approvals remembered for this session → ask.
  */
 import type { SandboxProfile } from "./profiles.ts";
-import { allowRulesCover, type CompiledRule, ruleApplies, type RuleSubject } from "./rules.ts";
+import {
+  allowRulesCover,
+  type CompiledRule,
+  plainCommand,
+  ruleApplies,
+  type RuleSubject,
+} from "./rules.ts";
 import type { ShellRisk } from "./shell/classify.ts";
 
 /** One call as the policy sees it. */
@@ -52,6 +58,18 @@ export function evaluate(facts: CallFacts, context: PolicyContext): Verdict {
       by: "rule",
       rule: deny.label,
       reason: deny.reason ?? `A rule forbids this (${deny.label})`,
+    };
+  }
+
+  // Deny rules cannot see into a command that does not parse, yet bash may still run part of it
+  // (`git push` on the line before a syntax error): deny rather than let review settle it.
+  const analysis = facts.shell?.analysis;
+  if (analysis && !analysis.ok && rules.some((rule) => deniesCommands(rule, facts.tool))) {
+    return {
+      action: "deny",
+      by: "rule",
+      rule: "deny rules",
+      reason: `Deny rules cannot be checked: ${analysis.error}`,
     };
   }
 
@@ -107,10 +125,16 @@ export function approvalKey(facts: CallFacts): string | undefined {
   if (!analysis.ok || analysis.opaque.length > 0 || analysis.commands.length !== 1) {
     return undefined;
   }
+  if (!plainCommand(analysis.commands[0])) return undefined;
   const [name, second] = analysis.commands[0].argv;
   if (name === undefined) return undefined;
   const prefix = second !== undefined && /^[a-z][\w-]*$/.test(second) ? `${name} ${second}` : name;
   return `bash:${prefix}`;
+}
+
+function deniesCommands(rule: CompiledRule, tool: string): boolean {
+  return rule.action === "deny" && rule.words !== undefined &&
+    (rule.tool === "*" || rule.tool === tool);
 }
 
 function describeRisk(facts: CallFacts): string {

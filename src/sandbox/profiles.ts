@@ -51,9 +51,9 @@ export interface ProfileContext {
   custom?: Readonly<Record<string, CustomProfile>>;
 }
 
-/** Names of every profile available in `context`, built-in first. */
+/** Names of every profile available in `context`, built-in first (":" names are built-in only). */
 export function profileNames(custom: Readonly<Record<string, CustomProfile>> = {}): string[] {
-  return [...BUILTIN_PROFILES, ...Object.keys(custom)];
+  return [...BUILTIN_PROFILES, ...Object.keys(custom).filter((name) => !name.startsWith(":"))];
 }
 
 /**
@@ -77,7 +77,10 @@ export function compileProfile(name: string, context: ProfileContext): SandboxPr
         readOnly: false,
       };
   }
-  const custom = context.custom?.[name];
+  // Own keys only: "constructor" or "__proto__" must not find Object.prototype.
+  const custom = context.custom && Object.hasOwn(context.custom, name)
+    ? context.custom[name]
+    : undefined;
   if (custom === undefined || name.startsWith(":")) {
     const known = profileNames(context.custom).map((n) => `"${n}"`).join(", ");
     throw new RangeError(`Unknown sandbox profile "${name}": expected one of ${known}`);

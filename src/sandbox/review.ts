@@ -130,6 +130,8 @@ async function askReviewer(
   if (options.reviewer === undefined) {
     return { ok: false, reason: "Denied: no reviewer is configured for auto mode" };
   }
+  // An abort that already happened fires no event: without this the reviewer could still allow.
+  if (options.signal.aborted) return { ok: false, reason: "Denied: the review was interrupted" };
   const controller = new AbortController();
   const onAbort = () => controller.abort();
   options.signal.addEventListener("abort", onAbort, { once: true });
@@ -148,7 +150,7 @@ async function askReviewer(
       if (controller.signal.aborted) {
         return { ok: false, reason: "Denied: the review was interrupted" };
       }
-      if (value.decision !== "allow" && value.decision !== "deny") {
+      if (value?.decision !== "allow" && value?.decision !== "deny") {
         return { ok: false, reason: "Denied: the reviewer's answer was not allow or deny" };
       }
       return { ok: true, decision: value.decision, reason: `Reviewer: ${value.reason}` };

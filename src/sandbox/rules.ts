@@ -9,6 +9,7 @@ import { basename } from "node:path";
 import { ConfigError } from "../config/errors.ts";
 import type { PermissionRule } from "../config/schema.ts";
 import { analyzeShell, type ShellAnalysis, type SimpleCommand } from "./shell/parse.ts";
+import { assignmentRisk } from "./shell/_risk.ts";
 
 /** A rule ready to match calls. */
 export interface CompiledRule {
@@ -59,7 +60,8 @@ export async function compileRules(rules: readonly PermissionRule[]): Promise<Co
 /**
  * True when `rule` applies to `subject`. A command rule applies to a bash call when any of its
  * simple commands (substitutions included) starts with the rule's words — except an allow
- * rule, which must cover every simple command of a command that parsed and hides nothing.
+ * rule, which must cover every simple command of a command that parsed, hides nothing and
+ * passes `plainCommand`.
  */
 export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
   if (rule.tool !== "*" && rule.tool !== subject.tool) return false;
@@ -69,8 +71,14 @@ export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
   if (rule.words !== undefined) {
     const shell = subject.shell;
     if (shell === undefined || !shell.ok) return false;
-    const hits = shell.commands.map((command) => startsWith(command, rule.words!));
+    const hits = shell.commands.map((command) =>
+      rule.action === "allow"
+        ? startsWith(command.argv, rule.words!)
+        : startsWith(command.argv, rule.words!) ||
+          startsWith(withoutGlobalOptions(command.argv), rule.words!)
+    );
     if (rule.action !== "allow") return hits.some(Boolean);
+    if (!shell.commands.every(plainCommand)) return false;
     return shell.opaque.length === 0 && hits.length > 0 && hits.every(Boolean);
   }
   return true;
@@ -79,8 +87,21 @@ export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
 /** True when every simple command of `shell` is covered by one of the allow rules. */
 export function allowRulesCover(rules: readonly CompiledRule[], shell: ShellAnalysis): boolean {
   if (!shell.ok || shell.opaque.length > 0 || shell.commands.length === 0) return false;
+  if (!shell.commands.every(plainCommand)) return false;
   const allows = rules.filter((rule) => rule.action === "allow" && rule.words !== undefined);
-  return shell.commands.every((command) => allows.some((rule) => startsWith(command, rule.words!)));
+  return shell.commands.every((command) =>
+    allows.some((rule) => startsWith(command.argv, rule.words!))
+  );
+}
+
+/**
+ * True when `command` may be allowed by its words alone (allow rules, session approvals): it is
+ * not run through `sudo`/`doas` and sets no variable that makes programs run other code
+ * (`GIT_SSH_COMMAND=…`, `LD_PRELOAD=…`), which would turn an allowed command into any command.
+ */
+export function plainCommand(command: SimpleCommand): boolean {
+  const privileged = command.wrappers.some((wrapper) => wrapper === "sudo" || wrapper === "doas");
+  return !privileged && assignmentRisk(command.assignments) === undefined;
 }
 
 function compileRule(rule: PermissionRule): CompiledRule {
@@ -104,13 +125,35 @@ function compileRule(rule: PermissionRule): CompiledRule {
 }
 
 /** Command words match the rule's words; the command name is compared without its folder. */
-function startsWith(command: SimpleCommand, words: readonly string[]): boolean {
-  if (command.argv.length < words.length) return false;
+function startsWith(argv: readonly string[], words: readonly string[]): boolean {
+  if (argv.length < words.length) return false;
   return words.every((word, i) => {
     if (word === "*") return true;
-    const actual = i === 0 ? basename(command.argv[0]) : command.argv[i];
+    const actual = i === 0 ? basename(argv[0]) : argv[i];
     return actual === word;
   });
+}
+
+/** git's global options that take a separate value (`git -C dir push`). */
+const GIT_VALUE_OPTIONS = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+]);
+
+/**
+ * argv with git's global options removed, so a deny or ask rule for `git push` also sees
+ * `git -C dir push` and `git --no-pager push`. Never used for allow rules: those options can
+ * change what git runs, so an allow rule must match the command as written.
+ */
+function withoutGlobalOptions(argv: readonly string[]): readonly string[] {
+  if (argv.length === 0 || basename(argv[0]) !== "git") return argv;
+  let i = 1;
+  while (i < argv.length && argv[i].startsWith("-")) i += GIT_VALUE_OPTIONS.has(argv[i]) ? 2 : 1;
+  return [argv[0], ...argv.slice(i)];
 }
 
 async function exampleSubject(rule: CompiledRule, example: string): Promise<RuleSubject> {

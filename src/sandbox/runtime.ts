@@ -14,11 +14,15 @@ import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_ru
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost } from "./worker/host.ts";
 
+const FULL_ACCESS: Grants = { read: "all", write: "all", net: "all", env: "all", run: "all" };
+
 /** The confined tool worker as the gate uses it. */
 export interface ToolWorker {
   call(tool: string, args: unknown, options: {
     signal: AbortSignal;
     onUpdate?: (text: string) => void;
+    /** Folders besides the workspace the file tools may use (the granted read/write paths). */
+    roots?: { read: readonly string[]; write: readonly string[] };
   }): Promise<Observation>;
   /** The Deno permission-audit file of the current worker run, if any. */
   readonly auditPath: string | null;
@@ -31,7 +35,7 @@ export interface SandboxRuntime {
   readonly workspace: string;
   /** The profile with any grants request_permissions added. */
   readonly profile: SandboxProfile;
-  /** Absent with `--no-sandbox`: tools then run in-process. */
+  /** Runs the file tools; with `--no-sandbox` it has full access. */
   readonly worker?: ToolWorker;
   /** Runs shell commands as `shellKind` says. */
   readonly shell: ShellRunner;
@@ -57,6 +61,8 @@ export interface SandboxExplanation {
   bwrap: string[] | null;
   shellKind: ShellKind;
   shellNote?: string;
+  /** The run's private tmp directory (it differs from run to run). */
+  tmp: string;
 }
 
 export interface CreateSandboxOptions {
@@ -76,6 +82,8 @@ export interface CreateSandboxOptions {
   runId: string;
   /** Start the worker now rather than on the first call. */
   warm?: boolean;
+  /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
+  bwrapPath?: string;
 }
 
 /**
@@ -99,7 +107,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let extra: Partial<Grants> = {};
   let profile = base;
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
-  const probe = wantsBwrap ? await probeBwrap() : undefined;
+  const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   const shellKind: ShellKind = !wantsBwrap ? "none" : probe?.ok ? "bwrap" : "unavailable";
   const shellNote = options.noSandbox
     ? "--no-sandbox: shell commands run without bubblewrap"
@@ -134,11 +142,14 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   };
   // The plan is rebuilt per command: a repository cloned a moment ago gets its .git protected.
   const bwrapShell: ShellRunner = async (command, run) =>
-    await createBwrapRunner(await planFor())(command, run);
+    await createBwrapRunner(await planFor(), { bwrapPath: options.bwrapPath })(command, run);
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
 
-  const worker = options.noSandbox ? undefined : new WorkerHost({
-    grants: base.grants,
+  // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
+  // flags), but one with every permission but FFI.
+  const worker = new WorkerHost({
+    grants: options.noSandbox ? FULL_ACCESS : base.grants,
+    env: { ...options.env },
     handlerUrl: options.handlerUrl,
     workspace: options.workspace,
     auditFile: options.auditDir === undefined
@@ -146,7 +157,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       : (run) => join(options.auditDir!, `deno-${options.runId}-worker-${run}.jsonl`),
   });
   // A worker that fails to start reports it on the first call, with the reason.
-  if (options.warm) worker?.start().catch(() => {});
+  if (options.warm) worker.start().catch(() => {});
 
   let lastPlan: ShellPlan | undefined;
   if (shellKind === "bwrap") lastPlan = await planFor();
@@ -165,23 +176,24 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       const widened = { ...base, grants: widenGrants(base.grants, extra) };
       const changed = JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
       profile = widened;
-      if (changed) worker?.restart(profile.grants);
+      if (changed && !options.noSandbox) worker.restart(profile.grants);
       if (shellKind === "bwrap") lastPlan = await planFor();
     },
     explain() {
       return {
         profile: profile.name,
         grants: profile.grants,
-        worker: worker ? worker.flags : null,
+        worker: worker.flags,
         bwrap: shellKind === "bwrap" && lastPlan
           ? ["bwrap", ...bwrapArgs(lastPlan, "<command>")]
           : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
+        tmp,
       };
     },
     async close() {
-      await worker?.close();
+      await worker.close();
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },
   };

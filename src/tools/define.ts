@@ -6,12 +6,22 @@ import { z } from "zod";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 import type { ShellRunner } from "../sandbox/types.ts";
+import type { PathRoots } from "./paths.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 /** What a tool body gets besides its arguments. */
 export interface ToolContext {
-  /** Absolute real path of the workspace root; every path a tool touches resolves inside it. */
+  /**
+   * Absolute real path of the workspace root; every path a tool touches resolves inside it,
+   * or inside one of `roots`.
+   */
   workspace: string;
+  /**
+   * Folders besides the workspace (absolute real paths) the file tools may use, as granted by
+   * request_permissions: read, list, glob and grep accept a read or a write root; write and
+   * edit only a write root. Default none.
+   */
+  roots?: PathRoots;
   /** Fires when the call is cancelled or timed out; tools pass it to everything they wait on. */
   signal: AbortSignal;
   /** The model's id for this call, when it came from the model. */

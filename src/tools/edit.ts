@@ -48,6 +48,7 @@ export function createEditTool(options: WriteToolOptions = {}): Tool {
       const checked = await checkPath(ctx.workspace, args.path, {
         forWrite: true,
         allowProtected: options.allowProtectedWrites,
+        roots: ctx.roots,
       });
       const { real, info } = checked;
       if (info === null) {

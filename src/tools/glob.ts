@@ -6,7 +6,7 @@ import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { IgnoreRules, rulesFor } from "./ignore_rules.ts";
-import { displayPath, isInside, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+import { checkPath, displayPath, isInside } from "./paths.ts";
 
 /** Paths shown at most; the rest are counted in a note. */
 export const MAX_GLOB_RESULTS = 1000;
@@ -42,13 +42,14 @@ export function createGlobTool(): Tool {
         );
       }
       const dirArg = args.path ?? ".";
-      const dir = await resolveInWorkspace(ctx.workspace, dirArg);
-      const info = await lstatOrNull(dir);
+      const { real: dir, root, info } = await checkPath(ctx.workspace, dirArg, {
+        roots: ctx.roots,
+      });
       if (info === null) throw new ToolError("NOT_FOUND", `Cannot search "${dirArg}": not found`);
       if (!info.isDirectory) {
         throw new ToolError("EXECUTION_FAILED", `Cannot search "${dirArg}": it is not a directory`);
       }
-      const rules = await rulesFor(dir, new IgnoreRules(ctx.workspace));
+      const rules = await rulesFor(dir, new IgnoreRules(root));
       const found = await glob(args.pattern, {
         cwd: dir,
         absolute: true,
@@ -60,7 +61,7 @@ export function createGlobTool(): Tool {
         fs: { readdir: filteredReaddir(rules) },
       });
       const paths = found
-        .filter((path) => isInside(ctx.workspace, path))
+        .filter((path) => isInside(root, path))
         .map((path) => displayPath(ctx.workspace, path))
         .sort((a, b) => a < b ? -1 : a > b ? 1 : 0);
       if (paths.length === 0) {

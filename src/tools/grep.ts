@@ -1,4 +1,5 @@
 /** The `grep` tool: a regex search over file contents, with ripgrep or a JavaScript fallback. */
+import { join } from "node:path";
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
@@ -6,7 +7,7 @@ import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";
 import { searchWithFallback } from "./grep_fallback.ts";
 import { formatGrep, type GrepCollector, type GrepQuery } from "./grep_results.ts";
 import { searchWithRipgrep } from "./grep_ripgrep.ts";
-import { type CheckedPath, checkPath } from "./paths.ts";
+import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
 import { openVerified } from "./verified_io.ts";
 
 /** Matching lines returned when `max_results` is not given. */
@@ -62,8 +63,8 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     readOnly: true,
     async execute(args, ctx) {
       const pathArg = args.path ?? ".";
-      const checked = await checkPath(ctx.workspace, pathArg);
-      const { real: target, info } = checked;
+      const checked = await checkPath(ctx.workspace, pathArg, { roots: ctx.roots });
+      const { real: target, root, info } = checked;
       if (info === null) throw new ToolError("NOT_FOUND", `Cannot search "${pathArg}": not found`);
       if (info.isFile && looksBinary(head(checked))) {
         return { output: `No matches: "${pathArg}" is a binary file` };
@@ -74,7 +75,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         context: args.context ?? 0,
         maxResults: args.max_results ?? DEFAULT_GREP_RESULTS,
         glob: args.glob,
-        workspace: ctx.workspace,
+        workspace: root,
         target,
         targetIsFile: info.isFile,
         signal: ctx.signal,
@@ -92,12 +93,14 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
           details: { kind: "matches", count: 0, truncated: false },
         };
       }
+      // Matches in a granted root outside the workspace are shown with absolute paths.
+      const label = (path: string) => displayPath(ctx.workspace, join(root, path));
       const note = found.more
         ? `\n\n(showing the first ${found.matches} matching lines; there are more: ` +
           "narrow the pattern, path or glob, or raise max_results)"
         : "";
       return {
-        output: formatGrep(found, query.context) + note,
+        output: formatGrep(found, query.context, label) + note,
         details: { kind: "matches", count: found.matches, truncated: found.more },
       };
     },

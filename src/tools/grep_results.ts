@@ -12,9 +12,12 @@ export interface GrepQuery {
   context: number;
   /** Matching lines collected at most. */
   maxResults: number;
-  /** rg-style glob filter, relative to the workspace root ("!" excludes). */
+  /** rg-style glob filter, relative to `workspace` ("!" excludes). */
   glob?: string;
-  /** Absolute real path of the workspace root; output paths are relative to it. */
+  /**
+   * Absolute real path of the folder the search stays in: the workspace root, or the granted
+   * root that holds the target. Collected paths are relative to it.
+   */
   workspace: string;
   /** Absolute real path of the file or folder to search. */
   target: string;
@@ -72,15 +75,22 @@ export class GrepCollector {
   }
 }
 
-/** Formats collected lines as `path:line:text` (context lines `path-line-text`, groups split by `--`). */
-export function formatGrep(collector: GrepCollector, context: number): string {
+/**
+ * Formats collected lines as `path:line:text` (context lines `path-line-text`, groups split by
+ * `--`). `label` turns a collected path into the one printed; default unchanged.
+ */
+export function formatGrep(
+  collector: GrepCollector,
+  context: number,
+  label: (path: string) => string = (path) => path,
+): string {
   const out: string[] = [];
   let previous: GrepLine | undefined;
   for (const line of collector.lines) {
     const adjacent = previous?.path === line.path && previous.number + 1 === line.number;
     if (context > 0 && previous !== undefined && !adjacent) out.push("--");
     out.push(
-      `${line.path}${line.match ? ":" : "-"}${line.number}${line.match ? ":" : "-"}${
+      `${label(line.path)}${line.match ? ":" : "-"}${line.number}${line.match ? ":" : "-"}${
         cut(line.text)
       }`,
     );

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { IgnoreRules, walk } from "./ignore_rules.ts";
-import { displayPath, lstatOrNull, resolveInWorkspace } from "./paths.ts";
+import { checkPath, displayPath } from "./paths.ts";
 
 /** Deepest `depth` accepted. */
 export const MAX_LIST_DEPTH = 5;
@@ -34,8 +34,9 @@ export function createListTool(): Tool {
     parameters: listParameters,
     readOnly: true,
     async execute(args, ctx) {
-      const real = await resolveInWorkspace(ctx.workspace, args.path);
-      const info = await lstatOrNull(real);
+      const { real, root, info } = await checkPath(ctx.workspace, args.path, {
+        roots: ctx.roots,
+      });
       if (info === null) {
         throw new ToolError("NOT_FOUND", `Cannot list "${args.path}": not found`);
       }
@@ -47,7 +48,7 @@ export function createListTool(): Tool {
       }
       const lines: string[] = [];
       let more = false;
-      const rules = new IgnoreRules(ctx.workspace);
+      const rules = new IgnoreRules(root);
       for await (const entry of walk(real, rules, { maxDepth: args.depth, signal: ctx.signal })) {
         if (lines.length >= MAX_LIST_ENTRIES) {
           more = true;

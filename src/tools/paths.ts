@@ -15,14 +15,31 @@ export interface ResolveOptions {
   forWrite?: boolean;
   /** With `forWrite`, allow writing inside {@linkcode PROTECTED_FOLDERS}; default false. */
   allowProtected?: boolean;
+  /**
+   * Folders besides the workspace the caller may use (absolute real paths, as granted by
+   * request_permissions). A read may resolve into a read or a write root, a write
+   * (`forWrite`) only into a write root. Default none.
+   */
+  roots?: PathRoots;
+}
+
+/** Absolute real paths besides the workspace that may be read, or written (and read). */
+export interface PathRoots {
+  read: readonly string[];
+  write: readonly string[];
 }
 
 /** A path that passed the checks, with what was found there at the time. */
 export interface CheckedPath {
   /** The path as the caller gave it, for messages. */
   path: string;
-  /** Absolute real path inside the workspace. */
+  /** Absolute real path inside the workspace or an allowed root. */
   real: string;
+  /**
+   * The folder `real` was allowed by: the workspace when it is inside, else the innermost
+   * allowed root that holds it. Walks and output paths of list, glob and grep start here.
+   */
+  root: string;
   /** `lstat` of `real` when it was checked; null when nothing was there. */
   info: Deno.FileInfo | null;
 }
@@ -42,15 +59,18 @@ const SYSTEM_ROOTS = ["/proc", "/dev", "/sys"];
 const MAX_SYMLINK_HOPS = 40;
 
 /**
- * Checks `path` (relative to `workspace`, or absolute inside it) and resolves it to an absolute
- * real path inside the workspace. A path that does not exist yet resolves through its nearest
- * existing ancestor, so parent symlinks and dangling symlinks are followed too.
+ * Checks `path` (relative to `workspace`, or absolute) and resolves it to an absolute real path
+ * inside the workspace or one of `options.roots`. A path that does not exist yet resolves
+ * through its nearest existing ancestor, so parent symlinks and dangling symlinks are followed
+ * too.
  *
- * `workspace` must already be a real path. Throws ToolError INVALID_ARGUMENTS for a NUL byte,
- * and POLICY_DENIED when the path, before or after resolving symlinks, is outside the
- * workspace or in /proc, /dev or /sys (unless the workspace itself is there); when it names a
- * special file (FIFO, socket, device); and with `forWrite`, when it is in a protected folder
- * or is a file with more than one hard link. A missing target is not an error here.
+ * `workspace` and the roots must already be real paths (a relative root is a TypeError).
+ * Throws ToolError INVALID_ARGUMENTS for a NUL byte, and POLICY_DENIED when the path, before or
+ * after resolving symlinks, is outside the workspace and every allowed root, or in /proc, /dev
+ * or /sys (unless the workspace itself is there); when it names a special file (FIFO, socket,
+ * device); and with `forWrite`, when it is in a protected folder (below the workspace, or
+ * below any write root holding it) or is a file with more than one hard link. A missing target
+ * is not an error here.
  *
  * Reading a file with several hard links is allowed: a hard link is an entry of the workspace
  * itself, and git object stores and pnpm's node_modules are made of them. Linking a file one
@@ -66,9 +86,11 @@ export async function checkPath(
     throw new ToolError("INVALID_ARGUMENTS", `Path ${JSON.stringify(path)} contains a NUL byte`);
   }
   const absolute = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
-  refuseOutside(workspace, path, absolute);
+  const extra = allowedRoots(options);
+  const readOnly = options.forWrite ? absoluteRoots(options.roots?.read ?? []) : [];
+  refuseOutside(workspace, { allowed: extra, readOnly }, path, absolute);
   const real = await realPathLoose(absolute, 0);
-  refuseOutside(workspace, path, real);
+  const root = refuseOutside(workspace, { allowed: extra, readOnly }, path, real);
   const info = await lstatOrNull(real);
   const special = info === null ? null : specialKind(info);
   if (special !== null) {
@@ -77,9 +99,11 @@ export async function checkPath(
       `Path "${path}" is a ${special}: special files are refused`,
     );
   }
-  if (!options.forWrite) return { path, real, info };
+  if (!options.forWrite) return { path, real, root, info };
   if (!options.allowProtected) {
-    const folder = protectedFolder(workspace, absolute) ?? protectedFolder(workspace, real);
+    // Outside the workspace every write root counts: a folder protected below any of them is.
+    const bases = root === workspace ? [workspace] : [workspace, ...extra];
+    const folder = protectedIn(bases, absolute) ?? protectedIn(bases, real);
     if (folder !== null) {
       throw new ToolError(
         "POLICY_DENIED",
@@ -94,7 +118,7 @@ export async function checkPath(
       `Cannot write "${path}": it has ${info.nlink} hard links, so writing could change a file outside the workspace`,
     );
   }
-  return { path, real, info };
+  return { path, real, root, info };
 }
 
 /** {@linkcode checkPath}, for callers that only need the real path. */
@@ -127,8 +151,12 @@ export function isInside(root: string, path: string): boolean {
   return path.startsWith(prefix);
 }
 
-/** The path as the model should see it: relative to the workspace, "." for the root. */
+/**
+ * The path as the model should see it: relative to the workspace ("." for the root), or
+ * absolute when it is outside (in a granted root).
+ */
 export function displayPath(workspace: string, absolute: string): string {
+  if (!isInside(workspace, absolute)) return absolute;
   return relative(workspace, absolute) || ".";
 }
 
@@ -147,7 +175,31 @@ export function isMissing(error: unknown): boolean {
   return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
 }
 
-function refuseOutside(workspace: string, path: string, absolute: string): void {
+/** The roots `options` allows besides the workspace: write roots always, read roots for reads. */
+function allowedRoots(options: ResolveOptions): string[] {
+  const roots = options.roots;
+  if (roots === undefined) return [];
+  return absoluteRoots(options.forWrite ? roots.write : [...roots.read, ...roots.write]);
+}
+
+function absoluteRoots(roots: readonly string[]): string[] {
+  return roots.map((root) => {
+    if (!isAbsolute(root)) throw new TypeError(`Root "${root}" is not an absolute path`);
+    return resolve(root);
+  });
+}
+
+/**
+ * Throws unless `absolute` is inside the workspace or one of `roots.allowed` (and not in a
+ * system pseudo-filesystem); returns the folder that allows it: the workspace, else the
+ * innermost allowed root. `roots.readOnly` only makes the message of a refused write clearer.
+ */
+function refuseOutside(
+  workspace: string,
+  roots: { allowed: readonly string[]; readOnly: readonly string[] },
+  path: string,
+  absolute: string,
+): string {
   const system = SYSTEM_ROOTS.find((root) =>
     isInside(root, absolute) && !isInside(root, workspace)
   );
@@ -157,9 +209,30 @@ function refuseOutside(workspace: string, path: string, absolute: string): void 
       `Path "${path}" is in ${system}: system pseudo-filesystems (/proc, /dev, /sys) are refused`,
     );
   }
-  if (!isInside(workspace, absolute)) {
-    throw new ToolError("POLICY_DENIED", `Path "${path}" is outside the workspace "${workspace}"`);
+  if (isInside(workspace, absolute)) return workspace;
+  const holding = roots.allowed.filter((root) => isInside(root, absolute));
+  if (holding.length > 0) return holding.reduce((a, b) => b.length > a.length ? b : a);
+  const readOnly = roots.readOnly.find((root) => isInside(root, absolute));
+  if (readOnly !== undefined) {
+    throw new ToolError(
+      "POLICY_DENIED",
+      `Cannot write "${path}": "${readOnly}" was granted for reading only; ask for write access with request_permissions`,
+    );
   }
+  const hint = roots.allowed.length > 0 ? " and the folders granted to it" : "";
+  throw new ToolError(
+    "POLICY_DENIED",
+    `Path "${path}" is outside the workspace "${workspace}"${hint}`,
+  );
+}
+
+/** The first protected folder `path` is in below any of `bases`; null when none. */
+function protectedIn(bases: readonly string[], path: string): string | null {
+  for (const base of bases) {
+    const folder = protectedFolder(base, path);
+    if (folder !== null) return folder;
+  }
+  return null;
 }
 
 /** The real path of `path`, following dangling symlinks and resolving missing tails lexically. */

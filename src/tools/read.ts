@@ -41,7 +41,7 @@ export function createReadTool(): Tool {
     readOnly: true,
     maxOutputChars: OUTPUT_BUDGET_CHARS + 10_000,
     async execute(args, ctx) {
-      const checked = await checkPath(ctx.workspace, args.path);
+      const checked = await checkPath(ctx.workspace, args.path, { roots: ctx.roots });
       const info = checked.info;
       if (info === null) {
         throw new ToolError(

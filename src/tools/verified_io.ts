@@ -35,6 +35,9 @@ import { basename, dirname, join } from "node:path";
 import { ToolError } from "../core/observation.ts";
 import { type CheckedPath, isInside, isMissing } from "./paths.ts";
 
+/** What the helpers need of a {@linkcode CheckedPath}. */
+type Checked = Pick<CheckedPath, "path" | "real" | "info">;
+
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 const CHUNK_BYTES = 64 * 1024;
 /** Chunks streamed between two turns of the event loop (4 MiB). */
@@ -123,7 +126,7 @@ export class VerifiedFile implements Disposable {
  * checked (see the module notes). Throws ToolError POLICY_DENIED `Path "…" changed while it
  * was being opened: …` when it is not, NOT_FOUND when it was removed meanwhile.
  */
-export function openVerified(checked: CheckedPath): VerifiedFile {
+export function openVerified(checked: Checked): VerifiedFile {
   const { path, real, info } = checked;
   if (!info?.isFile) throw new TypeError(`openVerified() needs a checked file, not "${path}"`);
   let fd: number;
@@ -144,8 +147,9 @@ export function openVerified(checked: CheckedPath): VerifiedFile {
 }
 
 /**
- * The content of the file at absolute `path`, a path found by walking the workspace, opened
- * with {@linkcode openVerified}: it must be a regular file inside `workspace` at a path without
+ * The content of the file at absolute `path`, a path found by walking the workspace (or a
+ * granted root: `workspace` is whichever folder the walk stays in), opened with
+ * {@linkcode openVerified}: it must be a regular file inside `workspace` at a path without
  * symlinks. Null when it is not, or cannot be read. Never throws.
  */
 export function readFileVerified(workspace: string, path: string): Uint8Array | null {
@@ -174,7 +178,7 @@ export interface WriteOptions {
  * or the file is not what was checked.
  */
 export function writeFileVerified(
-  checked: CheckedPath,
+  checked: Checked,
   content: string,
   options: WriteOptions = {},
 ): void {
@@ -212,10 +216,11 @@ export function writeFileVerified(
 }
 
 /**
- * Creates folder `dir` (absolute, real, inside `workspace`) and its missing parents one at a
- * time, confirming each is a real folder at a symlink-free path before creating inside it.
- * `path` is the caller's path, for messages. Throws Deno's NotADirectory or AlreadyExists when
- * a parent is a file, and ToolError POLICY_DENIED when a folder changed meanwhile.
+ * Creates folder `dir` (absolute, real, inside `workspace`: the workspace, or the granted root
+ * `checkPath` returned as `root`) and its missing parents one at a time, confirming each is a
+ * real folder at a symlink-free path before creating inside it. `path` is the caller's path,
+ * for messages. Throws Deno's NotADirectory or AlreadyExists when a parent is a file, and
+ * ToolError POLICY_DENIED when a folder changed meanwhile.
  */
 export function makeDirsVerified(workspace: string, dir: string, path: string): void {
   const missing: string[] = [];

@@ -19,9 +19,10 @@ function builtinTool(name: string): Tool | undefined {
 }
 
 /**
- * Runs the built-in tool `request.tool` with `request.args` in `request.workspace`. Never
- * throws. An unknown tool, or `bash`, gives UNKNOWN_TOOL. A permission Deno refused comes
- * back as POLICY_DENIED in words the model can act on (see {@linkcode explainDenial}).
+ * Runs the built-in tool `request.tool` with `request.args` in `request.workspace` (and the
+ * granted `request.roots`). Never throws. An unknown tool, or `bash`, gives UNKNOWN_TOOL. A
+ * permission Deno refused comes back as POLICY_DENIED in words the model can act on (see
+ * {@linkcode explainDenial}).
  */
 export async function handleToolCall(
   request: ToolCallRequest,
@@ -36,6 +37,7 @@ export async function handleToolCall(
   }
   const observation = await tool.run(request.args, {
     workspace: request.workspace,
+    roots: request.roots,
     signal: ctx.signal,
     update: ctx.update,
   });

@@ -41,6 +41,7 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
       const checked = await checkPath(ctx.workspace, args.path, {
         forWrite: true,
         allowProtected: options.allowProtectedWrites,
+        roots: ctx.roots,
       });
       const { real, info } = checked;
       if (info?.isDirectory) {
@@ -48,7 +49,7 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
       }
       const before = oldText(checked);
       try {
-        makeDirsVerified(ctx.workspace, dirname(real), args.path);
+        makeDirsVerified(checked.root, dirname(real), args.path);
       } catch (error) {
         if (
           !(error instanceof Deno.errors.NotADirectory ||

@@ -202,7 +202,7 @@ Deno.test("tern run ends CANCELLED with exit code 130 on Ctrl-C (SIGINT)", async
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
-        ...declaredFlags(),
+        ...declaredFlags({ HOME: ws.home, TERN_HOME: ws.home }),
         join(ROOT, "main.ts"),
         "run",
         "--base-url",

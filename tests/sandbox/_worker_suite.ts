@@ -283,6 +283,28 @@ export function workerSuite(backend: "process" | "worker"): void {
     });
   });
 
+  test("passes a call's roots to the tool, which still needs the grants", async () => {
+    await withBox(async (box) => {
+      const secret = join(box.outside, "secret.txt");
+      const roots = { read: [box.outside], write: [] };
+      await withHost(box, { handlerUrl: REAL_HANDLER }, async (host) => {
+        const outside = failed(await host.call("read", { path: secret }), "POLICY_DENIED");
+        ok(outside.includes("outside the workspace"), outside);
+        // The roots pass the tool's own check; Deno's flags still refuse the read.
+        const flags = failed(await host.call("read", { path: secret }, { roots }), "POLICY_DENIED");
+        ok(flags.includes(`read access to "${secret}"`), flags);
+        host.restart({ ...host.grants, read: [box.ws, box.outside] });
+        equal(
+          succeeded(await host.call("read", { path: secret }, { roots })),
+          "     1\ttop secret",
+        );
+        failed(await host.call("read", { path: secret }), "POLICY_DENIED");
+        const write = { path: join(box.outside, "new.txt"), content: "x" };
+        failed(await host.call("write", write, { roots }), "POLICY_DENIED");
+      });
+    });
+  });
+
   test("reports a handler module that cannot load", async () => {
     await withBox(async (box) => {
       const handlerUrl = new URL("./_fixtures/missing_handler.ts", import.meta.url);

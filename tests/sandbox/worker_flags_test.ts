@@ -138,6 +138,25 @@ Deno.test("workerEnv() passes what deno needs and what the grants name, never se
   equal(all.DENO_AUDIT_PERMISSIONS, "/tmp/audit.jsonl");
 });
 
+Deno.test("parseHostMessage() keeps well-formed roots and refuses a call with malformed ones", () => {
+  const call = { id: 1, type: "call", tool: "read", args: {}, workspace: "/w" };
+  const roots = { read: ["/r"], write: ["/w2"] };
+  deepEqual(parseHostMessage({ ...call, roots }), { ...call, roots });
+  deepEqual(parseHostMessage({ ...call, roots: undefined }), call);
+  const malformed: unknown[] = [
+    null,
+    "/r",
+    [],
+    { read: ["/r"] },
+    { read: "/r", write: [] },
+    { read: [1], write: [] },
+    { read: [], write: [null] },
+  ];
+  for (const bad of malformed) {
+    equal(parseHostMessage({ ...call, roots: bad }), null, JSON.stringify(bad));
+  }
+});
+
 Deno.test("parseHostMessage() and parseChildMessage() accept only well-formed messages", () => {
   deepEqual(
     parseHostMessage({ id: 1, type: "call", tool: "read", args: { a: 1 }, workspace: "/w" }),

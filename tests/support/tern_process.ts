@@ -3,16 +3,20 @@ import { dirname, join, resolve } from "node:path";
 
 export const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 
-let cachedFlags: string[] | undefined;
-
-/** The main process's flags, read from bin/_env.sh so tests run tern exactly as users do. */
-export function declaredFlags(): string[] {
-  if (cachedFlags) return cachedFlags;
+/**
+ * The main process's flags as bin/tern computes them for `env` (they depend on TERN_HOME,
+ * HOME and TMPDIR), read from bin/_env.sh so tests run tern exactly as users do.
+ */
+export function declaredFlags(env: Record<string, string> = {}): string[] {
   const out = new Deno.Command("bash", {
-    args: ["-c", `source "${ROOT}/bin/_env.sh"; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`],
+    args: [
+      "-c",
+      `source "${ROOT}/bin/_env.sh"; tern_deno_flags; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`,
+    ],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+    clearEnv: true,
   }).outputSync();
-  cachedFlags = new TextDecoder().decode(out.stdout).trim().split("\n");
-  return cachedFlags;
+  return new TextDecoder().decode(out.stdout).trim().split("\n");
 }
 
 export interface TernRun {
@@ -30,7 +34,7 @@ export interface RunTernOptions {
 
 export async function runTern(args: string[], options: RunTernOptions): Promise<TernRun> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...declaredFlags(), join(ROOT, "main.ts"), ...args],
+    args: ["run", ...declaredFlags(options.env), join(ROOT, "main.ts"), ...args],
     cwd: options.cwd,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
     clearEnv: true,

@@ -154,3 +154,81 @@ Deno.test("protectedFolder() names the protected folder a path is in", () => {
   equal(protectedFolder("/ws", "/ws/.github/workflows/ci.yml"), null);
   equal(protectedFolder("/ws", "/.git/config"), null);
 });
+
+Deno.test("checkPath() allows a path inside a read root, and says which root allowed it", async () => {
+  await withSandbox(async ({ ws, outside }) => {
+    const roots = { read: [outside], write: [] };
+    const found = await checkPath(ws, join(outside, "secret.txt"), { roots });
+    equal(found.real, join(outside, "secret.txt"));
+    equal(found.root, outside);
+    ok(found.info?.isFile);
+    equal((await checkPath(ws, "a.txt", { roots })).root, ws);
+    equal((await checkPath(ws, `../outside/new.txt`, { roots })).info, null);
+    await rejects(checkPath(ws, "/etc/passwd", { roots }), denied(/outside the workspace/));
+  });
+});
+
+Deno.test("checkPath() refuses writing into a read-only root, allows it in a write root", async () => {
+  await withSandbox(async ({ ws, outside }) => {
+    const target = join(outside, "secret.txt");
+    await rejects(
+      checkPath(ws, target, { forWrite: true, roots: { read: [outside], write: [] } }),
+      denied(/granted for reading only/),
+    );
+    const checked = await checkPath(ws, target, {
+      forWrite: true,
+      roots: { read: [], write: [outside] },
+    });
+    equal(checked.root, outside);
+    equal((await checkPath(ws, target, { roots: { read: [], write: [outside] } })).real, target);
+  });
+});
+
+Deno.test("checkPath() refuses a sibling that only shares a root's name as a prefix", async () => {
+  await withSandbox(async ({ ws, outside }) => {
+    await writeFiles(`${outside}2`, { "f.txt": "x" });
+    const roots = { read: [outside], write: [outside] };
+    await rejects(checkPath(ws, `${outside}2/f.txt`, { roots }), denied(/outside/));
+    await rejects(checkPath(ws, `${outside}2/f.txt`, { roots, forWrite: true }), denied(/outside/));
+  });
+});
+
+Deno.test("checkPath() refuses a symlink in a root that points elsewhere", async () => {
+  await withSandbox(async ({ root, ws, outside }) => {
+    await writeFiles(root, { "elsewhere/private.txt": "private" });
+    await Deno.symlink(join(root, "elsewhere/private.txt"), join(outside, "link.txt"));
+    await Deno.symlink(join(root, "elsewhere"), join(outside, "linkdir"));
+    const roots = { read: [outside], write: [outside] };
+    await rejects(checkPath(ws, join(outside, "link.txt"), { roots }), denied(/outside/));
+    await rejects(checkPath(ws, join(outside, "linkdir/private.txt"), { roots }), denied(/out/));
+    await rejects(
+      checkPath(ws, join(outside, "linkdir/new.txt"), { roots, forWrite: true }),
+      denied(/outside/),
+    );
+  });
+});
+
+Deno.test("checkPath() keeps .git protected inside a write root, also through a symlink", async () => {
+  await withSandbox(async ({ ws, outside }) => {
+    await writeFiles(outside, { "repo/.git/config": "[core]\n", "gitdir/hooks/pre-commit": "" });
+    await Deno.symlink(join(outside, "gitdir"), join(ws, ".git"));
+    const roots = { read: [], write: [outside] };
+    await rejects(
+      checkPath(ws, join(outside, "repo/.git/config"), { forWrite: true, roots }),
+      denied(/paths in \.git are protected/),
+    );
+    await rejects(
+      checkPath(ws, ".git/hooks/pre-commit", { forWrite: true, roots }),
+      denied(/paths in \.git are protected/),
+    );
+    equal((await checkPath(ws, join(outside, "repo/.git/config"), { roots })).root, outside);
+  });
+});
+
+Deno.test("checkPath() keeps /proc refused under a root of /, and refuses relative roots", async () => {
+  await withSandbox(async ({ ws }) => {
+    const roots = { read: ["/"], write: [] };
+    await rejects(checkPath(ws, "/proc/self/environ", { roots }), denied(/is in \/proc:/));
+    await rejects(checkPath(ws, "a.txt", { roots: { read: ["rel"], write: [] } }), TypeError);
+  });
+});

@@ -36,9 +36,9 @@ class Dispatcher {
       return;
     }
     if (this.#running.has(message.id)) return;
-    const { id, tool, args, workspace } = message;
+    const { id, tool, args, workspace, roots } = message;
     const controller = new AbortController();
-    const request = { tool, args, workspace };
+    const request: ToolCallRequest = { tool, args, workspace, ...(roots ? { roots } : {}) };
     const done = this.#run(id, request, controller.signal)
       .then((observation) => this.#answer(id, tool, observation))
       .finally(() => this.#running.delete(id));

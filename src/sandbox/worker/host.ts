@@ -7,6 +7,7 @@ import type { Grants } from "../types.ts";
 import type { Channel, ChannelListener } from "./channel.ts";
 import { denoFlags, withRuntimeNeeds, workerRunArgs } from "./flags.ts";
 import { startProcessChannel, workerEnv } from "./process_channel.ts";
+import type { CallRoots } from "./protocol.ts";
 import { failed, messageOf, openRun, type Run, sendCall, stopped } from "./run.ts";
 import { startWorkerChannel } from "./web_worker.ts";
 
@@ -50,6 +51,12 @@ export interface WorkerCallOptions {
   onUpdate?: (text: string) => void;
   /** The workspace the tool resolves paths against; default the host's. */
   workspace?: string;
+  /**
+   * Folders besides the workspace the tool may use ({@linkcode CallRoots}); default none.
+   * They widen only the tool's own path checks: the worker's Deno flags (the grants) still
+   * have to allow them.
+   */
+  roots?: CallRoots;
 }
 
 /**

@@ -103,6 +103,9 @@ export function startProcessChannel(
       if (stdinOpen) writer.write(line).catch(() => {});
     },
     async stop(graceMs) {
+      // A kill (no grace) must land before stdin closes: a child that sees stdin close first
+      // cancels its calls and could still answer them before it dies.
+      if (graceMs <= 0) signalProcessGroup(child.pid, "SIGKILL");
       if (stdinOpen) {
         stdinOpen = false;
         await writer.close().catch(() => {});

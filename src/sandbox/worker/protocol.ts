@@ -2,7 +2,7 @@
  * The tool worker's wire protocol. The process backend speaks it as JSON lines on stdin and
  * stdout; the Worker backend posts the same objects as messages.
  *
- * Host → child: `{id, type: "call", tool, args, workspace}` and `{id, type: "cancel"}`.
+ * Host → child: `{id, type: "call", tool, args, workspace, roots?}` and `{id, type: "cancel"}`.
  * Child → host: `{type: "ready"}` once the handler is loaded, `{id, type: "update", text}`
  * while a call runs, and exactly one `{id, type: "result", observation}` per call.
  */
@@ -16,6 +16,17 @@ export interface CallMessage {
   args: unknown;
   /** Absolute real path of the workspace the tool resolves paths against. */
   workspace: string;
+  /** Folders besides the workspace the tool may use; absent means none. */
+  roots?: CallRoots;
+}
+
+/**
+ * Folders besides the workspace (absolute real paths, as request_permissions granted them) that
+ * a file tool may read (a read or a write root) or write (a write root only).
+ */
+export interface CallRoots {
+  read: readonly string[];
+  write: readonly string[];
 }
 
 /** Asks the child to abort call `id`; its result still follows. */
@@ -36,6 +47,8 @@ export interface ToolCallRequest {
   tool: string;
   args: unknown;
   workspace: string;
+  /** Folders besides the workspace the tool may use; absent means none. */
+  roots?: CallRoots;
 }
 
 /** What the handler module may use while a call runs. */
@@ -81,13 +94,25 @@ export function parseHostMessage(value: unknown): HostMessage | null {
   if (value.type === "cancel") return { id: value.id, type: "cancel" };
   if (value.type !== "call") return null;
   if (typeof value.tool !== "string" || typeof value.workspace !== "string") return null;
-  return {
+  const call: CallMessage = {
     id: value.id,
     type: "call",
     tool: value.tool,
     args: value.args,
     workspace: value.workspace,
   };
+  if (value.roots === undefined) return call;
+  const roots = parseRoots(value.roots);
+  return roots === null ? null : { ...call, roots };
+}
+
+function parseRoots(value: unknown): CallRoots | null {
+  if (!isObject(value) || !isStringArray(value.read) || !isStringArray(value.write)) return null;
+  return { read: [...value.read], write: [...value.write] };
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
 }
 
 /** The child message `value` describes, or null when it is not one. */

@@ -4,6 +4,7 @@
  */
 import type { Observation } from "../../core/observation.ts";
 import type { Channel, ChannelListener } from "./channel.ts";
+import type { CallRoots } from "./protocol.ts";
 
 /** Why the host stopped a call before it answered. */
 export type StopReason = "timeout" | "cancel" | "close";
@@ -81,6 +82,7 @@ export interface CallRequest {
   tool: string;
   args: unknown;
   workspace: string;
+  roots?: CallRoots;
   signal?: AbortSignal;
   timeoutMs?: number;
   onUpdate?: (text: string) => void;
@@ -147,8 +149,8 @@ export function sendCall(run: Run, request: CallRequest, hooks: CallHooks): Prom
     const onAbort = () => call.stop("cancel");
     run.pending.set(id, call);
     try {
-      const { args, workspace } = request;
-      run.channel.send({ id, type: "call", tool, args, workspace });
+      const { args, workspace, roots } = request;
+      run.channel.send({ id, type: "call", tool, args, workspace, ...(roots ? { roots } : {}) });
     } catch (error) {
       const message = `Invalid arguments for "${tool}": ${messageOf(error)}`;
       finish({ status: "ERROR", code: "INVALID_ARGUMENTS", message });

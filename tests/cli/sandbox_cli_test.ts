@@ -1,0 +1,223 @@
+/**
+ * End-to-end: `tern run` with the sandbox on by default, review modes against the scripted
+ * model server, and `tern sandbox explain|check`, `tern audit` — the real `tern` process.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+
+const SECRET = "sk-test-SANDBOX-9d8c7b6a5f";
+
+function call(name: string, args: unknown, id: string): ScriptedReply {
+  return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
+}
+
+type Script = (request: ModelRequest, index: number) => ScriptedReply;
+
+async function withWorkspace(
+  fn: (ws: { dir: string; home: string; env: Record<string, string> }) => Promise<void>,
+) {
+  const ws = await tempWorkspace();
+  try {
+    await fn({ ...ws, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: SECRET } });
+  } finally {
+    await ws.cleanup();
+  }
+}
+
+async function runWith(
+  script: Script,
+  args: string[],
+  ws: { dir: string; env: Record<string, string> },
+) {
+  const server = await startScriptedServer(script as unknown as ScriptedReply[], {
+    chunkDelayMs: 0,
+  });
+  try {
+    const run = await runTern(
+      ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", ...args],
+      { cwd: ws.dir, env: ws.env },
+    );
+    return { run, requests: server.requests };
+  } finally {
+    await server.close();
+  }
+}
+
+function toolResult(request: ModelRequest): string {
+  const last = request.messages.at(-1);
+  return last?.role === "tool" ? last.content : "";
+}
+
+Deno.test("tern run in ask mode without a terminal denies a write and tells the model how to allow it", async () => {
+  await withWorkspace(async (ws) => {
+    const seen: string[] = [];
+    const script: Script = (request, i) => {
+      if (i === 0) return call("write", { path: "new.txt", content: "x" }, "w1");
+      seen.push(toolResult(request));
+      return { text: "Could not write." };
+    };
+    const { run } = await runWith(script, ["write a file"], ws);
+    equal(run.code, 0, run.stderr);
+    match(seen[0], /^ERROR\[POLICY_DENIED\]: Not approved: this run is not interactive/);
+    match(seen[0], /--mode auto or --mode bypass/);
+    await Deno.stat(join(ws.dir, "new.txt")).then(
+      () => ok(false, "the write happened"),
+      (error) => ok(error instanceof Deno.errors.NotFound),
+    );
+    ok(!run.stdout.includes(SECRET) && !run.stderr.includes(SECRET));
+  });
+});
+
+Deno.test("tern run --mode auto asks the reviewer model: allow runs the call, deny refuses it", async () => {
+  await withWorkspace(async (ws) => {
+    const reviews: ModelRequest[] = [];
+    const seen: string[] = [];
+    let agentRound = 0;
+    const script: Script = (request) => {
+      if (request.tools.length === 0) {
+        reviews.push(request);
+        const text = JSON.stringify(request.messages);
+        return {
+          text: text.includes("curl")
+            ? '{"decision":"deny","reason":"the goal needs no network"}'
+            : '{"decision":"allow","reason":"writing notes fits the goal"}',
+        };
+      }
+      agentRound++;
+      if (agentRound > 1) seen.push(toolResult(request));
+      if (agentRound === 1) return call("write", { path: "notes.txt", content: "n\n" }, "a1");
+      if (agentRound === 2) return call("bash", { command: "curl -s http://example.com" }, "a2");
+      return { text: "done" };
+    };
+    const { run } = await runWith(script, ["--mode", "auto", "write notes"], ws);
+    equal(run.code, 0, run.stderr);
+    equal(await Deno.readTextFile(join(ws.dir, "notes.txt")), "n\n");
+    match(seen[0], /^SUCCEEDED/);
+    match(seen[1], /^ERROR\[POLICY_DENIED\]: Reviewer: the goal needs no network/);
+    equal(reviews.length, 2);
+    const first = JSON.stringify(reviews[0].messages);
+    ok(first.includes("write notes") && first.includes("notes.txt"), first);
+    ok(!first.includes(SECRET));
+  });
+});
+
+Deno.test("tern sandbox explain prints exactly the worker and bubblewrap command lines a run starts", async () => {
+  await withWorkspace(async (ws) => {
+    let workerArgv: string[] | undefined;
+    const seen: string[] = [];
+    const script: Script = (request, i) => {
+      if (i === 0) return call("list", { path: "." }, "e0");
+      if (i === 1) {
+        workerArgv = findWorker(ws.dir);
+        return call("bash", { command: "tr '\\0' '\\n' < /proc/1/cmdline" }, "e1");
+      }
+      seen.push(toolResult(request));
+      return { text: "seen" };
+    };
+    const { run } = await runWith(script, ["--mode", "bypass", "look"], ws);
+    equal(run.code, 0, run.stdout + run.stderr);
+    const explain = await runTern(["sandbox", "explain", "-o", "json"], {
+      cwd: ws.dir,
+      env: ws.env,
+    });
+    equal(explain.code, 0, explain.stderr);
+    const explained = JSON.parse(explain.stdout);
+    const normal = (argv: string[]) =>
+      argv.map((arg) => arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>"));
+    ok(workerArgv, "no worker process was found during the run");
+    deepEqual(normal(workerArgv), normal(explained.worker));
+    // Inside the sandbox, pid 1 is bubblewrap: its argv minus the command is what explain says.
+    const real = seen[0].replace(/^SUCCEEDED\n/, "").split("\n");
+    const bwrapIndex = real.findIndex((arg) => arg.endsWith("/bwrap"));
+    ok(bwrapIndex >= 0, seen[0]);
+    const started = real.slice(bwrapIndex + 1, real.indexOf("exit code: 0") - 1);
+    equal(explained.bwrap[0], "bwrap");
+    deepEqual(normal(started), normal(explained.bwrap.slice(1, -1)));
+    equal(explained.profile, ":workspace");
+  });
+});
+
+/**
+ * The argv of the tool worker for workspace `dir`, from /proc (through `cat`: reading another
+ * process's /proc entries needs --allow-all in Deno).
+ */
+function findWorker(dir: string): string[] | undefined {
+  const script = 'for f in /proc/[0-9]*/cmdline; do tr "\\0" "\\n" < "$f"; echo "<end>"; done';
+  const out = new Deno.Command("bash", { args: ["-c", script], stderr: "null" }).outputSync();
+  const all = new TextDecoder().decode(out.stdout).split("<end>\n");
+  for (const text of all) {
+    const argv = text.split("\n").slice(0, -1);
+    if (argv.some((arg) => arg.startsWith("--allow-read=") && arg.includes(dir))) return argv;
+  }
+  return undefined;
+}
+
+Deno.test("tern audit prints the calls of the last run with their decisions", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.writeTextFile(join(ws.dir, "a.txt"), "a\n");
+    const script: Script = (_request, i) => {
+      if (i === 0) return call("read", { path: "a.txt" }, "r1");
+      if (i === 1) return call("write", { path: "b.txt", content: "b" }, "r2");
+      return { text: "ok" };
+    };
+    const { run } = await runWith(script, ["read and write"], ws);
+    equal(run.code, 0, run.stderr);
+    const auditFile = JSON.parse(run.stdout).audit as string;
+    ok(auditFile.startsWith(join(ws.home, "audit")), auditFile);
+    const audit = await runTern(["audit"], { cwd: ws.dir, env: ws.env });
+    equal(audit.code, 0, audit.stderr);
+    match(audit.stdout, /read .*allow by classifier/);
+    match(audit.stdout, /write .*deny by policy/);
+    const json = await runTern(["audit", "--json"], { cwd: ws.dir, env: ws.env });
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    deepEqual(records.map((r) => [r.tool, r.decision, r.sandbox]), [
+      ["read", "allow", "worker"],
+      ["write", "deny", "none"],
+    ]);
+  });
+});
+
+Deno.test("tern sandbox check reports rules, the classifier and the profile", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.writeTextFile(
+      join(ws.home, "config.jsonc"),
+      `{ "rules": [{ "action": "deny", "command": "git push", "match": ["git push origin"] }] }`,
+    );
+    const check = (args: string[], extra: string[] = []) =>
+      runTern(["sandbox", "check", ...extra, "--", ...args], { cwd: ws.dir, env: ws.env });
+    let out = await check(["git", "status", "&&", "git", "push"]);
+    equal(out.code, 0, out.stderr);
+    match(out.stdout, /^deny\n\s+decided by\s+rule \(deny command "git push"\)/);
+    out = await check(["rg", "-n", "TODO", "src"]);
+    match(out.stdout, /^run in bubblewrap\n\s+decided by\s+classifier/);
+    out = await check(['{"tool":"edit","args":{"path":"a.ts"}}'], ["--profile", ":read-only"]);
+    match(out.stdout, /^deny\n\s+decided by\s+profile/);
+    out = await check(["rm", "-rf", "build"], ["--mode", "bypass"]);
+    match(out.stdout, /^run in bubblewrap \(review bypassed\)/);
+  });
+});
+
+Deno.test("tern refuses an unknown profile and a bad rule example with exit code 2", async () => {
+  await withWorkspace(async (ws) => {
+    let out = await runTern(["sandbox", "explain", "--profile", ":nope"], {
+      cwd: ws.dir,
+      env: ws.env,
+    });
+    equal(out.code, 2);
+    match(out.stderr, /Unknown sandbox profile ":nope": expected one of ":read-only"/);
+    await Deno.writeTextFile(
+      join(ws.home, "config.jsonc"),
+      `{ "rules": [{ "action": "allow", "command": "npm test", "notMatch": ["npm test"] }] }`,
+    );
+    out = await runTern(["sandbox", "check", "--", "ls"], { cwd: ws.dir, env: ws.env });
+    equal(out.code, 2);
+    match(
+      out.stderr,
+      /Invalid permission rule 1 \(allow command "npm test"\): example "npm test" should not match/,
+    );
+  });
+});

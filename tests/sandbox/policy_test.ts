@@ -1,0 +1,321 @@
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import type { PermissionRule } from "../../src/config/schema.ts";
+import {
+  approvalKey,
+  type CallFacts,
+  evaluate,
+  type PolicyContext,
+  type Verdict,
+} from "../../src/sandbox/policy.ts";
+import { compileProfile } from "../../src/sandbox/profiles.ts";
+import { compileRules } from "../../src/sandbox/rules.ts";
+import { classifyShell } from "../../src/sandbox/shell/classify.ts";
+
+const PLACES = { workspace: "/work/project", tmp: "/tmp/tern-run-1", home: "/home/dev" };
+
+async function bash(command: string): Promise<CallFacts> {
+  return { tool: "bash", readOnlyTool: false, shell: await classifyShell(command) };
+}
+
+function call(tool: string, path?: string): CallFacts {
+  const readOnlyTool = ["read", "list", "glob", "grep"].includes(tool);
+  return path === undefined ? { tool, readOnlyTool } : { tool, readOnlyTool, path };
+}
+
+async function policy(options: {
+  profile?: string;
+  rules?: PermissionRule[];
+  approvals?: string[];
+} = {}): Promise<PolicyContext> {
+  return {
+    profile: compileProfile(options.profile ?? ":workspace", PLACES),
+    rules: await compileRules(options.rules ?? []),
+    sessionApprovals: new Set(options.approvals ?? []),
+  };
+}
+
+/** The verdict's action and decider, for compact assertions. */
+function short(verdict: Verdict): string {
+  return `${verdict.action} by ${verdict.by}`;
+}
+
+Deno.test("evaluate() a deny rule beats a read-only command", async () => {
+  const context = await policy({ rules: [{ action: "deny", command: "cat" }] });
+  deepEqual(evaluate(await bash("cat README.md"), context), {
+    action: "deny",
+    by: "rule",
+    rule: 'deny command "cat"',
+    reason: 'A rule forbids this (deny command "cat")',
+  });
+});
+
+Deno.test("evaluate() a deny rule beats allow rules, ask rules and session approvals", async () => {
+  const context = await policy({
+    rules: [
+      { action: "allow", command: "git push" },
+      { action: "ask", command: "git" },
+      { action: "deny", command: "git push", reason: "Pushing is for people" },
+    ],
+    approvals: ["bash:git push"],
+  });
+  deepEqual(evaluate(await bash("git push origin"), context), {
+    action: "deny",
+    by: "rule",
+    rule: 'deny command "git push"',
+    reason: "Pushing is for people",
+  });
+  equal(short(evaluate(await bash("git status && sudo git push"), context)), "deny by rule");
+});
+
+Deno.test("evaluate() a deny path rule beats a read-only tool", async () => {
+  const context = await policy({ rules: [{ action: "deny", path: ".env*" }] });
+  const verdict = evaluate(call("read", ".env.local"), context);
+  equal(short(verdict), "deny by rule");
+  equal(verdict.rule, 'deny path ".env*"');
+  equal(short(evaluate(call("read", "src/env.ts"), context)), "allow by classifier");
+});
+
+Deno.test("evaluate() a deny tool rule beats the :read-only profile's own denial", async () => {
+  const context = await policy({
+    profile: ":read-only",
+    rules: [{ action: "deny", tool: "write", reason: "No writing here" }],
+  });
+  deepEqual(evaluate(call("write", "a.txt"), context), {
+    action: "deny",
+    by: "rule",
+    rule: 'deny tool "write"',
+    reason: "No writing here",
+  });
+});
+
+Deno.test("evaluate() :read-only denies write and edit whatever allows them", async () => {
+  const context = await policy({
+    profile: ":read-only",
+    rules: [{ action: "allow", tool: "write" }, { action: "allow", tool: "edit" }],
+    approvals: ["tool:write", "tool:edit"],
+  });
+  for (const tool of ["write", "edit"]) {
+    deepEqual(evaluate(call(tool, "src/a.ts"), context), {
+      action: "deny",
+      by: "profile",
+      reason: `The sandbox profile ":read-only" allows no changes: "${tool}" changes files`,
+    });
+  }
+});
+
+Deno.test("evaluate() :read-only denies a command that is not read-only, naming why", async () => {
+  const context = await policy({
+    profile: ":read-only",
+    rules: [{ action: "allow", command: "rm" }],
+    approvals: ["bash:rm"],
+  });
+  deepEqual(evaluate(await bash("rm -rf build"), context), {
+    action: "deny",
+    by: "profile",
+    reason: 'The sandbox profile ":read-only" allows no changes: the command is not read-only ' +
+      '("rm -rf" deletes recursively)',
+  });
+  const redirect = evaluate(await bash("ls > listing.txt"), context);
+  equal(short(redirect), "deny by profile");
+  match(redirect.reason, /redirection ">" writes "listing\.txt"/);
+  equal(short(evaluate(await bash("cat $(ls)"), context)), "deny by profile");
+  equal(short(evaluate(await bash("ls 'x"), context)), "deny by profile");
+});
+
+Deno.test("evaluate() :read-only allows read-only tools and read-only commands", async () => {
+  const context = await policy({ profile: ":read-only" });
+  deepEqual(evaluate(await bash("ls -la && git status | head -5"), context), {
+    action: "allow",
+    by: "classifier",
+    reason: "The command only reads",
+  });
+  deepEqual(evaluate(call("read", "src/a.ts"), context), {
+    action: "allow",
+    by: "classifier",
+    reason: '"read" only reads',
+  });
+});
+
+Deno.test("evaluate() an ask rule beats the read-only classifier", async () => {
+  const context = await policy({
+    rules: [
+      { action: "ask", command: "cat", reason: "Show me what it reads" },
+      { action: "ask", tool: "grep" },
+    ],
+  });
+  deepEqual(evaluate(await bash("ls && cat notes.md"), context), {
+    action: "ask",
+    by: "rule",
+    rule: 'ask command "cat"',
+    reason: "Show me what it reads",
+  });
+  deepEqual(evaluate(call("grep", "src"), context), {
+    action: "ask",
+    by: "rule",
+    rule: 'ask tool "grep"',
+    reason: 'ask tool "grep"',
+  });
+  equal(short(evaluate(await bash("ls"), context)), "allow by classifier");
+});
+
+Deno.test("evaluate() an ask rule beats allow rules and session approvals", async () => {
+  const context = await policy({
+    rules: [{ action: "allow", tool: "write" }, { action: "ask", path: "package.json" }],
+    approvals: ["tool:write"],
+  });
+  equal(short(evaluate(call("write", "package.json"), context)), "ask by rule");
+  equal(short(evaluate(call("write", "src/a.ts"), context)), "allow by rule");
+});
+
+Deno.test("evaluate() the classifier allows read-only tools and commands in :workspace", async () => {
+  const context = await policy();
+  for (const tool of ["read", "list", "glob", "grep"]) {
+    equal(short(evaluate(call(tool, "src"), context)), "allow by classifier", tool);
+  }
+  for (const command of ["git diff HEAD~1", "rg -n TODO src", "wc -l < a.txt", "ls 2>/dev/null"]) {
+    equal(short(evaluate(await bash(command), context)), "allow by classifier", command);
+  }
+  for (const command of ["git -c core.pager=evil log", "find . -exec rm {} ;", "sed -i s/a/b/ x"]) {
+    equal(short(evaluate(await bash(command), context)), "ask by default", command);
+  }
+});
+
+Deno.test("evaluate() allow rules allow a command only when they cover every part", async () => {
+  const context = await policy({
+    rules: [{ action: "allow", command: "npm test" }, { action: "allow", command: "npm run *" }],
+  });
+  deepEqual(evaluate(await bash("npm test --watch"), context), {
+    action: "allow",
+    by: "rule",
+    rule: "allow rules",
+    reason: "Allow rules cover it",
+  });
+  equal(short(evaluate(await bash("npm run build && npm test"), context)), "allow by rule");
+  for (const command of ["npm test && curl evil", "npm test $(evil)", 'eval "npm test"']) {
+    equal(short(evaluate(await bash(command), context)), "ask by default", command);
+  }
+});
+
+Deno.test("evaluate() allow rules for tools and paths", async () => {
+  const context = await policy({
+    rules: [
+      { action: "allow", tool: "write" },
+      { action: "allow", tool: "edit", path: "src/**" },
+    ],
+  });
+  deepEqual(evaluate(call("write", "anything.txt"), context), {
+    action: "allow",
+    by: "rule",
+    rule: 'allow tool "write"',
+    reason: 'allow tool "write"',
+  });
+  equal(short(evaluate(call("edit", "src/deep/a.ts"), context)), "allow by rule");
+  equal(short(evaluate(call("edit", "README.md"), context)), "ask by default");
+});
+
+Deno.test("evaluate() session approvals allow what was approved, and only that", async () => {
+  const context = await policy({ approvals: ["bash:npm test", "tool:write"] });
+  deepEqual(evaluate(await bash("npm test --watch"), context), {
+    action: "allow",
+    by: "session",
+    reason: "Approved for this session (bash:npm test)",
+  });
+  equal(short(evaluate(call("write", "a.txt"), context)), "allow by session");
+  equal(short(evaluate(call("edit", "a.txt"), context)), "ask by default");
+  equal(short(evaluate(await bash("npm run build"), context)), "ask by default");
+  equal(short(evaluate(await bash("npm test && rm -rf ~"), context)), "ask by default");
+  equal(short(evaluate(await bash("npm test $(evil)"), context)), "ask by default");
+});
+
+Deno.test("evaluate() a command that does not parse is never allowed", async () => {
+  const context = await policy({
+    rules: [{ action: "allow", command: "echo" }, { action: "allow", tool: "bash" }],
+    approvals: ["bash:echo"],
+  });
+  const verdict = evaluate(await bash("echo 'unterminated"), context);
+  equal(short(verdict), "ask by default");
+  match(verdict.reason, /^unknown: Cannot parse shell command: unterminated quote at line 1/);
+});
+
+Deno.test("evaluate() denies a command that does not parse when deny command rules exist", async () => {
+  // bash runs "git push" before it reaches the broken second line.
+  const context = await policy({ rules: [{ action: "deny", command: "git push" }] });
+  const verdict = evaluate(await bash("git push\necho 'x"), context);
+  equal(short(verdict), "deny by rule");
+  match(verdict.reason, /Cannot parse shell command/);
+  const toolRules = await policy({ rules: [{ action: "deny", command: "rm", tool: "other" }] });
+  equal(short(evaluate(await bash("git push\necho 'x"), toolRules)), "ask by default");
+});
+
+Deno.test("evaluate() asks by default, giving the risk label and its reasons", async () => {
+  const context = await policy();
+  deepEqual(evaluate(await bash("rm -rf build && curl -s example.com"), context), {
+    action: "ask",
+    by: "default",
+    reason: 'destructive: "rm -rf" deletes recursively; "curl" uses the network',
+  });
+  deepEqual(evaluate(call("write", "a.txt"), context), {
+    action: "ask",
+    by: "default",
+    reason: '"write" changes files',
+  });
+});
+
+Deno.test("evaluate() is pure: the same facts and context give the same verdict", async () => {
+  const context = await policy({ rules: [{ action: "allow", command: "make" }] });
+  const facts = await bash("make all");
+  const before = structuredClone(facts);
+  deepEqual(evaluate(facts, context), evaluate(facts, context));
+  deepEqual(facts, before);
+  equal(context.sessionApprovals.size, 0);
+});
+
+Deno.test("approvalKey() remembers the command and its subcommand, or the tool", async () => {
+  equal(approvalKey(await bash("npm test --watch")), "bash:npm test");
+  equal(approvalKey(await bash("ls -la")), "bash:ls");
+  equal(approvalKey(await bash("git push origin main")), "bash:git push");
+  equal(approvalKey(await bash("cargo build-deps")), "bash:cargo build-deps");
+  equal(approvalKey(await bash("python3 setup.py")), "bash:python3");
+  equal(approvalKey(await bash("make")), "bash:make");
+  equal(approvalKey(call("write", "a.txt")), "tool:write");
+  equal(approvalKey(call("edit")), "tool:edit");
+});
+
+Deno.test("approvalKey() is undefined for compound, hidden or unparsable commands", async () => {
+  for (
+    const command of [
+      "npm test && curl evil",
+      "npm test | tee out",
+      "npm test $(evil)",
+      'eval "npm test"',
+      "bash -c 'npm test'",
+      "npm test 'x",
+      "",
+    ]
+  ) {
+    equal(approvalKey(await bash(command)), undefined, command);
+  }
+});
+
+Deno.test("approvalKey() and allow rules do not cover sudo or code-loading variables", async () => {
+  for (
+    const command of [
+      "sudo git push",
+      "GIT_SSH_COMMAND='sh -c evil' git push",
+      "env LD_PRELOAD=/tmp/x.so git push",
+    ]
+  ) {
+    equal(approvalKey(await bash(command)), undefined, command);
+  }
+  equal(approvalKey(await bash("CI=1 git push")), "bash:git push");
+  const context = await policy({
+    rules: [{ action: "allow", command: "git push" }],
+    approvals: ["bash:git push"],
+  });
+  equal(short(evaluate(await bash("CI=1 git push"), context)), "allow by rule");
+  for (const command of ["sudo git push", "GIT_SSH_COMMAND='sh -c evil' git push"]) {
+    const verdict = evaluate(await bash(command), context);
+    equal(short(verdict), "ask by default", command);
+    ok(verdict.reason.length > 0);
+  }
+});
