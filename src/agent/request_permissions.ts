@@ -52,14 +52,19 @@ running commands outside the sandbox. The user or a reviewer decides; the answer
 granted. Use it after a call failed with ERROR[POLICY_DENIED], with a specific reason. Never
 retry a denied action another way.`;
 
+/** The tool as the model sees it. */
+export const REQUEST_PERMISSIONS_SPEC = {
+  name: "request_permissions",
+  description: DESCRIPTION,
+  readOnly: false,
+  parameters: REQUEST_PERMISSIONS_SCHEMA,
+} as const;
+
 /** The tool, bound to `gate`. */
 export function createRequestPermissionsTool(gate: PermissionGate): Tool {
   let impl: Promise<Tool> | undefined;
   return {
-    name: "request_permissions",
-    description: DESCRIPTION,
-    readOnly: false,
-    parameters: REQUEST_PERMISSIONS_SCHEMA,
+    ...REQUEST_PERMISSIONS_SPEC,
     async run(args, ctx) {
       impl ??= import("./request_permissions_impl.ts").then((m) => m.createImpl(gate));
       return await (await impl).run(args, ctx);

@@ -47,6 +47,8 @@ export interface AgentSandboxOptions {
   loadTools: BuiltinLoader;
   /** Start the tool worker now, while the first model request is in flight. */
   warm?: boolean;
+  /** The rules, already compiled (`checkSandboxConfig`); compiled here when absent. */
+  rules?: CompiledRule[];
 }
 
 export interface AgentSandbox {
@@ -63,7 +65,8 @@ export interface AgentSandbox {
 export async function openAgentSandbox(options: AgentSandboxOptions): Promise<AgentSandbox> {
   const { config, workspace } = options;
   const runId = newRunId();
-  const rules: CompiledRule[] = config.rules.length > 0 ? await compileRules(config.rules) : [];
+  const rules: CompiledRule[] = options.rules ??
+    (config.rules.length > 0 ? await compileRules(config.rules) : []);
   const runtime = await createSandbox({
     workspace,
     profile: config.profile,

@@ -9,8 +9,12 @@ import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { createOpenAiChatProvider } from "../llm/openai_chat.ts";
 import type { Provider } from "../llm/types.ts";
 import type { AskPerson } from "../sandbox/review.ts";
-import { builtinLoader } from "../tools/mod.ts";
-import { openAgentSandbox, type SandboxConfig } from "./agent_sandbox.ts";
+import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import type { Tool } from "../tools/define.ts";
+import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
+import type { AgentSandbox, SandboxConfig } from "./agent_sandbox.ts";
+import { checkSandboxConfig } from "./sandbox_config.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
 import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
@@ -63,30 +67,58 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
   const { task, workspace, config, provider, output } = options;
   const write = options.write ?? processWriters();
   const loadTools = builtinLoader({ bashTimeoutMs: config.bashTimeoutMs });
+  const home = readEnv("HOME");
+  const rules = await checkSandboxConfig(config, workspace, home);
   const render = createEmitter(output, write);
+  // The sandbox (worker, bubblewrap probe, audit log) is built once the first request is out:
+  // the request needs only the tools' specs, and building it first would delay it.
+  let opening: Promise<AgentSandbox> | undefined;
+  const openSandbox = () =>
+    opening ??= import("./agent_sandbox.ts").then(({ openAgentSandbox }) =>
+      openAgentSandbox({
+        config,
+        workspace,
+        env: options.env ?? shellSourceEnv(),
+        home,
+        emit,
+        person: options.person,
+        provider,
+        goal: () => task,
+        loadTools,
+        warm: true,
+        rules,
+      })
+    );
   let preloading = false;
   const emit: EmitFn = (event) => {
-    // The model has started answering, so the first request is out: load the tool code while
-    // the model streams. (Loading earlier would delay the request itself.)
+    // The model has started answering, so the first request is out: load the tool code and
+    // start the sandbox while the model streams.
     if (!preloading && (event.type === "text_delta" || event.type === "assistant_message")) {
       preloading = true;
       loadTools().catch(() => {});
+      openSandbox().catch(() => {});
     }
     render(event);
   };
-  const sandbox = await openAgentSandbox({
-    config,
-    workspace,
-    env: options.env ?? shellSourceEnv(),
-    home: readEnv("HOME"),
-    emit,
-    person: options.person,
-    provider,
-    goal: () => task,
-    loadTools,
-    warm: true,
-  });
-  const tools = sandbox.tools;
+  const tools = new ToolRegistry(
+    sandboxedToolSpecs().map((spec) => ({
+      ...spec,
+      run: async (args, ctx) => {
+        let sandbox: AgentSandbox;
+        try {
+          sandbox = await openSandbox();
+        } catch (error) {
+          const detail = error instanceof Error ? error.message : String(error);
+          return {
+            status: "ERROR",
+            code: "EXECUTION_FAILED",
+            message: `Cannot start the sandbox: ${detail}`,
+          };
+        }
+        return await sandbox.tools.get(spec.name)!.run(args, ctx);
+      },
+    })),
+  );
   const messages: Message[] = [
     {
       role: "system",
@@ -120,7 +152,7 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     });
     if (output === "json") {
       const { exitReason, text, rounds, toolCalls, usage, error } = result;
-      const audit = sandbox.auditPath;
+      const audit = await openSandbox().then((sandbox) => sandbox.auditPath, () => undefined);
       write.out(
         JSON.stringify({ exitReason, text, rounds, toolCalls, usage, error, audit }) + "\n",
       );
@@ -128,7 +160,7 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     return result;
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    await sandbox.close();
+    if (opening) await opening.then((sandbox) => sandbox.close(), () => {});
   }
 }
 
@@ -163,6 +195,11 @@ function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Arra
     // A reader that went away (`tern … | head`) is not an error of ours.
     if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
   }
+}
+
+/** What the model sees of the gated tools before the sandbox exists. */
+function sandboxedToolSpecs(): Array<Omit<Tool, "run">> {
+  return [...BUILTIN_MANIFEST, REQUEST_PERMISSIONS_SPEC];
 }
 
 /** Variables a shell command may inherit, and the ones that name host sockets to hide. */

@@ -108,11 +108,13 @@ Deno.test("tern run --mode auto asks the reviewer model: allow runs the call, de
 Deno.test("tern sandbox explain prints exactly the worker and bubblewrap command lines a run starts", async () => {
   await withWorkspace(async (ws) => {
     let workerArgv: string[] | undefined;
+    let listResult = "";
     const seen: string[] = [];
     const script: Script = (request, i) => {
       if (i === 0) return call("list", { path: "." }, "e0");
       if (i === 1) {
         workerArgv = findWorker(ws.dir);
+        listResult = toolResult(request);
         return call("bash", { command: "tr '\\0' '\\n' < /proc/1/cmdline" }, "e1");
       }
       seen.push(toolResult(request));
@@ -128,7 +130,7 @@ Deno.test("tern sandbox explain prints exactly the worker and bubblewrap command
     const explained = JSON.parse(explain.stdout);
     const normal = (argv: string[]) =>
       argv.map((arg) => arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>"));
-    ok(workerArgv, "no worker process was found during the run");
+    ok(workerArgv, `no worker process was found during the run; list said: ${listResult}`);
     deepEqual(normal(workerArgv), normal(explained.worker));
     // Inside the sandbox, pid 1 is bubblewrap: its argv minus the command is what explain says.
     const real = seen[0].replace(/^SUCCEEDED\n/, "").split("\n");
