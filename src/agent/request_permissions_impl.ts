@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
-import type { PermissionGate } from "./permission_gate.ts";
+import type { GrantRequest, PermissionGate } from "./permission_gate.ts";
 
 const entries = z.array(z.string().trim().min(1)).optional();
 
@@ -78,17 +78,7 @@ export function createImpl(gate: PermissionGate): Tool {
   });
 }
 
-function describeRequest(
-  request: {
-    read: string[];
-    write: string[];
-    net: string[];
-    env: string[];
-    commands: string[];
-    withoutSandbox: boolean;
-  },
-  scope: string,
-): string {
+function describeRequest(request: GrantRequest, scope: string): string {
   const parts: string[] = [];
   if (request.read.length > 0) parts.push(`read ${request.read.join(", ")}`);
   if (request.write.length > 0) parts.push(`write ${request.write.join(", ")}`);

@@ -5,8 +5,8 @@
  */
 import { loadConfig } from "../config/mod.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
-import { createSandbox } from "../sandbox/runtime.ts";
-import { readEnv, resolveWorkspace, type RunFlags, shellSourceEnv } from "./run.ts";
+import { resolveWorkspace, type RunFlags } from "./run.ts";
+import { openRuntime } from "./sandbox.ts";
 
 /** Runs the checks and prints one line per check. */
 export async function runDoctor(flags: RunFlags): Promise<number> {
@@ -35,17 +35,7 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
     report(false, "config", error instanceof Error ? error.message : String(error));
   }
   if (config !== undefined) {
-    const runtime = await createSandbox({
-      workspace,
-      profile: config.profile,
-      custom: config.profiles,
-      noSandbox: config.noSandbox,
-      home: readEnv("HOME"),
-      ternHome: config.ternHome,
-      env: shellSourceEnv(),
-      handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
-      runId: "doctor",
-    }).catch((error: Error) => {
+    const runtime = await openRuntime(workspace, config, "doctor").catch((error: Error) => {
       report(false, "sandbox", error.message);
       return undefined;
     });

@@ -142,9 +142,11 @@ function parseCall(call: string): { tool: string; args: unknown } {
   return { tool: fields.tool, args: fields.args ?? {} };
 }
 
-async function openRuntime(
+/** The sandbox runtime for `workspace` as a run would build it (`runId` names its files). */
+export async function openRuntime(
   workspace: string,
   config: Awaited<ReturnType<typeof loadConfig>>["config"],
+  runId = "explain",
 ): Promise<SandboxRuntime> {
   try {
     return await createSandbox({
@@ -156,7 +158,7 @@ async function openRuntime(
       ternHome: config.ternHome,
       env: shellSourceEnv(),
       handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
-      runId: "explain",
+      runId,
     });
   } catch (error) {
     if (error instanceof RangeError) throw new TernError(error.message, { exitCode: EXIT_USAGE });

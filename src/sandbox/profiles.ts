@@ -4,7 +4,10 @@
  * Who approves crossing a profile is the review mode's business (`review.ts`), not this file's.
  */
 import { isAbsolute, join, resolve } from "node:path";
+import type { CustomProfile } from "../config/schema.ts";
 import type { GrantList, Grants } from "./types.ts";
+
+export type { CustomProfile };
 
 /** The built-in profiles, least to most permissive. */
 export const BUILTIN_PROFILES = [
@@ -15,19 +18,6 @@ export const BUILTIN_PROFILES = [
 ] as const;
 
 export const DEFAULT_PROFILE = ":workspace";
-
-/**
- * A custom profile from config: lists mapped 1:1 to Deno's `--allow-*` flags. Paths may use
- * `<workspace>`, `<tmp>` and `~/`; relative paths are relative to the workspace; `"*"` alone
- * grants everything of that kind.
- */
-export interface CustomProfile {
-  read?: string[];
-  write?: string[];
-  net?: string[];
-  run?: string[];
-  env?: string[];
-}
 
 /** A profile compiled for one workspace. */
 export interface SandboxProfile {

@@ -1,4 +1,5 @@
 /** The sandbox's shared vocabulary: what a profile grants and how a shell command is confined. */
+import type { ProcessGroupResult } from "./process.ts";
 
 /** A permission list: specific entries, or everything. An empty list grants nothing. */
 export type GrantList = readonly string[] | "all";
@@ -51,15 +52,5 @@ export interface ShellRunOptions {
  */
 export type ShellRunner = (command: string, options: ShellRunOptions) => Promise<ShellResult>;
 
-/** How a shell command ended. */
-export interface ShellResult {
-  /** stdout and stderr interleaved; the middle is dropped when it grew too long. */
-  output: string;
-  /** Characters printed in total, including any dropped ones. */
-  totalChars: number;
-  /** Exit code (128 + n when killed by signal n). */
-  code: number;
-  signal: Deno.Signal | null;
-  timedOut: boolean;
-  cancelled: boolean;
-}
+/** How a shell command ended: what a process group run reports. */
+export type ShellResult = ProcessGroupResult;

@@ -148,6 +148,16 @@ Deno.test("tern sandbox explain prints exactly the worker and bubblewrap command
  * process's /proc entries needs --allow-all in Deno).
  */
 function findWorker(dir: string): string[] | undefined {
+  // A busy machine can hide a process from one scan (its cmdline reads empty while it is being
+  // scheduled); look a few times before giving up.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const argv = scanForWorker(dir);
+    if (argv) return argv;
+  }
+  return undefined;
+}
+
+function scanForWorker(dir: string): string[] | undefined {
   const script = 'for f in /proc/[0-9]*/cmdline; do tr "\\0" "\\n" < "$f"; echo "<end>"; done';
   const out = new Deno.Command("bash", { args: ["-c", script], stderr: "null" }).outputSync();
   const all = new TextDecoder().decode(out.stdout).split("<end>\n");
