@@ -20,7 +20,7 @@ import {
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import type { Grants } from "../sandbox/types.ts";
-import type { SecretMasker } from "../sandbox/secrets.ts";
+import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import { classifyShell } from "../sandbox/shell/classify.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 
@@ -262,13 +262,20 @@ export class PermissionGate {
     }
     let observation: Observation;
     let sandbox: AuditRecord["sandbox"] = "none";
+    // Streamed output reaches the screen too: mask it on the way, holding back a little so a
+    // key split across two pieces is still caught.
+    const stream = createStreamMasker(masker);
+    const update = ctx.update === undefined ? undefined : (text: string) => {
+      const shown = stream.push(text);
+      if (shown !== "") ctx.update!(shown);
+    };
     if (!allowed) {
       observation = { status: "ERROR", code: "POLICY_DENIED", message: reason };
     } else if (WORKER_TOOLS.has(tool.name) && runtime.worker !== undefined) {
       sandbox = "worker";
       observation = await runtime.worker.call(tool.name, args, {
         signal: ctx.signal,
-        onUpdate: ctx.update,
+        onUpdate: update,
         roots: fileRoots(runtime.profile.grants),
       });
     } else {
@@ -282,10 +289,13 @@ export class PermissionGate {
         : "bwrap";
       observation = await tool.run(args, {
         ...ctx,
+        update,
         shell,
         roots: fileRoots(runtime.profile.grants),
       });
     }
+    const rest = stream.flush();
+    if (rest !== "") ctx.update?.(rest);
     observation = maskObservation(observation, masker);
     this.#options.audit?.({
       v: 1,

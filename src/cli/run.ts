@@ -87,6 +87,12 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
         loadTools,
         warm: true,
         rules,
+      }).then((sandbox) => {
+        // Commands that would run unconfined are each reviewed; say so once, up front.
+        if (sandbox.runtime.shellKind === "unavailable" && output === "text") {
+          write.err(`tern: warning: ${sandbox.runtime.shellNote}\n`);
+        }
+        return sandbox;
       })
     );
   let preloading = false;

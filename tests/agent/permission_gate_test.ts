@@ -192,6 +192,14 @@ Deno.test("PermissionGate masks secrets in tool output and in the audit record",
     const bash = await box.call("bash", { command: `cat leak.txt; echo ${SECRET}` });
     ok(bash.status === "SUCCEEDED" && !bash.output.includes(SECRET), JSON.stringify(bash));
     ok(!JSON.stringify(box.audit).includes(SECRET), "the audit log holds the secret");
+    // Streamed progress (what the screen shows) is masked too, even split across pieces.
+    const pieces: string[] = [];
+    const streamed = await box.tools.get("bash")!.run(
+      { command: `printf '%s' ${SECRET.slice(0, 10)}; sleep 0.2; echo ${SECRET.slice(10)}` },
+      { workspace: box.ws, signal: new AbortController().signal, update: (t) => pieces.push(t) },
+    );
+    equal(streamed.status, "SUCCEEDED");
+    ok(pieces.length > 0 && !pieces.join("").includes(SECRET), JSON.stringify(pieces));
   });
 });
 
