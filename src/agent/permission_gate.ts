@@ -293,6 +293,7 @@ export class PermissionGate {
         shell,
         roots: fileRoots(runtime.profile.grants),
       });
+      if (tool.name === "bash" && !facts.shell?.readOnly) runtime.shellTreeChanged();
     }
     const rest = stream.flush();
     if (rest !== "") ctx.update?.(rest);

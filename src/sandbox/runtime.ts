@@ -44,6 +44,8 @@ export interface SandboxRuntime {
   readonly shellKind: ShellKind;
   /** Why shell commands are not in bubblewrap, when they are not. */
   readonly shellNote?: string;
+  /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
+  shellTreeChanged(): void;
   /** Replaces the grants added on top of the profile; restarts the worker when they change. */
   setExtraGrants(extra: Partial<Grants>): Promise<void>;
   /** Exactly what starts: the worker's command line and bubblewrap's arguments. */
@@ -140,9 +142,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       env: { ...env, ...passed },
     };
   };
-  // The plan is rebuilt per command: a repository cloned a moment ago gets its .git protected.
+  // The plan (with its scan for .git folders, up to ~0.5 s in a big tree) is kept until a
+  // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a
+  // repository cloned a moment ago gets its .git protected.
+  let plan: Promise<ShellPlan> | undefined;
+  const currentPlan = () => plan ??= planFor();
   const bwrapShell: ShellRunner = async (command, run) =>
-    await createBwrapRunner(await planFor(), { bwrapPath: options.bwrapPath })(command, run);
+    await createBwrapRunner(await currentPlan(), { bwrapPath: options.bwrapPath })(command, run);
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
 
   // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
@@ -160,7 +166,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (options.warm) worker.start().catch(() => {});
 
   let lastPlan: ShellPlan | undefined;
-  if (shellKind === "bwrap") lastPlan = await planFor();
+  if (shellKind === "bwrap") lastPlan = await currentPlan();
   return {
     workspace: options.workspace,
     get profile() {
@@ -177,7 +183,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       const changed = JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
       profile = widened;
       if (changed && !options.noSandbox) worker.restart(profile.grants);
-      if (shellKind === "bwrap") lastPlan = await planFor();
+      plan = undefined;
+      if (shellKind === "bwrap") lastPlan = await currentPlan();
+    },
+    shellTreeChanged() {
+      plan = undefined;
     },
     explain() {
       return {

@@ -310,3 +310,19 @@ Deno.test("PermissionGate: without bubblewrap a command never runs silently, eve
     equal(box.audit[0].sandbox, "none");
   });
 });
+
+Deno.test("PermissionGate: a repository created by one command has its .git read-only in the next", async () => {
+  await withGate({ mode: "bypass" }, async (box) => {
+    const made = await box.call("bash", { command: "mkdir -p sub/.git/hooks" });
+    ok(made.status === "SUCCEEDED" && made.output.endsWith("exit code: 0"), JSON.stringify(made));
+    const hook = await box.call("bash", { command: "echo evil > sub/.git/hooks/pre-commit" });
+    ok(
+      hook.status === "SUCCEEDED" && /Read-only file system/.test(hook.output),
+      JSON.stringify(hook),
+    );
+    await Deno.stat(join(box.ws, "sub/.git/hooks/pre-commit")).then(
+      () => ok(false, "the hook was written"),
+      (error) => ok(error instanceof Deno.errors.NotFound),
+    );
+  });
+});
