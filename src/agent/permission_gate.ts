@@ -4,7 +4,6 @@
  * "ask" → run confined (tool worker, or bubblewrap through `ctx.shell`) → mask secrets →
  * audit. Tools stay unaware of it; the gate wraps them.
  */
-import { relative } from "node:path";
 import type { EmitFn } from "../core/events.ts";
 import type { Observation } from "../core/observation.ts";
 import type { ReviewMode } from "../config/schema.ts";
@@ -19,10 +18,9 @@ import {
 } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { SandboxRuntime } from "../sandbox/runtime.ts";
-import type { Grants } from "../sandbox/types.ts";
 import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
-import { classifyShell } from "../sandbox/shell/classify.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
+import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 
 /** Tools whose file work runs in the confined worker when there is one. */
 const WORKER_TOOLS: ReadonlySet<string> = new Set([
@@ -324,60 +322,4 @@ export class PermissionGate {
     });
     return observation;
   }
-}
-
-/** The facts the policy needs: the command's risk for bash, the path for file tools. */
-export async function analyseCall(
-  tool: Pick<Tool, "name" | "readOnly">,
-  args: unknown,
-  workspace: string,
-): Promise<CallFacts> {
-  const facts: CallFacts = { tool: tool.name, readOnlyTool: tool.readOnly };
-  const fields = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
-  if (tool.name === "bash" && typeof fields.command === "string") {
-    facts.shell = await classifyShell(fields.command);
-  } else if (typeof fields.path === "string") {
-    const rel = relative(workspace, resolveLoose(workspace, fields.path));
-    facts.path = rel === "" ? "." : rel;
-  }
-  return facts;
-}
-
-/** The granted read and write paths as the file tools' extra roots ("all" is `/`). */
-function fileRoots(grants: Grants): { read: readonly string[]; write: readonly string[] } {
-  const paths = (granted: readonly string[] | "all") => granted === "all" ? ["/"] : granted;
-  return { read: paths(grants.read), write: paths(grants.write) };
-}
-
-function resolveLoose(workspace: string, path: string): string {
-  return path.startsWith("/") ? path : `${workspace}/${path}`;
-}
-
-function reviewRequestFor(
-  tool: string,
-  args: unknown,
-  facts: CallFacts,
-  verdict: Verdict,
-  profile: string,
-  masker: SecretMasker,
-): ReviewRequest {
-  const fields = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
-  const summary = tool === "bash" && typeof fields.command === "string"
-    ? fields.command
-    : `${tool} ${facts.path ?? ""}`.trim();
-  return {
-    tool,
-    args: masker.maskDeep(args),
-    summary: masker.mask(summary),
-    reason: verdict.reason,
-    profile,
-    rememberable: approvalKey(facts) !== undefined,
-  };
-}
-
-function maskObservation(observation: Observation, masker: SecretMasker): Observation {
-  if (observation.status === "SUCCEEDED") {
-    return { ...observation, output: masker.mask(observation.output) };
-  }
-  return { ...observation, message: masker.mask(observation.message) };
 }

@@ -4,7 +4,7 @@
  * bubblewrap arguments, rules, classifier, policy).
  */
 import { loadConfig } from "../config/mod.ts";
-import { analyseCall } from "../agent/permission_gate.ts";
+import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
 import { compileRules } from "../sandbox/rules.ts";
 import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";

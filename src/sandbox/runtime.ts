@@ -146,7 +146,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a
   // repository cloned a moment ago gets its .git protected.
   let plan: Promise<ShellPlan> | undefined;
-  const currentPlan = () => plan ??= planFor();
+  /** The plan last built: what `explain()` shows. */
+  let lastPlan: ShellPlan | undefined;
+  const currentPlan = () => plan ??= planFor().then((built) => lastPlan = built);
   const bwrapShell: ShellRunner = async (command, run) =>
     await createBwrapRunner(await currentPlan(), { bwrapPath: options.bwrapPath })(command, run);
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
@@ -165,8 +167,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // A worker that fails to start reports it on the first call, with the reason.
   if (options.warm) worker.start().catch(() => {});
 
-  let lastPlan: ShellPlan | undefined;
-  if (shellKind === "bwrap") lastPlan = await currentPlan();
+  if (shellKind === "bwrap") await currentPlan();
   return {
     workspace: options.workspace,
     get profile() {
@@ -184,7 +185,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       profile = widened;
       if (changed && !options.noSandbox) worker.restart(profile.grants);
       plan = undefined;
-      if (shellKind === "bwrap") lastPlan = await currentPlan();
+      if (shellKind === "bwrap") await currentPlan();
     },
     shellTreeChanged() {
       plan = undefined;
