@@ -32,6 +32,16 @@ export interface RunTurnOptions {
   maxRounds?: number;
   maxTokens?: number;
   temperature?: number;
+  /**
+   * Receives every message the turn adds to the conversation, in conversation order, the
+   * assistant's with the usage of its model call. Called synchronously; must not throw.
+   */
+  onMessage?: (message: Message, usage?: Usage) => void;
+  /**
+   * Called before every model call with the conversation so far; a returned array replaces it
+   * (compaction). Must not throw: a failed compaction returns undefined.
+   */
+  prepare?: (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined>;
 }
 
 export interface TurnResult {
@@ -58,6 +68,10 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const signal = options.signal ?? new AbortController().signal;
   const maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
   const messages = [...options.messages];
+  const add = (message: Message, usage?: Usage) => {
+    messages.push(message);
+    options.onMessage?.(message, usage);
+  };
   const failures = new FailureStreak();
   let usage = emptyUsage();
   let rounds = 0;
@@ -74,6 +88,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   emit({ type: "turn_start", model, maxRounds });
   while (rounds < maxRounds) {
     if (signal.aborted) return finish("CANCELLED", "Cancelled before the model call");
+    const prepared = await options.prepare?.(messages, signal);
+    if (prepared) messages.splice(0, messages.length, ...prepared);
+    if (signal.aborted) return finish("CANCELLED", "Cancelled before the model call");
     rounds++;
     const round = rounds;
     emit({ type: "round_start", round });
@@ -89,20 +106,20 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     const calls = message.toolCalls ?? [];
     if (finishReason === "length") {
       // Arguments cut off by the limit cannot be trusted: keep the text, drop the calls.
-      messages.push({ role: "assistant", content: message.content });
+      add({ role: "assistant", content: message.content }, reply.usage);
       emit({ type: "assistant_message", round, message, usage: reply.usage });
       return finish("LENGTH_LIMIT", "The model hit its output token limit");
     }
     if (message.content === "" && calls.length === 0) {
       return finish("EMPTY_RESPONSE", "The model returned neither text nor tool calls");
     }
-    messages.push(message);
+    add(message, reply.usage);
     emit({ type: "assistant_message", round, message, usage: reply.usage });
     if (calls.length === 0) return finish("COMPLETED");
 
     const results = await runToolCalls(calls, { tools, emit, signal, round, options });
     for (const { call, observation } of results) {
-      messages.push(toolMessage(call, observation));
+      add(toolMessage(call, observation));
       toolCalls++;
       failures.record(call, observation);
     }

@@ -20,6 +20,7 @@ import type { CompiledRule } from "../sandbox/rules.ts";
 import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
+import type { PermissionChange } from "../session/types.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 
 /** Tools whose file work runs in the confined worker when there is one. */
@@ -60,6 +61,8 @@ export interface GateOptions {
   /** Receives one record per call; never throws (audit failures are reported, not fatal). */
   audit?: (record: AuditRecord) => void;
   session?: string;
+  /** Told of every approval or grant that lasts for the session, to record it. */
+  onPermissionChange?: (change: PermissionChange) => void;
 }
 
 /** Approvals and grants that last for the session, shared by every gated tool. */
@@ -165,6 +168,9 @@ export class PermissionGate {
         withoutSandbox: request.withoutSandbox,
       };
       (options.scope === "session" ? this.#sessionGrants : this.#turnGrants).push(grant);
+      if (options.scope === "session") {
+        this.#options.onPermissionChange?.({ kind: "grant", ...grant });
+      }
       await this.#apply();
     }
     this.#options.audit?.({
@@ -185,6 +191,21 @@ export class PermissionGate {
       durationMs: Math.round(performance.now() - started),
     });
     return outcome;
+  }
+
+  /**
+   * Restores the session's approvals and grants from a resumed session, without review (they
+   * were reviewed when given). Widens the sandbox once.
+   */
+  async restore(changes: readonly PermissionChange[]): Promise<void> {
+    for (const change of changes) {
+      if (change.kind === "approval") this.sessionApprovals.add(change.key);
+      else {
+        const { extra, keys, withoutSandbox } = change;
+        this.#sessionGrants.push({ extra, keys, withoutSandbox });
+      }
+    }
+    if (this.#sessionGrants.length > 0) await this.#apply();
   }
 
   /** Drops what was granted for this turn only. */
@@ -255,7 +276,10 @@ export class PermissionGate {
       decidedBy = outcome.by;
       reason = outcome.reason;
       const key = approvalKey(facts);
-      if (outcome.allow && outcome.remember && key !== undefined) this.sessionApprovals.add(key);
+      if (outcome.allow && outcome.remember && key !== undefined) {
+        this.sessionApprovals.add(key);
+        this.#options.onPermissionChange?.({ kind: "approval", key });
+      }
       emit({ type: "permission_decision", callId, allow: allowed, by: outcome.by, reason });
     }
     let observation: Observation;

@@ -14,6 +14,7 @@ import type { AskPerson } from "../sandbox/review.ts";
 import { type CompiledRule, compileRules } from "../sandbox/rules.ts";
 import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
+import type { PermissionChange } from "../session/types.ts";
 import { type BuiltinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 
@@ -49,6 +50,14 @@ export interface AgentSandboxOptions {
   warm?: boolean;
   /** The rules, already compiled (`checkSandboxConfig`); compiled here when absent. */
   rules?: CompiledRule[];
+  /** Folders the file tools may read whatever the profile (the session's saved results). */
+  extraRead?: string[];
+  /** Approvals and grants of a resumed session, restored without review. */
+  permissions?: readonly PermissionChange[];
+  /** Told of each approval or grant that lasts for the session. */
+  onPermissionChange?: (change: PermissionChange) => void;
+  /** The session id audit records carry (default: the run id). */
+  sessionId?: string;
 }
 
 export interface AgentSandbox {
@@ -79,6 +88,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     auditDir: auditDir(config.ternHome),
     runId,
     warm: options.warm,
+    extraRead: options.extraRead,
   }).catch((error) => {
     // An unknown profile name is a configuration mistake: exit code 2 with the known names.
     if (error instanceof RangeError) throw new ConfigError(error.message, { key: "profile" });
@@ -108,8 +118,10 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
         console.error(`tern: cannot write the audit log "${path}": ${error}`);
       });
     },
-    session: runId,
+    session: options.sessionId ?? runId,
+    onPermissionChange: options.onPermissionChange,
   });
+  if (options.permissions?.length) await gate.restore(options.permissions);
   const tools = new ToolRegistry([
     ...builtinTools(options.loadTools).map((tool) => gate.wrap(tool)),
     createRequestPermissionsTool(gate),

@@ -20,7 +20,16 @@ export interface TurnOptions {
   mode?: ReviewMode;
   noSandbox?: boolean;
   output: OutputFormat;
+  /** Continue the newest session of the workspace. */
+  continue?: boolean;
+  /** Resume a session by id, id prefix or path ("" when given without a value). */
+  resume?: string;
+  /** Continue from this entry of the session (starts a branch). */
+  from?: string;
 }
+
+/** What `tern sessions` does. */
+export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "compact";
 
 export type ReviewMode = "ask" | "auto" | "bypass";
 
@@ -32,6 +41,18 @@ export type CommandLine =
   | { command: "sandbox-check"; call: string; options: TurnOptions }
   | { command: "audit"; session?: string; json: boolean; options: TurnOptions }
   | { command: "doctor"; options: TurnOptions }
+  | {
+    command: "sessions";
+    action: SessionsAction;
+    /** Session id, id prefix or path (list: none). */
+    session?: string;
+    /** fork: the entry to fork at. */
+    entry?: string;
+    all: boolean;
+    json: boolean;
+    focus?: string;
+    options: TurnOptions;
+  }
   | { command: "help" }
   | { command: "version" }
   | { command: "interactive"; options: TurnOptions };
@@ -61,6 +82,13 @@ Commands:
   audit [session]        print the audit log of the newest run (or of that session/file);
                          --json prints the records
   doctor                 check the sandbox (bubblewrap, Deno) and the configuration
+  sessions list          sessions of this directory, newest first (--all: every directory)
+  sessions show <id>     a session's settings, usage and current transcript
+  sessions tree <id>     every entry of a session as a tree (branches, labels, the leaf)
+  sessions fork <id> [entry]
+                         copy the path to the leaf (or to entry) into a new session
+  sessions export <id>   the current transcript as Markdown (--json: the entries as JSON)
+  sessions compact <id>  summarise the older part of a session now (--focus <text>)
   help                   print this help
 
 Options:
@@ -78,6 +106,10 @@ Options:
                          bypass (no review; the sandbox still applies)
       --no-sandbox       run tools with no sandbox at all (review still applies)
   -o, --output <format>  text (default), json (one final object) or stream-json (events)
+  -c, --continue         continue the newest session of this directory
+  -r, --resume <id>      continue a session by id, id prefix or path
+      --from <entry>     with --continue or --resume: continue from that entry of the
+                         session (a new branch; see \`tern sessions tree\`)
   -V, --version          print the version
   -h, --help             print this help
 
@@ -103,11 +135,33 @@ const OPTIONS = {
   mode: { type: "string" },
   "no-sandbox": { type: "boolean" },
   json: { type: "boolean" },
+  continue: { type: "boolean", short: "c" },
+  resume: { type: "string", short: "r" },
+  from: { type: "string" },
+  all: { type: "boolean" },
+  focus: { type: "string" },
   version: { type: "boolean", short: "V" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-const COMMANDS = new Set(["run", "demo", "config", "help", "sandbox", "audit", "doctor"]);
+const COMMANDS = new Set([
+  "run",
+  "demo",
+  "config",
+  "help",
+  "sandbox",
+  "audit",
+  "doctor",
+  "sessions",
+]);
+const SESSIONS_ACTIONS: readonly SessionsAction[] = [
+  "list",
+  "show",
+  "tree",
+  "fork",
+  "export",
+  "compact",
+];
 const MODES: readonly ReviewMode[] = ["ask", "auto", "bypass"];
 const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 
@@ -115,7 +169,12 @@ const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 export function parseCommandLine(args: string[]): CommandLine {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: bareResume(args),
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const unknown = /^Unknown option '([^']+)'/.exec(message);
@@ -152,6 +211,13 @@ export function parseCommandLine(args: string[]): CommandLine {
     }
     return { command: "audit", session: rest[0], json: values.json ?? false, options };
   }
+  if (first === "sessions") {
+    return sessionsCommand(rest, {
+      all: values.all ?? false,
+      json: values.json ?? false,
+      focus: values.focus,
+    }, options);
+  }
   if (first === "doctor") {
     if (rest.length > 0) {
       throw new UsageError(`Unexpected arguments after doctor: "${rest.join(" ")}"`);
@@ -184,6 +250,49 @@ function sandboxCommand(rest: string[], options: TurnOptions): CommandLine {
   );
 }
 
+function sessionsCommand(
+  rest: string[],
+  flags: { all: boolean; json: boolean; focus?: string },
+  options: TurnOptions,
+): CommandLine {
+  const [action = "list", session, entry, ...extra] = rest;
+  if (!SESSIONS_ACTIONS.includes(action as SessionsAction)) {
+    throw new UsageError(
+      `Unknown sessions subcommand "${action}": expected ${SESSIONS_ACTIONS.join(", ")}`,
+    );
+  }
+  const most = action === "list" ? 0 : action === "fork" ? 2 : 1;
+  const given = [session, entry, ...extra].filter((word) => word !== undefined);
+  if (given.length > most) {
+    throw new UsageError(
+      `Unexpected arguments after sessions ${action}: "${given.slice(most).join(" ")}"`,
+    );
+  }
+  if (action !== "list" && session === undefined) {
+    throw new UsageError(
+      `Missing session for "sessions ${action}": give its id (see \`tern sessions list\`)`,
+    );
+  }
+  return {
+    command: "sessions",
+    action: action as SessionsAction,
+    session,
+    entry,
+    ...flags,
+    options,
+  };
+}
+
+/** A `--resume`/`-r` with no value (last, or followed by an option) becomes `--resume=`. */
+function bareResume(args: string[]): string[] {
+  const end = args.includes("--") ? args.indexOf("--") : args.length;
+  return args.map((arg, i) => {
+    const bare = i < end && (arg === "--resume" || arg === "-r");
+    const next = args[i + 1];
+    return bare && (next === undefined || next.startsWith("-")) ? "--resume=" : arg;
+  });
+}
+
 function requireTask(task: string): string {
   if (task.trim() === "") throw new UsageError("The task is empty: say what tern should do");
   return task;
@@ -209,6 +318,9 @@ function turnOptions(values: Values): TurnOptions {
     mode: reviewMode(values.mode),
     noSandbox: values["no-sandbox"],
     output: output as OutputFormat,
+    continue: values.continue,
+    resume: values.resume,
+    from: values.from,
   };
 }
 

@@ -7,6 +7,7 @@ import { ScriptedProvider, type ScriptedReply } from "../llm/scripted.ts";
 import { exitCodeFor } from "./exit_codes.ts";
 import { processWriters, readEnv, runTaskWith } from "./run.ts";
 import { styleFor } from "./output/style.ts";
+import { DEFAULTS } from "../config/mod.ts";
 
 const TASK = "Look around this project, then add src/greet.ts exporting greet(name) " +
   "and check the file by reading it back.";
@@ -52,6 +53,9 @@ export async function runDemo(): Promise<number> {
         rules: [],
         ternHome,
         reviewTimeoutMs: 10_000,
+        contextWindow: DEFAULTS.contextWindow,
+        compactAt: DEFAULTS.compactAt,
+        toolResultChars: DEFAULTS.toolResultChars,
       },
       write: {
         out: () => {}, // the answer is printed under RESULT below

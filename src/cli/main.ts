@@ -59,6 +59,10 @@ async function dispatch(line: CommandLine): Promise<number> {
         write: (text) => Deno.stdout.writeSync(new TextEncoder().encode(text)),
       });
     }
+    case "sessions": {
+      const { runSessionsCommand } = await import("./sessions.ts");
+      return await runSessionsCommand(line, toRunFlags(line.options));
+    }
     case "doctor": {
       const { runDoctor } = await import("./doctor.ts");
       return await runDoctor(toRunFlags(line.options));
@@ -74,6 +78,7 @@ function toRunFlags(options: TurnOptions): RunFlags {
   return {
     cwd: options.cwd ?? Deno.cwd(),
     output: options.output,
+    session: { continue: options.continue, resume: options.resume, from: options.from },
     config: {
       model: options.model,
       baseUrl: options.baseUrl,

@@ -19,33 +19,71 @@ import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
 import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
 import { styleFor } from "./output/style.ts";
+import { compactionHook, compactionSettings, recordMessages } from "../agent/session_turn.ts";
+import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
+import type { CompiledRule } from "../sandbox/rules.ts";
+import { Session } from "../session/session.ts";
+import { VERSION } from "../version.ts";
+import {
+  applySessionSettings,
+  openRunSession,
+  recordSettings,
+  type SessionChoice,
+} from "./run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
 
 export interface RunFlags {
   cwd: string;
   output: OutputFormat;
   config: ConfigFlags;
+  /** Continue the newest session here, or resume a chosen one. */
+  session?: SessionChoice;
 }
 
 /** Runs `task` once and returns the exit code for its exit reason. */
 export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
-  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
-  const provider = createProvider(config);
-  const result = await runTaskWith({
-    task,
+  const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
+  const session = await openRunSession(flags.session ?? {}, {
+    ternHome: loaded.config.ternHome,
     workspace,
-    config,
-    provider,
-    output: flags.output,
-    person: flags.output === "text" ? terminalPerson() : undefined,
   });
-  return exitCodeFor(result.exitReason);
+  try {
+    const config = applySessionSettings(loaded.config, loaded.sources, session.state());
+    const provider = createProvider(config);
+    const result = await runTaskWith({
+      task,
+      workspace,
+      config,
+      provider,
+      output: flags.output,
+      person: flags.output === "text" ? terminalPerson() : undefined,
+      session,
+    });
+    if (flags.output === "text") {
+      processWriters().err(
+        `tern: session ${session.id.slice(0, 8)} (continue it with tern run -c "…")\n`,
+      );
+    }
+    return exitCodeFor(result.exitReason);
+  } finally {
+    session.close();
+  }
 }
 
 /** The settings a turn needs; the rest of the config is the provider's business. */
 export type TurnConfig =
-  & Pick<TernConfig, "model" | "maxRounds" | "maxTokens" | "temperature" | "bashTimeoutMs">
+  & Pick<
+    TernConfig,
+    | "model"
+    | "maxRounds"
+    | "maxTokens"
+    | "temperature"
+    | "bashTimeoutMs"
+    | "contextWindow"
+    | "compactAt"
+    | "toolResultChars"
+  >
   & SandboxConfig;
 
 export interface RunTaskOptions {
@@ -60,21 +98,47 @@ export interface RunTaskOptions {
   person?: AskPerson;
   /** The environment shell commands draw their allowlisted variables from. */
   env?: Readonly<Record<string, string>>;
+  /** The session to continue; a new one in the tern directory when absent (closed at the end). */
+  session?: Session;
 }
 
 /** Runs one turn with an already built provider; shared by `run` and `demo`. */
 export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> {
-  const { task, workspace, config, provider, output } = options;
+  const { workspace, config, output } = options;
   const write = options.write ?? processWriters();
+  const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));
+  const session = options.session ??
+    await Session.create(config.ternHome, { cwd: workspace, ternVersion: VERSION });
+  try {
+    if (output === "text") {
+      for (const warning of session.warnings) write.err(`tern: ${warning}\n`);
+    }
+    return await runInSession(options, session, rules, write);
+  } finally {
+    if (options.session === undefined) session.close();
+  }
+}
+
+async function runInSession(
+  options: RunTaskOptions,
+  session: Session,
+  rules: CompiledRule[],
+  write: { out: (text: string) => void; err: (text: string) => void },
+): Promise<TurnResult> {
+  const { task, workspace, config, provider, output } = options;
   const loadTools = builtinLoader({ bashTimeoutMs: config.bashTimeoutMs });
   const home = readEnv("HOME");
-  const rules = await checkSandboxConfig(config, workspace, home);
+  const state = session.state();
+  const resultsDir = toolResultsDir(session.path);
   const render = createEmitter(output, write);
   // The sandbox (worker, bubblewrap probe, audit log) is built once the first request is out:
   // the request needs only the tools' specs, and building it first would delay it.
   let opening: Promise<AgentSandbox> | undefined;
   const openSandbox = () =>
-    opening ??= import("./agent_sandbox.ts").then(({ openAgentSandbox }) =>
+    opening ??= Promise.all([
+      import("./agent_sandbox.ts"),
+      Deno.mkdir(resultsDir, { recursive: true, mode: 0o700 }),
+    ]).then(([{ openAgentSandbox }]) =>
       openAgentSandbox({
         config,
         workspace,
@@ -87,6 +151,10 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
         loadTools,
         warm: true,
         rules,
+        extraRead: [resultsDir],
+        permissions: state.permissions,
+        onPermissionChange: (change) => session.append({ type: "permission", change }),
+        sessionId: session.id,
       }).then((sandbox) => {
         // Commands that would run unconfined are each reviewed; say so once, up front.
         if (sandbox.runtime.shellKind === "unavailable" && output === "text") {
@@ -106,6 +174,7 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     }
     render(event);
   };
+  const budget = { limit: config.toolResultChars, dir: resultsDir };
   const tools = new ToolRegistry(
     sandboxedToolSpecs().map((spec) => ({
       ...spec,
@@ -121,10 +190,14 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
             message: `Cannot start the sandbox: ${detail}`,
           };
         }
-        return await sandbox.tools.get(spec.name)!.run(args, ctx);
+        const observation = await sandbox.tools.get(spec.name)!.run(args, ctx);
+        return await applyToolResultBudget(observation, ctx.callId ?? "call", budget);
       },
     })),
   );
+  recordSettings(session, state, config);
+  const user: Message = { role: "user", content: task };
+  session.append({ type: "message", message: user });
   const messages: Message[] = [
     {
       role: "system",
@@ -134,7 +207,8 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
         today: new Date().toISOString().slice(0, 10),
       }),
     },
-    { role: "user", content: task },
+    ...state.items.map((item) => item.message),
+    user,
   ];
   const controller = new AbortController();
   const onInterrupt = () => {
@@ -155,12 +229,30 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
       maxRounds: config.maxRounds,
       maxTokens: config.maxTokens,
       temperature: config.temperature,
+      onMessage: recordMessages(session),
+      prepare: compactionHook(session, {
+        provider,
+        model: config.model,
+        settings: compactionSettings(config.contextWindow, config.compactAt),
+        emit,
+        tools: () => tools.specs(),
+      }),
     });
     if (output === "json") {
       const { exitReason, text, rounds, toolCalls, usage, error } = result;
       const audit = await openSandbox().then((sandbox) => sandbox.auditPath, () => undefined);
       write.out(
-        JSON.stringify({ exitReason, text, rounds, toolCalls, usage, error, audit }) + "\n",
+        JSON.stringify({
+          exitReason,
+          text,
+          rounds,
+          toolCalls,
+          usage,
+          error,
+          session: session.id,
+          sessionPath: session.path,
+          audit,
+        }) + "\n",
       );
     }
     return result;
@@ -245,7 +337,8 @@ export function readEnv(name: string): string | undefined {
   }
 }
 
-function createProvider(config: TernConfig): Provider {
+/** The provider for the configured base URL. @throws {TernError} without a key for api.openai.com. */
+export function createProvider(config: TernConfig): Provider {
   if (config.apiKey === undefined && new URL(config.baseUrl).hostname === "api.openai.com") {
     throw new TernError(
       "No API key for api.openai.com: set TERN_API_KEY (or OPENAI_API_KEY) in the environment " +

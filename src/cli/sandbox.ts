@@ -3,6 +3,7 @@
  * with one call, computed by the same code the agent runs (profile compiler, worker flags,
  * bubblewrap arguments, rules, classifier, policy).
  */
+import { join } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
@@ -18,7 +19,10 @@ import { EXIT_USAGE } from "./exit_codes.ts";
 export async function explainSandbox(flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
-  const runtime = await openRuntime(workspace, config);
+  // A run also lets the file tools read its session's saved tool results: shown as a pattern.
+  const runtime = await openRuntime(workspace, config, "explain", [
+    join(config.ternHome, "sessions", "<cwd>", "<session>", "tool-results"),
+  ]);
   try {
     const explanation = runtime.explain();
     if (flags.output !== "text") {
@@ -147,6 +151,7 @@ export async function openRuntime(
   workspace: string,
   config: Awaited<ReturnType<typeof loadConfig>>["config"],
   runId = "explain",
+  extraRead?: string[],
 ): Promise<SandboxRuntime> {
   try {
     return await createSandbox({
@@ -159,6 +164,7 @@ export async function openRuntime(
       env: shellSourceEnv(),
       handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
       runId,
+      extraRead,
     });
   } catch (error) {
     if (error instanceof RangeError) throw new TernError(error.message, { exitCode: EXIT_USAGE });

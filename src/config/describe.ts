@@ -11,6 +11,9 @@ const ORDER: ReadonlyArray<keyof TernConfig> = [
   "requestTimeoutMs",
   "idleTimeoutMs",
   "bashTimeoutMs",
+  "contextWindow",
+  "compactAt",
+  "toolResultChars",
   "ternHome",
 ];
 

@@ -117,6 +117,9 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     mode: settings.mode,
     noSandbox: settings.noSandbox,
     reviewTimeoutMs: settings.reviewTimeoutMs,
+    contextWindow: settings.contextWindow,
+    compactAt: settings.compactAt,
+    toolResultChars: settings.toolResultChars,
     profiles,
     rules,
   };

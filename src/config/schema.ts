@@ -38,6 +38,12 @@ export interface TernConfig {
   profiles: Record<string, CustomProfile>;
   /** Allow/ask/deny rules, user config first, then the project's (config files only). */
   rules: PermissionRule[];
+  /** The model's context window in tokens; the budget compaction keeps the request under. */
+  contextWindow: number;
+  /** Compact before a model call once the request is over this fraction of the window. */
+  compactAt: number;
+  /** A tool result longer than this (characters) is saved to a file and previewed. */
+  toolResultChars: number;
 }
 
 /** Review modes: ASK a person, AUTO a reviewer model, BYPASS no review. */
@@ -99,6 +105,9 @@ export const DEFAULTS = {
   mode: "ask",
   noSandbox: false,
   reviewTimeoutMs: 30_000,
+  contextWindow: 128_000,
+  compactAt: 0.8,
+  toolResultChars: 30_000,
 } as const satisfies Partial<TernConfig>;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -138,6 +147,9 @@ export const RULES = {
   noSandbox: { kind: "boolean" },
   reviewModel: { kind: "text" },
   reviewTimeoutMs: { kind: "integer", min: 1 },
+  contextWindow: { kind: "integer", min: 4_000 },
+  compactAt: { kind: "number", min: 0.1, max: 0.95 },
+  toolResultChars: { kind: "integer", min: 2_000 },
 } as const satisfies Record<string, Rule>;
 
 /** A key a config file may set. */
@@ -159,6 +171,9 @@ export interface Settings {
   noSandbox?: boolean;
   reviewModel?: string;
   reviewTimeoutMs?: number;
+  contextWindow?: number;
+  compactAt?: number;
+  toolResultChars?: number;
   profiles?: Record<string, CustomProfile>;
   rules?: PermissionRule[];
 }
@@ -224,6 +239,9 @@ export const expectations: Record<SettingKey, string> = {
   noSandbox: "true or false (in the environment: 1, 0, true, false, yes or no)",
   reviewModel: "a non-empty string",
   reviewTimeoutMs: "a positive integer (milliseconds)",
+  contextWindow: "an integer of at least 4000 (tokens)",
+  compactAt: "a number from 0.1 to 0.95 (a fraction of the context window)",
+  toolResultChars: "an integer of at least 2000 (characters)",
 };
 
 /** Keys whose rejected values must not be echoed, because they may hold a secret. */
@@ -255,6 +273,9 @@ export const ENV_VARIABLES: ReadonlyArray<{ key: SettingKey; names: readonly str
   { key: "noSandbox", names: ["TERN_NO_SANDBOX"] },
   { key: "reviewModel", names: ["TERN_REVIEW_MODEL"] },
   { key: "reviewTimeoutMs", names: ["TERN_REVIEW_TIMEOUT_MS"] },
+  { key: "contextWindow", names: ["TERN_CONTEXT_WINDOW"] },
+  { key: "compactAt", names: ["TERN_COMPACT_AT"] },
+  { key: "toolResultChars", names: ["TERN_TOOL_RESULT_CHARS"] },
 ];
 
 /**

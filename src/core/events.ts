@@ -51,6 +51,17 @@ export type AgentEvent =
     durationMs: number;
   }
   | {
+    type: "compaction";
+    /** Estimated tokens of the conversation before and after. */
+    tokensBefore: number;
+    tokensAfter: number;
+    /** Messages the summary replaced. */
+    summarised: number;
+    /** True when the summary model call failed and a deterministic summary was used. */
+    fallback: boolean;
+    error?: string;
+  }
+  | {
     type: "turn_end";
     exitReason: ExitReason;
     text: string;

@@ -86,6 +86,11 @@ export interface CreateSandboxOptions {
   warm?: boolean;
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
+  /**
+   * Directories the file tools may also read, whatever the profile (the session's saved tool
+   * outputs). Shell commands do not see them.
+   */
+  extraRead?: string[];
 }
 
 /**
@@ -102,6 +107,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       home: options.home,
       custom: options.custom,
     });
+    if (options.extraRead?.length) {
+      base = { ...base, grants: widenGrants(base.grants, { read: options.extraRead }) };
+    }
   } catch (error) {
     await Deno.remove(tmp, { recursive: true });
     throw error;

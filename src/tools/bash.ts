@@ -9,7 +9,7 @@ export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 /** Largest `timeout_ms` accepted, in milliseconds. */
 export const MAX_BASH_TIMEOUT_MS = 600_000;
 /** Output shown to the model at most, in characters; the head and the tail are kept. */
-export const MAX_BASH_OUTPUT_CHARS = 30_000;
+export const MAX_BASH_OUTPUT_CHARS = 400_000;
 
 /** The parameters schema, with `defaultMs` as the stated default timeout. */
 function bashSchema(defaultMs: number) {
@@ -35,7 +35,7 @@ stdin is closed, so interactive commands fail; secrets are not in the environmen
 Timeout ${defaultMs / 1000} s by default (max ${
     MAX_BASH_TIMEOUT_MS / 1000
   } s); on timeout everything the command started is killed.
-Background processes are stopped when the command ends. Output over ${MAX_BASH_OUTPUT_CHARS} characters keeps its beginning and end.
+Background processes are stopped when the command ends. Long output is shown as its beginning and end plus the path of a file holding all of it.
 Prefer read, grep, glob and edit for files.`;
 }
 

@@ -16,6 +16,7 @@ import { SecretMasker } from "../../src/sandbox/secrets.ts";
 import type { PermissionRule, ReviewMode } from "../../src/config/schema.ts";
 import { builtinLoader, builtinTools } from "../../src/tools/mod.ts";
 import type { Tool } from "../../src/tools/define.ts";
+import type { PermissionChange } from "../../src/session/types.ts";
 
 const SECRET = "sk-test-gate-0123456789abcdef";
 
@@ -38,6 +39,10 @@ async function withGate(
     rules?: PermissionRule[];
     profile?: string;
     bwrapPath?: string;
+    /** Receives the session-lasting approvals and grants. */
+    changes?: PermissionChange[];
+    /** Restored into the gate before `fn` runs. */
+    restore?: PermissionChange[];
   },
   fn: (box: Box) => Promise<void>,
 ): Promise<void> {
@@ -75,7 +80,9 @@ async function withGate(
     masker: new SecretMasker([SECRET]),
     emit: (event) => events.push(event),
     audit: (record) => audit.push(record),
+    onPermissionChange: (change) => options.changes?.push(change),
   });
+  if (options.restore) await gate.restore(options.restore);
   const tools = new Map<string, Tool>(
     [
       ...builtinTools(builtinLoader()).map((tool) => gate.wrap(tool)),
@@ -269,6 +276,32 @@ Deno.test("request_permissions widens the worker for the turn, and endTurn() nar
     const record = box.audit.find((r) => r.tool === "request_permissions");
     equal(record?.decision, "allow");
     equal(record?.decidedBy, "person");
+  });
+});
+
+Deno.test("PermissionGate reports session approvals and grants, and restore() brings them back", async () => {
+  const changes: PermissionChange[] = [];
+  let outside = "";
+  await withGate({ answers: ["session", "once"], changes }, async (box) => {
+    outside = box.outside;
+    equal((await box.call("bash", { command: "touch one.txt" })).status, "SUCCEEDED");
+    const granted = await box.call("request_permissions", {
+      reason: "compare with the sibling project",
+      read: [box.outside],
+      scope: "session",
+    });
+    equal(granted.status, "SUCCEEDED", JSON.stringify(granted));
+  });
+  equal(changes.length, 2, JSON.stringify(changes));
+  ok(changes[0].kind === "approval" && changes[0].key.includes("touch"), JSON.stringify(changes));
+  ok(changes[1].kind === "grant" && changes[1].extra.read.includes(outside));
+  // A new gate (a resumed session) with nobody to ask: the restored state decides.
+  await withGate({ restore: changes }, async (box) => {
+    const touched = await box.call("bash", { command: "touch two.txt" });
+    equal(touched.status, "SUCCEEDED", JSON.stringify(touched));
+    equal(box.audit[0].decidedBy, "session");
+    ok(readRoots(box).includes(outside), "the read grant is back");
+    expectError(await box.call("bash", { command: "rm two.txt" }), "POLICY_DENIED", /Not approved/);
   });
 });
 

@@ -16,6 +16,9 @@ Deno.test("parseCommandLine() reads run, -p and --once with their options", () =
       mode: undefined,
       noSandbox: undefined,
       output: "text",
+      continue: undefined,
+      resume: undefined,
+      from: undefined,
     },
   });
   const once = parseCommandLine(["-p", "do it", "-o", "json", "--base-url", "http://x/v1"]);
@@ -58,4 +61,41 @@ Deno.test("parseCommandLine() rejects bad usage with a UsageError naming the pro
       return message.test((error as Error).message);
     }, args.join(" "));
   }
+});
+
+Deno.test("parseCommandLine() reads --continue, --resume (with and without an id) and --from", () => {
+  const line = parseCommandLine(["run", "-c", "go on"]);
+  equal(line.command === "run" && line.options.continue, true);
+  const resumed = parseCommandLine(["run", "-r", "ab12", "--from", "e1", "go"]);
+  equal(resumed.command === "run" && resumed.options.resume, "ab12");
+  equal(resumed.command === "run" && resumed.options.from, "e1");
+  const bare = parseCommandLine(["run", "go", "--resume"]);
+  equal(bare.command === "run" && bare.options.resume, "");
+  const beforeOption = parseCommandLine(["--resume", "-m", "x", "run", "go"]);
+  equal(beforeOption.command === "run" && beforeOption.options.resume, "");
+  // After "--" nothing is rewritten.
+  const check = parseCommandLine(["sandbox", "check", "--", "tern", "--resume"]);
+  equal(check.command === "sandbox-check" && check.call, "tern --resume");
+});
+
+Deno.test("parseCommandLine() reads the sessions subcommands and rejects bad ones", () => {
+  deepEqual(parseCommandLine(["sessions"]), {
+    command: "sessions",
+    action: "list",
+    session: undefined,
+    entry: undefined,
+    all: false,
+    json: false,
+    focus: undefined,
+    options: parseCommandLine(["run", "x"]).command === "run"
+      ? (parseCommandLine(["run", "x"]) as { options: unknown }).options
+      : undefined,
+  });
+  const fork = parseCommandLine(["sessions", "fork", "abcd", "e1"]);
+  equal(fork.command === "sessions" && fork.entry, "e1");
+  const compact = parseCommandLine(["sessions", "compact", "abcd", "--focus", "tests"]);
+  equal(compact.command === "sessions" && compact.focus, "tests");
+  throws(() => parseCommandLine(["sessions", "show"]), /Missing session for "sessions show"/);
+  throws(() => parseCommandLine(["sessions", "prune"]), /Unknown sessions subcommand "prune"/);
+  throws(() => parseCommandLine(["sessions", "show", "a", "b"]), /Unexpected arguments/);
 });

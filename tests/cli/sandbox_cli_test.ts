@@ -129,7 +129,13 @@ Deno.test("tern sandbox explain prints exactly the worker and bubblewrap command
     equal(explain.code, 0, explain.stderr);
     const explained = JSON.parse(explain.stdout);
     const normal = (argv: string[]) =>
-      argv.map((arg) => arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>"));
+      argv.map((arg) =>
+        arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>")
+          .replace(
+            /\/sessions\/[^,/]+\/[^,/]+\/tool-results/g,
+            "/sessions/<cwd>/<session>/tool-results",
+          )
+      );
     ok(workerArgv, `no worker process was found during the run; list said: ${listResult}`);
     deepEqual(normal(workerArgv), normal(explained.worker));
     // Inside the sandbox, pid 1 is bubblewrap: its argv minus the command is what explain says.

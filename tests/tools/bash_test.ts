@@ -7,7 +7,7 @@ import {
   shellEnv,
 } from "../../src/sandbox/shell_runner.ts";
 import type { ShellRunner } from "../../src/sandbox/types.ts";
-import { createBashTool } from "../../src/tools/bash.ts";
+import { createBashTool, MAX_BASH_OUTPUT_CHARS } from "../../src/tools/bash.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { bwrap } from "../sandbox/_bwrap_helpers.ts";
 import { context, failed, succeeded, withSandbox } from "./_helpers.ts";
@@ -234,12 +234,12 @@ bwrapTest("bash() streams output through ctx.update", async () => {
 
 bwrapTest("bash() keeps the head and tail of long output and says what was cut", async () => {
   await withSandbox(async ({ ws }) => {
-    const obs = await call(bash, ws, { command: "seq 1 20000" });
+    const obs = await call(bash, ws, { command: "seq 1 100000" });
     const out = succeeded(obs);
     ok(out.startsWith("1\n2\n3\n"), out.slice(0, 20));
-    ok(out.endsWith("19999\n20000\nexit code: 0"), out.slice(-40));
+    ok(out.endsWith("99999\n100000\nexit code: 0"), out.slice(-40));
     ok(/\[\.\.\. \d+ characters \(\d+ lines\) cut \.\.\.\]/.test(out));
-    ok(out.length < 31_000, String(out.length));
+    ok(out.length < MAX_BASH_OUTPUT_CHARS + 1_000, String(out.length));
     ok(obs.status === "SUCCEEDED" && obs.details?.kind === "command" && obs.details.truncated);
   });
 });

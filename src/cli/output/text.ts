@@ -52,6 +52,17 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
           );
         }
         break;
+      case "compaction": {
+        endLine();
+        const how = event.fallback
+          ? style.red(`fallback summary (${firstLine(event.error ?? "the summary call failed")})`)
+          : "summary";
+        err(
+          `${style.cyan("•")} compacted ${event.summarised} messages: ` +
+            `${event.tokensBefore} → ${event.tokensAfter} tokens, ${how}\n`,
+        );
+        break;
+      }
       case "turn_end":
         endLine();
         if (event.exitReason !== "COMPLETED") {

@@ -1,0 +1,111 @@
+/**
+ * What ties a turn to its session: every message the loop adds is written as an entry, and
+ * before each model call the context is compacted (and the compaction written) once the
+ * request passes the configured share of the context window.
+ */
+import type { EmitFn } from "../core/events.ts";
+import type { Message, Usage } from "../core/messages.ts";
+import {
+  compact,
+  type CompactionSettings,
+  DEFAULT_COMPACTION,
+  needsCompaction,
+} from "../context/compaction.ts";
+import { estimateRequestTokens } from "../context/tokens.ts";
+import type { Provider, ToolSpec } from "../llm/types.ts";
+import type { Session } from "../session/session.ts";
+import type { CompactionEntry } from "../session/types.ts";
+
+/**
+ * An automatic compaction must summarise at least this much: less saves nothing and costs a
+ * model call before every round.
+ */
+const MIN_AUTOMATIC_SUMMARISED_TOKENS = 1_000;
+
+/** Compaction settings for a context window and threshold (the rest are the defaults). */
+export function compactionSettings(contextWindow: number, compactAt: number): CompactionSettings {
+  // chooseCut() caps the recent part at half the compaction budget, so small windows work too.
+  return { ...DEFAULT_COMPACTION, contextWindow, threshold: compactAt };
+}
+
+/** Records each message of the turn as a session entry. */
+export function recordMessages(session: Session): (message: Message, usage?: Usage) => void {
+  return (message, usage) => {
+    session.append(usage ? { type: "message", message, usage } : { type: "message", message });
+  };
+}
+
+export interface CompactOptions {
+  provider: Provider;
+  model: string;
+  settings: CompactionSettings;
+  emit?: EmitFn;
+  /** What the summary should focus on (manual compaction). */
+  focus?: string;
+  /** Skip when less than this many tokens would be summarised (automatic compaction). */
+  minSummarisedTokens?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Compacts the session's current context and writes the compaction entry. Returns undefined
+ * when there is nothing old enough to summarise.
+ */
+export async function compactSession(
+  session: Session,
+  options: CompactOptions,
+): Promise<CompactionEntry | undefined> {
+  const { items } = session.state();
+  const result = await compact(items, {
+    provider: options.provider,
+    model: options.model,
+    settings: options.settings,
+    focus: options.focus,
+    signal: options.signal,
+    minSummarisedTokens: options.minSummarisedTokens,
+  });
+  if (!result) return undefined;
+  const entry = session.append({
+    type: "compaction",
+    summary: result.summary,
+    firstKeptId: result.firstKeptId,
+    tokensBefore: result.tokensBefore,
+    tokensAfter: result.tokensAfter,
+    summarised: result.summarised,
+    fallback: result.fallback,
+    ...(options.focus ? { focus: options.focus } : {}),
+  }) as CompactionEntry;
+  options.emit?.({
+    type: "compaction",
+    tokensBefore: result.tokensBefore,
+    tokensAfter: result.tokensAfter,
+    summarised: result.summarised.length,
+    fallback: result.fallback,
+    ...(result.error ? { error: result.error } : {}),
+  });
+  return entry;
+}
+
+/**
+ * The loop's `prepare` hook: when the request (system prompt, conversation, tool specs) is over
+ * the threshold, compacts the session and returns the system prompt plus the new context.
+ */
+export function compactionHook(
+  session: Session,
+  options: CompactOptions & {
+    tools: () => ToolSpec[];
+  },
+): (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined> {
+  return async (messages, signal) => {
+    const tokens = estimateRequestTokens(messages, options.tools());
+    if (!needsCompaction(tokens, options.settings)) return undefined;
+    const entry = await compactSession(session, {
+      ...options,
+      signal,
+      minSummarisedTokens: options.minSummarisedTokens ?? MIN_AUTOMATIC_SUMMARISED_TOKENS,
+    });
+    if (!entry) return undefined;
+    const system = messages[0]?.role === "system" ? [messages[0]] : [];
+    return [...system, ...session.state().items.map((item) => item.message)];
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * The tool-result budget: an observation longer than the limit is saved whole to a file in the
+ * session's folder, and the model gets its beginning and end plus the path, which the `read`
+ * tool may open (the folder is granted to the file tools for reading).
+ */
+import { join } from "node:path";
+import type { Observation } from "../core/observation.ts";
+import { truncateMiddle } from "../tools/truncate.ts";
+
+/** Characters of a long result the model sees before it reads the rest. */
+const PREVIEW_CHARS = 8_000;
+
+export interface ToolResultBudget {
+  /** Longest observation text passed on whole (characters). */
+  limit: number;
+  /** Folder the long results are saved in (created on first use, mode 0700). */
+  dir: string;
+}
+
+/**
+ * `observation` unchanged when within the budget; otherwise a preview with the path of the
+ * full text. A failure to save keeps the preview and says the rest was lost.
+ */
+export async function applyToolResultBudget(
+  observation: Observation,
+  callId: string,
+  budget: ToolResultBudget,
+): Promise<Observation> {
+  const text = observation.status === "SUCCEEDED" ? observation.output : observation.message;
+  if (text.length <= budget.limit) return observation;
+  const preview = truncateMiddle(text, Math.min(PREVIEW_CHARS, budget.limit));
+  const lines = countLines(text);
+  let note: string;
+  try {
+    const path = await saveResult(text, callId, budget.dir);
+    note = `[The full result (${text.length} characters, ${lines} lines) is saved in ` +
+      `"${path}": read it with the read tool (offset and limit select lines)]`;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    note = `[The result had ${text.length} characters; only this preview is kept: ${why}]`;
+  }
+  const shown = `${preview}\n${note}`;
+  return observation.status === "SUCCEEDED"
+    ? { ...observation, output: shown }
+    : { ...observation, message: shown };
+}
+
+async function saveResult(text: string, callId: string, dir: string): Promise<string> {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  const safe = callId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "call";
+  const path = join(dir, `${safe}-${crypto.randomUUID().slice(0, 8)}.txt`);
+  await Deno.writeTextFile(path, text, { createNew: true, mode: 0o600 });
+  return path;
+}
+
+function countLines(text: string): number {
+  let n = text.endsWith("\n") || text === "" ? 0 : 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/** The folder a session's saved tool results go in: next to its file, without `.jsonl`. */
+export function toolResultsDir(sessionPath: string): string {
+  return join(sessionPath.replace(/\.jsonl$/, ""), "tool-results");
+}

@@ -1,0 +1,117 @@
+/**
+ * The session a run writes to: a new one, the newest of this directory (`--continue`) or a
+ * chosen one (`--resume <id|path>`), and the settings a resumed session brings back.
+ */
+import type { TernConfig } from "../config/mod.ts";
+import { TernError } from "../core/errors.ts";
+import { findSession, latestSession } from "../session/paths.ts";
+import type { ReplayState } from "../session/replay.ts";
+import { moveLeaf } from "../session/branch.ts";
+import { Session } from "../session/session.ts";
+import { VERSION } from "../version.ts";
+import { EXIT_USAGE } from "./exit_codes.ts";
+
+/** Which session to write to: at most one of the two. */
+export interface SessionChoice {
+  /** Continue the newest session of the workspace. */
+  continue?: boolean;
+  /** Resume this session (id, id prefix or path); "" asks for a picker. */
+  resume?: string;
+  /** Continue from this entry of the continued or resumed session (a new branch). */
+  from?: string;
+}
+
+/**
+ * Opens (and locks) the session the run appends to.
+ * @throws {TernError} (exit code 2) when there is nothing to continue, the session is unknown,
+ * held by another process, or belongs to another directory.
+ */
+export async function openRunSession(
+  choice: SessionChoice,
+  where: { ternHome: string; workspace: string },
+): Promise<Session> {
+  const { ternHome, workspace } = where;
+  if (choice.continue && choice.resume !== undefined) {
+    throw usage("--continue and --resume cannot be used together: pick one");
+  }
+  let path: string | undefined;
+  if (choice.resume !== undefined) {
+    if (choice.resume.trim() === "") {
+      throw usage(
+        "--resume needs a session id or path here (the picker is in the interactive UI): " +
+          "list them with `tern sessions list`",
+      );
+    }
+    path = await findSession(ternHome, choice.resume, workspace);
+  } else if (choice.continue) {
+    path = await latestSession(ternHome, workspace);
+    if (path === undefined) {
+      throw usage(`There is no session to continue in "${workspace}": start one with tern run`);
+    }
+  }
+  if (path === undefined) {
+    if (choice.from !== undefined) {
+      throw usage("--from names an entry of an existing session: add --continue or --resume <id>");
+    }
+    return await Session.create(ternHome, { cwd: workspace, ternVersion: VERSION });
+  }
+  const session = await Session.open(path);
+  if (session.header.cwd !== workspace) {
+    const { id, cwd } = session.header;
+    session.close();
+    throw usage(
+      `Session "${id}" belongs to "${cwd}", not "${workspace}": run it there ` +
+        `(tern -C ${cwd} run --resume ${id} …)`,
+    );
+  }
+  if (choice.from !== undefined) {
+    try {
+      moveLeaf(session, choice.from);
+    } catch (error) {
+      session.close();
+      throw error;
+    }
+  }
+  return session;
+}
+
+/** Settings a session can bring back on resume. */
+type RestoredKey = "model" | "mode" | "profile";
+
+/**
+ * `config` with the model, review mode and profile the resumed session last used, except where
+ * the command line set them (an explicit flag wins).
+ */
+export function applySessionSettings<C extends Pick<TernConfig, RestoredKey>>(
+  config: C,
+  sources: Readonly<Record<string, string>>,
+  state: ReplayState,
+): C {
+  const next = { ...config };
+  const fromFlag = (key: RestoredKey) => sources[key] === "command line";
+  if (state.model !== undefined && !fromFlag("model")) next.model = state.model;
+  if (state.profile !== undefined && !fromFlag("profile")) next.profile = state.profile;
+  if (isMode(state.mode) && !fromFlag("mode")) next.mode = state.mode;
+  return next;
+}
+
+function isMode(mode: string | undefined): mode is TernConfig["mode"] {
+  return mode === "ask" || mode === "auto" || mode === "bypass";
+}
+
+/** Writes the settings the turn runs with where they differ from the session's last ones. */
+export function recordSettings(
+  session: Session,
+  state: ReplayState,
+  config: Pick<TernConfig, RestoredKey>,
+): void {
+  if (state.model !== config.model) session.append({ type: "model", model: config.model });
+  if (state.mode !== config.mode) session.append({ type: "mode", mode: config.mode });
+  if (state.profile !== config.profile) {
+    session.append({ type: "profile", profile: config.profile });
+  }
+}
+
+function usage(message: string): TernError {
+  return new TernError(message, { exitCode: EXIT_USAGE });
+}

@@ -1,0 +1,90 @@
+/** Sessions as text for people: one line per entry (the tree) and the transcript as Markdown. */
+import type { Message } from "../core/messages.ts";
+import type { ReplayState } from "../session/replay.ts";
+import type { SessionEntry, SessionHeader } from "../session/types.ts";
+
+/** `user: fix the tests`, `model gpt-4.1`, `compaction 52000 → 9000 tokens`: an entry in brief. */
+export function describeEntry(entry: SessionEntry): string {
+  switch (entry.type) {
+    case "message":
+      return describeMessage(entry.message);
+    case "model":
+      return `model ${entry.model}`;
+    case "thinking":
+      return `thinking ${entry.level}`;
+    case "mode":
+      return `mode ${entry.mode}`;
+    case "profile":
+      return `profile ${entry.profile}`;
+    case "permission":
+      return entry.change.kind === "approval"
+        ? `permission: allow ${entry.change.key} for the session`
+        : `permission: grant ${JSON.stringify(entry.change.extra)}`;
+    case "compaction":
+      return `compaction ${entry.tokensBefore} → ${entry.tokensAfter} tokens` +
+        `${entry.fallback ? " (fallback)" : ""}`;
+    case "branch":
+      return `branch from ${entry.fromId ?? "(start)"}${entry.summary ? " (summary kept)" : ""}`;
+    case "label":
+      return `label ${entry.targetId}: ${entry.label}`;
+    case "plan":
+    case "subagent":
+      return entry.type;
+    case "unknown":
+      return `(unknown type "${String(entry.raw.type)}", kept)`;
+  }
+}
+
+function describeMessage(message: Message): string {
+  switch (message.role) {
+    case "assistant": {
+      const calls = (message.toolCalls ?? []).map((call) => call.name);
+      const text = message.content.trim() === "" ? "" : ` ${brief(message.content, 70)}`;
+      return `assistant:${text}${calls.length ? ` [calls ${calls.join(", ")}]` : ""}`;
+    }
+    case "tool":
+      return `tool ${message.name}: ${brief(message.content, 60)}`;
+    default:
+      return `${message.role}: ${brief(message.content, 80)}`;
+  }
+}
+
+/** The conversation the model would see at the leaf, as Markdown. */
+export function transcriptMarkdown(header: SessionHeader, state: ReplayState): string {
+  const parts = [`# Session ${header.id}`, "", `Directory: \`${header.cwd}\`  `];
+  parts.push(`Started: ${header.created}${state.model ? `  \nModel: ${state.model}` : ""}`, "");
+  for (const { message } of state.items) {
+    switch (message.role) {
+      case "user":
+        parts.push("## User", "", message.content, "");
+        break;
+      case "assistant":
+        parts.push("## Assistant", "");
+        if (message.content.trim() !== "") parts.push(message.content, "");
+        for (const call of message.toolCalls ?? []) {
+          parts.push(`Tool call \`${call.name}\` (${call.id}):`, "", fence(call.arguments), "");
+        }
+        break;
+      case "tool":
+        parts.push(`### Result of \`${message.name}\` (${message.toolCallId})`, "");
+        parts.push(fence(message.content), "");
+        break;
+      case "system":
+        parts.push("## System", "", message.content, "");
+        break;
+    }
+  }
+  return parts.join("\n");
+}
+
+/** A fenced block whose fence is longer than any backtick run inside. */
+function fence(text: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const ticks = "`".repeat(longest + 1);
+  return `${ticks}\n${text}\n${ticks}`;
+}
+
+function brief(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,168 @@
+/** `tern sessions list|show|tree|fork|export|compact`: inspect and manage session files. */
+import { loadConfig } from "../config/mod.ts";
+import { compactionSettings, compactSession } from "../agent/session_turn.ts";
+import { addUsage, emptyUsage } from "../core/messages.ts";
+import { forkSession } from "../session/fork.ts";
+import { loadSession } from "../session/load.ts";
+import { findSession, listSessions } from "../session/paths.ts";
+import { replay } from "../session/replay.ts";
+import { Session } from "../session/session.ts";
+import { SessionTree } from "../session/tree.ts";
+import { VERSION } from "../version.ts";
+import type { CommandLine } from "./args.ts";
+import { createProvider, processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+import { describeEntry, transcriptMarkdown } from "./session_text.ts";
+
+type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
+
+/** Runs one `tern sessions` action and returns its exit code. */
+export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
+  const { ternHome } = loaded.config;
+  const { out, err } = processWriters();
+  if (line.action === "list") {
+    const sessions = await listSessions(ternHome, line.all ? {} : { cwd: workspace });
+    if (line.json) {
+      out(JSON.stringify(sessions) + "\n");
+    } else if (sessions.length === 0) {
+      err(`tern: no sessions${line.all ? "" : ` in "${workspace}"`} yet\n`);
+    } else {
+      for (const s of sessions) {
+        const where = line.all ? `  ${s.cwd}` : "";
+        out(
+          `${s.id.slice(0, 8)}  ${s.modified.toISOString().slice(0, 16).replace("T", " ")}  ` +
+            `${String(s.entries).padStart(5)} entries  ${s.firstUserText ?? "(no request)"}` +
+            `${where}\n`,
+        );
+      }
+    }
+    return 0;
+  }
+  const path = await findSession(ternHome, line.session!, workspace);
+  switch (line.action) {
+    case "show":
+      out(await showSession(path, line.json));
+      return 0;
+    case "tree":
+      out(await treeText(path));
+      return 0;
+    case "export": {
+      const session = await loadSession(path);
+      const tree = new SessionTree(session.entries);
+      if (line.json) {
+        out(
+          JSON.stringify({ header: session.header, leafId: tree.leafId, entries: session.entries }),
+        );
+        out("\n");
+      } else {
+        out(transcriptMarkdown(session.header, replay(tree.path())));
+      }
+      return 0;
+    }
+    case "fork": {
+      const fork = await forkSession(ternHome, path, { entryId: line.entry, ternVersion: VERSION });
+      fork.close();
+      out(line.json ? JSON.stringify({ id: fork.id, path: fork.path }) + "\n" : `${fork.id}\n`);
+      if (!line.json) {
+        err(`tern: forked into ${fork.path}; continue it with tern run -r ${fork.id}\n`);
+      }
+      return 0;
+    }
+    case "compact": {
+      const session = await Session.open(path);
+      try {
+        const state = session.state();
+        const config = loaded.config;
+        const entry = await compactSession(session, {
+          provider: createProvider(config),
+          model: state.model ?? config.model,
+          settings: compactionSettings(config.contextWindow, config.compactAt),
+          focus: line.focus,
+        });
+        if (!entry) {
+          err("tern: nothing to compact: the whole conversation is recent enough to keep\n");
+          return 0;
+        }
+        const how = entry.fallback ? "fallback summary (the summary call failed)" : "summary";
+        out(
+          line.json ? JSON.stringify(entry) + "\n" : `compacted ${entry.summarised.length} ` +
+            `entries: ${entry.tokensBefore} → ${entry.tokensAfter} tokens (${how})\n`,
+        );
+        return 0;
+      } finally {
+        session.close();
+      }
+    }
+  }
+}
+
+async function showSession(path: string, json: boolean): Promise<string> {
+  const session = await loadSession(path);
+  const tree = new SessionTree(session.entries);
+  const state = replay(tree.path());
+  let usage = emptyUsage();
+  for (const entry of session.entries) {
+    if (entry.type === "message" && entry.usage) usage = addUsage(usage, entry.usage);
+  }
+  const counts: Record<string, number> = {};
+  for (const entry of session.entries) counts[entry.type] = (counts[entry.type] ?? 0) + 1;
+  if (json) {
+    const { items: _items, ...settings } = state;
+    return JSON.stringify({
+      header: session.header,
+      path,
+      leafId: tree.leafId,
+      counts,
+      usage,
+      state: settings,
+      warnings: [...session.warnings, ...tree.warnings],
+    }) + "\n";
+  }
+  const { header } = session;
+  const lines = [
+    `session   ${header.id}`,
+    `file      ${path}`,
+    `cwd       ${header.cwd}`,
+    `created   ${header.created} (tern ${header.ternVersion}, format ${header.version})`,
+    ...(header.parent ? [`forked    from ${header.parent.id} at ${header.parent.leafId}`] : []),
+    `entries   ${session.entries.length} (${
+      Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(", ")
+    })`,
+    `leaf      ${tree.leafId ?? "(empty)"}`,
+    `model     ${state.model ?? "(not recorded)"}`,
+    `mode      ${state.mode ?? "(not recorded)"}    profile ${state.profile ?? "(not recorded)"}`,
+    `grants    ${state.permissions.length} for the session`,
+    `usage     ${usage.inputTokens} input, ${usage.outputTokens} output, ` +
+    `${usage.cachedTokens} cached, ${usage.reasoningTokens} reasoning tokens`,
+    `compacted ${state.compactions} time(s) on the current path`,
+    ...[...session.warnings, ...tree.warnings].map((w) => `warning   ${w}`),
+    "",
+    transcriptMarkdown(header, state),
+  ];
+  return lines.join("\n");
+}
+
+async function treeText(path: string): Promise<string> {
+  const session = await loadSession(path);
+  const tree = new SessionTree(session.entries);
+  const onPath = new Set(tree.path().map((entry) => entry.id));
+  const lines: string[] = [];
+  // Depth-first with an explicit stack: a long session is deep, recursion would overflow.
+  const stack = [...tree.roots].reverse().map((entry) => ({ entry, depth: 0 }));
+  while (stack.length > 0) {
+    const { entry, depth } = stack.pop()!;
+    const children = tree.children(entry.id);
+    const label = tree.labels.get(entry.id);
+    const marks = [
+      entry.id === tree.leafId ? " ← leaf" : "",
+      label ? ` [${label}]` : "",
+    ].join("");
+    const bullet = onPath.has(entry.id) ? "*" : "-";
+    lines.push(`${"  ".repeat(depth)}${bullet} ${entry.id} ${describeEntry(entry)}${marks}`);
+    // A single child continues at the same depth, so a linear conversation stays flat.
+    const next = children.length > 1 ? depth + 1 : depth;
+    for (const child of [...children].reverse()) stack.push({ entry: child, depth: next });
+  }
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,168 @@
+/**
+ * Compaction: when the context nears the model's window, the older part of the history is
+ * replaced by a summary and the recent part is kept whole. Independent of how sessions are
+ * stored: it works on `ContextItem`s and returns what the session layer records.
+ */
+import type { Provider } from "../llm/types.ts";
+import { chooseCut, suffixTokens } from "./compaction_cut.ts";
+import { checkSettings, type CompactionSettings, type ContextItem } from "./compaction_types.ts";
+import { fallbackSummary } from "./fallback_summary.ts";
+import { normaliseSummary, summaryMessage } from "./summary.ts";
+import { buildSummaryRequest } from "./summary_request.ts";
+import { estimateMessageTokens } from "./tokens.ts";
+import { trimToolOutputs } from "./trim.ts";
+
+export { chooseCut, recentBudget } from "./compaction_cut.ts";
+export {
+  type CompactionSettings,
+  type ContextItem,
+  DEFAULT_COMPACTION,
+} from "./compaction_types.ts";
+export { fallbackSummary } from "./fallback_summary.ts";
+export {
+  isSummaryMessage,
+  normaliseSummary,
+  SUMMARY_SECTIONS,
+  summaryFromMessage,
+  summaryMessage,
+} from "./summary.ts";
+export { buildSummaryRequest, SUMMARY_SYSTEM_PROMPT } from "./summary_request.ts";
+export { trimToolOutputs } from "./trim.ts";
+
+/** How long the summary call may take by default, in milliseconds. */
+export const DEFAULT_SUMMARY_TIMEOUT_MS = 60_000;
+
+/** What a compaction did; the session layer records it as a compaction entry. */
+export interface CompactionResult {
+  /** The summary text, in the six sections (see SUMMARY_SECTIONS). */
+  summary: string;
+  /** Id of the first kept item, null when everything was summarised. */
+  firstKeptId: string | null;
+  /** Ids of the summarised items, in order. */
+  summarised: string[];
+  /** Estimated tokens of all the items. */
+  tokensBefore: number;
+  /** Estimated tokens of the summary message plus the kept items. */
+  tokensAfter: number;
+  /** True when the model summary failed and `summary` is the deterministic fallback. */
+  fallback: boolean;
+  /** Why the model summary failed; set exactly when `fallback` is true. */
+  error?: string;
+}
+
+export interface CompactOptions {
+  /** The model that writes the summary. */
+  provider: Provider;
+  model: string;
+  settings: CompactionSettings;
+  /** What the person asked the summary to focus on (`/compact <focus>`). */
+  focus?: string;
+  /** Cancels the summary call; the result is then the fallback. */
+  signal?: AbortSignal;
+  /** Longest wait for the summary, in milliseconds. Default 60,000. */
+  timeoutMs?: number;
+  /** The summary of an earlier compaction, when it is not among the items, to merge in. */
+  previousSummary?: string;
+  /**
+   * Skip (return undefined) when the part to summarise is estimated at fewer tokens than this:
+   * a summary of a few messages saves nothing and costs a model call. Default 0.
+   */
+  minSummarisedTokens?: number;
+}
+
+/**
+ * True when a request of `tokens` estimated tokens (system prompt + items + tool specs) is at
+ * or over `threshold × contextWindow`.
+ */
+export function needsCompaction(tokens: number, settings: CompactionSettings): boolean {
+  return tokens >= settings.threshold * settings.contextWindow;
+}
+
+/**
+ * Compacts `items`: chooses the cut (chooseCut), trims the old tool outputs to
+ * `toolOutputTrimChars` for the summary request, and asks the model for a summary in the six
+ * sections (no tools offered). When the call fails, errors, times out, is cancelled or returns
+ * no text, the summary is the deterministic `fallbackSummary` and `error` says why. Returns
+ * undefined when there is nothing to summarise (cut 0).
+ *
+ * It does not check the threshold: the caller does (needsCompaction) before an automatic
+ * compaction and skips it for a manual one, which still keeps the recent part. Never throws,
+ * except RangeError for settings out of range.
+ */
+export async function compact(
+  items: ContextItem[],
+  options: CompactOptions,
+): Promise<CompactionResult | undefined> {
+  const { settings } = options;
+  checkSettings(settings);
+  const cut = chooseCut(items, settings);
+  if (cut === 0) return undefined;
+  const kept = suffixTokens(items);
+  if (kept[0] - kept[cut] < (options.minSummarisedTokens ?? 0)) return undefined;
+  const old = items.slice(0, cut);
+  const request = buildSummaryRequest(trimToolOutputs(old, settings.toolOutputTrimChars), {
+    model: options.model,
+    contextWindow: settings.contextWindow,
+    focus: options.focus,
+    previousSummary: options.previousSummary,
+  });
+  const reply = await requestSummary(options.provider, request, {
+    signal: options.signal,
+    timeoutMs: options.timeoutMs ?? DEFAULT_SUMMARY_TIMEOUT_MS,
+  });
+  const summary = "text" in reply
+    ? normaliseSummary(reply.text)
+    : fallbackSummary(old, options.previousSummary);
+  const result: CompactionResult = {
+    summary,
+    firstKeptId: items[cut]?.id ?? null,
+    summarised: old.map((item) => item.id),
+    tokensBefore: kept[0],
+    tokensAfter: estimateMessageTokens(summaryMessage(summary)) + kept[cut],
+    fallback: !("text" in reply),
+  };
+  if ("error" in reply) result.error = reply.error;
+  return result;
+}
+
+/** Streams the summary; every failure comes back as `{ error }`. */
+async function requestSummary(
+  provider: Provider,
+  request: Parameters<Provider["stream"]>[0],
+  options: { signal?: AbortSignal; timeoutMs: number },
+): Promise<{ text: string } | { error: string }> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.timeoutMs);
+  const forwardAbort = () => controller.abort();
+  if (options.signal?.aborted) controller.abort();
+  options.signal?.addEventListener("abort", forwardAbort, { once: true });
+  const failure = (detail: string) => {
+    if (timedOut) return { error: `Summary model call timed out after ${options.timeoutMs} ms` };
+    if (options.signal?.aborted) return { error: "Summary model call was cancelled" };
+    return { error: `Summary model call failed: ${detail}` };
+  };
+  let streamed = "";
+  try {
+    for await (const event of provider.stream(request, controller.signal)) {
+      if (event.type === "text_delta") {
+        streamed += event.text;
+      } else if (event.type === "error") {
+        return failure(event.message);
+      } else if (event.type === "done") {
+        const text = event.message.content !== "" ? event.message.content : streamed;
+        return text.trim() === "" ? { error: "Summary model returned no text" } : { text };
+      }
+    }
+    return failure("the stream ended without a result");
+  } catch (error) {
+    // Providers must not throw; a broken one still must not stop the turn.
+    return failure(error instanceof Error ? error.message : String(error));
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", forwardAbort);
+  }
+}

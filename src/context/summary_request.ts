@@ -1,0 +1,149 @@
+/** The model request that asks for a compaction summary, sized to fit the model's window. */
+import type { ModelRequest } from "../llm/types.ts";
+import type { ContextItem } from "./compaction_types.ts";
+import { EMPTY_SECTION, SUMMARY_SECTIONS, summaryFromMessage } from "./summary.ts";
+import { estimateMessageTokens } from "./tokens.ts";
+import { trimMiddle } from "./trim.ts";
+
+/** Tokens of the window left free for the summary reply and the estimator's error. */
+export const SUMMARY_RESERVE_TOKENS = 8_000;
+/** Tool-call arguments (e.g. a whole file passed to `write`) are cut to this in the request. */
+export const TOOL_ARGUMENT_CHARS = 2_000;
+
+/** The system prompt of the summary request. */
+export const SUMMARY_SYSTEM_PROMPT =
+  `You compact the history of a coding agent's session so the work can go on in a smaller context. The user message holds the older part of the conversation between a person, the agent and its tools. Summarise it for the agent that will continue the work; do not continue the work yourself.
+
+Write exactly these markdown sections, in this order, and nothing else:
+## Goal
+What the person wants and their constraints; quote the latest request verbatim.
+## Evidence
+Facts learned: files read and what in them matters, command outputs, test results.
+## Changes
+Files created, edited or deleted, and how.
+## Decisions
+Choices made and why.
+## Failed paths
+What was tried and did not work, and why.
+## Open items
+What remains to do, next steps, open questions.
+
+Be concise: short bullet points, no filler. Preserve file paths, identifiers, commands and error messages verbatim. Under a section with nothing to report write "${EMPTY_SECTION}".`;
+
+export interface SummaryRequestOptions {
+  model: string;
+  /** The summary model's window, in tokens. */
+  contextWindow: number;
+  /** What the person asked the summary to focus on. */
+  focus?: string;
+  /** A summary from an earlier compaction to merge into the new one. */
+  previousSummary?: string;
+}
+
+/**
+ * The request for a summary of `items` (whose tool outputs are already trimmed): the system
+ * prompt, then one user message holding the earlier summary, the serialised conversation and
+ * the focus. No tools are offered. The whole request is sized to fit
+ * `max(contextWindow - SUMMARY_RESERVE_TOKENS, contextWindow / 2)` tokens (see fitConversation).
+ */
+export function buildSummaryRequest(
+  items: ContextItem[],
+  options: SummaryRequestOptions,
+): ModelRequest {
+  const budget = Math.max(
+    options.contextWindow - SUMMARY_RESERVE_TOKENS,
+    options.contextWindow / 2,
+  );
+  let previous = options.previousSummary?.trim() ?? "";
+  const frame = (conversation: string) => userText(conversation, previous, options.focus);
+  const fixed = tokensOf(SUMMARY_SYSTEM_PROMPT) + tokensOf(frame(""));
+  if (fixed > budget / 2 && previous !== "") {
+    // An earlier summary is bounded in practice; this only guards against a runaway one.
+    previous = trimMiddle(previous, Math.floor(previous.length * (budget / 4) / fixed), "summary");
+  }
+  const room = budget - tokensOf(SUMMARY_SYSTEM_PROMPT) - tokensOf(frame(""));
+  return {
+    model: options.model,
+    messages: [
+      { role: "system", content: SUMMARY_SYSTEM_PROMPT },
+      { role: "user", content: frame(fitConversation(items, room)) },
+    ],
+    tools: [],
+  };
+}
+
+/** One item as text: a role tag line, then the content; tool calls with their arguments. */
+export function serialiseItem({ message }: ContextItem): string {
+  const earlier = summaryFromMessage(message);
+  if (earlier !== undefined) return `[summary of earlier work]\n${earlier}`;
+  switch (message.role) {
+    case "tool":
+      return `[tool result ${message.name} id=${message.toolCallId}]\n${message.content}`;
+    case "assistant": {
+      const lines = [`[assistant]`];
+      if (message.content !== "") lines.push(message.content);
+      for (const call of message.toolCalls ?? []) {
+        const args = trimMiddle(call.arguments, TOOL_ARGUMENT_CHARS, "arguments");
+        lines.push(`[tool call ${call.name} id=${call.id}] ${args}`);
+      }
+      return lines.join("\n");
+    }
+    default:
+      return `[${message.role}]\n${message.content}`;
+  }
+}
+
+/**
+ * The serialised conversation within `budgetTokens`. When it is too long, whole messages are
+ * dropped from the oldest part *after* the first user request (which holds the goal and is
+ * kept, with anything before it), leaving a marker; the most recent messages stay. When the
+ * kept messages alone are still too long, each is cut in its middle in proportion.
+ */
+export function fitConversation(items: ContextItem[], budgetTokens: number): string {
+  const blocks = items.map(serialiseItem);
+  const tokens = blocks.map(tokensOf);
+  const total = tokens.reduce((a, b) => a + b, 0);
+  if (total <= budgetTokens) return blocks.join("\n\n");
+  const firstUser = items.findIndex(({ message }) =>
+    message.role === "user" && summaryFromMessage(message) === undefined
+  );
+  const headCount = firstUser + 1;
+  let used = total;
+  let dropped = 0;
+  const marker = () => `[... ${dropped} messages omitted here to fit the summary request ...]`;
+  while (headCount + dropped < blocks.length && used + tokensOf(marker()) > budgetTokens) {
+    used -= tokens[headCount + dropped];
+    dropped++;
+  }
+  let kept = dropped === 0
+    ? blocks
+    : [...blocks.slice(0, headCount), marker(), ...blocks.slice(headCount + dropped)];
+  const keptTokens = kept.reduce((sum, block) => sum + tokensOf(block), 0);
+  if (keptTokens > budgetTokens) {
+    const factor = (budgetTokens / keptTokens) * 0.95;
+    kept = kept.map((block) => trimMiddle(block, Math.floor(block.length * factor), "message"));
+  }
+  return kept.join("\n\n");
+}
+
+function userText(conversation: string, previous: string, focus: string | undefined): string {
+  const parts = [
+    `Summarise the conversation below using the sections ${
+      SUMMARY_SECTIONS.map((s) => `"## ${s}"`).join(", ")
+    }.`,
+  ];
+  if (previous !== "") {
+    parts.push(
+      `An earlier compaction summarised the work before this conversation; merge it into your summary:\n<previous-summary>\n${previous}\n</previous-summary>`,
+    );
+  }
+  parts.push(`<conversation>\n${conversation}\n</conversation>`);
+  if (focus !== undefined && focus.trim() !== "") {
+    parts.push(`Focus the summary on: ${focus.trim()}`);
+  }
+  return parts.join("\n\n");
+}
+
+function tokensOf(text: string): number {
+  return estimateMessageTokens({ role: "user", content: text });
+}

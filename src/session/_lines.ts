@@ -1,0 +1,115 @@
+/**
+ * Reads a file line by line through one reused buffer. Session files reach tens of megabytes,
+ * and fresh memory is what costs most here: reading the whole file and decoding it into one
+ * string touches two or three times its size, while a line at a time touches about one.
+ */
+
+/**
+ * Called with each line's bytes, without the "\n" (only valid during the call), and its
+ * 1-based number. Return false to stop reading.
+ */
+export type LineHandler = (line: Uint8Array, lineNumber: number) => boolean | void;
+
+/** What a scan saw besides the lines. */
+export interface LineScan {
+  /** The file's size in bytes (when it was opened). */
+  size: number;
+  /**
+   * The last byte read was "\n": false for an empty file, a cut-off last line, or a scan the
+   * handler stopped early.
+   */
+  endsWithNewline: boolean;
+}
+
+const NEWLINE = 10;
+const CHUNK = 1 << 20;
+
+/** Feeds chunks in, hands complete lines out; the bytes after the last "\n" wait for more. */
+class LineSplitter {
+  readonly #onLine: LineHandler;
+  #pending: Uint8Array[] = [];
+  #pendingLength = 0;
+  #lineNumber = 0;
+  #lastByte = -1;
+
+  constructor(onLine: LineHandler) {
+    this.#onLine = onLine;
+  }
+
+  /** Returns false when the handler asked to stop. */
+  push(chunk: Uint8Array): boolean {
+    if (chunk.length === 0) return true;
+    this.#lastByte = chunk[chunk.length - 1];
+    let start = 0;
+    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+      if (!this.#emit(chunk.subarray(start, end))) return false;
+      start = end + 1;
+    }
+    if (start < chunk.length) {
+      this.#pending.push(chunk.slice(start));
+      this.#pendingLength += chunk.length - start;
+    }
+    return true;
+  }
+
+  /** Hands out a last line that has no "\n". */
+  finish(size: number): LineScan {
+    if (this.#pendingLength > 0) this.#emit(new Uint8Array(0));
+    return { size, endsWithNewline: this.#lastByte === NEWLINE };
+  }
+
+  #emit(tail: Uint8Array): boolean {
+    let line = tail;
+    if (this.#pendingLength > 0) {
+      line = new Uint8Array(this.#pendingLength + tail.length);
+      let offset = 0;
+      for (const part of this.#pending) {
+        line.set(part, offset);
+        offset += part.length;
+      }
+      line.set(tail, offset);
+      this.#pending = [];
+      this.#pendingLength = 0;
+    }
+    return this.#onLine(line, ++this.#lineNumber) !== false;
+  }
+}
+
+/**
+ * Reads the file at `path` and calls `onLine` for each line, the last one even without a
+ * final "\n". `chunkSize` (default 1 MiB) caps the read buffer. Throws what `Deno.open` throws.
+ */
+export async function scanLines(
+  path: string,
+  onLine: LineHandler,
+  options: { chunkSize?: number } = {},
+): Promise<LineScan> {
+  using file = await Deno.open(path);
+  const size = (await file.stat()).size;
+  const buffer = new Uint8Array(Math.max(1, Math.min(options.chunkSize ?? CHUNK, size + 1)));
+  const splitter = new LineSplitter(onLine);
+  for (;;) {
+    const read = await file.read(buffer);
+    if (read === null) break;
+    if (!splitter.push(buffer.subarray(0, read))) return { size, endsWithNewline: false };
+  }
+  return splitter.finish(size);
+}
+
+/** The synchronous {@linkcode scanLines}. */
+export function scanLinesSync(
+  path: string,
+  onLine: LineHandler,
+  options: { chunkSize?: number } = {},
+): LineScan {
+  using file = Deno.openSync(path);
+  const size = file.statSync().size;
+  const buffer = new Uint8Array(Math.max(1, Math.min(options.chunkSize ?? CHUNK, size + 1)));
+  const splitter = new LineSplitter(onLine);
+  for (;;) {
+    const read = file.readSync(buffer);
+    if (read === null) break;
+    if (!splitter.push(buffer.subarray(0, read))) return { size, endsWithNewline: false };
+  }
+  return splitter.finish(size);
+}

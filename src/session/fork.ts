@@ -1,0 +1,46 @@
+/**
+ * Fork: a new session file holding a copy of one path (root → an entry) of another session,
+ * with the same entry ids, and a header that records where it came from. The source is only
+ * read: forking works even while another process holds the source session.
+ */
+import { TernError } from "../core/errors.ts";
+import { loadSession } from "./load.ts";
+import { pathTo, Session } from "./session.ts";
+import type { SessionEntry } from "./types.ts";
+
+/**
+ * Copies the path to `entryId` (default: the source's leaf) of the session at `sourcePath`
+ * into a new session, open for appending. @throws {TernError} for an unknown entry.
+ */
+export async function forkSession(ternHome: string, sourcePath: string, options: {
+  entryId?: string;
+  ternVersion: string;
+}): Promise<Session> {
+  const source = await loadSession(sourcePath);
+  const byId = new Map(source.entries.map((entry) => [entry.id, entry]));
+  const leafId = options.entryId ?? source.entries.at(-1)?.id ?? null;
+  if (leafId !== null && !byId.has(leafId)) {
+    throw new TernError(
+      `Session "${source.header.id}" has no entry "${leafId}": see ` +
+        `\`tern sessions tree ${source.header.id}\``,
+      { exitCode: 2 },
+    );
+  }
+  const fork = await Session.create(ternHome, {
+    cwd: source.header.cwd,
+    ternVersion: options.ternVersion,
+    parent: { id: source.header.id, path: sourcePath, leafId },
+  });
+  try {
+    for (const entry of pathTo(byId, leafId)) fork.appendCopy(rawEntry(entry));
+  } catch (error) {
+    fork.close();
+    throw error;
+  }
+  return fork;
+}
+
+/** The line an entry was read from: unknown entries keep every field they came with. */
+function rawEntry(entry: SessionEntry): Record<string, unknown> {
+  return entry.type === "unknown" ? entry.raw : { ...entry };
+}

@@ -1,0 +1,156 @@
+/**
+ * Reading a session file: the header, then every entry that survived, with a warning for each
+ * line that did not. Loading never changes the file.
+ */
+import { TernError } from "../core/errors.ts";
+import {
+  KNOWN_ENTRY_TYPES,
+  SESSION_FORMAT_VERSION,
+  type SessionEntry,
+  type SessionHeader,
+} from "./types.ts";
+import { type LineScan, scanLines, scanLinesSync } from "./_lines.ts";
+
+/** A session file as read. */
+export interface LoadedSession {
+  header: SessionHeader;
+  /** Entries in file order; the last one is the leaf. Unknown types come as `UnknownEntry`. */
+  entries: SessionEntry[];
+  /** One sentence per skipped line or oddity (newer format, bad `parentId`), for a person. */
+  warnings: string[];
+  /**
+   * False when the file does not end in "\n" (a write was cut off): the next append must
+   * start with "\n" so that it begins on a fresh line.
+   */
+  endsWithNewline: boolean;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Reads and parses the session file at `path`, a line at a time.
+ * @throws {TernError} when the file is missing or its first line is not a session header.
+ */
+export async function loadSession(path: string): Promise<LoadedSession> {
+  const reader = new SessionReader(path);
+  try {
+    return reader.finish(await scanLines(path, reader.onLine));
+  } catch (error) {
+    throw readError(path, error);
+  }
+}
+
+/** The synchronous {@linkcode loadSession}. */
+export function loadSessionSync(path: string): LoadedSession {
+  const reader = new SessionReader(path);
+  try {
+    return reader.finish(scanLinesSync(path, reader.onLine));
+  } catch (error) {
+    throw readError(path, error);
+  }
+}
+
+/** Collects the header, entries and warnings from the lines of one file. */
+class SessionReader {
+  readonly #path: string;
+  #header: SessionHeader | undefined;
+  readonly #entries: SessionEntry[] = [];
+  readonly #warnings: string[] = [];
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  readonly onLine = (line: Uint8Array, lineNumber: number): void => {
+    if (lineNumber === 1) {
+      this.#header = parseSessionHeader(decoder.decode(line), this.#path);
+      if (this.#header.version > SESSION_FORMAT_VERSION) {
+        this.#warnings.push(
+          `Session "${this.#path}" has format version ${this.#header.version}, newer than this ` +
+            `tern reads (${SESSION_FORMAT_VERSION}): entries of unknown types are kept but ignored`,
+        );
+      }
+    } else if (line.length > 0) {
+      const entry = parseEntryLine(decoder.decode(line), lineNumber, this.#path, this.#warnings);
+      if (entry) this.#entries.push(entry);
+    }
+  };
+
+  finish(scan: LineScan): LoadedSession {
+    const header = this.#header ?? parseSessionHeader("", this.#path);
+    return {
+      header,
+      entries: this.#entries,
+      warnings: this.#warnings,
+      endsWithNewline: scan.endsWithNewline,
+    };
+  }
+}
+
+/**
+ * Parses the first line of a session file. Requires `type: "session"`, a numeric `version`
+ * and string `id`, `cwd` and `created`; a newer version is accepted (the caller warns).
+ * @throws {TernError} naming `path` when the line is not such a header.
+ */
+export function parseSessionHeader(line: string, path: string): SessionHeader {
+  const fail = (why: string) =>
+    new TernError(`Cannot load session "${path}": the first line is not a session header (${why})`);
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw fail(line.length === 0 ? "the file is empty" : "not complete JSON");
+  }
+  if (!isRecord(value) || value.type !== "session") throw fail('no "type": "session"');
+  if (typeof value.version !== "number") throw fail('no numeric "version"');
+  for (const key of ["id", "cwd", "created"]) {
+    if (typeof value[key] !== "string") throw fail(`no string "${key}"`);
+  }
+  return value as unknown as SessionHeader;
+}
+
+/** One entry line → the entry, or undefined after pushing a warning. */
+function parseEntryLine(
+  line: string,
+  lineNumber: number,
+  path: string,
+  warnings: string[],
+): SessionEntry | undefined {
+  const where = `line ${lineNumber} of "${path}"`;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    warnings.push(`Skipped ${where}: not complete JSON (a write was cut off)`);
+    return undefined;
+  }
+  if (!isRecord(value)) {
+    warnings.push(`Skipped ${where}: not a JSON object`);
+    return undefined;
+  }
+  const { id, timestamp } = value;
+  if (typeof id !== "string" || typeof timestamp !== "string") {
+    warnings.push(`Skipped ${where}: no string "id" and "timestamp"`);
+    return undefined;
+  }
+  if (value.parentId !== null && typeof value.parentId !== "string") {
+    warnings.push(`Entry "${id}" on ${where} has no string or null "parentId": read as a root`);
+    value.parentId = null;
+  }
+  const parentId = value.parentId as string | null;
+  if (typeof value.type === "string" && KNOWN_ENTRY_TYPES.has(value.type)) {
+    return value as unknown as SessionEntry;
+  }
+  return { type: "unknown", id, parentId, timestamp, raw: value };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function readError(path: string, error: unknown): unknown {
+  if (error instanceof Deno.errors.NotFound) {
+    return new TernError(`Cannot load session "${path}": file not found`, { cause: error });
+  }
+  return error;
+}

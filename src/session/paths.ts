@@ -1,0 +1,268 @@
+/**
+ * Where sessions live and how to find them:
+ * `<ternHome>/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`, one folder per working directory.
+ */
+import { createHash } from "node:crypto";
+import { basename, join, resolve } from "node:path";
+import { TernError } from "../core/errors.ts";
+import { parseSessionHeader } from "./load.ts";
+import { scanLines } from "./_lines.ts";
+import type { SessionHeader } from "./types.ts";
+
+/** What `tern sessions list` shows about one session file. */
+export interface SessionInfo {
+  id: string;
+  path: string;
+  /** The working directory from the header. */
+  cwd: string;
+  /** From the header. */
+  created: Date;
+  /** The number of entry lines (lines after the header that hold an entry). */
+  entries: number;
+  /** The first user message in the file, whitespace collapsed, cut to 100 characters. */
+  firstUserText?: string;
+  /** The file's modification time. */
+  modified: Date;
+  /** The id of the session this one was forked from. */
+  parentId?: string;
+}
+
+/** Exit code for a session reference that matches nothing or too much (EXIT_USAGE in src/cli). */
+const EXIT_USAGE = 2;
+/** `2026-11-30T03-08-37-123Z_<id>.jsonl`; group 1 is the id. */
+const FILE_NAME = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl$/;
+const MIN_PREFIX = 4;
+/** Lines up to this size are parsed when listing; longer ones are only checked at both ends. */
+const PARSE_LIMIT = 64 * 1024;
+const decoder = new TextDecoder();
+
+/** The folder holding every session folder: `<ternHome>/sessions`. */
+export function sessionsRoot(ternHome: string): string {
+  return join(ternHome, "sessions");
+}
+
+/**
+ * The folder name for a working directory, readable and collision-safe: `cwd` without its
+ * leading "/", every character outside `[A-Za-z0-9._-]` replaced by "-", cut to 80 characters,
+ * then "-" and the first 8 hex digits of the SHA-256 of the whole `cwd`. The hash tells apart
+ * paths that read the same ("/a/b" and "/a-b" both start "a-b") and long paths cut alike.
+ */
+export function encodeCwd(cwd: string): string {
+  const readable = cwd.replace(/^\//, "").replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 80);
+  const hash = createHash("sha256").update(cwd).digest("hex").slice(0, 8);
+  return `${readable}-${hash}`;
+}
+
+/** `2026-11-30T03-08-37-123Z_<id>.jsonl`: the ISO time with ":" and "." made "-". */
+export function sessionFileName(created: Date, id: string): string {
+  return `${created.toISOString().replace(/[:.]/g, "-")}_${id}.jsonl`;
+}
+
+/** The folder of `cwd`'s sessions. */
+export function sessionFolder(ternHome: string, cwd: string): string {
+  return join(sessionsRoot(ternHome), encodeCwd(cwd));
+}
+
+/**
+ * The sessions under `ternHome` (only `cwd`'s folder when given), newest created first. Files
+ * whose first line is not a session header are skipped.
+ */
+export async function listSessions(
+  ternHome: string,
+  options: { cwd?: string } = {},
+): Promise<SessionInfo[]> {
+  const infos: SessionInfo[] = [];
+  for (const folder of await sessionFolders(ternHome, options.cwd)) {
+    for (const name of await sessionFileNames(folder)) {
+      const info = await readSessionInfo(join(folder, name));
+      if (info) infos.push(info);
+    }
+  }
+  return infos.sort((a, b) =>
+    b.created.getTime() - a.created.getTime() || (a.path < b.path ? 1 : -1)
+  );
+}
+
+/**
+ * The path of the session `ref` names: a path to a .jsonl file, a full id, or an id prefix of
+ * at least 4 characters. Ids are looked up in `cwd`'s folder first (a prefix unique there wins),
+ * then in every folder.
+ * @throws {TernError} (exit code 2) when nothing or more than one session matches.
+ */
+export async function findSession(ternHome: string, ref: string, cwd?: string): Promise<string> {
+  let id = ref.toLowerCase();
+  if (ref.endsWith(".jsonl") || ref.includes("/")) {
+    const path = resolve(ref);
+    if (await isFile(path)) return path;
+    const fromName = basename(ref).match(FILE_NAME)?.[1];
+    if (ref.includes("/") || !fromName) {
+      throw new TernError(`Cannot open session "${ref}": file not found`, {
+        exitCode: EXIT_USAGE,
+      });
+    }
+    id = fromName.toLowerCase();
+  }
+  if (id.length < MIN_PREFIX) {
+    throw new TernError(
+      `Session reference "${ref}" is too short: give at least ${MIN_PREFIX} characters of the id`,
+      { exitCode: EXIT_USAGE },
+    );
+  }
+  const searches = cwd === undefined ? [undefined] : [cwd, undefined];
+  let matches: { id: string; path: string }[] = [];
+  for (const search of searches) {
+    matches = [];
+    for (const folder of await sessionFolders(ternHome, search)) {
+      for (const name of await sessionFileNames(folder)) {
+        const fileId = name.match(FILE_NAME)![1];
+        if (fileId.toLowerCase() === id) return join(folder, name);
+        if (fileId.toLowerCase().startsWith(id)) {
+          matches.push({ id: fileId, path: join(folder, name) });
+        }
+      }
+    }
+    if (matches.length === 1) return matches[0].path;
+    if (matches.length > 1) break;
+  }
+  if (matches.length === 0) {
+    throw new TernError(`No session matches "${ref}": run \`tern sessions list\` to see them`, {
+      exitCode: EXIT_USAGE,
+    });
+  }
+  const list = matches.map((match) => `\n  ${match.id}  ${match.path}`).join("");
+  throw new TernError(
+    `Session reference "${ref}" is ambiguous: it matches ${matches.length} sessions:${list}`,
+    { exitCode: EXIT_USAGE },
+  );
+}
+
+/**
+ * The newest session of `cwd` by the time in its file name whose header names `cwd`, or
+ * undefined when there is none. Reads only header lines.
+ */
+export async function latestSession(ternHome: string, cwd: string): Promise<string | undefined> {
+  const folder = sessionFolder(ternHome, cwd);
+  const names = (await sessionFileNames(folder)).reverse();
+  for (const name of names) {
+    const path = join(folder, name);
+    const header = await readHeader(path);
+    if (header?.cwd === cwd) return path;
+  }
+  return undefined;
+}
+
+/** The folders to search: `cwd`'s (if it exists) or every folder under the sessions root. */
+async function sessionFolders(ternHome: string, cwd: string | undefined): Promise<string[]> {
+  if (cwd !== undefined) return [sessionFolder(ternHome, cwd)];
+  const root = sessionsRoot(ternHome);
+  const folders: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(root)) {
+      if (entry.isDirectory) folders.push(join(root, entry.name));
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return folders.sort();
+}
+
+/** The names in `folder` shaped like session files, sorted (oldest first); none when no folder. */
+async function sessionFileNames(folder: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(folder)) {
+      if (entry.isFile && FILE_NAME.test(entry.name)) names.push(entry.name);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return names.sort();
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/** The header of the file at `path`, or undefined when it is gone or not a session. */
+async function readHeader(path: string): Promise<SessionHeader | undefined> {
+  let header: SessionHeader | undefined;
+  try {
+    await scanLines(path, (line) => {
+      header = parseSessionHeader(decoder.decode(line), path);
+      return false;
+    }, { chunkSize: 16 * 1024 });
+  } catch (error) {
+    if (error instanceof TernError || error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  return header;
+}
+
+/**
+ * Reads what `listSessions` shows. Lines up to PARSE_LIMIT bytes are parsed; a longer line
+ * counts as an entry when it starts with "{" and ends with "}" (it is parsed only while the
+ * first user message is still unknown), so a torn long line can, rarely, be counted.
+ */
+async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
+  let header: SessionHeader | undefined;
+  let entries = 0;
+  let firstUserText: string | undefined;
+  let modified: Date;
+  try {
+    modified = (await Deno.stat(path)).mtime ?? new Date(0);
+    await scanLines(path, (line, lineNumber) => {
+      if (lineNumber === 1) {
+        header = parseSessionHeader(decoder.decode(line), path);
+      } else if (line.length <= PARSE_LIMIT || firstUserText === undefined) {
+        const value = parseLine(line);
+        if (value && typeof value.id === "string" && typeof value.timestamp === "string") {
+          entries++;
+          firstUserText ??= userText(value);
+        }
+      } else if (line[0] === 0x7b && line[line.length - 1] === 0x7d) {
+        entries++;
+      }
+    });
+  } catch (error) {
+    if (error instanceof TernError || error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  if (!header) return undefined;
+  const info: SessionInfo = {
+    id: header.id,
+    path,
+    cwd: header.cwd,
+    created: new Date(header.created),
+    entries,
+    modified,
+  };
+  if (firstUserText !== undefined) info.firstUserText = firstUserText;
+  if (header.parent) info.parentId = header.parent.id;
+  return info;
+}
+
+function parseLine(bytes: Uint8Array): Record<string, unknown> | undefined {
+  if (bytes.length === 0) return undefined;
+  try {
+    const value: unknown = JSON.parse(decoder.decode(bytes));
+    return typeof value === "object" && value !== null
+      ? value as Record<string, unknown>
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The text of a user message entry, whitespace collapsed and cut to 100 characters. */
+function userText(entry: Record<string, unknown>): string | undefined {
+  if (entry.type !== "message") return undefined;
+  const message = entry.message as { role?: unknown; content?: unknown } | undefined;
+  if (message?.role !== "user" || typeof message.content !== "string") return undefined;
+  const text = message.content.slice(0, 1000).replace(/\s+/g, " ").trim();
+  return Array.from(text).slice(0, 100).join("");
+}

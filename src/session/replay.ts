@@ -1,0 +1,81 @@
+/**
+ * Replay: the state a session is in at one entry, rebuilt from the path root → entry. The
+ * context the model sees honours compactions (summary + what they kept) and branch summaries;
+ * settings (model, thinking level, mode, profile) are the last ones set on the path; permission
+ * changes accumulate in order. Entries of unknown type are skipped.
+ */
+import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages.ts";
+import { type ContextItem, summaryMessage } from "../context/compaction.ts";
+import type { PermissionChange, SessionEntry } from "./types.ts";
+
+export interface ReplayState {
+  /** The conversation for the model (without the system prompt), each item tied to its entry. */
+  items: ContextItem[];
+  model?: string;
+  provider?: string;
+  thinking?: string;
+  mode?: string;
+  profile?: string;
+  /** Session-wide approvals and grants, in the order they were given. */
+  permissions: PermissionChange[];
+  /** Model usage summed over the path (including what compactions summarised away). */
+  usage: Usage;
+  /** Compactions on the path. */
+  compactions: number;
+}
+
+/** Rebuilds the state at the end of `path` (entries root → leaf, as `SessionTree.path` gives). */
+export function replay(path: readonly SessionEntry[]): ReplayState {
+  const state: ReplayState = { items: [], permissions: [], usage: emptyUsage(), compactions: 0 };
+  for (const entry of path) {
+    switch (entry.type) {
+      case "message":
+        state.items.push({ id: entry.id, message: entry.message });
+        if (entry.usage) state.usage = addUsage(state.usage, entry.usage);
+        break;
+      case "model":
+        state.model = entry.model;
+        if (entry.provider !== undefined) state.provider = entry.provider;
+        break;
+      case "thinking":
+        state.thinking = entry.level;
+        break;
+      case "mode":
+        state.mode = entry.mode;
+        break;
+      case "profile":
+        state.profile = entry.profile;
+        break;
+      case "permission":
+        state.permissions.push(entry.change);
+        break;
+      case "compaction": {
+        const kept = entry.firstKeptId === null
+          ? -1
+          : state.items.findIndex((item) => item.id === entry.firstKeptId);
+        const rest = kept === -1 ? [] : state.items.slice(kept);
+        state.items = [{ id: entry.id, message: summaryMessage(entry.summary) }, ...rest];
+        state.compactions++;
+        break;
+      }
+      case "branch":
+        if (entry.summary) {
+          state.items.push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
+        }
+        break;
+      default:
+        // Labels, plan and subagent links, and types from newer versions: not context.
+        break;
+    }
+  }
+  return state;
+}
+
+/** How a summary of an abandoned branch reads to the model. */
+export function branchSummaryMessage(summary: string): Message {
+  return {
+    role: "user",
+    content: "[Note from tern] Earlier work on another branch of this session was set aside. " +
+      `What was done there:\n\n${summary}`,
+  };
+}

@@ -1,0 +1,231 @@
+/**
+ * The only code that writes session files. Each entry is one line written whole by one loop of
+ * `writeSync` on a file opened for appending, so a process killed mid-write leaves at most one
+ * torn last line, which the loader skips and the next append steps over with a "\n".
+ *
+ * Lock: the writer holds an exclusive `flock` on the session file itself (no `.lock` file to
+ * go stale). The kernel drops it when the file is closed or the process dies, even by SIGKILL.
+ * Readers (`loadSession`, listing, fork) never lock: a session in use can still be read.
+ */
+import { isAbsolute, join } from "node:path";
+import { TernError } from "../core/errors.ts";
+import { type LoadedSession, loadSession } from "./load.ts";
+import { sessionFileName, sessionFolder } from "./paths.ts";
+import {
+  type NewEntry,
+  SESSION_FORMAT_VERSION,
+  type SessionEntry,
+  type SessionHeader,
+} from "./types.ts";
+
+/** What a new session file's header records besides the generated id and time. */
+export interface CreateSessionOptions {
+  /** The workspace (absolute real path). */
+  cwd: string;
+  ternVersion: string;
+  /** Where a forked session came from. */
+  parent?: SessionHeader["parent"];
+}
+
+/** Exit code of the "in use" error (EXIT_USAGE in src/cli, a layer above). */
+const EXIT_USAGE = 2;
+const encoder = new TextEncoder();
+
+/** Appends entries to one session file while holding its lock. */
+export class SessionWriter {
+  readonly #file: Deno.FsFile;
+  readonly #path: string;
+  readonly #header: SessionHeader;
+  readonly #ids: Set<string>;
+  #leafId: string | null;
+  /** The file does not end in "\n" (a torn line or a failed write): start the next line anew. */
+  #needsNewline: boolean;
+  #closed = false;
+
+  private constructor(
+    file: Deno.FsFile,
+    path: string,
+    header: SessionHeader,
+    entries: readonly SessionEntry[],
+    needsNewline: boolean,
+  ) {
+    this.#file = file;
+    this.#path = path;
+    this.#header = header;
+    this.#ids = new Set(entries.map((entry) => entry.id));
+    this.#leafId = entries.at(-1)?.id ?? null;
+    this.#needsNewline = needsNewline;
+  }
+
+  /**
+   * Creates `<ternHome>/sessions/<encoded cwd>/<timestamp>_<id>.jsonl` (folders 0700, file 0600)
+   * with its header line, locked for this writer. The id is a random UUID.
+   */
+  static async create(ternHome: string, options: CreateSessionOptions): Promise<SessionWriter> {
+    if (!isAbsolute(options.cwd)) {
+      throw new TypeError(`Cannot create a session for "${options.cwd}": not an absolute path`);
+    }
+    const created = new Date();
+    const header: SessionHeader = {
+      type: "session",
+      version: SESSION_FORMAT_VERSION,
+      id: crypto.randomUUID(),
+      cwd: options.cwd,
+      created: created.toISOString(),
+      ternVersion: options.ternVersion,
+    };
+    if (options.parent) header.parent = options.parent;
+    const folder = sessionFolder(ternHome, options.cwd);
+    await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+    const path = join(folder, sessionFileName(created, header.id));
+    const file = await Deno.open(path, { append: true, createNew: true, mode: 0o600 });
+    const writer = new SessionWriter(file, path, header, [], false);
+    try {
+      writer.#lock();
+      writer.#writeLine(JSON.stringify(header));
+    } catch (error) {
+      writer.close();
+      throw error;
+    }
+    return writer;
+  }
+
+  /**
+   * Locks and loads the session at `path` for appending after its last entry.
+   * @throws {TernError} when another writer holds the session or the file is missing (exit
+   * code 2 for both), or when the file is not a session (see `loadSession`).
+   */
+  static async open(path: string): Promise<{ writer: SessionWriter; loaded: LoadedSession }> {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path, { append: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      throw new TernError(`Cannot open session "${path}": file not found`, {
+        cause: error,
+        exitCode: EXIT_USAGE,
+      });
+    }
+    try {
+      // Lock before reading, so that no other writer can append between the load and ours.
+      if (!file.tryLockSync(true)) throw inUseError(path);
+      const loaded = await loadSession(path);
+      const writer = new SessionWriter(
+        file,
+        path,
+        loaded.header,
+        loaded.entries,
+        !loaded.endsWithNewline,
+      );
+      return { writer, loaded };
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+  }
+
+  /** The session file. */
+  get path(): string {
+    return this.#path;
+  }
+
+  /** The header line as written or read. */
+  get header(): SessionHeader {
+    return this.#header;
+  }
+
+  /** The id of the last entry written or loaded: where the next append goes by default. */
+  get leafId(): string | null {
+    return this.#leafId;
+  }
+
+  /**
+   * Writes `entry` as one line and makes it the leaf. Fills in a new 8-hex `id`, the
+   * `timestamp` and `parentId` (default: the leaf; pass `null` for a new root). Synchronous,
+   * so entries land in call order.
+   * @throws {RangeError} when `parentId` names no entry of this session.
+   */
+  append(entry: NewEntry, options: { parentId?: string | null } = {}): SessionEntry {
+    const parentId = options.parentId === undefined ? this.#leafId : options.parentId;
+    if (parentId !== null && !this.#ids.has(parentId)) {
+      throw new RangeError(
+        `Cannot append to session "${this.#header.id}": no entry "${parentId}" to go under`,
+      );
+    }
+    const { type, ...fields } = entry;
+    const full = {
+      type,
+      id: this.#newId(),
+      parentId,
+      timestamp: new Date().toISOString(),
+      ...fields,
+    } as SessionEntry;
+    this.#writeLine(JSON.stringify(full));
+    this.#ids.add(full.id);
+    this.#leafId = full.id;
+    return full;
+  }
+
+  /**
+   * Writes an entry copied from another session as it is (fork), unknown fields and types
+   * included, and makes it the leaf. @throws {TypeError} when it has no string `id`, or
+   * {@linkcode RangeError} when the id is already in this session.
+   */
+  appendRaw(raw: Record<string, unknown>): void {
+    const id = raw.id;
+    if (typeof id !== "string") throw new TypeError('Cannot copy an entry without a string "id"');
+    if (this.#ids.has(id)) {
+      throw new RangeError(`Cannot copy entry "${id}": session "${this.#header.id}" has it`);
+    }
+    this.#writeLine(JSON.stringify(raw));
+    this.#ids.add(id);
+    this.#leafId = id;
+  }
+
+  /** Closes the file, which releases the lock. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#file.close();
+  }
+
+  #lock(): void {
+    // Only reached for a file this process just created; nobody else can know its name yet.
+    if (!this.#file.tryLockSync(true)) throw new Error(`Cannot lock new session "${this.#path}"`);
+  }
+
+  #newId(): string {
+    const bytes = new Uint8Array(4);
+    for (;;) {
+      crypto.getRandomValues(bytes);
+      const id = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+      if (!this.#ids.has(id)) return id;
+    }
+  }
+
+  /** One line, encoded first and written whole; a failure leaves the next line to start anew. */
+  #writeLine(json: string): void {
+    if (this.#closed) {
+      throw new Error(`Cannot write to session "${this.#header.id}": the writer is closed`);
+    }
+    const bytes = encoder.encode(this.#needsNewline ? `\n${json}\n` : `${json}\n`);
+    try {
+      let written = 0;
+      while (written < bytes.length) written += this.#file.writeSync(bytes.subarray(written));
+    } catch (error) {
+      this.#needsNewline = true;
+      throw error;
+    }
+    this.#needsNewline = false;
+  }
+}
+
+/** The "in use" error, naming the session by the id in its file name. */
+function inUseError(path: string): TernError {
+  const id = path.match(/_([^_/]+)\.jsonl$/)?.[1] ?? path;
+  return new TernError(
+    `Session "${id}" is in use by another tern process (${path}): wait for it to finish, ` +
+      `or fork it with \`tern sessions fork ${id}\``,
+    { exitCode: EXIT_USAGE },
+  );
+}

@@ -1,0 +1,134 @@
+/**
+ * The session file format: one JSON object per line, never rewritten. The first line is the
+ * header; every later line is an entry, a node of a tree linked by `parentId`. The leaf (the
+ * current position) is always the last entry in the file: continuing from an older entry
+ * appends a `branch` entry under it, so moving the leaf never touches old lines.
+ */
+import type { Message, Usage } from "../core/messages.ts";
+
+/** Bumped when a reader of an older version could misread a newer file. */
+export const SESSION_FORMAT_VERSION = 1;
+
+/** The first line of every session file. */
+export interface SessionHeader {
+  type: "session";
+  version: number;
+  /** The session id (a UUID); file names end in `_<id>.jsonl`. */
+  id: string;
+  /** The workspace the session ran in (absolute real path). */
+  cwd: string;
+  /** ISO time of creation. */
+  created: string;
+  ternVersion: string;
+  /** Set when the session was forked from another: where it came from. */
+  parent?: { id: string; path: string; leafId: string | null };
+}
+
+/** What every entry has. `parentId` is null for the first entry of the tree. */
+export interface EntryBase {
+  /** 8 hex characters, unique within the session. */
+  id: string;
+  parentId: string | null;
+  /** ISO time the entry was written. */
+  timestamp: string;
+}
+
+/** A change to what the session may do beyond its profile, in the order it happened. */
+export type PermissionChange =
+  /** "Allow for the session" on an approval key (a command prefix or a tool call). */
+  | { kind: "approval"; key: string }
+  /** A request_permissions grant with session scope. */
+  | {
+    kind: "grant";
+    extra: { read: string[]; write: string[]; net: string[]; env: string[] };
+    keys: string[];
+    withoutSandbox: boolean;
+  };
+
+export type MessageEntry = EntryBase & {
+  type: "message";
+  message: Message;
+  /** For assistant messages: the usage of the model call that produced it. */
+  usage?: Usage;
+};
+
+export type ModelEntry = EntryBase & { type: "model"; model: string; provider?: string };
+export type ThinkingEntry = EntryBase & { type: "thinking"; level: string };
+export type ModeEntry = EntryBase & { type: "mode"; mode: string };
+export type ProfileEntry = EntryBase & { type: "profile"; profile: string };
+export type PermissionEntry = EntryBase & { type: "permission"; change: PermissionChange };
+
+/**
+ * The context before `firstKeptId` (on this entry's path) was replaced by `summary`.
+ * Replay: summary, then the path's messages from `firstKeptId` on, then what follows this
+ * entry. `firstKeptId` null means nothing before this entry was kept.
+ */
+export type CompactionEntry = EntryBase & {
+  type: "compaction";
+  summary: string;
+  firstKeptId: string | null;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Ids of the entries whose content the summary replaced. */
+  summarised: string[];
+  /** True when the model summary failed and the deterministic fallback was used. */
+  fallback: boolean;
+  /** What the person asked the summary to focus on (`/compact <focus>`). */
+  focus?: string;
+};
+
+/**
+ * The leaf moved: this entry's parent is the new position, `fromId` the old leaf. `summary`
+ * (optional) records what was left behind on the old branch; replay shows it to the model.
+ */
+export type BranchEntry = EntryBase & {
+  type: "branch";
+  fromId: string | null;
+  summary?: string;
+};
+
+export type LabelEntry = EntryBase & { type: "label"; targetId: string; label: string };
+/** Reserved for the plan-and-execute state. */
+export type PlanEntry = EntryBase & { type: "plan"; data: unknown };
+/** Reserved for links to subagent sessions. */
+export type SubagentEntry = EntryBase & { type: "subagent"; data: unknown };
+
+/**
+ * An entry whose type this version does not know (written by a newer tern). It stays in the
+ * tree (its children remain reachable) and replay ignores it; `raw` is the line as parsed.
+ */
+export type UnknownEntry = EntryBase & { type: "unknown"; raw: Record<string, unknown> };
+
+export type SessionEntry =
+  | MessageEntry
+  | ModelEntry
+  | ThinkingEntry
+  | ModeEntry
+  | ProfileEntry
+  | PermissionEntry
+  | CompactionEntry
+  | BranchEntry
+  | LabelEntry
+  | PlanEntry
+  | SubagentEntry
+  | UnknownEntry;
+
+/** The entry types this version writes and reads. */
+export const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set([
+  "message",
+  "model",
+  "thinking",
+  "mode",
+  "profile",
+  "permission",
+  "compaction",
+  "branch",
+  "label",
+  "plan",
+  "subagent",
+]);
+
+/** An entry as written: everything but the fields the store fills in. */
+export type NewEntry = SessionEntry extends infer E
+  ? E extends SessionEntry ? Omit<E, "id" | "parentId" | "timestamp"> : never
+  : never;

@@ -1,0 +1,63 @@
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { Observation } from "../../src/core/observation.ts";
+import { applyToolResultBudget, toolResultsDir } from "../../src/agent/tool_result_budget.ts";
+
+async function withDir(fn: (dir: string) => Promise<void>) {
+  const root = await Deno.makeTempDir({ prefix: "tern-budget-" });
+  try {
+    await fn(join(root, "s", "tool-results"));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("applyToolResultBudget() passes a result within the limit through unchanged", async () => {
+  await withDir(async (dir) => {
+    const obs: Observation = { status: "SUCCEEDED", output: "small" };
+    equal(await applyToolResultBudget(obs, "c1", { limit: 10, dir }), obs);
+    equal(await Deno.stat(dir).catch(() => undefined), undefined, "nothing saved");
+  });
+});
+
+Deno.test("applyToolResultBudget() saves a long result whole and previews its head and tail", async () => {
+  await withDir(async (dir) => {
+    const lines = Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`);
+    const output = lines.join("\n") + "\n";
+    const obs: Observation = {
+      status: "SUCCEEDED",
+      output,
+      details: { kind: "command", exitCode: 0, timedOut: false, truncated: false },
+    };
+    const shown = await applyToolResultBudget(obs, "call/../1", { limit: 2_000, dir });
+    ok(shown.status === "SUCCEEDED");
+    ok(shown.output.length < 2_500, String(shown.output.length));
+    ok(shown.output.startsWith("line 1\nline 2\n"));
+    ok(shown.output.includes("line 5000"), "the tail is in the preview");
+    const path = /saved in "([^"]+)"/.exec(shown.output)?.[1] ?? "";
+    ok(path.startsWith(dir + "/"), shown.output.slice(-300));
+    ok(!path.slice(dir.length + 1).includes("/"), "the call id cannot make a path");
+    ok(shown.output.includes("5000 lines"), "says how much there is");
+    equal(await Deno.readTextFile(path), output);
+    equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    equal(shown.details, obs.details);
+  });
+});
+
+Deno.test("applyToolResultBudget() applies to a long error message too", async () => {
+  await withDir(async (dir) => {
+    const message = "Command timed out; output so far:\n" + "x".repeat(50_000);
+    const shown = await applyToolResultBudget(
+      { status: "ERROR", code: "TIMEOUT", message },
+      "c2",
+      { limit: 5_000, dir },
+    );
+    ok(shown.status === "ERROR" && shown.code === "TIMEOUT");
+    ok(shown.message.startsWith("Command timed out"));
+    ok(shown.message.length < 9_000);
+  });
+});
+
+Deno.test("toolResultsDir() sits next to the session file", () => {
+  equal(toolResultsDir("/h/sessions/w/2026_abc.jsonl"), "/h/sessions/w/2026_abc/tool-results");
+});

@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import {
+  chooseCut,
+  type CompactionSettings,
+  type ContextItem,
+  DEFAULT_COMPACTION,
+  isSummaryMessage,
+  recentBudget,
+} from "../../src/context/compaction.ts";
+import { estimateMessageTokens } from "../../src/context/tokens.ts";
+import { randomConversation, randomInt, seededRandom } from "./_conversations.ts";
+
+const CASES = 300;
+
+function randomSettings(rand: () => number): CompactionSettings {
+  const pickOne = <T>(values: T[]) => values[Math.floor(rand() * values.length)];
+  return {
+    ...DEFAULT_COMPACTION,
+    contextWindow: pickOne([16_000, 32_000, 128_000, 200_000]),
+    keepRecentTokens: pickOne([0, 2_000, 8_000, 20_000, 20_000]),
+    minRecentUserTurns: randomInt(rand, 0, 3),
+  };
+}
+
+/** The rules of chooseCut written out naively, as the oracle for "the latest allowed cut". */
+function expectedCut(items: ContextItem[], settings: CompactionSettings): number {
+  const n = items.length;
+  const each = items.map((item) => estimateMessageTokens(item.message));
+  const tokensFrom = (j: number) => each.slice(j).reduce((sum, t) => sum + t, 0);
+  const isTurn = (item: ContextItem) =>
+    item.message.role === "user" && !isSummaryMessage(item.message);
+  const users = items.filter(isTurn).length;
+  const usersFrom = (j: number) => items.slice(j).filter(isTurn).length;
+  const boundary = (j: number) => {
+    if (j === 0) return true;
+    if (j < n && items[j].message.role === "tool") return false;
+    const keptResults = new Set(
+      items.slice(j).flatMap(({ message }) => message.role === "tool" ? [message.toolCallId] : []),
+    );
+    return !items.slice(0, j).some(({ message }) =>
+      message.role === "assistant" && (message.toolCalls ?? []).some((c) => keptResults.has(c.id))
+    );
+  };
+  const keep = Math.min(settings.keepRecentTokens, recentBudget(settings));
+  const cutFor = (turns: number) => {
+    for (let j = n; j > 0; j--) {
+      if (
+        boundary(j) && tokensFrom(j) >= keep &&
+        usersFrom(j) >= Math.min(turns, users)
+      ) return j;
+    }
+    return 0;
+  };
+  for (let turns = settings.minRecentUserTurns; turns > 0; turns--) {
+    if (tokensFrom(cutFor(turns)) <= recentBudget(settings)) return cutFor(turns);
+  }
+  return cutFor(0);
+}
+
+function keptTokens(items: ContextItem[], cut: number): number {
+  return items.slice(cut).reduce((sum, item) => sum + estimateMessageTokens(item.message), 0);
+}
+
+Deno.test("chooseCut() never separates a tool round and keeps enough, over 300 random histories", () => {
+  const rand = seededRandom(4_006);
+  let compacted = 0;
+  let turnRuleRelaxed = 0;
+  for (let seed = 0; seed < CASES; seed++) {
+    const items = randomConversation(rand, seed);
+    const settings = randomSettings(rand);
+    const cut = chooseCut(items, settings);
+    const where = `seed ${seed}, cut ${cut} of ${items.length}`;
+    assert.ok(cut >= 0 && cut <= items.length, where);
+    if (cut === 0) continue;
+    compacted++;
+    const kept = items.slice(cut);
+    assert.notEqual(kept[0]?.message.role, "tool", `${where}: kept part starts at a tool result`);
+    const keptCalls = new Set(
+      kept.flatMap(({ message }) =>
+        message.role === "assistant" ? (message.toolCalls ?? []).map((c) => c.id) : []
+      ),
+    );
+    for (const { message } of kept) {
+      if (message.role === "tool") {
+        assert.ok(keptCalls.has(message.toolCallId), `${where}: result without its call`);
+      }
+    }
+    const keep = Math.min(settings.keepRecentTokens, recentBudget(settings));
+    assert.ok(keptTokens(items, cut) >= keep, `${where}: too little kept`);
+    const userIds = items.filter(({ message }) =>
+      message.role === "user" && !isSummaryMessage(message)
+    ).map((item) => item.id);
+    const lastTurns = userIds.slice(Math.max(0, userIds.length - settings.minRecentUserTurns));
+    const keptIds = new Set(kept.map((item) => item.id));
+    const turnsKept = settings.minRecentUserTurns === 0 || lastTurns.every((id) => keptIds.has(id));
+    if (!turnsKept) {
+      turnRuleRelaxed++;
+      assert.ok(
+        keptTokens(items, items.findIndex((item) => item.id === lastTurns[0])) >
+          recentBudget(settings),
+        `${where}: a recent user turn was summarised though the turns fit the budget`,
+      );
+    }
+    assert.equal(cut, expectedCut(items, settings), `${where}: not the latest allowed cut`);
+  }
+  // The generator must exercise both paths, or the properties above prove little.
+  assert.ok(compacted > CASES / 4, `only ${compacted} histories were compacted`);
+  assert.ok(turnRuleRelaxed > 0, "no history needed the user-turn rule relaxed");
+});
+
+Deno.test("chooseCut() returns 0 when the whole history is recent", () => {
+  const items: ContextItem[] = [
+    { id: "u1", message: { role: "user", content: "Fix the bug" } },
+    { id: "a1", message: { role: "assistant", content: "Done." } },
+  ];
+  assert.equal(chooseCut(items, { ...DEFAULT_COMPACTION, contextWindow: 128_000 }), 0);
+  assert.equal(chooseCut([], { ...DEFAULT_COMPACTION, contextWindow: 128_000 }), 0);
+});
+
+Deno.test("chooseCut() moves the cut back past tool results to their assistant message", () => {
+  const big = "x".repeat(40_000);
+  const items: ContextItem[] = [
+    { id: "u1", message: { role: "user", content: "first" } },
+    { id: "a1", message: { role: "assistant", content: "ok" } },
+    { id: "u2", message: { role: "user", content: "second" } },
+    {
+      id: "a2",
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "c1", name: "read", arguments: '{"path":"a.ts"}' },
+          { id: "c2", name: "read", arguments: '{"path":"b.ts"}' },
+        ],
+      },
+    },
+    { id: "t1", message: { role: "tool", toolCallId: "c1", name: "read", content: big } },
+    { id: "t2", message: { role: "tool", toolCallId: "c2", name: "read", content: big } },
+  ];
+  const settings = {
+    ...DEFAULT_COMPACTION,
+    contextWindow: 200_000,
+    keepRecentTokens: 1_000,
+    minRecentUserTurns: 0,
+  };
+  // The token rule alone would cut before t2; the round starts at a2.
+  assert.equal(chooseCut(items, settings), 3);
+});
+
+/** About 10,000 characters of code-like text. */
+function source(file: number): string {
+  return Array.from({ length: 300 }, (_, k) => `const v${file}_${k} = load("f${k}");\n`).join("");
+}
+
+Deno.test("chooseCut() summarises the only user turn of a long task when it outgrows the budget", () => {
+  const items: ContextItem[] = [{ id: "u1", message: { role: "user", content: "Port it all" } }];
+  for (let i = 0; i < 40; i++) {
+    items.push({
+      id: `a${i}`,
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: `c${i}`, name: "read", arguments: `{"path":"f${i}.ts"}` }],
+      },
+    }, {
+      id: `t${i}`,
+      message: { role: "tool", toolCallId: `c${i}`, name: "read", content: source(i) },
+    });
+  }
+  const settings = { ...DEFAULT_COMPACTION, contextWindow: 128_000 };
+  const cut = chooseCut(items, settings);
+  assert.ok(cut > 1, `expected a cut inside the turn, got ${cut}`);
+  assert.equal(items[cut].message.role, "assistant");
+  const kept = keptTokens(items, cut);
+  const round = keptTokens(items.slice(1, 3), 0);
+  assert.ok(kept >= settings.keepRecentTokens && kept < settings.keepRecentTokens + round);
+});
+
+Deno.test("chooseCut() never cuts between a call and a result that arrives after another message", () => {
+  const items: ContextItem[] = [
+    { id: "u1", message: { role: "user", content: "start" } },
+    {
+      id: "a1",
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "c1", name: "bash", arguments: '{"command":"make"}' },
+          { id: "c2", name: "bash", arguments: '{"command":"make test"}' },
+        ],
+      },
+    },
+    { id: "t1", message: { role: "tool", toolCallId: "c1", name: "bash", content: "ok" } },
+    { id: "u2", message: { role: "user", content: "also lint" } },
+    {
+      id: "t2",
+      message: { role: "tool", toolCallId: "c2", name: "bash", content: "z".repeat(9_000) },
+    },
+    { id: "a2", message: { role: "assistant", content: "Done." } },
+  ];
+  const settings = {
+    ...DEFAULT_COMPACTION,
+    contextWindow: 200_000,
+    keepRecentTokens: 1_000,
+    minRecentUserTurns: 1,
+  };
+  // u2 is the last user turn, but the round a1..t2 spans it: the cut moves back to a1.
+  assert.equal(chooseCut(items, settings), 1);
+});
