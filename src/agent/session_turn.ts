@@ -6,15 +6,22 @@
 import type { EmitFn } from "../core/events.ts";
 import type { Message, Usage } from "../core/messages.ts";
 import {
-  compact,
   type CompactionSettings,
   DEFAULT_COMPACTION,
   needsCompaction,
-} from "../context/compaction.ts";
-import { estimateRequestTokens } from "../context/tokens.ts";
+} from "../context/compaction_types.ts";
+import {
+  estimateMessageTokens,
+  estimateTokens,
+  REQUEST_OVERHEAD_TOKENS,
+} from "../context/tokens.ts";
 import type { Provider, ToolSpec } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
 import type { CompactionEntry } from "../session/types.ts";
+
+function specTokens(spec: ToolSpec): number {
+  return estimateTokens(JSON.stringify(spec));
+}
 
 /**
  * An automatic compaction must summarise at least this much: less saves nothing and costs a
@@ -56,6 +63,8 @@ export async function compactSession(
   options: CompactOptions,
 ): Promise<CompactionEntry | undefined> {
   const { items } = session.state();
+  // The summariser loads only when a compaction happens: it is not on the start-up path.
+  const { compact } = await import("../context/compaction.ts");
   const result = await compact(items, {
     provider: options.provider,
     model: options.model,
@@ -96,8 +105,18 @@ export function compactionHook(
     tools: () => ToolSpec[];
   },
 ): (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined> {
+  // Messages and specs do not change once made: each is estimated once, not every round (a
+  // long conversation would otherwise cost milliseconds per round).
+  const known = new WeakMap<object, number>();
+  const cost = <T extends object>(value: T, estimate: (value: T) => number) => {
+    let tokens = known.get(value);
+    if (tokens === undefined) known.set(value, tokens = estimate(value));
+    return tokens;
+  };
   return async (messages, signal) => {
-    const tokens = estimateRequestTokens(messages, options.tools());
+    let tokens = REQUEST_OVERHEAD_TOKENS;
+    for (const message of messages) tokens += cost(message, estimateMessageTokens);
+    for (const spec of options.tools()) tokens += cost(spec.parameters, () => specTokens(spec));
     if (!needsCompaction(tokens, options.settings)) return undefined;
     const entry = await compactSession(session, {
       ...options,

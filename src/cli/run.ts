@@ -67,7 +67,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     }
     return exitCodeFor(result.exitReason);
   } finally {
-    session.close();
+    session.closeOrDiscard();
   }
 }
 
@@ -115,7 +115,7 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     }
     return await runInSession(options, session, rules, write);
   } finally {
-    if (options.session === undefined) session.close();
+    if (options.session === undefined) session.closeOrDiscard();
   }
 }
 

@@ -6,7 +6,7 @@
  * leading space and the line breaks after them, line-break runs, and space runs.
  */
 
-/** Counts for one text; all are whole numbers. */
+/** Counts for one text, all whole numbers; `countTokenClasses()` returns the keys in this order. */
 export interface TokenClassCounts {
   /** Letter runs (`parseUrl` is two, `HTTPServer` one), ASCII or other alphabets. */
   words: number;
@@ -16,10 +16,7 @@ export interface TokenClassCounts {
   consonantChars: number;
   /** Runs of two or more capitals followed by lower-case letters (`HTTPServer`, `FAPmx`). */
   mixedWords: number;
-  /**
-   * Letters past the third in runs that start with one punctuation character (`.forEach`,
-   * `/python`, `_names`): those split more often than runs after a space.
-   */
+  /** Letters past the third in runs that start with punctuation (`.forEach`, `/python`). */
   punctWordChars: number;
   /** Digit runs counted in groups of up to three digits (`12345` is two). */
   digitGroups: number;
@@ -51,37 +48,9 @@ export interface TokenClassCounts {
   latinWords: number;
   /** Letters outside Latin and CJK (Greek, Cyrillic, ...). */
   otherLetters: number;
-  /**
-   * Other non-ASCII characters (symbols, box drawing, emoji), but for repeats of the one before
-   * (`───`); a surrogate pair counts once.
-   */
+  /** Other non-ASCII characters (symbols, emoji), but for repeats (`───`); a pair counts once. */
   otherSymbols: number;
 }
-
-/** The count names in a fixed order, for the fit and the report. */
-export const TOKEN_CLASSES: readonly (keyof TokenClassCounts)[] = [
-  "words",
-  "longWordChars",
-  "consonantChars",
-  "mixedWords",
-  "punctWordChars",
-  "digitGroups",
-  "punctRuns",
-  "punctLongChars",
-  "jsonPunctChars",
-  "repeatChars",
-  "spaceRuns",
-  "newlines",
-  "blankChars",
-  "han",
-  "kana",
-  "hangul",
-  "cjkRuns",
-  "cjkPunct",
-  "latinWords",
-  "otherLetters",
-  "otherSymbols",
-];
 
 // Classes of a code unit. Non-ASCII letters count as LOWER, non-ASCII symbols as PUNCT.
 const LOWER = 1;
@@ -186,17 +155,34 @@ export function countTokenClasses(text: string): TokenClassCounts {
               consonants++;
             }
           }
-          if (attached && run > 3) punctWordChars++;
+          if (run > 3 && attached) punctWordChars++;
           if (k === UPPER) {
             if (prev === UPPER) caps++;
-          } else if (prev === UPPER && caps !== 0) mixedWords++;
+          } else if (caps !== 0 && prev === UPPER) mixedWords++;
         }
         if (isLatin && !latin) {
           latinWords++;
           latin = true;
         }
         prev = k;
-        if (++i === length || (c = text.charCodeAt(i)) >= 128) break;
+        if (k === LOWER || caps === 0) {
+          // the common case, lower-case letters going on with the run, in a tighter loop
+          while (++i < length && (c = text.charCodeAt(i)) >= 97 && c <= 122) {
+            if (++run > 8) longWordChars++;
+            if (consonants >= 0) {
+              if (VOWEL[c]) {
+                consonantChars -= consonants;
+                consonants = -1;
+              } else {
+                consonantChars++;
+                consonants++;
+              }
+            }
+            if (run > 3 && attached) punctWordChars++;
+            prev = LOWER;
+          }
+        } else if (++i < length) c = text.charCodeAt(i);
+        if (i === length || c >= 128) break;
         k = ASCII[c];
         if (k !== LOWER && k !== UPPER) break;
         isLatin = false;
@@ -211,6 +197,7 @@ export function countTokenClasses(text: string): TokenClassCounts {
         run++;
         if (++blank > 16) blankChars++;
       } while (++i < length && (c = text.charCodeAt(i)) < 128 && ASCII[c] === SPACE);
+      if (i === length) spaceRuns++; // trailing blanks are a pre-token of their own
       prev = SPACE;
     } else if (k === DIGIT) {
       if (prev !== DIGIT) run = 0;
@@ -255,7 +242,6 @@ export function countTokenClasses(text: string): TokenClassCounts {
       i++;
     }
   }
-  if (prev === SPACE) spaceRuns++;
   return {
     words,
     longWordChars,

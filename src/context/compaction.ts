@@ -17,6 +17,7 @@ export {
   type CompactionSettings,
   type ContextItem,
   DEFAULT_COMPACTION,
+  needsCompaction,
 } from "./compaction_types.ts";
 export { fallbackSummary } from "./fallback_summary.ts";
 export {
@@ -68,14 +69,6 @@ export interface CompactOptions {
    * a summary of a few messages saves nothing and costs a model call. Default 0.
    */
   minSummarisedTokens?: number;
-}
-
-/**
- * True when a request of `tokens` estimated tokens (system prompt + items + tool specs) is at
- * or over `threshold × contextWindow`.
- */
-export function needsCompaction(tokens: number, settings: CompactionSettings): boolean {
-  return tokens >= settings.threshold * settings.contextWindow;
 }
 
 /**

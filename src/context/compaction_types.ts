@@ -30,6 +30,14 @@ export const DEFAULT_COMPACTION: Omit<CompactionSettings, "contextWindow"> = {
   toolOutputTrimChars: 8_000,
 };
 
+/**
+ * True when a request of `tokens` estimated tokens (system prompt + items + tool specs) is at
+ * or over `threshold × contextWindow`.
+ */
+export function needsCompaction(tokens: number, settings: CompactionSettings): boolean {
+  return tokens >= settings.threshold * settings.contextWindow;
+}
+
 /** Throws RangeError when a setting is out of range. */
 export function checkSettings(settings: CompactionSettings): void {
   const bad = (name: string, value: number, want: string) =>

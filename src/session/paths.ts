@@ -2,7 +2,6 @@
  * Where sessions live and how to find them:
  * `<ternHome>/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`, one folder per working directory.
  */
-import { createHash } from "node:crypto";
 import { basename, join, resolve } from "node:path";
 import { TernError } from "../core/errors.ts";
 import { parseSessionHeader } from "./load.ts";
@@ -44,12 +43,13 @@ export function sessionsRoot(ternHome: string): string {
 /**
  * The folder name for a working directory, readable and collision-safe: `cwd` without its
  * leading "/", every character outside `[A-Za-z0-9._-]` replaced by "-", cut to 80 characters,
- * then "-" and the first 8 hex digits of the SHA-256 of the whole `cwd`. The hash tells apart
- * paths that read the same ("/a/b" and "/a-b" both start "a-b") and long paths cut alike.
+ * then "-" and the 32-bit FNV-1a hash of the whole `cwd` in 8 hex digits. The hash tells apart
+ * paths that read the same ("/a/b" and "/a-b" both start "a-b") and long paths cut alike; it
+ * need not be cryptographic (and `node:crypto` would cost ~30 ms of start-up on every run).
  */
 export function encodeCwd(cwd: string): string {
   const readable = cwd.replace(/^\//, "").replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 80);
-  const hash = createHash("sha256").update(cwd).digest("hex").slice(0, 8);
+  const hash = fnv1a(cwd).toString(16).padStart(8, "0");
   return `${readable}-${hash}`;
 }
 
@@ -265,4 +265,14 @@ function userText(entry: Record<string, unknown>): string | undefined {
   if (message?.role !== "user" || typeof message.content !== "string") return undefined;
   const text = message.content.slice(0, 1000).replace(/\s+/g, " ").trim();
   return Array.from(text).slice(0, 100).join("");
+}
+
+/** 32-bit FNV-1a over the UTF-8 bytes of `text`. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(text)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
 }

@@ -5,7 +5,8 @@
  * changes accumulate in order. Entries of unknown type are skipped.
  */
 import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages.ts";
-import { type ContextItem, summaryMessage } from "../context/compaction.ts";
+import type { ContextItem } from "../context/compaction_types.ts";
+import { summaryMessage } from "../context/summary.ts";
 import type { PermissionChange, SessionEntry } from "./types.ts";
 
 export interface ReplayState {

@@ -29,12 +29,12 @@ export class Session {
   }
 
   /** Starts a new session file for `cwd` under `ternHome`. */
-  static async create(ternHome: string, options: {
+  static create(ternHome: string, options: {
     cwd: string;
     ternVersion: string;
     parent?: SessionHeader["parent"];
-  }): Promise<Session> {
-    return new Session(await SessionWriter.create(ternHome, options), [], []);
+  }): Session {
+    return new Session(SessionWriter.create(ternHome, options), [], []);
   }
 
   /**
@@ -118,6 +118,20 @@ export class Session {
   /** Releases the lock. Idempotent. */
   close(): void {
     this.#writer.close();
+  }
+
+  /**
+   * Closes the session and, when it has no entry at all (a run that failed before its first
+   * message), removes the file so no empty session is left behind. Idempotent.
+   */
+  closeOrDiscard(): void {
+    this.close();
+    if (this.#entries.length > 0) return;
+    try {
+      Deno.removeSync(this.path);
+    } catch {
+      // Already gone, or not ours to remove: an empty session is harmless.
+    }
   }
 
   #remember(entry: SessionEntry): SessionEntry {

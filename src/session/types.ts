@@ -1,5 +1,6 @@
 /**
- * The session file format: one JSON object per line, never rewritten. The first line is the
+ * The session file format: one JSON object per line (ASCII only: other characters are written
+ * as `\uXXXX` escapes), never rewritten. The first line is the
  * header; every later line is an entry, a node of a tree linked by `parentId`. The leaf (the
  * current position) is always the last entry in the file: continuing from an older entry
  * appends a `branch` entry under it, so moving the leaf never touches old lines.

@@ -244,3 +244,38 @@ Deno.test("runTurn() emits tool_start and tool_end for every call", async () => 
   deepEqual(end.callId, "c1");
   deepEqual(end.observation.status, "SUCCEEDED");
 });
+
+Deno.test("runTurn() reports every message it adds, in order, the assistant's with its usage", async () => {
+  const added: Array<{ role: string; usage: boolean }> = [];
+  const { result } = await run([
+    { toolCalls: [call("echo", { value: "a" }, "c1"), call("echo", { value: "b" }, "c2")] },
+    { text: "done" },
+  ], { onMessage: (message, usage) => added.push({ role: message.role, usage: !!usage }) });
+  deepEqual(added, [
+    { role: "assistant", usage: true },
+    { role: "tool", usage: false },
+    { role: "tool", usage: false },
+    { role: "assistant", usage: true },
+  ]);
+  // Exactly what the turn appended to the conversation it started with.
+  deepEqual(result.messages.slice(USER.length).map((m) => m.role), added.map((a) => a.role));
+});
+
+Deno.test("runTurn() lets prepare() replace the conversation before each model call", async () => {
+  const seen: number[] = [];
+  const { provider, result } = await run([
+    { toolCalls: [call("echo", { value: "a" })] },
+    { text: "done" },
+  ], {
+    prepare: (messages) => {
+      seen.push(messages.length);
+      // The second call gets a compacted conversation: a summary instead of the history.
+      return Promise.resolve(
+        seen.length === 2 ? [{ role: "user", content: "summary of it all" }] : undefined,
+      );
+    },
+  });
+  deepEqual(seen, [1, 3]);
+  deepEqual(result.exitReason, "COMPLETED");
+  deepEqual(provider.requests[1].messages.map((m) => m.content), ["summary of it all"]);
+});

@@ -195,6 +195,11 @@ Deno.test("--continue, --resume and --from say clearly what is wrong", async () 
     const from = await tern(["run", "--from", "abcd1234", "x"]);
     equal(from.code, 2);
     match(from.stderr, /--from names an entry of an existing session/);
+    // A run refused for its configuration leaves no (empty) session behind.
+    const badProfile = await tern(["run", "-s", ":nope", "x"]);
+    equal(badProfile.code, 2, badProfile.stderr);
+    const list = await tern(["sessions", "list", "--json"]);
+    deepEqual(JSON.parse(list.stdout), []);
   });
 });
 

@@ -5,6 +5,7 @@ import { loadSession } from "../../src/session/load.ts";
 import { encodeCwd, sessionFileName, sessionsRoot } from "../../src/session/paths.ts";
 import { SessionWriter } from "../../src/session/store.ts";
 import { SESSION_FORMAT_VERSION } from "../../src/session/types.ts";
+import { Session } from "../../src/session/session.ts";
 import { readLines, runFixture, spawnFixture, tempHome, userMessage } from "./_helpers.ts";
 
 const CWD = "/work/project";
@@ -266,8 +267,25 @@ Deno.test("SessionWriter.open() names a missing file in a TernError", async () =
 Deno.test("SessionWriter.create() rejects a relative cwd", async () => {
   const { home, cleanup } = await tempHome();
   try {
-    await rejects(SessionWriter.create(home, { cwd: "rel/dir", ternVersion: "0" }), TypeError);
+    throws(() => SessionWriter.create(home, { cwd: "rel/dir", ternVersion: "0" }), TypeError);
   } finally {
     await cleanup();
+  }
+});
+
+Deno.test("SessionWriter writes every line as ASCII and non-ASCII text reads back unchanged", async () => {
+  const home = await Deno.makeTempDir({ prefix: "tern-ascii-" });
+  try {
+    const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
+    const text = "é — 日本語 😀 \u2028 end";
+    session.append({ type: "message", message: { role: "user", content: text } });
+    session.close();
+    const bytes = await Deno.readFile(session.path);
+    ok(bytes.every((byte) => byte < 0x80), "only ASCII bytes on disk");
+    const reopened = await Session.open(session.path);
+    equal(reopened.state().items[0].message.content, text);
+    reopened.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
   }
 });
