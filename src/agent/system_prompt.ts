@@ -1,10 +1,22 @@
-/** The system prompt for a coding turn. Project resources (AGENTS.md, skills) join it later. */
+/**
+ * The system prompt for a coding turn, with the project's rules (AGENTS.md) in it. It is
+ * rebuilt for every run and is never part of what compaction summarises, so the rules reach
+ * the model whole after every compaction. Skills and other resources join it later.
+ */
+import { join } from "node:path";
+
+/** The project rules file read from the workspace root. */
+export const PROJECT_RULES_FILE = "AGENTS.md";
+/** Longest rules file taken whole, in characters; a longer one is cut with a note. */
+const MAX_RULES_CHARS = 32_000;
 
 export interface SystemPromptOptions {
   workspace: string;
   toolNames: string[];
   /** ISO date of today; passed in so the prompt is reproducible in tests. */
   today: string;
+  /** The project's rules (the text of AGENTS.md), when it has any. */
+  projectRules?: string;
 }
 
 export function buildSystemPrompt(options: SystemPromptOptions): string {
@@ -21,5 +33,23 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     "- Tool results start with SUCCEEDED or ERROR[CODE]; on an error, change your approach rather",
     "  than repeating the same call.",
     "- When the task is done, answer with a short summary of what you changed and how you checked it.",
+    ...(options.projectRules
+      ? ["", `Project rules (${PROJECT_RULES_FILE}, follow them):`, "", options.projectRules.trim()]
+      : []),
   ].join("\n");
+}
+
+/**
+ * The text of `<workspace>/AGENTS.md`, cut at 32,000 characters; undefined when there is no
+ * readable file. Synchronous: one small read on the way to the first request.
+ */
+export function readProjectRules(workspace: string): string | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(join(workspace, PROJECT_RULES_FILE));
+  } catch {
+    return undefined;
+  }
+  if (text.length <= MAX_RULES_CHARS) return text;
+  return `${text.slice(0, MAX_RULES_CHARS)}\n[${PROJECT_RULES_FILE} is longer: the rest was cut]`;
 }

@@ -5,7 +5,7 @@ import type { AgentEvent, EmitFn } from "../core/events.ts";
 import { TernError } from "../core/errors.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
-import { buildSystemPrompt } from "../agent/system_prompt.ts";
+import { buildSystemPrompt, readProjectRules } from "../agent/system_prompt.ts";
 import { createOpenAiChatProvider } from "../llm/openai_chat.ts";
 import type { Provider } from "../llm/types.ts";
 import type { AskPerson } from "../sandbox/review.ts";
@@ -205,6 +205,7 @@ async function runInSession(
         workspace,
         toolNames: tools.names,
         today: new Date().toISOString().slice(0, 10),
+        projectRules: readProjectRules(workspace),
       }),
     },
     ...state.items.map((item) => item.message),

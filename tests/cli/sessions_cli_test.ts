@@ -257,7 +257,8 @@ function compactingScript(summaryFault: boolean) {
 const SMALL_WINDOW = { TERN_CONTEXT_WINDOW: "16000", TERN_COMPACT_AT: "0.5" };
 
 Deno.test("a continued session over the threshold is compacted before the model call", async () => {
-  await withBench(compactingScript(false), async ({ tern, requests }) => {
+  await withBench(compactingScript(false), async ({ tern, requests, dir }) => {
+    await Deno.writeTextFile(join(dir, "AGENTS.md"), "RULE-MARK: always run the tests.\n");
     // The first run fits the default window; the second runs with a small one.
     const first = await tern(["run", "-o", "json", "task one"]);
     equal(first.code, 0, first.stderr);
@@ -272,6 +273,8 @@ Deno.test("a continued session over the threshold is compacted before the model 
     const next = requests[5].modelRequest;
     ok(next.tools.length > 0);
     equal(next.messages[0].role, "system", "the system prompt is sent whole after compaction");
+    ok(next.messages[0].content.includes("RULE-MARK: always run the tests."), "with the rules");
+    ok(!JSON.stringify(summaryRequest.messages).includes("RULE-MARK"), "rules are not summarised");
     ok(next.messages[1].content.includes("SUMMARY-MARK"), next.messages[1].content);
     equal(next.messages.at(-1)?.content, "task two");
     const entries = (await Deno.readTextFile(sessionPath)).trim().split("\n").map((l) =>

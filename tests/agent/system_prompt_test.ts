@@ -1,0 +1,25 @@
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { buildSystemPrompt, readProjectRules } from "../../src/agent/system_prompt.ts";
+
+const BASE = { workspace: "/w", toolNames: ["read"], today: "2026-11-30" };
+
+Deno.test("buildSystemPrompt() carries the project rules whole, after the working rules", () => {
+  const prompt = buildSystemPrompt({ ...BASE, projectRules: "Use tabs.\nNever push.\n" });
+  ok(prompt.endsWith("Project rules (AGENTS.md, follow them):\n\nUse tabs.\nNever push."), prompt);
+  ok(!buildSystemPrompt(BASE).includes("Project rules"));
+});
+
+Deno.test("readProjectRules() reads AGENTS.md, caps a huge one and is undefined without it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tern-rules-" });
+  try {
+    equal(readProjectRules(dir), undefined);
+    await Deno.writeTextFile(join(dir, "AGENTS.md"), "Run deno task check.\n");
+    equal(readProjectRules(dir), "Run deno task check.\n");
+    await Deno.writeTextFile(join(dir, "AGENTS.md"), "x".repeat(50_000));
+    const cut = readProjectRules(dir)!;
+    ok(cut.length < 32_100 && cut.endsWith("the rest was cut]"), String(cut.length));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
