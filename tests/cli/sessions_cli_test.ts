@@ -336,39 +336,16 @@ Deno.test("--continue restores the session's review mode and profile unless a fl
     return { text: last.content.split("\n")[0] };
   };
   await withBench(script, async ({ tern, dir }) => {
+    const answer = async (args: string[]) =>
+      JSON.parse((await tern(["run", "-o", "json", ...args])).stdout).text as string;
     // Run 1 sets ask mode on the command line (the environment says bypass).
-    const first = await tern(["run", "-o", "json", "--mode", "ask", "one"]);
-    equal(JSON.parse(first.stdout).text.startsWith("ERROR[POLICY_DENIED]"), true, first.stdout);
+    match(await answer(["--mode", "ask", "one"]), /^ERROR\[POLICY_DENIED\]/);
     // Run 2 has no flag: the session's ask mode wins over TERN_MODE=bypass.
-    const second = await tern(["run", "-o", "json", "-c", "two"]);
-    match(JSON.parse(second.stdout).text, /^ERROR\[POLICY_DENIED\]/);
+    match(await answer(["-c", "two"]), /^ERROR\[POLICY_DENIED\]/);
     // An explicit flag wins over the session; the profile comes back the same way.
-    const third = await tern([
-      "run",
-      "-o",
-      "json",
-      "-c",
-      "--mode",
-      "bypass",
-      "-s",
-      ":read-only",
-      "three",
-    ]);
-    match(JSON.parse(third.stdout).text, /^ERROR\[POLICY_DENIED\]/);
-    const fourth = await tern(["run", "-o", "json", "-c", "--mode", "bypass", "four"]);
-    match(JSON.parse(fourth.stdout).text, /^ERROR\[POLICY_DENIED\]/, "still :read-only");
-    const fifth = await tern([
-      "run",
-      "-o",
-      "json",
-      "-c",
-      "--mode",
-      "bypass",
-      "-s",
-      ":workspace",
-      "five",
-    ]);
-    equal(JSON.parse(fifth.stdout).text, "SUCCEEDED");
+    match(await answer(["-c", "--mode", "bypass", "-s", ":read-only", "three"]), /DENIED/);
+    match(await answer(["-c", "--mode", "bypass", "four"]), /DENIED/, "still :read-only");
+    equal(await answer(["-c", "--mode", "bypass", "-s", ":workspace", "five"]), "SUCCEEDED");
     deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["five.txt"]);
   });
 });

@@ -12,8 +12,7 @@ import {
 import { estimateMessageTokens } from "../../src/context/tokens.ts";
 import type { Message } from "../../src/core/messages.ts";
 import { createOpenAiChatProvider } from "../../src/llm/openai_chat.ts";
-import type { Script } from "../../src/llm/scripted.ts";
-import { type ScriptedServer, startScriptedServer } from "../support/scripted_server.ts";
+import { type ScriptedServer, withScriptedServer } from "../support/scripted_server.ts";
 import { randomConversation, seededRandom } from "./_conversations.ts";
 
 const SETTINGS: CompactionSettings = {
@@ -93,18 +92,6 @@ const REPLY = SUMMARY_SECTIONS.map((name) => `## ${name}\n- ${name} of the parse
   "\n\n",
 );
 
-async function withServer(
-  script: Script,
-  body: (server: ScriptedServer) => Promise<void>,
-): Promise<void> {
-  const server = await startScriptedServer(script);
-  try {
-    await body(server);
-  } finally {
-    await server.close();
-  }
-}
-
 function tokens(items: ContextItem[]): number {
   return items.reduce((sum, item) => sum + estimateMessageTokens(item.message), 0);
 }
@@ -114,7 +101,7 @@ function provider(server: ScriptedServer) {
 }
 
 Deno.test("compact() sends the old part with trimmed outputs and the focus, and no tools", async () => {
-  await withServer([{ text: REPLY }], async (server) => {
+  await withScriptedServer([{ text: REPLY }], async (server) => {
     const items = history();
     const result = await compact(items, {
       provider: provider(server),
@@ -159,7 +146,7 @@ Deno.test("compact() sends the old part with trimmed outputs and the focus, and 
 });
 
 Deno.test("compact() falls back on HTTP 500 and keeps the turn data intact", async () => {
-  await withServer([{ fault: "http500" }], async (server) => {
+  await withScriptedServer([{ fault: "http500" }], async (server) => {
     const items = history();
     const before = structuredClone(items);
     const result = await compact(items, {
@@ -190,7 +177,7 @@ Deno.test("compact() falls back on HTTP 500 and keeps the turn data intact", asy
 });
 
 Deno.test("compact() falls back when the model returns no text", async () => {
-  await withServer([{ fault: "empty" }], async (server) => {
+  await withScriptedServer([{ fault: "empty" }], async (server) => {
     const result = await compact(history(), {
       provider: provider(server),
       model: "m",
@@ -203,7 +190,7 @@ Deno.test("compact() falls back when the model returns no text", async () => {
 });
 
 Deno.test("compact() falls back when the summary call outlasts timeoutMs", async () => {
-  await withServer([{ fault: "hang" }], async (server) => {
+  await withScriptedServer([{ fault: "hang" }], async (server) => {
     const result = await compact(history(), {
       provider: provider(server),
       model: "m",
@@ -216,7 +203,7 @@ Deno.test("compact() falls back when the summary call outlasts timeoutMs", async
 });
 
 Deno.test("compact() falls back when the caller cancels the summary call", async () => {
-  await withServer([{ fault: "hang" }], async (server) => {
+  await withScriptedServer([{ fault: "hang" }], async (server) => {
     const controller = new AbortController();
     const running = compact(history(), {
       provider: provider(server),
@@ -235,7 +222,7 @@ Deno.test("compact() falls back when the caller cancels the summary call", async
 Deno.test("compact() adds the sections a model reply lacks, in order", async () => {
   const reply =
     "Here it is.\n\n### goal:\nParser fixed.\n\n## Failed paths\n- none\n\n## Evidence\n- read";
-  await withServer([{ text: reply }], async (server) => {
+  await withScriptedServer([{ text: reply }], async (server) => {
     const result = await compact(history(), {
       provider: provider(server),
       model: "m",
@@ -251,7 +238,7 @@ Deno.test("compact() adds the sections a model reply lacks, in order", async () 
 });
 
 Deno.test("compact() returns undefined and calls no model when everything is recent", async () => {
-  await withServer([{ text: REPLY }], async (server) => {
+  await withScriptedServer([{ text: REPLY }], async (server) => {
     const items = history().slice(9);
     const result = await compact(items, {
       provider: provider(server),
@@ -264,7 +251,7 @@ Deno.test("compact() returns undefined and calls no model when everything is rec
 });
 
 Deno.test("compact() merges an earlier summary into the request", async () => {
-  await withServer([{ text: REPLY }], async (server) => {
+  await withScriptedServer([{ text: REPLY }], async (server) => {
     const items = [
       { id: "c0", message: summaryMessage("## Goal\nPort the tokenizer") },
       ...history(),
@@ -284,7 +271,7 @@ Deno.test("compact() merges an earlier summary into the request", async () => {
 });
 
 Deno.test("compact() brings the context under the threshold when the recent part fits", async () => {
-  await withServer(() => ({ text: REPLY }), async (server) => {
+  await withScriptedServer(() => ({ text: REPLY }), async (server) => {
     const rand = seededRandom(31);
     let checked = 0;
     for (let seed = 0; seed < 60 && checked < 20; seed++) {

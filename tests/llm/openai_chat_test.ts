@@ -3,7 +3,7 @@ import { createOpenAiChatProvider } from "../../src/llm/openai_chat.ts";
 import { toFinishReason } from "../../src/llm/openai_chat_wire.ts";
 import type { Script } from "../../src/llm/scripted.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
-import { type ScriptedServer, startScriptedServer } from "../support/scripted_server.ts";
+import { withScriptedServer } from "../support/scripted_server.ts";
 
 const REQUEST: ModelRequest = {
   model: "gpt-test",
@@ -17,18 +17,6 @@ async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[
   return events;
 }
 
-async function withServer(
-  script: Script,
-  body: (server: ScriptedServer) => Promise<void>,
-): Promise<void> {
-  const server = await startScriptedServer(script);
-  try {
-    await body(server);
-  } finally {
-    await server.close();
-  }
-}
-
 function done(events: StreamEvent[]): Extract<StreamEvent, { type: "done" }> {
   const last = events.at(-1);
   assert.equal(last?.type, "done", `expected done, got ${JSON.stringify(last)}`);
@@ -36,7 +24,7 @@ function done(events: StreamEvent[]): Extract<StreamEvent, { type: "done" }> {
 }
 
 Deno.test("createOpenAiChatProvider() streams text in several deltas and ends with done", async () => {
-  await withServer([{ text: "The answer is forty-two, as always." }], async (server) => {
+  await withScriptedServer([{ text: "The answer is forty-two, as always." }], async (server) => {
     const events = await collect(
       createOpenAiChatProvider({ baseUrl: server.baseUrl }).stream(REQUEST),
     );
@@ -55,7 +43,7 @@ Deno.test("createOpenAiChatProvider() streams text in several deltas and ends wi
 
 Deno.test("createOpenAiChatProvider() reassembles a tool call sent over three deltas", async () => {
   const args = '{"path":"src/main.ts","offset":10}';
-  await withServer(
+  await withScriptedServer(
     [{ toolCalls: [{ id: "call_x", name: "read_file", arguments: args }] }],
     async (server) => {
       const events = await collect(
@@ -87,7 +75,7 @@ Deno.test("createOpenAiChatProvider() keeps two interleaved tool calls apart by 
       { id: "call_2", name: "grep", arguments: '{"pattern":"TODO","glob":"*.ts"}' },
     ],
   }];
-  await withServer(script, async (server) => {
+  await withScriptedServer(script, async (server) => {
     const events = await collect(
       createOpenAiChatProvider({ baseUrl: server.baseUrl }).stream(REQUEST),
     );
@@ -106,7 +94,7 @@ Deno.test("createOpenAiChatProvider() keeps two interleaved tool calls apart by 
 
 Deno.test("createOpenAiChatProvider() reports usage from the final usage chunk", async () => {
   const usage = { inputTokens: 1234, outputTokens: 56, cachedTokens: 1000, reasoningTokens: 7 };
-  await withServer([{ text: "ok", usage }], async (server) => {
+  await withScriptedServer([{ text: "ok", usage }], async (server) => {
     const events = await collect(
       createOpenAiChatProvider({ baseUrl: server.baseUrl }).stream(REQUEST),
     );
@@ -117,7 +105,7 @@ Deno.test("createOpenAiChatProvider() reports usage from the final usage chunk",
 });
 
 Deno.test("createOpenAiChatProvider() maps finish_reason length to length", async () => {
-  await withServer([{ text: "cut o", finishReason: "length" }], async (server) => {
+  await withScriptedServer([{ text: "cut o", finishReason: "length" }], async (server) => {
     const events = await collect(
       createOpenAiChatProvider({ baseUrl: server.baseUrl }).stream(REQUEST),
     );
@@ -126,7 +114,7 @@ Deno.test("createOpenAiChatProvider() maps finish_reason length to length", asyn
 });
 
 Deno.test("createOpenAiChatProvider() maps an unknown finish_reason to other", async () => {
-  await withServer([{ text: "hidden", finishReason: "other" }], async (server) => {
+  await withScriptedServer([{ text: "hidden", finishReason: "other" }], async (server) => {
     const events = await collect(
       createOpenAiChatProvider({ baseUrl: server.baseUrl }).stream(REQUEST),
     );
@@ -162,7 +150,7 @@ Deno.test("createOpenAiChatProvider() sends messages, tools and limits in the Op
     maxTokens: 500,
     temperature: 0.2,
   };
-  await withServer([{ text: "ok" }], async (server) => {
+  await withScriptedServer([{ text: "ok" }], async (server) => {
     const provider = createOpenAiChatProvider({
       baseUrl: server.baseUrl + "/",
       apiKey: "sk-test-123456",
@@ -208,7 +196,7 @@ Deno.test("createOpenAiChatProvider() sends messages, tools and limits in the Op
 });
 
 Deno.test("createOpenAiChatProvider() omits tools, max_tokens and temperature when not given", async () => {
-  await withServer([{ text: "ok" }], async (server) => {
+  await withScriptedServer([{ text: "ok" }], async (server) => {
     done(await collect(createOpenAiChatProvider({ baseUrl: server.baseUrl }).stream(REQUEST)));
     const body = server.requests[0].body;
     assert.equal("tools" in body, false);
@@ -219,7 +207,7 @@ Deno.test("createOpenAiChatProvider() omits tools, max_tokens and temperature wh
 });
 
 Deno.test("createOpenAiChatProvider() serves several requests from one provider in order", async () => {
-  await withServer([{ text: "one" }, { text: "two" }], async (server) => {
+  await withScriptedServer([{ text: "one" }, { text: "two" }], async (server) => {
     const provider = createOpenAiChatProvider({ baseUrl: server.baseUrl });
     assert.equal(done(await collect(provider.stream(REQUEST))).message.content, "one");
     assert.equal(done(await collect(provider.stream(REQUEST))).message.content, "two");
@@ -228,7 +216,7 @@ Deno.test("createOpenAiChatProvider() serves several requests from one provider 
 });
 
 Deno.test("createOpenAiChatProvider() releases the connection when the consumer stops early", async () => {
-  await withServer(
+  await withScriptedServer(
     [{ text: "a long reply that the consumer abandons part way" }],
     async (server) => {
       for await (
@@ -249,7 +237,7 @@ Deno.test("createOpenAiChatProvider() rejects a base URL that is not a URL", () 
 });
 
 Deno.test("startScriptedServer() lists its model at GET /v1/models", async () => {
-  await withServer([], async (server) => {
+  await withScriptedServer([], async (server) => {
     const response = await fetch(`${server.baseUrl}/models`);
     const body = await response.json();
     assert.equal(response.status, 200);

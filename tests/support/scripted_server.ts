@@ -301,3 +301,17 @@ if (import.meta.main) {
   }
   await serveFromFile(scriptPath, logPath);
 }
+
+/** Runs `body` with a scripted server that is closed afterwards, whatever happens. */
+export async function withScriptedServer(
+  script: Script,
+  body: (server: ScriptedServer) => Promise<void>,
+  options?: ScriptedServerOptions,
+): Promise<void> {
+  const server = await startScriptedServer(script, options);
+  try {
+    await body(server);
+  } finally {
+    await server.close();
+  }
+}
