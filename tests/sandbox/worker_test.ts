@@ -156,6 +156,25 @@ Deno.test("WorkerHost (process) reports a deno executable that cannot start", as
   });
 });
 
+Deno.test("WorkerHost (process) starts a worker again once when the first dies before it is ready", async () => {
+  await withBox(async (box) => {
+    // A deno that fails at start-up the first time only (as Deno can while another process
+    // sets up a fresh module cache), then runs the real one.
+    const marker = join(box.outside, "failed-once");
+    const fake = join(box.outside, "flaky-deno");
+    await Deno.writeTextFile(
+      fake,
+      `#!/bin/sh\nif [ ! -e ${marker} ]; then : > ${marker}; ` +
+        `echo "error: No such file or directory (os error 2)" >&2; exit 1; fi\n` +
+        `exec ${Deno.execPath()} "$@"\n`,
+    );
+    await Deno.chmod(fake, 0o755);
+    await withHost(box, { denoPath: fake }, async (host) => {
+      equal(succeeded(await host.call("count", {})), "1");
+    });
+  });
+});
+
 Deno.test("startProcessChannel() worker exits by itself when stdin ends, despite a hung call", async () => {
   await withBox(async (box) => {
     const updates: string[] = [];

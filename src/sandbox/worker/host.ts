@@ -194,7 +194,12 @@ export class WorkerHost {
       try {
         if (await raceAbort(run.ready, signal) === "aborted") return "aborted";
       } catch (error) {
-        if (!run.retired || attempt === 3) throw error;
+        if (attempt === 3) throw error;
+        if (run.retired) continue;
+        // A worker that died on its own before it was ready gets one more try: Deno itself
+        // can fail to start while another process is setting up a fresh module cache.
+        if (attempt > 1 || run.killedBecause !== undefined) throw error;
+        await run.channel.ended;
         continue;
       }
       if (!run.retired && !run.gone) return run;
