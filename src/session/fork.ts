@@ -5,7 +5,8 @@
  */
 import { TernError } from "../core/errors.ts";
 import { loadSession } from "./load.ts";
-import { pathTo, Session } from "./session.ts";
+import { Session } from "./session.ts";
+import { SessionTree } from "./tree.ts";
 import type { SessionEntry } from "./types.ts";
 
 /**
@@ -17,9 +18,9 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
   ternVersion: string;
 }): Promise<Session> {
   const source = await loadSession(sourcePath);
-  const byId = new Map(source.entries.map((entry) => [entry.id, entry]));
-  const leafId = options.entryId ?? source.entries.at(-1)?.id ?? null;
-  if (leafId !== null && !byId.has(leafId)) {
+  const tree = new SessionTree(source.entries);
+  const leafId = options.entryId ?? tree.leafId;
+  if (leafId !== null && tree.get(leafId) === undefined) {
     throw new TernError(
       `Session "${source.header.id}" has no entry "${leafId}": see ` +
         `\`tern sessions tree ${source.header.id}\``,
@@ -32,7 +33,7 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
     parent: { id: source.header.id, path: sourcePath, leafId },
   });
   try {
-    for (const entry of pathTo(byId, leafId)) fork.appendCopy(rawEntry(entry));
+    for (const entry of tree.path(leafId)) fork.appendCopy(rawEntry(entry));
   } catch (error) {
     fork.close();
     throw error;

@@ -142,7 +142,7 @@ export class Session {
 }
 
 /** Root → `id` through `parentId` links; stops at a missing parent or a repeated id. */
-export function pathTo(
+function pathTo(
   byId: ReadonlyMap<string, SessionEntry>,
   id: string | null,
 ): SessionEntry[] {
