@@ -10,18 +10,10 @@ import {
   DEFAULT_COMPACTION,
   needsCompaction,
 } from "../context/compaction_types.ts";
-import {
-  estimateMessageTokens,
-  estimateTokens,
-  REQUEST_OVERHEAD_TOKENS,
-} from "../context/tokens.ts";
+import { estimateRequestTokens } from "../context/tokens.ts";
 import type { Provider, ToolSpec } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
 import type { CompactionEntry } from "../session/types.ts";
-
-function specTokens(spec: ToolSpec): number {
-  return estimateTokens(JSON.stringify(spec));
-}
 
 /**
  * An automatic compaction must summarise at least this much: less saves nothing and costs a
@@ -107,16 +99,9 @@ export function compactionHook(
 ): (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined> {
   // Messages and specs do not change once made: each is estimated once, not every round (a
   // long conversation would otherwise cost milliseconds per round).
-  const known = new WeakMap<object, number>();
-  const cost = <T extends object>(value: T, estimate: (value: T) => number) => {
-    let tokens = known.get(value);
-    if (tokens === undefined) known.set(value, tokens = estimate(value));
-    return tokens;
-  };
+  const cache = new WeakMap<object, number>();
   return async (messages, signal) => {
-    let tokens = REQUEST_OVERHEAD_TOKENS;
-    for (const message of messages) tokens += cost(message, estimateMessageTokens);
-    for (const spec of options.tools()) tokens += cost(spec.parameters, () => specTokens(spec));
+    const tokens = estimateRequestTokens(messages, options.tools(), cache);
     if (!needsCompaction(tokens, options.settings)) return undefined;
     const entry = await compactSession(session, {
       ...options,

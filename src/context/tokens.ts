@@ -98,11 +98,25 @@ export function estimateMessageTokens(message: Message): number {
 
 /**
  * Estimated tokens of a whole request: every message, every tool spec as the JSON sent to the
- * model, and {@linkcode REQUEST_OVERHEAD_TOKENS}. Never throws.
+ * model, and {@linkcode REQUEST_OVERHEAD_TOKENS}. Never throws. With `cache`, each message (by
+ * identity) and each tool spec (by its `parameters` object) is estimated once: for a caller
+ * that estimates a growing conversation before every round.
  */
-export function estimateRequestTokens(messages: Message[], tools: ToolSpec[] = []): number {
+export function estimateRequestTokens(
+  messages: Message[],
+  tools: ToolSpec[] = [],
+  cache?: WeakMap<object, number>,
+): number {
+  const cost = (key: object, estimate: () => number): number => {
+    if (cache === undefined) return estimate();
+    let tokens = cache.get(key);
+    if (tokens === undefined) cache.set(key, tokens = estimate());
+    return tokens;
+  };
   let tokens = REQUEST_OVERHEAD_TOKENS;
-  for (const message of messages) tokens += estimateMessageTokens(message);
-  for (const tool of tools) tokens += estimateTokens(JSON.stringify(tool));
+  for (const message of messages) tokens += cost(message, () => estimateMessageTokens(message));
+  for (const tool of tools) {
+    tokens += cost(tool.parameters, () => estimateTokens(JSON.stringify(tool)));
+  }
   return tokens;
 }

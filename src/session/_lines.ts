@@ -95,21 +95,3 @@ export async function scanLines(
   }
   return splitter.finish(size);
 }
-
-/** The synchronous {@linkcode scanLines}. */
-export function scanLinesSync(
-  path: string,
-  onLine: LineHandler,
-  options: { chunkSize?: number } = {},
-): LineScan {
-  using file = Deno.openSync(path);
-  const size = file.statSync().size;
-  const buffer = new Uint8Array(Math.max(1, Math.min(options.chunkSize ?? CHUNK, size + 1)));
-  const splitter = new LineSplitter(onLine);
-  for (;;) {
-    const read = file.readSync(buffer);
-    if (read === null) break;
-    if (!splitter.push(buffer.subarray(0, read))) return { size, endsWithNewline: false };
-  }
-  return splitter.finish(size);
-}

@@ -9,7 +9,7 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from "./types.ts";
-import { type LineScan, scanLines, scanLinesSync } from "./_lines.ts";
+import { type LineScan, scanLines } from "./_lines.ts";
 
 /** A session file as read. */
 export interface LoadedSession {
@@ -35,16 +35,6 @@ export async function loadSession(path: string): Promise<LoadedSession> {
   const reader = new SessionReader(path);
   try {
     return reader.finish(await scanLines(path, reader.onLine));
-  } catch (error) {
-    throw readError(path, error);
-  }
-}
-
-/** The synchronous {@linkcode loadSession}. */
-export function loadSessionSync(path: string): LoadedSession {
-  const reader = new SessionReader(path);
-  try {
-    return reader.finish(scanLinesSync(path, reader.onLine));
   } catch (error) {
     throw readError(path, error);
   }

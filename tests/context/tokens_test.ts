@@ -149,3 +149,21 @@ Deno.test("estimateRequestTokens() is within 10% of o200k_base plus the same ove
   const estimated = estimateRequestTokens(messages);
   ok(Math.abs(estimated - real) / real <= TOLERANCE, `${estimated} estimated, ${real} real`);
 });
+
+Deno.test("estimateRequestTokens() with a cache gives the same count and estimates each part once", () => {
+  const messages: Message[] = [
+    { role: "user", content: "read the config and fix the failing test" },
+    { role: "assistant", content: "Reading it." },
+  ];
+  const tool = { name: "read", description: "Read a file", parameters: { type: "object" } };
+  const cache = new WeakMap<object, number>();
+  const plain = estimateRequestTokens(messages, [tool]);
+  equal(estimateRequestTokens(messages, [tool], cache), plain);
+  equal(cache.get(messages[0]), estimateMessageTokens(messages[0]));
+  // A cached part is not estimated again: a (wrong) cached value shows through.
+  cache.set(messages[1], 1000);
+  equal(
+    estimateRequestTokens(messages, [tool], cache),
+    plain - estimateMessageTokens(messages[1]) + 1000,
+  );
+});
