@@ -43,11 +43,13 @@ find_deno() {
   echo "$local_bin"
 }
 
-# Environment variables tern's own process may read: config (TERN_*, OPENAI_*, ANTHROPIC_*),
+# Environment variables tern's own process may read: config and keys (TERN_*, OPENAI_*,
+# ANTHROPIC_*, OPENROUTER_*, VLLM_API_KEY),
 # locale and terminal, what the shell sandbox passes on, host sockets it must hide, Deno's cache
 # for the tool worker, and one that a dependency (tinyglobby) reads when it loads.
 TERN_ENV_NAMES="HOME,PATH,USER,LANG,LC_ALL,LC_CTYPE,LC_MESSAGES,TERM,TZ,TMPDIR,NO_COLOR"
-TERN_ENV_NAMES+=",TERN_*,OPENAI_*,ANTHROPIC_*,SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
+TERN_ENV_NAMES+=",TERN_*,OPENAI_*,ANTHROPIC_*,OPENROUTER_*,VLLM_API_KEY"
+TERN_ENV_NAMES+=",SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
 TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
 
 # tern_deno_flags DENO_BIN: sets TERN_DENO_FLAGS, the main process's permissions, for the

@@ -14,7 +14,7 @@ import {
   type Usage,
 } from "../core/messages.ts";
 import { type Observation, observationText } from "../core/observation.ts";
-import type { Provider } from "../llm/types.ts";
+import type { ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 
 export interface RunTurnOptions {
@@ -32,16 +32,26 @@ export interface RunTurnOptions {
   maxRounds?: number;
   maxTokens?: number;
   temperature?: number;
+  /** How hard the model should think; the provider maps it per model. */
+  thinking?: ThinkingLevel;
   /**
    * Receives every message the turn adds to the conversation, in conversation order, the
-   * assistant's with the usage of its model call. Called synchronously; must not throw.
+   * assistant's with the usage of its model call and who answered. Called synchronously;
+   * must not throw.
    */
-  onMessage?: (message: Message, usage?: Usage) => void;
+  onMessage?: (message: Message, usage?: Usage, answeredBy?: AnsweredBy) => void;
   /**
    * Called before every model call with the conversation so far; a returned array replaces it
    * (compaction). Must not throw: a failed compaction returns undefined.
    */
   prepare?: (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined>;
+}
+
+/** Who answered a model call and what it cost (USD; absent when prices are unknown). */
+export interface AnsweredBy {
+  provider?: string;
+  model?: string;
+  cost?: number;
 }
 
 export interface TurnResult {
@@ -53,6 +63,8 @@ export interface TurnResult {
   /** Tool calls answered with an observation. */
   toolCalls: number;
   usage: Usage;
+  /** Summed cost in USD of the calls whose prices are known; absent when none were. */
+  cost?: number;
   /** The conversation after the turn: always well formed (every tool call has its result). */
   messages: Message[];
   error?: string;
@@ -68,21 +80,25 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const signal = options.signal ?? new AbortController().signal;
   const maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
   const messages = [...options.messages];
-  const add = (message: Message, usage?: Usage) => {
+  const add = (message: Message, usage?: Usage, answeredBy?: AnsweredBy) => {
     messages.push(message);
-    options.onMessage?.(message, usage);
+    options.onMessage?.(message, usage, answeredBy);
   };
   const failures = new FailureStreak();
   let usage = emptyUsage();
+  let cost: number | undefined;
   let rounds = 0;
   let toolCalls = 0;
   let text = "";
 
   const finish = (exitReason: ExitReason, error?: string): TurnResult => {
     const end: AgentEvent = { type: "turn_end", exitReason, text, rounds, toolCalls, usage };
+    if (cost !== undefined) end.cost = cost;
     if (error !== undefined) end.error = error;
     emit(end);
-    return { exitReason, text, rounds, toolCalls, usage, messages, error };
+    const result: TurnResult = { exitReason, text, rounds, toolCalls, usage, messages, error };
+    if (cost !== undefined) result.cost = cost;
+    return result;
   };
 
   emit({ type: "turn_start", model, maxRounds });
@@ -97,24 +113,35 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
 
     const reply = await callModel(options, messages, round, signal);
     if (reply.usage) usage = addUsage(usage, reply.usage);
+    if (reply.kind === "message" && reply.answeredBy.cost !== undefined) {
+      cost = (cost ?? 0) + reply.answeredBy.cost;
+    }
     if (reply.kind !== "message") {
       return finish(reply.kind === "aborted" ? "CANCELLED" : "CLIENT_ERROR", reply.error);
     }
 
-    const { message, finishReason } = reply;
+    const { message, finishReason, answeredBy } = reply;
+    const said = (shown: AssistantMessage): AgentEvent => {
+      const event: AgentEvent = { type: "assistant_message", round, message: shown };
+      if (reply.usage) event.usage = reply.usage;
+      if (answeredBy.cost !== undefined) event.cost = answeredBy.cost;
+      return event;
+    };
     if (message.content !== "") text = message.content;
     const calls = message.toolCalls ?? [];
     if (finishReason === "length") {
       // Arguments cut off by the limit cannot be trusted: keep the text, drop the calls.
-      add({ role: "assistant", content: message.content }, reply.usage);
-      emit({ type: "assistant_message", round, message, usage: reply.usage });
+      const kept: AssistantMessage = { role: "assistant", content: message.content };
+      if (message.thinking) kept.thinking = message.thinking;
+      add(kept, reply.usage, answeredBy);
+      emit(said(message));
       return finish("LENGTH_LIMIT", "The model hit its output token limit");
     }
     if (message.content === "" && calls.length === 0) {
       return finish("EMPTY_RESPONSE", "The model returned neither text nor tool calls");
     }
-    add(message, reply.usage);
-    emit({ type: "assistant_message", round, message, usage: reply.usage });
+    add(message, reply.usage, answeredBy);
+    emit(said(message));
     if (calls.length === 0) return finish("COMPLETED");
 
     const results = await runToolCalls(calls, { tools, emit, signal, round, options });
@@ -140,6 +167,7 @@ type ModelReply =
     message: AssistantMessage;
     finishReason: "stop" | "tool_calls" | "length" | "other";
     usage?: Usage;
+    answeredBy: AnsweredBy;
   }
   | { kind: "error" | "aborted"; error: string; usage?: Usage };
 
@@ -149,27 +177,44 @@ async function callModel(
   round: number,
   signal: AbortSignal,
 ): Promise<ModelReply> {
-  const request = {
+  const request: ModelRequest = {
     model: options.model,
     messages,
     tools: options.tools.specs(),
     maxTokens: options.maxTokens,
     temperature: options.temperature,
   };
+  if (options.thinking !== undefined) request.thinking = options.thinking;
+  const emit = options.emit;
   for await (const event of options.provider.stream(request, signal)) {
     switch (event.type) {
       case "text_delta":
-        options.emit({ type: "text_delta", round, text: event.text });
+        emit({ type: "text_delta", round, text: event.text });
+        break;
+      case "thinking_delta":
+        emit({ type: "thinking_delta", round, text: event.text });
         break;
       case "tool_call_delta":
         break;
-      case "done":
+      case "retry":
+        emit({ ...event, round });
+        break;
+      case "fallback":
+        emit({ ...event, type: "model_switch", round });
+        break;
+      case "done": {
+        const answeredBy: AnsweredBy = {};
+        if (event.provider !== undefined) answeredBy.provider = event.provider;
+        if (event.model !== undefined) answeredBy.model = event.model;
+        if (event.cost !== undefined) answeredBy.cost = event.cost;
         return {
           kind: "message",
           message: event.message,
           finishReason: event.finishReason,
           usage: event.usage,
+          answeredBy,
         };
+      }
       case "error":
         return { kind: event.kind === "aborted" ? "aborted" : "error", error: event.message };
     }

@@ -3,7 +3,7 @@
  * before each model call the context is compacted (and the compaction written) once the
  * request passes the configured share of the context window.
  */
-import type { EmitFn } from "../core/events.ts";
+import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { Message, Usage } from "../core/messages.ts";
 import {
   type CompactionSettings,
@@ -13,7 +13,10 @@ import {
 import { estimateRequestTokens } from "../context/tokens.ts";
 import type { Provider, ToolSpec } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
-import type { CompactionEntry } from "../session/types.ts";
+import type { CompactionEntry, NewEntry } from "../session/types.ts";
+import type { AnsweredBy } from "./loop.ts";
+
+type MessageEntry = Extract<NewEntry, { type: "message" }>;
 
 /**
  * An automatic compaction must summarise at least this much: less saves nothing and costs a
@@ -27,11 +30,30 @@ export function compactionSettings(contextWindow: number, compactAt: number): Co
   return { ...DEFAULT_COMPACTION, contextWindow, threshold: compactAt };
 }
 
-/** Records each message of the turn as a session entry. */
-export function recordMessages(session: Session): (message: Message, usage?: Usage) => void {
-  return (message, usage) => {
-    session.append(usage ? { type: "message", message, usage } : { type: "message", message });
+/** Records each message of the turn as a session entry, an answer with who gave it. */
+export function recordMessages(
+  session: Session,
+): (message: Message, usage?: Usage, answeredBy?: AnsweredBy) => void {
+  return (message, usage, answeredBy) => {
+    const entry: MessageEntry = { type: "message", message };
+    if (usage) entry.usage = usage;
+    if (answeredBy?.provider !== undefined) entry.provider = answeredBy.provider;
+    if (answeredBy?.model !== undefined) entry.model = answeredBy.model;
+    if (answeredBy?.cost !== undefined) entry.cost = answeredBy.cost;
+    session.append(entry);
   };
+}
+
+/** Writes a fallback switch into the session as a model entry (history, not a choice). */
+export function recordSwitch(session: Session, event: AgentEvent): void {
+  if (event.type !== "model_switch") return;
+  session.append({
+    type: "model",
+    model: event.model,
+    provider: event.provider,
+    cause: "fallback",
+    reason: event.reason,
+  });
 }
 
 export interface CompactOptions {

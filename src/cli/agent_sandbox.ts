@@ -18,19 +18,21 @@ import type { PermissionChange } from "../session/types.ts";
 import { type BuiltinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 
-export type SandboxConfig = Pick<
-  TernConfig,
-  | "profile"
-  | "profiles"
-  | "mode"
-  | "noSandbox"
-  | "rules"
-  | "ternHome"
-  | "apiKey"
-  | "model"
-  | "reviewModel"
-  | "reviewTimeoutMs"
->;
+export type SandboxConfig =
+  & Pick<
+    TernConfig,
+    | "profile"
+    | "profiles"
+    | "mode"
+    | "noSandbox"
+    | "rules"
+    | "ternHome"
+    | "apiKey"
+    | "model"
+    | "reviewModel"
+    | "reviewTimeoutMs"
+  >
+  & Partial<Pick<TernConfig, "apiKeys">>;
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;
@@ -94,7 +96,9 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     if (error instanceof RangeError) throw new ConfigError(error.message, { key: "profile" });
     throw error;
   });
-  const masker = new SecretMasker(config.apiKey ? [config.apiKey] : []);
+  // Every key tern knows of is masked in the audit log, not only the one in use.
+  const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {})];
+  const masker = new SecretMasker(keys.filter((key): key is string => key !== undefined));
   const path = auditPath(config.ternHome, runId);
   const audit = await AuditLog.open(path, { masker });
   const reviewer = config.mode === "auto"

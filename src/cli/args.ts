@@ -13,6 +13,10 @@ export interface TurnOptions {
   cwd?: string;
   model?: string;
   baseUrl?: string;
+  provider?: string;
+  thinking?: ThinkingLevel;
+  /** `provider/model` pairs, in order. */
+  fallback?: string[];
   maxRounds?: number;
   maxTokens?: number;
   temperature?: number;
@@ -33,6 +37,8 @@ export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "com
 
 export type ReviewMode = "ask" | "auto" | "bypass";
 
+export type ThinkingLevel = "off" | "low" | "medium" | "high";
+
 export type CommandLine =
   | { command: "run"; task: string; options: TurnOptions }
   | { command: "demo" }
@@ -41,6 +47,15 @@ export type CommandLine =
   | { command: "sandbox-check"; call: string; options: TurnOptions }
   | { command: "audit"; session?: string; json: boolean; options: TurnOptions }
   | { command: "doctor"; options: TurnOptions }
+  | {
+    command: "models";
+    /** Include every preset and configured provider, not only the ones usable now. */
+    all: boolean;
+    json: boolean;
+    /** Skip asking OpenAI-compatible servers for their model lists. */
+    offline: boolean;
+    options: TurnOptions;
+  }
   | {
     command: "sessions";
     action: SessionsAction;
@@ -82,6 +97,9 @@ Commands:
   audit [session]        print the audit log of the newest run (or of that session/file);
                          --json prints the records
   doctor                 check the sandbox (bubblewrap, Deno) and the configuration
+  models                 models usable now: the catalog for providers with a key, plus
+                         what the chosen provider's server lists (GET /models); --all:
+                         every provider, --offline: no network, --json
   sessions list          sessions of this directory, newest first (--all: every directory)
   sessions show <id>     a session's settings, usage and current transcript
   sessions tree <id>     every entry of a session as a tree (branches, labels, the leaf)
@@ -94,8 +112,15 @@ Commands:
 Options:
   -p, --once <task>      run one task non-interactively (same as \`tern run\`)
   -C, --cwd <dir>        workspace directory (default: the current directory)
-  -m, --model <name>     model name
-      --base-url <url>   OpenAI-compatible API base URL
+  -m, --model <name>     model name (a catalog model alone picks its provider)
+      --provider <name>  a provider from config, a preset (openai, openai-responses,
+                         anthropic, openrouter, ollama, lmstudio, vllm, llamacpp) or an
+                         API style (openai, openai-responses, anthropic)
+      --base-url <url>   the provider's API base URL (e.g. http://127.0.0.1:8080/v1)
+      --thinking <level> off, low, medium (default) or high; models without thinking
+                         get none
+      --fallback <list>  provider/model pairs tried in order when the model keeps
+                         failing (comma-separated)
       --max-rounds <n>   model calls allowed per turn (default 25)
       --max-tokens <n>   output token limit per model call
       --temperature <t>  sampling temperature, 0 to 2
@@ -113,9 +138,11 @@ Options:
   -V, --version          print the version
   -h, --help             print this help
 
-Environment: TERN_API_KEY (or OPENAI_API_KEY), TERN_BASE_URL, TERN_MODEL, TERN_MAX_ROUNDS,
-TERN_PROFILE, TERN_MODE, TERN_NO_SANDBOX, TERN_HOME (default ~/.tern); see .env.example. Config files: ~/.tern/config.jsonc and
-<project>/.tern/config.jsonc.
+Environment: TERN_API_KEY (the chosen provider's key; else OPENAI_API_KEY,
+ANTHROPIC_API_KEY or OPENROUTER_API_KEY by provider), TERN_PROVIDER, TERN_BASE_URL,
+TERN_MODEL, TERN_THINKING, TERN_FALLBACK, TERN_MAX_RETRIES, TERN_MAX_ROUNDS, TERN_PROFILE,
+TERN_MODE, TERN_NO_SANDBOX, TERN_HOME (default ~/.tern); see .env.example. Config files:
+~/.tern/config.jsonc and <project>/.tern/config.jsonc.
 
 Exit codes: 0 completed, 2 usage or config error, 3 MAX_ROUNDS, 4 REPEATED_FAILURE,
 5 EMPTY_RESPONSE, 6 LENGTH_LIMIT, 7 CLIENT_ERROR, 130 CANCELLED.
@@ -127,6 +154,10 @@ const OPTIONS = {
   cwd: { type: "string", short: "C" },
   model: { type: "string", short: "m" },
   "base-url": { type: "string" },
+  provider: { type: "string" },
+  thinking: { type: "string" },
+  fallback: { type: "string" },
+  offline: { type: "boolean" },
   "max-rounds": { type: "string" },
   "max-tokens": { type: "string" },
   temperature: { type: "string" },
@@ -153,6 +184,7 @@ const COMMANDS = new Set([
   "audit",
   "doctor",
   "sessions",
+  "models",
 ]);
 const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -217,6 +249,18 @@ export function parseCommandLine(args: string[]): CommandLine {
       json: values.json ?? false,
       focus: values.focus,
     }, options);
+  }
+  if (first === "models") {
+    if (rest.length > 0) {
+      throw new UsageError(`Unexpected arguments after models: "${rest.join(" ")}"`);
+    }
+    return {
+      command: "models",
+      all: values.all ?? false,
+      json: values.json ?? false,
+      offline: values.offline ?? false,
+      options,
+    };
   }
   if (first === "doctor") {
     if (rest.length > 0) {
@@ -311,6 +355,9 @@ function turnOptions(values: Values): TurnOptions {
     cwd: values.cwd,
     model: values.model,
     baseUrl: values["base-url"],
+    provider: values.provider,
+    thinking: thinkingLevel(values.thinking),
+    fallback: values.fallback?.split(",").map((item) => item.trim()).filter((item) => item !== ""),
     maxRounds: positiveInt("--max-rounds", values["max-rounds"]),
     maxTokens: positiveInt("--max-tokens", values["max-tokens"]),
     temperature: number("--temperature", values.temperature),
@@ -322,6 +369,18 @@ function turnOptions(values: Values): TurnOptions {
     resume: values.resume,
     from: values.from,
   };
+}
+
+const THINKING: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
+
+function thinkingLevel(value: string | undefined): ThinkingLevel | undefined {
+  if (value === undefined) return undefined;
+  if (!THINKING.includes(value as ThinkingLevel)) {
+    throw new UsageError(
+      `Invalid --thinking "${value}": expected "off", "low", "medium" or "high"`,
+    );
+  }
+  return value as ThinkingLevel;
 }
 
 function reviewMode(value: string | undefined): ReviewMode | undefined {

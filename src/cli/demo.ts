@@ -56,6 +56,7 @@ export async function runDemo(): Promise<number> {
         contextWindow: DEFAULTS.contextWindow,
         compactAt: DEFAULTS.compactAt,
         toolResultChars: DEFAULTS.toolResultChars,
+        thinking: DEFAULTS.thinking,
       },
       write: {
         out: () => {}, // the answer is printed under RESULT below

@@ -63,6 +63,10 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runSessionsCommand } = await import("./sessions.ts");
       return await runSessionsCommand(line, toRunFlags(line.options));
     }
+    case "models": {
+      const { listModels } = await import("./models.ts");
+      return await listModels(line, toRunFlags(line.options));
+    }
     case "doctor": {
       const { runDoctor } = await import("./doctor.ts");
       return await runDoctor(toRunFlags(line.options));
@@ -82,6 +86,9 @@ function toRunFlags(options: TurnOptions): RunFlags {
     config: {
       model: options.model,
       baseUrl: options.baseUrl,
+      provider: options.provider,
+      thinking: options.thinking,
+      fallback: options.fallback,
       maxRounds: options.maxRounds,
       maxTokens: options.maxTokens,
       temperature: options.temperature,

@@ -3,11 +3,12 @@ import type { ConfigFlags, TernConfig } from "../config/mod.ts";
 import { loadConfig } from "../config/mod.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import { TernError } from "../core/errors.ts";
+import type { ReplayState } from "../session/replay.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
 import { buildSystemPrompt, readProjectRules } from "../agent/system_prompt.ts";
-import { createOpenAiChatProvider } from "../llm/openai_chat.ts";
 import type { Provider } from "../llm/types.ts";
+import type { ModelSetup } from "../llm/setup.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
@@ -19,7 +20,12 @@ import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
 import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
 import { styleFor } from "./output/style.ts";
-import { compactionHook, compactionSettings, recordMessages } from "../agent/session_turn.ts";
+import {
+  compactionHook,
+  compactionSettings,
+  recordMessages,
+  recordSwitch,
+} from "../agent/session_turn.ts";
 import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import { Session } from "../session/session.ts";
@@ -49,13 +55,14 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     workspace,
   });
   try {
-    const config = applySessionSettings(loaded.config, loaded.sources, session.state());
-    const provider = createProvider(config);
+    const state = session.state();
+    const restored = applySessionSettings(loaded.config, loaded.sources, state);
+    const { setup, config } = await connectModels(restored, loaded.sources, state);
     const result = await runTaskWith({
       task,
       workspace,
       config,
-      provider,
+      provider: setup.router,
       output: flags.output,
       person: flags.output === "text" ? terminalPerson() : undefined,
       session,
@@ -83,7 +90,9 @@ export type TurnConfig =
     | "contextWindow"
     | "compactAt"
     | "toolResultChars"
+    | "thinking"
   >
+  & Partial<Pick<TernConfig, "provider">>
   & SandboxConfig;
 
 export interface RunTaskOptions {
@@ -130,7 +139,11 @@ async function runInSession(
   const home = readEnv("HOME");
   const state = session.state();
   const resultsDir = toolResultsDir(session.path);
-  const render = createEmitter(output, write);
+  const show = createEmitter(output, write);
+  const render: EmitFn = (event) => {
+    if (event.type === "model_switch") recordSwitch(session, event);
+    show(event);
+  };
   // The sandbox (worker, bubblewrap probe, audit log) is built once the first request is out:
   // the request needs only the tools' specs, and building it first would delay it.
   let opening: Promise<AgentSandbox> | undefined;
@@ -230,6 +243,7 @@ async function runInSession(
       maxRounds: config.maxRounds,
       maxTokens: config.maxTokens,
       temperature: config.temperature,
+      thinking: config.thinking,
       onMessage: recordMessages(session),
       prepare: compactionHook(session, {
         provider,
@@ -240,8 +254,9 @@ async function runInSession(
       }),
     });
     if (output === "json") {
-      const { exitReason, text, rounds, toolCalls, usage, error } = result;
+      const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
       const audit = await openSandbox().then((sandbox) => sandbox.auditPath, () => undefined);
+      const total = session.state();
       write.out(
         JSON.stringify({
           exitReason,
@@ -249,9 +264,12 @@ async function runInSession(
           rounds,
           toolCalls,
           usage,
+          cost,
           error,
           session: session.id,
           sessionPath: session.path,
+          sessionUsage: total.usage,
+          sessionCost: total.cost,
           audit,
         }) + "\n",
       );
@@ -338,21 +356,27 @@ export function readEnv(name: string): string | undefined {
   }
 }
 
-/** The provider for the configured base URL. @throws {TernError} without a key for api.openai.com. */
-export function createProvider(config: TernConfig): Provider {
-  if (config.apiKey === undefined && new URL(config.baseUrl).hostname === "api.openai.com") {
-    throw new TernError(
-      "No API key for api.openai.com: set TERN_API_KEY (or OPENAI_API_KEY) in the environment " +
-        "or in .env, or point --base-url at a local server",
-      { exitCode: EXIT_USAGE },
-    );
-  }
-  return createOpenAiChatProvider({
-    baseUrl: config.baseUrl,
-    apiKey: config.apiKey,
-    requestTimeoutMs: config.requestTimeoutMs,
-    idleTimeoutMs: config.idleTimeoutMs,
+/**
+ * Connects to the models `config` names: the router (main provider and fallbacks) and the
+ * config the turn runs with, its model the one actually used and its context window from the
+ * catalog unless configured. The provider modules load here, off the `--version` path.
+ * @throws {TernError} (exit code 2) for an unknown provider or a missing key.
+ */
+export async function connectModels(
+  config: TernConfig,
+  sources: Readonly<Record<string, string>>,
+  restored?: Pick<ReplayState, "model">,
+): Promise<{ setup: ModelSetup; config: TernConfig }> {
+  const { setupModels } = await import("../llm/setup.ts");
+  const setup = setupModels(config, {
+    model: sources.model !== "default" || restored?.model !== undefined,
+    baseUrl: sources.baseUrl !== "default",
   });
+  const { model, info, providerName } = setup.primary;
+  const contextWindow = sources.contextWindow === "default"
+    ? info.contextWindow
+    : config.contextWindow;
+  return { setup, config: { ...config, model, provider: providerName, contextWindow } };
 }
 
 export function resolveWorkspace(cwd: string): string {

@@ -76,11 +76,15 @@ export async function openRunSession(
 }
 
 /** Settings a session can bring back on resume. */
-type RestoredKey = "model" | "mode" | "profile";
+type RestoredKey = "model" | "mode" | "profile" | "thinking" | "provider";
+
+/** The name a run without a named provider records; not a provider one can choose. */
+const UNNAMED_PROVIDER = "openai-compatible";
 
 /**
- * `config` with the model, review mode and profile the resumed session last used, except where
- * the command line set them (an explicit flag wins).
+ * `config` with the model (and its provider), thinking level, review mode and profile the
+ * resumed session last chose, except where the command line set them (an explicit flag wins).
+ * A `--provider` or `--model` flag drops the session's pair: they belong together.
  */
 export function applySessionSettings<C extends Pick<TernConfig, RestoredKey>>(
   config: C,
@@ -89,9 +93,15 @@ export function applySessionSettings<C extends Pick<TernConfig, RestoredKey>>(
 ): C {
   const next = { ...config };
   const fromFlag = (key: RestoredKey) => sources[key] === "command line";
-  if (state.model !== undefined && !fromFlag("model")) next.model = state.model;
+  if (state.model !== undefined && !fromFlag("model") && !fromFlag("provider")) {
+    next.model = state.model;
+    if (state.provider !== undefined && state.provider !== UNNAMED_PROVIDER) {
+      next.provider = state.provider;
+    }
+  }
   if (state.profile !== undefined && !fromFlag("profile")) next.profile = state.profile;
   if (isMode(state.mode) && !fromFlag("mode")) next.mode = state.mode;
+  if (isThinking(state.thinking) && !fromFlag("thinking")) next.thinking = state.thinking;
   return next;
 }
 
@@ -99,13 +109,26 @@ function isMode(mode: string | undefined): mode is TernConfig["mode"] {
   return mode === "ask" || mode === "auto" || mode === "bypass";
 }
 
+function isThinking(level: string | undefined): level is TernConfig["thinking"] {
+  return level === "off" || level === "low" || level === "medium" || level === "high";
+}
+
 /** Writes the settings the turn runs with where they differ from the session's last ones. */
 export function recordSettings(
   session: Session,
   state: ReplayState,
-  config: Pick<TernConfig, RestoredKey>,
+  config: Pick<TernConfig, "model" | "mode" | "profile" | "thinking" | "provider">,
 ): void {
-  if (state.model !== config.model) session.append({ type: "model", model: config.model });
+  if (state.model !== config.model || state.provider !== config.provider) {
+    session.append(
+      config.provider === undefined
+        ? { type: "model", model: config.model }
+        : { type: "model", model: config.model, provider: config.provider },
+    );
+  }
+  if (state.thinking !== config.thinking) {
+    session.append({ type: "thinking", level: config.thinking });
+  }
   if (state.mode !== config.mode) session.append({ type: "mode", mode: config.mode });
   if (state.profile !== config.profile) {
     session.append({ type: "profile", profile: config.profile });

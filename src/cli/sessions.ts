@@ -10,8 +10,10 @@ import { Session } from "../session/session.ts";
 import { SessionTree } from "../session/tree.ts";
 import { VERSION } from "../version.ts";
 import type { CommandLine } from "./args.ts";
-import { createProvider, processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+import { connectModels, processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+import { applySessionSettings } from "./run_session.ts";
 import { describeEntry, transcriptMarkdown } from "./session_text.ts";
+import { formatCost } from "./output/text.ts";
 
 type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
 
@@ -73,10 +75,14 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       const session = await Session.open(path);
       try {
         const state = session.state();
-        const config = loaded.config;
+        const { setup, config } = await connectModels(
+          applySessionSettings(loaded.config, loaded.sources, state),
+          loaded.sources,
+          state,
+        );
         const entry = await compactSession(session, {
-          provider: createProvider(config),
-          model: state.model ?? config.model,
+          provider: setup.router,
+          model: config.model,
           settings: compactionSettings(config.contextWindow, config.compactAt),
           focus: line.focus,
         });
@@ -101,9 +107,13 @@ async function showSession(path: string, json: boolean): Promise<string> {
   const session = await loadSession(path);
   const tree = new SessionTree(session.entries);
   const state = replay(tree.path());
+  // Every call the session paid for, on any branch.
   let usage = emptyUsage();
+  let cost: number | undefined;
   for (const entry of session.entries) {
-    if (entry.type === "message" && entry.usage) usage = addUsage(usage, entry.usage);
+    if (entry.type !== "message") continue;
+    if (entry.usage) usage = addUsage(usage, entry.usage);
+    if (entry.cost !== undefined) cost = (cost ?? 0) + entry.cost;
   }
   const counts: Record<string, number> = {};
   for (const entry of session.entries) counts[entry.type] = (counts[entry.type] ?? 0) + 1;
@@ -115,6 +125,7 @@ async function showSession(path: string, json: boolean): Promise<string> {
       leafId: tree.leafId,
       counts,
       usage,
+      cost,
       state: settings,
       warnings: [...session.warnings, ...tree.warnings],
     }) + "\n";
@@ -130,11 +141,17 @@ async function showSession(path: string, json: boolean): Promise<string> {
       Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(", ")
     })`,
     `leaf      ${tree.leafId ?? "(empty)"}`,
-    `model     ${state.model ?? "(not recorded)"}`,
+    `model     ${state.model ?? "(not recorded)"}${
+      state.provider ? ` (${state.provider})` : ""
+    }    thinking ${state.thinking ?? "(not recorded)"}`,
+    ...(state.fallbacks.length > 0
+      ? [`fallback  switched to ${state.fallbacks.join(", then ")}`]
+      : []),
     `mode      ${state.mode ?? "(not recorded)"}    profile ${state.profile ?? "(not recorded)"}`,
     `grants    ${state.permissions.length} for the session`,
     `usage     ${usage.inputTokens} input, ${usage.outputTokens} output, ` +
     `${usage.cachedTokens} cached, ${usage.reasoningTokens} reasoning tokens`,
+    `cost      ${cost === undefined ? "unknown (no prices for these models)" : formatCost(cost)}`,
     `compacted ${state.compactions} time(s) on the current path`,
     ...[...session.warnings, ...tree.warnings].map((w) => `warning   ${w}`),
     "",

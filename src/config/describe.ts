@@ -2,12 +2,17 @@
 import type { TernConfig } from "./schema.ts";
 
 const ORDER: ReadonlyArray<keyof TernConfig> = [
+  "provider",
   "model",
   "baseUrl",
   "apiKey",
   "maxRounds",
   "maxTokens",
   "temperature",
+  "thinking",
+  "fallback",
+  "maxRetries",
+  "retryBaseMs",
   "requestTimeoutMs",
   "idleTimeoutMs",
   "bashTimeoutMs",
@@ -32,7 +37,9 @@ export function describeConfig(config: TernConfig, sources: Record<string, strin
       return `${label}set${source ? ` (from ${source})` : ""}`;
     }
     const value = config[key];
-    if (value === undefined) return `${label}not set`;
+    if (value === undefined || (Array.isArray(value) && value.length === 0)) {
+      return `${label}not set`;
+    }
     return `${label}${value}${source ? `  (${source})` : ""}`;
   }).join("\n");
 }

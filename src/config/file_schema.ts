@@ -47,11 +47,55 @@ const profileName = z.string().regex(
   'a custom profile name is letters, digits, "_", "." or "-" (":" is for built-in profiles)',
 );
 
+const httpUrl = z.unknown().transform((value, ctx) => {
+  const checked = checkRule(RULES.baseUrl, value);
+  if (checked.ok) return checked.value;
+  ctx.addIssue({ code: "custom", message: "expected an http or https URL" });
+  return z.NEVER;
+});
+
+const envName = z.string().regex(
+  /^[A-Za-z_][A-Za-z0-9_]*$/,
+  "expected the name of an environment variable that holds the key (not the key itself)",
+);
+
+const providerSettings = z.strictObject({
+  api: z.enum(["openai", "openai-responses", "anthropic"]).optional(),
+  baseUrl: httpUrl.optional(),
+  apiKeyEnv: envName.optional(),
+  headers: z.record(z.string().min(1), z.string()).optional(),
+  defaultModel: z.string().trim().min(1).optional(),
+});
+
+const price = z.number().nonnegative();
+
+const modelSettings = z.strictObject({
+  contextWindow: z.number().int().min(1_000).optional(),
+  maxOutputTokens: z.number().int().min(1).optional(),
+  reasoning: z.enum(["effort", "budget", "none"]).optional(),
+  minimalEffort: z.boolean().optional(),
+  images: z.boolean().optional(),
+  tools: z.boolean().optional(),
+  price: z.strictObject({
+    input: price,
+    output: price,
+    cachedInput: price.optional(),
+    cacheWrite: price.optional(),
+  }).optional(),
+});
+
+const providerName = z.string().regex(
+  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
+  'a provider name is letters, digits, "_", "." or "-"',
+);
+
 /** Every key optional, unknown keys rejected. */
 export const configFileSchema: z.ZodType<Settings> = z.strictObject({
   ...shape,
   profiles: z.record(profileName, customProfile).optional(),
   rules: z.array(permissionRule).optional(),
+  providers: z.record(providerName, providerSettings).optional(),
+  models: z.record(z.string().trim().min(1), modelSettings).optional(),
 }) as unknown as z.ZodType<Settings>;
 
 /** The first issue of a failed parse as "key.path: message". */

@@ -21,8 +21,12 @@ import {
   type CustomProfile,
   DEFAULTS,
   expectations,
+  KEY_ROUTING_KEYS,
+  KNOWN_KEY_VARIABLES,
+  type ModelSettings,
   type PermissionRule,
   PROJECT_PROFILES,
+  type ProviderSettings,
   type SettingKey,
   type Settings,
   type TernConfig,
@@ -61,6 +65,9 @@ const FLAG_KEYS = [
   "profile",
   "mode",
   "noSandbox",
+  "provider",
+  "thinking",
+  "fallback",
 ] as const;
 
 /**
@@ -94,12 +101,17 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const sources: Record<string, string> = {};
   const profiles: Record<string, CustomProfile> = {};
   const rules: PermissionRule[] = [];
+  const providers: Record<string, ProviderSettings> = {};
+  const models: Record<string, ModelSettings> = {};
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer.settings)) {
       if (value === undefined) continue;
       // Profiles merge by name; rules add up (a later layer cannot drop an earlier deny).
       if (key === "profiles") Object.assign(profiles, value);
       else if (key === "rules") rules.push(...(value as PermissionRule[]));
+      // Providers and models merge field by field: a project may adjust a user's model.
+      else if (key === "providers") mergeByName(providers, value);
+      else if (key === "models") mergeByName(models, value);
       else merged[key] = value;
       sources[key] = layer.sources[key as SettingKey] ?? "unknown";
     }
@@ -120,9 +132,17 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     contextWindow: settings.contextWindow,
     compactAt: settings.compactAt,
     toolResultChars: settings.toolResultChars,
+    thinking: settings.thinking,
+    maxRetries: settings.maxRetries,
+    retryBaseMs: settings.retryBaseMs,
+    fallback: settings.fallback ?? [],
     profiles,
     rules,
+    providers,
+    models,
+    apiKeys: {},
   };
+  if (settings.provider !== undefined) config.provider = settings.provider;
   if (settings.reviewModel !== undefined) config.reviewModel = settings.reviewModel;
   if (settings.maxTokens !== undefined) config.maxTokens = settings.maxTokens;
   if (settings.temperature !== undefined) config.temperature = settings.temperature;
@@ -136,11 +156,45 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     config.apiKey = apiKey.value;
     sources.apiKey = apiKey.source;
   }
+  config.apiKeys = collectKeys(env, dotenv, [
+    ...KNOWN_KEY_VARIABLES,
+    ...(settings.apiKeyEnv ? [settings.apiKeyEnv] : []),
+    ...Object.values(providers).flatMap((provider) => provider.apiKeyEnv ?? []),
+  ]);
   return { config, sources };
 }
 
+function mergeByName<T extends object>(into: Record<string, T>, value: unknown): void {
+  for (const [name, entry] of Object.entries(value as Record<string, T>)) {
+    into[name] = { ...into[name], ...entry };
+  }
+}
+
+/**
+ * The values of key variables, by name: the real environment first, then `.env`. A name
+ * tern's process may not read (see READABLE_PREFIXES) counts as unset.
+ */
+function collectKeys(
+  env: Variables,
+  dotenv: Dotenv | undefined,
+  names: readonly string[],
+): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const name of new Set(names)) {
+    const value = nonEmpty(env[name]) ?? nonEmpty(dotenv?.variables[name]);
+    if (value !== undefined) keys[name] = value;
+  }
+  return keys;
+}
+
 /** Variable-name prefixes tern's process may read (bin/_env.sh grants them). */
-export const READABLE_PREFIXES = ["TERN_", "OPENAI_", "ANTHROPIC_"] as const;
+export const READABLE_PREFIXES = [
+  "TERN_",
+  "OPENAI_",
+  "ANTHROPIC_",
+  "OPENROUTER_",
+  "VLLM_API_KEY",
+] as const;
 
 function checkReadable(name: string, source: string | undefined): void {
   const state = Deno.permissions.querySync({ name: "env", variable: name }).state;
@@ -218,15 +272,22 @@ async function fileLayer(file: string, label: string): Promise<Layer> {
  * @throws {ConfigError} naming the file and the key.
  */
 function checkProjectLayer(layer: Layer, file: string): Layer {
-  const refuse = (key: string, what: string): never => {
+  const refuse = (key: string, what: string, rule = "may only tighten the sandbox"): never => {
     throw new ConfigError(
-      `Refusing "${key}" in "${file}": ${what}; a project's files may only tighten the ` +
-        "sandbox, so set it in your user config (~/.tern/config.jsonc), the environment or a flag",
+      `Refusing "${key}" in "${file}": ${what}; a project's files ${rule}, so set it in ` +
+        "your user config (~/.tern/config.jsonc), the environment or a flag",
       { file, key },
     );
   };
   for (const key of Object.keys(layer.settings)) {
     if (TRUSTED_ONLY_KEYS.has(key)) refuse(key, "it would change who approves tool calls");
+    if (KEY_ROUTING_KEYS.has(key)) {
+      refuse(
+        key,
+        "it decides which server receives your API keys",
+        "may not send your keys elsewhere",
+      );
+    }
   }
   const { profile, rules } = layer.settings;
   if (profile !== undefined && !PROJECT_PROFILES.has(profile)) {

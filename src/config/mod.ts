@@ -9,6 +9,13 @@
  * ```
  */
 export { loadConfig, type LoadConfigOptions, type LoadedConfig, resolveTernHome } from "./load.ts";
-export { type ConfigFlags, DEFAULTS, type TernConfig } from "./schema.ts";
+export {
+  type ConfigFlags,
+  DEFAULTS,
+  type ModelSettings,
+  type ProviderSettings,
+  type TernConfig,
+  type ThinkingChoice,
+} from "./schema.ts";
 export { ConfigError, type ConfigErrorDetails } from "./errors.ts";
 export { describeConfig } from "./describe.ts";

@@ -44,6 +44,59 @@ export interface TernConfig {
   compactAt: number;
   /** A tool result longer than this (characters) is saved to a file and previewed. */
   toolResultChars: number;
+  /**
+   * The provider to use: a name from `providers`, a preset (`openai`, `anthropic`, `ollama`,
+   * …) or an API style (`openai`, `openai-responses`, `anthropic`). Unset: the model's
+   * provider in the catalog, else an OpenAI-compatible API at `baseUrl`.
+   */
+  provider?: string;
+  /** How hard thinking models think; models without thinking get nothing. */
+  thinking: ThinkingChoice;
+  /** Retries of one provider/model on 429, 5xx and dropped connections before it fails. */
+  maxRetries: number;
+  /** The first retry's backoff in milliseconds; doubled each time, with jitter. */
+  retryBaseMs: number;
+  /** `provider/model` pairs tried in order when the main one keeps failing. */
+  fallback: string[];
+  /** Providers defined or adjusted in config files (trusted layers only). */
+  providers: Record<string, ProviderSettings>;
+  /** Model catalog overrides and additions, by `model` or `provider/model`. */
+  models: Record<string, ModelSettings>;
+  /**
+   * Values of the key variables tern knows of (`TERN_API_KEY`, `OPENAI_API_KEY`,
+   * `ANTHROPIC_API_KEY`, `OPENROUTER_API_KEY` and every `apiKeyEnv`), by variable name, from
+   * the environment or `.env`. Never printed; each key goes only to its own provider.
+   */
+  apiKeys: Record<string, string>;
+}
+
+/** Thinking levels, as a config value. */
+export type ThinkingChoice = "off" | "low" | "medium" | "high";
+
+/** A provider in a config file: a new one, or changes to a preset of the same name. */
+export interface ProviderSettings {
+  /** The wire API: required for a new provider, inherited from a preset of the same name. */
+  api?: "openai" | "openai-responses" | "anthropic";
+  baseUrl?: string;
+  /** The environment variable holding this provider's key (never the key itself). */
+  apiKeyEnv?: string;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** The model used when this provider is chosen without `--model`. */
+  defaultModel?: string;
+}
+
+/** Catalog facts about a model, each optional; see ModelInfo in src/llm/model_info.ts. */
+export interface ModelSettings {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** `none` says the model does not think. */
+  reasoning?: "effort" | "budget" | "none";
+  minimalEffort?: boolean;
+  images?: boolean;
+  tools?: boolean;
+  /** USD per million tokens. */
+  price?: { input: number; output: number; cachedInput?: number; cacheWrite?: number };
 }
 
 /** Review modes: ASK a person, AUTO a reviewer model, BYPASS no review. */
@@ -90,6 +143,9 @@ export type ConfigFlags = Partial<
     | "profile"
     | "mode"
     | "noSandbox"
+    | "provider"
+    | "thinking"
+    | "fallback"
   >
 >;
 
@@ -108,6 +164,9 @@ export const DEFAULTS = {
   contextWindow: 128_000,
   compactAt: 0.8,
   toolResultChars: 30_000,
+  thinking: "medium",
+  maxRetries: 4,
+  retryBaseMs: 500,
 } as const satisfies Partial<TernConfig>;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -130,7 +189,9 @@ export type Rule =
   | { kind: "integer"; min: number; max?: number }
   | { kind: "number"; min: number; max: number }
   | { kind: "choice"; values: readonly string[] }
-  | { kind: "boolean" };
+  | { kind: "boolean" }
+  /** A list of non-empty strings; as text (environment, flags) comma-separated. */
+  | { kind: "list" };
 
 export const RULES = {
   model: { kind: "text" },
@@ -150,6 +211,11 @@ export const RULES = {
   contextWindow: { kind: "integer", min: 4_000 },
   compactAt: { kind: "number", min: 0.1, max: 0.95 },
   toolResultChars: { kind: "integer", min: 2_000 },
+  provider: { kind: "text" },
+  thinking: { kind: "choice", values: ["off", "low", "medium", "high"] },
+  maxRetries: { kind: "integer", min: 0, max: 10 },
+  retryBaseMs: { kind: "integer", min: 1 },
+  fallback: { kind: "list" },
 } as const satisfies Record<string, Rule>;
 
 /** A key a config file may set. */
@@ -174,27 +240,49 @@ export interface Settings {
   contextWindow?: number;
   compactAt?: number;
   toolResultChars?: number;
+  provider?: string;
+  thinking?: ThinkingChoice;
+  maxRetries?: number;
+  retryBaseMs?: number;
+  fallback?: string[];
   profiles?: Record<string, CustomProfile>;
   rules?: PermissionRule[];
+  providers?: Record<string, ProviderSettings>;
+  models?: Record<string, ModelSettings>;
 }
 
 /** Keys of a config file that hold structures, validated by the zod schema only. */
-export const STRUCTURED_KEYS = ["profiles", "rules"] as const;
+export const STRUCTURED_KEYS = ["profiles", "rules", "providers", "models"] as const;
 
 /** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
 export function checkSetting(
   key: SettingKey,
   value: unknown,
-): { ok: true; value: string | number | boolean } | { ok: false } {
+): { ok: true; value: SettingValue } | { ok: false } {
   return checkRule(RULES[key], value);
 }
+
+/** A checked scalar (or list) setting. */
+export type SettingValue = string | number | boolean | string[];
 
 /** Validates `value` against `rule`; shared with the zod schema for files. */
 export function checkRule(
   rule: Rule,
   value: unknown,
-): { ok: true; value: string | number | boolean } | { ok: false } {
+): { ok: true; value: SettingValue } | { ok: false } {
   switch (rule.kind) {
+    case "list": {
+      const items = typeof value === "string"
+        ? value.split(",")
+        : Array.isArray(value) && value.every((item) => typeof item === "string")
+        ? value
+        : undefined;
+      if (items === undefined) return { ok: false };
+      const trimmed = items.map((item) => item.trim());
+      return trimmed.includes("") && typeof value !== "string"
+        ? { ok: false }
+        : { ok: true, value: trimmed.filter((item) => item !== "") };
+    }
     case "choice":
       return typeof value === "string" && rule.values.includes(value.trim())
         ? { ok: true, value: value.trim() }
@@ -242,6 +330,12 @@ export const expectations: Record<SettingKey, string> = {
   contextWindow: "an integer of at least 4000 (tokens)",
   compactAt: "a number from 0.1 to 0.95 (a fraction of the context window)",
   toolResultChars: "an integer of at least 2000 (characters)",
+  provider: 'a provider name (from "providers", a preset such as "anthropic" or "ollama", ' +
+    'or an API style: "openai", "openai-responses", "anthropic")',
+  thinking: '"off", "low", "medium" or "high"',
+  maxRetries: "an integer from 0 to 10",
+  retryBaseMs: "a positive integer (milliseconds)",
+  fallback: 'a list of "provider/model" pairs (comma-separated in the environment)',
 };
 
 /** Keys whose rejected values must not be echoed, because they may hold a secret. */
@@ -276,6 +370,11 @@ export const ENV_VARIABLES: ReadonlyArray<{ key: SettingKey; names: readonly str
   { key: "contextWindow", names: ["TERN_CONTEXT_WINDOW"] },
   { key: "compactAt", names: ["TERN_COMPACT_AT"] },
   { key: "toolResultChars", names: ["TERN_TOOL_RESULT_CHARS"] },
+  { key: "provider", names: ["TERN_PROVIDER"] },
+  { key: "thinking", names: ["TERN_THINKING"] },
+  { key: "maxRetries", names: ["TERN_MAX_RETRIES"] },
+  { key: "retryBaseMs", names: ["TERN_RETRY_BASE_MS"] },
+  { key: "fallback", names: ["TERN_FALLBACK"] },
 ];
 
 /**
@@ -289,11 +388,30 @@ export const TRUSTED_ONLY_KEYS: ReadonlySet<string> = new Set([
   "reviewModel",
 ]);
 
+/**
+ * Settings a project may not set because they decide where API keys are sent: a checked-in
+ * file must not point a provider (and with it the person's key) at another server.
+ */
+export const KEY_ROUTING_KEYS: ReadonlySet<string> = new Set([
+  "providers",
+  "apiKeyEnv",
+  "fallback",
+]);
+
 /** Profiles a project may choose; anything wider needs the user's config, env or a flag. */
 export const PROJECT_PROFILES: ReadonlySet<string> = new Set([":read-only", ":workspace"]);
 
 /** Variables holding the API key, in priority order within one layer. */
 export const API_KEY_VARIABLES = ["TERN_API_KEY", "OPENAI_API_KEY"] as const;
+
+/** Key variables collected into `apiKeys` besides every `apiKeyEnv`: the presets' own. */
+export const KNOWN_KEY_VARIABLES = [
+  "TERN_API_KEY",
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "OPENROUTER_API_KEY",
+  "VLLM_API_KEY",
+] as const;
 
 const SECRET_NAMES = new Set(["key", "token", "accesstoken", "authtoken", "secret", "password"]);
 

@@ -16,7 +16,28 @@ export type AgentEvent =
   | { type: "turn_start"; model: string; maxRounds: number }
   | { type: "round_start"; round: number }
   | { type: "text_delta"; round: number; text: string }
-  | { type: "assistant_message"; round: number; message: AssistantMessage; usage?: Usage }
+  /** Readable model reasoning as it streams (never part of the answer). */
+  | { type: "thinking_delta"; round: number; text: string }
+  /** A model call failed and is tried again after `delayMs`: its partial text is void. */
+  | { type: "retry"; round: number; attempt: number; delayMs: number; reason: string }
+  /** The fallback chain moved on: `to` (`provider/model`) answers from now on in this run. */
+  | {
+    type: "model_switch";
+    round: number;
+    from: string;
+    to: string;
+    provider: string;
+    model: string;
+    reason: string;
+  }
+  | {
+    type: "assistant_message";
+    round: number;
+    message: AssistantMessage;
+    usage?: Usage;
+    /** USD, when the model's prices are known. */
+    cost?: number;
+  }
   | {
     type: "tool_start";
     round: number;
@@ -68,6 +89,8 @@ export type AgentEvent =
     rounds: number;
     toolCalls: number;
     usage: Usage;
+    /** USD for the turn's calls whose prices are known; absent when none were. */
+    cost?: number;
     /** Human-readable detail for every exit reason but COMPLETED. */
     error?: string;
   };

@@ -21,6 +21,28 @@ export interface AssistantMessage {
   role: "assistant";
   content: string;
   toolCalls?: ToolCall[];
+  /**
+   * Reasoning that came with the message, in order. Sent back only to the API that produced
+   * it (Anthropic wants signed thinking blocks back during tool use; the Responses API its
+   * reasoning items); other APIs never see it.
+   */
+  thinking?: ThinkingPart[];
+}
+
+/** Which wire API produced a piece of reasoning. */
+export type ThinkingApi = "openai" | "openai-responses" | "anthropic";
+
+/** One piece of model reasoning, with what its API needs to accept it back. */
+export interface ThinkingPart {
+  api: ThinkingApi;
+  /** Readable reasoning (or its summary); empty when the API sent only an opaque form. */
+  text: string;
+  /** Anthropic: the thinking block's signature. */
+  signature?: string;
+  /** Anthropic `redacted_thinking` data, or a Responses reasoning item's `encrypted_content`. */
+  data?: string;
+  /** Responses: the reasoning item's id. */
+  id?: string;
 }
 
 /** The observation for one tool call, tied to it by `toolCallId`. */
@@ -33,12 +55,18 @@ export interface ToolMessage {
 
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
 
-/** Token usage; counts are tokens as reported by the provider. */
+/**
+ * Token usage as reported by the provider. `inputTokens` counts the whole prompt, including
+ * `cachedTokens` (read from a prompt cache) and `cacheWriteTokens` (written to one);
+ * `outputTokens` includes `reasoningTokens`.
+ */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
   cachedTokens: number;
   reasoningTokens: number;
+  /** Prompt tokens written to a prompt cache (Anthropic); absent when the API has none. */
+  cacheWriteTokens?: number;
 }
 
 /** A usage record of all zeros. */
@@ -48,10 +76,14 @@ export function emptyUsage(): Usage {
 
 /** Adds `b` into a copy of `a`. */
 export function addUsage(a: Usage, b: Usage): Usage {
-  return {
+  const sum: Usage = {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     cachedTokens: a.cachedTokens + b.cachedTokens,
     reasoningTokens: a.reasoningTokens + b.reasoningTokens,
   };
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) {
+    sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  }
+  return sum;
 }

@@ -2,10 +2,10 @@
  * Error texts and error events shared by the providers, so the real provider and the scripted
  * one report the same failure the same way. Messages never carry keys, headers or request bodies.
  */
-import type { StreamEvent } from "./types.ts";
+import type { ErrorStreamEvent } from "./types.ts";
 
 /** The final event of a stream that failed. */
-export type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
+export type ErrorEvent = ErrorStreamEvent;
 
 /** Thrown by the SSE reader when no bytes arrive for the idle timeout. */
 export class IdleTimeoutError extends Error {
@@ -31,6 +31,38 @@ export function clientError(message: string, status?: number): ErrorEvent {
   return status === undefined
     ? { type: "error", kind: "client", message }
     : { type: "error", kind: "client", message, status };
+}
+
+/**
+ * A failure that may pass if the same request is tried again (see `ErrorStreamEvent.retryable`).
+ */
+export function retryableError(
+  message: string,
+  options: { status?: number; retryAfterMs?: number } = {},
+): ErrorEvent {
+  const event = clientError(message, options.status);
+  event.retryable = true;
+  if (options.retryAfterMs !== undefined) event.retryAfterMs = options.retryAfterMs;
+  return event;
+}
+
+/** HTTP statuses worth another try: timeout, conflict, rate limit and server errors. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * The wait a response asks for, in milliseconds: `retry-after-ms`, else `Retry-After` as
+ * seconds or as an HTTP date. Undefined when absent or unreadable.
+ */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const ms = Number(headers.get("retry-after-ms") ?? "");
+  if (headers.has("retry-after-ms") && Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers.get("retry-after")?.trim();
+  if (value === undefined || value === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** The event a stream ends with when the caller aborted it. */

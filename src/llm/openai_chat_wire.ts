@@ -2,8 +2,15 @@
  * The OpenAI Chat Completions wire format: request bodies from tern's messages, and stream
  * chunks back into StreamEvents. No I/O here; `openai_chat.ts` does the HTTP.
  */
-import type { Message, Usage } from "../core/messages.ts";
-import { clientError, errorMessageOf, malformedEventMessage, providerDetail } from "./errors.ts";
+import type { AssistantMessage, Message, ThinkingPart, Usage } from "../core/messages.ts";
+import {
+  clientError,
+  errorMessageOf,
+  malformedEventMessage,
+  providerDetail,
+  retryableError,
+} from "./errors.ts";
+import type { WireStream } from "./http_stream.ts";
 import { ToolCallAccumulator, type ToolCallFragment } from "./tool_call_accumulator.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
 
@@ -30,11 +37,29 @@ export interface ChatRequestBody {
     function: { name: string; description: string; parameters: unknown };
   }[];
   max_tokens?: number;
+  max_completion_tokens?: number;
   temperature?: number;
+  reasoning_effort?: string;
+  reasoning?: { effort: string };
 }
 
-/** Builds the request body; `tools` is omitted when there are none. */
-export function toChatRequestBody(request: ModelRequest): ChatRequestBody {
+/** Server dialects of Chat Completions that differ in how they take limits and reasoning. */
+export interface ChatDialect {
+  /** `max_completion_tokens` for OpenAI's own API (its reasoning models reject `max_tokens`). */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
+  /** `reasoning` (`{effort}`, OpenRouter) or `reasoning_effort` (OpenAI and most servers). */
+  reasoningField?: "reasoning_effort" | "reasoning";
+}
+
+/**
+ * Builds the request body; `tools` is omitted when there are none. Reasoning models take no
+ * temperature, so it is left out when `reasoning` is set; earlier thinking is never sent back
+ * (Chat Completions servers do not want it).
+ */
+export function toChatRequestBody(
+  request: ModelRequest,
+  dialect: ChatDialect = {},
+): ChatRequestBody {
   const body: ChatRequestBody = {
     model: request.model,
     messages: request.messages.map(toChatMessage),
@@ -47,8 +72,16 @@ export function toChatRequestBody(request: ModelRequest): ChatRequestBody {
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
   }
-  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
-  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.maxTokens !== undefined) {
+    body[dialect.maxTokensField ?? "max_tokens"] = request.maxTokens;
+  }
+  const effort = request.reasoning?.effort;
+  if (effort !== undefined) {
+    if (dialect.reasoningField === "reasoning") body.reasoning = { effort };
+    else body.reasoning_effort = effort;
+  } else if (request.temperature !== undefined) {
+    body.temperature = request.temperature;
+  }
   return body;
 }
 
@@ -84,7 +117,13 @@ interface WireUsage {
 
 interface ChatChunk {
   choices?: {
-    delta?: { content?: string | null; tool_calls?: ToolCallFragment[] | null } | null;
+    delta?: {
+      content?: string | null;
+      /** Reasoning text: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama). */
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+      tool_calls?: ToolCallFragment[] | null;
+    } | null;
     finish_reason?: string | null;
   }[];
   usage?: WireUsage | null;
@@ -109,8 +148,10 @@ export function toUsage(usage: WireUsage): Usage {
 }
 
 /** Folds the `data:` payloads of one response into events and the final message. */
-export class ChatStreamState {
+export class ChatStreamState implements WireStream {
   #text = "";
+  #thinking = "";
+  #sawDone = false;
   #calls = new ToolCallAccumulator();
   #finish: string | undefined;
   #usage: Usage | undefined;
@@ -123,9 +164,13 @@ export class ChatStreamState {
     this.#secrets = secrets;
   }
 
-  /** Events for one payload (not `[DONE]`). An `error` event, if any, is last and final. */
+  /** Events for one payload; `[DONE]` ends the stream. An `error` event is last and final. */
   apply(data: string): StreamEvent[] {
     this.received = true;
+    if (data.trim() === "[DONE]") {
+      this.#sawDone = true;
+      return [];
+    }
     let chunk: unknown;
     try {
       chunk = JSON.parse(data);
@@ -145,6 +190,11 @@ export class ChatStreamState {
     const choice = Array.isArray(choices) ? choices[0] : undefined;
     if (choice === undefined) return events;
     const delta = choice.delta;
+    const reasoning = delta?.reasoning_content ?? delta?.reasoning;
+    if (typeof reasoning === "string" && reasoning !== "") {
+      this.#thinking += reasoning;
+      events.push({ type: "thinking_delta", text: reasoning });
+    }
     if (typeof delta?.content === "string" && delta.content !== "") {
       this.#text += delta.content;
       events.push({ type: "text_delta", text: delta.content });
@@ -160,14 +210,19 @@ export class ChatStreamState {
     return events;
   }
 
+  /** True once `[DONE]` arrived. */
+  get ended(): boolean {
+    return this.#sawDone;
+  }
+
   /**
    * The final event once the body ended. Without `[DONE]` and without a finish reason the
    * response is incomplete and this is an error. With `[DONE]` but no finish reason, the reason
    * is inferred: tool calls, else stop.
    */
-  finish(sawDone: boolean): StreamEvent {
-    if (!sawDone && this.#finish === undefined) {
-      return clientError("Model API stream ended early: no finish reason");
+  finish(): StreamEvent {
+    if (!this.#sawDone && this.#finish === undefined) {
+      return retryableError("Model API stream ended early: no finish reason");
     }
     const toolCalls = this.#calls.toolCalls();
     const finishReason = this.#finish !== undefined
@@ -175,9 +230,13 @@ export class ChatStreamState {
       : toolCalls.length > 0
       ? "tool_calls"
       : "stop";
-    const message = toolCalls.length > 0
-      ? { role: "assistant" as const, content: this.#text, toolCalls }
-      : { role: "assistant" as const, content: this.#text };
+    const message: AssistantMessage = toolCalls.length > 0
+      ? { role: "assistant", content: this.#text, toolCalls }
+      : { role: "assistant", content: this.#text };
+    if (this.#thinking !== "") {
+      const part: ThinkingPart = { api: "openai", text: this.#thinking };
+      message.thinking = [part];
+    }
     return this.#usage === undefined
       ? { type: "done", message, finishReason }
       : { type: "done", message, finishReason, usage: this.#usage };

@@ -3,12 +3,13 @@
  * `Script` drives the in-process `ScriptedProvider` (loop tests, `tern demo`) and the scripted
  * HTTP server in tests/support, so both produce the same events for the same script.
  */
-import type { Usage } from "../core/messages.ts";
+import type { AssistantMessage, Usage } from "../core/messages.ts";
 import {
   abortedError,
   clientError,
   httpErrorMessage,
   malformedEventMessage,
+  retryableError,
   STREAM_ENDED_EARLY_MESSAGE,
 } from "./errors.ts";
 import type { FinishReason, ModelRequest, Provider, StreamEvent } from "./types.ts";
@@ -43,6 +44,10 @@ export interface ScriptedReply {
   usage?: Partial<Usage>;
   /** Makes the reply fail instead; see `ScriptFault`. */
   fault?: ScriptFault;
+  /** With `http429` or `http500`: the `Retry-After` header value (default "0" for 429, none for 500). */
+  retryAfter?: string;
+  /** Reasoning text streamed before the answer, in the API's own way. */
+  thinking?: string;
 }
 
 /** Replies in order, or a function choosing the reply for the `index`-th request (from 0). */
@@ -102,6 +107,11 @@ export function scriptedToolCalls(
     name: call.name,
     arguments: call.arguments,
   }));
+}
+
+/** The `Retry-After` header a faulting reply sends: its own, else "0" for a 429. */
+export function scriptedRetryAfter(reply: ScriptedReply): string | undefined {
+  return reply.retryAfter ?? (reply.fault === "http429" ? "0" : undefined);
 }
 
 /** The reply's finish reason, defaulted. */
@@ -214,7 +224,15 @@ function replyEvents(
     case "http429":
     case "http401": {
       const { status, message } = SCRIPTED_HTTP_FAULTS[reply.fault];
-      return [clientError(httpErrorMessage(status, message), status)];
+      const text = httpErrorMessage(status, message);
+      if (status === 401) return [clientError(text, status)];
+      const header = scriptedRetryAfter(reply);
+      return [
+        retryableError(
+          text,
+          header === undefined ? { status } : { status, retryAfterMs: Number(header) * 1000 },
+        ),
+      ];
     }
     case "malformed_sse":
       return [
@@ -231,10 +249,15 @@ function replyEvents(
         usage: scriptedUsage({}, request),
       }];
     case "drop_mid_stream":
-      return [...partialEvents(reply, index), clientError(STREAM_ENDED_EARLY_MESSAGE)];
+      return [...partialEvents(reply, index), retryableError(STREAM_ENDED_EARLY_MESSAGE)];
   }
   const calls = scriptedToolCalls(reply, index);
-  const events: StreamEvent[] = textEvents(reply.text ?? "");
+  const events: StreamEvent[] = [
+    ...splitText(reply.thinking ?? "", 2).filter((chunk) => chunk !== "").map((
+      text,
+    ): StreamEvent => ({ type: "thinking_delta", text })),
+    ...textEvents(reply.text ?? ""),
+  ];
   for (let part = 0; part < 3; part++) {
     calls.forEach((call, i) => {
       events.push(
@@ -245,11 +268,13 @@ function replyEvents(
     });
   }
   const content = reply.text ?? "";
+  const message: AssistantMessage = calls.length > 0
+    ? { role: "assistant", content, toolCalls: calls }
+    : { role: "assistant", content };
+  if (reply.thinking) message.thinking = [{ api: "openai", text: reply.thinking }];
   events.push({
     type: "done",
-    message: calls.length > 0
-      ? { role: "assistant", content, toolCalls: calls }
-      : { role: "assistant", content },
+    message,
     finishReason: scriptedFinishReason(reply),
     usage: scriptedUsage(reply, request),
   });

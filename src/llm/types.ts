@@ -4,6 +4,22 @@ import type { ToolSpec } from "../core/tool_spec.ts";
 
 export type { JsonSchema, ToolSpec } from "../core/tool_spec.ts";
 
+/** How hard the model should think, as a person chooses it (`--thinking`, `/thinking`). */
+export type ThinkingLevel = "off" | "low" | "medium" | "high";
+
+/** The thinking levels in order, for validation and help text. */
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
+
+/**
+ * The concrete reasoning parameters for one request, resolved from a ThinkingLevel for one
+ * model by `reasoningFor()` (model_info.ts). APIs with an effort setting (OpenAI) read
+ * `effort`; APIs with a token budget (Anthropic) read `budgetTokens`.
+ */
+export interface ReasoningRequest {
+  effort: "minimal" | "low" | "medium" | "high";
+  budgetTokens: number;
+}
+
 export interface ModelRequest {
   model: string;
   messages: Message[];
@@ -11,6 +27,13 @@ export interface ModelRequest {
   /** Upper bound on output tokens; omitted means the provider's default. */
   maxTokens?: number;
   temperature?: number;
+  /**
+   * The level the person chose. The model router turns it into `reasoning` for each model it
+   * tries; wire providers read only `reasoning`.
+   */
+  thinking?: ThinkingLevel;
+  /** Reasoning parameters to send; absent means send none (the model does not think). */
+  reasoning?: ReasoningRequest;
 }
 
 /** Why the model stopped: normalised across APIs. */
@@ -22,15 +45,43 @@ export type FinishReason = "stop" | "tool_calls" | "length" | "other";
  */
 export type StreamEvent =
   | { type: "text_delta"; text: string }
+  /** Readable reasoning as it streams; never part of `done.message.content`. */
+  | { type: "thinking_delta"; text: string }
   | { type: "tool_call_delta"; index: number; id?: string; name?: string }
-  | { type: "done"; message: AssistantMessage; finishReason: FinishReason; usage?: Usage }
+  /**
+   * The router is trying again after a failure: text and thinking streamed since the last
+   * `retry` (or the start) are void, and the attempt starts over after `delayMs`.
+   */
+  | { type: "retry"; attempt: number; delayMs: number; reason: string }
+  /** The router gave up on one provider/model and moved to the next of the fallback chain. */
+  | { type: "fallback"; from: string; to: string; provider: string; model: string; reason: string }
   | {
-    type: "error";
-    /** `aborted` when the caller's signal fired, otherwise a client-side failure. */
-    kind: "client" | "aborted";
-    message: string;
-    status?: number;
-  };
+    type: "done";
+    message: AssistantMessage;
+    finishReason: FinishReason;
+    usage?: Usage;
+    /** Set by the router: who answered, and what it cost in USD when prices are known. */
+    provider?: string;
+    model?: string;
+    cost?: number;
+  }
+  | ErrorStreamEvent;
+
+/** The final event of a failed stream. */
+export interface ErrorStreamEvent {
+  type: "error";
+  /** `aborted` when the caller's signal fired, otherwise a client-side failure. */
+  kind: "client" | "aborted";
+  message: string;
+  status?: number;
+  /**
+   * True when trying the same request again may succeed: 408, 409, 429, 5xx, a dropped or
+   * refused connection, a timeout, a stream cut short. Whether it is safe is the router's call.
+   */
+  retryable?: boolean;
+  /** The server's `Retry-After` (or `retry-after-ms`), in milliseconds. */
+  retryAfterMs?: number;
+}
 
 /**
  * A model API. `stream()` never throws and never rejects: every failure, including an

@@ -21,22 +21,37 @@ export interface ReplayState {
   permissions: PermissionChange[];
   /** Model usage summed over the path (including what compactions summarised away). */
   usage: Usage;
+  /** Cost in USD summed over the path's priced calls; absent when none had a price. */
+  cost?: number;
+  /** Fallback switches on the path, in order (`provider/model`). */
+  fallbacks: string[];
   /** Compactions on the path. */
   compactions: number;
 }
 
 /** Rebuilds the state at the end of `path` (entries root → leaf, as `SessionTree.path` gives). */
 export function replay(path: readonly SessionEntry[]): ReplayState {
-  const state: ReplayState = { items: [], permissions: [], usage: emptyUsage(), compactions: 0 };
+  const state: ReplayState = {
+    items: [],
+    permissions: [],
+    usage: emptyUsage(),
+    compactions: 0,
+    fallbacks: [],
+  };
   for (const entry of path) {
     switch (entry.type) {
       case "message":
         state.items.push({ id: entry.id, message: entry.message });
         if (entry.usage) state.usage = addUsage(state.usage, entry.usage);
+        if (entry.cost !== undefined) state.cost = (state.cost ?? 0) + entry.cost;
         break;
       case "model":
+        if (entry.cause === "fallback") {
+          state.fallbacks.push(`${entry.provider ?? "?"}/${entry.model}`);
+          break;
+        }
         state.model = entry.model;
-        if (entry.provider !== undefined) state.provider = entry.provider;
+        state.provider = entry.provider;
         break;
       case "thinking":
         state.thinking = entry.level;

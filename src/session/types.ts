@@ -51,9 +51,23 @@ export type MessageEntry = EntryBase & {
   message: Message;
   /** For assistant messages: the usage of the model call that produced it. */
   usage?: Usage;
+  /** For assistant messages: who answered (`provider`, `model`) and the cost in USD if known. */
+  provider?: string;
+  model?: string;
+  cost?: number;
 };
 
-export type ModelEntry = EntryBase & { type: "model"; model: string; provider?: string };
+/**
+ * The model changed. `cause: "fallback"` records the router moving down the fallback chain
+ * (with the failure as `reason`): that is history, not a choice, so replay does not restore it.
+ */
+export type ModelEntry = EntryBase & {
+  type: "model";
+  model: string;
+  provider?: string;
+  cause?: "fallback";
+  reason?: string;
+};
 export type ThinkingEntry = EntryBase & { type: "thinking"; level: string };
 export type ModeEntry = EntryBase & { type: "mode"; mode: string };
 export type ProfileEntry = EntryBase & { type: "profile"; profile: string };

@@ -9,6 +9,9 @@ Deno.test("parseCommandLine() reads run, -p and --once with their options", () =
       cwd: undefined,
       model: "m1",
       baseUrl: undefined,
+      provider: undefined,
+      thinking: undefined,
+      fallback: undefined,
       maxRounds: 4,
       maxTokens: undefined,
       temperature: undefined,
@@ -28,6 +31,28 @@ Deno.test("parseCommandLine() reads run, -p and --once with their options", () =
   equal(once.options.output, "json");
   equal(once.options.baseUrl, "http://x/v1");
   equal(parseCommandLine(["--once", "x", "--temperature", "0.5"]).command, "run");
+});
+
+Deno.test("parseCommandLine() reads --provider, --thinking and a comma-separated --fallback", () => {
+  const line = parseCommandLine([
+    "run",
+    "x",
+    "--provider",
+    "anthropic",
+    "--thinking",
+    "high",
+    "--fallback",
+    "openai/gpt-5, ollama/qwen3-coder,",
+  ]);
+  if (line.command !== "run") throw new Error("expected run");
+  equal(line.options.provider, "anthropic");
+  equal(line.options.thinking, "high");
+  deepEqual(line.options.fallback, ["openai/gpt-5", "ollama/qwen3-coder"]);
+  throws(() => parseCommandLine(["run", "x", "--thinking", "max"]), /Invalid --thinking "max"/);
+  const models = parseCommandLine(["models", "--offline", "--all", "--json"]);
+  if (models.command !== "models") throw new Error("expected models");
+  deepEqual([models.all, models.json, models.offline], [true, true, true]);
+  throws(() => parseCommandLine(["models", "extra"]), /Unexpected arguments after models/);
 });
 
 Deno.test("parseCommandLine() reads demo, config, help and version", () => {

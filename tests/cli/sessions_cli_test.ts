@@ -71,14 +71,18 @@ Deno.test("tern run writes a session; --continue carries the conversation and th
     equal(lines[0].type, "session");
     deepEqual(lines.slice(1).map((l) => l.type), [
       "model",
+      "thinking",
       "mode",
       "profile",
       "message",
       "message",
     ]);
-    equal(lines[4].message.content, "first task");
-    equal(lines[5].message.content, "done: first task");
-    ok(lines[5].usage.outputTokens > 0, "usage is recorded with the answer");
+    equal(lines[1].provider, "openai-compatible", "a base URL without a provider");
+    equal(lines[2].level, "medium", "the default thinking level is recorded");
+    equal(lines[5].message.content, "first task");
+    equal(lines[6].message.content, "done: first task");
+    ok(lines[6].usage.outputTokens > 0, "usage is recorded with the answer");
+    equal(lines[6].model, "alpha", "the answer names the model that gave it");
 
     // No -m: the session's model comes back; the request holds the first turn.
     const second = await tern(["run", "-o", "json", "--continue", "second task"]);

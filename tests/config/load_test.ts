@@ -22,8 +22,15 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       contextWindow: 128000,
       compactAt: 0.8,
       toolResultChars: 30000,
+      thinking: "medium",
+      maxRetries: 4,
+      retryBaseMs: 500,
+      fallback: [],
       profiles: {},
       rules: [],
+      providers: {},
+      models: {},
+      apiKeys: {},
     });
     assert.equal(sources.model, "default");
     assert.equal(sources.maxTokens, undefined);
@@ -89,8 +96,15 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       contextWindow: 128000,
       compactAt: 0.8,
       toolResultChars: 30000,
+      thinking: "medium",
+      maxRetries: 4,
+      retryBaseMs: 500,
+      fallback: [],
       profiles: {},
       rules: [],
+      providers: {},
+      models: {},
+      apiKeys: {},
     });
   });
 });
@@ -155,7 +169,7 @@ Deno.test("loadConfig() lets the real environment beat .env, which never changes
 
 Deno.test("loadConfig() prefers the apiKeyEnv variable to OPENAI_API_KEY, not to TERN_API_KEY", async () => {
   await withFixture(async ({ home, cwd, write }) => {
-    write("cwd/.tern/config.jsonc", `{ "apiKeyEnv": "MY_PROVIDER_KEY" }`);
+    write("home/.tern/config.jsonc", `{ "apiKeyEnv": "MY_PROVIDER_KEY" }`);
     let { config, sources } = await loadConfig({
       cwd,
       env: { HOME: home, MY_PROVIDER_KEY: "provider-key" },

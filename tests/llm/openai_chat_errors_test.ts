@@ -65,6 +65,7 @@ Deno.test("createOpenAiChatProvider() reports HTTP 500 with status and provider 
     kind: "client",
     status: 500,
     message: "HTTP 500 from model API: The server had an error while processing your request",
+    retryable: true,
   });
 });
 
@@ -74,6 +75,13 @@ Deno.test("createOpenAiChatProvider() reports HTTP 429 with its status", async (
   assert.equal(error.kind, "client");
   assert.equal(error.status, 429);
   assert.equal(error.message, "HTTP 429 from model API: Rate limit reached for requests");
+  assert.equal(error.retryable, true);
+  assert.equal(error.retryAfterMs, 0, "Retry-After: 0 is read");
+});
+
+Deno.test("createOpenAiChatProvider() reads a Retry-After of seconds", async () => {
+  const { events } = await runReply({ fault: "http429", retryAfter: "7" });
+  assert.equal(lastError(events).retryAfterMs, 7000);
 });
 
 Deno.test("createOpenAiChatProvider() reports HTTP 401 without the key anywhere", async () => {
@@ -149,6 +157,7 @@ Deno.test("createOpenAiChatProvider() ends a hanging stream after the idle timeo
     type: "error",
     kind: "client",
     message: "Model API stream stalled: no data for 150 ms",
+    retryable: true,
   }]);
 });
 
@@ -182,6 +191,7 @@ Deno.test("createOpenAiChatProvider() times out when no response headers arrive"
       type: "error",
       kind: "client",
       message: "Model API did not respond within 150 ms",
+      retryable: true,
     }]);
   } finally {
     listener.close();
@@ -203,6 +213,7 @@ Deno.test("createOpenAiChatProvider() reports a refused connection by origin onl
     type: "error",
     kind: "client",
     message: `Cannot connect to model API at "http://127.0.0.1:${port}": connection refused`,
+    retryable: true,
   }]);
 });
 
@@ -252,7 +263,12 @@ Deno.test("createOpenAiChatProvider() reports a body that ends without a finish 
     const events = await collect(provider.stream(REQUEST));
     assert.deepEqual(events, [
       { type: "text_delta", text: "hi" },
-      { type: "error", kind: "client", message: "Model API stream ended early: no finish reason" },
+      {
+        type: "error",
+        kind: "client",
+        message: "Model API stream ended early: no finish reason",
+        retryable: true,
+      },
     ]);
   } finally {
     await server.shutdown();

@@ -1,29 +1,25 @@
 /**
- * A scripted OpenAI-compatible Chat Completions server on 127.0.0.1 for tests and benchmarks.
- * It streams each reply of a `Script` as SSE chunks the way OpenAI does (text in several chunks,
- * tool-call arguments in at least three deltas keyed by index, interleaved across parallel
- * calls, a usage chunk when asked) and can simulate faults.
+ * A scripted model server on 127.0.0.1 for tests and benchmarks. It speaks OpenAI Chat
+ * Completions (`POST /v1/chat/completions`), the OpenAI Responses API (`POST /v1/responses`)
+ * and Anthropic Messages (`POST /v1/messages`), each through its dialect module, streaming
+ * each reply of a `Script` as that API's SSE events, and can simulate faults.
  *
  * As a program: `deno run --allow-net=127.0.0.1 --allow-read scripted_server.ts script.json
  * [requests.jsonl]` prints `LISTENING <baseUrl>` and serves until killed; each chat request is
  * appended to the optional JSONL file.
  */
-import type { ToolCall } from "../../src/core/messages.ts";
 import {
-  MALFORMED_SSE_PAYLOAD,
   parseScript,
-  partialReply,
   type Script,
   SCRIPTED_HTTP_FAULTS,
-  scriptedFinishReason,
-  type ScriptedReply,
   scriptedReplyFor,
-  scriptedToolCalls,
-  scriptedUsage,
-  splitText,
+  scriptedRetryAfter,
 } from "../../src/llm/scripted.ts";
-import type { FinishReason, ModelRequest } from "../../src/llm/types.ts";
-import { toModelRequest } from "./scripted_server_wire.ts";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import { type Dialect, jsonResponse, type Step } from "./scripted_dialect.ts";
+import { anthropicDialect } from "./scripted_server_anthropic.ts";
+import { chatDialect } from "./scripted_server_wire.ts";
+import { responsesDialect } from "./scripted_server_responses.ts";
 
 /** One chat request as the server received it. */
 export interface RecordedRequest {
@@ -55,9 +51,6 @@ export interface ScriptedServerOptions {
   onRequest?: (request: RecordedRequest) => void;
 }
 
-/** A step of a response body: an SSE `data:` payload, or a way to stop. */
-type Step = string | "<drop>" | "<hang>";
-
 /** Starts the server on a random port. */
 export function startScriptedServer(
   script: Script,
@@ -72,12 +65,13 @@ export function startScriptedServer(
   const handle = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
     if (req.method === "GET" && path === "/v1/models") {
-      return json(200, {
+      return jsonResponse(200, {
         object: "list",
         data: [{ id: model, object: "model", created: 0, owned_by: "tern" }],
       });
     }
-    if (req.method !== "POST" || path !== "/v1/chat/completions") {
+    const dialect = req.method === "POST" ? DIALECTS[path] : undefined;
+    if (dialect === undefined) {
       return errorResponse(404, `No route for ${req.method} ${path}`);
     }
     let body: Record<string, unknown>;
@@ -93,23 +87,22 @@ export function startScriptedServer(
       path,
       headers: Object.fromEntries(req.headers),
       body,
-      modelRequest: toModelRequest(body),
+      modelRequest: dialect.toModelRequest(body),
     };
     const index = requests.length;
     requests.push(recorded);
     options.onRequest?.(recorded);
     const reply = scriptedReplyFor(script, recorded.modelRequest, index);
-    if ("error" in reply) return errorResponse(500, reply.error);
+    if ("error" in reply) return dialect.errorResponse(500, reply.error);
     if (reply.fault === "http500" || reply.fault === "http429" || reply.fault === "http401") {
       const { status, message } = SCRIPTED_HTTP_FAULTS[reply.fault];
-      const headers: Record<string, string> = reply.fault === "http429"
-        ? { "retry-after": "0" }
-        : {};
-      return errorResponse(status, message, headers);
+      const retryAfter = scriptedRetryAfter(reply);
+      const headers: Record<string, string> = retryAfter === undefined
+        ? {}
+        : { "retry-after": retryAfter };
+      return dialect.errorResponse(status, message, headers);
     }
-    const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)
-      ?.include_usage === true;
-    const steps = replySteps(reply, recorded.modelRequest, index, { model, includeUsage });
+    const steps = dialect.replySteps(reply, recorded.modelRequest, index, { model, body });
     return new Response(sseBody(steps, delayMs, closing.signal), {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });
@@ -134,94 +127,6 @@ export function startScriptedServer(
   }));
 }
 
-interface StepOptions {
-  model: string;
-  includeUsage: boolean;
-}
-
-function replySteps(
-  reply: ScriptedReply,
-  request: ModelRequest,
-  index: number,
-  options: StepOptions,
-): Step[] {
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    JSON.stringify({
-      id: `chatcmpl-${index}`,
-      object: "chat.completion.chunk",
-      created: 0,
-      model: options.model,
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    });
-  const ending = (finish: FinishReason, usageOf: ScriptedReply): Step[] => {
-    const usage = scriptedUsage(usageOf, request);
-    const steps: Step[] = [chunk({}, WIRE_FINISH[finish])];
-    if (options.includeUsage) {
-      steps.push(JSON.stringify({
-        id: `chatcmpl-${index}`,
-        object: "chat.completion.chunk",
-        created: 0,
-        model: options.model,
-        choices: [],
-        usage: {
-          prompt_tokens: usage.inputTokens,
-          completion_tokens: usage.outputTokens,
-          total_tokens: usage.inputTokens + usage.outputTokens,
-          prompt_tokens_details: { cached_tokens: usage.cachedTokens },
-          completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
-        },
-      }));
-    }
-    return [...steps, "[DONE]"];
-  };
-  const role = chunk({ role: "assistant", content: "" });
-  const textSteps = (text: string) =>
-    splitText(text, 4).filter((part) => part !== "").map((part) => chunk({ content: part }));
-
-  switch (reply.fault) {
-    case "hang":
-      return ["<hang>"];
-    case "empty":
-      return [role, ...ending("stop", {})];
-    case "malformed_sse":
-      return [role, ...textSteps(reply.text ?? "").slice(0, 1), MALFORMED_SSE_PAYLOAD];
-    case "drop_mid_stream": {
-      const { text, firstCall } = partialReply(reply);
-      const steps: Step[] = [role, ...textSteps(text)];
-      if (firstCall !== undefined) {
-        const [call] = scriptedToolCalls({ toolCalls: [firstCall] }, index);
-        steps.push(
-          chunk({ tool_calls: [toolCallDelta(0, call, splitText(call.arguments, 3)[0])] }),
-        );
-      }
-      return [...steps, "<drop>"];
-    }
-  }
-  const calls = scriptedToolCalls(reply, index);
-  const pieces = calls.map((call) => splitText(call.arguments, 3));
-  const steps: Step[] = [role, ...textSteps(reply.text ?? "")];
-  for (let part = 0; part < 3; part++) {
-    calls.forEach((call, i) => {
-      const delta = part === 0
-        ? toolCallDelta(i, call, pieces[i][0])
-        : { index: i, function: { arguments: pieces[i][part] } };
-      steps.push(chunk({ tool_calls: [delta] }));
-    });
-  }
-  return [...steps, ...ending(scriptedFinishReason(reply), reply)];
-}
-
-const WIRE_FINISH: Record<FinishReason, string> = {
-  stop: "stop",
-  tool_calls: "tool_calls",
-  length: "length",
-  other: "content_filter",
-};
-
-function toolCallDelta(index: number, call: ToolCall, args: string) {
-  return { index, id: call.id, type: "function", function: { name: call.name, arguments: args } };
-}
-
 /**
  * A body that plays `steps`, pulling one at a time so each is written before the next. It stops
  * when the server closes or the client goes away (which cancels the body).
@@ -242,20 +147,28 @@ function sseBody(steps: Step[], delayMs: number, closing: AbortSignal): Readable
       if (cancelled.signal.aborted) return;
       if (step === undefined || step === "<hang>" || stop.aborted) return controller.close();
       if (step === "<drop>") return controller.error(new Error("Scripted connection drop"));
-      controller.enqueue(encoder.encode(`data: ${step}\n\n`));
+      const text = typeof step === "string"
+        ? `data: ${step}\n\n`
+        : `event: ${step.event}\ndata: ${step.data}\n\n`;
+      controller.enqueue(encoder.encode(text));
     },
   });
 }
 
-function json(status: number, value: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(value), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
-}
+/** The API styles the server speaks, by request path. */
+const DIALECTS: Record<string, Dialect> = {
+  "/v1/chat/completions": chatDialect,
+  "/v1/responses": responsesDialect,
+  "/v1/messages": anthropicDialect,
+};
 
-function errorResponse(status: number, message: string, headers: Record<string, string> = {}) {
-  return json(status, { error: { message, type: "scripted_error", code: status } }, headers);
+/** An error in the OpenAI shape (`{error: {message}}`), also used for unknown routes. */
+export function errorResponse(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return chatDialect.errorResponse(status, message, headers);
 }
 
 function waitFor(signal: AbortSignal): Promise<void> {

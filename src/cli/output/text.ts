@@ -4,6 +4,7 @@
  * only the answer.
  */
 import type { AgentEvent, EmitFn } from "../../core/events.ts";
+import type { Usage } from "../../core/messages.ts";
 import type { Style } from "./style.ts";
 
 export interface TextRendererOptions {
@@ -16,15 +17,41 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
   const { out, err, style } = options;
   const argsById = new Map<string, unknown>();
   let midLine = false;
+  let thinking = false;
   const endLine = () => {
     if (midLine) out("\n");
     midLine = false;
+    if (thinking) err("\n");
+    thinking = false;
   };
   return (event: AgentEvent) => {
     switch (event.type) {
       case "text_delta":
+        if (thinking) err("\n");
+        thinking = false;
         out(event.text);
         midLine = !event.text.endsWith("\n");
+        break;
+      case "thinking_delta":
+        // Reasoning goes to stderr, dimmed: `tern run … > file` keeps only the answer.
+        if (!thinking) err(style.dim("thinking: "));
+        thinking = true;
+        err(style.dim(event.text));
+        break;
+      case "retry":
+        endLine();
+        err(
+          `${style.cyan("•")} ${style.red("model call failed")}: ${firstLine(event.reason)}; ` +
+            `retry ${event.attempt} in ${seconds(event.delayMs)}` +
+            `${style.dim(" (any partial answer above is void)")}\n`,
+        );
+        break;
+      case "model_switch":
+        endLine();
+        err(
+          `${style.cyan("•")} ${style.red(`${event.from} failed`)}: ${firstLine(event.reason)}; ` +
+            `switching to ${event.to}\n`,
+        );
         break;
       case "tool_start":
         endLine();
@@ -68,9 +95,32 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         if (event.exitReason !== "COMPLETED") {
           err(style.red(`tern: ${event.exitReason}: ${event.error ?? ""}`.trimEnd()) + "\n");
         }
+        if (event.usage.inputTokens + event.usage.outputTokens > 0) {
+          err(style.dim(`tern: ${usageLine(event.usage, event.cost)}`) + "\n");
+        }
         break;
     }
   };
+}
+
+/** `12,345 tokens in (10,000 cached), 321 out (200 reasoning), $0.0123` */
+export function usageLine(usage: Usage, cost: number | undefined): string {
+  const n = (value: number) => value.toLocaleString("en-US");
+  const cached = usage.cachedTokens > 0 ? ` (${n(usage.cachedTokens)} cached)` : "";
+  const reasoning = usage.reasoningTokens > 0 ? ` (${n(usage.reasoningTokens)} reasoning)` : "";
+  const price = cost === undefined ? "" : `, ${formatCost(cost)}`;
+  return `${n(usage.inputTokens)} tokens in${cached}, ${
+    n(usage.outputTokens)
+  } out${reasoning}${price}`;
+}
+
+/** USD with enough digits to see small amounts: `$0.0042`, `$1.23`. */
+export function formatCost(cost: number): string {
+  return cost >= 1 ? `$${cost.toFixed(2)}` : `$${cost.toFixed(4)}`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** `read src/main.ts`, `bash npm test`: the tool name and its most telling argument. */

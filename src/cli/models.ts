@@ -1,0 +1,166 @@
+/**
+ * `tern models`: what can be used now. Each provider that would work (the chosen one, config
+ * providers, presets whose key is set) with its catalog models, plus what its server lists at
+ * `GET /models` (unknown ones get conservative defaults). `--all` adds every preset; `--offline`
+ * asks no server.
+ */
+import { loadConfig, type TernConfig } from "../config/mod.ts";
+import type { CatalogEntry, ModelCatalog } from "../llm/catalog.ts";
+import { discoverModels } from "../llm/discovery.ts";
+import { PROVIDER_PRESETS } from "../llm/presets.ts";
+import {
+  configuredCatalog,
+  type ResolvedProvider,
+  resolveMainProvider,
+  resolveNamedProvider,
+} from "../llm/setup.ts";
+import type { CommandLine } from "./args.ts";
+import { processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+
+type ModelsLine = Extract<CommandLine, { command: "models" }>;
+
+/** One provider's section of the listing. */
+export interface ProviderListing {
+  provider: string;
+  api: string;
+  baseUrl: string;
+  /** True when a request could be sent now (a key is set, or none is needed). */
+  usable: boolean;
+  /** The variable the key comes from, or where it would be looked for. */
+  key: string;
+  main: boolean;
+  /** Why discovery failed, when it was tried and failed. */
+  error?: string;
+  models: CatalogEntry[];
+}
+
+/** Lists models; returns the exit code (0, or 2 for a bad configuration). */
+export async function listModels(line: ModelsLine, flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config, sources } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const catalog = configuredCatalog(config);
+  const main = resolveMainProvider(config, {
+    model: sources.model !== "default",
+    baseUrl: sources.baseUrl !== "default",
+  }, catalog);
+  const providers = [main, ...otherProviders(config, main.name, line.all)];
+  const listings = await Promise.all(
+    providers.map((provider) => listProvider(provider, provider === main, catalog, line.offline)),
+  );
+  const { out } = processWriters();
+  out(line.json ? JSON.stringify(listings) + "\n" : listingText(listings, config.model));
+  return 0;
+}
+
+/** Config providers, and presets with a key set (every preset with `all`). */
+function otherProviders(
+  config: TernConfig,
+  mainName: string,
+  all: boolean,
+): ResolvedProvider[] {
+  const names = new Set([...Object.keys(config.providers), ...Object.keys(PROVIDER_PRESETS)]);
+  names.delete(mainName);
+  const found: ResolvedProvider[] = [];
+  for (const name of names) {
+    const resolved = resolveNamedProvider(name, config, { primary: false, baseUrl: undefined });
+    if (resolved === undefined) continue;
+    const configured = config.providers[name] !== undefined;
+    if (all || configured || resolved.apiKey !== undefined) found.push(resolved);
+  }
+  return found;
+}
+
+async function listProvider(
+  provider: ResolvedProvider,
+  main: boolean,
+  catalog: ModelCatalog,
+  offline: boolean,
+): Promise<ProviderListing> {
+  const usable = provider.apiKey !== undefined || !provider.keyRequired;
+  const listing: ProviderListing = {
+    provider: provider.name,
+    api: provider.api,
+    baseUrl: provider.baseUrl,
+    usable,
+    key: provider.keyVariable ??
+      (provider.keyVariables.length > 0
+        ? `not set (${provider.keyVariables.join(" or ")})`
+        : "none needed"),
+    main,
+    models: catalog.entries(provider.name),
+  };
+  // Ask the chosen provider's server, and other usable ones, unless told not to.
+  const local = PROVIDER_PRESETS[provider.name]?.local ?? false;
+  if (offline || !usable || (local && !main)) return listing;
+  try {
+    const discovered = await discoverModels({
+      provider: provider.name,
+      api: provider.api,
+      baseUrl: provider.baseUrl,
+      apiKey: provider.apiKey,
+      headers: provider.headers,
+    });
+    catalog.add(discovered);
+    listing.models = catalog.entries(provider.name);
+  } catch (error) {
+    listing.error = error instanceof Error ? error.message : String(error);
+  }
+  return listing;
+}
+
+function listingText(listings: ProviderListing[], model: string): string {
+  const lines: string[] = [];
+  for (const listing of listings) {
+    const state = listing.usable ? "" : "  (not usable: no key)";
+    lines.push(
+      `${listing.main ? "* " : "  "}${listing.provider}  ${listing.api}  ${listing.baseUrl}  ` +
+        `key: ${listing.key}${state}`,
+    );
+    if (listing.error) lines.push(`    could not list the server's models: ${listing.error}`);
+    if (listing.models.length === 0) lines.push("    (no known models)");
+    const rows = listing.models.map((entry) => modelRow(entry, listing.main && entry.id === model));
+    lines.push(...table(rows));
+    lines.push("");
+  }
+  lines.push(
+    "* the provider in use; → its model. Prices in USD per million tokens (in/out/cached).",
+  );
+  return lines.join("\n") + "\n";
+}
+
+function modelRow(entry: CatalogEntry, current: boolean): string[] {
+  const thinking = entry.reasoning === "effort"
+    ? "thinks (effort)"
+    : entry.reasoning === "budget"
+    ? "thinks (budget)"
+    : "-";
+  const abilities = [entry.tools ? "tools" : "", entry.images ? "images" : ""]
+    .filter((word) => word !== "").join(",") || "-";
+  const price = entry.price
+    ? `$${entry.price.input}/$${entry.price.output}/$${
+      entry.price.cachedInput ?? entry.price.input
+    }`
+    : "-";
+  return [
+    `${current ? "  → " : "    "}${entry.id}`,
+    `${kilo(entry.contextWindow)} ctx`,
+    `${kilo(entry.maxOutputTokens)} out`,
+    thinking,
+    abilities,
+    price,
+    entry.source,
+  ];
+}
+
+function kilo(tokens: number): string {
+  return tokens >= 1000 ? `${Math.round(tokens / 1000)}k` : String(tokens);
+}
+
+/** Rows padded into columns. */
+function table(rows: string[][]): string[] {
+  if (rows.length === 0) return [];
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows.map((row) =>
+    row.map((cell, column) => cell.padEnd(widths[column])).join("  ").trimEnd()
+  );
+}

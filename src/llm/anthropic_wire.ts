@@ -1,0 +1,407 @@
+/**
+ * The Anthropic Messages wire format: request bodies from tern's messages, and stream events
+ * back into StreamEvents. No I/O here; `anthropic.ts` does the HTTP.
+ */
+import type { AssistantMessage, Message, ThinkingPart, ToolCall, Usage } from "../core/messages.ts";
+import { clientError, malformedEventMessage, providerDetail, retryableError } from "./errors.ts";
+import type { WireStream } from "./http_stream.ts";
+import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
+
+/** Marks the end of a prefix Anthropic should cache. */
+export interface CacheControl {
+  type: "ephemeral";
+}
+
+/** A content block as Anthropic takes it in a request. */
+export type AnthropicBlock =
+  | { type: "text"; text: string; cache_control?: CacheControl }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "tool_result"; tool_use_id: string; content: string };
+
+/** A message as Anthropic takes it: user and assistant strictly alternate. */
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: AnthropicBlock[];
+}
+
+/** A tool definition as Anthropic takes it. */
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: unknown;
+  cache_control?: CacheControl;
+}
+
+/** The POST body of a streaming Messages request. */
+export interface AnthropicRequestBody {
+  model: string;
+  max_tokens: number;
+  /** Omitted when the conversation has no system message. */
+  system?: { type: "text"; text: string; cache_control?: CacheControl }[];
+  messages: AnthropicMessage[];
+  tools?: AnthropicTool[];
+  stream: true;
+  thinking?: { type: "enabled"; budget_tokens: number };
+  temperature?: number;
+}
+
+/** `max_tokens` when the request names none (Anthropic requires one). */
+export const DEFAULT_MAX_TOKENS = 8192;
+/** Anthropic's smallest thinking budget; a smaller one means no thinking. */
+const MIN_THINKING_BUDGET = 1024;
+const EPHEMERAL: CacheControl = { type: "ephemeral" };
+
+/**
+ * Builds the request body. The last system block and the last tool carry `cache_control`, so
+ * the prefix a coding agent resends every round is read from the prompt cache. With a thinking
+ * budget of at least 1,024 tokens, `max_tokens` is raised to leave 1,024 tokens for the answer
+ * and `temperature` is left out (Anthropic requires the default with thinking).
+ */
+export function toAnthropicRequestBody(request: ModelRequest): AnthropicRequestBody {
+  const body: AnthropicRequestBody = {
+    model: request.model,
+    max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
+    messages: toAnthropicMessages(request.messages),
+    stream: true,
+  };
+  const system: NonNullable<AnthropicRequestBody["system"]> = request.messages.flatMap((m) =>
+    m.role === "system" ? [{ type: "text" as const, text: m.content }] : []
+  );
+  if (system.length > 0) {
+    system[system.length - 1] = { ...system[system.length - 1], cache_control: EPHEMERAL };
+    body.system = system;
+  }
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool, i): AnthropicTool => {
+      const wire: AnthropicTool = {
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.parameters,
+      };
+      if (i === request.tools.length - 1) wire.cache_control = EPHEMERAL;
+      return wire;
+    });
+  }
+  const budget = request.reasoning?.budgetTokens ?? 0;
+  if (budget >= MIN_THINKING_BUDGET) {
+    body.thinking = { type: "enabled", budget_tokens: budget };
+    body.max_tokens = Math.max(body.max_tokens, budget + MIN_THINKING_BUDGET);
+  } else if (request.temperature !== undefined) {
+    body.temperature = request.temperature;
+  }
+  return body;
+}
+
+/**
+ * The non-system messages, with consecutive user-side messages (tool results, and user text
+ * after them) merged into one user message, since Anthropic wants strict alternation.
+ */
+function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
+  const result: AnthropicMessage[] = [];
+  const addUserBlock = (block: AnthropicBlock) => {
+    const last = result.at(-1);
+    if (last?.role === "user") last.content.push(block);
+    else result.push({ role: "user", content: [block] });
+  };
+  for (const message of messages) {
+    switch (message.role) {
+      case "system":
+        break;
+      case "user":
+        addUserBlock({ type: "text", text: message.content });
+        break;
+      case "tool":
+        addUserBlock({
+          type: "tool_result",
+          tool_use_id: message.toolCallId,
+          content: message.content,
+        });
+        break;
+      case "assistant": {
+        const calls = message.toolCalls ?? [];
+        if (message.content === "" && calls.length === 0) break;
+        const content: AnthropicBlock[] = (message.thinking ?? []).flatMap(toThinkingBlock);
+        // Anthropic rejects empty text blocks.
+        if (message.content !== "") content.push({ type: "text", text: message.content });
+        for (const call of calls) {
+          content.push({ type: "tool_use", id: call.id, name: call.name, input: toInput(call) });
+        }
+        result.push({ role: "assistant", content });
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+/** Anthropic's own thinking back as it sent it; other APIs' reasoning and unsigned text never. */
+function toThinkingBlock(part: ThinkingPart): AnthropicBlock[] {
+  if (part.api !== "anthropic") return [];
+  if (part.data !== undefined) return [{ type: "redacted_thinking", data: part.data }];
+  // Anthropic rejects a thinking block without its signature (e.g. from a cut-off stream).
+  if (part.signature === undefined) return [];
+  return [{ type: "thinking", thinking: part.text, signature: part.signature }];
+}
+
+/**
+ * The call's arguments as an object. Invalid JSON (or JSON that is not an object) is sent as
+ * `{}`: Anthropic rejects anything else, and the tool result already tells the model its
+ * arguments were invalid.
+ */
+function toInput(call: ToolCall): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(call.arguments);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
+      return parsed as Record<string, unknown>;
+    }
+  } catch {
+    // Falls through to the empty object.
+  }
+  return {};
+}
+
+/** Maps an Anthropic `stop_reason` to tern's. */
+export function toAnthropicFinishReason(reason: string): FinishReason {
+  if (reason === "end_turn" || reason === "stop_sequence") return "stop";
+  if (reason === "tool_use") return "tool_calls";
+  if (reason === "max_tokens") return "length";
+  return "other";
+}
+
+interface WireUsage {
+  input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  output_tokens?: number | null;
+}
+
+interface WireBlock {
+  type?: string;
+  text?: string;
+  thinking?: string;
+  data?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+}
+
+interface WireEvent {
+  type?: string;
+  index?: number;
+  message?: { usage?: WireUsage | null } | null;
+  content_block?: WireBlock | null;
+  delta?: {
+    type?: string;
+    text?: string;
+    partial_json?: string;
+    thinking?: string;
+    signature?: string;
+    stop_reason?: string | null;
+  } | null;
+  usage?: WireUsage | null;
+  error?: { type?: string; message?: string } | null;
+}
+
+/** What a content block (by its stream index) turned out to be. */
+type OpenBlock =
+  | { kind: "text" }
+  | { kind: "tool"; call: number }
+  | { kind: "thinking"; part: ThinkingPart };
+
+const USAGE_KEYS = [
+  "input_tokens",
+  "cache_read_input_tokens",
+  "cache_creation_input_tokens",
+  "output_tokens",
+] as const;
+
+/** Stream error types worth another try. */
+const RETRYABLE_ERRORS = new Set(["overloaded_error", "api_error"]);
+
+/** Folds the `data:` payloads of one Messages response into events and the final message. */
+export class AnthropicStreamState implements WireStream {
+  #secrets: readonly string[];
+  #blocks = new Map<number, OpenBlock>();
+  #text = "";
+  #calls: { id: string; name: string; json: string; input: unknown }[] = [];
+  #thinking: ThinkingPart[] = [];
+  #usage: WireUsage = {};
+  #stopReason: string | undefined;
+  #stopped = false;
+
+  /** `secrets` are redacted from any error text the server sends inside the stream. */
+  constructor(secrets: readonly string[] = []) {
+    this.#secrets = secrets;
+  }
+
+  /** Events for one payload; `message_stop` ends the stream. An `error` event is last and final. */
+  apply(data: string): StreamEvent[] {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      return [clientError(malformedEventMessage(data))];
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      return [clientError(malformedEventMessage(data))];
+    }
+    const event = parsed as WireEvent;
+    switch (event.type) {
+      case "message_start":
+        this.#mergeUsage(event.message?.usage);
+        return [];
+      case "content_block_start":
+        return this.#start(event.index ?? -1, event.content_block ?? {});
+      case "content_block_delta":
+        return this.#delta(event.index ?? -1, event.delta ?? {});
+      case "message_delta":
+        if (typeof event.delta?.stop_reason === "string") {
+          this.#stopReason = event.delta.stop_reason;
+        }
+        this.#mergeUsage(event.usage);
+        return [];
+      case "message_stop":
+        this.#stopped = true;
+        return [];
+      case "error":
+        return [this.#streamError(event.error)];
+      default:
+        // ping, content_block_stop and event types added later carry nothing we need.
+        return [];
+    }
+  }
+
+  /** True once `message_stop` arrived. */
+  get ended(): boolean {
+    return this.#stopped;
+  }
+
+  /** True once a stop reason arrived: the message is complete even if the body breaks. */
+  get complete(): boolean {
+    return this.#stopReason !== undefined;
+  }
+
+  /** The final event: `done`, or a retryable error when no stop reason ever arrived. */
+  finish(): StreamEvent {
+    if (this.#stopReason === undefined) {
+      return retryableError("Model API stream ended early: no finish reason");
+    }
+    const toolCalls: ToolCall[] = this.#calls.map((call) => ({
+      id: call.id,
+      name: call.name,
+      arguments: call.json !== "" ? call.json : JSON.stringify(call.input ?? {}),
+    }));
+    const message: AssistantMessage = toolCalls.length > 0
+      ? { role: "assistant", content: this.#text, toolCalls }
+      : { role: "assistant", content: this.#text };
+    if (this.#thinking.length > 0) message.thinking = this.#thinking;
+    const finishReason = toAnthropicFinishReason(this.#stopReason);
+    const usage = this.#toUsage();
+    return usage === undefined
+      ? { type: "done", message, finishReason }
+      : { type: "done", message, finishReason, usage };
+  }
+
+  #start(index: number, block: WireBlock): StreamEvent[] {
+    switch (block.type) {
+      case "text":
+        this.#blocks.set(index, { kind: "text" });
+        return this.#addText(block.text);
+      case "tool_use": {
+        const call = this.#calls.length;
+        this.#calls.push({
+          id: block.id ?? "",
+          name: block.name ?? "",
+          json: "",
+          input: block.input,
+        });
+        this.#blocks.set(index, { kind: "tool", call });
+        return [{
+          type: "tool_call_delta",
+          index: call,
+          id: block.id ?? "",
+          name: block.name ?? "",
+        }];
+      }
+      case "thinking": {
+        const part: ThinkingPart = { api: "anthropic", text: "" };
+        this.#thinking.push(part);
+        this.#blocks.set(index, { kind: "thinking", part });
+        return this.#addThinking(part, block.thinking);
+      }
+      case "redacted_thinking":
+        this.#thinking.push({ api: "anthropic", text: "", data: block.data ?? "" });
+        return [];
+      default:
+        return [];
+    }
+  }
+
+  #delta(index: number, delta: NonNullable<WireEvent["delta"]>): StreamEvent[] {
+    const block = this.#blocks.get(index);
+    switch (delta.type) {
+      case "text_delta":
+        return block?.kind === "text" ? this.#addText(delta.text) : [];
+      case "thinking_delta":
+        return block?.kind === "thinking" ? this.#addThinking(block.part, delta.thinking) : [];
+      case "signature_delta":
+        if (block?.kind === "thinking" && typeof delta.signature === "string") {
+          block.part.signature = (block.part.signature ?? "") + delta.signature;
+        }
+        return [];
+      case "input_json_delta":
+        if (block?.kind !== "tool" || typeof delta.partial_json !== "string") return [];
+        if (delta.partial_json === "") return [];
+        this.#calls[block.call].json += delta.partial_json;
+        return [{ type: "tool_call_delta", index: block.call }];
+      default:
+        return [];
+    }
+  }
+
+  #addText(text: string | undefined): StreamEvent[] {
+    if (typeof text !== "string" || text === "") return [];
+    this.#text += text;
+    return [{ type: "text_delta", text }];
+  }
+
+  #addThinking(part: ThinkingPart, text: string | undefined): StreamEvent[] {
+    if (typeof text !== "string" || text === "") return [];
+    part.text += text;
+    return [{ type: "thinking_delta", text }];
+  }
+
+  /** Newer servers repeat input counts in `message_delta`: the latest number of each wins. */
+  #mergeUsage(usage: WireUsage | null | undefined): void {
+    if (typeof usage !== "object" || usage === null) return;
+    for (const key of USAGE_KEYS) {
+      const value = usage[key];
+      if (typeof value === "number") this.#usage[key] = value;
+    }
+  }
+
+  #toUsage(): Usage | undefined {
+    const u = this.#usage;
+    if (USAGE_KEYS.every((key) => u[key] === undefined)) return undefined;
+    const cacheRead = u.cache_read_input_tokens ?? 0;
+    const cacheWrite = u.cache_creation_input_tokens ?? 0;
+    return {
+      inputTokens: (u.input_tokens ?? 0) + cacheRead + cacheWrite,
+      outputTokens: u.output_tokens ?? 0,
+      cachedTokens: cacheRead,
+      reasoningTokens: 0,
+      cacheWriteTokens: cacheWrite,
+    };
+  }
+
+  #streamError(error: WireEvent["error"]): StreamEvent {
+    const type = typeof error?.type === "string" ? error.type : "";
+    const detail = typeof error?.message === "string" && error.message !== ""
+      ? error.message
+      : type || "unknown error";
+    const message = `Model API stream error: ${providerDetail(detail, this.#secrets)}`;
+    return RETRYABLE_ERRORS.has(type) ? retryableError(message) : clientError(message);
+  }
+}

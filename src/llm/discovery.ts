@@ -1,0 +1,171 @@
+/**
+ * Model discovery: `GET <baseUrl>/models` at an OpenAI-compatible or Anthropic server, turned
+ * into catalog entries. OpenAI, Anthropic, OpenRouter, vLLM, Ollama, LM Studio and llama.cpp
+ * all answer `{ "data": [{ "id": … }, …] }`; the fields some add (OpenRouter's limits and prices,
+ * vLLM's `max_model_len`) improve the entry, the rest get `unknownModel()` defaults.
+ */
+import type { CatalogEntry } from "./catalog.ts";
+import { providerDetail, transportErrorMessage } from "./errors.ts";
+import { type ApiStyle, type ModelPrice, unknownModel } from "./model_info.ts";
+
+/** Where to list models and how to authenticate. */
+export interface DiscoveryOptions {
+  /** The provider preset's name, stored in each entry. */
+  provider: string;
+  api: ApiStyle;
+  /** API root including the version, e.g. `http://127.0.0.1:11434/v1`. */
+  baseUrl: string;
+  /** Never appears in any error message. */
+  apiKey?: string;
+  /** Extra request headers (they override the defaults). */
+  headers?: Record<string, string>;
+  /** Longest wait for the whole answer, in milliseconds. Default 5,000. */
+  timeoutMs?: number;
+  /** The fetch to use. Default: the global `fetch`. */
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+}
+
+const DEFAULT_TIMEOUT_MS = 5_000;
+const ANTHROPIC_VERSION = "2023-06-01";
+/** Anthropic pages its list (20 by default); one page of its maximum covers every model. */
+const ANTHROPIC_PAGE = "?limit=1000";
+
+/**
+ * Lists the models a server offers, each with source "discovered", in the server's order
+ * (duplicate ids dropped).
+ * @throws {Error} `Cannot list models at "<origin>": <reason>` for an HTTP error, a
+ * connection failure, a timeout, an abort or an answer without a `data` list; the key is never
+ * part of the message.
+ * @throws {TypeError} for an invalid base URL.
+ */
+export async function discoverModels(options: DiscoveryOptions): Promise<CatalogEntry[]> {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  let origin: string;
+  try {
+    origin = new URL(baseUrl).origin;
+  } catch {
+    throw new TypeError(`Cannot list models at ${JSON.stringify(baseUrl)}: invalid URL`);
+  }
+  const fail = (reason: string) =>
+    new Error(`Cannot list models at ${JSON.stringify(origin)}: ${reason}`);
+  const secrets = options.apiKey ? [options.apiKey] : [];
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const anthropic = options.api === "anthropic";
+
+  const controller = new AbortController();
+  const forwardAbort = () => controller.abort();
+  if (options.signal?.aborted) throw fail("aborted");
+  options.signal?.addEventListener("abort", forwardAbort, { once: true });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  let response: Response;
+  let text: string;
+  try {
+    response = await (options.fetch ?? globalThis.fetch)(
+      `${baseUrl}/models${anthropic ? ANTHROPIC_PAGE : ""}`,
+      {
+        headers: { accept: "application/json", ...authHeaders(options), ...options.headers },
+        signal: controller.signal,
+      },
+    );
+    text = await response.text();
+  } catch (error) {
+    if (options.signal?.aborted) throw fail("aborted");
+    if (timedOut) throw fail(`timed out after ${timeoutMs} ms`);
+    throw fail(transportReason(error, origin));
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", forwardAbort);
+  }
+  if (!response.ok) {
+    const detail = providerDetail(text, secrets) || response.statusText;
+    throw fail(detail === "" ? `HTTP ${response.status}` : `HTTP ${response.status}: ${detail}`);
+  }
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw fail("unexpected response (not JSON)");
+  }
+  const data = isRecord(parsed) ? parsed.data : undefined;
+  if (!Array.isArray(data)) throw fail('unexpected response (no "data" list)');
+  const entries = new Map<string, CatalogEntry>();
+  for (const item of data) {
+    if (!isRecord(item) || typeof item.id !== "string" || item.id === "") continue;
+    if (!entries.has(item.id)) entries.set(item.id, entryOf(options.provider, item.id, item));
+  }
+  return [...entries.values()];
+}
+
+function authHeaders(options: DiscoveryOptions): Record<string, string> {
+  if (options.api === "anthropic") {
+    const headers: Record<string, string> = { "anthropic-version": ANTHROPIC_VERSION };
+    if (options.apiKey) headers["x-api-key"] = options.apiKey;
+    return headers;
+  }
+  return options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
+}
+
+/** The reason part of errors.ts's transport message (`connection refused`, …). */
+function transportReason(error: unknown, origin: string): string {
+  const message = transportErrorMessage(error, origin);
+  const prefix = `at ${JSON.stringify(origin)}: `;
+  const at = message.indexOf(prefix);
+  return at === -1 ? message : message.slice(at + prefix.length);
+}
+
+/** One `data[]` item as an entry: defaults, improved by the fields the server sent. */
+function entryOf(provider: string, id: string, item: Record<string, unknown>): CatalogEntry {
+  const entry: CatalogEntry = { provider, ...unknownModel(id), source: "discovered" };
+  // OpenRouter: context_length; vLLM: max_model_len.
+  const window = positiveInteger(item.context_length) ?? positiveInteger(item.max_model_len);
+  if (window !== undefined) entry.contextWindow = window;
+  const top = isRecord(item.top_provider) ? item.top_provider : {};
+  const output = positiveInteger(top.max_completion_tokens);
+  entry.maxOutputTokens = Math.min(output ?? entry.maxOutputTokens, entry.contextWindow);
+  const parameters = item.supported_parameters;
+  if (Array.isArray(parameters)) {
+    entry.tools = parameters.includes("tools");
+    if (parameters.includes("reasoning")) entry.reasoning = "effort";
+  }
+  const architecture = isRecord(item.architecture) ? item.architecture : {};
+  const modalities = architecture.input_modalities;
+  if (Array.isArray(modalities) && modalities.includes("image")) entry.images = true;
+  const price = isRecord(item.pricing) ? priceOf(item.pricing) : undefined;
+  if (price !== undefined) entry.price = price;
+  return entry;
+}
+
+/** OpenRouter's pricing (USD per token, as strings) per million tokens; undefined if unusable. */
+function priceOf(pricing: Record<string, unknown>): ModelPrice | undefined {
+  const input = perMillion(pricing.prompt);
+  const output = perMillion(pricing.completion);
+  // Negative prices (e.g. "-1" for routers) mean "varies": no price.
+  if (input === undefined || output === undefined) return undefined;
+  const price: ModelPrice = { input, output };
+  const cachedInput = perMillion(pricing.input_cache_read);
+  const cacheWrite = perMillion(pricing.input_cache_write);
+  if (cachedInput !== undefined) price.cachedInput = cachedInput;
+  if (cacheWrite !== undefined) price.cacheWrite = cacheWrite;
+  return price;
+}
+
+function perMillion(value: unknown): number | undefined {
+  const perToken = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  if (typeof perToken !== "number" || !Number.isFinite(perToken) || perToken < 0) return undefined;
+  // Rounded to 1e-9 USD so "0.00000125" reads as 1.25, not 1.2499999999999998.
+  return Math.round(perToken * 1e15) / 1e9;
+}
+
+function positiveInteger(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

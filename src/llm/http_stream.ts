@@ -1,0 +1,245 @@
+/**
+ * The HTTP half every wire provider shares: POST a JSON body, wait for the headers within the
+ * request timeout, turn error responses into error events (secrets redacted, `Retry-After`
+ * read), then feed the SSE body to the API's own `WireStream` with an idle timeout. Never
+ * throws: every failure is a final `error` event.
+ */
+import {
+  abortedError,
+  clientError,
+  type ErrorEvent,
+  errorMessageOf,
+  httpErrorMessage,
+  IdleTimeoutError,
+  isRetryableStatus,
+  providerDetail,
+  retryableError,
+  retryAfterMs,
+  STREAM_ENDED_EARLY_MESSAGE,
+  transportErrorMessage,
+} from "./errors.ts";
+import { readSseData } from "./sse.ts";
+import type { StreamEvent } from "./types.ts";
+
+/** Where and how to POST; built once per provider. */
+export interface HttpStreamConfig {
+  url: string;
+  /** The server's origin, the only part of the URL error messages name. */
+  origin: string;
+  headers: Record<string, string>;
+  /** Redacted from every error text (keys some servers echo back). */
+  secrets: string[];
+  requestTimeoutMs: number;
+  idleTimeoutMs: number;
+  fetch: typeof fetch;
+}
+
+/** One API's reading of its event stream: SSE payloads in, StreamEvents out. */
+export interface WireStream {
+  /** Events for one SSE `data` payload. An `error` event, if any, is last and final. */
+  apply(data: string): StreamEvent[];
+  /** True once the API's terminal event arrived: reading stops there. */
+  readonly ended: boolean;
+  /** True once the message is complete, even if the rest of the body is lost. */
+  readonly complete: boolean;
+  /** The final event once reading stopped (the body ended or `ended` became true). */
+  finish(): StreamEvent;
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const MAX_ERROR_BODY_CHARS = 16_000;
+
+/** Options shared by the wire providers' constructors. */
+export interface HttpProviderOptions {
+  /** API root including the version, e.g. `https://api.openai.com/v1`; a trailing `/` is ignored. */
+  baseUrl: string;
+  /** Never appears in any event. */
+  apiKey?: string;
+  /** Extra request headers (they override the defaults). */
+  headers?: Record<string, string>;
+  /** Longest wait for the response headers, in milliseconds. Default 120,000. */
+  requestTimeoutMs?: number;
+  /** Longest gap between bytes of the streamed body, in milliseconds. Default 120,000. */
+  idleTimeoutMs?: number;
+  /** The fetch to use (tests, proxies). Default: the global `fetch`. */
+  fetch?: typeof fetch;
+  /** The provider's `name`. */
+  name?: string;
+}
+
+/**
+ * The config for POSTing to `<baseUrl><path>` with `headers` (auth included by the caller).
+ * @throws {TypeError} for an invalid base URL.
+ */
+export function httpStreamConfig(
+  options: HttpProviderOptions,
+  path: string,
+  headers: Record<string, string>,
+): HttpStreamConfig {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  let origin: string;
+  try {
+    origin = new URL(baseUrl).origin;
+  } catch {
+    throw new TypeError(`Cannot use model API base URL ${JSON.stringify(baseUrl)}: invalid URL`);
+  }
+  return {
+    url: `${baseUrl}${path}`,
+    origin,
+    headers: {
+      "content-type": "application/json",
+      "accept": "text/event-stream",
+      ...headers,
+      ...options.headers,
+    },
+    secrets: options.apiKey ? [options.apiKey] : [],
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    fetch: options.fetch ?? globalThis.fetch,
+  };
+}
+
+/**
+ * POSTs `encode()`'s body and streams the answer through a fresh `WireStream`. `encode` may
+ * throw; that is reported as an error event, before anything is sent.
+ */
+export async function* postForStream(
+  config: HttpStreamConfig,
+  encode: () => unknown,
+  newStream: () => WireStream,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<StreamEvent> {
+  if (signal?.aborted) {
+    yield abortedError();
+    return;
+  }
+  let body: string;
+  try {
+    body = JSON.stringify(encode());
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    yield clientError(`Cannot encode model request: ${detail}`);
+    return;
+  }
+  const controller = new AbortController();
+  const forwardAbort = () => controller.abort();
+  signal?.addEventListener("abort", forwardAbort, { once: true });
+  let requestTimedOut = false;
+  const requestTimer = setTimeout(() => {
+    requestTimedOut = true;
+    controller.abort();
+  }, config.requestTimeoutMs);
+  const failed = (error: unknown): ErrorEvent => {
+    if (signal?.aborted) return abortedError();
+    if (requestTimedOut) {
+      return retryableError(`Model API did not respond within ${config.requestTimeoutMs} ms`);
+    }
+    return retryableError(transportErrorMessage(error, config.origin));
+  };
+  try {
+    let response: Response;
+    try {
+      response = await config.fetch(config.url, {
+        method: "POST",
+        headers: config.headers,
+        body,
+        signal: controller.signal,
+      });
+      if (!response.ok) {
+        const event = await responseError(response, config.secrets);
+        yield signal?.aborted ? abortedError() : event;
+        return;
+      }
+    } catch (error) {
+      yield failed(error);
+      return;
+    }
+    clearTimeout(requestTimer);
+    if (response.body === null) {
+      yield retryableError("Model API sent an empty response");
+      return;
+    }
+    if (isJson(response)) {
+      yield await jsonInsteadOfStream(response, config.secrets);
+      return;
+    }
+    yield* readWireStream(response.body, newStream(), config.idleTimeoutMs, signal);
+  } finally {
+    clearTimeout(requestTimer);
+    signal?.removeEventListener("abort", forwardAbort);
+    // Releases the connection when the body was not read to the end.
+    controller.abort();
+  }
+}
+
+async function* readWireStream(
+  body: ReadableStream<Uint8Array>,
+  state: WireStream,
+  idleTimeoutMs: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<StreamEvent> {
+  try {
+    for await (const data of readSseData(body, { idleTimeoutMs })) {
+      if (signal?.aborted) break;
+      const events = state.apply(data);
+      yield* events;
+      if (events.at(-1)?.type === "error") return;
+      if (state.ended) break;
+    }
+  } catch (error) {
+    if (signal?.aborted) {
+      yield abortedError();
+    } else if (error instanceof IdleTimeoutError) {
+      yield retryableError(`Model API stream stalled: no data for ${idleTimeoutMs} ms`);
+    } else if (state.complete) {
+      // The message was complete; only trailing events (usage, the end marker) were lost.
+      yield state.finish();
+    } else {
+      yield retryableError(STREAM_ENDED_EARLY_MESSAGE);
+    }
+    return;
+  }
+  yield signal?.aborted ? abortedError() : state.finish();
+}
+
+/** The error event for a non-2xx response: status, the provider's message, Retry-After. */
+export async function responseError(response: Response, secrets: string[]): Promise<ErrorEvent> {
+  const text = await readCapped(response);
+  const detail = providerDetail(text, secrets) || response.statusText;
+  const message = httpErrorMessage(response.status, detail);
+  if (!isRetryableStatus(response.status)) return clientError(message, response.status);
+  return retryableError(message, {
+    status: response.status,
+    retryAfterMs: retryAfterMs(response.headers),
+  });
+}
+
+async function jsonInsteadOfStream(response: Response, secrets: string[]): Promise<ErrorEvent> {
+  const text = await readCapped(response);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Reported below without detail.
+  }
+  const message = errorMessageOf(parsed);
+  return clientError(
+    message === undefined
+      ? "Model API sent JSON instead of an event stream"
+      : `Model API error: ${providerDetail(message, secrets)}`,
+  );
+}
+
+/** Reads at most MAX_ERROR_BODY_CHARS of a body; a body that fails to read counts as empty. */
+async function readCapped(response: Response): Promise<string> {
+  try {
+    const text = await response.text();
+    return text.slice(0, MAX_ERROR_BODY_CHARS);
+  } catch {
+    return "";
+  }
+}
+
+function isJson(response: Response): boolean {
+  return (response.headers.get("content-type") ?? "").includes("application/json");
+}

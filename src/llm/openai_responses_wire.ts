@@ -1,0 +1,375 @@
+/**
+ * The OpenAI Responses API wire format: request bodies from tern's messages, and stream events
+ * back into StreamEvents. No I/O here; `openai_responses.ts` does the HTTP.
+ */
+import type { AssistantMessage, Message, ThinkingPart, Usage } from "../core/messages.ts";
+import {
+  clientError,
+  type ErrorEvent,
+  malformedEventMessage,
+  providerDetail,
+  retryableError,
+} from "./errors.ts";
+import type { WireStream } from "./http_stream.ts";
+import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
+
+/** One item of a Responses `input` list. */
+export type ResponsesInputItem =
+  | { type: "message"; role: "system"; content: string }
+  | { type: "message"; role: "user"; content: { type: "input_text"; text: string }[] }
+  | { type: "message"; role: "assistant"; content: { type: "output_text"; text: string }[] }
+  | {
+    type: "reasoning";
+    id: string;
+    summary: { type: "summary_text"; text: string }[];
+    encrypted_content: string;
+  }
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string };
+
+/** The POST body of a streaming `/responses` call. */
+export interface ResponsesRequestBody {
+  model: string;
+  instructions?: string;
+  input: ResponsesInputItem[];
+  tools?: {
+    type: "function";
+    name: string;
+    description: string;
+    parameters: unknown;
+    strict: false;
+  }[];
+  stream: true;
+  /** Always false: tern keeps the conversation itself, nothing is stored server-side. */
+  store: false;
+  max_output_tokens?: number;
+  temperature?: number;
+  reasoning?: { effort: string; summary: "auto" };
+  include?: "reasoning.encrypted_content"[];
+}
+
+/**
+ * Builds the request body. The first system message becomes `instructions`; `tools` is omitted
+ * when there are none. With `reasoning`, summaries and encrypted reasoning are asked for and
+ * no temperature is sent (reasoning models reject it). Earlier reasoning goes back only when it
+ * came from this API with an id and encrypted content: with `store: false` the server cannot
+ * look up a reasoning item by id alone.
+ */
+export function toResponsesRequestBody(request: ModelRequest): ResponsesRequestBody {
+  const body: ResponsesRequestBody = {
+    model: request.model,
+    input: [],
+    stream: true,
+    store: false,
+  };
+  for (const message of request.messages) {
+    if (message.role === "system" && body.instructions === undefined) {
+      body.instructions = message.content;
+    } else {
+      body.input.push(...toInputItems(message));
+    }
+  }
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: "function",
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      strict: false,
+    }));
+  }
+  if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens;
+  if (request.reasoning !== undefined) {
+    body.reasoning = { effort: request.reasoning.effort, summary: "auto" };
+    body.include = ["reasoning.encrypted_content"];
+  } else if (request.temperature !== undefined) {
+    body.temperature = request.temperature;
+  }
+  return body;
+}
+
+function toInputItems(message: Message): ResponsesInputItem[] {
+  switch (message.role) {
+    case "system":
+      return [{ type: "message", role: "system", content: message.content }];
+    case "user":
+      return [{
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: message.content }],
+      }];
+    case "tool":
+      return [{
+        type: "function_call_output",
+        call_id: message.toolCallId,
+        output: message.content,
+      }];
+    case "assistant":
+      return assistantItems(message);
+  }
+}
+
+function assistantItems(message: AssistantMessage): ResponsesInputItem[] {
+  const items: ResponsesInputItem[] = [];
+  for (const part of message.thinking ?? []) {
+    if (part.api !== "openai-responses" || !part.id || part.data === undefined) continue;
+    items.push({
+      type: "reasoning",
+      id: part.id,
+      summary: part.text === "" ? [] : [{ type: "summary_text", text: part.text }],
+      encrypted_content: part.data,
+    });
+  }
+  if (message.content !== "") {
+    items.push({
+      type: "message",
+      role: "assistant",
+      content: [{ type: "output_text", text: message.content }],
+    });
+  }
+  for (const call of message.toolCalls ?? []) {
+    items.push({
+      type: "function_call",
+      call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    });
+  }
+  return items;
+}
+
+interface WireItem {
+  type?: string;
+  id?: string;
+  call_id?: string;
+  name?: string;
+  arguments?: string;
+  encrypted_content?: string | null;
+  summary?: { text?: string }[];
+}
+
+interface WireResponse {
+  status?: string;
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    input_tokens_details?: { cached_tokens?: number } | null;
+    output_tokens_details?: { reasoning_tokens?: number } | null;
+  } | null;
+  incomplete_details?: { reason?: string } | null;
+  error?: { message?: string; code?: string | null } | null;
+}
+
+interface WireEvent {
+  type?: string;
+  item?: WireItem;
+  item_id?: string;
+  output_index?: number;
+  delta?: string;
+  response?: WireResponse;
+  message?: string;
+  code?: string | null;
+  error?: { message?: string; code?: string | null } | null;
+}
+
+interface CallSlot {
+  index: number;
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Error codes of a failed response worth another try. */
+const RETRYABLE_CODES = new Set([
+  "server_error",
+  "rate_limit",
+  "rate_limit_exceeded",
+  "overloaded",
+]);
+
+/** Folds the `data:` payloads of one Responses stream into events and the final message. */
+export class ResponsesStreamState implements WireStream {
+  #text = "";
+  #thinking: ThinkingPart[] = [];
+  /** Streamed reasoning text of items whose `output_item.done` has not arrived, by item id. */
+  #openThinking = new Map<string, string>();
+  #calls: CallSlot[] = [];
+  #callsByItem = new Map<string, CallSlot>();
+  #finish: FinishReason | undefined;
+  #usage: Usage | undefined;
+  #ended = false;
+  #secrets: readonly string[];
+
+  /** `secrets` are redacted from any error text the server sends inside the stream. */
+  constructor(secrets: readonly string[] = []) {
+    this.#secrets = secrets;
+  }
+
+  /** Events for one payload. An `error` event is last and final. */
+  apply(data: string): StreamEvent[] {
+    if (data.trim() === "[DONE]") return [];
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      return [clientError(malformedEventMessage(data))];
+    }
+    if (typeof parsed !== "object" || parsed === null) {
+      return [clientError(malformedEventMessage(data))];
+    }
+    const event = parsed as WireEvent;
+    switch (event.type) {
+      case "response.output_item.added":
+        return this.#itemAdded(event);
+      case "response.function_call_arguments.delta": {
+        const slot = this.#slotFor(event);
+        if (slot === undefined) return [];
+        slot.arguments += event.delta ?? "";
+        return [{ type: "tool_call_delta", index: slot.index }];
+      }
+      case "response.output_text.delta":
+      case "response.refusal.delta":
+        if (!event.delta) return [];
+        this.#text += event.delta;
+        return [{ type: "text_delta", text: event.delta }];
+      case "response.reasoning_summary_text.delta":
+      case "response.reasoning_text.delta": {
+        if (!event.delta) return [];
+        const key = event.item_id ?? "";
+        this.#openThinking.set(key, (this.#openThinking.get(key) ?? "") + event.delta);
+        return [{ type: "thinking_delta", text: event.delta }];
+      }
+      case "response.output_item.done":
+        return this.#itemDone(event);
+      case "response.completed":
+        this.#end(event.response);
+        this.#finish = this.#calls.length > 0 ? "tool_calls" : "stop";
+        return [];
+      case "response.incomplete":
+        this.#end(event.response);
+        this.#finish = event.response?.incomplete_details?.reason === "max_output_tokens"
+          ? "length"
+          : "other";
+        return [];
+      case "response.failed":
+        this.#ended = true;
+        return [this.#streamError(event.response?.error ?? {})];
+      case "error":
+        this.#ended = true;
+        return [this.#streamError(event.error ?? event)];
+      default:
+        return [];
+    }
+  }
+
+  /** True once `response.completed`, `response.incomplete` or `response.failed` arrived. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** True once `response.completed` or `response.incomplete` arrived. */
+  get complete(): boolean {
+    return this.#finish !== undefined;
+  }
+
+  /**
+   * The final event once reading stopped: `done` with the message, or a retryable error when
+   * the stream ended before the response completed.
+   */
+  finish(): StreamEvent {
+    if (this.#finish === undefined) {
+      return retryableError("Model API stream ended early: no finish reason");
+    }
+    const toolCalls = this.#calls.map(({ id, name, arguments: args }) => ({
+      id,
+      name,
+      arguments: args,
+    }));
+    const message: AssistantMessage = toolCalls.length > 0
+      ? { role: "assistant", content: this.#text, toolCalls }
+      : { role: "assistant", content: this.#text };
+    // Reasoning whose item never finished is kept as text; it cannot be sent back.
+    const unfinished = [...this.#openThinking.values()].filter((text) => text !== "").map((
+      text,
+    ): ThinkingPart => ({ api: "openai-responses", text }));
+    const thinking = [...this.#thinking, ...unfinished];
+    if (thinking.length > 0) message.thinking = thinking;
+    const finishReason = this.#finish;
+    return this.#usage === undefined
+      ? { type: "done", message, finishReason }
+      : { type: "done", message, finishReason, usage: this.#usage };
+  }
+
+  #itemAdded(event: WireEvent): StreamEvent[] {
+    const item = event.item;
+    if (item?.type !== "function_call") return [];
+    const slot = this.#openCall(item, event.output_index);
+    const delta: StreamEvent = { type: "tool_call_delta", index: slot.index };
+    if (slot.id !== "") delta.id = slot.id;
+    if (slot.name !== "") delta.name = slot.name;
+    if (item.arguments) slot.arguments = item.arguments;
+    return [delta];
+  }
+
+  #itemDone(event: WireEvent): StreamEvent[] {
+    const item = event.item;
+    if (item?.type === "reasoning") {
+      const streamed = this.#openThinking.get(item.id ?? "") ?? "";
+      this.#openThinking.delete(item.id ?? "");
+      const summary = (item.summary ?? []).map((part) => part.text ?? "").join("\n\n");
+      const part: ThinkingPart = { api: "openai-responses", text: summary || streamed };
+      if (item.id) part.id = item.id;
+      if (typeof item.encrypted_content === "string") part.data = item.encrypted_content;
+      this.#thinking.push(part);
+      return [];
+    }
+    if (item?.type !== "function_call") return [];
+    const known = this.#slotFor({ item_id: item.id, output_index: event.output_index });
+    const slot = known ?? this.#openCall(item, event.output_index);
+    if (slot.id === "" && item.call_id) slot.id = item.call_id;
+    if (slot.name === "" && item.name) slot.name = item.name;
+    if (typeof item.arguments === "string") slot.arguments = item.arguments;
+    if (known !== undefined) return [];
+    return [{ type: "tool_call_delta", index: slot.index, id: slot.id, name: slot.name }];
+  }
+
+  #openCall(item: WireItem, outputIndex: number | undefined): CallSlot {
+    const slot: CallSlot = {
+      index: this.#calls.length,
+      id: item.call_id ?? item.id ?? "",
+      name: item.name ?? "",
+      arguments: "",
+    };
+    this.#calls.push(slot);
+    if (item.id) this.#callsByItem.set(item.id, slot);
+    if (outputIndex !== undefined) this.#callsByItem.set(`#${outputIndex}`, slot);
+    return slot;
+  }
+
+  /** The call an event refers to: by item id, else by output index. */
+  #slotFor(event: { item_id?: string; output_index?: number }): CallSlot | undefined {
+    return (event.item_id ? this.#callsByItem.get(event.item_id) : undefined) ??
+      (event.output_index !== undefined
+        ? this.#callsByItem.get(`#${event.output_index}`)
+        : undefined);
+  }
+
+  #end(response: WireResponse | undefined): void {
+    this.#ended = true;
+    const usage = response?.usage;
+    if (!usage) return;
+    this.#usage = {
+      inputTokens: usage.input_tokens ?? 0,
+      outputTokens: usage.output_tokens ?? 0,
+      cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0,
+      reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+    };
+  }
+
+  #streamError(error: { message?: string; code?: string | null }): ErrorEvent {
+    const detail = providerDetail(error.message ?? "", this.#secrets) ||
+      (error.code ? error.code : "response failed");
+    const message = `Model API stream error: ${detail}`;
+    return RETRYABLE_CODES.has(error.code ?? "") ? retryableError(message) : clientError(message);
+  }
+}

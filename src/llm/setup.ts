@@ -1,0 +1,275 @@
+/**
+ * From configuration to a working model connection: which provider (a config entry, a preset
+ * or an API style), its base URL and key, the model and what the catalog knows about it, and
+ * the fallback chain, all behind one router.
+ *
+ * Keys go only where they belong: `TERN_API_KEY` is the main provider's key; each fallback
+ * gets only its own provider's variable; a project's files cannot define providers or key
+ * variables (see KEY_ROUTING_KEYS in the config schema).
+ */
+import type { TernConfig } from "../config/mod.ts";
+import { TernError } from "../core/errors.ts";
+import { createAnthropicProvider } from "./anthropic.ts";
+import { ModelCatalog } from "./catalog.ts";
+import type { ApiStyle, ModelInfo } from "./model_info.ts";
+import { createOpenAiChatProvider } from "./openai_chat.ts";
+import type { ChatDialect } from "./openai_chat_wire.ts";
+import { createOpenAiResponsesProvider } from "./openai_responses.ts";
+import { findPreset, PROVIDER_PRESETS } from "./presets.ts";
+import { createRouter, type Router, type RouteTarget } from "./router.ts";
+import type { Provider } from "./types.ts";
+
+/** The configuration the model connection depends on. */
+export type ModelConfig = Pick<
+  TernConfig,
+  | "provider"
+  | "providers"
+  | "model"
+  | "baseUrl"
+  | "apiKey"
+  | "apiKeys"
+  | "models"
+  | "fallback"
+  | "maxRetries"
+  | "retryBaseMs"
+  | "requestTimeoutMs"
+  | "idleTimeoutMs"
+>;
+
+/** Which settings were given on purpose rather than left at their defaults. */
+export interface ExplicitSettings {
+  model: boolean;
+  baseUrl: boolean;
+}
+
+/** A provider with everything needed to talk to it. */
+export interface ResolvedProvider {
+  name: string;
+  api: ApiStyle;
+  baseUrl: string;
+  /** Never printed. */
+  apiKey?: string;
+  /** The variable the key came from, for messages (`ANTHROPIC_API_KEY`). */
+  keyVariable?: string;
+  /** Where a missing key would be looked for, for the error message. */
+  keyVariables: string[];
+  keyRequired: boolean;
+  headers?: Record<string, string>;
+  chat?: ChatDialect;
+  defaultModel?: string;
+}
+
+/** The model connection: the router and the main target it starts with. */
+export interface ModelSetup {
+  router: Router;
+  primary: RouteTarget;
+  catalog: ModelCatalog;
+}
+
+/** Exit code 2: the configuration cannot work. */
+function setupError(message: string): TernError {
+  return new TernError(message, { exitCode: 2 });
+}
+
+/**
+ * Builds the router for `config`. Nothing is sent: discovery is `tern models`' business.
+ * @throws {TernError} (exit code 2) for an unknown provider, a provider without an API or base
+ * URL, a fallback naming an unknown provider, or a missing key a provider requires.
+ */
+export function setupModels(config: ModelConfig, explicit: ExplicitSettings): ModelSetup {
+  const catalog = configuredCatalog(config);
+  const main = resolveMainProvider(config, explicit, catalog);
+  const model = !explicit.model && main.defaultModel ? main.defaultModel : config.model;
+  const targets: RouteTarget[] = [target(main, model, config, catalog)];
+  for (const entry of config.fallback) {
+    const { providerName, model: fallbackModel } = splitFallback(entry, config, main.name);
+    const resolved = providerName === main.name
+      ? main
+      : resolveNamedProvider(providerName, config, { primary: false, baseUrl: undefined });
+    if (resolved === undefined) {
+      throw setupError(
+        `Cannot use fallback "${entry}": unknown provider "${providerName}"; ` +
+          `use "provider/model" with a provider from ${knownProviders(config)}`,
+      );
+    }
+    targets.push(target(resolved, fallbackModel, config, catalog));
+  }
+  const router = createRouter({
+    targets,
+    maxRetries: config.maxRetries,
+    retryBaseMs: config.retryBaseMs,
+    lookup: (providerName, model) => catalog.lookup(providerName, model),
+  });
+  return { router, primary: targets[0], catalog };
+}
+
+/**
+ * The built-in catalog with the config's `models` applied.
+ * @throws {TernError} (exit code 2) for an override the catalog cannot apply.
+ */
+export function configuredCatalog(config: Pick<ModelConfig, "models" | "providers">): ModelCatalog {
+  const providerNames = [...Object.keys(PROVIDER_PRESETS), ...Object.keys(config.providers)];
+  try {
+    return new ModelCatalog().withOverrides(config.models, { providerNames });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw setupError(`Invalid "models" in config: ${detail}`);
+  }
+}
+
+/** `provider/model` → its parts; a bare model (or an unknown prefix) runs on the main provider. */
+function splitFallback(
+  entry: string,
+  config: ModelConfig,
+  mainName: string,
+): { providerName: string; model: string } {
+  const slash = entry.indexOf("/");
+  if (slash > 0) {
+    const prefix = entry.slice(0, slash);
+    if (config.providers[prefix] !== undefined || findPreset(prefix) !== undefined) {
+      return { providerName: findPreset(prefix)?.name ?? prefix, model: entry.slice(slash + 1) };
+    }
+  }
+  return { providerName: mainName, model: entry };
+}
+
+function target(
+  provider: ResolvedProvider,
+  model: string,
+  config: ModelConfig,
+  catalog: ModelCatalog,
+): RouteTarget {
+  if (provider.keyRequired && provider.apiKey === undefined) {
+    throw setupError(
+      `No API key for provider "${provider.name}" (${provider.baseUrl}): set ` +
+        `${provider.keyVariables.join(" or ")} in the environment or in .env`,
+    );
+  }
+  const info: ModelInfo = catalog.lookup(provider.name, model);
+  return {
+    provider: createWireProvider(provider, config),
+    providerName: provider.name,
+    api: provider.api,
+    model,
+    info,
+  };
+}
+
+/** The wire provider for a resolved provider (one attempt per request; the router retries). */
+export function createWireProvider(
+  provider: ResolvedProvider,
+  timeouts: Pick<TernConfig, "requestTimeoutMs" | "idleTimeoutMs">,
+): Provider {
+  const options = {
+    name: provider.name,
+    baseUrl: provider.baseUrl,
+    apiKey: provider.apiKey,
+    headers: provider.headers,
+    requestTimeoutMs: timeouts.requestTimeoutMs,
+    idleTimeoutMs: timeouts.idleTimeoutMs,
+  };
+  switch (provider.api) {
+    case "anthropic":
+      return createAnthropicProvider(options);
+    case "openai-responses":
+      return createOpenAiResponsesProvider(options);
+    case "openai":
+      return createOpenAiChatProvider({ ...options, dialect: provider.chat });
+  }
+}
+
+/**
+ * The main provider: `provider` from config or `--provider`; without one, the catalog's
+ * provider of the model when no base URL was given (so `--model claude-sonnet-4-5` alone
+ * reaches Anthropic), else an OpenAI-compatible API at `baseUrl`.
+ */
+export function resolveMainProvider(
+  config: ModelConfig,
+  explicit: ExplicitSettings,
+  catalog: ModelCatalog,
+): ResolvedProvider {
+  const baseUrl = explicit.baseUrl ? config.baseUrl : undefined;
+  let name = config.provider;
+  if (name === undefined && baseUrl === undefined) {
+    const owner = catalog.providerOf(config.model);
+    if (owner !== undefined && owner !== "openai") name = owner;
+  }
+  if (name === undefined) return compatibleProvider(config);
+  const resolved = resolveNamedProvider(name, config, { primary: true, baseUrl });
+  if (resolved === undefined) {
+    throw setupError(
+      `Unknown provider "${name}": use one from ${knownProviders(config)}, ` +
+        'or an API style ("openai", "openai-responses", "anthropic") with --base-url',
+    );
+  }
+  return resolved;
+}
+
+/** No provider named: an OpenAI-compatible API at `baseUrl` with the usual key chain. */
+function compatibleProvider(config: ModelConfig): ResolvedProvider {
+  const official = new URL(config.baseUrl).hostname === "api.openai.com";
+  const resolved: ResolvedProvider = {
+    name: official ? "openai" : "openai-compatible",
+    api: "openai",
+    baseUrl: config.baseUrl,
+    keyVariables: ["TERN_API_KEY", "OPENAI_API_KEY"],
+    keyRequired: official,
+  };
+  if (official) resolved.chat = PROVIDER_PRESETS.openai?.chat;
+  if (config.apiKey !== undefined) resolved.apiKey = config.apiKey;
+  return resolved;
+}
+
+/**
+ * A provider by name: a `providers` entry (over the preset of the same name, if any), else a
+ * preset. The main provider may take `TERN_API_KEY` and an explicit base URL; fallbacks use
+ * only their own key variable and base URL. Undefined for an unknown name.
+ * @throws {TernError} for a config entry without an API style or base URL.
+ */
+export function resolveNamedProvider(
+  name: string,
+  config: Pick<ModelConfig, "providers" | "apiKeys">,
+  options: { primary: boolean; baseUrl: string | undefined },
+): ResolvedProvider | undefined {
+  const entry = config.providers[name];
+  const preset = findPreset(name);
+  if (entry === undefined && preset === undefined) return undefined;
+  const api = entry?.api ?? preset?.api;
+  const baseUrl = options.baseUrl ?? entry?.baseUrl ?? preset?.baseUrl;
+  if (api === undefined || baseUrl === undefined) {
+    const missing = api === undefined ? '"api"' : '"baseUrl"';
+    throw setupError(
+      `Cannot use provider "${name}" from config: it needs ${missing} ` +
+        `(a provider that is not a preset needs both "api" and "baseUrl")`,
+    );
+  }
+  const keyEnv = entry?.apiKeyEnv ?? preset?.keyEnv;
+  const keyVariables = [...(options.primary ? ["TERN_API_KEY"] : []), ...(keyEnv ? [keyEnv] : [])];
+  const resolved: ResolvedProvider = {
+    name: entry === undefined && preset ? preset.name : name,
+    api,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    keyVariables,
+    // A preset's key is required only at the preset's own server; a local proxy may need none.
+    keyRequired: (preset?.keyRequired ?? false) && baseUrl === preset?.baseUrl,
+  };
+  for (const variable of keyVariables) {
+    const value = config.apiKeys[variable];
+    if (value !== undefined) {
+      resolved.apiKey = value;
+      resolved.keyVariable = variable;
+      break;
+    }
+  }
+  const headers = { ...preset?.headers, ...entry?.headers };
+  if (Object.keys(headers).length > 0) resolved.headers = headers;
+  if (preset?.chat) resolved.chat = preset.chat;
+  const defaultModel = entry?.defaultModel ?? preset?.defaultModel;
+  if (defaultModel !== undefined) resolved.defaultModel = defaultModel;
+  return resolved;
+}
+
+function knownProviders(config: Pick<ModelConfig, "providers">): string {
+  const names = [...new Set([...Object.keys(config.providers), ...Object.keys(PROVIDER_PRESETS)])];
+  return names.map((name) => `"${name}"`).join(", ");
+}
