@@ -82,7 +82,12 @@ export function setupModels(config: ModelConfig, explicit: ExplicitSettings): Mo
   const model = !explicit.model && main.defaultModel ? main.defaultModel : config.model;
   const targets: RouteTarget[] = [target(main, model, config, catalog)];
   for (const entry of config.fallback) {
-    const { providerName, model: fallbackModel } = splitFallback(entry, config, main.name);
+    const { providerName, model: fallbackModel } = splitFallback(
+      entry,
+      config,
+      main.name,
+      catalog,
+    );
     const resolved = providerName === main.name
       ? main
       : resolveNamedProvider(providerName, config, { primary: false, baseUrl: undefined });
@@ -117,20 +122,32 @@ export function configuredCatalog(config: Pick<ModelConfig, "models" | "provider
   }
 }
 
-/** `provider/model` → its parts; a bare model (or an unknown prefix) runs on the main provider. */
+/**
+ * `provider/model` → its parts. A bare model runs on the main provider. Model ids may hold a
+ * "/" themselves (OpenRouter's `qwen/qwen3-coder`): with an unknown prefix the whole entry is
+ * a model of the main provider only when that provider's catalog knows it; anything else is a
+ * mistyped provider, and an error says how to write it.
+ */
 function splitFallback(
   entry: string,
   config: ModelConfig,
   mainName: string,
+  catalog: ModelCatalog,
 ): { providerName: string; model: string } {
   const slash = entry.indexOf("/");
-  if (slash > 0) {
-    const prefix = entry.slice(0, slash);
-    if (config.providers[prefix] !== undefined || findPreset(prefix) !== undefined) {
-      return { providerName: findPreset(prefix)?.name ?? prefix, model: entry.slice(slash + 1) };
-    }
+  if (slash <= 0) return { providerName: mainName, model: entry };
+  const prefix = entry.slice(0, slash);
+  if (config.providers[prefix] !== undefined || findPreset(prefix) !== undefined) {
+    return { providerName: findPreset(prefix)?.name ?? prefix, model: entry.slice(slash + 1) };
   }
-  return { providerName: mainName, model: entry };
+  if (catalog.entries(mainName).some((known) => known.id === entry)) {
+    return { providerName: mainName, model: entry };
+  }
+  throw setupError(
+    `Cannot use fallback "${entry}": unknown provider "${prefix}"; write "provider/model" ` +
+      `with a provider from ${knownProviders(config)} (for a model id that holds a "/", put ` +
+      `its provider first: "${mainName}/${entry}")`,
+  );
 }
 
 function target(

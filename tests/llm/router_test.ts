@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { STREAM_ENDED_EARLY_MESSAGE } from "../../src/llm/errors.ts";
 import type { ApiStyle } from "../../src/llm/model_info.ts";
 import { createRouter } from "../../src/llm/router.ts";
-import { type ScriptedReply, ScriptedProvider } from "../../src/llm/scripted.ts";
-import type { StreamEvent } from "../../src/llm/types.ts";
+import { ScriptedProvider, type ScriptedReply } from "../../src/llm/scripted.ts";
+import type { ErrorStreamEvent, StreamEvent } from "../../src/llm/types.ts";
 import {
   collect,
   last,
@@ -19,20 +19,23 @@ const FAST = { retryBaseMs: 2, random: () => 0 };
 const HTTP500: ScriptedReply = { fault: "http500" };
 
 Deno.test("createRouter() waits the 429's Retry-After, then answers", async () => {
-  await withServers([[{ fault: "http429", retryAfter: "1" }, { text: "Hi there" }]], async ([s]) => {
-    const router = createRouter({ targets: [wireTarget(s, "main", "m1")], ...FAST });
-    const events = await collect(router.stream(request("m1")));
-    const retries = ofType(events, "retry");
-    assert.equal(retries.length, 1);
-    assert.equal(retries[0].attempt, 1);
-    assert.equal(retries[0].delayMs, 1000);
-    assert.match(retries[0].reason, /HTTP 429/);
-    assert.equal(textOf(events), "Hi there");
-    const done = last(events, "done");
-    assert.equal(done.provider, "main");
-    assert.equal(done.model, "m1");
-    assert.equal(s.requests.length, 2);
-  });
+  await withServers(
+    [[{ fault: "http429", retryAfter: "1" }, { text: "Hi there" }]],
+    async ([s]) => {
+      const router = createRouter({ targets: [wireTarget(s, "main", "m1")], ...FAST });
+      const events = await collect(router.stream(request("m1")));
+      const retries = ofType(events, "retry");
+      assert.equal(retries.length, 1);
+      assert.equal(retries[0].attempt, 1);
+      assert.equal(retries[0].delayMs, 1000);
+      assert.match(retries[0].reason, /HTTP 429/);
+      assert.equal(textOf(events), "Hi there");
+      const done = last(events, "done");
+      assert.equal(done.provider, "main");
+      assert.equal(done.model, "m1");
+      assert.equal(s.requests.length, 2);
+    },
+  );
 });
 
 for (const api of ["openai", "anthropic", "openai-responses"] as ApiStyle[]) {
@@ -229,14 +232,22 @@ Deno.test("createRouter() ends the backoff sleep when the signal fires", async (
     random: () => 0,
   });
   const controller = new AbortController();
-  const events: StreamEvent[] = [];
-  for await (const event of router.stream(request("m1"), controller.signal)) {
-    events.push(event);
-    if (event.type === "retry") controller.abort();
-  }
-  assert.deepEqual(events.map((event) => event.type), ["retry", "error"]);
-  assert.equal(ofType(events, "retry")[0].delayMs, 30_000);
-  assert.equal(last(events, "error").kind, "aborted");
+  const stream = router.stream(request("m1"), controller.signal)[Symbol.asyncIterator]();
+  const retry = await stream.next();
+  assert.deepEqual(retry.value, {
+    type: "retry",
+    attempt: 1,
+    delayMs: 30_000,
+    reason: "HTTP 500 from model API: The server had an error while processing your request",
+  });
+  // Asked for the next event first, so the router is asleep when the signal fires.
+  const next = stream.next();
+  controller.abort();
+  const end = await next;
+  assert.equal(end.done, false);
+  assert.equal((end.value as StreamEvent).type, "error");
+  assert.equal((end.value as ErrorStreamEvent).kind, "aborted");
+  assert.deepEqual(await stream.next(), { done: true, value: undefined });
   // Had the sleep ignored the signal, a second attempt would have followed it.
   assert.equal(main.requests.length, 1);
 });
