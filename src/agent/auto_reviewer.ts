@@ -45,6 +45,7 @@ export function createModelReviewer(options: ModelReviewerOptions): Reviewer {
     }, signal);
     for await (const event of stream) {
       if (event.type === "text_delta") text += event.text;
+      if (event.type === "retry") text = ""; // the attempt starts over
       if (event.type === "error") throw new Error(event.message);
       if (event.type === "done") {
         if ((event.message.toolCalls ?? []).length > 0) {

@@ -143,6 +143,8 @@ async function requestSummary(
     for await (const event of provider.stream(request, controller.signal)) {
       if (event.type === "text_delta") {
         streamed += event.text;
+      } else if (event.type === "retry") {
+        streamed = ""; // the attempt starts over
       } else if (event.type === "error") {
         return failure(event.message);
       } else if (event.type === "done") {

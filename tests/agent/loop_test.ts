@@ -279,3 +279,86 @@ Deno.test("runTurn() lets prepare() replace the conversation before each model c
   deepEqual(result.exitReason, "COMPLETED");
   deepEqual(provider.requests[1].messages.map((m) => m.content), ["summary of it all"]);
 });
+
+Deno.test("runTurn() streams thinking, keeps it on the message and passes the level on", async () => {
+  const { result, events, provider } = await run([{ thinking: "let me see", text: "answer" }], {
+    thinking: "high",
+  });
+  deepEqual(provider.requests[0].thinking, "high");
+  const thought = events.filter((e) => e.type === "thinking_delta").map((e) =>
+    e.type === "thinking_delta" ? e.text : ""
+  ).join("");
+  deepEqual(thought, "let me see");
+  const answer = result.messages.at(-1);
+  ok(answer?.role === "assistant");
+  deepEqual(answer.content, "answer", "thinking is not part of the answer");
+  deepEqual(answer.thinking, [{ api: "openai", text: "let me see" }]);
+});
+
+Deno.test("runTurn() forwards retries and model switches, and sums cost by who answered", async () => {
+  const usage = { inputTokens: 10, outputTokens: 5, cachedTokens: 0, reasoningTokens: 0 };
+  let call = 0;
+  const provider: RunTurnOptions["provider"] = {
+    name: "routed",
+    async *stream() {
+      call++;
+      if (call === 1) {
+        yield { type: "retry", attempt: 1, delayMs: 0, reason: "HTTP 500 from model API" };
+        yield {
+          type: "fallback",
+          from: "a/m1",
+          to: "b/m2",
+          provider: "b",
+          model: "m2",
+          reason: "HTTP 500 from model API",
+        };
+        yield {
+          type: "done",
+          message: { role: "assistant", content: "", toolCalls: [call_("echo", { value: "x" })] },
+          finishReason: "tool_calls",
+          usage,
+          provider: "b",
+          model: "m2",
+          cost: 0.25,
+        };
+        return;
+      }
+      yield {
+        type: "done",
+        message: { role: "assistant", content: "done" },
+        finishReason: "stop",
+        usage,
+        provider: "b",
+        model: "m2",
+        cost: 0.5,
+      };
+    },
+  };
+  const answered: unknown[] = [];
+  const { result, events } = await run([], {
+    provider,
+    onMessage: (message, _usage, by) => {
+      if (message.role === "assistant") answered.push(by);
+    },
+  });
+  deepEqual(result.exitReason, "COMPLETED");
+  deepEqual(result.cost, 0.75);
+  const end = events.at(-1);
+  ok(end?.type === "turn_end");
+  deepEqual(end.cost, 0.75);
+  deepEqual(
+    events.filter((e) => e.type === "retry" || e.type === "model_switch").map((e) => e.type),
+    ["retry", "model_switch"],
+  );
+  const retry = events.find((e) => e.type === "retry");
+  ok(retry?.type === "retry");
+  deepEqual(retry.round, 1);
+  deepEqual(answered, [
+    { provider: "b", model: "m2", cost: 0.25 },
+    { provider: "b", model: "m2", cost: 0.5 },
+  ]);
+});
+
+function call_(name: string, args: unknown) {
+  return call(name, args, `id_${name}`);
+}

@@ -1,0 +1,82 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { createTextRenderer, formatCost, usageLine } from "../../src/cli/output/text.ts";
+import { styleFor } from "../../src/cli/output/style.ts";
+import { emptyUsage } from "../../src/core/messages.ts";
+
+function render(events: Parameters<ReturnType<typeof createTextRenderer>>[0][]) {
+  let out = "";
+  let err = "";
+  const emit = createTextRenderer({
+    out: (text) => out += text,
+    err: (text) => err += text,
+    style: styleFor(false, {}),
+  });
+  for (const event of events) emit(event);
+  return { out, err };
+}
+
+Deno.test("createTextRenderer() sends thinking to stderr and only the answer to stdout", () => {
+  const { out, err } = render([
+    { type: "thinking_delta", round: 1, text: "pondering " },
+    { type: "thinking_delta", round: 1, text: "more" },
+    { type: "text_delta", round: 1, text: "the answer" },
+  ]);
+  equal(out, "the answer");
+  equal(err, "thinking: pondering more\n");
+});
+
+Deno.test("createTextRenderer() reports retries, model switches and the turn's usage and cost", () => {
+  const usage = {
+    inputTokens: 12_345,
+    outputTokens: 321,
+    cachedTokens: 10_000,
+    reasoningTokens: 0,
+  };
+  const { err } = render([
+    { type: "text_delta", round: 1, text: "partial" },
+    { type: "retry", round: 1, attempt: 1, delayMs: 1500, reason: "HTTP 429 from model API" },
+    {
+      type: "model_switch",
+      round: 1,
+      from: "a/m1",
+      to: "b/m2",
+      provider: "b",
+      model: "m2",
+      reason: "HTTP 500 from model API",
+    },
+    {
+      type: "turn_end",
+      exitReason: "COMPLETED",
+      text: "",
+      rounds: 1,
+      toolCalls: 0,
+      usage,
+      cost: 0.0123,
+    },
+  ]);
+  const lines = err.trimEnd().split("\n");
+  deepEqual(lines, [
+    "• model call failed: HTTP 429 from model API; retry 1 in 1.5 s " +
+    "(any partial answer above is void)",
+    "• a/m1 failed: HTTP 500 from model API; switching to b/m2",
+    "tern: 12,345 tokens in (10,000 cached), 321 out, $0.0123",
+  ]);
+});
+
+Deno.test("usageLine() and formatCost() leave out what is unknown", () => {
+  const usage = { ...emptyUsage(), inputTokens: 5, outputTokens: 7, reasoningTokens: 3 };
+  equal(usageLine(usage, undefined), "5 tokens in, 7 out (3 reasoning)");
+  equal(formatCost(2.5), "$2.50");
+  equal(formatCost(0.00042), "$0.0004");
+  ok(
+    !render([{
+      type: "turn_end",
+      exitReason: "COMPLETED",
+      text: "",
+      rounds: 1,
+      toolCalls: 0,
+      usage: emptyUsage(),
+    }]).err.includes("tokens"),
+    "no usage line when nothing was counted",
+  );
+});
