@@ -9,6 +9,7 @@ import type { CatalogEntry, ModelCatalog } from "../llm/catalog.ts";
 import { discoverModels } from "../llm/discovery.ts";
 import { PROVIDER_PRESETS } from "../llm/presets.ts";
 import {
+  chooseModel,
   configuredCatalog,
   type ResolvedProvider,
   resolveMainProvider,
@@ -39,16 +40,15 @@ export async function listModels(line: ModelsLine, flags: RunFlags): Promise<num
   const workspace = resolveWorkspace(flags.cwd);
   const { config, sources } = await loadConfig({ cwd: workspace, flags: flags.config });
   const catalog = configuredCatalog(config);
-  const main = resolveMainProvider(config, {
-    model: sources.model !== "default",
-    baseUrl: sources.baseUrl !== "default",
-  }, catalog);
+  const explicit = { model: sources.model !== "default", baseUrl: sources.baseUrl !== "default" };
+  const main = resolveMainProvider(config, explicit, catalog);
   const providers = [main, ...otherProviders(config, main.name, line.all)];
   const listings = await Promise.all(
     providers.map((provider) => listProvider(provider, provider === main, catalog, line.offline)),
   );
   const { out } = processWriters();
-  out(line.json ? JSON.stringify(listings) + "\n" : listingText(listings, config.model));
+  const model = chooseModel(main, config, explicit);
+  out(line.json ? JSON.stringify(listings) + "\n" : listingText(listings, model));
   return 0;
 }
 

@@ -368,8 +368,10 @@ export async function connectModels(
   restored?: Pick<ReplayState, "model">,
 ): Promise<{ setup: ModelSetup; config: TernConfig }> {
   const { setupModels } = await import("../llm/setup.ts");
+  // applySessionSettings() drops the session's model when --provider or --model was given.
+  const fromFlag = sources.provider === "command line" || sources.model === "command line";
   const setup = setupModels(config, {
-    model: sources.model !== "default" || restored?.model !== undefined,
+    model: sources.model !== "default" || (restored?.model !== undefined && !fromFlag),
     baseUrl: sources.baseUrl !== "default",
   });
   const { model, info, providerName } = setup.primary;

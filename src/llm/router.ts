@@ -53,7 +53,9 @@ const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 
 /**
  * Creates the router. Once it falls back, later requests start at the target that answered:
- * a model that just failed repeatedly is not asked first again within the same run.
+ * a model that just failed repeatedly is not asked first again within the same run. A request
+ * for another model (the reviewer's) goes to the main provider with that model while the run
+ * is on the main target; after a fallback it goes to the fallback target and its model.
  * @throws {TypeError} without targets.
  */
 export function createRouter(options: RouterOptions): Router {
@@ -181,7 +183,9 @@ async function* tryTarget(
         ),
       };
     }
-    const delayMs = waitMs ?? backoff(attempt, settings);
+    // At least what the server asked for, and never less than the backoff: a `Retry-After: 0`
+    // on every answer must not turn the retries into a tight loop.
+    const delayMs = Math.max(waitMs ?? 0, backoff(attempt, settings));
     yield { type: "retry", attempt, delayMs, reason: failure.message };
     if (!(await sleep(delayMs, signal))) return { kind: "final", error: abortedError() };
   }

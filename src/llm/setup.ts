@@ -79,7 +79,7 @@ function setupError(message: string): TernError {
 export function setupModels(config: ModelConfig, explicit: ExplicitSettings): ModelSetup {
   const catalog = configuredCatalog(config);
   const main = resolveMainProvider(config, explicit, catalog);
-  const model = !explicit.model && main.defaultModel ? main.defaultModel : config.model;
+  const model = chooseModel(main, config, explicit);
   const targets: RouteTarget[] = [target(main, model, config, catalog)];
   for (const entry of config.fallback) {
     const { providerName, model: fallbackModel } = splitFallback(
@@ -106,6 +106,15 @@ export function setupModels(config: ModelConfig, explicit: ExplicitSettings): Mo
     lookup: (providerName, model) => catalog.lookup(providerName, model),
   });
   return { router, primary: targets[0], catalog };
+}
+
+/** The model to use: the configured one, or the provider's default when none was chosen. */
+export function chooseModel(
+  main: Pick<ResolvedProvider, "defaultModel">,
+  config: Pick<ModelConfig, "model">,
+  explicit: ExplicitSettings,
+): string {
+  return !explicit.model && main.defaultModel ? main.defaultModel : config.model;
 }
 
 /**

@@ -182,9 +182,19 @@ Deno.test("tern run prices usage from the config's prices; the session adds up r
       join(home, "config.jsonc"),
       JSON.stringify({ models: { "anthropic/claude-sonnet-4-5": { price: PRICE } } }),
     );
-    const args = ["--provider", "anthropic", "--base-url", server.baseUrl, "-o", "json"];
     const perRun = 2 * priceOf(CALL_USAGE);
-    const first = await tern(["run", "--model", "claude-sonnet-4-5", ...args, "list it"]);
+    const first = await tern([
+      "run",
+      "--provider",
+      "anthropic",
+      "--base-url",
+      server.baseUrl,
+      "--model",
+      "claude-sonnet-4-5",
+      "-o",
+      "json",
+      "list it",
+    ]);
     equal(first.code, 0, first.stderr);
     const one = JSON.parse(first.stdout);
     equal(one.usage.inputTokens, 2 * CALL_USAGE.inputTokens);
@@ -193,8 +203,10 @@ Deno.test("tern run prices usage from the config's prices; the session adds up r
     near(one.cost, perRun, "cost");
     near(one.sessionCost, perRun, "sessionCost after one run");
 
-    const second = await tern(["run", "-c", ...args, "list it again"]);
+    // The session brings the provider and model back; only the base URL is not recorded.
+    const second = await tern(["run", "-c", "--base-url", server.baseUrl, "-o", "json", "again"]);
     equal(second.code, 0, second.stderr);
+    deepEqual(server.requests.map((r) => r.body.model), Array(4).fill("claude-sonnet-4-5"));
     const two = JSON.parse(second.stdout);
     equal(two.session, one.session);
     near(two.cost, perRun, "cost of the second run");
@@ -388,6 +400,19 @@ Deno.test("tern run -c keeps the session's thinking level for an Anthropic model
   });
 });
 
+Deno.test("tern run -c --provider <the session's provider> keeps a model of that provider", async () => {
+  await withBench(echo, async (server, { tern }) => {
+    const at = ["--provider", "anthropic", "--base-url", server.baseUrl];
+    const first = await tern(["run", ...at, "--model", "claude-sonnet-4-5", "task one"]);
+    equal(first.code, 0, first.stderr);
+    // Repeating the session's provider without --model: its model (which is also the
+    // provider's default here), never the global default model (gpt-4.1-mini).
+    const second = await tern(["run", "-c", ...at, "task two"]);
+    equal(second.code, 0, second.stderr);
+    deepEqual(server.requests.map((r) => r.body.model), ["claude-sonnet-4-5", "claude-sonnet-4-5"]);
+  });
+});
+
 Deno.test("--thinking maps to each API's reasoning parameter, only for thinking models", async () => {
   const reply: ScriptedReply = { thinking: "THINK-MARK weighing options", text: "the answer" };
   const cases = [
@@ -415,7 +440,9 @@ Deno.test("--thinking maps to each API's reasoning parameter, only for thinking 
       const body = server.requests[0].body;
       if (model === "o4-mini" && provider === "openai") equal(body.reasoning_effort, "low");
       if (model === "gpt-4.1") ok(!("reasoning_effort" in body), JSON.stringify(body));
-      if (provider === "openai-responses") deepEqual(body.reasoning, { effort: "high" });
+      if (provider === "openai-responses") {
+        equal((body.reasoning as { effort?: string }).effort, "high");
+      }
       if (provider === "anthropic") ok(!("thinking" in body), JSON.stringify(body));
       // Thinking goes to stderr only: `tern run … > file` keeps the answer alone.
       equal(run.stdout, "the answer\n", what);
@@ -446,7 +473,7 @@ Deno.test("tern run rejects a fallback naming an unknown provider with exit 2", 
   await withBench([{ text: "should not run" }], async (server, { tern }) => {
     const run = await tern(["run", "--base-url", server.baseUrl, "--fallback", "nope/x", "task"]);
     equal(run.code, 2, `exit ${run.code}: ${run.stderr}`);
-    match(run.stderr, /nope/);
+    match(run.stderr, /Cannot use fallback "nope\/x": unknown provider "nope"/);
     equal(server.requests.length, 0);
   });
 });

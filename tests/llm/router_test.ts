@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { STREAM_ENDED_EARLY_MESSAGE } from "../../src/llm/errors.ts";
+import { ABORTED_MESSAGE, STREAM_ENDED_EARLY_MESSAGE } from "../../src/llm/errors.ts";
 import type { ApiStyle } from "../../src/llm/model_info.ts";
 import { createRouter } from "../../src/llm/router.ts";
 import { ScriptedProvider, type ScriptedReply } from "../../src/llm/scripted.ts";
-import type { ErrorStreamEvent, StreamEvent } from "../../src/llm/types.ts";
+import type { StreamEvent } from "../../src/llm/types.ts";
 import {
   collect,
   last,
@@ -243,10 +243,10 @@ Deno.test("createRouter() ends the backoff sleep when the signal fires", async (
   // Asked for the next event first, so the router is asleep when the signal fires.
   const next = stream.next();
   controller.abort();
-  const end = await next;
-  assert.equal(end.done, false);
-  assert.equal((end.value as StreamEvent).type, "error");
-  assert.equal((end.value as ErrorStreamEvent).kind, "aborted");
+  assert.deepEqual(await next, {
+    done: false,
+    value: { type: "error", kind: "aborted", message: ABORTED_MESSAGE },
+  });
   assert.deepEqual(await stream.next(), { done: true, value: undefined });
   // Had the sleep ignored the signal, a second attempt would have followed it.
   assert.equal(main.requests.length, 1);
@@ -254,4 +254,22 @@ Deno.test("createRouter() ends the backoff sleep when the signal fires", async (
 
 Deno.test("createRouter() throws without targets", () => {
   assert.throws(() => createRouter({ targets: [] }), TypeError);
+});
+
+Deno.test("createRouter() does not sleep when the signal fired with the retry event", async () => {
+  const main = new ScriptedProvider([HTTP500, { text: "too late" }]);
+  const router = createRouter({
+    targets: [target(main, "main", "m1")],
+    retryBaseMs: 60_000,
+    random: () => 0,
+  });
+  const controller = new AbortController();
+  const events: StreamEvent[] = [];
+  for await (const event of router.stream(request("m1"), controller.signal)) {
+    events.push(event);
+    if (event.type === "retry") controller.abort();
+  }
+  assert.deepEqual(events.map((event) => event.type), ["retry", "error"]);
+  assert.equal(last(events, "error").kind, "aborted");
+  assert.equal(main.requests.length, 1);
 });
