@@ -9,12 +9,10 @@
  */
 import type { TernConfig } from "../config/mod.ts";
 import { TernError } from "../core/errors.ts";
-import { createAnthropicProvider } from "./anthropic.ts";
 import { ModelCatalog } from "./catalog.ts";
 import type { ApiStyle, ModelInfo } from "./model_info.ts";
-import { createOpenAiChatProvider } from "./openai_chat.ts";
+import { clientError } from "./errors.ts";
 import type { ChatDialect } from "./openai_chat_wire.ts";
-import { createOpenAiResponsesProvider } from "./openai_responses.ts";
 import { findPreset, PROVIDER_PRESETS } from "./presets.ts";
 import { createRouter, type Router, type RouteTarget } from "./router.ts";
 import type { Provider } from "./types.ts";
@@ -181,7 +179,10 @@ function target(
   };
 }
 
-/** The wire provider for a resolved provider (one attempt per request; the router retries). */
+/**
+ * The wire provider for a resolved provider (one attempt per request; the router retries). Its
+ * module loads on the first request, so a run pays only for the API it speaks.
+ */
 export function createWireProvider(
   provider: ResolvedProvider,
   timeouts: Pick<TernConfig, "requestTimeoutMs" | "idleTimeoutMs">,
@@ -194,14 +195,42 @@ export function createWireProvider(
     requestTimeoutMs: timeouts.requestTimeoutMs,
     idleTimeoutMs: timeouts.idleTimeoutMs,
   };
-  switch (provider.api) {
-    case "anthropic":
-      return createAnthropicProvider(options);
-    case "openai-responses":
-      return createOpenAiResponsesProvider(options);
-    case "openai":
-      return createOpenAiChatProvider({ ...options, dialect: provider.chat });
+  // Checked now, not on the first request: a bad URL is a configuration error.
+  if (!URL.canParse(options.baseUrl)) {
+    throw setupError(
+      `Cannot use provider "${provider.name}": invalid base URL ${JSON.stringify(options.baseUrl)}`,
+    );
   }
+  let loading: Promise<Provider> | undefined;
+  const load = async (): Promise<Provider> => {
+    switch (provider.api) {
+      case "anthropic":
+        return (await import("./anthropic.ts")).createAnthropicProvider(options);
+      case "openai-responses":
+        return (await import("./openai_responses.ts")).createOpenAiResponsesProvider(options);
+      case "openai":
+        return (await import("./openai_chat.ts")).createOpenAiChatProvider({
+          ...options,
+          dialect: provider.chat,
+        });
+    }
+  };
+  return {
+    name: provider.name,
+    async *stream(request, signal) {
+      let wire: Provider;
+      try {
+        wire = await (loading ??= load());
+      } catch (error) {
+        // Providers never throw; a module that cannot load is a failed request like any other.
+        loading = undefined;
+        const detail = error instanceof Error ? error.message : String(error);
+        yield clientError(`Cannot load the ${provider.api} provider: ${detail}`);
+        return;
+      }
+      yield* wire.stream(request, signal);
+    },
+  };
 }
 
 /**
