@@ -4,6 +4,7 @@ import { createAnthropicProvider } from "../../src/llm/anthropic.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
 import { startScriptedServer, withScriptedServer } from "../support/scripted_server.ts";
+import { done, lastError } from "../support/stream_events.ts";
 
 const KEY = "sk-ant-SECRET-0123456789abcdef";
 const REQUEST: ModelRequest = {
@@ -12,9 +13,6 @@ const REQUEST: ModelRequest = {
   tools: [],
 };
 
-type DoneEvent = Extract<StreamEvent, { type: "done" }>;
-type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
-
 async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
   for await (const event of stream) events.push(event);
@@ -22,18 +20,6 @@ async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[
   assert.equal(finals.length, 1, `expected one final event in ${JSON.stringify(events)}`);
   assert.equal(events.at(-1), finals[0]);
   return events;
-}
-
-function done(events: StreamEvent[]): DoneEvent {
-  const last = events.at(-1);
-  assert.equal(last?.type, "done", `expected done, got ${JSON.stringify(last)}`);
-  return last as DoneEvent;
-}
-
-function lastError(events: StreamEvent[]): ErrorEvent {
-  const last = events.at(-1);
-  assert.equal(last?.type, "error", `expected an error, got ${JSON.stringify(last)}`);
-  return last as ErrorEvent;
 }
 
 /** Plays one scripted reply to one request, with a key; checks the key never leaks. */

@@ -3,6 +3,7 @@ import { createOpenAiChatProvider } from "../../src/llm/openai_chat.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
 import { type ScriptedServer, startScriptedServer } from "../support/scripted_server.ts";
+import { lastError } from "../support/stream_events.ts";
 
 const KEY = "sk-live-SECRET-0123456789abcdef";
 const REQUEST: ModelRequest = {
@@ -10,8 +11,6 @@ const REQUEST: ModelRequest = {
   messages: [{ role: "user", content: "hello" }],
   tools: [],
 };
-
-type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
 
 async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
@@ -50,12 +49,6 @@ function assertOneFinalEvent(events: StreamEvent[]): void {
   const finals = events.filter((e) => e.type === "done" || e.type === "error");
   assert.equal(finals.length, 1, `expected one final event in ${JSON.stringify(events)}`);
   assert.equal(events.at(-1), finals[0]);
-}
-
-function lastError(events: StreamEvent[]): ErrorEvent {
-  const last = events.at(-1);
-  assert.equal(last?.type, "error", `expected an error, got ${JSON.stringify(last)}`);
-  return last as ErrorEvent;
 }
 
 Deno.test("createOpenAiChatProvider() reports HTTP 500 with status and provider message", async () => {

@@ -4,6 +4,7 @@ import { toFinishReason } from "../../src/llm/openai_chat_wire.ts";
 import type { Script } from "../../src/llm/scripted.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
+import { done } from "../support/stream_events.ts";
 
 const REQUEST: ModelRequest = {
   model: "gpt-test",
@@ -15,12 +16,6 @@ async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[
   const events: StreamEvent[] = [];
   for await (const event of stream) events.push(event);
   return events;
-}
-
-function done(events: StreamEvent[]): Extract<StreamEvent, { type: "done" }> {
-  const last = events.at(-1);
-  assert.equal(last?.type, "done", `expected done, got ${JSON.stringify(last)}`);
-  return last as Extract<StreamEvent, { type: "done" }>;
 }
 
 Deno.test("createOpenAiChatProvider() streams text in several deltas and ends with done", async () => {

@@ -5,6 +5,7 @@ import { createOpenAiResponsesProvider } from "../../src/llm/openai_responses.ts
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
 import { type ScriptedServer, withScriptedServer } from "../support/scripted_server.ts";
+import { done, lastError } from "../support/stream_events.ts";
 
 const KEY = "sk-live-SECRET-0123456789abcdef";
 const REQUEST: ModelRequest = {
@@ -18,9 +19,6 @@ const READ_FILE = {
   parameters: { type: "object", properties: { path: { type: "string" } } },
 };
 
-type DoneEvent = Extract<StreamEvent, { type: "done" }>;
-type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
-
 async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
   for await (const event of stream) events.push(event);
@@ -29,18 +27,6 @@ async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[
   assert.equal(events.at(-1), finals[0]);
   assert.equal(JSON.stringify(events).includes(KEY), false, "the API key leaked into an event");
   return events;
-}
-
-function done(events: StreamEvent[]): DoneEvent {
-  const last = events.at(-1);
-  assert.equal(last?.type, "done", `expected done, got ${JSON.stringify(last)}`);
-  return last as DoneEvent;
-}
-
-function lastError(events: StreamEvent[]): ErrorEvent {
-  const last = events.at(-1);
-  assert.equal(last?.type, "error", `expected an error, got ${JSON.stringify(last)}`);
-  return last as ErrorEvent;
 }
 
 /** Streams `request` once against a scripted server playing `replies`. */
