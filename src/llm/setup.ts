@@ -80,22 +80,8 @@ export function setupModels(config: ModelConfig, explicit: ExplicitSettings): Mo
   const model = chooseModel(main, config, explicit);
   const targets: RouteTarget[] = [target(main, model, config, catalog)];
   for (const entry of config.fallback) {
-    const { providerName, model: fallbackModel } = splitFallback(
-      entry,
-      config,
-      main.name,
-      catalog,
-    );
-    const resolved = providerName === main.name
-      ? main
-      : resolveNamedProvider(providerName, config, { primary: false, baseUrl: undefined });
-    if (resolved === undefined) {
-      throw setupError(
-        `Cannot use fallback "${entry}": unknown provider "${providerName}"; ` +
-          `use "provider/model" with a provider from ${knownProviders(config)}`,
-      );
-    }
-    targets.push(target(resolved, fallbackModel, config, catalog));
+    const fallback = resolveFallback(entry, config, main, catalog);
+    targets.push(target(fallback.provider, fallback.model, config, catalog));
   }
   const router = createRouter({
     targets,
@@ -130,30 +116,31 @@ export function configuredCatalog(config: Pick<ModelConfig, "models" | "provider
 }
 
 /**
- * `provider/model` → its parts. A bare model runs on the main provider. Model ids may hold a
- * "/" themselves (OpenRouter's `qwen/qwen3-coder`): with an unknown prefix the whole entry is
- * a model of the main provider only when that provider's catalog knows it; anything else is a
- * mistyped provider, and an error says how to write it.
+ * `provider/model` → that provider (with only its own key) and model. A bare model runs on the
+ * main provider. Model ids may hold a "/" themselves (OpenRouter's `qwen/qwen3-coder`): with
+ * an unknown prefix the whole entry is a model of the main provider only when that provider's
+ * catalog knows it; anything else is a mistyped provider, and an error says how to write it.
  */
-function splitFallback(
+function resolveFallback(
   entry: string,
   config: ModelConfig,
-  mainName: string,
+  main: ResolvedProvider,
   catalog: ModelCatalog,
-): { providerName: string; model: string } {
+): { provider: ResolvedProvider; model: string } {
   const slash = entry.indexOf("/");
-  if (slash <= 0) return { providerName: mainName, model: entry };
-  const prefix = entry.slice(0, slash);
-  if (config.providers[prefix] !== undefined || findPreset(prefix) !== undefined) {
-    return { providerName: findPreset(prefix)?.name ?? prefix, model: entry.slice(slash + 1) };
-  }
-  if (catalog.entries(mainName).some((known) => known.id === entry)) {
-    return { providerName: mainName, model: entry };
+  const prefix = entry.slice(0, Math.max(slash, 0));
+  const named = slash > 0 && prefix !== main.name
+    ? resolveNamedProvider(prefix, config, { primary: false, baseUrl: undefined })
+    : undefined;
+  if (named !== undefined) return { provider: named, model: entry.slice(slash + 1) };
+  if (slash > 0 && prefix === main.name) return { provider: main, model: entry.slice(slash + 1) };
+  if (slash <= 0 || catalog.entries(main.name).some((known) => known.id === entry)) {
+    return { provider: main, model: entry };
   }
   throw setupError(
     `Cannot use fallback "${entry}": unknown provider "${prefix}"; write "provider/model" ` +
       `with a provider from ${knownProviders(config)} (for a model id that holds a "/", put ` +
-      `its provider first: "${mainName}/${entry}")`,
+      `its provider first: "${main.name}/${entry}")`,
   );
 }
 
