@@ -18,6 +18,11 @@ import {
 } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace, type TernRun } from "../support/tern_process.ts";
 
+/** The flags that point a run at claude-sonnet-4-5 through Anthropic's API on the scripted server. */
+function claude(server: { baseUrl: string }): string[] {
+  return ["--provider", "anthropic", "--base-url", server.baseUrl, "--model", "claude-sonnet-4-5"];
+}
+
 interface Workspace {
   dir: string;
   home: string;
@@ -185,12 +190,7 @@ Deno.test("tern run prices usage from the config's prices; the session adds up r
     const perRun = 2 * priceOf(CALL_USAGE);
     const first = await tern([
       "run",
-      "--provider",
-      "anthropic",
-      "--base-url",
-      server.baseUrl,
-      "--model",
-      "claude-sonnet-4-5",
+      ...claude(server),
       "-o",
       "json",
       "list it",
@@ -249,12 +249,7 @@ Deno.test("tern run retries server errors until the model answers", async () => 
   await withBench(script, async (server, { tern }) => {
     const run = await tern([
       "run",
-      "--provider",
-      "anthropic",
-      "--base-url",
-      server.baseUrl,
-      "--model",
-      "claude-sonnet-4-5",
+      ...claude(server),
       "-o",
       "json",
       "task",
@@ -379,12 +374,7 @@ Deno.test("tern run -c keeps the session's thinking level for an Anthropic model
   await withBench(echo, async (server, { tern }) => {
     const first = await tern([
       "run",
-      "--provider",
-      "anthropic",
-      "--base-url",
-      server.baseUrl,
-      "--model",
-      "claude-sonnet-4-5",
+      ...claude(server),
       "--thinking",
       "high",
       "task one",
@@ -483,12 +473,7 @@ Deno.test("keys go only to their own provider; a project cannot define providers
     const run = await tern(
       [
         "run",
-        "--provider",
-        "anthropic",
-        "--base-url",
-        server.baseUrl,
-        "-m",
-        "claude-sonnet-4-5",
+        ...claude(server),
         "t",
       ],
       { OPENAI_API_KEY: OPENAI_KEY },
