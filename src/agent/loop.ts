@@ -45,6 +45,12 @@ export interface RunTurnOptions {
    * (compaction). Must not throw: a failed compaction returns undefined.
    */
   prepare?: (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined>;
+  /**
+   * Steering: messages the person typed while the turn ran. Called at every model boundary
+   * after tool results; each text returned is added as a user message before the next model
+   * call. Texts still queued when the turn ends are the caller's (the next turn's input).
+   */
+  steering?: () => string[];
 }
 
 /** Who answered a model call and what it cost (USD; absent when prices are unknown). */
@@ -151,6 +157,10 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       failures.record(call, observation);
     }
     if (signal.aborted) return finish("CANCELLED", "Cancelled while tools were running");
+    for (const steer of options.steering?.() ?? []) {
+      add({ role: "user", content: steer });
+      emit({ type: "steering", round, text: steer });
+    }
     if (failures.count >= REPEATED_FAILURE_LIMIT) {
       return finish(
         "REPEATED_FAILURE",

@@ -17,6 +17,11 @@ export interface SystemPromptOptions {
   today: string;
   /** The project's rules (the text of AGENTS.md), when it has any. */
   projectRules?: string;
+  /**
+   * Facts the person asked tern to remember, as a whole section (`memoryPromptSection` in
+   * src/memory/facts.ts); appended last, after the project rules.
+   */
+  memory?: string;
 }
 
 export function buildSystemPrompt(options: SystemPromptOptions): string {
@@ -36,6 +41,7 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     ...(options.projectRules
       ? ["", `Project rules (${PROJECT_RULES_FILE}, follow them):`, "", options.projectRules.trim()]
       : []),
+    ...(options.memory?.trim() ? ["", options.memory.trim()] : []),
   ].join("\n");
 }
 

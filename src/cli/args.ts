@@ -83,6 +83,8 @@ export class UsageError extends TernError {
 export const HELP = `Usage: tern [command] [options]
 
 A terminal coding agent: reads and searches your code, edits files and runs commands.
+With no command, tern opens an interactive session in the workspace (/help lists its slash
+commands); with stdin or stdout not a terminal it reads one message per line instead.
 
 Commands:
   run <task...>          run one task to completion and exit (also: -p, --once <task>)
@@ -132,7 +134,8 @@ Options:
       --no-sandbox       run tools with no sandbox at all (review still applies)
   -o, --output <format>  text (default), json (one final object) or stream-json (events)
   -c, --continue         continue the newest session of this directory
-  -r, --resume <id>      continue a session by id, id prefix or path
+  -r, --resume [id]      continue a session by id, id prefix or path (interactive: a
+                         picker without an id)
       --from <entry>     with --continue or --resume: continue from that entry of the
                          session (a new branch; see \`tern sessions tree\`)
   -V, --version          print the version

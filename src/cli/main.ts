@@ -5,7 +5,7 @@
 import { VERSION } from "../version.ts";
 import { TernError } from "../core/errors.ts";
 import { type CommandLine, HELP, parseCommandLine, type TurnOptions } from "./args.ts";
-import { EXIT_INTERNAL, EXIT_USAGE } from "./exit_codes.ts";
+import { EXIT_INTERNAL } from "./exit_codes.ts";
 import type { RunFlags } from "./run.ts";
 
 /** Runs the CLI with `args` (without the program name) and returns the exit code. */
@@ -71,10 +71,10 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runDoctor } = await import("./doctor.ts");
       return await runDoctor(toRunFlags(line.options));
     }
-    case "interactive":
-      console.error(HELP.trimEnd());
-      console.error('\ntern: the interactive UI is not built yet; give a task: tern run "task"');
-      return EXIT_USAGE;
+    case "interactive": {
+      const { runInteractive } = await import("./interactive/start.ts");
+      return await runInteractive(toRunFlags(line.options));
+    }
   }
 }
 

@@ -4,39 +4,22 @@ import { loadConfig } from "../config/mod.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import { TernError } from "../core/errors.ts";
 import type { ReplayState } from "../session/replay.ts";
-import type { Message } from "../core/messages.ts";
-import { runTurn, type TurnResult } from "../agent/loop.ts";
-import { buildSystemPrompt, readProjectRules } from "../agent/system_prompt.ts";
+import type { TurnResult } from "../agent/loop.ts";
 import type { Provider } from "../llm/types.ts";
 import type { ModelSetup } from "../llm/setup.ts";
 import type { AskPerson } from "../sandbox/review.ts";
-import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
-import { ToolRegistry } from "../tools/registry.ts";
-import type { Tool } from "../tools/define.ts";
-import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
-import type { AgentSandbox, SandboxConfig } from "./agent_sandbox.ts";
+import type { SandboxConfig } from "./agent_sandbox.ts";
 import { checkSandboxConfig } from "./sandbox_config.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
 import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
 import { styleFor } from "./output/style.ts";
-import {
-  compactionHook,
-  compactionSettings,
-  recordMessages,
-  recordSwitch,
-} from "../agent/session_turn.ts";
-import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
-import {
-  applySessionSettings,
-  openRunSession,
-  recordSettings,
-  type SessionChoice,
-} from "./run_session.ts";
+import { applySessionSettings, openRunSession, type SessionChoice } from "./run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
+import { Conversation } from "./conversation.ts";
 
 export interface RunFlags {
   cwd: string;
@@ -135,95 +118,25 @@ async function runInSession(
   write: { out: (text: string) => void; err: (text: string) => void },
 ): Promise<TurnResult> {
   const { task, workspace, config, provider, output } = options;
-  const loadTools = builtinLoader({ bashTimeoutMs: config.bashTimeoutMs });
-  const home = readEnv("HOME");
-  const state = session.state();
-  const resultsDir = toolResultsDir(session.path);
-  const show = createEmitter(output, write);
-  const render: EmitFn = (event) => {
-    if (event.type === "model_switch") recordSwitch(session, event);
-    show(event);
-  };
-  // The sandbox (worker, bubblewrap probe, audit log) is built once the first request is out:
-  // the request needs only the tools' specs, and building it first would delay it.
-  let opening: Promise<AgentSandbox> | undefined;
-  const openSandbox = () =>
-    opening ??= Promise.all([
-      import("./agent_sandbox.ts"),
-      Deno.mkdir(resultsDir, { recursive: true, mode: 0o700 }),
-    ]).then(([{ openAgentSandbox }]) =>
-      openAgentSandbox({
-        config,
-        workspace,
-        env: options.env ?? shellSourceEnv(),
-        home,
-        emit,
-        person: options.person,
-        provider,
-        goal: () => task,
-        loadTools,
-        warm: true,
-        rules,
-        extraRead: [resultsDir],
-        permissions: state.permissions,
-        onPermissionChange: (change) => session.append({ type: "permission", change }),
-        sessionId: session.id,
-      }).then((sandbox) => {
-        // Commands that would run unconfined are each reviewed; say so once, up front.
-        if (sandbox.runtime.shellKind === "unavailable" && output === "text") {
-          write.err(`tern: warning: ${sandbox.runtime.shellNote}\n`);
-        }
-        return sandbox;
-      })
-    );
-  let preloading = false;
-  const emit: EmitFn = (event) => {
-    // The model has started answering, so the first request is out: load the tool code and
-    // start the sandbox while the model streams.
-    if (!preloading && (event.type === "text_delta" || event.type === "assistant_message")) {
-      preloading = true;
-      loadTools().catch(() => {});
-      openSandbox().catch(() => {});
-    }
-    render(event);
-  };
-  const budget = { limit: config.toolResultChars, dir: resultsDir };
-  const tools = new ToolRegistry(
-    sandboxedToolSpecs().map((spec) => ({
-      ...spec,
-      run: async (args, ctx) => {
-        let sandbox: AgentSandbox;
-        try {
-          sandbox = await openSandbox();
-        } catch (error) {
-          const detail = error instanceof Error ? error.message : String(error);
-          return {
-            status: "ERROR",
-            code: "EXECUTION_FAILED",
-            message: `Cannot start the sandbox: ${detail}`,
-          };
-        }
-        const observation = await sandbox.tools.get(spec.name)!.run(args, ctx);
-        return await applyToolResultBudget(observation, ctx.callId ?? "call", budget);
-      },
-    })),
-  );
-  recordSettings(session, state, config);
-  const user: Message = { role: "user", content: task };
-  session.append({ type: "message", message: user });
-  const messages: Message[] = [
-    {
-      role: "system",
-      content: buildSystemPrompt({
-        workspace,
-        toolNames: tools.names,
-        today: new Date().toISOString().slice(0, 10),
-        projectRules: readProjectRules(workspace),
-      }),
+  const memory = await rememberedFacts(config.ternHome, workspace);
+  const conversation = new Conversation({
+    workspace,
+    config,
+    provider,
+    session,
+    rules,
+    emit: createEmitter(output, write),
+    person: options.person,
+    env: options.env ?? shellSourceEnv(),
+    home: readEnv("HOME"),
+    memory: () => memory,
+    onSandboxOpen: (sandbox) => {
+      // Commands that would run unconfined are each reviewed; say so once, up front.
+      if (sandbox.runtime.shellKind === "unavailable" && output === "text") {
+        write.err(`tern: warning: ${sandbox.runtime.shellNote}\n`);
+      }
     },
-    ...state.items.map((item) => item.message),
-    user,
-  ];
+  });
   const controller = new AbortController();
   const onInterrupt = () => {
     // A second Ctrl-C while cancelling exits at once.
@@ -232,30 +145,13 @@ async function runInSession(
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
   try {
-    const result = await runTurn({
-      messages,
-      provider,
-      model: config.model,
-      tools,
-      workspace,
-      emit,
-      signal: controller.signal,
-      maxRounds: config.maxRounds,
-      maxTokens: config.maxTokens,
-      temperature: config.temperature,
-      thinking: config.thinking,
-      onMessage: recordMessages(session),
-      prepare: compactionHook(session, {
-        provider,
-        model: config.model,
-        settings: compactionSettings(config.contextWindow, config.compactAt),
-        emit,
-        tools: () => tools.specs(),
-      }),
-    });
+    const result = await conversation.turn(task, { signal: controller.signal });
     if (output === "json") {
       const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
-      const audit = await openSandbox().then((sandbox) => sandbox.auditPath, () => undefined);
+      const audit = await conversation.sandbox()?.then(
+        (sandbox) => sandbox.auditPath,
+        () => undefined,
+      );
       const total = session.state();
       write.out(
         JSON.stringify({
@@ -277,7 +173,17 @@ async function runInSession(
     return result;
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    if (opening) await opening.then((sandbox) => sandbox.close(), () => {});
+    await conversation.close();
+  }
+}
+
+/** The remembered facts as a system prompt section; none when the memory cannot be read. */
+async function rememberedFacts(ternHome: string, workspace: string): Promise<string | undefined> {
+  try {
+    const { MemoryStore, memoryPromptSection } = await import("../memory/facts.ts");
+    return memoryPromptSection((await MemoryStore.open(ternHome, workspace)).list());
+  } catch {
+    return undefined;
   }
 }
 
@@ -312,11 +218,6 @@ function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Arra
     // A reader that went away (`tern … | head`) is not an error of ours.
     if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
   }
-}
-
-/** What the model sees of the gated tools before the sandbox exists. */
-function sandboxedToolSpecs(): Array<Omit<Tool, "run">> {
-  return [...BUILTIN_MANIFEST, REQUEST_PERMISSIONS_SPEC];
 }
 
 /** Variables a shell command may inherit, and the ones that name host sockets to hide. */

@@ -48,6 +48,8 @@ export type AgentEvent =
     readOnly: boolean;
   }
   | { type: "tool_update"; callId: string; text: string }
+  /** A message the person typed while the turn ran, added before the next model call. */
+  | { type: "steering"; round: number; text: string }
   | {
     type: "permission_request";
     callId: string;

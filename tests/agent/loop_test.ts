@@ -362,3 +362,38 @@ Deno.test("runTurn() forwards retries and model switches, and sums cost by who a
 function call_(name: string, args: unknown) {
   return call(name, args, `id_${name}`);
 }
+
+Deno.test("runTurn() adds steering messages after tool results, before the next model call", async () => {
+  const queue = ["also check the docs"];
+  const added: Message[] = [];
+  const { result, events, provider } = await run([
+    { toolCalls: [call("echo", { value: "a" })] },
+    { text: "Done, docs checked." },
+  ], {
+    steering: () => queue.splice(0),
+    onMessage: (message) => added.push(message),
+  });
+  deepEqual(result.exitReason, "COMPLETED");
+  // The second request ends with the tool result and then the steering message.
+  const second = provider.requests[1].messages;
+  deepEqual(second.at(-2)?.role, "tool");
+  deepEqual(second.at(-1), { role: "user", content: "also check the docs" });
+  deepEqual(added.map((m) => m.role), ["assistant", "tool", "user", "assistant"]);
+  const steering = events.filter((e) => e.type === "steering");
+  deepEqual(steering, [{ type: "steering", round: 1, text: "also check the docs" }]);
+  deepEqual(queue, []);
+});
+
+Deno.test("runTurn() leaves messages queued after the last model call to the caller", async () => {
+  let asked = 0;
+  const { result, provider } = await run([{ text: "Done." }], {
+    steering: () => {
+      asked++;
+      return [];
+    },
+  });
+  deepEqual(result.exitReason, "COMPLETED");
+  deepEqual(provider.requests.length, 1);
+  // No tool round happened, so there was no model boundary to steer at.
+  deepEqual(asked, 0);
+});

@@ -1,0 +1,183 @@
+/**
+ * Runs git on a repository whose own configuration is not trusted: a repository can name
+ * programs in `.git/config` (fsmonitor, hooks, external diff, textconv, filter drivers) that
+ * ordinary read-only-looking commands start. Every run here switches those off, passes git a
+ * bare environment, closes stdin, caps stdout and kills the process group after a timeout.
+ */
+import { signalProcessGroup } from "../sandbox/process.ts";
+
+/** The environment git may see besides the switches below. */
+export interface GitEnvironment {
+  PATH: string;
+  /** So that the person's own ~/.gitconfig applies; none when undefined. */
+  HOME?: string;
+}
+
+/** Options of {@linkcode runGit}. */
+export interface GitRunOptions {
+  cwd: string;
+  env: GitEnvironment;
+  /** `GIT_INDEX_FILE`: an index to read and write instead of the repository's. */
+  indexFile?: string;
+  /**
+   * Config set with the strength of `-c`, as key/value pairs passed through
+   * `GIT_CONFIG_KEY_<n>` (a key there is never split at "=", unlike `-c key=value`).
+   */
+  config?: readonly (readonly [string, string])[];
+  /** Bytes of stdout kept; past it git is killed and `truncated` is set. Default 8 MiB. */
+  maxBytes?: number;
+  /** Milliseconds before the process group is killed. Default 10,000. */
+  timeoutMs?: number;
+}
+
+/** How one git run ended. */
+export interface GitResult {
+  code: number;
+  stdout: Uint8Array;
+  /** The first 4 KiB of stderr, decoded and trimmed. */
+  stderr: string;
+  /** stdout went past `maxBytes`: `stdout` holds its first `maxBytes` bytes. */
+  truncated: boolean;
+  timedOut: boolean;
+}
+
+/** Programs a repository's config could make git start, each switched off for every run. */
+const HARDENING = [
+  "--no-pager",
+  // Paths are always literal paths, never globs or pathspec magic.
+  "--literal-pathspecs",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "diff.external=",
+  "-c",
+  "core.pager=cat",
+  // The rest keep our own files and output predictable.
+  "-c",
+  "core.splitIndex=false",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "maintenance.auto=false",
+  "-c",
+  "diff.noprefix=false",
+  "-c",
+  "diff.mnemonicPrefix=false",
+  "-c",
+  "diff.relative=false",
+];
+const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const STDERR_BYTES = 4096;
+
+/**
+ * Runs `git <hardening> <args>` in `options.cwd`. Returns undefined when git cannot be started
+ * (not on `PATH`, or not permitted); never leaves a process behind.
+ */
+export async function runGit(
+  args: readonly string[],
+  options: GitRunOptions,
+): Promise<GitResult | undefined> {
+  const env: Record<string, string> = {
+    PATH: options.env.PATH,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_TERMINAL_PROMPT: "0",
+  };
+  if (options.env.HOME !== undefined) env.HOME = options.env.HOME;
+  if (options.indexFile !== undefined) env.GIT_INDEX_FILE = options.indexFile;
+  const config = options.config ?? [];
+  if (config.length > 0) {
+    env.GIT_CONFIG_COUNT = String(config.length);
+    config.forEach(([key, value], index) => {
+      env[`GIT_CONFIG_KEY_${index}`] = key;
+      env[`GIT_CONFIG_VALUE_${index}`] = value;
+    });
+  }
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command("git", {
+      args: [...HARDENING, ...args],
+      cwd: options.cwd,
+      env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+  } catch (error) {
+    const unavailable = error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;
+    if (unavailable) return undefined;
+    throw error;
+  }
+  let timedOut = false;
+  const kill = () => signalProcessGroup(child.pid, "SIGKILL");
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  try {
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const [stdout, stderr] = await Promise.all([
+      readCapped(child.stdout, maxBytes, kill),
+      readCapped(child.stderr, STDERR_BYTES),
+    ]);
+    const status = await child.status;
+    return {
+      code: status.code,
+      stdout: stdout.bytes,
+      stderr: new TextDecoder().decode(stderr.bytes).trim(),
+      truncated: stdout.truncated,
+      timedOut,
+    };
+  } finally {
+    clearTimeout(timer);
+    // Whatever git started and left behind goes with it.
+    signalProcessGroup(child.pid, "SIGKILL");
+  }
+}
+
+/**
+ * Reads `stream` to its end, keeping the first `limit` bytes. Past the limit it calls
+ * `onOverflow` (if given, and then stops reading) or keeps draining, so the writer never blocks.
+ */
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  onOverflow?: () => void,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  let truncated = false;
+  const reader = stream.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const room = limit - length;
+    if (value.length > room) {
+      truncated = true;
+      if (room > 0) chunks.push(value.subarray(0, room));
+      length = limit;
+      if (onOverflow) {
+        onOverflow();
+        await reader.cancel();
+        break;
+      }
+      continue;
+    }
+    chunks.push(value);
+    length += value.length;
+  }
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return { bytes, truncated };
+}

@@ -1,0 +1,274 @@
+/**
+ * A conversation with the agent in one session: turn after turn, the sandbox opened once and
+ * kept warm between turns, settings changeable between turns. `tern run` holds one for a single
+ * turn; the interactive UI holds one for its whole life and switches sessions under it.
+ */
+import type { EmitFn } from "../core/events.ts";
+import type { Message } from "../core/messages.ts";
+import { runTurn, type TurnResult } from "../agent/loop.ts";
+import { buildSystemPrompt, readProjectRules } from "../agent/system_prompt.ts";
+import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
+import {
+  compactionHook,
+  compactionSettings,
+  recordMessages,
+  recordSwitch,
+} from "../agent/session_turn.ts";
+import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
+import type { Provider } from "../llm/types.ts";
+import type { AskPerson } from "../sandbox/review.ts";
+import type { CompiledRule } from "../sandbox/rules.ts";
+import type { Session } from "../session/session.ts";
+import type { Tool } from "../tools/define.ts";
+import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import type { AgentSandbox } from "./agent_sandbox.ts";
+import type { TurnConfig } from "./run.ts";
+import { recordSettings } from "./run_session.ts";
+
+export interface ConversationOptions {
+  workspace: string;
+  config: TurnConfig;
+  provider: Provider;
+  session: Session;
+  /** The rules, compiled (`checkSandboxConfig`). */
+  rules: CompiledRule[];
+  /** Receives every agent event. */
+  emit: EmitFn;
+  /** Asks the person (ASK mode); absent when nobody can be asked. */
+  person?: AskPerson;
+  /** The environment shell commands draw their allowlisted variables from. */
+  env: Readonly<Record<string, string>>;
+  home?: string;
+  /** Told once when the sandbox is open and shell commands cannot be confined. */
+  onSandboxOpen?: (sandbox: AgentSandbox) => void;
+  /** The remembered facts' system prompt section, read at the start of every turn. */
+  memory?: () => string | undefined;
+}
+
+/** Options of one turn. */
+export interface TurnOptions {
+  signal?: AbortSignal;
+  /** Messages typed while the turn runs, taken at the next model boundary. */
+  steering?: () => string[];
+}
+
+export class Conversation {
+  #options: ConversationOptions;
+  #opening: Promise<AgentSandbox> | undefined;
+  #loadTools: ReturnType<typeof builtinLoader>;
+  #tools: ToolRegistry;
+  #running = false;
+
+  constructor(options: ConversationOptions) {
+    this.#options = options;
+    this.#loadTools = builtinLoader({ bashTimeoutMs: options.config.bashTimeoutMs });
+    this.#tools = new ToolRegistry(
+      gatedToolSpecs().map((spec) => ({
+        ...spec,
+        run: (args, ctx) => this.#runTool(spec, args, ctx),
+      })),
+    );
+  }
+
+  get session(): Session {
+    return this.#options.session;
+  }
+
+  get config(): TurnConfig {
+    return this.#options.config;
+  }
+
+  get provider(): Provider {
+    return this.#options.provider;
+  }
+
+  /** True while a turn runs. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** The sandbox, once a turn has opened it. */
+  sandbox(): Promise<AgentSandbox> | undefined {
+    return this.#opening;
+  }
+
+  /**
+   * Changes settings for the next turn. A change of profile, mode, rules or session reopens the
+   * sandbox (approvals and grants come back from the session), so only between turns.
+   */
+  async update(
+    change: Partial<Pick<ConversationOptions, "config" | "provider" | "session" | "rules">>,
+  ): Promise<void> {
+    if (this.#running) throw new Error("Cannot change settings while a turn runs");
+    const before = this.#options;
+    this.#options = { ...before, ...change };
+    const after = this.#options;
+    const reopen = after.session !== before.session || after.rules !== before.rules ||
+      after.config.profile !== before.config.profile || after.config.mode !== before.config.mode ||
+      after.config.noSandbox !== before.config.noSandbox || after.provider !== before.provider;
+    if (reopen) await this.#closeSandbox();
+  }
+
+  /** Opens the sandbox now (the interactive UI warms it while the person types). */
+  warm(): Promise<AgentSandbox> {
+    return this.#openSandbox();
+  }
+
+  /** Runs one turn for `task` in the current session. */
+  async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
+    if (this.#running) throw new Error("A turn is already running");
+    this.#running = true;
+    try {
+      return await this.#turn(task, options);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
+  async close(): Promise<void> {
+    await this.#closeSandbox();
+  }
+
+  async #turn(task: string, options: TurnOptions): Promise<TurnResult> {
+    const { workspace, config, provider, session } = this.#options;
+    const state = session.state();
+    let preloading = false;
+    const emit: EmitFn = (event) => {
+      // The model has started answering, so the request is out: load the tool code and open
+      // the sandbox while the model streams.
+      if (!preloading && (event.type === "text_delta" || event.type === "assistant_message")) {
+        preloading = true;
+        this.#loadTools().catch(() => {});
+        this.#openSandbox().catch(() => {});
+      }
+      if (event.type === "model_switch") recordSwitch(session, event);
+      this.#options.emit(event);
+    };
+    recordSettings(session, state, config);
+    const user: Message = { role: "user", content: task };
+    session.append({ type: "message", message: user });
+    const messages: Message[] = [
+      { role: "system", content: this.#systemPrompt() },
+      ...state.items.map((item) => item.message),
+      user,
+    ];
+    return await runTurn({
+      messages,
+      provider,
+      model: config.model,
+      tools: this.#tools,
+      workspace,
+      emit,
+      signal: options.signal,
+      steering: options.steering,
+      maxRounds: config.maxRounds,
+      maxTokens: config.maxTokens,
+      temperature: config.temperature,
+      thinking: config.thinking,
+      onMessage: recordMessages(session),
+      prepare: compactionHook(session, {
+        provider,
+        model: config.model,
+        settings: compactionSettings(config.contextWindow, config.compactAt),
+        emit,
+        tools: () => this.#tools.specs(),
+      }),
+    });
+  }
+
+  #systemPrompt(): string {
+    const { workspace } = this.#options;
+    return buildSystemPrompt({
+      workspace,
+      toolNames: this.#tools.names,
+      today: new Date().toISOString().slice(0, 10),
+      projectRules: readProjectRules(workspace),
+      memory: this.#options.memory?.(),
+    });
+  }
+
+  async #runTool(
+    spec: Omit<Tool, "run">,
+    args: unknown,
+    ctx: Parameters<Tool["run"]>[1],
+  ): ReturnType<Tool["run"]> {
+    let sandbox: AgentSandbox;
+    try {
+      sandbox = await this.#openSandbox();
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      return {
+        status: "ERROR",
+        code: "EXECUTION_FAILED",
+        message: `Cannot start the sandbox: ${detail}`,
+      };
+    }
+    const observation = await sandbox.tools.get(spec.name)!.run(args, ctx);
+    const budget = {
+      limit: this.#options.config.toolResultChars,
+      dir: toolResultsDir(this.#options.session.path),
+    };
+    return await applyToolResultBudget(observation, ctx.callId ?? "call", budget);
+  }
+
+  #openSandbox(): Promise<AgentSandbox> {
+    if (this.#opening) return this.#opening;
+    const options = this.#options;
+    const { config, workspace, session } = options;
+    const resultsDir = toolResultsDir(session.path);
+    const opening = Promise.all([
+      import("./agent_sandbox.ts"),
+      Deno.mkdir(resultsDir, { recursive: true, mode: 0o700 }),
+    ]).then(([{ openAgentSandbox }]) =>
+      openAgentSandbox({
+        config,
+        workspace,
+        env: options.env,
+        home: options.home,
+        emit: (event) => this.#options.emit(event),
+        person: options.person,
+        provider: options.provider,
+        goal: () => lastUserText(session),
+        loadTools: this.#loadTools,
+        warm: true,
+        rules: options.rules,
+        extraRead: [resultsDir],
+        permissions: session.state().permissions,
+        onPermissionChange: (change) => session.append({ type: "permission", change }),
+        sessionId: session.id,
+      })
+    ).then((sandbox) => {
+      options.onSandboxOpen?.(sandbox);
+      return sandbox;
+    });
+    // A failed opening is tried again by the next call rather than remembered.
+    opening.catch(() => {
+      if (this.#opening === opening) this.#opening = undefined;
+    });
+    this.#opening = opening;
+    return opening;
+  }
+
+  async #closeSandbox(): Promise<void> {
+    const opening = this.#opening;
+    this.#opening = undefined;
+    if (opening) await opening.then((sandbox) => sandbox.close(), () => {});
+  }
+}
+
+/** What the model sees of the gated tools before the sandbox exists. */
+function gatedToolSpecs(): Array<Omit<Tool, "run">> {
+  return [...BUILTIN_MANIFEST, REQUEST_PERMISSIONS_SPEC];
+}
+
+/** The person's latest message in the session, for the AUTO reviewer's goal. */
+function lastUserText(session: Session): string {
+  const path = session.entriesTo();
+  for (let i = path.length - 1; i >= 0; i--) {
+    const entry = path[i];
+    if (entry.type === "message" && entry.message.role === "user") return entry.message.content;
+  }
+  return "";
+}

@@ -1,0 +1,336 @@
+/**
+ * The interactive session's controller: keys go to the open dialog or the editor, a submitted
+ * line is a slash command, a new turn, or (while a turn runs) a steering message queued for the
+ * next model boundary. Agent events go through the transcript view: finished lines are written
+ * once into scrollback, the rest is the live region (view, editor or dialog, status line).
+ */
+import type { AgentEvent } from "../../core/events.ts";
+import type { Usage } from "../../core/messages.ts";
+import type { KeyEvent } from "../../tui/key_event.ts";
+import type { Dialog } from "../../tui/dialogs.ts";
+import type { Editor } from "../../tui/editor.ts";
+import type { TranscriptView } from "../../tui/view.ts";
+import type { StatusInfo } from "../../tui/status.ts";
+import { statusLine } from "../../tui/status.ts";
+import type { Theme } from "../../tui/theme.ts";
+import type { TurnResult } from "../../agent/loop.ts";
+import type { Conversation } from "../conversation.ts";
+import { type CommandContext, type CommandRegistry, parseCommandLine } from "./commands.ts";
+
+/** Where the app draws. */
+export interface AppScreen {
+  /** Writes finished lines into scrollback, once. */
+  commit(lines: string[]): void;
+  /** Redraws the live region. */
+  render(lines: string[], cursor?: { row: number; col: number }): void;
+  columns(): number;
+}
+
+export interface AppOptions {
+  screen: AppScreen;
+  theme: Theme;
+  view: TranscriptView;
+  editor: Editor;
+  commands: CommandRegistry;
+  /** The status line's fixed parts (cwd, model, mode, …), read for every frame. */
+  status: () => StatusInfo;
+  /** The model's context window in tokens, for the context-used percentage. */
+  contextWindow: () => number;
+  /** Builds the context slash commands run with. */
+  commandContext: (app: InteractiveApp) => CommandContext;
+  /** The conversation (connecting to the models may still be under way). */
+  conversation: () => Promise<Conversation>;
+  /** The person's text as the model gets it (`@path` mentions attached). */
+  prepareMessage: (text: string) => Promise<{ text: string; notes: string[] }>;
+  /** Keeps a submitted line in the input history. */
+  remember?: (text: string) => void;
+  /** Called once when the person leaves (Ctrl-D, Ctrl-C twice, /quit). */
+  onExit: () => void;
+  now?: () => number;
+}
+
+/** How long a first Ctrl-C on an empty editor waits for the second, in milliseconds. */
+const EXIT_CONFIRM_MS = 2_000;
+
+export class InteractiveApp {
+  readonly #options: AppOptions;
+  #dialog: { dialog: Dialog<unknown>; resolve: (value: unknown) => void } | undefined;
+  #running: AbortController | undefined;
+  #turnStarted = 0;
+  #queue: string[] = [];
+  #lastCtrlC = 0;
+  #exited = false;
+  #usage: { tokens: number; cost?: number; contextTokens?: number } = { tokens: 0 };
+  #hint: string | undefined;
+  #ticker: ReturnType<typeof setInterval> | undefined;
+  #frameScheduled = false;
+  /** The turn (and the turns its queued messages start), for tests and shutdown. */
+  idle: Promise<void> = Promise.resolve();
+
+  constructor(options: AppOptions) {
+    this.#options = options;
+  }
+
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
+  get queued(): readonly string[] {
+    return this.#queue;
+  }
+
+  /** Usage and cost summed over this process's turns, and the last request's context size. */
+  get usage(): Readonly<{ tokens: number; cost?: number; contextTokens?: number }> {
+    return this.#usage;
+  }
+
+  /** Handles one input event. */
+  key(event: KeyEvent): void {
+    if (this.#exited || event.kind === "report") return;
+    if (this.#dialog) {
+      const result = this.#dialog.dialog.handle(event);
+      if (result.done) {
+        const { resolve } = this.#dialog;
+        this.#dialog = undefined;
+        resolve(result.value);
+      }
+      this.frame();
+      return;
+    }
+    if (event.kind === "key" && this.#special(event)) return;
+    const action = this.#options.editor.handle(event);
+    if (action.type === "submit") {
+      this.#options.remember?.(action.text);
+      this.submit(action.text);
+    }
+    this.frame();
+  }
+
+  /** Ctrl-C, Esc, Ctrl-D: true when handled here rather than by the editor. */
+  #special(event: Extract<KeyEvent, { kind: "key" }>): boolean {
+    const { editor } = this.#options;
+    if (event.ctrl && event.name === "c") {
+      if (this.#running) {
+        this.abort();
+      } else if (!editor.isEmpty) {
+        editor.clear();
+      } else if (this.#now() - this.#lastCtrlC < EXIT_CONFIRM_MS) {
+        this.exit();
+        return true;
+      } else {
+        this.#lastCtrlC = this.#now();
+        this.#hint = "press Ctrl-C again to exit";
+        setTimeout(() => {
+          this.#hint = undefined;
+          this.frame();
+        }, EXIT_CONFIRM_MS);
+      }
+      this.frame();
+      return true;
+    }
+    if (event.ctrl && event.name === "d" && editor.isEmpty) {
+      this.exit();
+      return true;
+    }
+    if (event.name === "escape" && !event.ctrl && !event.alt && this.#running) {
+      this.abort();
+      this.frame();
+      return true;
+    }
+    return false;
+  }
+
+  /** A submitted line: a command, a new turn, or a steering message while a turn runs. */
+  submit(text: string): void {
+    if (text.trim() === "") return;
+    const command = parseCommandLine(text);
+    const known = command && this.#options.commands.get(command.name);
+    if (command && known) {
+      if (this.#running && !known.whileRunning) {
+        this.notice(
+          `/${known.name} waits for the turn to end: press Esc to stop it first`,
+          "warning",
+        );
+        return;
+      }
+      this.#print(this.#options.view.user(text, this.#width()));
+      const run = async () => {
+        try {
+          await known.run(this.#options.commandContext(this), command.args);
+        } catch (error) {
+          this.notice(error instanceof Error ? error.message : String(error), "error");
+        }
+        this.frame();
+      };
+      if (this.#running) run();
+      else this.idle = run();
+      return;
+    }
+    if (command) {
+      this.notice(`Unknown command "/${command.name}": /help lists them`, "error");
+      return;
+    }
+    if (this.#running) {
+      this.#queue.push(text);
+      this.#options.view.queued([...this.#queue]);
+      this.frame();
+      return;
+    }
+    this.idle = this.#turn(text);
+  }
+
+  /** Stops the running turn: the model call and its tool processes are cancelled. */
+  abort(): void {
+    this.#running?.abort();
+  }
+
+  /** Shows `dialog` in place of the editor until it is done, or until `signal` fires. */
+  pick<T>(dialog: Dialog<T>, signal?: AbortSignal): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = { dialog, resolve } as {
+        dialog: Dialog<unknown>;
+        resolve: (v: unknown) => void;
+      };
+      this.#dialog = entry;
+      signal?.addEventListener("abort", () => {
+        if (this.#dialog === entry) this.#dialog = undefined;
+        this.frame();
+        reject(new Error("cancelled"));
+      }, { once: true });
+      this.frame();
+    });
+  }
+
+  /** Writes a notice line into the transcript. */
+  notice(text: string, kind: "info" | "warning" | "error" = "info"): void {
+    this.#print(this.#options.view.notice(text, kind, this.#width()));
+  }
+
+  /** Writes finished lines into the transcript. */
+  print(lines: string[]): void {
+    this.#print(lines);
+  }
+
+  /** Feeds one agent event to the view (the conversation's emit). */
+  event(event: AgentEvent): void {
+    if (event.type === "assistant_message" && event.usage) this.#count(event.usage, event.cost);
+    const lines = this.#options.view.apply(event, this.#width());
+    if (event.type === "steering") this.#options.view.queued([...this.#queue]);
+    if (lines.length > 0) this.#options.screen.commit(lines);
+    this.#scheduleFrame();
+  }
+
+  /** Leaves the session: aborts a running turn and tells the owner. */
+  exit(): void {
+    if (this.#exited) return;
+    this.#exited = true;
+    this.abort();
+    if (this.#ticker !== undefined) clearInterval(this.#ticker);
+    this.#options.onExit();
+  }
+
+  /** Redraws the live region now. */
+  frame(): void {
+    if (this.#exited) return;
+    const { view, editor, theme, screen } = this.#options;
+    const width = this.#width();
+    const lines = view.live(width);
+    let cursor: { row: number; col: number } | undefined;
+    if (this.#dialog) {
+      lines.push(...this.#dialog.dialog.render(width));
+    } else {
+      const edited = editor.render(width, theme, {
+        placeholder: this.#running
+          ? "queue a message for the agent…"
+          : "ask tern, or / for commands",
+      });
+      cursor = { row: lines.length + edited.cursor.row, col: edited.cursor.col };
+      lines.push(...edited.lines);
+    }
+    lines.push(...statusLine(this.#statusInfo(), width, theme));
+    screen.render(lines, cursor);
+  }
+
+  #scheduleFrame(): void {
+    if (this.#frameScheduled) return;
+    this.#frameScheduled = true;
+    setTimeout(() => {
+      this.#frameScheduled = false;
+      this.frame();
+    }, 16);
+  }
+
+  #statusInfo(): StatusInfo {
+    const info = { ...this.#options.status() };
+    info.tokens = this.#usage.tokens;
+    if (this.#usage.cost !== undefined) info.cost = this.#usage.cost;
+    const window = this.#options.contextWindow();
+    if (this.#usage.contextTokens !== undefined && window > 0) {
+      info.contextPercent = Math.round((this.#usage.contextTokens / window) * 100);
+    }
+    if (this.#running) {
+      info.busy = `working ${((this.#now() - this.#turnStarted) / 1000).toFixed(1)}s`;
+      info.hint = this.#hint ?? "Esc to stop";
+    } else if (this.#hint) {
+      info.hint = this.#hint;
+    }
+    return info;
+  }
+
+  async #turn(text: string): Promise<void> {
+    const controller = new AbortController();
+    this.#running = controller;
+    this.#turnStarted = this.#now();
+    this.#ticker = setInterval(() => this.frame(), 100);
+    this.#print(this.#options.view.user(text, this.#width()));
+    this.frame();
+    let result: TurnResult | undefined;
+    try {
+      const prepared = await this.#options.prepareMessage(text);
+      for (const note of prepared.notes) this.notice(note, "warning");
+      const conversation = await this.#options.conversation();
+      result = await conversation.turn(prepared.text, {
+        signal: controller.signal,
+        steering: () => this.#drainQueue(),
+      });
+    } catch (error) {
+      this.notice(error instanceof Error ? error.message : String(error), "error");
+    } finally {
+      clearInterval(this.#ticker);
+      this.#ticker = undefined;
+      this.#running = undefined;
+      if (result?.exitReason === "CANCELLED") this.#options.view.reset();
+    }
+    this.frame();
+    // Messages queued after the last model call start the next turn.
+    const queued = this.#drainQueue();
+    if (queued.length > 0 && !this.#exited) await this.#turn(queued.join("\n\n"));
+  }
+
+  #drainQueue(): string[] {
+    const queued = this.#queue;
+    this.#queue = [];
+    this.#options.view.queued([]);
+    return queued;
+  }
+
+  #count(usage: Usage, cost: number | undefined): void {
+    const total = this.#usage;
+    total.tokens += usage.inputTokens + usage.outputTokens;
+    if (cost !== undefined) total.cost = (total.cost ?? 0) + cost;
+    total.contextTokens = usage.inputTokens + usage.outputTokens;
+  }
+
+  #print(lines: string[]): void {
+    if (lines.length > 0) this.#options.screen.commit(lines);
+    this.frame();
+  }
+
+  #width(): number {
+    return Math.max(20, this.#options.screen.columns());
+  }
+
+  #now(): number {
+    return (this.#options.now ?? Date.now)();
+  }
+}

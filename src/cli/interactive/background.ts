@@ -1,0 +1,103 @@
+/**
+ * What the interactive session loads behind the first prompt: remembered facts (for the system
+ * prompt, /save and /memory), the workspace baseline /diff compares with, and the syntax
+ * highlighter. Each starts after the first frame and is awaited only by what needs it.
+ */
+import type { TernConfig } from "../../config/mod.ts";
+import { type Fact, memoryPromptSection, MemoryStore } from "../../memory/facts.ts";
+import { loadHighlighter } from "../../tui/highlight.ts";
+import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff.ts";
+import { readEnv } from "../run.ts";
+
+export interface BackgroundServices {
+  /** Starts the loads; called once the prompt is on screen. */
+  start(): void;
+  /** The remembered facts as a system prompt section (empty until loaded). */
+  memorySection(): string | undefined;
+  memory(): Promise<MemoryStore>;
+  /** Workspace changes since the session began; undefined outside a git repository. */
+  diff(): Promise<{ patch: string; files: string[]; notes: string[] } | undefined>;
+  /** A new session began: take a new baseline. */
+  resetBaseline(): void;
+  /** Models the /model picker offers: the current provider's first, then usable others. */
+  models(config: TernConfig): Promise<Array<{ provider: string; model: string; detail: string }>>;
+}
+
+export function backgroundServices(
+  options: { workspace: string; ternHome: string },
+): BackgroundServices {
+  const { workspace, ternHome } = options;
+  let memory: Promise<MemoryStore> | undefined;
+  let facts: readonly Fact[] = [];
+  let baseline: Promise<Baseline | undefined> | undefined;
+  const git = { path: readEnv("PATH"), home: readEnv("HOME") };
+  const openMemory = () =>
+    memory ??= MemoryStore.open(ternHome, workspace).then((store) => {
+      facts = store.list();
+      return store;
+    });
+  const takeBaseline = () => baseline = captureBaseline(workspace, git).catch(() => undefined);
+  return {
+    start() {
+      openMemory().catch(() => {});
+      takeBaseline();
+      loadHighlighter().catch(() => {});
+    },
+    memorySection() {
+      return memoryPromptSection(facts);
+    },
+    async memory() {
+      const store = await openMemory();
+      // /save and /memory rm change the list: the next turn's prompt reads it again.
+      return new Proxy(store, {
+        get(target, key, receiver) {
+          const value = Reflect.get(target, key, receiver);
+          if (key !== "add" && key !== "forget" || typeof value !== "function") return value;
+          return async (...args: unknown[]) => {
+            const result = await value.apply(target, args);
+            facts = target.list();
+            return result;
+          };
+        },
+      });
+    },
+    async diff() {
+      const base = await (baseline ?? takeBaseline());
+      if (base === undefined) return undefined;
+      return await workspaceDiff(workspace, base, git);
+    },
+    resetBaseline() {
+      takeBaseline();
+    },
+    async models(config) {
+      const { configuredCatalog, resolveNamedProvider } = await import("../../llm/setup.ts");
+      const catalog = configuredCatalog(config);
+      const current = config.provider ?? catalog.providerOf(config.model) ?? "";
+      const usable = (name: string) => {
+        if (name === current) return true;
+        try {
+          const provider = resolveNamedProvider(name, config, {
+            primary: false,
+            baseUrl: undefined,
+          });
+          return provider !== undefined && (provider.apiKey !== undefined || !provider.keyRequired);
+        } catch {
+          return false;
+        }
+      };
+      const entries = catalog.entries().filter((entry) =>
+        entry.provider !== "" && usable(entry.provider)
+      );
+      entries.sort((a, b) => Number(b.provider === current) - Number(a.provider === current));
+      const list = entries.map((entry) => ({
+        provider: entry.provider,
+        model: entry.id,
+        detail: `${Math.round(entry.contextWindow / 1000)}k${entry.reasoning ? " · thinking" : ""}`,
+      }));
+      if (!list.some((m) => m.model === config.model)) {
+        list.unshift({ provider: current, model: config.model, detail: "current" });
+      }
+      return list;
+    },
+  };
+}

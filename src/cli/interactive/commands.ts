@@ -1,0 +1,80 @@
+/**
+ * Slash commands: one registry for the built-in commands and those later features add
+ * (prompt templates appear as `/name`). A command gets the app through `CommandContext`.
+ */
+import type { Theme } from "../../tui/theme.ts";
+import type { Dialog } from "../../tui/dialogs.ts";
+import type { Session } from "../../session/session.ts";
+import type { TernConfig } from "../../config/mod.ts";
+import type { Conversation } from "../conversation.ts";
+
+/** What a command can do to the interactive session. */
+export interface CommandContext {
+  readonly workspace: string;
+  readonly theme: Theme;
+  /** Current settings (model, thinking, mode, profile, …). */
+  readonly config: TernConfig;
+  /** The conversation, once the models are connected. */
+  conversation(): Promise<Conversation>;
+  readonly session: Session;
+  /** Writes lines into the transcript (scrollback). */
+  print(lines: string[]): void;
+  /** A one-line notice in the transcript. */
+  notice(text: string, kind?: "info" | "warning" | "error"): void;
+  /** Shows a dialog in place of the editor until it is done. */
+  pick<T>(dialog: Dialog<T>): Promise<T>;
+  /** Terminal width in cells. */
+  width(): number;
+  /** Changes settings for the next turn (the sandbox reopens for mode and profile). */
+  configure(change: Partial<TernConfig>): Promise<void>;
+  /** Makes `session` the one the conversation appends to (the old one is closed). */
+  switchSession(session: Session, options?: { replay?: boolean }): Promise<void>;
+  /** Every registered command, for /help. */
+  commands(): readonly SlashCommand[];
+  /** Ends the interactive session. */
+  exit(): void;
+}
+
+export interface SlashCommand {
+  /** Without the slash. */
+  name: string;
+  /** One line for /help and completion. */
+  description: string;
+  /** Arguments, for /help (e.g. "[level]"). */
+  usage?: string;
+  /** May run while a turn is running (otherwise the person is asked to wait or press Esc). */
+  whileRunning?: boolean;
+  run(context: CommandContext, args: string): Promise<void> | void;
+}
+
+/** The slash commands by name. Later names replace earlier ones. */
+export class CommandRegistry {
+  readonly #commands = new Map<string, SlashCommand>();
+
+  constructor(commands: readonly SlashCommand[] = []) {
+    for (const command of commands) this.register(command);
+  }
+
+  register(command: SlashCommand): void {
+    this.#commands.set(command.name, command);
+  }
+
+  get(name: string): SlashCommand | undefined {
+    return this.#commands.get(name);
+  }
+
+  /** Sorted by name. */
+  list(): SlashCommand[] {
+    return [...this.#commands.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+}
+
+/**
+ * `/name rest` split into the command name and its argument text; undefined when `text` is
+ * not a command (no leading slash, or a path such as `/usr/bin`: a slash inside the name).
+ */
+export function parseCommandLine(text: string): { name: string; args: string } | undefined {
+  const match = /^\/([A-Za-z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!match) return undefined;
+  return { name: match[1].toLowerCase(), args: (match[2] ?? "").trim() };
+}

@@ -1,0 +1,170 @@
+/** Slash commands about sessions: /new, /resume, /tree, /fork, /sessions, /compact. */
+import { selectDialog } from "../../tui/dialogs.ts";
+import { compactionSettings, compactSession } from "../../agent/session_turn.ts";
+import { moveLeaf } from "../../session/branch.ts";
+import { forkSession } from "../../session/fork.ts";
+import { findSession, listSessions, type SessionInfo } from "../../session/paths.ts";
+import { Session } from "../../session/session.ts";
+import { SessionTree } from "../../session/tree.ts";
+import type { SessionEntry } from "../../session/types.ts";
+import { VERSION } from "../../version.ts";
+import { describeEntry } from "../session_text.ts";
+import type { CommandContext, SlashCommand } from "./commands.ts";
+
+export function sessionCommands(): SlashCommand[] {
+  return [
+    {
+      name: "new",
+      description: "start a new session in this directory",
+      run: async (context) => {
+        const session = Session.create(context.config.ternHome, {
+          cwd: context.workspace,
+          ternVersion: VERSION,
+        });
+        await context.switchSession(session);
+        context.notice(`new session ${session.id.slice(0, 8)}`);
+      },
+    },
+    {
+      name: "resume",
+      description: "continue another session of this directory (a picker without an id)",
+      usage: "[id]",
+      run: async (context, args) => {
+        const path = args === "" ? await pickSession(context) : await findOne(context, args);
+        if (path === undefined) return;
+        if (path === context.session.path) {
+          context.notice("that is the current session");
+          return;
+        }
+        const session = await Session.open(path);
+        await context.switchSession(session, { replay: true });
+        context.notice(`resumed session ${session.id.slice(0, 8)}`);
+      },
+    },
+    {
+      name: "tree",
+      description: "continue from any entry of this session (a new branch)",
+      run: async (context) => {
+        const { session } = context;
+        const rows = treeRows(session.entries);
+        if (rows.length === 0) {
+          context.notice("the session has no entries yet");
+          return;
+        }
+        const leaf = session.leafId;
+        const picked = await context.pick(selectDialog({
+          theme: context.theme,
+          title: "Continue from",
+          items: rows.map((row) => ({
+            label: `${"  ".repeat(row.depth)}${row.entry.id === leaf ? "● " : ""}${
+              describeEntry(row.entry)
+            }`,
+            detail: row.entry.id,
+            value: row.entry.id,
+          })),
+          filterable: true,
+          initial: Math.max(0, rows.findIndex((row) => row.entry.id === leaf)),
+        }));
+        if (picked === undefined || picked === leaf) return;
+        moveLeaf(session, picked);
+        await context.switchSession(session, { replay: true });
+        context.notice(`continuing from ${picked}: ${describeEntry(session.get(picked)!)}`);
+      },
+    },
+    {
+      name: "fork",
+      description: "copy this session's current path into a new session and continue there",
+      run: async (context) => {
+        const fork = await forkSession(context.config.ternHome, context.session.path, {
+          ternVersion: VERSION,
+        });
+        await context.switchSession(fork);
+        context.notice(`forked into session ${fork.id.slice(0, 8)}`);
+      },
+    },
+    {
+      name: "sessions",
+      description: "sessions of this directory, newest first",
+      whileRunning: true,
+      run: async (context) => {
+        const sessions = await listSessions(context.config.ternHome, { cwd: context.workspace });
+        if (sessions.length === 0) {
+          context.notice("no sessions yet");
+          return;
+        }
+        context.print(sessions.slice(0, 20).map((info) => sessionLabel(info, context)));
+      },
+    },
+    {
+      name: "compact",
+      description: "summarise the older part of the conversation now",
+      usage: "[focus]",
+      run: async (context, args) => {
+        const conversation = await context.conversation();
+        const { config } = conversation;
+        const entry = await compactSession(context.session, {
+          provider: conversation.provider,
+          model: config.model,
+          settings: compactionSettings(config.contextWindow, config.compactAt),
+          focus: args || undefined,
+        });
+        if (!entry) {
+          context.notice("nothing to compact: the whole conversation is recent enough to keep");
+          return;
+        }
+        context.notice(
+          `compacted ${entry.summarised.length} entries: ${entry.tokensBefore} → ` +
+            `${entry.tokensAfter} tokens${entry.fallback ? " (fallback summary)" : ""}`,
+        );
+      },
+    },
+  ];
+}
+
+async function pickSession(context: CommandContext): Promise<string | undefined> {
+  const sessions = await listSessions(context.config.ternHome, { cwd: context.workspace });
+  if (sessions.length === 0) {
+    context.notice("no sessions to resume in this directory");
+    return undefined;
+  }
+  return await context.pick(selectDialog({
+    theme: context.theme,
+    title: "Resume session",
+    items: sessions.map((info) => ({
+      label: sessionLabel(info, context),
+      detail: info.id,
+      value: info.path,
+    })),
+    filterable: true,
+  }));
+}
+
+async function findOne(context: CommandContext, ref: string): Promise<string> {
+  return await findSession(context.config.ternHome, ref, context.workspace);
+}
+
+function sessionLabel(info: SessionInfo, context: CommandContext): string {
+  const when = info.modified.toISOString().slice(0, 16).replace("T", " ");
+  const current = info.path === context.session.path ? " (current)" : "";
+  return `${info.id.slice(0, 8)}  ${when}  ${info.firstUserText ?? "(no messages)"}${current}`;
+}
+
+/** Every entry in tree order (depth first, children in file order), with its depth. */
+export function treeRows(
+  entries: readonly SessionEntry[],
+): Array<{ entry: SessionEntry; depth: number }> {
+  const tree = new SessionTree(entries);
+  const rows: Array<{ entry: SessionEntry; depth: number }> = [];
+  // Only forks deepen the indentation: a straight run of entries stays at one depth.
+  const stack = [...tree.roots].reverse().map((entry) => ({ entry, depth: 0 }));
+  while (stack.length > 0) {
+    const { entry, depth } = stack.pop()!;
+    rows.push({ entry, depth });
+    const children = tree.children(entry.id);
+    const childDepth = children.length > 1 ? depth + 1 : depth;
+    for (let i = children.length - 1; i >= 0; i--) {
+      stack.push({ entry: children[i], depth: childDepth });
+    }
+  }
+  return rows;
+}

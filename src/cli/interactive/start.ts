@@ -1,0 +1,216 @@
+/**
+ * `tern` with no task: the interactive session. The prompt is drawn before anything slow
+ * happens; the models, the sandbox worker, the memory, the workspace baseline and the syntax
+ * highlighter are connected or loaded in the background (no network call on the start path).
+ */
+import { loadConfig, type TernConfig } from "../../config/mod.ts";
+import type { AgentEvent } from "../../core/events.ts";
+import type { AskPerson } from "../../sandbox/review.ts";
+import { Editor } from "../../tui/editor.ts";
+import { History } from "../../tui/history.ts";
+import { completePath, expandMentions } from "../../tui/mentions.ts";
+import { permissionDialog } from "../../tui/dialogs.ts";
+import { themeFor, wantsColor } from "../../tui/theme.ts";
+import { TranscriptView } from "../../tui/view.ts";
+import type { StatusInfo } from "../../tui/status.ts";
+import { checkSandboxConfig } from "../sandbox_config.ts";
+import { Conversation } from "../conversation.ts";
+import { connectModels, readEnv, resolveWorkspace, type RunFlags, shellSourceEnv } from "../run.ts";
+import { applySessionSettings, openRunSession } from "../run_session.ts";
+import { InteractiveApp } from "./app.ts";
+import { type CommandContext, CommandRegistry } from "./commands.ts";
+import { settingsCommands } from "./settings_commands.ts";
+import { sessionCommands } from "./session_commands.ts";
+import { proposedDiff } from "./proposed_diff.ts";
+import { transcriptLines } from "./replay_lines.ts";
+import { openDisplay } from "./display.ts";
+import { backgroundServices } from "./background.ts";
+
+/** Runs the interactive session until the person leaves; returns the exit code. */
+export async function runInteractive(flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
+  const sources = { ...loaded.sources };
+  const home = readEnv("HOME");
+  const rules = await checkSandboxConfig(loaded.config, workspace, home);
+  const pickAtStart = flags.session?.resume === "";
+  let session = await openRunSession(pickAtStart ? {} : flags.session ?? {}, {
+    ternHome: loaded.config.ternHome,
+    workspace,
+  });
+  let config: TernConfig = applySessionSettings(loaded.config, sources, session.state());
+  const interactive = Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
+  const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
+  const view = new TranscriptView({ theme, workspace });
+  const history = await History.open(`${config.ternHome}/history.jsonl`);
+  const commands = new CommandRegistry();
+  const editor = new Editor({
+    history,
+    commands: () => commands.list().map(({ name, description }) => ({ name, description })),
+    paths: (partial) => completePath(workspace, partial),
+    onChange: () => app.frame(),
+  });
+  const services = backgroundServices({ workspace, ternHome: config.ternHome });
+  let sandboxState: StatusInfo["sandbox"] = config.noSandbox ? "off" : "starting";
+  let exited!: () => void;
+  const done = new Promise<void>((resolve) => exited = resolve);
+  const display = await openDisplay({
+    interactive,
+    onKey: (event) => app.key(event),
+    onResize: () => app.frame(),
+    onEnd: () => app.exit(),
+  });
+
+  const person: AskPerson | undefined = interactive
+    ? async (request, signal) =>
+      await app.pick(
+        permissionDialog(request, { theme, diff: await proposedDiff(request, workspace) }),
+        signal,
+      )
+    : undefined;
+
+  let connecting: Promise<Conversation> | undefined;
+  const connect = (): Promise<Conversation> =>
+    connecting ??= connectModels(config, sources, session.state()).then(
+      ({ setup, config: used }) => {
+        config = used;
+        const conversation = new Conversation({
+          workspace,
+          config,
+          provider: setup.router,
+          session,
+          rules,
+          emit: (event: AgentEvent) => app.event(event),
+          person,
+          env: shellSourceEnv(),
+          home,
+          memory: () => services.memorySection(),
+          onSandboxOpen: (sandbox) => {
+            sandboxState = config.noSandbox
+              ? "off"
+              : sandbox.runtime.shellKind === "unavailable"
+              ? "unsandboxed"
+              : "bubblewrap";
+            if (sandbox.runtime.shellKind === "unavailable") {
+              app.notice(sandbox.runtime.shellNote ?? "bubblewrap is not available", "warning");
+            }
+            app.frame();
+          },
+        });
+        return conversation;
+      },
+    );
+  // A failed connection (an unknown provider, a missing key) is reported at the next turn and
+  // tried again then, after /model or /provider changes.
+  const conversation = () =>
+    connect().catch((error) => {
+      connecting = undefined;
+      throw error;
+    });
+
+  const context = (self: InteractiveApp): CommandContext => ({
+    workspace,
+    theme,
+    get config() {
+      return config;
+    },
+    get session() {
+      return session;
+    },
+    conversation,
+    print: (lines) => self.print(lines),
+    notice: (text, kind) => self.notice(text, kind),
+    pick: (dialog) => self.pick(dialog),
+    width: () => display.columns(),
+    configure: async (change) => {
+      const reconnect = change.model !== undefined || change.provider !== undefined;
+      config = { ...config, ...change };
+      if (change.model !== undefined) sources.model = "command line";
+      if (change.provider !== undefined) sources.provider = "command line";
+      if (!connecting) return;
+      const current = await conversation();
+      if (reconnect) {
+        const { setup, config: used } = await connectModels(config, sources);
+        config = used;
+        await current.update({ config, provider: setup.router });
+      } else {
+        await current.update({ config });
+      }
+      if (change.profile !== undefined || change.mode !== undefined) {
+        sandboxState = config.noSandbox ? "off" : "starting";
+        current.warm().catch(() => {});
+      }
+    },
+    switchSession: async (next, options) => {
+      if (next !== session) {
+        session.closeOrDiscard();
+        session = next;
+        config = applySessionSettings(config, {}, session.state());
+        if (connecting) await (await conversation()).update({ session, config });
+        services.resetBaseline();
+      }
+      if (options?.replay) {
+        self.print(transcriptLines(session.state(), view, theme, display.columns()));
+      }
+    },
+    commands: () => commands.list(),
+    exit: () => self.exit(),
+  });
+
+  for (
+    const command of [
+      ...settingsCommands({
+        models: () => services.models(config),
+        memory: () => services.memory(),
+        diff: () => services.diff(),
+      }),
+      ...sessionCommands(),
+    ]
+  ) commands.register(command);
+
+  const app: InteractiveApp = new InteractiveApp({
+    screen: display,
+    theme,
+    view,
+    editor,
+    commands,
+    status: () => ({
+      cwd: workspace,
+      home,
+      model: config.model,
+      provider: config.provider,
+      thinking: config.thinking,
+      mode: config.mode,
+      profile: config.profile,
+      sandbox: sandboxState,
+    }),
+    contextWindow: () => config.contextWindow,
+    commandContext: context,
+    conversation,
+    prepareMessage: async (text) => {
+      const expanded = await expandMentions(text, workspace);
+      return { text: expanded.text, notes: expanded.errors };
+    },
+    remember: (text) => history.add(text).catch(() => {}),
+    onExit: () => exited(),
+  });
+
+  app.frame();
+  // After the first frame: the prompt is usable; everything else loads behind it.
+  services.start();
+  connect().then((c) => c.warm()).catch(() => {});
+  for (const warning of session.warnings) app.notice(warning, "warning");
+  if (pickAtStart) app.submit("/resume");
+  else if (session.state().items.length > 0) {
+    app.print(transcriptLines(session.state(), view, theme, display.columns()));
+  }
+  if (!interactive) display.lines((line) => app.submit(line), () => app.idle);
+
+  await done;
+  await app.idle.catch(() => {});
+  if (connecting) await connecting.then((c) => c.close(), () => {});
+  display.close();
+  session.closeOrDiscard();
+  console.error(`tern: session ${session.id.slice(0, 8)} (continue it with tern -c)`);
+  return 0;
+}

@@ -1,0 +1,282 @@
+/**
+ * Explicit long-term facts: what the person asked tern to remember (`/save`). Two append-only
+ * JSONL files under the tern home, one line per fact `{id, text, scope, created}`:
+ * `<ternHome>/memory/user.jsonl` (every workspace) and
+ * `<ternHome>/memory/projects/<encoded workspace>.jsonl` (one workspace). Forgetting appends a
+ * `{"type":"forget","id":…,"at":…}` tombstone; nothing is rewritten. A load skips torn or
+ * malformed lines and lines of unknown types, and the next append steps over a torn last line.
+ */
+import { dirname, join, resolve } from "node:path";
+import { TernError } from "../core/errors.ts";
+
+/** Where a fact applies: this workspace only, or every workspace of the person. */
+export type FactScope = "project" | "user";
+
+/** One remembered fact. */
+export interface Fact {
+  /** 8 lowercase hex digits, unique among the facts of both files. */
+  id: string;
+  /** One line: whitespace and control characters collapsed to single spaces. */
+  text: string;
+  scope: FactScope;
+  /** ISO time of `add`. */
+  created: string;
+}
+
+/** The longest fact, in characters (code points), after whitespace is collapsed. */
+export const MAX_FACT_CHARS = 2_000;
+/** At most this many facts reach the system prompt: the newest. */
+export const MAX_PROMPT_FACTS = 100;
+/** At most this many characters of fact lines reach the system prompt. */
+export const MAX_PROMPT_CHARS = 8_000;
+
+/** Exit code of a bad fact or fact id (EXIT_USAGE in src/cli, a layer above). */
+const EXIT_USAGE = 2;
+const ID = /^[0-9a-f]{8}$/;
+/** Runs of whitespace and control characters: a fact is one line. */
+const SPACING = /[\s\p{Cc}]+/gu;
+const encoder = new TextEncoder();
+
+/** `<ternHome>/memory/user.jsonl`: facts for every workspace. */
+export function userFactsPath(ternHome: string): string {
+  return join(ternHome, "memory", "user.jsonl");
+}
+
+/**
+ * `<ternHome>/memory/projects/<encoded workspace>.jsonl`: facts for one workspace. The name is
+ * made like a session folder's (see `encodeCwd` in src/session/paths.ts), so the same
+ * workspace string gives the same name in both places; pass the real absolute path.
+ */
+export function projectFactsPath(ternHome: string, workspace: string): string {
+  return join(ternHome, "memory", "projects", `${encodeWorkspace(resolve(workspace))}.jsonl`);
+}
+
+/** The facts of one person in one workspace, loaded once and appended to. */
+export class MemoryStore {
+  readonly #paths: Readonly<Record<FactScope, string>>;
+  #facts: Record<FactScope, Fact[]> = { user: [], project: [] };
+  /** Every id seen, forgotten ones included, so that a new fact never reuses one. */
+  #ids = new Set<string>();
+
+  private constructor(paths: Record<FactScope, string>) {
+    this.#paths = paths;
+  }
+
+  /** Loads both files of `workspace`; missing files mean no facts (nothing is created yet). */
+  static async open(ternHome: string, workspace: string): Promise<MemoryStore> {
+    const store = new MemoryStore({
+      user: userFactsPath(ternHome),
+      project: projectFactsPath(ternHome, workspace),
+    });
+    await store.reload();
+    return store;
+  }
+
+  /** Reads both files again, picking up what other tern processes wrote. */
+  async reload(): Promise<void> {
+    const ids = new Set<string>();
+    this.#facts = {
+      user: await readFacts(this.#paths.user, "user", ids),
+      project: await readFacts(this.#paths.project, "project", ids),
+    };
+    this.#ids = ids;
+  }
+
+  /**
+   * Remembers `text` as one fact: whitespace (newlines included) collapsed to single spaces.
+   * A fact with the same text in the same scope is returned as it is, not saved twice.
+   * Creates the file (0600) and its folders (0700) when needed.
+   * @throws {TernError} (exit code 2) when the text is empty or longer than 2,000 characters.
+   */
+  async add(text: string, scope: FactScope): Promise<Fact> {
+    if (scope !== "project" && scope !== "user") {
+      throw new RangeError(`Unknown fact scope "${scope}": use "project" or "user"`);
+    }
+    const line = normalizeFactText(text);
+    const same = this.#facts[scope].find((fact) => fact.text === line);
+    if (same) return { ...same };
+    const fact: Fact = { id: this.#newId(), text: line, scope, created: new Date().toISOString() };
+    await appendLine(this.#paths[scope], JSON.stringify(fact));
+    this.#ids.add(fact.id);
+    this.#facts[scope].push(fact);
+    return { ...fact };
+  }
+
+  /**
+   * Forgets the one fact whose id starts with `idPrefix` (case-insensitive) by appending a
+   * tombstone to its file. Reloads first, so facts saved by another process count.
+   * @throws {TernError} (exit code 2) when no fact or more than one fact matches.
+   */
+  async forget(idPrefix: string): Promise<Fact> {
+    const prefix = idPrefix.trim().toLowerCase();
+    if (prefix === "") {
+      throw new TernError("Cannot forget a fact: give its id (see /memory)", {
+        exitCode: EXIT_USAGE,
+      });
+    }
+    await this.reload();
+    const matches = this.list().filter((fact) => fact.id.startsWith(prefix));
+    if (matches.length === 0) {
+      throw new TernError(`No remembered fact has an id starting "${idPrefix}"`, {
+        exitCode: EXIT_USAGE,
+      });
+    }
+    if (matches.length > 1) {
+      const ids = matches.map((fact) => `"${fact.id}"`).join(", ");
+      throw new TernError(
+        `Fact id "${idPrefix}" is ambiguous: it matches ${matches.length} facts: ${ids}`,
+        { exitCode: EXIT_USAGE },
+      );
+    }
+    const fact = matches[0];
+    const tombstone = { type: "forget", id: fact.id, at: new Date().toISOString() };
+    await appendLine(this.#paths[fact.scope], JSON.stringify(tombstone));
+    this.#facts[fact.scope] = this.#facts[fact.scope].filter((kept) => kept.id !== fact.id);
+    return fact;
+  }
+
+  /** The facts: user facts, then project facts, each oldest first. Copies. */
+  list(): Fact[] {
+    return [...this.#facts.user, ...this.#facts.project].map((fact) => ({ ...fact }));
+  }
+
+  #newId(): string {
+    const bytes = new Uint8Array(4);
+    for (;;) {
+      crypto.getRandomValues(bytes);
+      const id = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+      if (!this.#ids.has(id)) return id;
+    }
+  }
+}
+
+/**
+ * The system prompt section that carries `facts`, or undefined when there are none. Only the
+ * newest 100 facts, and only as many as fit in 8,000 characters, are included (a note says how
+ * many were left out); they are listed oldest first across both scopes, so where two disagree
+ * the later line is the newer word.
+ */
+export function memoryPromptSection(facts: readonly Fact[]): string | undefined {
+  if (facts.length === 0) return undefined;
+  const newestFirst = facts
+    .map((fact, index) => ({ fact, index }))
+    .sort((a, b) => compareText(b.fact.created, a.fact.created) || b.index - a.index);
+  const chosen: { fact: Fact; index: number; line: string }[] = [];
+  let chars = 0;
+  for (const { fact, index } of newestFirst) {
+    const line = `- ${fact.text}`;
+    if (chosen.length >= MAX_PROMPT_FACTS || chars + line.length + 1 > MAX_PROMPT_CHARS) break;
+    chosen.push({ fact, index, line });
+    chars += line.length + 1;
+  }
+  chosen.sort((a, b) => compareText(a.fact.created, b.fact.created) || a.index - b.index);
+  const left = facts.length - chosen.length;
+  return [
+    "Facts the person asked you to remember (from earlier sessions; newer lines come later and",
+    "win where two disagree):",
+    ...chosen.map((entry) => entry.line),
+    ...(left > 0 ? [`(${left} older ${left === 1 ? "fact was" : "facts were"} left out.)`] : []),
+  ].join("\n");
+}
+
+/** `text` as one fact line. @throws {TernError} (exit code 2) when empty or too long. */
+function normalizeFactText(text: string): string {
+  const line = text.replace(SPACING, " ").trim();
+  if (line === "") {
+    throw new TernError("Cannot remember an empty fact: give the text to save", {
+      exitCode: EXIT_USAGE,
+    });
+  }
+  const length = Array.from(line).length;
+  if (length > MAX_FACT_CHARS) {
+    throw new TernError(
+      `Cannot remember a fact of ${length.toLocaleString("en-US")} characters: ` +
+        `the limit is ${MAX_FACT_CHARS.toLocaleString("en-US")}`,
+      { exitCode: EXIT_USAGE },
+    );
+  }
+  return line;
+}
+
+/** The live facts of one file; adds every id it sees (forgotten ones too) to `ids`. */
+async function readFacts(path: string, scope: FactScope, ids: Set<string>): Promise<Fact[]> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  const facts = new Map<string, Fact>();
+  for (const line of text.split("\n")) {
+    const value = parseLine(line);
+    if (value === undefined || typeof value.id !== "string" || !ID.test(value.id)) continue;
+    if (value.type === "forget") {
+      facts.delete(value.id);
+      ids.add(value.id);
+    } else if (value.type === undefined && isFact(value, scope) && !ids.has(value.id)) {
+      facts.set(value.id, { id: value.id, text: value.text, scope, created: value.created });
+      ids.add(value.id);
+    }
+  }
+  return [...facts.values()];
+}
+
+function isFact(
+  value: Record<string, unknown>,
+  scope: FactScope,
+): value is Record<string, unknown> & { text: string; created: string } {
+  return typeof value.text === "string" && value.text !== "" &&
+    typeof value.created === "string" && value.scope === scope;
+}
+
+function parseLine(line: string): Record<string, unknown> | undefined {
+  if (line.trim() === "") return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? value as Record<string, unknown>
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Appends `json` as one line, written whole under an exclusive lock so that two tern processes
+ * never interleave, starting with "\n" when the file ends in a torn line.
+ */
+async function appendLine(path: string, json: string): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  using file = await Deno.open(path, { read: true, append: true, create: true, mode: 0o600 });
+  await file.lock(true);
+  const size = (await file.stat()).size;
+  let torn = false;
+  if (size > 0) {
+    const last = new Uint8Array(1);
+    await file.seek(size - 1, Deno.SeekMode.Start);
+    torn = (await file.read(last)) === 1 && last[0] !== 0x0a;
+  }
+  const bytes = encoder.encode(torn ? `\n${json}\n` : `${json}\n`);
+  let written = 0;
+  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+}
+
+/**
+ * The rule of `encodeCwd` in src/session/paths.ts (memory sits below session, so it is copied,
+ * and a test keeps the two equal): the path without its leading "/", characters outside
+ * `[A-Za-z0-9._-]` made "-", cut to 80, then "-" and the 32-bit FNV-1a hash in 8 hex digits.
+ */
+function encodeWorkspace(workspace: string): string {
+  const readable = workspace.replace(/^\//, "").replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 80);
+  let hash = 0x811c9dc5;
+  for (const byte of encoder.encode(workspace)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `${readable}-${hash.toString(16).padStart(8, "0")}`;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

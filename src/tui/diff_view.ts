@@ -1,0 +1,142 @@
+/** Unified diffs for edits: made with jsdiff, shown coloured, counted for a one-line summary. */
+import { createTwoFilesPatch } from "diff";
+import { clipToWidth } from "./clip.ts";
+import { cleanText } from "./format.ts";
+import type { Theme } from "./theme.ts";
+
+/** Lines of a diff kept before elision in `renderDiff`. */
+const DEFAULT_MAX_LINES = 60;
+
+type Kind = "header" | "meta" | "hunk" | "added" | "removed" | "context" | "note";
+
+/**
+ * A unified diff of `before` → `after` with `--- a/path` and `+++ b/path` headers and `context`
+ * lines around each change (default 3); "" when the texts are equal.
+ */
+export function unifiedDiff(path: string, before: string, after: string, context = 3): string {
+  if (before === after) return "";
+  const patch = createTwoFilesPatch(`a/${path}`, `b/${path}`, before, after, undefined, undefined, {
+    context,
+  });
+  // jsdiff starts with a "====…" separator line that carries nothing.
+  return patch.startsWith("=") ? patch.slice(patch.indexOf("\n") + 1) : patch;
+}
+
+/**
+ * `patch` (unified diff text) as coloured lines, each cut to `width` cells: added lines green,
+ * removed red, hunk headers cyan, file headers bold, other metadata dim. A patch longer than
+ * `maxLines` (default 60) keeps its first and last lines, with a dim `… N more lines` line in
+ * place of the middle, so the result has at most `maxLines` lines. Escape sequences and control
+ * characters are removed and tabs become two spaces (`cleanText`).
+ */
+export function renderDiff(
+  patch: string,
+  width: number,
+  theme: Theme,
+  maxLines = DEFAULT_MAX_LINES,
+): string[] {
+  const lines = patchLines(patch);
+  const kinds = classify(lines);
+  const cells = Math.max(1, Math.floor(width));
+  const style = (index: number) => paint(kinds[index], clipToWidth(lines[index], cells), theme);
+  const limit = Math.max(1, Math.floor(maxLines));
+  if (lines.length <= limit) return lines.map((_, index) => style(index));
+  const head = Math.ceil((limit - 1) / 2);
+  const tail = limit - 1 - head;
+  const hidden = lines.length - head - tail;
+  const marker = theme.dim(clipToWidth(`… ${hidden} more lines`, cells));
+  const shown: string[] = [];
+  for (let index = 0; index < head; index++) shown.push(style(index));
+  shown.push(marker);
+  for (let index = lines.length - tail; index < lines.length; index++) shown.push(style(index));
+  return shown;
+}
+
+/** Lines added and removed in `patch` (headers are not counted, even when they look alike). */
+export function diffSummary(patch: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const kind of classify(patchLines(patch))) {
+    if (kind === "added") added++;
+    else if (kind === "removed") removed++;
+  }
+  return { added, removed };
+}
+
+function patchLines(patch: string): string[] {
+  if (patch === "") return [];
+  const lines = cleanText(patch).split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+/** Outside a counted hunk (a hand-written or miscounted patch), the first character decides. */
+const LOOSE_KINDS: Record<string, Kind> = {
+  "+": "added",
+  "-": "removed",
+  " ": "context",
+  "\\": "note",
+};
+
+const HUNK = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/;
+
+/**
+ * What each line is. Inside a hunk the header's line counts decide, so a removed line that
+ * reads "--- x" is a removal and not a file header.
+ */
+function classify(lines: readonly string[]): Kind[] {
+  const kinds: Kind[] = [];
+  let oldLeft = 0;
+  let newLeft = 0;
+  for (const line of lines) {
+    const first = line[0];
+    if (oldLeft > 0 || newLeft > 0) {
+      if (first === "+") {
+        newLeft--;
+        kinds.push("added");
+        continue;
+      }
+      if (first === "-") {
+        oldLeft--;
+        kinds.push("removed");
+        continue;
+      }
+      if (first === " " || line === "") {
+        oldLeft--;
+        newLeft--;
+        kinds.push("context");
+        continue;
+      }
+      if (first === "\\") {
+        kinds.push("note");
+        continue;
+      }
+      oldLeft = newLeft = 0; // a malformed hunk ends here; read the line as a header
+    }
+    const hunk = HUNK.exec(line);
+    if (hunk) {
+      oldLeft = Number(hunk[1] ?? 1);
+      newLeft = Number(hunk[2] ?? 1);
+      kinds.push("hunk");
+    } else if (line.startsWith("--- ") || line.startsWith("+++ ")) kinds.push("header");
+    else kinds.push(LOOSE_KINDS[first] ?? "meta");
+  }
+  return kinds;
+}
+
+function paint(kind: Kind, text: string, theme: Theme): string {
+  switch (kind) {
+    case "added":
+      return theme.green(text);
+    case "removed":
+      return theme.red(text);
+    case "hunk":
+      return theme.cyan(text);
+    case "header":
+      return theme.bold(text);
+    case "context":
+      return text;
+    default:
+      return theme.dim(text);
+  }
+}

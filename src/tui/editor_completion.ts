@@ -1,0 +1,110 @@
+/**
+ * Tab completion for the editor: what the cursor is completing (a slash command at the start of
+ * the text, or an `@path` mention), the candidates' common prefix and the list shown under the
+ * editor.
+ */
+import type { Theme } from "./theme.ts";
+import { truncateToWidth, visibleWidth } from "./width.ts";
+
+/** A slash command offered for completion; `name` with or without its leading "/". */
+export interface CommandInfo {
+  name: string;
+  description: string;
+}
+
+/** One candidate: `value` replaces the completed token. */
+export interface CompletionItem {
+  value: string;
+  description?: string;
+}
+
+/** The token being completed: `[start, end)` in line `row`, and the typed part. */
+export interface CompletionTarget {
+  kind: "command" | "path";
+  row: number;
+  start: number;
+  end: number;
+  partial: string;
+}
+
+/** An open candidate list. */
+export interface CompletionList {
+  target: CompletionTarget;
+  items: CompletionItem[];
+  selected: number;
+}
+
+/** Most rows of candidates shown at once. */
+export const MAX_SHOWN = 8;
+
+/**
+ * What Tab at (`row`, `col`) completes: a command when the text starts with "/" and the cursor is
+ * in that first word, a path when the word before the cursor starts with "@"; else undefined.
+ */
+export function completionTarget(
+  lines: readonly string[],
+  row: number,
+  col: number,
+): CompletionTarget | undefined {
+  const line = lines[row];
+  const before = line.slice(0, col);
+  if (row === 0 && before.startsWith("/") && !/\s/.test(before)) {
+    return { kind: "command", row, start: 0, end: col, partial: before };
+  }
+  const word = /(?:^|\s)(@\S*)$/.exec(before);
+  if (!word) return undefined;
+  const start = col - word[1].length + 1;
+  return { kind: "path", row, start, end: col, partial: word[1].slice(1) };
+}
+
+/** Commands whose "/name" starts with `partial` (which includes the "/"), in the given order. */
+export function commandItems(commands: CommandInfo[], partial: string): CompletionItem[] {
+  return commands
+    .map((command) => ({
+      value: command.name.startsWith("/") ? command.name : `/${command.name}`,
+      description: command.description,
+    }))
+    .filter((item) => item.value.startsWith(partial));
+}
+
+/** The longest prefix all `values` share, whole code points only. */
+export function commonPrefix(values: string[]): string {
+  if (values.length === 0) return "";
+  let prefix = values[0];
+  for (const value of values.slice(1)) {
+    let n = 0;
+    while (n < prefix.length && n < value.length && prefix[n] === value[n]) n++;
+    prefix = prefix.slice(0, n);
+  }
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? prefix.slice(0, -1) : prefix;
+}
+
+/** What follows an accepted candidate: nothing after a directory, a space otherwise. */
+export function acceptSuffix(value: string): string {
+  return value.endsWith("/") ? "" : " ";
+}
+
+/**
+ * The list lines: at most `MAX_SHOWN` candidates around the selected one, which is marked with
+ * "›" and shown inverse; descriptions dimmed after the values. Every line fits `width`.
+ */
+export function renderCompletions(list: CompletionList, width: number, theme: Theme): string[] {
+  const first = Math.min(
+    Math.max(0, list.selected - MAX_SHOWN + 1),
+    Math.max(0, list.items.length - MAX_SHOWN),
+  );
+  const shown = list.items.slice(first, first + MAX_SHOWN);
+  const column = Math.min(
+    Math.max(...shown.map((item) => visibleWidth(item.value))),
+    Math.max(8, Math.floor(width / 2)),
+  );
+  return shown.map((item, i) => {
+    const selected = first + i === list.selected;
+    const value = truncateToWidth(item.value, column);
+    const padded = value + " ".repeat(Math.max(0, column - visibleWidth(value)));
+    const label = selected ? theme.inverse(padded) : padded;
+    const description = item.description ? "  " + theme.dim(item.description) : "";
+    return truncateToWidth((selected ? "› " : "  ") + label + description, width);
+  });
+}

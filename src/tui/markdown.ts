@@ -1,0 +1,143 @@
+/**
+ * Assistant Markdown to terminal lines: marked's lexer, our own rendering. Blocks are separated
+ * by one blank line and every line fits the width. Unfinished Markdown (a stream cut anywhere)
+ * renders as far as it goes: an unclosed fence is a code block to the end.
+ */
+import { Lexer, type MarkedToken, type Token, type Tokens } from "marked";
+import wrapAnsi from "wrap-ansi";
+import { clipToWidth } from "./clip.ts";
+import { cleanText } from "./format.ts";
+import { highlightCode } from "./highlight.ts";
+import { decodeEntities, renderInline } from "./markdown_inline.ts";
+import { renderTable } from "./markdown_table.ts";
+import type { Theme } from "./theme.ts";
+import { visibleWidth, wrapText } from "./width.ts";
+
+export { highlightCode, highlighterReady, loadHighlighter } from "./highlight.ts";
+export { splitStable } from "./markdown_stream.ts";
+
+/** Spaces before each code line. */
+const CODE_INDENT = 2;
+
+/**
+ * `text` (Markdown, possibly unfinished) as styled lines, each at most `width` cells (a width
+ * below 1 counts as 1). Headings keep their `#` marks (dim) so the structure survives without
+ * colour; paragraphs are re-wrapped (a soft line break is a space); code blocks are not
+ * word-wrapped: long code lines break at the width and continue on the next line, indented
+ * like the code. Escape sequences and control characters in `text` are removed and tabs become
+ * two spaces (`cleanText`). Never throws.
+ */
+export function renderMarkdown(text: string, width: number, theme: Theme): string[] {
+  const cells = Math.max(1, Math.floor(width));
+  const clean = cleanText(text);
+  let lines: string[];
+  try {
+    lines = renderBlocks(Lexer.lex(clean), cells, theme, false);
+  } catch {
+    lines = preformatted(clean, cells); // marked gave up: show the text as it is
+  }
+  for (let i = 0; i < lines.length; i++) {
+    if (visibleWidth(lines[i]) > cells) lines[i] = clipToWidth(lines[i], cells);
+  }
+  return lines;
+}
+
+/** Block tokens to lines; `tight` (a tight list item's content) drops the blank separators. */
+function renderBlocks(tokens: readonly Token[], width: number, theme: Theme, tight: boolean) {
+  const lines: string[] = [];
+  for (const token of tokens) {
+    const block = renderBlock(token as MarkedToken, width, theme);
+    if (block.length === 0) continue;
+    if (lines.length > 0 && !tight) lines.push("");
+    lines.push(...block);
+  }
+  return lines;
+}
+
+function renderBlock(token: MarkedToken, width: number, theme: Theme): string[] {
+  switch (token.type) {
+    case "space":
+    case "def":
+    case "checkbox":
+      return [];
+    case "heading":
+      return renderHeading(token, width, theme);
+    case "paragraph":
+      return wrapWords(renderInline(token.tokens, theme), width);
+    case "text":
+      return wrapWords(
+        token.tokens ? renderInline(token.tokens, theme) : decodeEntities(token.text),
+        width,
+      );
+    case "list":
+      return renderList(token, width, theme);
+    case "blockquote":
+      return renderBlocks(token.tokens, Math.max(1, width - 2), theme, false).map((line) =>
+        line === "" ? theme.dim("│") : theme.dim("│ ") + line
+      );
+    case "hr":
+      return [theme.dim("─".repeat(width))];
+    case "table":
+      return renderTable(token, width, theme);
+    case "code":
+      return renderCode(token, width, theme);
+    default:
+      return preformatted("raw" in token ? token.raw.replace(/\n+$/, "") : "", width);
+  }
+}
+
+function renderHeading(token: Tokens.Heading, width: number, theme: Theme): string[] {
+  const paint = token.depth === 1 ? theme.magenta : token.depth === 2 ? theme.blue : undefined;
+  const text = renderInline(token.tokens, theme, { bold: true, paint });
+  return wrapWords(theme.dim(`${"#".repeat(token.depth)} `) + theme.bold(text), width);
+}
+
+function renderList(list: Tokens.List, width: number, theme: Theme): string[] {
+  const start = typeof list.start === "number" ? list.start : 1;
+  const last = String(start + list.items.length - 1).length;
+  const lines: string[] = [];
+  list.items.forEach((item, index) => {
+    let marker = list.ordered ? `${String(start + index).padStart(last)}.` : "-";
+    if (item.task) marker += item.checked ? " [x]" : " [ ]";
+    const indent = marker.length + 1;
+    const body = renderBlocks(item.tokens, Math.max(1, width - indent), theme, !item.loose);
+    if (index > 0 && list.loose) lines.push("");
+    lines.push(`${marker} ${body[0] ?? ""}`.trimEnd());
+    for (const line of body.slice(1)) lines.push(line === "" ? "" : " ".repeat(indent) + line);
+  });
+  return lines;
+}
+
+function renderCode(token: Tokens.Code, width: number, theme: Theme): string[] {
+  const language = token.lang?.trim().split(/\s+/)[0] || undefined;
+  const code = token.text;
+  const room = Math.max(1, width - CODE_INDENT);
+  const pad = " ".repeat(CODE_INDENT);
+  const lines = language ? [theme.dim(language)] : [];
+  if (code === "") return lines;
+  for (const line of highlightCode(code, language, theme)) {
+    if (line === "") lines.push("");
+    else if (visibleWidth(line) <= room) lines.push(pad + line);
+    else {
+      const pieces = wrapAnsi(line, room, { hard: true, trim: false, wordWrap: false });
+      for (const piece of pieces.split("\n")) lines.push(pad + piece);
+    }
+  }
+  return lines;
+}
+
+/** Styled inline text wrapped at spaces (hard inside longer words), lines trimmed. */
+function wrapWords(text: string, width: number): string[] {
+  if (
+    !text.includes("\n") && !text.includes("\x1b") && text.length <= width && text.trim() === text
+  ) {
+    if (visibleWidth(text) <= width) return [text];
+  }
+  return wrapAnsi(text, width, { hard: true, trim: true, wordWrap: true }).split("\n");
+}
+
+/** Raw text (HTML blocks, unknown tokens) line by line, indentation kept. */
+function preformatted(text: string, width: number): string[] {
+  if (text === "") return [];
+  return text.split("\n").flatMap((line) => wrapText(line, width));
+}

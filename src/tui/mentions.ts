@@ -1,0 +1,184 @@
+/**
+ * `@path` mentions in a prompt: completion of a partial path under the workspace, and
+ * expansion of the mentioned files (or directory listings) into blocks appended to the message.
+ * Nothing outside the workspace is ever listed or read, symbolic links included.
+ */
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+
+const SKIPPED = new Set([".git", "node_modules"]);
+const BINARY_PROBE_BYTES = 8192;
+const MAX_LISTING = 200;
+/** `@` at the start or after whitespace, then everything up to the next whitespace. */
+const MENTION = /(?<=^|\s)@(\S+)/g;
+const TRAILING_PUNCTUATION = /[,.;:!?)\]}'"`]+$/;
+
+/**
+ * Workspace-relative paths that start with `partial`, directories ending in "/", sorted, at most
+ * `limit`. Lists the directory part of `partial` and keeps entries starting with the name part;
+ * hidden entries only when the name part starts with "."; never `.git` or `node_modules`. An
+ * absolute `partial`, one with a ".." component, or one whose directory resolves outside the
+ * workspace gives nothing. Never throws.
+ */
+export async function completePath(
+  workspace: string,
+  partial: string,
+  limit = 50,
+): Promise<string[]> {
+  if (isAbsolute(partial) || partial.startsWith("~") || partial.split("/").includes("..")) {
+    return [];
+  }
+  const slash = partial.lastIndexOf("/");
+  const dirPart = partial.slice(0, slash + 1);
+  const name = partial.slice(slash + 1);
+  try {
+    const dir = await Deno.realPath(join(workspace, dirPart));
+    if (!isInside(await Deno.realPath(workspace), dir)) return [];
+    const found: string[] = [];
+    for await (const entry of Deno.readDir(dir)) {
+      if (SKIPPED.has(entry.name) || !entry.name.startsWith(name)) continue;
+      if (entry.name.startsWith(".") && !name.startsWith(".")) continue;
+      const isDirectory = entry.isDirectory ||
+        (entry.isSymlink &&
+          (await Deno.stat(join(dir, entry.name)).catch(() => null))?.isDirectory);
+      found.push(dirPart + entry.name + (isDirectory ? "/" : ""));
+    }
+    return found.sort().slice(0, limit);
+  } catch {
+    return [];
+  }
+}
+
+/** The message with its mentions expanded, what was attached, and why some were not. */
+export interface ExpandedMentions {
+  /** The original text followed by one block per attached file or directory. */
+  text: string;
+  /** Workspace-relative paths attached, in order of first mention. */
+  attached: string[];
+  /** One line per mention that was not attached, like `@foo.ts: not found`. */
+  errors: string[];
+}
+
+/**
+ * Appends the files and directories that `text` mentions as `@path` (at the start or after
+ * whitespace; trailing `,.;:!?)` and quotes are not part of the path) as
+ * `<file path="…">…</file>` and `<directory path="…">…</directory>` blocks. Each file is cut at
+ * `maxBytes` (default 100,000) with a `[truncated: N bytes more]` line; binary files (a NUL in the
+ * first 8 KB), special files, missing paths and paths whose real location is outside the
+ * workspace are reported in `errors` instead. Never throws.
+ */
+export async function expandMentions(
+  text: string,
+  workspace: string,
+  options: { maxBytes?: number } = {},
+): Promise<ExpandedMentions> {
+  const maxBytes = options.maxBytes ?? 100_000;
+  const attached: string[] = [];
+  const errors: string[] = [];
+  const blocks: string[] = [];
+  const seen = new Set<string>();
+  let root: string;
+  try {
+    root = await Deno.realPath(workspace);
+  } catch {
+    root = resolve(workspace);
+  }
+  for (const match of text.matchAll(MENTION)) {
+    const mention = match[1].replace(TRAILING_PUNCTUATION, "");
+    if (mention === "" || seen.has(mention)) continue;
+    seen.add(mention);
+    const result = await attach(mention, workspace, root, maxBytes);
+    if (typeof result === "string") {
+      errors.push(`@${mention}: ${result}`);
+    } else {
+      attached.push(result.path);
+      blocks.push(result.block);
+    }
+  }
+  return { text: text + blocks.join(""), attached, errors };
+}
+
+/** The block for one mention, or why it cannot be attached. */
+async function attach(
+  mention: string,
+  workspace: string,
+  root: string,
+  maxBytes: number,
+): Promise<{ path: string; block: string } | string> {
+  if (isAbsolute(mention) || mention.split("/").includes("..")) return "outside the workspace";
+  const path = relative(resolve(workspace), resolve(workspace, mention)) || ".";
+  let real: string;
+  try {
+    real = await Deno.realPath(join(workspace, mention));
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? "not found" : describe(error);
+  }
+  if (!isInside(root, real)) return "outside the workspace";
+  try {
+    const info = await Deno.stat(real);
+    if (info.isDirectory) {
+      const listing = await listDirectory(real);
+      return { path, block: `\n\n<directory path="${quote(path)}">\n${listing}\n</directory>` };
+    }
+    if (!info.isFile) return "not a regular file";
+    const head = await readHead(real, Math.min(info.size, maxBytes));
+    if (head.subarray(0, BINARY_PROBE_BYTES).includes(0)) return "binary file, not attached";
+    const cut = head.length < info.size ? utf8Boundary(head, head.length) : head.length;
+    let content = new TextDecoder().decode(head.subarray(0, cut)).replace(/\n$/, "");
+    const rest = info.size - cut;
+    if (rest > 0) content += `\n[truncated: ${rest} bytes more]`;
+    return { path, block: `\n\n<file path="${quote(path)}">\n${content}\n</file>` };
+  } catch (error) {
+    return describe(error);
+  }
+}
+
+/** True when `path` is `root` or below it, compared by path components. */
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!isAbsolute(rel) && rel.split(sep)[0] !== "..");
+}
+
+async function listDirectory(dir: string): Promise<string> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (SKIPPED.has(entry.name)) continue;
+    names.push(entry.name + (entry.isDirectory ? "/" : ""));
+  }
+  names.sort();
+  const shown = names.slice(0, MAX_LISTING);
+  if (names.length > MAX_LISTING) shown.push(`[${names.length - MAX_LISTING} more entries]`);
+  return shown.join("\n");
+}
+
+/** The first `size` bytes of the file (fewer if it shrank meanwhile). */
+async function readHead(path: string, size: number): Promise<Uint8Array> {
+  using file = await Deno.open(path);
+  const buffer = new Uint8Array(size);
+  let filled = 0;
+  while (filled < size) {
+    const read = await file.read(buffer.subarray(filled));
+    if (read === null) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** The largest length ≤ `end` that does not cut a UTF-8 character. */
+function utf8Boundary(bytes: Uint8Array, end: number): number {
+  let cut = end;
+  while (cut > 0 && cut > end - 4 && (bytes[cut - 1] & 0xc0) === 0x80) cut--;
+  if (cut > 0 && bytes[cut - 1] >= 0xc0) {
+    const lead = bytes[cut - 1];
+    const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+    return end - (cut - 1) >= length ? end : cut - 1;
+  }
+  return end;
+}
+
+function quote(path: string): string {
+  return path.replaceAll("&", "&amp;").replaceAll('"', "&quot;");
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

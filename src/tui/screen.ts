@@ -1,0 +1,248 @@
+/**
+ * Inline rendering: finished transcript lines go once into the terminal's own scrollback, and a
+ * bounded live region below them (streaming text, running tools, the editor, the status line)
+ * is redrawn on every frame by rewriting only the rows that changed.
+ *
+ * All cursor movement is relative (up, down, carriage return): in inline mode the row where the
+ * live region starts on screen is unknown, so the screen only ever tracks the cursor's row
+ * within the live region. Every frame and every commit is a single `write`, wrapped in
+ * synchronized-output markers (CSI ?2026) when enabled, so a terminal never shows half a frame.
+ */
+import { truncateToWidth, visibleWidth } from "./width.ts";
+
+/** Where output goes; one call per frame. */
+export interface ScreenOutput {
+  write(text: string): void;
+}
+
+/** Terminal size in cells. */
+export interface ScreenSize {
+  columns: number;
+  rows: number;
+}
+
+/** A cursor position inside the live region: `row` indexes the lines given, `col` is in cells. */
+export interface ScreenCursor {
+  row: number;
+  col: number;
+}
+
+const CSI = "\x1b[";
+const HIDE_CURSOR = `${CSI}?25l`;
+const SHOW_CURSOR = `${CSI}?25h`;
+const CLEAR_LINE = `${CSI}2K`;
+const CLEAR_BELOW = `${CSI}J`;
+const SYNC_BEGIN = `${CSI}?2026h`;
+const SYNC_END = `${CSI}?2026l`;
+
+/**
+ * The inline screen. The live region always occupies at least one physical row (the row the
+ * cursor sits on); an empty frame is that row left blank.
+ */
+export class Screen {
+  #out: ScreenOutput;
+  #columns: number;
+  #rows: number;
+  #synchronized: boolean;
+  /** Lines and cursor as last given to `render` (before cutting), kept for `resize`. */
+  #source: string[] = [];
+  #sourceCursor: ScreenCursor | undefined;
+  /** Physical rows of the live region as they are on screen now (at least one). */
+  #frame: string[] = [""];
+  /** Cursor position shown, within `#frame`; undefined when the cursor is hidden. */
+  #shown: ScreenCursor | undefined;
+  /** Row of the terminal cursor within the live region, always inside `#frame`. */
+  #row = 0;
+  /** Column of the terminal cursor, in cells (only kept exactly when parked or shown). */
+  #col = 0;
+  /** Whether the terminal cursor is visible right now (unknown at start: assume visible). */
+  #cursorVisible = true;
+  /** Each line of the last layout, cut to `#columns` (measuring width is the costly part). */
+  #cut = new Map<string, string>();
+
+  /** `options.synchronized` (default false) wraps every write in CSI ?2026h … CSI ?2026l. */
+  constructor(out: ScreenOutput, size: ScreenSize, options: { synchronized?: boolean } = {}) {
+    this.#out = out;
+    this.#columns = Math.max(1, size.columns);
+    this.#rows = Math.max(2, size.rows);
+    this.#synchronized = options.synchronized ?? false;
+  }
+
+  /** Turns synchronized-output wrapping on or off for the following writes. */
+  setSynchronized(on: boolean): void {
+    this.#synchronized = on;
+  }
+
+  /** Lines currently shown in the live region, after cutting and bounding (a copy). */
+  get frame(): string[] {
+    return this.#source.length === 0 ? [] : [...this.#frame];
+  }
+
+  /**
+   * Writes `lines` into the scrollback above the live region, then redraws the live region below
+   * them, in one write. Committed lines are never touched again; a line wider than the terminal
+   * is left for the terminal to wrap.
+   */
+  commit(lines: string[]): void {
+    if (lines.length === 0) return;
+    let text = this.#beginFrame();
+    text += this.#moveTo(0) + "\r" + CLEAR_BELOW;
+    for (const line of lines) text += line + "\r\n";
+    this.#row = 0;
+    text += this.#drawAll(this.#frame);
+    text += this.#placeCursor(this.#shown);
+    this.#emit(text);
+  }
+
+  /**
+   * Sets the live region to `lines` (the last `rows - 1` of them when there are more; each cut to
+   * the terminal width) and puts the cursor at `cursor`, or hides it. Only rows that differ from
+   * the previous frame are rewritten; nothing is written when nothing changed.
+   */
+  render(lines: string[], cursor?: ScreenCursor): void {
+    this.#source = [...lines];
+    this.#sourceCursor = cursor ? { ...cursor } : undefined;
+    const { frame, shown } = this.#layout(lines, cursor);
+    const previous = this.#frame;
+    const same = frame.length === previous.length && frame.every((line, i) => line === previous[i]);
+    if (same && sameCursor(shown, this.#shown)) return;
+
+    let text = this.#beginFrame();
+    const common = Math.min(frame.length, previous.length);
+    for (let i = 0; i < common; i++) {
+      if (frame[i] === previous[i]) continue;
+      text += this.#moveTo(i) + "\r" + CLEAR_LINE + frame[i];
+    }
+    if (frame.length > previous.length) {
+      text += this.#moveTo(previous.length - 1);
+      for (let i = previous.length; i < frame.length; i++) text += "\r\n" + frame[i];
+      this.#row = frame.length - 1;
+    } else if (frame.length < previous.length) {
+      text += this.#moveTo(frame.length) + "\r" + CLEAR_BELOW + this.#moveTo(frame.length - 1);
+    }
+    this.#frame = frame;
+    this.#shown = shown;
+    text += this.#placeCursor(shown);
+    this.#emit(text);
+  }
+
+  /**
+   * Adapts to a new terminal size (after SIGWINCH). The terminal may have re-wrapped the live
+   * rows to the new width, so the cursor moves up over as many rows as the previous frame takes
+   * at the new width, clears from there down, and redraws the live region at the new size.
+   * Committed scrollback is never touched on terminals that re-wrap (kitty, iTerm2, WezTerm,
+   * VTE, Windows Terminal, tmux); on one that does not (xterm), narrowing over-counts and can
+   * erase a few committed rows just above the live region from the visible screen.
+   */
+  resize(size: ScreenSize): void {
+    const columns = Math.max(1, size.columns);
+    const rows = Math.max(2, size.rows);
+    let up = 0;
+    for (let i = 0; i < Math.min(this.#row, this.#frame.length); i++) {
+      up += rowsAt(this.#frame[i], columns);
+    }
+    if (this.#row < this.#frame.length) {
+      const wrapped = rowsAt(this.#frame[this.#row], columns);
+      up += Math.min(Math.floor(this.#col / columns), wrapped - 1);
+    }
+    up = Math.min(up, rows - 1);
+    this.#columns = columns;
+    this.#rows = rows;
+    this.#cut.clear();
+
+    let text = this.#beginFrame();
+    text += (up > 0 ? `${CSI}${up}A` : "") + "\r" + CLEAR_BELOW;
+    this.#row = 0;
+    const { frame, shown } = this.#layout(this.#source, this.#sourceCursor);
+    this.#frame = frame;
+    this.#shown = shown;
+    text += this.#drawAll(frame) + this.#placeCursor(shown);
+    this.#emit(text);
+  }
+
+  /**
+   * Ends inline rendering: clears the live region (the caller commits whatever should stay),
+   * leaves the cursor at the start of the fresh line below the committed output and shows it,
+   * so the shell prompt comes back cleanly. The screen can render again afterwards.
+   */
+  finish(): void {
+    let text = this.#beginFrame();
+    text += this.#moveTo(0) + "\r" + CLEAR_BELOW + SHOW_CURSOR;
+    this.#cursorVisible = true;
+    this.#source = [];
+    this.#sourceCursor = undefined;
+    this.#frame = [""];
+    this.#shown = undefined;
+    this.#col = 0;
+    this.#emit(text);
+  }
+
+  /** The frame to show for `lines`: bounded to `rows - 1`, cut to the width, at least one row. */
+  #layout(lines: string[], cursor: ScreenCursor | undefined) {
+    const dropped = Math.max(0, lines.length - (this.#rows - 1));
+    const cut = new Map<string, string>();
+    const kept = lines.slice(dropped).map((line) => {
+      const done = this.#cut.get(line) ?? truncateToWidth(line, this.#columns);
+      cut.set(line, done);
+      return done;
+    });
+    this.#cut = cut;
+    const frame = kept.length === 0 ? [""] : kept;
+    let shown: ScreenCursor | undefined;
+    if (cursor && cursor.row >= dropped) {
+      shown = {
+        row: Math.min(cursor.row - dropped, frame.length - 1),
+        col: Math.max(0, Math.min(cursor.col, this.#columns - 1)),
+      };
+    }
+    return { frame, shown };
+  }
+
+  /** Hides the cursor while drawing, so it never flickers across the rows being rewritten. */
+  #beginFrame(): string {
+    if (!this.#cursorVisible) return "";
+    this.#cursorVisible = false;
+    return HIDE_CURSOR;
+  }
+
+  /** Writes `frame` from the current row (which must be blank), ending on its last row. */
+  #drawAll(frame: string[]): string {
+    this.#row = frame.length - 1;
+    return frame.join("\r\n");
+  }
+
+  /** Relative vertical move to `row` of the live region (the column is left as it is). */
+  #moveTo(row: number): string {
+    const delta = row - this.#row;
+    this.#row = row;
+    if (delta < 0) return `${CSI}${-delta}A`;
+    if (delta > 0) return `${CSI}${delta}B`;
+    return "";
+  }
+
+  /** Moves to `cursor` and shows it, or parks the hidden cursor at column 0 of its row. */
+  #placeCursor(cursor: ScreenCursor | undefined): string {
+    if (!cursor) {
+      this.#col = 0;
+      return "\r";
+    }
+    this.#col = cursor.col;
+    this.#cursorVisible = true;
+    const right = cursor.col > 0 ? `${CSI}${cursor.col}C` : "";
+    return this.#moveTo(cursor.row) + "\r" + right + SHOW_CURSOR;
+  }
+
+  #emit(text: string): void {
+    this.#out.write(this.#synchronized ? SYNC_BEGIN + text + SYNC_END : text);
+  }
+}
+
+/** Physical rows `line` takes on a terminal `columns` wide (a blank line still takes one). */
+function rowsAt(line: string, columns: number): number {
+  return Math.max(1, Math.ceil(visibleWidth(line) / columns));
+}
+
+function sameCursor(a: ScreenCursor | undefined, b: ScreenCursor | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.row === b.row && a.col === b.col;
+}

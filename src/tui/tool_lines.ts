@@ -1,0 +1,270 @@
+/**
+ * How one tool call reads in the transcript: a compact line with its status and duration, the
+ * permission decision under it, and for edits a coloured diff.
+ */
+import type { Observation } from "../core/observation.ts";
+import { diffSummary, renderDiff, unifiedDiff } from "./diff_view.ts";
+import { cleanText, firstLine, formatDuration, oneLine, spinnerFrame } from "./format.ts";
+import type { Theme } from "./theme.ts";
+import { truncateToWidth, visibleWidth } from "./width.ts";
+
+/** How a permission review settled, as a `permission_decision` event reports it. */
+export interface Decision {
+  allow: boolean;
+  by: "person" | "reviewer" | "bypass" | "policy";
+  reason: string;
+}
+
+/** A tool call between `tool_start` and `tool_end`. */
+export interface RunningTool {
+  name: string;
+  args: unknown;
+  /** Clock reading at `tool_start` (the view's `now`). */
+  startedAt: number;
+  /** The end of the streamed output (`tool_update` text), bounded. */
+  output: string;
+  /** Set while a permission request waits for an answer. */
+  waiting: boolean;
+  decision?: Decision;
+}
+
+/** Lines of a diff shown under a finished edit or write. */
+const EDIT_DIFF_LINES = 20;
+const WRITE_DIFF_LINES = 12;
+/** Streamed output lines shown under a running tool. */
+const OUTPUT_LINES = 2;
+
+/**
+ * The most telling arguments of a call as one short line: the path, pattern or command for
+ * built-in tools (paths inside `workspace` made relative), compact JSON for others.
+ */
+export function summarizeArgs(name: string, args: unknown, workspace: string): string {
+  if (typeof args === "string") return oneLine(args.slice(0, 300));
+  const record = isRecord(args) ? args : {};
+  const text = (key: string) => typeof record[key] === "string" ? record[key] as string : "";
+  const path = (key: string) => relativeTo(workspace, text(key));
+  switch (name) {
+    case "read":
+      if (text("path") === "") break;
+      return typeof record.offset === "number" ? `${path("path")}:${record.offset}` : path("path");
+    case "write":
+    case "edit":
+      if (text("path") === "") break;
+      return path("path") + (record.replace_all === true ? " (all)" : "");
+    case "list":
+      return path("path") || ".";
+    case "glob":
+    case "grep": {
+      if (text("pattern") === "") break;
+      const where = text("path") === "" ? "" : ` in ${path("path")}`;
+      const glob = text("glob") === "" ? "" : ` (${text("glob")})`;
+      return oneLine(text("pattern")) + where + glob;
+    }
+    case "bash":
+      if (text("command") === "") break;
+      return oneLine(text("command").slice(0, 300));
+    case "request_permissions":
+      return permissionAsk(record);
+  }
+  return compactJson(args);
+}
+
+/** The live lines of a running call: spinner, name, arguments, elapsed time, output tail. */
+export function runningToolLines(
+  tool: RunningTool,
+  options: { now: number; width: number; theme: Theme; workspace: string },
+): string[] {
+  const { now, width, theme } = options;
+  const lines = [
+    callLine(
+      {
+        mark: theme.cyan(spinnerFrame(now)),
+        name: tool.name,
+        summary: summarizeArgs(tool.name, tool.args, options.workspace),
+        tail: [],
+        duration: formatDuration(now - tool.startedAt),
+      },
+      width,
+      theme,
+    ),
+  ];
+  if (tool.waiting) lines.push(indent(theme.yellow("? waiting for approval"), width));
+  if (tool.decision) lines.push(indent(decisionText(tool.decision, theme), width));
+  const output = cleanText(tool.output).split("\n").map((line) => line.trimEnd())
+    .filter((line) => line !== "").slice(-OUTPUT_LINES);
+  for (const line of output) lines.push(indent(theme.dim(`│ ${line}`), width));
+  return lines;
+}
+
+/** The committed lines of a finished call: status line, decision, error detail, diff. */
+export function finishedToolLines(
+  tool: Pick<RunningTool, "name" | "args" | "decision">,
+  result: { observation: Observation; durationMs: number },
+  options: { width: number; theme: Theme; workspace: string },
+): string[] {
+  const { width, theme } = options;
+  const obs = result.observation;
+  const summary = summarizeArgs(tool.name, tool.args, options.workspace);
+  const duration = formatDuration(result.durationMs);
+  if (obs.status === "ERROR") {
+    const denied = obs.code === "POLICY_DENIED";
+    const paint = denied ? theme.yellow : theme.red;
+    const label = denied
+      ? "denied"
+      : obs.code === "CANCELLED"
+      ? "cancelled"
+      : obs.code === "TIMEOUT"
+      ? "timed out"
+      : obs.code.toLowerCase().replaceAll("_", " ");
+    const lines = [
+      callLine(
+        {
+          mark: paint(denied ? "⊘" : "✗"),
+          name: tool.name,
+          summary,
+          tail: [paint(label)],
+          duration,
+        },
+        width,
+        theme,
+      ),
+    ];
+    if (tool.decision) lines.push(indent(decisionText(tool.decision, theme), width));
+    const detail = firstLine(oneLine(obs.message.split("\n", 1)[0]));
+    if (detail !== "" && detail !== tool.decision?.reason) {
+      lines.push(indent(paint(`└ ${detail}`), width));
+    }
+    return lines;
+  }
+  const details = obs.details;
+  let failed = false;
+  const tail: string[] = [];
+  let patch = "";
+  if (details?.kind === "command" && details.exitCode !== 0) {
+    failed = true;
+    tail.push(theme.red(details.exitCode === null ? "killed" : `exit ${details.exitCode}`));
+  } else if (details?.kind === "file") {
+    tail.push(theme.dim(`${details.lines} lines${details.truncated ? " (truncated)" : ""}`));
+  } else if (details?.kind === "matches") {
+    tail.push(theme.dim(`${details.count} matches${details.truncated ? "+" : ""}`));
+  } else if (details?.kind === "diff") {
+    patch = details.diff;
+  } else if (tool.name === "edit") {
+    patch = editPatch(tool.args, options.workspace);
+  }
+  if (patch !== "" && !patch.startsWith("(")) {
+    const { added, removed } = diffSummary(patch);
+    tail.push(`${theme.green(`+${added}`)} ${theme.red(`-${removed}`)}`);
+  } else if (
+    tool.name === "write" && isRecord(tool.args) && typeof tool.args.content === "string"
+  ) {
+    tail.push(theme.green(`+${lineCount(tool.args.content)} lines`));
+  }
+  const mark = failed ? theme.red("✗") : theme.green("✓");
+  const lines = [callLine({ mark, name: tool.name, summary, tail, duration }, width, theme)];
+  if (tool.decision) lines.push(indent(decisionText(tool.decision, theme), width));
+  if (patch.startsWith("(")) {
+    lines.push(indent(theme.dim(oneLine(patch)), width));
+  } else if (patch !== "" && (tool.name === "edit" || tool.name === "write")) {
+    const max = tool.name === "edit" ? EDIT_DIFF_LINES : WRITE_DIFF_LINES;
+    for (const line of renderDiff(hunksOf(patch), Math.max(1, width - 2), theme, max)) {
+      lines.push(indent(line, width));
+    }
+  }
+  return lines;
+}
+
+/**
+ * A permission decision as a short phrase: `allowed by person (once)`, dim, or
+ * `denied by policy: reason`, red.
+ */
+export function decisionText(decision: Decision, theme: Theme): string {
+  const reason = oneLine(decision.reason);
+  if (decision.by === "person") {
+    if (reason === "The user allowed it") return theme.dim("allowed by person (once)");
+    if (reason === "The user allowed it for this session") {
+      return theme.dim("allowed by person (for this session)");
+    }
+    if (reason === "The user denied it") return theme.red("denied by person");
+  }
+  if (decision.by === "bypass") return theme.dim("allowed (review bypassed)");
+  const detail = reason.replace(/^Reviewer: /, "");
+  const verdict = decision.allow ? "allowed" : "denied";
+  const text = `${verdict} by ${decision.by}${detail === "" ? "" : `: ${detail}`}`;
+  return decision.allow ? theme.dim(text) : theme.red(text);
+}
+
+interface CallLineParts {
+  mark: string;
+  name: string;
+  summary: string;
+  tail: string[];
+  duration: string;
+}
+
+/** `✓ read  src/a.ts  120 lines  0.1s`, the summary cut so the line fits `width`. */
+function callLine(parts: CallLineParts, width: number, theme: Theme): string {
+  const head = `${parts.mark} ${theme.bold(parts.name)}`;
+  const end = [...parts.tail, theme.dim(parts.duration)].join("  ");
+  const room = width - visibleWidth(head) - visibleWidth(end) - 4;
+  if (parts.summary === "" || room < 6) {
+    return truncateToWidth(`${head}  ${end}`, width);
+  }
+  return truncateToWidth(`${head}  ${truncateToWidth(parts.summary, room)}  ${end}`, width);
+}
+
+function indent(line: string, width: number): string {
+  return truncateToWidth(`  ${line}`, width);
+}
+
+/** `patch` without its `---`/`+++` file headers: the path is on the line above already. */
+export function hunksOf(patch: string): string {
+  const at = patch.startsWith("@@") ? 0 : patch.indexOf("\n@@");
+  return at <= 0 ? patch : patch.slice(at + 1);
+}
+
+function editPatch(args: unknown, workspace: string): string {
+  if (!isRecord(args)) return "";
+  const { path, old_string: before, new_string: after } = args;
+  if (typeof path !== "string" || typeof before !== "string" || typeof after !== "string") {
+    return "";
+  }
+  return unifiedDiff(relativeTo(workspace, path), before, after);
+}
+
+function permissionAsk(record: Record<string, unknown>): string {
+  const asks: string[] = [];
+  for (const key of ["read", "write", "hosts", "env", "commands"]) {
+    const value = record[key];
+    if (Array.isArray(value) && value.length > 0) asks.push(`${key}: ${value.join(", ")}`);
+  }
+  if (record.without_sandbox === true) asks.push("without sandbox");
+  const reason = typeof record.reason === "string" ? record.reason : "";
+  return oneLine(asks.length > 0 ? asks.join(" · ") : reason);
+}
+
+function compactJson(value: unknown): string {
+  if (value === undefined) return "";
+  try {
+    const text = JSON.stringify(value) ?? "";
+    return text === "{}" ? "" : oneLine(text.slice(0, 300));
+  } catch {
+    return "";
+  }
+}
+
+function relativeTo(workspace: string, path: string): string {
+  const root = workspace.endsWith("/") ? workspace.slice(0, -1) : workspace;
+  if (root === "" || !path.startsWith("/")) return path;
+  if (path === root) return ".";
+  return path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path;
+}
+
+function lineCount(text: string): number {
+  if (text === "") return 0;
+  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

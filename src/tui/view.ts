@@ -1,0 +1,339 @@
+/**
+ * The transcript as a projection of agent events. Each call returns the lines that are now
+ * finished, for the caller to write into scrollback once; what is still changing (streaming
+ * text, thinking, running tools, queued messages) is drawn by `live()` on every frame.
+ */
+import type { AgentEvent } from "../core/events.ts";
+import { compactionText, footerText, retryText, switchText } from "./event_lines.ts";
+import { cleanText, formatDuration, oneLine } from "./format.ts";
+import { liveMarkdown } from "./live_text.ts";
+import { renderMarkdown, splitStable } from "./markdown.ts";
+import type { Theme } from "./theme.ts";
+import {
+  type Decision,
+  decisionText,
+  finishedToolLines,
+  type RunningTool,
+  runningToolLines,
+} from "./tool_lines.ts";
+import { truncateToWidth, wrapText } from "./width.ts";
+
+/** Blocks of one kind sit together; a blank line separates blocks of different kinds. */
+type Group = "user" | "text" | "activity" | "footer";
+
+/** Most lines of streaming text shown live, the `… N lines above` marker included. */
+const LIVE_TEXT_LINES = 12;
+/** Lines of streaming thinking shown live under its header. */
+const LIVE_THINKING_LINES = 3;
+/** Characters of tool output kept for the live tail. */
+const OUTPUT_KEEP = 4_000;
+
+/** What a `TranscriptView` needs: its colours, the workspace root and a clock. */
+export interface TranscriptViewOptions {
+  theme: Theme;
+  /** Absolute workspace root: paths inside it are shown relative. */
+  workspace: string;
+  /** Milliseconds on any monotonic clock; default `performance.now()`. */
+  now?: () => number;
+}
+
+/** Agent events → finished scrollback lines plus a small live region. Never throws. */
+export class TranscriptView {
+  #theme: Theme;
+  #workspace: string;
+  #now: () => number;
+  #lastGroup: Group | undefined;
+  #turnStartedAt: number | undefined;
+  /** Assistant text of this round not yet committed (the unfinished Markdown block). */
+  #pending = "";
+  /** Whether this round streamed any text (committed or pending). */
+  #roundText = false;
+  /** Whether part of this round's text is already in scrollback. */
+  #roundCommitted = false;
+  #thinking = "";
+  #thinkingSince: number | undefined;
+  #tools = new Map<string, RunningTool>();
+  #queued: string[] = [];
+  #liveText: { text: string; width: number; lines: string[] } | undefined;
+
+  constructor(options: TranscriptViewOptions) {
+    this.#theme = options.theme;
+    this.#workspace = options.workspace;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /**
+   * Consumes one event and returns the lines it finished (each at most `width` cells). A
+   * `steering` event returns what `steered()` would: do not call both for one message.
+   */
+  apply(event: AgentEvent, width: number): string[] {
+    const t = this.#theme;
+    switch (event.type) {
+      case "turn_start":
+        this.#turnStartedAt = this.#now();
+        return [];
+      case "round_start":
+        this.#pending = "";
+        this.#roundText = false;
+        this.#roundCommitted = false;
+        return [];
+      case "thinking_delta":
+        this.#thinkingSince ??= this.#now();
+        this.#thinking += event.text;
+        return [];
+      case "text_delta":
+        return [...this.#endThinking(width), ...this.#stream(event.text, width)];
+      case "assistant_message": {
+        const out = this.#endThinking(width);
+        const text = this.#roundText ? this.#pending : event.message.content;
+        this.#pending = "";
+        this.#roundText = true;
+        return [...out, ...this.#commitText(text, width)];
+      }
+      case "retry":
+      case "model_switch": {
+        // The failed call's partial text is void: what is live goes, what is committed stays.
+        const voided = this.#roundCommitted;
+        this.#discardThinking();
+        this.#pending = "";
+        this.#roundText = false;
+        this.#roundCommitted = false;
+        const line = event.type === "retry"
+          ? retryText(event, voided, t)
+          : switchText(event, voided, t);
+        return this.#block("activity", this.#wrap(line, width));
+      }
+      case "tool_start": {
+        const out = [...this.#endThinking(width), ...this.#flushText(width)];
+        this.#tools.set(event.callId, {
+          name: event.name,
+          args: event.args,
+          startedAt: this.#now(),
+          output: "",
+          waiting: false,
+        });
+        return out;
+      }
+      case "tool_update": {
+        const tool = this.#tools.get(event.callId);
+        if (tool) tool.output = (tool.output + event.text).slice(-OUTPUT_KEEP);
+        return [];
+      }
+      case "permission_request": {
+        const tool = this.#tools.get(event.callId);
+        if (tool) {
+          tool.waiting = true;
+          return [];
+        }
+        const line = `? ${event.name} ${oneLine(event.summary)}: ${oneLine(event.reason)}`;
+        return this.#block("activity", [truncateToWidth(t.yellow(line), width)]);
+      }
+      case "permission_decision":
+        return this.#decide(event, width);
+      case "tool_end": {
+        const tool = this.#tools.get(event.callId) ?? { name: event.name, args: undefined };
+        this.#tools.delete(event.callId);
+        const lines = finishedToolLines(tool, event, {
+          width,
+          theme: t,
+          workspace: this.#workspace,
+        });
+        return this.#block("activity", lines);
+      }
+      case "steering":
+        return this.steered(event.text, width);
+      case "compaction":
+        return this.#block("activity", this.#wrap(compactionText(event, t), width));
+      case "turn_end":
+        return this.#endTurn(event, width);
+      default:
+        return [];
+    }
+  }
+
+  /** The person's message as a committed block: `› text`, bold. */
+  user(text: string, width: number): string[] {
+    const t = this.#theme;
+    return this.#block("user", this.#prefixed(t.cyan("› "), text, width, t.bold));
+  }
+
+  /** A committed notice: info dim, warning yellow, error red. */
+  notice(text: string, kind: "info" | "warning" | "error", width: number): string[] {
+    const t = this.#theme;
+    const [mark, paint] = kind === "info"
+      ? ["• ", t.dim]
+      : kind === "warning"
+      ? ["! ", t.yellow]
+      : ["✗ ", t.red];
+    return this.#block("activity", this.#prefixed(paint(mark), text, width, paint));
+  }
+
+  /** Sets the steering messages waiting for the next model boundary (shown live). */
+  queued(texts: string[]): void {
+    this.#queued = [...texts];
+  }
+
+  /** The committed block for a queued message that was just injected; drops it from the queue. */
+  steered(text: string, width: number): string[] {
+    const at = this.#queued.indexOf(text);
+    if (at >= 0) this.#queued.splice(at, 1);
+    const t = this.#theme;
+    return this.#block("user", this.#prefixed(t.cyan("⏎ "), text, width, t.bold));
+  }
+
+  /** The live region: thinking, streaming text, running tools, queued messages. */
+  live(width: number): string[] {
+    const t = this.#theme;
+    const blocks: Array<[Group, string[]]> = [];
+    if (this.#thinkingSince !== undefined) {
+      const elapsed = formatDuration(this.#now() - this.#thinkingSince);
+      blocks.push(["activity", [t.dim(`✻ thinking ${elapsed}`), ...this.#thinkingTail(width)]]);
+    }
+    if (this.#pending.trim() !== "") {
+      const gap = this.#roundCommitted && this.#lastGroup === "text" ? [""] : [];
+      blocks.push(["text", [...gap, ...this.#liveTextLines(width)]]);
+    }
+    const now = this.#now();
+    for (const tool of this.#tools.values()) {
+      const options = { now, width, theme: t, workspace: this.#workspace };
+      blocks.push(["activity", runningToolLines(tool, options)]);
+    }
+    if (this.#queued.length > 0) {
+      blocks.push([
+        "activity",
+        this.#queued.map((text) => truncateToWidth(t.dim(`⏎ queued: ${oneLine(text)}`), width)),
+      ]);
+    }
+    const lines: string[] = [];
+    let last = this.#lastGroup;
+    for (const [group, block] of blocks) {
+      if (last !== undefined && last !== group) lines.push("");
+      lines.push(...block);
+      last = group;
+    }
+    return lines.map((line) => truncateToWidth(line, width));
+  }
+
+  /** Forgets everything live (after an abort): streaming text, thinking, tools, the queue. */
+  reset(): void {
+    this.#pending = "";
+    this.#roundText = false;
+    this.#roundCommitted = false;
+    this.#discardThinking();
+    this.#tools.clear();
+    this.#queued = [];
+    this.#liveText = undefined;
+  }
+
+  #stream(text: string, width: number): string[] {
+    this.#pending += text;
+    this.#roundText = true;
+    const { stable, rest } = splitStable(this.#pending);
+    if (stable === "") return [];
+    this.#pending = rest;
+    return this.#commitText(stable, width);
+  }
+
+  #flushText(width: number): string[] {
+    const text = this.#pending;
+    this.#pending = "";
+    return this.#commitText(text, width);
+  }
+
+  #commitText(markdown: string, width: number): string[] {
+    if (markdown.trim() === "") return [];
+    const lines = renderMarkdown(markdown, width, this.#theme);
+    if (lines.length === 0) return [];
+    // Parts of one message are blocks of one document: one blank line between them.
+    const joined = this.#roundCommitted && this.#lastGroup === "text" ? ["", ...lines] : lines;
+    this.#roundCommitted = true;
+    return this.#block("text", joined);
+  }
+
+  #liveTextLines(width: number): string[] {
+    const cached = this.#liveText;
+    if (cached?.text === this.#pending && cached.width === width) return cached.lines;
+    const lines = liveMarkdown(this.#pending, width, this.#theme, LIVE_TEXT_LINES);
+    this.#liveText = { text: this.#pending, width, lines };
+    return lines;
+  }
+
+  #thinkingTail(width: number): string[] {
+    // Only the end is shown, so only the end is wrapped: thinking can run to many pages.
+    const tail = cleanText(this.#thinking.slice(-LIVE_THINKING_LINES * 4 * Math.max(width, 20)));
+    const rows = tail.split("\n").filter((line) => line.trim() !== "").slice(-LIVE_THINKING_LINES)
+      .flatMap((line) => wrapText(line, Math.max(1, width - 2)));
+    return rows.slice(-LIVE_THINKING_LINES).map((row) => this.#theme.dim(`  ${row}`));
+  }
+
+  #endThinking(width: number): string[] {
+    if (this.#thinkingSince === undefined) return [];
+    const took = formatDuration(this.#now() - this.#thinkingSince);
+    this.#discardThinking();
+    return this.#block("activity", [
+      truncateToWidth(this.#theme.dim(`✻ thought for ${took}`), width),
+    ]);
+  }
+
+  #discardThinking(): void {
+    this.#thinking = "";
+    this.#thinkingSince = undefined;
+  }
+
+  #decide(event: Decision & { callId: string }, width: number): string[] {
+    const tool = this.#tools.get(event.callId);
+    const decision = { allow: event.allow, by: event.by, reason: event.reason };
+    if (tool) {
+      // Shown live under the running call, committed under its line at `tool_end`.
+      tool.waiting = false;
+      tool.decision = decision;
+      return [];
+    }
+    return this.#block("activity", [truncateToWidth(decisionText(decision, this.#theme), width)]);
+  }
+
+  #endTurn(event: Extract<AgentEvent, { type: "turn_end" }>, width: number): string[] {
+    const t = this.#theme;
+    const out = [...this.#endThinking(width), ...this.#flushText(width)];
+    for (const tool of this.#tools.values()) {
+      const lines = finishedToolLines(tool, {
+        observation: { status: "ERROR", code: "CANCELLED", message: "" },
+        durationMs: this.#now() - tool.startedAt,
+      }, { width, theme: t, workspace: this.#workspace });
+      out.push(...this.#block("activity", lines));
+    }
+    this.#tools.clear();
+    this.#roundText = false;
+    if (event.exitReason !== "COMPLETED") {
+      const detail = event.error === undefined ? "" : `: ${event.error}`;
+      out.push(
+        ...this.#block("activity", this.#wrap(t.red(`✗ ${event.exitReason}${detail}`), width)),
+      );
+    }
+    const elapsed = this.#turnStartedAt === undefined
+      ? undefined
+      : this.#now() - this.#turnStartedAt;
+    this.#turnStartedAt = undefined;
+    const footer = truncateToWidth(footerText(event, elapsed, t), width);
+    return [...out, ...this.#block("footer", [footer])];
+  }
+
+  /** Lines as one committed block, after a blank line when the kind of block changes. */
+  #block(group: Group, lines: string[]): string[] {
+    if (lines.length === 0) return [];
+    const gap = this.#lastGroup !== undefined && this.#lastGroup !== group ? [""] : [];
+    this.#lastGroup = group;
+    return [...gap, ...lines];
+  }
+
+  #wrap(text: string, width: number): string[] {
+    return wrapText(text, width).map((line) => truncateToWidth(line, width));
+  }
+
+  /** `text` wrapped after a two-cell mark, continuation lines indented to match. */
+  #prefixed(mark: string, text: string, width: number, paint: (s: string) => string): string[] {
+    const rows = cleanText(text).split("\n")
+      .flatMap((line) => wrapText(line, width - 2).map((row) => row.trimEnd()));
+    return rows.map((row, i) => truncateToWidth(`${i === 0 ? mark : "  "}${paint(row)}`, width));
+  }
+}

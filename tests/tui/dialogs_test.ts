@@ -1,0 +1,198 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import type { ReviewRequest } from "../../src/sandbox/review.ts";
+import {
+  confirmDialog,
+  type Dialog,
+  permissionDialog,
+  selectDialog,
+} from "../../src/tui/dialogs.ts";
+import { unifiedDiff } from "../../src/tui/diff_view.ts";
+import { key, type KeyEvent, textKey } from "../../src/tui/key_event.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { visibleWidth } from "../../src/tui/width.ts";
+
+const plain = themeFor(false);
+const color = themeFor(true);
+
+const BASH: ReviewRequest = {
+  tool: "bash",
+  args: { command: "rm -rf build && npm run build", timeout_ms: 60_000 },
+  summary: "rm -rf build && npm run build",
+  reason: "destructive: deletes files (rm -rf)",
+  profile: ":workspace",
+  rememberable: true,
+};
+
+/** Feeds keys until the dialog is done; the value, or "open" when it never finished. */
+function press<T>(dialog: Dialog<T>, ...keys: KeyEvent[]): T | "open" {
+  for (const event of keys) {
+    const result = dialog.handle(event);
+    if (result.done) return result.value;
+  }
+  return "open";
+}
+
+Deno.test("permissionDialog() shows the tool, summary, reason, other arguments and choices", () => {
+  deepEqual(permissionDialog(BASH, { theme: plain }).render(72), [
+    "─ Allow bash? " + "─".repeat(58),
+    "rm -rf build && npm run build",
+    "destructive: deletes files (rm -rf)",
+    "timeout_ms: 60000",
+    "",
+    " [y] allow once   [a] allow for this session  ›[n] deny ",
+  ]);
+  const once = permissionDialog({ ...BASH, rememberable: false }, { theme: plain }).render(72);
+  equal(once.at(-1), " [y] allow once  ›[n] deny ");
+});
+
+Deno.test("permissionDialog() shows the gravest risks in red", () => {
+  const reason = (text: string) =>
+    permissionDialog({ ...BASH, reason: text }, { theme: color }).render(80)[2];
+  equal(reason("destructive: deletes files"), "\x1b[31mdestructive: deletes files\x1b[39m");
+  equal(reason("network: curl"), "\x1b[33mnetwork: curl\x1b[39m");
+});
+
+Deno.test("permissionDialog() answers y, a and n, and denies on Esc and Ctrl-C", () => {
+  const dialog = () => permissionDialog(BASH, { theme: plain });
+  equal(press(dialog(), textKey("y")), "once");
+  equal(press(dialog(), textKey("a")), "session");
+  equal(press(dialog(), textKey("n")), "deny");
+  equal(press(dialog(), key("escape")), "deny");
+  equal(press(dialog(), key("c", { ctrl: true })), "deny");
+  equal(press(dialog(), textKey("x"), key("space")), "open");
+  const fixed = permissionDialog({ ...BASH, rememberable: false }, { theme: plain });
+  equal(press(fixed, textKey("a")), "open", "no session answer when it cannot be remembered");
+});
+
+Deno.test("permissionDialog() picks the highlighted choice on Enter, starting on deny", () => {
+  const dialog = () => permissionDialog(BASH, { theme: plain });
+  equal(press(dialog(), key("enter")), "deny");
+  equal(press(dialog(), key("left"), key("enter")), "session");
+  equal(press(dialog(), key("left"), key("left"), key("enter")), "once");
+  equal(press(dialog(), key("tab"), key("enter")), "once", "Tab wraps around");
+  equal(press(dialog(), key("tab", { shift: true }), key("enter")), "session");
+  const highlighted = permissionDialog(BASH, { theme: color });
+  highlighted.handle(key("left"));
+  ok(highlighted.render(80).at(-1)!.includes("\x1b[7m [a] allow for this session \x1b[27m"));
+});
+
+Deno.test("permissionDialog() shows an edit's diff, bounded, instead of its texts", () => {
+  const before = Array.from({ length: 60 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const after = before.replace(/line (\d+)/g, (_, n) => `row ${n}`);
+  const request: ReviewRequest = {
+    tool: "edit",
+    args: { path: "src/a.ts", old_string: before, new_string: after },
+    summary: "edit src/a.ts",
+    reason: "medium risk: writes a file",
+    profile: ":workspace",
+    rememberable: true,
+  };
+  const lines = permissionDialog(request, {
+    theme: color,
+    diff: unifiedDiff("src/a.ts", before, after),
+  }).render(60);
+  ok(!lines.some((line) => line.includes("old_string")), "the texts are left out");
+  ok(lines.includes("\x1b[31m-line 0\x1b[39m"), "removed lines are red");
+  ok(lines.includes("\x1b[32m+row 59\x1b[39m"), "added lines are green");
+  ok(lines.some((line) => line.includes("more lines")), "the diff is cut");
+  ok(lines.length <= 3 + 20 + 2, `${lines.length} lines`);
+});
+
+Deno.test("permissionDialog() keeps every line within the width", () => {
+  for (let width = 10; width <= 120; width += 7) {
+    for (const theme of [plain, color]) {
+      const lines = permissionDialog(BASH, { theme, diff: unifiedDiff("a", "x\n", "y\n") })
+        .render(width);
+      for (const line of lines) ok(visibleWidth(line) <= width, `${line} wider than ${width}`);
+    }
+  }
+});
+
+const MODELS = Array.from({ length: 30 }, (_, i) => ({
+  label: `model-${i}`,
+  detail: i % 3 === 0 ? "Anthropic" : "openai",
+  value: i,
+}));
+
+Deno.test("selectDialog() scrolls a window with markers around the selection", () => {
+  const dialog = selectDialog({ theme: plain, title: "Model", items: MODELS, maxVisible: 4 });
+  deepEqual(dialog.render(40), [
+    "Model",
+    "› model-0  Anthropic",
+    "  model-1  openai",
+    "  model-2  openai",
+    "  model-3  Anthropic",
+    "  ↓ 26 more",
+  ]);
+  for (let i = 0; i < 5; i++) dialog.handle(key("down"));
+  deepEqual(dialog.render(40), [
+    "Model",
+    "  ↑ 2 more",
+    "  model-2  openai",
+    "  model-3  Anthropic",
+    "  model-4  openai",
+    "› model-5  openai",
+    "  ↓ 24 more",
+  ]);
+  dialog.handle(key("end"));
+  equal(dialog.render(40).at(-1), "› model-29  openai");
+  dialog.handle(key("pageup"));
+  equal(press(dialog, key("enter")), 25);
+});
+
+Deno.test("selectDialog() moves with home, pagedown and j/k, and cancels with Esc", () => {
+  const dialog = () => selectDialog({ theme: plain, title: "t", items: MODELS, initial: 7 });
+  equal(press(dialog(), key("enter")), 7);
+  equal(press(dialog(), key("pagedown"), key("enter")), 17);
+  equal(press(dialog(), key("home"), key("up"), key("enter")), 0);
+  equal(press(dialog(), textKey("j"), textKey("j"), textKey("k"), key("enter")), 8);
+  equal(press(dialog(), key("escape")), undefined);
+});
+
+Deno.test("selectDialog() filters on label and detail, case-insensitively", () => {
+  const dialog = selectDialog({ theme: plain, title: "t", items: MODELS, filterable: true });
+  for (const char of "ANTHROPIC") dialog.handle(textKey(char.toLowerCase()));
+  dialog.handle(textKey("x"));
+  deepEqual(dialog.render(40).slice(1), ["filter: anthropicx▏", "  no matches"]);
+  equal(dialog.handle(key("enter")).done, false, "Enter picks nothing when nothing matches");
+  dialog.handle(key("backspace"));
+  deepEqual(dialog.render(40).slice(1, 4), [
+    "filter: anthropic▏",
+    "› model-0  Anthropic",
+    "  model-3  Anthropic",
+  ]);
+  dialog.handle(key("u", { ctrl: true }));
+  dialog.handle({ kind: "paste", text: "MODEL-2" });
+  dialog.handle(key("space"));
+  dialog.handle(textKey("o"));
+  deepEqual(dialog.render(40).slice(1), [
+    "filter: MODEL-2 o▏",
+    "› model-2  openai",
+  ]);
+  dialog.handle(key("backspace"));
+  dialog.handle(key("backspace"));
+  dialog.handle(key("down"));
+  equal(press(dialog, key("enter")), 20);
+});
+
+Deno.test("selectDialog() marks the selected row with inverse video in colour", () => {
+  const dialog = selectDialog({ theme: color, title: "t", items: MODELS.slice(0, 2) });
+  const [, first, second] = dialog.render(20);
+  ok(first.startsWith("\x1b[7m› model-0"), first);
+  equal(visibleWidth(first), 20);
+  ok(!second.includes("\x1b[7m"));
+});
+
+Deno.test("confirmDialog() answers y/n and Enter on its initial choice", () => {
+  const dialog = (initial?: boolean) =>
+    confirmDialog({ theme: plain, title: "Start over?", initial });
+  equal(press(dialog(), key("enter")), false);
+  equal(press(dialog(true), key("enter")), true);
+  equal(press(dialog(), textKey("y")), true);
+  equal(press(dialog(true), key("escape")), false);
+  deepEqual(dialog().render(30), [
+    "─ Start over? " + "─".repeat(16),
+    "",
+    " [y] yes  ›[n] no ",
+  ]);
+});

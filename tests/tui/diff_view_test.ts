@@ -1,0 +1,70 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { diffSummary, renderDiff, unifiedDiff } from "../../src/tui/diff_view.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { visibleWidth } from "../../src/tui/width.ts";
+
+const plain = themeFor(false);
+const colour = themeFor(true);
+
+Deno.test("unifiedDiff() writes a/ and b/ headers and the changed hunk", () => {
+  const patch = unifiedDiff("src/a.ts", "one\ntwo\nthree\n", "one\nTWO\nthree\n");
+  equal(
+    patch,
+    "--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+  );
+});
+
+Deno.test("unifiedDiff() honours the context size and is empty for equal texts", () => {
+  const before = "1\n2\n3\n4\n5\n";
+  const patch = unifiedDiff("n.txt", before, "1\n2\nthree\n4\n5\n", 0);
+  equal(patch, "--- a/n.txt\n+++ b/n.txt\n@@ -3,1 +3,1 @@\n-3\n+three\n");
+  equal(unifiedDiff("n.txt", before, before), "");
+});
+
+Deno.test("renderDiff() colours additions, removals, hunks and headers", () => {
+  const patch = unifiedDiff("a.ts", "x\ny\n", "x\nz\n");
+  deepEqual(renderDiff(patch, 80, colour), [
+    "\x1b[1m--- a/a.ts\x1b[22m",
+    "\x1b[1m+++ b/a.ts\x1b[22m",
+    "\x1b[36m@@ -1,2 +1,2 @@\x1b[39m",
+    " x",
+    "\x1b[31m-y\x1b[39m",
+    "\x1b[32m+z\x1b[39m",
+  ]);
+});
+
+Deno.test("renderDiff() reads removed lines that look like headers by the hunk counts", () => {
+  const patch = unifiedDiff("a.md", "-- a\nkeep\n", "++ b\nkeep\n");
+  const lines = renderDiff(patch, 80, colour);
+  equal(lines[3], "\x1b[31m--- a\x1b[39m");
+  equal(lines[4], "\x1b[32m+++ b\x1b[39m");
+  deepEqual(diffSummary(patch), { added: 1, removed: 1 });
+});
+
+Deno.test("renderDiff() cuts lines to the width and turns tabs into spaces", () => {
+  const patch = unifiedDiff("t.txt", "short\n", "\ta much longer line of text\n");
+  const lines = renderDiff(patch, 12, plain);
+  deepEqual(lines, ["--- a/t.txt", "+++ b/t.txt", "@@ -1,1 +1,…", "-short", "+  a much l…"]);
+  for (const line of renderDiff(patch, 12, colour)) ok(visibleWidth(line) <= 12);
+});
+
+Deno.test("renderDiff() elides the middle of a long diff with a count", () => {
+  const before = Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const after = before.replaceAll("line", "LINE");
+  const patch = unifiedDiff("big.txt", before, after);
+  const all = renderDiff(patch, 80, plain, 1000);
+  equal(all.length, 203);
+  const lines = renderDiff(patch, 80, plain, 11);
+  equal(lines.length, 11);
+  deepEqual(lines.slice(0, 5), all.slice(0, 5));
+  equal(lines[5], "… 193 more lines");
+  deepEqual(lines.slice(6), all.slice(-5));
+  equal(renderDiff(patch, 80, plain).length, 60);
+  equal(renderDiff(patch, 80, colour, 11)[5], "\x1b[2m… 193 more lines\x1b[22m");
+});
+
+Deno.test("diffSummary() counts added and removed lines but not headers", () => {
+  const patch = unifiedDiff("a.txt", "a\nb\nc\n", "a\nB\nC\nd\n");
+  deepEqual(diffSummary(patch), { added: 3, removed: 2 });
+  deepEqual(diffSummary(""), { added: 0, removed: 0 });
+});

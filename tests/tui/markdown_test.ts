@@ -1,0 +1,279 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import {
+  highlightCode,
+  highlighterReady,
+  loadHighlighter,
+  renderMarkdown,
+  splitStable,
+} from "../../src/tui/markdown.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { visibleWidth } from "../../src/tui/width.ts";
+
+const plain = themeFor(false);
+const colour = themeFor(true);
+
+// Runs first: nothing has loaded highlight.js yet in this module graph.
+Deno.test("highlightCode() is plain before loadHighlighter() and coloured after", async () => {
+  const code = 'const x = "a";\n// done';
+  equal(highlighterReady(), false);
+  deepEqual(highlightCode(code, "ts", colour), ['const x = "a";', "// done"]);
+  await loadHighlighter();
+  equal(highlighterReady(), true);
+  const lines = highlightCode(code, "ts", colour);
+  deepEqual(lines, [
+    '\x1b[35mconst\x1b[39m x = \x1b[32m"a"\x1b[39m;',
+    "\x1b[90m// done\x1b[39m",
+  ]);
+  deepEqual(highlightCode(code, "ts", plain), ['const x = "a";', "// done"]);
+  deepEqual(highlightCode(code, "no-such-language", colour), ['const x = "a";', "// done"]);
+  deepEqual(highlightCode(code, undefined, colour), ['const x = "a";', "// done"]);
+});
+
+Deno.test("highlightCode() unescapes entities and reopens colours on each line", async () => {
+  await loadHighlighter();
+  const lines = highlightCode("/* a < b &&\n c > 'd' */ x", "js", colour);
+  deepEqual(lines, ["\x1b[90m/* a < b &&\x1b[39m", "\x1b[90m c > 'd' */\x1b[39m x"]);
+});
+
+Deno.test("markdown.ts imports highlight.js only dynamically", async () => {
+  const path = fileURLToPath(new URL("../../src/tui/markdown.ts", import.meta.url));
+  const { stdout, success } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", path],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  ok(success);
+  const graph = JSON.parse(new TextDecoder().decode(stdout)) as {
+    modules: {
+      specifier: string;
+      dependencies?: { specifier: string; code?: unknown; isDynamic?: boolean }[];
+    }[];
+  };
+  const local = graph.modules.filter((module) => module.specifier.startsWith("file:"));
+  // highlight.js is imported by the loader module alone, and the loader only dynamically.
+  const importers = local.filter((module) =>
+    (module.dependencies ?? []).some((d) => d.specifier.startsWith("highlight.js") && d.code)
+  );
+  deepEqual(importers.map((module) => module.specifier.split("/").at(-1)), [
+    "highlight_loader.js",
+  ]);
+  const loads = local.flatMap((module) => module.dependencies ?? [])
+    .filter((dependency) => dependency.specifier === "./highlight_loader.js" && dependency.code);
+  ok(loads.length > 0);
+  ok(loads.every((dependency) => dependency.isDynamic === true));
+});
+
+Deno.test("renderMarkdown() renders headings and inline styles as plain text", () => {
+  const text = "# Title\n\n## Sub *part*\n\nSome **bold**, *it*, `code`, ~~gone~~ &amp; \\*.";
+  deepEqual(renderMarkdown(text, 80, plain), [
+    "# Title",
+    "",
+    "## Sub part",
+    "",
+    "Some bold, it, code, ~~gone~~ & *.",
+  ]);
+});
+
+Deno.test("renderMarkdown() styles headings, emphasis and code spans with colour", () => {
+  const [heading, , paragraph] = renderMarkdown("# Hi `x` there\n\n**b** `c`", 80, colour);
+  equal(
+    heading,
+    "\x1b[2m# \x1b[22m\x1b[1m\x1b[35mHi \x1b[39m\x1b[36mx\x1b[39m\x1b[35m there\x1b[39m\x1b[22m",
+  );
+  equal(paragraph, "\x1b[1mb\x1b[22m \x1b[36mc\x1b[39m");
+});
+
+Deno.test("renderMarkdown() re-wraps paragraphs at spaces and keeps hard breaks", () => {
+  deepEqual(renderMarkdown("one two three\nfour five", 9, plain), [
+    "one two",
+    "three",
+    "four five",
+  ]);
+  deepEqual(renderMarkdown("a  \nb", 9, plain), ["a", "b"]);
+});
+
+Deno.test("renderMarkdown() shows a link's target only when it differs from its text", () => {
+  deepEqual(renderMarkdown("[docs](https://d.io) and <https://e.io>", 80, plain), [
+    "docs (https://d.io) and https://e.io",
+  ]);
+});
+
+Deno.test("renderMarkdown() renders nested and ordered lists with hanging indents", () => {
+  const text = "- alpha beta gamma\n  - nested item\n- [x] done\n\n9. nine\n10. ten";
+  deepEqual(renderMarkdown(text, 14, plain), [
+    "- alpha beta",
+    "  gamma",
+    "  - nested",
+    "    item",
+    "- [x] done",
+    "",
+    " 9. nine",
+    "10. ten",
+  ]);
+});
+
+Deno.test("renderMarkdown() separates the paragraphs of a loose list item", () => {
+  deepEqual(renderMarkdown("1. first\n\n   more\n2. second", 20, plain), [
+    "1. first",
+    "",
+    "   more",
+    "",
+    "2. second",
+  ]);
+});
+
+Deno.test("renderMarkdown() prefixes blockquotes and draws rules to the width", () => {
+  deepEqual(renderMarkdown("> quoted\n>\n> > inner\n\n---", 10, plain), [
+    "│ quoted",
+    "│",
+    "│ │ inner",
+    "",
+    "──────────",
+  ]);
+});
+
+Deno.test("renderMarkdown() draws tables with aligned columns", () => {
+  const text = "| name | n |\n|:--|--:|\n| a | 1 |\n| bb | 22 |";
+  deepEqual(renderMarkdown(text, 80, plain), [
+    "┌──────┬────┐",
+    "│ name │  n │",
+    "├──────┼────┤",
+    "│ a    │  1 │",
+    "│ bb   │ 22 │",
+    "└──────┴────┘",
+  ]);
+});
+
+Deno.test("renderMarkdown() shrinks the widest table column and cuts its cells", () => {
+  const text = "| k | description |\n|---|---|\n| a | a long description here |";
+  deepEqual(renderMarkdown(text, 20, plain), [
+    "┌───┬──────────────┐",
+    "│ k │ description  │",
+    "├───┼──────────────┤",
+    "│ a │ a long desc… │",
+    "└───┴──────────────┘",
+  ]);
+});
+
+Deno.test("renderMarkdown() labels code blocks, indents them and breaks long lines", () => {
+  deepEqual(renderMarkdown("```sh\necho hello world\n\n\tx\n```", 12, plain), [
+    "sh",
+    "  echo hello",
+    "   world",
+    "",
+    "    x",
+  ]);
+});
+
+Deno.test("renderMarkdown() renders an unclosed fence as a code block", () => {
+  deepEqual(renderMarkdown("Intro\n\n```py\ndef f():\n\n    **not bold**", 40, plain), [
+    "Intro",
+    "",
+    "py",
+    "  def f():",
+    "",
+    "      **not bold**",
+  ]);
+  deepEqual(renderMarkdown("```ts", 40, plain), ["ts"]);
+});
+
+Deno.test("renderMarkdown() highlights code blocks once the highlighter is loaded", async () => {
+  await loadHighlighter();
+  const lines = renderMarkdown('```json\n{"a": 1}\n```', 40, colour);
+  equal(lines[0], "\x1b[2mjson\x1b[22m");
+  ok(lines[1].startsWith("  {"), lines[1]);
+  ok(lines[1].endsWith("\x1b[33m1\x1b[39m}"), lines[1]);
+});
+
+Deno.test("renderMarkdown() shows HTML as text and removes escape sequences", () => {
+  deepEqual(renderMarkdown("<div>\nhi\n</div>\n\nx\x1b[2Jy\x07 <b>z</b>", 40, plain), [
+    "<div>",
+    "hi",
+    "</div>",
+    "",
+    "xy <b>z</b>",
+  ]);
+});
+
+const MIXED = [
+  "# 見出し with a rather long heading that needs wrapping",
+  "",
+  "日本語の文章がここに続きます。とても長い段落で、折り返しが必要です。 Then English **bold** " +
+  "text with `inline code` and a [link](https://example.com/a/very/long/path/that/goes/on).",
+  "",
+  "- item one with enough words to wrap",
+  "  1. nested ordered 中文内容也在这里",
+  "     - deeper still with words",
+  "- [ ] a task",
+  "",
+  "> quote with **bold** and 한국어 텍스트 that wraps",
+  "",
+  "| column | 名前 | description | value | notes |",
+  "|---|:-:|---|--:|---|",
+  "| alpha | 山田太郎 | a long description of the thing | 12345 | more notes here |",
+  "| beta | x | `code` | 1 | 👍🏽 ok |",
+  "",
+  "```ts",
+  "export function f(x: number): string { return `${x} 日本語`.repeat(100); }",
+  "\tconst tabbed = true;",
+  "```",
+  "",
+  "---",
+  "",
+  "```",
+  "unclosed fence with a very long line that goes past every width we try here",
+].join("\n");
+
+Deno.test("renderMarkdown() keeps every line within the width from 10 to 120 cells", async () => {
+  await loadHighlighter();
+  for (const theme of [plain, colour]) {
+    for (let width = 10; width <= 120; width++) {
+      const lines = renderMarkdown(MIXED, width, theme);
+      ok(lines.length > 10);
+      for (const line of lines) {
+        ok(visibleWidth(line) <= width, `width ${width}: ${JSON.stringify(line)}`);
+        ok(!line.includes("\n"), `width ${width}: newline in ${JSON.stringify(line)}`);
+      }
+    }
+  }
+});
+
+Deno.test("splitStable() cuts after the last finished paragraph", () => {
+  deepEqual(splitStable("one\n\ntwo\n\nthr"), { stable: "one\n\ntwo\n\n", rest: "thr" });
+  deepEqual(splitStable("just one paragraph"), { stable: "", rest: "just one paragraph" });
+});
+
+Deno.test("splitStable() waits for the line after a blank line", () => {
+  deepEqual(splitStable("one\n\n"), { stable: "", rest: "one\n\n" });
+  deepEqual(splitStable("- a\n\n  still a"), { stable: "", rest: "- a\n\n  still a" });
+  deepEqual(splitStable("- a\n\n- b"), { stable: "- a\n\n", rest: "- b" });
+});
+
+Deno.test("splitStable() never cuts inside an open fence", () => {
+  const text = "intro\n\n```ts\nconst a = 1;\n\nconst b = 2;\n";
+  deepEqual(splitStable(text), {
+    stable: "intro\n\n",
+    rest: "```ts\nconst a = 1;\n\nconst b = 2;\n",
+  });
+  const tilde = "~~~\n```\n\nx\n";
+  deepEqual(splitStable(tilde), { stable: "", rest: tilde });
+});
+
+Deno.test("splitStable() cuts after a closing fence line", () => {
+  const text = "```ts\nconst a = 1;\n\n```\nafter";
+  deepEqual(splitStable(text), { stable: "```ts\nconst a = 1;\n\n```\n", rest: "after" });
+  deepEqual(splitStable("```\nx\n```"), { stable: "", rest: "```\nx\n```" });
+  const indented = "- a\n  ```\n  x\n  ```\n  more";
+  deepEqual(splitStable(indented), { stable: "", rest: indented });
+});
+
+Deno.test("splitStable() parts render as the whole does", () => {
+  const text = "# T\n\npara one\n\n```js\nlet a;\n\nlet b;\n```\n\n1. x\n2. y\n\nlast";
+  const { stable, rest } = splitStable(text);
+  ok(stable.length > 0 && rest.length > 0);
+  deepEqual(
+    [...renderMarkdown(stable, 40, plain), "", ...renderMarkdown(rest, 40, plain)],
+    renderMarkdown(text, 40, plain),
+  );
+});

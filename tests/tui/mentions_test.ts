@@ -1,0 +1,145 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { completePath, expandMentions } from "../../src/tui/mentions.ts";
+
+/** A workspace with a few files, and a directory outside it; both removed afterwards. */
+async function withWorkspace(fn: (workspace: string, outside: string) => Promise<void>) {
+  const root = await Deno.makeTempDir();
+  const workspace = join(root, "ws");
+  const outside = join(root, "outside");
+  try {
+    await Deno.mkdir(join(workspace, "src", "lib"), { recursive: true });
+    await Deno.mkdir(join(workspace, ".git"));
+    await Deno.mkdir(join(workspace, "node_modules"));
+    await Deno.mkdir(outside);
+    await Deno.writeTextFile(join(workspace, "src", "main.ts"), "console.log(1);\n");
+    await Deno.writeTextFile(join(workspace, "src", "mod.ts"), "export {};\n");
+    await Deno.writeTextFile(join(workspace, "readme.md"), "# Readme\n");
+    await Deno.writeTextFile(join(workspace, ".env"), "SECRET=1\n");
+    await Deno.writeTextFile(join(outside, "secret.txt"), "top secret\n");
+    await fn(workspace, outside);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("completePath() lists matching entries with directories ending in /", async () => {
+  await withWorkspace(async (ws) => {
+    deepEqual(await completePath(ws, ""), ["readme.md", "src/"]);
+    deepEqual(await completePath(ws, "s"), ["src/"]);
+    deepEqual(await completePath(ws, "src/"), ["src/lib/", "src/main.ts", "src/mod.ts"]);
+    deepEqual(await completePath(ws, "src/m"), ["src/main.ts", "src/mod.ts"]);
+    deepEqual(await completePath(ws, "src/m", 1), ["src/main.ts"]);
+    deepEqual(await completePath(ws, "nope/"), []);
+  });
+});
+
+Deno.test("completePath() shows hidden entries only for a leading dot, never .git or node_modules", async () => {
+  await withWorkspace(async (ws) => {
+    deepEqual(await completePath(ws, "."), [".env"]);
+    deepEqual(await completePath(ws, ".g"), []);
+    deepEqual(await completePath(ws, "node"), []);
+  });
+});
+
+Deno.test("completePath() gives nothing outside the workspace", async () => {
+  await withWorkspace(async (ws, outside) => {
+    await Deno.symlink(outside, join(ws, "link"));
+    deepEqual(await completePath(ws, "../"), []);
+    deepEqual(await completePath(ws, "src/../../"), []);
+    deepEqual(await completePath(ws, outside + "/"), []);
+    deepEqual(await completePath(ws, "link/"), []);
+    deepEqual(await completePath(ws, "li"), ["link/"]);
+  });
+});
+
+Deno.test("expandMentions() appends mentioned files as blocks and lists what it attached", async () => {
+  await withWorkspace(async (ws) => {
+    const result = await expandMentions("Compare @src/main.ts, and @readme.md.", ws);
+    equal(
+      result.text,
+      "Compare @src/main.ts, and @readme.md." +
+        '\n\n<file path="src/main.ts">\nconsole.log(1);\n</file>' +
+        '\n\n<file path="readme.md">\n# Readme\n</file>',
+    );
+    deepEqual(result.attached, ["src/main.ts", "readme.md"]);
+    deepEqual(result.errors, []);
+  });
+});
+
+Deno.test("expandMentions() only takes @ at the start or after whitespace", async () => {
+  await withWorkspace(async (ws) => {
+    const result = await expandMentions("mail me@readme.md or (@readme.md)", ws);
+    deepEqual(result.attached, []);
+    deepEqual(result.errors, []);
+    const started = await expandMentions("@readme.md", ws);
+    deepEqual(started.attached, ["readme.md"]);
+  });
+});
+
+Deno.test("expandMentions() reports a missing file and leaves the text unchanged", async () => {
+  await withWorkspace(async (ws) => {
+    const result = await expandMentions("see @foo.ts", ws);
+    deepEqual(result, { text: "see @foo.ts", attached: [], errors: ["@foo.ts: not found"] });
+  });
+});
+
+Deno.test("expandMentions() truncates a long file at maxBytes and says how much is left", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.writeTextFile(join(ws, "big.txt"), "é".repeat(10));
+    const result = await expandMentions("@big.txt", ws, { maxBytes: 5 });
+    equal(
+      result.text,
+      '@big.txt\n\n<file path="big.txt">\néé\n[truncated: 16 bytes more]\n</file>',
+    );
+  });
+});
+
+Deno.test("expandMentions() refuses binary files", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.writeFile(join(ws, "image.png"), new Uint8Array([0x89, 0x50, 0x00, 0x01]));
+    const result = await expandMentions("@image.png", ws);
+    deepEqual(result.attached, []);
+    equal(result.text, "@image.png");
+    equal(result.errors.length, 1);
+    ok(result.errors[0].startsWith("@image.png: binary"), result.errors[0]);
+  });
+});
+
+Deno.test("expandMentions() attaches a directory listing", async () => {
+  await withWorkspace(async (ws) => {
+    const result = await expandMentions("what is in @src/ ?", ws);
+    equal(
+      result.text,
+      'what is in @src/ ?\n\n<directory path="src">\nlib/\nmain.ts\nmod.ts\n</directory>',
+    );
+    deepEqual(result.attached, ["src"]);
+  });
+});
+
+Deno.test("expandMentions() refuses paths and symlinks that lead outside the workspace", async () => {
+  await withWorkspace(async (ws, outside) => {
+    await Deno.symlink(join(outside, "secret.txt"), join(ws, "innocent.txt"));
+    await Deno.symlink(outside, join(ws, "out"));
+    const result = await expandMentions(
+      `@innocent.txt @out/secret.txt @../outside/secret.txt @${join(outside, "secret.txt")} @out`,
+      ws,
+    );
+    deepEqual(result.attached, []);
+    equal(result.errors.length, 5);
+    ok(
+      result.errors.every((error) => error.endsWith(": outside the workspace")),
+      result.errors.join("\n"),
+    );
+    ok(!result.text.includes("top secret"));
+  });
+});
+
+Deno.test("expandMentions() follows a symlink that stays inside the workspace", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.symlink(join(ws, "readme.md"), join(ws, "alias.md"));
+    const result = await expandMentions("@alias.md", ws);
+    deepEqual(result.attached, ["alias.md"]);
+    ok(result.text.endsWith('<file path="alias.md">\n# Readme\n</file>'));
+  });
+});
