@@ -62,6 +62,7 @@ export class InteractiveApp {
   #exited = false;
   #usage: { tokens: number; cost?: number; contextTokens?: number } = { tokens: 0 };
   #hint: string | undefined;
+  #hintTimer: ReturnType<typeof setTimeout> | undefined;
   #ticker: ReturnType<typeof setInterval> | undefined;
   #frameScheduled = false;
   /** The turn (and the turns its queued messages start), for tests and shutdown. */
@@ -120,7 +121,8 @@ export class InteractiveApp {
       } else {
         this.#lastCtrlC = this.#now();
         this.#hint = "press Ctrl-C again to exit";
-        setTimeout(() => {
+        clearTimeout(this.#hintTimer);
+        this.#hintTimer = setTimeout(() => {
           this.#hint = undefined;
           this.frame();
         }, EXIT_CONFIRM_MS);
@@ -225,7 +227,8 @@ export class InteractiveApp {
     if (this.#exited) return;
     this.#exited = true;
     this.abort();
-    if (this.#ticker !== undefined) clearInterval(this.#ticker);
+    clearInterval(this.#ticker);
+    clearTimeout(this.#hintTimer);
     this.#options.onExit();
   }
 
@@ -236,6 +239,7 @@ export class InteractiveApp {
     const width = this.#width();
     const lines = view.live(width);
     let cursor: { row: number; col: number } | undefined;
+    if (this.#hint) lines.push(theme.yellow(this.#hint));
     if (this.#dialog) {
       lines.push(...this.#dialog.dialog.render(width));
     } else {
@@ -270,9 +274,7 @@ export class InteractiveApp {
     }
     if (this.#running) {
       info.busy = `working ${((this.#now() - this.#turnStarted) / 1000).toFixed(1)}s`;
-      info.hint = this.#hint ?? "Esc to stop";
-    } else if (this.#hint) {
-      info.hint = this.#hint;
+      info.hint = "Esc to stop";
     }
     return info;
   }

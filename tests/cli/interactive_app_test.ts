@@ -1,0 +1,227 @@
+/**
+ * The interactive controller with its real parts (editor, transcript view, status line, slash
+ * commands, a Conversation writing a real session) and the in-process scripted model.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { InteractiveApp } from "../../src/cli/interactive/app.ts";
+import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
+import { Conversation } from "../../src/cli/conversation.ts";
+import { DEFAULTS } from "../../src/config/mod.ts";
+import type { Script } from "../../src/llm/scripted.ts";
+import { ScriptedProvider } from "../../src/llm/scripted.ts";
+import { Session } from "../../src/session/session.ts";
+import { Editor } from "../../src/tui/editor.ts";
+import { key, textKey } from "../../src/tui/key_event.ts";
+import { selectDialog } from "../../src/tui/dialogs.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { TranscriptView } from "../../src/tui/view.ts";
+
+interface Harness {
+  app: InteractiveApp;
+  committed: string[];
+  frame: () => string[];
+  provider: ScriptedProvider;
+  session: Session;
+  exits: () => number;
+  close(): Promise<void>;
+}
+
+type ContextFactory = ConstructorParameters<typeof InteractiveApp>[0]["commandContext"];
+
+async function harness(
+  script: Script,
+  commands = new CommandRegistry(),
+  commandContext: ContextFactory = () => {
+    throw new Error("no command context in this test");
+  },
+): Promise<Harness> {
+  const ternHome = await Deno.makeTempDir({ prefix: "tern-app-home-" });
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-app-ws-" }));
+  const theme = themeFor(false);
+  const provider = new ScriptedProvider(script, { delayMs: 2 });
+  const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
+  const committed: string[] = [];
+  let last: string[] = [];
+  let exits = 0;
+  const conversation = new Conversation({
+    workspace,
+    config: {
+      ...DEFAULTS,
+      model: "scripted",
+      ternHome,
+      mode: "bypass",
+      profile: ":workspace",
+      profiles: {},
+      rules: [],
+    },
+    provider,
+    session,
+    rules: [],
+    emit: (event) => app.event(event),
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+  });
+  const app: InteractiveApp = new InteractiveApp({
+    screen: {
+      commit: (lines) => committed.push(...lines),
+      render: (lines) => last = lines,
+      columns: () => 80,
+    },
+    theme,
+    view: new TranscriptView({ theme, workspace }),
+    editor: new Editor({}),
+    commands,
+    status: () => ({
+      cwd: workspace,
+      model: "scripted",
+      thinking: "medium",
+      mode: "bypass",
+      profile: ":workspace",
+      sandbox: "off",
+    }),
+    contextWindow: () => 100_000,
+    commandContext,
+    conversation: () => Promise.resolve(conversation),
+    prepareMessage: (text) => Promise.resolve({ text, notes: [] }),
+    onExit: () => exits++,
+  });
+  return {
+    app,
+    committed,
+    frame: () => {
+      app.frame();
+      return last;
+    },
+    provider,
+    session,
+    exits: () => exits,
+    close: async () => {
+      await conversation.close();
+      session.closeOrDiscard();
+      await Deno.remove(ternHome, { recursive: true });
+      await Deno.remove(workspace, { recursive: true });
+    },
+  };
+}
+
+function type(app: InteractiveApp, text: string): void {
+  app.key(textKey(text));
+  app.key(key("enter"));
+}
+
+Deno.test("InteractiveApp runs a turn for a submitted line and commits the answer once", async () => {
+  const h = await harness([{ text: "Hello **there**." }]);
+  try {
+    type(h.app, "say hello");
+    await h.app.idle;
+    const text = h.committed.join("\n");
+    ok(text.includes("say hello"), text);
+    equal(h.committed.filter((line) => line.includes("Hello there.")).length, 1, text);
+    ok(h.committed.some((line) => line.startsWith("─ 1 round")), text);
+    // The message went to the model and into the session.
+    deepEqual(h.provider.requests[0].messages.at(-1), { role: "user", content: "say hello" });
+    const users = h.session.state().items.filter((item) => item.message.role === "user");
+    equal(users.length, 1);
+    // The prompt is back: the live frame ends with the editor and the status line.
+    ok(h.frame().some((line) => line.includes("ask tern")), h.frame().join("\n"));
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("InteractiveApp queues a line typed during a turn and sends it as the next turn", async () => {
+  const h = await harness([{ text: "first answer" }, { text: "second answer" }]);
+  try {
+    type(h.app, "first");
+    type(h.app, "also this");
+    deepEqual(h.app.queued, ["also this"]);
+    ok(h.frame().some((line) => line.includes("also this")), "the queued message is shown");
+    await h.app.idle;
+    equal(h.provider.requests.length, 2);
+    deepEqual(h.provider.requests[1].messages.at(-1), { role: "user", content: "also this" });
+    deepEqual(h.app.queued, []);
+    ok(h.committed.some((line) => line.includes("second answer")));
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("InteractiveApp stops a running turn on Esc and says it was cancelled", async () => {
+  const h = await harness([{ fault: "hang" }, { text: "after" }]);
+  try {
+    type(h.app, "wait forever");
+    // Let the model call start, then press Esc.
+    while (h.provider.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    h.app.key(key("escape"));
+    await h.app.idle;
+    ok(!h.app.running);
+    ok(h.committed.some((line) => line.includes("CANCELLED")), h.committed.join("\n"));
+    // The next line starts a new turn normally.
+    type(h.app, "again");
+    await h.app.idle;
+    ok(h.committed.some((line) => line.includes("after")));
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("InteractiveApp exits on Ctrl-D, and on Ctrl-C only when pressed twice", async () => {
+  const h = await harness([]);
+  try {
+    h.app.key(textKey("draft"));
+    h.app.key(key("c", { ctrl: true }));
+    equal(h.exits(), 0, "the first Ctrl-C clears the editor");
+    h.app.key(key("c", { ctrl: true }));
+    equal(h.exits(), 0, "a Ctrl-C on the empty editor only warns");
+    ok(h.frame().some((line) => line.includes("Ctrl-C again")), h.frame().join("\n"));
+    h.app.key(key("c", { ctrl: true }));
+    equal(h.exits(), 1);
+  } finally {
+    await h.close();
+  }
+  const d = await harness([]);
+  try {
+    d.app.key(key("d", { ctrl: true }));
+    equal(d.exits(), 1);
+  } finally {
+    await d.close();
+  }
+});
+
+Deno.test("InteractiveApp runs slash commands, refuses unknown ones and shows dialogs", async () => {
+  const seen: string[] = [];
+  const commands = new CommandRegistry([{
+    name: "pick",
+    description: "pick a colour",
+    run: async (context, args) => {
+      const choice = await context.pick(selectDialog({
+        theme: context.theme,
+        title: "Colour",
+        items: [{ label: "red", value: "red" }, { label: "blue", value: "blue" }],
+      }));
+      seen.push(`${args}:${choice}`);
+    },
+  }]);
+  // Only what the command uses of its context.
+  const context = (self: InteractiveApp) =>
+    ({ theme: themeFor(false), pick: (dialog) => self.pick(dialog) }) as Pick<
+      ReturnType<ContextFactory>,
+      "theme" | "pick"
+    > as ReturnType<ContextFactory>;
+  const h = await harness([], commands, context);
+  const app = h.app;
+  try {
+    type(app, "/nope");
+    ok(
+      h.committed.some((line) => line.includes('Unknown command "/nope"')),
+      h.committed.join("\n"),
+    );
+    type(app, "/pick now");
+    app.key(key("down"));
+    app.key(key("enter"));
+    await app.idle;
+    deepEqual(seen, ["now:blue"]);
+    equal(h.provider.requests.length, 0, "commands never reach the model");
+  } finally {
+    await h.close();
+  }
+});
