@@ -2,7 +2,7 @@
  * The change an `edit` or `write` call would make, as a unified diff for the permission
  * dialog. Read-only and best effort: a file that cannot be read shows no diff.
  */
-import { relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "node:path";
 import { unifiedDiff } from "../../tui/diff_view.ts";
 import type { ReviewRequest } from "../../sandbox/review.ts";
 
@@ -18,6 +18,8 @@ export async function proposedDiff(
   if (args === null || typeof args !== "object" || typeof args.path !== "string") return undefined;
   const path = resolve(workspace, args.path);
   const shown = relative(workspace, path);
+  // Files outside the workspace are the sandbox's business; the dialog shows no content of them.
+  if (shown.startsWith("..") || isAbsolute(shown)) return undefined;
   if (request.tool === "write" && typeof args.content === "string") {
     return unifiedDiff(shown, await readOrEmpty(path) ?? "", args.content);
   }

@@ -1,0 +1,77 @@
+/**
+ * `tern` with no command and stdin/stdout not terminals: line mode, one message or slash command
+ * per line, driven against the scripted model server.
+ */
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { withScriptedServer } from "../support/scripted_server.ts";
+import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
+
+async function ternWithInput(
+  input: string,
+  options: { cwd: string; env: Record<string, string> },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...declaredFlags(options.env), join(ROOT, "main.ts")],
+    cwd: options.cwd,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(input));
+  await writer.close();
+  const out = await child.output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+Deno.test("tern in line mode runs messages and slash commands from stdin, in order", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await withScriptedServer(
+      [{ text: "First answer." }, { text: "Second answer." }],
+      async (server) => {
+        const env = {
+          HOME: ws.home,
+          TERN_HOME: join(ws.home, ".tern"),
+          TERN_BASE_URL: server.baseUrl,
+          TERN_MODEL: "scripted-model",
+          TERN_API_KEY: "sk-line-mode-secret",
+          NO_COLOR: "1",
+        };
+        const input = [
+          "/save the build uses make",
+          "/thinking high",
+          "hello",
+          "/memory",
+          "/nonsense",
+          "and again",
+          "/cost",
+        ].join("\n") + "\n";
+        const run = await ternWithInput(input, { cwd: ws.dir, env });
+        equal(run.code, 0, run.stderr);
+        const out = run.stdout;
+        ok(out.includes("First answer.") && out.includes("Second answer."), out);
+        ok(out.indexOf("First answer.") < out.indexOf("Second answer."), out);
+        ok(/remembered \w+ \(project\): the build uses make/.test(out), out);
+        ok(out.includes("thinking: high"), out);
+        ok(out.includes('Unknown command "/nonsense"'), out);
+        ok(/input \d+ tokens/.test(out), out);
+        // The remembered fact reached the model in the system prompt of both turns.
+        equal(server.requests.length, 2);
+        for (const request of server.requests) {
+          const system = request.modelRequest.messages[0];
+          ok(system.role === "system" && system.content.includes("the build uses make"));
+        }
+        // Plain text: no escape sequences with NO_COLOR and no terminal; the key never shows.
+        ok(!out.includes("\x1b"), JSON.stringify(out.slice(0, 200)));
+        ok(!out.includes("sk-line-mode-secret") && !run.stderr.includes("sk-line-mode-secret"));
+      },
+    );
+  } finally {
+    await ws.cleanup();
+  }
+});

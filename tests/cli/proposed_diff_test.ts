@@ -1,0 +1,39 @@
+import { equal, ok } from "node:assert/strict";
+import { proposedDiff } from "../../src/cli/interactive/proposed_diff.ts";
+import type { ReviewRequest } from "../../src/sandbox/review.ts";
+
+function request(tool: string, args: unknown): ReviewRequest {
+  return { tool, args, summary: "", reason: "", profile: ":workspace", rememberable: true };
+}
+
+Deno.test("proposedDiff() shows what an edit or a write would change, and nothing else", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-diff-" }));
+  try {
+    await Deno.writeTextFile(`${workspace}/a.ts`, "const a = 1;\nconst b = 2;\n");
+    const edit = await proposedDiff(
+      request("edit", { path: "a.ts", old_string: "const b = 2;", new_string: "const b = 3;" }),
+      workspace,
+    );
+    ok(edit?.includes("-const b = 2;") && edit.includes("+const b = 3;"), edit);
+    const created = await proposedDiff(
+      request("write", { path: "new.txt", content: "hi\n" }),
+      workspace,
+    );
+    ok(created?.includes("+hi"), created);
+    // An edit whose old text is not in the file, another tool, a path outside: no diff.
+    equal(
+      await proposedDiff(
+        request("edit", { path: "a.ts", old_string: "missing", new_string: "x" }),
+        workspace,
+      ),
+      undefined,
+    );
+    equal(await proposedDiff(request("bash", { command: "ls" }), workspace), undefined);
+    equal(
+      await proposedDiff(request("write", { path: "../outside.txt", content: "x" }), workspace),
+      undefined,
+    );
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+  }
+});
