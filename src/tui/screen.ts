@@ -85,8 +85,7 @@ export class Screen {
    */
   commit(lines: string[]): void {
     if (lines.length === 0) return;
-    let text = this.#beginFrame();
-    text += this.#moveTo(0) + "\r" + CLEAR_BELOW;
+    let text = this.#beginFrame() + this.#clearRows();
     for (const line of lines) text += line + "\r\n";
     this.#row = 0;
     text += this.#drawAll(this.#frame);
@@ -203,6 +202,21 @@ export class Screen {
     if (!this.#cursorVisible) return "";
     this.#cursorVisible = false;
     return HIDE_CURSOR;
+  }
+
+  /**
+   * Blanks the live region's rows one by one and returns to its top row. Not one clear-below
+   * from the top: when the live region starts on the screen's first row, tmux (scroll-on-clear,
+   * on by default) would copy the whole screen into its history, live rows included.
+   */
+  #clearRows(): string {
+    let text = this.#moveTo(0);
+    for (let i = 0; i < this.#frame.length; i++) {
+      text += (i > 0 ? `${CSI}1B` : "") + "\r" + CLEAR_LINE;
+    }
+    if (this.#frame.length > 1) text += `${CSI}${this.#frame.length - 1}A`;
+    this.#row = 0;
+    return text;
   }
 
   /** Writes `frame` from the current row (which must be blank), ending on its last row. */

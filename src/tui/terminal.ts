@@ -136,8 +136,9 @@ function createTerminal(options: OpenTerminalOptions): Terminal {
     let bytes = encoder.encode(text);
     try {
       while (bytes.length > 0) bytes = bytes.subarray(Deno.stdout.writeSync(bytes));
-    } catch (error) {
-      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    } catch {
+      // The terminal went away (a closed window, a dropped ssh link: EPIPE or EIO). Drawing
+      // stops; the session goes on to its orderly end (the hangup signal ends it).
       broken = true;
     }
   };

@@ -195,6 +195,13 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     onExit: () => exited(),
   });
 
+  // A closed terminal or a kill ends the session the orderly way: the turn is stopped, the
+  // sandbox and its temporary folder are removed, the session file is closed.
+  const hangup = () => app.exit();
+  // In line mode Ctrl-C reaches tern as a signal rather than a key.
+  const signals: Deno.Signal[] = interactive ? ["SIGHUP", "SIGTERM"] : ["SIGHUP", "SIGTERM", "SIGINT"];
+  for (const signal of signals) Deno.addSignalListener(signal, hangup);
+
   app.frame();
   // After the first frame: the prompt is usable; everything else loads behind it.
   services.start();
@@ -207,6 +214,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   if (!interactive) display.lines((line) => app.submit(line), () => app.idle);
 
   await done;
+  for (const signal of signals) Deno.removeSignalListener(signal, hangup);
   await app.idle.catch(() => {});
   if (connecting) await connecting.then((c) => c.close(), () => {});
   display.close();
