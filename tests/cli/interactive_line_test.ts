@@ -45,6 +45,7 @@ Deno.test("tern in line mode runs messages and slash commands from stdin, in ord
         const input = [
           "/save the build uses make",
           "/thinking high",
+          "/model nosuch/other-model",
           "hello",
           "/memory",
           "/nonsense",
@@ -59,6 +60,12 @@ Deno.test("tern in line mode runs messages and slash commands from stdin, in ord
         ok(/remembered \w+ \(project\): the build uses make/.test(out), out);
         ok(out.includes("thinking: high"), out);
         ok(out.includes('Unknown command "/nonsense"'), out);
+        // /memory lists the saved fact.
+        const listing = out.slice(out.indexOf("› /memory"), out.indexOf("› /nonsense"));
+        ok(/[0-9a-f]{8} the build uses make/.test(listing), listing);
+        // A model that cannot be used is refused and changes nothing.
+        ok(out.includes('Unknown provider "nosuch"'), out);
+        for (const request of server.requests) equal(request.body.model, "scripted-model");
         ok(/input \d+ tokens/.test(out), out);
         // The remembered fact reached the model in the system prompt of both turns.
         equal(server.requests.length, 2);

@@ -58,6 +58,8 @@ export class InteractiveApp {
   #running: AbortController | undefined;
   #turnStarted = 0;
   #queue: string[] = [];
+  /** The slash command that runs now, when one does outside a turn. */
+  #command: string | undefined;
   #lastCtrlC = 0;
   #exited = false;
   #usage: { tokens: number; cost?: number; contextTokens?: number } = { tokens: 0 };
@@ -155,6 +157,10 @@ export class InteractiveApp {
         );
         return;
       }
+      if (this.#command && !known.whileRunning) {
+        this.notice(`/${known.name} waits for /${this.#command} to finish`, "warning");
+        return;
+      }
       this.#print(this.#options.view.user(text, this.#width()));
       const run = async () => {
         try {
@@ -164,12 +170,21 @@ export class InteractiveApp {
         }
         this.frame();
       };
-      if (this.#running) run();
-      else this.idle = run();
+      if (this.#running || this.#command) {
+        run();
+        return;
+      }
+      // A command that changes the session or settings (/compact, /tree, /model…) runs alone.
+      this.#command = known.name;
+      this.idle = run().finally(() => this.#command = undefined);
       return;
     }
     if (command) {
       this.notice(`Unknown command "/${command.name}": /help lists them`, "error");
+      return;
+    }
+    if (this.#command) {
+      this.notice(`Wait for /${this.#command} to finish, then send your message again`, "warning");
       return;
     }
     if (this.#running) {

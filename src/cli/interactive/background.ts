@@ -52,7 +52,9 @@ export function backgroundServices(
       return new Proxy(store, {
         get(target, key, receiver) {
           const value = Reflect.get(target, key, receiver);
-          if (key !== "add" && key !== "forget" || typeof value !== "function") return value;
+          if (typeof value !== "function") return value;
+          // The store's methods use private fields: they must run on the store itself.
+          if (key !== "add" && key !== "forget") return value.bind(target);
           return async (...args: unknown[]) => {
             const result = await value.apply(target, args);
             facts = target.list();
@@ -95,7 +97,9 @@ export function backgroundServices(
         detail: `${Math.round(entry.contextWindow / 1000)}k${entry.reasoning ? " · thinking" : ""}`,
       }));
       if (!list.some((m) => m.model === config.model)) {
-        list.unshift({ provider: current, model: config.model, detail: "current" });
+        // A provider given only by its base URL has no name to switch back to: "" keeps it.
+        const named = config.provider !== undefined && config.provider !== "openai-compatible";
+        list.unshift({ provider: named ? current : "", model: config.model, detail: "current" });
       }
       return list;
     },

@@ -32,30 +32,36 @@ export function settingsCommands(deps: {
       description: "switch the model (a picker without a name)",
       usage: "[provider/model | model]",
       run: async (context, args) => {
-        let choice = args;
-        if (choice === "") {
+        let change: Partial<TernConfig>;
+        if (args === "") {
           const models = await deps.models();
           const current = models.findIndex((m) => m.model === context.config.model);
           const picked = await context.pick(selectDialog({
             theme: context.theme,
             title: "Model",
             items: models.map((m) => ({
-              label: `${m.provider}/${m.model}`,
+              label: m.provider === "" ? m.model : `${m.provider}/${m.model}`,
               detail: m.detail,
-              value: `${m.provider}/${m.model}`,
+              value: m,
             })),
             filterable: true,
             initial: Math.max(0, current),
           }));
           if (picked === undefined) return;
-          choice = picked;
+          change = picked.provider === "" ? { model: picked.model } : {
+            provider: picked.provider,
+            model: picked.model,
+          };
+        } else {
+          // `provider/model`; a model id may hold slashes itself (openrouter/anthropic/…).
+          const slash = args.indexOf("/");
+          change = slash > 0
+            ? { provider: args.slice(0, slash), model: args.slice(slash + 1) }
+            : { model: args };
         }
-        const slash = choice.indexOf("/");
-        const change: Partial<TernConfig> = slash > 0
-          ? { provider: choice.slice(0, slash), model: choice.slice(slash + 1) }
-          : { model: choice };
         await context.configure(change);
-        context.notice(`model: ${context.config.provider ?? ""}/${context.config.model}`);
+        const { provider, model } = context.config;
+        context.notice(`model: ${provider ? `${provider}/` : ""}${model}`);
       },
     },
     choiceCommand("thinking", "how hard the model thinks", THINKING_LEVELS, "thinking"),

@@ -123,19 +123,22 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     pick: (dialog) => self.pick(dialog),
     width: () => display.columns(),
     configure: async (change) => {
-      const reconnect = change.model !== undefined || change.provider !== undefined;
-      config = { ...config, ...change };
-      if (change.model !== undefined) sources.model = "command line";
-      if (change.provider !== undefined) sources.provider = "command line";
+      let next: TernConfig = { ...config, ...change };
+      const nextSources = { ...sources };
+      if (change.model !== undefined) nextSources.model = "command line";
+      if (change.provider !== undefined) nextSources.provider = "command line";
+      // A model or provider that cannot be used is refused before anything changes.
+      let router: Conversation["provider"] | undefined;
+      if (change.model !== undefined || change.provider !== undefined) {
+        const connected = await connectModels(next, nextSources);
+        next = connected.config;
+        router = connected.setup.router;
+      }
+      config = next;
+      Object.assign(sources, nextSources);
       if (!connecting) return;
       const current = await conversation();
-      if (reconnect) {
-        const { setup, config: used } = await connectModels(config, sources);
-        config = used;
-        await current.update({ config, provider: setup.router });
-      } else {
-        await current.update({ config });
-      }
+      await current.update(router ? { config, provider: router } : { config });
       if (change.profile !== undefined || change.mode !== undefined) {
         sandboxState = config.noSandbox ? "off" : "starting";
         current.warm().catch(() => {});
@@ -199,7 +202,9 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   // sandbox and its temporary folder are removed, the session file is closed.
   const hangup = () => app.exit();
   // In line mode Ctrl-C reaches tern as a signal rather than a key.
-  const signals: Deno.Signal[] = interactive ? ["SIGHUP", "SIGTERM"] : ["SIGHUP", "SIGTERM", "SIGINT"];
+  const signals: Deno.Signal[] = interactive
+    ? ["SIGHUP", "SIGTERM"]
+    : ["SIGHUP", "SIGTERM", "SIGINT"];
   for (const signal of signals) Deno.addSignalListener(signal, hangup);
 
   app.frame();
