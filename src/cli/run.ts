@@ -2,7 +2,6 @@
 import type { ConfigFlags, TernConfig } from "../config/mod.ts";
 import { loadConfig } from "../config/mod.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
-import { TernError } from "../core/errors.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { TurnResult } from "../agent/loop.ts";
 import type { Provider } from "../llm/types.ts";
@@ -12,7 +11,7 @@ import type { SandboxConfig } from "./agent_sandbox.ts";
 import { checkSandboxConfig } from "./sandbox_config.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
-import { EXIT_USAGE, exitCodeFor } from "./exit_codes.ts";
+import { exitCodeFor } from "./exit_codes.ts";
 import { styleFor } from "./output/style.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import { Session } from "../session/session.ts";
@@ -20,6 +19,9 @@ import { VERSION } from "../version.ts";
 import { applySessionSettings, openRunSession, type SessionChoice } from "./run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
 import { Conversation } from "./conversation.ts";
+import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
+
+export { processWriters, readEnv, resolveWorkspace, shellSourceEnv };
 
 export interface RunFlags {
   cwd: string;
@@ -201,62 +203,6 @@ function createEmitter(
   });
 }
 
-/** Writers to the process's stdout and stderr that never write partially. */
-export function processWriters() {
-  const encoder = new TextEncoder();
-  return {
-    out: (text: string) => writeAll(Deno.stdout, encoder.encode(text)),
-    err: (text: string) => writeAll(Deno.stderr, encoder.encode(text)),
-  };
-}
-
-function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
-  let offset = 0;
-  try {
-    while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
-  } catch (error) {
-    // A reader that went away (`tern … | head`) is not an error of ours.
-    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
-  }
-}
-
-/** Variables a shell command may inherit, and the ones that name host sockets to hide. */
-const SHELL_SOURCE_NAMES = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "LC_MESSAGES",
-  "TERM",
-  "TZ",
-  "SSH_AUTH_SOCK",
-  "DOCKER_HOST",
-  "GPG_AGENT_INFO",
-  // For the tool worker only (shell commands never get them): Deno's module cache.
-  "DENO_DIR",
-  "XDG_CACHE_HOME",
-];
-
-export function shellSourceEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of SHELL_SOURCE_NAMES) {
-    const value = readEnv(name);
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
-}
-
-/** A variable's value; undefined when unset or when tern may not read it. */
-export function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Connects to the models `config` names: the router (main provider and fallbacks) and the
  * config the turn runs with, its model the one actually used and its context window from the
@@ -280,15 +226,4 @@ export async function connectModels(
     ? info.contextWindow
     : config.contextWindow;
   return { setup, config: { ...config, model, provider: providerName, contextWindow } };
-}
-
-export function resolveWorkspace(cwd: string): string {
-  try {
-    const real = Deno.realPathSync(cwd);
-    if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory(cwd);
-    return real;
-  } catch (error) {
-    const why = error instanceof Deno.errors.NotFound ? "not found" : "not a directory";
-    throw new TernError(`Cannot use workspace "${cwd}": ${why}`, { exitCode: EXIT_USAGE });
-  }
 }

@@ -7,7 +7,7 @@ import type { TernConfig } from "../../config/mod.ts";
 import { type Fact, memoryPromptSection, MemoryStore } from "../../memory/facts.ts";
 import { loadHighlighter } from "../../tui/highlight.ts";
 import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff.ts";
-import { readEnv } from "../run.ts";
+import { readEnv } from "../process_env.ts";
 
 export interface BackgroundServices {
   /** Starts the loads; called once the prompt is on screen. */

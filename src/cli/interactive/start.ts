@@ -9,22 +9,20 @@ import type { AskPerson } from "../../sandbox/review.ts";
 import { Editor } from "../../tui/editor.ts";
 import { History } from "../../tui/history.ts";
 import { completePath, expandMentions } from "../../tui/mentions.ts";
-import { permissionDialog } from "../../tui/dialogs.ts";
 import { themeFor, wantsColor } from "../../tui/theme.ts";
+import { wrapText } from "../../tui/width.ts";
 import { TranscriptView } from "../../tui/view.ts";
 import type { StatusInfo } from "../../tui/status.ts";
 import { checkSandboxConfig } from "../sandbox_config.ts";
-import { Conversation } from "../conversation.ts";
-import { connectModels, readEnv, resolveWorkspace, type RunFlags, shellSourceEnv } from "../run.ts";
+import type { Conversation } from "../conversation.ts";
+import type { RunFlags } from "../run.ts";
+import { readEnv, resolveWorkspace } from "../process_env.ts";
 import { applySessionSettings, openRunSession } from "../run_session.ts";
 import { InteractiveApp } from "./app.ts";
 import { type CommandContext, CommandRegistry } from "./commands.ts";
-import { settingsCommands } from "./settings_commands.ts";
-import { sessionCommands } from "./session_commands.ts";
-import { proposedDiff } from "./proposed_diff.ts";
 import { transcriptLines } from "./replay_lines.ts";
 import { openDisplay } from "./display.ts";
-import { backgroundServices } from "./background.ts";
+import type { BackgroundServices } from "./background.ts";
 
 /** Runs the interactive session until the person leaves; returns the exit code. */
 export async function runInteractive(flags: RunFlags): Promise<number> {
@@ -50,7 +48,8 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     paths: (partial) => completePath(workspace, partial),
     onChange: () => app.frame(),
   });
-  const services = backgroundServices({ workspace, ternHome: config.ternHome });
+  // Loaded after the first frame, with the slash commands that use them.
+  let services: BackgroundServices | undefined;
   let sandboxState: StatusInfo["sandbox"] = config.noSandbox ? "off" : "starting";
   let exited!: () => void;
   const done = new Promise<void>((resolve) => exited = resolve);
@@ -62,17 +61,25 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   });
 
   const person: AskPerson | undefined = interactive
-    ? async (request, signal) =>
-      await app.pick(
-        permissionDialog(request, { theme, diff: await proposedDiff(request, workspace) }),
-        signal,
-      )
+    ? async (request, signal) => {
+      const [{ permissionDialog }, { proposedDiff }] = await Promise.all([
+        import("../../tui/dialogs.ts"),
+        import("./proposed_diff.ts"),
+      ]);
+      const diff = await proposedDiff(request, workspace);
+      return await app.pick(permissionDialog(request, { theme, diff }), signal);
+    }
     : undefined;
 
   let connecting: Promise<Conversation> | undefined;
   const connect = (): Promise<Conversation> =>
-    connecting ??= connectModels(config, sources, session.state()).then(
-      ({ setup, config: used }) => {
+    connecting ??= Promise.all([
+      import("../run.ts"),
+      import("../conversation.ts"),
+      import("../process_env.ts"),
+    ]).then(
+      async ([{ connectModels }, { Conversation }, { shellSourceEnv }]) => {
+        const { setup, config: used } = await connectModels(config, sources, session.state());
         config = used;
         const conversation = new Conversation({
           workspace,
@@ -84,7 +91,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
           person,
           env: shellSourceEnv(),
           home,
-          memory: () => services.memorySection(),
+          memory: () => services?.memorySection(),
           onSandboxOpen: (sandbox) => {
             sandboxState = config.noSandbox
               ? "off"
@@ -130,6 +137,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       // A model or provider that cannot be used is refused before anything changes.
       let router: Conversation["provider"] | undefined;
       if (change.model !== undefined || change.provider !== undefined) {
+        const { connectModels } = await import("../run.ts");
         const connected = await connectModels(next, nextSources);
         next = connected.config;
         router = connected.setup.router;
@@ -150,7 +158,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
         session = next;
         config = applySessionSettings(config, {}, session.state());
         if (connecting) await (await conversation()).update({ session, config });
-        services.resetBaseline();
+        services?.resetBaseline();
       }
       if (options?.replay) {
         self.print(transcriptLines(session.state(), view, theme, display.columns()));
@@ -159,17 +167,6 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     commands: () => commands.list(),
     exit: () => self.exit(),
   });
-
-  for (
-    const command of [
-      ...settingsCommands({
-        models: () => services.models(config),
-        memory: () => services.memory(),
-        diff: () => services.diff(),
-      }),
-      ...sessionCommands(),
-    ]
-  ) commands.register(command);
 
   const app: InteractiveApp = new InteractiveApp({
     screen: display,
@@ -198,6 +195,25 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     onExit: () => exited(),
   });
 
+  /** The slash commands and the services behind them, registered once loaded. */
+  async function loadExtras(): Promise<BackgroundServices> {
+    const [{ backgroundServices }, { settingsCommands }, { sessionCommands }] = await Promise.all([
+      import("./background.ts"),
+      import("./settings_commands.ts"),
+      import("./session_commands.ts"),
+    ]);
+    const loaded = backgroundServices({ workspace, ternHome: config.ternHome });
+    const deps = {
+      models: () => loaded.models(config),
+      memory: () => loaded.memory(),
+      diff: () => loaded.diff(),
+    };
+    for (const command of [...settingsCommands(deps), ...sessionCommands()]) {
+      commands.register(command);
+    }
+    return loaded;
+  }
+
   // A closed terminal or a kill ends the session the orderly way: the turn is stopped, the
   // sandbox and its temporary folder are removed, the session file is closed.
   const hangup = () => app.exit();
@@ -208,14 +224,20 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   for (const signal of signals) Deno.addSignalListener(signal, hangup);
 
   app.frame();
-  // After the first frame: the prompt is usable; everything else loads behind it.
-  services.start();
+  // After the first frame the prompt is usable; everything else loads behind it. The first
+  // wrap of non-ASCII text starts ICU (about 40 ms): pay for it now, not in the first answer.
+  setTimeout(() => wrapText("é — 👍", 4), 0);
+  const ready = loadExtras().then((loaded) => {
+    services = loaded;
+    loaded.start();
+  });
   connect().then((c) => c.warm()).catch(() => {});
   for (const warning of session.warnings) app.notice(warning, "warning");
-  if (pickAtStart) app.submit("/resume");
-  else if (session.state().items.length > 0) {
+  if (session.state().items.length > 0 && !pickAtStart) {
     app.print(transcriptLines(session.state(), view, theme, display.columns()));
   }
+  await ready.catch((error) => app.notice(`Cannot load the slash commands: ${error}`, "error"));
+  if (pickAtStart) app.submit("/resume");
   if (!interactive) display.lines((line) => app.submit(line), () => app.idle);
 
   await done;

@@ -1,0 +1,73 @@
+/**
+ * The process's own edges, shared by every front end: its stdout and stderr, the environment
+ * variables tern may read, the variables shell commands may inherit, and the workspace.
+ */
+import { TernError } from "../core/errors.ts";
+import { EXIT_USAGE } from "./exit_codes.ts";
+
+/** Writers to the process's stdout and stderr that never write partially. */
+export function processWriters() {
+  const encoder = new TextEncoder();
+  return {
+    out: (text: string) => writeAll(Deno.stdout, encoder.encode(text)),
+    err: (text: string) => writeAll(Deno.stderr, encoder.encode(text)),
+  };
+}
+
+function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
+  let offset = 0;
+  try {
+    while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
+  } catch (error) {
+    // A reader that went away (`tern … | head`) is not an error of ours.
+    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+  }
+}
+
+/** Variables a shell command may inherit, and the ones that name host sockets to hide. */
+const SHELL_SOURCE_NAMES = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_MESSAGES",
+  "TERM",
+  "TZ",
+  "SSH_AUTH_SOCK",
+  "DOCKER_HOST",
+  "GPG_AGENT_INFO",
+  // For the tool worker only (shell commands never get them): Deno's module cache.
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+];
+
+export function shellSourceEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of SHELL_SOURCE_NAMES) {
+    const value = readEnv(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** A variable's value; undefined when unset or when tern may not read it. */
+export function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+export function resolveWorkspace(cwd: string): string {
+  try {
+    const real = Deno.realPathSync(cwd);
+    if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory(cwd);
+    return real;
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotFound ? "not found" : "not a directory";
+    throw new TernError(`Cannot use workspace "${cwd}": ${why}`, { exitCode: EXIT_USAGE });
+  }
+}
