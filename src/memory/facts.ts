@@ -6,6 +6,7 @@
  * `{"type":"forget","id":…,"at":…}` tombstone; nothing is rewritten. A load skips torn or
  * malformed lines and lines of unknown types, and the next append steps over a torn last line.
  */
+import { uniqueHexId } from "../core/ids.ts";
 import { dirname, join, resolve } from "node:path";
 import { TernError } from "../core/errors.ts";
 
@@ -141,12 +142,7 @@ export class MemoryStore {
   }
 
   #newId(): string {
-    const bytes = new Uint8Array(4);
-    for (;;) {
-      crypto.getRandomValues(bytes);
-      const id = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-      if (!this.#ids.has(id)) return id;
-    }
+    return uniqueHexId(this.#ids);
   }
 }
 

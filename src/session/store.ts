@@ -7,6 +7,7 @@
  * go stale). The kernel drops it when the file is closed or the process dies, even by SIGKILL.
  * Readers (`loadSession`, listing, fork) never lock: a session in use can still be read.
  */
+import { uniqueHexId } from "../core/ids.ts";
 import { isAbsolute, join } from "node:path";
 import { TernError } from "../core/errors.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
@@ -197,12 +198,7 @@ export class SessionWriter {
   }
 
   #newId(): string {
-    const bytes = new Uint8Array(4);
-    for (;;) {
-      crypto.getRandomValues(bytes);
-      const id = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-      if (!this.#ids.has(id)) return id;
-    }
+    return uniqueHexId(this.#ids);
   }
 
   /** One line, encoded first and written whole; a failure leaves the next line to start anew. */

@@ -5,28 +5,7 @@
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { withScriptedServer } from "../support/scripted_server.ts";
-import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
-
-async function ternWithInput(
-  input: string,
-  options: { cwd: string; env: Record<string, string> },
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...declaredFlags(options.env), join(ROOT, "main.ts")],
-    cwd: options.cwd,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(input));
-  await writer.close();
-  const out = await child.output();
-  const decoder = new TextDecoder();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
+import { runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
 
 Deno.test("tern in line mode runs messages and slash commands from stdin, in order", async () => {
   const ws = await tempWorkspace();
@@ -52,7 +31,7 @@ Deno.test("tern in line mode runs messages and slash commands from stdin, in ord
           "and again",
           "/cost",
         ].join("\n") + "\n";
-        const run = await ternWithInput(input, { cwd: ws.dir, env });
+        const run = await runTernWithInput([], input, { cwd: ws.dir, env });
         equal(run.code, 0, run.stderr);
         const out = run.stdout;
         ok(out.includes("First answer.") && out.includes("Second answer."), out);

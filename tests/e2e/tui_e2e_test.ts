@@ -9,7 +9,7 @@ import type { Script, ScriptedReply } from "../../src/llm/scripted.ts";
 import { probeBwrap } from "../../src/sandbox/bwrap.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
 import { processesMatching, type TmuxTern } from "../support/tmux.ts";
 import {
   PLACEHOLDER,
@@ -281,21 +281,9 @@ Deno.test("tern with stdin and stdout piped answers each line in plain text and 
       TERN_API_KEY: "x",
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     };
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...declaredFlags(env), join(ROOT, "main.ts")],
-      cwd: ws.dir,
-      env,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode("hello\n"));
-    await writer.close();
-    const out = await child.output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const out = await runTernWithInput([], "hello\n", { cwd: ws.dir, env });
+    const stdout = out.stdout;
+    equal(out.code, 0, out.stderr);
     match(stdout, /^› hello$/m);
     match(stdout, /^Line mode answer\.$/m);
     match(stdout, /^─ 1 round · 0 tools/m);

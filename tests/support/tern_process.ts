@@ -47,6 +47,30 @@ export async function runTern(args: string[], options: RunTernOptions): Promise<
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
 }
 
+/** Runs the real `tern` with `input` on its stdin (a pipe, so the interactive UI is in line mode). */
+export async function runTernWithInput(
+  args: string[],
+  input: string,
+  options: RunTernOptions,
+): Promise<TernRun> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...declaredFlags(options.env), join(ROOT, "main.ts"), ...args],
+    cwd: options.cwd,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: options.signal,
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(input));
+  await writer.close();
+  const out = await child.output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
 /** A temporary workspace and TERN_HOME, removed by `cleanup()`. */
 export async function tempWorkspace(): Promise<
   { dir: string; home: string; cleanup(): Promise<void> }
