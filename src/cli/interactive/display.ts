@@ -38,7 +38,7 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
   const decoder = new KeyDecoder();
   let escapeTimer: ReturnType<typeof setTimeout> | undefined;
   // The screen needs the open terminal, and the terminal's callbacks need the screen.
-  const drawn: { screen?: Screen } = {};
+  const drawn: { screen?: Screen; sync?: () => void } = {};
   const deliver = (events: KeyEvent[]) => {
     for (const event of events) {
       if (event.kind === "report") terminal.handleReport(event.sequence);
@@ -52,18 +52,34 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
       escapeTimer = setTimeout(() => deliver(decoder.flush()), ESCAPE_WAIT_MS);
     },
     onResize: () => {
-      drawn.screen?.resize(terminal.size());
+      drawn.sync?.();
       options.onResize();
     },
     onCapabilities: (capabilities) =>
       drawn.screen?.setSynchronized(capabilities.synchronizedOutput),
   });
-  const live = new Screen(terminal, terminal.size());
+  let size = terminal.size();
+  const live = new Screen(terminal, size);
+  // SIGWINCH arrives asynchronously: a frame drawn between the terminal's resize and the signal
+  // would move by the old width. So every write first checks the size (one ioctl).
+  const sync = () => {
+    const now = terminal.size();
+    if (now.columns === size.columns && now.rows === size.rows) return;
+    size = now;
+    live.resize(now);
+  };
   drawn.screen = live;
+  drawn.sync = sync;
   let closed = false;
   return {
-    commit: (lines) => live.commit(lines),
-    render: (lines, cursor) => live.render(lines, cursor),
+    commit: (lines) => {
+      sync();
+      live.commit(lines);
+    },
+    render: (lines, cursor) => {
+      sync();
+      live.render(lines, cursor);
+    },
     columns: () => terminal.size().columns,
     lines: () => {},
     close: () => {
