@@ -79,7 +79,7 @@ export async function openRunSession(
 type RestoredKey = "model" | "mode" | "profile" | "thinking" | "provider";
 
 /** The name a run without a named provider records; not a provider one can choose. */
-const UNNAMED_PROVIDER = "openai-compatible";
+export const UNNAMED_PROVIDER = "openai-compatible";
 
 /**
  * `config` with the model (and its provider), thinking level, review mode and profile the

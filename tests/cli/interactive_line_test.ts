@@ -61,3 +61,52 @@ Deno.test("tern in line mode runs messages and slash commands from stdin, in ord
     await ws.cleanup();
   }
 });
+
+Deno.test("tern in line mode: /resume brings back the session's model; /model switches it", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await withScriptedServer(
+      [
+        { text: "From the first run." },
+        { text: "Resumed." },
+        { text: "With a third model." },
+      ],
+      async (server) => {
+        const env = {
+          HOME: ws.home,
+          TERN_HOME: join(ws.home, ".tern"),
+          TERN_BASE_URL: server.baseUrl,
+          TERN_API_KEY: "x",
+          NO_COLOR: "1",
+        };
+        const first = await runTernWithInput(
+          ["run", "--model", "earlier-model", "-o", "json", "first task"],
+          "",
+          { cwd: ws.dir, env },
+        );
+        equal(first.code, 0, first.stderr);
+        const id = JSON.parse(first.stdout).session as string;
+        const run = await runTernWithInput(
+          [],
+          `/resume ${id}\nsecond task\n/model third-model\nthird task\n`,
+          {
+            cwd: ws.dir,
+            env: { ...env, TERN_MODEL: "scripted-model" },
+          },
+        );
+        equal(run.code, 0, run.stderr);
+        ok(run.stdout.includes(`resumed session ${id.slice(0, 8)}`), run.stdout);
+        // The resumed transcript is shown, and the next turn continues it with its model.
+        ok(run.stdout.includes("first task"), run.stdout);
+        equal(server.requests.length, 3);
+        equal(server.requests[1].body.model, "earlier-model");
+        const messages = server.requests[1].modelRequest.messages.map((m) => m.content);
+        ok(messages.includes("first task") && messages.includes("second task"), String(messages));
+        // /model with a bare name switches on the same (unnamed, base-URL) provider.
+        equal(server.requests[2].body.model, "third-model");
+      },
+    );
+  } finally {
+    await ws.cleanup();
+  }
+});

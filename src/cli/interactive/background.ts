@@ -8,6 +8,7 @@ import { type Fact, memoryPromptSection, MemoryStore } from "../../memory/facts.
 import { loadHighlighter } from "../../tui/highlight.ts";
 import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff.ts";
 import { readEnv } from "../process_env.ts";
+import { UNNAMED_PROVIDER } from "../run_session.ts";
 
 export interface BackgroundServices {
   /** Starts the loads; called once the prompt is on screen. */
@@ -98,7 +99,7 @@ export function backgroundServices(
       }));
       if (!list.some((m) => m.model === config.model)) {
         // A provider given only by its base URL has no name to switch back to: "" keeps it.
-        const named = config.provider !== undefined && config.provider !== "openai-compatible";
+        const named = config.provider !== undefined && config.provider !== UNNAMED_PROVIDER;
         list.unshift({ provider: named ? current : "", model: config.model, detail: "current" });
       }
       return list;

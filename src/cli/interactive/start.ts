@@ -17,7 +17,7 @@ import { checkSandboxConfig } from "../sandbox_config.ts";
 import type { Conversation } from "../conversation.ts";
 import type { RunFlags } from "../run.ts";
 import { readEnv, resolveWorkspace } from "../process_env.ts";
-import { applySessionSettings, openRunSession } from "../run_session.ts";
+import { applySessionSettings, openRunSession, UNNAMED_PROVIDER } from "../run_session.ts";
 import { InteractiveApp } from "./app.ts";
 import { type CommandContext, CommandRegistry } from "./commands.ts";
 import { transcriptLines } from "./replay_lines.ts";
@@ -108,12 +108,19 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       },
     );
   // A failed connection (an unknown provider, a missing key) is reported at the next turn and
-  // tried again then, after /model or /provider changes.
+  // tried again then (after a /model, say).
   const conversation = () =>
     connect().catch((error) => {
       connecting = undefined;
       throw error;
     });
+
+  /**
+   * `settings` as a connection takes them: a connection made without a named provider reports
+   * itself as the unnamed one, which is no name to connect with again.
+   */
+  const connectable = (settings: TernConfig): TernConfig =>
+    settings.provider === UNNAMED_PROVIDER ? { ...settings, provider: undefined } : settings;
 
   const context = (self: InteractiveApp): CommandContext => ({
     workspace,
@@ -138,7 +145,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       let router: Conversation["provider"] | undefined;
       if (change.model !== undefined || change.provider !== undefined) {
         const { connectModels } = await import("../run.ts");
-        const connected = await connectModels(next, nextSources);
+        const connected = await connectModels(connectable(next), nextSources);
         next = connected.config;
         router = connected.setup.router;
       }
@@ -156,8 +163,32 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       if (next !== session) {
         session.closeOrDiscard();
         session = next;
-        config = applySessionSettings(config, {}, session.state());
-        if (connecting) await (await conversation()).update({ session, config });
+        const state = session.state();
+        const restored = applySessionSettings(config, {}, state);
+        let router: Conversation["provider"] | undefined;
+        if (restored.model !== config.model || restored.provider !== config.provider) {
+          // The session's model needs its own connection; one that cannot be made (a key
+          // missing here) leaves the current model in place, with a word about it.
+          const { connectModels } = await import("../run.ts");
+          try {
+            const connected = await connectModels(connectable(restored), sources, state);
+            config = connected.config;
+            router = connected.setup.router;
+          } catch (error) {
+            config = { ...restored, model: config.model, provider: config.provider };
+            self.notice(`Keeping ${config.model}: ${(error as Error).message}`, "warning");
+          }
+        } else {
+          config = restored;
+        }
+        if (connecting) {
+          const current = await conversation();
+          await current.update(
+            router ? { session, config, provider: router } : { session, config },
+          );
+          sandboxState = config.noSandbox ? "off" : "starting";
+          current.warm().catch(() => {});
+        }
         services?.resetBaseline();
       }
       if (options?.replay) {
