@@ -6,6 +6,18 @@
 /** The editor's placeholder: once it is on screen, the prompt is usable. */
 export const PROMPT = "ask tern, or / for commands";
 
+/** The environment the start benchmarks run tern with: a fresh home, a fixed model and key. */
+export function benchEnv(home: string): Record<string, string> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: home,
+    TERN_HOME: home,
+    TERM: "xterm-256color",
+    TERN_MODEL: "bench",
+    TERN_API_KEY: "x",
+  };
+}
+
 const TIMEOUT_MS = 15_000;
 
 /** The terminal's output as text, with a wait for a string or for quiet. */

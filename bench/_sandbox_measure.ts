@@ -15,24 +15,7 @@ export const HANDLER_URL = new URL("../src/tools/worker_handler.ts", import.meta
 /** The call every read measurement makes: a ~1 KB file in the workspace. */
 export const READ_ARGS = { path: "notes.txt" };
 
-/** Milliseconds, rounded to 0.01. */
-export interface Stats {
-  n: number;
-  median: number;
-  p90: number;
-  min: number;
-}
-
-/** Median, 90th percentile (nearest rank) and minimum of `times` (milliseconds). */
-export function stats(times: readonly number[]): Stats {
-  if (times.length === 0) throw new RangeError("Cannot summarize timings: none were taken");
-  const sorted = [...times].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  const p90 = sorted[Math.ceil(sorted.length * 0.9) - 1];
-  const round = (n: number) => Math.round(n * 100) / 100;
-  return { n: sorted.length, median: round(median), p90: round(p90), min: round(sorted[0]) };
-}
+export { type Stats, stats } from "./_stats.ts";
 
 /** Times `runs` calls of `fn` (one at a time) after `warmup` untimed ones. */
 export async function timeCalls(

@@ -20,7 +20,8 @@
  */
 import { join } from "node:path";
 import { declaredFlags, ROOT } from "../tests/support/tern_process.ts";
-import { inTerminal, PROMPT } from "./_pty.ts";
+import { benchEnv, inTerminal, PROMPT } from "./_pty.ts";
+import { type Stats, stats } from "./_stats.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const MAIN = Deno.args[1] ?? join(ROOT, "main.ts");
@@ -31,16 +32,6 @@ const TYPED = "q";
 const TYPED_ROW = "\u203a q";
 const QUIET_MS = 250;
 const deno = Deno.execPath();
-
-/** Median, 90th percentile (nearest rank) and minimum of `values`, in ms to 0.1. */
-function summary(values: number[]): { median: number; p90: number; min: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  const p90 = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.9) - 1)];
-  const round = (n: number) => Math.round(n * 10) / 10;
-  return { median: round(median), p90: round(p90), min: round(sorted[0]) };
-}
 
 /** A request log on 127.0.0.1: arrival time (performance.now()) and `METHOD /path`. */
 function startRecorder() {
@@ -125,14 +116,7 @@ const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ben
 const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-bench-tui-home-" }));
 try {
   await Deno.writeTextFile(join(workspace, "floor.js"), `console.log("${FLOOR_MARK}");\n`);
-  const env = {
-    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-    HOME: home,
-    TERN_HOME: home,
-    TERM: "xterm-256color",
-    TERN_MODEL: "bench",
-    TERN_API_KEY: "x",
-  };
+  const env = benchEnv(home);
   const loadBefore = Deno.loadavg()[0];
   const floor: number[] = [];
   const starts: StartTiming[] = [];
@@ -150,15 +134,15 @@ try {
     main: MAIN,
     runs: RUNS,
     loadAverage: [loadBefore, Deno.loadavg()[0]].map((n) => Math.round(n * 100) / 100),
-    floorMs: summary(floor),
-    promptMs: summary(timed.map((s) => s.prompt)),
+    floorMs: stats(floor),
+    promptMs: stats(timed.map((s) => s.prompt)),
     coldPromptMs: Math.round(starts[0].prompt * 10) / 10,
-    keystrokeMs: summary(timed.map((s) => s.keystroke)),
+    keystrokeMs: stats(timed.map((s) => s.keystroke)),
     requestsBeforePrompt: 0,
     requestsPerSession: Math.max(...starts.map((s) => s.total)),
     targets: { promptMs: 150 },
   };
-  const row = (name: string, s: ReturnType<typeof summary>, target: string) =>
+  const row = (name: string, s: Stats, target: string) =>
     `| ${name} | ${s.median} | ${s.p90} | ${s.min} | ${target} |`;
   const md = [
     `# Interactive start-up (${results.date.slice(0, 10)}, Deno ${results.deno}, ${RUNS} runs)`,

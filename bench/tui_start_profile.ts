@@ -11,7 +11,7 @@
  */
 import { join } from "node:path";
 import { declaredFlags, ROOT } from "../tests/support/tern_process.ts";
-import { inTerminal, PROMPT } from "./_pty.ts";
+import { benchEnv, inTerminal, PROMPT } from "./_pty.ts";
 
 const RUNS = Number(Deno.args[0] ?? 3);
 const MAIN = Deno.args[1] ?? join(ROOT, "main.ts");
@@ -129,15 +129,7 @@ function median(values: number[]): number {
 const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-bench-tui-ws-" }));
 const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-bench-tui-home-" }));
 try {
-  const env = {
-    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-    HOME: home,
-    TERN_HOME: home,
-    TERM: "xterm-256color",
-    TERN_MODEL: "bench",
-    TERN_API_KEY: "x",
-    TERN_BASE_URL: "http://127.0.0.1:9/v1",
-  };
+  const env = { ...benchEnv(home), TERN_BASE_URL: "http://127.0.0.1:9/v1" };
   await profiledStart(workspace, env, false); // fills the Deno cache in the fresh HOME
   const runs: Array<Summary & { wall: number }> = [];
   for (let i = 0; i < RUNS; i++) {

@@ -100,14 +100,18 @@ export interface RunTaskOptions {
 export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> {
   const { workspace, config, output } = options;
   const write = options.write ?? processWriters();
-  const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));
+  // The remembered facts are read while the sandbox settings are checked.
+  const [rules, memory] = await Promise.all([
+    checkSandboxConfig(config, workspace, readEnv("HOME")),
+    rememberedFacts(config.ternHome, workspace),
+  ]);
   const session = options.session ??
     await Session.create(config.ternHome, { cwd: workspace, ternVersion: VERSION });
   try {
     if (output === "text") {
       for (const warning of session.warnings) write.err(`tern: ${warning}\n`);
     }
-    return await runInSession(options, session, rules, write);
+    return await runInSession(options, session, { rules, memory }, write);
   } finally {
     if (options.session === undefined) session.closeOrDiscard();
   }
@@ -116,11 +120,11 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
 async function runInSession(
   options: RunTaskOptions,
   session: Session,
-  rules: CompiledRule[],
+  prepared: { rules: CompiledRule[]; memory: string | undefined },
   write: { out: (text: string) => void; err: (text: string) => void },
 ): Promise<TurnResult> {
+  const { rules, memory } = prepared;
   const { task, workspace, config, provider, output } = options;
-  const memory = await rememberedFacts(config.ternHome, workspace);
   const conversation = new Conversation({
     workspace,
     config,

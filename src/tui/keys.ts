@@ -181,20 +181,7 @@ function parseSs3(input: string, i: number, final: boolean): Step | undefined {
   return { event: name && mods ? keyEvent(name, mods) : undefined, next: j + 1 };
 }
 
-const SS3_KEYS: Record<string, string> = {
-  A: "up",
-  B: "down",
-  C: "right",
-  D: "left",
-  H: "home",
-  F: "end",
-  M: "enter",
-  P: "f1",
-  Q: "f2",
-  R: "f3",
-  S: "f4",
-};
-
+/** Final letters of `CSI [1;mods] X` keys (R is left to cursor position reports). */
 const LETTER_KEYS: Record<string, string> = {
   A: "up",
   B: "down",
@@ -206,6 +193,9 @@ const LETTER_KEYS: Record<string, string> = {
   Q: "f2",
   S: "f4",
 };
+
+/** `SS3 X` keys: the same letters, plus keypad Enter and F3. */
+const SS3_KEYS: Record<string, string> = { ...LETTER_KEYS, M: "enter", R: "f3" };
 
 const TILDE_KEYS: Record<number, string> = {
   1: "home",

@@ -36,7 +36,10 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     ternHome: loaded.config.ternHome,
     workspace,
   });
-  let config: TernConfig = applySessionSettings(loaded.config, sources, session.state());
+  const first = session;
+  // Replaying a long session is the costly part of opening it: once for the whole start.
+  const opened = session.state();
+  let config: TernConfig = applySessionSettings(loaded.config, sources, opened);
   const interactive = Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
   const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
   const view = new TranscriptView({ theme, workspace });
@@ -79,7 +82,8 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       import("../process_env.ts"),
     ]).then(
       async ([{ connectModels }, { Conversation }, { shellSourceEnv }]) => {
-        const { setup, config: used } = await connectModels(config, sources, session.state());
+        const state = session === first ? opened : session.state();
+        const { setup, config: used } = await connectModels(config, sources, state);
         config = used;
         const conversation = new Conversation({
           workspace,
@@ -264,8 +268,8 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   });
   connect().then((c) => c.warm()).catch(() => {});
   for (const warning of session.warnings) app.notice(warning, "warning");
-  if (session.state().items.length > 0 && !pickAtStart) {
-    app.print(transcriptLines(session.state(), view, theme, display.columns()));
+  if (opened.items.length > 0 && !pickAtStart) {
+    app.print(transcriptLines(opened, view, theme, display.columns()));
   }
   await ready.catch((error) => app.notice(`Cannot load the slash commands: ${error}`, "error"));
   if (pickAtStart) app.submit("/resume");
