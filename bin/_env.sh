@@ -64,7 +64,17 @@ TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
 # --unstable-lazy-dynamic-imports: without it Deno loads every module any `import()` names
 # before main.ts starts, i.e. every command's code for every command (measured: 128 ms of the
 # interactive start, half of `--version`).
+# TERN_EXTRA_ENV: more names (comma-separated, `*` allowed at the end) tern may read, for
+# `${VAR}` references in MCP server definitions; names of other characters are ignored.
 tern_deno_flags() {
+  local names="$TERN_ENV_NAMES"
+  if [[ -n "${TERN_EXTRA_ENV:-}" ]]; then
+    if [[ "$TERN_EXTRA_ENV" =~ ^[A-Za-z_][A-Za-z0-9_]*\*?(,[A-Za-z_][A-Za-z0-9_]*\*?)*$ ]]; then
+      names+=",$TERN_EXTRA_ENV"
+    else
+      echo "tern: ignoring TERN_EXTRA_ENV=\"$TERN_EXTRA_ENV\": expected names like GITHUB_TOKEN,MY_*" >&2
+    fi
+  fi
   local home="${TERN_HOME:-${HOME:-/nonexistent}/.tern}"
   case "$home" in /*) ;; *) home="$PWD/$home" ;; esac
   local tmp="${TMPDIR:-/tmp}"
@@ -75,7 +85,7 @@ tern_deno_flags() {
     --allow-read
     "--allow-write=$home,$tmp"
     --allow-net
-    "--allow-env=$TERN_ENV_NAMES"
+    "--allow-env=$names"
     --allow-run
     --allow-sys=osRelease,homedir,hostname,uid,gid
   )

@@ -304,7 +304,9 @@ export class PermissionGate {
       const key = approvalKey(facts);
       const free = key !== undefined && this.#unsandboxedKeys.has(key);
       const shell = free ? runtime.unsandboxedShell : runtime.shell;
-      sandbox = tool.name !== "bash"
+      sandbox = tool.name.startsWith("mcp__")
+        ? "mcp"
+        : tool.name !== "bash"
         ? "in-process"
         : free || runtime.shellKind !== "bwrap"
         ? "none"

@@ -37,6 +37,9 @@ export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "com
 
 export type ReviewMode = "ask" | "auto" | "bypass";
 
+/** What `tern mcp` does. */
+export type McpAction = "list" | "tools" | "call" | "trust" | "untrust";
+
 export type ThinkingLevel = "off" | "low" | "medium" | "high";
 
 export type CommandLine =
@@ -66,6 +69,19 @@ export type CommandLine =
     all: boolean;
     json: boolean;
     focus?: string;
+    options: TurnOptions;
+  }
+  | {
+    command: "mcp";
+    action: McpAction;
+    /** tools, call: the server. */
+    server: string;
+    /** call: the tool (the server's own name for it) and its JSON arguments. */
+    tool?: string;
+    args?: string;
+    /** trust, untrust: the servers (none: every project server). */
+    names: string[];
+    json: boolean;
     options: TurnOptions;
   }
   | { command: "help" }
@@ -109,6 +125,15 @@ Commands:
                          copy the path to the leaf (or to entry) into a new session
   sessions export <id>   the current transcript as Markdown (--json: the entries as JSON)
   sessions compact <id>  summarise the older part of a session now (--focus <text>)
+  mcp list               MCP servers (.mcp.json, .tern/mcp.json, ~/.tern/mcp.json): state,
+                         tools, last error (--json)
+  mcp tools <server>     a server's tools and the names the model sees (--json)
+  mcp call <server> <tool> '<json>'
+                         call one tool directly and print its result (--json)
+  mcp trust [server...]  let the project's own MCP servers start (all when none named):
+                         they run commands, so each definition is trusted by you once
+  mcp untrust [server...]
+                         withdraw that trust
   help                   print this help
 
 Options:
@@ -188,6 +213,7 @@ const COMMANDS = new Set([
   "doctor",
   "sessions",
   "models",
+  "mcp",
 ]);
 const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -265,6 +291,7 @@ export function parseCommandLine(args: string[]): CommandLine {
       options,
     };
   }
+  if (first === "mcp") return mcpCommand(rest, values.json ?? false, options);
   if (first === "doctor") {
     if (rest.length > 0) {
       throw new UsageError(`Unexpected arguments after doctor: "${rest.join(" ")}"`);
@@ -328,6 +355,44 @@ function sessionsCommand(
     ...flags,
     options,
   };
+}
+
+function mcpCommand(rest: string[], json: boolean, options: TurnOptions): CommandLine {
+  const [action = "list", ...words] = rest;
+  const base = { command: "mcp" as const, server: words[0] ?? "", names: [], json, options };
+  const extra = (most: number) => {
+    if (words.length > most) {
+      throw new UsageError(
+        `Unexpected arguments after mcp ${action}: "${words.slice(most).join(" ")}"`,
+      );
+    }
+  };
+  switch (action) {
+    case "list":
+      extra(0);
+      return { ...base, action };
+    case "tools":
+      extra(1);
+      if (words[0] === undefined) {
+        throw new UsageError('Missing server for "mcp tools": give its name (see `tern mcp list`)');
+      }
+      return { ...base, action };
+    case "call":
+      extra(3);
+      if (words.length < 2) {
+        throw new UsageError(
+          "Missing server or tool for \"mcp call\": tern mcp call <server> <tool> '<json>'",
+        );
+      }
+      return { ...base, action, tool: words[1], args: words[2] };
+    case "trust":
+    case "untrust":
+      return { ...base, action, server: "", names: words };
+    default:
+      throw new UsageError(
+        `Unknown mcp subcommand "${action}": expected list, tools, call, trust or untrust`,
+      );
+  }
 }
 
 /** A `--resume`/`-r` with no value (last, or followed by an option) becomes `--resume=`. */

@@ -16,6 +16,7 @@ import {
 } from "../agent/session_turn.ts";
 import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
 import type { Provider } from "../llm/types.ts";
+import type { McpTool } from "../mcp/mcp_tool.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
@@ -44,6 +45,20 @@ export interface ConversationOptions {
   onSandboxOpen?: (sandbox: AgentSandbox) => void;
   /** The remembered facts' system prompt section, read at the start of every turn. */
   memory?: () => string | undefined;
+  /** MCP servers whose tools join the built-in ones (an `McpManager`). */
+  mcp?: McpTools;
+}
+
+/** The MCP servers' tools as a conversation uses them; `McpManager` provides it. */
+export interface McpTools {
+  /** Servers that start (enabled and trusted); 0 means there is nothing to wait for. */
+  readonly startable: number;
+  /** Resolves once no server is still starting. */
+  settled(): Promise<void>;
+  /** The tools of the servers that are READY. */
+  tools(): readonly McpTool[];
+  /** Told when a server's state or tool list changed; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void;
 }
 
 /** Options of one turn. */
@@ -58,6 +73,9 @@ export class Conversation {
   #opening: Promise<AgentSandbox> | undefined;
   #loadTools: ReturnType<typeof builtinLoader>;
   #tools: ToolRegistry;
+  /** The MCP tools in `#tools`, by name, to tell a changed tool from the same one. */
+  #mcpTools = new Map<string, McpTool>();
+  #unsubscribe: (() => void) | undefined;
   #running = false;
 
   constructor(options: ConversationOptions) {
@@ -66,9 +84,12 @@ export class Conversation {
     this.#tools = new ToolRegistry(
       gatedToolSpecs().map((spec) => ({
         ...spec,
-        run: (args, ctx) => this.#runTool(spec, args, ctx),
+        run: (args, ctx) => this.#runTool((sandbox) => sandbox.tools.get(spec.name)!, args, ctx),
       })),
     );
+    // A server's `tools/list_changed` reaches the model at its next request.
+    this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
+    this.#syncMcpTools();
   }
 
   get session(): Session {
@@ -128,6 +149,7 @@ export class Conversation {
 
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
+    this.#unsubscribe?.();
     await this.#closeSandbox();
   }
 
@@ -147,6 +169,11 @@ export class Conversation {
       this.#options.emit(event);
     };
     recordSettings(session, state, config);
+    // The first request carries every MCP tool: wait for servers still starting (each has
+    // its startup timeout; one that fails is left out).
+    const mcp = this.#options.mcp;
+    if (mcp !== undefined && mcp.startable > 0) await mcp.settled();
+    this.#syncMcpTools();
     const user: Message = { role: "user", content: task };
     session.append({ type: "message", message: user });
     const messages: Message[] = [
@@ -189,8 +216,30 @@ export class Conversation {
     });
   }
 
+  /** Puts the READY servers' tools into the registry, replacing the ones that changed. */
+  #syncMcpTools(): void {
+    const current = new Map((this.#options.mcp?.tools() ?? []).map((tool) => [tool.name, tool]));
+    for (const [name, tool] of this.#mcpTools) {
+      if (current.get(name) === tool) continue;
+      this.#tools.unregister(name);
+      this.#mcpTools.delete(name);
+    }
+    for (const [name, tool] of current) {
+      if (this.#mcpTools.has(name)) continue;
+      this.#tools.register({
+        name,
+        description: tool.description,
+        readOnly: tool.readOnly,
+        parameters: tool.parameters,
+        // Through the gate like every tool: rules, review, secret masking, audit.
+        run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(tool), args, ctx),
+      });
+      this.#mcpTools.set(name, tool);
+    }
+  }
+
   async #runTool(
-    spec: Omit<Tool, "run">,
+    gated: (sandbox: AgentSandbox) => Tool,
     args: unknown,
     ctx: Parameters<Tool["run"]>[1],
   ): ReturnType<Tool["run"]> {
@@ -205,7 +254,7 @@ export class Conversation {
         message: `Cannot start the sandbox: ${detail}`,
       };
     }
-    const observation = await sandbox.tools.get(spec.name)!.run(args, ctx);
+    const observation = await gated(sandbox).run(args, ctx);
     const budget = {
       limit: this.#options.config.toolResultChars,
       dir: toolResultsDir(this.#options.session.path),

@@ -67,6 +67,10 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { listModels } = await import("./models.ts");
       return await listModels(line, toRunFlags(line.options));
     }
+    case "mcp": {
+      const { runMcpCommand } = await import("./mcp.ts");
+      return await runMcpCommand(line, toRunFlags(line.options));
+    }
     case "doctor": {
       const { runDoctor } = await import("./doctor.ts");
       return await runDoctor(toRunFlags(line.options));

@@ -18,7 +18,9 @@ import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
 import { applySessionSettings, openRunSession, type SessionChoice } from "./run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
-import { Conversation } from "./conversation.ts";
+import { Conversation, type McpTools } from "./conversation.ts";
+import type { McpManager } from "../mcp/manager.ts";
+import { openMcp } from "./mcp_setup.ts";
 import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 
 export { processWriters, readEnv, resolveWorkspace, shellSourceEnv };
@@ -35,10 +37,20 @@ export interface RunFlags {
 export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
-  const session = await openRunSession(flags.session ?? {}, {
-    ternHome: loaded.config.ternHome,
-    workspace,
-  });
+  // MCP servers start now, in parallel with the session and the model setup.
+  const { manager: mcp } = await openMcp({ ternHome: loaded.config.ternHome, workspace });
+  mcp?.start();
+  if (mcp && flags.output === "text") reportMcpFailures(mcp, processWriters().err);
+  let session: Session;
+  try {
+    session = await openRunSession(flags.session ?? {}, {
+      ternHome: loaded.config.ternHome,
+      workspace,
+    });
+  } catch (error) {
+    await mcp?.close();
+    throw error;
+  }
   try {
     const state = session.state();
     const restored = applySessionSettings(loaded.config, loaded.sources, state);
@@ -51,6 +63,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
       output: flags.output,
       person: flags.output === "text" ? terminalPerson() : undefined,
       session,
+      mcp,
     });
     if (flags.output === "text") {
       processWriters().err(
@@ -60,7 +73,20 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     return exitCodeFor(result.exitReason);
   } finally {
     session.closeOrDiscard();
+    await mcp?.close();
   }
+}
+
+/** Says once per server when an MCP server fails; the run goes on without its tools. */
+function reportMcpFailures(mcp: McpManager, err: (text: string) => void): void {
+  const told = new Set<string>();
+  mcp.onChange(() => {
+    for (const status of mcp.status()) {
+      if (status.state !== "FAILED" || told.has(status.name)) continue;
+      told.add(status.name);
+      err(`tern: MCP server "${status.name}" failed: ${status.error}\n`);
+    }
+  });
 }
 
 /** The settings a turn needs; the rest of the config is the provider's business. */
@@ -94,6 +120,8 @@ export interface RunTaskOptions {
   env?: Readonly<Record<string, string>>;
   /** The session to continue; a new one in the tern directory when absent (closed at the end). */
   session?: Session;
+  /** MCP servers whose tools the agent may use. */
+  mcp?: McpTools;
 }
 
 /** Runs one turn with an already built provider; shared by `run` and `demo`. */
@@ -136,6 +164,7 @@ async function runInSession(
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
     memory: () => memory,
+    mcp: options.mcp,
     onSandboxOpen: (sandbox) => {
       // Commands that would run unconfined are each reviewed; say so once, up front.
       if (sandbox.runtime.shellKind === "unavailable" && output === "text") {

@@ -84,3 +84,27 @@ export function describeReadError(error: unknown): string {
   if (error instanceof Deno.errors.NotCapable) return "read access not granted";
   return error instanceof Error ? error.message : String(error);
 }
+
+const SYNTAX_MESSAGES: Record<string, string> = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "invalid number",
+  PropertyNameExpected: "expected a property name in double quotes",
+  ValueExpected: "expected a value",
+  ColonExpected: "expected a colon",
+  CommaExpected: "expected a comma",
+  CloseBraceExpected: "expected a closing brace",
+  CloseBracketExpected: "expected a closing bracket",
+  EndOfFileExpected: "expected the end of the file",
+  InvalidCommentToken: "invalid comment",
+  UnexpectedEndOfComment: "unterminated comment",
+  UnexpectedEndOfString: "unterminated string",
+  UnexpectedEndOfNumber: "unterminated number",
+  InvalidUnicode: "invalid unicode escape",
+  InvalidEscapeCharacter: "invalid escape character",
+  InvalidCharacter: "invalid character in string",
+};
+
+/** A jsonc-parser error code (`printParseErrorCode`) in words: `CommaExpected` → "expected a comma". */
+export function jsoncSyntaxMessage(code: string): string {
+  return SYNTAX_MESSAGES[code] ?? code;
+}

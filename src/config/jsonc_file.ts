@@ -3,7 +3,7 @@
  * without config files never load it.
  */
 import type { Node, ParseError } from "jsonc-parser";
-import { ConfigError, formatValue, lineColumnAt } from "./errors.ts";
+import { ConfigError, formatValue, jsoncSyntaxMessage, lineColumnAt } from "./errors.ts";
 import {
   checkSetting,
   expectations,
@@ -14,25 +14,6 @@ import {
   type Settings,
   STRUCTURED_KEYS,
 } from "./schema.ts";
-
-const SYNTAX_MESSAGES: Record<string, string> = {
-  InvalidSymbol: "unexpected character",
-  InvalidNumberFormat: "invalid number",
-  PropertyNameExpected: "expected a property name in double quotes",
-  ValueExpected: "expected a value",
-  ColonExpected: "expected a colon",
-  CommaExpected: "expected a comma",
-  CloseBraceExpected: "expected a closing brace",
-  CloseBracketExpected: "expected a closing bracket",
-  EndOfFileExpected: "expected the end of the file",
-  InvalidCommentToken: "invalid comment",
-  UnexpectedEndOfComment: "unterminated comment",
-  UnexpectedEndOfString: "unterminated string",
-  UnexpectedEndOfNumber: "unterminated number",
-  InvalidUnicode: "invalid unicode escape",
-  InvalidEscapeCharacter: "invalid escape character",
-  InvalidCharacter: "invalid character in string",
-};
 
 /**
  * Parses the JSONC `text` of config file `file` (used only in messages) into validated
@@ -63,7 +44,7 @@ export async function parseConfigFile(text: string, file: string): Promise<Setti
   if (errors.length > 0 || root === undefined) {
     const first = errors[0];
     const name = first ? jsonc.printParseErrorCode(first.error) : "ValueExpected";
-    return fail(SYNTAX_MESSAGES[name] ?? name, first?.offset ?? 0);
+    return fail(jsoncSyntaxMessage(name), first?.offset ?? 0);
   }
   if (root.type !== "object") {
     const got = formatValue(jsonc.getNodeValue(root));

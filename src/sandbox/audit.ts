@@ -33,7 +33,7 @@ export interface AuditRecord {
   rule?: string;
   /** Why (the reviewer's or person's reason, a policy message). Masked. */
   reason?: string;
-  sandbox: "worker" | "bwrap" | "none" | "in-process";
+  sandbox: "worker" | "bwrap" | "none" | "in-process" | "mcp";
   status: "SUCCEEDED" | "ERROR";
   /** The observation's error code when `status` is `ERROR`. */
   code?: string;

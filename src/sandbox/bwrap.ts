@@ -1,6 +1,6 @@
 /**
- * The bubblewrap command line for one shell command, and a probe that tells whether bubblewrap
- * can start a sandbox on this machine at all.
+ * The bubblewrap command line for one shell command or one program, and a probe that tells
+ * whether bubblewrap can start a sandbox on this machine at all.
  */
 import { isInjectingName } from "./shell_env.ts";
 import type { ShellPlan } from "./types.ts";
@@ -28,7 +28,8 @@ export function bashArgv(command: string): string[] {
  * 4. `plan.tmp` at `/tmp`, each writable root read-write, each `readOnly` path read-only again
  *    (after the writable roots, so it wins), each `hidden` path replaced by a read-only empty
  *    folder or by `/dev/null` (a nodev mount, so opening it fails);
- * 5. `--chdir plan.cwd -- bash -c "exec 2>&1; <command>"` (see {@linkcode bashArgv}).
+ * 5. `--chdir plan.cwd -- bash -c "exec 2>&1; <command>"` (see {@linkcode bashArgv}; the
+ *    sandbox itself is {@linkcode bwrapArgvFor}'s).
  *
  * `readOnly` and `hidden` paths are used by their real path (bubblewrap does not mount on a
  * symlink) and skipped when they do not exist. The file system is read (synchronously) only
@@ -36,6 +37,16 @@ export function bashArgv(command: string): string[] {
  * argv, so `tern sandbox explain` can print exactly what starts.
  */
 export function bwrapArgs(plan: ShellPlan, command: string): string[] {
+  return bwrapArgvFor(plan, bashArgv(command));
+}
+
+/**
+ * The complete argv after `bwrap` that runs the program `argv` (no shell) in the sandbox
+ * {@linkcode bwrapArgs} builds for `plan`, ending with `--chdir plan.cwd -- ...argv`. Its
+ * stdout and stderr stay apart: for a program whose stdout is a protocol (an MCP server).
+ */
+export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[] {
+  if (argv.length === 0) throw new TypeError("Cannot build a bubblewrap command: argv is empty");
   const args = ["--unshare-all"];
   if (plan.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv");
@@ -48,7 +59,7 @@ export function bwrapArgs(plan: ShellPlan, command: string): string[] {
   for (const root of unique(plan.writable)) args.push("--bind", root, root);
   for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
   args.push(...hideArgs(plan.hidden));
-  args.push("--chdir", plan.cwd, "--", ...bashArgv(command));
+  args.push("--chdir", plan.cwd, "--", ...argv);
   return args;
 }
 

@@ -77,7 +77,7 @@ export function evaluate(facts: CallFacts, context: PolicyContext): Verdict {
   if (profile.readOnly && !readOnly) {
     const what = facts.shell
       ? `the command is not read-only (${facts.shell.reasons.join("; ") || facts.shell.label})`
-      : `"${facts.tool}" changes files`;
+      : toolRisk(facts.tool);
     return {
       action: "deny",
       by: "profile",
@@ -138,7 +138,14 @@ function deniesCommands(rule: CompiledRule, tool: string): boolean {
 }
 
 function describeRisk(facts: CallFacts): string {
-  if (!facts.shell) return `"${facts.tool}" changes files`;
+  if (!facts.shell) return toolRisk(facts.tool);
   const { label, reasons } = facts.shell;
   return reasons.length > 0 ? `${label}: ${reasons.join("; ")}` : label;
+}
+
+/** Why a tool that is not read-only needs approval. */
+function toolRisk(tool: string): string {
+  return tool.startsWith("mcp__")
+    ? `"${tool}" is an MCP tool its server does not mark read-only (readOnlyHint)`
+    : `"${tool}" changes files`;
 }

@@ -3,6 +3,9 @@
  * started (children, grandchildren, background jobs), and the environment it may see. Shared by
  * the `bash` tool and the sandbox, which wraps the same command in bubblewrap.
  */
+import { signalProcessGroup, terminateProcessGroup } from "../core/process_group.ts";
+
+export { signalProcessGroup, terminateProcessGroup } from "../core/process_group.ts";
 
 /** Variables passed through to commands (plus every `LC_*`), unless the name looks secret. */
 export const SAFE_ENV_NAMES: readonly string[] = [
@@ -41,38 +44,6 @@ function readEnv(): Record<string, string> {
   } catch {
     return {};
   }
-}
-
-/**
- * Sends `signal` to every process in group `pgid`. Returns false when the group has no
- * processes left. Never throws for a missing group.
- */
-export function signalProcessGroup(pgid: number, signal: Deno.Signal): boolean {
-  try {
-    Deno.kill(-pgid, signal);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
-/**
- * Stops group `pgid`: SIGTERM, then SIGKILL once the leader has exited (`exited` settles) or
- * `graceMs` milliseconds have passed, whichever is first, so no process that ignores SIGTERM
- * survives.
- */
-export async function terminateProcessGroup(
-  pgid: number,
-  exited: Promise<unknown>,
-  graceMs = 500,
-): Promise<void> {
-  if (!signalProcessGroup(pgid, "SIGTERM")) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, graceMs));
-  await Promise.race([exited.catch(() => {}), grace]);
-  clearTimeout(timer);
-  signalProcessGroup(pgid, "SIGKILL");
 }
 
 /** Options for {@linkcode runInProcessGroup}. */

@@ -17,7 +17,7 @@ export interface CompiledRule {
   /** How the rule reads in messages and the audit log: `deny command "git push"`. */
   readonly label: string;
   readonly reason?: string;
-  /** The tool the rule applies to; "*" for any. */
+  /** The tool the rule applies to; "*" for any; `*` inside matches any run (`mcp__github__*`). */
   readonly tool: string;
   /** Words of a command prefix (`*` matches any one word), for bash calls. */
   readonly words?: readonly string[];
@@ -64,7 +64,7 @@ export async function compileRules(rules: readonly PermissionRule[]): Promise<Co
  * passes `plainCommand`.
  */
 export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
-  if (rule.tool !== "*" && rule.tool !== subject.tool) return false;
+  if (!toolMatches(rule.tool, subject.tool)) return false;
   if (rule.path !== undefined) {
     if (subject.path === undefined || !rule.path(subject.path)) return false;
   }
@@ -122,6 +122,14 @@ function compileRule(rule: PermissionRule): CompiledRule {
   if (rule.command !== undefined) compiled.words = rule.command.trim().split(/\s+/);
   if (rule.path !== undefined) compiled.path = picomatch(rule.path, { dot: true });
   return compiled;
+}
+
+/** True when tool name `name` matches `pattern`, where `*` stands for any run of characters. */
+function toolMatches(pattern: string, name: string): boolean {
+  if (pattern === "*" || pattern === name) return true;
+  if (!pattern.includes("*")) return false;
+  const parts = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp(`^${parts.join(".*")}$`).test(name);
 }
 
 /** Command words match the rule's words; the command name is compared without its folder. */

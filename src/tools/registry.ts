@@ -17,6 +17,11 @@ export class ToolRegistry {
     this.#tools.set(tool.name, tool);
   }
 
+  /** Removes the tool called `name`; false when there was none. */
+  unregister(name: string): boolean {
+    return this.#tools.delete(name);
+  }
+
   get(name: string): Tool | undefined {
     return this.#tools.get(name);
   }

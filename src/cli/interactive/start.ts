@@ -23,6 +23,8 @@ import { type CommandContext, CommandRegistry } from "./commands.ts";
 import { transcriptLines } from "./replay_lines.ts";
 import { openDisplay } from "./display.ts";
 import type { BackgroundServices } from "./background.ts";
+import type { McpManager } from "../../mcp/manager.ts";
+import type { OpenedMcp } from "../mcp_setup.ts";
 
 /** Runs the interactive session until the person leaves; returns the exit code. */
 export async function runInteractive(flags: RunFlags): Promise<number> {
@@ -74,6 +76,34 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     }
     : undefined;
 
+  // The MCP servers start behind the first prompt; a turn waits only for those still starting.
+  let mcpOpening: Promise<OpenedMcp> | undefined;
+  const openedMcp = () =>
+    mcpOpening ??= import("../mcp_setup.ts").then(async ({ openMcp }) => {
+      const opened = await openMcp({ ternHome: config.ternHome, workspace });
+      if (opened.manager) watchMcp(opened.manager);
+      opened.manager?.start();
+      return opened;
+    });
+  const watchMcp = (manager: McpManager) => {
+    const told = new Set<string>();
+    const untrusted = manager.status().filter((s) => s.state === "UNTRUSTED");
+    if (untrusted.length > 0) {
+      const names = untrusted.map((s) => s.name).join(", ");
+      app.notice(
+        `The project's MCP servers ${names} do not start until you trust them: /mcp trust`,
+        "warning",
+      );
+    }
+    manager.onChange(() => {
+      for (const status of manager.status()) {
+        if (status.state !== "FAILED" || told.has(status.name)) continue;
+        told.add(status.name);
+        app.notice(`MCP server "${status.name}" failed: ${status.error}`, "error");
+      }
+    });
+  };
+
   let connecting: Promise<Conversation> | undefined;
   const connect = (): Promise<Conversation> =>
     connecting ??= Promise.all([
@@ -85,6 +115,11 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
         const state = session === first ? opened : session.state();
         const { setup, config: used } = await connectModels(config, sources, state);
         config = used;
+        // A bad MCP config is reported (by /mcp and once here) and the session goes on.
+        const mcp = await openedMcp().then((opened) => opened.manager, (error) => {
+          app.notice(`MCP: ${error instanceof Error ? error.message : error}`, "error");
+          return undefined;
+        });
         const conversation = new Conversation({
           workspace,
           config,
@@ -96,6 +131,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
           env: shellSourceEnv(),
           home,
           memory: () => services?.memorySection(),
+          mcp,
           onSandboxOpen: (sandbox) => {
             sandboxState = config.noSandbox
               ? "off"
@@ -232,10 +268,16 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
 
   /** The slash commands and the services behind them, registered once loaded. */
   async function loadExtras(): Promise<BackgroundServices> {
-    const [{ backgroundServices }, { settingsCommands }, { sessionCommands }] = await Promise.all([
+    const [
+      { backgroundServices },
+      { settingsCommands },
+      { sessionCommands },
+      { mcpCommands },
+    ] = await Promise.all([
       import("./background.ts"),
       import("./settings_commands.ts"),
       import("./session_commands.ts"),
+      import("./mcp_commands.ts"),
     ]);
     const loaded = backgroundServices({ workspace, ternHome: config.ternHome });
     const deps = {
@@ -243,7 +285,14 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       memory: () => loaded.memory(),
       diff: () => loaded.diff(),
     };
-    for (const command of [...settingsCommands(deps), ...sessionCommands()]) {
+    const mcp = mcpCommands({
+      opened: openedMcp,
+      trust: async (servers) => {
+        const { trustServers } = await import("../../mcp/trust.ts");
+        await trustServers(config.ternHome, workspace, servers);
+      },
+    });
+    for (const command of [...settingsCommands(deps), ...sessionCommands(), ...mcp]) {
       commands.register(command);
     }
     return loaded;
@@ -266,6 +315,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     services = loaded;
     loaded.start();
   });
+  openedMcp().catch(() => {});
   connect().then((c) => c.warm()).catch(() => {});
   for (const warning of session.warnings) app.notice(warning, "warning");
   if (opened.items.length > 0 && !pickAtStart) {
@@ -279,6 +329,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   for (const signal of signals) Deno.removeSignalListener(signal, hangup);
   await app.idle.catch(() => {});
   if (connecting) await connecting.then((c) => c.close(), () => {});
+  await mcpOpening?.then((opened) => opened.manager?.close(), () => {});
   display.close();
   session.closeOrDiscard();
   console.error(`tern: session ${session.id.slice(0, 8)} (continue it with tern -c)`);

@@ -1,0 +1,195 @@
+/**
+ * `tern mcp list|tools|call|trust|untrust`: the workspace's MCP servers from the command line.
+ * list, tools and call start the servers they need and close them (whole process groups)
+ * before returning, also on Ctrl-C.
+ */
+import { loadConfig } from "../config/mod.ts";
+import { observationText } from "../core/observation.ts";
+import { TernError } from "../core/errors.ts";
+import type { McpManager, McpServerStatus } from "../mcp/manager.ts";
+import type { McpServerConfig } from "../mcp/types.ts";
+import type { CommandLine } from "./args.ts";
+import { EXIT_USAGE } from "./exit_codes.ts";
+import { describeServer, openMcp } from "./mcp_setup.ts";
+import { processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+
+type McpLine = Extract<CommandLine, { command: "mcp" }>;
+
+/** Runs one `tern mcp` action and returns its exit code. */
+export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const { ternHome } = config;
+  const { servers, manager } = await openMcp({ ternHome, workspace });
+  const write = processWriters();
+  if (line.action === "trust" || line.action === "untrust") {
+    return await changeTrust(line.action, line.names, servers, { ternHome, workspace }, write);
+  }
+  if (manager === undefined) {
+    write.err(
+      `tern: no MCP servers are configured for "${workspace}": add them to .mcp.json, ` +
+        ".tern/mcp.json or ~/.tern/mcp.json\n",
+    );
+    return line.action === "list" ? 0 : EXIT_USAGE;
+  }
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  try {
+    switch (line.action) {
+      case "list":
+        manager.start();
+        await manager.settled();
+        write.out(line.json ? JSON.stringify(manager.status()) + "\n" : listText(manager.status()));
+        return 0;
+      case "tools":
+        return await showTools(manager, line.server, line.json, write);
+      case "call":
+        return await callTool(manager, line, controller.signal, write);
+    }
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+    await manager.close();
+  }
+}
+
+type Writers = ReturnType<typeof processWriters>;
+
+function listText(statuses: McpServerStatus[]): string {
+  const width = Math.max(...statuses.map((s) => s.name.length));
+  return statuses.map((s) => {
+    const tools = s.state === "READY" ? `${s.tools} tool${s.tools === 1 ? "" : "s"}` : "";
+    const head = `${s.name.padEnd(width)}  ${s.state.padEnd(9)}  ${s.transport.padEnd(5)}  ` +
+      `${tools.padEnd(9)}  ${s.scope} ${s.file}`;
+    return s.error ? `${head}\n${" ".repeat(width + 2)}${s.error}\n` : `${head}\n`;
+  }).join("");
+}
+
+async function showTools(
+  manager: McpManager,
+  server: string,
+  json: boolean,
+  write: Writers,
+): Promise<number> {
+  const status = await startOrExplain(manager, server);
+  if (status.state !== "READY") {
+    write.err(`tern: MCP server "${server}" is ${status.state}: ${status.error ?? "no reason"}\n`);
+    return 1;
+  }
+  const exposed = manager.tools().filter((tool) => tool.server === server);
+  if (json) {
+    const infos = manager.toolsOf(server);
+    write.out(
+      JSON.stringify(infos.map((info) => ({
+        ...info,
+        exposedAs: exposed.find((tool) => tool.tool === info.name)?.name,
+      }))) + "\n",
+    );
+    return 0;
+  }
+  for (const tool of exposed) {
+    const mark = tool.readOnly ? "read-only" : "may change things";
+    const summary = tool.description.split("\n")[0];
+    write.out(`${tool.name}  (${tool.tool}, ${mark})\n  ${summary}\n`);
+  }
+  if (exposed.length === 0) write.err(`tern: MCP server "${server}" lists no tools\n`);
+  return 0;
+}
+
+async function callTool(
+  manager: McpManager,
+  line: McpLine,
+  signal: AbortSignal,
+  write: Writers,
+): Promise<number> {
+  let args: unknown;
+  try {
+    args = JSON.parse(line.args ?? "{}");
+  } catch (error) {
+    throw new TernError(
+      `Invalid arguments for "${line.tool}": not JSON (${(error as Error).message}): ` +
+        `pass an object, e.g. '{"message":"hi"}'`,
+      { exitCode: EXIT_USAGE },
+    );
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    throw new TernError(
+      `Invalid arguments for "${line.tool}": expected a JSON object, e.g. '{"message":"hi"}'`,
+      { exitCode: EXIT_USAGE },
+    );
+  }
+  const status = await startOrExplain(manager, line.server);
+  if (status.state !== "READY") {
+    write.err(`tern: MCP server "${line.server}" is ${status.state}: ${status.error ?? ""}\n`);
+    return 1;
+  }
+  const observation = await manager.call(line.server, line.tool!, args, signal)
+    .catch((error: unknown) => {
+      throw usage(error);
+    });
+  if (line.json) {
+    write.out(JSON.stringify(observation) + "\n");
+  } else if (observation.status === "SUCCEEDED") {
+    write.out(observation.output.endsWith("\n") ? observation.output : `${observation.output}\n`);
+  } else {
+    write.err(`tern: ${observationText(observation)}\n`);
+  }
+  return observation.status === "SUCCEEDED" ? 0 : observation.code === "CANCELLED" ? 130 : 1;
+}
+
+/** Starts `server`; an unknown, disabled or untrusted one is a usage error saying why. */
+async function startOrExplain(manager: McpManager, server: string): Promise<McpServerStatus> {
+  const status = manager.status().find((s) => s.name === server);
+  if (status?.state === "UNTRUSTED") throw usage(new Error(notTrusted(status)));
+  try {
+    return await manager.startServer(server);
+  } catch (error) {
+    throw usage(error);
+  }
+}
+
+function notTrusted(status: McpServerStatus): string {
+  return `MCP server "${status.name}" comes from the project ("${status.file}") and is not ` +
+    `trusted yet: check what it runs, then \`tern mcp trust ${status.name}\``;
+}
+
+async function changeTrust(
+  action: "trust" | "untrust",
+  names: readonly string[],
+  servers: readonly McpServerConfig[],
+  where: { ternHome: string; workspace: string },
+  write: Writers,
+): Promise<number> {
+  const { trustServers, untrustServers } = await import("../mcp/trust.ts");
+  const project = servers.filter((server) => server.scope === "project");
+  for (const name of names) {
+    const server = servers.find((s) => s.name === name);
+    if (server === undefined) {
+      const known = project.map((s) => `"${s.name}"`).join(", ") || "none";
+      throw usage(new Error(`Unknown MCP server "${name}" (project servers: ${known})`));
+    }
+    if (server.scope === "user") {
+      throw usage(
+        new Error(`MCP server "${name}" comes from your own "${server.file}": it needs no trust`),
+      );
+    }
+  }
+  const chosen = names.length === 0 ? project : project.filter((s) => names.includes(s.name));
+  if (action === "untrust") {
+    await untrustServers(where.ternHome, where.workspace, names);
+    write.out(`Untrusted ${names.length === 0 ? "every project MCP server" : names.join(", ")}\n`);
+    return 0;
+  }
+  if (chosen.length === 0) {
+    write.err(`tern: no project MCP servers in "${where.workspace}" to trust\n`);
+    return 0;
+  }
+  await trustServers(where.ternHome, where.workspace, chosen);
+  for (const server of chosen) write.out(`Trusted ${server.name}: ${describeServer(server)}\n`);
+  return 0;
+}
+
+function usage(error: unknown): TernError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new TernError(message, { exitCode: EXIT_USAGE });
+}

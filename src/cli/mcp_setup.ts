@@ -1,0 +1,111 @@
+/**
+ * The MCP servers of a workspace, composed for a front end: the config files read, trust
+ * applied, stdio servers given a minimal environment (never an API key unless their own `env`
+ * names it) and, when they ask for it, a bubblewrap sandbox. The MCP SDK loads only when a
+ * server is configured.
+ */
+import { join } from "node:path";
+import type { McpManager } from "../mcp/manager.ts";
+import type { McpServerConfig } from "../mcp/types.ts";
+import { safeEnv } from "../sandbox/process.ts";
+import { VERSION } from "../version.ts";
+import { readEnv, shellSourceEnv } from "./process_env.ts";
+
+export interface OpenMcpOptions {
+  ternHome: string;
+  workspace: string;
+  /** Reads a variable for `${VAR}` in the config (default: the process environment). */
+  env?: (name: string) => string | undefined;
+}
+
+/** The configured servers and their manager; no manager when none is configured. */
+export interface OpenedMcp {
+  servers: McpServerConfig[];
+  manager?: McpManager;
+}
+
+/**
+ * Reads the MCP config and builds the manager (servers not started yet).
+ * @throws {ConfigError} naming the file and key of a bad entry.
+ */
+export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
+  const { loadMcpConfig } = await import("../mcp/config.ts");
+  const { servers } = await loadMcpConfig({
+    ternHome: options.ternHome,
+    workspace: options.workspace,
+    env: options.env ?? readEnv,
+  });
+  if (servers.length === 0) return { servers };
+  const [{ McpManager }, { loadTrust }] = await Promise.all([
+    import("../mcp/manager.ts"),
+    import("../mcp/trust.ts"),
+  ]);
+  const trusted = await loadTrust(options.ternHome, options.workspace);
+  const baseEnv = safeEnv(shellSourceEnv());
+  const manager = new McpManager({
+    servers,
+    trusted,
+    workspace: options.workspace,
+    clientVersion: VERSION,
+    baseEnv,
+    sandboxCommand: (config, argv) =>
+      sandboxedCommand(config, argv, { ...options, env: shellSourceEnv(), baseEnv }),
+  });
+  return { servers, manager };
+}
+
+/**
+ * `argv` inside bubblewrap: `/` read-only, the server's writable folders bound read-write
+ * (their `.git` and tern's own config read-only again), secrets and host sockets hidden, a
+ * private `/tmp`, the network only when the config shares it.
+ */
+async function sandboxedCommand(
+  config: McpServerConfig,
+  argv: string[],
+  context: {
+    ternHome: string;
+    workspace: string;
+    env: Record<string, string>;
+    baseEnv: Record<string, string>;
+  },
+): Promise<{ argv: string[]; cleanup: () => Promise<void> }> {
+  const [{ bwrapArgvFor, probeBwrap }, { gitDirsUnder, hostSocketLocations, secretLocations }] =
+    await Promise.all([import("../sandbox/bwrap.ts"), import("../sandbox/protected_paths.ts")]);
+  const probe = await probeBwrap();
+  if (!probe.ok) {
+    throw new Error(`it asks for a sandbox, and bubblewrap cannot run: ${probe.reason}`);
+  }
+  const sandbox = config.sandbox!;
+  const tmp = await Deno.makeTempDir({ prefix: "tern-mcp-" });
+  const cleanup = () => Deno.remove(tmp, { recursive: true }).catch(() => {});
+  try {
+    const home = context.env.HOME;
+    const writable = sandbox.writable;
+    const plan = {
+      cwd: config.cwd ?? context.workspace,
+      writable,
+      readOnly: [
+        ...await gitDirsUnder(writable.filter((path) => path !== "/")),
+        join(context.workspace, ".tern"),
+        context.ternHome,
+      ],
+      hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(context.env)],
+      tmp: await Deno.realPath(tmp),
+      network: sandbox.network,
+      env: { ...context.baseEnv, ...config.env },
+    };
+    return { argv: ["bwrap", ...bwrapArgvFor(plan, argv)], cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/** What a server runs or where it connects, as a person checks it before trusting. */
+export function describeServer(server: McpServerConfig): string {
+  if (server.transport === "http") return `${server.url} (from ${server.file})`;
+  const words = [server.command!, ...server.args].map((word) =>
+    /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+  );
+  return `${words.join(" ")} (from ${server.file})`;
+}

@@ -1,0 +1,207 @@
+/**
+ * Turns one validated server entry into an `McpServerConfig`: the transport (given or
+ * inferred), `${VAR}` expansion, absolute paths, defaults and the fingerprint.
+ */
+import { dirname, resolve } from "node:path";
+import { formatValue } from "../config/errors.ts";
+import { checkEntry, type ConfigFormat, ENTRY_KEYS, type EntryInput } from "./_config_schema.ts";
+import {
+  expandVariables,
+  fingerprintDefinition,
+  formatKeyPath,
+  type KeyPath,
+} from "./_config_values.ts";
+import type { McpSandboxSettings, McpScope, McpServerConfig, McpTransportKind } from "./types.ts";
+
+const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+const STDIO_ONLY = ["command", "args", "env", "cwd", "sandbox"] as const;
+const HTTP_ONLY = ["url", "headers"] as const;
+/** Keys that only switch a server on or off: changing them needs no new trust. */
+const NOT_FINGERPRINTED = new Set(["enabled", "disabled"]);
+
+/** Where an entry comes from and how to report a problem in it. */
+export interface EntryContext {
+  file: string;
+  scope: McpScope;
+  format: ConfigFormat;
+  /** Absolute workspace path: the base of project `cwd` and of every `sandbox.writable`. */
+  workspace: string;
+  env: (name: string) => string | undefined;
+  /**
+   * Throws the ConfigError for `path` in this file; `text` is the message after
+   * `Invalid MCP config "<file>": `.
+   */
+  raise: (path: KeyPath, text: string) => never;
+}
+
+/**
+ * Builds the server defined as `value` at `path` (`["mcpServers", "github"]`).
+ * @throws {ConfigError} (through `context.raise`) for a bad name, an invalid entry or an unset
+ *   variable.
+ */
+export async function parseServerEntry(
+  value: unknown,
+  path: readonly [string, string],
+  context: EntryContext,
+): Promise<McpServerConfig> {
+  const [container, name] = path;
+  const fail = (at: KeyPath, detail: string): never =>
+    context.raise(at, `"${formatKeyPath(at)}": ${detail}`);
+  if (!SERVER_NAME.test(name)) {
+    context.raise(
+      path,
+      `server name ${formatValue(name)} in "${container}" is not allowed — use 1 to 64 ` +
+        `letters, digits, "_", "." or "-"`,
+    );
+  }
+  const issue = checkEntry(value, context.format);
+  if (issue) fail([...path, ...issue.path], issue.detail);
+  const entry = value as EntryInput;
+  const at = (...rest: (string | number)[]): KeyPath => [...path, ...rest];
+
+  const transport = resolveTransport(entry, path, fail);
+  const wrong = transport === "stdio" ? HTTP_ONLY : STDIO_ONLY;
+  for (const key of wrong) {
+    if (entry[key] === undefined || (key === "sandbox" && entry.sandbox === false)) continue;
+    const kind = transport === "stdio" ? "stdio" : "Streamable HTTP";
+    fail(at(key), `"${key}" does not apply to this ${kind} server — remove it`);
+  }
+  if (entry.enabled !== undefined && entry.disabled !== undefined) {
+    if (entry.enabled === entry.disabled) fail(at("disabled"), 'contradicts "enabled" — keep one');
+  }
+  if (entry.timeout !== undefined && entry.requestTimeoutMs !== undefined) {
+    fail(at("timeout"), 'both "timeout" and "requestTimeoutMs" are set — keep "requestTimeoutMs"');
+  }
+
+  const expand = (text: string, where: KeyPath): string => {
+    const expanded = expandVariables(text, context.env);
+    if (expanded.ok) return expanded.value;
+    const { problem } = expanded;
+    if (problem.kind === "malformed") {
+      return fail(
+        where,
+        `${formatValue(problem.reference)} is not a variable reference — write \${NAME} or ` +
+          `\${NAME:-default}`,
+      );
+    }
+    return context.raise(
+      where,
+      `"${formatKeyPath(where)}" uses \${${problem.name}}, which is not set: set it, or give a ` +
+        `default with \${${problem.name}:-value} (tern's own process reads only the variables ` +
+        `it declares: add the name to TERN_EXTRA_ENV)`,
+    );
+  };
+  const expandRecord = (record: Record<string, string> | undefined, key: string) =>
+    Object.fromEntries(
+      Object.entries(record ?? {}).map(([name, text]) => [name, expand(text, at(key, name))]),
+    );
+
+  const definition = Object.fromEntries(
+    Object.entries(entry).filter(([key]) =>
+      ENTRY_KEYS[context.format].includes(key) && !NOT_FINGERPRINTED.has(key)
+    ),
+  );
+  const server: McpServerConfig = {
+    name,
+    file: context.file,
+    key: formatKeyPath(path),
+    scope: context.scope,
+    transport,
+    args: (entry.args ?? []).map((arg, index) => expand(arg, at("args", index))),
+    env: expandRecord(entry.env, "env"),
+    headers: expandRecord(entry.headers, "headers"),
+    enabled: entry.enabled ?? !(entry.disabled ?? false),
+    startupTimeoutMs: entry.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
+    requestTimeoutMs: entry.requestTimeoutMs ?? entry.timeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    fingerprint: await fingerprintDefinition(definition, context.scope),
+  };
+  if (transport === "stdio") {
+    server.command = expand(entry.command ?? "", at("command"));
+    if (server.command === "") {
+      fail(at("command"), "expands to an empty string — set the variable it uses");
+    }
+    // A user file has no workspace of its own: its relative paths start at the file.
+    const base = context.scope === "user" ? dirname(context.file) : context.workspace;
+    server.cwd = entry.cwd === undefined
+      ? context.workspace
+      : resolve(base, expand(entry.cwd, at("cwd")));
+    const sandbox = sandboxSettings(entry.sandbox, context.workspace);
+    if (sandbox) server.sandbox = sandbox;
+  } else {
+    server.url = expand(entry.url ?? "", at("url"));
+    if (!isHttpUrl(server.url)) {
+      const written = entry.url ?? "";
+      const detail = written === server.url
+        ? `expected an http or https URL, got ${formatValue(written)}`
+        : `${formatValue(written)} does not expand to an http or https URL`;
+      fail(at("url"), detail);
+    }
+    for (const [header, text] of Object.entries(server.headers)) {
+      if (/[\r\n\0]/.test(text)) {
+        fail(
+          at("headers", header),
+          "holds a line break once expanded — a header value is one line",
+        );
+      }
+    }
+  }
+  return server;
+}
+
+function resolveTransport(
+  entry: EntryInput,
+  path: KeyPath,
+  fail: (at: KeyPath, detail: string) => never,
+): McpTransportKind {
+  const { type, command, url } = entry;
+  if (type === "sse") {
+    fail(
+      [...path, "type"],
+      "the legacy SSE transport is not supported — use the server's Streamable HTTP endpoint " +
+        'with "type": "http"',
+    );
+  }
+  if (type === "stdio" && command === undefined) {
+    fail(path, 'a stdio server needs "command" — the program to start');
+  }
+  if ((type === "http" || type === "streamable-http") && url === undefined) {
+    fail(path, 'a Streamable HTTP server needs "url" — its endpoint, such as http://host/mcp');
+  }
+  if (type === "stdio") return "stdio";
+  if (type !== undefined) return "http";
+  if (command !== undefined && url !== undefined) {
+    fail(
+      path,
+      'both "command" and "url" are set — keep "command" for a stdio server or "url" for a ' +
+        "Streamable HTTP server",
+    );
+  }
+  if (command === undefined && url === undefined) {
+    fail(
+      path,
+      'neither "command" nor "url" is set — give "command" (stdio) or "url" (Streamable HTTP)',
+    );
+  }
+  return command !== undefined ? "stdio" : "http";
+}
+
+function sandboxSettings(
+  value: EntryInput["sandbox"],
+  workspace: string,
+): McpSandboxSettings | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return { network: false, writable: [workspace] };
+  return {
+    network: value.network ?? false,
+    writable: (value.writable ?? [workspace]).map((path) => resolve(workspace, path)),
+  };
+}
+
+function isHttpUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const { protocol } = new URL(text);
+  return protocol === "http:" || protocol === "https:";
+}

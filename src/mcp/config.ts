@@ -1,0 +1,227 @@
+/**
+ * Finds and reads the MCP server definitions: the person's own files under tern's home and the
+ * project's files in the workspace, later files replacing earlier definitions of a name.
+ * jsonc-parser and zod are imported only when at least one file exists.
+ */
+import type { Node, ParseError } from "jsonc-parser";
+import { join, resolve } from "node:path";
+import {
+  ConfigError,
+  describeReadError,
+  formatValue,
+  jsoncSyntaxMessage,
+  lineColumnAt,
+} from "../config/errors.ts";
+import type { ConfigFormat } from "./_config_schema.ts";
+import { formatKeyPath, type KeyPath } from "./_config_values.ts";
+import type { McpScope, McpServerConfig } from "./types.ts";
+
+/** Where to look for MCP config files and how to read variables. */
+export interface LoadMcpConfigOptions {
+  /** tern's home (~/.tern, or TERN_HOME): holds user mcp.json and mcp/*.json. */
+  ternHome: string;
+  /** Absolute real path of the workspace: holds project .mcp.json, .tern/mcp.json, .tern/mcp/*.json. */
+  workspace: string;
+  /** Reads an environment variable for ${VAR} expansion; undefined when unset or not readable. */
+  env: (name: string) => string | undefined;
+}
+
+/** Every configured server and where the definitions came from. */
+export interface McpConfigResult {
+  /** Every server defined, enabled or not, sorted by name. */
+  servers: McpServerConfig[];
+  /** The files that were read, in the order they were applied. */
+  files: string[];
+}
+
+interface ConfigSource {
+  file: string;
+  scope: McpScope;
+  format: ConfigFormat;
+  text: string;
+}
+
+/**
+ * Reads, in this order: `<ternHome>/mcp.json`, `<ternHome>/mcp/*.json` (by file name), then the
+ * workspace's `.mcp.json` (`{"mcpServers": …}` as other agents write it), `.tern/mcp.json` and
+ * `.tern/mcp/*.json`. A later definition of a name replaces the earlier one whole. Missing files
+ * and folders are skipped; files are JSONC (comments and trailing commas allowed). When the
+ * workspace's `.tern` is tern's home itself, its files count once, as the user's.
+ * @throws {ConfigError} naming the file and the key (and line/column for syntax errors).
+ */
+export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpConfigResult> {
+  const sources = await readSources(options);
+  if (sources.length === 0) return { servers: [], files: [] };
+  const [jsonc, { parseServerEntry }] = await Promise.all([
+    import("jsonc-parser"),
+    import("./_config_entry.ts"),
+  ]);
+  const servers = new Map<string, McpServerConfig>();
+  for (const source of sources) {
+    const parsed = parseSource(jsonc, source);
+    if (parsed === undefined) continue;
+    for (const { path, value } of parsed.entries) {
+      const server = await parseServerEntry(value, path, {
+        file: source.file,
+        scope: source.scope,
+        format: source.format,
+        workspace: options.workspace,
+        env: options.env,
+        raise: parsed.raise,
+      });
+      servers.set(server.name, server);
+    }
+  }
+  const sorted = [...servers.values()].sort((a, b) => a.name < b.name ? -1 : 1);
+  return { servers: sorted, files: sources.map((source) => source.file) };
+}
+
+async function readSources(options: LoadMcpConfigOptions): Promise<ConfigSource[]> {
+  const { ternHome, workspace } = options;
+  const candidates: Omit<ConfigSource, "text">[] = [];
+  const addFolder = async (folder: string, scope: McpScope) => {
+    for (const file of await listJsonFiles(folder)) {
+      candidates.push({ file, scope, format: "tern" });
+    }
+  };
+  candidates.push({ file: join(ternHome, "mcp.json"), scope: "user", format: "tern" });
+  await addFolder(join(ternHome, "mcp"), "user");
+  candidates.push({ file: join(workspace, ".mcp.json"), scope: "project", format: "mcp.json" });
+  // Run in the home folder, the project's `.tern` is tern's home: its files are the person's own.
+  if (resolve(workspace, ".tern") !== resolve(ternHome)) {
+    candidates.push({
+      file: join(workspace, ".tern", "mcp.json"),
+      scope: "project",
+      format: "tern",
+    });
+    await addFolder(join(workspace, ".tern", "mcp"), "project");
+  }
+  const sources: ConfigSource[] = [];
+  for (const candidate of candidates) {
+    const text = await readOptionalText(candidate.file);
+    if (text !== undefined) sources.push({ ...candidate, text });
+  }
+  return sources;
+}
+
+/** The `*.json` files in `folder` sorted by name; none when it does not exist. Dot files are skipped. */
+async function listJsonFiles(folder: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(folder)) {
+      if (entry.isDirectory || entry.name.startsWith(".") || !entry.name.endsWith(".json")) {
+        continue;
+      }
+      names.push(entry.name);
+    }
+  } catch (error) {
+    if (isMissing(error)) return [];
+    throw new ConfigError(
+      `Cannot read MCP config folder "${folder}": ${describeReadError(error)}`,
+      { file: folder, cause: error },
+    );
+  }
+  return names.sort().map((name) => join(folder, name));
+}
+
+async function readOptionalText(file: string): Promise<string | undefined> {
+  try {
+    return await Deno.readTextFile(file);
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw new ConfigError(`Cannot read MCP config "${file}": ${describeReadError(error)}`, {
+      file,
+      cause: error,
+    });
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
+}
+
+type Jsonc = typeof import("jsonc-parser");
+type Raise = (path: KeyPath, text: string) => never;
+
+/**
+ * Parses one file into its server entries, in file order, and a `raise` that reports a key of
+ * it with its line and column. Undefined for a file of only whitespace and comments.
+ */
+function parseSource(
+  jsonc: Jsonc,
+  source: ConfigSource,
+): { entries: { path: [string, string]; value: unknown }[]; raise: Raise } | undefined {
+  const { file, format } = source;
+  // A byte order mark is invisible to the reader, so offsets (and columns) start after it.
+  const text = source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
+  const errors: ParseError[] = [];
+  const root = jsonc.parseTree(text, errors, { allowTrailingComma: true });
+  if (root === undefined && jsonc.stripComments(text).trim() === "") return undefined;
+  if (errors.length > 0 || root === undefined) {
+    const offset = errors[0]?.offset ?? 0;
+    const name = errors[0] ? jsonc.printParseErrorCode(errors[0].error) : "ValueExpected";
+    const position = lineColumnAt(text, offset);
+    throw new ConfigError(
+      `Invalid MCP config "${file}": line ${position.line}, column ${position.column}: ` +
+        jsoncSyntaxMessage(name),
+      { file, key: formatKeyPath(jsonc.getLocation(text, offset).path), ...position },
+    );
+  }
+  const raise: Raise = (path, message) => {
+    const node = jsonc.findNodeAtLocation(root, [...path]);
+    // Point at the key rather than its value, and at the top of the file for the whole file.
+    const keyNode = node?.parent?.type === "property" ? node.parent.children?.[0] : node;
+    const position = lineColumnAt(text, keyNode?.offset ?? root.offset);
+    throw new ConfigError(`Invalid MCP config "${file}": ${message}`, {
+      file,
+      key: formatKeyPath(path),
+      ...position,
+    });
+  };
+  const fail = (path: KeyPath, detail: string): never =>
+    raise(path, `"${formatKeyPath(path)}": ${detail}`);
+  if (root.type !== "object") {
+    raise([], `expected an object at the top level, got ${formatValue(jsonc.getNodeValue(root))}`);
+  }
+
+  const present = new Map(
+    (root.children ?? []).map((property) => [String(property.children?.[0]?.value), property]),
+  );
+  if (format === "tern") {
+    for (const key of present.keys()) {
+      if (key !== "servers" && key !== "mcpServers") {
+        fail([key], 'unknown key — known keys: "servers", "mcpServers"');
+      }
+    }
+    if (present.has("servers") && present.has("mcpServers")) {
+      fail(["mcpServers"], 'both "servers" and "mcpServers" are set — keep one');
+    }
+  }
+  const container = format === "tern" && present.has("servers") ? "servers" : "mcpServers";
+  const serversNode = present.get(container)?.children?.[1];
+  if (serversNode === undefined) return { entries: [], raise };
+  if (serversNode.type !== "object") {
+    const got = formatValue(jsonc.getNodeValue(serversNode));
+    fail([container], `expected an object of servers by name, got ${got}`);
+  }
+  return { entries: entriesOf(jsonc, serversNode, container, fail), raise };
+}
+
+function entriesOf(
+  jsonc: Jsonc,
+  serversNode: Node,
+  container: string,
+  fail: (path: KeyPath, detail: string) => never,
+): { path: [string, string]; value: unknown }[] {
+  const seen = new Set<string>();
+  const entries: { path: [string, string]; value: unknown }[] = [];
+  for (const property of serversNode.children ?? []) {
+    const [keyNode, valueNode] = property.children ?? [];
+    if (keyNode === undefined || valueNode === undefined) continue;
+    const name = String(keyNode.value);
+    if (seen.has(name)) fail([container, name], "is defined twice in this file — keep one");
+    seen.add(name);
+    entries.push({ path: [container, name], value: jsonc.getNodeValue(valueNode) });
+  }
+  return entries;
+}

@@ -1,0 +1,267 @@
+/**
+ * One MCP server's connection and its lifecycle: NEW → STARTING → READY or FAILED → CLOSED.
+ * `start()` runs `initialize` (the SDK checks the protocol version and sends
+ * `notifications/initialized`) and `tools/list` within the startup timeout; it never throws: a
+ * server that fails is FAILED with the reason, and the agent carries on without it. The SDK is
+ * imported on the first start, so runs without MCP servers never load it.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import type { McpCallResult } from "./results.ts";
+import type { McpServerConfig } from "./types.ts";
+
+/** Where a server is in its life. */
+export type McpState = "NEW" | "STARTING" | "READY" | "FAILED" | "CLOSED";
+
+/** One tool as the server lists it. */
+export interface McpToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; title?: string };
+}
+
+/** A transport for one start, and what to release once it is closed (a sandbox's tmp). */
+export interface TransportHandle {
+  transport: Transport;
+  cleanup?: () => Promise<void>;
+}
+
+export interface ConnectionOptions {
+  config: McpServerConfig;
+  /** Builds a fresh transport for each start. */
+  connect: (config: McpServerConfig) => Promise<TransportHandle>;
+  /** tern's version, sent as the client's. */
+  clientVersion: string;
+  /** Told when the state or the tool list changed. */
+  onChange?: () => void;
+}
+
+/** Why a call failed, for the tool adapter to map onto an error code. */
+export class McpCallError extends Error {
+  override name = "McpCallError";
+  readonly kind: "timeout" | "closed" | "cancelled" | "protocol" | "not-ready";
+  constructor(kind: McpCallError["kind"], message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.kind = kind;
+  }
+}
+
+const TIMEOUT_CODE = -32001;
+const CLOSED_CODE = -32000;
+
+export class McpConnection {
+  readonly config: McpServerConfig;
+  #options: ConnectionOptions;
+  #state: McpState = "NEW";
+  #error: string | undefined;
+  #tools: McpToolInfo[] = [];
+  #client: Client | undefined;
+  #handle: TransportHandle | undefined;
+  #starting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+  /** The last error the transport or the protocol reported. */
+  #lastError: string | undefined;
+
+  constructor(options: ConnectionOptions) {
+    this.config = options.config;
+    this.#options = options;
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get state(): McpState {
+    return this.#state;
+  }
+
+  /** Why the server is FAILED (or the last error it reported). */
+  get error(): string | undefined {
+    return this.#error;
+  }
+
+  /** The tools of a READY server; empty otherwise. */
+  get tools(): readonly McpToolInfo[] {
+    return this.#state === "READY" ? this.#tools : [];
+  }
+
+  /** The name and version the server gave, once READY. */
+  get serverInfo(): { name: string; version: string } | undefined {
+    return this.#client?.getServerVersion();
+  }
+
+  /** Starts the server once; later calls share the first. Never throws. */
+  start(): Promise<void> {
+    this.#starting ??= this.#start();
+    return this.#starting;
+  }
+
+  async #start(): Promise<void> {
+    if (this.state !== "NEW") return;
+    this.#set("STARTING");
+    const { config } = this;
+    const timeout = config.startupTimeoutMs;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeout);
+    try {
+      const [{ Client }, handle] = await Promise.all([
+        import("@modelcontextprotocol/sdk/client"),
+        this.#options.connect(config),
+      ]);
+      this.#handle = handle;
+      if (this.#closing) throw new Error("closed while starting");
+      const client = new Client({ name: "tern", version: this.#options.clientVersion }, {
+        capabilities: {},
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (error) this.#lastError = error.message;
+              else if (tools) this.#setTools(tools as McpToolInfo[]);
+            },
+          },
+        },
+      });
+      this.#client = client;
+      client.onerror = (error) => this.#lastError = error.message;
+      client.onclose = () => this.#closed();
+      await client.connect(handle.transport, { signal: abort.signal, timeout });
+      const tools = await this.#listTools(client, abort.signal, timeout);
+      if (this.#state !== "STARTING") return;
+      this.#tools = tools;
+      this.#set("READY");
+    } catch (error) {
+      const reason = abort.signal.aborted
+        ? `did not finish starting within ${timeout} ms${this.#detail()}`
+        : startError(error, this.#lastError);
+      await this.#fail(reason);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Calls `tool` with `args`. @throws {McpCallError} */
+  async callTool(tool: string, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
+    const client = this.#client;
+    if (this.#state !== "READY" || client === undefined) {
+      throw new McpCallError(
+        "not-ready",
+        `MCP server "${this.name}" is ${this.#state}${this.#error ? `: ${this.#error}` : ""}`,
+      );
+    }
+    const timeout = this.config.requestTimeoutMs;
+    try {
+      return await client.callTool(
+        { name: tool, arguments: args as Record<string, unknown> },
+        undefined,
+        { signal, timeout },
+      ) as McpCallResult;
+    } catch (error) {
+      if (signal.aborted) {
+        throw new McpCallError("cancelled", `The call to "${tool}" was cancelled`, {
+          cause: error,
+        });
+      }
+      const code = (error as { code?: unknown }).code;
+      if (code === TIMEOUT_CODE) {
+        throw new McpCallError(
+          "timeout",
+          `MCP server "${this.name}" did not answer "${tool}" within ${timeout} ms`,
+          { cause: error },
+        );
+      }
+      if (code === CLOSED_CODE || this.#state !== "READY") {
+        throw new McpCallError(
+          "closed",
+          `MCP server "${this.name}" closed the connection during "${tool}"${this.#detail()}`,
+          { cause: error },
+        );
+      }
+      throw new McpCallError("protocol", `MCP server "${this.name}": ${messageOf(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Closes the connection and ends the server (a stdio server's whole process group). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.#starting?.catch(() => {});
+    await this.#shutdown();
+    this.#set("CLOSED");
+  }
+
+  async #shutdown(): Promise<void> {
+    const client = this.#client;
+    const handle = this.#handle;
+    this.#client = undefined;
+    this.#handle = undefined;
+    if (client) {
+      client.onclose = undefined;
+      await client.close().catch(() => {});
+    }
+    // The SDK lets go of a transport once it closed (after a failed initialize, say), so the
+    // transport is closed here too: its close() waits until the server's processes are gone.
+    await handle?.transport.close().catch(() => {});
+    await handle?.cleanup?.().catch(() => {});
+  }
+
+  async #listTools(client: Client, signal: AbortSignal, timeout: number): Promise<McpToolInfo[]> {
+    const tools: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
+        signal,
+        timeout,
+      });
+      tools.push(...page.tools as McpToolInfo[]);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  #setTools(tools: McpToolInfo[]): void {
+    if (this.#state !== "READY") return;
+    this.#tools = tools;
+    this.#options.onChange?.();
+  }
+
+  /** The connection closed by itself (the server exited, the HTTP session ended). */
+  #closed(): void {
+    if (this.#closing || this.#state === "FAILED") return;
+    const reason = `the connection closed${this.#detail()}`;
+    if (this.#state === "READY") void this.#fail(reason);
+    // While STARTING, the pending request fails and `#start` reports it.
+  }
+
+  async #fail(reason: string): Promise<void> {
+    this.#error = reason;
+    this.#set("FAILED");
+    await this.#shutdown();
+  }
+
+  #detail(): string {
+    return this.#lastError ? ` (${this.#lastError})` : "";
+  }
+
+  #set(state: McpState): void {
+    if (this.#state === state || this.#state === "CLOSED") return;
+    this.#state = state;
+    this.#options.onChange?.();
+  }
+}
+
+function startError(error: unknown, lastError: string | undefined): string {
+  const message = messageOf(error);
+  if (lastError && /connection closed/i.test(message)) return `the connection closed: ${lastError}`;
+  return lastError && lastError !== message ? `${message} (${lastError})` : message;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,240 @@
+/**
+ * All configured MCP servers of one workspace: started in parallel in the background, their
+ * tools exposed as `mcp__{server}__{tool}`, closed together. Disabled servers and project
+ * servers nobody trusted yet are listed but never started.
+ */
+import {
+  McpConnection,
+  type McpState,
+  type McpToolInfo,
+  type TransportHandle,
+} from "./connection.ts";
+import { type McpTool, mcpTool } from "./mcp_tool.ts";
+import { exposedToolNames, toolKey } from "./tool_names.ts";
+import type { McpScope, McpServerConfig, McpTransportKind } from "./types.ts";
+
+/** A server's state as listed: its lifecycle, or why it is not started. */
+export type McpServerState = McpState | "DISABLED" | "UNTRUSTED";
+
+/** One server, as `tern mcp list` and `/mcp` show it. */
+export interface McpServerStatus {
+  name: string;
+  state: McpServerState;
+  transport: McpTransportKind;
+  scope: McpScope;
+  file: string;
+  /** Tools of a READY server. */
+  tools: number;
+  error?: string;
+  /** What the server calls itself, once READY. */
+  server?: { name: string; version: string };
+}
+
+/** Runs a stdio server's command some other way (inside bubblewrap). */
+export type SandboxCommand = (
+  config: McpServerConfig,
+  argv: string[],
+) => Promise<{ argv: string[]; cleanup?: () => Promise<void> }>;
+
+export interface McpManagerOptions {
+  servers: readonly McpServerConfig[];
+  /** True when a server may start (user servers; project servers after `tern mcp trust`). */
+  trusted: (server: McpServerConfig) => boolean;
+  /** Working directory of stdio servers without a `cwd`. */
+  workspace: string;
+  clientVersion: string;
+  /** The environment every stdio server starts with (no keys); its own `env` is added. */
+  baseEnv: Readonly<Record<string, string>>;
+  /** Wraps the command of a server with `sandbox` set; such a server fails without it. */
+  sandboxCommand?: SandboxCommand;
+}
+
+type Listener = () => void;
+
+export class McpManager {
+  #options: McpManagerOptions;
+  #connections = new Map<string, McpConnection>();
+  #listeners = new Set<Listener>();
+  #tools: McpTool[] | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: McpManagerOptions) {
+    this.#options = options;
+    for (const config of options.servers) {
+      if (config.enabled && options.trusted(config)) {
+        this.#connections.set(config.name, this.#connection(config));
+      }
+    }
+  }
+
+  /** Servers that will start (enabled and trusted). */
+  get startable(): number {
+    return this.#connections.size;
+  }
+
+  /** Starts every enabled, trusted server in parallel; returns at once. */
+  start(): void {
+    for (const connection of this.#connections.values()) void connection.start();
+  }
+
+  /**
+   * Starts one server (also one that was not trusted when the manager was made: the person
+   * just trusted it) and resolves with its status once it is READY or FAILED.
+   * @throws {RangeError} for an unknown or disabled server.
+   */
+  async startServer(name: string): Promise<McpServerStatus> {
+    if (this.#closing) throw new RangeError(`Cannot start MCP server "${name}": closed`);
+    const config = this.#options.servers.find((server) => server.name === name);
+    if (config !== undefined && config.enabled && !this.#connections.has(name)) {
+      this.#connections.set(name, this.#connection(config));
+    }
+    await this.#get(name).start();
+    return this.status().find((status) => status.name === name)!;
+  }
+
+  /** Resolves once no server is starting any more (each is READY or FAILED). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#connections.values()].map((c) => c.start()));
+  }
+
+  /** Every configured server, sorted by name. */
+  status(): McpServerStatus[] {
+    return this.#options.servers.map((config) => {
+      const connection = this.#connections.get(config.name);
+      const base = {
+        name: config.name,
+        transport: config.transport,
+        scope: config.scope,
+        file: config.file,
+      };
+      if (!config.enabled) return { ...base, state: "DISABLED", tools: 0 };
+      if (connection === undefined) {
+        return {
+          ...base,
+          state: "UNTRUSTED",
+          tools: 0,
+          error: `a project server: start it with \`tern mcp trust ${config.name}\``,
+        };
+      }
+      const status: McpServerStatus = {
+        ...base,
+        state: connection.state,
+        tools: connection.tools.length,
+      };
+      if (connection.error !== undefined) status.error = connection.error;
+      const info = connection.serverInfo;
+      if (info !== undefined && connection.state === "READY") {
+        status.server = { name: info.name, version: info.version };
+      }
+      return status;
+    });
+  }
+
+  /** The tools of one server as it lists them. @throws {RangeError} for an unknown server. */
+  toolsOf(server: string): readonly McpToolInfo[] {
+    return this.#get(server).tools;
+  }
+
+  /** The tools of every READY server, with their model-facing names, in name order. */
+  tools(): McpTool[] {
+    if (this.#tools) return this.#tools;
+    const ready = [...this.#connections.values()].filter((c) => c.state === "READY");
+    const names = exposedToolNames(
+      ready.flatMap((c) => c.tools.map((tool) => ({ server: c.name, tool: tool.name }))),
+    );
+    this.#tools = ready.flatMap((c) =>
+      c.tools.map((tool) => mcpTool(c, tool, names.get(toolKey(c.name, tool.name))!))
+    ).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    return this.#tools;
+  }
+
+  /** The tool the model knows as `name`, if a READY server has it. */
+  tool(name: string): McpTool | undefined {
+    return this.tools().find((tool) => tool.name === name);
+  }
+
+  /** Calls `tool` of `server` directly (`tern mcp call`), validating `args` first. */
+  async call(server: string, tool: string, args: unknown, signal: AbortSignal) {
+    const connection = this.#get(server);
+    await connection.start();
+    const found = this.tools().find((t) => t.server === server && t.tool === tool);
+    if (found === undefined) {
+      const known = connection.tools.map((t) => `"${t.name}"`).join(", ") || "none";
+      const why = connection.state === "READY"
+        ? `it has no tool "${tool}" (its tools: ${known})`
+        : `it is ${connection.state}${connection.error ? `: ${connection.error}` : ""}`;
+      throw new RangeError(`Cannot call "${tool}" on MCP server "${server}": ${why}`);
+    }
+    return await found.run(args, { signal });
+  }
+
+  /** Told whenever a server's state or tools change. Returns the unsubscribe function. */
+  onChange(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Closes every server (stdio process groups end); idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= Promise.all([...this.#connections.values()].map((c) => c.close()))
+      .then(() => {});
+    return this.#closing;
+  }
+
+  #get(server: string): McpConnection {
+    const connection = this.#connections.get(server);
+    if (connection) return connection;
+    const config = this.#options.servers.find((s) => s.name === server);
+    if (config && !config.enabled) {
+      throw new RangeError(`MCP server "${server}" is disabled in "${config.file}"`);
+    }
+    if (config) {
+      throw new RangeError(
+        `MCP server "${server}" (from "${config.file}") is not trusted: run \`tern mcp trust ${server}\``,
+      );
+    }
+    const known = this.#options.servers.map((s) => `"${s.name}"`).join(", ") || "none";
+    throw new RangeError(`Unknown MCP server "${server}" (configured: ${known})`);
+  }
+
+  #connection(config: McpServerConfig): McpConnection {
+    return new McpConnection({
+      config,
+      clientVersion: this.#options.clientVersion,
+      connect: (c) => this.#transport(c),
+      onChange: () => {
+        this.#tools = undefined;
+        for (const listener of this.#listeners) listener();
+      },
+    });
+  }
+
+  async #transport(config: McpServerConfig): Promise<TransportHandle> {
+    if (config.transport === "http") {
+      const { StreamableHTTPClientTransport } = await import("./http_transport.ts");
+      return {
+        transport: new StreamableHTTPClientTransport(new URL(config.url!), {
+          requestInit: { headers: config.headers },
+        }),
+      };
+    }
+    let argv = [config.command!, ...config.args];
+    let cleanup: (() => Promise<void>) | undefined;
+    if (config.sandbox) {
+      const wrap = this.#options.sandboxCommand;
+      if (wrap === undefined) {
+        throw new Error("it asks for a sandbox, and bubblewrap is not available here");
+      }
+      ({ argv, cleanup } = await wrap(config, argv));
+    }
+    const { StdioProcessTransport } = await import("./stdio_transport.ts");
+    const transport = new StdioProcessTransport({
+      command: argv[0],
+      args: argv.slice(1),
+      cwd: config.cwd ?? this.#options.workspace,
+      env: { ...this.#options.baseEnv, ...config.env },
+      label: `MCP server "${config.name}"`,
+    });
+    return { transport, cleanup };
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * An MCP server's tool as the agent sees it: the same shape as a built-in tool (name,
+ * description, JSON Schema, `readOnly`, `run` that never throws), so the registry, the
+ * permission gate and the audit treat both alike. Arguments are validated against the
+ * server's input schema before anything is sent; only tools annotated `readOnlyHint` count
+ * as read-only.
+ */
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { Observation } from "../core/observation.ts";
+import type { JsonSchema } from "../core/tool_spec.ts";
+import { McpCallError, type McpConnection, type McpToolInfo } from "./connection.ts";
+import { resultObservation } from "./results.ts";
+
+/** The longest description passed to the model; servers sometimes send manuals. */
+const MAX_DESCRIPTION = 4000;
+
+/** A server's tool, ready for the tool registry. */
+export interface McpTool {
+  readonly name: string;
+  readonly description: string;
+  readonly readOnly: boolean;
+  readonly parameters: JsonSchema;
+  /** The server's name and the tool's own name there. */
+  readonly server: string;
+  readonly tool: string;
+  /** Validates and calls. Never throws: every outcome is an Observation. */
+  run(args: unknown, ctx: { signal: AbortSignal }): Promise<Observation>;
+}
+
+let validators: AjvJsonSchemaValidator | undefined;
+
+/** Adapts tool `info` of `connection`, exposed to the model as `name`. */
+export function mcpTool(
+  connection: Pick<McpConnection, "name" | "callTool">,
+  info: McpToolInfo,
+  name: string,
+): McpTool {
+  const parameters = modelSchema(info.inputSchema);
+  let validate: ((args: unknown) => string | undefined) | undefined;
+  return {
+    name,
+    description: describe(connection.name, info),
+    readOnly: info.annotations?.readOnlyHint === true,
+    parameters,
+    server: connection.name,
+    tool: info.name,
+    async run(args, ctx) {
+      const input = args ?? {};
+      validate ??= compile(parameters);
+      const problem = validate(input);
+      if (problem !== undefined) {
+        return {
+          status: "ERROR",
+          code: "INVALID_ARGUMENTS",
+          message: `Invalid arguments for "${name}": ${problem}`,
+        };
+      }
+      if (ctx.signal.aborted) return cancelled(name);
+      try {
+        return resultObservation(name, await connection.callTool(info.name, input, ctx.signal));
+      } catch (error) {
+        return callFailure(name, error);
+      }
+    },
+  };
+}
+
+function describe(server: string, info: McpToolInfo): string {
+  const text = info.description?.trim() || info.title || info.annotations?.title ||
+    `Tool "${info.name}"`;
+  const cut = text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION)}…` : text;
+  return `${cut}\n(MCP server "${server}")`;
+}
+
+/** The input schema as model APIs take it: an object schema without `$schema`. */
+function modelSchema(input: Record<string, unknown>): JsonSchema {
+  const { $schema: _ignored, ...schema } = input ?? {};
+  if (schema.type === undefined) schema.type = "object";
+  if (schema.type === "object" && schema.properties === undefined) schema.properties = {};
+  return schema;
+}
+
+/** A validator for `schema`; a schema Ajv cannot compile is left to the server to check. */
+function compile(schema: JsonSchema): (args: unknown) => string | undefined {
+  validators ??= new AjvJsonSchemaValidator();
+  try {
+    const check = validators.getValidator(schema);
+    return (args) => {
+      const result = check(args);
+      return result.valid ? undefined : result.errorMessage ?? "does not match the input schema";
+    };
+  } catch {
+    return () => undefined;
+  }
+}
+
+function callFailure(name: string, error: unknown): Observation {
+  if (error instanceof McpCallError) {
+    const code = error.kind === "timeout"
+      ? "TIMEOUT"
+      : error.kind === "cancelled"
+      ? "CANCELLED"
+      : "EXECUTION_FAILED";
+    return { status: "ERROR", code, message: error.message };
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return { status: "ERROR", code: "EXECUTION_FAILED", message: `"${name}" failed: ${detail}` };
+}
+
+function cancelled(name: string): Observation {
+  return { status: "ERROR", code: "CANCELLED", message: `Tool "${name}" was cancelled` };
+}

@@ -1,0 +1,66 @@
+/**
+ * The names MCP tools get in front of the model: `mcp__{server}__{tool}`, cut to what model
+ * APIs accept (`^[A-Za-z0-9_-]{1,64}$`), collisions settled the same way whatever order the
+ * servers answered in.
+ */
+
+/** The longest tool name the model APIs accept. */
+export const MAX_TOOL_NAME = 64;
+
+/** One tool of one server, by the names the server uses. */
+export interface ServerTool {
+  server: string;
+  tool: string;
+}
+
+/** The key {@linkcode exposedToolNames} uses for a server's tool. */
+export function toolKey(server: string, tool: string): string {
+  return `${server}\u0000${tool}`;
+}
+
+/**
+ * Assigns every (server, tool) pair its model-facing name. Characters outside `[A-Za-z0-9_-]`
+ * become `_`; a name over 64 characters is cut and ends in `_` plus a hash of the full names.
+ * Pairs are taken in sorted order, so when two pairs clean up to the same name the one that
+ * sorts first keeps it and the other gets the hash suffix: deterministic, independent of the
+ * order servers answered in.
+ * @returns a map from {@linkcode toolKey} to the exposed name.
+ */
+export function exposedToolNames(pairs: Iterable<ServerTool>): Map<string, string> {
+  const sorted = [...pairs].sort((a, b) => compare(a.server, b.server) || compare(a.tool, b.tool));
+  const names = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const { server, tool } of sorted) {
+    const key = toolKey(server, tool);
+    if (names.has(key)) continue;
+    const base = `mcp__${clean(server)}__${clean(tool)}`;
+    let name = base.length <= MAX_TOOL_NAME && !taken.has(base) ? base : withHash(base, key);
+    for (let n = 2; taken.has(name); n++) name = withHash(base, `${key}\u0000${n}`);
+    taken.add(name);
+    names.set(key, name);
+  }
+  return names;
+}
+
+function clean(part: string): string {
+  return part.replace(/[^A-Za-z0-9_-]/g, "_");
+}
+
+function withHash(base: string, key: string): string {
+  const suffix = `_${fnv1a(key)}`;
+  return base.slice(0, MAX_TOOL_NAME - suffix.length) + suffix;
+}
+
+/** 32-bit FNV-1a of the UTF-16 code units, as 8 hex digits: short, stable, synchronous. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,150 @@
+/**
+ * Which project-defined MCP servers the person has trusted. A checked-in `.mcp.json` would
+ * otherwise start arbitrary commands as soon as someone runs tern in a cloned repository, so a
+ * project server starts only after `tern mcp trust` recorded its exact definition (its
+ * fingerprint) for that workspace. User files are the person's own and always trusted.
+ *
+ * The record is `<ternHome>/mcp-trust.json`:
+ * `{"version": 1, "workspaces": {"<workspace>": {"<server name>": "<fingerprint>"}}}`,
+ * rewritten whole through a temporary file and a rename, readable by its owner only.
+ */
+import { join } from "node:path";
+import { ConfigError, describeReadError, formatValue } from "../config/errors.ts";
+import type { McpServerConfig } from "./types.ts";
+
+const TRUST_FILE = "mcp-trust.json";
+const VERSION = 1;
+
+/** Fingerprints by server name, by workspace. */
+type TrustRecord = Map<string, Map<string, string>>;
+
+/**
+ * Reads the trust record once and returns a check: true for user-scope servers; for project
+ * servers, true when the record for `workspace` holds this server's name with this fingerprint.
+ * @throws {ConfigError} when the trust file exists but cannot be read or is not valid.
+ */
+export async function loadTrust(
+  ternHome: string,
+  workspace: string,
+): Promise<(server: McpServerConfig) => boolean> {
+  const trusted = (await readTrust(trustFile(ternHome))).get(workspace) ?? new Map();
+  return (server) => server.scope === "user" || trusted.get(server.name) === server.fingerprint;
+}
+
+/**
+ * Records `servers` as trusted for `workspace` with their current fingerprints, replacing what
+ * was recorded for those names. User-scope servers need no trust and are skipped; other
+ * workspaces' entries are kept.
+ * @throws {ConfigError} when the trust file is invalid; a failed write rejects with the OS error.
+ */
+export async function trustServers(
+  ternHome: string,
+  workspace: string,
+  servers: readonly McpServerConfig[],
+): Promise<void> {
+  const file = trustFile(ternHome);
+  const record = await readTrust(file);
+  const trusted = record.get(workspace) ?? new Map<string, string>();
+  for (const server of servers) {
+    if (server.scope === "project") trusted.set(server.name, server.fingerprint);
+  }
+  if (trusted.size === 0) return;
+  record.set(workspace, trusted);
+  await writeTrust(ternHome, file, record);
+}
+
+/**
+ * Removes the trust recorded for `workspace` for the servers in `names`, or for all of its
+ * servers when `names` is empty. Writes nothing when nothing was recorded.
+ * @throws {ConfigError} when the trust file is invalid; a failed write rejects with the OS error.
+ */
+export async function untrustServers(
+  ternHome: string,
+  workspace: string,
+  names: readonly string[],
+): Promise<void> {
+  const file = trustFile(ternHome);
+  const record = await readTrust(file);
+  const trusted = record.get(workspace);
+  if (trusted === undefined) return;
+  const removed = names.length === 0 ? trusted.size : names.filter((n) => trusted.delete(n)).length;
+  if (removed === 0) return;
+  if (names.length === 0 || trusted.size === 0) record.delete(workspace);
+  await writeTrust(ternHome, file, record);
+}
+
+function trustFile(ternHome: string): string {
+  return join(ternHome, TRUST_FILE);
+}
+
+async function readTrust(file: string): Promise<TrustRecord> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return new Map();
+    }
+    throw new ConfigError(`Cannot read MCP trust file "${file}": ${describeReadError(error)}`, {
+      file,
+      cause: error,
+    });
+  }
+  const invalid = (key: string, detail: string): never => {
+    throw new ConfigError(
+      `Invalid MCP trust file "${file}": ${key ? `"${key}": ` : ""}${detail} — delete the file ` +
+        "and trust the project servers again with `tern mcp trust`",
+      { file, key },
+    );
+  };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return invalid("", "not valid JSON");
+  }
+  if (!isObject(data)) return invalid("", `expected an object, got ${formatValue(data)}`);
+  if (data.version !== VERSION) {
+    return invalid("version", `expected ${VERSION}, got ${formatValue(data.version)}`);
+  }
+  if (!isObject(data.workspaces)) {
+    return invalid("workspaces", `expected an object, got ${formatValue(data.workspaces)}`);
+  }
+  const record: TrustRecord = new Map();
+  for (const [workspace, servers] of Object.entries(data.workspaces)) {
+    if (!isObject(servers)) return invalid(`workspaces.${workspace}`, "expected an object");
+    const trusted = new Map<string, string>();
+    for (const [name, fingerprint] of Object.entries(servers)) {
+      if (typeof fingerprint !== "string") {
+        return invalid(`workspaces.${workspace}.${name}`, "expected a fingerprint string");
+      }
+      trusted.set(name, fingerprint);
+    }
+    record.set(workspace, trusted);
+  }
+  return record;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+async function writeTrust(ternHome: string, file: string, record: TrustRecord): Promise<void> {
+  const workspaces = Object.fromEntries(
+    [...record].sort(([a], [b]) => a < b ? -1 : 1).map((
+      [workspace, trusted],
+    ) => [workspace, Object.fromEntries([...trusted].sort(([a], [b]) => a < b ? -1 : 1))]),
+  );
+  const body = JSON.stringify({ version: VERSION, workspaces }, null, 2) + "\n";
+  await Deno.mkdir(ternHome, { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${crypto.randomUUID()}.tmp`;
+  try {
+    await Deno.writeTextFile(temporary, body, { mode: 0o600, createNew: true });
+    // `mode` is filtered by the umask; the file must end up owner-only whatever the umask.
+    await Deno.chmod(temporary, 0o600);
+    await Deno.rename(temporary, file);
+  } catch (error) {
+    await Deno.remove(temporary).catch(() => {});
+    throw error;
+  }
+}

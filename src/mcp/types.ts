@@ -1,0 +1,51 @@
+/** The MCP client's shared vocabulary: one configured server, as every part of src/mcp sees it. */
+
+/** How tern talks to a server. */
+export type McpTransportKind = "stdio" | "http";
+
+/** Where a server was defined; user files are trusted, project files need `tern mcp trust`. */
+export type McpScope = "user" | "project";
+
+/** The optional bubblewrap sandbox around a stdio server. */
+export interface McpSandboxSettings {
+  /** Share the host network (default false: a network namespace of its own). */
+  network: boolean;
+  /** Absolute paths bound read-write (default: the workspace); everything else is read-only. */
+  writable: string[];
+}
+
+/** One server from the config files, validated, with `${VAR}` references expanded. */
+export interface McpServerConfig {
+  /** The key it was defined under (`mcpServers.<name>` or `servers.<name>`). */
+  name: string;
+  /** The file that defined it (the last one, when several define the same name). */
+  file: string;
+  /** The key path in that file, for messages: `mcpServers.github`. */
+  key: string;
+  scope: McpScope;
+  transport: McpTransportKind;
+  /** stdio: the program and its arguments. */
+  command?: string;
+  args: string[];
+  /** stdio: variables added to the server's minimal environment (PATH, HOME, …). */
+  env: Record<string, string>;
+  /** stdio: working directory, absolute (default: the workspace). */
+  cwd?: string;
+  /** http: the Streamable HTTP endpoint. */
+  url?: string;
+  /** http: headers sent with every request (for example `Authorization`). */
+  headers: Record<string, string>;
+  /** False: listed, never started. */
+  enabled: boolean;
+  /** `initialize` must complete within this many milliseconds (default 30,000). */
+  startupTimeoutMs: number;
+  /** Each request (a tool call) must complete within this many milliseconds (default 120,000). */
+  requestTimeoutMs: number;
+  /** stdio only: run the server inside bubblewrap. */
+  sandbox?: McpSandboxSettings;
+  /**
+   * SHA-256 (hex) of the definition as written, before `${VAR}` expansion: what
+   * `tern mcp trust` records, so a changed project definition needs trusting again.
+   */
+  fingerprint: string;
+}

@@ -1,0 +1,244 @@
+/**
+ * End-to-end: the real `tern` process with MCP servers from config files — a full agent turn
+ * through an MCP tool against the scripted model, review of MCP calls, and `tern mcp`.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
+import { denoNpm, EVERYTHING, FILESYSTEM } from "../mcp/_servers.ts";
+
+const SECRET = "sk-test-SECRET-77aa01bc9d";
+
+type Workspace = Awaited<ReturnType<typeof tempWorkspace>>;
+
+/** A workspace whose user config (TERN_HOME/mcp.json) defines `servers`. */
+async function withMcpWorkspace(
+  servers: Record<string, unknown>,
+  body: (ws: Workspace, env: Record<string, string>) => Promise<void>,
+): Promise<void> {
+  const ws = await tempWorkspace();
+  try {
+    await Deno.writeTextFile(join(ws.home, "mcp.json"), JSON.stringify({ servers }));
+    const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: SECRET };
+    await body(ws, env);
+  } finally {
+    await ws.cleanup();
+  }
+}
+
+/**
+ * server-everything run by Deno from its module cache. A stdio server gets only a minimal
+ * environment, so the config passes what Deno needs to find its cache (HOME is the test's) and
+ * the certificates to reach npm should the cache be cold.
+ */
+const everything = () => ({ ...denoNpm(EVERYTHING, "stdio"), env: denoEnv() });
+const filesystem = (root: string) => ({ ...denoNpm(FILESYSTEM, root), env: denoEnv() });
+
+/**
+ * What a Deno-run server needs to start from the module cache: the real HOME and cache (the
+ * test's HOME is a temporary folder, which a sandboxed server does not even see: /tmp is
+ * private there).
+ */
+function denoEnv(): Record<string, string> {
+  const home = Deno.env.get("HOME")!;
+  const env: Record<string, string> = {
+    HOME: home,
+    DENO_DIR: Deno.env.get("DENO_DIR") ?? join(home, ".cache", "deno"),
+  };
+  const certs = Deno.env.get("SSL_CERT_FILE");
+  if (certs !== undefined) env.SSL_CERT_FILE = certs;
+  return env;
+}
+const fault = (mode: "ok" | "exit") => faultServerCommand(mode);
+
+function call(name: string, args: unknown, id: string): ScriptedReply {
+  return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
+}
+
+Deno.test("tern run: a full turn through an MCP tool of server-everything", async () => {
+  await withMcpWorkspace({ everything: everything() }, async (ws, env) => {
+    const server = await startScriptedServer([
+      call("mcp__everything__echo", { message: "via mcp" }, "c1"),
+      call("mcp__everything__get-env", {}, "c2"),
+      { text: "The server echoed it." },
+    ], { chunkDelayMs: 0 });
+    try {
+      const run = await runTern(
+        ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", "echo it"],
+        { cwd: ws.dir, env },
+      );
+      equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout);
+      equal(result.exitReason, "COMPLETED");
+      const first = server.requests[0].modelRequest;
+      const names = (first.tools ?? []).map((tool) => tool.name);
+      ok(names.includes("mcp__everything__echo"), names.join(", "));
+      ok(names.includes("read"), "the built-in tools are still there");
+      const messages = server.requests[2].modelRequest.messages;
+      const results = messages.filter((m) => m.role === "tool").map((m) => m.content);
+      match(String(results[0]), /SUCCEEDED\nEcho: via mcp/);
+      // The server's own environment holds no API key.
+      ok(!String(results[1]).includes(SECRET), "the API key reached the MCP server");
+      ok(!String(results[1]).includes("TERN_API_KEY"));
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+Deno.test("tern run: an MCP tool not marked read-only needs approval, and deny rules apply", async () => {
+  await withMcpWorkspace({ fault: fault("ok") }, async (ws, env) => {
+    await Deno.mkdir(join(ws.home), { recursive: true });
+    await Deno.writeTextFile(
+      join(ws.home, "config.jsonc"),
+      JSON.stringify({
+        rules: [{ action: "deny", tool: "mcp__fault__f*", reason: "no failing here" }],
+      }),
+    );
+    const server = await startScriptedServer([
+      {
+        toolCalls: [
+          { id: "c1", name: "mcp__fault__slow", arguments: '{"ms":1}' },
+          { id: "c2", name: "mcp__fault__fail", arguments: "{}" },
+          { id: "c3", name: "mcp__fault__echo", arguments: '{"message":"ok"}' },
+        ],
+      },
+      { text: "done" },
+    ], { chunkDelayMs: 0 });
+    try {
+      const run = await runTern(
+        ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", "try them"],
+        { cwd: ws.dir, env },
+      );
+      equal(run.code, 0, run.stderr);
+      const messages = server.requests[1].modelRequest.messages;
+      const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+      // ASK with nobody to ask: denied, saying why.
+      match(results[0], /POLICY_DENIED.*MCP tool its server does not mark read-only/s);
+      match(results[1], /POLICY_DENIED.*no failing here/s);
+      match(results[2], /SUCCEEDED\necho: ok/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+Deno.test("tern mcp list, tools and call against configured servers", async () => {
+  await withMcpWorkspace(
+    { everything: everything(), broken: fault("exit") },
+    async (ws, env) => {
+      const list = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+      equal(list.code, 0, list.stderr);
+      match(list.stdout, /^broken\s+FAILED\s+stdio/m);
+      match(list.stdout, /fatal: cannot start/);
+      match(list.stdout, /^everything\s+READY\s+stdio\s+1\d tools/m);
+
+      const json = await runTern(["mcp", "list", "--json"], { cwd: ws.dir, env });
+      const states = JSON.parse(json.stdout).map((s: { name: string; state: string }) => [
+        s.name,
+        s.state,
+      ]);
+      deepEqual(states, [["broken", "FAILED"], ["everything", "READY"]]);
+
+      const tools = await runTern(["mcp", "tools", "everything"], { cwd: ws.dir, env });
+      equal(tools.code, 0, tools.stderr);
+      match(tools.stdout, /^mcp__everything__echo {2}\(echo, read-only\)$/m);
+
+      const echo = await runTern(
+        ["mcp", "call", "everything", "echo", '{"message":"from the cli"}'],
+        { cwd: ws.dir, env },
+      );
+      equal(echo.code, 0, echo.stderr);
+      equal(echo.stdout, "Echo: from the cli\n");
+
+      const invalid = await runTern(["mcp", "call", "everything", "echo", "{nope"], {
+        cwd: ws.dir,
+        env,
+      });
+      equal(invalid.code, 2);
+      match(invalid.stderr, /Invalid arguments for "echo": not JSON/);
+
+      const unknown = await runTern(["mcp", "call", "everything", "nope", "{}"], {
+        cwd: ws.dir,
+        env,
+      });
+      equal(unknown.code, 2);
+      match(unknown.stderr, /has no tool "nope" \(its tools: .*"echo"/);
+
+      const wrongArgs = await runTern(["mcp", "call", "everything", "echo", '{"message":1}'], {
+        cwd: ws.dir,
+        env,
+      });
+      equal(wrongArgs.code, 1);
+      match(wrongArgs.stderr, /ERROR\[INVALID_ARGUMENTS\]/);
+    },
+  );
+});
+
+Deno.test("project MCP servers start only once trusted, and a changed one needs trust again", async () => {
+  await withMcpWorkspace({}, async (ws, env) => {
+    const project = (message: string) =>
+      Deno.writeTextFile(
+        join(ws.dir, ".mcp.json"),
+        JSON.stringify({ mcpServers: { proj: { ...fault("ok"), env: { NOTE: message } } } }),
+      );
+    await project("one");
+    const before = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    match(before.stdout, /^proj\s+UNTRUSTED/m);
+    match(before.stdout, /tern mcp trust proj/);
+    const call = await runTern(["mcp", "call", "proj", "echo", '{"message":"x"}'], {
+      cwd: ws.dir,
+      env,
+    });
+    equal(call.code, 2);
+    match(call.stderr, /not trusted yet/);
+
+    const trust = await runTern(["mcp", "trust"], { cwd: ws.dir, env });
+    equal(trust.code, 0, trust.stderr);
+    match(trust.stdout, /^Trusted proj: .*fault_server\.ts ok/m);
+    const after = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    match(after.stdout, /^proj\s+READY/m);
+
+    await project("two");
+    const changed = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    match(changed.stdout, /^proj\s+UNTRUSTED/m);
+  });
+});
+
+Deno.test("a bad MCP config names the file and key, exit code 2", async () => {
+  await withMcpWorkspace({ bad: { command: "x", comand: "typo" } }, async (ws, env) => {
+    const list = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    equal(list.code, 2);
+    match(list.stderr, new RegExp(`${join(ws.home, "mcp.json")}.*servers\\.bad\\.comand`));
+  });
+});
+
+Deno.test("a stdio server with sandbox: true runs in bubblewrap: it writes only the workspace", async () => {
+  await withMcpWorkspace({}, async (ws, env) => {
+    const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-outside-" }));
+    try {
+      const { command, args, env: serverEnv } = filesystem("/");
+      await Deno.writeTextFile(
+        join(ws.home, "mcp.json"),
+        JSON.stringify({ servers: { fs: { command, args, env: serverEnv, sandbox: true } } }),
+      );
+      const write = (path: string) =>
+        runTern(
+          ["mcp", "call", "fs", "write_file", JSON.stringify({ path, content: "x" })],
+          { cwd: ws.dir, env },
+        );
+      const inside = await write(join(ws.dir, "inside.txt"));
+      equal(inside.code, 0, inside.stderr);
+      equal(await Deno.readTextFile(join(ws.dir, "inside.txt")), "x");
+      const denied = await write(join(outside, "outside.txt"));
+      equal(denied.code, 1);
+      match(denied.stderr, /reported an error/);
+      deepEqual([...Deno.readDirSync(outside)], [], "nothing was written outside the workspace");
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * MCP in the interactive session (line mode: stdin and stdout are pipes): /mcp lists the
+ * servers, /mcp trust starts a project server, and a turn uses an MCP tool.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { withScriptedServer } from "../support/scripted_server.ts";
+import { runTern, runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
+import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
+
+Deno.test("interactive: /mcp lists servers, /mcp trust starts one, a turn calls its tool", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const ternHome = join(ws.home, ".tern");
+    await Deno.mkdir(ternHome);
+    await Deno.writeTextFile(
+      join(ternHome, "mcp.json"),
+      JSON.stringify({ servers: { mine: faultServerCommand("ok") } }),
+    );
+    await Deno.writeTextFile(
+      join(ws.dir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { theirs: faultServerCommand("ok") } }),
+    );
+    await withScriptedServer(
+      [
+        { toolCalls: [{ id: "c1", name: "mcp__theirs__echo", arguments: '{"message":"hey"}' }] },
+        { text: "It said hey." },
+      ],
+      async (server) => {
+        const env = {
+          HOME: ws.home,
+          TERN_HOME: ternHome,
+          TERN_BASE_URL: server.baseUrl,
+          TERN_MODEL: "scripted-model",
+          TERN_API_KEY: "sk-mcp-line-secret",
+          NO_COLOR: "1",
+        };
+        const input = ["/mcp", "/mcp trust theirs", "/mcp tools theirs", "say hey"].join("\n");
+        const run = await runTernWithInput([], `${input}\n`, { cwd: ws.dir, env });
+        equal(run.code, 0, run.stderr);
+        const out = run.stdout;
+        match(out, /do not start until you trust them: \/mcp trust/);
+        const listing = out.slice(out.indexOf("› /mcp\n"), out.indexOf("› /mcp trust"));
+        // The user's server starts behind the prompt: READY, or STARTING still.
+        match(listing, /mine (READY \d+ tools|STARTING) stdio · user/);
+        match(
+          listing,
+          /theirs UNTRUSTED stdio · project\n {4}runs .*fault_server\.ts ok .*\/mcp trust theirs/,
+        );
+        match(out, /trusted theirs: [\s\S]*fault_server\.ts ok/);
+        match(out, /theirs READY \d+ tools/);
+        match(out, /mcp__theirs__echo \(read-only\) {2}Echoes/);
+        ok(out.includes("It said hey."), out);
+        const results = server.requests[1].modelRequest.messages.filter((m) => m.role === "tool");
+        match(String(results[0].content), /SUCCEEDED\necho: hey/);
+      },
+    );
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("${VAR} in an MCP definition needs TERN_EXTRA_ENV when tern may not read VAR", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await Deno.writeTextFile(
+      join(ws.home, "mcp.json"),
+      JSON.stringify({
+        servers: { fault: { ...faultServerCommand("ok"), env: { TOKEN: "${MY_MCP_TOKEN}" } } },
+      }),
+    );
+    const env = { HOME: ws.home, TERN_HOME: ws.home, MY_MCP_TOKEN: "tok-123" };
+    const denied = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    equal(denied.code, 2);
+    match(denied.stderr, /servers\.fault\.env\.TOKEN.*\$\{MY_MCP_TOKEN\}.*TERN_EXTRA_ENV/);
+    const allowed = await runTern(["mcp", "list"], {
+      cwd: ws.dir,
+      env: { ...env, TERN_EXTRA_ENV: "MY_MCP_TOKEN" },
+    });
+    equal(allowed.code, 0, allowed.stderr);
+    match(allowed.stdout, /^fault\s+READY/m);
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -1,0 +1,168 @@
+import assert from "node:assert/strict";
+import { loadError, withMcpConfig } from "./_config_fixture.ts";
+
+const USER = "home/.tern/mcp.json";
+const PROJECT_MCP = "ws/.mcp.json";
+const PROJECT = "ws/.tern/mcp.json";
+
+Deno.test("loadMcpConfig() rejects the legacy SSE transport", async () => {
+  await withMcpConfig(async (fixture) => {
+    const file = fixture.write(
+      PROJECT_MCP,
+      `{ "mcpServers": { "old": { "type": "sse", "url": "https://h/sse" } } }`,
+    );
+    const error = await loadError(fixture);
+    assert.equal(
+      error.message,
+      `Invalid MCP config "${file}": "mcpServers.old.type": the legacy SSE transport is not ` +
+        `supported — use the server's Streamable HTTP endpoint with "type": "http"`,
+    );
+    assert.equal(error.key, "mcpServers.old.type");
+  });
+});
+
+Deno.test("loadMcpConfig() rejects unknown keys in tern's files and ignores them in .mcp.json", async () => {
+  await withMcpConfig(async (fixture) => {
+    const entry = `{ "mcpServers": { "x": { "command": "a", "comand": "b" } } }`;
+    fixture.write(PROJECT_MCP, entry);
+    assert.equal((await fixture.load()).servers[0].command, "a");
+
+    const file = fixture.write(USER, entry);
+    const error = await loadError(fixture);
+    assert.equal(
+      error.message,
+      `Invalid MCP config "${file}": "mcpServers.x.comand": unknown key — known keys: "type", ` +
+        `"command", "args", "env", "cwd", "url", "headers", "enabled", "disabled", ` +
+        `"startupTimeoutMs", "requestTimeoutMs", "sandbox"`,
+    );
+    assert.equal(error.key, "mcpServers.x.comand");
+    assert.deepEqual([error.line, error.column], [1, 42]);
+
+    fixture.write(USER, `{ "server": {} }`);
+    assert.match(
+      (await loadError(fixture)).message,
+      /"server": unknown key — known keys: "servers", "mcpServers"$/,
+    );
+
+    fixture.write(USER, `{ "servers": {}, "mcpServers": {} }`);
+    assert.match(
+      (await loadError(fixture)).message,
+      /both "servers" and "mcpServers" are set — keep one$/,
+    );
+  });
+});
+
+Deno.test("loadMcpConfig() names the file and key of a value of the wrong type", async () => {
+  await withMcpConfig(async (fixture) => {
+    const cases: [string, string][] = [
+      [
+        `{ "command": "a", "args": "x" }`,
+        `"servers.s.args": expected an array of strings, got "x"`,
+      ],
+      [`{ "command": "a", "args": ["x", 2] }`, `"servers.s.args[1]": expected a string, got 2`],
+      [`{ "command": "a", "env": { "A": 1 } }`, `"servers.s.env.A": expected a string, got 1`],
+      [
+        `{ "command": "a", "enabled": "no" }`,
+        `"servers.s.enabled": expected true or false, got "no"`,
+      ],
+      [
+        `{ "command": "a", "startupTimeoutMs": 0 }`,
+        `"servers.s.startupTimeoutMs": expected a positive number of milliseconds, got 0`,
+      ],
+      [
+        `{ "command": "a", "requestTimeoutMs": 1.5 }`,
+        `"servers.s.requestTimeoutMs": expected a whole number of milliseconds, got 1.5`,
+      ],
+      [
+        `{ "command": "a", "sandbox": { "network": "yes" } }`,
+        `"servers.s.sandbox.network": expected true or false, got "yes"`,
+      ],
+      [
+        `{ "command": "a", "sandbox": { "net": true } }`,
+        `"servers.s.sandbox.net": unknown key — known keys: "network", "writable"`,
+      ],
+      [`{ "url": "ftp://h/" }`, `"servers.s.url": expected an http or https URL, got "ftp://h/"`],
+      [
+        `{ "type": "websocket", "url": "ws://h/" }`,
+        `"servers.s.type": expected "stdio", "http" or "streamable-http", got "websocket"`,
+      ],
+      [`[1]`, `"servers.s": expected an object, got an array`],
+    ];
+    for (const [entry, detail] of cases) {
+      const file = fixture.write(PROJECT, `{ "servers": { "s": ${entry} } }`);
+      assert.equal((await loadError(fixture)).message, `Invalid MCP config "${file}": ${detail}`);
+    }
+  });
+});
+
+Deno.test("loadMcpConfig() rejects a bad server name and a top level that is not an object", async () => {
+  await withMcpConfig(async (fixture) => {
+    const file = fixture.write(PROJECT, `{ "servers": { "my server": { "command": "a" } } }`);
+    let error = await loadError(fixture);
+    assert.equal(
+      error.message,
+      `Invalid MCP config "${file}": server name "my server" in "servers" is not allowed — use 1 ` +
+        `to 64 letters, digits, "_", "." or "-"`,
+    );
+    assert.equal(error.key, `servers["my server"]`);
+
+    fixture.write(PROJECT, `{ "servers": { "${"a".repeat(65)}": { "command": "a" } } }`);
+    assert.match(
+      (await loadError(fixture)).message,
+      /server name "a+…" in "servers" is not allowed/,
+    );
+
+    fixture.write(PROJECT, `{ "servers": { "a.b_c-1": { "command": "a" } } }`);
+    assert.equal((await fixture.load()).servers[0].key, `servers["a.b_c-1"]`);
+
+    fixture.write(PROJECT, `["a"]`);
+    error = await loadError(fixture);
+    assert.equal(
+      error.message,
+      `Invalid MCP config "${file}": expected an object at the top level, got an array`,
+    );
+    assert.equal(error.key, "");
+
+    fixture.write(PROJECT, `{ "servers": [] }`);
+    assert.match(
+      (await loadError(fixture)).message,
+      /"servers": expected an object of servers by name, got an array$/,
+    );
+  });
+});
+
+Deno.test("loadMcpConfig() reports a syntax error with its line and column", async () => {
+  await withMcpConfig(async (fixture) => {
+    const file = fixture.write(
+      PROJECT_MCP,
+      `{\n  // comment\n  "mcpServers": {\n    "a": { "command": "x" }\n    "b": {}\n  }\n}\n`,
+    );
+    const error = await loadError(fixture);
+    assert.equal(error.message, `Invalid MCP config "${file}": line 5, column 5: expected a comma`);
+    assert.deepEqual([error.file, error.line, error.column], [file, 5, 5]);
+    assert.equal(typeof error.key, "string");
+
+    // Comments, trailing commas and a file of only comments are fine.
+    fixture.write(PROJECT_MCP, `{ "mcpServers": { "a": { "command": "x", }, }, } // end`);
+    fixture.write(PROJECT, `// nothing here yet\n`);
+    assert.equal((await fixture.load()).servers.length, 1);
+  });
+});
+
+Deno.test("loadMcpConfig() names the file, key and variable of an unset ${VAR}", async () => {
+  await withMcpConfig(async (fixture) => {
+    const file = fixture.write(
+      PROJECT_MCP,
+      `{ "mcpServers": { "github": { "command": "gh", "env": { "TOKEN": "\${GITHUB_TOKEN}" } } } }`,
+    );
+    const error = await loadError(fixture);
+    assert.equal(
+      error.message,
+      `Invalid MCP config "${file}": "mcpServers.github.env.TOKEN" uses \${GITHUB_TOKEN}, which ` +
+        `is not set: set it, or give a default with \${GITHUB_TOKEN:-value} (tern's own process ` +
+        `reads only the variables it declares: add the name to TERN_EXTRA_ENV)`,
+    );
+    assert.equal(error.key, "mcpServers.github.env.TOKEN");
+    assert.equal((await fixture.load({ GITHUB_TOKEN: "t" })).servers[0].env.TOKEN, "t");
+  });
+});
