@@ -60,6 +60,8 @@ export interface AgentSandboxOptions {
   onPermissionChange?: (change: PermissionChange) => void;
   /** The session id audit records carry (default: the run id). */
   sessionId?: string;
+  /** More secret values to mask besides the API keys (those given to MCP servers). */
+  secrets?: readonly string[];
 }
 
 export interface AgentSandbox {
@@ -97,7 +99,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     throw error;
   });
   // Every key tern knows of is masked in the audit log, not only the one in use.
-  const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {})];
+  const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {}), ...options.secrets ?? []];
   const masker = new SecretMasker(keys.filter((key): key is string => key !== undefined));
   const path = auditPath(config.ternHome, runId);
   const audit = await AuditLog.open(path, { masker });

@@ -59,6 +59,8 @@ export interface McpTools {
   tools(): readonly McpTool[];
   /** Told when a server's state or tool list changed; returns the unsubscribe function. */
   onChange(listener: () => void): () => void;
+  /** Secret values the servers were given, masked in every tool's output. */
+  secrets(): string[];
 }
 
 /** Options of one turn. */
@@ -287,6 +289,7 @@ export class Conversation {
         permissions: session.state().permissions,
         onPermissionChange: (change) => session.append({ type: "permission", change }),
         sessionId: session.id,
+        secrets: options.mcp?.secrets(),
       })
     ).then((sandbox) => {
       options.onSandboxOpen?.(sandbox);

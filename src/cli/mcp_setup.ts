@@ -4,7 +4,7 @@
  * names it) and, when they ask for it, a bubblewrap sandbox. The MCP SDK loads only when a
  * server is configured.
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { McpManager } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import { safeEnv } from "../sandbox/process.ts";
@@ -88,6 +88,8 @@ async function sandboxedCommand(
         ...await gitDirsUnder(writable.filter((path) => path !== "/")),
         join(context.workspace, ".tern"),
         context.ternHome,
+        // The server's own program stays visible, even from under /tmp (private inside).
+        ...executable(argv[0], context.baseEnv.PATH, config.cwd ?? context.workspace),
       ],
       hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(context.env)],
       tmp: await Deno.realPath(tmp),
@@ -99,6 +101,21 @@ async function sandboxedCommand(
     await cleanup();
     throw error;
   }
+}
+
+/** The real path of the program `command` names (searched in `path`); none when not found. */
+function executable(command: string, path: string | undefined, cwd: string): string[] {
+  const candidates = command.includes("/")
+    ? [resolve(cwd, command)]
+    : (path ?? "").split(":").filter((dir) => dir !== "").map((dir) => join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      if (Deno.statSync(candidate).isFile) return [Deno.realPathSync(candidate)];
+    } catch {
+      // Not here.
+    }
+  }
+  return [];
 }
 
 /** What a server runs or where it connects, as a person checks it before trusting. */

@@ -38,9 +38,14 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
   // MCP servers start now, in parallel with the session and the model setup.
-  const { manager: mcp } = await openMcp({ ternHome: loaded.config.ternHome, workspace });
-  mcp?.start();
-  if (mcp && flags.output === "text") reportMcpFailures(mcp, processWriters().err);
+  const mcpOpening = openMcp({ ternHome: loaded.config.ternHome, workspace }).then(
+    ({ manager }) => {
+      manager?.start();
+      if (manager && flags.output === "text") reportMcpFailures(manager, processWriters().err);
+      return manager;
+    },
+  );
+  const closeMcp = () => mcpOpening.then((manager) => manager?.close(), () => {});
   let session: Session;
   try {
     session = await openRunSession(flags.session ?? {}, {
@@ -48,13 +53,14 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
       workspace,
     });
   } catch (error) {
-    await mcp?.close();
+    await closeMcp();
     throw error;
   }
   try {
     const state = session.state();
     const restored = applySessionSettings(loaded.config, loaded.sources, state);
     const { setup, config } = await connectModels(restored, loaded.sources, state);
+    const mcp = await mcpOpening;
     const result = await runTaskWith({
       task,
       workspace,
@@ -73,7 +79,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     return exitCodeFor(result.exitReason);
   } finally {
     session.closeOrDiscard();
-    await mcp?.close();
+    await closeMcp();
   }
 }
 

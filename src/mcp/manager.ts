@@ -51,6 +51,9 @@ export interface McpManagerOptions {
 
 type Listener = () => void;
 
+const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
+const SECRET_HEADER_NAME = /authorization|token|key|secret|cookie|auth/i;
+
 export class McpManager {
   #options: McpManagerOptions;
   #connections = new Map<string, McpConnection>();
@@ -166,6 +169,27 @@ export class McpManager {
       throw new RangeError(`Cannot call "${tool}" on MCP server "${server}": ${why}`);
     }
     return await found.run(args, { signal });
+  }
+
+  /**
+   * Secret values the configs hand to servers — `env` entries whose names look secret
+   * (`*_TOKEN`, `*_KEY`, …) and credential headers (the token of `Bearer …` too) — so tool
+   * output echoing them can be masked like API keys.
+   */
+  secrets(): string[] {
+    const values: string[] = [];
+    for (const config of this.#options.servers) {
+      for (const [name, value] of Object.entries(config.env)) {
+        if (SECRET_ENV_NAME.test(name)) values.push(value);
+      }
+      for (const [name, value] of Object.entries(config.headers)) {
+        if (!SECRET_HEADER_NAME.test(name)) continue;
+        values.push(value);
+        const scheme = /^(?:Bearer|Basic|Token)\s+(\S+)$/i.exec(value.trim());
+        if (scheme) values.push(scheme[1]);
+      }
+    }
+    return values.filter((value) => value !== "");
   }
 
   /** Told whenever a server's state or tools change. Returns the unsubscribe function. */

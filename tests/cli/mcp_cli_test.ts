@@ -11,6 +11,8 @@ import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
 import { denoNpm, EVERYTHING, FILESYSTEM } from "../mcp/_servers.ts";
 
 const SECRET = "sk-test-SECRET-77aa01bc9d";
+/** A token the MCP config gives a server: its echo in a tool result must be masked. */
+const SERVER_TOKEN = "srvtok-93b1d0e4c2a7";
 
 type Workspace = Awaited<ReturnType<typeof tempWorkspace>>;
 
@@ -59,7 +61,8 @@ function call(name: string, args: unknown, id: string): ScriptedReply {
 }
 
 Deno.test("tern run: a full turn through an MCP tool of server-everything", async () => {
-  await withMcpWorkspace({ everything: everything() }, async (ws, env) => {
+  const withToken = { ...everything(), env: { ...everything().env, SERVICE_TOKEN: SERVER_TOKEN } };
+  await withMcpWorkspace({ everything: withToken }, async (ws, env) => {
     const server = await startScriptedServer([
       call("mcp__everything__echo", { message: "via mcp" }, "c1"),
       call("mcp__everything__get-env", {}, "c2"),
@@ -80,9 +83,12 @@ Deno.test("tern run: a full turn through an MCP tool of server-everything", asyn
       const messages = server.requests[2].modelRequest.messages;
       const results = messages.filter((m) => m.role === "tool").map((m) => m.content);
       match(String(results[0]), /SUCCEEDED\nEcho: via mcp/);
-      // The server's own environment holds no API key.
+      // The server's own environment holds no API key; the token its config gave it is masked.
       ok(!String(results[1]).includes(SECRET), "the API key reached the MCP server");
       ok(!String(results[1]).includes("TERN_API_KEY"));
+      match(String(results[1]), /SERVICE_TOKEN/);
+      ok(!String(results[1]).includes(SERVER_TOKEN), "the server's token reached the model");
+      ok(!run.stdout.includes(SERVER_TOKEN) && !run.stderr.includes(SERVER_TOKEN));
     } finally {
       await server.close();
     }
@@ -239,6 +245,43 @@ Deno.test("a stdio server with sandbox: true runs in bubblewrap: it writes only 
       deepEqual([...Deno.readDirSync(outside)], [], "nothing was written outside the workspace");
     } finally {
       await Deno.remove(outside, { recursive: true });
+    }
+  });
+});
+
+Deno.test("tern run: a server's tools/list_changed reaches the model's next requests", async () => {
+  await withMcpWorkspace({ fault: fault("ok") }, async (ws, env) => {
+    const server = await startScriptedServer([
+      call("mcp__fault__change", {}, "c1"),
+      // Time for the client to refetch the list (the SDK debounces the notification).
+      call("mcp__fault__slow", { ms: 1500 }, "c2"),
+      call("mcp__fault__added", {}, "c3"),
+      { text: "done" },
+    ], { chunkDelayMs: 0 });
+    try {
+      const run = await runTern(
+        [
+          "run",
+          "--base-url",
+          server.baseUrl,
+          "-m",
+          "scripted",
+          "--mode",
+          "bypass",
+          "-o",
+          "json",
+          "go",
+        ],
+        { cwd: ws.dir, env },
+      );
+      equal(run.code, 0, run.stderr);
+      const tools = (i: number) => (server.requests[i].modelRequest.tools ?? []).map((t) => t.name);
+      ok(!tools(0).includes("mcp__fault__added"));
+      ok(tools(2).includes("mcp__fault__added"), tools(2).join(", "));
+      const results = server.requests[3].modelRequest.messages.filter((m) => m.role === "tool");
+      match(String(results[2].content), /^SUCCEEDED/);
+    } finally {
+      await server.close();
     }
   });
 });

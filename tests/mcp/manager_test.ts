@@ -206,3 +206,17 @@ Deno.test("disabled and untrusted servers are listed and never started", async (
     { trusted: (server) => server.scope === "user" },
   );
 });
+
+Deno.test("McpManager.secrets() collects secret-looking env values and credential headers", async () => {
+  const http = {
+    ...faultServer("web", "ok"),
+    transport: "http" as const,
+    url: "http://127.0.0.1:1/mcp",
+    headers: { Authorization: "Bearer abc123token", Accept: "text/plain" },
+  };
+  const local = faultServer("local", "ok", { env: { GH_TOKEN: "ghtok-1", LOG_LEVEL: "debug" } });
+  await withManager([http, local], (manager) => {
+    deepEqual(manager.secrets().sort(), ["Bearer abc123token", "abc123token", "ghtok-1"].sort());
+    return Promise.resolve();
+  });
+});

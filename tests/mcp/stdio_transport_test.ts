@@ -1,5 +1,6 @@
 /** StdioProcessTransport against real processes: the fault fixture server and small scripts. */
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
+import { dirname } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
 import {
@@ -335,8 +336,10 @@ async function processTable(): Promise<[number, number, string][]> {
 
 bwrapTest("StdioProcessTransport.close() ends a bubblewrapped server's whole tree", async () => {
   await withBox(async (box) => {
-    const plan = await planFor(box, { source: ENV });
     const server = fault("ok");
+    // Deno and the fixture stay visible even from a checkout under /tmp (private inside).
+    const visible = [dirname(server.command), dirname(server.args.at(-2)!)];
+    const plan = await planFor(box, { source: ENV, readOnly: visible });
     const transport = new StdioProcessTransport({
       command: "bwrap",
       args: bwrapArgvFor(plan, [server.command, ...server.args]),
@@ -346,6 +349,8 @@ bwrapTest("StdioProcessTransport.close() ends a bubblewrapped server's whole tre
     });
     const answered = Promise.withResolvers<JSONRPCMessage>();
     transport.onmessage = answered.resolve;
+    transport.onclose = () =>
+      answered.reject(new Error(`the server ended: ${transport.stderrTail}`));
     try {
       await transport.start();
       await transport.send({
