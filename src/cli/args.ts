@@ -44,6 +44,16 @@ export type ThinkingLevel = "off" | "low" | "medium" | "high";
 
 export type CommandLine =
   | { command: "run"; task: string; options: TurnOptions }
+  | {
+    command: "plan";
+    /** The task to plan; absent with --resume / --continue. */
+    task?: string;
+    /** JSON of nodes to append to the continued plan. */
+    append?: string;
+    /** Ready nodes run at once (default: planConcurrency from config, 2). */
+    concurrency?: number;
+    options: TurnOptions;
+  }
   | { command: "demo" }
   | { command: "config"; options: TurnOptions }
   | { command: "sandbox-explain"; options: TurnOptions }
@@ -104,6 +114,13 @@ commands); with stdin or stdout not a terminal it reads one message per line ins
 
 Commands:
   run <task...>          run one task to completion and exit (also: -p, --once <task>)
+  plan <task...>         plan the task as a graph of steps (the model answers JSON, checked:
+                         unknown or duplicate ids and cycles are refused), then run ready
+                         steps at once (--concurrency, default 2), each an agent of its own;
+                         a failed step blocks what depends on it, the rest goes on
+                         (also: --plan <task>)
+  plan --resume [id]     continue the plan of a session (-c: the newest) without rerunning
+                         steps that succeeded; --append '{"nodes":[…]}' adds steps first
   demo                   run the real agent loop and tools against a built-in scripted
                          model, offline (also: --demo)
   config                 print the effective configuration and where each value came from
@@ -180,6 +197,9 @@ Exit codes: 0 completed, 2 usage or config error, 3 MAX_ROUNDS, 4 REPEATED_FAILU
 
 const OPTIONS = {
   once: { type: "string", short: "p" },
+  plan: { type: "string" },
+  append: { type: "string" },
+  concurrency: { type: "string" },
   demo: { type: "boolean" },
   cwd: { type: "string", short: "C" },
   model: { type: "string", short: "m" },
@@ -207,6 +227,7 @@ const OPTIONS = {
 
 const COMMANDS = new Set([
   "run",
+  "plan",
   "demo",
   "config",
   "help",
@@ -261,6 +282,19 @@ export function parseCommandLine(args: string[]): CommandLine {
     return { command: "run", task: requireTask(values.once), options };
   }
   if (first === "run") return { command: "run", task: requireTask(rest.join(" ")), options };
+  if (first === "plan" || values.plan !== undefined) {
+    if (values.plan !== undefined && positionals.length > 0) {
+      throw new UsageError(`Unexpected arguments besides --plan: "${positionals.join(" ")}"`);
+    }
+    const words = values.plan !== undefined ? [values.plan] : rest;
+    return {
+      command: "plan",
+      task: words.length > 0 ? requireTask(words.join(" ")) : undefined,
+      append: values.append,
+      concurrency: positiveInt("--concurrency", values.concurrency),
+      options,
+    };
+  }
   if (first === "config") {
     if (rest.length > 0) {
       throw new UsageError(`Unexpected arguments after config: "${rest.join(" ")}"`);

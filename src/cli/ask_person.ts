@@ -36,3 +36,17 @@ async function readLine(signal: AbortSignal): Promise<string> {
   if (signal.aborted) throw new Error("cancelled");
   return line.split("\n", 1)[0];
 }
+
+/**
+ * `person`, asking one question at a time: plan nodes run at once, but a terminal (or the
+ * dialog of the interactive UI) shows one request at a time.
+ */
+export function oneAtATime(person: AskPerson | undefined): AskPerson | undefined {
+  if (person === undefined) return undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  return (request, signal) => {
+    const asked = queue.then(() => person(request, signal));
+    queue = asked.catch(() => {});
+    return asked;
+  };
+}

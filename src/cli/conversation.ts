@@ -23,6 +23,7 @@ import type { Session } from "../session/session.ts";
 import type { Tool } from "../tools/define.ts";
 import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
+import { lockedWrites } from "./locked_writes.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./run.ts";
 import { recordSettings } from "./run_session.ts";
@@ -63,6 +64,18 @@ export interface McpTools {
   secrets(): string[];
 }
 
+/** Options of a turn outside the session's transcript: a plan node's worker. */
+export interface DetachedTurnOptions {
+  signal?: AbortSignal;
+  /** Receives the turn's events (default: none; the sandbox still reports to the conversation). */
+  emit?: EmitFn;
+  /**
+   * Runs around every call of a tool that changes a file (write, edit), given the file's
+   * absolute path: the plan's path locks, so two workers never write one file at once.
+   */
+  aroundWrite?: <T>(path: string, run: () => Promise<T>) => Promise<T>;
+}
+
 /** Options of one turn. */
 export interface TurnOptions {
   signal?: AbortSignal;
@@ -92,6 +105,11 @@ export class Conversation {
     // A server's `tools/list_changed` reaches the model at its next request.
     this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
     this.#syncMcpTools();
+  }
+
+  /** Absolute real path of the workspace. */
+  get workspace(): string {
+    return this.#options.workspace;
   }
 
   get session(): Session {
@@ -149,6 +167,35 @@ export class Conversation {
     }
   }
 
+  /**
+   * Runs `task` as a turn of its own — the same tools, sandbox, review and provider, but a
+   * fresh context (system prompt and `task` only) and nothing recorded in the session. Several
+   * may run at once (plan nodes); they do not count as the conversation's running turn.
+   */
+  async detachedTurn(task: string, options: DetachedTurnOptions = {}): Promise<TurnResult> {
+    const { workspace, config, provider } = this.#options;
+    await this.#ready();
+    const tools = options.aroundWrite
+      ? lockedWrites(this.#tools, workspace, options.aroundWrite)
+      : this.#tools;
+    return await runTurn({
+      messages: [
+        { role: "system", content: this.#systemPrompt() },
+        { role: "user", content: task },
+      ],
+      provider,
+      model: config.model,
+      tools,
+      workspace,
+      emit: options.emit ?? (() => {}),
+      signal: options.signal,
+      maxRounds: config.maxRounds,
+      maxTokens: config.maxTokens,
+      temperature: config.temperature,
+      thinking: config.thinking,
+    });
+  }
+
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
     this.#unsubscribe?.();
@@ -171,11 +218,7 @@ export class Conversation {
       this.#options.emit(event);
     };
     recordSettings(session, state, config);
-    // The first request carries every MCP tool: wait for servers still starting (each has
-    // its startup timeout; one that fails is left out).
-    const mcp = this.#options.mcp;
-    if (mcp !== undefined && mcp.startable > 0) await mcp.settled();
-    this.#syncMcpTools();
+    await this.#ready();
     const user: Message = { role: "user", content: task };
     session.append({ type: "message", message: user });
     const messages: Message[] = [
@@ -216,6 +259,16 @@ export class Conversation {
       projectRules: readProjectRules(workspace),
       memory: this.#options.memory?.(),
     });
+  }
+
+  /**
+   * The first request carries every MCP tool: waits for servers still starting (each has its
+   * startup timeout; one that fails is left out).
+   */
+  async #ready(): Promise<void> {
+    const mcp = this.#options.mcp;
+    if (mcp !== undefined && mcp.startable > 0) await mcp.settled();
+    this.#syncMcpTools();
   }
 
   /** Puts the READY servers' tools into the registry, replacing the ones that changed. */

@@ -29,6 +29,10 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runOnce } = await import("./run.ts");
       return await runOnce(line.task, toRunFlags(line.options));
     }
+    case "plan": {
+      const { runPlanCommand } = await import("./plan.ts");
+      return await runPlanCommand(line, toRunFlags(line.options));
+    }
     case "demo": {
       const { runDemo } = await import("./demo.ts");
       return await runDemo();

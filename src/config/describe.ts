@@ -19,6 +19,7 @@ const ORDER: ReadonlyArray<keyof TernConfig> = [
   "contextWindow",
   "compactAt",
   "toolResultChars",
+  "planConcurrency",
   "ternHome",
 ];
 

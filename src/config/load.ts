@@ -136,6 +136,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     maxRetries: settings.maxRetries,
     retryBaseMs: settings.retryBaseMs,
     fallback: settings.fallback ?? [],
+    planConcurrency: settings.planConcurrency,
     profiles,
     rules,
     providers,

@@ -58,6 +58,8 @@ export interface TernConfig {
   retryBaseMs: number;
   /** `provider/model` pairs tried in order when the main one keeps failing. */
   fallback: string[];
+  /** Plan nodes run at once by `tern plan` (each a ReAct worker). */
+  planConcurrency: number;
   /** Providers defined or adjusted in config files (trusted layers only). */
   providers: Record<string, ProviderSettings>;
   /** Model catalog overrides and additions, by `model` or `provider/model`. */
@@ -167,6 +169,7 @@ export const DEFAULTS = {
   thinking: "medium",
   maxRetries: 4,
   retryBaseMs: 500,
+  planConcurrency: 2,
 } as const satisfies Partial<TernConfig>;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -216,6 +219,7 @@ export const RULES = {
   maxRetries: { kind: "integer", min: 0, max: 10 },
   retryBaseMs: { kind: "integer", min: 1 },
   fallback: { kind: "list" },
+  planConcurrency: { kind: "integer", min: 1, max: 16 },
 } as const satisfies Record<string, Rule>;
 
 /** A key a config file may set. */
@@ -245,6 +249,7 @@ export interface Settings {
   maxRetries?: number;
   retryBaseMs?: number;
   fallback?: string[];
+  planConcurrency?: number;
   profiles?: Record<string, CustomProfile>;
   rules?: PermissionRule[];
   providers?: Record<string, ProviderSettings>;
@@ -336,6 +341,7 @@ export const expectations: Record<SettingKey, string> = {
   maxRetries: "an integer from 0 to 10",
   retryBaseMs: "a positive integer (milliseconds)",
   fallback: 'a list of "provider/model" pairs (comma-separated in the environment)',
+  planConcurrency: "an integer from 1 to 16 (plan nodes run at once)",
 };
 
 /** Keys whose rejected values must not be echoed, because they may hold a secret. */
@@ -375,6 +381,7 @@ export const ENV_VARIABLES: ReadonlyArray<{ key: SettingKey; names: readonly str
   { key: "maxRetries", names: ["TERN_MAX_RETRIES"] },
   { key: "retryBaseMs", names: ["TERN_RETRY_BASE_MS"] },
   { key: "fallback", names: ["TERN_FALLBACK"] },
+  { key: "planConcurrency", names: ["TERN_PLAN_CONCURRENCY"] },
 ];
 
 /**

@@ -60,6 +60,8 @@ export class InteractiveApp {
   #queue: string[] = [];
   /** The slash command that runs now, when one does outside a turn. */
   #command: string | undefined;
+  /** Stops that command (Esc, Ctrl-C): a long one such as /plan listens. */
+  #commandAbort: AbortController | undefined;
   #lastCtrlC = 0;
   #exited = false;
   #usage: { tokens: number; cost?: number; contextTokens?: number } = { tokens: 0 };
@@ -115,6 +117,8 @@ export class InteractiveApp {
     if (event.ctrl && event.name === "c") {
       if (this.#running) {
         this.abort();
+      } else if (this.#commandAbort && !this.#commandAbort.signal.aborted) {
+        this.#commandAbort.abort();
       } else if (!editor.isEmpty) {
         editor.clear();
       } else if (this.#now() - this.#lastCtrlC < EXIT_CONFIRM_MS) {
@@ -141,6 +145,11 @@ export class InteractiveApp {
       this.frame();
       return true;
     }
+    if (event.name === "escape" && !event.ctrl && !event.alt && this.#commandAbort) {
+      this.#commandAbort.abort();
+      this.frame();
+      return true;
+    }
     return false;
   }
 
@@ -162,21 +171,27 @@ export class InteractiveApp {
         return;
       }
       this.#print(this.#options.view.user(text, this.#width()));
+      const alone = !this.#running && !this.#command;
+      const controller = new AbortController();
       const run = async () => {
         try {
-          await known.run(this.#options.commandContext(this), command.args);
+          await known.run(this.#options.commandContext(this), command.args, controller.signal);
         } catch (error) {
           this.notice(error instanceof Error ? error.message : String(error), "error");
         }
         this.frame();
       };
-      if (this.#running || this.#command) {
+      if (!alone) {
         run();
         return;
       }
       // A command that changes the session or settings (/compact, /tree, /model…) runs alone.
       this.#command = known.name;
-      this.idle = run().finally(() => this.#command = undefined);
+      this.#commandAbort = controller;
+      this.idle = run().finally(() => {
+        this.#command = undefined;
+        this.#commandAbort = undefined;
+      });
       return;
     }
     if (command) {
@@ -242,6 +257,7 @@ export class InteractiveApp {
     if (this.#exited) return;
     this.#exited = true;
     this.abort();
+    this.#commandAbort?.abort();
     clearInterval(this.#ticker);
     clearTimeout(this.#hintTimer);
     this.#options.onExit();

@@ -44,7 +44,8 @@ export interface SlashCommand {
   usage?: string;
   /** May run while a turn is running (otherwise the person is asked to wait or press Esc). */
   whileRunning?: boolean;
-  run(context: CommandContext, args: string): Promise<void> | void;
+  /** `signal` fires when the person presses Esc or Ctrl-C while the command runs alone. */
+  run(context: CommandContext, args: string, signal: AbortSignal): Promise<void> | void;
 }
 
 /** The slash commands by name. Later names replace earlier ones. */

@@ -22,6 +22,7 @@ import { InteractiveApp } from "./app.ts";
 import { type CommandContext, CommandRegistry } from "./commands.ts";
 import { transcriptLines } from "./replay_lines.ts";
 import { openDisplay } from "./display.ts";
+import { oneAtATime } from "../ask_person.ts";
 import type { BackgroundServices } from "./background.ts";
 import type { McpManager } from "../../mcp/manager.ts";
 import type { OpenedMcp } from "../mcp_setup.ts";
@@ -66,14 +67,14 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   });
 
   const person: AskPerson | undefined = interactive
-    ? async (request, signal) => {
+    ? oneAtATime(async (request, signal) => {
       const [{ permissionDialog }, { proposedDiff }] = await Promise.all([
         import("../../tui/dialogs.ts"),
         import("./proposed_diff.ts"),
       ]);
       const diff = await proposedDiff(request, workspace);
       return await app.pick(permissionDialog(request, { theme, diff }), signal);
-    }
+    })
     : undefined;
 
   // The MCP servers start behind the first prompt; a turn waits only for those still starting.
@@ -273,11 +274,13 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       { settingsCommands },
       { sessionCommands },
       { mcpCommands },
+      { planCommands },
     ] = await Promise.all([
       import("./background.ts"),
       import("./settings_commands.ts"),
       import("./session_commands.ts"),
       import("./mcp_commands.ts"),
+      import("./plan_commands.ts"),
     ]);
     const loaded = backgroundServices({ workspace, ternHome: config.ternHome });
     const deps = {
@@ -292,7 +295,8 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
         await trustServers(config.ternHome, workspace, servers);
       },
     });
-    for (const command of [...settingsCommands(deps), ...sessionCommands(), ...mcp]) {
+    const extra = [...settingsCommands(deps), ...sessionCommands(), ...mcp, ...planCommands()];
+    for (const command of extra) {
       commands.register(command);
     }
     return loaded;

@@ -1,0 +1,43 @@
+/**
+ * /plan: plan-and-execute inside the session. `/plan <task>` plans the task as a graph and runs
+ * it (each node's change is a line; Esc or Ctrl-C stops it, and `/plan resume` continues it
+ * later without rerunning what succeeded).
+ */
+import { planLines, planSummary } from "../plan_view.ts";
+import type { SlashCommand } from "./commands.ts";
+
+export function planCommands(): SlashCommand[] {
+  return [{
+    name: "plan",
+    description: "plan a task as a graph of steps and run them; /plan resume continues one",
+    usage: "<task> | resume",
+    run: async (context, args, signal) => {
+      if (args === "") throw new Error("Say what to plan: /plan <task> (or /plan resume)");
+      const [conversation, { runPlan }] = await Promise.all([
+        context.conversation(),
+        import("../plan_run.ts"),
+      ]);
+      const style = context.theme;
+      const resume = args === "resume";
+      const result = await runPlan({
+        conversation,
+        task: resume ? undefined : args,
+        resume,
+        concurrency: context.config.planConcurrency,
+        signal,
+        onPlanned: (state, attempts) => {
+          const retried = attempts > 1 ? " (after one corrective retry)" : "";
+          context.notice(`plan ${state.id}: ${state.nodes.length} steps${retried}`);
+          context.print(planLines(state, style).map((line) => `  ${line}`));
+        },
+        onUpdate: (state, nodeId) => {
+          const line = planLines(state, style).find((text) => text.includes(` ${nodeId} `));
+          if (line) context.print([`  ${line}`]);
+        },
+        onNote: (note) => context.notice(note, "warning"),
+      });
+      context.print(planSummary(result.state, style, result.cancelled).map((l) => `  ${l}`));
+      if (result.cancelled) context.notice("plan stopped: /plan resume continues it", "warning");
+    },
+  }];
+}

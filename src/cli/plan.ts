@@ -1,0 +1,156 @@
+/**
+ * `tern plan "task"` (also `--plan`): plan the task as a graph, run it, show the graph live and
+ * a summary; `tern plan --resume [session]` continues an interrupted plan, `--append` adds
+ * nodes to it first.
+ */
+import { loadConfig } from "../config/mod.ts";
+import { TernError } from "../core/errors.ts";
+import { PlanValidationError } from "../plan/graph.ts";
+import type { PlanNode } from "../plan/types.ts";
+import type { CommandLine } from "./args.ts";
+import { oneAtATime, terminalPerson } from "./ask_person.ts";
+import { Conversation } from "./conversation.ts";
+import { EXIT_USAGE } from "./exit_codes.ts";
+import { openMcp } from "./mcp_setup.ts";
+import { styleFor } from "./output/style.ts";
+import { runPlan } from "./plan_run.ts";
+import { planExitCode, planJson, planLines, planSummary } from "./plan_view.ts";
+import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
+import { applySessionSettings, openRunSession } from "./run_session.ts";
+import { checkSandboxConfig } from "./sandbox_config.ts";
+
+type PlanLine = Extract<CommandLine, { command: "plan" }>;
+
+/** Runs `tern plan` and returns the exit code. */
+export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<number> {
+  const options = line.options;
+  const resume = options.resume !== undefined || options.continue === true;
+  if (!resume && line.task === undefined) {
+    throw usage('Nothing to plan: tern plan "task", or tern plan --resume to continue one');
+  }
+  if (resume && line.task !== undefined) {
+    throw usage("--resume continues the session's plan: give no task (or drop --resume)");
+  }
+  if (line.append !== undefined && !resume) {
+    throw usage("--append adds nodes to a plan being continued: add --resume");
+  }
+  const append = line.append === undefined ? undefined : parseAppend(line.append);
+  const workspace = resolveWorkspace(flags.cwd);
+  const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
+  const home = readEnv("HOME");
+  const rules = await checkSandboxConfig(loaded.config, workspace, home);
+  const { connectModels } = await import("./run.ts");
+  const choice = !resume ? {} : options.resume ? { resume: options.resume } : { continue: true };
+  const session = await openRunSession(choice, { ternHome: loaded.config.ternHome, workspace });
+  const { manager: mcp } = await openMcp({ ternHome: loaded.config.ternHome, workspace })
+    .catch((error) => {
+      session.closeOrDiscard();
+      throw error;
+    });
+  mcp?.start();
+  const write = processWriters();
+  const text = flags.output === "text";
+  const style = styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") });
+  const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
+  const controller = new AbortController();
+  const onInterrupt = () => {
+    if (controller.signal.aborted) Deno.exit(130);
+    controller.abort();
+  };
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  let conversation: Conversation | undefined;
+  try {
+    const state = session.state();
+    const restored = applySessionSettings(loaded.config, loaded.sources, state);
+    const { setup, config } = await connectModels(restored, loaded.sources, state);
+    conversation = new Conversation({
+      workspace,
+      config: { ...config },
+      provider: setup.router,
+      session,
+      rules,
+      emit: () => {},
+      person: text ? oneAtATime(terminalPerson()) : undefined,
+      env: shellSourceEnv(),
+      home,
+      mcp,
+    });
+    const result = await runPlan({
+      conversation,
+      task: line.task,
+      resume,
+      append,
+      concurrency: line.concurrency ?? config.planConcurrency,
+      signal: controller.signal,
+      onPlanned: (plan, attempts) => {
+        if (!text) return;
+        const retried = attempts > 1 ? " (after one corrective retry)" : "";
+        write.err(`tern: plan ${plan.id} for session ${session.id.slice(0, 8)}${retried}\n`);
+        if (live) live.draw(planLines(plan, style));
+      },
+      onUpdate: (plan, nodeId) => {
+        if (!text) return;
+        if (live) live.draw(planLines(plan, style));
+        else write.err(`tern: ${nodeId} ${plan.runs[nodeId].state}\n`);
+      },
+      onNote: (note) => text && write.err(`tern: ${note}\n`),
+    }).catch((error) => {
+      // Appended nodes the graph refuses are bad input: nothing was recorded.
+      if (error instanceof PlanValidationError && append) throw usage(error.message);
+      throw error;
+    });
+    const { state: final, cancelled, replans } = result;
+    if (flags.output === "json") {
+      write.out(
+        planJson(final, {
+          session: session.id,
+          sessionPath: session.path,
+          cancelled,
+          replans,
+          exitCode: planExitCode(final, cancelled),
+        }) + "\n",
+      );
+    } else {
+      write.out(planSummary(final, style, cancelled).join("\n") + "\n");
+      write.err(`tern: session ${session.id.slice(0, 8)} (continue the plan with tern plan -c)\n`);
+    }
+    return planExitCode(final, cancelled);
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+    await conversation?.close();
+    session.closeOrDiscard();
+    await mcp?.close();
+  }
+}
+
+/** `--append`'s JSON: `{"nodes":[…]}` or the array alone; the graph checks the nodes. */
+function parseAppend(text: string): PlanNode[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw usage(`Invalid --append: not JSON (${(error as Error).message})`);
+  }
+  const nodes = Array.isArray(value) ? value : (value as { nodes?: unknown } | null)?.nodes;
+  if (!Array.isArray(nodes)) {
+    throw usage('Invalid --append: expected {"nodes":[{"id","title","task","dependsOn"}]}');
+  }
+  return nodes as PlanNode[];
+}
+
+/** Redraws a block of lines in place on a terminal (the graph while it runs). */
+function liveBlock(err: (text: string) => void) {
+  let height = 0;
+  return {
+    draw(lines: string[]) {
+      const up = height > 0 ? `\x1b[${height}F` : "";
+      err(up + lines.map((line) => `\x1b[2K${line}\n`).join(""));
+      height = lines.length;
+    },
+  };
+}
+
+function usage(message: string): TernError {
+  return new TernError(message, { exitCode: EXIT_USAGE });
+}

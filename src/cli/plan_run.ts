@@ -1,0 +1,198 @@
+/**
+ * Plan and execute, composed for a front end: the planner asks the model for the task graph,
+ * the executor runs ready nodes at once (each a ReAct worker: a detached turn of the
+ * conversation, with the same tools, sandbox and review), and every step is recorded in the
+ * session so an interrupted plan continues with `tern plan --resume`. Shared by `tern plan` and
+ * `/plan`.
+ */
+import { readProjectRules } from "../agent/system_prompt.ts";
+import { uniqueHexId } from "../core/ids.ts";
+import type { Usage } from "../core/messages.ts";
+import { appendNodes } from "../plan/graph.ts";
+import { type NodeInput, PlanExecutor } from "../plan/executor.ts";
+import { PathLocks } from "../plan/path_locks.ts";
+import { planTask, replanAfterFailure } from "../plan/planner.ts";
+import { latestPlan, newPlanState, recordPlan } from "../plan/record.ts";
+import type { PlanNode, PlanState } from "../plan/types.ts";
+import type { Conversation } from "./conversation.ts";
+
+export interface PlanRunOptions {
+  conversation: Conversation;
+  /** A new plan for this task… */
+  task?: string;
+  /** …or the session's latest plan, continued (its SUCCEEDED nodes are not run again). */
+  resume?: boolean;
+  /** Nodes the person appends before the run; the whole graph must validate. */
+  append?: PlanNode[];
+  /** Ready nodes run at once. */
+  concurrency: number;
+  signal: AbortSignal;
+  /** The plan is made (or loaded) and about to run. */
+  onPlanned?(state: PlanState, attempts: number): void;
+  /** A node's run changed. */
+  onUpdate?(state: PlanState, nodeId: string): void;
+  /** Something worth a line: a replan added nodes or was rejected. */
+  onNote?(text: string): void;
+}
+
+export interface PlanRunResult {
+  state: PlanState;
+  cancelled: boolean;
+  replans: number;
+  /** Tokens of the planner's own calls (the workers' are in the session's audit). */
+  plannerUsage?: Usage;
+}
+
+/**
+ * Makes or loads the plan and runs it to the end (or until `signal`).
+ * @throws {PlanningError} when no valid graph came back; {PlanValidationError} for a rejected
+ *   append (nothing is recorded then); {TernError} when there is no plan to resume.
+ */
+export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
+  const { conversation, signal } = options;
+  const session = conversation.session;
+  const context = workspaceContext(conversation);
+  let state: PlanState;
+  let attempts = 0;
+  let plannerUsage: Usage | undefined;
+  if (options.resume) {
+    const found = latestPlan(session);
+    if (found === undefined) throw new Error(`Session "${session.id}" has no plan to resume`);
+    state = found;
+  } else {
+    const draft = await planTask({
+      provider: conversation.provider,
+      model: conversation.config.model,
+      task: options.task!,
+      context,
+      signal,
+    });
+    attempts = draft.attempts;
+    plannerUsage = draft.usage;
+    const taken = new Set(session.entriesTo().flatMap((e) => e.type === "plan" ? [e.id] : []));
+    state = newPlanState(uniqueHexId(taken), options.task!, draft.nodes);
+    recordPlan(session, { kind: "plan", plan: state });
+  }
+  if (options.append?.length) {
+    const nodes = appendNodes(state.nodes, options.append);
+    const added = nodes.slice(state.nodes.length);
+    recordPlan(session, { kind: "append", planId: state.id, nodes: added });
+    state = {
+      ...state,
+      nodes,
+      runs: {
+        ...state.runs,
+        ...Object.fromEntries(added.map((n) => [n.id, { state: "WAITING" as const }])),
+      },
+    };
+  }
+  options.onPlanned?.(state, attempts);
+  const locks = new PathLocks();
+  const executor = new PlanExecutor({
+    state,
+    concurrency: options.concurrency,
+    signal,
+    runNode: async (node, inputs, nodeSignal) => {
+      const result = await conversation.detachedTurn(nodePrompt(state.task, node, inputs), {
+        signal: nodeSignal,
+        aroundWrite: (path, run) => locks.withLock(path, run),
+      });
+      if (result.exitReason === "COMPLETED") return { ok: true, text: result.text };
+      return { ok: false, text: `${result.exitReason}${result.error ? `: ${result.error}` : ""}` };
+    },
+    onUpdate: (nodeId, run, current) => {
+      recordPlan(session, { kind: "node", planId: current.id, nodeId, run });
+      options.onUpdate?.(current, nodeId);
+    },
+    onAppend: (added, current) => {
+      recordPlan(session, { kind: "append", planId: current.id, nodes: added });
+      options.onNote?.(`replanned: added ${added.map((n) => `"${n.id}"`).join(", ")}`);
+    },
+    replan: (failed, current, replanSignal) =>
+      replanAfterFailure({
+        provider: conversation.provider,
+        model: conversation.config.model,
+        state: current,
+        failed,
+        context,
+        signal: replanSignal,
+      }),
+    onReplanRejected: (problems) => options.onNote?.(`replan rejected: ${problems.join("; ")}`),
+  });
+  const result = await executor.run();
+  recordOutcome(conversation, result.state, options.resume === true, result.cancelled);
+  return { ...result, plannerUsage };
+}
+
+/** What a node's worker is told: the whole task for orientation, its own step, its inputs. */
+export function nodePrompt(task: string, node: PlanNode, inputs: readonly NodeInput[]): string {
+  const parts = [
+    `You are carrying out one step of a larger plan. The whole task: ${task}`,
+    `Your step ("${node.id}": ${node.title}):\n${node.task}`,
+  ];
+  if (inputs.length > 0) {
+    parts.push(
+      "Results of the steps this one depends on:\n" +
+        inputs.map((input) => `## ${input.id}: ${input.title}\n${input.result}`).join("\n\n"),
+    );
+  }
+  parts.push(
+    "Do only this step. Other steps may run at the same time on other files. End with a short " +
+      "summary of what you did and found: it is passed on to the steps that depend on this one.",
+  );
+  return parts.join("\n\n");
+}
+
+/** The workspace facts the planner gets: its path, its top-level entries, the project rules. */
+function workspaceContext(conversation: Conversation): string {
+  const workspace = conversation.workspace;
+  const names: string[] = [];
+  try {
+    for (const entry of Deno.readDirSync(workspace)) {
+      if (!entry.name.startsWith(".")) {
+        names.push(entry.isDirectory ? `${entry.name}/` : entry.name);
+      }
+      if (names.length >= 60) break;
+    }
+  } catch {
+    // An unreadable workspace just gives less context.
+  }
+  const rules = readProjectRules(workspace);
+  return [
+    `Workspace: ${workspace}`,
+    `Top-level entries: ${names.sort().join(", ") || "(none)"}`,
+    ...(rules ? [`Project rules (AGENTS.md):\n${rules}`] : []),
+  ].join("\n");
+}
+
+/**
+ * The plan's outcome as a turn of the transcript, so a later `tern -c` knows what was done:
+ * the task as the person's message, each node's state and result as the answer.
+ */
+function recordOutcome(
+  conversation: Conversation,
+  state: PlanState,
+  resumed: boolean,
+  cancelled: boolean,
+): void {
+  const lines = state.nodes.map((node) => {
+    const run = state.runs[node.id];
+    const detail = run.state === "SUCCEEDED" ? run.result ?? "" : run.error ?? "";
+    return `- ${node.id} (${run.state}): ${node.title}${detail ? `\n  ${firstLine(detail)}` : ""}`;
+  });
+  const head = cancelled ? "The plan was interrupted." : "The plan ran.";
+  const session = conversation.session;
+  session.append({
+    type: "message",
+    message: { role: "user", content: `${resumed ? "Continue the plan" : "Plan"}: ${state.task}` },
+  });
+  session.append({
+    type: "message",
+    message: { role: "assistant", content: `${head}\n${lines.join("\n")}` },
+  });
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0];
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

@@ -1,0 +1,210 @@
+/**
+ * The task graph's rules: its JSON shape (zod), its validity (unique ids, known dependencies, no
+ * self-dependency, no cycle), an order to run it in, and appending to it. Pure functions; every
+ * rejection names the ids involved, because the message goes back to the model for its one
+ * corrective retry.
+ */
+import { z } from "zod";
+import { TernError } from "../core/errors.ts";
+import type { PlanNode } from "./types.ts";
+
+/** The most nodes {@linkcode parsePlan} accepts. */
+export const MAX_PLAN_NODES = 50;
+
+const ID_RULE = 'must be 1 to 40 letters, digits, "_" or "-"';
+
+const nodeSchema = z.strictObject({
+  id: z.string({ error: `"id" ${ID_RULE}` }).regex(/^[A-Za-z0-9_-]{1,40}$/, {
+    error: `"id" ${ID_RULE}`,
+  }),
+  title: z.string({ error: '"title" must be a non-empty string' }).trim().min(1, {
+    error: '"title" must be a non-empty string',
+  }),
+  task: z.string({ error: '"task" must be a non-empty string' }).trim().min(1, {
+    error: '"task" must be a non-empty string',
+  }),
+  dependsOn: z.array(z.string({ error: '"dependsOn" must list node ids (strings)' }), {
+    error: '"dependsOn" must be an array of node ids',
+  }).default([]),
+}, { error: 'must be an object {"id", "title", "task", "dependsOn"}' });
+
+const planSchema = z.strictObject({
+  nodes: z.array(nodeSchema, { error: '"nodes" must be an array of nodes' })
+    .min(1, { error: '"nodes" is empty: a plan needs at least one node' })
+    .max(MAX_PLAN_NODES, {
+      error: (issue) => {
+        const count = Array.isArray(issue.input) ? `${issue.input.length} nodes` : "too many nodes";
+        return `"nodes" has ${count}: a plan has at most ${MAX_PLAN_NODES}`;
+      },
+    }),
+}, { error: 'the plan must be a JSON object {"nodes": [...]}' });
+
+/** The graph is not valid; `problems` lists every problem found, each naming the ids involved. */
+export class PlanValidationError extends TernError {
+  override name = "PlanValidationError";
+  /** One line per problem, e.g. `"b" depends on unknown "x"` or `cycle: a → b → a`. */
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`Invalid plan: ${problems.join("; ")}`);
+    this.problems = problems;
+  }
+}
+
+/**
+ * Parses `{nodes:[{id, title, task, dependsOn}]}`: unknown keys are rejected, ids match
+ * `/^[A-Za-z0-9_-]{1,40}$/`, title and task are non-empty (trimmed) strings, `dependsOn`
+ * defaults to `[]`, and there are 1 to {@linkcode MAX_PLAN_NODES} nodes. Then validates the
+ * graph ({@linkcode validatePlan}).
+ * @throws {PlanValidationError} listing every shape problem, or else every graph problem
+ */
+export function parsePlan(value: unknown): PlanNode[] {
+  const parsed = planSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new PlanValidationError(shapeProblems(parsed.error, value, "node"));
+  }
+  const problems = validatePlan(parsed.data.nodes);
+  if (problems.length > 0) throw new PlanValidationError(problems);
+  return parsed.data.nodes;
+}
+
+/**
+ * Every problem of the graph, `[]` when it is valid: duplicate ids (`duplicate id "a"`),
+ * self-dependencies (`"a" depends on itself`), repeated dependencies (`"b" depends on "a"
+ * twice`), unknown dependencies (`"b" depends on unknown "x"`) and cycles with their path
+ * (`cycle: a → b → c → a`, each arrow read "depends on", starting at the cycle's earliest node).
+ * Each cycle is reported once; the order of problems is deterministic (the nodes' order).
+ */
+export function validatePlan(nodes: readonly PlanNode[]): string[] {
+  const problems: string[] = [];
+  const byId = new Map<string, PlanNode>();
+  const reported = new Set<string>();
+  for (const node of nodes) {
+    if (!byId.has(node.id)) byId.set(node.id, node);
+    else if (!reported.has(node.id)) {
+      reported.add(node.id);
+      problems.push(`duplicate id "${node.id}"`);
+    }
+  }
+  for (const node of nodes) {
+    const seen = new Set<string>();
+    for (const dep of node.dependsOn) {
+      if (seen.has(dep)) {
+        problems.push(`"${node.id}" depends on "${dep}" twice`);
+        continue;
+      }
+      seen.add(dep);
+      if (dep === node.id) problems.push(`"${node.id}" depends on itself`);
+      else if (!byId.has(dep)) problems.push(`"${node.id}" depends on unknown "${dep}"`);
+    }
+  }
+  for (const cycle of findCycles(byId)) problems.push(`cycle: ${cycle.join(" → ")}`);
+  return problems;
+}
+
+/**
+ * The ids in an order where every node comes after its dependencies; among nodes ready at the
+ * same point, the nodes' own order decides. Assumes a valid graph ({@linkcode validatePlan}).
+ */
+export function topologicalOrder(nodes: readonly PlanNode[]): string[] {
+  const order: string[] = [];
+  const placed = new Set<string>();
+  const left = [...nodes];
+  while (left.length > 0) {
+    const index = left.findIndex((node) => node.dependsOn.every((dep) => placed.has(dep)));
+    if (index === -1) throw new PlanValidationError(validatePlan(nodes));
+    const [node] = left.splice(index, 1);
+    placed.add(node.id);
+    order.push(node.id);
+  }
+  return order;
+}
+
+/**
+ * `existing` plus `added` (copied; title and task trimmed) if every added node has the shape
+ * {@linkcode parsePlan} accepts and the whole graph validates. Added nodes may depend on
+ * existing ones; an added id equal to an existing id is a duplicate.
+ * @throws {PlanValidationError} and changes nothing otherwise
+ */
+export function appendNodes(existing: readonly PlanNode[], added: readonly PlanNode[]): PlanNode[] {
+  const parsed = z.array(nodeSchema).safeParse(added);
+  if (!parsed.success) {
+    throw new PlanValidationError(shapeProblems(parsed.error, added, "added node"));
+  }
+  const nodes = [...existing.map(copyNode), ...parsed.data];
+  const problems = validatePlan(nodes);
+  if (problems.length > 0) throw new PlanValidationError(problems);
+  return nodes;
+}
+
+function copyNode(node: PlanNode): PlanNode {
+  return { id: node.id, title: node.title, task: node.task, dependsOn: [...node.dependsOn] };
+}
+
+/** One cycle per back edge of a depth-first search in the nodes' order (self-loops excluded). */
+function findCycles(byId: ReadonlyMap<string, PlanNode>): string[][] {
+  const cycles: string[][] = [];
+  const keys = new Set<string>();
+  const position = new Map([...byId.keys()].map((id, index) => [id, index]));
+  const done = new Set<string>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const visit = (id: string) => {
+    stack.push(id);
+    onStack.add(id);
+    for (const dep of new Set(byId.get(id)?.dependsOn ?? [])) {
+      if (dep === id || !byId.has(dep) || done.has(dep)) continue;
+      if (onStack.has(dep)) {
+        const cycle = rotateToEarliest(stack.slice(stack.indexOf(dep)), position);
+        const key = cycle.join("\n");
+        if (!keys.has(key)) {
+          keys.add(key);
+          cycles.push([...cycle, cycle[0]]);
+        }
+      } else visit(dep);
+    }
+    stack.pop();
+    onStack.delete(id);
+    done.add(id);
+  };
+  for (const id of byId.keys()) if (!done.has(id)) visit(id);
+  return cycles;
+}
+
+function rotateToEarliest(cycle: string[], position: ReadonlyMap<string, number>): string[] {
+  let start = 0;
+  cycle.forEach((id, index) => {
+    if (position.get(id)! < position.get(cycle[start])!) start = index;
+  });
+  return [...cycle.slice(start), ...cycle.slice(0, start)];
+}
+
+/** Zod issues as problems that say where (`node 2 ("b")`) and what is expected. */
+function shapeProblems(error: z.ZodError, root: unknown, label: string): string[] {
+  const nodes = label === "node" ? valueAt(root, ["nodes"]) : root;
+  const depth = label === "node" ? 1 : 0;
+  return error.issues.map((issue) => {
+    const index = issue.path[depth];
+    let where = "";
+    if (typeof index === "number") {
+      const id = valueAt(nodes, [index, "id"]);
+      const named = typeof id === "string" && id !== "" ? ` (${JSON.stringify(id)})` : "";
+      where = `${label} ${index + 1}${named}: `;
+    }
+    if (issue.code !== "unrecognized_keys") return `${where}${issue.message}`;
+    const keys = issue.keys.map((key) => JSON.stringify(key)).join(", ");
+    const allowed = where === ""
+      ? 'the plan has only "nodes"'
+      : 'a node has "id", "title", "task" and "dependsOn"';
+    return `${where}unknown key(s) ${keys} (${allowed})`;
+  });
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}

@@ -1,0 +1,44 @@
+import { deepEqual, equal } from "node:assert/strict";
+import { lockedWrites } from "../../src/cli/locked_writes.ts";
+import { PathLocks } from "../../src/plan/path_locks.ts";
+import type { Tool } from "../../src/tools/define.ts";
+import { ToolRegistry } from "../../src/tools/registry.ts";
+
+/** A tool that records when calls overlap, finishing when the test lets it. */
+function slowTool(name: string, log: string[]): Tool {
+  return {
+    name,
+    description: name,
+    readOnly: name === "read",
+    parameters: {},
+    async run(args) {
+      const path = (args as { path: string }).path;
+      log.push(`start ${name} ${path}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      log.push(`end ${name} ${path}`);
+      return { status: "SUCCEEDED", output: "" };
+    },
+  };
+}
+
+Deno.test("lockedWrites() never lets two writes of one file overlap; other files and reads go on", async () => {
+  const log: string[] = [];
+  const locks = new PathLocks();
+  const tools = lockedWrites(
+    new ToolRegistry(["write", "edit", "read"].map((name) => slowTool(name, log))),
+    "/ws",
+    (path, run) => locks.withLock(path, run),
+  );
+  const ctx = { workspace: "/ws", signal: new AbortController().signal };
+  await Promise.all([
+    tools.get("write")!.run({ path: "a.txt" }, ctx),
+    tools.get("edit")!.run({ path: "/ws/a.txt" }, ctx),
+    tools.get("write")!.run({ path: "b.txt" }, ctx),
+  ]);
+  // The edit of a.txt (the same file by its absolute path) waited for the write to end.
+  equal(log.indexOf("start edit /ws/a.txt") > log.indexOf("end write a.txt"), true, log.join());
+  // b.txt did not wait for a.txt.
+  equal(log.indexOf("start write b.txt") < log.indexOf("end write a.txt"), true, log.join());
+  deepEqual(tools.names, ["write", "edit", "read"]);
+  equal(tools.get("read")!.readOnly, true);
+});

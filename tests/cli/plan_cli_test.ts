@@ -1,0 +1,252 @@
+/**
+ * End-to-end: `tern plan` — the real process against the scripted model, which answers the
+ * planner with a graph and each node's worker by the node it is asked about.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
+
+type Node = { id: string; title: string; task: string; dependsOn: string[] };
+type Workspace = Awaited<ReturnType<typeof tempWorkspace>>;
+
+const node = (id: string, dependsOn: string[] = []): Node => ({
+  id,
+  title: `Step ${id}`,
+  task: `Do step ${id}.`,
+  dependsOn,
+});
+const plan = (...nodes: Node[]): ScriptedReply => ({ text: JSON.stringify({ nodes }) });
+
+/** Which request this is: the planner's, the replanner's, or node `id`'s worker. */
+type Kind = { kind: "plan" } | { kind: "replan" } | { kind: "node"; id: string };
+
+function kindOf(request: ModelRequest): Kind {
+  const system = String(request.messages[0]?.content ?? "");
+  if (system.startsWith("You plan the work")) return { kind: "plan" };
+  if (system.startsWith("You repair the plan")) return { kind: "replan" };
+  const user = String(request.messages.find((m) => m.role === "user")?.content ?? "");
+  const id = /Your step \("([^"]+)"/.exec(user)?.[1];
+  if (id === undefined) throw new Error(`Unexpected request: ${user.slice(0, 200)}`);
+  return { kind: "node", id };
+}
+
+/** A worker's reply: `first` on its first model call, then a final answer naming the node. */
+function worker(request: ModelRequest, id: string, first?: ScriptedReply): ScriptedReply {
+  const answered = request.messages.some((m) => m.role === "tool");
+  if (first && !answered) return first;
+  return { text: `${id} done` };
+}
+
+const sleep = (id: string): ScriptedReply => ({
+  toolCalls: [{ id: `s-${id}`, name: "bash", arguments: JSON.stringify({ command: "sleep 1" }) }],
+});
+
+async function plan_(
+  ws: Workspace,
+  script: (request: ModelRequest, index: number) => ScriptedReply,
+  args: string[],
+) {
+  const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+  try {
+    const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "sk-plan-test-0001" };
+    const run = await runTern(
+      ["plan", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", ...args],
+      { cwd: ws.dir, env },
+    );
+    return { run, requests: server.requests.map((r) => r.modelRequest) };
+  } finally {
+    await server.close();
+  }
+}
+
+async function withWorkspace(body: (ws: Workspace) => Promise<void>): Promise<void> {
+  const ws = await tempWorkspace();
+  try {
+    await body(ws);
+  } finally {
+    await ws.cleanup();
+  }
+}
+
+const userText = (request: ModelRequest) =>
+  String(request.messages.find((m) => m.role === "user")?.content ?? "");
+
+Deno.test("tern plan runs independent nodes at once and a dependent node after both", async () => {
+  await withWorkspace(async (ws) => {
+    const { run, requests } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("a"), node("b"), node("c", ["a", "b"]));
+      if (what.kind === "replan") throw new Error("no replan expected");
+      return worker(request, what.id, what.id === "c" ? undefined : sleep(what.id));
+    }, ["-o", "json", "do a, b, then c"]);
+    equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout);
+    const byId = Object.fromEntries(out.nodes.map((n: { id: string }) => [n.id, n]));
+    for (const id of ["a", "b", "c"]) equal(byId[id].state, "SUCCEEDED", id);
+    const time = (iso: string) => Date.parse(iso);
+    const [a, b, c] = [byId.a, byId.b, byId.c];
+    // a and b overlapped in time (each slept 1 s inside its own worker).
+    ok(time(a.startedAt) < time(b.endedAt) && time(b.startedAt) < time(a.endedAt), run.stdout);
+    ok(time(c.startedAt) >= Math.max(time(a.endedAt), time(b.endedAt)));
+    equal(c.result, "c done");
+    // c's worker got its dependencies' results, in dependsOn order.
+    const cPrompt = userText(requests.find((r) => userText(r).includes('Your step ("c"'))!);
+    ok(cPrompt.indexOf("a done") > 0 && cPrompt.indexOf("a done") < cPrompt.indexOf("b done"));
+    // The planner's request offers no tools.
+    deepEqual(requests[0].tools ?? [], []);
+  });
+});
+
+Deno.test("tern plan gives the model one corrective retry naming the cycle", async () => {
+  await withWorkspace(async (ws) => {
+    let plans = 0;
+    const { run, requests } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") {
+        return plans++ === 0
+          ? plan(node("a", ["b"]), node("b", ["a"]))
+          : plan(node("a"), node("b", ["a"]));
+      }
+      if (what.kind === "replan") throw new Error("no replan expected");
+      return worker(request, what.id);
+    }, ["-o", "json", "two steps"]);
+    equal(run.code, 0, run.stderr);
+    const retry = requests[1].messages.map((m) => String(m.content)).join("\n");
+    match(retry, /cycle: a → b → a/);
+    deepEqual(JSON.parse(run.stdout).nodes.map((n: { state: string }) => n.state), [
+      "SUCCEEDED",
+      "SUCCEEDED",
+    ]);
+  });
+});
+
+Deno.test("tern plan refuses a graph that stays invalid, running nothing", async () => {
+  await withWorkspace(async (ws) => {
+    const { run, requests } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("a", ["ghost"]), node("a"));
+      throw new Error("nothing may run");
+    }, ["do it"]);
+    equal(run.code, 1, run.stderr);
+    match(run.stderr, /"a" depends on unknown "ghost"/);
+    match(run.stderr, /duplicate id "a"/);
+    equal(requests.length, 2, "the plan and one corrective retry, no worker");
+  });
+});
+
+Deno.test("a failed node blocks its dependents transitively; an independent branch succeeds", async () => {
+  await withWorkspace(async (ws) => {
+    const { run } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") {
+        return plan(node("a"), node("b", ["a"]), node("c", ["b"]), node("d"));
+      }
+      if (what.kind === "replan") return { text: '{"nodes":[]}' };
+      return what.id === "a" ? { fault: "http401" } : worker(request, what.id);
+    }, ["-o", "json", "a chain and an island"]);
+    equal(run.code, 1, run.stderr);
+    const states = Object.fromEntries(
+      JSON.parse(run.stdout).nodes.map((n: { id: string; state: string }) => [n.id, n.state]),
+    );
+    deepEqual(states, { a: "FAILED", b: "BLOCKED", c: "BLOCKED", d: "SUCCEEDED" });
+  });
+});
+
+Deno.test("tern plan -c continues after SIGKILL without rerunning succeeded nodes", async () => {
+  await withWorkspace(async (ws) => {
+    // First run: a succeeds, b's worker hangs; the process is killed.
+    const first = await startScriptedServer((request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("a"), node("b", ["a"]));
+      if (what.kind === "node" && what.id === "b") return { fault: "hang" };
+      return worker(request, what.kind === "node" ? what.id : "?");
+    }, { chunkDelayMs: 0 });
+    const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "sk-plan-test-0001" };
+    try {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          ...declaredFlags(env),
+          join(ROOT, "main.ts"),
+          "plan",
+          "--base-url",
+          first.baseUrl,
+          "-m",
+          "scripted",
+          "--mode",
+          "bypass",
+          "a then b",
+        ],
+        cwd: ws.dir,
+        env: { PATH: Deno.env.get("PATH")!, ...env },
+        clearEnv: true,
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      // Wait until b's worker has asked the model (a is recorded as SUCCEEDED by then).
+      while (!first.requests.some((r) => userText(r.modelRequest).includes('Your step ("b"'))) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill("SIGKILL");
+      await child.status;
+    } finally {
+      await first.close();
+    }
+    // Second run: only b runs, given a's recorded result.
+    const { run, requests } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind !== "node" || what.id !== "b") throw new Error(`unexpected ${what.kind}`);
+      return worker(request, "b");
+    }, ["-c", "-o", "json"]);
+    equal(run.code, 0, run.stderr);
+    equal(requests.length, 1, "one request: b's worker");
+    match(userText(requests[0]), /a done/);
+    const states = JSON.parse(run.stdout).nodes.map((n: { id: string; state: string }) =>
+      `${n.id}:${n.state}`
+    );
+    deepEqual(states, ["a:SUCCEEDED", "b:SUCCEEDED"]);
+  });
+});
+
+Deno.test("tern plan -c --append: a rejected append changes nothing, a valid one runs", async () => {
+  await withWorkspace(async (ws) => {
+    const first = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("a"));
+      return worker(request, what.kind === "node" ? what.id : "?");
+    }, ["just a"]);
+    equal(first.run.code, 0, first.run.stderr);
+    const sessions = join(ws.home, "sessions");
+    const sessionFile = async () => {
+      for await (const dir of Deno.readDir(sessions)) {
+        for await (const file of Deno.readDir(join(sessions, dir.name))) {
+          return await Deno.readTextFile(join(sessions, dir.name, file.name));
+        }
+      }
+      throw new Error("no session");
+    };
+    const before = await sessionFile();
+    const cyclic = JSON.stringify({ nodes: [node("x", ["y"]), node("y", ["x"])] });
+    const rejected = await plan_(ws, () => {
+      throw new Error("nothing may run");
+    }, ["-c", "--append", cyclic]);
+    equal(rejected.run.code, 2, rejected.run.stderr);
+    match(rejected.run.stderr, /cycle: x → y → x/);
+    equal(await sessionFile(), before, "a rejected append writes nothing");
+
+    const added = JSON.stringify({ nodes: [node("e", ["a"])] });
+    const accepted = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind !== "node" || what.id !== "e") throw new Error(`unexpected ${what.kind}`);
+      return worker(request, "e");
+    }, ["-c", "--append", added, "-o", "json"]);
+    equal(accepted.run.code, 0, accepted.run.stderr);
+    deepEqual(
+      JSON.parse(accepted.run.stdout).nodes.map((n: { id: string; state: string }) => n.state),
+      ["SUCCEEDED", "SUCCEEDED"],
+    );
+  });
+});
