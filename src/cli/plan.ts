@@ -51,6 +51,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   mcp?.start();
   const write = processWriters();
   const text = flags.output === "text";
+  const stream = flags.output === "stream-json";
   const style = styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") });
   const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
   const controller = new AbortController();
@@ -84,30 +85,40 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       concurrency: line.concurrency ?? config.planConcurrency,
       signal: controller.signal,
       onPlanned: (plan, attempts) => {
+        if (stream) write.out(JSON.stringify({ type: "plan", attempts, plan }) + "\n");
         if (!text) return;
         const retried = attempts > 1 ? " (after one corrective retry)" : "";
         write.err(`tern: plan ${plan.id} for session ${session.id.slice(0, 8)}${retried}\n`);
         if (live) live.draw(planLines(plan, style));
       },
       onUpdate: (plan, nodeId) => {
+        if (stream) {
+          const run = plan.runs[nodeId];
+          write.out(JSON.stringify({ type: "plan_node", planId: plan.id, nodeId, ...run }) + "\n");
+        }
         if (!text) return;
         if (live) live.draw(planLines(plan, style));
         else write.err(`tern: ${nodeId} ${plan.runs[nodeId].state}\n`);
       },
-      onNote: (note) => text && write.err(`tern: ${note}\n`),
+      onNote: (note) => {
+        if (stream) write.out(JSON.stringify({ type: "plan_note", text: note }) + "\n");
+        else if (text) write.err(`tern: ${note}\n`);
+      },
     }).catch((error) => {
       // Appended nodes the graph refuses are bad input: nothing was recorded.
       if (error instanceof PlanValidationError && append) throw usage(error.message);
       throw error;
     });
-    const { state: final, cancelled, replans } = result;
-    if (flags.output === "json") {
+    const { state: final, cancelled, replans, usage: tokens } = result;
+    if (!text) {
+      // json: the one object; stream-json: the same, as the last line.
       write.out(
         planJson(final, {
           session: session.id,
           sessionPath: session.path,
           cancelled,
           replans,
+          usage: tokens,
           exitCode: planExitCode(final, cancelled),
         }) + "\n",
       );

@@ -7,7 +7,7 @@
  */
 import { readProjectRules } from "../agent/system_prompt.ts";
 import { uniqueHexId } from "../core/ids.ts";
-import type { Usage } from "../core/messages.ts";
+import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import { appendNodes } from "../plan/graph.ts";
 import { type NodeInput, PlanExecutor } from "../plan/executor.ts";
 import { PathLocks } from "../plan/path_locks.ts";
@@ -39,8 +39,8 @@ export interface PlanRunResult {
   state: PlanState;
   cancelled: boolean;
   replans: number;
-  /** Tokens of the planner's own calls (the workers' are in the session's audit). */
-  plannerUsage?: Usage;
+  /** Tokens of this run: the planner's (and replanner's) calls and every node's worker. */
+  usage: Usage;
 }
 
 /**
@@ -54,7 +54,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   const context = workspaceContext(conversation);
   let state: PlanState;
   let attempts = 0;
-  let plannerUsage: Usage | undefined;
+  let usage = emptyUsage();
   if (options.resume) {
     const found = latestPlan(session);
     if (found === undefined) throw new Error(`Session "${session.id}" has no plan to resume`);
@@ -68,7 +68,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
       signal,
     });
     attempts = draft.attempts;
-    plannerUsage = draft.usage;
+    usage = addUsage(usage, draft.usage);
     const taken = new Set(session.entriesTo().flatMap((e) => e.type === "plan" ? [e.id] : []));
     state = newPlanState(uniqueHexId(taken), options.task!, draft.nodes);
     recordPlan(session, { kind: "plan", plan: state });
@@ -97,6 +97,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
         signal: nodeSignal,
         aroundWrite: (path, run) => locks.withLock(path, run),
       });
+      usage = addUsage(usage, result.usage);
       if (result.exitReason === "COMPLETED") return { ok: true, text: result.text };
       return { ok: false, text: `${result.exitReason}${result.error ? `: ${result.error}` : ""}` };
     },
@@ -121,7 +122,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   });
   const result = await executor.run();
   recordOutcome(conversation, result.state, options.resume === true, result.cancelled);
-  return { ...result, plannerUsage };
+  return { ...result, usage };
 }
 
 /** What a node's worker is told: the whole task for orientation, its own step, its inputs. */

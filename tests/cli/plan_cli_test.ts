@@ -92,6 +92,8 @@ Deno.test("tern plan runs independent nodes at once and a dependent node after b
     ok(time(a.startedAt) < time(b.endedAt) && time(b.startedAt) < time(a.endedAt), run.stdout);
     ok(time(c.startedAt) >= Math.max(time(a.endedAt), time(b.endedAt)));
     equal(c.result, "c done");
+    // Usage counts the planner's call and every worker's calls (6 model calls in all).
+    ok(out.usage.inputTokens > 0 && out.usage.outputTokens >= 6, JSON.stringify(out.usage));
     // c's worker got its dependencies' results, in dependsOn order.
     const cPrompt = userText(requests.find((r) => userText(r).includes('Your step ("c"'))!);
     ok(cPrompt.indexOf("a done") > 0 && cPrompt.indexOf("a done") < cPrompt.indexOf("b done"));
@@ -112,11 +114,19 @@ Deno.test("tern plan gives the model one corrective retry naming the cycle", asy
       }
       if (what.kind === "replan") throw new Error("no replan expected");
       return worker(request, what.id);
-    }, ["-o", "json", "two steps"]);
+    }, ["-o", "stream-json", "two steps"]);
     equal(run.code, 0, run.stderr);
     const retry = requests[1].messages.map((m) => String(m.content)).join("\n");
     match(retry, /cycle: a → b → a/);
-    deepEqual(JSON.parse(run.stdout).nodes.map((n: { state: string }) => n.state), [
+    // stream-json: the plan, each node change, then the final object.
+    const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    equal(lines[0].type, "plan");
+    equal(lines[0].attempts, 2);
+    const changes = lines.filter((l) => l.type === "plan_node").map((l) =>
+      `${l.nodeId}:${l.state}`
+    );
+    deepEqual(changes, ["a:RUNNING", "a:SUCCEEDED", "b:RUNNING", "b:SUCCEEDED"]);
+    deepEqual(lines.at(-1).nodes.map((n: { state: string }) => n.state), [
       "SUCCEEDED",
       "SUCCEEDED",
     ]);
