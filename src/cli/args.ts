@@ -147,8 +147,8 @@ Commands:
   mcp tools <server>     a server's tools and the names the model sees (--json)
   mcp call <server> <tool> '<json>'
                          call one tool directly and print its result (--json)
-  mcp trust [server...]  let the project's own MCP servers start (all when none named):
-                         they run commands, so each definition is trusted by you once
+  mcp trust <server...>  let the project's own MCP servers start (without a name: list
+                         them and what they run); each definition is trusted once
   mcp untrust [server...]
                          withdraw that trust
   help                   print this help
@@ -189,10 +189,11 @@ TERN_MODEL, TERN_THINKING, TERN_FALLBACK, TERN_MAX_RETRIES, TERN_MAX_ROUNDS, TER
 TERN_MODE, TERN_NO_SANDBOX, TERN_HOME (default ~/.tern), TERN_EXTRA_ENV (more variables
 tern may read, for \${VAR} in MCP server definitions); see .env.example. Config files:
 ~/.tern/config.jsonc and <project>/.tern/config.jsonc; MCP servers: ~/.tern/mcp.json,
-.tern/mcp.json, .mcp.json.
+~/.tern/mcp/*.json, .mcp.json, .tern/mcp.json, .tern/mcp/*.json.
 
-Exit codes: 0 completed, 2 usage or config error, 3 MAX_ROUNDS, 4 REPEATED_FAILURE,
-5 EMPTY_RESPONSE, 6 LENGTH_LIMIT, 7 CLIENT_ERROR, 130 CANCELLED.
+Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or config error,
+3 MAX_ROUNDS, 4 REPEATED_FAILURE, 5 EMPTY_RESPONSE, 6 LENGTH_LIMIT, 7 CLIENT_ERROR,
+130 CANCELLED.
 `;
 
 const OPTIONS = {
@@ -269,6 +270,10 @@ export function parseCommandLine(args: string[]): CommandLine {
   if (values.version) return { command: "version" };
   const options = turnOptions(values);
   const [first, ...rest] = positionals;
+  const planning = first === "plan" || values.plan !== undefined;
+  if (!planning && (values.append !== undefined || values.concurrency !== undefined)) {
+    throw new UsageError("--append and --concurrency belong to tern plan");
+  }
   if (values.demo || first === "demo") {
     if (rest.length > 0 || (first !== "demo" && first !== undefined)) {
       throw new UsageError(`Unexpected arguments after demo: "${positionals.join(" ")}"`);

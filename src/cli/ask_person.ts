@@ -45,7 +45,8 @@ export function oneAtATime(person: AskPerson | undefined): AskPerson | undefined
   if (person === undefined) return undefined;
   let queue: Promise<unknown> = Promise.resolve();
   return (request, signal) => {
-    const asked = queue.then(() => person(request, signal));
+    // A question whose call was cancelled while it waited is never shown: denied.
+    const asked = queue.then(() => signal.aborted ? "deny" as const : person(request, signal));
     queue = asked.catch(() => {});
     return asked;
   };

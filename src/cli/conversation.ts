@@ -174,7 +174,7 @@ export class Conversation {
    */
   async detachedTurn(task: string, options: DetachedTurnOptions = {}): Promise<TurnResult> {
     const { workspace, config, provider } = this.#options;
-    await this.#ready();
+    await this.#ready(options.signal);
     const tools = options.aroundWrite
       ? lockedWrites(this.#tools, workspace, options.aroundWrite)
       : this.#tools;
@@ -218,7 +218,7 @@ export class Conversation {
       this.#options.emit(event);
     };
     recordSettings(session, state, config);
-    await this.#ready();
+    await this.#ready(options.signal);
     const user: Message = { role: "user", content: task };
     session.append({ type: "message", message: user });
     const messages: Message[] = [
@@ -265,9 +265,14 @@ export class Conversation {
    * The first request carries every MCP tool: waits for servers still starting (each has its
    * startup timeout; one that fails is left out).
    */
-  async #ready(): Promise<void> {
+  async #ready(signal?: AbortSignal): Promise<void> {
     const mcp = this.#options.mcp;
-    if (mcp !== undefined && mcp.startable > 0) await mcp.settled();
+    if (mcp !== undefined && mcp.startable > 0 && !signal?.aborted) {
+      // Esc while servers start ends the wait: the turn then ends CANCELLED.
+      const { promise: aborted, resolve } = Promise.withResolvers<void>();
+      signal?.addEventListener("abort", () => resolve(), { once: true });
+      await Promise.race([mcp.settled(), aborted]);
+    }
     this.#syncMcpTools();
   }
 

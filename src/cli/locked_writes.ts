@@ -2,7 +2,7 @@
  * A tool registry whose file-changing tools run inside a lock per file: plan nodes run at once,
  * and two of them never write the same file at the same time.
  */
-import { resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { ToolRegistry } from "../tools/registry.ts";
 
 /** Runs `run` while holding the lock of `path` (absolute). */
@@ -28,8 +28,24 @@ export function lockedWrites(
       run: (args, ctx) => {
         const path = (args as { path?: unknown } | null)?.path;
         if (typeof path !== "string") return tool.run(args, ctx);
-        return around(resolve(workspace, path), () => tool.run(args, ctx));
+        return around(lockKey(resolve(workspace, path)), () => tool.run(args, ctx));
       },
     };
   }));
+}
+
+/**
+ * The file's real path, so two spellings of one file (through a symlink) take one lock; for a
+ * file not there yet, its folder's real path and its name.
+ */
+function lockKey(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    try {
+      return join(Deno.realPathSync(dirname(path)), basename(path));
+    } catch {
+      return path;
+    }
+  }
 }

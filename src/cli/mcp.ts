@@ -174,14 +174,22 @@ async function changeTrust(
       );
     }
   }
-  const chosen = names.length === 0 ? project : project.filter((s) => names.includes(s.name));
+  if (action === "trust" && names.length === 0) {
+    // Trust is given one named server at a time, after seeing what it runs: a `.mcp.json`
+    // the agent itself wrote must not start on a reflexive "trust everything".
+    const untrusted = project.map((s) => `  ${s.name}: ${describeServer(s)}`).join("\n");
+    throw usage(
+      new Error(
+        project.length === 0
+          ? `There are no project MCP servers in "${where.workspace}" to trust`
+          : `Name the servers to trust (tern mcp trust <server>…); the project's:\n${untrusted}`,
+      ),
+    );
+  }
+  const chosen = project.filter((s) => names.includes(s.name));
   if (action === "untrust") {
     await untrustServers(where.ternHome, where.workspace, names);
     write.out(`Untrusted ${names.length === 0 ? "every project MCP server" : names.join(", ")}\n`);
-    return 0;
-  }
-  if (chosen.length === 0) {
-    write.err(`tern: no project MCP servers in "${where.workspace}" to trust\n`);
     return 0;
   }
   await trustServers(where.ternHome, where.workspace, chosen);

@@ -10,6 +10,7 @@ import type { McpServerConfig } from "../mcp/types.ts";
 import { safeEnv } from "../sandbox/process.ts";
 import { VERSION } from "../version.ts";
 import { readEnv, shellSourceEnv } from "./process_env.ts";
+import { shellJoin } from "./shell_join.ts";
 
 export interface OpenMcpOptions {
   ternHome: string;
@@ -55,6 +56,45 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
 }
 
 /**
+ * The servers for a run (`tern run`, `tern plan`), started: a bad MCP config is a warning and
+ * the run goes on without them (a broken `.mcp.json` in a repository must not stop tern); each
+ * server that fails is reported once through `warn`.
+ */
+export async function startMcpForRun(
+  options: OpenMcpOptions & { warn: (text: string) => void },
+): Promise<McpManager | undefined> {
+  let manager: McpManager | undefined;
+  try {
+    ({ manager } = await openMcp(options));
+  } catch (error) {
+    options.warn(`MCP servers are not used: ${error instanceof Error ? error.message : error}`);
+    return undefined;
+  }
+  if (manager === undefined) return undefined;
+  const told = new Set<string>();
+  const current = manager;
+  manager.onChange(() => {
+    for (const status of current.status()) {
+      if (status.state !== "FAILED" || told.has(status.name)) continue;
+      told.add(status.name);
+      options.warn(`MCP server "${status.name}" failed: ${status.error}`);
+    }
+  });
+  killOnExit(manager);
+  manager.start();
+  return manager;
+}
+
+/**
+ * Stdio servers run in process groups of their own, so an exit that skips `close()` (a second
+ * Ctrl-C: `Deno.exit`) would leave them running: kill them as the process unloads. After
+ * `close()` there is nothing left to kill (a closed connection forgets its process).
+ */
+export function killOnExit(manager: McpManager): void {
+  globalThis.addEventListener("unload", () => manager.kill());
+}
+
+/**
  * `argv` inside bubblewrap: `/` read-only, the server's writable folders bound read-write
  * (their `.git` and tern's own config read-only again), secrets and host sockets hidden, a
  * private `/tmp`, the network only when the config shares it.
@@ -94,9 +134,10 @@ async function sandboxedCommand(
       hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(context.env)],
       tmp: await Deno.realPath(tmp),
       network: sandbox.network,
-      env: { ...context.baseEnv, ...config.env },
+      // Unused with inheritEnv: the transport starts bubblewrap with exactly this environment.
+      env: {},
     };
-    return { argv: ["bwrap", ...bwrapArgvFor(plan, argv)], cleanup };
+    return { argv: ["bwrap", ...bwrapArgvFor(plan, argv, { inheritEnv: true })], cleanup };
   } catch (error) {
     await cleanup();
     throw error;
@@ -120,9 +161,13 @@ function executable(command: string, path: string | undefined, cwd: string): str
 
 /** What a server runs or where it connects, as a person checks it before trusting. */
 export function describeServer(server: McpServerConfig): string {
-  if (server.transport === "http") return `${server.url} (from ${server.file})`;
-  const words = [server.command!, ...server.args].map((word) =>
-    /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
-  );
-  return `${words.join(" ")} (from ${server.file})`;
+  const what = server.transport === "http"
+    ? server.url!
+    : shellJoin([server.command!, ...server.args]);
+  const names = (label: string, record: Record<string, string>) =>
+    Object.keys(record).length > 0 ? `; ${label} ${Object.keys(record).join(", ")}` : "";
+  const sandbox = server.sandbox ? "; in bubblewrap" : "";
+  return `${what} (from ${server.file}${names("env", server.env)}${
+    names("headers", server.headers)
+  }${sandbox})`;
 }

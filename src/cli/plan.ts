@@ -11,7 +11,7 @@ import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
 import { Conversation } from "./conversation.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
-import { openMcp } from "./mcp_setup.ts";
+import { startMcpForRun } from "./mcp_setup.ts";
 import { styleFor } from "./output/style.ts";
 import { runPlan } from "./plan_run.ts";
 import { planExitCode, planJson, planLines, planSummary } from "./plan_view.ts";
@@ -43,13 +43,12 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   const { connectModels } = await import("./run.ts");
   const choice = !resume ? {} : options.resume ? { resume: options.resume } : { continue: true };
   const session = await openRunSession(choice, { ternHome: loaded.config.ternHome, workspace });
-  const { manager: mcp } = await openMcp({ ternHome: loaded.config.ternHome, workspace })
-    .catch((error) => {
-      session.closeOrDiscard();
-      throw error;
-    });
-  mcp?.start();
   const write = processWriters();
+  const mcp = await startMcpForRun({
+    ternHome: loaded.config.ternHome,
+    workspace,
+    warn: (text) => write.err(`tern: warning: ${text}\n`),
+  });
   const text = flags.output === "text";
   const stream = flags.output === "stream-json";
   const style = styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") });

@@ -6,7 +6,9 @@
  * `/plan`.
  */
 import { readProjectRules } from "../agent/system_prompt.ts";
+import { TernError } from "../core/errors.ts";
 import { uniqueHexId } from "../core/ids.ts";
+import { EXIT_USAGE } from "./exit_codes.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import { appendNodes } from "../plan/graph.ts";
 import { type NodeInput, PlanExecutor } from "../plan/executor.ts";
@@ -57,7 +59,14 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   let usage = emptyUsage();
   if (options.resume) {
     const found = latestPlan(session);
-    if (found === undefined) throw new Error(`Session "${session.id}" has no plan to resume`);
+    if (found === undefined) {
+      throw new TernError(
+        `Session "${
+          session.id.slice(0, 8)
+        }" has no plan to continue: start one with tern plan "task"`,
+        { exitCode: EXIT_USAGE },
+      );
+    }
     state = found;
   } else {
     const draft = await planTask({
@@ -69,7 +78,12 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
     });
     attempts = draft.attempts;
     usage = addUsage(usage, draft.usage);
-    const taken = new Set(session.entriesTo().flatMap((e) => e.type === "plan" ? [e.id] : []));
+    const taken = new Set(
+      session.entriesTo().flatMap((e) => {
+        const record = e.type === "plan" ? e.data as { kind?: string; plan?: { id?: string } } : {};
+        return record.kind === "plan" && record.plan?.id ? [record.plan.id] : [];
+      }),
+    );
     state = newPlanState(uniqueHexId(taken), options.task!, draft.nodes);
     recordPlan(session, { kind: "plan", plan: state });
   }

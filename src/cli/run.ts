@@ -19,8 +19,7 @@ import { VERSION } from "../version.ts";
 import { applySessionSettings, openRunSession, type SessionChoice } from "./run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
 import { Conversation, type McpTools } from "./conversation.ts";
-import type { McpManager } from "../mcp/manager.ts";
-import { openMcp } from "./mcp_setup.ts";
+import { startMcpForRun } from "./mcp_setup.ts";
 import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 
 export { processWriters, readEnv, resolveWorkspace, shellSourceEnv };
@@ -38,14 +37,12 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
   // MCP servers start now, in parallel with the session and the model setup.
-  const mcpOpening = openMcp({ ternHome: loaded.config.ternHome, workspace }).then(
-    ({ manager }) => {
-      manager?.start();
-      if (manager && flags.output === "text") reportMcpFailures(manager, processWriters().err);
-      return manager;
-    },
-  );
-  const closeMcp = () => mcpOpening.then((manager) => manager?.close(), () => {});
+  const mcpOpening = startMcpForRun({
+    ternHome: loaded.config.ternHome,
+    workspace,
+    warn: (text) => processWriters().err(`tern: warning: ${text}\n`),
+  });
+  const closeMcp = () => mcpOpening.then((manager) => manager?.close());
   let session: Session;
   try {
     session = await openRunSession(flags.session ?? {}, {
@@ -81,18 +78,6 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     session.closeOrDiscard();
     await closeMcp();
   }
-}
-
-/** Says once per server when an MCP server fails; the run goes on without its tools. */
-function reportMcpFailures(mcp: McpManager, err: (text: string) => void): void {
-  const told = new Set<string>();
-  mcp.onChange(() => {
-    for (const status of mcp.status()) {
-      if (status.state !== "FAILED" || told.has(status.name)) continue;
-      told.add(status.name);
-      err(`tern: MCP server "${status.name}" failed: ${status.error}\n`);
-    }
-  });
 }
 
 /** The settings a turn needs; the rest of the config is the provider's business. */

@@ -3,6 +3,7 @@
  * with one call, computed by the same code the agent runs (profile compiler, worker flags,
  * bubblewrap arguments, rules, classifier, policy).
  */
+import { shellJoin } from "./shell_join.ts";
 import { join } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
@@ -170,10 +171,4 @@ export async function openRuntime(
     if (error instanceof RangeError) throw new TernError(error.message, { exitCode: EXIT_USAGE });
     throw error;
   }
-}
-
-/** Joins argv for display, quoting what the shell would split or expand. */
-export function shellJoin(argv: readonly string[]): string {
-  return argv.map((arg) => /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`)
-    .join(" ");
 }

@@ -4,6 +4,7 @@
  */
 import { dirname, resolve } from "node:path";
 import { formatValue } from "../config/errors.ts";
+import { KNOWN_KEY_VARIABLES } from "../config/schema.ts";
 import { checkEntry, type ConfigFormat, ENTRY_KEYS, type EntryInput } from "./_config_schema.ts";
 import {
   expandVariables,
@@ -23,6 +24,11 @@ const HTTP_ONLY = ["url", "headers"] as const;
 const NOT_FINGERPRINTED = new Set(["enabled", "disabled"]);
 
 /** Where an entry comes from and how to report a problem in it. */
+/** Variables tern reads for itself (settings and provider keys): never for project servers. */
+const OWN_CREDENTIALS = new RegExp(
+  `^(?:TERN_|OPENAI_|ANTHROPIC_|OPENROUTER_)|^(?:${KNOWN_KEY_VARIABLES.join("|")})$`,
+);
+
 export interface EntryContext {
   file: string;
   scope: McpScope;
@@ -76,8 +82,20 @@ export async function parseServerEntry(
     fail(at("timeout"), 'both "timeout" and "requestTimeoutMs" are set — keep "requestTimeoutMs"');
   }
 
+  // A checked-in project file must not be able to hand tern's own credentials to a server.
+  const env = context.scope === "project"
+    ? (name: string) => {
+      if (!OWN_CREDENTIALS.test(name)) return context.env(name);
+      return context.raise(
+        path,
+        `"${formatKeyPath(path)}" uses \${${name}}, one of tern's own settings or keys: a ` +
+          "project's MCP config may not pass it to a server — define the server in " +
+          "~/.tern/mcp.json instead",
+      );
+    }
+    : context.env;
   const expand = (text: string, where: KeyPath): string => {
-    const expanded = expandVariables(text, context.env);
+    const expanded = expandVariables(text, env);
     if (expanded.ok) return expanded.value;
     const { problem } = expanded;
     if (problem.kind === "malformed") {

@@ -7,6 +7,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import { signalProcessGroup } from "../core/process_group.ts";
 import type { McpCallResult } from "./results.ts";
 import type { McpServerConfig } from "./types.ts";
 
@@ -61,6 +62,8 @@ export class McpConnection {
   #handle: TransportHandle | undefined;
   #starting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  /** Aborts a start in progress (its timer, or `close()`). */
+  #startAbort: AbortController | undefined;
   /** The last error the transport or the protocol reported. */
   #lastError: string | undefined;
 
@@ -104,6 +107,7 @@ export class McpConnection {
     const { config } = this;
     const timeout = config.startupTimeoutMs;
     const abort = new AbortController();
+    this.#startAbort = abort;
     const timer = setTimeout(() => abort.abort(), timeout);
     try {
       const [{ Client }, handle] = await Promise.all([
@@ -132,7 +136,9 @@ export class McpConnection {
       this.#tools = tools;
       this.#set("READY");
     } catch (error) {
-      const reason = abort.signal.aborted
+      const reason = this.#closing
+        ? "closed while starting"
+        : abort.signal.aborted
         ? `did not finish starting within ${timeout} ms${this.#detail()}`
         : startError(error, this.#lastError);
       await this.#fail(reason);
@@ -184,6 +190,15 @@ export class McpConnection {
     }
   }
 
+  /**
+   * Kills a stdio server's process group at once, synchronously: for a process about to exit
+   * (a second Ctrl-C) that cannot wait for `close()`.
+   */
+  kill(): void {
+    const pid = (this.#handle?.transport as { pid?: number } | undefined)?.pid;
+    if (pid !== undefined) signalProcessGroup(pid, "SIGKILL");
+  }
+
   /** Closes the connection and ends the server (a stdio server's whole process group). Idempotent. */
   close(): Promise<void> {
     this.#closing ??= this.#close();
@@ -191,6 +206,7 @@ export class McpConnection {
   }
 
   async #close(): Promise<void> {
+    this.#startAbort?.abort();
     await this.#starting?.catch(() => {});
     await this.#shutdown();
     this.#set("CLOSED");

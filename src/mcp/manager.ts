@@ -59,6 +59,8 @@ export class McpManager {
   #connections = new Map<string, McpConnection>();
   #listeners = new Set<Listener>();
   #tools: McpTool[] | undefined;
+  /** The tool made for each listed tool, by the server's own tool object. */
+  #made = new Map<McpToolInfo, McpTool>();
   #closing: Promise<void> | undefined;
 
   constructor(options: McpManagerOptions) {
@@ -145,9 +147,19 @@ export class McpManager {
     const names = exposedToolNames(
       ready.flatMap((c) => c.tools.map((tool) => ({ server: c.name, tool: tool.name }))),
     );
+    // The same listed tool under the same name stays the same object (its validator compiled
+    // once, the conversation's registry untouched); a changed list makes new ones.
+    const made = new Map<McpToolInfo, McpTool>();
     this.#tools = ready.flatMap((c) =>
-      c.tools.map((tool) => mcpTool(c, tool, names.get(toolKey(c.name, tool.name))!))
+      c.tools.map((info) => {
+        const name = names.get(toolKey(c.name, info.name))!;
+        const known = this.#made.get(info);
+        const tool = known?.name === name ? known : mcpTool(c, info, name);
+        made.set(info, tool);
+        return tool;
+      })
     ).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    this.#made = made;
     return this.#tools;
   }
 
@@ -196,6 +208,11 @@ export class McpManager {
   onChange(listener: Listener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Kills every stdio server's process group now (the process is exiting); see `close()`. */
+  kill(): void {
+    for (const connection of this.#connections.values()) connection.kill();
   }
 
   /** Closes every server (stdio process groups end); idempotent. */

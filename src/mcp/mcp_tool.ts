@@ -5,7 +5,7 @@
  * server's input schema before anything is sent; only tools annotated `readOnlyHint` count
  * as read-only.
  */
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Observation } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 import { McpCallError, type McpConnection, type McpToolInfo } from "./connection.ts";
@@ -36,7 +36,7 @@ export function mcpTool(
   name: string,
 ): McpTool {
   const parameters = modelSchema(info.inputSchema);
-  let validate: ((args: unknown) => string | undefined) | undefined;
+  let validate: Promise<(args: unknown) => string | undefined> | undefined;
   return {
     name,
     description: describe(connection.name, info),
@@ -47,7 +47,7 @@ export function mcpTool(
     async run(args, ctx) {
       const input = args ?? {};
       validate ??= compile(parameters);
-      const problem = validate(input);
+      const problem = (await validate)(input);
       if (problem !== undefined) {
         return {
           status: "ERROR",
@@ -80,9 +80,15 @@ function modelSchema(input: Record<string, unknown>): JsonSchema {
   return schema;
 }
 
-/** A validator for `schema`; a schema Ajv cannot compile is left to the server to check. */
-function compile(schema: JsonSchema): (args: unknown) => string | undefined {
-  validators ??= new AjvJsonSchemaValidator();
+/**
+ * A validator for `schema`; a schema Ajv cannot compile is left to the server to check. Ajv
+ * loads on the first call of any MCP tool, not when the servers start.
+ */
+async function compile(schema: JsonSchema): Promise<(args: unknown) => string | undefined> {
+  if (validators === undefined) {
+    const { AjvJsonSchemaValidator } = await import("@modelcontextprotocol/sdk/validation/ajv");
+    validators = new AjvJsonSchemaValidator();
+  }
   try {
     const check = validators.getValidator(schema);
     return (args) => {

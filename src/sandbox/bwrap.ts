@@ -44,14 +44,26 @@ export function bwrapArgs(plan: ShellPlan, command: string): string[] {
  * The complete argv after `bwrap` that runs the program `argv` (no shell) in the sandbox
  * {@linkcode bwrapArgs} builds for `plan`, ending with `--chdir plan.cwd -- ...argv`. Its
  * stdout and stderr stay apart: for a program whose stdout is a protocol (an MCP server).
+ *
+ * With `inheritEnv` the program gets bubblewrap's own environment instead of `--clearenv` and
+ * a `--setenv` per variable: values on a command line can be read by every local user in
+ * `/proc/<pid>/cmdline`, so a caller passing secrets (an MCP server's token) starts bubblewrap
+ * with exactly the environment it means (and `plan.env` is ignored).
  */
-export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[] {
+export function bwrapArgvFor(
+  plan: ShellPlan,
+  argv: readonly string[],
+  options: { inheritEnv?: boolean } = {},
+): string[] {
   if (argv.length === 0) throw new TypeError("Cannot build a bubblewrap command: argv is empty");
   const args = ["--unshare-all"];
   if (plan.network) args.push("--share-net");
-  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv");
-  for (const [name, value] of Object.entries(plan.env)) {
-    if (!isInjectingName(name)) args.push("--setenv", name, value);
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
+  if (!options.inheritEnv) {
+    args.push("--clearenv");
+    for (const [name, value] of Object.entries(plan.env)) {
+      if (!isInjectingName(name)) args.push("--setenv", name, value);
+    }
   }
   args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
   args.push(...runArgs(plan.network));

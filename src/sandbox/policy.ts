@@ -133,8 +133,7 @@ export function approvalKey(facts: CallFacts): string | undefined {
 }
 
 function deniesCommands(rule: CompiledRule, tool: string): boolean {
-  return rule.action === "deny" && rule.words !== undefined &&
-    (rule.tool === "*" || rule.tool === tool);
+  return rule.action === "deny" && rule.words !== undefined && rule.matchesTool(tool);
 }
 
 function describeRisk(facts: CallFacts): string {

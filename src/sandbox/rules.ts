@@ -19,6 +19,8 @@ export interface CompiledRule {
   readonly reason?: string;
   /** The tool the rule applies to; "*" for any; `*` inside matches any run (`mcp__github__*`). */
   readonly tool: string;
+  /** True for a tool name `tool` covers (compiled once: `*` inside matches any run). */
+  readonly matchesTool: (name: string) => boolean;
   /** Words of a command prefix (`*` matches any one word), for bash calls. */
   readonly words?: readonly string[];
   /** Matches a workspace-relative path, for calls that name one. */
@@ -64,7 +66,7 @@ export async function compileRules(rules: readonly PermissionRule[]): Promise<Co
  * passes `plainCommand`.
  */
 export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
-  if (!toolMatches(rule.tool, subject.tool)) return false;
+  if (!rule.matchesTool(subject.tool)) return false;
   if (rule.path !== undefined) {
     if (subject.path === undefined || !rule.path(subject.path)) return false;
   }
@@ -115,21 +117,23 @@ function compileRule(rule: PermissionRule): CompiledRule {
     label: string;
     reason?: string;
     tool: string;
+    matchesTool: (name: string) => boolean;
     words?: string[];
     path?: (relative: string) => boolean;
-  } = { action: rule.action, label: parts.join(" "), tool };
+  } = { action: rule.action, label: parts.join(" "), tool, matchesTool: toolMatcher(tool) };
   if (rule.reason !== undefined) compiled.reason = rule.reason;
   if (rule.command !== undefined) compiled.words = rule.command.trim().split(/\s+/);
   if (rule.path !== undefined) compiled.path = picomatch(rule.path, { dot: true });
   return compiled;
 }
 
-/** True when tool name `name` matches `pattern`, where `*` stands for any run of characters. */
-function toolMatches(pattern: string, name: string): boolean {
-  if (pattern === "*" || pattern === name) return true;
-  if (!pattern.includes("*")) return false;
+/** A test of tool names against `pattern`, where `*` stands for any run of characters. */
+function toolMatcher(pattern: string): (name: string) => boolean {
+  if (pattern === "*") return () => true;
+  if (!pattern.includes("*")) return (name) => name === pattern;
   const parts = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`).test(name);
+  const regex = new RegExp(`^${parts.join(".*")}$`);
+  return (name) => regex.test(name);
 }
 
 /** Command words match the rule's words; the command name is compared without its folder. */

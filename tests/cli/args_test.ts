@@ -124,3 +124,18 @@ Deno.test("parseCommandLine() reads the sessions subcommands and rejects bad one
   throws(() => parseCommandLine(["sessions", "prune"]), /Unknown sessions subcommand "prune"/);
   throws(() => parseCommandLine(["sessions", "show", "a", "b"]), /Unexpected arguments/);
 });
+
+Deno.test("parseCommandLine() reads tern plan, --plan and refuses plan flags elsewhere", () => {
+  const plan = parseCommandLine(["plan", "do", "it", "--concurrency", "3"]);
+  equal(plan.command, "plan");
+  if (plan.command === "plan") {
+    equal(plan.task, "do it");
+    equal(plan.concurrency, 3);
+  }
+  const alias = parseCommandLine(["--plan", "do it"]);
+  equal(alias.command === "plan" && alias.task, "do it");
+  const resume = parseCommandLine(["plan", "-c", "--append", "{}"]);
+  equal(resume.command === "plan" && resume.task, undefined);
+  throws(() => parseCommandLine(["run", "x", "--concurrency", "2"]), /belong to tern plan/);
+  throws(() => parseCommandLine(["plan", "x", "--concurrency", "0"]), /positive integer/);
+});

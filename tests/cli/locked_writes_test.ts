@@ -42,3 +42,26 @@ Deno.test("lockedWrites() never lets two writes of one file overlap; other files
   deepEqual(tools.names, ["write", "edit", "read"]);
   equal(tools.get("read")!.readOnly, true);
 });
+
+Deno.test("lockedWrites() takes one lock for a file and a symlink to it", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-locks-" }));
+  try {
+    await Deno.writeTextFile(`${dir}/a.txt`, "");
+    await Deno.symlink(`${dir}/a.txt`, `${dir}/link.txt`);
+    const log: string[] = [];
+    const locks = new PathLocks();
+    const tools = lockedWrites(
+      new ToolRegistry(["write", "edit"].map((name) => slowTool(name, log))),
+      dir,
+      (path, run) => locks.withLock(path, run),
+    );
+    const ctx = { workspace: dir, signal: new AbortController().signal };
+    await Promise.all([
+      tools.get("write")!.run({ path: "link.txt" }, ctx),
+      tools.get("edit")!.run({ path: "a.txt" }, ctx),
+    ]);
+    equal(log.indexOf("start edit a.txt") > log.indexOf("end write link.txt"), true, log.join());
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -202,7 +202,11 @@ Deno.test("project MCP servers start only once trusted, and a changed one needs 
     equal(call.code, 2);
     match(call.stderr, /not trusted yet/);
 
-    const trust = await runTern(["mcp", "trust"], { cwd: ws.dir, env });
+    // Trust is given by name, after seeing what the server runs (and which env it gets).
+    const unnamed = await runTern(["mcp", "trust"], { cwd: ws.dir, env });
+    equal(unnamed.code, 2);
+    match(unnamed.stderr, /Name the servers to trust[\s\S]*proj: .*fault_server\.ts ok .*env NOTE/);
+    const trust = await runTern(["mcp", "trust", "proj"], { cwd: ws.dir, env });
     equal(trust.code, 0, trust.stderr);
     match(trust.stdout, /^Trusted proj: .*fault_server\.ts ok/m);
     const after = await runTern(["mcp", "list"], { cwd: ws.dir, env });
@@ -280,6 +284,27 @@ Deno.test("tern run: a server's tools/list_changed reaches the model's next requ
       ok(tools(2).includes("mcp__fault__added"), tools(2).join(", "));
       const results = server.requests[3].modelRequest.messages.filter((m) => m.role === "tool");
       match(String(results[2].content), /^SUCCEEDED/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+Deno.test("tern run carries on without MCP when the project's MCP config is broken", async () => {
+  await withMcpWorkspace({}, async (ws, env) => {
+    await Deno.writeTextFile(
+      join(ws.dir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { gh: { command: "x", env: { T: "${NOT_SET_TOKEN}" } } } }),
+    );
+    const server = await startScriptedServer([{ text: "fine" }], { chunkDelayMs: 0 });
+    try {
+      const run = await runTern(
+        ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", "hi"],
+        { cwd: ws.dir, env },
+      );
+      equal(run.code, 0, run.stderr);
+      equal(JSON.parse(run.stdout).text, "fine");
+      match(run.stderr, /warning: MCP servers are not used: .*NOT_SET_TOKEN/);
     } finally {
       await server.close();
     }

@@ -39,7 +39,7 @@ Deno.test("interactive: /mcp lists servers, /mcp trust starts one, a turn calls 
         const run = await runTernWithInput([], `${input}\n`, { cwd: ws.dir, env });
         equal(run.code, 0, run.stderr);
         const out = run.stdout;
-        match(out, /do not start until you trust them: \/mcp trust/);
+        match(out, /do not start until you trust them: \/mcp shows what they run/);
         const listing = out.slice(out.indexOf("› /mcp\n"), out.indexOf("› /mcp trust"));
         // The user's server starts behind the prompt: READY, or STARTING still.
         match(listing, /mine (READY \d+ tools|STARTING) stdio · user/);

@@ -220,3 +220,16 @@ Deno.test("McpManager.secrets() collects secret-looking env values and credentia
     return Promise.resolve();
   });
 });
+
+Deno.test("close() while a server is still starting ends the start at once", async () => {
+  const server = faultServer("slowstart", "silent", { startupTimeoutMs: 60_000 });
+  await withManager([server], async (manager) => {
+    manager.start();
+    await manager.close();
+    const [status] = manager.status();
+    equal(status.state, "CLOSED");
+    // Not the startup timeout's message: close() aborted the start.
+    equal(status.error, "closed while starting");
+    deepEqual(await processesMatching(server.tag), []);
+  });
+});

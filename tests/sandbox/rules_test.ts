@@ -341,3 +341,14 @@ Deno.test("ruleApplies() lets deny rules see through git's global options, but n
   equal(ruleApplies(allow, await subject("git -c core.pager=evil log")), false);
   equal(ruleApplies(allow, await subject("git log --oneline")), true);
 });
+
+Deno.test("ruleApplies() matches tool names with * (MCP tools of one server)", async () => {
+  const [rule] = await compileRules([{
+    action: "deny",
+    tool: "mcp__github__*",
+    match: ["mcp__github__create_issue", "mcp__github__"],
+    notMatch: ["mcp__gitlab__create_issue", "read", "xmcp__github__a"],
+  }]);
+  equal(ruleApplies(rule, { tool: "mcp__github__delete_repo" }), true);
+  equal(ruleApplies(rule, { tool: "mcp__github.x" }), false);
+});

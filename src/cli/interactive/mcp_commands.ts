@@ -18,8 +18,8 @@ export interface McpAccess {
 export function mcpCommands(access: McpAccess): SlashCommand[] {
   return [{
     name: "mcp",
-    description: "MCP servers: state, tools, errors; /mcp tools <server>, /mcp trust [server]",
-    usage: "[tools <server> | trust [server...]]",
+    description: "MCP servers: state, tools, errors; /mcp tools <server>, /mcp trust <server>",
+    usage: "[tools <server> | trust <server...>]",
     whileRunning: true,
     run: async (context, args) => {
       const { servers, manager } = await access.opened();
@@ -52,16 +52,18 @@ export function mcpCommands(access: McpAccess): SlashCommand[] {
         return;
       }
       if (action === "trust") {
+        if (names.length === 0) {
+          // One named server at a time, after seeing what it runs (see /mcp).
+          throw new Error(
+            "Name the server to trust: /mcp trust <server> (/mcp shows what each runs)",
+          );
+        }
         const untrusted = manager.status().filter((s) =>
-          s.state === "UNTRUSTED" && (names.length === 0 || names.includes(s.name))
+          s.state === "UNTRUSTED" && names.includes(s.name)
         );
         const unknown = names.filter((name) => !untrusted.some((s) => s.name === name));
         if (unknown.length > 0) {
           throw new Error(`Not an untrusted project server: ${unknown.join(", ")} (see /mcp)`);
-        }
-        if (untrusted.length === 0) {
-          context.notice("every project MCP server is trusted already");
-          return;
         }
         const chosen = servers.filter((s) => untrusted.some((u) => u.name === s.name));
         await access.trust(chosen);

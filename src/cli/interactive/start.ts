@@ -80,9 +80,12 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   // The MCP servers start behind the first prompt; a turn waits only for those still starting.
   let mcpOpening: Promise<OpenedMcp> | undefined;
   const openedMcp = () =>
-    mcpOpening ??= import("../mcp_setup.ts").then(async ({ openMcp }) => {
+    mcpOpening ??= import("../mcp_setup.ts").then(async ({ openMcp, killOnExit }) => {
       const opened = await openMcp({ ternHome: config.ternHome, workspace });
-      if (opened.manager) watchMcp(opened.manager);
+      if (opened.manager) {
+        watchMcp(opened.manager);
+        killOnExit(opened.manager);
+      }
       opened.manager?.start();
       return opened;
     });
@@ -92,7 +95,8 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     if (untrusted.length > 0) {
       const names = untrusted.map((s) => s.name).join(", ");
       app.notice(
-        `The project's MCP servers ${names} do not start until you trust them: /mcp trust`,
+        `The project's MCP servers ${names} do not start until you trust them: /mcp shows ` +
+          "what they run, /mcp trust <server> starts one",
         "warning",
       );
     }
