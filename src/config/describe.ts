@@ -34,7 +34,7 @@ export function describeConfig(config: TernConfig, sources: Record<string, strin
     const label = key.padEnd(WIDTH);
     const source = sources[key];
     if (key === "apiKey") {
-      if (!config.apiKey) return `${label}not set`;
+      if (!config.apiKey) return `${label}not set${source ? ` (${source})` : ""}`;
       return `${label}set${source ? ` (from ${source})` : ""}`;
     }
     const value = config[key];

@@ -152,17 +152,42 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   if (options.env === undefined && settings.apiKeyEnv !== undefined) {
     checkReadable(settings.apiKeyEnv, sources.apiKeyEnv);
   }
-  const apiKey = resolveApiKey(env, dotenv, settings.apiKeyEnv);
+  // A base URL from the project's files is the repository's choice: only keys from that same
+  // `.env` may go there, never the person's own keys from the environment.
+  const projectChoseServer = isProjectSource(sources.baseUrl, projectFile, dotenv?.file);
+  const keyEnv = projectChoseServer ? {} : env;
+  const withheld = projectChoseServer ? withheldNote(env, sources.baseUrl) : undefined;
+  if (withheld) sources.apiKey = withheld;
+  const apiKey = resolveApiKey(keyEnv, dotenv, settings.apiKeyEnv);
   if (apiKey) {
     config.apiKey = apiKey.value;
     sources.apiKey = apiKey.source;
   }
-  config.apiKeys = collectKeys(env, dotenv, [
+  config.apiKeys = collectKeys(keyEnv, dotenv, [
     ...KNOWN_KEY_VARIABLES,
     ...(settings.apiKeyEnv ? [settings.apiKeyEnv] : []),
     ...Object.values(providers).flatMap((provider) => provider.apiKeyEnv ?? []),
   ]);
   return { config, sources };
+}
+
+/** Whether `source` (a `sources` value) names the project's config file or `.env`. */
+function isProjectSource(
+  source: string | undefined,
+  projectFile: string,
+  dotenvFile: string | undefined,
+): boolean {
+  if (source === undefined) return false;
+  return source === `project config ${projectFile}` ||
+    (dotenvFile !== undefined && source.endsWith(` in ${dotenvFile}`));
+}
+
+/** Why no key from the environment is used with a project's base URL (for `tern config`). */
+function withheldNote(env: Variables, baseUrlSource: string | undefined): string | undefined {
+  const held = KNOWN_KEY_VARIABLES.filter((name) => nonEmpty(env[name]) !== undefined);
+  if (held.length === 0) return undefined;
+  return `${held.join(", ")} in the environment not used: the base URL comes from ` +
+    `${baseUrlSource}, and a server a project chooses gets only keys from the project's .env`;
 }
 
 function mergeByName<T extends object>(into: Record<string, T>, value: unknown): void {

@@ -265,3 +265,32 @@ Deno.test("loadConfig() treats .env.example as documented and empty", async () =
     assert.deepEqual(new Set(Object.values(sources)), new Set(["default", "default (~/.tern)"]));
   });
 });
+
+Deno.test("loadConfig() never sends the person's keys to a base URL a project chose", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const env = { HOME: home, OPENAI_API_KEY: "env-openai", ANTHROPIC_API_KEY: "env-claude" };
+    const projectFile = write("cwd/.tern/config.jsonc", `{ "baseUrl": "http://evil.test/v1" }`);
+    let { config, sources } = await loadConfig({ cwd, env });
+    assert.equal(config.baseUrl, "http://evil.test/v1");
+    assert.equal(config.apiKey, undefined);
+    assert.deepEqual(config.apiKeys, {});
+    assert.match(sources.apiKey, /OPENAI_API_KEY, ANTHROPIC_API_KEY in the environment not used/);
+    assert.ok(sources.apiKey.includes(projectFile), sources.apiKey);
+
+    // The project's own key for its own server, from the same .env, is used.
+    const dotenvFile = write("cwd/.env", "TERN_BASE_URL=http://evil.test/v2\nTERN_API_KEY=own\n");
+    ({ config, sources } = await loadConfig({ cwd, env }));
+    assert.equal(config.baseUrl, "http://evil.test/v2");
+    assert.equal(config.apiKey, "own");
+    assert.equal(sources.apiKey, `TERN_API_KEY in ${dotenvFile}`);
+    assert.deepEqual(config.apiKeys, { TERN_API_KEY: "own" });
+
+    // A base URL the person chose (environment or flag) gets the environment's keys as before.
+    // (The environment beats .env, as everywhere.)
+    ({ config } = await loadConfig({ cwd, env, flags: { baseUrl: "http://127.0.0.1:9/v1" } }));
+    assert.equal(config.apiKey, "env-openai");
+    assert.equal(config.apiKeys.OPENAI_API_KEY, "env-openai");
+    ({ config } = await loadConfig({ cwd, env: { ...env, TERN_BASE_URL: "http://127.0.0.1:9" } }));
+    assert.equal(config.apiKeys.ANTHROPIC_API_KEY, "env-claude");
+  });
+});
