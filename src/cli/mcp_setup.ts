@@ -134,10 +134,10 @@ async function sandboxedCommand(
       hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(context.env)],
       tmp: await Deno.realPath(tmp),
       network: sandbox.network,
-      // Unused with inheritEnv: the transport starts bubblewrap with exactly this environment.
+      // Unused: the transport starts bubblewrap with exactly the server's environment.
       env: {},
     };
-    return { argv: ["bwrap", ...bwrapArgvFor(plan, argv, { inheritEnv: true })], cleanup };
+    return { argv: ["bwrap", ...bwrapArgvFor(plan, argv)], cleanup };
   } catch (error) {
     await cleanup();
     throw error;

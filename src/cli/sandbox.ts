@@ -45,6 +45,11 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
         ? `  ${shellJoin(explanation.bwrap)}`
         : `  no bubblewrap: ${explanation.shellNote ?? ""}`,
     ];
+    if (explanation.bwrapEnv) {
+      lines.push(
+        `  environment (bubblewrap's own, passed on): ${explanation.bwrapEnv.join(" ")}`,
+      );
+    }
     if (explanation.bwrap && explanation.shellNote) lines.push(`  note: ${explanation.shellNote}`);
     console.log(lines.join("\n"));
     return 0;

@@ -19,8 +19,10 @@ export function bashArgv(command: string): string[] {
 /**
  * The complete argv after `bwrap` that runs `command` as `plan` says, in this order:
  * 1. `--unshare-all` (plus `--share-net` when `plan.network`), `--die-with-parent
- *    --new-session --cap-drop ALL --clearenv`, a `--setenv` per `plan.env` entry (except names
- *    that inject code, see `isInjectingName`);
+ *    --new-session --cap-drop ALL`. No environment: values on a command line can be read by
+ *    every local user in `/proc/<pid>/cmdline`, so bubblewrap is started with exactly
+ *    {@linkcode sandboxEnv} as its own environment (and nothing inherited), which the command
+ *    gets from it;
  * 2. `/` read-only, fresh `/proc` and `/dev`;
  * 3. an empty `/run` (and `/var/run` unless it links to `/run`), so host sockets (docker, dbus,
  *    ssh and gpg agents) are gone, with the `/run` target of `/etc/resolv.conf` bound back
@@ -44,27 +46,14 @@ export function bwrapArgs(plan: ShellPlan, command: string): string[] {
  * The complete argv after `bwrap` that runs the program `argv` (no shell) in the sandbox
  * {@linkcode bwrapArgs} builds for `plan`, ending with `--chdir plan.cwd -- ...argv`. Its
  * stdout and stderr stay apart: for a program whose stdout is a protocol (an MCP server).
- *
- * With `inheritEnv` the program gets bubblewrap's own environment instead of `--clearenv` and
- * a `--setenv` per variable: values on a command line can be read by every local user in
- * `/proc/<pid>/cmdline`, so a caller passing secrets (an MCP server's token) starts bubblewrap
- * with exactly the environment it means (and `plan.env` is ignored).
+ * The program gets bubblewrap's own environment: start bubblewrap with `clearEnv` and the
+ * environment the program should see ({@linkcode sandboxEnv} for a shell command).
  */
-export function bwrapArgvFor(
-  plan: ShellPlan,
-  argv: readonly string[],
-  options: { inheritEnv?: boolean } = {},
-): string[] {
+export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[] {
   if (argv.length === 0) throw new TypeError("Cannot build a bubblewrap command: argv is empty");
   const args = ["--unshare-all"];
   if (plan.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-  if (!options.inheritEnv) {
-    args.push("--clearenv");
-    for (const [name, value] of Object.entries(plan.env)) {
-      if (!isInjectingName(name)) args.push("--setenv", name, value);
-    }
-  }
   args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
   args.push(...runArgs(plan.network));
   args.push("--bind", plan.tmp, "/tmp");
@@ -73,6 +62,14 @@ export function bwrapArgvFor(
   args.push(...hideArgs(plan.hidden));
   args.push("--chdir", plan.cwd, "--", ...argv);
   return args;
+}
+
+/**
+ * The environment to start bubblewrap with for a shell command under `plan`: `plan.env`
+ * without the names that turn programs into code runners (see `isInjectingName`).
+ */
+export function sandboxEnv(plan: Pick<ShellPlan, "env">): Record<string, string> {
+  return Object.fromEntries(Object.entries(plan.env).filter(([name]) => !isInjectingName(name)));
 }
 
 function runArgs(network: boolean): string[] {

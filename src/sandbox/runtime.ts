@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
-import { bwrapArgs, probeBwrap } from "./bwrap.ts";
+import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
@@ -61,6 +61,11 @@ export interface SandboxExplanation {
   worker: string[] | null;
   /** `bwrap <args> bash -c <command>` with `<command>` as the command, or null without bwrap. */
   bwrap: string[] | null;
+  /**
+   * The names of the variables bubblewrap is started with and passes on to the command (their
+   * values stay off every command line), or null without bwrap.
+   */
+  bwrapEnv: string[] | null;
   shellKind: ShellKind;
   shellNote?: string;
   /** The run's private tmp directory (it differs from run to run). */
@@ -206,6 +211,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         bwrap: shellKind === "bwrap" && lastPlan
           ? ["bwrap", ...bwrapArgs(lastPlan, "<command>")]
           : null,
+        bwrapEnv: shellKind === "bwrap" && lastPlan ? Object.keys(sandboxEnv(lastPlan)) : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
         tmp,

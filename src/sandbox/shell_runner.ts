@@ -3,9 +3,8 @@
  * plainly in a process group (`:danger-full-access`, `--no-sandbox`). Both stop everything the
  * command started on timeout, cancel and exit, and cap the output they keep.
  */
-import { bashArgv, bwrapArgs } from "./bwrap.ts";
+import { bashArgv, bwrapArgs, sandboxEnv } from "./bwrap.ts";
 import { runInProcessGroup } from "./process.ts";
-import { isInjectingName } from "./shell_env.ts";
 import type { ShellPlan, ShellResult, ShellRunner, ShellRunOptions } from "./types.ts";
 
 export { isInjectingName, shellEnv } from "./shell_env.ts";
@@ -27,9 +26,6 @@ export interface BwrapRunnerOptions extends ShellRunnerOptions {
   bwrapPath?: string;
 }
 
-/** bubblewrap's own environment; the command's is `plan.env`, set with `--setenv`. */
-const BWRAP_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin" };
-
 /**
  * A runner that confines each command as `plan` says (see `bwrapArgs`), with the call's `cwd`
  * in place of `plan.cwd`. bubblewrap runs in its own process group; on timeout or cancel it
@@ -45,7 +41,8 @@ export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions =
     runInProcessGroup(options.bwrapPath ?? "bwrap", {
       args: bwrapArgs({ ...plan, cwd: run.cwd }, command),
       cwd: "/",
-      env: BWRAP_ENV,
+      // bubblewrap passes its own environment on: nothing of it appears on its command line.
+      env: sandboxEnv(plan),
       ...groupOptions(run, options),
     }).then(shellResult);
 }
@@ -65,14 +62,10 @@ export function createUnsandboxedRunner(
     return runInProcessGroup(bash, {
       args,
       cwd: run.cwd,
-      env: withoutInjecting(env),
+      env: sandboxEnv({ env }),
       ...groupOptions(run, options),
     }).then(shellResult);
   };
-}
-
-function withoutInjecting(env: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !isInjectingName(name)));
 }
 
 function groupOptions(run: ShellRunOptions, options: ShellRunnerOptions) {

@@ -1,6 +1,6 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { bwrapArgs, probeBwrap, runTargets } from "../../src/sandbox/bwrap.ts";
+import { bwrapArgs, probeBwrap, runTargets, sandboxEnv } from "../../src/sandbox/bwrap.ts";
 import {
   gitDirsUnder,
   hostSocketLocations,
@@ -40,7 +40,6 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
     };
     deepEqual(bwrapArgs(plan, "echo hi"), [
       ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
-      ...["--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", box.home],
       ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
       ...runPart(),
       ...["--bind", box.tmp, "/tmp", "--bind", box.ws, box.ws, "--bind", box.outside, box.outside],
@@ -184,6 +183,23 @@ Deno.test("shellEnv() keeps the allowlist, forces SHELL and TMPDIR, drops inject
     USER: "me",
     SHELL: "/bin/bash",
     TMPDIR: "/tmp",
+  });
+});
+
+bwrapTest("createBwrapRunner() gives the command the plan's env, on no command line", async () => {
+  await withBox(async (box) => {
+    const secret = "granted-value-7f3a";
+    const plan = await planFor(box);
+    plan.env = { PATH: "/usr/bin:/bin", HOME: box.home, GRANTED: secret, LD_PRELOAD: "/x.so" };
+    const command = "env | sort; tr '\\0' ' ' < /proc/1/cmdline";
+    const result = await createBwrapRunner(plan)(command, { cwd: box.ws });
+    equal(result.code, 0, result.output);
+    const lines = result.output.split("\n");
+    ok(lines.includes(`GRANTED=${secret}`) && lines.includes(`HOME=${box.home}`), result.output);
+    ok(!result.output.includes("LD_PRELOAD"), result.output);
+    const cmdline = lines.at(-1) ?? "";
+    ok(cmdline.includes("bwrap") && !cmdline.includes(secret), cmdline);
+    deepEqual(sandboxEnv(plan), { PATH: "/usr/bin:/bin", HOME: box.home, GRANTED: secret });
   });
 });
 
