@@ -18,6 +18,7 @@ import {
   STREAM_ENDED_EARLY_MESSAGE,
   transportErrorMessage,
 } from "./errors.ts";
+import { netDeniedMessage } from "../core/net_denied.ts";
 import { readSseData } from "./sse.ts";
 import type { StreamEvent } from "./types.ts";
 
@@ -131,6 +132,9 @@ export async function* postForStream(
   }, config.requestTimeoutMs);
   const failed = (error: unknown): ErrorEvent => {
     if (signal?.aborted) return abortedError();
+    // Trying again would be refused again: the host is outside what tern may reach.
+    const denied = netDeniedMessage(error, `model API at ${JSON.stringify(config.origin)}`);
+    if (denied) return clientError(denied);
     if (requestTimedOut) {
       return retryableError(`Model API did not respond within ${config.requestTimeoutMs} ms`);
     }

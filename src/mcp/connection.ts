@@ -7,6 +7,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import { netDeniedMessage } from "../core/net_denied.ts";
 import { signalProcessGroup } from "../core/process_group.ts";
 import type { McpCallResult } from "./results.ts";
 import type { McpServerConfig } from "./types.ts";
@@ -140,7 +141,7 @@ export class McpConnection {
         ? "closed while starting"
         : abort.signal.aborted
         ? `did not finish starting within ${timeout} ms${this.#detail()}`
-        : startError(error, this.#lastError);
+        : startError(error, this.#lastError, this.name);
       await this.#fail(reason);
     } finally {
       clearTimeout(timer);
@@ -272,7 +273,9 @@ export class McpConnection {
   }
 }
 
-function startError(error: unknown, lastError: string | undefined): string {
+function startError(error: unknown, lastError: string | undefined, name: string): string {
+  const denied = netDeniedMessage(error, `MCP server "${name}"`);
+  if (denied) return denied;
   const message = messageOf(error);
   if (lastError && /connection closed/i.test(message)) return `the connection closed: ${lastError}`;
   return lastError && lastError !== message ? `${message} (${lastError})` : message;

@@ -179,7 +179,7 @@ Deno.test("tern plan -c continues after SIGKILL without rerunning succeeded node
       const child = new Deno.Command(Deno.execPath(), {
         args: [
           "run",
-          ...declaredFlags(env),
+          ...declaredFlags(env, { args: ["--base-url", first.baseUrl] }),
           join(ROOT, "main.ts"),
           "plan",
           "--base-url",

@@ -202,7 +202,9 @@ Deno.test("tern run ends CANCELLED with exit code 130 on Ctrl-C (SIGINT)", async
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
-        ...declaredFlags({ HOME: ws.home, TERN_HOME: ws.home }),
+        ...declaredFlags({ HOME: ws.home, TERN_HOME: ws.home }, {
+          args: ["--base-url", server.baseUrl],
+        }),
         join(ROOT, "main.ts"),
         "run",
         "--base-url",

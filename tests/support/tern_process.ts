@@ -5,14 +5,22 @@ export const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..")
 
 /**
  * The main process's flags as bin/tern computes them for `env` (they depend on TERN_HOME,
- * HOME and TMPDIR), read from bin/_env.sh so tests run tern exactly as users do.
+ * HOME and TMPDIR, and the hosts on the URLs in the environment), the command line `args` and
+ * the files in `cwd` (its config names hosts too), read from bin/_env.sh so tests run tern
+ * exactly as users do.
  */
-export function declaredFlags(env: Record<string, string> = {}): string[] {
+export function declaredFlags(
+  env: Record<string, string> = {},
+  where: { cwd?: string; args?: readonly string[] } = {},
+): string[] {
   const out = new Deno.Command("bash", {
     args: [
       "-c",
-      `source "${ROOT}/bin/_env.sh"; tern_deno_flags; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`,
+      `source "${ROOT}/bin/_env.sh"; tern_deno_flags "$@"; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`,
+      "tern",
+      ...(where.args ?? []),
     ],
+    cwd: where.cwd,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
     clearEnv: true,
   }).outputSync();
@@ -34,7 +42,12 @@ export interface RunTernOptions {
 
 export async function runTern(args: string[], options: RunTernOptions): Promise<TernRun> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...declaredFlags(options.env), join(ROOT, "main.ts"), ...args],
+    args: [
+      "run",
+      ...declaredFlags(options.env, { cwd: options.cwd, args }),
+      join(ROOT, "main.ts"),
+      ...args,
+    ],
     cwd: options.cwd,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
     clearEnv: true,
@@ -54,7 +67,12 @@ export async function runTernWithInput(
   options: RunTernOptions,
 ): Promise<TernRun> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...declaredFlags(options.env), join(ROOT, "main.ts"), ...args],
+    args: [
+      "run",
+      ...declaredFlags(options.env, { cwd: options.cwd, args }),
+      join(ROOT, "main.ts"),
+      ...args,
+    ],
     cwd: options.cwd,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
     clearEnv: true,

@@ -61,7 +61,7 @@ export async function startTernInTmux(options: TmuxTernOptions): Promise<TmuxTer
     ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
     Deno.execPath(),
     "run",
-    ...declaredFlags(env),
+    ...declaredFlags(env, { cwd: options.cwd, args: options.args }),
     join(ROOT, "main.ts"),
     ...(options.args ?? []),
   ].map(shellQuote).join(" ");

@@ -1,0 +1,174 @@
+/**
+ * bin/tern and bin/_env.sh: `--version` without Deno, and the hosts tern's own process may
+ * connect to (`--allow-net`), found in the environment, the command line and the config files.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { PROVIDER_PRESETS } from "../../src/llm/presets.ts";
+import { VERSION } from "../../src/version.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
+
+const decoder = new TextDecoder();
+
+/** The hosts in `--allow-net=` of the declared flags, without repeats, in order. */
+function netHosts(
+  env: Record<string, string>,
+  where: { cwd?: string; args?: string[] } = {},
+): string[] {
+  const flag = declaredFlags(env, where).find((arg) => arg.startsWith("--allow-net")) ?? "";
+  ok(flag.startsWith("--allow-net="), `expected --allow-net=<hosts>, got ${flag}`);
+  return [...new Set(flag.slice("--allow-net=".length).split(","))];
+}
+
+Deno.test("bin/tern --version answers without starting Deno", async () => {
+  for (const flag of ["--version", "-V"]) {
+    // No deno on PATH and a pinned one that does not exist: only the launcher can answer.
+    const out = await new Deno.Command(join(ROOT, "bin/tern"), {
+      args: [flag],
+      env: { PATH: "/usr/bin:/bin", TERN_DENO_BIN: "/nonexistent/deno" },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(out.code, 0, decoder.decode(out.stderr));
+    equal(decoder.decode(out.stdout), `tern ${VERSION}\n`);
+  }
+});
+
+Deno.test("the launcher grants exactly the provider presets' hosts by default", () => {
+  const presetHosts = Object.values(PROVIDER_PRESETS).map((preset) => {
+    const url = new URL(preset.baseUrl);
+    return url.port ? `${url.hostname}:${url.port}` : url.hostname;
+  });
+  deepEqual(
+    netHosts({ HOME: "/nonexistent" }, { cwd: "/" }).sort(),
+    [...new Set(presetHosts)].sort(),
+  );
+});
+
+Deno.test("the launcher grants the hosts of URLs in the environment, the command line and config files", async () => {
+  const ws = await tempWorkspace();
+  const other = await tempWorkspace();
+  try {
+    const write = async (path: string, text: string) => {
+      await Deno.mkdir(join(path, ".."), { recursive: true });
+      await Deno.writeTextFile(path, text);
+    };
+    await write(
+      join(ws.home, "config.jsonc"),
+      '{ "providers": { "p": { "baseUrl": "https://user.test/v1" } } }',
+    );
+    await write(
+      join(ws.home, "mcp", "extra.json"),
+      '{ "servers": { "a": { "url": "https://mcp-user.test:8443/mcp" } } }',
+    );
+    await write(
+      join(ws.dir, ".tern", "config.jsonc"),
+      '// "https://comment.test" counts too\n{ "baseUrl": "http://project.test:8000/v1" }',
+    );
+    await write(join(ws.dir, ".env"), "TERN_BASE_URL=http://dotenv.test/v1\n");
+    await write(
+      join(ws.dir, ".mcp.json"),
+      '{"mcpServers":{"x":{"url":"https://tok:secret@mcp.test/m?q=1"},"y":{"url":"http://[::1]:9/x"}}}',
+    );
+    await write(
+      join(other.dir, ".mcp.json"),
+      '{"mcpServers":{"z":{"url":"https://elsewhere.test/m"}}}',
+    );
+    const env = {
+      HOME: "/nonexistent",
+      TERN_HOME: ws.home,
+      OPENAI_BASE_URL: "https://env.test/v1",
+      ANTHROPIC_NOTE: "see https://anthropic-env.test",
+      UNRELATED_URL: "https://unrelated.test",
+      TERN_EXTRA_HOSTS: "extra.test,10.0.0.5:8080",
+    };
+    const hosts = netHosts(env, {
+      cwd: ws.dir,
+      args: ["run", "--base-url=https://flag.test/v1", "hi"],
+    });
+    for (
+      const host of [
+        "user.test",
+        "mcp-user.test:8443",
+        "comment.test",
+        "project.test:8000",
+        "dotenv.test",
+        "mcp.test",
+        "[::1]:9",
+        "env.test",
+        "anthropic-env.test",
+        "flag.test",
+        "extra.test",
+        "10.0.0.5:8080",
+      ]
+    ) {
+      ok(hosts.includes(host), `${host} missing from ${hosts.join(",")}`);
+    }
+    ok(!hosts.includes("unrelated.test"), "only tern's own variables count");
+    ok(
+      !hosts.some((host) => host.includes("secret") || host.includes("elsewhere")),
+      hosts.join(","),
+    );
+
+    // -C names the workspace whose files count.
+    for (const args of [["-C", other.dir], [`-C${other.dir}`], [`--cwd=${other.dir}`]]) {
+      const moved = netHosts(env, { cwd: ws.dir, args });
+      ok(moved.includes("elsewhere.test") && !moved.includes("mcp.test"), `${args}: ${moved}`);
+    }
+  } finally {
+    await ws.cleanup();
+    await other.cleanup();
+  }
+});
+
+Deno.test("the launcher ignores a malformed TERN_EXTRA_HOSTS and says so", () => {
+  const out = new Deno.Command("bash", {
+    args: ["-c", `source "${ROOT}/bin/_env.sh"; tern_net_hosts; echo "$TERN_NET_HOSTS"`],
+    env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", TERN_EXTRA_HOSTS: "a.test;rm -rf /" },
+    clearEnv: true,
+    cwd: "/",
+  }).outputSync();
+  match(decoder.decode(out.stderr), /ignoring TERN_EXTRA_HOSTS="a\.test;rm -rf \/"/);
+  ok(!decoder.decode(out.stdout).includes("a.test"));
+});
+
+Deno.test("tern run reaching a host the launcher did not grant fails at once, naming it", async () => {
+  const server = await startScriptedServer([{ text: "never" }], { chunkDelayMs: 0 });
+  const ws = await tempWorkspace();
+  try {
+    const env = { HOME: ws.home, TERN_HOME: ws.home };
+    // Flags computed without the server's URL, as if it came from somewhere the launcher
+    // cannot see; the URL then reaches tern only at run time.
+    const flags = declaredFlags(env, { cwd: ws.dir });
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, join(ROOT, "main.ts"), "run", "-m", "scripted", "hi"],
+      cwd: ws.dir,
+      env: { ...env, PATH: "/usr/bin:/bin", TERN_BASE_URL: server.baseUrl },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = decoder.decode(out.stderr);
+    ok(out.code !== 0, stderr);
+    const host = new URL(server.baseUrl).host;
+    ok(stderr.includes(`"${host}" is not among them`), stderr);
+    match(stderr, /TERN_EXTRA_HOSTS/);
+    ok(!/retry|attempt/i.test(stderr), `a denied host is not retried: ${stderr}`);
+    equal(server.requests.length, 0);
+
+    // Named in the project's config, the same server is reached through the real launcher.
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    await Deno.writeTextFile(
+      join(ws.dir, ".tern", "config.jsonc"),
+      JSON.stringify({ baseUrl: server.baseUrl }),
+    );
+    const run = await runTern(["run", "-m", "scripted", "hi"], { cwd: ws.dir, env });
+    equal(run.code, 0, run.stderr);
+    equal(server.requests.length, 1);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
