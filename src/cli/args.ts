@@ -1,8 +1,9 @@
 /**
- * The command line: `node:util` parseArgs (built in, nearly free at start-up) plus the help
- * text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2).
+ * The command line: options and positionals split as node:util's parseArgs does (`_argv.ts`,
+ * without loading Node compatibility at start-up) plus the help text. Turns argv into one
+ * `CommandLine` value or throws a UsageError (exit code 2).
  */
-import { parseArgs } from "node:util";
+import { type ArgvValues, parseArgv } from "./_argv.ts";
 import { TernError } from "../core/errors.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
@@ -255,16 +256,9 @@ const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 export function parseCommandLine(args: string[]): CommandLine {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: bareResume(args),
-      options: OPTIONS,
-      allowPositionals: true,
-      strict: true,
-    });
+    parsed = parseArgv(bareResume(args), OPTIONS);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const unknown = /^Unknown option '([^']+)'/.exec(message);
-    throw new UsageError(unknown ? `Unknown option "${unknown[1]}"` : message);
+    throw new UsageError(error instanceof Error ? error.message : String(error));
   }
   const { values, positionals } = parsed;
   if (values.help || positionals[0] === "help") return { command: "help" };
@@ -452,7 +446,7 @@ function requireTask(task: string): string {
   return task;
 }
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+type Values = ArgvValues<typeof OPTIONS>;
 
 function turnOptions(values: Values): TurnOptions {
   const output = values.output ?? "text";

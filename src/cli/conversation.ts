@@ -23,7 +23,6 @@ import type { Session } from "../session/session.ts";
 import type { Tool } from "../tools/define.ts";
 import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
-import { lockedWrites } from "./locked_writes.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./run.ts";
 import { recordSettings } from "./run_session.ts";
@@ -175,9 +174,12 @@ export class Conversation {
   async detachedTurn(task: string, options: DetachedTurnOptions = {}): Promise<TurnResult> {
     const { workspace, config, provider } = this.#options;
     await this.#ready(options.signal);
-    const tools = options.aroundWrite
-      ? lockedWrites(this.#tools, workspace, options.aroundWrite)
-      : this.#tools;
+    let tools = this.#tools;
+    if (options.aroundWrite) {
+      // Only plan nodes lock paths: the wrapper loads with the first of them.
+      const { lockedWrites } = await import("./locked_writes.ts");
+      tools = lockedWrites(this.#tools, workspace, options.aroundWrite);
+    }
     return await runTurn({
       messages: [
         { role: "system", content: this.#systemPrompt() },

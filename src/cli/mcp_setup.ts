@@ -7,7 +7,6 @@
 import { join, resolve } from "node:path";
 import type { McpManager } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
-import { safeEnv } from "../sandbox/process.ts";
 import { VERSION } from "../version.ts";
 import { readEnv, shellSourceEnv } from "./process_env.ts";
 import { shellJoin } from "./shell_join.ts";
@@ -37,9 +36,10 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     env: options.env ?? readEnv,
   });
   if (servers.length === 0) return { servers };
-  const [{ McpManager }, { loadTrust }] = await Promise.all([
+  const [{ McpManager }, { loadTrust }, { safeEnv }] = await Promise.all([
     import("../mcp/manager.ts"),
     import("../mcp/trust.ts"),
+    import("../sandbox/process.ts"),
   ]);
   const trusted = await loadTrust(options.ternHome, options.workspace);
   const baseEnv = safeEnv(shellSourceEnv());

@@ -6,7 +6,6 @@ import type { TernConfig } from "../config/mod.ts";
 import { TernError } from "../core/errors.ts";
 import { findSession, latestSession } from "../session/paths.ts";
 import type { ReplayState } from "../session/replay.ts";
-import { moveLeaf } from "../session/branch.ts";
 import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
@@ -66,6 +65,7 @@ export async function openRunSession(
   }
   if (choice.from !== undefined) {
     try {
+      const { moveLeaf } = await import("../session/branch.ts");
       moveLeaf(session, choice.from);
     } catch (error) {
       session.close();

@@ -1,9 +1,10 @@
 /**
- * Parses and validates one `config.jsonc`. jsonc-parser is imported here on first use, so runs
- * without config files never load it.
+ * Parses and validates one `config.jsonc`. jsonc-parser and zod are imported here on first use,
+ * so runs without config files, or with files of plain keys only, never load them.
  */
 import type { Node, ParseError } from "jsonc-parser";
 import { ConfigError, formatValue, jsoncSyntaxMessage, lineColumnAt } from "./errors.ts";
+import { parsePlainConfig } from "./_plain_config.ts";
 import {
   checkSetting,
   expectations,
@@ -17,17 +18,25 @@ import {
 
 /**
  * Parses the JSONC `text` of config file `file` (used only in messages) into validated
- * settings. A file holding only whitespace and comments is an empty config.
+ * settings. A file holding only whitespace and comments is an empty config. A file of valid
+ * plain keys takes a quick path (`parsePlainConfig`) with the same result as the full check.
  * @throws {ConfigError} for a syntax error, a non-object top level, a key holding a secret, an
  *   unknown key or an invalid value: the first in file order, with its line and column.
  */
 export async function parseConfigFile(text: string, file: string): Promise<Settings> {
+  return parsePlainConfig(withoutBom(text)) ?? await checkConfigFile(text, file);
+}
+
+/**
+ * {@linkcode parseConfigFile} without the quick path: jsonc-parser and the zod schema always.
+ * @throws {ConfigError} as parseConfigFile does.
+ */
+export async function checkConfigFile(text: string, file: string): Promise<Settings> {
   const [jsonc, { configFileSchema, describeFileIssue }] = await Promise.all([
     import("jsonc-parser"),
     import("./file_schema.ts"),
   ]);
-  // A byte order mark is invisible to the reader, so offsets (and columns) start after it.
-  const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const source = withoutBom(text);
   const fail = (detail: string, offset?: number, key?: string): never => {
     const position = offset === undefined ? undefined : lineColumnAt(source, offset);
     const where = position ? `line ${position.line}, column ${position.column}: ` : "";
@@ -57,6 +66,11 @@ export async function parseConfigFile(text: string, file: string): Promise<Setti
   const parsed = configFileSchema.safeParse(jsonc.getNodeValue(root));
   if (!parsed.success) return fail(describeFileIssue(parsed.error));
   return parsed.data;
+}
+
+/** A byte order mark is invisible to the reader, so offsets (and columns) start after it. */
+function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 type Fail = (detail: string, offset?: number, key?: string) => never;

@@ -13,7 +13,6 @@ import {
   type Variables,
 } from "./env.ts";
 import { ConfigError, formatValue } from "./errors.ts";
-import { parseConfigFile } from "./jsonc_file.ts";
 import {
   API_KEY_VARIABLES,
   checkSetting,
@@ -71,8 +70,9 @@ const FLAG_KEYS = [
 ] as const;
 
 /**
- * Loads and merges tern's configuration. Missing files are skipped; jsonc-parser is loaded only
- * when a config file exists. The API key comes only from the environment or `.env`:
+ * Loads and merges tern's configuration. Missing files are skipped; the file parser loads only
+ * when a config file exists, and jsonc-parser and zod only for a file that is more than plain
+ * settings (see `parsePlainConfig`). The API key comes only from the environment or `.env`:
  * `TERN_API_KEY`, then the variable named by `apiKeyEnv`, then `OPENAI_API_KEY`, each looked up
  * in the real environment before `.env`.
  * @throws {ConfigError} (exit code 2) for an unreadable or invalid file, variable or flag.
@@ -285,6 +285,8 @@ function defaultsLayer(): Layer {
 async function fileLayer(file: string, label: string): Promise<Layer> {
   const text = readOptionalText(file, "config file");
   if (text === undefined) return { settings: {}, sources: {} };
+  // The parser and its checks load only for a file that exists.
+  const { parseConfigFile } = await import("./jsonc_file.ts");
   const settings = await parseConfigFile(text, file);
   const sources: Layer["sources"] = {};
   for (const key of Object.keys(settings)) sources[key as SettingKey] = `${label} ${file}`;

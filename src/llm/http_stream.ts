@@ -126,10 +126,15 @@ export async function* postForStream(
   const forwardAbort = () => controller.abort();
   signal?.addEventListener("abort", forwardAbort, { once: true });
   let requestTimedOut = false;
-  const requestTimer = setTimeout(() => {
+  // AbortSignal.timeout, not setTimeout: Deno's global setTimeout is Node's, and its first call
+  // loads the Node compatibility layer (15 ms or more) just before the first request is sent.
+  const requestTimeout = AbortSignal.timeout(config.requestTimeoutMs);
+  const onRequestTimeout = () => {
     requestTimedOut = true;
     controller.abort();
-  }, config.requestTimeoutMs);
+  };
+  requestTimeout.addEventListener("abort", onRequestTimeout, { once: true });
+  const stopRequestTimer = () => requestTimeout.removeEventListener("abort", onRequestTimeout);
   const failed = (error: unknown): ErrorEvent => {
     if (signal?.aborted) return abortedError();
     // Trying again would be refused again: the host is outside what tern may reach.
@@ -158,7 +163,7 @@ export async function* postForStream(
       yield failed(error);
       return;
     }
-    clearTimeout(requestTimer);
+    stopRequestTimer();
     if (response.body === null) {
       yield retryableError("Model API sent an empty response");
       return;
@@ -169,7 +174,7 @@ export async function* postForStream(
     }
     yield* readWireStream(response.body, newStream(), config.idleTimeoutMs, signal);
   } finally {
-    clearTimeout(requestTimer);
+    stopRequestTimer();
     signal?.removeEventListener("abort", forwardAbort);
     // Releases the connection when the body was not read to the end.
     controller.abort();
