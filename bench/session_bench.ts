@@ -1,24 +1,30 @@
 /**
- * Session load benchmark (issue 4, part 8), run as a script:
- * `deno run -A bench/session_bench.ts [runs]`.
- *
- * Writes a 10,000-entry session of about 50 MB with `SessionWriter` into a temp folder: turns of
- * a user message, assistant messages with tool calls, tool results of varying size (slices of
- * tern's own source, a few of about 200 KB), model/mode changes, labels and a branch now and
- * then. Then times `loadSession` + `new SessionTree` + `tree.path()` (the work of resuming,
- * before replay) in `runs` fresh processes (default 5; `--load <file>` is one such run) and
- * compares the median with the 500 ms target. Does it twice: with the source text as it is
- * (mostly non-ASCII lines) and with it made ASCII. Writes bench/results/sessions.md.
+ * Session load benchmark (issue 4, part 8): `deno run -A bench/session_bench.ts [runs]
+ * [--v8-flags=<flags>]`. Writes a 10,000-entry session of about 50 MB with `SessionWriter`
+ * (messages with tool outputs sliced from tern's source, a few of about 200 KB; model, mode,
+ * label and branch entries), twice: source text as is (mostly non-ASCII) and made ASCII. Then
+ * times what `tern run --resume <id>` does before its first request (`findSession`,
+ * `Session.open`, `session.state()`) in `runs` fresh processes (default 7; `--resume <home> <id>`
+ * is one run), taking turns with the floor (an empty `deno run`) and a fresh-memory probe.
+ * The timed processes get the V8 flags tern's launcher gives tern (`--v8-flags` in
+ * bin/_env.sh). Writes bench/results/sessions.md, or with `--v8-flags=<flags>` (given to the
+ * timed processes instead, to try others) only prints.
  */
 import { dirname, join, relative } from "node:path";
-import { loadSession } from "../src/session/load.ts";
+import process from "node:process";
+import { findSession } from "../src/session/paths.ts";
+import { Session } from "../src/session/session.ts";
 import { SessionWriter } from "../src/session/store.ts";
-import { SessionTree } from "../src/session/tree.ts";
+import { declaredFlags } from "../tests/support/tern_process.ts";
 
 const ENTRIES = 10_000;
 const TARGET_MS = 500;
 const ROOT = join(dirname(new URL(import.meta.url).pathname), "..");
 const COMMAND = "deno run -A bench/session_bench.ts";
+/** The workspace the benchmark session belongs to (`--resume` looks there first). */
+const CWD = "/bench/project";
+/** Fresh memory touched by each calibration run. */
+const TOUCH_MB = 64;
 
 /** A small seeded generator, so every run writes the same session. */
 function random(seed: number): () => number {
@@ -50,8 +56,8 @@ function corpus(ascii: boolean): string {
   return text.length > 300_000 ? text : text.repeat(Math.ceil(300_000 / text.length));
 }
 
-/** Writes the benchmark session; returns its path. */
-async function writeSession(home: string, ascii: boolean): Promise<string> {
+/** Writes the benchmark session; returns its id. */
+function writeSession(home: string, ascii: boolean): string {
   const next = random(4);
   const text = corpus(ascii);
   const pasted = ascii ? "" : " (日本語のメモ)";
@@ -60,7 +66,7 @@ async function writeSession(home: string, ascii: boolean): Promise<string> {
     return text.slice(start, start + size);
   };
   const between = (low: number, high: number) => Math.floor(low + next() * (high - low));
-  const writer = await SessionWriter.create(home, { cwd: "/bench/project", ternVersion: "bench" });
+  const writer = SessionWriter.create(home, { cwd: CWD, ternVersion: "bench" });
   const ids: string[] = [];
   const add = (entry: Parameters<SessionWriter["append"]>[0], parentId?: string | null) => {
     ids.push(writer.append(entry, parentId === undefined ? {} : { parentId }).id);
@@ -110,7 +116,7 @@ async function writeSession(home: string, ascii: boolean): Promise<string> {
     }
   }
   writer.close();
-  return writer.path;
+  return writer.header.id;
 }
 
 function median(values: number[]): number {
@@ -121,111 +127,208 @@ function median(values: number[]): number {
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
-/** What one timed run saw. */
+/** Memory this process has faulted in so far, in MB (minor page faults × 4 KiB). */
+function faultedMb(): number {
+  return process.resourceUsage().minorPageFault * 4096 / 1024 / 1024;
+}
+
+/** What one timed resume saw. */
 interface Run {
+  /** findSession + Session.open + state(): the number compared with the target. */
   ms: number;
+  findMs: number;
+  openMs: number;
+  stateMs: number;
+  /** Fresh memory the timed work faulted in. */
+  freshMb: number;
   entries: number;
   pathLength: number;
+  messages: number;
   branches: number;
   warnings: number;
 }
 
-/** The timed work, in this process: load, build the tree, walk to the leaf. */
-async function timeLoad(path: string): Promise<Run> {
+/** The timed work, in this process: what `tern run --resume <id>` does before its request. */
+async function timeResume(home: string, id: string): Promise<Run> {
+  const faulted = faultedMb();
   const start = performance.now();
-  const loaded = await loadSession(path);
-  const tree = new SessionTree(loaded.entries);
-  const leafPath = tree.path();
-  const ms = performance.now() - start;
+  const path = await findSession(home, id, CWD);
+  const found = performance.now();
+  const session = await Session.open(path);
+  const opened = performance.now();
+  const state = session.state();
+  const messages = state.items.map((item) => item.message);
+  const end = performance.now();
+  const freshMb = faultedMb() - faulted;
+  session.close();
   return {
-    ms,
-    entries: loaded.entries.length,
-    pathLength: leafPath.length,
-    branches: loaded.entries.filter((entry) => entry.type === "branch").length,
-    warnings: loaded.warnings.length + tree.warnings.length,
+    ms: end - start,
+    findMs: found - start,
+    openMs: opened - found,
+    stateMs: end - opened,
+    freshMb,
+    entries: session.entries.length,
+    pathLength: session.entriesTo().length,
+    messages: messages.length,
+    branches: session.entries.filter((entry) => entry.type === "branch").length,
+    warnings: session.warnings.length,
   };
 }
 
-/** One run in a fresh `deno` process, as `tern --resume` would load the session. */
-async function timeLoadInChild(path: string): Promise<Run> {
+/** Runs this script in a fresh `deno` process with `args`; returns its parsed stdout. */
+async function child<T>(args: string[], v8Flags = launcherV8Flags()): Promise<T> {
+  const flags = v8Flags ? [`--v8-flags=${v8Flags}`] : [];
+  const script = new URL(import.meta.url).pathname;
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "--allow-read", new URL(import.meta.url).pathname, "--load", path],
+    args: ["run", "--no-prompt", "--allow-read", "--allow-write", ...flags, script, ...args],
     stdout: "piped",
     stderr: "inherit",
   }).output();
-  if (!out.success) throw new Error(`The load run failed with code ${out.code}`);
+  if (!out.success) throw new Error(`The run ${args.join(" ")} failed with code ${out.code}`);
   return JSON.parse(new TextDecoder().decode(out.stdout));
 }
 
-/** One session written and loaded `runs` times. */
+/** The V8 flags bin/tern starts tern with (none when it gives none). */
+function launcherV8Flags(): string | undefined {
+  const flag = declaredFlags().find((arg) => arg.startsWith("--v8-flags="));
+  return flag?.slice("--v8-flags=".length);
+}
+
+/** Milliseconds to fault in `mb` MB of fresh memory, in this process. */
+function touch(mb: number): number {
+  const start = performance.now();
+  const bytes = new Uint8Array(mb * 1024 * 1024);
+  for (let at = 0; at < bytes.length; at += 4096) bytes[at] = 1;
+  return performance.now() - start;
+}
+
+/** Start to exit of `deno run` on an empty script: what any process costs right now. */
+async function floor(empty: string): Promise<number> {
+  const start = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), { args: ["run", empty] }).output();
+  if (!out.success) throw new Error(`The empty run failed with code ${out.code}`);
+  return performance.now() - start;
+}
+
+/** One session and its runs. */
 interface Measured {
   text: string;
+  id: string;
   mb: number;
   runs: Run[];
-  median: number;
 }
 
-async function measure(home: string, ascii: boolean, runs: number): Promise<Measured> {
-  const path = await writeSession(home, ascii);
-  try {
-    const mb = (await Deno.stat(path)).size / 1024 / 1024;
-    const results: Run[] = [];
-    for (let run = 0; run < runs; run++) results.push(await timeLoadInChild(path));
-    if (results.some((run) => run.entries !== ENTRIES || run.warnings !== 0)) {
-      throw new Error(`The session did not load whole: ${JSON.stringify(results)}`);
-    }
-    const text = ascii ? "ASCII only" : "source as is";
-    return { text, mb, runs: results, median: median(results.map((run) => run.ms)) };
-  } finally {
-    await Deno.remove(path);
+/** Everything one benchmark run measured; the runs of each kind take turns. */
+interface Results {
+  sessions: Measured[];
+  floorMs: number[];
+  touchMs: number[];
+  load: { before: number[]; after: number[] };
+}
+
+async function measureAll(home: string, runs: number, v8Flags?: string): Promise<Results> {
+  const empty = join(home, "empty.ts");
+  await Deno.writeTextFile(empty, "");
+  const sessions: Measured[] = [];
+  for (const ascii of [false, true]) {
+    const id = writeSession(home, ascii);
+    const mb = (await Deno.stat(await findSession(home, id, CWD))).size / 1024 / 1024;
+    sessions.push({ text: ascii ? "ASCII only" : "source as is", id, mb, runs: [] });
   }
+  const results: Results = {
+    sessions,
+    floorMs: [],
+    touchMs: [],
+    load: { before: Deno.loadavg(), after: [] },
+  };
+  for (let run = 0; run < runs; run++) {
+    results.floorMs.push(await floor(empty));
+    results.touchMs.push(await child<number>(["--touch", String(TOUCH_MB)]));
+    for (const session of sessions) {
+      session.runs.push(await child<Run>(["--resume", home, session.id], v8Flags));
+    }
+  }
+  results.load.after = Deno.loadavg();
+  for (const { runs: all } of sessions) {
+    if (all.some((run) => run.entries !== ENTRIES || run.warnings !== 0)) {
+      throw new Error(`The session did not resume whole: ${JSON.stringify(all)}`);
+    }
+  }
+  return results;
 }
 
-function markdown(measured: Measured[], date: string): string {
-  const [first] = measured;
-  const rows = measured.map((m) =>
-    `| ${m.text} | ${m.runs[0].entries} | ${round1(m.mb)} | ${round1(m.median)} ms | ` +
-    `< ${TARGET_MS} ms | ${m.median < TARGET_MS ? "PASS" : "FAIL"} | ${date} | \`${COMMAND}\` |`
-  );
+function markdown(results: Results, date: string, v8Flags?: string): string {
+  const { sessions, floorMs, touchMs, load } = results;
+  const [first] = sessions[0].runs;
+  const msPerMb = median(touchMs) / TOUCH_MB;
+  const command = `${COMMAND}${v8Flags ? ` --v8-flags=${v8Flags}` : ""}`;
+  const list = (values: number[]) => values.map(round1).join(", ");
+  const of = (m: Measured, key: "ms" | "findMs" | "openMs" | "stateMs" | "freshMb") =>
+    round1(median(m.runs.map((run) => run[key])));
   return [
     `# Session load benchmark (${date}, Deno ${Deno.version.deno})`,
     "",
-    `Measured by \`${COMMAND}\` on the project machine, which is shared with other work.`,
-    "Each run is a fresh `deno` process (as a resume is) timing `loadSession` (read a line at a",
-    "time, `JSON.parse` per line) + `new SessionTree(entries)` + `tree.path()` to the leaf, with",
-    "the file in the page cache; start-up is not counted. The median is over the runs listed.",
+    `Measured by \`${command}\` on the project machine, which is shared with other work.`,
+    "Each run is a fresh `deno` process timing what `tern run --resume <id>` does before its",
+    "first request: `findSession` (id to path), `Session.open` (lock, read a line at a time,",
+    "`JSON.parse` per line, index the entries) and `session.state()` (the path to the leaf,",
+    "replayed into the messages the model would be sent). The file is in the page cache;",
+    "start-up is not counted. Medians are over the runs listed; the kinds of run take turns.",
     "",
     "The session is written by `SessionWriter`: user, assistant and tool messages (tool outputs",
     "of 200 B to 250 KB, slices of tern's own source), model, mode and label entries, and",
-    `${first.runs[0].branches} branches; the path to the leaf holds ${first.runs[0].pathLength} ` +
-    'entries. tern\'s source is rich in "—" and "→", so most entries of the first session',
-    "hold non-ASCII text, which V8 stores in two-byte strings once parsed (twice the memory);",
-    'the second session is the same with those characters replaced by "-". The writer escapes',
-    "non-ASCII characters (`\\uXXXX`), so every line on disk is ASCII and decodes into a",
-    "one-byte string: that took the first session from about 600 to about 500 ms here.",
+    `${first.branches} branches; the path to the leaf holds ${first.pathLength} entries and ` +
+    `replays into ${first.messages} messages.`,
+    'tern\'s source is rich in "—" and "→", so most messages of the first session hold non-ASCII',
+    "text, which V8 keeps in two-byte strings once parsed (twice the memory); the second session",
+    'is the same with those characters replaced by "-". Every line on disk is ASCII either way',
+    "(the writer escapes other characters as `\\uXXXX`).",
+    "",
+    "Most of the time is fresh memory (pages a process touches for the first time are dear on",
+    "this virtual machine): the parsed messages plus V8's young generation, which grows to its",
+    "maximum while that many objects survive. The last column prices it at the probe's rate.",
     "",
     `- machine: ${navigator.hardwareConcurrency} cores, ${Deno.build.os} ${Deno.build.arch}, ` +
-    `load average ${Deno.loadavg().map(round1).join(", ")} (1, 5, 15 min)`,
-    ...measured.map((m) =>
-      `- runs, ${m.text} (ms): ${m.runs.map((run) => round1(run.ms)).join(", ")}`
+    `load average ${list(load.before)} before, ${list(load.after)} after (1, 5, 15 min)`,
+    `- floor (an empty \`deno run\`, start to exit): median ${round1(median(floorMs))} ms ` +
+    `(${list(floorMs)})`,
+    `- fresh memory: ${TOUCH_MB} MB touched in a fresh process, median ${
+      round1(median(touchMs))
+    } ms (${list(touchMs)}): ${round1(msPerMb * 10)} ms per 10 MB`,
+    ...sessions.map((m) => `- runs, ${m.text} (ms): ${list(m.runs.map((run) => run.ms))}`),
+    "",
+    "| text | find | open (read, parse, index) | state (path, replay) | fresh memory | its cost |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...sessions.map((m) =>
+      `| ${m.text} | ${of(m, "findMs")} ms | ${of(m, "openMs")} ms | ${of(m, "stateMs")} ms | ` +
+      `${of(m, "freshMb")} MB | ~${Math.round(of(m, "freshMb") * msPerMb)} ms |`
     ),
     "",
     "| text | entries | MB | median | target | result | date | command |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ...rows,
+    ...sessions.map((m) =>
+      `| ${m.text} | ${m.runs[0].entries} | ${round1(m.mb)} | ${of(m, "ms")} ms | ` +
+      `< ${TARGET_MS} ms | ${of(m, "ms") < TARGET_MS ? "PASS" : "FAIL"} | ${date} | ` +
+      `\`${command}\` |`
+    ),
     "",
   ].join("\n");
 }
 
 async function main(args: string[]): Promise<void> {
-  const runs = Number(args[0] ?? 5);
+  const v8Flags = args.find((arg) => arg.startsWith("--v8-flags="))?.slice("--v8-flags=".length);
+  const runs = Number(args.find((arg) => !arg.startsWith("--")) ?? 7);
   const home = await Deno.makeTempDir({ prefix: "tern-session-bench-" });
   try {
-    const measured = [await measure(home, false, runs), await measure(home, true, runs)];
-    const text = markdown(measured, new Date().toISOString().slice(0, 10));
+    const results = await measureAll(home, runs, v8Flags);
+    const text = markdown(results, new Date().toISOString().slice(0, 10), v8Flags);
+    console.log(text);
+    if (v8Flags) {
+      console.log("Not written to bench/results: tern's launcher gives other V8 flags");
+      return;
+    }
     const out = join(ROOT, "bench/results/sessions.md");
     await Deno.writeTextFile(out, text);
-    console.log(text);
     console.log(`Wrote ${relative(Deno.cwd(), out)}`);
   } finally {
     await Deno.remove(home, { recursive: true });
@@ -234,6 +337,8 @@ async function main(args: string[]): Promise<void> {
 
 // `deno bench bench/` loads this file too (its name ends in _bench.ts): run only as a script.
 if (import.meta.main) {
-  if (Deno.args[0] === "--load") console.log(JSON.stringify(await timeLoad(Deno.args[1])));
+  const [mode, ...rest] = Deno.args;
+  if (mode === "--resume") console.log(JSON.stringify(await timeResume(rest[0], rest[1])));
+  else if (mode === "--touch") console.log(JSON.stringify(touch(Number(rest[0]))));
   else await main(Deno.args);
 }
