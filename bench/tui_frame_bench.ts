@@ -27,6 +27,10 @@ import { themeFor } from "../src/tui/theme.ts";
 import { TranscriptView } from "../src/tui/view.ts";
 import { truncateToWidth, visibleWidth, wrapText } from "../src/tui/width.ts";
 import { answer, BENCH_WORKSPACE, tokens, turnEvents } from "./_tui_corpus.ts";
+import { loadRenderers } from "../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const COLUMNS = 100;
 const ROWS = 30;

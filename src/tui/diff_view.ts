@@ -1,5 +1,9 @@
-/** Unified diffs for edits: made with jsdiff, shown coloured, counted for a one-line summary. */
-import { createTwoFilesPatch } from "diff";
+/**
+ * Unified diffs for edits: made with jsdiff, shown coloured, counted for a one-line summary.
+ * jsdiff (21 modules) is not imported with this module: `loadDiff()` loads it, and the
+ * interactive session has it loaded before it draws any tool call.
+ */
+import type { createTwoFilesPatch } from "diff";
 import { clipToWidth } from "./clip.ts";
 import { cleanText } from "./format.ts";
 import type { Theme } from "./theme.ts";
@@ -9,17 +13,48 @@ const DEFAULT_MAX_LINES = 60;
 
 type Kind = "header" | "meta" | "hunk" | "added" | "removed" | "context" | "note";
 
+let makePatch: typeof createTwoFilesPatch | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads jsdiff (once; later calls return the same promise). */
+export function loadDiff(): Promise<void> {
+  return loading ??= import("diff").then((jsdiff) => {
+    makePatch = jsdiff.createTwoFilesPatch;
+  });
+}
+
 /**
  * A unified diff of `before` → `after` with `--- a/path` and `+++ b/path` headers and `context`
- * lines around each change (default 3); "" when the texts are equal.
+ * lines around each change (default 3); "" when the texts are equal. Until `loadDiff()` has
+ * finished, a diff that replaces every line (correct, not minimal).
  */
 export function unifiedDiff(path: string, before: string, after: string, context = 3): string {
   if (before === after) return "";
-  const patch = createTwoFilesPatch(`a/${path}`, `b/${path}`, before, after, undefined, undefined, {
+  if (!makePatch) return replacement(path, before, after);
+  const patch = makePatch(`a/${path}`, `b/${path}`, before, after, undefined, undefined, {
     context,
   });
   // jsdiff starts with a "====…" separator line that carries nothing.
   return patch.startsWith("=") ? patch.slice(patch.indexOf("\n") + 1) : patch;
+}
+
+/** `before` → `after` as one hunk that removes every old line and adds every new one. */
+function replacement(path: string, before: string, after: string): string {
+  const side = (text: string, mark: string) => {
+    if (text === "") return { range: "0,0", lines: "" };
+    const lines = text.split("\n");
+    const ended = lines.at(-1) === "";
+    if (ended) lines.pop();
+    const body = lines.map((line) => mark + line + "\n").join("");
+    return {
+      range: `1,${lines.length}`,
+      lines: ended ? body : body + "\\ No newline at end of file\n",
+    };
+  };
+  const old = side(before, "-");
+  const now = side(after, "+");
+  return `--- a/${path}\n+++ b/${path}\n@@ -${old.range} +${now.range} @@\n` + old.lines +
+    now.lines;
 }
 
 /**

@@ -3,7 +3,7 @@
  * span such as a paste marker), word boundaries and soft wrapping of one logical line into rows
  * of at most a given number of cells. Offsets are UTF-16 indices into the line.
  */
-import { visibleWidth } from "./width.ts";
+import { visibleWidth, widthEpoch } from "./width.ts";
 
 /** A range `[start, end)` of UTF-16 offsets in one line. */
 export interface Span {
@@ -11,11 +11,19 @@ export interface Span {
   end: number;
 }
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/** Created on first use: the first Intl.Segmenter starts ICU (about 20 ms). */
+let segmenter: Intl.Segmenter | undefined;
+/** Widths of graphemes measured by the width libraries (not by the upper bound used before). */
 const widths = new Map<string, number>();
+const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
 
 /** The graphemes of `line` with their offsets. */
 export function graphemes(line: string): Array<{ start: number; text: string }> {
+  // Printable ASCII characters are graphemes of their own.
+  if (!NOT_PRINTABLE_ASCII.test(line)) {
+    return Array.from(line, (text, start) => ({ start, text }));
+  }
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   return Array.from(segmenter.segment(line), (part) => ({ start: part.index, text: part.segment }));
 }
 
@@ -29,7 +37,7 @@ export function cellWidth(grapheme: string): number {
   let width = widths.get(grapheme);
   if (width === undefined) {
     width = visibleWidth(grapheme);
-    if (widths.size < 4096) widths.set(grapheme, width);
+    if (widths.size < 4096 && widthEpoch() > 0) widths.set(grapheme, width);
   }
   return width;
 }

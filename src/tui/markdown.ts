@@ -2,22 +2,35 @@
  * Assistant Markdown to terminal lines: marked's lexer, our own rendering. Blocks are separated
  * by one blank line and every line fits the width. Unfinished Markdown (a stream cut anywhere)
  * renders as far as it goes: an unclosed fence is a code block to the end.
+ *
+ * marked builds its regexes at import (about 10 ms), so it is not imported with this module:
+ * `loadMarkdown()` loads it, and the interactive session has it loaded before any answer or
+ * transcript is drawn. Until then text renders as it is, wrapped.
  */
-import { Lexer, type MarkedToken, type Token, type Tokens } from "marked";
-import wrapAnsi from "wrap-ansi";
+import type { Lexer, MarkedToken, Token, Tokens } from "marked";
 import { clipToWidth } from "./clip.ts";
 import { cleanText } from "./format.ts";
 import { highlightCode } from "./highlight.ts";
 import { decodeEntities, renderInline } from "./markdown_inline.ts";
 import { renderTable } from "./markdown_table.ts";
 import type { Theme } from "./theme.ts";
-import { visibleWidth, wrapText } from "./width.ts";
+import { breakText, visibleWidth, wrapText, wrapTrimmed } from "./width.ts";
 
 export { highlightCode, highlighterReady, loadHighlighter } from "./highlight.ts";
 export { splitStable } from "./markdown_stream.ts";
 
 /** Spaces before each code line. */
 const CODE_INDENT = 2;
+
+let lexer: typeof Lexer | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads marked (once; later calls return the same promise). */
+export function loadMarkdown(): Promise<void> {
+  return loading ??= import("marked").then((marked) => {
+    lexer = marked.Lexer;
+  });
+}
 
 /**
  * `text` (Markdown, possibly unfinished) as styled lines, each at most `width` cells (a width
@@ -32,7 +45,8 @@ export function renderMarkdown(text: string, width: number, theme: Theme): strin
   const clean = cleanText(text);
   let lines: string[];
   try {
-    lines = renderBlocks(Lexer.lex(clean), cells, theme, false);
+    if (!lexer) throw new Error("marked is not loaded yet");
+    lines = renderBlocks(lexer.lex(clean), cells, theme, false);
   } catch {
     lines = preformatted(clean, cells); // marked gave up: show the text as it is
   }
@@ -119,8 +133,7 @@ function renderCode(token: Tokens.Code, width: number, theme: Theme): string[] {
     if (line === "") lines.push("");
     else if (visibleWidth(line) <= room) lines.push(pad + line);
     else {
-      const pieces = wrapAnsi(line, room, { hard: true, trim: false, wordWrap: false });
-      for (const piece of pieces.split("\n")) lines.push(pad + piece);
+      for (const piece of breakText(line, room)) lines.push(pad + piece);
     }
   }
   return lines;
@@ -133,7 +146,7 @@ function wrapWords(text: string, width: number): string[] {
   ) {
     if (visibleWidth(text) <= width) return [text];
   }
-  return wrapAnsi(text, width, { hard: true, trim: true, wordWrap: true }).split("\n");
+  return wrapTrimmed(text, width);
 }
 
 /** Raw text (HTML blocks, unknown tokens) line by line, indentation kept. */

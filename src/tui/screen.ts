@@ -8,7 +8,7 @@
  * within the live region. Every frame and every commit is a single `write`, wrapped in
  * synchronized-output markers (CSI ?2026) when enabled, so a terminal never shows half a frame.
  */
-import { truncateToWidth, visibleWidth } from "./width.ts";
+import { truncateToWidth, visibleWidth, widthEpoch } from "./width.ts";
 
 /** Where output goes; one call per frame. */
 export interface ScreenOutput {
@@ -59,6 +59,8 @@ export class Screen {
   #cursorVisible = true;
   /** Each line of the last layout, cut to `#columns` (measuring width is the costly part). */
   #cut = new Map<string, string>();
+  /** The `widthEpoch()` the lines in `#cut` were measured in. */
+  #cutEpoch = widthEpoch();
 
   /** `options.synchronized` (default false) wraps every write in CSI ?2026h … CSI ?2026l. */
   constructor(out: ScreenOutput, size: ScreenSize, options: { synchronized?: boolean } = {}) {
@@ -179,6 +181,10 @@ export class Screen {
   /** The frame to show for `lines`: bounded to `rows - 1`, cut to the width, at least one row. */
   #layout(lines: string[], cursor: ScreenCursor | undefined) {
     const dropped = Math.max(0, lines.length - (this.#rows - 1));
+    if (this.#cutEpoch !== widthEpoch()) {
+      this.#cut.clear();
+      this.#cutEpoch = widthEpoch();
+    }
     const cut = new Map<string, string>();
     const kept = lines.slice(dropped).map((line) => {
       const done = this.#cut.get(line) ?? truncateToWidth(line, this.#columns);

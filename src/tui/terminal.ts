@@ -27,6 +27,12 @@ export interface TerminalCapabilities {
 
 /** The open process terminal. */
 export interface Terminal extends TerminalIO, Readonly<TerminalCapabilities> {
+  /**
+   * Starts reading input (once; later calls do nothing). Separate from opening because Deno
+   * builds its stream machinery on the first stream (about 10 ms): a caller draws its first
+   * frame before. Keys typed meanwhile wait in the terminal's input buffer.
+   */
+  listen(): void;
   /** Feeds a terminal reply (a `report` key event's sequence) to the capability probe. */
   handleReport(sequence: string): void;
   /** Restores the terminal as it was; idempotent, never throws. */
@@ -109,9 +115,10 @@ export function applyReport(state: ProbeState, sequence: string): ProbeState {
 let opened = false;
 
 /**
- * Opens the process terminal: raw mode, the input reader, the SIGWINCH listener, bracketed
- * paste and the capability probe (kitty flags 1 are pushed once support is known). Throws when
- * stdin is not a terminal or the terminal was already opened in this process.
+ * Opens the process terminal: raw mode, the SIGWINCH listener, bracketed paste and the
+ * capability probe (kitty flags 1 are pushed once support is known); input, the probe's replies
+ * included, is read from `listen()` on. Throws when stdin is not a terminal or the terminal
+ * was already opened in this process.
  */
 export function openTerminal(options: OpenTerminalOptions): Promise<Terminal> {
   try {
@@ -147,7 +154,7 @@ function createTerminal(options: OpenTerminalOptions): Terminal {
   let kittyPushed = false;
   let closed = false;
   const onWinch = () => options.onResize();
-  const reader = Deno.stdin.readable.getReader();
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
 
   const close = () => {
     if (closed) return;
@@ -164,10 +171,12 @@ function createTerminal(options: OpenTerminalOptions): Terminal {
     } catch {
       // Same.
     }
-    reader.cancel().catch(() => {});
+    reader?.cancel().catch(() => {});
   };
 
   const readLoop = async () => {
+    if (closed || reader) return;
+    reader = Deno.stdin.readable.getReader();
     for (;;) {
       let chunk: ReadableStreamReadResult<Uint8Array>;
       try {
@@ -182,10 +191,10 @@ function createTerminal(options: OpenTerminalOptions): Terminal {
 
   addEventListener("unload", close);
   Deno.addSignalListener("SIGWINCH", onWinch);
-  readLoop();
   write(`${CSI}?2004h${CAPABILITY_QUERY}`);
 
   return {
+    listen: () => void readLoop(),
     write,
     size: () => {
       try {

@@ -16,7 +16,7 @@ import {
   type RunningTool,
   runningToolLines,
 } from "./tool_lines.ts";
-import { truncateToWidth, wrapText } from "./width.ts";
+import { truncateToWidth, widthEpoch, wrapText } from "./width.ts";
 
 /** Blocks of one kind sit together; a blank line separates blocks of different kinds. */
 type Group = "user" | "text" | "activity" | "footer";
@@ -54,7 +54,7 @@ export class TranscriptView {
   #thinkingSince: number | undefined;
   #tools = new Map<string, RunningTool>();
   #queued: string[] = [];
-  #liveText: { text: string; width: number; lines: string[] } | undefined;
+  #liveText: { text: string; width: number; epoch: number; lines: string[] } | undefined;
 
   constructor(options: TranscriptViewOptions) {
     this.#theme = options.theme;
@@ -252,9 +252,12 @@ export class TranscriptView {
 
   #liveTextLines(width: number): string[] {
     const cached = this.#liveText;
-    if (cached?.text === this.#pending && cached.width === width) return cached.lines;
+    const epoch = widthEpoch();
+    if (cached?.text === this.#pending && cached.width === width && cached.epoch === epoch) {
+      return cached.lines;
+    }
     const lines = liveMarkdown(this.#pending, width, this.#theme, LIVE_TEXT_LINES);
-    this.#liveText = { text: this.#pending, width, lines };
+    this.#liveText = { text: this.#pending, width, epoch, lines };
     return lines;
   }
 

@@ -2,14 +2,79 @@
  * Terminal cell arithmetic on styled text: how wide a string is on screen (East Asian wide
  * characters and emoji take two cells, escape sequences none), wrapping to a width and cutting
  * to a width without breaking escape sequences.
+ *
+ * The width libraries (string-width, wrap-ansi, slice-ansi) cost tens of milliseconds at import
+ * (ICU start, Unicode regexes), so they are not imported with this module: `loadWidth()` loads
+ * them (the interactive session calls it right after its first frame). Until they are in, every
+ * function here measures with an upper bound (width_fallback.ts): exact for ASCII and CJK, wider
+ * for emoji sequences and combining marks. A line is then never wider than asked, only wrapped
+ * or cut early; `widthEpoch()` changes once the libraries are in, for caches and a redraw.
  */
-import stringWidth from "string-width";
-import wrapAnsi from "wrap-ansi";
-import sliceAnsi from "slice-ansi";
+import { fallbackSlice, fallbackWidth, fallbackWrap } from "./width_fallback.ts";
+
+interface WidthLibraries {
+  stringWidth: (text: string) => number;
+  wrapAnsi: (
+    text: string,
+    columns: number,
+    options: { hard: boolean; trim: boolean; wordWrap: boolean },
+  ) => string;
+  sliceAnsi: (text: string, start: number, end?: number) => string;
+}
+
+const NOT_PLAIN = /[^\x20-\x7e]/;
+
+let libraries: WidthLibraries | undefined;
+let loading: Promise<void> | undefined;
+
+/**
+ * Loads the width libraries (once; later calls return the same promise). Afterwards every
+ * function here measures exactly and `widthEpoch()` is 1.
+ */
+export function loadWidth(): Promise<void> {
+  return loading ??= Promise.all([
+    import("string-width"),
+    import("wrap-ansi"),
+    import("slice-ansi"),
+  ]).then(([width, wrap, slice]) => {
+    libraries = {
+      stringWidth: width.default,
+      wrapAnsi: wrap.default,
+      sliceAnsi: slice.default,
+    };
+  });
+}
+
+/**
+ * Runs each measure once on non-ASCII text once the libraries are in, one step per turn of the
+ * event loop so keys typed meanwhile are handled in between: their first use builds Unicode
+ * regexes (10–40 ms a step), better spent behind the prompt than in the first answer.
+ */
+export function warmWidth(): void {
+  const steps = [
+    () => visibleWidth("é 👍"),
+    () => visibleWidth("👨‍👩‍👧"),
+    () => wrapText("é — 👍", 4),
+    () => truncateToWidth("é — 👍 ✓", 3),
+  ];
+  const next = () => {
+    const step = steps.shift();
+    if (!step || !libraries) return;
+    step();
+    setTimeout(next, 0);
+  };
+  setTimeout(next, 0);
+}
+
+/** 0 while widths are upper bounds, 1 once the libraries measure them: cache keys include it. */
+export function widthEpoch(): number {
+  return libraries ? 1 : 0;
+}
 
 /** Cells `text` takes on screen; escape sequences count zero. */
 export function visibleWidth(text: string): number {
-  return stringWidth(text);
+  if (isPlain(text)) return text.length;
+  return libraries ? libraries.stringWidth(text) : fallbackWidth(text);
 }
 
 /**
@@ -17,16 +82,41 @@ export function visibleWidth(text: string): number {
  * inside words longer than the width. Styles carry over line breaks.
  */
 export function wrapText(text: string, width: number): string[] {
+  return wrapWith(text, width, { trim: false, wordWrap: true });
+}
+
+/**
+ * `text` wrapped at spaces to `width` cells (hard inside longer words), with the spaces at each
+ * row's ends removed. Styles carry over line breaks.
+ */
+export function wrapTrimmed(text: string, width: number): string[] {
+  return wrapWith(text, width, { trim: true, wordWrap: true });
+}
+
+/** `text` broken every `width` cells, spaces and all (for code). Styles carry over. */
+export function breakText(text: string, width: number): string[] {
+  return wrapWith(text, width, { trim: false, wordWrap: false });
+}
+
+function wrapWith(text: string, width: number, options: { trim: boolean; wordWrap: boolean }) {
   const cells = Math.max(1, width);
-  return wrapAnsi(text, cells, { hard: true, trim: false, wordWrap: true }).split("\n");
+  if (!libraries) return fallbackWrap(text, cells, options);
+  const rows = libraries.wrapAnsi(text, cells, { hard: true, ...options }).split("\n");
+  // wrap-ansi measures with an older string-width than visibleWidth (Devanagari conjuncts,
+  // Arabic number signs and lone surrogates differ): a row it leaves too wide is broken again.
+  return rows.flatMap((row) =>
+    visibleWidth(row) <= cells ? [row] : fallbackWrap(row, cells, { ...options, wordWrap: false })
+  );
 }
 
 /** `line` cut to at most `width` cells, ending with `ellipsis` when it was cut. */
 export function truncateToWidth(line: string, width: number, ellipsis = "…"): string {
   if (width <= 0) return "";
-  if (stringWidth(line) <= width) return line;
-  const room = Math.max(0, width - stringWidth(ellipsis));
-  const cut = sliceAnsi(line, 0, room);
+  if (visibleWidth(line) <= width) return line;
+  const room = Math.max(0, width - visibleWidth(ellipsis));
+  let cut = libraries ? libraries.sliceAnsi(line, 0, room) : fallbackSlice(line, room).text;
+  // slice-ansi too measures with the older string-width: the bound keeps the promise.
+  if (libraries && visibleWidth(cut) > room) cut = fallbackSlice(line, room).text;
   // A style cut open would run into the ellipsis and beyond: close everything.
   return (line.includes("\x1b") ? cut + "\x1b[0m" : cut) + ellipsis;
 }
@@ -34,5 +124,10 @@ export function truncateToWidth(line: string, width: number, ellipsis = "…"): 
 /** `line` padded with spaces to exactly `width` cells (cut first when longer). */
 export function padToWidth(line: string, width: number): string {
   const cut = truncateToWidth(line, width);
-  return cut + " ".repeat(Math.max(0, width - stringWidth(cut)));
+  return cut + " ".repeat(Math.max(0, width - visibleWidth(cut)));
+}
+
+/** Printable ASCII only: one cell per character, with or without the libraries. */
+function isPlain(text: string): boolean {
+  return !NOT_PLAIN.test(text);
 }

@@ -15,6 +15,10 @@ import { key, textKey } from "../../src/tui/key_event.ts";
 import { selectDialog } from "../../src/tui/dialogs.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { TranscriptView } from "../../src/tui/view.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 interface Harness {
   app: InteractiveApp;

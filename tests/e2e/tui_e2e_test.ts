@@ -7,6 +7,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Script, ScriptedReply } from "../../src/llm/scripted.ts";
 import { probeBwrap } from "../../src/sandbox/bwrap.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
@@ -20,6 +21,9 @@ import {
   waitUntil,
   withTern,
 } from "../support/tmux_run.ts";
+
+// Exact widths for the layout checks below, as tern has them once its prompt is up.
+await loadRenderers();
 
 /** The bash tests need bubblewrap (without it, bypass mode still asks for every command). */
 const bwrap = await probeBwrap();
@@ -264,6 +268,22 @@ Deno.test("tern interactive redraws the live region once after the window narrow
     await tern.resize(100, 30);
     const wide = await waitForLayout(tern, 100, (screen) => screen.includes("think medium"));
     match(wide, /^Paragraph 8 is a line of text wider than fifty columns, so it rewraps\.$/m);
+  });
+});
+
+Deno.test("tern interactive shows combining and wide characters at their real width", async () => {
+  // 12 × "café" with a combining accent: 59 cells, one row of a 60-column pane. The bound the
+  // first frame measures with counts the accent as a cell (71 cells): the answer, drawn once
+  // the width libraries are in, must not wrap.
+  const line = Array.from({ length: 12 }, () => "cafe\u0301").join(" ");
+  const wide = "日本語のテキスト 👍 ok";
+  await withTern([{ text: `${line}\n\n${wide}` }], { columns: 60, rows: 20 }, async ({ tern }) => {
+    await send(tern, "accents please");
+    const screen = await tern.waitForText("👍 ok");
+    const rows = screen.split("\n").map((row) => row.normalize("NFC").trimEnd());
+    ok(rows.includes(line.normalize("NFC")), screen);
+    ok(rows.includes(wide), screen);
+    match(await quit(tern), /TERN_EXIT=0/);
   });
 });
 

@@ -10,6 +10,10 @@ import { unifiedDiff } from "../../src/tui/diff_view.ts";
 import { key, type KeyEvent, textKey } from "../../src/tui/key_event.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const plain = themeFor(false);
 const color = themeFor(true);

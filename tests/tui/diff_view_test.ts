@@ -2,6 +2,10 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { diffSummary, renderDiff, unifiedDiff } from "../../src/tui/diff_view.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const plain = themeFor(false);
 const colour = themeFor(true);

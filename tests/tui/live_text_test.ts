@@ -2,6 +2,10 @@ import { deepEqual, equal } from "node:assert/strict";
 import { liveMarkdown, markdownTail } from "../../src/tui/live_text.ts";
 import { renderMarkdown } from "../../src/tui/markdown.ts";
 import { themeFor } from "../../src/tui/theme.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const plain = themeFor(false);
 const numbered = (from: number, to: number) =>

@@ -9,6 +9,10 @@ import {
 } from "../../src/tui/markdown.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const plain = themeFor(false);
 const colour = themeFor(true);

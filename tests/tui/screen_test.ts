@@ -2,6 +2,10 @@ import assert from "node:assert/strict";
 import { Screen } from "../../src/tui/screen.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
 import { VtScreen } from "../support/vt_screen.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 /** A Screen writing into a VtScreen, recording every write. */
 function setup(columns: number, rows: number, options: { synchronized?: boolean } = {}) {

@@ -3,6 +3,10 @@ import { formatCost, formatDuration, formatTokens } from "../../src/tui/format.t
 import { type StatusInfo, statusLine } from "../../src/tui/status.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const plain = themeFor(false);
 const color = themeFor(true);

@@ -4,6 +4,10 @@ import { unifiedDiff } from "../../src/tui/diff_view.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { decisionText, finishedToolLines, summarizeArgs } from "../../src/tui/tool_lines.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const plain = themeFor(false);
 const WS = "/work/project";

@@ -5,6 +5,10 @@ import { renderMarkdown } from "../../src/tui/markdown.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { TranscriptView } from "../../src/tui/view.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+// Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
+await loadRenderers();
 
 const plain = themeFor(false);
 const color = themeFor(true);

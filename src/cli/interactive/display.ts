@@ -75,10 +75,13 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
     commit: (lines) => {
       sync();
       live.commit(lines);
+      terminal.listen();
     },
     render: (lines, cursor) => {
       sync();
       live.render(lines, cursor);
+      // Input is read from the first frame on (see Terminal.listen): the prompt shows first.
+      terminal.listen();
     },
     columns: () => terminal.size().columns,
     lines: () => {},

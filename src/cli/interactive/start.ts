@@ -8,9 +8,9 @@ import type { AgentEvent } from "../../core/events.ts";
 import type { AskPerson } from "../../sandbox/review.ts";
 import { Editor } from "../../tui/editor.ts";
 import { History } from "../../tui/history.ts";
-import { completePath, expandMentions } from "../../tui/mentions.ts";
 import { themeFor, wantsColor } from "../../tui/theme.ts";
-import { wrapText } from "../../tui/width.ts";
+import { loadRenderers } from "../../tui/renderers.ts";
+import { warmWidth } from "../../tui/width.ts";
 import { TranscriptView } from "../../tui/view.ts";
 import type { StatusInfo } from "../../tui/status.ts";
 import { checkSandboxConfig } from "../sandbox_config.ts";
@@ -51,7 +51,9 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const editor = new Editor({
     history,
     commands: () => commands.list().map(({ name, description }) => ({ name, description })),
-    paths: (partial) => completePath(workspace, partial),
+    // node:path (in mentions.ts) starts Deno's Node layer, about 15 ms: not before the prompt.
+    paths: async (partial) =>
+      (await import("../../tui/mentions.ts")).completePath(workspace, partial),
     onChange: () => app.frame(),
   });
   // Loaded after the first frame, with the slash commands that use them.
@@ -109,12 +111,22 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     });
   };
 
+  // The first frame draws without the renderers (tui/renderers.ts): they load right after it,
+  // and a conversation waits for them. Then the frame is drawn again with exact widths, and
+  // the first use of their Unicode tables (about 40 ms) is paid, not in the first answer.
+  let renderers: Promise<void> | undefined;
+  const rendered = () =>
+    renderers ??= loadRenderers().then(() => {
+      app.frame();
+      warmWidth();
+    }, (error) => app.notice(`Cannot load the renderers: ${error}`, "error"));
   let connecting: Promise<Conversation> | undefined;
   const connect = (): Promise<Conversation> =>
     connecting ??= Promise.all([
       import("../run.ts"),
       import("../conversation.ts"),
       import("../process_env.ts"),
+      rendered(),
     ]).then(
       async ([{ connectModels }, { Conversation }, { shellSourceEnv }]) => {
         const state = session === first ? opened : session.state();
@@ -264,6 +276,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     commandContext: context,
     conversation,
     prepareMessage: async (text) => {
+      const { expandMentions } = await import("../../tui/mentions.ts");
       const expanded = await expandMentions(text, workspace);
       return { text: expanded.text, notes: expanded.errors };
     },
@@ -316,15 +329,24 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   for (const signal of signals) Deno.addSignalListener(signal, hangup);
 
   app.frame();
-  // After the first frame the prompt is usable; everything else loads behind it. The first
-  // wrap of non-ASCII text starts ICU (about 40 ms): pay for it now, not in the first answer.
-  setTimeout(() => wrapText("é — 👍", 4), 0);
-  const ready = loadExtras().then((loaded) => {
+  // After the first frame the prompt is usable; everything else loads behind it, one part
+  // after another (each blocks input for tens of milliseconds while its modules evaluate), so
+  // keys typed meanwhile are drawn in between: the renderers, the slash commands, then the
+  // models and the MCP servers. A message sent before connects at once.
+  const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+  let leaving = false;
+  const ready = rendered().then(nextTurn).then(loadExtras).then((loaded) => {
     services = loaded;
-    loaded.start();
+    if (!leaving) loaded.start();
   });
-  openedMcp().catch(() => {});
-  connect().then((c) => c.warm()).catch(() => {});
+  ready.catch(() => {}).then(nextTurn).then(() => {
+    // Someone who left at once gets no servers or sandbox started behind the shutdown.
+    if (leaving) return;
+    openedMcp().catch(() => {});
+    connect().then((c) => c.warm()).catch(() => {});
+  });
+  // Lines written into scrollback stay: they wait for the renderers.
+  await rendered();
   for (const warning of session.warnings) app.notice(warning, "warning");
   if (opened.items.length > 0 && !pickAtStart) {
     app.print(transcriptLines(opened, view, theme, display.columns()));
@@ -334,6 +356,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   if (!interactive) display.lines((line) => app.submit(line), () => app.idle);
 
   await done;
+  leaving = true;
   for (const signal of signals) Deno.removeSignalListener(signal, hangup);
   await app.idle.catch(() => {});
   if (connecting) await connecting.then((c) => c.close(), () => {});
