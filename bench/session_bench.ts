@@ -285,8 +285,12 @@ function markdown(results: Results, date: string, v8Flags?: string): string {
     "(the writer escapes other characters as `\\uXXXX`).",
     "",
     "Most of the time is fresh memory (pages a process touches for the first time are dear on",
-    "this virtual machine): the parsed messages plus V8's young generation, which grows to its",
-    "maximum while that many objects survive. The last column prices it at the probe's rate.",
+    "this virtual machine): the parsed messages plus V8's young generation, which would grow to",
+    "16-32 MB per semi-space while that many objects survive. The timed processes get the V8",
+    `flags tern's launcher gives tern (\`${
+      v8Flags ?? launcherV8Flags() ?? "none"
+    }\`), which keep it small`,
+    "(about 30 % less time and memory here). The last column prices fresh memory at the probe's rate.",
     "",
     `- machine: ${navigator.hardwareConcurrency} cores, ${Deno.build.os} ${Deno.build.arch}, ` +
     `load average ${list(load.before)} before, ${list(load.after)} after (1, 5, 15 min)`,

@@ -1,6 +1,7 @@
 /**
- * Start-up benchmark of the interactive UI (issue 6): `tern` with no task, run as a real process
- * with the declared permission flags inside a pseudo-terminal (util-linux `script`, 100×30).
+ * Start-up benchmark of the interactive UI (issue 6): `tern` with no task, started through
+ * `bin/tern` as people start it (the launcher works out the permission flags and execs Deno),
+ * inside a pseudo-terminal (util-linux `script`, 100×30).
  *
  * - prompt: from spawning to the first appearance of the editor's placeholder
  *   (`ask tern, or / for commands`) in the terminal's output bytes
@@ -21,8 +22,8 @@
  * Usage: deno run <permissions> bench/tui_start.ts [runs] [main.ts of another checkout]
  * (with another checkout, e.g. a patched copy for an experiment, nothing is written).
  */
-import { join } from "node:path";
-import { declaredFlags, ROOT } from "../tests/support/tern_process.ts";
+import { dirname, join } from "node:path";
+import { ROOT } from "../tests/support/tern_process.ts";
 import { benchEnv, inTerminal, PROMPT } from "./_pty.ts";
 import { type Stats, stats } from "./_stats.ts";
 
@@ -74,8 +75,7 @@ interface StartTiming {
 async function timeStart(workspace: string, env: Record<string, string>): Promise<StartTiming> {
   const recorder = startRecorder();
   try {
-    const flags = declaredFlags(env);
-    const run = inTerminal([deno, "run", ...flags, MAIN], {
+    const run = inTerminal([join(dirname(MAIN), "bin", "tern")], {
       cwd: workspace,
       env: { ...env, TERN_BASE_URL: recorder.baseUrl },
     });
@@ -160,7 +160,7 @@ try {
   const md = [
     `# Interactive start-up (${results.date.slice(0, 10)}, Deno ${results.deno}, ${RUNS} runs)`,
     "",
-    "Measured by `bench/tui_start.ts`: `tern` with the declared permission flags in a 100×30",
+    "Measured by `bench/tui_start.ts`: `tern` started through `bin/tern` in a 100×30",
     `pseudo-terminal (util-linux \`script\`), after ${WARMUPS} warm-up runs. 1-minute load average`,
     `${results.loadAverage.join(" → ")} on 2 shared cores.`,
     "",
