@@ -1,9 +1,8 @@
 /**
- * The command line: options and positionals split as node:util's parseArgs does (`_argv.ts`,
- * without loading Node compatibility at start-up) plus the help text. Turns argv into one
- * `CommandLine` value or throws a UsageError (exit code 2).
+ * The command line: `node:util` parseArgs (built in, nearly free at start-up) plus the help
+ * text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2).
  */
-import { type ArgvValues, parseArgv } from "./_argv.ts";
+import { parseArgs } from "node:util";
 import { TernError } from "../core/errors.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
@@ -256,9 +255,16 @@ const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 export function parseCommandLine(args: string[]): CommandLine {
   let parsed;
   try {
-    parsed = parseArgv(bareResume(args), OPTIONS);
+    parsed = parseArgs({
+      args: bareResume(args),
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    const message = error instanceof Error ? error.message : String(error);
+    const unknown = /^Unknown option '([^']+)'/.exec(message);
+    throw new UsageError(unknown ? `Unknown option "${unknown[1]}"` : message);
   }
   const { values, positionals } = parsed;
   if (values.help || positionals[0] === "help") return { command: "help" };
@@ -446,7 +452,7 @@ function requireTask(task: string): string {
   return task;
 }
 
-type Values = ArgvValues<typeof OPTIONS>;
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
 
 function turnOptions(values: Values): TurnOptions {
   const output = values.output ?? "text";

@@ -3,6 +3,7 @@
  * line per write so several sessions can share it, and compacted when it grows past twice its
  * limit.
  */
+import { dirname } from "node:path";
 
 /** What the editor needs from a history to walk it with up/down. */
 export interface HistoryNavigator {
@@ -98,7 +99,7 @@ export class History implements HistoryNavigator {
   }
 
   async #append(text: string): Promise<void> {
-    await Deno.mkdir(parentOf(this.#path), { recursive: true, mode: 0o700 });
+    await Deno.mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
     await Deno.writeTextFile(this.#path, JSON.stringify(text) + "\n", {
       append: true,
       create: true,
@@ -130,16 +131,4 @@ function parseLine(line: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The folder holding the file at `path` (node:path's dirname without node:path, whose first
- * import starts Deno's Node layer: about 15 ms before the prompt).
- */
-function parentOf(path: string): string {
-  const trimmed = path.replace(/\/+$/, "");
-  if (trimmed === "" && path !== "") return "/";
-  const slash = trimmed.lastIndexOf("/");
-  if (slash < 0) return ".";
-  return slash === 0 ? "/" : trimmed.slice(0, slash).replace(/\/+$/, "") || "/";
 }

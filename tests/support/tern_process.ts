@@ -40,8 +40,9 @@ export interface RunTernOptions {
   signal?: AbortSignal;
 }
 
-export async function runTern(args: string[], options: RunTernOptions): Promise<TernRun> {
-  const out = await new Deno.Command(Deno.execPath(), {
+/** `tern args` as bin/tern starts it (the declared flags for this command line), not yet run. */
+function ternCommand(args: string[], options: RunTernOptions, stdin: "null" | "piped") {
+  return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       ...declaredFlags(options.env, { cwd: options.cwd, args }),
@@ -51,13 +52,20 @@ export async function runTern(args: string[], options: RunTernOptions): Promise<
     cwd: options.cwd,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
     clearEnv: true,
-    stdin: "null",
+    stdin,
     stdout: "piped",
     stderr: "piped",
     signal: options.signal,
-  }).output();
+  });
+}
+
+function ternRun(out: Deno.CommandOutput): TernRun {
   const decoder = new TextDecoder();
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+export async function runTern(args: string[], options: RunTernOptions): Promise<TernRun> {
+  return ternRun(await ternCommand(args, options, "null").output());
 }
 
 /** Runs the real `tern` with `input` on its stdin (a pipe, so the interactive UI is in line mode). */
@@ -66,27 +74,11 @@ export async function runTernWithInput(
   input: string,
   options: RunTernOptions,
 ): Promise<TernRun> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...declaredFlags(options.env, { cwd: options.cwd, args }),
-      join(ROOT, "main.ts"),
-      ...args,
-    ],
-    cwd: options.cwd,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: options.signal,
-  }).spawn();
+  const child = ternCommand(args, options, "piped").spawn();
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode(input));
   await writer.close();
-  const out = await child.output();
-  const decoder = new TextDecoder();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+  return ternRun(await child.output());
 }
 
 /** A temporary workspace and TERN_HOME, removed by `cleanup()`. */
