@@ -6,6 +6,7 @@
  * - `--version`: wall time of `bin/tern --version`, and of `deno run <flags> main.ts --version`
  * - first request: from spawning `bin/tern run` to the model server receiving the first request;
  *   also with a user `config.jsonc` of a few plain settings, as most people have one
+ * - exit: from the request of a one-word answer (no tool call) to the process's exit
  * - per round: median gap between consecutive model requests in a 40-round tool-using turn
  *   (agent overhead: parse the stream, run a `read`, build the next request)
  * - peak memory: max RSS of that 40-round run (GNU time)
@@ -84,6 +85,8 @@ const USER_CONFIG = `// My tern settings.
 
 interface TurnTiming {
   spawnToFirstRequest: number;
+  /** From the last model request's arrival to the process's exit. */
+  lastRequestToExit: number;
   gaps: number[];
   maxRssKb: number;
 }
@@ -126,6 +129,7 @@ async function timeTurn(rounds: number, workspace: string, home: string): Promis
       stderr: "piped",
     }).output();
     const out = await child;
+    const ended = performance.now();
     const stderr = new TextDecoder().decode(out.stderr);
     const result = JSON.parse(new TextDecoder().decode(out.stdout));
     if (result.exitReason !== "COMPLETED") {
@@ -133,7 +137,12 @@ async function timeTurn(rounds: number, workspace: string, home: string): Promis
     }
     const rss = Number(/MAXRSS (\d+)/.exec(stderr)?.[1] ?? NaN);
     const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]);
-    return { spawnToFirstRequest: arrivals[0] - start, gaps, maxRssKb: rss };
+    return {
+      spawnToFirstRequest: arrivals[0] - start,
+      lastRequestToExit: ended - arrivals[arrivals.length - 1],
+      gaps,
+      maxRssKb: rss,
+    };
   } finally {
     await server.close();
   }
@@ -161,6 +170,7 @@ try {
   const bare: number[] = [];
   const first: number[] = [];
   const firstConfigured: number[] = [];
+  const exits: number[] = [];
   // Interleaved with the floor, so all three see the same load.
   for (let i = 0; i < RUNS + 1; i++) {
     const b = await timeOnce(["run", "--no-config", join(workspace, "empty.js")]);
@@ -169,6 +179,7 @@ try {
     if (i === 0) continue;
     bare.push(b);
     first.push(t.spawnToFirstRequest);
+    exits.push(t.lastRequestToExit);
     firstConfigured.push(c.spawnToFirstRequest);
   }
   const long = await timeTurn(ROUNDS, workspace, home);
@@ -182,6 +193,7 @@ try {
     versionMs: round1(median(version)),
     firstRequestMs: round1(median(first)),
     firstRequestWithConfigMs: round1(median(firstConfigured)),
+    answerToExitMs: round1(median(exits)),
     perRoundMs: round1(median(long.gaps)),
     peakMemoryMb: round1(long.maxRssKb / 1024),
     targets: { versionMs: 40, firstRequestMs: 100, perRoundMs: 10, peakMemoryMb: 120 },
@@ -194,6 +206,11 @@ try {
     [
       "first model request, with a user config.jsonc",
       `${results.firstRequestWithConfigMs} ms`,
+      "—",
+    ],
+    [
+      "request of a one-word answer (no tool) to exit",
+      `${results.answerToExitMs} ms`,
       "—",
     ],
     [`agent overhead per tool round (median of ${ROUNDS})`, `${results.perRoundMs} ms`, "≤ 10 ms"],

@@ -50,6 +50,8 @@ export interface AgentSandboxOptions {
   loadTools: BuiltinLoader;
   /** Start the tool worker now, while the first model request is in flight. */
   warm?: boolean;
+  /** Gives up an opening no longer wanted: nothing it made is left, and it rejects. */
+  signal?: AbortSignal;
   /** The rules, already compiled (`checkSandboxConfig`); compiled here when absent. */
   rules?: CompiledRule[];
   /** Folders the file tools may read whatever the profile (the session's saved results). */
@@ -93,6 +95,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     runId,
     warm: options.warm,
     extraRead: options.extraRead,
+    signal: options.signal,
   }).catch((error) => {
     // An unknown profile name is a configuration mistake: exit code 2 with the known names.
     if (error instanceof RangeError) throw new ConfigError(error.message, { key: "profile" });

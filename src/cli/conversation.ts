@@ -85,6 +85,10 @@ export interface TurnOptions {
 export class Conversation {
   #options: ConversationOptions;
   #opening: Promise<AgentSandbox> | undefined;
+  /** Gives up the opening under way. */
+  #openAbort: AbortController | undefined;
+  /** The opening has begun to make things (a tmp folder, the worker) that closing must undo. */
+  #openStarted = false;
   #loadTools: ReturnType<typeof builtinLoader>;
   #tools: ToolRegistry;
   /** The MCP tools in `#tools`, by name, to tell a changed tool from the same one. */
@@ -329,11 +333,15 @@ export class Conversation {
     const options = this.#options;
     const { config, workspace, session } = options;
     const resultsDir = toolResultsDir(session.path);
+    const abort = new AbortController();
+    this.#openAbort = abort;
     const opening = Promise.all([
       import("./agent_sandbox.ts"),
       Deno.mkdir(resultsDir, { recursive: true, mode: 0o700 }),
-    ]).then(([{ openAgentSandbox }]) =>
-      openAgentSandbox({
+    ]).then(([{ openAgentSandbox }]) => {
+      if (abort.signal.aborted) throw new Error("The sandbox was closed while it opened");
+      this.#openStarted = true;
+      return openAgentSandbox({
         config,
         workspace,
         env: options.env,
@@ -350,8 +358,9 @@ export class Conversation {
         onPermissionChange: (change) => session.append({ type: "permission", change }),
         sessionId: session.id,
         secrets: options.mcp?.secrets(),
-      })
-    ).then((sandbox) => {
+        signal: abort.signal,
+      });
+    }).then((sandbox) => {
       options.onSandboxOpen?.(sandbox);
       return sandbox;
     });
@@ -365,8 +374,19 @@ export class Conversation {
 
   async #closeSandbox(): Promise<void> {
     const opening = this.#opening;
+    const started = this.#openStarted;
     this.#opening = undefined;
-    if (opening) await opening.then((sandbox) => sandbox.close(), () => {});
+    this.#openStarted = false;
+    // An opening still under way (warmed at the first token of a turn that needed no tool) is
+    // given up: before it made anything there is nothing to wait for, after it cleans up.
+    this.#openAbort?.abort();
+    this.#openAbort = undefined;
+    if (!opening) return;
+    if (!started) {
+      opening.catch(() => {});
+      return;
+    }
+    await opening.then((sandbox) => sandbox.close(), () => {});
   }
 }
 

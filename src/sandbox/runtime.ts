@@ -89,6 +89,11 @@ export interface CreateSandboxOptions {
   runId: string;
   /** Start the worker now rather than on the first call. */
   warm?: boolean;
+  /**
+   * Stops an opening no longer wanted (the run ended before its first tool call): it removes
+   * what it made, kills a worker still starting, and rejects.
+   */
+  signal?: AbortSignal;
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
   /**
@@ -123,6 +128,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let profile = base;
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
+  if (options.signal?.aborted) {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    throw new Error("The sandbox was closed while it opened");
+  }
   const shellKind: ShellKind = !wantsBwrap ? "none" : probe?.ok ? "bwrap" : "unavailable";
   const shellNote = options.noSandbox
     ? "--no-sandbox: shell commands run without bubblewrap"
@@ -181,6 +190,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (options.warm) worker.start().catch(() => {});
 
   if (shellKind === "bwrap") await currentPlan();
+  if (options.signal?.aborted) {
+    await worker.close();
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    throw new Error("The sandbox was closed while it opened");
+  }
   return {
     workspace: options.workspace,
     get profile() {

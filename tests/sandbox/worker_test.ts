@@ -117,6 +117,19 @@ Deno.test("WorkerHost (process) close() and restart() leave no process behind", 
   });
 });
 
+Deno.test("WorkerHost (process) close() kills a worker still starting instead of waiting for it", async () => {
+  await withBox(async (box) => {
+    const host = new WorkerHost({ grants: NONE, handlerUrl: TEST_HANDLER, workspace: box.ws });
+    const starting = host.start();
+    const pid = host.pid!;
+    ok(pid > 0);
+    await host.close();
+    // Stopped gracefully it would load, answer "ready" and exit by itself; killed, it never does.
+    await rejects(starting, /killed by SIGKILL/);
+    equal(alive(pid), false);
+  });
+});
+
 Deno.test("WorkerHost (process) writes Deno's permission audit, one file per worker run", async () => {
   await withBox(async (box) => {
     await Deno.writeTextFile(join(box.ws, "a.txt"), "a\n");

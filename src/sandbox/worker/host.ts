@@ -155,7 +155,8 @@ export class WorkerHost {
 
   /**
    * Cancels the calls in flight (they end CANCELLED) and stops every worker, killing what
-   * does not stop within the grace. Resolves once no worker process is left.
+   * does not stop within the grace (and a worker still starting at once). Resolves once no
+   * worker process is left.
    */
   async close(): Promise<void> {
     this.#closed = true;
@@ -165,7 +166,9 @@ export class WorkerHost {
     await Promise.all(runs.map(async (run) => {
       run.retired = true;
       for (const call of [...run.pending.values()]) call.stop("close");
-      await run.channel.stop(this.#grace);
+      // A worker still loading has nothing to finish: waiting for it to load only to stop it
+      // would hold up every exit that comes before the first tool call.
+      await run.channel.stop(run.isReady ? this.#grace : 0);
     }));
   }
 

@@ -27,6 +27,8 @@ export interface Run {
   pending: Map<number, PendingCall>;
   /** Resolves when the worker has loaded its handler; rejects when it ends or takes too long. */
   ready: Promise<void>;
+  /** `ready` has resolved. */
+  isReady: boolean;
   /** Takes no new calls: replaced by `restart()`, or closed. */
   retired: boolean;
   /** The worker has ended. */
@@ -55,6 +57,7 @@ export function openRun(
     auditPath: options.auditPath,
     pending: new Map(),
     ready: Promise.resolve(),
+    isReady: false,
     retired: false,
     gone: false,
   };
@@ -65,6 +68,7 @@ export function openRun(
     }, options.startTimeoutMs);
     onReady = () => {
       clearTimeout(timer);
+      run.isReady = true;
       resolve();
     };
     channel.ended.then((why) => {
