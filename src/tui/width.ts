@@ -102,8 +102,9 @@ function wrapWith(text: string, width: number, options: { trim: boolean; wordWra
   const cells = Math.max(1, width);
   if (!libraries) return fallbackWrap(text, cells, options);
   const rows = libraries.wrapAnsi(text, cells, { hard: true, ...options }).split("\n");
-  // wrap-ansi measures with an older string-width than visibleWidth (Devanagari conjuncts,
-  // Arabic number signs and lone surrogates differ): a row it leaves too wide is broken again.
+  // wrap-ansi measures with its own string-width (deno.json pins ours to the same version; they
+  // differed on Devanagari conjuncts, Arabic number signs and lone surrogates): should a row
+  // still come out too wide, it is broken again.
   return rows.flatMap((row) =>
     visibleWidth(row) <= cells ? [row] : fallbackWrap(row, cells, { ...options, wordWrap: false })
   );
@@ -115,7 +116,8 @@ export function truncateToWidth(line: string, width: number, ellipsis = "…"): 
   if (visibleWidth(line) <= width) return line;
   const room = Math.max(0, width - visibleWidth(ellipsis));
   let cut = libraries ? libraries.sliceAnsi(line, 0, room) : fallbackSlice(line, room).text;
-  // slice-ansi too measures with the older string-width: the bound keeps the promise.
+  // slice-ansi too measures with its own string-width: should the cut be too wide, the bound
+  // keeps the promise.
   if (libraries && visibleWidth(cut) > room) cut = fallbackSlice(line, room).text;
   // A style cut open would run into the ellipsis and beyond: close everything.
   return (line.includes("\x1b") ? cut + "\x1b[0m" : cut) + ellipsis;

@@ -8,6 +8,7 @@ import type { AgentEvent } from "../../core/events.ts";
 import type { AskPerson } from "../../sandbox/review.ts";
 import { Editor } from "../../tui/editor.ts";
 import { History } from "../../tui/history.ts";
+import { completePath, expandMentions } from "../../tui/mentions.ts";
 import { themeFor, wantsColor } from "../../tui/theme.ts";
 import { loadRenderers } from "../../tui/renderers.ts";
 import { warmWidth } from "../../tui/width.ts";
@@ -51,9 +52,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const editor = new Editor({
     history,
     commands: () => commands.list().map(({ name, description }) => ({ name, description })),
-    // node:path (in mentions.ts) starts Deno's Node layer, about 15 ms: not before the prompt.
-    paths: async (partial) =>
-      (await import("../../tui/mentions.ts")).completePath(workspace, partial),
+    paths: (partial) => completePath(workspace, partial),
     onChange: () => app.frame(),
   });
   // Loaded after the first frame, with the slash commands that use them.
@@ -276,7 +275,6 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     commandContext: context,
     conversation,
     prepareMessage: async (text) => {
-      const { expandMentions } = await import("../../tui/mentions.ts");
       const expanded = await expandMentions(text, workspace);
       return { text: expanded.text, notes: expanded.errors };
     },
