@@ -17,6 +17,7 @@ import type { PermissionRule, ReviewMode } from "../../src/config/schema.ts";
 import { builtinLoader, builtinTools } from "../../src/tools/mod.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import type { PermissionChange } from "../../src/session/types.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
 
 const SECRET = "sk-test-gate-0123456789abcdef";
 
@@ -154,22 +155,26 @@ Deno.test("PermissionGate denies a write in ask mode without a person and says h
   });
 });
 
-Deno.test("PermissionGate asks the person, and 'session' approves the same command prefix later", async () => {
-  await withGate({ answers: ["session"] }, async (box) => {
-    let obs = await box.call("bash", { command: "touch one.txt" });
-    equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
-    obs = await box.call("bash", { command: "touch two.txt" });
-    equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
-    deepEqual(box.asked, ["touch one.txt"]);
-    equal(box.audit[1].decidedBy, "session");
-    equal(box.audit[0].sandbox, "bwrap");
-    ok(box.events.some((e) => e.type === "permission_request" && e.summary === "touch one.txt"));
-    // A different command is asked again (and denied: no answers left).
-    obs = await box.call("bash", { command: "rm one.txt" });
-    expectError(obs, "POLICY_DENIED", /The user denied it/);
-    await Deno.stat(join(box.ws, "one.txt"));
-  });
-});
+testWith(
+  [bwrapNeed],
+  "PermissionGate asks the person, and 'session' approves the same command prefix later",
+  async () => {
+    await withGate({ answers: ["session"] }, async (box) => {
+      let obs = await box.call("bash", { command: "touch one.txt" });
+      equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+      obs = await box.call("bash", { command: "touch two.txt" });
+      equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+      deepEqual(box.asked, ["touch one.txt"]);
+      equal(box.audit[1].decidedBy, "session");
+      equal(box.audit[0].sandbox, "bwrap");
+      ok(box.events.some((e) => e.type === "permission_request" && e.summary === "touch one.txt"));
+      // A different command is asked again (and denied: no answers left).
+      obs = await box.call("bash", { command: "rm one.txt" });
+      expectError(obs, "POLICY_DENIED", /The user denied it/);
+      await Deno.stat(join(box.ws, "one.txt"));
+    });
+  },
+);
 
 Deno.test("PermissionGate keeps deny rules in bypass mode and for parts hidden in substitutions", async () => {
   const rules: PermissionRule[] = [{ action: "deny", command: "git push", reason: "no pushing" }];
@@ -191,24 +196,28 @@ Deno.test("PermissionGate keeps deny rules in bypass mode and for parts hidden i
   });
 });
 
-Deno.test("PermissionGate masks secrets in tool output and in the audit record", async () => {
-  await withGate({ mode: "bypass" }, async (box) => {
-    await Deno.writeTextFile(join(box.ws, "leak.txt"), `key=${SECRET}\n`);
-    const read = await box.call("read", { path: "leak.txt" });
-    ok(read.status === "SUCCEEDED" && !read.output.includes(SECRET), JSON.stringify(read));
-    const bash = await box.call("bash", { command: `cat leak.txt; echo ${SECRET}` });
-    ok(bash.status === "SUCCEEDED" && !bash.output.includes(SECRET), JSON.stringify(bash));
-    ok(!JSON.stringify(box.audit).includes(SECRET), "the audit log holds the secret");
-    // Streamed progress (what the screen shows) is masked too, even split across pieces.
-    const pieces: string[] = [];
-    const streamed = await box.tools.get("bash")!.run(
-      { command: `printf '%s' ${SECRET.slice(0, 10)}; sleep 0.2; echo ${SECRET.slice(10)}` },
-      { workspace: box.ws, signal: new AbortController().signal, update: (t) => pieces.push(t) },
-    );
-    equal(streamed.status, "SUCCEEDED");
-    ok(pieces.length > 0 && !pieces.join("").includes(SECRET), JSON.stringify(pieces));
-  });
-});
+testWith(
+  [bwrapNeed],
+  "PermissionGate masks secrets in tool output and in the audit record",
+  async () => {
+    await withGate({ mode: "bypass" }, async (box) => {
+      await Deno.writeTextFile(join(box.ws, "leak.txt"), `key=${SECRET}\n`);
+      const read = await box.call("read", { path: "leak.txt" });
+      ok(read.status === "SUCCEEDED" && !read.output.includes(SECRET), JSON.stringify(read));
+      const bash = await box.call("bash", { command: `cat leak.txt; echo ${SECRET}` });
+      ok(bash.status === "SUCCEEDED" && !bash.output.includes(SECRET), JSON.stringify(bash));
+      ok(!JSON.stringify(box.audit).includes(SECRET), "the audit log holds the secret");
+      // Streamed progress (what the screen shows) is masked too, even split across pieces.
+      const pieces: string[] = [];
+      const streamed = await box.tools.get("bash")!.run(
+        { command: `printf '%s' ${SECRET.slice(0, 10)}; sleep 0.2; echo ${SECRET.slice(10)}` },
+        { workspace: box.ws, signal: new AbortController().signal, update: (t) => pieces.push(t) },
+      );
+      equal(streamed.status, "SUCCEEDED");
+      ok(pieces.length > 0 && !pieces.join("").includes(SECRET), JSON.stringify(pieces));
+    });
+  },
+);
 
 Deno.test("PermissionGate: a file asking the agent to run a command is data; the command is still reviewed", async () => {
   await withGate({}, async (box) => {
@@ -230,23 +239,27 @@ Deno.test("PermissionGate: a file asking the agent to run a command is data; the
   });
 });
 
-Deno.test("PermissionGate: the :read-only profile denies writes and writing commands outright", async () => {
-  await withGate({ profile: ":read-only", mode: "bypass" }, async (box) => {
-    expectError(
-      await box.call("write", { path: "a", content: "x" }),
-      "POLICY_DENIED",
-      /allows no changes/,
-    );
-    expectError(
-      await box.call("bash", { command: "touch a" }),
-      "POLICY_DENIED",
-      /allows no changes/,
-    );
-    const ls = await box.call("bash", { command: "ls -a" });
-    equal(ls.status, "SUCCEEDED");
-    equal(box.audit[0].decidedBy, "profile");
-  });
-});
+testWith(
+  [bwrapNeed],
+  "PermissionGate: the :read-only profile denies writes and writing commands outright",
+  async () => {
+    await withGate({ profile: ":read-only", mode: "bypass" }, async (box) => {
+      expectError(
+        await box.call("write", { path: "a", content: "x" }),
+        "POLICY_DENIED",
+        /allows no changes/,
+      );
+      expectError(
+        await box.call("bash", { command: "touch a" }),
+        "POLICY_DENIED",
+        /allows no changes/,
+      );
+      const ls = await box.call("bash", { command: "ls -a" });
+      equal(ls.status, "SUCCEEDED");
+      equal(box.audit[0].decidedBy, "profile");
+    });
+  },
+);
 
 Deno.test("request_permissions widens the worker for the turn, and endTurn() narrows it again", async () => {
   await withGate({ answers: ["once", "once"] }, async (box) => {
@@ -279,31 +292,39 @@ Deno.test("request_permissions widens the worker for the turn, and endTurn() nar
   });
 });
 
-Deno.test("PermissionGate reports session approvals and grants, and restore() brings them back", async () => {
-  const changes: PermissionChange[] = [];
-  let outside = "";
-  await withGate({ answers: ["session", "once"], changes }, async (box) => {
-    outside = box.outside;
-    equal((await box.call("bash", { command: "touch one.txt" })).status, "SUCCEEDED");
-    const granted = await box.call("request_permissions", {
-      reason: "compare with the sibling project",
-      read: [box.outside],
-      scope: "session",
+testWith(
+  [bwrapNeed],
+  "PermissionGate reports session approvals and grants, and restore() brings them back",
+  async () => {
+    const changes: PermissionChange[] = [];
+    let outside = "";
+    await withGate({ answers: ["session", "once"], changes }, async (box) => {
+      outside = box.outside;
+      equal((await box.call("bash", { command: "touch one.txt" })).status, "SUCCEEDED");
+      const granted = await box.call("request_permissions", {
+        reason: "compare with the sibling project",
+        read: [box.outside],
+        scope: "session",
+      });
+      equal(granted.status, "SUCCEEDED", JSON.stringify(granted));
     });
-    equal(granted.status, "SUCCEEDED", JSON.stringify(granted));
-  });
-  equal(changes.length, 2, JSON.stringify(changes));
-  ok(changes[0].kind === "approval" && changes[0].key.includes("touch"), JSON.stringify(changes));
-  ok(changes[1].kind === "grant" && changes[1].extra.read.includes(outside));
-  // A new gate (a resumed session) with nobody to ask: the restored state decides.
-  await withGate({ restore: changes }, async (box) => {
-    const touched = await box.call("bash", { command: "touch two.txt" });
-    equal(touched.status, "SUCCEEDED", JSON.stringify(touched));
-    equal(box.audit[0].decidedBy, "session");
-    ok(readRoots(box).includes(outside), "the read grant is back");
-    expectError(await box.call("bash", { command: "rm two.txt" }), "POLICY_DENIED", /Not approved/);
-  });
-});
+    equal(changes.length, 2, JSON.stringify(changes));
+    ok(changes[0].kind === "approval" && changes[0].key.includes("touch"), JSON.stringify(changes));
+    ok(changes[1].kind === "grant" && changes[1].extra.read.includes(outside));
+    // A new gate (a resumed session) with nobody to ask: the restored state decides.
+    await withGate({ restore: changes }, async (box) => {
+      const touched = await box.call("bash", { command: "touch two.txt" });
+      equal(touched.status, "SUCCEEDED", JSON.stringify(touched));
+      equal(box.audit[0].decidedBy, "session");
+      ok(readRoots(box).includes(outside), "the read grant is back");
+      expectError(
+        await box.call("bash", { command: "rm two.txt" }),
+        "POLICY_DENIED",
+        /Not approved/,
+      );
+    });
+  },
+);
 
 Deno.test("request_permissions: a refusal is a clear observation and nothing widens", async () => {
   await withGate({ answers: ["deny"] }, async (box) => {
@@ -344,18 +365,22 @@ Deno.test("PermissionGate: without bubblewrap a command never runs silently, eve
   });
 });
 
-Deno.test("PermissionGate: a repository created by one command has its .git read-only in the next", async () => {
-  await withGate({ mode: "bypass" }, async (box) => {
-    const made = await box.call("bash", { command: "mkdir -p sub/.git/hooks" });
-    ok(made.status === "SUCCEEDED" && made.output.endsWith("exit code: 0"), JSON.stringify(made));
-    const hook = await box.call("bash", { command: "echo evil > sub/.git/hooks/pre-commit" });
-    ok(
-      hook.status === "SUCCEEDED" && /Read-only file system/.test(hook.output),
-      JSON.stringify(hook),
-    );
-    await Deno.stat(join(box.ws, "sub/.git/hooks/pre-commit")).then(
-      () => ok(false, "the hook was written"),
-      (error) => ok(error instanceof Deno.errors.NotFound),
-    );
-  });
-});
+testWith(
+  [bwrapNeed],
+  "PermissionGate: a repository created by one command has its .git read-only in the next",
+  async () => {
+    await withGate({ mode: "bypass" }, async (box) => {
+      const made = await box.call("bash", { command: "mkdir -p sub/.git/hooks" });
+      ok(made.status === "SUCCEEDED" && made.output.endsWith("exit code: 0"), JSON.stringify(made));
+      const hook = await box.call("bash", { command: "echo evil > sub/.git/hooks/pre-commit" });
+      ok(
+        hook.status === "SUCCEEDED" && /Read-only file system/.test(hook.output),
+        JSON.stringify(hook),
+      );
+      await Deno.stat(join(box.ws, "sub/.git/hooks/pre-commit")).then(
+        () => ok(false, "the hook was written"),
+        (error) => ok(error instanceof Deno.errors.NotFound),
+      );
+    });
+  },
+);

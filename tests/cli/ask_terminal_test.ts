@@ -6,6 +6,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { testWith, tmuxNeed } from "../support/needs.ts";
 
 function tmux(...args: string[]): string {
   const out = new Deno.Command("tmux", { args, stderr: "piped" }).outputSync();
@@ -60,14 +61,14 @@ async function askAndAnswer(answer: string): Promise<{ written: boolean; screen:
   }
 }
 
-Deno.test("tern run at a terminal asks before a write: y allows it once", async () => {
+testWith([tmuxNeed], "tern run at a terminal asks before a write: y allows it once", async () => {
   const { written, screen } = await askAndAnswer("y");
   match(screen, /\? write: write out\.txt/);
   match(screen, /"write" changes files/);
   ok(written, "the approved write did not happen");
 });
 
-Deno.test("tern run at a terminal asks before a write: n denies it", async () => {
+testWith([tmuxNeed], "tern run at a terminal asks before a write: n denies it", async () => {
   const { written } = await askAndAnswer("n");
   ok(!written, "the denied write happened");
 });

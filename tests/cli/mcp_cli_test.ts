@@ -8,7 +8,8 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
-import { denoNpm, EVERYTHING, FILESYSTEM } from "../mcp/_servers.ts";
+import { denoNpm, EVERYTHING, FILESYSTEM, referenceServersNeed } from "../mcp/_servers.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
 
 const SECRET = "sk-test-SECRET-77aa01bc9d";
 /** A token the MCP config gives a server: its echo in a tool result must be masked. */
@@ -60,40 +61,47 @@ function call(name: string, args: unknown, id: string): ScriptedReply {
   return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
 }
 
-Deno.test("tern run: a full turn through an MCP tool of server-everything", async () => {
-  const withToken = { ...everything(), env: { ...everything().env, SERVICE_TOKEN: SERVER_TOKEN } };
-  await withMcpWorkspace({ everything: withToken }, async (ws, env) => {
-    const server = await startScriptedServer([
-      call("mcp__everything__echo", { message: "via mcp" }, "c1"),
-      call("mcp__everything__get-env", {}, "c2"),
-      { text: "The server echoed it." },
-    ], { chunkDelayMs: 0 });
-    try {
-      const run = await runTern(
-        ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", "echo it"],
-        { cwd: ws.dir, env },
-      );
-      equal(run.code, 0, run.stderr);
-      const result = JSON.parse(run.stdout);
-      equal(result.exitReason, "COMPLETED");
-      const first = server.requests[0].modelRequest;
-      const names = (first.tools ?? []).map((tool) => tool.name);
-      ok(names.includes("mcp__everything__echo"), names.join(", "));
-      ok(names.includes("read"), "the built-in tools are still there");
-      const messages = server.requests[2].modelRequest.messages;
-      const results = messages.filter((m) => m.role === "tool").map((m) => m.content);
-      match(String(results[0]), /SUCCEEDED\nEcho: via mcp/);
-      // The server's own environment holds no API key; the token its config gave it is masked.
-      ok(!String(results[1]).includes(SECRET), "the API key reached the MCP server");
-      ok(!String(results[1]).includes("TERN_API_KEY"));
-      match(String(results[1]), /SERVICE_TOKEN/);
-      ok(!String(results[1]).includes(SERVER_TOKEN), "the server's token reached the model");
-      ok(!run.stdout.includes(SERVER_TOKEN) && !run.stderr.includes(SERVER_TOKEN));
-    } finally {
-      await server.close();
-    }
-  });
-});
+testWith(
+  [referenceServersNeed],
+  "tern run: a full turn through an MCP tool of server-everything",
+  async () => {
+    const withToken = {
+      ...everything(),
+      env: { ...everything().env, SERVICE_TOKEN: SERVER_TOKEN },
+    };
+    await withMcpWorkspace({ everything: withToken }, async (ws, env) => {
+      const server = await startScriptedServer([
+        call("mcp__everything__echo", { message: "via mcp" }, "c1"),
+        call("mcp__everything__get-env", {}, "c2"),
+        { text: "The server echoed it." },
+      ], { chunkDelayMs: 0 });
+      try {
+        const run = await runTern(
+          ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", "echo it"],
+          { cwd: ws.dir, env },
+        );
+        equal(run.code, 0, run.stderr);
+        const result = JSON.parse(run.stdout);
+        equal(result.exitReason, "COMPLETED");
+        const first = server.requests[0].modelRequest;
+        const names = (first.tools ?? []).map((tool) => tool.name);
+        ok(names.includes("mcp__everything__echo"), names.join(", "));
+        ok(names.includes("read"), "the built-in tools are still there");
+        const messages = server.requests[2].modelRequest.messages;
+        const results = messages.filter((m) => m.role === "tool").map((m) => m.content);
+        match(String(results[0]), /SUCCEEDED\nEcho: via mcp/);
+        // The server's own environment holds no API key; the token its config gave it is masked.
+        ok(!String(results[1]).includes(SECRET), "the API key reached the MCP server");
+        ok(!String(results[1]).includes("TERN_API_KEY"));
+        match(String(results[1]), /SERVICE_TOKEN/);
+        ok(!String(results[1]).includes(SERVER_TOKEN), "the server's token reached the model");
+        ok(!run.stdout.includes(SERVER_TOKEN) && !run.stderr.includes(SERVER_TOKEN));
+      } finally {
+        await server.close();
+      }
+    });
+  },
+);
 
 Deno.test("tern run: an MCP tool not marked read-only needs approval, and deny rules apply", async () => {
   await withMcpWorkspace({ fault: fault("ok") }, async (ws, env) => {
@@ -132,57 +140,61 @@ Deno.test("tern run: an MCP tool not marked read-only needs approval, and deny r
   });
 });
 
-Deno.test("tern mcp list, tools and call against configured servers", async () => {
-  await withMcpWorkspace(
-    { everything: everything(), broken: fault("exit") },
-    async (ws, env) => {
-      const list = await runTern(["mcp", "list"], { cwd: ws.dir, env });
-      equal(list.code, 0, list.stderr);
-      match(list.stdout, /^broken\s+FAILED\s+stdio/m);
-      match(list.stdout, /fatal: cannot start/);
-      match(list.stdout, /^everything\s+READY\s+stdio\s+1\d tools/m);
+testWith(
+  [referenceServersNeed],
+  "tern mcp list, tools and call against configured servers",
+  async () => {
+    await withMcpWorkspace(
+      { everything: everything(), broken: fault("exit") },
+      async (ws, env) => {
+        const list = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+        equal(list.code, 0, list.stderr);
+        match(list.stdout, /^broken\s+FAILED\s+stdio/m);
+        match(list.stdout, /fatal: cannot start/);
+        match(list.stdout, /^everything\s+READY\s+stdio\s+1\d tools/m);
 
-      const json = await runTern(["mcp", "list", "--json"], { cwd: ws.dir, env });
-      const states = JSON.parse(json.stdout).map((s: { name: string; state: string }) => [
-        s.name,
-        s.state,
-      ]);
-      deepEqual(states, [["broken", "FAILED"], ["everything", "READY"]]);
+        const json = await runTern(["mcp", "list", "--json"], { cwd: ws.dir, env });
+        const states = JSON.parse(json.stdout).map((s: { name: string; state: string }) => [
+          s.name,
+          s.state,
+        ]);
+        deepEqual(states, [["broken", "FAILED"], ["everything", "READY"]]);
 
-      const tools = await runTern(["mcp", "tools", "everything"], { cwd: ws.dir, env });
-      equal(tools.code, 0, tools.stderr);
-      match(tools.stdout, /^mcp__everything__echo {2}\(echo, read-only\)$/m);
+        const tools = await runTern(["mcp", "tools", "everything"], { cwd: ws.dir, env });
+        equal(tools.code, 0, tools.stderr);
+        match(tools.stdout, /^mcp__everything__echo {2}\(echo, read-only\)$/m);
 
-      const echo = await runTern(
-        ["mcp", "call", "everything", "echo", '{"message":"from the cli"}'],
-        { cwd: ws.dir, env },
-      );
-      equal(echo.code, 0, echo.stderr);
-      equal(echo.stdout, "Echo: from the cli\n");
+        const echo = await runTern(
+          ["mcp", "call", "everything", "echo", '{"message":"from the cli"}'],
+          { cwd: ws.dir, env },
+        );
+        equal(echo.code, 0, echo.stderr);
+        equal(echo.stdout, "Echo: from the cli\n");
 
-      const invalid = await runTern(["mcp", "call", "everything", "echo", "{nope"], {
-        cwd: ws.dir,
-        env,
-      });
-      equal(invalid.code, 2);
-      match(invalid.stderr, /Invalid arguments for "echo": not JSON/);
+        const invalid = await runTern(["mcp", "call", "everything", "echo", "{nope"], {
+          cwd: ws.dir,
+          env,
+        });
+        equal(invalid.code, 2);
+        match(invalid.stderr, /Invalid arguments for "echo": not JSON/);
 
-      const unknown = await runTern(["mcp", "call", "everything", "nope", "{}"], {
-        cwd: ws.dir,
-        env,
-      });
-      equal(unknown.code, 2);
-      match(unknown.stderr, /has no tool "nope" \(its tools: .*"echo"/);
+        const unknown = await runTern(["mcp", "call", "everything", "nope", "{}"], {
+          cwd: ws.dir,
+          env,
+        });
+        equal(unknown.code, 2);
+        match(unknown.stderr, /has no tool "nope" \(its tools: .*"echo"/);
 
-      const wrongArgs = await runTern(["mcp", "call", "everything", "echo", '{"message":1}'], {
-        cwd: ws.dir,
-        env,
-      });
-      equal(wrongArgs.code, 1);
-      match(wrongArgs.stderr, /ERROR\[INVALID_ARGUMENTS\]/);
-    },
-  );
-});
+        const wrongArgs = await runTern(["mcp", "call", "everything", "echo", '{"message":1}'], {
+          cwd: ws.dir,
+          env,
+        });
+        equal(wrongArgs.code, 1);
+        match(wrongArgs.stderr, /ERROR\[INVALID_ARGUMENTS\]/);
+      },
+    );
+  },
+);
 
 Deno.test("project MCP servers start only once trusted, and a changed one needs trust again", async () => {
   await withMcpWorkspace({}, async (ws, env) => {
@@ -226,32 +238,36 @@ Deno.test("a bad MCP config names the file and key, exit code 2", async () => {
   });
 });
 
-Deno.test("a stdio server with sandbox: true runs in bubblewrap: it writes only the workspace", async () => {
-  await withMcpWorkspace({}, async (ws, env) => {
-    const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-outside-" }));
-    try {
-      const { command, args, env: serverEnv } = filesystem("/");
-      await Deno.writeTextFile(
-        join(ws.home, "mcp.json"),
-        JSON.stringify({ servers: { fs: { command, args, env: serverEnv, sandbox: true } } }),
-      );
-      const write = (path: string) =>
-        runTern(
-          ["mcp", "call", "fs", "write_file", JSON.stringify({ path, content: "x" })],
-          { cwd: ws.dir, env },
+testWith(
+  [referenceServersNeed, bwrapNeed],
+  "a stdio server with sandbox: true runs in bubblewrap: it writes only the workspace",
+  async () => {
+    await withMcpWorkspace({}, async (ws, env) => {
+      const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-outside-" }));
+      try {
+        const { command, args, env: serverEnv } = filesystem("/");
+        await Deno.writeTextFile(
+          join(ws.home, "mcp.json"),
+          JSON.stringify({ servers: { fs: { command, args, env: serverEnv, sandbox: true } } }),
         );
-      const inside = await write(join(ws.dir, "inside.txt"));
-      equal(inside.code, 0, inside.stderr);
-      equal(await Deno.readTextFile(join(ws.dir, "inside.txt")), "x");
-      const denied = await write(join(outside, "outside.txt"));
-      equal(denied.code, 1);
-      match(denied.stderr, /reported an error/);
-      deepEqual([...Deno.readDirSync(outside)], [], "nothing was written outside the workspace");
-    } finally {
-      await Deno.remove(outside, { recursive: true });
-    }
-  });
-});
+        const write = (path: string) =>
+          runTern(
+            ["mcp", "call", "fs", "write_file", JSON.stringify({ path, content: "x" })],
+            { cwd: ws.dir, env },
+          );
+        const inside = await write(join(ws.dir, "inside.txt"));
+        equal(inside.code, 0, inside.stderr);
+        equal(await Deno.readTextFile(join(ws.dir, "inside.txt")), "x");
+        const denied = await write(join(outside, "outside.txt"));
+        equal(denied.code, 1);
+        match(denied.stderr, /reported an error/);
+        deepEqual([...Deno.readDirSync(outside)], [], "nothing was written outside the workspace");
+      } finally {
+        await Deno.remove(outside, { recursive: true });
+      }
+    });
+  },
+);
 
 Deno.test("tern run: a server's tools/list_changed reaches the model's next requests", async () => {
   await withMcpWorkspace({ fault: fault("ok") }, async (ws, env) => {

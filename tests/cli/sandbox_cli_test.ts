@@ -8,6 +8,7 @@ import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
 
 const SECRET = "sk-test-SANDBOX-9d8c7b6a5f";
 
@@ -105,49 +106,53 @@ Deno.test("tern run --mode auto asks the reviewer model: allow runs the call, de
   });
 });
 
-Deno.test("tern sandbox explain prints exactly the worker and bubblewrap command lines a run starts", async () => {
-  await withWorkspace(async (ws) => {
-    let workerArgv: string[] | undefined;
-    let listResult = "";
-    const seen: string[] = [];
-    const script: Script = (request, i) => {
-      if (i === 0) return call("list", { path: "." }, "e0");
-      if (i === 1) {
-        workerArgv = findWorker(ws.dir);
-        listResult = toolResult(request);
-        return call("bash", { command: "tr '\\0' '\\n' < /proc/1/cmdline" }, "e1");
-      }
-      seen.push(toolResult(request));
-      return { text: "seen" };
-    };
-    const { run } = await runWith(script, ["--mode", "bypass", "look"], ws);
-    equal(run.code, 0, run.stdout + run.stderr);
-    const explain = await runTern(["sandbox", "explain", "-o", "json"], {
-      cwd: ws.dir,
-      env: ws.env,
+testWith(
+  [bwrapNeed],
+  "tern sandbox explain prints exactly the worker and bubblewrap command lines a run starts",
+  async () => {
+    await withWorkspace(async (ws) => {
+      let workerArgv: string[] | undefined;
+      let listResult = "";
+      const seen: string[] = [];
+      const script: Script = (request, i) => {
+        if (i === 0) return call("list", { path: "." }, "e0");
+        if (i === 1) {
+          workerArgv = findWorker(ws.dir);
+          listResult = toolResult(request);
+          return call("bash", { command: "tr '\\0' '\\n' < /proc/1/cmdline" }, "e1");
+        }
+        seen.push(toolResult(request));
+        return { text: "seen" };
+      };
+      const { run } = await runWith(script, ["--mode", "bypass", "look"], ws);
+      equal(run.code, 0, run.stdout + run.stderr);
+      const explain = await runTern(["sandbox", "explain", "-o", "json"], {
+        cwd: ws.dir,
+        env: ws.env,
+      });
+      equal(explain.code, 0, explain.stderr);
+      const explained = JSON.parse(explain.stdout);
+      const normal = (argv: string[]) =>
+        argv.map((arg) =>
+          arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>")
+            .replace(
+              /\/sessions\/[^,/]+\/[^,/]+\/tool-results/g,
+              "/sessions/<cwd>/<session>/tool-results",
+            )
+        );
+      ok(workerArgv, `no worker process was found during the run; list said: ${listResult}`);
+      deepEqual(normal(workerArgv), normal(explained.worker));
+      // Inside the sandbox, pid 1 is bubblewrap: its argv minus the command is what explain says.
+      const real = seen[0].replace(/^SUCCEEDED\n/, "").split("\n");
+      const bwrapIndex = real.findIndex((arg) => arg.endsWith("/bwrap"));
+      ok(bwrapIndex >= 0, seen[0]);
+      const started = real.slice(bwrapIndex + 1, real.indexOf("exit code: 0") - 1);
+      equal(explained.bwrap[0], "bwrap");
+      deepEqual(normal(started), normal(explained.bwrap.slice(1, -1)));
+      equal(explained.profile, ":workspace");
     });
-    equal(explain.code, 0, explain.stderr);
-    const explained = JSON.parse(explain.stdout);
-    const normal = (argv: string[]) =>
-      argv.map((arg) =>
-        arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>")
-          .replace(
-            /\/sessions\/[^,/]+\/[^,/]+\/tool-results/g,
-            "/sessions/<cwd>/<session>/tool-results",
-          )
-      );
-    ok(workerArgv, `no worker process was found during the run; list said: ${listResult}`);
-    deepEqual(normal(workerArgv), normal(explained.worker));
-    // Inside the sandbox, pid 1 is bubblewrap: its argv minus the command is what explain says.
-    const real = seen[0].replace(/^SUCCEEDED\n/, "").split("\n");
-    const bwrapIndex = real.findIndex((arg) => arg.endsWith("/bwrap"));
-    ok(bwrapIndex >= 0, seen[0]);
-    const started = real.slice(bwrapIndex + 1, real.indexOf("exit code: 0") - 1);
-    equal(explained.bwrap[0], "bwrap");
-    deepEqual(normal(started), normal(explained.bwrap.slice(1, -1)));
-    equal(explained.profile, ":workspace");
-  });
-});
+  },
+);
 
 /**
  * The argv of the tool worker for workspace `dir`, from /proc (through `cat`: reading another
@@ -199,25 +204,29 @@ Deno.test("tern audit prints the calls of the last run with their decisions", as
   });
 });
 
-Deno.test("tern sandbox check reports rules, the classifier and the profile", async () => {
-  await withWorkspace(async (ws) => {
-    await Deno.writeTextFile(
-      join(ws.home, "config.jsonc"),
-      `{ "rules": [{ "action": "deny", "command": "git push", "match": ["git push origin"] }] }`,
-    );
-    const check = (args: string[], extra: string[] = []) =>
-      runTern(["sandbox", "check", ...extra, "--", ...args], { cwd: ws.dir, env: ws.env });
-    let out = await check(["git", "status", "&&", "git", "push"]);
-    equal(out.code, 0, out.stderr);
-    match(out.stdout, /^deny\n\s+decided by\s+rule \(deny command "git push"\)/);
-    out = await check(["rg", "-n", "TODO", "src"]);
-    match(out.stdout, /^run in bubblewrap\n\s+decided by\s+classifier/);
-    out = await check(['{"tool":"edit","args":{"path":"a.ts"}}'], ["--profile", ":read-only"]);
-    match(out.stdout, /^deny\n\s+decided by\s+profile/);
-    out = await check(["rm", "-rf", "build"], ["--mode", "bypass"]);
-    match(out.stdout, /^run in bubblewrap \(review bypassed\)/);
-  });
-});
+testWith(
+  [bwrapNeed],
+  "tern sandbox check reports rules, the classifier and the profile",
+  async () => {
+    await withWorkspace(async (ws) => {
+      await Deno.writeTextFile(
+        join(ws.home, "config.jsonc"),
+        `{ "rules": [{ "action": "deny", "command": "git push", "match": ["git push origin"] }] }`,
+      );
+      const check = (args: string[], extra: string[] = []) =>
+        runTern(["sandbox", "check", ...extra, "--", ...args], { cwd: ws.dir, env: ws.env });
+      let out = await check(["git", "status", "&&", "git", "push"]);
+      equal(out.code, 0, out.stderr);
+      match(out.stdout, /^deny\n\s+decided by\s+rule \(deny command "git push"\)/);
+      out = await check(["rg", "-n", "TODO", "src"]);
+      match(out.stdout, /^run in bubblewrap\n\s+decided by\s+classifier/);
+      out = await check(['{"tool":"edit","args":{"path":"a.ts"}}'], ["--profile", ":read-only"]);
+      match(out.stdout, /^deny\n\s+decided by\s+profile/);
+      out = await check(["rm", "-rf", "build"], ["--mode", "bypass"]);
+      match(out.stdout, /^run in bubblewrap \(review bypassed\)/);
+    });
+  },
+);
 
 Deno.test("tern refuses an unknown profile and a bad rule example with exit code 2", async () => {
   await withWorkspace(async (ws) => {

@@ -9,6 +9,7 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { Session } from "../../src/session/session.ts";
 import { type RecordedRequest, startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
 
 interface Bench {
   dir: string;
@@ -207,39 +208,43 @@ Deno.test("--continue, --resume and --from say clearly what is wrong", async () 
   });
 });
 
-Deno.test("a long tool result is saved in the session folder and the model reads it with read", async () => {
-  let savedPath = "";
-  const script = (request: ModelRequest, index: number): ScriptedReply => {
-    if (index === 0) {
-      return { toolCalls: [{ id: "c0", name: "bash", arguments: '{"command":"seq 1 30000"}' }] };
-    }
-    if (index === 1) {
-      const result = request.messages.at(-1)!.content;
-      savedPath = /saved in "([^"]+)"/.exec(result)?.[1] ?? "";
-      return {
-        toolCalls: [{
-          id: "c1",
-          name: "read",
-          arguments: JSON.stringify({ path: savedPath, offset: 15000, limit: 2 }),
-        }],
-      };
-    }
-    return { text: "read it" };
-  };
-  await withBench(script, async ({ tern, requests }) => {
-    const run = await tern(["run", "-o", "json", "count"], { TERN_TOOL_RESULT_CHARS: "20000" });
-    equal(run.code, 0, run.stderr);
-    const { sessionPath } = JSON.parse(run.stdout);
-    const preview = requests[1].modelRequest.messages.at(-1)!.content;
-    ok(preview.length < 12_000, String(preview.length));
-    ok(savedPath.startsWith(sessionPath.replace(/\.jsonl$/, "/tool-results/")), savedPath);
-    const read = requests[2].modelRequest.messages.at(-1)!.content;
-    match(read, /^SUCCEEDED/);
-    match(read, /15000\t15000\n.*15001\t15001/s);
-    // The session keeps what the model saw (the preview), not the whole output.
-    ok(!(await Deno.readTextFile(sessionPath)).includes("\\n15000\\n"));
-  });
-});
+testWith(
+  [bwrapNeed],
+  "a long tool result is saved in the session folder and the model reads it with read",
+  async () => {
+    let savedPath = "";
+    const script = (request: ModelRequest, index: number): ScriptedReply => {
+      if (index === 0) {
+        return { toolCalls: [{ id: "c0", name: "bash", arguments: '{"command":"seq 1 30000"}' }] };
+      }
+      if (index === 1) {
+        const result = request.messages.at(-1)!.content;
+        savedPath = /saved in "([^"]+)"/.exec(result)?.[1] ?? "";
+        return {
+          toolCalls: [{
+            id: "c1",
+            name: "read",
+            arguments: JSON.stringify({ path: savedPath, offset: 15000, limit: 2 }),
+          }],
+        };
+      }
+      return { text: "read it" };
+    };
+    await withBench(script, async ({ tern, requests }) => {
+      const run = await tern(["run", "-o", "json", "count"], { TERN_TOOL_RESULT_CHARS: "20000" });
+      equal(run.code, 0, run.stderr);
+      const { sessionPath } = JSON.parse(run.stdout);
+      const preview = requests[1].modelRequest.messages.at(-1)!.content;
+      ok(preview.length < 12_000, String(preview.length));
+      ok(savedPath.startsWith(sessionPath.replace(/\.jsonl$/, "/tool-results/")), savedPath);
+      const read = requests[2].modelRequest.messages.at(-1)!.content;
+      match(read, /^SUCCEEDED/);
+      match(read, /15000\t15000\n.*15001\t15001/s);
+      // The session keeps what the model saw (the preview), not the whole output.
+      ok(!(await Deno.readTextFile(sessionPath)).includes("\\n15000\\n"));
+    });
+  },
+);
 
 /** Run 1 reads a big output; run 2 (continued) starts over the threshold and compacts first. */
 function compactingScript(summaryFault: boolean) {
@@ -260,61 +265,72 @@ function compactingScript(summaryFault: boolean) {
 
 const SMALL_WINDOW = { TERN_CONTEXT_WINDOW: "16000", TERN_COMPACT_AT: "0.5" };
 
-Deno.test("a continued session over the threshold is compacted before the model call", async () => {
-  await withBench(compactingScript(false), async ({ tern, requests, dir }) => {
-    await Deno.writeTextFile(join(dir, "AGENTS.md"), "RULE-MARK: always run the tests.\n");
-    // The first run fits the default window; the second runs with a small one.
-    const first = await tern(["run", "-o", "json", "task one"]);
-    equal(first.code, 0, first.stderr);
-    const { sessionPath } = JSON.parse(first.stdout);
-    equal(requests.length, 4, "no compaction while the turn fits");
-    const second = await tern(["run", "-c", "task two"], SMALL_WINDOW);
-    equal(second.code, 0, second.stderr);
-    match(second.stderr, /compacted \d+ messages: \d+ → \d+ tokens, summary/);
-    const summaryRequest = requests[4].modelRequest;
-    equal(summaryRequest.tools.length, 0);
-    ok(JSON.stringify(summaryRequest.messages).includes("task one"));
-    const next = requests[5].modelRequest;
-    ok(next.tools.length > 0);
-    equal(next.messages[0].role, "system", "the system prompt is sent whole after compaction");
-    ok(next.messages[0].content.includes("RULE-MARK: always run the tests."), "with the rules");
-    ok(!JSON.stringify(summaryRequest.messages).includes("RULE-MARK"), "rules are not summarised");
-    ok(next.messages[1].content.includes("SUMMARY-MARK"), next.messages[1].content);
-    equal(next.messages.at(-1)?.content, "task two");
-    const entries = (await Deno.readTextFile(sessionPath)).trim().split("\n").map((l) =>
-      JSON.parse(l)
-    );
-    const compaction = entries.find((e) => e.type === "compaction");
-    ok(compaction, "the compaction is an entry");
-    equal(compaction.fallback, false);
-    ok(compaction.tokensAfter < compaction.tokensBefore, JSON.stringify(compaction));
-    ok(compaction.summarised.length > 0);
-    // A third run replays the compacted context, not the old output.
-    await tern(["run", "-c", "task three"], SMALL_WINDOW);
-    const third = requests.at(-1)!.modelRequest.messages.map((m) => m.content).join("\n");
-    ok(third.includes("SUMMARY-MARK"));
-    ok(!third.includes("\n999\n"), "the summarised output is not sent again");
-    ok(third.includes("\n2999\n"), "the recent output is kept whole");
-  });
-});
+testWith(
+  [bwrapNeed],
+  "a continued session over the threshold is compacted before the model call",
+  async () => {
+    await withBench(compactingScript(false), async ({ tern, requests, dir }) => {
+      await Deno.writeTextFile(join(dir, "AGENTS.md"), "RULE-MARK: always run the tests.\n");
+      // The first run fits the default window; the second runs with a small one.
+      const first = await tern(["run", "-o", "json", "task one"]);
+      equal(first.code, 0, first.stderr);
+      const { sessionPath } = JSON.parse(first.stdout);
+      equal(requests.length, 4, "no compaction while the turn fits");
+      const second = await tern(["run", "-c", "task two"], SMALL_WINDOW);
+      equal(second.code, 0, second.stderr);
+      match(second.stderr, /compacted \d+ messages: \d+ → \d+ tokens, summary/);
+      const summaryRequest = requests[4].modelRequest;
+      equal(summaryRequest.tools.length, 0);
+      ok(JSON.stringify(summaryRequest.messages).includes("task one"));
+      const next = requests[5].modelRequest;
+      ok(next.tools.length > 0);
+      equal(next.messages[0].role, "system", "the system prompt is sent whole after compaction");
+      ok(next.messages[0].content.includes("RULE-MARK: always run the tests."), "with the rules");
+      ok(
+        !JSON.stringify(summaryRequest.messages).includes("RULE-MARK"),
+        "rules are not summarised",
+      );
+      ok(next.messages[1].content.includes("SUMMARY-MARK"), next.messages[1].content);
+      equal(next.messages.at(-1)?.content, "task two");
+      const entries = (await Deno.readTextFile(sessionPath)).trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      const compaction = entries.find((e) => e.type === "compaction");
+      ok(compaction, "the compaction is an entry");
+      equal(compaction.fallback, false);
+      ok(compaction.tokensAfter < compaction.tokensBefore, JSON.stringify(compaction));
+      ok(compaction.summarised.length > 0);
+      // A third run replays the compacted context, not the old output.
+      await tern(["run", "-c", "task three"], SMALL_WINDOW);
+      const third = requests.at(-1)!.modelRequest.messages.map((m) => m.content).join("\n");
+      ok(third.includes("SUMMARY-MARK"));
+      ok(!third.includes("\n999\n"), "the summarised output is not sent again");
+      ok(third.includes("\n2999\n"), "the recent output is kept whole");
+    });
+  },
+);
 
-Deno.test("when the summary call fails, a fallback summary is recorded and the turn goes on", async () => {
-  await withBench(compactingScript(true), async ({ tern, requests }) => {
-    const first = await tern(["run", "-o", "json", "task one"]);
-    const { sessionPath } = JSON.parse(first.stdout);
-    const second = await tern(["run", "-o", "json", "-c", "task two"], SMALL_WINDOW);
-    equal(second.code, 0, second.stderr);
-    equal(JSON.parse(second.stdout).text, "done: task two");
-    const compaction = (await Deno.readTextFile(sessionPath)).trim().split("\n")
-      .map((l) => JSON.parse(l)).find((e) => e.type === "compaction");
-    equal(compaction.fallback, true);
-    match(compaction.summary, /## Goal\n[^#]*task one[^#]*\n## Evidence\n[^#]*bash/);
-    const next = requests.at(-1)!.modelRequest;
-    ok(next.messages[1].content.includes("task one"));
-  });
-});
+testWith(
+  [bwrapNeed],
+  "when the summary call fails, a fallback summary is recorded and the turn goes on",
+  async () => {
+    await withBench(compactingScript(true), async ({ tern, requests }) => {
+      const first = await tern(["run", "-o", "json", "task one"]);
+      const { sessionPath } = JSON.parse(first.stdout);
+      const second = await tern(["run", "-o", "json", "-c", "task two"], SMALL_WINDOW);
+      equal(second.code, 0, second.stderr);
+      equal(JSON.parse(second.stdout).text, "done: task two");
+      const compaction = (await Deno.readTextFile(sessionPath)).trim().split("\n")
+        .map((l) => JSON.parse(l)).find((e) => e.type === "compaction");
+      equal(compaction.fallback, true);
+      match(compaction.summary, /## Goal\n[^#]*task one[^#]*\n## Evidence\n[^#]*bash/);
+      const next = requests.at(-1)!.modelRequest;
+      ok(next.messages[1].content.includes("task one"));
+    });
+  },
+);
 
-Deno.test("tern sessions compact summarises a session by hand", async () => {
+testWith([bwrapNeed], "tern sessions compact summarises a session by hand", async () => {
   await withBench(compactingScript(false), async ({ tern }) => {
     const first = await tern(["run", "-o", "json", "task one"]);
     const { session } = JSON.parse(first.stdout);

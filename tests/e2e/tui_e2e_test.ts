@@ -6,7 +6,6 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Script, ScriptedReply } from "../../src/llm/scripted.ts";
-import { probeBwrap } from "../../src/sandbox/bwrap.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
@@ -21,13 +20,10 @@ import {
   waitUntil,
   withTern,
 } from "../support/tmux_run.ts";
+import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
 
 // Exact widths for the layout checks below, as tern has them once its prompt is up.
 await loadRenderers();
-
-/** The bash tests need bubblewrap (without it, bypass mode still asks for every command). */
-const bwrap = await probeBwrap();
-if (!bwrap.ok) console.warn(`\n!!!!! SKIPPING the bash e2e tests: ${bwrap.reason} !!!!!\n`);
 
 function exists(path: string): Promise<boolean> {
   return Deno.stat(path).then(() => true, () => false);
@@ -46,7 +42,7 @@ const writeScript = (): ScriptedReply[] => [
   { text: "I wrote **hello.txt** for you." },
 ];
 
-Deno.test("tern interactive runs a turn with a write approved with y", async () => {
+testWith([tmuxNeed], "tern interactive runs a turn with a write approved with y", async () => {
   await withTern(writeScript(), {}, async ({ tern, server, dir, home }) => {
     await send(tern, "please write hello");
     const dialog = await tern.waitForText("[y] allow once   [a] allow for this session   [n] deny");
@@ -72,26 +68,30 @@ Deno.test("tern interactive runs a turn with a write approved with y", async () 
   });
 });
 
-Deno.test("tern interactive denies a write answered with n and writes nothing", async () => {
-  const script = writeScript();
-  script[1] = { text: "Could not write it." };
-  await withTern(script, {}, async ({ tern, server, dir }) => {
-    await send(tern, "please write hello");
-    await tern.waitForText("Allow write?");
-    await tern.keys("n");
-    const done = await tern.waitForText("─ 2 rounds · 1 tool");
-    match(done, /^⊘ write {2}hello\.txt {2}denied/m);
-    match(done, /denied by person/);
-    equal(await exists(join(dir, "hello.txt")), false);
-    const observation = server.requests[1].modelRequest.messages.at(-1);
-    equal(observation?.role, "tool");
-    match(observation?.content ?? "", /^ERROR\[POLICY_DENIED\]/);
-  });
-});
+testWith(
+  [tmuxNeed],
+  "tern interactive denies a write answered with n and writes nothing",
+  async () => {
+    const script = writeScript();
+    script[1] = { text: "Could not write it." };
+    await withTern(script, {}, async ({ tern, server, dir }) => {
+      await send(tern, "please write hello");
+      await tern.waitForText("Allow write?");
+      await tern.keys("n");
+      const done = await tern.waitForText("─ 2 rounds · 1 tool");
+      match(done, /^⊘ write {2}hello\.txt {2}denied/m);
+      match(done, /denied by person/);
+      equal(await exists(join(dir, "hello.txt")), false);
+      const observation = server.requests[1].modelRequest.messages.at(-1);
+      equal(observation?.role, "tool");
+      match(observation?.content ?? "", /^ERROR\[POLICY_DENIED\]/);
+    });
+  },
+);
 
 Deno.test({
   name: "tern interactive Escape cancels a long bash call and kills its processes",
-  ignore: !bwrap.ok,
+  ignore: !bwrapNeed.ok || !tmuxNeed.ok,
 }, async () => {
   // A duration no other process on the machine has, to find this sleep (and only it) by name.
   const sleep = `sleep 31.${String(Math.floor(Math.random() * 1e6)).padStart(6, "0")}`;
@@ -133,7 +133,7 @@ Deno.test({
 
 Deno.test({
   name: "tern interactive sends a message typed during a tool call at the next model call",
-  ignore: !bwrap.ok,
+  ignore: !bwrapNeed.ok || !tmuxNeed.ok,
 }, async () => {
   // The tool waits for a file the test creates once the message is queued: no race on time.
   const script: Script = [
@@ -169,49 +169,53 @@ Deno.test({
   });
 });
 
-Deno.test("tern interactive /tree continues from the first message, leaving the second turn", async () => {
-  const script: Script = [
-    { text: "Answer one." },
-    { text: "Second answer." },
-    { text: "Third answer." },
-  ];
-  await withTern(script, {}, async ({ tern, server, home }) => {
-    await send(tern, "first task alpha");
-    await tern.waitForText("Answer one.");
-    await send(tern, "second task gamma");
-    await tern.waitForText("Second answer.");
-    await tern.waitFor((screen) => screen.includes(PLACEHOLDER), "the prompt");
+testWith(
+  [tmuxNeed],
+  "tern interactive /tree continues from the first message, leaving the second turn",
+  async () => {
+    const script: Script = [
+      { text: "Answer one." },
+      { text: "Second answer." },
+      { text: "Third answer." },
+    ];
+    await withTern(script, {}, async ({ tern, server, home }) => {
+      await send(tern, "first task alpha");
+      await tern.waitForText("Answer one.");
+      await send(tern, "second task gamma");
+      await tern.waitForText("Second answer.");
+      await tern.waitFor((screen) => screen.includes(PLACEHOLDER), "the prompt");
 
-    await send(tern, "/tree");
-    const picker = await tern.waitForText("Continue from");
-    match(picker, /● assistant: Second answer\./, "the current leaf is marked");
-    await tern.type("alpha");
-    await tern.waitFor(
-      (screen) => /filter: alpha/.test(screen) && /^› user: first task alpha/m.test(screen),
-      "the filtered picker",
-    );
-    await tern.keys("Enter");
-    await tern.waitForText("continuing from");
-    await send(tern, "third task delta");
-    await tern.waitForText("Third answer.");
+      await send(tern, "/tree");
+      const picker = await tern.waitForText("Continue from");
+      match(picker, /● assistant: Second answer\./, "the current leaf is marked");
+      await tern.type("alpha");
+      await tern.waitFor(
+        (screen) => /filter: alpha/.test(screen) && /^› user: first task alpha/m.test(screen),
+        "the filtered picker",
+      );
+      await tern.keys("Enter");
+      await tern.waitForText("continuing from");
+      await send(tern, "third task delta");
+      await tern.waitForText("Third answer.");
 
-    const messages = server.requests[2].modelRequest.messages;
-    const texts = messages.map((m) => `${m.role}: ${m.content}`);
-    ok(texts.includes("user: first task alpha"), texts.join("\n"));
-    ok(!texts.includes("user: second task gamma"), texts.join("\n"));
-    ok(!messages.some((m) => m.role === "assistant"), texts.join("\n"));
-    equal(texts.at(-1), "user: third task delta");
+      const messages = server.requests[2].modelRequest.messages;
+      const texts = messages.map((m) => `${m.role}: ${m.content}`);
+      ok(texts.includes("user: first task alpha"), texts.join("\n"));
+      ok(!texts.includes("user: second task gamma"), texts.join("\n"));
+      ok(!messages.some((m) => m.role === "assistant"), texts.join("\n"));
+      equal(texts.at(-1), "user: third task delta");
 
-    match(await quit(tern), /TERN_EXIT=0/);
-    const entries = await sessionEntries(home);
-    const first = (await sessionMessages(home)).find((entry) =>
-      entry.message.content === "first task alpha"
-    );
-    const branch = entries.find((entry) => entry.type === "branch");
-    ok(branch, "the session has a branch entry");
-    equal(branch.parentId, first?.id, "the branch hangs under the picked entry");
-  });
-});
+      match(await quit(tern), /TERN_EXIT=0/);
+      const entries = await sessionEntries(home);
+      const first = (await sessionMessages(home)).find((entry) =>
+        entry.message.content === "first task alpha"
+      );
+      const branch = entries.find((entry) => entry.type === "branch");
+      ok(branch, "the session has a branch entry");
+      equal(branch.parentId, first?.id, "the branch hangs under the picked entry");
+    });
+  },
+);
 
 /**
  * Checks that the live region is drawn once and fits `columns`: the status line is the last
@@ -250,85 +254,108 @@ async function waitForLayout(
   }
 }
 
-Deno.test("tern interactive redraws the live region once after the window narrows and widens", async () => {
-  const answer = Array.from(
-    { length: 8 },
-    (_, i) => `Paragraph ${i + 1} is a line of text wider than fifty columns, so it rewraps.`,
-  ).join("\n\n");
-  await withTern([{ text: answer }], { columns: 100, rows: 30 }, async ({ tern }) => {
-    await send(tern, "tell me a lot");
-    await waitForLayout(tern, 100);
+testWith(
+  [tmuxNeed],
+  "tern interactive redraws the live region once after the window narrows and widens",
+  async () => {
+    const answer = Array.from(
+      { length: 8 },
+      (_, i) => `Paragraph ${i + 1} is a line of text wider than fifty columns, so it rewraps.`,
+    ).join("\n\n");
+    await withTern([{ text: answer }], { columns: 100, rows: 30 }, async ({ tern }) => {
+      await send(tern, "tell me a lot");
+      await waitForLayout(tern, 100);
 
-    await tern.resize(50, 20);
-    deepEqual(await tern.size(), { columns: 50, rows: 20 });
-    const narrow = await waitForLayout(tern, 50);
-    // tmux re-wraps the committed text at the new width; it is not erased or redrawn.
-    match(narrow, /^Paragraph 8 is a line of text wider than fifty col$/m);
+      await tern.resize(50, 20);
+      deepEqual(await tern.size(), { columns: 50, rows: 20 });
+      const narrow = await waitForLayout(tern, 50);
+      // tmux re-wraps the committed text at the new width; it is not erased or redrawn.
+      match(narrow, /^Paragraph 8 is a line of text wider than fifty col$/m);
 
-    await tern.resize(100, 30);
-    const wide = await waitForLayout(tern, 100, (screen) => screen.includes("think medium"));
-    match(wide, /^Paragraph 8 is a line of text wider than fifty columns, so it rewraps\.$/m);
-  });
-});
+      await tern.resize(100, 30);
+      const wide = await waitForLayout(tern, 100, (screen) => screen.includes("think medium"));
+      match(wide, /^Paragraph 8 is a line of text wider than fifty columns, so it rewraps\.$/m);
+    });
+  },
+);
 
-Deno.test("tern interactive shows combining and wide characters at their real width", async () => {
-  // 12 × "café" with a combining accent: 59 cells, one row of a 60-column pane. The bound the
-  // first frame measures with counts the accent as a cell (71 cells): the answer, drawn once
-  // the width libraries are in, must not wrap.
-  const line = Array.from({ length: 12 }, () => "cafe\u0301").join(" ");
-  const wide = "日本語のテキスト 👍 ok";
-  await withTern([{ text: `${line}\n\n${wide}` }], { columns: 60, rows: 20 }, async ({ tern }) => {
-    await send(tern, "accents please");
-    const screen = await tern.waitForText("👍 ok");
-    const rows = screen.split("\n").map((row) => row.normalize("NFC").trimEnd());
-    ok(rows.includes(line.normalize("NFC")), screen);
-    ok(rows.includes(wide), screen);
-    match(await quit(tern), /TERN_EXIT=0/);
-  });
-});
+testWith(
+  [tmuxNeed],
+  "tern interactive shows combining and wide characters at their real width",
+  async () => {
+    // 12 × "café" with a combining accent: 59 cells, one row of a 60-column pane. The bound the
+    // first frame measures with counts the accent as a cell (71 cells): the answer, drawn once
+    // the width libraries are in, must not wrap.
+    const line = Array.from({ length: 12 }, () => "cafe\u0301").join(" ");
+    const wide = "日本語のテキスト 👍 ok";
+    await withTern(
+      [{ text: `${line}\n\n${wide}` }],
+      { columns: 60, rows: 20 },
+      async ({ tern }) => {
+        await send(tern, "accents please");
+        const screen = await tern.waitForText("👍 ok");
+        const rows = screen.split("\n").map((row) => row.normalize("NFC").trimEnd());
+        ok(rows.includes(line.normalize("NFC")), screen);
+        ok(rows.includes(wide), screen);
+        match(await quit(tern), /TERN_EXIT=0/);
+      },
+    );
+  },
+);
 
-Deno.test("tern with stdin and stdout piped answers each line in plain text and exits 0", async () => {
-  const ws = await tempWorkspace();
-  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-e2e-tmp-" }));
-  const server = await startScriptedServer([{ text: "Line mode answer." }]);
-  try {
-    const env = {
-      TERN_HOME: ws.home,
-      HOME: ws.home,
-      TMPDIR: tmp,
-      TERN_BASE_URL: server.baseUrl,
-      TERN_MODEL: "scripted-model",
-      TERN_API_KEY: "x",
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-    };
-    const out = await runTernWithInput([], "hello\n", { cwd: ws.dir, env });
-    const stdout = out.stdout;
-    equal(out.code, 0, out.stderr);
-    match(stdout, /^› hello$/m);
-    match(stdout, /^Line mode answer\.$/m);
-    match(stdout, /^─ 1 round · 0 tools/m);
-    ok(!stdout.includes("\x1b"), "line mode writes no escape sequences");
-    deepEqual(server.requests[0].modelRequest.messages.at(-1), { role: "user", content: "hello" });
-    deepEqual([...Deno.readDirSync(tmp)], [], "tern removes its temporary folder");
-  } finally {
-    await server.close();
-    await ws.cleanup();
-    await Deno.remove(tmp, { recursive: true });
-  }
-});
+testWith(
+  [tmuxNeed],
+  "tern with stdin and stdout piped answers each line in plain text and exits 0",
+  async () => {
+    const ws = await tempWorkspace();
+    const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-e2e-tmp-" }));
+    const server = await startScriptedServer([{ text: "Line mode answer." }]);
+    try {
+      const env = {
+        TERN_HOME: ws.home,
+        HOME: ws.home,
+        TMPDIR: tmp,
+        TERN_BASE_URL: server.baseUrl,
+        TERN_MODEL: "scripted-model",
+        TERN_API_KEY: "x",
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      };
+      const out = await runTernWithInput([], "hello\n", { cwd: ws.dir, env });
+      const stdout = out.stdout;
+      equal(out.code, 0, out.stderr);
+      match(stdout, /^› hello$/m);
+      match(stdout, /^Line mode answer\.$/m);
+      match(stdout, /^─ 1 round · 0 tools/m);
+      ok(!stdout.includes("\x1b"), "line mode writes no escape sequences");
+      deepEqual(server.requests[0].modelRequest.messages.at(-1), {
+        role: "user",
+        content: "hello",
+      });
+      deepEqual([...Deno.readDirSync(tmp)], [], "tern removes its temporary folder");
+    } finally {
+      await server.close();
+      await ws.cleanup();
+      await Deno.remove(tmp, { recursive: true });
+    }
+  },
+);
 
-Deno.test("tern interactive exits on Ctrl-C twice and gives the terminal back", async () => {
-  await withTern([], {}, async ({ tern }) => {
-    await tern.keys("C-c");
-    const warned = await tern.waitForText("press Ctrl-C again to exit");
-    ok(!warned.includes("TERN_EXIT="), "one Ctrl-C does not exit");
-    await tern.keys("C-c");
-    match(await tern.waitForText("TERN_EXIT="), /TERN_EXIT=0/);
-    await terminalRestored(tern);
-  });
-});
+testWith(
+  [tmuxNeed],
+  "tern interactive exits on Ctrl-C twice and gives the terminal back",
+  async () => {
+    await withTern([], {}, async ({ tern }) => {
+      await tern.keys("C-c");
+      const warned = await tern.waitForText("press Ctrl-C again to exit");
+      ok(!warned.includes("TERN_EXIT="), "one Ctrl-C does not exit");
+      await tern.keys("C-c");
+      match(await tern.waitForText("TERN_EXIT="), /TERN_EXIT=0/);
+      await terminalRestored(tern);
+    });
+  },
+);
 
-Deno.test("tern interactive exits on Ctrl-D only when the editor is empty", async () => {
+testWith([tmuxNeed], "tern interactive exits on Ctrl-D only when the editor is empty", async () => {
   await withTern([], {}, async ({ tern }) => {
     await tern.type("draft");
     await tern.waitFor((screen) => /^› draft$/m.test(screen), "the draft");
@@ -356,18 +383,22 @@ async function terminalRestored(tern: TmuxTern): Promise<void> {
   match(screen, /^shell\$ echo ok-\$\(\(1\+1\)\)$/m, "typed input is echoed");
 }
 
-Deno.test("tern interactive ends in order on SIGTERM: exit 0, temporary folder removed", async () => {
-  await withTern([], {}, async ({ tern }) => {
-    const panePid = (await tern.tmux("display-message", "-p", "-t", tern.target, "#{pane_pid}"))
-      .trim();
-    const children = await new Deno.Command("ps", {
-      args: ["-o", "pid=", "--ppid", panePid],
-      stdout: "piped",
-    }).output();
-    const pids = new TextDecoder().decode(children.stdout).trim().split(/\s+/).filter(Boolean);
-    equal(pids.length, 1, "the pane's shell runs tern alone");
-    Deno.kill(Number(pids[0]), "SIGTERM");
-    // withTern then checks TERN_EXIT=0 and that the temporary folder is gone.
-    await tern.waitForText("TERN_EXIT=");
-  });
-});
+testWith(
+  [tmuxNeed],
+  "tern interactive ends in order on SIGTERM: exit 0, temporary folder removed",
+  async () => {
+    await withTern([], {}, async ({ tern }) => {
+      const panePid = (await tern.tmux("display-message", "-p", "-t", tern.target, "#{pane_pid}"))
+        .trim();
+      const children = await new Deno.Command("ps", {
+        args: ["-o", "pid=", "--ppid", panePid],
+        stdout: "piped",
+      }).output();
+      const pids = new TextDecoder().decode(children.stdout).trim().split(/\s+/).filter(Boolean);
+      equal(pids.length, 1, "the pane's shell runs tern alone");
+      Deno.kill(Number(pids[0]), "SIGTERM");
+      // withTern then checks TERN_EXIT=0 and that the temporary folder is gone.
+      await tern.waitForText("TERN_EXIT=");
+    });
+  },
+);

@@ -2,16 +2,31 @@
 import { McpManager } from "../../src/mcp/manager.ts";
 import type { McpServerConfig } from "../../src/mcp/types.ts";
 import { type FaultMode, faultServerCommand } from "../fixtures/mcp/fault_server.ts";
+import { REFERENCE_SERVERS } from "../support/needs.ts";
 
-/** The reference servers' npm versions, pinned. */
-export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
-export const FILESYSTEM = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+export { referenceServersNeed } from "../support/needs.ts";
 
-/** Runs an npm package with the current Deno, away from the project's lock file and modules. */
+/** The reference servers' npm versions, pinned (bin/setup caches them). */
+export const EVERYTHING = REFERENCE_SERVERS.everything;
+export const FILESYSTEM = REFERENCE_SERVERS.filesystem;
+
+/**
+ * Runs an npm package with the current Deno, away from the project's lock file and modules, from
+ * Deno's cache only: a test never downloads (bin/setup fetched the package).
+ */
 export function denoNpm(pkg: string, ...args: string[]): { command: string; args: string[] } {
   return {
     command: Deno.execPath(),
-    args: ["run", "-A", "--no-lock", "--node-modules-dir=none", "--no-config", pkg, ...args],
+    args: [
+      "run",
+      "-A",
+      "--cached-only",
+      "--no-lock",
+      "--node-modules-dir=none",
+      "--no-config",
+      pkg,
+      ...args,
+    ],
   };
 }
 

@@ -4,17 +4,14 @@
  */
 import { deepEqual, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { probeBwrap } from "../../src/sandbox/bwrap.ts";
+import { bwrapNeed } from "../support/needs.ts";
 import { gitDirsUnder, secretLocations } from "../../src/sandbox/protected_paths.ts";
 import { shellEnv } from "../../src/sandbox/shell_runner.ts";
 import { createBwrapRunner } from "../../src/sandbox/shell_runner.ts";
 import type { ShellPlan, ShellResult, ShellRunOptions } from "../../src/sandbox/types.ts";
 
 /** Whether bubblewrap can run here; tests that need it are ignored (loudly) when it cannot. */
-export const bwrap = await probeBwrap();
-if (!bwrap.ok) {
-  console.warn(`\n!!!!! SKIPPING bubblewrap tests: ${bwrap.reason} !!!!!\n`);
-}
+export const bwrap: { ok: boolean } = bwrapNeed;
 
 /** `Deno.test`, ignored when bubblewrap cannot run here. */
 export function bwrapTest(name: string, fn: () => Promise<void>): void {

@@ -11,6 +11,7 @@ import { createBashTool, MAX_BASH_OUTPUT_CHARS } from "../../src/tools/bash.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { bwrap } from "../sandbox/_bwrap_helpers.ts";
 import { context, failed, succeeded, withSandbox } from "./_helpers.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
 
 const bash = createBashTool();
 
@@ -73,16 +74,21 @@ async function withMarker(text: string): Promise<ProcInfo[]> {
   return (await liveProcesses()).filter((p) => p.cmdline.includes(text));
 }
 
-Deno.test("liveProcesses() sees a running sleep by its marker (the leak checks can fail)", async () => {
-  const mark = marker();
-  const child = new Deno.Command("sleep", { args: [mark], stdout: "null", stderr: "null" }).spawn();
-  try {
-    equal((await withMarker(mark)).length, 1);
-  } finally {
-    child.kill("SIGKILL");
-    await child.status;
-  }
-});
+testWith(
+  [bwrapNeed],
+  "liveProcesses() sees a running sleep by its marker (the leak checks can fail)",
+  async () => {
+    const mark = marker();
+    const child = new Deno.Command("sleep", { args: [mark], stdout: "null", stderr: "null" })
+      .spawn();
+    try {
+      equal((await withMarker(mark)).length, 1);
+    } finally {
+      child.kill("SIGKILL");
+      await child.status;
+    }
+  },
+);
 
 bwrapTest("bash() returns stdout and stderr in order, then the exit code", async () => {
   await withSandbox(async ({ ws }) => {
