@@ -54,11 +54,18 @@ find_deno() {
 # Environment variables tern's own process may read: config and keys (TERN_*, OPENAI_*,
 # ANTHROPIC_*, OPENROUTER_*, VLLM_API_KEY),
 # locale and terminal, what the shell sandbox passes on, host sockets it must hide, Deno's cache
-# for the tool worker, and one that a dependency (tinyglobby) reads when it loads.
+# for the tool worker, one that a dependency (tinyglobby) reads when it loads, and the proxy and
+# CA variables.
 TERN_ENV_NAMES="HOME,PATH,USER,LANG,LC_ALL,LC_CTYPE,LC_MESSAGES,TERM,TZ,TMPDIR,NO_COLOR"
 TERN_ENV_NAMES+=",TERN_*,OPENAI_*,ANTHROPIC_*,OPENROUTER_*,VLLM_API_KEY"
 TERN_ENV_NAMES+=",SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
 TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
+# Proxy and CA variables (src/sandbox/shell_env.ts NETWORK_ENV_NAMES; a test keeps the two equal):
+# passed to commands that have the network and to MCP servers.
+TERN_ENV_NAMES+=",HTTP_PROXY,HTTPS_PROXY,NO_PROXY,SSL_CERT_FILE,SSL_CERT_DIR,NODE_EXTRA_CA_CERTS"
+TERN_ENV_NAMES+=",DENO_CERT,REQUESTS_CA_BUNDLE,CURL_CA_BUNDLE"
+TERN_ENV_NAMES+=",http_proxy,https_proxy,no_proxy,ssl_cert_file,ssl_cert_dir,node_extra_ca_certs"
+TERN_ENV_NAMES+=",deno_cert,requests_ca_bundle,curl_ca_bundle"
 
 # Hosts of the provider presets (src/llm/presets.ts; a test keeps the two lists equal). The
 # local servers are granted on their own port only.

@@ -36,13 +36,17 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     env: options.env ?? readEnv,
   });
   if (servers.length === 0) return { servers };
-  const [{ McpManager }, { loadTrust }, { safeEnv }] = await Promise.all([
+  const [{ McpManager }, { loadTrust }, { safeEnv }, { networkEnv }] = await Promise.all([
     import("../mcp/manager.ts"),
     import("../mcp/trust.ts"),
     import("../sandbox/process.ts"),
+    import("../sandbox/shell_env.ts"),
   ]);
   const trusted = await loadTrust(options.ternHome, options.workspace);
-  const baseEnv = safeEnv(shellSourceEnv());
+  // A server may need to reach the network (an `npx` server fetching its package) through the
+  // person's proxy and CA: those variables pass, never a key.
+  const source = shellSourceEnv();
+  const baseEnv = { ...safeEnv(source), ...networkEnv(source) };
   const manager = new McpManager({
     servers,
     trusted,

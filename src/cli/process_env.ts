@@ -3,6 +3,7 @@
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
 import { TernError } from "../core/errors.ts";
+import { NETWORK_ENV_NAMES } from "../sandbox/shell_env.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Writers to the process's stdout and stderr that never write partially. */
@@ -41,6 +42,8 @@ const SHELL_SOURCE_NAMES = [
   // For the tool worker only (shell commands never get them): Deno's module cache.
   "DENO_DIR",
   "XDG_CACHE_HOME",
+  // Proxy and CA variables, for commands with the network and MCP servers.
+  ...NETWORK_ENV_NAMES,
 ];
 
 export function shellSourceEnv(): Record<string, string> {

@@ -11,6 +11,7 @@ import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
+import { networkEnv } from "./shell_env.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost } from "./worker/host.ts";
 
@@ -142,7 +143,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : undefined;
 
   const env = shellEnv(options.env);
-  const unsandboxedShell = createUnsandboxedRunner(env);
+  // Outside the sandbox a command has the network anyway: give it the proxy and CA variables.
+  const unsandboxedShell = createUnsandboxedRunner({ ...env, ...networkEnv(options.env) });
   const planFor = async (): Promise<ShellPlan> => {
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
@@ -161,7 +163,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       ],
       tmp,
       network: grantsAny(profile.grants.net),
-      env: { ...env, ...passed },
+      env: { ...env, ...(grantsAny(profile.grants.net) ? networkEnv(options.env) : {}), ...passed },
     };
   };
   // The plan (with its scan for .git folders, up to ~0.5 s in a big tree) is kept until a

@@ -48,3 +48,30 @@ export function shellEnv(source?: Readonly<Record<string, string>>): Record<stri
   env.TMPDIR = "/tmp";
   return env;
 }
+
+/**
+ * Proxy and certificate-authority variables: what a program needs to reach the network behind a
+ * corporate proxy or a TLS-intercepting one (a custom CA). Not secrets; passed, in upper and
+ * lower case, to commands that have the network and to MCP servers (an `npx` or `deno run npm:`
+ * server must start behind a proxy).
+ */
+export const NETWORK_ENV_NAMES: readonly string[] = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "DENO_CERT",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+].flatMap((name) => [name, name.toLowerCase()]);
+
+/** The {@linkcode NETWORK_ENV_NAMES} set in `source`. */
+export function networkEnv(source: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of NETWORK_ENV_NAMES) {
+    if (source[name] !== undefined) env[name] = source[name];
+  }
+  return env;
+}

@@ -36,6 +36,18 @@ Deno.test("bin/tern --version answers without starting Deno", async () => {
   }
 });
 
+Deno.test("./run.sh with a flag runs tern: --version is tern's, not Deno's", async () => {
+  const out = await new Deno.Command(join(ROOT, "run.sh"), {
+    args: ["--version"],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/" },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  equal(out.code, 0, decoder.decode(out.stderr));
+  equal(decoder.decode(out.stdout), `tern ${VERSION}\n`);
+});
+
 Deno.test("the launcher grants exactly the provider presets' hosts by default", () => {
   const presetHosts = Object.values(PROVIDER_PRESETS).map((preset) => {
     const url = new URL(preset.baseUrl);
