@@ -258,7 +258,13 @@ function compatibleProvider(config: ModelConfig): ResolvedProvider {
     keyRequired: official,
   };
   if (official) resolved.chat = PROVIDER_PRESETS.openai?.chat;
-  if (config.apiKey !== undefined) resolved.apiKey = config.apiKey;
+  if (config.apiKey !== undefined) {
+    resolved.apiKey = config.apiKey;
+    // Where it came from, for `tern models` (a key named by apiKeyEnv is neither of the two).
+    resolved.keyVariable = resolved.keyVariables.find((name) =>
+      config.apiKeys[name] === config.apiKey
+    ) ?? "set";
+  }
   return resolved;
 }
 

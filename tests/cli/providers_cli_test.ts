@@ -516,6 +516,18 @@ Deno.test("tern models --offline lists the catalog of providers with a key", asy
   });
 });
 
+Deno.test("tern models names the variable the main key came from, never 'not set' when one is", async () => {
+  await withWorkspace(async ({ tern }) => {
+    for (const variable of ["TERN_API_KEY", "OPENAI_API_KEY"]) {
+      const listed = await tern(["models", "--offline"], { [variable]: OPENAI_KEY });
+      equal(listed.code, 0, listed.stderr);
+      match(listed.stdout, new RegExp(`^\\* openai +openai +.*key: ${variable}$`, "m"));
+      ok(!listed.stdout.includes("not set"), listed.stdout);
+      ok(!listed.stdout.includes(OPENAI_KEY));
+    }
+  });
+});
+
 Deno.test("tern models lists what the server discovers, and reports a server that is down", async () => {
   await withBench([], async (server, { tern }) => {
     const listed = await tern([
