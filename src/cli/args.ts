@@ -136,7 +136,8 @@ Commands:
                          what the chosen provider's server lists (GET /models); --all:
                          every provider, --offline: no network, --json
   sessions list          sessions of this directory, newest first (--all: every directory)
-  sessions show <id>     a session's settings, usage and current transcript
+  sessions show <id>     a session's settings, usage and current transcript (-c instead of an
+                         id, here and below: the newest session of this directory)
   sessions tree <id>     every entry of a session as a tree (branches, labels, the leaf)
   sessions fork <id> [entry]
                          copy the path to the leaf (or to entry) into a new session
@@ -384,9 +385,15 @@ function sessionsCommand(
       `Unexpected arguments after sessions ${action}: "${given.slice(most).join(" ")}"`,
     );
   }
-  if (action !== "list" && session === undefined) {
+  if (action !== "list" && session !== undefined && options.continue) {
     throw new UsageError(
-      `Missing session for "sessions ${action}": give its id (see \`tern sessions list\`)`,
+      `Give either a session or -c for "sessions ${action}", not both: -c is the newest session`,
+    );
+  }
+  if (action !== "list" && session === undefined && !options.continue) {
+    throw new UsageError(
+      `Missing session for "sessions ${action}": give its id (see \`tern sessions list\`) ` +
+        "or -c for the newest",
     );
   }
   return {

@@ -4,11 +4,13 @@ import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
 import { forkSession } from "../session/fork.ts";
 import { loadSession } from "../session/load.ts";
-import { findSession, listSessions } from "../session/paths.ts";
+import { findSession, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
 import { SessionTree } from "../session/tree.ts";
+import { TernError } from "../core/errors.ts";
 import { VERSION } from "../version.ts";
+import { EXIT_USAGE } from "./exit_codes.ts";
 import type { CommandLine } from "./args.ts";
 import { connectModels, processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
 import { applySessionSettings } from "./run_session.ts";
@@ -41,7 +43,9 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
     }
     return 0;
   }
-  const path = await findSession(ternHome, line.session!, workspace);
+  const path = line.session === undefined
+    ? await newestSession(ternHome, workspace)
+    : await findSession(ternHome, line.session, workspace);
   switch (line.action) {
     case "show":
       out(await showSession(path, line.json));
@@ -182,4 +186,15 @@ async function treeText(path: string): Promise<string> {
     for (const child of [...children].reverse()) stack.push({ entry: child, depth: next });
   }
   return lines.join("\n") + "\n";
+}
+
+/** The newest session of `workspace` (`-c`). */
+async function newestSession(ternHome: string, workspace: string): Promise<string> {
+  const path = await latestSession(ternHome, workspace);
+  if (path === undefined) {
+    throw new TernError(`There is no session in "${workspace}" yet: start one with tern run`, {
+      exitCode: EXIT_USAGE,
+    });
+  }
+  return path;
 }

@@ -166,6 +166,28 @@ Deno.test("tern run --resume <prefix> --from <entry> branches; tree, show, expor
   });
 });
 
+Deno.test("tern sessions show|tree|export|compact -c take the newest session of the directory", async () => {
+  await withBench(echo, async ({ tern }) => {
+    const none = await tern(["sessions", "show", "-c"]);
+    equal(none.code, 2);
+    match(none.stderr, /no session in ".*" yet/);
+    await tern(["run", "older task"]);
+    const newest = JSON.parse((await tern(["run", "-o", "json", "newest task"])).stdout);
+    const show = await tern(["sessions", "show", "-c"]);
+    equal(show.code, 0, show.stderr);
+    ok(show.stdout.includes(newest.session), show.stdout);
+    ok(show.stdout.includes("newest task") && !show.stdout.includes("older task"));
+    const tree = await tern(["sessions", "tree", "-c"]);
+    equal(tree.code, 0, tree.stderr);
+    ok(tree.stdout.includes("newest task"), tree.stdout);
+    const exported = await tern(["sessions", "export", "-c", "--json"]);
+    equal(JSON.parse(exported.stdout).header.id, newest.session);
+    const both = await tern(["sessions", "show", "-c", newest.session]);
+    equal(both.code, 2);
+    match(both.stderr, /either a session or -c/);
+  });
+});
+
 Deno.test("a session held by another process is refused with a clear error, and nothing is written", async () => {
   await withBench(echo, async ({ tern, requests }) => {
     const first = await tern(["run", "-o", "json", "hold me"]);
