@@ -49,6 +49,33 @@ Deno.test("Session replays messages, settings and permissions along the path to 
   });
 });
 
+Deno.test("replay() does not restore a fallback switch as the chosen model", async () => {
+  await withHome(async (home) => {
+    const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
+    session.append({ type: "model", model: "alpha", provider: "main" });
+    session.append({ type: "message", message: user("one") });
+    session.append({
+      type: "model",
+      model: "beta",
+      provider: "backup",
+      cause: "fallback",
+      reason: "Rate limited",
+    });
+    session.append({ type: "message", message: answer("done one") });
+    session.close();
+    // Resuming from the file: the person's choice comes back, the fallback is only history.
+    const reopened = await Session.open(session.path);
+    const state = reopened.state();
+    equal(state.model, "alpha");
+    equal(state.provider, "main");
+    deepEqual(state.fallbacks, ["backup/beta"]);
+    // A later choice by the person still wins.
+    reopened.append({ type: "model", model: "gamma", provider: "main" });
+    equal(reopened.state().model, "gamma");
+    reopened.close();
+  });
+});
+
 Deno.test("replay() honours a compaction: summary first, then the kept entries and what followed", async () => {
   await withHome(async (home) => {
     const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
