@@ -67,6 +67,8 @@ export class McpConnection {
   #startAbort: AbortController | undefined;
   /** The last error the transport or the protocol reported. */
   #lastError: string | undefined;
+  /** Counts tool list refreshes, so an older one finishing late changes nothing. */
+  #refreshes = 0;
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
@@ -120,12 +122,8 @@ export class McpConnection {
       const client = new Client({ name: "tern", version: this.#options.clientVersion }, {
         capabilities: {},
         listChanged: {
-          tools: {
-            onChanged: (error, tools) => {
-              if (error) this.#lastError = error.message;
-              else if (tools) this.#setTools(tools as McpToolInfo[]);
-            },
-          },
+          // The SDK's own refresh reads only the first page: tern reads them all.
+          tools: { autoRefresh: false, onChanged: () => void this.#refreshTools(client) },
         },
       });
       this.#client = client;
@@ -228,7 +226,11 @@ export class McpConnection {
     await handle?.cleanup?.().catch(() => {});
   }
 
-  async #listTools(client: Client, signal: AbortSignal, timeout: number): Promise<McpToolInfo[]> {
+  async #listTools(
+    client: Client,
+    signal: AbortSignal | undefined,
+    timeout: number,
+  ): Promise<McpToolInfo[]> {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
@@ -240,6 +242,17 @@ export class McpConnection {
       cursor = page.nextCursor;
     } while (cursor !== undefined);
     return tools;
+  }
+
+  /** Reads the tools again after `list_changed`; the latest refresh wins. Never throws. */
+  async #refreshTools(client: Client): Promise<void> {
+    const refresh = ++this.#refreshes;
+    try {
+      const tools = await this.#listTools(client, undefined, this.config.requestTimeoutMs);
+      if (refresh === this.#refreshes && client === this.#client) this.#setTools(tools);
+    } catch (error) {
+      this.#lastError = messageOf(error);
+    }
   }
 
   #setTools(tools: McpToolInfo[]): void {
