@@ -146,6 +146,37 @@ Deno.test("branchFrom() starts a branch without touching old lines; replay follo
   });
 });
 
+Deno.test("moveLeaf() names the files changed by edit as well as by write in the branch summary", async () => {
+  await withHome(async (home) => {
+    const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
+    const start = session.append({ type: "message", message: user("start") });
+    session.append({ type: "message", message: user("fix both files") });
+    session.append({
+      type: "message",
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "c1", name: "read", arguments: '{"path":"README.md"}' },
+          {
+            id: "c2",
+            name: "edit",
+            arguments: '{"path":"src/app.ts","old_string":"a","new_string":"b"}',
+          },
+          { id: "c3", name: "write", arguments: '{"path":"notes.md","content":"x"}' },
+        ],
+      },
+    });
+    session.append({ type: "message", message: answer("Fixed.") });
+    const branch = moveLeaf(session, start.id);
+    const lines = branch.summary?.split("\n") ?? [];
+    ok(lines.includes("- Files written or edited: src/app.ts, notes.md"), branch.summary);
+    ok(lines.includes("- Tool calls: 3"), branch.summary);
+    ok(!branch.summary?.includes("README.md"), "a file only read is not a changed file");
+    session.close();
+  });
+});
+
 Deno.test("branchSummary() is undefined when no message was left behind", () => {
   equal(branchSummary([]), undefined);
 });
