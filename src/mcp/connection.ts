@@ -50,6 +50,9 @@ export class McpCallError extends Error {
   }
 }
 
+/** Most tools/list pages read from one server; a server with more is FAILED. */
+const MAX_TOOL_PAGES = 100;
+
 const TIMEOUT_CODE = -32001;
 const CLOSED_CODE = -32000;
 
@@ -233,6 +236,7 @@ export class McpConnection {
   ): Promise<McpToolInfo[]> {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
+    const cursors = new Set<string>();
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
         signal,
@@ -240,6 +244,15 @@ export class McpConnection {
       });
       tools.push(...page.tools as McpToolInfo[]);
       cursor = page.nextCursor;
+      // A server that never stops paging (or pages in a circle) must not hold tern forever.
+      if (cursor !== undefined && (cursors.has(cursor) || cursors.size >= MAX_TOOL_PAGES - 1)) {
+        throw new Error(
+          cursors.has(cursor)
+            ? `tools/list gave the cursor "${cursor.slice(0, 80)}" twice`
+            : `tools/list has more than ${MAX_TOOL_PAGES} pages`,
+        );
+      }
+      if (cursor !== undefined) cursors.add(cursor);
     } while (cursor !== undefined);
     return tools;
   }

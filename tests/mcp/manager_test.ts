@@ -44,6 +44,22 @@ Deno.test("McpManager reads every page of tools/list, following nextCursor", asy
   });
 });
 
+Deno.test("a server whose tools/list never stops paging is FAILED, not followed forever", async () => {
+  await withManager(
+    [faultServer("endless", "endless"), faultServer("circular", "circular")],
+    async (manager) => {
+      manager.start();
+      await manager.settled();
+      const [endless, circular] = manager.status();
+      equal(endless.state, "FAILED");
+      match(endless.error!, /tools\/list has more than 100 pages/);
+      equal(circular.state, "FAILED");
+      match(circular.error!, /tools\/list gave the cursor "from-2" twice/);
+      deepEqual(manager.tools(), []);
+    },
+  );
+});
+
 Deno.test("an MCP tool validates arguments against its input schema before calling", async () => {
   await withManager([faultServer("fault", "ok")], async (manager) => {
     manager.start();
