@@ -50,6 +50,9 @@ export class McpCallError extends Error {
   }
 }
 
+/** Most tools/list pages read from one server; a server with more is FAILED. */
+const MAX_TOOL_PAGES = 100;
+
 const TIMEOUT_CODE = -32001;
 const CLOSED_CODE = -32000;
 
@@ -67,6 +70,8 @@ export class McpConnection {
   #startAbort: AbortController | undefined;
   /** The last error the transport or the protocol reported. */
   #lastError: string | undefined;
+  /** Counts tool list refreshes, so an older one finishing late changes nothing. */
+  #refreshes = 0;
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
@@ -120,12 +125,8 @@ export class McpConnection {
       const client = new Client({ name: "tern", version: this.#options.clientVersion }, {
         capabilities: {},
         listChanged: {
-          tools: {
-            onChanged: (error, tools) => {
-              if (error) this.#lastError = error.message;
-              else if (tools) this.#setTools(tools as McpToolInfo[]);
-            },
-          },
+          // The SDK's own refresh reads only the first page: tern reads them all.
+          tools: { autoRefresh: false, onChanged: () => void this.#refreshTools(client) },
         },
       });
       this.#client = client;
@@ -228,9 +229,14 @@ export class McpConnection {
     await handle?.cleanup?.().catch(() => {});
   }
 
-  async #listTools(client: Client, signal: AbortSignal, timeout: number): Promise<McpToolInfo[]> {
+  async #listTools(
+    client: Client,
+    signal: AbortSignal | undefined,
+    timeout: number,
+  ): Promise<McpToolInfo[]> {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
+    const cursors = new Set<string>();
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
         signal,
@@ -238,8 +244,28 @@ export class McpConnection {
       });
       tools.push(...page.tools as McpToolInfo[]);
       cursor = page.nextCursor;
+      // A server that never stops paging (or pages in a circle) must not hold tern forever.
+      if (cursor !== undefined && (cursors.has(cursor) || cursors.size >= MAX_TOOL_PAGES - 1)) {
+        throw new Error(
+          cursors.has(cursor)
+            ? `tools/list gave the cursor "${cursor.slice(0, 80)}" twice`
+            : `tools/list has more than ${MAX_TOOL_PAGES} pages`,
+        );
+      }
+      if (cursor !== undefined) cursors.add(cursor);
     } while (cursor !== undefined);
     return tools;
+  }
+
+  /** Reads the tools again after `list_changed`; the latest refresh wins. Never throws. */
+  async #refreshTools(client: Client): Promise<void> {
+    const refresh = ++this.#refreshes;
+    try {
+      const tools = await this.#listTools(client, undefined, this.config.requestTimeoutMs);
+      if (refresh === this.#refreshes && client === this.#client) this.#setTools(tools);
+    } catch (error) {
+      this.#lastError = messageOf(error);
+    }
   }
 
   #setTools(tools: McpToolInfo[]): void {

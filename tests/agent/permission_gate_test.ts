@@ -176,6 +176,28 @@ testWith(
   },
 );
 
+Deno.test("PermissionGate remembers nothing when the person answers 'once'", async () => {
+  const changes: PermissionChange[] = [];
+  await withGate({ answers: ["once"], changes }, async (box) => {
+    const first = await box.call("bash", { command: "touch one.txt" });
+    equal(first.status, "SUCCEEDED", JSON.stringify(first));
+    equal(box.audit[0].decidedBy, "person");
+    // The same command prefix is asked about again (and denied: no answers left).
+    expectError(
+      await box.call("bash", { command: "touch two.txt" }),
+      "POLICY_DENIED",
+      /The user denied it/,
+    );
+    deepEqual(box.asked, ["touch one.txt", "touch two.txt"]);
+    deepEqual([...box.gate.sessionApprovals], []);
+    await Deno.stat(join(box.ws, "two.txt")).then(
+      () => ok(false, "a one-time approval let the second command run"),
+      (error) => ok(error instanceof Deno.errors.NotFound),
+    );
+  });
+  deepEqual(changes, [], "a one-time approval was recorded for the session");
+});
+
 Deno.test("PermissionGate keeps deny rules in bypass mode and for parts hidden in substitutions", async () => {
   const rules: PermissionRule[] = [{ action: "deny", command: "git push", reason: "no pushing" }];
   await withGate({ mode: "bypass", rules }, async (box) => {

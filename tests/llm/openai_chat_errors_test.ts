@@ -267,3 +267,35 @@ Deno.test("createOpenAiChatProvider() reports a body that ends without a finish 
     await server.shutdown();
   }
 });
+
+Deno.test("createOpenAiChatProvider() accepts a stream that ends after a finish reason without [DONE]", async () => {
+  const chunks = [
+    { choices: [{ index: 0, delta: { content: "hi" } }] },
+    { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+    { choices: [], usage: { prompt_tokens: 5, completion_tokens: 1 } },
+  ];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () =>
+      new Response(chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join(""), {
+        headers: { "content-type": "text/event-stream" },
+      }),
+  );
+  try {
+    const provider = createOpenAiChatProvider({
+      baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+    });
+    const events = await collect(provider.stream(REQUEST));
+    assert.deepEqual(events, [
+      { type: "text_delta", text: "hi" },
+      {
+        type: "done",
+        message: { role: "assistant", content: "hi" },
+        finishReason: "stop",
+        usage: { inputTokens: 5, outputTokens: 1, cachedTokens: 0, reasoningTokens: 0 },
+      },
+    ]);
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -201,6 +201,27 @@ Deno.test("createOpenAiChatProvider() omits tools, max_tokens and temperature wh
   });
 });
 
+Deno.test("createOpenAiChatProvider() sends reasoning and no temperature when reasoning is set", async () => {
+  const request: ModelRequest = {
+    ...REQUEST,
+    temperature: 0.7,
+    reasoning: { effort: "high", budgetTokens: 8000 },
+  };
+  await withScriptedServer([{ text: "ok" }, { text: "ok" }], async (server) => {
+    done(await collect(createOpenAiChatProvider({ baseUrl: server.baseUrl }).stream(request)));
+    const provider = createOpenAiChatProvider({
+      baseUrl: server.baseUrl,
+      dialect: { reasoningField: "reasoning" },
+    });
+    done(await collect(provider.stream(request)));
+    const [plain, openRouter] = server.requests.map((recorded) => recorded.body);
+    assert.equal(plain.reasoning_effort, "high");
+    assert.equal("temperature" in plain, false, JSON.stringify(plain));
+    assert.deepEqual(openRouter.reasoning, { effort: "high" });
+    assert.equal("temperature" in openRouter, false, JSON.stringify(openRouter));
+  });
+});
+
 Deno.test("createOpenAiChatProvider() serves several requests from one provider in order", async () => {
   await withScriptedServer([{ text: "one" }, { text: "two" }], async (server) => {
     const provider = createOpenAiChatProvider({ baseUrl: server.baseUrl });

@@ -38,6 +38,31 @@ Deno.test("createRouter() waits the 429's Retry-After, then answers", async () =
   );
 });
 
+Deno.test("createRouter() waits the backoff when Retry-After asks for less", async () => {
+  await withServers(
+    [[{ fault: "http429", retryAfter: "1" }, { text: "too soon" }]],
+    async ([s]) => {
+      const router = createRouter({
+        targets: [wireTarget(s, "main", "m1")],
+        retryBaseMs: 60_000,
+        random: () => 0,
+      });
+      const controller = new AbortController();
+      const events: StreamEvent[] = [];
+      for await (const event of router.stream(request("m1"), controller.signal)) {
+        events.push(event);
+        // The delay is what is under test: stop instead of sleeping it.
+        if (event.type === "retry") controller.abort();
+      }
+      const [retry] = ofType(events, "retry");
+      // The server asked for 1 s; the backoff (half of the first 60 s step) is longer and wins.
+      assert.equal(retry.delayMs, 30_000, JSON.stringify(events));
+      assert.match(retry.reason, /HTTP 429/);
+      assert.equal(s.requests.length, 1);
+    },
+  );
+});
+
 for (const api of ["openai", "anthropic", "openai-responses"] as ApiStyle[]) {
   Deno.test(`createRouter() retries a 500 once and then answers (${api})`, async () => {
     await withServers([[HTTP500, { text: "Recovered" }]], async ([s]) => {

@@ -19,6 +19,47 @@ Deno.test("McpManager starts a server, lists its tools and calls one", async () 
   });
 });
 
+Deno.test("McpManager reads every page of tools/list, following nextCursor", async () => {
+  await withManager([faultServer("fault", "paged")], async (manager) => {
+    manager.start();
+    await manager.settled();
+    const [status] = manager.status();
+    equal(status.state, "READY", status.error);
+    const names = manager.tools().map((tool) => tool.name).sort();
+    deepEqual(
+      names,
+      ["change", "crash", "echo", "fail", "image", "slow", "spawn"].map((n) => `mcp__fault__${n}`),
+    );
+    // A tool from the last page is callable.
+    const media = await manager.tool("mcp__fault__image")!.run({}, {
+      signal: new AbortController().signal,
+    });
+    equal(media.status, "SUCCEEDED", JSON.stringify(media));
+    // A refresh after list_changed pages too: the added tool sits on the last page.
+    const refreshed = new Promise<void>((resolve) => manager.onChange(resolve));
+    await manager.tool("mcp__fault__change")!.run({}, { signal: new AbortController().signal });
+    await refreshed;
+    equal(manager.tools().length, 8, manager.tools().map((tool) => tool.name).join(", "));
+    ok(manager.tool("mcp__fault__added"));
+  });
+});
+
+Deno.test("a server whose tools/list never stops paging is FAILED, not followed forever", async () => {
+  await withManager(
+    [faultServer("endless", "endless"), faultServer("circular", "circular")],
+    async (manager) => {
+      manager.start();
+      await manager.settled();
+      const [endless, circular] = manager.status();
+      equal(endless.state, "FAILED");
+      match(endless.error!, /tools\/list has more than 100 pages/);
+      equal(circular.state, "FAILED");
+      match(circular.error!, /tools\/list gave the cursor "from-2" twice/);
+      deepEqual(manager.tools(), []);
+    },
+  );
+});
+
 Deno.test("an MCP tool validates arguments against its input schema before calling", async () => {
   await withManager([faultServer("fault", "ok")], async (manager) => {
     manager.start();

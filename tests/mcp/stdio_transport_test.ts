@@ -218,6 +218,10 @@ Deno.test("StdioProcessTransport treats JSON that is not JSON-RPC as fatal", asy
 Deno.test("StdioProcessTransport.close() kills a server that ignores stdin and SIGTERM", async () => {
   await withTransport(fault("silent"), async (session) => {
     await session.transport.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} });
+    // Until the fixture has started, SIGTERM would still end it: wait for its word.
+    while (session.closes === 0 && !session.transport.stderrTail.includes("ignoring SIGTERM")) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     ok(await isAlive(session.transport.pid!), "the server runs before close()");
     await session.transport.close();
     equal(session.transport.exitStatus?.signal, "SIGKILL");

@@ -155,6 +155,21 @@ Deno.test("gitDirsUnder() stops at maxDepth and maxEntries", async () => {
   });
 });
 
+Deno.test("gitDirsUnder() finds a .git in a folder exactly maxDepth levels down", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(join(box.ws, "a/b/c/.git"), { recursive: true });
+    ok((await gitDirsUnder([box.ws], { maxDepth: 3 })).includes(join(box.ws, "a/b/c/.git")));
+    // The default depth, 8: a repository in a folder 8 levels down is found, 9 levels is not.
+    const eight = join(box.ws, "1/2/3/4/5/6/7/8");
+    const nine = join(box.ws, "x/2/3/4/5/6/7/8/9");
+    await Deno.mkdir(join(eight, ".git"), { recursive: true });
+    await Deno.mkdir(join(nine, ".git"), { recursive: true });
+    const found = await gitDirsUnder([box.ws]);
+    ok(found.includes(join(eight, ".git")), JSON.stringify(found));
+    ok(!found.includes(join(nine, ".git")), JSON.stringify(found));
+  });
+});
+
 Deno.test("shellEnv() keeps the allowlist, forces SHELL and TMPDIR, drops injectors", () => {
   const env = shellEnv({
     PATH: "/bin",

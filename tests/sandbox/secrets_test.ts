@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { createStreamMasker, secretEnvValues, SecretMasker } from "../../src/sandbox/secrets.ts";
+import {
+  createStreamMasker,
+  MIN_SECRET_LENGTH,
+  secretEnvValues,
+  SecretMasker,
+} from "../../src/sandbox/secrets.ts";
 
 // Fake keys with the real shapes; none of them is valid anywhere.
 const OPENAI = "sk-proj-Xy7Qw2Er5Ty8Ui1Op4As6Df9Gh0Jk3Lz_aB-cD";
@@ -86,6 +91,25 @@ Deno.test("SecretMasker.mask() replaces known values and ignores short ones", ()
     new SecretMasker(["abcdefghij"]).mask("password=abcdefghij"),
     "password=[REDACTED]",
   );
+});
+
+Deno.test("SecretMasker.mask() masks a known value of exactly the minimum length", () => {
+  const value = "Zq8#Lm2!";
+  assert.equal(value.length, MIN_SECRET_LENGTH);
+  const known = new SecretMasker([value, value.slice(1)]);
+  // Alone (the whole text is that short) and inside other text.
+  assert.equal(known.mask(value), "[REDACTED]");
+  assert.equal(known.mask(`value ${value} end`), "value [REDACTED] end");
+  // One character shorter is below the minimum and stays.
+  assert.equal(known.mask(`${value.slice(1)} alone`), `${value.slice(1)} alone`);
+  const stream = createStreamMasker(known);
+  assert.equal(stream.push(value) + stream.flush(), "[REDACTED]");
+});
+
+Deno.test("secretEnvValues() keeps a value of exactly the minimum length", () => {
+  assert.deepEqual(secretEnvValues({ API_TOKEN: "Zq8#Lm2!", OTHER_TOKEN: "Zq8#Lm2" }), [
+    "Zq8#Lm2!",
+  ]);
 });
 
 Deno.test("SecretMasker.mask() handles a megabyte without secrets in one pass", () => {

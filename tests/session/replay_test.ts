@@ -49,6 +49,33 @@ Deno.test("Session replays messages, settings and permissions along the path to 
   });
 });
 
+Deno.test("replay() does not restore a fallback switch as the chosen model", async () => {
+  await withHome(async (home) => {
+    const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
+    session.append({ type: "model", model: "alpha", provider: "main" });
+    session.append({ type: "message", message: user("one") });
+    session.append({
+      type: "model",
+      model: "beta",
+      provider: "backup",
+      cause: "fallback",
+      reason: "Rate limited",
+    });
+    session.append({ type: "message", message: answer("done one") });
+    session.close();
+    // Resuming from the file: the person's choice comes back, the fallback is only history.
+    const reopened = await Session.open(session.path);
+    const state = reopened.state();
+    equal(state.model, "alpha");
+    equal(state.provider, "main");
+    deepEqual(state.fallbacks, ["backup/beta"]);
+    // A later choice by the person still wins.
+    reopened.append({ type: "model", model: "gamma", provider: "main" });
+    equal(reopened.state().model, "gamma");
+    reopened.close();
+  });
+});
+
 Deno.test("replay() honours a compaction: summary first, then the kept entries and what followed", async () => {
   await withHome(async (home) => {
     const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
@@ -115,6 +142,37 @@ Deno.test("branchFrom() starts a branch without touching old lines; replay follo
     // The abandoned branch is still in the file and reachable by id.
     equal((await loadSession(session.path)).entries.length, 7);
     throws(() => session.branchFrom("nope"), /has no entry "nope"/);
+    session.close();
+  });
+});
+
+Deno.test("moveLeaf() names the files changed by edit as well as by write in the branch summary", async () => {
+  await withHome(async (home) => {
+    const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
+    const start = session.append({ type: "message", message: user("start") });
+    session.append({ type: "message", message: user("fix both files") });
+    session.append({
+      type: "message",
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "c1", name: "read", arguments: '{"path":"README.md"}' },
+          {
+            id: "c2",
+            name: "edit",
+            arguments: '{"path":"src/app.ts","old_string":"a","new_string":"b"}',
+          },
+          { id: "c3", name: "write", arguments: '{"path":"notes.md","content":"x"}' },
+        ],
+      },
+    });
+    session.append({ type: "message", message: answer("Fixed.") });
+    const branch = moveLeaf(session, start.id);
+    const lines = branch.summary?.split("\n") ?? [];
+    ok(lines.includes("- Files written or edited: src/app.ts, notes.md"), branch.summary);
+    ok(lines.includes("- Tool calls: 3"), branch.summary);
+    ok(!branch.summary?.includes("README.md"), "a file only read is not a changed file");
     session.close();
   });
 });
