@@ -8,8 +8,26 @@ _tern_bin_dir="${_tern_bin_dir%/.}"
 TERN_ROOT="${_tern_bin_dir%/bin}"
 [[ "$TERN_ROOT" != "$_tern_bin_dir" ]] || TERN_ROOT="$_tern_bin_dir/.."
 TERN_DENO_VERSION="2.9.6"
-# Where find_deno installs the pinned Deno.
-TERN_PINNED_DENO="$TERN_ROOT/.tools/node_modules/@deno/linux-x64-glibc/deno"
+# deno_platform_package [OS] [MACHINE]: the npm package of the deno npm package that holds the
+# binary for this machine (default: uname's), e.g. linux-x64-glibc or darwin-arm64; empty when
+# Deno publishes none for it.
+deno_platform_package() {
+  local os="${1:-$(uname -s)}" machine="${2:-$(uname -m)}"
+  case "$os/$machine" in
+    Linux/x86_64 | Linux/amd64) echo "linux-x64-glibc" ;;
+    Linux/aarch64 | Linux/arm64) echo "linux-arm64-glibc" ;;
+    Darwin/x86_64) echo "darwin-x64" ;;
+    Darwin/arm64 | Darwin/aarch64) echo "darwin-arm64" ;;
+    *) echo "" ;;
+  esac
+}
+# Where find_deno installs the pinned Deno (Linux x64 needs no uname: the common case costs no
+# process start on every command).
+case "$OSTYPE/$HOSTTYPE" in
+  linux*/x86_64) _tern_deno_package="linux-x64-glibc" ;;
+  *) _tern_deno_package="$(deno_platform_package)" ;;
+esac
+TERN_PINNED_DENO="$TERN_ROOT/.tools/node_modules/@deno/${_tern_deno_package:-unsupported}/deno"
 
 # deno_ok BIN: true when BIN runs and reports version 2.9 or newer.
 deno_ok() {
@@ -33,6 +51,10 @@ find_deno() {
   if command -v deno >/dev/null 2>&1 && deno_ok "$(command -v deno)"; then
     command -v deno
     return 0
+  fi
+  if [ -z "$_tern_deno_package" ]; then
+    echo "tern: no deno >= 2.9 on PATH, and Deno publishes no npm build for $(uname -s) $(uname -m): install Deno $TERN_DENO_VERSION yourself" >&2
+    return 1
   fi
   command -v npm >/dev/null 2>&1 || {
     echo "tern: no deno >= 2.9 on PATH and no npm to install it: install Node.js/npm or Deno $TERN_DENO_VERSION" >&2

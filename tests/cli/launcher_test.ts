@@ -36,6 +36,27 @@ Deno.test("bin/tern --version answers without starting Deno", async () => {
   }
 });
 
+Deno.test("bin/_env.sh picks the npm build of Deno for each machine Deno publishes one for", () => {
+  const pick = (os: string, machine: string) => {
+    const out = new Deno.Command("bash", {
+      args: [
+        "-c",
+        `source "${ROOT}/bin/_env.sh"; deno_platform_package "$1" "$2"`,
+        "_",
+        os,
+        machine,
+      ],
+      stdout: "piped",
+    }).outputSync();
+    return decoder.decode(out.stdout).trim();
+  };
+  equal(pick("Linux", "x86_64"), "linux-x64-glibc");
+  equal(pick("Linux", "aarch64"), "linux-arm64-glibc");
+  equal(pick("Darwin", "arm64"), "darwin-arm64");
+  equal(pick("Darwin", "x86_64"), "darwin-x64");
+  equal(pick("FreeBSD", "amd64"), "");
+});
+
 Deno.test("./run.sh with a flag runs tern: --version is tern's, not Deno's", async () => {
   const out = await new Deno.Command(join(ROOT, "run.sh"), {
     args: ["--version"],
