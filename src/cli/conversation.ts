@@ -73,6 +73,8 @@ export interface DetachedTurnOptions {
    * absolute path: the plan's path locks, so two workers never write one file at once.
    */
   aroundWrite?: <T>(path: string, run: () => Promise<T>) => Promise<T>;
+  /** Tools this turn has beside the conversation's (a plan node's `fail_step`). */
+  extraTools?: readonly Tool[];
 }
 
 /** Options of one turn. */
@@ -183,6 +185,12 @@ export class Conversation {
       // Only plan nodes lock paths: the wrapper loads with the first of them.
       const { lockedWrites } = await import("./locked_writes.ts");
       tools = lockedWrites(this.#tools, workspace, options.aroundWrite);
+    }
+    if (options.extraTools !== undefined && options.extraTools.length > 0) {
+      tools = new ToolRegistry([
+        ...tools.names.map((name) => tools.get(name)!),
+        ...options.extraTools,
+      ]);
     }
     return await runTurn({
       messages: [

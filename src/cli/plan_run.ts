@@ -12,6 +12,7 @@ import { EXIT_USAGE } from "./exit_codes.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import { appendNodes } from "../plan/graph.ts";
 import { type NodeInput, PlanExecutor } from "../plan/executor.ts";
+import { createFailStep, FAIL_STEP_TOOL, reportedFailure } from "../plan/fail_step.ts";
 import { PathLocks } from "../plan/path_locks.ts";
 import { planTask, replanAfterFailure } from "../plan/planner.ts";
 import { latestPlan, newPlanState, recordPlan } from "../plan/record.ts";
@@ -107,11 +108,15 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
     concurrency: options.concurrency,
     signal,
     runNode: async (node, inputs, nodeSignal) => {
+      const failStep = createFailStep();
       const result = await conversation.detachedTurn(nodePrompt(state.task, node, inputs), {
         signal: nodeSignal,
         aroundWrite: (path, run) => locks.withLock(path, run),
+        extraTools: [failStep.tool],
       });
       usage = addUsage(usage, result.usage);
+      const failure = reportedFailure(failStep, result.text);
+      if (failure !== undefined) return { ok: false, text: `reported by the worker: ${failure}` };
       if (result.exitReason === "COMPLETED") return { ok: true, text: result.text };
       return { ok: false, text: `${result.exitReason}${result.error ? `: ${result.error}` : ""}` };
     },
@@ -153,7 +158,9 @@ export function nodePrompt(task: string, node: PlanNode, inputs: readonly NodeIn
   }
   parts.push(
     "Do only this step. Other steps may run at the same time on other files. End with a short " +
-      "summary of what you did and found: it is passed on to the steps that depend on this one.",
+      "summary of what you did and found: it is passed on to the steps that depend on this one. " +
+      `If the step cannot be done, call ${FAIL_STEP_TOOL} with the reason (or start your answer ` +
+      'with "FAILED:"): never report success for a step that did not succeed.',
   );
   return parts.join("\n\n");
 }

@@ -165,6 +165,42 @@ Deno.test("a failed node blocks its dependents transitively; an independent bran
   });
 });
 
+Deno.test("a worker that finds its step impossible fails it: fail_step, or an answer starting FAILED:", async () => {
+  await withWorkspace(async (ws) => {
+    const { run, requests } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") {
+        return plan(node("a"), node("a2", ["a"]), node("b"), node("b2", ["b"]), node("c"));
+      }
+      if (what.kind === "replan") return { text: '{"nodes":[]}' };
+      if (what.id === "a") {
+        const reason = JSON.stringify({ reason: "the API it needs does not exist" });
+        return worker(request, "a", {
+          toolCalls: [{ id: "f-a", name: "fail_step", arguments: reason }],
+        });
+      }
+      if (what.id === "b") return { text: "FAILED: no such file to migrate" };
+      return worker(request, what.id);
+    }, ["-o", "json", "two impossible steps and a possible one"]);
+    equal(run.code, 1, run.stderr);
+    const nodes = JSON.parse(run.stdout).nodes as Array<
+      { id: string; state: string; error?: string }
+    >;
+    const byId = Object.fromEntries(nodes.map((n) => [n.id, n]));
+    deepEqual(
+      Object.fromEntries(nodes.map((n) => [n.id, n.state])),
+      { a: "FAILED", a2: "BLOCKED", b: "FAILED", b2: "BLOCKED", c: "SUCCEEDED" },
+    );
+    match(byId.a.error!, /the API it needs does not exist/);
+    match(byId.b.error!, /no such file to migrate/);
+    // Only plan nodes have the tool.
+    const planner = requests.find((r) => kindOf(r).kind === "plan")!;
+    ok(!(planner.tools ?? []).some((t) => t.name === "fail_step"));
+    const nodeRequest = requests.find((r) => kindOf(r).kind === "node")!;
+    ok(nodeRequest.tools!.some((t) => t.name === "fail_step"));
+  });
+});
+
 Deno.test("tern plan -c continues after SIGKILL without rerunning succeeded nodes", async () => {
   await withWorkspace(async (ws) => {
     // First run: a succeeds, b's worker hangs; the process is killed.
