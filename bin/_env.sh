@@ -8,6 +8,9 @@ _tern_bin_dir="${_tern_bin_dir%/.}"
 TERN_ROOT="${_tern_bin_dir%/bin}"
 [[ "$TERN_ROOT" != "$_tern_bin_dir" ]] || TERN_ROOT="$_tern_bin_dir/.."
 TERN_DENO_VERSION="2.9.6"
+# Deno looks for a newer release of itself (a request to its download host) unless told not to:
+# a run reaches no host but the model's. Exported for every Deno this checkout starts.
+export DENO_NO_UPDATE_CHECK=1
 # deno_platform_package [OS] [MACHINE]: the npm package of the deno npm package that holds the
 # binary for this machine (default: uname's), e.g. linux-x64-glibc or darwin-arm64; empty when
 # Deno publishes none for it.
