@@ -22,6 +22,18 @@ import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 import type { PermissionChange } from "../session/types.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
+import {
+  describeRequest,
+  expandRulePath,
+  type GrantLists,
+  type GrantPlaces,
+  type GrantRequest,
+  grantRuleCovers,
+  grantRuleTouches,
+  reviewerLimits,
+  ruleFor,
+  ternHomeReach,
+} from "./request_permissions_policy.ts";
 
 /** Tools whose file work runs in the confined worker when there is one. */
 const WORKER_TOOLS: ReadonlySet<string> = new Set([
@@ -33,15 +45,7 @@ const WORKER_TOOLS: ReadonlySet<string> = new Set([
   "grep",
 ]);
 
-/** What request_permissions asks for, normalised (absolute paths, two-word prefixes). */
-export interface GrantRequest {
-  read: string[];
-  write: string[];
-  net: string[];
-  env: string[];
-  commands: string[];
-  withoutSandbox: boolean;
-}
+export type { GrantRequest } from "./request_permissions_policy.ts";
 
 interface Grant {
   extra: { read: string[]; write: string[]; net: string[]; env: string[] };
@@ -123,9 +127,13 @@ export class PermissionGate {
   }
 
   /**
-   * Reviews a request for more permissions and, when granted, widens the sandbox: paths, hosts
+   * Decides a request for more permissions and, when granted, widens the sandbox: paths, hosts
    * and env through the runtime (the worker restarts with the new flags), command prefixes as
-   * approvals. Running without the sandbox always needs a person or the reviewer. Audited.
+   * approvals. In order: tern's own folder is never granted; a deny rule refuses; an allow
+   * rule of the person's own config that lists everything asked grants it; otherwise BYPASS
+   * grants nothing, AUTO lets the reviewer grant only narrow requests (`reviewerLimits`; the
+   * rest goes to a person, or is denied without one) and ASK asks the person. A grant that
+   * cannot be applied changes nothing and is reported as a denial. Audited.
    */
   async requestGrant(request: GrantRequest, options: {
     scope: "turn" | "session";
@@ -134,78 +142,31 @@ export class PermissionGate {
     callId: string;
     signal: AbortSignal;
   }): Promise<ReviewOutcome> {
-    const { emit, runtime, masker } = this.#options;
-    const started = performance.now();
-    const review: ReviewRequest = {
-      tool: "request_permissions",
-      args: masker.maskDeep(request),
-      summary: masker.mask(options.summary),
+    await this.#settleRestored(options.signal);
+    const { masker } = this.#options;
+    return await this.#grant(request, {
+      ...options,
       reason: `The model asks: ${masker.mask(options.reason)}`,
-      profile: runtime.profile.name,
-      rememberable: false,
-    };
-    emit({
-      type: "permission_request",
-      callId: options.callId,
-      name: "request_permissions",
-      summary: review.summary,
-      reason: review.reason,
+      auditReason: options.reason,
     });
-    const outcome = await this.reviewRequest(review, options.signal, {
-      needsJudge: request.withoutSandbox,
-    });
-    emit({
-      type: "permission_decision",
-      callId: options.callId,
-      allow: outcome.allow,
-      by: outcome.by,
-      reason: outcome.reason,
-    });
-    if (outcome.allow) {
-      const grant: Grant = {
-        extra: { read: request.read, write: request.write, net: request.net, env: request.env },
-        keys: request.commands.map((prefix) => `bash:${prefix}`),
-        withoutSandbox: request.withoutSandbox,
-      };
-      (options.scope === "session" ? this.#sessionGrants : this.#turnGrants).push(grant);
-      if (options.scope === "session") {
-        this.#options.onPermissionChange?.({ kind: "grant", ...grant });
-      }
-      await this.#apply();
-    }
-    this.#options.audit?.({
-      v: 1,
-      time: new Date().toISOString(),
-      ...(this.#options.session ? { session: this.#options.session } : {}),
-      callId: options.callId,
-      tool: "request_permissions",
-      args: masker.maskDeep({ ...request, scope: options.scope, reason: options.reason }),
-      profile: runtime.profile.name,
-      mode: this.#options.mode,
-      decision: outcome.allow ? "allow" : "deny",
-      decidedBy: outcome.by,
-      reason: outcome.reason,
-      sandbox: "none",
-      status: outcome.allow ? "SUCCEEDED" : "ERROR",
-      ...(outcome.allow ? {} : { code: "POLICY_DENIED" }),
-      durationMs: Math.round(performance.now() - started),
-    });
-    return outcome;
   }
 
   /**
-   * Restores the session's approvals and grants from a resumed session, without review (they
-   * were reviewed when given). Widens the sandbox once.
+   * Restores the session's approvals and grants from a resumed session. Approvals (which never
+   * widen the profile) come back as they were; each grant is decided again under this run's
+   * mode, by `requestGrant`'s rules, on the first gated call (so a person is asked while a
+   * call waits, not while the sandbox opens): BYPASS drops it with a notice, AUTO lets the
+   * reviewer restore only narrow ones, ASK asks again. Nothing comes back silently.
    */
+  // deno-lint-ignore require-await
   async restore(changes: readonly PermissionChange[]): Promise<void> {
     for (const change of changes) {
       if (change.kind === "approval") this.sessionApprovals.add(change.key);
       else {
         const { extra, keys, withoutSandbox } = change;
-        this.#sessionGrants.push({ extra, keys, withoutSandbox });
+        this.#restored.push({ extra, keys, withoutSandbox });
       }
     }
-    if (this.#sessionGrants.length > 0) await this.#apply();
   }
 
   /** Drops what was granted for this turn only. */
@@ -217,6 +178,238 @@ export class PermissionGate {
 
   #sessionGrants: Grant[] = [];
   #turnGrants: Grant[] = [];
+  /** Grants of a resumed session not decided again yet. */
+  #restored: Grant[] = [];
+  #grantRulesCache?: Array<{ rule: CompiledRule; lists: GrantLists }>;
+
+  /** Where grants are judged: the runtime's workspace, home and tern home. */
+  get #places(): GrantPlaces {
+    const { runtime } = this.#options;
+    return { workspace: runtime.workspace, home: runtime.home, ternHome: runtime.ternHome };
+  }
+
+  /** The rules about request_permissions, their paths expanded once. */
+  get #grantRules(): Array<{ rule: CompiledRule; lists: GrantLists }> {
+    if (this.#grantRulesCache) return this.#grantRulesCache;
+    const places = this.#places;
+    const expand = (list: readonly string[] | undefined) =>
+      list?.flatMap((entry) => {
+        try {
+          return [expandRulePath(entry, places)];
+        } catch {
+          return []; // `~` without a known home names nothing
+        }
+      });
+    this.#grantRulesCache = this.#options.rules.flatMap((rule) => {
+      const applies = rule.action === "deny"
+        ? rule.matchesTool("request_permissions") && rule.words === undefined &&
+          rule.path === undefined
+        : rule.action === "allow" && rule.tool === "request_permissions" &&
+          rule.grants !== undefined;
+      if (!applies) return [];
+      const grants = rule.grants ?? {};
+      const lists: GrantLists = {
+        read: expand(grants.read),
+        write: expand(grants.write),
+        hosts: grants.hosts,
+        env: grants.env,
+        commands: grants.commands,
+      };
+      return [{ rule, lists }];
+    });
+    return this.#grantRulesCache;
+  }
+
+  /** Decides restored grants again, once, before the first call that needs the sandbox. */
+  async #settleRestored(signal: AbortSignal): Promise<void> {
+    if (this.#restored.length === 0) return;
+    const restored = this.#restored;
+    this.#restored = [];
+    for (const [index, grant] of restored.entries()) {
+      const request: GrantRequest = {
+        read: [...grant.extra.read],
+        write: [...grant.extra.write],
+        net: [...grant.extra.net],
+        env: [...grant.extra.env],
+        commands: grant.keys.map((key) => key.replace(/^bash:/, "")),
+        withoutSandbox: grant.withoutSandbox,
+      };
+      await this.#grant(request, {
+        scope: "session",
+        summary: `restored from the session: ${describeRequest(request, "session")}`,
+        reason: `Granted earlier in this session; a resumed session decides it again under ` +
+          `--mode ${this.#options.mode}`,
+        auditReason: "restored from the session",
+        callId: `restore-${index + 1}`,
+        signal,
+        restored: true,
+      });
+    }
+  }
+
+  async #grant(request: GrantRequest, options: {
+    scope: "turn" | "session";
+    reason: string;
+    auditReason: string;
+    summary: string;
+    callId: string;
+    signal: AbortSignal;
+    restored?: boolean;
+  }): Promise<ReviewOutcome> {
+    const { emit, runtime, masker } = this.#options;
+    const started = performance.now();
+    const review: ReviewRequest = {
+      tool: "request_permissions",
+      args: masker.maskDeep(request),
+      summary: masker.mask(options.summary),
+      reason: options.reason,
+      profile: runtime.profile.name,
+      rememberable: false,
+    };
+    emit({
+      type: "permission_request",
+      callId: options.callId,
+      name: "request_permissions",
+      summary: review.summary,
+      reason: review.reason,
+    });
+    let { outcome, rule } = await this.#judgeGrant(request, review, options.signal);
+    if (outcome.allow) {
+      const grant: Grant = {
+        extra: { read: request.read, write: request.write, net: request.net, env: request.env },
+        keys: request.commands.map((prefix) => `bash:${prefix}`),
+        withoutSandbox: request.withoutSandbox,
+      };
+      const failure = await this.#commit(grant, options.scope);
+      if (failure !== undefined) {
+        outcome = {
+          allow: false,
+          by: outcome.by,
+          reason: `The grant could not be applied, so nothing changed (${failure})`,
+          remember: false,
+        };
+        rule = undefined;
+      } else if (options.scope === "session" && !options.restored) {
+        this.#options.onPermissionChange?.({ kind: "grant", ...grant });
+      }
+    }
+    emit({
+      type: "permission_decision",
+      callId: options.callId,
+      allow: outcome.allow,
+      by: outcome.by,
+      reason: outcome.reason,
+    });
+    this.#options.audit?.({
+      v: 1,
+      time: new Date().toISOString(),
+      ...(this.#options.session ? { session: this.#options.session } : {}),
+      callId: options.callId,
+      tool: "request_permissions",
+      args: masker.maskDeep({ ...request, scope: options.scope, reason: options.auditReason }),
+      profile: runtime.profile.name,
+      mode: this.#options.mode,
+      decision: outcome.allow ? "allow" : "deny",
+      decidedBy: rule !== undefined ? "rule" : outcome.by,
+      ...(rule !== undefined ? { rule } : {}),
+      reason: outcome.reason,
+      sandbox: "none",
+      status: outcome.allow ? "SUCCEEDED" : "ERROR",
+      ...(outcome.allow ? {} : { code: "POLICY_DENIED" }),
+      durationMs: Math.round(performance.now() - started),
+    });
+    return outcome;
+  }
+
+  /** Who decides a grant, and what they said (see `requestGrant`). Never throws. */
+  async #judgeGrant(
+    request: GrantRequest,
+    shown: ReviewRequest,
+    signal: AbortSignal,
+  ): Promise<{ outcome: ReviewOutcome; rule?: string }> {
+    const { mode, person, reviewer, reviewTimeoutMs, runtime } = this.#options;
+    const deny = (reason: string, rule?: string) => ({
+      outcome: { allow: false, by: "policy" as const, reason, remember: false },
+      ...(rule !== undefined ? { rule } : {}),
+    });
+    const reach = ternHomeReach(request, this.#places);
+    if (reach !== undefined) return deny(`Denied: ${reach}`);
+    const rules = this.#grantRules;
+    const refusing = rules.find((r) =>
+      r.rule.action === "deny" && grantRuleTouches(r.lists, request)
+    );
+    if (refusing !== undefined) {
+      const { rule } = refusing;
+      return deny(rule.reason ?? `A rule forbids this (${rule.label})`, rule.label);
+    }
+    const allowing = rules.find((r) =>
+      r.rule.action === "allow" && grantRuleCovers(r.lists, request)
+    );
+    if (allowing !== undefined) {
+      const { label } = allowing.rule;
+      return {
+        outcome: {
+          allow: true,
+          by: "policy",
+          reason: `Your rule allows it (${label})`,
+          remember: false,
+        },
+        rule: label,
+      };
+    }
+    const config = `${runtime.ternHome}/config.jsonc`;
+    const byRule = request.withoutSandbox
+      ? "running without the sandbox always needs a person"
+      : `or add the rule ${ruleFor(request)} to "rules" in your own config (${config})`;
+    if (mode === "bypass") {
+      return deny(
+        "--mode bypass grants nothing beyond the sandbox profile: a person can grant it with " +
+          `--mode ask, ${byRule}`,
+      );
+    }
+    const options = { person, reviewer, reviewTimeoutMs, signal };
+    if (mode === "auto") {
+      const limits = reviewerLimits(request, this.#places);
+      if (limits.length === 0) {
+        return { outcome: await review(shown, { mode: "auto", ...options }) };
+      }
+      const why = `the reviewer may not grant ${limits.join("; ")}`;
+      if (person !== undefined) {
+        const asked = { ...shown, reason: `${shown.reason} (asking you: ${why})` };
+        return { outcome: await review(asked, { mode: "ask", ...options }) };
+      }
+      return deny(
+        `Not approved: ${why}, and no person is there to ask: run with --mode ask ` +
+          `in a terminal, ${byRule}`,
+      );
+    }
+    if (person === undefined) {
+      return deny(
+        'Not approved: this run is not interactive and review mode is "ask"; run it in a ' +
+          `terminal, ${byRule}`,
+      );
+    }
+    return { outcome: await review(shown, { mode: "ask", ...options }) };
+  }
+
+  /**
+   * Adds `grant` and widens the sandbox. When the runtime cannot apply it (the worker's flags
+   * cannot carry a path, the shell plan fails), everything returns to the state before and the
+   * reason is returned; undefined on success.
+   */
+  async #commit(grant: Grant, scope: "turn" | "session"): Promise<string | undefined> {
+    const list = scope === "session" ? this.#sessionGrants : this.#turnGrants;
+    list.push(grant);
+    try {
+      await this.#apply();
+      return undefined;
+    } catch (error) {
+      list.splice(list.indexOf(grant), 1);
+      // The runtime keeps its state when it throws; this brings the gate's keys back too.
+      await this.#apply().catch(() => {});
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
 
   async #apply(): Promise<void> {
     const grants = [...this.#sessionGrants, ...this.#turnGrants];
@@ -239,6 +432,7 @@ export class PermissionGate {
   async #run(tool: Tool, args: unknown, ctx: ToolContext): Promise<Observation> {
     const { runtime, masker, emit } = this.#options;
     const callId = ctx.callId ?? "";
+    await this.#settleRestored(ctx.signal);
     const started = performance.now();
     const decided = await this.decide(tool, args);
     const { facts } = decided;

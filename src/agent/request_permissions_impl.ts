@@ -3,7 +3,8 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
-import type { GrantRequest, PermissionGate } from "./permission_gate.ts";
+import type { PermissionGate } from "./permission_gate.ts";
+import { describeRequest } from "./request_permissions_policy.ts";
 
 const entries = z.array(z.string().trim().min(1)).optional();
 
@@ -76,17 +77,4 @@ export function createImpl(gate: PermissionGate): Tool {
       return { output: `Granted: ${summary}` };
     },
   });
-}
-
-function describeRequest(request: GrantRequest, scope: string): string {
-  const parts: string[] = [];
-  if (request.read.length > 0) parts.push(`read ${request.read.join(", ")}`);
-  if (request.write.length > 0) parts.push(`write ${request.write.join(", ")}`);
-  if (request.net.length > 0) parts.push(`network ${request.net.join(", ")}`);
-  if (request.env.length > 0) parts.push(`env ${request.env.join(", ")}`);
-  if (request.commands.length > 0) {
-    const how = request.withoutSandbox ? "run WITHOUT the sandbox" : "run without asking";
-    parts.push(`${how}: ${request.commands.join(", ")}`);
-  }
-  return `${parts.join("; ")} (for this ${scope})`;
 }

@@ -4,7 +4,7 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
@@ -33,6 +33,13 @@ export type ShellKind = "bwrap" | "none" | "unavailable";
 
 export interface SandboxRuntime {
   readonly workspace: string;
+  /** The person's home folder (a real path), when known. */
+  readonly home?: string;
+  /**
+   * tern's own folder (a real path): configuration, trust, sessions. Never writable by tools
+   * or commands, whatever was granted, and hidden from commands.
+   */
+  readonly ternHome: string;
   /** The profile with any grants request_permissions added. */
   readonly profile: SandboxProfile;
   /** Runs the file tools; with `--no-sandbox` it has full access. */
@@ -46,7 +53,10 @@ export interface SandboxRuntime {
   readonly shellNote?: string;
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
-  /** Replaces the grants added on top of the profile; restarts the worker when they change. */
+  /**
+   * Replaces the grants added on top of the profile; restarts the worker when they change.
+   * Throws (RangeError when the worker's flags cannot carry an entry) with nothing changed.
+   */
   setExtraGrants(extra: Partial<Grants>): Promise<void>;
   /** Exactly what starts: the worker's command line and bubblewrap's arguments. */
   explain(): SandboxExplanation;
@@ -124,8 +134,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     await Deno.remove(tmp, { recursive: true });
     throw error;
   }
-  let extra: Partial<Grants> = {};
   let profile = base;
+  const home = options.home === undefined ? undefined : realOrResolved(options.home);
+  const ternHome = realOrResolved(options.ternHome);
+  // Deno's flags compare paths as written: deny the folder by its name and by its real path.
+  const ternPaths = [...new Set([options.ternHome, ternHome])];
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   if (options.signal?.aborted) {
@@ -146,7 +159,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const planFor = async (): Promise<ShellPlan> => {
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
-    const tern = [join(options.workspace, ".tern"), options.ternHome];
+    const tern = [join(options.workspace, ".tern"), ...ternPaths];
     const granted = profile.grants.env === "all" ? [] : profile.grants.env;
     const passed = Object.fromEntries(
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
@@ -156,6 +169,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       writable: roots,
       readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...tern],
       hidden: [
+        // tern's home (config, trust, sessions) is never visible; unless the workspace is in it.
+        ...(isInside(ternHome, options.workspace) ? [] : ternPaths),
         ...(options.home ? secretLocations(options.home) : []),
         ...hostSocketLocations(options.env),
       ],
@@ -179,6 +194,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // flags), but one with every permission but FFI.
   const worker = new WorkerHost({
     grants: options.noSandbox ? FULL_ACCESS : base.grants,
+    denyWrite: options.noSandbox ? [] : ternPaths,
     env: { ...options.env },
     handlerUrl: options.handlerUrl,
     workspace: options.workspace,
@@ -197,6 +213,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   }
   return {
     workspace: options.workspace,
+    ...(home !== undefined ? { home } : {}),
+    ternHome,
     get profile() {
       return profile;
     },
@@ -206,13 +224,22 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     shellKind,
     shellNote,
     async setExtraGrants(next) {
-      extra = next;
-      const widened = { ...base, grants: widenGrants(base.grants, extra) };
+      const widened = { ...base, grants: widenGrants(base.grants, next) };
       const changed = JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
+      const before = profile;
+      // restart() checks the flags before it changes anything: a throw here leaves all as it was.
+      if (changed && !options.noSandbox) worker.restart(widened.grants);
       profile = widened;
-      if (changed && !options.noSandbox) worker.restart(profile.grants);
       plan = undefined;
-      if (shellKind === "bwrap") await currentPlan();
+      if (shellKind !== "bwrap") return;
+      try {
+        await currentPlan();
+      } catch (error) {
+        profile = before;
+        plan = undefined;
+        if (changed && !options.noSandbox) worker.restart(before.grants);
+        throw error;
+      }
     },
     shellTreeChanged() {
       plan = undefined;
@@ -236,4 +263,16 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },
   };
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
 }

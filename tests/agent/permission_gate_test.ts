@@ -295,13 +295,24 @@ Deno.test("PermissionGate reports session approvals and grants, and restore() br
   equal(changes.length, 2, JSON.stringify(changes));
   ok(changes[0].kind === "approval" && changes[0].key.includes("touch"), JSON.stringify(changes));
   ok(changes[1].kind === "grant" && changes[1].extra.read.includes(outside));
-  // A new gate (a resumed session) with nobody to ask: the restored state decides.
+  // A new gate (a resumed session) with nobody to ask: the approval (which widens nothing)
+  // is back; the grant is decided again, and in ask mode without a person it is dropped.
   await withGate({ restore: changes }, async (box) => {
     const touched = await box.call("bash", { command: "touch two.txt" });
     equal(touched.status, "SUCCEEDED", JSON.stringify(touched));
-    equal(box.audit[0].decidedBy, "session");
-    ok(readRoots(box).includes(outside), "the read grant is back");
+    equal(box.audit[0].tool, "request_permissions");
+    equal(box.audit[0].decision, "deny");
+    equal(box.audit[1].decidedBy, "session");
+    ok(!readRoots(box).includes(outside), "the read grant came back without review");
+    const notice = box.events.find((e) => e.type === "permission_decision");
+    ok(notice?.type === "permission_decision" && notice.callId === "restore-1" && !notice.allow);
     expectError(await box.call("bash", { command: "rm two.txt" }), "POLICY_DENIED", /Not approved/);
+  });
+  // With a person, the grant is asked again and comes back when allowed.
+  await withGate({ restore: changes, answers: ["once"] }, async (box) => {
+    equal((await box.call("list", { path: "." })).status, "SUCCEEDED");
+    match(box.asked[0], new RegExp(`^restored from the session: read ${outside}`));
+    ok(readRoots(box).includes(outside), "the read grant is back");
   });
 });
 
@@ -323,7 +334,7 @@ Deno.test("request_permissions: running without the sandbox is refused in bypass
       commands: ["docker ps"],
       without_sandbox: true,
     });
-    expectError(obs, "POLICY_DENIED", /needs a person or the reviewer/);
+    expectError(obs, "POLICY_DENIED", /--mode bypass grants nothing.*always needs a person/s);
   });
 });
 
