@@ -109,17 +109,24 @@ export class PermissionGate {
     return { facts, verdict };
   }
 
-  /** Reviews a request that is not a tool call (request_permissions). */
+  /**
+   * Settles a call the policy left at "ask". With `needsPerson` (the command would run
+   * without a sandbox) only a person may allow it: BYPASS denies, and AUTO asks the person
+   * instead of the reviewer, or denies when no one is there.
+   */
   async reviewRequest(request: ReviewRequest, signal: AbortSignal, options: {
-    needsJudge?: boolean;
-  } = {}) {
+    needsPerson?: boolean;
+  } = {}): Promise<ReviewOutcome> {
     const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
-    if (options.needsJudge && mode === "bypass") {
+    if (options.needsPerson && mode !== "ask") {
+      if (mode === "auto" && person !== undefined) {
+        return await review(request, { mode: "ask", person, reviewTimeoutMs, signal });
+      }
       return {
         allow: false,
-        by: "policy" as const,
-        reason: "Running without the sandbox needs a person or the reviewer: use --mode ask " +
-          "or --mode auto",
+        by: "policy",
+        reason: "Running without the sandbox needs a person (the reviewer may not allow it): " +
+          "use --mode ask in a terminal",
         remember: false,
       };
     }
@@ -401,7 +408,7 @@ export class PermissionGate {
     const list = scope === "session" ? this.#sessionGrants : this.#turnGrants;
     list.push(grant);
     try {
-      await this.#apply();
+      await this.#apply({ verify: true });
       return undefined;
     } catch (error) {
       list.splice(list.indexOf(grant), 1);
@@ -411,7 +418,8 @@ export class PermissionGate {
     }
   }
 
-  async #apply(): Promise<void> {
+  /** Gives the runtime the union of the grants; `verify` waits for the new worker to start. */
+  async #apply(options: { verify?: boolean } = {}): Promise<void> {
     const grants = [...this.#sessionGrants, ...this.#turnGrants];
     this.#grantedKeys = new Set(grants.flatMap((g) => g.keys));
     this.#unsandboxedKeys = new Set(grants.filter((g) => g.withoutSandbox).flatMap((g) => g.keys));
@@ -423,7 +431,7 @@ export class PermissionGate {
       write: union((g) => g.extra.write),
       net: union((g) => g.extra.net),
       env: union((g) => g.extra.env),
-    });
+    }, options);
   }
 
   #grantedKeys = new Set<string>();
@@ -465,7 +473,7 @@ export class PermissionGate {
         summary: request.summary,
         reason,
       });
-      const outcome = await this.reviewRequest(request, ctx.signal, { needsJudge: unconfined });
+      const outcome = await this.reviewRequest(request, ctx.signal, { needsPerson: unconfined });
       allowed = outcome.allow;
       decidedBy = outcome.by;
       reason = outcome.reason;

@@ -13,7 +13,9 @@ const parameters = z.strictObject({
   scope: z.enum(["turn", "session"]).optional(),
   read: entries,
   write: entries,
-  hosts: entries,
+  hosts: z.array(
+    z.string().trim().refine(isHost, 'expected "host" or "host:port" (no scheme, path or "*")'),
+  ).optional(),
   env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a variable name")).optional(),
   commands: entries,
   without_sandbox: z.boolean().optional(),
@@ -77,4 +79,13 @@ export function createImpl(gate: PermissionGate): Tool {
       return { output: `Granted: ${summary}` };
     },
   });
+}
+
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::(\\d{1,5}))?$`);
+
+/** A host name, IPv4 or bracketed IPv6 address, with an optional port up to 65535. */
+function isHost(value: string): boolean {
+  const found = HOST.exec(value);
+  return found !== null && (found[1] === undefined || Number(found[1]) <= 65_535);
 }

@@ -55,9 +55,11 @@ export interface SandboxRuntime {
   shellTreeChanged(): void;
   /**
    * Replaces the grants added on top of the profile; restarts the worker when they change.
-   * Throws (RangeError when the worker's flags cannot carry an entry) with nothing changed.
+   * With `verify`, waits until the new worker has started. Throws with nothing changed when
+   * they cannot be applied: RangeError when the worker's flags cannot carry an entry, Error
+   * when (with `verify`) the new worker does not start.
    */
-  setExtraGrants(extra: Partial<Grants>): Promise<void>;
+  setExtraGrants(extra: Partial<Grants>, options?: { verify?: boolean }): Promise<void>;
   /** Exactly what starts: the worker's command line and bubblewrap's arguments. */
   explain(): SandboxExplanation;
   /** Stops the worker and removes the private tmp directory. */
@@ -223,21 +225,23 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     unsandboxedShell,
     shellKind,
     shellNote,
-    async setExtraGrants(next) {
+    async setExtraGrants(next, { verify = false } = {}) {
       const widened = { ...base, grants: widenGrants(base.grants, next) };
-      const changed = JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
+      const restarts = !options.noSandbox &&
+        JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
       const before = profile;
       // restart() checks the flags before it changes anything: a throw here leaves all as it was.
-      if (changed && !options.noSandbox) worker.restart(widened.grants);
+      if (restarts) worker.restart(widened.grants);
       profile = widened;
       plan = undefined;
-      if (shellKind !== "bwrap") return;
       try {
-        await currentPlan();
+        if (restarts && verify) await worker.start();
+        if (shellKind === "bwrap") await currentPlan();
       } catch (error) {
         profile = before;
         plan = undefined;
-        if (changed && !options.noSandbox) worker.restart(before.grants);
+        if (restarts) worker.restart(before.grants);
+        if (shellKind === "bwrap") await currentPlan().catch(() => {});
         throw error;
       }
     },

@@ -297,3 +297,56 @@ function grant(fields: {
     withoutSandbox: fields.withoutSandbox ?? false,
   };
 }
+
+Deno.test("PermissionGate in auto mode: without bubblewrap the reviewer cannot let a command run", async () => {
+  await withGate(
+    { mode: "auto", reviewer: allowAll, bwrapPath: "/nonexistent/bwrap" },
+    async (box) => {
+      const obs = await box.call("bash", { command: `echo pwned > ${box.outside}/secret.txt` });
+      expectError(obs, "POLICY_DENIED", /needs a person \(the reviewer may not allow it\)/);
+      deepEqual(box.reviewed, []);
+      equal(await Deno.readTextFile(join(box.outside, "secret.txt")), "outside content\n");
+    },
+  );
+  const options = { mode: "auto" as const, reviewer: allowAll, answers: ["deny" as const] };
+  await withGate({ ...options, bwrapPath: "/nonexistent/bwrap" }, async (box) => {
+    const obs = await box.call("bash", { command: "echo hi" });
+    expectError(obs, "POLICY_DENIED", /The user denied it/);
+    deepEqual(box.reviewed, []);
+    equal(box.asked.length, 1);
+  });
+});
+
+Deno.test("PermissionGate.requestGrant(): a worker that cannot start with the grant changes nothing", async () => {
+  const changes: PermissionChange[] = [];
+  await withGate({ answers: ["once"], changes }, async (box) => {
+    const grants = grantsOf(box);
+    const outcome = await box.gate.requestGrant(
+      { read: [], write: [], net: ["bad host"], env: [], commands: [], withoutSandbox: false },
+      {
+        scope: "session",
+        reason: "x",
+        summary: "network bad host",
+        callId: "g1",
+        signal: new AbortController().signal,
+      },
+    );
+    equal(outcome.allow, false);
+    match(outcome.reason, /could not be applied, so nothing changed.*tool worker/s);
+    equal(grantsOf(box), grants);
+    deepEqual(changes, []);
+    equal(box.runtime.explain().bwrap?.includes("--share-net"), false);
+    // The worker still runs the calls the profile allows.
+    equal((await box.call("list", { path: "." })).status, "SUCCEEDED");
+  });
+});
+
+Deno.test("request_permissions refuses hosts that are not host or host:port", async () => {
+  await withGate({ answers: ["once"] }, async (box) => {
+    for (const host of ["*", "http://example.com", "a b", "example.com:99999", "example.com/x"]) {
+      const obs = await box.call("request_permissions", { reason: "x", hosts: [host] });
+      expectError(obs, "INVALID_ARGUMENTS", /host:port/);
+    }
+    deepEqual(box.asked, []);
+  });
+});
