@@ -24,16 +24,10 @@ import type { PermissionChange } from "../session/types.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 import {
   describeRequest,
-  expandRulePath,
-  type GrantLists,
   type GrantPlaces,
   type GrantRequest,
-  grantRuleCovers,
-  grantRuleTouches,
-  reviewerLimits,
-  ruleFor,
-  ternHomeReach,
 } from "./request_permissions_policy.ts";
+import { type GrantRule, grantRules, judgeGrant } from "./request_permissions_review.ts";
 
 /** Tools whose file work runs in the confined worker when there is one. */
 const WORKER_TOOLS: ReadonlySet<string> = new Set([
@@ -187,7 +181,7 @@ export class PermissionGate {
   #turnGrants: Grant[] = [];
   /** Grants of a resumed session not decided again yet. */
   #restored: Grant[] = [];
-  #grantRulesCache?: Array<{ rule: CompiledRule; lists: GrantLists }>;
+  #grantRulesCache?: GrantRule[];
 
   /** Where grants are judged: the runtime's workspace, home and tern home. */
   get #places(): GrantPlaces {
@@ -196,35 +190,8 @@ export class PermissionGate {
   }
 
   /** The rules about request_permissions, their paths expanded once. */
-  get #grantRules(): Array<{ rule: CompiledRule; lists: GrantLists }> {
-    if (this.#grantRulesCache) return this.#grantRulesCache;
-    const places = this.#places;
-    const expand = (list: readonly string[] | undefined) =>
-      list?.flatMap((entry) => {
-        try {
-          return [expandRulePath(entry, places)];
-        } catch {
-          return []; // `~` without a known home names nothing
-        }
-      });
-    this.#grantRulesCache = this.#options.rules.flatMap((rule) => {
-      const applies = rule.action === "deny"
-        ? rule.matchesTool("request_permissions") && rule.words === undefined &&
-          rule.path === undefined
-        : rule.action === "allow" && rule.tool === "request_permissions" &&
-          rule.grants !== undefined;
-      if (!applies) return [];
-      const grants = rule.grants ?? {};
-      const lists: GrantLists = {
-        read: expand(grants.read),
-        write: expand(grants.write),
-        hosts: grants.hosts,
-        env: grants.env,
-        commands: grants.commands,
-      };
-      return [{ rule, lists }];
-    });
-    return this.#grantRulesCache;
+  get #grantRules(): GrantRule[] {
+    return this.#grantRulesCache ??= grantRules(this.#options.rules, this.#places);
   }
 
   /** Decides restored grants again, once, before the first call that needs the sandbox. */
@@ -280,7 +247,16 @@ export class PermissionGate {
       summary: review.summary,
       reason: review.reason,
     });
-    let { outcome, rule } = await this.#judgeGrant(request, review, options.signal);
+    const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
+    let { outcome, rule } = await judgeGrant(request, review, {
+      mode,
+      person,
+      reviewer,
+      reviewTimeoutMs,
+      signal: options.signal,
+      rules: this.#grantRules,
+      places: this.#places,
+    });
     if (outcome.allow) {
       const grant: Grant = {
         extra: { read: request.read, write: request.write, net: request.net, env: request.env },
@@ -326,77 +302,6 @@ export class PermissionGate {
       durationMs: Math.round(performance.now() - started),
     });
     return outcome;
-  }
-
-  /** Who decides a grant, and what they said (see `requestGrant`). Never throws. */
-  async #judgeGrant(
-    request: GrantRequest,
-    shown: ReviewRequest,
-    signal: AbortSignal,
-  ): Promise<{ outcome: ReviewOutcome; rule?: string }> {
-    const { mode, person, reviewer, reviewTimeoutMs, runtime } = this.#options;
-    const deny = (reason: string, rule?: string) => ({
-      outcome: { allow: false, by: "policy" as const, reason, remember: false },
-      ...(rule !== undefined ? { rule } : {}),
-    });
-    const reach = ternHomeReach(request, this.#places);
-    if (reach !== undefined) return deny(`Denied: ${reach}`);
-    const rules = this.#grantRules;
-    const refusing = rules.find((r) =>
-      r.rule.action === "deny" && grantRuleTouches(r.lists, request)
-    );
-    if (refusing !== undefined) {
-      const { rule } = refusing;
-      return deny(rule.reason ?? `A rule forbids this (${rule.label})`, rule.label);
-    }
-    const allowing = rules.find((r) =>
-      r.rule.action === "allow" && grantRuleCovers(r.lists, request)
-    );
-    if (allowing !== undefined) {
-      const { label } = allowing.rule;
-      return {
-        outcome: {
-          allow: true,
-          by: "policy",
-          reason: `Your rule allows it (${label})`,
-          remember: false,
-        },
-        rule: label,
-      };
-    }
-    const config = `${runtime.ternHome}/config.jsonc`;
-    const byRule = request.withoutSandbox
-      ? "running without the sandbox always needs a person"
-      : `or add the rule ${ruleFor(request)} to "rules" in your own config (${config})`;
-    if (mode === "bypass") {
-      return deny(
-        "--mode bypass grants nothing beyond the sandbox profile: a person can grant it with " +
-          `--mode ask, ${byRule}`,
-      );
-    }
-    const options = { person, reviewer, reviewTimeoutMs, signal };
-    if (mode === "auto") {
-      const limits = reviewerLimits(request, this.#places);
-      if (limits.length === 0) {
-        return { outcome: await review(shown, { mode: "auto", ...options }) };
-      }
-      const why = `the reviewer may not grant ${limits.join("; ")}`;
-      if (person !== undefined) {
-        const asked = { ...shown, reason: `${shown.reason} (asking you: ${why})` };
-        return { outcome: await review(asked, { mode: "ask", ...options }) };
-      }
-      return deny(
-        `Not approved: ${why}, and no person is there to ask: run with --mode ask ` +
-          `in a terminal, ${byRule}`,
-      );
-    }
-    if (person === undefined) {
-      return deny(
-        'Not approved: this run is not interactive and review mode is "ask"; run it in a ' +
-          `terminal, ${byRule}`,
-      );
-    }
-    return { outcome: await review(shown, { mode: "ask", ...options }) };
   }
 
   /**
