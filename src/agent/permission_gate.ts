@@ -162,8 +162,10 @@ export class PermissionGate {
   // deno-lint-ignore require-await
   async restore(changes: readonly PermissionChange[]): Promise<void> {
     for (const change of changes) {
-      if (change.kind === "approval") this.sessionApprovals.add(change.key);
-      else {
+      if (change.kind === "approval") {
+        this.sessionApprovals.add(change.key);
+        this.#restoredApprovals.push(change.key);
+      } else {
         const { extra, keys, withoutSandbox } = change;
         this.#restored.push({ extra, keys, withoutSandbox });
       }
@@ -181,6 +183,8 @@ export class PermissionGate {
   #turnGrants: Grant[] = [];
   /** Grants of a resumed session not decided again yet. */
   #restored: Grant[] = [];
+  /** Approvals of a resumed session the person has not been told of yet. */
+  #restoredApprovals: string[] = [];
   #grantRulesCache?: GrantRule[];
 
   /** Where grants are judged: the runtime's workspace, home and tern home. */
@@ -196,6 +200,18 @@ export class PermissionGate {
 
   /** Decides restored grants again, once, before the first call that needs the sandbox. */
   async #settleRestored(signal: AbortSignal): Promise<void> {
+    if (this.#restoredApprovals.length > 0) {
+      const keys = [...new Set(this.#restoredApprovals)].join(", ");
+      this.#restoredApprovals = [];
+      this.#options.emit({
+        type: "permission_decision",
+        callId: "restore-approvals",
+        allow: true,
+        // (not "person": front ends show a person's decisions as the dialog itself)
+        by: "policy",
+        reason: `Restored from the session: your "allow for this session" answers (${keys})`,
+      });
+    }
     if (this.#restored.length === 0) return;
     const restored = this.#restored;
     this.#restored = [];

@@ -186,7 +186,10 @@ Deno.test("PermissionGate reports session approvals and grants, and restore() br
     equal(box.audit[0].decision, "deny");
     equal(box.audit[1].decidedBy, "session");
     ok(!readRoots(box).includes(outside), "the read grant came back without review");
-    const notice = box.events.find((e) => e.type === "permission_decision");
+    const notices = box.events.filter((e) => e.type === "permission_decision");
+    const [approvals, notice] = notices;
+    ok(approvals?.type === "permission_decision" && approvals.callId === "restore-approvals");
+    match(approvals.reason, /Restored from the session: .*bash:touch/);
     ok(notice?.type === "permission_decision" && notice.callId === "restore-1" && !notice.allow);
     expectError(await box.call("bash", { command: "rm two.txt" }), "POLICY_DENIED", /Not approved/);
   });
