@@ -198,8 +198,21 @@ export class PermissionGate {
     return this.#grantRulesCache ??= grantRules(this.#options.rules, this.#places);
   }
 
-  /** Decides restored grants again, once, before the first call that needs the sandbox. */
+  /**
+   * Decides restored grants again, once, before the first call that needs the sandbox; calls
+   * made meanwhile wait for it.
+   */
   async #settleRestored(signal: AbortSignal): Promise<void> {
+    if (this.#restored.length > 0 || this.#restoredApprovals.length > 0) {
+      this.#settling = this.#settle(signal);
+    }
+    await this.#settling;
+  }
+
+  #settling?: Promise<void>;
+
+  /** Takes the restored state before its first await, so it is settled only once. */
+  async #settle(signal: AbortSignal): Promise<void> {
     if (this.#restoredApprovals.length > 0) {
       const keys = [...new Set(this.#restoredApprovals)].join(", ");
       this.#restoredApprovals = [];
