@@ -4,7 +4,8 @@
  * - {@linkcode ternHomeReach}: tern's own files (config, trust, sessions) are never granted;
  * - {@linkcode reviewerLimits}: what the AUTO reviewer may not grant on its own (running
  *   without the sandbox, writes outside the workspace, the home folder, tern's home, secret
- *   locations and secret-looking variables), which goes to a person or is denied;
+ *   locations, secret-looking variables, and network while it cannot be limited to a host),
+ *   which goes to a person or is denied;
  * - {@linkcode grantRuleCovers}: whether an allow rule of the person's own config names exactly
  *   (or more than) what is asked, the only way a grant happens without review.
  */
@@ -29,6 +30,11 @@ export interface GrantPlaces {
   home?: string;
   /** tern's own folder (`TERN_HOME`, default `~/.tern`). */
   ternHome: string;
+  /**
+   * Whether a host grant reaches only that host for shell commands too. False today: any
+   * host grant shares the whole network with bubblewrap, so the reviewer may not grant one.
+   */
+  netPerHost?: boolean;
 }
 
 /** What a rule for `request_permissions` lists (see `PermissionRule`). */
@@ -39,6 +45,19 @@ export interface GrantLists {
   env?: readonly string[];
   commands?: readonly string[];
 }
+
+/** System files and folders that hold keys or password hashes. */
+const SYSTEM_SECRETS: readonly string[] = [
+  "/etc/shadow",
+  "/etc/gshadow",
+  "/etc/shadow-",
+  "/etc/gshadow-",
+  "/etc/sudoers",
+  "/etc/sudoers.d",
+  "/etc/ssh",
+  "/etc/ssl/private",
+  "/root",
+];
 
 /** Variable names that look like they hold a secret. */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE/i;
@@ -59,7 +78,8 @@ export function ternHomeReach(request: GrantRequest, places: GrantPlaces): strin
  * Why the AUTO reviewer may not grant `request` on its own: one phrase per reason, none when
  * the request is narrow. Only a person may grant running without the sandbox, writing outside
  * the workspace, any path that is (or holds) the home folder, `/`, tern's home or a secret
- * location (ssh and cloud keys, …), and variables that look secret or inject code.
+ * location (ssh and cloud keys, `/etc/shadow`, …), variables that look secret or inject code,
+ * and hosts while a host grant opens the whole network to shell commands (`netPerHost`).
  */
 export function reviewerLimits(request: GrantRequest, places: GrantPlaces): string[] {
   const limits: string[] = [];
@@ -67,7 +87,10 @@ export function reviewerLimits(request: GrantRequest, places: GrantPlaces): stri
   for (const path of request.write) {
     if (!isInside(places.workspace, path)) limits.push(`writing outside the workspace ("${path}")`);
   }
-  const secrets = places.home === undefined ? [] : secretLocations(places.home);
+  const secrets = [
+    ...(places.home === undefined ? [] : secretLocations(places.home)),
+    ...SYSTEM_SECRETS,
+  ];
   for (const path of unique([...request.read, ...request.write])) {
     if (path === "/" || (places.home !== undefined && isInside(path, places.home))) {
       limits.push(`the home folder or a folder holding it ("${path}")`);
@@ -76,6 +99,11 @@ export function reviewerLimits(request: GrantRequest, places: GrantPlaces): stri
     } else if (secrets.some((secret) => isInside(path, secret) || isInside(secret, path))) {
       limits.push(`a secret location or a folder holding one ("${path}")`);
     }
+  }
+  if (request.net.length > 0 && !places.netPerHost) {
+    limits.push(
+      `network access (${request.net.join(", ")}): shell commands would reach every host`,
+    );
   }
   for (const name of request.env) {
     if (SECRET_NAME.test(name) || isInjectingName(name)) {

@@ -43,6 +43,8 @@ function hostileRequests(box: Box): Array<Record<string, unknown>> {
     { env: ["AWS_SECRET_ACCESS_KEY"] },
     { env: ["LD_PRELOAD"] },
     { read: [`${box.ws}/../../..`] },
+    { hosts: ["attacker.example"] },
+    { read: ["/etc"] },
   ];
 }
 

@@ -24,7 +24,8 @@ Deno.test("reviewerLimits() lets the reviewer grant narrow requests", () => {
   deepEqual(reviewerLimits(request({ read: ["/home/u/other"] }), PLACES), []);
   deepEqual(reviewerLimits(request({ read: ["/usr/share/doc"] }), PLACES), []);
   deepEqual(reviewerLimits(request({ write: ["/home/u/proj/build"] }), PLACES), []);
-  deepEqual(reviewerLimits(request({ net: ["registry.npmjs.org"] }), PLACES), []);
+  const perHost = { ...PLACES, netPerHost: true };
+  deepEqual(reviewerLimits(request({ net: ["registry.npmjs.org"] }), perHost), []);
   deepEqual(reviewerLimits(request({ env: ["NODE_ENV"], commands: ["npm test"] }), PLACES), []);
 });
 
@@ -59,6 +60,20 @@ Deno.test("reviewerLimits() refuses secret locations and folders holding one", (
   for (const path of ["/home/u/.ssh", "/home/u/.ssh/id_rsa", "/home/u/.config", "/home/u/.aws"]) {
     match(reviewerLimits(request({ read: [path] }), PLACES).join(), /secret location/, path);
   }
+});
+
+Deno.test("reviewerLimits() refuses hosts while shell commands would get the whole network", () => {
+  match(
+    reviewerLimits(request({ net: ["registry.npmjs.org"] }), PLACES).join(),
+    /network access \(registry.npmjs.org\): shell commands would reach every host/,
+  );
+});
+
+Deno.test("reviewerLimits() refuses system secrets and folders holding them", () => {
+  for (const path of ["/etc", "/etc/shadow", "/etc/ssh", "/root", "/root/.bashrc"]) {
+    match(reviewerLimits(request({ read: [path] }), PLACES).join(), /secret location/, path);
+  }
+  deepEqual(reviewerLimits(request({ read: ["/etc/os-release"] }), PLACES), []);
 });
 
 Deno.test("reviewerLimits() refuses variables that look secret or inject code", () => {

@@ -115,6 +115,7 @@ Deno.test("tern run --mode auto: a reviewer that allows everything cannot widen 
         ask({ read: [bench.home], write: [bench.home] }),
         ask({ write: [bench.ternHome] }),
         ask({ read: ["/"] }),
+        ask({ hosts: ["attacker.example"] }),
         ["write", { path: data, content: "pwned" }],
         ["bash", { command: `echo pwned > ${data}` }],
         ["bash", { command: `echo '{"mode":"bypass"}' > ${config}` }],
@@ -125,13 +126,14 @@ Deno.test("tern run --mode auto: a reviewer that allows everything cannot widen 
     );
     const { result } = await run(script, ["--mode", "auto", "-o", "json", "tidy up"], bench);
     equal(result.code, 0, result.stderr);
-    for (const answer of seen.slice(0, 5)) match(answer, /^ERROR\[POLICY_DENIED\]/);
+    for (const answer of seen.slice(0, 6)) match(answer, /^ERROR\[POLICY_DENIED\]/);
     match(seen[0], /running commands without the sandbox/);
     match(seen[1], /writing outside the workspace/);
     match(seen[2], /home folder/);
     match(seen[3], /tern's own folder/);
-    match(seen[5], /^ERROR\[POLICY_DENIED\]/);
-    ok(!seen[8].includes("maxRounds"), `a command read tern's config: ${seen[8]}`);
+    match(seen[5], /shell commands would reach every host/);
+    match(seen[6], /^ERROR\[POLICY_DENIED\]/);
+    ok(!seen[9].includes("maxRounds"), `a command read tern's config: ${seen[9]}`);
     // The reviewer saw only the bash calls, never a wide grant.
     ok(reviews.every((text) => !text.includes("request_permissions")), reviews.join("\n"));
     deepEqual(await snapshot(bench), before);
