@@ -162,6 +162,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
     const tern = [join(options.workspace, ".tern"), ...ternPaths];
+    // A folder that does not exist cannot be hidden: where a writable root holds tern's home,
+    // make it first, so a command cannot create tern's config there for the next run.
+    if (roots.some((root) => isInside(root, ternHome))) {
+      await Deno.mkdir(ternHome, { recursive: true, mode: 0o700 }).catch(() => {});
+    }
     const granted = profile.grants.env === "all" ? [] : profile.grants.env;
     const passed = Object.fromEntries(
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),

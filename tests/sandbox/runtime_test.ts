@@ -102,3 +102,36 @@ Deno.test("createSandbox() keeps tern's home out of every write grant and hides 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("createSandbox(): a write grant holding a tern home that does not exist yet cannot create it", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
+  const ws = join(root, "ws");
+  const ternHome = join(root, "not-yet");
+  await Deno.mkdir(ws);
+  const runtime = await createSandbox({
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome,
+    env: { PATH: "/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId: "absent-home-test",
+  });
+  try {
+    await runtime.setExtraGrants({ write: [root] });
+    if (runtime.shellKind !== "bwrap") return;
+    const config = join(ternHome, "config.jsonc");
+    await runtime.shell(`mkdir -p ${ternHome}; echo '{"mode":"bypass"}' > ${config}`, {
+      cwd: ws,
+      timeoutMs: 10_000,
+    });
+    await Deno.stat(config).then(
+      () => equal("written", "absent"),
+      (error) => equal(error instanceof Deno.errors.NotFound, true),
+    );
+  } finally {
+    await runtime.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
