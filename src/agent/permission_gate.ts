@@ -22,6 +22,12 @@ import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 import type { PermissionChange } from "../session/types.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
+import {
+  describeRequest,
+  type GrantPlaces,
+  type GrantRequest,
+} from "./request_permissions_policy.ts";
+import { type GrantRule, grantRules, judgeGrant } from "./request_permissions_review.ts";
 
 /** Tools whose file work runs in the confined worker when there is one. */
 const WORKER_TOOLS: ReadonlySet<string> = new Set([
@@ -33,15 +39,7 @@ const WORKER_TOOLS: ReadonlySet<string> = new Set([
   "grep",
 ]);
 
-/** What request_permissions asks for, normalised (absolute paths, two-word prefixes). */
-export interface GrantRequest {
-  read: string[];
-  write: string[];
-  net: string[];
-  env: string[];
-  commands: string[];
-  withoutSandbox: boolean;
-}
+export type { GrantRequest } from "./request_permissions_policy.ts";
 
 interface Grant {
   extra: { read: string[]; write: string[]; net: string[]; env: string[] };
@@ -105,17 +103,24 @@ export class PermissionGate {
     return { facts, verdict };
   }
 
-  /** Reviews a request that is not a tool call (request_permissions). */
+  /**
+   * Settles a call the policy left at "ask". With `needsPerson` (the command would run
+   * without a sandbox) only a person may allow it: BYPASS denies, and AUTO asks the person
+   * instead of the reviewer, or denies when no one is there.
+   */
   async reviewRequest(request: ReviewRequest, signal: AbortSignal, options: {
-    needsJudge?: boolean;
-  } = {}) {
+    needsPerson?: boolean;
+  } = {}): Promise<ReviewOutcome> {
     const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
-    if (options.needsJudge && mode === "bypass") {
+    if (options.needsPerson && mode !== "ask") {
+      if (mode === "auto" && person !== undefined) {
+        return await review(request, { mode: "ask", person, reviewTimeoutMs, signal });
+      }
       return {
         allow: false,
-        by: "policy" as const,
-        reason: "Running without the sandbox needs a person or the reviewer: use --mode ask " +
-          "or --mode auto",
+        by: "policy",
+        reason: "Running without the sandbox needs a person (the reviewer may not allow it): " +
+          "use --mode ask in a terminal",
         remember: false,
       };
     }
@@ -123,9 +128,13 @@ export class PermissionGate {
   }
 
   /**
-   * Reviews a request for more permissions and, when granted, widens the sandbox: paths, hosts
+   * Decides a request for more permissions and, when granted, widens the sandbox: paths, hosts
    * and env through the runtime (the worker restarts with the new flags), command prefixes as
-   * approvals. Running without the sandbox always needs a person or the reviewer. Audited.
+   * approvals. In order: tern's own folder is never granted; a deny rule refuses; an allow
+   * rule of the person's own config that lists everything asked grants it; otherwise BYPASS
+   * grants nothing, AUTO lets the reviewer grant only narrow requests (`reviewerLimits`; the
+   * rest goes to a person, or is denied without one) and ASK asks the person. A grant that
+   * cannot be applied changes nothing and is reported as a denial. Audited.
    */
   async requestGrant(request: GrantRequest, options: {
     scope: "turn" | "session";
@@ -134,78 +143,33 @@ export class PermissionGate {
     callId: string;
     signal: AbortSignal;
   }): Promise<ReviewOutcome> {
-    const { emit, runtime, masker } = this.#options;
-    const started = performance.now();
-    const review: ReviewRequest = {
-      tool: "request_permissions",
-      args: masker.maskDeep(request),
-      summary: masker.mask(options.summary),
+    await this.#settleRestored(options.signal);
+    const { masker } = this.#options;
+    return await this.#grant(request, {
+      ...options,
       reason: `The model asks: ${masker.mask(options.reason)}`,
-      profile: runtime.profile.name,
-      rememberable: false,
-    };
-    emit({
-      type: "permission_request",
-      callId: options.callId,
-      name: "request_permissions",
-      summary: review.summary,
-      reason: review.reason,
+      auditReason: options.reason,
     });
-    const outcome = await this.reviewRequest(review, options.signal, {
-      needsJudge: request.withoutSandbox,
-    });
-    emit({
-      type: "permission_decision",
-      callId: options.callId,
-      allow: outcome.allow,
-      by: outcome.by,
-      reason: outcome.reason,
-    });
-    if (outcome.allow) {
-      const grant: Grant = {
-        extra: { read: request.read, write: request.write, net: request.net, env: request.env },
-        keys: request.commands.map((prefix) => `bash:${prefix}`),
-        withoutSandbox: request.withoutSandbox,
-      };
-      (options.scope === "session" ? this.#sessionGrants : this.#turnGrants).push(grant);
-      if (options.scope === "session") {
-        this.#options.onPermissionChange?.({ kind: "grant", ...grant });
-      }
-      await this.#apply();
-    }
-    this.#options.audit?.({
-      v: 1,
-      time: new Date().toISOString(),
-      ...(this.#options.session ? { session: this.#options.session } : {}),
-      callId: options.callId,
-      tool: "request_permissions",
-      args: masker.maskDeep({ ...request, scope: options.scope, reason: options.reason }),
-      profile: runtime.profile.name,
-      mode: this.#options.mode,
-      decision: outcome.allow ? "allow" : "deny",
-      decidedBy: outcome.by,
-      reason: outcome.reason,
-      sandbox: "none",
-      status: outcome.allow ? "SUCCEEDED" : "ERROR",
-      ...(outcome.allow ? {} : { code: "POLICY_DENIED" }),
-      durationMs: Math.round(performance.now() - started),
-    });
-    return outcome;
   }
 
   /**
-   * Restores the session's approvals and grants from a resumed session, without review (they
-   * were reviewed when given). Widens the sandbox once.
+   * Restores the session's approvals and grants from a resumed session. Approvals (which never
+   * widen the profile) come back as they were; each grant is decided again under this run's
+   * mode, by `requestGrant`'s rules, on the first gated call (so a person is asked while a
+   * call waits, not while the sandbox opens): BYPASS drops it with a notice, AUTO lets the
+   * reviewer restore only narrow ones, ASK asks again. Nothing comes back silently.
    */
+  // deno-lint-ignore require-await
   async restore(changes: readonly PermissionChange[]): Promise<void> {
     for (const change of changes) {
-      if (change.kind === "approval") this.sessionApprovals.add(change.key);
-      else {
+      if (change.kind === "approval") {
+        this.sessionApprovals.add(change.key);
+        this.#restoredApprovals.push(change.key);
+      } else {
         const { extra, keys, withoutSandbox } = change;
-        this.#sessionGrants.push({ extra, keys, withoutSandbox });
+        this.#restored.push({ extra, keys, withoutSandbox });
       }
     }
-    if (this.#sessionGrants.length > 0) await this.#apply();
   }
 
   /** Drops what was granted for this turn only. */
@@ -217,8 +181,179 @@ export class PermissionGate {
 
   #sessionGrants: Grant[] = [];
   #turnGrants: Grant[] = [];
+  /** Grants of a resumed session not decided again yet. */
+  #restored: Grant[] = [];
+  /** Approvals of a resumed session the person has not been told of yet. */
+  #restoredApprovals: string[] = [];
+  #grantRulesCache?: GrantRule[];
 
-  async #apply(): Promise<void> {
+  /** Where grants are judged: the runtime's workspace, home and tern home. */
+  get #places(): GrantPlaces {
+    const { runtime } = this.#options;
+    return { workspace: runtime.workspace, home: runtime.home, ternHome: runtime.ternHome };
+  }
+
+  /** The rules about request_permissions, their paths expanded once. */
+  get #grantRules(): GrantRule[] {
+    return this.#grantRulesCache ??= grantRules(this.#options.rules, this.#places);
+  }
+
+  /**
+   * Decides restored grants again, once, before the first call that needs the sandbox; calls
+   * made meanwhile wait for it.
+   */
+  async #settleRestored(signal: AbortSignal): Promise<void> {
+    if (this.#restored.length > 0 || this.#restoredApprovals.length > 0) {
+      this.#settling = this.#settle(signal);
+    }
+    await this.#settling;
+  }
+
+  #settling?: Promise<void>;
+
+  /** Takes the restored state before its first await, so it is settled only once. */
+  async #settle(signal: AbortSignal): Promise<void> {
+    if (this.#restoredApprovals.length > 0) {
+      const keys = [...new Set(this.#restoredApprovals)].join(", ");
+      this.#restoredApprovals = [];
+      this.#options.emit({
+        type: "permission_decision",
+        callId: "restore-approvals",
+        allow: true,
+        // (not "person": front ends show a person's decisions as the dialog itself)
+        by: "policy",
+        reason: `Restored from the session: your "allow for this session" answers (${keys})`,
+      });
+    }
+    if (this.#restored.length === 0) return;
+    const restored = this.#restored;
+    this.#restored = [];
+    for (const [index, grant] of restored.entries()) {
+      const request: GrantRequest = {
+        read: [...grant.extra.read],
+        write: [...grant.extra.write],
+        net: [...grant.extra.net],
+        env: [...grant.extra.env],
+        commands: grant.keys.map((key) => key.replace(/^bash:/, "")),
+        withoutSandbox: grant.withoutSandbox,
+      };
+      await this.#grant(request, {
+        scope: "session",
+        summary: `restored from the session: ${describeRequest(request, "session")}`,
+        reason: `Granted earlier in this session; a resumed session decides it again under ` +
+          `--mode ${this.#options.mode}`,
+        auditReason: "restored from the session",
+        callId: `restore-${index + 1}`,
+        signal,
+        restored: true,
+      });
+    }
+  }
+
+  async #grant(request: GrantRequest, options: {
+    scope: "turn" | "session";
+    reason: string;
+    auditReason: string;
+    summary: string;
+    callId: string;
+    signal: AbortSignal;
+    restored?: boolean;
+  }): Promise<ReviewOutcome> {
+    const { emit, runtime, masker } = this.#options;
+    const started = performance.now();
+    const review: ReviewRequest = {
+      tool: "request_permissions",
+      args: masker.maskDeep(request),
+      summary: masker.mask(options.summary),
+      reason: options.reason,
+      profile: runtime.profile.name,
+      rememberable: false,
+    };
+    emit({
+      type: "permission_request",
+      callId: options.callId,
+      name: "request_permissions",
+      summary: review.summary,
+      reason: review.reason,
+    });
+    const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
+    let { outcome, rule } = await judgeGrant(request, review, {
+      mode,
+      person,
+      reviewer,
+      reviewTimeoutMs,
+      signal: options.signal,
+      rules: this.#grantRules,
+      places: this.#places,
+    });
+    if (outcome.allow) {
+      const grant: Grant = {
+        extra: { read: request.read, write: request.write, net: request.net, env: request.env },
+        keys: request.commands.map((prefix) => `bash:${prefix}`),
+        withoutSandbox: request.withoutSandbox,
+      };
+      const failure = await this.#commit(grant, options.scope);
+      if (failure !== undefined) {
+        outcome = {
+          allow: false,
+          by: outcome.by,
+          reason: `The grant could not be applied, so nothing changed (${failure})`,
+          remember: false,
+        };
+        rule = undefined;
+      } else if (options.scope === "session" && !options.restored) {
+        this.#options.onPermissionChange?.({ kind: "grant", ...grant });
+      }
+    }
+    emit({
+      type: "permission_decision",
+      callId: options.callId,
+      allow: outcome.allow,
+      by: outcome.by,
+      reason: outcome.reason,
+    });
+    this.#options.audit?.({
+      v: 1,
+      time: new Date().toISOString(),
+      ...(this.#options.session ? { session: this.#options.session } : {}),
+      callId: options.callId,
+      tool: "request_permissions",
+      args: masker.maskDeep({ ...request, scope: options.scope, reason: options.auditReason }),
+      profile: runtime.profile.name,
+      mode: this.#options.mode,
+      decision: outcome.allow ? "allow" : "deny",
+      decidedBy: rule !== undefined ? "rule" : outcome.by,
+      ...(rule !== undefined ? { rule } : {}),
+      reason: outcome.reason,
+      sandbox: "none",
+      status: outcome.allow ? "SUCCEEDED" : "ERROR",
+      ...(outcome.allow ? {} : { code: "POLICY_DENIED" }),
+      durationMs: Math.round(performance.now() - started),
+    });
+    return outcome;
+  }
+
+  /**
+   * Adds `grant` and widens the sandbox. When the runtime cannot apply it (the worker's flags
+   * cannot carry a path, the shell plan fails), everything returns to the state before and the
+   * reason is returned; undefined on success.
+   */
+  async #commit(grant: Grant, scope: "turn" | "session"): Promise<string | undefined> {
+    const list = scope === "session" ? this.#sessionGrants : this.#turnGrants;
+    list.push(grant);
+    try {
+      await this.#apply({ verify: true });
+      return undefined;
+    } catch (error) {
+      list.splice(list.indexOf(grant), 1);
+      // The runtime keeps its state when it throws; this brings the gate's keys back too.
+      await this.#apply().catch(() => {});
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  /** Gives the runtime the union of the grants; `verify` waits for the new worker to start. */
+  async #apply(options: { verify?: boolean } = {}): Promise<void> {
     const grants = [...this.#sessionGrants, ...this.#turnGrants];
     this.#grantedKeys = new Set(grants.flatMap((g) => g.keys));
     this.#unsandboxedKeys = new Set(grants.filter((g) => g.withoutSandbox).flatMap((g) => g.keys));
@@ -230,7 +365,7 @@ export class PermissionGate {
       write: union((g) => g.extra.write),
       net: union((g) => g.extra.net),
       env: union((g) => g.extra.env),
-    });
+    }, options);
   }
 
   #grantedKeys = new Set<string>();
@@ -239,6 +374,7 @@ export class PermissionGate {
   async #run(tool: Tool, args: unknown, ctx: ToolContext): Promise<Observation> {
     const { runtime, masker, emit } = this.#options;
     const callId = ctx.callId ?? "";
+    await this.#settleRestored(ctx.signal);
     const started = performance.now();
     const decided = await this.decide(tool, args);
     const { facts } = decided;
@@ -271,7 +407,7 @@ export class PermissionGate {
         summary: request.summary,
         reason,
       });
-      const outcome = await this.reviewRequest(request, ctx.signal, { needsJudge: unconfined });
+      const outcome = await this.reviewRequest(request, ctx.signal, { needsPerson: unconfined });
       allowed = outcome.allow;
       decidedBy = outcome.by;
       reason = outcome.reason;

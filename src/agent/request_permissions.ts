@@ -37,8 +37,7 @@ export const REQUEST_PERMISSIONS_SCHEMA: JsonSchema = {
     ),
     without_sandbox: {
       type: "boolean",
-      description: "Run the given commands outside the sandbox; always needs a person or the " +
-        "reviewer",
+      description: "Run the given commands outside the sandbox; always needs a person",
     },
   },
   required: ["reason"],

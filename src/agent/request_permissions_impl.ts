@@ -3,7 +3,8 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
-import type { GrantRequest, PermissionGate } from "./permission_gate.ts";
+import type { PermissionGate } from "./permission_gate.ts";
+import { describeRequest } from "./request_permissions_policy.ts";
 
 const entries = z.array(z.string().trim().min(1)).optional();
 
@@ -12,7 +13,9 @@ const parameters = z.strictObject({
   scope: z.enum(["turn", "session"]).optional(),
   read: entries,
   write: entries,
-  hosts: entries,
+  hosts: z.array(
+    z.string().trim().refine(isHost, 'expected "host" or "host:port" (no scheme, path or "*")'),
+  ).optional(),
   env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a variable name")).optional(),
   commands: entries,
   without_sandbox: z.boolean().optional(),
@@ -78,15 +81,11 @@ export function createImpl(gate: PermissionGate): Tool {
   });
 }
 
-function describeRequest(request: GrantRequest, scope: string): string {
-  const parts: string[] = [];
-  if (request.read.length > 0) parts.push(`read ${request.read.join(", ")}`);
-  if (request.write.length > 0) parts.push(`write ${request.write.join(", ")}`);
-  if (request.net.length > 0) parts.push(`network ${request.net.join(", ")}`);
-  if (request.env.length > 0) parts.push(`env ${request.env.join(", ")}`);
-  if (request.commands.length > 0) {
-    const how = request.withoutSandbox ? "run WITHOUT the sandbox" : "run without asking";
-    parts.push(`${how}: ${request.commands.join(", ")}`);
-  }
-  return `${parts.join("; ")} (for this ${scope})`;
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::(\\d{1,5}))?$`);
+
+/** A host name, IPv4 or bracketed IPv6 address, with an optional port up to 65535. */
+function isHost(value: string): boolean {
+  const found = HOST.exec(value);
+  return found !== null && (found[1] === undefined || Number(found[1]) <= 65_535);
 }

@@ -56,7 +56,7 @@ export interface AgentSandboxOptions {
   rules?: CompiledRule[];
   /** Folders the file tools may read whatever the profile (the session's saved results). */
   extraRead?: string[];
-  /** Approvals and grants of a resumed session, restored without review. */
+  /** Approvals and grants of a resumed session; grants are decided again (`gate.restore`). */
   permissions?: readonly PermissionChange[];
   /** Told of each approval or grant that lasts for the session. */
   onPermissionChange?: (change: PermissionChange) => void;

@@ -3,7 +3,7 @@
  * and a shell command through the shell sandbox — and that the configuration loads. Exit code
  * 0 when everything works, 1 when something does not (each line says what and how to fix it).
  */
-import { loadConfig } from "../config/mod.ts";
+import { loadConfig, type TernConfig } from "../config/mod.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
 import { resolveWorkspace, type RunFlags } from "./run.ts";
 import { openRuntime } from "./sandbox.ts";
@@ -31,6 +31,7 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
   try {
     config = (await loadConfig({ cwd: workspace, flags: flags.config })).config;
     report(true, "config", `profile ${config.profile}, mode ${config.mode}`);
+    lines.push(reviewerLine(config));
   } catch (error) {
     report(false, "config", error instanceof Error ? error.message : String(error));
   }
@@ -72,4 +73,20 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
   }
   console.log(lines.join("\n"));
   return failures === 0 ? 0 : 1;
+}
+
+/**
+ * Whether the AUTO reviewer is a model of its own. The same model as the worker's can be
+ * steered by the same injected text, so a separate `reviewModel` is recommended (a note, not
+ * a failure: the check passes either way).
+ */
+export function reviewerLine(config: Pick<TernConfig, "model" | "reviewModel">): string {
+  const reviewer = config.reviewModel ?? config.model;
+  if (reviewer !== config.model) {
+    return `ok   ${"reviewer".padEnd(10)} "${reviewer}" reviews calls in --mode auto ` +
+      `(the working model is "${config.model}")`;
+  }
+  return `note ${"reviewer".padEnd(10)} --mode auto reviews calls with the working model ` +
+    `"${config.model}": set "reviewModel" (config, TERN_REVIEW_MODEL) to a different model, so ` +
+    "text that steers the agent cannot also steer its reviewer";
 }

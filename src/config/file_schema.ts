@@ -38,9 +38,21 @@ const permissionRule = z.strictObject({
   match: z.array(z.string()).optional(),
   notMatch: z.array(z.string()).optional(),
   reason: z.string().optional(),
+  read: entries,
+  write: entries,
+  hosts: entries,
+  env: entries,
+  commands: entries,
 }).refine((rule) => rule.tool ?? rule.command ?? rule.path, {
   message: 'a rule needs "tool", "command" or "path"',
-});
+}).refine(
+  (rule) =>
+    rule.tool === "request_permissions" ||
+    [rule.read, rule.write, rule.hosts, rule.env, rule.commands].every((l) => l === undefined),
+  {
+    message: '"read", "write", "hosts", "env" and "commands" need "tool": "request_permissions"',
+  },
+);
 
 const profileName = z.string().regex(
   /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,

@@ -131,6 +131,17 @@ export interface PermissionRule {
   match?: string[];
   notMatch?: string[];
   reason?: string;
+  /**
+   * For `"tool": "request_permissions"` only: what the rule grants (allow) or refuses (deny).
+   * An allow rule grants a request without review when it lists every path (or a folder
+   * holding it), host, variable and command prefix asked for; it never grants running without
+   * the sandbox. Paths may start with `~/` or `<workspace>`.
+   */
+  read?: string[];
+  write?: string[];
+  hosts?: string[];
+  env?: string[];
+  commands?: string[];
 }
 
 /** Settings the command line may override, already parsed by the CLI. */

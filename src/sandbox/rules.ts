@@ -25,6 +25,14 @@ export interface CompiledRule {
   readonly words?: readonly string[];
   /** Matches a workspace-relative path, for calls that name one. */
   readonly path?: (relative: string) => boolean;
+  /** What a `request_permissions` rule lists (paths as written: `~/`, `<workspace>`). */
+  readonly grants?: {
+    read?: readonly string[];
+    write?: readonly string[];
+    hosts?: readonly string[];
+    env?: readonly string[];
+    commands?: readonly string[];
+  };
 }
 
 /** What a rule is matched against: one call, already analysed. */
@@ -112,6 +120,10 @@ function compileRule(rule: PermissionRule): CompiledRule {
   if (rule.tool !== undefined) parts.push(`tool "${rule.tool}"`);
   if (rule.command !== undefined) parts.push(`command "${rule.command}"`);
   if (rule.path !== undefined) parts.push(`path "${rule.path}"`);
+  const grants = grantLists(rule);
+  for (const [key, list] of Object.entries(grants ?? {})) {
+    parts.push(`${key} ${JSON.stringify(list)}`);
+  }
   const compiled: {
     action: PermissionRule["action"];
     label: string;
@@ -120,11 +132,28 @@ function compileRule(rule: PermissionRule): CompiledRule {
     matchesTool: (name: string) => boolean;
     words?: string[];
     path?: (relative: string) => boolean;
+    grants?: CompiledRule["grants"];
   } = { action: rule.action, label: parts.join(" "), tool, matchesTool: toolMatcher(tool) };
+  if (grants !== undefined) compiled.grants = grants;
   if (rule.reason !== undefined) compiled.reason = rule.reason;
   if (rule.command !== undefined) compiled.words = rule.command.trim().split(/\s+/);
   if (rule.path !== undefined) compiled.path = picomatch(rule.path, { dot: true });
   return compiled;
+}
+
+/** The lists of a `request_permissions` rule (normalised command prefixes); none for others. */
+function grantLists(rule: PermissionRule): CompiledRule["grants"] {
+  if (rule.tool !== "request_permissions") return undefined;
+  const grants: Record<string, readonly string[]> = {};
+  for (const key of ["read", "write", "hosts", "env", "commands"] as const) {
+    const list = rule[key];
+    if (list === undefined) continue;
+    // Command prefixes compare as request_permissions normalises them: the first two words.
+    grants[key] = key === "commands"
+      ? list.map((c) => c.trim().split(/\s+/).slice(0, 2).join(" "))
+      : list.map((entry) => entry.trim());
+  }
+  return grants;
 }
 
 /** A test of tool names against `pattern`, where `*` stands for any run of characters. */

@@ -4,7 +4,7 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
@@ -34,6 +34,13 @@ export type ShellKind = "bwrap" | "none" | "unavailable";
 
 export interface SandboxRuntime {
   readonly workspace: string;
+  /** The person's home folder (a real path), when known. */
+  readonly home?: string;
+  /**
+   * tern's own folder (a real path): configuration, trust, sessions. Never writable by tools
+   * or commands, whatever was granted, and hidden from commands.
+   */
+  readonly ternHome: string;
   /** The profile with any grants request_permissions added. */
   readonly profile: SandboxProfile;
   /** Runs the file tools; with `--no-sandbox` it has full access. */
@@ -47,8 +54,13 @@ export interface SandboxRuntime {
   readonly shellNote?: string;
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
-  /** Replaces the grants added on top of the profile; restarts the worker when they change. */
-  setExtraGrants(extra: Partial<Grants>): Promise<void>;
+  /**
+   * Replaces the grants added on top of the profile; restarts the worker when they change.
+   * With `verify`, waits until the new worker has started. Throws with nothing changed when
+   * they cannot be applied: RangeError when the worker's flags cannot carry an entry, Error
+   * when (with `verify`) the new worker does not start.
+   */
+  setExtraGrants(extra: Partial<Grants>, options?: { verify?: boolean }): Promise<void>;
   /** Exactly what starts: the worker's command line and bubblewrap's arguments. */
   explain(): SandboxExplanation;
   /** Stops the worker and removes the private tmp directory. */
@@ -125,8 +137,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     await Deno.remove(tmp, { recursive: true });
     throw error;
   }
-  let extra: Partial<Grants> = {};
   let profile = base;
+  const home = options.home === undefined ? undefined : realOrResolved(options.home);
+  const ternHome = realOrResolved(options.ternHome);
+  // Deno's flags compare paths as written: deny the folder by its name and by its real path.
+  const ternPaths = [...new Set([options.ternHome, ternHome])];
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   if (options.signal?.aborted) {
@@ -148,7 +163,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const planFor = async (): Promise<ShellPlan> => {
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
-    const tern = [join(options.workspace, ".tern"), options.ternHome];
+    const tern = [join(options.workspace, ".tern"), ...ternPaths];
+    // A folder that does not exist cannot be hidden: where a writable root holds tern's home,
+    // make it first, so a command cannot create tern's config there for the next run.
+    if (roots.some((root) => isInside(root, ternHome))) {
+      await Deno.mkdir(ternHome, { recursive: true, mode: 0o700 }).catch(() => {});
+    }
     const granted = profile.grants.env === "all" ? [] : profile.grants.env;
     const passed = Object.fromEntries(
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
@@ -158,6 +178,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       writable: roots,
       readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...tern],
       hidden: [
+        // tern's home (config, trust, sessions) is never visible; unless the workspace is in it.
+        ...(isInside(ternHome, options.workspace) ? [] : ternPaths),
         ...(options.home ? secretLocations(options.home) : []),
         ...hostSocketLocations(options.env),
       ],
@@ -181,6 +203,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // flags), but one with every permission but FFI.
   const worker = new WorkerHost({
     grants: options.noSandbox ? FULL_ACCESS : base.grants,
+    denyWrite: options.noSandbox ? [] : ternPaths,
     env: { ...options.env },
     handlerUrl: options.handlerUrl,
     workspace: options.workspace,
@@ -199,6 +222,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   }
   return {
     workspace: options.workspace,
+    ...(home !== undefined ? { home } : {}),
+    ternHome,
     get profile() {
       return profile;
     },
@@ -207,14 +232,25 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     unsandboxedShell,
     shellKind,
     shellNote,
-    async setExtraGrants(next) {
-      extra = next;
-      const widened = { ...base, grants: widenGrants(base.grants, extra) };
-      const changed = JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
+    async setExtraGrants(next, { verify = false } = {}) {
+      const widened = { ...base, grants: widenGrants(base.grants, next) };
+      const restarts = !options.noSandbox &&
+        JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
+      const before = profile;
+      // restart() checks the flags before it changes anything: a throw here leaves all as it was.
+      if (restarts) worker.restart(widened.grants);
       profile = widened;
-      if (changed && !options.noSandbox) worker.restart(profile.grants);
       plan = undefined;
-      if (shellKind === "bwrap") await currentPlan();
+      try {
+        if (restarts && verify) await worker.start();
+        if (shellKind === "bwrap") await currentPlan();
+      } catch (error) {
+        profile = before;
+        plan = undefined;
+        if (restarts) worker.restart(before.grants);
+        if (shellKind === "bwrap") await currentPlan().catch(() => {});
+        throw error;
+      }
     },
     shellTreeChanged() {
       plan = undefined;
@@ -238,4 +274,16 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },
   };
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
 }

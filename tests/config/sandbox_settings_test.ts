@@ -113,3 +113,33 @@ Deno.test("loadConfig() names the bad field of a malformed rule or profile", asy
     await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /exec/);
   });
 });
+
+Deno.test("loadConfig() takes request_permissions allow rules only from the person's own config", async () => {
+  const rule = `{ "action": "allow", "tool": "request_permissions", "write": ["~"] }`;
+  await withFixture(async ({ home, cwd, write }) => {
+    write("home/.tern/config.jsonc", `{ "rules": [${rule}] }`);
+    const { config } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.deepEqual(config.rules, [{
+      action: "allow",
+      tool: "request_permissions",
+      write: ["~"],
+    }]);
+  });
+  await withFixture(async ({ home, cwd, write }) => {
+    write("cwd/.tern/config.jsonc", `{ "rules": [${rule}] }`);
+    await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /allow rules let calls skip/);
+  });
+});
+
+Deno.test("loadConfig() refuses grant lists on a rule that is not for request_permissions", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write(
+      "home/.tern/config.jsonc",
+      `{ "rules": [{ "action": "allow", "tool": "write", "write": ["/"] }] }`,
+    );
+    await assert.rejects(
+      loadConfig({ cwd, env: { HOME: home } }),
+      /"write" and "commands" need "tool": "request_permissions"|need "tool": "request_permissions"/,
+    );
+  });
+});

@@ -1,5 +1,5 @@
 /** createSandbox(): giving up an opening that is no longer wanted leaves nothing behind. */
-import { equal, rejects } from "node:assert/strict";
+import { deepEqual, equal, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
 import { processesMatching } from "../support/tmux.ts";
@@ -40,6 +40,98 @@ Deno.test("createSandbox() with its signal aborted rejects and leaves no tmp fol
     equal((await tmpFolders(tmpDir)).filter((name) => !before.includes(name)).length, 0);
     equal((await processesMatching(ws)).length, 0);
   } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("SandboxRuntime.setExtraGrants() that cannot be applied changes nothing", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  const runtime = await createSandbox({
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome: join(root, "tern-home"),
+    env: { PATH: "/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId: "grant-test",
+  });
+  try {
+    const grants = JSON.stringify(runtime.profile.grants);
+    const flags = runtime.explain().worker;
+    await rejects(runtime.setExtraGrants({ read: [join(root, "a,b")] }), RangeError);
+    equal(JSON.stringify(runtime.profile.grants), grants);
+    deepEqual(runtime.explain().worker, flags);
+  } finally {
+    await runtime.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("createSandbox() keeps tern's home out of every write grant and hides it from commands", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
+  const ws = join(root, "ws");
+  const ternHome = join(root, "state");
+  await Deno.mkdir(ws);
+  await Deno.mkdir(ternHome);
+  await Deno.symlink(ternHome, join(root, "tern-link"));
+  const runtime = await createSandbox({
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome: join(root, "tern-link"),
+    env: { PATH: "/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId: "tern-home-test",
+  });
+  try {
+    equal(runtime.ternHome, ternHome);
+    await runtime.setExtraGrants({ write: [root] });
+    const deny = runtime.explain().worker?.find((flag) => flag.startsWith("--deny-write="));
+    equal(deny, `--deny-write=${join(root, "tern-link")},${ternHome}`);
+    const bwrap = runtime.explain().bwrap;
+    if (bwrap !== null) {
+      const hidden = bwrap.findIndex((arg, i) => arg === "--tmpfs" && bwrap[i + 1] === ternHome);
+      equal(hidden > bwrap.lastIndexOf("--bind"), true, bwrap.join(" "));
+    }
+  } finally {
+    await runtime.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("createSandbox(): a write grant holding a tern home that does not exist yet cannot create it", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
+  const ws = join(root, "ws");
+  const ternHome = join(root, "not-yet");
+  await Deno.mkdir(ws);
+  const runtime = await createSandbox({
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome,
+    env: { PATH: "/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId: "absent-home-test",
+  });
+  try {
+    await runtime.setExtraGrants({ write: [root] });
+    if (runtime.shellKind !== "bwrap") return;
+    const config = join(ternHome, "config.jsonc");
+    await runtime.shell(`mkdir -p ${ternHome}; echo '{"mode":"bypass"}' > ${config}`, {
+      cwd: ws,
+      timeoutMs: 10_000,
+    });
+    await Deno.stat(config).then(
+      () => equal("written", "absent"),
+      (error) => equal(error instanceof Deno.errors.NotFound, true),
+    );
+  } finally {
+    await runtime.close();
     await Deno.remove(root, { recursive: true });
   }
 });

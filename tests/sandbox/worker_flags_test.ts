@@ -50,6 +50,18 @@ Deno.test("denoFlags() never grants ffi or everything at once", () => {
   ok(!flags.some((flag) => flag === "--allow-all" || flag === "-A" || flag.includes("ffi=")));
 });
 
+Deno.test("denoFlags() denies writing tern's home after every write grant, even all", () => {
+  deepEqual(denoFlags({ ...NONE, write: ["/h"], read: ["/h"] }, ["/h/.tern"]), [
+    "--no-prompt",
+    "--allow-read=/h",
+    "--allow-write=/h",
+    "--deny-write=/h/.tern",
+  ]);
+  equal(denoFlags(ALL, ["/t"]).at(-1), "--deny-write=/t");
+  deepEqual(denoFlags({ ...NONE, read: ["/h"] }, ["/t"]), ["--no-prompt", "--allow-read=/h"]);
+  throws(() => denoFlags({ ...NONE, write: ["/h"] }, ["/a,b"]), RangeError);
+});
+
 Deno.test("denoFlags() refuses entries a flag cannot carry", () => {
   throws(() => denoFlags({ ...NONE, read: ["/a,b"] }), RangeError);
   throws(() => denoFlags({ ...NONE, env: [""] }), RangeError);

@@ -28,10 +28,13 @@ const KINDS = ["read", "write", "net", "env", "run"] as const;
  * never asks). FFI and sys are never granted, and `--allow-all` is never used: when every
  * kind is "all" the five bare flags are followed by `--deny-ffi`.
  *
+ * `denyWrite` follows as `--deny-write=a,b` when anything is writable: paths no grant may
+ * reach (tern's own folder), which win over every `--allow-write`.
+ *
  * Throws RangeError for an entry Deno's flag syntax cannot carry (empty, or with a comma or
  * a line break).
  */
-export function denoFlags(grants: Grants): string[] {
+export function denoFlags(grants: Grants, denyWrite: readonly string[] = []): string[] {
   const flags = ["--no-prompt"];
   for (const kind of KINDS) {
     const list = grants[kind];
@@ -39,7 +42,14 @@ export function denoFlags(grants: Grants): string[] {
     else if (list.length > 0) flags.push(`--allow-${kind}=${checkedEntries(kind, list).join(",")}`);
   }
   if (KINDS.every((kind) => grants[kind] === "all")) flags.push("--deny-ffi");
+  if (denyWrite.length > 0 && grantsWrite(grants)) {
+    flags.push(`--deny-write=${checkedEntries("write", denyWrite).join(",")}`);
+  }
   return flags;
+}
+
+function grantsWrite(grants: Grants): boolean {
+  return grants.write === "all" || grants.write.length > 0;
 }
 
 function checkedEntries(kind: string, list: readonly string[]): string[] {
@@ -113,6 +123,8 @@ export function entryModuleUrl(handlerUrl: URL, mode: ServeMode): string {
 export interface WorkerRunOptions {
   /** The profile's grants; {@linkcode RUNTIME_ENV} is added. */
   grants: Grants;
+  /** Paths never writable, whatever the grants (see {@linkcode denoFlags}). */
+  denyWrite?: readonly string[];
   /** The handler module (exports `handleToolCall`). */
   handlerUrl: URL;
   /**
@@ -134,7 +146,7 @@ export function workerRunArgs(options: WorkerRunOptions): string[] {
   const configPath = options.configPath === undefined ? defaultConfigPath() : options.configPath;
   return [
     "run",
-    ...denoFlags(withRuntimeNeeds(options.grants)),
+    ...denoFlags(withRuntimeNeeds(options.grants), options.denyWrite),
     "--quiet",
     "--cached-only",
     "--no-remote",

@@ -18,6 +18,12 @@ export type WorkerBackend = "process" | "worker";
 export interface WorkerHostOptions {
   /** What the worker may touch (the profile's grants for this workspace). */
   grants: Grants;
+  /**
+   * Paths the process backend's worker may never write, whatever the grants (tern's own
+   * folder). A Worker thread's permissions cannot deny inside a grant: there the file tools'
+   * own checks are the guard.
+   */
+  denyWrite?: readonly string[];
   /** The handler module; it must export `handleToolCall` (see protocol.ts). */
   handlerUrl: URL;
   /** Absolute real path of the workspace: the default of each call, and the process's cwd. */
@@ -76,7 +82,7 @@ export class WorkerHost {
 
   /** Throws RangeError when the grants cannot be expressed as Deno flags. */
   constructor(options: WorkerHostOptions) {
-    denoFlags(options.grants);
+    denoFlags(options.grants, options.denyWrite);
     this.#options = options;
     this.#grants = options.grants;
   }
@@ -93,6 +99,7 @@ export class WorkerHost {
    */
   get flags(): string[] {
     if (this.#backend === "worker") return denoFlags(withRuntimeNeeds(this.#grants));
+    // (a Worker thread's permissions have no deny list: its flags show none)
     return [this.#denoPath, ...this.#runArgs()];
   }
 
@@ -146,7 +153,7 @@ export class WorkerHost {
    * RangeError when the grants cannot be expressed as Deno flags.
    */
   restart(grants: Grants): void {
-    denoFlags(grants);
+    denoFlags(grants, this.#options.denyWrite);
     this.#grants = grants;
     const run = this.#current;
     this.#current = null;
@@ -185,8 +192,8 @@ export class WorkerHost {
   }
 
   #runArgs(): string[] {
-    const { handlerUrl, configPath } = this.#options;
-    return workerRunArgs({ grants: this.#grants, handlerUrl, configPath });
+    const { handlerUrl, configPath, denyWrite } = this.#options;
+    return workerRunArgs({ grants: this.#grants, handlerUrl, configPath, denyWrite });
   }
 
   /** A ready worker that takes calls; one replaced while starting is skipped. */

@@ -1,0 +1,210 @@
+/**
+ * What may widen the sandbox, and who may decide it. Pure functions over a normalised
+ * request_permissions request (absolute real paths) and the places it is compared with:
+ * - {@linkcode ternHomeReach}: tern's own files (config, trust, sessions) are never granted;
+ * - {@linkcode reviewerLimits}: what the AUTO reviewer may not grant on its own (running
+ *   without the sandbox, writes outside the workspace, the home folder, tern's home, secret
+ *   locations, secret-looking variables, and network while it cannot be limited to a host),
+ *   which goes to a person or is denied;
+ * - {@linkcode grantRuleCovers}: whether an allow rule of the person's own config names exactly
+ *   (or more than) what is asked, the only way a grant happens without review.
+ */
+import { isAbsolute, join, resolve, sep } from "node:path";
+import { secretLocations } from "../sandbox/protected_paths.ts";
+import { isInjectingName } from "../sandbox/shell_env.ts";
+
+/** What request_permissions asks for, normalised (absolute real paths, two-word prefixes). */
+export interface GrantRequest {
+  read: string[];
+  write: string[];
+  net: string[];
+  env: string[];
+  commands: string[];
+  withoutSandbox: boolean;
+}
+
+/** Where a grant is judged: absolute real paths. */
+export interface GrantPlaces {
+  workspace: string;
+  /** The person's home folder; without it only tern's home and `/` are checked. */
+  home?: string;
+  /** tern's own folder (`TERN_HOME`, default `~/.tern`). */
+  ternHome: string;
+  /**
+   * Whether a host grant reaches only that host for shell commands too. False today: any
+   * host grant shares the whole network with bubblewrap, so the reviewer may not grant one.
+   */
+  netPerHost?: boolean;
+}
+
+/** What a rule for `request_permissions` lists (see `PermissionRule`). */
+export interface GrantLists {
+  read?: readonly string[];
+  write?: readonly string[];
+  hosts?: readonly string[];
+  env?: readonly string[];
+  commands?: readonly string[];
+}
+
+/** System files and folders that hold keys or password hashes. */
+const SYSTEM_SECRETS: readonly string[] = [
+  "/etc/shadow",
+  "/etc/gshadow",
+  "/etc/shadow-",
+  "/etc/gshadow-",
+  "/etc/sudoers",
+  "/etc/sudoers.d",
+  "/etc/ssh",
+  "/etc/ssl/private",
+  "/root",
+];
+
+/** Variable names that look like they hold a secret. */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE/i;
+
+/**
+ * The first requested path that is tern's home or inside it, with a sentence saying why it is
+ * refused; undefined when none is. Nobody grants these: the model must never change (or read)
+ * tern's configuration, trust decisions or sessions.
+ */
+export function ternHomeReach(request: GrantRequest, places: GrantPlaces): string | undefined {
+  const path = [...request.read, ...request.write].find((p) => isInside(places.ternHome, p));
+  if (path === undefined) return undefined;
+  return `"${path}" is tern's own folder (${places.ternHome}: configuration, trust and ` +
+    "sessions), which is never granted";
+}
+
+/**
+ * Why the AUTO reviewer may not grant `request` on its own: one phrase per reason, none when
+ * the request is narrow. Only a person may grant running without the sandbox, writing outside
+ * the workspace, any path that is (or holds) the home folder, `/`, tern's home or a secret
+ * location (ssh and cloud keys, `/etc/shadow`, …), variables that look secret or inject code,
+ * and hosts while a host grant opens the whole network to shell commands (`netPerHost`).
+ */
+export function reviewerLimits(request: GrantRequest, places: GrantPlaces): string[] {
+  const limits: string[] = [];
+  if (request.withoutSandbox) limits.push("running commands without the sandbox");
+  for (const path of request.write) {
+    if (!isInside(places.workspace, path)) limits.push(`writing outside the workspace ("${path}")`);
+  }
+  const secrets = [
+    ...(places.home === undefined ? [] : secretLocations(places.home)),
+    ...SYSTEM_SECRETS,
+  ];
+  for (const path of unique([...request.read, ...request.write])) {
+    if (path === "/" || (places.home !== undefined && isInside(path, places.home))) {
+      limits.push(`the home folder or a folder holding it ("${path}")`);
+    } else if (isInside(path, places.ternHome) || isInside(places.ternHome, path)) {
+      limits.push(`tern's own folder ("${path}")`);
+    } else if (secrets.some((secret) => isInside(path, secret) || isInside(secret, path))) {
+      limits.push(`a secret location or a folder holding one ("${path}")`);
+    }
+  }
+  if (request.net.length > 0 && !places.netPerHost) {
+    limits.push(
+      `network access (${request.net.join(", ")}): shell commands would reach every host`,
+    );
+  }
+  for (const name of request.env) {
+    if (SECRET_NAME.test(name) || isInjectingName(name)) {
+      limits.push(`an environment variable that may hold a secret or run code ("${name}")`);
+    }
+  }
+  return limits;
+}
+
+/**
+ * True when `rule` lists everything `request` asks for: each read path inside a listed read
+ * or write path, each write path inside a listed write path, and each host, variable and
+ * command prefix listed exactly. Running without the sandbox is never covered by a rule.
+ * Rule paths must already be absolute real paths ({@linkcode expandRulePath}).
+ */
+export function grantRuleCovers(rule: GrantLists, request: GrantRequest): boolean {
+  if (request.withoutSandbox) return false;
+  const write = rule.write ?? [];
+  const read = [...(rule.read ?? []), ...write];
+  const within = (roots: readonly string[]) => (path: string) =>
+    roots.some((root) => isInside(root, path));
+  const listed = (list: readonly string[] | undefined) => (item: string) =>
+    (list ?? []).includes(item);
+  return request.read.every(within(read)) && request.write.every(within(write)) &&
+    request.net.every(listed(rule.hosts)) && request.env.every(listed(rule.env)) &&
+    request.commands.every(listed(rule.commands));
+}
+
+/**
+ * True when `rule` (a deny rule) touches `request`: it lists nothing (so it refuses every
+ * request) or it lists something the request asks for (a path overlapping either way).
+ */
+export function grantRuleTouches(rule: GrantLists, request: GrantRequest): boolean {
+  const lists = [rule.read, rule.write, rule.hosts, rule.env, rule.commands];
+  if (lists.every((list) => list === undefined || list.length === 0)) return true;
+  const paths = [...(rule.read ?? []), ...(rule.write ?? [])];
+  const overlaps = (path: string) =>
+    paths.some((root) => isInside(root, path) || isInside(path, root));
+  return [...request.read, ...request.write].some(overlaps) ||
+    request.net.some((host) => (rule.hosts ?? []).includes(host)) ||
+    request.env.some((name) => (rule.env ?? []).includes(name)) ||
+    request.commands.some((prefix) => (rule.commands ?? []).includes(prefix));
+}
+
+/**
+ * A rule's path as an absolute real path: `~` is the home folder, `<workspace>` the workspace,
+ * a relative path is relative to the workspace. A path that does not exist is resolved
+ * lexically.
+ * @throws {RangeError} for `~` when the home folder is unknown.
+ */
+export function expandRulePath(entry: string, places: GrantPlaces): string {
+  let path = entry.replaceAll("<workspace>", places.workspace);
+  if (path === "~" || path.startsWith("~/")) {
+    if (places.home === undefined) {
+      throw new RangeError(`Cannot expand "${entry}": the home directory is unknown`);
+    }
+    path = join(places.home, path.slice(1));
+  }
+  const full = isAbsolute(path) ? resolve(path) : resolve(places.workspace, path);
+  try {
+    return Deno.realPathSync(full);
+  } catch {
+    return full;
+  }
+}
+
+/** One line saying what `request` asks for and for how long (`scope`). */
+export function describeRequest(request: GrantRequest, scope: string): string {
+  const parts: string[] = [];
+  if (request.read.length > 0) parts.push(`read ${request.read.join(", ")}`);
+  if (request.write.length > 0) parts.push(`write ${request.write.join(", ")}`);
+  if (request.net.length > 0) parts.push(`network ${request.net.join(", ")}`);
+  if (request.env.length > 0) parts.push(`env ${request.env.join(", ")}`);
+  if (request.commands.length > 0) {
+    const how = request.withoutSandbox ? "run WITHOUT the sandbox" : "run without asking";
+    parts.push(`${how}: ${request.commands.join(", ")}`);
+  }
+  return `${parts.join("; ")} (for this ${scope})`;
+}
+
+/**
+ * The allow rule that would grant `request` (without running outside the sandbox), as JSON
+ * for the person's own config.
+ */
+export function ruleFor(request: GrantRequest): string {
+  const rule: Record<string, unknown> = { action: "allow", tool: "request_permissions" };
+  if (request.read.length > 0) rule.read = request.read;
+  if (request.write.length > 0) rule.write = request.write;
+  if (request.net.length > 0) rule.hosts = request.net;
+  if (request.env.length > 0) rule.env = request.env;
+  if (request.commands.length > 0) rule.commands = request.commands;
+  return JSON.stringify(rule);
+}
+
+/** True when `path` is `root` or below it, compared by whole path components. */
+export function isInside(root: string, path: string): boolean {
+  if (path === root) return true;
+  const prefix = root.endsWith(sep) ? root : root + sep;
+  return path.startsWith(prefix);
+}
+
+function unique(paths: readonly string[]): string[] {
+  return [...new Set(paths)];
+}
