@@ -58,27 +58,31 @@ testWith(
   },
 );
 
-testWith([bwrapNeed], "PermissionGate remembers nothing when the person answers 'once'", async () => {
-  const changes: PermissionChange[] = [];
-  await withGate({ answers: ["once"], changes }, async (box) => {
-    const first = await box.call("bash", { command: "touch one.txt" });
-    equal(first.status, "SUCCEEDED", JSON.stringify(first));
-    equal(box.audit[0].decidedBy, "person");
-    // The same command prefix is asked about again (and denied: no answers left).
-    expectError(
-      await box.call("bash", { command: "touch two.txt" }),
-      "POLICY_DENIED",
-      /The user denied it/,
-    );
-    deepEqual(box.asked, ["touch one.txt", "touch two.txt"]);
-    deepEqual([...box.gate.sessionApprovals], []);
-    await Deno.stat(join(box.ws, "two.txt")).then(
-      () => ok(false, "a one-time approval let the second command run"),
-      (error) => ok(error instanceof Deno.errors.NotFound),
-    );
-  });
-  deepEqual(changes, [], "a one-time approval was recorded for the session");
-});
+testWith(
+  [bwrapNeed],
+  "PermissionGate remembers nothing when the person answers 'once'",
+  async () => {
+    const changes: PermissionChange[] = [];
+    await withGate({ answers: ["once"], changes }, async (box) => {
+      const first = await box.call("bash", { command: "touch one.txt" });
+      equal(first.status, "SUCCEEDED", JSON.stringify(first));
+      equal(box.audit[0].decidedBy, "person");
+      // The same command prefix is asked about again (and denied: no answers left).
+      expectError(
+        await box.call("bash", { command: "touch two.txt" }),
+        "POLICY_DENIED",
+        /The user denied it/,
+      );
+      deepEqual(box.asked, ["touch one.txt", "touch two.txt"]);
+      deepEqual([...box.gate.sessionApprovals], []);
+      await Deno.stat(join(box.ws, "two.txt")).then(
+        () => ok(false, "a one-time approval let the second command run"),
+        (error) => ok(error instanceof Deno.errors.NotFound),
+      );
+    });
+    deepEqual(changes, [], "a one-time approval was recorded for the session");
+  },
+);
 
 Deno.test("PermissionGate keeps deny rules in bypass mode and for parts hidden in substitutions", async () => {
   const rules: PermissionRule[] = [{ action: "deny", command: "git push", reason: "no pushing" }];
@@ -212,34 +216,37 @@ testWith(
       });
       equal(granted.status, "SUCCEEDED", JSON.stringify(granted));
     });
-    equal(granted.status, "SUCCEEDED", JSON.stringify(granted));
-  });
-  equal(changes.length, 2, JSON.stringify(changes));
-  ok(changes[0].kind === "approval" && changes[0].key.includes("touch"), JSON.stringify(changes));
-  ok(changes[1].kind === "grant" && changes[1].extra.read.includes(outside));
-  // A new gate (a resumed session) with nobody to ask: the approval (which widens nothing)
-  // is back; the grant is decided again, and in ask mode without a person it is dropped.
-  await withGate({ restore: changes }, async (box) => {
-    const touched = await box.call("bash", { command: "touch two.txt" });
-    equal(touched.status, "SUCCEEDED", JSON.stringify(touched));
-    equal(box.audit[0].tool, "request_permissions");
-    equal(box.audit[0].decision, "deny");
-    equal(box.audit[1].decidedBy, "session");
-    ok(!readRoots(box).includes(outside), "the read grant came back without review");
-    const notices = box.events.filter((e) => e.type === "permission_decision");
-    const [approvals, notice] = notices;
-    ok(approvals?.type === "permission_decision" && approvals.callId === "restore-approvals");
-    match(approvals.reason, /Restored from the session: .*bash:touch/);
-    ok(notice?.type === "permission_decision" && notice.callId === "restore-1" && !notice.allow);
-    expectError(await box.call("bash", { command: "rm two.txt" }), "POLICY_DENIED", /Not approved/);
-  });
-  // With a person, the grant is asked again and comes back when allowed.
-  await withGate({ restore: changes, answers: ["once"] }, async (box) => {
-    equal((await box.call("list", { path: "." })).status, "SUCCEEDED");
-    match(box.asked[0], new RegExp(`^restored from the session: read ${outside}`));
-    ok(readRoots(box).includes(outside), "the read grant is back");
-  });
-});
+    equal(changes.length, 2, JSON.stringify(changes));
+    ok(changes[0].kind === "approval" && changes[0].key.includes("touch"), JSON.stringify(changes));
+    ok(changes[1].kind === "grant" && changes[1].extra.read.includes(outside));
+    // A new gate (a resumed session) with nobody to ask: the approval (which widens nothing)
+    // is back; the grant is decided again, and in ask mode without a person it is dropped.
+    await withGate({ restore: changes }, async (box) => {
+      const touched = await box.call("bash", { command: "touch two.txt" });
+      equal(touched.status, "SUCCEEDED", JSON.stringify(touched));
+      equal(box.audit[0].tool, "request_permissions");
+      equal(box.audit[0].decision, "deny");
+      equal(box.audit[1].decidedBy, "session");
+      ok(!readRoots(box).includes(outside), "the read grant came back without review");
+      const notices = box.events.filter((e) => e.type === "permission_decision");
+      const [approvals, notice] = notices;
+      ok(approvals?.type === "permission_decision" && approvals.callId === "restore-approvals");
+      match(approvals.reason, /Restored from the session: .*bash:touch/);
+      ok(notice?.type === "permission_decision" && notice.callId === "restore-1" && !notice.allow);
+      expectError(
+        await box.call("bash", { command: "rm two.txt" }),
+        "POLICY_DENIED",
+        /Not approved/,
+      );
+    });
+    // With a person, the grant is asked again and comes back when allowed.
+    await withGate({ restore: changes, answers: ["once"] }, async (box) => {
+      equal((await box.call("list", { path: "." })).status, "SUCCEEDED");
+      match(box.asked[0], new RegExp(`^restored from the session: read ${outside}`));
+      ok(readRoots(box).includes(outside), "the read grant is back");
+    });
+  },
+);
 
 Deno.test("request_permissions: a refusal is a clear observation and nothing widens", async () => {
   await withGate({ answers: ["deny"] }, async (box) => {
