@@ -4,7 +4,7 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
@@ -12,7 +12,9 @@ import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./p
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
-import { WorkerHost } from "./worker/host.ts";
+import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
+import { defaultConfigPath } from "./worker/flags.ts";
+import { denoDirOf, sourceRootOf, workerBwrapArgv } from "./worker/view.ts";
 
 const FULL_ACCESS: Grants = { read: "all", write: "all", net: "all", env: "all", run: "all" };
 
@@ -31,6 +33,14 @@ export interface ToolWorker {
 /** How shell commands run: in bubblewrap, with no sandbox by choice, or not at all safely. */
 export type ShellKind = "bwrap" | "none" | "unavailable";
 
+/**
+ * How the tool worker is confined: `"bwrap"`, in the shell commands' bubblewrap view narrowed
+ * to the workspace and the grants, plus its Deno flags and the tools' path checks; `"deno"`,
+ * by its Deno flags and the path checks only (no bubblewrap: a rename race can get past the
+ * checks); `"none"`, with full access (`--no-sandbox`, or a profile without a sandbox).
+ */
+export type WorkerKind = "bwrap" | "deno" | "none";
+
 export interface SandboxRuntime {
   readonly workspace: string;
   /** The profile with any grants request_permissions added. */
@@ -44,6 +54,8 @@ export interface SandboxRuntime {
   readonly shellKind: ShellKind;
   /** Why shell commands are not in bubblewrap, when they are not. */
   readonly shellNote?: string;
+  /** How the tool worker is confined. */
+  readonly workerKind: WorkerKind;
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
   /** Replaces the grants added on top of the profile; restarts the worker when they change. */
@@ -68,6 +80,9 @@ export interface SandboxExplanation {
   bwrapEnv: string[] | null;
   shellKind: ShellKind;
   shellNote?: string;
+  workerKind: WorkerKind;
+  /** What confines the tool worker, in words. */
+  workerNote: string;
   /** The run's private tmp directory (it differs from run to run). */
   tmp: string;
 }
@@ -175,9 +190,27 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     await createBwrapRunner(await currentPlan(), { bwrapPath: options.bwrapPath })(command, run);
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
 
+  // The worker runs in the shell commands' view (narrowed to its grants) whenever shell
+  // commands run in bubblewrap: a rename race can then reach only what the view shows.
+  const workerKind: WorkerKind = options.noSandbox || base.shell === "none"
+    ? "none"
+    : shellKind === "bwrap"
+    ? "bwrap"
+    : "deno";
+  const bwrapPath = options.bwrapPath ?? "bwrap";
+  const denoDir = denoDirOf(options.env) ?? "/nonexistent";
+  const sourceRoot = sourceRootOf(defaultConfigPath());
+  const wrap: WorkerWrap = (argv, { grants, auditPath, starting }) => {
+    if (lastPlan === undefined) throw new Error("has no sandbox plan yet");
+    if (starting && auditPath !== null) createEmptyFile(auditPath);
+    const needs = { grants, denoPath: argv[0], denoDir, sourceRoot, auditFile: auditPath };
+    return [bwrapPath, ...workerBwrapArgv(lastPlan, needs, argv)];
+  };
+  if (workerKind === "bwrap") await currentPlan();
   // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
   // flags), but one with every permission but FFI.
   const worker = new WorkerHost({
+    ...(workerKind === "bwrap" ? { wrap } : {}),
     grants: options.noSandbox ? FULL_ACCESS : base.grants,
     env: { ...options.env },
     handlerUrl: options.handlerUrl,
@@ -205,14 +238,16 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     unsandboxedShell,
     shellKind,
     shellNote,
+    workerKind,
     async setExtraGrants(next) {
       extra = next;
       const widened = { ...base, grants: widenGrants(base.grants, extra) };
       const changed = JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
       profile = widened;
-      if (changed && !options.noSandbox) worker.restart(profile.grants);
       plan = undefined;
+      // The next worker starts in the view of the new plan (the granted paths included).
       if (shellKind === "bwrap") await currentPlan();
+      if (changed && !options.noSandbox) worker.restart(profile.grants);
     },
     shellTreeChanged() {
       plan = undefined;
@@ -228,6 +263,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         bwrapEnv: shellKind === "bwrap" && lastPlan ? Object.keys(sandboxEnv(lastPlan)) : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
+        workerKind,
+        workerNote: WORKER_NOTES[workerKind],
         tmp,
       };
     },
@@ -236,4 +273,18 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },
   };
+}
+
+const WORKER_NOTES: Record<WorkerKind, string> = {
+  bwrap: "in bubblewrap (the shell commands' view, showing only the workspace, the granted " +
+    "folders and what Deno needs), with its Deno flags and path checks",
+  deno: "confined by its Deno flags and path checks only: without bubblewrap, a concurrent " +
+    "rename (symlink swap) can get a file tool past its checks",
+  none: "with full access (no sandbox)",
+};
+
+/** Creates `path` (and its folder) as an empty file, so bubblewrap can bind it. */
+function createEmptyFile(path: string): void {
+  Deno.mkdirSync(dirname(path), { recursive: true });
+  Deno.writeFileSync(path, new Uint8Array());
 }

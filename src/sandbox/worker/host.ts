@@ -40,7 +40,26 @@ export interface WorkerHostOptions {
   cancelGraceMs?: number;
   /** How long a worker may take to load before it counts as failed; default 30,000 ms. */
   startTimeoutMs?: number;
+  /**
+   * Wraps the process backend's command line (`[deno, "run", …]`) before each worker starts,
+   * e.g. in bubblewrap (see view.ts); it may prepare files (the audit file) and throw when it
+   * cannot. Default none: the worker runs as `deno run` with only its Deno flags.
+   */
+  wrap?: WorkerWrap;
 }
+
+/** What {@linkcode WorkerHostOptions.wrap} gets besides the command line. */
+export interface WrapContext {
+  /** The grants of the worker about to start. */
+  grants: Grants;
+  /** Its Deno audit file; null when none (or for `flags`, which starts nothing). */
+  auditPath: string | null;
+  /** False when only the command line is wanted (`flags`): prepare nothing. */
+  starting: boolean;
+}
+
+/** Returns the complete argv that starts `argv` (the worker's `deno run` command line). */
+export type WorkerWrap = (argv: readonly string[], context: WrapContext) => string[];
 
 /** Options for {@linkcode WorkerHost.call}. */
 export interface WorkerCallOptions {
@@ -93,7 +112,12 @@ export class WorkerHost {
    */
   get flags(): string[] {
     if (this.#backend === "worker") return denoFlags(withRuntimeNeeds(this.#grants));
-    return [this.#denoPath, ...this.#runArgs()];
+    return this.#argv(null, false);
+  }
+
+  /** Whether process workers start through {@linkcode WorkerHostOptions.wrap}. */
+  get wrapped(): boolean {
+    return this.#backend === "process" && this.#options.wrap !== undefined;
   }
 
   /** The process id of the current worker process; null when none runs (or for Worker threads). */
@@ -184,9 +208,13 @@ export class WorkerHost {
     return this.#options.cancelGraceMs ?? 500;
   }
 
-  #runArgs(): string[] {
-    const { handlerUrl, configPath } = this.#options;
-    return workerRunArgs({ grants: this.#grants, handlerUrl, configPath });
+  #argv(auditPath: string | null, starting: boolean): string[] {
+    const { handlerUrl, configPath, wrap } = this.#options;
+    const argv = [
+      this.#denoPath,
+      ...workerRunArgs({ grants: this.#grants, handlerUrl, configPath }),
+    ];
+    return wrap === undefined ? argv : wrap(argv, { grants: this.#grants, auditPath, starting });
   }
 
   /** A ready worker that takes calls; one replaced while starting is skipped. */
@@ -237,8 +265,8 @@ export class WorkerHost {
       }
       const source = this.#options.env ?? Deno.env.toObject();
       const env = workerEnv(source, this.#grants, auditPath ?? undefined);
-      const args = this.#runArgs();
-      return startProcessChannel({ denoPath: this.#denoPath, args, cwd: workspace, env }, listen);
+      const [command, ...args] = this.#argv(auditPath, true);
+      return startProcessChannel({ denoPath: command, args, cwd: workspace, env }, listen);
     } catch (error) {
       throw new Error(`could not be started: ${messageOf(error)}`, { cause: error });
     }
