@@ -210,7 +210,7 @@ export function writeFileVerified(
     confirmAt(real, stat, path, "written");
   } catch (error) {
     if (fd !== null) fs.closeSync(fd);
-    if (!renamed) ignoreErrors(() => Deno.removeSync(temp));
+    if (!renamed) removeSoon(temp);
     throw error;
   }
 }
@@ -240,7 +240,11 @@ export function makeDirsVerified(workspace: string, dir: string, path: string): 
     try {
       confirmDirectory(folder, path);
     } catch (error) {
-      ignoreErrors(() => Deno.removeSync(folder));
+      try {
+        Deno.removeSync(folder);
+      } catch {
+        // Best effort: the error that matters is already being thrown.
+      }
       throw error;
     }
   }
@@ -286,11 +290,27 @@ function realPathOrNull(path: string): string | null {
   }
 }
 
-function ignoreErrors(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // Best-effort clean-up: the error that matters is already being thrown.
+/** How often {@linkcode removeSoon} tries, 1 ms apart. */
+const REMOVE_TRIES = 50;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Removes the temporary file at `path`, which this call created. A
+ * failed step usually means a concurrent rename moved its folder away for a moment (a folder
+ * swapped with a symlink and back), and then `path` names nothing, or a file elsewhere that
+ * does not exist: so it tries again, up to {@linkcode REMOVE_TRIES} times, until the path
+ * names it again. Its random name cannot name anything else. Never throws; best effort (a
+ * folder moved for good keeps it, where it was moved to).
+ */
+function removeSoon(path: string): void {
+  for (let tries = 0; tries < REMOVE_TRIES; tries++) {
+    try {
+      Deno.removeSync(path);
+      return;
+    } catch (error) {
+      if (!isMissing(error)) return;
+    }
+    Atomics.wait(pause, 0, 0, 1);
   }
 }
 
