@@ -81,7 +81,7 @@ export interface SandboxExplanation {
   shellKind: ShellKind;
   shellNote?: string;
   workerKind: WorkerKind;
-  /** What confines the tool worker, in words. */
+  /** How the tool worker is confined, in words completing "The worker …". */
   workerNote: string;
   /** The run's private tmp directory (it differs from run to run). */
   tmp: string;
@@ -203,6 +203,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const wrap: WorkerWrap = (argv, { grants, auditPath, starting }) => {
     if (lastPlan === undefined) throw new Error("has no sandbox plan yet");
     if (starting && auditPath !== null) createEmptyFile(auditPath);
+    // A folder made after the worker started would not be in its view (saved tool results).
+    if (starting) { for (const dir of options.extraRead ?? []) makeFolder(dir); }
     const needs = { grants, denoPath: argv[0], denoDir, sourceRoot, auditFile: auditPath };
     return [bwrapPath, ...workerBwrapArgv(lastPlan, needs, argv)];
   };
@@ -276,12 +278,21 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
 }
 
 const WORKER_NOTES: Record<WorkerKind, string> = {
-  bwrap: "in bubblewrap (the shell commands' view, showing only the workspace, the granted " +
-    "folders and what Deno needs), with its Deno flags and path checks",
-  deno: "confined by its Deno flags and path checks only: without bubblewrap, a concurrent " +
-    "rename (symlink swap) can get a file tool past its checks",
-  none: "with full access (no sandbox)",
+  bwrap: "runs in bubblewrap (the shell commands' view, showing only the workspace, the " +
+    "granted folders and what Deno needs), with its Deno flags and path checks",
+  deno: "runs with its Deno flags and path checks only (no bubblewrap): a concurrent rename " +
+    "(a folder swapped for a symlink) can get a file tool past its checks",
+  none: "runs with full access (no sandbox)",
 };
+
+/** Creates folder `path` (private to the user) if it is missing; never throws. */
+function makeFolder(path: string): void {
+  try {
+    Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+  } catch {
+    // Not creatable: the worker will not see it, as if it were not granted.
+  }
+}
 
 /** Creates `path` (and its folder) as an empty file, so bubblewrap can bind it. */
 function createEmptyFile(path: string): void {

@@ -52,7 +52,7 @@ export interface WorkerHostOptions {
 export interface WrapContext {
   /** The grants of the worker about to start. */
   grants: Grants;
-  /** Its Deno audit file; null when none (or for `flags`, which starts nothing). */
+  /** Its Deno audit file; null when none. */
   auditPath: string | null;
   /** False when only the command line is wanted (`flags`): prepare nothing. */
   starting: boolean;
@@ -107,12 +107,12 @@ export class WorkerHost {
 
   /**
    * For the process backend, the exact argv a new worker starts with
-   * (`[deno, "run", …flags, entry]`); for the Worker backend, the Deno flags its permissions
+   * (`[deno, "run", …flags, entry]`, or the `wrap`ped one); for the Worker backend, the Deno flags its permissions
    * correspond to.
    */
   get flags(): string[] {
     if (this.#backend === "worker") return denoFlags(withRuntimeNeeds(this.#grants));
-    return this.#argv(null, false);
+    return this.#argv(this.#auditPathOf(this.#runs + 1), false);
   }
 
   /** Whether process workers start through {@linkcode WorkerHostOptions.wrap}. */
@@ -241,12 +241,7 @@ export class WorkerHost {
   #ensureRun(): Run {
     if (this.#current !== null) return this.#current;
     const number = ++this.#runs;
-    const { auditFile } = this.#options;
-    const auditPath = this.#backend === "worker" || auditFile === undefined
-      ? null
-      : typeof auditFile === "string"
-      ? auditFile
-      : auditFile(number);
+    const auditPath = this.#auditPathOf(number);
     const run = openRun((listener) => this.#startChannel(auditPath, listener), {
       auditPath,
       startTimeoutMs: this.#options.startTimeoutMs ?? 30_000,
@@ -255,6 +250,13 @@ export class WorkerHost {
     run.channel.ended.then((why) => this.#ended(run, why));
     this.#current = run;
     return run;
+  }
+
+  /** The audit file of worker run `number`, if any. */
+  #auditPathOf(number: number): string | null {
+    const { auditFile } = this.#options;
+    if (this.#backend === "worker" || auditFile === undefined) return null;
+    return typeof auditFile === "string" ? auditFile : auditFile(number);
   }
 
   #startChannel(auditPath: string | null, listen: ChannelListener): Channel {

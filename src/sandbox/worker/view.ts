@@ -110,31 +110,44 @@ export function workerBwrapArgv(
     throw new Error("Cannot confine the tool worker: the shell's bubblewrap view changed shape");
   }
   const writable = workerPlan(plan, needs).writable.map(realOrSelf);
+  // Bound first, so the writable roots (mounted later) stay writable inside them.
   const visible: string[] = [];
+  // `--ro-bind-try` skips what is missing, so the argv does not depend on what exists yet.
   for (const path of [...SYSTEM_PATHS, ...readablePaths(needs)]) {
-    const real = realOrNull(path);
-    // Under a writable root it is bound anyway; one holding a writable root would cover it.
-    if (real === null || isInsideAny(real, writable) || holdsAny(real, writable)) continue;
-    visible.push("--ro-bind", real, resolve(path));
+    const real = realOrSelf(path);
+    if (!isInsideAny(real, writable)) visible.push("--ro-bind-try", real, path);
+  }
+  // What Deno needs is bound again last, over anything the shell's view masks (a home folder
+  // shown only in part), unless that would cover a writable root.
+  const again: string[] = [];
+  for (const path of denoNeeds(needs)) {
+    const real = realOrSelf(path);
+    if (isInsideAny(real, writable) || holdsAny(real, writable)) continue;
+    again.push("--ro-bind-try", real, path);
   }
   return [
     ...args.slice(0, at),
     ...visible,
     ...args.slice(at + 3, chdir),
+    ...again,
     "--remount-ro",
     "/",
     ...args.slice(chdir),
   ];
 }
 
-/** Paths the worker may read but not write: the read grants, Deno, its cache, tern's source. */
+/** Paths the worker may read but not write: the read grants and {@linkcode denoNeeds}. */
 function readablePaths(needs: WorkerViewNeeds): string[] {
   return unique([
     ...grantPaths(needs.grants.read).filter((path) => !isInsideAny(path, REPLACED)),
-    needs.denoPath,
-    needs.denoDir,
-    ...(needs.sourceRoot === null ? [] : [needs.sourceRoot]),
+    ...denoNeeds(needs),
   ]);
+}
+
+/** Deno, its cache and tern's source (absolute). */
+function denoNeeds(needs: WorkerViewNeeds): string[] {
+  const paths = [needs.denoPath, needs.denoDir, ...(needs.sourceRoot ? [needs.sourceRoot] : [])];
+  return paths.map((path) => resolve(path));
 }
 
 function grantPaths(grant: Grants["read"]): string[] {
