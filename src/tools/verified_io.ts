@@ -27,8 +27,11 @@
  * the folder check and the create, swap back before the confirmation), or put its content
  * there when the swap lands inside the `rename` call, between its two path lookups (which
  * takes a one-call exchange such as `renameat2(RENAME_EXCHANGE)`); the confirmation after the
- * rename then reports the change but cannot undo it. The sandbox's other layers (Deno's flags
- * on the worker, the shell confined by bubblewrap) bound who can race at all.
+ * rename then reports the change but cannot undo it. Measured: a `renameat2(RENAME_EXCHANGE)`
+ * loop gets `list`, `glob` and `grep` results from outside within seconds. So where bubblewrap
+ * runs, the worker runs in a view holding only the workspace, the granted folders and what
+ * Deno needs (src/sandbox/worker/view.ts): a race then reaches nothing outside, and these
+ * checks are the second layer. Without bubblewrap they are the only one.
  */
 import * as fs from "node:fs";
 import { basename, dirname, join } from "node:path";

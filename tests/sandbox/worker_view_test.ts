@@ -6,7 +6,7 @@ import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { workerBwrapArgv, type WorkerViewNeeds } from "../../src/sandbox/worker/view.ts";
 import type { ShellPlan } from "../../src/sandbox/types.ts";
-import { bwrapTest, planFor, withBox } from "./_bwrap_helpers.ts";
+import { assertNoProcessWith, bwrapTest, planFor, withBox } from "./_bwrap_helpers.ts";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
 
 /** Runs `script` with bash in the worker view of `plan`; its exit code and output. */
@@ -121,6 +121,19 @@ bwrapTest("createSandbox() starts the worker in bubblewrap and says so in explai
       ok(read.status === "SUCCEEDED" && read.output.includes("hello"), JSON.stringify(read));
       // The audit file is written from inside the view.
       ok((await Deno.readTextFile(runtime.worker!.auditPath!)).includes('"permission"'));
+      // What the view shows but the profile does not grant stays refused by the path checks.
+      await Deno.symlink("/etc/passwd", join(box.ws, "passwd"));
+      for (
+        const [tool, args] of [
+          ["read", { path: "/etc/passwd" }],
+          ["read", { path: "passwd" }],
+          ["list", { path: "/usr" }],
+          ["write", { path: "/tmp/x.txt", content: "x" }],
+        ] as const
+      ) {
+        const denied = await runtime.worker!.call(tool, args, { signal });
+        equal(denied.status === "ERROR" && denied.code, "POLICY_DENIED", JSON.stringify(denied));
+      }
       // A grant restarts the worker in a view that shows the granted folder.
       await runtime.setExtraGrants({ read: [box.outside] });
       const granted = await runtime.worker!.call("read", { path: `${box.outside}/secret.txt` }, {
@@ -134,6 +147,8 @@ bwrapTest("createSandbox() starts the worker in bubblewrap and says so in explai
     } finally {
       await runtime.close();
     }
+    // Stopping the worker ends bubblewrap and everything in it.
+    await assertNoProcessWith(box.ws);
   });
 });
 
