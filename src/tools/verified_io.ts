@@ -300,9 +300,9 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 /**
  * Removes the temporary file at `path`, which this call created. A
  * failed step usually means a concurrent rename moved its folder away for a moment (a folder
- * swapped with a symlink and back), and then `path` names nothing, or a file elsewhere that
- * does not exist: so it tries again, up to {@linkcode REMOVE_TRIES} times, until the path
- * names it again. Its random name cannot name anything else. Never throws; best effort (a
+ * swapped with a symlink and back), and then `path` leads elsewhere, where nothing has its
+ * name (or into a read-only folder): so it tries again, whatever the error, up to
+ * {@linkcode REMOVE_TRIES} times, until the path names it again. Its random name cannot name anything else. Never throws; best effort (a
  * folder moved for good keeps it, where it was moved to).
  */
 function removeSoon(path: string): void {
@@ -310,8 +310,8 @@ function removeSoon(path: string): void {
     try {
       Deno.removeSync(path);
       return;
-    } catch (error) {
-      if (!isMissing(error)) return;
+    } catch {
+      // Not found, or "read-only file system" when the path leads into a read-only folder.
     }
     Atomics.wait(pause, 0, 0, 1);
   }

@@ -10,6 +10,7 @@ import { join, relative } from "node:path";
 import type { Observation } from "../../src/core/observation.ts";
 import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { bwrap, withBox } from "./_bwrap_helpers.ts";
+import type { Grants } from "../../src/sandbox/types.ts";
 
 /** Content of the files outside, which must never appear in a result. */
 const SECRET = "TOP-SECRET-OUTSIDE";
@@ -22,15 +23,16 @@ const OUTSIDE_NAME = "only-outside-secret-name.txt";
 const RENAMEAT2: Record<string, number> = { x86_64: 316, aarch64: 276 };
 
 /**
- * Exchanges `race` and `race.link` in its cwd (a folder and a symlink to outside) in a loop,
- * checking stdin every 200 swaps; ends on an even count (folder back in place) and prints it.
+ * Exchanges the two names it is given (a folder or file, and a symlink to outside) in its cwd
+ * in a loop, checking stdin every 200 swaps, so it ends with both back in place.
  */
 const FLIPPER = `
 import ctypes, os, select, sys
 libc = ctypes.CDLL(None, use_errno=True)
 nr = {"x86_64": 316, "aarch64": 276}[os.uname().machine]
+a, b = (name.encode() for name in sys.argv[1:3])
 def swap():
-    if libc.syscall(nr, -100, b"race", -100, b"race.link", 2) != 0:
+    if libc.syscall(nr, -100, a, -100, b, 2) != 0:
         raise OSError(ctypes.get_errno(), "renameat2")
 print("ready", flush=True)
 n = 0
@@ -120,19 +122,34 @@ function operation(i: number): [string, Record<string, unknown>] {
   }
 }
 
-/** Runs {@linkcode OPERATIONS} calls, {@linkcode PARALLEL} at a time; returns every result. */
-async function hammer(runtime: SandboxRuntime): Promise<Map<string, number>> {
+/** One race: what the flipper swaps, what the tools do meanwhile, and what must not leak. */
+interface RaceCase {
+  /** The two names (relative to the workspace) the flipper exchanges. */
+  swap: [string, string];
+  /** Makes the workspace's side of the race; `dir` is the outside folder, already filled. */
+  plant(ws: string, dir: string): Promise<void>;
+  operation(i: number): [string, Record<string, unknown>];
+  count: number;
+  /** Texts no result may contain. */
+  never: string[];
+  /** Grants added (as request_permissions would) before the race. */
+  grants?: (dir: string) => Partial<Grants>;
+}
+
+/** Runs `race.count` calls, {@linkcode PARALLEL} at a time; counts the outcomes. */
+async function hammer(runtime: SandboxRuntime, race: RaceCase): Promise<Map<string, number>> {
   const outcomes = new Map<string, number>();
   const signal = new AbortController().signal;
+  const roots = { read: fileRoots(runtime.profile.grants.read), write: [] };
   let next = 0;
   const lane = async () => {
-    while (next < OPERATIONS) {
-      const [tool, args] = operation(next++);
-      const result: Observation = await runtime.worker!.call(tool, args, { signal });
+    while (next < race.count) {
+      const [tool, args] = race.operation(next++);
+      const result: Observation = await runtime.worker!.call(tool, args, { signal, roots });
       const text = JSON.stringify(result);
-      ok(!text.includes(SECRET), `${tool} read outside: ${text}`);
-      ok(!text.includes(OUTSIDE_NAME), `${tool} listed outside: ${text}`);
-      ok(!text.includes(TARGET.trim()), `${tool} saw the outside target: ${text}`);
+      for (const secret of race.never) {
+        ok(!text.includes(secret), `${tool} reached outside: ${text}`);
+      }
       const key = `${tool} ${result.status === "SUCCEEDED" ? "ok" : result.code}`;
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
     }
@@ -141,58 +158,108 @@ async function hammer(runtime: SandboxRuntime): Promise<Map<string, number>> {
   return outcomes;
 }
 
+function fileRoots(list: Grants["read"]): string[] {
+  return list === "all" ? [] : [...list];
+}
+
+/**
+ * Runs `race` in a box: the outside folder holds the secret, the target and a name only it
+ * has; afterwards the outside folder must be byte-identical and no temporary file left in the
+ * box or the run's private tmp folder.
+ */
+async function runRace(race: RaceCase): Promise<void> {
+  await withBox(async (box) => {
+    const dir = join(box.outside, "dir");
+    await Deno.mkdir(dir);
+    await Deno.writeTextFile(join(dir, "nested.txt"), `${SECRET}\n`);
+    await Deno.writeTextFile(join(dir, "target.txt"), TARGET);
+    await Deno.writeTextFile(join(dir, OUTSIDE_NAME), `${SECRET}\n`);
+    await race.plant(box.ws, dir);
+    const outsideBefore = await fingerprint(box.outside);
+    const runtime = await createSandbox({
+      workspace: box.ws,
+      profile: ":workspace",
+      noSandbox: false,
+      home: box.home,
+      ternHome: join(box.root, "tern-home"),
+      env: { PATH: "/usr/bin:/bin", HOME: box.home },
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "race",
+    });
+    if (race.grants) await runtime.setExtraGrants(race.grants(dir));
+    const tmp = runtime.explain().tmp;
+    const flipper = new Deno.Command("python3", {
+      args: ["-c", FLIPPER, ...race.swap],
+      cwd: box.ws,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const lines = flipper.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let outcomes: Map<string, number>;
+    let leftInTmp: string[];
+    try {
+      equal((await lines.read()).value?.trim(), "ready");
+      outcomes = await hammer(runtime, race);
+      leftInTmp = [...Deno.readDirSync(tmp)].map((entry) => entry.name);
+    } finally {
+      await flipper.stdin.close().catch(() => {});
+      await flipper.status;
+      lines.releaseLock();
+      await runtime.close();
+    }
+    console.log([...outcomes.entries()].sort().map(([k, n]) => `${k}: ${n}`).join(", "));
+    deepEqual(await fingerprint(box.outside), outsideBefore, "something outside changed");
+    deepEqual(await temporaries(box.root), [], "temporary files were left");
+    deepEqual(leftInTmp, [], "the private tmp folder is not empty");
+    // The race really happened: some calls met the symlink.
+    ok([...outcomes.keys()].some((key) => !key.endsWith(" ok")), "no call ever met the swap");
+  });
+}
+
 Deno.test({
   name:
     "the tool worker never reads or writes outside while a process swaps a folder with renameat2",
   ignore: why !== null,
   async fn() {
-    await withBox(async (box) => {
-      const dir = join(box.outside, "dir");
-      await Deno.mkdir(dir);
-      await Deno.writeTextFile(join(dir, "nested.txt"), `${SECRET}\n`);
-      await Deno.writeTextFile(join(dir, "target.txt"), TARGET);
-      await Deno.writeTextFile(join(dir, OUTSIDE_NAME), `${SECRET}\n`);
-      await Deno.mkdir(join(box.ws, "race"));
-      await Deno.writeTextFile(join(box.ws, "race/nested.txt"), "inside\n");
-      await Deno.symlink(dir, join(box.ws, "race.link"));
-      const outsideBefore = await fingerprint(box.outside);
-      const runtime = await createSandbox({
-        workspace: box.ws,
-        profile: ":workspace",
-        noSandbox: false,
-        home: box.home,
-        ternHome: join(box.root, "tern-home"),
-        env: { PATH: "/usr/bin:/bin", HOME: box.home },
-        handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-        runId: "race",
-      });
-      const tmp = runtime.explain().tmp;
-      const flipper = new Deno.Command("python3", {
-        args: ["-c", FLIPPER],
-        cwd: box.ws,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "inherit",
-      }).spawn();
-      const lines = flipper.stdout.pipeThrough(new TextDecoderStream()).getReader();
-      let outcomes: Map<string, number>;
-      let leftInTmp: string[];
-      try {
-        equal((await lines.read()).value?.trim(), "ready");
-        outcomes = await hammer(runtime);
-        leftInTmp = [...Deno.readDirSync(tmp)].map((entry) => entry.name);
-      } finally {
-        await flipper.stdin.close().catch(() => {});
-        await flipper.status;
-        lines.releaseLock();
-        await runtime.close();
-      }
-      console.log([...outcomes.entries()].sort().map(([k, n]) => `${k}: ${n}`).join(", "));
-      deepEqual(await fingerprint(box.outside), outsideBefore, "something outside changed");
-      deepEqual(await temporaries(box.root), [], "temporary files were left");
-      deepEqual(leftInTmp, [], "the private tmp folder is not empty");
-      // The race really happened: some calls met the symlink.
-      ok([...outcomes.keys()].some((key) => !key.endsWith(" ok")), "no call ever met the swap");
+    await runRace({
+      swap: ["race", "race.link"],
+      async plant(ws, dir) {
+        await Deno.mkdir(join(ws, "race"));
+        await Deno.writeTextFile(join(ws, "race/nested.txt"), "inside\n");
+        await Deno.symlink(dir, join(ws, "race.link"));
+      },
+      operation,
+      count: OPERATIONS,
+      never: [SECRET, OUTSIDE_NAME, TARGET.trim()],
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "the tool worker never writes into a folder granted read-only while a process swaps a folder for a symlink to it",
+  ignore: why !== null,
+  async fn() {
+    await runRace({
+      swap: ["ro", "ro.link"],
+      async plant(ws, dir) {
+        await Deno.mkdir(join(ws, "ro"));
+        await Deno.symlink(dir, join(ws, "ro.link"));
+      },
+      operation: (i) =>
+        i % 3 === 0
+          ? ["write", { path: `ro/new-${i % 50}.txt`, content: `inside ${i}\n` }]
+          : i % 3 === 1
+          ? ["edit", {
+            path: "ro/target.txt",
+            old_string: "OUTSIDE-UNCHANGED",
+            new_string: "PWNED",
+          }]
+          : ["write", { path: "ro/target.txt", content: `inside ${i}\n` }],
+      count: 3_000,
+      never: [],
+      grants: (dir) => ({ read: [dir] }),
     });
   },
 });
