@@ -2,9 +2,13 @@
  * The tool worker's bubblewrap view (src/sandbox/worker/view.ts), run for real: programs
  * started in it see the workspace, the grants and what Deno needs, and nothing else.
  */
-import { equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { workerBwrapArgv, type WorkerViewNeeds } from "../../src/sandbox/worker/view.ts";
+import {
+  workerBwrapArgv,
+  workerPlan,
+  type WorkerViewNeeds,
+} from "../../src/sandbox/worker/view.ts";
 import type { ShellPlan } from "../../src/sandbox/types.ts";
 import { assertNoProcessWith, bwrapTest, planFor, withBox } from "./_bwrap_helpers.ts";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
@@ -177,4 +181,36 @@ Deno.test("createSandbox() without bubblewrap keeps the Deno-confined worker and
       await runtime.close();
     }
   });
+});
+
+Deno.test("workerPlan() keeps the shell's hidden and read-only paths unless a grant lies inside", () => {
+  const plan: ShellPlan = {
+    cwd: "/nowhere/ws",
+    writable: ["/nowhere/ws"],
+    readOnly: ["/nowhere/ws/.git", "/nowhere/home/.tern"],
+    hidden: ["/nowhere/ws/.env", "/nowhere/home/.aws", "/nowhere/home/.ssh", "/run/docker.sock"],
+    tmp: "/nowhere/tmp",
+    network: false,
+    env: {},
+  };
+  const planned = workerPlan(plan, {
+    grants: {
+      read: ["/nowhere/ws", "/nowhere/home/.aws/config"],
+      write: ["/nowhere/ws", "/tmp/tern-tmp-1"],
+      net: [],
+      env: [],
+      run: [],
+    },
+    denoPath: "/nowhere/deno",
+    denoDir: "/nowhere/cache",
+    sourceRoot: null,
+    auditFile: "/nowhere/home/.tern/audit/deno-1.jsonl",
+  });
+  // A grant inside /tmp names a host path the view's private /tmp does not show: not bound.
+  deepEqual(planned.writable, ["/nowhere/ws", "/nowhere/home/.tern/audit/deno-1.jsonl"]);
+  // .tern holds the audit file: binding it read-only would cover it; outside the writable
+  // roots nothing is in the worker's view anyway.
+  deepEqual(planned.readOnly, ["/nowhere/ws/.git"]);
+  // .aws holds a grant: the grant wins; .ssh stays hidden only where the view shows its folder.
+  deepEqual(planned.hidden, ["/nowhere/ws/.env"]);
 });
