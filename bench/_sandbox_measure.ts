@@ -5,7 +5,7 @@
  */
 import type { Observation } from "../src/core/observation.ts";
 import { workerRunArgs } from "../src/sandbox/worker/flags.ts";
-import { type WorkerBackend, WorkerHost } from "../src/sandbox/worker/host.ts";
+import { type WorkerBackend, WorkerHost, type WorkerWrap } from "../src/sandbox/worker/host.ts";
 import type { Grants, ShellRunner } from "../src/sandbox/types.ts";
 import { createBuiltinTools } from "../src/tools/builtin.ts";
 
@@ -60,11 +60,13 @@ export interface WorkerSetup {
   backend: WorkerBackend;
   /** The worker process's environment source (e.g. with another DENO_DIR). */
   env?: Record<string, string>;
+  /** Wraps the worker's command line (bubblewrap, as runtime.ts does). */
+  wrap?: WorkerWrap;
 }
 
 function newHost(setup: WorkerSetup): WorkerHost {
-  const { workspace, grants, backend, env } = setup;
-  return new WorkerHost({ grants, handlerUrl: HANDLER_URL, workspace, backend, env });
+  const { workspace, grants, backend, env, wrap } = setup;
+  return new WorkerHost({ grants, handlerUrl: HANDLER_URL, workspace, backend, env, wrap });
 }
 
 /** Per-call times of a read through one warm worker (started before timing). */
@@ -84,6 +86,21 @@ export async function timeWarmReads(
   } finally {
     await host.close();
   }
+}
+
+/**
+ * Times of `WorkerHost.start()` for each of `setups`, taking turns (so a busy machine weighs
+ * on each alike), `runs` times each; each host is closed before the next starts.
+ */
+export async function timeStartsInterleaved(
+  setups: readonly WorkerSetup[],
+  runs: number,
+): Promise<number[][]> {
+  const times = setups.map((): number[] => []);
+  for (let round = 0; round < runs; round++) {
+    for (const [i, setup] of setups.entries()) times[i].push(...await timeStarts(setup, 1));
+  }
+  return times;
 }
 
 /** Times of `WorkerHost.start()` for `runs` fresh hosts (each closed before the next). */

@@ -38,12 +38,16 @@ export interface SandboxResults {
   read: {
     inProcess: Stats;
     warmProcessWorker: Stats;
+    /** The same, with the worker in its bubblewrap view. */
+    warmBwrapProcessWorker: Stats | Skipped;
     warmWorkerBackend: Stats | Skipped;
     coldProcessPerCall: Stats;
   };
   /** Start-up times, in milliseconds. */
   startup: {
     processWorker: Stats;
+    /** The same in bubblewrap, taking turns with `processWorker`. */
+    bwrapProcessWorker: Stats | Skipped;
     processWorkerEmptyDenoDir: Stats;
     workerBackend: Stats | Skipped;
     bareDeno: Stats;
@@ -98,9 +102,11 @@ export function renderMarkdown(results: SandboxResults): string {
     "| --- | --- | --- | --- | --- | --- |",
     row("read, in-process (`tool.run`)", read.inProcess),
     row("read, warm process worker (`WorkerHost.call`)", read.warmProcessWorker, target),
+    row("read, warm process worker in bubblewrap", read.warmBwrapProcessWorker, target),
     row("read, warm Worker backend", read.warmWorkerBackend),
     row("read, cold `deno run` per call (new host → result)", read.coldProcessPerCall),
     row("worker start-up, process (`WorkerHost.start()`)", startup.processWorker),
+    row("worker start-up, process in bubblewrap (same rounds)", startup.bwrapProcessWorker),
     row("worker start-up, process, empty DENO_DIR", startup.processWorkerEmptyDenoDir),
     row("worker start-up, Worker backend", startup.workerBackend),
     row("bare Deno, empty script (the floor)", startup.bareDeno),

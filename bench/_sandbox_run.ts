@@ -17,6 +17,9 @@ import {
   shellEnv,
 } from "../src/sandbox/shell_runner.ts";
 import type { Grants, ShellPlan } from "../src/sandbox/types.ts";
+import { defaultConfigPath } from "../src/sandbox/worker/flags.ts";
+import type { WorkerWrap } from "../src/sandbox/worker/host.ts";
+import { denoDirOf, sourceRootOf, workerBwrapArgv } from "../src/sandbox/worker/view.ts";
 import {
   denoRun,
   emptyEntryArgs,
@@ -27,6 +30,7 @@ import {
   timeInProcessReads,
   timeInterleaved,
   timeStarts,
+  timeStartsInterleaved,
   timeWarmReads,
 } from "./_sandbox_measure.ts";
 import { renderMarkdown, type SandboxResults } from "./_sandbox_report.ts";
@@ -126,6 +130,17 @@ async function workspacePlan(box: Box, env: Record<string, string>): Promise<She
   };
 }
 
+/** The worker's bubblewrap wrapping as runtime.ts builds it, for the box's plan. */
+async function bwrapWrap(box: Box, env: Record<string, string>): Promise<WorkerWrap> {
+  const plan = await workspacePlan(box, env);
+  const denoDir = denoDirOf(env) ?? "/nonexistent";
+  const sourceRoot = sourceRootOf(defaultConfigPath());
+  return (argv, { grants }) => [
+    "bwrap",
+    ...workerBwrapArgv(plan, { grants, denoPath: argv[0], denoDir, sourceRoot }, argv),
+  ];
+}
+
 function loadAverage(): number[] | null {
   try {
     return Deno.loadavg().map((n) => Math.round(n * 100) / 100);
@@ -179,8 +194,16 @@ async function main(): Promise<void> {
     const warm = stats(await timeWarmReads(setup, WARM_CALLS, WARMUP));
     const cacheDir = denoDir(env);
     const emittedAfterFirstStart = await emitTimes(cacheDir);
-    console.log("worker start-up …");
-    const start = stats(await timeStarts(setup, STARTS));
+    const probe = await probeBwrap();
+    const boxed = probe.ok ? [{ ...setup, wrap: await bwrapWrap(box, env) }] : [];
+    console.log("read through a warm process worker in bubblewrap …");
+    const warmBwrap = probe.ok
+      ? stats(await timeWarmReads(boxed[0], WARM_CALLS, WARMUP))
+      : { skipped: probe.reason };
+    console.log("worker start-up (plain and in bubblewrap, taking turns) …");
+    const [startTimes, bwrapStartTimes] = await timeStartsInterleaved([setup, ...boxed], STARTS);
+    const start = stats(startTimes);
+    const bwrapStart = probe.ok ? stats(bwrapStartTimes) : { skipped: probe.reason };
     const freshCache = [];
     for (let i = 0; i < 3; i++) {
       const denoDir = await Deno.makeTempDir({ dir: box.root, prefix: "deno-dir-" });
@@ -199,7 +222,6 @@ async function main(): Promise<void> {
     console.log("Worker backend (child with --unstable-worker-options) …");
     const workerBackend = await measureWorkerBackend();
     console.log("bash echo hi …");
-    const probe = await probeBwrap();
     const plain = shellEcho(createUnsandboxedRunner(shellEnv(env)), box.workspace);
     const confined = probe.ok
       ? [shellEcho(createBwrapRunner(await workspacePlan(box, env)), box.workspace)]
@@ -234,11 +256,13 @@ async function main(): Promise<void> {
       read: {
         inProcess,
         warmProcessWorker: warm,
+        warmBwrapProcessWorker: warmBwrap,
         warmWorkerBackend: "skipped" in workerBackend ? workerBackend : workerBackend.warm,
         coldProcessPerCall: cold,
       },
       startup: {
         processWorker: start,
+        bwrapProcessWorker: bwrapStart,
         processWorkerEmptyDenoDir: stats(freshCache),
         workerBackend: "skipped" in workerBackend ? workerBackend : workerBackend.starts,
         bareDeno,

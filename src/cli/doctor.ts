@@ -49,7 +49,8 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
             obs.status === "SUCCEEDED",
             "worker",
             obs.status === "SUCCEEDED"
-              ? `a confined worker listed the workspace (${runtime.profile.name})`
+              ? `a confined worker listed the workspace (${runtime.profile.name}); ` +
+                `it ${runtime.explain().workerNote}`
               : `${obs.code}: ${obs.message}`,
           );
         } else {

@@ -10,6 +10,7 @@ import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
 import { compileRules } from "../sandbox/rules.ts";
 import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";
+import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
 import type { RunFlags } from "./run.ts";
@@ -23,7 +24,7 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
   // A run also lets the file tools read its session's saved tool results: shown as a pattern.
   const runtime = await openRuntime(workspace, config, "explain", [
     join(config.ternHome, "sessions", "<cwd>", "<session>", "tool-results"),
-  ]);
+  ], auditDir(config.ternHome));
   try {
     const explanation = runtime.explain();
     if (flags.output !== "text") {
@@ -39,6 +40,7 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
       explanation.worker
         ? `  ${shellJoin(explanation.worker)}`
         : "  none: tools run in tern's own process (--no-sandbox)",
+      `  The worker ${explanation.workerNote}`,
       "",
       "Shell commands (bash):",
       explanation.bwrap
@@ -158,6 +160,8 @@ export async function openRuntime(
   config: Awaited<ReturnType<typeof loadConfig>>["config"],
   runId = "explain",
   extraRead?: string[],
+  /** Where worker audit files go: a run's folder, so the command line shows the file. */
+  auditFolder?: string,
 ): Promise<SandboxRuntime> {
   try {
     return await createSandbox({
@@ -171,6 +175,7 @@ export async function openRuntime(
       handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
       runId,
       extraRead,
+      auditDir: auditFolder,
     });
   } catch (error) {
     if (error instanceof RangeError) throw new TernError(error.message, { exitCode: EXIT_USAGE });

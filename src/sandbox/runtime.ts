@@ -4,7 +4,7 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
@@ -13,7 +13,9 @@ import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv } from "./shell_env.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
-import { WorkerHost } from "./worker/host.ts";
+import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
+import { defaultConfigPath } from "./worker/flags.ts";
+import { denoDirOf, sourceRootOf, workerBwrapArgv } from "./worker/view.ts";
 
 const FULL_ACCESS: Grants = { read: "all", write: "all", net: "all", env: "all", run: "all" };
 
@@ -31,6 +33,14 @@ export interface ToolWorker {
 
 /** How shell commands run: in bubblewrap, with no sandbox by choice, or not at all safely. */
 export type ShellKind = "bwrap" | "none" | "unavailable";
+
+/**
+ * How the tool worker is confined: `"bwrap"`, in the shell commands' bubblewrap view narrowed
+ * to the workspace and the grants, plus its Deno flags and the tools' path checks; `"deno"`,
+ * by its Deno flags and the path checks only (no bubblewrap: a rename race can get past the
+ * checks); `"none"`, with full access (`--no-sandbox`, or a profile without a sandbox).
+ */
+export type WorkerKind = "bwrap" | "deno" | "none";
 
 export interface SandboxRuntime {
   readonly workspace: string;
@@ -52,6 +62,8 @@ export interface SandboxRuntime {
   readonly shellKind: ShellKind;
   /** Why shell commands are not in bubblewrap, when they are not. */
   readonly shellNote?: string;
+  /** How the tool worker is confined. */
+  readonly workerKind: WorkerKind;
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
   /**
@@ -81,6 +93,9 @@ export interface SandboxExplanation {
   bwrapEnv: string[] | null;
   shellKind: ShellKind;
   shellNote?: string;
+  workerKind: WorkerKind;
+  /** How the tool worker is confined, in words completing "The worker …". */
+  workerNote: string;
   /** The run's private tmp directory (it differs from run to run). */
   tmp: string;
 }
@@ -199,9 +214,29 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     await createBwrapRunner(await currentPlan(), { bwrapPath: options.bwrapPath })(command, run);
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
 
+  // The worker runs in the shell commands' view (narrowed to its grants) whenever shell
+  // commands run in bubblewrap: a rename race can then reach only what the view shows.
+  const workerKind: WorkerKind = options.noSandbox || base.shell === "none"
+    ? "none"
+    : shellKind === "bwrap"
+    ? "bwrap"
+    : "deno";
+  const bwrapPath = options.bwrapPath ?? "bwrap";
+  const denoDir = denoDirOf(options.env) ?? "/nonexistent";
+  const sourceRoot = sourceRootOf(defaultConfigPath());
+  const wrap: WorkerWrap = (argv, { grants, auditPath, starting }) => {
+    if (lastPlan === undefined) throw new Error("has no sandbox plan yet");
+    if (starting && auditPath !== null) createEmptyFile(auditPath);
+    // A folder made after the worker started would not be in its view (saved tool results).
+    if (starting) { for (const dir of options.extraRead ?? []) makeFolder(dir); }
+    const needs = { grants, denoPath: argv[0], denoDir, sourceRoot, auditFile: auditPath };
+    return [bwrapPath, ...workerBwrapArgv(lastPlan, needs, argv)];
+  };
+  if (workerKind === "bwrap") await currentPlan();
   // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
   // flags), but one with every permission but FFI.
   const worker = new WorkerHost({
+    ...(workerKind === "bwrap" ? { wrap } : {}),
     grants: options.noSandbox ? FULL_ACCESS : base.grants,
     denyWrite: options.noSandbox ? [] : ternPaths,
     env: { ...options.env },
@@ -232,18 +267,21 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     unsandboxedShell,
     shellKind,
     shellNote,
+    workerKind,
     async setExtraGrants(next, { verify = false } = {}) {
       const widened = { ...base, grants: widenGrants(base.grants, next) };
       const restarts = !options.noSandbox &&
         JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
       const before = profile;
-      // restart() checks the flags before it changes anything: a throw here leaves all as it was.
+      // restart() checks the flags before it changes anything: a throw here leaves all as it
+      // was. The next worker starts lazily, in the view of the plan rebuilt below.
       if (restarts) worker.restart(widened.grants);
       profile = widened;
       plan = undefined;
       try {
-        if (restarts && verify) await worker.start();
+        // The plan first: a worker started in its view has the granted paths.
         if (shellKind === "bwrap") await currentPlan();
+        if (restarts && verify) await worker.start();
       } catch (error) {
         profile = before;
         plan = undefined;
@@ -266,6 +304,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         bwrapEnv: shellKind === "bwrap" && lastPlan ? Object.keys(sandboxEnv(lastPlan)) : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
+        workerKind,
+        workerNote: WORKER_NOTES[workerKind],
         tmp,
       };
     },
@@ -286,4 +326,27 @@ function realOrResolved(path: string): string {
 
 function isInside(root: string, path: string): boolean {
   return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
+}
+
+const WORKER_NOTES: Record<WorkerKind, string> = {
+  bwrap: "runs in bubblewrap (the shell commands' view, showing only the workspace, the " +
+    "granted folders and what Deno needs), with its Deno flags and path checks",
+  deno: "runs with its Deno flags and path checks only (no bubblewrap): a concurrent rename " +
+    "(a folder swapped for a symlink) can get a file tool past its checks",
+  none: "runs with full access (no sandbox)",
+};
+
+/** Creates folder `path` (private to the user) if it is missing; never throws. */
+function makeFolder(path: string): void {
+  try {
+    Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+  } catch {
+    // Not creatable: the worker will not see it, as if it were not granted.
+  }
+}
+
+/** Creates `path` (and its folder) as an empty file, so bubblewrap can bind it. */
+function createEmptyFile(path: string): void {
+  Deno.mkdirSync(dirname(path), { recursive: true });
+  Deno.writeFileSync(path, new Uint8Array());
 }

@@ -27,8 +27,11 @@
  * the folder check and the create, swap back before the confirmation), or put its content
  * there when the swap lands inside the `rename` call, between its two path lookups (which
  * takes a one-call exchange such as `renameat2(RENAME_EXCHANGE)`); the confirmation after the
- * rename then reports the change but cannot undo it. The sandbox's other layers (Deno's flags
- * on the worker, the shell confined by bubblewrap) bound who can race at all.
+ * rename then reports the change but cannot undo it. Measured: a `renameat2(RENAME_EXCHANGE)`
+ * loop gets `list`, `glob` and `grep` results from outside within seconds. So where bubblewrap
+ * runs, the worker runs in a view holding only the workspace, the granted folders and what
+ * Deno needs (src/sandbox/worker/view.ts): a race then reaches nothing outside, and these
+ * checks are the second layer. Without bubblewrap they are the only one.
  */
 import * as fs from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -210,7 +213,7 @@ export function writeFileVerified(
     confirmAt(real, stat, path, "written");
   } catch (error) {
     if (fd !== null) fs.closeSync(fd);
-    if (!renamed) ignoreErrors(() => Deno.removeSync(temp));
+    if (!renamed) removeSoon(temp);
     throw error;
   }
 }
@@ -240,7 +243,11 @@ export function makeDirsVerified(workspace: string, dir: string, path: string): 
     try {
       confirmDirectory(folder, path);
     } catch (error) {
-      ignoreErrors(() => Deno.removeSync(folder));
+      try {
+        Deno.removeSync(folder);
+      } catch {
+        // Best effort: the error that matters is already being thrown.
+      }
       throw error;
     }
   }
@@ -286,11 +293,27 @@ function realPathOrNull(path: string): string | null {
   }
 }
 
-function ignoreErrors(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // Best-effort clean-up: the error that matters is already being thrown.
+/** How often {@linkcode removeSoon} tries, 1 ms apart. */
+const REMOVE_TRIES = 50;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Removes the temporary file at `path`, which this call created. A
+ * failed step usually means a concurrent rename moved its folder away for a moment (a folder
+ * swapped with a symlink and back), and then `path` leads elsewhere, where nothing has its
+ * name (or into a read-only folder): so it tries again, whatever the error, up to
+ * {@linkcode REMOVE_TRIES} times, until the path names it again. Its random name cannot name anything else. Never throws; best effort (a
+ * folder moved for good keeps it, where it was moved to).
+ */
+function removeSoon(path: string): void {
+  for (let tries = 0; tries < REMOVE_TRIES; tries++) {
+    try {
+      Deno.removeSync(path);
+      return;
+    } catch {
+      // Not found, or "read-only file system" when the path leads into a read-only folder.
+    }
+    Atomics.wait(pause, 0, 0, 1);
   }
 }
 

@@ -46,7 +46,26 @@ export interface WorkerHostOptions {
   cancelGraceMs?: number;
   /** How long a worker may take to load before it counts as failed; default 30,000 ms. */
   startTimeoutMs?: number;
+  /**
+   * Wraps the process backend's command line (`[deno, "run", …]`) before each worker starts,
+   * e.g. in bubblewrap (see view.ts); it may prepare files (the audit file) and throw when it
+   * cannot. Default none: the worker runs as `deno run` with only its Deno flags.
+   */
+  wrap?: WorkerWrap;
 }
+
+/** What {@linkcode WorkerHostOptions.wrap} gets besides the command line. */
+export interface WrapContext {
+  /** The grants of the worker about to start. */
+  grants: Grants;
+  /** Its Deno audit file; null when none. */
+  auditPath: string | null;
+  /** False when only the command line is wanted (`flags`): prepare nothing. */
+  starting: boolean;
+}
+
+/** Returns the complete argv that starts `argv` (the worker's `deno run` command line). */
+export type WorkerWrap = (argv: readonly string[], context: WrapContext) => string[];
 
 /** Options for {@linkcode WorkerHost.call}. */
 export interface WorkerCallOptions {
@@ -94,13 +113,18 @@ export class WorkerHost {
 
   /**
    * For the process backend, the exact argv a new worker starts with
-   * (`[deno, "run", …flags, entry]`); for the Worker backend, the Deno flags its permissions
+   * (`[deno, "run", …flags, entry]`, or the `wrap`ped one); for the Worker backend, the Deno flags its permissions
    * correspond to.
    */
   get flags(): string[] {
     if (this.#backend === "worker") return denoFlags(withRuntimeNeeds(this.#grants));
     // (a Worker thread's permissions have no deny list: its flags show none)
-    return [this.#denoPath, ...this.#runArgs()];
+    return this.#argv(this.#auditPathOf(this.#runs + 1), false);
+  }
+
+  /** Whether process workers start through {@linkcode WorkerHostOptions.wrap}. */
+  get wrapped(): boolean {
+    return this.#backend === "process" && this.#options.wrap !== undefined;
   }
 
   /** The process id of the current worker process; null when none runs (or for Worker threads). */
@@ -191,9 +215,13 @@ export class WorkerHost {
     return this.#options.cancelGraceMs ?? 500;
   }
 
-  #runArgs(): string[] {
-    const { handlerUrl, configPath, denyWrite } = this.#options;
-    return workerRunArgs({ grants: this.#grants, handlerUrl, configPath, denyWrite });
+  #argv(auditPath: string | null, starting: boolean): string[] {
+    const { handlerUrl, configPath, denyWrite, wrap } = this.#options;
+    const argv = [
+      this.#denoPath,
+      ...workerRunArgs({ grants: this.#grants, handlerUrl, configPath, denyWrite }),
+    ];
+    return wrap === undefined ? argv : wrap(argv, { grants: this.#grants, auditPath, starting });
   }
 
   /** A ready worker that takes calls; one replaced while starting is skipped. */
@@ -220,12 +248,7 @@ export class WorkerHost {
   #ensureRun(): Run {
     if (this.#current !== null) return this.#current;
     const number = ++this.#runs;
-    const { auditFile } = this.#options;
-    const auditPath = this.#backend === "worker" || auditFile === undefined
-      ? null
-      : typeof auditFile === "string"
-      ? auditFile
-      : auditFile(number);
+    const auditPath = this.#auditPathOf(number);
     const run = openRun((listener) => this.#startChannel(auditPath, listener), {
       auditPath,
       startTimeoutMs: this.#options.startTimeoutMs ?? 30_000,
@@ -236,6 +259,13 @@ export class WorkerHost {
     return run;
   }
 
+  /** The audit file of worker run `number`, if any. */
+  #auditPathOf(number: number): string | null {
+    const { auditFile } = this.#options;
+    if (this.#backend === "worker" || auditFile === undefined) return null;
+    return typeof auditFile === "string" ? auditFile : auditFile(number);
+  }
+
   #startChannel(auditPath: string | null, listen: ChannelListener): Channel {
     const { handlerUrl, workspace } = this.#options;
     try {
@@ -244,8 +274,8 @@ export class WorkerHost {
       }
       const source = this.#options.env ?? Deno.env.toObject();
       const env = workerEnv(source, this.#grants, auditPath ?? undefined);
-      const args = this.#runArgs();
-      return startProcessChannel({ denoPath: this.#denoPath, args, cwd: workspace, env }, listen);
+      const [command, ...args] = this.#argv(auditPath, true);
+      return startProcessChannel({ denoPath: command, args, cwd: workspace, env }, listen);
     } catch (error) {
       throw new Error(`could not be started: ${messageOf(error)}`, { cause: error });
     }

@@ -35,6 +35,7 @@ export function workerEnv(
 
 /** How to start a worker process. */
 export interface ProcessChannelOptions {
+  /** The executable: deno, or bubblewrap when the worker runs in its view. */
   denoPath: string;
   /** Everything after the executable (see `workerRunArgs`). */
   args: string[];

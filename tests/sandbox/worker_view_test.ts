@@ -1,0 +1,216 @@
+/**
+ * The tool worker's bubblewrap view (src/sandbox/worker/view.ts), run for real: programs
+ * started in it see the workspace, the grants and what Deno needs, and nothing else.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  workerBwrapArgv,
+  workerPlan,
+  type WorkerViewNeeds,
+} from "../../src/sandbox/worker/view.ts";
+import type { ShellPlan } from "../../src/sandbox/types.ts";
+import { assertNoProcessWith, bwrapTest, planFor, withBox } from "./_bwrap_helpers.ts";
+import { createSandbox } from "../../src/sandbox/runtime.ts";
+
+/** Runs `script` with bash in the worker view of `plan`; its exit code and output. */
+async function inView(
+  plan: ShellPlan,
+  needs: Partial<WorkerViewNeeds>,
+  script: string,
+): Promise<{ code: number; out: string }> {
+  const full: WorkerViewNeeds = {
+    grants: { read: [plan.cwd], write: [plan.cwd], net: [], env: [], run: [] },
+    denoPath: Deno.execPath(),
+    denoDir: "/nonexistent",
+    sourceRoot: null,
+    ...needs,
+  };
+  const argv = workerBwrapArgv(plan, full, ["bash", "-c", `exec 2>&1; ${script}`]);
+  const result = await new Deno.Command("bwrap", {
+    args: argv,
+    env: { PATH: "/usr/bin:/bin" },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  return { code: result.code, out: new TextDecoder().decode(result.stdout) };
+}
+
+bwrapTest(
+  "workerBwrapArgv() shows the workspace and nothing of its siblings or the home",
+  async () => {
+    await withBox(async (box) => {
+      const plan = await planFor(box);
+      const seen = await inView(
+        plan,
+        {},
+        `cat README.md; cat ${box.outside}/secret.txt; ls ${box.root}`,
+      );
+      ok(seen.out.includes("hello"), seen.out);
+      ok(!seen.out.includes("top secret"), seen.out);
+      ok(/No such file/.test(seen.out), seen.out);
+      const home = await inView(
+        plan,
+        {},
+        `cat ${box.home}/.bashrc ${box.home}/.ssh/id_rsa; ls /etc`,
+      );
+      ok(!home.out.includes("# rc") && !home.out.includes("PRIVATE-KEY"), home.out);
+      ok(!home.out.includes("shadow"), `/etc is narrowed: ${home.out}`);
+    });
+  },
+);
+
+bwrapTest("workerBwrapArgv() lets nothing but the writable roots be written", async () => {
+  await withBox(async (box) => {
+    const plan = await planFor(box);
+    const result = await inView(
+      plan,
+      {},
+      `echo ok > new.txt && echo made; echo x > .git/HEAD; mkdir ${box.outside}; ` +
+        `touch /usr/x /x ${box.root}/x; echo done`,
+    );
+    ok(result.out.includes("made") && result.out.includes("done"), result.out);
+    equal(await Deno.readTextFile(join(box.ws, "new.txt")), "ok\n");
+    equal(await Deno.readTextFile(join(box.ws, ".git/HEAD")), "ref: refs/heads/main\n");
+    for (const path of ["/usr/x", "/x", join(box.root, "x")]) {
+      ok(!(await Deno.lstat(path).then(() => true, () => false)), `${path} was created`);
+    }
+  });
+});
+
+bwrapTest(
+  "workerBwrapArgv() shows granted folders: read ones read-only, write ones writable",
+  async () => {
+    await withBox(async (box) => {
+      const plan = await planFor(box);
+      const grants = {
+        read: [box.ws, box.outside],
+        write: [box.ws, box.home],
+        net: [],
+        env: [],
+        run: [],
+      };
+      const result = await inView(
+        { ...plan, writable: [box.ws, box.home] },
+        { grants },
+        `cat ${box.outside}/secret.txt; echo x > ${box.outside}/w || echo refused; ` +
+          `echo y > ${box.home}/w && echo wrote`,
+      );
+      ok(result.out.includes("top secret"), result.out);
+      ok(result.out.includes("refused") && result.out.includes("wrote"), result.out);
+      equal(await Deno.readTextFile(join(box.home, "w")), "y\n");
+    });
+  },
+);
+
+bwrapTest("createSandbox() starts the worker in bubblewrap and says so in explain()", async () => {
+  await withBox(async (box) => {
+    const runtime = await createSandbox({
+      workspace: box.ws,
+      profile: ":workspace",
+      noSandbox: false,
+      home: box.home,
+      ternHome: join(box.root, "tern-home"),
+      env: { PATH: "/usr/bin:/bin", HOME: box.home },
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "view-test",
+      auditDir: join(box.root, "audit"),
+    });
+    try {
+      const explained = runtime.explain();
+      equal(explained.workerKind, "bwrap");
+      equal(explained.worker?.[0], "bwrap");
+      const signal = new AbortController().signal;
+      const read = await runtime.worker!.call("read", { path: "README.md" }, { signal });
+      ok(read.status === "SUCCEEDED" && read.output.includes("hello"), JSON.stringify(read));
+      // The audit file is written from inside the view.
+      ok((await Deno.readTextFile(runtime.worker!.auditPath!)).includes('"permission"'));
+      // What the view shows but the profile does not grant stays refused by the path checks.
+      await Deno.symlink("/etc/passwd", join(box.ws, "passwd"));
+      for (
+        const [tool, args] of [
+          ["read", { path: "/etc/passwd" }],
+          ["read", { path: "passwd" }],
+          ["list", { path: "/usr" }],
+          ["write", { path: "/tmp/x.txt", content: "x" }],
+        ] as const
+      ) {
+        const denied = await runtime.worker!.call(tool, args, { signal });
+        equal(denied.status === "ERROR" && denied.code, "POLICY_DENIED", JSON.stringify(denied));
+      }
+      // A grant restarts the worker in a view that shows the granted folder.
+      await runtime.setExtraGrants({ read: [box.outside] });
+      const granted = await runtime.worker!.call("read", { path: `${box.outside}/secret.txt` }, {
+        signal,
+        roots: { read: [box.outside], write: [] },
+      });
+      ok(
+        granted.status === "SUCCEEDED" && granted.output.includes("top secret"),
+        JSON.stringify(granted),
+      );
+    } finally {
+      await runtime.close();
+    }
+    // Stopping the worker ends bubblewrap and everything in it.
+    await assertNoProcessWith(box.ws);
+  });
+});
+
+Deno.test("createSandbox() without bubblewrap keeps the Deno-confined worker and says so", async () => {
+  await withBox(async (box) => {
+    const runtime = await createSandbox({
+      workspace: box.ws,
+      profile: ":workspace",
+      noSandbox: false,
+      home: box.home,
+      ternHome: join(box.root, "tern-home"),
+      env: { PATH: "/usr/bin:/bin", HOME: box.home },
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "view-test",
+      bwrapPath: join(box.root, "no-bwrap"),
+    });
+    try {
+      const explained = runtime.explain();
+      equal(explained.workerKind, "deno");
+      ok(/rename|race/.test(explained.workerNote), explained.workerNote);
+      ok(explained.worker?.[0] !== "bwrap" && explained.worker?.includes("run"));
+      const signal = new AbortController().signal;
+      const read = await runtime.worker!.call("read", { path: "README.md" }, { signal });
+      ok(read.status === "SUCCEEDED" && read.output.includes("hello"), JSON.stringify(read));
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
+Deno.test("workerPlan() keeps the shell's hidden and read-only paths unless a grant lies inside", () => {
+  const plan: ShellPlan = {
+    cwd: "/nowhere/ws",
+    writable: ["/nowhere/ws"],
+    readOnly: ["/nowhere/ws/.git", "/nowhere/home/.tern"],
+    hidden: ["/nowhere/ws/.env", "/nowhere/home/.aws", "/nowhere/home/.ssh", "/run/docker.sock"],
+    tmp: "/nowhere/tmp",
+    network: false,
+    env: {},
+  };
+  const planned = workerPlan(plan, {
+    grants: {
+      read: ["/nowhere/ws", "/nowhere/home/.aws/config"],
+      write: ["/nowhere/ws", "/tmp/tern-tmp-1"],
+      net: [],
+      env: [],
+      run: [],
+    },
+    denoPath: "/nowhere/deno",
+    denoDir: "/nowhere/cache",
+    sourceRoot: null,
+    auditFile: "/nowhere/home/.tern/audit/deno-1.jsonl",
+  });
+  // A grant inside /tmp names a host path the view's private /tmp does not show: not bound.
+  deepEqual(planned.writable, ["/nowhere/ws", "/nowhere/home/.tern/audit/deno-1.jsonl"]);
+  // .tern holds the audit file: binding it read-only would cover it; outside the writable
+  // roots nothing is in the worker's view anyway.
+  deepEqual(planned.readOnly, ["/nowhere/ws/.git"]);
+  // .aws holds a grant: the grant wins; .ssh stays hidden only where the view shows its folder.
+  deepEqual(planned.hidden, ["/nowhere/ws/.env"]);
+});
