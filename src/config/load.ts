@@ -4,6 +4,7 @@
  */
 import { join, resolve } from "node:path";
 import { readOptionalText } from "./_read_file.ts";
+import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import {
   type Dotenv,
   type Layer,
@@ -42,6 +43,11 @@ export interface LoadConfigOptions {
   flags?: ConfigFlags;
   /** Home directory (default: `HOME` from `env`); the user directory is `<home>/.tern`. */
   home?: string;
+  /**
+   * Told about a project file that is skipped (a symlink out of the workspace, a hard link, not
+   * a regular file); default: a `tern: warning:` line on stderr.
+   */
+  warn?: Warn;
 }
 
 /** The resolved configuration and, per key, the layer that set it. */
@@ -85,12 +91,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const projectFile = join(cwd, ".tern", "config.jsonc");
 
   const layers: Layer[] = [defaultsLayer()];
-  layers.push(await fileLayer(userFile, "user config"));
+  layers.push(await fileLayer(userFile, "user config", readOptionalText(userFile, "config file")));
   // With cwd = home and no TERN_HOME both paths are the same file: read it once, as the user's.
   if (projectFile !== userFile) {
-    layers.push(checkProjectLayer(await fileLayer(projectFile, "project config"), projectFile));
+    const text = readWorkspaceText(cwd, projectFile, { what: "config file", warn: options.warn });
+    layers.push(
+      checkProjectLayer(await fileLayer(projectFile, "project config", text), projectFile),
+    );
   }
-  const dotenv = await readDotenv(join(cwd, ".env"));
+  const dotenv = await readDotenv(cwd, join(cwd, ".env"), options.warn);
   if (dotenv) {
     layers.push(checkProjectLayer(settingsFromVariables(dotenv.variables, dotenv), dotenv.file));
   }
@@ -282,8 +291,7 @@ function defaultsLayer(): Layer {
   return { settings: { ...DEFAULTS }, sources };
 }
 
-async function fileLayer(file: string, label: string): Promise<Layer> {
-  const text = readOptionalText(file, "config file");
+async function fileLayer(file: string, label: string, text: string | undefined): Promise<Layer> {
   if (text === undefined) return { settings: {}, sources: {} };
   // The parser and its checks load only for a file that exists.
   const { parseConfigFile } = await import("./jsonc_file.ts");

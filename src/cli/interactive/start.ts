@@ -82,7 +82,11 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   let mcpOpening: Promise<OpenedMcp> | undefined;
   const openedMcp = () =>
     mcpOpening ??= import("../mcp_setup.ts").then(async ({ openMcp, killOnExit }) => {
-      const opened = await openMcp({ ternHome: config.ternHome, workspace });
+      const opened = await openMcp({
+        ternHome: config.ternHome,
+        workspace,
+        warn: (text) => app.notice(text, "warning"),
+      });
       if (opened.manager) {
         watchMcp(opened.manager);
         killOnExit(opened.manager);
