@@ -260,7 +260,8 @@ export class McpManager {
       const { StreamableHTTPClientTransport } = await import("./http_transport.ts");
       return {
         transport: new StreamableHTTPClientTransport(new URL(config.url!), {
-          requestInit: { headers: config.headers },
+          // Headers may carry a token: a redirect must not take it to another server.
+          requestInit: { headers: config.headers, redirect: "error" },
         }),
       };
     }
