@@ -9,6 +9,8 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { type ScriptedServer, startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
+import { bwrapTest } from "../sandbox/_bwrap_helpers.ts";
 
 const SECRET = "sk-person-SECRET-1d4e7a90c3";
 const FILE_SECRET = "file-SECRET-8b2f61d0e7";
@@ -212,5 +214,119 @@ Deno.test("a provider redirect to another server never carries the key there", a
       }
     }
     deepEqual(scene.server.requests, []);
+  });
+});
+
+/** A project MCP server whose script lives in the workspace (a copy of the fault server). */
+function projectServer(scene: Scene, extra: Record<string, unknown> = {}): void {
+  const script = new URL("../fixtures/mcp/fault_server.ts", import.meta.url);
+  Deno.copyFileSync(script, join(scene.dir, "srv.ts"));
+  writeIn(
+    scene.dir,
+    ".mcp.json",
+    JSON.stringify({
+      mcpServers: {
+        srv: {
+          command: Deno.execPath(),
+          args: ["run", "-A", "--no-config", "./srv.ts", "ok"],
+          ...extra,
+        },
+      },
+    }),
+  );
+}
+
+bwrapTest(
+  "trusting a project MCP server pins its script: a changed script needs trust again, and says why",
+  async () => {
+    await withScene(async (scene) => {
+      projectServer(scene);
+      const mcp = (...args: string[]) =>
+        runTern(["mcp", ...args], { cwd: scene.dir, env: scene.env });
+      const trust = await mcp("trust", "srv");
+      equal(trust.code, 0, trust.stderr);
+      match(trust.stdout, /^Trusted srv: .*; in bubblewrap; runs "srv\.ts"\)/m);
+      match((await mcp("list")).stdout, /^srv\s+READY/m);
+
+      // The repository (or a command the model ran) changes the script after the trust.
+      Deno.writeTextFileSync(join(scene.dir, "srv.ts"), "\n// changed\n", { append: true });
+      const list = await mcp("list");
+      equal(list.code, 0, list.stderr);
+      match(list.stdout, /^srv\s+UNTRUSTED/m);
+      match(list.stdout, /needs trust again: "srv\.ts" changed since you trusted it/);
+      const call = await mcp("call", "srv", "echo", '{"message":"x"}');
+      equal(call.code, 2);
+      match(call.stderr, /"srv\.ts" changed since you trusted it/);
+
+      // Removed, then trusted again as it is now.
+      Deno.removeSync(join(scene.dir, "srv.ts"));
+      match((await mcp("list")).stdout, /"srv\.ts" was removed since you trusted it/);
+      projectServer(scene);
+      equal((await mcp("trust", "srv")).code, 0);
+      match((await mcp("list")).stdout, /^srv\s+READY/m);
+    });
+  },
+);
+
+bwrapTest(
+  "a project MCP server runs in bubblewrap even when its file says sandbox: false",
+  async () => {
+    await withScene(async (scene) => {
+      const own = personalFile(scene, "own.txt", "the person's file");
+      projectServer(scene, { sandbox: false });
+      const mcp = (...args: string[]) =>
+        runTern(["mcp", ...args], { cwd: scene.dir, env: scene.env });
+      equal((await mcp("trust", "srv")).code, 0);
+      const inside = await mcp(
+        "call",
+        "srv",
+        "write",
+        JSON.stringify({ path: join(scene.dir, "made.txt"), text: "ok" }),
+      );
+      equal(inside.code, 0, inside.stderr);
+      equal(Deno.readTextFileSync(join(scene.dir, "made.txt")), "ok");
+      for (const path of [own.path, join(scene.outside, "new.txt"), join(scene.home, "x.txt")]) {
+        const outside = await mcp("call", "srv", "write", JSON.stringify({ path, text: "evil" }));
+        equal(outside.code, 1, outside.stdout);
+        match(outside.stderr, /cannot write/);
+      }
+      own.check();
+      deepEqual([...Deno.readDirSync(scene.outside)].map((entry) => entry.name), ["own.txt"]);
+    });
+  },
+);
+
+Deno.test("a malformed project MCP file disables only itself: the person's own server still runs", async () => {
+  await withScene(async (scene) => {
+    const { command, args } = faultServerCommand("ok");
+    writeIn(scene.home, "mcp.json", JSON.stringify({ servers: { own: { command, args } } }));
+    writeIn(scene.dir, ".mcp.json", `{ "mcpServers": { "broken": `);
+    writeIn(
+      scene.dir,
+      ".tern/mcp.json",
+      JSON.stringify({ servers: { unset: { command: "x", env: { T: "${NOT_SET_TOKEN}" } } } }),
+    );
+    const list = await runTern(["mcp", "list"], { cwd: scene.dir, env: scene.env });
+    equal(list.code, 0, list.stderr);
+    match(list.stdout, /^own\s+READY/m);
+    match(list.stderr, /\.mcp\.json": line 1, .* — its servers are not used/);
+    match(list.stderr, /NOT_SET_TOKEN.* — server "unset" is not used/);
+
+    const server = await startScriptedServer([
+      { toolCalls: [{ id: "c1", name: "mcp__own__echo", arguments: '{"message":"hi"}' }] },
+      { text: "fine" },
+    ], { chunkDelayMs: 0 });
+    try {
+      const run = await runTern(
+        ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", "go"],
+        { cwd: scene.dir, env: scene.env },
+      );
+      equal(run.code, 0, run.stderr);
+      equal(JSON.parse(run.stdout).text, "fine");
+      const result = server.requests[1].modelRequest.messages.find((m) => m.role === "tool");
+      match(String(result?.content), /echo: hi/);
+    } finally {
+      await server.close();
+    }
   });
 });
