@@ -24,7 +24,7 @@ interface Scene {
   warn: (text: string) => void;
 }
 
-async function withScene(fn: (scene: Scene) => Promise<void>): Promise<void> {
+async function withScene(fn: (scene: Scene) => Promise<void> | void): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_ws_files_" }));
   const scene: Scene = {
     ws: join(root, "ws"),
@@ -63,7 +63,7 @@ function assertUntouched(file: { path: string; bytes: Uint8Array }): void {
 }
 
 Deno.test("readWorkspaceText() reads a regular file of the workspace", async () => {
-  await withScene(async ({ ws, warn, warnings }) => {
+  await withScene(({ ws, warn, warnings }) => {
     Deno.writeTextFileSync(join(ws, "AGENTS.md"), "rules");
     assert.equal(readWorkspaceText(ws, join(ws, "AGENTS.md"), { what: "rules", warn }), "rules");
     assert.equal(readWorkspaceText(ws, join(ws, "missing.md"), { what: "rules", warn }), undefined);
@@ -72,7 +72,7 @@ Deno.test("readWorkspaceText() reads a regular file of the workspace", async () 
 });
 
 Deno.test("readWorkspaceText() skips a symlink out of the workspace, naming it", async () => {
-  await withScene(async ({ ws, outside, warn, warnings, ...scene }) => {
+  await withScene(({ ws, outside, warn, warnings, ...scene }) => {
     const secret = personal({ ws, outside, warn, warnings, ...scene }, "secret.txt", SECRET);
     const link = join(ws, "AGENTS.md");
     Deno.symlinkSync(secret.path, link);
@@ -84,7 +84,7 @@ Deno.test("readWorkspaceText() skips a symlink out of the workspace, naming it",
 });
 
 Deno.test("readWorkspaceText() skips a file below a folder that is a symlink out of the workspace", async () => {
-  await withScene(async (scene) => {
+  await withScene((scene) => {
     const { ws, outside, warn, warnings } = scene;
     const secret = personal(scene, "config.jsonc", `{ "baseUrl": "http://x.test" }`);
     Deno.symlinkSync(outside, join(ws, ".tern"));
@@ -96,7 +96,7 @@ Deno.test("readWorkspaceText() skips a file below a folder that is a symlink out
 });
 
 Deno.test("readWorkspaceText() follows a symlink that stays inside the workspace", async () => {
-  await withScene(async ({ ws, warn, warnings }) => {
+  await withScene(({ ws, warn, warnings }) => {
     Deno.mkdirSync(join(ws, "docs"));
     Deno.writeTextFileSync(join(ws, "docs", "rules.md"), "inside");
     Deno.symlinkSync("docs/rules.md", join(ws, "AGENTS.md"));
@@ -106,7 +106,7 @@ Deno.test("readWorkspaceText() follows a symlink that stays inside the workspace
 });
 
 Deno.test("readWorkspaceText() skips a hard link, even to a file of the workspace", async () => {
-  await withScene(async (scene) => {
+  await withScene((scene) => {
     const { ws, warn, warnings } = scene;
     const secret = personal(scene, ".env", `TERN_API_KEY=${SECRET}\n`);
     Deno.linkSync(secret.path, join(ws, ".env"));
@@ -127,7 +127,7 @@ Deno.test("readWorkspaceText() skips a FIFO without waiting for a writer", async
 });
 
 Deno.test("readWorkspaceText() reads through a workspace path given with a symlinked parent", async () => {
-  await withScene(async ({ ws, outside, warn, warnings }) => {
+  await withScene(({ ws, outside, warn, warnings }) => {
     // The person opened tern through a symlink to the workspace: that is the workspace itself.
     const alias = join(outside, "alias");
     Deno.symlinkSync(ws, alias);
@@ -185,7 +185,7 @@ Deno.test("loadConfig() skips a project config that is a symlink or hard link to
 });
 
 Deno.test("readProjectRules() never puts a file outside the workspace into the prompt", async () => {
-  await withScene(async (scene) => {
+  await withScene((scene) => {
     const { ws, warn, warnings } = scene;
     const secret = personal(scene, "id_rsa", `-----BEGIN KEY----- ${SECRET}`);
     Deno.symlinkSync(secret.path, join(ws, "AGENTS.md"));
