@@ -97,6 +97,12 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const watchMcp = (manager: McpManager) => {
     const told = new Set<string>();
     const untrusted = manager.status().filter((s) => s.state === "UNTRUSTED");
+    // A server trusted before whose definition or script changed: say what changed.
+    for (const status of untrusted) {
+      if (status.error?.startsWith("needs trust again")) {
+        app.notice(`The project's MCP server "${status.name}" ${status.error}`, "warning");
+      }
+    }
     if (untrusted.length > 0) {
       const names = untrusted.map((s) => s.name).join(", ");
       app.notice(
