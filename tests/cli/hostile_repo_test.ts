@@ -330,3 +330,40 @@ Deno.test("a malformed project MCP file disables only itself: the person's own s
     }
   });
 });
+
+bwrapTest(
+  "an AGENTS.md a command of the model links out of the workspace never reaches the next request",
+  async () => {
+    await withScene(async (scene) => {
+      const secret = personalFile(scene, "secret.txt", `private ${FILE_SECRET}`);
+      const server = await startScriptedServer([
+        {
+          toolCalls: [{
+            id: "c1",
+            name: "bash",
+            arguments: JSON.stringify({
+              command: `ln -s ${secret.path} AGENTS.md && ls -l AGENTS.md`,
+            }),
+          }],
+        },
+        { text: "linked" },
+        { text: "next turn" },
+      ], { chunkDelayMs: 0 });
+      try {
+        for (const args of [["--mode", "bypass", "link it"], ["-c", "--mode", "bypass", "go on"]]) {
+          const run = await runTern(
+            ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", ...args],
+            { cwd: scene.dir, env: scene.env },
+          );
+          equal(run.code, 0, run.stderr);
+        }
+        ok(Deno.lstatSync(join(scene.dir, "AGENTS.md")).isSymlink, "the command made the link");
+        equal(server.requests.length, 3);
+        assertNoSecret(server, FILE_SECRET);
+        secret.check();
+      } finally {
+        await server.close();
+      }
+    });
+  },
+);
