@@ -102,8 +102,10 @@ _tern_json_urls() {
   local -A found=()
   # Split at the quotes: outside and inside of strings alternate, except where a quote is
   # escaped (the part before it ends in an odd run of backslashes: joined again below) or a
-  # comment holds one (skipped below).
-  mapfile -d '"' -t parts <"$1"
+  # comment holds one (skipped below). At most 20,000 parts (about half a second here): a file
+  # of more loses the URLs past them (tern then names the host it may not reach), never the
+  # start-up.
+  mapfile -d '"' -t -n 20000 parts <"$1"
   n=${#parts[@]}
   for ((i = 0; i < n; i++)); do
     seg="${parts[i]}"
