@@ -109,35 +109,169 @@ _tern_hosts_in() {
   done
 }
 
+# _tern_url_value TEXT: appends the host of TEXT when all of it is one http(s) URL, after
+# expanding a whole-value ${NAME} or ${NAME:-default} from tern's environment (as MCP files
+# write it).
+_tern_url_value() {
+  local value="$1"
+  if [[ "$value" =~ ^\$\{([A-Za-z_][A-Za-z0-9_]*)(:-(.*))?\}$ ]]; then
+    local name="${BASH_REMATCH[1]}" fallback="${BASH_REMATCH[3]}"
+    value="${!name:-$fallback}"
+  fi
+  [[ "$value" =~ ^[hH][tT][tT][pP][sS]?://[^[:space:]]+$ ]] && _tern_hosts_in "$value"
+}
+
+# _tern_json_urls FILE MODE: adds the hosts of the URL settings tern uses in one JSONC file,
+# found by reading its structure (strings, nesting, comments), never by looking for text that
+# resembles a URL: MODE "user" takes `baseUrl` and `providers.<name>.baseUrl`, "project" only
+# `baseUrl` (a project may not define providers), "mcp" the `url` of each server under
+# `servers` or `mcpServers`. A key given twice counts once, its last value, as for tern. A file
+# tern would reject anyway (a syntax error) may add hosts tern never uses: they get no key.
+_tern_json_urls() {
+  local LC_ALL=C seg c skip i n depth=0 expect_key=0 in_string=0 value path comment=""
+  local significant='[][{}:,/]*'
+  local -a parts=() keys=() kinds=()
+  local -A found=()
+  # Split at the quotes: outside and inside of strings alternate, except where a quote is
+  # escaped (the part before it ends in an odd run of backslashes: joined again below) or a
+  # comment holds one (skipped below). At most 20,000 parts (about half a second here): a file
+  # of more loses the URLs past them (tern then names the host it may not reach), never the
+  # start-up.
+  mapfile -d '"' -t -n 20000 parts <"$1"
+  n=${#parts[@]}
+  for ((i = 0; i < n; i++)); do
+    seg="${parts[i]}"
+    if [[ -n "$comment" ]]; then
+      # Inside a comment that a quote split: it goes on until its end marker.
+      if [[ "$comment" == line && "$seg" == *$'\n'* ]]; then
+        seg="${seg#*$'\n'}"
+      elif [[ "$comment" == block && "$seg" == *"*/"* ]]; then
+        seg="${seg#*\*/}"
+      else
+        continue
+      fi
+      comment=""
+    elif ((in_string)); then
+      in_string=0
+      value="$seg"
+      while [[ "$value" =~ (\\+)$ ]] && ((${#BASH_REMATCH[1]} % 2 == 1 && i + 1 < n)); do
+        i=$((i + 1))
+        value+="\"${parts[i]}"
+      done
+      if [[ "${kinds[depth]}" == "{" && $expect_key == 1 ]]; then
+        keys[depth]="$value"
+      elif [[ "${kinds[depth]}" == "{" && $depth -le 3 ]]; then
+        path=""
+        for ((c = 1; c <= depth; c++)); do
+          [[ "${kinds[c]}" == "{" ]] || { path=""; break; }
+          path+="/${keys[c]}"
+        done
+        case "$2:$path" in
+          user:/baseUrl | user:/providers/*/baseUrl | project:/baseUrl | \
+            mcp:/servers/*/url | mcp:/mcpServers/*/url)
+            found["$path"]="${value//\\\//\/}"
+            ;;
+        esac
+      fi
+      continue
+    fi
+    # Outside strings: jump from one significant character to the next.
+    while :; do
+      skip="${seg%%$significant}"
+      seg="${seg:${#skip}}"
+      [[ -n "$seg" ]] || break
+      c="${seg:0:1}"
+      seg="${seg:1}"
+      case "$c" in
+        "{" | "[")
+          depth=$((depth + 1))
+          kinds[depth]="$c"
+          keys[depth]=""
+          [[ "$c" == "{" ]] && expect_key=1 || expect_key=0
+          ;;
+        "}" | "]")
+          ((depth > 0)) && depth=$((depth - 1))
+          expect_key=0
+          ;;
+        ",") [[ "${kinds[depth]}" == "{" ]] && expect_key=1 ;;
+        ":") expect_key=0 ;;
+        "/")
+          if [[ "${seg:0:1}" == "/" ]]; then
+            if [[ "$seg" == *$'\n'* ]]; then seg="${seg#*$'\n'}"; else comment=line; break; fi
+          elif [[ "${seg:0:1}" == "*" ]]; then
+            seg="${seg:1}"
+            if [[ "$seg" == *"*/"* ]]; then seg="${seg#*\*/}"; else comment=block; break; fi
+          fi
+          ;;
+      esac
+    done
+    # The quote that ended this part opens a string, unless a comment swallowed it.
+    [[ -n "$comment" ]] || in_string=1
+  done
+  for value in "${found[@]}"; do _tern_url_value "$value"; done
+}
+
+# _tern_dotenv_url FILE: adds the host of the base URL a .env file sets (TERN_BASE_URL, else
+# OPENAI_BASE_URL; the last assignment wins), and nothing else written in it.
+_tern_dotenv_url() {
+  local line tern="" openai="" value
+  local re='^[[:space:]]*(export[[:space:]]+)?(TERN_BASE_URL|OPENAI_BASE_URL)[[:space:]]*=[[:space:]]*(.*)$'
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    [[ "$line" =~ $re ]] || continue
+    value="${BASH_REMATCH[3]}"
+    case "$value" in
+      \"*) value="${value#\"}" value="${value%%\"*}" ;;
+      \'*) value="${value#\'}" value="${value%%\'*}" ;;
+      *) value="${value%%[[:space:]]#*}" value="${value%"${value##*[![:space:]]}"}" ;;
+    esac
+    [[ "${BASH_REMATCH[2]}" == TERN_BASE_URL ]] && tern="$value" || openai="$value"
+  done <"$1"
+  _tern_url_value "${tern:-$openai}"
+}
+
 # tern_net_hosts ARGS...: sets TERN_NET_HOSTS, the hosts tern's process may connect to: the
-# presets', and those of every http(s) URL in tern's environment variables, in ARGS (the
-# command line, e.g. --base-url) and in the configuration files tern reads for the workspace
-# (the current directory or -C/--cwd): the user's and the project's config.jsonc, the
-# project's .env and every MCP file. TERN_EXTRA_HOSTS adds more (comma-separated host or
-# host:port), e.g. for an MCP URL written as ${VAR}.
+# presets', the base URL of tern's environment (TERN_BASE_URL, OPENAI_BASE_URL) and of the
+# command line (--base-url), and the URL settings of the configuration files tern reads for the
+# workspace (the current directory or -C/--cwd): `baseUrl` (and the user's providers') in the
+# user's and the project's config.jsonc, the base URL the project's .env sets, and each MCP
+# server's `url` in every MCP file. Only settings tern uses count, never text that merely looks
+# like a URL (a comment, an unused key, a task's words). TERN_EXTRA_HOSTS adds more
+# (comma-separated host or host:port). A host a project's file names gets none of the person's
+# keys (src/config/load.ts), and each project file counts only when it is a regular file (as
+# tern reads it: src/config/workspace_file.ts).
 tern_net_hosts() {
-  local ws="$PWD" prev="" arg name
+  local ws="$PWD" prev="" arg
+  _tern_hosts=""
   for arg in "$@"; do
-    case "$prev" in -C | --cwd) ws="$arg" ;; esac
-    case "$arg" in --cwd=*) ws="${arg#--cwd=}" ;; -C?*) ws="${arg#-C}" ;; esac
+    case "$prev" in -C | --cwd) ws="$arg" ;; --base-url) _tern_url_value "$arg" ;; esac
+    case "$arg" in
+      --cwd=*) ws="${arg#--cwd=}" ;;
+      -C?*) ws="${arg#-C}" ;;
+      --base-url=*) _tern_url_value "${arg#--base-url=}" ;;
+    esac
     prev="$arg"
   done
   case "$ws" in /*) ;; *) ws="$PWD/$ws" ;; esac
   local home="${TERN_HOME:-${HOME:-/nonexistent}/.tern}"
   case "$home" in /*) ;; *) home="$ws/$home" ;; esac
-  _tern_hosts="$TERN_PRESET_HOSTS"
-  for name in ${!TERN_@} ${!OPENAI_@} ${!ANTHROPIC_@} ${!OPENROUTER_@}; do
-    _tern_hosts_in "${!name}"
+  _tern_hosts="$TERN_PRESET_HOSTS$_tern_hosts"
+  _tern_url_value "${TERN_BASE_URL:-${OPENAI_BASE_URL:-}}"
+  local file
+  _tern_readable "$home/config.jsonc" && _tern_json_urls "$home/config.jsonc" user
+  for file in "$home/mcp.json" "$home"/mcp/*.json; do
+    _tern_readable "$file" && _tern_json_urls "$file" mcp
   done
-  for arg in "$@"; do _tern_hosts_in "$arg"; done
-  local file line
-  for file in "$home/config.jsonc" "$home/mcp.json" "$home"/mcp/*.json "$ws/.tern/config.jsonc" \
-    "$ws/.env" "$ws/.mcp.json" "$ws/.tern/mcp.json" "$ws"/.tern/mcp/*.json; do
-    [[ -f "$file" && -r "$file" ]] || continue
-    while IFS= read -r line || [[ -n "$line" ]]; do
-      [[ "$line" == *[hH][tT][tT][pP]* ]] && _tern_hosts_in "$line"
-    done <"$file"
-  done
+  if [[ "$ws/.tern" != "$home" && ! -L "$ws/.tern" ]]; then
+    _tern_project_file "$ws/.tern/config.jsonc" && _tern_json_urls "$ws/.tern/config.jsonc" project
+    _tern_project_file "$ws/.tern/mcp.json" && _tern_json_urls "$ws/.tern/mcp.json" mcp
+    if [[ ! -L "$ws/.tern/mcp" ]]; then
+      for file in "$ws"/.tern/mcp/*.json; do
+        _tern_project_file "$file" && _tern_json_urls "$file" mcp
+      done
+    fi
+  fi
+  _tern_project_file "$ws/.mcp.json" && _tern_json_urls "$ws/.mcp.json" mcp
+  _tern_project_file "$ws/.env" && _tern_dotenv_url "$ws/.env"
   if [[ -n "${TERN_EXTRA_HOSTS:-}" ]]; then
     if [[ "$TERN_EXTRA_HOSTS" =~ ^[A-Za-z0-9.:-]+(,[A-Za-z0-9.:-]+)*$ ]]; then
       _tern_hosts+=",$TERN_EXTRA_HOSTS"
@@ -147,6 +281,14 @@ tern_net_hosts() {
   fi
   TERN_NET_HOSTS="$_tern_hosts"
 }
+
+# _tern_readable FILE: a readable regular file (symlinks followed: the person's own files).
+_tern_readable() { [[ -f "$1" && -r "$1" ]]; }
+
+# _tern_project_file FILE: a readable regular file that is no symlink (the caller checks the
+# folders below the workspace): tern refuses more (a symlink out of the workspace, a hard link,
+# a swap while reading: src/config/workspace_file.ts), on the reading itself.
+_tern_project_file() { [[ -f "$1" && -r "$1" && ! -L "$1" ]]; }
 
 # tern_deno_flags ARGS...: sets TERN_DENO_FLAGS, the main process's permissions, for the
 # current environment and the command line ARGS. Always --no-prompt, never -A, never FFI.

@@ -4,6 +4,7 @@
  * the model whole after every compaction. Skills and other resources join it later.
  */
 import { join } from "node:path";
+import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 
 /** The project rules file read from the workspace root. */
 export const PROJECT_RULES_FILE = "AGENTS.md";
@@ -47,15 +48,21 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
 
 /**
  * The text of `<workspace>/AGENTS.md`, cut at 32,000 characters; undefined when there is no
- * readable file. Synchronous: one small read on the way to the first request.
+ * readable file. Read like every file tern takes from the workspace (src/config/workspace_file.ts):
+ * a symlink out of the workspace or a hard link is skipped, and `warn` says so. Synchronous: one
+ * small read on the way to the first request.
  */
-export function readProjectRules(workspace: string): string | undefined {
-  let text: string;
+export function readProjectRules(workspace: string, warn?: Warn): string | undefined {
+  let text: string | undefined;
   try {
-    text = Deno.readTextFileSync(join(workspace, PROJECT_RULES_FILE));
+    text = readWorkspaceText(workspace, join(workspace, PROJECT_RULES_FILE), {
+      what: "project rules",
+      warn,
+    });
   } catch {
     return undefined;
   }
+  if (text === undefined) return undefined;
   if (text.length <= MAX_RULES_CHARS) return text;
   return `${text.slice(0, MAX_RULES_CHARS)}\n[${PROJECT_RULES_FILE} is longer: the rest was cut]`;
 }

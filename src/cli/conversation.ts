@@ -7,6 +7,7 @@ import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
 import { buildSystemPrompt, readProjectRules } from "../agent/system_prompt.ts";
+import { warnOnStderr } from "../config/workspace_file.ts";
 import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
 import {
   compactionHook,
@@ -93,6 +94,8 @@ export class Conversation {
   #openStarted = false;
   #loadTools: ReturnType<typeof builtinLoader>;
   #tools: ToolRegistry;
+  /** Warnings already given about the project's rules file. */
+  #warned = new Set<string>();
   /** The MCP tools in `#tools`, by name, to tell a changed tool from the same one. */
   #mcpTools = new Map<string, McpTool>();
   #unsubscribe: (() => void) | undefined;
@@ -270,7 +273,12 @@ export class Conversation {
       workspace,
       toolNames: this.#tools.names,
       today: new Date().toISOString().slice(0, 10),
-      projectRules: readProjectRules(workspace),
+      projectRules: readProjectRules(workspace, (text) => {
+        // The prompt is built for every turn: say it once.
+        if (this.#warned.has(text)) return;
+        this.#warned.add(text);
+        warnOnStderr(text);
+      }),
       memory: this.#options.memory?.(),
     });
   }

@@ -149,6 +149,9 @@ async function startOrExplain(manager: McpManager, server: string): Promise<McpS
 }
 
 function notTrusted(status: McpServerStatus): string {
+  if (status.error?.startsWith("needs trust again")) {
+    return `MCP server "${status.name}" from the project ("${status.file}") ${status.error}`;
+  }
   return `MCP server "${status.name}" comes from the project ("${status.file}") and is not ` +
     `trusted yet: check what it runs, then \`tern mcp trust ${status.name}\``;
 }

@@ -16,6 +16,11 @@ export interface OpenMcpOptions {
   workspace: string;
   /** Reads a variable for `${VAR}` in the config (default: the process environment). */
   env?: (name: string) => string | undefined;
+  /**
+   * Told about a project MCP file or server that is not used (malformed, an unset `${VAR}`, a
+   * symlink out of the workspace): it disables only itself. Default: a warning on stderr.
+   */
+  warn?: (text: string) => void;
 }
 
 /** The configured servers and their manager; no manager when none is configured. */
@@ -29,27 +34,32 @@ export interface OpenedMcp {
  * @throws {ConfigError} naming the file and key of a bad entry.
  */
 export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
-  const { loadMcpConfig } = await import("../mcp/config.ts");
+  const [{ loadMcpConfig }, { warnOnStderr }] = await Promise.all([
+    import("../mcp/config.ts"),
+    import("../config/workspace_file.ts"),
+  ]);
   const { servers } = await loadMcpConfig({
     ternHome: options.ternHome,
     workspace: options.workspace,
     env: options.env ?? readEnv,
+    warn: options.warn ?? warnOnStderr,
   });
   if (servers.length === 0) return { servers };
-  const [{ McpManager }, { loadTrust }, { safeEnv }, { networkEnv }] = await Promise.all([
+  const [{ McpManager }, { loadTrustCheck }, { safeEnv }, { networkEnv }] = await Promise.all([
     import("../mcp/manager.ts"),
     import("../mcp/trust.ts"),
     import("../sandbox/process.ts"),
     import("../sandbox/shell_env.ts"),
   ]);
-  const trusted = await loadTrust(options.ternHome, options.workspace);
+  const trust = await loadTrustCheck(options.ternHome, options.workspace);
   // A server may need to reach the network (an `npx` server fetching its package) through the
   // person's proxy and CA: those variables pass, never a key.
   const source = shellSourceEnv();
   const baseEnv = { ...safeEnv(source), ...networkEnv(source) };
   const manager = new McpManager({
     servers,
-    trusted,
+    trusted: trust.trusted,
+    whyUntrusted: trust.whyNot,
     workspace: options.workspace,
     clientVersion: VERSION,
     baseEnv,
@@ -170,8 +180,12 @@ export function describeServer(server: McpServerConfig): string {
     : shellJoin([server.command!, ...server.args]);
   const names = (label: string, record: Record<string, string>) =>
     Object.keys(record).length > 0 ? `; ${label} ${Object.keys(record).join(", ")}` : "";
-  const sandbox = server.sandbox ? "; in bubblewrap" : "";
+  const sandbox = server.sandbox
+    ? `; in bubblewrap${server.sandbox.network ? " with the network" : ""}`
+    : "";
+  const files = Object.keys(server.files ?? {});
+  const runs = files.length > 0 ? `; runs ${files.map((name) => `"${name}"`).join(", ")}` : "";
   return `${what} (from ${server.file}${names("env", server.env)}${
     names("headers", server.headers)
-  }${sandbox})`;
+  }${sandbox}${runs})`;
 }

@@ -1,6 +1,6 @@
 /** `tern run "task"`: one turn, streamed to the terminal or as JSON, then exit. */
 import type { ConfigFlags, TernConfig } from "../config/mod.ts";
-import { loadConfig } from "../config/mod.ts";
+import { isProjectSource, loadConfig } from "../config/mod.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { TurnResult } from "../agent/loop.ts";
@@ -241,9 +241,11 @@ export async function connectModels(
   const { setupModels } = await import("../llm/setup.ts");
   // applySessionSettings() drops the session's model when --provider or --model was given.
   const fromFlag = sources.provider === "command line" || sources.model === "command line";
+  const fromSession = restored?.model !== undefined && !fromFlag;
   const setup = setupModels(config, {
-    model: sources.model !== "default" || (restored?.model !== undefined && !fromFlag),
+    model: sources.model !== "default" || fromSession,
     baseUrl: sources.baseUrl !== "default",
+    ...(isProjectSource(sources.model) && !fromSession ? { projectModel: sources.model } : {}),
   });
   const { model, info, providerName } = setup.primary;
   const contextWindow = sources.contextWindow === "default"

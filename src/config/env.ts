@@ -3,7 +3,7 @@
  * read the same `TERN_*` / `OPENAI_*` variables. A `.env` file never changes the process env.
  */
 import { ConfigError, formatValue } from "./errors.ts";
-import { readOptionalText } from "./_read_file.ts";
+import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import {
   checkSetting,
   ENV_VARIABLES,
@@ -31,12 +31,17 @@ export interface Layer {
 }
 
 /**
- * Reads the `.env` file at `file`; undefined when there is none. Lines that are not
- * `KEY=VALUE` are ignored (`parseEnv` from `node:util` is lenient).
+ * Reads the `.env` file at `file` in `workspace`; undefined when there is none, or when it is
+ * not a regular file inside the workspace (then `warn` is told why: see workspace_file.ts).
+ * Lines that are not `KEY=VALUE` are ignored (`parseEnv` from `node:util` is lenient).
  * @throws {ConfigError} when the file exists but cannot be read.
  */
-export async function readDotenv(file: string): Promise<Dotenv | undefined> {
-  const text = readOptionalText(file, ".env file");
+export async function readDotenv(
+  workspace: string,
+  file: string,
+  warn?: Warn,
+): Promise<Dotenv | undefined> {
+  const text = readWorkspaceText(workspace, file, { what: ".env file", warn });
   if (text === undefined) return undefined;
   const { parseEnv } = await import("node:util");
   return { file, text, variables: parseEnv(text) };

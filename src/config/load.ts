@@ -4,6 +4,7 @@
  */
 import { join, resolve } from "node:path";
 import { readOptionalText } from "./_read_file.ts";
+import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import {
   type Dotenv,
   type Layer,
@@ -42,6 +43,11 @@ export interface LoadConfigOptions {
   flags?: ConfigFlags;
   /** Home directory (default: `HOME` from `env`); the user directory is `<home>/.tern`. */
   home?: string;
+  /**
+   * Told about a project file that is skipped (a symlink out of the workspace, a hard link, not
+   * a regular file); default: a `tern: warning:` line on stderr.
+   */
+  warn?: Warn;
 }
 
 /** The resolved configuration and, per key, the layer that set it. */
@@ -54,6 +60,9 @@ export interface LoadedConfig {
    */
   sources: Record<string, string>;
 }
+
+/** How `sources` names the project's config file: `project config <file>`. */
+const PROJECT_LABEL = "project config";
 
 const FLAG_KEYS = [
   "model",
@@ -85,12 +94,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const projectFile = join(cwd, ".tern", "config.jsonc");
 
   const layers: Layer[] = [defaultsLayer()];
-  layers.push(await fileLayer(userFile, "user config"));
+  layers.push(await fileLayer(userFile, "user config", readOptionalText(userFile, "config file")));
   // With cwd = home and no TERN_HOME both paths are the same file: read it once, as the user's.
   if (projectFile !== userFile) {
-    layers.push(checkProjectLayer(await fileLayer(projectFile, "project config"), projectFile));
+    const text = readWorkspaceText(cwd, projectFile, { what: "config file", warn: options.warn });
+    layers.push(
+      checkProjectLayer(await fileLayer(projectFile, "project config", text), projectFile),
+    );
   }
-  const dotenv = await readDotenv(join(cwd, ".env"));
+  const dotenv = await readDotenv(cwd, join(cwd, ".env"), options.warn);
   if (dotenv) {
     layers.push(checkProjectLayer(settingsFromVariables(dotenv.variables, dotenv), dotenv.file));
   }
@@ -152,11 +164,11 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   if (options.env === undefined && settings.apiKeyEnv !== undefined) {
     checkReadable(settings.apiKeyEnv, sources.apiKeyEnv);
   }
-  // A base URL from the project's files is the repository's choice: only keys from that same
-  // `.env` may go there, never the person's own keys from the environment.
-  const projectChoseServer = isProjectSource(sources.baseUrl, projectFile, dotenv?.file);
-  const keyEnv = projectChoseServer ? {} : env;
-  const withheld = projectChoseServer ? withheldNote(env, sources.baseUrl) : undefined;
+  // A base URL or provider from the project's files is the repository's choice: only keys
+  // from that same `.env` may go there, never the person's own keys from the environment.
+  const chooser = [sources.baseUrl, sources.provider].find((source) => isProjectSource(source));
+  const keyEnv = chooser === undefined ? env : {};
+  const withheld = chooser === undefined ? undefined : withheldNote(env, chooser);
   if (withheld) sources.apiKey = withheld;
   const apiKey = resolveApiKey(keyEnv, dotenv, settings.apiKeyEnv);
   if (apiKey) {
@@ -171,23 +183,21 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   return { config, sources };
 }
 
-/** Whether `source` (a `sources` value) names the project's config file or `.env`. */
-function isProjectSource(
-  source: string | undefined,
-  projectFile: string,
-  dotenvFile: string | undefined,
-): boolean {
+/**
+ * Whether `source` (a `sources` value of {@linkcode loadConfig}) is one of the project's files:
+ * its `.tern/config.jsonc` (`project config <file>`) or its `.env` (`TERN_MODEL in <file>`).
+ */
+export function isProjectSource(source: string | undefined): boolean {
   if (source === undefined) return false;
-  return source === `project config ${projectFile}` ||
-    (dotenvFile !== undefined && source.endsWith(` in ${dotenvFile}`));
+  return source.startsWith(`${PROJECT_LABEL} `) || /^[A-Za-z_][A-Za-z0-9_]* in \//.test(source);
 }
 
 /** Why no key from the environment is used with a project's base URL (for `tern config`). */
-function withheldNote(env: Variables, baseUrlSource: string | undefined): string | undefined {
+function withheldNote(env: Variables, chooser: string): string | undefined {
   const held = KNOWN_KEY_VARIABLES.filter((name) => nonEmpty(env[name]) !== undefined);
   if (held.length === 0) return undefined;
-  return `${held.join(", ")} in the environment not used: the base URL comes from ` +
-    `${baseUrlSource}, and a server a project chooses gets only keys from the project's .env`;
+  return `${held.join(", ")} in the environment not used: the server is chosen by ` +
+    `${chooser}, and a server a project chooses gets only keys from the project's .env`;
 }
 
 function mergeByName<T extends object>(into: Record<string, T>, value: unknown): void {
@@ -282,8 +292,7 @@ function defaultsLayer(): Layer {
   return { settings: { ...DEFAULTS }, sources };
 }
 
-async function fileLayer(file: string, label: string): Promise<Layer> {
-  const text = readOptionalText(file, "config file");
+async function fileLayer(file: string, label: string, text: string | undefined): Promise<Layer> {
   if (text === undefined) return { settings: {}, sources: {} };
   // The parser and its checks load only for a file that exists.
   const { parseConfigFile } = await import("./jsonc_file.ts");

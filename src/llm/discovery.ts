@@ -6,6 +6,7 @@
  */
 import type { CatalogEntry } from "./catalog.ts";
 import { providerDetail, transportErrorMessage } from "./errors.ts";
+import { isRedirect, redirectMessage } from "./http_stream.ts";
 import { type ApiStyle, type ModelPrice, unknownModel } from "./model_info.ts";
 
 /** Where to list models and how to authenticate. */
@@ -70,9 +71,11 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Catalog
       {
         headers: { accept: "application/json", ...authHeaders(options), ...options.headers },
         signal: controller.signal,
+        // The request carries the key: a redirect must not take it to another server.
+        redirect: "manual",
       },
     );
-    text = await response.text();
+    text = isRedirect(response) ? "" : await response.text();
   } catch (error) {
     if (options.signal?.aborted) throw fail("aborted");
     if (timedOut) throw fail(`timed out after ${timeoutMs} ms`);
@@ -80,6 +83,10 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Catalog
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", forwardAbort);
+  }
+  if (isRedirect(response)) {
+    await response.body?.cancel();
+    throw fail(redirectMessage(response, origin).replace(/^Model API at "[^"]*" /, ""));
   }
   if (!response.ok) {
     const detail = providerDetail(text, secrets) || response.statusText;

@@ -153,7 +153,14 @@ export async function* postForStream(
         headers: config.headers,
         body,
         signal: controller.signal,
+        // The request carries the key: a redirect must not take it to another server.
+        redirect: "manual",
       });
+      if (isRedirect(response)) {
+        await response.body?.cancel();
+        yield clientError(redirectMessage(response, config.origin));
+        return;
+      }
       if (!response.ok) {
         const event = await responseError(response, config.secrets);
         yield signal?.aborted ? abortedError() : event;
@@ -251,4 +258,23 @@ async function readCapped(response: Response): Promise<string> {
 
 function isJson(response: Response): boolean {
   return (response.headers.get("content-type") ?? "").includes("application/json");
+}
+
+/** True for a redirect answered to a `redirect: "manual"` request. */
+export function isRedirect(response: Response): boolean {
+  return response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400);
+}
+
+/**
+ * Why a redirect was not followed, naming where it pointed (its origin only, never a path that
+ * may hold a token): `Model API at "http://a" redirected (307) to "http://b": …`.
+ */
+export function redirectMessage(response: Response, origin: string): string {
+  const location = response.headers.get("location");
+  let target = "another address";
+  if (location !== null && URL.canParse(location, origin)) {
+    target = JSON.stringify(new URL(location, origin).origin);
+  }
+  return `Model API at ${JSON.stringify(origin)} redirected (${response.status}) to ${target}: ` +
+    "tern does not follow redirects with your key; set the base URL to the server's own address";
 }

@@ -38,6 +38,11 @@ export type ModelConfig = Pick<
 export interface ExplicitSettings {
   model: boolean;
   baseUrl: boolean;
+  /**
+   * Where the model came from when a project's file chose it (`project config <file>`): such a
+   * model never picks the provider that receives the person's key.
+   */
+  projectModel?: string;
 }
 
 /** A provider with everything needed to talk to it. */
@@ -223,7 +228,10 @@ export function createWireProvider(
 /**
  * The main provider: `provider` from config or `--provider`; without one, the catalog's
  * provider of the model when no base URL was given (so `--model claude-sonnet-4-5` alone
- * reaches Anthropic), else an OpenAI-compatible API at `baseUrl`.
+ * reaches Anthropic), else an OpenAI-compatible API at `baseUrl`. A model a project's file
+ * chose (`explicit.projectModel`) never picks a provider this way.
+ * @throws {TernError} (exit code 2) for an unknown provider, or a project's model that would
+ *   pick one.
  */
 export function resolveMainProvider(
   config: ModelConfig,
@@ -234,7 +242,17 @@ export function resolveMainProvider(
   let name = config.provider;
   if (name === undefined && baseUrl === undefined) {
     const owner = catalog.providerOf(config.model);
-    if (owner !== undefined && owner !== "openai") name = owner;
+    if (owner !== undefined && owner !== "openai") {
+      if (explicit.projectModel !== undefined) {
+        throw setupError(
+          `Cannot use model "${config.model}" from ${explicit.projectModel}: it belongs to ` +
+            `provider "${owner}", and a project's files may not choose the provider that ` +
+            `receives your keys; choose it yourself with --provider ${owner}, TERN_PROVIDER or ` +
+            '"provider" in ~/.tern/config.jsonc',
+        );
+      }
+      name = owner;
+    }
   }
   if (name === undefined) return compatibleProvider(config);
   const resolved = resolveNamedProvider(name, config, { primary: true, baseUrl });

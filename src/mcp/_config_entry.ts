@@ -2,7 +2,7 @@
  * Turns one validated server entry into an `McpServerConfig`: the transport (given or
  * inferred), `${VAR}` expansion, absolute paths, defaults and the fingerprint.
  */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve, sep } from "node:path";
 import { formatValue } from "../config/errors.ts";
 import { KNOWN_KEY_VARIABLES } from "../config/schema.ts";
 import { checkEntry, type ConfigFormat, ENTRY_KEYS, type EntryInput } from "./_config_schema.ts";
@@ -12,6 +12,7 @@ import {
   formatKeyPath,
   type KeyPath,
 } from "./_config_values.ts";
+import { pinnedFiles } from "./_pinned_files.ts";
 import type { McpSandboxSettings, McpScope, McpServerConfig, McpTransportKind } from "./types.ts";
 
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -146,8 +147,29 @@ export async function parseServerEntry(
     server.cwd = entry.cwd === undefined
       ? context.workspace
       : resolve(base, expand(entry.cwd, at("cwd")));
-    const sandbox = sandboxSettings(entry.sandbox, context.workspace);
+    // A project's server runs in bubblewrap whatever its file says: only the person's own
+    // files may run a server without one (define it in ~/.tern/mcp.json to choose).
+    const project = context.scope === "project";
+    const sandbox = sandboxSettings(
+      project && !entry.sandbox ? true : entry.sandbox,
+      context.workspace,
+    );
     if (sandbox) server.sandbox = sandbox;
+    if (project) {
+      const outside = sandbox?.writable.find((path) => !isInside(context.workspace, path));
+      if (outside !== undefined) {
+        fail(
+          at("sandbox", "writable"),
+          `${JSON.stringify(outside)} is outside the workspace — a project's server may write ` +
+            "only inside it",
+        );
+      }
+      server.files = await pinnedFiles(
+        [server.command, ...server.args],
+        server.cwd,
+        context.workspace,
+      );
+    }
   } else {
     server.url = expand(entry.url ?? "", at("url"));
     if (!isHttpUrl(server.url)) {
@@ -216,6 +238,10 @@ function sandboxSettings(
     network: value.network ?? false,
     writable: (value.writable ?? [workspace]).map((path) => resolve(workspace, path)),
   };
+}
+
+function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 function isHttpUrl(text: string): boolean {

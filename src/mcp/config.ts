@@ -12,6 +12,7 @@ import {
   jsoncSyntaxMessage,
   lineColumnAt,
 } from "../config/errors.ts";
+import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import type { ConfigFormat } from "./_config_schema.ts";
 import { formatKeyPath, type KeyPath } from "./_config_values.ts";
 import type { McpScope, McpServerConfig } from "./types.ts";
@@ -24,6 +25,14 @@ export interface LoadMcpConfigOptions {
   workspace: string;
   /** Reads an environment variable for ${VAR} expansion; undefined when unset or not readable. */
   env: (name: string) => string | undefined;
+  /**
+   * Given: a problem in a project file is told here and disables only what it touches (a file
+   * that cannot be parsed: its servers; a bad server entry or an unset `${VAR}`: that server),
+   * and a skipped project file (a symlink out of the workspace, a hard link) is told here too.
+   * Absent: such problems throw, and skipped files warn on stderr. Problems in the person's own
+   * files always throw.
+   */
+  warn?: Warn;
 }
 
 /** Every configured server and where the definitions came from. */
@@ -44,10 +53,14 @@ interface ConfigSource {
 /**
  * Reads, in this order: `<ternHome>/mcp.json`, `<ternHome>/mcp/*.json` (by file name), then the
  * workspace's `.mcp.json` (`{"mcpServers": …}` as other agents write it), `.tern/mcp.json` and
- * `.tern/mcp/*.json`. A later definition of a name replaces the earlier one whole. Missing files
- * and folders are skipped; files are JSONC (comments and trailing commas allowed). When the
- * workspace's `.tern` is tern's home itself, its files count once, as the user's.
- * @throws {ConfigError} naming the file and the key (and line/column for syntax errors).
+ * `.tern/mcp/*.json`. A later definition of a name replaces the earlier one whole, except that
+ * a project file never replaces the person's own definition of a name. Missing files and
+ * folders are skipped; files are JSONC (comments and trailing commas allowed). Project files
+ * are read as workspace_file.ts reads them (a symlink out of the workspace or a hard link is
+ * skipped). When the workspace's `.tern` is tern's home itself, its files count once, as the
+ * user's.
+ * @throws {ConfigError} naming the file and the key (and line/column for syntax errors); for a
+ *   project file only when `options.warn` is absent.
  */
 export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpConfigResult> {
   const sources = await readSources(options);
@@ -57,18 +70,43 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
     import("./_config_entry.ts"),
   ]);
   const servers = new Map<string, McpServerConfig>();
+  // A problem in a project file costs only what it touches, when someone can be told.
+  const isolate = async <T>(source: ConfigSource, what: string, fn: () => Promise<T> | T) => {
+    if (source.scope === "user" || options.warn === undefined) return await fn();
+    try {
+      return await fn();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      options.warn(`${error.message} — ${what} not used`);
+      return undefined;
+    }
+  };
   for (const source of sources) {
-    const parsed = parseSource(jsonc, source);
+    const parsed = await isolate(source, "its servers are", () => parseSource(jsonc, source));
     if (parsed === undefined) continue;
     for (const { path, value } of parsed.entries) {
-      const server = await parseServerEntry(value, path, {
-        file: source.file,
-        scope: source.scope,
-        format: source.format,
-        workspace: options.workspace,
-        env: options.env,
-        raise: parsed.raise,
-      });
+      const server = await isolate(
+        source,
+        `server "${path[1]}" is`,
+        () =>
+          parseServerEntry(value, path, {
+            file: source.file,
+            scope: source.scope,
+            format: source.format,
+            workspace: options.workspace,
+            env: options.env,
+            raise: parsed.raise,
+          }),
+      );
+      if (server === undefined) continue;
+      const own = servers.get(server.name);
+      if (own?.scope === "user" && server.scope === "project") {
+        options.warn?.(
+          `MCP server "${server.name}" in "${server.file}" is not used: your own definition ` +
+            `in "${own.file}" has that name`,
+        );
+        continue;
+      }
       servers.set(server.name, server);
     }
   }
@@ -98,7 +136,9 @@ async function readSources(options: LoadMcpConfigOptions): Promise<ConfigSource[
   }
   const sources: ConfigSource[] = [];
   for (const candidate of candidates) {
-    const text = await readOptionalText(candidate.file);
+    const text = candidate.scope === "user"
+      ? await readOptionalText(candidate.file)
+      : readWorkspaceText(workspace, candidate.file, { what: "MCP config", warn: options.warn });
     if (text !== undefined) sources.push({ ...candidate, text });
   }
   return sources;

@@ -40,6 +40,8 @@ export interface McpManagerOptions {
   servers: readonly McpServerConfig[];
   /** True when a server may start (user servers; project servers after `tern mcp trust`). */
   trusted: (server: McpServerConfig) => boolean;
+  /** Why a project server trusted before needs trust again (a file it runs changed). */
+  whyUntrusted?: (server: McpServerConfig) => string | undefined;
   /** Working directory of stdio servers without a `cwd`. */
   workspace: string;
   clientVersion: string;
@@ -114,11 +116,14 @@ export class McpManager {
       };
       if (!config.enabled) return { ...base, state: "DISABLED", tools: 0 };
       if (connection === undefined) {
+        const why = this.#options.whyUntrusted?.(config);
         return {
           ...base,
           state: "UNTRUSTED",
           tools: 0,
-          error: `a project server: start it with \`tern mcp trust ${config.name}\``,
+          error: why === undefined
+            ? `a project server: start it with \`tern mcp trust ${config.name}\``
+            : `needs trust again: ${why}; check it, then \`tern mcp trust ${config.name}\``,
         };
       }
       const status: McpServerStatus = {
@@ -255,7 +260,8 @@ export class McpManager {
       const { StreamableHTTPClientTransport } = await import("./http_transport.ts");
       return {
         transport: new StreamableHTTPClientTransport(new URL(config.url!), {
-          requestInit: { headers: config.headers },
+          // Headers may carry a token: a redirect must not take it to another server.
+          requestInit: { headers: config.headers, redirect: "error" },
         }),
       };
     }

@@ -4,31 +4,80 @@
  * project server starts only after `tern mcp trust` recorded its exact definition (its
  * fingerprint) for that workspace. User files are the person's own and always trusted.
  *
+ * Trust also pins the workspace files the server's command line names (its script or entry
+ * point, `McpServerConfig.files`): when one changes, the server needs trust again, and the
+ * person is told which file changed.
+ *
  * The record is `<ternHome>/mcp-trust.json`:
- * `{"version": 1, "workspaces": {"<workspace>": {"<server name>": "<fingerprint>"}}}`,
- * rewritten whole through a temporary file and a rename, readable by its owner only.
+ * `{"version": 1, "workspaces": {"<workspace>": {"<server name>": <trusted>}}}` where
+ * `<trusted>` is the fingerprint, or `{"fingerprint": "…", "files": {"<path>": "<sha256>"}}`
+ * for a server that names workspace files; rewritten whole through a temporary file and a
+ * rename, readable by its owner only.
  */
 import { join } from "node:path";
 import { ConfigError, describeReadError, formatValue } from "../config/errors.ts";
+import { pinChanges } from "./_pinned_files.ts";
 import type { McpServerConfig } from "./types.ts";
 
 const TRUST_FILE = "mcp-trust.json";
 const VERSION = 1;
 
-/** Fingerprints by server name, by workspace. */
-type TrustRecord = Map<string, Map<string, string>>;
+/** What was trusted of one server: its definition's fingerprint and the files it runs. */
+interface Trusted {
+  fingerprint: string;
+  files: Record<string, string>;
+}
+
+/** Trusted servers by name, by workspace. */
+type TrustRecord = Map<string, Map<string, Trusted>>;
+
+/** The trust of one workspace's servers. */
+export interface TrustCheck {
+  /** True for user-scope servers, and for project servers trusted as they are now. */
+  trusted(server: McpServerConfig): boolean;
+  /**
+   * Why a project server trusted before is not trusted now (`"server.js" changed since you
+   * trusted it`); undefined when it is trusted or was never trusted.
+   */
+  whyNot(server: McpServerConfig): string | undefined;
+}
 
 /**
  * Reads the trust record once and returns a check: true for user-scope servers; for project
- * servers, true when the record for `workspace` holds this server's name with this fingerprint.
+ * servers, true when the record for `workspace` holds this server's name with this fingerprint
+ * and the same content of every file it runs.
  * @throws {ConfigError} when the trust file exists but cannot be read or is not valid.
  */
 export async function loadTrust(
   ternHome: string,
   workspace: string,
 ): Promise<(server: McpServerConfig) => boolean> {
-  const trusted = (await readTrust(trustFile(ternHome))).get(workspace) ?? new Map();
-  return (server) => server.scope === "user" || trusted.get(server.name) === server.fingerprint;
+  const check = await loadTrustCheck(ternHome, workspace);
+  return (server) => check.trusted(server);
+}
+
+/**
+ * {@linkcode loadTrust} with the reason a server's trust lapsed.
+ * @throws {ConfigError} when the trust file exists but cannot be read or is not valid.
+ */
+export async function loadTrustCheck(ternHome: string, workspace: string): Promise<TrustCheck> {
+  const record = (await readTrust(trustFile(ternHome))).get(workspace) ?? new Map();
+  const whyNot = (server: McpServerConfig): string | undefined => {
+    if (server.scope === "user") return undefined;
+    const then = record.get(server.name);
+    if (then === undefined) return undefined;
+    if (then.fingerprint !== server.fingerprint) {
+      return `its definition in "${server.file}" changed since you trusted it`;
+    }
+    const changes = pinChanges(then.files, server.files ?? {});
+    return changes.length === 0 ? undefined : `${changes.join(", ")} since you trusted it`;
+  };
+  return {
+    trusted: (server) =>
+      server.scope === "user" ||
+      (record.has(server.name) && whyNot(server) === undefined),
+    whyNot,
+  };
 }
 
 /**
@@ -44,9 +93,10 @@ export async function trustServers(
 ): Promise<void> {
   const file = trustFile(ternHome);
   const record = await readTrust(file);
-  const trusted = record.get(workspace) ?? new Map<string, string>();
+  const trusted = record.get(workspace) ?? new Map<string, Trusted>();
   for (const server of servers) {
-    if (server.scope === "project") trusted.set(server.name, server.fingerprint);
+    if (server.scope !== "project") continue;
+    trusted.set(server.name, { fingerprint: server.fingerprint, files: server.files ?? {} });
   }
   if (trusted.size === 0) return;
   record.set(workspace, trusted);
@@ -113,16 +163,30 @@ async function readTrust(file: string): Promise<TrustRecord> {
   const record: TrustRecord = new Map();
   for (const [workspace, servers] of Object.entries(data.workspaces)) {
     if (!isObject(servers)) return invalid(`workspaces.${workspace}`, "expected an object");
-    const trusted = new Map<string, string>();
-    for (const [name, fingerprint] of Object.entries(servers)) {
-      if (typeof fingerprint !== "string") {
-        return invalid(`workspaces.${workspace}.${name}`, "expected a fingerprint string");
+    const trusted = new Map<string, Trusted>();
+    for (const [name, value] of Object.entries(servers)) {
+      const entry = trustedEntry(value);
+      if (entry === undefined) {
+        return invalid(
+          `workspaces.${workspace}.${name}`,
+          'expected a fingerprint string or {"fingerprint", "files"}',
+        );
       }
-      trusted.set(name, fingerprint);
+      trusted.set(name, entry);
     }
     record.set(workspace, trusted);
   }
   return record;
+}
+
+function trustedEntry(value: unknown): Trusted | undefined {
+  if (typeof value === "string") return { fingerprint: value, files: {} };
+  if (!isObject(value) || typeof value.fingerprint !== "string") return undefined;
+  const files = value.files ?? {};
+  if (!isObject(files) || !Object.values(files).every((hash) => typeof hash === "string")) {
+    return undefined;
+  }
+  return { fingerprint: value.fingerprint, files: files as Record<string, string> };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -133,7 +197,15 @@ async function writeTrust(ternHome: string, file: string, record: TrustRecord): 
   const workspaces = Object.fromEntries(
     [...record].sort(([a], [b]) => a < b ? -1 : 1).map((
       [workspace, trusted],
-    ) => [workspace, Object.fromEntries([...trusted].sort(([a], [b]) => a < b ? -1 : 1))]),
+    ) => [
+      workspace,
+      Object.fromEntries(
+        [...trusted].sort(([a], [b]) => a < b ? -1 : 1).map(([name, entry]) => [
+          name,
+          Object.keys(entry.files).length === 0 ? entry.fingerprint : entry,
+        ]),
+      ),
+    ]),
   );
   const body = JSON.stringify({ version: VERSION, workspaces }, null, 2) + "\n";
   await Deno.mkdir(ternHome, { recursive: true, mode: 0o700 });

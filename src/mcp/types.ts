@@ -48,4 +48,10 @@ export interface McpServerConfig {
    * `tern mcp trust` records, so a changed project definition needs trusting again.
    */
   fingerprint: string;
+  /**
+   * Project stdio servers: the workspace files the command line names (relative path → SHA-256
+   * of the content, or "missing"), pinned by `tern mcp trust` with the fingerprint: a changed
+   * script needs trusting again.
+   */
+  files?: Record<string, string>;
 }

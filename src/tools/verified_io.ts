@@ -35,119 +35,23 @@
  */
 import * as fs from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { ToolError } from "../core/observation.ts";
+import {
+  changed,
+  confirmAt,
+  confirmDirectory,
+  lstatOrNull,
+  openError,
+  openVerified,
+  sameFile,
+} from "../core/verified_open.ts";
 import { type CheckedPath, isInside, isMissing } from "./paths.ts";
+
+export { openVerified, VerifiedFile, YIELD_EVERY_CHUNKS } from "../core/verified_open.ts";
 
 /** What the helpers need of a {@linkcode CheckedPath}. */
 type Checked = Pick<CheckedPath, "path" | "real" | "info">;
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
-const CHUNK_BYTES = 64 * 1024;
-/** Chunks streamed between two turns of the event loop (4 MiB). */
-export const YIELD_EVERY_CHUNKS = 64;
-
-/** A regular file opened by {@linkcode openVerified}; reads are positional, from the start. */
-export class VerifiedFile implements Disposable {
-  /** Absolute real path. */
-  readonly path: string;
-  /** Size in bytes when it was opened. */
-  readonly size: number;
-  #fd: number | null;
-
-  constructor(path: string, fd: number, size: number) {
-    this.path = path;
-    this.#fd = fd;
-    this.size = size;
-  }
-
-  /** At most `max` bytes from the start of the file. */
-  head(max: number): Uint8Array {
-    const buffer = new Uint8Array(max);
-    let filled = 0;
-    while (filled < max) {
-      const n = fs.readSync(this.#open(), buffer, filled, max - filled, filled);
-      if (n === 0) break;
-      filled += n;
-    }
-    return buffer.subarray(0, filled);
-  }
-
-  /**
-   * The content from the start, in chunks of at most `chunkBytes`. Every
-   * {@linkcode YIELD_EVERY_CHUNKS} chunks it lets the event loop run, so timers (a timeout's
-   * abort) fire while a large file streams.
-   */
-  async *chunks(chunkBytes = CHUNK_BYTES): AsyncGenerator<Uint8Array> {
-    let count = 0;
-    for (const chunk of this.#chunks(chunkBytes)) {
-      if (++count % YIELD_EVERY_CHUNKS === 0) await new Promise((ok) => setTimeout(ok, 0));
-      yield chunk;
-    }
-  }
-
-  /** The whole content, read synchronously. */
-  readAll(): Uint8Array {
-    const parts = [...this.#chunks(Math.max(CHUNK_BYTES, this.size + 1))];
-    if (parts.length === 1) return parts[0];
-    const all = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-    let offset = 0;
-    for (const part of parts) {
-      all.set(part, offset);
-      offset += part.length;
-    }
-    return all;
-  }
-
-  /** Closes the file; later calls do nothing. */
-  close(): void {
-    if (this.#fd !== null) fs.closeSync(this.#fd);
-    this.#fd = null;
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
-  }
-
-  *#chunks(chunkBytes: number): Generator<Uint8Array> {
-    for (let position = 0;;) {
-      const buffer = new Uint8Array(chunkBytes);
-      const n = fs.readSync(this.#open(), buffer, 0, chunkBytes, position);
-      if (n === 0) return;
-      position += n;
-      yield buffer.subarray(0, n);
-    }
-  }
-
-  #open(): number {
-    if (this.#fd === null) throw new Deno.errors.BadResource(`File "${this.path}" is closed`);
-    return this.#fd;
-  }
-}
-
-/**
- * Opens the regular file `checked` names for reading and confirms it is the file that was
- * checked (see the module notes). Throws ToolError POLICY_DENIED `Path "…" changed while it
- * was being opened: …` when it is not, NOT_FOUND when it was removed meanwhile.
- */
-export function openVerified(checked: Checked): VerifiedFile {
-  const { path, real, info } = checked;
-  if (!info?.isFile) throw new TypeError(`openVerified() needs a checked file, not "${path}"`);
-  let fd: number;
-  try {
-    fd = fs.openSync(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (error) {
-    throw openError(error, path, "opened");
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile() || !sameFile(stat, info)) throw changed(path, "opened");
-    confirmAt(real, stat, path, "opened");
-    return new VerifiedFile(real, fd, stat.size);
-  } catch (error) {
-    fs.closeSync(fd);
-    throw error;
-  }
-}
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
 
 /**
  * The content of the file at absolute `path`, a path found by walking the workspace (or a
@@ -253,46 +157,6 @@ export function makeDirsVerified(workspace: string, dir: string, path: string): 
   }
 }
 
-interface Identity {
-  dev: number;
-  ino: number | null;
-}
-
-function sameFile(a: Identity, b: Identity): boolean {
-  return a.ino !== null && a.dev === b.dev && a.ino === b.ino;
-}
-
-/** Throws "changed" unless `path` is still its own real path and names the file `id`. */
-function confirmAt(path: string, id: Identity, shown: string, doing: string): void {
-  const info = realPathOrNull(path) === path ? lstatOrNull(path) : null;
-  if (info === null || !sameFile(info, id)) throw changed(shown, doing);
-}
-
-/** `lstat` of folder `dir`, which must be a folder at its own real path. */
-function confirmDirectory(dir: string, shown: string): Deno.FileInfo {
-  const info = lstatOrNull(dir);
-  if (!info?.isDirectory || realPathOrNull(dir) !== dir) throw changed(shown, "written");
-  return info;
-}
-
-function lstatOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
-  }
-}
-
-function realPathOrNull(path: string): string | null {
-  try {
-    return Deno.realPathSync(path);
-  } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
-  }
-}
-
 /** How often {@linkcode removeSoon} tries, 1 ms apart. */
 const REMOVE_TRIES = 50;
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -315,28 +179,4 @@ function removeSoon(path: string): void {
     }
     Atomics.wait(pause, 0, 0, 1);
   }
-}
-
-function changed(path: string, doing: string): ToolError {
-  return new ToolError(
-    "POLICY_DENIED",
-    `Path "${path}" changed while it was being ${doing}: a symlink or another file was swapped in after it was checked`,
-  );
-}
-
-/** Node-style open errors, as the tools report them. */
-function openError(error: unknown, path: string, doing: string): unknown {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === "ELOOP") return changed(path, doing);
-  if (code === "EACCES" || code === "EPERM") {
-    return new ToolError("POLICY_DENIED", `Path "${path}" cannot be ${doing}: permission denied`);
-  }
-  if (code === "ENOENT" || code === "ENOTDIR") {
-    const what = doing === "opened" ? "it" : "its folder";
-    return new ToolError(
-      "NOT_FOUND",
-      `Path "${path}" not found: ${what} was removed after the check`,
-    );
-  }
-  return error;
 }

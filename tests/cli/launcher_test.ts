@@ -80,7 +80,7 @@ Deno.test("the launcher grants exactly the provider presets' hosts by default", 
   );
 });
 
-Deno.test("the launcher grants the hosts of URLs in the environment, the command line and config files", async () => {
+Deno.test("the launcher grants the hosts of the URL settings in the environment, the command line and config files", async () => {
   const ws = await tempWorkspace();
   const other = await tempWorkspace();
   try {
@@ -98,12 +98,13 @@ Deno.test("the launcher grants the hosts of URLs in the environment, the command
     );
     await write(
       join(ws.dir, ".tern", "config.jsonc"),
-      '// "https://comment.test" counts too\n{ "baseUrl": "http://project.test:8000/v1" }',
+      '// "https://comment.test" does not count\n{ "baseUrl": "http://project.test:8000/v1" }',
     );
     await write(join(ws.dir, ".env"), "TERN_BASE_URL=http://dotenv.test/v1\n");
     await write(
       join(ws.dir, ".mcp.json"),
-      '{"mcpServers":{"x":{"url":"https://tok:secret@mcp.test/m?q=1"},"y":{"url":"http://[::1]:9/x"}}}',
+      '{"mcpServers":{"x":{"url":"https://tok:secret@mcp.test/m?q=1"},"y":{"url":"http://[::1]:9/x"},' +
+        '"v":{"url":"${TERN_MCP_URL}"}}}',
     );
     await write(
       join(other.dir, ".mcp.json"),
@@ -113,25 +114,25 @@ Deno.test("the launcher grants the hosts of URLs in the environment, the command
       HOME: "/nonexistent",
       TERN_HOME: ws.home,
       OPENAI_BASE_URL: "https://env.test/v1",
+      TERN_MCP_URL: "https://mcp-var.test/x",
       ANTHROPIC_NOTE: "see https://anthropic-env.test",
       UNRELATED_URL: "https://unrelated.test",
       TERN_EXTRA_HOSTS: "extra.test,10.0.0.5:8080",
     };
     const hosts = netHosts(env, {
       cwd: ws.dir,
-      args: ["run", "--base-url=https://flag.test/v1", "hi"],
+      args: ["run", "--base-url=https://flag.test/v1", "read https://task.test first"],
     });
     for (
       const host of [
         "user.test",
         "mcp-user.test:8443",
-        "comment.test",
         "project.test:8000",
         "dotenv.test",
         "mcp.test",
         "[::1]:9",
+        "mcp-var.test",
         "env.test",
-        "anthropic-env.test",
         "flag.test",
         "extra.test",
         "10.0.0.5:8080",
@@ -139,10 +140,17 @@ Deno.test("the launcher grants the hosts of URLs in the environment, the command
     ) {
       ok(hosts.includes(host), `${host} missing from ${hosts.join(",")}`);
     }
-    ok(!hosts.includes("unrelated.test"), "only tern's own variables count");
+    for (const host of ["unrelated.test", "anthropic-env.test", "comment.test", "task.test"]) {
+      ok(!hosts.includes(host), `${host}: only URL settings tern uses count: ${hosts}`);
+    }
     ok(
       !hosts.some((host) => host.includes("secret") || host.includes("elsewhere")),
       hosts.join(","),
+    );
+    deepEqual(
+      netHosts(env, { cwd: ws.dir, args: ["run", "--base-url", "https://spaced.test/v1", "x"] })
+        .filter((host) => host.startsWith("spaced")),
+      ["spaced.test"],
     );
 
     // -C names the workspace whose files count.
@@ -153,6 +161,71 @@ Deno.test("the launcher grants the hosts of URLs in the environment, the command
   } finally {
     await ws.cleanup();
     await other.cleanup();
+  }
+});
+
+Deno.test("the launcher never grants a host a project file merely mentions", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const write = async (path: string, text: string) => {
+      await Deno.mkdir(join(path, ".."), { recursive: true });
+      await Deno.writeTextFile(path, text);
+    };
+    // Comments, unused keys, look-alikes inside other strings, duplicate keys (the last one
+    // wins), nested objects and arrays: none of them is a URL setting tern uses.
+    await write(
+      join(ws.dir, ".tern", "config.jsonc"),
+      [
+        "// http://evil1.example",
+        '/* "baseUrl": "http://evil2.example" */',
+        "{",
+        '  "unused": "https://evil3.example",',
+        '  "model": "m", // "baseUrl": "https://evil4.example"',
+        '  "baseUrl": "https://evil5.example",',
+        '  "note": "\\"baseUrl\\": \\"https://evil6.example\\"",',
+        '  "baseUrl": "https://good-project.test/v1",',
+        '  "providers": { "p": { "baseUrl": "https://evil7.example" } }',
+        "}",
+      ].join("\n"),
+    );
+    await write(
+      join(ws.dir, ".mcp.json"),
+      JSON.stringify({
+        url: "https://evil8.example",
+        mcpServers: {
+          s: {
+            command: "x",
+            args: ["https://evil9.example"],
+            extra: { url: "https://evil10.example" },
+          },
+          t: { url: "https://good-mcp.test/mcp", note: '"url": "https://evil11.example"' },
+        },
+        other: { servers: { u: { url: "https://evil12.example" } } },
+      }),
+    );
+    await write(
+      join(ws.dir, ".env"),
+      "# TERN_BASE_URL=https://evil13.example\nDOCS=https://evil14.example\n" +
+        "TERN_BASE_URL=https://good-env.test/v1 # https://evil15.example\n",
+    );
+    // A project file that is a symlink is not read by tern, so it names no host either.
+    const outside = await Deno.makeTempDir({ prefix: "tern-outside-" });
+    try {
+      await Deno.writeTextFile(
+        join(outside, "mcp.json"),
+        '{"servers":{"o":{"url":"https://evil16.example"}}}',
+      );
+      await Deno.symlink(join(outside, "mcp.json"), join(ws.dir, ".tern", "mcp.json"));
+      const hosts = netHosts({ HOME: "/nonexistent", TERN_HOME: ws.home }, { cwd: ws.dir });
+      for (const host of ["good-project.test", "good-mcp.test", "good-env.test"]) {
+        ok(hosts.includes(host), `${host} missing from ${hosts}`);
+      }
+      ok(!hosts.some((host) => host.includes("evil")), hosts.join(","));
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  } finally {
+    await ws.cleanup();
   }
 });
 

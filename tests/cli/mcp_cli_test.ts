@@ -320,7 +320,7 @@ Deno.test("tern run carries on without MCP when the project's MCP config is brok
       );
       equal(run.code, 0, run.stderr);
       equal(JSON.parse(run.stdout).text, "fine");
-      match(run.stderr, /warning: MCP servers are not used: .*NOT_SET_TOKEN/);
+      match(run.stderr, /warning: .*NOT_SET_TOKEN.* — server "gh" is not used/);
     } finally {
       await server.close();
     }

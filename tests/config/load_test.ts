@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadConfig } from "../../src/config/mod.ts";
+import { isProjectSource, loadConfig } from "../../src/config/mod.ts";
 import { API_KEY_VARIABLES, ENV_VARIABLES } from "../../src/config/schema.ts";
 import { withFixture } from "./_fixture.ts";
 
@@ -293,4 +293,46 @@ Deno.test("loadConfig() never sends the person's keys to a base URL a project ch
     ({ config } = await loadConfig({ cwd, env: { ...env, TERN_BASE_URL: "http://127.0.0.1:9" } }));
     assert.equal(config.apiKeys.ANTHROPIC_API_KEY, "env-claude");
   });
+});
+
+Deno.test("loadConfig() never gives the person's keys to a provider a project chose", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const env = { HOME: home, ANTHROPIC_API_KEY: "env-claude", OPENROUTER_API_KEY: "env-or" };
+    const projectFile = write("cwd/.tern/config.jsonc", `{ "provider": "openrouter" }`);
+    let { config, sources } = await loadConfig({ cwd, env });
+    assert.equal(config.provider, "openrouter");
+    assert.deepEqual(config.apiKeys, {});
+    assert.match(
+      sources.apiKey,
+      /ANTHROPIC_API_KEY, OPENROUTER_API_KEY in the environment not used/,
+    );
+    assert.ok(sources.apiKey.includes(projectFile), sources.apiKey);
+
+    // The same from the project's .env; its own key for its own choice is used.
+    Deno.removeSync(projectFile);
+    write("cwd/.env", "TERN_PROVIDER=anthropic\nANTHROPIC_API_KEY=project-own\n");
+    ({ config } = await loadConfig({ cwd, env }));
+    assert.equal(config.provider, "anthropic");
+    assert.deepEqual(config.apiKeys, { ANTHROPIC_API_KEY: "project-own" });
+
+    // Chosen by the person, the provider gets the person's keys.
+    ({ config } = await loadConfig({ cwd, env, flags: { provider: "anthropic" } }));
+    assert.equal(config.apiKeys.ANTHROPIC_API_KEY, "env-claude");
+  });
+});
+
+Deno.test("isProjectSource() names the project's config file and .env, nothing else", () => {
+  assert.equal(isProjectSource("project config /w/.tern/config.jsonc"), true);
+  assert.equal(isProjectSource("TERN_MODEL in /w/.env"), true);
+  for (
+    const source of [
+      "user config /h/.tern/config.jsonc",
+      "TERN_MODEL in the environment",
+      "command line",
+      "default",
+      undefined,
+    ]
+  ) {
+    assert.equal(isProjectSource(source), false, String(source));
+  }
 });

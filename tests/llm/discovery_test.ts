@@ -285,3 +285,35 @@ Deno.test("discoverModels() rejects an invalid base URL", async () => {
     message: 'Cannot list models at "not a url": invalid URL',
   });
 });
+
+Deno.test("discoverModels() never follows a redirect with the key to another server", async () => {
+  const seen: Seen[] = [];
+  await withServer((request) => {
+    seen.push(record(request));
+    return json({ data: [{ id: "m" }] });
+  }, async (_otherBase, other) => {
+    await withServer(
+      (request) =>
+        new Response(null, {
+          status: 307,
+          headers: { location: `${other}${new URL(request.url).pathname}` },
+        }),
+      async (baseUrl, origin) => {
+        for (const api of ["openai", "anthropic"] as const) {
+          await assert.rejects(
+            discoverModels({ provider: "p", api, baseUrl, apiKey: KEY }),
+            (error: Error) => {
+              assert.equal(
+                error.message.split(": tern")[0],
+                `Cannot list models at "${origin}": redirected (307) to "${other}"`,
+              );
+              assert.ok(!error.message.includes(KEY));
+              return true;
+            },
+          );
+        }
+      },
+    );
+  });
+  assert.deepEqual(seen, []);
+});

@@ -21,10 +21,10 @@ Deno.test("loadMcpConfig() applies the five locations in order, later files winn
       fixture.write(USER, `{ "servers": { "s": { "command": "1" }, "a": { "command": "a" } } }`),
       fixture.write("home/.tern/mcp/20-b.json", stdio("3")),
       fixture.write("home/.tern/mcp/10-a.json", stdio("2")),
-      fixture.write(PROJECT_MCP, `{ "mcpServers": { "s": { "command": "4" } } }`),
-      fixture.write(PROJECT, stdio("5")),
+      fixture.write(PROJECT_MCP, `{ "mcpServers": { "t": { "command": "4" } } }`),
+      fixture.write(PROJECT, `{ "servers": { "t": { "command": "5" } } }`),
       fixture.write("ws/.tern/mcp/b.json", `{ "mcpServers": { "z": { "url": "http://x/" } } }`),
-      fixture.write("ws/.tern/mcp/a.json", stdio("6")),
+      fixture.write("ws/.tern/mcp/a.json", `{ "servers": { "t": { "command": "6" } } }`),
     ];
     fixture.write("ws/.tern/mcp/notes.txt", stdio("not json"));
     fixture.write("ws/.tern/mcp/.#a.json", stdio("an editor's lock file"));
@@ -38,32 +38,56 @@ Deno.test("loadMcpConfig() applies the five locations in order, later files winn
       files[6],
       files[5],
     ]);
-    assert.deepEqual(result.servers.map((server) => server.name), ["a", "s", "z"]);
+    assert.deepEqual(result.servers.map((server) => server.name), ["a", "s", "t", "z"]);
     const s = byName(result.servers, "s");
-    assert.equal(s.command, "6");
-    assert.equal(s.file, files[6]);
-    assert.equal(s.key, "servers.s");
-    assert.equal(s.scope, "project");
+    assert.equal(s.command, "3");
+    assert.equal(s.file, files[1]);
+    assert.equal(s.scope, "user");
+    const t = byName(result.servers, "t");
+    assert.equal(t.command, "6");
+    assert.equal(t.file, files[6]);
+    assert.equal(t.key, "servers.t");
+    assert.equal(t.scope, "project");
     assert.equal(byName(result.servers, "a").scope, "user");
     assert.equal(byName(result.servers, "z").key, "mcpServers.z");
 
     // Each location alone still counts, in its turn.
     Deno.removeSync(files[6]);
-    assert.equal(byName((await fixture.load()).servers, "s").command, "5");
+    assert.equal(byName((await fixture.load()).servers, "t").command, "5");
     Deno.removeSync(files[4]);
-    assert.equal(byName((await fixture.load()).servers, "s").command, "4");
-    Deno.removeSync(files[3]);
-    assert.equal(byName((await fixture.load()).servers, "s").command, "3");
+    assert.equal(byName((await fixture.load()).servers, "t").command, "4");
     Deno.removeSync(files[1]);
     assert.equal(byName((await fixture.load()).servers, "s").command, "2");
+  });
+});
+
+Deno.test("loadMcpConfig() never lets a project file replace the person's own server", async () => {
+  await withMcpConfig(async (fixture) => {
+    const own = fixture.write(USER, stdio("mine"));
+    const project = fixture.write(
+      PROJECT_MCP,
+      `{ "mcpServers": { "s": { "command": "theirs" } } }`,
+    );
+    const warnings: string[] = [];
+    const { servers } = await loadMcpConfig({
+      ternHome: fixture.ternHome,
+      workspace: fixture.workspace,
+      env: () => undefined,
+      warn: (text) => warnings.push(text),
+    });
+    assert.equal(byName(servers, "s").command, "mine");
+    assert.equal(byName(servers, "s").scope, "user");
+    assert.deepEqual(warnings, [
+      `MCP server "s" in "${project}" is not used: your own definition in "${own}" has that name`,
+    ]);
   });
 });
 
 Deno.test("loadMcpConfig() replaces an earlier definition whole", async () => {
   await withMcpConfig(async (fixture) => {
     fixture.write(
-      USER,
-      `{ "servers": { "s": { "command": "a", "args": ["x"], "env": { "A": "1" } } } }`,
+      PROJECT_MCP,
+      `{ "mcpServers": { "s": { "command": "a", "args": ["x"], "env": { "A": "1" } } } }`,
     );
     fixture.write(PROJECT, `{ "servers": { "s": { "url": "https://example.com/mcp" } } }`);
     const [server] = (await fixture.load()).servers;
@@ -93,6 +117,9 @@ Deno.test("loadMcpConfig() fills in defaults for a minimal stdio and http server
       cwd: fixture.workspace,
       requestTimeoutMs: 120000,
       fingerprint: servers[0].fingerprint,
+      // A project's server runs in bubblewrap unless the person's own file defines it.
+      sandbox: { network: false, writable: [fixture.workspace] },
+      files: {},
     });
     assert.deepEqual(servers[1], {
       ...common,
@@ -222,7 +249,7 @@ Deno.test("loadMcpConfig() resolves cwd and sandbox paths to absolute ones", asy
       PROJECT,
       `{ "servers": {
         "p": { "command": "x", "cwd": "srv", "sandbox": true },
-        "q": { "command": "x", "cwd": "/abs", "sandbox": { "writable": ["out", "/tmp/x"] } },
+        "q": { "command": "x", "cwd": "/abs", "sandbox": { "writable": ["out", "gen/.."] } },
         "r": { "command": "x", "sandbox": { "network": true } },
         "s": { "command": "x", "sandbox": false }
       } }`,
@@ -236,10 +263,21 @@ Deno.test("loadMcpConfig() resolves cwd and sandbox paths to absolute ones", asy
     assert.equal(byName(servers, "q").cwd, "/abs");
     assert.deepEqual(byName(servers, "q").sandbox, {
       network: false,
-      writable: [join(ws, "out"), "/tmp/x"],
+      writable: [join(ws, "out"), ws],
     });
     assert.deepEqual(byName(servers, "r").sandbox, { network: true, writable: [ws] });
-    assert.equal(byName(servers, "s").sandbox, undefined);
+    // A project file cannot turn the sandbox off, nor make a folder outside writable.
+    assert.deepEqual(byName(servers, "s").sandbox, { network: false, writable: [ws] });
+    const outside = fixture.write(
+      PROJECT,
+      `{ "servers": { "w": { "command": "x", "sandbox": { "writable": ["../home"] } } } }`,
+    );
+    assert.equal(
+      (await loadError(fixture)).message,
+      `Invalid MCP config "${outside}": "servers.w.sandbox.writable": ` +
+        `${JSON.stringify(join(fixture.workspace, "..", "home"))} is outside the workspace — a ` +
+        "project's server may write only inside it",
+    );
 
     const file = fixture.write(
       PROJECT,

@@ -123,7 +123,7 @@ Deno.test("StdioProcessTransport carries requests and answers to a real server",
     await session.transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     const list = resultOf(await session.request(2, "tools/list"));
     const names = (list.tools as { name: string }[]).map((tool) => tool.name);
-    deepEqual(names, ["echo", "slow", "crash", "fail", "spawn", "change", "image"]);
+    deepEqual(names, ["echo", "slow", "crash", "fail", "spawn", "change", "image", "write"]);
     const echo = resultOf(
       await session.request(3, "tools/call", { name: "echo", arguments: { message: "hi" } }),
     );

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ConfigError } from "../../src/config/errors.ts";
-import { loadTrust, trustServers, untrustServers } from "../../src/mcp/trust.ts";
+import { pinnedFiles } from "../../src/mcp/_pinned_files.ts";
+import { loadTrust, loadTrustCheck, trustServers, untrustServers } from "../../src/mcp/trust.ts";
 import { byName, withMcpConfig } from "./_config_fixture.ts";
 
 Deno.test("loadTrust() trusts user servers and no project server before trustServers()", async () => {
@@ -137,5 +138,102 @@ Deno.test("loadTrust() rejects a damaged trust file with a ConfigError naming it
         return true;
       });
     }
+  });
+});
+
+Deno.test("pinnedFiles() pins the workspace files a command line names, not programs or other text", async () => {
+  await withMcpConfig(async ({ workspace, write }) => {
+    write("ws/server.js", "a");
+    write("ws/tools/srv.py", "b");
+    write("ws/x.ts", "c");
+    write("ws/cfg.json", "d");
+    const pins = await pinnedFiles(
+      [
+        "node",
+        "./server.js",
+        "tools/srv.py",
+        "x.ts",
+        "--config=cfg.json",
+        "-A",
+        "https://example.com/x.js",
+        "../outside.js",
+        "/usr/bin/env",
+        "later.py",
+        "build/out.js",
+        "plain-word",
+      ],
+      workspace,
+      workspace,
+    );
+    const sha = async (text: string) =>
+      Array.from(
+        new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))),
+        (byte) => byte.toString(16).padStart(2, "0"),
+      ).join("");
+    assert.deepEqual(pins, {
+      "server.js": await sha("a"),
+      "tools/srv.py": await sha("b"),
+      "x.ts": await sha("c"),
+      "cfg.json": await sha("d"),
+      "later.py": "missing",
+      "build/out.js": "missing",
+    });
+    // A program written as a path inside the workspace counts too.
+    write("ws/bin/run", "e");
+    assert.deepEqual(Object.keys(await pinnedFiles(["./bin/run"], workspace, workspace)), [
+      "bin/run",
+    ]);
+  });
+});
+
+Deno.test("loadTrustCheck() untrusts a server whose script changed, was created or removed, saying which", async () => {
+  await withMcpConfig(async ({ ternHome, workspace, write, load }) => {
+    write(
+      "ws/.mcp.json",
+      `{ "mcpServers": { "a": { "command": "node", "args": ["srv.js", "gen.js"] } } }`,
+    );
+    write("ws/srv.js", "one");
+    const [trusted] = (await load()).servers;
+    assert.deepEqual(Object.keys(trusted.files ?? {}).sort(), ["gen.js", "srv.js"]);
+    await trustServers(ternHome, workspace, [trusted]);
+    const record = JSON.parse(Deno.readTextFileSync(join(ternHome, "mcp-trust.json")));
+    assert.deepEqual(record.workspaces[workspace].a.files, trusted.files);
+    let check = await loadTrustCheck(ternHome, workspace);
+    assert.equal(check.trusted(trusted), true);
+    assert.equal(check.whyNot(trusted), undefined);
+
+    write("ws/srv.js", "two");
+    write("ws/gen.js", "made later");
+    const [changed] = (await load()).servers;
+    check = await loadTrustCheck(ternHome, workspace);
+    assert.equal(check.trusted(changed), false);
+    assert.equal(
+      check.whyNot(changed),
+      `"gen.js" was created, "srv.js" changed since you trusted it`,
+    );
+
+    Deno.removeSync(join(workspace, "srv.js"));
+    const [removed] = (await load()).servers;
+    assert.match(check.whyNot(removed) ?? "", /"srv\.js" was removed/);
+
+    write("ws/.mcp.json", `{ "mcpServers": { "a": { "command": "node", "args": ["other.js"] } } }`);
+    const [redefined] = (await load()).servers;
+    assert.match(check.whyNot(redefined) ?? "", /its definition in ".*\.mcp\.json" changed/);
+  });
+});
+
+Deno.test("loadTrustCheck() asks again for a server trusted before files were pinned", async () => {
+  await withMcpConfig(async ({ ternHome, workspace, write, load }) => {
+    write("ws/.mcp.json", `{ "mcpServers": { "a": { "command": "node", "args": ["srv.js"] } } }`);
+    write("ws/srv.js", "code");
+    const [server] = (await load()).servers;
+    // The record as an earlier tern wrote it: the definition's fingerprint only.
+    write(
+      "home/.tern/mcp-trust.json",
+      JSON.stringify({ version: 1, workspaces: { [workspace]: { a: server.fingerprint } } }),
+    );
+    const check = await loadTrustCheck(ternHome, workspace);
+    assert.equal(check.trusted(server), false);
+    assert.equal(check.whyNot(server), `it now runs "srv.js" since you trusted it`);
   });
 });

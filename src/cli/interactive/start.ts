@@ -82,7 +82,11 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   let mcpOpening: Promise<OpenedMcp> | undefined;
   const openedMcp = () =>
     mcpOpening ??= import("../mcp_setup.ts").then(async ({ openMcp, killOnExit }) => {
-      const opened = await openMcp({ ternHome: config.ternHome, workspace });
+      const opened = await openMcp({
+        ternHome: config.ternHome,
+        workspace,
+        warn: (text) => app.notice(text, "warning"),
+      });
       if (opened.manager) {
         watchMcp(opened.manager);
         killOnExit(opened.manager);
@@ -93,6 +97,12 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const watchMcp = (manager: McpManager) => {
     const told = new Set<string>();
     const untrusted = manager.status().filter((s) => s.state === "UNTRUSTED");
+    // A server trusted before whose definition or script changed: say what changed.
+    for (const status of untrusted) {
+      if (status.error?.startsWith("needs trust again")) {
+        app.notice(`The project's MCP server "${status.name}" ${status.error}`, "warning");
+      }
+    }
     if (untrusted.length > 0) {
       const names = untrusted.map((s) => s.name).join(", ");
       app.notice(

@@ -1,0 +1,91 @@
+/**
+ * The one reader for files tern itself takes from a workspace (`AGENTS.md`, `.env`,
+ * `.tern/config.jsonc`, `.mcp.json`, `.tern/mcp*.json`): read the way a file tool reads, since a
+ * repository, or a command the model ran, may have made any of them.
+ *
+ * Only a regular file whose real path is inside the workspace, with one hard link, is read: a
+ * symlink (at the file or any folder above it) leading out of the workspace could make tern read
+ * the person's own files as the project's (`.env -> ~/.env`), and a hard link shares its content
+ * with a file that may live anywhere. The file is opened, then the opened handle is compared
+ * with what the checks saw (`openVerified` in src/core/verified_open.ts), so a swap in between
+ * is refused too. A refused file is skipped with a warning that names it; a missing one is
+ * silently absent.
+ */
+import { join, relative, sep } from "node:path";
+import { ToolError } from "../core/observation.ts";
+import { isMissing, lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
+import { ConfigError, describeReadError } from "./errors.ts";
+
+/** Receives one warning line (without the `tern: warning: ` prefix). */
+export type Warn = (text: string) => void;
+
+/** Options of {@linkcode readWorkspaceText}. */
+export interface WorkspaceReadOptions {
+  /** What the file is, for messages: `project config`, `.env file`, `MCP config`. */
+  what: string;
+  /** Told why a file is skipped; default: a `tern: warning:` line on stderr. */
+  warn?: Warn;
+}
+
+/** Writes `tern: warning: <text>` to stderr. */
+export function warnOnStderr(text: string): void {
+  Deno.stderr.writeSync(new TextEncoder().encode(`tern: warning: ${text}\n`));
+}
+
+/**
+ * The text of `file`, a path inside `workspace` (both absolute), read only when it is a regular
+ * file inside the workspace's real path with a single hard link (see the module notes).
+ * @returns undefined when the file does not exist, or when it was refused (then `warn` was told
+ *   `Skipping <what> "<file>": <why>`).
+ * @throws {ConfigError} naming the file when it passed the checks but cannot be read, or is a
+ *   folder.
+ */
+export function readWorkspaceText(
+  workspace: string,
+  file: string,
+  options: WorkspaceReadOptions,
+): string | undefined {
+  const warn = options.warn ?? warnOnStderr;
+  const skip = (why: string): undefined => {
+    warn(`Skipping ${options.what} "${file}": ${why}`);
+    return undefined;
+  };
+  const fail = (error: unknown): never => {
+    throw new ConfigError(
+      `Cannot read ${options.what} "${file}": ${describeReadError(error)}`,
+      { file, cause: error },
+    );
+  };
+  try {
+    const root = realPathOrNull(workspace) ?? workspace;
+    const path = join(root, relative(workspace, file));
+    if (lstatOrNull(path) === null) return undefined;
+    const real = realPathOrNull(path);
+    // A dangling symlink: nothing to read.
+    if (real === null) return undefined;
+    if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+      return skip(`it leads out of the workspace (to "${real}") through a symlink`);
+    }
+    const info = lstatOrNull(real);
+    if (info === null) return undefined;
+    if (info.isDirectory) return fail(new Deno.errors.IsADirectory());
+    if (!info.isFile) return skip("it is not a regular file");
+    if (info.nlink !== null && info.nlink > 1) return skip(hardLinks(info.nlink));
+    using opened = openVerified({ path: file, real, info });
+    if (opened.links > 1) return skip(hardLinks(opened.links));
+    return new TextDecoder().decode(opened.readAll());
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    if (isMissing(error)) return undefined;
+    if (error instanceof ToolError) {
+      if (error.code === "NOT_FOUND") return undefined;
+      return skip(error.message.replace(/^Path "[^"]*" /, "it "));
+    }
+    return fail(error);
+  }
+}
+
+function hardLinks(count: number): string {
+  return `it has ${count} hard links, and a hard link shares its content with a file that ` +
+    "may be outside the workspace";
+}
