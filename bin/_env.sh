@@ -118,7 +118,9 @@ _tern_url_value() {
     local name="${BASH_REMATCH[1]}" fallback="${BASH_REMATCH[3]}"
     value="${!name:-$fallback}"
   fi
-  [[ "$value" =~ ^[hH][tT][tT][pP][sS]?://[^[:space:]]+$ ]] && _tern_hosts_in "$value"
+  # An `if`, not `&&`: bin/tern runs with `set -e`, and a function whose last command fails
+  # (no URL here) would end the launcher.
+  if [[ "$value" =~ ^[hH][tT][tT][pP][sS]?://[^[:space:]]+$ ]]; then _tern_hosts_in "$value"; fi
 }
 
 # _tern_json_urls FILE MODE: adds the hosts of the URL settings tern uses in one JSONC file,

@@ -36,6 +36,38 @@ Deno.test("bin/tern --version answers without starting Deno", async () => {
   }
 });
 
+Deno.test("bin/tern starts tern (set -e) with no settings at all and with every kind of file", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: ws.home,
+      TERN_HOME: ws.home,
+    };
+    const help = async () => {
+      const out = await new Deno.Command(join(ROOT, "bin/tern"), {
+        args: ["--help"],
+        cwd: ws.dir,
+        env,
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      equal(out.code, 0, decoder.decode(out.stderr));
+      match(decoder.decode(out.stdout), /^Usage: tern/m);
+    };
+    await help();
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    await Deno.writeTextFile(join(ws.dir, ".tern/config.jsonc"), '{"model": "m"}');
+    await Deno.writeTextFile(join(ws.dir, ".env"), "FOO=bar\n");
+    await Deno.writeTextFile(join(ws.dir, ".mcp.json"), '{"mcpServers": {"a": {"command": "x"}}}');
+    await Deno.writeTextFile(join(ws.home, "config.jsonc"), '{"maxRounds": 3}');
+    await help();
+  } finally {
+    await ws.cleanup();
+  }
+});
+
 Deno.test("bin/_env.sh picks the npm build of Deno for each machine Deno publishes one for", () => {
   const pick = (os: string, machine: string) => {
     const out = new Deno.Command("bash", {
