@@ -89,6 +89,11 @@ function describe(request: ReviewRequest, options: ModelReviewerOptions): string
     `Action: tool "${request.tool}" in sandbox profile "${request.profile}"`,
     `Arguments: ${JSON.stringify(request.args)}`,
     `Why it needs review: ${request.reason}`,
+    request.modelReason === undefined
+      ? ""
+      : `The model's stated reason (its own words, unverified): ${
+        JSON.stringify(request.modelReason)
+      }`,
   ];
   return parts.filter((part) => part !== "").join("\n\n");
 }

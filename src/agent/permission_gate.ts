@@ -138,9 +138,12 @@ export class PermissionGate {
     const started = performance.now();
     const review: ReviewRequest = {
       tool: "request_permissions",
-      args: masker.maskDeep(request),
+      args: masker.maskDeep({ ...request, scope: options.scope }),
       summary: masker.mask(options.summary),
-      reason: `The model asks: ${masker.mask(options.reason)}`,
+      reason: request.withoutSandbox
+        ? `Commands would run WITHOUT a sandbox (for this ${options.scope})`
+        : `Widens the sandbox of profile "${runtime.profile.name}" (for this ${options.scope})`,
+      modelReason: masker.mask(options.reason),
       profile: runtime.profile.name,
       rememberable: false,
     };

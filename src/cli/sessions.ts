@@ -1,5 +1,6 @@
 /** `tern sessions list|show|tree|fork|export|compact`: inspect and manage session files. */
 import { loadConfig } from "../config/mod.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
 import { forkSession } from "../session/fork.ts";
@@ -22,7 +23,11 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
   const workspace = resolveWorkspace(flags.cwd);
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
   const { ternHome } = loaded.config;
-  const { out, err } = processWriters();
+  const writers = processWriters();
+  // Sessions hold what the model and tools wrote: text output is made safe for a terminal (JSON
+  // escapes it already).
+  const out = line.json ? writers.out : (text: string) => writers.out(terminalText(text));
+  const err = (text: string) => writers.err(terminalText(text));
   if (line.action === "list") {
     const sessions = await listSessions(ternHome, line.all ? {} : { cwd: workspace });
     if (line.json) {
