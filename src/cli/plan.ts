@@ -5,6 +5,7 @@
  */
 import { loadConfig } from "../config/mod.ts";
 import { TernError } from "../core/errors.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { PlanValidationError } from "../plan/graph.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
@@ -47,7 +48,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   const mcp = await startMcpForRun({
     ternHome: loaded.config.ternHome,
     workspace,
-    warn: (text) => write.err(`tern: warning: ${text}\n`),
+    warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
   });
   const text = flags.output === "text";
   const stream = flags.output === "stream-json";
@@ -101,7 +102,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       },
       onNote: (note) => {
         if (stream) write.out(JSON.stringify({ type: "plan_note", text: note }) + "\n");
-        else if (text) write.err(`tern: ${note}\n`);
+        else if (text) write.err(`tern: ${terminalText(note)}\n`);
       },
     }).catch((error) => {
       // Appended nodes the graph refuses are bad input: nothing was recorded.

@@ -3,6 +3,7 @@
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
 import { TernError } from "../core/errors.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Writers to the process's stdout and stderr that never write partially. */
@@ -11,6 +12,21 @@ export function processWriters() {
   return {
     out: (text: string) => writeAll(Deno.stdout, encoder.encode(text)),
     err: (text: string) => writeAll(Deno.stderr, encoder.encode(text)),
+  };
+}
+
+/**
+ * `writers` for plain text that quotes the model, tools, servers or sessions: every text goes
+ * through `terminalText()` on its way out. With `json`, stdout is left as it is (JSON escapes
+ * controls already).
+ */
+export function terminalWriters(
+  writers: { out: (text: string) => void; err: (text: string) => void },
+  options: { json?: boolean } = {},
+) {
+  return {
+    out: options.json ? writers.out : (text: string) => writers.out(terminalText(text)),
+    err: (text: string) => writers.err(terminalText(text)),
   };
 }
 

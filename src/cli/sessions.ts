@@ -1,6 +1,5 @@
 /** `tern sessions list|show|tree|fork|export|compact`: inspect and manage session files. */
 import { loadConfig } from "../config/mod.ts";
-import { terminalText } from "../core/terminal_text.ts";
 import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
 import { forkSession } from "../session/fork.ts";
@@ -13,6 +12,7 @@ import { VERSION } from "../version.ts";
 import type { CommandLine } from "./args.ts";
 import { connectModels, processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
 import { applySessionSettings } from "./run_session.ts";
+import { terminalWriters } from "./process_env.ts";
 import { describeEntry, transcriptMarkdown } from "./session_text.ts";
 import { formatCost } from "./output/text.ts";
 
@@ -23,11 +23,8 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
   const workspace = resolveWorkspace(flags.cwd);
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
   const { ternHome } = loaded.config;
-  const writers = processWriters();
-  // Sessions hold what the model and tools wrote: text output is made safe for a terminal (JSON
-  // escapes it already).
-  const out = line.json ? writers.out : (text: string) => writers.out(terminalText(text));
-  const err = (text: string) => writers.err(terminalText(text));
+  // Sessions hold what the model and tools wrote: text output is made safe for a terminal.
+  const { out, err } = terminalWriters(processWriters(), { json: line.json });
   if (line.action === "list") {
     const sessions = await listSessions(ternHome, line.all ? {} : { cwd: workspace });
     if (line.json) {
