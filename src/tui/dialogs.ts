@@ -71,7 +71,9 @@ export function permissionDialog(
       }
       if (request.modelReason !== undefined && request.modelReason.trim() !== "") {
         const said = wrapText(
-          `${t.yellow("Model's reason (unverified):")} ${t.dim(oneLine(request.modelReason).trim())}`,
+          `${t.yellow("Model's reason (unverified):")} ${
+            t.dim(oneLine(request.modelReason).trim())
+          }`,
           width,
         );
         lines.push(...capRows(said, REASON_LINES, t));
