@@ -1,7 +1,7 @@
 /** `tern audit [session]`: the audit log of one session, a line per tool call, or as JSONL. */
 import { isAbsolute, join, resolve } from "node:path";
 import { TernError } from "../core/errors.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import {
   auditDir,
   auditPath,
@@ -34,7 +34,7 @@ export async function showAudit(options: ShowAuditOptions): Promise<number> {
     : await sessionFile(options.ternHome, options.session);
   const { records, skipped } = await readAudit(path);
   if (options.json) {
-    for (const record of records) options.write(JSON.stringify(record) + "\n");
+    for (const record of records) options.write(jsonForTerminal(JSON.stringify(record)) + "\n");
     return 0;
   }
   options.write(`Audit log "${terminalText(path)}": ${plural(records.length, "tool call")}\n`);

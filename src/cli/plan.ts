@@ -5,7 +5,7 @@
  */
 import { loadConfig } from "../config/mod.ts";
 import { TernError } from "../core/errors.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { PlanValidationError } from "../plan/graph.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
@@ -44,7 +44,9 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   const { connectModels } = await import("./run.ts");
   const choice = !resume ? {} : options.resume ? { resume: options.resume } : { continue: true };
   const session = await openRunSession(choice, { ternHome: loaded.config.ternHome, workspace });
-  const write = processWriters();
+  const writers = processWriters();
+  // JSON output gets what JSON leaves raw escaped; text is cleaned where it is made.
+  const write = { ...writers, out: (text: string) => writers.out(jsonForTerminal(text)) };
   const mcp = await startMcpForRun({
     ternHome: loaded.config.ternHome,
     workspace,

@@ -3,7 +3,7 @@
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
 import { TernError } from "../core/errors.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Writers to the process's stdout and stderr that never write partially. */
@@ -17,15 +17,17 @@ export function processWriters() {
 
 /**
  * `writers` for plain text that quotes the model, tools, servers or sessions: every text goes
- * through `terminalText()` on its way out. With `json`, stdout is left as it is (JSON escapes
- * controls already).
+ * through `terminalText()` on its way out. With `json`, stdout gets JSON, so it only gets the
+ * characters JSON leaves raw escaped (`jsonForTerminal()`: the same JSON value).
  */
 export function terminalWriters(
   writers: { out: (text: string) => void; err: (text: string) => void },
   options: { json?: boolean } = {},
 ) {
   return {
-    out: options.json ? writers.out : (text: string) => writers.out(terminalText(text)),
+    out: options.json
+      ? (text: string) => writers.out(jsonForTerminal(text))
+      : (text: string) => writers.out(terminalText(text)),
     err: (text: string) => writers.err(terminalText(text)),
   };
 }

@@ -1,7 +1,7 @@
 /** `tern run "task"`: one turn, streamed to the terminal or as JSON, then exit. */
 import type { ConfigFlags, TernConfig } from "../config/mod.ts";
 import { loadConfig } from "../config/mod.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { TurnResult } from "../agent/loop.ts";
@@ -186,7 +186,7 @@ async function runInSession(
       );
       const total = session.state();
       write.out(
-        JSON.stringify({
+        jsonForTerminal(JSON.stringify({
           exitReason,
           text,
           rounds,
@@ -199,7 +199,7 @@ async function runInSession(
           sessionUsage: total.usage,
           sessionCost: total.cost,
           audit,
-        }) + "\n",
+        })) + "\n",
       );
     }
     return result;
@@ -225,7 +225,7 @@ function createEmitter(
   raw: boolean,
 ): EmitFn {
   if (output === "stream-json") {
-    return (event: AgentEvent) => write.out(JSON.stringify(event) + "\n");
+    return (event: AgentEvent) => write.out(jsonForTerminal(JSON.stringify(event)) + "\n");
   }
   if (output === "json") return () => {};
   return createTextRenderer({

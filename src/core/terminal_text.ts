@@ -162,3 +162,17 @@ export function streamCleaner(): TextStreamCleaner {
     },
   };
 }
+
+const RAW_IN_JSON = /[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON text with what `JSON.stringify` leaves raw but a terminal would obey (DEL, C1 controls,
+ * bidi formatting, line and paragraph separators) written as `\uXXXX`: the same JSON value,
+ * safe to print. Those characters can only occur inside JSON strings, so nothing else changes.
+ */
+export function jsonForTerminal(json: string): string {
+  return json.replace(
+    RAW_IN_JSON,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}

@@ -60,3 +60,12 @@ Deno.test("tern run --raw prints the answer exactly as the model wrote it, stder
   ok(run.stdout.startsWith(HOSTILE_ANSWER), JSON.stringify(run.stdout));
   ok(!OBEYED.test(run.stderr), `stderr obeys: ${JSON.stringify(run.stderr)}`);
 });
+
+Deno.test("tern run -o stream-json escapes what JSON leaves raw, and the events keep the exact text", async () => {
+  const run = await runHostile(["-o", "stream-json", "--mode", "bypass"]);
+  equal(run.code, 0, run.stderr);
+  ok(!OBEYED.test(run.stdout), `stdout obeys: ${JSON.stringify(run.stdout.slice(0, 400))}`);
+  const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const answer = events.filter((e) => e.type === "text_delta").map((e) => e.text).join("");
+  equal(answer, HOSTILE_ANSWER + " done\x9b2J");
+});

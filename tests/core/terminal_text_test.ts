@@ -3,6 +3,7 @@ import type { AgentEvent } from "../../src/core/events.ts";
 import { createEventCleaner } from "../../src/core/terminal_events.ts";
 import {
   cleanDeep,
+  jsonForTerminal,
   screenLine,
   streamCleaner,
   terminalText,
@@ -165,4 +166,11 @@ Deno.test("createEventCleaner() holds a split sequence back until the stream end
       observation: { status: "SUCCEEDED", output: "red" },
     },
   ]);
+});
+
+Deno.test("jsonForTerminal() escapes what JSON leaves raw, and the value stays the same", () => {
+  const value = { text: "a\u009b2Kb\u202ec\u2066d\x7fe\u2028f ✓ שלום", n: 1 };
+  const json = jsonForTerminal(JSON.stringify(value));
+  equal(json, '{"text":"a\\u009b2Kb\\u202ec\\u2066d\\u007fe\\u2028f ✓ שלום","n":1}');
+  deepEqual(JSON.parse(json), value);
 });
