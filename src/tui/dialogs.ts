@@ -16,8 +16,11 @@ export { selectDialog, type SelectItem, type SelectOptions } from "./select_dial
 
 /** A dialog: `render` on every frame, `handle` for every key until it says it is done. */
 export interface Dialog<T> {
-  /** Lines of at most `width` cells. */
-  render(width: number): string[];
+  /**
+   * Lines of at most `width` cells; `height`, when known, is the rows the dialog has on screen
+   * (a dialog that can shrink fits itself into them).
+   */
+  render(width: number, height?: number): string[];
   handle(event: KeyEvent): { done: true; value: T } | { done: false };
 }
 
@@ -58,27 +61,42 @@ export function permissionDialog(
   ];
   const picker = choicePicker(choices, choices.length - 1, "deny", t);
   return {
-    render(width) {
-      const lines = [
-        rule(`Allow ${oneLine(request.tool)}?`, width, t),
-        ...factLines(request, options.realPaths ?? [], width, t),
-        ...wrapText(riskPaint(request.reason, t)(oneLine(request.reason)), width),
-      ];
-      const args = argsText(request, options.diff !== undefined);
-      if (args !== "") lines.push(...capRows(wrapText(t.dim(args), width), ARG_LINES, t));
-      if (options.diff !== undefined && options.diff !== "") {
-        lines.push(...renderDiff(hunksOf(options.diff), width, t, DIFF_LINES));
-      }
-      if (request.modelReason !== undefined && request.modelReason.trim() !== "") {
-        const said = wrapText(
-          `${t.yellow("Model's reason (unverified):")} ${
-            t.dim(oneLine(request.modelReason).trim())
-          }`,
-          width,
+    render(width, height = Number.POSITIVE_INFINITY) {
+      const reason = wrapText(riskPaint(request.reason, t)(oneLine(request.reason)), width);
+      const said = request.modelReason === undefined || request.modelReason.trim() === ""
+        ? []
+        : capRows(
+          wrapText(
+            `${t.yellow("Model's reason (unverified):")} ${
+              t.dim(oneLine(request.modelReason).trim())
+            }`,
+            width,
+          ),
+          REASON_LINES,
+          t,
         );
-        lines.push(...capRows(said, REASON_LINES, t));
+      const choices = ["", ...picker.render(width)];
+      // The facts are never cut for the arguments or the diff: those get the rows left over.
+      const others = 1 + reason.length + said.length + choices.length;
+      const facts = factLines(request, options.realPaths ?? [], width, t, {
+        max: Math.max(MIN_FACT_LINES, Math.min(FACT_LINES, height - others)),
+      });
+      let room = height - others - facts.length;
+      const lines = [rule(`Allow ${oneLine(request.tool)}?`, width, t), ...facts, ...reason];
+      const args = argsText(request, options.diff !== undefined);
+      if (args !== "") {
+        const rows = capRows(wrapText(t.dim(args), width), Math.min(ARG_LINES, room), t);
+        lines.push(...rows);
+        room -= rows.length;
       }
-      lines.push("", ...picker.render(width));
+      if (options.diff !== undefined && options.diff !== "") {
+        if (room >= 2) {
+          lines.push(...renderDiff(hunksOf(options.diff), width, t, Math.min(DIFF_LINES, room)));
+        } else if (room >= 1) {
+          lines.push(t.dim("(the diff does not fit: a taller terminal shows it)"));
+        }
+      }
+      lines.push(...said, ...choices);
       return lines.map((line) => truncateToWidth(line, width));
     },
     handle: picker.handle,
@@ -87,6 +105,8 @@ export function permissionDialog(
 
 /** Most rows the facts of a request take; beyond them a red line says how many are hidden. */
 const FACT_LINES = 14;
+/** Fewest rows given to the facts, however small the terminal. */
+const MIN_FACT_LINES = 3;
 /** Most rows of the model's stated reason. */
 const REASON_LINES = 3;
 
@@ -100,6 +120,7 @@ function factLines(
   realPaths: readonly string[],
   width: number,
   t: Theme,
+  options: { max: number },
 ): string[] {
   const rows: string[] = [];
   const grant = request.tool === "request_permissions" ? grantFacts(request.args, t) : undefined;
@@ -115,10 +136,10 @@ function factLines(
   for (const path of realPaths) {
     rows.push(...wrapText(t.yellow(`real path: ${visibleText(path)}`), width));
   }
-  if (rows.length <= FACT_LINES) return rows;
-  const hidden = rows.length - (FACT_LINES - 1);
+  if (rows.length <= options.max) return rows;
+  const hidden = rows.length - (options.max - 1);
   return [
-    ...rows.slice(0, FACT_LINES - 1),
+    ...rows.slice(0, options.max - 1),
     t.red(`… ${hidden} more rows of this request are not shown: deny unless you know them`),
   ];
 }
@@ -150,6 +171,7 @@ function grantFacts(args: unknown, t: Theme): [string, string[], Paint][] | unde
 
 /** `rows`, at most `max` of them, the last an ellipsis when some were cut. */
 function capRows(rows: string[], max: number, t: Theme): string[] {
+  if (max <= 0) return [];
   return rows.length > max ? [...rows.slice(0, max - 1), t.dim("…")] : rows;
 }
 

@@ -187,6 +187,29 @@ Deno.test("permissionDialog() shows where a path really leads", () => {
   deepEqual(lines.slice(1, 3), ["write link/x", "real path: /etc/x (outside the workspace)"]);
 });
 
+Deno.test("permissionDialog() fits a small terminal by cutting the diff, never the facts", () => {
+  const before = Array.from({ length: 60 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const after = before.replace(/line (\d+)/g, (_, n) => `row ${n}`);
+  const request: ReviewRequest = {
+    tool: "edit",
+    args: { path: "src/a.ts", old_string: before, new_string: after, note: "n" },
+    summary: "edit src/a.ts",
+    reason: "medium risk: writes a file",
+    modelReason: "r\n".repeat(50),
+    profile: ":workspace",
+    rememberable: true,
+  };
+  const diff = unifiedDiff("src/a.ts", before, after);
+  for (const height of [8, 12, 20]) {
+    const lines = permissionDialog(request, { theme: plain, diff }).render(60, height);
+    ok(lines.length <= height, `${lines.length} lines in ${height} rows`);
+    equal(lines[0], "─ Allow edit? " + "─".repeat(46));
+    equal(lines[1], "edit src/a.ts");
+    ok(lines.some((line) => line.startsWith("Model's reason (unverified): r r r")));
+    equal(lines.at(-1), " [y] allow once   [a] allow for this session  ›[n] deny ");
+  }
+});
+
 const MODELS = Array.from({ length: 30 }, (_, i) => ({
   label: `model-${i}`,
   detail: i % 3 === 0 ? "Anthropic" : "openai",

@@ -26,6 +26,8 @@ export interface AppScreen {
   /** Redraws the live region. */
   render(lines: string[], cursor?: { row: number; col: number }): void;
   columns(): number;
+  /** The terminal's rows, when there is a live region. */
+  rows?(): number;
 }
 
 export interface AppOptions {
@@ -281,8 +283,12 @@ export class InteractiveApp {
     const lines = view.live(width);
     let cursor: { row: number; col: number } | undefined;
     if (this.#hint) lines.push(theme.yellow(this.#hint));
+    const status = statusLine(this.#statusInfo(), width, theme);
     if (this.#dialog) {
-      lines.push(...this.#dialog.dialog.render(width));
+      // The live region keeps its last rows: the dialog fits itself above the status line.
+      const rows = screen.rows?.();
+      const room = rows === undefined ? undefined : Math.max(1, rows - 1 - status.length);
+      lines.push(...this.#dialog.dialog.render(width, room));
     } else {
       const edited = editor.render(width, theme, {
         placeholder: this.#running
@@ -292,7 +298,7 @@ export class InteractiveApp {
       cursor = { row: lines.length + edited.cursor.row, col: edited.cursor.col };
       lines.push(...edited.lines);
     }
-    lines.push(...statusLine(this.#statusInfo(), width, theme));
+    lines.push(...status);
     screen.render(lines, cursor);
   }
 

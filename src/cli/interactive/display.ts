@@ -71,6 +71,19 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
   };
   drawn.screen = live;
   drawn.sync = sync;
+  // Most rows repeat from frame to frame (a frame every 100 ms while a turn runs): each is
+  // checked once.
+  let checked = new Map<string, string>();
+  const safeFrame = (lines: string[]) => {
+    const next = new Map<string, string>();
+    const safe = lines.map((line) => {
+      const clean = checked.get(line) ?? screenLine(line);
+      next.set(line, clean);
+      return clean;
+    });
+    checked = next;
+    return safe;
+  };
   let closed = false;
   return {
     // The last net at the terminal's edge: whatever a line carries, only tern's styling passes.
@@ -81,11 +94,12 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
     },
     render: (lines, cursor) => {
       sync();
-      live.render(lines.map(screenLine), cursor);
+      live.render(safeFrame(lines), cursor);
       // Input is read from the first frame on (see Terminal.listen): the prompt shows first.
       terminal.listen();
     },
     columns: () => terminal.size().columns,
+    rows: () => terminal.size().rows,
     lines: () => {},
     close: () => {
       if (closed) return;
