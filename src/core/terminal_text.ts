@@ -40,7 +40,13 @@ const LEFT_ESCAPE = /\x1b(?!\[)[\x20-\x2f]*[\x30-\x7e]?/g;
 const CONTROLS_BUT_ESCAPE = /[\x00-\x1a\x1c-\x1f\x7f-\x9f]/g;
 // deno-lint-ignore no-control-regex
 const C0 = /[\x00-\x1f\x7f]/g;
-const C1_AND_BIDI = /[\x80-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * What a fact shows as its code point: C1 controls, format characters (bidi, zero-width, soft
+ * hyphen, BOM), line and paragraph separators, spaces other than the plain one, and the blank
+ * Hangul fillers. Each looks like nothing or like a space, but is not what a shell reads.
+ */
+const HIDDEN_IN_FACTS =
+  /[\x80-\x9f\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0]/gu;
 
 /**
  * `text` with nothing left that a terminal would obey: escape sequences, controls (newline and
@@ -106,9 +112,9 @@ function conceals(sequence: string): boolean {
 /**
  * `text` with every character a terminal would obey or hide made visible instead of removed,
  * for the facts a person approves (a command, a path): controls as their control pictures
- * (`␛`, `␍`, `␇`), line breaks as `↵`, C1 controls and bidi formatting as `⟨U+202E⟩`, and runs
- * of eight or more spaces as `⟨40 spaces⟩`. What runs is what is shown, just readable. Never
- * throws.
+ * (`␛`, `␍`, `␇`), line breaks as `↵`, C1 controls, bidi and other invisible formatting and
+ * look-alike spaces as `⟨U+202E⟩`, and runs of eight or more spaces as `⟨40 spaces⟩`. What
+ * runs is what is shown, just readable. Never throws.
  */
 export function visibleText(text: string): string {
   return text
@@ -119,8 +125,8 @@ export function visibleText(text: string): string {
       (char) => char === "\x7f" ? "␡" : String.fromCharCode(0x2400 + char.charCodeAt(0)),
     )
     .replace(
-      C1_AND_BIDI,
-      (char) => `⟨U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`,
+      HIDDEN_IN_FACTS,
+      (char) => `⟨U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}⟩`,
     );
 }
 

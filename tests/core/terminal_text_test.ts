@@ -97,6 +97,10 @@ Deno.test("visibleText() shows controls, bidi characters and long blank runs ins
   equal(visibleText("ls \u202e; txt"), "ls ⟨U+202E⟩; txt");
   equal(visibleText(`ls${" ".repeat(40)}; rm -rf ~`), "ls⟨40 spaces⟩; rm -rf ~");
   equal(visibleText("\u009b2K"), "⟨U+009B⟩2K");
+  equal(
+    visibleText("rm\u00a0-rf\u200b ~\u{E0041}\u3164x\u2028"),
+    "rm⟨U+00A0⟩-rf⟨U+200B⟩ ~⟨U+E0041⟩⟨U+3164⟩x⟨U+2028⟩",
+  );
   equal(visibleText("plain text, tabs aside"), "plain text, tabs aside");
 });
 
