@@ -131,6 +131,9 @@ export function reviewerMessage(
     why_review: request.reason,
     arguments: request.args,
   };
+  if (request.modelReason !== undefined) {
+    data.model_stated_reason_unverified = request.modelReason;
+  }
   if (context.recent) data.recent_conversation = context.recent;
   return [
     `USER GOAL (from the person):\n${quoted(context.goal)}`,

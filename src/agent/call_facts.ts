@@ -50,11 +50,15 @@ export function reviewRequestFor(
   const summary = tool === "bash" && typeof fields.command === "string"
     ? fields.command
     : `${tool} ${facts.path ?? ""}`.trim();
+  const description = tool === "bash" && typeof fields.description === "string"
+    ? fields.description.trim()
+    : "";
   return {
     tool,
     args: masker.maskDeep(args),
     summary: masker.mask(summary),
     reason: verdict.reason,
+    ...(description === "" ? {} : { modelReason: masker.mask(description) }),
     profile,
     rememberable: approvalKey(facts) !== undefined,
   };

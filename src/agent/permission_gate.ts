@@ -144,10 +144,13 @@ export class PermissionGate {
     signal: AbortSignal;
   }): Promise<ReviewOutcome> {
     await this.#settleRestored(options.signal);
-    const { masker } = this.#options;
+    const { masker, runtime } = this.#options;
     return await this.#grant(request, {
       ...options,
-      reason: `The model asks: ${masker.mask(options.reason)}`,
+      reason: request.withoutSandbox
+        ? `Commands would run WITHOUT a sandbox (for this ${options.scope})`
+        : `Widens the sandbox of profile "${runtime.profile.name}" (for this ${options.scope})`,
+      modelReason: masker.mask(options.reason),
       auditReason: options.reason,
     });
   }
@@ -252,7 +255,10 @@ export class PermissionGate {
 
   async #grant(request: GrantRequest, options: {
     scope: "turn" | "session";
+    /** tern's own words: why this needs review. */
     reason: string;
+    /** The model's stated reason (masked), shown after the facts as its words. */
+    modelReason?: string;
     auditReason: string;
     summary: string;
     callId: string;
@@ -263,9 +269,10 @@ export class PermissionGate {
     const started = performance.now();
     const review: ReviewRequest = {
       tool: "request_permissions",
-      args: masker.maskDeep(request),
+      args: masker.maskDeep({ ...request, scope: options.scope }),
       summary: masker.mask(options.summary),
       reason: options.reason,
+      ...(options.modelReason === undefined ? {} : { modelReason: options.modelReason }),
       profile: runtime.profile.name,
       rememberable: false,
     };

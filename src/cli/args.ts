@@ -24,6 +24,11 @@ export interface TurnOptions {
   mode?: ReviewMode;
   noSandbox?: boolean;
   output: OutputFormat;
+  /**
+   * Text output: the answer goes to stdout exactly as the model wrote it (escape sequences
+   * included) instead of made safe for a terminal.
+   */
+  raw?: boolean;
   /** Continue the newest session of the workspace. */
   continue?: boolean;
   /** Resume a session by id, id prefix or path ("" when given without a value). */
@@ -176,6 +181,8 @@ Options:
                          bypass (no review; the sandbox still applies)
       --no-sandbox       run tools with no sandbox at all (review still applies)
   -o, --output <format>  text (default), json (one final object) or stream-json (events)
+      --raw              text output: the answer exactly as the model wrote it, escape
+                         sequences included (for pipes; by default they are removed)
   -c, --continue         continue the newest session of this directory
   -r, --resume [id]      continue a session by id, id prefix or path (interactive: a
                          picker without an id)
@@ -215,6 +222,7 @@ const OPTIONS = {
   "max-tokens": { type: "string" },
   temperature: { type: "string" },
   output: { type: "string", short: "o" },
+  raw: { type: "boolean" },
   profile: { type: "string", short: "s" },
   mode: { type: "string" },
   "no-sandbox": { type: "boolean" },
@@ -482,6 +490,7 @@ function turnOptions(values: Values): TurnOptions {
     mode: reviewMode(values.mode),
     noSandbox: values["no-sandbox"],
     output: output as OutputFormat,
+    raw: values.raw,
     continue: values.continue,
     resume: values.resume,
     from: values.from,

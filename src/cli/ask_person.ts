@@ -3,6 +3,7 @@
  * stdin (y = once, a = for this session, anything else = deny). Only used when stdin and
  * stderr are terminals; otherwise the run is non-interactive and review denies.
  */
+import { terminalText, visibleText } from "../core/terminal_text.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
 
 /** A terminal prompt, or undefined when stdin or stderr is not a terminal. */
@@ -11,16 +12,41 @@ export function terminalPerson(): AskPerson | undefined {
   return askOnTerminal;
 }
 
+/** Longest fact shown, in characters; the rest is counted, not shown. */
+const FACT_CHARS = 2_000;
+/** Longest model's reason shown, in characters. */
+const REASON_CHARS = 300;
+
 async function askOnTerminal(request: ReviewRequest, signal: AbortSignal): Promise<PersonAnswer> {
-  const session = request.rememberable ? ", [a] allow for this session" : "";
-  const text = `\n? ${request.tool}: ${request.summary}\n  ${request.reason}\n` +
-    `  [y] allow once${session}, [n] deny: `;
-  Deno.stderr.writeSync(new TextEncoder().encode(text));
+  Deno.stderr.writeSync(new TextEncoder().encode(terminalQuestion(request)));
   const line = await readLine(signal);
   const answer = line.trim().toLowerCase();
   if (answer === "y" || answer === "yes") return "once";
   if (request.rememberable && (answer === "a" || answer === "always")) return "session";
   return "deny";
+}
+
+/**
+ * The question as the terminal shows it. Facts first, exactly (`visibleText()`: controls and
+ * bidi characters made visible, never obeyed): the tool and the command or path; then the
+ * policy's reason; then the model's own words, marked unverified and cut short.
+ */
+export function terminalQuestion(request: ReviewRequest): string {
+  const flat = (text: string) => terminalText(text).replace(/\s+/g, " ").trim();
+  const fact = visibleText(request.summary);
+  const shown = fact.length <= FACT_CHARS
+    ? fact
+    : `${fact.slice(0, FACT_CHARS)}… (${fact.length - FACT_CHARS} more characters not shown)`;
+  const said = request.modelReason === undefined || request.modelReason.trim() === ""
+    ? ""
+    : `  Model's reason (unverified): ${cut(flat(request.modelReason), REASON_CHARS)}\n`;
+  const session = request.rememberable ? ", [a] allow for this session" : "";
+  return `\n? Allow ${flat(request.tool)}: ${shown}\n  ${flat(request.reason)}\n${said}` +
+    `  [y] allow once${session}, [n] deny: `;
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 async function readLine(signal: AbortSignal): Promise<string> {

@@ -1,6 +1,7 @@
 /** `tern audit [session]`: the audit log of one session, a line per tool call, or as JSONL. */
 import { isAbsolute, join, resolve } from "node:path";
 import { TernError } from "../core/errors.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import {
   auditDir,
   auditPath,
@@ -33,13 +34,14 @@ export async function showAudit(options: ShowAuditOptions): Promise<number> {
     : await sessionFile(options.ternHome, options.session);
   const { records, skipped } = await readAudit(path);
   if (options.json) {
-    for (const record of records) options.write(JSON.stringify(record) + "\n");
+    for (const record of records) options.write(jsonForTerminal(JSON.stringify(record)) + "\n");
     return 0;
   }
-  options.write(`Audit log "${path}": ${plural(records.length, "tool call")}\n`);
+  options.write(`Audit log "${terminalText(path)}": ${plural(records.length, "tool call")}\n`);
   const masker = new SecretMasker();
   const rows = [["TIME", "TOOL", "DECISION", "SANDBOX", "RESULT", "DURATION", "ARGS"]];
-  for (const record of records) rows.push(await row(record, masker));
+  // The records hold what the model wrote: every cell is made safe for a terminal, then padded.
+  for (const record of records) rows.push((await row(record, masker)).map(safeCell));
   if (records.length > 0) {
     for (const line of table(rows)) options.write(line + "\n");
   }
@@ -92,6 +94,10 @@ function summarize(args: unknown): string {
     return JSON.stringify(args) ?? "";
   }
   return Object.entries(args).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(" ");
+}
+
+function safeCell(text: string): string {
+  return terminalText(text).replace(/[\t\n]/g, " ");
 }
 
 function oneLine(text: string, max: number): string {

@@ -4,6 +4,7 @@
  * 0 when everything works, 1 when something does not (each line says what and how to fix it).
  */
 import { loadConfig, type TernConfig } from "../config/mod.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
 import { resolveWorkspace, type RunFlags } from "./run.ts";
 import { openRuntime } from "./sandbox.ts";
@@ -72,7 +73,8 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
       }
     }
   }
-  console.log(lines.join("\n"));
+  // Checks quote servers and command output: made safe for a terminal (doctor adds no styling).
+  console.log(terminalText(lines.join("\n")));
   return failures === 0 ? 0 : 1;
 }
 

@@ -4,6 +4,7 @@
  */
 import { VERSION } from "../version.ts";
 import { TernError } from "../core/errors.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { type CommandLine, HELP, parseCommandLine, type TurnOptions } from "./args.ts";
 import { EXIT_INTERNAL } from "./exit_codes.ts";
 import type { RunFlags } from "./run.ts";
@@ -90,6 +91,7 @@ function toRunFlags(options: TurnOptions): RunFlags {
   return {
     cwd: options.cwd ?? Deno.cwd(),
     output: options.output,
+    raw: options.raw,
     session: { continue: options.continue, resume: options.resume, from: options.from },
     config: {
       model: options.model,
@@ -109,9 +111,11 @@ function toRunFlags(options: TurnOptions): RunFlags {
 
 function reportError(error: unknown): number {
   if (error instanceof TernError) {
-    console.error(`tern: ${error.message}`);
+    console.error(`tern: ${terminalText(error.message)}`);
     return error.exitCode;
   }
-  console.error(`tern: internal error: ${error instanceof Error ? error.stack : String(error)}`);
+  // An error's text can quote a server, a file or the model: made safe like theirs.
+  const detail = error instanceof Error ? error.stack ?? error.message : String(error);
+  console.error(`tern: internal error: ${terminalText(detail)}`);
   return EXIT_INTERNAL;
 }

@@ -12,6 +12,7 @@ import type { CommandLine } from "./args.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 import { describeServer, openMcp } from "./mcp_setup.ts";
 import { processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+import { terminalWriters } from "./process_env.ts";
 
 type McpLine = Extract<CommandLine, { command: "mcp" }>;
 
@@ -21,7 +22,8 @@ export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<num
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
   const { ternHome } = config;
   const { servers, manager } = await openMcp({ ternHome, workspace });
-  const write = processWriters();
+  // Server names, tool descriptions, outputs and errors are the servers' words.
+  const write = terminalWriters(processWriters(), { json: line.json });
   if (line.action === "trust" || line.action === "untrust") {
     return await changeTrust(line.action, line.names, servers, { ternHome, workspace }, write);
   }

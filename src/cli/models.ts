@@ -17,6 +17,7 @@ import {
 } from "../llm/setup.ts";
 import type { CommandLine } from "./args.ts";
 import { processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+import { terminalWriters } from "./process_env.ts";
 
 type ModelsLine = Extract<CommandLine, { command: "models" }>;
 
@@ -46,7 +47,8 @@ export async function listModels(line: ModelsLine, flags: RunFlags): Promise<num
   const listings = await Promise.all(
     providers.map((provider) => listProvider(provider, provider === main, catalog, line.offline)),
   );
-  const { out } = processWriters();
+  // Model names and errors come from the providers' servers.
+  const { out } = terminalWriters(processWriters(), { json: line.json });
   const model = chooseModel(main, config, explicit);
   out(line.json ? JSON.stringify(listings) + "\n" : listingText(listings, model));
   return 0;

@@ -5,6 +5,7 @@
  */
 import { loadConfig } from "../config/mod.ts";
 import { TernError } from "../core/errors.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { PlanValidationError } from "../plan/graph.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
@@ -43,11 +44,13 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   const { connectModels } = await import("./run.ts");
   const choice = !resume ? {} : options.resume ? { resume: options.resume } : { continue: true };
   const session = await openRunSession(choice, { ternHome: loaded.config.ternHome, workspace });
-  const write = processWriters();
+  const writers = processWriters();
+  // JSON output gets what JSON leaves raw escaped; text is cleaned where it is made.
+  const write = { ...writers, out: (text: string) => writers.out(jsonForTerminal(text)) };
   const mcp = await startMcpForRun({
     ternHome: loaded.config.ternHome,
     workspace,
-    warn: (text) => write.err(`tern: warning: ${text}\n`),
+    warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
   });
   const text = flags.output === "text";
   const stream = flags.output === "stream-json";
@@ -101,7 +104,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       },
       onNote: (note) => {
         if (stream) write.out(JSON.stringify({ type: "plan_note", text: note }) + "\n");
-        else if (text) write.err(`tern: ${note}\n`);
+        else if (text) write.err(`tern: ${terminalText(note)}\n`);
       },
     }).catch((error) => {
       // Appended nodes the graph refuses are bad input: nothing was recorded.

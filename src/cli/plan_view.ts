@@ -1,4 +1,10 @@
-/** A plan as text: the graph with each node's state, and the summary at the end. */
+/**
+ * A plan as text: the graph with each node's state, and the summary at the end. The model
+ * wrote the plan, so its strings go through `cleanDeep()` (no escape sequence, control or bidi
+ * override reaches the terminal) and a title stays on its one line (the live graph is redrawn
+ * by counting lines).
+ */
+import { cleanDeep } from "../core/terminal_text.ts";
 import { topologicalOrder } from "../plan/graph.ts";
 import type { NodeRun, NodeState, PlanState } from "../plan/types.ts";
 import type { Style } from "./output/style.ts";
@@ -12,7 +18,8 @@ const ICONS: Record<NodeState, string> = {
 };
 
 /** One line per node, dependencies first: icon, id, state, title, what it waits on, time. */
-export function planLines(state: PlanState, style: Style): string[] {
+export function planLines(written: PlanState, style: Style): string[] {
+  const state = cleanDeep(written);
   const order = topologicalOrder(state.nodes);
   const byId = new Map(state.nodes.map((node) => [node.id, node]));
   const width = Math.max(...state.nodes.map((node) => node.id.length));
@@ -24,12 +31,13 @@ export function planLines(state: PlanState, style: Style): string[] {
     return `${
       paint(run.state, `${ICONS[run.state]} ${id.padEnd(width)} ${run.state.padEnd(9)}`, style)
     }` +
-      ` ${node.title}${deps}${time}`;
+      ` ${node.title.replace(/\s*\n\s*/g, " ")}${deps}${time}`;
   });
 }
 
 /** The closing summary: each node's result or error (first line), then the counts. */
-export function planSummary(state: PlanState, style: Style, cancelled: boolean): string[] {
+export function planSummary(written: PlanState, style: Style, cancelled: boolean): string[] {
+  const state = cleanDeep(written);
   const lines = topologicalOrder(state.nodes).map((id) => {
     const run = state.runs[id];
     const detail = detailOf(run);

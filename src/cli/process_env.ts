@@ -4,6 +4,7 @@
  */
 import { TernError } from "../core/errors.ts";
 import { NETWORK_ENV_NAMES } from "../sandbox/shell_env.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Writers to the process's stdout and stderr that never write partially. */
@@ -12,6 +13,23 @@ export function processWriters() {
   return {
     out: (text: string) => writeAll(Deno.stdout, encoder.encode(text)),
     err: (text: string) => writeAll(Deno.stderr, encoder.encode(text)),
+  };
+}
+
+/**
+ * `writers` for plain text that quotes the model, tools, servers or sessions: every text goes
+ * through `terminalText()` on its way out. With `json`, stdout gets JSON, so it only gets the
+ * characters JSON leaves raw escaped (`jsonForTerminal()`: the same JSON value).
+ */
+export function terminalWriters(
+  writers: { out: (text: string) => void; err: (text: string) => void },
+  options: { json?: boolean } = {},
+) {
+  return {
+    out: options.json
+      ? (text: string) => writers.out(jsonForTerminal(text))
+      : (text: string) => writers.out(terminalText(text)),
+    err: (text: string) => writers.err(terminalText(text)),
   };
 }
 

@@ -1,6 +1,7 @@
 /** `tern run "task"`: one turn, streamed to the terminal or as JSON, then exit. */
 import type { ConfigFlags, TernConfig } from "../config/mod.ts";
 import { isProjectSource, loadConfig } from "../config/mod.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { TurnResult } from "../agent/loop.ts";
@@ -27,6 +28,8 @@ export { processWriters, readEnv, resolveWorkspace, shellSourceEnv };
 export interface RunFlags {
   cwd: string;
   output: OutputFormat;
+  /** Text output: the answer unsanitized (`--raw`). */
+  raw?: boolean;
   config: ConfigFlags;
   /** Continue the newest session here, or resume a chosen one. */
   session?: SessionChoice;
@@ -40,7 +43,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const mcpOpening = startMcpForRun({
     ternHome: loaded.config.ternHome,
     workspace,
-    warn: (text) => processWriters().err(`tern: warning: ${text}\n`),
+    warn: (text) => processWriters().err(`tern: warning: ${terminalText(text)}\n`),
   });
   const closeMcp = () => mcpOpening.then((manager) => manager?.close());
   let session: Session;
@@ -64,6 +67,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
       config,
       provider: setup.router,
       output: flags.output,
+      raw: flags.raw,
       person: flags.output === "text" ? terminalPerson() : undefined,
       session,
       mcp,
@@ -103,6 +107,8 @@ export interface RunTaskOptions {
   config: TurnConfig;
   provider: Provider;
   output: OutputFormat;
+  /** Text output: the answer goes to stdout unsanitized (`--raw`); stderr is always safe. */
+  raw?: boolean;
   /** Where output goes; defaults to the process's stdout and stderr. */
   write?: { out: (text: string) => void; err: (text: string) => void };
   /** Asks a person to approve calls (ASK mode); absent when the run is not interactive. */
@@ -128,7 +134,7 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     await Session.create(config.ternHome, { cwd: workspace, ternVersion: VERSION });
   try {
     if (output === "text") {
-      for (const warning of session.warnings) write.err(`tern: ${warning}\n`);
+      for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
     }
     return await runInSession(options, session, { rules, memory }, write);
   } finally {
@@ -150,7 +156,7 @@ async function runInSession(
     provider,
     session,
     rules,
-    emit: createEmitter(output, write),
+    emit: createEmitter(output, write, options.raw === true),
     person: options.person,
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
@@ -159,7 +165,7 @@ async function runInSession(
     onSandboxOpen: (sandbox) => {
       // Commands that would run unconfined are each reviewed; say so once, up front.
       if (sandbox.runtime.shellKind === "unavailable" && output === "text") {
-        write.err(`tern: warning: ${sandbox.runtime.shellNote}\n`);
+        write.err(`tern: warning: ${terminalText(sandbox.runtime.shellNote ?? "")}\n`);
       }
     },
   });
@@ -180,7 +186,7 @@ async function runInSession(
       );
       const total = session.state();
       write.out(
-        JSON.stringify({
+        jsonForTerminal(JSON.stringify({
           exitReason,
           text,
           rounds,
@@ -193,7 +199,7 @@ async function runInSession(
           sessionUsage: total.usage,
           sessionCost: total.cost,
           audit,
-        }) + "\n",
+        })) + "\n",
       );
     }
     return result;
@@ -216,13 +222,15 @@ async function rememberedFacts(ternHome: string, workspace: string): Promise<str
 function createEmitter(
   output: OutputFormat,
   write: { out: (text: string) => void; err: (text: string) => void },
+  raw: boolean,
 ): EmitFn {
   if (output === "stream-json") {
-    return (event: AgentEvent) => write.out(JSON.stringify(event) + "\n");
+    return (event: AgentEvent) => write.out(jsonForTerminal(JSON.stringify(event)) + "\n");
   }
   if (output === "json") return () => {};
   return createTextRenderer({
     ...write,
+    raw,
     style: styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") }),
   });
 }

@@ -14,6 +14,7 @@ import { EXIT_USAGE } from "./exit_codes.ts";
 import type { CommandLine } from "./args.ts";
 import { connectModels, processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
 import { applySessionSettings } from "./run_session.ts";
+import { terminalWriters } from "./process_env.ts";
 import { describeEntry, transcriptMarkdown } from "./session_text.ts";
 import { formatCost } from "./output/text.ts";
 
@@ -24,7 +25,8 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
   const workspace = resolveWorkspace(flags.cwd);
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
   const { ternHome } = loaded.config;
-  const { out, err } = processWriters();
+  // Sessions hold what the model and tools wrote: text output is made safe for a terminal.
+  const { out, err } = terminalWriters(processWriters(), { json: line.json });
   if (line.action === "list") {
     const sessions = await listSessions(ternHome, line.all ? {} : { cwd: workspace });
     if (line.json) {

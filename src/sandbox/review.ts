@@ -15,6 +15,11 @@ export interface ReviewRequest {
   summary: string;
   /** Why it needs review (the policy's reason: risk label and parts). */
   reason: string;
+  /**
+   * What the model says the call is for (bash's `description`, request_permissions' `reason`),
+   * secrets masked: its own words, unverified, shown after the facts and marked as such.
+   */
+  modelReason?: string;
   profile: string;
   /** Whether "allow for this session" can be offered (a safe approval key exists). */
   rememberable: boolean;

@@ -5,6 +5,7 @@
  */
 import type { PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
 import { renderDiff } from "./diff_view.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import { oneLine } from "./format.ts";
 import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";
@@ -15,8 +16,11 @@ export { selectDialog, type SelectItem, type SelectOptions } from "./select_dial
 
 /** A dialog: `render` on every frame, `handle` for every key until it says it is done. */
 export interface Dialog<T> {
-  /** Lines of at most `width` cells. */
-  render(width: number): string[];
+  /**
+   * Lines of at most `width` cells; `height`, when known, is the rows the dialog has on screen
+   * (a dialog that can shrink fits itself into them).
+   */
+  render(width: number, height?: number): string[];
   handle(event: KeyEvent): { done: true; value: T } | { done: false };
 }
 
@@ -32,15 +36,20 @@ interface Choice<T> {
 }
 
 /**
- * Asks whether a call may run: the tool and its summary, the reason (with the risk label), the
- * remaining arguments, the diff for edits, and `[y] allow once  [a] allow for this session
- * [n] deny` (`a` only when the request is rememberable). Keys: y / a / n pick at once; left,
- * right, up, down and Tab move the highlight, Enter picks it; Esc and Ctrl-C deny. The
- * highlight starts on "deny", so an Enter typed for the editor never approves anything.
+ * Asks whether a call may run. Facts first: the tool, then what it would touch (the command,
+ * or each path, host, variable and command prefix a permission request names, and its scope),
+ * shown exactly (`visibleText()`: controls and bidi characters made visible, never obeyed), and
+ * a path's real location when a link leads elsewhere; then the policy's reason (with the risk
+ * label), the remaining arguments and the diff for edits; last the model's own account of why,
+ * marked unverified and cut to a few rows so it cannot push the facts away. Then
+ * `[y] allow once  [a] allow for this session  [n] deny` (`a` only when the request is
+ * rememberable). Keys: y / a / n pick at once; left, right, up, down and Tab move the
+ * highlight, Enter picks it; Esc and Ctrl-C deny. The highlight starts on "deny", so an Enter
+ * typed for the editor never approves anything.
  */
 export function permissionDialog(
   request: ReviewRequest,
-  options: { theme: Theme; diff?: string },
+  options: { theme: Theme; diff?: string; realPaths?: readonly string[] },
 ): Dialog<PersonAnswer> {
   const t = options.theme;
   const choices: Choice<PersonAnswer>[] = [
@@ -52,27 +61,118 @@ export function permissionDialog(
   ];
   const picker = choicePicker(choices, choices.length - 1, "deny", t);
   return {
-    render(width) {
-      const lines = [
-        rule(`Allow ${request.tool}?`, width, t),
-        ...wrapText(t.bold(oneLine(request.summary)), width),
-        ...wrapText(riskPaint(request.reason, t)(oneLine(request.reason)), width),
-      ];
-      const args = argsText(request.args, request.summary, options.diff !== undefined);
-      if (args !== "") {
-        const rows = wrapText(t.dim(args), width);
-        lines.push(
-          ...rows.length > ARG_LINES ? [...rows.slice(0, ARG_LINES - 1), t.dim("…")] : rows,
+    render(width, height = Number.POSITIVE_INFINITY) {
+      const reason = wrapText(riskPaint(request.reason, t)(oneLine(request.reason)), width);
+      const said = request.modelReason === undefined || request.modelReason.trim() === ""
+        ? []
+        : capRows(
+          wrapText(
+            `${t.yellow("Model's reason (unverified):")} ${
+              t.dim(oneLine(request.modelReason).trim())
+            }`,
+            width,
+          ),
+          REASON_LINES,
+          t,
         );
+      const choices = ["", ...picker.render(width)];
+      // The facts are never cut for the arguments or the diff: those get the rows left over.
+      const others = 1 + reason.length + said.length + choices.length;
+      const facts = factLines(request, options.realPaths ?? [], width, t, {
+        max: Math.max(MIN_FACT_LINES, Math.min(FACT_LINES, height - others)),
+      });
+      let room = height - others - facts.length;
+      const lines = [rule(`Allow ${oneLine(request.tool)}?`, width, t), ...facts, ...reason];
+      const args = argsText(request, options.diff !== undefined);
+      if (args !== "") {
+        const rows = capRows(wrapText(t.dim(args), width), Math.min(ARG_LINES, room), t);
+        lines.push(...rows);
+        room -= rows.length;
       }
       if (options.diff !== undefined && options.diff !== "") {
-        lines.push(...renderDiff(hunksOf(options.diff), width, t, DIFF_LINES));
+        if (room >= 2) {
+          lines.push(...renderDiff(hunksOf(options.diff), width, t, Math.min(DIFF_LINES, room)));
+        } else if (room >= 1) {
+          lines.push(t.dim("(the diff does not fit: a taller terminal shows it)"));
+        }
       }
-      lines.push("", ...picker.render(width));
+      lines.push(...said, ...choices);
       return lines.map((line) => truncateToWidth(line, width));
     },
     handle: picker.handle,
   };
+}
+
+/** Most rows the facts of a request take; beyond them a red line says how many are hidden. */
+const FACT_LINES = 14;
+/** Fewest rows given to the facts, however small the terminal. */
+const MIN_FACT_LINES = 3;
+/** Most rows of the model's stated reason. */
+const REASON_LINES = 3;
+
+/**
+ * The facts of a request, each exactly as given: for request_permissions one row per path,
+ * host, variable and command prefix plus the scope; else the summary (the command, or the
+ * tool and its path). Then the real location of paths that a link leads elsewhere.
+ */
+function factLines(
+  request: ReviewRequest,
+  realPaths: readonly string[],
+  width: number,
+  t: Theme,
+  options: { max: number },
+): string[] {
+  const rows: string[] = [];
+  const grant = request.tool === "request_permissions" ? grantFacts(request.args, t) : undefined;
+  if (grant === undefined) {
+    rows.push(...wrapText(t.bold(visibleText(request.summary)), width));
+  } else {
+    for (const [label, values, paint] of grant) {
+      for (const value of values) {
+        rows.push(...wrapText(`${paint(label.padEnd(6))} ${t.bold(visibleText(value))}`, width));
+      }
+    }
+  }
+  for (const path of realPaths) {
+    rows.push(...wrapText(t.yellow(`real path: ${visibleText(path)}`), width));
+  }
+  if (rows.length <= options.max) return rows;
+  const hidden = rows.length - (options.max - 1);
+  return [
+    ...rows.slice(0, options.max - 1),
+    t.red(`… ${hidden} more rows of this request are not shown: deny unless you know them`),
+  ];
+}
+
+type Paint = (text: string) => string;
+
+/** request_permissions' arguments as labelled facts; undefined when they are not its shape. */
+function grantFacts(args: unknown, t: Theme): [string, string[], Paint][] | undefined {
+  if (args === null || typeof args !== "object") return undefined;
+  const fields = args as Record<string, unknown>;
+  const list = (name: string) =>
+    Array.isArray(fields[name]) ? (fields[name] as unknown[]).map(String) : [];
+  const identity: Paint = (text) => text;
+  const unsandboxed = fields.withoutSandbox === true;
+  const scope = fields.scope === "session" ? "this session" : "this turn";
+  return [
+    ["read", list("read"), identity],
+    ["write", list("write"), identity],
+    ["host", list("net"), identity],
+    ["env", list("env"), identity],
+    [
+      unsandboxed ? "run WITHOUT the sandbox:" : "run without asking:",
+      list("commands"),
+      unsandboxed ? t.red : identity,
+    ],
+    ["for", [scope], identity],
+  ];
+}
+
+/** `rows`, at most `max` of them, the last an ellipsis when some were cut. */
+function capRows(rows: string[], max: number, t: Theme): string[] {
+  if (max <= 0) return [];
+  return rows.length > max ? [...rows.slice(0, max - 1), t.dim("…")] : rows;
 }
 
 /**
@@ -150,10 +250,13 @@ function rule(title: string, width: number, t: Theme): string {
 }
 
 /**
- * The arguments the summary does not already show, as `key: value` pairs; long strings are
- * cut, and with a diff on screen the edit texts are left out.
+ * The arguments the facts do not already show, as `key: value` pairs; long strings are cut,
+ * with a diff on screen the edit texts are left out, and the model's description is left to
+ * its own marked row.
  */
-function argsText(args: unknown, summary: string, hasDiff: boolean): string {
+function argsText(request: ReviewRequest, hasDiff: boolean): string {
+  const { args, summary } = request;
+  if (request.tool === "request_permissions") return "";
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
     return typeof args === "string" && !summary.includes(args) ? oneLine(args).slice(0, 400) : "";
   }
@@ -161,13 +264,14 @@ function argsText(args: unknown, summary: string, hasDiff: boolean): string {
   for (const [name, value] of Object.entries(args)) {
     if (typeof value === "string" && summary.includes(value)) continue;
     if (hasDiff && ["old_string", "new_string", "content"].includes(name)) continue;
+    if (name === "description" && request.modelReason !== undefined) continue;
     let text: string;
     try {
       text = typeof value === "string" ? JSON.stringify(cut(value, 80)) : JSON.stringify(value);
     } catch {
       continue;
     }
-    pairs.push(`${name}: ${oneLine(cut(text ?? "", 120))}`);
+    pairs.push(`${oneLine(name)}: ${oneLine(cut(text ?? "", 120))}`);
   }
   return pairs.join("  ");
 }

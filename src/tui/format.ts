@@ -1,4 +1,5 @@
 /** Small text formats shared by the transcript, the status line and the dialogs. */
+import { terminalText } from "../core/terminal_text.ts";
 import { visibleWidth } from "./width.ts";
 
 /** Token counts: `842`, `1.2k`, `12.3k`, `123k`, `1.2M`. */
@@ -36,29 +37,20 @@ export function firstLine(text: string): string {
 }
 
 /**
- * `text` made safe for one screen line: escape sequences and control characters removed, tabs
- * and line breaks turned into spaces.
+ * `text` made safe for one screen line (`terminalText()`), tabs and line breaks turned into
+ * spaces.
  */
 export function oneLine(text: string): string {
   return cleanText(text).replace(/\s*\n\s*/g, " ");
 }
 
 /**
- * Output from a process, made safe for the screen: escape sequences and control characters
- * removed, tabs expanded to two spaces, and of each line only what follows its last carriage
- * return (progress bars redraw that way).
+ * Text from the model or a process, made safe for the screen (`terminalText()`: no escape
+ * sequences, controls or bidi overrides; a carriage return starts a new line, so progress bars
+ * show each state and nothing can be drawn over) with tabs expanded to two spaces.
  */
 export function cleanText(text: string): string {
-  return text
-    // deno-lint-ignore no-control-regex
-    .replace(/\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g, "")
-    .replace(/\r\n/g, "\n")
-    .split("\n")
-    .map((line) => line.slice(line.lastIndexOf("\r") + 1))
-    .join("\n")
-    .replaceAll("\t", "  ")
-    // deno-lint-ignore no-control-regex
-    .replace(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/g, "");
+  return terminalText(text).replaceAll("\t", "  ");
 }
 
 /**

@@ -19,6 +19,7 @@ Deno.test("parseCommandLine() reads run, -p and --once with their options", () =
       mode: undefined,
       noSandbox: undefined,
       output: "text",
+      raw: undefined,
       continue: undefined,
       resume: undefined,
       from: undefined,

@@ -63,7 +63,7 @@ async function askAndAnswer(answer: string): Promise<{ written: boolean; screen:
 
 testWith([tmuxNeed], "tern run at a terminal asks before a write: y allows it once", async () => {
   const { written, screen } = await askAndAnswer("y");
-  match(screen, /\? write: write out\.txt/);
+  match(screen, /\? Allow write: write out\.txt/);
   match(screen, /"write" changes files/);
   ok(written, "the approved write did not happen");
 });

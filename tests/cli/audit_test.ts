@@ -153,3 +153,23 @@ Deno.test("showAudit() reports an unknown session or no audit log with exit code
     assert.equal(bad.exitCode, 2);
   });
 });
+
+Deno.test("showAudit() prints what the model wrote without a control a terminal would obey", async () => {
+  await withHome(async (home) => {
+    const path = auditPath(home, "s1");
+    await writeAudit(path, [
+      record({
+        tool: "bash\x1b]0;pwned\x07",
+        args: { command: "rm -rf ~ \x1b[2K\rls \u202e", description: "\u009b2J" },
+        reason: "\x1b]52;c;eA==\x07allowed\rby",
+      }),
+    ]);
+    const [code, out] = await show({ ternHome: home, session: "s1" });
+    assert.equal(code, 0);
+    // deno-lint-ignore no-control-regex
+    assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(out), JSON.stringify(out));
+    assert.ok(out.includes("bash  allow by profile: allowed by"), out);
+    // The arguments are JSON: their controls are shown escaped.
+    assert.ok(out.includes('command="rm -rf ~ \\u001b[2K\\rls "'), out);
+  });
+});

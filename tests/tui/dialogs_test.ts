@@ -112,6 +112,104 @@ Deno.test("permissionDialog() keeps every line within the width", () => {
   }
 });
 
+Deno.test("permissionDialog() shows the real command, its controls visible, before the model's reason", () => {
+  const request: ReviewRequest = {
+    ...BASH,
+    args: { command: "rm -rf ~ \x1b[2K\rls", description: "x" },
+    summary: "rm -rf ~ \x1b[2K\rls \u202e",
+    modelReason: "\n".repeat(200) + "\x1b]0;t\x07only listing " + "files ".repeat(60),
+  };
+  const lines = permissionDialog(request, { theme: plain }).render(60);
+  equal(lines[0], "─ Allow bash? " + "─".repeat(46));
+  equal(lines[1], "rm -rf ~ ␛[2K␍ls ⟨U+202E⟩");
+  equal(lines[2], "destructive: deletes files (rm -rf)");
+  ok(lines[3].startsWith("Model's reason (unverified): only listing files"), lines[3]);
+  deepEqual(lines.slice(6), ["", " [y] allow once   [a] allow for this session  ›[n] deny "]);
+  equal(lines[5], "…", "the reason is cut to three rows");
+  ok(!lines.some((line) => line.includes("description")), "the description is the reason row");
+});
+
+Deno.test("permissionDialog() caps a fact too long for the screen and says so", () => {
+  const long = "echo " + "word ".repeat(2_000) + "; rm -rf ~";
+  const lines = permissionDialog({ ...BASH, summary: long, args: { command: long } }, {
+    theme: plain,
+  }).render(60);
+  equal(lines.length, 1 + 14 + 1 + 2);
+  ok(lines[14].startsWith("… "), lines[14]);
+  ok(lines[14].includes("more rows of this request are not shown"), lines[14]);
+});
+
+Deno.test("permissionDialog() lists each path, host, command and the scope of a grant", () => {
+  const request: ReviewRequest = {
+    tool: "request_permissions",
+    args: {
+      read: [],
+      write: ["/home/p/.ssh\x1b[2K"],
+      net: ["evil.example\u202e"],
+      env: ["TOKEN"],
+      commands: ["git push"],
+      withoutSandbox: true,
+      scope: "session",
+    },
+    summary: "whatever the model's words",
+    reason: "Commands would run WITHOUT a sandbox (for this session)",
+    modelReason: "trust me",
+    profile: ":workspace",
+    rememberable: false,
+  };
+  deepEqual(permissionDialog(request, { theme: plain, realPaths: [] }).render(70), [
+    "─ Allow request_permissions? " + "─".repeat(41),
+    "write  /home/p/.ssh␛[2K",
+    "host   evil.example⟨U+202E⟩",
+    "env    TOKEN",
+    "run WITHOUT the sandbox: git push",
+    "for    this session",
+    "Commands would run WITHOUT a sandbox (for this session)",
+    "Model's reason (unverified): trust me",
+    "",
+    " [y] allow once  ›[n] deny ",
+  ]);
+});
+
+Deno.test("permissionDialog() shows where a path really leads", () => {
+  const request: ReviewRequest = {
+    tool: "write",
+    args: { path: "link/x", content: "y" },
+    summary: "write link/x",
+    reason: "writes a file",
+    profile: ":workspace",
+    rememberable: true,
+  };
+  const lines = permissionDialog(request, {
+    theme: plain,
+    realPaths: ["/etc/x (outside the workspace)"],
+  }).render(70);
+  deepEqual(lines.slice(1, 3), ["write link/x", "real path: /etc/x (outside the workspace)"]);
+});
+
+Deno.test("permissionDialog() fits a small terminal by cutting the diff, never the facts", () => {
+  const before = Array.from({ length: 60 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const after = before.replace(/line (\d+)/g, (_, n) => `row ${n}`);
+  const request: ReviewRequest = {
+    tool: "edit",
+    args: { path: "src/a.ts", old_string: before, new_string: after, note: "n" },
+    summary: "edit src/a.ts",
+    reason: "medium risk: writes a file",
+    modelReason: "r\n".repeat(50),
+    profile: ":workspace",
+    rememberable: true,
+  };
+  const diff = unifiedDiff("src/a.ts", before, after);
+  for (const height of [8, 12, 20]) {
+    const lines = permissionDialog(request, { theme: plain, diff }).render(60, height);
+    ok(lines.length <= height, `${lines.length} lines in ${height} rows`);
+    equal(lines[0], "─ Allow edit? " + "─".repeat(46));
+    equal(lines[1], "edit src/a.ts");
+    ok(lines.some((line) => line.startsWith("Model's reason (unverified): r r r")));
+    equal(lines.at(-1), " [y] allow once   [a] allow for this session  ›[n] deny ");
+  }
+});
+
 const MODELS = Array.from({ length: 30 }, (_, i) => ({
   label: `model-${i}`,
   detail: i % 3 === 0 ? "Anthropic" : "openai",

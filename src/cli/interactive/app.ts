@@ -5,6 +5,8 @@
  * once into scrollback, the rest is the live region (view, editor or dialog, status line).
  */
 import type { AgentEvent } from "../../core/events.ts";
+import { createEventCleaner } from "../../core/terminal_events.ts";
+import { terminalText } from "../../core/terminal_text.ts";
 import type { Usage } from "../../core/messages.ts";
 import type { KeyEvent } from "../../tui/key_event.ts";
 import type { Dialog } from "../../tui/dialogs.ts";
@@ -24,6 +26,8 @@ export interface AppScreen {
   /** Redraws the live region. */
   render(lines: string[], cursor?: { row: number; col: number }): void;
   columns(): number;
+  /** The terminal's rows, when there is a live region. */
+  rows?(): number;
 }
 
 export interface AppOptions {
@@ -69,6 +73,7 @@ export class InteractiveApp {
   #hintTimer: ReturnType<typeof setTimeout> | undefined;
   #ticker: ReturnType<typeof setInterval> | undefined;
   #frameScheduled = false;
+  #clean = createEventCleaner();
   /** The turn (and the turns its queued messages start), for tests and shutdown. */
   idle: Promise<void> = Promise.resolve();
 
@@ -233,9 +238,9 @@ export class InteractiveApp {
     });
   }
 
-  /** Writes a notice line into the transcript. */
+  /** Writes a notice line into the transcript (its text may come from anywhere: sanitized). */
   notice(text: string, kind: "info" | "warning" | "error" = "info"): void {
-    this.#print(this.#options.view.notice(text, kind, this.#width()));
+    this.#print(this.#options.view.notice(terminalText(text), kind, this.#width()));
   }
 
   /** Writes finished lines into the transcript. */
@@ -243,10 +248,17 @@ export class InteractiveApp {
     this.#print(lines);
   }
 
-  /** Feeds one agent event to the view (the conversation's emit). */
+  /**
+   * Feeds one agent event to the view (the conversation's emit). Its strings were written by
+   * the model or a tool, so the view gets it through the event cleaner: no escape sequence,
+   * control or bidi override reaches the screen, whichever part of the event a line shows.
+   */
   event(event: AgentEvent): void {
     if (event.type === "assistant_message" && event.usage) this.#count(event.usage, event.cost);
-    const lines = this.#options.view.apply(event, this.#width());
+    const lines: string[] = [];
+    for (const safe of this.#clean(event)) {
+      lines.push(...this.#options.view.apply(safe, this.#width()));
+    }
     if (event.type === "steering") this.#options.view.queued([...this.#queue]);
     if (lines.length > 0) this.#options.screen.commit(lines);
     this.#scheduleFrame();
@@ -271,8 +283,12 @@ export class InteractiveApp {
     const lines = view.live(width);
     let cursor: { row: number; col: number } | undefined;
     if (this.#hint) lines.push(theme.yellow(this.#hint));
+    const status = statusLine(this.#statusInfo(), width, theme);
     if (this.#dialog) {
-      lines.push(...this.#dialog.dialog.render(width));
+      // The live region keeps its last rows: the dialog fits itself above the status line.
+      const rows = screen.rows?.();
+      const room = rows === undefined ? undefined : Math.max(1, rows - 1 - status.length);
+      lines.push(...this.#dialog.dialog.render(width, room));
     } else {
       const edited = editor.render(width, theme, {
         placeholder: this.#running
@@ -282,7 +298,7 @@ export class InteractiveApp {
       cursor = { row: lines.length + edited.cursor.row, col: edited.cursor.col };
       lines.push(...edited.lines);
     }
-    lines.push(...statusLine(this.#statusInfo(), width, theme));
+    lines.push(...status);
     screen.render(lines, cursor);
   }
 

@@ -3,6 +3,7 @@
  * resize) or, when stdin or stdout is not a terminal, plain line mode (one message per input
  * line, finished transcript lines written as plain text, no live region).
  */
+import { screenLine } from "../../core/terminal_text.ts";
 import type { KeyEvent } from "../../tui/key_event.ts";
 import { KeyDecoder } from "../../tui/keys.ts";
 import { Screen } from "../../tui/screen.ts";
@@ -70,20 +71,35 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
   };
   drawn.screen = live;
   drawn.sync = sync;
+  // Most rows repeat from frame to frame (a frame every 100 ms while a turn runs): each is
+  // checked once.
+  let checked = new Map<string, string>();
+  const safeFrame = (lines: string[]) => {
+    const next = new Map<string, string>();
+    const safe = lines.map((line) => {
+      const clean = checked.get(line) ?? screenLine(line);
+      next.set(line, clean);
+      return clean;
+    });
+    checked = next;
+    return safe;
+  };
   let closed = false;
   return {
+    // The last net at the terminal's edge: whatever a line carries, only tern's styling passes.
     commit: (lines) => {
       sync();
-      live.commit(lines);
+      live.commit(lines.map(screenLine));
       terminal.listen();
     },
     render: (lines, cursor) => {
       sync();
-      live.render(lines, cursor);
+      live.render(safeFrame(lines), cursor);
       // Input is read from the first frame on (see Terminal.listen): the prompt shows first.
       terminal.listen();
     },
     columns: () => terminal.size().columns,
+    rows: () => terminal.size().rows,
     lines: () => {},
     close: () => {
       if (closed) return;
@@ -107,7 +123,7 @@ function lineDisplay(options: DisplayOptions): Display {
     }
   };
   return {
-    commit: (lines) => write(lines.map((line) => line + "\n").join("")),
+    commit: (lines) => write(lines.map((line) => screenLine(line) + "\n").join("")),
     render: () => {},
     columns: () => 100,
     lines: (submit, idle) => {

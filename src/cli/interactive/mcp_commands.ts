@@ -4,6 +4,7 @@
  */
 import type { McpServerStatus } from "../../mcp/manager.ts";
 import type { Theme } from "../../tui/theme.ts";
+import { oneLine } from "../../tui/format.ts";
 import { describeServer, type OpenedMcp } from "../mcp_setup.ts";
 import type { SlashCommand } from "./commands.ts";
 
@@ -46,7 +47,8 @@ export function mcpCommands(access: McpAccess): SlashCommand[] {
         context.print(
           tools.map((tool) => {
             const mark = tool.readOnly ? ` ${context.theme.dim("(read-only)")}` : "";
-            return `  ${tool.name}${mark}  ${context.theme.dim(tool.description.split("\n")[0])}`;
+            const about = oneLine(tool.description.split("\n")[0]);
+            return `  ${oneLine(tool.name)}${mark}  ${context.theme.dim(about)}`;
           }),
         );
         return;
@@ -95,12 +97,16 @@ function statusLines(
       ? theme.yellow(s.state)
       : theme.dim(s.state);
     const tools = s.state === "READY" ? ` ${s.tools} tool${s.tools === 1 ? "" : "s"}` : "";
-    const head = `  ${s.name} ${state}${tools} ${theme.dim(`${s.transport} · ${s.scope}`)}`;
+    // Names, commands and errors are the servers' and the project's words: one clean line each.
+    const head = `  ${oneLine(s.name)} ${state}${tools} ${
+      theme.dim(`${s.transport} · ${s.scope}`)
+    }`;
     if (s.state === "UNTRUSTED") {
       // What it would run, for the person to check before trusting it.
       const server = servers.find((c) => c.name === s.name)!;
-      return [head, `    ${theme.dim(`runs ${describeServer(server)}: /mcp trust ${s.name}`)}`];
+      const runs = oneLine(`runs ${describeServer(server)}: /mcp trust ${s.name}`);
+      return [head, `    ${theme.dim(runs)}`];
     }
-    return s.error ? [head, `    ${theme.dim(s.error)}`] : [head];
+    return s.error ? [head, `    ${theme.dim(oneLine(s.error))}`] : [head];
   });
 }

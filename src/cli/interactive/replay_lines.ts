@@ -1,5 +1,6 @@
 /** A resumed or re-branched session's conversation, as transcript lines for scrollback. */
 import type { ReplayState } from "../../session/replay.ts";
+import { oneLine } from "../../tui/format.ts";
 import { renderMarkdown } from "../../tui/markdown.ts";
 import type { Theme } from "../../tui/theme.ts";
 import { truncateToWidth } from "../../tui/width.ts";
@@ -29,7 +30,8 @@ export function transcriptLines(
         lines.push(...renderMarkdown(message.content, width, theme));
       }
       for (const call of message.toolCalls ?? []) {
-        lines.push(truncateToWidth(theme.dim(`  ↳ ${call.name} ${call.arguments}`), width));
+        const text = oneLine(`${call.name} ${call.arguments}`);
+        lines.push(truncateToWidth(theme.dim(`  ↳ ${text}`), width));
       }
     }
   }

@@ -4,6 +4,7 @@
  */
 import { selectDialog } from "../../tui/dialogs.ts";
 import { renderDiff } from "../../tui/diff_view.ts";
+import { oneLine } from "../../tui/format.ts";
 import type { TernConfig } from "../../config/mod.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
 
@@ -120,7 +121,7 @@ export function settingsCommands(deps: {
         }
         context.print(
           facts.map((f) =>
-            `  ${context.theme.dim(f.id)} ${f.scope === "user" ? "[user] " : ""}${f.text}`
+            `  ${context.theme.dim(f.id)} ${f.scope === "user" ? "[user] " : ""}${oneLine(f.text)}`
           ),
         );
       },

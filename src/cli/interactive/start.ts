@@ -69,12 +69,14 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
 
   const person: AskPerson | undefined = interactive
     ? oneAtATime(async (request, signal) => {
-      const [{ permissionDialog }, { proposedDiff }] = await Promise.all([
+      const [{ permissionDialog }, { proposedDiff }, { realPathFacts }] = await Promise.all([
         import("../../tui/dialogs.ts"),
         import("./proposed_diff.ts"),
+        import("./real_paths.ts"),
       ]);
       const diff = await proposedDiff(request, workspace);
-      return await app.pick(permissionDialog(request, { theme, diff }), signal);
+      const realPaths = realPathFacts(request, workspace);
+      return await app.pick(permissionDialog(request, { theme, diff, realPaths }), signal);
     })
     : undefined;
 

@@ -1,9 +1,12 @@
 /**
  * The human projection of the event stream for one-shot runs: the answer streams to `out`,
  * one line per tool call (and the final status) goes to `err`, so `tern run … > file` keeps
- * only the answer.
+ * only the answer. Every event goes through `createEventCleaner()` first (the model and tools
+ * wrote its strings: no escape sequence, control or bidi override reaches the terminal); tern's
+ * styling is added after. Only `raw` lets the answer through as written.
  */
 import type { AgentEvent, EmitFn } from "../../core/events.ts";
+import { createEventCleaner } from "../../core/terminal_events.ts";
 import type { Usage } from "../../core/messages.ts";
 import type { Style } from "./style.ts";
 
@@ -11,6 +14,8 @@ export interface TextRendererOptions {
   out: (text: string) => void;
   err: (text: string) => void;
   style: Style;
+  /** The answer goes to `out` exactly as the model wrote it (`--raw`, for pipes). */
+  raw?: boolean;
 }
 
 export function createTextRenderer(options: TextRendererOptions): EmitFn {
@@ -24,7 +29,7 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
     if (thinking) err("\n");
     thinking = false;
   };
-  return (event: AgentEvent) => {
+  const show = (event: AgentEvent): void => {
     switch (event.type) {
       case "text_delta":
         if (thinking) err("\n");
@@ -100,6 +105,11 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         }
         break;
     }
+  };
+  const clean = createEventCleaner();
+  return (event: AgentEvent) => {
+    if (options.raw && event.type === "text_delta") show(event);
+    else for (const safe of clean(event)) show(safe);
   };
 }
 

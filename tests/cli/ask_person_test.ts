@@ -1,0 +1,50 @@
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { terminalQuestion } from "../../src/cli/ask_person.ts";
+import { realPathFacts } from "../../src/cli/interactive/real_paths.ts";
+import type { ReviewRequest } from "../../src/sandbox/review.ts";
+
+const REQUEST: ReviewRequest = {
+  tool: "bash\x1b]0;t\x07",
+  args: { command: "rm -rf ~ \x1b[2K\rls" },
+  summary: "rm -rf ~ \x1b[2K\rls\u202e",
+  reason: "destructive: deletes files (rm -rf)",
+  modelReason: "\n".repeat(200) + "\x1b]52;c;eA==\x07just listing " + "files ".repeat(100),
+  profile: ":workspace",
+  rememberable: true,
+};
+
+Deno.test("terminalQuestion() shows the facts exactly, then the model's reason, marked and cut", () => {
+  const text = terminalQuestion(REQUEST);
+  const lines = text.split("\n");
+  equal(lines[1], "? Allow bash: rm -rf ~ ␛[2K␍ls⟨U+202E⟩");
+  equal(lines[2], "  destructive: deletes files (rm -rf)");
+  ok(lines[3].startsWith("  Model's reason (unverified): just listing files"), lines[3]);
+  ok(lines[3].length < 340, "the reason is cut");
+  equal(lines[4], "  [y] allow once, [a] allow for this session, [n] deny: ");
+  // deno-lint-ignore no-control-regex
+  ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(text), JSON.stringify(text));
+});
+
+Deno.test("terminalQuestion() says how much of an overlong command it leaves out", () => {
+  const summary = "echo " + "x".repeat(5_000);
+  const line = terminalQuestion({ ...REQUEST, summary, modelReason: undefined }).split("\n")[1];
+  ok(line.endsWith("… (3005 more characters not shown)"), line.slice(-60));
+});
+
+Deno.test("realPathFacts() shows where a linked path really leads", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(join(root, "outside"), { recursive: true });
+    await Deno.mkdir(ws);
+    await Deno.symlink(join(root, "outside"), join(ws, "link"));
+    const ask = (path: string) =>
+      realPathFacts({ ...REQUEST, tool: "write", args: { path, content: "" } }, ws);
+    equal(ask("plain.txt").length, 0, "a path that is what it reads adds nothing");
+    equal(ask("link/new/file.txt")[0], `${root}/outside/new/file.txt (outside the workspace)`);
+    equal(ask("../x")[0], `${root}/x (outside the workspace)`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

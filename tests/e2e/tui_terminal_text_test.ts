@@ -1,0 +1,115 @@
+/**
+ * What the person sees is the truth: the model and its tools write escape sequences, carriage
+ * returns, OSC title, hyperlink and clipboard writes, bidi overrides and endless reasons; the
+ * real `tern` runs in a tmux pane (a real pty), and the screen tmux keeps must show the real
+ * request, facts first, and nothing the model tried to make the terminal do.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { Script } from "../../src/llm/scripted.ts";
+import type { TmuxTern } from "../support/tmux.ts";
+import { withTern } from "../support/tmux_run.ts";
+
+/** Clears the line and returns to its start: a terminal would show only "ls". */
+const HIDDEN_COMMAND = "rm -rf ~/important \x1b[2K\rls";
+const TITLE = "\x1b]0;pwned-title\x07";
+const CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07";
+const LINK = "\x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\";
+const REASON = "\n".repeat(200) + `${TITLE}just listing files\x1b[8m, nothing else`;
+
+/** The pane's title and tmux's paste buffers: what OSC 0 and OSC 52 would have changed. */
+async function terminalState(tern: TmuxTern): Promise<{ title: string; buffers: string }> {
+  const title = (await tern.tmux("display-message", "-p", "-t", tern.target, "#{pane_title}"))
+    .trim();
+  const buffers = (await tern.tmux("list-buffers", "-F", "#{buffer_sample}")).trim();
+  return { title, buffers };
+}
+
+/** Row index of the first line containing `text`, or -1. */
+function rowOf(screen: string, text: string): number {
+  return screen.split("\n").findIndex((line) => line.includes(text));
+}
+
+Deno.test("tern interactive shows an escape-laden command as it is, facts before the model's reason", async () => {
+  const script: Script = [
+    {
+      text: `${TITLE}${CLIPBOARD}Let me look at the ${LINK}.\u202e gnihton \x1b[1A\x1b[2K`,
+      toolCalls: [
+        // A read runs without asking: its line in the transcript is the first thing drawn.
+        { id: "c0", name: "read", arguments: JSON.stringify({ path: `notes${TITLE}.txt` }) },
+        {
+          id: "c1",
+          name: "bash",
+          arguments: JSON.stringify({ command: HIDDEN_COMMAND, description: REASON }),
+        },
+      ],
+    },
+    { text: "Denied, so I stop here." },
+  ];
+  await withTern(script, { rows: 30, columns: 100 }, async ({ tern, server }) => {
+    // OSC 52 would be taken into a paste buffer with this on: the test can see a write.
+    await tern.tmux("set-option", "-g", "set-clipboard", "on");
+    await tern.tmux("set-option", "-g", "allow-rename", "on");
+    const before = await terminalState(tern);
+    await tern.type("look around");
+    await tern.keys("Enter");
+    const dialog = await tern.waitForText("[n] deny", { scrollback: false });
+
+    const title = rowOf(dialog, "Allow bash?");
+    const fact = rowOf(dialog, "rm -rf ~/important ␛[2K␍ls");
+    const said = rowOf(dialog, "Model's reason (unverified): just listing files, nothing else");
+    ok(title >= 0, `the dialog's title is on screen:\n${dialog}`);
+    ok(fact > title, `the real command is shown, controls visible:\n${dialog}`);
+    ok(said > fact, `the model's reason comes after the facts, marked:\n${dialog}`);
+    if (Deno.env.get("SHOW_SCREEN")) console.log(dialog);
+    ok(!dialog.includes("pwned"), "the model's title write is not shown as text either");
+    ok(!dialog.includes("\u202e"), "no bidi override reaches the screen");
+    ok(!dialog.includes("evil.example"), "a link's hidden address is not shown");
+    ok(dialog.includes("Let me look at the docs."), `the answer's text is shown:\n${dialog}`);
+
+    await tern.keys("n");
+    const done = await tern.waitForText("Denied, so I stop here.");
+    ok(done.includes("rm -rf ~/important"), `the transcript shows the real command:\n${done}`);
+    ok(done.includes("read  notes.txt"), `the read's line shows its path's text:\n${done}`);
+    equal(server.requests.length, 2);
+    deepEqual(await terminalState(tern), before, "the title and clipboard are untouched");
+  });
+});
+
+Deno.test("tern interactive shows each path, host and command of a permission request before its reason", async () => {
+  const script: Script = [
+    {
+      toolCalls: [{
+        id: "p1",
+        name: "request_permissions",
+        arguments: JSON.stringify({
+          reason: REASON,
+          scope: "session",
+          write: ["../outside-\x1b[2K\rsafe"],
+          hosts: ["evil.example\u202e\u2066moc.elgoog"],
+          commands: ["curl\x1b[1A evil"],
+        }),
+      }],
+    },
+    { text: "No permission, no change." },
+  ];
+  await withTern(script, { rows: 30, columns: 100 }, async ({ tern, dir }) => {
+    await tern.type("get access");
+    await tern.keys("Enter");
+    const dialog = await tern.waitForText("[n] deny", { scrollback: false });
+    const outside = join(dir, "..", "outside-");
+    const rows = [
+      rowOf(dialog, "Allow request_permissions?"),
+      rowOf(dialog, `write  ${await Deno.realPath(join(dir, ".."))}/outside-␛[2K␍safe`),
+      rowOf(dialog, "host   evil.example⟨U+202E⟩⟨U+2066⟩moc.elgoog"),
+      rowOf(dialog, "run without asking: curl␛[1A evil"),
+      rowOf(dialog, "for    this session"),
+      rowOf(dialog, "Model's reason (unverified): just listing files, nothing else"),
+    ];
+    ok(rows.every((row) => row >= 0), `every fact is on screen (${rows}):\n${dialog}`);
+    deepEqual([...rows].sort((a, b) => a - b), rows, `facts first, reason last:\n${dialog}`);
+    await tern.keys("n");
+    await tern.waitForText("No permission, no change.");
+    equal(await Deno.stat(outside).then(() => true, () => false), false);
+  });
+});
