@@ -120,7 +120,6 @@ async function workspacePlan(box: Box, env: Record<string, string>): Promise<She
     writable: [box.workspace],
     readOnly: await gitDirsUnder([box.workspace]),
     hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(env)],
-    tmp: box.tmp,
     network: false,
     env: shellEnv(env),
   };

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
+import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
@@ -68,8 +69,10 @@ export interface SandboxExplanation {
   bwrapEnv: string[] | null;
   shellKind: ShellKind;
   shellNote?: string;
-  /** The run's private tmp directory (it differs from run to run). */
+  /** The file tools' private tmp directory (it differs from run to run). */
   tmp: string;
+  /** The limits of each shell command (its `/tmp` is a tmpfs of `tmpMb`). */
+  limits: ResourceLimits;
 }
 
 export interface CreateSandboxOptions {
@@ -94,6 +97,8 @@ export interface CreateSandboxOptions {
    * what it made, kills a worker still starting, and rejects.
    */
   signal?: AbortSignal;
+  /** The limits of each shell command; default `DEFAULT_LIMITS`. */
+  limits?: ResourceLimits;
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
   /**
@@ -142,7 +147,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : undefined;
 
   const env = shellEnv(options.env);
-  const unsandboxedShell = createUnsandboxedRunner(env);
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const unsandboxedShell = createUnsandboxedRunner(env, { limits });
   const planFor = async (): Promise<ShellPlan> => {
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
@@ -159,7 +165,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         ...(options.home ? secretLocations(options.home) : []),
         ...hostSocketLocations(options.env),
       ],
-      tmp,
+      limits,
       network: grantsAny(profile.grants.net),
       env: { ...env, ...passed },
     };
@@ -229,6 +235,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         shellKind,
         ...(shellNote ? { shellNote } : {}),
         tmp,
+        limits,
       };
     },
     async close() {
