@@ -4,11 +4,13 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
+import { makePidsCgroup, removeStalePidsCgroups } from "./pids_cgroup.ts";
+import { makePrivateTmp, PRIVATE_TMP_PREFIX, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
@@ -113,7 +115,11 @@ export interface CreateSandboxOptions {
  * @throws {RangeError} for an unknown profile name.
  */
 export async function createSandbox(options: CreateSandboxOptions): Promise<SandboxRuntime> {
-  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-tmp-" }));
+  const privateTmp = await makePrivateTmp();
+  const tmp = privateTmp.path;
+  // What runs killed before they could clean up left behind goes now, off the start path
+  // (close() waits for it).
+  const swept = sweepStale(tmp);
   let base: SandboxProfile;
   try {
     base = compileProfile(options.profile, {
@@ -126,7 +132,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       base = { ...base, grants: widenGrants(base.grants, { read: options.extraRead }) };
     }
   } catch (error) {
-    await Deno.remove(tmp, { recursive: true });
+    await privateTmp.remove();
+    await swept;
     throw error;
   }
   let extra: Partial<Grants> = {};
@@ -134,7 +141,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   if (options.signal?.aborted) {
-    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    await privateTmp.remove();
+    await swept;
     throw new Error("The sandbox was closed while it opened");
   }
   const shellKind: ShellKind = !wantsBwrap ? "none" : probe?.ok ? "bwrap" : "unavailable";
@@ -148,8 +156,14 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
 
   const env = shellEnv(options.env);
   const limits = options.limits ?? DEFAULT_LIMITS;
+  // As root RLIMIT_NPROC does not hold: the run's pids cgroup does, where one can be made.
+  // Made while the plan is built; the plan waits for it.
+  const pidsMade = shellKind === "bwrap" && isDir("/run")
+    ? makePidsCgroup(basename(tmp), limits.processes)
+    : Promise.resolve(null);
   const unsandboxedShell = createUnsandboxedRunner(env, { limits });
   const planFor = async (): Promise<ShellPlan> => {
+    const pids = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
     const tern = [join(options.workspace, ".tern"), options.ternHome];
@@ -166,6 +180,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         ...hostSocketLocations(options.env),
       ],
       limits,
+      ...(pids ? { pidsFile: pids.procsFile } : {}),
       network: grantsAny(profile.grants.net),
       env: { ...env, ...passed },
     };
@@ -198,7 +213,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (shellKind === "bwrap") await currentPlan();
   if (options.signal?.aborted) {
     await worker.close();
-    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    await privateTmp.remove();
+    await (await pidsMade)?.remove();
+    await swept;
     throw new Error("The sandbox was closed while it opened");
   }
   return {
@@ -240,7 +257,26 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     },
     async close() {
       await worker.close();
-      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+      await privateTmp.remove();
+      await (await pidsMade)?.remove();
+      await swept;
     },
   };
+}
+
+/**
+ * Removes the private tmp folders of runs that died without cleaning up, then the pids cgroups
+ * whose tmp folder is gone. Never throws.
+ */
+async function sweepStale(own: string): Promise<void> {
+  await removeStaleTmp(own);
+  await removeStalePidsCgroups(PRIVATE_TMP_PREFIX, dirname(own));
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
