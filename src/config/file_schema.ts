@@ -99,6 +99,7 @@ export const configFileSchema: z.ZodType<Settings> = z.strictObject({
     cpuSeconds: z.number().int().min(1).optional(),
     fileSizeMb: z.number().int().min(1).optional(),
     tmpMb: z.number().int().min(1).optional(),
+    toolSeconds: z.number().int().min(1).optional(),
   }).optional(),
   rules: z.array(permissionRule).optional(),
   providers: z.record(providerName, providerSettings).optional(),

@@ -93,11 +93,16 @@ export interface ResourceLimits {
   fileSizeMb: number;
   /** Size of the command's private `/tmp` (a tmpfs, fresh for each command), MiB. */
   tmpMb: number;
+  /**
+   * Longest a file tool call (read, grep, glob, …) may take in the tool worker, seconds; then
+   * the worker is killed and replaced (a catastrophic regex cannot hang tern).
+   */
+  toolSeconds: number;
 }
 
 /**
  * The default limits: 1,024 processes, 8 GiB of memory per process, 30 CPU minutes per process,
- * 1 GiB per file and a 1 GiB `/tmp`.
+ * 1 GiB per file, a 1 GiB `/tmp`, and 2 minutes per file tool call.
  */
 export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
   processes: 1024,
@@ -105,6 +110,7 @@ export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
   cpuSeconds: 1800,
   fileSizeMb: 1024,
   tmpMb: 1024,
+  toolSeconds: 120,
 };
 
 /** The names of the limits, in a fixed order. */
@@ -114,6 +120,7 @@ export const LIMIT_NAMES: readonly (keyof ResourceLimits)[] = [
   "cpuSeconds",
   "fileSizeMb",
   "tmpMb",
+  "toolSeconds",
 ];
 
 /** Thinking levels, as a config value. */

@@ -23,6 +23,8 @@ const FULL_ACCESS: Grants = { read: "all", write: "all", net: "all", env: "all",
 export interface ToolWorker {
   call(tool: string, args: unknown, options: {
     signal: AbortSignal;
+    /** Time limit in milliseconds: past it the call is TIMEOUT and its worker killed. */
+    timeoutMs?: number;
     onUpdate?: (text: string) => void;
     /** Folders besides the workspace the file tools may use (the granted read/write paths). */
     roots?: { read: readonly string[]; write: readonly string[] };
@@ -42,6 +44,8 @@ export interface SandboxRuntime {
   readonly worker?: ToolWorker;
   /** Runs shell commands as `shellKind` says. */
   readonly shell: ShellRunner;
+  /** The limits of each shell command and file tool call. */
+  readonly limits: ResourceLimits;
   /** Runs shell commands with no sandbox: only for grants a person or reviewer approved. */
   readonly unsandboxedShell: ShellRunner;
   readonly shellKind: ShellKind;
@@ -225,6 +229,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     },
     worker,
     shell,
+    limits,
     unsandboxedShell,
     shellKind,
     shellNote,

@@ -15,6 +15,7 @@ const LIMITS: ResourceLimits = {
   cpuSeconds: 1,
   fileSizeMb: 16,
   tmpMb: 8,
+  toolSeconds: 120,
 };
 
 /** Generous: a command that is not stopped by its limit ends on its own long before. */
