@@ -149,10 +149,6 @@ tern_deno_flags() {
   local home="${TERN_HOME:-${HOME:-/nonexistent}/.tern}"
   case "$home" in /*) ;; *) home="$PWD/$home" ;; esac
   local tmp="${TMPDIR:-/tmp}"
-  # As root the kernel does not apply RLIMIT_NPROC: each run caps its commands' processes with
-  # a pids cgroup of its own instead (src/sandbox/pids_cgroup.ts), which it makes there.
-  local cgroups=""
-  [[ $EUID -ne 0 || ! -d /sys/fs/cgroup ]] || cgroups=",/sys/fs/cgroup"
   tern_net_hosts "$@"
   TERN_DENO_FLAGS=(
     --no-prompt
@@ -160,7 +156,7 @@ tern_deno_flags() {
     --unstable-lazy-dynamic-imports
     "--v8-flags=$TERN_V8_FLAGS"
     --allow-read
-    "--allow-write=$home,$tmp$cgroups"
+    "--allow-write=$home,$tmp"
     "--allow-net=$TERN_NET_HOSTS"
     "--allow-env=$names"
     --allow-run

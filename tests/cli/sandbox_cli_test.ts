@@ -130,7 +130,7 @@ Deno.test("tern sandbox explain prints exactly the worker and bubblewrap command
     const explained = JSON.parse(explain.stdout);
     const normal = (argv: string[]) =>
       argv.map((arg) =>
-        arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>")
+        arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>").replace(/tern-tmp-\w+/g, "<run>")
           .replace(
             /\/sessions\/[^,/]+\/[^,/]+\/tool-results/g,
             "/sessions/<cwd>/<session>/tool-results",
