@@ -1,4 +1,4 @@
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok, throws } from "node:assert/strict";
 import { join } from "node:path";
 import { createGrepTool } from "../../src/tools/grep.ts";
 import { expandBraces } from "../../src/tools/grep_results.ts";
@@ -189,6 +189,11 @@ Deno.test("expandBraces() expands alternatives, nested ones too", () => {
   deepEqual(expandBraces("{a,b{c,d}}/x"), ["a/x", "bc/x", "bd/x"]);
   deepEqual(expandBraces("plain/*.ts"), ["plain/*.ts"]);
   deepEqual(expandBraces("{single}"), ["{single}"]);
+});
+
+Deno.test("expandBraces() refuses a glob that expands to more than 256 patterns", () => {
+  equal(expandBraces("{a,b}".repeat(8)).length, 256);
+  throws(() => expandBraces("{a,b}".repeat(30)), /more than 256 patterns/);
 });
 
 Deno.test("createGrepTool() takes ripgrep's syntax in both engines ((?i) inline flags)", async () => {
