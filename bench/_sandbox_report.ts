@@ -54,7 +54,15 @@ export interface SandboxResults {
     workerFlagsEmptyEntry: Stats;
   };
   /** Per-run times of `bash -c "echo hi"`, in milliseconds. */
-  shell: { bwrap: Stats | Skipped; unsandboxed: Stats; bwrapVersion: string | null };
+  shell: {
+    bwrap: Stats | Skipped;
+    /** The same sandbox without the resource limits (a host folder at /tmp, no ulimit). */
+    bwrapNoLimits: Stats | Skipped;
+    /** With the limits and the run's pids cgroup (made as root only). */
+    bwrapPidsCgroup: Stats | Skipped;
+    unsandboxed: Stats;
+    bwrapVersion: string | null;
+  };
   /** Untimed calls before the timed ones, for warm reads and the shell. */
   warmup: number;
   targets: { warmWorkerMedianMs: number };
@@ -112,6 +120,8 @@ export function renderMarkdown(results: SandboxResults): string {
     row("bare Deno, empty script (the floor)", startup.bareDeno),
     row("Deno with the worker's flags and config, empty entry", startup.workerFlagsEmptyEntry),
     row(`\`bash -c "echo hi"\` in bubblewrap (${shell.bwrapVersion ?? "—"})`, shell.bwrap),
+    row("… in bubblewrap without the resource limits (host /tmp, no ulimit)", shell.bwrapNoLimits),
+    row("… in bubblewrap with the limits and the run's pids cgroup", shell.bwrapPidsCgroup),
     row('`bash -c "echo hi"` without a sandbox', shell.unsandboxed),
     "",
     "Differences of medians:",
@@ -125,6 +135,12 @@ export function renderMarkdown(results: SandboxResults): string {
       diff(startup.processWorkerEmptyDenoDir, startup.processWorker)
     }`,
     `- bubblewrap over no sandbox, per command: ${diff(shell.bwrap, shell.unsandboxed)}`,
+    `- the resource limits (ulimit builtins, sized tmpfs /tmp), per command: ${
+      diff(shell.bwrap, shell.bwrapNoLimits)
+    }`,
+    `- the pids cgroup on top (bind of its cgroup.procs, one builtin write), per command: ${
+      diff(shell.bwrapPidsCgroup, shell.bwrap)
+    }`,
     "",
     `Transpile cache (${results.transpileCache.denoDir ?? "no DENO_DIR"}): the worker's modules ${
       results.transpileCache.emitted ? "are emitted" : "are NOT emitted"

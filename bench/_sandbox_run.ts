@@ -4,7 +4,9 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { probeBwrap } from "../src/sandbox/bwrap.ts";
+import { bwrapArgs, probeBwrap, sandboxEnv, shellPrefix } from "../src/sandbox/bwrap.ts";
+import { makePidsCgroup } from "../src/sandbox/pids_cgroup.ts";
+import { runInProcessGroup } from "../src/sandbox/process.ts";
 import { compileProfile } from "../src/sandbox/profiles.ts";
 import {
   gitDirsUnder,
@@ -16,7 +18,7 @@ import {
   createUnsandboxedRunner,
   shellEnv,
 } from "../src/sandbox/shell_runner.ts";
-import type { Grants, ShellPlan } from "../src/sandbox/types.ts";
+import type { Grants, ShellPlan, ShellRunner } from "../src/sandbox/types.ts";
 import { defaultConfigPath } from "../src/sandbox/worker/flags.ts";
 import type { WorkerWrap } from "../src/sandbox/worker/host.ts";
 import { denoDirOf, sourceRootOf, workerBwrapArgv } from "../src/sandbox/worker/view.ts";
@@ -124,7 +126,6 @@ async function workspacePlan(box: Box, env: Record<string, string>): Promise<She
     writable: [box.workspace],
     readOnly: await gitDirsUnder([box.workspace]),
     hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(env)],
-    tmp: box.tmp,
     network: false,
     env: shellEnv(env),
   };
@@ -139,6 +140,26 @@ async function bwrapWrap(box: Box, env: Record<string, string>): Promise<WorkerW
     "bwrap",
     ...workerBwrapArgv(plan, { grants, denoPath: argv[0], denoDir, sourceRoot }, argv),
   ];
+}
+
+/**
+ * The bubblewrap runner as it was before the limits: `tmp` (a host folder) bound at `/tmp`
+ * instead of a sized tmpfs, and no ulimit builtins before the command.
+ */
+function runnerWithoutLimits(plan: ShellPlan, tmp: string): ShellRunner {
+  const prefix = shellPrefix(plan);
+  return (command, run) => {
+    const args = bwrapArgs(plan, command);
+    const at = args.indexOf("--size");
+    args.splice(at, 4, "--bind", tmp, "/tmp");
+    args[args.length - 1] = args[args.length - 1].replace(prefix, "");
+    return runInProcessGroup("bwrap", {
+      args,
+      cwd: "/",
+      env: sandboxEnv(plan),
+      timeoutMs: run.timeoutMs,
+    });
+  };
 }
 
 function loadAverage(): number[] | null {
@@ -223,14 +244,28 @@ async function main(): Promise<void> {
     const workerBackend = await measureWorkerBackend();
     console.log("bash echo hi …");
     const plain = shellEcho(createUnsandboxedRunner(shellEnv(env)), box.workspace);
+    const plan = await workspacePlan(box, env);
+    // The limits' cost: the same sandbox without them (a host folder at /tmp, no ulimit), and
+    // with the pids cgroup the runtime adds where it can make one (as root).
+    const pids = probe.ok ? await makePidsCgroup(`tern-tmp-bench-${Deno.pid}`, 1024) : null;
     const confined = probe.ok
-      ? [shellEcho(createBwrapRunner(await workspacePlan(box, env)), box.workspace)]
+      ? [
+        shellEcho(createBwrapRunner(plan), box.workspace),
+        shellEcho(runnerWithoutLimits(plan, box.tmp), box.workspace),
+        ...(pids
+          ? [shellEcho(createBwrapRunner({ ...plan, pidsFile: pids.procsFile }), box.workspace)]
+          : []),
+      ]
       : [];
-    const [unsandboxed, bwrapTimes] = await timeInterleaved(SHELL_RUNS, SHELL_WARMUP, [
-      plain,
-      ...confined,
-    ]);
+    const [unsandboxed, bwrapTimes, noLimitTimes, pidsTimes] = await timeInterleaved(
+      SHELL_RUNS,
+      SHELL_WARMUP,
+      [plain, ...confined],
+    );
+    await pids?.remove();
     const bwrap = probe.ok ? stats(bwrapTimes) : { skipped: probe.reason };
+    const bwrapNoLimits = probe.ok ? stats(noLimitTimes) : { skipped: probe.reason };
+    const bwrapPidsCgroup = pidsTimes ? stats(pidsTimes) : { skipped: "no pids cgroup here" };
 
     const results: SandboxResults = {
       date: new Date().toISOString(),
@@ -270,6 +305,8 @@ async function main(): Promise<void> {
       },
       shell: {
         bwrap,
+        bwrapNoLimits,
+        bwrapPidsCgroup,
         unsandboxed: stats(unsandboxed),
         bwrapVersion: probe.ok ? probe.version : null,
       },

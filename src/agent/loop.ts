@@ -14,6 +14,7 @@ import {
   type Usage,
 } from "../core/messages.ts";
 import { type Observation, observationText } from "../core/observation.ts";
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import type { ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 
@@ -295,8 +296,11 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
     observation = {
       status: "ERROR",
       code: "INVALID_ARGUMENTS",
-      message: `Arguments for "${call.name}" are not valid JSON (${parsed.error}); ` +
-        "send one complete JSON object",
+      message: parsed.tooDeep
+        ? `Arguments for "${call.name}" nest more than ${MAX_ARGUMENT_DEPTH} levels deep; ` +
+          "send a flatter JSON object"
+        : `Arguments for "${call.name}" are not valid JSON (${parsed.error}); ` +
+          "send one complete JSON object",
     };
   } else {
     observation = await tool.run(parsed.value, {
@@ -311,16 +315,29 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
   return { call, observation };
 }
 
+/**
+ * The arguments as a value, or why not: not JSON, or nested so deep that walking them (the
+ * repeat detector, validation) would overflow the stack.
+ */
 function parseArguments(
   text: string,
-): { ok: true; value: unknown } | { ok: false; error: string } {
+): { ok: true; value: unknown } | { ok: false; error: string; tooDeep?: boolean } {
   // Models send "" for a call without parameters.
   if (text.trim() === "") return { ok: true, value: {} };
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
+  if (nestsDeeperThan(value, MAX_ARGUMENT_DEPTH)) {
+    return {
+      ok: false,
+      error: `nested more than ${MAX_ARGUMENT_DEPTH} levels deep`,
+      tooDeep: true,
+    };
+  }
+  return { ok: true, value };
 }
 
 function toolMessage(call: ToolCall, observation: Observation): ToolMessage {

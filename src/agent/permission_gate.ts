@@ -440,6 +440,8 @@ export class PermissionGate {
       sandbox = "worker";
       observation = await runtime.worker.call(tool.name, args, {
         signal: ctx.signal,
+        // A call that runs away (a catastrophic regex) ends, and its worker is replaced.
+        timeoutMs: runtime.limits.toolSeconds * 1000,
         onUpdate: update,
         roots: fileRoots(runtime.profile.grants),
       });

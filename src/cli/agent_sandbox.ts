@@ -32,7 +32,7 @@ export type SandboxConfig =
     | "reviewModel"
     | "reviewTimeoutMs"
   >
-  & Partial<Pick<TernConfig, "apiKeys">>;
+  & Partial<Pick<TernConfig, "apiKeys" | "limits">>;
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;
@@ -86,6 +86,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     workspace,
     profile: config.profile,
     custom: config.profiles,
+    limits: config.limits,
     noSandbox: config.noSandbox,
     home: options.home,
     ternHome: config.ternHome,

@@ -130,8 +130,8 @@ async function sandboxedCommand(
     throw new Error(`it asks for a sandbox, and bubblewrap cannot run: ${probe.reason}`);
   }
   const sandbox = config.sandbox!;
-  const tmp = await Deno.makeTempDir({ prefix: "tern-mcp-" });
-  const cleanup = () => Deno.remove(tmp, { recursive: true }).catch(() => {});
+  // The server's /tmp is a tmpfs of its own: nothing on the host to remove.
+  const cleanup = () => Promise.resolve();
   try {
     const home = context.env.HOME;
     const writable = sandbox.writable;
@@ -146,7 +146,6 @@ async function sandboxedCommand(
         ...executable(argv[0], context.baseEnv.PATH, config.cwd ?? context.workspace),
       ],
       hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(context.env)],
-      tmp: await Deno.realPath(tmp),
       network: sandbox.network,
       // Unused: the transport starts bubblewrap with exactly the server's environment.
       env: {},

@@ -9,7 +9,7 @@ import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
 import { compileRules } from "../sandbox/rules.ts";
-import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";
+import { createSandbox, type SandboxExplanation, type SandboxRuntime } from "../sandbox/runtime.ts";
 import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
@@ -53,6 +53,8 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
       );
     }
     if (explanation.bwrap && explanation.shellNote) lines.push(`  note: ${explanation.shellNote}`);
+    lines.push("", "Limits (config key limits; a project may only lower them):");
+    lines.push(`  ${describeLimits(explanation.limits)}`);
     console.log(lines.join("\n"));
     return 0;
   } finally {
@@ -168,6 +170,7 @@ export async function openRuntime(
       workspace,
       profile: config.profile,
       custom: config.profiles,
+      limits: config.limits,
       noSandbox: config.noSandbox,
       home: readEnv("HOME"),
       ternHome: config.ternHome,
@@ -181,4 +184,16 @@ export async function openRuntime(
     if (error instanceof RangeError) throw new TernError(error.message, { exitCode: EXIT_USAGE });
     throw error;
   }
+}
+
+/** The limits in one line, e.g. `1024 processes, 8192 MiB memory per process, …`. */
+function describeLimits(limits: SandboxExplanation["limits"]): string {
+  return [
+    `${limits.processes} processes`,
+    `${limits.memoryMb} MiB memory per process`,
+    `${limits.cpuSeconds} s CPU per process`,
+    `${limits.fileSizeMb} MiB per file`,
+    `${limits.tmpMb} MiB /tmp (tmpfs)`,
+    `${limits.toolSeconds} s per file tool call`,
+  ].join(", ");
 }

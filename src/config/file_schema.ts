@@ -105,6 +105,14 @@ const providerName = z.string().regex(
 export const configFileSchema: z.ZodType<Settings> = z.strictObject({
   ...shape,
   profiles: z.record(profileName, customProfile).optional(),
+  limits: z.strictObject({
+    processes: z.number().int().min(1).optional(),
+    memoryMb: z.number().int().min(1).optional(),
+    cpuSeconds: z.number().int().min(1).optional(),
+    fileSizeMb: z.number().int().min(1).optional(),
+    tmpMb: z.number().int().min(1).optional(),
+    toolSeconds: z.number().int().min(1).optional(),
+  }).optional(),
   rules: z.array(permissionRule).optional(),
   providers: z.record(providerName, providerSettings).optional(),
   models: z.record(z.string().trim().min(1), modelSettings).optional(),

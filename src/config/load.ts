@@ -19,14 +19,17 @@ import {
   checkSetting,
   type ConfigFlags,
   type CustomProfile,
+  DEFAULT_LIMITS,
   DEFAULTS,
   expectations,
   KEY_ROUTING_KEYS,
   KNOWN_KEY_VARIABLES,
+  LIMIT_NAMES,
   type ModelSettings,
   type PermissionRule,
   PROJECT_PROFILES,
   type ProviderSettings,
+  type ResourceLimits,
   type SettingKey,
   type Settings,
   type TernConfig,
@@ -94,6 +97,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const projectFile = join(cwd, ".tern", "config.jsonc");
 
   const layers: Layer[] = [defaultsLayer()];
+  const projectLayers = new Set<Layer>();
   layers.push(await fileLayer(userFile, "user config", readOptionalText(userFile, "config file")));
   // With cwd = home and no TERN_HOME both paths are the same file: read it once, as the user's.
   if (projectFile !== userFile) {
@@ -101,6 +105,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     layers.push(
       checkProjectLayer(await fileLayer(projectFile, "project config", text), projectFile),
     );
+    projectLayers.add(layers.at(-1)!);
   }
   const dotenv = await readDotenv(cwd, join(cwd, ".env"), options.warn);
   if (dotenv) {
@@ -115,11 +120,14 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const rules: PermissionRule[] = [];
   const providers: Record<string, ProviderSettings> = {};
   const models: Record<string, ModelSettings> = {};
+  const limits: ResourceLimits = { ...DEFAULT_LIMITS };
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer.settings)) {
       if (value === undefined) continue;
       // Profiles merge by name; rules add up (a later layer cannot drop an earlier deny).
       if (key === "profiles") Object.assign(profiles, value);
+      // A project's file may lower a limit, never raise one.
+      else if (key === "limits") mergeLimits(limits, value, projectLayers.has(layer));
       else if (key === "rules") rules.push(...(value as PermissionRule[]));
       // Providers and models merge field by field: a project may adjust a user's model.
       else if (key === "providers") mergeByName(providers, value);
@@ -150,6 +158,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     fallback: settings.fallback ?? [],
     planConcurrency: settings.planConcurrency,
     profiles,
+    limits,
     rules,
     providers,
     models,
@@ -334,6 +343,16 @@ function checkProjectLayer(layer: Layer, file: string): Layer {
     refuse("rules", "allow rules let calls skip review");
   }
   return layer;
+}
+
+/** Sets each limit of `value` in `limits`; from a project's file only those that lower it. */
+function mergeLimits(limits: ResourceLimits, value: unknown, fromProject: boolean): void {
+  const given = value as Partial<ResourceLimits>;
+  for (const name of LIMIT_NAMES) {
+    const limit = given[name];
+    if (limit === undefined) continue;
+    if (!fromProject || limit < limits[name]) limits[name] = limit;
+  }
 }
 
 function flagsLayer(flags: ConfigFlags): Layer {

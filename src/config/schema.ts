@@ -36,6 +36,11 @@ export interface TernConfig {
   reviewTimeoutMs: number;
   /** Custom sandbox profiles by name (config files only). */
   profiles: Record<string, CustomProfile>;
+  /**
+   * The limits of each shell command (config files only): the person's config may raise or
+   * lower them, a project's only lower them. Default {@linkcode DEFAULT_LIMITS}.
+   */
+  limits: ResourceLimits;
   /** Allow/ask/deny rules, user config first, then the project's (config files only). */
   rules: PermissionRule[];
   /** The model's context window in tokens; the budget compaction keeps the request under. */
@@ -71,6 +76,52 @@ export interface TernConfig {
    */
   apiKeys: Record<string, string>;
 }
+
+/** The resource limits of one shell command (the `limits` key of a config file). */
+export interface ResourceLimits {
+  /**
+   * Processes and threads at once (RLIMIT_NPROC inside bubblewrap's user namespace, so counted
+   * per sandbox; the kernel does not apply RLIMIT_NPROC to root, so as root a pids cgroup holds
+   * each run's commands to it where one can be made).
+   */
+  processes: number;
+  /** Memory one process may allocate (RLIMIT_DATA: heap and private writable mappings), MiB. */
+  memoryMb: number;
+  /** CPU time one process may use (RLIMIT_CPU), seconds. */
+  cpuSeconds: number;
+  /** Largest file a command may write (RLIMIT_FSIZE), MiB. */
+  fileSizeMb: number;
+  /** Size of the command's private `/tmp` (a tmpfs, fresh for each command), MiB. */
+  tmpMb: number;
+  /**
+   * Longest a file tool call (read, grep, glob, …) may take in the tool worker, seconds; then
+   * the worker is killed and replaced (a catastrophic regex cannot hang tern).
+   */
+  toolSeconds: number;
+}
+
+/**
+ * The default limits: 1,024 processes, 8 GiB of memory per process, 30 CPU minutes per process,
+ * 1 GiB per file, a 1 GiB `/tmp`, and 2 minutes per file tool call.
+ */
+export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
+  processes: 1024,
+  memoryMb: 8192,
+  cpuSeconds: 1800,
+  fileSizeMb: 1024,
+  tmpMb: 1024,
+  toolSeconds: 120,
+};
+
+/** The names of the limits, in a fixed order. */
+export const LIMIT_NAMES: readonly (keyof ResourceLimits)[] = [
+  "processes",
+  "memoryMb",
+  "cpuSeconds",
+  "fileSizeMb",
+  "tmpMb",
+  "toolSeconds",
+];
 
 /** Thinking levels, as a config value. */
 export type ThinkingChoice = "off" | "low" | "medium" | "high";
@@ -262,13 +313,14 @@ export interface Settings {
   fallback?: string[];
   planConcurrency?: number;
   profiles?: Record<string, CustomProfile>;
+  limits?: Partial<ResourceLimits>;
   rules?: PermissionRule[];
   providers?: Record<string, ProviderSettings>;
   models?: Record<string, ModelSettings>;
 }
 
 /** Keys of a config file that hold structures, validated by the zod schema only. */
-export const STRUCTURED_KEYS = ["profiles", "rules", "providers", "models"] as const;
+export const STRUCTURED_KEYS = ["profiles", "limits", "rules", "providers", "models"] as const;
 
 /** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
 export function checkSetting(

@@ -2,6 +2,7 @@
  * The bubblewrap command line for one shell command or one program, and a probe that tells
  * whether bubblewrap can start a sandbox on this machine at all.
  */
+import { DEFAULT_LIMITS, tmpfsArgs, ulimitPrefix } from "./limits.ts";
 import { isInjectingName } from "./shell_env.ts";
 import type { ShellPlan } from "./types.ts";
 
@@ -10,10 +11,11 @@ const NETWORK_LINKS: readonly string[] = ["/etc/resolv.conf"];
 
 /**
  * The `bash` argv that runs `command` with stderr merged into stdout (in the shell, so the two
- * keep their real order and bash's error messages their line numbers).
+ * keep their real order and bash's error messages their line numbers), after `prefix` (the
+ * limits, see `ulimitPrefix`; default none).
  */
-export function bashArgv(command: string): string[] {
-  return ["bash", "-c", `exec 2>&1; ${command}`];
+export function bashArgv(command: string, prefix = ""): string[] {
+  return ["bash", "-c", `${prefix}exec 2>&1; ${command}`];
 }
 
 /**
@@ -27,11 +29,12 @@ export function bashArgv(command: string): string[] {
  * 3. an empty `/run` (and `/var/run` unless it links to `/run`), so host sockets (docker, dbus,
  *    ssh and gpg agents) are gone, with the `/run` target of `/etc/resolv.conf` bound back
  *    when the network is shared; before the plan's own mounts, so those apply even under `/run`;
- * 4. `plan.tmp` at `/tmp`, each writable root read-write, each `readOnly` path read-only again
+ * 4. a private tmpfs of `plan.limits.tmpMb` MiB at `/tmp` (see {@linkcode tmpfsArgs}), the
+ *    run's pids cgroup file when `plan.pidsFile` is set, each writable root read-write, each `readOnly` path read-only again
  *    (after the writable roots, so it wins), each `hidden` path replaced by a read-only empty
  *    folder or by `/dev/null` (a nodev mount, so opening it fails);
- * 5. `--chdir plan.cwd -- bash -c "exec 2>&1; <command>"` (see {@linkcode bashArgv}; the
- *    sandbox itself is {@linkcode bwrapArgvFor}'s).
+ * 5. `--chdir plan.cwd -- bash -c "<limits>; exec 2>&1; <command>"` (see {@linkcode bashArgv}
+ *    and {@linkcode shellPrefix}; the sandbox itself is {@linkcode bwrapArgvFor}'s).
  *
  * `readOnly` and `hidden` paths are used by their real path (bubblewrap does not mount on a
  * symlink) and skipped when they do not exist. The file system is read (synchronously) only
@@ -39,7 +42,19 @@ export function bashArgv(command: string): string[] {
  * argv, so `tern sandbox explain` can print exactly what starts.
  */
 export function bwrapArgs(plan: ShellPlan, command: string): string[] {
-  return bwrapArgvFor(plan, bashArgv(command));
+  return bwrapArgvFor(plan, bashArgv(command, shellPrefix(plan)));
+}
+
+/** Where the run's pids cgroup file is inside the sandbox (see pids_cgroup.ts). */
+export const SANDBOX_PIDS_FILE = "/run/.tern-pids";
+
+/**
+ * The limits of `plan` as the head of its `bash -c` (see `ulimitPrefix`): the rlimits, and
+ * joining the run's pids cgroup when the plan has one.
+ */
+export function shellPrefix(plan: Pick<ShellPlan, "limits" | "pidsFile">): string {
+  const pidsFile = plan.pidsFile === undefined ? undefined : SANDBOX_PIDS_FILE;
+  return ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { pidsFile });
 }
 
 /**
@@ -56,7 +71,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
   args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
   args.push(...runArgs(plan.network));
-  args.push("--bind", plan.tmp, "/tmp");
+  args.push(...limitArgs(plan));
   for (const root of unique(plan.writable)) args.push("--bind", root, root);
   for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
   args.push(...hideArgs(plan.hidden));
@@ -70,6 +85,13 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
  */
 export function sandboxEnv(plan: Pick<ShellPlan, "env">): Record<string, string> {
   return Object.fromEntries(Object.entries(plan.env).filter(([name]) => !isInjectingName(name)));
+}
+
+/** The private `/tmp` and the pids cgroup file, each a mount of its own. */
+function limitArgs(plan: ShellPlan): string[] {
+  const args = tmpfsArgs(plan.limits ?? DEFAULT_LIMITS);
+  if (plan.pidsFile !== undefined) args.push("--bind", plan.pidsFile, SANDBOX_PIDS_FILE);
+  return args;
 }
 
 function runArgs(network: boolean): string[] {
@@ -199,7 +221,6 @@ async function runProbe(path: string): Promise<BwrapProbe> {
     writable: [],
     readOnly: [],
     hidden: [],
-    tmp: "/tmp",
     network: false,
     env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
   };

@@ -4,10 +4,13 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
+import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
+import { makePidsCgroup, removeStalePidsCgroups } from "./pids_cgroup.ts";
+import { makePrivateTmp, PRIVATE_TMP_PREFIX, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
@@ -23,6 +26,8 @@ const FULL_ACCESS: Grants = { read: "all", write: "all", net: "all", env: "all",
 export interface ToolWorker {
   call(tool: string, args: unknown, options: {
     signal: AbortSignal;
+    /** Time limit in milliseconds: past it the call is TIMEOUT and its worker killed. */
+    timeoutMs?: number;
     onUpdate?: (text: string) => void;
     /** Folders besides the workspace the file tools may use (the granted read/write paths). */
     roots?: { read: readonly string[]; write: readonly string[] };
@@ -57,6 +62,8 @@ export interface SandboxRuntime {
   readonly worker?: ToolWorker;
   /** Runs shell commands as `shellKind` says. */
   readonly shell: ShellRunner;
+  /** The limits of each shell command and file tool call. */
+  readonly limits: ResourceLimits;
   /** Runs shell commands with no sandbox: only for grants a person or reviewer approved. */
   readonly unsandboxedShell: ShellRunner;
   readonly shellKind: ShellKind;
@@ -96,8 +103,10 @@ export interface SandboxExplanation {
   workerKind: WorkerKind;
   /** How the tool worker is confined, in words completing "The worker …". */
   workerNote: string;
-  /** The run's private tmp directory (it differs from run to run). */
+  /** The file tools' private tmp directory (it differs from run to run). */
   tmp: string;
+  /** The limits of each shell command (its `/tmp` is a tmpfs of `tmpMb`). */
+  limits: ResourceLimits;
 }
 
 export interface CreateSandboxOptions {
@@ -122,6 +131,8 @@ export interface CreateSandboxOptions {
    * what it made, kills a worker still starting, and rejects.
    */
   signal?: AbortSignal;
+  /** The limits of each shell command; default `DEFAULT_LIMITS`. */
+  limits?: ResourceLimits;
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
   /**
@@ -136,7 +147,11 @@ export interface CreateSandboxOptions {
  * @throws {RangeError} for an unknown profile name.
  */
 export async function createSandbox(options: CreateSandboxOptions): Promise<SandboxRuntime> {
-  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-tmp-" }));
+  const privateTmp = await makePrivateTmp();
+  const tmp = privateTmp.path;
+  // What runs killed before they could clean up left behind goes now, off the start path
+  // (close() waits for it).
+  const swept = sweepStale(tmp);
   let base: SandboxProfile;
   try {
     base = compileProfile(options.profile, {
@@ -149,7 +164,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       base = { ...base, grants: widenGrants(base.grants, { read: options.extraRead }) };
     }
   } catch (error) {
-    await Deno.remove(tmp, { recursive: true });
+    await privateTmp.remove();
+    await swept;
     throw error;
   }
   let profile = base;
@@ -160,7 +176,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   if (options.signal?.aborted) {
-    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    await privateTmp.remove();
+    await swept;
     throw new Error("The sandbox was closed while it opened");
   }
   const shellKind: ShellKind = !wantsBwrap ? "none" : probe?.ok ? "bwrap" : "unavailable";
@@ -173,9 +190,18 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : undefined;
 
   const env = shellEnv(options.env);
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  // As root RLIMIT_NPROC does not hold: the run's pids cgroup does, where one can be made.
+  // Made while the plan is built; the plan waits for it.
+  const pidsMade = shellKind === "bwrap" && isDir("/run")
+    ? makePidsCgroup(basename(tmp), limits.processes)
+    : Promise.resolve(null);
   // Outside the sandbox a command has the network anyway: give it the proxy and CA variables.
-  const unsandboxedShell = createUnsandboxedRunner({ ...env, ...networkEnv(options.env) });
+  const unsandboxedShell = createUnsandboxedRunner({ ...env, ...networkEnv(options.env) }, {
+    limits,
+  });
   const planFor = async (): Promise<ShellPlan> => {
+    const pids = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
     const tern = [join(options.workspace, ".tern"), ...ternPaths];
@@ -198,7 +224,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         ...(options.home ? secretLocations(options.home) : []),
         ...hostSocketLocations(options.env),
       ],
-      tmp,
+      limits,
+      ...(pids ? { pidsFile: pids.procsFile } : {}),
       network: grantsAny(profile.grants.net),
       env: { ...env, ...(grantsAny(profile.grants.net) ? networkEnv(options.env) : {}), ...passed },
     };
@@ -252,7 +279,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (shellKind === "bwrap") await currentPlan();
   if (options.signal?.aborted) {
     await worker.close();
-    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    await privateTmp.remove();
+    await (await pidsMade)?.remove();
+    await swept;
     throw new Error("The sandbox was closed while it opened");
   }
   return {
@@ -264,6 +293,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     },
     worker,
     shell,
+    limits,
     unsandboxedShell,
     shellKind,
     shellNote,
@@ -307,11 +337,14 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         workerKind,
         workerNote: WORKER_NOTES[workerKind],
         tmp,
+        limits,
       };
     },
     async close() {
       await worker.close();
-      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+      await privateTmp.remove();
+      await (await pidsMade)?.remove();
+      await swept;
     },
   };
 }
@@ -349,4 +382,21 @@ function makeFolder(path: string): void {
 function createEmptyFile(path: string): void {
   Deno.mkdirSync(dirname(path), { recursive: true });
   Deno.writeFileSync(path, new Uint8Array());
+}
+
+/**
+ * Removes the private tmp folders of runs that died without cleaning up, then the pids cgroups
+ * whose tmp folder is gone. Never throws.
+ */
+async function sweepStale(own: string): Promise<void> {
+  await removeStaleTmp(own);
+  await removeStalePidsCgroups(PRIVATE_TMP_PREFIX, dirname(own));
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }

@@ -4,6 +4,7 @@
  * command started on timeout, cancel and exit, and cap the output they keep.
  */
 import { bashArgv, bwrapArgs, sandboxEnv } from "./bwrap.ts";
+import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
 import { runInProcessGroup } from "./process.ts";
 import type { ShellPlan, ShellResult, ShellRunner, ShellRunOptions } from "./types.ts";
 
@@ -20,6 +21,12 @@ export interface ShellRunnerOptions {
   memoryChars?: number;
 }
 
+/** Options for {@linkcode createUnsandboxedRunner}. */
+export interface UnsandboxedRunnerOptions extends ShellRunnerOptions {
+  /** The commands' limits; default `DEFAULT_LIMITS` (processes are not capped, see there). */
+  limits?: ResourceLimits;
+}
+
 /** Options for {@linkcode createBwrapRunner}. */
 export interface BwrapRunnerOptions extends ShellRunnerOptions {
   /** The bubblewrap executable; default `bwrap` (found on PATH). */
@@ -28,7 +35,8 @@ export interface BwrapRunnerOptions extends ShellRunnerOptions {
 
 /**
  * A runner that confines each command as `plan` says (see `bwrapArgs`), with the call's `cwd`
- * in place of `plan.cwd`. bubblewrap runs in its own process group; on timeout or cancel it
+ * in place of `plan.cwd`, under `plan.limits` (memory, CPU time, file size and processes as
+ * rlimits, a tmpfs `/tmp`). bubblewrap runs in its own process group; on timeout or cancel it
  * gets SIGTERM and dies, and `--die-with-parent` with a pid namespace takes every process
  * inside with it (even ones that ignore SIGTERM, `setsid` or `nohup` ones). Background jobs end
  * with the command too. A command killed by signal n inside reports code 128 + n and signal
@@ -50,15 +58,17 @@ export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions =
 /**
  * A runner without any sandbox, for `:danger-full-access` and `--no-sandbox`: `bash -c` in its
  * own process group with `env` as its environment (build it with `shellEnv`; names that
- * inject code are dropped all the same). Timeout, cancel and background jobs end the whole
+ * inject code are dropped all the same), under `options.limits` except the process cap (outside
+ * a user namespace RLIMIT_NPROC counts all the person's processes) and `/tmp` (the host's). Timeout, cancel and background jobs end the whole
  * group. Throws only when bash cannot be started.
  */
 export function createUnsandboxedRunner(
   env: Readonly<Record<string, string>>,
-  options: ShellRunnerOptions = {},
+  options: UnsandboxedRunnerOptions = {},
 ): ShellRunner {
+  const prefix = ulimitPrefix(options.limits ?? DEFAULT_LIMITS, { processes: false });
   return (command, run) => {
-    const [bash, ...args] = bashArgv(command);
+    const [bash, ...args] = bashArgv(command, prefix);
     return runInProcessGroup(bash, {
       args,
       cwd: run.cwd,

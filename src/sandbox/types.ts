@@ -1,4 +1,5 @@
 /** The sandbox's shared vocabulary: what a profile grants and how a shell command is confined. */
+import type { ResourceLimits } from "./limits.ts";
 import type { ProcessGroupResult } from "./process.ts";
 
 /** A permission list: specific entries, or everything. An empty list grants nothing. */
@@ -27,8 +28,13 @@ export interface ShellPlan {
   readOnly: readonly string[];
   /** Paths replaced by an empty directory or file (secrets, host sockets). */
   hidden: readonly string[];
-  /** A private host directory bound at `/tmp`. */
-  tmp: string;
+  /** The command's limits (its `/tmp` is a tmpfs of `tmpMb`); default `DEFAULT_LIMITS`. */
+  limits?: ResourceLimits;
+  /**
+   * The `cgroup.procs` file of the run's pids cgroup (see pids_cgroup.ts), which the command
+   * joins first; none where no pids cgroup could be made.
+   */
+  pidsFile?: string;
   /** Share the host network; otherwise the command gets a network namespace of its own. */
   network: boolean;
   /** The complete environment inside; nothing else is inherited. */

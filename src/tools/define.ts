@@ -3,6 +3,7 @@
  * tool body repeats them. Tool bodies throw; `run()` turns every outcome into an Observation.
  */
 import { z } from "zod";
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 import type { ShellRunner } from "../sandbox/types.ts";
@@ -79,6 +80,15 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
       return schema;
     },
     async run(args, ctx) {
+      // Validation walks the value recursively: a value nested deep enough would overflow it.
+      if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+        return {
+          status: "ERROR",
+          code: "INVALID_ARGUMENTS",
+          message: `Invalid arguments for "${def.name}": ` +
+            `they nest more than ${MAX_ARGUMENT_DEPTH} levels deep`,
+        };
+      }
       const parsed = def.parameters.safeParse(args);
       if (!parsed.success) {
         return {

@@ -1,7 +1,10 @@
 /**
- * The JavaScript engine of the `grep` tool, for when ripgrep is missing or not permitted.
- * It walks the workspace like ripgrep does (sorted, .gitignore applied, symlinks and binary
- * files skipped) and feeds the same collector, so both engines print the same thing.
+ * The JavaScript engine of the `grep` tool, for when ripgrep is missing or not permitted (the
+ * usual case in the tool worker, which may not start programs). It walks the workspace like
+ * ripgrep does (sorted, .gitignore applied, symlinks and binary files skipped) and feeds the
+ * same collector, so both engines print the same thing. Patterns run on RE2JS, a port of
+ * RE2: linear in the input like ripgrep's engine, with its syntax (no backreferences or
+ * lookaround), so a catastrophic pattern such as `(a+)+$` cannot hang the worker.
  */
 import { relative } from "node:path";
 import { ToolError } from "../core/observation.ts";
@@ -9,9 +12,14 @@ import { readFileVerified } from "./verified_io.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
 import { IgnoreRules, walk } from "./ignore_rules.ts";
 
-/** Searches with JavaScript regular expressions (tried with the `u` flag first). */
+/** A compiled pattern: whether it matches somewhere in a line. */
+interface LineMatcher {
+  test(line: string): boolean;
+}
+
+/** Searches with RE2JS (linear time, ripgrep's syntax). */
 export async function searchWithFallback(query: GrepQuery): Promise<GrepCollector> {
-  const regex = compileRegex(query.pattern, query.ignoreCase);
+  const regex = await compileRegex(query.pattern, query.ignoreCase);
   const included = globFilter(query.glob);
   const collector = new GrepCollector(query.context, query.maxResults);
   const files = query.targetIsFile ? [query.target] : walkFiles(query);
@@ -38,7 +46,7 @@ async function* walkFiles(query: GrepQuery): AsyncGenerator<string> {
 function searchText(
   text: string,
   path: string,
-  regex: RegExp,
+  regex: LineMatcher,
   context: number,
   collector: GrepCollector,
 ): void {
@@ -60,16 +68,13 @@ function searchText(
   }
 }
 
-function compileRegex(pattern: string, ignoreCase: boolean): RegExp {
-  const flags = ignoreCase ? "i" : "";
+async function compileRegex(pattern: string, ignoreCase: boolean): Promise<LineMatcher> {
+  // Loaded on the first search (about 260 KB of code that most runs never need).
+  const { RE2JS } = await import("re2js");
   try {
-    return new RegExp(pattern, `${flags}u`);
-  } catch {
-    try {
-      return new RegExp(pattern, flags);
-    } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
-      throw new ToolError("INVALID_ARGUMENTS", `Invalid regex "${pattern}": ${detail}`);
-    }
+    return RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new ToolError("INVALID_ARGUMENTS", `Invalid regex "${pattern}": ${detail}`);
   }
 }

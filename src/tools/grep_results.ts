@@ -3,6 +3,7 @@
  * that caps results the same way for both, and the `path:line:text` output format.
  */
 import ignore from "ignore";
+import { ToolError } from "../core/observation.ts";
 
 /** One search, with paths already resolved inside the workspace. */
 export interface GrepQuery {
@@ -123,10 +124,28 @@ export function globFilter(glob: string | undefined): (path: string) => boolean 
   return (path) => matcher.ignores(path) !== exclude;
 }
 
-/** Expands `{a,b}` groups (nested allowed): "*.{ts,tsx}" → ["*.ts", "*.tsx"]. */
+/** Most patterns one glob may expand to: `{a,b}` twenty times over would be a million. */
+export const MAX_BRACE_EXPANSIONS = 256;
+
+/**
+ * Expands `{a,b}` groups (nested allowed): "*.{ts,tsx}" → ["*.ts", "*.tsx"].
+ * @throws {ToolError} INVALID_ARGUMENTS past {@linkcode MAX_BRACE_EXPANSIONS} patterns.
+ */
 export function expandBraces(glob: string): string[] {
+  const patterns = expandWithin(glob, { left: MAX_BRACE_EXPANSIONS });
+  if (patterns === null) {
+    throw new ToolError(
+      "INVALID_ARGUMENTS",
+      `Invalid glob "${glob}": its {…} groups make more than ${MAX_BRACE_EXPANSIONS} patterns`,
+    );
+  }
+  return patterns;
+}
+
+/** The expansion of `glob`, or null once more than `budget.left` patterns were made. */
+function expandWithin(glob: string, budget: { left: number }): string[] | null {
   const open = glob.indexOf("{");
-  if (open === -1) return [glob];
+  if (open === -1) return --budget.left < 0 ? null : [glob];
   let depth = 0;
   const commas: number[] = [];
   for (let i = open; i < glob.length; i++) {
@@ -138,10 +157,14 @@ export function expandBraces(glob: string): string[] {
       const head = glob.slice(0, open);
       const tail = glob.slice(i + 1);
       const bounds = [open, ...commas, i];
-      return bounds.slice(1).flatMap((end, k) =>
-        expandBraces(head + glob.slice(bounds[k] + 1, end) + tail)
-      );
+      const out: string[] = [];
+      for (let k = 0; k < bounds.length - 1; k++) {
+        const part = expandWithin(head + glob.slice(bounds[k] + 1, bounds[k + 1]) + tail, budget);
+        if (part === null) return null;
+        out.push(...part);
+      }
+      return out;
     }
   }
-  return [glob];
+  return --budget.left < 0 ? null : [glob];
 }

@@ -134,7 +134,7 @@ testWith(
       const explained = JSON.parse(explain.stdout);
       const normal = (argv: string[]) =>
         argv.map((arg) =>
-          arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>")
+          arg.replace(/\/tmp\/tern-tmp-\w+/g, "<tmp>").replace(/tern-tmp-\w+/g, "<run>")
             .replace(
               /\/sessions\/[^,/]+\/[^,/]+\/tool-results/g,
               "/sessions/<cwd>/<session>/tool-results",

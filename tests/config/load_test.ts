@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { isProjectSource, loadConfig } from "../../src/config/mod.ts";
-import { API_KEY_VARIABLES, ENV_VARIABLES } from "../../src/config/schema.ts";
+import { API_KEY_VARIABLES, DEFAULT_LIMITS, ENV_VARIABLES } from "../../src/config/schema.ts";
 import { withFixture } from "./_fixture.ts";
 
 Deno.test("loadConfig() returns the built-in defaults when nothing else is set", async () => {
@@ -28,6 +28,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       fallback: [],
       planConcurrency: 2,
       profiles: {},
+      limits: DEFAULT_LIMITS,
       rules: [],
       providers: {},
       models: {},
@@ -103,6 +104,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       fallback: [],
       planConcurrency: 2,
       profiles: {},
+      limits: DEFAULT_LIMITS,
       rules: [],
       providers: {},
       models: {},

@@ -88,7 +88,6 @@ export async function planFor(
     writable: [box.ws],
     readOnly: await gitDirsUnder([box.ws]),
     hidden: secretLocations(box.home),
-    tmp: box.tmp,
     network: false,
     env: shellEnv(source ?? { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: box.home }),
     ...rest,

@@ -1,7 +1,7 @@
 /** bwrapArgvFor(): a program (no shell) in the shell command sandbox, stdout and stderr apart. */
 import { deepEqual, equal, match, ok, throws } from "node:assert/strict";
 import { join } from "node:path";
-import { bashArgv, bwrapArgs, bwrapArgvFor } from "../../src/sandbox/bwrap.ts";
+import { bashArgv, bwrapArgs, bwrapArgvFor, shellPrefix } from "../../src/sandbox/bwrap.ts";
 import type { ShellPlan } from "../../src/sandbox/types.ts";
 import { bwrapTest, exists, planFor, withBox } from "./_bwrap_helpers.ts";
 
@@ -10,7 +10,6 @@ const PLAN: ShellPlan = {
   writable: ["/work/ws"],
   readOnly: [],
   hidden: [],
-  tmp: "/tmp",
   network: false,
   env: { PATH: "/usr/bin:/bin" },
 };
@@ -23,7 +22,10 @@ Deno.test("bwrapArgvFor() ends with --chdir <cwd> -- and the program's argv as g
 
 Deno.test("bwrapArgs() is bwrapArgvFor() with the bash argv", () => {
   for (const plan of [PLAN, { ...PLAN, network: true, hidden: ["/etc/hostname"] }]) {
-    deepEqual(bwrapArgs(plan, "echo hi"), bwrapArgvFor(plan, bashArgv("echo hi")));
+    deepEqual(
+      bwrapArgs(plan, "echo hi"),
+      bwrapArgvFor(plan, bashArgv("echo hi", shellPrefix(plan))),
+    );
   }
 });
 

@@ -1,6 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { bwrapArgs, probeBwrap, runTargets, sandboxEnv } from "../../src/sandbox/bwrap.ts";
+import { DEFAULT_LIMITS } from "../../src/sandbox/limits.ts";
 import {
   gitDirsUnder,
   hostSocketLocations,
@@ -34,7 +35,7 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
         join(box.home, ".netrc"),
         join(box.home, ".nope"),
       ],
-      tmp: box.tmp,
+      limits: { ...DEFAULT_LIMITS, tmpMb: 64 },
       network: false,
       env: { PATH: "/usr/bin:/bin", HOME: box.home, LD_PRELOAD: "/evil.so" },
     };
@@ -42,11 +43,14 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
       ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
       ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
       ...runPart(),
-      ...["--bind", box.tmp, "/tmp", "--bind", box.ws, box.ws, "--bind", box.outside, box.outside],
+      ...["--size", String(64 * 1024 * 1024), "--tmpfs", "/tmp"],
+      ...["--bind", box.ws, box.ws, "--bind", box.outside, box.outside],
       ...["--ro-bind", join(box.ws, ".git"), join(box.ws, ".git")],
       ...["--tmpfs", join(box.home, ".ssh"), "--remount-ro", join(box.home, ".ssh")],
       ...["--ro-bind", "/dev/null", join(box.home, ".netrc")],
-      ...["--chdir", box.ws, "--", "bash", "-c", "exec 2>&1; echo hi"],
+      ...["--chdir", box.ws, "--", "bash", "-c"],
+      "{ ulimit -u 1024; ulimit -d 8388608; ulimit -t 1800; ulimit -f 1048576; } 2>/dev/null; " +
+      "exec 2>&1; echo hi",
     ]);
   });
 });

@@ -228,3 +228,47 @@ Deno.test("WorkerHost (worker) passes the suite in a deno test with --unstable-w
   ok(output.success, text);
   ok(/ok \| \d+ passed \| 0 failed/.test(text), text);
 });
+
+for (const signal of ["SIGKILL", "SIGTERM", "SIGHUP"] as const) {
+  Deno.test(`WorkerHost (process) worker stuck in a loop dies when its host gets ${signal}`, async () => {
+    const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-spin-" }));
+    const host = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-env",
+        "--allow-run",
+        new URL("./_fixtures/spinning_host.ts", import.meta.url).pathname,
+        workspace,
+      ],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = host.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      let text = "";
+      while (!text.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+      }
+      const pid = Number(text.trim());
+      ok(pid > 0 && alive(pid), `no spinning worker: "${text}"`);
+      host.kill(signal);
+      await host.status;
+      for (let i = 0; i < 600 && alive(pid); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      ok(!alive(pid), `worker ${pid} outlived its host`);
+    } finally {
+      await reader.cancel().catch(() => {});
+      try {
+        host.kill("SIGKILL");
+      } catch {
+        // Gone already.
+      }
+      await host.status;
+      await Deno.remove(workspace, { recursive: true });
+    }
+  });
+}

@@ -189,7 +189,6 @@ Deno.test("workerPlan() keeps the shell's hidden and read-only paths unless a gr
     writable: ["/nowhere/ws"],
     readOnly: ["/nowhere/ws/.git", "/nowhere/home/.tern"],
     hidden: ["/nowhere/ws/.env", "/nowhere/home/.aws", "/nowhere/home/.ssh", "/run/docker.sock"],
-    tmp: "/nowhere/tmp",
     network: false,
     env: {},
   };

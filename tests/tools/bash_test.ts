@@ -29,7 +29,6 @@ async function sandboxShell(ws: string): Promise<ShellRunner> {
     writable: [ws],
     readOnly: [],
     hidden: [],
-    tmp,
     network: false,
     env: shellEnv(),
   });
@@ -134,7 +133,6 @@ Deno.test("bash() reports a shell that cannot start as EXECUTION_FAILED", async 
       writable: [ws],
       readOnly: [],
       hidden: [],
-      tmp: ws,
       network: false,
       env: {},
     }, { bwrapPath: join(ws, "no-bwrap") });

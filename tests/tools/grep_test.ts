@@ -1,4 +1,4 @@
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok, throws } from "node:assert/strict";
 import { join } from "node:path";
 import { createGrepTool } from "../../src/tools/grep.ts";
 import { expandBraces } from "../../src/tools/grep_results.ts";
@@ -158,7 +158,7 @@ Deno.test("grep() gives the same output with ripgrep and the fallback", async ()
       { pattern: "e", context: 3, max_results: 3 },
       { pattern: "needle|one", path: "src", ignore_case: true },
       { pattern: "\\bneedle\\b", glob: "**/*.ts" },
-      { pattern: "(?<=<)needle" },
+      { pattern: "(?i)NEEDLE KEPT" },
     ];
     for (const query of queries) {
       const [rg, js] = await Promise.all(ENGINES.map(({ tool }) => call(tool, ws, query)));
@@ -191,11 +191,26 @@ Deno.test("expandBraces() expands alternatives, nested ones too", () => {
   deepEqual(expandBraces("{single}"), ["{single}"]);
 });
 
-Deno.test("createGrepTool() runs ripgrep when it is available (Rust regex syntax works)", async () => {
+Deno.test("expandBraces() refuses a glob that expands to more than 256 patterns", () => {
+  equal(expandBraces("{a,b}".repeat(8)).length, 256);
+  throws(() => expandBraces("{a,b}".repeat(30)), /more than 256 patterns/);
+});
+
+Deno.test("createGrepTool() takes ripgrep's syntax in both engines ((?i) inline flags)", async () => {
   await withSandbox(async ({ ws }) => {
     await prepare(ws);
-    const [rg, js] = ENGINES.map(({ tool }) => tool);
-    equal(succeeded(await call(rg, ws, { pattern: "(?i)NEEDLE KEPT" })), "keep.log:1:needle kept");
-    failed(await call(js, ws, { pattern: "(?i)NEEDLE KEPT" }), "INVALID_ARGUMENTS");
+    for (const { tool } of ENGINES) {
+      const found = succeeded(await call(tool, ws, { pattern: "(?i)NEEDLE KEPT" }));
+      equal(found, "keep.log:1:needle kept");
+    }
+  });
+});
+
+Deno.test("grep() [fallback] runs a catastrophic pattern in linear time", async () => {
+  await withSandbox(async ({ ws }) => {
+    // (a+)+$ backtracks 2^n times on n a's and a b in a backtracking engine: never ends here.
+    await Deno.writeTextFile(join(ws, "victim.txt"), `${"a".repeat(50_000)}b\n${"a".repeat(60)}\n`);
+    const js = createGrepTool({ ripgrep: false });
+    equal(succeeded(await call(js, ws, { pattern: "(a+)+$" })), `victim.txt:2:${"a".repeat(60)}`);
   });
 });

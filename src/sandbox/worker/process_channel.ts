@@ -33,6 +33,17 @@ export function workerEnv(
   return env;
 }
 
+/** Sets the parent-death signal and execs the worker (util-linux; on PATH or here). */
+const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find(isFile) ?? "setpriv";
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
 /** How to start a worker process. */
 export interface ProcessChannelOptions {
   /** The executable: deno, or bubblewrap when the worker runs in its view. */
@@ -47,24 +58,36 @@ export interface ProcessChannelOptions {
 
 /**
  * Starts a worker process in a process group of its own (so Ctrl-C on the terminal does not
- * reach it, and stopping it ends whatever it started). The child exits by itself when its
- * stdin closes, so it does not outlive a host that dies. Throws when the executable cannot
- * be started.
+ * reach it, and stopping it ends whatever it started). It does not outlive a host that dies:
+ * it exits by itself when its stdin closes, and, for a worker whose event loop is stuck (a
+ * catastrophic regex), the kernel kills it when the host dies (`setpriv --pdeathsig KILL`
+ * execs into it: no extra process stays; without setpriv only the stdin watch holds). Throws
+ * when the executable cannot be started.
  */
 export function startProcessChannel(
   options: ProcessChannelOptions,
   listener: ChannelListener,
 ): Channel {
-  const child = new Deno.Command(options.denoPath, {
-    args: options.args,
-    cwd: options.cwd,
-    env: options.env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    detached: true,
-  }).spawn();
+  const spawn = (program: string, args: string[]) =>
+    new Deno.Command(program, {
+      args,
+      cwd: options.cwd,
+      env: options.env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+  let child: Deno.ChildProcess;
+  // A deno that is not there fails here, as itself, not as setpriv's exit code 127.
+  Deno.statSync(options.denoPath);
+  try {
+    child = spawn(SETPRIV, ["--pdeathsig", "KILL", "--", options.denoPath, ...options.args]);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    child = spawn(options.denoPath, options.args);
+  }
   const writer = child.stdin.getWriter();
   let stdinOpen = true;
   const stdout = (async () => {

@@ -30,6 +30,13 @@ export async function handleToolCall(
       return await new Promise<Observation>(() => {
         setInterval(() => {}, 60_000);
       });
+    case "spin":
+      // A stuck event loop (a catastrophic regex): the worker sees neither cancel nor EOF.
+      ctx.update("started");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      for (;;) {
+        // Spins.
+      }
     case "count":
       return ok(String(++calls));
     case "wait":

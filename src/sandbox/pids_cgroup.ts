@@ -1,0 +1,103 @@
+/**
+ * A pids cgroup per run: the process cap that holds for root, whom the kernel exempts from
+ * RLIMIT_NPROC. Each shell command's shell joins it first, by writing `$$` to its
+ * `cgroup.procs` (bound into the sandbox alone, so nothing else of the cgroup tree is
+ * writable there): a builtin, no process start. Where no cgroup can be made (not root, no
+ * pids controller, a read-only cgroup tree) there is none, and RLIMIT_NPROC is the cap.
+ *
+ * Deno lets only `--allow-all` touch `/sys`, so the cgroup is made and removed by a short
+ * `bash` script: one process when the run opens and one when it closes, none per command.
+ */
+
+/** A run's pids cgroup. */
+export interface PidsCgroup {
+  /** Its folder in the cgroup tree. */
+  readonly path: string;
+  /** Its `cgroup.procs`, the file a process writes its pid to in order to join. */
+  readonly procsFile: string;
+  /** Removes it (once it has no processes left). Never throws. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Where a pids hierarchy may be mounted: cgroup v1's own, else the unified tree of cgroup v2
+ * when it hands the pids controller to its children. Under cgroup v2 a command can join only a
+ * cgroup inside its own cgroup namespace, so there joining works only where tern runs in the
+ * root cgroup; elsewhere it fails and RLIMIT_NPROC is the only cap.
+ */
+const FIND_HIERARCHY = `
+if [ -e /sys/fs/cgroup/pids/cgroup.procs ]; then root=/sys/fs/cgroup/pids
+elif grep -qw pids /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then root=/sys/fs/cgroup
+else exit 3; fi`;
+
+/** $1 is the name, $2 the cap; prints the folder made. */
+const MAKE = `${FIND_HIERARCHY}
+dir="$root/$1"
+mkdir "$dir" 2>/dev/null || exit 4
+if ! echo "$2" >"$dir/pids.max" 2>/dev/null; then rmdir "$dir"; exit 5; fi
+printf %s "$dir"`;
+
+/** $1 is the folder; retried for a second while the processes of a killed command go. */
+const REMOVE = `
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  rmdir "$1" 2>/dev/null && exit 0
+  [ -d "$1" ] || exit 0
+  sleep 0.05
+done`;
+
+/**
+ * $1 is the name prefix, $2 the folder the runs' tmp folders are in: removes each cgroup of
+ * that prefix whose tmp folder of the same name is gone. rmdir removes no cgroup that has
+ * processes.
+ */
+const SWEEP = `${FIND_HIERARCHY}
+for dir in "$root/$1"*; do
+  [ -d "$dir" ] || continue
+  tmp="$2/\${dir##*/}"
+  if [ ! -e "$tmp" ] && [ ! -L "$tmp" ] && rmdir "$dir" 2>/dev/null; then echo "$dir"; fi
+done
+exit 0`;
+
+/**
+ * Makes the pids cgroup `name` (the run's private tmp folder's name, so that
+ * {@linkcode removeStalePidsCgroups} can tell whether its run is alive), capped at `max`
+ * processes. Null when that cannot be done here. Never throws.
+ */
+export async function makePidsCgroup(name: string, max: number): Promise<PidsCgroup | null> {
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new TypeError(`Cannot name a cgroup "${name}"`);
+  const made = await script(MAKE, [name, String(Math.floor(max))]);
+  if (made === null || made === "") return null;
+  return {
+    path: made,
+    procsFile: `${made}/cgroup.procs`,
+    remove: async () => void await script(REMOVE, [made]),
+  };
+}
+
+/**
+ * Removes the pids cgroups of runs that ended without removing theirs: each one whose name
+ * starts with `prefix` and whose run's tmp folder (of the same name, in `tmpDir`) is gone. A
+ * cgroup with processes cannot be removed, so none in use is. Returns the folders removed;
+ * never throws.
+ */
+export async function removeStalePidsCgroups(prefix: string, tmpDir: string): Promise<string[]> {
+  const removed = await script(SWEEP, [prefix, tmpDir]);
+  return removed === null ? [] : removed.split("\n").filter((line) => line !== "");
+}
+
+/** Runs `bash -c text` with `args`; its output, or null when it failed. Never throws. */
+async function script(text: string, args: string[]): Promise<string | null> {
+  try {
+    const result = await new Deno.Command("bash", {
+      args: ["-c", text, "tern-cgroup", ...args],
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return result.success ? new TextDecoder().decode(result.stdout).trim() : null;
+  } catch {
+    return null;
+  }
+}

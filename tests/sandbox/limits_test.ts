@@ -1,0 +1,151 @@
+/**
+ * Resource limits of shell commands, through the sandbox the agent opens: each command that
+ * tries to take the machine down is stopped at its limit, and the host is left as it was.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ResourceLimits } from "../../src/config/schema.ts";
+import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import { bwrapTest } from "./_bwrap_helpers.ts";
+
+/** Small limits, so that each case reaches its limit fast. */
+const LIMITS: ResourceLimits = {
+  processes: 64,
+  memoryMb: 256,
+  cpuSeconds: 1,
+  fileSizeMb: 16,
+  tmpMb: 8,
+  toolSeconds: 120,
+};
+
+/** Generous: a command that is not stopped by its limit ends on its own long before. */
+const TIMEOUT_MS = 120_000;
+
+async function withSandbox(
+  fn: (sandbox: SandboxRuntime, ws: string) => Promise<void>,
+  limits: ResourceLimits = LIMITS,
+): Promise<void> {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_lim_" }),
+  );
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  const sandbox = await createSandbox({
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome: join(root, "tern-home"),
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId: "limits-test",
+    limits,
+  });
+  try {
+    equal(sandbox.shellKind, "bwrap");
+    await fn(sandbox, ws);
+  } finally {
+    await sandbox.close();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+function run(sandbox: SandboxRuntime, ws: string, command: string) {
+  return sandbox.shell(command, { cwd: ws, timeoutMs: TIMEOUT_MS });
+}
+
+/** Forks children that wait, until a fork fails or 400 are running; prints how many started. */
+const FORKER = `
+import os, time
+started = 0
+for _ in range(400):
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        started += 1
+    except OSError as error:
+        print("fork failed:", error.strerror)
+        break
+print("started", started)
+`;
+
+bwrapTest("bwrap runner stops a command's forks at the process limit", async () => {
+  await withSandbox(async (sandbox, ws) => {
+    const result = await run(sandbox, ws, `/usr/bin/python3 -c '${FORKER}'`);
+    match(result.output, /fork failed: Resource temporarily unavailable/);
+    const started = Number(result.output.match(/started (\d+)/)?.[1]);
+    ok(started > 0 && started < LIMITS.processes, result.output);
+    equal(result.timedOut, false);
+  });
+});
+
+bwrapTest("bwrap runner survives a fork bomb, which dies with its command", async () => {
+  await withSandbox(async (sandbox, ws) => {
+    // The bomb runs while the shell counts processes with builtins only (no fork needed).
+    const command = "bomb() { bomb | bomb & }; bomb; shopt -s nullglob; " +
+      "for i in {1..300000}; do :; done; p=(/proc/[0-9]*); echo processes=${#p[@]}";
+    const result = await run(sandbox, ws, command);
+    const count = Number(result.output.match(/processes=(\d+)/)?.[1]);
+    ok(count > 1 && count <= LIMITS.processes + 1, result.output.slice(0, 500));
+    // The next command runs as usual: nothing of the bomb is left in the way.
+    const after = await run(sandbox, ws, "echo alive");
+    equal(after.output, "alive\n");
+  }, { ...LIMITS, cpuSeconds: 60 });
+});
+
+bwrapTest("bwrap runner stops a memory hog at the memory limit", async () => {
+  await withSandbox(async (sandbox, ws) => {
+    const hog = `/usr/bin/python3 -c 'x = bytearray(1024 * 1024 * 1024); print("allocated")'`;
+    const result = await run(sandbox, ws, hog);
+    match(result.output, /MemoryError/);
+    ok(!result.output.includes("allocated"), result.output);
+    ok(result.code !== 0);
+  });
+});
+
+bwrapTest("bwrap runner kills a CPU loop at the CPU time limit", async () => {
+  await withSandbox(async (sandbox, ws) => {
+    const result = await run(sandbox, ws, "while :; do :; done");
+    equal(result.timedOut, false);
+    // SIGXCPU (24) at the soft limit, or SIGKILL (9) at the hard one (they are the same).
+    ok([128 + 24, 128 + 9].includes(result.code), `exit code ${result.code}`);
+  });
+});
+
+bwrapTest("bwrap runner stops a 2 GB file write at the file size limit", async () => {
+  await withSandbox(async (sandbox, ws) => {
+    const result = await run(sandbox, ws, "head -c 2G /dev/zero > big.bin; echo code=$?");
+    match(result.output, /File size limit exceeded/);
+    ok(!result.output.includes("code=0"), result.output);
+    const size = (await Deno.stat(join(ws, "big.bin"))).size;
+    ok(size <= LIMITS.fileSizeMb * 1024 * 1024, `big.bin has ${size} bytes`);
+  });
+});
+
+bwrapTest("bwrap runner's /tmp fills up at its size, and the host's does not", async () => {
+  await withSandbox(async (sandbox, ws) => {
+    const mark = `tern_fill_${crypto.randomUUID()}`;
+    const command =
+      `head -c 64M /dev/zero > /tmp/${mark}; echo code=$?; stat -c size=%s /tmp/${mark}`;
+    const result = await run(sandbox, ws, command);
+    match(result.output, /No space left on device/);
+    const size = Number(result.output.match(/size=(\d+)/)?.[1]);
+    ok(size <= LIMITS.tmpMb * 1024 * 1024, result.output);
+    // Nothing of it reached the host: neither its /tmp nor the run's private tmp folder.
+    ok(!(await exists(`/tmp/${mark}`)));
+    ok(!(await exists(join(sandbox.explain().tmp, mark))));
+    // A fresh /tmp for the next command.
+    const next = await run(sandbox, ws, `ls /tmp/${mark} 2>&1 || echo gone`);
+    match(next.output, /gone/);
+  }, { ...LIMITS, fileSizeMb: 1024 });
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
