@@ -32,7 +32,7 @@ export type SandboxConfig =
     | "reviewModel"
     | "reviewTimeoutMs"
   >
-  & Partial<Pick<TernConfig, "apiKeys">>;
+  & Partial<Pick<TernConfig, "apiKeys" | "sandbox">>;
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;
@@ -88,6 +88,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     custom: config.profiles,
     noSandbox: config.noSandbox,
     home: options.home,
+    homeAllow: config.sandbox?.homeAllow,
     ternHome: config.ternHome,
     env: options.env,
     handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),

@@ -166,6 +166,7 @@ export async function openRuntime(
       custom: config.profiles,
       noSandbox: config.noSandbox,
       home: readEnv("HOME"),
+      homeAllow: config.sandbox.homeAllow,
       ternHome: config.ternHome,
       env: shellSourceEnv(),
       handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),

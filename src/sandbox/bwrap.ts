@@ -56,12 +56,94 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
   args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
   args.push(...runArgs(plan.network));
+  args.push(...maskArgs(plan));
   args.push("--bind", plan.tmp, "/tmp");
   for (const root of unique(plan.writable)) args.push("--bind", root, root);
   for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
-  args.push(...hideArgs(plan.hidden));
+  args.push(...hideArgs(hiddenStillVisible(plan)));
+  args.push(...remountArgs(plan));
+  args.push(...seccompArgs(plan));
   args.push("--chdir", plan.cwd, "--", ...argv);
   return args;
+}
+
+/**
+ * Each masked folder becomes an empty tmpfs, then each `visible` path inside one is bound back
+ * read-only (a symlink is recreated as a symlink, and its target bound too when that is masked
+ * as well). The writable roots come after, so they are bound back even inside a masked folder.
+ */
+function maskArgs(plan: ShellPlan): string[] {
+  const masked = realPaths(plan.masked ?? []);
+  if (masked.length === 0) return [];
+  const args: string[] = [];
+  for (const dir of masked) if (kindOf(dir) === "dir") args.push("--tmpfs", dir);
+  const inMasked = (path: string) => masked.some((dir) => isInside(path, dir) && path !== dir);
+  const bound = new Set<string>();
+  for (const path of plan.visible ?? []) {
+    let link: string | null = null;
+    let real: string;
+    try {
+      if (Deno.lstatSync(path).isSymlink) link = Deno.readLinkSync(path);
+      real = Deno.realPathSync(path);
+    } catch {
+      continue; // Absent or dangling: nothing to show.
+    }
+    if (link !== null && inMasked(path)) args.push("--symlink", link, path);
+    if (inMasked(real) && !bound.has(real)) {
+      args.push("--ro-bind", real, real);
+      bound.add(real);
+    }
+  }
+  return args;
+}
+
+/** The masked folders made read-only, last, after everything inside them is mounted. */
+function remountArgs(plan: ShellPlan): string[] {
+  return realPaths(plan.masked ?? []).filter((dir) => kindOf(dir) === "dir")
+    .flatMap((dir) => ["--remount-ro", dir]);
+}
+
+/** `hidden` without the paths a masked folder hides already (unless bound back inside it). */
+function hiddenStillVisible(plan: ShellPlan): string[] {
+  const masked = realPaths(plan.masked ?? []);
+  if (masked.length === 0) return [...plan.hidden];
+  const shown = [...plan.writable, ...(plan.visible ?? [])];
+  return plan.hidden.filter((path) =>
+    !masked.some((dir) => isInside(path, dir)) || shown.some((root) => isInside(path, root))
+  );
+}
+
+/** Where bubblewrap reads the seccomp filter: fd 3, which {@linkcode launchArgv} opens. */
+export const SECCOMP_FD = 3;
+
+function seccompArgs(plan: ShellPlan): string[] {
+  return plan.seccomp === undefined ? [] : ["--seccomp", String(SECCOMP_FD)];
+}
+
+/**
+ * The script that starts bubblewrap: it closes every file descriptor above 2 it inherited
+ * (tern may have been started holding some: a directory or a socket of the host would pass
+ * through bubblewrap into the sandbox, and `/proc/self/fd/N` reaches past every mount), then
+ * opens the seccomp filter as fd 3 and execs bubblewrap, which reads and closes it.
+ */
+const LAUNCHER = 'f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; ' +
+  'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
+  'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
+
+/**
+ * The program and arguments that start bubblewrap with `args` (from {@linkcode bwrapArgs} or
+ * {@linkcode bwrapArgvFor}) for `plan`: `bash -c <launcher> tern-sandbox <filter> <bwrap>
+ * ...args`, see `LAUNCHER`. One bash start (about a millisecond) per command.
+ */
+export function launchArgv(
+  plan: Pick<ShellPlan, "seccomp">,
+  args: readonly string[],
+  bwrapPath = "bwrap",
+): { program: string; args: string[] } {
+  return {
+    program: "bash",
+    args: ["-c", LAUNCHER, "tern-sandbox", plan.seccomp ?? "", bwrapPath, ...args],
+  };
 }
 
 /**

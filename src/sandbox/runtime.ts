@@ -9,7 +9,10 @@ import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
+import { homeView } from "./home_view.ts";
+import { hostPrivatePaths, privateView } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
+import { seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost } from "./worker/host.ts";
@@ -94,6 +97,11 @@ export interface CreateSandboxOptions {
    * what it made, kills a worker still starting, and rejects.
    */
   signal?: AbortSignal;
+  /**
+   * More home-folder paths shell commands may see, from the person's own config
+   * (`sandbox.homeAllow`); see `homeView`.
+   */
+  homeAllow?: readonly string[];
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
   /**
@@ -143,22 +151,23 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
 
   const env = shellEnv(options.env);
   const unsandboxedShell = createUnsandboxedRunner(env);
+  const seccomp = shellKind === "bwrap" ? await seccompFile(options.ternHome) : null;
   const planFor = async (): Promise<ShellPlan> => {
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
-    const tern = [join(options.workspace, ".tern"), options.ternHome];
     const granted = profile.grants.env === "all" ? [] : profile.grants.env;
     const passed = Object.fromEntries(
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
     );
+    const view = viewOf(options, roots, profile.grants.read);
     return {
       cwd: options.workspace,
       writable: roots,
-      readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...tern],
-      hidden: [
-        ...(options.home ? secretLocations(options.home) : []),
-        ...hostSocketLocations(options.env),
-      ],
+      readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...view.readOnly],
+      masked: view.masked,
+      visible: view.visible,
+      hidden: view.hidden,
+      ...(seccomp === null ? {} : { seccomp }),
       tmp,
       network: grantsAny(profile.grants.net),
       env: { ...env, ...passed },
@@ -235,5 +244,35 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await worker.close();
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },
+  };
+}
+
+/**
+ * What shell commands see besides the writable roots: the home folder masked but for its
+ * allowlist; tern's home, the workspace's `.tern`, secret locations and host sockets hidden;
+ * root-only host files hidden when tern runs as root (see `host_private.ts`).
+ */
+function viewOf(
+  options: Pick<CreateSandboxOptions, "home" | "homeAllow" | "ternHome" | "env" | "workspace">,
+  roots: readonly string[],
+  read: Grants["read"],
+): Pick<ShellPlan, "readOnly" | "hidden"> & { masked: string[]; visible: string[] } {
+  const home = homeView(options.home, {
+    allow: options.homeAllow,
+    readGrants: read === "all" ? [] : read,
+    ternHome: options.ternHome,
+  });
+  const shown = [...roots, options.workspace, ...(options.home ? [options.home] : [])];
+  const rootOnly = privateView(hostPrivatePaths(), shown);
+  return {
+    readOnly: [join(options.workspace, ".tern")],
+    masked: [...home.masked, ...rootOnly.masked],
+    visible: home.visible,
+    hidden: [
+      options.ternHome,
+      ...(options.home ? secretLocations(options.home) : []),
+      ...hostSocketLocations(options.env),
+      ...rootOnly.hidden,
+    ],
   };
 }

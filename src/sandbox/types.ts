@@ -27,6 +27,19 @@ export interface ShellPlan {
   readOnly: readonly string[];
   /** Paths replaced by an empty directory or file (secrets, host sockets). */
   hidden: readonly string[];
+  /**
+   * Folders replaced by an empty tmpfs before the writable roots are bound (the home folder,
+   * tern's home, root-only host folders), made read-only once everything inside is mounted:
+   * what is not bound back is invisible.
+   */
+  masked?: readonly string[];
+  /** Paths inside `masked` folders bound back read-only (the home allowlist, read grants). */
+  visible?: readonly string[];
+  /**
+   * The seccomp filter file (see `seccomp.ts`); bubblewrap gets it as fd 3 from the launcher
+   * (`launchArgv`). None: no filter.
+   */
+  seccomp?: string;
   /** A private host directory bound at `/tmp`. */
   tmp: string;
   /** Share the host network; otherwise the command gets a network namespace of its own. */
