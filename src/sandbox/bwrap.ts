@@ -55,6 +55,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   if (plan.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
   args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
+  args.push(...kernelArgs());
   args.push(...runArgs(plan.network));
   args.push(...maskArgs(plan));
   args.push("--bind", plan.tmp, "/tmp");
@@ -68,15 +69,35 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
 }
 
 /**
+ * The writable kernel interfaces under `/proc`, bound read-only (the list Docker and OCI
+ * runtimes use). As uid 0 a command owns `/proc/sys` files even without capabilities: some
+ * (`vm/drop_caches`, `kernel/*`) check only the owner, and bubblewrap covers `/proc/sys` only
+ * when it judges it writable. `/sys` is read-only already (under `/`).
+ */
+const KERNEL_WRITABLE: readonly string[] = [
+  "/proc/sys",
+  "/proc/sysrq-trigger",
+  "/proc/irq",
+  "/proc/bus",
+  "/proc/fs",
+  "/proc/acpi",
+  "/proc/scsi",
+];
+
+function kernelArgs(): string[] {
+  return KERNEL_WRITABLE.flatMap((path) => ["--ro-bind-try", path, path]);
+}
+
+/**
  * Each masked folder becomes an empty tmpfs, then each `visible` path inside one is bound back
  * read-only (a symlink is recreated as a symlink, and its target bound too when that is masked
  * as well). The writable roots come after, so they are bound back even inside a masked folder.
  */
 function maskArgs(plan: ShellPlan): string[] {
-  const masked = realPaths(plan.masked ?? []);
+  const masked = maskedDirs(plan);
   if (masked.length === 0) return [];
   const args: string[] = [];
-  for (const dir of masked) if (kindOf(dir) === "dir") args.push("--tmpfs", dir);
+  for (const dir of masked) args.push("--tmpfs", dir);
   const inMasked = (path: string) => masked.some((dir) => isInside(path, dir) && path !== dir);
   const bound = new Set<string>();
   for (const path of plan.visible ?? []) {
@@ -99,8 +120,13 @@ function maskArgs(plan: ShellPlan): string[] {
 
 /** The masked folders made read-only, last, after everything inside them is mounted. */
 function remountArgs(plan: ShellPlan): string[] {
+  return maskedDirs(plan).flatMap((dir) => ["--remount-ro", dir]);
+}
+
+/** The masked folders that exist, outer before inner (an outer tmpfs would cover an inner one). */
+function maskedDirs(plan: ShellPlan): string[] {
   return realPaths(plan.masked ?? []).filter((dir) => kindOf(dir) === "dir")
-    .flatMap((dir) => ["--remount-ro", dir]);
+    .sort((a, b) => a.length - b.length);
 }
 
 /** `hidden` without the paths a masked folder hides already (unless bound back inside it). */

@@ -27,8 +27,10 @@ const SKIPPED: ReadonlySet<string> = new Set([
   "/var/lib/dpkg/info",
   "/var/cache/apt/archives",
   "/var/lib/apt/lists",
-  "/var/tmp",
   "/var/run",
+  // Temporary folders come and go: one gone between the search and a command's start would
+  // make bubblewrap fail (it cannot mount on what is not there).
+  "/var/tmp",
   "/var/lock",
 ]);
 
@@ -106,16 +108,13 @@ function privateKind(path: string, uid: number, gid: number): "private" | "dir" 
   return info.isDirectory ? "dir" : "other";
 }
 
-let cached: string[] | undefined;
-
 /**
- * {@linkcode rootOnlyPaths} of this process, searched once per process and only when it runs
- * as uid 0 (for any other uid, dropped capabilities already keep root's files closed): none
- * otherwise.
+ * {@linkcode rootOnlyPaths} when this process runs as uid 0 (for any other uid, dropped
+ * capabilities already keep root's files closed), none otherwise. A search each call: the
+ * sandbox calls it once when it opens.
  */
 export function hostPrivatePaths(): string[] {
-  if (Deno.uid() !== 0) return [];
-  return cached ??= rootOnlyPaths();
+  return Deno.uid() === 0 ? rootOnlyPaths() : [];
 }
 
 /**

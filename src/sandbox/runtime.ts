@@ -152,6 +152,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const env = shellEnv(options.env);
   const unsandboxedShell = createUnsandboxedRunner(env);
   const seccomp = shellKind === "bwrap" ? await seccompFile(options.ternHome) : null;
+  // Root's own files (searched once per sandbox, only as root: see host_private.ts).
+  const rootOnly = shellKind === "bwrap" ? hostPrivatePaths() : [];
   const planFor = async (): Promise<ShellPlan> => {
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
@@ -159,7 +161,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const passed = Object.fromEntries(
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
     );
-    const view = viewOf(options, roots, profile.grants.read);
+    const view = viewOf(options, roots, profile.grants.read, rootOnly);
     return {
       cwd: options.workspace,
       writable: roots,
@@ -256,14 +258,16 @@ function viewOf(
   options: Pick<CreateSandboxOptions, "home" | "homeAllow" | "ternHome" | "env" | "workspace">,
   roots: readonly string[],
   read: Grants["read"],
+  rootOnlyPaths: readonly string[],
 ): Pick<ShellPlan, "readOnly" | "hidden"> & { masked: string[]; visible: string[] } {
   const home = homeView(options.home, {
     allow: options.homeAllow,
-    readGrants: read === "all" ? [] : read,
+    // Read grants inside a writable root are bound read-write anyway.
+    readGrants: read === "all" ? [] : read.filter((path) => !roots.some((root) => inside(path, root))),
     ternHome: options.ternHome,
   });
   const shown = [...roots, options.workspace, ...(options.home ? [options.home] : [])];
-  const rootOnly = privateView(hostPrivatePaths(), shown);
+  const rootOnly = privateView(rootOnlyPaths, shown);
   return {
     readOnly: [join(options.workspace, ".tern")],
     masked: [...home.masked, ...rootOnly.masked],
@@ -275,4 +279,8 @@ function viewOf(
       ...rootOnly.hidden,
     ],
   };
+}
+
+function inside(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }

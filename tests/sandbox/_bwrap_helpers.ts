@@ -17,7 +17,7 @@ if (!bwrap.ok) {
 }
 
 /** `Deno.test`, ignored when bubblewrap cannot run here. */
-export function bwrapTest(name: string, fn: () => Promise<void>): void {
+export function bwrapTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
   Deno.test({ name, ignore: !bwrap.ok, fn });
 }
 
