@@ -9,7 +9,7 @@ import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
 import { compileRules } from "../sandbox/rules.ts";
-import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";
+import { createSandbox, type SandboxLayers, type SandboxRuntime } from "../sandbox/runtime.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
 import type { RunFlags } from "./run.ts";
@@ -51,11 +51,38 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
       );
     }
     if (explanation.bwrap && explanation.shellNote) lines.push(`  note: ${explanation.shellNote}`);
+    if (explanation.layers) lines.push("", ...layerLines(explanation.layers));
     console.log(lines.join("\n"));
     return 0;
   } finally {
     await runtime.close();
   }
+}
+
+/** The shell sandbox's layers, one line each (see `SandboxLayers`). */
+export function layerLines(layers: SandboxLayers): string[] {
+  const home = layers.home.folder
+    ? `${layers.home.folder} hidden but for ${
+      layers.home.shown.length === 0 ? "nothing" : layers.home.shown.join(", ")
+    } (read-only; add paths with sandbox.homeAllow in your own config)`
+    : "no home folder known";
+  const seccomp = layers.seccomp.file
+    ? `${layers.seccomp.file}: refuses ${layers.seccomp.refused.join(", ")}`
+    : "NONE: the filter file could not be written in tern's home";
+  const root = layers.root
+    ? `tern runs as root: commands run as uid 0 without capabilities; ${layers.rootOnlyHidden} ` +
+      "root-only host paths hidden"
+    : "tern does not run as root: commands keep its uid, without capabilities";
+  return [
+    "Layers of the shell sandbox:",
+    `  home        ${home}`,
+    `  tern home   ${layers.ternHome} hidden`,
+    `  seccomp     ${seccomp}`,
+    `  kernel      read-only: ${layers.kernelReadOnly.join(", ")}, /sys`,
+    "  sockets     no Unix sockets (socket(AF_UNIX) refused), host /run empty",
+    "  descriptors every inherited descriptor above 2 closed before bubblewrap starts",
+    `  root        ${root}`,
+  ];
 }
 
 /**

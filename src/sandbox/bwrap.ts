@@ -74,7 +74,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
  * (`vm/drop_caches`, `kernel/*`) check only the owner, and bubblewrap covers `/proc/sys` only
  * when it judges it writable. `/sys` is read-only already (under `/`).
  */
-const KERNEL_WRITABLE: readonly string[] = [
+export const KERNEL_WRITABLE: readonly string[] = [
   "/proc/sys",
   "/proc/sysrq-trigger",
   "/proc/irq",
@@ -123,9 +123,13 @@ function remountArgs(plan: ShellPlan): string[] {
   return maskedDirs(plan).flatMap((dir) => ["--remount-ro", dir]);
 }
 
-/** The masked folders that exist, outer before inner (an outer tmpfs would cover an inner one). */
+/**
+ * The masked folders that exist, outer before inner (an outer tmpfs would cover an inner one),
+ * without those under `/tmp`: the private `/tmp` replaces all of the host's.
+ */
 function maskedDirs(plan: ShellPlan): string[] {
-  return realPaths(plan.masked ?? []).filter((dir) => kindOf(dir) === "dir")
+  return realPaths(plan.masked ?? [])
+    .filter((dir) => !isInside(dir, "/tmp") && kindOf(dir) === "dir")
     .sort((a, b) => a.length - b.length);
 }
 
@@ -152,7 +156,7 @@ function seccompArgs(plan: ShellPlan): string[] {
  * through bubblewrap into the sandbox, and `/proc/self/fd/N` reaches past every mount), then
  * opens the seccomp filter as fd 3 and execs bubblewrap, which reads and closes it.
  */
-const LAUNCHER = 'f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; ' +
+const LAUNCHER = "f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; " +
   'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
   'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
 

@@ -7,12 +7,12 @@
 import { join } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
-import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
+import { bwrapArgs, KERNEL_WRITABLE, launchArgv, probeBwrap, sandboxEnv } from "./bwrap.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
 import { hostPrivatePaths, privateView } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
-import { seccompFile } from "./seccomp.ts";
+import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost } from "./worker/host.ts";
@@ -62,7 +62,10 @@ export interface SandboxExplanation {
   grants: Grants;
   /** The worker's full command line (`deno run <flags> child.ts <handler>`), or none. */
   worker: string[] | null;
-  /** `bwrap <args> bash -c <command>` with `<command>` as the command, or null without bwrap. */
+  /**
+   * What starts for one command: `bash -c <launcher> tern-sandbox <filter> bwrap <args> bash
+   * -c <command>` with `<command>` as the command (see `launchArgv`), or null without bwrap.
+   */
   bwrap: string[] | null;
   /**
    * The names of the variables bubblewrap is started with and passes on to the command (their
@@ -73,6 +76,24 @@ export interface SandboxExplanation {
   shellNote?: string;
   /** The run's private tmp directory (it differs from run to run). */
   tmp: string;
+  /** What confines shell commands besides the mounts' writable roots; null without bwrap. */
+  layers: SandboxLayers | null;
+}
+
+/** The confinement layers of shell commands, for `tern sandbox explain` and `tern doctor`. */
+export interface SandboxLayers {
+  /** The home folder (masked) and the entries of it shown read-only that exist here. */
+  home: { folder: string | null; shown: string[] };
+  /** tern's own home, hidden. */
+  ternHome: string;
+  /** The seccomp filter file, or null when none could be written (then none applies). */
+  seccomp: { file: string | null; refused: string[] };
+  /** True when tern runs as uid 0. */
+  root: boolean;
+  /** Root-only host paths hidden (only searched as root). */
+  rootOnlyHidden: number;
+  /** Kernel interfaces bound read-only. */
+  kernelReadOnly: string[];
 }
 
 export interface CreateSandboxOptions {
@@ -175,6 +196,17 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       env: { ...env, ...passed },
     };
   };
+  const layersOf = (built: ShellPlan): SandboxLayers => ({
+    home: {
+      folder: options.home ?? null,
+      shown: (built.visible ?? []).filter((path) => exists(path)),
+    },
+    ternHome: options.ternHome,
+    seccomp: { file: built.seccomp ?? null, refused: refusedCalls() },
+    root: Deno.uid() === 0,
+    rootOnlyHidden: rootOnly.length,
+    kernelReadOnly: [...KERNEL_WRITABLE],
+  });
   // The plan (with its scan for .git folders, up to ~0.5 s in a big tree) is kept until a
   // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a
   // repository cloned a moment ago gets its .git protected.
@@ -233,13 +265,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         profile: profile.name,
         grants: profile.grants,
         worker: worker.flags,
-        bwrap: shellKind === "bwrap" && lastPlan
-          ? ["bwrap", ...bwrapArgs(lastPlan, "<command>")]
-          : null,
+        bwrap: shellKind === "bwrap" && lastPlan ? launchLine(lastPlan, options.bwrapPath) : null,
         bwrapEnv: shellKind === "bwrap" && lastPlan ? Object.keys(sandboxEnv(lastPlan)) : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
         tmp,
+        layers: shellKind === "bwrap" && lastPlan ? layersOf(lastPlan) : null,
       };
     },
     async close() {
@@ -263,7 +294,9 @@ function viewOf(
   const home = homeView(options.home, {
     allow: options.homeAllow,
     // Read grants inside a writable root are bound read-write anyway.
-    readGrants: read === "all" ? [] : read.filter((path) => !roots.some((root) => inside(path, root))),
+    readGrants: read === "all"
+      ? []
+      : read.filter((path) => !roots.some((root) => inside(path, root))),
     ternHome: options.ternHome,
   });
   const shown = [...roots, options.workspace, ...(options.home ? [options.home] : [])];
@@ -283,4 +316,18 @@ function viewOf(
 
 function inside(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {
+  const launch = launchArgv(plan, bwrapArgs(plan, "<command>"), bwrapPath);
+  return [launch.program, ...launch.args];
 }

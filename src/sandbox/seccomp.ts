@@ -226,3 +226,19 @@ function fnv1a(bytes: Uint8Array): string {
   for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
   return hash.toString(16).padStart(8, "0");
 }
+
+/**
+ * What the filter refuses, as short names for `tern sandbox explain` and `tern doctor`: each
+ * refused call plus the argument checks (`socket(AF_UNIX)`, `clone(namespaces)`, ...).
+ */
+export function refusedCalls(): string[] {
+  return [
+    ...DENIED_SYSCALLS.map((call) => call.name),
+    "clone3",
+    "socket(AF_UNIX)",
+    "clone(new namespaces)",
+    "ptrace(ATTACH|SEIZE)",
+    "ioctl(TIOCSTI)",
+    "other architectures' calls",
+  ];
+}

@@ -39,7 +39,11 @@ export interface BwrapRunnerOptions extends ShellRunnerOptions {
  */
 export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions = {}): ShellRunner {
   return (command, run) => {
-    const launch = launchArgv(plan, bwrapArgs({ ...plan, cwd: run.cwd }, command), options.bwrapPath);
+    const launch = launchArgv(
+      plan,
+      bwrapArgs({ ...plan, cwd: run.cwd }, command),
+      options.bwrapPath,
+    );
     return runInProcessGroup(launch.program, {
       args: launch.args,
       cwd: "/",

@@ -83,7 +83,9 @@ export async function withViewBox(
   options: ViewBoxOptions = {},
 ): Promise<void> {
   // Not under /tmp: the sandbox's private /tmp would hide it without the view's help.
-  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_view_" }));
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_view_" }),
+  );
   const home = join(root, "home");
   const ws = join(home, "projects", "app");
   const ternHome = options.ternHomeInHome ? join(home, ".tern") : join(root, "tern-home");
@@ -124,7 +126,10 @@ export async function withViewBox(
       // Every command ends by saying it ran: a sandbox that fails to start leaks nothing and
       // proves nothing.
       run: async (command) => {
-        const result = await runtime.shell(`${command}\necho "<ran>"`, { cwd: ws, timeoutMs: 60_000 });
+        const result = await runtime.shell(`${command}\necho "<ran>"`, {
+          cwd: ws,
+          timeoutMs: 60_000,
+        });
         if (!result.output.endsWith("<ran>\n")) {
           throw new Error(`The command did not run to its end: ${result.output}`);
         }

@@ -25,42 +25,48 @@ bwrapTest("createSandbox() shell: no planted credential is readable by its path"
   });
 });
 
-bwrapTest("createSandbox() shell: an archive or encoding of the home carries no credential", async (t) => {
-  await withViewBox(async (box) => {
-    await t.step("tar | base64", async () => {
-      const result = await box.run('tar -cf - -C "$HOME" . 2>/dev/null | base64 -w0');
-      deepEqual(leaked(box, fromBase64(result.output)), []);
+bwrapTest(
+  "createSandbox() shell: an archive or encoding of the home carries no credential",
+  async (t) => {
+    await withViewBox(async (box) => {
+      await t.step("tar | base64", async () => {
+        const result = await box.run('tar -cf - -C "$HOME" . 2>/dev/null | base64 -w0');
+        deepEqual(leaked(box, fromBase64(result.output)), []);
+      });
+      await t.step("grep -r and find", async () => {
+        const result = await box.run(
+          `grep -ra PLANTED "$HOME" "${box.root}" 2>/dev/null | head -5; find "${box.root}" -type f`,
+        );
+        deepEqual(leaked(box, result.output), [], result.output);
+        ok(!result.output.includes("projects/other"), result.output);
+      });
+      await t.step("od, xxd-like dumps and python", async () => {
+        const result = await box.run(
+          'for f in $(find "$HOME" -type f 2>/dev/null); do od -c "$f"; done; ' +
+            "python3 -c \"import os,glob; print([open(p).read() for p in glob.glob(os.path.expanduser('~/**/*'), recursive=True, include_hidden=True) if os.path.isfile(p)])\" 2>&1",
+        );
+        deepEqual(leaked(box, result.output.replace(/\s+/g, "")), []);
+        deepEqual(leaked(box, result.output), []);
+      });
     });
-    await t.step("grep -r and find", async () => {
-      const result = await box.run(
-        `grep -ra PLANTED "$HOME" "${box.root}" 2>/dev/null | head -5; find "${box.root}" -type f`,
-      );
-      deepEqual(leaked(box, result.output), [], result.output);
-      ok(!result.output.includes("projects/other"), result.output);
-    });
-    await t.step("od, xxd-like dumps and python", async () => {
-      const result = await box.run(
-        'for f in $(find "$HOME" -type f 2>/dev/null); do od -c "$f"; done; ' +
-          'python3 -c "import os,glob; print([open(p).read() for p in glob.glob(os.path.expanduser(\'~/**/*\'), recursive=True, include_hidden=True) if os.path.isfile(p)])" 2>&1',
-      );
-      deepEqual(leaked(box, result.output.replace(/\s+/g, "")), []);
-      deepEqual(leaked(box, result.output), []);
-    });
-  });
-});
+  },
+);
 
-bwrapTest("createSandbox() shell: a link in the workspace does not reach a hidden home file", async () => {
-  await withViewBox(async (box) => {
-    await Deno.symlink(join(box.home, ".aws/credentials"), join(box.ws, "creds"));
-    await Deno.symlink(join(box.home, "projects/other"), join(box.ws, "other"));
-    await Deno.symlink(box.home, join(box.ws, "home"));
-    const result = await box.run(
-      "cat creds other/.env; tar -chf - home/.aws home/.ssh home/projects/other 2>/dev/null | base64 -w0",
-    );
-    deepEqual(leaked(box, result.output), []);
-    deepEqual(leaked(box, fromBase64(result.output.split("\n").pop() ?? "")), []);
-  });
-});
+bwrapTest(
+  "createSandbox() shell: a link in the workspace does not reach a hidden home file",
+  async () => {
+    await withViewBox(async (box) => {
+      await Deno.symlink(join(box.home, ".aws/credentials"), join(box.ws, "creds"));
+      await Deno.symlink(join(box.home, "projects/other"), join(box.ws, "other"));
+      await Deno.symlink(box.home, join(box.ws, "home"));
+      const result = await box.run(
+        "cat creds other/.env; tar -chf - home/.aws home/.ssh home/projects/other 2>/dev/null | base64 -w0",
+      );
+      deepEqual(leaked(box, result.output), []);
+      deepEqual(leaked(box, fromBase64(result.output.split("\n").pop() ?? "")), []);
+    });
+  },
+);
 
 bwrapTest("createSandbox() shell: the allowlisted toolchain entries stay readable", async () => {
   await withViewBox(async (box) => {
@@ -75,19 +81,22 @@ bwrapTest("createSandbox() shell: the allowlisted toolchain entries stay readabl
   });
 });
 
-bwrapTest("createSandbox() shell: tern's home is invisible, beside the home or inside it", async (t) => {
-  for (const ternHomeInHome of [false, true]) {
-    await t.step(ternHomeInHome ? "~/.tern" : "TERN_HOME elsewhere", async () => {
-      await withViewBox(async (box) => {
-        const result = await box.run(
-          `cat "${box.ternHome}/config.jsonc"; ls -a "${box.ternHome}"; echo x > "${box.ternHome}/new"`,
-        );
-        ok(!result.output.includes("TERN-HOME-SECRET"), result.output);
-        ok(!(await Deno.lstat(join(box.ternHome, "new")).then(() => true, () => false)));
-      }, { ternHomeInHome });
-    });
-  }
-});
+bwrapTest(
+  "createSandbox() shell: tern's home is invisible, beside the home or inside it",
+  async (t) => {
+    for (const ternHomeInHome of [false, true]) {
+      await t.step(ternHomeInHome ? "~/.tern" : "TERN_HOME elsewhere", async () => {
+        await withViewBox(async (box) => {
+          const result = await box.run(
+            `cat "${box.ternHome}/config.jsonc"; ls -a "${box.ternHome}"; echo x > "${box.ternHome}/new"`,
+          );
+          ok(!result.output.includes("TERN-HOME-SECRET"), result.output);
+          ok(!(await Deno.lstat(join(box.ternHome, "new")).then(() => true, () => false)));
+        }, { ternHomeInHome });
+      });
+    }
+  },
+);
 
 bwrapTest("createSandbox() shell: sandbox.homeAllow shows exactly the paths it names", async () => {
   await withViewBox(async (box) => {
@@ -100,10 +109,13 @@ bwrapTest("createSandbox() shell: sandbox.homeAllow shows exactly the paths it n
   }, { homeAllow: ["~/.gradle/gradle.properties"] });
 });
 
-bwrapTest("createSandbox() shell: sandbox.homeAllow cannot show tern's home or the whole home", async () => {
-  await withViewBox(async (box) => {
-    const result = await box.run('cat "$HOME/.tern/config.jsonc" "$HOME/.aws/credentials"');
-    ok(!result.output.includes("TERN-HOME-SECRET"), result.output);
-    deepEqual(leaked(box, result.output), []);
-  }, { homeAllow: ["~", "~/.tern", "/"], ternHomeInHome: true });
-});
+bwrapTest(
+  "createSandbox() shell: sandbox.homeAllow cannot show tern's home or the whole home",
+  async () => {
+    await withViewBox(async (box) => {
+      const result = await box.run('cat "$HOME/.tern/config.jsonc" "$HOME/.aws/credentials"');
+      ok(!result.output.includes("TERN-HOME-SECRET"), result.output);
+      deepEqual(leaked(box, result.output), []);
+    }, { homeAllow: ["~", "~/.tern", "/"], ternHomeInHome: true });
+  },
+);

@@ -12,7 +12,9 @@ import { bwrapTest } from "./_bwrap_helpers.ts";
 import { withViewBox } from "./_view_box.ts";
 
 const isRoot = Deno.uid() === 0;
-if (!isRoot) console.warn("\n!!!!! SKIPPING root-only sandbox cases: tests are not running as root !!!!!\n");
+if (!isRoot) {
+  console.warn("\n!!!!! SKIPPING root-only sandbox cases: tests are not running as root !!!!!\n");
+}
 const hasPython = await new Deno.Command("python3", { args: ["-c", ""] }).output()
   .then((out) => out.success, () => false);
 if (!hasPython) console.warn("\n!!!!! SKIPPING socket cases: python3 is not installed !!!!!\n");
@@ -29,9 +31,12 @@ const CONNECT = "import socket,sys; p=sys.argv[1]; p='\\0'+p[1:] if p[0]=='@' el
 async function serve(address: string): Promise<{ close(): Promise<void> }> {
   const bind = address.startsWith("@") ? `'\\0${address.slice(1)}'` : JSON.stringify(address);
   const server = new Deno.Command("python3", {
-    args: ["-c", `import socket; s=socket.socket(socket.AF_UNIX); s.bind(${bind}); s.listen(); print('up', flush=True)
+    args: [
+      "-c",
+      `import socket; s=socket.socket(socket.AF_UNIX); s.bind(${bind}); s.listen(); print('up', flush=True)
 while True:
-  c,_=s.accept(); c.send(b'HOST-GREETING'); c.close()`],
+  c,_=s.accept(); c.send(b'HOST-GREETING'); c.close()`,
+    ],
     stdout: "piped",
   }).spawn();
   const reader = server.stdout.getReader();
@@ -46,50 +51,61 @@ while True:
   };
 }
 
-bwrapTest("createSandbox() shell: a host Unix socket outside the workspace cannot be connected", async () => {
-  if (!hasPython) return;
-  await withViewBox(async (box) => {
-    const path = join(box.root, "engine.sock");
-    const listener = await serve(path);
-    try {
-      const result = await box.run(`python3 -c "${CONNECT}" "${path}"; curl -s --unix-socket "${path}" http://x/ ; echo curl=$?`);
-      ok(!result.output.includes("HOST-GREETING"), result.output);
-      ok(result.output.includes("REFUSED"), result.output);
-    } finally {
-      await listener.close();
-    }
-  });
-});
-
-bwrapTest("createSandbox() shell: a Unix socket inside the workspace cannot be connected either (no AF_UNIX sockets)", async () => {
-  if (!hasPython) return;
-  await withViewBox(async (box) => {
-    const path = join(box.ws, "app.sock");
-    const listener = await serve(path);
-    try {
-      const result = await box.run(`python3 -c "${CONNECT}" app.sock`);
-      ok(result.output.includes("REFUSED 13"), result.output);
-    } finally {
-      await listener.close();
-    }
-  });
-});
-
-bwrapTest("createSandbox() shell: an abstract Unix socket of the host cannot be connected, even with network", async () => {
-  if (!hasPython) return;
-  const name = `tern-test-${crypto.randomUUID()}`;
-  // Abstract sockets belong to the network namespace: `:external` shares the host's.
-  const listener = await serve(`@${name}`);
-  try {
+bwrapTest(
+  "createSandbox() shell: a host Unix socket outside the workspace cannot be connected",
+  async () => {
+    if (!hasPython) return;
     await withViewBox(async (box) => {
-      const result = await box.run(`python3 -c "${CONNECT}" "@${name}"`);
-      ok(result.output.includes("REFUSED"), result.output);
-      ok(!result.output.includes("HOST-GREETING"), result.output);
-    }, { profile: ":external" });
-  } finally {
-    await listener.close();
-  }
-});
+      const path = join(box.root, "engine.sock");
+      const listener = await serve(path);
+      try {
+        const result = await box.run(
+          `python3 -c "${CONNECT}" "${path}"; curl -s --unix-socket "${path}" http://x/ ; echo curl=$?`,
+        );
+        ok(!result.output.includes("HOST-GREETING"), result.output);
+        ok(result.output.includes("REFUSED"), result.output);
+      } finally {
+        await listener.close();
+      }
+    });
+  },
+);
+
+bwrapTest(
+  "createSandbox() shell: a Unix socket inside the workspace cannot be connected either (no AF_UNIX sockets)",
+  async () => {
+    if (!hasPython) return;
+    await withViewBox(async (box) => {
+      const path = join(box.ws, "app.sock");
+      const listener = await serve(path);
+      try {
+        const result = await box.run(`python3 -c "${CONNECT}" app.sock`);
+        ok(result.output.includes("REFUSED 13"), result.output);
+      } finally {
+        await listener.close();
+      }
+    });
+  },
+);
+
+bwrapTest(
+  "createSandbox() shell: an abstract Unix socket of the host cannot be connected, even with network",
+  async () => {
+    if (!hasPython) return;
+    const name = `tern-test-${crypto.randomUUID()}`;
+    // Abstract sockets belong to the network namespace: `:external` shares the host's.
+    const listener = await serve(`@${name}`);
+    try {
+      await withViewBox(async (box) => {
+        const result = await box.run(`python3 -c "${CONNECT}" "@${name}"`);
+        ok(result.output.includes("REFUSED"), result.output);
+        ok(!result.output.includes("HOST-GREETING"), result.output);
+      }, { profile: ":external" });
+    } finally {
+      await listener.close();
+    }
+  },
+);
 
 bwrapTest("createSandbox() shell: socketpair and TCP sockets still work", async () => {
   if (!hasPython) return;
@@ -101,51 +117,64 @@ bwrapTest("createSandbox() shell: socketpair and TCP sockets still work", async 
   });
 });
 
-bwrapTest("createSandbox() shell: descriptors tern inherited do not reach the command", async () => {
-  await withViewBox(async (box) => {
-    // A child tern-like process started holding fd 9 on a hidden folder and fd 8 on a file.
-    const child = join(box.root, "child.ts");
-    await Deno.writeTextFile(
-      child,
-      `import { createSandbox } from ${JSON.stringify(new URL("../../src/sandbox/runtime.ts", import.meta.url).href)};
+bwrapTest(
+  "createSandbox() shell: descriptors tern inherited do not reach the command",
+  async () => {
+    await withViewBox(async (box) => {
+      // A child tern-like process started holding fd 9 on a hidden folder and fd 8 on a file.
+      const child = join(box.root, "child.ts");
+      await Deno.writeTextFile(
+        child,
+        `import { createSandbox } from ${
+          JSON.stringify(new URL("../../src/sandbox/runtime.ts", import.meta.url).href)
+        };
 const [ws, home, ternHome] = Deno.args;
 const rt = await createSandbox({ workspace: ws, profile: ":workspace", noSandbox: false, home, ternHome,
   env: { PATH: "/usr/bin:/bin", HOME: home }, runId: "fd",
-  handlerUrl: new URL(${JSON.stringify(new URL("../../src/tools/worker_handler.ts", import.meta.url).href)}) });
+  handlerUrl: new URL(${
+          JSON.stringify(new URL("../../src/tools/worker_handler.ts", import.meta.url).href)
+        }) });
 const r = await rt.shell("ls /proc/self/fd; cat /proc/self/fd/9/.aws/credentials /proc/self/fd/8 <&9; cat <&8", { cwd: ws });
 console.log(r.output);
 await rt.close();`,
-    );
-    const script = `exec 9<"${box.home}" 8<"${join(box.home, ".netrc")}"; exec "${Deno.execPath()}" run -A "${child}" "${box.ws}" "${box.home}" "${box.ternHome}"`;
-    const out = await new Deno.Command("bash", { args: ["-c", script], stderr: "inherit" }).output();
-    const text = new TextDecoder().decode(out.stdout);
-    ok(out.success, text);
-    const fds = text.split("\n").filter((line) => /^\d+$/.test(line)).map(Number);
-    deepEqual(fds.filter((fd) => fd > 3), [], text);
-    ok(!text.includes("PLANTED"), text);
-  });
-});
+      );
+      const script = `exec 9<"${box.home}" 8<"${
+        join(box.home, ".netrc")
+      }"; exec "${Deno.execPath()}" run -A "${child}" "${box.ws}" "${box.home}" "${box.ternHome}"`;
+      const out = await new Deno.Command("bash", { args: ["-c", script], stderr: "inherit" })
+        .output();
+      const text = new TextDecoder().decode(out.stdout);
+      ok(out.success, text);
+      const fds = text.split("\n").filter((line) => /^\d+$/.test(line)).map(Number);
+      deepEqual(fds.filter((fd) => fd > 3), [], text);
+      ok(!text.includes("PLANTED"), text);
+    });
+  },
+);
 
 const KERNEL_CASES: Record<string, string> = {
   "mount a tmpfs": "mount -t tmpfs none /mnt",
   "unmount the hiding tmpfs": 'umount "$HOME"',
   "a new user namespace": "unshare -U true",
   "a new mount namespace": "unshare -m true",
-  "a user namespace through clone": "python3 -c \"import os; os.unshare(os.CLONE_NEWUSER)\"",
+  "a user namespace through clone": 'python3 -c "import os; os.unshare(os.CLONE_NEWUSER)"',
   "TIOCSTI": "python3 -c \"import fcntl,termios,sys; fcntl.ioctl(0, termios.TIOCSTI, b'x')\"",
 };
 
-bwrapTest("createSandbox() shell: the seccomp filter refuses the kernel's risky calls", async (t) => {
-  await withViewBox(async (box) => {
-    for (const [what, command] of Object.entries(KERNEL_CASES)) {
-      await t.step(what, async () => {
-        // Each case fails closed when refused; `ok` means the call got through.
-        const result = await box.run(`if ${command} 2>/dev/null; then echo GOT-THROUGH; fi`);
-        equal(result.output, "", `${what}: ${result.output}`);
-      });
-    }
-  });
-});
+bwrapTest(
+  "createSandbox() shell: the seccomp filter refuses the kernel's risky calls",
+  async (t) => {
+    await withViewBox(async (box) => {
+      for (const [what, command] of Object.entries(KERNEL_CASES)) {
+        await t.step(what, async () => {
+          // Each case fails closed when refused; `ok` means the call got through.
+          const result = await box.run(`if ${command} 2>/dev/null; then echo GOT-THROUGH; fi`);
+          equal(result.output, "", `${what}: ${result.output}`);
+        });
+      }
+    });
+  },
+);
 
 bwrapTest("createSandbox() shell: every call in the filter's table fails with EPERM", async () => {
   if (!hasPython) return;
@@ -198,7 +227,8 @@ Deno.test("rootOnlyPaths() finds files and folders only their owner may read", a
 });
 
 Deno.test({
-  name: "createSandbox() shell as root: kernel parameters, /sys and root-only host files stay closed",
+  name:
+    "createSandbox() shell as root: kernel parameters, /sys and root-only host files stay closed",
   ignore: !isRoot,
   fn: async (t) => {
     await withViewBox(async (box) => {
