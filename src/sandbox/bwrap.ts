@@ -61,6 +61,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   args.push("--bind", plan.tmp, "/tmp");
   for (const root of unique(plan.writable)) args.push("--bind", root, root);
   for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
+  args.push(...guardArgs(plan.guarded ?? []));
   args.push(...hideArgs(hiddenStillVisible(plan)));
   args.push(...remountArgs(plan));
   args.push(...seccompArgs(plan));
@@ -116,6 +117,29 @@ function maskArgs(plan: ShellPlan): string[] {
     }
   }
   return args;
+}
+
+/**
+ * An empty read-only folder over each guarded path that is absent or an empty folder, so a
+ * command cannot create it (and cannot fill one another command's guard left behind).
+ */
+function guardArgs(paths: readonly string[]): string[] {
+  const args: string[] = [];
+  for (const path of unique(paths)) {
+    if (isAbsentOrEmptyDir(path)) args.push("--tmpfs", path, "--remount-ro", path);
+  }
+  return args;
+}
+
+/** True when nothing is at `path`, or an empty folder (not a link). */
+export function isAbsentOrEmptyDir(path: string): boolean {
+  try {
+    if (!Deno.lstatSync(path).isDirectory) return false;
+    for (const _ of Deno.readDirSync(path)) return false;
+    return true;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
 }
 
 /** The masked folders made read-only, last, after everything inside them is mounted. */

@@ -4,10 +4,18 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
-import { bwrapArgs, KERNEL_WRITABLE, launchArgv, probeBwrap, sandboxEnv } from "./bwrap.ts";
+import {
+  bwrapArgs,
+  isAbsentOrEmptyDir,
+  KERNEL_WRITABLE,
+  launchArgv,
+  probeBwrap,
+  sandboxEnv,
+} from "./bwrap.ts";
+import { type HostFileChange, hostFileChanges, snapshotHostFiles } from "./persistence.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
 import { hostPrivatePaths, privateView } from "./host_private.ts";
@@ -49,6 +57,13 @@ export interface SandboxRuntime {
   readonly shellNote?: string;
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
+  /**
+   * Starts watching the workspace files that run code on the host later (`persistence.ts`,
+   * and new `.git` folders anywhere in the tree); the function returned says what changed
+   * since. Cheap: about 45 `lstat` calls each side, plus the plan's `.git` scan when a command
+   * dropped the plan. Never throws.
+   */
+  watchHostFiles(): () => Promise<HostFileChange[]>;
   /** Replaces the grants added on top of the profile; restarts the worker when they change. */
   setExtraGrants(extra: Partial<Grants>): Promise<void>;
   /** Exactly what starts: the worker's command line and bubblewrap's arguments. */
@@ -187,6 +202,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       cwd: options.workspace,
       writable: roots,
       readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...view.readOnly],
+      guarded: roots.filter((root) => root !== "/").flatMap((root) => [
+        join(root, ".tern"),
+        join(root, ".git"),
+      ]),
       masked: view.masked,
       visible: view.visible,
       hidden: view.hidden,
@@ -214,8 +233,25 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   /** The plan last built: what `explain()` shows. */
   let lastPlan: ShellPlan | undefined;
   const currentPlan = () => plan ??= planFor().then((built) => lastPlan = built);
-  const bwrapShell: ShellRunner = async (command, run) =>
-    await createBwrapRunner(await currentPlan(), { bwrapPath: options.bwrapPath })(command, run);
+  // Guards (see ShellPlan.guarded) leave empty folders on the host as mount points: removed
+  // once no command runs, if they are still empty and were absent when the command started.
+  let running = 0;
+  const placeholders = new Set<string>();
+  const bwrapShell: ShellRunner = async (command, run) => {
+    const built = await currentPlan();
+    for (const path of built.guarded ?? []) if (!exists(path)) placeholders.add(path);
+    running++;
+    try {
+      return await createBwrapRunner(built, { bwrapPath: options.bwrapPath })(command, run);
+    } finally {
+      if (--running === 0) {
+        for (const path of placeholders) {
+          if (isAbsentOrEmptyDir(path)) await Deno.remove(path).catch(() => {});
+        }
+        placeholders.clear();
+      }
+    }
+  };
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
 
   // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
@@ -259,6 +295,18 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     },
     shellTreeChanged() {
       plan = undefined;
+    },
+    watchHostFiles() {
+      const gitBefore = lastPlan ? gitDirsOf(lastPlan) : [];
+      const before = snapshotHostFiles(options.workspace, gitBefore);
+      return async () => {
+        // A command that may have changed the tree dropped the plan: rebuild it now, so a
+        // repository it made anywhere in the workspace shows (and is protected from now on).
+        const gitAfter = shellKind === "bwrap" && plan === undefined
+          ? gitDirsOf(await currentPlan())
+          : gitBefore;
+        return hostFileChanges(before, snapshotHostFiles(options.workspace, gitAfter));
+      };
     },
     explain() {
       return {
@@ -330,4 +378,9 @@ function exists(path: string): boolean {
 function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {
   const launch = launchArgv(plan, bwrapArgs(plan, "<command>"), bwrapPath);
   return [launch.program, ...launch.args];
+}
+
+/** The `.git` folders (and files) a plan protects. */
+function gitDirsOf(plan: ShellPlan): string[] {
+  return plan.readOnly.filter((path) => basename(path) === ".git");
 }

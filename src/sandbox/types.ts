@@ -40,6 +40,12 @@ export interface ShellPlan {
    * (`launchArgv`). None: no filter.
    */
   seccomp?: string;
+  /**
+   * Paths a command must not create (`.tern` and `.git` of a writable root that has none): an
+   * empty read-only folder is mounted there while they are absent or empty. bubblewrap makes
+   * the mount point on the host; the runner removes it when no command runs any more.
+   */
+  guarded?: readonly string[];
   /** A private host directory bound at `/tmp`. */
   tmp: string;
   /** Share the host network; otherwise the command gets a network namespace of its own. */

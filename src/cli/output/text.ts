@@ -6,6 +6,7 @@
 import type { AgentEvent, EmitFn } from "../../core/events.ts";
 import type { Usage } from "../../core/messages.ts";
 import type { Style } from "./style.ts";
+import { hostFileLines } from "../../sandbox/persistence.ts";
 
 export interface TextRendererOptions {
   out: (text: string) => void;
@@ -92,6 +93,7 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
       }
       case "turn_end":
         endLine();
+        for (const line of hostFileLines(event.hostFiles ?? [])) err(style.yellow(line) + "\n");
         if (event.exitReason !== "COMPLETED") {
           err(style.red(`tern: ${event.exitReason}: ${event.error ?? ""}`.trimEnd()) + "\n");
         }
