@@ -31,6 +31,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       rules: [],
       providers: {},
       models: {},
+      sandbox: {},
       apiKeys: {},
     });
     assert.equal(sources.model, "default");
@@ -106,6 +107,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       rules: [],
       providers: {},
       models: {},
+      sandbox: {},
       apiKeys: {},
     });
   });
