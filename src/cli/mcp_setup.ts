@@ -138,7 +138,11 @@ async function sandboxedCommand(
     // line names stay visible (secret locations stay hidden all the same).
     const named = argv.slice(1).flatMap((arg) => existingPath(arg, cwd));
     const view = homeView(home, { ternHome: context.ternHome, readGrants: [...program, ...named] });
-    const rootOnly = privateView(hostPrivatePaths(), [...writable, cwd, ...(home ? [home] : [])]);
+    const rootOnly = privateView(await hostPrivatePaths(), [
+      ...writable,
+      cwd,
+      ...(home ? [home] : []),
+    ]);
     const seccomp = await seccompFile(context.ternHome);
     const plan = {
       cwd,

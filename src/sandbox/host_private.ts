@@ -110,11 +110,83 @@ function privateKind(path: string, uid: number, gid: number): "private" | "dir" 
 
 /**
  * {@linkcode rootOnlyPaths} when this process runs as uid 0 (for any other uid, dropped
- * capabilities already keep root's files closed), none otherwise. A search each call: the
- * sandbox calls it once when it opens.
+ * capabilities already keep root's files closed), none otherwise. The search runs in `find`
+ * (one process, off tern's event loop: about 20 ms of a C walk against 100+ ms of `lstat`
+ * calls from JavaScript), with the same folders, depth and rule; where `find` cannot run, in
+ * JavaScript. A search each call: the sandbox calls it once when it opens. Never throws.
  */
-export function hostPrivatePaths(): string[] {
-  return Deno.uid() === 0 ? rootOnlyPaths() : [];
+export async function hostPrivatePaths(): Promise<string[]> {
+  if (Deno.uid() !== 0) return [];
+  return await findRootOnly(0, Deno.gid() ?? 0) ?? rootOnlyPaths();
+}
+
+async function findRootOnly(uid: number, gid: number): Promise<string[] | null> {
+  const mine = (bits: string) => [
+    "(",
+    "-user",
+    String(uid),
+    "-perm",
+    `/u=${bits}`,
+    "-o",
+    "-group",
+    String(gid),
+    "-perm",
+    `/g=${bits}`,
+    ")",
+  ];
+  const skipped = [...SKIPPED].flatMap((path, i) =>
+    i === 0 ? ["-path", path] : ["-o", "-path", path]
+  );
+  const args = [
+    ...SEARCHED,
+    "-maxdepth",
+    "4",
+    "(",
+    ...skipped,
+    ")",
+    "-prune",
+    "-o",
+    "(",
+    "-type",
+    "d",
+    "!",
+    "-perm",
+    "-o=rx",
+    ...mine("rx"),
+    "-print",
+    "-prune",
+    ")",
+    "-o",
+    "(",
+    "!",
+    "-type",
+    "d",
+    "!",
+    "-type",
+    "l",
+    "!",
+    "-perm",
+    "-o=r",
+    ...mine("r"),
+    "-print",
+    ")",
+  ];
+  try {
+    // Folders that do not exist make find report an error (and exit 1): that is no failure.
+    const out = await new Deno.Command("find", {
+      args,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+      clearEnv: true,
+      env: { PATH: "/usr/bin:/bin", LC_ALL: "C" },
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    if (!out.success && text === "") return null;
+    return text.split("\n").filter((line) => line !== "").sort();
+  } catch {
+    return null;
+  }
 }
 
 /**

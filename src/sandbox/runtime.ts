@@ -171,7 +171,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let extra: Partial<Grants> = {};
   let profile = base;
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
+  // The view's one-time work runs beside the probe (each waits on another process or disk).
+  const viewWork = wantsBwrap
+    ? Promise.all([seccompFile(options.ternHome), hostPrivatePaths()])
+    : Promise.resolve([null, []] as const);
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
+  const [seccompPath, rootOnlyFound] = await viewWork;
   if (options.signal?.aborted) {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
@@ -187,9 +192,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
 
   const env = shellEnv(options.env);
   const unsandboxedShell = createUnsandboxedRunner(env);
-  const seccomp = shellKind === "bwrap" ? await seccompFile(options.ternHome) : null;
+  const seccomp = shellKind === "bwrap" ? seccompPath : null;
   // Root's own files (searched once per sandbox, only as root: see host_private.ts).
-  const rootOnly = shellKind === "bwrap" ? hostPrivatePaths() : [];
+  const rootOnly = shellKind === "bwrap" ? rootOnlyFound : [];
   const planFor = async (): Promise<ShellPlan> => {
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);

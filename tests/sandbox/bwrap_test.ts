@@ -1,6 +1,13 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { bwrapArgs, probeBwrap, runTargets, sandboxEnv } from "../../src/sandbox/bwrap.ts";
+import {
+  bwrapArgs,
+  KERNEL_WRITABLE,
+  launchArgv,
+  probeBwrap,
+  runTargets,
+  sandboxEnv,
+} from "../../src/sandbox/bwrap.ts";
 import {
   gitDirsUnder,
   hostSocketLocations,
@@ -41,12 +48,58 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
     deepEqual(bwrapArgs(plan, "echo hi"), [
       ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
       ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+      ...kernelPart(),
       ...runPart(),
       ...["--bind", box.tmp, "/tmp", "--bind", box.ws, box.ws, "--bind", box.outside, box.outside],
       ...["--ro-bind", join(box.ws, ".git"), join(box.ws, ".git")],
       ...["--tmpfs", join(box.home, ".ssh"), "--remount-ro", join(box.home, ".ssh")],
       ...["--ro-bind", "/dev/null", join(box.home, ".netrc")],
       ...["--chdir", box.ws, "--", "bash", "-c", "exec 2>&1; echo hi"],
+    ]);
+  });
+});
+
+/** The kernel interfaces bound read-only, right after `/proc` is mounted. */
+function kernelPart(): string[] {
+  return KERNEL_WRITABLE.flatMap((path) => ["--ro-bind-try", path, path]);
+}
+
+Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", async () => {
+  await withBox(async (box) => {
+    const plan = {
+      cwd: box.ws,
+      writable: [box.ws],
+      readOnly: [],
+      masked: [box.home, box.root],
+      visible: [join(box.home, ".bashrc"), join(box.home, ".absent")],
+      hidden: [join(box.home, ".ssh"), join(box.outside, "secret.txt")],
+      guarded: [join(box.ws, ".tern"), join(box.ws, "README.md")],
+      seccomp: "/f.bpf",
+      tmp: box.tmp,
+      network: false,
+      env: { PATH: "/usr/bin:/bin" },
+    };
+    deepEqual(bwrapArgs(plan, "echo hi"), [
+      ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
+      ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+      ...kernelPart(),
+      ...runPart(),
+      // Outer masks first; what is shown is bound back before the writable roots.
+      ...["--tmpfs", box.root, "--tmpfs", box.home],
+      ...["--ro-bind", join(box.home, ".bashrc"), join(box.home, ".bashrc")],
+      ...["--bind", box.tmp, "/tmp", "--bind", box.ws, box.ws],
+      // A guard only where nothing is (README.md exists); hidden paths a mask hides already
+      // are left out.
+      ...["--tmpfs", join(box.ws, ".tern"), "--remount-ro", join(box.ws, ".tern")],
+      ...["--remount-ro", box.root, "--remount-ro", box.home],
+      ...["--seccomp", "3"],
+      ...["--chdir", box.ws, "--", "bash", "-c", "exec 2>&1; echo hi"],
+    ]);
+    deepEqual(launchArgv(plan, ["--x"], "/b/bwrap").args.slice(2), [
+      "tern-sandbox",
+      "/f.bpf",
+      "/b/bwrap",
+      "--x",
     ]);
   });
 });
