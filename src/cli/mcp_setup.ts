@@ -134,15 +134,19 @@ async function sandboxedCommand(
     const writable = sandbox.writable;
     const cwd = config.cwd ?? context.workspace;
     const program = executable(argv[0], context.baseEnv.PATH, cwd);
-    // The home folder through its allowlist; the server's program and the files its command
-    // line names stay visible (secret locations stay hidden all the same).
-    const named = argv.slice(1).flatMap((arg) => existingPath(arg, cwd));
-    const view = homeView(home, { ternHome: context.ternHome, readGrants: [...program, ...named] });
-    const rootOnly = privateView(await hostPrivatePaths(), [
-      ...writable,
-      cwd,
-      ...(home ? [home] : []),
-    ]);
+    // The home folder through its allowlist; the server's program and the files and folders
+    // its command line and its environment name (a cache folder) stay visible, wherever they
+    // are (secret locations and tern's home stay hidden all the same). Only for the person's
+    // own servers: a repository's server must not name its way into the home folder.
+    const own = config.scope === "user";
+    const named = [
+      ...program,
+      ...(own ? argv.slice(1).flatMap((arg) => existingPath(arg, cwd)) : []),
+      ...(own ? Object.values(config.env).flatMap((value) => existingPath(value, cwd)) : []),
+    ];
+    const view = homeView(home, { ternHome: context.ternHome, readGrants: named });
+    const shown = [...writable, cwd, ...(home ? [home] : []), ...named];
+    const rootOnly = privateView(await hostPrivatePaths(), shown);
     const seccomp = await seccompFile(context.ternHome);
     const plan = {
       cwd,
@@ -154,7 +158,7 @@ async function sandboxedCommand(
         ...program,
       ],
       masked: [...view.masked, ...rootOnly.masked],
-      visible: view.visible,
+      visible: [...view.visible, ...named],
       hidden: [
         context.ternHome,
         ...(home ? secretLocations(home) : []),
