@@ -58,7 +58,10 @@ export function homeView(
   home: string | undefined,
   options: HomeViewOptions = {},
 ): { masked: string[]; visible: string[] } {
-  if (home === undefined || !isAbsolute(home)) return { masked: [], visible: [] };
+  // A home of "/" (some containers) would mask the whole system: nothing to mask then.
+  if (home === undefined || !isAbsolute(home) || resolve(home) === "/") {
+    return { masked: [], visible: [] };
+  }
   const masked = [resolve(home)];
   const expand = (entry: string) =>
     entry === "~" ? home : entry.startsWith("~/") ? join(home, entry.slice(2)) : entry;

@@ -172,13 +172,21 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let profile = base;
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
   // The view's one-time work runs beside the probe (each waits on another process or disk).
+  // The filter file is read by the launcher before each command: never where a command can
+  // write (tern's home inside a writable root), else a command could loosen the next one's.
+  const writableRoots = base.grants.write === "all" ? ["/"] : base.grants.write;
+  const filterDir = writableRoots.some((root) => inside(options.ternHome, root))
+    ? await Deno.makeTempDir({ prefix: "tern-seccomp-" })
+    : options.ternHome;
+  const privateFilterDir = filterDir !== options.ternHome ? filterDir : undefined;
   const viewWork = wantsBwrap
-    ? Promise.all([seccompFile(options.ternHome), hostPrivatePaths()])
+    ? Promise.all([seccompFile(filterDir), hostPrivatePaths()])
     : Promise.resolve([null, []] as const);
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   const [seccompPath, rootOnlyFound] = await viewWork;
   if (options.signal?.aborted) {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
   const shellKind: ShellKind = !wantsBwrap ? "none" : probe?.ok ? "bwrap" : "unavailable";
@@ -277,6 +285,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (options.signal?.aborted) {
     await worker.close();
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
   return {
@@ -327,6 +336,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       };
     },
     async close() {
+      if (privateFilterDir) {
+        await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
+      }
       await worker.close();
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },

@@ -8,6 +8,8 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { DENIED_SYSCALLS, hostArch, seccompFilter } from "../../src/sandbox/seccomp.ts";
 import { rootOnlyPaths } from "../../src/sandbox/host_private.ts";
+import { homeView } from "../../src/sandbox/home_view.ts";
+import { createSandbox } from "../../src/sandbox/runtime.ts";
 import { bwrapTest } from "./_bwrap_helpers.ts";
 import { withViewBox } from "./_view_box.ts";
 
@@ -264,4 +266,45 @@ Deno.test({
       });
     });
   },
+});
+
+Deno.test("homeView() masks the home but never /, and never shows tern's home or the home itself", () => {
+  deepEqual(homeView("/", { allow: ["/etc"] }), { masked: [], visible: [] });
+  const view = homeView("/h", { allow: ["~/x", "~", "/", "~/.tern/keys"], ternHome: "/h/.tern" });
+  deepEqual(view.masked, ["/h"]);
+  ok(view.visible.includes("/h/x"));
+  ok(view.visible.includes("/h/.cache"));
+  ok(!view.visible.some((path) => path === "/h" || path === "/" || path.startsWith("/h/.tern")));
+});
+
+bwrapTest("createSandbox() keeps the seccomp filter where no command can write it", async () => {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_filter_" }),
+  );
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  const runtime = await createSandbox({
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    home: root,
+    // tern's home inside the workspace: a command could rewrite a filter kept there.
+    ternHome: join(ws, ".tern-home"),
+    env: { PATH: "/usr/bin:/bin", HOME: root },
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId: "filter",
+  });
+  try {
+    const file = runtime.explain().layers?.seccomp.file;
+    ok(file, "a filter file");
+    ok(!file.startsWith(`${ws}/`), file);
+    const result = await runtime.shell(
+      `python3 -c "import socket; socket.socket(socket.AF_UNIX)" 2>&1 | tail -1`,
+      { cwd: ws },
+    );
+    ok(result.output.includes("Permission denied"), result.output);
+  } finally {
+    await runtime.close();
+    await Deno.remove(root, { recursive: true });
+  }
 });
