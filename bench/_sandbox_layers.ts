@@ -20,8 +20,13 @@ import { type Stats, stats, timeCalls, timeInterleaved } from "./_sandbox_measur
 const WARMUP = 5;
 
 /** Runs `echo hi` as `plan` says; `launcher` false starts bubblewrap directly (the old way). */
-function runner(plan: ShellPlan, options: { launcher: boolean; kernel: boolean }) {
-  let args = bwrapArgs(plan, "echo hi");
+function runner(
+  plan: ShellPlan,
+  options: { launcher: boolean; kernel: boolean; bare?: boolean },
+) {
+  let args = options.bare
+    ? ["--ro-bind", "/", "/", "--", "bash", "-c", "echo hi"]
+    : bwrapArgs(plan, "echo hi");
   if (!options.kernel) {
     const kept: string[] = [];
     for (let i = 0; i < args.length; i++) {
@@ -77,10 +82,15 @@ export async function runLayersBench(args: readonly string[]): Promise<void> {
     let rootOnly: string[] = [];
     const isRoot = Deno.uid() === 0;
     if (isRoot) {
-      once.rootOnlyPaths = stats(
+      once["rootOnlyPaths (JavaScript walk, blocks)"] = stats(
         await timeCalls(5, 1, () => {
-          rootOnly = rootOnlyPaths();
+          rootOnlyPaths();
           return Promise.resolve();
+        }),
+      );
+      once["hostPrivatePaths (find, in the background)"] = stats(
+        await timeCalls(5, 1, async () => {
+          rootOnly = await hostPrivatePaths();
         }),
       );
     }
@@ -111,7 +121,9 @@ export async function runLayersBench(args: readonly string[]): Promise<void> {
       hidden: [...withHome.hidden, ...hiddenRoot.hidden],
     };
     const withGuards = { ...withRoot, guarded: [join(ws, ".tern"), join(ws, ".git")] };
+    const bare = runner(base, { launcher: false, kernel: false, bare: true });
     const variants: Array<[string, () => Promise<void>]> = [
+      ["bwrap --ro-bind / / (this machine's floor)", bare],
       ["bwrap, the old view", runner(base, { launcher: false, kernel: false })],
       ["+ /proc/sys & co read-only", runner(base, { launcher: false, kernel: true })],
       ["+ launcher (closes fds)", runner(base, { launcher: true, kernel: true })],

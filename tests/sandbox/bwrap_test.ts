@@ -65,7 +65,7 @@ function kernelPart(): string[] {
 }
 
 Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", async () => {
-  await withBox(async (box) => {
+  await withBox((box) => {
     const plan = {
       cwd: box.ws,
       writable: [box.ws],
@@ -101,6 +101,7 @@ Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", 
       "/b/bwrap",
       "--x",
     ]);
+    return Promise.resolve();
   });
 });
 
