@@ -8,6 +8,7 @@ import type { EmitFn } from "../core/events.ts";
 import type { Observation } from "../core/observation.ts";
 import type { ReviewMode } from "../config/schema.ts";
 import type { AuditRecord } from "../sandbox/audit.ts";
+import type { HostFileChange } from "../sandbox/persistence.ts";
 import { approvalKey, type CallFacts, evaluate, type Verdict } from "../sandbox/policy.ts";
 import {
   type AskPerson,
@@ -375,6 +376,18 @@ export class PermissionGate {
     }, options);
   }
 
+  #hostFiles: HostFileChange[] = [];
+
+  /**
+   * The changes to files that run code on the host (see `persistence.ts`) since the last
+   * call, once each path (its last change), and forgets them: for the turn's summary.
+   */
+  takeHostFileChanges(): HostFileChange[] {
+    const last = new Map(this.#hostFiles.map((change) => [change.path, change]));
+    this.#hostFiles = [];
+    return [...last.values()];
+  }
+
   #grantedKeys = new Set<string>();
   #unsandboxedKeys = new Set<string>();
 
@@ -427,6 +440,8 @@ export class PermissionGate {
     }
     let observation: Observation;
     let sandbox: AuditRecord["sandbox"] = "none";
+    // Files that run code on the host later, compared around every call that may write.
+    const watch = allowed && !tool.readOnly ? runtime.watchHostFiles() : undefined;
     // Streamed output reaches the screen too: mask it on the way, holding back a little so a
     // key split across two pieces is still caught.
     const stream = createStreamMasker(masker);
@@ -467,6 +482,8 @@ export class PermissionGate {
     const rest = stream.flush();
     if (rest !== "") ctx.update?.(rest);
     observation = maskObservation(observation, masker);
+    const hostFiles = watch ? await watch() : [];
+    this.#hostFiles.push(...hostFiles);
     this.#options.audit?.({
       v: 1,
       time: new Date().toISOString(),
@@ -490,6 +507,7 @@ export class PermissionGate {
       ...(sandbox === "worker" && runtime.worker?.auditPath
         ? { denoAudit: runtime.worker.auditPath }
         : {}),
+      ...(hostFiles.length > 0 ? { hostFiles } : {}),
     });
     return observation;
   }

@@ -32,7 +32,7 @@ export type SandboxConfig =
     | "reviewModel"
     | "reviewTimeoutMs"
   >
-  & Partial<Pick<TernConfig, "apiKeys" | "limits">>;
+  & Partial<Pick<TernConfig, "apiKeys" | "limits" | "sandbox">>;
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;
@@ -89,6 +89,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     limits: config.limits,
     noSandbox: config.noSandbox,
     home: options.home,
+    homeAllow: config.sandbox?.homeAllow,
     ternHome: config.ternHome,
     env: options.env,
     handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),

@@ -88,6 +88,8 @@ export interface TurnOptions {
 export class Conversation {
   #options: ConversationOptions;
   #opening: Promise<AgentSandbox> | undefined;
+  /** The sandbox once opened (for what a turn's end reports). */
+  #sandbox: AgentSandbox | undefined;
   /** Gives up the opening under way. */
   #openAbort: AbortController | undefined;
   /** The opening has begun to make things (a tmp folder, the worker) that closing must undo. */
@@ -232,6 +234,13 @@ export class Conversation {
         this.#openSandbox().catch(() => {});
       }
       if (event.type === "model_switch") recordSwitch(session, event);
+      if (event.type === "turn_end") {
+        const hostFiles = this.#sandbox?.gate.takeHostFileChanges() ?? [];
+        if (hostFiles.length > 0) {
+          this.#options.emit({ ...event, hostFiles });
+          return;
+        }
+      }
       this.#options.emit(event);
     };
     recordSettings(session, state, config);
@@ -377,6 +386,7 @@ export class Conversation {
         signal: abort.signal,
       });
     }).then((sandbox) => {
+      this.#sandbox = sandbox;
       options.onSandboxOpen?.(sandbox);
       return sandbox;
     });
@@ -392,6 +402,7 @@ export class Conversation {
     const opening = this.#opening;
     const started = this.#openStarted;
     this.#opening = undefined;
+    this.#sandbox = undefined;
     this.#openStarted = false;
     // An opening still under way (warmed at the first token of a turn that needed no tool) is
     // given up: before it made anything there is nothing to wait for, after it cleans up.

@@ -68,6 +68,35 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
               : `ran ${runtime.shellNote}`
             : `exit ${shell.code}: ${shell.output.trim().slice(0, 200)}`,
         );
+        const layers = runtime.explain().layers;
+        if (layers) {
+          report(
+            layers.seccomp.file !== null,
+            "seccomp",
+            layers.seccomp.file !== null
+              ? `${layers.seccomp.refused.length} kinds of calls refused, Unix sockets included`
+              : "no filter: tern's home is not writable, so commands run without one",
+          );
+          report(
+            true,
+            "home",
+            layers.home.folder
+              ? `${layers.home.folder} hidden from commands but for ${layers.home.shown.length} ` +
+                "toolchain and cache entries (tern sandbox explain lists them)"
+              : "no home folder known",
+          );
+          report(
+            true,
+            "root",
+            layers.root
+              ? "running as root: commands run as uid 0 without capabilities, under the seccomp " +
+                `filter, /proc/sys and /sys read-only, ${layers.rootOnlyHidden} root-only host ` +
+                "paths hidden"
+              : `not root (uid ${Deno.uid()}): commands cannot read other users' private files`,
+          );
+        } else if (Deno.uid() === 0) {
+          report(true, "root", "running as root, and shell commands are not in bubblewrap");
+        }
       } finally {
         await runtime.close();
       }

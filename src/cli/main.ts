@@ -9,6 +9,19 @@ import { type CommandLine, HELP, parseCommandLine, type TurnOptions } from "./ar
 import { EXIT_INTERNAL } from "./exit_codes.ts";
 import type { RunFlags } from "./run.ts";
 
+/**
+ * Says once, on stderr, before any front end draws, that tern runs as root and what keeps
+ * commands from being host root (`tern doctor` says which layers apply here).
+ */
+function noticeRoot(): void {
+  if (Deno.uid() !== 0) return;
+  console.error(
+    "tern: running as root: sandboxed commands run as uid 0 without capabilities, under a " +
+      "seccomp filter, with /proc/sys and /sys read-only and root-only host files hidden " +
+      "(tern doctor shows what applies here)",
+  );
+}
+
 /** Runs the CLI with `args` (without the program name) and returns the exit code. */
 export async function main(args: string[]): Promise<number> {
   try {
@@ -19,6 +32,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 async function dispatch(line: CommandLine): Promise<number> {
+  if (["run", "plan", "interactive"].includes(line.command)) noticeRoot();
   switch (line.command) {
     case "help":
       console.log(HELP.trimEnd());

@@ -123,8 +123,19 @@ async function sandboxedCommand(
     baseEnv: Record<string, string>;
   },
 ): Promise<{ argv: string[]; cleanup: () => Promise<void> }> {
-  const [{ bwrapArgvFor, probeBwrap }, { gitDirsUnder, hostSocketLocations, secretLocations }] =
-    await Promise.all([import("../sandbox/bwrap.ts"), import("../sandbox/protected_paths.ts")]);
+  const [
+    { bwrapArgvFor, launchArgv, probeBwrap },
+    { gitDirsUnder, hostSocketLocations, secretLocations },
+    { homeView },
+    { hostPrivatePaths, privateView },
+    { seccompFile },
+  ] = await Promise.all([
+    import("../sandbox/bwrap.ts"),
+    import("../sandbox/protected_paths.ts"),
+    import("../sandbox/home_view.ts"),
+    import("../sandbox/host_private.ts"),
+    import("../sandbox/seccomp.ts"),
+  ]);
   const probe = await probeBwrap();
   if (!probe.ok) {
     throw new Error(`it asks for a sandbox, and bubblewrap cannot run: ${probe.reason}`);
@@ -135,25 +146,59 @@ async function sandboxedCommand(
   try {
     const home = context.env.HOME;
     const writable = sandbox.writable;
+    const cwd = config.cwd ?? context.workspace;
+    const program = executable(argv[0], context.baseEnv.PATH, cwd);
+    // The home folder through its allowlist; the server's program and the files and folders
+    // its command line and its environment name (a cache folder) stay visible, wherever they
+    // are (secret locations and tern's home stay hidden all the same). Only for the person's
+    // own servers: a repository's server must not name its way into the home folder.
+    const own = config.scope === "user";
+    const named = [
+      ...program,
+      ...(own ? argv.slice(1).flatMap((arg) => existingPath(arg, cwd)) : []),
+      ...(own ? Object.values(config.env).flatMap((value) => existingPath(value, cwd)) : []),
+    ];
+    const view = homeView(home, { ternHome: context.ternHome, readGrants: named });
+    const shown = [...writable, cwd, ...(home ? [home] : []), ...named];
+    const rootOnly = privateView(await hostPrivatePaths(), shown);
+    const seccomp = await seccompFile(context.ternHome);
     const plan = {
-      cwd: config.cwd ?? context.workspace,
+      cwd,
       writable,
       readOnly: [
         ...await gitDirsUnder(writable.filter((path) => path !== "/")),
         join(context.workspace, ".tern"),
-        context.ternHome,
         // The server's own program stays visible, even from under /tmp (private inside).
-        ...executable(argv[0], context.baseEnv.PATH, config.cwd ?? context.workspace),
+        ...program,
       ],
-      hidden: [...(home ? secretLocations(home) : []), ...hostSocketLocations(context.env)],
+      masked: [...view.masked, ...rootOnly.masked],
+      visible: [...view.visible, ...named],
+      hidden: [
+        context.ternHome,
+        ...(home ? secretLocations(home) : []),
+        ...hostSocketLocations(context.env),
+        ...rootOnly.hidden,
+      ],
+      ...(seccomp === null ? {} : { seccomp }),
       network: sandbox.network,
       // Unused: the transport starts bubblewrap with exactly the server's environment.
       env: {},
     };
-    return { argv: ["bwrap", ...bwrapArgvFor(plan, argv)], cleanup };
+    const launch = launchArgv(plan, bwrapArgvFor(plan, argv));
+    return { argv: [launch.program, ...launch.args], cleanup };
   } catch (error) {
     await cleanup();
     throw error;
+  }
+}
+
+/** `arg` as an absolute path when it names an existing file or folder (relative to `cwd`). */
+function existingPath(arg: string, cwd: string): string[] {
+  if (arg.startsWith("-") || arg.includes("\0")) return [];
+  try {
+    return [Deno.realPathSync(resolve(cwd, arg))];
+  } catch {
+    return [];
   }
 }
 

@@ -9,7 +9,12 @@ import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
 import { compileRules } from "../sandbox/rules.ts";
-import { createSandbox, type SandboxExplanation, type SandboxRuntime } from "../sandbox/runtime.ts";
+import {
+  createSandbox,
+  type SandboxExplanation,
+  type SandboxLayers,
+  type SandboxRuntime,
+} from "../sandbox/runtime.ts";
 import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
@@ -55,11 +60,38 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
     if (explanation.bwrap && explanation.shellNote) lines.push(`  note: ${explanation.shellNote}`);
     lines.push("", "Limits (config key limits; a project may only lower them):");
     lines.push(`  ${describeLimits(explanation.limits)}`);
+    if (explanation.layers) lines.push("", ...layerLines(explanation.layers));
     console.log(lines.join("\n"));
     return 0;
   } finally {
     await runtime.close();
   }
+}
+
+/** The shell sandbox's layers, one line each (see `SandboxLayers`). */
+export function layerLines(layers: SandboxLayers): string[] {
+  const home = layers.home.folder
+    ? `${layers.home.folder} hidden but for ${
+      layers.home.shown.length === 0 ? "nothing" : layers.home.shown.join(", ")
+    } (read-only; add paths with sandbox.homeAllow in your own config)`
+    : "no home folder known";
+  const seccomp = layers.seccomp.file
+    ? `${layers.seccomp.file}: refuses ${layers.seccomp.refused.join(", ")}`
+    : "NONE: the filter file could not be written in tern's home";
+  const root = layers.root
+    ? `tern runs as root: commands run as uid 0 without capabilities; ${layers.rootOnlyHidden} ` +
+      "root-only host paths hidden"
+    : "tern does not run as root: commands keep its uid, without capabilities";
+  return [
+    "Layers of the shell sandbox:",
+    `  home        ${home}`,
+    `  tern home   ${layers.ternHome} hidden`,
+    `  seccomp     ${seccomp}`,
+    `  kernel      read-only: ${layers.kernelReadOnly.join(", ")}, /sys`,
+    "  sockets     no Unix sockets (socket(AF_UNIX) refused), host /run empty",
+    "  descriptors every inherited descriptor above 2 closed before bubblewrap starts",
+    `  root        ${root}`,
+  ];
 }
 
 /**
@@ -173,6 +205,7 @@ export async function openRuntime(
       limits: config.limits,
       noSandbox: config.noSandbox,
       home: readEnv("HOME"),
+      homeAllow: config.sandbox.homeAllow,
       ternHome: config.ternHome,
       env: shellSourceEnv(),
       handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),

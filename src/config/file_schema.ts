@@ -116,6 +116,7 @@ export const configFileSchema: z.ZodType<Settings> = z.strictObject({
   rules: z.array(permissionRule).optional(),
   providers: z.record(providerName, providerSettings).optional(),
   models: z.record(z.string().trim().min(1), modelSettings).optional(),
+  sandbox: z.strictObject({ homeAllow: entries }).optional(),
 }) as unknown as z.ZodType<Settings>;
 
 /** The first issue of a failed parse as "key.path: message". */

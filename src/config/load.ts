@@ -34,6 +34,7 @@ import {
   type Settings,
   type TernConfig,
   TRUSTED_ONLY_KEYS,
+  USER_FILE_ONLY_KEYS,
 } from "./schema.ts";
 
 /** Inputs of {@linkcode loadConfig}; everything ambient is passed in so tests stay hermetic. */
@@ -121,6 +122,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const providers: Record<string, ProviderSettings> = {};
   const models: Record<string, ModelSettings> = {};
   const limits: ResourceLimits = { ...DEFAULT_LIMITS };
+  const sandbox: TernConfig["sandbox"] = {};
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer.settings)) {
       if (value === undefined) continue;
@@ -132,6 +134,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       // Providers and models merge field by field: a project may adjust a user's model.
       else if (key === "providers") mergeByName(providers, value);
       else if (key === "models") mergeByName(models, value);
+      else if (key === "sandbox") Object.assign(sandbox, value);
       else merged[key] = value;
       sources[key] = layer.sources[key as SettingKey] ?? "unknown";
     }
@@ -162,6 +165,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     rules,
     providers,
     models,
+    sandbox,
     apiKeys: {},
   };
   if (settings.provider !== undefined) config.provider = settings.provider;
@@ -326,6 +330,9 @@ function checkProjectLayer(layer: Layer, file: string): Layer {
     );
   };
   for (const key of Object.keys(layer.settings)) {
+    if (USER_FILE_ONLY_KEYS.has(key)) {
+      refuse(key, "it widens what sandboxed commands see", "may not widen the sandbox");
+    }
     if (TRUSTED_ONLY_KEYS.has(key)) refuse(key, "it would change who approves tool calls");
     if (KEY_ROUTING_KEYS.has(key)) {
       refuse(

@@ -43,6 +43,8 @@ export interface TernConfig {
   limits: ResourceLimits;
   /** Allow/ask/deny rules, user config first, then the project's (config files only). */
   rules: PermissionRule[];
+  /** What shell commands may see (the person's own config file only, never a project's). */
+  sandbox: SandboxSettings;
   /** The model's context window in tokens; the budget compaction keeps the request under. */
   contextWindow: number;
   /** Compact before a model call once the request is over this fraction of the window. */
@@ -150,6 +152,15 @@ export interface ModelSettings {
   tools?: boolean;
   /** USD per million tokens. */
   price?: { input: number; output: number; cachedInput?: number; cacheWrite?: number };
+}
+
+/** The `sandbox` key of a config file. */
+export interface SandboxSettings {
+  /**
+   * More paths of the home folder shell commands may see (read-only), besides the built-in
+   * allowlist: `~/x` or absolute. Only from the person's own config file.
+   */
+  homeAllow?: string[];
 }
 
 /** Review modes: ASK a person, AUTO a reviewer model, BYPASS no review. */
@@ -317,10 +328,18 @@ export interface Settings {
   rules?: PermissionRule[];
   providers?: Record<string, ProviderSettings>;
   models?: Record<string, ModelSettings>;
+  sandbox?: SandboxSettings;
 }
 
 /** Keys of a config file that hold structures, validated by the zod schema only. */
-export const STRUCTURED_KEYS = ["profiles", "limits", "rules", "providers", "models"] as const;
+export const STRUCTURED_KEYS = [
+  "profiles",
+  "limits",
+  "rules",
+  "providers",
+  "models",
+  "sandbox",
+] as const;
 
 /** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
 export function checkSetting(
@@ -457,6 +476,13 @@ export const TRUSTED_ONLY_KEYS: ReadonlySet<string> = new Set([
   "profiles",
   "reviewModel",
 ]);
+
+/**
+ * Settings only the person's own config file may set: they widen what sandboxed commands see
+ * (`sandbox.homeAllow`), so neither a project's files nor a variable a project's `.env` could
+ * imitate may.
+ */
+export const USER_FILE_ONLY_KEYS: ReadonlySet<string> = new Set(["sandbox"]);
 
 /**
  * Settings a project may not set because they decide where API keys are sent: a checked-in

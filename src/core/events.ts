@@ -95,6 +95,11 @@ export type AgentEvent =
     cost?: number;
     /** Human-readable detail for every exit reason but COMPLETED. */
     error?: string;
+    /**
+     * Workspace files that run code on the host later (`.envrc`, git hooks, package scripts,
+     * a new repository, ...) the turn created, changed or removed: the person should know.
+     */
+    hostFiles?: Array<{ path: string; change: "created" | "changed" | "removed"; runs: string }>;
   };
 
 /** A consumer of agent events. Must not throw; it is called synchronously on the hot path. */

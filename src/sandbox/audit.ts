@@ -42,6 +42,8 @@ export interface AuditRecord {
   durationMs: number;
   /** Path of the `DENO_AUDIT_PERMISSIONS` file of the worker run that served this call. */
   denoAudit?: string;
+  /** Workspace files that run code on the host later which the call created or changed. */
+  hostFiles?: Array<{ path: string; change: "created" | "changed" | "removed"; runs: string }>;
 }
 
 /**

@@ -70,13 +70,149 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   if (plan.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
   args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
+  args.push(...kernelArgs());
   args.push(...runArgs(plan.network));
+  args.push(...maskArgs(plan));
   args.push(...limitArgs(plan));
   for (const root of unique(plan.writable)) args.push("--bind", root, root);
   for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
-  args.push(...hideArgs(plan.hidden));
+  args.push(...guardArgs(plan.guarded ?? []));
+  args.push(...hideArgs(hiddenStillVisible(plan)));
+  args.push(...remountArgs(plan));
+  args.push(...seccompArgs(plan));
   args.push("--chdir", plan.cwd, "--", ...argv);
   return args;
+}
+
+/**
+ * The writable kernel interfaces under `/proc`, bound read-only (the list Docker and OCI
+ * runtimes use). As uid 0 a command owns `/proc/sys` files even without capabilities: some
+ * (`vm/drop_caches`, `kernel/*`) check only the owner, and bubblewrap covers `/proc/sys` only
+ * when it judges it writable. `/sys` is read-only already (under `/`).
+ */
+export const KERNEL_WRITABLE: readonly string[] = [
+  "/proc/sys",
+  "/proc/sysrq-trigger",
+  "/proc/irq",
+  "/proc/bus",
+  "/proc/fs",
+  "/proc/acpi",
+  "/proc/scsi",
+];
+
+function kernelArgs(): string[] {
+  return KERNEL_WRITABLE.flatMap((path) => ["--ro-bind-try", path, path]);
+}
+
+/**
+ * Each masked folder becomes an empty tmpfs, then each `visible` path inside one is bound back
+ * read-only (a symlink is recreated as a symlink, and its target bound too when that is masked
+ * as well). The writable roots come after, so they are bound back even inside a masked folder.
+ */
+function maskArgs(plan: ShellPlan): string[] {
+  const masked = maskedDirs(plan);
+  if (masked.length === 0) return [];
+  const args: string[] = [];
+  for (const dir of masked) args.push("--tmpfs", dir);
+  const inMasked = (path: string) => masked.some((dir) => isInside(path, dir) && path !== dir);
+  const bound = new Set<string>();
+  for (const path of plan.visible ?? []) {
+    let link: string | null = null;
+    let real: string;
+    try {
+      if (Deno.lstatSync(path).isSymlink) link = Deno.readLinkSync(path);
+      real = Deno.realPathSync(path);
+    } catch {
+      continue; // Absent or dangling: nothing to show.
+    }
+    if (link !== null && inMasked(path)) args.push("--symlink", link, path);
+    if (inMasked(real) && !bound.has(real)) {
+      args.push("--ro-bind", real, real);
+      bound.add(real);
+    }
+  }
+  return args;
+}
+
+/**
+ * An empty read-only folder over each guarded path that is absent or an empty folder, so a
+ * command cannot create it (and cannot fill one another command's guard left behind).
+ */
+function guardArgs(paths: readonly string[]): string[] {
+  const args: string[] = [];
+  for (const path of unique(paths)) {
+    if (isAbsentOrEmptyDir(path)) args.push("--tmpfs", path, "--remount-ro", path);
+  }
+  return args;
+}
+
+/** True when nothing is at `path`, or an empty folder (not a link). */
+export function isAbsentOrEmptyDir(path: string): boolean {
+  try {
+    if (!Deno.lstatSync(path).isDirectory) return false;
+    for (const _ of Deno.readDirSync(path)) return false;
+    return true;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
+}
+
+/** The masked folders made read-only, last, after everything inside them is mounted. */
+function remountArgs(plan: ShellPlan): string[] {
+  return maskedDirs(plan).flatMap((dir) => ["--remount-ro", dir]);
+}
+
+/**
+ * The masked folders that exist, outer before inner (an outer tmpfs would cover an inner one),
+ * without those under `/tmp`: the private `/tmp` replaces all of the host's.
+ */
+function maskedDirs(plan: ShellPlan): string[] {
+  return realPaths(plan.masked ?? [])
+    .filter((dir) => !isInside(dir, "/tmp") && kindOf(dir) === "dir")
+    .sort((a, b) => a.length - b.length);
+}
+
+/** `hidden` without the paths a masked folder hides already (unless bound back inside it). */
+function hiddenStillVisible(plan: ShellPlan): string[] {
+  const masked = realPaths(plan.masked ?? []);
+  if (masked.length === 0) return [...plan.hidden];
+  const shown = [...plan.writable, ...(plan.visible ?? [])];
+  return plan.hidden.filter((path) =>
+    !masked.some((dir) => isInside(path, dir)) || shown.some((root) => isInside(path, root))
+  );
+}
+
+/** Where bubblewrap reads the seccomp filter: fd 3, which {@linkcode launchArgv} opens. */
+export const SECCOMP_FD = 3;
+
+function seccompArgs(plan: ShellPlan): string[] {
+  return plan.seccomp === undefined ? [] : ["--seccomp", String(SECCOMP_FD)];
+}
+
+/**
+ * The script that starts bubblewrap: it closes every file descriptor above 2 it inherited
+ * (tern may have been started holding some: a directory or a socket of the host would pass
+ * through bubblewrap into the sandbox, and `/proc/self/fd/N` reaches past every mount), then
+ * opens the seccomp filter as fd 3 and execs bubblewrap, which reads and closes it.
+ */
+const LAUNCHER = "f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; " +
+  'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
+  'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
+
+/**
+ * The program and arguments that start bubblewrap with `args` (from {@linkcode bwrapArgs} or
+ * {@linkcode bwrapArgvFor}) for `plan`: `bash -c <launcher> tern-sandbox <filter> <bwrap>
+ * ...args`, see `LAUNCHER`. One bash start (about a millisecond) per command.
+ */
+export function launchArgv(
+  plan: Pick<ShellPlan, "seccomp">,
+  args: readonly string[],
+  bwrapPath = "bwrap",
+): { program: string; args: string[] } {
+  return {
+    program: "bash",
+    args: ["-c", LAUNCHER, "tern-sandbox", plan.seccomp ?? "", bwrapPath, ...args],
+  };
 }
 
 /**

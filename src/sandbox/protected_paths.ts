@@ -38,6 +38,10 @@ const HOME_SECRETS: readonly string[] = [
   ".config/rclone",
   ".local/share/keyrings",
   ".tern",
+  // Inside folders the home allowlist shows (see home_view.ts):
+  ".config/git/credentials",
+  ".cache/huggingface/token",
+  ".cache/huggingface/stored_tokens",
 ];
 
 /**

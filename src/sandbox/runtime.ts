@@ -7,12 +7,23 @@
 import { basename, dirname, join, resolve } from "node:path";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
-import { bwrapArgs, probeBwrap, sandboxEnv } from "./bwrap.ts";
+import {
+  bwrapArgs,
+  isAbsentOrEmptyDir,
+  KERNEL_WRITABLE,
+  launchArgv,
+  probeBwrap,
+  sandboxEnv,
+} from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
+import { type HostFileChange, hostFileChanges, snapshotHostFiles } from "./persistence.ts";
 import { makePidsCgroup, removeStalePidsCgroups } from "./pids_cgroup.ts";
 import { makePrivateTmp, PRIVATE_TMP_PREFIX, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
+import { homeView } from "./home_view.ts";
+import { hostPrivatePaths, privateView } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
+import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv } from "./shell_env.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
@@ -74,6 +85,13 @@ export interface SandboxRuntime {
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
   /**
+   * Starts watching the workspace files that run code on the host later (`persistence.ts`,
+   * and new `.git` folders anywhere in the tree); the function returned says what changed
+   * since. Cheap: about 45 `lstat` calls each side, plus the plan's `.git` scan when a command
+   * dropped the plan. Never throws.
+   */
+  watchHostFiles(): () => Promise<HostFileChange[]>;
+  /**
    * Replaces the grants added on top of the profile; restarts the worker when they change.
    * With `verify`, waits until the new worker has started. Throws with nothing changed when
    * they cannot be applied: RangeError when the worker's flags cannot carry an entry, Error
@@ -91,7 +109,10 @@ export interface SandboxExplanation {
   grants: Grants;
   /** The worker's full command line (`deno run <flags> child.ts <handler>`), or none. */
   worker: string[] | null;
-  /** `bwrap <args> bash -c <command>` with `<command>` as the command, or null without bwrap. */
+  /**
+   * What starts for one command: `bash -c <launcher> tern-sandbox <filter> bwrap <args> bash
+   * -c <command>` with `<command>` as the command (see `launchArgv`), or null without bwrap.
+   */
   bwrap: string[] | null;
   /**
    * The names of the variables bubblewrap is started with and passes on to the command (their
@@ -107,6 +128,24 @@ export interface SandboxExplanation {
   tmp: string;
   /** The limits of each shell command (its `/tmp` is a tmpfs of `tmpMb`). */
   limits: ResourceLimits;
+  /** What confines shell commands besides the mounts' writable roots; null without bwrap. */
+  layers: SandboxLayers | null;
+}
+
+/** The confinement layers of shell commands, for `tern sandbox explain` and `tern doctor`. */
+export interface SandboxLayers {
+  /** The home folder (masked) and the entries of it shown read-only that exist here. */
+  home: { folder: string | null; shown: string[] };
+  /** tern's own home, hidden. */
+  ternHome: string;
+  /** The seccomp filter file, or null when none could be written (then none applies). */
+  seccomp: { file: string | null; refused: string[] };
+  /** True when tern runs as uid 0. */
+  root: boolean;
+  /** Root-only host paths hidden (only searched as root). */
+  rootOnlyHidden: number;
+  /** Kernel interfaces bound read-only. */
+  kernelReadOnly: string[];
 }
 
 export interface CreateSandboxOptions {
@@ -133,6 +172,11 @@ export interface CreateSandboxOptions {
   signal?: AbortSignal;
   /** The limits of each shell command; default `DEFAULT_LIMITS`. */
   limits?: ResourceLimits;
+  /**
+   * More home-folder paths shell commands may see, from the person's own config
+   * (`sandbox.homeAllow`); see `homeView`.
+   */
+  homeAllow?: readonly string[];
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
   /**
@@ -174,10 +218,23 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // Deno's flags compare paths as written: deny the folder by its name and by its real path.
   const ternPaths = [...new Set([options.ternHome, ternHome])];
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
+  // The view's one-time work runs beside the probe (each waits on another process or disk).
+  // The filter file is read by the launcher before each command: never where a command can
+  // write (tern's home inside a writable root), else a command could loosen the next one's.
+  const writableRoots = base.grants.write === "all" ? ["/"] : base.grants.write;
+  const filterDir = writableRoots.some((root) => inside(options.ternHome, root))
+    ? await Deno.makeTempDir({ prefix: "tern-seccomp-" })
+    : options.ternHome;
+  const privateFilterDir = filterDir !== options.ternHome ? filterDir : undefined;
+  const viewWork = wantsBwrap
+    ? Promise.all([seccompFile(filterDir), hostPrivatePaths()])
+    : Promise.resolve([null, []] as const);
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
+  const [seccompPath, rootOnlyFound] = await viewWork;
   if (options.signal?.aborted) {
     await privateTmp.remove();
     await swept;
+    if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
   const shellKind: ShellKind = !wantsBwrap ? "none" : probe?.ok ? "bwrap" : "unavailable";
@@ -200,11 +257,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const unsandboxedShell = createUnsandboxedRunner({ ...env, ...networkEnv(options.env) }, {
     limits,
   });
+  const seccomp = shellKind === "bwrap" ? seccompPath : null;
+  // Root's own files (searched once per sandbox, only as root: see host_private.ts).
+  const rootOnly = shellKind === "bwrap" ? rootOnlyFound : [];
   const planFor = async (): Promise<ShellPlan> => {
     const pids = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const roots = writable.filter((path) => path !== tmp);
-    const tern = [join(options.workspace, ".tern"), ...ternPaths];
     // A folder that does not exist cannot be hidden: where a writable root holds tern's home,
     // make it first, so a command cannot create tern's config there for the next run.
     if (roots.some((root) => isInside(root, ternHome))) {
@@ -214,22 +273,39 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const passed = Object.fromEntries(
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
     );
+    const view = viewOf(options, roots, profile.grants.read, rootOnly);
     return {
       cwd: options.workspace,
       writable: roots,
-      readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...tern],
-      hidden: [
-        // tern's home (config, trust, sessions) is never visible; unless the workspace is in it.
-        ...(isInside(ternHome, options.workspace) ? [] : ternPaths),
-        ...(options.home ? secretLocations(options.home) : []),
-        ...hostSocketLocations(options.env),
-      ],
+      readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...view.readOnly],
+      guarded: roots.filter((root) => root !== "/").flatMap((root) => [
+        join(root, ".tern"),
+        join(root, ".git"),
+      ]),
+      masked: view.masked,
+      visible: view.visible,
+      // tern's home (config, trust, sessions) is never visible; unless the workspace is in it.
+      hidden: view.hidden.filter((path) =>
+        !(ternPaths.includes(path) && isInside(path, options.workspace))
+      ),
+      ...(seccomp === null ? {} : { seccomp }),
       limits,
       ...(pids ? { pidsFile: pids.procsFile } : {}),
       network: grantsAny(profile.grants.net),
       env: { ...env, ...(grantsAny(profile.grants.net) ? networkEnv(options.env) : {}), ...passed },
     };
   };
+  const layersOf = (built: ShellPlan): SandboxLayers => ({
+    home: {
+      folder: options.home ?? null,
+      shown: (built.visible ?? []).filter((path) => exists(path)),
+    },
+    ternHome: options.ternHome,
+    seccomp: { file: built.seccomp ?? null, refused: refusedCalls() },
+    root: Deno.uid() === 0,
+    rootOnlyHidden: rootOnly.length,
+    kernelReadOnly: [...KERNEL_WRITABLE],
+  });
   // The plan (with its scan for .git folders, up to ~0.5 s in a big tree) is kept until a
   // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a
   // repository cloned a moment ago gets its .git protected.
@@ -237,8 +313,25 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   /** The plan last built: what `explain()` shows. */
   let lastPlan: ShellPlan | undefined;
   const currentPlan = () => plan ??= planFor().then((built) => lastPlan = built);
-  const bwrapShell: ShellRunner = async (command, run) =>
-    await createBwrapRunner(await currentPlan(), { bwrapPath: options.bwrapPath })(command, run);
+  // Guards (see ShellPlan.guarded) leave empty folders on the host as mount points: removed
+  // once no command runs, if they are still empty and were absent when the command started.
+  let running = 0;
+  const placeholders = new Set<string>();
+  const bwrapShell: ShellRunner = async (command, run) => {
+    const built = await currentPlan();
+    for (const path of built.guarded ?? []) if (!exists(path)) placeholders.add(path);
+    running++;
+    try {
+      return await createBwrapRunner(built, { bwrapPath: options.bwrapPath })(command, run);
+    } finally {
+      if (--running === 0) {
+        for (const path of placeholders) {
+          if (isAbsentOrEmptyDir(path)) await Deno.remove(path).catch(() => {});
+        }
+        placeholders.clear();
+      }
+    }
+  };
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
 
   // The worker runs in the shell commands' view (narrowed to its grants) whenever shell
@@ -282,6 +375,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     await privateTmp.remove();
     await (await pidsMade)?.remove();
     await swept;
+    if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
   return {
@@ -323,14 +417,24 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     shellTreeChanged() {
       plan = undefined;
     },
+    watchHostFiles() {
+      const gitBefore = lastPlan ? gitDirsOf(lastPlan) : [];
+      const before = snapshotHostFiles(options.workspace, gitBefore);
+      return async () => {
+        // A command that may have changed the tree dropped the plan: rebuild it now, so a
+        // repository it made anywhere in the workspace shows (and is protected from now on).
+        const gitAfter = shellKind === "bwrap" && plan === undefined
+          ? gitDirsOf(await currentPlan())
+          : gitBefore;
+        return hostFileChanges(before, snapshotHostFiles(options.workspace, gitAfter));
+      };
+    },
     explain() {
       return {
         profile: profile.name,
         grants: profile.grants,
         worker: worker.flags,
-        bwrap: shellKind === "bwrap" && lastPlan
-          ? ["bwrap", ...bwrapArgs(lastPlan, "<command>")]
-          : null,
+        bwrap: shellKind === "bwrap" && lastPlan ? launchLine(lastPlan, options.bwrapPath) : null,
         bwrapEnv: shellKind === "bwrap" && lastPlan ? Object.keys(sandboxEnv(lastPlan)) : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
@@ -338,9 +442,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         workerNote: WORKER_NOTES[workerKind],
         tmp,
         limits,
+        layers: shellKind === "bwrap" && lastPlan ? layersOf(lastPlan) : null,
       };
     },
     async close() {
+      if (privateFilterDir) {
+        await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
+      }
       await worker.close();
       await privateTmp.remove();
       await (await pidsMade)?.remove();
@@ -399,4 +507,61 @@ function isDir(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * What shell commands see besides the writable roots: the home folder masked but for its
+ * allowlist; tern's home, the workspace's `.tern`, secret locations and host sockets hidden;
+ * root-only host files hidden when tern runs as root (see `host_private.ts`).
+ */
+function viewOf(
+  options: Pick<CreateSandboxOptions, "home" | "homeAllow" | "ternHome" | "env" | "workspace">,
+  roots: readonly string[],
+  read: Grants["read"],
+  rootOnlyPaths: readonly string[],
+): Pick<ShellPlan, "readOnly" | "hidden"> & { masked: string[]; visible: string[] } {
+  const home = homeView(options.home, {
+    allow: options.homeAllow,
+    // Read grants inside a writable root are bound read-write anyway.
+    readGrants: read === "all"
+      ? []
+      : read.filter((path) => !roots.some((root) => inside(path, root))),
+    ternHome: options.ternHome,
+  });
+  const shown = [...roots, options.workspace, ...(options.home ? [options.home] : [])];
+  const rootOnly = privateView(rootOnlyPaths, shown);
+  return {
+    readOnly: [join(options.workspace, ".tern")],
+    masked: [...home.masked, ...rootOnly.masked],
+    visible: home.visible,
+    hidden: [
+      options.ternHome,
+      ...(options.home ? secretLocations(options.home) : []),
+      ...hostSocketLocations(options.env),
+      ...rootOnly.hidden,
+    ],
+  };
+}
+
+function inside(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {
+  const launch = launchArgv(plan, bwrapArgs(plan, "<command>"), bwrapPath);
+  return [launch.program, ...launch.args];
+}
+
+/** The `.git` folders (and files) a plan protects. */
+function gitDirsOf(plan: ShellPlan): string[] {
+  return plan.readOnly.filter((path) => basename(path) === ".git");
 }

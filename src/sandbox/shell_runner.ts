@@ -3,7 +3,7 @@
  * plainly in a process group (`:danger-full-access`, `--no-sandbox`). Both stop everything the
  * command started on timeout, cancel and exit, and cap the output they keep.
  */
-import { bashArgv, bwrapArgs, sandboxEnv } from "./bwrap.ts";
+import { bashArgv, bwrapArgs, launchArgv, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
 import { runInProcessGroup } from "./process.ts";
 import type { ShellPlan, ShellResult, ShellRunner, ShellRunOptions } from "./types.ts";
@@ -36,7 +36,8 @@ export interface BwrapRunnerOptions extends ShellRunnerOptions {
 /**
  * A runner that confines each command as `plan` says (see `bwrapArgs`), with the call's `cwd`
  * in place of `plan.cwd`, under `plan.limits` (memory, CPU time, file size and processes as
- * rlimits, a tmpfs `/tmp`). bubblewrap runs in its own process group; on timeout or cancel it
+ * rlimits, a tmpfs `/tmp`), started through `launchArgv` (inherited descriptors closed, the
+ * seccomp filter passed). bubblewrap runs in its own process group; on timeout or cancel it
  * gets SIGTERM and dies, and `--die-with-parent` with a pid namespace takes every process
  * inside with it (even ones that ignore SIGTERM, `setsid` or `nohup` ones). Background jobs end
  * with the command too. A command killed by signal n inside reports code 128 + n and signal
@@ -45,14 +46,20 @@ export interface BwrapRunnerOptions extends ShellRunnerOptions {
  * output. Throws only when bubblewrap cannot be started at all (not installed).
  */
 export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions = {}): ShellRunner {
-  return (command, run) =>
-    runInProcessGroup(options.bwrapPath ?? "bwrap", {
-      args: bwrapArgs({ ...plan, cwd: run.cwd }, command),
+  return (command, run) => {
+    const launch = launchArgv(
+      plan,
+      bwrapArgs({ ...plan, cwd: run.cwd }, command),
+      options.bwrapPath,
+    );
+    return runInProcessGroup(launch.program, {
+      args: launch.args,
       cwd: "/",
       // bubblewrap passes its own environment on: nothing of it appears on its command line.
       env: sandboxEnv(plan),
       ...groupOptions(run, options),
     }).then(shellResult);
+  };
 }
 
 /**

@@ -35,6 +35,25 @@ export interface ShellPlan {
    * joins first; none where no pids cgroup could be made.
    */
   pidsFile?: string;
+  /**
+   * Folders replaced by an empty tmpfs before the writable roots are bound (the home folder,
+   * tern's home, root-only host folders), made read-only once everything inside is mounted:
+   * what is not bound back is invisible.
+   */
+  masked?: readonly string[];
+  /** Paths inside `masked` folders bound back read-only (the home allowlist, read grants). */
+  visible?: readonly string[];
+  /**
+   * The seccomp filter file (see `seccomp.ts`); bubblewrap gets it as fd 3 from the launcher
+   * (`launchArgv`). None: no filter.
+   */
+  seccomp?: string;
+  /**
+   * Paths a command must not create (`.tern` and `.git` of a writable root that has none): an
+   * empty read-only folder is mounted there while they are absent or empty. bubblewrap makes
+   * the mount point on the host; the runner removes it when no command runs any more.
+   */
+  guarded?: readonly string[];
   /** Share the host network; otherwise the command gets a network namespace of its own. */
   network: boolean;
   /** The complete environment inside; nothing else is inherited. */

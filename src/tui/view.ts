@@ -4,6 +4,7 @@
  * text, thinking, running tools, queued messages) is drawn by `live()` on every frame.
  */
 import type { AgentEvent } from "../core/events.ts";
+import { hostFileLines } from "../sandbox/persistence.ts";
 import { compactionText, footerText, retryText, switchText } from "./event_lines.ts";
 import { cleanText, formatDuration, oneLine } from "./format.ts";
 import { liveMarkdown } from "./live_text.ts";
@@ -311,6 +312,12 @@ export class TranscriptView {
       const detail = event.error === undefined ? "" : `: ${event.error}`;
       out.push(
         ...this.#block("activity", this.#wrap(t.red(`✗ ${event.exitReason}${detail}`), width)),
+      );
+    }
+    const hostFiles = hostFileLines(event.hostFiles ?? []);
+    if (hostFiles.length > 0) {
+      out.push(
+        ...this.#block("activity", hostFiles.map((line) => t.yellow(truncateToWidth(line, width)))),
       );
     }
     const elapsed = this.#turnStartedAt === undefined

@@ -32,6 +32,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       rules: [],
       providers: {},
       models: {},
+      sandbox: {},
       apiKeys: {},
     });
     assert.equal(sources.model, "default");
@@ -108,6 +109,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       rules: [],
       providers: {},
       models: {},
+      sandbox: {},
       apiKeys: {},
     });
   });

@@ -77,6 +77,11 @@ Deno.test("loadConfig() refuses a project file or .env that loosens the sandbox"
     ["cwd/.tern/config.jsonc", `{ "profiles": { "x": {} } }`, /Refusing "profiles"/],
     ["cwd/.env", "TERN_MODE=bypass\n", /Refusing "mode" in ".*\.env"/],
     ["cwd/.env", "TERN_PROFILE=:external\n", /wider than ":workspace"/],
+    [
+      "cwd/.tern/config.jsonc",
+      `{ "sandbox": { "homeAllow": ["~/.ssh"] } }`,
+      /Refusing "sandbox" in ".*config.jsonc": it widens what sandboxed commands see/,
+    ],
   ];
   for (const [file, text, expected] of cases) {
     await withFixture(async ({ home, cwd, write }) => {
@@ -141,5 +146,18 @@ Deno.test("loadConfig() refuses grant lists on a rule that is not for request_pe
       loadConfig({ cwd, env: { HOME: home } }),
       /"write" and "commands" need "tool": "request_permissions"|need "tool": "request_permissions"/,
     );
+  });
+});
+
+Deno.test("loadConfig() takes sandbox.homeAllow from the person's own config only", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write("home/.tern/config.jsonc", `{ "sandbox": { "homeAllow": ["~/.config/mytool"] } }`);
+    const { config, sources } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.deepEqual(config.sandbox.homeAllow, ["~/.config/mytool"]);
+    assert.match(sources.sandbox, /^user config /);
+    const none = await loadConfig({ cwd, env: { HOME: cwd } });
+    assert.deepEqual(none.config.sandbox, {});
+    write("home/.tern/config.jsonc", `{ "sandbox": { "homeAllow": [""] } }`);
+    await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /an entry is empty/);
   });
 });

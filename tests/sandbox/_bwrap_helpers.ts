@@ -14,7 +14,7 @@ import type { ShellPlan, ShellResult, ShellRunOptions } from "../../src/sandbox/
 export const bwrap: { ok: boolean } = bwrapNeed;
 
 /** `Deno.test`, ignored when bubblewrap cannot run here. */
-export function bwrapTest(name: string, fn: () => Promise<void>): void {
+export function bwrapTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
   Deno.test({ name, ignore: !bwrap.ok, fn });
 }
 

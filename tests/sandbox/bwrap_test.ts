@@ -1,6 +1,13 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { bwrapArgs, probeBwrap, runTargets, sandboxEnv } from "../../src/sandbox/bwrap.ts";
+import {
+  bwrapArgs,
+  KERNEL_WRITABLE,
+  launchArgv,
+  probeBwrap,
+  runTargets,
+  sandboxEnv,
+} from "../../src/sandbox/bwrap.ts";
 import { DEFAULT_LIMITS } from "../../src/sandbox/limits.ts";
 import {
   gitDirsUnder,
@@ -42,6 +49,7 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
     deepEqual(bwrapArgs(plan, "echo hi"), [
       ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
       ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+      ...kernelPart(),
       ...runPart(),
       ...["--size", String(64 * 1024 * 1024), "--tmpfs", "/tmp"],
       ...["--bind", box.ws, box.ws, "--bind", box.outside, box.outside],
@@ -52,6 +60,52 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
       "{ ulimit -u 1024; ulimit -d 8388608; ulimit -t 1800; ulimit -f 1048576; } 2>/dev/null; " +
       "exec 2>&1; echo hi",
     ]);
+  });
+});
+
+/** The kernel interfaces bound read-only, right after `/proc` is mounted. */
+function kernelPart(): string[] {
+  return KERNEL_WRITABLE.flatMap((path) => ["--ro-bind-try", path, path]);
+}
+
+Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", async () => {
+  await withBox((box) => {
+    const plan = {
+      cwd: box.ws,
+      writable: [box.ws],
+      readOnly: [],
+      masked: [box.home, box.root],
+      visible: [join(box.home, ".bashrc"), join(box.home, ".absent")],
+      hidden: [join(box.home, ".ssh"), join(box.outside, "secret.txt")],
+      guarded: [join(box.ws, ".tern"), join(box.ws, "README.md")],
+      seccomp: "/f.bpf",
+      tmp: box.tmp,
+      network: false,
+      env: { PATH: "/usr/bin:/bin" },
+    };
+    deepEqual(bwrapArgs(plan, "echo hi"), [
+      ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
+      ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+      ...kernelPart(),
+      ...runPart(),
+      // Outer masks first; what is shown is bound back before the writable roots.
+      ...["--tmpfs", box.root, "--tmpfs", box.home],
+      ...["--ro-bind", join(box.home, ".bashrc"), join(box.home, ".bashrc")],
+      ...["--bind", box.tmp, "/tmp", "--bind", box.ws, box.ws],
+      // A guard only where nothing is (README.md exists); hidden paths a mask hides already
+      // are left out.
+      ...["--tmpfs", join(box.ws, ".tern"), "--remount-ro", join(box.ws, ".tern")],
+      ...["--remount-ro", box.root, "--remount-ro", box.home],
+      ...["--seccomp", "3"],
+      ...["--chdir", box.ws, "--", "bash", "-c", "exec 2>&1; echo hi"],
+    ]);
+    deepEqual(launchArgv(plan, ["--x"], "/b/bwrap").args.slice(2), [
+      "tern-sandbox",
+      "/f.bpf",
+      "/b/bwrap",
+      "--x",
+    ]);
+    return Promise.resolve();
   });
 });
 

@@ -9,6 +9,7 @@ import type { AgentEvent, EmitFn } from "../../core/events.ts";
 import { createEventCleaner } from "../../core/terminal_events.ts";
 import type { Usage } from "../../core/messages.ts";
 import type { Style } from "./style.ts";
+import { hostFileLines } from "../../sandbox/persistence.ts";
 
 export interface TextRendererOptions {
   out: (text: string) => void;
@@ -97,6 +98,7 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
       }
       case "turn_end":
         endLine();
+        for (const line of hostFileLines(event.hostFiles ?? [])) err(style.yellow(line) + "\n");
         if (event.exitReason !== "COMPLETED") {
           err(style.red(`tern: ${event.exitReason}: ${event.error ?? ""}`.trimEnd()) + "\n");
         }

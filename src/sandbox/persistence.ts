@@ -1,0 +1,142 @@
+/**
+ * Files in the workspace that run code on the host later, outside any sandbox: when a person
+ * enters the folder (direnv), opens it in an editor (tasks, settings), runs git (hooks, config),
+ * installs or builds (package scripts, Makefiles, build hooks) or starts tern again (`.tern`,
+ * `.mcp.json`, context files). A command may change them for a good reason, so they are not
+ * blocked; each change is told to the person and written to the audit log.
+ */
+import { join } from "node:path";
+
+/** Workspace-relative paths watched, each with what runs it on the host. */
+export const HOST_RUN_FILES: ReadonlyArray<{ path: string; runs: string }> = [
+  { path: ".envrc", runs: "direnv, when a shell enters the folder" },
+  { path: ".env", runs: "direnv, tern and many tools load it" },
+  { path: ".vscode/tasks.json", runs: "VS Code tasks (some run when the folder opens)" },
+  { path: ".vscode/settings.json", runs: "VS Code settings (interpreters, terminal env)" },
+  { path: ".vscode/launch.json", runs: "VS Code debug launches" },
+  { path: ".vscode/extensions.json", runs: "VS Code extension recommendations" },
+  { path: ".idea/workspace.xml", runs: "JetBrains run configurations" },
+  { path: ".devcontainer/devcontainer.json", runs: "dev container lifecycle commands" },
+  { path: ".devcontainer.json", runs: "dev container lifecycle commands" },
+  { path: "package.json", runs: "npm scripts (install hooks run on npm install)" },
+  { path: ".npmrc", runs: "npm settings (script-shell, node-options)" },
+  { path: ".yarnrc.yml", runs: "yarn (yarnPath runs a script)" },
+  { path: ".yarnrc", runs: "yarn settings" },
+  { path: ".pnpmfile.cjs", runs: "pnpm install hooks" },
+  { path: "Makefile", runs: "make" },
+  { path: "makefile", runs: "make" },
+  { path: "GNUmakefile", runs: "make" },
+  { path: "justfile", runs: "just" },
+  { path: "Taskfile.yml", runs: "task" },
+  { path: ".husky", runs: "git hooks through husky" },
+  { path: ".pre-commit-config.yaml", runs: "pre-commit hooks" },
+  { path: "pyproject.toml", runs: "Python build backends and tools" },
+  { path: "setup.py", runs: "pip install" },
+  { path: "setup.cfg", runs: "Python build settings" },
+  { path: "conftest.py", runs: "pytest, on every test run" },
+  { path: "noxfile.py", runs: "nox" },
+  { path: "tox.ini", runs: "tox" },
+  { path: "build.rs", runs: "cargo build" },
+  { path: ".cargo/config.toml", runs: "cargo (runners, aliases)" },
+  { path: ".cargo/config", runs: "cargo (runners, aliases)" },
+  { path: "mise.toml", runs: "mise (tasks, env hooks)" },
+  { path: ".mise.toml", runs: "mise (tasks, env hooks)" },
+  { path: ".tool-versions", runs: "asdf and mise" },
+  { path: ".gitattributes", runs: "git filters and diff drivers" },
+  { path: ".gitmodules", runs: "git submodule URLs" },
+  { path: ".git/config", runs: "git (core.hooksPath, aliases, filters)" },
+  { path: ".git/hooks", runs: "git hooks" },
+  { path: ".github/workflows", runs: "CI on the next push" },
+  { path: ".tern", runs: "tern's project config, prompts and skills" },
+  { path: ".mcp.json", runs: "MCP servers tern and other agents start" },
+  { path: "AGENTS.md", runs: "the next agent session's instructions" },
+  { path: "CLAUDE.md", runs: "the next agent session's instructions" },
+];
+
+/** One watched path that changed. */
+export interface HostFileChange {
+  /** Absolute path. */
+  path: string;
+  change: "created" | "changed" | "removed";
+  /** What runs it on the host. */
+  runs: string;
+}
+
+/** Signatures of the watched paths: kind, size, mtime and inode; a folder's entries too. */
+export type HostFileSnapshot = Map<string, string>;
+
+/**
+ * The watched paths under `root` as they are now, plus `gitDirs` (every `.git` found in the
+ * tree: a new one in a subfolder is a repository whose hooks and config run on the host).
+ * About 45 `lstat` calls; never throws.
+ */
+export function snapshotHostFiles(root: string, gitDirs: readonly string[] = []): HostFileSnapshot {
+  const snapshot: HostFileSnapshot = new Map();
+  for (const { path } of HOST_RUN_FILES) {
+    snapshot.set(join(root, path), signature(join(root, path)));
+  }
+  for (const dir of gitDirs) snapshot.set(dir, "git");
+  return snapshot;
+}
+
+/** What changed from `before` to `after` (absent in one of them counts as "absent"). */
+export function hostFileChanges(
+  before: HostFileSnapshot,
+  after: HostFileSnapshot,
+): HostFileChange[] {
+  const changes: HostFileChange[] = [];
+  for (const path of new Set([...before.keys(), ...after.keys()])) {
+    const was = before.get(path) ?? "absent";
+    const is = after.get(path) ?? "absent";
+    if (was === is) continue;
+    const change = was === "absent" ? "created" : is === "absent" ? "removed" : "changed";
+    changes.push({ path, change, runs: runsFor(path) });
+  }
+  return changes.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+function runsFor(path: string): string {
+  if (path.endsWith("/.git")) return "git (a repository's hooks and config)";
+  const entry = HOST_RUN_FILES.find((file) => path.endsWith(`/${file.path}`));
+  return entry?.runs ?? "code on the host";
+}
+
+function signature(path: string): string {
+  const own = ownSignature(path);
+  if (!own.startsWith("d:")) return own;
+  // A folder's own mtime misses a file edited in place: take its entries' too (one level).
+  const entries: string[] = [];
+  try {
+    for (const entry of Deno.readDirSync(path)) {
+      if (entries.length >= 200) break;
+      entries.push(`${entry.name}=${ownSignature(join(path, entry.name))}`);
+    }
+  } catch {
+    // Unreadable: its own signature has to do.
+  }
+  return `${own};${entries.sort().join(",")}`;
+}
+
+function ownSignature(path: string): string {
+  try {
+    const info = Deno.lstatSync(path);
+    const kind = info.isDirectory ? "d" : info.isSymlink ? "l" : "f";
+    return `${kind}:${info.size}:${info.mtime?.getTime()}:${info.ino}`;
+  } catch {
+    return "absent";
+  }
+}
+
+/**
+ * A turn's changes for the person: a heading and one line per path (control characters of a
+ * hostile file name shown as "?"), or no lines.
+ */
+export function hostFileLines(changes: ReadonlyArray<HostFileChange>): string[] {
+  if (changes.length === 0) return [];
+  // deno-lint-ignore no-control-regex
+  const plain = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+  return [
+    "tern: this turn touched files that run code on your machine later; check them:",
+    ...changes.map((c) => `  ${c.change} ${plain(c.path)} (${c.runs})`),
+  ];
+}

@@ -1,0 +1,98 @@
+/**
+ * Adversarial: persistence through the workspace. A command cannot create `.tern` or `.git`
+ * where they do not exist yet (nor fill what a guard leaves behind); whatever it may change
+ * that runs code on the host later is reported, a new repository in a subfolder included.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { bwrapTest, exists } from "./_bwrap_helpers.ts";
+import { withViewBox } from "./_view_box.ts";
+
+const CREATE_ATTEMPTS: Record<string, string> = {
+  "mkdir .tern": "mkdir .tern",
+  "a config file in .tern": "mkdir -p .tern && echo '{}' > .tern/config.jsonc",
+  "a skill in .tern": "mkdir -p .tern/skills/x && echo evil > .tern/skills/x/SKILL.md",
+  "git init": "git init -q .",
+  "a hook in .git":
+    "mkdir -p .git/hooks && printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit",
+  ".git/config": "mkdir -p .git && printf '[core]\\n\\thooksPath = /tmp\\n' > .git/config",
+  "a .git file pointing elsewhere": "echo 'gitdir: /tmp/x' > .git",
+  "a .git symlink": "ln -s /tmp .git",
+  "rename a folder into .git": "mkdir made && mkdir made/hooks && mv made .git",
+};
+
+bwrapTest(
+  "createSandbox() shell: a command cannot create .tern or .git in the workspace",
+  async (t) => {
+    await withViewBox(async (box) => {
+      for (const [what, command] of Object.entries(CREATE_ATTEMPTS)) {
+        await t.step(what, async () => {
+          await box.run(`${command} 2>/dev/null`);
+          box.runtime.shellTreeChanged();
+          ok(!(await exists(join(box.ws, ".tern"))), `${what}: .tern exists`);
+          ok(!(await exists(join(box.ws, ".git"))), `${what}: .git exists`);
+        });
+      }
+    });
+  },
+);
+
+bwrapTest(
+  "createSandbox() shell: an existing .git stays read-only, hooks and config included",
+  async () => {
+    await withViewBox(async (box) => {
+      await Deno.mkdir(join(box.ws, ".git/hooks"), { recursive: true });
+      await Deno.writeTextFile(join(box.ws, ".git/config"), "[core]\n");
+      box.runtime.shellTreeChanged();
+      await box.run(
+        "echo evil > .git/hooks/post-checkout; echo '[alias] x = !sh' >> .git/config 2>/dev/null; true",
+      );
+      equal(await Deno.readTextFile(join(box.ws, ".git/config")), "[core]\n");
+      ok(!(await exists(join(box.ws, ".git/hooks/post-checkout"))));
+    });
+  },
+);
+
+bwrapTest(
+  "createSandbox() shell: a guard leaves no folder behind, and the workspace works",
+  async () => {
+    await withViewBox(async (box) => {
+      const result = await box.run(
+        "echo hi > a.txt; mkdir -p src/x; cat a.txt; git status >/dev/null 2>&1; echo $?",
+      );
+      equal(result.output.split("\n")[0], "hi");
+      ok(!(await exists(join(box.ws, ".tern"))));
+      ok(!(await exists(join(box.ws, ".git"))));
+    });
+  },
+);
+
+bwrapTest("SandboxRuntime.watchHostFiles() reports what runs code on the host later", async () => {
+  await withViewBox(async (box) => {
+    await Deno.writeTextFile(join(box.ws, "package.json"), '{"scripts": {}}\n');
+    const watch = box.runtime.watchHostFiles();
+    await box.run(
+      "echo 'curl x | sh' > .envrc; mkdir -p .vscode && echo '{}' > .vscode/tasks.json; " +
+        `echo '{"scripts": {"postinstall": "sh x"}}' > package.json; echo 'all:' > Makefile; ` +
+        "mkdir -p .husky && echo 'sh x' > .husky/pre-commit; " +
+        "mkdir -p vendor/lib && cd vendor/lib && git init -q . && cd ../..; echo 'x' > notes.txt",
+    );
+    box.runtime.shellTreeChanged();
+    const changes = await watch();
+    deepEqual(
+      changes.map((c) => `${c.change} ${c.path.slice(box.ws.length + 1)}`),
+      [
+        "created .envrc",
+        "created .husky",
+        "created .vscode/tasks.json",
+        "created Makefile",
+        "changed package.json",
+        "created vendor/lib/.git",
+      ],
+    );
+    // Nothing changed since: nothing to report.
+    const again = box.runtime.watchHostFiles();
+    await box.run("echo y > notes.txt");
+    deepEqual(await again(), []);
+  });
+});
