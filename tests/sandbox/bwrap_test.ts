@@ -79,7 +79,7 @@ Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", 
       hidden: [join(box.home, ".ssh"), join(box.outside, "secret.txt")],
       guarded: [join(box.ws, ".tern"), join(box.ws, "README.md")],
       seccomp: "/f.bpf",
-      tmp: box.tmp,
+      limits: { ...DEFAULT_LIMITS, tmpMb: 64 },
       network: false,
       env: { PATH: "/usr/bin:/bin" },
     };
@@ -91,13 +91,15 @@ Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", 
       // Outer masks first; what is shown is bound back before the writable roots.
       ...["--tmpfs", box.root, "--tmpfs", box.home],
       ...["--ro-bind", join(box.home, ".bashrc"), join(box.home, ".bashrc")],
-      ...["--bind", box.tmp, "/tmp", "--bind", box.ws, box.ws],
+      ...["--size", String(64 * 1024 * 1024), "--tmpfs", "/tmp", "--bind", box.ws, box.ws],
       // A guard only where nothing is (README.md exists); hidden paths a mask hides already
       // are left out.
       ...["--tmpfs", join(box.ws, ".tern"), "--remount-ro", join(box.ws, ".tern")],
       ...["--remount-ro", box.root, "--remount-ro", box.home],
       ...["--seccomp", "3"],
-      ...["--chdir", box.ws, "--", "bash", "-c", "exec 2>&1; echo hi"],
+      ...["--chdir", box.ws, "--", "bash", "-c"],
+      "{ ulimit -u 1024; ulimit -d 8388608; ulimit -t 1800; ulimit -f 1048576; } 2>/dev/null; " +
+      "exec 2>&1; echo hi",
     ]);
     deepEqual(launchArgv(plan, ["--x"], "/b/bwrap").args.slice(2), [
       "tern-sandbox",

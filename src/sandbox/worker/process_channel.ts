@@ -80,8 +80,9 @@ export function startProcessChannel(
       detached: true,
     }).spawn();
   let child: Deno.ChildProcess;
-  // A deno that is not there fails here, as itself, not as setpriv's exit code 127.
-  Deno.statSync(options.denoPath);
+  // A program that is not there fails here, as itself, not as setpriv's exit code 127 (a bare
+  // name, bubblewrap's, is found on PATH by setpriv).
+  if (options.denoPath.includes("/")) Deno.statSync(options.denoPath);
   try {
     child = spawn(SETPRIV, ["--pdeathsig", "KILL", "--", options.denoPath, ...options.args]);
   } catch (error) {

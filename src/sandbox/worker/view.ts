@@ -73,8 +73,12 @@ export function workerPlan(plan: ShellPlan, needs: WorkerViewNeeds): ShellPlan {
   ]);
   const kept = [...writable, ...readablePaths(needs)].map(realOrSelf);
   const writableReal = writable.map(realOrSelf);
+  const { seccomp: _seccomp, guarded: _guarded, ...shared } = plan;
   return {
-    ...plan,
+    // No seccomp filter (it reaches bubblewrap as fd 3 from the shell launcher; the worker runs
+    // tern's own code under its Deno flags) and no guards (their mount points would stay in the
+    // workspace while the long-lived worker runs; the file tools refuse .tern and .git).
+    ...shared,
     writable,
     readOnly: plan.readOnly.filter((path) => {
       const real = realOrSelf(path);
