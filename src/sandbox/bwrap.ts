@@ -74,6 +74,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   args.push(...runArgs(plan.network));
   args.push(...maskArgs(plan));
   args.push(...limitArgs(plan));
+  args.push(...revealArgs(plan));
   for (const root of unique(plan.writable)) args.push("--bind", root, root);
   for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
   args.push(...guardArgs(plan.guarded ?? []));
@@ -167,9 +168,22 @@ function remountArgs(plan: ShellPlan): string[] {
  * without those under `/tmp`: the private `/tmp` replaces all of the host's.
  */
 function maskedDirs(plan: ShellPlan): string[] {
+  // A folder inside a writable root is not masked: the root's bind covers it, and remounting
+  // the mask read-only at the end would make that part of the root read-only.
+  const roots = realPaths(plan.writable);
   return realPaths(plan.masked ?? [])
     .filter((dir) => !isInside(dir, "/tmp") && kindOf(dir) === "dir")
+    .filter((dir) => !roots.some((root) => isInside(dir, root)))
     .sort((a, b) => a.length - b.length);
+}
+
+/** `--ro-bind` of each of `plan.revealed` under `/tmp` that exists and no writable root holds. */
+function revealArgs(plan: ShellPlan): string[] {
+  const roots = realPaths(plan.writable);
+  return realPaths(plan.revealed ?? [])
+    .filter((path) => path !== "/tmp" && isInside(path, "/tmp"))
+    .filter((path) => !roots.some((root) => isInside(path, root)))
+    .flatMap((path) => ["--ro-bind", path, path]);
 }
 
 /** `hidden` without the paths a masked folder hides already (unless bound back inside it). */

@@ -283,6 +283,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         join(root, ".git"),
       ]),
       masked: view.masked,
+      revealed: [options.workspace, ...(profile.grants.read === "all" ? [] : profile.grants.read)],
       visible: view.visible,
       // tern's home (config, trust, sessions) is never visible; unless the workspace is in it.
       hidden: view.hidden.filter((path) =>

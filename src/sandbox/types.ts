@@ -54,6 +54,12 @@ export interface ShellPlan {
    * the mount point on the host; the runner removes it when no command runs any more.
    */
   guarded?: readonly string[];
+  /**
+   * Paths under `/tmp` shown read-only over the private `/tmp` (which hides the host's): the
+   * workspace (a read-only profile has no writable root to show it) and read grants there.
+   * Those outside `/tmp`, absent or inside a writable root are left out.
+   */
+  revealed?: readonly string[];
   /** Share the host network; otherwise the command gets a network namespace of its own. */
   network: boolean;
   /** The complete environment inside; nothing else is inherited. */

@@ -89,7 +89,9 @@ async function snapshot(bench: Bench): Promise<Record<string, string>> {
     files[path] = entry.isFile ? await Deno.readTextFile(path) : "<dir>";
   }
   for await (const entry of Deno.readDir(bench.ternHome)) {
+    // What tern itself writes there: sessions, the audit log, the sandbox's seccomp filter.
     if (entry.name === "sessions" || entry.name === "audit") continue;
+    if (/^seccomp-.*\.bpf$/.test(entry.name)) continue;
     const path = join(bench.ternHome, entry.name);
     files[path] = entry.isFile ? await Deno.readTextFile(path) : "<dir>";
   }

@@ -1,8 +1,9 @@
 /** createSandbox(): giving up an opening that is no longer wanted leaves nothing behind. */
-import { deepEqual, equal, rejects } from "node:assert/strict";
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
 import { processesMatching } from "../support/tmux.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
 
 /** The run tmp folders (`tern-tmp-*`) under `dir`. */
 async function tmpFolders(dir: string): Promise<string[]> {
@@ -135,3 +136,39 @@ Deno.test("createSandbox(): a write grant holding a tern home that does not exis
     await Deno.remove(root, { recursive: true });
   }
 });
+
+testWith(
+  [bwrapNeed],
+  "createSandbox() in :read-only shows a workspace under /tmp to commands, read-only",
+  async () => {
+    // The private /tmp hides the host's, and a read-only profile has no writable root that would
+    // show the workspace again: commands failed with "bwrap: Can't chdir".
+    const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "tern-ro-" }));
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(join(ws, "README.md"), "read me\n");
+    const runtime = await createSandbox({
+      workspace: ws,
+      profile: ":read-only",
+      noSandbox: false,
+      ternHome: join(root, "tern-home"),
+      env: { PATH: "/usr/bin:/bin", HOME: root },
+      home: root,
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "read-only-tmp",
+    });
+    try {
+      equal(runtime.shellKind, "bwrap");
+      const run = (command: string) => runtime.shell(command, { cwd: ws, timeoutMs: 30_000 });
+      const read = await run("pwd; cat README.md");
+      equal(read.code, 0, read.output);
+      equal(read.output, `${ws}\nread me\n`);
+      const write = await run("echo x > new.txt");
+      ok(write.code !== 0, write.output);
+      equal(await Deno.stat(join(ws, "new.txt")).then(() => true, () => false), false);
+    } finally {
+      await runtime.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);

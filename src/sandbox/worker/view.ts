@@ -80,6 +80,8 @@ export function workerPlan(plan: ShellPlan, needs: WorkerViewNeeds): ShellPlan {
     // workspace while the long-lived worker runs; the file tools refuse .tern and .git).
     ...shared,
     writable,
+    // Read grants under /tmp, shown over the private /tmp (a tmpfs: no host mount point).
+    revealed: [...(plan.revealed ?? []), ...grantPaths(needs.grants.read)],
     readOnly: plan.readOnly.filter((path) => {
       const real = realOrSelf(path);
       return isInsideAny(real, writableReal) && !holdsAny(real, writableReal);
