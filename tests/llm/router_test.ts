@@ -273,3 +273,22 @@ Deno.test("createRouter() does not sleep when the signal fired with the retry ev
   assert.equal(last(events, "error").kind, "aborted");
   assert.equal(main.requests.length, 1);
 });
+
+Deno.test("createRouter() stays on the fallback when the consumer stops reading at done", async () => {
+  const main = new ScriptedProvider(() => HTTP500, { name: "main" });
+  const backup = new ScriptedProvider([{ text: "one" }, { text: "two" }], { name: "backup" });
+  const targets = [target(main, "main", "m1"), target(backup, "backup", "b1")];
+  const router = createRouter({ targets, maxRetries: 1, ...FAST });
+  // As the agent loop reads: it returns at `done`, so the generator is closed right there.
+  const untilDone = async () => {
+    for await (const event of router.stream(request("m1"))) {
+      if (event.type === "done") return event;
+    }
+    throw new Error("no done event");
+  };
+  assert.equal((await untilDone()).provider, "backup");
+  assert.equal(router.current, targets[1]);
+  assert.equal((await untilDone()).message.content, "two");
+  assert.equal(main.requests.length, 2, "the dead target was tried again with its retries");
+  assert.equal(backup.requests.length, 2);
+});
