@@ -13,12 +13,15 @@ export interface ToolCallFragment {
   id?: string | null;
   type?: string | null;
   function?: { name?: string | null; arguments?: string | null } | null;
+  /** Gemini: `{ google: { thought_signature } }`, to be sent back with the call. */
+  extra_content?: Record<string, unknown> | null;
 }
 
 interface Slot {
   id: string;
   name: string;
   arguments: string;
+  extraContent?: Record<string, unknown>;
 }
 
 /** Merges tool-call fragments by index. */
@@ -42,6 +45,10 @@ export class ToolCallAccumulator {
     const fn = fragment.function;
     if (fn?.name) slot.name = joinPiece(slot.name, fn.name);
     if (fn?.arguments) slot.arguments += fn.arguments;
+    const extra = fragment.extra_content;
+    if (typeof extra === "object" && extra !== null && !Array.isArray(extra)) {
+      slot.extraContent = { ...slot.extraContent, ...extra };
+    }
     this.#lastIndex = index;
     return index;
   }
@@ -55,11 +62,15 @@ export class ToolCallAccumulator {
   toolCalls(): ToolCall[] {
     return [...this.#slots.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([index, slot]) => ({
-        id: slot.id === "" ? `call_${index}` : slot.id,
-        name: slot.name,
-        arguments: slot.arguments,
-      }));
+      .map(([index, slot]) => {
+        const call: ToolCall = {
+          id: slot.id === "" ? `call_${index}` : slot.id,
+          name: slot.name,
+          arguments: slot.arguments,
+        };
+        if (slot.extraContent !== undefined) call.extraContent = slot.extraContent;
+        return call;
+      });
   }
 
   #indexOf(fragment: ToolCallFragment): number {

@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { ReasoningDetails, reasoningToSendBack } from "../../src/llm/openai_chat_reasoning.ts";
+
+Deno.test("ReasoningDetails.add() merges pieces by index and keeps blocks in the order they began", () => {
+  const details = new ReasoningDetails();
+  details.add([{ type: "reasoning.text", text: "Step", index: 0, format: "f" }]);
+  details.add([{ type: "reasoning.encrypted", data: "QUJD", index: 1, format: "f" }]);
+  details.add([{ type: "reasoning.text", text: " one", index: 0, signature: null }]);
+  details.add([{ type: "reasoning.text", text: "", signature: "sig", index: 0 }]);
+  details.add("not a list");
+  details.add([null, 3, { type: "reasoning.summary", summary: "In short" }]);
+  assert.deepEqual(details.blocks, [
+    { type: "reasoning.text", text: "Step one", index: 0, format: "f", signature: "sig" },
+    { type: "reasoning.encrypted", data: "QUJD", index: 1, format: "f" },
+    { type: "reasoning.summary", summary: "In short" },
+  ]);
+});
+
+Deno.test("reasoningToSendBack() prefers blocks, sends reasoning_content text, and nothing else", () => {
+  const blocks = [{ type: "reasoning.text", text: "t", index: 0 }];
+  assert.deepEqual(
+    reasoningToSendBack([{ api: "openai", text: "t", field: "reasoning", details: blocks }]),
+    { reasoning_details: blocks },
+  );
+  assert.deepEqual(
+    reasoningToSendBack([{ api: "openai", text: "why", field: "reasoning_content" }]),
+    {
+      reasoning_content: "why",
+    },
+  );
+  assert.deepEqual(reasoningToSendBack([{ api: "openai", text: "why", field: "reasoning" }]), {});
+  assert.deepEqual(reasoningToSendBack([{ api: "anthropic", text: "why", signature: "s" }]), {});
+  assert.deepEqual(reasoningToSendBack(undefined), {});
+});
