@@ -77,14 +77,16 @@ Deno.test("tern run -c continues a session killed with SIGKILL in the middle of 
       onRequest = resolve;
       const before = steps();
       const child = start(["run", ...common, ...(kill === 0 ? [] : ["-c"]), "work through"]);
-      await requested;
+      let exited = false;
+      child.status.then(() => exited = true);
+      await Promise.race([requested, child.status]);
       if (slow) {
         // The next command has started (and sleeps 5 s) once steps.log grows.
-        while (steps() === before) await new Promise((r) => setTimeout(r, 10));
+        while (steps() === before && !exited) await new Promise((r) => setTimeout(r, 10));
       } else {
         await new Promise((r) => setTimeout(r, Math.random() * 1000));
       }
-      child.kill("SIGKILL");
+      if (!exited) child.kill("SIGKILL");
       const status = await child.status;
       await child.stdout.cancel();
       const stderr = await new Response(child.stderr).text();
