@@ -1,7 +1,8 @@
 /**
  * Reasoning that Chat Completions servers stream and want back. DeepSeek's thinking mode wants
- * an assistant tool-call message's `reasoning_content` in every later request (else HTTP 400);
- * OpenRouter asks for its `reasoning_details` blocks back unmodified, in order, which it
+ * an assistant tool-call message's `reasoning_content` in every later request (else HTTP 400;
+ * on messages without tool calls it is ignored, and its V4 models were seen to want it there
+ * too); OpenRouter asks for its `reasoning_details` blocks back unmodified, in order, which it
  * streams in pieces keyed by `index`.
  */
 import type { ThinkingPart } from "../core/messages.ts";
@@ -61,10 +62,10 @@ export class ReasoningDetails {
 }
 
 /**
- * The reasoning fields an assistant message with tool calls carries back: `reasoning_details`
- * when the server sent blocks (OpenRouter), else `reasoning_content` when the text came in that
- * field (DeepSeek, vLLM, llama.cpp). Text that came as `reasoning` without blocks is not sent:
- * no server asks for it.
+ * The reasoning fields an assistant message carries back: `reasoning_details` when the server
+ * sent blocks (OpenRouter), else `reasoning_content` when the text came in that field
+ * (DeepSeek, vLLM, llama.cpp). Text that came as `reasoning` without blocks is not sent: no
+ * server asks for it. A message without Chat Completions reasoning carries none.
  */
 export function reasoningToSendBack(
   thinking: readonly ThinkingPart[] | undefined,

@@ -65,9 +65,9 @@ export interface ChatDialect {
 
 /**
  * Builds the request body; `tools` is omitted when there are none. Reasoning models take no
- * temperature, so it is left out when `reasoning` is set. Earlier thinking goes back only on
- * assistant messages with tool calls, as the servers that stream it ask
- * (openai_chat_reasoning.ts); a call's `extra_content` goes back with the call.
+ * temperature, so it is left out when `reasoning` is set. Earlier thinking goes back with its
+ * assistant message in the form the server that streamed it asks for (openai_chat_reasoning.ts);
+ * a call's `extra_content` goes back with the call.
  */
 export function toChatRequestBody(
   request: ModelRequest,
@@ -107,7 +107,13 @@ function toChatMessage(message: Message): ChatMessage {
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
     case "assistant": {
       const calls = message.toolCalls ?? [];
-      if (calls.length === 0) return { role: "assistant", content: message.content };
+      if (calls.length === 0) {
+        return {
+          role: "assistant",
+          content: message.content,
+          ...reasoningToSendBack(message.thinking),
+        };
+      }
       return {
         role: "assistant",
         content: message.content === "" ? null : message.content,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ReasoningDetails, reasoningToSendBack } from "../../src/llm/openai_chat_reasoning.ts";
+import { toChatRequestBody } from "../../src/llm/openai_chat_wire.ts";
 
 Deno.test("ReasoningDetails.add() merges pieces by index and keeps blocks in the order they began", () => {
   const details = new ReasoningDetails();
@@ -31,4 +32,26 @@ Deno.test("reasoningToSendBack() prefers blocks, sends reasoning_content text, a
   assert.deepEqual(reasoningToSendBack([{ api: "openai", text: "why", field: "reasoning" }]), {});
   assert.deepEqual(reasoningToSendBack([{ api: "anthropic", text: "why", signature: "s" }]), {});
   assert.deepEqual(reasoningToSendBack(undefined), {});
+});
+
+Deno.test("toChatRequestBody() sends reasoning back with the assistant message it came with", () => {
+  const body = toChatRequestBody({
+    model: "deepseek-v4-pro",
+    tools: [],
+    messages: [
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: "Hello.",
+        thinking: [{ api: "openai", text: "Greet.", field: "reasoning_content" }],
+      },
+      { role: "user", content: "and now?" },
+      { role: "assistant", content: "Still here.", thinking: [{ api: "anthropic", text: "x" }] },
+    ],
+  });
+  assert.deepEqual(body.messages.slice(1), [
+    { role: "assistant", content: "Hello.", reasoning_content: "Greet." },
+    { role: "user", content: "and now?" },
+    { role: "assistant", content: "Still here." },
+  ]);
 });

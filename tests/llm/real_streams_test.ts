@@ -94,9 +94,12 @@ Deno.test("runTurn() sends DeepSeek's reasoning_content back with its tool-call 
   const assistant = sentBack(bodies);
   assert.equal(assistant.reasoning_content, "The user wants the files; I will list them.");
   assert.equal(assistant.reasoning_details, undefined);
-  // A final answer's reasoning is not sent back (DeepSeek ignores it; older models reject it).
-  const first = bodies[0].messages as Record<string, unknown>[];
-  assert.ok(first.every((message) => !("reasoning_content" in message)));
+  const tool = (bodies[1].messages as Record<string, unknown>[]).at(-1);
+  assert.deepEqual(tool, {
+    role: "tool",
+    tool_call_id: "call_00_Jq8gW2",
+    content: "SUCCEEDED\na.ts\nb.ts",
+  });
 });
 
 Deno.test("runTurn() sends Gemini's thought signature back with the tool call", async () => {
