@@ -5,6 +5,11 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * Chat Completions: the `extra_content` a server attached to the call (Gemini puts its
+   * `google.thought_signature` there), sent back with the call as it came.
+   */
+  extraContent?: Record<string, unknown>;
 }
 
 export interface SystemMessage {
@@ -43,6 +48,10 @@ export interface ThinkingPart {
   data?: string;
   /** Responses: the reasoning item's id. */
   id?: string;
+  /** Chat Completions: the delta field the text came in (`reasoning_content` or `reasoning`). */
+  field?: "reasoning_content" | "reasoning";
+  /** Chat Completions (OpenRouter): the `reasoning_details` blocks, merged by their index. */
+  details?: Record<string, unknown>[];
 }
 
 /** The observation for one tool call, tied to it by `toolCallId`. */

@@ -125,8 +125,10 @@ export class ModelCatalog {
    * What the catalog knows about `model` at `provider`, with `id` set to `model`. Tries, in
    * order: the exact (provider, id) entry; the same id under any provider; the id after the
    * last `/` (`openai/gpt-5` → `gpt-5`); the id before a `:` tag (`qwen3-coder:30b` →
-   * `qwen3-coder`). Each candidate id is tried at `provider` first, then at any provider.
-   * Undefined when nothing matches.
+   * `qwen3-coder`); the id without a trailing date (`claude-sonnet-4-5-20250929` →
+   * `claude-sonnet-4-5`, `gpt-4o-2024-08-06` → `gpt-4o`) and its `-0` and `-latest` aliases
+   * (`claude-sonnet-4-20250514` → `claude-sonnet-4-0`). Each candidate id is tried at
+   * `provider` first, then at any provider. Undefined when nothing matches.
    */
   find(provider: string | undefined, model: string): ModelInfo | undefined {
     const found = this.#resolve(provider, model, () => true);
@@ -161,7 +163,8 @@ export class ModelCatalog {
     accept: (entry: CatalogEntry) => boolean,
   ): CatalogEntry | undefined {
     const tail = model.slice(model.lastIndexOf("/") + 1);
-    for (const id of new Set([model, tail, untagged(model), untagged(tail)])) {
+    const candidates = [model, tail, untagged(model), untagged(tail), ...undated(tail)];
+    for (const id of new Set(candidates)) {
       if (provider !== undefined) {
         const exact = this.#rows.get(keyOf(provider, id));
         if (exact !== undefined && accept(exact)) return exact;
@@ -176,6 +179,14 @@ export class ModelCatalog {
 
 function keyOf(provider: string, id: string): string {
   return `${provider}\u0000${id}`;
+}
+
+/** A snapshot id's alias candidates: without its date, then that plus `-0` and `-latest`. */
+function undated(id: string): string[] {
+  const match = /^(.+?)-(?:\d{8}|\d{4}-\d{2}-\d{2})$/.exec(id);
+  if (match === null) return [];
+  const base = match[1];
+  return [base, `${base}-0`, `${base}-latest`];
 }
 
 function untagged(id: string): string {

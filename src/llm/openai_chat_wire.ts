@@ -11,19 +11,31 @@ import {
   retryableError,
 } from "./errors.ts";
 import type { WireStream } from "./http_stream.ts";
+import {
+  type ReasoningDetail,
+  ReasoningDetails,
+  reasoningToSendBack,
+} from "./openai_chat_reasoning.ts";
 import { ToolCallAccumulator, type ToolCallFragment } from "./tool_call_accumulator.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
 
 /** A message as Chat Completions expects it. */
 export type ChatMessage =
   | { role: "system" | "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ChatToolCall[] }
+  | {
+    role: "assistant";
+    content: string | null;
+    tool_calls?: ChatToolCall[];
+    reasoning_content?: string;
+    reasoning_details?: ReasoningDetail[];
+  }
   | { role: "tool"; tool_call_id: string; content: string };
 
 export interface ChatToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  extra_content?: Record<string, unknown>;
 }
 
 /** The POST body of a streaming chat completion. */
@@ -53,8 +65,9 @@ export interface ChatDialect {
 
 /**
  * Builds the request body; `tools` is omitted when there are none. Reasoning models take no
- * temperature, so it is left out when `reasoning` is set; earlier thinking is never sent back
- * (Chat Completions servers do not want it).
+ * temperature, so it is left out when `reasoning` is set. Earlier thinking goes back with its
+ * assistant message in the form the server that streamed it asks for (openai_chat_reasoning.ts);
+ * a call's `extra_content` goes back with the call.
  */
 export function toChatRequestBody(
   request: ModelRequest,
@@ -94,15 +107,26 @@ function toChatMessage(message: Message): ChatMessage {
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
     case "assistant": {
       const calls = message.toolCalls ?? [];
-      if (calls.length === 0) return { role: "assistant", content: message.content };
+      if (calls.length === 0) {
+        return {
+          role: "assistant",
+          content: message.content,
+          ...reasoningToSendBack(message.thinking),
+        };
+      }
       return {
         role: "assistant",
         content: message.content === "" ? null : message.content,
-        tool_calls: calls.map((call) => ({
-          id: call.id,
-          type: "function",
-          function: { name: call.name, arguments: call.arguments },
-        })),
+        tool_calls: calls.map((call) => {
+          const wire: ChatToolCall = {
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.arguments },
+          };
+          if (call.extraContent !== undefined) wire.extra_content = call.extraContent;
+          return wire;
+        }),
+        ...reasoningToSendBack(message.thinking),
       };
     }
   }
@@ -122,6 +146,10 @@ interface ChatChunk {
       /** Reasoning text: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama). */
       reasoning_content?: string | null;
       reasoning?: string | null;
+      /** OpenRouter: reasoning blocks in pieces, to be sent back whole. */
+      reasoning_details?: unknown;
+      /** OpenAI: the model declined; this is its answer, with `content` null. */
+      refusal?: string | null;
       tool_calls?: ToolCallFragment[] | null;
     } | null;
     finish_reason?: string | null;
@@ -151,6 +179,8 @@ export function toUsage(usage: WireUsage): Usage {
 export class ChatStreamState implements WireStream {
   #text = "";
   #thinking = "";
+  #thinkingField: "reasoning_content" | "reasoning" | undefined;
+  #details = new ReasoningDetails();
   #sawDone = false;
   #calls = new ToolCallAccumulator();
   #finish: string | undefined;
@@ -180,24 +210,39 @@ export class ChatStreamState implements WireStream {
     if (typeof chunk !== "object" || chunk === null) {
       return [clientError(malformedEventMessage(data))];
     }
-    const streamError = errorMessageOf(chunk);
-    if (streamError !== undefined) {
-      return [clientError(`Model API stream error: ${providerDetail(streamError, this.#secrets)}`)];
-    }
     const { choices, usage } = chunk as ChatChunk;
     if (usage) this.#usage = toUsage(usage);
+    const streamError = errorMessageOf(chunk);
+    if (streamError !== undefined) {
+      // After a finish reason the message is whole (OpenRouter sends an error chunk after
+      // `length`): the stream ends as that reason, usage kept.
+      if (this.#finish !== undefined) {
+        this.#sawDone = true;
+        return [];
+      }
+      return [clientError(`Model API stream error: ${providerDetail(streamError, this.#secrets)}`)];
+    }
     const events: StreamEvent[] = [];
     const choice = Array.isArray(choices) ? choices[0] : undefined;
     if (choice === undefined) return events;
     const delta = choice.delta;
-    const reasoning = delta?.reasoning_content ?? delta?.reasoning;
+    const field = typeof delta?.reasoning_content === "string"
+      ? "reasoning_content"
+      : typeof delta?.reasoning === "string"
+      ? "reasoning"
+      : undefined;
+    const reasoning = field === undefined ? undefined : delta?.[field];
     if (typeof reasoning === "string" && reasoning !== "") {
       this.#thinking += reasoning;
+      this.#thinkingField ??= field;
       events.push({ type: "thinking_delta", text: reasoning });
     }
-    if (typeof delta?.content === "string" && delta.content !== "") {
-      this.#text += delta.content;
-      events.push({ type: "text_delta", text: delta.content });
+    this.#details.add(delta?.reasoning_details);
+    for (const text of [delta?.content, delta?.refusal]) {
+      if (typeof text === "string" && text !== "") {
+        this.#text += text;
+        events.push({ type: "text_delta", text });
+      }
     }
     for (const fragment of Array.isArray(delta?.tool_calls) ? delta.tool_calls : []) {
       const index = this.#calls.add(fragment);
@@ -233,8 +278,11 @@ export class ChatStreamState implements WireStream {
     const message: AssistantMessage = toolCalls.length > 0
       ? { role: "assistant", content: this.#text, toolCalls }
       : { role: "assistant", content: this.#text };
-    if (this.#thinking !== "") {
+    const details = this.#details.blocks;
+    if (this.#thinking !== "" || details.length > 0) {
       const part: ThinkingPart = { api: "openai", text: this.#thinking };
+      if (this.#thinkingField !== undefined) part.field = this.#thinkingField;
+      if (details.length > 0) part.details = details;
       message.thinking = [part];
     }
     return this.#usage === undefined

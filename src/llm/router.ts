@@ -79,11 +79,13 @@ export function createRouter(options: RouterOptions): Router {
         const target = index === 0
           ? forModel(options.targets[0], request.model, options)
           : options.targets[index];
-        const outcome = yield* tryTarget(target, request, signal, settings);
-        if (outcome.kind === "done") {
+        // The switch happens before `done` is handed over: a consumer that stops reading at
+        // `done` ends this generator there, and the next request must still start here.
+        const answered = () => {
           start = index;
-          return;
-        }
+        };
+        const outcome = yield* tryTarget(target, request, { signal, settings, answered });
+        if (outcome.kind === "done") return;
         const next = options.targets[index + 1];
         if (outcome.kind === "final" || next === undefined) {
           yield outcome.error;
@@ -127,11 +129,17 @@ interface Settings {
   random: () => number;
 }
 
+interface TryOptions {
+  signal: AbortSignal | undefined;
+  settings: Settings;
+  /** Called when the target answered, before its `done` event is yielded. */
+  answered: () => void;
+}
+
 async function* tryTarget(
   target: RouteTarget,
   request: ModelRequest,
-  signal: AbortSignal | undefined,
-  settings: Settings,
+  { signal, settings, answered }: TryOptions,
 ): AsyncGenerator<StreamEvent, Outcome> {
   const wire = requestFor(target, request);
   for (let attempt = 1;; attempt++) {
@@ -144,6 +152,7 @@ async function* tryTarget(
       }
       if (event.type === "tool_call_delta") toolCallStarted = true;
       if (event.type === "done") {
+        answered();
         yield priced(event, target);
         return { kind: "done" };
       }

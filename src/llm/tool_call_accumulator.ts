@@ -1,6 +1,8 @@
 /**
- * Rebuilds complete tool calls from streamed fragments. OpenAI-style APIs send a call's id and
- * name once and its arguments in pieces, keyed by `index`; parallel calls interleave.
+ * Rebuilds complete tool calls from streamed fragments, keyed by `index`; parallel calls
+ * interleave. OpenAI sends a call's id and name once and its arguments in pieces; other servers
+ * split the id and name too (`ba` + `sh`), and others repeat the whole id and name on every
+ * piece. `joinPiece()` tells these apart.
  */
 import type { ToolCall } from "../core/messages.ts";
 
@@ -11,12 +13,15 @@ export interface ToolCallFragment {
   id?: string | null;
   type?: string | null;
   function?: { name?: string | null; arguments?: string | null } | null;
+  /** Gemini: `{ google: { thought_signature } }`, to be sent back with the call. */
+  extra_content?: Record<string, unknown> | null;
 }
 
 interface Slot {
   id: string;
   name: string;
   arguments: string;
+  extraContent?: Record<string, unknown>;
 }
 
 /** Merges tool-call fragments by index. */
@@ -25,9 +30,9 @@ export class ToolCallAccumulator {
   #lastIndex: number | undefined;
 
   /**
-   * Merges one fragment and returns the index it was merged into. The first non-empty id and
-   * name win (some servers repeat them); argument text is appended. A fragment without an
-   * index opens a new call when it carries an id not seen yet, else continues the last call.
+   * Merges one fragment and returns the index it was merged into. Id and name pieces are
+   * joined by `joinPiece()`; argument text is appended. A fragment without an index opens a new
+   * call when it carries an id not seen yet, else continues the last call.
    */
   add(fragment: ToolCallFragment): number {
     const index = this.#indexOf(fragment);
@@ -36,10 +41,14 @@ export class ToolCallAccumulator {
       slot = { id: "", name: "", arguments: "" };
       this.#slots.set(index, slot);
     }
-    if (slot.id === "" && fragment.id) slot.id = fragment.id;
+    if (fragment.id) slot.id = joinPiece(slot.id, fragment.id);
     const fn = fragment.function;
-    if (slot.name === "" && fn?.name) slot.name = fn.name;
+    if (fn?.name) slot.name = joinPiece(slot.name, fn.name);
     if (fn?.arguments) slot.arguments += fn.arguments;
+    const extra = fragment.extra_content;
+    if (typeof extra === "object" && extra !== null && !Array.isArray(extra)) {
+      slot.extraContent = { ...slot.extraContent, ...extra };
+    }
     this.#lastIndex = index;
     return index;
   }
@@ -53,11 +62,15 @@ export class ToolCallAccumulator {
   toolCalls(): ToolCall[] {
     return [...this.#slots.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([index, slot]) => ({
-        id: slot.id === "" ? `call_${index}` : slot.id,
-        name: slot.name,
-        arguments: slot.arguments,
-      }));
+      .map(([index, slot]) => {
+        const call: ToolCall = {
+          id: slot.id === "" ? `call_${index}` : slot.id,
+          name: slot.name,
+          arguments: slot.arguments,
+        };
+        if (slot.extraContent !== undefined) call.extraContent = slot.extraContent;
+        return call;
+      });
   }
 
   #indexOf(fragment: ToolCallFragment): number {
@@ -73,4 +86,16 @@ export class ToolCallAccumulator {
     }
     return this.#lastIndex;
   }
+}
+
+/**
+ * Joins a streamed piece of a tool call's id or name to the text so far. A piece equal to the
+ * text so far is a repetition (servers that send the whole value on every piece), and a piece
+ * that starts with it is the whole value grown (servers that send the value so far); any other
+ * piece continues the text (`ba` + `sh` is `bash`). A name that really is one piece twice
+ * (`abab` sent as `ab` + `ab`) is the one case this reads wrongly; no tool name is like that.
+ */
+export function joinPiece(sofar: string, piece: string): string {
+  if (piece.startsWith(sofar)) return piece;
+  return sofar + piece;
 }

@@ -7,10 +7,15 @@
 import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages.ts";
 import type { ContextItem } from "../context/compaction_types.ts";
 import { summaryMessage } from "../context/summary.ts";
+import { closeDanglingCalls } from "./dangling.ts";
 import type { PermissionChange, SessionEntry } from "./types.ts";
 
 export interface ReplayState {
-  /** The conversation for the model (without the system prompt), each item tied to its entry. */
+  /**
+   * The conversation for the model (without the system prompt), each item tied to its entry.
+   * Always well formed: a tool call that has no result (tern was killed while it ran) is closed
+   * with an "interrupted" observation (dangling.ts).
+   */
   items: ContextItem[];
   model?: string;
   provider?: string;
@@ -84,6 +89,7 @@ export function replay(path: readonly SessionEntry[]): ReplayState {
         break;
     }
   }
+  state.items = closeDanglingCalls(state.items);
   return state;
 }
 

@@ -4,6 +4,7 @@
  * older entry, so old lines are never touched. `state()` replays the path to the leaf.
  */
 import { TernError } from "../core/errors.ts";
+import { openCallsAtLeaf } from "./dangling.ts";
 import { replay, type ReplayState } from "./replay.ts";
 import { SessionWriter } from "./store.ts";
 import {
@@ -38,12 +39,18 @@ export class Session {
   }
 
   /**
-   * Opens an existing session for appending. @throws {TernError} when another process holds it
-   * or the file is not a session.
+   * Opens an existing session for appending (to continue it). Tool calls left without results
+   * at the leaf (tern was killed while they ran) are closed first: an "interrupted" tool message
+   * is appended for each. @throws {TernError} when another process holds it or the file is not
+   * a session.
    */
   static async open(path: string): Promise<Session> {
     const { writer, loaded } = await SessionWriter.open(path);
-    return new Session(writer, [...loaded.entries], [...loaded.warnings]);
+    const session = new Session(writer, [...loaded.entries], [...loaded.warnings]);
+    for (const message of openCallsAtLeaf(session.entriesTo())) {
+      session.append({ type: "message", message });
+    }
+    return session;
   }
 
   get id(): string {

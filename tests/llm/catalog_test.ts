@@ -302,3 +302,24 @@ Deno.test("ModelCatalog.providerOf() names the provider of a bare built-in id", 
   assert.equal(catalog.providerOf("openai/gpt-5"), undefined);
   assert.equal(catalog.providerOf("gpt-99"), undefined);
 });
+
+Deno.test("ModelCatalog.find() matches a dated snapshot id to its alias entry", () => {
+  const catalog = new ModelCatalog();
+  const cases: [string, string, string][] = [
+    ["anthropic", "claude-sonnet-4-20250514", "claude-sonnet-4-0"],
+    ["anthropic", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5"],
+    ["anthropic", "claude-opus-4-1-20250805", "claude-opus-4-1"],
+    ["anthropic", "claude-3-7-sonnet-20250219", "claude-3-7-sonnet-latest"],
+    ["openai", "gpt-4o-2024-08-06", "gpt-4o"],
+  ];
+  for (const [provider, dated, alias] of cases) {
+    const found = catalog.find(provider, dated);
+    const expected = catalog.find(provider, alias);
+    assert.ok(found !== undefined && expected !== undefined, `${dated} is unknown`);
+    assert.deepEqual(found, { ...expected, id: dated }, dated);
+  }
+  const sonnet = catalog.find("anthropic", "claude-sonnet-4-20250514");
+  assert.equal(sonnet?.reasoning, "budget");
+  assert.ok(sonnet?.price !== undefined);
+  assert.equal(catalog.find("anthropic", "claude-nonesuch-20250514"), undefined);
+});

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { runTurn } from "../../src/agent/loop.ts";
 import { ABORTED_MESSAGE, STREAM_ENDED_EARLY_MESSAGE } from "../../src/llm/errors.ts";
 import type { ApiStyle } from "../../src/llm/model_info.ts";
 import { createRouter } from "../../src/llm/router.ts";
 import { ScriptedProvider, type ScriptedReply } from "../../src/llm/scripted.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
+import { ToolRegistry } from "../../src/tools/registry.ts";
 import {
   collect,
   last,
@@ -297,4 +299,49 @@ Deno.test("createRouter() does not sleep when the signal fired with the retry ev
   assert.deepEqual(events.map((event) => event.type), ["retry", "error"]);
   assert.equal(last(events, "error").kind, "aborted");
   assert.equal(main.requests.length, 1);
+});
+
+Deno.test("createRouter() stays on the fallback when the consumer stops reading at done", async () => {
+  const main = new ScriptedProvider(() => HTTP500, { name: "main" });
+  const backup = new ScriptedProvider([{ text: "one" }, { text: "two" }], { name: "backup" });
+  const targets = [target(main, "main", "m1"), target(backup, "backup", "b1")];
+  const router = createRouter({ targets, maxRetries: 1, ...FAST });
+  // As the agent loop reads: it returns at `done`, so the generator is closed right there.
+  const untilDone = async () => {
+    for await (const event of router.stream(request("m1"))) {
+      if (event.type === "done") return event;
+    }
+    throw new Error("no done event");
+  };
+  assert.equal((await untilDone()).provider, "backup");
+  assert.equal(router.current, targets[1]);
+  assert.equal((await untilDone()).message.content, "two");
+  assert.equal(main.requests.length, 2, "the dead target was tried again with its retries");
+  assert.equal(backup.requests.length, 2);
+});
+
+Deno.test("createRouter() under runTurn() starts every later round of the turn at the fallback", async () => {
+  const main = new ScriptedProvider(() => HTTP500, { name: "main" });
+  const backup = new ScriptedProvider([
+    { toolCalls: [{ id: "c1", name: "missing", arguments: "{}" }] },
+    { toolCalls: [{ id: "c2", name: "missing", arguments: "{}" }] },
+    { text: "done" },
+  ], { name: "backup" });
+  const router = createRouter({
+    targets: [target(main, "main", "m1"), target(backup, "backup", "b1")],
+    maxRetries: 1,
+    ...FAST,
+  });
+  const result = await runTurn({
+    messages: [{ role: "user", content: "go" }],
+    provider: router,
+    model: "m1",
+    tools: new ToolRegistry([]),
+    workspace: "/nonexistent",
+    emit: () => {},
+  });
+  assert.equal(result.exitReason, "COMPLETED", result.error);
+  assert.equal(result.rounds, 3);
+  assert.equal(main.requests.length, 2, "later rounds went to the dead provider first");
+  assert.equal(backup.requests.length, 3);
 });

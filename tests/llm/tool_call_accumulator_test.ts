@@ -65,3 +65,32 @@ Deno.test("ToolCallAccumulator.toolCalls() names a call without an id after its 
 Deno.test("ToolCallAccumulator.toolCalls() is empty before any piece", () => {
   assert.deepEqual(new ToolCallAccumulator().toolCalls(), []);
 });
+
+Deno.test("ToolCallAccumulator.add() joins an id and name split across pieces", () => {
+  const acc = new ToolCallAccumulator();
+  acc.add({ index: 0, id: "call_", function: { name: "ba", arguments: "" } });
+  acc.add({ index: 0, id: "x1", function: { name: "sh", arguments: '{"command"' } });
+  acc.add({ index: 0, function: { arguments: ':"ls"}' } });
+  acc.add({ index: 1, id: "call_y", function: { name: "re" } });
+  acc.add({ index: 1, function: { name: "ad", arguments: "{}" } });
+  assert.deepEqual(acc.toolCalls(), [
+    { id: "call_x1", name: "bash", arguments: '{"command":"ls"}' },
+    { id: "call_y", name: "read", arguments: "{}" },
+  ]);
+});
+
+Deno.test("ToolCallAccumulator.add() does not double an id and name repeated whole on every piece", () => {
+  const acc = new ToolCallAccumulator();
+  acc.add({ index: 0, id: "call_a", type: "function", function: { name: "bash", arguments: "" } });
+  acc.add({ index: 0, id: "call_a", type: "function", function: { name: "bash", arguments: "{" } });
+  acc.add({ index: 0, id: "call_a", type: "function", function: { name: "bash", arguments: "}" } });
+  assert.deepEqual(acc.toolCalls(), [{ id: "call_a", name: "bash", arguments: "{}" }]);
+});
+
+Deno.test("ToolCallAccumulator.add() takes a piece that repeats the value so far and grows it", () => {
+  const acc = new ToolCallAccumulator();
+  acc.add({ index: 0, id: "call", function: { name: "read" } });
+  acc.add({ index: 0, id: "call_a", function: { name: "read_", arguments: "{" } });
+  acc.add({ index: 0, id: "call_a", function: { name: "read_file", arguments: "}" } });
+  assert.deepEqual(acc.toolCalls(), [{ id: "call_a", name: "read_file", arguments: "{}" }]);
+});
