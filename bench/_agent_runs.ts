@@ -49,13 +49,18 @@ export interface RunPlace {
 const TASK = "run echo once per round, ten times, then say done";
 const decoder = new TextDecoder();
 
-/** The scripted model: `echo round <n>` in rounds 0..ROUNDS-1, then "done". */
-function script(_request: ModelRequest, index: number): ScriptedReply {
-  if (index < ROUNDS) {
-    const args = JSON.stringify({ command: `echo round ${index}` });
-    return { toolCalls: [{ id: `c${index}`, name: "bash", arguments: args }] };
-  }
-  return { text: "done" };
+/**
+ * The scripted model: `echo round <n>` while fewer than `rounds` tool results came back, then
+ * "done". It counts the request's tool results, not the server's requests, so one server can
+ * serve many runs (bench/scenario_server.ts).
+ */
+export function bashScript(rounds = ROUNDS): (request: ModelRequest) => ScriptedReply {
+  return (request) => {
+    const n = request.messages.filter((m) => m.role === "tool").length;
+    if (n >= rounds) return { text: "done" };
+    const args = JSON.stringify({ command: `echo round ${n}` });
+    return { toolCalls: [{ id: `c${n}`, name: "bash", arguments: args }] };
+  };
 }
 
 /** The command line that runs `agent` against `baseUrl`. */
@@ -97,7 +102,7 @@ function checkEchoes(requests: ModelRequest[], agent: Agent): void {
 /** Runs the scenario once through `agent` and times it. */
 export async function runScenario(agent: Agent, place: RunPlace): Promise<AgentRun> {
   const arrivals: number[] = [];
-  const server = await startScriptedServer(script, {
+  const server = await startScriptedServer(bashScript(), {
     chunkDelayMs: 0,
     onRequest: () => arrivals.push(performance.now()),
   });

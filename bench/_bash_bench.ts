@@ -112,19 +112,21 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
   try {
     const agents: Agent[] = ["tern", "reference"];
     for (let i = 0; i <= runs; i++) {
+      // The warm-up's lookups are told apart: a first run may fill a cache the others use.
+      const as = (who: string) => i === 0 ? `${who} (warm-up)` : who;
       for (const agent of agents) {
-        const run = await within(windows, label[agent], () => runScenario(agent, place));
+        const run = await within(windows, as(label[agent]), () => runScenario(agent, place));
         if (i > 0) m[agent].push(run);
       }
       const floor = await within(
         windows,
-        "the empty script",
-        () => timeEmptyScript(workspace, home),
+        as("the empty script"),
+        () => timeEmptyScript(place),
       );
       const prompt = await within(
         windows,
-        "tern interactive (to the prompt and Ctrl-D)",
-        () => timePrompt(workspace, home, idle.baseUrl),
+        as("tern interactive (to the prompt and Ctrl-D)"),
+        () => timePrompt(place, idle.baseUrl),
       );
       if (i > 0) {
         m.emptyScript.push(floor);
@@ -138,7 +140,7 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
     if (profile !== undefined) {
       const run = await within(
         windows,
-        label.tern,
+        `${label.tern} with TERN_PHASE_MARKS`,
         () => runScenario("tern", { ...place, profile }),
       );
       marks = await summarizeMarks(profile, run);
@@ -181,8 +183,13 @@ async function writeResults(r: Results): Promise<void> {
   const rows = targetRows(r.m);
   const context = contextRows(r.m);
   const load = (l: number[]) => l.map((n) => n.toFixed(2)).join(" / ");
-  const names = (list: string[]) =>
-    list.length === 0 ? "none" : [...new Set(list)].map((n) => `\`${n}\``).join(", ");
+  const names = (list: string[]) => {
+    if (list.length === 0) return "none";
+    const counts = new Map<string, number>();
+    for (const name of list) counts.set(name, (counts.get(name) ?? 0) + 1);
+    return [...counts].map(([name, n]) => `\`${name}\`${n > 1 ? ` (${n} queries)` : ""}`)
+      .join(", ");
+  };
   const hosts = r.hosts === undefined
     ? "Hosts contacted: **not recorded** (this machine cannot make a network namespace)."
     : [

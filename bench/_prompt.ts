@@ -7,11 +7,17 @@ import { join } from "node:path";
 import { ROOT } from "../tests/support/tern_process.ts";
 import { benchEnv, inTerminal, PROMPT } from "./_pty.ts";
 
+/** Where the interactive runs happen: `env` is added to bench/_pty.ts's (e.g. DENO_DIR). */
+export interface PromptPlace {
+  workspace: string;
+  home: string;
+  env: Record<string, string>;
+}
+
 /** Milliseconds from spawning `bin/tern` to its prompt on screen; `baseUrl` is the model's. */
-export async function timePrompt(workspace: string, home: string, baseUrl: string) {
-  const env: Record<string, string> = { ...benchEnv(home), TERN_BASE_URL: baseUrl };
-  const dir = Deno.env.get("DENO_DIR");
-  if (dir !== undefined) env.DENO_DIR = dir;
+export async function timePrompt(place: PromptPlace, baseUrl: string): Promise<number> {
+  const { workspace, home } = place;
+  const env = { ...benchEnv(home), ...place.env, TERN_BASE_URL: baseUrl };
   const run = inTerminal([join(ROOT, "bin/tern")], { cwd: workspace, env });
   const writer = run.child.stdin.getWriter();
   try {
@@ -33,10 +39,11 @@ export async function timePrompt(workspace: string, home: string, baseUrl: strin
 }
 
 /** Milliseconds from spawning `deno run` of an empty script in the pty to its exit. */
-export async function timeEmptyScript(workspace: string, home: string): Promise<number> {
+export async function timeEmptyScript(place: PromptPlace): Promise<number> {
+  const { workspace, home } = place;
   const script = join(workspace, "empty.js");
   await Deno.writeTextFile(script, "");
-  const env = { ...benchEnv(home), DENO_NO_UPDATE_CHECK: "1" };
+  const env = { ...benchEnv(home), ...place.env };
   const run = inTerminal([Deno.execPath(), "run", "--no-config", script], { cwd: workspace, env });
   await run.child.stdin.close();
   await run.output.done;
