@@ -13,6 +13,7 @@ import { startScriptedServer } from "../tests/support/scripted_server.ts";
 import { type Agent, type AgentRun, ROUNDS, type RunPlace, runScenario } from "./_agent_runs.ts";
 import { canIsolate, type DnsQuery, INSIDE_ENV, runIsolated, startDnsRecorder } from "./_netns.ts";
 import { timeEmptyScript, timePrompt } from "./_prompt.ts";
+import { AFTER, LONG, SHORT, timeResumeProcess, writeCompactedSession } from "./_resume.ts";
 import { contextRows, type Measured, median, table, targetRows } from "./_ratios.ts";
 
 /** The benchmark's own permissions (also inside the namespace). */
@@ -104,7 +105,17 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
   };
   const place: RunPlace = { workspace, home, env };
   const loadBefore = Deno.loadavg();
-  const m: Measured = { tern: [], reference: [], prompt: [], emptyScript: [] };
+  const m: Measured = {
+    tern: [],
+    reference: [],
+    prompt: [],
+    emptyScript: [],
+    resumeLong: [],
+    resumeShort: [],
+  };
+  const sessions = await Deno.makeTempDir({ prefix: "tern-bench-sessions-" });
+  const longId = writeCompactedSession(sessions, LONG);
+  const shortId = writeCompactedSession(sessions, SHORT);
   const windows: Window[] = [];
   const label = { tern: "tern run (bash scenario)", reference: "the reference agent" };
   // A model server for the interactive runs: none may be asked anything before the prompt.
@@ -128,9 +139,13 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
         as("tern interactive (to the prompt and Ctrl-D)"),
         () => timePrompt(place, idle.baseUrl),
       );
+      const resumeLong = await timeResumeProcess(sessions, longId);
+      const resumeShort = await timeResumeProcess(sessions, shortId);
       if (i > 0) {
         m.emptyScript.push(floor);
         m.prompt.push(prompt);
+        m.resumeLong.push(resumeLong);
+        m.resumeShort.push(resumeShort);
       }
     }
     if (idle.requests.length > 0) {
@@ -154,6 +169,7 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
     dns?.close();
     await Deno.remove(workspace, { recursive: true });
     await Deno.remove(home, { recursive: true });
+    await Deno.remove(sessions, { recursive: true });
   }
 }
 
@@ -216,7 +232,10 @@ async function writeResults(r: Results): Promise<void> {
     "then the interactive prompt (`bin/tern` in a 100×30 pty until its placeholder) beside",
     "`deno run` of an empty script through the same pty (until it exits). A ratio is the median",
     "of the per-pair ratios. Peak RSS and CPU are GNU time's (`/usr/bin/time`): the largest",
-    "single process it waited for, and user + system of all of them.",
+    "single process it waited for, and user + system of all of them. Session resume: what",
+    "`tern run --resume` does before its first request, in a fresh `deno` process, for two",
+    `sessions that end alike (a compaction, then ${AFTER} entries) but hold ${LONG} or ${SHORT}`,
+    "entries before the compaction.",
     "",
     `Load average (1 / 5 / 15 min) before: ${load(r.loadBefore)}; after: ${load(r.loadAfter)}`,
     `on ${navigator.hardwareConcurrency} cores.`,

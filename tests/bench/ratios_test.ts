@@ -27,10 +27,13 @@ Deno.test("targetRows() judges each target against its floor of the same run", (
     reference: [run(32, 9, 3, 49), run(30, 9, 3, 49)],
     prompt: [100, 110],
     emptyScript: [60, 50],
+    resumeLong: [30, 40],
+    resumeShort: [20, 20],
   });
-  deepEqual(rows.map((r) => r.met), [true, true, true, false, true, undefined]);
+  deepEqual(rows.map((r) => r.met), [true, true, true, false, true, false]);
   equal(rows[0].ratio, 1.36);
   equal(rows[1].ratio, 2, "the median gap of rounds 2–10 against the reference's");
   equal(rows[2].ratio, 0.99, "round 1 against the reference's first request");
   equal(rows[3].measured, "90.0 MB (median 80.0)", "the largest run counts");
+  equal(rows[5].ratio, 1.75, "resume with a long history before the compaction, against a short");
 });
