@@ -3,6 +3,9 @@
  * loads the CLI lazily so start-up stays fast.
  */
 import { VERSION } from "./src/version.ts";
+import { phaseMark } from "./src/core/phase_marks.ts";
+
+phaseMark("main");
 
 if (Deno.args.length === 1 && (Deno.args[0] === "--version" || Deno.args[0] === "-V")) {
   console.log(`tern ${VERSION}`);

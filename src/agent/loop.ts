@@ -17,6 +17,7 @@ import { type Observation, observationText } from "../core/observation.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import type { ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
+import { phaseMark } from "../core/phase_marks.ts";
 
 export interface RunTurnOptions {
   /** The conversation so far, ending with the new user message. Not mutated. */
@@ -119,6 +120,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     emit({ type: "round_start", round });
 
     const reply = await callModel(options, messages, round, signal);
+    phaseMark("reply_end", { round });
     if (reply.usage) usage = addUsage(usage, reply.usage);
     if (reply.kind === "message" && reply.answeredBy.cost !== undefined) {
       cost = (cost ?? 0) + reply.answeredBy.cost;
@@ -283,6 +285,7 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
     args: parsed.ok ? parsed.value : call.arguments,
     readOnly: tool?.readOnly ?? false,
   });
+  phaseMark("tool_start", { round, name: call.name });
   const started = performance.now();
   let observation: Observation;
   if (!tool) {
@@ -311,6 +314,7 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
     });
   }
   const durationMs = Math.round(performance.now() - started);
+  phaseMark("tool_end", { round, name: call.name });
   emit({ type: "tool_end", round, callId: call.id, name: call.name, observation, durationMs });
   return { call, observation };
 }

@@ -22,6 +22,7 @@ import { createTextRenderer } from "./output/text.ts";
 import { Conversation, type McpTools } from "./conversation.ts";
 import { startMcpForRun } from "./mcp_setup.ts";
 import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
+import { phaseMark } from "../core/phase_marks.ts";
 
 export { processWriters, readEnv, resolveWorkspace, shellSourceEnv };
 
@@ -39,6 +40,7 @@ export interface RunFlags {
 export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
+  phaseMark("config");
   // MCP servers start now, in parallel with the session and the model setup.
   const mcpOpening = startMcpForRun({
     ternHome: loaded.config.ternHome,

@@ -21,6 +21,7 @@ import {
 import { netDeniedMessage } from "../core/net_denied.ts";
 import { readSseData } from "./sse.ts";
 import type { StreamEvent } from "./types.ts";
+import { phaseMark } from "../core/phase_marks.ts";
 
 /** Where and how to POST; built once per provider. */
 export interface HttpStreamConfig {
@@ -148,6 +149,7 @@ export async function* postForStream(
   try {
     let response: Response;
     try {
+      phaseMark("request");
       response = await config.fetch(config.url, {
         method: "POST",
         headers: config.headers,
@@ -171,6 +173,7 @@ export async function* postForStream(
       return;
     }
     stopRequestTimer();
+    phaseMark("first_byte");
     if (response.body === null) {
       yield retryableError("Model API sent an empty response");
       return;

@@ -1,0 +1,101 @@
+/**
+ * Whether resuming a session depends on the history before its last compaction (issue 21,
+ * target 7): two sessions that end alike (a compaction, then the same `AFTER` entries) but
+ * differ in what lies before the compaction (`SHORT` or `LONG` entries of messages and tool
+ * output); each resume is timed in a fresh `deno` process (what `tern run --resume <id>` does
+ * before its first request: `findSession`, `Session.open`, `state()`). Flat means the long one
+ * takes no longer than the short one, within noise.
+ *
+ * As a program: `deno run --allow-read --allow-write bench/_resume.ts <home> <id>` prints one resume's ms.
+ */
+import { findSession } from "../src/session/paths.ts";
+import { Session } from "../src/session/session.ts";
+import { SessionWriter } from "../src/session/store.ts";
+
+/** Entries before the compaction in the short and in the long session, and after it in both. */
+export const SHORT = 100;
+export const LONG = 6_000;
+export const AFTER = 300;
+/** The workspace the sessions belong to. */
+const CWD = "/bench/project";
+/** A tool output of about 2 KB. */
+const OUTPUT = "const answer = compute(input); // a line of code of a file\n".repeat(36);
+
+/** Writes a session of `before` entries, a compaction, then `AFTER` entries; returns its id. */
+export function writeCompactedSession(home: string, before: number): string {
+  const writer = SessionWriter.create(home, { cwd: CWD, ternVersion: "bench" });
+  const ids: string[] = [];
+  const add = (entry: Parameters<SessionWriter["append"]>[0]) => {
+    ids.push(writer.append(entry).id);
+  };
+  const exchange = (n: number) => {
+    const id = `call_${n}`;
+    add({ type: "message", message: { role: "user", content: `Step ${n}: read the file` } });
+    add({
+      type: "message",
+      message: {
+        role: "assistant",
+        content: "Reading it.",
+        toolCalls: [{ id, name: "read", arguments: '{"path":"src/a.ts"}' }],
+      },
+    });
+    add({
+      type: "message",
+      message: { role: "tool", toolCallId: id, name: "read", content: OUTPUT },
+    });
+  };
+  add({ type: "model", model: "bench-model", provider: "scripted" });
+  let n = 0;
+  while (ids.length < before) exchange(n++);
+  const summarised = [...ids];
+  add({
+    type: "compaction",
+    summary: "The work so far: the files were read and the plan agreed.",
+    firstKeptId: null,
+    tokensBefore: before * 200,
+    tokensAfter: 20,
+    summarised,
+    fallback: false,
+  });
+  const end = ids.length + AFTER;
+  while (ids.length < end) exchange(n++);
+  writer.close();
+  return writer.header.id;
+}
+
+/** Milliseconds of one resume of session `id` in `home`, in a fresh `deno` process. */
+export async function timeResumeProcess(home: string, id: string): Promise<number> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      new URL(import.meta.url).pathname,
+      home,
+      id,
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`Cannot time the resume of ${id}: exit ${out.code}`);
+  return Number(new TextDecoder().decode(out.stdout));
+}
+
+/** The timed work, in this process. */
+async function resumeOnce(home: string, id: string): Promise<number> {
+  const start = performance.now();
+  const session = await Session.open(await findSession(home, id, CWD));
+  const state = session.state();
+  const ms = performance.now() - start;
+  session.close();
+  if (state.compactions !== 1 || session.warnings.length > 0) {
+    throw new Error(`Cannot time the resume of ${id}: it did not replay whole`);
+  }
+  return ms;
+}
+
+if (import.meta.main) {
+  const [home, id] = Deno.args;
+  console.log(String(await resumeOnce(home, id)));
+}
