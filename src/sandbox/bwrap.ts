@@ -360,7 +360,20 @@ export function probeBwrap(options: ProbeOptions = {}): Promise<BwrapProbe> {
   return probe;
 }
 
+/**
+ * Why bubblewrap cannot exist on operating system `os` (Deno's `build.os`), or undefined on
+ * Linux. Elsewhere (macOS) file tools stay in the Deno-confined worker and every shell command
+ * needs approval.
+ */
+export function platformReason(os: string): string | undefined {
+  if (os === "linux") return undefined;
+  return `bubblewrap runs only on Linux (this is ${os}): file tools stay in the Deno-confined ` +
+    "worker, without bubblewrap's view";
+}
+
 async function runProbe(path: string): Promise<BwrapProbe> {
+  const platform = platformReason(Deno.build.os);
+  if (platform !== undefined) return { ok: false, reason: platform };
   const version = await output(path, ["--version"]);
   if (!version.ok) return version;
   if (version.code !== 0) {

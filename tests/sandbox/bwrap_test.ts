@@ -1,9 +1,10 @@
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import {
   bwrapArgs,
   KERNEL_WRITABLE,
   launchArgv,
+  platformReason,
   probeBwrap,
   runTargets,
   sandboxEnv,
@@ -310,4 +311,11 @@ Deno.test("createUnsandboxedRunner() runs bash with the given env minus injector
       { output: `1\nnone\n${box.ws}\n`, code: 0 },
     );
   });
+});
+
+Deno.test("platformReason() says what confinement applies where bubblewrap cannot exist", () => {
+  equal(platformReason("linux"), undefined);
+  const mac = platformReason("darwin")!;
+  match(mac, /only on Linux \(this is darwin\)/);
+  match(mac, /Deno-confined worker/);
 });
