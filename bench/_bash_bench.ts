@@ -3,7 +3,7 @@
  * reference agent (bench/reference_agent.ts) run the same 10 `bash` rounds against the scripted
  * model, interleaved (tern, reference, tern, reference...), after one warm-up pair; then the
  * interactive prompt and its floor, interleaved too. Everything runs inside a network namespace
- * with only loopback and a DNS recorder (bench/_netns.ts), so every host looked up is recorded.
+ * with only loopback and a DNS recorder (tests/support/netns.ts), so every host looked up is recorded.
  * Writes bench/results/ratios.md and ratios.json. With `--profile <file>`, one more tern run
  * writes its phase marks (TERN_PHASE_MARKS) to the file, and a summary is printed.
  */
@@ -11,7 +11,13 @@ import { join } from "node:path";
 import { ROOT } from "../tests/support/tern_process.ts";
 import { startScriptedServer } from "../tests/support/scripted_server.ts";
 import { type Agent, type AgentRun, ROUNDS, type RunPlace, runScenario } from "./_agent_runs.ts";
-import { canIsolate, type DnsQuery, INSIDE_ENV, runIsolated, startDnsRecorder } from "./_netns.ts";
+import {
+  canIsolate,
+  type DnsQuery,
+  INSIDE_ENV,
+  runIsolated,
+  startDnsRecorder,
+} from "../tests/support/netns.ts";
 import { timeEmptyScript, timePrompt } from "./_prompt.ts";
 import { AFTER, LONG, SHORT, timeResumeProcess, writeCompactedSession } from "./_resume.ts";
 import { contextRows, type Measured, median, table, targetRows } from "./_ratios.ts";
@@ -211,7 +217,7 @@ async function writeResults(r: Results): Promise<void> {
     : [
       "Hosts contacted: the model server on 127.0.0.1 (it received every request of the bash",
       "runs, and none from the interactive runs). DNS names looked up (every run, warm-ups",
-      "included; recorded in a network namespace with only loopback, bench/_netns.ts):",
+      "included; recorded in a network namespace with only loopback, tests/support/netns.ts):",
       "",
       ...Object.entries(r.hosts).map(([who, list]) => `- ${who}: ${names(list)}`),
     ].join("\n");

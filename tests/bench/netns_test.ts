@@ -1,6 +1,6 @@
-/** The DNS recorder's packet handling (bench/_netns.ts). */
+/** The DNS recorder's packet handling (tests/support/netns.ts). */
 import { deepEqual, equal } from "node:assert/strict";
-import { noSuchName, question } from "../../bench/_netns.ts";
+import { noSuchName, question } from "../support/netns.ts";
 
 /** A query for `name` (type A, class IN) with id 0xbeef and recursion desired, plus an OPT. */
 function query(name: string): Uint8Array {

@@ -5,23 +5,10 @@
  */
 import { deepEqual, equal, match } from "node:assert/strict";
 import { join } from "node:path";
+import { canIsolate } from "../support/netns.ts";
 import { ROOT } from "../support/tern_process.ts";
 
 const decoder = new TextDecoder();
-
-/** Whether this machine lets us make a network and mount namespace (as root, or mapped to it). */
-function canIsolate(): boolean {
-  try {
-    const probe = new Deno.Command("unshare", {
-      args: ["--net", "--mount", "--map-root-user", "ip", "link", "set", "lo", "up"],
-      stdout: "null",
-      stderr: "null",
-    }).outputSync();
-    return probe.code === 0;
-  } catch {
-    return false;
-  }
-}
 
 const isolate = canIsolate();
 if (!isolate) {
