@@ -177,13 +177,18 @@ function maskedDirs(plan: ShellPlan): string[] {
     .sort((a, b) => a.length - b.length);
 }
 
-/** `--ro-bind` of each of `plan.revealed` under `/tmp` that exists and no writable root holds. */
+/**
+ * `--ro-bind-try` of each of `plan.revealed` under `/tmp` that no writable root holds, by its
+ * real path where it exists (so the argv does not depend on whether it exists yet: `tern
+ * sandbox explain` shows what a run starts, and bubblewrap skips what is missing).
+ */
 function revealArgs(plan: ShellPlan): string[] {
   const roots = realPaths(plan.writable);
-  return realPaths(plan.revealed ?? [])
+  const real = (path: string) => realPaths([path])[0] ?? path;
+  return unique((plan.revealed ?? []).map(real))
     .filter((path) => path !== "/tmp" && isInside(path, "/tmp"))
     .filter((path) => !roots.some((root) => isInside(path, root)))
-    .flatMap((path) => ["--ro-bind", path, path]);
+    .flatMap((path) => ["--ro-bind-try", path, path]);
 }
 
 /** `hidden` without the paths a masked folder hides already (unless bound back inside it). */

@@ -28,7 +28,9 @@ Deno.test("McpManager reads every page of tools/list, following nextCursor", asy
     const names = manager.tools().map((tool) => tool.name).sort();
     deepEqual(
       names,
-      ["change", "crash", "echo", "fail", "image", "slow", "spawn"].map((n) => `mcp__fault__${n}`),
+      ["change", "crash", "echo", "fail", "image", "slow", "spawn", "write"].map((n) =>
+        `mcp__fault__${n}`
+      ),
     );
     // A tool from the last page is callable.
     const media = await manager.tool("mcp__fault__image")!.run({}, {
@@ -39,7 +41,7 @@ Deno.test("McpManager reads every page of tools/list, following nextCursor", asy
     const refreshed = new Promise<void>((resolve) => manager.onChange(resolve));
     await manager.tool("mcp__fault__change")!.run({}, { signal: new AbortController().signal });
     await refreshed;
-    equal(manager.tools().length, 8, manager.tools().map((tool) => tool.name).join(", "));
+    equal(manager.tools().length, 9, manager.tools().map((tool) => tool.name).join(", "));
     ok(manager.tool("mcp__fault__added"));
   });
 });
