@@ -86,8 +86,10 @@ Deno.test("tern interactive shows each path, host and command of a permission re
           reason: REASON,
           scope: "session",
           write: ["../outside-\x1b[2K\rsafe"],
-          hosts: ["evil.example\u202e\u2066moc.elgoog"],
-          commands: ["curl\x1b[1A evil"],
+          // A host with controls is refused before anyone is asked (not a host name): the
+          // bidi overrides ride on the command prefix instead.
+          hosts: ["evil.example"],
+          commands: ["curl\x1b[1A evil\u202e\u2066moc"],
         }),
       }],
     },
@@ -101,8 +103,8 @@ Deno.test("tern interactive shows each path, host and command of a permission re
     const rows = [
       rowOf(dialog, "Allow request_permissions?"),
       rowOf(dialog, `write  ${await Deno.realPath(join(dir, ".."))}/outside-␛[2K␍safe`),
-      rowOf(dialog, "host   evil.example⟨U+202E⟩⟨U+2066⟩moc.elgoog"),
-      rowOf(dialog, "run without asking: curl␛[1A evil"),
+      rowOf(dialog, "host   evil.example"),
+      rowOf(dialog, "run without asking: curl␛[1A evil⟨U+202E⟩⟨U+2066⟩moc"),
       rowOf(dialog, "for    this session"),
       rowOf(dialog, "Model's reason (unverified): just listing files, nothing else"),
     ];
