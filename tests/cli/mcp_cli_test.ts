@@ -201,7 +201,11 @@ Deno.test("project MCP servers start only once trusted, and a changed one needs 
     const project = (message: string) =>
       Deno.writeTextFile(
         join(ws.dir, ".mcp.json"),
-        JSON.stringify({ mcpServers: { proj: { ...fault("ok"), env: { NOTE: message } } } }),
+        JSON.stringify({
+          mcpServers: {
+            proj: { ...faultServerCommand("ok", { workspace: ws.dir }), env: { NOTE: message } },
+          },
+        }),
       );
     await project("one");
     const before = await runTern(["mcp", "list"], { cwd: ws.dir, env });

@@ -19,7 +19,7 @@ Deno.test("interactive: /mcp lists servers, /mcp trust starts one, a turn calls 
     );
     await Deno.writeTextFile(
       join(ws.dir, ".mcp.json"),
-      JSON.stringify({ mcpServers: { theirs: faultServerCommand("ok") } }),
+      JSON.stringify({ mcpServers: { theirs: faultServerCommand("ok", { workspace: ws.dir }) } }),
     );
     await withScriptedServer(
       [
