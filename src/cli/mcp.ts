@@ -10,7 +10,7 @@ import type { McpManager, McpServerStatus } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import type { CommandLine } from "./args.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
-import { describeServer, openMcp } from "./mcp_setup.ts";
+import { describeServer, openMcp } from "../harness/mcp_setup.ts";
 import { processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
 import { terminalWriters } from "./process_env.ts";
 

@@ -17,7 +17,7 @@ import { PathLocks } from "../plan/path_locks.ts";
 import { planTask, replanAfterFailure } from "../plan/planner.ts";
 import { latestPlan, newPlanState, recordPlan } from "../plan/record.ts";
 import type { PlanNode, PlanState } from "../plan/types.ts";
-import type { Conversation } from "./conversation.ts";
+import type { Conversation } from "../harness/conversation.ts";
 
 export interface PlanRunOptions {
   conversation: Conversation;

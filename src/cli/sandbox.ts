@@ -3,7 +3,7 @@
  * with one call, computed by the same code the agent runs (profile compiler, worker flags,
  * bubblewrap arguments, rules, classifier, policy).
  */
-import { shellJoin } from "./shell_join.ts";
+import { shellJoin } from "../core/shell_join.ts";
 import { join } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
