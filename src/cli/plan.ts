@@ -12,7 +12,7 @@ import { oneAtATime, terminalPerson } from "./ask_person.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 import { type AgentSession, openAgentSession } from "../harness/agent_session.ts";
 import { styleFor } from "./output/style.ts";
-import { runPlan } from "./plan_run.ts";
+import { runPlan } from "../harness/plan_run.ts";
 import { planExitCode, planJson, planLines, planSummary } from "./plan_view.ts";
 import { processWriters, readEnv, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";

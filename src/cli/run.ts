@@ -20,8 +20,6 @@ import { createTextRenderer } from "./output/text.ts";
 import { Conversation, type McpTools } from "../harness/conversation.ts";
 import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 
-export { processWriters, readEnv, resolveWorkspace, shellSourceEnv };
-
 export interface RunFlags {
   cwd: string;
   output: OutputFormat;

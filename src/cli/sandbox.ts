@@ -19,7 +19,7 @@ import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
 import type { RunFlags } from "./run.ts";
-import { readEnv, resolveWorkspace, shellSourceEnv } from "./run.ts";
+import { readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Prints the exact worker command line and bubblewrap arguments for this workspace. */

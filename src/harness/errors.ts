@@ -9,3 +9,9 @@ export class SessionChoiceError extends TernError {
   override name = "SessionChoiceError";
   override exitCode = 2;
 }
+
+/** A plan was to be continued and the session has none. Bad usage: exit code 2. */
+export class NoPlanError extends TernError {
+  override name = "NoPlanError";
+  override exitCode = 2;
+}
