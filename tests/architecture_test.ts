@@ -5,6 +5,7 @@ import { dirname, join, relative, resolve } from "node:path";
 /** Top to bottom. `src/version.ts` counts as core. */
 const LAYERS = [
   "cli",
+  "harness",
   "tui",
   "agent",
   "plan",

@@ -53,6 +53,12 @@ export interface RunTurnOptions {
    * call. Texts still queued when the turn ends are the caller's (the next turn's input).
    */
   steering?: () => string[];
+  /**
+   * Called once per turn when the model starts answering (its first text, or its whole reply):
+   * the request is out, the moment to preload what tool calls need (the tool code, the
+   * sandbox). Must not throw.
+   */
+  onAnswering?: () => void;
 }
 
 /** Who answered a model call and what it cost (USD; absent when prices are unknown). */
@@ -98,6 +104,12 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   let rounds = 0;
   let toolCalls = 0;
   let text = "";
+  let answering = false;
+  const answered = () => {
+    if (answering) return;
+    answering = true;
+    options.onAnswering?.();
+  };
 
   const finish = (exitReason: ExitReason, error?: string): TurnResult => {
     const end: AgentEvent = { type: "turn_end", exitReason, text, rounds, toolCalls, usage };
@@ -119,7 +131,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     const round = rounds;
     emit({ type: "round_start", round });
 
-    const reply = await callModel(options, messages, round, signal);
+    const reply = await callModel(options, messages, round, signal, answered);
     phaseMark("reply_end", { round });
     if (reply.usage) usage = addUsage(usage, reply.usage);
     if (reply.kind === "message" && reply.answeredBy.cost !== undefined) {
@@ -189,6 +201,7 @@ async function callModel(
   messages: Message[],
   round: number,
   signal: AbortSignal,
+  answered: () => void,
 ): Promise<ModelReply> {
   const request: ModelRequest = {
     model: options.model,
@@ -202,6 +215,7 @@ async function callModel(
   for await (const event of options.provider.stream(request, signal)) {
     switch (event.type) {
       case "text_delta":
+        answered();
         emit({ type: "text_delta", round, text: event.text });
         break;
       case "thinking_delta":
@@ -216,6 +230,7 @@ async function callModel(
         emit({ ...event, type: "model_switch", round });
         break;
       case "done": {
+        answered();
         const answeredBy: AnsweredBy = {};
         if (event.provider !== undefined) answeredBy.provider = event.provider;
         if (event.model !== undefined) answeredBy.model = event.model;

@@ -5,7 +5,8 @@
 import type { ModelRequest } from "../llm/types.ts";
 import { ScriptedProvider, type ScriptedReply } from "../llm/scripted.ts";
 import { exitCodeFor } from "./exit_codes.ts";
-import { processWriters, readEnv, runTaskWith } from "./run.ts";
+import { processWriters, readEnv } from "./process_env.ts";
+import { runTaskWith } from "./run.ts";
 import { styleFor } from "./output/style.ts";
 import { DEFAULTS } from "../config/mod.ts";
 

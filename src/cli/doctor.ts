@@ -6,7 +6,8 @@
 import { loadConfig, type TernConfig } from "../config/mod.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
-import { resolveWorkspace, type RunFlags } from "./run.ts";
+import { resolveWorkspace } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
 import { openRuntime } from "./sandbox.ts";
 
 /** Runs the checks and prints one line per check. */

@@ -10,8 +10,9 @@ import type { McpManager, McpServerStatus } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import type { CommandLine } from "./args.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
-import { describeServer, openMcp } from "./mcp_setup.ts";
-import { processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+import { describeServer, openMcp } from "../harness/mcp_setup.ts";
+import { processWriters, resolveWorkspace } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
 import { terminalWriters } from "./process_env.ts";
 
 type McpLine = Extract<CommandLine, { command: "mcp" }>;

@@ -16,7 +16,8 @@ import {
   resolveNamedProvider,
 } from "../llm/setup.ts";
 import type { CommandLine } from "./args.ts";
-import { processWriters, resolveWorkspace, type RunFlags } from "./run.ts";
+import { processWriters, resolveWorkspace } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
 import { terminalWriters } from "./process_env.ts";
 
 type ModelsLine = Extract<CommandLine, { command: "models" }>;

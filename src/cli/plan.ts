@@ -3,23 +3,19 @@
  * a summary; `tern plan --resume [session]` continues an interrupted plan, `--append` adds
  * nodes to it first.
  */
-import { loadConfig } from "../config/mod.ts";
 import { TernError } from "../core/errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { PlanValidationError } from "../plan/graph.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
-import { Conversation } from "./conversation.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
-import { startMcpForRun } from "./mcp_setup.ts";
+import { type AgentSession, openAgentSession } from "../harness/agent_session.ts";
 import { styleFor } from "./output/style.ts";
-import { runPlan } from "./plan_run.ts";
+import { runPlan } from "../harness/plan_run.ts";
 import { planExitCode, planJson, planLines, planSummary } from "./plan_view.ts";
-import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
+import { processWriters, readEnv, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
-import { applySessionSettings, openRunSession } from "./run_session.ts";
-import { checkSandboxConfig } from "./sandbox_config.ts";
 
 type PlanLine = Extract<CommandLine, { command: "plan" }>;
 
@@ -37,23 +33,21 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     throw usage("--append adds nodes to a plan being continued: add --resume");
   }
   const append = line.append === undefined ? undefined : parseAppend(line.append);
-  const workspace = resolveWorkspace(flags.cwd);
-  const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
-  const home = readEnv("HOME");
-  const rules = await checkSandboxConfig(loaded.config, workspace, home);
-  const { connectModels } = await import("./run.ts");
   const choice = !resume ? {} : options.resume ? { resume: options.resume } : { continue: true };
-  const session = await openRunSession(choice, { ternHome: loaded.config.ternHome, workspace });
   const writers = processWriters();
   // JSON output gets what JSON leaves raw escaped; text is cleaned where it is made.
   const write = { ...writers, out: (text: string) => writers.out(jsonForTerminal(text)) };
-  const mcp = await startMcpForRun({
-    ternHome: loaded.config.ternHome,
-    workspace,
-    warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
-  });
   const text = flags.output === "text";
   const stream = flags.output === "stream-json";
+  const agent: AgentSession = await openAgentSession({
+    workspace: resolveWorkspace(flags.cwd),
+    flags: flags.config,
+    session: choice,
+    emit: () => {},
+    person: text ? oneAtATime(terminalPerson()) : undefined,
+    warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
+  });
+  const { session, config, conversation } = agent;
   const style = styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") });
   const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
   const controller = new AbortController();
@@ -62,23 +56,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     controller.abort();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
-  let conversation: Conversation | undefined;
   try {
-    const state = session.state();
-    const restored = applySessionSettings(loaded.config, loaded.sources, state);
-    const { setup, config } = await connectModels(restored, loaded.sources, state);
-    conversation = new Conversation({
-      workspace,
-      config: { ...config },
-      provider: setup.router,
-      session,
-      rules,
-      emit: () => {},
-      person: text ? oneAtATime(terminalPerson()) : undefined,
-      env: shellSourceEnv(),
-      home,
-      mcp,
-    });
     const result = await runPlan({
       conversation,
       task: line.task,
@@ -131,9 +109,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     return planExitCode(final, cancelled);
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    await conversation?.close();
-    session.closeOrDiscard();
-    await mcp?.close();
+    await agent.close();
   }
 }
 

@@ -3,9 +3,11 @@
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
 import { TernError } from "../core/errors.ts";
-import { NETWORK_ENV_NAMES } from "../sandbox/shell_env.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
+import { readEnv, shellSourceEnv } from "../harness/env.ts";
+
+export { readEnv, shellSourceEnv };
 
 /** Writers to the process's stdout and stderr that never write partially. */
 export function processWriters() {
@@ -40,45 +42,6 @@ function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Arra
   } catch (error) {
     // A reader that went away (`tern … | head`) is not an error of ours.
     if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
-  }
-}
-
-/** Variables a shell command may inherit, and the ones that name host sockets to hide. */
-const SHELL_SOURCE_NAMES = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "LC_MESSAGES",
-  "TERM",
-  "TZ",
-  "SSH_AUTH_SOCK",
-  "DOCKER_HOST",
-  "GPG_AGENT_INFO",
-  // For the tool worker only (shell commands never get them): Deno's module cache.
-  "DENO_DIR",
-  "XDG_CACHE_HOME",
-  // Proxy and CA variables, for commands with the network and MCP servers.
-  ...NETWORK_ENV_NAMES,
-];
-
-export function shellSourceEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of SHELL_SOURCE_NAMES) {
-    const value = readEnv(name);
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
-}
-
-/** A variable's value; undefined when unset or when tern may not read it. */
-export function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
   }
 }
 

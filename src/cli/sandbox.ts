@@ -3,7 +3,7 @@
  * with one call, computed by the same code the agent runs (profile compiler, worker flags,
  * bubblewrap arguments, rules, classifier, policy).
  */
-import { shellJoin } from "./shell_join.ts";
+import { shellJoin } from "../core/shell_join.ts";
 import { join } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
@@ -19,7 +19,7 @@ import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
 import type { RunFlags } from "./run.ts";
-import { readEnv, resolveWorkspace, shellSourceEnv } from "./run.ts";
+import { readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Prints the exact worker command line and bubblewrap arguments for this workspace. */

@@ -397,3 +397,18 @@ Deno.test("runTurn() leaves messages queued after the last model call to the cal
   // No tool round happened, so there was no model boundary to steer at.
   deepEqual(asked, 0);
 });
+
+Deno.test("runTurn() calls onAnswering once, when the model's first output arrives", async () => {
+  const order: string[] = [];
+  const { result } = await run([
+    { toolCalls: [call("echo", { value: "a" }, "c1")] },
+    { text: "Finished." },
+  ], {
+    emit: (e) => order.push(e.type),
+    onAnswering: () => order.push("answering"),
+  });
+  deepEqual(result.exitReason, "COMPLETED");
+  // A reply of tool calls alone counts: the hook fires before its message, not before the call.
+  deepEqual(order.filter((type) => type === "answering").length, 1);
+  deepEqual(order.slice(0, 3), ["turn_start", "round_start", "answering"]);
+});

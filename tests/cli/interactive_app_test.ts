@@ -5,7 +5,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { InteractiveApp } from "../../src/cli/interactive/app.ts";
 import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
-import { Conversation } from "../../src/cli/conversation.ts";
+import { Conversation } from "../../src/harness/conversation.ts";
 import { DEFAULTS } from "../../src/config/mod.ts";
 import type { Script } from "../../src/llm/scripted.ts";
 import { ScriptedProvider } from "../../src/llm/scripted.ts";

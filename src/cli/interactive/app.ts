@@ -16,7 +16,7 @@ import type { StatusInfo } from "../../tui/status.ts";
 import { statusLine } from "../../tui/status.ts";
 import type { Theme } from "../../tui/theme.ts";
 import type { TurnResult } from "../../agent/loop.ts";
-import type { Conversation } from "../conversation.ts";
+import type { Conversation } from "../../harness/conversation.ts";
 import { type CommandContext, type CommandRegistry, parseCommandLine } from "./commands.ts";
 
 /** Where the app draws. */

@@ -8,7 +8,7 @@ import { type Fact, memoryPromptSection, MemoryStore } from "../../memory/facts.
 import { loadHighlighter } from "../../tui/highlight.ts";
 import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff.ts";
 import { readEnv } from "../process_env.ts";
-import { UNNAMED_PROVIDER } from "../run_session.ts";
+import { UNNAMED_PROVIDER } from "../../harness/run_session.ts";
 
 export interface BackgroundServices {
   /** Starts the loads; called once the prompt is on screen. */

@@ -6,7 +6,7 @@ import type { Theme } from "../../tui/theme.ts";
 import type { Dialog } from "../../tui/dialogs.ts";
 import type { Session } from "../../session/session.ts";
 import type { TernConfig } from "../../config/mod.ts";
-import type { Conversation } from "../conversation.ts";
+import type { Conversation } from "../../harness/conversation.ts";
 
 /** What a command can do to the interactive session. */
 export interface CommandContext {

@@ -5,7 +5,7 @@
 import type { McpServerStatus } from "../../mcp/manager.ts";
 import type { Theme } from "../../tui/theme.ts";
 import { oneLine } from "../../tui/format.ts";
-import { describeServer, type OpenedMcp } from "../mcp_setup.ts";
+import { describeServer, type OpenedMcp } from "../../harness/mcp_setup.ts";
 import type { SlashCommand } from "./commands.ts";
 
 /** The MCP side of the session, once opened. */

@@ -15,7 +15,7 @@ export function planCommands(): SlashCommand[] {
       if (args === "") throw new Error("Say what to plan: /plan <task> (or /plan resume)");
       const [conversation, { runPlan }] = await Promise.all([
         context.conversation(),
-        import("../plan_run.ts"),
+        import("../../harness/plan_run.ts"),
       ]);
       const style = context.theme;
       const resume = args === "resume";

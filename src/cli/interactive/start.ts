@@ -14,11 +14,15 @@ import { loadRenderers } from "../../tui/renderers.ts";
 import { warmWidth } from "../../tui/width.ts";
 import { TranscriptView } from "../../tui/view.ts";
 import type { StatusInfo } from "../../tui/status.ts";
-import { checkSandboxConfig } from "../sandbox_config.ts";
-import type { Conversation } from "../conversation.ts";
+import { checkSandboxConfig } from "../../harness/sandbox_config.ts";
+import type { Conversation } from "../../harness/conversation.ts";
 import type { RunFlags } from "../run.ts";
 import { readEnv, resolveWorkspace } from "../process_env.ts";
-import { applySessionSettings, openRunSession, UNNAMED_PROVIDER } from "../run_session.ts";
+import {
+  applySessionSettings,
+  openRunSession,
+  UNNAMED_PROVIDER,
+} from "../../harness/run_session.ts";
 import { InteractiveApp } from "./app.ts";
 import { type CommandContext, CommandRegistry } from "./commands.ts";
 import { transcriptLines } from "./replay_lines.ts";
@@ -26,7 +30,7 @@ import { openDisplay } from "./display.ts";
 import { oneAtATime } from "../ask_person.ts";
 import type { BackgroundServices } from "./background.ts";
 import type { McpManager } from "../../mcp/manager.ts";
-import type { OpenedMcp } from "../mcp_setup.ts";
+import type { OpenedMcp } from "../../harness/mcp_setup.ts";
 
 /** Runs the interactive session until the person leaves; returns the exit code. */
 export async function runInteractive(flags: RunFlags): Promise<number> {
@@ -83,7 +87,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   // The MCP servers start behind the first prompt; a turn waits only for those still starting.
   let mcpOpening: Promise<OpenedMcp> | undefined;
   const openedMcp = () =>
-    mcpOpening ??= import("../mcp_setup.ts").then(async ({ openMcp, killOnExit }) => {
+    mcpOpening ??= import("../../harness/mcp_setup.ts").then(async ({ openMcp, killOnExit }) => {
       const opened = await openMcp({
         ternHome: config.ternHome,
         workspace,
@@ -134,8 +138,8 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   let connecting: Promise<Conversation> | undefined;
   const connect = (): Promise<Conversation> =>
     connecting ??= Promise.all([
-      import("../run.ts"),
-      import("../conversation.ts"),
+      import("../../harness/models.ts"),
+      import("../../harness/conversation.ts"),
       import("../process_env.ts"),
       rendered(),
     ]).then(
@@ -212,7 +216,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
       // A model or provider that cannot be used is refused before anything changes.
       let router: Conversation["provider"] | undefined;
       if (change.model !== undefined || change.provider !== undefined) {
-        const { connectModels } = await import("../run.ts");
+        const { connectModels } = await import("../../harness/models.ts");
         const connected = await connectModels(connectable(next), nextSources);
         next = connected.config;
         router = connected.setup.router;
@@ -237,7 +241,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
         if (restored.model !== config.model || restored.provider !== config.provider) {
           // The session's model needs its own connection; one that cannot be made (a key
           // missing here) leaves the current model in place, with a word about it.
-          const { connectModels } = await import("../run.ts");
+          const { connectModels } = await import("../../harness/models.ts");
           try {
             const connected = await connectModels(connectable(restored), sources, state);
             config = connected.config;

@@ -1,5 +1,5 @@
 import { deepEqual, equal } from "node:assert/strict";
-import { lockedWrites } from "../../src/cli/locked_writes.ts";
+import { lockedWrites } from "../../src/harness/locked_writes.ts";
 import { PathLocks } from "../../src/plan/path_locks.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";

@@ -8,8 +8,8 @@ import { join, resolve } from "node:path";
 import type { McpManager } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";
-import { readEnv, shellSourceEnv } from "./process_env.ts";
-import { shellJoin } from "./shell_join.ts";
+import { shellJoin } from "../core/shell_join.ts";
+import { readEnv, shellSourceEnv } from "./env.ts";
 
 export interface OpenMcpOptions {
   ternHome: string;

@@ -6,9 +6,8 @@
  * `/plan`.
  */
 import { readProjectRules } from "../agent/system_prompt.ts";
-import { TernError } from "../core/errors.ts";
 import { uniqueHexId } from "../core/ids.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
+import { NoPlanError } from "./errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import { appendNodes } from "../plan/graph.ts";
 import { type NodeInput, PlanExecutor } from "../plan/executor.ts";
@@ -49,7 +48,7 @@ export interface PlanRunResult {
 /**
  * Makes or loads the plan and runs it to the end (or until `signal`).
  * @throws {PlanningError} when no valid graph came back; {PlanValidationError} for a rejected
- *   append (nothing is recorded then); {TernError} when there is no plan to resume.
+ *   append (nothing is recorded then); {NoPlanError} when there is no plan to resume.
  */
 export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   const { conversation, signal } = options;
@@ -61,11 +60,10 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   if (options.resume) {
     const found = latestPlan(session);
     if (found === undefined) {
-      throw new TernError(
+      throw new NoPlanError(
         `Session "${
           session.id.slice(0, 8)
         }" has no plan to continue: start one with tern plan "task"`,
-        { exitCode: EXIT_USAGE },
       );
     }
     state = found;

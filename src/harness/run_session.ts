@@ -3,12 +3,12 @@
  * chosen one (`--resume <id|path>`), and the settings a resumed session brings back.
  */
 import type { TernConfig } from "../config/mod.ts";
-import { TernError } from "../core/errors.ts";
+import type { TernError } from "../core/errors.ts";
 import { findSession, latestSession } from "../session/paths.ts";
 import type { ReplayState } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
+import { SessionChoiceError } from "./errors.ts";
 
 /** Which session to write to: at most one of the two. */
 export interface SessionChoice {
@@ -22,7 +22,7 @@ export interface SessionChoice {
 
 /**
  * Opens (and locks) the session the run appends to.
- * @throws {TernError} (exit code 2) when there is nothing to continue, the session is unknown,
+ * @throws {SessionChoiceError} (exit code 2) when there is nothing to continue, the session is unknown,
  * held by another process, or belongs to another directory.
  */
 export async function openRunSession(
@@ -136,5 +136,5 @@ export function recordSettings(
 }
 
 function usage(message: string): TernError {
-  return new TernError(message, { exitCode: EXIT_USAGE });
+  return new SessionChoiceError(message);
 }

@@ -25,7 +25,7 @@ import type { Tool } from "../tools/define.ts";
 import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
-import type { TurnConfig } from "./run.ts";
+import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
 
 export interface ConversationOptions {
@@ -166,6 +166,15 @@ export class Conversation {
     return this.#openSandbox();
   }
 
+  /**
+   * Loads the tool code and opens the sandbox in the background, so the first tool call finds
+   * them ready: every turn does it once the model starts answering (the request is out).
+   */
+  preload(): void {
+    this.#loadTools().catch(() => {});
+    this.#openSandbox().catch(() => {});
+  }
+
   /** Runs one turn for `task` in the current session. */
   async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (this.#running) throw new Error("A turn is already running");
@@ -224,15 +233,7 @@ export class Conversation {
   async #turn(task: string, options: TurnOptions): Promise<TurnResult> {
     const { workspace, config, provider, session } = this.#options;
     const state = session.state();
-    let preloading = false;
     const emit: EmitFn = (event) => {
-      // The model has started answering, so the request is out: load the tool code and open
-      // the sandbox while the model streams.
-      if (!preloading && (event.type === "text_delta" || event.type === "assistant_message")) {
-        preloading = true;
-        this.#loadTools().catch(() => {});
-        this.#openSandbox().catch(() => {});
-      }
       if (event.type === "model_switch") recordSwitch(session, event);
       if (event.type === "turn_end") {
         const hostFiles = this.#sandbox?.gate.takeHostFileChanges() ?? [];
@@ -266,6 +267,7 @@ export class Conversation {
       temperature: config.temperature,
       thinking: config.thinking,
       onMessage: recordMessages(session),
+      onAnswering: () => this.preload(),
       prepare: compactionHook(session, {
         provider,
         model: config.model,

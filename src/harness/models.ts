@@ -1,0 +1,50 @@
+/** The models a session talks to, and the settings a turn runs with. */
+import type { TernConfig } from "../config/mod.ts";
+import { isProjectSource } from "../config/mod.ts";
+import type { ModelSetup } from "../llm/setup.ts";
+import type { ReplayState } from "../session/replay.ts";
+import type { SandboxConfig } from "./agent_sandbox.ts";
+
+/** The settings a turn needs; the rest of the config is the provider's business. */
+export type TurnConfig =
+  & Pick<
+    TernConfig,
+    | "model"
+    | "maxRounds"
+    | "maxTokens"
+    | "temperature"
+    | "bashTimeoutMs"
+    | "contextWindow"
+    | "compactAt"
+    | "toolResultChars"
+    | "thinking"
+  >
+  & Partial<Pick<TernConfig, "provider">>
+  & SandboxConfig;
+
+/**
+ * Connects to the models `config` names: the router (main provider and fallbacks) and the
+ * config the turn runs with, its model the one actually used and its context window from the
+ * catalog unless configured. The provider modules load here, off the `--version` path.
+ * @throws {TernError} (exit code 2) for an unknown provider or a missing key.
+ */
+export async function connectModels(
+  config: TernConfig,
+  sources: Readonly<Record<string, string>>,
+  restored?: Pick<ReplayState, "model">,
+): Promise<{ setup: ModelSetup; config: TernConfig }> {
+  const { setupModels } = await import("../llm/setup.ts");
+  // applySessionSettings() drops the session's model when --provider or --model was given.
+  const fromFlag = sources.provider === "command line" || sources.model === "command line";
+  const fromSession = restored?.model !== undefined && !fromFlag;
+  const setup = setupModels(config, {
+    model: sources.model !== "default" || fromSession,
+    baseUrl: sources.baseUrl !== "default",
+    ...(isProjectSource(sources.model) && !fromSession ? { projectModel: sources.model } : {}),
+  });
+  const { model, info, providerName } = setup.primary;
+  const contextWindow = sources.contextWindow === "default"
+    ? info.contextWindow
+    : config.contextWindow;
+  return { setup, config: { ...config, model, provider: providerName, contextWindow } };
+}

@@ -1,0 +1,91 @@
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import { openAgentSession } from "../../src/harness/agent_session.ts";
+import { SessionChoiceError } from "../../src/harness/errors.ts";
+import { Session } from "../../src/session/session.ts";
+import { withScriptedServer } from "../support/scripted_server.ts";
+
+/** Runs `body` in a fresh workspace and tern home, with the process environment pointing there. */
+async function withWorkspace(body: (ws: { dir: string; home: string }) => Promise<void>) {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-harness-ws-" }));
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-harness-home-" }));
+  const saved = ["TERN_HOME", "HOME", "TERN_API_KEY"].map((name) => [name, Deno.env.get(name)]);
+  Deno.env.set("TERN_HOME", home);
+  Deno.env.set("HOME", home);
+  Deno.env.set("TERN_API_KEY", "sk-test");
+  try {
+    await body({ dir, home });
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name!);
+      else Deno.env.set(name!, value);
+    }
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+async function sessionFiles(home: string): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (entry.name.endsWith(".jsonl")) files.push(path);
+    }
+  };
+  await walk(`${home}/sessions`).catch(() => {});
+  return files;
+}
+
+Deno.test("openAgentSession() throws SessionChoiceError and leaves no session for nothing to continue", async () => {
+  await withWorkspace(async ({ dir, home }) => {
+    await rejects(
+      openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: "http://127.0.0.1:9/v1", noSandbox: true },
+        session: { continue: true },
+        emit: () => {},
+        warn: () => {},
+      }),
+      (error) => error instanceof SessionChoiceError && error.exitCode === 2,
+    );
+    deepEqual(await sessionFiles(home), []);
+  });
+});
+
+Deno.test("AgentSession.close() closes the sandbox, then releases the session file", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer(
+      (_request, i) => i === 0 ? { text: "hello" } : { text: "again" },
+      async (server) => {
+        const events: string[] = [];
+        const agent = await openAgentSession({
+          workspace: dir,
+          flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+          emit: (event) => events.push(event.type),
+          warn: () => {},
+        });
+        equal(agent.workspace, dir);
+        equal(agent.session.header.cwd, dir);
+        // The preload hook opens the sandbox before any turn.
+        agent.preload();
+        const sandbox = await agent.conversation.sandbox();
+        ok(sandbox, "preload() opened no sandbox");
+        const result = await agent.conversation.turn("say hello");
+        equal(result.exitReason, "COMPLETED");
+        ok(events.includes("turn_end"), events.join(" "));
+        const path = agent.session.path;
+        await agent.close();
+        // Closed: the sandbox is gone and the session's lock is free for the next run.
+        equal(agent.conversation.sandbox(), undefined);
+        const again = await Session.open(path);
+        try {
+          ok(again.state().items.some((item) => item.message.content === "hello"));
+        } finally {
+          again.close();
+        }
+        await agent.close();
+      },
+    );
+  });
+});
