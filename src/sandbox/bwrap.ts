@@ -82,7 +82,8 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   const args = ["--unshare-all"];
   if (plan.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-  args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
+  args.push("--ro-bind", "/", "/", "--proc", "/proc");
+  args.push(...(plan.proxy !== undefined && !plan.network ? PROXIED_DEV : ["--dev", "/dev"]));
   args.push(...kernelArgs());
   args.push(...runArgs(plan.network));
   args.push(...maskArgs(plan));
@@ -226,6 +227,28 @@ function seccompArgs(plan: ShellPlan): string[] {
 const LAUNCHER = "f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; " +
   'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
   'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
+
+/**
+ * `/dev` of a command with host grants: what `--dev` gives but `/dev/pts`. Mounting a devpts
+ * makes an unprivileged bubblewrap map root in a first user namespace and nest a second one
+ * for the command, and the network namespace then belongs to the first, which no process is
+ * left in for the forwarder to join (`nsenter` has no way to its parent before util-linux
+ * 2.39). Without it there is one user namespace, the forwarder's way in.
+ */
+const PROXIED_DEV: readonly string[] = [
+  "--tmpfs",
+  "/dev",
+  ...["null", "zero", "full", "random", "urandom", "tty"].flatMap((name) => [
+    "--dev-bind",
+    `/dev/${name}`,
+    `/dev/${name}`,
+  ]),
+  ...["--symlink", "/proc/self/fd", "/dev/fd"],
+  ...["--symlink", "/proc/self/fd/0", "/dev/stdin"],
+  ...["--symlink", "/proc/self/fd/1", "/dev/stdout"],
+  ...["--symlink", "/proc/self/fd/2", "/dev/stderr"],
+  ...["--tmpfs", "/dev/shm"],
+];
 
 /** Where bubblewrap writes the sandbox's pid (`--info-fd`) for the forwarder's launcher. */
 export const INFO_FD = 4;

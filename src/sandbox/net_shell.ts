@@ -67,7 +67,8 @@ export async function runProxied(
     cwd: "/",
     env: { PATH: plan.env.PATH ?? "/usr/bin:/bin" },
     clearEnv: true,
-    stdin: "null",
+    // Its stdin stays open while tern lives: when tern dies, the proxy ends (see its script).
+    stdin: "piped",
     stdout: "piped",
     stderr: "null",
   }).spawn();
@@ -90,6 +91,7 @@ export async function runProxied(
     } catch {
       // Ended already.
     }
+    await proxy.stdin.close().catch(() => {});
     await proxy.status;
     await reading;
     await Deno.remove(socket).catch(() => {});
