@@ -38,6 +38,24 @@ export function proxyEnv(hosts: readonly string[], port = PROXY_PORT): Record<st
   return env;
 }
 
+/**
+ * `plan` for a command whose proxy for `hosts` listens on `socket`: its own network namespace,
+ * the forwarder to start in it, and the proxy variables.
+ */
+export function withProxy(
+  plan: ShellPlan,
+  hosts: readonly string[],
+  socket: string,
+  denoPath?: string,
+): ShellPlan {
+  return {
+    ...plan,
+    network: false,
+    proxy: { port: PROXY_PORT, forwarder: forwarderArgv(socket, PROXY_PORT, denoPath) },
+    env: { ...plan.env, ...proxyEnv(hosts, PROXY_PORT) },
+  };
+}
+
 /** Options for {@linkcode runProxied}. */
 export interface ProxiedRunOptions {
   /** A folder private to tern (never visible to commands) for the proxy's Unix socket. */
@@ -78,12 +96,7 @@ export async function runProxied(
     (event.kind === "connected" ? connected : refused).add(event.host);
   });
   try {
-    const result = await run({
-      ...plan,
-      network: false,
-      proxy: { port: PROXY_PORT, forwarder: forwarderArgv(socket, PROXY_PORT, options.denoPath) },
-      env: { ...plan.env, ...proxyEnv(hosts, PROXY_PORT) },
-    });
+    const result = await run(withProxy(plan, hosts, socket, options.denoPath));
     return { ...result, net: { connected: [...connected], refused: [...refused] } };
   } finally {
     try {

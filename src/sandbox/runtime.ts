@@ -26,7 +26,7 @@ import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv } from "./shell_env.ts";
-import { proxiedHosts, runProxied } from "./net_shell.ts";
+import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
 import { defaultConfigPath } from "./worker/flags.ts";
@@ -450,8 +450,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         profile: profile.name,
         grants: profile.grants,
         worker: worker.flags,
-        bwrap: shellKind === "bwrap" && lastPlan ? launchLine(lastPlan, options.bwrapPath) : null,
-        bwrapEnv: shellKind === "bwrap" && lastPlan ? Object.keys(sandboxEnv(lastPlan)) : null,
+        bwrap: shellKind === "bwrap" && lastPlan
+          ? launchLine(shownPlan(lastPlan, profile.grants.net), options.bwrapPath)
+          : null,
+        bwrapEnv: shellKind === "bwrap" && lastPlan
+          ? Object.keys(sandboxEnv(shownPlan(lastPlan, profile.grants.net)))
+          : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
         workerKind,
@@ -571,6 +575,15 @@ function exists(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `plan` as a command runs it under `net`: with host grants, with its proxy's forwarder and
+ * variables (the socket, which differs from command to command, shown as `<proxy-socket>`).
+ */
+function shownPlan(plan: ShellPlan, net: Grants["net"]): ShellPlan {
+  const hosts = proxiedHosts(net);
+  return hosts === null ? plan : withProxy(plan, hosts, "<proxy-socket>");
 }
 
 function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {

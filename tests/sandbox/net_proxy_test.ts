@@ -73,6 +73,11 @@ netTest("createSandbox() with a host grant reaches that host through the proxy o
   await withServers(async (a, b) => {
     await withRuntime(async (runtime, ws) => {
       await runtime.setExtraGrants({ net: [`127.0.0.1:${a.port}`] });
+      // What `tern sandbox explain` shows is what starts: the forwarder and the proxy variables.
+      const shown = runtime.explain();
+      ok(shown.bwrap?.join(" ").includes("nsenter"), JSON.stringify(shown.bwrap));
+      ok(shown.bwrap?.includes("--info-fd"), JSON.stringify(shown.bwrap));
+      ok(shown.bwrapEnv?.includes("https_proxy"), JSON.stringify(shown.bwrapEnv));
       const run = (command: string) => runtime.shell(command, { cwd: ws, timeoutMs: 20_000 });
       const ok1 = await run(`curl -sS --max-time 5 http://127.0.0.1:${a.port}/x`);
       equal(ok1.output.trim(), "hello from A", ok1.output);
