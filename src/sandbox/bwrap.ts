@@ -259,14 +259,16 @@ export const INFO_FD = 4;
  * network namespace (and, not as root, its user namespace, which owns it) with `nsenter` and
  * starts the forwarder there: outside the sandbox's mounts, pid namespace and seccomp filter,
  * with the launcher's process group (tern kills what is left of the group when bubblewrap
- * exits). bubblewrap closes fd 4 in the sandbox, so the command cannot write a pid there.
+ * exits). The reader reads to the end (bubblewrap closes fd 4 once it wrote): closing it
+ * earlier would kill bubblewrap with SIGPIPE in the middle of its writes. bubblewrap closes
+ * fd 4 in the sandbox, so the command cannot write a pid there.
  */
 const PROXY_LAUNCHER = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; ' +
   "for p in /proc/$$/fd/*; do n=${p##*/}; " +
   'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
   `re='"child-pid": *([0-9]+)'; ` +
   "exec 4> >(pid=; while read -r l; do " +
-  "if [[ $l =~ $re ]]; then pid=${BASH_REMATCH[1]}; break; fi; done; " +
+  "if [[ $l =~ $re ]]; then pid=${BASH_REMATCH[1]}; fi; done; " +
   '[ -n "$pid" ] || exit 0; if [ "$EUID" = 0 ]; then ns=(-n); ' +
   "else ns=(-U --preserve-credentials -n); fi; " +
   'exec nsenter -t "$pid" "${ns[@]}" -- "${fwd[@]}" </dev/null >/dev/null 2>&1); ' +

@@ -26,9 +26,9 @@ async function withServers(
 ): Promise<void> {
   const make = () => {
     let hits = 0;
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
       hits++;
-      return new Response("hello from A\n");
+      return new Response(`hello from A, host ${request.headers.get("host")}\n`);
     });
     return { server, view: { port: server.addr.port, hits: () => hits } };
   };
@@ -80,13 +80,13 @@ netTest("createSandbox() with a host grant reaches that host through the proxy o
       ok(shown.bwrapEnv?.includes("https_proxy"), JSON.stringify(shown.bwrapEnv));
       const run = (command: string) => runtime.shell(command, { cwd: ws, timeoutMs: 20_000 });
       const ok1 = await run(`curl -sS --max-time 5 http://127.0.0.1:${a.port}/x`);
-      equal(ok1.output.trim(), "hello from A", ok1.output);
+      equal(ok1.output.trim(), `hello from A, host 127.0.0.1:${a.port}`, ok1.output);
       deepEqual(ok1.net, { connected: [`127.0.0.1:${a.port}`], refused: [] });
       equal(a.hits(), 1);
 
       // CONNECT (what https uses) to the granted host works too.
       const tunnel = await run(`curl -sS --max-time 5 --proxytunnel http://127.0.0.1:${a.port}/`);
-      equal(tunnel.output.trim(), "hello from A", tunnel.output);
+      equal(tunnel.output.trim(), `hello from A, host 127.0.0.1:${a.port}`, tunnel.output);
       equal(a.hits(), 2);
 
       // Another port of the same host is refused with 403, by either method.
@@ -94,7 +94,7 @@ netTest("createSandbox() with a host grant reaches that host through the proxy o
         `curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:${b.port}/; echo; ` +
           `curl -s -o /dev/null -w '%{http_connect}' --max-time 5 --proxytunnel http://127.0.0.1:${b.port}/`,
       );
-      deepEqual(other.output.trim().split("\n"), ["403", "403"], other.output);
+      deepEqual(other.output.trim().split("\n"), ["403", "403"], JSON.stringify(other));
       deepEqual(other.net, { connected: [], refused: [`127.0.0.1:${b.port}`] });
       equal(b.hits(), 0);
 
@@ -127,6 +127,47 @@ netTest("createSandbox() without host grants gives a command no network and no p
       equal(a.hits(), 0);
       const line = runtime.explain().bwrap?.join(" ") ?? "";
       ok(!line.includes("nsenter") && !line.includes("--info-fd"), line);
+    });
+  });
+});
+
+netTest("the proxy cannot be talked around: raw requests, other names, its socket", async () => {
+  await withServers(async (a, b) => {
+    await withRuntime(async (runtime, ws) => {
+      await runtime.setExtraGrants({ net: [`127.0.0.1:${a.port}`] });
+      const raw = (request: string) =>
+        `exec 3<>/dev/tcp/127.0.0.1/3128; printf '${request}' >&3; head -c 300 <&3; echo; exec 3>&-`;
+      const result = await runtime.shell(
+        [
+          // A Host header naming another site is replaced by the granted one.
+          raw(`GET http://127.0.0.1:${a.port}/ HTTP/1.1\r\nHost: other.example\r\n\r\n`),
+          // A user part that looks like the granted host: refused outright (400).
+          raw(`GET http://127.0.0.1:${a.port}@127.0.0.1:${b.port}/ HTTP/1.1\r\n\r\n`),
+          raw(`CONNECT 127.0.0.1:${b.port} HTTP/1.1\r\n\r\n`),
+          raw("GARBAGE\r\n\r\n"),
+          // The proxy's socket folder is on the host's /tmp: commands see a private one.
+          "ls -d /tmp/tern-proxy-* 2>/dev/null && echo SOCKET-VISIBLE",
+          "echo done",
+        ].join("; "),
+        { cwd: ws, timeoutMs: 20_000 },
+      );
+      const out = result.output;
+      ok(out.includes(`hello from A, host 127.0.0.1:${a.port}`), out);
+      ok(!out.includes("other.example"), out);
+      equal(out.match(/403 Forbidden/g)?.length, 1, out);
+      equal(out.match(/400 Bad Request/g)?.length, 2, out);
+      ok(!out.includes("SOCKET-VISIBLE") && out.includes("done"), out);
+      equal(b.hits(), 0);
+      deepEqual(result.net?.refused, [`127.0.0.1:${b.port}`]);
+
+      // Grants taken back: the next command has no network again, and no proxy.
+      await runtime.setExtraGrants({});
+      const after = await runtime.shell(
+        `curl -sS --max-time 3 http://127.0.0.1:${a.port}/ && echo REACHED; echo done`,
+        { cwd: ws, timeoutMs: 20_000 },
+      );
+      ok(!after.output.includes("REACHED") && after.output.includes("done"), after.output);
+      equal(after.net, undefined);
     });
   });
 });
