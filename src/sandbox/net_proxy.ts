@@ -123,15 +123,26 @@ export function proxyArgv(
   ];
 }
 
+const PROXY_NAMES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].flatMap((name) => [
+  name,
+  name.toLowerCase(),
+]);
+
 /** Where the proxy's entry script is. */
 export const PROXY_SCRIPT = fileURLToPath(new URL("./net_proxy_main.ts", import.meta.url));
 
 /**
  * The argv that starts the forwarder for a proxy on `socket`, listening on `port` of the
- * command's loopback: Deno (this executable) with only that address and that socket allowed.
+ * command's loopback: Deno (this executable) with only that address and that socket allowed,
+ * through `env` (found on PATH) without the proxy variables.
  */
 export function forwarderArgv(socket: string, port: number, denoPath = Deno.execPath()): string[] {
   return [
+    // It starts with the command's environment: not its proxy variables (Deno's own update
+    // check would go through the proxy and show in the audit as the command's).
+    "env",
+    ...PROXY_NAMES.flatMap((name) => ["-u", name]),
+    "DENO_NO_UPDATE_CHECK=1",
     denoPath,
     "run",
     "--no-prompt",

@@ -83,7 +83,8 @@ export async function runProxied(
   const proxy = new Deno.Command(deno, {
     args,
     cwd: "/",
-    env: { PATH: plan.env.PATH ?? "/usr/bin:/bin" },
+    // Deno's own update check would connect from the host: not for the proxy.
+    env: { PATH: plan.env.PATH ?? "/usr/bin:/bin", DENO_NO_UPDATE_CHECK: "1" },
     clearEnv: true,
     // Its stdin stays open while tern lives: when tern dies, the proxy ends (see its script).
     stdin: "piped",
