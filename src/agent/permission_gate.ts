@@ -440,6 +440,7 @@ export class PermissionGate {
     }
     let observation: Observation;
     let sandbox: AuditRecord["sandbox"] = "none";
+    let net: AuditRecord["net"];
     // Files that run code on the host later, compared around every call that may write.
     const watch = allowed && !tool.readOnly ? runtime.watchHostFiles() : undefined;
     // Streamed output reaches the screen too: mask it on the way, holding back a little so a
@@ -463,7 +464,17 @@ export class PermissionGate {
     } else {
       const key = approvalKey(facts);
       const free = key !== undefined && this.#unsandboxedKeys.has(key);
-      const shell = free ? runtime.unsandboxedShell : runtime.shell;
+      const runner = free ? runtime.unsandboxedShell : runtime.shell;
+      // The hosts a command's proxy connected it to (or refused) go into the audit record.
+      const shell: typeof runner = async (command, options) => {
+        const result = await runner(command, options);
+        if (result.net) {
+          net ??= { connected: [], refused: [] };
+          net.connected.push(...result.net.connected);
+          net.refused.push(...result.net.refused);
+        }
+        return result;
+      };
       sandbox = tool.name.startsWith("mcp__")
         ? "mcp"
         : tool.name !== "bash"
@@ -507,6 +518,7 @@ export class PermissionGate {
       ...(sandbox === "worker" && runtime.worker?.auditPath
         ? { denoAudit: runtime.worker.auditPath }
         : {}),
+      ...(net ? { net } : {}),
       ...(hostFiles.length > 0 ? { hostFiles } : {}),
     });
     return observation;

@@ -42,6 +42,11 @@ export interface AuditRecord {
   durationMs: number;
   /** Path of the `DENO_AUDIT_PERMISSIONS` file of the worker run that served this call. */
   denoAudit?: string;
+  /**
+   * The hosts (`host:port`) the filtering proxy connected a shell command with host grants to,
+   * and those it refused; absent for commands without host grants.
+   */
+  net?: { connected: string[]; refused: string[] };
   /** Workspace files that run code on the host later which the call created or changed. */
   hostFiles?: Array<{ path: string; change: "created" | "changed" | "removed"; runs: string }>;
 }

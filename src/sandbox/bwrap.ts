@@ -52,9 +52,22 @@ export const SANDBOX_PIDS_FILE = "/run/.tern-pids";
  * The limits of `plan` as the head of its `bash -c` (see `ulimitPrefix`): the rlimits, and
  * joining the run's pids cgroup when the plan has one.
  */
-export function shellPrefix(plan: Pick<ShellPlan, "limits" | "pidsFile">): string {
+export function shellPrefix(plan: Pick<ShellPlan, "limits" | "pidsFile" | "proxy">): string {
   const pidsFile = plan.pidsFile === undefined ? undefined : SANDBOX_PIDS_FILE;
-  return ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { pidsFile });
+  const limits = ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { pidsFile });
+  return plan.proxy === undefined ? limits : limits + proxyWait(plan.proxy.port);
+}
+
+/** How long a command waits for its forwarder at most: 400 tries 5 ms apart (2 s and more). */
+const PROXY_WAIT_TRIES = 400;
+
+/**
+ * Waits until the forwarder listens on `port` (a connection it relays to the proxy, which
+ * drops it unanswered), so the command's first request does not find the port closed.
+ */
+function proxyWait(port: number): string {
+  return `for _ in {1..${PROXY_WAIT_TRIES}}; do (: <>/dev/tcp/127.0.0.1/${port}) 2>/dev/null ` +
+    "&& break; sleep 0.005; done; ";
 }
 
 /**
@@ -69,7 +82,8 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   const args = ["--unshare-all"];
   if (plan.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-  args.push("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev");
+  args.push("--ro-bind", "/", "/", "--proc", "/proc");
+  args.push(...(plan.proxy !== undefined && !plan.network ? PROXIED_DEV : ["--dev", "/dev"]));
   args.push(...kernelArgs());
   args.push(...runArgs(plan.network));
   args.push(...maskArgs(plan));
@@ -81,6 +95,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   args.push(...hideArgs(hiddenStillVisible(plan)));
   args.push(...remountArgs(plan));
   args.push(...seccompArgs(plan));
+  if (plan.proxy !== undefined && !plan.network) args.push("--info-fd", String(INFO_FD));
   args.push("--chdir", plan.cwd, "--", ...argv);
   return args;
 }
@@ -219,19 +234,82 @@ const LAUNCHER = "f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; " +
   'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
 
 /**
+ * `/dev` of a command with host grants: what `--dev` gives but `/dev/pts`. Mounting a devpts
+ * makes an unprivileged bubblewrap map root in a first user namespace and nest a second one
+ * for the command, and the network namespace then belongs to the first, which no process is
+ * left in for the forwarder to join (`nsenter` has no way to its parent before util-linux
+ * 2.39). Without it there is one user namespace, the forwarder's way in.
+ */
+const PROXIED_DEV: readonly string[] = [
+  "--tmpfs",
+  "/dev",
+  ...["null", "zero", "full", "random", "urandom", "tty"].flatMap((name) => [
+    "--dev-bind",
+    `/dev/${name}`,
+    `/dev/${name}`,
+  ]),
+  ...["--symlink", "/proc/self/fd", "/dev/fd"],
+  ...["--symlink", "/proc/self/fd/0", "/dev/stdin"],
+  ...["--symlink", "/proc/self/fd/1", "/dev/stdout"],
+  ...["--symlink", "/proc/self/fd/2", "/dev/stderr"],
+  ...["--tmpfs", "/dev/shm"],
+];
+
+/** Where bubblewrap writes the sandbox's pid (`--info-fd`) for the forwarder's launcher. */
+export const INFO_FD = 4;
+
+/**
+ * The launcher of a command with host grants: as `LAUNCHER`, and before bubblewrap starts, a
+ * reader on fd 4 (bubblewrap's `--info-fd`) waits for the sandbox's pid, then enters only its
+ * network namespace (and, not as root, its user namespace, which owns it) with `nsenter` and
+ * starts the forwarder there: outside the sandbox's mounts, pid namespace and seccomp filter,
+ * with the launcher's process group (tern kills what is left of the group when bubblewrap
+ * exits). The reader reads to the end (bubblewrap closes fd 4 once it wrote): closing it
+ * earlier would kill bubblewrap with SIGPIPE in the middle of its writes. bubblewrap closes
+ * fd 4 in the sandbox, so the command cannot write a pid there.
+ */
+const PROXY_LAUNCHER = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; ' +
+  "for p in /proc/$$/fd/*; do n=${p##*/}; " +
+  'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
+  `re='"child-pid": *([0-9]+)'; ` +
+  "exec 4> >(pid=; while read -r l; do " +
+  "if [[ $l =~ $re ]]; then pid=${BASH_REMATCH[1]}; fi; done; " +
+  '[ -n "$pid" ] || exit 0; if [ "$EUID" = 0 ]; then ns=(-n); ' +
+  "else ns=(-U --preserve-credentials -n); fi; " +
+  'exec nsenter -t "$pid" "${ns[@]}" -- "${fwd[@]}" </dev/null >/dev/null 2>&1); ' +
+  'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
+
+/**
  * The program and arguments that start bubblewrap with `args` (from {@linkcode bwrapArgs} or
  * {@linkcode bwrapArgvFor}) for `plan`: `bash -c <launcher> tern-sandbox <filter> <bwrap>
- * ...args`, see `LAUNCHER`. One bash start (about a millisecond) per command.
+ * ...args`, see `LAUNCHER`. One bash start (about a millisecond) per command. With
+ * `plan.proxy` (and no shared network), `bash -c <proxy launcher> tern-sandbox <filter>
+ * <count> <forwarder...> <bwrap> ...args`, which also starts the forwarder (see
+ * `PROXY_LAUNCHER`).
  */
 export function launchArgv(
-  plan: Pick<ShellPlan, "seccomp">,
+  plan: Pick<ShellPlan, "seccomp"> & Partial<Pick<ShellPlan, "proxy" | "network">>,
   args: readonly string[],
   bwrapPath = "bwrap",
 ): { program: string; args: string[] } {
-  return {
-    program: "bash",
-    args: ["-c", LAUNCHER, "tern-sandbox", plan.seccomp ?? "", bwrapPath, ...args],
-  };
+  const filter = plan.seccomp ?? "";
+  if (plan.proxy !== undefined && !plan.network) {
+    const fwd = plan.proxy.forwarder;
+    return {
+      program: "bash",
+      args: [
+        "-c",
+        PROXY_LAUNCHER,
+        "tern-sandbox",
+        filter,
+        String(fwd.length),
+        ...fwd,
+        bwrapPath,
+        ...args,
+      ],
+    };
+  }
+  return { program: "bash", args: ["-c", LAUNCHER, "tern-sandbox", filter, bwrapPath, ...args] };
 }
 
 /**

@@ -19,13 +19,14 @@ import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
 import { type HostFileChange, hostFileChanges, snapshotHostFiles } from "./persistence.ts";
 import { makePidsCgroup, removeStalePidsCgroups } from "./pids_cgroup.ts";
 import { makePrivateTmp, PRIVATE_TMP_PREFIX, removeStaleTmp } from "./private_tmp.ts";
-import { compileProfile, grantsAny, type SandboxProfile, widenGrants } from "./profiles.ts";
+import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
 import { hostPrivatePaths, privateView } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv } from "./shell_env.ts";
+import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
 import { defaultConfigPath } from "./worker/flags.ts";
@@ -292,8 +293,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       ...(seccomp === null ? {} : { seccomp }),
       limits,
       ...(pids ? { pidsFile: pids.procsFile } : {}),
-      network: grantsAny(profile.grants.net),
-      env: { ...env, ...(grantsAny(profile.grants.net) ? networkEnv(options.env) : {}), ...passed },
+      // Host grants go through a proxy per command (see net_shell.ts): only "all" shares the
+      // host network.
+      network: profile.grants.net === "all",
+      env: { ...env, ...(profile.grants.net === "all" ? networkEnv(options.env) : {}), ...passed },
     };
   };
   const layersOf = (built: ShellPlan): SandboxLayers => ({
@@ -318,12 +321,24 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // once no command runs, if they are still empty and were absent when the command started.
   let running = 0;
   const placeholders = new Set<string>();
+  // The proxies' sockets: a folder of tern's own under the host's /tmp (commands see a private
+  // /tmp), made at the first command with host grants.
+  let socketDir: Promise<string> | undefined;
+  let proxied = 0;
   const bwrapShell: ShellRunner = async (command, run) => {
     const built = await currentPlan();
     for (const path of built.guarded ?? []) if (!exists(path)) placeholders.add(path);
     running++;
     try {
-      return await createBwrapRunner(built, { bwrapPath: options.bwrapPath })(command, run);
+      const runIn = (plan: ShellPlan) =>
+        createBwrapRunner(plan, { bwrapPath: options.bwrapPath })(command, run);
+      const hosts = proxiedHosts(profile.grants.net);
+      if (hosts === null) return await runIn(built);
+      socketDir ??= Deno.makeTempDir({ prefix: "tern-proxy-" });
+      return await runProxied(built, hosts, runIn, {
+        socketDir: await socketDir,
+        name: String(++proxied),
+      });
     } finally {
       if (--running === 0) {
         for (const path of placeholders) {
@@ -435,8 +450,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         profile: profile.name,
         grants: profile.grants,
         worker: worker.flags,
-        bwrap: shellKind === "bwrap" && lastPlan ? launchLine(lastPlan, options.bwrapPath) : null,
-        bwrapEnv: shellKind === "bwrap" && lastPlan ? Object.keys(sandboxEnv(lastPlan)) : null,
+        bwrap: shellKind === "bwrap" && lastPlan
+          ? launchLine(shownPlan(lastPlan, profile.grants.net), options.bwrapPath)
+          : null,
+        bwrapEnv: shellKind === "bwrap" && lastPlan
+          ? Object.keys(sandboxEnv(shownPlan(lastPlan, profile.grants.net)))
+          : null,
         shellKind,
         ...(shellNote ? { shellNote } : {}),
         workerKind,
@@ -447,6 +466,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       };
     },
     async close() {
+      if (socketDir) await Deno.remove(await socketDir, { recursive: true }).catch(() => {});
       if (privateFilterDir) {
         await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
       }
@@ -555,6 +575,15 @@ function exists(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `plan` as a command runs it under `net`: with host grants, with its proxy's forwarder and
+ * variables (the socket, which differs from command to command, shown as `<proxy-socket>`).
+ */
+function shownPlan(plan: ShellPlan, net: Grants["net"]): ShellPlan {
+  const hosts = proxiedHosts(net);
+  return hosts === null ? plan : withProxy(plan, hosts, "<proxy-socket>");
 }
 
 function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {

@@ -60,6 +60,13 @@ export interface ShellPlan {
    * Those outside `/tmp`, absent or inside a writable root are left out.
    */
   revealed?: readonly string[];
+  /**
+   * Host grants: the command keeps a network namespace of its own (loopback only), and the
+   * launcher starts `forwarder` (see `net_forwarder.ts`) in it, outside the sandbox, listening
+   * on `127.0.0.1:port` and relaying to tern's filtering proxy (`net_proxy.ts`). The command
+   * waits for it before it starts. Only with `network` false.
+   */
+  proxy?: { port: number; forwarder: readonly string[] };
   /** Share the host network; otherwise the command gets a network namespace of its own. */
   network: boolean;
   /** The complete environment inside; nothing else is inherited. */
@@ -83,5 +90,10 @@ export interface ShellRunOptions {
  */
 export type ShellRunner = (command: string, options: ShellRunOptions) => Promise<ShellResult>;
 
-/** How a shell command ended: what a process group run reports. */
-export type ShellResult = ProcessGroupResult;
+/**
+ * How a shell command ended: what a process group run reports, and for a command with host
+ * grants the hosts (`host:port`) its proxy connected it to and those it refused.
+ */
+export type ShellResult = ProcessGroupResult & {
+  net?: { connected: string[]; refused: string[] };
+};
