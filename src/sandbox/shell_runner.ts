@@ -46,20 +46,43 @@ export interface BwrapRunnerOptions extends ShellRunnerOptions {
  * output. Throws only when bubblewrap cannot be started at all (not installed).
  */
 export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions = {}): ShellRunner {
-  return (command, run) => {
+  return async (command, run) => {
+    // The launcher (bash) execs bubblewrap: one that is not there would be its exit code 127,
+    // indistinguishable from a command's "not found". Say it as the spawn failure it is.
+    findProgram(options.bwrapPath ?? "bwrap", plan.env.PATH);
     const launch = launchArgv(
       plan,
       bwrapArgs({ ...plan, cwd: run.cwd }, command),
       options.bwrapPath,
     );
-    return runInProcessGroup(launch.program, {
-      args: launch.args,
-      cwd: "/",
-      // bubblewrap passes its own environment on: nothing of it appears on its command line.
-      env: sandboxEnv(plan),
-      ...groupOptions(run, options),
-    }).then(shellResult);
+    return shellResult(
+      await runInProcessGroup(launch.program, {
+        args: launch.args,
+        cwd: "/",
+        // bubblewrap passes its own environment on: nothing of it appears on its command line.
+        env: sandboxEnv(plan),
+        ...groupOptions(run, options),
+      }),
+    );
   };
+}
+
+/**
+ * Throws Deno's NotFound unless `program` (a path, or a name searched in `path`) is a file.
+ * A few `stat` calls: cheap beside a sandbox's start.
+ */
+function findProgram(program: string, path = "/usr/local/bin:/usr/bin:/bin"): void {
+  const candidates = program.includes("/")
+    ? [program]
+    : path.split(":").filter((dir) => dir !== "").map((dir) => `${dir}/${program}`);
+  for (const candidate of candidates) {
+    try {
+      if (Deno.statSync(candidate).isFile) return;
+    } catch {
+      // Not here.
+    }
+  }
+  throw new Deno.errors.NotFound(`Failed to spawn '${program}': entity not found`);
 }
 
 /**
