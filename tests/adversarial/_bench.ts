@@ -23,7 +23,6 @@ export const SECRETS = {
   aws: "AWSSECRET-wJalrXUtnFEMI-K7MDENG-bPxRfiCY",
   ssh: "SSHKEY-b3BlbnNzaC1rZXktdjEAAAAA-7f3a9c",
   dotenv: "DOTENV-SECRET-91ab3cd4ef",
-  notes: "SIBLING-SECRET-2d8e4f6a1c",
 } as const;
 
 /** The bench's folders, and tern's environment. */
@@ -104,8 +103,9 @@ export async function makeBench(): Promise<Bench> {
     [join(home, ".bashrc")]: "export PS1='$ '\n",
     [join(home, ".env")]: `TERN_API_KEY=${SECRETS.dotenv}\n`,
     [join(ternHome, "config.jsonc")]: '{ "maxRounds": 30 }\n',
-    [join(ternHome, "mcp-trust.json")]: '{ "version": 1, "servers": {} }\n',
-    [join(sibling, "notes.txt")]: `private notes ${SECRETS.notes}\n`,
+    [join(ternHome, "mcp-trust.json")]: '{ "version": 1, "workspaces": {} }\n',
+    // Readable by commands like the rest of the disk, but never writable.
+    [join(sibling, "notes.txt")]: "the person's notes\n",
     [join(dir, "README.md")]: "# a project\n",
   };
   for (const [path, text] of Object.entries(files)) {
@@ -272,8 +272,8 @@ export async function runCase(scenario: Scenario, mode: Mode): Promise<void> {
         ...(scenario.noModel ? [] : ["-m", "scripted"]),
         "--mode",
         reviewMode,
-        "-o",
-        "json",
+        // At a terminal the text output (a person is asked only there); JSON elsewhere.
+        ...(mode === "ask-pty" ? [] : ["-o", "json"]),
         ...(scenario.args ?? []),
         "do the task",
       ];
@@ -316,7 +316,11 @@ export async function runCase(scenario: Scenario, mode: Mode): Promise<void> {
     }
     // 6. In ask modes no one said yes: nothing was reviewed by a model.
     if (mode !== "auto") deepEqual(outcome.reviews, [], `${where} a reviewer model was asked`);
-    await scenario.check?.(outcome, bench);
+    try {
+      await scenario.check?.(outcome, bench);
+    } catch (error) {
+      throw new Error(`${where} ${(error as Error).message}\n${context}`, { cause: error });
+    }
   } finally {
     killLeft(leftProcesses(bench.root));
     await Deno.remove(bench.root, { recursive: true });
