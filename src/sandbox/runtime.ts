@@ -331,10 +331,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       if (--running === 0) {
         const made = [...placeholders].filter((path) => exists(path) && isAbsentOrEmptyDir(path));
         placeholders.clear();
-        // Not awaited: the result need not wait for it (a process start); the next command
-        // and close() do.
         if (made.length > 0) {
           removing = removeEmptyDirs(made).finally(() => removing = undefined);
+          await removing;
         }
       }
     }
@@ -460,7 +459,6 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await privateTmp.remove();
       await (await pidsMade)?.remove();
       await swept;
-      await removing;
     },
   };
 }
