@@ -34,11 +34,12 @@ export interface RunFlags {
 export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   const write = processWriters();
   const text = flags.output === "text";
+  const facts: TurnFacts = {};
   const agent = await openAgentSession({
     workspace: resolveWorkspace(flags.cwd),
     flags: flags.config,
     session: flags.session,
-    emit: createEmitter(flags.output, write, flags.raw === true),
+    emit: createEmitter(flags.output, write, flags.raw === true, facts),
     person: text ? terminalPerson() : undefined,
     warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
     onSandboxOpen: text ? unconfinedWarning(write) : undefined,
@@ -49,7 +50,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     if (text) {
       for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
     }
-    const result = await turnWithOutput(agent.conversation, task, flags.output, write);
+    const result = await turnWithOutput(agent.conversation, task, flags.output, write, facts);
     if (text) {
       write.err(`tern: session ${session.id.slice(0, 8)} (continue it with tern run -c "…")\n`);
     }
@@ -90,13 +91,14 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
   ]);
   const session = options.session ??
     await Session.create(config.ternHome, { cwd: workspace, ternVersion: VERSION });
+  const facts: TurnFacts = {};
   const conversation = new Conversation({
     workspace,
     config,
     provider: options.provider,
     session,
     rules,
-    emit: createEmitter(output, write, options.raw === true),
+    emit: createEmitter(output, write, options.raw === true, facts),
     person: options.person,
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
@@ -108,7 +110,7 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     if (output === "text") {
       for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
     }
-    return await turnWithOutput(conversation, options.task, output, write);
+    return await turnWithOutput(conversation, options.task, output, write, facts);
   } finally {
     await conversation.close();
     if (options.session === undefined) session.closeOrDiscard();
@@ -126,12 +128,18 @@ function unconfinedWarning(write: Writers): (sandbox: AgentSandbox) => void {
 
 type Writers = { out: (text: string) => void; err: (text: string) => void };
 
+/** What the JSON result takes from the turn's events: its changes to host-run files. */
+interface TurnFacts {
+  hostFiles?: Extract<AgentEvent, { type: "turn_end" }>["hostFiles"];
+}
+
 /** Runs one turn of `conversation`, Ctrl-C cancelling it; with JSON output, prints the result. */
 async function turnWithOutput(
   conversation: Conversation,
   task: string,
   output: OutputFormat,
   write: Writers,
+  facts: TurnFacts,
 ): Promise<TurnResult> {
   const session = conversation.session;
   const controller = new AbortController();
@@ -164,6 +172,7 @@ async function turnWithOutput(
           sessionUsage: total.usage,
           sessionCost: total.cost,
           audit,
+          ...(facts.hostFiles === undefined ? {} : { hostFiles: facts.hostFiles }),
         })) + "\n",
       );
     }
@@ -177,11 +186,16 @@ function createEmitter(
   output: OutputFormat,
   write: { out: (text: string) => void; err: (text: string) => void },
   raw: boolean,
+  facts: TurnFacts,
 ): EmitFn {
   if (output === "stream-json") {
     return (event: AgentEvent) => write.out(jsonForTerminal(JSON.stringify(event)) + "\n");
   }
-  if (output === "json") return () => {};
+  if (output === "json") {
+    return (event) => {
+      if (event.type === "turn_end" && event.hostFiles) facts.hostFiles = event.hostFiles;
+    };
+  }
   return createTextRenderer({
     ...write,
     raw,

@@ -85,6 +85,13 @@ export async function startMcpForRun(
     return undefined;
   }
   if (manager === undefined) return undefined;
+  // A project server whose trust lapsed (its definition or a file it runs changed) is not
+  // started: say why, or the person would not know the run went on without it.
+  for (const status of manager.status()) {
+    if (status.state === "UNTRUSTED" && status.error?.startsWith("needs trust again")) {
+      options.warn(`MCP server "${status.name}" is not started: ${status.error}`);
+    }
+  }
   const told = new Set<string>();
   const current = manager;
   manager.onChange(() => {

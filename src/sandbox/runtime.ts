@@ -325,8 +325,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // /tmp), made at the first command with host grants.
   let socketDir: Promise<string> | undefined;
   let proxied = 0;
+  // The removal under way: a command starts only after it, so no guard it mounts is removed.
+  let removing: Promise<void> | undefined;
   const bwrapShell: ShellRunner = async (command, run) => {
     const built = await currentPlan();
+    while (removing !== undefined) await removing;
     for (const path of built.guarded ?? []) if (!exists(path)) placeholders.add(path);
     running++;
     try {
@@ -341,10 +344,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       });
     } finally {
       if (--running === 0) {
-        for (const path of placeholders) {
-          if (isAbsentOrEmptyDir(path)) await Deno.remove(path).catch(() => {});
-        }
+        const made = [...placeholders].filter((path) => exists(path) && isAbsentOrEmptyDir(path));
         placeholders.clear();
+        if (made.length > 0) {
+          removing = removeEmptyDirs(made).finally(() => removing = undefined);
+          await removing;
+        }
       }
     }
   };
@@ -566,6 +571,20 @@ function viewOf(
 
 function inside(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/**
+ * Removes the empty folders `paths` with `rmdir` (which leaves a folder that is not empty):
+ * this process may not write the workspace (bin/_env.sh), so `Deno.remove` would fail there.
+ * Never throws.
+ */
+async function removeEmptyDirs(paths: readonly string[]): Promise<void> {
+  await new Deno.Command("rmdir", {
+    args: ["--", ...paths],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).output().catch(() => {});
 }
 
 function exists(path: string): boolean {
