@@ -180,6 +180,9 @@ async function sandboxedCommand(
       ],
       masked: [...view.masked, ...rootOnly.masked],
       visible: [...view.visible, ...named],
+      // The same under /tmp, where the sandbox's own /tmp hides the host's (a home, a cache or
+      // a checkout there).
+      revealed: [cwd, ...named],
       hidden: [
         context.ternHome,
         ...(home ? secretLocations(home) : []),

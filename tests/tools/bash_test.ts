@@ -157,8 +157,9 @@ bwrapTest("bash() never passes secrets in the environment", async () => {
     OPENAI_API_KEY: "sk-openai",
     ANTHROPIC_API_KEY: "sk-anthropic",
     GITHUB_TOKEN: "ghp-token",
-    DB_PASSWORD: "hunter2",
-    MY_SECRET: "shh",
+    DB_PASSWORD: "hunter2-4b8d",
+    // Values no path or variable of the machine contains by chance ("shh" is in "/tmp/freshhome").
+    MY_SECRET: "shh-7c1e9a",
   };
   const before = new Map(Object.keys(secrets).map((k) => [k, Deno.env.get(k)]));
   for (const [name, value] of Object.entries(secrets)) Deno.env.set(name, value);
