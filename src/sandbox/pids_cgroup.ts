@@ -47,16 +47,30 @@ done`;
 
 /**
  * $1 is the name prefix, $2 the folder the runs' tmp folders are in: removes each cgroup of
- * that prefix whose tmp folder of the same name is gone. rmdir removes no cgroup that has
+ * that prefix whose tmp folder (its name without the prefix) is gone. rmdir removes no cgroup that has
  * processes.
  */
 const SWEEP = `${FIND_HIERARCHY}
 for dir in "$root/$1"*; do
   [ -d "$dir" ] || continue
-  tmp="$2/\${dir##*/}"
+  name="\${dir##*/}"
+  tmp="$2/\${name#"$1"}"
   if [ ! -e "$tmp" ] && [ ! -L "$tmp" ] && rmdir "$dir" 2>/dev/null; then echo "$dir"; fi
 done
 exit 0`;
+
+/**
+ * The prefix of the pids cgroups of runs whose private tmp folders are in `tmpDir`: `tern-`,
+ * the folder's 32-bit FNV-1a hash in hex, `-`. Runs with another TMPDIR have another prefix, so
+ * a sweep never removes the cgroup of a live run whose tmp folder it cannot see.
+ */
+export function pidsCgroupPrefix(tmpDir: string): string {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(tmpDir)) {
+    hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  }
+  return `tern-${hash.toString(16).padStart(8, "0")}-`;
+}
 
 /**
  * Makes the pids cgroup `name` (the run's private tmp folder's name, so that

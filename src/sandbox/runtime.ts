@@ -17,8 +17,8 @@ import {
 } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
 import { type HostFileChange, hostFileChanges, snapshotHostFiles } from "./persistence.ts";
-import { makePidsCgroup, removeStalePidsCgroups } from "./pids_cgroup.ts";
-import { makePrivateTmp, PRIVATE_TMP_PREFIX, removeStaleTmp } from "./private_tmp.ts";
+import { makePidsCgroup, pidsCgroupPrefix, removeStalePidsCgroups } from "./pids_cgroup.ts";
+import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
 import { hostPrivatePaths, privateView } from "./host_private.ts";
@@ -252,7 +252,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // As root RLIMIT_NPROC does not hold: the run's pids cgroup does, where one can be made.
   // Made while the plan is built; the plan waits for it.
   const pidsMade = shellKind === "bwrap" && isDir("/run")
-    ? makePidsCgroup(basename(tmp), limits.processes)
+    ? makePidsCgroup(pidsCgroupPrefix(dirname(tmp)) + basename(tmp), limits.processes)
     : Promise.resolve(null);
   // Outside the sandbox a command has the network anyway: give it the proxy and CA variables.
   const unsandboxedShell = createUnsandboxedRunner({ ...env, ...networkEnv(options.env) }, {
@@ -524,7 +524,7 @@ function createEmptyFile(path: string): void {
  */
 async function sweepStale(own: string): Promise<void> {
   await removeStaleTmp(own);
-  await removeStalePidsCgroups(PRIVATE_TMP_PREFIX, dirname(own));
+  await removeStalePidsCgroups(pidsCgroupPrefix(dirname(own)), dirname(own));
 }
 
 function isDir(path: string): boolean {
