@@ -157,8 +157,8 @@ export function makeDirsVerified(workspace: string, dir: string, path: string): 
   }
 }
 
-/** How often {@linkcode removeSoon} tries, 1 ms apart. */
-const REMOVE_TRIES = 50;
+/** How often {@linkcode removeSoon} tries, 1 ms apart (a second at most: a loaded machine may take that long to swap a folder back). */
+const REMOVE_TRIES = 1000;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
