@@ -49,13 +49,24 @@ export function bwrapArgs(plan: ShellPlan, command: string): string[] {
 export const SANDBOX_PIDS_FILE = "/run/.tern-pids";
 
 /**
- * The limits of `plan` as the head of its `bash -c` (see `ulimitPrefix`): the rlimits, and
- * joining the run's pids cgroup when the plan has one.
+ * The head of a command's `bash -c` under `plan`: the liveness check (see `LIVENESS_FD`),
+ * the limits (see `ulimitPrefix`): the rlimits, and joining the run's pids cgroup when the
+ * plan has one.
  */
 export function shellPrefix(plan: Pick<ShellPlan, "limits" | "pidsFile" | "proxy">): string {
   const pidsFile = plan.pidsFile === undefined ? undefined : SANDBOX_PIDS_FILE;
-  const limits = ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { pidsFile });
+  const limits = livenessCheck() + ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { pidsFile });
   return plan.proxy === undefined ? limits : limits + proxyWait(plan.proxy.port);
+}
+
+/**
+ * Exits (137, as a kill would) when tern's liveness pipe on `LIVENESS_FD` is at end-of-file:
+ * tern died while the sandbox started. `read -t 0` reads nothing; it succeeds only when data or
+ * end-of-file is there, and fails on a missing descriptor (a sandbox started by hand), so the
+ * command runs. Then the descriptor is closed: the command never sees it.
+ */
+function livenessCheck(): string {
+  return `{ read -t 0 -u ${LIVENESS_FD} && exit 137; exec ${LIVENESS_FD}<&-; } 2>/dev/null; `;
 }
 
 /** How long a command waits for its forwarder at most: 400 tries 5 ms apart (2 s and more). */
@@ -224,13 +235,26 @@ function seccompArgs(plan: ShellPlan): string[] {
 }
 
 /**
+ * Where a command's shell finds tern's liveness pipe (the launcher's stdin, which tern holds
+ * open and never writes to; the command's own stdin is `/dev/null`). bubblewrap's
+ * `--die-with-parent` cannot cover a tern that dies while a sandbox starts: the outer
+ * bubblewrap arms it only after its clone, and the sandbox's init only once its mounts are
+ * done, so a death in between leaves a sandbox whose parent is already gone. The shell's first
+ * step (see {@linkcode shellPrefix}) is to exit when the pipe has reached end-of-file, and
+ * close it: by then both are armed, so tern's death from then on takes the sandbox.
+ */
+export const LIVENESS_FD = 9;
+
+/**
  * The script that starts bubblewrap: it closes every file descriptor above 2 it inherited
  * (tern may have been started holding some: a directory or a socket of the host would pass
- * through bubblewrap into the sandbox, and `/proc/self/fd/N` reaches past every mount), then
- * opens the seccomp filter as fd 3 and execs bubblewrap, which reads and closes it.
+ * through bubblewrap into the sandbox, and `/proc/self/fd/N` reaches past every mount), moves
+ * stdin (tern's liveness pipe) to `LIVENESS_FD`, then opens the seccomp filter as fd 3 and
+ * execs bubblewrap, which reads and closes it.
  */
 const LAUNCHER = "f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; " +
   'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
+  `exec ${LIVENESS_FD}<&0 </dev/null; ` +
   'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
 
 /**
@@ -277,6 +301,7 @@ const PROXY_LAUNCHER = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; ' +
   '[ -n "$pid" ] || exit 0; if [ "$EUID" = 0 ]; then ns=(-n); ' +
   "else ns=(-U --preserve-credentials -n); fi; " +
   'exec nsenter -t "$pid" "${ns[@]}" -- "${fwd[@]}" </dev/null >/dev/null 2>&1); ' +
+  `exec ${LIVENESS_FD}<&0 </dev/null; ` +
   'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
 
 /**

@@ -62,6 +62,12 @@ export interface ProcessGroupOptions {
   onOutput?: (text: string) => void;
   /** Output characters kept in memory (first half and last half); default 2,000,000. */
   memoryChars?: number;
+  /**
+   * Give the command a pipe as stdin that nothing is ever written to and that closes only when
+   * tern does: a read end that reaches end-of-file tells a process tern has died (see
+   * `LIVENESS_FD` in bwrap.ts). Default false: stdin is closed.
+   */
+  livenessPipe?: boolean;
 }
 
 /** How a command in a process group ended. */
@@ -82,7 +88,8 @@ export interface ProcessGroupResult {
 const DRAIN_MS = 1000;
 
 /**
- * Runs `command` detached into a new process group (pgid = pid) with stdin closed. On timeout
+ * Runs `command` detached into a new process group (pgid = pid) with stdin closed (or a
+ * liveness pipe, see `livenessPipe`). On timeout
  * or abort the whole group gets SIGTERM, then SIGKILL; when the leader exits by itself, what
  * is left of its group (background jobs) is killed. Never leaves a process of the group
  * behind. Throws only when the command cannot be started.
@@ -96,7 +103,7 @@ export async function runInProcessGroup(
     cwd: options.cwd,
     env: options.env,
     clearEnv: true,
-    stdin: "null",
+    stdin: options.livenessPipe ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",
     detached: true,
@@ -136,6 +143,7 @@ export async function runInProcessGroup(
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
+    if (options.livenessPipe) await child.stdin.close().catch(() => {});
   }
 }
 

@@ -61,6 +61,8 @@ export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions =
         cwd: "/",
         // bubblewrap passes its own environment on: nothing of it appears on its command line.
         env: sandboxEnv(plan),
+        // The launcher moves it to LIVENESS_FD: a command that starts after tern died exits.
+        livenessPipe: true,
         ...groupOptions(run, options),
       }),
     );

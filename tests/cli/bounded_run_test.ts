@@ -151,7 +151,8 @@ async function killedMidCall(signal: Deno.Signal): Promise<void> {
       equal(tmpBefore.length, 1);
       child.kill(signal);
       await child.status;
-      await until(async () => (await left()).length === 0);
+      let remaining: string[] = [];
+      await until(async () => (remaining = await left()).length === 0, () => remaining.join("\n"));
       if (signal === "SIGKILL") {
         // The dead run's tmp folder is there still; the next run removes it (once it is older
         // than a fresh one could be).
@@ -195,11 +196,14 @@ async function tmpFolders(dir: string): Promise<string[]> {
   return names;
 }
 
-/** Polls `condition` until it holds; fails after a minute (nothing here should take that long). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
+/**
+ * Polls `condition` until it holds; fails after a minute (nothing here should take that long),
+ * saying what `state` then describes.
+ */
+async function until(condition: () => Promise<boolean>, state = () => ""): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (await condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  ok(false, "the condition did not come true within a minute");
+  ok(false, `the condition did not come true within a minute: ${state()}`);
 }

@@ -58,6 +58,7 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
       ...["--tmpfs", join(box.home, ".ssh"), "--remount-ro", join(box.home, ".ssh")],
       ...["--ro-bind", "/dev/null", join(box.home, ".netrc")],
       ...["--chdir", box.ws, "--", "bash", "-c"],
+      "{ read -t 0 -u 9 && exit 137; exec 9<&-; } 2>/dev/null; " +
       "{ ulimit -u 1024; ulimit -d 8388608; ulimit -t 1800; ulimit -f 1048576; } 2>/dev/null; " +
       "exec 2>&1; echo hi",
     ]);
@@ -99,6 +100,7 @@ Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", 
       ...["--remount-ro", box.root, "--remount-ro", box.home],
       ...["--seccomp", "3"],
       ...["--chdir", box.ws, "--", "bash", "-c"],
+      "{ read -t 0 -u 9 && exit 137; exec 9<&-; } 2>/dev/null; " +
       "{ ulimit -u 1024; ulimit -d 8388608; ulimit -t 1800; ulimit -f 1048576; } 2>/dev/null; " +
       "exec 2>&1; echo hi",
     ]);
@@ -319,3 +321,49 @@ Deno.test("platformReason() says what confinement applies where bubblewrap canno
   match(mac, /only on Linux \(this is darwin\)/);
   match(mac, /Deno-confined worker/);
 });
+
+bwrapTest(
+  "a sandboxed command does not start when tern's liveness pipe is at end-of-file",
+  async () => {
+    await withBox(async (box) => {
+      const plan = await planFor(box);
+      const launch = launchArgv(plan, bwrapArgs(plan, "touch ran"));
+      // The launcher moves stdin to the liveness descriptor: /dev/null is a tern that died
+      // while the sandbox started.
+      const start = (stdin: "null" | "piped") =>
+        new Deno.Command(launch.program, {
+          args: launch.args,
+          cwd: "/",
+          env: sandboxEnv(plan),
+          clearEnv: true,
+          stdin,
+          stdout: "null",
+          stderr: "null",
+        }).spawn();
+      const dead = await start("null").status;
+      equal(dead.code, 137);
+      ok(!(await exists(join(box.ws, "ran"))), "the command ran after tern died");
+      // A pipe tern still holds: the command runs, and does not see the descriptor.
+      const alive = start("piped");
+      const status = await alive.status;
+      await alive.stdin.close();
+      equal(status.code, 0);
+      ok(await exists(join(box.ws, "ran")), "the command did not run while tern lived");
+    });
+  },
+);
+
+bwrapTest("a sandboxed command cannot see tern's liveness pipe", async () => {
+  await withBox(async (box) => {
+    const plan = await planFor(box);
+    const result = await createBwrapRunner(plan)("ls /proc/self/fd; read -t 0 -u 9", {
+      cwd: box.ws,
+    });
+    ok(!result.output.split("\n").includes("9"), result.output);
+    ok(result.code !== 0, "fd 9 was readable in the command");
+  });
+});
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
