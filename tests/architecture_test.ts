@@ -62,6 +62,54 @@ Deno.test("src/ imports go down the layer list only", () => {
   deepEqual(violations, []);
 });
 
+/** Each src/ file with the src/ files it imports (static, type-only and dynamic imports). */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const targets: string[] = [];
+    for (const match of Deno.readTextFileSync(file).matchAll(IMPORT)) {
+      const spec = match[1] ?? match[2];
+      if (spec.startsWith(".")) targets.push(resolve(dirname(file), spec));
+    }
+    graph.set(file, targets.filter((target) => target.startsWith(SRC)));
+  }
+  return graph;
+}
+
+/** Every import cycle of `graph`, each as the files around it (`a.ts -> b.ts -> a.ts`). */
+function importCycles(graph: Map<string, string[]>): string[] {
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (file: string) => {
+    const at = path.indexOf(file);
+    if (at >= 0) {
+      cycles.push([...path.slice(at), file].map((f) => relative(SRC, f)).join(" -> "));
+      return;
+    }
+    if (done.has(file)) return;
+    path.push(file);
+    for (const target of graph.get(file) ?? []) visit(target);
+    path.pop();
+    done.add(file);
+  };
+  for (const file of [...graph.keys()].sort()) visit(file);
+  return cycles;
+}
+
+Deno.test("src/ has no import cycles, also not inside one folder", () => {
+  deepEqual(importCycles(importGraph()), []);
+});
+
+Deno.test("importCycles() names a two-file cycle inside one folder", () => {
+  const a = join(SRC, "tui", "a.ts");
+  const b = join(SRC, "tui", "b.ts");
+  const c = join(SRC, "tui", "c.ts");
+  deepEqual(importCycles(new Map([[a, [b, c]], [b, [a]], [c, []]])), [
+    "tui/a.ts -> tui/b.ts -> tui/a.ts",
+  ]);
+});
+
 Deno.test("src/ imports only npm:, node: and relative specifiers", () => {
   const bad: string[] = [];
   for (const file of sourceFiles(SRC)) {

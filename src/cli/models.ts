@@ -5,7 +5,8 @@
  * asks no server.
  */
 import { loadConfig, type TernConfig } from "../config/mod.ts";
-import type { CatalogEntry, ModelCatalog } from "../llm/catalog.ts";
+import type { ModelCatalog } from "../llm/catalog.ts";
+import type { CatalogEntry } from "../llm/model_info.ts";
 import { discoverModels } from "../llm/discovery.ts";
 import { PROVIDER_PRESETS } from "../llm/presets.ts";
 import {

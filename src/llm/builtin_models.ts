@@ -5,8 +5,7 @@
  * Anthropic pricing pages, OpenRouter model pages). Prices change: a `models` entry in the
  * configuration overrides any field here, and discovery fills in models missing from this list.
  */
-import type { CatalogEntry } from "./catalog.ts";
-import type { ModelInfo, ModelPrice } from "./model_info.ts";
+import type { CatalogEntry, ModelInfo, ModelPrice } from "./model_info.ts";
 
 /** What sets a model apart besides limits and price; hosted models read images unless told. */
 type Traits = Partial<Pick<ModelInfo, "reasoning" | "minimalEffort" | "images">>;

@@ -5,14 +5,8 @@
  * overrides win over it, and models discovered at a server's `GET /models` fill the gaps.
  */
 import { BUILTIN_MODEL_LIST } from "./builtin_models.ts";
-import { type ModelInfo, type ModelPrice, unknownModel } from "./model_info.ts";
+import { type CatalogEntry, type ModelInfo, type ModelPrice, unknownModel } from "./model_info.ts";
 import { PROVIDER_PRESETS } from "./presets.ts";
-
-/** A catalog row: a model as one provider preset serves it. */
-export interface CatalogEntry extends ModelInfo {
-  /** The provider preset's name; `""` for a config entry that names no provider. */
-  provider: string;
-}
 
 /** The built-in models (deeply frozen). Configuration overrides them; see ModelCatalog. */
 export const BUILTIN_MODELS: readonly CatalogEntry[] = Object.freeze(

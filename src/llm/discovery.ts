@@ -4,10 +4,9 @@
  * all answer `{ "data": [{ "id": … }, …] }`; the fields some add (OpenRouter's limits and prices,
  * vLLM's `max_model_len`) improve the entry, the rest get `unknownModel()` defaults.
  */
-import type { CatalogEntry } from "./catalog.ts";
 import { providerDetail, transportErrorMessage } from "./errors.ts";
 import { isRedirect, redirectMessage } from "./http_stream.ts";
-import { type ApiStyle, type ModelPrice, unknownModel } from "./model_info.ts";
+import { type ApiStyle, type CatalogEntry, type ModelPrice, unknownModel } from "./model_info.ts";
 
 /** Where to list models and how to authenticate. */
 export interface DiscoveryOptions {

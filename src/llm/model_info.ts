@@ -44,6 +44,12 @@ export interface ModelInfo {
   source: "catalog" | "config" | "discovered" | "default";
 }
 
+/** A catalog row: a model as one provider preset serves it. */
+export interface CatalogEntry extends ModelInfo {
+  /** The provider preset's name; `""` for a config entry that names no provider. */
+  provider: string;
+}
+
 /** Thinking budgets (tokens) for APIs that take one; Anthropic's minimum is 1,024. */
 export const THINKING_BUDGETS: Record<Exclude<ThinkingLevel, "off">, number> = {
   low: 4_000,

@@ -4,6 +4,7 @@
  * until it is done; it never touches the terminal itself.
  */
 import type { PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
+import type { Dialog } from "./dialog.ts";
 import { renderDiff } from "./diff_view.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { oneLine } from "./format.ts";
@@ -11,18 +12,6 @@ import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";
 import { hunksOf } from "./tool_lines.ts";
 import { truncateToWidth, visibleWidth, wrapText } from "./width.ts";
-
-export { selectDialog, type SelectItem, type SelectOptions } from "./select_dialog.ts";
-
-/** A dialog: `render` on every frame, `handle` for every key until it says it is done. */
-export interface Dialog<T> {
-  /**
-   * Lines of at most `width` cells; `height`, when known, is the rows the dialog has on screen
-   * (a dialog that can shrink fits itself into them).
-   */
-  render(width: number, height?: number): string[];
-  handle(event: KeyEvent): { done: true; value: T } | { done: false };
-}
 
 /** Most diff lines a permission dialog shows. */
 const DIFF_LINES = 20;

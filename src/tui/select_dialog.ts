@@ -1,5 +1,5 @@
 /** A list picker (models, sessions, tree entries) with an optional type-to-filter line. */
-import type { Dialog } from "./dialogs.ts";
+import type { Dialog } from "./dialog.ts";
 import { oneLine } from "./format.ts";
 import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";

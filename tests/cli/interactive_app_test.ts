@@ -12,7 +12,7 @@ import { ScriptedProvider } from "../../src/llm/scripted.ts";
 import { Session } from "../../src/session/session.ts";
 import { Editor } from "../../src/tui/editor.ts";
 import { key, textKey } from "../../src/tui/key_event.ts";
-import { selectDialog } from "../../src/tui/dialogs.ts";
+import { selectDialog } from "../../src/tui/select_dialog.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { TranscriptView } from "../../src/tui/view.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  BUILTIN_MODELS,
-  type CatalogEntry,
-  ModelCatalog,
-  type ModelOverride,
-} from "../../src/llm/catalog.ts";
-import { unknownModel } from "../../src/llm/model_info.ts";
+import { BUILTIN_MODELS, ModelCatalog, type ModelOverride } from "../../src/llm/catalog.ts";
+import { type CatalogEntry, unknownModel } from "../../src/llm/model_info.ts";
 import { PROVIDER_PRESETS } from "../../src/llm/presets.ts";
 
 function entry(provider: string, id: string, fields: Partial<CatalogEntry> = {}): CatalogEntry {

@@ -1,11 +1,8 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import type { ReviewRequest } from "../../src/sandbox/review.ts";
-import {
-  confirmDialog,
-  type Dialog,
-  permissionDialog,
-  selectDialog,
-} from "../../src/tui/dialogs.ts";
+import type { Dialog } from "../../src/tui/dialog.ts";
+import { confirmDialog, permissionDialog } from "../../src/tui/dialogs.ts";
+import { selectDialog } from "../../src/tui/select_dialog.ts";
 import { unifiedDiff } from "../../src/tui/diff_view.ts";
 import { key, type KeyEvent, textKey } from "../../src/tui/key_event.ts";
 import { themeFor } from "../../src/tui/theme.ts";

@@ -9,7 +9,7 @@ import { createEventCleaner } from "../../core/terminal_events.ts";
 import { terminalText } from "../../core/terminal_text.ts";
 import type { Usage } from "../../core/messages.ts";
 import type { KeyEvent } from "../../tui/key_event.ts";
-import type { Dialog } from "../../tui/dialogs.ts";
+import type { Dialog } from "../../tui/dialog.ts";
 import type { Editor } from "../../tui/editor.ts";
 import type { TranscriptView } from "../../tui/view.ts";
 import type { StatusInfo } from "../../tui/status.ts";

@@ -3,7 +3,7 @@
  * (prompt templates appear as `/name`). A command gets the app through `CommandContext`.
  */
 import type { Theme } from "../../tui/theme.ts";
-import type { Dialog } from "../../tui/dialogs.ts";
+import type { Dialog } from "../../tui/dialog.ts";
 import type { Session } from "../../session/session.ts";
 import type { TernConfig } from "../../config/mod.ts";
 import type { Conversation } from "../../harness/conversation.ts";

@@ -1,5 +1,5 @@
 /** Slash commands about sessions: /new, /resume, /tree, /fork, /sessions, /compact. */
-import { selectDialog } from "../../tui/dialogs.ts";
+import { selectDialog } from "../../tui/select_dialog.ts";
 import { compactionSettings, compactSession } from "../../agent/session_turn.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import { forkSession } from "../../session/fork.ts";

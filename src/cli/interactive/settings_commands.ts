@@ -2,7 +2,7 @@
  * Slash commands about settings and the workspace: /help, /model, /thinking, /mode, /profile,
  * /save, /memory, /cost, /diff, /quit.
  */
-import { selectDialog } from "../../tui/dialogs.ts";
+import { selectDialog } from "../../tui/select_dialog.ts";
 import { renderDiff } from "../../tui/diff_view.ts";
 import { oneLine } from "../../tui/format.ts";
 import type { TernConfig } from "../../config/mod.ts";
