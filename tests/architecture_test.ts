@@ -110,6 +110,67 @@ Deno.test("importCycles() names a two-file cycle inside one folder", () => {
   ]);
 });
 
+/**
+ * Ways a module picks tern's exit code: an error class's `exitCode` field, an `exitCode:` option
+ * set to a number or constant, an exit code constant, or ending the process itself. A child
+ * command's exit status (`details.exitCode: result.code`) is data and does not match.
+ */
+const CHOOSES_EXIT_CODE = [
+  /\bexitCode\s*[:=]\s*(?:\d|[A-Z][A-Z0-9_]*\b)/,
+  /\bconst\s+EXIT_(?!\w*_MS\b)\w+\s*=/,
+  /\bDeno\.exitCode\s*=/,
+  /\bDeno\.exit\(\s*[^)0\s]/,
+];
+
+/** src/ files outside cli/ that choose an exit code, with the line that does. */
+function exitCodesOutsideCli(files: Iterable<string>): string[] {
+  const found: string[] = [];
+  for (const file of files) {
+    if (relative(SRC, file).startsWith("cli/")) continue;
+    Deno.readTextFileSync(file).split("\n").forEach((line, index) => {
+      if (/^\s*(?:\/\/|\*|\/\*)/.test(line)) return;
+      if (CHOOSES_EXIT_CODE.some((pattern) => pattern.test(line))) {
+        found.push(`${relative(SRC, file)}:${index + 1}: ${line.trim()}`);
+      }
+    });
+  }
+  return found;
+}
+
+Deno.test("src/ chooses exit codes only in cli/ (errors carry data, exit_codes.ts maps them)", () => {
+  deepEqual(exitCodesOutsideCli(sourceFiles(SRC)), []);
+});
+
+Deno.test("exitCodesOutsideCli() finds an error's exit code in a domain module", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "tern_exit_code_probe_" });
+  try {
+    const file = join(dir, "errors.ts");
+    Deno.writeTextFileSync(
+      file,
+      [
+        "export class BusyError extends Error {",
+        "  override exitCode = 2;",
+        "}",
+        'throw new TernError("x", { exitCode: EXIT_USAGE });',
+        "const EXIT_USAGE = 2;",
+        "if (done) Deno.exit(130);",
+        "const details = { exitCode: result.code };",
+        "const EXIT_GRACE_MS = 2000;",
+        "Deno.exit(0);",
+      ].join("\n"),
+    );
+    const name = relative(SRC, file);
+    deepEqual(exitCodesOutsideCli([file]), [
+      `${name}:2: override exitCode = 2;`,
+      `${name}:4: throw new TernError("x", { exitCode: EXIT_USAGE });`,
+      `${name}:5: const EXIT_USAGE = 2;`,
+      `${name}:6: if (done) Deno.exit(130);`,
+    ]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("src/ imports only npm:, node: and relative specifiers", () => {
   const bad: string[] = [];
   for (const file of sourceFiles(SRC)) {

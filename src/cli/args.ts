@@ -3,8 +3,7 @@
  * text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2).
  */
 import { parseArgs } from "node:util";
-import { TernError } from "../core/errors.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
+import { UsageError } from "./errors.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -102,14 +101,6 @@ export type CommandLine =
   | { command: "help" }
   | { command: "version" }
   | { command: "interactive"; options: TurnOptions };
-
-/** Wrong usage of the command line; the message says what was wrong and how to fix it. */
-export class UsageError extends TernError {
-  override name = "UsageError";
-  constructor(message: string) {
-    super(`${message} (run \`tern --help\` for usage)`, { exitCode: EXIT_USAGE });
-  }
-}
 
 export const HELP = `Usage: tern [command] [options]
 

@@ -1,6 +1,6 @@
 /** `tern audit [session]`: the audit log of one session, a line per tool call, or as JSONL. */
 import { isAbsolute, join, resolve } from "node:path";
-import { TernError } from "../core/errors.ts";
+import { InputError } from "./errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import {
   auditDir,
@@ -10,7 +10,6 @@ import {
   readDenoAudit,
 } from "../sandbox/audit.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Options for {@linkcode showAudit}. */
 export interface ShowAuditOptions {
@@ -26,7 +25,7 @@ export interface ShowAuditOptions {
 
 /**
  * Prints an audit log and returns the exit code (0).
- * @throws {TernError} (exit code 2) when there is no audit file or the session is unknown.
+ * @throws {InputError} when there is no audit file or the session is unknown.
  */
 export async function showAudit(options: ShowAuditOptions): Promise<number> {
   const path = options.session === undefined
@@ -133,7 +132,7 @@ async function newestAuditFile(ternHome: string): Promise<string> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  if (!newest) throw new TernError(`No audit log in "${dir}"`, { exitCode: EXIT_USAGE });
+  if (!newest) throw new InputError(`No audit log in "${dir}"`);
   return newest.path;
 }
 
@@ -147,7 +146,7 @@ async function sessionFile(ternHome: string, session: string): Promise<string> {
     try {
       path = auditPath(ternHome, session);
     } catch {
-      throw new TernError(`Unknown audit session "${session}"`, { exitCode: EXIT_USAGE });
+      throw new InputError(`Unknown audit session "${session}"`);
     }
   }
   try {
@@ -155,7 +154,5 @@ async function sessionFile(ternHome: string, session: string): Promise<string> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  throw new TernError(`Unknown audit session "${session}": no file "${path}"`, {
-    exitCode: EXIT_USAGE,
-  });
+  throw new InputError(`Unknown audit session "${session}": no file "${path}"`);
 }

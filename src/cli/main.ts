@@ -6,7 +6,6 @@ import { VERSION } from "../version.ts";
 import { TernError } from "../core/errors.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { type CommandLine, HELP, parseCommandLine, type TurnOptions } from "./args.ts";
-import { EXIT_INTERNAL } from "./exit_codes.ts";
 import type { RunFlags } from "./run.ts";
 
 /**
@@ -27,7 +26,7 @@ export async function main(args: string[]): Promise<number> {
   try {
     return await dispatch(parseCommandLine(args));
   } catch (error) {
-    return reportError(error);
+    return await reportError(error);
   }
 }
 
@@ -123,13 +122,16 @@ function toRunFlags(options: TurnOptions): RunFlags {
   };
 }
 
-function reportError(error: unknown): number {
+/** Prints `error` and returns the exit code `exit_codes.ts` gives it. */
+async function reportError(error: unknown): Promise<number> {
+  // Imported only on this path: the mapping names every domain's error classes.
+  const { EXIT_FAILURE, exitCodeForError } = await import("./exit_codes.ts");
   if (error instanceof TernError) {
     console.error(`tern: ${terminalText(error.message)}`);
-    return error.exitCode;
+    return exitCodeForError(error);
   }
   // An error's text can quote a server, a file or the model: made safe like theirs.
   const detail = error instanceof Error ? error.stack ?? error.message : String(error);
   console.error(`tern: internal error: ${terminalText(detail)}`);
-  return EXIT_INTERNAL;
+  return EXIT_FAILURE;
 }

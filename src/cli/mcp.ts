@@ -5,7 +5,7 @@
  */
 import { loadConfig } from "../config/mod.ts";
 import { observationText } from "../core/observation.ts";
-import { TernError } from "../core/errors.ts";
+import { InputError } from "./errors.ts";
 import type { McpManager, McpServerStatus } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import type { CommandLine } from "./args.ts";
@@ -109,16 +109,14 @@ async function callTool(
   try {
     args = JSON.parse(line.args ?? "{}");
   } catch (error) {
-    throw new TernError(
+    throw new InputError(
       `Invalid arguments for "${line.tool}": not JSON (${(error as Error).message}): ` +
         `pass an object, e.g. '{"message":"hi"}'`,
-      { exitCode: EXIT_USAGE },
     );
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    throw new TernError(
+    throw new InputError(
       `Invalid arguments for "${line.tool}": expected a JSON object, e.g. '{"message":"hi"}'`,
-      { exitCode: EXIT_USAGE },
     );
   }
   const status = await startOrExplain(manager, line.server);
@@ -203,7 +201,7 @@ async function changeTrust(
   return 0;
 }
 
-function usage(error: unknown): TernError {
+function usage(error: unknown): InputError {
   const message = error instanceof Error ? error.message : String(error);
-  return new TernError(message, { exitCode: EXIT_USAGE });
+  return new InputError(message);
 }

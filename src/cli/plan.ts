@@ -3,17 +3,17 @@
  * a summary; `tern plan --resume [session]` continues an interrupted plan, `--append` adds
  * nodes to it first.
  */
-import { TernError } from "../core/errors.ts";
+import { InputError } from "./errors.ts";
+import { EXIT_CANCELLED, planExitCode } from "./exit_codes.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { PlanValidationError } from "../plan/graph.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
 import { type AgentSession, openAgentSession } from "../harness/agent_session.ts";
 import { styleFor } from "./output/style.ts";
 import { runPlan } from "../harness/plan_run.ts";
-import { planExitCode, planJson, planLines, planSummary } from "./plan_view.ts";
+import { planJson, planLines, planSummary } from "./plan_view.ts";
 import { processWriters, readEnv, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 
@@ -52,7 +52,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
   const controller = new AbortController();
   const onInterrupt = () => {
-    if (controller.signal.aborted) Deno.exit(130);
+    if (controller.signal.aborted) Deno.exit(EXIT_CANCELLED);
     controller.abort();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
@@ -140,6 +140,6 @@ function liveBlock(err: (text: string) => void) {
   };
 }
 
-function usage(message: string): TernError {
-  return new TernError(message, { exitCode: EXIT_USAGE });
+function usage(message: string): InputError {
+  return new InputError(message);
 }

@@ -54,12 +54,6 @@ export function planSummary(written: PlanState, style: Style, cancelled: boolean
   return lines;
 }
 
-/** The exit code of a plan run: 0 all succeeded, 130 interrupted, 1 otherwise. */
-export function planExitCode(state: PlanState, cancelled: boolean): number {
-  if (cancelled) return 130;
-  return Object.values(state.runs).every((run) => run.state === "SUCCEEDED") ? 0 : 1;
-}
-
 /** `--output json`: each node with its state, result and timing. */
 export function planJson(state: PlanState, extra: Record<string, unknown>): string {
   return JSON.stringify({

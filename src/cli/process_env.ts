@@ -2,9 +2,8 @@
  * The process's own edges, shared by every front end: its stdout and stderr, the environment
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
-import { TernError } from "../core/errors.ts";
+import { InputError } from "./errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
 import { readEnv, shellSourceEnv } from "../harness/env.ts";
 
 export { readEnv, shellSourceEnv };
@@ -52,6 +51,6 @@ export function resolveWorkspace(cwd: string): string {
     return real;
   } catch (error) {
     const why = error instanceof Deno.errors.NotFound ? "not found" : "not a directory";
-    throw new TernError(`Cannot use workspace "${cwd}": ${why}`, { exitCode: EXIT_USAGE });
+    throw new InputError(`Cannot use workspace "${cwd}": ${why}`);
   }
 }

@@ -11,7 +11,7 @@ import { checkSandboxConfig } from "../harness/sandbox_config.ts";
 import type { TurnConfig } from "../harness/models.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
-import { exitCodeFor } from "./exit_codes.ts";
+import { EXIT_CANCELLED, exitCodeFor } from "./exit_codes.ts";
 import { styleFor } from "./output/style.ts";
 import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
@@ -145,7 +145,7 @@ async function turnWithOutput(
   const controller = new AbortController();
   const onInterrupt = () => {
     // A second Ctrl-C while cancelling exits at once.
-    if (controller.signal.aborted) Deno.exit(130);
+    if (controller.signal.aborted) Deno.exit(EXIT_CANCELLED);
     controller.abort();
   };
   Deno.addSignalListener("SIGINT", onInterrupt);

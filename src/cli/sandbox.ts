@@ -17,10 +17,9 @@ import {
 } from "../sandbox/runtime.ts";
 import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
-import { TernError } from "../core/errors.ts";
+import { InputError } from "./errors.ts";
 import type { RunFlags } from "./run.ts";
 import { readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
 
 /** Prints the exact worker command line and bubblewrap arguments for this workspace. */
 export async function explainSandbox(flags: RunFlags): Promise<number> {
@@ -105,9 +104,7 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
   const manifest = BUILTIN_MANIFEST.find((entry) => entry.name === tool);
   if (manifest === undefined) {
     const known = BUILTIN_MANIFEST.map((entry) => `"${entry.name}"`).join(", ");
-    throw new TernError(`Unknown tool "${tool}": expected one of ${known}`, {
-      exitCode: EXIT_USAGE,
-    });
+    throw new InputError(`Unknown tool "${tool}": expected one of ${known}`);
   }
   const rules = await compileRules(config.rules);
   const runtime = await openRuntime(workspace, config);
@@ -175,15 +172,14 @@ function parseCall(call: string): { tool: string; args: unknown } {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new TernError(
+    throw new InputError(
       `Cannot read the tool call: ${error instanceof Error ? error.message : error}; ` +
         `give JSON like {"tool":"write","args":{"path":"a.txt","content":"x"}} or a shell command`,
-      { exitCode: EXIT_USAGE },
     );
   }
   const fields = value as { tool?: unknown; args?: unknown };
   if (typeof fields.tool !== "string") {
-    throw new TernError('The tool call needs a "tool" name', { exitCode: EXIT_USAGE });
+    throw new InputError('The tool call needs a "tool" name');
   }
   return { tool: fields.tool, args: fields.args ?? {} };
 }
@@ -214,7 +210,7 @@ export async function openRuntime(
       auditDir: auditFolder,
     });
   } catch (error) {
-    if (error instanceof RangeError) throw new TernError(error.message, { exitCode: EXIT_USAGE });
+    if (error instanceof RangeError) throw new InputError(error.message);
     throw error;
   }
 }

@@ -8,9 +8,8 @@ import { findSession, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
 import { SessionTree } from "../session/tree.ts";
-import { TernError } from "../core/errors.ts";
+import { InputError } from "./errors.ts";
 import { VERSION } from "../version.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
 import type { CommandLine } from "./args.ts";
 import { connectModels } from "../harness/models.ts";
 import { processWriters, resolveWorkspace } from "./process_env.ts";
@@ -196,9 +195,7 @@ async function treeText(path: string): Promise<string> {
 async function newestSession(ternHome: string, workspace: string): Promise<string> {
   const path = await latestSession(ternHome, workspace);
   if (path === undefined) {
-    throw new TernError(`There is no session in "${workspace}" yet: start one with tern run`, {
-      exitCode: EXIT_USAGE,
-    });
+    throw new InputError(`There is no session in "${workspace}" yet: start one with tern run`);
   }
   return path;
 }

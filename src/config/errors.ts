@@ -15,12 +15,11 @@ export interface ConfigErrorDetails {
 }
 
 /**
- * Invalid or unreadable configuration. Exit code 2. Messages never contain an API key: values
- * are quoted only for keys that cannot hold one.
+ * Invalid or unreadable configuration: bad usage for the CLI. Messages never contain an API key:
+ * values are quoted only for keys that cannot hold one.
  */
 export class ConfigError extends TernError {
   override name = "ConfigError";
-  override exitCode = 2;
   readonly file?: string;
   readonly key?: string;
   readonly line?: number;

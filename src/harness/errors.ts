@@ -3,15 +3,13 @@ import { TernError } from "../core/errors.ts";
 
 /**
  * The session asked for cannot be used: nothing to continue, an unknown or busy session, one of
- * another directory, or contradictory choices. Bad usage: exit code 2.
+ * another directory, or contradictory choices. Bad usage.
  */
 export class SessionChoiceError extends TernError {
   override name = "SessionChoiceError";
-  override exitCode = 2;
 }
 
-/** A plan was to be continued and the session has none. Bad usage: exit code 2. */
+/** A plan was to be continued and the session has none. Bad usage. */
 export class NoPlanError extends TernError {
   override name = "NoPlanError";
-  override exitCode = 2;
 }

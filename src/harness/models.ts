@@ -26,7 +26,7 @@ export type TurnConfig =
  * Connects to the models `config` names: the router (main provider and fallbacks) and the
  * config the turn runs with, its model the one actually used and its context window from the
  * catalog unless configured. The provider modules load here, off the `--version` path.
- * @throws {TernError} (exit code 2) for an unknown provider or a missing key.
+ * @throws {ProviderSetupError} for an unknown provider or a missing key.
  */
 export async function connectModels(
   config: TernConfig,

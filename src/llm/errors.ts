@@ -2,7 +2,17 @@
  * Error texts and error events shared by the providers, so the real provider and the scripted
  * one report the same failure the same way. Messages never carry keys, headers or request bodies.
  */
+import { TernError } from "../core/errors.ts";
 import type { ErrorStreamEvent } from "./types.ts";
+
+/**
+ * The configuration cannot give a working model connection: an unknown provider, one without
+ * an API style or base URL, a fallback naming an unknown provider, a missing key, or a model
+ * override the catalog cannot apply. Bad configuration for the CLI.
+ */
+export class ProviderSetupError extends TernError {
+  override name = "ProviderSetupError";
+}
 
 /** The final event of a stream that failed. */
 export type ErrorEvent = ErrorStreamEvent;

@@ -8,10 +8,9 @@
  * variables (see KEY_ROUTING_KEYS in the config schema).
  */
 import type { TernConfig } from "../config/mod.ts";
-import { TernError } from "../core/errors.ts";
 import { ModelCatalog } from "./catalog.ts";
 import type { ApiStyle, ModelInfo } from "./model_info.ts";
-import { clientError } from "./errors.ts";
+import { clientError, ProviderSetupError } from "./errors.ts";
 import type { ChatDialect } from "./openai_chat_wire.ts";
 import { findPreset, PROVIDER_PRESETS } from "./presets.ts";
 import { createRouter, type Router, type RouteTarget } from "./router.ts";
@@ -69,14 +68,9 @@ export interface ModelSetup {
   catalog: ModelCatalog;
 }
 
-/** Exit code 2: the configuration cannot work. */
-function setupError(message: string): TernError {
-  return new TernError(message, { exitCode: 2 });
-}
-
 /**
  * Builds the router for `config`. Nothing is sent: discovery is `tern models`' business.
- * @throws {TernError} (exit code 2) for an unknown provider, a provider without an API or base
+ * @throws {ProviderSetupError} for an unknown provider, a provider without an API or base
  * URL, a fallback naming an unknown provider, or a missing key a provider requires.
  */
 export function setupModels(config: ModelConfig, explicit: ExplicitSettings): ModelSetup {
@@ -108,7 +102,7 @@ export function chooseModel(
 
 /**
  * The built-in catalog with the config's `models` applied.
- * @throws {TernError} (exit code 2) for an override the catalog cannot apply.
+ * @throws {ProviderSetupError} for an override the catalog cannot apply.
  */
 export function configuredCatalog(config: Pick<ModelConfig, "models" | "providers">): ModelCatalog {
   const providerNames = [...Object.keys(PROVIDER_PRESETS), ...Object.keys(config.providers)];
@@ -116,7 +110,7 @@ export function configuredCatalog(config: Pick<ModelConfig, "models" | "provider
     return new ModelCatalog().withOverrides(config.models, { providerNames });
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    throw setupError(`Invalid "models" in config: ${detail}`);
+    throw new ProviderSetupError(`Invalid "models" in config: ${detail}`);
   }
 }
 
@@ -142,7 +136,7 @@ function resolveFallback(
   if (slash <= 0 || catalog.entries(main.name).some((known) => known.id === entry)) {
     return { provider: main, model: entry };
   }
-  throw setupError(
+  throw new ProviderSetupError(
     `Cannot use fallback "${entry}": unknown provider "${prefix}"; write "provider/model" ` +
       `with a provider from ${knownProviders(config)} (for a model id that holds a "/", put ` +
       `its provider first: "${main.name}/${entry}")`,
@@ -156,7 +150,7 @@ function target(
   catalog: ModelCatalog,
 ): RouteTarget {
   if (provider.keyRequired && provider.apiKey === undefined) {
-    throw setupError(
+    throw new ProviderSetupError(
       `No API key for provider "${provider.name}" (${provider.baseUrl}): set ` +
         `${provider.keyVariables.join(" or ")} in the environment or in .env`,
     );
@@ -189,7 +183,7 @@ export function createWireProvider(
   };
   // Checked now, not on the first request: a bad URL is a configuration error.
   if (!URL.canParse(options.baseUrl)) {
-    throw setupError(
+    throw new ProviderSetupError(
       `Cannot use provider "${provider.name}": invalid base URL ${JSON.stringify(options.baseUrl)}`,
     );
   }
@@ -230,7 +224,7 @@ export function createWireProvider(
  * provider of the model when no base URL was given (so `--model claude-sonnet-4-5` alone
  * reaches Anthropic), else an OpenAI-compatible API at `baseUrl`. A model a project's file
  * chose (`explicit.projectModel`) never picks a provider this way.
- * @throws {TernError} (exit code 2) for an unknown provider, or a project's model that would
+ * @throws {ProviderSetupError} for an unknown provider, or a project's model that would
  *   pick one.
  */
 export function resolveMainProvider(
@@ -244,7 +238,7 @@ export function resolveMainProvider(
     const owner = catalog.providerOf(config.model);
     if (owner !== undefined && owner !== "openai") {
       if (explicit.projectModel !== undefined) {
-        throw setupError(
+        throw new ProviderSetupError(
           `Cannot use model "${config.model}" from ${explicit.projectModel}: it belongs to ` +
             `provider "${owner}", and a project's files may not choose the provider that ` +
             `receives your keys; choose it yourself with --provider ${owner}, TERN_PROVIDER or ` +
@@ -257,7 +251,7 @@ export function resolveMainProvider(
   if (name === undefined) return compatibleProvider(config);
   const resolved = resolveNamedProvider(name, config, { primary: true, baseUrl });
   if (resolved === undefined) {
-    throw setupError(
+    throw new ProviderSetupError(
       `Unknown provider "${name}": use one from ${knownProviders(config)}, ` +
         'or an API style ("openai", "openai-responses", "anthropic") with --base-url',
     );
@@ -290,7 +284,7 @@ function compatibleProvider(config: ModelConfig): ResolvedProvider {
  * A provider by name: a `providers` entry (over the preset of the same name, if any), else a
  * preset. The main provider may take `TERN_API_KEY` and an explicit base URL; fallbacks use
  * only their own key variable and base URL. Undefined for an unknown name.
- * @throws {TernError} for a config entry without an API style or base URL.
+ * @throws {ProviderSetupError} for a config entry without an API style or base URL.
  */
 export function resolveNamedProvider(
   name: string,
@@ -304,7 +298,7 @@ export function resolveNamedProvider(
   const baseUrl = options.baseUrl ?? entry?.baseUrl ?? preset?.baseUrl;
   if (api === undefined || baseUrl === undefined) {
     const missing = api === undefined ? '"api"' : '"baseUrl"';
-    throw setupError(
+    throw new ProviderSetupError(
       `Cannot use provider "${name}" from config: it needs ${missing} ` +
         `(a provider that is not a preset needs both "api" and "baseUrl")`,
     );

@@ -8,7 +8,7 @@
  */
 import { uniqueHexId } from "../core/ids.ts";
 import { dirname, join, resolve } from "node:path";
-import { TernError } from "../core/errors.ts";
+import { FactIdError, FactTextError } from "./errors.ts";
 
 /** Where a fact applies: this workspace only, or every workspace of the person. */
 export type FactScope = "project" | "user";
@@ -31,8 +31,6 @@ export const MAX_PROMPT_FACTS = 100;
 /** At most this many characters of fact lines reach the system prompt. */
 export const MAX_PROMPT_CHARS = 8_000;
 
-/** Exit code of a bad fact or fact id (EXIT_USAGE in src/cli, a layer above). */
-const EXIT_USAGE = 2;
 const ID = /^[0-9a-f]{8}$/;
 /** Runs of whitespace and control characters: a fact is one line. */
 const SPACING = /[\s\p{Cc}]+/gu;
@@ -87,7 +85,7 @@ export class MemoryStore {
    * Remembers `text` as one fact: whitespace (newlines included) collapsed to single spaces.
    * A fact with the same text in the same scope is returned as it is, not saved twice.
    * Creates the file (0600) and its folders (0700) when needed.
-   * @throws {TernError} (exit code 2) when the text is empty or longer than 2,000 characters.
+   * @throws {FactTextError} when the text is empty or longer than 2,000 characters.
    */
   async add(text: string, scope: FactScope): Promise<Fact> {
     if (scope !== "project" && scope !== "user") {
@@ -106,27 +104,24 @@ export class MemoryStore {
   /**
    * Forgets the one fact whose id starts with `idPrefix` (case-insensitive) by appending a
    * tombstone to its file. Reloads first, so facts saved by another process count.
-   * @throws {TernError} (exit code 2) when no fact or more than one fact matches.
+   * @throws {FactIdError} when no fact or more than one fact matches.
    */
   async forget(idPrefix: string): Promise<Fact> {
     const prefix = idPrefix.trim().toLowerCase();
     if (prefix === "") {
-      throw new TernError("Cannot forget a fact: give its id (see /memory)", {
-        exitCode: EXIT_USAGE,
-      });
+      throw new FactIdError("Cannot forget a fact: give its id (see /memory)", idPrefix);
     }
     await this.reload();
     const matches = this.list().filter((fact) => fact.id.startsWith(prefix));
     if (matches.length === 0) {
-      throw new TernError(`No remembered fact has an id starting "${idPrefix}"`, {
-        exitCode: EXIT_USAGE,
-      });
+      throw new FactIdError(`No remembered fact has an id starting "${idPrefix}"`, idPrefix);
     }
     if (matches.length > 1) {
       const ids = matches.map((fact) => `"${fact.id}"`).join(", ");
-      throw new TernError(
+      throw new FactIdError(
         `Fact id "${idPrefix}" is ambiguous: it matches ${matches.length} facts: ${ids}`,
-        { exitCode: EXIT_USAGE },
+        idPrefix,
+        matches.map((fact) => fact.id),
       );
     }
     const fact = matches[0];
@@ -175,20 +170,18 @@ export function memoryPromptSection(facts: readonly Fact[]): string | undefined 
   ].join("\n");
 }
 
-/** `text` as one fact line. @throws {TernError} (exit code 2) when empty or too long. */
+/** `text` as one fact line. @throws {FactTextError} when empty or too long. */
 function normalizeFactText(text: string): string {
   const line = text.replace(SPACING, " ").trim();
   if (line === "") {
-    throw new TernError("Cannot remember an empty fact: give the text to save", {
-      exitCode: EXIT_USAGE,
-    });
+    throw new FactTextError("Cannot remember an empty fact: give the text to save", 0);
   }
   const length = Array.from(line).length;
   if (length > MAX_FACT_CHARS) {
-    throw new TernError(
+    throw new FactTextError(
       `Cannot remember a fact of ${length.toLocaleString("en-US")} characters: ` +
         `the limit is ${MAX_FACT_CHARS.toLocaleString("en-US")}`,
-      { exitCode: EXIT_USAGE },
+      length,
     );
   }
   return line;

@@ -2,9 +2,9 @@
  * The planner: asks the model for a JSON task graph (or, after a failure, for nodes to append)
  * in a request without tools, and gives it one corrective retry naming what was wrong.
  */
-import { TernError } from "../core/errors.ts";
 import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages.ts";
 import type { FinishReason, Provider, ThinkingLevel } from "../llm/types.ts";
+import { PlanningError } from "./errors.ts";
 import { appendNodes, parsePlan, PlanValidationError } from "./graph.ts";
 import {
   correctionMessage,
@@ -51,29 +51,6 @@ export interface ReplanOptions extends Omit<PlannerOptions, "task"> {
   state: PlanState;
   /** The node that failed and why. */
   failed: { node: PlanNode; error: string };
-}
-
-/**
- * Planning gave no usable answer: the model's second answer was still rejected (`problems`
- * lists what was wrong with it), the model call failed (`problems` is empty), or it was
- * cancelled (exit code 130). Otherwise exit code 1.
- */
-export class PlanningError extends TernError {
-  override name = "PlanningError";
-  /** What was wrong with the model's last answer; empty when the model call itself failed. */
-  readonly problems: string[];
-  /** Tokens spent on the requests that completed. */
-  readonly usage: Usage;
-
-  constructor(
-    message: string,
-    details: { problems?: string[]; usage?: Usage; exitCode?: number; cause?: unknown } = {},
-  ) {
-    const { problems, usage, ...options } = details;
-    super(message, options);
-    this.problems = problems ?? [];
-    this.usage = usage ?? emptyUsage();
-  }
 }
 
 /**
@@ -231,7 +208,7 @@ async function complete(
 ): Promise<Reply> {
   const failure = (detail: string, cause?: unknown) =>
     options.signal?.aborted
-      ? new PlanningError(`Cannot ${what}: cancelled`, { usage: spent, exitCode: 130, cause })
+      ? new PlanningError(`Cannot ${what}: cancelled`, { usage: spent, cancelled: true, cause })
       : new PlanningError(`Cannot ${what}: the model call failed: ${detail}`, {
         usage: spent,
         cause,

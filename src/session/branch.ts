@@ -12,7 +12,7 @@ const MAX_SUMMARY_CHARS = 2_000;
 
 /**
  * Moves the session's leaf to `entryId` (a branch entry records the move and, when messages
- * were left behind, their summary). @throws {TernError} for an unknown entry.
+ * were left behind, their summary). @throws {UnknownEntryError} for an unknown entry.
  */
 export function moveLeaf(session: Session, entryId: string | null): BranchEntry {
   const kept = new Set(session.entriesTo(entryId).map((entry) => entry.id));

@@ -3,7 +3,7 @@
  * with the same entry ids, and a header that records where it came from. The source is only
  * read: forking works even while another process holds the source session.
  */
-import { TernError } from "../core/errors.ts";
+import { UnknownEntryError } from "./errors.ts";
 import { loadSession } from "./load.ts";
 import { Session } from "./session.ts";
 import { SessionTree } from "./tree.ts";
@@ -11,7 +11,7 @@ import type { SessionEntry } from "./types.ts";
 
 /**
  * Copies the path to `entryId` (default: the source's leaf) of the session at `sourcePath`
- * into a new session, open for appending. @throws {TernError} for an unknown entry.
+ * into a new session, open for appending. @throws {UnknownEntryError} for an unknown entry.
  */
 export async function forkSession(ternHome: string, sourcePath: string, options: {
   entryId?: string;
@@ -21,11 +21,7 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
   const tree = new SessionTree(source.entries);
   const leafId = options.entryId ?? tree.leafId;
   if (leafId !== null && tree.get(leafId) === undefined) {
-    throw new TernError(
-      `Session "${source.header.id}" has no entry "${leafId}": see ` +
-        `\`tern sessions tree ${source.header.id}\``,
-      { exitCode: 2 },
-    );
+    throw new UnknownEntryError(source.header.id, leafId);
   }
   const fork = await Session.create(ternHome, {
     cwd: source.header.cwd,

@@ -4,6 +4,7 @@
  */
 import { basename, join, resolve } from "node:path";
 import { TernError } from "../core/errors.ts";
+import { SessionRefError } from "./errors.ts";
 import { parseSessionHeader } from "./load.ts";
 import { scanLines } from "./_lines.ts";
 import type { SessionHeader } from "./types.ts";
@@ -26,8 +27,6 @@ export interface SessionInfo {
   parentId?: string;
 }
 
-/** Exit code for a session reference that matches nothing or too much (EXIT_USAGE in src/cli). */
-const EXIT_USAGE = 2;
 /** `2026-11-30T03-08-37-123Z_<id>.jsonl`; group 1 is the id. */
 const FILE_NAME = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl$/;
 const MIN_PREFIX = 4;
@@ -87,7 +86,7 @@ export async function listSessions(
  * The path of the session `ref` names: a path to a .jsonl file, a full id, or an id prefix of
  * at least 4 characters. Ids are looked up in `cwd`'s folder first (a prefix unique there wins),
  * then in every folder.
- * @throws {TernError} (exit code 2) when nothing or more than one session matches.
+ * @throws {SessionRefError} when nothing or more than one session matches.
  */
 export async function findSession(ternHome: string, ref: string, cwd?: string): Promise<string> {
   let id = ref.toLowerCase();
@@ -96,16 +95,14 @@ export async function findSession(ternHome: string, ref: string, cwd?: string): 
     if (await isFile(path)) return path;
     const fromName = basename(ref).match(FILE_NAME)?.[1];
     if (ref.includes("/") || !fromName) {
-      throw new TernError(`Cannot open session "${ref}": file not found`, {
-        exitCode: EXIT_USAGE,
-      });
+      throw new SessionRefError(`Cannot open session "${ref}": file not found`, ref);
     }
     id = fromName.toLowerCase();
   }
   if (id.length < MIN_PREFIX) {
-    throw new TernError(
+    throw new SessionRefError(
       `Session reference "${ref}" is too short: give at least ${MIN_PREFIX} characters of the id`,
-      { exitCode: EXIT_USAGE },
+      ref,
     );
   }
   const searches = cwd === undefined ? [undefined] : [cwd, undefined];
@@ -125,14 +122,16 @@ export async function findSession(ternHome: string, ref: string, cwd?: string): 
     if (matches.length > 1) break;
   }
   if (matches.length === 0) {
-    throw new TernError(`No session matches "${ref}": run \`tern sessions list\` to see them`, {
-      exitCode: EXIT_USAGE,
-    });
+    throw new SessionRefError(
+      `No session matches "${ref}": run \`tern sessions list\` to see them`,
+      ref,
+    );
   }
   const list = matches.map((match) => `\n  ${match.id}  ${match.path}`).join("");
-  throw new TernError(
+  throw new SessionRefError(
     `Session reference "${ref}" is ambiguous: it matches ${matches.length} sessions:${list}`,
-    { exitCode: EXIT_USAGE },
+    ref,
+    { matches: matches.map((match) => match.path) },
   );
 }
 

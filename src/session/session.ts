@@ -3,7 +3,7 @@
  * Appends go under the leaf; `branchFrom` moves the leaf by appending a `branch` entry under an
  * older entry, so old lines are never touched. `state()` replays the path to the leaf.
  */
-import { TernError } from "../core/errors.ts";
+import { UnknownEntryError } from "./errors.ts";
 import { openCallsAtLeaf } from "./dangling.ts";
 import { replay, type ReplayState } from "./replay.ts";
 import { SessionWriter } from "./store.ts";
@@ -41,8 +41,8 @@ export class Session {
   /**
    * Opens an existing session for appending (to continue it). Tool calls left without results
    * at the leaf (tern was killed while they ran) are closed first: an "interrupted" tool message
-   * is appended for each. @throws {TernError} when another process holds it or the file is not
-   * a session.
+   * is appended for each. @throws {SessionBusyError} when another process holds it, a
+   * TernError when the file is not a session.
    */
   static async open(path: string): Promise<Session> {
     const { writer, loaded } = await SessionWriter.open(path);
@@ -98,14 +98,11 @@ export class Session {
   /**
    * Moves the leaf to `entryId` (null: before the first entry) by appending a branch entry
    * under it; `summary` records what was left on the old branch.
-   * @throws {TernError} when there is no such entry.
+   * @throws {UnknownEntryError} when there is no such entry.
    */
   branchFrom(entryId: string | null, summary?: string): BranchEntry {
     if (entryId !== null && !this.#byId.has(entryId)) {
-      throw new TernError(
-        `Session "${this.id}" has no entry "${entryId}": see \`tern sessions tree ${this.id}\``,
-        { exitCode: 2 },
-      );
+      throw new UnknownEntryError(this.id, entryId);
     }
     const entry: NewEntry = { type: "branch", fromId: this.leafId };
     if (summary) entry.summary = summary;

@@ -9,7 +9,7 @@
  */
 import { uniqueHexId } from "../core/ids.ts";
 import { isAbsolute, join } from "node:path";
-import { TernError } from "../core/errors.ts";
+import { SessionBusyError, SessionRefError } from "./errors.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
 import { sessionFileName, sessionFolder } from "./paths.ts";
 import {
@@ -28,8 +28,6 @@ export interface CreateSessionOptions {
   parent?: SessionHeader["parent"];
 }
 
-/** Exit code of the "in use" error (EXIT_USAGE in src/cli, a layer above). */
-const EXIT_USAGE = 2;
 const encoder = new TextEncoder();
 
 /** Appends entries to one session file while holding its lock. */
@@ -95,8 +93,8 @@ export class SessionWriter {
 
   /**
    * Locks and loads the session at `path` for appending after its last entry.
-   * @throws {TernError} when another writer holds the session or the file is missing (exit
-   * code 2 for both), or when the file is not a session (see `loadSession`).
+   * @throws {SessionBusyError} when another writer holds the session, {SessionRefError} when
+   * the file is missing, or a TernError when the file is not a session (see `loadSession`).
    */
   static async open(path: string): Promise<{ writer: SessionWriter; loaded: LoadedSession }> {
     let file: Deno.FsFile;
@@ -104,9 +102,8 @@ export class SessionWriter {
       file = await Deno.open(path, { append: true });
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
-      throw new TernError(`Cannot open session "${path}": file not found`, {
+      throw new SessionRefError(`Cannot open session "${path}": file not found`, path, {
         cause: error,
-        exitCode: EXIT_USAGE,
       });
     }
     try {
@@ -230,11 +227,6 @@ function escapeChar(char: string): string {
 }
 
 /** The "in use" error, naming the session by the id in its file name. */
-function inUseError(path: string): TernError {
-  const id = path.match(/_([^_/]+)\.jsonl$/)?.[1] ?? path;
-  return new TernError(
-    `Session "${id}" is in use by another tern process (${path}): wait for it to finish, ` +
-      `or fork it with \`tern sessions fork ${id}\``,
-    { exitCode: EXIT_USAGE },
-  );
+function inUseError(path: string): SessionBusyError {
+  return new SessionBusyError(path.match(/_([^_/]+)\.jsonl$/)?.[1] ?? path, path);
 }

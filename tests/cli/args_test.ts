@@ -1,5 +1,7 @@
 import { deepEqual, equal, throws } from "node:assert/strict";
-import { parseCommandLine, UsageError } from "../../src/cli/args.ts";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
+import { parseCommandLine } from "../../src/cli/args.ts";
+import { UsageError } from "../../src/cli/errors.ts";
 
 Deno.test("parseCommandLine() reads run, -p and --once with their options", () => {
   deepEqual(parseCommandLine(["run", "fix", "the", "bug", "-m", "m1", "--max-rounds", "4"]), {
@@ -83,7 +85,7 @@ Deno.test("parseCommandLine() rejects bad usage with a UsageError naming the pro
   for (const [args, message] of cases) {
     throws(() => parseCommandLine(args), (error: unknown) => {
       equal(error instanceof UsageError, true, args.join(" "));
-      equal((error as UsageError).exitCode, 2);
+      equal(exitCodeForError(error), 2);
       return message.test((error as Error).message);
     }, args.join(" "));
   }

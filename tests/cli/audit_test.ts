@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { join } from "node:path";
 import { showAudit, type ShowAuditOptions } from "../../src/cli/audit.ts";
 import { TernError } from "../../src/core/errors.ts";
@@ -140,17 +141,17 @@ Deno.test("showAudit() reports an unknown session or no audit log with exit code
   await withHome(async (home) => {
     const none = await showError({ ternHome: home });
     assert.equal(none.message, `No audit log in "${join(home, "audit")}"`);
-    assert.equal(none.exitCode, 2);
+    assert.equal(exitCodeForError(none), 2);
     await writeAudit(auditPath(home, "s1"), [record({})]);
     const unknown = await showError({ ternHome: home, session: "s2" });
     assert.equal(unknown.message, `Unknown audit session "s2": no file "${auditPath(home, "s2")}"`);
-    assert.equal(unknown.exitCode, 2);
+    assert.equal(exitCodeForError(unknown), 2);
     const path = join(home, "nope.jsonl");
     const missing = await showError({ ternHome: home, session: path });
     assert.equal(missing.message, `Unknown audit session "${path}": no file "${path}"`);
     const bad = await showError({ ternHome: home, session: ".." });
     assert.equal(bad.message, `Unknown audit session ".."`);
-    assert.equal(bad.exitCode, 2);
+    assert.equal(exitCodeForError(bad), 2);
   });
 });
 

@@ -257,6 +257,42 @@ Deno.test("tern plan -c continues after SIGKILL without rerunning succeeded node
   });
 });
 
+Deno.test("tern plan interrupted while the model plans exits 130 (Ctrl-C, SIGINT)", async () => {
+  await withWorkspace(async (ws) => {
+    const { promise: requested, resolve } = Promise.withResolvers<void>();
+    const server = await startScriptedServer([{ fault: "hang" }], { onRequest: () => resolve() });
+    const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "sk-plan-test-0001" };
+    try {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          ...declaredFlags(env, { args: ["--base-url", server.baseUrl] }),
+          join(ROOT, "main.ts"),
+          "plan",
+          "--base-url",
+          server.baseUrl,
+          "-m",
+          "scripted",
+          "plan forever",
+        ],
+        cwd: ws.dir,
+        env: { PATH: Deno.env.get("PATH")!, ...env },
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      await requested;
+      child.kill("SIGINT");
+      const out = await child.output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      equal(out.code, 130, stderr);
+      match(stderr, /Cannot plan the task: cancelled/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 Deno.test("tern plan -c --append: a rejected append changes nothing, a valid one runs", async () => {
   await withWorkspace(async (ws) => {
     const first = await plan_(ws, (request) => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { join } from "node:path";
 import { ConfigError, loadConfig, type LoadConfigOptions } from "../../src/config/mod.ts";
 import { TernError } from "../../src/core/errors.ts";
@@ -11,7 +12,7 @@ async function loadError(options: LoadConfigOptions): Promise<ConfigError> {
   } catch (error) {
     assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${error}`);
     assert.ok(error instanceof TernError);
-    assert.equal(error.exitCode, 2);
+    assert.equal(exitCodeForError(error), 2);
     return error;
   }
   assert.fail("loadConfig() did not throw");

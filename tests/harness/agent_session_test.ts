@@ -1,4 +1,5 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import { SessionChoiceError } from "../../src/harness/errors.ts";
 import { Session } from "../../src/session/session.ts";
@@ -47,7 +48,7 @@ Deno.test("openAgentSession() throws SessionChoiceError and leaves no session fo
         emit: () => {},
         warn: () => {},
       }),
-      (error) => error instanceof SessionChoiceError && error.exitCode === 2,
+      (error) => error instanceof SessionChoiceError && exitCodeForError(error) === 2,
     );
     deepEqual(await sessionFiles(home), []);
   });

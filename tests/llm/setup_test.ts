@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { DEFAULTS, type TernConfig } from "../../src/config/mod.ts";
 import { TernError } from "../../src/core/errors.ts";
 import { type ModelConfig, setupModels } from "../../src/llm/setup.ts";
@@ -60,7 +61,7 @@ Deno.test("setupModels() refuses an unknown provider, a missing key and a bad fa
   const refused = (value: ModelConfig, pattern: RegExp) =>
     assert.throws(() => setupModels(value, NONE), (error: unknown) => {
       assert.ok(error instanceof TernError);
-      assert.equal(error.exitCode, 2);
+      assert.equal(exitCodeForError(error), 2);
       assert.match(error.message, pattern);
       return true;
     });

@@ -1,5 +1,6 @@
 /** A temporary tern home and workspace for MCP config tests; removed after each use. */
 import assert from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { dirname, join } from "node:path";
 import { ConfigError } from "../../src/config/errors.ts";
 import { loadMcpConfig, type McpConfigResult } from "../../src/mcp/config.ts";
@@ -52,7 +53,7 @@ export async function loadError(
     await fixture.load(env);
   } catch (error) {
     assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${error}`);
-    assert.equal(error.exitCode, 2);
+    assert.equal(exitCodeForError(error), 2);
     return error;
   }
   throw new assert.AssertionError({ message: "loadMcpConfig() did not reject" });

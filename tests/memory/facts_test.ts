@@ -1,4 +1,5 @@
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { join } from "node:path";
 import { buildSystemPrompt } from "../../src/agent/system_prompt.ts";
 import { TernError } from "../../src/core/errors.ts";
@@ -27,7 +28,7 @@ async function withHome(body: (home: string) => Promise<void>): Promise<void> {
 async function rejectsUsage(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
   await rejects(promise, (error: unknown) => {
     ok(error instanceof TernError, String(error));
-    equal(error.exitCode, 2);
+    equal(exitCodeForError(error), 2);
     match(error.message, pattern);
     return true;
   });

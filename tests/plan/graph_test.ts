@@ -1,4 +1,5 @@
 import { deepEqual, equal, match, ok, throws } from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import {
   appendNodes,
   parsePlan,
@@ -164,6 +165,6 @@ Deno.test("appendNodes() checks the shape of added nodes", () => {
 Deno.test("PlanValidationError is a TernError named for its class", () => {
   const error = new PlanValidationError(['"b" depends on itself']);
   equal(error.name, "PlanValidationError");
-  equal(error.exitCode, 1);
+  equal(exitCodeForError(error), 1);
   throws(() => parsePlan({ nodes: [node("a", "a")] }), PlanValidationError);
 });

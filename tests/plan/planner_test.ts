@@ -1,13 +1,10 @@
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import type { Message } from "../../src/core/messages.ts";
 import { createOpenAiChatProvider } from "../../src/llm/openai_chat.ts";
 import type { Script, ScriptedReply } from "../../src/llm/scripted.ts";
-import {
-  extractJson,
-  PlanningError,
-  planTask,
-  replanAfterFailure,
-} from "../../src/plan/planner.ts";
+import { PlanningError } from "../../src/plan/errors.ts";
+import { extractJson, planTask, replanAfterFailure } from "../../src/plan/planner.ts";
 import type { PlanNode, PlanState } from "../../src/plan/types.ts";
 import {
   type ScriptedServer,
@@ -182,7 +179,7 @@ Deno.test("planTask() fails with the second answer's problems after two bad answ
       error.message,
       "Cannot plan the task: the model's answer was rejected twice: cycle: a → b → a",
     );
-    equal(error.exitCode, 1);
+    equal(exitCodeForError(error), 1);
     equal(error.usage.inputTokens, 200);
     equal(server.requests.length, 2, "exactly one retry");
   });
@@ -218,7 +215,7 @@ Deno.test("planTask() stops with exit code 130 when its signal fires", async () 
       .catch((e) => e);
     ok(error instanceof PlanningError, String(error));
     equal(error.message, "Cannot plan the task: cancelled");
-    equal(error.exitCode, 130);
+    equal(exitCodeForError(error), 130);
   }, { onRequest: () => controller.abort() });
 });
 

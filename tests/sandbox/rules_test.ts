@@ -1,4 +1,5 @@
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { ConfigError } from "../../src/config/errors.ts";
 import type { PermissionRule } from "../../src/config/schema.ts";
 import {
@@ -255,7 +256,7 @@ Deno.test("compileRules() rejects a match example the rule does not match", asyn
           "but does not; fix the rule or its match/notMatch examples",
       );
       equal(error.key, "rules");
-      equal(error.exitCode, 2);
+      equal(exitCodeForError(error), 2);
       return true;
     },
   );

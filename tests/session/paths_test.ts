@@ -1,4 +1,5 @@
 import { deepEqual, equal, match, notEqual, ok, rejects } from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { join } from "node:path";
 import { TernError } from "../../src/core/errors.ts";
 import {
@@ -54,7 +55,7 @@ function uuid(prefix: string): string {
 function isUsageError(message: string) {
   return (error: unknown) => {
     ok(error instanceof TernError, String(error));
-    equal(error.exitCode, 2);
+    equal(exitCodeForError(error), 2);
     equal(error.message, message);
     return true;
   };

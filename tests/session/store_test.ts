@@ -1,4 +1,5 @@
 import { deepEqual, equal, match, ok, rejects, throws } from "node:assert/strict";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { basename, dirname, join } from "node:path";
 import { TernError } from "../../src/core/errors.ts";
 import { loadSession } from "../../src/session/load.ts";
@@ -212,7 +213,8 @@ Deno.test("SessionWriter.open() fails for a second writer in the same process", 
     await rejects(
       SessionWriter.open(writer.path),
       (error: unknown) =>
-        error instanceof TernError && error.exitCode === 2 && error.message.includes("is in use"),
+        error instanceof TernError && exitCodeForError(error) === 2 &&
+        error.message.includes("is in use"),
     );
     writer.close();
     const { writer: first } = await SessionWriter.open(writer.path);
@@ -256,7 +258,7 @@ Deno.test("SessionWriter.open() names a missing file in a TernError", async () =
     await rejects(
       SessionWriter.open(path),
       (error: unknown) =>
-        error instanceof TernError && error.exitCode === 2 &&
+        error instanceof TernError && exitCodeForError(error) === 2 &&
         error.message === `Cannot open session "${path}": file not found`,
     );
   } finally {

@@ -4,6 +4,7 @@
  * `hold <file>` opens it, prints "locked" and keeps it until stdin closes or it is killed.
  */
 import { TernError } from "../../../src/core/errors.ts";
+import { exitCodeForError } from "../../../src/cli/exit_codes.ts";
 import { SessionWriter } from "../../../src/session/store.ts";
 
 const [mode, path] = Deno.args;
@@ -19,5 +20,5 @@ try {
   console.log("opened");
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
-  Deno.exit(error instanceof TernError ? error.exitCode : 1);
+  Deno.exit(error instanceof TernError ? exitCodeForError(error) : 1);
 }

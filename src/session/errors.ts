@@ -1,0 +1,52 @@
+/** Errors of the session store that the person can act on; all of them are bad usage. */
+import { TernError } from "../core/errors.ts";
+
+/** Another tern process holds the session's lock. */
+export class SessionBusyError extends TernError {
+  override name = "SessionBusyError";
+  /** The session's id (from its file name) and its file. */
+  readonly sessionId: string;
+  readonly path: string;
+
+  constructor(sessionId: string, path: string) {
+    super(
+      `Session "${sessionId}" is in use by another tern process (${path}): wait for it to ` +
+        `finish, or fork it with \`tern sessions fork ${sessionId}\``,
+    );
+    this.sessionId = sessionId;
+    this.path = path;
+  }
+}
+
+/**
+ * A session reference (a path, an id or an id prefix) that names no session, too little of an
+ * id, or more than one session.
+ */
+export class SessionRefError extends TernError {
+  override name = "SessionRefError";
+  /** The reference as given. */
+  readonly ref: string;
+  /** The files of the sessions it matched: empty when it matched none. */
+  readonly matches: readonly string[];
+
+  constructor(message: string, ref: string, options: { matches?: string[]; cause?: unknown } = {}) {
+    super(message, "cause" in options ? { cause: options.cause } : {});
+    this.ref = ref;
+    this.matches = options.matches ?? [];
+  }
+}
+
+/** A session has no entry with the id asked for (to branch or fork from). */
+export class UnknownEntryError extends TernError {
+  override name = "UnknownEntryError";
+  readonly sessionId: string;
+  readonly entryId: string;
+
+  constructor(sessionId: string, entryId: string) {
+    super(
+      `Session "${sessionId}" has no entry "${entryId}": see \`tern sessions tree ${sessionId}\``,
+    );
+    this.sessionId = sessionId;
+    this.entryId = entryId;
+  }
+}
