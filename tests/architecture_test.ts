@@ -1,29 +1,21 @@
-/** Keeps the layers one-way (DESIGN.md "Layers"): a module imports only its layer and below. */
+/** Keeps the layers one-way (ARCHITECTURE.md "Layers"): a module imports only its layer and below. */
 import { deepEqual } from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 
-/** Top to bottom. `src/version.ts` counts as core. */
-const LAYERS = [
-  "cli",
-  "harness",
-  "tui",
-  "agent",
-  "plan",
-  "session",
-  "context",
-  "llm",
-  "tools",
-  "sandbox",
-  "mcp",
-  "resources",
-  "memory",
-  "search",
-  "runtime",
-  "config",
-  "core",
-];
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const SRC = join(ROOT, "src");
 
-const SRC = resolve(dirname(new URL(import.meta.url).pathname), "../src");
+/**
+ * The layers, top to bottom, read from ARCHITECTURE.md's "Layers" list (its `src/<folder>/`
+ * lines), so the document and the rule are one list. `src/version.ts` counts as core.
+ */
+function documentedLayers(markdown: string): string[] {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith("Layers\n")) ?? "";
+  const block = section.split("```")[1] ?? "";
+  return [...block.matchAll(/^src\/([a-z_]+)\//gm)].map((match) => match[1]);
+}
+
+const LAYERS = documentedLayers(Deno.readTextFileSync(join(ROOT, "ARCHITECTURE.md")));
 
 function layerOf(file: string): string {
   const rel = relative(SRC, file);
@@ -40,6 +32,13 @@ function* sourceFiles(dir: string): Generator<string> {
 }
 
 const IMPORT = /(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+Deno.test("ARCHITECTURE.md's layer list names every src/ folder once", () => {
+  const folders = [...Deno.readDirSync(SRC)].filter((entry) => entry.isDirectory)
+    .map((entry) => entry.name);
+  deepEqual([...LAYERS].sort(), folders.sort());
+  deepEqual(LAYERS.slice(-1), ["core"]);
+});
 
 Deno.test("src/ imports go down the layer list only", () => {
   const violations: string[] = [];
