@@ -7,7 +7,7 @@ import { ScriptedProvider, type ScriptedReply } from "../llm/scripted.ts";
 import { exitCodeFor } from "./exit_codes.ts";
 import { processWriters, readEnv } from "./process_env.ts";
 import { runTaskWith } from "./run.ts";
-import { styleFor } from "./output/style.ts";
+import { themeFor, wantsColor } from "../tui/theme.ts";
 import { DEFAULTS } from "../config/mod.ts";
 
 const TASK = "Look around this project, then add src/greet.ts exporting greet(name) " +
@@ -21,7 +21,7 @@ export function greet(name: string): string {
 
 /** Runs the demo and returns the exit code of its turn. */
 export async function runDemo(): Promise<number> {
-  const style = styleFor(Deno.stdout.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") });
+  const style = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
   const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-" }));
   const ternHome = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-home-" }));
   const { out } = processWriters();

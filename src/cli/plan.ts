@@ -11,7 +11,7 @@ import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
 import { type AgentSession, openAgentSession } from "../harness/agent_session.ts";
-import { styleFor } from "./output/style.ts";
+import { themeFor, wantsColor } from "../tui/theme.ts";
 import { runPlan } from "../harness/plan_run.ts";
 import { planJson, planLines, planSummary } from "./plan_view.ts";
 import { processWriters, readEnv, resolveWorkspace } from "./process_env.ts";
@@ -48,7 +48,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
   });
   const { session, config, conversation } = agent;
-  const style = styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") });
+  const style = themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR")));
   const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
   const controller = new AbortController();
   const onInterrupt = () => {

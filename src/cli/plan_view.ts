@@ -7,7 +7,7 @@
 import { cleanDeep } from "../core/terminal_text.ts";
 import { topologicalOrder } from "../plan/graph.ts";
 import type { NodeRun, NodeState, PlanState } from "../plan/types.ts";
-import type { Style } from "./output/style.ts";
+import type { Theme } from "../tui/theme.ts";
 
 const ICONS: Record<NodeState, string> = {
   WAITING: "·",
@@ -18,7 +18,7 @@ const ICONS: Record<NodeState, string> = {
 };
 
 /** One line per node, dependencies first: icon, id, state, title, what it waits on, time. */
-export function planLines(written: PlanState, style: Style): string[] {
+export function planLines(written: PlanState, style: Theme): string[] {
   const state = cleanDeep(written);
   const order = topologicalOrder(state.nodes);
   const byId = new Map(state.nodes.map((node) => [node.id, node]));
@@ -36,7 +36,7 @@ export function planLines(written: PlanState, style: Style): string[] {
 }
 
 /** The closing summary: each node's result or error (first line), then the counts. */
-export function planSummary(written: PlanState, style: Style, cancelled: boolean): string[] {
+export function planSummary(written: PlanState, style: Theme, cancelled: boolean): string[] {
   const state = cleanDeep(written);
   const lines = topologicalOrder(state.nodes).map((id) => {
     const run = state.runs[id];
@@ -71,7 +71,7 @@ function detailOf(run: NodeRun): string {
   return line.length > 160 ? `${line.slice(0, 160)}…` : line;
 }
 
-function paint(state: NodeState, text: string, style: Style): string {
+function paint(state: NodeState, text: string, style: Theme): string {
   switch (state) {
     case "SUCCEEDED":
       return style.green(text);

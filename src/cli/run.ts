@@ -12,7 +12,7 @@ import type { TurnConfig } from "../harness/models.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
 import { EXIT_CANCELLED, exitCodeFor } from "./exit_codes.ts";
-import { styleFor } from "./output/style.ts";
+import { themeFor, wantsColor } from "../tui/theme.ts";
 import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
 import type { SessionChoice } from "../harness/run_session.ts";
@@ -199,6 +199,6 @@ function createEmitter(
   return createTextRenderer({
     ...write,
     raw,
-    style: styleFor(Deno.stderr.isTerminal(), { NO_COLOR: readEnv("NO_COLOR") }),
+    style: themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR"))),
   });
 }

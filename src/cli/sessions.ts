@@ -17,7 +17,7 @@ import type { RunFlags } from "./run.ts";
 import { applySessionSettings } from "../harness/run_session.ts";
 import { terminalWriters } from "./process_env.ts";
 import { describeEntry, transcriptMarkdown } from "./session_text.ts";
-import { formatCost } from "./output/text.ts";
+import { formatCost } from "../llm/model_info.ts";
 
 type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
 

@@ -79,6 +79,11 @@ export function reasoningFor(
   return { effort: level, budgetTokens: Math.min(THINKING_BUDGETS[level], cap) };
 }
 
+/** USD with enough digits to see small amounts: `$0.0012`, `$1.23`. */
+export function formatCost(usd: number): string {
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
+}
+
 /**
  * The cost of one call in USD from the model's prices, or undefined when they are unknown.
  * Cached and cache-write tokens are part of `inputTokens` and priced at their own rates;

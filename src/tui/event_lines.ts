@@ -1,7 +1,8 @@
 /** One-line texts for the transcript's notices: retries, model switches, compaction, turn end. */
 import type { AgentEvent } from "../core/events.ts";
 import type { Usage } from "../core/messages.ts";
-import { firstLine, formatCost, formatDuration, formatTokens, plural } from "./format.ts";
+import { formatCost } from "../llm/model_info.ts";
+import { firstLine, formatDuration, formatTokens, plural } from "./format.ts";
 import type { Theme } from "./theme.ts";
 
 type EventOf<T extends AgentEvent["type"]> = Extract<AgentEvent, { type: T }>;

@@ -10,11 +10,6 @@ export function formatTokens(count: number): string {
   return `${trimZero((count / 1_000_000).toFixed(1))}M`;
 }
 
-/** USD with enough digits to see small amounts: `$0.0012`, `$1.23`. */
-export function formatCost(usd: number): string {
-  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
-}
-
 /** Milliseconds as `0.1s`, `12.3s`, `2m05s`, `1h02m`. */
 export function formatDuration(ms: number): string {
   const seconds = Math.max(0, ms) / 1_000;

@@ -1,5 +1,6 @@
 /** The status line under the editor: where, which model, how confined, how much used. */
-import { elideMiddle, formatCost, formatTokens } from "./format.ts";
+import { formatCost } from "../llm/model_info.ts";
+import { elideMiddle, formatTokens } from "./format.ts";
 import type { Theme } from "./theme.ts";
 import { truncateToWidth, visibleWidth } from "./width.ts";
 

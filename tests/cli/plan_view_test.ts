@@ -1,9 +1,9 @@
 import { deepEqual } from "node:assert/strict";
-import { styleFor } from "../../src/cli/output/style.ts";
+import { themeFor } from "../../src/tui/theme.ts";
 import { planLines, planSummary } from "../../src/cli/plan_view.ts";
 import type { PlanState } from "../../src/plan/types.ts";
 
-const plain = styleFor(false, {});
+const plain = themeFor(false);
 
 const HOSTILE: PlanState = {
   id: "p1",

@@ -1,6 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { createTextRenderer, formatCost, usageLine } from "../../src/cli/output/text.ts";
-import { styleFor } from "../../src/cli/output/style.ts";
+import { createTextRenderer, usageLine } from "../../src/cli/output/text.ts";
+import { formatCost } from "../../src/llm/model_info.ts";
+import { themeFor } from "../../src/tui/theme.ts";
 import { emptyUsage } from "../../src/core/messages.ts";
 
 function render(events: Parameters<ReturnType<typeof createTextRenderer>>[0][]) {
@@ -9,7 +10,7 @@ function render(events: Parameters<ReturnType<typeof createTextRenderer>>[0][]) 
   const emit = createTextRenderer({
     out: (text) => out += text,
     err: (text) => err += text,
-    style: styleFor(false, {}),
+    style: themeFor(false),
   });
   for (const event of events) emit(event);
   return { out, err };

@@ -1,5 +1,6 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { formatCost, formatDuration, formatTokens } from "../../src/tui/format.ts";
+import { formatDuration, formatTokens } from "../../src/tui/format.ts";
+import { formatCost } from "../../src/llm/model_info.ts";
 import { type StatusInfo, statusLine } from "../../src/tui/status.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";

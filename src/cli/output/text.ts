@@ -8,13 +8,14 @@
 import type { AgentEvent, EmitFn } from "../../core/events.ts";
 import { createEventCleaner } from "../../core/terminal_events.ts";
 import type { Usage } from "../../core/messages.ts";
-import type { Style } from "./style.ts";
+import { formatCost } from "../../llm/model_info.ts";
+import type { Theme } from "../../tui/theme.ts";
 import { hostFileLines } from "../../sandbox/persistence.ts";
 
 export interface TextRendererOptions {
   out: (text: string) => void;
   err: (text: string) => void;
-  style: Style;
+  style: Theme;
   /** The answer goes to `out` exactly as the model wrote it (`--raw`, for pipes). */
   raw?: boolean;
 }
@@ -125,11 +126,6 @@ export function usageLine(usage: Usage, cost: number | undefined): string {
   return `${n(usage.inputTokens)} tokens in${cached}, ${
     n(usage.outputTokens)
   } out${reasoning}${price}`;
-}
-
-/** USD with enough digits to see small amounts: `$0.0042`, `$1.23`. */
-export function formatCost(cost: number): string {
-  return cost >= 1 ? `$${cost.toFixed(2)}` : `$${cost.toFixed(4)}`;
 }
 
 function seconds(ms: number): string {
