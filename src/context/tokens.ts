@@ -20,8 +20,7 @@
  * o200k_base spends about 0.88 tokens on a Traditional Chinese character and 0.70 on a
  * Simplified one, which the estimate cannot tell apart); hex, UUIDs and columns of numbers come
  * out 10–14% high, emoji 10% low, Greek 25% low, long runs of one character several times
- * high. Speed: ten times gpt-tokenizer's `countTokens()`, 90–140 MB/s of UTF-8
- * (1 MB in 7–11 ms) on the shared 2-core machine the bench ran on.
+ * high. Speed: several times gpt-tokenizer's `countTokens()` (`bench/results/tokens.md`).
  */
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tool_spec.ts";

@@ -128,7 +128,7 @@ export async function* postForStream(
   signal?.addEventListener("abort", forwardAbort, { once: true });
   let requestTimedOut = false;
   // AbortSignal.timeout, not setTimeout: Deno's global setTimeout is Node's, and its first call
-  // loads the Node compatibility layer (15 ms or more) just before the first request is sent.
+  // loads the Node compatibility layer just before the first request is sent.
   const requestTimeout = AbortSignal.timeout(config.requestTimeoutMs);
   const onRequestTimeout = () => {
     requestTimedOut = true;

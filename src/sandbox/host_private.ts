@@ -111,9 +111,10 @@ function privateKind(path: string, uid: number, gid: number): "private" | "dir" 
 /**
  * {@linkcode rootOnlyPaths} when this process runs as uid 0 (for any other uid, dropped
  * capabilities already keep root's files closed), none otherwise. The search runs in `find`
- * (one process, off tern's event loop: about 20 ms of a C walk against 100+ ms of `lstat`
- * calls from JavaScript), with the same folders, depth and rule; where `find` cannot run, in
- * JavaScript. A search each call: the sandbox calls it once when it opens. Never throws.
+ * (one process, off tern's event loop, several times faster than `lstat` calls from
+ * JavaScript: `bench/results/code_costs.md`), with the same folders, depth and rule; where
+ * `find` cannot run, in JavaScript. A search each call: the sandbox calls it once when it
+ * opens. Never throws.
  */
 export async function hostPrivatePaths(): Promise<string[]> {
   if (Deno.uid() !== 0) return [];

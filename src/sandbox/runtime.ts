@@ -310,7 +310,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     rootOnlyHidden: rootOnly.length,
     kernelReadOnly: [...KERNEL_WRITABLE],
   });
-  // The plan (with its scan for .git folders, up to ~0.5 s in a big tree) is kept until a
+  // The plan (with its scan for .git folders, slow in a big tree) is kept until a
   // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a
   // repository cloned a moment ago gets its .git protected.
   let plan: Promise<ShellPlan> | undefined;

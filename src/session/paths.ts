@@ -44,7 +44,7 @@ export function sessionsRoot(ternHome: string): string {
  * leading "/", every character outside `[A-Za-z0-9._-]` replaced by "-", cut to 80 characters,
  * then "-" and the 32-bit FNV-1a hash of the whole `cwd` in 8 hex digits. The hash tells apart
  * paths that read the same ("/a/b" and "/a-b" both start "a-b") and long paths cut alike; it
- * need not be cryptographic (and `node:crypto` would cost ~30 ms of start-up on every run).
+ * need not be cryptographic (and `node:crypto` would add to the start-up of every run).
  */
 export function encodeCwd(cwd: string): string {
   const readable = cwd.replace(/^\//, "").replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 80);

@@ -11,7 +11,7 @@ export interface Span {
   end: number;
 }
 
-/** Created on first use: the first Intl.Segmenter starts ICU (about 20 ms). */
+/** Created on first use: the first Intl.Segmenter starts ICU (`bench/results/code_costs.md`). */
 let segmenter: Intl.Segmenter | undefined;
 /** Widths of graphemes measured by the width libraries (not by the upper bound used before). */
 const widths = new Map<string, number>();

@@ -3,7 +3,8 @@
  * by one blank line and every line fits the width. Unfinished Markdown (a stream cut anywhere)
  * renders as far as it goes: an unclosed fence is a code block to the end.
  *
- * marked builds its regexes at import (about 10 ms), so it is not imported with this module:
+ * marked builds its regexes at import (`bench/results/code_costs.md`), so it is not imported
+ * with this module:
  * `loadMarkdown()` loads it, and the interactive session has it loaded before any answer or
  * transcript is drawn. Until then text renders as it is, wrapped.
  */

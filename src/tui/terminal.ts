@@ -29,7 +29,7 @@ export interface TerminalCapabilities {
 export interface Terminal extends TerminalIO, Readonly<TerminalCapabilities> {
   /**
    * Starts reading input (once; later calls do nothing). Separate from opening because Deno
-   * builds its stream machinery on the first stream (about 10 ms): a caller draws its first
+   * builds its stream machinery on the first stream (a cost worth hiding): a caller draws its first
    * frame before. Keys typed meanwhile wait in the terminal's input buffer.
    */
   listen(): void;

@@ -48,7 +48,8 @@ export function loadWidth(): Promise<void> {
 /**
  * Runs each measure once on non-ASCII text once the libraries are in, one step per turn of the
  * event loop so keys typed meanwhile are handled in between: their first use builds Unicode
- * regexes (10–40 ms a step), better spent behind the prompt than in the first answer.
+ * regexes (`bench/results/code_costs.md`), better spent behind the prompt than in the first
+ * answer.
  */
 export function warmWidth(): void {
   const steps = [

@@ -118,7 +118,7 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
 
 /** `12,345 tokens in (10,000 cached), 321 out (200 reasoning), $0.0123` */
 export function usageLine(usage: Usage, cost: number | undefined): string {
-  // Not toLocaleString: its first call starts ICU, about 20 ms at the end of every run.
+  // Not toLocaleString: its first call starts ICU, at the end of every run.
   const n = (value: number) => String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   const cached = usage.cachedTokens > 0 ? ` (${n(usage.cachedTokens)} cached)` : "";
   const reasoning = usage.reasoningTokens > 0 ? ` (${n(usage.reasoningTokens)} reasoning)` : "";

@@ -1,4 +1,7 @@
-/** Loads tree-sitter-bash once per process: initialising the wasm runtime costs ~70 ms. */
+/**
+ * Loads tree-sitter-bash once per process: initialising the wasm runtime is costly
+ * (`bench/results/code_costs.md`).
+ */
 import { Language, Parser } from "web-tree-sitter";
 
 export type { Node } from "web-tree-sitter";
