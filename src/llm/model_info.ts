@@ -9,9 +9,6 @@ import type { ReasoningRequest, ThinkingLevel } from "./types.ts";
 /** The wire API styles tern speaks. */
 export type ApiStyle = "openai" | "openai-responses" | "anthropic";
 
-/** The API styles, for validation and help text. */
-export const API_STYLES: readonly ApiStyle[] = ["openai", "openai-responses", "anthropic"];
-
 /** USD per million tokens. */
 export interface ModelPrice {
   input: number;

@@ -17,8 +17,6 @@ export const BUILTIN_PROFILES = [
   ":danger-full-access",
 ] as const;
 
-export const DEFAULT_PROFILE = ":workspace";
-
 /** A profile compiled for one workspace. */
 export interface SandboxProfile {
   name: string;
@@ -98,11 +96,6 @@ export function widenGrants(base: Grants, extra: Partial<Grants>): Grants {
     env: merge(base.env, extra.env),
     run: merge(base.run, extra.run),
   };
-}
-
-/** True when `list` grants anything. */
-export function grantsAny(list: GrantList): boolean {
-  return list === "all" || list.length > 0;
 }
 
 function profile(

@@ -164,23 +164,6 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE/i;
-const PLAIN_ENV_NAME = /(?:SOCK|PATH|FILE|DIR|HOME)$|^XAUTHORITY$/i;
-
-/**
- * The values of variables whose names look secret (`OPENAI_API_KEY`, `GITHUB_TOKEN`,
- * `DB_PASSWORD`, …), at least 8 characters long, for {@linkcode SecretMasker}. Names that hold
- * paths (`SSH_AUTH_SOCK`, `…_FILE`, `…_DIR`) are left out.
- */
-export function secretEnvValues(env: Record<string, string>): string[] {
-  const values = new Set<string>();
-  for (const [name, value] of Object.entries(env)) {
-    if (!SECRET_ENV_NAME.test(name) || PLAIN_ENV_NAME.test(name)) continue;
-    if (value.length >= MIN_SECRET_LENGTH) values.add(value);
-  }
-  return [...values];
-}
-
 /** Masks output that arrives in pieces; see {@linkcode createStreamMasker}. */
 export interface StreamMasker {
   /** Masks a piece of output; returns what is safe to pass on now (may be empty). */

@@ -1,7 +1,7 @@
 /**
- * Modal dialogs drawn in the live region: the permission request, a yes/no confirmation and
- * (in select_dialog.ts) a filterable list picker. A dialog renders lines and consumes keys
- * until it is done; it never touches the terminal itself.
+ * Modal dialogs drawn in the live region: the permission request here, a filterable list picker
+ * in select_dialog.ts. A dialog renders lines and consumes keys until it is done; it never
+ * touches the terminal itself.
  */
 import type { PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
 import type { Dialog } from "./dialog.ts";
@@ -162,35 +162,6 @@ function grantFacts(args: unknown, t: Theme): [string, string[], Paint][] | unde
 function capRows(rows: string[], max: number, t: Theme): string[] {
   if (max <= 0) return [];
   return rows.length > max ? [...rows.slice(0, max - 1), t.dim("…")] : rows;
-}
-
-/**
- * A yes/no question. `y` / `n` answer at once, arrows and Tab move, Enter picks the
- * highlighted answer (`initial`, default no), Esc and Ctrl-C answer no.
- */
-export function confirmDialog(options: {
-  theme: Theme;
-  title: string;
-  message?: string;
-  yes?: string;
-  no?: string;
-  initial?: boolean;
-}): Dialog<boolean> {
-  const t = options.theme;
-  const choices: Choice<boolean>[] = [
-    { key: "y", label: options.yes ?? "yes", value: true },
-    { key: "n", label: options.no ?? "no", value: false },
-  ];
-  const picker = choicePicker(choices, options.initial === true ? 0 : 1, false, t);
-  return {
-    render(width) {
-      const lines = [rule(options.title, width, t)];
-      if (options.message) lines.push(...wrapText(options.message, width));
-      lines.push("", ...picker.render(width));
-      return lines.map((line) => truncateToWidth(line, width));
-    },
-    handle: picker.handle,
-  };
 }
 
 /** A row of `[k] label` choices with a highlight; `cancel` answers Esc and Ctrl-C. */

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { ModelCatalog } from "../../src/llm/catalog.ts";
-import { API_STYLES } from "../../src/llm/model_info.ts";
 import { findPreset, PROVIDER_PRESETS } from "../../src/llm/presets.ts";
 
 Deno.test("PROVIDER_PRESETS are consistent", () => {
@@ -16,7 +15,6 @@ Deno.test("PROVIDER_PRESETS are consistent", () => {
   ]);
   for (const [name, preset] of Object.entries(PROVIDER_PRESETS)) {
     assert.equal(preset.name, name);
-    assert.ok(API_STYLES.includes(preset.api), name);
     const url = new URL(preset.baseUrl);
     assert.equal(preset.baseUrl.endsWith("/"), false, name);
     assert.equal(preset.local, url.hostname === "127.0.0.1", name);

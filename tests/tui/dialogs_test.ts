@@ -1,7 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import type { ReviewRequest } from "../../src/sandbox/review.ts";
 import type { Dialog } from "../../src/tui/dialog.ts";
-import { confirmDialog, permissionDialog } from "../../src/tui/dialogs.ts";
+import { permissionDialog } from "../../src/tui/dialogs.ts";
 import { selectDialog } from "../../src/tui/select_dialog.ts";
 import { unifiedDiff } from "../../src/tui/diff_view.ts";
 import { key, type KeyEvent, textKey } from "../../src/tui/key_event.ts";
@@ -280,18 +280,4 @@ Deno.test("selectDialog() marks the selected row with inverse video in colour", 
   ok(first.startsWith("\x1b[7m› model-0"), first);
   equal(visibleWidth(first), 20);
   ok(!second.includes("\x1b[7m"));
-});
-
-Deno.test("confirmDialog() answers y/n and Enter on its initial choice", () => {
-  const dialog = (initial?: boolean) =>
-    confirmDialog({ theme: plain, title: "Start over?", initial });
-  equal(press(dialog(), key("enter")), false);
-  equal(press(dialog(true), key("enter")), true);
-  equal(press(dialog(), textKey("y")), true);
-  equal(press(dialog(true), key("escape")), false);
-  deepEqual(dialog().render(30), [
-    "─ Start over? " + "─".repeat(16),
-    "",
-    " [y] yes  ›[n] no ",
-  ]);
 });
