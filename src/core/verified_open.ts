@@ -172,15 +172,6 @@ export function realPathOrNull(path: string): string | null {
   }
 }
 
-/** Runs `fn`, ignoring what it throws. */
-export function ignoreErrors(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // Best-effort clean-up: the error that matters is already being thrown.
-  }
-}
-
 /** The POLICY_DENIED error for a path that was swapped while being `doing` ("opened"). */
 export function changed(path: string, doing: string): ToolError {
   return new ToolError(
