@@ -121,7 +121,7 @@ export class AgentSession {
  * the session opened and its settings restored, the models connected, the sandbox settings
  * checked. The sandbox itself opens later (`preload()` or the first turn).
  * @throws {ConfigError} for bad settings, {SessionChoiceError} for a session that cannot be
- * used, {TernError} for an unknown provider or a missing key; nothing is left open then.
+ * used, {ProviderSetupError} for an unknown provider or a missing key; nothing is left open then.
  */
 export async function openAgentSession(options: AgentSessionOptions): Promise<AgentSession> {
   const { workspace } = options;
