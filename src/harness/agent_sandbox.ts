@@ -99,7 +99,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     extraRead: options.extraRead,
     signal: options.signal,
   }).catch((error) => {
-    // An unknown profile name is a configuration mistake: exit code 2 with the known names.
+    // An unknown profile name is a configuration mistake, reported with the known names.
     if (error instanceof RangeError) throw new ConfigError(error.message, { key: "profile" });
     throw error;
   });

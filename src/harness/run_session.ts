@@ -22,7 +22,7 @@ export interface SessionChoice {
 
 /**
  * Opens (and locks) the session the run appends to.
- * @throws {SessionChoiceError} (exit code 2) when there is nothing to continue, the session is unknown,
+ * @throws {SessionChoiceError} when there is nothing to continue, the session is unknown,
  * held by another process, or belongs to another directory.
  */
 export async function openRunSession(

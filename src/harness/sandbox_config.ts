@@ -1,6 +1,6 @@
 /**
- * Checks the sandbox settings before a run starts, so a bad profile or rule fails at once with
- * exit code 2 instead of at the first tool call. Light on purpose: the rest of the sandbox loads
+ * Checks the sandbox settings before a run starts, so a bad profile or rule fails at once as a
+ * ConfigError instead of at the first tool call. Light on purpose: the rest of the sandbox loads
  * while the first model request is in flight.
  */
 import { ConfigError } from "../config/mod.ts";
