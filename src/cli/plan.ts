@@ -6,7 +6,7 @@
 import { InputError } from "./errors.ts";
 import { EXIT_CANCELLED, planExitCode } from "./exit_codes.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
-import { PlanValidationError } from "../plan/graph.ts";
+import { PlanValidationError } from "../plan/errors.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";

@@ -1,4 +1,4 @@
-/** Errors of planning that reach the person. */
+/** Errors of planning that reach the person: a rejected graph, a planner without an answer. */
 import { TernError } from "../core/errors.ts";
 import { emptyUsage, type Usage } from "../core/messages.ts";
 
@@ -24,5 +24,17 @@ export class PlanningError extends TernError {
     this.problems = details.problems ?? [];
     this.usage = details.usage ?? emptyUsage();
     this.cancelled = details.cancelled ?? false;
+  }
+}
+
+/** The graph is not valid; `problems` lists every problem found, each naming the ids involved. */
+export class PlanValidationError extends TernError {
+  override name = "PlanValidationError";
+  /** One line per problem, e.g. `"b" depends on unknown "x"` or `cycle: a → b → a`. */
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`Invalid plan: ${problems.join("; ")}`);
+    this.problems = problems;
   }
 }

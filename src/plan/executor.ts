@@ -5,7 +5,8 @@
  * nodes. Each node's work is an injected function (the CLI's ReAct worker), so this file does
  * no I/O and is deterministic given that function.
  */
-import { appendNodes, PlanValidationError, topologicalOrder, validatePlan } from "./graph.ts";
+import { PlanValidationError } from "./errors.ts";
+import { appendNodes, topologicalOrder, validatePlan } from "./graph.ts";
 import type { NodeRun, PlanNode, PlanState } from "./types.ts";
 
 /** How one node's worker ended. */

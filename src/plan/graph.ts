@@ -5,7 +5,7 @@
  * corrective retry.
  */
 import { z } from "zod";
-import { TernError } from "../core/errors.ts";
+import { PlanValidationError } from "./errors.ts";
 import type { PlanNode } from "./types.ts";
 
 /** The most nodes {@linkcode parsePlan} accepts. */
@@ -38,18 +38,6 @@ const planSchema = z.strictObject({
       },
     }),
 }, { error: 'the plan must be a JSON object {"nodes": [...]}' });
-
-/** The graph is not valid; `problems` lists every problem found, each naming the ids involved. */
-export class PlanValidationError extends TernError {
-  override name = "PlanValidationError";
-  /** One line per problem, e.g. `"b" depends on unknown "x"` or `cycle: a → b → a`. */
-  readonly problems: string[];
-
-  constructor(problems: string[]) {
-    super(`Invalid plan: ${problems.join("; ")}`);
-    this.problems = problems;
-  }
-}
 
 /**
  * Parses `{nodes:[{id, title, task, dependsOn}]}`: unknown keys are rejected, ids match

@@ -4,8 +4,8 @@
  */
 import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages.ts";
 import type { FinishReason, Provider, ThinkingLevel } from "../llm/types.ts";
-import { PlanningError } from "./errors.ts";
-import { appendNodes, parsePlan, PlanValidationError } from "./graph.ts";
+import { PlanningError, PlanValidationError } from "./errors.ts";
+import { appendNodes, parsePlan } from "./graph.ts";
 import {
   correctionMessage,
   PLANNER_SYSTEM_PROMPT,

@@ -11,8 +11,7 @@ import { TernError } from "../../src/core/errors.ts";
 import { NoPlanError, SessionChoiceError } from "../../src/harness/errors.ts";
 import { ProviderSetupError } from "../../src/llm/errors.ts";
 import { FactIdError, FactTextError } from "../../src/memory/errors.ts";
-import { PlanningError } from "../../src/plan/errors.ts";
-import { PlanValidationError } from "../../src/plan/graph.ts";
+import { PlanningError, PlanValidationError } from "../../src/plan/errors.ts";
 import { SessionBusyError, SessionRefError, UnknownEntryError } from "../../src/session/errors.ts";
 
 Deno.test("exitCodeForError() gives every domain's usage error exit code 2", () => {

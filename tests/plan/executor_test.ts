@@ -5,7 +5,7 @@ import {
   type NodeOutcome,
   PlanExecutor,
 } from "../../src/plan/executor.ts";
-import { PlanValidationError } from "../../src/plan/graph.ts";
+import { PlanValidationError } from "../../src/plan/errors.ts";
 import type { NodeRun, NodeState, PlanNode, PlanState } from "../../src/plan/types.ts";
 
 function node(id: string, ...dependsOn: string[]): PlanNode {

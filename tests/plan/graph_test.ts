@@ -1,12 +1,7 @@
 import { deepEqual, equal, match, ok, throws } from "node:assert/strict";
 import { exitCodeForError } from "../../src/cli/exit_codes.ts";
-import {
-  appendNodes,
-  parsePlan,
-  PlanValidationError,
-  topologicalOrder,
-  validatePlan,
-} from "../../src/plan/graph.ts";
+import { appendNodes, parsePlan, topologicalOrder, validatePlan } from "../../src/plan/graph.ts";
+import { PlanValidationError } from "../../src/plan/errors.ts";
 import type { PlanNode } from "../../src/plan/types.ts";
 
 function node(id: string, ...dependsOn: string[]): PlanNode {
