@@ -1,4 +1,4 @@
-/** Keeps the layers one-way (ARCHITECTURE.md "Layers"): a module imports only its layer and below. */
+/** Keeps the layers one-way (DESIGN.md "Layers"): a module imports only its layer and below. */
 import { deepEqual } from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 
