@@ -79,11 +79,11 @@ export class SessionController {
         ? oneAtATime((request, signal) => controller.#ask(request, signal))
         : undefined,
       warn: (text) => controller.#app?.notice(text, "warning"),
-      onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
+      onSandboxOpen: (sandbox) => this.#sandboxOpened(sandbox),
       memory: () => controller.#services?.memorySection(),
       watchMcp: (manager) => controller.#watchMcp(manager),
     });
-    if (controller.#agent.config.noSandbox) controller.#sandbox = "off";
+    if (controller.#agent.config.noSandbox) this.#sandbox = "off";
     return controller;
   }
 
@@ -201,7 +201,6 @@ export class SessionController {
   context(app: InteractiveApp, commands: () => readonly SlashCommand[]): CommandContext {
     const agent = this.#agent;
     const { theme } = this.#ui;
-    const controller = this;
     return {
       workspace: agent.workspace,
       theme,
@@ -218,14 +217,14 @@ export class SessionController {
       width: () => this.#ui.columns(),
       configure: async (change) => {
         const { reopens } = await agent.configure(change);
-        if (reopens) controller.#sandbox = agent.config.noSandbox ? "off" : "starting";
+        if (reopens) this.#sandbox = agent.config.noSandbox ? "off" : "starting";
       },
       switchSession: async (next, options) => {
         if (next !== agent.session) {
           const { note } = await agent.switchSession(next);
           if (note !== undefined) app.notice(note, "warning");
-          if (agent.connected) controller.#sandbox = agent.config.noSandbox ? "off" : "starting";
-          controller.#services?.resetBaseline();
+          if (agent.connected) this.#sandbox = agent.config.noSandbox ? "off" : "starting";
+          this.#services?.resetBaseline();
         }
         if (options?.replay) {
           app.print(
