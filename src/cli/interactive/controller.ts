@@ -79,11 +79,11 @@ export class SessionController {
         ? oneAtATime((request, signal) => controller.#ask(request, signal))
         : undefined,
       warn: (text) => controller.#app?.notice(text, "warning"),
-      onSandboxOpen: (sandbox) => this.#sandboxOpened(sandbox),
+      onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
       memory: () => controller.#services?.memorySection(),
       watchMcp: (manager) => controller.#watchMcp(manager),
     });
-    if (controller.#agent.config.noSandbox) this.#sandbox = "off";
+    if (controller.#agent.config.noSandbox) controller.#sandbox = "off";
     return controller;
   }
 
