@@ -178,7 +178,7 @@ Deno.test("Session.state() is not replayed again after appends: only opening and
 });
 
 /** A session of `before` messages, a compaction keeping the last of them, and 3 more. */
-async function compactedSession(home: string, before: number): Promise<string> {
+function compactedSession(home: string, before: number): string {
   const session = Session.create(home, { cwd: "/w", ternVersion: "t" });
   session.append({ type: "model", model: "alpha", provider: "p" });
   session.append({ type: "permission", change: { kind: "approval", key: "bash:ls" } });
@@ -202,7 +202,7 @@ async function garbleEntryLine(path: string, n: number): Promise<void> {
 
 Deno.test("Session.open() does not read the lines before the last compaction's kept entries", async () => {
   await withHome(async (home) => {
-    const path = await compactedSession(home, 50);
+    const path = compactedSession(home, 50);
     const before = await fullReplay(path);
     // The 10th old message's line becomes garbage: a whole read skips it with a warning.
     await garbleEntryLine(path, 12);
@@ -236,8 +236,8 @@ async function readWhole(path: string): Promise<boolean> {
 
 Deno.test("Session.open() reads the whole file when the id index is missing, corrupt, stale or another session's, and writes it anew", async () => {
   await withHome(async (home) => {
-    const path = await compactedSession(home, 40);
-    const other = await compactedSession(home, 40);
+    const path = compactedSession(home, 40);
+    const other = compactedSession(home, 40);
     await garbleEntryLine(path, 5);
     const index = idIndexPath(path);
     const good = await Deno.readTextFile(index);
@@ -268,7 +268,7 @@ Deno.test("Session.open() reads the whole file when the id index is missing, cor
 
 Deno.test("Session.open() from the end keeps a hostile id index from changing the state or the ids", async () => {
   await withHome(async (home) => {
-    const path = await compactedSession(home, 40);
+    const path = compactedSession(home, 40);
     const before = await fullReplay(path);
     const text = await Deno.readTextFile(idIndexPath(path));
     // Right session and size, but no ids: it is used, yet replay never reads it.
@@ -286,7 +286,7 @@ Deno.test("Session.open() from the end keeps a hostile id index from changing th
 
 Deno.test("Session.open() from the end skips a line cut off by kill -9 and closes its open calls", async () => {
   await withHome(async (home) => {
-    const path = await compactedSession(home, 30);
+    const path = compactedSession(home, 30);
     const session = await Session.open(path);
     session.append({
       type: "message",
@@ -368,7 +368,7 @@ Deno.test("Session.open() replays a compaction that keeps an earlier compaction'
 
 Deno.test("loadTail() reads the same lines whatever the size of the chunks it reads back in", async () => {
   await withHome(async (home) => {
-    const path = await compactedSession(home, 20);
+    const path = compactedSession(home, 20);
     await Deno.writeTextFile(path, '{"type":"message","id":"torn"', { append: true });
     const whole = await loadSession(path);
     for (const chunkSize of [1, 2, 7, 64, 1000, 1 << 20]) {
