@@ -11,6 +11,7 @@ import { replay, type ReplayState } from "../../src/session/replay.ts";
 import { Session } from "../../src/session/session.ts";
 import { SessionTree } from "../../src/session/tree.ts";
 import { loadTail } from "../../src/session/tail.ts";
+import { findSession, listSessions } from "../../src/session/paths.ts";
 import type { SessionEntry } from "../../src/session/types.ts";
 
 async function withHome(fn: (home: string) => Promise<void>) {
@@ -379,5 +380,15 @@ Deno.test("loadTail() reads the same lines whatever the size of the chunks it re
       equal(tail.endsWithNewline, false);
       deepEqual(tail.header, whole.header);
     }
+  });
+});
+
+Deno.test("listSessions() and findSession() see a compacted session once, not its id index", async () => {
+  await withHome(async (home) => {
+    const path = compactedSession(home, 5);
+    ok((await Deno.stat(idIndexPath(path))).isFile);
+    const listed = await listSessions(home);
+    deepEqual(listed.map((info) => info.path), [path]);
+    equal(await findSession(home, listed[0].id.slice(0, 6), "/w"), path);
   });
 });
