@@ -14,6 +14,9 @@
 /** Bumped when the index's shape changes; an index of another version is ignored. */
 const INDEX_VERSION = 1;
 
+/** The largest index read: 9 bytes an id, so about 7 million entries. */
+const MAX_INDEX_BYTES = 64 * 1024 * 1024;
+
 /** An id index as read. */
 export interface IdIndex {
   /** The bytes of the session file the list covers (whole lines from the start). */
@@ -31,14 +34,19 @@ export function idIndexPath(sessionPath: string): string {
 
 /**
  * The index of `sessionPath` when it belongs to session `sessionId` and is well formed;
- * undefined otherwise. The list is not parsed: a look-up searches its text, as only the few
+ * undefined otherwise (also when it is not a plain file). The list is not parsed: a look-up searches its text, as only the few
  * ids a run makes are looked up. Never throws.
  */
 export function readIdIndex(sessionPath: string, sessionId: string): IdIndex | undefined {
+  const path = idIndexPath(sessionPath);
   let text: string;
   let head: unknown;
   try {
-    text = Deno.readTextFileSync(idIndexPath(sessionPath));
+    // Only a plain file of sane size: a link, a FIFO or a device put there must not make the
+    // read hang or fill memory.
+    const info = Deno.lstatSync(path);
+    if (!info.isFile || info.size > MAX_INDEX_BYTES) return undefined;
+    text = Deno.readTextFileSync(path);
     head = JSON.parse(text.slice(0, text.indexOf("\n")));
   } catch {
     return undefined;

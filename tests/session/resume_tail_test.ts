@@ -235,7 +235,7 @@ async function readWhole(path: string): Promise<boolean> {
   return whole;
 }
 
-Deno.test("Session.open() reads the whole file when the id index is missing, corrupt, stale or another session's, and writes it anew", async () => {
+Deno.test("Session.open() reads the whole file when the id index is missing, corrupt, stale, another session's or a link, and writes it anew", async () => {
   await withHome(async (home) => {
     const path = compactedSession(home, 40);
     const other = compactedSession(home, 40);
@@ -259,6 +259,15 @@ Deno.test("Session.open() reads the whole file when the id index is missing, cor
     const stale = JSON.stringify({ ...head, size: 300 }) + good.slice(good.indexOf("\n"));
     await Deno.writeTextFile(index, stale);
     equal(await readWhole(path), true, "stale");
+
+    // A link, even to a good index: a link could as well lead to a FIFO or a device.
+    const elsewhere = `${home}/elsewhere.ids`;
+    await Deno.writeTextFile(elsewhere, good);
+    await Deno.remove(index);
+    await Deno.symlink(elsewhere, index);
+    equal(await readWhole(path), true, "a link");
+    equal((await Deno.lstat(index)).isSymlink, false, "replaced by a file");
+    equal(await readWhole(path), false);
 
     const beyond = JSON.stringify({ ...head, size: 1e9 }) + good.slice(good.indexOf("\n"));
     await Deno.writeTextFile(index, beyond);
