@@ -28,6 +28,9 @@ export interface CreateSessionOptions {
   parent?: SessionHeader["parent"];
 }
 
+/** A set of ids that is only asked whether it holds one. */
+type OtherIds = Pick<ReadonlySet<string>, "has">;
+
 /** Exit code of the "in use" error (EXIT_USAGE in src/cli, a layer above). */
 const EXIT_USAGE = 2;
 const encoder = new TextEncoder();
@@ -38,6 +41,8 @@ export class SessionWriter {
   readonly #path: string;
   readonly #header: SessionHeader;
   readonly #ids: Set<string>;
+  /** The ids of the entries in lines not read (a session read from its end). */
+  readonly #otherIds: OtherIds;
   #leafId: string | null;
   /** The file does not end in "\n" (a torn line or a failed write): start the next line anew. */
   #needsNewline: boolean;
@@ -49,11 +54,13 @@ export class SessionWriter {
     header: SessionHeader,
     entries: readonly SessionEntry[],
     needsNewline: boolean,
+    otherIds: OtherIds = { has: () => false },
   ) {
     this.#file = file;
     this.#path = path;
     this.#header = header;
     this.#ids = new Set(entries.map((entry) => entry.id));
+    this.#otherIds = otherIds;
     this.#leafId = entries.at(-1)?.id ?? null;
     this.#needsNewline = needsNewline;
   }
@@ -94,11 +101,15 @@ export class SessionWriter {
   }
 
   /**
-   * Locks and loads the session at `path` for appending after its last entry.
+   * Locks and loads the session at `path` for appending after its last entry; `load` (default
+   * `loadSession`) reads it once locked.
    * @throws {TernError} when another writer holds the session or the file is missing (exit
    * code 2 for both), or when the file is not a session (see `loadSession`).
    */
-  static async open(path: string): Promise<{ writer: SessionWriter; loaded: LoadedSession }> {
+  static async open(
+    path: string,
+    options: { load?: (path: string) => Promise<LoadedSession> } = {},
+  ): Promise<{ writer: SessionWriter; loaded: LoadedSession }> {
     let file: Deno.FsFile;
     try {
       file = await Deno.open(path, { append: true });
@@ -112,13 +123,14 @@ export class SessionWriter {
     try {
       // Lock before reading, so that no other writer can append between the load and ours.
       if (!file.tryLockSync(true)) throw inUseError(path);
-      const loaded = await loadSession(path);
+      const loaded = await (options.load ?? loadSession)(path);
       const writer = new SessionWriter(
         file,
         path,
         loaded.header,
         loaded.entries,
         !loaded.endsWithNewline,
+        loaded.otherIds,
       );
       return { writer, loaded };
     } catch (error) {
@@ -150,7 +162,7 @@ export class SessionWriter {
    */
   append(entry: NewEntry, options: { parentId?: string | null } = {}): SessionEntry {
     const parentId = options.parentId === undefined ? this.#leafId : options.parentId;
-    if (parentId !== null && !this.#ids.has(parentId)) {
+    if (parentId !== null && !this.#ids.has(parentId) && !this.#otherIds.has(parentId)) {
       throw new RangeError(
         `Cannot append to session "${this.#header.id}": no entry "${parentId}" to go under`,
       );
@@ -177,7 +189,7 @@ export class SessionWriter {
   appendRaw(raw: Record<string, unknown>): void {
     const id = raw.id;
     if (typeof id !== "string") throw new TypeError('Cannot copy an entry without a string "id"');
-    if (this.#ids.has(id)) {
+    if (this.#ids.has(id) || this.#otherIds.has(id)) {
       throw new RangeError(`Cannot copy entry "${id}": session "${this.#header.id}" has it`);
     }
     this.#writeLine(JSON.stringify(raw));
@@ -198,7 +210,10 @@ export class SessionWriter {
   }
 
   #newId(): string {
-    return uniqueHexId(this.#ids);
+    for (;;) {
+      const id = uniqueHexId(this.#ids);
+      if (!this.#otherIds.has(id)) return id;
+    }
   }
 
   /** One line, encoded first and written whole; a failure leaves the next line to start anew. */
