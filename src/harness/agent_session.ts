@@ -4,7 +4,7 @@
  * order and closed in one order. `tern run` and `tern plan` open one; a subagent, a headless
  * child or an RPC server opens the same.
  */
-import { type ConfigFlags, loadConfig, type TernConfig } from "../config/mod.ts";
+import { type ConfigFlags, type ConfigSource, loadConfig, type TernConfig } from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import type { Provider } from "../llm/types.ts";
@@ -44,7 +44,7 @@ export interface AgentSessionParts {
   /** The settings the turns run with: the session's restored ones, the model actually used. */
   config: TernConfig;
   /** Where each setting came from. */
-  sources: Readonly<Record<string, string>>;
+  sources: Readonly<Record<string, ConfigSource>>;
   session: Session;
   /** The main provider with its fallbacks. */
   router: Provider;
@@ -70,7 +70,7 @@ export class AgentSession {
     return this.#parts.config;
   }
 
-  get sources(): Readonly<Record<string, string>> {
+  get sources(): Readonly<Record<string, ConfigSource>> {
     return this.#parts.sources;
   }
 

@@ -211,8 +211,8 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     configure: async (change) => {
       let next: TernConfig = { ...config, ...change };
       const nextSources = { ...sources };
-      if (change.model !== undefined) nextSources.model = "command line";
-      if (change.provider !== undefined) nextSources.provider = "command line";
+      if (change.model !== undefined) nextSources.model = { layer: "flag", flag: "/model" };
+      if (change.provider !== undefined) nextSources.provider = { layer: "flag", flag: "/model" };
       // A model or provider that cannot be used is refused before anything changes.
       let router: Conversation["provider"] | undefined;
       if (change.model !== undefined || change.provider !== undefined) {
