@@ -7,6 +7,7 @@
 import { parseArgs } from "node:util";
 import { TernError } from "../core/errors.ts";
 import { type ConfigFlags, FLAG_KEYS, settingOf } from "../config/settings.ts";
+import { ALL_OPTIONS, optionsHelp } from "./options.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -100,111 +101,6 @@ export class UsageError extends TernError {
   }
 }
 
-/** An option of the command line itself (not a configuration key). */
-interface CliOption {
-  name: string;
-  short?: string;
-  type: "string" | "boolean";
-  /** The value's placeholder in the help (`<dir>`). */
-  arg?: string;
-  /** Its line under "Options:"; none for options the command list describes. */
-  help?: string;
-}
-
-/** Options listed before the configuration keys' options in the help. */
-const LEADING: readonly CliOption[] = [
-  {
-    name: "once",
-    short: "p",
-    type: "string",
-    arg: "<task>",
-    help: "run one task non-interactively (same as `tern run`)",
-  },
-  {
-    name: "cwd",
-    short: "C",
-    type: "string",
-    arg: "<dir>",
-    help: "workspace directory (default: the current directory)",
-  },
-];
-
-/** Options listed after the configuration keys' options, then those of single commands. */
-const TRAILING: readonly CliOption[] = [
-  {
-    name: "output",
-    short: "o",
-    type: "string",
-    arg: "<format>",
-    help: "text (default), json (one final object) or stream-json (events)",
-  },
-  {
-    name: "raw",
-    type: "boolean",
-    help: "text output: the answer exactly as the model wrote it, escape sequences included " +
-      "(for pipes; by default they are removed)",
-  },
-  {
-    name: "continue",
-    short: "c",
-    type: "boolean",
-    help: "continue the newest session of this directory",
-  },
-  {
-    name: "resume",
-    short: "r",
-    type: "string",
-    arg: "[id]",
-    help: "continue a session by id, id prefix or path (interactive: a picker without an id)",
-  },
-  {
-    name: "from",
-    type: "string",
-    arg: "<entry>",
-    help: "with --continue or --resume: continue from that entry of the session (a new " +
-      "branch; see `tern sessions tree`)",
-  },
-  { name: "version", short: "V", type: "boolean", help: "print the version" },
-  { name: "help", short: "h", type: "boolean", help: "print this help" },
-  { name: "plan", type: "string" },
-  { name: "append", type: "string" },
-  { name: "concurrency", type: "string" },
-  { name: "demo", type: "boolean" },
-  { name: "offline", type: "boolean" },
-  { name: "json", type: "boolean" },
-  { name: "all", type: "boolean" },
-  { name: "focus", type: "string" },
-];
-
-/** Every option: the command line's own and one per configuration key with a flag. */
-const ALL_OPTIONS: readonly CliOption[] = [
-  ...LEADING,
-  ...FLAG_KEYS.map((key): CliOption => {
-    const { rule, flag } = settingOf(key);
-    return { ...flag!, type: rule.kind === "boolean" ? "boolean" : "string" };
-  }),
-  ...TRAILING,
-];
-
-const NAME_WIDTH = 25;
-const LINE_WIDTH = 87;
-
-/** `  -m, --model <name>     model name …`, wrapped under its description column. */
-function optionLines(option: CliOption): string {
-  const name = `  ${option.short ? `-${option.short}, ` : "    "}--${option.name}` +
-    (option.arg ? ` ${option.arg}` : "");
-  const lines = name.length < NAME_WIDTH ? [name.padEnd(NAME_WIDTH)] : [name, ""];
-  for (const word of (option.help ?? "").split(" ")) {
-    const line = lines[lines.length - 1].padEnd(NAME_WIDTH);
-    if (line.length > NAME_WIDTH && line.length + word.length > LINE_WIDTH) {
-      lines.push(" ".repeat(NAME_WIDTH) + word);
-    } else {
-      lines[lines.length - 1] = line + (line.length > NAME_WIDTH ? " " : "") + word;
-    }
-  }
-  return lines.join("\n");
-}
-
 export const HELP = `Usage: tern [command] [options]
 
 A terminal coding agent: reads and searches your code, edits files and runs commands.
@@ -254,7 +150,7 @@ Commands:
   help                   print this help
 
 Options:
-${ALL_OPTIONS.filter((option) => option.help).map(optionLines).join("\n")}
+${optionsHelp()}
 
 Environment: TERN_API_KEY (the chosen provider's key; else OPENAI_API_KEY,
 ANTHROPIC_API_KEY or OPENROUTER_API_KEY by provider), TERN_PROVIDER, TERN_BASE_URL,
