@@ -281,10 +281,11 @@ async function fileLayer(
  * @throws {ConfigError} naming the file and the key.
  */
 function checkProjectLayer(layer: Layer, file: string): Layer {
-  for (const key of SETTING_KEYS) {
-    const value = layer.settings[key];
-    if (value === undefined) continue;
-    const refusal = projectRefusal(key, value, file);
+  // Keys only the person may set first: they say more than a value that is too wide.
+  const given = SETTING_KEYS.filter((key) => layer.settings[key] !== undefined);
+  const personOnly = given.filter((key) => settingOf(key).project === false);
+  for (const key of [...personOnly, ...given.filter((key) => !personOnly.includes(key))]) {
+    const refusal = projectRefusal(key, layer.settings[key], file);
     if (refusal) throw refusal;
   }
   return layer;

@@ -239,3 +239,18 @@ Deno.test("parseCommandLine() accepts every option HELP names", () => {
     }
   }
 });
+
+Deno.test("loadConfig() names the person-only key first when a project's file also widens another", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write(
+      "cwd/.tern/config.jsonc",
+      `{ "profile": "wide", "profiles": { "wide": { "write": ["/"] } } }`,
+    );
+    const error = await rejection(loadConfig({ cwd, env: { HOME: home } }));
+    assert.equal(error.key, "profiles");
+    assert.match(
+      error.message,
+      /^Refusing "profiles" in ".*config\.jsonc": it widens what sandboxed/,
+    );
+  });
+});
