@@ -254,3 +254,34 @@ Deno.test("loadConfig() names the person-only key first when a project's file al
     );
   });
 });
+
+/** The modules `file` loads at run time (type-only imports are erased), transitively. */
+function runtimeImports(file: URL, seen = new Set<string>()): Set<string> {
+  const text = Deno.readTextFileSync(file);
+  for (const match of text.matchAll(/^(?:import|export) (?!type )[^;]*? from "([^"]+)";/gms)) {
+    const specifier = match[1];
+    if (!specifier.startsWith(".")) {
+      seen.add(specifier);
+      continue;
+    }
+    const next = new URL(specifier, file);
+    if (seen.has(next.href)) continue;
+    seen.add(next.href);
+    runtimeImports(next, seen);
+  }
+  return seen;
+}
+
+Deno.test("the command line reads the settings table without loading any package", () => {
+  const loaded = runtimeImports(new URL("../../src/cli/args.ts", import.meta.url));
+  assert.ok(
+    [...loaded].some((href) => href.endsWith("/src/config/settings.ts")),
+    "args.ts no longer reads the table",
+  );
+  const packages = [...loaded].filter((specifier) => !specifier.startsWith("file:"));
+  assert.deepEqual(packages, ["node:util"]);
+  const config = [...loaded].filter((href) => href.includes("/src/config/")).map((href) =>
+    href.replace(/.*\/src\/config\//, "")
+  );
+  assert.deepEqual(new Set(config), new Set(["settings.ts", "rules.ts"]));
+});
