@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { TernError } from "../core/errors.ts";
 import { type ConfigFlags, FLAG_KEYS, settingOf } from "../config/settings.ts";
-import { ALL_OPTIONS, optionsHelp } from "./options.ts";
+import { ALL_OPTIONS, environmentHelp, optionsHelp } from "./options.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -152,14 +152,7 @@ Commands:
 Options:
 ${optionsHelp()}
 
-Environment: TERN_API_KEY (the chosen provider's key; else OPENAI_API_KEY,
-ANTHROPIC_API_KEY or OPENROUTER_API_KEY by provider), TERN_PROVIDER, TERN_BASE_URL,
-TERN_MODEL, TERN_THINKING, TERN_FALLBACK, TERN_MAX_RETRIES, TERN_MAX_ROUNDS, TERN_PROFILE,
-TERN_MODE, TERN_NO_SANDBOX, TERN_HOME (default ~/.tern), TERN_EXTRA_ENV (more variables
-tern may read, for \${VAR} in MCP server definitions), TERN_EXTRA_HOSTS (more hosts tern
-may connect to: it reaches only those of URLs in its config, environment and command line);
-see .env.example. Config files: ~/.tern/config.jsonc and <project>/.tern/config.jsonc; MCP
-servers: ~/.tern/mcp.json, ~/.tern/mcp/*.json, .mcp.json, .tern/mcp.json, .tern/mcp/*.json.
+${environmentHelp()}
 
 Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or config error,
 3 MAX_ROUNDS, 4 REPEATED_FAILURE, 5 EMPTY_RESPONSE, 6 LENGTH_LIMIT, 7 CLIENT_ERROR,

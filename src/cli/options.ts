@@ -2,7 +2,7 @@
  * The options of the command line: its own (`--cwd`, `--output`, …) and one per configuration
  * key with a flag in the settings table, with their lines in `tern --help`.
  */
-import { FLAG_KEYS, settingOf } from "../config/settings.ts";
+import { FLAG_KEYS, SETTING_KEYS, settingOf } from "../config/settings.ts";
 
 /** An option of the command line itself (not a configuration key). */
 export interface CliOption {
@@ -91,6 +91,21 @@ export const ALL_OPTIONS: readonly CliOption[] = [
 ];
 
 const NAME_WIDTH = 25;
+const PARAGRAPH_WIDTH = 91;
+
+/** Every variable of the settings table, in table order. */
+const SETTING_VARIABLES = SETTING_KEYS.flatMap((key) => settingOf(key).env ?? []);
+
+/** `text` as lines of at most `width` characters, broken at spaces. */
+function wrap(text: string, width: number): string {
+  const lines = [""];
+  for (const word of text.split(" ")) {
+    const last = lines.length - 1;
+    if (lines[last] !== "" && lines[last].length + 1 + word.length > width) lines.push(word);
+    else lines[last] = lines[last] === "" ? word : `${lines[last]} ${word}`;
+  }
+  return lines.join("\n");
+}
 const LINE_WIDTH = 87;
 
 /** `  -m, --model <name>     model name …`, wrapped under its description column. */
@@ -112,4 +127,24 @@ function optionLines(option: CliOption): string {
 /** The "Options:" section of the help: every option that has a help line, in order. */
 export function optionsHelp(): string {
   return ALL_OPTIONS.filter((option) => option.help).map(optionLines).join("\n");
+}
+
+/**
+ * The "Environment:" paragraph: the key variables, tern's own, and every variable of the
+ * settings table, wrapped.
+ */
+export function environmentHelp(): string {
+  return wrap(
+    "Environment: TERN_API_KEY (the chosen provider's key; else OPENAI_API_KEY, " +
+      "ANTHROPIC_API_KEY or OPENROUTER_API_KEY by provider), TERN_HOME (default ~/.tern), " +
+      "TERN_EXTRA_ENV (more variables tern may read, for ${VAR} in MCP server definitions), " +
+      "TERN_EXTRA_HOSTS (more hosts tern may connect to: it reaches only those of URLs in its " +
+      `config, environment and command line), and for settings ${
+        SETTING_VARIABLES.join(", ")
+      }; see ` +
+      ".env.example. Config files: ~/.tern/config.jsonc and <project>/.tern/config.jsonc; MCP " +
+      "servers: ~/.tern/mcp.json, ~/.tern/mcp/*.json, .mcp.json, .tern/mcp.json, " +
+      ".tern/mcp/*.json.",
+    PARAGRAPH_WIDTH,
+  );
 }

@@ -213,7 +213,7 @@ function helpOptions(): string[] {
   return [...section.matchAll(/^ {2}(?:-\w, | {4})--([\w-]+)/gm)].map((match) => match[1]);
 }
 
-Deno.test("HELP lists every flag of the settings table with its help line, and no other key", () => {
+Deno.test("HELP lists every flag of the settings table with its help line, no other key, and every variable", () => {
   const flagged = SETTING_KEYS.filter((key) => settingOf(key).flag !== undefined);
   const listed = helpOptions();
   const own = ["once", "cwd", "output", "raw", "continue", "resume", "from", "version", "help"];
@@ -227,6 +227,10 @@ Deno.test("HELP lists every flag of the settings table with its help line, and n
     const short = flag.short ? `-${flag.short}, ` : "";
     const head = `${short}--${flag.name}${flag.arg ? ` ${flag.arg}` : ""}`;
     assert.ok(words.includes(`${head} ${flag.help}`), `${head} lacks its help line`);
+  }
+  const environment = HELP.slice(HELP.indexOf("\nEnvironment:"));
+  for (const variable of SETTING_KEYS.flatMap((key) => settingOf(key).env ?? [])) {
+    assert.match(environment, new RegExp(`\\b${variable}\\b`), `${variable} is not in --help`);
   }
 });
 
