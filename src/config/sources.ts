@@ -29,7 +29,10 @@ export function isFlagSource(source: ConfigSource | undefined): boolean {
   return source?.layer === "flag";
 }
 
-/** Whether a layer above the defaults set it (unset counts as set, as no default applied). */
+/**
+ * Whether the value is not the built-in default: a layer set it, or the key has no default and
+ * nothing set it (then nothing was chosen for the person either).
+ */
 export function isExplicitSource(source: ConfigSource | undefined): boolean {
   return source?.layer !== "default";
 }
