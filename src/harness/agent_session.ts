@@ -9,7 +9,7 @@
  * and builds the conversation. `tern run` takes both at once; the interactive UI draws its
  * prompt between them and connects on the first need (`connect()`, `preload()`).
  */
-import { type ConfigFlags, loadConfig, type TernConfig } from "../config/mod.ts";
+import { type ConfigFlags, type ConfigSource, loadConfig, type TernConfig } from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import type { Provider } from "../llm/types.ts";
@@ -71,7 +71,7 @@ export class AgentSession {
   readonly #options: AgentSessionOptions;
   readonly #rules: CompiledRule[];
   #config: TernConfig;
-  readonly #sources: Record<string, string>;
+  readonly #sources: Record<string, ConfigSource>;
   #session: Session;
   /** The state the session had when it was opened or switched to, replayed once. */
   #opened: { session: Session; state: ReplayState };
@@ -84,7 +84,7 @@ export class AgentSession {
     options: AgentSessionOptions,
     parts: {
       config: TernConfig;
-      sources: Record<string, string>;
+      sources: Record<string, ConfigSource>;
       session: Session;
       state: ReplayState;
       rules: CompiledRule[];
@@ -111,7 +111,7 @@ export class AgentSession {
   }
 
   /** Where each setting came from. */
-  get sources(): Readonly<Record<string, string>> {
+  get sources(): Readonly<Record<string, ConfigSource>> {
     return this.#sources;
   }
 
@@ -184,8 +184,8 @@ export class AgentSession {
   async configure(change: SessionChange): Promise<{ reopens: boolean }> {
     let next: TernConfig = { ...this.#config, ...change };
     const sources = { ...this.#sources };
-    if (change.model !== undefined) sources.model = "command line";
-    if (change.provider !== undefined) sources.provider = "command line";
+    if (change.model !== undefined) sources.model = { layer: "flag", flag: "/model" };
+    if (change.provider !== undefined) sources.provider = { layer: "flag", flag: "/model" };
     let router: Provider | undefined;
     if (change.model !== undefined || change.provider !== undefined) {
       const { connectModels } = await import("./models.ts");
