@@ -10,6 +10,11 @@ function slowTool(name: string, log: string[]): Tool {
     name,
     description: name,
     readOnly: name === "read",
+    runsIn: "worker",
+    paths: (args) => {
+      const path = (args as { path?: unknown } | null)?.path;
+      return Promise.resolve(typeof path === "string" ? [{ path, write: name !== "read" }] : []);
+    },
     parameters: {},
     async run(args) {
       const path = (args as { path: string }).path;
