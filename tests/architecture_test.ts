@@ -81,7 +81,7 @@ Deno.test("src/ imports only npm:, node: and relative specifiers", () => {
  * What a tool is, it says about itself (STYLE.md 8): outside a tool's own file no code decides
  * by a built-in tool's name. Flags a comparison of a name-like expression (`tool.name`,
  * `request.tool`, `name`) with a tool's name (`=== "bash"`), a Set of tool names, an array of
- * two or more tool names, and a test for the MCP prefix (`startsWith("mcp__")`) outside
+ * two or more tool names, a Set lookup of one (`.has("edit")`), and a test for the MCP prefix (`startsWith("mcp__")`) outside
  * src/mcp/. Words that are also tool names elsewhere (`action === "list"`, the grant kinds
  * `["read", "write", "hosts"]`, git's `["list"]`) are left alone.
  */
@@ -117,6 +117,9 @@ export function toolNameChecks(file: string, source: string, names: readonly str
     const values = strings(match[1]);
     if (values.length > 1 && values.every(isName)) found.push(`${file}: ${oneLine(match[0])}`);
   }
+  for (const match of code.matchAll(/\.has\(\s*(["'`])([\w-]+)\1\s*\)/g)) {
+    if (isName(match[2])) found.push(`${file}: ${match[0]}`);
+  }
   if (!file.startsWith("mcp/")) {
     for (const match of code.matchAll(/\.startsWith\(\s*["'`]mcp__/g)) {
       found.push(`${file}: ${match[0]}`);
@@ -147,6 +150,7 @@ Deno.test("toolNameChecks() flags name comparisons and name lists, not words tha
     'const S: ReadonlySet<string> = new Set<string>([\n  "read",\n  "write",\n]);',
     'const LIST = ["glob", "grep"];',
     'const mcp = name.startsWith("mcp__");',
+    'if (REFUSED.has("bash")) return;',
   ];
   for (const code of flagged) {
     equal(toolNameChecks("agent/x.ts", code, TOOL_NAMES).length > 0, true, code);

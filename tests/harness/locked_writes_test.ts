@@ -90,7 +90,12 @@ Deno.test("lockedWrites() locks the file a built-in multi_edit writes, from its 
       path: "a.txt",
       edits: [{ old_string: "one", new_string: "1" }],
     }, ctx);
-    while (waiting.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    let settled = false;
+    call.finally(() => settled = true);
+    // Until the call asks for a lock, or ends without one.
+    while (waiting.length === 0 && !settled) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
     deepEqual(waiting, [`${dir}/a.txt`]);
     // The call waits at the lock: the file is as the other node left it.
     equal(await Deno.readTextFile(`${dir}/a.txt`), "one\n");
