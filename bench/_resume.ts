@@ -10,7 +10,6 @@
  */
 import { findSession } from "../src/session/paths.ts";
 import { Session } from "../src/session/session.ts";
-import { SessionWriter } from "../src/session/store.ts";
 
 /** Entries before the compaction in the short and in the long session, and after it in both. */
 export const SHORT = 100;
@@ -21,11 +20,14 @@ const CWD = "/bench/project";
 /** A tool output of about 2 KB. */
 const OUTPUT = "const answer = compute(input); // a line of code of a file\n".repeat(36);
 
-/** Writes a session of `before` entries, a compaction, then `AFTER` entries; returns its id. */
+/**
+ * Writes a session of `before` entries, a compaction, then `AFTER` entries; returns its id.
+ * Written through `Session`, as tern writes it (a compaction gets its checkpoint there).
+ */
 export function writeCompactedSession(home: string, before: number): string {
-  const writer = SessionWriter.create(home, { cwd: CWD, ternVersion: "bench" });
+  const writer = Session.create(home, { cwd: CWD, ternVersion: "bench" });
   const ids: string[] = [];
-  const add = (entry: Parameters<SessionWriter["append"]>[0]) => {
+  const add = (entry: Parameters<Session["append"]>[0]) => {
     ids.push(writer.append(entry).id);
   };
   const exchange = (n: number) => {

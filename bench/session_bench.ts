@@ -8,13 +8,15 @@
  * is one run), taking turns with the floor (an empty `deno run`) and a fresh-memory probe.
  * The timed processes get the V8 flags tern's launcher gives tern (`--v8-flags` in
  * bin/_env.sh). Writes bench/results/sessions.md, or with `--v8-flags=<flags>` (given to the
- * timed processes instead, to try others) only prints.
+ * timed processes instead, to try others) only prints. `--write <home>` only writes the two
+ * sessions into `home` and prints their ids (to time them with other code, or `farm-bench`).
  */
 import { dirname, join, relative } from "node:path";
 import process from "node:process";
 import { findSession } from "../src/session/paths.ts";
 import { Session } from "../src/session/session.ts";
-import { SessionWriter } from "../src/session/store.ts";
+import { loadSession } from "../src/session/load.ts";
+import { SessionTree } from "../src/session/tree.ts";
 import { declaredFlags } from "../tests/support/tern_process.ts";
 
 const ENTRIES = 10_000;
@@ -23,6 +25,11 @@ const ROOT = join(dirname(new URL(import.meta.url).pathname), "..");
 const COMMAND = "deno run -A bench/session_bench.ts";
 /** The workspace the benchmark session belongs to (`--resume` looks there first). */
 const CWD = "/bench/project";
+/**
+ * Text since the last compaction at which the session compacts, in characters: about 80 % of a
+ * 200,000-token window at 4 characters a token, when tern would compact.
+ */
+const COMPACT_AT_CHARS = 640_000;
 /** Fresh memory touched by each calibration run. */
 const TOUCH_MB = 64;
 
@@ -66,10 +73,13 @@ function writeSession(home: string, ascii: boolean): string {
     return text.slice(start, start + size);
   };
   const between = (low: number, high: number) => Math.floor(low + next() * (high - low));
-  const writer = SessionWriter.create(home, { cwd: CWD, ternVersion: "bench" });
+  const writer = Session.create(home, { cwd: CWD, ternVersion: "bench" });
   const ids: string[] = [];
-  const add = (entry: Parameters<SessionWriter["append"]>[0], parentId?: string | null) => {
-    ids.push(writer.append(entry, parentId === undefined ? {} : { parentId }).id);
+  let chars = 0;
+  const add = (entry: Parameters<Session["append"]>[0]) => {
+    const written = writer.append(entry);
+    ids.push(written.id);
+    if (written.type === "message") chars += written.message.content.length;
   };
   add({ type: "model", model: "bench-model", provider: "scripted" });
   let call = 0;
@@ -112,7 +122,22 @@ function writeSession(home: string, ascii: boolean): string {
     } else if (roll < 0.11 && ids.length > 100) {
       // Continue from an older entry, as `/tree` or `--resume` at an entry does.
       const from = ids[ids.length - between(10, 100)];
-      add({ type: "branch", fromId: writer.leafId, summary: slice(300) }, from);
+      ids.push(writer.branchFrom(from, slice(300)).id);
+    }
+    if (chars > COMPACT_AT_CHARS && ids.length < ENTRIES) {
+      // As tern compacts: the last request and what followed it are kept.
+      const { items } = writer.state();
+      const kept = items.findLast((item) => item.message.role === "user")?.id ?? null;
+      add({
+        type: "compaction",
+        summary: slice(6000),
+        firstKeptId: kept,
+        tokensBefore: Math.round(chars / 4),
+        tokensAfter: 2000,
+        summarised: [],
+        fallback: false,
+      });
+      chars = 0;
     }
   }
   writer.close();
@@ -143,6 +168,7 @@ interface Run {
   freshMb: number;
   entries: number;
   pathLength: number;
+  compactions: number;
   messages: number;
   branches: number;
   warnings: number;
@@ -160,18 +186,22 @@ async function timeResume(home: string, id: string): Promise<Run> {
   const messages = state.items.map((item) => item.message);
   const end = performance.now();
   const freshMb = faultedMb() - faulted;
+  const warnings = session.warnings.length;
   session.close();
+  // Counted after the timing: the resume itself does not read the whole file.
+  const all = (await loadSession(path)).entries;
   return {
     ms: end - start,
     findMs: found - start,
     openMs: opened - found,
     stateMs: end - opened,
     freshMb,
-    entries: session.entries.length,
-    pathLength: session.entriesTo().length,
+    entries: all.length,
+    pathLength: new SessionTree(all).path().length,
+    compactions: all.filter((entry) => entry.type === "compaction").length,
     messages: messages.length,
-    branches: session.entries.filter((entry) => entry.type === "branch").length,
-    warnings: session.warnings.length,
+    branches: all.filter((entry) => entry.type === "branch").length,
+    warnings,
   };
 }
 
@@ -270,15 +300,18 @@ function markdown(results: Results, date: string, v8Flags?: string): string {
     "",
     `Measured by \`${command}\` on the project machine, which is shared with other work.`,
     "Each run is a fresh `deno` process timing what `tern run --resume <id>` does before its",
-    "first request: `findSession` (id to path), `Session.open` (lock, read a line at a time,",
-    "`JSON.parse` per line, index the entries) and `session.state()` (the path to the leaf,",
-    "replayed into the messages the model would be sent). The file is in the page cache;",
-    "start-up is not counted. Medians are over the runs listed; the kinds of run take turns.",
+    "first request: `findSession` (id to path), `Session.open` (lock, read the file from its",
+    "end back to the last compaction on the leaf's path, `JSON.parse` per line, index the",
+    "entries; src/session/tail.ts) and `session.state()` (the state replayed at opening). The",
+    "file is in the page cache; start-up is not counted. Medians are over the runs listed; the",
+    "kinds of run take turns.",
     "",
-    "The session is written by `SessionWriter`: user, assistant and tool messages (tool outputs",
-    "of 200 B to 250 KB, slices of tern's own source), model, mode and label entries, and",
-    `${first.branches} branches; the path to the leaf holds ${first.pathLength} entries and ` +
-    `replays into ${first.messages} messages.`,
+    "The session is written by `Session`, as tern writes it: user, assistant and tool messages",
+    "(tool outputs of 200 B to 250 KB, slices of tern's own source), model, mode and label",
+    `entries, ${first.branches} branches, and ${first.compactions} compactions (one whenever ` +
+    `the messages since the last reach ${COMPACT_AT_CHARS.toLocaleString("en")} characters, ` +
+    "about 80 % of a 200,000-token window, keeping the last request); the path to the leaf " +
+    `holds ${first.pathLength} entries and replays into ${first.messages} messages.`,
     'tern\'s source is rich in "—" and "→", so most messages of the first session hold non-ASCII',
     "text, which V8 keeps in two-byte strings once parsed (twice the memory); the second session",
     'is the same with those characters replaced by "-". Every line on disk is ASCII either way',
@@ -343,6 +376,9 @@ async function main(args: string[]): Promise<void> {
 if (import.meta.main) {
   const [mode, ...rest] = Deno.args;
   if (mode === "--resume") console.log(JSON.stringify(await timeResume(rest[0], rest[1])));
-  else if (mode === "--touch") console.log(JSON.stringify(touch(Number(rest[0]))));
+  else if (mode === "--write") {
+    // Only writes the two sessions into an existing home (to time them some other way).
+    console.log(JSON.stringify([writeSession(rest[0], false), writeSession(rest[0], true)]));
+  } else if (mode === "--touch") console.log(JSON.stringify(touch(Number(rest[0]))));
   else await main(Deno.args);
 }

@@ -1,6 +1,10 @@
-/** Keeps the layers one-way (DESIGN.md "Layers"): a module imports only its layer and below. */
-import { deepEqual } from "node:assert/strict";
+/**
+ * Keeps the layers one-way (DESIGN.md "Layers"): a module imports only its layer and below; and
+ * keeps tools describing themselves: no code elsewhere decides by a tool's name.
+ */
+import { deepEqual, equal } from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
+import { BUILTIN_MANIFEST } from "../src/tools/mod.ts";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const SRC = join(ROOT, "src");
@@ -179,4 +183,97 @@ Deno.test("src/ imports only npm:, node: and relative specifiers", () => {
     }
   }
   deepEqual(bad, []);
+});
+
+/**
+ * What a tool is, it says about itself (STYLE.md 8): outside a tool's own file no code decides
+ * by a built-in tool's name. Flags a comparison of a name-like expression (`tool.name`,
+ * `request.tool`, `name`) with a tool's name (`=== "bash"`), a Set of tool names, an array of
+ * two or more tool names, a Set lookup of one (`.has("edit")`), and a test for the MCP prefix (`startsWith("mcp__")`) outside
+ * src/mcp/. Words that are also tool names elsewhere (`action === "list"`, the grant kinds
+ * `["read", "write", "hosts"]`, git's `["list"]`) are left alone.
+ */
+export function toolNameChecks(file: string, source: string, names: readonly string[]): string[] {
+  const own = names.find((name) => file === `tools/${name}.ts`);
+  const isName = (text: string) => names.includes(text) && text !== own;
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const found: string[] = [];
+  const NAME_LIKE = /^(name|tool|toolName)$/;
+  const ID = String.raw`[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)*`;
+  const STR = String.raw`(["'\`])([\w-]+)\2`;
+  const sides = [
+    new RegExp(String.raw`(${ID})\s*[!=]==?\s*${STR}`, "g"),
+    new RegExp(String.raw`${STR.replace("\\2", "\\1")}\s*[!=]==?\s*(${ID})`, "g"),
+  ];
+  for (const [index, pattern] of sides.entries()) {
+    for (const match of code.matchAll(pattern)) {
+      const [expression, literal] = index === 0 ? [match[1], match[3]] : [match[3], match[2]];
+      const last = expression.split(/\??\./).pop()!;
+      if (NAME_LIKE.test(last) && isName(literal)) found.push(`${file}: ${match[0]}`);
+    }
+  }
+  const strings = (list: string) => {
+    const items = list.split(",").map((item) => item.trim()).filter((item) => item !== "");
+    const values = items.map((item) => /^(["'])([\w-]+)\1$/.exec(item)?.[2]);
+    return values.every((value) => value !== undefined) ? values as string[] : [];
+  };
+  for (const match of code.matchAll(/new Set(?:<[^>]*>)?\(\s*\[([^\[\]]*)\]\s*\)/g)) {
+    const values = strings(match[1]);
+    if (values.length > 0 && values.every(isName)) found.push(`${file}: ${oneLine(match[0])}`);
+  }
+  for (const match of code.matchAll(/\[([^\[\]]*)\]/g)) {
+    const values = strings(match[1]);
+    if (values.length > 1 && values.every(isName)) found.push(`${file}: ${oneLine(match[0])}`);
+  }
+  for (const match of code.matchAll(/\.has\(\s*(["'`])([\w-]+)\1\s*\)/g)) {
+    if (isName(match[2])) found.push(`${file}: ${match[0]}`);
+  }
+  if (!file.startsWith("mcp/")) {
+    for (const match of code.matchAll(/\.startsWith\(\s*["'`]mcp__/g)) {
+      found.push(`${file}: ${match[0]}`);
+    }
+  }
+  return [...new Set(found)];
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ");
+}
+
+const TOOL_NAMES = BUILTIN_MANIFEST.map((entry) => entry.name);
+
+Deno.test("src/ decides nothing by a tool's name outside the tool's own file", () => {
+  const found = [...sourceFiles(SRC)].flatMap((file) =>
+    toolNameChecks(relative(SRC, file), Deno.readTextFileSync(file), TOOL_NAMES)
+  );
+  deepEqual(found, []);
+});
+
+Deno.test("toolNameChecks() flags name comparisons and name lists, not words that match", () => {
+  const flagged = [
+    'if (tool.name === "bash") run();',
+    'const x = "edit" !== request.tool;',
+    'if (tool !== "write" && tool !== "edit") return;',
+    'const SET = new Set(["bash"]);',
+    'const S: ReadonlySet<string> = new Set<string>([\n  "read",\n  "write",\n]);',
+    'const LIST = ["glob", "grep"];',
+    'const mcp = name.startsWith("mcp__");',
+    'if (REFUSED.has("bash")) return;',
+  ];
+  for (const code of flagged) {
+    equal(toolNameChecks("agent/x.ts", code, TOOL_NAMES).length > 0, true, code);
+  }
+  const legitimate = [
+    'if (line.action === "list") return 0;',
+    'for (const key of ["read", "write", "hosts", "env", "commands"]) {}',
+    'subcommandIn(args, ["list"], "worktree");',
+    'if (body.type === "list") walk();',
+    '// tool.name === "bash" in a comment',
+    'if (rule.tool === "*") return;',
+  ];
+  for (const code of legitimate) {
+    deepEqual(toolNameChecks("agent/x.ts", code, TOOL_NAMES), [], code);
+  }
+  deepEqual(toolNameChecks("tools/bash.ts", 'if (name === "bash") {}', TOOL_NAMES), []);
+  deepEqual(toolNameChecks("mcp/tool_names.ts", 'n.startsWith("mcp__")', TOOL_NAMES), []);
 });

@@ -11,20 +11,26 @@ import { classifyShell } from "../sandbox/shell/classify.ts";
 import type { Grants } from "../sandbox/types.ts";
 import type { Tool } from "../tools/define.ts";
 
-/** The facts the policy needs: the command's risk for bash, the path for file tools. */
+/**
+ * The facts the policy needs, from what the tool declares: the command's risk for a tool that
+ * runs in the shell sandbox (its `command` argument), the paths a call names for the others.
+ */
 export async function analyseCall(
-  tool: Pick<Tool, "name" | "readOnly">,
+  tool: Pick<Tool, "name" | "readOnly" | "runsIn" | "paths">,
   args: unknown,
   workspace: string,
 ): Promise<CallFacts> {
-  const facts: CallFacts = { tool: tool.name, readOnlyTool: tool.readOnly };
+  const facts: CallFacts = { tool: tool.name, readOnlyTool: tool.readOnly, runsIn: tool.runsIn };
   const fields = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
-  if (tool.name === "bash" && typeof fields.command === "string") {
+  if (tool.runsIn === "sandbox" && typeof fields.command === "string") {
     facts.shell = await classifyShell(fields.command);
-  } else if (typeof fields.path === "string") {
-    const rel = relative(workspace, resolveLoose(workspace, fields.path));
-    facts.path = rel === "" ? "." : rel;
   }
+  const paths = (await tool.paths(args)).map(({ path }) => {
+    const rel = relative(workspace, resolveLoose(workspace, path));
+    return rel === "" ? "." : rel;
+  });
+  if (paths.length > 0) facts.path = paths[0];
+  if (paths.length > 1) facts.morePaths = paths.slice(1);
   return facts;
 }
 
@@ -47,16 +53,17 @@ export function reviewRequestFor(
   masker: SecretMasker,
 ): ReviewRequest {
   const fields = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
-  const summary = tool === "bash" && typeof fields.command === "string"
+  const summary = facts.shell && typeof fields.command === "string"
     ? fields.command
-    : `${tool} ${facts.path ?? ""}`.trim();
-  const description = tool === "bash" && typeof fields.description === "string"
+    : [tool, facts.path ?? "", ...facts.morePaths ?? []].join(" ").trim();
+  const description = facts.shell && typeof fields.description === "string"
     ? fields.description.trim()
     : "";
   return {
     tool,
     args: masker.maskDeep(args),
     summary: masker.mask(summary),
+    ...(facts.shell ? { command: true as const } : {}),
     reason: verdict.reason,
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),
     profile,

@@ -30,16 +30,6 @@ import {
 } from "./request_permissions_policy.ts";
 import { type GrantRule, grantRules, judgeGrant } from "./request_permissions_review.ts";
 
-/** Tools whose file work runs in the confined worker when there is one. */
-const WORKER_TOOLS: ReadonlySet<string> = new Set([
-  "read",
-  "write",
-  "edit",
-  "list",
-  "glob",
-  "grep",
-]);
-
 export type { GrantRequest } from "./request_permissions_policy.ts";
 
 interface Grant {
@@ -83,6 +73,8 @@ export class PermissionGate {
       name: tool.name,
       description: tool.description,
       readOnly: tool.readOnly,
+      runsIn: tool.runsIn,
+      paths: (args) => tool.paths(args),
       get parameters() {
         return tool.parameters;
       },
@@ -91,7 +83,7 @@ export class PermissionGate {
   }
 
   /** What the policy says about a call, without running or reviewing it. */
-  async decide(tool: Pick<Tool, "name" | "readOnly">, args: unknown): Promise<{
+  async decide(tool: Pick<Tool, "name" | "readOnly" | "runsIn" | "paths">, args: unknown): Promise<{
     facts: CallFacts;
     verdict: Verdict;
   }> {
@@ -400,7 +392,7 @@ export class PermissionGate {
     const { facts } = decided;
     let verdict = decided.verdict;
     // Without bubblewrap a command would run unconfined: never silently, whatever allowed it.
-    const unconfined = tool.name === "bash" && runtime.shellKind === "unavailable";
+    const unconfined = tool.runsIn === "sandbox" && runtime.shellKind === "unavailable";
     if (unconfined && verdict.action !== "deny") {
       verdict = {
         action: "ask",
@@ -452,7 +444,7 @@ export class PermissionGate {
     };
     if (!allowed) {
       observation = { status: "ERROR", code: "POLICY_DENIED", message: reason };
-    } else if (WORKER_TOOLS.has(tool.name) && runtime.worker !== undefined) {
+    } else if (tool.runsIn === "worker" && runtime.worker !== undefined) {
       sandbox = "worker";
       observation = await runtime.worker.call(tool.name, args, {
         signal: ctx.signal,
@@ -475,9 +467,9 @@ export class PermissionGate {
         }
         return result;
       };
-      sandbox = tool.name.startsWith("mcp__")
-        ? "mcp"
-        : tool.name !== "bash"
+      sandbox = tool.runsIn === "host"
+        ? "host"
+        : tool.runsIn === "worker"
         ? "in-process"
         : free || runtime.shellKind !== "bwrap"
         ? "none"
@@ -488,12 +480,16 @@ export class PermissionGate {
         shell,
         roots: fileRoots(runtime.profile.grants),
       });
-      if (tool.name === "bash" && !facts.shell?.readOnly) runtime.shellTreeChanged();
+      if (tool.runsIn === "sandbox" && !facts.shell?.readOnly) runtime.shellTreeChanged();
     }
     const rest = stream.flush();
     if (rest !== "") ctx.update?.(rest);
     observation = maskObservation(observation, masker);
     const hostFiles = watch ? await watch() : [];
+    const paths = (await tool.paths(args)).map(({ path, write }) => ({
+      path: masker.mask(path),
+      write,
+    }));
     this.#hostFiles.push(...hostFiles);
     this.#options.audit?.({
       v: 1,
@@ -520,6 +516,7 @@ export class PermissionGate {
         : {}),
       ...(net ? { net } : {}),
       ...(hostFiles.length > 0 ? { hostFiles } : {}),
+      ...(paths.length > 0 ? { paths } : {}),
     });
     return observation;
   }

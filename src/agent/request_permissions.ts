@@ -56,7 +56,10 @@ export const REQUEST_PERMISSIONS_SPEC = {
   name: "request_permissions",
   description: DESCRIPTION,
   readOnly: false,
+  runsIn: "host",
   parameters: REQUEST_PERMISSIONS_SCHEMA,
+  /** Its read and write lists are what it asks for, not paths it touches. */
+  paths: (): Promise<readonly { path: string; write: boolean }[]> => Promise.resolve([]),
 } as const;
 
 /** The tool, bound to `gate`. */

@@ -28,6 +28,8 @@ export function createImpl(gate: PermissionGate): Tool {
     description: "Ask for permissions the sandbox does not give",
     parameters,
     readOnly: false,
+    runsIn: "host",
+    paths: () => [],
     async execute(args, ctx) {
       const scope = args.scope ?? "turn";
       // Grants are real paths (Deno's flags and the tools compare real paths).

@@ -1,27 +1,21 @@
 /**
  * The command line: `node:util` parseArgs (built in, nearly free at start-up) plus the help
- * text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2).
+ * text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2). The
+ * options that set a configuration key, and their help lines, come from the settings table;
+ * their values are checked once, when the configuration loads.
  */
 import { parseArgs } from "node:util";
+import { type ConfigFlags, FLAG_KEYS, settingOf } from "../config/settings.ts";
 import { UsageError } from "./errors.ts";
+import { ALL_OPTIONS, environmentHelp, optionsHelp } from "./options.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
 /** Options shared by every command that runs or configures a turn. */
 export interface TurnOptions {
   cwd?: string;
-  model?: string;
-  baseUrl?: string;
-  provider?: string;
-  thinking?: ThinkingLevel;
-  /** `provider/model` pairs, in order. */
-  fallback?: string[];
-  maxRounds?: number;
-  maxTokens?: number;
-  temperature?: number;
-  profile?: string;
-  mode?: ReviewMode;
-  noSandbox?: boolean;
+  /** The options of configuration keys, as given (checked by `loadConfig()`). */
+  settings: ConfigFlags;
   output: OutputFormat;
   /**
    * Text output: the answer goes to stdout exactly as the model wrote it (escape sequences
@@ -39,12 +33,8 @@ export interface TurnOptions {
 /** What `tern sessions` does. */
 export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "compact";
 
-export type ReviewMode = "ask" | "auto" | "bypass";
-
 /** What `tern mcp` does. */
 export type McpAction = "list" | "tools" | "call" | "trust" | "untrust";
-
-export type ThinkingLevel = "off" | "low" | "medium" | "high";
 
 export type CommandLine =
   | { command: "run"; task: string; options: TurnOptions }
@@ -151,81 +141,22 @@ Commands:
   help                   print this help
 
 Options:
-  -p, --once <task>      run one task non-interactively (same as \`tern run\`)
-  -C, --cwd <dir>        workspace directory (default: the current directory)
-  -m, --model <name>     model name (a catalog model alone picks its provider)
-      --provider <name>  a provider from config, a preset (openai, openai-responses,
-                         anthropic, openrouter, ollama, lmstudio, vllm, llamacpp) or an
-                         API style (openai, openai-responses, anthropic)
-      --base-url <url>   the provider's API base URL (e.g. http://127.0.0.1:8080/v1)
-      --thinking <level> off, low, medium (default) or high; models without thinking
-                         get none
-      --fallback <list>  provider/model pairs tried in order when the model keeps
-                         failing (comma-separated)
-      --max-rounds <n>   model calls allowed per turn (default 25)
-      --max-tokens <n>   output token limit per model call
-      --temperature <t>  sampling temperature, 0 to 2
-  -s, --profile <name>   sandbox profile: :read-only, :workspace (default), :external
-                         (workspace + network), :danger-full-access, or a custom one
-      --mode <mode>      who approves calls the profile and rules leave open: ask (default,
-                         a person; denied when not interactive), auto (a reviewer model),
-                         bypass (no review; the sandbox still applies)
-      --no-sandbox       run tools with no sandbox at all (review still applies)
-  -o, --output <format>  text (default), json (one final object) or stream-json (events)
-      --raw              text output: the answer exactly as the model wrote it, escape
-                         sequences included (for pipes; by default they are removed)
-  -c, --continue         continue the newest session of this directory
-  -r, --resume [id]      continue a session by id, id prefix or path (interactive: a
-                         picker without an id)
-      --from <entry>     with --continue or --resume: continue from that entry of the
-                         session (a new branch; see \`tern sessions tree\`)
-  -V, --version          print the version
-  -h, --help             print this help
+${optionsHelp()}
 
-Environment: TERN_API_KEY (the chosen provider's key; else OPENAI_API_KEY,
-ANTHROPIC_API_KEY or OPENROUTER_API_KEY by provider), TERN_PROVIDER, TERN_BASE_URL,
-TERN_MODEL, TERN_THINKING, TERN_FALLBACK, TERN_MAX_RETRIES, TERN_MAX_ROUNDS, TERN_PROFILE,
-TERN_MODE, TERN_NO_SANDBOX, TERN_HOME (default ~/.tern), TERN_EXTRA_ENV (more variables
-tern may read, for \${VAR} in MCP server definitions), TERN_EXTRA_HOSTS (more hosts tern
-may connect to: it reaches only those of URLs in its config, environment and command line);
-see .env.example. Config files: ~/.tern/config.jsonc and <project>/.tern/config.jsonc; MCP
-servers: ~/.tern/mcp.json, ~/.tern/mcp/*.json, .mcp.json, .tern/mcp.json, .tern/mcp/*.json.
+${environmentHelp()}
 
 Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or config error,
 3 MAX_ROUNDS, 4 REPEATED_FAILURE, 5 EMPTY_RESPONSE, 6 LENGTH_LIMIT, 7 CLIENT_ERROR,
 130 CANCELLED.
 `;
 
-const OPTIONS = {
-  once: { type: "string", short: "p" },
-  plan: { type: "string" },
-  append: { type: "string" },
-  concurrency: { type: "string" },
-  demo: { type: "boolean" },
-  cwd: { type: "string", short: "C" },
-  model: { type: "string", short: "m" },
-  "base-url": { type: "string" },
-  provider: { type: "string" },
-  thinking: { type: "string" },
-  fallback: { type: "string" },
-  offline: { type: "boolean" },
-  "max-rounds": { type: "string" },
-  "max-tokens": { type: "string" },
-  temperature: { type: "string" },
-  output: { type: "string", short: "o" },
-  raw: { type: "boolean" },
-  profile: { type: "string", short: "s" },
-  mode: { type: "string" },
-  "no-sandbox": { type: "boolean" },
-  json: { type: "boolean" },
-  continue: { type: "boolean", short: "c" },
-  resume: { type: "string", short: "r" },
-  from: { type: "string" },
-  all: { type: "boolean" },
-  focus: { type: "string" },
-  version: { type: "boolean", short: "V" },
-  help: { type: "boolean", short: "h" },
-} as const;
+/** The options in `parseArgs` form. */
+const OPTIONS = Object.fromEntries(
+  ALL_OPTIONS.map((option) => [
+    option.name,
+    option.short ? { type: option.type, short: option.short } : { type: option.type },
+  ]),
+) as Record<string, { type: "string" | "boolean"; short?: string }>;
 
 const COMMANDS = new Set([
   "run",
@@ -248,7 +179,6 @@ const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "export",
   "compact",
 ];
-const MODES: readonly ReviewMode[] = ["ask", "auto", "bypass"];
 const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 
 /** Parses argv (without the program name). @throws {UsageError} */
@@ -267,37 +197,39 @@ export function parseCommandLine(args: string[]): CommandLine {
     throw new UsageError(unknown ? `Unknown option "${unknown[1]}"` : message);
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals[0] === "help") return { command: "help" };
-  if (values.version) return { command: "version" };
+  if (on(values, "help") || positionals[0] === "help") return { command: "help" };
+  if (on(values, "version")) return { command: "version" };
   const options = turnOptions(values);
   const [first, ...rest] = positionals;
-  const planning = first === "plan" || values.plan !== undefined;
-  if (!planning && (values.append !== undefined || values.concurrency !== undefined)) {
+  const planning = first === "plan" || text(values, "plan") !== undefined;
+  if (
+    !planning && (text(values, "append") !== undefined || text(values, "concurrency") !== undefined)
+  ) {
     throw new UsageError("--append and --concurrency belong to tern plan");
   }
-  if (values.demo || first === "demo") {
+  if (on(values, "demo") || first === "demo") {
     if (rest.length > 0 || (first !== "demo" && first !== undefined)) {
       throw new UsageError(`Unexpected arguments after demo: "${positionals.join(" ")}"`);
     }
     return { command: "demo" };
   }
-  if (values.once !== undefined) {
+  if (text(values, "once") !== undefined) {
     if (positionals.length > 0) {
       throw new UsageError(`Unexpected arguments besides --once: "${positionals.join(" ")}"`);
     }
-    return { command: "run", task: requireTask(values.once), options };
+    return { command: "run", task: requireTask(text(values, "once") ?? ""), options };
   }
   if (first === "run") return { command: "run", task: requireTask(rest.join(" ")), options };
-  if (first === "plan" || values.plan !== undefined) {
-    if (values.plan !== undefined && positionals.length > 0) {
+  if (first === "plan" || text(values, "plan") !== undefined) {
+    if (text(values, "plan") !== undefined && positionals.length > 0) {
       throw new UsageError(`Unexpected arguments besides --plan: "${positionals.join(" ")}"`);
     }
-    const words = values.plan !== undefined ? [values.plan] : rest;
+    const words = text(values, "plan") !== undefined ? [text(values, "plan") ?? ""] : rest;
     return {
       command: "plan",
       task: words.length > 0 ? requireTask(words.join(" ")) : undefined,
-      append: values.append,
-      concurrency: positiveInt("--concurrency", values.concurrency),
+      append: text(values, "append"),
+      concurrency: positiveInt("--concurrency", text(values, "concurrency")),
       options,
     };
   }
@@ -312,13 +244,13 @@ export function parseCommandLine(args: string[]): CommandLine {
     if (rest.length > 1) {
       throw new UsageError(`Unexpected arguments after audit: "${rest.join(" ")}"`);
     }
-    return { command: "audit", session: rest[0], json: values.json ?? false, options };
+    return { command: "audit", session: rest[0], json: on(values, "json"), options };
   }
   if (first === "sessions") {
     return sessionsCommand(rest, {
-      all: values.all ?? false,
-      json: values.json ?? false,
-      focus: values.focus,
+      all: on(values, "all"),
+      json: on(values, "json"),
+      focus: text(values, "focus"),
     }, options);
   }
   if (first === "models") {
@@ -327,13 +259,13 @@ export function parseCommandLine(args: string[]): CommandLine {
     }
     return {
       command: "models",
-      all: values.all ?? false,
-      json: values.json ?? false,
-      offline: values.offline ?? false,
+      all: on(values, "all"),
+      json: on(values, "json"),
+      offline: on(values, "offline"),
       options,
     };
   }
-  if (first === "mcp") return mcpCommand(rest, values.json ?? false, options);
+  if (first === "mcp") return mcpCommand(rest, on(values, "json"), options);
   if (first === "doctor") {
     if (rest.length > 0) {
       throw new UsageError(`Unexpected arguments after doctor: "${rest.join(" ")}"`);
@@ -458,54 +390,40 @@ function requireTask(task: string): string {
   return task;
 }
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+type Values = { readonly [name: string]: string | boolean | undefined };
+
+/** The value of a string option. */
+function text(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** Whether a boolean option was given. */
+function on(values: Values, name: string): boolean {
+  return values[name] === true;
+}
 
 function turnOptions(values: Values): TurnOptions {
-  const output = values.output ?? "text";
+  const output = text(values, "output") ?? "text";
   if (!OUTPUTS.includes(output as OutputFormat)) {
     throw new UsageError(
       `Invalid --output "${output}": expected one of ${OUTPUTS.map((o) => `"${o}"`).join(", ")}`,
     );
   }
+  const settings: Record<string, string | boolean> = {};
+  for (const key of FLAG_KEYS) {
+    const value = values[settingOf(key).flag!.name];
+    if (value !== undefined) settings[key] = value;
+  }
   return {
-    cwd: values.cwd,
-    model: values.model,
-    baseUrl: values["base-url"],
-    provider: values.provider,
-    thinking: thinkingLevel(values.thinking),
-    fallback: values.fallback?.split(",").map((item) => item.trim()).filter((item) => item !== ""),
-    maxRounds: positiveInt("--max-rounds", values["max-rounds"]),
-    maxTokens: positiveInt("--max-tokens", values["max-tokens"]),
-    temperature: number("--temperature", values.temperature),
-    profile: values.profile,
-    mode: reviewMode(values.mode),
-    noSandbox: values["no-sandbox"],
+    cwd: text(values, "cwd"),
+    settings: settings as ConfigFlags,
     output: output as OutputFormat,
-    raw: values.raw,
-    continue: values.continue,
-    resume: values.resume,
-    from: values.from,
+    raw: values.raw === undefined ? undefined : on(values, "raw"),
+    continue: values.continue === undefined ? undefined : on(values, "continue"),
+    resume: text(values, "resume"),
+    from: text(values, "from"),
   };
-}
-
-const THINKING: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
-
-function thinkingLevel(value: string | undefined): ThinkingLevel | undefined {
-  if (value === undefined) return undefined;
-  if (!THINKING.includes(value as ThinkingLevel)) {
-    throw new UsageError(
-      `Invalid --thinking "${value}": expected "off", "low", "medium" or "high"`,
-    );
-  }
-  return value as ThinkingLevel;
-}
-
-function reviewMode(value: string | undefined): ReviewMode | undefined {
-  if (value === undefined) return undefined;
-  if (!MODES.includes(value as ReviewMode)) {
-    throw new UsageError(`Invalid --mode "${value}": expected "ask", "auto" or "bypass"`);
-  }
-  return value as ReviewMode;
 }
 
 function positiveInt(flag: string, value: string | undefined): number | undefined {
@@ -513,15 +431,6 @@ function positiveInt(flag: string, value: string | undefined): number | undefine
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
     throw new UsageError(`Invalid ${flag} "${value}": expected a positive integer`);
-  }
-  return n;
-}
-
-function number(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n)) {
-    throw new UsageError(`Invalid ${flag} "${value}": expected a number`);
   }
   return n;
 }

@@ -3,7 +3,7 @@ import { describeConfig, loadConfig } from "../config/mod.ts";
 import type { RunFlags } from "./run.ts";
 
 export async function showConfig(flags: RunFlags): Promise<number> {
-  const { config, sources } = await loadConfig({ cwd: flags.cwd, flags: flags.config });
-  console.log(describeConfig(config, sources));
+  const loaded = await loadConfig({ cwd: flags.cwd, flags: flags.config });
+  console.log(describeConfig(loaded.config, loaded.sources, loaded.withheldKeys));
   return 0;
 }

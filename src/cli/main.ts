@@ -106,19 +106,7 @@ function toRunFlags(options: TurnOptions): RunFlags {
     output: options.output,
     raw: options.raw,
     session: { continue: options.continue, resume: options.resume, from: options.from },
-    config: {
-      model: options.model,
-      baseUrl: options.baseUrl,
-      provider: options.provider,
-      thinking: options.thinking,
-      fallback: options.fallback,
-      maxRounds: options.maxRounds,
-      maxTokens: options.maxTokens,
-      temperature: options.temperature,
-      profile: options.profile,
-      mode: options.mode,
-      noSandbox: options.noSandbox,
-    },
+    config: options.settings,
   };
 }
 

@@ -4,7 +4,7 @@
  * `GET /models` (unknown ones get conservative defaults). `--all` adds every preset; `--offline`
  * asks no server.
  */
-import { loadConfig, type TernConfig } from "../config/mod.ts";
+import { isExplicitSource, loadConfig, type TernConfig } from "../config/mod.ts";
 import type { ModelCatalog } from "../llm/catalog.ts";
 import type { CatalogEntry } from "../llm/model_info.ts";
 import { discoverModels } from "../llm/discovery.ts";
@@ -43,7 +43,10 @@ export async function listModels(line: ModelsLine, flags: RunFlags): Promise<num
   const workspace = resolveWorkspace(flags.cwd);
   const { config, sources } = await loadConfig({ cwd: workspace, flags: flags.config });
   const catalog = configuredCatalog(config);
-  const explicit = { model: sources.model !== "default", baseUrl: sources.baseUrl !== "default" };
+  const explicit = {
+    model: isExplicitSource(sources.model),
+    baseUrl: isExplicitSource(sources.baseUrl),
+  };
   const main = resolveMainProvider(config, explicit, catalog);
   const providers = [main, ...otherProviders(config, main.name, line.all)];
   const listings = await Promise.all(

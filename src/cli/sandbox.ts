@@ -16,7 +16,7 @@ import {
   type SandboxRuntime,
 } from "../sandbox/runtime.ts";
 import { auditDir } from "../sandbox/audit.ts";
-import { BUILTIN_MANIFEST } from "../tools/mod.ts";
+import { BUILTIN_MANIFEST, builtinTools } from "../tools/mod.ts";
 import { InputError } from "./errors.ts";
 import type { RunFlags } from "./run.ts";
 import { readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
@@ -101,21 +101,21 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
   const { tool, args } = parseCall(call);
-  const manifest = BUILTIN_MANIFEST.find((entry) => entry.name === tool);
-  if (manifest === undefined) {
+  const builtin = builtinTools().find((entry) => entry.name === tool);
+  if (builtin === undefined) {
     const known = BUILTIN_MANIFEST.map((entry) => `"${entry.name}"`).join(", ");
     throw new InputError(`Unknown tool "${tool}": expected one of ${known}`);
   }
   const rules = await compileRules(config.rules);
   const runtime = await openRuntime(workspace, config);
   try {
-    const facts = await analyseCall(manifest, args, workspace);
+    const facts = await analyseCall(builtin, args, workspace);
     const verdict = evaluate(facts, {
       profile: runtime.profile,
       rules,
       sessionApprovals: new Set(),
     });
-    const where = tool === "bash"
+    const where = builtin.runsIn === "sandbox"
       ? (runtime.shellKind === "bwrap"
         ? "in bubblewrap"
         : `without a sandbox (${runtime.shellNote})`)

@@ -8,7 +8,8 @@
  * settings or the error with its line and column, so a file reads the same either way.
  */
 import stripJsonComments from "strip-json-comments";
-import { checkSetting, isSecretKeyName, RULES, type SettingKey, type Settings } from "./schema.ts";
+import { checkSetting, isSecretKeyName } from "./schema.ts";
+import { SETTING_KEYS, settingOf, type Settings } from "./settings.ts";
 
 /**
  * The settings of config file text `source` (without a byte order mark) when it is a JSONC
@@ -35,8 +36,8 @@ export function parsePlainConfig(source: string): Settings | undefined {
   if ((json.match(/"\w+"\s*:/g)?.length ?? 0) !== count) return undefined;
   const settings: Record<string, unknown> = {};
   let checked = 0;
-  for (const key of Object.keys(RULES) as SettingKey[]) {
-    if (!Object.hasOwn(given, key)) continue;
+  for (const key of SETTING_KEYS) {
+    if (!Object.hasOwn(given, key) || settingOf(key).rule.kind === "structured") continue;
     const result = checkSetting(key, given[key]);
     if (!result.ok || isSecretKeyName(key)) return undefined;
     settings[key] = result.value;

@@ -1,46 +1,53 @@
 /** Human-readable configuration for `tern config`, with the API key never shown. */
 import type { TernConfig } from "./schema.ts";
+import { SETTING_KEYS, settingOf } from "./settings.ts";
+import { type ConfigSource, describeSource } from "./sources.ts";
 
-const ORDER: ReadonlyArray<keyof TernConfig> = [
-  "provider",
-  "model",
-  "baseUrl",
-  "apiKey",
-  "maxRounds",
-  "maxTokens",
-  "temperature",
-  "thinking",
-  "fallback",
-  "maxRetries",
-  "retryBaseMs",
-  "requestTimeoutMs",
-  "idleTimeoutMs",
-  "bashTimeoutMs",
-  "contextWindow",
-  "compactAt",
-  "toolResultChars",
-  "planConcurrency",
+/** The plain settings in table order, the key after the base URL, the tern directory last. */
+const ORDER: ReadonlyArray<string> = [
+  ...SETTING_KEYS.filter((key) => {
+    const row = settingOf(key);
+    return row.rule.kind !== "structured" && !row.secret;
+  }).flatMap((key) => key === "baseUrl" ? [key, "apiKey"] : [key]),
   "ternHome",
 ];
 
 const WIDTH = Math.max(...ORDER.map((key) => key.length)) + 2;
 
+/** What `loadConfig()` says about keys of the environment it did not use. */
+export interface WithheldKeys {
+  variables: string[];
+  chooser: ConfigSource;
+}
+
 /**
  * One line per field, `key  value  (source)`, with `sources` from `loadConfig()`. The API key
- * appears only as `set (from TERN_API_KEY in the environment)` or `not set`. Never throws.
+ * appears only as `set (from TERN_API_KEY in the environment)` or `not set`, with why the
+ * environment's keys were not used when `withheld` says so. Never throws.
  */
-export function describeConfig(config: TernConfig, sources: Record<string, string> = {}): string {
+export function describeConfig(
+  config: TernConfig,
+  sources: Readonly<Record<string, ConfigSource>> = {},
+  withheld?: WithheldKeys,
+): string {
   return ORDER.map((key) => {
     const label = key.padEnd(WIDTH);
-    const source = sources[key];
+    const source = sources[key] === undefined ? undefined : describeSource(sources[key]);
     if (key === "apiKey") {
-      if (!config.apiKey) return `${label}not set${source ? ` (${source})` : ""}`;
-      return `${label}set${source ? ` (from ${source})` : ""}`;
+      const note = withheld === undefined ? "" : ` (${withheldNote(withheld)})`;
+      if (!config.apiKey) return `${label}not set${note}`;
+      return `${label}set${source ? ` (from ${source})` : ""}${note}`;
     }
-    const value = config[key];
+    const value = (config as unknown as Record<string, unknown>)[key];
     if (value === undefined || (Array.isArray(value) && value.length === 0)) {
       return `${label}not set`;
     }
     return `${label}${value}${source ? `  (${source})` : ""}`;
   }).join("\n");
+}
+
+function withheldNote({ variables, chooser }: WithheldKeys): string {
+  return `${variables.join(", ")} in the environment not used: the server is chosen by ` +
+    `${describeSource(chooser)}, and a server a project chooses gets only keys from the ` +
+    "project's .env";
 }

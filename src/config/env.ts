@@ -2,17 +2,10 @@
  * The environment layers: the process environment and the `.env` file in the working directory
  * read the same `TERN_*` / `OPENAI_*` variables. A `.env` file never changes the process env.
  */
-import { ConfigError, formatValue } from "./errors.ts";
 import { readWorkspaceText, type Warn } from "./workspace_file.ts";
-import {
-  checkSetting,
-  ENV_VARIABLES,
-  expectations,
-  numericKeys,
-  RULES,
-  type SettingKey,
-  type Settings,
-} from "./schema.ts";
+import { checkRule, valueFromText } from "./rules.ts";
+import { SETTING_KEYS, type SettingKey, settingOf, type Settings } from "./settings.ts";
+import { type ConfigSource, invalidSetting } from "./sources.ts";
 
 /** Variables by name; empty values count as unset. */
 export type Variables = Record<string, string | undefined>;
@@ -27,7 +20,7 @@ export interface Dotenv {
 /** What one layer contributes: validated settings and, per key, where each came from. */
 export interface Layer {
   settings: Settings;
-  sources: Partial<Record<SettingKey, string>>;
+  sources: Partial<Record<SettingKey, ConfigSource>>;
 }
 
 /**
@@ -48,62 +41,52 @@ export async function readDotenv(
 }
 
 /**
- * Turns `TERN_*` / `OPENAI_*` variables into validated settings. A `TERN_` variable beats its
- * `OPENAI_` fallback. `dotenv` says the variables came from that file rather than the process.
- * @throws {ConfigError} naming the variable and its value when the value is invalid.
+ * Turns the variables of the settings table (`TERN_*`, `OPENAI_BASE_URL`) into validated
+ * settings; of a key's variables the first set one wins. `dotenv` says the variables came from
+ * that file rather than the process.
+ * @throws {ConfigError} naming the variable, the key, the rule and the value when it is invalid.
  */
 export function settingsFromVariables(variables: Variables, dotenv?: Dotenv): Layer {
   const settings: Record<string, unknown> = {};
   const sources: Layer["sources"] = {};
-  for (const { key, names } of ENV_VARIABLES) {
-    const name = names.find((candidate) => nonEmpty(variables[candidate]) !== undefined);
+  for (const key of SETTING_KEYS) {
+    const name = settingOf(key).env?.find((candidate) =>
+      nonEmpty(variables[candidate]) !== undefined
+    );
     if (name === undefined) continue;
-    settings[key] = parseVariable(key, name, nonEmpty(variables[name]) ?? "", dotenv);
-    sources[key] = describeVariable(name, dotenv);
+    const source: ConfigSource = dotenv
+      ? { layer: "dotenv", file: dotenv.file, variable: name }
+      : { layer: "env", variable: name };
+    settings[key] = parseText(key, nonEmpty(variables[name]) ?? "", source, dotenv);
+    sources[key] = source;
   }
   return { settings: settings as Settings, sources };
 }
 
-/** "TERN_MODEL in the environment" or "TERN_MODEL in /work/.env". */
-export function describeVariable(name: string, dotenv?: Dotenv): string {
-  return `${name} in ${dotenv ? dotenv.file : "the environment"}`;
+/**
+ * The checked value of `key` from the text of a variable or flag (`source`). A value of the
+ * setting's own type (a flag set by code) is checked as it is.
+ * @throws {ConfigError} from `invalidSetting()`.
+ */
+export function parseText(
+  key: SettingKey,
+  given: unknown,
+  source: ConfigSource,
+  dotenv?: Dotenv,
+): unknown {
+  const rule = settingOf(key).rule;
+  const checked = checkRule(rule, typeof given === "string" ? valueFromText(rule, given) : given);
+  if (checked.ok) return checked.value;
+  const position = dotenv && source.layer === "dotenv"
+    ? findAssignment(dotenv.text, source.variable)
+    : undefined;
+  throw invalidSetting(key, source, given, position);
 }
 
 /** The trimmed value, or undefined when unset or blank. */
 export function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
   return trimmed ? trimmed : undefined;
-}
-
-const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
-
-function parseVariable(key: SettingKey, name: string, text: string, dotenv?: Dotenv): unknown {
-  const value = numericKeys.has(key)
-    ? (DECIMAL.test(text) ? Number(text) : Number.NaN)
-    : RULES[key].kind === "boolean"
-    ? parseBoolean(text)
-    : text;
-  const checked = checkSetting(key, value);
-  if (checked.ok) return checked.value;
-  const detail = `expected ${expectations[key]}, got ${formatValue(text)}`;
-  if (dotenv === undefined) {
-    throw new ConfigError(`Invalid environment variable ${name}: ${detail}`, { key: name });
-  }
-  const position = findAssignment(dotenv.text, name);
-  const where = position ? `line ${position.line}: ` : "";
-  throw new ConfigError(`Invalid .env file "${dotenv.file}": ${where}${name}: ${detail}`, {
-    file: dotenv.file,
-    key: name,
-    ...position,
-  });
-}
-
-/** "1"/"true"/"yes" and "0"/"false"/"no" (any case); anything else stays text and fails. */
-function parseBoolean(text: string): boolean | string {
-  const folded = text.toLowerCase();
-  if (folded === "1" || folded === "true" || folded === "yes") return true;
-  if (folded === "0" || folded === "false" || folded === "no") return false;
-  return text;
 }
 
 /** Line and column of the last `NAME=` assignment in a `.env` text (the one that wins). */

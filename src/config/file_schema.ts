@@ -1,11 +1,18 @@
 /**
- * The zod schema of a config file (`config.jsonc`): a strict object of the keys in `RULES`,
- * each checked by the same rule the environment and flags use, plus the structured keys
- * (`profiles`, `rules`). Imported only when a config file exists, so runs without one never
- * load zod.
+ * The zod schema of a config file (`config.jsonc`): a strict object of the keys of the settings
+ * table, each plain key checked by the same rule the environment and flags use, each structured
+ * key (`profiles`, `rules`, …) by its schema here. Imported only for a config file that is more
+ * than plain keys, so most runs never load zod.
  */
 import { z } from "zod";
-import { checkRule, type Rule, RULES, type SettingKey, type Settings } from "./schema.ts";
+import { checkRule, type Rule } from "./rules.ts";
+import {
+  SETTING_KEYS,
+  type SettingKey,
+  settingOf,
+  type Settings,
+  type StructuredKey,
+} from "./settings.ts";
 
 function fromRule(rule: Rule) {
   return z.unknown().transform((value, ctx) => {
@@ -17,7 +24,10 @@ function fromRule(rule: Rule) {
 }
 
 const shape = Object.fromEntries(
-  Object.entries(RULES).map(([key, rule]) => [key, fromRule(rule)]),
+  SETTING_KEYS.flatMap((key) => {
+    const rule = settingOf(key).rule;
+    return rule.kind === "structured" ? [] : [[key, fromRule(rule)]];
+  }),
 ) as Record<SettingKey, ReturnType<typeof fromRule>>;
 
 const entries = z.array(z.string().trim().min(1, "an entry is empty")).optional();
@@ -60,7 +70,7 @@ const profileName = z.string().regex(
 );
 
 const httpUrl = z.unknown().transform((value, ctx) => {
-  const checked = checkRule(RULES.baseUrl, value);
+  const checked = checkRule(settingOf("baseUrl").rule, value);
   if (checked.ok) return checked.value;
   ctx.addIssue({ code: "custom", message: "expected an http or https URL" });
   return z.NEVER;
@@ -101,9 +111,8 @@ const providerName = z.string().regex(
   'a provider name is letters, digits, "_", "." or "-"',
 );
 
-/** Every key optional, unknown keys rejected. */
-export const configFileSchema: z.ZodType<Settings> = z.strictObject({
-  ...shape,
+/** The schema of each structured key of the table (a new one fails the type check here). */
+const structuredShape: Record<StructuredKey, z.ZodType> = {
   profiles: z.record(profileName, customProfile).optional(),
   limits: z.strictObject({
     processes: z.number().int().min(1).optional(),
@@ -117,6 +126,12 @@ export const configFileSchema: z.ZodType<Settings> = z.strictObject({
   providers: z.record(providerName, providerSettings).optional(),
   models: z.record(z.string().trim().min(1), modelSettings).optional(),
   sandbox: z.strictObject({ homeAllow: entries }).optional(),
+};
+
+/** Every key optional, unknown keys rejected. */
+export const configFileSchema: z.ZodType<Settings> = z.strictObject({
+  ...shape,
+  ...structuredShape,
 }) as unknown as z.ZodType<Settings>;
 
 /** The first issue of a failed parse as "key.path: message". */

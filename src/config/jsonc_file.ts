@@ -5,16 +5,12 @@
 import type { Node, ParseError } from "jsonc-parser";
 import { ConfigError, formatValue, jsoncSyntaxMessage, lineColumnAt } from "./errors.ts";
 import { parsePlainConfig } from "./_plain_config.ts";
-import {
-  checkSetting,
-  expectations,
-  isSecretKeyName,
-  RULES,
-  secretKeys,
-  type SettingKey,
-  type Settings,
-  STRUCTURED_KEYS,
-} from "./schema.ts";
+import { checkSetting, isSecretKeyName, STRUCTURED_KEYS } from "./schema.ts";
+import { SETTING_KEYS, type SettingKey, SETTINGS, type Settings } from "./settings.ts";
+import { invalidSetting } from "./sources.ts";
+
+/** Whose file it is: the person's own or the project's. */
+export type FileLayer = "user" | "project";
 
 /**
  * Parses the JSONC `text` of config file `file` (used only in messages) into validated
@@ -23,15 +19,23 @@ import {
  * @throws {ConfigError} for a syntax error, a non-object top level, a key holding a secret, an
  *   unknown key or an invalid value: the first in file order, with its line and column.
  */
-export async function parseConfigFile(text: string, file: string): Promise<Settings> {
-  return parsePlainConfig(withoutBom(text)) ?? await checkConfigFile(text, file);
+export async function parseConfigFile(
+  text: string,
+  file: string,
+  layer: FileLayer = "user",
+): Promise<Settings> {
+  return parsePlainConfig(withoutBom(text)) ?? await checkConfigFile(text, file, layer);
 }
 
 /**
  * {@linkcode parseConfigFile} without the quick path: jsonc-parser and the zod schema always.
  * @throws {ConfigError} as parseConfigFile does.
  */
-export async function checkConfigFile(text: string, file: string): Promise<Settings> {
+export async function checkConfigFile(
+  text: string,
+  file: string,
+  layer: FileLayer = "user",
+): Promise<Settings> {
   const [jsonc, { configFileSchema, describeFileIssue }] = await Promise.all([
     import("jsonc-parser"),
     import("./file_schema.ts"),
@@ -61,7 +65,9 @@ export async function checkConfigFile(text: string, file: string): Promise<Setti
   }
 
   for (const property of root.children ?? []) {
-    checkProperty(property, jsonc.getNodeValue, fail);
+    checkProperty(property, jsonc.getNodeValue, fail, (key, value, offset) => {
+      throw invalidSetting(key, { layer, file }, value, lineColumnAt(source, offset));
+    });
   }
   const parsed = configFileSchema.safeParse(jsonc.getNodeValue(root));
   if (!parsed.success) return fail(describeFileIssue(parsed.error));
@@ -75,7 +81,12 @@ function withoutBom(text: string): string {
 
 type Fail = (detail: string, offset?: number, key?: string) => never;
 
-function checkProperty(property: Node, valueOf: (node: Node) => unknown, fail: Fail): void {
+function checkProperty(
+  property: Node,
+  valueOf: (node: Node) => unknown,
+  fail: Fail,
+  invalid: (key: SettingKey, value: unknown, offset: number) => never,
+): void {
   const [keyNode, valueNode] = property.children ?? [];
   if (keyNode === undefined || valueNode === undefined) return;
   const name = String(keyNode.value);
@@ -88,23 +99,21 @@ function checkProperty(property: Node, valueOf: (node: Node) => unknown, fail: F
     );
   }
   if ((STRUCTURED_KEYS as readonly string[]).includes(name)) return;
-  if (!Object.hasOwn(RULES, name)) {
+  if (!Object.hasOwn(SETTINGS, name)) {
     const suggestion = closestKey(name);
     const hint = suggestion ? `: did you mean "${suggestion}"?` : "";
     fail(`unknown key "${name}"${hint}`, keyNode.offset, name);
   }
   const key = name as SettingKey;
   const value = valueOf(valueNode);
-  if (checkSetting(key, value).ok) return;
-  const got = secretKeys.has(key) ? "" : `, got ${formatValue(value)}`;
-  fail(`key "${key}": expected ${expectations[key]}${got}`, valueNode.offset, key);
+  if (!checkSetting(key, value).ok) invalid(key, value, valueNode.offset);
 }
 
 /** The known key closest to a misspelt one, if any is within two edits (case ignored). */
 function closestKey(name: string): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
-  for (const key of [...Object.keys(RULES), ...STRUCTURED_KEYS]) {
+  for (const key of SETTING_KEYS) {
     const distance = editDistance(name.toLowerCase(), key.toLowerCase());
     if (distance < bestDistance) [best, bestDistance] = [key, distance];
   }

@@ -9,33 +9,33 @@ import {
   type Dotenv,
   type Layer,
   nonEmpty,
+  parseText,
   readDotenv,
   settingsFromVariables,
   type Variables,
 } from "./env.ts";
-import { ConfigError, formatValue } from "./errors.ts";
+import { ConfigError } from "./errors.ts";
 import {
   API_KEY_VARIABLES,
-  checkSetting,
-  type ConfigFlags,
   type CustomProfile,
-  DEFAULT_LIMITS,
-  DEFAULTS,
-  expectations,
-  KEY_ROUTING_KEYS,
   KNOWN_KEY_VARIABLES,
   LIMIT_NAMES,
   type ModelSettings,
   type PermissionRule,
-  PROJECT_PROFILES,
   type ProviderSettings,
   type ResourceLimits,
-  type SettingKey,
-  type Settings,
   type TernConfig,
-  TRUSTED_ONLY_KEYS,
-  USER_FILE_ONLY_KEYS,
 } from "./schema.ts";
+import {
+  type ConfigFlags,
+  DEFAULTS,
+  FLAG_KEYS,
+  SETTING_KEYS,
+  type SettingKey,
+  settingOf,
+  type Settings,
+} from "./settings.ts";
+import { type ConfigSource, describeSource, isProjectSource, projectRefusal } from "./sources.ts";
 
 /** Inputs of {@linkcode loadConfig}; everything ambient is passed in so tests stay hermetic. */
 export interface LoadConfigOptions {
@@ -58,29 +58,16 @@ export interface LoadConfigOptions {
 export interface LoadedConfig {
   config: TernConfig;
   /**
-   * Key → where its value came from (`default`, `user config /h/.tern/config.jsonc`,
-   * `TERN_MODEL in the environment`, `command line`, ...). Never holds a value, so it is safe
-   * to print; `apiKey` names the variable the key was read from.
+   * Key → where its value came from, as data (`{ layer: "project", file }`); print it with
+   * `describeSource()`. Never holds a value; `apiKey` names the variable the key was read from.
    */
-  sources: Record<string, string>;
+  sources: Record<string, ConfigSource>;
+  /**
+   * The person's key variables set in the environment that were not used, because a project's
+   * file chose the server (`chooser`); for `tern config`.
+   */
+  withheldKeys?: { variables: string[]; chooser: ConfigSource };
 }
-
-/** How `sources` names the project's config file: `project config <file>`. */
-const PROJECT_LABEL = "project config";
-
-const FLAG_KEYS = [
-  "model",
-  "baseUrl",
-  "maxRounds",
-  "maxTokens",
-  "temperature",
-  "profile",
-  "mode",
-  "noSandbox",
-  "provider",
-  "thinking",
-  "fallback",
-] as const;
 
 /**
  * Loads and merges tern's configuration. Missing files are skipped; the file parser loads only
@@ -99,12 +86,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
 
   const layers: Layer[] = [defaultsLayer()];
   const projectLayers = new Set<Layer>();
-  layers.push(await fileLayer(userFile, "user config", readOptionalText(userFile, "config file")));
+  layers.push(await fileLayer(userFile, "user", readOptionalText(userFile, "config file")));
   // With cwd = home and no TERN_HOME both paths are the same file: read it once, as the user's.
   if (projectFile !== userFile) {
     const text = readWorkspaceText(cwd, projectFile, { what: "config file", warn: options.warn });
     layers.push(
-      checkProjectLayer(await fileLayer(projectFile, "project config", text), projectFile),
+      checkProjectLayer(await fileLayer(projectFile, "project", text), projectFile),
     );
     projectLayers.add(layers.at(-1)!);
   }
@@ -116,12 +103,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   layers.push(flagsLayer(options.flags ?? {}));
 
   const merged: Record<string, unknown> = {};
-  const sources: Record<string, string> = {};
+  const sources: Record<string, ConfigSource> = {};
   const profiles: Record<string, CustomProfile> = {};
   const rules: PermissionRule[] = [];
   const providers: Record<string, ProviderSettings> = {};
   const models: Record<string, ModelSettings> = {};
-  const limits: ResourceLimits = { ...DEFAULT_LIMITS };
+  const limits: ResourceLimits = { ...DEFAULTS.limits };
   const sandbox: TernConfig["sandbox"] = {};
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer.settings)) {
@@ -136,81 +123,46 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       else if (key === "models") mergeByName(models, value);
       else if (key === "sandbox") Object.assign(sandbox, value);
       else merged[key] = value;
-      sources[key] = layer.sources[key as SettingKey] ?? "unknown";
+      const source = layer.sources[key as SettingKey];
+      if (source !== undefined) sources[key] = source;
     }
   }
-  const settings = merged as unknown as Settings & Pick<TernConfig, keyof typeof DEFAULTS>;
-  const config: TernConfig = {
-    model: settings.model,
-    baseUrl: settings.baseUrl,
-    maxRounds: settings.maxRounds,
-    requestTimeoutMs: settings.requestTimeoutMs,
-    idleTimeoutMs: settings.idleTimeoutMs,
-    bashTimeoutMs: settings.bashTimeoutMs,
-    ternHome: home.path,
-    profile: settings.profile,
-    mode: settings.mode,
-    noSandbox: settings.noSandbox,
-    reviewTimeoutMs: settings.reviewTimeoutMs,
-    contextWindow: settings.contextWindow,
-    compactAt: settings.compactAt,
-    toolResultChars: settings.toolResultChars,
-    thinking: settings.thinking,
-    maxRetries: settings.maxRetries,
-    retryBaseMs: settings.retryBaseMs,
-    fallback: settings.fallback ?? [],
-    planConcurrency: settings.planConcurrency,
+  const { apiKeyEnv, ...resolved } = merged as Settings;
+  const config = {
+    ...resolved,
     profiles,
     limits,
     rules,
     providers,
     models,
     sandbox,
+    ternHome: home.path,
     apiKeys: {},
-  };
-  if (settings.provider !== undefined) config.provider = settings.provider;
-  if (settings.reviewModel !== undefined) config.reviewModel = settings.reviewModel;
-  if (settings.maxTokens !== undefined) config.maxTokens = settings.maxTokens;
-  if (settings.temperature !== undefined) config.temperature = settings.temperature;
+  } as TernConfig;
   sources.ternHome = home.source;
 
-  if (options.env === undefined && settings.apiKeyEnv !== undefined) {
-    checkReadable(settings.apiKeyEnv, sources.apiKeyEnv);
+  if (options.env === undefined && apiKeyEnv !== undefined) {
+    checkReadable(apiKeyEnv, sources.apiKeyEnv);
   }
   // A base URL or provider from the project's files is the repository's choice: only keys
   // from that same `.env` may go there, never the person's own keys from the environment.
   const chooser = [sources.baseUrl, sources.provider].find((source) => isProjectSource(source));
   const keyEnv = chooser === undefined ? env : {};
-  const withheld = chooser === undefined ? undefined : withheldNote(env, chooser);
-  if (withheld) sources.apiKey = withheld;
-  const apiKey = resolveApiKey(keyEnv, dotenv, settings.apiKeyEnv);
+  const held = KNOWN_KEY_VARIABLES.filter((name) => nonEmpty(env[name]) !== undefined);
+  const withheldKeys = chooser !== undefined && held.length > 0
+    ? { variables: held, chooser }
+    : undefined;
+  const apiKey = resolveApiKey(keyEnv, dotenv, apiKeyEnv);
   if (apiKey) {
     config.apiKey = apiKey.value;
     sources.apiKey = apiKey.source;
   }
   config.apiKeys = collectKeys(keyEnv, dotenv, [
     ...KNOWN_KEY_VARIABLES,
-    ...(settings.apiKeyEnv ? [settings.apiKeyEnv] : []),
+    ...(apiKeyEnv ? [apiKeyEnv] : []),
     ...Object.values(providers).flatMap((provider) => provider.apiKeyEnv ?? []),
   ]);
-  return { config, sources };
-}
-
-/**
- * Whether `source` (a `sources` value of {@linkcode loadConfig}) is one of the project's files:
- * its `.tern/config.jsonc` (`project config <file>`) or its `.env` (`TERN_MODEL in <file>`).
- */
-export function isProjectSource(source: string | undefined): boolean {
-  if (source === undefined) return false;
-  return source.startsWith(`${PROJECT_LABEL} `) || /^[A-Za-z_][A-Za-z0-9_]* in \//.test(source);
-}
-
-/** Why no key from the environment is used with a project's base URL (for `tern config`). */
-function withheldNote(env: Variables, chooser: string): string | undefined {
-  const held = KNOWN_KEY_VARIABLES.filter((name) => nonEmpty(env[name]) !== undefined);
-  if (held.length === 0) return undefined;
-  return `${held.join(", ")} in the environment not used: the server is chosen by ` +
-    `${chooser}, and a server a project chooses gets only keys from the project's .env`;
+  return withheldKeys ? { config, sources, withheldKeys } : { config, sources };
 }
 
 function mergeByName<T extends object>(into: Record<string, T>, value: unknown): void {
@@ -245,12 +197,12 @@ export const READABLE_PREFIXES = [
   "VLLM_API_KEY",
 ] as const;
 
-function checkReadable(name: string, source: string | undefined): void {
+function checkReadable(name: string, source: ConfigSource | undefined): void {
   const state = Deno.permissions.querySync({ name: "env", variable: name }).state;
   if (state === "granted") return;
   throw new ConfigError(
     `Cannot read the API key variable ${name} named by "apiKeyEnv"${
-      source ? ` (${source})` : ""
+      source ? ` (${describeSource(source)})` : ""
     }: tern's process may read only variables starting with ${
       READABLE_PREFIXES.join(", ")
     }; put the key in TERN_API_KEY or name a variable with one of those prefixes`,
@@ -285,10 +237,13 @@ export function processEnvironment(): Variables {
  */
 export function resolveTernHome(
   options: { cwd: string; env: Variables; home?: string },
-): { path: string; source: string } {
+): { path: string; source: ConfigSource } {
   const ternHome = nonEmpty(options.env.TERN_HOME);
   if (ternHome) {
-    return { path: resolve(options.cwd, ternHome), source: "TERN_HOME in the environment" };
+    return {
+      path: resolve(options.cwd, ternHome),
+      source: { layer: "env", variable: "TERN_HOME" },
+    };
   }
   const home = options.home ?? nonEmpty(options.env.HOME);
   if (home === undefined) {
@@ -296,58 +251,42 @@ export function resolveTernHome(
       key: "TERN_HOME",
     });
   }
-  return { path: join(resolve(options.cwd, home), ".tern"), source: "default (~/.tern)" };
+  return { path: join(resolve(options.cwd, home), ".tern"), source: { layer: "default" } };
 }
 
 function defaultsLayer(): Layer {
   const sources: Layer["sources"] = {};
-  for (const key of Object.keys(DEFAULTS)) sources[key as SettingKey] = "default";
-  return { settings: { ...DEFAULTS }, sources };
+  for (const key of Object.keys(DEFAULTS)) sources[key as SettingKey] = { layer: "default" };
+  return { settings: structuredClone(DEFAULTS) as Settings, sources };
 }
 
-async function fileLayer(file: string, label: string, text: string | undefined): Promise<Layer> {
+async function fileLayer(
+  file: string,
+  layer: "user" | "project",
+  text: string | undefined,
+): Promise<Layer> {
   if (text === undefined) return { settings: {}, sources: {} };
   // The parser and its checks load only for a file that exists.
   const { parseConfigFile } = await import("./jsonc_file.ts");
-  const settings = await parseConfigFile(text, file);
+  const source: ConfigSource = { layer, file };
+  const settings = await parseConfigFile(text, file, layer);
   const sources: Layer["sources"] = {};
-  for (const key of Object.keys(settings)) sources[key as SettingKey] = `${label} ${file}`;
+  for (const key of Object.keys(settings)) sources[key as SettingKey] = source;
   return { settings, sources };
 }
 
 /**
- * A project's config file and `.env` come with the repository, so they may tighten the sandbox
- * but never loosen it: no review mode, no opt-out, no custom profiles, no allow rules, and only
- * `:read-only` or `:workspace` as the profile.
+ * A project's config file and `.env` come with the repository: each key it sets must be one the
+ * settings table lets a project set (`project`), with a value no wider than allowed.
  * @throws {ConfigError} naming the file and the key.
  */
 function checkProjectLayer(layer: Layer, file: string): Layer {
-  const refuse = (key: string, what: string, rule = "may only tighten the sandbox"): never => {
-    throw new ConfigError(
-      `Refusing "${key}" in "${file}": ${what}; a project's files ${rule}, so set it in ` +
-        "your user config (~/.tern/config.jsonc), the environment or a flag",
-      { file, key },
-    );
-  };
-  for (const key of Object.keys(layer.settings)) {
-    if (USER_FILE_ONLY_KEYS.has(key)) {
-      refuse(key, "it widens what sandboxed commands see", "may not widen the sandbox");
-    }
-    if (TRUSTED_ONLY_KEYS.has(key)) refuse(key, "it would change who approves tool calls");
-    if (KEY_ROUTING_KEYS.has(key)) {
-      refuse(
-        key,
-        "it decides which server receives your API keys",
-        "may not send your keys elsewhere",
-      );
-    }
-  }
-  const { profile, rules } = layer.settings;
-  if (profile !== undefined && !PROJECT_PROFILES.has(profile)) {
-    refuse("profile", `profile "${profile}" is wider than ":workspace"`);
-  }
-  if (rules?.some((rule) => rule.action === "allow")) {
-    refuse("rules", "allow rules let calls skip review");
+  // Keys only the person may set first: they say more than a value that is too wide.
+  const given = SETTING_KEYS.filter((key) => layer.settings[key] !== undefined);
+  const personOnly = given.filter((key) => settingOf(key).project === false);
+  for (const key of [...personOnly, ...given.filter((key) => !personOnly.includes(key))]) {
+    const refusal = projectRefusal(key, layer.settings[key], file);
+    if (refusal) throw refusal;
   }
   return layer;
 }
@@ -368,13 +307,9 @@ function flagsLayer(flags: ConfigFlags): Layer {
   for (const key of FLAG_KEYS) {
     const value = flags[key];
     if (value === undefined) continue;
-    const checked = checkSetting(key, value);
-    if (!checked.ok) {
-      const detail = `expected ${expectations[key]}, got ${formatValue(value)}`;
-      throw new ConfigError(`Invalid command-line option "${key}": ${detail}`, { key });
-    }
-    settings[key] = checked.value;
-    sources[key] = "command line";
+    const source: ConfigSource = { layer: "flag", flag: `--${settingOf(key).flag?.name}` };
+    settings[key] = parseText(key, value, source);
+    sources[key] = source;
   }
   return { settings: settings as Settings, sources };
 }
@@ -383,27 +318,20 @@ function resolveApiKey(
   env: Variables,
   dotenv: Dotenv | undefined,
   apiKeyEnv: string | undefined,
-): { value: string; source: string } | undefined {
+): { value: string; source: ConfigSource } | undefined {
   // A variable named by apiKeyEnv is that provider's own key: it beats the generic
   // OPENAI_API_KEY, so a global OpenAI key is never sent to another provider's endpoint.
   const [tern, openai] = API_KEY_VARIABLES;
-  const names: Array<[string, string]> = [[tern, ""]];
-  if (apiKeyEnv) names.push([apiKeyEnv, " (named by apiKeyEnv)"]);
-  names.push([openai, ""]);
-  const dotenvLabel = dotenv ? `in ${dotenv.file}` : "";
-  const candidates: Array<[Variables | undefined, string, string]> = [
-    ...names.map((
-      [name, note],
-    ): [Variables, string, string] => [env, name, `in the environment${note}`]),
-    ...names.map(([name, note]): [Variables | undefined, string, string] => [
-      dotenv?.variables,
-      name,
-      `${dotenvLabel}${note}`,
-    ]),
-  ];
-  for (const [variables, name, where] of candidates) {
-    const value = nonEmpty(variables?.[name]);
-    if (value) return { value, source: `${name} ${where}` };
+  const names = apiKeyEnv ? [tern, apiKeyEnv, openai] : [tern, openai];
+  for (const name of names) {
+    const value = nonEmpty(env[name]);
+    if (value) return { value, source: { layer: "env", variable: name } };
+  }
+  for (const name of dotenv ? names : []) {
+    const value = nonEmpty(dotenv?.variables[name]);
+    if (value && dotenv) {
+      return { value, source: { layer: "dotenv", file: dotenv.file, variable: name } };
+    }
   }
   return undefined;
 }

@@ -8,13 +8,7 @@
  * console.log(describeConfig(config, sources));
  * ```
  */
-export {
-  isProjectSource,
-  loadConfig,
-  type LoadConfigOptions,
-  type LoadedConfig,
-  resolveTernHome,
-} from "./load.ts";
+export { loadConfig, type LoadConfigOptions, type LoadedConfig, resolveTernHome } from "./load.ts";
 export {
   type ConfigFlags,
   DEFAULTS,
@@ -24,4 +18,11 @@ export {
   type ThinkingChoice,
 } from "./schema.ts";
 export { ConfigError, type ConfigErrorDetails } from "./errors.ts";
-export { describeConfig } from "./describe.ts";
+export { describeConfig, type WithheldKeys } from "./describe.ts";
+export {
+  type ConfigSource,
+  describeSource,
+  isExplicitSource,
+  isFlagSource,
+  isProjectSource,
+} from "./sources.ts";

@@ -1,23 +1,34 @@
 /**
  * One agent session as a front end holds it: the config, the session file, the model router,
  * the MCP servers, the sandbox (inside the conversation) and the conversation, opened in one
- * order and closed in one order. `tern run` and `tern plan` open one; a subagent, a headless
- * child or an RPC server opens the same.
+ * order and closed in one order. `tern run`, `tern plan` and the interactive UI open one; a
+ * subagent, a headless child or an RPC server opens the same.
+ *
+ * It opens in two steps. The first (config, session file, sandbox settings) is what a front
+ * end needs before it can show anything; the second connects the models and the MCP servers
+ * and builds the conversation. `tern run` takes both at once; the interactive UI draws its
+ * prompt between them and connects on the first need (`connect()`, `preload()`).
  */
-import { type ConfigFlags, loadConfig, type TernConfig } from "../config/mod.ts";
+import { type ConfigFlags, type ConfigSource, loadConfig, type TernConfig } from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import type { Provider } from "../llm/types.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import type { AskPerson } from "../sandbox/review.ts";
+import type { ReplayState } from "../session/replay.ts";
 import type { Session } from "../session/session.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
-import { Conversation } from "./conversation.ts";
-import { readEnv, shellSourceEnv } from "./env.ts";
-import { startMcpForRun } from "./mcp_setup.ts";
-import { connectModels } from "./models.ts";
-import { applySessionSettings, openRunSession, type SessionChoice } from "./run_session.ts";
+import type { Conversation } from "./conversation.ts";
+import { readEnv } from "./env.ts";
+import type { OpenedMcp } from "./mcp_setup.ts";
+import {
+  applySessionSettings,
+  openRunSession,
+  type SessionChoice,
+  UNNAMED_PROVIDER,
+} from "./run_session.ts";
 import { checkSandboxConfig } from "./sandbox_config.ts";
+import type { CompiledRule } from "../sandbox/rules.ts";
 
 export interface AgentSessionOptions {
   /** The workspace: an absolute real path (`resolveWorkspace`). */
@@ -32,70 +43,203 @@ export interface AgentSessionOptions {
   person?: AskPerson;
   /** Told about an MCP config or server that is not used; the session goes on without it. */
   warn: (text: string) => void;
-  /** Told once the sandbox is open (it opens while the first model request is in flight). */
+  /** Told each time the sandbox opens (it opens while the first model request is in flight). */
   onSandboxOpen?: (sandbox: AgentSandbox) => void;
-  /** Put the remembered facts in the system prompt (read once, as the session opens). */
-  memory?: boolean;
+  /**
+   * The remembered facts for the system prompt: `true` reads them once, as the session
+   * connects; a function is asked at every turn (the interactive UI's /save changes them).
+   */
+  memory?: boolean | (() => string | undefined);
+  /**
+   * When the models connect and the MCP servers start: `"now"` (default), before
+   * `openAgentSession()` returns, the servers in parallel with the rest; or `"later"`, at the
+   * first `connect()`, `preload()` or `mcp()`.
+   */
+  connect?: "now" | "later";
+  /**
+   * Watches the MCP servers once they are configured (before they start); default: a lapsed
+   * trust and each failure told once through `warn`.
+   */
+  watchMcp?: (manager: McpManager) => void;
 }
 
-/** What `openAgentSession()` assembled; `close()` takes it down. */
-export interface AgentSessionParts {
-  workspace: string;
-  /** The settings the turns run with: the session's restored ones, the model actually used. */
-  config: TernConfig;
-  /** Where each setting came from. */
-  sources: Readonly<Record<string, string>>;
-  session: Session;
-  /** The main provider with its fallbacks. */
-  router: Provider;
-  /** The MCP servers, started; absent when none is configured or the config is bad. */
-  mcp: McpManager | undefined;
-  conversation: Conversation;
-}
+/** What `configure()` may change between turns. */
+export type SessionChange = Partial<TernConfig>;
 
 /** An open agent session: its parts, the preload hook and one way to close everything. */
 export class AgentSession {
-  #parts: AgentSessionParts;
+  readonly #options: AgentSessionOptions;
+  readonly #rules: CompiledRule[];
+  #config: TernConfig;
+  readonly #sources: Record<string, ConfigSource>;
+  #session: Session;
+  /** The state the session had when it was opened or switched to, replayed once. */
+  #opened: { session: Session; state: ReplayState };
+  #connecting: Promise<Conversation> | undefined;
+  #conversation: Conversation | undefined;
+  #mcpOpening: Promise<OpenedMcp> | undefined;
   #closed = false;
 
-  constructor(parts: AgentSessionParts) {
-    this.#parts = parts;
+  constructor(
+    options: AgentSessionOptions,
+    parts: {
+      config: TernConfig;
+      sources: Record<string, ConfigSource>;
+      session: Session;
+      state: ReplayState;
+      rules: CompiledRule[];
+      /** The MCP servers, when they were started already. */
+      mcp?: Promise<OpenedMcp>;
+    },
+  ) {
+    this.#options = options;
+    this.#config = parts.config;
+    this.#sources = parts.sources;
+    this.#session = parts.session;
+    this.#opened = { session: parts.session, state: parts.state };
+    this.#rules = parts.rules;
+    this.#mcpOpening = parts.mcp;
   }
 
   get workspace(): string {
-    return this.#parts.workspace;
+    return this.#options.workspace;
   }
 
+  /** The settings the turns run with: the session's restored ones, the model actually used. */
   get config(): TernConfig {
-    return this.#parts.config;
+    return this.#config;
   }
 
-  get sources(): Readonly<Record<string, string>> {
-    return this.#parts.sources;
+  /** Where each setting came from. */
+  get sources(): Readonly<Record<string, ConfigSource>> {
+    return this.#sources;
   }
 
   get session(): Session {
-    return this.#parts.session;
+    return this.#session;
   }
 
-  get router(): Provider {
-    return this.#parts.router;
+  /** The session's state as it was opened (or switched to): replayed once, not per caller. */
+  get openedState(): ReplayState {
+    return this.#opened.session === this.#session ? this.#opened.state : this.#session.state();
   }
 
-  get mcp(): McpManager | undefined {
-    return this.#parts.mcp;
+  /** Whether the models are connected (the conversation exists). */
+  get connected(): boolean {
+    return this.#conversation !== undefined;
   }
 
+  /** The conversation; only once connected (`openAgentSession()` connects unless told later). */
   get conversation(): Conversation {
-    return this.#parts.conversation;
+    if (this.#conversation === undefined) {
+      throw new Error("Cannot use the conversation before the session connects: call connect()");
+    }
+    return this.#conversation;
+  }
+
+  /** The main provider with its fallbacks; only once connected. */
+  get router(): Provider {
+    return this.conversation.provider;
   }
 
   /**
-   * Loads the tool code and opens the sandbox now, in the background (a front end calls it
-   * while the person types; every turn also does it once the model starts answering).
+   * Connects the models and the MCP servers and builds the conversation, once. A connection
+   * that fails (an unknown provider, a missing key) is tried again at the next call.
+   * @throws {TernError} for an unknown provider or a missing key.
+   */
+  connect(): Promise<Conversation> {
+    if (this.#closed) return Promise.reject(new Error("Cannot connect a closed session"));
+    this.#connecting ??= this.#connect().catch((error) => {
+      this.#connecting = undefined;
+      throw error;
+    });
+    return this.#connecting;
+  }
+
+  /**
+   * The MCP servers' config and manager, read once; the servers start then.
+   * @throws {ConfigError} for a bad MCP config (the conversation goes on without servers).
+   */
+  mcp(): Promise<OpenedMcp> {
+    this.#mcpOpening ??= startMcp(this.#options, this.#config.ternHome, () => this.#closed);
+    return this.#mcpOpening;
+  }
+
+  /**
+   * The preload hook: connects, then loads the tool code and opens the sandbox in the
+   * background, so the first tool call finds them ready. A front end calls it while the
+   * person types; every turn also does it once the model starts answering. Never throws: a
+   * failed connection is reported by the next turn.
    */
   preload(): void {
-    this.#parts.conversation.preload();
+    if (this.#conversation !== undefined) this.#conversation.preload();
+    else this.connect().then((conversation) => conversation.preload(), () => {});
+  }
+
+  /**
+   * Changes settings for the next turn. A model or provider that cannot be used is refused
+   * before anything changes. Returns whether the sandbox reopens (a new mode or profile).
+   * @throws {TernError} for a model or provider that cannot be connected.
+   */
+  async configure(change: SessionChange): Promise<{ reopens: boolean }> {
+    let next: TernConfig = { ...this.#config, ...change };
+    const sources = { ...this.#sources };
+    if (change.model !== undefined) sources.model = { layer: "flag", flag: "/model" };
+    if (change.provider !== undefined) sources.provider = { layer: "flag", flag: "/model" };
+    let router: Provider | undefined;
+    if (change.model !== undefined || change.provider !== undefined) {
+      const { connectModels } = await import("./models.ts");
+      const connected = await connectModels(connectable(next), sources);
+      next = connected.config;
+      router = connected.setup.router;
+    }
+    this.#config = next;
+    Object.assign(this.#sources, sources);
+    const reopens = change.profile !== undefined || change.mode !== undefined;
+    if (this.#connecting === undefined) return { reopens: false };
+    const conversation = await this.#connecting;
+    await conversation.update(router ? { config: next, provider: router } : { config: next });
+    if (reopens) conversation.preload();
+    return { reopens };
+  }
+
+  /**
+   * Makes `next` the session the conversation appends to; the current one is closed. Its
+   * settings (model, mode, profile, thinking) are restored; a model that cannot be connected
+   * here (its key missing) leaves the current one in place, and the returned note says so.
+   */
+  async switchSession(next: Session): Promise<{ note?: string }> {
+    if (next === this.#session) return {};
+    this.#session.closeOrDiscard();
+    this.#session = next;
+    const state = next.state();
+    this.#opened = { session: next, state };
+    const current = this.#config;
+    const restored = applySessionSettings(current, {}, state);
+    let router: Provider | undefined;
+    let note: string | undefined;
+    if (restored.model !== current.model || restored.provider !== current.provider) {
+      const { connectModels } = await import("./models.ts");
+      try {
+        const connected = await connectModels(connectable(restored), this.#sources, state);
+        this.#config = connected.config;
+        router = connected.setup.router;
+      } catch (error) {
+        this.#config = { ...restored, model: current.model, provider: current.provider };
+        note = `Keeping ${current.model}: ${(error as Error).message}`;
+      }
+    } else {
+      this.#config = restored;
+    }
+    if (this.#connecting !== undefined) {
+      const conversation = await this.#connecting;
+      const config = this.#config;
+      await conversation.update(
+        router ? { session: next, config, provider: router } : { session: next, config },
+      );
+      conversation.preload();
+    }
+    return note === undefined ? {} : { note };
   }
 
   /**
@@ -106,20 +250,90 @@ export class AgentSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const { conversation, session, mcp } = this.#parts;
     try {
-      await conversation.close();
+      const conversation = await this.#connecting?.catch(() => undefined);
+      await conversation?.close();
     } finally {
-      session.closeOrDiscard();
-      await mcp?.close();
+      this.#session.closeOrDiscard();
+      await this.#mcpOpening?.then((opened) => opened.manager?.close(), () => {});
     }
+  }
+
+  async #connect(): Promise<Conversation> {
+    const { workspace, memory } = this.#options;
+    const [{ connectModels }, { Conversation }, { shellSourceEnv }] = await Promise.all([
+      import("./models.ts"),
+      import("./conversation.ts"),
+      import("./env.ts"),
+    ]);
+    const ternHome = this.#config.ternHome;
+    const [connected, facts] = await Promise.all([
+      connectModels(this.#config, this.#sources, this.openedState),
+      memory === true ? rememberedFacts(ternHome, workspace) : undefined,
+    ]);
+    this.#config = connected.config;
+    // A bad MCP config is told (once) and the session goes on without the servers.
+    const mcp = await this.mcp().then((opened) => opened.manager, (error) => {
+      this.#options.warn(
+        `MCP servers are not used: ${error instanceof Error ? error.message : error}`,
+      );
+      return undefined;
+    });
+    if (this.#closed) throw new Error("Cannot connect a closed session");
+    const conversation = new Conversation({
+      workspace,
+      config: this.#config,
+      provider: connected.setup.router,
+      session: this.#session,
+      rules: this.#rules,
+      emit: this.#options.emit,
+      person: this.#options.person,
+      env: shellSourceEnv(),
+      home: readEnv("HOME"),
+      memory: typeof memory === "function" ? memory : () => facts,
+      mcp,
+      onSandboxOpen: this.#options.onSandboxOpen,
+    });
+    this.#conversation = conversation;
+    return conversation;
   }
 }
 
 /**
- * Opens an agent session: the config read, the MCP servers started (in parallel with the rest),
- * the session opened and its settings restored, the models connected, the sandbox settings
- * checked. The sandbox itself opens later (`preload()` or the first turn).
+ * Reads the MCP config and starts the servers: `options.watchMcp` (default: `watchMcp()`
+ * telling `options.warn`) sees the manager before they start, and they are killed if the
+ * process unloads without closing them. A session closed meanwhile starts none.
+ * @throws {ConfigError} for a bad MCP config.
+ */
+async function startMcp(
+  options: AgentSessionOptions,
+  ternHome: string,
+  closed: () => boolean,
+): Promise<OpenedMcp> {
+  const { openMcp, killOnExit, watchMcp } = await import("./mcp_setup.ts");
+  const { workspace, warn } = options;
+  const opened = await openMcp({ ternHome, workspace, warn });
+  const { manager } = opened;
+  if (manager === undefined || closed()) return opened;
+  (options.watchMcp ?? ((manager) => watchMcp(manager, warn)))(manager);
+  killOnExit(manager);
+  manager.start();
+  return opened;
+}
+
+/**
+ * `settings` as a connection takes them: a connection made without a named provider reports
+ * itself as the unnamed one, which is no name to connect with again.
+ */
+function connectable(settings: TernConfig): TernConfig {
+  return settings.provider === UNNAMED_PROVIDER ? { ...settings, provider: undefined } : settings;
+}
+
+/**
+ * Opens an agent session: the config read, the session opened and its settings restored, the
+ * sandbox settings checked; then, unless `options.connect` is `"later"`, the models connected
+ * and the MCP servers started (in parallel with the rest). The sandbox itself opens later
+ * (`preload()` or the first turn).
  * @throws {ConfigError} for bad settings, {SessionChoiceError} for a session that cannot be
  * used, {ProviderSetupError} for an unknown provider or a missing key; nothing is left open then.
  */
@@ -128,47 +342,30 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   const loaded = await loadConfig({ cwd: workspace, flags: options.flags });
   phaseMark("config");
   const ternHome = loaded.config.ternHome;
-  // MCP servers start now, in parallel with the session and the model setup.
-  const mcpOpening = startMcpForRun({ ternHome, workspace, warn: options.warn });
+  const sources = { ...loaded.sources };
+  const now = (options.connect ?? "now") === "now";
+  let closed = false;
+  // Connecting now: the MCP servers start at once, in parallel with the session and models.
+  const mcp = now ? startMcp(options, ternHome, () => closed) : undefined;
+  mcp?.catch(() => {});
   let session: Session | undefined;
+  let agent: AgentSession | undefined;
   try {
     session = await openRunSession(options.session ?? {}, { ternHome, workspace });
     const state = session.state();
-    const restored = applySessionSettings(loaded.config, loaded.sources, state);
-    const { setup, config } = await connectModels(restored, loaded.sources, state);
-    const home = readEnv("HOME");
-    // The remembered facts are read while the sandbox settings are checked.
-    const [rules, memory] = await Promise.all([
-      checkSandboxConfig(config, workspace, home),
-      options.memory ? rememberedFacts(ternHome, workspace) : undefined,
-    ]);
-    const mcp = await mcpOpening;
-    const conversation = new Conversation({
-      workspace,
-      config,
-      provider: setup.router,
-      session,
-      rules,
-      emit: options.emit,
-      person: options.person,
-      env: shellSourceEnv(),
-      home,
-      memory: () => memory,
-      mcp,
-      onSandboxOpen: options.onSandboxOpen,
-    });
-    return new AgentSession({
-      workspace,
-      config,
-      sources: loaded.sources,
-      session,
-      router: setup.router,
-      mcp,
-      conversation,
-    });
+    const config = applySessionSettings(loaded.config, sources, state);
+    const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));
+    agent = new AgentSession(options, { config, sources, session, state, rules, mcp });
+    if (now) await agent.connect();
+    return agent;
   } catch (error) {
-    session?.closeOrDiscard();
-    await mcpOpening.then((manager) => manager?.close());
+    closed = true;
+    if (agent !== undefined) {
+      await agent.close();
+    } else {
+      session?.closeOrDiscard();
+      await mcp?.then((opened) => opened.manager?.close(), () => {});
+    }
     throw error;
   }
 }

@@ -22,7 +22,7 @@ import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
 import type { Tool } from "../tools/define.ts";
-import { BUILTIN_MANIFEST, builtinLoader } from "../tools/mod.ts";
+import { type BuiltinLoader, builtinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./models.ts";
@@ -107,7 +107,7 @@ export class Conversation {
     this.#options = options;
     this.#loadTools = builtinLoader({ bashTimeoutMs: options.config.bashTimeoutMs });
     this.#tools = new ToolRegistry(
-      gatedToolSpecs().map((spec) => ({
+      gatedToolSpecs(this.#loadTools).map((spec) => ({
         ...spec,
         run: (args, ctx) => this.#runTool((sandbox) => sandbox.tools.get(spec.name)!, args, ctx),
       })),
@@ -323,6 +323,8 @@ export class Conversation {
         name,
         description: tool.description,
         readOnly: tool.readOnly,
+        runsIn: tool.runsIn,
+        paths: (args) => tool.paths(args),
         parameters: tool.parameters,
         // Through the gate like every tool: rules, review, secret masking, audit.
         run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(tool), args, ctx),
@@ -419,9 +421,12 @@ export class Conversation {
   }
 }
 
-/** What the model sees of the gated tools before the sandbox exists. */
-function gatedToolSpecs(): Array<Omit<Tool, "run">> {
-  return [...BUILTIN_MANIFEST, REQUEST_PERMISSIONS_SPEC];
+/**
+ * What the model sees of the gated tools before the sandbox exists, with their declarations
+ * (a built-in's paths load its implementation, as its call is about to).
+ */
+function gatedToolSpecs(load: BuiltinLoader): Array<Omit<Tool, "run">> {
+  return [...builtinTools(load), REQUEST_PERMISSIONS_SPEC];
 }
 
 /** The person's latest message in the session, for the AUTO reviewer's goal. */

@@ -1,17 +1,16 @@
 /**
- * A tool registry whose file-changing tools run inside a lock per file: plan nodes run at once,
- * and two of them never write the same file at the same time.
+ * A tool registry whose file-changing calls run inside a lock per file: plan nodes run at once,
+ * and two of them never write the same file at the same time. Which files a call writes is what
+ * its tool declares (`Tool.paths`), so a new writing tool is locked without a change here.
  */
 import { basename, dirname, join, resolve } from "node:path";
+import type { Tool } from "../tools/define.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 
 /** Runs `run` while holding the lock of `path` (absolute). */
 export type AroundWrite = <T>(path: string, run: () => Promise<T>) => Promise<T>;
 
-/** Tools that change files, by name; their `path` argument names the file. */
-const WRITING_TOOLS: ReadonlySet<string> = new Set(["write", "edit"]);
-
-/** `tools`, with every write or edit call run inside `around` for its file's absolute path. */
+/** `tools`, with every call that writes files run inside `around` for each file it writes. */
 export function lockedWrites(
   tools: ToolRegistry,
   workspace: string,
@@ -19,18 +18,27 @@ export function lockedWrites(
 ): ToolRegistry {
   return new ToolRegistry(tools.names.map((name) => {
     const tool = tools.get(name)!;
-    if (!WRITING_TOOLS.has(name)) return tool;
-    return {
+    // Read-only tools write nothing: their calls skip the declaration and the locks.
+    if (tool.readOnly) return tool;
+    const locked: Tool = {
       name,
       description: tool.description,
       readOnly: tool.readOnly,
+      runsIn: tool.runsIn,
+      paths: (args) => tool.paths(args),
       parameters: tool.parameters,
-      run: (args, ctx) => {
-        const path = (args as { path?: unknown } | null)?.path;
-        if (typeof path !== "string") return tool.run(args, ctx);
-        return around(lockKey(resolve(workspace, path)), () => tool.run(args, ctx));
+      run: async (args, ctx) => {
+        const written = (await tool.paths(args)).filter((path) => path.write);
+        // One order for every caller, so two calls writing the same two files cannot deadlock.
+        const keys = [...new Set(written.map((p) => lockKey(resolve(workspace, p.path))))].sort();
+        const runLocked = (index: number): ReturnType<Tool["run"]> =>
+          index === keys.length
+            ? tool.run(args, ctx)
+            : around(keys[index], () => runLocked(index + 1));
+        return await runLocked(0);
       },
     };
+    return locked;
   }));
 }
 

@@ -70,40 +70,24 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
 }
 
 /**
- * The servers for a run (`tern run`, `tern plan`), started: a bad MCP config is a warning and
- * the run goes on without them (a broken `.mcp.json` in a repository must not stop tern); each
- * server that fails is reported once through `warn`.
+ * Tells `warn` about a project server whose trust lapsed (its definition or a file it runs
+ * changed), which is not started, or the person would not know the session went on without
+ * it; and about each server that fails, once.
  */
-export async function startMcpForRun(
-  options: OpenMcpOptions & { warn: (text: string) => void },
-): Promise<McpManager | undefined> {
-  let manager: McpManager | undefined;
-  try {
-    ({ manager } = await openMcp(options));
-  } catch (error) {
-    options.warn(`MCP servers are not used: ${error instanceof Error ? error.message : error}`);
-    return undefined;
-  }
-  if (manager === undefined) return undefined;
-  // A project server whose trust lapsed (its definition or a file it runs changed) is not
-  // started: say why, or the person would not know the run went on without it.
+export function watchMcp(manager: McpManager, warn: (text: string) => void): void {
   for (const status of manager.status()) {
     if (status.state === "UNTRUSTED" && status.error?.startsWith("needs trust again")) {
-      options.warn(`MCP server "${status.name}" is not started: ${status.error}`);
+      warn(`MCP server "${status.name}" is not started: ${status.error}`);
     }
   }
   const told = new Set<string>();
-  const current = manager;
   manager.onChange(() => {
-    for (const status of current.status()) {
+    for (const status of manager.status()) {
       if (status.state !== "FAILED" || told.has(status.name)) continue;
       told.add(status.name);
-      options.warn(`MCP server "${status.name}" failed: ${status.error}`);
+      warn(`MCP server "${status.name}" failed: ${status.error}`);
     }
   });
-  killOnExit(manager);
-  manager.start();
-  return manager;
 }
 
 /**

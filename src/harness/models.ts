@@ -1,6 +1,12 @@
 /** The models a session talks to, and the settings a turn runs with. */
-import type { TernConfig } from "../config/mod.ts";
-import { isProjectSource } from "../config/mod.ts";
+import {
+  type ConfigSource,
+  describeSource,
+  isExplicitSource,
+  isFlagSource,
+  isProjectSource,
+  type TernConfig,
+} from "../config/mod.ts";
 import type { ModelSetup } from "../llm/setup.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { SandboxConfig } from "./agent_sandbox.ts";
@@ -30,20 +36,22 @@ export type TurnConfig =
  */
 export async function connectModels(
   config: TernConfig,
-  sources: Readonly<Record<string, string>>,
+  sources: Readonly<Record<string, ConfigSource>>,
   restored?: Pick<ReplayState, "model">,
 ): Promise<{ setup: ModelSetup; config: TernConfig }> {
   const { setupModels } = await import("../llm/setup.ts");
   // applySessionSettings() drops the session's model when --provider or --model was given.
-  const fromFlag = sources.provider === "command line" || sources.model === "command line";
+  const fromFlag = isFlagSource(sources.provider) || isFlagSource(sources.model);
   const fromSession = restored?.model !== undefined && !fromFlag;
   const setup = setupModels(config, {
-    model: sources.model !== "default" || fromSession,
-    baseUrl: sources.baseUrl !== "default",
-    ...(isProjectSource(sources.model) && !fromSession ? { projectModel: sources.model } : {}),
+    model: isExplicitSource(sources.model) || fromSession,
+    baseUrl: isExplicitSource(sources.baseUrl),
+    ...(sources.model && isProjectSource(sources.model) && !fromSession
+      ? { projectModel: describeSource(sources.model) }
+      : {}),
   });
   const { model, info, providerName } = setup.primary;
-  const contextWindow = sources.contextWindow === "default"
+  const contextWindow = !isExplicitSource(sources.contextWindow)
     ? info.contextWindow
     : config.contextWindow;
   return { setup, config: { ...config, model, provider: providerName, contextWindow } };

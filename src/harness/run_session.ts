@@ -2,7 +2,7 @@
  * The session a run writes to: a new one, the newest of this directory (`--continue`) or a
  * chosen one (`--resume <id|path>`), and the settings a resumed session brings back.
  */
-import type { TernConfig } from "../config/mod.ts";
+import { type ConfigSource, isFlagSource, type TernConfig } from "../config/mod.ts";
 import type { TernError } from "../core/errors.ts";
 import { findSession, latestSession } from "../session/paths.ts";
 import type { ReplayState } from "../session/replay.ts";
@@ -88,11 +88,11 @@ export const UNNAMED_PROVIDER = "openai-compatible";
  */
 export function applySessionSettings<C extends Pick<TernConfig, RestoredKey>>(
   config: C,
-  sources: Readonly<Record<string, string>>,
+  sources: Readonly<Record<string, ConfigSource>>,
   state: ReplayState,
 ): C {
   const next = { ...config };
-  const fromFlag = (key: RestoredKey) => sources[key] === "command line";
+  const fromFlag = (key: RestoredKey) => isFlagSource(sources[key]);
   if (state.model !== undefined && !fromFlag("model") && !fromFlag("provider")) {
     next.model = state.model;
     if (state.provider !== undefined && state.provider !== UNNAMED_PROVIDER) {

@@ -5,7 +5,7 @@
  *
  * Keys go only where they belong: `TERN_API_KEY` is the main provider's key; each fallback
  * gets only its own provider's variable; a project's files cannot define providers or key
- * variables (see KEY_ROUTING_KEYS in the config schema).
+ * variables (`project: false` with `guards: "keys"` in the settings table, src/config/settings.ts).
  */
 import type { TernConfig } from "../config/mod.ts";
 import { ModelCatalog } from "./catalog.ts";

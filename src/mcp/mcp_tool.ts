@@ -4,6 +4,13 @@
  * permission gate and the audit treat both alike. Arguments are validated against the
  * server's input schema before anything is sent; only tools annotated `readOnlyHint` count
  * as read-only.
+ *
+ * What it declares about itself (see `src/tools/define.ts`): it runs on the host (in its
+ * server, which tern does not confine), it only reads when the server says so (`readOnlyHint`:
+ * a hint from the server, but the only word there is, and one that can only loosen review for
+ * tools the server owner marked), and a top-level string `path` argument is the one path tern
+ * can name for it (written unless read-only): a guess, kept so path rules (a deny rule on
+ * `secret/**` for every tool) and plan path locks cover MCP tools too.
  */
 import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Observation } from "../core/observation.ts";
@@ -19,6 +26,10 @@ export interface McpTool {
   readonly name: string;
   readonly description: string;
   readonly readOnly: boolean;
+  /** MCP tools run in their server, outside tern's sandbox. */
+  readonly runsIn: "host";
+  /** The call's top-level string `path` argument, if any (see the module comment). */
+  paths(args: unknown): Promise<readonly { path: string; write: boolean }[]>;
   readonly parameters: JsonSchema;
   /** The server's name and the tool's own name there. */
   readonly server: string;
@@ -37,10 +48,19 @@ export function mcpTool(
 ): McpTool {
   const parameters = modelSchema(info.inputSchema);
   let validate: Promise<(args: unknown) => string | undefined> | undefined;
+  const readOnly = info.annotations?.readOnlyHint === true;
   return {
     name,
     description: describe(connection.name, info),
-    readOnly: info.annotations?.readOnlyHint === true,
+    readOnly,
+    runsIn: "host",
+    // deno-lint-ignore require-await
+    async paths(args) {
+      const path = typeof args === "object" && args !== null
+        ? (args as Record<string, unknown>).path
+        : undefined;
+      return typeof path === "string" && path !== "" ? [{ path, write: !readOnly }] : [];
+    },
     parameters,
     server: connection.name,
     tool: info.name,

@@ -31,6 +31,8 @@ export function createFailStep(): FailStep {
       "then stop.",
     parameters,
     readOnly: true,
+    runsIn: "host",
+    paths: () => [],
     execute(args) {
       reason = args.reason;
       return Promise.resolve({

@@ -33,7 +33,12 @@ export interface AuditRecord {
   rule?: string;
   /** Why (the reviewer's or person's reason, a policy message). Masked. */
   reason?: string;
-  sandbox: "worker" | "bwrap" | "none" | "in-process" | "mcp";
+  /**
+   * Where the call ran: the tool worker, bubblewrap, unconfined (`none`), tern's process
+   * (`in-process`: a worker tool without a worker), or the host (`host`: an MCP server;
+   * records written before tools declared where they run say `mcp`).
+   */
+  sandbox: "worker" | "bwrap" | "none" | "in-process" | "host" | "mcp";
   status: "SUCCEEDED" | "ERROR";
   /** The observation's error code when `status` is `ERROR`. */
   code?: string;
@@ -49,6 +54,8 @@ export interface AuditRecord {
   net?: { connected: string[]; refused: string[] };
   /** Workspace files that run code on the host later which the call created or changed. */
   hostFiles?: Array<{ path: string; change: "created" | "changed" | "removed"; runs: string }>;
+  /** The paths the call named, as its tool declares them (`write`: it may change them). */
+  paths?: Array<{ path: string; write: boolean }>;
 }
 
 /**

@@ -248,14 +248,19 @@ export const LIVENESS_FD = 9;
 /**
  * The script that starts bubblewrap: it closes every file descriptor above 2 it inherited
  * (tern may have been started holding some: a directory or a socket of the host would pass
- * through bubblewrap into the sandbox, and `/proc/self/fd/N` reaches past every mount), moves
- * stdin (tern's liveness pipe) to `LIVENESS_FD`, then opens the seccomp filter as fd 3 and
- * execs bubblewrap, which reads and closes it.
+ * through bubblewrap into the sandbox, and `/proc/self/fd/N` reaches past every mount), for a
+ * shell command moves stdin (tern's liveness pipe) to `LIVENESS_FD`, then opens the seccomp
+ * filter as fd 3 and execs bubblewrap, which reads and closes it. (An MCP server's stdin is
+ * its protocol: it stays.)
  */
-const LAUNCHER = "f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; " +
-  'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
-  `exec ${LIVENESS_FD}<&0 </dev/null; ` +
-  'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
+const LAUNCHER_HEAD = "f=$1; shift; for p in /proc/$$/fd/*; do n=${p##*/}; " +
+  'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ';
+
+/** The launcher's last step: bubblewrap, with the seccomp filter as fd 3 when there is one. */
+const LAUNCHER_EXEC = 'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
+
+/** Moves stdin (tern's liveness pipe) to `LIVENESS_FD`; the command's stdin is `/dev/null`. */
+const MOVE_LIVENESS = `exec ${LIVENESS_FD}<&0 </dev/null; `;
 
 /**
  * `/dev` of a command with host grants: what `--dev` gives but `/dev/pts`. Mounting a devpts
@@ -283,7 +288,7 @@ const PROXIED_DEV: readonly string[] = [
 export const INFO_FD = 4;
 
 /**
- * The launcher of a command with host grants: as `LAUNCHER`, and before bubblewrap starts, a
+ * The launcher of a command with host grants: as `LAUNCHER_HEAD`, and before bubblewrap starts, a
  * reader on fd 4 (bubblewrap's `--info-fd`) waits for the sandbox's pid, then enters only its
  * network namespace (and, not as root, its user namespace, which owns it) with `nsenter` and
  * starts the forwarder there: outside the sandbox's mounts, pid namespace and seccomp filter,
@@ -292,7 +297,7 @@ export const INFO_FD = 4;
  * earlier would kill bubblewrap with SIGPIPE in the middle of its writes. bubblewrap closes
  * fd 4 in the sandbox, so the command cannot write a pid there.
  */
-const PROXY_LAUNCHER = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; ' +
+const PROXY_LAUNCHER_HEAD = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; ' +
   "for p in /proc/$$/fd/*; do n=${p##*/}; " +
   'if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done; ' +
   `re='"child-pid": *([0-9]+)'; ` +
@@ -300,31 +305,32 @@ const PROXY_LAUNCHER = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; ' +
   "if [[ $l =~ $re ]]; then pid=${BASH_REMATCH[1]}; fi; done; " +
   '[ -n "$pid" ] || exit 0; if [ "$EUID" = 0 ]; then ns=(-n); ' +
   "else ns=(-U --preserve-credentials -n); fi; " +
-  'exec nsenter -t "$pid" "${ns[@]}" -- "${fwd[@]}" </dev/null >/dev/null 2>&1); ' +
-  `exec ${LIVENESS_FD}<&0 </dev/null; ` +
-  'if [ -n "$f" ]; then exec "$@" 3<"$f"; else exec "$@"; fi';
+  'exec nsenter -t "$pid" "${ns[@]}" -- "${fwd[@]}" </dev/null >/dev/null 2>&1); ';
 
 /**
  * The program and arguments that start bubblewrap with `args` (from {@linkcode bwrapArgs} or
  * {@linkcode bwrapArgvFor}) for `plan`: `bash -c <launcher> tern-sandbox <filter> <bwrap>
- * ...args`, see `LAUNCHER`. One bash start (about a millisecond) per command. With
+ * ...args`, see `LAUNCHER_HEAD`; with `options.liveness` (a shell command started with a
+ * liveness pipe as stdin, see `LIVENESS_FD`) the launcher moves stdin there. One bash start (about a millisecond) per command. With
  * `plan.proxy` (and no shared network), `bash -c <proxy launcher> tern-sandbox <filter>
  * <count> <forwarder...> <bwrap> ...args`, which also starts the forwarder (see
- * `PROXY_LAUNCHER`).
+ * `PROXY_LAUNCHER_HEAD`).
  */
 export function launchArgv(
   plan: Pick<ShellPlan, "seccomp"> & Partial<Pick<ShellPlan, "proxy" | "network">>,
   args: readonly string[],
   bwrapPath = "bwrap",
+  options: { liveness?: boolean } = {},
 ): { program: string; args: string[] } {
   const filter = plan.seccomp ?? "";
+  const tail = (options.liveness ? MOVE_LIVENESS : "") + LAUNCHER_EXEC;
   if (plan.proxy !== undefined && !plan.network) {
     const fwd = plan.proxy.forwarder;
     return {
       program: "bash",
       args: [
         "-c",
-        PROXY_LAUNCHER,
+        PROXY_LAUNCHER_HEAD + tail,
         "tern-sandbox",
         filter,
         String(fwd.length),
@@ -334,7 +340,10 @@ export function launchArgv(
       ],
     };
   }
-  return { program: "bash", args: ["-c", LAUNCHER, "tern-sandbox", filter, bwrapPath, ...args] };
+  return {
+    program: "bash",
+    args: ["-c", LAUNCHER_HEAD + tail, "tern-sandbox", filter, bwrapPath, ...args],
+  };
 }
 
 /**

@@ -20,10 +20,14 @@ export interface CallFacts {
   tool: string;
   /** The tool never changes anything (read, list, glob, grep). */
   readOnlyTool: boolean;
-  /** The workspace-relative path the call names, if any. */
+  /** The workspace-relative path the call names, if any (the first, when it names several). */
   path?: string;
-  /** The analysed command of a bash call. */
+  /** The other paths the call names; each is decided like `path`, and the strictest wins. */
+  morePaths?: readonly string[];
+  /** The analysed command of a call that runs in the shell sandbox. */
   shell?: ShellRisk;
+  /** Where the tool declares it runs; `host` (MCP tools) is outside every sandbox. */
+  runsIn?: "worker" | "sandbox" | "host";
 }
 
 /** Who or what settled a call. */
@@ -45,8 +49,19 @@ export interface PolicyContext {
   sessionApprovals: ReadonlySet<string>;
 }
 
-/** Decides one call. Pure: the same facts and context give the same verdict. */
+/**
+ * Decides one call. Pure: the same facts and context give the same verdict. A call naming
+ * several paths gets the strictest verdict of its paths (deny, then ask, then allow).
+ */
 export function evaluate(facts: CallFacts, context: PolicyContext): Verdict {
+  const { morePaths = [], ...first } = facts;
+  const verdicts = [first, ...morePaths.map((path) => ({ ...first, path }))]
+    .map((one) => evaluatePath(one, context));
+  return verdicts.find((v) => v.action === "deny") ?? verdicts.find((v) => v.action === "ask") ??
+    verdicts[0];
+}
+
+function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
   const subject: RuleSubject = { tool: facts.tool, path: facts.path };
   if (facts.shell) subject.shell = facts.shell.analysis;
   const { rules, profile } = context;
@@ -77,7 +92,7 @@ export function evaluate(facts: CallFacts, context: PolicyContext): Verdict {
   if (profile.readOnly && !readOnly) {
     const what = facts.shell
       ? `the command is not read-only (${facts.shell.reasons.join("; ") || facts.shell.label})`
-      : toolRisk(facts.tool);
+      : toolRisk(facts);
     return {
       action: "deny",
       by: "profile",
@@ -137,14 +152,15 @@ function deniesCommands(rule: CompiledRule, tool: string): boolean {
 }
 
 function describeRisk(facts: CallFacts): string {
-  if (!facts.shell) return toolRisk(facts.tool);
+  if (!facts.shell) return toolRisk(facts);
   const { label, reasons } = facts.shell;
   return reasons.length > 0 ? `${label}: ${reasons.join("; ")}` : label;
 }
 
 /** Why a tool that is not read-only needs approval. */
-function toolRisk(tool: string): string {
-  return tool.startsWith("mcp__")
-    ? `"${tool}" is an MCP tool its server does not mark read-only (readOnlyHint)`
-    : `"${tool}" changes files`;
+function toolRisk(facts: CallFacts): string {
+  return facts.runsIn === "host"
+    ? `"${facts.tool}" runs outside the sandbox and is not marked read-only ` +
+      "(an MCP tool its server does not mark read-only: readOnlyHint)"
+    : `"${facts.tool}" changes files`;
 }

@@ -13,6 +13,8 @@ export interface ReviewRequest {
   args: unknown;
   /** One line: the command, or the tool and its path. */
   summary: string;
+  /** The call runs a shell command (`summary`); absent for other calls. */
+  command?: true;
   /** Why it needs review (the policy's reason: risk label and parts). */
   reason: string;
   /**
@@ -93,7 +95,7 @@ export async function review(
 
 /** The denial text for ASK mode without a terminal: says how to allow the call next time. */
 export function nonInteractiveDenial(request: ReviewRequest): string {
-  const rule = request.tool === "bash"
+  const rule = request.command
     ? `{"action": "allow", "command": "${firstWords(request.summary)}"}`
     : `{"action": "allow", "tool": "${request.tool}"}`;
   return `Not approved: this run is not interactive and review mode is "ask" (${request.reason}). ` +

@@ -606,7 +606,7 @@ function shownPlan(plan: ShellPlan, net: Grants["net"]): ShellPlan {
 }
 
 function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {
-  const launch = launchArgv(plan, bwrapArgs(plan, "<command>"), bwrapPath);
+  const launch = launchArgv(plan, bwrapArgs(plan, "<command>"), bwrapPath, { liveness: true });
   return [launch.program, ...launch.args];
 }
 

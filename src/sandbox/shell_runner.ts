@@ -54,6 +54,7 @@ export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions =
       plan,
       bwrapArgs({ ...plan, cwd: run.cwd }, command),
       options.bwrapPath,
+      { liveness: true },
     );
     return shellResult(
       await runInProcessGroup(launch.program, {

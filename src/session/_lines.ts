@@ -95,3 +95,25 @@ export async function scanLines(
   }
   return splitter.finish(size);
 }
+
+/**
+ * `scanLines()` without awaiting, over the first `end` bytes only (default: the whole file);
+ * for reading what lies before a part already read. Throws what `Deno.openSync` throws.
+ */
+export function scanLinesSync(
+  path: string,
+  onLine: LineHandler,
+  options: { end?: number } = {},
+): LineScan {
+  using file = Deno.openSync(path);
+  const size = Math.min(file.statSync().size, options.end ?? Infinity);
+  const buffer = new Uint8Array(Math.max(1, Math.min(CHUNK, size + 1)));
+  const splitter = new LineSplitter(onLine);
+  for (let at = 0; at < size;) {
+    const read = file.readSync(buffer.subarray(0, Math.min(buffer.length, size - at)));
+    if (read === null || read === 0) break;
+    at += read;
+    if (!splitter.push(buffer.subarray(0, read))) return { size, endsWithNewline: false };
+  }
+  return splitter.finish(size);
+}

@@ -4,6 +4,7 @@
  * the entry as a short summary, written without a model call, so replay can tell the model.
  */
 import type { Message } from "../core/messages.ts";
+import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import type { Session } from "./session.ts";
 import type { BranchEntry, SessionEntry } from "./types.ts";
 
@@ -47,8 +48,15 @@ export function branchSummary(entries: readonly SessionEntry[]): string | undefi
   return text.length <= MAX_SUMMARY_CHARS ? text : `${text.slice(0, MAX_SUMMARY_CHARS - 1)}…`;
 }
 
+/** Built-in file tools that change files: the worker runs them and they are not read-only. */
+const FILE_WRITERS: ReadonlySet<string> = new Set(
+  BUILTIN_MANIFEST.filter((entry) => !entry.readOnly && entry.runsIn === "worker")
+    .map((entry) => entry.name),
+);
+
+/** The `path` a call of a built-in file writer names. */
 function changedPath(tool: string, args: string): string | undefined {
-  if (tool !== "write" && tool !== "edit") return undefined;
+  if (!FILE_WRITERS.has(tool)) return undefined;
   try {
     const parsed = JSON.parse(args) as { path?: unknown };
     return typeof parsed.path === "string" ? parsed.path : undefined;

@@ -9,7 +9,7 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from "./types.ts";
-import { type LineScan, scanLines } from "./_lines.ts";
+import { type LineScan, scanLines, scanLinesSync } from "./_lines.ts";
 
 /** A session file as read. */
 export interface LoadedSession {
@@ -23,6 +23,11 @@ export interface LoadedSession {
    * start with "\n" so that it begins on a fresh line.
    */
   endsWithNewline: boolean;
+  /**
+   * When `entries` are not all the file holds (it was read from its end, `tail.ts`): the ids of
+   * the entries not read, which new entries must not reuse.
+   */
+  otherIds?: Pick<ReadonlySet<string>, "has">;
 }
 
 const decoder = new TextDecoder();
@@ -35,6 +40,20 @@ export async function loadSession(path: string): Promise<LoadedSession> {
   const reader = new SessionReader(path);
   try {
     return reader.finish(await scanLines(path, reader.onLine));
+  } catch (error) {
+    throw readError(path, error);
+  }
+}
+
+/**
+ * The entries in the first `end` bytes of the session file at `path` (whole lines only), read
+ * without awaiting: what a session opened from its end (`tail.ts`) reads when it needs more.
+ * @throws {TernError} as `loadSession` does.
+ */
+export function loadSessionSync(path: string, options: { end: number }): LoadedSession {
+  const reader = new SessionReader(path);
+  try {
+    return reader.finish(scanLinesSync(path, reader.onLine, options));
   } catch (error) {
     throw readError(path, error);
   }
@@ -54,14 +73,11 @@ class SessionReader {
   readonly onLine = (line: Uint8Array, lineNumber: number): void => {
     if (lineNumber === 1) {
       this.#header = parseSessionHeader(decoder.decode(line), this.#path);
-      if (this.#header.version > SESSION_FORMAT_VERSION) {
-        this.#warnings.push(
-          `Session "${this.#path}" has format version ${this.#header.version}, newer than this ` +
-            `tern reads (${SESSION_FORMAT_VERSION}): entries of unknown types are kept but ignored`,
-        );
-      }
+      const warning = newerVersionWarning(this.#header, this.#path);
+      if (warning) this.#warnings.push(warning);
     } else if (line.length > 0) {
-      const entry = parseEntryLine(decoder.decode(line), lineNumber, this.#path, this.#warnings);
+      const where = `line ${lineNumber} of "${this.#path}"`;
+      const entry = parseEntryLine(decoder.decode(line), where, this.#warnings);
       if (entry) this.#entries.push(entry);
     }
   };
@@ -75,6 +91,13 @@ class SessionReader {
       endsWithNewline: scan.endsWithNewline,
     };
   }
+}
+
+/** The warning for a header of a newer format version than this tern's; undefined if none. */
+export function newerVersionWarning(header: SessionHeader, path: string): string | undefined {
+  if (header.version <= SESSION_FORMAT_VERSION) return undefined;
+  return `Session "${path}" has format version ${header.version}, newer than this ` +
+    `tern reads (${SESSION_FORMAT_VERSION}): entries of unknown types are kept but ignored`;
 }
 
 /**
@@ -99,14 +122,15 @@ export function parseSessionHeader(line: string, path: string): SessionHeader {
   return value as unknown as SessionHeader;
 }
 
-/** One entry line → the entry, or undefined after pushing a warning. */
-function parseEntryLine(
+/**
+ * One entry line → the entry, or undefined after pushing a warning that names the line as
+ * `where` (`line 3 of "<path>"`). Never throws.
+ */
+export function parseEntryLine(
   line: string,
-  lineNumber: number,
-  path: string,
+  where: string,
   warnings: string[],
 ): SessionEntry | undefined {
-  const where = `line ${lineNumber} of "${path}"`;
   let value: unknown;
   try {
     value = JSON.parse(line);

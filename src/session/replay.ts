@@ -8,7 +8,7 @@ import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages
 import type { ContextItem } from "../context/compaction_types.ts";
 import { summaryMessage } from "../context/summary.ts";
 import { closeDanglingCalls } from "./dangling.ts";
-import type { PermissionChange, SessionEntry } from "./types.ts";
+import type { Checkpoint, PermissionChange, SessionEntry } from "./types.ts";
 
 export interface ReplayState {
   /**
@@ -36,52 +36,69 @@ export interface ReplayState {
 
 /** Rebuilds the state at the end of `path` (entries root → leaf, as `SessionTree.path` gives). */
 export function replay(path: readonly SessionEntry[]): ReplayState {
-  const state: ReplayState = {
-    items: [],
+  const replayer = new Replayer();
+  for (const entry of path) replayer.apply(entry);
+  return replayer.state();
+}
+
+/**
+ * Replay one entry at a time: `apply()` each entry of a path in order, `state()` whenever the
+ * state at the last one is needed. An open session keeps one and feeds it what it appends, so
+ * asking for the state never walks the path again.
+ */
+export class Replayer {
+  #items: ContextItem[] = [];
+  #settings: Checkpoint = {
     permissions: [],
     usage: emptyUsage(),
-    compactions: 0,
     fallbacks: [],
+    compactions: 0,
   };
-  for (const entry of path) {
+
+  /** Takes in the next entry of the path. */
+  apply(entry: SessionEntry): void {
+    const settings = this.#settings;
     switch (entry.type) {
       case "message":
-        state.items.push({ id: entry.id, message: entry.message });
-        if (entry.usage) state.usage = addUsage(state.usage, entry.usage);
-        if (entry.cost !== undefined) state.cost = (state.cost ?? 0) + entry.cost;
+        this.#items.push({ id: entry.id, message: entry.message });
+        if (entry.usage) settings.usage = addUsage(settings.usage, entry.usage);
+        if (entry.cost !== undefined) settings.cost = (settings.cost ?? 0) + entry.cost;
         break;
       case "model":
         if (entry.cause === "fallback") {
-          state.fallbacks.push(`${entry.provider ?? "?"}/${entry.model}`);
+          settings.fallbacks.push(`${entry.provider ?? "?"}/${entry.model}`);
           break;
         }
-        state.model = entry.model;
-        state.provider = entry.provider;
+        settings.model = entry.model;
+        settings.provider = entry.provider;
         break;
       case "thinking":
-        state.thinking = entry.level;
+        settings.thinking = entry.level;
         break;
       case "mode":
-        state.mode = entry.mode;
+        settings.mode = entry.mode;
         break;
       case "profile":
-        state.profile = entry.profile;
+        settings.profile = entry.profile;
         break;
       case "permission":
-        state.permissions.push(entry.change);
+        settings.permissions.push(entry.change);
         break;
       case "compaction": {
         const kept = entry.firstKeptId === null
           ? -1
-          : state.items.findIndex((item) => item.id === entry.firstKeptId);
-        const rest = kept === -1 ? [] : state.items.slice(kept);
-        state.items = [{ id: entry.id, message: summaryMessage(entry.summary) }, ...rest];
-        state.compactions++;
+          : this.#items.findIndex((item) => item.id === entry.firstKeptId);
+        const rest = kept === -1 ? [] : this.#items.slice(kept);
+        this.#items = [{ id: entry.id, message: summaryMessage(entry.summary) }, ...rest];
+        // The checkpoint is what the path before said; taking it makes what follows the
+        // compaction independent of that path, which is what lets a resume skip reading it.
+        if (isCheckpoint(entry.checkpoint)) this.#settings = copyCheckpoint(entry.checkpoint);
+        this.#settings.compactions++;
         break;
       }
       case "branch":
         if (entry.summary) {
-          state.items.push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
+          this.#items.push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
         }
         break;
       default:
@@ -89,8 +106,53 @@ export function replay(path: readonly SessionEntry[]): ReplayState {
         break;
     }
   }
-  state.items = closeDanglingCalls(state.items);
-  return state;
+
+  /** The settings so far, as a compaction appended now records them. */
+  checkpoint(): Checkpoint {
+    return copyCheckpoint(this.#settings);
+  }
+
+  /** The state after the entries applied so far: a copy the caller may change. */
+  state(): ReplayState {
+    const items = closeDanglingCalls(this.#items);
+    return { items: items === this.#items ? [...items] : items, ...this.checkpoint() };
+  }
+}
+
+/** A copy of `checkpoint` that shares nothing changeable with it (fields left out stay out). */
+function copyCheckpoint(checkpoint: Checkpoint): Checkpoint {
+  const copy: Checkpoint = {
+    ...checkpoint,
+    permissions: [...checkpoint.permissions],
+    usage: { ...checkpoint.usage },
+    fallbacks: [...checkpoint.fallbacks],
+  };
+  // As it reads back from the file, where JSON leaves undefined fields out.
+  for (const key of ["model", "provider", "thinking", "mode", "profile", "cost"] as const) {
+    if (copy[key] === undefined) delete copy[key];
+  }
+  return copy;
+}
+
+/**
+ * True when `value` has a checkpoint's shape. One read from a file is used only then, both by
+ * replay and by the resume that skips to it, so a malformed one cannot make them differ.
+ */
+export function isCheckpoint(value: unknown): value is Checkpoint {
+  if (typeof value !== "object" || value === null) return false;
+  const c = value as Record<string, unknown>;
+  const optionalString = (key: string) => c[key] === undefined || typeof c[key] === "string";
+  const usage = c.usage as Record<string, unknown> | null;
+  return ["model", "provider", "thinking", "mode", "profile"].every(optionalString) &&
+    Array.isArray(c.permissions) &&
+    c.permissions.every((p) => typeof p === "object" && p !== null) &&
+    typeof usage === "object" && usage !== null &&
+    ["inputTokens", "outputTokens", "cachedTokens", "reasoningTokens"].every((key) =>
+      typeof usage[key] === "number"
+    ) &&
+    (c.cost === undefined || typeof c.cost === "number") &&
+    Array.isArray(c.fallbacks) && c.fallbacks.every((f) => typeof f === "string") &&
+    typeof c.compactions === "number";
 }
 
 /** How a summary of an abandoned branch reads to the model. */

@@ -1,11 +1,15 @@
 /**
  * An open session: the writer (which holds the file's lock), every entry by id, and the leaf.
  * Appends go under the leaf; `branchFrom` moves the leaf by appending a `branch` entry under an
- * older entry, so old lines are never touched. `state()` replays the path to the leaf.
+ * older entry, so old lines are never touched. `state()` is the replayed state at the leaf,
+ * kept up to date by appends: only opening and moving the leaf replay a path.
  */
 import { UnknownEntryError } from "./errors.ts";
 import { openCallsAtLeaf } from "./dangling.ts";
-import { replay, type ReplayState } from "./replay.ts";
+import { type Opened, openForResume, pathTo, UnreadIds } from "./_open.ts";
+import { writeIdIndex } from "./id_index.ts";
+import { loadSessionSync } from "./load.ts";
+import { Replayer, type ReplayState } from "./replay.ts";
 import { SessionWriter } from "./store.ts";
 import {
   type BranchEntry,
@@ -15,41 +19,86 @@ import {
   type SessionHeader,
 } from "./types.ts";
 
+/** How a session is opened besides its path. */
+export interface SessionOptions {
+  /** Called each time the session replays a path from its start (opening, moving the leaf). */
+  onReplay?: (entries: number) => void;
+}
+
 export class Session {
   readonly #writer: SessionWriter;
-  readonly #entries: SessionEntry[];
+  #entries: SessionEntry[];
   readonly #byId = new Map<string, SessionEntry>();
+  /** False while the lines before `#start` are unread (the session was opened from its end). */
+  #complete: boolean;
+  readonly #start: number;
+  /** The ids of the lines before `#start`. */
+  readonly #unread: UnreadIds;
+  /** The state at the leaf, kept up to date as entries are appended. */
+  #replayer = new Replayer();
+  readonly #onReplay?: (entries: number) => void;
+  /** The session has a compaction to resume from, so an id index is worth keeping. */
+  #wantsIndex: boolean;
+  /** The id index on disk is out of date. */
+  #indexStale: boolean;
+  #closed = false;
   /** Problems found while loading (torn lines, unknown versions), for the person to see. */
   readonly warnings: readonly string[];
 
-  private constructor(writer: SessionWriter, entries: SessionEntry[], warnings: string[]) {
+  private constructor(writer: SessionWriter, opened: Opened, options: SessionOptions) {
     this.#writer = writer;
-    this.#entries = entries;
-    for (const entry of entries) this.#byId.set(entry.id, entry);
-    this.warnings = warnings;
+    this.#entries = [...opened.loaded.entries];
+    for (const entry of this.#entries) this.#byId.set(entry.id, entry);
+    this.#complete = opened.complete;
+    this.#start = opened.start;
+    this.#unread = opened.unread;
+    this.#onReplay = options.onReplay;
+    this.#indexStale = !opened.indexed;
+    this.#wantsIndex = !opened.complete ||
+      this.#entries.some((entry) => entry.type === "compaction" && entry.checkpoint);
+    this.warnings = [...opened.loaded.warnings];
+    this.#replay(opened.path);
   }
 
   /** Starts a new session file for `cwd` under `ternHome`. */
-  static create(ternHome: string, options: {
-    cwd: string;
-    ternVersion: string;
-    parent?: SessionHeader["parent"];
-  }): Session {
-    return new Session(SessionWriter.create(ternHome, options), [], []);
+  static create(
+    ternHome: string,
+    options: {
+      cwd: string;
+      ternVersion: string;
+      parent?: SessionHeader["parent"];
+    } & SessionOptions,
+  ): Session {
+    const writer = SessionWriter.create(ternHome, options);
+    const loaded = { header: writer.header, entries: [], warnings: [], endsWithNewline: true };
+    return new Session(
+      writer,
+      { loaded, start: 0, path: [], complete: true, indexed: false, unread: new UnreadIds() },
+      options,
+    );
   }
 
   /**
-   * Opens an existing session for appending (to continue it). Tool calls left without results
-   * at the leaf (tern was killed while they ran) are closed first: an "interrupted" tool message
-   * is appended for each. @throws {SessionBusyError} when another process holds it, a
-   * TernError when the file is not a session.
+   * Opens an existing session for appending (to continue it). It is read from its end back to
+   * the last compaction on the path to the leaf when it can be (`tail.ts`), so resuming does not
+   * take longer for history before it; what lies before is read when something asks for it.
+   * Tool calls left without results at the leaf (tern was killed while they ran) are closed
+   * first: an "interrupted" tool message is appended for each. @throws {SessionBusyError} when
+   * another process holds it, a TernError when the file is not a session.
    */
-  static async open(path: string): Promise<Session> {
-    const { writer, loaded } = await SessionWriter.open(path);
-    const session = new Session(writer, [...loaded.entries], [...loaded.warnings]);
-    for (const message of openCallsAtLeaf(session.entriesTo())) {
+  static async open(path: string, options: SessionOptions = {}): Promise<Session> {
+    let opened: Opened | undefined;
+    const { writer } = await SessionWriter.open(path, {
+      load: async (file) => {
+        opened = await openForResume(file);
+        return opened.loaded;
+      },
+    });
+    const session = new Session(writer, opened!, options);
+    for (const message of openCallsAtLeaf(opened!.path)) {
       session.append({ type: "message", message });
     }
+    if (session.#indexStale) session.#writeIndex();
     return session;
   }
 
@@ -70,29 +119,46 @@ export class Session {
     return this.#writer.leafId;
   }
 
-  /** Every entry in file order. */
+  /** Every entry in file order (reading the lines not read yet). */
   get entries(): readonly SessionEntry[] {
+    this.#readAll();
     return this.#entries;
   }
 
   get(id: string): SessionEntry | undefined {
+    if (!this.#byId.has(id)) this.#readAll();
     return this.#byId.get(id);
   }
 
-  /** Writes `entry` under the leaf, at once and whole. */
+  /**
+   * Writes `entry` under the leaf, at once and whole. A compaction is given the checkpoint of
+   * the state it follows, so a later resume can start reading at it.
+   */
   append(entry: NewEntry): SessionEntry {
-    return this.#remember(this.#writer.append(entry));
+    const full = entry.type === "compaction" && entry.checkpoint === undefined
+      ? { ...entry, checkpoint: this.#replayer.checkpoint() }
+      : entry;
+    const written = this.#remember(this.#writer.append(full));
+    this.#replayer.apply(written);
+    if (written.type === "compaction") {
+      this.#wantsIndex = true;
+      this.#writeIndex();
+    }
+    return written;
   }
 
   /** Writes a copied entry as it is (fork): same id and parent, unknown types included. */
   appendCopy(raw: Record<string, unknown>): void {
+    const leafId = this.leafId;
     this.#writer.appendRaw(raw);
     const { id, parentId, timestamp } = raw as Pick<SessionEntry, "id" | "parentId" | "timestamp">;
-    this.#remember(
+    const entry = this.#remember(
       KNOWN_ENTRY_TYPES.has(String(raw.type))
         ? raw as unknown as SessionEntry
         : { type: "unknown", id, parentId, timestamp, raw },
     );
+    if (entry.parentId === leafId) this.#replayer.apply(entry);
+    else this.#replay(this.entriesTo());
   }
 
   /**
@@ -101,26 +167,38 @@ export class Session {
    * @throws {UnknownEntryError} when there is no such entry.
    */
   branchFrom(entryId: string | null, summary?: string): BranchEntry {
-    if (entryId !== null && !this.#byId.has(entryId)) {
+    if (entryId !== null && this.get(entryId) === undefined) {
       throw new UnknownEntryError(this.id, entryId);
     }
     const entry: NewEntry = { type: "branch", fromId: this.leafId };
     if (summary) entry.summary = summary;
-    return this.#remember(this.#writer.append(entry, { parentId: entryId })) as BranchEntry;
+    const branch = this.#remember(this.#writer.append(entry, { parentId: entryId }));
+    this.#replay(this.entriesTo());
+    return branch as BranchEntry;
   }
 
-  /** The entries from the root to `id` (default: the leaf). */
+  /** The entries from the root to `id` (default: the leaf), reading older lines if need be. */
   entriesTo(id: string | null = this.leafId): SessionEntry[] {
+    if (id !== null && !this.#byId.has(id)) this.#readAll();
+    const path = pathTo(this.#byId, id);
+    const first = path[0];
+    if (this.#complete || !first || first.parentId === null || this.#byId.has(first.parentId)) {
+      return path;
+    }
+    this.#readAll();
     return pathTo(this.#byId, id);
   }
 
-  /** The replayed state at the leaf. */
+  /** The replayed state at the leaf (kept as entries are appended, not replayed again). */
   state(): ReplayState {
-    return replay(this.entriesTo());
+    return this.#replayer.state();
   }
 
   /** Releases the lock. Idempotent. */
   close(): void {
+    if (this.#closed) return;
+    if (this.#indexStale) this.#writeIndex();
+    this.#closed = true;
     this.#writer.close();
   }
 
@@ -141,22 +219,39 @@ export class Session {
   #remember(entry: SessionEntry): SessionEntry {
     this.#entries.push(entry);
     this.#byId.set(entry.id, entry);
+    this.#indexStale = true;
     return entry;
   }
-}
 
-/** Root → `id` through `parentId` links; stops at a missing parent or a repeated id. */
-function pathTo(
-  byId: ReadonlyMap<string, SessionEntry>,
-  id: string | null,
-): SessionEntry[] {
-  const path: SessionEntry[] = [];
-  const seen = new Set<string>();
-  let current = id === null ? undefined : byId.get(id);
-  while (current && !seen.has(current.id)) {
-    seen.add(current.id);
-    path.push(current);
-    current = current.parentId === null ? undefined : byId.get(current.parentId);
+  #replay(path: readonly SessionEntry[]): void {
+    this.#replayer = new Replayer();
+    for (const entry of path) this.#replayer.apply(entry);
+    this.#onReplay?.(path.length);
   }
-  return path.reverse();
+
+  /** Reads the lines before those read at opening. */
+  #readAll(): void {
+    if (this.#complete) return;
+    const before = loadSessionSync(this.path, { end: this.#start });
+    this.#entries = [...before.entries, ...this.#entries];
+    this.#byId.clear();
+    for (const entry of this.#entries) this.#byId.set(entry.id, entry);
+    this.#complete = true;
+    this.#unread.read = this.#byId;
+  }
+
+  /** Records the ids of every entry written so far next to the file (`id_index.ts`). */
+  #writeIndex(): void {
+    if (this.#closed || !this.#wantsIndex) return;
+    let size: number;
+    try {
+      size = Deno.statSync(this.path).size;
+    } catch {
+      return;
+    }
+    const ids = new Set(this.#complete ? [] : this.#unread.index?.ids());
+    for (const entry of this.#entries) ids.add(entry.id);
+    writeIdIndex(this.path, { sessionId: this.id, size, ids });
+    this.#indexStale = false;
+  }
 }

@@ -28,6 +28,9 @@ export interface CreateSessionOptions {
   parent?: SessionHeader["parent"];
 }
 
+/** A set of ids that is only asked whether it holds one. */
+type OtherIds = Pick<ReadonlySet<string>, "has">;
+
 const encoder = new TextEncoder();
 
 /** Appends entries to one session file while holding its lock. */
@@ -36,6 +39,8 @@ export class SessionWriter {
   readonly #path: string;
   readonly #header: SessionHeader;
   readonly #ids: Set<string>;
+  /** The ids of the entries in lines not read (a session read from its end). */
+  readonly #otherIds: OtherIds;
   #leafId: string | null;
   /** The file does not end in "\n" (a torn line or a failed write): start the next line anew. */
   #needsNewline: boolean;
@@ -47,11 +52,13 @@ export class SessionWriter {
     header: SessionHeader,
     entries: readonly SessionEntry[],
     needsNewline: boolean,
+    otherIds: OtherIds = { has: () => false },
   ) {
     this.#file = file;
     this.#path = path;
     this.#header = header;
     this.#ids = new Set(entries.map((entry) => entry.id));
+    this.#otherIds = otherIds;
     this.#leafId = entries.at(-1)?.id ?? null;
     this.#needsNewline = needsNewline;
   }
@@ -92,11 +99,15 @@ export class SessionWriter {
   }
 
   /**
-   * Locks and loads the session at `path` for appending after its last entry.
+   * Locks and loads the session at `path` for appending after its last entry; `load` (default
+   * `loadSession`) reads it once locked.
    * @throws {SessionBusyError} when another writer holds the session, {SessionRefError} when
    * the file is missing, or a TernError when the file is not a session (see `loadSession`).
    */
-  static async open(path: string): Promise<{ writer: SessionWriter; loaded: LoadedSession }> {
+  static async open(
+    path: string,
+    options: { load?: (path: string) => Promise<LoadedSession> } = {},
+  ): Promise<{ writer: SessionWriter; loaded: LoadedSession }> {
     let file: Deno.FsFile;
     try {
       file = await Deno.open(path, { append: true });
@@ -109,13 +120,14 @@ export class SessionWriter {
     try {
       // Lock before reading, so that no other writer can append between the load and ours.
       if (!file.tryLockSync(true)) throw inUseError(path);
-      const loaded = await loadSession(path);
+      const loaded = await (options.load ?? loadSession)(path);
       const writer = new SessionWriter(
         file,
         path,
         loaded.header,
         loaded.entries,
         !loaded.endsWithNewline,
+        loaded.otherIds,
       );
       return { writer, loaded };
     } catch (error) {
@@ -147,7 +159,7 @@ export class SessionWriter {
    */
   append(entry: NewEntry, options: { parentId?: string | null } = {}): SessionEntry {
     const parentId = options.parentId === undefined ? this.#leafId : options.parentId;
-    if (parentId !== null && !this.#ids.has(parentId)) {
+    if (parentId !== null && !this.#ids.has(parentId) && !this.#otherIds.has(parentId)) {
       throw new RangeError(
         `Cannot append to session "${this.#header.id}": no entry "${parentId}" to go under`,
       );
@@ -174,7 +186,7 @@ export class SessionWriter {
   appendRaw(raw: Record<string, unknown>): void {
     const id = raw.id;
     if (typeof id !== "string") throw new TypeError('Cannot copy an entry without a string "id"');
-    if (this.#ids.has(id)) {
+    if (this.#ids.has(id) || this.#otherIds.has(id)) {
       throw new RangeError(`Cannot copy entry "${id}": session "${this.#header.id}" has it`);
     }
     this.#writeLine(JSON.stringify(raw));
@@ -195,7 +207,10 @@ export class SessionWriter {
   }
 
   #newId(): string {
-    return uniqueHexId(this.#ids);
+    for (;;) {
+      const id = uniqueHexId(this.#ids);
+      if (!this.#otherIds.has(id)) return id;
+    }
   }
 
   /** One line, encoded first and written whole; a failure leaves the next line to start anew. */

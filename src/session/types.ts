@@ -90,7 +90,27 @@ export type CompactionEntry = EntryBase & {
   fallback: boolean;
   /** What the person asked the summary to focus on (`/compact <focus>`). */
   focus?: string;
+  /**
+   * The replayed settings of the path up to this entry (written by `Session` since format
+   * version 1 without a bump: older readers ignore it). Replay takes them from here, so resuming
+   * needs only the entries from `firstKeptId` on (`src/session/tail.ts`).
+   */
+  checkpoint?: Checkpoint;
 };
+
+/** What replay carries across a compaction besides the messages (see `ReplayState`). */
+export interface Checkpoint {
+  model?: string;
+  provider?: string;
+  thinking?: string;
+  mode?: string;
+  profile?: string;
+  permissions: PermissionChange[];
+  usage: Usage;
+  cost?: number;
+  fallbacks: string[];
+  compactions: number;
+}
 
 /**
  * The leaf moved: this entry's parent is the new position, `fromId` the old leaf. `summary`

@@ -62,6 +62,8 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     description: description(defaultMs),
     parameters: defaultMs === DEFAULT_BASH_TIMEOUT_MS ? bashParameters : bashSchema(defaultMs),
     readOnly: false,
+    runsIn: "sandbox",
+    paths: () => [],
     maxOutputChars: MAX_BASH_OUTPUT_CHARS + 1_000,
     async execute(args, ctx) {
       const timeoutMs = args.timeout_ms ?? defaultMs;

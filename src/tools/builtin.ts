@@ -5,6 +5,7 @@ import { createEditTool } from "./edit.ts";
 import { createGlobTool } from "./glob.ts";
 import { createGrepTool } from "./grep.ts";
 import { createListTool } from "./list.ts";
+import { createMultiEditTool } from "./multi_edit.ts";
 import { createReadTool } from "./read.ts";
 import { createWriteTool } from "./write.ts";
 
@@ -13,6 +14,7 @@ export { createEditTool } from "./edit.ts";
 export { createGlobTool } from "./glob.ts";
 export { createGrepTool } from "./grep.ts";
 export { createListTool } from "./list.ts";
+export { createMultiEditTool } from "./multi_edit.ts";
 export { createReadTool } from "./read.ts";
 export { createWriteTool } from "./write.ts";
 export { defineTool, type Tool, type ToolContext } from "./define.ts";
@@ -30,12 +32,13 @@ export interface BuiltinToolOptions {
   allowProtectedWrites?: boolean;
 }
 
-/** The built-in tools in the order the model sees them: read, write, edit, list, glob, grep, bash. */
+/** The built-in tools in the order the model sees them: read, write, edit, multi_edit, list, glob, grep, bash. */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   return [
     createReadTool(),
     createWriteTool({ allowProtectedWrites: options.allowProtectedWrites }),
     createEditTool({ allowProtectedWrites: options.allowProtectedWrites }),
+    createMultiEditTool({ allowProtectedWrites: options.allowProtectedWrites }),
     createListTool(),
     createGlobTool(),
     createGrepTool({ ripgrep: options.ripgrep }),

@@ -42,6 +42,21 @@ export interface ToolOutput {
   details?: ToolDetails;
 }
 
+/**
+ * Where a tool's body runs: `"worker"` in the confined tool worker (Deno flags, and bubblewrap
+ * where commands get it), `"sandbox"` as a shell command in the shell sandbox (`ctx.shell`; the
+ * gate classifies the call's `command` argument), `"host"` in tern's own process (MCP tools,
+ * which run in their server).
+ */
+export type RunsIn = "worker" | "sandbox" | "host";
+
+/** A path one call touches, as the call names it (relative to the workspace, or absolute). */
+export interface ToolPath {
+  path: string;
+  /** The call may create, change or remove it. */
+  write: boolean;
+}
+
 export interface ToolDefinition<S extends z.ZodType> {
   name: string;
   /** Model-facing description. */
@@ -50,6 +65,14 @@ export interface ToolDefinition<S extends z.ZodType> {
   parameters: S;
   /** True when the tool never changes anything; read-only calls may run concurrently. */
   readOnly: boolean;
+  /** Where the body runs; the gate, the worker and the audit log go by it. */
+  runsIn: RunsIn;
+  /**
+   * The paths a call touches, from its validated arguments: plan path locks take the written
+   * ones, the policy checks each against the rules, the audit log records them. A path the
+   * call may change must be here with `write: true`.
+   */
+  paths(args: z.infer<S>): ToolPath[];
   /** Cap on the output text in characters (default 50,000); head and tail are kept. */
   maxOutputChars?: number;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
@@ -60,6 +83,12 @@ export interface Tool {
   readonly name: string;
   readonly description: string;
   readonly readOnly: boolean;
+  readonly runsIn: RunsIn;
+  /**
+   * The paths a call with `args` touches (see {@linkcode ToolDefinition.paths}); none when the
+   * arguments are invalid (the call then fails without running). Never throws.
+   */
+  paths(args: unknown): Promise<readonly ToolPath[]>;
   /** JSON Schema generated from the zod schema. */
   readonly parameters: JsonSchema;
   /** Validates and runs the call. Never throws: every outcome is an Observation. */
@@ -75,6 +104,13 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
     name: def.name,
     description: def.description,
     readOnly: def.readOnly,
+    runsIn: def.runsIn,
+    // deno-lint-ignore require-await
+    async paths(args) {
+      if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) return [];
+      const parsed = def.parameters.safeParse(args);
+      return parsed.success ? def.paths(parsed.data) : [];
+    },
     get parameters(): JsonSchema {
       schema ??= toJsonSchema(def.parameters);
       return schema;

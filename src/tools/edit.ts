@@ -33,6 +33,8 @@ export function createEditTool(options: WriteToolOptions = {}): Tool {
     description: DESCRIPTION,
     parameters: editParameters,
     readOnly: false,
+    runsIn: "worker",
+    paths: (args) => [{ path: args.path, write: true }],
     async execute(args, ctx) {
       const fail = (code: "INVALID_ARGUMENTS" | "EXECUTION_FAILED", detail: string) =>
         new ToolError(code, `Cannot edit "${args.path}": ${detail}`);

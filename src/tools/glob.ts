@@ -34,6 +34,8 @@ export function createGlobTool(): Tool {
     description: DESCRIPTION,
     parameters: globParameters,
     readOnly: true,
+    runsIn: "worker",
+    paths: (args) => [{ path: args.path ?? ".", write: false }],
     async execute(args, ctx) {
       if (args.pattern.startsWith("/") || args.pattern.split("/").includes("..")) {
         throw new ToolError(

@@ -61,6 +61,8 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     description: DESCRIPTION,
     parameters: grepParameters,
     readOnly: true,
+    runsIn: "worker",
+    paths: (args) => [{ path: args.path ?? ".", write: false }],
     async execute(args, ctx) {
       const pathArg = args.path ?? ".";
       const checked = await checkPath(ctx.workspace, pathArg, { roots: ctx.roots });

@@ -33,6 +33,8 @@ export function createListTool(): Tool {
     description: DESCRIPTION,
     parameters: listParameters,
     readOnly: true,
+    runsIn: "worker",
+    paths: (args) => [{ path: args.path, write: false }],
     async execute(args, ctx) {
       const { real, root, info } = await checkPath(ctx.workspace, args.path, {
         roots: ctx.roots,

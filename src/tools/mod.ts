@@ -7,23 +7,27 @@
  * earlier through `preloadBuiltinTools()` while the first request is in flight.
  */
 import type { JsonSchema } from "../core/tool_spec.ts";
-import type { Tool } from "./define.ts";
+import type { RunsIn, Tool } from "./define.ts";
 import manifest from "./builtin_manifest.json" with { type: "json" };
 import type { BuiltinToolOptions } from "./builtin.ts";
 
 export type { BuiltinToolOptions } from "./builtin.ts";
-export type { Tool, ToolContext } from "./define.ts";
+export type { RunsIn, Tool, ToolContext, ToolPath } from "./define.ts";
 
-/** One built-in tool as the model sees it. */
+/**
+ * One built-in tool as the model sees it, with what the gate must know before its code loads
+ * (`readOnly`, `runsIn`; the paths of a call come from the implementation).
+ */
 export interface ManifestEntry {
   name: string;
   readOnly: boolean;
+  runsIn: RunsIn;
   description: string;
   parameters: JsonSchema;
 }
 
 /** The manifest, in the order the model sees the tools. */
-export const BUILTIN_MANIFEST: readonly ManifestEntry[] = manifest;
+export const BUILTIN_MANIFEST: readonly ManifestEntry[] = manifest as ManifestEntry[];
 
 /** Loads the implementations once per options object; later calls share the promise. */
 export type BuiltinLoader = () => Promise<Map<string, Tool>>;
@@ -48,7 +52,16 @@ export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
     name: entry.name,
     description: entry.description,
     readOnly: entry.readOnly,
+    runsIn: entry.runsIn,
     parameters: entry.parameters,
+    /** Loads the implementation (as the call itself is about to); none when it cannot load. */
+    async paths(args) {
+      try {
+        return await (await load()).get(entry.name)?.paths(args) ?? [];
+      } catch {
+        return [];
+      }
+    },
     async run(args, ctx) {
       let tool: Tool | undefined;
       try {

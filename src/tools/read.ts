@@ -39,6 +39,8 @@ export function createReadTool(): Tool {
     description: DESCRIPTION,
     parameters: readParameters,
     readOnly: true,
+    runsIn: "worker",
+    paths: (args) => [{ path: args.path, write: false }],
     maxOutputChars: OUTPUT_BUDGET_CHARS + 10_000,
     async execute(args, ctx) {
       const checked = await checkPath(ctx.workspace, args.path, { roots: ctx.roots });

@@ -1,26 +1,25 @@
 /**
  * The handler module of the confined tool worker (src/sandbox/worker/): runs one built-in
- * file tool by name inside the worker, where Deno confines it to the profile's grants.
- * `bash` never runs here: shell commands go through the shell sandbox (`ctx.shell`).
+ * file tool by name inside the worker, where Deno confines it to the profile's grants. Only
+ * tools that declare `runsIn: "worker"` run here: shell commands go through the shell sandbox
+ * (`ctx.shell`).
  */
 import type { Observation } from "../core/observation.ts";
 import type { ToolCallContext, ToolCallRequest } from "../sandbox/worker/protocol.ts";
 import { createBuiltinTools } from "./builtin.ts";
 import type { Tool } from "./define.ts";
 
-/** Tools that never run in the worker. */
-const REFUSED = new Set(["bash"]);
-
 let tools: Map<string, Tool> | undefined;
 
 function builtinTool(name: string): Tool | undefined {
   tools ??= new Map(createBuiltinTools().map((tool) => [tool.name, tool]));
-  return REFUSED.has(name) ? undefined : tools.get(name);
+  return tools.get(name);
 }
 
 /**
  * Runs the built-in tool `request.tool` with `request.args` in `request.workspace` (and the
- * granted `request.roots`). Never throws. An unknown tool, or `bash`, gives UNKNOWN_TOOL. A
+ * granted `request.roots`). Never throws. An unknown tool, or one not declared to run in the
+ * worker, gives UNKNOWN_TOOL. A
  * permission Deno refused comes back as POLICY_DENIED in words the model can act on (see
  * {@linkcode explainDenial}).
  */
@@ -30,9 +29,14 @@ export async function handleToolCall(
 ): Promise<Observation> {
   const tool = builtinTool(request.tool);
   if (tool === undefined) {
-    const message = REFUSED.has(request.tool)
-      ? `Tool "${request.tool}" does not run in the tool worker: shell commands run in the shell sandbox`
-      : `Unknown tool "${request.tool}" in the tool worker`;
+    const message = `Unknown tool "${request.tool}" in the tool worker`;
+    return { status: "ERROR", code: "UNKNOWN_TOOL", message };
+  }
+  if (tool.runsIn !== "worker") {
+    const where = tool.runsIn === "sandbox"
+      ? "it runs shell commands, which run in the shell sandbox"
+      : "it runs in tern's process";
+    const message = `Tool "${request.tool}" does not run in the tool worker: ${where}`;
     return { status: "ERROR", code: "UNKNOWN_TOOL", message };
   }
   const observation = await tool.run(request.args, {

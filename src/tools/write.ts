@@ -37,6 +37,8 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
     description: DESCRIPTION,
     parameters: writeParameters,
     readOnly: false,
+    runsIn: "worker",
+    paths: (args) => [{ path: args.path, write: true }],
     async execute(args, ctx) {
       const checked = await checkPath(ctx.workspace, args.path, {
         forWrite: true,

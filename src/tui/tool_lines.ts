@@ -66,6 +66,8 @@ export function summarizeArgs(name: string, args: unknown, workspace: string): s
     case "request_permissions":
       return permissionAsk(record);
   }
+  // Any other tool that names a file (multi_edit, an MCP tool): the file.
+  if (text("path") !== "") return path("path");
   return compactJson(args);
 }
 
@@ -149,24 +151,24 @@ export function finishedToolLines(
     tail.push(theme.dim(`${details.count} matches${details.truncated ? "+" : ""}`));
   } else if (details?.kind === "diff") {
     patch = details.diff;
-  } else if (tool.name === "edit") {
+  } else {
+    // No details (a resumed transcript): an exact replacement still shows as a diff.
     patch = editPatch(tool.args, options.workspace);
   }
   if (patch !== "" && !patch.startsWith("(")) {
     const { added, removed } = diffSummary(patch);
     tail.push(`${theme.green(`+${added}`)} ${theme.red(`-${removed}`)}`);
-  } else if (
-    tool.name === "write" && isRecord(tool.args) && typeof tool.args.content === "string"
-  ) {
-    tail.push(theme.green(`+${lineCount(tool.args.content)} lines`));
+  } else if (wholeContent(tool.args) !== undefined) {
+    tail.push(theme.green(`+${lineCount(wholeContent(tool.args)!)} lines`));
   }
   const mark = failed ? theme.red("✗") : theme.green("✓");
   const lines = [callLine({ mark, name: tool.name, summary, tail, duration }, width, theme)];
   if (tool.decision) lines.push(indent(decisionText(tool.decision, theme), width));
   if (patch.startsWith("(")) {
     lines.push(indent(theme.dim(oneLine(patch)), width));
-  } else if (patch !== "" && (tool.name === "edit" || tool.name === "write")) {
-    const max = tool.name === "edit" ? EDIT_DIFF_LINES : WRITE_DIFF_LINES;
+  } else if (patch !== "") {
+    // A whole file's content is shown shorter than a change inside a file.
+    const max = wholeContent(tool.args) === undefined ? EDIT_DIFF_LINES : WRITE_DIFF_LINES;
     for (const line of renderDiff(hunksOf(patch), Math.max(1, width - 2), theme, max)) {
       lines.push(indent(line, width));
     }
@@ -221,6 +223,11 @@ function indent(line: string, width: number): string {
 export function hunksOf(patch: string): string {
   const at = patch.startsWith("@@") ? 0 : patch.indexOf("\n@@");
   return at <= 0 ? patch : patch.slice(at + 1);
+}
+
+/** The `content` a call writes as a whole file, if it names one. */
+function wholeContent(args: unknown): string | undefined {
+  return isRecord(args) && typeof args.content === "string" ? args.content : undefined;
 }
 
 function editPatch(args: unknown, workspace: string): string {

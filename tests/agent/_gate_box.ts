@@ -52,6 +52,8 @@ export async function withGate(
     restore?: PermissionChange[];
     /** The AUTO reviewer (a stand-in); every request it sees is recorded. */
     reviewer?: Reviewer;
+    /** Have the worker write Deno's permission audit (`AuditRecord.denoAudit`). */
+    denoAudit?: boolean;
   },
   fn: (box: Box) => Promise<void>,
 ): Promise<void> {
@@ -76,6 +78,7 @@ export async function withGate(
     handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
     runId: "test",
     bwrapPath: options.bwrapPath,
+    ...(options.denoAudit ? { auditDir: await Deno.makeTempDir({ dir: root }) } : {}),
   });
   const audit: AuditRecord[] = [];
   const events: AgentEvent[] = [];

@@ -20,6 +20,8 @@ function echoTool(name: string, log: string[], options: { readOnly?: boolean } =
     description: `echo (${name})`,
     parameters: z.strictObject({ value: z.string(), fail: z.boolean().optional() }),
     readOnly: options.readOnly ?? false,
+    runsIn: "host",
+    paths: () => [],
     execute: (args) => {
       log.push(`${name}:${args.value}`);
       if (args.fail) return Promise.reject(new Error(`failed on ${args.value}`));
@@ -165,6 +167,8 @@ Deno.test("runTurn() passes the signal into tools and ends CANCELLED", async () 
     description: "waits until cancelled",
     parameters: z.strictObject({}),
     readOnly: true,
+    runsIn: "host",
+    paths: () => [],
     execute: (_args, ctx) =>
       new Promise((_resolve, reject) => {
         ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
@@ -192,6 +196,8 @@ Deno.test("runTurn() runs read-only calls concurrently and others in order", asy
     description: "read-only",
     parameters: z.strictObject({ value: z.string() }),
     readOnly: true,
+    runsIn: "host",
+    paths: () => [],
     execute: async (args) => {
       order.push(`peek-start:${args.value}`);
       if (++started === 2) release();
@@ -205,6 +211,8 @@ Deno.test("runTurn() runs read-only calls concurrently and others in order", asy
     description: "writes",
     parameters: z.strictObject({ value: z.string() }),
     readOnly: false,
+    runsIn: "host",
+    paths: () => [],
     execute: async (args) => {
       order.push(`poke-start:${args.value}`);
       await new Promise((r) => setTimeout(r, 5));

@@ -451,7 +451,10 @@ Deno.test("tern run rejects an unknown provider, thinking level or missing key w
     }
     const thinking = await tern(["run", "--thinking", "extreme", "task"]);
     equal(thinking.code, 2, thinking.stderr);
-    match(thinking.stderr, /--thinking "extreme"/);
+    match(
+      thinking.stderr,
+      /Invalid command-line option --thinking: key "thinking": expected "off", "low", "medium" or "high", got "extreme"/,
+    );
     // Refused before any request: the real Anthropic URL is never contacted.
     const noKey = await tern(["run", "--provider", "anthropic", "task"]);
     equal(noKey.code, 2, noKey.stderr);

@@ -11,13 +11,13 @@ Deno.test("describeConfig() prints every field and only whether the key is set",
     const { config, sources } = await loadConfig({ cwd, env, flags: { model: "flag-model" } });
     const text = describeConfig(config, sources);
     const lines = text.split("\n");
-    assert.equal(lines.length, 19);
+    assert.equal(lines.length, 24);
     assert.match(text, /^thinking +medium {2}\(default\)$/m);
     assert.match(text, /^fallback +not set$/m);
     assert.match(text, /^contextWindow +128000 {2}\(default\)$/m);
     assert.match(text, /^apiKey +set \(from TERN_API_KEY in the environment\)$/m);
-    assert.match(text, /^model +flag-model {2}\(command line\)$/m);
-    assert.match(text, /^temperature +0\.5 {2}\(project config .+config\.jsonc\)$/m);
+    assert.match(text, /^model +flag-model {2}\(--model on the command line\)$/m);
+    assert.match(text, /^temperature +0\.5 {2}\(project config ".+config\.jsonc"\)$/m);
     assert.match(text, /^maxTokens +not set$/m);
     assert.match(text, /^maxRounds +25 {2}\(default\)$/m);
     assert.ok(!text.includes(FAKE_KEY));

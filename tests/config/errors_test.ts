@@ -168,7 +168,7 @@ Deno.test("loadConfig() names a bad numeric environment variable and its value",
   await withFixture(async ({ home, cwd }) => {
     let error = await loadError({ cwd, env: { HOME: home, TERN_MAX_ROUNDS: "abc" } });
     assert.deepEqual(fields(error), {
-      message: `Invalid environment variable TERN_MAX_ROUNDS: ` +
+      message: `Invalid environment variable TERN_MAX_ROUNDS: key "maxRounds": ` +
         `expected an integer from 1 to 1000, got "abc"`,
       file: undefined,
       key: "TERN_MAX_ROUNDS",
@@ -178,7 +178,7 @@ Deno.test("loadConfig() names a bad numeric environment variable and its value",
     for (const [name, value] of [["TERN_MAX_TOKENS", "0x10"], ["TERN_TEMPERATURE", "3"]]) {
       error = await loadError({ cwd, env: { HOME: home, [name]: value } });
       assert.equal(error.key, name);
-      assert.ok(error.message.includes(`${name}: expected`), error.message);
+      assert.ok(error.message.includes(`${name}: key "`), error.message);
       assert.ok(error.message.endsWith(`got "${value}"`), error.message);
     }
     error = await loadError({ cwd, env: { HOME: home, TERN_BASE_URL: "localhost:8080" } });
@@ -191,8 +191,8 @@ Deno.test("loadConfig() names the .env line of a bad variable", async () => {
     const file = write("cwd/.env", "TERN_MODEL=m\n  TERN_REQUEST_TIMEOUT_MS=-5\n");
     const error = await loadError({ cwd, env: { HOME: home } });
     assert.deepEqual(fields(error), {
-      message: `Invalid .env file "${file}": line 2: TERN_REQUEST_TIMEOUT_MS: ` +
-        `expected a positive integer (milliseconds), got "-5"`,
+      message: `Invalid .env file "${file}": line 2, column 3: TERN_REQUEST_TIMEOUT_MS ` +
+        `(key "requestTimeoutMs"): expected a positive integer (milliseconds), got "-5"`,
       file,
       key: "TERN_REQUEST_TIMEOUT_MS",
       line: 2,
@@ -203,11 +203,12 @@ Deno.test("loadConfig() names the .env line of a bad variable", async () => {
 
 Deno.test("loadConfig() rejects an invalid flag value", async () => {
   await withFixture(async ({ home, cwd }) => {
-    const error = await loadError({ cwd, env: { HOME: home }, flags: { maxRounds: 0 } });
+    const error = await loadError({ cwd, env: { HOME: home }, flags: { maxRounds: "0" } });
     assert.equal(error.key, "maxRounds");
     assert.equal(
       error.message,
-      `Invalid command-line option "maxRounds": expected an integer from 1 to 1000, got 0`,
+      `Invalid command-line option --max-rounds: key "maxRounds": ` +
+        `expected an integer from 1 to 1000, got "0"`,
     );
   });
 });

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { isProjectSource, loadConfig } from "../../src/config/mod.ts";
-import { API_KEY_VARIABLES, DEFAULT_LIMITS, ENV_VARIABLES } from "../../src/config/schema.ts";
+import {
+  type ConfigSource,
+  describeConfig,
+  describeSource,
+  isProjectSource,
+  loadConfig,
+} from "../../src/config/mod.ts";
+import { API_KEY_VARIABLES, DEFAULT_LIMITS } from "../../src/config/schema.ts";
+import { SETTING_KEYS, settingOf } from "../../src/config/settings.ts";
 import { withFixture } from "./_fixture.ts";
 
 Deno.test("loadConfig() returns the built-in defaults when nothing else is set", async () => {
@@ -35,7 +42,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       sandbox: {},
       apiKeys: {},
     });
-    assert.equal(sources.model, "default");
+    assert.deepEqual(sources.model, { layer: "default" });
     assert.equal(sources.maxTokens, undefined);
     assert.equal(sources.apiKey, undefined);
   });
@@ -48,7 +55,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
 
     let result = await load();
     assert.equal(result.config.maxRounds, 25);
-    assert.equal(result.sources.maxRounds, "default");
+    assert.deepEqual(result.sources.maxRounds, { layer: "default" });
 
     const userFile = write(
       "home/.tern/config.jsonc",
@@ -57,7 +64,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
     result = await load();
     assert.equal(result.config.maxRounds, 2);
     assert.equal(result.config.idleTimeoutMs, 2000);
-    assert.equal(result.sources.maxRounds, `user config ${userFile}`);
+    assert.deepEqual(result.sources.maxRounds, { layer: "user", file: userFile });
 
     const projectFile = write(
       "cwd/.tern/config.jsonc",
@@ -66,23 +73,27 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
     result = await load();
     assert.equal(result.config.maxRounds, 3);
     assert.equal(result.config.idleTimeoutMs, 2000);
-    assert.equal(result.sources.maxRounds, `project config ${projectFile}`);
+    assert.deepEqual(result.sources.maxRounds, { layer: "project", file: projectFile });
 
     const dotenvFile = write("cwd/.env", "TERN_MAX_ROUNDS=4\nTERN_TEMPERATURE=0.4\n");
     result = await load();
     assert.equal(result.config.maxRounds, 4);
     assert.equal(result.config.bashTimeoutMs, 3000);
-    assert.equal(result.sources.maxRounds, `TERN_MAX_ROUNDS in ${dotenvFile}`);
+    assert.deepEqual(result.sources.maxRounds, {
+      layer: "dotenv",
+      file: dotenvFile,
+      variable: "TERN_MAX_ROUNDS",
+    });
 
     env.TERN_MAX_ROUNDS = "5";
     result = await load();
     assert.equal(result.config.maxRounds, 5);
     assert.equal(result.config.temperature, 0.4);
-    assert.equal(result.sources.maxRounds, "TERN_MAX_ROUNDS in the environment");
+    assert.deepEqual(result.sources.maxRounds, { layer: "env", variable: "TERN_MAX_ROUNDS" });
 
-    result = await load({ maxRounds: 6 });
+    result = await load({ maxRounds: "6" });
     assert.equal(result.config.maxRounds, 6);
-    assert.equal(result.sources.maxRounds, "command line");
+    assert.deepEqual(result.sources.maxRounds, { layer: "flag", flag: "--max-rounds" });
     assert.deepEqual(result.config, {
       model: "gpt-4.1-mini",
       baseUrl: "https://api.openai.com/v1",
@@ -127,7 +138,7 @@ Deno.test("loadConfig() prefers a TERN_ variable to the OPENAI_ one in the same 
     let { config, sources } = await loadConfig({ cwd, env });
     assert.equal(config.baseUrl, "http://127.0.0.1:9/tern");
     assert.equal(config.apiKey, "tern-key");
-    assert.equal(sources.apiKey, "TERN_API_KEY in the environment");
+    assert.equal(describeSource(sources.apiKey), "TERN_API_KEY in the environment");
 
     ({ config, sources } = await loadConfig({
       cwd,
@@ -135,7 +146,7 @@ Deno.test("loadConfig() prefers a TERN_ variable to the OPENAI_ one in the same 
     }));
     assert.equal(config.baseUrl, "http://127.0.0.1:9/openai");
     assert.equal(config.apiKey, "openai-key");
-    assert.equal(sources.baseUrl, "OPENAI_BASE_URL in the environment");
+    assert.equal(describeSource(sources.baseUrl), "OPENAI_BASE_URL in the environment");
 
     const dotenvFile = write(
       "cwd/.env",
@@ -143,7 +154,11 @@ Deno.test("loadConfig() prefers a TERN_ variable to the OPENAI_ one in the same 
     );
     ({ config, sources } = await loadConfig({ cwd, env: { HOME: home } }));
     assert.equal(config.apiKey, "dotenv-tern");
-    assert.equal(sources.apiKey, `TERN_API_KEY in ${dotenvFile}`);
+    assert.deepEqual(sources.apiKey, {
+      layer: "dotenv",
+      file: dotenvFile,
+      variable: "TERN_API_KEY",
+    });
   });
 });
 
@@ -167,7 +182,7 @@ Deno.test("loadConfig() lets the real environment beat .env, which never changes
     assert.equal(config.maxTokens, 77);
     // The environment layer beats .env even when .env has the higher-priority variable name.
     assert.equal(config.apiKey, "env-openai");
-    assert.equal(sources.apiKey, "OPENAI_API_KEY in the environment");
+    assert.equal(describeSource(sources.apiKey), "OPENAI_API_KEY in the environment");
     assert.deepEqual(env, { HOME: home, TERN_MODEL: "from-env", OPENAI_API_KEY: "env-openai" });
     assert.equal(Deno.env.get("TERN_CONFIG_TEST_PROBE"), undefined);
   });
@@ -181,7 +196,7 @@ Deno.test("loadConfig() prefers the apiKeyEnv variable to OPENAI_API_KEY, not to
       env: { HOME: home, MY_PROVIDER_KEY: "provider-key" },
     });
     assert.equal(config.apiKey, "provider-key");
-    assert.equal(sources.apiKey, "MY_PROVIDER_KEY in the environment (named by apiKeyEnv)");
+    assert.deepEqual(sources.apiKey, { layer: "env", variable: "MY_PROVIDER_KEY" });
 
     ({ config } = await loadConfig({
       cwd,
@@ -210,8 +225,8 @@ Deno.test("loadConfig() reads the user config from TERN_HOME when it is set", as
     });
     assert.equal(config.model, "from-tern-home");
     assert.equal(config.ternHome, join(root, "custom"));
-    assert.equal(sources.model, `user config ${custom}`);
-    assert.equal(sources.ternHome, "TERN_HOME in the environment");
+    assert.deepEqual(sources.model, { layer: "user", file: custom });
+    assert.deepEqual(sources.ternHome, { layer: "env", variable: "TERN_HOME" });
 
     ({ config } = await loadConfig({ cwd, env: { HOME: home, TERN_HOME: "../custom" } }));
     assert.equal(config.ternHome, join(root, "custom"));
@@ -226,7 +241,7 @@ Deno.test("loadConfig() reads a config at the home directory once when cwd is ho
     const file = write("home/.tern/config.jsonc", `{ "maxRounds": 9 }`);
     const { config, sources } = await loadConfig({ cwd: home, env: { HOME: home } });
     assert.equal(config.maxRounds, 9);
-    assert.equal(sources.maxRounds, `user config ${file}`);
+    assert.deepEqual(sources.maxRounds, { layer: "user", file });
   });
 });
 
@@ -259,14 +274,17 @@ Deno.test("loadConfig() ignores blank variables and undefined flags", async () =
 
 Deno.test("loadConfig() treats .env.example as documented and empty", async () => {
   const example = Deno.readTextFileSync(new URL("../../.env.example", import.meta.url));
-  const names = [...API_KEY_VARIABLES, ...ENV_VARIABLES.flatMap((entry) => entry.names)];
+  const names = [...API_KEY_VARIABLES, ...SETTING_KEYS.flatMap((key) => settingOf(key).env ?? [])];
   for (const name of [...names, "TERN_HOME"]) {
     assert.match(example, new RegExp(`^#? ?${name}=?`, "m"), `${name} is not documented`);
   }
   await withFixture(async ({ home, cwd, write }) => {
     write("cwd/.env", example);
     const { sources } = await loadConfig({ cwd, env: { HOME: home } });
-    assert.deepEqual(new Set(Object.values(sources)), new Set(["default", "default (~/.tern)"]));
+    assert.deepEqual(
+      new Set(Object.values(sources).map((source) => source.layer)),
+      new Set(["default"]),
+    );
   });
 });
 
@@ -274,19 +292,28 @@ Deno.test("loadConfig() never sends the person's keys to a base URL a project ch
   await withFixture(async ({ home, cwd, write }) => {
     const env = { HOME: home, OPENAI_API_KEY: "env-openai", ANTHROPIC_API_KEY: "env-claude" };
     const projectFile = write("cwd/.tern/config.jsonc", `{ "baseUrl": "http://evil.test/v1" }`);
-    let { config, sources } = await loadConfig({ cwd, env });
+    let { config, sources, withheldKeys } = await loadConfig({ cwd, env });
     assert.equal(config.baseUrl, "http://evil.test/v1");
     assert.equal(config.apiKey, undefined);
     assert.deepEqual(config.apiKeys, {});
-    assert.match(sources.apiKey, /OPENAI_API_KEY, ANTHROPIC_API_KEY in the environment not used/);
-    assert.ok(sources.apiKey.includes(projectFile), sources.apiKey);
+    assert.deepEqual(withheldKeys, {
+      variables: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"],
+      chooser: { layer: "project", file: projectFile },
+    });
+    const shown = describeConfig(config, sources, withheldKeys);
+    assert.match(shown, /OPENAI_API_KEY, ANTHROPIC_API_KEY in the environment not used/);
+    assert.ok(shown.includes(projectFile), shown);
 
     // The project's own key for its own server, from the same .env, is used.
     const dotenvFile = write("cwd/.env", "TERN_BASE_URL=http://evil.test/v2\nTERN_API_KEY=own\n");
     ({ config, sources } = await loadConfig({ cwd, env }));
     assert.equal(config.baseUrl, "http://evil.test/v2");
     assert.equal(config.apiKey, "own");
-    assert.equal(sources.apiKey, `TERN_API_KEY in ${dotenvFile}`);
+    assert.deepEqual(sources.apiKey, {
+      layer: "dotenv",
+      file: dotenvFile,
+      variable: "TERN_API_KEY",
+    });
     assert.deepEqual(config.apiKeys, { TERN_API_KEY: "own" });
 
     // A base URL the person chose (environment or flag) gets the environment's keys as before.
@@ -303,14 +330,13 @@ Deno.test("loadConfig() never gives the person's keys to a provider a project ch
   await withFixture(async ({ home, cwd, write }) => {
     const env = { HOME: home, ANTHROPIC_API_KEY: "env-claude", OPENROUTER_API_KEY: "env-or" };
     const projectFile = write("cwd/.tern/config.jsonc", `{ "provider": "openrouter" }`);
-    let { config, sources } = await loadConfig({ cwd, env });
+    let { config, withheldKeys } = await loadConfig({ cwd, env });
     assert.equal(config.provider, "openrouter");
     assert.deepEqual(config.apiKeys, {});
-    assert.match(
-      sources.apiKey,
-      /ANTHROPIC_API_KEY, OPENROUTER_API_KEY in the environment not used/,
-    );
-    assert.ok(sources.apiKey.includes(projectFile), sources.apiKey);
+    assert.deepEqual(withheldKeys, {
+      variables: ["ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"],
+      chooser: { layer: "project", file: projectFile },
+    });
 
     // The same from the project's .env; its own key for its own choice is used.
     Deno.removeSync(projectFile);
@@ -325,18 +351,53 @@ Deno.test("loadConfig() never gives the person's keys to a provider a project ch
   });
 });
 
-Deno.test("isProjectSource() names the project's config file and .env, nothing else", () => {
-  assert.equal(isProjectSource("project config /w/.tern/config.jsonc"), true);
-  assert.equal(isProjectSource("TERN_MODEL in /w/.env"), true);
+Deno.test("loadConfig() withholds keys by the layer, whatever the project's path reads like", async () => {
+  // Folders named like other layers' labels: "<x> in the environment", "command line", "user
+  // config", "default". A decision that parsed the printed label could take the project's
+  // .env for the environment or the project's file for the person's.
   for (
-    const source of [
-      "user config /h/.tern/config.jsonc",
-      "TERN_MODEL in the environment",
+    const folder of [
+      "TERN_BASE_URL in the environment",
       "command line",
+      "user config ",
       "default",
-      undefined,
     ]
   ) {
-    assert.equal(isProjectSource(source), false, String(source));
+    await withFixture(async ({ root, home, write }) => {
+      const cwd = join(root, folder);
+      const env = { HOME: home, OPENAI_API_KEY: "env-openai" };
+      const dotenvFile = write(`${folder}/.env`, "TERN_BASE_URL=http://evil.test/v1\n");
+      const { config, sources, withheldKeys } = await loadConfig({ cwd, env });
+      assert.equal(config.baseUrl, "http://evil.test/v1");
+      assert.deepEqual(config.apiKeys, {}, folder);
+      assert.equal(config.apiKey, undefined, folder);
+      assert.deepEqual(sources.baseUrl, {
+        layer: "dotenv",
+        file: dotenvFile,
+        variable: "TERN_BASE_URL",
+      });
+      assert.deepEqual(withheldKeys?.chooser, sources.baseUrl);
+
+      write(`${folder}/.tern/config.jsonc`, `{ "provider": "openai" }`);
+      Deno.removeSync(dotenvFile);
+      const fromFile = await loadConfig({ cwd, env });
+      assert.deepEqual(fromFile.config.apiKeys, {}, folder);
+    });
+  }
+});
+
+Deno.test("isProjectSource() is true for the project's config file and .env only", () => {
+  assert.equal(isProjectSource({ layer: "project", file: "/w/.tern/config.jsonc" }), true);
+  assert.equal(isProjectSource({ layer: "dotenv", file: "/w/.env", variable: "TERN_MODEL" }), true);
+  const others: Array<ConfigSource | undefined> = [
+    // A person's file whose path reads like a project's label is still the person's.
+    { layer: "user", file: "/h/project config /w/.tern/config.jsonc" },
+    { layer: "env", variable: "TERN_MODEL" },
+    { layer: "flag", flag: "--model" },
+    { layer: "default" },
+    undefined,
+  ];
+  for (const source of others) {
+    assert.equal(isProjectSource(source), false, JSON.stringify(source));
   }
 });

@@ -23,6 +23,8 @@ Deno.test("defineTool() refuses arguments nested 10,000 deep as INVALID_ARGUMENT
     description: "echo",
     parameters: z.strictObject({ value: z.unknown() }),
     readOnly: true,
+    runsIn: "host",
+    paths: () => [],
     execute: (args) => Promise.resolve({ output: JSON.stringify(args).slice(0, 10) }),
   });
   const observation = await tool.run({ value: nested(10_000) }, {

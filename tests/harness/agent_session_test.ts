@@ -1,4 +1,4 @@
-import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import { deepEqual, equal, ok, rejects, throws } from "node:assert/strict";
 import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import { SessionChoiceError } from "../../src/harness/errors.ts";
@@ -88,5 +88,116 @@ Deno.test("AgentSession.close() closes the sandbox, then releases the session fi
         await agent.close();
       },
     );
+  });
+});
+
+Deno.test("openAgentSession() with connect later connects on the first need, and again after a failure", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer(() => ({ text: "hi" }), async (server) => {
+      const agent = await openAgentSession({
+        workspace: dir,
+        // An unknown provider: nothing fails until the models connect.
+        flags: { baseUrl: server.baseUrl, noSandbox: true, provider: "nowhere" },
+        connect: "later",
+        emit: () => {},
+        warn: () => {},
+      });
+      try {
+        equal(agent.connected, false);
+        throws(() => agent.conversation, /before the session connects/);
+        await rejects(agent.connect(), /nowhere/);
+        equal(agent.connected, false);
+        // A setting that can be used: the next need connects.
+        await agent.configure({ provider: undefined });
+        const conversation = await agent.connect();
+        equal(agent.connected, true);
+        equal(await agent.connect(), conversation, "connect() made a second conversation");
+        equal((await conversation.turn("hello")).exitReason, "COMPLETED");
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
+
+Deno.test("AgentSession.preload() connects a session opened for later and opens its sandbox", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer(() => ({ text: "hi" }), async (server) => {
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true },
+        connect: "later",
+        emit: () => {},
+        warn: () => {},
+      });
+      try {
+        agent.preload();
+        // preload() started the connection: connect() joins it.
+        const conversation = await agent.connect();
+        ok(await conversation.sandbox(), "preload() opened no sandbox");
+        // No request went to the model: preloading is local.
+        equal(server.requests.length, 0);
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
+
+Deno.test("AgentSession.configure() refuses a model that cannot connect and changes nothing", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer(() => ({ text: "hi" }), async (server) => {
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        emit: () => {},
+        warn: () => {},
+      });
+      try {
+        const before = agent.config;
+        await rejects(agent.configure({ provider: "nowhere", mode: "ask" }), /nowhere/);
+        equal(agent.config, before);
+        equal(agent.conversation.config.mode, "bypass");
+        // A change that can be made reaches the conversation's next turn.
+        const { reopens } = await agent.configure({ mode: "ask" });
+        equal(reopens, true);
+        equal(agent.conversation.config.mode, "ask");
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
+
+Deno.test("AgentSession.switchSession() releases the old session and restores the new one's settings", async () => {
+  await withWorkspace(async ({ dir, home }) => {
+    await withScriptedServer(() => ({ text: "hi" }), async (server) => {
+      // A session that chose `ask` and `high` thinking.
+      const other = Session.create(home, { cwd: dir, ternVersion: "test" });
+      other.append({ type: "mode", mode: "ask" });
+      other.append({ type: "thinking", level: "high" });
+      const otherPath = other.path;
+      other.close();
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true },
+        emit: () => {},
+        warn: () => {},
+      });
+      try {
+        equal((await agent.conversation.turn("hello")).exitReason, "COMPLETED");
+        const first = agent.session.path;
+        const { note } = await agent.switchSession(await Session.open(otherPath));
+        equal(note, undefined);
+        equal(agent.session.path, otherPath);
+        deepEqual([agent.config.mode, agent.config.thinking], ["ask", "high"]);
+        equal(agent.conversation.session, agent.session);
+        // The first session's lock is free: another writer can open it.
+        const again = await Session.open(first);
+        again.close();
+      } finally {
+        await agent.close();
+      }
+    });
   });
 });

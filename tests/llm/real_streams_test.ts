@@ -40,6 +40,8 @@ async function turnOver(streams: string[]): Promise<Served> {
     description: "runs a command (a stand-in that records it)",
     parameters: z.strictObject({ command: z.string() }),
     readOnly: false,
+    runsIn: "host",
+    paths: () => [],
     execute: (args) => {
       commands.push(args.command);
       return Promise.resolve({ output: "a.ts\nb.ts" });

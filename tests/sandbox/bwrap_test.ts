@@ -2,6 +2,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import {
   bwrapArgs,
+  bwrapArgvFor,
   KERNEL_WRITABLE,
   launchArgv,
   platformReason,
@@ -327,7 +328,7 @@ bwrapTest(
   async () => {
     await withBox(async (box) => {
       const plan = await planFor(box);
-      const launch = launchArgv(plan, bwrapArgs(plan, "touch ran"));
+      const launch = launchArgv(plan, bwrapArgs(plan, "touch ran"), "bwrap", { liveness: true });
       // The launcher moves stdin to the liveness descriptor: /dev/null is a tern that died
       // while the sandbox started.
       const start = (stdin: "null" | "piped") =>
@@ -367,3 +368,27 @@ bwrapTest("a sandboxed command cannot see tern's liveness pipe", async () => {
 async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
 }
+
+bwrapTest(
+  "a sandboxed program started without a liveness pipe keeps its stdin (an MCP server)",
+  async () => {
+    await withBox(async (box) => {
+      const plan = await planFor(box);
+      const launch = launchArgv(plan, bwrapArgvFor(plan, ["cat"]));
+      const child = new Deno.Command(launch.program, {
+        args: launch.args,
+        cwd: "/",
+        env: sandboxEnv(plan),
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode("protocol line\n"));
+      await writer.close();
+      const out = await child.output();
+      equal(new TextDecoder().decode(out.stdout), "protocol line\n");
+    });
+  },
+);

@@ -319,3 +319,24 @@ Deno.test("approvalKey() and allow rules do not cover sudo or code-loading varia
     ok(verdict.reason.length > 0);
   }
 });
+
+Deno.test("evaluate() decides a call naming several paths by its strictest path", async () => {
+  const context = await policy({
+    rules: [
+      { action: "deny", path: "secret/**" },
+      { action: "ask", path: "package.json" },
+      { action: "allow", tool: "apply_patch", path: "src/**" },
+    ],
+  });
+  const patch = (...paths: string[]): CallFacts => ({
+    tool: "apply_patch",
+    readOnlyTool: false,
+    path: paths[0],
+    morePaths: paths.slice(1),
+  });
+  equal(short(evaluate(patch("src/a.ts", "src/b.ts"), context)), "allow by rule");
+  equal(short(evaluate(patch("src/a.ts", "secret/key"), context)), "deny by rule");
+  equal(short(evaluate(patch("src/a.ts", "package.json"), context)), "ask by rule");
+  equal(short(evaluate(patch("src/a.ts", "README.md"), context)), "ask by default");
+  equal(short(evaluate(patch("package.json", "src/a.ts", "secret/key"), context)), "deny by rule");
+});

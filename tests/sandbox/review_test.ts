@@ -13,6 +13,7 @@ const BASH: ReviewRequest = {
   tool: "bash",
   args: { command: "npm test --watch" },
   summary: "npm test --watch",
+  command: true,
   reason: 'runs-code: "npm test" runs project code',
   profile: ":workspace",
   rememberable: true,

@@ -4,27 +4,29 @@ import { BUILTIN_MANIFEST, builtinLoader, builtinTools } from "../../src/tools/m
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
-Deno.test("createBuiltinTools() returns the seven tools in order with their read-only flags", () => {
+Deno.test("createBuiltinTools() returns the eight tools in order with their capabilities", () => {
   const tools = createBuiltinTools();
   deepEqual(
-    tools.map((t) => [t.name, t.readOnly]),
+    tools.map((t) => [t.name, t.readOnly, t.runsIn]),
     [
-      ["read", true],
-      ["write", false],
-      ["edit", false],
-      ["list", true],
-      ["glob", true],
-      ["grep", true],
-      ["bash", false],
+      ["read", true, "worker"],
+      ["write", false, "worker"],
+      ["edit", false, "worker"],
+      ["multi_edit", false, "worker"],
+      ["list", true, "worker"],
+      ["glob", true, "worker"],
+      ["grep", true, "worker"],
+      ["bash", false, "sandbox"],
     ],
   );
-  equal(new ToolRegistry(tools).names.length, 7);
+  equal(new ToolRegistry(tools).names.length, 8);
 });
 
-Deno.test("createBuiltinTools() schemas and descriptions match the start-up manifest", async () => {
+Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the start-up manifest", async () => {
   const specs = createBuiltinTools().map((tool) => ({
     name: tool.name,
     readOnly: tool.readOnly,
+    runsIn: tool.runsIn,
     description: tool.description,
     parameters: tool.parameters,
   }));

@@ -13,6 +13,8 @@ function sample(execute: (args: { path: string }) => Promise<{ output: string }>
     description: "a sample tool",
     parameters: z.strictObject({ path: z.string().describe("a path") }),
     readOnly: true,
+    runsIn: "host",
+    paths: () => [],
     maxOutputChars: 500,
     execute,
   });

@@ -1,5 +1,6 @@
 /**
- * The change an `edit` or `write` call would make, as a unified diff for the permission
+ * The change a call that writes a whole file (`content`) or replaces exact text
+ * (`old_string`/`new_string`) would make, as a unified diff for the permission
  * dialog. Read-only and best effort: a file that cannot be read shows no diff.
  */
 import { isAbsolute, relative, resolve } from "node:path";
@@ -20,12 +21,12 @@ export async function proposedDiff(
   const shown = relative(workspace, path);
   // Files outside the workspace are the sandbox's business; the dialog shows no content of them.
   if (shown.startsWith("..") || isAbsolute(shown)) return undefined;
-  if (request.tool === "write" && typeof args.content === "string") {
+  // By the call's shape, not the tool's name: a whole new content, or one exact replacement.
+  if (typeof args.content === "string") {
     return unifiedDiff(shown, await readOrEmpty(path) ?? "", args.content);
   }
   if (
-    request.tool === "edit" && typeof args.old_string === "string" &&
-    typeof args.new_string === "string"
+    typeof args.old_string === "string" && typeof args.new_string === "string"
   ) {
     const before = await readOrEmpty(path);
     if (before === undefined || !before.includes(args.old_string)) return undefined;

@@ -1,0 +1,303 @@
+/**
+ * The interactive session's state: the agent session (config, session file, models, MCP
+ * servers, sandbox and conversation, from the harness), what the status line shows of the
+ * sandbox, the services loaded behind the first prompt, and what slash commands may change.
+ * The terminal side (display, editor, app) is wired in `start.ts`.
+ */
+import type { TernConfig } from "../../config/mod.ts";
+import type { AgentEvent } from "../../core/events.ts";
+import type { AgentSandbox } from "../../harness/agent_sandbox.ts";
+import { type AgentSession, openAgentSession } from "../../harness/agent_session.ts";
+import type { Conversation } from "../../harness/conversation.ts";
+import type { McpManager } from "../../mcp/manager.ts";
+import type { AskPerson } from "../../sandbox/review.ts";
+import type { Session } from "../../session/session.ts";
+import type { StatusInfo } from "../../tui/status.ts";
+import type { Theme } from "../../tui/theme.ts";
+import type { TranscriptView } from "../../tui/view.ts";
+import { oneAtATime } from "../ask_person.ts";
+import { readEnv } from "../process_env.ts";
+import type { RunFlags } from "../run.ts";
+import type { InteractiveApp } from "./app.ts";
+import type { BackgroundServices } from "./background.ts";
+import type { CommandContext, SlashCommand } from "./commands.ts";
+import { transcriptLines } from "./replay_lines.ts";
+
+/** What the controller needs of the terminal side. */
+export interface ControllerUi {
+  /** Whether a person is at a terminal (dialogs can be shown). */
+  interactive: boolean;
+  theme: Theme;
+  view: TranscriptView;
+  /** The terminal's width in cells. */
+  columns(): number;
+  /** Loads the renderers (once); a conversation waits for them. */
+  rendered(): Promise<void>;
+}
+
+/** The interactive session's state, in one place; its methods are what the app calls. */
+export class SessionController {
+  /** Set by `open()`, before anything can reach the controller. */
+  #agent!: AgentSession;
+  readonly #ui: ControllerUi;
+  readonly #home: string | undefined;
+  /** Set once the app exists (`attach()`); the agent's callbacks reach it through here. */
+  #app: InteractiveApp | undefined;
+  #sandbox: StatusInfo["sandbox"] = "starting";
+  #services: BackgroundServices | undefined;
+  #leaving = false;
+  /** The session was opened for a picker (`--resume` without an id): nothing to replay. */
+  readonly #pickAtStart: boolean;
+
+  private constructor(ui: ControllerUi, pickAtStart: boolean) {
+    this.#ui = ui;
+    this.#home = readEnv("HOME");
+    this.#pickAtStart = pickAtStart;
+  }
+
+  /**
+   * Opens the agent session without connecting it (the prompt is drawn first): the config,
+   * the session file, the sandbox settings.
+   * @throws {ConfigError} for bad settings, {SessionChoiceError} for a session that cannot be
+   * used.
+   */
+  static async open(
+    flags: RunFlags,
+    workspace: string,
+    ui: ControllerUi,
+  ): Promise<SessionController> {
+    const pickAtStart = flags.session?.resume === "";
+    const controller = new SessionController(ui, pickAtStart);
+    // The agent's callbacks run only once the app is attached: no turn runs before.
+    controller.#agent = await openAgentSession({
+      workspace,
+      flags: flags.config,
+      session: pickAtStart ? {} : flags.session ?? {},
+      connect: "later",
+      emit: (event: AgentEvent) => controller.#app?.event(event),
+      person: ui.interactive
+        ? oneAtATime((request, signal) => controller.#ask(request, signal))
+        : undefined,
+      warn: (text) => controller.#app?.notice(text, "warning"),
+      onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
+      memory: () => controller.#services?.memorySection(),
+      watchMcp: (manager) => controller.#watchMcp(manager),
+    });
+    if (controller.#agent.config.noSandbox) controller.#sandbox = "off";
+    return controller;
+  }
+
+  /** The app the controller tells about events, notices and dialogs. */
+  attach(app: InteractiveApp): void {
+    this.#app = app;
+  }
+
+  get workspace(): string {
+    return this.#agent.workspace;
+  }
+
+  get config(): TernConfig {
+    return this.#agent.config;
+  }
+
+  get session(): Session {
+    return this.#agent.session;
+  }
+
+  /** The status line's fixed parts. */
+  status(): StatusInfo {
+    const config = this.#agent.config;
+    return {
+      cwd: this.#agent.workspace,
+      home: this.#home,
+      model: config.model,
+      provider: config.provider,
+      thinking: config.thinking,
+      mode: config.mode,
+      profile: config.profile,
+      sandbox: this.#sandbox,
+    };
+  }
+
+  /**
+   * The conversation, once the models are connected and the renderers loaded. A failed
+   * connection (an unknown provider, a missing key) is reported at the turn that needed it
+   * and tried again at the next (after a /model, say).
+   */
+  async conversation(): Promise<Conversation> {
+    const [conversation] = await Promise.all([this.#agent.connect(), this.#ui.rendered()]);
+    return conversation;
+  }
+
+  /**
+   * What the opening session shows first: its warnings, then its transcript (unless a picker
+   * chooses the session).
+   */
+  opening(): { warnings: readonly string[]; lines: string[] } {
+    const state = this.#agent.openedState;
+    const { view, theme } = this.#ui;
+    const lines = state.items.length > 0 && !this.#pickAtStart
+      ? transcriptLines(state, view, theme, this.#ui.columns())
+      : [];
+    return { warnings: this.#agent.session.warnings, lines };
+  }
+
+  /** Whether the person asked to pick the session (`--resume` without an id). */
+  get pickAtStart(): boolean {
+    return this.#pickAtStart;
+  }
+
+  /**
+   * Loads the slash commands that need the background services, starts those services, and
+   * returns the commands to register.
+   */
+  async loadExtras(): Promise<SlashCommand[]> {
+    const [
+      { backgroundServices },
+      { settingsCommands },
+      { sessionCommands },
+      { mcpCommands },
+      { planCommands },
+    ] = await Promise.all([
+      import("./background.ts"),
+      import("./settings_commands.ts"),
+      import("./session_commands.ts"),
+      import("./mcp_commands.ts"),
+      import("./plan_commands.ts"),
+    ]);
+    const agent = this.#agent;
+    const services = backgroundServices({
+      workspace: agent.workspace,
+      ternHome: agent.config.ternHome,
+    });
+    this.#services = services;
+    if (!this.#leaving) services.start();
+    const deps = {
+      models: () => services.models(agent.config),
+      memory: () => services.memory(),
+      diff: () => services.diff(),
+    };
+    const mcp = mcpCommands({
+      opened: () => agent.mcp(),
+      trust: async (servers) => {
+        const { trustServers } = await import("../../mcp/trust.ts");
+        await trustServers(agent.config.ternHome, agent.workspace, servers);
+      },
+    });
+    return [...settingsCommands(deps), ...sessionCommands(), ...mcp, ...planCommands()];
+  }
+
+  /**
+   * Starts the MCP servers and connects the models, then opens the sandbox, behind the
+   * prompt; not once the person is leaving.
+   */
+  preload(): void {
+    if (this.#leaving) return;
+    this.#agent.mcp().catch(() => {});
+    this.#agent.preload();
+  }
+
+  /** The context slash commands run with, for `app`. */
+  context(app: InteractiveApp, commands: () => readonly SlashCommand[]): CommandContext {
+    const agent = this.#agent;
+    const { theme } = this.#ui;
+    return {
+      workspace: agent.workspace,
+      theme,
+      get config() {
+        return agent.config;
+      },
+      get session() {
+        return agent.session;
+      },
+      conversation: () => this.conversation(),
+      print: (lines) => app.print(lines),
+      notice: (text, kind) => app.notice(text, kind),
+      pick: (dialog) => app.pick(dialog),
+      width: () => this.#ui.columns(),
+      configure: async (change) => {
+        const { reopens } = await agent.configure(change);
+        if (reopens) this.#sandbox = agent.config.noSandbox ? "off" : "starting";
+      },
+      switchSession: async (next, options) => {
+        if (next !== agent.session) {
+          const { note } = await agent.switchSession(next);
+          if (note !== undefined) app.notice(note, "warning");
+          if (agent.connected) this.#sandbox = agent.config.noSandbox ? "off" : "starting";
+          this.#services?.resetBaseline();
+        }
+        if (options?.replay) {
+          app.print(
+            transcriptLines(agent.session.state(), this.#ui.view, theme, this.#ui.columns()),
+          );
+        }
+      },
+      commands,
+      exit: () => app.exit(),
+    };
+  }
+
+  /**
+   * Closes everything in the harness's order (conversation and sandbox, session file, MCP
+   * servers); nothing more starts.
+   */
+  async close(): Promise<void> {
+    this.#leaving = true;
+    await this.#agent.close();
+  }
+
+  /** Asks the person in a dialog, with the proposed diff and the real paths involved. */
+  async #ask(...[request, signal]: Parameters<AskPerson>): ReturnType<AskPerson> {
+    const [{ permissionDialog }, { proposedDiff }, { realPathFacts }] = await Promise.all([
+      import("../../tui/dialogs.ts"),
+      import("./proposed_diff.ts"),
+      import("./real_paths.ts"),
+    ]);
+    const workspace = this.#agent.workspace;
+    const diff = await proposedDiff(request, workspace);
+    const realPaths = realPathFacts(request, workspace);
+    const dialog = permissionDialog(request, { theme: this.#ui.theme, diff, realPaths });
+    return await this.#app!.pick(dialog, signal);
+  }
+
+  #sandboxOpened(sandbox: AgentSandbox): void {
+    const unavailable = sandbox.runtime.shellKind === "unavailable";
+    this.#sandbox = this.#agent.config.noSandbox
+      ? "off"
+      : unavailable
+      ? "unsandboxed"
+      : "bubblewrap";
+    if (unavailable) {
+      this.#app?.notice(sandbox.runtime.shellNote ?? "bubblewrap is not available", "warning");
+    }
+    this.#app?.frame();
+  }
+
+  /** Tells the person which project servers wait for trust, and each failure once. */
+  #watchMcp(manager: McpManager): void {
+    const app = this.#app;
+    const told = new Set<string>();
+    const untrusted = manager.status().filter((s) => s.state === "UNTRUSTED");
+    // A server trusted before whose definition or script changed: say what changed.
+    for (const status of untrusted) {
+      if (status.error?.startsWith("needs trust again")) {
+        app?.notice(`The project's MCP server "${status.name}" ${status.error}`, "warning");
+      }
+    }
+    if (untrusted.length > 0) {
+      const names = untrusted.map((s) => s.name).join(", ");
+      app?.notice(
+        `The project's MCP servers ${names} do not start until you trust them: /mcp shows ` +
+          "what they run, /mcp trust <server> starts one",
+        "warning",
+      );
+    }
+    manager.onChange(() => {
+      for (const status of manager.status()) {
+        if (status.state !== "FAILED" || told.has(status.name)) continue;
+        told.add(status.name);
+        this.#app?.notice(`MCP server "${status.name}" failed: ${status.error}`, "error");
+      }
+    });
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The options of the command line: its own (`--cwd`, `--output`, …) and one per configuration
+ * key with a flag in the settings table, with their lines in `tern --help`.
+ */
+import { FLAG_KEYS, SETTING_KEYS, settingOf } from "../config/settings.ts";
+
+/** An option of the command line itself (not a configuration key). */
+export interface CliOption {
+  name: string;
+  short?: string;
+  type: "string" | "boolean";
+  /** The value's placeholder in the help (`<dir>`). */
+  arg?: string;
+  /** Its line under "Options:"; none for options the command list describes. */
+  help?: string;
+}
+
+/** Options listed before the configuration keys' options in the help. */
+const LEADING: readonly CliOption[] = [
+  {
+    name: "once",
+    short: "p",
+    type: "string",
+    arg: "<task>",
+    help: "run one task non-interactively (same as `tern run`)",
+  },
+  {
+    name: "cwd",
+    short: "C",
+    type: "string",
+    arg: "<dir>",
+    help: "workspace directory (default: the current directory)",
+  },
+];
+
+/** Options listed after the configuration keys' options, then those of single commands. */
+const TRAILING: readonly CliOption[] = [
+  {
+    name: "output",
+    short: "o",
+    type: "string",
+    arg: "<format>",
+    help: "text (default), json (one final object) or stream-json (events)",
+  },
+  {
+    name: "raw",
+    type: "boolean",
+    help: "text output: the answer exactly as the model wrote it, escape sequences included " +
+      "(for pipes; by default they are removed)",
+  },
+  {
+    name: "continue",
+    short: "c",
+    type: "boolean",
+    help: "continue the newest session of this directory",
+  },
+  {
+    name: "resume",
+    short: "r",
+    type: "string",
+    arg: "[id]",
+    help: "continue a session by id, id prefix or path (interactive: a picker without an id)",
+  },
+  {
+    name: "from",
+    type: "string",
+    arg: "<entry>",
+    help: "with --continue or --resume: continue from that entry of the session (a new " +
+      "branch; see `tern sessions tree`)",
+  },
+  { name: "version", short: "V", type: "boolean", help: "print the version" },
+  { name: "help", short: "h", type: "boolean", help: "print this help" },
+  { name: "plan", type: "string" },
+  { name: "append", type: "string" },
+  { name: "concurrency", type: "string" },
+  { name: "demo", type: "boolean" },
+  { name: "offline", type: "boolean" },
+  { name: "json", type: "boolean" },
+  { name: "all", type: "boolean" },
+  { name: "focus", type: "string" },
+];
+
+/** Every option: the command line's own and one per configuration key with a flag. */
+export const ALL_OPTIONS: readonly CliOption[] = [
+  ...LEADING,
+  ...FLAG_KEYS.map((key): CliOption => {
+    const { rule, flag } = settingOf(key);
+    return { ...flag!, type: rule.kind === "boolean" ? "boolean" : "string" };
+  }),
+  ...TRAILING,
+];
+
+const NAME_WIDTH = 25;
+const PARAGRAPH_WIDTH = 91;
+
+/** Every variable of the settings table, in table order. */
+const SETTING_VARIABLES = SETTING_KEYS.flatMap((key) => settingOf(key).env ?? []);
+
+/** `text` as lines of at most `width` characters, broken at spaces. */
+function wrap(text: string, width: number): string {
+  const lines = [""];
+  for (const word of text.split(" ")) {
+    const last = lines.length - 1;
+    if (lines[last] !== "" && lines[last].length + 1 + word.length > width) lines.push(word);
+    else lines[last] = lines[last] === "" ? word : `${lines[last]} ${word}`;
+  }
+  return lines.join("\n");
+}
+const LINE_WIDTH = 87;
+
+/** `  -m, --model <name>     model name …`, wrapped under its description column. */
+function optionLines(option: CliOption): string {
+  const name = `  ${option.short ? `-${option.short}, ` : "    "}--${option.name}` +
+    (option.arg ? ` ${option.arg}` : "");
+  const lines = name.length < NAME_WIDTH ? [name.padEnd(NAME_WIDTH)] : [name, ""];
+  for (const word of (option.help ?? "").split(" ")) {
+    const line = lines[lines.length - 1].padEnd(NAME_WIDTH);
+    if (line.length > NAME_WIDTH && line.length + word.length > LINE_WIDTH) {
+      lines.push(" ".repeat(NAME_WIDTH) + word);
+    } else {
+      lines[lines.length - 1] = line + (line.length > NAME_WIDTH ? " " : "") + word;
+    }
+  }
+  return lines.join("\n");
+}
+
+/** The "Options:" section of the help: every option that has a help line, in order. */
+export function optionsHelp(): string {
+  return ALL_OPTIONS.filter((option) => option.help).map(optionLines).join("\n");
+}
+
+/**
+ * The "Environment:" paragraph: the key variables, tern's own, and every variable of the
+ * settings table, wrapped.
+ */
+export function environmentHelp(): string {
+  return wrap(
+    "Environment: TERN_API_KEY (the chosen provider's key; else OPENAI_API_KEY, " +
+      "ANTHROPIC_API_KEY or OPENROUTER_API_KEY by provider), TERN_HOME (default ~/.tern), " +
+      "TERN_EXTRA_ENV (more variables tern may read, for ${VAR} in MCP server definitions), " +
+      "TERN_EXTRA_HOSTS (more hosts tern may connect to: it reaches only those of URLs in its " +
+      `config, environment and command line), and for settings ${
+        SETTING_VARIABLES.join(", ")
+      }; see ` +
+      ".env.example. Config files: ~/.tern/config.jsonc and <project>/.tern/config.jsonc; MCP " +
+      "servers: ~/.tern/mcp.json, ~/.tern/mcp/*.json, .mcp.json, .tern/mcp.json, " +
+      ".tern/mcp/*.json.",
+    PARAGRAPH_WIDTH,
+  );
+}

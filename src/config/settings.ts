@@ -1,0 +1,437 @@
+/**
+ * The settings table: every configuration key declared once, with its rule, default,
+ * environment variables, command-line flag and help line, and whether a project's files may set
+ * it. The config types (`Settings`, `TernConfig`), the environment and flag layers, the
+ * validation messages, the project check and the option lines of `tern --help` all come from
+ * here. Imports only types, so the command line reads it at start-up for nothing.
+ */
+import { type LayerValue, type ResolvedValue, type Rule, structured } from "./rules.ts";
+import type {
+  CustomProfile,
+  ModelSettings,
+  PermissionRule,
+  ProviderSettings,
+  ResourceLimits,
+  SandboxSettings,
+} from "./types.ts";
+
+/**
+ * Why a project may not set a key: it would change who approves tool calls (`review`), widen
+ * what sandboxed commands see (`sandbox`) or decide which server receives the person's API keys
+ * (`keys`).
+ */
+export type Guard = "review" | "sandbox" | "keys";
+
+/** A command-line flag of a setting. */
+export interface SettingFlag {
+  /** The long name, without `--`. */
+  name: string;
+  /** The one-letter short name, without `-`. */
+  short?: string;
+  /** The value's placeholder in `--help` (`<n>`); none for a boolean flag. */
+  arg?: string;
+  /** The help line (wrapped by `--help`). */
+  help: string;
+}
+
+/** One row of the table. */
+export interface Setting {
+  rule: Rule;
+  /** The built-in default; none means unset unless a layer sets it. */
+  default?: unknown;
+  /** Environment variables (process and `.env`) that set it, the first set one winning. */
+  env?: readonly string[];
+  flag?: SettingFlag;
+  /** What it accepts, as it reads after "expected" in an error message. */
+  expect: string;
+  /**
+   * Whether a project's `.tern/config.jsonc` and `.env` (they arrive with a cloned repository)
+   * may set it: `true`; `false`, only the person may (`guards` says why); `"narrower"`, only
+   * values that narrow what tern may do (`narrow` refuses the others, or the merge keeps the
+   * narrower value).
+   */
+  project: boolean | "narrower";
+  guards?: Guard;
+  /** For `project: "narrower"`: why a project's value is refused, or undefined when it is not. */
+  narrow?: (value: unknown) => string | undefined;
+  /** A rejected value is never echoed: it may hold a secret. */
+  secret?: boolean;
+}
+
+/** Profiles a project may choose; anything wider needs the user's config, env or a flag. */
+export const PROJECT_PROFILES: ReadonlySet<string> = new Set([":read-only", ":workspace"]);
+
+/**
+ * The default limits: 1,024 processes, 8 GiB of memory per process, 30 CPU minutes per process,
+ * 1 GiB per file, a 1 GiB `/tmp`, and 2 minutes per file tool call.
+ */
+export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
+  processes: 1024,
+  memoryMb: 8192,
+  cpuSeconds: 1800,
+  fileSizeMb: 1024,
+  tmpMb: 1024,
+  toolSeconds: 120,
+};
+
+const MS = "a positive integer (milliseconds)";
+
+/** The table. Keys with a flag come first, in the order `--help` lists them. */
+export const SETTINGS = {
+  /** Model name sent to the provider. */
+  model: {
+    rule: { kind: "text" },
+    default: "gpt-4.1-mini",
+    env: ["TERN_MODEL"],
+    flag: {
+      name: "model",
+      short: "m",
+      arg: "<name>",
+      help: "model name (a catalog model alone picks its provider)",
+    },
+    expect: "a non-empty string",
+    project: true,
+  },
+  /**
+   * The provider to use: a name from `providers`, a preset (`openai`, `anthropic`, `ollama`,
+   * …) or an API style (`openai`, `openai-responses`, `anthropic`). Unset: the model's
+   * provider in the catalog, else an OpenAI-compatible API at `baseUrl`. A project's choice
+   * gets only keys from the project's `.env`.
+   */
+  provider: {
+    rule: { kind: "text" },
+    env: ["TERN_PROVIDER"],
+    flag: {
+      name: "provider",
+      arg: "<name>",
+      help: "a provider from config, a preset (openai, openai-responses, anthropic, " +
+        "openrouter, ollama, lmstudio, vllm, llamacpp) or an API style (openai, " +
+        "openai-responses, anthropic)",
+    },
+    expect: 'a provider name (from "providers", a preset such as "anthropic" or "ollama", ' +
+      'or an API style: "openai", "openai-responses", "anthropic")',
+    project: true,
+  },
+  /**
+   * Provider base URL, http or https, without a trailing slash. A project's choice gets only
+   * keys from the project's `.env`.
+   */
+  baseUrl: {
+    rule: { kind: "url" },
+    default: "https://api.openai.com/v1",
+    env: ["TERN_BASE_URL", "OPENAI_BASE_URL"],
+    flag: {
+      name: "base-url",
+      arg: "<url>",
+      help: "the provider's API base URL (e.g. http://127.0.0.1:8080/v1)",
+    },
+    expect: "an http or https URL",
+    project: true,
+  },
+  /** How hard thinking models think; models without thinking get nothing. */
+  thinking: {
+    rule: { kind: "choice", values: ["off", "low", "medium", "high"] },
+    default: "medium",
+    env: ["TERN_THINKING"],
+    flag: {
+      name: "thinking",
+      arg: "<level>",
+      help: "off, low, medium (default) or high; models without thinking get none",
+    },
+    expect: '"off", "low", "medium" or "high"',
+    project: true,
+  },
+  /** `provider/model` pairs tried in order when the main one keeps failing. */
+  fallback: {
+    rule: { kind: "list" },
+    default: [],
+    env: ["TERN_FALLBACK"],
+    flag: {
+      name: "fallback",
+      arg: "<list>",
+      help: "provider/model pairs tried in order when the model keeps failing " +
+        "(comma-separated)",
+    },
+    expect: 'a list of "provider/model" pairs (comma-separated in the environment)',
+    project: false,
+    guards: "keys",
+  },
+  /** Maximum model rounds in one turn (1 to 1000). */
+  maxRounds: {
+    rule: { kind: "integer", min: 1, max: 1000 },
+    default: 25,
+    env: ["TERN_MAX_ROUNDS"],
+    flag: { name: "max-rounds", arg: "<n>", help: "model calls allowed per turn (default 25)" },
+    expect: "an integer from 1 to 1000",
+    project: true,
+  },
+  /** Maximum output tokens per model request; unset lets the provider decide. */
+  maxTokens: {
+    rule: { kind: "integer", min: 1 },
+    env: ["TERN_MAX_TOKENS"],
+    flag: { name: "max-tokens", arg: "<n>", help: "output token limit per model call" },
+    expect: "a positive integer",
+    project: true,
+  },
+  /** Sampling temperature from 0 to 2; unset lets the provider decide. */
+  temperature: {
+    rule: { kind: "number", min: 0, max: 2 },
+    env: ["TERN_TEMPERATURE"],
+    flag: { name: "temperature", arg: "<t>", help: "sampling temperature, 0 to 2" },
+    expect: "a number from 0 to 2",
+    project: true,
+  },
+  /** Sandbox profile: a built-in (`:workspace`, ...) or a name from `profiles`. */
+  profile: {
+    rule: { kind: "text" },
+    default: ":workspace",
+    env: ["TERN_PROFILE"],
+    flag: {
+      name: "profile",
+      short: "s",
+      arg: "<name>",
+      help: "sandbox profile: :read-only, :workspace (default), :external (workspace + " +
+        "network), :danger-full-access, or a custom one",
+    },
+    expect: 'a sandbox profile name (":read-only", ":workspace", ":external", ' +
+      '":danger-full-access" or one of "profiles")',
+    project: "narrower",
+    narrow: (value) =>
+      PROJECT_PROFILES.has(String(value))
+        ? undefined
+        : `profile "${value}" is wider than ":workspace"`,
+  },
+  /** Who approves a call the profile and rules leave open: a person, a reviewer model, nobody. */
+  mode: {
+    rule: { kind: "choice", values: ["ask", "auto", "bypass"] },
+    default: "ask",
+    env: ["TERN_MODE"],
+    flag: {
+      name: "mode",
+      arg: "<mode>",
+      help: "who approves calls the profile and rules leave open: ask (default, a person; " +
+        "denied when not interactive), auto (a reviewer model), bypass (no review; the " +
+        "sandbox still applies)",
+    },
+    expect: '"ask", "auto" or "bypass"',
+    project: false,
+    guards: "review",
+  },
+  /** Run tools with no sandbox at all (no worker confinement, no bubblewrap). Review still applies. */
+  noSandbox: {
+    rule: { kind: "boolean" },
+    default: false,
+    env: ["TERN_NO_SANDBOX"],
+    flag: { name: "no-sandbox", help: "run tools with no sandbox at all (review still applies)" },
+    expect: "true or false (in the environment: 1, 0, true, false, yes or no)",
+    project: false,
+    guards: "sandbox",
+  },
+  /** Model for the AUTO reviewer; unset means the main model. */
+  reviewModel: {
+    rule: { kind: "text" },
+    env: ["TERN_REVIEW_MODEL"],
+    expect: "a non-empty string",
+    project: false,
+    guards: "review",
+  },
+  /** Longest an AUTO review may take before it counts as a denial, in milliseconds. */
+  reviewTimeoutMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 30_000,
+    env: ["TERN_REVIEW_TIMEOUT_MS"],
+    expect: MS,
+    project: true,
+  },
+  /**
+   * The environment variable holding the main provider's key (never the key itself). Not in
+   * the resolved config: the key it names is in `apiKey` and `apiKeys`.
+   */
+  apiKeyEnv: {
+    rule: { kind: "envName" },
+    expect: "the name of an environment variable that holds the key (not the key itself)",
+    project: false,
+    guards: "keys",
+    secret: true,
+  },
+  /** Whole-request timeout for a model call, in milliseconds. */
+  requestTimeoutMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 600_000,
+    env: ["TERN_REQUEST_TIMEOUT_MS"],
+    expect: MS,
+    project: true,
+  },
+  /** Longest silence allowed in a streamed response, in milliseconds. */
+  idleTimeoutMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 120_000,
+    env: ["TERN_IDLE_TIMEOUT_MS"],
+    expect: MS,
+    project: true,
+  },
+  /** Default timeout for one shell command, in milliseconds. */
+  bashTimeoutMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 120_000,
+    env: ["TERN_BASH_TIMEOUT_MS"],
+    expect: MS,
+    project: true,
+  },
+  /** The model's context window in tokens; the budget compaction keeps the request under. */
+  contextWindow: {
+    rule: { kind: "integer", min: 4_000 },
+    default: 128_000,
+    env: ["TERN_CONTEXT_WINDOW"],
+    expect: "an integer of at least 4000 (tokens)",
+    project: true,
+  },
+  /** Compact before a model call once the request is over this fraction of the window. */
+  compactAt: {
+    rule: { kind: "number", min: 0.1, max: 0.95 },
+    default: 0.8,
+    env: ["TERN_COMPACT_AT"],
+    expect: "a number from 0.1 to 0.95 (a fraction of the context window)",
+    project: true,
+  },
+  /** A tool result longer than this (characters) is saved to a file and previewed. */
+  toolResultChars: {
+    rule: { kind: "integer", min: 2_000 },
+    default: 30_000,
+    env: ["TERN_TOOL_RESULT_CHARS"],
+    expect: "an integer of at least 2000 (characters)",
+    project: true,
+  },
+  /** Retries of one provider/model on 429, 5xx and dropped connections before it fails. */
+  maxRetries: {
+    rule: { kind: "integer", min: 0, max: 10 },
+    default: 4,
+    env: ["TERN_MAX_RETRIES"],
+    expect: "an integer from 0 to 10",
+    project: true,
+  },
+  /** The first retry's backoff in milliseconds; doubled each time, with jitter. */
+  retryBaseMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 500,
+    env: ["TERN_RETRY_BASE_MS"],
+    expect: MS,
+    project: true,
+  },
+  /** Plan nodes run at once by `tern plan` (each a ReAct worker). */
+  planConcurrency: {
+    rule: { kind: "integer", min: 1, max: 16 },
+    default: 2,
+    env: ["TERN_PLAN_CONCURRENCY"],
+    expect: "an integer from 1 to 16 (plan nodes run at once)",
+    project: true,
+  },
+  /** Custom sandbox profiles by name (the person's config files only). */
+  profiles: {
+    rule: structured<Record<string, CustomProfile>>(),
+    default: {},
+    expect: "an object of custom profiles by name",
+    project: false,
+    guards: "sandbox",
+  },
+  /**
+   * The limits of each shell command (config files only): the person's config may raise or
+   * lower them, a project's only lower them (a higher value is ignored).
+   */
+  limits: {
+    rule: structured<Partial<ResourceLimits>, ResourceLimits>(),
+    default: DEFAULT_LIMITS,
+    expect: "an object of limits",
+    project: "narrower",
+  },
+  /** Allow/ask/deny rules, user config first, then the project's (config files only). */
+  rules: {
+    rule: structured<PermissionRule[]>(),
+    default: [],
+    expect: "a list of rules",
+    project: "narrower",
+    narrow: (value) =>
+      (value as PermissionRule[]).some((rule) => rule.action === "allow")
+        ? "allow rules let calls skip review"
+        : undefined,
+  },
+  /** Providers defined or adjusted in config files (the person's only). */
+  providers: {
+    rule: structured<Record<string, ProviderSettings>>(),
+    default: {},
+    expect: "an object of providers by name",
+    project: false,
+    guards: "keys",
+  },
+  /** Model catalog overrides and additions, by `model` or `provider/model`. */
+  models: {
+    rule: structured<Record<string, ModelSettings>>(),
+    default: {},
+    expect: "an object of models by name",
+    project: true,
+  },
+  /** What shell commands may see (the person's own config file only, never a project's). */
+  sandbox: {
+    rule: structured<SandboxSettings>(),
+    default: {},
+    expect: "an object",
+    project: false,
+    guards: "sandbox",
+  },
+} as const satisfies Record<string, Setting>;
+
+/** A key of the table. */
+export type SettingKey = keyof typeof SETTINGS;
+
+/** Every key, in table order. */
+export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[];
+
+/** The row of `key`, typed as a plain {@linkcode Setting}. */
+export function settingOf(key: SettingKey): Setting {
+  return SETTINGS[key];
+}
+
+type Table = typeof SETTINGS;
+
+/** Keys holding structures (`profiles`, `rules`, …), checked by the zod schema of files only. */
+export type StructuredKey = {
+  [K in SettingKey]: Table[K]["rule"] extends { kind: "structured" } ? K : never;
+}[SettingKey];
+
+/** The settings one layer contributes, already validated. */
+export type Settings = { -readonly [K in SettingKey]?: LayerValue<Table[K]["rule"]> };
+
+type DefaultedKey = { [K in SettingKey]: Table[K] extends { default: unknown } ? K : never }[
+  SettingKey
+];
+
+/** The merged settings: keys with a default always set, the others optional. */
+export type ResolvedSettings =
+  & { -readonly [K in DefaultedKey]: ResolvedValue<Table[K]["rule"]> }
+  & { -readonly [K in Exclude<SettingKey, DefaultedKey>]?: ResolvedValue<Table[K]["rule"]> };
+
+/** The built-in defaults, the lowest layer. */
+export const DEFAULTS = Object.fromEntries(
+  SETTING_KEYS.flatMap((key) => {
+    const row = settingOf(key);
+    return "default" in row ? [[key, row.default]] : [];
+  }),
+) as { readonly [K in DefaultedKey]: ResolvedValue<Table[K]["rule"]> };
+
+/** Keys with a command-line flag. */
+export type FlagKey = {
+  [K in SettingKey]: Table[K] extends { flag: SettingFlag } ? K : never;
+}[SettingKey];
+
+/** Keys with a command-line flag, in `--help` order. */
+export const FLAG_KEYS = SETTING_KEYS.filter((key) =>
+  settingOf(key).flag !== undefined
+) as FlagKey[];
+
+/**
+ * Settings from the command line: the flag's text as given (checked when the config loads,
+ * with one message for every layer), or a value of the setting's own type.
+ */
+export type ConfigFlags = {
+  [K in FlagKey]?: string | LayerValue<Table[K]["rule"]>;
+};

@@ -1,0 +1,102 @@
+/**
+ * The structures configuration keys hold (limits, providers, models, profiles, rules): plain
+ * types, imported by the settings table and re-exported by `schema.ts`.
+ */
+
+/** The resource limits of one shell command (the `limits` key of a config file). */
+export interface ResourceLimits {
+  /**
+   * Processes and threads at once (RLIMIT_NPROC inside bubblewrap's user namespace, so counted
+   * per sandbox; the kernel does not apply RLIMIT_NPROC to root, so as root a pids cgroup holds
+   * each run's commands to it where one can be made).
+   */
+  processes: number;
+  /** Memory one process may allocate (RLIMIT_DATA: heap and private writable mappings), MiB. */
+  memoryMb: number;
+  /** CPU time one process may use (RLIMIT_CPU), seconds. */
+  cpuSeconds: number;
+  /** Largest file a command may write (RLIMIT_FSIZE), MiB. */
+  fileSizeMb: number;
+  /** Size of the command's private `/tmp` (a tmpfs, fresh for each command), MiB. */
+  tmpMb: number;
+  /**
+   * Longest a file tool call (read, grep, glob, …) may take in the tool worker, seconds; then
+   * the worker is killed and replaced (a catastrophic regex cannot hang tern).
+   */
+  toolSeconds: number;
+}
+
+/** A provider in a config file: a new one, or changes to a preset of the same name. */
+export interface ProviderSettings {
+  /** The wire API: required for a new provider, inherited from a preset of the same name. */
+  api?: "openai" | "openai-responses" | "anthropic";
+  baseUrl?: string;
+  /** The environment variable holding this provider's key (never the key itself). */
+  apiKeyEnv?: string;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** The model used when this provider is chosen without `--model`. */
+  defaultModel?: string;
+}
+
+/** Catalog facts about a model, each optional; see ModelInfo in src/llm/model_info.ts. */
+export interface ModelSettings {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** `none` says the model does not think. */
+  reasoning?: "effort" | "budget" | "none";
+  minimalEffort?: boolean;
+  images?: boolean;
+  tools?: boolean;
+  /** USD per million tokens. */
+  price?: { input: number; output: number; cachedInput?: number; cacheWrite?: number };
+}
+
+/** The `sandbox` key of a config file. */
+export interface SandboxSettings {
+  /**
+   * More paths of the home folder shell commands may see (read-only), besides the built-in
+   * allowlist: `~/x` or absolute. Only from the person's own config file.
+   */
+  homeAllow?: string[];
+}
+
+/**
+ * A custom sandbox profile: lists mapped 1:1 to Deno's `--allow-*` flags. Paths may use
+ * `<workspace>`, `<tmp>` and `~/`; relative paths are relative to the workspace; `"*"` alone
+ * grants everything of that kind.
+ */
+export interface CustomProfile {
+  read?: string[];
+  write?: string[];
+  net?: string[];
+  run?: string[];
+  env?: string[];
+}
+
+/**
+ * A permission rule. `command` is a shell command prefix in words (`"git push"`, `"npm *"`
+ * with `*` for any one word) and implies the bash tool; `path` is a glob relative to the
+ * workspace for file tools; `tool` alone matches every call of that tool. `match` and
+ * `notMatch` are examples (commands, paths or tool names) checked when the rules load.
+ */
+export interface PermissionRule {
+  action: "allow" | "ask" | "deny";
+  tool?: string;
+  command?: string;
+  path?: string;
+  match?: string[];
+  notMatch?: string[];
+  reason?: string;
+  /**
+   * For `"tool": "request_permissions"` only: what the rule grants (allow) or refuses (deny).
+   * An allow rule grants a request without review when it lists every path (or a folder
+   * holding it), host, variable and command prefix asked for; it never grants running without
+   * the sandbox. Paths may start with `~/` or `<workspace>`.
+   */
+  read?: string[];
+  write?: string[];
+  hosts?: string[];
+  env?: string[];
+  commands?: string[];
+}

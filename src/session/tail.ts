@@ -1,0 +1,197 @@
+/**
+ * Reading a session from its end. Resuming needs the path to the leaf only back to its last
+ * usable compaction: one that carries a checkpoint (the settings replayed so far) and whose kept
+ * entries (from `firstKeptId` on) are reached without crossing another compaction. Replay from
+ * there equals replay from the root (see `Replayer`), so the lines before are not read at all,
+ * and resuming costs the same however much history lies before the compaction.
+ *
+ * Nothing here trusts anything but the file: the path is followed through the `parentId` of the
+ * lines themselves, and the entry an id resolves to is its last line in the file, as `Session`
+ * resolves it after reading the whole file.
+ */
+import {
+  type LoadedSession,
+  newerVersionWarning,
+  parseEntryLine,
+  parseSessionHeader,
+} from "./load.ts";
+import { isCheckpoint } from "./replay.ts";
+import type { CompactionEntry, SessionEntry } from "./types.ts";
+
+/** A session read from `start` (a byte offset, at a line start) to its end. */
+export interface LoadedTail extends LoadedSession {
+  /** Where the first line of `entries` starts; lines before it were not read. */
+  start: number;
+  /** Where the first entry line starts (just after the header). */
+  headerEnd: number;
+  /** The path to the leaf from the first entry replay needs (the whole path when it has no anchor). */
+  path: SessionEntry[];
+}
+
+const NEWLINE = 10;
+const CHUNK = 256 * 1024;
+const decoder = new TextDecoder();
+
+/**
+ * Reads the session file at `path` backwards from its end until the leaf's path reaches an
+ * anchor (see above) or its root. `chunkSize` (default 256 KiB) is for tests.
+ * @throws {TernError} when the first line is not a session header; what `Deno.openSync` throws.
+ */
+export function loadTail(path: string, options: { chunkSize?: number } = {}): LoadedTail {
+  using file = Deno.openSync(path);
+  const size = file.statSync().size;
+  const { header, headerEnd } = readHeader(file, path, size);
+  const walk = new PathWalk();
+  const entries: SessionEntry[] = [];
+  const warnings: string[] = [];
+  const take = (line: Uint8Array, start: number): boolean => {
+    if (line.length === 0) return false;
+    const entry = parseEntryLine(
+      decoder.decode(line),
+      `the line at byte ${start} of "${path}"`,
+      warnings,
+    );
+    if (!entry) return false;
+    entries.push(entry);
+    return walk.add(entry);
+  };
+  let start = headerEnd;
+  const chunkSize = Math.max(1, options.chunkSize ?? CHUNK);
+  const buffer = new Uint8Array(Math.min(chunkSize, Math.max(1, size - headerEnd)));
+  /** The bytes of the line being assembled, which began in a chunk not read yet. */
+  let pending: Uint8Array[] = [];
+  let done = false;
+  for (let end = size; end > headerEnd && !done;) {
+    const from = Math.max(headerEnd, end - buffer.length);
+    const chunk = readAt(file, buffer, from, end - from);
+    let lineEnd = chunk.length;
+    const newlines = newlinesIn(chunk);
+    for (let i = newlines.length - 1; i >= 0; i--) {
+      const nl = newlines[i];
+      if (take(joined(chunk.subarray(nl + 1, lineEnd), pending), from + nl + 1)) {
+        start = from + nl + 1;
+        done = true;
+        break;
+      }
+      pending = [];
+      lineEnd = nl;
+    }
+    if (!done) pending = [chunk.slice(0, lineEnd), ...pending];
+    end = from;
+  }
+  if (!done) take(joined(new Uint8Array(0), pending), headerEnd);
+  entries.reverse();
+  warnings.reverse();
+  const newer = newerVersionWarning(header, path);
+  if (newer) warnings.unshift(newer);
+  return {
+    header,
+    entries,
+    warnings,
+    endsWithNewline: size > 0 && lastByte(file, size) === NEWLINE,
+    start,
+    headerEnd,
+    path: walk.path.reverse(),
+  };
+}
+
+/** Follows the leaf's path back through entries handed in from the end of the file. */
+class PathWalk {
+  /** The path so far, leaf first. */
+  readonly path: SessionEntry[] = [];
+  /** Each id's last entry in the file (the first one seen going back). */
+  readonly #byId = new Map<string, SessionEntry>();
+  readonly #seen = new Set<string>();
+  /** The next id on the path; undefined before the first entry (the leaf) is seen. */
+  #wanted: string | undefined;
+  /** The compaction whose kept entries the walk is looking for. */
+  #anchor: CompactionEntry | undefined;
+
+  /** Takes the entry before those handed in so far; true when the walk is complete. */
+  add(entry: SessionEntry): boolean {
+    if (!this.#byId.has(entry.id)) this.#byId.set(entry.id, entry);
+    this.#wanted ??= entry.id;
+    for (let next = this.#byId.get(this.#wanted); next; next = this.#byId.get(this.#wanted)) {
+      if (this.#seen.has(next.id)) return true;
+      this.#seen.add(next.id);
+      this.path.push(next);
+      if (next.type === "compaction") {
+        this.#anchor = isCheckpoint(next.checkpoint) ? next : undefined;
+        if (this.#anchor?.firstKeptId === null) return true;
+      } else if (this.#anchor && next.id === this.#anchor.firstKeptId) {
+        return true;
+      }
+      if (next.parentId === null) return true;
+      this.#wanted = next.parentId;
+    }
+    return false;
+  }
+}
+
+/** The header and where the line after it starts. */
+function readHeader(
+  file: Deno.FsFile,
+  path: string,
+  size: number,
+): { header: ReturnType<typeof parseSessionHeader>; headerEnd: number } {
+  const parts: Uint8Array[] = [];
+  const buffer = new Uint8Array(4096);
+  for (let at = 0; at < size;) {
+    const chunk = readAt(file, buffer, at, Math.min(buffer.length, size - at));
+    const nl = chunk.indexOf(NEWLINE);
+    if (nl !== -1) {
+      parts.push(chunk.slice(0, nl));
+      return {
+        header: parseSessionHeader(decoder.decode(joined(new Uint8Array(0), parts)), path),
+        headerEnd: at + nl + 1,
+      };
+    }
+    parts.push(chunk.slice());
+    at += chunk.length;
+  }
+  return {
+    header: parseSessionHeader(decoder.decode(joined(new Uint8Array(0), parts)), path),
+    headerEnd: size,
+  };
+}
+
+/**
+ * The offsets of the "\n" bytes in `chunk`, in order (found forwards: V8's `indexOf` on a byte
+ * array is a fast search, its `lastIndexOf` a loop a hundred times slower).
+ */
+function newlinesIn(chunk: Uint8Array): number[] {
+  const offsets: number[] = [];
+  for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) {
+    offsets.push(at);
+  }
+  return offsets;
+}
+
+/** `length` bytes of `file` from `offset`, read into `buffer`. */
+function readAt(file: Deno.FsFile, buffer: Uint8Array, offset: number, length: number): Uint8Array {
+  file.seekSync(offset, Deno.SeekMode.Start);
+  let read = 0;
+  while (read < length) {
+    const n = file.readSync(buffer.subarray(read, length));
+    if (n === null || n === 0) break;
+    read += n;
+  }
+  return buffer.subarray(0, read);
+}
+
+function lastByte(file: Deno.FsFile, size: number): number {
+  return readAt(file, new Uint8Array(1), size - 1, 1)[0];
+}
+
+/** `head` followed by `rest` as one array (`head` itself when `rest` is empty). */
+function joined(head: Uint8Array, rest: readonly Uint8Array[]): Uint8Array {
+  if (rest.length === 0) return head;
+  const out = new Uint8Array(rest.reduce((sum, part) => sum + part.length, head.length));
+  out.set(head, 0);
+  let offset = head.length;
+  for (const part of rest) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
