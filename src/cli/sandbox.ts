@@ -18,6 +18,7 @@ import {
 import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
+import { sourceUrl } from "../core/source_url.ts";
 import type { RunFlags } from "./run.ts";
 import { readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
@@ -208,7 +209,7 @@ export async function openRuntime(
       homeAllow: config.sandbox.homeAllow,
       ternHome: config.ternHome,
       env: shellSourceEnv(),
-      handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
+      handlerUrl: sourceUrl("src/tools/worker_handler.ts"),
       runId,
       extraRead,
       auditDir: auditFolder,
