@@ -4,6 +4,7 @@
  * bubblewrap arguments, rules, classifier, policy).
  */
 import { shellJoin } from "../core/shell_join.ts";
+import { sourceUrl } from "../core/source_url.ts";
 import { join } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
@@ -18,7 +19,6 @@ import {
 import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { TernError } from "../core/errors.ts";
-import { sourceUrl } from "../core/source_url.ts";
 import type { RunFlags } from "./run.ts";
 import { readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 import { EXIT_USAGE } from "./exit_codes.ts";
