@@ -105,8 +105,8 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
   const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-bench-home-" }));
   const env: Record<string, string> = {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-    // The Deno cache an installed tern has (this process's), for tern and the floors alike.
-    DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+    // No DENO_DIR: tern keeps its own cache in the checkout (bin/tern), as installed; the floors
+    // use the fresh HOME's, which the warm-up run fills. A download shows among the hosts.
     DENO_NO_UPDATE_CHECK: "1",
   };
   const place: RunPlace = { workspace, home, env };

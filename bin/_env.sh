@@ -8,6 +8,11 @@ _tern_bin_dir="${_tern_bin_dir%/.}"
 TERN_ROOT="${_tern_bin_dir%/bin}"
 [[ "$TERN_ROOT" != "$_tern_bin_dir" ]] || TERN_ROOT="$_tern_bin_dir/.."
 TERN_DENO_VERSION="2.9.6"
+# Deno's cache for tern's own process and its tool worker (transpiled modules, V8's code cache,
+# npm metadata), kept in the checkout so that it does not follow HOME: a run with another HOME
+# (a test's, a sandboxed one's) finds it filled instead of downloading npm metadata and compiling
+# every module again. A DENO_DIR in the environment wins. bin/setup and bin/build fill it.
+TERN_DENO_DIR="$TERN_ROOT/.tools/deno"
 # Deno looks for a newer release of itself (a request to its download host) unless told not to:
 # a run reaches no host but the model's. Exported for every Deno this checkout starts.
 export DENO_NO_UPDATE_CHECK=1
@@ -312,6 +317,25 @@ _tern_project_file() { [[ -f "$1" && -r "$1" && ! -L "$1" ]]; }
 # loading a long session costs most here (bench/results/sessions.md: 10,000 entries load in
 # about 30 % less time, touching about 30 % less memory).
 TERN_V8_FLAGS="--max-semi-space-size=2"
+
+# tern_entry: sets TERN_ENTRY, the module bin/tern starts: the bundle of bin/build
+# (.tools/bundle/main.js) while nothing it was built from is newer than its stamp (main.ts,
+# deno.json, deno.lock, and every file and folder under src/, so a file added or removed counts
+# too), else main.ts. TERN_NO_BUNDLE=1 always starts main.ts. Bash's own tests, no process.
+tern_entry() {
+  TERN_ENTRY="$TERN_ROOT/main.ts"
+  local bundle="$TERN_ROOT/.tools/bundle" file
+  [[ -z "${TERN_NO_BUNDLE:-}" && -f "$bundle/stamp" && -f "$bundle/main.js" ]] || return 0
+  shopt -s globstar
+  for file in "$TERN_ROOT"/{main.ts,deno.json,deno.lock,src,src/**}; do
+    if [[ "$file" -nt "$bundle/stamp" ]]; then
+      shopt -u globstar
+      return 0
+    fi
+  done
+  shopt -u globstar
+  TERN_ENTRY="$bundle/main.js"
+}
 
 tern_deno_flags() {
   local names="$TERN_ENV_NAMES"

@@ -4,6 +4,7 @@
  * bubblewrap arguments, rules, classifier, policy).
  */
 import { shellJoin } from "../core/shell_join.ts";
+import { sourceUrl } from "../core/source_url.ts";
 import { join } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
@@ -204,7 +205,7 @@ export async function openRuntime(
       homeAllow: config.sandbox.homeAllow,
       ternHome: config.ternHome,
       env: shellSourceEnv(),
-      handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
+      handlerUrl: sourceUrl("src/tools/worker_handler.ts"),
       runId,
       extraRead,
       auditDir: auditFolder,

@@ -17,6 +17,7 @@ import { SecretMasker } from "../sandbox/secrets.ts";
 import type { PermissionChange } from "../session/types.ts";
 import { type BuiltinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
+import { sourceUrl } from "../core/source_url.ts";
 
 export type SandboxConfig =
   & Pick<
@@ -92,7 +93,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     homeAllow: config.sandbox?.homeAllow,
     ternHome: config.ternHome,
     env: options.env,
-    handlerUrl: new URL("../tools/worker_handler.ts", import.meta.url),
+    handlerUrl: sourceUrl("src/tools/worker_handler.ts"),
     auditDir: auditDir(config.ternHome),
     runId,
     warm: options.warm,

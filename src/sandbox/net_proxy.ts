@@ -8,6 +8,7 @@
  * command to, and each it refused, for the audit log.
  */
 import { fileURLToPath } from "node:url";
+import { sourceUrl } from "../core/source_url.ts";
 
 /** A host and port a command asked for, as the proxy records it (`host:port`, `[v6]:port`). */
 export type HostPort = string;
@@ -95,7 +96,7 @@ export function hostAllowed(allow: readonly string[], host: string, port: number
 }
 
 /** Where the forwarder script is (it runs outside the sandbox, so it is bound nowhere). */
-export const FORWARDER_SCRIPT = fileURLToPath(new URL("./net_forwarder.ts", import.meta.url));
+export const FORWARDER_SCRIPT = fileURLToPath(sourceUrl("src/sandbox/net_forwarder.ts"));
 
 /**
  * The argv that starts the proxy (`net_proxy_main.ts`) on `socket` for `allow`: Deno with
@@ -129,7 +130,7 @@ const PROXY_NAMES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].flatM
 ]);
 
 /** Where the proxy's entry script is. */
-export const PROXY_SCRIPT = fileURLToPath(new URL("./net_proxy_main.ts", import.meta.url));
+export const PROXY_SCRIPT = fileURLToPath(sourceUrl("src/sandbox/net_proxy_main.ts"));
 
 /**
  * The argv that starts the forwarder for a proxy on `socket`, listening on `port` of the

@@ -10,28 +10,13 @@ import { summaryMessage } from "../context/summary.ts";
 import { closeDanglingCalls } from "./dangling.ts";
 import type { Checkpoint, PermissionChange, SessionEntry } from "./types.ts";
 
-export interface ReplayState {
+export interface ReplayState extends Checkpoint {
   /**
    * The conversation for the model (without the system prompt), each item tied to its entry.
    * Always well formed: a tool call that has no result (tern was killed while it ran) is closed
    * with an "interrupted" observation (dangling.ts).
    */
   items: ContextItem[];
-  model?: string;
-  provider?: string;
-  thinking?: string;
-  mode?: string;
-  profile?: string;
-  /** Session-wide approvals and grants, in the order they were given. */
-  permissions: PermissionChange[];
-  /** Model usage summed over the path (including what compactions summarised away). */
-  usage: Usage;
-  /** Cost in USD summed over the path's priced calls; absent when none had a price. */
-  cost?: number;
-  /** Fallback switches on the path, in order (`provider/model`). */
-  fallbacks: string[];
-  /** Compactions on the path. */
-  compactions: number;
 }
 
 /** Rebuilds the state at the end of `path` (entries root → leaf, as `SessionTree.path` gives). */

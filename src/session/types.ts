@@ -105,10 +105,15 @@ export interface Checkpoint {
   thinking?: string;
   mode?: string;
   profile?: string;
+  /** Session-wide approvals and grants, in the order they were given. */
   permissions: PermissionChange[];
+  /** Model usage summed over the path (including what compactions summarised away). */
   usage: Usage;
+  /** Cost in USD summed over the path's priced calls; absent when none had a price. */
   cost?: number;
+  /** Fallback switches on the path, in order (`provider/model`). */
   fallbacks: string[];
+  /** Compactions on the path. */
   compactions: number;
 }
 

@@ -2,9 +2,10 @@
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { decodeUtf8Strict, looksBinary, unifiedDiff } from "./file_io.ts";
-import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
-import { openVerified, writeFileVerified } from "./verified_io.ts";
+import { dominantEol, readEditableText, withEol } from "./_edit_text.ts";
+import { unifiedDiff } from "./file_io.ts";
+import { displayPath } from "./paths.ts";
+import { writeFileVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";
 
 export const editParameters = z.strictObject({
@@ -47,23 +48,7 @@ export function createEditTool(options: WriteToolOptions = {}): Tool {
       if (args.old_string === args.new_string) {
         throw fail("INVALID_ARGUMENTS", "old_string and new_string are identical");
       }
-      const checked = await checkPath(ctx.workspace, args.path, {
-        forWrite: true,
-        allowProtected: options.allowProtectedWrites,
-        roots: ctx.roots,
-      });
-      const { real, info } = checked;
-      if (info === null) {
-        throw new ToolError(
-          "NOT_FOUND",
-          `Cannot edit "${args.path}": not found; use write to create a new file`,
-        );
-      }
-      if (info.isDirectory) throw fail("EXECUTION_FAILED", "it is a directory");
-      const bytes = readChecked(checked);
-      if (looksBinary(bytes)) throw fail("EXECUTION_FAILED", `binary file (${bytes.length} bytes)`);
-      const text = decodeUtf8Strict(bytes);
-      if (text === null) throw fail("EXECUTION_FAILED", "the file is not valid UTF-8 text");
+      const { checked, real, text, mode } = await readEditableText(args.path, ctx, options);
 
       const eol = dominantEol(text);
       const match = findMatch(text, args.old_string, eol);
@@ -79,7 +64,6 @@ export function createEditTool(options: WriteToolOptions = {}): Tool {
       const updated = args.replace_all
         ? text.split(match.needle).join(replacement)
         : text.slice(0, match.index) + replacement + text.slice(match.index + match.needle.length);
-      const mode = typeof info.mode === "number" ? info.mode & 0o7777 : undefined;
       writeFileVerified(checked, updated, { mode });
       const path = displayPath(ctx.workspace, real);
       const count = args.replace_all ? match.count : 1;
@@ -89,11 +73,6 @@ export function createEditTool(options: WriteToolOptions = {}): Tool {
       };
     },
   });
-}
-
-function readChecked(checked: CheckedPath): Uint8Array {
-  using file = openVerified(checked);
-  return file.readAll();
 }
 
 interface Match {
@@ -112,17 +91,6 @@ function findMatch(text: string, old: string, eol: string): Match | null {
     if (index !== -1) return { needle, index, count: text.split(needle).length - 1 };
   }
   return null;
-}
-
-/** "\r\n" when most line breaks in `text` are CRLF, else "\n". */
-function dominantEol(text: string): string {
-  const all = text.split("\n").length - 1;
-  const crlf = text.split("\r\n").length - 1;
-  return crlf > all - crlf ? "\r\n" : "\n";
-}
-
-function withEol(text: string, eol: string): string {
-  return text.replace(/\r?\n/g, eol);
 }
 
 function notFoundDetail(text: string, old: string): string {

@@ -6,9 +6,10 @@
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { decodeUtf8Strict, looksBinary, unifiedDiff } from "./file_io.ts";
-import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
-import { openVerified, writeFileVerified } from "./verified_io.ts";
+import { dominantEol, readEditableText, withEol } from "./_edit_text.ts";
+import { unifiedDiff } from "./file_io.ts";
+import { displayPath } from "./paths.ts";
+import { writeFileVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";
 
 /** Most replacements in one call. */
@@ -56,27 +57,8 @@ export function createMultiEditTool(options: WriteToolOptions = {}): Tool {
           );
         }
       }
-      const checked = await checkPath(ctx.workspace, args.path, {
-        forWrite: true,
-        allowProtected: options.allowProtectedWrites,
-        roots: ctx.roots,
-      });
-      const { real, info } = checked;
-      if (info === null) {
-        throw new ToolError(
-          "NOT_FOUND",
-          `Cannot edit "${args.path}": not found; use write to create a new file`,
-        );
-      }
-      if (info.isDirectory) throw fail("EXECUTION_FAILED", "it is a directory");
-      const bytes = readChecked(checked);
-      if (looksBinary(bytes)) throw fail("EXECUTION_FAILED", `binary file (${bytes.length} bytes)`);
-      const text = decodeUtf8Strict(bytes);
-      if (text === null) throw fail("EXECUTION_FAILED", "the file is not valid UTF-8 text");
-
-      const breaks = text.split("\n").length - 1;
-      const crlf = text.split("\r\n").length - 1;
-      const eol = crlf > breaks - crlf ? "\r\n" : "\n";
+      const { checked, real, text, mode } = await readEditableText(args.path, ctx, options);
+      const eol = dominantEol(text);
       let updated = text;
       for (const [index, edit] of args.edits.entries()) {
         const needle = [edit.old_string, withEol(edit.old_string, eol)]
@@ -101,7 +83,6 @@ export function createMultiEditTool(options: WriteToolOptions = {}): Tool {
         updated = updated.slice(0, at) + withEol(edit.new_string, eol) +
           updated.slice(at + needle.length);
       }
-      const mode = typeof info.mode === "number" ? info.mode & 0o7777 : undefined;
       writeFileVerified(checked, updated, { mode });
       const path = displayPath(ctx.workspace, real);
       const n = args.edits.length;
@@ -116,13 +97,4 @@ export function createMultiEditTool(options: WriteToolOptions = {}): Tool {
 /** `edit 2 of 3`, as errors name the failing edit. */
 function which(index: number, args: MultiEditArgs): string {
   return `edit ${index + 1} of ${args.edits.length}`;
-}
-
-function readChecked(checked: CheckedPath): Uint8Array {
-  using file = openVerified(checked);
-  return file.readAll();
-}
-
-function withEol(text: string, eol: string): string {
-  return text.replace(/\r?\n/g, eol);
 }

@@ -37,3 +37,25 @@ Deno.test("proposedDiff() shows what an edit or a write would change, and nothin
     await Deno.remove(workspace, { recursive: true });
   }
 });
+
+Deno.test("proposedDiff() shows a multi_edit's replacements applied in order, or nothing when one cannot apply", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-diff-" }));
+  try {
+    await Deno.writeTextFile(`${workspace}/a.ts`, "const a = 1;\nconst b = 2;\n");
+    const edits = [
+      { old_string: "const a = 1;", new_string: "const a = 10;" },
+      // Applies to the text the first edit left.
+      { old_string: "a = 10", new_string: "a = 11" },
+    ];
+    const diff = await proposedDiff(request("multi_edit", { path: "a.ts", edits }), workspace);
+    ok(diff?.includes("-const a = 1;") && diff.includes("+const a = 11;"), diff);
+    ok(!diff?.includes("+const a = 10;"), diff);
+    const broken = [...edits, { old_string: "missing", new_string: "x" }];
+    equal(
+      await proposedDiff(request("multi_edit", { path: "a.ts", edits: broken }), workspace),
+      undefined,
+    );
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+  }
+});

@@ -1,7 +1,7 @@
 /**
  * The change a call that writes a whole file (`content`) or replaces exact text
- * (`old_string`/`new_string`) would make, as a unified diff for the permission
- * dialog. Read-only and best effort: a file that cannot be read shows no diff.
+ * (`old_string`/`new_string`, or several such `edits` in order) would make, as a unified diff
+ * for the permission dialog. Read-only and best effort: a file that cannot be read shows no diff.
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import { unifiedDiff } from "../../tui/diff_view.ts";
@@ -25,17 +25,48 @@ export async function proposedDiff(
   if (typeof args.content === "string") {
     return unifiedDiff(shown, await readOrEmpty(path) ?? "", args.content);
   }
-  if (
-    typeof args.old_string === "string" && typeof args.new_string === "string"
-  ) {
-    const before = await readOrEmpty(path);
-    if (before === undefined || !before.includes(args.old_string)) return undefined;
-    const after = args.replace_all === true
-      ? before.split(args.old_string).join(args.new_string)
-      : before.replace(args.old_string, () => args.new_string as string);
-    return unifiedDiff(shown, before, after);
+  const edits = replacements(args);
+  if (edits === undefined) return undefined;
+  const before = await readOrEmpty(path);
+  if (before === undefined) return undefined;
+  let after = before;
+  for (const edit of edits) {
+    if (edit.old === "" || !after.includes(edit.old)) return undefined;
+    after = edit.all
+      ? after.split(edit.old).join(edit.new)
+      : after.replace(edit.old, () => edit.new);
   }
-  return undefined;
+  return unifiedDiff(shown, before, after);
+}
+
+interface Replacement {
+  old: string;
+  new: string;
+  all: boolean;
+}
+
+/**
+ * The exact replacements a call asks for, in order: one (`old_string`/`new_string`, with
+ * `replace_all`) or several (`edits`, each applied to what the ones before left); undefined
+ * for any other shape.
+ */
+function replacements(args: Record<string, unknown>): Replacement[] | undefined {
+  const one = (value: unknown): Replacement | undefined => {
+    const edit = value as Record<string, unknown> | null;
+    if (edit === null || typeof edit !== "object") return undefined;
+    if (typeof edit.old_string !== "string" || typeof edit.new_string !== "string") {
+      return undefined;
+    }
+    return { old: edit.old_string, new: edit.new_string, all: edit.replace_all === true };
+  };
+  if (Array.isArray(args.edits)) {
+    const edits = args.edits.map(one);
+    return edits.length > 0 && edits.every((edit) => edit !== undefined)
+      ? edits as Replacement[]
+      : undefined;
+  }
+  const single = one(args);
+  return single === undefined ? undefined : [single];
 }
 
 /** The file's text; "" when it does not exist; undefined when it cannot be shown. */

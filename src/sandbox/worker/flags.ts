@@ -14,6 +14,7 @@
  *   granting the name reveals nothing.
  */
 import { fileURLToPath } from "node:url";
+import { sourceUrl } from "../../core/source_url.ts";
 import type { GrantList, Grants } from "../types.ts";
 
 /** Environment variables the worker's dependencies read while loading; always granted. */
@@ -111,7 +112,7 @@ export type ServeMode = "stdio" | "worker";
  * permission, where a dynamic import of the handler would.
  */
 export function entryModuleUrl(handlerUrl: URL, mode: ServeMode): string {
-  const childUrl = new URL("./child.ts", import.meta.url).href;
+  const childUrl = sourceUrl("src/sandbox/worker/child.ts").href;
   const serve = mode === "stdio" ? "serveStdio" : "serveWorkerScope";
   const source = `import { ${serve} } from ${JSON.stringify(childUrl)};\n` +
     `import { handleToolCall } from ${JSON.stringify(handlerUrl.href)};\n` +
@@ -156,11 +157,11 @@ export function workerRunArgs(options: WorkerRunOptions): string[] {
 }
 
 /**
- * tern's own deno.json (three folders above this file) when this code runs from files on
- * disk and the file exists; null otherwise (bundled or compiled code).
+ * tern's own deno.json (at the repository root, also for the code of `.tools/bundle/`) when this
+ * code runs from files on disk and the file exists; null otherwise (compiled code).
  */
 export function defaultConfigPath(): string | null {
-  const url = new URL("../../../deno.json", import.meta.url);
+  const url = sourceUrl("deno.json");
   if (url.protocol !== "file:") return null;
   try {
     const path = fileURLToPath(url);

@@ -1,0 +1,153 @@
+/**
+ * How bin/tern starts tern: the bundle of bin/build while it is fresh (else main.ts), a Deno
+ * cache of its own whatever HOME is, and no host contacted but the model's; and
+ * src/core/source_url.ts, which names source files the same from `src/` and from the bundle.
+ */
+import { deepEqual, equal } from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
+
+const decoder = new TextDecoder();
+
+/**
+ * A checkout of its own: the real bin/tern and bin/_env.sh, a main.ts and a bundle entry that
+ * each print which one ran and the DENO_DIR they got, and a source file.
+ */
+async function fakeCheckout(): Promise<
+  { root: string; run(env?: Record<string, string>): string }
+> {
+  const root = await Deno.makeTempDir({ prefix: "tern-start-" });
+  await Deno.mkdir(join(root, "bin"));
+  await Deno.mkdir(join(root, "src/core"), { recursive: true });
+  await Deno.mkdir(join(root, ".tools/bundle"), { recursive: true });
+  for (const file of ["bin/tern", "bin/_env.sh"]) {
+    await Deno.copyFile(join(ROOT, file), join(root, file));
+  }
+  const say = (who: string) => `console.log("${who}", Deno.env.get("DENO_DIR"));\n`;
+  await Deno.writeTextFile(join(root, "main.ts"), say("source"));
+  await Deno.writeTextFile(join(root, ".tools/bundle/main.js"), say("bundle"));
+  await Deno.writeTextFile(join(root, "src/core/a.ts"), "export const a = 1;\n");
+  await Deno.writeTextFile(join(root, "deno.json"), "{}\n");
+  await Deno.writeTextFile(join(root, "deno.lock"), `{ "version": "5" }\n`);
+  const run = (env: Record<string, string> = {}) => {
+    const out = new Deno.Command(join(root, "bin/tern"), {
+      args: ["--help"],
+      cwd: root,
+      env: {
+        PATH: "/usr/bin:/bin",
+        HOME: join(root, "home"),
+        TERN_DENO_BIN: Deno.execPath(),
+        ...env,
+      },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
+    equal(out.code, 0, decoder.decode(out.stderr));
+    return decoder.decode(out.stdout).trim();
+  };
+  return { root, run };
+}
+
+/** Sets the modification time of each path to `seconds` after the epoch. */
+async function setTimes(paths: string[], seconds: number): Promise<void> {
+  for (const path of paths) await Deno.utime(path, seconds, seconds);
+}
+
+Deno.test("bin/tern starts the bundle while no source file is newer than its build, else main.ts", async () => {
+  const { root, run } = await fakeCheckout();
+  try {
+    const sources = ["main.ts", "deno.json", "deno.lock", "src", "src/core", "src/core/a.ts"]
+      .map((path) => join(root, path));
+    const stamp = join(root, ".tools/bundle/stamp");
+    // No stamp: bin/build never finished.
+    await setTimes(sources, 1_000_000);
+    equal(run().split(" ")[0], "source");
+    await Deno.writeTextFile(stamp, "");
+    await setTimes([stamp], 2_000_000);
+    equal(run().split(" ")[0], "bundle");
+    equal(run({ TERN_NO_BUNDLE: "1" }).split(" ")[0], "source");
+    // A file saved after the build, at any depth, then a file added (its folder changes).
+    for (const path of ["src/core/a.ts", "main.ts", "deno.lock", "src/core"]) {
+      await setTimes([join(root, path)], 3_000_000);
+      equal(run().split(" ")[0], "source", `${path} is newer than the build`);
+      await setTimes([join(root, path)], 1_000_000);
+      equal(run().split(" ")[0], "bundle");
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("bin/tern gives tern a Deno cache in the checkout whatever HOME is, unless DENO_DIR is set", async () => {
+  const { root, run } = await fakeCheckout();
+  try {
+    deepEqual(run().split(" "), ["source", join(root, ".tools/deno")]);
+    deepEqual(run({ HOME: "/nonexistent" }).split(" "), ["source", join(root, ".tools/deno")]);
+    deepEqual(run({ DENO_DIR: join(root, "mine") }).split(" "), ["source", join(root, "mine")]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("sourceUrl() names the same file from src/core/ and from .tools/bundle/", async () => {
+  const root = await Deno.makeTempDir({ prefix: "tern-source-url-" });
+  try {
+    const urls: string[] = [];
+    for (const folder of ["src/core", ".tools/bundle"]) {
+      await Deno.mkdir(join(root, folder), { recursive: true });
+      const copy = join(root, folder, "source_url.ts");
+      await Deno.copyFile(join(ROOT, "src/core/source_url.ts"), copy);
+      const { sourceUrl } = await import(`file://${copy}`);
+      urls.push(sourceUrl("src/tools/worker_handler.ts").href);
+    }
+    deepEqual(urls, Array(2).fill(`file://${root}/src/tools/worker_handler.ts`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+testWith([bwrapNeed], "bin/tern with a fresh HOME contacts no host but the model's", async () => {
+  // Deno's own downloads (npm metadata) honour HTTPS_PROXY: a listener there sees every try.
+  const proxy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let contacted = 0;
+  const accepting = (async () => {
+    for await (const conn of proxy) {
+      contacted++;
+      conn.close();
+    }
+  })();
+  let round = 0;
+  const server = await startScriptedServer(() =>
+    round++ === 0
+      ? { toolCalls: [{ id: "c0", name: "bash", arguments: '{"command":"echo hi"}' }] }
+      : { text: "done" }
+  );
+  const ws = await tempWorkspace();
+  try {
+    const out = await new Deno.Command(join(ROOT, "bin/tern"), {
+      args: ["run", "--base-url", server.baseUrl, "--mode", "bypass", "--output", "json", "hi"],
+      cwd: ws.dir,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: ws.home,
+        TERN_HOME: ws.home,
+        HTTPS_PROXY: `http://127.0.0.1:${(proxy.addr as Deno.NetAddr).port}`,
+      },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(out.code, 0, decoder.decode(out.stderr));
+    equal(JSON.parse(decoder.decode(out.stdout)).text, "done");
+    equal(server.requests.length, 2);
+    equal(contacted, 0, "tern (or Deno for it) tried to reach a host through the proxy");
+  } finally {
+    proxy.close();
+    await accepting.catch(() => {});
+    await server.close();
+    await ws.cleanup();
+  }
+});
