@@ -4,11 +4,11 @@
  * settings (model, thinking level, mode, profile) are the last ones set on the path; permission
  * changes accumulate in order. Entries of unknown type are skipped.
  */
-import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages.ts";
+import { addUsage, emptyUsage, type Message } from "../core/messages.ts";
 import type { ContextItem } from "../context/compaction_types.ts";
 import { summaryMessage } from "../context/summary.ts";
 import { closeDanglingCalls } from "./dangling.ts";
-import type { Checkpoint, PermissionChange, SessionEntry } from "./types.ts";
+import type { Checkpoint, SessionEntry } from "./types.ts";
 
 export interface ReplayState extends Checkpoint {
   /**
