@@ -4,7 +4,7 @@
  * is and is not guaranteed) and by tern's own reads of workspace files
  * (src/config/workspace_file.ts). Lives in core so both layers can use it.
  */
-import * as fs from "node:fs";
+import type * as NodeFs from "node:fs";
 import { ToolError } from "./observation.ts";
 
 /** What {@linkcode openVerified} needs: the path shown, its real path and its `lstat`. */
@@ -17,7 +17,17 @@ export interface CheckedFile {
   info: Deno.FileInfo | null;
 }
 
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+let nodeFs: typeof NodeFs | undefined;
+
+/**
+ * `node:fs`, loaded at the first open: it brings Deno's Node compatibility layer, which costs
+ * about as much as Deno's own start (`bench/results/start_up.md`), and a run that reads no
+ * workspace file before its first model request never needs it. `Deno.open` has no
+ * `O_NOFOLLOW` or `O_NONBLOCK`, hence `node:fs`.
+ */
+function fs(): typeof NodeFs {
+  return nodeFs ??= process.getBuiltinModule("node:fs");
+}
 const CHUNK_BYTES = 64 * 1024;
 /** Chunks streamed between two turns of the event loop (4 MiB). */
 export const YIELD_EVERY_CHUNKS = 64;
@@ -44,7 +54,7 @@ export class VerifiedFile implements Disposable {
     const buffer = new Uint8Array(max);
     let filled = 0;
     while (filled < max) {
-      const n = fs.readSync(this.#open(), buffer, filled, max - filled, filled);
+      const n = fs().readSync(this.#open(), buffer, filled, max - filled, filled);
       if (n === 0) break;
       filled += n;
     }
@@ -79,7 +89,7 @@ export class VerifiedFile implements Disposable {
 
   /** Closes the file; later calls do nothing. */
   close(): void {
-    if (this.#fd !== null) fs.closeSync(this.#fd);
+    if (this.#fd !== null) fs().closeSync(this.#fd);
     this.#fd = null;
   }
 
@@ -90,7 +100,7 @@ export class VerifiedFile implements Disposable {
   *#chunks(chunkBytes: number): Generator<Uint8Array> {
     for (let position = 0;;) {
       const buffer = new Uint8Array(chunkBytes);
-      const n = fs.readSync(this.#open(), buffer, 0, chunkBytes, position);
+      const n = fs().readSync(this.#open(), buffer, 0, chunkBytes, position);
       if (n === 0) return;
       position += n;
       yield buffer.subarray(0, n);
@@ -113,17 +123,18 @@ export function openVerified(checked: CheckedFile): VerifiedFile {
   if (!info?.isFile) throw new TypeError(`openVerified() needs a checked file, not "${path}"`);
   let fd: number;
   try {
-    fd = fs.openSync(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs().constants;
+    fd = fs().openSync(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     throw openError(error, path, "opened");
   }
   try {
-    const stat = fs.fstatSync(fd);
+    const stat = fs().fstatSync(fd);
     if (!stat.isFile() || !sameFile(stat, info)) throw changed(path, "opened");
     confirmAt(real, stat, path, "opened");
     return new VerifiedFile(real, fd, stat.size, stat.nlink);
   } catch (error) {
-    fs.closeSync(fd);
+    fs().closeSync(fd);
     throw error;
   }
 }
