@@ -161,17 +161,23 @@ export class Conversation {
     if (reopen) await this.#closeSandbox();
   }
 
-  /** Opens the sandbox now (the interactive UI warms it while the person types). */
+  /**
+   * Opens the sandbox now, and starts the tool worker too (the interactive UI warms it while
+   * the person types, when there is time to spare).
+   */
   warm(): Promise<AgentSandbox> {
-    return this.#openSandbox();
+    return this.#openSandbox({ startWorker: true });
   }
 
   /**
    * Loads the tool code and opens the sandbox in the background, so the first tool call finds
-   * them ready: every turn does it once the model starts answering (the request is out).
+   * them ready: every turn does it once the model starts answering (the request is out). The
+   * tool worker, a process of its own, starts only with the first file tool call: a run that
+   * only uses `bash` never starts it.
    */
   preload(): void {
-    this.#loadTools().catch(() => {});
+    // The only built-in that runs in this process; the file tools run in the worker.
+    this.#loadTools("bash").catch(() => {});
     this.#openSandbox().catch(() => {});
   }
 
@@ -355,7 +361,7 @@ export class Conversation {
     return await applyToolResultBudget(observation, ctx.callId ?? "call", budget);
   }
 
-  #openSandbox(): Promise<AgentSandbox> {
+  #openSandbox(how: { startWorker?: boolean } = {}): Promise<AgentSandbox> {
     if (this.#opening) return this.#opening;
     const options = this.#options;
     const { config, workspace, session } = options;
@@ -378,7 +384,7 @@ export class Conversation {
         provider: options.provider,
         goal: () => lastUserText(session),
         loadTools: this.#loadTools,
-        warm: true,
+        warm: how.startWorker ?? false,
         rules: options.rules,
         extraRead: [resultsDir],
         permissions: session.state().permissions,
