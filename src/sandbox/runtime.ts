@@ -147,6 +147,16 @@ export interface SandboxLayers {
   rootOnlyHidden: number;
   /** Kernel interfaces bound read-only. */
   kernelReadOnly: string[];
+  /**
+   * What network commands have: `none` (a network namespace of their own with loopback only),
+   * `hosts` (only these, through a filtering proxy started for each command) or `host` (the
+   * host's network, shared).
+   */
+  network: { kind: "none" } | { kind: "hosts"; hosts: string[] } | { kind: "host" };
+  /** Whether the run's commands share a pids cgroup (its limit counts all their processes). */
+  pidsCgroup: boolean;
+  /** `.git` folders kept read-only, and the names a command cannot create where absent. */
+  guards: { readOnlyGit: number; absent: string[] };
 }
 
 export interface CreateSandboxOptions {
@@ -309,6 +319,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     root: Deno.uid() === 0,
     rootOnlyHidden: rootOnly.length,
     kernelReadOnly: [...KERNEL_WRITABLE],
+    network: networkLayer(built.network, proxiedHosts(profile.grants.net)),
+    pidsCgroup: built.pidsFile !== undefined,
+    guards: {
+      readOnlyGit: gitDirsOf(built).length,
+      absent: [...new Set((built.guarded ?? []).map((path) => basename(path)))],
+    },
   });
   // The plan (with its scan for .git folders, up to ~0.5 s in a big tree) is kept until a
   // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a
@@ -567,6 +583,11 @@ function viewOf(
       ...rootOnly.hidden,
     ],
   };
+}
+
+function networkLayer(shared: boolean, hosts: readonly string[] | null): SandboxLayers["network"] {
+  if (shared) return { kind: "host" };
+  return hosts === null ? { kind: "none" } : { kind: "hosts", hosts: [...hosts] };
 }
 
 function inside(path: string, dir: string): boolean {
