@@ -95,6 +95,8 @@ export class Conversation {
   /** The opening has begun to make things (a tmp folder, the worker) that closing must undo. */
   #openStarted = false;
   #loadTools: ReturnType<typeof builtinLoader>;
+  /** The sandbox's checks started ahead of its opening (see `preload()`). */
+  #prewarming: Promise<void> | undefined;
   #tools: ToolRegistry;
   /** Warnings already given about the project's rules file. */
   #warned = new Set<string>();
@@ -176,6 +178,12 @@ export class Conversation {
    * only uses `bash` never starts it.
    */
   preload(): void {
+    // The sandbox's checks are processes: started first, they run while its code loads.
+    if (!this.#opening && !this.#prewarming && !this.#options.config.noSandbox) {
+      this.#prewarming = import("../sandbox/prewarm.ts").then(({ prewarmSandbox }) =>
+        prewarmSandbox()
+      ).catch(() => {});
+    }
     // The only built-in that runs in this process; the file tools run in the worker.
     this.#loadTools("bash").catch(() => {});
     this.#openSandbox().catch(() => {});
@@ -409,13 +417,21 @@ export class Conversation {
   async #closeSandbox(): Promise<void> {
     const opening = this.#opening;
     const started = this.#openStarted;
+    const prewarming = this.#prewarming;
     this.#opening = undefined;
     this.#sandbox = undefined;
     this.#openStarted = false;
+    this.#prewarming = undefined;
     // An opening still under way (warmed at the first token of a turn that needed no tool) is
     // given up: before it made anything there is nothing to wait for, after it cleans up.
     this.#openAbort?.abort();
     this.#openAbort = undefined;
+    if (prewarming) {
+      // Checks started ahead that no sandbox took end here, not after their owner.
+      await prewarming;
+      const { settlePrewarm } = await import("../sandbox/prewarm.ts");
+      await settlePrewarm();
+    }
     if (!opening) return;
     if (!started) {
       opening.catch(() => {});

@@ -21,7 +21,7 @@ import { makePidsCgroup, pidsCgroupPrefix, removeStalePidsCgroups } from "./pids
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
-import { hostPrivatePaths, privateView } from "./host_private.ts";
+import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
@@ -204,9 +204,11 @@ export interface CreateSandboxOptions {
 export async function createSandbox(options: CreateSandboxOptions): Promise<SandboxRuntime> {
   const privateTmp = await makePrivateTmp();
   const tmp = privateTmp.path;
+  // A search for root-only files started ahead (prewarm.ts) is this sandbox's to use or end.
+  const warmRootOnly = takeWarmHostPrivatePaths();
   // What runs killed before they could clean up left behind goes now, off the start path
-  // (close() waits for it).
-  const swept = sweepStale(tmp);
+  // (close() waits for it, and for a prewarmed search this sandbox does not use).
+  const swept = Promise.all([sweepStale(tmp), warmRootOnly?.catch(() => {})]).then(() => {});
   let base: SandboxProfile;
   try {
     base = compileProfile(options.profile, {
@@ -238,7 +240,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : options.ternHome;
   const privateFilterDir = filterDir !== options.ternHome ? filterDir : undefined;
   const viewWork = wantsBwrap
-    ? Promise.all([seccompFile(filterDir), hostPrivatePaths()])
+    ? Promise.all([seccompFile(filterDir), warmRootOnly ?? hostPrivatePaths()])
     : Promise.resolve([null, []] as const);
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   const [seccompPath, rootOnlyFound] = await viewWork;
