@@ -1,8 +1,10 @@
-/** Loads tree-sitter-bash once per process: initialising the wasm runtime costs ~70 ms. */
-import { Language, Parser } from "web-tree-sitter";
+/**
+ * Loads tree-sitter-bash once per process: initialising the wasm runtime costs ~70 ms. Its
+ * code too loads only then (plain command lines never need it, see `_plain.ts`).
+ */
+import type { Parser } from "web-tree-sitter";
 
-export type { Node } from "web-tree-sitter";
-export { Parser };
+export type { Node, Parser } from "web-tree-sitter";
 
 let loading: Promise<Parser> | undefined;
 
@@ -19,6 +21,7 @@ export function loadBashParser(): Promise<Parser> {
 }
 
 async function createParser(): Promise<Parser> {
+  const { Language, Parser } = await import("web-tree-sitter");
   const url = new URL(import.meta.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm"));
   const bytes = await Deno.readFile(url);
   await Parser.init();
