@@ -1,12 +1,16 @@
 /** The measurements of bench/sandbox_layers_bench.ts. */
 import { join } from "node:path";
 import {
+  bashArgv,
   bwrapArgs,
+  bwrapArgvFor,
   KERNEL_WRITABLE,
   launchArgv,
   probeBwrap,
   sandboxEnv,
 } from "../src/sandbox/bwrap.ts";
+import { runProxied } from "../src/sandbox/net_shell.ts";
+import { createBwrapRunner } from "../src/sandbox/shell_runner.ts";
 import { homeView } from "../src/sandbox/home_view.ts";
 import { hostPrivatePaths, privateView, rootOnlyPaths } from "../src/sandbox/host_private.ts";
 import { snapshotHostFiles } from "../src/sandbox/persistence.ts";
@@ -19,13 +23,19 @@ import { type Stats, stats, timeCalls, timeInterleaved } from "./_sandbox_measur
 
 const WARMUP = 5;
 
-/** Runs `echo hi` as `plan` says; `launcher` false starts bubblewrap directly (the old way). */
+/**
+ * Runs `echo hi` as `plan` says; `launcher` false starts bubblewrap directly (the old way),
+ * `limits` false leaves out the head of the command's shell (rlimits, liveness check), `fork`
+ * starts it with Deno's `detached: true` (a fork() of this process) instead of `setsid`.
+ */
 function runner(
   plan: ShellPlan,
-  options: { launcher: boolean; kernel: boolean; bare?: boolean },
+  options: { launcher: boolean; kernel: boolean; bare?: boolean; limits?: boolean; fork?: boolean },
 ) {
   let args = options.bare
     ? ["--ro-bind", "/", "/", "--", "bash", "-c", "echo hi"]
+    : options.limits === false
+    ? bwrapArgvFor(plan, bashArgv("echo hi"))
     : bwrapArgs(plan, "echo hi");
   if (!options.kernel) {
     const kept: string[] = [];
@@ -36,11 +46,32 @@ function runner(
     args = kept;
   }
   const launch = options.launcher ? launchArgv(plan, args) : { program: "bwrap", args };
+  if (options.fork) {
+    return async () => {
+      const child = new Deno.Command(launch.program, {
+        args: launch.args,
+        cwd: "/",
+        env: sandboxEnv(plan),
+        clearEnv: true,
+        // The launcher's stdin is tern's liveness pipe: at end-of-file the command exits.
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+        detached: true,
+      }).spawn();
+      const out = await child.output();
+      await child.stdin.close().catch(() => {});
+      const text = new TextDecoder().decode(out.stdout);
+      if (text !== "hi\n") throw new Error(`Cannot benchmark: got "${text}"`);
+    };
+  }
   return async () => {
     const result = await runInProcessGroup(launch.program, {
       args: launch.args,
       cwd: "/",
       env: sandboxEnv(plan),
+      // As tern runs it: the launcher moves the pipe to LIVENESS_FD (see bwrap.ts).
+      livenessPipe: options.launcher,
     });
     if (result.output !== "hi\n") throw new Error(`Cannot benchmark: got "${result.output}"`);
   };
@@ -121,9 +152,24 @@ export async function runLayersBench(args: readonly string[]): Promise<void> {
     };
     const withGuards = { ...withRoot, guarded: [join(ws, ".tern"), join(ws, ".git")] };
     const bare = runner(base, { launcher: false, kernel: false, bare: true });
+    const socketDir = await Deno.makeTempDir({ prefix: "tern-layers-proxy-" });
+    let proxied = 0;
+    const withProxy = async () => {
+      const result = await runProxied(
+        withGuards,
+        ["example.com"],
+        (plan) => createBwrapRunner(plan)("echo hi", { cwd: ws }),
+        { socketDir, name: String(++proxied) },
+      );
+      if (result.output !== "hi\n") throw new Error(`Cannot benchmark: got "${result.output}"`);
+    };
     const variants: Array<[string, () => Promise<void>]> = [
       ["bwrap --ro-bind / / (this machine's floor)", bare],
-      ["bwrap, the old view", runner(base, { launcher: false, kernel: false })],
+      [
+        "bwrap, the old view (sized /tmp), no rlimits",
+        runner(base, { launcher: false, kernel: false, limits: false }),
+      ],
+      ["+ rlimits, liveness check", runner(base, { launcher: false, kernel: false })],
       ["+ /proc/sys & co read-only", runner(base, { launcher: false, kernel: true })],
       ["+ launcher (closes fds)", runner(base, { launcher: true, kernel: true })],
       ["+ seccomp filter", runner(withSeccomp, { launcher: true, kernel: true })],
@@ -133,8 +179,14 @@ export async function runLayersBench(args: readonly string[]): Promise<void> {
         runner(withRoot, { launcher: true, kernel: true }),
       ],
       ["+ .tern/.git guards (all layers)", runner(withGuards, { launcher: true, kernel: true })],
+      [
+        "all layers, started by fork() (Deno's detached, before)",
+        runner(withGuards, { launcher: true, kernel: true, fork: true }),
+      ],
+      ["all layers + one host granted (proxy and forwarder)", withProxy],
     ];
     const times = await timeInterleaved(runs, WARMUP, variants.map(([, fn]) => fn));
+    await Deno.remove(socketDir, { recursive: true });
     const perCommand = Object.fromEntries(variants.map(([name], i) => [name, stats(times[i])]));
     const result = {
       date: new Date().toISOString(),

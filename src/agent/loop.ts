@@ -54,9 +54,9 @@ export interface RunTurnOptions {
    */
   steering?: () => string[];
   /**
-   * Called once per turn when the model starts answering (its first text, or its whole reply):
-   * the request is out, the moment to preload what tool calls need (the tool code, the
-   * sandbox). Must not throw.
+   * Called once per turn when the model starts answering (its first text, thinking or tool
+   * call, or its whole reply): the request is out, the moment to preload what tool calls need
+   * (the tool code, the sandbox). Must not throw.
    */
   onAnswering?: () => void;
 }
@@ -219,9 +219,11 @@ async function callModel(
         emit({ type: "text_delta", round, text: event.text });
         break;
       case "thinking_delta":
+        answered();
         emit({ type: "thinking_delta", round, text: event.text });
         break;
       case "tool_call_delta":
+        answered();
         break;
       case "retry":
         emit({ ...event, round });

@@ -4,7 +4,7 @@
  * ordinary read-only-looking commands start. Every run here switches those off, passes git a
  * bare environment, closes stdin, caps stdout and kills the process group after a timeout.
  */
-import { signalProcessGroup } from "../sandbox/process.ts";
+import { signalProcessGroup, spawnProcessGroup } from "../sandbox/process.ts";
 
 /** The environment git may see besides the switches below. */
 export interface GitEnvironment {
@@ -99,7 +99,7 @@ export async function runGit(
   }
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command("git", {
+    child = spawnProcessGroup("git", {
       args: [...HARDENING, ...args],
       cwd: options.cwd,
       env,
@@ -107,8 +107,7 @@ export async function runGit(
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-      detached: true,
-    }).spawn();
+    });
   } catch (error) {
     const unavailable = error instanceof Deno.errors.NotFound ||
       error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;

@@ -82,6 +82,17 @@ export function layerLines(layers: SandboxLayers): string[] {
     ? `tern runs as root: commands run as uid 0 without capabilities; ${layers.rootOnlyHidden} ` +
       "root-only host paths hidden"
     : "tern does not run as root: commands keep its uid, without capabilities";
+  const network = layers.network.kind === "none"
+    ? "none: a network namespace of its own, loopback only"
+    : layers.network.kind === "hosts"
+    ? `only ${layers.network.hosts.join(", ")}, through a filtering proxy started for each ` +
+      "command (every host it connects to or refuses goes to the audit log)"
+    : "the host's network, shared";
+  const guards = `${layers.guards.readOnlyGit} .git folder(s) read-only; ` +
+    `${layers.guards.absent.join(" and ")} cannot be created where absent`;
+  const processes = "each command in a process group and pid namespace of its own, killed " +
+    "whole at its timeout or cancel; one whose tern died while it started exits (liveness pipe)" +
+    (layers.pidsCgroup ? "; the run's commands share a pids cgroup" : "");
   return [
     "Layers of the shell sandbox:",
     `  home        ${home}`,
@@ -90,6 +101,10 @@ export function layerLines(layers: SandboxLayers): string[] {
     `  kernel      read-only: ${layers.kernelReadOnly.join(", ")}, /sys`,
     "  sockets     no Unix sockets (socket(AF_UNIX) refused), host /run empty",
     "  descriptors every inherited descriptor above 2 closed before bubblewrap starts",
+    `  network     ${network}`,
+    `  guards      ${guards}`,
+    `  processes   ${processes}`,
+    "  limits      the limits above: rlimits at the head of every command, a sized tmpfs /tmp",
     `  root        ${root}`,
   ];
 }

@@ -1,16 +1,111 @@
 /**
- * Signalling a process group (a process started with `detached: true`, so its pgid is its pid)
- * and stopping one gracefully, then by force. Shared by the sandbox's command runner and the
- * MCP client's stdio transport, which both must end everything a process started.
+ * Starting a process in a process group of its own (its pgid is its pid), signalling that group
+ * and stopping it gracefully, then by force. Shared by every place that starts a process whose
+ * descendants must end with it: the sandbox's command runner, the tool worker, the MCP client's
+ * stdio transport and hardened git.
  */
+
+/** Where `setsid` (util-linux) is looked for; without it, Deno's `detached` is used. */
+const SETSID_PATHS: readonly string[] = ["/usr/bin/setsid", "/bin/setsid"];
+
+/** `setsid`'s path once looked up, null when there is none. */
+let setsidPath: string | null | undefined;
+
+/** Leaders started by {@linkcode spawnProcessGroup} that have not exited yet. */
+const unreaped = new Set<number>();
+
+/**
+ * Starts `command` like `new Deno.Command(command, options).spawn()`, in a new session and
+ * process group whose id is the child's pid, so {@linkcode signalProcessGroup} reaches it and
+ * everything it starts. Deno's `detached: true` does the same by `fork()`ing this whole process
+ * (its cost grows with our memory); this starts `setsid -- <program> <args>` with
+ * `posix_spawn` instead: `setsid` makes itself a session leader and execs the program under the
+ * same pid. The program is looked up here (on the `PATH` of `options.env`, else ours) so a
+ * missing one throws Deno's `NotFound` (and a file that cannot run `PermissionDenied`) as a
+ * plain spawn would. Without `setsid` on the machine, falls back to `detached: true`.
+ */
+export function spawnProcessGroup(
+  command: string,
+  options: Omit<Deno.CommandOptions, "detached"> = {},
+): Deno.ChildProcess {
+  const setsid = findSetsid();
+  if (setsid === null) return new Deno.Command(command, { ...options, detached: true }).spawn();
+  const program = resolveProgram(command, options);
+  const child = new Deno.Command(setsid, {
+    ...options,
+    args: ["--", program, ...options.args ?? []],
+  }).spawn();
+  unreaped.add(child.pid);
+  const forget = () => unreaped.delete(child.pid);
+  child.status.then(forget, forget);
+  return child;
+}
+
+function findSetsid(): string | null {
+  if (setsidPath === undefined) setsidPath = SETSID_PATHS.find(isExecutable) ?? null;
+  return setsidPath;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** `command` as an absolute path, found the way `execvp` would; throws NotFound without one. */
+function resolveProgram(command: string, options: Deno.CommandOptions): string {
+  if (command.includes("/")) {
+    const path = command.startsWith("/") ? command : `${options.cwd ?? Deno.cwd()}/${command}`;
+    if (isExecutable(path)) return path;
+    if (exists(path)) {
+      throw new Deno.errors.PermissionDenied(`Failed to spawn '${command}': permission denied`);
+    }
+  } else {
+    for (const dir of searchPath(options).split(":")) {
+      const path = `${dir === "" ? "." : dir}/${command}`;
+      if (isExecutable(path)) return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+    }
+  }
+  throw new Deno.errors.NotFound(`Failed to spawn '${command}': entity not found`);
+}
+
+function searchPath(options: Deno.CommandOptions): string {
+  const given = options.env?.PATH;
+  if (given !== undefined) return given;
+  if (options.clearEnv) return "/usr/local/bin:/usr/bin:/bin";
+  try {
+    return Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+  } catch {
+    return "/usr/local/bin:/usr/bin:/bin";
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Sends `signal` to every process in group `pgid`. Returns false when the group has no
- * processes left. Never throws for a missing group.
+ * processes left. Never throws for a missing group. A leader {@linkcode spawnProcessGroup}
+ * started a moment ago may not have made its group yet (`setsid` has not run): while it has
+ * not exited, the signal then goes to it alone, which is all the group it can have had.
  */
 export function signalProcessGroup(pgid: number, signal: Deno.Signal): boolean {
+  if (sendSignal(-pgid, signal)) return true;
+  return unreaped.has(pgid) && sendSignal(pgid, signal);
+}
+
+function sendSignal(target: number, signal: Deno.Signal): boolean {
   try {
-    Deno.kill(-pgid, signal);
+    Deno.kill(target, signal);
     return true;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return false;

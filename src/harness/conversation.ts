@@ -95,6 +95,8 @@ export class Conversation {
   /** The opening has begun to make things (a tmp folder, the worker) that closing must undo. */
   #openStarted = false;
   #loadTools: ReturnType<typeof builtinLoader>;
+  /** The sandbox's checks started ahead of its opening (see `preload()`). */
+  #prewarming: Promise<void> | undefined;
   #tools: ToolRegistry;
   /** Warnings already given about the project's rules file. */
   #warned = new Set<string>();
@@ -161,17 +163,29 @@ export class Conversation {
     if (reopen) await this.#closeSandbox();
   }
 
-  /** Opens the sandbox now (the interactive UI warms it while the person types). */
+  /**
+   * Opens the sandbox now, and starts the tool worker too (the interactive UI warms it while
+   * the person types, when there is time to spare).
+   */
   warm(): Promise<AgentSandbox> {
-    return this.#openSandbox();
+    return this.#openSandbox({ startWorker: true });
   }
 
   /**
    * Loads the tool code and opens the sandbox in the background, so the first tool call finds
-   * them ready: every turn does it once the model starts answering (the request is out).
+   * them ready: every turn does it once the model starts answering (the request is out). The
+   * tool worker, a process of its own, starts only with the first file tool call: a run that
+   * only uses `bash` never starts it.
    */
   preload(): void {
-    this.#loadTools().catch(() => {});
+    // The sandbox's checks are processes: started first, they run while its code loads.
+    if (!this.#opening && !this.#prewarming && !this.#options.config.noSandbox) {
+      this.#prewarming = import("../sandbox/prewarm.ts").then(({ prewarmSandbox }) =>
+        prewarmSandbox()
+      ).catch(() => {});
+    }
+    // The only built-in that runs in this process; the file tools run in the worker.
+    this.#loadTools("bash").catch(() => {});
     this.#openSandbox().catch(() => {});
   }
 
@@ -357,7 +371,7 @@ export class Conversation {
     return await applyToolResultBudget(observation, ctx.callId ?? "call", budget);
   }
 
-  #openSandbox(): Promise<AgentSandbox> {
+  #openSandbox(how: { startWorker?: boolean } = {}): Promise<AgentSandbox> {
     if (this.#opening) return this.#opening;
     const options = this.#options;
     const { config, workspace, session } = options;
@@ -380,7 +394,7 @@ export class Conversation {
         provider: options.provider,
         goal: () => lastUserText(session),
         loadTools: this.#loadTools,
-        warm: true,
+        warm: how.startWorker ?? false,
         rules: options.rules,
         extraRead: [resultsDir],
         permissions: session.state().permissions,
@@ -405,13 +419,21 @@ export class Conversation {
   async #closeSandbox(): Promise<void> {
     const opening = this.#opening;
     const started = this.#openStarted;
+    const prewarming = this.#prewarming;
     this.#opening = undefined;
     this.#sandbox = undefined;
     this.#openStarted = false;
+    this.#prewarming = undefined;
     // An opening still under way (warmed at the first token of a turn that needed no tool) is
     // given up: before it made anything there is nothing to wait for, after it cleans up.
     this.#openAbort?.abort();
     this.#openAbort = undefined;
+    if (prewarming) {
+      // Checks started ahead that no sandbox took end here, not after their owner.
+      await prewarming;
+      const { settlePrewarm } = await import("../sandbox/prewarm.ts");
+      await settlePrewarm();
+    }
     if (!opening) return;
     if (!started) {
       opening.catch(() => {});

@@ -7,7 +7,11 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { signalProcessGroup, terminateProcessGroup } from "../core/process_group.ts";
+import {
+  signalProcessGroup,
+  spawnProcessGroup,
+  terminateProcessGroup,
+} from "../core/process_group.ts";
 
 /** Options for {@linkcode StdioProcessTransport}. */
 export interface StdioTransportOptions {
@@ -37,7 +41,7 @@ type Reader = ReadableStreamDefaultReader<Uint8Array>;
 type Writer = WritableStreamDefaultWriter<Uint8Array>;
 
 /**
- * A {@linkcode Transport} over a child process's stdin and stdout. The process starts detached
+ * A {@linkcode Transport} over a child process's stdin and stdout. The process starts in a group
  * (its pgid is its pid) with exactly `env`. A stdout line that is not a JSON-RPC message is a
  * protocol violation: `onerror`, then the transport closes (empty lines are skipped, an
  * unterminated last line is dropped). When the server exits by itself, `onerror` says how
@@ -95,7 +99,7 @@ export class StdioProcessTransport implements Transport {
     const { command, args, cwd, env } = this.#options;
     let child: Deno.ChildProcess;
     try {
-      child = new Deno.Command(command, {
+      child = spawnProcessGroup(command, {
         args,
         cwd,
         env,
@@ -103,8 +107,7 @@ export class StdioProcessTransport implements Transport {
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
-        detached: true,
-      }).spawn();
+      });
     } catch (error) {
       const problem = spawnProblem(error, command, cwd);
       throw new Error(`Cannot start ${this.#label}: ${problem}`, { cause: error });

@@ -504,7 +504,9 @@ async function runProbe(path: string): Promise<BwrapProbe> {
     network: false,
     env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
   };
-  const trial = await output(path, bwrapArgs(plan, "true"));
+  // The sandbox alone, without a command's shell head: its liveness check would read a
+  // descriptor 9 that tern inherited (commands get theirs from the launcher) and fail the probe.
+  const trial = await output(path, bwrapArgvFor(plan, ["true"]));
   if (!trial.ok) return trial;
   if (trial.code !== 0) {
     const detail = trial.text || `exit code ${trial.code}`;

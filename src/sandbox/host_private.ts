@@ -108,6 +108,25 @@ function privateKind(path: string, uid: number, gid: number): "private" | "dir" 
   return info.isDirectory ? "dir" : "other";
 }
 
+/** A search {@linkcode prewarmHostPrivatePaths} started that no sandbox has taken yet. */
+let warm: Promise<string[]> | undefined;
+
+/**
+ * Starts {@linkcode hostPrivatePaths} now (a `find` process), for the next sandbox that opens
+ * to take with {@linkcode takeWarmHostPrivatePaths}: the search then runs while tern loads the
+ * sandbox's code. Does nothing while one started earlier waits to be taken.
+ */
+export function prewarmHostPrivatePaths(): void {
+  warm ??= hostPrivatePaths();
+}
+
+/** The search {@linkcode prewarmHostPrivatePaths} started, once (later: undefined). */
+export function takeWarmHostPrivatePaths(): Promise<string[]> | undefined {
+  const taken = warm;
+  warm = undefined;
+  return taken;
+}
+
 /**
  * {@linkcode rootOnlyPaths} when this process runs as uid 0 (for any other uid, dropped
  * capabilities already keep root's files closed), none otherwise. The search runs in `find`

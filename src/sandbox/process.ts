@@ -3,9 +3,17 @@
  * started (children, grandchildren, background jobs), and the environment it may see. Shared by
  * the `bash` tool and the sandbox, which wraps the same command in bubblewrap.
  */
-import { signalProcessGroup, terminateProcessGroup } from "../core/process_group.ts";
+import {
+  signalProcessGroup,
+  spawnProcessGroup,
+  terminateProcessGroup,
+} from "../core/process_group.ts";
 
-export { signalProcessGroup, terminateProcessGroup } from "../core/process_group.ts";
+export {
+  signalProcessGroup,
+  spawnProcessGroup,
+  terminateProcessGroup,
+} from "../core/process_group.ts";
 
 /** Variables passed through to commands (plus every `LC_*`), unless the name looks secret. */
 export const SAFE_ENV_NAMES: readonly string[] = [
@@ -88,7 +96,7 @@ export interface ProcessGroupResult {
 const DRAIN_MS = 1000;
 
 /**
- * Runs `command` detached into a new process group (pgid = pid) with stdin closed (or a
+ * Runs `command` in a new process group (pgid = pid, see `spawnProcessGroup`) with stdin closed (or a
  * liveness pipe, see `livenessPipe`). On timeout
  * or abort the whole group gets SIGTERM, then SIGKILL; when the leader exits by itself, what
  * is left of its group (background jobs) is killed. Never leaves a process of the group
@@ -98,7 +106,7 @@ export async function runInProcessGroup(
   command: string,
   options: ProcessGroupOptions,
 ): Promise<ProcessGroupResult> {
-  const child = new Deno.Command(command, {
+  const child = spawnProcessGroup(command, {
     args: options.args ?? [],
     cwd: options.cwd,
     env: options.env,
@@ -106,8 +114,7 @@ export async function runInProcessGroup(
     stdin: options.livenessPipe ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",
-    detached: true,
-  }).spawn();
+  });
   const buffer = new OutputBuffer(options.memoryChars ?? 2_000_000);
   const readers = [child.stdout.getReader(), child.stderr.getReader()];
   const pumps = Promise.all(readers.map((reader) => pump(reader, buffer, options.onOutput)));

@@ -21,7 +21,7 @@ import { makePidsCgroup, pidsCgroupPrefix, removeStalePidsCgroups } from "./pids
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
-import { hostPrivatePaths, privateView } from "./host_private.ts";
+import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
@@ -147,6 +147,16 @@ export interface SandboxLayers {
   rootOnlyHidden: number;
   /** Kernel interfaces bound read-only. */
   kernelReadOnly: string[];
+  /**
+   * What network commands have: `none` (a network namespace of their own with loopback only),
+   * `hosts` (only these, through a filtering proxy started for each command) or `host` (the
+   * host's network, shared).
+   */
+  network: { kind: "none" } | { kind: "hosts"; hosts: string[] } | { kind: "host" };
+  /** Whether the run's commands share a pids cgroup (its limit counts all their processes). */
+  pidsCgroup: boolean;
+  /** `.git` folders kept read-only, and the names a command cannot create where absent. */
+  guards: { readOnlyGit: number; absent: string[] };
 }
 
 export interface CreateSandboxOptions {
@@ -194,9 +204,11 @@ export interface CreateSandboxOptions {
 export async function createSandbox(options: CreateSandboxOptions): Promise<SandboxRuntime> {
   const privateTmp = await makePrivateTmp();
   const tmp = privateTmp.path;
+  // A search for root-only files started ahead (prewarm.ts) is this sandbox's to use or end.
+  const warmRootOnly = takeWarmHostPrivatePaths();
   // What runs killed before they could clean up left behind goes now, off the start path
-  // (close() waits for it).
-  const swept = sweepStale(tmp);
+  // (close() waits for it, and for a prewarmed search this sandbox does not use).
+  const swept = Promise.all([sweepStale(tmp), warmRootOnly?.catch(() => {})]).then(() => {});
   let base: SandboxProfile;
   try {
     base = compileProfile(options.profile, {
@@ -228,7 +240,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : options.ternHome;
   const privateFilterDir = filterDir !== options.ternHome ? filterDir : undefined;
   const viewWork = wantsBwrap
-    ? Promise.all([seccompFile(filterDir), hostPrivatePaths()])
+    ? Promise.all([seccompFile(filterDir), warmRootOnly ?? hostPrivatePaths()])
     : Promise.resolve([null, []] as const);
   const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
   const [seccompPath, rootOnlyFound] = await viewWork;
@@ -309,6 +321,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     root: Deno.uid() === 0,
     rootOnlyHidden: rootOnly.length,
     kernelReadOnly: [...KERNEL_WRITABLE],
+    network: networkLayer(built.network, proxiedHosts(profile.grants.net)),
+    pidsCgroup: built.pidsFile !== undefined,
+    guards: {
+      readOnlyGit: gitDirsOf(built).length,
+      absent: [...new Set((built.guarded ?? []).map((path) => basename(path)))],
+    },
   });
   // The plan (with its scan for .git folders, slow in a big tree) is kept until a
   // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a
@@ -567,6 +585,11 @@ function viewOf(
       ...rootOnly.hidden,
     ],
   };
+}
+
+function networkLayer(shared: boolean, hosts: readonly string[] | null): SandboxLayers["network"] {
+  if (shared) return { kind: "host" };
+  return hosts === null ? { kind: "none" } : { kind: "hosts", hosts: [...hosts] };
 }
 
 function inside(path: string, dir: string): boolean {

@@ -29,13 +29,28 @@ export interface ManifestEntry {
 /** The manifest, in the order the model sees the tools. */
 export const BUILTIN_MANIFEST: readonly ManifestEntry[] = manifest as ManifestEntry[];
 
-/** Loads the implementations once per options object; later calls share the promise. */
-export type BuiltinLoader = () => Promise<Map<string, Tool>>;
+/**
+ * Loads the implementations once per options object; later calls share the promise. With a
+ * `name`, the map holds at least that tool, and may hold only it.
+ */
+export type BuiltinLoader = (name?: string) => Promise<Map<string, Tool>>;
 
-/** A loader for the built-in implementations, configured with `options`. */
+/**
+ * A loader for the built-in implementations, configured with `options`. `bash` loads alone:
+ * it is the one built-in that runs in tern's own process (the file tools run in the tool
+ * worker), so a run that only uses it never loads the file tools' libraries (about half the
+ * tools' memory).
+ */
 export function builtinLoader(options: BuiltinToolOptions = {}): BuiltinLoader {
   let loading: Promise<Map<string, Tool>> | undefined;
-  return () => {
+  let bashOnly: Promise<Map<string, Tool>> | undefined;
+  return (name) => {
+    if (name === "bash" && loading === undefined) {
+      bashOnly ??= import("./bash.ts").then(({ createBashTool }) =>
+        new Map([["bash", createBashTool({ defaultTimeoutMs: options.bashTimeoutMs })]])
+      );
+      return bashOnly;
+    }
     loading ??= import("./builtin.ts").then(({ createBuiltinTools }) =>
       new Map(createBuiltinTools(options).map((tool) => [tool.name, tool]))
     );
@@ -65,7 +80,7 @@ export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
     async run(args, ctx) {
       let tool: Tool | undefined;
       try {
-        tool = (await load()).get(entry.name);
+        tool = (await load(entry.name)).get(entry.name);
       } catch (error) {
         const detail = error instanceof Error ? error.message : String(error);
         return {

@@ -259,3 +259,26 @@ Deno.test("tern refuses an unknown profile and a bad rule example with exit code
     );
   });
 });
+
+testWith(
+  [bwrapNeed],
+  "tern sandbox explain names the network, guard, process and limit layers",
+  async () => {
+    await withWorkspace(async (ws) => {
+      let out = await runTern(["sandbox", "explain"], { cwd: ws.dir, env: ws.env });
+      equal(out.code, 0, out.stderr);
+      match(out.stdout, /^ {2}network {5}none: a network namespace of its own, loopback only$/m);
+      match(out.stdout, /^ {2}guards {6}\d+ \.git folder\(s\) read-only; \.tern and \.git cannot/m);
+      match(out.stdout, /^ {2}processes {3}each command in a process group and pid namespace/m);
+      match(out.stdout, /^ {2}limits {6}the limits above: rlimits/m);
+      // A profile granting one host: commands reach it through the proxy, nothing else.
+      await Deno.writeTextFile(
+        join(ws.home, "config.jsonc"),
+        `{ "profile": "onehost", "profiles": { "onehost": { "write": ["."], "net": ["example.com"] } } }`,
+      );
+      out = await runTern(["sandbox", "explain", "-o", "json"], { cwd: ws.dir, env: ws.env });
+      equal(out.code, 0, out.stderr);
+      deepEqual(JSON.parse(out.stdout).layers.network, { kind: "hosts", hosts: ["example.com"] });
+    });
+  },
+);

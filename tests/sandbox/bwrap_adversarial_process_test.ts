@@ -7,6 +7,9 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { SHELL_MEMORY_CHARS } from "../../src/sandbox/shell_runner.ts";
 import { attackTest, processesWith } from "./_bwrap_helpers.ts";
 
+/** When a cancel comes: before the start, right after it, a little later, or once it runs. */
+const CANCEL_AT = ["before", "at once", "soon", "running"] as const;
+
 attackTest("bwrap runner kills a command that ignores SIGTERM at the timeout", async (a) => {
   const result = await a.run(`trap '' TERM; echo armed; sleep ${a.mark}`, { timeoutMs: 500 });
   ok(result.timedOut && !result.cancelled, JSON.stringify(result));
@@ -78,5 +81,36 @@ attackTest("bwrap runner cannot see or signal host processes", async (a) => {
   } finally {
     host.kill("SIGKILL");
     await host.status;
+  }
+});
+
+attackTest("bwrap runner leaves nothing behind after 200 cancelled sandboxes", async (a) => {
+  const cancelOne = async (i: number) => {
+    const at = CANCEL_AT[i % CANCEL_AT.length];
+    const controller = new AbortController();
+    if (at === "before") controller.abort();
+    const result = a.run(`echo started; sleep ${a.mark}; echo finished`, {
+      signal: controller.signal,
+      onOutput: (text) => {
+        if (at === "running" && text.includes("started")) controller.abort();
+      },
+    });
+    if (at === "at once") controller.abort();
+    if (at === "soon") setTimeout(() => controller.abort(), i % 25);
+    const { cancelled, timedOut, output } = await result;
+    deepEqual(
+      { cancelled, timedOut, finished: output.includes("finished") },
+      { cancelled: true, timedOut: false, finished: false },
+      `${at} (${i})`,
+    );
+  };
+  // Four at a time: cancels land while other sandboxes start and end.
+  for (let i = 0; i < 200; i += 4) {
+    await Promise.all([0, 1, 2, 3].map((k) => cancelOne(i + k)));
+  }
+  // Each run returned only after its group was killed; the kernel then ends what is left of
+  // each pid namespace. Wait for that (up to 30 s on a loaded machine), then attackTest checks.
+  for (let tries = 0; tries < 600 && (await processesWith(a.mark)).length > 0; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 });

@@ -172,3 +172,30 @@ testWith(
     }
   },
 );
+
+Deno.test("createSandbox() takes the search prewarmSandbox() started, also when it needs none", async () => {
+  const { prewarmSandbox } = await import("../../src/sandbox/prewarm.ts");
+  const { takeWarmHostPrivatePaths } = await import("../../src/sandbox/host_private.ts");
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  try {
+    // :danger-full-access has no bubblewrap: the started search is not used, but the sandbox
+    // owns it and waits for it at close (the test's op sanitizer sees any that outlives it).
+    prewarmSandbox();
+    const runtime = await createSandbox({
+      workspace: ws,
+      profile: ":danger-full-access",
+      noSandbox: false,
+      ternHome: join(root, "tern-home"),
+      env: { PATH: "/usr/bin:/bin", HOME: root },
+      home: root,
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "prewarm-test",
+    });
+    equal(takeWarmHostPrivatePaths(), undefined, "the prewarmed search was left for no one");
+    await runtime.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -66,3 +66,9 @@ Deno.test("builtinTools() offers the manifest and runs the real implementation o
     await Deno.remove(workspace, { recursive: true });
   }
 });
+
+Deno.test("builtinLoader() asked for bash first loads bash alone, then every tool", async () => {
+  const load = builtinLoader();
+  deepEqual([...(await load("bash")).keys()], ["bash"]);
+  deepEqual([...(await load("read")).keys()].sort(), BUILTIN_MANIFEST.map((e) => e.name).sort());
+});

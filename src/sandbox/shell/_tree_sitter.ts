@@ -1,11 +1,11 @@
 /**
  * Loads tree-sitter-bash once per process: initialising the wasm runtime is costly
- * (`bench/results/code_costs.md`).
+ * (`bench/results/code_costs.md`). Its code too loads only then (plain command lines never
+ * need it, see `_plain.ts`).
  */
-import { Language, Parser } from "web-tree-sitter";
+import type { Parser } from "web-tree-sitter";
 
-export type { Node } from "web-tree-sitter";
-export { Parser };
+export type { Node, Parser } from "web-tree-sitter";
 
 let loading: Promise<Parser> | undefined;
 
@@ -22,6 +22,7 @@ export function loadBashParser(): Promise<Parser> {
 }
 
 async function createParser(): Promise<Parser> {
+  const { Language, Parser } = await import("web-tree-sitter");
   const url = new URL(import.meta.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm"));
   const bytes = await Deno.readFile(url);
   await Parser.init();

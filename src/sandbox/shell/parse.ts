@@ -3,6 +3,7 @@
  * the classifier judge every part (`a && evil`, `$(evil)`, `xargs rm`) and not just the first.
  */
 import { findHiddenCode } from "./_hidden_code.ts";
+import { scanPlain } from "./_plain.ts";
 import { loadBashParser, type Node, type Parser } from "./_tree_sitter.ts";
 import { type RawCommand, type Redirect, type WalkState, walkStatement } from "./_walk.ts";
 import { commandName, peelWrappers } from "./_wrappers.ts";
@@ -45,9 +46,25 @@ const MAX_NESTING = 4;
 
 /**
  * Parses `command` as bash. Never throws for bad input: a syntax error comes back as
- * `{ok: false}` naming the line and column. Loads the grammar on first use.
+ * `{ok: false}` naming the line and column. A plain command line (see `_plain.ts`) is read
+ * without the parser, with the same result; the grammar is loaded on first use otherwise.
  */
 export async function analyzeShell(command: string): Promise<ShellAnalysis> {
+  return analyzePlain(command) ?? analyzeSource(await loadBashParser(), command, 0);
+}
+
+/**
+ * `command` analysed without the parser, or undefined when it is not a plain command line or
+ * hides code (`bash -c '…'`) that needs the parser. Exported for the test that holds it equal
+ * to the parser's analysis.
+ */
+export function analyzePlain(command: string): ShellAnalysis | undefined {
+  const state = scanPlain(command);
+  return state === undefined ? undefined : finish(state, undefined);
+}
+
+/** Analyses `command` with the parser only, never through {@linkcode analyzePlain}. */
+export async function analyzeShellParsed(command: string): Promise<ShellAnalysis> {
   return analyzeSource(await loadBashParser(), command, 0);
 }
 
@@ -59,13 +76,23 @@ function analyzeSource(parser: Parser, source: string, nesting: number): ShellAn
     if (error) return { ok: false, error: `Cannot parse shell command: ${error}` };
     const state: WalkState = { source, commands: [], opaque: [] };
     walkStatement(tree.rootNode, 0, state);
-    return finish(parser, state, nesting);
+    return finish(state, (code) => {
+      if (nesting >= MAX_NESTING) return "hidden code nested too deeply";
+      return analyzeSource(parser, code, nesting + 1);
+    })!;
   } finally {
     tree.delete();
   }
 }
 
-function finish(parser: Parser, state: WalkState, nesting: number): ShellAnalysis {
+/**
+ * The analysis of the commands a walk collected; code hidden in them goes to `nested` (its
+ * analysis, or a reason it was not analysed). Without `nested`, undefined when there is any.
+ */
+function finish(
+  state: WalkState,
+  nested: ((code: string) => ShellAnalysis | string) | undefined,
+): ShellAnalysis | undefined {
   const commands: SimpleCommand[] = [];
   const opaque = [...state.opaque];
   for (const raw of state.commands) {
@@ -74,17 +101,18 @@ function finish(parser: Parser, state: WalkState, nesting: number): ShellAnalysi
     opaque.push(...peeled.opaque, ...hidden.reasons);
     commands.push(toSimpleCommand(raw, peeled));
     for (const code of hidden.code) {
-      if (nesting >= MAX_NESTING) {
-        opaque.push("hidden code nested too deeply");
+      if (nested === undefined) return undefined;
+      const analysis = nested(code);
+      if (typeof analysis === "string") {
+        opaque.push(analysis);
         continue;
       }
-      const nested = analyzeSource(parser, code, nesting + 1);
-      if (!nested.ok) {
+      if (!analysis.ok) {
         opaque.push("unparsable hidden code");
         continue;
       }
-      opaque.push(...nested.opaque);
-      commands.push(...nested.commands.map((command) => ({ ...command, inSubstitution: true })));
+      opaque.push(...analysis.opaque);
+      commands.push(...analysis.commands.map((command) => ({ ...command, inSubstitution: true })));
     }
   }
   return { ok: true, commands, opaque: [...new Set(opaque)] };

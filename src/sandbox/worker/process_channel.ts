@@ -1,5 +1,5 @@
 /** The process backend: the worker is a `deno run` child speaking JSON lines. */
-import { safeEnv, signalProcessGroup } from "../process.ts";
+import { safeEnv, signalProcessGroup, spawnProcessGroup } from "../process.ts";
 import type { Grants } from "../types.ts";
 import type { Channel, ChannelListener } from "./channel.ts";
 import { encodeLine, type HostMessage, parseChildMessage, readJsonLines } from "./protocol.ts";
@@ -69,7 +69,7 @@ export function startProcessChannel(
   listener: ChannelListener,
 ): Channel {
   const spawn = (program: string, args: string[]) =>
-    new Deno.Command(program, {
+    spawnProcessGroup(program, {
       args,
       cwd: options.cwd,
       env: options.env,
@@ -77,8 +77,7 @@ export function startProcessChannel(
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      detached: true,
-    }).spawn();
+    });
   let child: Deno.ChildProcess;
   // A program that is not there fails here, as itself, not as setpriv's exit code 127 (a bare
   // name, bubblewrap's, is found on PATH by setpriv).
