@@ -199,6 +199,8 @@ Deno.test("AgentSession.switchSession() releases the old session and restores th
         await agent.close();
       }
     });
+  });
+});
 
 Deno.test("Conversation.turn() starts the tool worker only when a file tool is called", async () => {
   await withWorkspace(async ({ dir }) => {
