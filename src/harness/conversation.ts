@@ -22,7 +22,7 @@ import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
 import type { Tool } from "../tools/define.ts";
-import { type BuiltinLoader, builtinLoader, builtinTools } from "../tools/mod.ts";
+import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./models.ts";
@@ -184,8 +184,8 @@ export class Conversation {
         prewarmSandbox()
       ).catch(() => {});
     }
-    // The only built-in that runs in this process; the file tools run in the worker.
-    this.#loadTools("bash").catch(() => {});
+    // The built-ins that run in this process; the file tools run in the worker.
+    this.#loadTools(IN_PROCESS_TOOLS).catch(() => {});
     this.#openSandbox().catch(() => {});
   }
 

@@ -1,5 +1,5 @@
 /** The built-in tools, built eagerly from their definitions (zod schemas and all). */
-import { createBashTool } from "./bash.ts";
+import { createInProcessTools } from "./builtin_in_process.ts";
 import type { Tool } from "./define.ts";
 import { createEditTool } from "./edit.ts";
 import { createGlobTool } from "./glob.ts";
@@ -42,6 +42,6 @@ export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
     createListTool(),
     createGlobTool(),
     createGrepTool({ ripgrep: options.ripgrep }),
-    createBashTool({ defaultTimeoutMs: options.bashTimeoutMs }),
+    ...createInProcessTools(options),
   ];
 }

@@ -35,21 +35,28 @@ export const BUILTIN_MANIFEST: readonly ManifestEntry[] = manifest as ManifestEn
  */
 export type BuiltinLoader = (name?: string) => Promise<Map<string, Tool>>;
 
+/** What a loader is asked for to load only the built-ins that run in tern's own process. */
+export const IN_PROCESS_TOOLS = "(in-process)";
+
 /**
- * A loader for the built-in implementations, configured with `options`. `bash` loads alone:
- * it is the one built-in that runs in tern's own process (the file tools run in the tool
- * worker), so a run that only uses it never loads the file tools' libraries (about half the
- * tools' memory).
+ * A loader for the built-in implementations, configured with `options`. The built-ins that
+ * run in tern's own process (the manifest's `runsIn` other than `"worker"`; the file tools run
+ * in the tool worker) load alone, when one of them or {@linkcode IN_PROCESS_TOOLS} is asked
+ * for first, so a run that only uses them never loads the file tools' libraries (about half
+ * the tools' memory).
  */
 export function builtinLoader(options: BuiltinToolOptions = {}): BuiltinLoader {
   let loading: Promise<Map<string, Tool>> | undefined;
-  let bashOnly: Promise<Map<string, Tool>> | undefined;
+  let inProcess: Promise<Map<string, Tool>> | undefined;
+  const runsHere = (name: string | undefined) =>
+    name === IN_PROCESS_TOOLS ||
+    BUILTIN_MANIFEST.some((entry) => entry.name === name && entry.runsIn !== "worker");
   return (name) => {
-    if (name === "bash" && loading === undefined) {
-      bashOnly ??= import("./bash.ts").then(({ createBashTool }) =>
-        new Map([["bash", createBashTool({ defaultTimeoutMs: options.bashTimeoutMs })]])
+    if (loading === undefined && runsHere(name)) {
+      inProcess ??= import("./builtin_in_process.ts").then(({ createInProcessTools }) =>
+        new Map(createInProcessTools(options).map((tool) => [tool.name, tool]))
       );
-      return bashOnly;
+      return inProcess;
     }
     loading ??= import("./builtin.ts").then(({ createBuiltinTools }) =>
       new Map(createBuiltinTools(options).map((tool) => [tool.name, tool]))

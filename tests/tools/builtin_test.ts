@@ -1,6 +1,12 @@
 import { deepEqual, equal } from "node:assert/strict";
 import { createBuiltinTools } from "../../src/tools/builtin.ts";
-import { BUILTIN_MANIFEST, builtinLoader, builtinTools } from "../../src/tools/mod.ts";
+import { createInProcessTools } from "../../src/tools/builtin_in_process.ts";
+import {
+  BUILTIN_MANIFEST,
+  builtinLoader,
+  builtinTools,
+  IN_PROCESS_TOOLS,
+} from "../../src/tools/mod.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
@@ -71,4 +77,13 @@ Deno.test("builtinLoader() asked for bash first loads bash alone, then every too
   const load = builtinLoader();
   deepEqual([...(await load("bash")).keys()], ["bash"]);
   deepEqual([...(await load("read")).keys()].sort(), BUILTIN_MANIFEST.map((e) => e.name).sort());
+  deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], ["bash"]);
+});
+
+Deno.test("createInProcessTools() builds exactly the built-ins the manifest runs outside the worker", () => {
+  const inProcess = createInProcessTools().map((tool) => tool.name).sort();
+  const manifest = BUILTIN_MANIFEST.filter((entry) => entry.runsIn !== "worker")
+    .map((entry) => entry.name).sort();
+  deepEqual(inProcess, manifest);
+  for (const tool of createInProcessTools()) equal(tool.runsIn === "worker", false, tool.name);
 });

@@ -1,0 +1,11 @@
+/**
+ * The built-ins that run in tern's own process (`runsIn` other than `"worker"`): what a run
+ * that never calls a file tool loads, without the file tools' libraries.
+ */
+import { createBashTool } from "./bash.ts";
+import type { Tool } from "./define.ts";
+
+/** The built-ins that run in tern's process, in the order the model sees them. */
+export function createInProcessTools(options: { bashTimeoutMs?: number } = {}): Tool[] {
+  return [createBashTool({ defaultTimeoutMs: options.bashTimeoutMs })];
+}
