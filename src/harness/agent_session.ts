@@ -77,6 +77,11 @@ export class AgentSession {
   #opened: { session: Session; state: ReplayState };
   #connecting: Promise<Conversation> | undefined;
   #conversation: Conversation | undefined;
+  /**
+   * Connecting, `configure()` and `switchSession()` run one at a time, in call order: each
+   * reads and writes the config and the session, so one must never see another half done.
+   */
+  #queue: Promise<unknown> = Promise.resolve();
   #mcpOpening: Promise<OpenedMcp> | undefined;
   #closed = false;
 
@@ -149,7 +154,7 @@ export class AgentSession {
    */
   connect(): Promise<Conversation> {
     if (this.#closed) return Promise.reject(new Error("Cannot connect a closed session"));
-    this.#connecting ??= this.#connect().catch((error) => {
+    this.#connecting ??= this.#serial(() => this.#connect()).catch((error) => {
       this.#connecting = undefined;
       throw error;
     });
@@ -181,7 +186,11 @@ export class AgentSession {
    * before anything changes. Returns whether the sandbox reopens (a new mode or profile).
    * @throws {TernError} for a model or provider that cannot be connected.
    */
-  async configure(change: SessionChange): Promise<{ reopens: boolean }> {
+  configure(change: SessionChange): Promise<{ reopens: boolean }> {
+    return this.#serial(() => this.#configure(change));
+  }
+
+  async #configure(change: SessionChange): Promise<{ reopens: boolean }> {
     let next: TernConfig = { ...this.#config, ...change };
     const sources = { ...this.#sources };
     if (change.model !== undefined) sources.model = { layer: "flag", flag: "/model" };
@@ -196,8 +205,9 @@ export class AgentSession {
     this.#config = next;
     Object.assign(this.#sources, sources);
     const reopens = change.profile !== undefined || change.mode !== undefined;
-    if (this.#connecting === undefined) return { reopens: false };
-    const conversation = await this.#connecting;
+    // Not connected yet: the connection takes the new settings when it is made.
+    const conversation = this.#conversation;
+    if (conversation === undefined) return { reopens: false };
     await conversation.update(router ? { config: next, provider: router } : { config: next });
     if (reopens) conversation.preload();
     return { reopens };
@@ -208,7 +218,11 @@ export class AgentSession {
    * settings (model, mode, profile, thinking) are restored; a model that cannot be connected
    * here (its key missing) leaves the current one in place, and the returned note says so.
    */
-  async switchSession(next: Session): Promise<{ note?: string }> {
+  switchSession(next: Session): Promise<{ note?: string }> {
+    return this.#serial(() => this.#switchSession(next));
+  }
+
+  async #switchSession(next: Session): Promise<{ note?: string }> {
     if (next === this.#session) return {};
     this.#session.closeOrDiscard();
     this.#session = next;
@@ -231,8 +245,8 @@ export class AgentSession {
     } else {
       this.#config = restored;
     }
-    if (this.#connecting !== undefined) {
-      const conversation = await this.#connecting;
+    const conversation = this.#conversation;
+    if (conversation !== undefined) {
       const config = this.#config;
       await conversation.update(
         router ? { session: next, config, provider: router } : { session: next, config },
@@ -257,6 +271,13 @@ export class AgentSession {
       this.#session.closeOrDiscard();
       await this.#mcpOpening?.then((opened) => opened.manager?.close(), () => {});
     }
+  }
+
+  /** Runs `step` after every step queued before it (see `#queue`). */
+  #serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(step, step);
+    this.#queue = run.catch(() => {});
+    return run;
   }
 
   async #connect(): Promise<Conversation> {

@@ -240,3 +240,33 @@ Deno.test("Conversation.turn() starts the tool worker only when a file tool is c
     );
   });
 });
+
+Deno.test("AgentSession.switchSession() while the connection is being made: the conversation takes the new session's model", async () => {
+  await withWorkspace(async ({ dir, home }) => {
+    await withScriptedServer(() => ({ text: "hi" }), async (server) => {
+      const earlier = Session.create(home, { cwd: dir, ternVersion: "test" });
+      earlier.append({ type: "model", model: "earlier-model" });
+      const earlierPath = earlier.path;
+      earlier.close();
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, model: "scripted-model" },
+        connect: "later",
+        emit: () => {},
+        warn: () => {},
+      });
+      try {
+        const other = await Session.open(earlierPath);
+        // The person resumes a session while the UI connects behind the prompt.
+        const [conversation] = await Promise.all([agent.connect(), agent.switchSession(other)]);
+        equal(agent.config.model, "earlier-model");
+        equal(conversation.config.model, "earlier-model");
+        equal(conversation.session, other);
+        await conversation.turn("hello");
+        equal(server.requests.at(-1)?.body.model, "earlier-model");
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
