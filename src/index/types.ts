@@ -1,0 +1,58 @@
+/**
+ * The code index's data: chunks of source (a file, a class, a function, or a window of lines)
+ * and the relations between them, as the chunker produces them and the store keeps them.
+ */
+
+/** What a chunk is. */
+export type ChunkKind = "FILE" | "CLASS" | "INTERFACE" | "FUNCTION" | "METHOD" | "WINDOW";
+
+/** One piece of a file the index can return. */
+export interface Chunk {
+  /** Stable within a file: `<path>#<kind>:<symbol>:<startLine>` (see `chunkId`). */
+  id: string;
+  /** Workspace-relative path, `/`-separated. */
+  path: string;
+  kind: ChunkKind;
+  /** The symbol's name (`Class.method` for a method); the file name for FILE and WINDOW. */
+  symbol: string;
+  /** 1-based, inclusive. */
+  startLine: number;
+  endLine: number;
+  /** The declaration's first line(s), up to the body. */
+  signature: string;
+  /** The doc comment right above it, without comment markers; "" when none. */
+  doc: string;
+  /** The chunk's text (capped by the chunker). */
+  text: string;
+  /** The id of the chunk that contains it; undefined for FILE and WINDOW chunks. */
+  parent?: string;
+}
+
+/** How two chunks (or a chunk and a name not resolved to one) relate. */
+export type RelationKind = "CONTAINS" | "IMPORTS" | "EXTENDS" | "IMPLEMENTS" | "CALLS";
+
+/** A relation from a chunk to another chunk, or to a name the chunker could not resolve. */
+export interface Relation {
+  from: string;
+  kind: RelationKind;
+  /** The target chunk's id when known in this file or through an import, else undefined. */
+  to?: string;
+  /** The name as written (the imported module for IMPORTS, the callee for CALLS, …). */
+  name: string;
+}
+
+/** A file as chunked: its chunks, relations, and the language it was parsed as. */
+export interface ChunkedFile {
+  path: string;
+  /** The grammar used, or "text" for line windows. */
+  language: string;
+  /** sha-256 of the content, hex. */
+  hash: string;
+  chunks: Chunk[];
+  relations: Relation[];
+}
+
+/** The id of a chunk: stable across re-indexing while its kind, symbol and start line stay. */
+export function chunkId(path: string, kind: ChunkKind, symbol: string, startLine: number): string {
+  return `${path}#${kind}:${symbol}:${startLine}`;
+}
