@@ -4,54 +4,16 @@
  * and call. Node types are tree-sitter's, from the grammars in @vscode/tree-sitter-wasm.
  */
 import type { Node } from "./_grammars.ts";
+import {
+  type Declaration,
+  field,
+  type Heritage,
+  type LanguageSpec,
+  named,
+} from "./_language_spec.ts";
+import { csharp, ruby } from "./_languages_more.ts";
 
-/** A declaration found at a node. */
-export interface Declaration {
-  kind: "CLASS" | "INTERFACE" | "FUNCTION";
-  name: string;
-  /** Where the signature starts (the declaration itself, without wrappers such as `export`). */
-  node: Node;
-  /** The body; the signature ends where it starts. */
-  body: Node | null;
-  /** The type a function belongs to when declared outside it (a Go receiver, a Rust impl). */
-  owner?: string;
-}
-
-/** A base type named in a class or interface declaration. */
-export interface Heritage {
-  kind: "EXTENDS" | "IMPLEMENTS";
-  name: string;
-}
-
-/** One language's reading of its syntax tree. */
-export interface LanguageSpec {
-  /** The grammar's file name part: `tree-sitter-<grammar>.wasm`. */
-  grammar: string;
-  declaration(node: Node): Declaration | undefined;
-  heritage(node: Node): Heritage[];
-  /** Module names an import node imports, as written. */
-  imports(node: Node): string[];
-  /** The callee as written when `node` is a call. */
-  callee(node: Node): string | undefined;
-  /** The type a block's functions belong to (a Rust `impl`), else undefined. */
-  scope?(node: Node): { owner: string; heritage: Heritage[] } | undefined;
-  /** A doc string inside the body (Python), preferred to a comment above. */
-  innerDoc?(body: Node): string | undefined;
-}
-
-function field(node: Node, name: string): string {
-  return node.childForFieldName(name)?.text ?? "";
-}
-
-function named(node: Node | null): Node[] {
-  const out: Node[] = [];
-  if (!node) return out;
-  for (let i = 0; i < node.namedChildCount; i++) {
-    const child = node.namedChild(i);
-    if (child) out.push(child);
-  }
-  return out;
-}
+export type { Heritage, LanguageSpec };
 
 function unquote(text: string): string {
   return text.replace(/^["'`]|["'`]$/g, "");
@@ -315,6 +277,8 @@ const BY_EXTENSION: Record<string, LanguageSpec> = {
   go,
   java,
   rs: rust,
+  cs: csharp,
+  rb: ruby,
 };
 
 /** The language of `path` by its extension, or undefined for plain text. */

@@ -19,7 +19,7 @@ const SIGNATURE_MAX = 300;
 
 /**
  * Chunks one file. `path` is workspace-relative and `/`-separated; its extension picks the
- * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust), other text is cut into
+ * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby), other text is cut into
  * WINDOW chunks of {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
  * Binary content (a NUL byte) gives `language: "binary"` and no chunks. Source that does not
  * parse still gives its FILE chunk and whatever declarations tree-sitter recovered: never throws
@@ -305,6 +305,7 @@ function stripComment(comment: string): string {
   return comment
     .replace(/^\s*\/\*+!?/, "")
     .replace(/\*+\/\s*$/, "")
+    .replace(/<\/?summary>/g, "")
     .split("\n")
     .map((line) => line.replace(/^\s*(?:\/\/[\/!]?|#+|\*(?!\/))\s?/, "").trimEnd())
     .join("\n")

@@ -378,3 +378,78 @@ Deno.test("chunkFile() hashes the text with sha-256 and caps chunk text", async 
   equal(chunk(big, "big").text.length, 4_000);
   match(chunk(big, "big").text, /^export function big\(\) \{/);
 });
+
+Deno.test("chunkFile() cuts C#: classes in namespaces, constructors, methods, base lists", async () => {
+  const file = await chunkFile(
+    "src/Dog.cs",
+    `using System.Text;
+namespace A {
+  /// <summary>A dog.</summary>
+  public class Dog : Animal, IPet {
+    public Dog() { }
+    public void Bark(int n) { Helper(n); Console.WriteLine(n); }
+    void Helper(int n) { }
+  }
+  interface IPet : INamed { void Pet(); }
+}
+`,
+  );
+  equal(file.language, "c-sharp");
+  deepEqual(chunks(file), [
+    "FILE Dog.cs 1-10",
+    "CLASS Dog 4-8",
+    "METHOD Dog.Dog 5-5",
+    "METHOD Dog.Bark 6-6",
+    "METHOD Dog.Helper 7-7",
+    "INTERFACE IPet 9-9",
+    "METHOD IPet.Pet 9-9",
+  ]);
+  equal(chunk(file, "Dog").doc, "A dog.");
+  equal(chunk(file, "Dog.Bark").signature, "public void Bark(int n)");
+  deepEqual(relations(file, "IMPORTS"), ["IMPORTS Dog.cs -> ? System.Text"]);
+  deepEqual(relations(file, "EXTENDS"), ["EXTENDS Dog -> ? Animal", "EXTENDS IPet -> ? INamed"]);
+  deepEqual(relations(file, "IMPLEMENTS"), ["IMPLEMENTS Dog -> IPet IPet"]);
+  deepEqual(relations(file, "CALLS"), [
+    "CALLS Dog.Bark -> Dog.Helper Helper",
+    "CALLS Dog.Bark -> ? Console.WriteLine",
+  ]);
+});
+
+Deno.test("chunkFile() cuts Ruby: classes, modules, methods, requires and mixins", async () => {
+  const file = await chunkFile(
+    "lib/dog.rb",
+    `require "json"
+require_relative "base"
+
+# A dog.
+class Dog < Animal
+  include Pet
+  def bark(n)
+    helper(n)
+    self.sound
+  end
+  def sound; end
+end
+module Pet
+end
+`,
+  );
+  equal(file.language, "ruby");
+  deepEqual(chunks(file), [
+    "FILE dog.rb 1-14",
+    "CLASS Dog 5-12",
+    "METHOD Dog.bark 7-10",
+    "METHOD Dog.sound 11-11",
+    "CLASS Pet 13-14",
+  ]);
+  equal(chunk(file, "Dog").doc, "A dog.");
+  equal(chunk(file, "Dog").signature, "class Dog < Animal");
+  equal(chunk(file, "Dog.bark").signature, "def bark(n)");
+  deepEqual(relations(file, "IMPORTS"), ["IMPORTS dog.rb -> ? json", "IMPORTS dog.rb -> ? base"]);
+  deepEqual(relations(file, "EXTENDS"), ["EXTENDS Dog -> ? Animal"]);
+  deepEqual(relations(file, "IMPLEMENTS"), ["IMPLEMENTS Dog -> Pet Pet"]);
+  deepEqual(relations(file, "CALLS"), [
+    "CALLS Dog.bark -> ? helper",
+    "CALLS Dog.bark -> Dog.sound self.sound",
+  ]);
+});
