@@ -51,6 +51,19 @@ function ecmaDeclaration(node: Node): Declaration | undefined {
         node,
         body: node.childForFieldName("body"),
       };
+    case "public_field_definition":
+    case "field_definition": {
+      // A class field holding a function (`onClick = () => {…}`) is a method.
+      const value = node.childForFieldName("value");
+      if (!value || !ECMA_FUNCTIONS.has(value.type)) return undefined;
+      const name = node.childForFieldName("name") ?? node.childForFieldName("property");
+      return {
+        kind: "FUNCTION",
+        name: name?.text ?? "",
+        node,
+        body: value.childForFieldName("body"),
+      };
+    }
     case "lexical_declaration":
     case "variable_declaration": {
       const declarators = named(node).filter((child) => child.type === "variable_declarator");

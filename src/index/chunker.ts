@@ -107,6 +107,9 @@ class Walker {
   readonly chunks: Chunk[] = [];
   readonly #relations: Relation[] = [];
   readonly #calls = new Map<string, { from: Chunk; owner?: string; names: Set<string> }>();
+  /** Heritage declared apart from its type (a Rust `impl Trait for Type`), resolved at the end. */
+  readonly #pendingHeritage: { owner: string; heritage: Heritage[] }[] = [];
+  readonly #ids = new Set<string>();
   readonly #lines: string[];
   readonly #file: Chunk;
 
@@ -167,8 +170,6 @@ class Walker {
     }
   }
 
-  readonly #pendingHeritage: { owner: string; heritage: Heritage[] }[] = [];
-
   #chunk(
     node: Node,
     kind: ChunkKind,
@@ -199,6 +200,9 @@ class Walker {
       text: cap(this.#lines.slice(startLine - 1, endLine).join("\n")),
       parent: scope.chunk.id,
     };
+    // Two declarations of one symbol on one line would share an id: the first one stands.
+    if (this.#ids.has(chunk.id)) return chunk;
+    this.#ids.add(chunk.id);
     this.chunks.push(chunk);
     this.#relations.push({ from: scope.chunk.id, kind: "CONTAINS", to: chunk.id, name: symbol });
     return chunk;

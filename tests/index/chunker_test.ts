@@ -122,18 +122,22 @@ Deno.test("chunkFile() reads TSX and JavaScript with their own grammars", async 
   deepEqual(relations(tsx, "CALLS"), ["CALLS App -> ? render"]);
   const js = await chunkFile(
     "lib/b.js",
-    `const fs = require("fs");\n// A cat.\nclass Cat extends mixin(Animal) {\n  meow() { return this.purr(); }\n  purr() {}\n}\n`,
+    `const fs = require("fs");\n// A cat.\nclass Cat extends mixin(Animal) {\n  meow() { return this.purr(); }\n  purr() {}\n  hiss = () => this.meow();\n}\n`,
   );
   equal(js.language, "javascript");
   deepEqual(chunks(js), [
-    "FILE b.js 1-6",
-    "CLASS Cat 3-6",
+    "FILE b.js 1-7",
+    "CLASS Cat 3-7",
     "METHOD Cat.meow 4-4",
     "METHOD Cat.purr 5-5",
+    "METHOD Cat.hiss 6-6",
   ]);
   equal(chunk(js, "Cat").doc, "A cat.");
   deepEqual(relations(js, "EXTENDS"), ["EXTENDS Cat -> ? mixin(Animal)"]);
-  deepEqual(relations(js, "CALLS"), ["CALLS Cat.meow -> Cat.purr this.purr"]);
+  deepEqual(relations(js, "CALLS"), [
+    "CALLS Cat.meow -> Cat.purr this.purr",
+    "CALLS Cat.hiss -> Cat.meow this.meow",
+  ]);
 });
 
 const PY = `import os, json as j
