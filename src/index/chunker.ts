@@ -103,6 +103,13 @@ interface Scope {
   owner?: string;
 }
 
+interface Frame {
+  node: Node;
+  scope: Scope;
+  /** The function or method the node is inside, whose calls it makes. */
+  fn: { chunk: Chunk; owner?: string } | undefined;
+}
+
 class Walker {
   readonly chunks: Chunk[] = [];
   readonly #relations: Relation[] = [];
@@ -129,11 +136,21 @@ class Walker {
     this.chunks.push(this.#file);
   }
 
+  /** Visits the tree in document order with a stack of its own: deep nesting must not throw. */
   walk(root: Node): void {
-    this.#visit(root, { chunk: this.#file }, undefined);
+    const stack: Frame[] = [{ node: root, scope: { chunk: this.#file }, fn: undefined }];
+    for (let frame = stack.pop(); frame; frame = stack.pop()) {
+      const { node } = frame;
+      const inner = this.#visit(frame);
+      for (let i = node.namedChildCount - 1; i >= 0; i--) {
+        const child = node.namedChild(i);
+        if (child) stack.push({ node: child, scope: inner.scope, fn: inner.fn });
+      }
+    }
   }
 
-  #visit(node: Node, scope: Scope, fn: { chunk: Chunk; owner?: string } | undefined): void {
+  /** Records what `node` declares, imports and calls; returns the scope for its children. */
+  #visit({ node, scope, fn }: Frame): Pick<Frame, "scope" | "fn"> {
     const spec = this.spec;
     for (const name of spec.imports(node)) {
       if (name) this.#relations.push({ from: this.#file.id, kind: "IMPORTS", name });
@@ -164,10 +181,7 @@ class Walker {
         this.#pendingHeritage.push({ owner: block.owner, heritage: block.heritage });
       }
     }
-    for (let i = 0; i < node.namedChildCount; i++) {
-      const child = node.namedChild(i);
-      if (child) this.#visit(child, inner, innerFn);
-    }
+    return { scope: inner, fn: innerFn };
   }
 
   #chunk(

@@ -350,6 +350,12 @@ Deno.test("chunkFile() keeps what it recovers from source that does not parse", 
   deepEqual(chunks(garbage).slice(0, 1), ["FILE junk.ts 1-2"]);
 });
 
+Deno.test("chunkFile() survives source nested deeper than the call stack", async () => {
+  const deep = `const x = ${"[".repeat(30_000)}${"]".repeat(30_000)};\nfunction after() {}\n`;
+  const file = await chunkFile("deep.js", deep);
+  deepEqual(chunks(file), ["FILE deep.js 1-2", "FUNCTION after 2-2"]);
+});
+
 Deno.test("chunkFile() cuts other text into overlapping windows of lines", async () => {
   const lines = Array.from({ length: 130 }, (_, i) => `line ${i + 1}`);
   const file = await chunkFile("docs/notes.md", lines.join("\n") + "\n");
