@@ -16,6 +16,9 @@ export const WINDOW_OVERLAP = 10;
 /** Source larger than this (in characters) is windowed rather than parsed. */
 const PARSE_MAX = 2_000_000;
 const SIGNATURE_MAX = 300;
+const NAME_MAX = 200;
+/** A callee worth a CALLS relation: a name or a chain of names (`a.b`, `a?.b`, `a::b`, `a->b`). */
+const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
 
 /**
  * Chunks one file. `path` is workspace-relative and `/`-separated; its extension picks the
@@ -199,7 +202,10 @@ class Walker {
     const signatureEnd = signatureEndOf(start, body);
     const signatureText = signatureEnd < 0
       ? this.#lines[start.startPosition.row] ?? ""
-      : this.text.slice(start.startIndex, signatureEnd);
+      : this.text.slice(
+        start.startIndex,
+        Math.min(signatureEnd, start.startIndex + 4 * SIGNATURE_MAX),
+      );
     const innerDoc = body ? this.spec.innerDoc?.(body) : undefined;
     const chunk: Chunk = {
       id: chunkId(this.path, kind, symbol, startLine),
@@ -227,9 +233,11 @@ class Walker {
   }
 
   #call(from: Chunk, owner: string | undefined, callee: string): void {
+    const name = callee.replace(/\s+/g, "");
+    if (name.length > NAME_MAX || !CALLEE.test(name)) return;
     let entry = this.#calls.get(from.id);
     if (!entry) this.#calls.set(from.id, entry = { from, owner, names: new Set() });
-    entry.names.add(callee.replace(/\s+/g, " ").slice(0, SIGNATURE_MAX));
+    entry.names.add(name);
   }
 
   /** The relations, with calls and heritage resolved against this file's chunks. */

@@ -356,6 +356,18 @@ Deno.test("chunkFile() survives source nested deeper than the call stack", async
   deepEqual(chunks(file), ["FILE deep.js 1-2", "FUNCTION after 2-2"]);
 });
 
+Deno.test("chunkFile() records calls of names, not of expressions", async () => {
+  const file = await chunkFile(
+    "calls.ts",
+    "function run() {\n  (function () { inner(); })();\n  table[key]();\n  a?.b();\n  Ünï.çode();\n}\n",
+  );
+  deepEqual(relations(file, "CALLS"), [
+    "CALLS run -> ? inner",
+    "CALLS run -> ? a?.b",
+    "CALLS run -> ? Ünï.çode",
+  ]);
+});
+
 Deno.test("chunkFile() cuts other text into overlapping windows of lines", async () => {
   const lines = Array.from({ length: 130 }, (_, i) => `line ${i + 1}`);
   const file = await chunkFile("docs/notes.md", lines.join("\n") + "\n");
