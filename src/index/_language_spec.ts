@@ -1,0 +1,53 @@
+/**
+ * The contract between the chunker and each language's reading of its syntax tree, and the two
+ * tree helpers every language uses.
+ */
+import type { Node } from "./_grammars.ts";
+
+/** A declaration found at a node. */
+export interface Declaration {
+  kind: "CLASS" | "INTERFACE" | "FUNCTION";
+  name: string;
+  /** Where the signature starts (the declaration itself, without wrappers such as `export`). */
+  node: Node;
+  /** The body; the signature ends where it starts. */
+  body: Node | null;
+  /** The type a function belongs to when declared outside it (a Go receiver, a Rust impl). */
+  owner?: string;
+}
+
+/** A base type named in a class or interface declaration. */
+export interface Heritage {
+  kind: "EXTENDS" | "IMPLEMENTS";
+  name: string;
+}
+
+/** One language's reading of its syntax tree. */
+export interface LanguageSpec {
+  /** The grammar's file name part: `tree-sitter-<grammar>.wasm`. */
+  grammar: string;
+  declaration(node: Node): Declaration | undefined;
+  heritage(node: Node): Heritage[];
+  /** Module names an import node imports, as written. */
+  imports(node: Node): string[];
+  /** The callee as written when `node` is a call. */
+  callee(node: Node): string | undefined;
+  /** The type a block's functions belong to (a Rust `impl`), else undefined. */
+  scope?(node: Node): { owner: string; heritage: Heritage[] } | undefined;
+  /** A doc string inside the body (Python), preferred to a comment above. */
+  innerDoc?(body: Node): string | undefined;
+}
+
+export function field(node: Node, name: string): string {
+  return node.childForFieldName(name)?.text ?? "";
+}
+
+export function named(node: Node | null | undefined): Node[] {
+  const out: Node[] = [];
+  if (!node) return out;
+  for (let i = 0; i < node.namedChildCount; i++) {
+    const child = node.namedChild(i);
+    if (child) out.push(child);
+  }
+  return out;
+}

@@ -1,0 +1,347 @@
+/**
+ * Cuts a file into chunks for the code index (issue 22): a FILE chunk plus its classes,
+ * interfaces, functions and methods for the languages tree-sitter parses here, line windows for
+ * other text; and the relations between them (contains, imports, extends, implements, calls).
+ */
+import { chunkId } from "./types.ts";
+import type { Chunk, ChunkedFile, ChunkKind, Relation } from "./types.ts";
+import { type Node, parserFor } from "./_grammars.ts";
+import { type Heritage, languageOf, type LanguageSpec } from "./_languages.ts";
+
+/** The most characters of a chunk's text kept. */
+export const CHUNK_TEXT_MAX = 4_000;
+/** Lines per WINDOW chunk, and how many each window shares with the next. */
+export const WINDOW_LINES = 60;
+export const WINDOW_OVERLAP = 10;
+/** Source larger than this (in characters) is windowed rather than parsed. */
+const PARSE_MAX = 2_000_000;
+const SIGNATURE_MAX = 300;
+const NAME_MAX = 200;
+/** A callee worth a CALLS relation: a name or a chain of names (`a.b`, `a?.b`, `a::b`, `a->b`). */
+const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
+
+/**
+ * Chunks one file. `path` is workspace-relative and `/`-separated; its extension picks the
+ * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby), other text is cut into
+ * WINDOW chunks of {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
+ * Binary content (a NUL byte) gives `language: "binary"` and no chunks. Source that does not
+ * parse still gives its FILE chunk and whatever declarations tree-sitter recovered: never throws
+ * on content (only when the tree-sitter runtime itself cannot load).
+ */
+export async function chunkFile(path: string, text: string): Promise<ChunkedFile> {
+  const hash = await sha256(text);
+  if (text.includes("\0")) return { path, language: "binary", hash, chunks: [], relations: [] };
+  const spec = languageOf(path);
+  if (!spec || text.length > PARSE_MAX) {
+    return { path, language: "text", hash, chunks: windows(path, text), relations: [] };
+  }
+  const parser = await parserFor(spec.grammar);
+  const tree = parser.parse(text);
+  if (!tree) return { path, language: "text", hash, chunks: windows(path, text), relations: [] };
+  try {
+    const walker = new Walker(path, text, spec);
+    walker.walk(tree.rootNode);
+    return {
+      path,
+      language: spec.grammar,
+      hash,
+      chunks: walker.chunks,
+      relations: walker.resolve(),
+    };
+  } finally {
+    tree.delete();
+  }
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+function cap(text: string): string {
+  return text.length > CHUNK_TEXT_MAX ? text.slice(0, CHUNK_TEXT_MAX) : text;
+}
+
+function splitLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+function windows(path: string, text: string): Chunk[] {
+  if (text === "") return [];
+  const lines = splitLines(text);
+  const symbol = baseName(path);
+  const chunks: Chunk[] = [];
+  for (let start = 0; start < lines.length; start += WINDOW_LINES - WINDOW_OVERLAP) {
+    const end = Math.min(start + WINDOW_LINES, lines.length);
+    chunks.push({
+      id: chunkId(path, "WINDOW", symbol, start + 1),
+      path,
+      kind: "WINDOW",
+      symbol,
+      startLine: start + 1,
+      endLine: end,
+      signature: "",
+      doc: "",
+      text: cap(lines.slice(start, end).join("\n")),
+    });
+    if (end === lines.length) break;
+  }
+  return chunks;
+}
+
+/** Nodes that wrap a declaration: its doc comment and line range start at the wrapper. */
+const WRAPPERS = new Set(["export_statement", "decorated_definition"]);
+/** Siblings between a declaration and its doc comment that do not end the doc. */
+const SKIPPED = new Set(["attribute_item", "decorator"]);
+
+interface Scope {
+  chunk: Chunk;
+  /** The class whose methods this scope declares, if any. */
+  owner?: string;
+}
+
+interface Frame {
+  node: Node;
+  scope: Scope;
+  /** The function or method the node is inside, whose calls it makes. */
+  fn: { chunk: Chunk; owner?: string } | undefined;
+}
+
+class Walker {
+  readonly chunks: Chunk[] = [];
+  readonly #relations: Relation[] = [];
+  readonly #calls = new Map<string, { from: Chunk; owner?: string; names: Set<string> }>();
+  /** Heritage declared apart from its type (a Rust `impl Trait for Type`), resolved at the end. */
+  readonly #pendingHeritage: { owner: string; heritage: Heritage[] }[] = [];
+  readonly #ids = new Set<string>();
+  readonly #lines: string[];
+  readonly #file: Chunk;
+
+  constructor(readonly path: string, readonly text: string, readonly spec: LanguageSpec) {
+    this.#lines = splitLines(text);
+    this.#file = {
+      id: chunkId(path, "FILE", baseName(path), 1),
+      path,
+      kind: "FILE",
+      symbol: baseName(path),
+      startLine: 1,
+      endLine: Math.max(1, this.#lines.length),
+      signature: "",
+      doc: "",
+      text: cap(text),
+    };
+    this.chunks.push(this.#file);
+  }
+
+  /** Visits the tree in document order with a stack of its own: deep nesting must not throw. */
+  walk(root: Node): void {
+    const stack: Frame[] = [{ node: root, scope: { chunk: this.#file }, fn: undefined }];
+    for (let frame = stack.pop(); frame; frame = stack.pop()) {
+      const { node } = frame;
+      const inner = this.#visit(frame);
+      for (let i = node.namedChildCount - 1; i >= 0; i--) {
+        const child = node.namedChild(i);
+        if (child) stack.push({ node: child, scope: inner.scope, fn: inner.fn });
+      }
+    }
+  }
+
+  /** Records what `node` declares, imports and calls; returns the scope for its children. */
+  #visit({ node, scope, fn }: Frame): Pick<Frame, "scope" | "fn"> {
+    const spec = this.spec;
+    for (const name of spec.imports(node)) {
+      if (name) this.#relations.push({ from: this.#file.id, kind: "IMPORTS", name });
+    }
+    const callee = fn ? spec.callee(node) : undefined;
+    if (fn && callee) this.#call(fn.chunk, fn.owner, callee);
+
+    let inner = scope;
+    let innerFn = fn;
+    const declaration = fn ? undefined : spec.declaration(node);
+    if (declaration && declaration.name) {
+      const owner = declaration.owner || scope.owner;
+      const method = declaration.kind === "FUNCTION" && owner !== undefined;
+      const kind: ChunkKind = method ? "METHOD" : declaration.kind;
+      const symbol = method ? `${owner}.${declaration.name}` : declaration.name;
+      const chunk = this.#chunk(node, kind, symbol, declaration.node, declaration.body, scope);
+      if (kind === "CLASS" || kind === "INTERFACE") {
+        this.#heritage(chunk, spec.heritage(node));
+        inner = { chunk, owner: declaration.name };
+      } else {
+        inner = { chunk };
+        innerFn = { chunk, owner };
+      }
+    } else {
+      const block = fn ? undefined : spec.scope?.(node);
+      if (block) {
+        inner = { chunk: scope.chunk, owner: block.owner };
+        this.#pendingHeritage.push({ owner: block.owner, heritage: block.heritage });
+      }
+    }
+    return { scope: inner, fn: innerFn };
+  }
+
+  #chunk(
+    node: Node,
+    kind: ChunkKind,
+    symbol: string,
+    start: Node,
+    body: Node | null,
+    scope: Scope,
+  ): Chunk {
+    let outer = node;
+    while (outer.parent && wraps(outer.parent)) outer = outer.parent;
+    const startLine = outer.startPosition.row + 1;
+    const endLine = outer.endPosition.row + 1;
+    const signatureEnd = signatureEndOf(start, body);
+    const signatureText = signatureEnd < 0
+      ? this.#lines[start.startPosition.row] ?? ""
+      : this.text.slice(
+        start.startIndex,
+        Math.min(signatureEnd, start.startIndex + 4 * SIGNATURE_MAX),
+      );
+    const innerDoc = body ? this.spec.innerDoc?.(body) : undefined;
+    const chunk: Chunk = {
+      id: chunkId(this.path, kind, symbol, startLine),
+      path: this.path,
+      kind,
+      symbol,
+      startLine,
+      endLine,
+      signature: signatureText.replace(/\s+/g, " ").replace(/\s*\{?\s*$/, "").trim()
+        .slice(0, SIGNATURE_MAX),
+      doc: innerDoc !== undefined ? dedent(innerDoc) : docAbove(outer),
+      text: cap(this.#lines.slice(startLine - 1, endLine).join("\n")),
+      parent: scope.chunk.id,
+    };
+    // Two declarations of one symbol on one line would share an id: the first one stands.
+    if (this.#ids.has(chunk.id)) return chunk;
+    this.#ids.add(chunk.id);
+    this.chunks.push(chunk);
+    this.#relations.push({ from: scope.chunk.id, kind: "CONTAINS", to: chunk.id, name: symbol });
+    return chunk;
+  }
+
+  #heritage(chunk: Chunk, heritage: Heritage[]): void {
+    for (const { kind, name } of heritage) this.#relations.push({ from: chunk.id, kind, name });
+  }
+
+  #call(from: Chunk, owner: string | undefined, callee: string): void {
+    const name = callee.replace(/\s+/g, "");
+    if (name.length > NAME_MAX || !CALLEE.test(name)) return;
+    let entry = this.#calls.get(from.id);
+    if (!entry) this.#calls.set(from.id, entry = { from, owner, names: new Set() });
+    entry.names.add(name);
+  }
+
+  /** The relations, with calls and heritage resolved against this file's chunks. */
+  resolve(): Relation[] {
+    const bySymbol = new Map<string, Chunk>();
+    for (const chunk of this.chunks) {
+      if (chunk.kind !== "FILE" && !bySymbol.has(chunk.symbol)) bySymbol.set(chunk.symbol, chunk);
+    }
+    const relations = this.#relations;
+    for (const { owner, heritage } of this.#pendingHeritage) {
+      const from = bySymbol.get(owner) ?? this.#file;
+      for (const { kind, name } of heritage) relations.push({ from: from.id, kind, name });
+    }
+    for (const relation of relations) {
+      if (relation.kind === "EXTENDS" || relation.kind === "IMPLEMENTS") {
+        const target = bySymbol.get(relation.name.replace(/<.*$/s, ""));
+        if (target && target.kind !== "FUNCTION" && target.kind !== "METHOD") {
+          relation.to = target.id;
+        }
+      }
+    }
+    for (const { from, owner, names } of this.#calls.values()) {
+      for (const name of names) {
+        const target = resolveCall(name, owner, bySymbol);
+        relations.push({
+          from: from.id,
+          kind: "CALLS",
+          ...(target ? { to: target.id } : {}),
+          name,
+        });
+      }
+    }
+    return relations;
+  }
+}
+
+/** `f` → function f or (inside a class) its method; `this.f`/`self.f`/`Self::f` → the method. */
+function resolveCall(
+  name: string,
+  owner: string | undefined,
+  bySymbol: Map<string, Chunk>,
+): Chunk | undefined {
+  const own = /^(?:this\.|self\.|Self::)([\w$]+)$/.exec(name);
+  if (own) return owner ? callable(bySymbol.get(`${owner}.${own[1]}`)) : undefined;
+  if (/^[\w$]+$/.test(name)) {
+    return (owner ? callable(bySymbol.get(`${owner}.${name}`)) : undefined) ??
+      callable(bySymbol.get(name));
+  }
+  const qualified = /^([\w$]+)(?:\.|::)([\w$]+)$/.exec(name);
+  return qualified ? callable(bySymbol.get(`${qualified[1]}.${qualified[2]}`)) : undefined;
+}
+
+function callable(chunk: Chunk | undefined): Chunk | undefined {
+  return chunk && (chunk.kind === "FUNCTION" || chunk.kind === "METHOD") ? chunk : undefined;
+}
+
+function wraps(node: Node): boolean {
+  // A Go `type (…)` group holds several declarations: each keeps its own range.
+  return WRAPPERS.has(node.type) ||
+    (node.type === "type_declaration" && node.namedChildCount === 1);
+}
+
+/** Where a signature ends: at the body, or at a comment before it (`def f():  # note`). */
+function signatureEndOf(start: Node, body: Node | null): number {
+  if (!body || body.startIndex <= start.startIndex) return -1;
+  let end = body.startIndex;
+  for (let i = 0; i < start.childCount; i++) {
+    const child = start.child(i);
+    if (!child || child.startIndex >= end) break;
+    if (child.type.includes("comment")) end = child.startIndex;
+  }
+  return end;
+}
+
+/** The comments right above `node` (no blank line between), markers stripped. */
+function docAbove(node: Node): string {
+  const comments: string[] = [];
+  let row = node.startPosition.row;
+  let sibling = node.previousNamedSibling;
+  while (sibling) {
+    if (sibling.endPosition.row < row - 1) break;
+    if (sibling.type.includes("comment")) comments.unshift(sibling.text);
+    else if (!SKIPPED.has(sibling.type)) break;
+    row = sibling.startPosition.row;
+    sibling = sibling.previousNamedSibling;
+  }
+  return comments.map(stripComment).join("\n").trim();
+}
+
+function stripComment(comment: string): string {
+  return comment
+    .replace(/^\s*\/\*+!?/, "")
+    .replace(/\*+\/\s*$/, "")
+    .replace(/<\/?summary>/g, "")
+    .split("\n")
+    .map((line) => line.replace(/^\s*(?:\/\/[\/!]?|#+|\*(?!\/))\s?/, "").trimEnd())
+    .join("\n")
+    .trim();
+}
+
+function dedent(text: string): string {
+  const lines = text.split("\n");
+  const indents = lines.slice(1).filter((line) => line.trim())
+    .map((line) => line.length - line.trimStart().length);
+  const strip = indents.length ? Math.min(...indents) : 0;
+  return [lines[0], ...lines.slice(1).map((line) => line.slice(strip))].join("\n").trim();
+}
