@@ -1,7 +1,6 @@
 /**
  * The chunker's reading of C# and Ruby syntax trees (see `_languages.ts` for the contract).
  */
-import type { Node } from "./_grammars.ts";
 import { field, type Heritage, type LanguageSpec, named } from "./_language_spec.ts";
 
 /** C#: a base list does not say which base is a class; by convention `IName` is an interface. */
