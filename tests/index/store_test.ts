@@ -161,3 +161,60 @@ Deno.test("IndexStore.open() rebuilds an index of another schema version", () =>
   Deno.removeSync(dir, { recursive: true });
   match(notice ?? "", /schema version 999, expected \d+$/);
 });
+
+function generation(name: string) {
+  const chunks = [1, 2, 3, 4, 5].map((line) =>
+    chunk("src/gen.ts", "FUNCTION", `step${line}`, {
+      startLine: line * 10,
+      doc: name,
+      text: `generation marker ${name}`,
+    })
+  );
+  return file("src/gen.ts", chunks, { hash: name });
+}
+
+Deno.test("IndexStore: a second process reads while this one writes, never locked or mixed", async () => {
+  const { dir, file: path } = tempIndex();
+  const progress = `${dir}/progress`;
+  const { store } = IndexStore.open(path);
+  store.replaceFile(generation("g0"));
+  const reader = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      new URL("./_reader.ts", import.meta.url).pathname,
+      path,
+      progress,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let written = 0;
+  // Write until the reader has read 20 times, then 50 more times, so the two overlap.
+  for (let after = -1; after < 50 && written < 100_000; written++) {
+    store.replaceFile(generation(`g${written + 1}`));
+    if (after >= 0) after++;
+    else if (written % 10 === 0 && exists(progress)) after = 0;
+  }
+  store.replaceFile(generation("final"));
+  const output = await reader.output();
+  store.close();
+  Deno.removeSync(dir, { recursive: true });
+  const stderr = new TextDecoder().decode(output.stderr);
+  equal(output.code, 0, stderr);
+  const report = JSON.parse(new TextDecoder().decode(output.stdout));
+  deepEqual(report.errors, []);
+  deepEqual(report.mixed, []);
+  ok(report.reads >= 20);
+});
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
