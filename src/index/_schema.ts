@@ -111,21 +111,34 @@ function removeDatabase(file: string): void {
   for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(file + suffix, { force: true });
 }
 
+/** SQLite's messages for a file that is not a database or is damaged (node:sqlite has no code). */
+const CORRUPT = /file is not a database|database disk image is malformed/;
+
 /**
  * Opens the index at `file`, creating it when absent. A corrupt file, a file of another
  * application or of another schema version is deleted and created anew, and `notice` says so;
- * the index is a cache of the workspace, so nothing but indexing time is lost. Throws only when
- * the fresh file cannot be created either (e.g. the folder is not writable).
+ * the index is a cache of the workspace, so nothing but indexing time is lost. Any other failure
+ * (a folder that is not writable, a lock held past BUSY_TIMEOUT_MS) throws
+ * `Cannot open the code index "<file>": <detail>` and leaves the file alone.
  */
 export function openDatabase(file: string): OpenedDatabase {
+  let detail: string;
   try {
     return { db: openChecked(file) };
   } catch (error) {
-    const detail = error instanceof ForeignFile
-      ? error.message
-      : String((error as Error)?.message ?? error).split("\n")[0];
-    removeDatabase(file);
-    const db = openChecked(file);
-    return { db, notice: `Rebuilt the code index "${file}": ${detail}` };
+    detail = firstLine(error);
+    if (!(error instanceof ForeignFile) && !CORRUPT.test(detail)) {
+      throw new Error(`Cannot open the code index "${file}": ${detail}`, { cause: error });
+    }
   }
+  removeDatabase(file);
+  try {
+    return { db: openChecked(file), notice: `Rebuilt the code index "${file}": ${detail}` };
+  } catch (error) {
+    throw new Error(`Cannot open the code index "${file}": ${firstLine(error)}`, { cause: error });
+  }
+}
+
+function firstLine(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).split("\n")[0];
 }

@@ -1,4 +1,4 @@
-import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok, throws } from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { IndexStore } from "../../src/index/store.ts";
 import { chunk, file, tempIndex } from "./_fixtures.ts";
@@ -218,3 +218,13 @@ function exists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("IndexStore.open() throws a precise error and deletes nothing when it cannot open", () => {
+  const { dir } = tempIndex();
+  const path = `${dir}/missing/index.db`;
+  throws(
+    () => IndexStore.open(path),
+    (error: Error) => error.message.startsWith(`Cannot open the code index "${path}": `),
+  );
+  Deno.removeSync(dir, { recursive: true });
+});
