@@ -5,6 +5,7 @@
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { openDatabase } from "./_schema.ts";
+import { toBlob, toVector, VectorCache } from "./_vectors.ts";
 import { cosine, embedText } from "./embed.ts";
 import { type Candidate, DEFAULT_RANK_WEIGHTS, type Hit, rank, type RankWeights } from "./rank.ts";
 import type { Chunk, ChunkedFile, ChunkKind, Relation, RelationKind } from "./types.ts";
@@ -12,9 +13,6 @@ import { queryWords, splitWords } from "./words.ts";
 
 /** FTS5 column weights for bm25(): symbol, signature, doc, text. */
 const COLUMN_WEIGHTS = [10, 4, 2, 1];
-
-/** Above this many chunks, search compares embeddings only for full-text matches. */
-export const FULL_VECTOR_SCAN_LIMIT = 20_000;
 
 /** What `search()` takes. */
 export interface SearchOptions {
@@ -68,11 +66,6 @@ function words(text: string): string {
   return splitWords(text).join(" ");
 }
 
-function toVector(blob: Uint8Array): Float32Array {
-  // Copy: a blob's bytes need not be aligned for a Float32Array view.
-  return new Float32Array(blob.slice().buffer);
-}
-
 /** The text a chunk's embedding is computed from. */
 function embeddingText(chunk: Chunk): string {
   return `${chunk.symbol}\n${chunk.signature}\n${chunk.doc}\n${chunk.text.slice(0, 4000)}`;
@@ -82,6 +75,7 @@ function embeddingText(chunk: Chunk): string {
 export class IndexStore {
   #db: DatabaseSync;
   #embed: (text: string) => Float32Array;
+  #vectors = new VectorCache();
 
   private constructor(db: DatabaseSync, embed: (text: string) => Float32Array) {
     this.#db = db;
@@ -150,7 +144,7 @@ export class IndexStore {
         const vector = vectors[index];
         vectorRow.run(
           lastInsertRowid,
-          new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength),
+          toBlob(vector),
         );
       });
       const relationRow = this.#db.prepare(
@@ -175,7 +169,7 @@ export class IndexStore {
 
   /**
    * The chunks that best answer `query` (words or identifiers), best first: full-text matches
-   * and, up to FULL_VECTOR_SCAN_LIMIT chunks, embedding neighbours, ranked by rank().
+   * and, up to FULL_VECTOR_SCAN_LIMIT (_vectors.ts) chunks, embedding neighbours, ranked by rank().
    */
   search(query: string, options: SearchOptions = {}): Hit[] {
     const limit = options.limit ?? 10;
@@ -194,18 +188,17 @@ export class IndexStore {
       ).all(match, pool) as { seq: number; score: number }[];
       for (const row of textRows) found.set(Number(row.seq), { bm25: row.score });
       const vectors = new Map<number, number>();
-      const count = (this.#db.prepare("SELECT count(*) AS n FROM embeddings").get() as {
-        n: number;
-      }).n;
-      const scan = Number(count) <= FULL_VECTOR_SCAN_LIMIT;
-      const vectorRows = scan
-        ? this.#db.prepare("SELECT seq, vector FROM embeddings").all()
-        : this.#selectIn("SELECT seq, vector FROM embeddings WHERE seq IN", [...found.keys()]);
+      const all = this.#vectors.all(this.#db) ?? new Map(
+        (this.#selectIn("SELECT seq, vector FROM embeddings WHERE seq IN", [...found.keys()]) as {
+          seq: number;
+          vector: Uint8Array;
+        }[]).map((row) => [Number(row.seq), toVector(row.vector)]),
+      );
       const near: { seq: number; cosine: number }[] = [];
-      for (const row of vectorRows as { seq: number; vector: Uint8Array }[]) {
-        const value = cosineOrZero(queryVector, toVector(row.vector));
-        vectors.set(Number(row.seq), value);
-        near.push({ seq: Number(row.seq), cosine: value });
+      for (const [seq, vector] of all) {
+        const value = cosineOrZero(queryVector, vector);
+        vectors.set(seq, value);
+        near.push({ seq, cosine: value });
       }
       near.sort((a, b) => b.cosine - a.cosine);
       for (const { seq, cosine } of near.slice(0, pool)) {
@@ -301,6 +294,7 @@ export class IndexStore {
   }
 
   #write(body: () => void): void {
+    this.#vectors.clear();
     this.#db.exec("BEGIN IMMEDIATE");
     try {
       body();

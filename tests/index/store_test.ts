@@ -228,3 +228,23 @@ Deno.test("IndexStore.open() throws a precise error and deletes nothing when it 
   );
   Deno.removeSync(dir, { recursive: true });
 });
+
+Deno.test("IndexStore.search() sees embeddings another connection wrote after its last search", () => {
+  const { dir, file: path } = tempIndex();
+  const reader = IndexStore.open(path).store;
+  const writer = IndexStore.open(path).store;
+  try {
+    writer.replaceFile(file("src/a.ts", [chunk("src/a.ts", "FUNCTION", "renderTable")]));
+    const symbols = () => reader.search("parser").map((hit) => hit.chunk.symbol);
+    equal(symbols().includes("parsing"), false);
+    // "parsing" shares no word with "parser", only character n-grams: found by embedding alone.
+    writer.replaceFile(file("src/b.ts", [chunk("src/b.ts", "FUNCTION", "parsing")]));
+    equal(symbols()[0], "parsing");
+    writer.removeFile("src/b.ts");
+    equal(symbols().includes("parsing"), false);
+  } finally {
+    reader.close();
+    writer.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
