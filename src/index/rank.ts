@@ -16,6 +16,8 @@ export interface RankWeights {
   exactSymbol: number;
   /** Times the share of the query's words found among the symbol's words. */
   symbolWords: number;
+  /** A chunk that matched no query word is a candidate only when its cosine is at least this. */
+  vectorFloor: number;
   /** Added by the chunk's kind: declarations before files and line windows. */
   kind: Record<ChunkKind, number>;
 }
@@ -26,6 +28,7 @@ export const DEFAULT_RANK_WEIGHTS: Readonly<RankWeights> = Object.freeze({
   vector: 0.6,
   exactSymbol: 1,
   symbolWords: 0.4,
+  vectorFloor: 0.15,
   kind: Object.freeze({
     FUNCTION: 0.1,
     METHOD: 0.1,

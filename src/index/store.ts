@@ -177,6 +177,7 @@ export class IndexStore {
     if (terms.length === 0 || limit <= 0) return [];
     const queryVector = this.#embed(query);
     const pool = Math.max(limit * 5, 50);
+    const weights = options.weights ?? DEFAULT_RANK_WEIGHTS;
     // One read transaction, so a writer committing in between cannot mix two versions of a file.
     this.#db.exec("BEGIN");
     try {
@@ -202,7 +203,7 @@ export class IndexStore {
       }
       near.sort((a, b) => b.cosine - a.cosine);
       for (const { seq, cosine } of near.slice(0, pool)) {
-        if (cosine > 0 && !found.has(seq)) found.set(seq, {});
+        if (cosine >= weights.vectorFloor && !found.has(seq)) found.set(seq, {});
       }
       const rows = this.#selectIn("SELECT * FROM chunks WHERE seq IN", [
         ...found.keys(),
@@ -212,7 +213,7 @@ export class IndexStore {
         bm25: found.get(Number(row.seq))?.bm25,
         cosine: vectors.get(Number(row.seq)) ?? 0,
       }));
-      return rank(query, candidates, { limit, weights: options.weights ?? DEFAULT_RANK_WEIGHTS });
+      return rank(query, candidates, { limit, weights });
     } finally {
       this.#db.exec("COMMIT");
     }
