@@ -61,8 +61,11 @@ function pragma(db: DatabaseSync, name: string): number {
 
 /** Opens `file` with WAL and a busy timeout and makes sure it holds this schema version. */
 function openChecked(file: string): DatabaseSync {
+  // node:sqlite opens in defensive mode (no edits of sqlite_master) by default.
   const db = new DatabaseSync(file);
   try {
+    // The file may come from anywhere: views and triggers in it may not call functions.
+    db.exec("PRAGMA trusted_schema = OFF");
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
