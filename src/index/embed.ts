@@ -1,0 +1,63 @@
+/**
+ * The default embedding: local, offline and deterministic. Hashed character n-grams of the
+ * identifier-split words of a text, summed into a fixed-size vector and normalised, so texts that
+ * share words or word stems (`parse`, `parser`, `parsing`) point the same way.
+ */
+import { splitWords } from "./words.ts";
+
+/** The length of the default embedding's vectors. */
+export const EMBEDDING_DIMENSIONS = 256;
+
+/** The n-gram length over `^word$`. */
+const GRAM = 3;
+
+/** FNV-1a over the UTF-16 code units of `text`, as an unsigned 32-bit number. */
+function hash(text: string): number {
+  let value = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    value ^= text.charCodeAt(i);
+    value = Math.imul(value, 0x01000193);
+  }
+  return value >>> 0;
+}
+
+function add(vector: Float32Array, feature: string, weight: number): void {
+  const value = hash(feature);
+  // The top bit picks the sign, so unrelated features cancel out on average instead of piling up.
+  vector[value % vector.length] += value & 0x80000000 ? -weight : weight;
+}
+
+/**
+ * The embedding of `text`: each word counts as a whole (weight 1) and by its character trigrams
+ * (weight 0.5 each); the result has length 1, or is all zeros when `text` has no words.
+ */
+export function embedText(text: string, dimensions = EMBEDDING_DIMENSIONS): Float32Array {
+  const vector = new Float32Array(dimensions);
+  for (const word of splitWords(text)) {
+    add(vector, `w:${word}`, 1);
+    const padded = `^${word}$`;
+    for (let i = 0; i + GRAM <= padded.length; i++) add(vector, padded.slice(i, i + GRAM), 0.5);
+  }
+  let norm = 0;
+  for (const value of vector) norm += value * value;
+  norm = Math.sqrt(norm);
+  if (norm > 0) { for (let i = 0; i < vector.length; i++) vector[i] /= norm; }
+  return vector;
+}
+
+/**
+ * The cosine similarity of two vectors of one length, in [-1, 1]; 0 when either is all zeros.
+ * Throws a RangeError when the lengths differ.
+ */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) {
+    throw new RangeError(`Cannot compare vectors: lengths ${a.length} and ${b.length} differ`);
+  }
+  let dot = 0, normA = 0, normB = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    normA += a[i] * a[i];
+    normB += b[i] * b[i];
+  }
+  return normA === 0 || normB === 0 ? 0 : dot / Math.sqrt(normA * normB);
+}

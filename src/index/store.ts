@@ -1,0 +1,313 @@
+/**
+ * The code index's store: files, chunks, relations and embeddings in one SQLite file
+ * (`node:sqlite`, WAL, so one process writes while others read), with an FTS5 full-text index
+ * over identifier-split words and the hybrid ranking of rank.ts.
+ */
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import { openDatabase } from "./_schema.ts";
+import { toBlob, toVector, VectorCache } from "./_vectors.ts";
+import { cosine, embedText } from "./embed.ts";
+import { type Candidate, DEFAULT_RANK_WEIGHTS, type Hit, rank, type RankWeights } from "./rank.ts";
+import type { Chunk, ChunkedFile, ChunkKind, Relation, RelationKind } from "./types.ts";
+import { queryWords, splitWords } from "./words.ts";
+
+/** FTS5 column weights for bm25(): symbol, signature, doc, text. */
+const COLUMN_WEIGHTS = [10, 4, 2, 1];
+
+/** What `search()` takes. */
+export interface SearchOptions {
+  /** How many hits to return (default 10). */
+  limit?: number;
+  weights?: RankWeights;
+}
+
+/** Which relations `relations()` returns; the fields given must all match. */
+export interface RelationFilter {
+  kind?: RelationKind;
+  /** The source chunk's id (what does X call / import / extend). */
+  from?: string;
+  /** The target chunk's id (who calls / implements X). */
+  to?: string;
+  /** The target's name as written (callers of `parseArgs` that the chunker did not resolve). */
+  name?: string;
+}
+
+interface ChunkRow {
+  seq: number;
+  id: string;
+  path: string;
+  kind: string;
+  symbol: string;
+  start_line: number;
+  end_line: number;
+  signature: string;
+  doc: string;
+  text: string;
+  parent: string | null;
+}
+
+function toChunk(row: ChunkRow): Chunk {
+  const chunk: Chunk = {
+    id: row.id,
+    path: row.path,
+    kind: row.kind as ChunkKind,
+    symbol: row.symbol,
+    startLine: Number(row.start_line),
+    endLine: Number(row.end_line),
+    signature: row.signature,
+    doc: row.doc,
+    text: row.text,
+  };
+  if (row.parent !== null) chunk.parent = row.parent;
+  return chunk;
+}
+
+function words(text: string): string {
+  return splitWords(text).join(" ");
+}
+
+/** The text a chunk's embedding is computed from. */
+function embeddingText(chunk: Chunk): string {
+  return `${chunk.symbol}\n${chunk.signature}\n${chunk.doc}\n${chunk.text.slice(0, 4000)}`;
+}
+
+/** The code index's SQLite store. Not safe for concurrent use within one process; see `open()`. */
+export class IndexStore {
+  #db: DatabaseSync;
+  #embed: (text: string) => Float32Array;
+  #vectors = new VectorCache();
+
+  private constructor(db: DatabaseSync, embed: (text: string) => Float32Array) {
+    this.#db = db;
+    this.#embed = embed;
+  }
+
+  /**
+   * Opens (or creates) the index at `file`. A corrupt or foreign file is rebuilt and `notice`
+   * says so in one line; `embed` computes chunk and query embeddings (default: embedText()).
+   * Throws only when no index can be created at `file`.
+   */
+  static open(
+    file: string,
+    options: { embed?: (text: string) => Float32Array } = {},
+  ): { store: IndexStore; notice?: string } {
+    const { db, notice } = openDatabase(file);
+    const store = new IndexStore(db, options.embed ?? embedText);
+    return notice === undefined ? { store } : { store, notice };
+  }
+
+  /** Each indexed file's path and content hash, to decide what to re-chunk. */
+  fileHashes(): Map<string, string> {
+    const rows = this.#db.prepare("SELECT path, hash FROM files").all() as {
+      path: string;
+      hash: string;
+    }[];
+    return new Map(rows.map((row) => [row.path, row.hash]));
+  }
+
+  /** Replaces everything stored for `chunked.path` with `chunked`, in one transaction. */
+  replaceFile(chunked: ChunkedFile): void {
+    const vectors = chunked.chunks.map((chunk) => this.#embed(embeddingText(chunk)));
+    this.#write(() => {
+      this.#deleteFile(chunked.path);
+      this.#db.prepare("INSERT INTO files (path, hash, language) VALUES (?, ?, ?)")
+        .run(chunked.path, chunked.hash, chunked.language);
+      const chunkRow = this.#db.prepare(
+        `INSERT INTO chunks (id, path, kind, symbol, start_line, end_line, signature, doc, text,
+          parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const ftsRow = this.#db.prepare(
+        "INSERT INTO chunks_fts (rowid, symbol, signature, doc, text) VALUES (?, ?, ?, ?, ?)",
+      );
+      const vectorRow = this.#db.prepare("INSERT INTO embeddings (seq, vector) VALUES (?, ?)");
+      chunked.chunks.forEach((chunk, index) => {
+        const { lastInsertRowid } = chunkRow.run(
+          chunk.id,
+          chunked.path,
+          chunk.kind,
+          chunk.symbol,
+          chunk.startLine,
+          chunk.endLine,
+          chunk.signature,
+          chunk.doc,
+          chunk.text,
+          chunk.parent ?? null,
+        );
+        const symbol = `${words(chunk.symbol)} ${words(chunk.symbol.split(".").pop() ?? "")}`;
+        ftsRow.run(
+          lastInsertRowid,
+          symbol,
+          words(chunk.signature),
+          words(chunk.doc),
+          words(chunk.text),
+        );
+        const vector = vectors[index];
+        vectorRow.run(
+          lastInsertRowid,
+          toBlob(vector),
+        );
+      });
+      const relationRow = this.#db.prepare(
+        "INSERT INTO relations (path, from_id, kind, to_id, name) VALUES (?, ?, ?, ?, ?)",
+      );
+      for (const relation of chunked.relations) {
+        relationRow.run(
+          chunked.path,
+          relation.from,
+          relation.kind,
+          relation.to ?? null,
+          relation.name,
+        );
+      }
+    });
+  }
+
+  /** Removes a file and its chunks, relations and embeddings; nothing happens when absent. */
+  removeFile(path: string): void {
+    this.#write(() => this.#deleteFile(path));
+  }
+
+  /**
+   * The chunks that best answer `query` (words or identifiers), best first: full-text matches
+   * and, up to FULL_VECTOR_SCAN_LIMIT (_vectors.ts) chunks, embedding neighbours, ranked by rank().
+   */
+  search(query: string, options: SearchOptions = {}): Hit[] {
+    const limit = options.limit ?? 10;
+    const terms = queryWords(query);
+    if (terms.length === 0 || limit <= 0) return [];
+    const queryVector = this.#embed(query);
+    const pool = Math.max(limit * 5, 50);
+    const weights = options.weights ?? DEFAULT_RANK_WEIGHTS;
+    // One read transaction, so a writer committing in between cannot mix two versions of a file.
+    this.#db.exec("BEGIN");
+    try {
+      const found = new Map<number, { bm25?: number }>();
+      const match = terms.map((term) => `"${term}"`).join(" OR ");
+      const textRows = this.#db.prepare(
+        `SELECT rowid AS seq, bm25(chunks_fts, ${COLUMN_WEIGHTS.join(", ")}) AS score
+         FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?`,
+      ).all(match, pool) as { seq: number; score: number }[];
+      for (const row of textRows) found.set(Number(row.seq), { bm25: row.score });
+      const vectors = new Map<number, number>();
+      const all = this.#vectors.all(this.#db) ?? new Map(
+        (this.#selectIn("SELECT seq, vector FROM embeddings WHERE seq IN", [...found.keys()]) as {
+          seq: number;
+          vector: Uint8Array;
+        }[]).map((row) => [Number(row.seq), toVector(row.vector)]),
+      );
+      const near: { seq: number; cosine: number }[] = [];
+      for (const [seq, vector] of all) {
+        const value = cosineOrZero(queryVector, vector);
+        vectors.set(seq, value);
+        near.push({ seq, cosine: value });
+      }
+      near.sort((a, b) => b.cosine - a.cosine);
+      for (const { seq, cosine } of near.slice(0, pool)) {
+        if (cosine >= weights.vectorFloor && !found.has(seq)) found.set(seq, {});
+      }
+      const rows = this.#selectIn("SELECT * FROM chunks WHERE seq IN", [
+        ...found.keys(),
+      ]) as unknown as ChunkRow[];
+      const candidates: Candidate[] = rows.map((row) => ({
+        chunk: toChunk(row),
+        bm25: found.get(Number(row.seq))?.bm25,
+        cosine: vectors.get(Number(row.seq)) ?? 0,
+      }));
+      return rank(query, candidates, { limit, weights });
+    } finally {
+      this.#db.exec("COMMIT");
+    }
+  }
+
+  /** The relations matching `filter` (who calls X, what implements Y, what a chunk imports). */
+  relations(filter: RelationFilter = {}): Relation[] {
+    const where: string[] = [];
+    const values: SQLInputValue[] = [];
+    for (
+      const [column, value] of [
+        ["kind", filter.kind],
+        ["from_id", filter.from],
+        ["to_id", filter.to],
+        ["name", filter.name],
+      ] as const
+    ) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      values.push(value);
+    }
+    const sql = `SELECT from_id, kind, to_id, name FROM relations${
+      where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""
+    } ORDER BY path, rowid`;
+    const rows = this.#db.prepare(sql).all(...values) as {
+      from_id: string;
+      kind: string;
+      to_id: string | null;
+      name: string;
+    }[];
+    return rows.map((row) => {
+      const relation: Relation = {
+        from: row.from_id,
+        kind: row.kind as RelationKind,
+        name: row.name,
+      };
+      if (row.to_id !== null) relation.to = row.to_id;
+      return relation;
+    });
+  }
+
+  /** The chunks that define `name`: their symbol is `name` or ends in `.name` (defined where). */
+  definitions(name: string): Chunk[] {
+    const rows = this.#db.prepare(
+      "SELECT * FROM chunks WHERE symbol = ? OR symbol LIKE ? ESCAPE '\\' ORDER BY path, start_line",
+    ).all(name, `%.${name.replace(/[\\%_]/g, "\\$&")}`) as unknown as ChunkRow[];
+    return rows.map(toChunk).filter((chunk) => chunk.kind !== "FILE" && chunk.kind !== "WINDOW");
+  }
+
+  /** The chunk with this id, or undefined. */
+  chunk(id: string): Chunk | undefined {
+    const row = this.#db.prepare("SELECT * FROM chunks WHERE id = ?").get(id);
+    return row === undefined ? undefined : toChunk(row as unknown as ChunkRow);
+  }
+
+  /** Closes the database; the store cannot be used afterwards. */
+  close(): void {
+    this.#db.close();
+  }
+
+  #selectIn(prefix: string, seqs: number[]): Record<string, SQLInputValue>[] {
+    if (seqs.length === 0) return [];
+    // json_each keeps the statement one size whatever the number of ids.
+    return this.#db.prepare(`${prefix} (SELECT value FROM json_each(?))`)
+      .all(JSON.stringify(seqs)) as Record<string, SQLInputValue>[];
+  }
+
+  #deleteFile(path: string): void {
+    const seqs = this.#db.prepare("SELECT seq FROM chunks WHERE path = ?").all(path) as {
+      seq: number;
+    }[];
+    const deleteFts = this.#db.prepare("DELETE FROM chunks_fts WHERE rowid = ?");
+    for (const { seq } of seqs) deleteFts.run(seq);
+    this.#db.prepare("DELETE FROM embeddings WHERE seq IN (SELECT seq FROM chunks WHERE path = ?)")
+      .run(path);
+    this.#db.prepare("DELETE FROM chunks WHERE path = ?").run(path);
+    this.#db.prepare("DELETE FROM relations WHERE path = ?").run(path);
+    this.#db.prepare("DELETE FROM files WHERE path = ?").run(path);
+  }
+
+  #write(body: () => void): void {
+    this.#vectors.clear();
+    this.#db.exec("BEGIN IMMEDIATE");
+    try {
+      body();
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}
+
+function cosineOrZero(a: Float32Array, b: Float32Array): number {
+  // Vectors of another length were written with another embedding: they say nothing here.
+  return a.length === b.length ? cosine(a, b) : 0;
+}
