@@ -155,3 +155,16 @@ Deno.test("tern search without an index exits 2 and names tern index", async () 
     await ws.cleanup();
   }
 });
+
+Deno.test("tern index rebuilds a corrupt index file and says so", async () => {
+  await withFixture(async (ws) => {
+    equal((await tern(ws, ["index"])).code, 0);
+    const [file] = [...Deno.readDirSync(join(ws.home, "index"))]
+      .filter((entry) => entry.name.endsWith(".sqlite"));
+    await Deno.writeTextFile(join(ws.home, "index", file.name), "not a database ".repeat(400));
+    const run = await tern(ws, ["index"]);
+    equal(run.code, 0, run.stderr);
+    match(run.stderr, /tern: Rebuilt the code index ".*\.sqlite": /);
+    match(run.stdout, /^3 indexed, 0 unchanged, /);
+  });
+});
