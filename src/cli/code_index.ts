@@ -1,4 +1,5 @@
 /** `tern index [path]` and `tern search "query"`: build and query the workspace's code index. */
+import { resolve } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { indexPath, type IndexSummary, indexWorkspace } from "../harness/code_index.ts";
 import { IndexStore } from "../index/store.ts";
@@ -14,7 +15,10 @@ type SearchLine = Extract<CommandLine, { command: "search" }>;
 
 /** Indexes the workspace (or `line.path`) and prints a one-line summary; returns the exit code. */
 export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise<number> {
-  const workspace = resolveWorkspace(line.path ?? flags.cwd);
+  // A relative path is taken from --cwd, like every other path the command line names.
+  const workspace = resolveWorkspace(
+    line.path === undefined ? flags.cwd : resolve(flags.cwd, line.path),
+  );
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
   // Paths come from the repository: each goes through the sanitizer, our own sequences do not.
   const { out, err } = processWriters();

@@ -4,7 +4,7 @@
  * outside the workspace, binary and too large files), incremental runs, and the search output.
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
 const IGNORED = "IGNOREDMARKER7f3a";
@@ -138,6 +138,13 @@ Deno.test("tern index [path] indexes that folder as the workspace", async () => 
       match(run.stdout, /^3 indexed, /);
       const found = JSON.parse((await tern(ws, ["search", "parseCommandLine", "--json"])).stdout);
       equal(found[0].path, "src/args.ts");
+      // A relative path is taken from --cwd.
+      const relative = await runTern(["-C", dirname(ws.dir), "index", basename(ws.dir)], {
+        cwd: elsewhere,
+        env: { TERN_HOME: ws.home },
+      });
+      equal(relative.code, 0, relative.stderr);
+      match(relative.stdout, /^0 indexed, 3 unchanged, /);
     } finally {
       await Deno.remove(elsewhere, { recursive: true });
     }
