@@ -88,6 +88,20 @@ export type CommandLine =
     json: boolean;
     options: TurnOptions;
   }
+  | {
+    command: "index";
+    /** The folder to index as the workspace (default: --cwd, else the current directory). */
+    path?: string;
+    options: TurnOptions;
+  }
+  | {
+    command: "search";
+    query: string;
+    /** How many results (default 10). */
+    limit?: number;
+    json: boolean;
+    options: TurnOptions;
+  }
   | { command: "help" }
   | { command: "version" }
   | { command: "interactive"; options: TurnOptions };
@@ -138,6 +152,12 @@ Commands:
                          them and what they run); each definition is trusted once
   mcp untrust [server...]
                          withdraw that trust
+  index [path]           index the workspace's code (or path's) for tern search: files under
+                         .gitignore rules, symlinks not followed, binary and >1 MB files
+                         skipped; again, only changed files are re-read (the index lives
+                         under TERN_HOME, never in the repository)
+  search <query...>      the indexed code that best answers a query (words or identifiers):
+                         path:line, kind, symbol, score, signature (--limit <n>, --json)
   help                   print this help
 
 Options:
@@ -170,6 +190,8 @@ const COMMANDS = new Set([
   "sessions",
   "models",
   "mcp",
+  "index",
+  "search",
 ]);
 const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -201,6 +223,9 @@ export function parseCommandLine(args: string[]): CommandLine {
   if (on(values, "version")) return { command: "version" };
   const options = turnOptions(values);
   const [first, ...rest] = positionals;
+  if (first !== "search" && text(values, "limit") !== undefined) {
+    throw new UsageError("--limit belongs to tern search");
+  }
   const planning = first === "plan" || text(values, "plan") !== undefined;
   if (
     !planning && (text(values, "append") !== undefined || text(values, "concurrency") !== undefined)
@@ -262,6 +287,27 @@ export function parseCommandLine(args: string[]): CommandLine {
       all: on(values, "all"),
       json: on(values, "json"),
       offline: on(values, "offline"),
+      options,
+    };
+  }
+  if (first === "index") {
+    if (rest.length > 1) {
+      throw new UsageError(`Unexpected arguments after index: "${rest.slice(1).join(" ")}"`);
+    }
+    return { command: "index", path: rest[0], options };
+  }
+  if (first === "search") {
+    const query = rest.join(" ");
+    if (query.trim() === "") {
+      throw new UsageError(
+        'The query is empty: say what to look for, e.g. tern search "parse args"',
+      );
+    }
+    return {
+      command: "search",
+      query,
+      limit: positiveInt("--limit", text(values, "limit")),
+      json: on(values, "json"),
       options,
     };
   }

@@ -89,6 +89,14 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runMcpCommand } = await import("./mcp.ts");
       return await runMcpCommand(line, toRunFlags(line.options));
     }
+    case "index": {
+      const { runIndexCommand } = await import("./code_index.ts");
+      return await runIndexCommand(line, toRunFlags(line.options));
+    }
+    case "search": {
+      const { runSearchCommand } = await import("./code_index.ts");
+      return await runSearchCommand(line, toRunFlags(line.options));
+    }
     case "doctor": {
       const { runDoctor } = await import("./doctor.ts");
       return await runDoctor(toRunFlags(line.options));

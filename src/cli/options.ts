@@ -78,6 +78,7 @@ const TRAILING: readonly CliOption[] = [
   { name: "json", type: "boolean" },
   { name: "all", type: "boolean" },
   { name: "focus", type: "string" },
+  { name: "limit", type: "string" },
 ];
 
 /** Every option: the command line's own and one per configuration key with a flag. */

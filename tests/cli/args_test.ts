@@ -1,4 +1,4 @@
-import { deepEqual, equal, throws } from "node:assert/strict";
+import { deepEqual, equal, ok, throws } from "node:assert/strict";
 import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { parseCommandLine } from "../../src/cli/args.ts";
 import { UsageError } from "../../src/cli/errors.ts";
@@ -130,4 +130,19 @@ Deno.test("parseCommandLine() reads tern plan, --plan and refuses plan flags els
   equal(resume.command === "plan" && resume.task, undefined);
   throws(() => parseCommandLine(["run", "x", "--concurrency", "2"]), /belong to tern plan/);
   throws(() => parseCommandLine(["plan", "x", "--concurrency", "0"]), /positive integer/);
+});
+
+Deno.test("parseCommandLine() reads index and search with their options", () => {
+  const index = parseCommandLine(["index", "sub"]);
+  equal(index.command, "index");
+  equal(index.command === "index" && index.path, "sub");
+  const search = parseCommandLine(["search", "parse", "args", "--limit", "3", "--json"]);
+  ok(search.command === "search");
+  equal(search.query, "parse args");
+  equal(search.limit, 3);
+  equal(search.json, true);
+  throws(() => parseCommandLine(["search"]), /The query is empty/);
+  throws(() => parseCommandLine(["search", "x", "--limit", "0"]), /Invalid --limit "0"/);
+  throws(() => parseCommandLine(["index", "a", "b"]), /Unexpected arguments after index: "b"/);
+  throws(() => parseCommandLine(["run", "x", "--limit", "2"]), /--limit belongs to tern search/);
 });

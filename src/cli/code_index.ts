@@ -1,0 +1,97 @@
+/** `tern index [path]` and `tern search "query"`: build and query the workspace's code index. */
+import { resolve } from "node:path";
+import { loadConfig } from "../config/mod.ts";
+import { indexPath, type IndexSummary, indexWorkspace } from "../harness/code_index.ts";
+import { IndexStore } from "../index/store.ts";
+import { terminalText } from "../core/terminal_text.ts";
+import { themeFor, wantsColor } from "../tui/theme.ts";
+import type { CommandLine } from "./args.ts";
+import { InputError } from "./errors.ts";
+import { processWriters, readEnv, resolveWorkspace, terminalWriters } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
+
+type IndexLine = Extract<CommandLine, { command: "index" }>;
+type SearchLine = Extract<CommandLine, { command: "search" }>;
+
+/** Indexes the workspace (or `line.path`) and prints a one-line summary; returns the exit code. */
+export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise<number> {
+  // A relative path is taken from --cwd, like every other path the command line names.
+  const workspace = resolveWorkspace(
+    line.path === undefined ? flags.cwd : resolve(flags.cwd, line.path),
+  );
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  // Paths come from the repository: each goes through the sanitizer, our own sequences do not.
+  const { out, err } = processWriters();
+  const progress = Deno.stderr.isTerminal();
+  const started = performance.now();
+  const summary = await indexWorkspace(workspace, indexPath(config.ternHome, workspace), {
+    onFile: progress
+      ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${terminalText(path.slice(-60))}`)
+      : undefined,
+  });
+  if (progress) err("\r\x1b[2K");
+  if (summary.notice !== undefined) err(`tern: ${terminalText(summary.notice)}\n`);
+  out(summaryLine(summary, performance.now() - started) + "\n");
+  return 0;
+}
+
+/** `12 indexed, 30 unchanged, 1 removed, 2 binary, 1 too large, 140 chunks in 0.4s`. */
+export function summaryLine(summary: IndexSummary, millis: number): string {
+  const refused = summary.refused > 0 ? `, ${summary.refused} refused` : "";
+  return `${summary.indexed} indexed, ${summary.unchanged} unchanged, ${summary.removed} ` +
+    `removed, ${summary.binary} binary, ${summary.tooLarge} too large${refused}, ` +
+    `${summary.chunks} chunks in ${(millis / 1000).toFixed(1)}s`;
+}
+
+/** Prints the index's best chunks for `line.query`; returns the exit code. */
+export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const file = indexPath(config.ternHome, workspace);
+  if (!isFile(file)) {
+    throw new InputError(`No code index for "${workspace}": run \`tern index\` first`);
+  }
+  const { store, notice } = IndexStore.open(file);
+  // Chunks quote the repository's files: text goes through the terminal sanitizer.
+  const writers = processWriters();
+  const { out, err } = terminalWriters(writers, { json: line.json });
+  try {
+    if (notice !== undefined) err(`tern: ${notice}\n`);
+    const hits = store.search(line.query, { limit: line.limit });
+    if (line.json) {
+      out(
+        JSON.stringify(hits.map(({ chunk, score }) => ({
+          path: chunk.path,
+          startLine: chunk.startLine,
+          endLine: chunk.endLine,
+          kind: chunk.kind,
+          symbol: chunk.symbol,
+          score,
+          signature: chunk.signature,
+        }))) + "\n",
+      );
+      return 0;
+    }
+    const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
+    if (hits.length === 0) err(`tern: nothing in the index matches "${line.query}"\n`);
+    for (const { chunk, score } of hits) {
+      const signature = terminalText(chunk.signature.split("\n")[0].trim());
+      writers.out(
+        `${terminalText(chunk.path)}:${chunk.startLine}  ${chunk.kind} ` +
+          `${terminalText(chunk.symbol)}  ${score.toFixed(3)}` +
+          (signature === "" ? "" : `  ${theme.dim(signature)}`) + "\n",
+      );
+    }
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * `tern index` and `tern search` as the real process runs them, on real files and a real SQLite
+ * index under TERN_HOME: what is indexed and what never is (ignored files, a symlink's target
+ * outside the workspace, binary and too large files), incremental runs, and the search output.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { basename, dirname, join } from "node:path";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+
+const IGNORED = "IGNOREDMARKER7f3a";
+const OUTSIDE = "OUTSIDEMARKER91c2";
+const BINARY = "BINARYMARKER5d0e";
+/** The only files of the fixture that may be in the index. */
+const INDEXED = [".gitignore", "src/args.ts", "src/util.ts"];
+
+type Workspace = Awaited<ReturnType<typeof tempWorkspace>>;
+
+/** A workspace with a function, an ignored file, a symlink out, a binary and a large file. */
+async function withFixture(fn: (ws: Workspace, outside: string) => Promise<void>): Promise<void> {
+  const ws = await tempWorkspace();
+  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-outside-" }));
+  try {
+    await Deno.mkdir(join(ws.dir, "src"));
+    await Deno.writeTextFile(
+      join(ws.dir, "src", "args.ts"),
+      "/** Splits the command line into words. */\n" +
+        "export function parseCommandLine(argv: string[]): string[] {\n" +
+        "  return argv.filter((arg) => arg.length > 0);\n}\n",
+    );
+    await Deno.writeTextFile(join(ws.dir, "src", "util.ts"), "export const answer = 42;\n");
+    await Deno.writeTextFile(join(ws.dir, ".gitignore"), "secret.txt\n");
+    await Deno.writeTextFile(join(ws.dir, "secret.txt"), `${IGNORED} parseCommandLine\n`);
+    await Deno.writeTextFile(join(outside, "mine.txt"), `${OUTSIDE} parseCommandLine\n`);
+    await Deno.symlink(join(outside, "mine.txt"), join(ws.dir, "link.txt"));
+    await Deno.writeFile(
+      join(ws.dir, "blob.bin"),
+      new Uint8Array([...new TextEncoder().encode(`${BINARY} parseCommandLine`), 0, 1, 2]),
+    );
+    await Deno.writeTextFile(join(ws.dir, "big.txt"), "parseCommandLine\n".repeat(70_000));
+    await fn(ws, outside);
+  } finally {
+    await ws.cleanup();
+    await Deno.remove(outside, { recursive: true });
+  }
+}
+
+function tern(ws: Workspace, args: string[]) {
+  return runTern(args, { cwd: ws.dir, env: { TERN_HOME: ws.home } });
+}
+
+interface JsonHit {
+  path: string;
+  startLine: number;
+  endLine: number;
+  kind: string;
+  symbol: string;
+  score: number;
+  signature: string;
+}
+
+Deno.test("tern index indexes code and skips ignored, symlinked, binary and large files", async () => {
+  await withFixture(async (ws) => {
+    const run = await tern(ws, ["index"]);
+    equal(run.code, 0, run.stderr);
+    // .gitignore, src/args.ts, src/util.ts.
+    match(run.stdout, /^3 indexed, 0 unchanged, 0 removed, 1 binary, 1 too large, \d+ chunks in /);
+    const files = [...Deno.readDirSync(join(ws.home, "index"))].map((entry) => entry.name);
+    equal(files.filter((name) => name.endsWith(".sqlite")).length, 1);
+    ok(![...Deno.readDirSync(ws.dir)].some((entry) => entry.name.endsWith(".sqlite")));
+
+    const byName = await tern(ws, ["search", "parseCommandLine", "--json", "--limit", "50"]);
+    equal(byName.code, 0, byName.stderr);
+    const hits = JSON.parse(byName.stdout) as JsonHit[];
+    deepEqual(
+      { ...hits[0], score: 0 },
+      {
+        path: "src/args.ts",
+        startLine: 2,
+        endLine: 4,
+        kind: "FUNCTION",
+        symbol: "parseCommandLine",
+        score: 0,
+        signature: "function parseCommandLine(argv: string[]): string[]",
+      },
+    );
+    ok(hits[0].score > 0);
+    deepEqual([...new Set(hits.map((hit) => hit.path))].sort(), ["src/args.ts"]);
+    for (const marker of [IGNORED, OUTSIDE, BINARY]) ok(!byName.stdout.includes(marker), marker);
+
+    const byWords = await tern(ws, ["search", "parse", "command", "line"]);
+    equal(byWords.code, 0, byWords.stderr);
+    match(
+      byWords.stdout,
+      /^src\/args\.ts:2 {2}FUNCTION parseCommandLine {2}\d+\.\d{3} {2}function /,
+    );
+    for (const marker of [IGNORED, OUTSIDE, BINARY]) {
+      const found = await tern(ws, ["search", marker, "--json", "--limit", "50"]);
+      equal(found.code, 0, found.stderr);
+      ok(!found.stdout.includes(marker), marker);
+      for (const hit of JSON.parse(found.stdout) as JsonHit[]) {
+        ok(INDEXED.includes(hit.path), hit.path);
+      }
+    }
+  });
+});
+
+Deno.test("tern index re-reads only changed files and removes deleted ones", async () => {
+  await withFixture(async (ws) => {
+    equal((await tern(ws, ["index"])).code, 0);
+    await Deno.writeTextFile(
+      join(ws.dir, "src", "util.ts"),
+      "export function computeAnswer(): number {\n  return 42;\n}\n",
+    );
+    const changed = await tern(ws, ["index"]);
+    equal(changed.code, 0, changed.stderr);
+    match(changed.stdout, /^1 indexed, 2 unchanged, 0 removed, /);
+    const found = JSON.parse((await tern(ws, ["search", "computeAnswer", "--json"])).stdout);
+    equal(found[0].symbol, "computeAnswer");
+
+    await Deno.remove(join(ws.dir, "src", "args.ts"));
+    const removed = await tern(ws, ["index"]);
+    equal(removed.code, 0, removed.stderr);
+    match(removed.stdout, /^0 indexed, 2 unchanged, 1 removed, /);
+    const gone = JSON.parse((await tern(ws, ["search", "parseCommandLine", "--json"])).stdout);
+    deepEqual(gone.filter((hit: JsonHit) => hit.path === "src/args.ts"), []);
+  });
+});
+
+Deno.test("tern index [path] indexes that folder as the workspace", async () => {
+  await withFixture(async (ws) => {
+    const elsewhere = await Deno.makeTempDir({ prefix: "tern-cwd-" });
+    try {
+      const run = await runTern(["index", ws.dir], {
+        cwd: elsewhere,
+        env: { TERN_HOME: ws.home },
+      });
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /^3 indexed, /);
+      const found = JSON.parse((await tern(ws, ["search", "parseCommandLine", "--json"])).stdout);
+      equal(found[0].path, "src/args.ts");
+      // A relative path is taken from --cwd.
+      const relative = await runTern(["-C", dirname(ws.dir), "index", basename(ws.dir)], {
+        cwd: elsewhere,
+        env: { TERN_HOME: ws.home },
+      });
+      equal(relative.code, 0, relative.stderr);
+      match(relative.stdout, /^0 indexed, 3 unchanged, /);
+    } finally {
+      await Deno.remove(elsewhere, { recursive: true });
+    }
+  });
+});
+
+Deno.test("tern search without an index exits 2 and names tern index", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const run = await tern(ws, ["search", "anything"]);
+    equal(run.code, 2);
+    match(run.stderr, /No code index for ".*": run `tern index` first/);
+    equal(run.stdout, "");
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("tern index rebuilds a corrupt index file and says so", async () => {
+  await withFixture(async (ws) => {
+    equal((await tern(ws, ["index"])).code, 0);
+    const [file] = [...Deno.readDirSync(join(ws.home, "index"))]
+      .filter((entry) => entry.name.endsWith(".sqlite"));
+    await Deno.writeTextFile(join(ws.home, "index", file.name), "not a database ".repeat(400));
+    const run = await tern(ws, ["index"]);
+    equal(run.code, 0, run.stderr);
+    match(run.stderr, /tern: Rebuilt the code index ".*\.sqlite": /);
+    match(run.stdout, /^3 indexed, 0 unchanged, /);
+  });
+});
