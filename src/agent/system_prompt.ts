@@ -58,6 +58,9 @@ export function readProjectRules(workspace: string, warn?: Warn): string | undef
     text = readWorkspaceText(workspace, join(workspace, PROJECT_RULES_FILE), {
       what: "project rules",
       warn,
+      // Enough bytes for more than the characters kept, whatever their width in UTF-8.
+      maxBytes: 4 * MAX_RULES_CHARS + 4,
+      head: true,
     });
   } catch {
     return undefined;

@@ -25,7 +25,17 @@ export interface WorkspaceReadOptions {
   what: string;
   /** Told why a file is skipped; default: a `tern: warning:` line on stderr. */
   warn?: Warn;
+  /**
+   * The most bytes read (default {@linkcode MAX_WORKSPACE_FILE_BYTES}): a repository's file may
+   * be of any size, and tern never reads more than this of it. A larger file is skipped (`warn`
+   * says so), or with `head`, only its first `maxBytes` are read.
+   */
+  maxBytes?: number;
+  head?: boolean;
 }
+
+/** The most tern reads of a workspace file by default: 1 MiB. */
+export const MAX_WORKSPACE_FILE_BYTES = 1024 * 1024;
 
 /** Writes `tern: warning: <text>` to stderr. */
 export function warnOnStderr(text: string): void {
@@ -73,7 +83,15 @@ export function readWorkspaceText(
     if (info.nlink !== null && info.nlink > 1) return skip(hardLinks(info.nlink));
     using opened = openVerified({ path: file, real, info });
     if (opened.links > 1) return skip(hardLinks(opened.links));
-    return new TextDecoder().decode(opened.readAll());
+    const max = options.maxBytes ?? MAX_WORKSPACE_FILE_BYTES;
+    // One byte more than the file had when it was opened, or than may be read: either shows.
+    const bytes = opened.head(Math.min(max, opened.size) + 1);
+    if (bytes.length > max) {
+      if (!options.head) return skip(`it is larger than ${max} bytes`);
+      return new TextDecoder().decode(bytes.subarray(0, max));
+    }
+    if (bytes.length > opened.size) return skip("it grew while it was being read");
+    return new TextDecoder().decode(bytes);
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     if (isMissing(error)) return undefined;

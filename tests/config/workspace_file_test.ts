@@ -262,3 +262,53 @@ Deno.test("loadMcpConfig() lets a malformed project file disable only itself", a
     assert.match(text, /MCP server "own" in ".*a\.json" is not used: your own definition/);
   });
 });
+
+/** A sparse file of `size` bytes starting with `head`: huge, yet made at once. */
+function hugeFile(path: string, head: string, size: number): void {
+  Deno.writeTextFileSync(path, head);
+  Deno.truncateSync(path, size);
+}
+
+Deno.test("readWorkspaceText() never reads more of a repository's file than its limit", async () => {
+  await withScene(({ ws, warn, warnings }) => {
+    // 3 GiB: reading it whole would fail to allocate (or exhaust memory).
+    hugeFile(join(ws, ".env"), "A=1\n", 3 * 1024 ** 3);
+    assert.equal(readWorkspaceText(ws, join(ws, ".env"), { what: ".env file", warn }), undefined);
+    assert.match(
+      warnings.join("\n"),
+      /Skipping \.env file ".*\.env": it is larger than 1048576 bytes/,
+    );
+    // With `head`, the first bytes only.
+    const head = readWorkspaceText(ws, join(ws, ".env"), {
+      what: ".env file",
+      warn,
+      maxBytes: 4,
+      head: true,
+    });
+    assert.equal(head, "A=1\n");
+  });
+});
+
+Deno.test("readProjectRules() cuts a 3 GiB AGENTS.md at its limit without reading it whole", async () => {
+  await withScene(({ ws, warn }) => {
+    hugeFile(join(ws, "AGENTS.md"), "# Rules\n" + "x".repeat(40_000), 3 * 1024 ** 3);
+    const rules = readProjectRules(ws, warn);
+    assert.ok(rules?.startsWith("# Rules\nxxx"), rules?.slice(0, 40));
+    assert.match(rules ?? "", /AGENTS\.md is longer: the rest was cut\]$/);
+  });
+});
+
+Deno.test("a project config file too large to read is skipped with a warning, the run goes on", async () => {
+  await withScene(async ({ ws, home }) => {
+    await Deno.mkdir(join(ws, ".tern"));
+    hugeFile(join(ws, ".tern", "config.jsonc"), '{ "maxRounds": 3 }', 2 * 1024 * 1024);
+    const warnings: string[] = [];
+    const loaded = await loadConfig({
+      cwd: ws,
+      env: { HOME: home, TERN_HOME: join(home, ".tern") },
+      warn: (text) => warnings.push(text),
+    });
+    assert.notEqual(loaded.config.maxRounds, 3);
+    assert.match(warnings.join("\n"), /larger than 1048576 bytes/);
+  });
+});
