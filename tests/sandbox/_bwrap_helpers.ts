@@ -9,6 +9,8 @@ import { gitDirsUnder, secretLocations } from "../../src/sandbox/protected_paths
 import { shellEnv } from "../../src/sandbox/shell_runner.ts";
 import { createBwrapRunner } from "../../src/sandbox/shell_runner.ts";
 import type { ShellPlan, ShellResult, ShellRunOptions } from "../../src/sandbox/types.ts";
+import type { ResourceLimits } from "../../src/config/schema.ts";
+import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
 
 /** Whether bubblewrap can run here; tests that need it are ignored (loudly) when it cannot. */
 export const bwrap: { ok: boolean } = bwrapNeed;
@@ -203,4 +205,47 @@ export function attackTest(name: string, fn: (attack: Attack) => Promise<void>, 
 /** Whether `path` exists (without following a final symlink). */
 export async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
+}
+
+/** Options for {@linkcode withTestSandbox}. */
+export interface TestSandboxOptions {
+  /** The temp folder's name prefix and the run id. */
+  name: string;
+  limits?: ResourceLimits;
+  /** The worker's handler; default the real tools' (src/tools/worker_handler.ts). */
+  handlerUrl?: URL;
+}
+
+/**
+ * Runs `fn` with a real `:workspace` sandbox over a fresh workspace in a temp folder (under
+ * /var/tmp: the sandbox's private /tmp would hide a folder below /tmp), whose root stands in for
+ * HOME; closes the sandbox and removes the folder afterwards.
+ */
+export async function withTestSandbox(
+  options: TestSandboxOptions,
+  fn: (sandbox: SandboxRuntime, ws: string) => Promise<void>,
+): Promise<void> {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ dir: BOX_PARENT, prefix: `tern_${options.name}_` }),
+  );
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  const sandbox = await createSandbox({
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome: join(root, "tern-home"),
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: options.handlerUrl ??
+      new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId: `${options.name}-test`,
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+  });
+  try {
+    await fn(sandbox, ws);
+  } finally {
+    await sandbox.close();
+    await Deno.remove(root, { recursive: true });
+  }
 }

@@ -5,8 +5,8 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ResourceLimits } from "../../src/config/schema.ts";
-import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
-import { bwrapTest } from "./_bwrap_helpers.ts";
+import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import { bwrapTest, withTestSandbox } from "./_bwrap_helpers.ts";
 
 /** Small limits, so that each case reaches its limit fast. */
 const LIMITS: ResourceLimits = {
@@ -21,33 +21,14 @@ const LIMITS: ResourceLimits = {
 /** Generous: a command that is not stopped by its limit ends on its own long before. */
 const TIMEOUT_MS = 120_000;
 
-async function withSandbox(
+function withSandbox(
   fn: (sandbox: SandboxRuntime, ws: string) => Promise<void>,
   limits: ResourceLimits = LIMITS,
 ): Promise<void> {
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_lim_" }),
-  );
-  const ws = join(root, "ws");
-  await Deno.mkdir(ws);
-  const sandbox = await createSandbox({
-    workspace: ws,
-    profile: ":workspace",
-    noSandbox: false,
-    ternHome: join(root, "tern-home"),
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: root },
-    home: root,
-    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-    runId: "limits-test",
-    limits,
-  });
-  try {
+  return withTestSandbox({ name: "lim", limits }, async (sandbox, ws) => {
     equal(sandbox.shellKind, "bwrap");
     await fn(sandbox, ws);
-  } finally {
-    await sandbox.close();
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 }
 
 function run(sandbox: SandboxRuntime, ws: string, command: string) {

@@ -4,10 +4,9 @@
  * 127.0.0.1; a command without grants has no network at all.
  */
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { join } from "node:path";
-import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { hostAllowed } from "../../src/sandbox/net_proxy.ts";
-import { bwrap } from "./_bwrap_helpers.ts";
+import { bwrap, withTestSandbox } from "./_bwrap_helpers.ts";
 
 const HAS_CURL = (() => {
   try {
@@ -42,28 +41,8 @@ async function withServers(
   }
 }
 
-async function withRuntime(fn: (runtime: SandboxRuntime, ws: string) => Promise<void>) {
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_net_" }),
-  );
-  const ws = join(root, "ws");
-  await Deno.mkdir(ws);
-  const runtime = await createSandbox({
-    workspace: ws,
-    profile: ":workspace",
-    noSandbox: false,
-    ternHome: join(root, "tern-home"),
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: root },
-    home: root,
-    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-    runId: "net-test",
-  });
-  try {
-    await fn(runtime, ws);
-  } finally {
-    await runtime.close();
-    await Deno.remove(root, { recursive: true });
-  }
+function withRuntime(fn: (runtime: SandboxRuntime, ws: string) => Promise<void>) {
+  return withTestSandbox({ name: "net" }, fn);
 }
 
 const netTest = (name: string, fn: () => Promise<void>) =>
