@@ -79,7 +79,7 @@ export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
     /** Loads the implementation (as the call itself is about to); none when it cannot load. */
     async paths(args) {
       try {
-        return await (await load()).get(entry.name)?.paths(args) ?? [];
+        return await (await load(entry.name)).get(entry.name)?.paths(args) ?? [];
       } catch {
         return [];
       }

@@ -1,4 +1,4 @@
-import { deepEqual, equal } from "node:assert/strict";
+import { deepEqual, equal, ok } from "node:assert/strict";
 import { createBuiltinTools } from "../../src/tools/builtin.ts";
 import { createInProcessTools } from "../../src/tools/builtin_in_process.ts";
 import {
@@ -86,4 +86,15 @@ Deno.test("createInProcessTools() builds exactly the built-ins the manifest runs
     .map((entry) => entry.name).sort();
   deepEqual(inProcess, manifest);
   for (const tool of createInProcessTools()) equal(tool.runsIn === "worker", false, tool.name);
+});
+
+Deno.test("builtinTools() works out a bash call's paths without loading the file tools", async () => {
+  const asked: (string | undefined)[] = [];
+  const real = builtinLoader();
+  const bash = builtinTools((name) => {
+    asked.push(name);
+    return real(name);
+  }).find((tool) => tool.runsIn !== "worker")!;
+  deepEqual(await bash.paths({ command: "ls" }), []);
+  ok(asked.every((name) => name !== undefined), `asked for every tool: ${asked.join(",")}`);
 });
