@@ -58,6 +58,12 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
       );
     }
     if (explanation.bwrap && explanation.shellNote) lines.push(`  note: ${explanation.shellNote}`);
+    if (explanation.warmBwrap) {
+      lines.push(
+        "  Commands one after another run in one kept sandbox (the warm shell), started as:",
+        `  ${shellJoin(explanation.warmBwrap)}`,
+      );
+    }
     lines.push("", "Limits (config key limits; a project may only lower them):");
     lines.push(`  ${describeLimits(explanation.limits)}`);
     if (explanation.layers) lines.push("", ...layerLines(explanation.layers));
@@ -91,7 +97,8 @@ export function layerLines(layers: SandboxLayers): string[] {
   const guards = `${layers.guards.readOnlyGit} .git folder(s) read-only; ` +
     `${layers.guards.absent.join(" and ")} cannot be created where absent`;
   const processes = "each command in a process group and pid namespace of its own, killed " +
-    "whole at its timeout or cancel; one whose tern died while it started exits (liveness pipe)" +
+    "whole at its timeout or cancel; one whose tern died while it started exits (liveness pipe); " +
+    "in the warm shell, every process a command started is ended before the next command" +
     (layers.pidsCgroup ? "; the run's commands share a pids cgroup" : "");
   return [
     "Layers of the shell sandbox:",

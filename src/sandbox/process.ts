@@ -183,7 +183,7 @@ async function drain(pumps: Promise<unknown>, readers: Reader[]): Promise<void> 
 }
 
 /** Keeps the first and the last `limit / 2` characters of a stream of text. */
-class OutputBuffer {
+export class OutputBuffer {
   #half: number;
   #head = "";
   #tail: string[] = [];

@@ -26,6 +26,7 @@ import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv } from "./shell_env.ts";
+import { warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
 import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
@@ -115,6 +116,11 @@ export interface SandboxExplanation {
    * -c <command>` with `<command>` as the command (see `launchArgv`), or null without bwrap.
    */
   bwrap: string[] | null;
+  /**
+   * What starts the warm shell that runs commands one after another (see warm_shell.ts), with
+   * `<server>` for the copy of bash it runs; null when commands run in one-shot sandboxes only.
+   */
+  warmBwrap: string[] | null;
   /**
    * The names of the variables bubblewrap is started with and passes on to the command (their
    * values stay off every command line), or null without bwrap.
@@ -345,6 +351,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let proxied = 0;
   // The removal under way: a command starts only after it, so no guard it mounts is removed.
   let removing: Promise<void> | undefined;
+  // One sandbox kept for commands one after another (see warm_shell.ts), opened now: it sets
+  // up while the model answers.
+  const warm = new WarmSlot(filterDir, options.bwrapPath);
+  const prewarming = shellKind === "bwrap" && proxiedHosts(profile.grants.net) === null
+    ? currentPlan().then((built) => warm.prewarm(built), () => {})
+    : Promise.resolve();
   const bwrapShell: ShellRunner = async (command, run) => {
     const built = await currentPlan();
     while (removing !== undefined) await removing;
@@ -354,15 +366,18 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       const runIn = (plan: ShellPlan) =>
         createBwrapRunner(plan, { bwrapPath: options.bwrapPath })(command, run);
       const hosts = proxiedHosts(profile.grants.net);
-      if (hosts === null) return await runIn(built);
+      if (hosts === null) return await warm.run(built, command, run) ?? await runIn(built);
       socketDir ??= Deno.makeTempDir({ prefix: "tern-proxy-" });
       return await runProxied(built, hosts, runIn, {
         socketDir: await socketDir,
         name: String(++proxied),
       });
     } finally {
+      for (const path of warm.released()) placeholders.add(path);
       if (--running === 0) {
-        const made = [...placeholders].filter((path) => exists(path) && isAbsentOrEmptyDir(path));
+        const made = [...placeholders].filter((path) =>
+          !warm.holds(path) && exists(path) && isAbsentOrEmptyDir(path)
+        );
         placeholders.clear();
         if (made.length > 0) {
           removing = removeEmptyDirs(made).finally(() => removing = undefined);
@@ -465,7 +480,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         const gitAfter = shellKind === "bwrap" && plan === undefined
           ? gitDirsOf(await currentPlan())
           : gitBefore;
-        return hostFileChanges(before, snapshotHostFiles(options.workspace, gitAfter));
+        const changes = hostFileChanges(before, snapshotHostFiles(options.workspace, gitAfter));
+        // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell
+        // stands on it) is tern's own: no command can put anything in it.
+        const guarded = lastPlan?.guarded ?? [];
+        return changes.filter((change) =>
+          !(guarded.includes(change.path) && isAbsentOrEmptyDir(change.path))
+        );
       };
     },
     explain() {
@@ -475,6 +496,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         worker: worker.flags,
         bwrap: shellKind === "bwrap" && lastPlan
           ? launchLine(shownPlan(lastPlan, profile.grants.net), options.bwrapPath)
+          : null,
+        warmBwrap: shellKind === "bwrap" && lastPlan && warmKey(lastPlan) !== null &&
+            proxiedHosts(profile.grants.net) === null
+          ? warmLine(lastPlan, filterDir, options.bwrapPath)
           : null,
         bwrapEnv: shellKind === "bwrap" && lastPlan
           ? Object.keys(sandboxEnv(shownPlan(lastPlan, profile.grants.net)))
@@ -489,6 +514,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       };
     },
     async close() {
+      await prewarming;
+      const held = (await warm.close()).filter((path) => exists(path) && isAbsentOrEmptyDir(path));
+      if (held.length > 0) await removeEmptyDirs(held);
       if (socketDir) await Deno.remove(await socketDir, { recursive: true }).catch(() => {});
       if (privateFilterDir) {
         await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
@@ -626,6 +654,11 @@ function exists(path: string): boolean {
 function shownPlan(plan: ShellPlan, net: Grants["net"]): ShellPlan {
   const hosts = proxiedHosts(net);
   return hosts === null ? plan : withProxy(plan, hosts, "<proxy-socket>");
+}
+
+function warmLine(plan: ShellPlan, dir: string, bwrapPath: string | undefined): string[] {
+  const launch = warmLaunch(plan, warmServerPath(dir), bwrapPath);
+  return [launch.program, ...launch.args];
 }
 
 function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {

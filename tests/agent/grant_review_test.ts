@@ -21,7 +21,11 @@ async function outsideFiles(box: Box): Promise<Record<string, string>> {
   ];
   const found: Record<string, string> = {};
   for (const file of files) found[file] = await Deno.readTextFile(file);
-  for await (const entry of Deno.readDir(box.ternHome)) found[`entry ${entry.name}`] = "";
+  for await (const entry of Deno.readDir(box.ternHome)) {
+    // tern's own copy of bash for the warm shell, written while the sandbox opens.
+    if (/^shell-server(\.[\w-]+\.tmp)?$/.test(entry.name)) continue;
+    found[`entry ${entry.name}`] = "";
+  }
   return found;
 }
 

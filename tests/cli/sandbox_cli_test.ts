@@ -112,6 +112,7 @@ testWith(
   async () => {
     await withWorkspace(async (ws) => {
       let workerArgv: string[] | undefined;
+      let warmArgv: string[] | undefined;
       let listResult = "";
       const seen: string[] = [];
       const script: Script = (request, i) => {
@@ -121,6 +122,11 @@ testWith(
           listResult = toolResult(request);
           return call("bash", { command: "tr '\\0' '\\n' < /proc/1/cmdline" }, "e1");
         }
+        // The command has ended: its warm shell waits for the next one.
+        warmArgv = findProcess((argv) =>
+          basename(argv[0] ?? "") === "bwrap" && argv.includes("/run/.tern-shell") &&
+          argv.some((arg) => arg.includes(ws.dir))
+        );
         seen.push(toolResult(request));
         return { text: "seen" };
       };
@@ -143,19 +149,37 @@ testWith(
         );
       ok(workerArgv, `no worker process was found during the run; list said: ${listResult}`);
       // The program as found on PATH (bubblewrap's) or as given (deno's): the same file.
-      const [program, ...args] = normal(workerArgv);
+      // The warm shell's guard mount points (empty .tern/.git folders) exist while it lives: a
+      // worker started then also binds them read-only (the same empty folder either way).
+      const guards = [join(ws.dir, ".tern"), join(ws.dir, ".git")];
+      const unguarded = (argv: string[]) =>
+        argv.filter((arg, i) =>
+          !(guards.includes(arg) && (argv[i - 1] === "--ro-bind" || argv[i - 2] === "--ro-bind")) &&
+          !(arg === "--ro-bind" && guards.includes(argv[i + 1]))
+        );
+      const [program, ...args] = normal(unguarded(workerArgv));
       equal(basename(program), basename(explained.worker[0]));
-      deepEqual(args, normal(explained.worker.slice(1)));
-      // Inside the sandbox, pid 1 is bubblewrap: its argv minus the command is what explain says.
+      deepEqual(args, normal(unguarded(explained.worker.slice(1))));
+      // The command ran in the warm shell: bubblewrap's argv on the host is what explain says
+      // (the launcher, bash -c <launcher> tern-sandbox <filter> bwrap ..., execs it), and inside
+      // pid 1 is its server.
+      ok(warmArgv, "no warm shell was found after the command");
+      equal(explained.warmBwrap[0], "bash");
+      const at = explained.warmBwrap.indexOf("bwrap");
+      ok(at > 0, explained.warmBwrap.join(" "));
+      // (Read from /proc with NULs as newlines: the server's script spans lines; compare joined.)
+      equal(
+        normal(warmArgv.slice(1)).join("\n"),
+        normal(explained.warmBwrap.slice(at + 1)).join("\n"),
+      );
       const real = seen[0].replace(/^SUCCEEDED\n/, "").split("\n");
-      const bwrapIndex = real.findIndex((arg) => arg === "bwrap" || arg.endsWith("/bwrap"));
-      ok(bwrapIndex >= 0, seen[0]);
-      const started = real.slice(bwrapIndex + 1, real.indexOf("exit code: 0") - 1);
-      // bubblewrap is started by the launcher (bash -c <launcher> tern-sandbox <filter> bwrap ...).
-      equal(explained.bwrap[0], "bash");
-      const at = explained.bwrap.indexOf("bwrap");
-      ok(at > 0, explained.bwrap.join(" "));
-      deepEqual(normal(started), normal(explained.bwrap.slice(at + 1, -1)));
+      deepEqual(real.slice(0, 2), explained.warmBwrap.slice(-3, -1));
+      // A one-shot sandbox (commands side by side) starts the same view.
+      const oneShot = explained.bwrap.slice(
+        explained.bwrap.indexOf("bwrap") + 1,
+        explained.bwrap.lastIndexOf("--chdir"),
+      );
+      deepEqual(normal(oneShot), normal(warmArgv.slice(1, oneShot.length + 1)));
       ok(explained.layers.seccomp.refused.includes("socket(AF_UNIX)"));
       equal(explained.profile, ":workspace");
     });
@@ -174,6 +198,22 @@ function findWorker(dir: string): string[] | undefined {
     if (argv) return argv;
   }
   return undefined;
+}
+
+/** The argv of a live process `match` accepts, from /proc (looked at a few times). */
+function findProcess(match: (argv: string[]) => boolean): string[] | undefined {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const found = processArgvs().find(match);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function processArgvs(): string[][] {
+  const script = 'for f in /proc/[0-9]*/cmdline; do tr "\\0" "\\n" < "$f"; echo "<end>"; done';
+  const out = new Deno.Command("bash", { args: ["-c", script], stderr: "null" }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("<end>\n")
+    .map((text) => text.split("\n").slice(0, -1));
 }
 
 function scanForWorker(dir: string): string[] | undefined {
@@ -271,6 +311,12 @@ testWith(
       match(out.stdout, /^ {2}guards {6}\d+ \.git folder\(s\) read-only; \.tern and \.git cannot/m);
       match(out.stdout, /^ {2}processes {3}each command in a process group and pid namespace/m);
       match(out.stdout, /^ {2}limits {6}the limits above: rlimits/m);
+      // The warm shell's own line: the same view, its server as pid 1.
+      match(
+        out.stdout,
+        /one kept sandbox \(the warm shell\), started as:\n {2}bash -c .*--as-pid-1/,
+      );
+      match(out.stdout, /--ro-bind \S*shell-server \/run\/\.tern-shell/);
       // A profile granting one host: commands reach it through the proxy, nothing else.
       await Deno.writeTextFile(
         join(ws.home, "config.jsonc"),
@@ -279,6 +325,8 @@ testWith(
       out = await runTern(["sandbox", "explain", "-o", "json"], { cwd: ws.dir, env: ws.env });
       equal(out.code, 0, out.stderr);
       deepEqual(JSON.parse(out.stdout).layers.network, { kind: "hosts", hosts: ["example.com"] });
+      // Commands with host grants get a proxy each: no warm shell.
+      equal(JSON.parse(out.stdout).warmBwrap, null);
     });
   },
 );

@@ -11,6 +11,7 @@ import { createBwrapRunner } from "../../src/sandbox/shell_runner.ts";
 import type { ShellPlan, ShellResult, ShellRunOptions } from "../../src/sandbox/types.ts";
 import type { ResourceLimits } from "../../src/config/schema.ts";
 import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import { WarmSlot } from "../../src/sandbox/warm_shell.ts";
 
 /** Whether bubblewrap can run here; tests that need it are ignored (loudly) when it cannot. */
 export const bwrap: { ok: boolean } = bwrapNeed;
@@ -180,26 +181,40 @@ type PlanChanges = Partial<ShellPlan> & { source?: Record<string, string> };
 
 /**
  * A bubblewrap test that also asserts, after `fn`, that nothing outside the writable roots
- * changed (the `.git` folders included) and that no process with the test's mark is left.
+ * changed (the `.git` folders included) and that no process with the test's mark is left. Each
+ * is run twice: with one-shot sandboxes, and with a warm shell (warm_shell.ts) that keeps one
+ * sandbox for the test's commands.
  */
 export function attackTest(name: string, fn: (attack: Attack) => Promise<void>, tweak?: PlanTweak) {
-  bwrapTest(name, async () => {
-    await withBox(async (box) => {
-      const plan = await planFor(box, await tweak?.(box));
-      const before = await protectedState(box, plan);
-      const mark = marker();
-      const runner = createBwrapRunner(plan);
-      const run = (command: string, options: Partial<ShellRunOptions> = {}) =>
-        runner(`: ${mark}; ${command}`, { cwd: box.ws, ...options });
-      await fn({ box, plan, mark, run });
-      deepEqual(
-        await protectedState(box, plan),
-        before,
-        "files outside the writable roots changed",
-      );
-      await assertNoProcessWith(mark);
+  for (const warm of [false, true]) {
+    bwrapTest(warm ? `${name} (warm shell)` : name, async () => {
+      await withBox(async (box) => {
+        const plan = await planFor(box, await tweak?.(box));
+        const before = await protectedState(box, plan);
+        const mark = marker();
+        const runner = createBwrapRunner(plan);
+        // The warm shell's server file goes to box.tmp, which the state check skips.
+        const slot = warm ? new WarmSlot(box.tmp) : null;
+        const run = async (command: string, options: Partial<ShellRunOptions> = {}) => {
+          const marked = `: ${mark}; ${command}`;
+          const call = { cwd: box.ws, ...options };
+          // A warm shell busy with another command sends this one to a one-shot sandbox.
+          return await slot?.run(plan, marked, call) ?? await runner(marked, call);
+        };
+        try {
+          await fn({ box, plan, mark, run });
+        } finally {
+          await slot?.close();
+        }
+        deepEqual(
+          await protectedState(box, plan),
+          before,
+          "files outside the writable roots changed",
+        );
+        await assertNoProcessWith(mark);
+      });
     });
-  });
+  }
 }
 
 /** Whether `path` exists (without following a final symlink). */
