@@ -23,3 +23,13 @@ Deno.test("readProjectRules() reads AGENTS.md, caps a huge one and is undefined 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("buildSystemPrompt() says when to prefer the code index tools only when the turn has them", () => {
+  const without = buildSystemPrompt({ ...BASE, toolNames: ["read", "grep", "bash"] });
+  ok(!without.includes("code_search") && !without.includes("code_symbols"), without);
+  const both = buildSystemPrompt({ ...BASE, toolNames: ["grep", "code_search", "code_symbols"] });
+  ok(both.includes("start with `code_search`; use grep for exact text"), both);
+  ok(both.includes("use `code_symbols` before grep"), both);
+  const one = buildSystemPrompt({ ...BASE, toolNames: ["grep", "code_search"] });
+  ok(one.includes("`code_search`") && !one.includes("`code_symbols`"), one);
+});
