@@ -2,6 +2,7 @@
 import { resolve } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { indexPath, type IndexSummary, indexWorkspace } from "../harness/code_index.ts";
+import { type ScoreParts, withWeights } from "../index/rank.ts";
 import { IndexStore } from "../index/store.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
@@ -57,10 +58,13 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
   const { out, err } = terminalWriters(writers, { json: line.json });
   try {
     if (notice !== undefined) err(`tern: ${notice}\n`);
-    const hits = store.search(line.query, { limit: line.limit });
+    const weights = config.searchWeights === undefined
+      ? undefined
+      : withWeights(config.searchWeights);
+    const hits = store.search(line.query, { limit: line.limit, weights });
     if (line.json) {
       out(
-        JSON.stringify(hits.map(({ chunk, score }) => ({
+        JSON.stringify(hits.map(({ chunk, score, parts }) => ({
           path: chunk.path,
           startLine: chunk.startLine,
           endLine: chunk.endLine,
@@ -68,24 +72,32 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
           symbol: chunk.symbol,
           score,
           signature: chunk.signature,
+          ...(line.explain && parts !== undefined ? { parts } : {}),
         }))) + "\n",
       );
       return 0;
     }
     const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
     if (hits.length === 0) err(`tern: nothing in the index matches "${line.query}"\n`);
-    for (const { chunk, score } of hits) {
+    for (const { chunk, score, parts } of hits) {
       const signature = terminalText(chunk.signature.split("\n")[0].trim());
       writers.out(
         `${terminalText(chunk.path)}:${chunk.startLine}  ${chunk.kind} ` +
           `${terminalText(chunk.symbol)}  ${score.toFixed(3)}` +
           (signature === "" ? "" : `  ${theme.dim(signature)}`) + "\n",
       );
+      if (line.explain && parts !== undefined) writers.out(`  ${explainParts(parts)}\n`);
     }
     return 0;
   } finally {
     store.close();
   }
+}
+
+/** `= bm25 0.812 + vector 0.301 + name 1.400 + kind 0.100`: what each signal added. */
+export function explainParts(parts: ScoreParts): string {
+  return `= bm25 ${parts.bm25.toFixed(3)} + vector ${parts.vector.toFixed(3)} + ` +
+    `name ${parts.name.toFixed(3)} + kind ${parts.kind.toFixed(3)}`;
 }
 
 function isFile(path: string): boolean {

@@ -32,7 +32,10 @@ Deno.test("code_search while another process writes the index answers from the c
       index.markChanged();
       const during = await search({ query: "compute area" });
       const output = outputOf(during);
-      match(output, /^Note: another tern process is updating the code index: the results may miss/m);
+      match(
+        output,
+        /^Note: another tern process is updating the code index: the results may miss/m,
+      );
       match(output, /FUNCTION computeArea/);
       ok(!/locked|busy/i.test(output), output);
       ok(!output.includes("tallyLateFees"), output);
