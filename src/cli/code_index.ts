@@ -1,5 +1,5 @@
 /** `tern index [path]` and `tern search "query"`: build and query the workspace's code index. */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { indexPath, type IndexSummary, indexWorkspace } from "../harness/code_index.ts";
 import { type ScoreParts, withWeights } from "../index/rank.ts";
@@ -25,7 +25,12 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
   const { out, err } = processWriters();
   const progress = Deno.stderr.isTerminal();
   const started = performance.now();
-  const summary = await indexWorkspace(workspace, indexPath(config.ternHome, workspace), {
+  const file = indexPath(config.ternHome, workspace);
+  // The agent's searches refresh the same index: one writer at a time, the others wait or,
+  // for a search, answer from what is committed with a note.
+  await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  using lock = await indexLock(file);
+  const summary = await indexWorkspace(workspace, file, {
     onFile: progress
       ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${terminalText(path.slice(-60))}`)
       : undefined,
@@ -98,6 +103,20 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
 export function explainParts(parts: ScoreParts): string {
   return `= bm25 ${parts.bm25.toFixed(3)} + vector ${parts.vector.toFixed(3)} + ` +
     `name ${parts.name.toFixed(3)} + kind ${parts.kind.toFixed(3)}`;
+}
+
+/** The index's lock file, locked exclusively (waiting for a search's refresh to end). */
+async function indexLock(file: string): Promise<Deno.FsFile> {
+  const handle = await Deno.open(`${file}.lock`, {
+    read: true,
+    write: true,
+    create: true,
+    mode: 0o600,
+  });
+  await handle.lock(true).catch(() => {
+    // A filesystem without locks: go on without one (writes still take SQLite's lock).
+  });
+  return handle;
 }
 
 function isFile(path: string): boolean {
