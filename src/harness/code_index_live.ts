@@ -174,6 +174,8 @@ export class LiveCodeIndex implements CodeIndexAccess {
       const cut = stale ? await this.#walk(store, signal) : await this.#checkDirty(store);
       if (cut !== undefined) notes.push(cut);
     } catch (error) {
+      // Cancelled, busy or failed part way: the next search walks again.
+      this.#walkAll = true;
       if (!isBusy(error)) throw error;
       notes.push(
         "another process holds the code index locked: the results may miss recent changes; " +

@@ -3,7 +3,7 @@
  * use, refreshed incrementally after the agent's changes, confined to the workspace, safe with
  * hostile queries, and cut by their budgets with a note saying so.
  */
-import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { FILES, IGNORED, outputOf, OUTSIDE, withIndexFixture } from "./_code_index_fixture.ts";
 
@@ -162,4 +162,16 @@ Deno.test("code_symbols answers definitions, callers, callees, implementations a
     match(outputOf(await symbols({ name: "computeArea", find: "callers" })), /CALLS computeArea/);
     match(outputOf(await symbols({ name: "noSuchThing*" })), /none in the index/);
   });
+});
+
+Deno.test("code_search cancelled during its refresh walks again at the next search", async () => {
+  await withIndexFixture(async ({ dir, search, index }) => {
+    outputOf(await search({ query: "area" }));
+    await Deno.writeTextFile(join(dir, "src", "dock.ts"), "export function levyDockFee() {}\n");
+    index.markChanged();
+    const abort = new AbortController();
+    abort.abort();
+    await rejects(index.refresh(abort.signal));
+    match(outputOf(await search({ query: "levy dock fee" })), /FUNCTION levyDockFee/);
+  }, { rewalkMs: 3_600_000 });
 });
