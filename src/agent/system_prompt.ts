@@ -14,6 +14,8 @@ const MAX_RULES_CHARS = 32_000;
 export interface SystemPromptOptions {
   workspace: string;
   toolNames: string[];
+  /** The tools' own lines on when to use them (`ToolRegistry.guidance()`), after the first rule. */
+  toolGuidance?: string[];
   /** ISO date of today; passed in so the prompt is reproducible in tests. */
   today: string;
   /** The project's rules (the text of AGENTS.md), when it has any. */
@@ -34,7 +36,7 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     "",
     "How to work:",
     "- Look before you change: read the files you edit, search with grep/glob instead of guessing.",
-    ...codeIndexLines(options.toolNames),
+    ...(options.toolGuidance ?? []).map((line) => `- ${line}`),
     "- Make focused edits with `edit`; use `write` for new files or full rewrites.",
     "- Run commands with `bash` to build, test and verify; read their exit codes.",
     "- Tool results start with SUCCEEDED or ERROR[CODE]; on an error, change your approach rather",
@@ -45,27 +47,6 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
       : []),
     ...(options.memory?.trim() ? ["", options.memory.trim()] : []),
   ].join("\n");
-}
-
-/** When to search the code index rather than grep, for the index tools the turn has. */
-function codeIndexLines(toolNames: readonly string[]): string[] {
-  const search = toolNames.includes("code_search");
-  const symbols = toolNames.includes("code_symbols");
-  if (!search && !symbols) return [];
-  const lines = [];
-  if (search) {
-    lines.push(
-      "- To find code by what it does or by an approximate name, start with `code_search`; use " +
-        "grep for exact text or a regular expression.",
-    );
-  }
-  if (symbols) {
-    lines.push(
-      "- For where a symbol is defined, who calls it, or what extends or implements it, use " +
-        "`code_symbols` before grep.",
-    );
-  }
-  return lines;
 }
 
 /**

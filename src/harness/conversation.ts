@@ -314,6 +314,7 @@ export class Conversation {
     return buildSystemPrompt({
       workspace,
       toolNames: this.#tools.names,
+      toolGuidance: this.#tools.guidance(),
       today: new Date().toISOString().slice(0, 10),
       projectRules: readProjectRules(workspace, (text) => {
         // The prompt is built for every turn: say it once.

@@ -49,6 +49,8 @@ export function createCodeSearchTool(index?: () => CodeIndexAccess): Tool {
     parameters: codeSearchParameters,
     readOnly: true,
     runsIn: "host",
+    guidance: "To find code by what it does or by an approximate name, start with `code_search`; " +
+      "use grep for exact text or a regular expression.",
     // It names no path: it reads the workspace's indexable files, like `tern index`.
     paths: () => [],
     execute: async (args: CodeSearchArgs, ctx: ToolContext) => {

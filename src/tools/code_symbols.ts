@@ -51,6 +51,8 @@ export function createCodeSymbolsTool(index?: () => CodeIndexAccess): Tool {
     parameters: codeSymbolsParameters,
     readOnly: true,
     runsIn: "host",
+    guidance: "For where a symbol is defined, who calls it, or what extends or implements it, " +
+      "use `code_symbols` before grep.",
     paths: () => [],
     execute: async (args: CodeSymbolsArgs, ctx: ToolContext) => {
       const access = codeIndexFor(index, "code_symbols", ctx);

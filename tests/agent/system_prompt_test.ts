@@ -24,12 +24,16 @@ Deno.test("readProjectRules() reads AGENTS.md, caps a huge one and is undefined 
   }
 });
 
-Deno.test("buildSystemPrompt() says when to prefer the code index tools only when the turn has them", () => {
-  const without = buildSystemPrompt({ ...BASE, toolNames: ["read", "grep", "bash"] });
-  ok(!without.includes("code_search") && !without.includes("code_symbols"), without);
-  const both = buildSystemPrompt({ ...BASE, toolNames: ["grep", "code_search", "code_symbols"] });
-  ok(both.includes("start with `code_search`; use grep for exact text"), both);
-  ok(both.includes("use `code_symbols` before grep"), both);
-  const one = buildSystemPrompt({ ...BASE, toolNames: ["grep", "code_search"] });
-  ok(one.includes("`code_search`") && !one.includes("`code_symbols`"), one);
+Deno.test("buildSystemPrompt() puts each tool's guidance line into the working rules", () => {
+  const prompt = buildSystemPrompt({
+    ...BASE,
+    toolGuidance: ["Use `code_search` before grep.", "Use `code_symbols` for callers."],
+  });
+  ok(
+    prompt.includes(
+      "instead of guessing.\n- Use `code_search` before grep.\n- Use `code_symbols` for callers.\n",
+    ),
+    prompt,
+  );
+  ok(!buildSystemPrompt(BASE).includes("code_search"));
 });

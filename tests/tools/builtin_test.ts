@@ -27,7 +27,13 @@ Deno.test("createBuiltinTools() returns the ten tools in order with their capabi
       ["code_symbols", true, "host"],
     ],
   );
-  equal(new ToolRegistry(tools).names.length, 10);
+  const registry = new ToolRegistry(tools);
+  equal(registry.names.length, 10);
+  // Only the code index tools say when to prefer them, for the system prompt.
+  deepEqual(registry.guidance().map((line) => line.match(/`(\w+)`/)?.[1]), [
+    "code_search",
+    "code_symbols",
+  ]);
 });
 
 Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the start-up manifest", async () => {
@@ -37,6 +43,7 @@ Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the
     runsIn: tool.runsIn,
     description: tool.description,
     parameters: tool.parameters,
+    guidance: tool.guidance,
   }));
   await assertJsonSnapshot(
     new URL("../../src/tools/builtin_manifest.json", import.meta.url),
