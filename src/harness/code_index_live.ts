@@ -32,7 +32,7 @@ export interface LiveIndexOptions {
   /** The index file (`indexPath()`). */
   file: string;
   weights?: RankWeights;
-  /** Longest a refresh before a search may take, in milliseconds (default 5,000). */
+  /** Longest a refresh before a search may take, in milliseconds (default 8,000). */
   budgetMs?: number;
   /** Most files one refresh reads (default 20,000); unchanged files by lstat are not read. */
   maxFiles?: number;
@@ -73,7 +73,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
   #counts: RefreshCounts = { checked: 0, read: 0, indexed: 0, removed: 0 };
 
   constructor(options: LiveIndexOptions) {
-    this.#options = { budgetMs: 5_000, maxFiles: 20_000, rewalkMs: 30_000, ...options };
+    this.#options = { budgetMs: 8_000, maxFiles: 20_000, rewalkMs: 30_000, ...options };
   }
 
   /** The ranking weights of the next searches. */
