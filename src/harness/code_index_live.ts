@@ -150,7 +150,10 @@ export class LiveCodeIndex implements CodeIndexAccess {
       return store;
     } catch (error) {
       const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      throw new ToolError("EXECUTION_FAILED", `Cannot open the code index "${file}": ${detail}`);
+      const message = detail.startsWith("Cannot open the code index")
+        ? detail
+        : `Cannot open the code index "${file}": ${detail}`;
+      throw new ToolError("EXECUTION_FAILED", message);
     }
   }
 

@@ -175,3 +175,24 @@ Deno.test("code_search cancelled during its refresh walks again at the next sear
     match(outputOf(await search({ query: "levy dock fee" })), /FUNCTION levyDockFee/);
   }, { rewalkMs: 3_600_000 });
 });
+
+Deno.test("code_search rebuilds a corrupt index with a note, and fails clearly where none can be made", async () => {
+  await withIndexFixture(async ({ file, search }) => {
+    await Deno.mkdir(join(file, ".."), { recursive: true });
+    await Deno.writeTextFile(file, "not a database ".repeat(100));
+    const output = outputOf(await search({ query: "compute area" }));
+    match(output, /^Note: Rebuilt the code index ".*ws\.sqlite": file is not a database$/m);
+    match(output, /FUNCTION computeArea/);
+    ok(!outputOf(await search({ query: "compute area" })).includes("Note:"));
+  });
+  await withIndexFixture(async ({ ternHome, search }) => {
+    // The index folder's place is taken by a file: nothing can be created there.
+    await Deno.writeTextFile(join(ternHome, "index"), "");
+    const observation = await search({ query: "compute area" });
+    equal(observation.status === "ERROR" && observation.code, "EXECUTION_FAILED");
+    match(
+      observation.status === "ERROR" ? observation.message : "",
+      /^Cannot open the code index ".*ws\.sqlite": /,
+    );
+  });
+});
