@@ -38,6 +38,11 @@ export interface LiveIndexOptions {
   maxFiles?: number;
   /** A whole walk again when the last is older than this, in milliseconds (default 30,000). */
   rewalkMs?: number;
+  /**
+   * Absolute paths whose files are never indexed nor answered, as the sandbox hides them from
+   * the file tools: the home folder's secret stores and tern's own home (keys, sessions).
+   */
+  hidden?: readonly string[];
 }
 
 /** What the last refresh did: files looked at, read (not skipped by lstat), re-chunked, removed. */
@@ -60,6 +65,8 @@ export function isBusy(error: unknown): boolean {
 /** The code index of one workspace, kept up to date for the tools. */
 export class LiveCodeIndex implements CodeIndexAccess {
   #options: Required<Omit<LiveIndexOptions, "weights">> & { weights?: RankWeights };
+  /** The hidden paths relative to the workspace; "" hides it all. */
+  #hidden: string[];
   #store: IndexStore | undefined;
   #notice: string | undefined;
   /** Per workspace-relative path, the lstat stamp of the file when it matched the index. */
@@ -73,7 +80,28 @@ export class LiveCodeIndex implements CodeIndexAccess {
   #counts: RefreshCounts = { checked: 0, read: 0, indexed: 0, removed: 0 };
 
   constructor(options: LiveIndexOptions) {
-    this.#options = { budgetMs: 8_000, maxFiles: 20_000, rewalkMs: 30_000, ...options };
+    this.#options = {
+      budgetMs: 8_000,
+      maxFiles: 20_000,
+      rewalkMs: 30_000,
+      hidden: [],
+      ...options,
+    };
+    this.#hidden = this.#options.hidden.flatMap((path) => {
+      const rel = relative(options.workspace, path);
+      if (rel === "" || rel === ".." || rel.startsWith("../")) {
+        // The workspace inside a hidden folder is hidden whole; one beside it hides nothing.
+        return relative(path, options.workspace).startsWith("..") ? [] : [""];
+      }
+      return [rel];
+    });
+  }
+
+  /** True when the workspace-relative `path` is inside a hidden location. */
+  #isHidden(path: string): boolean {
+    return this.#hidden.some((hidden) =>
+      hidden === "" || path === hidden || path.startsWith(`${hidden}/`)
+    );
   }
 
   /** The ranking weights of the next searches. */
@@ -102,9 +130,10 @@ export class LiveCodeIndex implements CodeIndexAccess {
   ): Promise<IndexAnswer<Hit>> {
     const notes = await this.refresh(options.signal);
     const store = this.#open();
+    // An index `tern index` built may hold hidden files: they are never answered.
     const results = readOrExplain(() =>
-      store.search(query, { limit: options.limit, weights: this.#options.weights })
-    );
+      store.search(query, { limit: options.limit + 10, weights: this.#options.weights })
+    ).filter((hit) => !this.#isHidden(hit.chunk.path)).slice(0, options.limit);
     return { results, notes };
   }
 
@@ -115,7 +144,8 @@ export class LiveCodeIndex implements CodeIndexAccess {
   ): Promise<IndexAnswer<SymbolAnswer>> {
     const notes = await this.refresh(options.signal);
     const store = this.#open();
-    const results = readOrExplain(() => answerSymbols(store, name, question, options.limit));
+    const results = readOrExplain(() => answerSymbols(store, name, question, options.limit + 10))
+      .filter((answer) => !this.#isHidden(answer.chunk.path)).slice(0, options.limit);
     return { results, notes };
   }
 
@@ -197,7 +227,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
     for (const path of [...this.#dirty]) {
       const abs = join(this.#options.workspace, path);
       await rules.loadAncestors(dirname(abs));
-      const outcome = rules.ignores(abs, false) || !(await isPlainPath(abs))
+      const outcome = this.#isHidden(path) || rules.ignores(abs, false) || !(await isPlainPath(abs))
         ? "skipped"
         : await this.#check(store, path, known, true);
       if (outcome === "skipped" || outcome === "gone") this.#forget(store, path, known);
@@ -221,6 +251,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
       else if (counts.read >= maxFiles) cut = "files";
       if (cut !== undefined) break;
       const path = relative(workspace, entry.path).split("\\").join("/");
+      if (this.#isHidden(path)) continue;
       const outcome = await this.#check(store, path, known, this.#dirty.has(path));
       this.#dirty.delete(path);
       if (outcome === "indexed" || outcome === "unchanged") present.add(path);

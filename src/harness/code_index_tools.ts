@@ -18,6 +18,8 @@ export interface CodeIndexSettings {
   /** Absolute real path of the workspace. */
   workspace: string;
   ternHome: string;
+  /** The person's home folder, whose secret stores the index never reads. */
+  home?: string;
   weights?: SearchWeights;
 }
 
@@ -63,9 +65,16 @@ export class CodeIndexTools implements CodeIndexAccess {
     this.#loading ??= Promise.all([
       import("./code_index_live.ts"),
       import("./code_index.ts"),
-    ]).then(([{ LiveCodeIndex }, { indexPath }]) => {
-      const { workspace, ternHome } = this.#settings();
-      this.#live = new LiveCodeIndex({ workspace, file: indexPath(ternHome, workspace) });
+      import("../sandbox/protected_paths.ts"),
+    ]).then(([{ LiveCodeIndex }, { indexPath }, { secretLocations }]) => {
+      const { workspace, ternHome, home } = this.#settings();
+      // What the sandbox hides from the file tools, by the names given and the real ones.
+      const hidden = [...(home === undefined ? [] : secretLocations(home)), ternHome];
+      this.#live = new LiveCodeIndex({
+        workspace,
+        file: indexPath(ternHome, workspace),
+        hidden: [...new Set([...hidden, ...hidden.map(realOrSelf)])],
+      });
       return this.#live;
     });
     // A failed load (a module that does not load) is tried again by the next call.
@@ -74,5 +83,13 @@ export class CodeIndexTools implements CodeIndexAccess {
     const { rankWeights } = await import("./code_index_live.ts");
     live.weights = rankWeights(this.#settings().weights);
     return live;
+  }
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
   }
 }

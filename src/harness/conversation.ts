@@ -113,6 +113,7 @@ export class Conversation {
     this.#codeIndex = new CodeIndexTools(() => ({
       workspace: this.#options.workspace,
       ternHome: this.#options.config.ternHome,
+      home: this.#options.home,
       weights: this.#options.config.searchWeights,
     }));
     this.#loadTools = builtinLoader({

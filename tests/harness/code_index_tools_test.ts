@@ -6,6 +6,10 @@
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { FILES, IGNORED, outputOf, OUTSIDE, withIndexFixture } from "./_code_index_fixture.ts";
+import { indexPath, indexWorkspace } from "../../src/harness/code_index.ts";
+import { CodeIndexTools } from "../../src/harness/code_index_tools.ts";
+import { createCodeSearchTool } from "../../src/tools/code_search.ts";
+import { createCodeSymbolsTool } from "../../src/tools/code_symbols.ts";
 
 Deno.test("code_search builds the index on first use and answers with path:lines, kind, symbol, score and lines", async () => {
   await withIndexFixture(async ({ search, index }) => {
@@ -195,4 +199,44 @@ Deno.test("code_search rebuilds a corrupt index with a note, and fails clearly w
       /^Cannot open the code index ".*ws\.sqlite": /,
     );
   });
+});
+
+Deno.test("code_search never reads nor answers the secret stores the sandbox hides, even in an index tern index built", async () => {
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-idx-home-ws-" }));
+  const secrets: Record<string, string> = {
+    ".ssh/id_ed25519": "SSHKEYMARKER7c1d private key",
+    ".tern/sessions/s.jsonl": '{"text":"SESSIONMARKER2e9f"}',
+    ".config/gh/hosts.yml": "oauth_token: GHTOKENMARKER55aa",
+    "src/app.ts": "export function startHarborApp() {}\n",
+  };
+  try {
+    for (const [path, text] of Object.entries(secrets)) {
+      await Deno.mkdir(join(home, path, ".."), { recursive: true });
+      await Deno.writeTextFile(join(home, path), text);
+    }
+    const ternHome = join(home, ".tern");
+    // The person ran tern index in their home: the index holds the secret files.
+    await indexWorkspace(home, indexPath(ternHome, home));
+    const tools = new CodeIndexTools(() => ({ workspace: home, ternHome, home }));
+    const search = createCodeSearchTool(() => tools);
+    const symbols = createCodeSymbolsTool(() => tools);
+    const ctx = { workspace: home, signal: new AbortController().signal };
+    try {
+      for (const marker of ["SSHKEYMARKER7c1d", "SESSIONMARKER2e9f", "GHTOKENMARKER55aa"]) {
+        const output = outputOf(await search.run({ query: `${marker} private key token` }, ctx));
+        const results = output.split("\n").slice(1).join("\n");
+        ok(!results.includes(marker) && !results.includes(".ssh"), results);
+      }
+      tools.markChanged([".ssh/id_ed25519"]);
+      const found = outputOf(await search.run({ query: "start harbor app" }, ctx));
+      match(found, /FUNCTION startHarborApp/);
+      ok(!found.includes(".ssh") && !found.includes(".tern") && !found.includes(".config"), found);
+      const files = outputOf(await symbols.run({ name: "id_ed25519", find: "importers" }, ctx));
+      ok(!files.includes(".ssh/"), files);
+    } finally {
+      tools.close();
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
