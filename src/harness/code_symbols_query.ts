@@ -70,12 +70,18 @@ function fromChunks(store: IndexStore, relations: Relation[], limit: number): Sy
   return answers;
 }
 
+/** Calls looked up at most for one callees question (each may scan the symbols). */
+const MAX_CALL_LOOKUPS = 200;
+
 /** What the definitions of `name` call, resolved to indexed definitions where possible. */
 function callees(store: IndexStore, name: string, limit: number): SymbolAnswer[] {
   const answers: SymbolAnswer[] = [];
   const seen = new Set<string>();
+  let lookups = 0;
   for (const definition of store.definitions(name)) {
     for (const call of store.relations({ kind: "CALLS", from: definition.id })) {
+      // A name defined in hundreds of places must not turn one question into a full scan each.
+      if (++lookups > MAX_CALL_LOOKUPS) return answers;
       const targets = call.to !== undefined
         ? [store.chunk(call.to)].filter((chunk): chunk is Chunk => chunk !== undefined)
         : store.definitions(call.name.split(/\??\.|::|->/).pop() ?? call.name);
