@@ -9,7 +9,7 @@
  * change any file ran, and when the last walk is older than `rewalkMs`; otherwise only the paths
  * the file tools wrote are checked.
  */
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { ToolError } from "../core/observation.ts";
 import { chunkFile } from "../index/chunker.ts";
 import { type Hit, type RankWeights, withWeights } from "../index/rank.ts";
@@ -119,7 +119,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
       return;
     }
     for (const path of paths) {
-      const rel = relative(this.#options.workspace, join(this.#options.workspace, path));
+      const rel = relative(this.#options.workspace, resolve(this.#options.workspace, path));
       if (rel !== "" && !rel.startsWith("..")) this.#dirty.add(rel);
     }
   }

@@ -76,7 +76,8 @@ Deno.test("code_search re-reads only the files the agent wrote, and sees a comma
       join(dir, "src", "report.ts"),
       "/** Sums the rent of every tenant. */\nexport function collectRentTotals() {}\n",
     );
-    index.markChanged(["src/report.ts"]);
+    // The call named it by its absolute path: the same file.
+    index.markChanged([join(dir, "src", "report.ts")]);
     const afterEdit = outputOf(await search({ query: "collect rent totals" }));
     match(afterEdit, /FUNCTION collectRentTotals/);
     deepEqual(index.lastRefresh, { checked: 1, read: 1, indexed: 1, removed: 0 });
