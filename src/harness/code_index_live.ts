@@ -153,9 +153,18 @@ export class LiveCodeIndex implements CodeIndexAccess {
    * Brings the index up to date within the budget; returns notes on what the results may miss.
    * Concurrent calls share one refresh.
    */
-  refresh(signal: AbortSignal): Promise<string[]> {
-    this.#refreshing ??= this.#refresh(signal).finally(() => this.#refreshing = undefined);
-    return this.#refreshing;
+  async refresh(signal: AbortSignal): Promise<string[]> {
+    for (;;) {
+      this.#refreshing ??= this.#refresh(signal).finally(() => this.#refreshing = undefined);
+      try {
+        return await this.#refreshing;
+      } catch (error) {
+        // Another caller's refresh was cancelled: this one, not cancelled, starts its own.
+        if (signal.aborted || !(error instanceof DOMException && error.name === "AbortError")) {
+          throw error;
+        }
+      }
+    }
   }
 
   /** What the last refresh did. */

@@ -169,6 +169,10 @@ Deno.test("code_symbols answers definitions, callers, callees, implementations a
   });
 });
 
+function never(): never {
+  throw new Error("unreachable");
+}
+
 Deno.test("code_search cancelled during its refresh walks again at the next search", async () => {
   await withIndexFixture(async ({ dir, search, index }) => {
     outputOf(await search({ query: "area" }));
@@ -178,6 +182,15 @@ Deno.test("code_search cancelled during its refresh walks again at the next sear
     abort.abort();
     await rejects(index.refresh(abort.signal));
     match(outputOf(await search({ query: "levy dock fee" })), /FUNCTION levyDockFee/);
+    // Two searches at once share one refresh: the first one's cancel does not fail the second.
+    await Deno.writeTextFile(join(dir, "src", "quay.ts"), "export function rentQuaySpace() {}\n");
+    index.markChanged();
+    const [cancelled, other] = await Promise.allSettled([
+      index.refresh(abort.signal),
+      search({ query: "rent quay space" }),
+    ]);
+    equal(cancelled.status, "rejected");
+    match(outputOf(other.status === "fulfilled" ? other.value : never()), /FUNCTION rentQuaySpace/);
   }, { rewalkMs: 3_600_000 });
 });
 
