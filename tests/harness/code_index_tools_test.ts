@@ -254,3 +254,28 @@ Deno.test("code_search never reads nor answers the secret stores the sandbox hid
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("CodeIndexTools ranks code_search with the config's searchWeights, read at each call", async () => {
+  await withIndexFixture(async ({ dir, ternHome }) => {
+    let weights: Record<string, unknown> | undefined = {
+      bm25: 0,
+      vector: 0,
+      exactSymbol: 0,
+      symbolWords: 0,
+      kind: { FUNCTION: 5, METHOD: 0, CLASS: 0, INTERFACE: 0 },
+    };
+    const tools = new CodeIndexTools(() => ({ workspace: dir, ternHome, weights }));
+    const search = createCodeSearchTool(() => tools);
+    const ctx = { workspace: dir, signal: new AbortController().signal };
+    try {
+      const weighted = outputOf(await search.run({ query: "compute area" }, ctx));
+      match(weighted, /^src\/shapes\.ts:24-26 {2}FUNCTION computeArea {2}score 5\.00$/m);
+      match(weighted, /^src\/shapes\.ts:18-20 {2}METHOD Square\.area {2}score 0\.00$/m);
+      weights = undefined;
+      const plain = outputOf(await search.run({ query: "compute area" }, ctx));
+      ok(!plain.includes("score 5.00"), plain);
+    } finally {
+      tools.close();
+    }
+  });
+});
