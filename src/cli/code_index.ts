@@ -29,7 +29,7 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
   // The agent's searches refresh the same index: one writer at a time, the others wait or,
   // for a search, answer from what is committed with a note.
   await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  using lock = await indexLock(file);
+  using _lock = await indexLock(file);
   const summary = await indexWorkspace(workspace, file, {
     onFile: progress
       ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${terminalText(path.slice(-60))}`)

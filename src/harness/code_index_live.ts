@@ -188,6 +188,13 @@ export class LiveCodeIndex implements CodeIndexAccess {
       this.#notice = notice;
       return store;
     } catch (error) {
+      if (isBusy(error) || isBusy((error as { cause?: unknown }).cause)) {
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          "Cannot open the code index: another process has held it locked for 10 s; try again " +
+            "shortly",
+        );
+      }
       const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
       const message = detail.startsWith("Cannot open the code index")
         ? detail
