@@ -74,6 +74,7 @@ export class PermissionGate {
       description: tool.description,
       readOnly: tool.readOnly,
       runsIn: tool.runsIn,
+      ...(tool.guidance === undefined ? {} : { guidance: tool.guidance }),
       paths: (args) => tool.paths(args),
       get parameters() {
         return tool.parameters;

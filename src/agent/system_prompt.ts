@@ -14,6 +14,8 @@ const MAX_RULES_CHARS = 32_000;
 export interface SystemPromptOptions {
   workspace: string;
   toolNames: string[];
+  /** The tools' own lines on when to use them (`ToolRegistry.guidance()`), after the first rule. */
+  toolGuidance?: string[];
   /** ISO date of today; passed in so the prompt is reproducible in tests. */
   today: string;
   /** The project's rules (the text of AGENTS.md), when it has any. */
@@ -34,6 +36,7 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     "",
     "How to work:",
     "- Look before you change: read the files you edit, search with grep/glob instead of guessing.",
+    ...(options.toolGuidance ?? []).map((line) => `- ${line}`),
     "- Make focused edits with `edit`; use `write` for new files or full rewrites.",
     "- Run commands with `bash` to build, test and verify; read their exit codes.",
     "- Tool results start with SUCCEEDED or ERROR[CODE]; on an error, change your approach rather",

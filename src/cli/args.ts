@@ -100,6 +100,8 @@ export type CommandLine =
     /** How many results (default 10). */
     limit?: number;
     json: boolean;
+    /** Show each signal's part of every score. */
+    explain: boolean;
     options: TurnOptions;
   }
   | { command: "help" }
@@ -157,7 +159,8 @@ Commands:
                          skipped; again, only changed files are re-read (the index lives
                          under TERN_HOME, never in the repository)
   search <query...>      the indexed code that best answers a query (words or identifiers):
-                         path:line, kind, symbol, score, signature (--limit <n>, --json)
+                         path:line, kind, symbol, score, signature (--limit <n>, --json;
+                         --explain: each signal's part of the score)
   help                   print this help
 
 Options:
@@ -225,6 +228,9 @@ export function parseCommandLine(args: string[]): CommandLine {
   const [first, ...rest] = positionals;
   if (first !== "search" && text(values, "limit") !== undefined) {
     throw new UsageError("--limit belongs to tern search");
+  }
+  if (first !== "search" && on(values, "explain")) {
+    throw new UsageError("--explain belongs to tern search");
   }
   const planning = first === "plan" || text(values, "plan") !== undefined;
   if (
@@ -308,6 +314,7 @@ export function parseCommandLine(args: string[]): CommandLine {
       query,
       limit: positiveInt("--limit", text(values, "limit")),
       json: on(values, "json"),
+      explain: on(values, "explain"),
       options,
     };
   }

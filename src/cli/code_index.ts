@@ -1,7 +1,8 @@
 /** `tern index [path]` and `tern search "query"`: build and query the workspace's code index. */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { loadConfig } from "../config/mod.ts";
 import { indexPath, type IndexSummary, indexWorkspace } from "../harness/code_index.ts";
+import { type ScoreParts, withWeights } from "../index/rank.ts";
 import { IndexStore } from "../index/store.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
@@ -24,7 +25,12 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
   const { out, err } = processWriters();
   const progress = Deno.stderr.isTerminal();
   const started = performance.now();
-  const summary = await indexWorkspace(workspace, indexPath(config.ternHome, workspace), {
+  const file = indexPath(config.ternHome, workspace);
+  // The agent's searches refresh the same index: one writer at a time, the others wait or,
+  // for a search, answer from what is committed with a note.
+  await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  using _lock = await indexLock(file);
+  const summary = await indexWorkspace(workspace, file, {
     onFile: progress
       ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${terminalText(path.slice(-60))}`)
       : undefined,
@@ -57,10 +63,13 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
   const { out, err } = terminalWriters(writers, { json: line.json });
   try {
     if (notice !== undefined) err(`tern: ${notice}\n`);
-    const hits = store.search(line.query, { limit: line.limit });
+    const weights = config.searchWeights === undefined
+      ? undefined
+      : withWeights(config.searchWeights);
+    const hits = store.search(line.query, { limit: line.limit, weights });
     if (line.json) {
       out(
-        JSON.stringify(hits.map(({ chunk, score }) => ({
+        JSON.stringify(hits.map(({ chunk, score, parts }) => ({
           path: chunk.path,
           startLine: chunk.startLine,
           endLine: chunk.endLine,
@@ -68,24 +77,46 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
           symbol: chunk.symbol,
           score,
           signature: chunk.signature,
+          ...(line.explain && parts !== undefined ? { parts } : {}),
         }))) + "\n",
       );
       return 0;
     }
     const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
     if (hits.length === 0) err(`tern: nothing in the index matches "${line.query}"\n`);
-    for (const { chunk, score } of hits) {
+    for (const { chunk, score, parts } of hits) {
       const signature = terminalText(chunk.signature.split("\n")[0].trim());
       writers.out(
         `${terminalText(chunk.path)}:${chunk.startLine}  ${chunk.kind} ` +
           `${terminalText(chunk.symbol)}  ${score.toFixed(3)}` +
           (signature === "" ? "" : `  ${theme.dim(signature)}`) + "\n",
       );
+      if (line.explain && parts !== undefined) writers.out(`  ${explainParts(parts)}\n`);
     }
     return 0;
   } finally {
     store.close();
   }
+}
+
+/** `= bm25 0.812 + vector 0.301 + name 1.400 + kind 0.100`: what each signal added. */
+export function explainParts(parts: ScoreParts): string {
+  return `= bm25 ${parts.bm25.toFixed(3)} + vector ${parts.vector.toFixed(3)} + ` +
+    `name ${parts.name.toFixed(3)} + kind ${parts.kind.toFixed(3)}`;
+}
+
+/** The index's lock file, locked exclusively (waiting for a search's refresh to end). */
+async function indexLock(file: string): Promise<Deno.FsFile> {
+  const handle = await Deno.open(`${file}.lock`, {
+    read: true,
+    write: true,
+    create: true,
+    mode: 0o600,
+  });
+  await handle.lock(true).catch(() => {
+    // A filesystem without locks: go on without one (writes still take SQLite's lock).
+  });
+  return handle;
 }
 
 function isFile(path: string): boolean {

@@ -111,6 +111,9 @@ const providerName = z.string().regex(
   'a provider name is letters, digits, "_", "." or "-"',
 );
 
+/** One ranking weight: a finite number from -10 to 10. */
+const weight = z.number().min(-10).max(10).optional();
+
 /** The schema of each structured key of the table (a new one fails the type check here). */
 const structuredShape: Record<StructuredKey, z.ZodType> = {
   profiles: z.record(profileName, customProfile).optional(),
@@ -126,6 +129,21 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
   providers: z.record(providerName, providerSettings).optional(),
   models: z.record(z.string().trim().min(1), modelSettings).optional(),
   sandbox: z.strictObject({ homeAllow: entries }).optional(),
+  searchWeights: z.strictObject({
+    bm25: weight,
+    vector: weight,
+    exactSymbol: weight,
+    symbolWords: weight,
+    vectorFloor: z.number().min(-1).max(1).optional(),
+    kind: z.strictObject({
+      FILE: weight,
+      CLASS: weight,
+      INTERFACE: weight,
+      FUNCTION: weight,
+      METHOD: weight,
+      WINDOW: weight,
+    }).optional(),
+  }).optional(),
 };
 
 /** Every key optional, unknown keys rejected. */

@@ -13,14 +13,15 @@ import type {
   ProviderSettings,
   ResourceLimits,
   SandboxSettings,
+  SearchWeights,
 } from "./types.ts";
 
 /**
  * Why a project may not set a key: it would change who approves tool calls (`review`), widen
- * what sandboxed commands see (`sandbox`) or decide which server receives the person's API keys
- * (`keys`).
+ * what sandboxed commands see (`sandbox`), decide which server receives the person's API keys
+ * (`keys`) or which code the agent's searches put first (`ranking`).
  */
-export type Guard = "review" | "sandbox" | "keys";
+export type Guard = "review" | "sandbox" | "keys" | "ranking";
 
 /** A command-line flag of a setting. */
 export interface SettingFlag {
@@ -369,6 +370,18 @@ export const SETTINGS = {
     default: {},
     expect: "an object of models by name",
     project: true,
+  },
+  /**
+   * The code index's ranking weights (formula in src/index/rank.ts): any of `bm25`, `vector`,
+   * `exactSymbol`, `symbolWords`, `vectorFloor` and `kind` (by chunk kind); the others keep
+   * their defaults. The person's config files only: a repository could otherwise rank its
+   * planted look-alikes above a real definition, steering the agent.
+   */
+  searchWeights: {
+    rule: structured<SearchWeights>(),
+    expect: "an object of ranking weights",
+    project: false,
+    guards: "ranking",
   },
   /** What shell commands may see (the person's own config file only, never a project's). */
   sandbox: {

@@ -100,3 +100,16 @@ export interface PermissionRule {
   env?: string[];
   commands?: string[];
 }
+
+/**
+ * Ranking weights of the code index set in config (`searchWeights`), each optional; see
+ * `RankWeights` in src/index/rank.ts for what each does.
+ */
+export interface SearchWeights {
+  bm25?: number;
+  vector?: number;
+  exactSymbol?: number;
+  symbolWords?: number;
+  vectorFloor?: number;
+  kind?: Partial<Record<"FILE" | "CLASS" | "INTERFACE" | "FUNCTION" | "METHOD" | "WINDOW", number>>;
+}

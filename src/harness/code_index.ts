@@ -118,7 +118,7 @@ export async function indexWorkspace(
  * The text of `path`, read only inside the workspace (readWorkspaceText): null when refused or
  * unreadable, undefined when it vanished.
  */
-function readSafely(workspace: string, path: string): string | null | undefined {
+export function readSafely(workspace: string, path: string): string | null | undefined {
   let refused = false;
   try {
     const text = readWorkspaceText(workspace, path, { what: "file", warn: () => refused = true });
@@ -129,7 +129,7 @@ function readSafely(workspace: string, path: string): string | null | undefined 
 }
 
 /** The sha-256 of `text` as UTF-8, hex: the hash the chunker stores. */
-async function sha256(text: string): Promise<string> {
+export async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

@@ -25,6 +25,7 @@ import type { Tool } from "../tools/define.ts";
 import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
+import { CodeIndexTools } from "./code_index_tools.ts";
 import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
 
@@ -104,14 +105,30 @@ export class Conversation {
   #mcpTools = new Map<string, McpTool>();
   #unsubscribe: (() => void) | undefined;
   #running = false;
+  /** The code index of code_search and code_symbols, loaded at their first call. */
+  #codeIndex: CodeIndexTools;
 
   constructor(options: ConversationOptions) {
     this.#options = options;
-    this.#loadTools = builtinLoader({ bashTimeoutMs: options.config.bashTimeoutMs });
+    this.#codeIndex = new CodeIndexTools(() => ({
+      workspace: this.#options.workspace,
+      ternHome: this.#options.config.ternHome,
+      home: this.#options.home,
+      weights: this.#options.config.searchWeights,
+    }));
+    this.#loadTools = builtinLoader({
+      bashTimeoutMs: options.config.bashTimeoutMs,
+      codeIndex: () => this.#codeIndex,
+    });
     this.#tools = new ToolRegistry(
       gatedToolSpecs(this.#loadTools).map((spec) => ({
         ...spec,
-        run: (args, ctx) => this.#runTool((sandbox) => sandbox.tools.get(spec.name)!, args, ctx),
+        run: async (args, ctx) => {
+          const gated = (sandbox: AgentSandbox) => sandbox.tools.get(spec.name)!;
+          const observation = await this.#runTool(gated, args, ctx);
+          await this.#noteChanges(spec, args);
+          return observation;
+        },
       })),
     );
     // A server's `tools/list_changed` reaches the model at its next request.
@@ -241,6 +258,7 @@ export class Conversation {
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
     this.#unsubscribe?.();
+    this.#codeIndex.close();
     await this.#closeSandbox();
   }
 
@@ -297,6 +315,7 @@ export class Conversation {
     return buildSystemPrompt({
       workspace,
       toolNames: this.#tools.names,
+      toolGuidance: this.#tools.guidance(),
       today: new Date().toISOString().slice(0, 10),
       projectRules: readProjectRules(workspace, (text) => {
         // The prompt is built for every turn: say it once.
@@ -341,10 +360,29 @@ export class Conversation {
         paths: (args) => tool.paths(args),
         parameters: tool.parameters,
         // Through the gate like every tool: rules, review, secret masking, audit.
-        run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(tool), args, ctx),
+        run: async (args, ctx) => {
+          const observation = await this.#runTool((sandbox) => sandbox.gate.wrap(tool), args, ctx);
+          await this.#noteChanges(tool, args);
+          return observation;
+        },
       });
       this.#mcpTools.set(name, tool);
     }
+  }
+
+  /**
+   * Tells the code index what a call may have changed, for the next search: the paths a file
+   * tool wrote, or everything after a command or another tool that may change files. A set
+   * entry or a flag; the files are looked at only when the agent searches.
+   */
+  async #noteChanges(tool: Omit<Tool, "run">, args: unknown): Promise<void> {
+    if (tool.readOnly) return;
+    if (tool.runsIn !== "worker") {
+      this.#codeIndex.markChanged();
+      return;
+    }
+    const written = (await tool.paths(args)).filter((path) => path.write);
+    this.#codeIndex.markChanged(written.map((path) => path.path));
   }
 
   async #runTool(

@@ -6,7 +6,7 @@
 import type { Chunk, ChunkKind } from "./types.ts";
 import { identifierKey, queryWords, splitWords } from "./words.ts";
 
-/** The weights of the hybrid score (configurable later; these are the defaults). */
+/** The weights of the hybrid score (config's `searchWeights` overrides any of them). */
 export interface RankWeights {
   /** Times the candidate's BM25 score divided by the best BM25 score among the candidates (0..1). */
   bm25: number;
@@ -48,10 +48,36 @@ export interface Candidate {
   cosine: number;
 }
 
+/**
+ * Each signal's part of a score; `score` is their sum:
+ * `bm25 · (bm25 / best bm25) + vector · max(0, cosine) + exactSymbol · [symbol is the query's
+ * identifier] + symbolWords · (share of query words in the symbol) + kind[chunk kind]`.
+ */
+export interface ScoreParts {
+  bm25: number;
+  vector: number;
+  /** exactSymbol plus symbolWords: the name boost. */
+  name: number;
+  kind: number;
+}
+
 /** A ranked result. */
 export interface Hit {
   chunk: Chunk;
   score: number;
+  /** What each signal added to `score` (rank() always sets it). */
+  parts?: ScoreParts;
+}
+
+/** The default weights with those `partial` sets (config's `searchWeights`) in their place. */
+export function withWeights(
+  partial: Partial<Omit<RankWeights, "kind">> & { kind?: Partial<RankWeights["kind"]> } = {},
+): RankWeights {
+  return {
+    ...DEFAULT_RANK_WEIGHTS,
+    ...partial,
+    kind: { ...DEFAULT_RANK_WEIGHTS.kind, ...partial.kind },
+  };
 }
 
 /**
@@ -77,10 +103,14 @@ export function rank(
     const shared = words.length === 0
       ? 0
       : words.filter((word) => symbolWords.has(word)).length / words.length;
-    const score = weights.bm25 * text + weights.vector * Math.max(0, cosine) +
-      (exact ? weights.exactSymbol : 0) + weights.symbolWords * shared +
-      (weights.kind[chunk.kind] ?? 0);
-    return { chunk, score };
+    const parts: ScoreParts = {
+      bm25: weights.bm25 * text,
+      vector: weights.vector * Math.max(0, cosine),
+      name: (exact ? weights.exactSymbol : 0) + weights.symbolWords * shared,
+      kind: weights.kind[chunk.kind] ?? 0,
+    };
+    const score = parts.bm25 + parts.vector + parts.name + parts.kind;
+    return { chunk, score, parts };
   });
   hits.sort((a, b) =>
     b.score - a.score || a.chunk.path.localeCompare(b.chunk.path) ||

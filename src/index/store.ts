@@ -255,6 +255,30 @@ export class IndexStore {
     });
   }
 
+  /**
+   * The relations of `kind` whose name as written matches one of `patterns` (SQLite GLOB:
+   * case-sensitive, `*` and `?`; see globLiteral()), at most `limit`, in file order.
+   */
+  relationsMatching(kind: RelationKind, patterns: string[], limit: number): Relation[] {
+    if (patterns.length === 0 || limit <= 0) return [];
+    const rows = this.#db.prepare(
+      `SELECT from_id, kind, to_id, name FROM relations WHERE kind = ? AND (${
+        patterns.map(() => "name GLOB ?").join(" OR ")
+      }) ORDER BY path, rowid LIMIT ?`,
+    ).all(kind, ...patterns, limit) as {
+      from_id: string;
+      kind: string;
+      to_id: string | null;
+      name: string;
+    }[];
+    return rows.map((row) => ({
+      from: row.from_id,
+      kind: row.kind as RelationKind,
+      name: row.name,
+      ...(row.to_id === null ? {} : { to: row.to_id }),
+    }));
+  }
+
   /** The chunks that define `name`: their symbol is `name` or ends in `.name` (defined where). */
   definitions(name: string): Chunk[] {
     const rows = this.#db.prepare(
@@ -310,4 +334,9 @@ export class IndexStore {
 function cosineOrZero(a: Float32Array, b: Float32Array): number {
   // Vectors of another length were written with another embedding: they say nothing here.
   return a.length === b.length ? cosine(a, b) : 0;
+}
+
+/** `text` as a GLOB pattern that matches only itself (`*`, `?` and `[` bracketed). */
+export function globLiteral(text: string): string {
+  return text.replace(/[*?[]/g, (char) => `[${char}]`);
 }

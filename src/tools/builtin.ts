@@ -1,5 +1,5 @@
 /** The built-in tools, built eagerly from their definitions (zod schemas and all). */
-import { createInProcessTools } from "./builtin_in_process.ts";
+import { createInProcessTools, type InProcessToolOptions } from "./builtin_in_process.ts";
 import type { Tool } from "./define.ts";
 import { createEditTool } from "./edit.ts";
 import { createGlobTool } from "./glob.ts";
@@ -20,9 +20,7 @@ export { createWriteTool } from "./write.ts";
 export { defineTool, type Tool, type ToolContext } from "./define.ts";
 
 /** Options for {@linkcode createBuiltinTools}. */
-export interface BuiltinToolOptions {
-  /** Default timeout of a `bash` call in milliseconds; default 120,000. */
-  bashTimeoutMs?: number;
+export interface BuiltinToolOptions extends InProcessToolOptions {
   /** Passed to {@linkcode createGrepTool}: `false` forces the JavaScript search. */
   ripgrep?: boolean | string;
   /**
@@ -32,7 +30,8 @@ export interface BuiltinToolOptions {
   allowProtectedWrites?: boolean;
 }
 
-/** The built-in tools in the order the model sees them: read, write, edit, multi_edit, list, glob, grep, bash. */
+/** The built-in tools in the order the model sees them: read, write, edit, multi_edit, list, glob, grep, bash,
+ * code_search, code_symbols. */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   return [
     createReadTool(),

@@ -75,6 +75,12 @@ export interface ToolDefinition<S extends z.ZodType> {
   paths(args: z.infer<S>): ToolPath[];
   /** Cap on the output text in characters (default 50,000); head and tail are kept. */
   maxOutputChars?: number;
+  /**
+   * One line for the system prompt's "How to work" list, when the model should choose this
+   * tool over another (code_search over grep); the prompt carries it only when the turn has
+   * the tool.
+   */
+  guidance?: string;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 
@@ -84,6 +90,8 @@ export interface Tool {
   readonly description: string;
   readonly readOnly: boolean;
   readonly runsIn: RunsIn;
+  /** See {@linkcode ToolDefinition.guidance}. */
+  readonly guidance?: string;
   /**
    * The paths a call with `args` touches (see {@linkcode ToolDefinition.paths}); none when the
    * arguments are invalid (the call then fails without running). Never throws.
@@ -105,6 +113,7 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
     description: def.description,
     readOnly: def.readOnly,
     runsIn: def.runsIn,
+    ...(def.guidance === undefined ? {} : { guidance: def.guidance }),
     // deno-lint-ignore require-await
     async paths(args) {
       if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) return [];

@@ -24,6 +24,8 @@ export interface ManifestEntry {
   runsIn: RunsIn;
   description: string;
   parameters: JsonSchema;
+  /** The tool's line for the system prompt, if it has one. */
+  guidance?: string;
 }
 
 /** The manifest, in the order the model sees the tools. */
@@ -76,6 +78,7 @@ export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
     readOnly: entry.readOnly,
     runsIn: entry.runsIn,
     parameters: entry.parameters,
+    ...(entry.guidance === undefined ? {} : { guidance: entry.guidance }),
     /** Loads the implementation (as the call itself is about to); none when it cannot load. */
     async paths(args) {
       try {

@@ -30,6 +30,11 @@ export class ToolRegistry {
     return [...this.#tools.keys()];
   }
 
+  /** The tools' lines for the system prompt (see `Tool.guidance`), in registration order. */
+  guidance(): string[] {
+    return [...this.#tools.values()].flatMap((tool) => tool.guidance ?? []);
+  }
+
   /** Specs for the model request, in registration order. */
   specs(): ToolSpec[] {
     return [...this.#tools.values()].map(({ name, description, parameters }) => ({

@@ -23,3 +23,17 @@ Deno.test("readProjectRules() reads AGENTS.md, caps a huge one and is undefined 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("buildSystemPrompt() puts each tool's guidance line into the working rules", () => {
+  const prompt = buildSystemPrompt({
+    ...BASE,
+    toolGuidance: ["Use `code_search` before grep.", "Use `code_symbols` for callers."],
+  });
+  ok(
+    prompt.includes(
+      "instead of guessing.\n- Use `code_search` before grep.\n- Use `code_symbols` for callers.\n",
+    ),
+    prompt,
+  );
+  ok(!buildSystemPrompt(BASE).includes("code_search"));
+});

@@ -141,6 +141,10 @@ Deno.test("parseCommandLine() reads index and search with their options", () => 
   equal(search.query, "parse args");
   equal(search.limit, 3);
   equal(search.json, true);
+  equal(search.explain, false);
+  const explained = parseCommandLine(["search", "x", "--explain"]);
+  equal(explained.command === "search" && explained.explain, true);
+  throws(() => parseCommandLine(["run", "x", "--explain"]), /--explain belongs to tern search/);
   throws(() => parseCommandLine(["search"]), /The query is empty/);
   throws(() => parseCommandLine(["search", "x", "--limit", "0"]), /Invalid --limit "0"/);
   throws(() => parseCommandLine(["index", "a", "b"]), /Unexpected arguments after index: "b"/);

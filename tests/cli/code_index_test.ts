@@ -175,3 +175,51 @@ Deno.test("tern index rebuilds a corrupt index file and says so", async () => {
     match(run.stdout, /^3 indexed, 0 unchanged, /);
   });
 });
+
+Deno.test("tern search --explain shows each signal's part, which add up to the score", async () => {
+  await withFixture(async (ws) => {
+    equal((await tern(ws, ["index"])).code, 0);
+    const text = await tern(ws, ["search", "parse", "command", "line", "--explain"]);
+    equal(text.code, 0, text.stderr);
+    match(
+      text.stdout,
+      /^src\/args\.ts:2 {2}FUNCTION parseCommandLine {2}\d+\.\d{3}.*\n {2}= bm25 \d+\.\d{3} \+ vector \d+\.\d{3} \+ name \d+\.\d{3} \+ kind 0\.100\n/,
+    );
+    const json = await tern(ws, ["search", "parseCommandLine", "--json", "--explain"]);
+    const hits = JSON.parse(json.stdout) as (JsonHit & { parts: Record<string, number> })[];
+    ok(hits.length > 0);
+    for (const { score, parts } of hits) {
+      deepEqual(Object.keys(parts), ["bm25", "vector", "name", "kind"]);
+      const sum = parts.bm25 + parts.vector + parts.name + parts.kind;
+      ok(Math.abs(sum - score) < 1e-9, `${sum} vs ${score}`);
+    }
+    // Without --explain the JSON stays as it was.
+    const plain = JSON.parse((await tern(ws, ["search", "parseCommandLine", "--json"])).stdout);
+    equal(plain[0].parts, undefined);
+  });
+});
+
+Deno.test("tern search ranks with the person's searchWeights and refuses a project's", async () => {
+  await withFixture(async (ws) => {
+    equal((await tern(ws, ["index"])).code, 0);
+    await Deno.writeTextFile(
+      join(ws.home, "config.jsonc"),
+      JSON.stringify({ searchWeights: { exactSymbol: 0, symbolWords: 0, kind: { FUNCTION: 2 } } }),
+    );
+    const run = await tern(ws, ["search", "parseCommandLine", "--json", "--explain"]);
+    equal(run.code, 0, run.stderr);
+    const hits = JSON.parse(run.stdout) as (JsonHit & { parts: Record<string, number> })[];
+    equal(hits[0].symbol, "parseCommandLine");
+    equal(hits[0].parts.name, 0);
+    equal(hits[0].parts.kind, 2);
+
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    await Deno.writeTextFile(
+      join(ws.dir, ".tern", "config.jsonc"),
+      JSON.stringify({ searchWeights: { bm25: 0 } }),
+    );
+    const refused = await tern(ws, ["search", "parseCommandLine"]);
+    equal(refused.code, 2);
+    match(refused.stderr, /Refusing "searchWeights" in ".*config\.jsonc": it decides which code/);
+  });
+});

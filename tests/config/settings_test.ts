@@ -58,6 +58,7 @@ const STRUCTURED_SAMPLES: Partial<Record<SettingKey, unknown>> = {
   rules: [{ action: "deny", command: "git push" }],
   limits: { processes: 10 },
   models: { m: { contextWindow: 8000 } },
+  searchWeights: { exactSymbol: 0, kind: { WINDOW: 5 } },
 };
 
 function fileValue(key: SettingKey): unknown {
@@ -135,6 +136,7 @@ const PERSON_ONLY = {
   review: ["mode", "reviewModel"],
   sandbox: ["noSandbox", "profiles", "sandbox"],
   keys: ["fallback", "apiKeyEnv", "providers"],
+  ranking: ["searchWeights"],
 } as const;
 
 Deno.test("the settings table keeps each person-only key out of a project's reach", () => {
@@ -154,6 +156,7 @@ Deno.test("loadConfig() refuses each person-only key from a project's file and .
     review: "it would change who approves tool calls",
     sandbox: "it widens what sandboxed commands see",
     keys: "it decides which server receives your API keys",
+    ranking: "it decides which code the agent's searches put first",
   };
   for (const [guard, keys] of Object.entries(PERSON_ONLY)) {
     for (const key of keys) {

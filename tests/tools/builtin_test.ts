@@ -10,7 +10,7 @@ import {
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
-Deno.test("createBuiltinTools() returns the eight tools in order with their capabilities", () => {
+Deno.test("createBuiltinTools() returns the ten tools in order with their capabilities", () => {
   const tools = createBuiltinTools();
   deepEqual(
     tools.map((t) => [t.name, t.readOnly, t.runsIn]),
@@ -23,9 +23,17 @@ Deno.test("createBuiltinTools() returns the eight tools in order with their capa
       ["glob", true, "worker"],
       ["grep", true, "worker"],
       ["bash", false, "sandbox"],
+      ["code_search", true, "host"],
+      ["code_symbols", true, "host"],
     ],
   );
-  equal(new ToolRegistry(tools).names.length, 8);
+  const registry = new ToolRegistry(tools);
+  equal(registry.names.length, 10);
+  // Only the code index tools say when to prefer them, for the system prompt.
+  deepEqual(registry.guidance().map((line) => line.match(/`(\w+)`/)?.[1]), [
+    "code_search",
+    "code_symbols",
+  ]);
 });
 
 Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the start-up manifest", async () => {
@@ -35,6 +43,7 @@ Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the
     runsIn: tool.runsIn,
     description: tool.description,
     parameters: tool.parameters,
+    guidance: tool.guidance,
   }));
   await assertJsonSnapshot(
     new URL("../../src/tools/builtin_manifest.json", import.meta.url),
@@ -73,11 +82,40 @@ Deno.test("builtinTools() offers the manifest and runs the real implementation o
   }
 });
 
-Deno.test("builtinLoader() asked for bash first loads bash alone, then every tool", async () => {
+Deno.test("builtinLoader() asked for bash first loads the in-process tools alone, then every tool", async () => {
+  const inProcess = ["bash", "code_search", "code_symbols"];
   const load = builtinLoader();
-  deepEqual([...(await load("bash")).keys()], ["bash"]);
+  deepEqual([...(await load("bash")).keys()], inProcess);
   deepEqual([...(await load("read")).keys()].sort(), BUILTIN_MANIFEST.map((e) => e.name).sort());
-  deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], ["bash"]);
+  deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], inProcess);
+  deepEqual([...(await builtinLoader()("code_search")).keys()], inProcess);
+});
+
+/** The modules `file` loads when imported: static value imports, followed through src/. */
+function staticImports(file: string, seen = new Set<string>()): Set<string> {
+  const text = Deno.readTextFileSync(file);
+  // `import type` and `export type` load nothing; dynamic import() loads later.
+  const pattern = /^(?:import|export)\s+(?!type\s)(?:[^;]*?\sfrom\s+)?["']([^"']+)["']/gms;
+  for (const [, spec] of text.matchAll(pattern)) {
+    const target = spec.startsWith(".") ? new URL(spec, `file://${file}`).pathname : spec;
+    if (seen.has(target)) continue;
+    seen.add(target);
+    if (spec.startsWith(".") && target.endsWith(".ts")) staticImports(target, seen);
+  }
+  return seen;
+}
+
+Deno.test("the in-process tools and the conversation load neither SQLite, tree-sitter nor the index until a search", () => {
+  const root = new URL("../../src/", import.meta.url).pathname;
+  for (const file of ["tools/builtin_in_process.ts", "harness/conversation.ts"]) {
+    const loaded = [...staticImports(`${root}${file}`)];
+    ok(loaded.includes(`${root}tools/code_search.ts`) || file.startsWith("harness"), file);
+    const heavy = loaded.filter((spec) =>
+      spec === "node:sqlite" || spec.includes("tree-sitter") || spec.startsWith(`${root}index/`) ||
+      spec.startsWith(`${root}harness/code_index`) && !spec.endsWith("code_index_tools.ts")
+    );
+    deepEqual(heavy, [], file);
+  }
 });
 
 Deno.test("createInProcessTools() builds exactly the built-ins the manifest runs outside the worker", () => {

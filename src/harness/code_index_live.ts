@@ -1,0 +1,374 @@
+/**
+ * The code index as the agent's tools use it during a session (code_search, code_symbols): one
+ * store kept open, brought up to date before each search within a time and file budget, and
+ * re-checked cheaply after the agent's own changes. Loaded at the first search only.
+ *
+ * Freshness: a file whose lstat (mtime, size, inode) is what it was when this process last
+ * matched it to the index is not read again; any other file is read, hashed and re-chunked when
+ * its sha-256 changed. A whole walk runs at the first search, after a command or a tool that may
+ * change any file ran, and when the last walk is older than `rewalkMs`; otherwise only the paths
+ * the file tools wrote are checked.
+ */
+import { dirname, join, relative, resolve } from "node:path";
+import { ToolError } from "../core/observation.ts";
+import { chunkFile } from "../index/chunker.ts";
+import { type Hit, type RankWeights, withWeights } from "../index/rank.ts";
+import type { SearchWeights } from "../config/types.ts";
+import { IndexStore } from "../index/store.ts";
+import type {
+  CodeIndexAccess,
+  IndexAnswer,
+  SymbolAnswer,
+  SymbolQuestion,
+} from "../tools/code_index_access.ts";
+import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
+import { INDEX_FILE_MAX_BYTES, readSafely, sha256 } from "./code_index.ts";
+import { answerSymbols } from "./code_symbols_query.ts";
+
+/** Options of {@linkcode LiveCodeIndex}. */
+export interface LiveIndexOptions {
+  /** Absolute real path of the workspace. */
+  workspace: string;
+  /** The index file (`indexPath()`). */
+  file: string;
+  weights?: RankWeights;
+  /** Longest a refresh before a search may take, in milliseconds (default 8,000). */
+  budgetMs?: number;
+  /** Most files one refresh reads (default 20,000); unchanged files by lstat are not read. */
+  maxFiles?: number;
+  /** A whole walk again when the last is older than this, in milliseconds (default 30,000). */
+  rewalkMs?: number;
+  /**
+   * Absolute paths whose files are never indexed nor answered, as the sandbox hides them from
+   * the file tools: the home folder's secret stores and tern's own home (keys, sessions).
+   */
+  hidden?: readonly string[];
+}
+
+/** What the last refresh did: files looked at, read (not skipped by lstat), re-chunked, removed. */
+export interface RefreshCounts {
+  checked: number;
+  read: number;
+  indexed: number;
+  removed: number;
+}
+
+/** What one file's check found. */
+type Outcome = "indexed" | "unchanged" | "skipped" | "gone";
+
+/** A SQLite busy or locked error (another process holds the lock past the busy timeout). */
+export function isBusy(error: unknown): boolean {
+  return error instanceof Error && /database is (locked|busy)|SQLITE_BUSY|SQLITE_LOCKED/i
+    .test(`${error.message} ${(error as { code?: string }).code ?? ""}`);
+}
+
+/** The code index of one workspace, kept up to date for the tools. */
+export class LiveCodeIndex implements CodeIndexAccess {
+  #options: Required<Omit<LiveIndexOptions, "weights">> & { weights?: RankWeights };
+  /** The hidden paths relative to the workspace; "" hides it all. */
+  #hidden: string[];
+  #store: IndexStore | undefined;
+  #notice: string | undefined;
+  /** Per workspace-relative path, the lstat stamp of the file when it matched the index. */
+  #stamps = new Map<string, string>();
+  /** The same for files found binary, too large or refused, so a walk does not read them again. */
+  #skipped = new Map<string, string>();
+  #walkedAt = -Infinity;
+  #walkAll = true;
+  #dirty = new Set<string>();
+  #refreshing: Promise<string[]> | undefined;
+  #counts: RefreshCounts = { checked: 0, read: 0, indexed: 0, removed: 0 };
+
+  constructor(options: LiveIndexOptions) {
+    this.#options = {
+      budgetMs: 8_000,
+      maxFiles: 20_000,
+      rewalkMs: 30_000,
+      hidden: [],
+      ...options,
+    };
+    this.#hidden = this.#options.hidden.flatMap((path) => {
+      const rel = relative(options.workspace, path);
+      if (rel === "" || rel === ".." || rel.startsWith("../")) {
+        // The workspace inside a hidden folder is hidden whole; one beside it hides nothing.
+        return relative(path, options.workspace).startsWith("..") ? [] : [""];
+      }
+      return [rel];
+    });
+  }
+
+  /** True when the workspace-relative `path` is inside a hidden location. */
+  #isHidden(path: string): boolean {
+    return this.#hidden.some((hidden) =>
+      hidden === "" || path === hidden || path.startsWith(`${hidden}/`)
+    );
+  }
+
+  /** The ranking weights of the next searches. */
+  set weights(weights: RankWeights | undefined) {
+    this.#options.weights = weights;
+  }
+
+  /**
+   * Notes files the agent changed: `paths` (absolute or workspace-relative) are checked before
+   * the next search; without paths (a shell command ran) the next search walks the workspace.
+   */
+  markChanged(paths?: readonly string[]): void {
+    if (paths === undefined) {
+      this.#walkAll = true;
+      return;
+    }
+    for (const path of paths) {
+      const rel = relative(this.#options.workspace, resolve(this.#options.workspace, path));
+      if (rel !== "" && !rel.startsWith("..")) this.#dirty.add(rel);
+    }
+  }
+
+  async search(
+    query: string,
+    options: { limit: number; signal: AbortSignal },
+  ): Promise<IndexAnswer<Hit>> {
+    const notes = await this.refresh(options.signal);
+    const store = this.#open();
+    // An index `tern index` built may hold hidden files: they are never answered.
+    const results = readOrExplain(() =>
+      store.search(query, { limit: options.limit + 10, weights: this.#options.weights })
+    ).filter((hit) => !this.#isHidden(hit.chunk.path)).slice(0, options.limit);
+    return { results, notes };
+  }
+
+  async symbols(
+    name: string,
+    question: SymbolQuestion,
+    options: { limit: number; signal: AbortSignal },
+  ): Promise<IndexAnswer<SymbolAnswer>> {
+    const notes = await this.refresh(options.signal);
+    const store = this.#open();
+    const results = readOrExplain(() => answerSymbols(store, name, question, options.limit + 10))
+      .filter((answer) => !this.#isHidden(answer.chunk.path)).slice(0, options.limit);
+    return { results, notes };
+  }
+
+  /**
+   * Brings the index up to date within the budget; returns notes on what the results may miss.
+   * Concurrent calls share one refresh.
+   */
+  async refresh(signal: AbortSignal): Promise<string[]> {
+    for (;;) {
+      this.#refreshing ??= this.#refresh(signal).finally(() => this.#refreshing = undefined);
+      try {
+        return await this.#refreshing;
+      } catch (error) {
+        // Another caller's refresh was cancelled: this one, not cancelled, starts its own.
+        if (signal.aborted || !(error instanceof DOMException && error.name === "AbortError")) {
+          throw error;
+        }
+      }
+    }
+  }
+
+  /** What the last refresh did. */
+  get lastRefresh(): Readonly<RefreshCounts> {
+    return this.#counts;
+  }
+
+  /** Closes the store; the next call opens it again. */
+  close(): void {
+    this.#store?.close();
+    this.#store = undefined;
+  }
+
+  #open(): IndexStore {
+    if (this.#store !== undefined) return this.#store;
+    const { file } = this.#options;
+    try {
+      Deno.mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      const { store, notice } = IndexStore.open(file);
+      this.#store = store;
+      this.#notice = notice;
+      return store;
+    } catch (error) {
+      if (isBusy(error) || isBusy((error as { cause?: unknown }).cause)) {
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          "Cannot open the code index: another process has held it locked for 10 s; try again " +
+            "shortly",
+        );
+      }
+      const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      const message = detail.startsWith("Cannot open the code index")
+        ? detail
+        : `Cannot open the code index "${file}": ${detail}`;
+      throw new ToolError("EXECUTION_FAILED", message);
+    }
+  }
+
+  async #refresh(signal: AbortSignal): Promise<string[]> {
+    const store = this.#open();
+    const notes: string[] = [];
+    if (this.#notice !== undefined) notes.push(this.#notice);
+    this.#notice = undefined;
+    this.#counts = { checked: 0, read: 0, indexed: 0, removed: 0 };
+    const lock = tryLock(`${this.#options.file}.lock`);
+    if (lock === undefined) {
+      notes.push(
+        "another tern process is updating the code index: the results may miss its latest " +
+          "changes; search again shortly for them",
+      );
+      return notes;
+    }
+    try {
+      const stale = this.#walkAll ||
+        performance.now() - this.#walkedAt > this.#options.rewalkMs;
+      const cut = stale ? await this.#walk(store, signal) : await this.#checkDirty(store);
+      if (cut !== undefined) notes.push(cut);
+    } catch (error) {
+      // Cancelled, busy or failed part way: the next search walks again.
+      this.#walkAll = true;
+      if (!isBusy(error)) throw error;
+      notes.push(
+        "another process holds the code index locked: the results may miss recent changes; " +
+          "search again shortly for them",
+      );
+    } finally {
+      lock.close();
+    }
+    return notes;
+  }
+
+  /** Checks only the paths the file tools changed. */
+  async #checkDirty(store: IndexStore): Promise<string | undefined> {
+    const known = store.fileHashes();
+    const rules = new IgnoreRules(this.#options.workspace);
+    for (const path of [...this.#dirty]) {
+      const abs = join(this.#options.workspace, path);
+      await rules.loadAncestors(dirname(abs));
+      const outcome = this.#isHidden(path) || rules.ignores(abs, false) || !(await isPlainPath(abs))
+        ? "skipped"
+        : await this.#check(store, path, known, true);
+      if (outcome === "skipped" || outcome === "gone") this.#forget(store, path, known);
+      this.#dirty.delete(path);
+    }
+    return undefined;
+  }
+
+  /** Walks the whole workspace; returns a note when the budget cut it short. */
+  async #walk(store: IndexStore, signal: AbortSignal): Promise<string | undefined> {
+    const { workspace, budgetMs, maxFiles } = this.#options;
+    const deadline = performance.now() + budgetMs;
+    const known = store.fileHashes();
+    const present = new Set<string>();
+    const counts = this.#counts;
+    let cut: "time" | "files" | undefined;
+    this.#walkAll = false;
+    for await (const entry of walk(workspace, new IgnoreRules(workspace), { signal })) {
+      if (!entry.isFile || entry.isSymlink) continue;
+      if (performance.now() >= deadline) cut = "time";
+      else if (counts.read >= maxFiles) cut = "files";
+      if (cut !== undefined) break;
+      const path = relative(workspace, entry.path).split("\\").join("/");
+      if (this.#isHidden(path)) continue;
+      const outcome = await this.#check(store, path, known, this.#dirty.has(path));
+      this.#dirty.delete(path);
+      if (outcome === "indexed" || outcome === "unchanged") present.add(path);
+    }
+    if (cut === undefined) {
+      for (const path of known.keys()) if (!present.has(path)) this.#forget(store, path, known);
+      this.#walkedAt = performance.now();
+      return undefined;
+    }
+    // The next search goes on walking; files checked now are not read again unless changed.
+    this.#walkAll = true;
+    const why = cut === "time"
+      ? `the ${budgetMs / 1000} s time budget of one search`
+      : `the budget of ${maxFiles} files read per search`;
+    return `the code index is incomplete: the refresh stopped after ${counts.checked} files at ${why}; ` +
+      "files not reached yet may be missing or out of date, and the next search continues";
+  }
+
+  /** Brings one file's entry up to date. */
+  async #check(
+    store: IndexStore,
+    path: string,
+    known: Map<string, string>,
+    force: boolean,
+  ): Promise<Outcome> {
+    const abs = join(this.#options.workspace, path);
+    this.#counts.checked++;
+    const info = await Deno.lstat(abs).catch(() => null);
+    if (info === null || !info.isFile) {
+      this.#stamps.delete(path);
+      return "gone";
+    }
+    const stamp = `${info.mtime?.getTime()}:${info.size}:${info.ino}`;
+    if (!force && known.has(path) && this.#stamps.get(path) === stamp) return "unchanged";
+    if (!force && this.#skipped.get(path) === stamp) return "skipped";
+    this.#stamps.delete(path);
+    this.#skipped.delete(path);
+    if (info.size > INDEX_FILE_MAX_BYTES) return "skipped";
+    this.#counts.read++;
+    const text = readSafely(this.#options.workspace, abs);
+    if (typeof text !== "string" || text.length > INDEX_FILE_MAX_BYTES || text.includes("\0")) {
+      if (text !== undefined) this.#skipped.set(path, stamp);
+      return "skipped";
+    }
+    let outcome: Outcome = "unchanged";
+    if (known.get(path) !== await sha256(text)) {
+      const chunked = await chunkFile(path, text);
+      store.replaceFile(chunked);
+      this.#counts.indexed++;
+      known.set(path, chunked.hash);
+      outcome = "indexed";
+    }
+    this.#stamps.set(path, stamp);
+    return outcome;
+  }
+
+  #forget(store: IndexStore, path: string, known: Map<string, string>): void {
+    this.#stamps.delete(path);
+    if (!known.has(path)) return;
+    store.removeFile(path);
+    this.#counts.removed++;
+    known.delete(path);
+  }
+}
+
+/** True when no part of `abs` below the filesystem root is a symlink (its real path is itself). */
+async function isPlainPath(abs: string): Promise<boolean> {
+  try {
+    return await Deno.realPath(abs) === abs;
+  } catch {
+    return false;
+  }
+}
+
+/** Config's `searchWeights` over the defaults; undefined (the defaults) when none are set. */
+export function rankWeights(weights: SearchWeights | undefined): RankWeights | undefined {
+  return weights === undefined ? undefined : withWeights(weights);
+}
+
+/** An exclusive advisory lock on `path` (created), or undefined when another holder has it. */
+export function tryLock(path: string): Deno.FsFile | undefined {
+  const handle = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+  try {
+    if (handle.tryLockSync(true)) return handle;
+  } catch {
+    // A filesystem without locks: go on without one (writes still take SQLite's lock).
+    return handle;
+  }
+  handle.close();
+  return undefined;
+}
+
+/** Runs a read of the index; a lock held past the busy timeout becomes a clear retry. */
+function readOrExplain<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (!isBusy(error)) throw error;
+    throw new ToolError(
+      "EXECUTION_FAILED",
+      "Cannot read the code index: another process has held it locked for 10 s; try again shortly",
+    );
+  }
+}

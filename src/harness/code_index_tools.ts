@@ -1,0 +1,95 @@
+/**
+ * The code index behind a conversation's code_search and code_symbols tools, loaded at their
+ * first call: until then nothing here loads SQLite, tree-sitter or the index's code, so start-up
+ * and turns that do not search pay nothing (code_index_live.ts does the work).
+ */
+import type { SearchWeights } from "../config/types.ts";
+import type {
+  CodeIndexAccess,
+  IndexAnswer,
+  SymbolAnswer,
+  SymbolQuestion,
+} from "../tools/code_index_access.ts";
+import type { Hit } from "../index/rank.ts";
+import type { LiveCodeIndex } from "./code_index_live.ts";
+
+/** Where the index is and how it ranks, read at each call (settings may change between turns). */
+export interface CodeIndexSettings {
+  /** Absolute real path of the workspace. */
+  workspace: string;
+  ternHome: string;
+  /** The person's home folder, whose secret stores the index never reads. */
+  home?: string;
+  weights?: SearchWeights;
+}
+
+/** A conversation's code index: loads at the first search, told of the agent's changes. */
+export class CodeIndexTools implements CodeIndexAccess {
+  #settings: () => CodeIndexSettings;
+  #live: LiveCodeIndex | undefined;
+  #loading: Promise<LiveCodeIndex> | undefined;
+
+  constructor(settings: () => CodeIndexSettings) {
+    this.#settings = settings;
+  }
+
+  /**
+   * Tells the index files changed (see LiveCodeIndex.markChanged). Before the first search it
+   * does nothing: that search walks the whole workspace anyway.
+   */
+  markChanged(paths?: readonly string[]): void {
+    this.#live?.markChanged(paths);
+  }
+
+  async search(
+    query: string,
+    options: { limit: number; signal: AbortSignal },
+  ): Promise<IndexAnswer<Hit>> {
+    return await (await this.#load()).search(query, options);
+  }
+
+  async symbols(
+    name: string,
+    question: SymbolQuestion,
+    options: { limit: number; signal: AbortSignal },
+  ): Promise<IndexAnswer<SymbolAnswer>> {
+    return await (await this.#load()).symbols(name, question, options);
+  }
+
+  /** Closes the store if it was opened. */
+  close(): void {
+    this.#live?.close();
+  }
+
+  async #load(): Promise<LiveCodeIndex> {
+    this.#loading ??= Promise.all([
+      import("./code_index_live.ts"),
+      import("./code_index.ts"),
+      import("../sandbox/protected_paths.ts"),
+    ]).then(([{ LiveCodeIndex }, { indexPath }, { secretLocations }]) => {
+      const { workspace, ternHome, home } = this.#settings();
+      // What the sandbox hides from the file tools, by the names given and the real ones.
+      const hidden = [...(home === undefined ? [] : secretLocations(home)), ternHome];
+      this.#live = new LiveCodeIndex({
+        workspace,
+        file: indexPath(ternHome, workspace),
+        hidden: [...new Set([...hidden, ...hidden.map(realOrSelf)])],
+      });
+      return this.#live;
+    });
+    // A failed load (a module that does not load) is tried again by the next call.
+    this.#loading.catch(() => this.#loading = undefined);
+    const live = await this.#loading;
+    const { rankWeights } = await import("./code_index_live.ts");
+    live.weights = rankWeights(this.#settings().weights);
+    return live;
+  }
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
