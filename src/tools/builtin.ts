@@ -7,6 +7,7 @@ import { createGrepTool } from "./grep.ts";
 import { createListTool } from "./list.ts";
 import { createMultiEditTool } from "./multi_edit.ts";
 import { createReadTool } from "./read.ts";
+import type { WebFetchOptions } from "./web_fetch.ts";
 import { createWriteTool } from "./write.ts";
 
 export { createBashTool } from "./bash.ts";
@@ -30,9 +31,14 @@ export interface BuiltinToolOptions {
    * git config and tern's own config are protected from the model.
    */
   allowProtectedWrites?: boolean;
+  /** Options of web_fetch (tests pass a transport with the guard relaxed for 127.0.0.1). */
+  webFetch?: WebFetchOptions;
 }
 
-/** The built-in tools in the order the model sees them: read, write, edit, multi_edit, list, glob, grep, bash. */
+/**
+ * The built-in tools in the order the model sees them: read, write, edit, multi_edit, list,
+ * glob, grep, bash, web_fetch.
+ */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   return [
     createReadTool(),

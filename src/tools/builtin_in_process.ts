@@ -4,8 +4,14 @@
  */
 import { createBashTool } from "./bash.ts";
 import type { Tool } from "./define.ts";
+import { createWebFetchTool, type WebFetchOptions } from "./web_fetch.ts";
 
 /** The built-ins that run in tern's process, in the order the model sees them. */
-export function createInProcessTools(options: { bashTimeoutMs?: number } = {}): Tool[] {
-  return [createBashTool({ defaultTimeoutMs: options.bashTimeoutMs })];
+export function createInProcessTools(
+  options: { bashTimeoutMs?: number; webFetch?: WebFetchOptions } = {},
+): Tool[] {
+  return [
+    createBashTool({ defaultTimeoutMs: options.bashTimeoutMs }),
+    createWebFetchTool(options.webFetch),
+  ];
 }

@@ -10,7 +10,7 @@ import {
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
-Deno.test("createBuiltinTools() returns the eight tools in order with their capabilities", () => {
+Deno.test("createBuiltinTools() returns the nine tools in order with their capabilities", () => {
   const tools = createBuiltinTools();
   deepEqual(
     tools.map((t) => [t.name, t.readOnly, t.runsIn]),
@@ -23,9 +23,10 @@ Deno.test("createBuiltinTools() returns the eight tools in order with their capa
       ["glob", true, "worker"],
       ["grep", true, "worker"],
       ["bash", false, "sandbox"],
+      ["web_fetch", true, "host"],
     ],
   );
-  equal(new ToolRegistry(tools).names.length, 8);
+  equal(new ToolRegistry(tools).names.length, 9);
 });
 
 Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the start-up manifest", async () => {
@@ -33,6 +34,7 @@ Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the
     name: tool.name,
     readOnly: tool.readOnly,
     runsIn: tool.runsIn,
+    ...(tool.network ? { network: true } : {}),
     description: tool.description,
     parameters: tool.parameters,
   }));
@@ -75,9 +77,9 @@ Deno.test("builtinTools() offers the manifest and runs the real implementation o
 
 Deno.test("builtinLoader() asked for bash first loads bash alone, then every tool", async () => {
   const load = builtinLoader();
-  deepEqual([...(await load("bash")).keys()], ["bash"]);
+  deepEqual([...(await load("bash")).keys()], ["bash", "web_fetch"]);
   deepEqual([...(await load("read")).keys()].sort(), BUILTIN_MANIFEST.map((e) => e.name).sort());
-  deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], ["bash"]);
+  deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], ["bash", "web_fetch"]);
 });
 
 Deno.test("createInProcessTools() builds exactly the built-ins the manifest runs outside the worker", () => {
