@@ -111,6 +111,8 @@ const providerName = z.string().regex(
   'a provider name is letters, digits, "_", "." or "-"',
 );
 
+const searchProvider = z.enum(["exa", "tavily", "brave", "perplexity"]);
+
 /** The schema of each structured key of the table (a new one fails the type check here). */
 const structuredShape: Record<StructuredKey, z.ZodType> = {
   profiles: z.record(profileName, customProfile).optional(),
@@ -126,6 +128,13 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
   providers: z.record(providerName, providerSettings).optional(),
   models: z.record(z.string().trim().min(1), modelSettings).optional(),
   sandbox: z.strictObject({ homeAllow: entries }).optional(),
+  webSearch: z.strictObject({
+    provider: searchProvider.optional(),
+    fallback: z.array(searchProvider).max(4).optional(),
+    keyEnv: z.partialRecord(searchProvider, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/))
+      .optional(),
+    cache: z.boolean().optional(),
+  }).optional(),
 };
 
 /** Every key optional, unknown keys rejected. */

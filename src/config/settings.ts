@@ -13,6 +13,7 @@ import type {
   ProviderSettings,
   ResourceLimits,
   SandboxSettings,
+  WebSearchSettings,
 } from "./types.ts";
 
 /**
@@ -377,6 +378,17 @@ export const SETTINGS = {
     expect: "an object",
     project: false,
     guards: "sandbox",
+  },
+  /**
+   * web_search's providers, their order and the variables holding their keys (the person's
+   * own config file only: a project must not choose who receives the person's keys).
+   */
+  webSearch: {
+    rule: structured<WebSearchSettings>(),
+    default: {},
+    expect: "an object",
+    project: false,
+    guards: "keys",
   },
 } as const satisfies Record<string, Setting>;
 

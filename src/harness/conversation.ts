@@ -27,6 +27,7 @@ import { ToolRegistry } from "../tools/registry.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
+import { webSearchOptions } from "./web_search.ts";
 
 export interface ConversationOptions {
   workspace: string;
@@ -107,7 +108,13 @@ export class Conversation {
 
   constructor(options: ConversationOptions) {
     this.#options = options;
-    this.#loadTools = builtinLoader({ bashTimeoutMs: options.config.bashTimeoutMs });
+    this.#loadTools = builtinLoader({
+      bashTimeoutMs: options.config.bashTimeoutMs,
+      webSearch: webSearchOptions(options.config.webSearch, {
+        ternHome: options.config.ternHome,
+        workspace: options.workspace,
+      }),
+    });
     this.#tools = new ToolRegistry(
       gatedToolSpecs(this.#loadTools).map((spec) => ({
         ...spec,

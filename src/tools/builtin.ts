@@ -8,6 +8,7 @@ import { createListTool } from "./list.ts";
 import { createMultiEditTool } from "./multi_edit.ts";
 import { createReadTool } from "./read.ts";
 import type { WebFetchOptions } from "./web_fetch.ts";
+import type { WebSearchOptions } from "./web_search.ts";
 import { createWriteTool } from "./write.ts";
 
 export { createBashTool } from "./bash.ts";
@@ -33,11 +34,13 @@ export interface BuiltinToolOptions {
   allowProtectedWrites?: boolean;
   /** Options of web_fetch (tests pass a transport with the guard relaxed for 127.0.0.1). */
   webFetch?: WebFetchOptions;
+  /** web_search's providers, keys and cache, resolved from the person's config. */
+  webSearch?: WebSearchOptions;
 }
 
 /**
  * The built-in tools in the order the model sees them: read, write, edit, multi_edit, list,
- * glob, grep, bash, web_fetch.
+ * glob, grep, bash, web_fetch, web_search, get_search_content.
  */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   return [

@@ -5,13 +5,21 @@
 import { createBashTool } from "./bash.ts";
 import type { Tool } from "./define.ts";
 import { createWebFetchTool, type WebFetchOptions } from "./web_fetch.ts";
+import {
+  createGetSearchContentTool,
+  createWebSearchTool,
+  type WebSearchOptions,
+} from "./web_search.ts";
 
 /** The built-ins that run in tern's process, in the order the model sees them. */
 export function createInProcessTools(
-  options: { bashTimeoutMs?: number; webFetch?: WebFetchOptions } = {},
+  options: { bashTimeoutMs?: number; webFetch?: WebFetchOptions; webSearch?: WebSearchOptions } =
+    {},
 ): Tool[] {
   return [
     createBashTool({ defaultTimeoutMs: options.bashTimeoutMs }),
     createWebFetchTool(options.webFetch),
+    createWebSearchTool(options.webSearch),
+    createGetSearchContentTool(options.webSearch),
   ];
 }

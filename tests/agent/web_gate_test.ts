@@ -102,6 +102,43 @@ Deno.test("web_fetch in BYPASS under a profile without network is denied; :exter
   });
 });
 
+Deno.test("web_search in ASK shows the query and provider, and the audit records them", async () => {
+  let hits = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    hits++;
+    return Response.json({ results: [{ title: "T", url: "https://x.dev/", content: "c" }] });
+  });
+  try {
+    const builtins: BuiltinToolOptions = {
+      webSearch: {
+        providers: [{
+          name: "tavily",
+          key: "tvly-secret-key",
+          endpoint: `http://127.0.0.1:${server.addr.port}/search`,
+        }],
+        transport: BUILTINS.webFetch!.transport,
+      },
+    };
+    await withGate({ answers: ["deny", "once"], builtins }, async (box) => {
+      expectError(await box.call("web_search", { query: "deno serve" }), "POLICY_DENIED", /./);
+      equal(hits, 0);
+      equal((await box.call("web_search", { query: "deno serve" })).status, "SUCCEEDED");
+      equal(hits, 1);
+      deepEqual(box.asked, [
+        'web_search search "deno serve" via tavily',
+        'web_search search "deno serve" via tavily',
+      ]);
+      const record = box.audit.at(-1)!;
+      equal(record.network, 'search "deno serve" via tavily');
+      deepEqual(record.args, { query: "deno serve" });
+      equal(record.web?.url, `http://127.0.0.1:${server.addr.port}/search`);
+      ok(!JSON.stringify(box.audit).includes("tvly-secret-key"));
+    });
+  } finally {
+    await server.shutdown();
+  }
+});
+
 testWith(
   [bwrapNeed],
   "a host granted to commands does not open web_fetch, and a host approved for web_fetch does not open commands",

@@ -10,7 +10,7 @@ import {
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
-Deno.test("createBuiltinTools() returns the nine tools in order with their capabilities", () => {
+Deno.test("createBuiltinTools() returns the eleven tools in order with their capabilities", () => {
   const tools = createBuiltinTools();
   deepEqual(
     tools.map((t) => [t.name, t.readOnly, t.runsIn]),
@@ -24,9 +24,11 @@ Deno.test("createBuiltinTools() returns the nine tools in order with their capab
       ["grep", true, "worker"],
       ["bash", false, "sandbox"],
       ["web_fetch", true, "host"],
+      ["web_search", true, "host"],
+      ["get_search_content", true, "host"],
     ],
   );
-  equal(new ToolRegistry(tools).names.length, 9);
+  equal(new ToolRegistry(tools).names.length, 11);
 });
 
 Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the start-up manifest", async () => {
@@ -77,9 +79,19 @@ Deno.test("builtinTools() offers the manifest and runs the real implementation o
 
 Deno.test("builtinLoader() asked for bash first loads bash alone, then every tool", async () => {
   const load = builtinLoader();
-  deepEqual([...(await load("bash")).keys()], ["bash", "web_fetch"]);
+  deepEqual([...(await load("bash")).keys()], [
+    "bash",
+    "web_fetch",
+    "web_search",
+    "get_search_content",
+  ]);
   deepEqual([...(await load("read")).keys()].sort(), BUILTIN_MANIFEST.map((e) => e.name).sort());
-  deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], ["bash", "web_fetch"]);
+  deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], [
+    "bash",
+    "web_fetch",
+    "web_search",
+    "get_search_content",
+  ]);
 });
 
 Deno.test("createInProcessTools() builds exactly the built-ins the manifest runs outside the worker", () => {
