@@ -74,9 +74,8 @@ export async function fetchForModel(
   ].join(", ");
   const output = untrusted(response.url, [
     ...(response.redirects.length > 0 ? [`Redirected: ${response.redirects.join(" -> ")}`] : []),
-    ...(title !== "" ? [`Title: ${title}`] : []),
     `Fetched: ${facts}`,
-  ], shown) + (cut
+  ], title !== "" ? `Title: ${title}\n\n${shown}` : shown) + (cut
     ? `\n[Content cut at ${maxChars} of ${content.length} characters; ` +
       "ask with a larger max_chars to read more]"
     : "");

@@ -45,6 +45,15 @@ export type WebAnswer =
   }
   | { ok: false; kind: WebRequestError["kind"]; message: string };
 
+function denoDir(): Record<string, string> {
+  try {
+    const dir = Deno.env.get("DENO_DIR");
+    return dir ? { DENO_DIR: dir } : {};
+  } catch {
+    return {};
+  }
+}
+
 /** A transport that runs each request in its own network-only Deno process. */
 export function processTransport(denoPath?: string): WebTransport {
   return async (request) => {
@@ -52,7 +61,8 @@ export function processTransport(denoPath?: string): WebTransport {
     const child = new Deno.Command(deno, {
       args,
       clearEnv: true,
-      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      // Deno's cache (the launcher's DENO_DIR), so the script is not compiled again each time.
+      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDir() },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -50,7 +50,11 @@ Deno.test("web_fetch() turns a documentation page into Markdown with its table, 
   await withSite(async (base) => {
     const out = succeeded(await call(local, "/", { url: `${base}/docs/api/serve` }));
     match(out, /^URL: http:\/\/127\.0\.0\.1:\d+\/docs\/api\/serve\n/);
-    match(out, /Title: Deno\.serve\(\) \| Runtime API reference/);
+    // The title is the page's: inside the untrusted block.
+    match(
+      out,
+      /--- BEGIN UNTRUSTED WEB CONTENT \w+ ---\nTitle: Deno\.serve\(\) \| Runtime API reference\n/,
+    );
     match(out, /Fetched: HTTP 200, text\/html as markdown, \d+ bytes, \d+ ms/);
     match(out, /\| Name \| Type \| Default \| Description \|\n\| --- \| --- \| --- \| --- \|/);
     match(out, /\| `port` \| number \| 8000 \| The port to listen on; 0 picks a free port\. \|/);
