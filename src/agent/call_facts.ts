@@ -68,6 +68,7 @@ export function reviewRequestFor(
     args: masker.maskDeep(args),
     summary: masker.mask(summary),
     ...(facts.shell ? { command: true as const } : {}),
+    ...(facts.network ? { network: true as const } : {}),
     reason: verdict.reason,
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),
     profile,

@@ -63,6 +63,19 @@ Deno.test("web_fetch under :workspace in ASK shows the person the exact URL and 
   });
 });
 
+Deno.test("web_fetch in ASK without a terminal is denied, saying how to allow web requests", async () => {
+  await withPage(async (url, hits) => {
+    await withGate({ builtins: BUILTINS }, async (box) => {
+      expectError(
+        await box.call("web_fetch", { url }),
+        "POLICY_DENIED",
+        /not interactive.*To allow web requests, run with --profile :external .* or --mode auto/,
+      );
+      equal(hits(), 0);
+    });
+  });
+});
+
 Deno.test("web_fetch in AUTO is decided by the reviewer, who sees the exact URL", async () => {
   await withPage(async (url, hits) => {
     let allow = false;

@@ -243,3 +243,25 @@ Deno.test("guardedRequest() cuts an endless body at the cap and ends a slow one 
     for (const controller of stalled) controller.close();
   });
 });
+
+Deno.test("guardedRequest() ends at once when its caller cancels, mid-body", async () => {
+  const stalled: ReadableStreamDefaultController<Uint8Array>[] = [];
+  const started = Promise.withResolvers<void>();
+  await withServer(() =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("partial"));
+          stalled.push(controller);
+          started.resolve();
+        },
+      }),
+    ), async (base) => {
+    const abort = new AbortController();
+    const pending = guardedRequest({ url: base, signal: abort.signal, timeoutMs: 60_000 }, LOCAL);
+    await started.promise;
+    abort.abort();
+    await refused(pending, /was cancelled/);
+    for (const controller of stalled) controller.close();
+  });
+});
