@@ -5,11 +5,8 @@
 import { createBashTool } from "./bash.ts";
 import type { Tool } from "./define.ts";
 import { createWebFetchTool, type WebFetchOptions } from "./web_fetch.ts";
-import {
-  createGetSearchContentTool,
-  createWebSearchTool,
-  type WebSearchOptions,
-} from "./web_search.ts";
+import { createGetSearchContentTool } from "./get_search_content.ts";
+import { createWebSearchTool, type WebSearchOptions } from "./web_search.ts";
 
 /** The built-ins that run in tern's process, in the order the model sees them. */
 export function createInProcessTools(

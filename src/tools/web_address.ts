@@ -47,7 +47,7 @@ const V6_BLOCKED: readonly Range[] = [
 export function blockedAddress(address: string): string | undefined {
   if (isIPv4(address)) return blockedV4(address.split(".").map(Number));
   if (isIPv6(address)) {
-    const bytes = parseIPv6(address);
+    const bytes = parseIpv6(address);
     return bytes === undefined ? `"${address}" is not an IP address` : blockedV6(bytes);
   }
   return `"${address}" is not an IP address`;
@@ -107,7 +107,7 @@ function inRange(bytes: readonly number[], base: readonly number[], prefix: numb
 }
 
 /** The 16 bytes of a valid IPv6 literal (`::`, embedded dotted IPv4); undefined if malformed. */
-export function parseIPv6(address: string): number[] | undefined {
+export function parseIpv6(address: string): number[] | undefined {
   if (address.includes("%")) return undefined;
   let text = address;
   const tail: number[] = [];

@@ -114,14 +114,14 @@ function loadLibraries() {
 }
 
 /**
- * The readable content of `html` fetched from `url`, as `format`. Falls back to the whole
- * cleaned body when Readability finds no article.
+ * The readable content of `html` fetched from `options.url`, as `options.format` (default
+ * Markdown). Falls back to the whole cleaned body when Readability finds no article.
  */
 export async function extractHtml(
   html: string,
-  url: string,
-  format: "markdown" | "text" | "html",
+  options: { url: string; format?: "markdown" | "text" | "html" },
 ): Promise<Extracted> {
+  const { url, format = "markdown" } = options;
   const [{ parseHTML }, { Readability }, turndownModule, { gfm }] = await loadLibraries();
   const { document } = parseHTML(html);
   const title = (document.title ?? "").trim();

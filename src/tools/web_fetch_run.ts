@@ -37,7 +37,7 @@ let defaultTransport: WebTransport | undefined;
 export async function fetchForModel(
   args: WebFetchArgs,
   ctx: ToolContext,
-  options: WebFetchOptions,
+  options: WebFetchOptions = {},
 ): Promise<ToolOutput> {
   const transport = options.transport ?? (defaultTransport ??= processTransport());
   const started = performance.now();
@@ -72,10 +72,13 @@ export async function fetchForModel(
     `${response.body.length} bytes${response.truncated ? " (cut at the size limit)" : ""}`,
     `${ms} ms`,
   ].join(", ");
-  const output = untrusted(response.url, [
-    ...(response.redirects.length > 0 ? [`Redirected: ${response.redirects.join(" -> ")}`] : []),
-    `Fetched: ${facts}`,
-  ], title !== "" ? `Title: ${title}\n\n${shown}` : shown) + (cut
+  const output = untrusted(title !== "" ? `Title: ${title}\n\n${shown}` : shown, {
+    url: response.url,
+    facts: [
+      ...(response.redirects.length > 0 ? [`Redirected: ${response.redirects.join(" -> ")}`] : []),
+      `Fetched: ${facts}`,
+    ],
+  }) + (cut
     ? `\n[Content cut at ${maxChars} of ${content.length} characters; ` +
       "ask with a larger max_chars to read more]"
     : "");
@@ -96,7 +99,8 @@ export async function fetchForModel(
  * `content` wrapped as untrusted data for the model: the facts tern vouches for (URL, status)
  * first, then the content between markers carrying a random id the page cannot know.
  */
-export function untrusted(url: string, facts: string[], content: string): string {
+export function untrusted(content: string, about: { url: string; facts: string[] }): string {
+  const { url, facts } = about;
   const id = crypto.randomUUID().slice(0, 8);
   return [
     `URL: ${url}`,
@@ -147,7 +151,7 @@ async function readable(
   const body = decode(bytes, charset);
   if (html) {
     const { extractHtml } = await import("./web_extract.ts");
-    const { title, content } = await extractHtml(body, response.url, format);
+    const { title, content } = await extractHtml(body, { url: response.url, format });
     return { title, content, kind: `${described} as ${format}` };
   }
   if (json) {

@@ -1,6 +1,5 @@
 /**
- * web_search and get_search_content: the definitions only; the bodies
- * (`web_search_run.ts`) load at the first call. Providers, their order and keys come from the
+ * web_search: the definition only; the body (`web_search_run.ts`) loads at the first call. Providers, their order and keys come from the
  * person's config (`webSearch`), resolved by the harness into {@linkcode WebSearchOptions}.
  */
 import { z } from "zod";
@@ -17,24 +16,8 @@ export const webSearchSchema = z.strictObject({
   ),
 }).describe("Search the web");
 
-export const getSearchContentSchema = z.strictObject({
-  responseId: z.string().min(1).max(100).optional().describe(
-    "The response id a web_search printed: all its results",
-  ),
-  url: z.string().min(1).max(4096).optional().describe("A result's URL: the latest result for it"),
-  urlIndex: z.number().int().min(1).max(100).optional().describe(
-    "A result's number (1-based) in the response named by responseId, else in the latest one",
-  ),
-  query: z.string().min(1).max(400).optional().describe(
-    "A query searched before: its latest response",
-  ),
-  queryIndex: z.number().int().min(1).max(10_000).optional().describe(
-    "A search's number (1-based, oldest first) in the cache",
-  ),
-}).describe("Read back cached web search results");
-
 /** The providers' hosts a search reaches, and what a person is shown. */
-export function webSearchAccess(
+function webSearchAccess(
   query: string,
   options: WebSearchOptions,
   endpoints: Readonly<Record<string, string>>,
@@ -72,23 +55,6 @@ export function createWebSearchTool(options: WebSearchOptions = {}): Tool {
     async execute(args, ctx) {
       const { searchForModel } = await import("./web_search_run.ts");
       return await searchForModel(args, ctx, options);
-    },
-  });
-}
-
-export function createGetSearchContentTool(options: WebSearchOptions = {}): Tool {
-  return defineTool({
-    name: "get_search_content",
-    description: "Read back web_search results from the cache, without a new search: by " +
-      "responseId (a whole response), url, urlIndex (with responseId, else the latest " +
-      "response), query (its latest response) or queryIndex.",
-    parameters: getSearchContentSchema,
-    readOnly: true,
-    runsIn: "host",
-    paths: () => [],
-    async execute(args) {
-      const { readCachedForModel } = await import("./web_search_run.ts");
-      return await readCachedForModel(args, options);
     },
   });
 }

@@ -33,7 +33,7 @@ let defaultTransport: WebTransport | undefined;
 export async function searchForModel(
   args: { query: string; limit?: number },
   ctx: ToolContext,
-  options: WebSearchOptions,
+  options: WebSearchOptions = {},
 ): Promise<ToolOutput> {
   const providers = options.providers ?? [];
   if (providers.length === 0) {
@@ -93,7 +93,7 @@ export async function searchForModel(
       `Response id: ${entry.id}, ${entry.results.length} results${cached}`,
     ];
     return {
-      output: untrusted(request.url, facts, formatResults(entry.results)),
+      output: untrusted(formatResults(entry.results), { url: request.url, facts }),
       details: { kind: "web", url: request.url, status, bytes, ms },
     };
   }
@@ -165,7 +165,9 @@ export async function readCachedForModel(
     `Cached search ${JSON.stringify(response!.query)} via ${response!.provider} at ` +
     `${response!.time}, response id ${response!.id}`,
   ];
-  return { output: untrusted(`(cache) ${response!.id}`, facts, formatResults(results)) };
+  return {
+    output: untrusted(formatResults(results), { url: `(cache) ${response!.id}`, facts }),
+  };
 }
 
 function notFound(what: string, cache: readonly CachedSearch[]): never {

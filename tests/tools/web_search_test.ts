@@ -4,11 +4,8 @@ import type { WebSearchProviderName } from "../../src/config/types.ts";
 import { resolveSearchProviders, webSearchOptions } from "../../src/harness/web_search.ts";
 import { appendSearchCache, readSearchCache } from "../../src/tools/web_cache.ts";
 import { guardedRequest } from "../../src/tools/web_request.ts";
-import {
-  createGetSearchContentTool,
-  createWebSearchTool,
-  type WebSearchOptions,
-} from "../../src/tools/web_search.ts";
+import { createGetSearchContentTool } from "../../src/tools/get_search_content.ts";
+import { createWebSearchTool, type WebSearchOptions } from "../../src/tools/web_search.ts";
 import { call, failed, succeeded } from "./_helpers.ts";
 
 const transport: WebSearchOptions["transport"] = (request) =>
