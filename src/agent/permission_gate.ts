@@ -416,6 +416,16 @@ export class PermissionGate {
         reason: `The command would run WITHOUT a sandbox: ${runtime.shellNote}`,
       };
     }
+    // A web request carrying a key (in its URL or query) would send it away: never, whoever
+    // allows the call.
+    if (facts.network && masker.mask(facts.network.what) !== facts.network.what) {
+      verdict = {
+        action: "deny",
+        by: "profile",
+        reason: `"${tool.name}" would send a secret (an API key or token) to the network: ` +
+          "remove it from the request",
+      };
+    }
     let decidedBy: AuditRecord["decidedBy"] = verdict.by === "default" ? "policy" : verdict.by;
     let reason = verdict.reason;
     let allowed = verdict.action === "allow";

@@ -9,7 +9,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { guardedRequest } from "../../src/tools/web_request.ts";
 import type { BuiltinToolOptions } from "../../src/tools/mod.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
-import { expectError, withGate } from "./_gate_box.ts";
+import { expectError, SECRET, withGate } from "./_gate_box.ts";
 
 const BUILTINS: BuiltinToolOptions = {
   webFetch: {
@@ -72,6 +72,21 @@ Deno.test("web_fetch in ASK without a terminal is denied, saying how to allow we
         /not interactive.*To allow web requests, run with --profile :external .* or --mode auto/,
       );
       equal(hits(), 0);
+    });
+  });
+});
+
+Deno.test("web_fetch never sends a known secret, even under :external", async () => {
+  await withPage(async (url, hits) => {
+    await withGate({ answers: [], profile: ":external", builtins: BUILTINS }, async (box) => {
+      expectError(
+        await box.call("web_fetch", { url: `${url}&leak=${SECRET}` }),
+        "POLICY_DENIED",
+        /would send a secret \(an API key or token\) to the network/,
+      );
+      equal(hits(), 0);
+      deepEqual(box.asked, []);
+      ok(!JSON.stringify(box.audit).includes(SECRET), "the audit masks it");
     });
   });
 });
