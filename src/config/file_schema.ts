@@ -135,6 +135,11 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
       .optional(),
     cache: z.boolean().optional(),
   }).optional(),
+  webFetch: z.strictObject({
+    reader: z.url({ protocol: /^https?$/ }).regex(/\/$/, "the reader URL ends with /")
+      .optional(),
+    readerKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+  }).optional(),
 };
 
 /** Every key optional, unknown keys rejected. */

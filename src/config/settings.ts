@@ -13,6 +13,7 @@ import type {
   ProviderSettings,
   ResourceLimits,
   SandboxSettings,
+  WebFetchSettings,
   WebSearchSettings,
 } from "./types.ts";
 
@@ -385,6 +386,17 @@ export const SETTINGS = {
    */
   webSearch: {
     rule: structured<WebSearchSettings>(),
+    default: {},
+    expect: "an object",
+    project: false,
+    guards: "keys",
+  },
+  /**
+   * web_fetch's reader service and the variable holding its key (the person's own config file
+   * only: a project must not choose a server that receives every URL and the person's key).
+   */
+  webFetch: {
+    rule: structured<WebFetchSettings>(),
     default: {},
     expect: "an object",
     project: false,

@@ -70,6 +70,17 @@ export interface WebSearchSettings {
   cache?: boolean;
 }
 
+/** The `webFetch` key of a config file (the person's own files only). */
+export interface WebFetchSettings {
+  /**
+   * A reader service asked for `<reader><url>` when a page cannot be fetched directly (e.g.
+   * `https://r.jina.ai/`); none by default.
+   */
+  reader?: string;
+  /** The environment variable holding the reader's key, if it takes one. */
+  readerKeyEnv?: string;
+}
+
 /** The `sandbox` key of a config file. */
 export interface SandboxSettings {
   /**

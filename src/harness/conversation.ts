@@ -27,7 +27,7 @@ import { ToolRegistry } from "../tools/registry.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
-import { webSearchOptions } from "./web_search.ts";
+import { webFetchOptions, webSearchOptions } from "./web_search.ts";
 
 export interface ConversationOptions {
   workspace: string;
@@ -110,6 +110,7 @@ export class Conversation {
     this.#options = options;
     this.#loadTools = builtinLoader({
       bashTimeoutMs: options.config.bashTimeoutMs,
+      webFetch: webFetchOptions(options.config.webFetch),
       webSearch: webSearchOptions(options.config.webSearch, {
         ternHome: options.config.ternHome,
         workspace: options.workspace,

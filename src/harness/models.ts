@@ -25,7 +25,7 @@ export type TurnConfig =
     | "toolResultChars"
     | "thinking"
   >
-  & Partial<Pick<TernConfig, "provider" | "webSearch">>
+  & Partial<Pick<TernConfig, "provider" | "webSearch" | "webFetch">>
   & SandboxConfig;
 
 /**

@@ -1,10 +1,16 @@
 /**
- * web_search's options from the person's config: the providers in order (default, then the
- * fallbacks) whose key variable is set, and the cache file in tern's home
- * (`<ternHome>/web/<encoded workspace>.jsonl`), never the repository's.
+ * The web tools' options from the person's config: web_fetch's reader service and its key;
+ * web_search's providers in order (default, then the fallbacks) whose key variable is set, and
+ * the cache file in tern's home (`<ternHome>/web/<encoded workspace>.jsonl`), never the
+ * repository's.
  */
 import { join } from "node:path";
-import type { WebSearchProviderName, WebSearchSettings } from "../config/types.ts";
+import type {
+  WebFetchSettings,
+  WebSearchProviderName,
+  WebSearchSettings,
+} from "../config/types.ts";
+import type { WebFetchOptions } from "../tools/web_fetch.ts";
 import { encodeCwd } from "../session/paths.ts";
 import type { WebSearchOptions } from "../tools/web_search.ts";
 
@@ -36,6 +42,16 @@ export function webSearchOptions(
       cacheFile: webCachePath(places.ternHome, places.workspace),
     }),
   };
+}
+
+/** web_fetch's options from `settings`: the reader service and its key, when configured. */
+export function webFetchOptions(
+  settings: WebFetchSettings | undefined,
+  env: (name: string) => string | undefined = readEnv,
+): WebFetchOptions {
+  if (settings?.reader === undefined) return {};
+  const key = settings.readerKeyEnv === undefined ? undefined : env(settings.readerKeyEnv);
+  return { reader: { base: settings.reader, ...(key ? { key } : {}) } };
 }
 
 /** The providers to ask, in order, and why any named one is left out. */

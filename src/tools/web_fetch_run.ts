@@ -20,6 +20,12 @@ export interface WebFetchOptions {
   maxBytes?: number;
   /** Deadline for one fetch, redirects included; default 30,000 ms. */
   timeoutMs?: number;
+  /**
+   * A reader service (e.g. Jina Reader, `https://r.jina.ai/`), asked for `<base><url>` only
+   * when the page itself could not be fetched (a network failure, a timeout, HTTP 403, 429 or
+   * 5xx), never after the guard refused the URL. Only from the person's own config.
+   */
+  reader?: { base: string; key?: string };
 }
 
 /** The arguments of one call, validated. */
@@ -41,25 +47,51 @@ export async function fetchForModel(
 ): Promise<ToolOutput> {
   const transport = options.transport ?? (defaultTransport ??= processTransport());
   const started = performance.now();
-  let response: WebResponse;
-  try {
-    response = await transport({
-      url: args.url,
+  const request = (url: string, headers: Record<string, string>) =>
+    transport({
+      url,
       maxBytes: options.maxBytes,
       timeoutMs: options.timeoutMs,
-      headers: {
-        accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.5",
-      },
+      headers,
       signal: ctx.signal,
     });
+  let response: WebResponse | undefined;
+  let failure: WebRequestError | undefined;
+  try {
+    response = await request(args.url, {
+      accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.5",
+    });
   } catch (error) {
-    if (error instanceof WebRequestError) {
-      throw new ToolError(
-        error.kind === "refused" ? "POLICY_DENIED" : "EXECUTION_FAILED",
-        error.message,
-      );
+    if (!(error instanceof WebRequestError)) throw error;
+    failure = error;
+  }
+  let via = "";
+  const blocked = response !== undefined &&
+    (response.status === 403 || response.status === 429 || response.status >= 500);
+  // The reader is asked only for a page the guard allowed but could not get.
+  if (
+    options.reader && !ctx.signal.aborted && failure?.kind !== "refused" &&
+    (failure !== undefined || blocked)
+  ) {
+    const { base, key } = options.reader;
+    const why = failure ? failure.message : `HTTP ${response!.status} from the page`;
+    try {
+      response = await request(`${base}${args.url}`, {
+        accept: "text/plain",
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+      });
+      via = ` (through the reader ${new URL(base).host}: ${why})`;
+      failure = undefined;
+    } catch (error) {
+      if (!(error instanceof WebRequestError)) throw error;
+      failure ??= error;
     }
-    throw error;
+  }
+  if (failure !== undefined || response === undefined) {
+    throw new ToolError(
+      failure?.kind === "refused" ? "POLICY_DENIED" : "EXECUTION_FAILED",
+      failure?.message ?? `Cannot fetch "${args.url}"`,
+    );
   }
   const ms = Math.round(performance.now() - started);
   const { title, content, kind } = await readable(response, args.format ?? "markdown");
@@ -76,7 +108,7 @@ export async function fetchForModel(
     url: response.url,
     facts: [
       ...(response.redirects.length > 0 ? [`Redirected: ${response.redirects.join(" -> ")}`] : []),
-      `Fetched: ${facts}`,
+      `Fetched: ${facts}${via}`,
     ],
   }) + (cut
     ? `\n[Content cut at ${maxChars} of ${content.length} characters; ` +

@@ -41,6 +41,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       models: {},
       sandbox: {},
       webSearch: {},
+      webFetch: {},
       apiKeys: {},
     });
     assert.deepEqual(sources.model, { layer: "default" });
@@ -123,6 +124,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       models: {},
       sandbox: {},
       webSearch: {},
+      webFetch: {},
       apiKeys: {},
     });
   });

@@ -59,6 +59,7 @@ const STRUCTURED_SAMPLES: Partial<Record<SettingKey, unknown>> = {
   limits: { processes: 10 },
   models: { m: { contextWindow: 8000 } },
   webSearch: { provider: "exa", keyEnv: { exa: "TERN_API_KEY" } },
+  webFetch: { reader: "https://reader.evil.test/", readerKeyEnv: "TERN_API_KEY" },
 };
 
 function fileValue(key: SettingKey): unknown {
@@ -135,7 +136,7 @@ Deno.test("loadConfig() gives one message naming source, key and rule for a bad 
 const PERSON_ONLY = {
   review: ["mode", "reviewModel"],
   sandbox: ["noSandbox", "profiles", "sandbox"],
-  keys: ["fallback", "apiKeyEnv", "providers", "webSearch"],
+  keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch"],
 } as const;
 
 Deno.test("the settings table keeps each person-only key out of a project's reach", () => {

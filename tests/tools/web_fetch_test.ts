@@ -1,4 +1,4 @@
-import { equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { createWebFetchTool } from "../../src/tools/web_fetch.ts";
 import { guardedRequest } from "../../src/tools/web_request.ts";
 import { processTransport } from "../../src/tools/web_transport.ts";
@@ -173,4 +173,43 @@ Deno.test("web_fetch() refuses credentials and other schemes before any request"
   );
   match(failed(await call(tool, "/", { url: "file:///etc/passwd" }), "POLICY_DENIED"), /http/);
   equal(requests, 2);
+});
+
+Deno.test("web_fetch() asks a configured reader only for a page it could not get, never for a refused one", async () => {
+  const seen: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const url = new URL(req.url);
+    if (url.pathname.startsWith("/reader/")) {
+      seen.push(
+        `${url.pathname.slice("/reader/".length)}${url.search} ${req.headers.get("authorization")}`,
+      );
+      return new Response("# Page as read by the reader\n", {
+        headers: { "content-type": "text/plain" },
+      });
+    }
+    if (url.pathname === "/bot-wall") return new Response("go away", { status: 403 });
+    return new Response("direct", { headers: { "content-type": "text/plain" } });
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  try {
+    const tool = createWebFetchTool({
+      transport: (request) =>
+        guardedRequest(request, { testAllowAddress: (address) => address === "127.0.0.1" }),
+      reader: { base: `${base}/reader/`, key: "reader-key-123456" },
+    });
+    const out = succeeded(await call(tool, "/", { url: `${base}/bot-wall?x=1` }));
+    match(out, /# Page as read by the reader/);
+    match(out, new RegExp(`through the reader 127\\.0\\.0\\.1:\\d+: HTTP 403 from the page\\)`));
+    const direct = succeeded(await call(tool, "/", { url: `${base}/fine` }));
+    match(direct, /\ndirect\n/);
+    failed(await call(tool, "/", { url: "http://u:p@example.com/" }), "POLICY_DENIED");
+    failed(await call(tool, "/", { url: "http://10.0.0.1/" }), "POLICY_DENIED");
+    deepEqual(seen, [`${base}/bot-wall?x=1 Bearer reader-key-123456`]);
+    deepEqual(await tool.network!({ url: `${base}/a` }), {
+      host: `127.0.0.1:${server.addr.port}`,
+      what: `GET ${base}/a (or through the reader 127.0.0.1:${server.addr.port})`,
+    });
+  } finally {
+    await server.shutdown();
+  }
 });

@@ -1,7 +1,11 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { WebSearchProviderName } from "../../src/config/types.ts";
-import { resolveSearchProviders, webSearchOptions } from "../../src/harness/web_search.ts";
+import {
+  resolveSearchProviders,
+  webFetchOptions,
+  webSearchOptions,
+} from "../../src/harness/web_search.ts";
 import { appendSearchCache, readSearchCache } from "../../src/tools/web_cache.ts";
 import { guardedRequest } from "../../src/tools/web_request.ts";
 import { createGetSearchContentTool } from "../../src/tools/get_search_content.ts";
@@ -260,4 +264,12 @@ Deno.test("resolveSearchProviders() orders default then fallbacks and names what
   equal(off.cacheFile, undefined);
   const on = webSearchOptions({}, { ternHome: "/h", workspace: "/w" }, () => "");
   match(on.cacheFile!, /^\/h\/web\/.+\.jsonl$/);
+  deepEqual(webFetchOptions({}), {});
+  deepEqual(
+    webFetchOptions(
+      { reader: "https://r.jina.ai/", readerKeyEnv: "TERN_JINA" },
+      (name) => name === "TERN_JINA" ? "jina-key" : undefined,
+    ),
+    { reader: { base: "https://r.jina.ai/", key: "jina-key" } },
+  );
 });
