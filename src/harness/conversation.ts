@@ -105,16 +105,25 @@ export class Conversation {
   #mcpTools = new Map<string, McpTool>();
   #unsubscribe: (() => void) | undefined;
   #running = false;
+  /** The web tools' keys (search providers, reader service), to mask. */
+  #webSecrets: string[] = [];
 
   constructor(options: ConversationOptions) {
     this.#options = options;
+    const webFetch = webFetchOptions(options.config.webFetch);
+    const webSearch = webSearchOptions(options.config.webSearch, {
+      ternHome: options.config.ternHome,
+      workspace: options.workspace,
+    });
+    // The web tools' keys are masked in outputs and the audit log like the providers' keys.
+    this.#webSecrets = [
+      ...(webFetch.reader?.key ? [webFetch.reader.key] : []),
+      ...(webSearch.providers ?? []).map((provider) => provider.key),
+    ];
     this.#loadTools = builtinLoader({
       bashTimeoutMs: options.config.bashTimeoutMs,
-      webFetch: webFetchOptions(options.config.webFetch),
-      webSearch: webSearchOptions(options.config.webSearch, {
-        ternHome: options.config.ternHome,
-        workspace: options.workspace,
-      }),
+      webFetch,
+      webSearch,
     });
     this.#tools = new ToolRegistry(
       gatedToolSpecs(this.#loadTools).map((spec) => ({
@@ -408,7 +417,7 @@ export class Conversation {
         permissions: session.state().permissions,
         onPermissionChange: (change) => session.append({ type: "permission", change }),
         sessionId: session.id,
-        secrets: options.mcp?.secrets(),
+        secrets: [...options.mcp?.secrets() ?? [], ...this.#webSecrets],
         signal: abort.signal,
       });
     }).then((sandbox) => {
