@@ -16,7 +16,7 @@ import type { Tool } from "../tools/define.ts";
  * runs in the shell sandbox (its `command` argument), the paths a call names for the others.
  */
 export async function analyseCall(
-  tool: Pick<Tool, "name" | "readOnly" | "runsIn" | "paths">,
+  tool: Pick<Tool, "name" | "readOnly" | "runsIn" | "paths" | "network">,
   args: unknown,
   workspace: string,
 ): Promise<CallFacts> {
@@ -29,6 +29,8 @@ export async function analyseCall(
     const rel = relative(workspace, resolveLoose(workspace, path));
     return rel === "" ? "." : rel;
   });
+  const network = await tool.network?.(args);
+  if (network !== undefined) facts.network = network;
   if (paths.length > 0) facts.path = paths[0];
   if (paths.length > 1) facts.morePaths = paths.slice(1);
   return facts;
@@ -53,7 +55,9 @@ export function reviewRequestFor(
   masker: SecretMasker,
 ): ReviewRequest {
   const fields = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
-  const summary = facts.shell && typeof fields.command === "string"
+  const summary = facts.network
+    ? `${tool} ${facts.network.what}`
+    : facts.shell && typeof fields.command === "string"
     ? fields.command
     : [tool, facts.path ?? "", ...facts.morePaths ?? []].join(" ").trim();
   const description = facts.shell && typeof fields.description === "string"
@@ -64,6 +68,7 @@ export function reviewRequestFor(
     args: masker.maskDeep(args),
     summary: masker.mask(summary),
     ...(facts.shell ? { command: true as const } : {}),
+    ...(facts.network ? { network: true as const } : {}),
     reason: verdict.reason,
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),
     profile,

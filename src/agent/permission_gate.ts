@@ -76,6 +76,7 @@ export class PermissionGate {
       runsIn: tool.runsIn,
       ...(tool.guidance === undefined ? {} : { guidance: tool.guidance }),
       paths: (args) => tool.paths(args),
+      ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
       get parameters() {
         return tool.parameters;
       },
@@ -84,7 +85,10 @@ export class PermissionGate {
   }
 
   /** What the policy says about a call, without running or reviewing it. */
-  async decide(tool: Pick<Tool, "name" | "readOnly" | "runsIn" | "paths">, args: unknown): Promise<{
+  async decide(
+    tool: Pick<Tool, "name" | "readOnly" | "runsIn" | "paths" | "network">,
+    args: unknown,
+  ): Promise<{
     facts: CallFacts;
     verdict: Verdict;
   }> {
@@ -104,8 +108,20 @@ export class PermissionGate {
    */
   async reviewRequest(request: ReviewRequest, signal: AbortSignal, options: {
     needsPerson?: boolean;
+    /** The call reaches the network the profile does not give: BYPASS may not allow it. */
+    network?: boolean;
   } = {}): Promise<ReviewOutcome> {
     const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
+    if (options.network && mode === "bypass") {
+      return {
+        allow: false,
+        by: "policy",
+        reason: `The sandbox profile "${this.#options.runtime.profile.name}" has no network, ` +
+          "and --mode bypass grants nothing: use --profile :external, or --mode ask or auto " +
+          "to review each request",
+        remember: false,
+      };
+    }
     if (options.needsPerson && mode !== "ask") {
       if (mode === "auto" && person !== undefined) {
         return await review(request, { mode: "ask", person, reviewTimeoutMs, signal });
@@ -401,6 +417,16 @@ export class PermissionGate {
         reason: `The command would run WITHOUT a sandbox: ${runtime.shellNote}`,
       };
     }
+    // A web request carrying a key (in its URL or query) would send it away: never, whoever
+    // allows the call.
+    if (facts.network && masker.mask(facts.network.what) !== facts.network.what) {
+      verdict = {
+        action: "deny",
+        by: "profile",
+        reason: `"${tool.name}" would send a secret (an API key or token) to the network: ` +
+          "remove it from the request",
+      };
+    }
     let decidedBy: AuditRecord["decidedBy"] = verdict.by === "default" ? "policy" : verdict.by;
     let reason = verdict.reason;
     let allowed = verdict.action === "allow";
@@ -420,7 +446,10 @@ export class PermissionGate {
         summary: request.summary,
         reason,
       });
-      const outcome = await this.reviewRequest(request, ctx.signal, { needsPerson: unconfined });
+      const outcome = await this.reviewRequest(request, ctx.signal, {
+        needsPerson: unconfined,
+        network: facts.network !== undefined,
+      });
       allowed = outcome.allow;
       decidedBy = outcome.by;
       reason = outcome.reason;
@@ -516,6 +545,17 @@ export class PermissionGate {
         ? { denoAudit: runtime.worker.auditPath }
         : {}),
       ...(net ? { net } : {}),
+      ...(observation.status === "SUCCEEDED" && observation.details?.kind === "web"
+        ? {
+          web: {
+            url: masker.mask(observation.details.url),
+            status: observation.details.status,
+            bytes: observation.details.bytes,
+            ms: observation.details.ms,
+          },
+        }
+        : {}),
+      ...(facts.network ? { network: masker.mask(facts.network.what) } : {}),
       ...(hostFiles.length > 0 ? { hostFiles } : {}),
       ...(paths.length > 0 ? { paths } : {}),
     });

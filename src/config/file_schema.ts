@@ -113,6 +113,7 @@ const providerName = z.string().regex(
 
 /** One ranking weight: a finite number from -10 to 10. */
 const weight = z.number().min(-10).max(10).optional();
+const searchProvider = z.enum(["exa", "tavily", "brave", "perplexity"]);
 
 /** The schema of each structured key of the table (a new one fails the type check here). */
 const structuredShape: Record<StructuredKey, z.ZodType> = {
@@ -143,6 +144,18 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
       METHOD: weight,
       WINDOW: weight,
     }).optional(),
+  }).optional(),
+  webSearch: z.strictObject({
+    provider: searchProvider.optional(),
+    fallback: z.array(searchProvider).max(4).optional(),
+    keyEnv: z.partialRecord(searchProvider, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/))
+      .optional(),
+    cache: z.boolean().optional(),
+  }).optional(),
+  webFetch: z.strictObject({
+    reader: z.url({ protocol: /^https?$/ }).regex(/\/$/, "the reader URL ends with /")
+      .optional(),
+    readerKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   }).optional(),
 };
 

@@ -14,6 +14,8 @@ import type {
   ResourceLimits,
   SandboxSettings,
   SearchWeights,
+  WebFetchSettings,
+  WebSearchSettings,
 } from "./types.ts";
 
 /**
@@ -390,6 +392,28 @@ export const SETTINGS = {
     expect: "an object",
     project: false,
     guards: "sandbox",
+  },
+  /**
+   * web_search's providers, their order and the variables holding their keys (the person's
+   * own config file only: a project must not choose who receives the person's keys).
+   */
+  webSearch: {
+    rule: structured<WebSearchSettings>(),
+    default: {},
+    expect: "an object",
+    project: false,
+    guards: "keys",
+  },
+  /**
+   * web_fetch's reader service and the variable holding its key (the person's own config file
+   * only: a project must not choose a server that receives every URL and the person's key).
+   */
+  webFetch: {
+    rule: structured<WebFetchSettings>(),
+    default: {},
+    expect: "an object",
+    project: false,
+    guards: "keys",
   },
 } as const satisfies Record<string, Setting>;
 

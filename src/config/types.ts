@@ -52,6 +52,35 @@ export interface ModelSettings {
   price?: { input: number; output: number; cachedInput?: number; cacheWrite?: number };
 }
 
+/** A web search provider of `web_search`. */
+export type WebSearchProviderName = "exa" | "tavily" | "brave" | "perplexity";
+
+/** The `webSearch` key of a config file (the person's own files only). */
+export interface WebSearchSettings {
+  /** The provider asked first. */
+  provider?: WebSearchProviderName;
+  /** Providers asked in order when the ones before fail. */
+  fallback?: WebSearchProviderName[];
+  /**
+   * The environment variable holding each provider's key (never the key itself). tern's
+   * process reads only `TERN_*` variables and those named in `TERN_EXTRA_ENV`.
+   */
+  keyEnv?: Partial<Record<WebSearchProviderName, string>>;
+  /** Keep results for get_search_content; default true. */
+  cache?: boolean;
+}
+
+/** The `webFetch` key of a config file (the person's own files only). */
+export interface WebFetchSettings {
+  /**
+   * A reader service asked for `<reader><url>` when a page cannot be fetched directly (e.g.
+   * `https://r.jina.ai/`); none by default.
+   */
+  reader?: string;
+  /** The environment variable holding the reader's key, if it takes one. */
+  readerKeyEnv?: string;
+}
+
 /** The `sandbox` key of a config file. */
 export interface SandboxSettings {
   /**

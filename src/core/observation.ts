@@ -19,7 +19,8 @@ export type ToolDetails =
   | { kind: "diff"; path: string; diff: string }
   | { kind: "command"; exitCode: number | null; timedOut: boolean; truncated: boolean }
   | { kind: "file"; path: string; lines: number; truncated: boolean }
-  | { kind: "matches"; count: number; truncated: boolean };
+  | { kind: "matches"; count: number; truncated: boolean }
+  | { kind: "web"; url: string; status: number; bytes: number; ms: number };
 
 /** Thrown by a tool body to end the call with a specific error code. */
 export class ToolError extends Error {

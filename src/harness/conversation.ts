@@ -28,6 +28,7 @@ import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
 import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
+import { webFetchOptions, webSearchOptions } from "./web_search.ts";
 
 export interface ConversationOptions {
   workspace: string;
@@ -107,6 +108,8 @@ export class Conversation {
   #running = false;
   /** The code index of code_search and code_symbols, loaded at their first call. */
   #codeIndex: CodeIndexTools;
+  /** The web tools' keys (search providers, reader service), to mask. */
+  #webSecrets: string[] = [];
 
   constructor(options: ConversationOptions) {
     this.#options = options;
@@ -116,9 +119,21 @@ export class Conversation {
       home: this.#options.home,
       weights: this.#options.config.searchWeights,
     }));
+    const webFetch = webFetchOptions(options.config.webFetch);
+    const webSearch = webSearchOptions(options.config.webSearch, {
+      ternHome: options.config.ternHome,
+      workspace: options.workspace,
+    });
+    // The web tools' keys are masked in outputs and the audit log like the providers' keys.
+    this.#webSecrets = [
+      ...(webFetch.reader?.key ? [webFetch.reader.key] : []),
+      ...(webSearch.providers ?? []).map((provider) => provider.key),
+    ];
     this.#loadTools = builtinLoader({
       bashTimeoutMs: options.config.bashTimeoutMs,
       codeIndex: () => this.#codeIndex,
+      webFetch,
+      webSearch,
     });
     this.#tools = new ToolRegistry(
       gatedToolSpecs(this.#loadTools).map((spec) => ({
@@ -438,7 +453,7 @@ export class Conversation {
         permissions: session.state().permissions,
         onPermissionChange: (change) => session.append({ type: "permission", change }),
         sessionId: session.id,
-        secrets: options.mcp?.secrets(),
+        secrets: [...options.mcp?.secrets() ?? [], ...this.#webSecrets],
         signal: abort.signal,
       });
     }).then((sandbox) => {

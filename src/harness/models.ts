@@ -25,7 +25,7 @@ export type TurnConfig =
     | "toolResultChars"
     | "thinking"
   >
-  & Partial<Pick<TernConfig, "provider" | "searchWeights">>
+  & Partial<Pick<TernConfig, "provider" | "searchWeights" | "webSearch" | "webFetch">>
   & SandboxConfig;
 
 /**

@@ -52,6 +52,10 @@ export interface AuditRecord {
    * and those it refused; absent for commands without host grants.
    */
   net?: { connected: string[]; refused: string[] };
+  /** What a web tool's call asked to reach (`GET <url>`, a search and its provider). */
+  network?: string;
+  /** What a web fetch got: the last URL (after redirects), status, bytes and time. */
+  web?: { url: string; status: number; bytes: number; ms: number };
   /** Workspace files that run code on the host later which the call created or changed. */
   hostFiles?: Array<{ path: string; change: "created" | "changed" | "removed"; runs: string }>;
   /** The paths the call named, as its tool declares them (`write`: it may change them). */

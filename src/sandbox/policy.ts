@@ -26,6 +26,11 @@ export interface CallFacts {
   morePaths?: readonly string[];
   /** The analysed command of a call that runs in the shell sandbox. */
   shell?: ShellRisk;
+  /**
+   * The network access a web tool's call makes (`host`, and `what` a person is shown). Only a
+   * profile with the whole network allows it; hosts granted to shell commands do not.
+   */
+  network?: { host: string; what: string };
   /** Where the tool declares it runs; `host` (MCP tools) is outside every sandbox. */
   runsIn?: "worker" | "sandbox" | "host";
 }
@@ -88,6 +93,8 @@ function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
     };
   }
 
+  if (facts.network) return networkVerdict(facts, context);
+
   const readOnly = facts.shell ? facts.shell.readOnly : facts.readOnlyTool;
   if (profile.readOnly && !readOnly) {
     const what = facts.shell
@@ -130,11 +137,43 @@ function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
 }
 
 /**
+ * A web tool's call: ask rules first; then allowed under a profile with the whole network
+ * (`:external`, `net: ["*"]`); else by a host approved for this session
+ * (`web:<host>`, which shell commands never see); else review decides. Hosts granted to shell
+ * commands (a profile's `net` list, request_permissions) do not count: those go through the
+ * commands' proxy, and the reverse holds too.
+ */
+function networkVerdict(facts: CallFacts, context: PolicyContext): Verdict {
+  const subject: RuleSubject = { tool: facts.tool };
+  const ask = context.rules.find((rule) => rule.action === "ask" && ruleApplies(rule, subject));
+  if (ask) return { action: "ask", by: "rule", rule: ask.label, reason: ask.reason ?? ask.label };
+  const { profile } = context;
+  if (profile.grants.net === "all") {
+    return {
+      action: "allow",
+      by: "profile",
+      reason: `The sandbox profile "${profile.name}" has the network`,
+    };
+  }
+  const key = approvalKey(facts);
+  if (key !== undefined && context.sessionApprovals.has(key)) {
+    return { action: "allow", by: "session", reason: `Approved for this session (${key})` };
+  }
+  return {
+    action: "ask",
+    by: "default",
+    reason: `"${facts.tool}" reaches the network (${facts.network!.host}), which the sandbox ` +
+      `profile "${profile.name}" does not give`,
+  };
+}
+
+/**
  * What "allow for this session" remembers: the tool for file tools; for bash, the command's
  * prefix (first word, plus the second when it is a subcommand) when the command is a single
  * simple command that parsed and hides nothing. Undefined when nothing safe can be remembered.
  */
 export function approvalKey(facts: CallFacts): string | undefined {
+  if (facts.network) return `web:${facts.network.host}`;
   if (!facts.shell) return `tool:${facts.tool}`;
   const analysis = facts.shell.analysis;
   if (!analysis.ok || analysis.opaque.length > 0 || analysis.commands.length !== 1) {

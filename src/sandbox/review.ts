@@ -15,6 +15,8 @@ export interface ReviewRequest {
   summary: string;
   /** The call runs a shell command (`summary`); absent for other calls. */
   command?: true;
+  /** A web tool's call reaching the network (`summary` says where); absent for other calls. */
+  network?: true;
   /** Why it needs review (the policy's reason: risk label and parts). */
   reason: string;
   /**
@@ -95,6 +97,11 @@ export async function review(
 
 /** The denial text for ASK mode without a terminal: says how to allow the call next time. */
 export function nonInteractiveDenial(request: ReviewRequest): string {
+  if (request.network) {
+    return `Not approved: this run is not interactive and review mode is "ask" ` +
+      `(${request.reason}). To allow web requests, run with --profile :external (the network ` +
+      "for web tools and commands), or --mode auto to have the reviewer decide each one";
+  }
   const rule = request.command
     ? `{"action": "allow", "command": "${firstWords(request.summary)}"}`
     : `{"action": "allow", "tool": "${request.tool}"}`;

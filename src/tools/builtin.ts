@@ -30,8 +30,10 @@ export interface BuiltinToolOptions extends InProcessToolOptions {
   allowProtectedWrites?: boolean;
 }
 
-/** The built-in tools in the order the model sees them: read, write, edit, multi_edit, list, glob, grep, bash,
- * code_search, code_symbols. */
+/**
+ * The built-in tools in the order the model sees them: read, write, edit, multi_edit, list,
+ * glob, grep, bash, code_search, code_symbols, web_fetch, web_search, get_search_content.
+ */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   return [
     createReadTool(),

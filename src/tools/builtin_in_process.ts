@@ -8,6 +8,9 @@ import type { CodeIndexAccess } from "./code_index_access.ts";
 import { createCodeSearchTool } from "./code_search.ts";
 import { createCodeSymbolsTool } from "./code_symbols.ts";
 import type { Tool } from "./define.ts";
+import { createWebFetchTool, type WebFetchOptions } from "./web_fetch.ts";
+import { createGetSearchContentTool } from "./get_search_content.ts";
+import { createWebSearchTool, type WebSearchOptions } from "./web_search.ts";
 
 /** Options of {@linkcode createInProcessTools}. */
 export interface InProcessToolOptions {
@@ -15,6 +18,10 @@ export interface InProcessToolOptions {
   bashTimeoutMs?: number;
   /** The workspace's code index, for code_search and code_symbols; without it they fail. */
   codeIndex?: () => CodeIndexAccess;
+  /** Options of web_fetch (tests pass a transport with the guard relaxed for 127.0.0.1). */
+  webFetch?: WebFetchOptions;
+  /** web_search's providers, keys and cache, resolved from the person's config. */
+  webSearch?: WebSearchOptions;
 }
 
 /** The built-ins that run in tern's process, in the order the model sees them. */
@@ -23,5 +30,8 @@ export function createInProcessTools(options: InProcessToolOptions = {}): Tool[]
     createBashTool({ defaultTimeoutMs: options.bashTimeoutMs }),
     createCodeSearchTool(options.codeIndex),
     createCodeSymbolsTool(options.codeIndex),
+    createWebFetchTool(options.webFetch),
+    createWebSearchTool(options.webSearch),
+    createGetSearchContentTool(options.webSearch),
   ];
 }

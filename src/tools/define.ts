@@ -57,6 +57,15 @@ export interface ToolPath {
   write: boolean;
 }
 
+/**
+ * The network access one call makes (the web tools): the host it contacts, and exactly what
+ * a person or the reviewer is shown (`GET https://…`, a search query and its provider).
+ */
+export interface NetworkAccess {
+  host: string;
+  what: string;
+}
+
 export interface ToolDefinition<S extends z.ZodType> {
   name: string;
   /** Model-facing description. */
@@ -73,6 +82,12 @@ export interface ToolDefinition<S extends z.ZodType> {
    * call may change must be here with `write: true`.
    */
   paths(args: z.infer<S>): ToolPath[];
+  /**
+   * The network access a call makes, for tools that reach the network themselves (not through
+   * a shell command): the policy allows it only under a profile with the whole network, else
+   * review decides each one. Undefined when the call makes none.
+   */
+  network?(args: z.infer<S>): NetworkAccess | undefined;
   /** Cap on the output text in characters (default 50,000); head and tail are kept. */
   maxOutputChars?: number;
   /**
@@ -97,6 +112,11 @@ export interface Tool {
    * arguments are invalid (the call then fails without running). Never throws.
    */
   paths(args: unknown): Promise<readonly ToolPath[]>;
+  /**
+   * The network access a call with `args` makes (see {@linkcode ToolDefinition.network});
+   * absent for tools that make none. Never throws.
+   */
+  network?(args: unknown): Promise<NetworkAccess | undefined>;
   /** JSON Schema generated from the zod schema. */
   readonly parameters: JsonSchema;
   /** Validates and runs the call. Never throws: every outcome is an Observation. */
@@ -120,6 +140,14 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
       const parsed = def.parameters.safeParse(args);
       return parsed.success ? def.paths(parsed.data) : [];
     },
+    ...(def.network === undefined ? {} : {
+      // deno-lint-ignore require-await
+      async network(args: unknown) {
+        if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) return undefined;
+        const parsed = def.parameters.safeParse(args);
+        return parsed.success ? def.network!(parsed.data) : undefined;
+      },
+    }),
     get parameters(): JsonSchema {
       schema ??= toJsonSchema(def.parameters);
       return schema;

@@ -12,7 +12,7 @@ import manifest from "./builtin_manifest.json" with { type: "json" };
 import type { BuiltinToolOptions } from "./builtin.ts";
 
 export type { BuiltinToolOptions } from "./builtin.ts";
-export type { RunsIn, Tool, ToolContext, ToolPath } from "./define.ts";
+export type { NetworkAccess, RunsIn, Tool, ToolContext, ToolPath } from "./define.ts";
 
 /**
  * One built-in tool as the model sees it, with what the gate must know before its code loads
@@ -22,6 +22,8 @@ export interface ManifestEntry {
   name: string;
   readOnly: boolean;
   runsIn: RunsIn;
+  /** The tool reaches the network itself (the web tools): its calls declare `network()`. */
+  network?: boolean;
   description: string;
   parameters: JsonSchema;
   /** The tool's line for the system prompt, if it has one. */
@@ -87,6 +89,20 @@ export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
         return [];
       }
     },
+    ...(entry.network
+      ? {
+        /** Loads the implementation; a call whose access cannot be known is still reviewed. */
+        async network(args: unknown) {
+          const fallback = { host: "(unknown)", what: `${entry.name} ${JSON.stringify(args)}` };
+          try {
+            const tool = (await load(entry.name)).get(entry.name);
+            return tool?.network ? await tool.network(args) : fallback;
+          } catch {
+            return fallback;
+          }
+        },
+      }
+      : {}),
     async run(args, ctx) {
       let tool: Tool | undefined;
       try {

@@ -151,6 +151,8 @@ export function finishedToolLines(
     tail.push(theme.dim(`${details.count} matches${details.truncated ? "+" : ""}`));
   } else if (details?.kind === "diff") {
     patch = details.diff;
+  } else if (details?.kind === "web") {
+    tail.push(theme.dim(`${details.url} · ${details.status} · ${details.bytes} bytes`));
   } else {
     // No details (a resumed transcript): an exact replacement still shows as a diff.
     patch = editPatch(tool.args, options.workspace);

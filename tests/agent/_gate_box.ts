@@ -15,7 +15,7 @@ import { compileRules } from "../../src/sandbox/rules.ts";
 import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { SecretMasker } from "../../src/sandbox/secrets.ts";
 import type { PermissionRule, ReviewMode } from "../../src/config/schema.ts";
-import { builtinLoader, builtinTools } from "../../src/tools/mod.ts";
+import { builtinLoader, type BuiltinToolOptions, builtinTools } from "../../src/tools/mod.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import type { PermissionChange } from "../../src/session/types.ts";
 
@@ -54,6 +54,8 @@ export async function withGate(
     reviewer?: Reviewer;
     /** Have the worker write Deno's permission audit (`AuditRecord.denoAudit`). */
     denoAudit?: boolean;
+    /** Options of the built-in tools (web_fetch's test transport). */
+    builtins?: BuiltinToolOptions;
   },
   fn: (box: Box) => Promise<void>,
 ): Promise<void> {
@@ -107,7 +109,7 @@ export async function withGate(
   if (options.restore) await gate.restore(options.restore);
   const tools = new Map<string, Tool>(
     [
-      ...builtinTools(builtinLoader()).map((tool) => gate.wrap(tool)),
+      ...builtinTools(builtinLoader(options.builtins)).map((tool) => gate.wrap(tool)),
       createRequestPermissionsTool(gate),
     ]
       .map((tool) => [tool.name, tool]),

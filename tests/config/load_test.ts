@@ -40,6 +40,8 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       providers: {},
       models: {},
       sandbox: {},
+      webSearch: {},
+      webFetch: {},
       apiKeys: {},
     });
     assert.deepEqual(sources.model, { layer: "default" });
@@ -121,6 +123,8 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       providers: {},
       models: {},
       sandbox: {},
+      webSearch: {},
+      webFetch: {},
       apiKeys: {},
     });
   });

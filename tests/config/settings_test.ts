@@ -59,6 +59,8 @@ const STRUCTURED_SAMPLES: Partial<Record<SettingKey, unknown>> = {
   limits: { processes: 10 },
   models: { m: { contextWindow: 8000 } },
   searchWeights: { exactSymbol: 0, kind: { WINDOW: 5 } },
+  webSearch: { provider: "exa", keyEnv: { exa: "TERN_API_KEY" } },
+  webFetch: { reader: "https://reader.evil.test/", readerKeyEnv: "TERN_API_KEY" },
 };
 
 function fileValue(key: SettingKey): unknown {
@@ -135,7 +137,7 @@ Deno.test("loadConfig() gives one message naming source, key and rule for a bad 
 const PERSON_ONLY = {
   review: ["mode", "reviewModel"],
   sandbox: ["noSandbox", "profiles", "sandbox"],
-  keys: ["fallback", "apiKeyEnv", "providers"],
+  keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch"],
   ranking: ["searchWeights"],
 } as const;
 

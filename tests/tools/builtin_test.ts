@@ -10,7 +10,7 @@ import {
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
-Deno.test("createBuiltinTools() returns the ten tools in order with their capabilities", () => {
+Deno.test("createBuiltinTools() returns the thirteen tools in order with their capabilities", () => {
   const tools = createBuiltinTools();
   deepEqual(
     tools.map((t) => [t.name, t.readOnly, t.runsIn]),
@@ -25,10 +25,13 @@ Deno.test("createBuiltinTools() returns the ten tools in order with their capabi
       ["bash", false, "sandbox"],
       ["code_search", true, "host"],
       ["code_symbols", true, "host"],
+      ["web_fetch", true, "host"],
+      ["web_search", true, "host"],
+      ["get_search_content", true, "host"],
     ],
   );
   const registry = new ToolRegistry(tools);
-  equal(registry.names.length, 10);
+  equal(registry.names.length, 13);
   // Only the code index tools say when to prefer them, for the system prompt.
   deepEqual(registry.guidance().map((line) => line.match(/`(\w+)`/)?.[1]), [
     "code_search",
@@ -41,6 +44,7 @@ Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the
     name: tool.name,
     readOnly: tool.readOnly,
     runsIn: tool.runsIn,
+    ...(tool.network ? { network: true } : {}),
     description: tool.description,
     parameters: tool.parameters,
     guidance: tool.guidance,
@@ -83,7 +87,14 @@ Deno.test("builtinTools() offers the manifest and runs the real implementation o
 });
 
 Deno.test("builtinLoader() asked for bash first loads the in-process tools alone, then every tool", async () => {
-  const inProcess = ["bash", "code_search", "code_symbols"];
+  const inProcess = [
+    "bash",
+    "code_search",
+    "code_symbols",
+    "web_fetch",
+    "web_search",
+    "get_search_content",
+  ];
   const load = builtinLoader();
   deepEqual([...(await load("bash")).keys()], inProcess);
   deepEqual([...(await load("read")).keys()].sort(), BUILTIN_MANIFEST.map((e) => e.name).sort());

@@ -69,6 +69,16 @@ Deno.test("finishedToolLines() reads tool details: lines, matches, exit codes", 
     "✓ grep  x  7 matches+  1.3s",
   );
   equal(
+    end("web_fetch", { url: "https://a.dev/x" }, {
+      kind: "web",
+      url: "https://a.dev/y",
+      status: 200,
+      bytes: 5120,
+      ms: 1_250,
+    }),
+    '✓ web_fetch  {"url":"https://a.dev/x"}  https://a.dev/y · 200 · 5120 bytes  1.3s',
+  );
+  equal(
     end("bash", { command: "sleep 9" }, {
       kind: "command",
       exitCode: null,

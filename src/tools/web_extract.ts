@@ -1,0 +1,204 @@
+/**
+ * HTML → what the model reads: the page is parsed with linkedom (no browser, no scripts run),
+ * cleaned (scripts, styles, navigation, footers, forms and hidden nodes dropped; links and
+ * images made absolute, `javascript:` links unlinked), its article picked by Mozilla's
+ * Readability, and turned into Markdown by turndown with GFM tables. The libraries load on
+ * the first page, never at start-up.
+ *
+ * The libraries' own types need the DOM lib, which the project does not use; the few members
+ * used here are typed by the small shims below instead.
+ */
+
+/** The DOM members this file uses. */
+interface DomNode {
+  nodeType: number;
+  textContent: string | null;
+}
+interface DomElement extends DomNode {
+  tagName: string;
+  innerHTML: string;
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+  removeAttribute(name: string): void;
+  hasAttribute(name: string): boolean;
+  remove(): void;
+  querySelectorAll(selector: string): Iterable<DomElement>;
+  replaceWith(...nodes: (DomNode | string)[]): void;
+}
+interface DomDocument extends DomElement {
+  body: DomElement | null;
+  title: string;
+  querySelector(selector: string): DomElement | null;
+}
+interface ReadabilityModule {
+  Readability: new (
+    document: DomDocument,
+    options?: { charThreshold?: number; keepClasses?: boolean },
+  ) => {
+    parse(): { title?: string | null; content?: string | null } | null;
+  };
+}
+interface LinkedomModule {
+  parseHTML(html: string): { document: DomDocument };
+}
+interface TurndownService {
+  use(plugin: unknown): TurndownService;
+  remove(filter: string | string[]): TurndownService;
+  addRule(name: string, rule: {
+    filter: (node: TurndownNode) => boolean;
+    replacement: (content: string, node: TurndownNode) => string;
+  }): TurndownService;
+  turndown(html: string): string;
+}
+/** A node as turndown's rules see it (its own DOM). */
+interface TurndownNode {
+  nodeName: string;
+  textContent: string | null;
+  getElementsByTagName(name: string): { length: number };
+}
+interface TurndownModule {
+  default: new (options: Record<string, string>) => TurndownService;
+}
+interface GfmModule {
+  gfm: unknown;
+}
+
+/** What {@linkcode extractHtml} returns. */
+export interface Extracted {
+  title: string;
+  /** The article as Markdown, plain text or cleaned HTML, per the format asked for. */
+  content: string;
+}
+
+/** Elements dropped before anything else looks at the page. */
+const DROPPED = [
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "iframe",
+  "object",
+  "embed",
+  "canvas",
+  "svg",
+  "nav",
+  "footer",
+  "aside",
+  "form",
+  "button",
+  "select",
+  "input",
+  "textarea",
+  "dialog",
+  "link",
+  "meta",
+  "[hidden]",
+  '[aria-hidden="true"]',
+  '[role="navigation"]',
+  '[role="banner"]',
+  '[role="contentinfo"]',
+].join(",");
+
+const HIDDEN_STYLE = /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:;|!|$)/i;
+
+let libraries: Promise<[LinkedomModule, ReadabilityModule, TurndownModule, GfmModule]> | undefined;
+
+function loadLibraries() {
+  libraries ??= Promise.all([
+    import("linkedom") as Promise<unknown> as Promise<LinkedomModule>,
+    import("@mozilla/readability") as Promise<unknown> as Promise<ReadabilityModule>,
+    import("turndown") as Promise<unknown> as Promise<TurndownModule>,
+    import("turndown-plugin-gfm") as Promise<unknown> as Promise<GfmModule>,
+  ]);
+  return libraries;
+}
+
+/**
+ * The readable content of `html` fetched from `options.url`, as `options.format` (default
+ * Markdown). Falls back to the whole cleaned body when Readability finds no article.
+ */
+export async function extractHtml(
+  html: string,
+  options: { url: string; format?: "markdown" | "text" | "html" },
+): Promise<Extracted> {
+  const { url, format = "markdown" } = options;
+  const [{ parseHTML }, { Readability }, turndownModule, { gfm }] = await loadLibraries();
+  const { document } = parseHTML(html);
+  const title = (document.title ?? "").trim();
+  clean(document, baseOf(document, url));
+  const bodyHtml = document.body?.innerHTML ?? "";
+  let article: string | undefined;
+  try {
+    const parsed = new Readability(document, { charThreshold: 200, keepClasses: true }).parse();
+    if (parsed?.content && parsed.content.trim() !== "") article = parsed.content;
+  } catch {
+    // A page Readability cannot handle is still read whole.
+  }
+  const contentHtml = article ?? bodyHtml;
+  if (format === "html") return { title, content: contentHtml.trim() };
+  if (format === "text") {
+    const { document: again } = parseHTML(`<html><body>${contentHtml}</body></html>`);
+    return { title, content: tidyText(again.body?.textContent ?? "") };
+  }
+  const service = new turndownModule.default({
+    headingStyle: "atx",
+    codeBlockStyle: "fenced",
+    bulletListMarker: "-",
+    emDelimiter: "_",
+  });
+  service.use(gfm);
+  service.addRule("bare-pre", {
+    // A <pre> without <code> is still code.
+    filter: (node) => node.nodeName === "PRE" && node.getElementsByTagName("code").length === 0,
+    replacement: (_content, node) => `\n\n\`\`\`\n${node.textContent ?? ""}\n\`\`\`\n\n`,
+  });
+  return { title, content: tidyMarkdown(service.turndown(contentHtml)) };
+}
+
+function baseOf(document: DomDocument, url: string): string {
+  const href = document.querySelector("base[href]")?.getAttribute("href");
+  if (!href) return url;
+  try {
+    const base = new URL(href, url);
+    return base.protocol === "http:" || base.protocol === "https:" ? base.href : url;
+  } catch {
+    return url;
+  }
+}
+
+/** Drops what is not content and makes every link absolute. */
+function clean(document: DomDocument, base: string): void {
+  for (const element of [...document.querySelectorAll(DROPPED)]) element.remove();
+  for (const element of [...document.querySelectorAll("[style]")]) {
+    if (HIDDEN_STYLE.test(element.getAttribute("style") ?? "")) element.remove();
+  }
+  for (const link of document.querySelectorAll("a[href]")) {
+    const absolute = absoluteUrl(link.getAttribute("href") ?? "", base);
+    if (absolute === undefined) link.removeAttribute("href");
+    else link.setAttribute("href", absolute);
+  }
+  for (const image of document.querySelectorAll("img")) {
+    const absolute = absoluteUrl(image.getAttribute("src") ?? "", base);
+    if (absolute === undefined) image.remove();
+    else image.setAttribute("src", absolute);
+  }
+}
+
+/** `href` resolved against `base`; undefined for anything but http(s), mailto and fragments. */
+function absoluteUrl(href: string, base: string): string | undefined {
+  try {
+    const url = new URL(href.trim(), base);
+    return ["http:", "https:", "mailto:"].includes(url.protocol) ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function tidyText(text: string): string {
+  return text.split("\n").map((line) => line.replace(/[ \t\u00a0]+/g, " ").trim())
+    .join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+function tidyMarkdown(markdown: string): string {
+  return markdown.replace(/[ \t]+\n/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
+}

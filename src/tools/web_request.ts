@@ -1,0 +1,309 @@
+/**
+ * One guarded HTTP exchange for the web tools: the host is resolved once per hop, every
+ * address it resolves to is checked ({@linkcode blockedAddress}), and the connection is made
+ * to the checked address (node:http's `lookup` answers with it), so a DNS answer that changes
+ * between check and connect cannot reach another address, while the Host header and the TLS
+ * name stay the URL's host. Redirects are followed by hand, each hop checked the same way.
+ * The body is read as a stream up to a hard cap, under one deadline for the whole exchange.
+ */
+import { lookup } from "node:dns/promises";
+import http from "node:http";
+import https from "node:https";
+import { isIP, type LookupFunction } from "node:net";
+import { blockedAddress, blockedHostName } from "./web_address.ts";
+
+/** One resolved address. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has. */
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+/** A request the web tools make. */
+export interface WebRequest {
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  /** Hard cap on the body in bytes; more is cut and `truncated` set. Default 5 MiB. */
+  maxBytes?: number;
+  /** Deadline for the whole exchange, redirects included, in ms. Default 30,000. */
+  timeoutMs?: number;
+  /** Redirects followed at most (GET only). Default 5. */
+  maxRedirects?: number;
+  signal?: AbortSignal;
+}
+
+/** What came back. */
+export interface WebResponse {
+  /** The URL of the last hop (after redirects). */
+  url: string;
+  status: number;
+  contentType: string;
+  body: Uint8Array;
+  /** The body was longer than `maxBytes` and was cut there. */
+  truncated: boolean;
+  /** Each URL redirected to, in order. */
+  redirects: string[];
+}
+
+/**
+ * How the guard may be relaxed, for tests only: these are options of
+ * {@linkcode guardedRequest}'s caller, never read from a config file or the environment.
+ */
+export interface GuardOptions {
+  /** Resolves host names; default the system resolver (getaddrinfo), every address. */
+  resolve?: Resolver;
+  /**
+   * TEST ONLY: addresses that may be connected to although the guard refuses them (a local
+   * test server on 127.0.0.1). Nothing in tern's configuration can set it.
+   */
+  testAllowAddress?: (address: string) => boolean;
+}
+
+/** A refusal of the guard or a limit, as opposed to a network failure. */
+export class WebRequestError extends Error {
+  constructor(message: string, readonly kind: "refused" | "limit" | "network") {
+    super(message);
+    this.name = "WebRequestError";
+  }
+}
+
+const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_REDIRECTS = 5;
+
+const systemResolver: Resolver = async (host) => {
+  const found = await lookup(host, { all: true, verbatim: true });
+  return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+};
+
+/**
+ * Checks a URL before anything is sent: http or https only, no user name or password, a
+ * host that is not a refused name. Returns the parsed URL.
+ * @throws {WebRequestError} naming what is wrong.
+ */
+export function checkUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new WebRequestError(`Cannot fetch "${text}": not a valid absolute URL`, "refused");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new WebRequestError(
+      `Cannot fetch "${text}": only http and https URLs are allowed, not ${url.protocol}`,
+      "refused",
+    );
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new WebRequestError(
+      `Cannot fetch "${text}": URLs with credentials (user:password@) are refused`,
+      "refused",
+    );
+  }
+  const name = blockedHostName(url.hostname);
+  if (name !== undefined) {
+    throw new WebRequestError(`Cannot fetch "${text}": "${url.hostname}" is ${name}`, "refused");
+  }
+  return url;
+}
+
+/**
+ * Resolves `host` and checks every address; returns the one to connect to (the first).
+ * @throws {WebRequestError} when any address is refused or none was found.
+ */
+export async function checkedAddress(
+  host: string,
+  guard: GuardOptions = {},
+): Promise<ResolvedAddress> {
+  const bare = host.startsWith("[") ? host.slice(1, -1) : host;
+  const literal = isIP(bare);
+  let addresses: ResolvedAddress[];
+  if (literal !== 0) {
+    addresses = [{ address: bare, family: literal === 6 ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await (guard.resolve ?? systemResolver)(bare);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new WebRequestError(`Cannot resolve "${bare}": ${detail}`, "network");
+    }
+  }
+  if (addresses.length === 0) {
+    throw new WebRequestError(`Cannot resolve "${bare}": no addresses`, "network");
+  }
+  for (const { address } of addresses) {
+    const why = blockedAddress(address);
+    if (why !== undefined && !(guard.testAllowAddress?.(address) ?? false)) {
+      const via = literal !== 0 ? "" : ` (it resolves to ${address})`;
+      throw new WebRequestError(
+        `Cannot fetch from "${bare}"${via}: the address is ${why}; ` +
+          "the web tools reach public addresses only",
+        "refused",
+      );
+    }
+  }
+  return addresses[0];
+}
+
+/**
+ * Makes `request` through the guard, following redirects by hand (each hop checked), with
+ * the body capped and one deadline. Never connects to an address it did not check.
+ * @throws {WebRequestError} for a refused URL or address, a limit, or a network failure.
+ */
+export async function guardedRequest(
+  request: WebRequest,
+  guard: GuardOptions = {},
+): Promise<WebResponse> {
+  const maxRedirects = request.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+  const redirects: string[] = [];
+  let url = checkUrl(request.url);
+  for (let hop = 0;; hop++) {
+    const address = await withSignal(checkedAddress(url.hostname, guard), signal, timeoutMs);
+    const response = await exchange(url, address, request, signal, timeoutMs);
+    const location = response.location;
+    if (location === undefined || request.method === "POST") {
+      return { ...response.result, redirects };
+    }
+    if (hop >= maxRedirects) {
+      throw new WebRequestError(
+        `Cannot fetch "${request.url}": more than ${maxRedirects} redirects`,
+        "limit",
+      );
+    }
+    let next: string;
+    try {
+      next = new URL(location, url).href;
+    } catch {
+      throw new WebRequestError(
+        `Cannot follow the redirect of "${url.href}" to "${location}": not a valid URL`,
+        "refused",
+      );
+    }
+    redirects.push(next);
+    url = checkUrl(next);
+  }
+}
+
+interface Exchanged {
+  result: Omit<WebResponse, "redirects">;
+  location?: string;
+}
+
+function exchange(
+  url: URL,
+  address: ResolvedAddress,
+  request: WebRequest,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<Exchanged> {
+  const maxBytes = request.maxBytes ?? DEFAULT_MAX_BYTES;
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const fail = (error: unknown) => {
+      if (signal.aborted) {
+        reject(
+          new WebRequestError(
+            request.signal?.aborted
+              ? `Fetching "${url.href}" was cancelled`
+              : `Cannot fetch "${url.href}": no complete answer within ${timeoutMs} ms`,
+            "limit",
+          ),
+        );
+      } else if (error instanceof WebRequestError) {
+        reject(error);
+      } else {
+        const detail = error instanceof Error ? error.message : String(error);
+        reject(new WebRequestError(`Cannot fetch "${url.href}": ${detail}`, "network"));
+      }
+    };
+    const req = client.request({
+      protocol: url.protocol,
+      host: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port === "" ? undefined : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      method: request.method ?? "GET",
+      headers: { "user-agent": "tern-web/1", ...request.headers },
+      // The connection goes to the address that was checked, whatever DNS says now.
+      lookup: ((_host, options, callback) => {
+        const answer = callback as (...args: unknown[]) => void;
+        if (options?.all) answer(null, [address]);
+        else answer(null, address.address, address.family);
+      }) as LookupFunction,
+      signal,
+    }, (res) => {
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (status >= 300 && status < 400 && typeof location === "string") {
+        res.resume();
+        resolve({
+          result: {
+            url: url.href,
+            status,
+            contentType: "",
+            body: new Uint8Array(),
+            truncated: false,
+          },
+          location,
+        });
+        return;
+      }
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      let truncated = false;
+      const finish = () => {
+        const body = new Uint8Array(Math.min(size, maxBytes));
+        let at = 0;
+        for (const chunk of chunks) {
+          const part = chunk.subarray(0, Math.min(chunk.length, body.length - at));
+          body.set(part, at);
+          at += part.length;
+        }
+        resolve({
+          result: {
+            url: url.href,
+            status,
+            contentType: String(res.headers["content-type"] ?? ""),
+            body,
+            truncated,
+          },
+        });
+      };
+      res.on("data", (chunk: Uint8Array) => {
+        if (truncated) return;
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size > maxBytes) {
+          truncated = true;
+          finish();
+          req.destroy();
+        }
+      });
+      res.on("end", () => {
+        if (!truncated) finish();
+      });
+      res.on("error", fail);
+    });
+    req.on("error", fail);
+    signal.addEventListener("abort", () => req.destroy(), { once: true });
+    req.end(request.body);
+  });
+}
+
+function withSignal<T>(promise: Promise<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
+  if (signal.aborted) {
+    return Promise.reject(new WebRequestError(`No answer within ${timeoutMs} ms`, "limit"));
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () =>
+      reject(new WebRequestError(`Cannot resolve the host within ${timeoutMs} ms`, "limit"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

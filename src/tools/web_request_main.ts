@@ -1,0 +1,26 @@
+/**
+ * The request process of the web tools (see `web_transport.ts`): reads one request as JSON on
+ * stdin, makes it through the guard (never relaxed here), prints one JSON line
+ * (`WebAnswer`) and exits. Started with the network and nothing else.
+ */
+import { Buffer } from "node:buffer";
+import type { WebAnswer } from "./web_transport.ts";
+import { guardedRequest, type WebRequest, WebRequestError } from "./web_request.ts";
+
+const input = await new Response(Deno.stdin.readable).text();
+let answer: WebAnswer;
+try {
+  const request = JSON.parse(input) as WebRequest;
+  const response = await guardedRequest(request);
+  answer = { ok: true, ...response, body: Buffer.from(response.body).toString("base64") };
+} catch (error) {
+  answer = error instanceof WebRequestError
+    ? { ok: false, kind: error.kind, message: error.message }
+    : {
+      ok: false,
+      kind: "network",
+      message: error instanceof Error ? error.message : String(error),
+    };
+}
+await Deno.stdout.write(new TextEncoder().encode(`${JSON.stringify(answer)}\n`));
+Deno.exit(0);

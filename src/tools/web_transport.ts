@@ -1,0 +1,100 @@
+/**
+ * How the web tools reach the network. tern's own process may connect only to its model
+ * hosts (the launcher's `--allow-net`), so each web request runs in a short-lived Deno process
+ * of its own (`web_request_main.ts`) with the network and nothing else: no file writes, no
+ * environment, no subprocesses. That process applies the address guard itself
+ * (`guardedRequest`, without any relaxation); the request goes in on stdin, the answer comes
+ * back as one JSON line. Tests inject an in-process transport instead.
+ */
+import { Buffer } from "node:buffer";
+import { fileURLToPath } from "node:url";
+import { sourceUrl } from "../core/source_url.ts";
+import { type WebRequest, WebRequestError, type WebResponse } from "./web_request.ts";
+
+/** Makes one guarded request. */
+export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
+
+/** Where the request process's entry script is. */
+export const WEB_REQUEST_SCRIPT = fileURLToPath(sourceUrl("src/tools/web_request_main.ts"));
+
+/** The argv of the request process: network only. */
+export function webRequestArgv(denoPath = Deno.execPath()): string[] {
+  return [
+    denoPath,
+    "run",
+    "--no-prompt",
+    "--no-config",
+    "--no-lock",
+    "--allow-net",
+    // getaddrinfo reads the resolver's configuration.
+    "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",
+    WEB_REQUEST_SCRIPT,
+  ];
+}
+
+/** The JSON line the request process prints. */
+export type WebAnswer =
+  | {
+    ok: true;
+    url: string;
+    status: number;
+    contentType: string;
+    truncated: boolean;
+    redirects: string[];
+    body: string;
+  }
+  | { ok: false; kind: WebRequestError["kind"]; message: string };
+
+function denoDir(): Record<string, string> {
+  try {
+    const dir = Deno.env.get("DENO_DIR");
+    return dir ? { DENO_DIR: dir } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A transport that runs each request in its own network-only Deno process. */
+export function processTransport(denoPath?: string): WebTransport {
+  return async (request) => {
+    const [deno, ...args] = webRequestArgv(denoPath);
+    const child = new Deno.Command(deno, {
+      args,
+      clearEnv: true,
+      // Deno's cache (the launcher's DENO_DIR), so the script is not compiled again each time.
+      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDir() },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      signal: request.signal,
+    }).spawn();
+    const { signal: _signal, ...sent } = request;
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(JSON.stringify(sent)));
+    await writer.close();
+    const { stdout, stderr, code } = await child.output();
+    if (request.signal?.aborted) {
+      throw new WebRequestError(`Fetching "${request.url}" was cancelled`, "limit");
+    }
+    const line = new TextDecoder().decode(stdout).trim();
+    let answer: WebAnswer;
+    try {
+      answer = JSON.parse(line);
+    } catch {
+      const detail = new TextDecoder().decode(stderr).trim().split("\n").slice(-3).join(" ");
+      throw new WebRequestError(
+        `Cannot fetch "${request.url}": the request process failed (exit ${code}): ${detail}`,
+        "network",
+      );
+    }
+    if (!answer.ok) throw new WebRequestError(answer.message, answer.kind);
+    return {
+      url: answer.url,
+      status: answer.status,
+      contentType: answer.contentType,
+      truncated: answer.truncated,
+      redirects: answer.redirects,
+      body: new Uint8Array(Buffer.from(answer.body, "base64")),
+    };
+  };
+}
