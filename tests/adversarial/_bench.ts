@@ -149,7 +149,9 @@ export async function snapshot(bench: Bench): Promise<Record<string, string>> {
   const skip = (path: string) =>
     path.startsWith(join(bench.ternHome, "sessions")) ||
     path.startsWith(join(bench.ternHome, "audit")) ||
-    /\/\.tern\/seccomp-[^/]*\.bpf$/.test(path);
+    /\/\.tern\/seccomp-[^/]*\.bpf$/.test(path) ||
+    // tern's own copy of bash for the warm shell (src/sandbox/warm_shell.ts).
+    /\/\.tern\/shell-server(\.[\w-]+\.tmp)?$/.test(path);
   const walk = async (dir: string) => {
     for await (const entry of Deno.readDir(dir)) {
       const path = join(dir, entry.name);
