@@ -104,6 +104,22 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     if (error instanceof RangeError) throw new ConfigError(error.message, { key: "profile" });
     throw error;
   });
+  try {
+    return await withRuntime(runtime, options, { runId, rules });
+  } catch (error) {
+    // Nothing of a sandbox that could not be completed stays open (its warm shell, its worker).
+    await runtime.close();
+    throw error;
+  }
+}
+
+/** The gate, the audit log and the gated tools over an open `runtime`. */
+async function withRuntime(
+  runtime: SandboxRuntime,
+  options: AgentSandboxOptions,
+  { runId, rules }: { runId: string; rules: CompiledRule[] },
+): Promise<AgentSandbox> {
+  const { config } = options;
   // Every key tern knows of is masked in the audit log, not only the one in use.
   const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {}), ...options.secrets ?? []];
   const masker = new SecretMasker(keys.filter((key): key is string => key !== undefined));

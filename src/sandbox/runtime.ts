@@ -351,12 +351,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let proxied = 0;
   // The removal under way: a command starts only after it, so no guard it mounts is removed.
   let removing: Promise<void> | undefined;
-  // One sandbox kept for commands one after another (see warm_shell.ts), opened now: it sets
-  // up while the model answers.
+  // One sandbox kept for commands one after another (see warm_shell.ts), opened as soon as
+  // this sandbox is (below): it sets up while the model answers.
   const warm = new WarmSlot(filterDir, options.bwrapPath);
-  const prewarming = shellKind === "bwrap" && proxiedHosts(profile.grants.net) === null
-    ? currentPlan().then((built) => warm.prewarm(built), () => {})
-    : Promise.resolve();
   const bwrapShell: ShellRunner = async (command, run) => {
     const built = await currentPlan();
     while (removing !== undefined) await removing;
@@ -432,6 +429,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
+  // Only now: a sandbox given up while it opened must leave no warm shell behind.
+  const prewarming = shellKind === "bwrap" && proxiedHosts(profile.grants.net) === null
+    ? currentPlan().then((built) => warm.prewarm(built), () => {})
+    : Promise.resolve();
   return {
     workspace: options.workspace,
     ...(home !== undefined ? { home } : {}),

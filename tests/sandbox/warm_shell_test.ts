@@ -24,6 +24,7 @@ import {
   withTestSandbox,
 } from "./_bwrap_helpers.ts";
 import type { ShellPlan } from "../../src/sandbox/types.ts";
+import { createSandbox } from "../../src/sandbox/runtime.ts";
 
 /** Host pids of the bubblewrap processes whose command line has `text` (a warm shell's folder). */
 async function bwrapPids(text: string): Promise<string[]> {
@@ -299,4 +300,41 @@ bwrapTest("the sandbox's warm shell is replaced when a command made a repository
     ok(!hook.output.includes("written"), hook.output);
     equal(await exists(join(ws, "repo/.git/hooks/pre-commit")), false);
   });
+});
+
+bwrapTest("createSandbox() given up while it opens leaves no warm shell behind", async () => {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_abort_" }),
+  );
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    const ternHome = join(root, "tern-home");
+    const open = (runId: string, signal?: AbortSignal) =>
+      createSandbox({
+        workspace: ws,
+        profile: ":workspace",
+        noSandbox: false,
+        ternHome,
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: root },
+        home: root,
+        handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+        runId,
+        signal,
+      });
+    const started = performance.now();
+    await (await open("whole")).close();
+    const whole = performance.now() - started;
+    // Given up at every point of the opening, from before it starts to after it is done.
+    for (let step = 0; step <= 24; step++) {
+      const controller = new AbortController();
+      const opening = open(`abort-${step}`, controller.signal);
+      setTimeout(() => controller.abort(), (whole * step) / 20);
+      // Opened anyway (the abort came late): its owner closes it, as a conversation does.
+      await opening.then((sandbox) => sandbox.close(), () => {});
+    }
+    await assertNoProcessWith(ternHome);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });
