@@ -11,6 +11,7 @@ import {
   type LanguageSpec,
   named,
 } from "./_language_spec.ts";
+import { bash, cpp, php } from "./_languages_extra.ts";
 import { csharp, ruby } from "./_languages_more.ts";
 
 export type { Heritage, LanguageSpec };
@@ -292,6 +293,17 @@ const BY_EXTENSION: Record<string, LanguageSpec> = {
   rs: rust,
   cs: csharp,
   rb: ruby,
+  c: cpp,
+  h: cpp,
+  cc: cpp,
+  cpp,
+  cxx: cpp,
+  hh: cpp,
+  hpp: cpp,
+  hxx: cpp,
+  php,
+  sh: bash,
+  bash,
 };
 
 /** The language of `path` by its extension, or undefined for plain text. */

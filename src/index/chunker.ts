@@ -22,7 +22,8 @@ const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
 
 /**
  * Chunks one file. `path` is workspace-relative and `/`-separated; its extension picks the
- * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby), other text is cut into
+ * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby, C/C++, PHP, Bash), other
+ * text is cut into
  * WINDOW chunks of {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
  * Binary content (a NUL byte) gives `language: "binary"` and no chunks. Source that does not
  * parse still gives its FILE chunk and whatever declarations tree-sitter recovered: never throws
@@ -96,7 +97,7 @@ function windows(path: string, text: string): Chunk[] {
 }
 
 /** Nodes that wrap a declaration: its doc comment and line range start at the wrapper. */
-const WRAPPERS = new Set(["export_statement", "decorated_definition"]);
+const WRAPPERS = new Set(["export_statement", "decorated_definition", "template_declaration"]);
 /** Siblings between a declaration and its doc comment that do not end the doc. */
 const SKIPPED = new Set(["attribute_item", "decorator"]);
 
