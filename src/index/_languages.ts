@@ -5,6 +5,7 @@
  */
 import type { Node } from "./_grammars.ts";
 import {
+  type Binding,
   type Declaration,
   field,
   type Heritage,
@@ -100,6 +101,28 @@ function ecmaHeritage(node: Node): Heritage[] {
   return out;
 }
 
+/** `import D, { a as b } from "./x"` and `import * as ns from "./x"`: what each local name is. */
+function ecmaBindings(node: Node): Binding[] {
+  if (node.type !== "import_statement") return [];
+  const module = unquote(field(node, "source"));
+  const out: Binding[] = [];
+  for (const clause of named(node).filter((child) => child.type === "import_clause")) {
+    for (const part of named(clause)) {
+      if (part.type === "identifier") out.push({ local: part.text, module, name: "default" });
+      else if (part.type === "namespace_import") {
+        const local = part.namedChild(0)?.text;
+        if (local) out.push({ local, module, name: "*" });
+      } else if (part.type === "named_imports") {
+        for (const specifier of named(part).filter((s) => s.type === "import_specifier")) {
+          const name = field(specifier, "name");
+          out.push({ local: field(specifier, "alias") || name, module, name });
+        }
+      }
+    }
+  }
+  return out;
+}
+
 function ecma(grammar: string): LanguageSpec {
   return {
     grammar,
@@ -110,6 +133,7 @@ function ecma(grammar: string): LanguageSpec {
       const source = node.childForFieldName("source");
       return source ? [unquote(source.text)] : [];
     },
+    bindings: ecmaBindings,
     callee: (node) => calleeField(node, "call_expression"),
   };
 }

@@ -9,13 +9,16 @@ import { rmSync } from "node:fs";
 export const APPLICATION_ID = 0x74496478;
 
 /** The schema version in `PRAGMA user_version`; a file with another version is rebuilt. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** How long a statement waits for another process's lock before failing, in milliseconds. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
 const SCHEMA = `
-CREATE TABLE files (path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL);
+CREATE TABLE files (
+  path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL, base TEXT NOT NULL
+);
+CREATE INDEX files_base ON files(base);
 CREATE TABLE chunks (
   seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
@@ -39,8 +42,11 @@ CREATE TABLE relations (
   from_id TEXT NOT NULL,
   kind TEXT NOT NULL,
   to_id TEXT,
-  name TEXT NOT NULL
+  name TEXT NOT NULL,
+  target_base TEXT,
+  target_symbol TEXT
 );
+CREATE INDEX relations_target ON relations(target_base);
 CREATE INDEX relations_path ON relations(path);
 CREATE INDEX relations_to ON relations(kind, to_id);
 CREATE INDEX relations_name ON relations(kind, name);

@@ -3,8 +3,9 @@
  * interfaces, functions and methods for the languages tree-sitter parses here, line windows for
  * other text; and the relations between them (contains, imports, extends, implements, calls).
  */
-import { chunkId } from "./types.ts";
-import type { Chunk, ChunkedFile, ChunkKind, Relation } from "./types.ts";
+import { chunkId, pathBase } from "./types.ts";
+import type { Chunk, ChunkedFile, ChunkKind, ImportTarget, Relation } from "./types.ts";
+import type { Binding } from "./_language_spec.ts";
 import { type Node, parserFor } from "./_grammars.ts";
 import { type Heritage, languageOf, type LanguageSpec } from "./_languages.ts";
 
@@ -121,6 +122,8 @@ class Walker {
   /** Heritage declared apart from its type (a Rust `impl Trait for Type`), resolved at the end. */
   readonly #pendingHeritage: { owner: string; heritage: Heritage[] }[] = [];
   readonly #ids = new Set<string>();
+  /** Names imported from relative modules, by the local name they go by. */
+  readonly #bindings = new Map<string, Binding>();
   readonly #lines: string[];
   readonly #file: Chunk;
 
@@ -158,6 +161,11 @@ class Walker {
     const spec = this.spec;
     for (const name of spec.imports(node)) {
       if (name) this.#relations.push({ from: this.#file.id, kind: "IMPORTS", name });
+    }
+    for (const binding of spec.bindings?.(node) ?? []) {
+      if (binding.local && binding.module.startsWith(".")) {
+        this.#bindings.set(binding.local, binding);
+      }
     }
     const callee = fn ? spec.callee(node) : undefined;
     if (fn && callee) this.#call(fn.chunk, fn.owner, callee);
@@ -241,6 +249,10 @@ class Walker {
     entry.names.add(name);
   }
 
+  #imported(name: string): ImportTarget | undefined {
+    return this.#bindings.size === 0 ? undefined : importTarget(this.path, name, this.#bindings);
+  }
+
   /** The relations, with calls and heritage resolved against this file's chunks. */
   resolve(): Relation[] {
     const bySymbol = new Map<string, Chunk>();
@@ -263,16 +275,51 @@ class Walker {
     for (const { from, owner, names } of this.#calls.values()) {
       for (const name of names) {
         const target = resolveCall(name, owner, bySymbol);
+        const imported = target ? undefined : this.#imported(name);
         relations.push({
           from: from.id,
           kind: "CALLS",
           ...(target ? { to: target.id } : {}),
           name,
+          ...(imported ? { target: imported } : {}),
         });
       }
     }
     return relations;
   }
+}
+
+/** The module base and exported name of `b(…)` or `ns.f(…)` when `b`/`ns` is imported here. */
+function importTarget(
+  path: string,
+  name: string,
+  bindings: Map<string, Binding>,
+): ImportTarget | undefined {
+  const parts = name.split(/\??\./);
+  const binding = bindings.get(parts[0]);
+  if (!binding || binding.name === "default") return undefined;
+  let symbol: string;
+  if (binding.name === "*") {
+    if (parts.length !== 2) return undefined;
+    symbol = parts[1];
+  } else {
+    if (parts.length !== 1) return undefined;
+    symbol = binding.name;
+  }
+  const base = joinPath(path.slice(0, path.lastIndexOf("/") + 1), binding.module);
+  return base === undefined ? undefined : { base: pathBase(base), symbol };
+}
+
+/** `dir/` + a relative module, `.` and `..` folded; undefined when it leaves the workspace. */
+function joinPath(dir: string, module: string): string | undefined {
+  const out: string[] = [];
+  for (const part of `${dir}${module}`.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (out.pop() === undefined) return undefined;
+    } else out.push(part);
+  }
+  return out.join("/");
 }
 
 /** `f` → function f or (inside a class) its method; `this.f`/`self.f`/`Self::f` → the method. */

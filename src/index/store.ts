@@ -8,11 +8,24 @@ import { openDatabase } from "./_schema.ts";
 import { toBlob, toVector, VectorCache } from "./_vectors.ts";
 import { cosine, embedText } from "./embed.ts";
 import { type Candidate, DEFAULT_RANK_WEIGHTS, type Hit, rank, type RankWeights } from "./rank.ts";
+import { pathBase } from "./types.ts";
 import type { Chunk, ChunkedFile, ChunkKind, Relation, RelationKind } from "./types.ts";
 import { queryWords, splitWords } from "./words.ts";
 
 /** FTS5 column weights for bm25(): symbol, signature, doc, text. */
 const COLUMN_WEIGHTS = [10, 4, 2, 1];
+
+/**
+ * Points each call to an imported name (relations.target_*) at the function of that name in the
+ * imported file (`<base>.<ext>` or `<base>/index.<ext>`), or at nothing when it is gone. Run for
+ * the relations of a file just written and those that import it (`?` path, `?`/`?` bases).
+ */
+const RELINK = `UPDATE relations SET to_id = (
+  SELECT c.id FROM files f JOIN chunks c ON c.path = f.path
+  WHERE (f.base = relations.target_base OR f.base = relations.target_base || '/index')
+    AND c.symbol = relations.target_symbol AND c.kind = 'FUNCTION'
+  ORDER BY f.path, c.start_line LIMIT 1)
+WHERE target_base IS NOT NULL AND (path = ? OR target_base = ? OR target_base = ?)`;
 
 /** What `search()` takes. */
 export interface SearchOptions {
@@ -110,8 +123,8 @@ export class IndexStore {
     const vectors = chunked.chunks.map((chunk) => this.#embed(embeddingText(chunk)));
     this.#write(() => {
       this.#deleteFile(chunked.path);
-      this.#db.prepare("INSERT INTO files (path, hash, language) VALUES (?, ?, ?)")
-        .run(chunked.path, chunked.hash, chunked.language);
+      this.#db.prepare("INSERT INTO files (path, hash, language, base) VALUES (?, ?, ?, ?)")
+        .run(chunked.path, chunked.hash, chunked.language, pathBase(chunked.path));
       const chunkRow = this.#db.prepare(
         `INSERT INTO chunks (id, path, kind, symbol, start_line, end_line, signature, doc, text,
           parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -148,7 +161,8 @@ export class IndexStore {
         );
       });
       const relationRow = this.#db.prepare(
-        "INSERT INTO relations (path, from_id, kind, to_id, name) VALUES (?, ?, ?, ?, ?)",
+        `INSERT INTO relations (path, from_id, kind, to_id, name, target_base, target_symbol)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       );
       for (const relation of chunked.relations) {
         relationRow.run(
@@ -157,14 +171,25 @@ export class IndexStore {
           relation.kind,
           relation.to ?? null,
           relation.name,
+          relation.target?.base ?? null,
+          relation.target?.symbol ?? null,
         );
       }
+      this.#relink(chunked.path);
     });
+  }
+
+  #relink(path: string): void {
+    const base = pathBase(path);
+    this.#db.prepare(RELINK).run(path, base, base.replace(/\/index$/, ""));
   }
 
   /** Removes a file and its chunks, relations and embeddings; nothing happens when absent. */
   removeFile(path: string): void {
-    this.#write(() => this.#deleteFile(path));
+    this.#write(() => {
+      this.#deleteFile(path);
+      this.#relink(path);
+    });
   }
 
   /**
