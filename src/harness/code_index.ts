@@ -4,15 +4,24 @@
  * them and the store keeps them. The index file lives under tern's home, keyed by workspace,
  * never inside the repository, which could otherwise plant a crafted database.
  */
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { chunkFile } from "../index/chunker.ts";
-import { IndexStore } from "../index/store.ts";
+import { type FileStamp, IndexStore } from "../index/store.ts";
 import { encodeCwd } from "../session/paths.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
 
 /** Files larger than this (bytes) are not indexed. */
 export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
+
+/** Files written to the index per transaction on a full run (each file stays all or nothing). */
+const BATCH_FILES = 256;
+
+/**
+ * A stamp younger than this (ms) is not trusted: a second write within the file system's time
+ * granularity could keep the time and the size and change the content.
+ */
+const RACY_MS = 2_000;
 
 /** Where the index of `workspace` (an absolute real path) lives: `<ternHome>/index/<key>.sqlite`. */
 export function indexPath(ternHome: string, workspace: string): string {
@@ -55,8 +64,7 @@ export async function indexWorkspace(
   file: string,
   options: IndexOptions = {},
 ): Promise<IndexSummary> {
-  await Deno.mkdir(join(file, ".."), { recursive: true, mode: 0o700 });
-  const { store, notice } = IndexStore.open(file);
+  const { store, notice } = await openIndex(file);
   const summary: IndexSummary = {
     indexed: 0,
     unchanged: 0,
@@ -68,9 +76,17 @@ export async function indexWorkspace(
   };
   if (notice !== undefined) summary.notice = notice;
   try {
-    const known = store.fileHashes();
+    const known = store.knownFiles();
     const present = new Set<string>();
     let seen = 0;
+    let written = 0;
+    const wrote = () => {
+      if (++written % BATCH_FILES === 0) {
+        store.commitBatch();
+        store.beginBatch();
+      }
+    };
+    store.beginBatch();
     for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
       // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
       if (!entry.isFile || entry.isSymlink) continue;
@@ -80,6 +96,14 @@ export async function indexWorkspace(
       if (info === null || !info.isFile) continue;
       if (info.size > INDEX_FILE_MAX_BYTES) {
         summary.tooLarge++;
+        continue;
+      }
+      const stamp = stampOf(info);
+      const before = known.get(path);
+      if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) {
+        // Unchanged since its hash was taken: not read again.
+        present.add(path);
+        summary.unchanged++;
         continue;
       }
       const text = readSafely(workspace, entry.path);
@@ -94,24 +118,78 @@ export async function indexWorkspace(
         continue;
       }
       present.add(path);
-      if (known.get(path) === await sha256(text)) {
+      if (before?.hash === await sha256(text)) {
+        if (!sameStamp(before.stamp, stamp)) store.stampFile(path, stamp);
         summary.unchanged++;
         continue;
       }
       const chunked = await chunkFile(path, text);
-      store.replaceFile(chunked);
+      store.replaceFile(chunked, stamp);
+      wrote();
       summary.indexed++;
       summary.chunks += chunked.chunks.length;
     }
     for (const path of known.keys()) {
       if (present.has(path)) continue;
       store.removeFile(path);
+      wrote();
       summary.removed++;
     }
+    store.commitBatch();
     return summary;
+  } catch (error) {
+    if (!isSqliteError(error)) throw error;
+    throw new Error(
+      `Cannot write the code index "${file}": ${firstLine(error)}. It keeps the files ` +
+        `written before; ${fixOf(file)}, then index again`,
+      { cause: error },
+    );
   } finally {
     store.close();
   }
+}
+
+/**
+ * The store at `file`, its folder created first. Throws `Cannot create the code index …` naming
+ * the file and the fix when the folder or the file cannot be made (a read-only home).
+ */
+async function openIndex(file: string): Promise<ReturnType<typeof IndexStore.open>> {
+  try {
+    await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    return IndexStore.open(file);
+  } catch (error) {
+    const detail = firstLine(error).replace(/^Cannot open the code index "[^"]*": /, "");
+    throw new Error(`Cannot create the code index "${file}": ${detail}; ${fixOf(file)}`, {
+      cause: error,
+    });
+  }
+}
+
+function fixOf(file: string): string {
+  return `make "${dirname(file)}" writable with free space, or set TERN_HOME to a folder that ` +
+    "is (the index lives in <TERN_HOME>/index)";
+}
+
+function isSqliteError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("ERR_SQLITE");
+}
+
+function firstLine(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).split("\n")[0];
+}
+
+/** The stamp of a file as lstat saw it; a recent modification time is not trusted. */
+function stampOf(info: Deno.FileInfo): FileStamp {
+  const mtime = info.mtime?.getTime() ?? null;
+  return {
+    mtime: mtime === null || Date.now() - mtime < RACY_MS ? null : mtime,
+    size: info.size,
+  };
+}
+
+function sameStamp(a: FileStamp | undefined, b: FileStamp): boolean {
+  return a !== undefined && a.mtime === b.mtime && a.size === b.size;
 }
 
 /**

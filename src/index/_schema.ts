@@ -16,7 +16,8 @@ export const BUSY_TIMEOUT_MS = 10_000;
 
 const SCHEMA = `
 CREATE TABLE files (
-  path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL, base TEXT NOT NULL
+  path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL, base TEXT NOT NULL,
+  mtime REAL, size INTEGER
 );
 CREATE INDEX files_base ON files(base);
 CREATE TABLE chunks (

@@ -27,6 +27,21 @@ const RELINK = `UPDATE relations SET to_id = (
   ORDER BY f.path, c.start_line LIMIT 1)
 WHERE target_base IS NOT NULL AND (path = ? OR target_base = ? OR target_base = ?)`;
 
+/**
+ * A file's modification time (ms since the epoch) and size when its hash was taken: a file whose
+ * stamp is unchanged is not read again. `mtime` null: not to be trusted (see `stamp()`).
+ */
+export interface FileStamp {
+  mtime: number | null;
+  size: number;
+}
+
+/** What the store knows of an indexed file. */
+export interface KnownFile {
+  hash: string;
+  stamp?: FileStamp;
+}
+
 /** What `search()` takes. */
 export interface SearchOptions {
   /** How many hits to return (default 10). */
@@ -89,6 +104,8 @@ export class IndexStore {
   #db: DatabaseSync;
   #embed: (text: string) => Float32Array;
   #vectors = new VectorCache();
+  /** Inside beginBatch() … commitBatch(): each write is a savepoint of one transaction. */
+  #batch = false;
 
   private constructor(db: DatabaseSync, embed: (text: string) => Float32Array) {
     this.#db = db;
@@ -118,13 +135,79 @@ export class IndexStore {
     return new Map(rows.map((row) => [row.path, row.hash]));
   }
 
-  /** Replaces everything stored for `chunked.path` with `chunked`, in one transaction. */
-  replaceFile(chunked: ChunkedFile): void {
+  /** Each indexed file's hash and, when recorded, its stamp. */
+  knownFiles(): Map<string, KnownFile> {
+    const rows = this.#db.prepare("SELECT path, hash, mtime, size FROM files").all() as {
+      path: string;
+      hash: string;
+      mtime: number | null;
+      size: number | null;
+    }[];
+    return new Map(rows.map((row) => [row.path, {
+      hash: row.hash,
+      ...(row.size === null ? {} : {
+        stamp: { mtime: row.mtime === null ? null : Number(row.mtime), size: Number(row.size) },
+      }),
+    }]));
+  }
+
+  /** Records the stamp of a file whose content did not change. */
+  stampFile(path: string, stamp: FileStamp): void {
+    this.#write(() =>
+      this.#db.prepare("UPDATE files SET mtime = ?, size = ? WHERE path = ?")
+        .run(stamp.mtime, stamp.size, path)
+    );
+  }
+
+  /**
+   * Starts one transaction for the writes up to commitBatch(): many files are written at the
+   * cost of one commit, each still all or nothing (a savepoint), and readers in other processes
+   * keep seeing the last committed index until then.
+   */
+  beginBatch(): void {
+    if (this.#batch) return;
+    this.#vectors.clear();
+    this.#db.exec("BEGIN IMMEDIATE");
+    this.#batch = true;
+  }
+
+  /** Commits the writes since beginBatch(); when the commit fails, none of them is kept. */
+  commitBatch(): void {
+    if (!this.#batch) return;
+    this.#batch = false;
+    try {
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  /** Drops the writes since beginBatch(). */
+  rollbackBatch(): void {
+    if (!this.#batch) return;
+    this.#batch = false;
+    if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+  }
+
+  /**
+   * Replaces everything stored for `chunked.path` with `chunked` (and its stamp), in one
+   * transaction.
+   */
+  replaceFile(chunked: ChunkedFile, stamp?: FileStamp): void {
     const vectors = chunked.chunks.map((chunk) => this.#embed(embeddingText(chunk)));
     this.#write(() => {
       this.#deleteFile(chunked.path);
-      this.#db.prepare("INSERT INTO files (path, hash, language, base) VALUES (?, ?, ?, ?)")
-        .run(chunked.path, chunked.hash, chunked.language, pathBase(chunked.path));
+      this.#db.prepare(
+        "INSERT INTO files (path, hash, language, base, mtime, size) VALUES (?, ?, ?, ?, ?, ?)",
+      ).run(
+        chunked.path,
+        chunked.hash,
+        chunked.language,
+        pathBase(chunked.path),
+        stamp?.mtime ?? null,
+        stamp?.size ?? null,
+      );
       const chunkRow = this.#db.prepare(
         `INSERT INTO chunks (id, path, kind, symbol, start_line, end_line, signature, doc, text,
           parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -294,8 +377,9 @@ export class IndexStore {
     return row === undefined ? undefined : toChunk(row as unknown as ChunkRow);
   }
 
-  /** Closes the database; the store cannot be used afterwards. */
+  /** Closes the database (dropping an uncommitted batch); the store cannot be used afterwards. */
   close(): void {
+    this.rollbackBatch();
     this.#db.close();
   }
 
@@ -321,6 +405,21 @@ export class IndexStore {
 
   #write(body: () => void): void {
     this.#vectors.clear();
+    if (this.#batch) {
+      this.#db.exec("SAVEPOINT file");
+      try {
+        body();
+        this.#db.exec("RELEASE file");
+      } catch (error) {
+        // SQLite rolls the whole transaction back itself on some errors (a full disk).
+        if (this.#db.isTransaction) {
+          this.#db.exec("ROLLBACK TO file");
+          this.#db.exec("RELEASE file");
+        } else this.#batch = false;
+        throw error;
+      }
+      return;
+    }
     this.#db.exec("BEGIN IMMEDIATE");
     try {
       body();
