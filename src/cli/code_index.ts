@@ -1,7 +1,13 @@
 /** `tern index [path]` and `tern search "query"`: build and query the workspace's code index. */
 import { resolve } from "node:path";
 import { loadConfig } from "../config/mod.ts";
-import { indexPath, type IndexSummary, indexWorkspace } from "../harness/code_index.ts";
+import {
+  embeddingEndpointOf,
+  indexPath,
+  type IndexSummary,
+  indexWorkspace,
+  queryVectorOf,
+} from "../harness/code_index.ts";
 import { IndexStore } from "../index/store.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
@@ -28,6 +34,7 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
     onFile: progress
       ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${terminalText(path.slice(-60))}`)
       : undefined,
+    embeddings: embeddingEndpointOf(config),
   });
   if (progress) err("\r\x1b[2K");
   if (summary.notice !== undefined) err(`tern: ${terminalText(summary.notice)}\n`);
@@ -57,7 +64,8 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
   const { out, err } = terminalWriters(writers, { json: line.json });
   try {
     if (notice !== undefined) err(`tern: ${notice}\n`);
-    const hits = store.search(line.query, { limit: line.limit });
+    const queryVector = await queryVectorOf(embeddingEndpointOf(config), store, line.query);
+    const hits = store.search(line.query, { limit: line.limit, queryVector });
     if (line.json) {
       out(
         JSON.stringify(hits.map(({ chunk, score }) => ({

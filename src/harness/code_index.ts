@@ -7,7 +7,9 @@
 import { dirname, join, relative } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { chunkFile } from "../index/chunker.ts";
-import { type FileStamp, IndexStore } from "../index/store.ts";
+import { embeddingText, type FileStamp, IndexStore } from "../index/store.ts";
+import { type EmbeddingEndpoint, embedTexts } from "../index/remote_embed.ts";
+import type { TernConfig } from "../config/schema.ts";
 import { encodeCwd } from "../session/paths.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
 
@@ -22,6 +24,31 @@ const BATCH_FILES = 256;
  * granularity could keep the time and the size and change the content.
  */
 const RACY_MS = 2_000;
+
+/**
+ * The embedding endpoint the person configured (`indexEmbeddings`, their own config only), with
+ * its key from the variable it names; undefined for the default local embedding.
+ */
+export function embeddingEndpointOf(config: TernConfig): EmbeddingEndpoint | undefined {
+  const settings = config.indexEmbeddings;
+  if (!settings) return undefined;
+  const apiKey = settings.apiKeyEnv ? config.apiKeys[settings.apiKeyEnv] : undefined;
+  return {
+    baseUrl: settings.baseUrl,
+    model: settings.model,
+    ...(apiKey ? { apiKey } : {}),
+    ...(settings.batchSize ? { batchSize: settings.batchSize } : {}),
+  };
+}
+
+/** The query's vector from `endpoint` (cached in `store`), or undefined for the local one. */
+export async function queryVectorOf(
+  endpoint: EmbeddingEndpoint | undefined,
+  store: IndexStore,
+  query: string,
+): Promise<Float32Array | undefined> {
+  return endpoint ? (await embedTexts(endpoint, [query], store))[0] : undefined;
+}
 
 /** Where the index of `workspace` (an absolute real path) lives: `<ternHome>/index/<key>.sqlite`. */
 export function indexPath(ternHome: string, workspace: string): string {
@@ -51,6 +78,8 @@ export interface IndexOptions {
   /** Told the workspace-relative path of each file as it is looked at. */
   onFile?: (path: string, seen: number) => void;
   signal?: AbortSignal;
+  /** Chunk embeddings from this endpoint (cached in the index) instead of the local one. */
+  embeddings?: EmbeddingEndpoint;
 }
 
 /**
@@ -124,7 +153,10 @@ export async function indexWorkspace(
         continue;
       }
       const chunked = await chunkFile(path, text);
-      store.replaceFile(chunked, stamp);
+      const vectors = options.embeddings
+        ? await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store)
+        : undefined;
+      store.replaceFile(chunked, stamp, vectors);
       wrote();
       summary.indexed++;
       summary.chunks += chunked.chunks.length;

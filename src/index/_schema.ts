@@ -53,6 +53,7 @@ CREATE INDEX relations_to ON relations(kind, to_id);
 CREATE INDEX relations_name ON relations(kind, name);
 CREATE INDEX relations_from ON relations(from_id);
 CREATE TABLE embeddings (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+CREATE TABLE embedding_cache (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 `;
 
 /** An open index database and, when the file had to be rebuilt, why (one line). */

@@ -47,6 +47,8 @@ export interface SearchOptions {
   /** How many hits to return (default 10). */
   limit?: number;
   weights?: RankWeights;
+  /** The query's embedding when the chunks' come from an endpoint (default: the store's own). */
+  queryVector?: Float32Array;
 }
 
 /** Which relations `relations()` returns; the fields given must all match. */
@@ -95,7 +97,7 @@ function words(text: string): string {
 }
 
 /** The text a chunk's embedding is computed from. */
-function embeddingText(chunk: Chunk): string {
+export function embeddingText(chunk: Chunk): string {
   return `${chunk.symbol}\n${chunk.signature}\n${chunk.doc}\n${chunk.text.slice(0, 4000)}`;
 }
 
@@ -194,8 +196,13 @@ export class IndexStore {
    * Replaces everything stored for `chunked.path` with `chunked` (and its stamp), in one
    * transaction.
    */
-  replaceFile(chunked: ChunkedFile, stamp?: FileStamp): void {
-    const vectors = chunked.chunks.map((chunk) => this.#embed(embeddingText(chunk)));
+  replaceFile(chunked: ChunkedFile, stamp?: FileStamp, given?: Float32Array[]): void {
+    const vectors = given ?? chunked.chunks.map((chunk) => this.#embed(embeddingText(chunk)));
+    if (vectors.length !== chunked.chunks.length) {
+      throw new RangeError(
+        `Cannot store "${chunked.path}": ${vectors.length} vectors for ${chunked.chunks.length} chunks`,
+      );
+    }
     this.#write(() => {
       this.#deleteFile(chunked.path);
       this.#db.prepare(
@@ -283,7 +290,7 @@ export class IndexStore {
     const limit = options.limit ?? 10;
     const terms = queryWords(query);
     if (terms.length === 0 || limit <= 0) return [];
-    const queryVector = this.#embed(query);
+    const queryVector = options.queryVector ?? this.#embed(query);
     const pool = Math.max(limit * 5, 50);
     const weights = options.weights ?? DEFAULT_RANK_WEIGHTS;
     // One read transaction, so a writer committing in between cannot mix two versions of a file.
@@ -375,6 +382,30 @@ export class IndexStore {
   chunk(id: string): Chunk | undefined {
     const row = this.#db.prepare("SELECT * FROM chunks WHERE id = ?").get(id);
     return row === undefined ? undefined : toChunk(row as unknown as ChunkRow);
+  }
+
+  /** Vectors cached by key (see remote_embed.ts), for the keys that have one. */
+  cachedVectors(keys: string[]): Map<string, Float32Array> {
+    const rows = this.#selectKeys(keys);
+    return new Map(rows.map((row) => [row.key, toVector(row.vector)]));
+  }
+
+  /** Caches vectors by key; a key already cached keeps its vector. */
+  cacheVectors(entries: [string, Float32Array][]): void {
+    if (entries.length === 0) return;
+    this.#write(() => {
+      const row = this.#db.prepare(
+        "INSERT OR IGNORE INTO embedding_cache (key, vector) VALUES (?, ?)",
+      );
+      for (const [key, vector] of entries) row.run(key, toBlob(vector));
+    });
+  }
+
+  #selectKeys(keys: string[]): { key: string; vector: Uint8Array }[] {
+    if (keys.length === 0) return [];
+    return this.#db.prepare(
+      "SELECT key, vector FROM embedding_cache WHERE key IN (SELECT value FROM json_each(?))",
+    ).all(JSON.stringify(keys)) as { key: string; vector: Uint8Array }[];
   }
 
   /** Closes the database (dropping an uncommitted batch); the store cannot be used afterwards. */

@@ -58,6 +58,7 @@ const STRUCTURED_SAMPLES: Partial<Record<SettingKey, unknown>> = {
   rules: [{ action: "deny", command: "git push" }],
   limits: { processes: 10 },
   models: { m: { contextWindow: 8000 } },
+  indexEmbeddings: { baseUrl: "http://evil.test/v1", model: "m" },
 };
 
 function fileValue(key: SettingKey): unknown {
@@ -134,7 +135,7 @@ Deno.test("loadConfig() gives one message naming source, key and rule for a bad 
 const PERSON_ONLY = {
   review: ["mode", "reviewModel"],
   sandbox: ["noSandbox", "profiles", "sandbox"],
-  keys: ["fallback", "apiKeyEnv", "providers"],
+  keys: ["fallback", "apiKeyEnv", "providers", "indexEmbeddings"],
 } as const;
 
 Deno.test("the settings table keeps each person-only key out of a project's reach", () => {
