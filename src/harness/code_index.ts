@@ -6,7 +6,7 @@
  */
 import { dirname, join, relative } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
-import { chunkFile } from "../index/chunker.ts";
+import { chunkFile, sha256 } from "../index/chunker.ts";
 import { embeddingText, type FileStamp, IndexStore } from "../index/store.ts";
 import { type EmbeddingEndpoint, embedTexts } from "../index/remote_embed.ts";
 import type { TernConfig } from "../config/schema.ts";
@@ -121,7 +121,7 @@ export async function indexWorkspace(
       if (!entry.isFile || entry.isSymlink) continue;
       const path = relative(workspace, entry.path).split("\\").join("/");
       options.onFile?.(path, ++seen);
-      const info = await Deno.lstat(entry.path).catch(() => null);
+      const info = lstatOrNull(entry.path);
       if (info === null || !info.isFile) continue;
       if (info.size > INDEX_FILE_MAX_BYTES) {
         summary.tooLarge++;
@@ -147,12 +147,13 @@ export async function indexWorkspace(
         continue;
       }
       present.add(path);
-      if (before?.hash === await sha256(text)) {
+      const hash = sha256(text);
+      if (before?.hash === hash) {
         if (!sameStamp(before.stamp, stamp)) store.stampFile(path, stamp);
         summary.unchanged++;
         continue;
       }
-      const chunked = await chunkFile(path, text);
+      const chunked = await chunkFile(path, text, hash);
       const vectors = options.embeddings
         ? await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store)
         : undefined;
@@ -238,8 +239,10 @@ function readSafely(workspace: string, path: string): string | null | undefined 
   }
 }
 
-/** The sha-256 of `text` as UTF-8, hex: the hash the chunker stores. */
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
 }

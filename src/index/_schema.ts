@@ -38,6 +38,7 @@ CREATE INDEX chunks_symbol ON chunks(symbol);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
   symbol, signature, doc, text, content='', contentless_delete=1, tokenize='unicode61'
 );
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE relations (
   path TEXT NOT NULL,
   from_id TEXT NOT NULL,

@@ -3,6 +3,7 @@
  * interfaces, functions and methods for the languages tree-sitter parses here, line windows for
  * other text; and the relations between them (contains, imports, extends, implements, calls).
  */
+import { createHash } from "node:crypto";
 import { chunkId, pathBase } from "./types.ts";
 import type { Chunk, ChunkedFile, ChunkKind, ImportTarget, Relation } from "./types.ts";
 import type { Binding } from "./_language_spec.ts";
@@ -22,7 +23,7 @@ const NAME_MAX = 200;
 const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
 
 /**
- * Chunks one file. `path` is workspace-relative and `/`-separated; its extension picks the
+ * Chunks one file (`hash`: its sha256(), when the caller has it). `path` is workspace-relative and `/`-separated; its extension picks the
  * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby, C/C++, PHP, Bash), other
  * text is cut into
  * WINDOW chunks of {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
@@ -30,8 +31,11 @@ const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
  * parse still gives its FILE chunk and whatever declarations tree-sitter recovered: never throws
  * on content (only when the tree-sitter runtime itself cannot load).
  */
-export async function chunkFile(path: string, text: string): Promise<ChunkedFile> {
-  const hash = await sha256(text);
+export async function chunkFile(
+  path: string,
+  text: string,
+  hash = sha256(text),
+): Promise<ChunkedFile> {
   if (text.includes("\0")) return { path, language: "binary", hash, chunks: [], relations: [] };
   const spec = languageOf(path);
   if (!spec || text.length > PARSE_MAX) {
@@ -55,9 +59,9 @@ export async function chunkFile(path: string, text: string): Promise<ChunkedFile
   }
 }
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+/** The sha-256 of `text` as UTF-8, hex: a file's content hash in the index. */
+export function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 function baseName(path: string): string {
