@@ -7,11 +7,12 @@
 import { dirname, join, relative } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { chunkFile, sha256 } from "../index/chunker.ts";
-import { embeddingText, type FileStamp, IndexStore } from "../index/store.ts";
+import { embeddingText, type FileStamp, IndexStore, type KnownFile } from "../index/store.ts";
 import { type EmbeddingEndpoint, embedTexts } from "../index/remote_embed.ts";
 import type { TernConfig } from "../config/schema.ts";
 import { encodeCwd } from "../session/paths.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
+import { isInside } from "../tools/paths.ts";
 
 /** Files larger than this (bytes) are not indexed. */
 export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
@@ -93,6 +94,75 @@ export async function indexWorkspace(
   file: string,
   options: IndexOptions = {},
 ): Promise<IndexSummary> {
+  return await withIndex(file, async (run) => {
+    const { store, summary } = run;
+    const known = store.knownFiles();
+    const present = new Set<string>();
+    let seen = 0;
+    for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
+      // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
+      if (!entry.isFile || entry.isSymlink) continue;
+      const path = relative(workspace, entry.path).split("\\").join("/");
+      options.onFile?.(path, ++seen);
+      const outcome = await indexFile(run, workspace, path, known.get(path), options);
+      if (outcome === "indexed" || outcome === "unchanged") present.add(path);
+    }
+    for (const path of known.keys()) {
+      if (present.has(path)) continue;
+      store.removeFile(path);
+      run.wrote();
+      summary.removed++;
+    }
+  });
+}
+
+/**
+ * Brings the index at `file` up to date for `paths` only (workspace-relative, `/`-separated):
+ * the files the agent's own edits or commands changed, without walking the workspace. Each is
+ * what a full run would make of it: re-chunked when its content changed, removed when it is
+ * gone, ignored by a .gitignore, or no longer indexable (binary, too large, refused).
+ */
+export async function refreshFiles(
+  workspace: string,
+  file: string,
+  paths: string[],
+  options: Pick<IndexOptions, "embeddings"> = {},
+): Promise<IndexSummary> {
+  return await withIndex(file, async (run) => {
+    const { store, summary } = run;
+    const known = store.knownFiles();
+    const rules = new IgnoreRules(workspace);
+    for (const path of new Set(paths)) {
+      const absolute = join(workspace, path);
+      if (!isInside(workspace, absolute) || absolute === workspace) continue;
+      await rules.loadAncestors(dirname(absolute));
+      const outcome = rules.ignores(absolute, false)
+        ? "gone"
+        : await indexFile(run, workspace, path, known.get(path), options);
+      if (outcome !== "indexed" && outcome !== "unchanged" && known.has(path)) {
+        store.removeFile(path);
+        run.wrote();
+        summary.removed++;
+      }
+    }
+  });
+}
+
+/** What became of one file. */
+type Outcome = "indexed" | "unchanged" | "gone" | "binary" | "tooLarge" | "refused";
+
+/** One run over the index: `wrote()` after each file written or removed (commits batches). */
+interface Run {
+  store: IndexStore;
+  summary: IndexSummary;
+  wrote: () => void;
+}
+
+/** Opens the index, runs `body` in batches of writes, and turns SQLite failures into one line. */
+async function withIndex(
+  file: string,
+  body: (run: Run) => Promise<void>,
+): Promise<IndexSummary> {
   const { store, notice } = await openIndex(file);
   const summary: IndexSummary = {
     indexed: 0,
@@ -104,70 +174,16 @@ export async function indexWorkspace(
     chunks: 0,
   };
   if (notice !== undefined) summary.notice = notice;
+  let written = 0;
+  const wrote = () => {
+    if (++written % BATCH_FILES === 0) {
+      store.commitBatch();
+      store.beginBatch();
+    }
+  };
   try {
-    const known = store.knownFiles();
-    const present = new Set<string>();
-    let seen = 0;
-    let written = 0;
-    const wrote = () => {
-      if (++written % BATCH_FILES === 0) {
-        store.commitBatch();
-        store.beginBatch();
-      }
-    };
     store.beginBatch();
-    for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
-      // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
-      if (!entry.isFile || entry.isSymlink) continue;
-      const path = relative(workspace, entry.path).split("\\").join("/");
-      options.onFile?.(path, ++seen);
-      const info = lstatOrNull(entry.path);
-      if (info === null || !info.isFile) continue;
-      if (info.size > INDEX_FILE_MAX_BYTES) {
-        summary.tooLarge++;
-        continue;
-      }
-      const stamp = stampOf(info);
-      const before = known.get(path);
-      if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) {
-        // Unchanged since its hash was taken: not read again.
-        present.add(path);
-        summary.unchanged++;
-        continue;
-      }
-      const text = readSafely(workspace, entry.path);
-      if (text === null) summary.refused++;
-      if (typeof text !== "string") continue;
-      if (text.length > INDEX_FILE_MAX_BYTES) {
-        summary.tooLarge++;
-        continue;
-      }
-      if (text.includes("\0")) {
-        summary.binary++;
-        continue;
-      }
-      present.add(path);
-      const hash = sha256(text);
-      if (before?.hash === hash) {
-        if (!sameStamp(before.stamp, stamp)) store.stampFile(path, stamp);
-        summary.unchanged++;
-        continue;
-      }
-      const chunked = await chunkFile(path, text, hash);
-      const vectors = options.embeddings
-        ? await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store)
-        : undefined;
-      store.replaceFile(chunked, stamp, vectors);
-      wrote();
-      summary.indexed++;
-      summary.chunks += chunked.chunks.length;
-    }
-    for (const path of known.keys()) {
-      if (present.has(path)) continue;
-      store.removeFile(path);
-      wrote();
-      summary.removed++;
-    }
+    await body({ store, summary, wrote });
     store.commitBatch();
     return summary;
   } catch (error) {
@@ -180,6 +196,57 @@ export async function indexWorkspace(
   } finally {
     store.close();
   }
+}
+
+/**
+ * Indexes the file at workspace-relative `path` unless its stamp or content is as `before`;
+ * counts the outcome in the run's summary.
+ */
+async function indexFile(
+  run: Run,
+  workspace: string,
+  path: string,
+  before: KnownFile | undefined,
+  options: Pick<IndexOptions, "embeddings">,
+): Promise<Outcome> {
+  const outcome = await indexOne(run, workspace, path, before, options);
+  if (outcome !== "gone") run.summary[outcome]++;
+  return outcome;
+}
+
+async function indexOne(
+  { store, summary, wrote }: Run,
+  workspace: string,
+  path: string,
+  before: KnownFile | undefined,
+  options: Pick<IndexOptions, "embeddings">,
+): Promise<Outcome> {
+  const absolute = join(workspace, path);
+  const info = lstatOrNull(absolute);
+  // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
+  if (info === null || !info.isFile) return "gone";
+  if (info.size > INDEX_FILE_MAX_BYTES) return "tooLarge";
+  const stamp = stampOf(info);
+  // Unchanged since its hash was taken: not read again.
+  if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) return "unchanged";
+  const text = readSafely(workspace, absolute);
+  if (text === null) return "refused";
+  if (text === undefined) return "gone";
+  if (text.length > INDEX_FILE_MAX_BYTES) return "tooLarge";
+  if (text.includes("\0")) return "binary";
+  const hash = sha256(text);
+  if (before?.hash === hash) {
+    if (!sameStamp(before.stamp, stamp)) store.stampFile(path, stamp);
+    return "unchanged";
+  }
+  const chunked = await chunkFile(path, text, hash);
+  const vectors = options.embeddings
+    ? await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store)
+    : undefined;
+  store.replaceFile(chunked, stamp, vectors);
+  wrote();
+  summary.chunks += chunked.chunks.length;
+  return "indexed";
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { indexWorkspace } from "../../src/harness/code_index.ts";
+import { indexWorkspace, refreshFiles } from "../../src/harness/code_index.ts";
 import { IndexStore } from "../../src/index/store.ts";
 
 async function withWorkspace(
@@ -160,6 +160,36 @@ Deno.test("indexWorkspace() re-hashes a file written just now even when its stam
     await Deno.writeTextFile(path, "export function gamma() {}\n");
     await Deno.utime(path, now, now);
     equal((await indexWorkspace(workspace, file)).indexed, 1);
+  });
+});
+
+Deno.test("refreshFiles() brings only the given files up to date, as a full run would", async () => {
+  await withWorkspace({
+    ".gitignore": "build/\n",
+    "a.ts": "export function alpha() {}\n",
+    "b.ts": "export function beta() {}\n",
+    "untouched.ts": "export function kept() {}\n",
+  }, async (workspace, home) => {
+    const file = join(home, "index.sqlite");
+    await indexWorkspace(workspace, file);
+    await Deno.writeTextFile(join(workspace, "a.ts"), "export function alphaTwo() {}\n");
+    await Deno.remove(join(workspace, "b.ts"));
+    await write(join(workspace, "c.ts"), "export function gamma() {}\n");
+    await write(join(workspace, "build/out.ts"), "export function built() {}\n");
+    // A file no refresh names stays as it was indexed, even when it changed.
+    await Deno.writeTextFile(join(workspace, "untouched.ts"), "export function changed() {}\n");
+    const summary = await refreshFiles(workspace, file, [
+      "a.ts",
+      "b.ts",
+      "c.ts",
+      "build/out.ts",
+      "../outside.ts",
+      "a.ts",
+    ]);
+    deepEqual([summary.indexed, summary.removed], [2, 1]);
+    deepEqual(indexed(file), [".gitignore", "a.ts", "c.ts", "untouched.ts"]);
+    ok(symbols(file, "alphaTwo").includes("alphaTwo"));
+    ok(symbols(file, "kept").includes("kept"));
   });
 });
 
