@@ -130,16 +130,16 @@ export async function refreshFiles(
 ): Promise<IndexSummary> {
   return await withIndex(file, async (run) => {
     const { store, summary } = run;
-    const known = store.knownFiles();
     const rules = new IgnoreRules(workspace);
     for (const path of new Set(paths)) {
       const absolute = join(workspace, path);
       if (!isInside(workspace, absolute) || absolute === workspace) continue;
       await rules.loadAncestors(dirname(absolute));
+      const before = store.knownFile(path);
       const outcome = rules.ignores(absolute, false)
         ? "gone"
-        : await indexFile(run, workspace, path, known.get(path), options);
-      if (outcome !== "indexed" && outcome !== "unchanged" && known.has(path)) {
+        : await indexFile(run, workspace, path, before, options);
+      if (outcome !== "indexed" && outcome !== "unchanged" && before !== undefined) {
         store.removeFile(path);
         run.wrote();
         summary.removed++;

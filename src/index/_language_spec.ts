@@ -54,11 +54,6 @@ export function field(node: Node, name: string): string {
 }
 
 export function named(node: Node | null | undefined): Node[] {
-  const out: Node[] = [];
-  if (!node) return out;
-  for (let i = 0; i < node.namedChildCount; i++) {
-    const child = node.namedChild(i);
-    if (child) out.push(child);
-  }
-  return out;
+  if (!node) return [];
+  return node.namedChildren.filter((child): child is Node => child !== null);
 }

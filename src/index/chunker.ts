@@ -153,8 +153,10 @@ class Walker {
     for (let frame = stack.pop(); frame; frame = stack.pop()) {
       const { node } = frame;
       const inner = this.#visit(frame);
-      for (let i = node.namedChildCount - 1; i >= 0; i--) {
-        const child = node.namedChild(i);
+      // All children in one call into the wasm runtime, rather than one call each.
+      const children = node.namedChildren;
+      for (let i = children.length - 1; i >= 0; i--) {
+        const child = children[i];
         if (child) stack.push({ node: child, scope: inner.scope, fn: inner.fn });
       }
     }

@@ -85,6 +85,18 @@ interface ChunkRow {
   parent: string | null;
 }
 
+interface FileRow {
+  hash: string;
+  mtime: number | null;
+  size: number | null;
+}
+
+function knownOf(row: FileRow): KnownFile {
+  if (row.size === null) return { hash: row.hash };
+  const mtime = row.mtime === null ? null : Number(row.mtime);
+  return { hash: row.hash, stamp: { mtime, size: Number(row.size) } };
+}
+
 function toChunk(row: ChunkRow): Chunk {
   const chunk: Chunk = {
     id: row.id,
@@ -145,18 +157,15 @@ export class IndexStore {
 
   /** Each indexed file's hash and, when recorded, its stamp. */
   knownFiles(): Map<string, KnownFile> {
-    const rows = this.#sql("SELECT path, hash, mtime, size FROM files").all() as {
-      path: string;
-      hash: string;
-      mtime: number | null;
-      size: number | null;
-    }[];
-    return new Map(rows.map((row) => [row.path, {
-      hash: row.hash,
-      ...(row.size === null ? {} : {
-        stamp: { mtime: row.mtime === null ? null : Number(row.mtime), size: Number(row.size) },
-      }),
-    }]));
+    const rows = this.#sql("SELECT path, hash, mtime, size FROM files")
+      .all() as unknown as (FileRow & { path: string })[];
+    return new Map(rows.map((row) => [row.path, knownOf(row)]));
+  }
+
+  /** What the store knows of the indexed file at `path`, or undefined. */
+  knownFile(path: string): KnownFile | undefined {
+    const row = this.#sql("SELECT hash, mtime, size FROM files WHERE path = ?").get(path);
+    return row === undefined ? undefined : knownOf(row as unknown as FileRow);
   }
 
   /** Records the stamp of a file whose content did not change. */
