@@ -17,8 +17,12 @@ import { isInside } from "../tools/paths.ts";
 /** Files larger than this (bytes) are not indexed. */
 export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
 
-/** Files written to the index per transaction on a full run (each file stays all or nothing). */
+/**
+ * Writes share one transaction up to this many files or this long (ms), whichever comes first:
+ * fewer commits, and another process's writer never waits long for the lock.
+ */
 const BATCH_FILES = 256;
+const BATCH_MS = 1_000;
 
 /**
  * A stamp younger than this (ms) is not trusted: a second write within the file system's time
@@ -109,8 +113,7 @@ export async function indexWorkspace(
     }
     for (const path of known.keys()) {
       if (present.has(path)) continue;
-      store.removeFile(path);
-      run.wrote();
+      run.write(() => store.removeFile(path));
       summary.removed++;
     }
   });
@@ -140,8 +143,7 @@ export async function refreshFiles(
         ? "gone"
         : await indexFile(run, workspace, path, before, options);
       if (outcome !== "indexed" && outcome !== "unchanged" && before !== undefined) {
-        store.removeFile(path);
-        run.wrote();
+        run.write(() => store.removeFile(path));
         summary.removed++;
       }
     }
@@ -151,11 +153,14 @@ export async function refreshFiles(
 /** What became of one file. */
 type Outcome = "indexed" | "unchanged" | "gone" | "binary" | "tooLarge" | "refused";
 
-/** One run over the index: `wrote()` after each file written or removed (commits batches). */
+/** One run over the index. */
 interface Run {
   store: IndexStore;
   summary: IndexSummary;
-  wrote: () => void;
+  /** Runs one file's write in the current batch, starting one when none is open. */
+  write(action: () => void): void;
+  /** Commits the open batch, if any: before waiting on something slow (a network call). */
+  pause(): void;
 }
 
 /** Opens the index, runs `body` in batches of writes, and turns SQLite failures into one line. */
@@ -174,17 +179,25 @@ async function withIndex(
     chunks: 0,
   };
   if (notice !== undefined) summary.notice = notice;
-  let written = 0;
-  const wrote = () => {
-    if (++written % BATCH_FILES === 0) {
-      store.commitBatch();
+  // The write lock is taken at the first write, not for a run that changes nothing.
+  let inBatch = 0;
+  let since = 0;
+  const pause = () => {
+    if (inBatch === 0) return;
+    inBatch = 0;
+    store.commitBatch();
+  };
+  const write = (action: () => void) => {
+    if (inBatch === 0) {
       store.beginBatch();
+      since = performance.now();
     }
+    action();
+    if (++inBatch >= BATCH_FILES || performance.now() - since > BATCH_MS) pause();
   };
   try {
-    store.beginBatch();
-    await body({ store, summary, wrote });
-    store.commitBatch();
+    await body({ store, summary, write, pause });
+    pause();
     return summary;
   } catch (error) {
     if (!isSqliteError(error)) throw error;
@@ -215,7 +228,7 @@ async function indexFile(
 }
 
 async function indexOne(
-  { store, summary, wrote }: Run,
+  { store, summary, write, pause }: Run,
   workspace: string,
   path: string,
   before: KnownFile | undefined,
@@ -236,15 +249,17 @@ async function indexOne(
   if (text.includes("\0")) return "binary";
   const hash = sha256(text);
   if (before?.hash === hash) {
-    if (!sameStamp(before.stamp, stamp)) store.stampFile(path, stamp);
+    if (!sameStamp(before.stamp, stamp)) write(() => store.stampFile(path, stamp));
     return "unchanged";
   }
   const chunked = await chunkFile(path, text, hash);
-  const vectors = options.embeddings
-    ? await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store)
-    : undefined;
-  store.replaceFile(chunked, stamp, vectors);
-  wrote();
+  let vectors: Float32Array[] | undefined;
+  if (options.embeddings) {
+    // No lock is held while the endpoint answers.
+    pause();
+    vectors = await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store);
+  }
+  write(() => store.replaceFile(chunked, stamp, vectors));
   summary.chunks += chunked.chunks.length;
   return "indexed";
 }

@@ -5,6 +5,7 @@
  */
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { indexWorkspace, refreshFiles } from "../../src/harness/code_index.ts";
 import { IndexStore } from "../../src/index/store.ts";
 
@@ -190,6 +191,25 @@ Deno.test("refreshFiles() brings only the given files up to date, as a full run 
     deepEqual(indexed(file), [".gitignore", "a.ts", "c.ts", "untouched.ts"]);
     ok(symbols(file, "alphaTwo").includes("alphaTwo"));
     ok(symbols(file, "kept").includes("kept"));
+  });
+});
+
+Deno.test("indexWorkspace() that changes nothing runs while another connection holds the write lock", async () => {
+  await withWorkspace({ "a.ts": "export function alpha() {}\n" }, async (workspace, home) => {
+    const file = join(home, "index.sqlite");
+    const old = new Date(Date.now() - 60_000);
+    await Deno.utime(join(workspace, "a.ts"), old, old);
+    await indexWorkspace(workspace, file);
+    const holder = new DatabaseSync(file);
+    holder.exec("PRAGMA busy_timeout = 0");
+    holder.exec("BEGIN IMMEDIATE");
+    try {
+      const summary = await indexWorkspace(workspace, file);
+      deepEqual([summary.unchanged, summary.indexed, summary.removed], [1, 0, 0]);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
   });
 });
 
