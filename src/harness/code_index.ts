@@ -13,6 +13,7 @@ import type { TernConfig } from "../config/schema.ts";
 import { encodeCwd } from "../session/paths.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
 import { isInside } from "../tools/paths.ts";
+import { IndexError } from "../index/errors.ts";
 
 /** Files larger than this (bytes) are not indexed. */
 export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
@@ -201,7 +202,7 @@ async function withIndex(
     return summary;
   } catch (error) {
     if (!isSqliteError(error)) throw error;
-    throw new Error(
+    throw new IndexError(
       `Cannot write the code index "${file}": ${firstLine(error)}. It keeps the files ` +
         `written before; ${fixOf(file)}, then index again`,
       { cause: error },
@@ -274,7 +275,7 @@ async function openIndex(file: string): Promise<ReturnType<typeof IndexStore.ope
     return IndexStore.open(file);
   } catch (error) {
     const detail = firstLine(error).replace(/^Cannot open the code index "[^"]*": /, "");
-    throw new Error(`Cannot create the code index "${file}": ${detail}; ${fixOf(file)}`, {
+    throw new IndexError(`Cannot create the code index "${file}": ${detail}; ${fixOf(file)}`, {
       cause: error,
     });
   }

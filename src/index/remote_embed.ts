@@ -5,6 +5,8 @@
  * change is never sent again.
  */
 
+import { IndexError } from "./errors.ts";
+
 /** Where to get embeddings: from the person's own config only (a repository cannot send code). */
 export interface EmbeddingEndpoint {
   /** The API's base URL: requests go to `<baseUrl>/embeddings`. */
@@ -65,7 +67,7 @@ export async function embedTexts(
 async function request(endpoint: EmbeddingEndpoint, input: string[]): Promise<Float32Array[]> {
   const url = `${endpoint.baseUrl.replace(/\/+$/, "")}/embeddings`;
   const fail = (why: string): never => {
-    throw new Error(`Cannot compute embeddings at "${url}": ${why}`);
+    throw new IndexError(`Cannot compute embeddings at "${url}": ${why}`);
   };
   let response: Response;
   try {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { indexWorkspace, refreshFiles } from "../../src/harness/code_index.ts";
 import { IndexStore } from "../../src/index/store.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
 async function withWorkspace(
   files: Record<string, string | Uint8Array>,
@@ -212,6 +213,22 @@ Deno.test("indexWorkspace() that changes nothing runs while another connection h
       holder.close();
     }
   });
+});
+
+Deno.test("tern index where the index cannot be created prints the file and the fix, not a stack", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await Deno.writeTextFile(join(ws.dir, "a.ts"), "export function alpha() {}\n");
+    // The index folder's place is taken by a file: nothing can be created under it.
+    await Deno.writeTextFile(join(ws.home, "index"), "");
+    const run = await runTern(["index"], { cwd: ws.dir, env: { TERN_HOME: ws.home } });
+    equal(run.code, 1);
+    match(run.stderr, /^tern: Cannot create the code index ".*\/index\/[^"]+\.sqlite": /);
+    match(run.stderr, /or set TERN_HOME to a folder that is/);
+    ok(!run.stderr.includes("internal error"), run.stderr);
+  } finally {
+    await ws.cleanup();
+  }
 });
 
 Deno.test({
