@@ -9,6 +9,7 @@ import { readWorkspaceText } from "../config/workspace_file.ts";
 import { chunkFile, sha256 } from "../index/chunker.ts";
 import { embeddingText, type FileStamp, IndexStore, type KnownFile } from "../index/store.ts";
 import { type EmbeddingEndpoint, embedTexts } from "../index/remote_embed.ts";
+import { EMBEDDING_DIMENSIONS } from "../index/embed.ts";
 import type { TernConfig } from "../config/schema.ts";
 import { encodeCwd } from "../session/paths.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
@@ -47,13 +48,24 @@ export function embeddingEndpointOf(config: TernConfig): EmbeddingEndpoint | und
   };
 }
 
-/** The query's vector from `endpoint` (cached in `store`), or undefined for the local one. */
+/**
+ * The query's vector from `endpoint` (cached in `store`), or undefined for the local one; an
+ * empty vector (no embedding signal) when the index was built with another embedding.
+ */
 export async function queryVectorOf(
   endpoint: EmbeddingEndpoint | undefined,
   store: IndexStore,
   query: string,
 ): Promise<Float32Array | undefined> {
+  if (store.embeddingId() !== embeddingIdOf(endpoint)) return new Float32Array(0);
   return endpoint ? (await embedTexts(endpoint, [query], store))[0] : undefined;
+}
+
+/** Names the embedding of the index's vectors: the local one, or an endpoint's model. */
+function embeddingIdOf(endpoint: EmbeddingEndpoint | undefined): string {
+  return endpoint
+    ? `endpoint ${endpoint.baseUrl} ${endpoint.model}`
+    : `local hashed n-grams ${EMBEDDING_DIMENSIONS}`;
 }
 
 /** Where the index of `workspace` (an absolute real path) lives: `<ternHome>/index/<key>.sqlite`. */
@@ -99,7 +111,7 @@ export async function indexWorkspace(
   file: string,
   options: IndexOptions = {},
 ): Promise<IndexSummary> {
-  return await withIndex(file, async (run) => {
+  return await withIndex(file, options.embeddings, async (run) => {
     const { store, summary } = run;
     const known = store.knownFiles();
     const present = new Set<string>();
@@ -132,7 +144,7 @@ export async function refreshFiles(
   paths: string[],
   options: Pick<IndexOptions, "embeddings"> = {},
 ): Promise<IndexSummary> {
-  return await withIndex(file, async (run) => {
+  return await withIndex(file, options.embeddings, async (run) => {
     const { store, summary } = run;
     const rules = new IgnoreRules(workspace);
     for (const path of new Set(paths)) {
@@ -167,6 +179,7 @@ interface Run {
 /** Opens the index, runs `body` in batches of writes, and turns SQLite failures into one line. */
 async function withIndex(
   file: string,
+  embeddings: EmbeddingEndpoint | undefined,
   body: (run: Run) => Promise<void>,
 ): Promise<IndexSummary> {
   const { store, notice } = await openIndex(file);
@@ -197,6 +210,9 @@ async function withIndex(
     if (++inBatch >= BATCH_FILES || performance.now() - since > BATCH_MS) pause();
   };
   try {
+    // Another embedding than the stored vectors': everything is indexed again.
+    const embedding = embeddingIdOf(embeddings);
+    if (store.embeddingId() !== embedding) store.resetEmbedding(embedding);
     await body({ store, summary, write, pause });
     pause();
     return summary;

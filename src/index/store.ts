@@ -428,6 +428,28 @@ export class IndexStore {
     return row === undefined ? undefined : toChunk(row as unknown as ChunkRow);
   }
 
+  /** Which embedding the stored vectors come from (set by resetEmbedding()), or undefined. */
+  embeddingId(): string | undefined {
+    const row = this.#sql("SELECT value FROM meta WHERE key = 'embedding'").get() as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  }
+
+  /**
+   * Empties the index (files, chunks, words, vectors, relations; not the embedding cache) and
+   * records `id` as its embedding: vectors of two embeddings must never be compared.
+   */
+  resetEmbedding(id: string): void {
+    this.#write(() => {
+      for (const table of ["files", "chunks", "embeddings", "relations"]) {
+        this.#sql(`DELETE FROM ${table}`).run();
+      }
+      this.#sql("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')").run();
+      this.#sql("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding', ?)").run(id);
+    });
+  }
+
   /** Vectors cached by key (see remote_embed.ts), for the keys that have one. */
   cachedVectors(keys: string[]): Map<string, Float32Array> {
     const rows = this.#selectKeys(keys);

@@ -7,7 +7,7 @@ import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { embedTexts } from "../../src/index/remote_embed.ts";
 import { IndexStore } from "../../src/index/store.ts";
-import { indexWorkspace } from "../../src/harness/code_index.ts";
+import { indexWorkspace, queryVectorOf } from "../../src/harness/code_index.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 import { tempIndex } from "./_fixtures.ts";
 
@@ -180,6 +180,37 @@ Deno.test("tern index and tern search use the endpoint of the person's config, w
       equal(seen.length, 2, "nothing sent on the project's say-so");
     } finally {
       await ws.cleanup();
+    }
+  });
+});
+
+Deno.test("indexWorkspace() re-indexes everything when the embedding changes, and a query of the other one gets no vector", async () => {
+  await withEndpoint(async (baseUrl, seen) => {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-embed-switch-" }));
+    const workspace = join(root, "ws");
+    const file = join(root, "home", "index.sqlite");
+    await Deno.mkdir(workspace);
+    await Deno.writeTextFile(join(workspace, "a.ts"), "export function alphaThing() {}\n");
+    try {
+      const embeddings = { baseUrl, model: "emb-1" };
+      equal((await indexWorkspace(workspace, file)).indexed, 1);
+      // Same files, another embedding: the local vectors must not stay beside the endpoint's.
+      const switched = await indexWorkspace(workspace, file, { embeddings });
+      deepEqual([switched.indexed, switched.unchanged], [1, 0]);
+      equal(seen.length, 1);
+      equal((await indexWorkspace(workspace, file, { embeddings })).unchanged, 1);
+      const { store } = IndexStore.open(file);
+      try {
+        // The index holds the endpoint's vectors: a local query vector would compare nothing.
+        equal((await queryVectorOf(undefined, store, "alpha"))?.length, 0);
+        equal((await queryVectorOf(embeddings, store, "alpha"))?.length, 4);
+      } finally {
+        store.close();
+      }
+      // And back: re-indexed with the local embedding.
+      equal((await indexWorkspace(workspace, file)).indexed, 1);
+    } finally {
+      await Deno.remove(root, { recursive: true });
     }
   });
 });
