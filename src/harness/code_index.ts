@@ -114,14 +114,19 @@ export async function indexWorkspace(
   return await withIndex(file, options.embeddings, async (run) => {
     const { store, summary } = run;
     const known = store.knownFiles();
+    const prefix = workspace.endsWith("/") ? workspace : `${workspace}/`;
     const present = new Set<string>();
     let seen = 0;
     for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
       // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
       if (!entry.isFile || entry.isSymlink) continue;
-      const path = relative(workspace, entry.path).split("\\").join("/");
+      // The walk's paths start with the workspace: cut, not path.relative() (per file, it shows).
+      const path = entry.path.startsWith(prefix)
+        ? entry.path.slice(prefix.length)
+        : relative(workspace, entry.path).split("\\").join("/");
       options.onFile?.(path, ++seen);
-      const outcome = await indexFile(run, workspace, path, known.get(path), options);
+      const file = { path, absolute: entry.path };
+      const outcome = await indexFile(run, workspace, file, known.get(path), options);
       if (outcome === "indexed" || outcome === "unchanged") present.add(path);
     }
     for (const path of known.keys()) {
@@ -154,7 +159,7 @@ export async function refreshFiles(
       const before = store.knownFile(path);
       const outcome = rules.ignores(absolute, false)
         ? "gone"
-        : await indexFile(run, workspace, path, before, options);
+        : await indexFile(run, workspace, { path, absolute }, before, options);
       if (outcome !== "indexed" && outcome !== "unchanged" && before !== undefined) {
         run.write(() => store.removeFile(path));
         summary.removed++;
@@ -229,17 +234,18 @@ async function withIndex(
 }
 
 /**
- * Indexes the file at workspace-relative `path` unless its stamp or content is as `before`;
+ * Indexes the file at workspace-relative `path` (`absolute`: the same inside `workspace`) unless
+ * its stamp or content is as `before`;
  * counts the outcome in the run's summary.
  */
 async function indexFile(
   run: Run,
   workspace: string,
-  path: string,
+  file: { path: string; absolute: string },
   before: KnownFile | undefined,
   options: Pick<IndexOptions, "embeddings">,
 ): Promise<Outcome> {
-  const outcome = await indexOne(run, workspace, path, before, options);
+  const outcome = await indexOne(run, workspace, file, before, options);
   if (outcome !== "gone") run.summary[outcome]++;
   return outcome;
 }
@@ -247,11 +253,10 @@ async function indexFile(
 async function indexOne(
   { store, summary, write, pause }: Run,
   workspace: string,
-  path: string,
+  { path, absolute }: { path: string; absolute: string },
   before: KnownFile | undefined,
   options: Pick<IndexOptions, "embeddings">,
 ): Promise<Outcome> {
-  const absolute = join(workspace, path);
   const info = lstatOrNull(absolute);
   // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
   if (info === null || !info.isFile) return "gone";
