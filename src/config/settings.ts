@@ -8,6 +8,7 @@
 import { type LayerValue, type ResolvedValue, type Rule, structured } from "./rules.ts";
 import type {
   CustomProfile,
+  IndexEmbeddingSettings,
   ModelSettings,
   PermissionRule,
   ProviderSettings,
@@ -384,6 +385,13 @@ export const SETTINGS = {
     expect: "an object of ranking weights",
     project: false,
     guards: "ranking",
+  },
+  /** The code index's embeddings from an endpoint (the person's config files only). */
+  indexEmbeddings: {
+    rule: structured<IndexEmbeddingSettings>(),
+    expect: "an object with baseUrl and model",
+    project: false,
+    guards: "keys",
   },
   /** What shell commands may see (the person's own config file only, never a project's). */
   sandbox: {
