@@ -6,7 +6,7 @@
 import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
-import { buildSystemPrompt, readProjectRules } from "../agent/system_prompt.ts";
+import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { warnOnStderr } from "../config/workspace_file.ts";
 import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
 import {
@@ -21,9 +21,13 @@ import type { McpTool } from "../mcp/mcp_tool.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
+import type { Resources } from "../memory/resources.ts";
+import { nestedContextFiles } from "../memory/context_files.ts";
+import type { Observation } from "../core/observation.ts";
 import type { Tool } from "../tools/define.ts";
 import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
+import { loadResources, resourcePromptParts } from "../memory/resources.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
@@ -104,6 +108,10 @@ export class Conversation {
   #mcpTools = new Map<string, McpTool>();
   #unsubscribe: (() => void) | undefined;
   #running = false;
+  /** The resources (context files, skills, templates) read for the latest turn. */
+  #resources: Resources | undefined;
+  /** Folders below the workspace whose nested context files were looked for already. */
+  #visited = new Set<string>();
 
   constructor(options: ConversationOptions) {
     this.#options = options;
@@ -111,7 +119,12 @@ export class Conversation {
     this.#tools = new ToolRegistry(
       gatedToolSpecs(this.#loadTools).map((spec) => ({
         ...spec,
-        run: (args, ctx) => this.#runTool((sandbox) => sandbox.tools.get(spec.name)!, args, ctx),
+        run: async (args, ctx) =>
+          this.#withNestedContext(
+            spec,
+            args,
+            await this.#runTool((sandbox) => sandbox.tools.get(spec.name)!, args, ctx),
+          ),
       })),
     );
     // A server's `tools/list_changed` reaches the model at its next request.
@@ -160,7 +173,20 @@ export class Conversation {
     const reopen = after.session !== before.session || after.rules !== before.rules ||
       after.config.profile !== before.config.profile || after.config.mode !== before.config.mode ||
       after.config.noSandbox !== before.config.noSandbox || after.provider !== before.provider;
+    if (after.session !== before.session) this.#visited.clear();
     if (reopen) await this.#closeSandbox();
+  }
+
+  /**
+   * The resources of the workspace and the person, read again (an edit counts at the next
+   * turn); what is wrong with them is told once on stderr.
+   */
+  async resources(): Promise<Resources> {
+    const resources = await loadResources(this.#options.workspace, this.#options.config.ternHome);
+    for (const line of resources.diagnostics) this.#warnOnce(line);
+    this.#resources = resources;
+    await this.#syncSkillTool(resources);
+    return resources;
   }
 
   /**
@@ -220,9 +246,10 @@ export class Conversation {
         ...options.extraTools,
       ]);
     }
+    const resources = await this.resources();
     return await runTurn({
       messages: [
-        { role: "system", content: this.#systemPrompt() },
+        { role: "system", content: this.#systemPrompt(resources) },
         { role: "user", content: task },
       ],
       provider,
@@ -260,10 +287,11 @@ export class Conversation {
     };
     recordSettings(session, state, config);
     await this.#ready(options.signal);
+    const resources = await this.resources();
     const user: Message = { role: "user", content: task };
     session.append({ type: "message", message: user });
     const messages: Message[] = [
-      { role: "system", content: this.#systemPrompt() },
+      { role: "system", content: this.#systemPrompt(resources) },
       ...state.items.map((item) => item.message),
       user,
     ];
@@ -292,20 +320,72 @@ export class Conversation {
     });
   }
 
-  #systemPrompt(): string {
+  /** The system prompt of a turn; the same resources give the same text (prompt caching). */
+  async systemPrompt(): Promise<string> {
+    return this.#systemPrompt(this.#resources ?? await this.resources());
+  }
+
+  #systemPrompt(resources: Resources): string {
     const { workspace } = this.#options;
+    const { instructions, contextFiles, skills, appendSystem } = resourcePromptParts(resources);
     return buildSystemPrompt({
       workspace,
       toolNames: this.#tools.names,
       today: new Date().toISOString().slice(0, 10),
-      projectRules: readProjectRules(workspace, (text) => {
-        // The prompt is built for every turn: say it once.
-        if (this.#warned.has(text)) return;
-        this.#warned.add(text);
-        warnOnStderr(text);
-      }),
+      instructions,
+      contextFiles,
+      skills,
+      appendSystem,
       memory: this.#options.memory?.(),
     });
+  }
+
+  /** Tells `text` on stderr once per conversation: the prompt is built for every turn. */
+  #warnOnce(text: string): void {
+    if (this.#warned.has(text)) return;
+    this.#warned.add(text);
+    warnOnStderr(text);
+  }
+
+  /** Registers the `skill` tool while there are skills, and removes it when there are none. */
+  async #syncSkillTool(resources: Resources): Promise<void> {
+    const { SKILL_TOOL_NAME, createSkillTool } = await import("./skill_tool.ts");
+    const has = this.#tools.get(SKILL_TOOL_NAME) !== undefined;
+    if (resources.skills.length > 0 && !has) {
+      this.#tools.register(createSkillTool(() => this.#resources?.skills ?? []));
+    } else if (resources.skills.length === 0 && has) {
+      this.#tools.unregister(SKILL_TOOL_NAME);
+    }
+  }
+
+  /**
+   * A file tool's result with the context files of the folders it first touched below the
+   * workspace appended (AGENTS.md in packages/x/ joins when a tool first works there): they
+   * reach the next model request as part of this result, and the system prompt, cached by
+   * the provider, stays as it was.
+   */
+  async #withNestedContext(
+    spec: Omit<Tool, "run">,
+    args: unknown,
+    observation: Observation,
+  ): Promise<Observation> {
+    if (observation.status !== "SUCCEEDED" || spec.runsIn !== "worker") return observation;
+    const files = [];
+    for (const { path } of await spec.paths(args)) {
+      files.push(
+        ...nestedContextFiles(
+          this.#options.workspace,
+          path,
+          this.#visited,
+          (text) => this.#warnOnce(text),
+        ),
+      );
+    }
+    if (files.length === 0) return observation;
+    const added = files.map((file) =>
+      `\n\n[Context file ${file.path} applies to this folder; follow it:]\n${file.text.trim()}`
+    );
+    return { ...observation, output: observation.output + added.join("") };
   }
 
   /**
