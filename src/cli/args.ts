@@ -37,7 +37,14 @@ export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "com
 export type McpAction = "list" | "tools" | "call" | "trust" | "untrust";
 
 export type CommandLine =
-  | { command: "run"; task: string; options: TurnOptions }
+  | {
+    command: "run";
+    task: string;
+    /** `--skill`: a skill whose instructions come before the task. */
+    skill?: string;
+    options: TurnOptions;
+  }
+  | { command: "context"; json: boolean; options: TurnOptions }
   | {
     command: "plan";
     /** The task to plan; absent with --resume / --continue. */
@@ -156,6 +163,13 @@ Commands:
                          .gitignore rules, symlinks not followed, binary and >1 MB files
                          skipped; again, only changed files are re-read (the index lives
                          under TERN_HOME, never in the repository)
+  context                what goes into the system prompt: each part, the file it came from
+                         (SYSTEM.md, AGENTS.md/CLAUDE.md at every level, APPEND_SYSTEM.md),
+                         its estimated tokens, the skills index, prompt templates and any
+                         problem with them (--json)
+  run /name [args]       run the prompt template .tern/prompts/name.md (or ~/.tern/prompts/)
+                         with its arguments; run --skill <name> <task> puts that skill's
+                         instructions (SKILL.md) before the task
   search <query...>      the indexed code that best answers a query (words or identifiers):
                          path:line, kind, symbol, score, signature (--limit <n>, --json)
   help                   print this help
@@ -192,6 +206,7 @@ const COMMANDS = new Set([
   "mcp",
   "index",
   "search",
+  "context",
 ]);
 const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -226,6 +241,10 @@ export function parseCommandLine(args: string[]): CommandLine {
   if (first !== "search" && text(values, "limit") !== undefined) {
     throw new UsageError("--limit belongs to tern search");
   }
+  const running = first === "run" || text(values, "once") !== undefined;
+  if (!running && text(values, "skill") !== undefined) {
+    throw new UsageError("--skill belongs to tern run");
+  }
   const planning = first === "plan" || text(values, "plan") !== undefined;
   if (
     !planning && (text(values, "append") !== undefined || text(values, "concurrency") !== undefined)
@@ -242,9 +261,25 @@ export function parseCommandLine(args: string[]): CommandLine {
     if (positionals.length > 0) {
       throw new UsageError(`Unexpected arguments besides --once: "${positionals.join(" ")}"`);
     }
-    return { command: "run", task: requireTask(text(values, "once") ?? ""), options };
+    return {
+      command: "run",
+      task: requireTask(text(values, "once") ?? ""),
+      ...skillOf(values),
+      options,
+    };
   }
-  if (first === "run") return { command: "run", task: requireTask(rest.join(" ")), options };
+  if (first === "run") {
+    const task = rest.join(" ");
+    // With --skill, the skill alone is a task.
+    if (text(values, "skill") === undefined) requireTask(task);
+    return { command: "run", task, ...skillOf(values), options };
+  }
+  if (first === "context") {
+    if (rest.length > 0) {
+      throw new UsageError(`Unexpected arguments after context: "${rest.join(" ")}"`);
+    }
+    return { command: "context", json: on(values, "json"), options };
+  }
   if (first === "plan" || text(values, "plan") !== undefined) {
     if (text(values, "plan") !== undefined && positionals.length > 0) {
       throw new UsageError(`Unexpected arguments besides --plan: "${positionals.join(" ")}"`);
@@ -437,6 +472,12 @@ function requireTask(task: string): string {
 }
 
 type Values = { readonly [name: string]: string | boolean | undefined };
+
+/** `{skill}` when --skill was given, else nothing. */
+function skillOf(values: Values): { skill?: string } {
+  const skill = text(values, "skill");
+  return skill === undefined ? {} : { skill };
+}
 
 /** The value of a string option. */
 function text(values: Values, name: string): string | undefined {

@@ -79,6 +79,7 @@ const TRAILING: readonly CliOption[] = [
   { name: "all", type: "boolean" },
   { name: "focus", type: "string" },
   { name: "limit", type: "string" },
+  { name: "skill", type: "string" },
 ];
 
 /** Every option: the command line's own and one per configuration key with a flag. */

@@ -8,6 +8,7 @@ import type { AskPerson } from "../sandbox/review.ts";
 import type { AgentSandbox } from "../harness/agent_sandbox.ts";
 import { openAgentSession, rememberedFacts } from "../harness/agent_session.ts";
 import { checkSandboxConfig } from "../harness/sandbox_config.ts";
+import { expandInput } from "../harness/resource_input.ts";
 import type { TurnConfig } from "../harness/models.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
@@ -28,6 +29,8 @@ export interface RunFlags {
   config: ConfigFlags;
   /** Continue the newest session here, or resume a chosen one. */
   session?: SessionChoice;
+  /** `--skill`: the skill whose instructions come before the task. */
+  skill?: string;
 }
 
 /** Runs `task` once and returns the exit code for its exit reason. */
@@ -50,7 +53,10 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     if (text) {
       for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
     }
-    const result = await turnWithOutput(agent.conversation, task, flags.output, write, facts);
+    // `/template args`, `/skill:name args` and --skill become the message the model gets.
+    const resources = await agent.conversation.resources();
+    const message = await expandInput(task, resources, flags.skill);
+    const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts);
     if (text) {
       write.err(`tern: session ${session.id.slice(0, 8)} (continue it with tern run -c "…")\n`);
     }

@@ -6,7 +6,6 @@
 import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
-import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { warnOnStderr } from "../config/workspace_file.ts";
 import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
 import {
@@ -27,7 +26,8 @@ import type { Observation } from "../core/observation.ts";
 import type { Tool } from "../tools/define.ts";
 import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
-import { loadResources, resourcePromptParts } from "../memory/resources.ts";
+import { loadResources } from "../memory/resources.ts";
+import { composeSystemPrompt } from "./resource_prompt.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
@@ -320,24 +320,12 @@ export class Conversation {
     });
   }
 
-  /** The system prompt of a turn; the same resources give the same text (prompt caching). */
-  async systemPrompt(): Promise<string> {
-    return this.#systemPrompt(this.#resources ?? await this.resources());
-  }
-
   #systemPrompt(resources: Resources): string {
     const { workspace } = this.#options;
-    const { instructions, contextFiles, skills, appendSystem } = resourcePromptParts(resources);
-    return buildSystemPrompt({
-      workspace,
-      toolNames: this.#tools.names,
-      today: new Date().toISOString().slice(0, 10),
-      instructions,
-      contextFiles,
-      skills,
-      appendSystem,
-      memory: this.#options.memory?.(),
-    });
+    return composeSystemPrompt(
+      { workspace, toolNames: this.#tools.names, memory: this.#options.memory?.() },
+      resources,
+    );
   }
 
   /** Tells `text` on stderr once per conversation: the prompt is built for every turn. */

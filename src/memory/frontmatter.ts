@@ -43,7 +43,7 @@ export async function parseFrontmatter(text: string, file: string): Promise<Fron
   const { parse, YAMLParseError } = await import("yaml");
   let data: unknown;
   try {
-    data = parse(block, { prettyErrors: false, uniqueKeys: true, maxAliasCount: 16 });
+    data = parse(block, { prettyErrors: true, uniqueKeys: true, maxAliasCount: 16 });
   } catch (error) {
     if (error instanceof YAMLParseError) {
       // The block starts on the file's line 2.

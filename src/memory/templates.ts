@@ -165,8 +165,8 @@ function firstLine(body: string): string {
  */
 export function splitArgs(text: string): string[] {
   const words: string[] = [];
-  for (const match of text.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) {
-    words.push(match[1] ?? match[2] ?? match[3]);
+  for (const match of text.matchAll(/(?:"[^"]*"|'[^']*'|[^\s"']+)+/g)) {
+    words.push(match[0].replace(/"([^"]*)"|'([^']*)'/g, (_, a, b) => a ?? b));
   }
   return words;
 }

@@ -163,7 +163,8 @@ export class InteractiveApp {
     if (text.trim() === "") return;
     const command = parseCommandLine(text);
     const known = command && this.#options.commands.get(command.name);
-    if (command && known) {
+    // A template's or a skill's command is a message: it goes on as a turn.
+    if (command && known && !known.message) {
       if (this.#running && !known.whileRunning) {
         this.notice(
           `/${known.name} waits for the turn to end: press Esc to stop it first`,
@@ -199,7 +200,7 @@ export class InteractiveApp {
       });
       return;
     }
-    if (command) {
+    if (command && !known) {
       this.notice(`Unknown command "/${command.name}": /help lists them`, "error");
       return;
     }

@@ -184,7 +184,19 @@ export class SessionController {
         await trustServers(agent.config.ternHome, agent.workspace, servers);
       },
     });
-    return [...settingsCommands(deps), ...sessionCommands(), ...mcp, ...planCommands()];
+    const builtins = [...settingsCommands(deps), ...sessionCommands(), ...mcp, ...planCommands()];
+    const { resourceCommands } = await import("./resource_commands.ts");
+    const resources = await resourceCommands({
+      workspace: agent.workspace,
+      ternHome: agent.config.ternHome,
+      memory: () => services.memorySection(),
+      taken: new Set(builtins.map((command) => command.name)),
+      warn: (text) => this.#app?.notice(text, "warning"),
+    }).catch((error) => {
+      this.#app?.notice(`Cannot read the prompt templates and skills: ${error}`, "warning");
+      return [];
+    });
+    return [...builtins, ...resources];
   }
 
   /**

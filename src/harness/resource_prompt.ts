@@ -1,0 +1,176 @@
+/**
+ * The system prompt as the resources make it, and the account of it that `tern context` and
+ * `/context` show: each part, the file it came from and its size in estimated tokens.
+ */
+import { buildSystemPrompt } from "../agent/system_prompt.ts";
+import { estimateTokens } from "../context/tokens.ts";
+import { resourcePromptParts, type Resources } from "../memory/resources.ts";
+import { usage } from "../memory/templates.ts";
+
+/** What a system prompt is built from besides the resources. */
+export interface PromptInputs {
+  workspace: string;
+  toolNames: readonly string[];
+  /** The remembered facts' section. */
+  memory?: string;
+  /** ISO date; default today. */
+  today?: string;
+}
+
+/** The system prompt of a turn with `resources`. */
+export function composeSystemPrompt(inputs: PromptInputs, resources: Resources): string {
+  return buildSystemPrompt({
+    workspace: inputs.workspace,
+    toolNames: [...inputs.toolNames],
+    today: inputs.today ?? new Date().toISOString().slice(0, 10),
+    ...resourcePromptParts(resources),
+    memory: inputs.memory,
+  });
+}
+
+/** One part of the system prompt. */
+export interface PromptPart {
+  /** What it is: `instructions`, `context file`, `skills index`, `append`, `memory`. */
+  part: string;
+  /** The file it came from, when one. */
+  file?: string;
+  /** `user`, `project` or `nested`, for a file. */
+  level?: string;
+  tokens: number;
+  /** True when it was cut or left out at a cap. */
+  cut?: boolean;
+}
+
+/** What `tern context` reports. */
+export interface ContextReport {
+  workspace: string;
+  repositoryRoot?: string;
+  parts: PromptPart[];
+  /** Estimated tokens of the whole system prompt. */
+  totalTokens: number;
+  skills: Array<{ name: string; description: string; path: string; level: string }>;
+  templates: Array<{ name: string; description: string; usage: string; path: string }>;
+  diagnostics: string[];
+}
+
+/** The account of the system prompt that `inputs` and `resources` make. */
+export function contextReport(inputs: PromptInputs, resources: Resources): ContextReport {
+  const { files } = resources;
+  const prompt = resourcePromptParts(resources);
+  const base = buildSystemPrompt({
+    workspace: inputs.workspace,
+    toolNames: [...inputs.toolNames],
+    today: inputs.today ?? new Date().toISOString().slice(0, 10),
+    instructions: prompt.instructions,
+  });
+  const parts: PromptPart[] = [
+    files.system
+      ? {
+        part: "instructions (SYSTEM.md replaces the default)",
+        file: files.system.path,
+        level: files.system.level,
+        tokens: estimateTokens(base),
+        cut: files.system.cut,
+      }
+      : { part: "instructions (default)", tokens: estimateTokens(base) },
+    ...files.context.map((file) => ({
+      part: "context file",
+      file: file.path,
+      level: file.level,
+      tokens: estimateTokens(file.text),
+      cut: file.cut,
+    })),
+  ];
+  if (prompt.skills) {
+    parts.push({
+      part: `skills index (${resources.skills.length})`,
+      tokens: estimateTokens(prompt.skills),
+    });
+  }
+  for (const file of files.append) {
+    parts.push({
+      part: "APPEND_SYSTEM.md",
+      file: file.path,
+      level: file.level,
+      tokens: estimateTokens(file.text),
+      cut: file.cut,
+    });
+  }
+  if (inputs.memory) parts.push({ part: "memory", tokens: estimateTokens(inputs.memory) });
+  return {
+    workspace: inputs.workspace,
+    repositoryRoot: files.repositoryRoot,
+    parts,
+    totalTokens: estimateTokens(composeSystemPrompt(inputs, resources)),
+    skills: resources.skills.map(({ name, description, path, level }) => ({
+      name,
+      description,
+      path,
+      level,
+    })),
+    templates: resources.templates.map((template) => ({
+      name: template.name,
+      description: template.description,
+      usage: template.args.length > 0 ? usage(template) : "",
+      path: template.path,
+    })),
+    diagnostics: resources.diagnostics,
+  };
+}
+
+/** The report as text lines, for the terminal. */
+export function formatContextReport(report: ContextReport): string[] {
+  const lines = [
+    `System prompt of ${report.workspace}: ~${report.totalTokens} tokens (estimated)`,
+    ...(report.repositoryRoot ? [`Repository root: ${report.repositoryRoot}`] : []),
+  ];
+  for (const part of report.parts) {
+    const where = part.file ? ` ${part.file} (${part.level})` : "";
+    lines.push(
+      `  ${String(part.tokens).padStart(7)}  ${part.part}${where}${part.cut ? " [cut]" : ""}`,
+    );
+  }
+  if (report.skills.length > 0) {
+    lines.push("Skills (index only; the body is read when used):");
+    for (const skill of report.skills) {
+      lines.push(`  ${skill.name}: ${skill.description} (${skill.path}, ${skill.level})`);
+    }
+  }
+  if (report.templates.length > 0) {
+    lines.push("Prompt templates:");
+    for (const template of report.templates) {
+      const call = [`/${template.name}`, template.usage].filter((word) => word !== "").join(" ");
+      lines.push(`  ${call}: ${template.description} (${template.path})`);
+    }
+  }
+  if (report.diagnostics.length > 0) {
+    lines.push("Problems:");
+    for (const line of report.diagnostics) lines.push(`  ${line}`);
+  }
+  return lines;
+}
+
+/**
+ * The account of `workspace`'s system prompt without a conversation (`tern context`, and
+ * `/context` before the models connect): the built-in tools, the resources read now, the
+ * remembered facts. MCP servers' tools are not in its tool line.
+ */
+export async function describeContext(
+  workspace: string,
+  ternHome: string,
+  memory?: string,
+): Promise<ContextReport> {
+  const [{ loadResources }, { BUILTIN_MANIFEST }, { REQUEST_PERMISSIONS_SPEC }] = await Promise
+    .all([
+      import("../memory/resources.ts"),
+      import("../tools/mod.ts"),
+      import("../agent/request_permissions.ts"),
+    ]);
+  const resources = await loadResources(workspace, ternHome);
+  const toolNames = [
+    ...BUILTIN_MANIFEST.map((entry) => entry.name),
+    REQUEST_PERMISSIONS_SPEC.name,
+    ...(resources.skills.length > 0 ? ["skill"] : []),
+  ];
+  return contextReport({ workspace, toolNames, memory }, resources);
+}

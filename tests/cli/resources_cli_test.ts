@@ -1,0 +1,231 @@
+/**
+ * End-to-end: resources through real `tern run` and `tern context` processes against the
+ * scripted model server: what reaches the system prompt, skill activation (index, then body),
+ * nested context files joining a tool result, prompt templates and their errors.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { type RecordedRequest, startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
+
+interface Bench {
+  dir: string;
+  home: string;
+  requests: RecordedRequest[];
+  tern(args: string[]): ReturnType<typeof runTern>;
+}
+
+async function withBench(
+  script: (request: ModelRequest, index: number) => ScriptedReply,
+  fn: (bench: Bench) => Promise<void>,
+) {
+  const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+  const ws = await tempWorkspace();
+  try {
+    await fn({
+      dir: ws.dir,
+      home: ws.home,
+      requests: server.requests,
+      tern: (args) =>
+        runTern(args, {
+          cwd: ws.dir,
+          env: {
+            TERN_HOME: ws.home,
+            HOME: ws.home,
+            TERN_API_KEY: "sk-test-resources",
+            TERN_BASE_URL: server.baseUrl,
+            TERN_MODE: "bypass",
+          },
+        }),
+    });
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+}
+
+async function write(path: string, text: string): Promise<void> {
+  await Deno.mkdir(join(path, ".."), { recursive: true });
+  await Deno.writeTextFile(path, text);
+}
+
+const system = (request: RecordedRequest) => request.modelRequest.messages[0].content;
+const lastUser = (request: RecordedRequest) =>
+  request.modelRequest.messages.findLast((m) => m.role === "user")?.content ?? "";
+const toolResults = (request: RecordedRequest) =>
+  request.modelRequest.messages.filter((m) => m.role === "tool").map((m) => m.content);
+
+async function skill(dir: string, name: string, description: string, body: string) {
+  await write(
+    join(dir, "SKILL.md"),
+    `---\nname: ${name}\ndescription: ${description}\n---\n${body}\n`,
+  );
+}
+
+testWith(
+  [bwrapNeed],
+  "a skill's index is in the system prompt and its body reaches the model only through the skill tool",
+  async () => {
+    const script = (_: ModelRequest, index: number): ScriptedReply =>
+      index === 0
+        ? { toolCalls: [{ name: "skill", arguments: JSON.stringify({ name: "release" }) }] }
+        : { text: "done" };
+    await withBench(script, async ({ dir, home, requests, tern }) => {
+      await skill(
+        join(home, "skills", "release"),
+        "release",
+        "USER release",
+        "USER-BODY-MARK",
+      );
+      await skill(
+        join(dir, ".tern", "skills", "release"),
+        "release",
+        "Cut a release of this project",
+        "Bump the version, then tag. PROJECT-BODY-MARK",
+      );
+      const run = await tern(["run", "release it"]);
+      equal(run.code, 0, run.stderr);
+      match(run.stderr, /Skill "release" in ".*home.*skills\/release\/SKILL\.md" is not used/);
+      const first = requests[0];
+      match(
+        system(first),
+        /- release: Cut a release of this project \(.*\.tern\/skills\/release\/SKILL\.md\)/,
+      );
+      ok(!JSON.stringify(first.body).includes("PROJECT-BODY-MARK"), "no body before activation");
+      ok(
+        first.modelRequest.tools.some((tool) => tool.name === "skill"),
+        "the skill tool is offered",
+      );
+      const [result] = toolResults(requests[1]);
+      match(result, /PROJECT-BODY-MARK/);
+      ok(!result.includes("USER-BODY-MARK"), "the project's skill wins");
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern run --skill and /skill:name put the skill's body before the task",
+  async () => {
+    await withBench(() => ({ text: "ok" }), async ({ dir, requests, tern }) => {
+      await skill(join(dir, ".agents", "skills", "pdf"), "pdf", "Fill PDFs", "PDF-BODY-MARK");
+      let run = await tern(["run", "--skill", "pdf", "fill form.pdf"]);
+      equal(run.code, 0, run.stderr);
+      match(lastUser(requests[0]), /PDF-BODY-MARK[\s\S]*\n\nfill form\.pdf$/);
+      run = await tern(["run", "/skill:pdf", "now"]);
+      equal(run.code, 0, run.stderr);
+      match(lastUser(requests[1]), /PDF-BODY-MARK[\s\S]*\n\nnow$/);
+      run = await tern(["run", "--skill", "nope", "x"]);
+      equal(run.code, 2);
+      match(run.stderr, /Unknown skill "nope" \(skills: pdf\)/);
+      equal(requests.length, 2, "an unknown skill sends nothing");
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern run /name renders a prompt template; a missing or unknown argument exits 2 before any request",
+  async () => {
+    await withBench(() => ({ text: "ok" }), async ({ dir, home, requests, tern }) => {
+      await write(
+        join(dir, ".tern", "prompts", "review.md"),
+        "---\ndescription: Review a file\nargs:\n  - name: file\n  - name: focus\n    default: bugs\n---\nReview {{file}} for {{focus}} ($ARGUMENTS)",
+      );
+      await write(join(home, "prompts", "hello.md"), "Say hello to $1");
+      let run = await tern(["run", "/review", "src/a.ts"]);
+      equal(run.code, 0, run.stderr);
+      equal(lastUser(requests[0]), "Review src/a.ts for bugs (src/a.ts)");
+      run = await tern(["run", "/hello", "Ada"]);
+      equal(run.code, 0, run.stderr);
+      equal(lastUser(requests[1]), "Say hello to Ada");
+      run = await tern(["run", "/review"]);
+      equal(run.code, 2);
+      match(run.stderr, /Missing argument "file" for \/review: it takes <file> \[focus=bugs\]/);
+      run = await tern(["run", "/revue", "x"]);
+      equal(run.code, 2);
+      match(run.stderr, /Unknown prompt template "\/revue" \(templates: \/hello, \/review\)/);
+      run = await tern(["run", "/review", "a.ts", "level=3"]);
+      equal(run.code, 2);
+      match(run.stderr, /Unknown argument "level" for \/review/);
+      equal(requests.length, 2);
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "a nested AGENTS.md joins the result of the first tool that touches its folder, once, and the system prompt stays the same",
+  async () => {
+    const script = (_: ModelRequest, index: number): ScriptedReply => {
+      if (index === 0) {
+        return { toolCalls: [{ name: "read", arguments: '{"path":"packages/x/src/a.ts"}' }] };
+      }
+      if (index === 1) {
+        return { toolCalls: [{ name: "read", arguments: '{"path":"packages/x/b.ts"}' }] };
+      }
+      return { text: "done" };
+    };
+    await withBench(script, async ({ dir, home, requests, tern }) => {
+      await Deno.mkdir(join(dir, ".git"));
+      await write(join(home, "AGENTS.md"), "USER-RULE");
+      await write(join(dir, "AGENTS.md"), "ROOT-RULE");
+      await write(join(dir, "packages", "x", "AGENTS.md"), "NESTED-RULE");
+      await write(join(dir, "packages", "x", "src", "a.ts"), "export const a = 1;\n");
+      await write(join(dir, "packages", "x", "b.ts"), "export const b = 2;\n");
+      const run = await tern(["run", "look"]);
+      equal(run.code, 0, run.stderr);
+      equal(requests.length, 3);
+      const prompt = system(requests[0]);
+      ok(prompt.indexOf("USER-RULE") < prompt.indexOf("ROOT-RULE"), prompt);
+      ok(!prompt.includes("NESTED-RULE"), "nested files wait for a tool");
+      const [firstRead] = toolResults(requests[1]);
+      match(
+        firstRead,
+        /export const a = 1;[\s\S]*packages\/x\/AGENTS\.md applies to this folder[\s\S]*NESTED-RULE/,
+      );
+      const results = toolResults(requests[2]);
+      ok(!results[1].includes("NESTED-RULE"), "given once");
+      deepEqual(requests.map(system), [prompt, prompt, prompt]);
+    });
+  },
+);
+
+testWith(
+  [],
+  "tern context shows each part, its file and tokens, and the problems found",
+  async () => {
+    await withBench(() => ({ text: "unused" }), async ({ dir, home, requests, tern }) => {
+      await Deno.mkdir(join(dir, ".git"));
+      await write(join(dir, "AGENTS.md"), "Use tabs. ".repeat(40));
+      await write(join(dir, ".tern", "APPEND_SYSTEM.md"), "Answer in French.");
+      await write(join(home, "SYSTEM.md"), "You are a careful reviewer.");
+      await write(
+        join(dir, ".claude", "skills", "bad", "SKILL.md"),
+        "---\nname: bad\ndescription: [x\n---\n",
+      );
+      await write(
+        join(dir, ".tern", "prompts", "fix.md"),
+        "---\ndescription: Fix an issue\n---\nFix $1",
+      );
+      const run = await tern(["context"]);
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /System prompt of .*: ~\d+ tokens \(estimated\)/);
+      match(
+        run.stdout,
+        /\d+ {2}instructions \(SYSTEM\.md replaces the default\) .*SYSTEM\.md \(user\)/,
+      );
+      match(run.stdout, /\s(\d+) {2}context file .*AGENTS\.md \(project\)/);
+      match(run.stdout, /APPEND_SYSTEM\.md .*\.tern\/APPEND_SYSTEM\.md \(project\)/);
+      match(run.stdout, /\n {2}\/fix: Fix an issue \(.*fix\.md\)/);
+      match(run.stdout, /Cannot read the frontmatter of ".*bad\/SKILL\.md" at line \d/);
+      const json = JSON.parse((await tern(["context", "--json"])).stdout);
+      const agents = json.parts.find((part: { file?: string }) => part.file?.endsWith("AGENTS.md"));
+      ok(agents.tokens > 50 && agents.tokens < 200, String(agents.tokens));
+      equal(requests.length, 0, "tern context asks no model");
+    });
+  },
+);
