@@ -336,7 +336,11 @@ export class InteractiveApp {
     this.frame();
     let result: TurnResult | undefined;
     try {
-      const prepared = await this.#options.prepareMessage(text);
+      // A template's or a skill's command becomes the text it renders.
+      const command = parseCommandLine(text);
+      const known = command && this.#options.commands.get(command.name);
+      const source = command && known?.message ? await known.message(command.args) : text;
+      const prepared = await this.#options.prepareMessage(source);
       for (const note of prepared.notes) this.notice(note, "warning");
       const conversation = await this.#options.conversation();
       result = await conversation.turn(prepared.text, {

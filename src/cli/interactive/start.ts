@@ -15,7 +15,7 @@ import { TranscriptView } from "../../tui/view.ts";
 import type { RunFlags } from "../run.ts";
 import { readEnv, resolveWorkspace } from "../process_env.ts";
 import { InteractiveApp } from "./app.ts";
-import { CommandRegistry, parseCommandLine } from "./commands.ts";
+import { CommandRegistry } from "./commands.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
 
@@ -68,10 +68,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     commandContext: (self) => controller.context(self, () => commands.list()),
     conversation: () => controller.conversation(),
     prepareMessage: async (text) => {
-      const command = parseCommandLine(text);
-      const known = command && commands.get(command.name);
-      const source = command && known?.message ? await known.message(command.args) : text;
-      const expanded = await expandMentions(source, workspace);
+      const expanded = await expandMentions(text, workspace);
       return { text: expanded.text, notes: expanded.errors };
     },
     remember: (text) => history.add(text).catch(() => {}),
