@@ -18,7 +18,7 @@ import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
 import type { SessionChoice } from "../harness/run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
-import { Conversation, type McpTools } from "../harness/conversation.ts";
+import { Conversation, type McpTools, type TurnOptions } from "../harness/conversation.ts";
 import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 
 export interface RunFlags {
@@ -56,7 +56,9 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     // `/template args`, `/skill:name args` and --skill become the message the model gets.
     const resources = await agent.conversation.resources();
     const message = await expandInput(task, resources, flags.skill);
-    const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts);
+    const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts, {
+      resources,
+    });
     if (text) {
       write.err(`tern: session ${session.id.slice(0, 8)} (continue it with tern run -c "…")\n`);
     }
@@ -146,6 +148,7 @@ async function turnWithOutput(
   output: OutputFormat,
   write: Writers,
   facts: TurnFacts,
+  options: Omit<TurnOptions, "signal"> = {},
 ): Promise<TurnResult> {
   const session = conversation.session;
   const controller = new AbortController();
@@ -156,7 +159,7 @@ async function turnWithOutput(
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
   try {
-    const result = await conversation.turn(task, { signal: controller.signal });
+    const result = await conversation.turn(task, { ...options, signal: controller.signal });
     if (output === "json") {
       const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
       const audit = await conversation.sandbox()?.then(

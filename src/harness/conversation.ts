@@ -85,6 +85,8 @@ export interface DetachedTurnOptions {
 /** Options of one turn. */
 export interface TurnOptions {
   signal?: AbortSignal;
+  /** Resources read for this turn already (`resources()`); read again when absent. */
+  resources?: Resources;
   /** Messages typed while the turn runs, taken at the next model boundary. */
   steering?: () => string[];
 }
@@ -287,7 +289,7 @@ export class Conversation {
     };
     recordSettings(session, state, config);
     await this.#ready(options.signal);
-    const resources = await this.resources();
+    const resources = options.resources ?? await this.resources();
     const user: Message = { role: "user", content: task };
     session.append({ type: "message", message: user });
     const messages: Message[] = [

@@ -1,7 +1,9 @@
 /**
  * YAML frontmatter of a Markdown resource (a skill's SKILL.md, a prompt template): the block
- * between a first line `---` and the next line `---`, parsed with the `yaml` package, loaded at
- * the first file that has such a block.
+ * between a first line `---` and the next line `---`. A block of plain `key: value` lines (the
+ * usual `name` and `description`), with `key: [a, b]` lists of plain words, is read here; any
+ * other YAML is parsed with the `yaml` package, loaded only then (its import costs about as much
+ * as Deno's own start: bench/results/resources.md), so that the common case never pays it.
  */
 
 /** A file's frontmatter and the Markdown after it. */
@@ -40,6 +42,8 @@ export async function parseFrontmatter(text: string, file: string): Promise<Fron
   if (close === null) throw new FrontmatterError(file, 1, "the `---` block is never closed");
   const block = rest.slice(0, close.index);
   const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, "");
+  const simple = simpleBlock(block);
+  if (simple !== undefined) return { data: simple, body };
   const { parse, YAMLParseError } = await import("yaml");
   let data: unknown;
   try {
@@ -61,6 +65,43 @@ export async function parseFrontmatter(text: string, file: string): Promise<Fron
     throw new FrontmatterError(file, 2, "it is not a mapping of keys (`name: value` lines)");
   }
   return { data: data as Record<string, unknown>, body };
+}
+
+const SIMPLE_LINE = /^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$/;
+/** A plain scalar YAML reads as this same string: no indicator first, no `: ` or ` #` inside. */
+const PLAIN = /^(?![-?:,[\]{}#&*!|>'"%@`\s])(?:(?!: | #)[^\t\n])*$/;
+/** Plain scalars that YAML reads as something else than a string. */
+const NOT_A_STRING = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+.\d].*)$/;
+
+/**
+ * The block read without the `yaml` package when every line is blank, a `# comment`, a
+ * `key: plain value` or a `key: [plain, words]`, each key once; undefined for anything else
+ * (the package then parses it, and reports errors with their line).
+ */
+function simpleBlock(block: string): Record<string, unknown> | undefined {
+  const data: Record<string, unknown> = {};
+  for (const line of block.split(/\r?\n/)) {
+    if (/^\s*(?:#.*)?$/.test(line)) continue;
+    const match = SIMPLE_LINE.exec(line);
+    if (match === null || Object.hasOwn(data, match[1])) return undefined;
+    const value = match[2] ?? "";
+    if (value === "") return undefined;
+    const list = /^\[(.*)\]$/.exec(value);
+    if (list !== null) {
+      const items = list[1].trim() === "" ? [] : list[1].split(",").map((item) => item.trim());
+      if (!items.every((item) => plainString(item) && !item.includes(","))) return undefined;
+      data[match[1]] = items;
+    } else if (plainString(value)) {
+      data[match[1]] = value;
+    } else {
+      return undefined;
+    }
+  }
+  return data;
+}
+
+function plainString(value: string): boolean {
+  return value !== "" && PLAIN.test(value) && !NOT_A_STRING.test(value) && !value.includes("{{");
 }
 
 /** The string value of `key` in `data`, trimmed; undefined when absent or not a string. */

@@ -138,3 +138,30 @@ Deno.test("parseFrontmatter() gives the data and the body, and no block means no
   );
   await rejects(parseFrontmatter("---\na: 1\na: 2\n---\n", "f.md"), /"f\.md" at line 3/);
 });
+
+Deno.test("parseFrontmatter() reads plain key: value blocks as the yaml package does", async () => {
+  const { parse } = await import("yaml");
+  const blocks = [
+    "name: pdf\ndescription: Fill PDF forms, then check them.",
+    "name: a\nargs: [file, focus]\n# a comment\n\nlicense: MIT",
+    "description: use it when: always",
+    "description: 'quoted'",
+    "version: 1.0",
+    "flag: true",
+    "args: [a, {b: 1}]",
+    "description: a #comment",
+    "description: >\n  folded",
+    "key:",
+  ];
+  for (const block of blocks) {
+    const text = `---\n${block}\n---\nbody\n`;
+    let expected: unknown;
+    try {
+      expected = parse(block) ?? {};
+    } catch {
+      await rejects(parseFrontmatter(text, "f.md"), /Cannot read the frontmatter/, block);
+      continue;
+    }
+    deepEqual((await parseFrontmatter(text, "f.md")).data, expected, block);
+  }
+});
