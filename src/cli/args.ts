@@ -44,7 +44,13 @@ export type CommandLine =
     skill?: string;
     options: TurnOptions;
   }
-  | { command: "context"; json: boolean; options: TurnOptions }
+  | {
+    command: "context";
+    /** A message: show the remembered facts it would get. */
+    task?: string;
+    json: boolean;
+    options: TurnOptions;
+  }
   | {
     command: "plan";
     /** The task to plan; absent with --resume / --continue. */
@@ -109,6 +115,16 @@ export type CommandLine =
     json: boolean;
     options: TurnOptions;
   }
+  | {
+    command: "memory";
+    action: "save" | "list" | "forget";
+    /** save: the fact; forget: the id (prefix). */
+    text?: string;
+    /** save: for every workspace of the person, not only this one. */
+    global: boolean;
+    json: boolean;
+    options: TurnOptions;
+  }
   | { command: "help" }
   | { command: "version" }
   | { command: "interactive"; options: TurnOptions };
@@ -163,10 +179,14 @@ Commands:
                          .gitignore rules, symlinks not followed, binary and >1 MB files
                          skipped; again, only changed files are re-read (the index lives
                          under TERN_HOME, never in the repository)
-  context                what goes into the system prompt: each part, the file it came from
+  context [message]      what goes into the system prompt: each part, the file it came from
                          (SYSTEM.md, AGENTS.md/CLAUDE.md at every level, APPEND_SYSTEM.md),
                          its estimated tokens, the skills index, prompt templates and any
-                         problem with them (--json)
+                         problem with them; with a message, the facts it would get (--json)
+  memory save <fact>     remember a fact for this workspace (--global: for every one);
+                         each message gets the facts most relevant to it (memoryFacts, 5)
+  memory list            the remembered facts with their ids (--json)
+  memory forget <id>     forget a fact (an id prefix is enough)
   run /name [args]       run the prompt template .tern/prompts/name.md (or ~/.tern/prompts/)
                          with its arguments; run --skill <name> <task> puts that skill's
                          instructions (SKILL.md) before the task
@@ -207,6 +227,7 @@ const COMMANDS = new Set([
   "index",
   "search",
   "context",
+  "memory",
 ]);
 const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -274,11 +295,18 @@ export function parseCommandLine(args: string[]): CommandLine {
     if (text(values, "skill") === undefined) requireTask(task);
     return { command: "run", task, ...skillOf(values), options };
   }
+  if (first !== "memory" && on(values, "global")) {
+    throw new UsageError("--global belongs to tern memory save");
+  }
+  if (first === "memory") return memoryCommand(rest, values, options);
   if (first === "context") {
-    if (rest.length > 0) {
-      throw new UsageError(`Unexpected arguments after context: "${rest.join(" ")}"`);
-    }
-    return { command: "context", json: on(values, "json"), options };
+    const task = rest.join(" ").trim();
+    return {
+      command: "context",
+      ...(task === "" ? {} : { task }),
+      json: on(values, "json"),
+      options,
+    };
   }
   if (first === "plan" || text(values, "plan") !== undefined) {
     if (text(values, "plan") !== undefined && positionals.length > 0) {
@@ -357,6 +385,43 @@ export function parseCommandLine(args: string[]): CommandLine {
     throw new UsageError(`Unknown command "${first}": to run a task, use tern run "${first} …"`);
   }
   return { command: "interactive", options };
+}
+
+function memoryCommand(rest: string[], values: Values, options: TurnOptions): CommandLine {
+  const [action = "list", ...words] = rest;
+  const base = {
+    command: "memory" as const,
+    global: on(values, "global"),
+    json: on(values, "json"),
+  };
+  if (action !== "save" && base.global) {
+    throw new UsageError("--global belongs to tern memory save");
+  }
+  switch (action) {
+    case "list":
+      if (words.length > 0) {
+        throw new UsageError(`Unexpected arguments after memory list: "${words.join(" ")}"`);
+      }
+      return { ...base, action, options };
+    case "save": {
+      const text = words.join(" ");
+      if (text.trim() === "") {
+        throw new UsageError('Nothing to save: tern memory save "the fact" [--global]');
+      }
+      return { ...base, action, text, options };
+    }
+    case "forget":
+      if (words.length !== 1) {
+        throw new UsageError(
+          "Give one fact id to forget: tern memory forget <id> (see tern memory list)",
+        );
+      }
+      return { ...base, action, text: words[0], options };
+    default:
+      throw new UsageError(
+        `Unknown memory subcommand "${action}": expected save, list or forget`,
+      );
+  }
 }
 
 function sandboxCommand(rest: string[], options: TurnOptions): CommandLine {

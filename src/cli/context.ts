@@ -9,12 +9,23 @@ import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 
-/** Prints the report (as JSON with `json`); exit code 0. */
-export async function showContext(json: boolean, flags: RunFlags): Promise<number> {
+/**
+ * Prints the report (as JSON with `json`); with `task`, the remembered facts a message of that
+ * text would get, and why. Exit code 0.
+ */
+export async function showContext(
+  task: string | undefined,
+  json: boolean,
+  flags: RunFlags,
+): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
-  const memory = await rememberedFacts(config.ternHome, workspace);
-  const report = await describeContext(workspace, config.ternHome, memory);
+  const facts = await rememberedFacts(config.ternHome, workspace);
+  const report = await describeContext(workspace, config.ternHome, {
+    facts,
+    limit: config.memoryFacts,
+    task,
+  });
   const text = json
     ? jsonForTerminal(JSON.stringify(report, null, 2))
     : formatContextReport(report).map(terminalText).join("\n");

@@ -97,9 +97,13 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runSearchCommand } = await import("./code_index.ts");
       return await runSearchCommand(line, toRunFlags(line.options));
     }
+    case "memory": {
+      const { runMemoryCommand } = await import("./memory.ts");
+      return await runMemoryCommand(line, toRunFlags(line.options));
+    }
     case "context": {
       const { showContext } = await import("./context.ts");
-      return await showContext(line.json, toRunFlags(line.options));
+      return await showContext(line.task, line.json, toRunFlags(line.options));
     }
     case "doctor": {
       const { runDoctor } = await import("./doctor.ts");

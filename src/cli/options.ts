@@ -80,6 +80,7 @@ const TRAILING: readonly CliOption[] = [
   { name: "focus", type: "string" },
   { name: "limit", type: "string" },
   { name: "skill", type: "string" },
+  { name: "global", type: "boolean" },
 ];
 
 /** Every option: the command line's own and one per configuration key with a flag. */

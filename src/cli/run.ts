@@ -6,7 +6,7 @@ import type { TurnResult } from "../agent/loop.ts";
 import type { Provider } from "../llm/types.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { AgentSandbox } from "../harness/agent_sandbox.ts";
-import { openAgentSession, rememberedFacts } from "../harness/agent_session.ts";
+import { openAgentSession, recallFacts, rememberedFacts } from "../harness/agent_session.ts";
 import { checkSandboxConfig } from "../harness/sandbox_config.ts";
 import { expandInput } from "../harness/resource_input.ts";
 import type { TurnConfig } from "../harness/models.ts";
@@ -110,7 +110,9 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     person: options.person,
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
-    memory: () => memory,
+    // `tern demo` passes a TurnConfig: the setting's default then.
+    memory: (task) =>
+      recallFacts(memory, task, (config as { memoryFacts?: number }).memoryFacts ?? 5),
     mcp: options.mcp,
     onSandboxOpen: output === "text" ? unconfinedWarning(write) : undefined,
   });

@@ -48,8 +48,12 @@ export interface ConversationOptions {
   home?: string;
   /** Told once when the sandbox is open and shell commands cannot be confined. */
   onSandboxOpen?: (sandbox: AgentSandbox) => void;
-  /** The remembered facts' system prompt section, read at the start of every turn. */
-  memory?: () => string | undefined;
+  /**
+   * The remembered facts chosen for a message (`rankFacts`), as the section sent with it:
+   * asked at every turn with the person's message. The section rides with the message, and is
+   * recorded with it, so the system prompt, and the provider's prompt cache, stay the same.
+   */
+  memory?: (task: string) => string | undefined;
   /** MCP servers whose tools join the built-in ones (an `McpManager`). */
   mcp?: McpTools;
 }
@@ -252,7 +256,7 @@ export class Conversation {
     return await runTurn({
       messages: [
         { role: "system", content: this.#systemPrompt(resources) },
-        { role: "user", content: task },
+        { role: "user", content: this.#withFacts(task) },
       ],
       provider,
       model: config.model,
@@ -290,7 +294,7 @@ export class Conversation {
     recordSettings(session, state, config);
     await this.#ready(options.signal);
     const resources = options.resources ?? await this.resources();
-    const user: Message = { role: "user", content: task };
+    const user: Message = { role: "user", content: this.#withFacts(task) };
     session.append({ type: "message", message: user });
     const messages: Message[] = [
       { role: "system", content: this.#systemPrompt(resources) },
@@ -325,9 +329,15 @@ export class Conversation {
   #systemPrompt(resources: Resources): string {
     const { workspace } = this.#options;
     return composeSystemPrompt(
-      { workspace, toolNames: this.#tools.names, memory: this.#options.memory?.() },
+      { workspace, toolNames: this.#tools.names },
       resources,
     );
+  }
+
+  /** `task` with the remembered facts chosen for it after a blank line, when any. */
+  #withFacts(task: string): string {
+    const facts = this.#options.memory?.(task);
+    return facts ? `${task}\n\n${facts}` : task;
   }
 
   /** Tells `text` on stderr once per conversation: the prompt is built for every turn. */

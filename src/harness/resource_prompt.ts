@@ -6,13 +6,22 @@ import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { estimateTokens } from "../context/tokens.ts";
 import { resourcePromptParts, type Resources } from "../memory/resources.ts";
 import { usage } from "../memory/templates.ts";
+import type { Fact } from "../memory/facts.ts";
+import { rankedMemorySection, rankFacts } from "../memory/rank.ts";
+
+/** The remembered facts, for the report: which a message would get, and why. */
+export interface MemoryInputs {
+  facts: readonly Fact[];
+  /** The `memoryFacts` setting. */
+  limit: number;
+  /** The message to rank against; without one, none is chosen. */
+  task?: string;
+}
 
 /** What a system prompt is built from besides the resources. */
 export interface PromptInputs {
   workspace: string;
   toolNames: readonly string[];
-  /** The remembered facts' section. */
-  memory?: string;
   /** ISO date; default today. */
   today?: string;
 }
@@ -24,13 +33,12 @@ export function composeSystemPrompt(inputs: PromptInputs, resources: Resources):
     toolNames: [...inputs.toolNames],
     today: inputs.today ?? new Date().toISOString().slice(0, 10),
     ...resourcePromptParts(resources),
-    memory: inputs.memory,
   });
 }
 
 /** One part of the system prompt. */
 export interface PromptPart {
-  /** What it is: `instructions`, `context file`, `skills index`, `append`, `memory`. */
+  /** What it is: `instructions`, `context file`, `skills index`, `APPEND_SYSTEM.md`. */
   part: string;
   /** The file it came from, when one. */
   file?: string;
@@ -50,11 +58,24 @@ export interface ContextReport {
   totalTokens: number;
   skills: Array<{ name: string; description: string; path: string; level: string }>;
   templates: Array<{ name: string; description: string; usage: string; path: string }>;
+  /** The remembered facts: how many, and those a message (`task`) would get, with why. */
+  memory?: {
+    saved: number;
+    limit: number;
+    task?: string;
+    /** Estimated tokens of the section sent with `task`. */
+    tokens: number;
+    chosen: Array<{ id: string; scope: string; text: string; score: number; terms: string[] }>;
+  };
   diagnostics: string[];
 }
 
 /** The account of the system prompt that `inputs` and `resources` make. */
-export function contextReport(inputs: PromptInputs, resources: Resources): ContextReport {
+export function contextReport(
+  inputs: PromptInputs,
+  resources: Resources,
+  memory?: MemoryInputs,
+): ContextReport {
   const { files } = resources;
   const prompt = resourcePromptParts(resources);
   const base = buildSystemPrompt({
@@ -96,7 +117,6 @@ export function contextReport(inputs: PromptInputs, resources: Resources): Conte
       cut: file.cut,
     });
   }
-  if (inputs.memory) parts.push({ part: "memory", tokens: estimateTokens(inputs.memory) });
   return {
     workspace: inputs.workspace,
     repositoryRoot: files.repositoryRoot,
@@ -114,7 +134,25 @@ export function contextReport(inputs: PromptInputs, resources: Resources): Conte
       usage: template.args.length > 0 ? usage(template) : "",
       path: template.path,
     })),
+    ...(memory === undefined ? {} : { memory: memoryReport(memory) }),
     diagnostics: resources.diagnostics,
+  };
+}
+
+function memoryReport(memory: MemoryInputs): NonNullable<ContextReport["memory"]> {
+  const chosen = rankFacts(memory.facts, memory.task ?? "", memory.limit);
+  return {
+    saved: memory.facts.length,
+    limit: memory.limit,
+    task: memory.task,
+    tokens: estimateTokens(rankedMemorySection(chosen) ?? ""),
+    chosen: chosen.map(({ fact, score, terms }) => ({
+      id: fact.id,
+      scope: fact.scope,
+      text: fact.text,
+      score,
+      terms,
+    })),
   };
 }
 
@@ -143,6 +181,23 @@ export function formatContextReport(report: ContextReport): string[] {
       lines.push(`  ${call}: ${template.description} (${template.path})`);
     }
   }
+  const memory = report.memory;
+  if (memory !== undefined) {
+    lines.push(
+      `Memory: ${memory.saved} saved facts; each message gets the ${memory.limit} most ` +
+        "relevant to it (BM25 over the facts; none that shares no word with it)",
+    );
+    if (memory.task === undefined) {
+      lines.push("  (give a message, tern context <message>, to see which facts it would get)");
+    } else {
+      lines.push(`  for "${memory.task}": ${memory.chosen.length} facts, ~${memory.tokens} tokens`);
+      for (const fact of memory.chosen) {
+        lines.push(
+          `  ${fact.id} ${fact.scope} score ${fact.score} (${fact.terms.join(", ")}): ${fact.text}`,
+        );
+      }
+    }
+  }
   if (report.diagnostics.length > 0) {
     lines.push("Problems:");
     for (const line of report.diagnostics) lines.push(`  ${line}`);
@@ -158,7 +213,7 @@ export function formatContextReport(report: ContextReport): string[] {
 export async function describeContext(
   workspace: string,
   ternHome: string,
-  memory?: string,
+  memory?: MemoryInputs,
 ): Promise<ContextReport> {
   const [{ loadResources }, { BUILTIN_MANIFEST }, { REQUEST_PERMISSIONS_SPEC }] = await Promise
     .all([
@@ -172,5 +227,5 @@ export async function describeContext(
     REQUEST_PERMISSIONS_SPEC.name,
     ...(resources.skills.length > 0 ? ["skill"] : []),
   ];
-  return contextReport({ workspace, toolNames, memory }, resources);
+  return contextReport({ workspace, toolNames }, resources, memory);
 }

@@ -35,7 +35,13 @@ Deno.test("parseCommandLine() reads run --skill (the skill alone is a task) and 
   const context = parseCommandLine(["context", "--json"]);
   deepEqual(context.command === "context" && context.json, true);
   throws(() => parseCommandLine(["context", "--skill", "pdf"]), /--skill belongs to tern run/);
-  throws(() => parseCommandLine(["context", "extra"]), /Unexpected arguments after context/);
+  const asked = parseCommandLine(["context", "fix", "auth"]);
+  deepEqual(asked.command === "context" && asked.task, "fix auth");
+  throws(
+    () => parseCommandLine(["memory", "list", "--global"]),
+    /--global belongs to tern memory save/,
+  );
+  throws(() => parseCommandLine(["memory", "drop"]), /Unknown memory subcommand "drop"/);
 });
 
 Deno.test("parseCommandLine() passes --provider, --thinking and --fallback on as given", () => {

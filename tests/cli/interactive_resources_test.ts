@@ -44,7 +44,7 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
     const command of await resourceCommands({
       workspace,
       ternHome,
-      memory: () => undefined,
+      memory: () => ({ facts: [], limit: 5 }),
       taken: new Set(["help"]),
       warn: (text) => warnings.push(text),
     })

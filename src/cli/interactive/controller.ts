@@ -80,7 +80,8 @@ export class SessionController {
         : undefined,
       warn: (text) => controller.#app?.notice(text, "warning"),
       onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
-      memory: () => controller.#services?.memorySection(),
+      memory: (task: string) =>
+        controller.#services?.memorySection(task, controller.config.memoryFacts),
       watchMcp: (manager) => controller.#watchMcp(manager),
     });
     if (controller.#agent.config.noSandbox) controller.#sandbox = "off";
@@ -189,7 +190,7 @@ export class SessionController {
     const resources = await resourceCommands({
       workspace: agent.workspace,
       ternHome: agent.config.ternHome,
-      memory: () => services.memorySection(),
+      memory: () => ({ facts: services.facts(), limit: agent.config.memoryFacts }),
       taken: new Set(builtins.map((command) => command.name)),
       warn: (text) => this.#app?.notice(text, "warning"),
     }).catch((error) => {

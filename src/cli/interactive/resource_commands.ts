@@ -6,7 +6,11 @@
  */
 import { loadResources } from "../../memory/resources.ts";
 import { usage } from "../../memory/templates.ts";
-import { describeContext, formatContextReport } from "../../harness/resource_prompt.ts";
+import {
+  describeContext,
+  formatContextReport,
+  type MemoryInputs,
+} from "../../harness/resource_prompt.ts";
 import { expandInput } from "../../harness/resource_input.ts";
 import { terminalText } from "../../core/terminal_text.ts";
 import type { SlashCommand } from "./commands.ts";
@@ -14,8 +18,8 @@ import type { SlashCommand } from "./commands.ts";
 export interface ResourceCommandDeps {
   workspace: string;
   ternHome: string;
-  /** The remembered facts' section, as the next turn's prompt will have it. */
-  memory: () => string | undefined;
+  /** The remembered facts and how many a message gets. */
+  memory: () => Omit<MemoryInputs, "task">;
   /** Names taken by built-in commands: a template of such a name is left out, with a note. */
   taken: ReadonlySet<string>;
   /** Told about a template left out. */
@@ -27,10 +31,13 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
   const resources = await loadResources(deps.workspace, deps.ternHome);
   const commands: SlashCommand[] = [{
     name: "context",
-    description: "what goes into the system prompt: each part, its file and its tokens",
+    description: "what goes into the system prompt: each part, its file and its tokens; " +
+      "with a message, the remembered facts it would get",
+    usage: "[message]",
     whileRunning: true,
-    async run(context) {
-      const report = await describeContext(deps.workspace, deps.ternHome, deps.memory());
+    async run(context, args) {
+      const memory = { ...deps.memory(), task: args.trim() === "" ? undefined : args.trim() };
+      const report = await describeContext(deps.workspace, deps.ternHome, memory);
       context.print(formatContextReport(report).map(terminalText));
     },
   }];
