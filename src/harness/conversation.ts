@@ -7,6 +7,7 @@ import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
 import { warnOnStderr } from "../config/workspace_file.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
 import {
   compactionHook,
@@ -344,7 +345,8 @@ export class Conversation {
   #warnOnce(text: string): void {
     if (this.#warned.has(text)) return;
     this.#warned.add(text);
-    warnOnStderr(text);
+    // Names files of the repository, and quotes them: made safe for the terminal.
+    warnOnStderr(terminalText(text));
   }
 
   /** Registers the `skill` tool while there are skills, and removes it when there are none. */

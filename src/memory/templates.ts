@@ -118,7 +118,7 @@ async function readTemplate(
   try {
     const { data, body } = await parseFrontmatter(text, path);
     const args = templateArgs(data.args ?? data.arguments, path);
-    const description = stringField(data, "description") ?? firstLine(body);
+    const description = oneLine(stringField(data, "description") ?? firstLine(body));
     return { name, description, args, body, path, level };
   } catch (error) {
     if (!(error instanceof FrontmatterError)) throw error;
@@ -153,6 +153,11 @@ function templateArgs(value: unknown, path: string): TemplateArg[] {
       `\`args\` has an entry without a name: ${JSON.stringify(item)}`,
     );
   });
+}
+
+/** `text` on one line: whitespace and control characters (escape sequences' ESC) as spaces. */
+function oneLine(text: string): string {
+  return text.replace(/[\s\p{Cc}]+/gu, " ").trim().slice(0, 1_024);
 }
 
 function firstLine(body: string): string {

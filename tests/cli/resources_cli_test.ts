@@ -86,9 +86,13 @@ testWith(
         "Cut a release of this project",
         "Bump the version, then tag. PROJECT-BODY-MARK",
       );
+      // A hostile folder name and a malformed file: told once, safe for the terminal.
+      await write(join(dir, ".claude", "skills", "\x1b[2Jbad", "SKILL.md"), "---\nname: [\n---\n");
       const run = await tern(["run", "release it"]);
       equal(run.code, 0, run.stderr);
       match(run.stderr, /Skill "release" in ".*home.*skills\/release\/SKILL\.md" is not used/);
+      match(run.stderr, /Cannot read the frontmatter of ".*bad\/SKILL\.md" at line \d/);
+      ok(!run.stderr.includes("\x1b"), JSON.stringify(run.stderr));
       const first = requests[0];
       match(
         system(first),

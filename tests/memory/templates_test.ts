@@ -106,3 +106,14 @@ Deno.test("discoverTemplates() refuses a template that is a symlink out of the w
   });
   await rejects(Promise.reject(new TemplateError("x")), TemplateError);
 });
+
+Deno.test("discoverTemplates() gives a description on one line without control characters", async () => {
+  await withTree(async ({ home, ws }) => {
+    await Deno.writeTextFile(
+      join(ws, ".tern", "prompts", "evil.md"),
+      "\x1b]0;owned\x07Title\x1b[2J line\nsecond",
+    );
+    const [evil] = (await discoverTemplates(ws, home)).templates;
+    equal(evil.description, "]0;owned Title [2J line");
+  });
+});

@@ -51,7 +51,8 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
     }
     commands.push({
       name: template.name,
-      description: template.description,
+      // From a file: shown in the completion list, which draws descriptions as they are.
+      description: terminalText(template.description),
       usage: usage(template),
       run() {},
       message: (args) => expandInput(`/${template.name} ${args}`, resources),
@@ -60,7 +61,7 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
   for (const skill of resources.skills) {
     commands.push({
       name: `skill:${skill.name}`,
-      description: skill.description,
+      description: terminalText(skill.description),
       usage: "[request]",
       run() {},
       message: (args) => expandInput(`/skill:${skill.name} ${args}`, resources),
