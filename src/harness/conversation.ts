@@ -191,6 +191,14 @@ export class Conversation {
   async resources(): Promise<Resources> {
     const resources = await loadResources(this.#options.workspace, this.#options.config.ternHome);
     for (const line of resources.diagnostics) this.#warnOnce(line);
+    const system = resources.files.system;
+    if (system?.level === "project") {
+      // A repository may replace the instructions (never the permissions): said, not hidden.
+      this.#warnOnce(
+        `The project's "${system.path}" replaces tern's default instructions; the sandbox, ` +
+          "mode and rules still apply (tern context shows the system prompt)",
+      );
+    }
     this.#resources = resources;
     await this.#syncSkillTool(resources);
     return resources;
