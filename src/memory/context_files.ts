@@ -23,7 +23,7 @@
  */
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
-import { lstatOrNull } from "../core/verified_open.ts";
+import { lstatOrNull, realPathOrNull } from "../core/verified_open.ts";
 
 /** The context file names, read in this order in each folder. */
 export const CONTEXT_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const;
@@ -193,6 +193,19 @@ export function readContextFile(
       "characters]",
     cut: true,
   };
+}
+
+/**
+ * Why `dir` (a resources folder under `confine`) is not searched: its real path leaves
+ * `confine` through a symlink; undefined when it is inside, or missing.
+ */
+export function folderOutside(confine: string, dir: string): string | undefined {
+  const root = realPathOrNull(confine) ?? confine;
+  const real = realPathOrNull(dir);
+  if (real === null || real === root || real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+    return undefined;
+  }
+  return `Skipping folder "${dir}": it leads out of ${confine} (to "${real}") through a symlink`;
 }
 
 /** Keeps files while the total fits; the rest become one-line notes. */

@@ -15,7 +15,7 @@
 import { dirname, join, relative, sep } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
-import type { ResourceLevel } from "./context_files.ts";
+import { folderOutside, type ResourceLevel } from "./context_files.ts";
 
 /** How deep below a skills root a `SKILL.md` is looked for. */
 export const MAX_SKILL_DEPTH = 4;
@@ -75,6 +75,11 @@ export async function discoverSkills(
   const byName = new Map<string, Skill>();
   for (const { root, level } of skillRoots(workspace, ternHome)) {
     const confine = level === "user" ? ternHome : workspace;
+    const outside = folderOutside(confine, root);
+    if (outside !== undefined) {
+      diagnostics.push(outside);
+      continue;
+    }
     for (const path of findSkillFiles(root, diagnostics)) {
       const skill = await readSkillHead(confine, path, level, diagnostics);
       if (skill === undefined) continue;

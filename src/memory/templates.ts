@@ -9,7 +9,7 @@
 import { basename, join } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
-import type { ResourceLevel } from "./context_files.ts";
+import { folderOutside, type ResourceLevel } from "./context_files.ts";
 import { TemplateError } from "./errors.ts";
 
 export { TemplateError };
@@ -58,6 +58,11 @@ export async function discoverTemplates(
     [join(ternHome, "prompts"), ternHome, "user"],
   ];
   for (const [dir, confine, level] of folders) {
+    const outside = folderOutside(confine, dir);
+    if (outside !== undefined) {
+      diagnostics.push(outside);
+      continue;
+    }
     for (const path of markdownFiles(dir, diagnostics)) {
       const template = await readTemplate(confine, path, level, diagnostics);
       if (template === undefined) continue;

@@ -165,3 +165,26 @@ Deno.test("parseFrontmatter() reads plain key: value blocks as the yaml package 
     deepEqual((await parseFrontmatter(text, "f.md")).data, expected, block);
   }
 });
+
+Deno.test("discoverSkills() and discoverTemplates() do not search a skills or prompts folder that is a symlink out", async () => {
+  const { discoverTemplates } = await import("../../src/memory/templates.ts");
+  await withTree(async ({ root, home, ws }) => {
+    await skill(join(root, "private", "secret-skill"), "secret-skill", "PRIVATE");
+    await Deno.writeTextFile(join(root, "private", "notes.md"), "PRIVATE NOTES");
+    await Deno.mkdir(join(ws, ".tern"));
+    Deno.symlinkSync(join(root, "private"), join(ws, ".tern", "skills"));
+    Deno.symlinkSync(join(root, "private"), join(ws, ".tern", "prompts"));
+    const skills = await discoverSkills(ws, home);
+    deepEqual(skills.skills, []);
+    deepEqual(skills.diagnostics.length, 1);
+    match(
+      skills.diagnostics[0],
+      /Skipping folder ".*\.tern\/skills": it leads out of .* through a symlink/,
+    );
+    ok(!skills.diagnostics[0].includes("secret-skill"), "nothing under it is listed");
+    const templates = await discoverTemplates(ws, home);
+    deepEqual(templates.templates, []);
+    match(templates.diagnostics.join("\n"), /Skipping folder ".*\.tern\/prompts"/);
+    ok(!templates.diagnostics.join("\n").includes("notes.md"));
+  });
+});
