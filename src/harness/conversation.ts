@@ -362,7 +362,17 @@ export class Conversation {
     const { SKILL_TOOL_NAME, createSkillTool } = await import("./skill_tool.ts");
     const has = this.#tools.get(SKILL_TOOL_NAME) !== undefined;
     if (resources.skills.length > 0 && !has) {
-      this.#tools.register(createSkillTool(() => this.#resources?.skills ?? []));
+      const tool = createSkillTool(() => this.#resources?.skills ?? []);
+      this.#tools.register({
+        name: tool.name,
+        description: tool.description,
+        readOnly: tool.readOnly,
+        runsIn: tool.runsIn,
+        paths: (args) => tool.paths(args),
+        parameters: tool.parameters,
+        // Through the gate like every tool: rules (a person may deny it), audit, the budget.
+        run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(tool), args, ctx),
+      });
     } else if (resources.skills.length === 0 && has) {
       this.#tools.unregister(SKILL_TOOL_NAME);
     }

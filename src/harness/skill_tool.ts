@@ -2,8 +2,8 @@
  * The `skill` tool: the model activates a skill from the index in its system prompt and gets
  * the body of its `SKILL.md`, or one file of the skill's folder. It reads only the skills
  * discovered for this turn, each confined to its own folder (`readSkillBody`, `readSkillFile`:
- * regular files, no symlink out), and changes nothing, so it runs in tern's process without
- * review.
+ * regular files, no symlink out), and changes nothing: it runs in tern's process, through the
+ * permission gate like every tool (rules, audit log, result budget), as a read-only host tool.
  */
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";

@@ -15,7 +15,7 @@ interface Bench {
   dir: string;
   home: string;
   requests: RecordedRequest[];
-  tern(args: string[]): ReturnType<typeof runTern>;
+  tern(args: string[], env?: Record<string, string>): ReturnType<typeof runTern>;
 }
 
 async function withBench(
@@ -29,7 +29,7 @@ async function withBench(
       dir: ws.dir,
       home: ws.home,
       requests: server.requests,
-      tern: (args) =>
+      tern: (args, extra = {}) =>
         runTern(args, {
           cwd: ws.dir,
           env: {
@@ -38,6 +38,7 @@ async function withBench(
             TERN_API_KEY: "sk-test-resources",
             TERN_BASE_URL: server.baseUrl,
             TERN_MODE: "bypass",
+            ...extra,
           },
         }),
     });
@@ -88,8 +89,11 @@ testWith(
       );
       // A hostile folder name and a malformed file: told once, safe for the terminal.
       await write(join(dir, ".claude", "skills", "\x1b[2Jbad", "SKILL.md"), "---\nname: [\n---\n");
-      const run = await tern(["run", "release it"]);
+      // In ASK mode with nobody to ask: a read-only tool needs no approval.
+      const run = await tern(["run", "-o", "json", "release it"], { TERN_MODE: "ask" });
       equal(run.code, 0, run.stderr);
+      const { audit } = JSON.parse(run.stdout);
+      match(await Deno.readTextFile(audit), /"tool":"skill"/);
       match(run.stderr, /Skill "release" in ".*home.*skills\/release\/SKILL\.md" is not used/);
       match(run.stderr, /Cannot read the frontmatter of ".*bad\/SKILL\.md" at line \d/);
       ok(!run.stderr.includes("\x1b"), JSON.stringify(run.stderr));
