@@ -291,6 +291,9 @@ export class Conversation {
     const state = session.state();
     const emit: EmitFn = (event) => {
       if (event.type === "model_switch") recordSwitch(session, event);
+      // The summary may have replaced the results that carried nested context files: the
+      // next tool that touches their folders brings them again.
+      if (event.type === "compaction") this.#visited.clear();
       if (event.type === "turn_end") {
         const hostFiles = this.#sandbox?.gate.takeHostFileChanges() ?? [];
         if (hostFiles.length > 0) {

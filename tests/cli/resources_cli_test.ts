@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { type RecordedRequest, startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runTern, runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
 interface Bench {
@@ -258,5 +258,58 @@ testWith(
       ok(agents.tokens > 50 && agents.tokens < 200, String(agents.tokens));
       equal(requests.length, 0, "tern context asks no model");
     });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "after a compaction, a nested AGENTS.md is given again at the next touch of its folder",
+  async () => {
+    const script = (request: ModelRequest): ScriptedReply => {
+      if (request.tools.length === 0) return { text: "## Goal\nSUMMARY-MARK\n## Open items\nnone" };
+      const messages = request.messages;
+      const lastUser = messages.findLastIndex((m) => m.role === "user");
+      const tools = messages.slice(lastUser).filter((m) => m.role === "tool").length;
+      const turn = messages[lastUser].content;
+      // The first turn reads the big file twice: enough to summarise the older read.
+      if (tools > (turn === "first" ? 1 : 0)) return { text: `done ${turn}` };
+      const path = turn === "first" ? "packages/x/big.ts" : "packages/x/small.ts";
+      return { toolCalls: [{ name: "read", arguments: JSON.stringify({ path }) }] };
+    };
+    const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+    const ws = await tempWorkspace();
+    try {
+      await write(join(ws.dir, "packages", "x", "AGENTS.md"), "NESTED-RULE");
+      const line = "export const value = 'some text to fill the context window';\n";
+      await write(join(ws.dir, "packages", "x", "big.ts"), line.repeat(700));
+      await write(join(ws.dir, "packages", "x", "small.ts"), "export {};\n");
+      const run = await runTernWithInput([], "first\nsecond\n", {
+        cwd: ws.dir,
+        env: {
+          HOME: ws.home,
+          TERN_HOME: ws.home,
+          TERN_BASE_URL: server.baseUrl,
+          TERN_API_KEY: "sk-test-resources",
+          TERN_MODE: "bypass",
+          NO_COLOR: "1",
+          TERN_CONTEXT_WINDOW: "16000",
+          TERN_COMPACT_AT: "0.5",
+          TERN_TOOL_RESULT_CHARS: "100000",
+        },
+      });
+      equal(run.code, 0, run.stderr);
+      const summaries = server.requests.filter((r) => r.modelRequest.tools.length === 0);
+      ok(summaries.length >= 1, "the conversation was compacted");
+      const reads = server.requests.map((r) => r.modelRequest.messages.at(-1)!)
+        .filter((m) => m.role === "tool");
+      equal(reads.length, 3);
+      const nested = /packages\/x\/AGENTS\.md applies[\s\S]*NESTED-RULE/;
+      match(reads[0].content, nested);
+      ok(!nested.test(reads[1].content), "once per folder before the compaction");
+      match(reads[2].content, nested);
+    } finally {
+      await server.close();
+      await ws.cleanup();
+    }
   },
 );
