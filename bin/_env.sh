@@ -90,6 +90,8 @@ TERN_ENV_NAMES="HOME,PATH,USER,LANG,LC_ALL,LC_CTYPE,LC_MESSAGES,TERM,TZ,TMPDIR,N
 TERN_ENV_NAMES+=",TERN_*,OPENAI_*,ANTHROPIC_*,OPENROUTER_*,VLLM_API_KEY"
 TERN_ENV_NAMES+=",SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
 TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
+# The yaml package (skill and template frontmatter) reads these two debug switches.
+TERN_ENV_NAMES+=",LOG_TOKENS,LOG_STREAM"
 # Proxy and CA variables (src/sandbox/shell_env.ts NETWORK_ENV_NAMES; a test keeps the two equal):
 # passed to commands that have the network and to MCP servers.
 TERN_ENV_NAMES+=",HTTP_PROXY,HTTPS_PROXY,NO_PROXY,SSL_CERT_FILE,SSL_CERT_DIR,NODE_EXTRA_CA_CERTS"

@@ -306,6 +306,14 @@ export const SETTINGS = {
     expect: "an integer of at least 2000 (characters)",
     project: true,
   },
+  /** Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. */
+  memoryFacts: {
+    rule: { kind: "integer", min: 0, max: 100 },
+    default: 5,
+    env: ["TERN_MEMORY_FACTS"],
+    expect: "an integer from 0 to 100 (facts)",
+    project: true,
+  },
   /** Retries of one provider/model on 429, 5xx and dropped connections before it fails. */
   maxRetries: {
     rule: { kind: "integer", min: 0, max: 10 },
