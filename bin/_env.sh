@@ -90,6 +90,8 @@ TERN_ENV_NAMES="HOME,PATH,USER,LANG,LC_ALL,LC_CTYPE,LC_MESSAGES,TERM,TZ,TMPDIR,N
 TERN_ENV_NAMES+=",TERN_*,OPENAI_*,ANTHROPIC_*,OPENROUTER_*,VLLM_API_KEY"
 TERN_ENV_NAMES+=",SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
 TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
+# The yaml package (skill and template frontmatter) reads these two debug switches.
+TERN_ENV_NAMES+=",LOG_TOKENS,LOG_STREAM"
 # Proxy and CA variables (src/sandbox/shell_env.ts NETWORK_ENV_NAMES; a test keeps the two equal):
 # passed to commands that have the network and to MCP servers.
 TERN_ENV_NAMES+=",HTTP_PROXY,HTTPS_PROXY,NO_PROXY,SSL_CERT_FILE,SSL_CERT_DIR,NODE_EXTRA_CA_CERTS"
@@ -174,8 +176,8 @@ _tern_json_urls() {
           path+="/${keys[c]}"
         done
         case "$2:$path" in
-          user:/baseUrl | user:/providers/*/baseUrl | project:/baseUrl | \
-            mcp:/servers/*/url | mcp:/mcpServers/*/url)
+          user:/baseUrl | user:/providers/*/baseUrl | user:/indexEmbeddings/baseUrl | \
+            project:/baseUrl | mcp:/servers/*/url | mcp:/mcpServers/*/url)
             found["$path"]="${value//\\\//\/}"
             ;;
         esac
@@ -239,8 +241,8 @@ _tern_dotenv_url() {
 # tern_net_hosts ARGS...: sets TERN_NET_HOSTS, the hosts tern's process may connect to: the
 # presets', the base URL of tern's environment (TERN_BASE_URL, OPENAI_BASE_URL) and of the
 # command line (--base-url), and the URL settings of the configuration files tern reads for the
-# workspace (the current directory or -C/--cwd): `baseUrl` (and the user's providers') in the
-# user's and the project's config.jsonc, the base URL the project's .env sets, and each MCP
+# workspace (the current directory or -C/--cwd): `baseUrl` (and the user's providers' and
+# `indexEmbeddings`') in the user's and the project's config.jsonc, the base URL the project's .env sets, and each MCP
 # server's `url` in every MCP file. Only settings tern uses count, never text that merely looks
 # like a URL (a comment, an unused key, a task's words). TERN_EXTRA_HOSTS adds more
 # (comma-separated host or host:port). A host a project's file names gets none of the person's

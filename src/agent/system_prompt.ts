@@ -25,28 +25,67 @@ export interface SystemPromptOptions {
    * src/memory/facts.ts); appended last, after the project rules.
    */
   memory?: string;
+  /**
+   * The text of a `SYSTEM.md`: it replaces the default instructions (who tern is, how to work);
+   * the workspace, date and tool lines, the context files, skills and memory stay.
+   */
+  instructions?: string;
+  /** Context files (AGENTS.md, CLAUDE.md at every level), each with the path it came from. */
+  contextFiles?: ReadonlyArray<{ path: string; text: string }>;
+  /** The skills index section (`skillsPromptSection` in src/memory/skills.ts). */
+  skills?: string;
+  /** `APPEND_SYSTEM.md` texts, appended after everything but the memory. */
+  appendSystem?: readonly string[];
 }
 
+/** The default instructions' first line; a `SYSTEM.md` replaces it and "How to work". */
+const IDENTITY = "You are tern, a coding agent working in the user's project from their terminal.";
+
 export function buildSystemPrompt(options: SystemPromptOptions): string {
+  const custom = options.instructions?.trim();
   return [
-    "You are tern, a coding agent working in the user's project from their terminal.",
+    custom ?? IDENTITY,
+    ...(custom ? [""] : []),
     `Workspace: ${options.workspace} (all relative paths resolve here; you cannot leave it).`,
     `Today: ${options.today}.`,
     `Tools: ${options.toolNames.join(", ")}.`,
+    // A SYSTEM.md replaces "How to work", not what the tools say about themselves.
+    ...(custom ? toolNotes(options.toolGuidance ?? []) : defaultHowTo(options.toolGuidance ?? [])),
+    ...(options.projectRules
+      ? ["", `Project rules (${PROJECT_RULES_FILE}, follow them):`, "", options.projectRules.trim()]
+      : []),
+    ...contextSection(options.contextFiles ?? []),
+    ...(options.skills ? ["", options.skills] : []),
+    ...(options.appendSystem ?? []).flatMap((text) => ["", text.trim()]),
+    ...(options.memory?.trim() ? ["", options.memory.trim()] : []),
+  ].join("\n");
+}
+
+function contextSection(files: ReadonlyArray<{ path: string; text: string }>): string[] {
+  if (files.length === 0) return [];
+  return [
+    "",
+    "Project context files (follow them; a file deeper in the tree is more specific and wins):",
+    ...files.flatMap((file) => ["", `## ${file.path}`, "", file.text.trim()]),
+  ];
+}
+
+function toolNotes(guidance: readonly string[]): string[] {
+  return guidance.length === 0 ? [] : ["", "Tool notes:", ...guidance.map((line) => `- ${line}`)];
+}
+
+function defaultHowTo(guidance: readonly string[]): string[] {
+  return [
     "",
     "How to work:",
     "- Look before you change: read the files you edit, search with grep/glob instead of guessing.",
-    ...(options.toolGuidance ?? []).map((line) => `- ${line}`),
+    ...guidance.map((line) => `- ${line}`),
     "- Make focused edits with `edit`; use `write` for new files or full rewrites.",
     "- Run commands with `bash` to build, test and verify; read their exit codes.",
     "- Tool results start with SUCCEEDED or ERROR[CODE]; on an error, change your approach rather",
     "  than repeating the same call.",
     "- When the task is done, answer with a short summary of what you changed and how you checked it.",
-    ...(options.projectRules
-      ? ["", `Project rules (${PROJECT_RULES_FILE}, follow them):`, "", options.projectRules.trim()]
-      : []),
-    ...(options.memory?.trim() ? ["", options.memory.trim()] : []),
-  ].join("\n");
+  ];
 }
 
 /**

@@ -37,7 +37,20 @@ export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "com
 export type McpAction = "list" | "tools" | "call" | "trust" | "untrust";
 
 export type CommandLine =
-  | { command: "run"; task: string; options: TurnOptions }
+  | {
+    command: "run";
+    task: string;
+    /** `--skill`: a skill whose instructions come before the task. */
+    skill?: string;
+    options: TurnOptions;
+  }
+  | {
+    command: "context";
+    /** A message: show the remembered facts it would get. */
+    task?: string;
+    json: boolean;
+    options: TurnOptions;
+  }
   | {
     command: "plan";
     /** The task to plan; absent with --resume / --continue. */
@@ -104,6 +117,16 @@ export type CommandLine =
     explain: boolean;
     options: TurnOptions;
   }
+  | {
+    command: "memory";
+    action: "save" | "list" | "forget";
+    /** save: the fact; forget: the id (prefix). */
+    text?: string;
+    /** save: for every workspace of the person, not only this one. */
+    global: boolean;
+    json: boolean;
+    options: TurnOptions;
+  }
   | { command: "help" }
   | { command: "version" }
   | { command: "interactive"; options: TurnOptions };
@@ -158,6 +181,17 @@ Commands:
                          .gitignore rules, symlinks not followed, binary and >1 MB files
                          skipped; again, only changed files are re-read (the index lives
                          under TERN_HOME, never in the repository)
+  context [message]      what goes into the system prompt: each part, the file it came from
+                         (SYSTEM.md, AGENTS.md/CLAUDE.md at every level, APPEND_SYSTEM.md),
+                         its estimated tokens, the skills index, prompt templates and any
+                         problem with them; with a message, the facts it would get (--json)
+  memory save <fact>     remember a fact for this workspace (--global: for every one);
+                         each message gets the facts most relevant to it (memoryFacts, 5)
+  memory list            the remembered facts with their ids (--json)
+  memory forget <id>     forget a fact (an id prefix is enough)
+  run /name [args]       run the prompt template .tern/prompts/name.md (or ~/.tern/prompts/)
+                         with its arguments; run --skill <name> <task> puts that skill's
+                         instructions (SKILL.md) before the task
   search <query...>      the indexed code that best answers a query (words or identifiers):
                          path:line, kind, symbol, score, signature (--limit <n>, --json;
                          --explain: each signal's part of the score)
@@ -195,6 +229,8 @@ const COMMANDS = new Set([
   "mcp",
   "index",
   "search",
+  "context",
+  "memory",
 ]);
 const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -232,6 +268,10 @@ export function parseCommandLine(args: string[]): CommandLine {
   if (first !== "search" && on(values, "explain")) {
     throw new UsageError("--explain belongs to tern search");
   }
+  const running = first === "run" || text(values, "once") !== undefined;
+  if (!running && text(values, "skill") !== undefined) {
+    throw new UsageError("--skill belongs to tern run");
+  }
   const planning = first === "plan" || text(values, "plan") !== undefined;
   if (
     !planning && (text(values, "append") !== undefined || text(values, "concurrency") !== undefined)
@@ -248,9 +288,32 @@ export function parseCommandLine(args: string[]): CommandLine {
     if (positionals.length > 0) {
       throw new UsageError(`Unexpected arguments besides --once: "${positionals.join(" ")}"`);
     }
-    return { command: "run", task: requireTask(text(values, "once") ?? ""), options };
+    return {
+      command: "run",
+      task: requireTask(text(values, "once") ?? ""),
+      ...skillOf(values),
+      options,
+    };
   }
-  if (first === "run") return { command: "run", task: requireTask(rest.join(" ")), options };
+  if (first === "run") {
+    const task = rest.join(" ");
+    // With --skill, the skill alone is a task.
+    if (text(values, "skill") === undefined) requireTask(task);
+    return { command: "run", task, ...skillOf(values), options };
+  }
+  if (first !== "memory" && on(values, "global")) {
+    throw new UsageError("--global belongs to tern memory save");
+  }
+  if (first === "memory") return memoryCommand(rest, values, options);
+  if (first === "context") {
+    const task = rest.join(" ").trim();
+    return {
+      command: "context",
+      ...(task === "" ? {} : { task }),
+      json: on(values, "json"),
+      options,
+    };
+  }
   if (first === "plan" || text(values, "plan") !== undefined) {
     if (text(values, "plan") !== undefined && positionals.length > 0) {
       throw new UsageError(`Unexpected arguments besides --plan: "${positionals.join(" ")}"`);
@@ -329,6 +392,43 @@ export function parseCommandLine(args: string[]): CommandLine {
     throw new UsageError(`Unknown command "${first}": to run a task, use tern run "${first} …"`);
   }
   return { command: "interactive", options };
+}
+
+function memoryCommand(rest: string[], values: Values, options: TurnOptions): CommandLine {
+  const [action = "list", ...words] = rest;
+  const base = {
+    command: "memory" as const,
+    global: on(values, "global"),
+    json: on(values, "json"),
+  };
+  if (action !== "save" && base.global) {
+    throw new UsageError("--global belongs to tern memory save");
+  }
+  switch (action) {
+    case "list":
+      if (words.length > 0) {
+        throw new UsageError(`Unexpected arguments after memory list: "${words.join(" ")}"`);
+      }
+      return { ...base, action, options };
+    case "save": {
+      const text = words.join(" ");
+      if (text.trim() === "") {
+        throw new UsageError('Nothing to save: tern memory save "the fact" [--global]');
+      }
+      return { ...base, action, text, options };
+    }
+    case "forget":
+      if (words.length !== 1) {
+        throw new UsageError(
+          "Give one fact id to forget: tern memory forget <id> (see tern memory list)",
+        );
+      }
+      return { ...base, action, text: words[0], options };
+    default:
+      throw new UsageError(
+        `Unknown memory subcommand "${action}": expected save, list or forget`,
+      );
+  }
 }
 
 function sandboxCommand(rest: string[], options: TurnOptions): CommandLine {
@@ -444,6 +544,12 @@ function requireTask(task: string): string {
 }
 
 type Values = { readonly [name: string]: string | boolean | undefined };
+
+/** `{skill}` when --skill was given, else nothing. */
+function skillOf(values: Values): { skill?: string } {
+  const skill = text(values, "skill");
+  return skill === undefined ? {} : { skill };
+}
 
 /** The value of a string option. */
 function text(values: Values, name: string): string | undefined {

@@ -1,7 +1,14 @@
 /** `tern index [path]` and `tern search "query"`: build and query the workspace's code index. */
 import { dirname, resolve } from "node:path";
 import { loadConfig } from "../config/mod.ts";
-import { indexPath, type IndexSummary, indexWorkspace } from "../harness/code_index.ts";
+import {
+  cannotCreateIndex,
+  embeddingEndpointOf,
+  indexPath,
+  type IndexSummary,
+  indexWorkspace,
+  queryVectorOf,
+} from "../harness/code_index.ts";
 import { type ScoreParts, withWeights } from "../index/rank.ts";
 import { IndexStore } from "../index/store.ts";
 import { terminalText } from "../core/terminal_text.ts";
@@ -28,12 +35,16 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
   const file = indexPath(config.ternHome, workspace);
   // The agent's searches refresh the same index: one writer at a time, the others wait or,
   // for a search, answer from what is committed with a note.
-  await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  using _lock = await indexLock(file);
+  using _lock = await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 })
+    .then(() => indexLock(file))
+    .catch((error) => {
+      throw cannotCreateIndex(file, error);
+    });
   const summary = await indexWorkspace(workspace, file, {
     onFile: progress
       ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${terminalText(path.slice(-60))}`)
       : undefined,
+    embeddings: embeddingEndpointOf(config),
   });
   if (progress) err("\r\x1b[2K");
   if (summary.notice !== undefined) err(`tern: ${terminalText(summary.notice)}\n`);
@@ -66,7 +77,8 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
     const weights = config.searchWeights === undefined
       ? undefined
       : withWeights(config.searchWeights);
-    const hits = store.search(line.query, { limit: line.limit, weights });
+    const queryVector = await queryVectorOf(embeddingEndpointOf(config), store, line.query);
+    const hits = store.search(line.query, { limit: line.limit, weights, queryVector });
     if (line.json) {
       out(
         JSON.stringify(hits.map(({ chunk, score, parts }) => ({

@@ -7,7 +7,7 @@ import { ConfigError } from "../config/errors.ts";
 import type { ExitReason } from "../core/events.ts";
 import { NoPlanError, SessionChoiceError } from "../harness/errors.ts";
 import { ProviderSetupError } from "../llm/errors.ts";
-import { FactIdError, FactTextError } from "../memory/errors.ts";
+import { FactIdError, FactTextError, TemplateError, UnknownSkillError } from "../memory/errors.ts";
 import { PlanningError } from "../plan/errors.ts";
 import type { PlanState } from "../plan/types.ts";
 import { SessionBusyError, SessionRefError, UnknownEntryError } from "../session/errors.ts";
@@ -48,6 +48,8 @@ const USAGE_ERRORS = [
   UnknownEntryError,
   FactTextError,
   FactIdError,
+  TemplateError,
+  UnknownSkillError,
 ];
 
 /** The exit code of a run that `error` ended: usage errors 2, cancellation 130, else 1. */

@@ -41,7 +41,7 @@ async function dispatch(line: CommandLine): Promise<number> {
       return 0;
     case "run": {
       const { runOnce } = await import("./run.ts");
-      return await runOnce(line.task, toRunFlags(line.options));
+      return await runOnce(line.task, { ...toRunFlags(line.options), skill: line.skill });
     }
     case "plan": {
       const { runPlanCommand } = await import("./plan.ts");
@@ -96,6 +96,14 @@ async function dispatch(line: CommandLine): Promise<number> {
     case "search": {
       const { runSearchCommand } = await import("./code_index.ts");
       return await runSearchCommand(line, toRunFlags(line.options));
+    }
+    case "memory": {
+      const { runMemoryCommand } = await import("./memory.ts");
+      return await runMemoryCommand(line, toRunFlags(line.options));
+    }
+    case "context": {
+      const { showContext } = await import("./context.ts");
+      return await showContext(line.task, line.json, toRunFlags(line.options));
     }
     case "doctor": {
       const { runDoctor } = await import("./doctor.ts");

@@ -80,6 +80,8 @@ const TRAILING: readonly CliOption[] = [
   { name: "focus", type: "string" },
   { name: "limit", type: "string" },
   { name: "explain", type: "boolean" },
+  { name: "skill", type: "string" },
+  { name: "global", type: "boolean" },
 ];
 
 /** Every option: the command line's own and one per configuration key with a flag. */

@@ -6,8 +6,9 @@ import type { TurnResult } from "../agent/loop.ts";
 import type { Provider } from "../llm/types.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { AgentSandbox } from "../harness/agent_sandbox.ts";
-import { openAgentSession, rememberedFacts } from "../harness/agent_session.ts";
+import { openAgentSession, recallFacts, rememberedFacts } from "../harness/agent_session.ts";
 import { checkSandboxConfig } from "../harness/sandbox_config.ts";
+import { expandInput } from "../harness/resource_input.ts";
 import type { TurnConfig } from "../harness/models.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
@@ -17,7 +18,7 @@ import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
 import type { SessionChoice } from "../harness/run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
-import { Conversation, type McpTools } from "../harness/conversation.ts";
+import { Conversation, type McpTools, type TurnOptions } from "../harness/conversation.ts";
 import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 
 export interface RunFlags {
@@ -28,6 +29,8 @@ export interface RunFlags {
   config: ConfigFlags;
   /** Continue the newest session here, or resume a chosen one. */
   session?: SessionChoice;
+  /** `--skill`: the skill whose instructions come before the task. */
+  skill?: string;
 }
 
 /** Runs `task` once and returns the exit code for its exit reason. */
@@ -50,7 +53,12 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     if (text) {
       for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
     }
-    const result = await turnWithOutput(agent.conversation, task, flags.output, write, facts);
+    // `/template args`, `/skill:name args` and --skill become the message the model gets.
+    const resources = await agent.conversation.resources();
+    const message = await expandInput(task, resources, flags.skill);
+    const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts, {
+      resources,
+    });
     if (text) {
       write.err(`tern: session ${session.id.slice(0, 8)} (continue it with tern run -c "…")\n`);
     }
@@ -102,7 +110,9 @@ export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> 
     person: options.person,
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
-    memory: () => memory,
+    // `tern demo` passes a TurnConfig: the setting's default then.
+    memory: (task) =>
+      recallFacts(memory, task, (config as { memoryFacts?: number }).memoryFacts ?? 5),
     mcp: options.mcp,
     onSandboxOpen: output === "text" ? unconfinedWarning(write) : undefined,
   });
@@ -140,6 +150,7 @@ async function turnWithOutput(
   output: OutputFormat,
   write: Writers,
   facts: TurnFacts,
+  options: Omit<TurnOptions, "signal"> = {},
 ): Promise<TurnResult> {
   const session = conversation.session;
   const controller = new AbortController();
@@ -150,7 +161,7 @@ async function turnWithOutput(
   };
   Deno.addSignalListener("SIGINT", onInterrupt);
   try {
-    const result = await conversation.turn(task, { signal: controller.signal });
+    const result = await conversation.turn(task, { ...options, signal: controller.signal });
     if (output === "json") {
       const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
       const audit = await conversation.sandbox()?.then(

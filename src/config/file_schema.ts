@@ -157,6 +157,12 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
       .optional(),
     readerKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   }).optional(),
+  indexEmbeddings: z.strictObject({
+    baseUrl: z.url({ protocol: /^https?$/ }),
+    model: z.string().trim().min(1),
+    apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a variable name").optional(),
+    batchSize: z.number().int().min(1).max(2048).optional(),
+  }).optional(),
 };
 
 /** Every key optional, unknown keys rejected. */

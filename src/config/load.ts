@@ -161,6 +161,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     ...KNOWN_KEY_VARIABLES,
     ...(apiKeyEnv ? [apiKeyEnv] : []),
     ...Object.values(providers).flatMap((provider) => provider.apiKeyEnv ?? []),
+    ...(config.indexEmbeddings?.apiKeyEnv ? [config.indexEmbeddings.apiKeyEnv] : []),
   ]);
   return withheldKeys ? { config, sources, withheldKeys } : { config, sources };
 }

@@ -8,6 +8,7 @@
 import { type LayerValue, type ResolvedValue, type Rule, structured } from "./rules.ts";
 import type {
   CustomProfile,
+  IndexEmbeddingSettings,
   ModelSettings,
   PermissionRule,
   ProviderSettings,
@@ -305,6 +306,14 @@ export const SETTINGS = {
     expect: "an integer of at least 2000 (characters)",
     project: true,
   },
+  /** Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. */
+  memoryFacts: {
+    rule: { kind: "integer", min: 0, max: 100 },
+    default: 5,
+    env: ["TERN_MEMORY_FACTS"],
+    expect: "an integer from 0 to 100 (facts)",
+    project: true,
+  },
   /** Retries of one provider/model on 429, 5xx and dropped connections before it fails. */
   maxRetries: {
     rule: { kind: "integer", min: 0, max: 10 },
@@ -384,6 +393,13 @@ export const SETTINGS = {
     expect: "an object of ranking weights",
     project: false,
     guards: "ranking",
+  },
+  /** The code index's embeddings from an endpoint (the person's config files only). */
+  indexEmbeddings: {
+    rule: structured<IndexEmbeddingSettings>(),
+    expect: "an object with baseUrl and model",
+    project: false,
+    guards: "keys",
   },
   /** What shell commands may see (the person's own config file only, never a project's). */
   sandbox: {

@@ -142,3 +142,17 @@ export interface SearchWeights {
   vectorFloor?: number;
   kind?: Partial<Record<"FILE" | "CLASS" | "INTERFACE" | "FUNCTION" | "METHOD" | "WINDOW", number>>;
 }
+
+/**
+ * An OpenAI-compatible `/embeddings` endpoint for the code index (the `indexEmbeddings` key, the
+ * person's config only: a repository must not be able to send its reader's code elsewhere).
+ */
+export interface IndexEmbeddingSettings {
+  /** The API's base URL; requests go to `<baseUrl>/embeddings`. */
+  baseUrl: string;
+  model: string;
+  /** The environment variable holding the key (never the key itself). */
+  apiKeyEnv?: string;
+  /** Texts per request. */
+  batchSize?: number;
+}

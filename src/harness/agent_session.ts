@@ -28,6 +28,8 @@ import {
   UNNAMED_PROVIDER,
 } from "./run_session.ts";
 import { checkSandboxConfig } from "./sandbox_config.ts";
+import type { Fact } from "../memory/facts.ts";
+import { rankedMemorySection, rankFacts } from "../memory/rank.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 
 export interface AgentSessionOptions {
@@ -46,10 +48,11 @@ export interface AgentSessionOptions {
   /** Told each time the sandbox opens (it opens while the first model request is in flight). */
   onSandboxOpen?: (sandbox: AgentSandbox) => void;
   /**
-   * The remembered facts for the system prompt: `true` reads them once, as the session
-   * connects; a function is asked at every turn (the interactive UI's /save changes them).
+   * The remembered facts sent with each message (the most relevant, `memoryFacts` of them):
+   * `true` reads them once, as the session connects; a function is asked at every turn with
+   * the message (the interactive UI's /save changes them).
    */
-  memory?: boolean | (() => string | undefined);
+  memory?: boolean | ((task: string) => string | undefined);
   /**
    * When the models connect and the MCP servers start: `"now"` (default), before
    * `openAgentSession()` returns, the servers in parallel with the rest; or `"later"`, at the
@@ -311,7 +314,9 @@ export class AgentSession {
       person: this.#options.person,
       env: shellSourceEnv(),
       home: readEnv("HOME"),
-      memory: typeof memory === "function" ? memory : () => facts,
+      memory: typeof memory === "function"
+        ? memory
+        : (task) => recallFacts(facts ?? [], task, this.#config.memoryFacts),
       mcp,
       onSandboxOpen: this.#options.onSandboxOpen,
     });
@@ -391,15 +396,21 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   }
 }
 
-/** The remembered facts as a system prompt section; none when the memory cannot be read. */
-export async function rememberedFacts(
-  ternHome: string,
-  workspace: string,
-): Promise<string | undefined> {
+/** The remembered facts of `workspace` and the person; none when the memory cannot be read. */
+export async function rememberedFacts(ternHome: string, workspace: string): Promise<Fact[]> {
   try {
-    const { MemoryStore, memoryPromptSection } = await import("../memory/facts.ts");
-    return memoryPromptSection((await MemoryStore.open(ternHome, workspace)).list());
+    const { MemoryStore } = await import("../memory/facts.ts");
+    return (await MemoryStore.open(ternHome, workspace)).list();
   } catch {
-    return undefined;
+    return [];
   }
+}
+
+/** The section of the `limit` facts most relevant to `task`; undefined when none is. */
+export function recallFacts(
+  facts: readonly Fact[],
+  task: string,
+  limit: number,
+): string | undefined {
+  return rankedMemorySection(rankFacts(facts, task, limit));
 }

@@ -4,15 +4,72 @@
  * them and the store keeps them. The index file lives under tern's home, keyed by workspace,
  * never inside the repository, which could otherwise plant a crafted database.
  */
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
-import { chunkFile } from "../index/chunker.ts";
-import { IndexStore } from "../index/store.ts";
+import { chunkFile, sha256 } from "../index/chunker.ts";
+
+/** The sha-256 of a text as the chunker stores it (for the agent's index tools). */
+export { sha256 };
+import { embeddingText, type FileStamp, IndexStore, type KnownFile } from "../index/store.ts";
+import { type EmbeddingEndpoint, embedTexts } from "../index/remote_embed.ts";
+import { EMBEDDING_DIMENSIONS } from "../index/embed.ts";
+import type { TernConfig } from "../config/schema.ts";
 import { encodeCwd } from "../session/paths.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
+import { isInside } from "../tools/paths.ts";
+import { IndexError } from "../index/errors.ts";
 
 /** Files larger than this (bytes) are not indexed. */
 export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Writes share one transaction up to this many files or this long (ms), whichever comes first:
+ * fewer commits, and another process's writer never waits long for the lock.
+ */
+const BATCH_FILES = 256;
+const BATCH_MS = 1_000;
+
+/**
+ * A stamp younger than this (ms) is not trusted: a second write within the file system's time
+ * granularity could keep the time and the size and change the content.
+ */
+const RACY_MS = 2_000;
+
+/**
+ * The embedding endpoint the person configured (`indexEmbeddings`, their own config only), with
+ * its key from the variable it names; undefined for the default local embedding.
+ */
+export function embeddingEndpointOf(config: TernConfig): EmbeddingEndpoint | undefined {
+  const settings = config.indexEmbeddings;
+  if (!settings) return undefined;
+  const apiKey = settings.apiKeyEnv ? config.apiKeys[settings.apiKeyEnv] : undefined;
+  return {
+    baseUrl: settings.baseUrl,
+    model: settings.model,
+    ...(apiKey ? { apiKey } : {}),
+    ...(settings.batchSize ? { batchSize: settings.batchSize } : {}),
+  };
+}
+
+/**
+ * The query's vector from `endpoint` (cached in `store`), or undefined for the local one; an
+ * empty vector (no embedding signal) when the index was built with another embedding.
+ */
+export async function queryVectorOf(
+  endpoint: EmbeddingEndpoint | undefined,
+  store: IndexStore,
+  query: string,
+): Promise<Float32Array | undefined> {
+  if (store.embeddingId() !== embeddingIdOf(endpoint)) return new Float32Array(0);
+  return endpoint ? (await embedTexts(endpoint, [query], store))[0] : undefined;
+}
+
+/** Names the embedding of the index's vectors: the local one, or an endpoint's model. */
+export function embeddingIdOf(endpoint: EmbeddingEndpoint | undefined): string {
+  return endpoint
+    ? `endpoint ${endpoint.baseUrl} ${endpoint.model}`
+    : `local hashed n-grams ${EMBEDDING_DIMENSIONS}`;
+}
 
 /** Where the index of `workspace` (an absolute real path) lives: `<ternHome>/index/<key>.sqlite`. */
 export function indexPath(ternHome: string, workspace: string): string {
@@ -42,6 +99,8 @@ export interface IndexOptions {
   /** Told the workspace-relative path of each file as it is looked at. */
   onFile?: (path: string, seen: number) => void;
   signal?: AbortSignal;
+  /** Chunk embeddings from this endpoint (cached in the index) instead of the local one. */
+  embeddings?: EmbeddingEndpoint;
 }
 
 /**
@@ -55,8 +114,83 @@ export async function indexWorkspace(
   file: string,
   options: IndexOptions = {},
 ): Promise<IndexSummary> {
-  await Deno.mkdir(join(file, ".."), { recursive: true, mode: 0o700 });
-  const { store, notice } = IndexStore.open(file);
+  return await withIndex(file, options.embeddings, async (run) => {
+    const { store, summary } = run;
+    const known = store.knownFiles();
+    const prefix = workspace.endsWith("/") ? workspace : `${workspace}/`;
+    const present = new Set<string>();
+    let seen = 0;
+    for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
+      // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
+      if (!entry.isFile || entry.isSymlink) continue;
+      // The walk's paths start with the workspace: cut, not path.relative() (per file, it shows).
+      const path = entry.path.startsWith(prefix)
+        ? entry.path.slice(prefix.length)
+        : relative(workspace, entry.path).split("\\").join("/");
+      options.onFile?.(path, ++seen);
+      const file = { path, absolute: entry.path };
+      const outcome = await indexFile(run, workspace, file, known.get(path), options);
+      if (outcome === "indexed" || outcome === "unchanged") present.add(path);
+    }
+    for (const path of known.keys()) {
+      if (present.has(path)) continue;
+      run.write(() => store.removeFile(path));
+      summary.removed++;
+    }
+  });
+}
+
+/**
+ * Brings the index at `file` up to date for `paths` only (workspace-relative, `/`-separated):
+ * the files the agent's own edits or commands changed, without walking the workspace. Each is
+ * what a full run would make of it: re-chunked when its content changed, removed when it is
+ * gone, ignored by a .gitignore, or no longer indexable (binary, too large, refused).
+ */
+export async function refreshFiles(
+  workspace: string,
+  file: string,
+  paths: string[],
+  options: Pick<IndexOptions, "embeddings"> = {},
+): Promise<IndexSummary> {
+  return await withIndex(file, options.embeddings, async (run) => {
+    const { store, summary } = run;
+    const rules = new IgnoreRules(workspace);
+    for (const path of new Set(paths)) {
+      const absolute = join(workspace, path);
+      if (!isInside(workspace, absolute) || absolute === workspace) continue;
+      await rules.loadAncestors(dirname(absolute));
+      const before = store.knownFile(path);
+      const outcome = rules.ignores(absolute, false)
+        ? "gone"
+        : await indexFile(run, workspace, { path, absolute }, before, options);
+      if (outcome !== "indexed" && outcome !== "unchanged" && before !== undefined) {
+        run.write(() => store.removeFile(path));
+        summary.removed++;
+      }
+    }
+  });
+}
+
+/** What became of one file. */
+type Outcome = "indexed" | "unchanged" | "gone" | "binary" | "tooLarge" | "refused";
+
+/** One run over the index. */
+interface Run {
+  store: IndexStore;
+  summary: IndexSummary;
+  /** Runs one file's write in the current batch, starting one when none is open. */
+  write(action: () => void): void;
+  /** Commits the open batch, if any: before waiting on something slow (a network call). */
+  pause(): void;
+}
+
+/** Opens the index, runs `body` in batches of writes, and turns SQLite failures into one line. */
+async function withIndex(
+  file: string,
+  embeddings: EmbeddingEndpoint | undefined,
+  body: (run: Run) => Promise<void>,
+): Promise<IndexSummary> {
+  const { store, notice } = await openIndex(file);
   const summary: IndexSummary = {
     indexed: 0,
     unchanged: 0,
@@ -67,51 +201,140 @@ export async function indexWorkspace(
     chunks: 0,
   };
   if (notice !== undefined) summary.notice = notice;
+  // The write lock is taken at the first write, not for a run that changes nothing.
+  let inBatch = 0;
+  let since = 0;
+  const pause = () => {
+    if (inBatch === 0) return;
+    inBatch = 0;
+    store.commitBatch();
+  };
+  const write = (action: () => void) => {
+    if (inBatch === 0) {
+      store.beginBatch();
+      since = performance.now();
+    }
+    action();
+    if (++inBatch >= BATCH_FILES || performance.now() - since > BATCH_MS) pause();
+  };
   try {
-    const known = store.fileHashes();
-    const present = new Set<string>();
-    let seen = 0;
-    for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
-      // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
-      if (!entry.isFile || entry.isSymlink) continue;
-      const path = relative(workspace, entry.path).split("\\").join("/");
-      options.onFile?.(path, ++seen);
-      const info = await Deno.lstat(entry.path).catch(() => null);
-      if (info === null || !info.isFile) continue;
-      if (info.size > INDEX_FILE_MAX_BYTES) {
-        summary.tooLarge++;
-        continue;
-      }
-      const text = readSafely(workspace, entry.path);
-      if (text === null) summary.refused++;
-      if (typeof text !== "string") continue;
-      if (text.length > INDEX_FILE_MAX_BYTES) {
-        summary.tooLarge++;
-        continue;
-      }
-      if (text.includes("\0")) {
-        summary.binary++;
-        continue;
-      }
-      present.add(path);
-      if (known.get(path) === await sha256(text)) {
-        summary.unchanged++;
-        continue;
-      }
-      const chunked = await chunkFile(path, text);
-      store.replaceFile(chunked);
-      summary.indexed++;
-      summary.chunks += chunked.chunks.length;
-    }
-    for (const path of known.keys()) {
-      if (present.has(path)) continue;
-      store.removeFile(path);
-      summary.removed++;
-    }
+    // Another embedding than the stored vectors': everything is indexed again.
+    const embedding = embeddingIdOf(embeddings);
+    if (store.embeddingId() !== embedding) store.resetEmbedding(embedding);
+    await body({ store, summary, write, pause });
+    pause();
     return summary;
+  } catch (error) {
+    if (!isSqliteError(error)) throw error;
+    throw new IndexError(
+      `Cannot write the code index "${file}": ${firstLine(error)}. It keeps the files ` +
+        `written before; ${fixOf(file)}, then index again`,
+      { cause: error },
+    );
   } finally {
     store.close();
   }
+}
+
+/**
+ * Indexes the file at workspace-relative `path` (`absolute`: the same inside `workspace`) unless
+ * its stamp or content is as `before`;
+ * counts the outcome in the run's summary.
+ */
+async function indexFile(
+  run: Run,
+  workspace: string,
+  file: { path: string; absolute: string },
+  before: KnownFile | undefined,
+  options: Pick<IndexOptions, "embeddings">,
+): Promise<Outcome> {
+  const outcome = await indexOne(run, workspace, file, before, options);
+  if (outcome !== "gone") run.summary[outcome]++;
+  return outcome;
+}
+
+async function indexOne(
+  { store, summary, write, pause }: Run,
+  workspace: string,
+  { path, absolute }: { path: string; absolute: string },
+  before: KnownFile | undefined,
+  options: Pick<IndexOptions, "embeddings">,
+): Promise<Outcome> {
+  const info = lstatOrNull(absolute);
+  // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
+  if (info === null || !info.isFile) return "gone";
+  if (info.size > INDEX_FILE_MAX_BYTES) return "tooLarge";
+  const stamp = stampOf(info);
+  // Unchanged since its hash was taken: not read again.
+  if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) return "unchanged";
+  const text = readSafely(workspace, absolute);
+  if (text === null) return "refused";
+  if (text === undefined) return "gone";
+  if (text.length > INDEX_FILE_MAX_BYTES) return "tooLarge";
+  if (text.includes("\0")) return "binary";
+  const hash = sha256(text);
+  if (before?.hash === hash) {
+    if (!sameStamp(before.stamp, stamp)) write(() => store.stampFile(path, stamp));
+    return "unchanged";
+  }
+  const chunked = await chunkFile(path, text, hash);
+  let vectors: Float32Array[] | undefined;
+  if (options.embeddings) {
+    // No lock is held while the endpoint answers.
+    pause();
+    vectors = await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store);
+  }
+  write(() => store.replaceFile(chunked, stamp, vectors));
+  summary.chunks += chunked.chunks.length;
+  return "indexed";
+}
+
+/**
+ * The store at `file`, its folder created first. Throws `Cannot create the code index …` naming
+ * the file and the fix when the folder or the file cannot be made (a read-only home).
+ */
+async function openIndex(file: string): Promise<ReturnType<typeof IndexStore.open>> {
+  try {
+    await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    return IndexStore.open(file);
+  } catch (error) {
+    throw cannotCreateIndex(file, error);
+  }
+}
+
+/** `Cannot create the code index "<file>": <why>; <the fix>`, for a folder or file not made. */
+export function cannotCreateIndex(file: string, error: unknown): IndexError {
+  const detail = firstLine(error).replace(/^Cannot open the code index "[^"]*": /, "");
+  return new IndexError(`Cannot create the code index "${file}": ${detail}; ${fixOf(file)}`, {
+    cause: error,
+  });
+}
+
+function fixOf(file: string): string {
+  return `make "${dirname(file)}" writable with free space, or set TERN_HOME to a folder that ` +
+    "is (the index lives in <TERN_HOME>/index)";
+}
+
+function isSqliteError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("ERR_SQLITE");
+}
+
+function firstLine(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).split("\n")[0];
+}
+
+/** The stamp of a file as lstat saw it; a recent modification time is not trusted. */
+function stampOf(info: Deno.FileInfo): FileStamp {
+  const mtime = info.mtime?.getTime() ?? null;
+  return {
+    mtime: mtime === null || Date.now() - mtime < RACY_MS ? null : mtime,
+    size: info.size,
+  };
+}
+
+function sameStamp(a: FileStamp | undefined, b: FileStamp): boolean {
+  return a !== undefined && a.mtime === b.mtime && a.size === b.size;
 }
 
 /**
@@ -128,8 +351,10 @@ export function readSafely(workspace: string, path: string): string | null | und
   }
 }
 
-/** The sha-256 of `text` as UTF-8, hex: the hash the chunker stores. */
-export async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
 }

@@ -22,7 +22,7 @@ import type {
   SymbolQuestion,
 } from "../tools/code_index_access.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
-import { INDEX_FILE_MAX_BYTES, readSafely, sha256 } from "./code_index.ts";
+import { embeddingIdOf, INDEX_FILE_MAX_BYTES, readSafely, sha256 } from "./code_index.ts";
 import { answerSymbols } from "./code_symbols_query.ts";
 
 /** Options of {@linkcode LiveCodeIndex}. */
@@ -124,6 +124,12 @@ export class LiveCodeIndex implements CodeIndexAccess {
     }
   }
 
+  /** Whether the index's vectors are the local embedding's (or it has none yet). */
+  #localVectors(store: IndexStore): boolean {
+    const id = store.embeddingId();
+    return id === undefined || id === embeddingIdOf(undefined);
+  }
+
   async search(
     query: string,
     options: { limit: number; signal: AbortSignal },
@@ -131,8 +137,15 @@ export class LiveCodeIndex implements CodeIndexAccess {
     const notes = await this.refresh(options.signal);
     const store = this.#open();
     // An index `tern index` built may hold hidden files: they are never answered.
+    // Vectors an endpoint made (`indexEmbeddings`) are not comparable with a local query vector:
+    // then the ranking goes without the vector signal (an empty query vector).
+    const queryVector = this.#localVectors(store) ? undefined : new Float32Array(0);
     const results = readOrExplain(() =>
-      store.search(query, { limit: options.limit + 10, weights: this.#options.weights })
+      store.search(query, {
+        limit: options.limit + 10,
+        weights: this.#options.weights,
+        queryVector,
+      })
     ).filter((hit) => !this.#isHidden(hit.chunk.path)).slice(0, options.limit);
     return { results, notes };
   }
@@ -315,7 +328,11 @@ export class LiveCodeIndex implements CodeIndexAccess {
     let outcome: Outcome = "unchanged";
     if (known.get(path) !== await sha256(text)) {
       const chunked = await chunkFile(path, text);
-      store.replaceFile(chunked);
+      // An index of an endpoint's vectors gets none for this file rather than local ones.
+      const none = this.#localVectors(store)
+        ? undefined
+        : chunked.chunks.map(() => new Float32Array(0));
+      store.replaceFile(chunked, undefined, none);
       this.#counts.indexed++;
       known.set(path, chunked.hash);
       outcome = "indexed";

@@ -6,8 +6,8 @@
 import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
-import { buildSystemPrompt, readProjectRules } from "../agent/system_prompt.ts";
 import { warnOnStderr } from "../config/workspace_file.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
 import {
   compactionHook,
@@ -21,9 +21,14 @@ import type { McpTool } from "../mcp/mcp_tool.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
+import type { Resources } from "../memory/resources.ts";
+import { nestedContextFiles } from "../memory/context_files.ts";
+import type { Observation } from "../core/observation.ts";
 import type { Tool } from "../tools/define.ts";
 import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
+import { loadResources } from "../memory/resources.ts";
+import { composeSystemPrompt } from "./resource_prompt.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
 import type { TurnConfig } from "./models.ts";
@@ -46,8 +51,12 @@ export interface ConversationOptions {
   home?: string;
   /** Told once when the sandbox is open and shell commands cannot be confined. */
   onSandboxOpen?: (sandbox: AgentSandbox) => void;
-  /** The remembered facts' system prompt section, read at the start of every turn. */
-  memory?: () => string | undefined;
+  /**
+   * The remembered facts chosen for a message (`rankFacts`), as the section sent with it:
+   * asked at every turn with the person's message. The section rides with the message, and is
+   * recorded with it, so the system prompt, and the provider's prompt cache, stay the same.
+   */
+  memory?: (task: string) => string | undefined;
   /** MCP servers whose tools join the built-in ones (an `McpManager`). */
   mcp?: McpTools;
 }
@@ -83,6 +92,8 @@ export interface DetachedTurnOptions {
 /** Options of one turn. */
 export interface TurnOptions {
   signal?: AbortSignal;
+  /** Resources read for this turn already (`resources()`); read again when absent. */
+  resources?: Resources;
   /** Messages typed while the turn runs, taken at the next model boundary. */
   steering?: () => string[];
 }
@@ -110,6 +121,10 @@ export class Conversation {
   #codeIndex: CodeIndexTools;
   /** The web tools' keys (search providers, reader service), to mask. */
   #webSecrets: string[] = [];
+  /** The resources (context files, skills, templates) read for the latest turn. */
+  #resources: Resources | undefined;
+  /** Folders below the workspace whose nested context files were looked for already. */
+  #visited = new Set<string>();
 
   constructor(options: ConversationOptions) {
     this.#options = options;
@@ -142,7 +157,7 @@ export class Conversation {
           const gated = (sandbox: AgentSandbox) => sandbox.tools.get(spec.name)!;
           const observation = await this.#runTool(gated, args, ctx);
           await this.#noteChanges(spec, args);
-          return observation;
+          return await this.#withNestedContext(spec, args, observation);
         },
       })),
     );
@@ -192,7 +207,28 @@ export class Conversation {
     const reopen = after.session !== before.session || after.rules !== before.rules ||
       after.config.profile !== before.config.profile || after.config.mode !== before.config.mode ||
       after.config.noSandbox !== before.config.noSandbox || after.provider !== before.provider;
+    if (after.session !== before.session) this.#visited.clear();
     if (reopen) await this.#closeSandbox();
+  }
+
+  /**
+   * The resources of the workspace and the person, read again (an edit counts at the next
+   * turn); what is wrong with them is told once on stderr.
+   */
+  async resources(): Promise<Resources> {
+    const resources = await loadResources(this.#options.workspace, this.#options.config.ternHome);
+    for (const line of resources.diagnostics) this.#warnOnce(line);
+    const system = resources.files.system;
+    if (system?.level === "project") {
+      // A repository may replace the instructions (never the permissions): said, not hidden.
+      this.#warnOnce(
+        `The project's "${system.path}" replaces tern's default instructions; the sandbox, ` +
+          "mode and rules still apply (tern context shows the system prompt)",
+      );
+    }
+    this.#resources = resources;
+    await this.#syncSkillTool(resources);
+    return resources;
   }
 
   /**
@@ -252,10 +288,11 @@ export class Conversation {
         ...options.extraTools,
       ]);
     }
+    const resources = await this.resources();
     return await runTurn({
       messages: [
-        { role: "system", content: this.#systemPrompt() },
-        { role: "user", content: task },
+        { role: "system", content: this.#systemPrompt(resources) },
+        { role: "user", content: this.#withFacts(task) },
       ],
       provider,
       model: config.model,
@@ -282,6 +319,9 @@ export class Conversation {
     const state = session.state();
     const emit: EmitFn = (event) => {
       if (event.type === "model_switch") recordSwitch(session, event);
+      // The summary may have replaced the results that carried nested context files: the
+      // next tool that touches their folders brings them again.
+      if (event.type === "compaction") this.#visited.clear();
       if (event.type === "turn_end") {
         const hostFiles = this.#sandbox?.gate.takeHostFileChanges() ?? [];
         if (hostFiles.length > 0) {
@@ -293,10 +333,11 @@ export class Conversation {
     };
     recordSettings(session, state, config);
     await this.#ready(options.signal);
-    const user: Message = { role: "user", content: task };
+    const resources = options.resources ?? await this.resources();
+    const user: Message = { role: "user", content: this.#withFacts(task) };
     session.append({ type: "message", message: user });
     const messages: Message[] = [
-      { role: "system", content: this.#systemPrompt() },
+      { role: "system", content: this.#systemPrompt(resources) },
       ...state.items.map((item) => item.message),
       user,
     ];
@@ -325,21 +366,77 @@ export class Conversation {
     });
   }
 
-  #systemPrompt(): string {
+  #systemPrompt(resources: Resources): string {
     const { workspace } = this.#options;
-    return buildSystemPrompt({
-      workspace,
-      toolNames: this.#tools.names,
-      toolGuidance: this.#tools.guidance(),
-      today: new Date().toISOString().slice(0, 10),
-      projectRules: readProjectRules(workspace, (text) => {
-        // The prompt is built for every turn: say it once.
-        if (this.#warned.has(text)) return;
-        this.#warned.add(text);
-        warnOnStderr(text);
-      }),
-      memory: this.#options.memory?.(),
-    });
+    return composeSystemPrompt(
+      { workspace, toolNames: this.#tools.names, toolGuidance: this.#tools.guidance() },
+      resources,
+    );
+  }
+
+  /** `task` with the remembered facts chosen for it after a blank line, when any. */
+  #withFacts(task: string): string {
+    const facts = this.#options.memory?.(task);
+    return facts ? `${task}\n\n${facts}` : task;
+  }
+
+  /** Tells `text` on stderr once per conversation: the prompt is built for every turn. */
+  #warnOnce(text: string): void {
+    if (this.#warned.has(text)) return;
+    this.#warned.add(text);
+    // Names files of the repository, and quotes them: made safe for the terminal.
+    warnOnStderr(terminalText(text));
+  }
+
+  /** Registers the `skill` tool while there are skills, and removes it when there are none. */
+  async #syncSkillTool(resources: Resources): Promise<void> {
+    const { SKILL_TOOL_NAME, createSkillTool } = await import("./skill_tool.ts");
+    const has = this.#tools.get(SKILL_TOOL_NAME) !== undefined;
+    if (resources.skills.length > 0 && !has) {
+      const tool = createSkillTool(() => this.#resources?.skills ?? []);
+      this.#tools.register({
+        name: tool.name,
+        description: tool.description,
+        readOnly: tool.readOnly,
+        runsIn: tool.runsIn,
+        paths: (args) => tool.paths(args),
+        parameters: tool.parameters,
+        // Through the gate like every tool: rules (a person may deny it), audit, the budget.
+        run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(tool), args, ctx),
+      });
+    } else if (resources.skills.length === 0 && has) {
+      this.#tools.unregister(SKILL_TOOL_NAME);
+    }
+  }
+
+  /**
+   * A file tool's result with the context files of the folders it first touched below the
+   * workspace appended (AGENTS.md in packages/x/ joins when a tool first works there): they
+   * reach the next model request as part of this result, and the system prompt, cached by
+   * the provider, stays as it was.
+   */
+  async #withNestedContext(
+    spec: Omit<Tool, "run">,
+    args: unknown,
+    observation: Observation,
+  ): Promise<Observation> {
+    if (observation.status !== "SUCCEEDED" || spec.runsIn !== "worker") return observation;
+    const files = [];
+    for (const { path } of await spec.paths(args)) {
+      files.push(
+        ...nestedContextFiles(
+          this.#options.workspace,
+          path,
+          this.#visited,
+          (text) => this.#warnOnce(text),
+        ),
+      );
+    }
+    if (files.length === 0) return observation;
+    const added = files.map((file) =>
+      `\n\n[Context file ${file.path} applies to this folder; follow it:]\n${file.text.trim()}`
+    );
+    return { ...observation, output: observation.output + added.join("") };
   }
 
   /**

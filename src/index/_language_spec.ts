@@ -22,6 +22,15 @@ export interface Heritage {
   name: string;
 }
 
+/** A name an import statement binds in a file: `local` stands for `name` of `module`. */
+export interface Binding {
+  local: string;
+  /** The module as written (`./util.js`). */
+  module: string;
+  /** The exported name, or "*" for a namespace import (`import * as ns`). */
+  name: string;
+}
+
 /** One language's reading of its syntax tree. */
 export interface LanguageSpec {
   /** The grammar's file name part: `tree-sitter-<grammar>.wasm`. */
@@ -30,6 +39,8 @@ export interface LanguageSpec {
   heritage(node: Node): Heritage[];
   /** Module names an import node imports, as written. */
   imports(node: Node): string[];
+  /** The names an import node binds, to resolve calls to them (languages that say so). */
+  bindings?(node: Node): Binding[];
   /** The callee as written when `node` is a call. */
   callee(node: Node): string | undefined;
   /** The type a block's functions belong to (a Rust `impl`), else undefined. */
@@ -43,11 +54,6 @@ export function field(node: Node, name: string): string {
 }
 
 export function named(node: Node | null | undefined): Node[] {
-  const out: Node[] = [];
-  if (!node) return out;
-  for (let i = 0; i < node.namedChildCount; i++) {
-    const child = node.namedChild(i);
-    if (child) out.push(child);
-  }
-  return out;
+  if (!node) return [];
+  return node.namedChildren.filter((child): child is Node => child !== null);
 }

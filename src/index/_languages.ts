@@ -5,12 +5,14 @@
  */
 import type { Node } from "./_grammars.ts";
 import {
+  type Binding,
   type Declaration,
   field,
   type Heritage,
   type LanguageSpec,
   named,
 } from "./_language_spec.ts";
+import { bash, cpp, php } from "./_languages_extra.ts";
 import { csharp, ruby } from "./_languages_more.ts";
 
 export type { Heritage, LanguageSpec };
@@ -99,6 +101,28 @@ function ecmaHeritage(node: Node): Heritage[] {
   return out;
 }
 
+/** `import D, { a as b } from "./x"` and `import * as ns from "./x"`: what each local name is. */
+function ecmaBindings(node: Node): Binding[] {
+  if (node.type !== "import_statement") return [];
+  const module = unquote(field(node, "source"));
+  const out: Binding[] = [];
+  for (const clause of named(node).filter((child) => child.type === "import_clause")) {
+    for (const part of named(clause)) {
+      if (part.type === "identifier") out.push({ local: part.text, module, name: "default" });
+      else if (part.type === "namespace_import") {
+        const local = part.namedChild(0)?.text;
+        if (local) out.push({ local, module, name: "*" });
+      } else if (part.type === "named_imports") {
+        for (const specifier of named(part).filter((s) => s.type === "import_specifier")) {
+          const name = field(specifier, "name");
+          out.push({ local: field(specifier, "alias") || name, module, name });
+        }
+      }
+    }
+  }
+  return out;
+}
+
 function ecma(grammar: string): LanguageSpec {
   return {
     grammar,
@@ -109,6 +133,7 @@ function ecma(grammar: string): LanguageSpec {
       const source = node.childForFieldName("source");
       return source ? [unquote(source.text)] : [];
     },
+    bindings: ecmaBindings,
     callee: (node) => calleeField(node, "call_expression"),
   };
 }
@@ -292,6 +317,17 @@ const BY_EXTENSION: Record<string, LanguageSpec> = {
   rs: rust,
   cs: csharp,
   rb: ruby,
+  c: cpp,
+  h: cpp,
+  cc: cpp,
+  cpp,
+  cxx: cpp,
+  hh: cpp,
+  hpp: cpp,
+  hxx: cpp,
+  php,
+  sh: bash,
+  bash,
 };
 
 /** The language of `path` by its extension, or undefined for plain text. */

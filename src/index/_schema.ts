@@ -9,13 +9,17 @@ import { rmSync } from "node:fs";
 export const APPLICATION_ID = 0x74496478;
 
 /** The schema version in `PRAGMA user_version`; a file with another version is rebuilt. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 3;
 
 /** How long a statement waits for another process's lock before failing, in milliseconds. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
 const SCHEMA = `
-CREATE TABLE files (path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL);
+CREATE TABLE files (
+  path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL, base TEXT NOT NULL,
+  mtime REAL, size INTEGER
+);
+CREATE INDEX files_base ON files(base);
 CREATE TABLE chunks (
   seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
@@ -34,18 +38,24 @@ CREATE INDEX chunks_symbol ON chunks(symbol);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
   symbol, signature, doc, text, content='', contentless_delete=1, tokenize='unicode61'
 );
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE relations (
   path TEXT NOT NULL,
   from_id TEXT NOT NULL,
   kind TEXT NOT NULL,
   to_id TEXT,
-  name TEXT NOT NULL
+  name TEXT NOT NULL,
+  target_base TEXT,
+  target_symbol TEXT
 );
+CREATE INDEX relations_target ON relations(target_base);
 CREATE INDEX relations_path ON relations(path);
 CREATE INDEX relations_to ON relations(kind, to_id);
 CREATE INDEX relations_name ON relations(kind, name);
 CREATE INDEX relations_from ON relations(from_id);
 CREATE TABLE embeddings (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE embedding_cache (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 `;
 
 /** An open index database and, when the file had to be rebuilt, why (one line). */

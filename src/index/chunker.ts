@@ -3,8 +3,10 @@
  * interfaces, functions and methods for the languages tree-sitter parses here, line windows for
  * other text; and the relations between them (contains, imports, extends, implements, calls).
  */
-import { chunkId } from "./types.ts";
-import type { Chunk, ChunkedFile, ChunkKind, Relation } from "./types.ts";
+import { createHash } from "node:crypto";
+import { chunkId, pathBase } from "./types.ts";
+import type { Chunk, ChunkedFile, ChunkKind, ImportTarget, Relation } from "./types.ts";
+import type { Binding } from "./_language_spec.ts";
 import { type Node, parserFor } from "./_grammars.ts";
 import { type Heritage, languageOf, type LanguageSpec } from "./_languages.ts";
 
@@ -21,15 +23,19 @@ const NAME_MAX = 200;
 const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
 
 /**
- * Chunks one file. `path` is workspace-relative and `/`-separated; its extension picks the
- * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby), other text is cut into
+ * Chunks one file (`hash`: its sha256(), when the caller has it). `path` is workspace-relative and `/`-separated; its extension picks the
+ * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby, C/C++, PHP, Bash), other
+ * text is cut into
  * WINDOW chunks of {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
  * Binary content (a NUL byte) gives `language: "binary"` and no chunks. Source that does not
  * parse still gives its FILE chunk and whatever declarations tree-sitter recovered: never throws
  * on content (only when the tree-sitter runtime itself cannot load).
  */
-export async function chunkFile(path: string, text: string): Promise<ChunkedFile> {
-  const hash = await sha256(text);
+export async function chunkFile(
+  path: string,
+  text: string,
+  hash = sha256(text),
+): Promise<ChunkedFile> {
   if (text.includes("\0")) return { path, language: "binary", hash, chunks: [], relations: [] };
   const spec = languageOf(path);
   if (!spec || text.length > PARSE_MAX) {
@@ -53,9 +59,9 @@ export async function chunkFile(path: string, text: string): Promise<ChunkedFile
   }
 }
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+/** The sha-256 of `text` as UTF-8, hex: a file's content hash in the index. */
+export function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 function baseName(path: string): string {
@@ -96,7 +102,7 @@ function windows(path: string, text: string): Chunk[] {
 }
 
 /** Nodes that wrap a declaration: its doc comment and line range start at the wrapper. */
-const WRAPPERS = new Set(["export_statement", "decorated_definition"]);
+const WRAPPERS = new Set(["export_statement", "decorated_definition", "template_declaration"]);
 /** Siblings between a declaration and its doc comment that do not end the doc. */
 const SKIPPED = new Set(["attribute_item", "decorator"]);
 
@@ -120,6 +126,8 @@ class Walker {
   /** Heritage declared apart from its type (a Rust `impl Trait for Type`), resolved at the end. */
   readonly #pendingHeritage: { owner: string; heritage: Heritage[] }[] = [];
   readonly #ids = new Set<string>();
+  /** Names imported from relative modules, by the local name they go by. */
+  readonly #bindings = new Map<string, Binding>();
   readonly #lines: string[];
   readonly #file: Chunk;
 
@@ -145,8 +153,10 @@ class Walker {
     for (let frame = stack.pop(); frame; frame = stack.pop()) {
       const { node } = frame;
       const inner = this.#visit(frame);
-      for (let i = node.namedChildCount - 1; i >= 0; i--) {
-        const child = node.namedChild(i);
+      // All children in one call into the wasm runtime, rather than one call each.
+      const children = node.namedChildren;
+      for (let i = children.length - 1; i >= 0; i--) {
+        const child = children[i];
         if (child) stack.push({ node: child, scope: inner.scope, fn: inner.fn });
       }
     }
@@ -157,6 +167,11 @@ class Walker {
     const spec = this.spec;
     for (const name of spec.imports(node)) {
       if (name) this.#relations.push({ from: this.#file.id, kind: "IMPORTS", name });
+    }
+    for (const binding of spec.bindings?.(node) ?? []) {
+      if (binding.local && binding.module.startsWith(".")) {
+        this.#bindings.set(binding.local, binding);
+      }
     }
     const callee = fn ? spec.callee(node) : undefined;
     if (fn && callee) this.#call(fn.chunk, fn.owner, callee);
@@ -240,6 +255,10 @@ class Walker {
     entry.names.add(name);
   }
 
+  #imported(name: string): ImportTarget | undefined {
+    return this.#bindings.size === 0 ? undefined : importTarget(this.path, name, this.#bindings);
+  }
+
   /** The relations, with calls and heritage resolved against this file's chunks. */
   resolve(): Relation[] {
     const bySymbol = new Map<string, Chunk>();
@@ -262,16 +281,51 @@ class Walker {
     for (const { from, owner, names } of this.#calls.values()) {
       for (const name of names) {
         const target = resolveCall(name, owner, bySymbol);
+        const imported = target ? undefined : this.#imported(name);
         relations.push({
           from: from.id,
           kind: "CALLS",
           ...(target ? { to: target.id } : {}),
           name,
+          ...(imported ? { target: imported } : {}),
         });
       }
     }
     return relations;
   }
+}
+
+/** The module base and exported name of `b(…)` or `ns.f(…)` when `b`/`ns` is imported here. */
+function importTarget(
+  path: string,
+  name: string,
+  bindings: Map<string, Binding>,
+): ImportTarget | undefined {
+  const parts = name.split(/\??\./);
+  const binding = bindings.get(parts[0]);
+  if (!binding || binding.name === "default") return undefined;
+  let symbol: string;
+  if (binding.name === "*") {
+    if (parts.length !== 2) return undefined;
+    symbol = parts[1];
+  } else {
+    if (parts.length !== 1) return undefined;
+    symbol = binding.name;
+  }
+  const base = joinPath(path.slice(0, path.lastIndexOf("/") + 1), binding.module);
+  return base === undefined ? undefined : { base: pathBase(base), symbol };
+}
+
+/** `dir/` + a relative module, `.` and `..` folded; undefined when it leaves the workspace. */
+function joinPath(dir: string, module: string): string | undefined {
+  const out: string[] = [];
+  for (const part of `${dir}${module}`.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (out.pop() === undefined) return undefined;
+    } else out.push(part);
+  }
+  return out.join("/");
 }
 
 /** `f` → function f or (inside a class) its method; `this.f`/`self.f`/`Self::f` → the method. */

@@ -32,8 +32,13 @@ function add(vector: Float32Array, feature: string, weight: number): void {
  * (weight 0.5 each); the result has length 1, or is all zeros when `text` has no words.
  */
 export function embedText(text: string, dimensions = EMBEDDING_DIMENSIONS): Float32Array {
+  return embedWords(splitWords(text), dimensions);
+}
+
+/** {@linkcode embedText} of text already split into `words` (splitWords()). */
+export function embedWords(words: string[], dimensions = EMBEDDING_DIMENSIONS): Float32Array {
   const vector = new Float32Array(dimensions);
-  for (const word of splitWords(text)) {
+  for (const word of words) {
     add(vector, `w:${word}`, 1);
     const padded = `^${word}$`;
     for (let i = 0; i + GRAM <= padded.length; i++) add(vector, padded.slice(i, i + GRAM), 0.5);

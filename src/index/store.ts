@@ -3,22 +3,61 @@
  * (`node:sqlite`, WAL, so one process writes while others read), with an FTS5 full-text index
  * over identifier-split words and the hybrid ranking of rank.ts.
  */
-import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { openDatabase } from "./_schema.ts";
-import { toBlob, toVector, VectorCache } from "./_vectors.ts";
-import { cosine, embedText } from "./embed.ts";
+import { matrixOf, nearest, toBlob, toVector, VectorCache } from "./_vectors.ts";
+import { embedText, embedWords } from "./embed.ts";
 import { type Candidate, DEFAULT_RANK_WEIGHTS, type Hit, rank, type RankWeights } from "./rank.ts";
+import { pathBase } from "./types.ts";
 import type { Chunk, ChunkedFile, ChunkKind, Relation, RelationKind } from "./types.ts";
 import { queryWords, splitWords } from "./words.ts";
 
 /** FTS5 column weights for bm25(): symbol, signature, doc, text. */
 const COLUMN_WEIGHTS = [10, 4, 2, 1];
 
+/**
+ * A query word found in more than this share of the chunks is left out of the full-text match
+ * (unless every word is): its BM25 weight is near nothing, and matching it makes FTS5 score
+ * nearly every chunk.
+ */
+const COMMON_WORD_SHARE = 0.2;
+
+/**
+ * Points each call to an imported name (relations.target_*) at the function of that name in the
+ * imported file (`<base>.<ext>` or `<base>/index.<ext>`), or at nothing when it is gone. Run for
+ * the relations of a file just written and those that import it (`?` path, `?`/`?` bases).
+ */
+const RELINK_SET = `UPDATE relations SET to_id = (
+  SELECT c.id FROM files f JOIN chunks c ON c.path = f.path
+  WHERE (f.base = relations.target_base OR f.base = relations.target_base || '/index')
+    AND c.symbol = relations.target_symbol AND c.kind = 'FUNCTION'
+  ORDER BY f.path, c.start_line LIMIT 1)`;
+/** Each a separate statement, so that each uses its index. */
+const RELINK_OWN = `${RELINK_SET} WHERE path = ? AND target_base IS NOT NULL`;
+const RELINK_IMPORTERS = `${RELINK_SET} WHERE target_base = ?`;
+
+/**
+ * A file's modification time (ms since the epoch) and size when its hash was taken: a file whose
+ * stamp is unchanged is not read again. `mtime` null: not to be trusted (see `stamp()`).
+ */
+export interface FileStamp {
+  mtime: number | null;
+  size: number;
+}
+
+/** What the store knows of an indexed file. */
+export interface KnownFile {
+  hash: string;
+  stamp?: FileStamp;
+}
+
 /** What `search()` takes. */
 export interface SearchOptions {
   /** How many hits to return (default 10). */
   limit?: number;
   weights?: RankWeights;
+  /** The query's embedding when the chunks' come from an endpoint (default: the store's own). */
+  queryVector?: Float32Array;
 }
 
 /** Which relations `relations()` returns; the fields given must all match. */
@@ -46,6 +85,18 @@ interface ChunkRow {
   parent: string | null;
 }
 
+interface FileRow {
+  hash: string;
+  mtime: number | null;
+  size: number | null;
+}
+
+function knownOf(row: FileRow): KnownFile {
+  if (row.size === null) return { hash: row.hash };
+  const mtime = row.mtime === null ? null : Number(row.mtime);
+  return { hash: row.hash, stamp: { mtime, size: Number(row.size) } };
+}
+
 function toChunk(row: ChunkRow): Chunk {
   const chunk: Chunk = {
     id: row.id,
@@ -62,12 +113,8 @@ function toChunk(row: ChunkRow): Chunk {
   return chunk;
 }
 
-function words(text: string): string {
-  return splitWords(text).join(" ");
-}
-
 /** The text a chunk's embedding is computed from. */
-function embeddingText(chunk: Chunk): string {
+export function embeddingText(chunk: Chunk): string {
   return `${chunk.symbol}\n${chunk.signature}\n${chunk.doc}\n${chunk.text.slice(0, 4000)}`;
 }
 
@@ -76,6 +123,9 @@ export class IndexStore {
   #db: DatabaseSync;
   #embed: (text: string) => Float32Array;
   #vectors = new VectorCache();
+  /** Inside beginBatch() … commitBatch(): writes share one transaction. */
+  #batch = false;
+  #statements = new Map<string, StatementSync>();
 
   private constructor(db: DatabaseSync, embed: (text: string) => Float32Array) {
     this.#db = db;
@@ -98,28 +148,108 @@ export class IndexStore {
 
   /** Each indexed file's path and content hash, to decide what to re-chunk. */
   fileHashes(): Map<string, string> {
-    const rows = this.#db.prepare("SELECT path, hash FROM files").all() as {
+    const rows = this.#sql("SELECT path, hash FROM files").all() as {
       path: string;
       hash: string;
     }[];
     return new Map(rows.map((row) => [row.path, row.hash]));
   }
 
-  /** Replaces everything stored for `chunked.path` with `chunked`, in one transaction. */
-  replaceFile(chunked: ChunkedFile): void {
-    const vectors = chunked.chunks.map((chunk) => this.#embed(embeddingText(chunk)));
+  /** Each indexed file's hash and, when recorded, its stamp. */
+  knownFiles(): Map<string, KnownFile> {
+    const rows = this.#sql("SELECT path, hash, mtime, size FROM files")
+      .all() as unknown as (FileRow & { path: string })[];
+    return new Map(rows.map((row) => [row.path, knownOf(row)]));
+  }
+
+  /** What the store knows of the indexed file at `path`, or undefined. */
+  knownFile(path: string): KnownFile | undefined {
+    const row = this.#sql("SELECT hash, mtime, size FROM files WHERE path = ?").get(path);
+    return row === undefined ? undefined : knownOf(row as unknown as FileRow);
+  }
+
+  /** Records the stamp of a file whose content did not change. */
+  stampFile(path: string, stamp: FileStamp): void {
+    this.#write(() =>
+      this.#sql("UPDATE files SET mtime = ?, size = ? WHERE path = ?")
+        .run(stamp.mtime, stamp.size, path)
+    );
+  }
+
+  /**
+   * Starts one transaction for the writes up to commitBatch(): many files are written at the
+   * cost of one commit, and readers in other processes keep seeing the last committed index
+   * until then. A write that fails rolls the whole batch back (and ends it) before it throws.
+   */
+  beginBatch(): void {
+    if (this.#batch) return;
+    this.#vectors.clear();
+    this.#db.exec("BEGIN IMMEDIATE");
+    this.#batch = true;
+  }
+
+  /** Commits the writes since beginBatch(); when the commit fails, none of them is kept. */
+  commitBatch(): void {
+    if (!this.#batch) return;
+    this.#batch = false;
+    try {
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  /** Drops the writes since beginBatch(). */
+  rollbackBatch(): void {
+    if (!this.#batch) return;
+    this.#batch = false;
+    if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+  }
+
+  /**
+   * Replaces everything stored for `chunked.path` with `chunked` (and its stamp), in one
+   * transaction.
+   */
+  replaceFile(chunked: ChunkedFile, stamp?: FileStamp, given?: Float32Array[]): void {
+    // Each chunk's words are split once, for the full-text index and the local embedding.
+    const split = chunked.chunks.map((chunk) => ({
+      symbol: splitWords(chunk.symbol),
+      last: splitWords(chunk.symbol.split(".").pop() ?? ""),
+      signature: splitWords(chunk.signature),
+      doc: splitWords(chunk.doc),
+      text: splitWords(chunk.text),
+    }));
+    const vectors = given ?? chunked.chunks.map((chunk, index) => {
+      if (this.#embed !== embedText) return this.#embed(embeddingText(chunk));
+      const { symbol, signature, doc, text } = split[index];
+      return embedWords([...symbol, ...signature, ...doc, ...text]);
+    });
+    if (vectors.length !== chunked.chunks.length) {
+      throw new RangeError(
+        `Cannot store "${chunked.path}": ${vectors.length} vectors for ${chunked.chunks.length} chunks`,
+      );
+    }
     this.#write(() => {
       this.#deleteFile(chunked.path);
-      this.#db.prepare("INSERT INTO files (path, hash, language) VALUES (?, ?, ?)")
-        .run(chunked.path, chunked.hash, chunked.language);
-      const chunkRow = this.#db.prepare(
+      this.#sql(
+        "INSERT INTO files (path, hash, language, base, mtime, size) VALUES (?, ?, ?, ?, ?, ?)",
+      ).run(
+        chunked.path,
+        chunked.hash,
+        chunked.language,
+        pathBase(chunked.path),
+        stamp?.mtime ?? null,
+        stamp?.size ?? null,
+      );
+      const chunkRow = this.#sql(
         `INSERT INTO chunks (id, path, kind, symbol, start_line, end_line, signature, doc, text,
           parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
-      const ftsRow = this.#db.prepare(
+      const ftsRow = this.#sql(
         "INSERT INTO chunks_fts (rowid, symbol, signature, doc, text) VALUES (?, ?, ?, ?, ?)",
       );
-      const vectorRow = this.#db.prepare("INSERT INTO embeddings (seq, vector) VALUES (?, ?)");
+      const vectorRow = this.#sql("INSERT INTO embeddings (seq, vector) VALUES (?, ?)");
       chunked.chunks.forEach((chunk, index) => {
         const { lastInsertRowid } = chunkRow.run(
           chunk.id,
@@ -133,13 +263,13 @@ export class IndexStore {
           chunk.text,
           chunk.parent ?? null,
         );
-        const symbol = `${words(chunk.symbol)} ${words(chunk.symbol.split(".").pop() ?? "")}`;
+        const words = split[index];
         ftsRow.run(
           lastInsertRowid,
-          symbol,
-          words(chunk.signature),
-          words(chunk.doc),
-          words(chunk.text),
+          `${words.symbol.join(" ")} ${words.last.join(" ")}`,
+          words.signature.join(" "),
+          words.doc.join(" "),
+          words.text.join(" "),
         );
         const vector = vectors[index];
         vectorRow.run(
@@ -147,8 +277,9 @@ export class IndexStore {
           toBlob(vector),
         );
       });
-      const relationRow = this.#db.prepare(
-        "INSERT INTO relations (path, from_id, kind, to_id, name) VALUES (?, ?, ?, ?, ?)",
+      const relationRow = this.#sql(
+        `INSERT INTO relations (path, from_id, kind, to_id, name, target_base, target_symbol)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       );
       for (const relation of chunked.relations) {
         relationRow.run(
@@ -157,14 +288,31 @@ export class IndexStore {
           relation.kind,
           relation.to ?? null,
           relation.name,
+          relation.target?.base ?? null,
+          relation.target?.symbol ?? null,
         );
       }
+      if (chunked.relations.some((relation) => relation.target)) {
+        this.#sql(RELINK_OWN).run(chunked.path);
+      }
+      this.#relinkImporters(chunked.path);
     });
+  }
+
+  /** Re-resolves the calls of other files into `path` (a new, changed or removed file). */
+  #relinkImporters(path: string): void {
+    const base = pathBase(path);
+    const relink = this.#sql(RELINK_IMPORTERS);
+    relink.run(base);
+    if (base.endsWith("/index")) relink.run(base.slice(0, -"/index".length));
   }
 
   /** Removes a file and its chunks, relations and embeddings; nothing happens when absent. */
   removeFile(path: string): void {
-    this.#write(() => this.#deleteFile(path));
+    this.#write(() => {
+      this.#deleteFile(path);
+      this.#relinkImporters(path);
+    });
   }
 
   /**
@@ -175,48 +323,59 @@ export class IndexStore {
     const limit = options.limit ?? 10;
     const terms = queryWords(query);
     if (terms.length === 0 || limit <= 0) return [];
-    const queryVector = this.#embed(query);
+    const queryVector = options.queryVector ?? this.#embed(query);
     const pool = Math.max(limit * 5, 50);
     const weights = options.weights ?? DEFAULT_RANK_WEIGHTS;
     // One read transaction, so a writer committing in between cannot mix two versions of a file.
     this.#db.exec("BEGIN");
     try {
       const found = new Map<number, { bm25?: number }>();
-      const match = terms.map((term) => `"${term}"`).join(" OR ");
-      const textRows = this.#db.prepare(
+      const match = this.#distinctive(terms).map((term) => `"${term}"`).join(" OR ");
+      const textRows = this.#sql(
         `SELECT rowid AS seq, bm25(chunks_fts, ${COLUMN_WEIGHTS.join(", ")}) AS score
          FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?`,
       ).all(match, pool) as { seq: number; score: number }[];
       for (const row of textRows) found.set(Number(row.seq), { bm25: row.score });
-      const vectors = new Map<number, number>();
-      const all = this.#vectors.all(this.#db) ?? new Map(
-        (this.#selectIn("SELECT seq, vector FROM embeddings WHERE seq IN", [...found.keys()]) as {
-          seq: number;
-          vector: Uint8Array;
-        }[]).map((row) => [Number(row.seq), toVector(row.vector)]),
+      const matrix = this.#vectors.all(this.#db) ?? matrixOf(
+        this.#selectIn("SELECT seq, vector FROM embeddings WHERE seq IN", [
+          ...found.keys(),
+        ]) as { seq: number; vector: Uint8Array }[],
       );
-      const near: { seq: number; cosine: number }[] = [];
-      for (const [seq, vector] of all) {
-        const value = cosineOrZero(queryVector, vector);
-        vectors.set(seq, value);
-        near.push({ seq, cosine: value });
+      const { cosines, best } = nearest(matrix, queryVector, pool);
+      for (const row of best) {
+        const seq = matrix.seqs[row];
+        if (cosines[row] >= weights.vectorFloor && !found.has(seq)) found.set(seq, {});
       }
-      near.sort((a, b) => b.cosine - a.cosine);
-      for (const { seq, cosine } of near.slice(0, pool)) {
-        if (cosine >= weights.vectorFloor && !found.has(seq)) found.set(seq, {});
-      }
+      const cosineOf = (seq: number) => {
+        const row = matrix.rowOf.get(seq);
+        return row === undefined ? 0 : cosines[row];
+      };
       const rows = this.#selectIn("SELECT * FROM chunks WHERE seq IN", [
         ...found.keys(),
       ]) as unknown as ChunkRow[];
       const candidates: Candidate[] = rows.map((row) => ({
         chunk: toChunk(row),
         bm25: found.get(Number(row.seq))?.bm25,
-        cosine: vectors.get(Number(row.seq)) ?? 0,
+        cosine: cosineOf(Number(row.seq)),
       }));
       return rank(query, candidates, { limit, weights });
     } finally {
       this.#db.exec("COMMIT");
     }
+  }
+
+  /** `terms` without those in more than COMMON_WORD_SHARE of the chunks, or the rarest one. */
+  #distinctive(terms: string[]): string[] {
+    if (terms.length < 2) return terms;
+    const total = Number((this.#sql("SELECT count(*) AS n FROM chunks").get() as { n: number }).n);
+    const docs = this.#sql("SELECT doc FROM chunks_vocab WHERE term = ?");
+    const counted = terms.map((term) => ({
+      term,
+      count: Number((docs.get(term) as { doc: number } | undefined)?.doc ?? 0),
+    }));
+    const kept = counted.filter(({ count }) => count <= total * COMMON_WORD_SHARE);
+    if (kept.length > 0) return kept.map(({ term }) => term);
+    return [counted.reduce((a, b) => b.count < a.count ? b : a).term];
   }
 
   /** The relations matching `filter` (who calls X, what implements Y, what a chunk imports). */
@@ -238,7 +397,7 @@ export class IndexStore {
     const sql = `SELECT from_id, kind, to_id, name FROM relations${
       where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""
     } ORDER BY path, rowid`;
-    const rows = this.#db.prepare(sql).all(...values) as {
+    const rows = this.#sql(sql).all(...values) as {
       from_id: string;
       kind: string;
       to_id: string | null;
@@ -281,7 +440,7 @@ export class IndexStore {
 
   /** The chunks that define `name`: their symbol is `name` or ends in `.name` (defined where). */
   definitions(name: string): Chunk[] {
-    const rows = this.#db.prepare(
+    const rows = this.#sql(
       "SELECT * FROM chunks WHERE symbol = ? OR symbol LIKE ? ESCAPE '\\' ORDER BY path, start_line",
     ).all(name, `%.${name.replace(/[\\%_]/g, "\\$&")}`) as unknown as ChunkRow[];
     return rows.map(toChunk).filter((chunk) => chunk.kind !== "FILE" && chunk.kind !== "WINDOW");
@@ -289,37 +448,102 @@ export class IndexStore {
 
   /** The chunk with this id, or undefined. */
   chunk(id: string): Chunk | undefined {
-    const row = this.#db.prepare("SELECT * FROM chunks WHERE id = ?").get(id);
+    const row = this.#sql("SELECT * FROM chunks WHERE id = ?").get(id);
     return row === undefined ? undefined : toChunk(row as unknown as ChunkRow);
   }
 
-  /** Closes the database; the store cannot be used afterwards. */
+  /** Which embedding the stored vectors come from (set by resetEmbedding()), or undefined. */
+  embeddingId(): string | undefined {
+    const row = this.#sql("SELECT value FROM meta WHERE key = 'embedding'").get() as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  }
+
+  /**
+   * Empties the index (files, chunks, words, vectors, relations; not the embedding cache) and
+   * records `id` as its embedding: vectors of two embeddings must never be compared.
+   */
+  resetEmbedding(id: string): void {
+    this.#write(() => {
+      for (const table of ["files", "chunks", "embeddings", "relations"]) {
+        this.#sql(`DELETE FROM ${table}`).run();
+      }
+      this.#sql("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')").run();
+      this.#sql("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding', ?)").run(id);
+    });
+  }
+
+  /** Vectors cached by key (see remote_embed.ts), for the keys that have one. */
+  cachedVectors(keys: string[]): Map<string, Float32Array> {
+    const rows = this.#selectKeys(keys);
+    return new Map(rows.map((row) => [row.key, toVector(row.vector)]));
+  }
+
+  /** Caches vectors by key; a key already cached keeps its vector. */
+  cacheVectors(entries: [string, Float32Array][]): void {
+    if (entries.length === 0) return;
+    this.#write(() => {
+      const row = this.#sql(
+        "INSERT OR IGNORE INTO embedding_cache (key, vector) VALUES (?, ?)",
+      );
+      for (const [key, vector] of entries) row.run(key, toBlob(vector));
+    });
+  }
+
+  #selectKeys(keys: string[]): { key: string; vector: Uint8Array }[] {
+    if (keys.length === 0) return [];
+    return this.#sql(
+      "SELECT key, vector FROM embedding_cache WHERE key IN (SELECT value FROM json_each(?))",
+    ).all(JSON.stringify(keys)) as { key: string; vector: Uint8Array }[];
+  }
+
+  /** Closes the database (dropping an uncommitted batch); the store cannot be used afterwards. */
   close(): void {
+    this.rollbackBatch();
     this.#db.close();
+  }
+
+  /** The prepared statement of `sql`, prepared once per connection. */
+  #sql(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, statement = this.#db.prepare(sql));
+    return statement;
   }
 
   #selectIn(prefix: string, seqs: number[]): Record<string, SQLInputValue>[] {
     if (seqs.length === 0) return [];
     // json_each keeps the statement one size whatever the number of ids.
-    return this.#db.prepare(`${prefix} (SELECT value FROM json_each(?))`)
+    return this.#sql(`${prefix} (SELECT value FROM json_each(?))`)
       .all(JSON.stringify(seqs)) as Record<string, SQLInputValue>[];
   }
 
   #deleteFile(path: string): void {
-    const seqs = this.#db.prepare("SELECT seq FROM chunks WHERE path = ?").all(path) as {
+    if (this.#sql("SELECT 1 FROM files WHERE path = ?").get(path) === undefined) return;
+    const seqs = this.#sql("SELECT seq FROM chunks WHERE path = ?").all(path) as {
       seq: number;
     }[];
-    const deleteFts = this.#db.prepare("DELETE FROM chunks_fts WHERE rowid = ?");
+    const deleteFts = this.#sql("DELETE FROM chunks_fts WHERE rowid = ?");
     for (const { seq } of seqs) deleteFts.run(seq);
-    this.#db.prepare("DELETE FROM embeddings WHERE seq IN (SELECT seq FROM chunks WHERE path = ?)")
+    this.#sql("DELETE FROM embeddings WHERE seq IN (SELECT seq FROM chunks WHERE path = ?)")
       .run(path);
-    this.#db.prepare("DELETE FROM chunks WHERE path = ?").run(path);
-    this.#db.prepare("DELETE FROM relations WHERE path = ?").run(path);
-    this.#db.prepare("DELETE FROM files WHERE path = ?").run(path);
+    this.#sql("DELETE FROM chunks WHERE path = ?").run(path);
+    this.#sql("DELETE FROM relations WHERE path = ?").run(path);
+    this.#sql("DELETE FROM files WHERE path = ?").run(path);
   }
 
   #write(body: () => void): void {
     this.#vectors.clear();
+    if (this.#batch) {
+      try {
+        body();
+      } catch (error) {
+        // The whole batch goes: the index stays as last committed, never half a file.
+        this.rollbackBatch();
+        throw error;
+      }
+      return;
+    }
     this.#db.exec("BEGIN IMMEDIATE");
     try {
       body();
@@ -329,11 +553,6 @@ export class IndexStore {
       throw error;
     }
   }
-}
-
-function cosineOrZero(a: Float32Array, b: Float32Array): number {
-  // Vectors of another length were written with another embedding: they say nothing here.
-  return a.length === b.length ? cosine(a, b) : 0;
 }
 
 /** `text` as a GLOB pattern that matches only itself (`*`, `?` and `[` bracketed). */

@@ -39,6 +39,24 @@ export interface Relation {
   to?: string;
   /** The name as written (the imported module for IMPORTS, the callee for CALLS, …). */
   name: string;
+  /**
+   * For a call to an imported name that this file cannot resolve: the imported file's
+   * workspace path without its extension (`src/util` for `./util.js`) and the name it exports
+   * there. The store resolves `to` from it against the files it holds.
+   */
+  target?: ImportTarget;
+}
+
+/** Where an imported name is declared (see {@linkcode Relation.target}). */
+export interface ImportTarget {
+  /** Workspace-relative, `/`-separated, without extension; `dir` also matches `dir/index.*`. */
+  base: string;
+  symbol: string;
+}
+
+/** `path` without its last extension: the base an {@linkcode ImportTarget} names. */
+export function pathBase(path: string): string {
+  return path.replace(/\.[^./]*$/, "");
 }
 
 /** A file as chunked: its chunks, relations, and the language it was parsed as. */

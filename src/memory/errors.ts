@@ -27,3 +27,13 @@ export class FactIdError extends TernError {
     this.matches = matches;
   }
 }
+
+/** A prompt template that is unknown, or an argument of one that is unknown or missing. */
+export class TemplateError extends TernError {
+  override name = "TemplateError";
+}
+
+/** A skill asked for by name that no skills folder has. */
+export class UnknownSkillError extends TernError {
+  override name = "UnknownSkillError";
+}

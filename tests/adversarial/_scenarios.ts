@@ -200,13 +200,13 @@ export const SCENARIOS: Scenario[] = [
     name: "AGENTS.md is a symlink to ~/.ssh/id_rsa",
     cls: 4,
     setup: (b) => Deno.symlinkSync(join(b.home, ".ssh/id_rsa"), join(b.dir, "AGENTS.md")),
-    check: (o) => match(o.stderr, /Skipping project rules ".*AGENTS\.md"/),
+    check: (o) => match(o.stderr, /Skipping context file ".*AGENTS\.md"/),
   },
   {
     name: "AGENTS.md is a hard link to ~/.aws/credentials",
     cls: 4,
     setup: (b) => Deno.linkSync(join(b.home, ".aws/credentials"), join(b.dir, "AGENTS.md")),
-    check: (o) => match(o.stderr, /Skipping project rules ".*AGENTS\.md"/),
+    check: (o) => match(o.stderr, /Skipping context file ".*AGENTS\.md"/),
   },
   {
     name: ".env is a symlink to the person's ~/.env, with a project-chosen endpoint",

@@ -27,6 +27,23 @@ Deno.test("parseCommandLine() reads run, -p and --once with their options", () =
   equal(parseCommandLine(["--once", "x", "--temperature", "0.5"]).command, "run");
 });
 
+Deno.test("parseCommandLine() reads run --skill (the skill alone is a task) and context", () => {
+  const line = parseCommandLine(["run", "--skill", "pdf", "fill", "it"]);
+  deepEqual(line.command === "run" && [line.task, line.skill], ["fill it", "pdf"]);
+  const alone = parseCommandLine(["run", "--skill", "pdf"]);
+  deepEqual(alone.command === "run" && [alone.task, alone.skill], ["", "pdf"]);
+  const context = parseCommandLine(["context", "--json"]);
+  deepEqual(context.command === "context" && context.json, true);
+  throws(() => parseCommandLine(["context", "--skill", "pdf"]), /--skill belongs to tern run/);
+  const asked = parseCommandLine(["context", "fix", "auth"]);
+  deepEqual(asked.command === "context" && asked.task, "fix auth");
+  throws(
+    () => parseCommandLine(["memory", "list", "--global"]),
+    /--global belongs to tern memory save/,
+  );
+  throws(() => parseCommandLine(["memory", "drop"]), /Unknown memory subcommand "drop"/);
+});
+
 Deno.test("parseCommandLine() passes --provider, --thinking and --fallback on as given", () => {
   const line = parseCommandLine([
     "run",

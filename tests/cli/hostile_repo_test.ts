@@ -72,7 +72,7 @@ Deno.test("a project's AGENTS.md that is a symlink or hard link to a personal fi
         { cwd: scene.dir, env: scene.env },
       );
       equal(run.code, 0, run.stderr);
-      match(run.stderr, /warning: Skipping project rules ".*AGENTS\.md"/);
+      match(run.stderr, /warning: Skipping context file ".*AGENTS\.md"/);
     }
     equal(scene.server.requests.length, 2);
     assertNoSecret(scene.server, FILE_SECRET);

@@ -25,7 +25,7 @@ Deno.test("tern in line mode runs messages and slash commands from stdin, in ord
           "/save the build uses make",
           "/thinking high",
           "/model nosuch/other-model",
-          "hello",
+          "how does the build work",
           "/memory",
           "/nonsense",
           "and again",
@@ -46,11 +46,14 @@ Deno.test("tern in line mode runs messages and slash commands from stdin, in ord
         ok(out.includes('Unknown provider "nosuch"'), out);
         for (const request of server.requests) equal(request.body.model, "scripted-model");
         ok(/input \d+ tokens/.test(out), out);
-        // The remembered fact reached the model in the system prompt of both turns.
+        // The remembered fact went with the message it bears on, not with the other one, and
+        // never in the system prompt (which stays the same for the provider's cache).
         equal(server.requests.length, 2);
-        for (const request of server.requests) {
-          const system = request.modelRequest.messages[0];
-          ok(system.role === "system" && system.content.includes("the build uses make"));
+        const [first, second] = server.requests.map((request) => request.modelRequest.messages);
+        ok(first.at(-1)!.content.includes("- the build uses make"), first.at(-1)!.content);
+        ok(!second.at(-1)!.content.includes("the build uses make"), second.at(-1)!.content);
+        for (const messages of [first, second]) {
+          ok(messages[0].role === "system" && !messages[0].content.includes("uses make"));
         }
         // Plain text: no escape sequences with NO_COLOR and no terminal; the key never shows.
         ok(!out.includes("\x1b"), JSON.stringify(out.slice(0, 200)));

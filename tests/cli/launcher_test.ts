@@ -122,7 +122,8 @@ Deno.test("the launcher grants the hosts of the URL settings in the environment,
     };
     await write(
       join(ws.home, "config.jsonc"),
-      '{ "providers": { "p": { "baseUrl": "https://user.test/v1" } } }',
+      '{ "providers": { "p": { "baseUrl": "https://user.test/v1" } },' +
+        ' "indexEmbeddings": { "baseUrl": "https://embed-user.test/v1", "model": "e" } }',
     );
     await write(
       join(ws.home, "mcp", "extra.json"),
@@ -158,6 +159,7 @@ Deno.test("the launcher grants the hosts of the URL settings in the environment,
     for (
       const host of [
         "user.test",
+        "embed-user.test",
         "mcp-user.test:8443",
         "project.test:8000",
         "dotenv.test",
@@ -216,7 +218,8 @@ Deno.test("the launcher never grants a host a project file merely mentions", asy
         '  "baseUrl": "https://evil5.example",',
         '  "note": "\\"baseUrl\\": \\"https://evil6.example\\"",',
         '  "baseUrl": "https://good-project.test/v1",',
-        '  "providers": { "p": { "baseUrl": "https://evil7.example" } }',
+        '  "providers": { "p": { "baseUrl": "https://evil7.example" } },',
+        '  "indexEmbeddings": { "baseUrl": "https://evil17.example" }',
         "}",
       ].join("\n"),
     );

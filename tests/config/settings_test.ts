@@ -61,6 +61,7 @@ const STRUCTURED_SAMPLES: Partial<Record<SettingKey, unknown>> = {
   searchWeights: { exactSymbol: 0, kind: { WINDOW: 5 } },
   webSearch: { provider: "exa", keyEnv: { exa: "TERN_API_KEY" } },
   webFetch: { reader: "https://reader.evil.test/", readerKeyEnv: "TERN_API_KEY" },
+  indexEmbeddings: { baseUrl: "http://evil.test/v1", model: "m" },
 };
 
 function fileValue(key: SettingKey): unknown {
@@ -137,7 +138,7 @@ Deno.test("loadConfig() gives one message naming source, key and rule for a bad 
 const PERSON_ONLY = {
   review: ["mode", "reviewModel"],
   sandbox: ["noSandbox", "profiles", "sandbox"],
-  keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch"],
+  keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch", "indexEmbeddings"],
   ranking: ["searchWeights"],
 } as const;
 

@@ -163,7 +163,8 @@ export class InteractiveApp {
     if (text.trim() === "") return;
     const command = parseCommandLine(text);
     const known = command && this.#options.commands.get(command.name);
-    if (command && known) {
+    // A template's or a skill's command is a message: it goes on as a turn.
+    if (command && known && !known.message) {
       if (this.#running && !known.whileRunning) {
         this.notice(
           `/${known.name} waits for the turn to end: press Esc to stop it first`,
@@ -199,7 +200,7 @@ export class InteractiveApp {
       });
       return;
     }
-    if (command) {
+    if (command && !known) {
       this.notice(`Unknown command "/${command.name}": /help lists them`, "error");
       return;
     }
@@ -335,7 +336,11 @@ export class InteractiveApp {
     this.frame();
     let result: TurnResult | undefined;
     try {
-      const prepared = await this.#options.prepareMessage(text);
+      // A template's or a skill's command becomes the text it renders.
+      const command = parseCommandLine(text);
+      const known = command && this.#options.commands.get(command.name);
+      const source = command && known?.message ? await known.message(command.args) : text;
+      const prepared = await this.#options.prepareMessage(source);
       for (const note of prepared.notes) this.notice(note, "warning");
       const conversation = await this.#options.conversation();
       result = await conversation.turn(prepared.text, {

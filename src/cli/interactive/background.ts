@@ -4,7 +4,8 @@
  * highlighter. Each starts after the first frame and is awaited only by what needs it.
  */
 import type { TernConfig } from "../../config/mod.ts";
-import { type Fact, memoryPromptSection, MemoryStore } from "../../memory/facts.ts";
+import { type Fact, MemoryStore } from "../../memory/facts.ts";
+import { rankedMemorySection, rankFacts } from "../../memory/rank.ts";
 import { loadHighlighter } from "../../tui/highlight.ts";
 import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff.ts";
 import { readEnv } from "../process_env.ts";
@@ -14,7 +15,10 @@ export interface BackgroundServices {
   /** Starts the loads; called once the prompt is on screen. */
   start(): void;
   /** The remembered facts as a system prompt section (empty until loaded). */
-  memorySection(): string | undefined;
+  /** The section of the `limit` remembered facts most relevant to `task`. */
+  memorySection(task: string, limit: number): string | undefined;
+  /** The remembered facts as last read. */
+  facts(): readonly Fact[];
   memory(): Promise<MemoryStore>;
   /** Workspace changes since the session began; undefined outside a git repository. */
   diff(): Promise<{ patch: string; files: string[]; notes: string[] } | undefined>;
@@ -44,8 +48,11 @@ export function backgroundServices(
       takeBaseline();
       loadHighlighter().catch(() => {});
     },
-    memorySection() {
-      return memoryPromptSection(facts);
+    memorySection(task, limit) {
+      return rankedMemorySection(rankFacts(facts, task, limit));
+    },
+    facts() {
+      return facts;
     },
     async memory() {
       const store = await openMemory();

@@ -46,6 +46,11 @@ export interface SlashCommand {
   whileRunning?: boolean;
   /** `signal` fires when the person presses Esc or Ctrl-C while the command runs alone. */
   run(context: CommandContext, args: string, signal: AbortSignal): Promise<void> | void;
+  /**
+   * A command that is a message (a prompt template, a skill): the text it returns for `args`
+   * is sent as the person's turn instead of `run`. It throws to refuse bad arguments.
+   */
+  message?(args: string): Promise<string>;
 }
 
 /** The slash commands by name. Later names replace earlier ones. */
@@ -75,7 +80,7 @@ export class CommandRegistry {
  * not a command (no leading slash, or a path such as `/usr/bin`: a slash inside the name).
  */
 export function parseCommandLine(text: string): { name: string; args: string } | undefined {
-  const match = /^\/([A-Za-z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  const match = /^\/([A-Za-z][\w:-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
   if (!match) return undefined;
   return { name: match[1].toLowerCase(), args: (match[2] ?? "").trim() };
 }

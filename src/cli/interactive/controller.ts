@@ -80,7 +80,8 @@ export class SessionController {
         : undefined,
       warn: (text) => controller.#app?.notice(text, "warning"),
       onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
-      memory: () => controller.#services?.memorySection(),
+      memory: (task: string) =>
+        controller.#services?.memorySection(task, controller.config.memoryFacts),
       watchMcp: (manager) => controller.#watchMcp(manager),
     });
     if (controller.#agent.config.noSandbox) controller.#sandbox = "off";
@@ -184,7 +185,19 @@ export class SessionController {
         await trustServers(agent.config.ternHome, agent.workspace, servers);
       },
     });
-    return [...settingsCommands(deps), ...sessionCommands(), ...mcp, ...planCommands()];
+    const builtins = [...settingsCommands(deps), ...sessionCommands(), ...mcp, ...planCommands()];
+    const { resourceCommands } = await import("./resource_commands.ts");
+    const resources = await resourceCommands({
+      workspace: agent.workspace,
+      ternHome: agent.config.ternHome,
+      memory: () => ({ facts: services.facts(), limit: agent.config.memoryFacts }),
+      taken: new Set(builtins.map((command) => command.name)),
+      warn: (text) => this.#app?.notice(text, "warning"),
+    }).catch((error) => {
+      this.#app?.notice(`Cannot read the prompt templates and skills: ${error}`, "warning");
+      return [];
+    });
+    return [...builtins, ...resources];
   }
 
   /**

@@ -1,0 +1,34 @@
+/**
+ * `tern context`: what goes into the system prompt of this workspace, from which file, at what
+ * size in estimated tokens; the skills index, the prompt templates and any problem with them.
+ */
+import { loadConfig } from "../config/mod.ts";
+import { rememberedFacts } from "../harness/agent_session.ts";
+import { describeContext, formatContextReport } from "../harness/resource_prompt.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
+import { resolveWorkspace } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
+
+/**
+ * Prints the report (as JSON with `json`); with `task`, the remembered facts a message of that
+ * text would get, and why. Exit code 0.
+ */
+export async function showContext(
+  task: string | undefined,
+  json: boolean,
+  flags: RunFlags,
+): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const facts = await rememberedFacts(config.ternHome, workspace);
+  const report = await describeContext(workspace, config.ternHome, {
+    facts,
+    limit: config.memoryFacts,
+    task,
+  });
+  const text = json
+    ? jsonForTerminal(JSON.stringify(report, null, 2))
+    : formatContextReport(report).map(terminalText).join("\n");
+  Deno.stdout.writeSync(new TextEncoder().encode(text + "\n"));
+  return 0;
+}

@@ -1,0 +1,58 @@
+/**
+ * `tern memory save|list|forget`: the remembered facts from the command line, the same
+ * append-only files as /save and /memory (src/memory/facts.ts).
+ */
+import { loadConfig } from "../config/mod.ts";
+import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
+import { MemoryStore } from "../memory/facts.ts";
+import type { CommandLine } from "./args.ts";
+import { resolveWorkspace } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
+
+/** Runs one `tern memory` action; 0, or a FactTextError / FactIdError (exit code 2). */
+export async function runMemoryCommand(
+  line: Extract<CommandLine, { command: "memory" }>,
+  flags: RunFlags,
+): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const store = await MemoryStore.open(config.ternHome, workspace);
+  const out = (text: string) => Deno.stdout.writeSync(new TextEncoder().encode(text + "\n"));
+  switch (line.action) {
+    case "save": {
+      const fact = await store.add(line.text ?? "", line.global ? "user" : "project");
+      out(
+        line.json
+          ? jsonForTerminal(JSON.stringify(fact))
+          : `Remembered ${fact.id} (${
+            fact.scope === "user" ? "every workspace" : "this workspace"
+          }): ` +
+            terminalText(fact.text),
+      );
+      return 0;
+    }
+    case "forget": {
+      const fact = await store.forget(line.text ?? "");
+      out(
+        line.json
+          ? jsonForTerminal(JSON.stringify(fact))
+          : `Forgot ${fact.id}: ${terminalText(fact.text)}`,
+      );
+      return 0;
+    }
+    case "list": {
+      const facts = store.list();
+      if (line.json) {
+        out(jsonForTerminal(JSON.stringify(facts)));
+      } else if (facts.length === 0) {
+        out('No remembered facts: tern memory save "…" adds one');
+      } else {
+        for (const fact of facts) {
+          const scope = fact.scope === "user" ? "global " : "project";
+          out(`${fact.id}  ${scope}  ${fact.created.slice(0, 10)}  ${terminalText(fact.text)}`);
+        }
+      }
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Context files: the Markdown a person or a repository leaves for the agent, found at every
+ * level and read with the file tools' confinement (`readWorkspaceText`: regular files only,
+ * no symlink out of their root, one hard link).
+ *
+ * - `AGENTS.md` and `CLAUDE.md` (both, in that order; a `CLAUDE.md` identical to the
+ *   `AGENTS.md` beside it is left out) at the user level (tern's home), then in every folder
+ *   from the repository root (the nearest folder above the workspace that has `.git`) down to
+ *   the workspace; without a repository, in the workspace only. The home folder's own files
+ *   (`~/AGENTS.md`) count only when the home folder is one of those folders: the user level is
+ *   tern's home. User-level files are confined to tern's home, project files to the repository
+ *   root (the workspace when there is none).
+ * - Nested files, in folders below the workspace, join when a tool first touches the folder
+ *   ({@linkcode nestedContextFiles}); the harness appends them to that tool's result, so the
+ *   system prompt, and the provider's prompt cache of it, stays as it was.
+ * - `SYSTEM.md` replaces the default instructions and `APPEND_SYSTEM.md` is appended, at the
+ *   user level (tern's home) and the project level (`<workspace>/.tern/`); a project's
+ *   `SYSTEM.md` wins over the person's.
+ *
+ * Each file is cut at {@linkcode MAX_CONTEXT_FILE_CHARS} with a note to the model, and the
+ * context files together at {@linkcode MAX_CONTEXT_TOTAL_CHARS}: the files past it are left out
+ * with a note naming them.
+ */
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
+import { lstatOrNull, realPathOrNull } from "../core/verified_open.ts";
+
+/** The context file names, read in this order in each folder. */
+export const CONTEXT_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const;
+/** Longest context file taken whole, in characters; a longer one is cut with a note. */
+export const MAX_CONTEXT_FILE_CHARS = 32_000;
+/** The most characters of context files in one system prompt. */
+export const MAX_CONTEXT_TOTAL_CHARS = 96_000;
+/** Folder names under which nested context files are never looked for. */
+const SKIPPED_FOLDERS = new Set(["node_modules", ".git"]);
+
+/** Where a resource was found. */
+export type ResourceLevel = "user" | "project" | "nested";
+
+/** One file read into the prompt. */
+export interface ContextFile {
+  /** Absolute path, as found (not the real path). */
+  path: string;
+  level: ResourceLevel;
+  /** The text as it goes to the model: cut, with a note, when the file is longer. */
+  text: string;
+  /** True when the file was cut or left out at a cap. */
+  cut: boolean;
+}
+
+/** The files that shape the system prompt. */
+export interface PromptFiles {
+  /** `SYSTEM.md` that replaces the default instructions (the project's over the person's). */
+  system?: ContextFile;
+  /** `APPEND_SYSTEM.md` files: the person's, then the project's. */
+  append: ContextFile[];
+  /** Context files, user level first, then from the repository root down to the workspace. */
+  context: ContextFile[];
+  /** The repository root the project files were confined to; undefined without one. */
+  repositoryRoot?: string;
+}
+
+/** Where to look and whom to tell about a refused file. */
+export interface PromptFilesOptions {
+  /** Absolute real path of the workspace. */
+  workspace: string;
+  /** tern's home (`TERN_HOME` or `~/.tern`). */
+  ternHome: string;
+  warn?: Warn;
+}
+
+/**
+ * The nearest folder at or above `workspace` that holds `.git` (a folder, or a file for a
+ * worktree); undefined when there is none. One `lstat` per folder up to the file-system root.
+ */
+export function repositoryRoot(workspace: string): string | undefined {
+  for (let dir = resolve(workspace);; dir = dirname(dir)) {
+    if (lstatOrNull(join(dir, ".git")) !== null) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** The folders whose context files are read: the repository root down to the workspace. */
+export function contextFolders(workspace: string, root: string | undefined): string[] {
+  const folders = [resolve(workspace)];
+  if (root === undefined) return folders;
+  for (let dir = folders[0]; dir !== root && dirname(dir) !== dir;) {
+    dir = dirname(dir);
+    folders.unshift(dir);
+  }
+  return folders;
+}
+
+/** Reads the `SYSTEM.md`, `APPEND_SYSTEM.md` and context files of `workspace`. */
+export function readPromptFiles(options: PromptFilesOptions): PromptFiles {
+  const { workspace, ternHome, warn } = options;
+  const root = repositoryRoot(workspace);
+  const projectRoot = root ?? workspace;
+  const projectDir = join(workspace, ".tern");
+  const read = (confine: string, path: string, level: ResourceLevel) =>
+    readContextFile(confine, path, level, warn);
+  const system = read(workspace, join(projectDir, "SYSTEM.md"), "project") ??
+    read(ternHome, join(ternHome, "SYSTEM.md"), "user");
+  const append = [
+    read(ternHome, join(ternHome, "APPEND_SYSTEM.md"), "user"),
+    read(workspace, join(projectDir, "APPEND_SYSTEM.md"), "project"),
+  ].filter((file) => file !== undefined);
+  const context = [
+    ...folderFiles(ternHome, ternHome, "user", warn),
+    ...contextFolders(workspace, root).flatMap((dir) =>
+      folderFiles(projectRoot, dir, "project", warn)
+    ),
+  ];
+  return { system, append, context: capTotal(context), repositoryRoot: root };
+}
+
+/**
+ * The context files of the folders from below `workspace` down to the folder of `touched` (a
+ * path a tool used) that are not in `visited` yet; each folder visited is added to it. Paths
+ * outside the workspace, and folders under `node_modules` or `.git`, give none.
+ */
+export function nestedContextFiles(
+  workspace: string,
+  touched: string,
+  visited: Set<string>,
+  warn?: Warn,
+): ContextFile[] {
+  const path = resolve(workspace, touched);
+  const rel = relative(workspace, path);
+  if (rel === "" || rel.startsWith("..") || rel.startsWith(sep)) return [];
+  const info = lstatOrNull(path);
+  const parts = rel.split(sep);
+  if (!info?.isDirectory) parts.pop();
+  const files: ContextFile[] = [];
+  let dir = workspace;
+  for (const part of parts) {
+    if (SKIPPED_FOLDERS.has(part)) break;
+    dir = join(dir, part);
+    if (visited.has(dir)) continue;
+    visited.add(dir);
+    files.push(...folderFiles(workspace, dir, "nested", warn));
+  }
+  return files;
+}
+
+/** The context files of one folder, read confined to `confine`. */
+function folderFiles(
+  confine: string,
+  dir: string,
+  level: ResourceLevel,
+  warn?: Warn,
+): ContextFile[] {
+  const files: ContextFile[] = [];
+  for (const name of CONTEXT_FILE_NAMES) {
+    const file = readContextFile(confine, join(dir, name), level, warn);
+    if (file === undefined) continue;
+    if (files.some((other) => other.text === file.text)) continue;
+    files.push(file);
+  }
+  return files;
+}
+
+/**
+ * One resource file read confined to `confine` and cut at `maxChars` with a note; undefined
+ * when it is missing, refused (`warn` is told) or unreadable.
+ */
+export function readContextFile(
+  confine: string,
+  path: string,
+  level: ResourceLevel,
+  warn?: Warn,
+  maxChars = MAX_CONTEXT_FILE_CHARS,
+): ContextFile | undefined {
+  let text: string | undefined;
+  try {
+    text = readWorkspaceText(confine, path, {
+      what: "context file",
+      warn,
+      // Enough bytes for more than the characters kept, whatever their width in UTF-8.
+      maxBytes: 4 * maxChars + 4,
+      head: true,
+    });
+  } catch (error) {
+    warn?.(error instanceof Error ? error.message : String(error));
+    return undefined;
+  }
+  if (text === undefined || text.trim() === "") return undefined;
+  if (text.length <= maxChars) return { path, level, text, cut: false };
+  return {
+    path,
+    level,
+    text: `${text.slice(0, maxChars)}\n[${path} is longer: the rest was cut at ${maxChars} ` +
+      "characters]",
+    cut: true,
+  };
+}
+
+/**
+ * Why `dir` (a resources folder under `confine`) is not searched: its real path leaves
+ * `confine` through a symlink; undefined when it is inside, or missing.
+ */
+export function folderOutside(confine: string, dir: string): string | undefined {
+  const root = realPathOrNull(confine) ?? confine;
+  const real = realPathOrNull(dir);
+  if (real === null || real === root || real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+    return undefined;
+  }
+  return `Skipping folder "${dir}": it leads out of ${confine} (to "${real}") through a symlink`;
+}
+
+/** Keeps files while the total fits; the rest become one-line notes. */
+function capTotal(files: ContextFile[]): ContextFile[] {
+  let total = 0;
+  return files.map((file) => {
+    total += file.text.length;
+    if (total <= MAX_CONTEXT_TOTAL_CHARS) return file;
+    return {
+      ...file,
+      text: `[${file.path} was left out: the context files exceed ` +
+        `${MAX_CONTEXT_TOTAL_CHARS} characters together]`,
+      cut: true,
+    };
+  });
+}

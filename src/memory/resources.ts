@@ -1,0 +1,57 @@
+/**
+ * Every resource of one workspace at once: the prompt files (SYSTEM.md, APPEND_SYSTEM.md,
+ * context files), the skills and the prompt templates, with what was wrong on the way. Read
+ * for every turn (so an edit counts at the next turn), and by `tern context`.
+ */
+import type { Warn } from "../config/workspace_file.ts";
+import { type PromptFiles, readPromptFiles } from "./context_files.ts";
+import { discoverSkills, type Skill, skillsPromptSection } from "./skills.ts";
+import { discoverTemplates, type PromptTemplate } from "./templates.ts";
+
+/** A workspace's resources. */
+export interface Resources {
+  files: PromptFiles;
+  skills: Skill[];
+  templates: PromptTemplate[];
+  /** Malformed, refused, duplicate or capped resources, one line each. */
+  diagnostics: string[];
+}
+
+/** The parts of the system prompt that resources give (see `buildSystemPrompt`). */
+export interface ResourcePromptParts {
+  instructions?: string;
+  contextFiles: Array<{ path: string; text: string }>;
+  skills?: string;
+  appendSystem: string[];
+}
+
+/** Reads all of `workspace`'s and the person's resources; refused files go to `diagnostics`. */
+export async function loadResources(
+  workspace: string,
+  ternHome: string,
+): Promise<Resources> {
+  const diagnostics: string[] = [];
+  const warn: Warn = (line) => diagnostics.push(line);
+  const files = readPromptFiles({ workspace, ternHome, warn });
+  const [skills, templates] = await Promise.all([
+    discoverSkills(workspace, ternHome),
+    discoverTemplates(workspace, ternHome),
+  ]);
+  return {
+    files,
+    skills: skills.skills,
+    templates: templates.templates,
+    diagnostics: [...diagnostics, ...skills.diagnostics, ...templates.diagnostics],
+  };
+}
+
+/** What `resources` put into the system prompt. */
+export function resourcePromptParts(resources: Resources): ResourcePromptParts {
+  const { files } = resources;
+  return {
+    instructions: files.system?.text,
+    contextFiles: files.context.map(({ path, text }) => ({ path, text })),
+    skills: skillsPromptSection(resources.skills),
+    appendSystem: files.append.map((file) => file.text),
+  };
+}

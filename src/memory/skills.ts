@@ -1,0 +1,246 @@
+/**
+ * Skills (the Agent Skills format): a folder with a `SKILL.md` whose YAML frontmatter has a
+ * `name` and a `description`. Found under `<ternHome>/skills/` (the person's) and, in the
+ * workspace, `.tern/skills/`, `.agents/skills/` and `.claude/skills/` (the project's). Only the
+ * index (name, description, path) goes into the system prompt; the body is read when the skill
+ * is activated (the `skill` tool, `/skill:name`, `tern run --skill`).
+ *
+ * Discovery is a bounded walk: at most {@linkcode MAX_SKILL_DEPTH} folders deep, at most
+ * {@linkcode MAX_SKILL_ENTRIES} entries per root, no symlinked folder followed, and a skill's
+ * own folder not searched further. A `SKILL.md` is read with the file tools' confinement
+ * (confined to its root), its first {@linkcode MAX_SKILL_HEAD_BYTES} bytes at discovery.
+ * A malformed file is a diagnostic naming it and the line; a name found twice keeps the
+ * project's skill (then `.tern` over `.agents` over `.claude`) with a note.
+ */
+import { dirname, join, relative, sep } from "node:path";
+import { readWorkspaceText } from "../config/workspace_file.ts";
+import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
+import { folderOutside, type ResourceLevel } from "./context_files.ts";
+
+/** How deep below a skills root a `SKILL.md` is looked for. */
+export const MAX_SKILL_DEPTH = 4;
+/** The most folder entries read under one skills root. */
+export const MAX_SKILL_ENTRIES = 2_000;
+/** The most skills in the index. */
+export const MAX_SKILLS = 200;
+/** What discovery reads of a `SKILL.md`: enough for any frontmatter. */
+export const MAX_SKILL_HEAD_BYTES = 16 * 1024;
+/** Longest skill body given to the model, in characters; a longer one is cut with a note. */
+export const MAX_SKILL_BODY_CHARS = 64_000;
+/** The most characters of a description in the index. */
+const MAX_DESCRIPTION_CHARS = 1_024;
+/** Agent Skills names: lowercase letters, digits and single hyphens, 1 to 64 characters. */
+const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/** One discovered skill. */
+export interface Skill {
+  name: string;
+  description: string;
+  /** Absolute path of its `SKILL.md`. */
+  path: string;
+  /** Its folder: the files it refers to are read from here. */
+  dir: string;
+  /** The root it was found under; reads of it are confined there. */
+  root: string;
+  level: ResourceLevel;
+}
+
+/** The skills found, and what was wrong on the way. */
+export interface SkillIndex {
+  skills: Skill[];
+  /** One line each: a malformed file, a duplicate name, a cap reached. */
+  diagnostics: string[];
+}
+
+/** The skills roots, in precedence order (the first to have a name keeps it). */
+export function skillRoots(
+  workspace: string,
+  ternHome: string,
+): Array<{ root: string; level: ResourceLevel }> {
+  return [
+    { root: join(workspace, ".tern", "skills"), level: "project" },
+    { root: join(workspace, ".agents", "skills"), level: "project" },
+    { root: join(workspace, ".claude", "skills"), level: "project" },
+    { root: join(ternHome, "skills"), level: "user" },
+  ];
+}
+
+/** Finds the skills of `workspace` and of the person (see the module notes). */
+export async function discoverSkills(
+  workspace: string,
+  ternHome: string,
+): Promise<SkillIndex> {
+  const skills: Skill[] = [];
+  const diagnostics: string[] = [];
+  const byName = new Map<string, Skill>();
+  for (const { root, level } of skillRoots(workspace, ternHome)) {
+    const confine = level === "user" ? ternHome : workspace;
+    const outside = folderOutside(confine, root);
+    if (outside !== undefined) {
+      diagnostics.push(outside);
+      continue;
+    }
+    for (const path of findSkillFiles(root, diagnostics)) {
+      const skill = await readSkillHead(confine, path, level, diagnostics);
+      if (skill === undefined) continue;
+      const kept = byName.get(skill.name);
+      if (kept !== undefined) {
+        diagnostics.push(
+          `Skill "${skill.name}" in "${path}" is not used: "${kept.path}" has the same name ` +
+            `and takes precedence`,
+        );
+        continue;
+      }
+      if (skills.length >= MAX_SKILLS) {
+        diagnostics.push(`Skill "${path}" is not used: there are more than ${MAX_SKILLS} skills`);
+        continue;
+      }
+      byName.set(skill.name, skill);
+      skills.push(skill);
+    }
+  }
+  return { skills, diagnostics };
+}
+
+/** The `SKILL.md` files under `root`, breadth first, bounded (see the module notes). */
+function findSkillFiles(root: string, diagnostics: string[]): string[] {
+  const found: string[] = [];
+  let queue = [root];
+  let entries = 0;
+  for (let depth = 0; depth <= MAX_SKILL_DEPTH && queue.length > 0; depth++) {
+    const next: string[] = [];
+    for (const dir of queue) {
+      let listed: Deno.DirEntry[];
+      try {
+        listed = [...Deno.readDirSync(dir)];
+      } catch {
+        // Missing, not a folder, or unreadable: nothing to find there.
+        continue;
+      }
+      entries += listed.length;
+      if (entries > MAX_SKILL_ENTRIES) {
+        diagnostics.push(
+          `Skills under "${root}" were not all searched: more than ${MAX_SKILL_ENTRIES} entries`,
+        );
+        return found;
+      }
+      if (dir !== root && listed.some((entry) => entry.name === "SKILL.md")) {
+        found.push(join(dir, "SKILL.md"));
+        continue;
+      }
+      const folders = listed.filter((entry) => entry.isDirectory && !entry.isSymlink)
+        .map((entry) => join(dir, entry.name)).sort();
+      next.push(...folders);
+    }
+    queue = next;
+  }
+  return found.sort();
+}
+
+async function readSkillHead(
+  confine: string,
+  path: string,
+  level: ResourceLevel,
+  diagnostics: string[],
+): Promise<Skill | undefined> {
+  let text: string | undefined;
+  try {
+    text = readWorkspaceText(confine, path, {
+      what: "skill",
+      warn: (line) => diagnostics.push(line),
+      maxBytes: MAX_SKILL_HEAD_BYTES,
+      head: true,
+    });
+  } catch (error) {
+    diagnostics.push(error instanceof Error ? error.message : String(error));
+    return undefined;
+  }
+  if (text === undefined) return undefined;
+  let data: Record<string, unknown>;
+  try {
+    data = (await parseFrontmatter(text, path)).data;
+  } catch (error) {
+    if (!(error instanceof FrontmatterError)) throw error;
+    diagnostics.push(error.message);
+    return undefined;
+  }
+  const name = stringField(data, "name") ?? dirname(path).split(sep).pop()!;
+  const description = stringField(data, "description");
+  if (!NAME.test(name) || name.length > 64) {
+    diagnostics.push(
+      `Skill "${path}" is not used: its name "${name}" must be 1 to 64 lowercase letters, ` +
+        "digits and single hyphens (line 2)",
+    );
+    return undefined;
+  }
+  if (description === undefined) {
+    diagnostics.push(
+      `Skill "${path}" is not used: its frontmatter has no description (line 1)`,
+    );
+    return undefined;
+  }
+  return {
+    name,
+    description: oneLine(description).slice(0, MAX_DESCRIPTION_CHARS),
+    path,
+    dir: dirname(path),
+    root: confine,
+    level,
+  };
+}
+
+/**
+ * The body of `skill` (its `SKILL.md` after the frontmatter), read again with the same
+ * confinement, cut at {@linkcode MAX_SKILL_BODY_CHARS} with a note.
+ * @throws {Error} naming the file when it is gone, refused or malformed now.
+ */
+export async function readSkillBody(skill: Skill): Promise<string> {
+  const refused: string[] = [];
+  const text = readWorkspaceText(skill.root, skill.path, {
+    what: "skill",
+    warn: (line) => refused.push(line),
+    maxBytes: 4 * MAX_SKILL_BODY_CHARS + 4,
+    head: true,
+  });
+  if (text === undefined) {
+    throw new Error(refused[0] ?? `Cannot read skill "${skill.name}": "${skill.path}" is gone`);
+  }
+  const { body } = await parseFrontmatter(text, skill.path);
+  if (body.length <= MAX_SKILL_BODY_CHARS) return body;
+  return `${body.slice(0, MAX_SKILL_BODY_CHARS)}\n[${skill.path} is longer: the rest was cut ` +
+    `at ${MAX_SKILL_BODY_CHARS} characters]`;
+}
+
+/**
+ * A file `file` (relative to the skill's folder) that the skill refers to, read confined to the
+ * skill's folder and capped like a workspace file (1 MiB).
+ * @throws {Error} when the path leaves the folder, or the file is missing or refused.
+ */
+export function readSkillFile(skill: Skill, file: string): string {
+  const path = join(skill.dir, file);
+  const rel = relative(skill.dir, path);
+  if (rel === "" || rel.startsWith("..") || rel.startsWith(sep)) {
+    throw new Error(`Cannot read "${file}" of skill "${skill.name}": it is outside its folder`);
+  }
+  const refused: string[] = [];
+  const text = readWorkspaceText(skill.dir, path, {
+    what: `file of skill "${skill.name}"`,
+    warn: (line) => refused.push(line),
+  });
+  if (text !== undefined) return text;
+  throw new Error(refused[0] ?? `Cannot read "${file}" of skill "${skill.name}": no such file`);
+}
+
+/** The system prompt section that lists `skills`; undefined when there are none. */
+export function skillsPromptSection(skills: readonly Skill[]): string | undefined {
+  if (skills.length === 0) return undefined;
+  return [
+    "Skills (instructions for particular tasks; when a task matches a description, call the " +
+    "`skill` tool with its name to read it before you start):",
+    ...skills.map((skill) => `- ${skill.name}: ${skill.description} (${skill.path})`),
+  ].join("\n");
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\s\p{Cc}]+/gu, " ").trim();
+}

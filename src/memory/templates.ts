@@ -1,0 +1,271 @@
+/**
+ * Prompt templates: `prompts/*.md` under tern's home (the person's) and `<workspace>/.tern/`
+ * (the project's, which win on a name clash). The file name is the template's name; its
+ * frontmatter has a `description` and `args`, a list of names or of `{name, description,
+ * default}`. `/name args` renders it: `$1`…`$9` are the words given, `$ARGUMENTS` all of them,
+ * `{{name}}` a named argument (given as `name=value`, or the next unnamed word, or its default).
+ * An unknown or missing argument is a {@linkcode TemplateError}.
+ */
+import { basename, join } from "node:path";
+import { readWorkspaceText } from "../config/workspace_file.ts";
+import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
+import { folderOutside, type ResourceLevel } from "./context_files.ts";
+import { TemplateError } from "./errors.ts";
+
+export { TemplateError };
+
+/** The most templates read from one folder. */
+export const MAX_TEMPLATES = 200;
+/** The most bytes of one template. */
+export const MAX_TEMPLATE_BYTES = 128 * 1024;
+/** A template name: what follows `/` in `/name`. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const PLACEHOLDER = /\$ARGUMENTS|\$(\d)|\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}/g;
+
+/** One declared argument. */
+export interface TemplateArg {
+  name: string;
+  description?: string;
+  /** Absent: the argument is required. */
+  default?: string;
+}
+
+/** One template. */
+export interface PromptTemplate {
+  name: string;
+  description: string;
+  args: TemplateArg[];
+  body: string;
+  path: string;
+  level: ResourceLevel;
+}
+
+/** The templates found, and what was wrong on the way. */
+export interface TemplateIndex {
+  templates: PromptTemplate[];
+  diagnostics: string[];
+}
+
+/** Reads the person's and the project's templates; the project's win on a name clash. */
+export async function discoverTemplates(
+  workspace: string,
+  ternHome: string,
+): Promise<TemplateIndex> {
+  const diagnostics: string[] = [];
+  const byName = new Map<string, PromptTemplate>();
+  const folders: Array<[string, string, ResourceLevel]> = [
+    [join(workspace, ".tern", "prompts"), workspace, "project"],
+    [join(ternHome, "prompts"), ternHome, "user"],
+  ];
+  for (const [dir, confine, level] of folders) {
+    const outside = folderOutside(confine, dir);
+    if (outside !== undefined) {
+      diagnostics.push(outside);
+      continue;
+    }
+    for (const path of markdownFiles(dir, diagnostics)) {
+      const template = await readTemplate(confine, path, level, diagnostics);
+      if (template === undefined) continue;
+      const kept = byName.get(template.name);
+      if (kept !== undefined) {
+        diagnostics.push(
+          `Prompt template "/${template.name}" in "${path}" is not used: "${kept.path}" ` +
+            "takes precedence",
+        );
+        continue;
+      }
+      byName.set(template.name, template);
+    }
+  }
+  const templates = [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return { templates, diagnostics };
+}
+
+function markdownFiles(dir: string, diagnostics: string[]): string[] {
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(dir)]
+      .filter((entry) => !entry.isDirectory && entry.name.endsWith(".md"))
+      .map((entry) => entry.name).sort();
+  } catch {
+    return [];
+  }
+  if (names.length > MAX_TEMPLATES) {
+    diagnostics.push(`Only the first ${MAX_TEMPLATES} prompt templates of "${dir}" are read`);
+    names = names.slice(0, MAX_TEMPLATES);
+  }
+  return names.map((name) => join(dir, name));
+}
+
+async function readTemplate(
+  confine: string,
+  path: string,
+  level: ResourceLevel,
+  diagnostics: string[],
+): Promise<PromptTemplate | undefined> {
+  const name = basename(path, ".md");
+  if (!NAME.test(name)) {
+    diagnostics.push(`Prompt template "${path}" is not used: "${name}" is not a command name`);
+    return undefined;
+  }
+  let text: string | undefined;
+  try {
+    text = readWorkspaceText(confine, path, {
+      what: "prompt template",
+      warn: (line) => diagnostics.push(line),
+      maxBytes: MAX_TEMPLATE_BYTES,
+    });
+  } catch (error) {
+    diagnostics.push(error instanceof Error ? error.message : String(error));
+    return undefined;
+  }
+  if (text === undefined) return undefined;
+  try {
+    const { data, body } = await parseFrontmatter(text, path);
+    const args = templateArgs(data.args ?? data.arguments, path);
+    const description = oneLine(stringField(data, "description") ?? firstLine(body));
+    return { name, description, args, body, path, level };
+  } catch (error) {
+    if (!(error instanceof FrontmatterError)) throw error;
+    diagnostics.push(error.message);
+    return undefined;
+  }
+}
+
+function templateArgs(value: unknown, path: string): TemplateArg[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    throw new FrontmatterError(path, 2, "`args` must be a list of names or of {name, default}");
+  }
+  return value.map((item): TemplateArg => {
+    if (typeof item === "string" && item.trim() !== "") return { name: item.trim() };
+    if (item !== null && typeof item === "object" && !Array.isArray(item)) {
+      const fields = item as Record<string, unknown>;
+      const name = stringField(fields, "name");
+      if (name !== undefined) {
+        return {
+          name,
+          description: stringField(fields, "description"),
+          default: fields.default === undefined || fields.default === null
+            ? undefined
+            : String(fields.default),
+        };
+      }
+    }
+    throw new FrontmatterError(
+      path,
+      2,
+      `\`args\` has an entry without a name: ${JSON.stringify(item)}`,
+    );
+  });
+}
+
+/** `text` on one line: whitespace and control characters (escape sequences' ESC) as spaces. */
+function oneLine(text: string): string {
+  return text.replace(/[\s\p{Cc}]+/gu, " ").trim().slice(0, 1_024);
+}
+
+function firstLine(body: string): string {
+  return body.trim().split("\n")[0]?.slice(0, 120) ?? "";
+}
+
+/**
+ * Splits what follows `/name` into words: blanks separate them, and "double" or 'single'
+ * quotes keep blanks inside one word.
+ */
+export function splitArgs(text: string): string[] {
+  const words: string[] = [];
+  for (const match of text.matchAll(/(?:"[^"]*"|'[^']*'|[^\s"']+)+/g)) {
+    words.push(match[0].replace(/"([^"]*)"|'([^']*)'/g, (_, a, b) => a ?? b));
+  }
+  return words;
+}
+
+/**
+ * The text of `template` with `argText` (what follows `/name`) put in (see the module notes).
+ * @throws {TemplateError} naming the argument when one is unknown, missing or extra.
+ */
+export function renderTemplate(template: PromptTemplate, argText: string): string {
+  const words = splitArgs(argText);
+  const declared = new Map(template.args.map((arg) => [arg.name, arg]));
+  const named = new Map<string, string>();
+  const positional: string[] = [];
+  for (const word of words) {
+    const pair = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s.exec(word);
+    if (pair !== null && declared.size > 0) {
+      if (!declared.has(pair[1])) {
+        throw new TemplateError(
+          `Unknown argument "${pair[1]}" for /${template.name}: it takes ${usage(template)}`,
+        );
+      }
+      named.set(pair[1], pair[2]);
+    } else {
+      positional.push(word);
+    }
+  }
+  const values = new Map<string, string>();
+  let next = 0;
+  for (const arg of template.args) {
+    const value = named.get(arg.name) ?? positional[next++] ?? arg.default;
+    if (value === undefined) {
+      throw new TemplateError(
+        `Missing argument "${arg.name}" for /${template.name}: it takes ${usage(template)}`,
+      );
+    }
+    values.set(arg.name, value);
+  }
+  const usesPositions = /\$ARGUMENTS|\$\d/.test(template.body);
+  if (!usesPositions && positional.length > template.args.length) {
+    throw new TemplateError(
+      `Too many arguments for /${template.name}: "${positional.slice(next).join(" ")}" ` +
+        `is left over; it takes ${usage(template)}`,
+    );
+  }
+  return template.body.replace(PLACEHOLDER, (whole, digit?: string, name?: string) => {
+    if (whole === "$ARGUMENTS") return argText.trim();
+    if (digit !== undefined) {
+      const word = positional[Number(digit) - 1];
+      if (digit === "0" || word === undefined) {
+        throw new TemplateError(
+          `Missing argument $${digit} for /${template.name}: ${positional.length} given`,
+        );
+      }
+      return word;
+    }
+    const value = values.get(name!);
+    if (value === undefined) {
+      throw new TemplateError(
+        `Unknown argument "{{${name}}}" in /${template.name} ("${template.path}"): its ` +
+          `frontmatter's args do not declare it`,
+      );
+    }
+    return value;
+  });
+}
+
+/** How `template` is called: `/review <file> [focus=correctness]`. */
+export function usage(template: PromptTemplate): string {
+  if (template.args.length === 0) return "no named arguments";
+  return template.args.map((arg) =>
+    arg.default === undefined ? `<${arg.name}>` : `[${arg.name}=${arg.default}]`
+  ).join(" ");
+}
+
+/**
+ * When `task` starts with `/name` (a name, then a blank or the end), the template of that name
+ * rendered with the rest; undefined when it does not start so.
+ * @throws {TemplateError} for an unknown template or a bad argument.
+ */
+export function expandTemplateCommand(
+  task: string,
+  templates: readonly PromptTemplate[],
+): string | undefined {
+  const match = /^\/([A-Za-z0-9][A-Za-z0-9_.-]*)(?:\s+([\s\S]*))?$/.exec(task.trim());
+  if (match === null) return undefined;
+  const template = templates.find((candidate) => candidate.name === match[1]);
+  if (template === undefined) {
+    const names = templates.map((candidate) => `/${candidate.name}`).join(", ") || "none";
+    throw new TemplateError(`Unknown prompt template "/${match[1]}" (templates: ${names})`);
+  }
+  return renderTemplate(template, match[2] ?? "");
+}

@@ -1,0 +1,128 @@
+/**
+ * Resources in the interactive UI with its real parts (app, editor, view, a Conversation on a
+ * real session) and the in-process scripted model: a template's `/name`, a skill's
+ * `/skill:name` and `/context`.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { InteractiveApp } from "../../src/cli/interactive/app.ts";
+import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
+import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
+import { Conversation } from "../../src/harness/conversation.ts";
+import { DEFAULTS } from "../../src/config/mod.ts";
+import { ScriptedProvider } from "../../src/llm/scripted.ts";
+import { Session } from "../../src/session/session.ts";
+import { Editor } from "../../src/tui/editor.ts";
+import { key, textKey } from "../../src/tui/key_event.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { TranscriptView } from "../../src/tui/view.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+await loadRenderers();
+
+async function write(path: string, text: string): Promise<void> {
+  await Deno.mkdir(join(path, ".."), { recursive: true });
+  await Deno.writeTextFile(path, text);
+}
+
+Deno.test("the interactive UI offers templates and skills as commands, sends what they render, and /context prints the prompt's parts", async () => {
+  const ternHome = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ui-home-" }));
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ui-ws-" }));
+  await write(
+    join(workspace, ".tern", "prompts", "review.md"),
+    "---\ndescription: Review one file\nargs: [file]\n---\nReview {{file}} carefully",
+  );
+  await write(join(workspace, ".tern", "prompts", "help.md"), "shadowed by the built-in");
+  await write(
+    join(ternHome, "skills", "pdf", "SKILL.md"),
+    "---\nname: pdf\ndescription: Fill PDF forms\n---\nPDF-BODY-MARK\n",
+  );
+  await write(join(workspace, "AGENTS.md"), "Use tabs.");
+  const warnings: string[] = [];
+  const commands = new CommandRegistry([{ name: "help", description: "built-in", run() {} }]);
+  for (
+    const command of await resourceCommands({
+      workspace,
+      ternHome,
+      memory: () => ({ facts: [], limit: 5 }),
+      taken: new Set(["help"]),
+      warn: (text) => warnings.push(text),
+    })
+  ) commands.register(command);
+  const byName = new Map(commands.list().map((command) => [command.name, command]));
+  equal(byName.get("review")?.description, "Review one file");
+  equal(byName.get("skill:pdf")?.description, "Fill PDF forms");
+  equal(byName.get("help")?.description, "built-in");
+  match(warnings.join("\n"), /help\.md" is not offered as \/help: a built-in command/);
+
+  const provider = new ScriptedProvider([{ text: "one" }, { text: "two" }], { delayMs: 1 });
+  const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
+  const committed: string[] = [];
+  const printed: string[] = [];
+  const theme = themeFor(false);
+  const conversation = new Conversation({
+    workspace,
+    config: {
+      ...DEFAULTS,
+      model: "scripted",
+      ternHome,
+      mode: "bypass",
+      profile: ":workspace",
+      profiles: {},
+      rules: [],
+    },
+    provider,
+    session,
+    rules: [],
+    emit: (event) => app.event(event),
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+  });
+  const app: InteractiveApp = new InteractiveApp({
+    screen: { commit: (lines) => committed.push(...lines), render: () => {}, columns: () => 80 },
+    theme,
+    view: new TranscriptView({ theme, workspace }),
+    editor: new Editor({}),
+    commands,
+    status: () => ({
+      cwd: workspace,
+      model: "scripted",
+      thinking: "medium",
+      mode: "bypass",
+      profile: ":workspace",
+      sandbox: "off",
+    }),
+    contextWindow: () => 100_000,
+    commandContext: () => ({ print: (lines: string[]) => printed.push(...lines) }) as never,
+    conversation: () => Promise.resolve(conversation),
+    prepareMessage: (text) => Promise.resolve({ text, notes: [] }),
+    onExit: () => {},
+  });
+  const send = async (text: string) => {
+    app.key(textKey(text));
+    app.key(key("enter"));
+    await app.idle;
+  };
+  try {
+    await send("/review src/a.ts");
+    equal(provider.requests[0].messages.at(-1)?.content, "Review src/a.ts carefully");
+    await send("/skill:pdf fill form.pdf");
+    match(
+      provider.requests[1].messages.at(-1)?.content ?? "",
+      /PDF-BODY-MARK[\s\S]*fill form\.pdf$/,
+    );
+    ok(!provider.requests[0].messages[0].content.includes("PDF-BODY-MARK"), "index only");
+    match(provider.requests[0].messages[0].content, /- pdf: Fill PDF forms/);
+    await send("/review");
+    equal(provider.requests.length, 2, "a missing argument sends nothing");
+    match(committed.join("\n"), /Missing argument "file" for \/review/);
+    await send("/context");
+    await app.idle;
+    match(printed.join("\n"), /context file .*AGENTS\.md \(project\)/);
+    match(printed.join("\n"), /skills index \(1\)/);
+  } finally {
+    await conversation.close();
+    session.closeOrDiscard();
+    await Deno.remove(ternHome, { recursive: true });
+    await Deno.remove(workspace, { recursive: true });
+  }
+});

@@ -1,0 +1,119 @@
+import { deepEqual, equal, match, rejects, throws } from "node:assert/strict";
+import { join } from "node:path";
+import { exitCodeForError } from "../../src/cli/exit_codes.ts";
+import {
+  discoverTemplates,
+  expandTemplateCommand,
+  type PromptTemplate,
+  renderTemplate,
+  splitArgs,
+  TemplateError,
+} from "../../src/memory/templates.ts";
+
+function template(body: string, args: PromptTemplate["args"] = []): PromptTemplate {
+  return { name: "t", description: "d", args, body, path: "/p/t.md", level: "project" };
+}
+
+async function withTree(body: (t: { root: string; home: string; ws: string }) => Promise<void>) {
+  const root = Deno.realPathSync(await Deno.makeTempDir({ prefix: "tern-prompts-" }));
+  const home = join(root, "home");
+  const ws = join(root, "ws");
+  await Deno.mkdir(join(home, "prompts"), { recursive: true });
+  await Deno.mkdir(join(ws, ".tern", "prompts"), { recursive: true });
+  try {
+    await body({ root, home, ws });
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("renderTemplate() fills $1, $ARGUMENTS and {{name}}, with defaults and name=value", () => {
+  const args = [{ name: "file" }, { name: "focus", default: "correctness" }];
+  const review = template("Review {{file}} for {{focus}}.", args);
+  equal(renderTemplate(review, "src/a.ts"), "Review src/a.ts for correctness.");
+  equal(renderTemplate(review, "src/a.ts speed"), "Review src/a.ts for speed.");
+  equal(
+    renderTemplate(review, 'focus="error handling" file=b.ts'),
+    "Review b.ts for error handling.",
+  );
+  equal(
+    renderTemplate(template("First $1, all: $ARGUMENTS"), ' "a b" c '),
+    'First a b, all: "a b" c',
+  );
+  deepEqual(splitArgs(`one "two words" 'three'`), ["one", "two words", "three"]);
+});
+
+Deno.test("renderTemplate() refuses a missing, unknown or extra argument with a usage error", () => {
+  const review = template("Review {{file}} for {{focus}}.", [
+    { name: "file" },
+    { name: "focus", default: "correctness" },
+  ]);
+  const usage = (error: unknown) => error instanceof TemplateError && exitCodeForError(error) === 2;
+  throws(
+    () => renderTemplate(review, ""),
+    (e) =>
+      usage(e) &&
+      /Missing argument "file" for \/t: it takes <file> \[focus=correctness\]/.test(String(e)),
+  );
+  throws(() => renderTemplate(review, "a.ts level=3"), /Unknown argument "level" for \/t/);
+  throws(
+    () => renderTemplate(review, "a.ts speed extra"),
+    /Too many arguments for \/t: "extra" is left over/,
+  );
+  throws(() => renderTemplate(template("Fix $2"), "one"), /Missing argument \$2 for \/t: 1 given/);
+  throws(
+    () => renderTemplate(template("Use {{nope}}"), ""),
+    /Unknown argument "\{\{nope\}\}" in \/t/,
+  );
+});
+
+Deno.test("discoverTemplates() reads both folders, the project's over the person's, and describes each", async () => {
+  await withTree(async ({ home, ws }) => {
+    await Deno.writeTextFile(
+      join(home, "prompts", "review.md"),
+      "---\ndescription: USER review\n---\nuser body",
+    );
+    await Deno.writeTextFile(join(home, "prompts", "fix.md"), "Fix $ARGUMENTS now\nmore");
+    await Deno.writeTextFile(
+      join(ws, ".tern", "prompts", "review.md"),
+      "---\ndescription: PROJECT review\nargs:\n  - name: file\n  - name: focus\n    default: bugs\n---\nReview {{file}} for {{focus}}",
+    );
+    await Deno.writeTextFile(join(ws, ".tern", "prompts", "bad.md"), "---\nargs: [x\n---\n");
+    const index = await discoverTemplates(ws, home);
+    deepEqual(index.templates.map((t) => [t.name, t.description, t.level]), [
+      ["fix", "Fix $ARGUMENTS now", "user"],
+      ["review", "PROJECT review", "project"],
+    ]);
+    match(index.diagnostics.join("\n"), /Cannot read the frontmatter of ".*bad\.md" at line \d/);
+    match(index.diagnostics.join("\n"), /"\/review" in ".*home\/prompts\/review\.md" is not used/);
+    equal(expandTemplateCommand("/review a.ts", index.templates), "Review a.ts for bugs");
+    equal(expandTemplateCommand("fix the bug", index.templates), undefined);
+    equal(expandTemplateCommand("/usr/bin/env is broken", index.templates), undefined);
+    throws(
+      () => expandTemplateCommand("/nope x", index.templates),
+      /Unknown prompt template "\/nope" \(templates: \/fix, \/review\)/,
+    );
+  });
+});
+
+Deno.test("discoverTemplates() refuses a template that is a symlink out of the workspace", async () => {
+  await withTree(async ({ root, home, ws }) => {
+    await Deno.writeTextFile(join(root, "secret.md"), "SECRET");
+    Deno.symlinkSync(join(root, "secret.md"), join(ws, ".tern", "prompts", "leak.md"));
+    const index = await discoverTemplates(ws, home);
+    deepEqual(index.templates, []);
+    match(index.diagnostics[0], /Skipping prompt template ".*leak\.md": it leads out/);
+  });
+  await rejects(Promise.reject(new TemplateError("x")), TemplateError);
+});
+
+Deno.test("discoverTemplates() gives a description on one line without control characters", async () => {
+  await withTree(async ({ home, ws }) => {
+    await Deno.writeTextFile(
+      join(ws, ".tern", "prompts", "evil.md"),
+      "\x1b]0;owned\x07Title\x1b[2J line\nsecond",
+    );
+    const [evil] = (await discoverTemplates(ws, home)).templates;
+    equal(evil.description, "]0;owned Title [2J line");
+  });
+});
