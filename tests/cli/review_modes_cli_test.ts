@@ -89,9 +89,11 @@ async function snapshot(bench: Bench): Promise<Record<string, string>> {
     files[path] = entry.isFile ? await Deno.readTextFile(path) : "<dir>";
   }
   for await (const entry of Deno.readDir(bench.ternHome)) {
-    // What tern itself writes there: sessions, the audit log, the sandbox's seccomp filter.
+    // What tern itself writes there: sessions, the audit log, the sandbox's seccomp filter and
+    // its copy of bash for the warm shell.
     if (entry.name === "sessions" || entry.name === "audit") continue;
     if (/^seccomp-.*\.bpf$/.test(entry.name)) continue;
+    if (/^shell-server(\.[\w-]+\.tmp)?$/.test(entry.name)) continue;
     const path = join(bench.ternHome, entry.name);
     files[path] = entry.isFile ? await Deno.readTextFile(path) : "<dir>";
   }
