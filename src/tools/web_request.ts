@@ -34,7 +34,27 @@ export interface WebRequest {
   /** Redirects followed at most (GET only). Default 5. */
   maxRedirects?: number;
   signal?: AbortSignal;
+  /**
+   * Read a PDF answer as text, up to these caps (see `web_pdf.ts`); only the request process
+   * does it. Absent: the body stays as it came.
+   */
+  pdf?: { maxPages?: number; maxChars?: number };
 }
+
+/** What a PDF turned into: the text, or why it could not be read. */
+export type PdfText =
+  | {
+    ok: true;
+    /** Pages in the document. */
+    pages: number;
+    /** Pages whose text is in `text` (the first ones). */
+    read: number;
+    /** The PDF's size in bytes. */
+    bytes: number;
+    /** The text stopped at a cap (pages, characters or the deadline) before the end. */
+    cut: string | undefined;
+  }
+  | { ok: false; bytes: number; message: string };
 
 /** What came back. */
 export interface WebResponse {
@@ -47,6 +67,8 @@ export interface WebResponse {
   truncated: boolean;
   /** Each URL redirected to, in order. */
   redirects: string[];
+  /** Set when a PDF was read as text (`request.pdf`): `body` is then that text. */
+  pdf?: PdfText;
 }
 
 /**
