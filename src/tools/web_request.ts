@@ -83,6 +83,11 @@ export interface GuardOptions {
    * test server on 127.0.0.1). Nothing in tern's configuration can set it.
    */
   testAllowAddress?: (address: string) => boolean;
+  /**
+   * TEST ONLY: a PEM certificate trusted for https besides the system's (a local test server's
+   * self-signed one). The request process never sets it; nothing in tern's configuration can.
+   */
+  testCa?: string;
 }
 
 /** A refusal of the guard or a limit, as opposed to a network failure. */
@@ -188,7 +193,7 @@ export async function guardedRequest(
   let url = checkUrl(request.url);
   for (let hop = 0;; hop++) {
     const address = await withSignal(checkedAddress(url.hostname, guard), signal, timeoutMs);
-    const response = await exchange(url, address, request, signal, timeoutMs);
+    const response = await exchange(url, address, request, signal, timeoutMs, guard.testCa);
     const location = response.location;
     if (location === undefined || request.method === "POST") {
       return { ...response.result, redirects };
@@ -224,6 +229,7 @@ function exchange(
   request: WebRequest,
   signal: AbortSignal,
   timeoutMs: number,
+  testCa: string | undefined,
 ): Promise<Exchanged> {
   const maxBytes = request.maxBytes ?? DEFAULT_MAX_BYTES;
   const client = url.protocol === "https:" ? https : http;
@@ -252,6 +258,8 @@ function exchange(
       path: `${url.pathname}${url.search}`,
       method: request.method ?? "GET",
       headers: { "user-agent": "tern-web/1", ...request.headers },
+      // The TLS name (SNI and the certificate check) is `host`, the URL's name, not the address.
+      ...(testCa !== undefined ? { ca: testCa } : {}),
       // The connection goes to the address that was checked, whatever DNS says now.
       lookup: ((_host, options, callback) => {
         const answer = callback as (...args: unknown[]) => void;
