@@ -20,6 +20,9 @@ export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
 /** Where the request process's entry script is. */
 export const WEB_REQUEST_SCRIPT = fileURLToPath(sourceUrl("src/tools/web_request_main.ts"));
 
+/** The request process's JavaScript heap at most, in MiB. */
+export const REQUEST_HEAP_MB = 512;
+
 /**
  * The argv of the request process: network only. tern's own deno.json (named, so a project's
  * deno.json in the working directory is never read) resolves unpdf from tern's node_modules
@@ -37,6 +40,8 @@ export function webRequestArgv(
     "--cached-only",
     "--no-remote",
     ...(configPath === null ? ["--no-config", "--no-lock"] : ["--config", configPath]),
+    // A hostile PDF (or body) cannot take the machine's memory: the process dies instead.
+    `--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`,
     "--allow-net",
     // getaddrinfo reads the resolver's configuration.
     "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",

@@ -2,7 +2,11 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createWebFetchTool } from "../../src/tools/web_fetch.ts";
 import { pdfToText, requestWithPdf } from "../../src/tools/web_pdf.ts";
-import { processTransport, webRequestArgv } from "../../src/tools/web_transport.ts";
+import {
+  processTransport,
+  REQUEST_HEAP_MB,
+  webRequestArgv,
+} from "../../src/tools/web_transport.ts";
 import { minimalPdf } from "../support/pdf.ts";
 import { call, failed, succeeded } from "./_helpers.ts";
 
@@ -117,6 +121,8 @@ Deno.test("the request process's flags load unpdf from tern's own config, with t
     await Deno.writeTextFile(join(dir, "deno.json"), '{"imports":{"unpdf":"./evil.ts"}}');
     await Deno.writeTextFile(join(dir, "evil.ts"), 'throw new Error("project code ran");');
     const [deno, ...args] = webRequestArgv();
+    // Its heap is capped (a hostile PDF ends the process, not the machine's memory).
+    ok(args.includes(`--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`));
     args[args.length - 1] = script;
     const child = new Deno.Command(deno, {
       args,
