@@ -103,6 +103,14 @@ Deno.test("pdfToText() stops at its character cap within a page", async () => {
   equal(cut, "60 characters (within page 2 of 6)");
 });
 
+Deno.test("pdfToText() reads no further page once its deadline has passed", async () => {
+  const controller = new AbortController();
+  controller.abort();
+  const { text, pages, read, cut } = await pdfToText(LONG, {}, controller.signal);
+  deepEqual([text, pages, read], ["", 6, 0]);
+  equal(cut, "the first 0 of 6 pages (the time limit was reached)");
+});
+
 Deno.test("the request process's flags load unpdf from tern's own config, with the network alone", async () => {
   // The request process never reaches 127.0.0.1, so its argv runs a script that reads a PDF
   // given on stdin with the same module: this proves unpdf resolves (cached, no download, no
