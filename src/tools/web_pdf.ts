@@ -105,10 +105,13 @@ export async function requestWithPdf(
       "limit",
     );
   }
+  // Pages stop being read a little before the deadline, so what was read comes back; a page
+  // that is still being read at the deadline itself ends the reading with an error.
+  const lastPage = AbortSignal.timeout(Math.floor(left * 0.9));
   const deadline = AbortSignal.timeout(left);
   try {
     const { text, pages, read, cut } = await untilAborted(
-      pdfToText(response.body, request.pdf, deadline),
+      pdfToText(response.body, request.pdf, lastPage),
       deadline,
       `no text within the ${request.timeoutMs ?? 30_000} ms deadline`,
     );
