@@ -125,9 +125,13 @@ Deno.test("the request process's flags load unpdf from tern's own config, with t
         "const bytes = new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer());\n" +
         "console.log(JSON.stringify(await pdfToText(bytes)));\n",
     );
-    // A hostile project's deno.json in the working directory is not read.
+    // A hostile project's deno.json and package.json in the working directory are not read.
     await Deno.writeTextFile(join(dir, "deno.json"), '{"imports":{"unpdf":"./evil.ts"}}');
     await Deno.writeTextFile(join(dir, "evil.ts"), 'throw new Error("project code ran");');
+    await Deno.writeTextFile(
+      join(dir, "package.json"),
+      '{"dependencies":{"unpdf":"0.0.1"},"imports":{"#x":"./evil.ts"}}',
+    );
     const [deno, ...args] = webRequestArgv();
     // Its heap is capped (a hostile PDF ends the process, not the machine's memory).
     ok(args.includes(`--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`));
