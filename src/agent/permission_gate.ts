@@ -22,7 +22,7 @@ import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 import type { PermissionChange } from "../session/types.ts";
-import { type HookRunner, toolFields } from "../hooks/run.ts";
+import { type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 import {
   describeRequest,

@@ -6,7 +6,7 @@ import { loadConfig } from "../config/mod.ts";
 import type { CommandLine } from "./args.ts";
 import { processWriters, resolveWorkspace, terminalWriters } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
-import { type LoadedHooks, loadHooks, trustHooks, untrustHooks } from "../hooks/load.ts";
+import { type LoadedHooks, loadHooks, trustHooks, untrustHooks } from "../sandbox/hooks/load.ts";
 
 type HooksLine = Extract<CommandLine, { command: "hooks" }>;
 

@@ -18,8 +18,8 @@ import type { PermissionChange } from "../session/types.ts";
 import { type BuiltinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { sourceUrl } from "../core/source_url.ts";
-import type { HookCommand } from "../hooks/config.ts";
-import { HookRunner } from "../hooks/run.ts";
+import type { HookCommand } from "../sandbox/hooks/config.ts";
+import { HookRunner } from "../sandbox/hooks/run.ts";
 
 export type SandboxConfig =
   & Pick<

@@ -165,7 +165,7 @@ export class Conversation {
       })),
     );
     this.#hooks = new SessionHooks(
-      import("../hooks/load.ts").then(({ loadHooks }) =>
+      import("../sandbox/hooks/load.ts").then(({ loadHooks }) =>
         loadHooks({ ternHome: options.config.ternHome, workspace: options.workspace })
       ).then((loaded) => loaded.active, (error) => {
         // A broken settings file runs no hooks, and says so.

@@ -4,8 +4,8 @@
  * hook settings are read once per conversation; the sandbox is opened only for an event that
  * has hooks, so a conversation without hooks pays nothing.
  */
-import type { HookCommand, HookEvent } from "../hooks/config.ts";
-import type { HookOutcome } from "../hooks/run.ts";
+import type { HookCommand, HookEvent } from "../sandbox/hooks/config.ts";
+import type { HookOutcome } from "../sandbox/hooks/run.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 
 /** What a prompt becomes after SessionStart and UserPromptSubmit hooks. */

@@ -18,8 +18,8 @@ import type { PermissionRule, ReviewMode } from "../../src/config/schema.ts";
 import { builtinLoader, type BuiltinToolOptions, builtinTools } from "../../src/tools/mod.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import type { PermissionChange } from "../../src/session/types.ts";
-import type { HookCommand } from "../../src/hooks/config.ts";
-import { HookRunner } from "../../src/hooks/run.ts";
+import type { HookCommand } from "../../src/sandbox/hooks/config.ts";
+import { HookRunner } from "../../src/sandbox/hooks/run.ts";
 
 export const SECRET = "sk-test-gate-0123456789abcdef";
 

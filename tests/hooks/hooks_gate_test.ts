@@ -5,7 +5,7 @@
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { HookCommand } from "../../src/hooks/config.ts";
+import type { HookCommand } from "../../src/sandbox/hooks/config.ts";
 import type { PermissionRule } from "../../src/config/schema.ts";
 import { type Box, expectError, withGate } from "../agent/_gate_box.ts";
 import { bwrapNeed } from "../support/needs.ts";

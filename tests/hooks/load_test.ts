@@ -4,8 +4,8 @@
  */
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { matches } from "../../src/hooks/config.ts";
-import { loadHooks, trustHooks } from "../../src/hooks/load.ts";
+import { matches } from "../../src/sandbox/hooks/config.ts";
+import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
 
 async function places(): Promise<{ root: string; ternHome: string; workspace: string }> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-load-" }));

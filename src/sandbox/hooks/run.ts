@@ -10,8 +10,8 @@
  * stderr go to files in the sandbox's private tmp, and the wrapper prints them back base64
  * encoded between markers the hook cannot forge (its own output never reaches the wrapper's).
  */
-import type { AuditRecord } from "../sandbox/audit.ts";
-import type { ShellRunner } from "../sandbox/types.ts";
+import type { AuditRecord } from "../audit.ts";
+import type { ShellRunner } from "../types.ts";
 import { claudeToolName, type HookCommand, type HookEvent, matches } from "./config.ts";
 
 /** What the hooks of one event decided together. */

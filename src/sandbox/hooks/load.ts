@@ -10,7 +10,7 @@ import {
   type TrustKind,
   trustServers,
   untrustServers,
-} from "../mcp/trust.ts";
+} from "../../mcp/trust.ts";
 import { type HookCommand, type HookSource, readHookSources } from "./config.ts";
 
 /** Project hooks' trust. */

@@ -8,7 +8,7 @@
  * commands name.
  */
 import { join } from "node:path";
-import { pinnedFiles } from "../mcp/_pinned_files.ts";
+import { pinnedFiles } from "../../mcp/_pinned_files.ts";
 
 /** The events tern fires, with Claude Code's names. */
 export const HOOK_EVENTS = [
