@@ -320,6 +320,12 @@ export class Conversation {
     });
   }
 
+  /** Runs the PreCompact hooks (Claude Code's `trigger` and `custom_instructions`); never throws. */
+  async preCompact(trigger: "manual" | "auto", instructions = ""): Promise<void> {
+    await this.#hooks.fire("PreCompact", { trigger, custom_instructions: instructions })
+      .catch(() => {});
+  }
+
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
     await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
@@ -384,6 +390,7 @@ export class Conversation {
         model: config.model,
         settings: compactionSettings(config.contextWindow, config.compactAt),
         emit,
+        beforeCompact: () => this.preCompact("auto"),
         tools: () => this.#tools.specs(),
       }),
     });

@@ -22,6 +22,7 @@ const SETTINGS = {
     }],
     Stop: [{ hooks: [{ type: "command", command: "bash .hooks/stop.sh" }] }],
     SessionEnd: [{ hooks: [{ type: "command", command: "bash .hooks/end.sh" }] }],
+    PreCompact: [{ hooks: [{ type: "command", command: "bash .hooks/compact.sh" }] }],
   },
 };
 
@@ -39,6 +40,7 @@ case "$input" in
 esac
 exit 0`,
   "end.sh": `cat > "$CLAUDE_PROJECT_DIR/ended.json"`,
+  "compact.sh": `cat > "$CLAUDE_PROJECT_DIR/compact.json"`,
 };
 
 async function withProject(body: (dir: string, home: string) => Promise<void>): Promise<void> {
@@ -142,6 +144,12 @@ Deno.test({
         equal(blocked.exitReason, "CANCELLED");
         match(blocked.error!, /no forbidden prompts/);
         equal(server.requests.length, 3, "a blocked prompt never reaches the model");
+
+        await agent.conversation.preCompact("manual", "keep the API notes");
+        const compact = JSON.parse(await Deno.readTextFile(join(dir, "compact.json")));
+        equal(compact.hook_event_name, "PreCompact");
+        equal(compact.trigger, "manual");
+        equal(compact.custom_instructions, "keep the API notes");
 
         await agent.close();
         const ended = JSON.parse(await Deno.readTextFile(join(dir, "ended.json")));
