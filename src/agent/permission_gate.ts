@@ -116,6 +116,8 @@ export class PermissionGate {
     needsPerson?: boolean;
     /** The call reaches the network the profile does not give: BYPASS may not allow it. */
     network?: boolean;
+    /** Why only a person may decide (default: the command would run without the sandbox). */
+    personReason?: string;
   } = {}): Promise<ReviewOutcome> {
     const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
     if (options.network && mode === "bypass") {
@@ -135,8 +137,9 @@ export class PermissionGate {
       return {
         allow: false,
         by: "policy",
-        reason: "Running without the sandbox needs a person (the reviewer may not allow it): " +
-          "use --mode ask in a terminal",
+        reason: `${
+          options.personReason ?? "Running without the sandbox needs a person"
+        } (the reviewer may not allow it): use --mode ask in a terminal`,
         remember: false,
       };
     }
@@ -483,6 +486,9 @@ export class PermissionGate {
       });
       const outcome = await this.reviewRequest(request, ctx.signal, {
         needsPerson: unconfined || hookAsks,
+        ...(hookAsks && !unconfined
+          ? { personReason: "A PreToolUse hook asked for a person's decision" }
+          : {}),
         network: facts.network !== undefined,
       });
       allowed = outcome.allow;

@@ -37,7 +37,15 @@ export class SessionHooks {
   ): Promise<HookOutcome | undefined> {
     if (!(await this.#list).some((hook) => hook.event === event)) return undefined;
     const sandbox = await this.#sandbox();
-    return await sandbox.hooks?.fire(event, fields, { signal });
+    const outcome = await sandbox.hooks?.fire(event, fields, { signal });
+    if (outcome === undefined) return undefined;
+    // What reaches the model or the screen never carries a key tern knows of.
+    const { masker } = sandbox.gate.options;
+    return {
+      ...outcome,
+      context: outcome.context.map((text) => masker.mask(text)),
+      ...(outcome.block === undefined ? {} : { block: masker.mask(outcome.block) }),
+    };
   }
 
   /**

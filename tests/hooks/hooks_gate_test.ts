@@ -112,7 +112,11 @@ hookTest("HookRunner PreToolUse ask makes an allowed call need a person", async 
     `"permissionDecisionReason": "check this one"}}'`;
   await withGate({ mode: "bypass", hooks: [pre("bash .hooks/ask.sh")] }, async (box) => {
     await script(box, "ask.sh", ask);
-    expectError(await box.call("bash", { command: "echo hi" }), "POLICY_DENIED", /needs a person/);
+    expectError(
+      await box.call("bash", { command: "echo hi" }),
+      "POLICY_DENIED",
+      /A PreToolUse hook asked for a person's decision/,
+    );
   });
   await withGate(
     { mode: "auto", answers: ["once"], hooks: [pre("bash .hooks/ask.sh")] },
