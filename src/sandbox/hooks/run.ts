@@ -7,8 +7,8 @@
  *
  * The shell runner gives a command no stdin and mixes its stdout and stderr, so each hook runs
  * inside a small wrapper: the JSON comes through a quoted here-document, the hook's stdout and
- * stderr go to files in the sandbox's private tmp, and the wrapper prints them back base64
- * encoded between markers the hook cannot forge (its own output never reaches the wrapper's).
+ * stderr go to files in the sandbox's private tmp, and the wrapper prints them back between
+ * random markers, with the exit code.
  */
 import type { AuditRecord } from "../audit.ts";
 import type { ShellRunner } from "../types.ts";
@@ -217,7 +217,12 @@ function merge(outcome: HookOutcome, answer: Answer, event: HookEvent): void {
   if (answer.note !== undefined) outcome.notes.push(answer.note);
 }
 
-/** The shell script that feeds `json` to `command` and prints its stdout, stderr and exit code. */
+/**
+ * The shell script that feeds `json` to `command` and prints its stdout, stderr and exit code
+ * between `marker`s (random per run). Only bash builtins read the files back, so a hook costs
+ * its own process plus `mktemp` and `rm`. A hook that forged the markers could only garble
+ * its own answer, which is its to give anyway.
+ */
 function wrapper(command: string, json: string, marker: string, workspace: string): string {
   // JSON.stringify never writes a newline, so the marker line cannot occur inside the document.
   return [
@@ -227,8 +232,7 @@ function wrapper(command: string, json: string, marker: string, workspace: strin
     json,
     marker,
     `__c=$?`,
-    `printf '%s' '${marker}:'; base64 -w0 "$__d/o"; printf '%s' ':${marker}:'`,
-    `base64 -w0 "$__d/e"; printf '%s\\n' ":${marker}:$__c"`,
+    `printf '%s' "${marker}:$(<"$__d/o"):${marker}:$(<"$__d/e"):${marker}:$__c"`,
     `rm -rf "$__d"`,
   ].join("\n");
 }
@@ -237,14 +241,18 @@ function unwrap(
   output: string,
   marker: string,
 ): { stdout: string; stderr: string; code: number } | undefined {
-  const found = new RegExp(
-    `${marker}:([A-Za-z0-9+/=]*):${marker}:([A-Za-z0-9+/=]*):${marker}:(\\d+)`,
-  )
-    .exec(output);
-  if (found === null) return undefined;
-  const text = (b64: string) =>
-    new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
-  return { stdout: text(found[1]), stderr: text(found[2]), code: Number(found[3]) };
+  const start = output.indexOf(`${marker}:`);
+  const end = output.lastIndexOf(`:${marker}:`);
+  const code = /^:[^:]+:(\d+)$/.exec(output.slice(end).trimEnd());
+  if (start < 0 || end <= start || code === null) return undefined;
+  const both = output.slice(start + marker.length + 1, end);
+  const middle = both.indexOf(`:${marker}:`);
+  if (middle < 0) return undefined;
+  return {
+    stdout: both.slice(0, middle),
+    stderr: both.slice(middle + marker.length + 2),
+    code: Number(code[1]),
+  };
 }
 
 function quote(text: string): string {
