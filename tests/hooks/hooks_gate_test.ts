@@ -180,3 +180,19 @@ hookTest(
     });
   },
 );
+
+hookTest("HookRunner PreToolUse continue: false blocks the call with its stopReason", async () => {
+  const stop = `cat >/dev/null; echo '{"continue": false, "stopReason": "freeze in effect"}'`;
+  await withGate({ mode: "bypass", hooks: [pre("bash .hooks/stop.sh")] }, async (box) => {
+    await script(box, "stop.sh", stop);
+    expectError(
+      await box.call("bash", { command: "touch made.txt" }),
+      "POLICY_DENIED",
+      /freeze in effect/,
+    );
+    await Deno.stat(join(box.ws, "made.txt")).then(
+      () => ok(false, "the command ran"),
+      (error) => ok(error instanceof Deno.errors.NotFound),
+    );
+  });
+});

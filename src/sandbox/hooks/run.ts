@@ -213,7 +213,11 @@ function merge(outcome: HookOutcome, answer: Answer, event: HookEvent): void {
     outcome.updatedInput = answer.updatedInput;
   }
   if (answer.context) outcome.context.push(answer.context);
-  if (answer.stop !== undefined) outcome.stop ??= answer.stop;
+  if (answer.stop !== undefined) {
+    outcome.stop ??= answer.stop;
+    // A tool call's hook that stops the agent at least blocks the call.
+    if (event === "PreToolUse" && outcome.block === undefined) outcome.block = answer.stop;
+  }
   if (answer.note !== undefined) outcome.notes.push(answer.note);
 }
 
