@@ -196,3 +196,20 @@ hookTest("HookRunner PreToolUse continue: false blocks the call with its stopRea
     );
   });
 });
+
+hookTest(
+  "HookRunner PreToolUse updatedInput that does not fit the tool's schema runs nothing",
+  async () => {
+    const bad = `cat >/dev/null; echo '{"hookSpecificOutput": {"updatedInput": {"cmd": 1}}}'`;
+    await withGate({ mode: "bypass", hooks: [pre("bash .hooks/bad.sh")] }, async (box) => {
+      await script(box, "bad.sh", bad);
+      const obs = await box.call("bash", { command: "touch made.txt" });
+      equal(obs.status, "ERROR", JSON.stringify(obs));
+      if (obs.status === "ERROR") equal(obs.code, "INVALID_ARGUMENTS");
+      await Deno.stat(join(box.ws, "made.txt")).then(
+        () => ok(false, "the original command ran"),
+        (error) => ok(error instanceof Deno.errors.NotFound),
+      );
+    });
+  },
+);
