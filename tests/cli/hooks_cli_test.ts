@@ -4,7 +4,8 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runTern, runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
+import { withScriptedServer } from "../support/scripted_server.ts";
 
 Deno.test("tern hooks list shows each file's hooks and their trust; trust pins the scripts", async () => {
   const ws = await tempWorkspace();
@@ -49,6 +50,36 @@ Deno.test("tern hooks list shows each file's hooks and their trust; trust pins t
     const sources = JSON.parse(after.stdout);
     equal(sources.length, 2);
     ok(sources[0].trusted && !sources[1].trusted);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("/hooks in the interactive UI lists the hooks and an untrusted project's note", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await withScriptedServer([{ text: "unused" }], async (server) => {
+      const env = {
+        HOME: ws.home,
+        TERN_HOME: join(ws.home, ".tern"),
+        TERN_BASE_URL: server.baseUrl,
+        TERN_MODEL: "scripted-model",
+        TERN_API_KEY: "sk-test",
+        NO_COLOR: "1",
+      };
+      await Deno.mkdir(join(ws.dir, ".tern"));
+      await Deno.writeTextFile(
+        join(ws.dir, ".tern", "settings.json"),
+        JSON.stringify({
+          hooks: { Stop: [{ hooks: [{ type: "command", command: "bash .tern/stop.sh" }] }] },
+        }),
+      );
+      const run = await runTernWithInput([], "/hooks\n", { cwd: ws.dir, env });
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /\.tern\/settings\.json \(project, NOT trusted: these never run/);
+      match(run.stdout, /Stop: bash \.tern\/stop\.sh \(timeout 60 s\)/);
+      equal(server.requests.length, 0);
+    });
   } finally {
     await ws.cleanup();
   }
