@@ -54,6 +54,12 @@ export interface RunTurnOptions {
    */
   steering?: () => string[];
   /**
+   * Called when the model would end the turn (a reply without tool calls): a text returned
+   * (a Stop hook's reason) is added as a user message and the turn goes on, within
+   * `maxRounds`. Must not throw.
+   */
+  beforeStop?: (signal: AbortSignal) => Promise<string | undefined>;
+  /**
    * Called once per turn when the model starts answering (its first text, thinking or tool
    * call, or its whole reply): the request is out, the moment to preload what tool calls need
    * (the tool code, the sandbox). Must not throw.
@@ -163,7 +169,13 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     }
     add(message, reply.usage, answeredBy);
     emit(said(message));
-    if (calls.length === 0) return finish("COMPLETED");
+    if (calls.length === 0) {
+      const more = await options.beforeStop?.(signal);
+      if (more === undefined || signal.aborted) return finish("COMPLETED");
+      add({ role: "user", content: more });
+      emit({ type: "steering", round, text: more });
+      continue;
+    }
 
     const results = await runToolCalls(calls, { tools, emit, signal, round, options });
     for (const { call, observation } of results) {

@@ -22,6 +22,7 @@ import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 import type { PermissionChange } from "../session/types.ts";
+import { type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 import {
   describeRequest,
@@ -52,6 +53,11 @@ export interface GateOptions {
   session?: string;
   /** Told of every approval or grant that lasts for the session, to record it. */
   onPermissionChange?: (change: PermissionChange) => void;
+  /**
+   * Lifecycle hooks: PreToolUse runs before the policy (a rewritten input is what the policy
+   * and the tool see), PostToolUse after a call that succeeded.
+   */
+  hooks?: HookRunner;
 }
 
 /** Approvals and grants that last for the session, shared by every gated tool. */
@@ -110,6 +116,8 @@ export class PermissionGate {
     needsPerson?: boolean;
     /** The call reaches the network the profile does not give: BYPASS may not allow it. */
     network?: boolean;
+    /** Why only a person may decide (default: the command would run without the sandbox). */
+    personReason?: string;
   } = {}): Promise<ReviewOutcome> {
     const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
     if (options.network && mode === "bypass") {
@@ -129,8 +137,9 @@ export class PermissionGate {
       return {
         allow: false,
         by: "policy",
-        reason: "Running without the sandbox needs a person (the reviewer may not allow it): " +
-          "use --mode ask in a terminal",
+        reason: `${
+          options.personReason ?? "Running without the sandbox needs a person"
+        } (the reviewer may not allow it): use --mode ask in a terminal`,
         remember: false,
       };
     }
@@ -405,6 +414,17 @@ export class PermissionGate {
     const callId = ctx.callId ?? "";
     await this.#settleRestored(ctx.signal);
     const started = performance.now();
+    const { hooks } = this.#options;
+    const pre = hooks?.has("PreToolUse", tool.name)
+      ? await hooks.fire("PreToolUse", toolFields(tool.name, args, ctx.callId), {
+        toolName: tool.name,
+        callId,
+        signal: ctx.signal,
+      })
+      : undefined;
+    // A rewritten input goes through the policy (and the tool's own validation) like the
+    // model's: a hook cannot slip a call past the gate.
+    if (pre?.updatedInput !== undefined) args = pre.updatedInput;
     const decided = await this.decide(tool, args);
     const { facts } = decided;
     let verdict = decided.verdict;
@@ -427,7 +447,25 @@ export class PermissionGate {
           "remove it from the request",
       };
     }
-    let decidedBy: AuditRecord["decidedBy"] = verdict.by === "default" ? "policy" : verdict.by;
+    // A hook only tightens: "deny" (or exit code 2) blocks, "ask" turns an allowed call into a
+    // question only a person may answer; "allow" is no opinion.
+    const hookAsks = pre?.ask !== undefined && pre.block === undefined &&
+      verdict.action !== "deny";
+    if (pre?.block !== undefined && verdict.action !== "deny") {
+      verdict = {
+        action: "deny",
+        by: verdict.by,
+        reason: `A PreToolUse hook blocked this: ${pre.block}`,
+      };
+    } else if (hookAsks && verdict.action === "allow") {
+      verdict = { action: "ask", by: verdict.by, reason: `A PreToolUse hook asks: ${pre!.ask}` };
+    }
+    const byHook = pre?.block !== undefined || hookAsks;
+    let decidedBy: AuditRecord["decidedBy"] = byHook
+      ? "hook"
+      : verdict.by === "default"
+      ? "policy"
+      : verdict.by;
     let reason = verdict.reason;
     let allowed = verdict.action === "allow";
     if (verdict.action === "ask") {
@@ -447,7 +485,10 @@ export class PermissionGate {
         reason,
       });
       const outcome = await this.reviewRequest(request, ctx.signal, {
-        needsPerson: unconfined,
+        needsPerson: unconfined || hookAsks,
+        ...(hookAsks && !unconfined
+          ? { personReason: "A PreToolUse hook asked for a person's decision" }
+          : {}),
         network: facts.network !== undefined,
       });
       allowed = outcome.allow;
@@ -515,6 +556,28 @@ export class PermissionGate {
     const rest = stream.flush();
     if (rest !== "") ctx.update?.(rest);
     observation = maskObservation(observation, masker);
+    if (allowed && observation.status === "SUCCEEDED" && hooks?.has("PostToolUse", tool.name)) {
+      const post = await hooks.fire("PostToolUse", {
+        ...toolFields(tool.name, masker.maskDeep(args), ctx.callId),
+        tool_response: { output: observation.output },
+      }, { toolName: tool.name, callId, signal: ctx.signal });
+      const said = [
+        ...post.block === undefined ? [] : [`[A PostToolUse hook objected: ${post.block}]`],
+        ...post.context.map((text) => `[From a PostToolUse hook: ${text}]`),
+      ];
+      if (said.length > 0) {
+        observation = {
+          ...observation,
+          output: `${observation.output}\n\n${masker.mask(said.join("\n"))}`,
+        };
+      }
+    }
+    if (pre !== undefined && pre.context.length > 0) {
+      const text = masker.mask(pre.context.map((c) => `[From a PreToolUse hook: ${c}]`).join("\n"));
+      observation = observation.status === "SUCCEEDED"
+        ? { ...observation, output: `${observation.output}\n\n${text}` }
+        : { ...observation, message: `${observation.message}\n\n${text}` };
+    }
     const hostFiles = watch ? await watch() : [];
     const paths = (await tool.paths(args)).map(({ path, write }) => ({
       path: masker.mask(path),

@@ -66,6 +66,8 @@ export interface CompactOptions {
   /** Skip when less than this many tokens would be summarised (automatic compaction). */
   minSummarisedTokens?: number;
   signal?: AbortSignal;
+  /** Called before the summary is made (PreCompact hooks); must not throw. */
+  beforeCompact?: () => Promise<void>;
 }
 
 /**
@@ -76,6 +78,7 @@ export async function compactSession(
   session: Session,
   options: CompactOptions,
 ): Promise<CompactionEntry | undefined> {
+  await options.beforeCompact?.();
   const { items } = session.state();
   // The summariser loads only when a compaction happens: it is not on the start-up path.
   const { compact } = await import("../context/compaction.ts");

@@ -89,6 +89,12 @@ export type CommandLine =
     options: TurnOptions;
   }
   | {
+    command: "hooks";
+    action: "list" | "trust" | "untrust";
+    json: boolean;
+    options: TurnOptions;
+  }
+  | {
     command: "mcp";
     action: McpAction;
     /** tools, call: the server. */
@@ -177,6 +183,11 @@ Commands:
                          them and what they run); each definition is trusted once
   mcp untrust [server...]
                          withdraw that trust
+  hooks list             lifecycle hooks (~/.tern/settings.json, .tern/settings.json,
+                         .claude/settings.json): events, matchers, commands, trusted (--json)
+  hooks trust            let the project's hooks run as they are now (definition and the
+                         scripts they name are pinned)
+  hooks untrust          withdraw that trust
   index [path]           index the workspace's code (or path's) for tern search: files under
                          .gitignore rules, symlinks not followed, binary and >1 MB files
                          skipped; again, only changed files are re-read (the index lives
@@ -227,6 +238,7 @@ const COMMANDS = new Set([
   "sessions",
   "models",
   "mcp",
+  "hooks",
   "index",
   "search",
   "context",
@@ -382,6 +394,16 @@ export function parseCommandLine(args: string[]): CommandLine {
     };
   }
   if (first === "mcp") return mcpCommand(rest, on(values, "json"), options);
+  if (first === "hooks") {
+    const [action = "list", ...more] = rest;
+    if (action !== "list" && action !== "trust" && action !== "untrust") {
+      throw new UsageError(`Unknown hooks subcommand "${action}": expected list, trust or untrust`);
+    }
+    if (more.length > 0) {
+      throw new UsageError(`Unexpected arguments after hooks ${action}: "${more.join(" ")}"`);
+    }
+    return { command: "hooks", action, json: on(values, "json"), options };
+  }
   if (first === "doctor") {
     if (rest.length > 0) {
       throw new UsageError(`Unexpected arguments after doctor: "${rest.join(" ")}"`);

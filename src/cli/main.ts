@@ -85,6 +85,10 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { listModels } = await import("./models.ts");
       return await listModels(line, toRunFlags(line.options));
     }
+    case "hooks": {
+      const { runHooksCommand } = await import("./hooks.ts");
+      return await runHooksCommand(line, toRunFlags(line.options));
+    }
     case "mcp": {
       const { runMcpCommand } = await import("./mcp.ts");
       return await runMcpCommand(line, toRunFlags(line.options));

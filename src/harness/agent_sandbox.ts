@@ -18,6 +18,8 @@ import type { PermissionChange } from "../session/types.ts";
 import { type BuiltinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { sourceUrl } from "../core/source_url.ts";
+import type { HookCommand } from "../sandbox/hooks/config.ts";
+import { HookRunner } from "../sandbox/hooks/run.ts";
 
 export type SandboxConfig =
   & Pick<
@@ -65,11 +67,17 @@ export interface AgentSandboxOptions {
   sessionId?: string;
   /** More secret values to mask besides the API keys (those given to MCP servers). */
   secrets?: readonly string[];
+  /** The trusted lifecycle hooks (`hooks/load.ts`); none when absent. */
+  hooks?: readonly HookCommand[];
+  /** The session file, for the hooks' `transcript_path`. */
+  transcriptPath?: string;
 }
 
 export interface AgentSandbox {
   tools: ToolRegistry;
   gate: PermissionGate;
+  /** The lifecycle hooks, run in this sandbox's shell (absent without hooks). */
+  hooks?: HookRunner;
   runtime: SandboxRuntime;
   /** This run's audit log file. */
   auditPath: string;
@@ -132,6 +140,27 @@ async function withRuntime(
       goal: options.goal,
     })
     : undefined;
+  const record = (entry: Parameters<AuditLog["append"]>[0]) => {
+    audit.append(entry).catch((error) => {
+      console.error(`tern: cannot write the audit log "${path}": ${error}`);
+    });
+  };
+  const hooks = options.hooks?.length
+    ? new HookRunner({
+      hooks: options.hooks,
+      // Hooks run where the agent's commands run: never unconfined by accident.
+      shell: () =>
+        runtime.shellKind === "unavailable"
+          ? undefined
+          : { run: runtime.shell, confined: runtime.shellKind === "bwrap" },
+      workspace,
+      sessionId: options.sessionId ?? runId,
+      transcriptPath: options.transcriptPath ?? "",
+      audit: record,
+      profile: runtime.profile.name,
+      mode: config.mode,
+    })
+    : undefined;
   const gate = new PermissionGate({
     runtime,
     rules,
@@ -141,13 +170,10 @@ async function withRuntime(
     reviewTimeoutMs: config.reviewTimeoutMs,
     masker,
     emit: options.emit,
-    audit: (record) => {
-      audit.append(record).catch((error) => {
-        console.error(`tern: cannot write the audit log "${path}": ${error}`);
-      });
-    },
+    audit: record,
     session: options.sessionId ?? runId,
     onPermissionChange: options.onPermissionChange,
+    ...(hooks ? { hooks } : {}),
   });
   if (options.permissions?.length) await gate.restore(options.permissions);
   const tools = new ToolRegistry([
@@ -157,6 +183,7 @@ async function withRuntime(
   return {
     tools,
     gate,
+    ...(hooks ? { hooks } : {}),
     runtime,
     auditPath: path,
     async close() {

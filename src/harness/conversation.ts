@@ -34,6 +34,7 @@ import { CodeIndexTools } from "./code_index_tools.ts";
 import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
 import { webFetchOptions, webSearchOptions } from "./web_search.ts";
+import { SessionHooks } from "./session_hooks.ts";
 
 export interface ConversationOptions {
   workspace: string;
@@ -125,6 +126,8 @@ export class Conversation {
   #resources: Resources | undefined;
   /** Folders below the workspace whose nested context files were looked for already. */
   #visited = new Set<string>();
+  /** Lifecycle hooks of the session (SessionStart, UserPromptSubmit, Stop, SessionEnd). */
+  #hooks: SessionHooks;
 
   constructor(options: ConversationOptions) {
     this.#options = options;
@@ -160,6 +163,16 @@ export class Conversation {
           return await this.#withNestedContext(spec, args, observation);
         },
       })),
+    );
+    this.#hooks = new SessionHooks(
+      import("../sandbox/hooks/load.ts").then(({ loadHooks }) =>
+        loadHooks({ ternHome: options.config.ternHome, workspace: options.workspace })
+      ).then((loaded) => loaded.active, (error) => {
+        // A broken settings file runs no hooks, and says so.
+        this.#warnOnce(`tern: no hooks run: ${error instanceof Error ? error.message : error}`);
+        return [];
+      }),
+      () => this.#openSandbox(),
     );
     // A server's `tools/list_changed` reaches the model at its next request.
     this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
@@ -307,8 +320,15 @@ export class Conversation {
     });
   }
 
+  /** Runs the PreCompact hooks (Claude Code's `trigger` and `custom_instructions`); never throws. */
+  async preCompact(trigger: "manual" | "auto", instructions = ""): Promise<void> {
+    await this.#hooks.fire("PreCompact", { trigger, custom_instructions: instructions })
+      .catch(() => {});
+  }
+
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
+    await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
     this.#unsubscribe?.();
     this.#codeIndex.close();
     await this.#closeSandbox();
@@ -322,6 +342,11 @@ export class Conversation {
       // The summary may have replaced the results that carried nested context files: the
       // next tool that touches their folders brings them again.
       if (event.type === "compaction") this.#visited.clear();
+      if (event.type === "permission_request") {
+        this.#hooks.fire("Notification", {
+          message: `tern needs your permission to use ${event.name}`,
+        }).catch(() => {});
+      }
       if (event.type === "turn_end") {
         const hostFiles = this.#sandbox?.gate.takeHostFileChanges() ?? [];
         if (hostFiles.length > 0) {
@@ -334,8 +359,11 @@ export class Conversation {
     recordSettings(session, state, config);
     await this.#ready(options.signal);
     const resources = options.resources ?? await this.resources();
-    const user: Message = { role: "user", content: this.#withFacts(task) };
+    const prompt = await this.#hooks.prompt(task, state.items.length > 0, options.signal);
+    if (prompt.blocked) return blockedTurn(emit, config.model, prompt.reason);
+    const user: Message = { role: "user", content: this.#withFacts(prompt.text) };
     session.append({ type: "message", message: user });
+    let stopped = 0;
     const messages: Message[] = [
       { role: "system", content: this.#systemPrompt(resources) },
       ...state.items.map((item) => item.message),
@@ -350,6 +378,7 @@ export class Conversation {
       emit,
       signal: options.signal,
       steering: options.steering,
+      beforeStop: (signal) => this.#hooks.stop(stopped++ > 0, signal),
       maxRounds: config.maxRounds,
       maxTokens: config.maxTokens,
       temperature: config.temperature,
@@ -361,6 +390,7 @@ export class Conversation {
         model: config.model,
         settings: compactionSettings(config.contextWindow, config.compactAt),
         emit,
+        beforeCompact: () => this.preCompact("auto"),
         tools: () => this.#tools.specs(),
       }),
     });
@@ -531,7 +561,8 @@ export class Conversation {
     const opening = Promise.all([
       import("./agent_sandbox.ts"),
       Deno.mkdir(resultsDir, { recursive: true, mode: 0o700 }),
-    ]).then(([{ openAgentSandbox }]) => {
+      this.#hooks.list(),
+    ]).then(([{ openAgentSandbox }, , hooks]) => {
       if (abort.signal.aborted) throw new Error("The sandbox was closed while it opened");
       this.#openStarted = true;
       return openAgentSandbox({
@@ -546,6 +577,8 @@ export class Conversation {
         loadTools: this.#loadTools,
         warm: how.startWorker ?? false,
         rules: options.rules,
+        hooks,
+        transcriptPath: session.path,
         extraRead: [resultsDir],
         permissions: session.state().permissions,
         onPermissionChange: (change) => session.append({ type: "permission", change }),
@@ -609,4 +642,28 @@ function lastUserText(session: Session): string {
     if (entry.type === "message" && entry.message.role === "user") return entry.message.content;
   }
   return "";
+}
+
+/** The turn a UserPromptSubmit hook blocked: no model call, the reason for the person. */
+function blockedTurn(emit: EmitFn, model: string, reason: string): TurnResult {
+  const usage = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
+  emit({ type: "turn_start", model, maxRounds: 0 });
+  emit({
+    type: "turn_end",
+    exitReason: "CANCELLED",
+    text: "",
+    rounds: 0,
+    toolCalls: 0,
+    usage,
+    error: reason,
+  });
+  return {
+    exitReason: "CANCELLED",
+    text: "",
+    rounds: 0,
+    toolCalls: 0,
+    usage,
+    messages: [],
+    error: reason,
+  };
 }

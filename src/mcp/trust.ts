@@ -19,8 +19,33 @@ import { ConfigError, describeReadError, formatValue } from "../config/errors.ts
 import { pinChanges } from "./_pinned_files.ts";
 import type { McpServerConfig } from "./types.ts";
 
-const TRUST_FILE = "mcp-trust.json";
 const VERSION = 1;
+
+/**
+ * What is trusted, for the record's file name and the messages: MCP servers by default; the
+ * same mechanism pins project hooks (`hooks-trust.json`, `tern hooks trust`).
+ */
+export interface TrustKind {
+  /** The record's file name in tern's home. */
+  file: string;
+  /** For messages: `MCP`, `hooks`. */
+  label: string;
+  /** What the project's entries are called: `servers`, `hooks`. */
+  entries: string;
+  /** The command that trusts again. */
+  command: string;
+}
+
+/** Project MCP servers. */
+export const MCP_TRUST: TrustKind = {
+  file: "mcp-trust.json",
+  label: "MCP",
+  entries: "servers",
+  command: "tern mcp trust",
+};
+
+/** What trust needs of an entry: an MCP server, or a project file's hooks. */
+export type Trustable = Pick<McpServerConfig, "name" | "file" | "scope" | "fingerprint" | "files">;
 
 /** What was trusted of one server: its definition's fingerprint and the files it runs. */
 interface Trusted {
@@ -34,12 +59,12 @@ type TrustRecord = Map<string, Map<string, Trusted>>;
 /** The trust of one workspace's servers. */
 export interface TrustCheck {
   /** True for user-scope servers, and for project servers trusted as they are now. */
-  trusted(server: McpServerConfig): boolean;
+  trusted(server: Trustable): boolean;
   /**
    * Why a project server trusted before is not trusted now (`"server.js" changed since you
    * trusted it`); undefined when it is trusted or was never trusted.
    */
-  whyNot(server: McpServerConfig): string | undefined;
+  whyNot(server: Trustable): string | undefined;
 }
 
 /**
@@ -51,7 +76,7 @@ export interface TrustCheck {
 export async function loadTrust(
   ternHome: string,
   workspace: string,
-): Promise<(server: McpServerConfig) => boolean> {
+): Promise<(server: Trustable) => boolean> {
   const check = await loadTrustCheck(ternHome, workspace);
   return (server) => check.trusted(server);
 }
@@ -60,9 +85,13 @@ export async function loadTrust(
  * {@linkcode loadTrust} with the reason a server's trust lapsed.
  * @throws {ConfigError} when the trust file exists but cannot be read or is not valid.
  */
-export async function loadTrustCheck(ternHome: string, workspace: string): Promise<TrustCheck> {
-  const record = (await readTrust(trustFile(ternHome))).get(workspace) ?? new Map();
-  const whyNot = (server: McpServerConfig): string | undefined => {
+export async function loadTrustCheck(
+  ternHome: string,
+  workspace: string,
+  kind: TrustKind = MCP_TRUST,
+): Promise<TrustCheck> {
+  const record = (await readTrust(trustFile(ternHome, kind), kind)).get(workspace) ?? new Map();
+  const whyNot = (server: Trustable): string | undefined => {
     if (server.scope === "user") return undefined;
     const then = record.get(server.name);
     if (then === undefined) return undefined;
@@ -89,10 +118,11 @@ export async function loadTrustCheck(ternHome: string, workspace: string): Promi
 export async function trustServers(
   ternHome: string,
   workspace: string,
-  servers: readonly McpServerConfig[],
+  servers: readonly Trustable[],
+  kind: TrustKind = MCP_TRUST,
 ): Promise<void> {
-  const file = trustFile(ternHome);
-  const record = await readTrust(file);
+  const file = trustFile(ternHome, kind);
+  const record = await readTrust(file, kind);
   const trusted = record.get(workspace) ?? new Map<string, Trusted>();
   for (const server of servers) {
     if (server.scope !== "project") continue;
@@ -112,9 +142,10 @@ export async function untrustServers(
   ternHome: string,
   workspace: string,
   names: readonly string[],
+  kind: TrustKind = MCP_TRUST,
 ): Promise<void> {
-  const file = trustFile(ternHome);
-  const record = await readTrust(file);
+  const file = trustFile(ternHome, kind);
+  const record = await readTrust(file, kind);
   const trusted = record.get(workspace);
   if (trusted === undefined) return;
   const removed = names.length === 0 ? trusted.size : names.filter((n) => trusted.delete(n)).length;
@@ -123,11 +154,11 @@ export async function untrustServers(
   await writeTrust(ternHome, file, record);
 }
 
-function trustFile(ternHome: string): string {
-  return join(ternHome, TRUST_FILE);
+function trustFile(ternHome: string, kind: TrustKind): string {
+  return join(ternHome, kind.file);
 }
 
-async function readTrust(file: string): Promise<TrustRecord> {
+async function readTrust(file: string, kind: TrustKind): Promise<TrustRecord> {
   let text: string;
   try {
     text = await Deno.readTextFile(file);
@@ -135,15 +166,18 @@ async function readTrust(file: string): Promise<TrustRecord> {
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
       return new Map();
     }
-    throw new ConfigError(`Cannot read MCP trust file "${file}": ${describeReadError(error)}`, {
-      file,
-      cause: error,
-    });
+    throw new ConfigError(
+      `Cannot read ${kind.label} trust file "${file}": ${describeReadError(error)}`,
+      {
+        file,
+        cause: error,
+      },
+    );
   }
   const invalid = (key: string, detail: string): never => {
     throw new ConfigError(
-      `Invalid MCP trust file "${file}": ${key ? `"${key}": ` : ""}${detail} — delete the file ` +
-        "and trust the project servers again with `tern mcp trust`",
+      `Invalid ${kind.label} trust file "${file}": ${key ? `"${key}": ` : ""}${detail} — ` +
+        `delete the file and trust the project ${kind.entries} again with \`${kind.command}\``,
       { file, key },
     );
   };

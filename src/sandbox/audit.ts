@@ -28,7 +28,8 @@ export interface AuditRecord {
     | "policy"
     | "profile"
     | "classifier"
-    | "session";
+    | "session"
+    | "hook";
   /** The rule that decided, when one did. */
   rule?: string;
   /** Why (the reviewer's or person's reason, a policy message). Masked. */

@@ -1,7 +1,8 @@
 /**
  * The body of web_fetch: the request through the guard, then the content as something the
  * model can read: HTML as Markdown (or text, or cleaned HTML), text as is, JSON
- * pretty-printed; PDFs and other binary content are refused, naming the type. What comes back
+ * pretty-printed, a PDF as the text its request process read (page markers, capped); other
+ * binary content is refused, naming the type. What comes back
  * is wrapped as untrusted data between markers with a random id, so a page cannot close them.
  */
 import { ToolError } from "../core/observation.ts";
@@ -20,6 +21,8 @@ export interface WebFetchOptions {
   maxBytes?: number;
   /** Deadline for one fetch, redirects included; default 30,000 ms. */
   timeoutMs?: number;
+  /** Pages of a PDF read at most; default 50. */
+  pdfMaxPages?: number;
   /**
    * A reader service (e.g. Jina Reader, `https://r.jina.ai/`), asked for `<base><url>` only
    * when the page itself could not be fetched (a network failure, a timeout, HTTP 403, 429 or
@@ -36,6 +39,8 @@ export interface WebFetchArgs {
 }
 
 const DEFAULT_MAX_CHARS = 30_000;
+/** Text kept from one PDF; max_chars then cuts what the model sees. */
+const PDF_MAX_CHARS = 500_000;
 
 let defaultTransport: WebTransport | undefined;
 
@@ -52,6 +57,7 @@ export async function fetchForModel(
       url,
       maxBytes: options.maxBytes,
       timeoutMs: options.timeoutMs,
+      pdf: { maxPages: options.pdfMaxPages, maxChars: PDF_MAX_CHARS },
       headers,
       signal: ctx.signal,
     });
@@ -59,7 +65,8 @@ export async function fetchForModel(
   let failure: WebRequestError | undefined;
   try {
     response = await request(args.url, {
-      accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.5",
+      accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9," +
+        "application/pdf;q=0.8,*/*;q=0.5",
     });
   } catch (error) {
     if (!(error instanceof WebRequestError)) throw error;
@@ -101,7 +108,8 @@ export async function fetchForModel(
   const facts = [
     `HTTP ${response.status}`,
     kind,
-    `${response.body.length} bytes${response.truncated ? " (cut at the size limit)" : ""}`,
+    `${response.pdf?.bytes ?? response.body.length} bytes` +
+    (response.truncated ? " (cut at the size limit)" : ""),
     `${ms} ms`,
   ].join(", ");
   const output = untrusted(title !== "" ? `Title: ${title}\n\n${shown}` : shown, {
@@ -121,7 +129,7 @@ export async function fetchForModel(
       kind: "web",
       url: response.url,
       status: response.status,
-      bytes: response.body.length,
+      bytes: response.pdf?.bytes ?? response.body.length,
       ms,
     },
   };
@@ -154,11 +162,24 @@ async function readable(
   const charset = /charset\s*=\s*"?([\w-]+)/i.exec(response.contentType)?.[1];
   const bytes = response.body;
   const described = type === "" ? "no content type" : type;
+  const pdf = response.pdf;
+  if (pdf !== undefined && !pdf.ok) {
+    throw new ToolError(
+      "EXECUTION_FAILED",
+      `Cannot read the PDF "${response.url}" (${pdf.bytes} bytes` +
+        `${response.truncated ? ", cut at the size limit" : ""}): ${pdf.message}`,
+    );
+  }
+  if (pdf !== undefined) {
+    const pages = pdf.read < pdf.pages ? `${pdf.read} of ${pdf.pages} pages` : `${pdf.pages} pages`;
+    const note = pdf.cut === undefined ? "" : `\n\n[PDF text stopped after ${pdf.cut}]`;
+    return { title: "", content: decode(bytes) + note, kind: `application/pdf as text, ${pages}` };
+  }
   if (type === "application/pdf" || startsWithText(bytes, "%PDF-")) {
     throw new ToolError(
       "EXECUTION_FAILED",
-      `Cannot read "${response.url}": it is a PDF (${bytes.length} bytes), and web_fetch ` +
-        "reads HTML, text and JSON only; look for an HTML version of the document",
+      `Cannot read "${response.url}": it is a PDF (${bytes.length} bytes) that was not read as ` +
+        "text (only the request process reads PDFs)",
     );
   }
   const html = type === "text/html" || type === "application/xhtml+xml" ||

@@ -34,7 +34,27 @@ export interface WebRequest {
   /** Redirects followed at most (GET only). Default 5. */
   maxRedirects?: number;
   signal?: AbortSignal;
+  /**
+   * Read a PDF answer as text, up to these caps (see `web_pdf.ts`); only the request process
+   * does it. Absent: the body stays as it came.
+   */
+  pdf?: { maxPages?: number; maxChars?: number };
 }
+
+/** What a PDF turned into: the text, or why it could not be read. */
+export type PdfText =
+  | {
+    ok: true;
+    /** Pages in the document. */
+    pages: number;
+    /** Pages whose text is in `text` (the first ones). */
+    read: number;
+    /** The PDF's size in bytes. */
+    bytes: number;
+    /** The text stopped at a cap (pages, characters or the deadline) before the end. */
+    cut: string | undefined;
+  }
+  | { ok: false; bytes: number; message: string };
 
 /** What came back. */
 export interface WebResponse {
@@ -47,6 +67,8 @@ export interface WebResponse {
   truncated: boolean;
   /** Each URL redirected to, in order. */
   redirects: string[];
+  /** Set when a PDF was read as text (`request.pdf`): `body` is then that text. */
+  pdf?: PdfText;
 }
 
 /**
@@ -61,6 +83,11 @@ export interface GuardOptions {
    * test server on 127.0.0.1). Nothing in tern's configuration can set it.
    */
   testAllowAddress?: (address: string) => boolean;
+  /**
+   * TEST ONLY: a PEM certificate trusted for https besides the system's (a local test server's
+   * self-signed one). The request process never sets it; nothing in tern's configuration can.
+   */
+  testCa?: string;
 }
 
 /** A refusal of the guard or a limit, as opposed to a network failure. */
@@ -166,7 +193,7 @@ export async function guardedRequest(
   let url = checkUrl(request.url);
   for (let hop = 0;; hop++) {
     const address = await withSignal(checkedAddress(url.hostname, guard), signal, timeoutMs);
-    const response = await exchange(url, address, request, signal, timeoutMs);
+    const response = await exchange(url, address, request, signal, timeoutMs, guard.testCa);
     const location = response.location;
     if (location === undefined || request.method === "POST") {
       return { ...response.result, redirects };
@@ -202,6 +229,7 @@ function exchange(
   request: WebRequest,
   signal: AbortSignal,
   timeoutMs: number,
+  testCa: string | undefined,
 ): Promise<Exchanged> {
   const maxBytes = request.maxBytes ?? DEFAULT_MAX_BYTES;
   const client = url.protocol === "https:" ? https : http;
@@ -230,6 +258,8 @@ function exchange(
       path: `${url.pathname}${url.search}`,
       method: request.method ?? "GET",
       headers: { "user-agent": "tern-web/1", ...request.headers },
+      // The TLS name (SNI and the certificate check) is `host`, the URL's name, not the address.
+      ...(testCa !== undefined ? { ca: testCa } : {}),
       // The connection goes to the address that was checked, whatever DNS says now.
       lookup: ((_host, options, callback) => {
         const answer = callback as (...args: unknown[]) => void;

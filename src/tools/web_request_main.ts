@@ -1,17 +1,20 @@
 /**
  * The request process of the web tools (see `web_transport.ts`): reads one request as JSON on
  * stdin, makes it through the guard (never relaxed here), prints one JSON line
- * (`WebAnswer`) and exits. Started with the network and nothing else.
+ * (`WebAnswer`) and exits. Started with the network and nothing else. A PDF is read as text
+ * here (`requestWithPdf`), never in tern's own process.
  */
 import { Buffer } from "node:buffer";
 import type { WebAnswer } from "./web_transport.ts";
-import { guardedRequest, type WebRequest, WebRequestError } from "./web_request.ts";
+import type { WebRequest } from "./web_request.ts";
+import { WebRequestError } from "./web_request.ts";
+import { requestWithPdf } from "./web_pdf.ts";
 
 const input = await new Response(Deno.stdin.readable).text();
 let answer: WebAnswer;
 try {
   const request = JSON.parse(input) as WebRequest;
-  const response = await guardedRequest(request);
+  const response = await requestWithPdf(request);
   answer = { ok: true, ...response, body: Buffer.from(response.body).toString("base64") };
 } catch (error) {
   answer = error instanceof WebRequestError

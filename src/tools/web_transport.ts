@@ -4,12 +4,15 @@
  * of its own (`web_request_main.ts`) with the network and nothing else: no file writes, no
  * environment, no subprocesses. That process applies the address guard itself
  * (`guardedRequest`, without any relaxation); the request goes in on stdin, the answer comes
- * back as one JSON line. Tests inject an in-process transport instead.
+ * back as one JSON line. A PDF is read as text there too (`web_pdf.ts`), and tern kills the
+ * process once it outlives the request's deadline by a margin, whatever it is doing. Tests
+ * inject an in-process transport instead.
  */
 import { Buffer } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import { sourceUrl } from "../core/source_url.ts";
-import { type WebRequest, WebRequestError, type WebResponse } from "./web_request.ts";
+import { defaultConfigPath } from "../sandbox/worker/flags.ts";
+import { type PdfText, type WebRequest, WebRequestError, type WebResponse } from "./web_request.ts";
 
 /** Makes one guarded request. */
 export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
@@ -17,14 +20,28 @@ export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
 /** Where the request process's entry script is. */
 export const WEB_REQUEST_SCRIPT = fileURLToPath(sourceUrl("src/tools/web_request_main.ts"));
 
-/** The argv of the request process: network only. */
-export function webRequestArgv(denoPath = Deno.execPath()): string[] {
+/** The request process's JavaScript heap at most, in MiB. */
+export const REQUEST_HEAP_MB = 512;
+
+/**
+ * The argv of the request process: network only. tern's own deno.json (named, so a project's
+ * deno.json in the working directory is never read) resolves unpdf from tern's node_modules
+ * and lockfile; `--cached-only` and `--no-remote` keep it from downloading code.
+ */
+export function webRequestArgv(
+  denoPath = Deno.execPath(),
+  configPath: string | null = defaultConfigPath(),
+): string[] {
   return [
     denoPath,
     "run",
     "--no-prompt",
-    "--no-config",
-    "--no-lock",
+    "--quiet",
+    "--cached-only",
+    "--no-remote",
+    ...(configPath === null ? ["--no-config", "--no-lock"] : ["--config", configPath]),
+    // A hostile PDF (or body) cannot take the machine's memory: the process dies instead.
+    `--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`,
     "--allow-net",
     // getaddrinfo reads the resolver's configuration.
     "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",
@@ -42,6 +59,7 @@ export type WebAnswer =
     truncated: boolean;
     redirects: string[];
     body: string;
+    pdf?: PdfText;
   }
   | { ok: false; kind: WebRequestError["kind"]; message: string };
 
@@ -54,10 +72,21 @@ function denoDir(): Record<string, string> {
   }
 }
 
-/** A transport that runs each request in its own network-only Deno process. */
-export function processTransport(denoPath?: string): WebTransport {
+/** Time the request process is given beyond the request's deadline (start-up, the answer). */
+export const KILL_MARGIN_MS = 10_000;
+
+/**
+ * A transport that runs each request in its own network-only Deno process, killed when it
+ * outlives the request's deadline (default 30,000 ms) by {@linkcode KILL_MARGIN_MS}.
+ */
+export function processTransport(
+  denoPath?: string,
+  killMarginMs = KILL_MARGIN_MS,
+): WebTransport {
   return async (request) => {
     const [deno, ...args] = webRequestArgv(denoPath);
+    const limitMs = (request.timeoutMs ?? 30_000) + killMarginMs;
+    const overdue = AbortSignal.timeout(limitMs);
     const child = new Deno.Command(deno, {
       args,
       clearEnv: true,
@@ -66,7 +95,7 @@ export function processTransport(denoPath?: string): WebTransport {
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      signal: request.signal,
+      signal: request.signal ? AbortSignal.any([request.signal, overdue]) : overdue,
     }).spawn();
     const { signal: _signal, ...sent } = request;
     const writer = child.stdin.getWriter();
@@ -76,7 +105,14 @@ export function processTransport(denoPath?: string): WebTransport {
     if (request.signal?.aborted) {
       throw new WebRequestError(`Fetching "${request.url}" was cancelled`, "limit");
     }
-    const line = new TextDecoder().decode(stdout).trim();
+    if (overdue.aborted) {
+      throw new WebRequestError(
+        `Cannot fetch "${request.url}": the request process gave no answer within ${limitMs} ms ` +
+          "and was stopped",
+        "limit",
+      );
+    }
+    const line = new TextDecoder().decode(stdout).trim().split("\n").at(-1) ?? "";
     let answer: WebAnswer;
     try {
       answer = JSON.parse(line);
@@ -95,6 +131,7 @@ export function processTransport(denoPath?: string): WebTransport {
       truncated: answer.truncated,
       redirects: answer.redirects,
       body: new Uint8Array(Buffer.from(answer.body, "base64")),
+      ...(answer.pdf ? { pdf: answer.pdf } : {}),
     };
   };
 }

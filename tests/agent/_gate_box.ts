@@ -18,6 +18,8 @@ import type { PermissionRule, ReviewMode } from "../../src/config/schema.ts";
 import { builtinLoader, type BuiltinToolOptions, builtinTools } from "../../src/tools/mod.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import type { PermissionChange } from "../../src/session/types.ts";
+import type { HookCommand } from "../../src/sandbox/hooks/config.ts";
+import { HookRunner } from "../../src/sandbox/hooks/run.ts";
 
 export const SECRET = "sk-test-gate-0123456789abcdef";
 
@@ -56,6 +58,8 @@ export async function withGate(
     denoAudit?: boolean;
     /** Options of the built-in tools (web_fetch's test transport). */
     builtins?: BuiltinToolOptions;
+    /** Lifecycle hooks, run in the sandbox's shell (their scripts are written by `fn`). */
+    hooks?: HookCommand[];
   },
   fn: (box: Box) => Promise<void>,
 ): Promise<void> {
@@ -91,7 +95,18 @@ export async function withGate(
     asked.push(request.summary);
     return Promise.resolve(answers.shift() ?? "deny");
   };
+  const hooks = options.hooks === undefined ? undefined : new HookRunner({
+    hooks: options.hooks,
+    shell: () => ({ run: runtime.shell, confined: runtime.shellKind === "bwrap" }),
+    workspace: ws,
+    sessionId: "test",
+    transcriptPath: join(ternHome, "sessions", "test.jsonl"),
+    audit: (record) => audit.push(record),
+    profile: runtime.profile.name,
+    mode: options.mode ?? "ask",
+  });
   const gate = new PermissionGate({
+    ...(hooks === undefined ? {} : { hooks }),
     runtime,
     rules: await compileRules(options.rules ?? []),
     mode: options.mode ?? "ask",

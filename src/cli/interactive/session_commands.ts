@@ -107,6 +107,7 @@ export function sessionCommands(): SlashCommand[] {
           model: config.model,
           settings: compactionSettings(config.contextWindow, config.compactAt),
           focus: args || undefined,
+          beforeCompact: () => conversation.preCompact("manual", args),
         });
         if (!entry) {
           context.notice("nothing to compact: the whole conversation is recent enough to keep");
@@ -116,6 +117,24 @@ export function sessionCommands(): SlashCommand[] {
           `compacted ${entry.summarised.length} entries: ${entry.tokensBefore} → ` +
             `${entry.tokensAfter} tokens${entry.fallback ? " (fallback summary)" : ""}`,
         );
+      },
+    },
+    {
+      name: "hooks",
+      description: "lifecycle hooks: each one, where it is configured, trusted or not",
+      whileRunning: true,
+      run: async (context) => {
+        const [{ loadHooks }, { hooksText }, { terminalText }] = await Promise.all([
+          import("../../sandbox/hooks/load.ts"),
+          import("../hooks.ts"),
+          import("../../core/terminal_text.ts"),
+        ]);
+        const hooks = await loadHooks({
+          ternHome: context.config.ternHome,
+          workspace: context.workspace,
+        });
+        // Commands and paths are the repository's words: made safe for the terminal.
+        context.print(terminalText(hooksText(hooks)).trimEnd().split("\n"));
       },
     },
   ];

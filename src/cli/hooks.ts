@@ -1,0 +1,62 @@
+/**
+ * `tern hooks list|trust|untrust`: the lifecycle hooks configured for the workspace, where
+ * each comes from and whether it may run; trusting the project's hook files as they are now.
+ */
+import { loadConfig } from "../config/mod.ts";
+import type { CommandLine } from "./args.ts";
+import { processWriters, resolveWorkspace, terminalWriters } from "./process_env.ts";
+import type { RunFlags } from "./run.ts";
+import { type LoadedHooks, loadHooks, trustHooks, untrustHooks } from "../sandbox/hooks/load.ts";
+
+type HooksLine = Extract<CommandLine, { command: "hooks" }>;
+
+/** Runs one `tern hooks` action and returns its exit code. */
+export async function runHooksCommand(line: HooksLine, flags: RunFlags): Promise<number> {
+  const workspace = resolveWorkspace(flags.cwd);
+  const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const places = { ternHome: config.ternHome, workspace };
+  // Commands and file contents are the repository's words.
+  const write = terminalWriters(processWriters(), { json: line.json });
+  if (line.action === "untrust") {
+    await untrustHooks(places);
+    write.out("The project's hooks are no longer trusted.\n");
+    return 0;
+  }
+  let hooks = await loadHooks(places);
+  if (line.action === "trust") {
+    const project = hooks.sources.filter((loaded) => loaded.source.scope === "project");
+    if (project.length === 0) {
+      write.out("The project has no hooks to trust.\n");
+      return 0;
+    }
+    await trustHooks(places, project.map((loaded) => loaded.source));
+    hooks = await loadHooks(places);
+  }
+  write.out(line.json ? JSON.stringify(hooks.sources) + "\n" : hooksText(hooks));
+  return 0;
+}
+
+/** What `tern hooks list` and `/hooks` show: each file's hooks, and whether they run. */
+export function hooksText(hooks: LoadedHooks): string {
+  if (hooks.sources.length === 0) {
+    return "No hooks are configured (~/.tern/settings.json, .tern/settings.json, " +
+      ".claude/settings.json).\n";
+  }
+  const lines: string[] = [];
+  for (const { source, trusted, whyNot } of hooks.sources) {
+    const state = source.scope === "user"
+      ? "yours"
+      : trusted
+      ? "project, trusted"
+      : `project, NOT trusted: these never run${whyNot ? ` (${whyNot})` : ""} — review them, ` +
+        "then `tern hooks trust`";
+    lines.push(`${source.file} (${state})`);
+    for (const hook of source.hooks) {
+      const matcher = hook.matcher === "" ? "" : ` [${hook.matcher}]`;
+      lines.push(`  ${hook.event}${matcher}: ${hook.command} (timeout ${hook.timeoutS} s)`);
+    }
+    for (const file of Object.keys(source.files)) lines.push(`  pins ${file}`);
+    for (const problem of source.problems) lines.push(`  left out: ${problem}`);
+  }
+  return lines.join("\n") + "\n";
+}

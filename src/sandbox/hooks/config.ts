@@ -1,0 +1,227 @@
+/**
+ * Lifecycle hooks as Claude Code writes them, read from three files: the person's
+ * `<ternHome>/settings.json`, and the project's `.tern/settings.json` and
+ * `.claude/settings.json` (read so that existing Claude Code setups work unchanged). Each has
+ * `{"hooks": {"<Event>": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "…",
+ * "timeout": 60}]}]}}`. A project file's hooks run only once the person trusted that file's
+ * hooks section (see `trust.ts`), pinned to its definition and the workspace scripts its
+ * commands name.
+ */
+import { join } from "node:path";
+import { pinnedFiles } from "../../mcp/_pinned_files.ts";
+
+/** The events tern fires, with Claude Code's names. */
+export const HOOK_EVENTS = [
+  "PreToolUse",
+  "PostToolUse",
+  "UserPromptSubmit",
+  "Stop",
+  "SubagentStop",
+  "SessionStart",
+  "SessionEnd",
+  "PreCompact",
+  "Notification",
+] as const;
+
+export type HookEvent = typeof HOOK_EVENTS[number];
+
+/** Seconds a hook may run when its entry gives no `timeout` (Claude Code's default). */
+export const DEFAULT_HOOK_TIMEOUT_S = 60;
+
+/** One hook command. */
+export interface HookCommand {
+  event: HookEvent;
+  /** The matcher as written ("" matches everything). */
+  matcher: string;
+  command: string;
+  timeoutS: number;
+}
+
+/** The hooks of one settings file. */
+export interface HookSource {
+  /** Absolute path of the settings file. */
+  file: string;
+  scope: "user" | "project";
+  hooks: HookCommand[];
+  /** SHA-256 of the file's hooks section, as JSON: what trust pins. */
+  fingerprint: string;
+  /** The workspace files the commands name, with their content's hash (project files only). */
+  files: Record<string, string>;
+  /** Problems of entries that were left out (`"PreToolUse[0].hooks[1]": no "command"`). */
+  problems: string[];
+}
+
+/**
+ * Reads the hooks of the person's and the project's settings files; absent files and files
+ * without a `hooks` section give nothing.
+ * @throws {Error} `Cannot read hooks from "<file>": …` for a file that exists but is not JSON.
+ */
+export async function readHookSources(places: {
+  ternHome: string;
+  workspace: string;
+}): Promise<HookSource[]> {
+  const files: Array<[string, HookSource["scope"]]> = [
+    [join(places.ternHome, "settings.json"), "user"],
+    [join(places.workspace, ".tern", "settings.json"), "project"],
+    [join(places.workspace, ".claude", "settings.json"), "project"],
+  ];
+  const sources: HookSource[] = [];
+  for (const [file, scope] of files) {
+    const source = await readHookSource(file, scope, places.workspace);
+    if (source !== undefined) sources.push(source);
+  }
+  return sources;
+}
+
+async function readHookSource(
+  file: string,
+  scope: HookSource["scope"],
+  workspace: string,
+): Promise<HookSource | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return undefined;
+    }
+    throw new Error(`Cannot read hooks from "${file}": ${(error as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new Error(
+      `Cannot read hooks from "${file}": not valid JSON (${(error as Error).message})`,
+    );
+  }
+  if (!isObject(data) || data.hooks === undefined) return undefined;
+  const problems: string[] = [];
+  const hooks = parseHooks(data.hooks, problems);
+  const files: Record<string, string> = {};
+  if (scope === "project") {
+    for (const hook of hooks) {
+      const argv = commandWords(hook.command, workspace);
+      Object.assign(files, await pinnedFiles(argv, workspace, workspace));
+    }
+  }
+  return {
+    file,
+    scope,
+    hooks,
+    fingerprint: await sha256(JSON.stringify(data.hooks)),
+    files,
+    problems,
+  };
+}
+
+function parseHooks(section: unknown, problems: string[]): HookCommand[] {
+  if (!isObject(section)) {
+    problems.push(`"hooks": expected an object of events`);
+    return [];
+  }
+  const hooks: HookCommand[] = [];
+  for (const [event, groups] of Object.entries(section)) {
+    if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
+      problems.push(`"${event}": not an event tern knows (${HOOK_EVENTS.join(", ")})`);
+      continue;
+    }
+    if (!Array.isArray(groups)) {
+      problems.push(`"${event}": expected a list of {"matcher", "hooks"}`);
+      continue;
+    }
+    for (const [index, group] of groups.entries()) {
+      const where = `${event}[${index}]`;
+      if (!isObject(group) || !Array.isArray(group.hooks)) {
+        problems.push(`"${where}": expected {"matcher", "hooks": [...]}`);
+        continue;
+      }
+      const matcher = group.matcher ?? "";
+      if (typeof matcher !== "string" || compileMatcher(matcher) === undefined) {
+        problems.push(`"${where}.matcher": not a valid regular expression`);
+        continue;
+      }
+      for (const [at, hook] of group.hooks.entries()) {
+        const place = `${where}.hooks[${at}]`;
+        if (!isObject(hook) || hook.type !== "command" || typeof hook.command !== "string") {
+          problems.push(`"${place}": expected {"type": "command", "command": "…"}`);
+          continue;
+        }
+        const timeout = hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S;
+        if (typeof timeout !== "number" || !(timeout > 0)) {
+          problems.push(`"${place}.timeout": expected a positive number of seconds`);
+          continue;
+        }
+        hooks.push({
+          event: event as HookEvent,
+          matcher,
+          command: hook.command,
+          timeoutS: timeout,
+        });
+      }
+    }
+  }
+  return hooks;
+}
+
+/** Claude Code's tool names, and tern's for each. */
+export const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
+  Bash: "bash",
+  Read: "read",
+  Write: "write",
+  Edit: "edit",
+  MultiEdit: "multi_edit",
+  Glob: "glob",
+  Grep: "grep",
+  WebFetch: "web_fetch",
+  WebSearch: "web_search",
+};
+
+const TERN_TO_CLAUDE = new Map(Object.entries(CLAUDE_TOOL_NAMES).map(([c, t]) => [t, c]));
+
+/** The matcher as a regular expression anchored at both ends; undefined when it is not valid. */
+function compileMatcher(matcher: string): RegExp | undefined {
+  if (matcher === "" || matcher === "*") return /^/;
+  try {
+    return new RegExp(`^(?:${matcher})$`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `matcher` selects the tool `toolName` (tern's name): Claude Code's rule — a regular
+ * expression on the whole name, `*` or "" for every tool — tried on tern's name and on Claude
+ * Code's name for the same tool (`Bash` for `bash`), so a matcher written for Claude Code works.
+ * Events without a tool match every matcher.
+ */
+export function matches(matcher: string, toolName: string | undefined): boolean {
+  if (toolName === undefined) return true;
+  const pattern = compileMatcher(matcher);
+  if (pattern === undefined) return false;
+  const claude = TERN_TO_CLAUDE.get(toolName);
+  return pattern.test(toolName) || (claude !== undefined && pattern.test(claude));
+}
+
+/** Claude Code's name of the tern tool `name` (`Bash` for `bash`), or `name` itself. */
+export function claudeToolName(name: string): string {
+  return TERN_TO_CLAUDE.get(name) ?? name;
+}
+
+/**
+ * The words of `command` roughly as the shell splits them, with `$CLAUDE_PROJECT_DIR` and
+ * `$TERN_PROJECT_DIR` put in: enough to find the scripts it names, for pinning.
+ */
+function commandWords(command: string, workspace: string): string[] {
+  const expanded = command.replace(/\$\{?(?:CLAUDE|TERN)_PROJECT_DIR\}?/g, workspace);
+  return expanded.replace(/["']/g, "").split(/[\s;&|<>()]+/).filter((word) => word !== "");
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -1,0 +1,90 @@
+/**
+ * The hooks that may run in a workspace: the person's always; a project file's only when the
+ * person trusted that file's hooks section as it is now (`tern hooks trust`), through the same
+ * record and pinning as project MCP servers (`mcp/trust.ts`, in `<ternHome>/hooks-trust.json`).
+ */
+import { relative } from "node:path";
+import {
+  loadTrustCheck,
+  type Trustable,
+  type TrustKind,
+  trustServers,
+  untrustServers,
+} from "../../mcp/trust.ts";
+import { type HookCommand, type HookSource, readHookSources } from "./config.ts";
+
+/** Project hooks' trust. */
+export const HOOKS_TRUST: TrustKind = {
+  file: "hooks-trust.json",
+  label: "hooks",
+  entries: "hooks",
+  command: "tern hooks trust",
+};
+
+/** One settings file's hooks and whether they may run. */
+export interface LoadedSource {
+  source: HookSource;
+  trusted: boolean;
+  /** Why hooks trusted before are not now (the definition or a script changed). */
+  whyNot?: string;
+}
+
+/** The hooks of a workspace. */
+export interface LoadedHooks {
+  sources: LoadedSource[];
+  /** The hooks that run: the person's and the trusted project files'. */
+  active: HookCommand[];
+}
+
+/**
+ * Reads the hook settings and the trust record.
+ * @throws {Error} for a settings file that is not JSON, or a trust record that is not valid.
+ */
+export async function loadHooks(places: {
+  ternHome: string;
+  workspace: string;
+}): Promise<LoadedHooks> {
+  const found = await readHookSources(places);
+  if (found.length === 0) return { sources: [], active: [] };
+  const check = found.some((source) => source.scope === "project")
+    ? await loadTrustCheck(places.ternHome, places.workspace, HOOKS_TRUST)
+    : undefined;
+  const sources = found.map((source): LoadedSource => {
+    const entry = trustable(source, places.workspace);
+    const trusted = source.scope === "user" || (check?.trusted(entry) ?? false);
+    const whyNot = trusted ? undefined : check?.whyNot(entry);
+    return { source, trusted, ...(whyNot === undefined ? {} : { whyNot }) };
+  });
+  return {
+    sources,
+    active: sources.filter((loaded) => loaded.trusted).flatMap((loaded) => loaded.source.hooks),
+  };
+}
+
+/** Records the project hook files of `sources` as trusted as they are now. */
+export async function trustHooks(
+  places: { ternHome: string; workspace: string },
+  sources: readonly HookSource[],
+): Promise<void> {
+  await trustServers(
+    places.ternHome,
+    places.workspace,
+    sources.map((source) => trustable(source, places.workspace)),
+    HOOKS_TRUST,
+  );
+}
+
+/** Forgets the trust of every project hook file of the workspace. */
+export async function untrustHooks(places: { ternHome: string; workspace: string }): Promise<void> {
+  await untrustServers(places.ternHome, places.workspace, [], HOOKS_TRUST);
+}
+
+function trustable(source: HookSource, workspace: string): Trustable {
+  return {
+    name: relative(workspace, source.file),
+    file: source.file,
+    scope: source.scope,
+    fingerprint: source.fingerprint,
+    files: source.files,
+  };
+}

