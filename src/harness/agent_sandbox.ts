@@ -153,7 +153,7 @@ async function withRuntime(
         runtime.shellKind === "unavailable"
           ? undefined
           : { run: runtime.shell, confined: runtime.shellKind === "bwrap" },
-      workspace,
+      workspace: options.workspace,
       sessionId: options.sessionId ?? runId,
       transcriptPath: options.transcriptPath ?? "",
       audit: record,
