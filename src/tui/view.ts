@@ -11,11 +11,13 @@ import { liveMarkdown } from "./live_text.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";
 import type { Theme } from "./theme.ts";
 import {
+  commandOutput,
   type Decision,
   decisionText,
   finishedToolLines,
   type RunningTool,
   runningToolLines,
+  summarizeArgs,
 } from "./tool_lines.ts";
 import { truncateToWidth, widthEpoch, wrapText } from "./width.ts";
 
@@ -28,6 +30,17 @@ const LIVE_TEXT_LINES = 12;
 const LIVE_THINKING_LINES = 3;
 /** Characters of tool output kept for the live tail. */
 const OUTPUT_KEEP = 4_000;
+/** Finished commands whose whole output `output()` keeps for paging. */
+const OUTPUTS_KEPT = 50;
+
+/** A finished command's whole output (as the model got it, sanitized), kept for `/output`. */
+export interface KeptOutput {
+  /** 1 for the session's first command with output, then counting up. */
+  number: number;
+  /** The call as its line shows it: `bash  seq 1 300`. */
+  call: string;
+  text: string;
+}
 
 /** What a `TranscriptView` needs: its colours, the workspace root and a clock. */
 export interface TranscriptViewOptions {
@@ -55,6 +68,8 @@ export class TranscriptView {
   #thinkingSince: number | undefined;
   #tools = new Map<string, RunningTool>();
   #queued: string[] = [];
+  #outputs: KeptOutput[] = [];
+  #outputCount = 0;
   #liveText: { text: string; width: number; epoch: number; lines: string[] } | undefined;
 
   constructor(options: TranscriptViewOptions) {
@@ -138,6 +153,7 @@ export class TranscriptView {
           width,
           theme: t,
           workspace: this.#workspace,
+          outputNumber: this.#keep(tool, commandOutput(event.observation)),
         });
         return this.#block("activity", lines);
       }
@@ -167,6 +183,23 @@ export class TranscriptView {
       ? ["! ", t.yellow]
       : ["✗ ", t.red];
     return this.#block("activity", this.#prefixed(paint(mark), text, width, paint));
+  }
+
+  /**
+   * A kept command output: number `n`, or the latest when `n` is undefined; undefined when
+   * there is none (never had output, or older than the last 50).
+   */
+  output(n?: number): KeptOutput | undefined {
+    return n === undefined ? this.#outputs.at(-1) : this.#outputs.find((o) => o.number === n);
+  }
+
+  #keep(tool: { name: string; args: unknown }, text: string): number | undefined {
+    if (text.trim() === "") return undefined;
+    const number = ++this.#outputCount;
+    const call = `${tool.name}  ${summarizeArgs(tool.name, tool.args, this.#workspace)}`;
+    this.#outputs.push({ number, call, text });
+    if (this.#outputs.length > OUTPUTS_KEPT) this.#outputs.shift();
+    return number;
   }
 
   /** Sets the steering messages waiting for the next model boundary (shown live). */

@@ -146,6 +146,7 @@ Deno.test("TranscriptView.apply() commits a full turn in order", () => {
     "",
     "✗ bash  npm test  exit 1  2.3s",
     "  allowed by person (once)",
+    "  │ not ok 2",
     "✓ edit  src/a.ts  +1 -1  0.0s",
     "  @@ -1,1 +1,1 @@",
     "  -const b = 2;",

@@ -14,6 +14,7 @@ import type { Editor } from "../../tui/editor.ts";
 import type { TranscriptView } from "../../tui/view.ts";
 import type { StatusInfo } from "../../tui/status.ts";
 import { statusLine } from "../../tui/status.ts";
+import { keptOutputLines } from "../../tui/output_view.ts";
 import type { Theme } from "../../tui/theme.ts";
 import type { TurnResult } from "../../agent/loop.ts";
 import type { Conversation } from "../../harness/conversation.ts";
@@ -139,6 +140,13 @@ export class InteractiveApp {
         }, EXIT_CONFIRM_MS);
       }
       this.frame();
+      return true;
+    }
+    if (event.ctrl && event.name === "o" && !event.alt) {
+      // The last command's whole output, into scrollback (as /output does).
+      const kept = this.#options.view.output();
+      if (kept) this.#print(keptOutputLines(kept, this.#width(), this.#options.theme));
+      else this.notice("No command output yet");
       return true;
     }
     if (event.ctrl && event.name === "d" && editor.isEmpty) {

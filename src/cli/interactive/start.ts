@@ -16,6 +16,7 @@ import type { RunFlags } from "../run.ts";
 import { readEnv, resolveWorkspace } from "../process_env.ts";
 import { InteractiveApp } from "./app.ts";
 import { CommandRegistry } from "./commands.ts";
+import { outputCommand } from "./output_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
 
@@ -42,7 +43,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     rendered,
   });
   const history = await History.open(`${controller.config.ternHome}/history.jsonl`);
-  const commands = new CommandRegistry();
+  const commands = new CommandRegistry([outputCommand((n) => view.output(n))]);
   const editor = new Editor({
     history,
     commands: () => commands.list().map(({ name, description }) => ({ name, description })),
@@ -93,6 +94,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
   const ready = rendered().then(nextTurn).then(() => controller.loadExtras()).then((extra) => {
     for (const command of extra) commands.register(command);
+    app.frame();
   });
   ready.catch(() => {}).then(nextTurn).then(() => controller.preload());
   // Lines written into scrollback stay: they wait for the renderers.

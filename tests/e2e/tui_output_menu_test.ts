@@ -1,0 +1,138 @@
+/**
+ * Issue 30 in the real `tern` in tmux: a finished command shows what it printed (its tail,
+ * `… N more lines`, the whole output with /output or Ctrl-O), the slash menu opens on "/" and
+ * filters as the person types (templates and skills included), and "Esc to stop" stays on the
+ * status line while the agent works.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { Script } from "../../src/llm/scripted.ts";
+import { send, withTern } from "../support/tmux_run.ts";
+import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
+
+const bash = (id: string, command: string) => ({
+  toolCalls: [{ id, name: "bash", arguments: JSON.stringify({ command }) }],
+});
+
+/** Lines of the capture, trailing blanks gone. */
+const rows = (screen: string) => screen.split("\n").map((line) => line.trimEnd());
+
+testWith(
+  [tmuxNeed, bwrapNeed],
+  "tern interactive shows a command's output tail, a failure's error and the whole output on /output",
+  async () => {
+    const script: Script = [
+      bash("c1", "seq 1 300"),
+      bash("c2", "ls /nonexistent-dir; exit 3"),
+      // Hostile output: clear the screen, jump home, set the title; none of it may happen.
+      bash("c3", "printf 'safe\\033[2J\\033[1;1HPWNED\\033]0;owned\\007\\n'"),
+      { text: "All three ran." },
+    ];
+    await withTern(script, { args: ["--mode", "bypass"], rows: 40 }, async ({ tern }) => {
+      await send(tern, "run them");
+      const done = await tern.waitForText("All three ran.");
+      const lines = rows(done);
+      const seq = lines.findIndex((line) => /^✓ bash {2}seq 1 300/.test(line));
+      ok(seq >= 0, done);
+      equal(lines[seq + 1], "  … 297 more lines · Ctrl-O or /output 1");
+      equal(lines[seq + 2], "  │ 298");
+      equal(lines[seq + 4], "  │ 300");
+      const failed = lines.findIndex((line) =>
+        /^✗ bash {2}ls \/nonexistent-dir; exit 3/.test(line)
+      );
+      ok(failed >= 0 && lines[failed].includes("exit 3"), done);
+      match(lines[failed + 1], /^ {2}│ ls: cannot access '\/nonexistent-dir': No such file/);
+      const hostile = lines.findIndex((line) => line.includes("bash  printf"));
+      ok(hostile >= 0, done);
+      // The sequences never reach the terminal: the screen above is still there.
+      equal(lines[hostile + 1], "  │ safePWNED");
+      const title = await tern.tmux("display-message", "-p", "-t", tern.target, "#{pane_title}");
+      ok(!title.includes("owned"), title);
+      ok(seq >= 0 && lines.some((line) => line.startsWith("› run them")), "nothing was cleared");
+
+      await send(tern, "/output 1");
+      const paged = await tern.waitForText("── output 1 · bash  seq 1 300 · 300 lines");
+      const after = rows(paged);
+      const header = after.findIndex((line) => line.includes("── output 1 · bash"));
+      equal(after[header + 1], "│ 1");
+      equal(after[header + 150], "│ 150");
+
+      // Ctrl-O: the last command's whole output.
+      await tern.keys("C-o");
+      await tern.waitForText("── output 3 · bash  printf");
+    });
+  },
+);
+
+testWith(
+  [tmuxNeed],
+  "tern interactive opens the slash menu on / and filters it as you type",
+  async () => {
+    const setup = async (dir: string, home: string) => {
+      await Deno.mkdir(join(dir, ".tern", "skills", "lint-fix"), { recursive: true });
+      await Deno.writeTextFile(
+        join(dir, ".tern", "skills", "lint-fix", "SKILL.md"),
+        "---\nname: lint-fix\ndescription: Fix the lint errors\n---\nRun the linter, fix.\n",
+      );
+      await Deno.mkdir(join(home, "prompts"), { recursive: true });
+      await Deno.writeTextFile(
+        join(home, "prompts", "review-staged.md"),
+        "---\ndescription: Review the staged changes\n---\nReview the staged changes.\n",
+      );
+    };
+    const script: Script = [{ text: "Reviewed." }];
+    await withTern(script, { setup }, async ({ tern, server }) => {
+      await tern.type("/");
+      const menu = await tern.waitFor(
+        (screen) => /\d+ commands · ↑↓ choose · Enter run/.test(screen),
+        "the slash menu",
+      );
+      match(menu, /\/help +\S/, "commands come with their descriptions");
+      await tern.type("skill");
+      const skills = await tern.waitFor(
+        (screen) => /› \/skill:lint-fix +Fix the lint errors/.test(screen),
+        "the menu filtered to the skill",
+        { scrollback: false },
+      );
+      match(skills, /1 command · ↑↓ choose/);
+      await tern.keys("C-u");
+      await tern.type("/");
+      await tern.type("rev");
+      const filtered = await tern.waitFor(
+        (screen) => /› \/review-staged +Review the staged changes/.test(screen),
+        "the menu filtered to the template",
+        { scrollback: false },
+      );
+      match(filtered, /1 command · ↑↓ choose/);
+      ok(!filtered.includes("/help "), "the menu is filtered");
+      await tern.keys("Enter");
+      await tern.waitForText("Reviewed.");
+      equal(server.requests.length, 1);
+      const sent = server.requests[0].modelRequest.messages.at(-1);
+      equal(sent?.role === "user" && sent.content.trim(), "Review the staged changes.");
+    });
+  },
+);
+
+testWith(
+  [tmuxNeed, bwrapNeed],
+  "tern interactive keeps Esc to stop on a narrow status line while it works",
+  async () => {
+    const script: Script = [
+      bash("c1", "while [ ! -e go ]; do sleep 0.05; done; echo finished"),
+      { text: "Done waiting." },
+    ];
+    await withTern(script, { args: ["--mode", "bypass"], columns: 60 }, async ({ tern, dir }) => {
+      await send(tern, "wait for go");
+      const working = await tern.waitFor(
+        (screen) => /working \d+\.\ds/.test(rows(screen).filter((l) => l !== "").at(-1) ?? ""),
+        "the working status",
+        { scrollback: false },
+      );
+      const status = rows(working).filter((line) => line !== "").at(-1)!;
+      ok(status.includes("Esc to stop"), status);
+      await Deno.writeTextFile(join(dir, "go"), "");
+      await tern.waitForText("Done waiting.");
+    });
+  },
+);
