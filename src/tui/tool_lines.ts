@@ -25,6 +25,10 @@ export interface RunningTool {
   output: string;
   /** Set while a permission request waits for an answer. */
   waiting: boolean;
+  /** Clock reading when the current permission request began waiting. */
+  waitingSince?: number;
+  /** Milliseconds spent waiting for the person's answer: not counted as the call's time. */
+  waited?: number;
   decision?: Decision;
 }
 
@@ -104,7 +108,10 @@ export function runningToolLines(
         name: tool.name,
         summary: summarizeArgs(tool.name, tool.args, options.workspace),
         tail: [],
-        duration: formatDuration(now - tool.startedAt),
+        // The clock stops while the person is asked.
+        duration: formatDuration(
+          (tool.waitingSince ?? now) - tool.startedAt - (tool.waited ?? 0),
+        ),
       },
       width,
       theme,

@@ -58,6 +58,8 @@ export class TranscriptView {
   #now: () => number;
   #lastGroup: Group | undefined;
   #turnStartedAt: number | undefined;
+  /** Milliseconds of this turn spent waiting for the person's answers. */
+  #turnWaited = 0;
   /** Assistant text of this round not yet committed (the unfinished Markdown block). */
   #pending = "";
   /** Whether this round streamed any text (committed or pending). */
@@ -87,6 +89,7 @@ export class TranscriptView {
     switch (event.type) {
       case "turn_start":
         this.#turnStartedAt = this.#now();
+        this.#turnWaited = 0;
         return [];
       case "round_start":
         this.#pending = "";
@@ -139,6 +142,7 @@ export class TranscriptView {
         const tool = this.#tools.get(event.callId);
         if (tool) {
           tool.waiting = true;
+          tool.waitingSince ??= this.#now();
           return [];
         }
         const line = `? ${event.name} ${oneLine(event.summary)}: ${oneLine(event.reason)}`;
@@ -149,7 +153,10 @@ export class TranscriptView {
       case "tool_end": {
         const tool = this.#tools.get(event.callId) ?? { name: event.name, args: undefined };
         this.#tools.delete(event.callId);
-        const lines = finishedToolLines(tool, event, {
+        // Time spent waiting for the person's answer is not the tool's.
+        const waited = "waited" in tool ? tool.waited ?? 0 : 0;
+        const durationMs = Math.max(0, event.durationMs - waited);
+        const lines = finishedToolLines(tool, { ...event, durationMs }, {
           width,
           theme: t,
           workspace: this.#workspace,
@@ -324,6 +331,12 @@ export class TranscriptView {
       // Shown live under the running call, committed under its line at `tool_end`.
       tool.waiting = false;
       tool.decision = decision;
+      if (tool.waitingSince !== undefined) {
+        const waited = this.#now() - tool.waitingSince;
+        tool.waited = (tool.waited ?? 0) + waited;
+        this.#turnWaited += waited;
+        tool.waitingSince = undefined;
+      }
       return [];
     }
     return this.#block("activity", [truncateToWidth(decisionText(decision, this.#theme), width)]);
@@ -355,7 +368,7 @@ export class TranscriptView {
     }
     const elapsed = this.#turnStartedAt === undefined
       ? undefined
-      : this.#now() - this.#turnStartedAt;
+      : this.#now() - this.#turnStartedAt - this.#turnWaited;
     this.#turnStartedAt = undefined;
     const footer = truncateToWidth(footerText(event, elapsed, t), width);
     return [...out, ...this.#block("footer", [footer])];

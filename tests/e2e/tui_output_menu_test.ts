@@ -136,3 +136,40 @@ testWith(
     });
   },
 );
+
+/** The `working N.Ns` figure of the status line on `screen`. */
+function workingOf(screen: string): string {
+  const found = /working (\d+\.\d)s/.exec(screen);
+  if (!found) throw new Error(`No working time on the screen:\n${screen}`);
+  return found[1];
+}
+
+testWith(
+  [tmuxNeed, bwrapNeed],
+  "tern interactive stops the turn's and the call's clocks while the approval dialog waits",
+  async () => {
+    const script: Script = [
+      {
+        toolCalls: [{
+          id: "w1",
+          name: "write",
+          arguments: JSON.stringify({ path: "a.txt", content: "a\n" }),
+        }],
+      },
+      { text: "Written." },
+    ];
+    await withTern(script, {}, async ({ tern }) => {
+      await send(tern, "write a");
+      const asked = workingOf(await tern.waitForText("[n] deny", { scrollback: false }));
+      // Time passes while the person thinks: the figure must not move.
+      const thought = 2_500;
+      await new Promise((resolve) => setTimeout(resolve, thought));
+      equal(workingOf(await tern.screen()), asked, "the turn's clock waits with the dialog");
+      await tern.keys("y");
+      const done = await tern.waitForText("Written.");
+      const line = rows(done).find((row) => row.startsWith("✓ write  a.txt"));
+      const seconds = Number(/(\d+\.\d)s$/.exec(line ?? "")?.[1]);
+      ok(seconds * 1000 < thought, `the call's time leaves the wait out: ${line}`);
+    });
+  },
+);

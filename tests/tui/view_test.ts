@@ -351,3 +351,53 @@ Deno.test("TranscriptView keeps every line within the width", () => {
     }
   }
 });
+
+Deno.test("TranscriptView stops a call's clock and the turn's while the person is asked", () => {
+  const { state, now } = clock();
+  const view = new TranscriptView({ theme: plain, workspace: WS, now });
+  view.apply({ type: "turn_start", model: "m", maxRounds: 10 }, 80);
+  view.apply({
+    type: "tool_start",
+    round: 1,
+    callId: "w1",
+    name: "bash",
+    args: { command: "make" },
+    readOnly: false,
+  }, 80);
+  state.now = 500;
+  view.apply({
+    type: "permission_request",
+    callId: "w1",
+    name: "bash",
+    summary: "make",
+    reason: "runs a program",
+  }, 80);
+  state.now = 60_500;
+  ok(view.live(80)[0].endsWith("  0.5s"), view.live(80)[0]);
+  view.apply({
+    type: "permission_decision",
+    callId: "w1",
+    allow: true,
+    by: "person",
+    reason: "The user allowed it",
+  }, 80);
+  state.now = 61_000;
+  ok(view.live(80)[0].endsWith("  1.0s"), view.live(80)[0]);
+  const done = view.apply({
+    type: "tool_end",
+    round: 1,
+    callId: "w1",
+    name: "bash",
+    observation: { status: "SUCCEEDED", output: "(no output)\nexit code: 0" },
+    durationMs: 61_000,
+  }, 80);
+  equal(done[0], "✓ bash  make  1.0s");
+  const footer = view.apply({
+    type: "turn_end",
+    exitReason: "COMPLETED",
+    rounds: 1,
+    toolCalls: 1,
+    usage: { inputTokens: 1, outputTokens: 1 },
+  } as AgentEvent, 80);
+  ok(footer.at(-1)!.endsWith(" · 1.0s"), footer.at(-1));
+});

@@ -62,6 +62,9 @@ export class InteractiveApp {
   #dialog: { dialog: Dialog<unknown>; resolve: (value: unknown) => void } | undefined;
   #running: AbortController | undefined;
   #turnStarted = 0;
+  /** Milliseconds of the running turn spent with a dialog waiting for the person. */
+  #turnPaused = 0;
+  #dialogSince: number | undefined;
   #queue: string[] = [];
   /** The slash command that runs now, when one does outside a turn. */
   #command: string | undefined;
@@ -103,6 +106,7 @@ export class InteractiveApp {
       if (result.done) {
         const { resolve } = this.#dialog;
         this.#dialog = undefined;
+        this.#resumeClock();
         resolve(result.value);
       }
       this.frame();
@@ -238,8 +242,12 @@ export class InteractiveApp {
         resolve: (v: unknown) => void;
       };
       this.#dialog = entry;
+      if (this.#running) this.#dialogSince ??= this.#now();
       signal?.addEventListener("abort", () => {
-        if (this.#dialog === entry) this.#dialog = undefined;
+        if (this.#dialog === entry) {
+          this.#dialog = undefined;
+          this.#resumeClock();
+        }
         this.frame();
         reject(new Error("cancelled"));
       }, { once: true });
@@ -329,7 +337,10 @@ export class InteractiveApp {
       info.contextPercent = Math.round((this.#usage.contextTokens / window) * 100);
     }
     if (this.#running) {
-      info.busy = `working ${((this.#now() - this.#turnStarted) / 1000).toFixed(1)}s`;
+      // The clock stops while a dialog waits for the person.
+      const now = this.#dialogSince ?? this.#now();
+      const working = now - this.#turnStarted - this.#turnPaused;
+      info.busy = `working ${(working / 1000).toFixed(1)}s`;
       info.hint = "Esc to stop";
     }
     return info;
@@ -339,6 +350,8 @@ export class InteractiveApp {
     const controller = new AbortController();
     this.#running = controller;
     this.#turnStarted = this.#now();
+    this.#turnPaused = 0;
+    this.#dialogSince = undefined;
     this.#ticker = setInterval(() => this.frame(), 100);
     this.#print(this.#options.view.user(text, this.#width()));
     this.frame();
@@ -367,6 +380,13 @@ export class InteractiveApp {
     // Messages queued after the last model call start the next turn.
     const queued = this.#drainQueue();
     if (queued.length > 0 && !this.#exited) await this.#turn(queued.join("\n\n"));
+  }
+
+  /** A dialog closed: the time it waited is not the turn's. */
+  #resumeClock(): void {
+    if (this.#dialogSince === undefined) return;
+    this.#turnPaused += this.#now() - this.#dialogSince;
+    this.#dialogSince = undefined;
   }
 
   #drainQueue(): string[] {
