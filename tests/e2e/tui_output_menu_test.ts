@@ -7,7 +7,10 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Script } from "../../src/llm/scripted.ts";
-import { send, withTern } from "../support/tmux_run.ts";
+import { PLACEHOLDER, quit, send, withTern } from "../support/tmux_run.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { tempWorkspace } from "../support/tern_process.ts";
+import { startTernInTmux } from "../support/tmux.ts";
 import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
 
 const bash = (id: string, command: string) => ({
@@ -171,5 +174,41 @@ testWith(
       const seconds = Number(/(\d+\.\d)s$/.exec(line ?? "")?.[1]);
       ok(seconds * 1000 < thought, `the call's time leaves the wait out: ${line}`);
     });
+  },
+);
+
+testWith(
+  [tmuxNeed],
+  "tern interactive gives a one-line key hint on the very first start only",
+  async () => {
+    const hint =
+      "• Enter sends · Shift+Enter new line · / commands · @ files · Esc stops the agent";
+    const ws = await tempWorkspace();
+    const server = await startScriptedServer([{ text: "Hello." }]);
+    const start = () =>
+      startTernInTmux({ cwd: ws.dir, home: ws.home, baseUrl: server.baseUrl, columns: 140 });
+    try {
+      const first = await start();
+      try {
+        await first.waitForText(hint, { timeoutMs: 60_000 });
+        await send(first, "hi");
+        await first.waitForText("Hello.");
+        await quit(first);
+      } finally {
+        await first.close();
+      }
+      // Once a message was sent, the hint is not given again.
+      const second = await start();
+      try {
+        const screen = await second.waitForText(PLACEHOLDER, { timeoutMs: 60_000 });
+        ok(!screen.includes(hint), screen);
+        await quit(second);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await server.close();
+      await ws.cleanup();
+    }
   },
 );

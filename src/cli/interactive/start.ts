@@ -20,6 +20,10 @@ import { outputCommand } from "./output_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
 
+/** The keys, told once to someone who has never sent a message (an empty input history). */
+export const FIRST_START_HINT = "Enter sends · Shift+Enter new line · / commands · @ files · " +
+  "Esc stops the agent · Ctrl-O command output · Ctrl-D quits";
+
 /** Runs the interactive session until the person leaves; returns the exit code. */
 export async function runInteractive(flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
@@ -102,6 +106,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const opening = controller.opening();
   for (const warning of opening.warnings) app.notice(warning, "warning");
   if (opening.lines.length > 0) app.print(opening.lines);
+  else if (interactive && history.entries.length === 0) app.notice(FIRST_START_HINT);
   await ready.catch((error) => app.notice(`Cannot load the slash commands: ${error}`, "error"));
   if (controller.pickAtStart) app.submit("/resume");
   if (!interactive) display.lines((line) => app.submit(line), () => app.idle);
