@@ -17,6 +17,8 @@ const bash = (id: string, command: string) => ({
   toolCalls: [{ id, name: "bash", arguments: JSON.stringify({ command }) }],
 });
 
+const RUNNING = /[\u2800-\u28ff] bash /;
+
 /** Lines of the capture, trailing blanks gone. */
 const rows = (screen: string) => screen.split("\n").map((line) => line.trimEnd());
 
@@ -210,5 +212,59 @@ testWith(
       await server.close();
       await ws.cleanup();
     }
+  },
+);
+
+/** The lines of `screen` that are not blank, the status line last. */
+const filled = (screen: string) => rows(screen).filter((line) => line !== "");
+
+testWith(
+  [tmuxNeed, bwrapNeed],
+  "tern interactive puts a queued message back into the editor on Esc instead of sending it",
+  async () => {
+    const script: Script = [
+      bash("c1", "while [ ! -e go ]; do sleep 0.05; done"),
+      { text: "Should not be asked for." },
+    ];
+    await withTern(script, { args: ["--mode", "bypass"] }, async ({ tern, server }) => {
+      await send(tern, "wait for go");
+      await tern.waitFor((screen) => RUNNING.test(screen), "the running command");
+      await send(tern, "second thought");
+      await tern.waitForText("⏎ queued: second thought");
+      await tern.keys("Escape");
+      const after = await tern.waitFor((screen) => {
+        const lines = filled(screen);
+        return !lines.at(-1)!.includes("working") && lines.at(-2) === "› second thought";
+      }, "the queued text back in the editor");
+      ok(!after.includes("⏎ queued"), after);
+      equal(server.requests.length, 1, "no turn started with the queued text");
+      await tern.keys("C-u");
+    });
+  },
+);
+
+testWith(
+  [tmuxNeed],
+  "tern interactive /new resets the token count and the context meter",
+  async () => {
+    await withTern([{ text: "Counted." }], {}, async ({ tern }) => {
+      await send(tern, "count me");
+      const counted = await tern.waitFor(
+        (screen) => /ctx \d+%/.test(filled(screen).at(-1)!),
+        "the context meter",
+        { scrollback: false },
+      );
+      ok(!/ 0 tok/.test(filled(counted).at(-1)!), filled(counted).at(-1));
+      await send(tern, "/new");
+      const fresh = await tern.waitForText("• new session");
+      const status = filled(fresh).at(-1)!;
+      ok(!status.includes("ctx "), status);
+      ok(!/\d tok/.test(status) || status.includes(" 0 tok"), status);
+      await tern.waitFor(
+        (screen) => filled(screen).at(-2)?.includes(PLACEHOLDER) === true,
+        "the empty editor after /new",
+        { scrollback: false },
+      );
+    });
   },
 );

@@ -126,6 +126,7 @@ export class InteractiveApp {
     const { editor } = this.#options;
     if (event.ctrl && event.name === "c") {
       if (this.#running) {
+        this.#unqueue();
         this.abort();
       } else if (this.#commandAbort && !this.#commandAbort.signal.aborted) {
         this.#commandAbort.abort();
@@ -158,6 +159,7 @@ export class InteractiveApp {
       return true;
     }
     if (event.name === "escape" && !event.ctrl && !event.alt && this.#running) {
+      this.#unqueue();
       this.abort();
       this.frame();
       return true;
@@ -232,6 +234,23 @@ export class InteractiveApp {
   /** Stops the running turn: the model call and its tool processes are cancelled. */
   abort(): void {
     this.#running?.abort();
+  }
+
+  /** Forgets the usage counted so far (a new session): tokens, cost and the context meter. */
+  resetUsage(): void {
+    this.#usage = { tokens: 0 };
+    this.frame();
+  }
+
+  /**
+   * The person stopped the turn: messages still queued are theirs again, back in the editor
+   * (before what it holds) rather than sent as the next turn.
+   */
+  #unqueue(): void {
+    if (this.#queue.length === 0) return;
+    const { editor } = this.#options;
+    const kept = editor.isEmpty ? [] : [editor.text];
+    editor.text = [...this.#drainQueue(), ...kept].join("\n\n");
   }
 
   /** Shows `dialog` in place of the editor until it is done, or until `signal` fires. */
