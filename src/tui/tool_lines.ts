@@ -145,18 +145,20 @@ export function finishedToolLines(
   const duration = formatDuration(result.durationMs);
   if (obs.status === "ERROR") {
     const denied = obs.code === "POLICY_DENIED";
-    const paint = denied ? theme.yellow : theme.red;
+    // Stopped by the person: calm, dim, with what the command printed before.
+    const stopped = obs.code === "CANCELLED";
+    const paint = denied ? theme.yellow : stopped ? theme.dim : theme.red;
     const label = denied
       ? "denied"
-      : obs.code === "CANCELLED"
-      ? "cancelled"
+      : stopped
+      ? "stopped"
       : obs.code === "TIMEOUT"
       ? "timed out"
       : obs.code.toLowerCase().replaceAll("_", " ");
     const lines = [
       callLine(
         {
-          mark: paint(denied ? "⊘" : "✗"),
+          mark: paint(denied ? "⊘" : stopped ? "■" : "✗"),
           name: tool.name,
           summary,
           tail: [paint(label)],
@@ -168,10 +170,10 @@ export function finishedToolLines(
     ];
     if (tool.decision) lines.push(indent(decisionText(tool.decision, theme), width));
     const detail = firstLine(oneLine(obs.message.split("\n", 1)[0]));
-    if (detail !== "" && detail !== tool.decision?.reason) {
+    if (!stopped && detail !== "" && detail !== tool.decision?.reason) {
       lines.push(indent(paint(`└ ${detail}`), width));
     }
-    return [...lines, ...printed(!denied)];
+    return [...lines, ...printed(!denied && !stopped)];
   }
   const details = obs.details;
   let failed = false;

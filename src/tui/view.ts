@@ -60,6 +60,8 @@ export class TranscriptView {
   #turnStartedAt: number | undefined;
   /** Milliseconds of this turn spent waiting for the person's answers. */
   #turnWaited = 0;
+  /** Lines of output the commands the person stopped this turn had printed. */
+  #stoppedLines = 0;
   /** Assistant text of this round not yet committed (the unfinished Markdown block). */
   #pending = "";
   /** Whether this round streamed any text (committed or pending). */
@@ -90,6 +92,7 @@ export class TranscriptView {
       case "turn_start":
         this.#turnStartedAt = this.#now();
         this.#turnWaited = 0;
+        this.#stoppedLines = 0;
         return [];
       case "round_start":
         this.#pending = "";
@@ -156,6 +159,9 @@ export class TranscriptView {
         // Time spent waiting for the person's answer is not the tool's.
         const waited = "waited" in tool ? tool.waited ?? 0 : 0;
         const durationMs = Math.max(0, event.durationMs - waited);
+        if (event.observation.status === "ERROR" && event.observation.code === "CANCELLED") {
+          this.#stoppedLines += lineCount(commandOutput(event.observation));
+        }
         const lines = finishedToolLines(tool, { ...event, durationMs }, {
           width,
           theme: t,
@@ -354,7 +360,12 @@ export class TranscriptView {
     }
     this.#tools.clear();
     this.#roundText = false;
-    if (event.exitReason !== "COMPLETED") {
+    if (event.exitReason === "CANCELLED") {
+      // The person stopped it: one calm line, not an error.
+      const n = this.#stoppedLines;
+      const kept = n === 0 ? "" : ` · ${n} line${n === 1 ? "" : "s"} of output kept`;
+      out.push(...this.#block("activity", [truncateToWidth(t.dim(`■ stopped${kept}`), width)]));
+    } else if (event.exitReason !== "COMPLETED") {
       const detail = event.error === undefined ? "" : `: ${event.error}`;
       out.push(
         ...this.#block("activity", this.#wrap(t.red(`✗ ${event.exitReason}${detail}`), width)),
@@ -392,4 +403,9 @@ export class TranscriptView {
       .flatMap((line) => wrapText(line, width - 2).map((row) => row.trimEnd()));
     return rows.map((row, i) => truncateToWidth(`${i === 0 ? mark : "  "}${paint(row)}`, width));
   }
+}
+
+function lineCount(text: string): number {
+  const trimmed = text.replace(/\n+$/, "");
+  return trimmed === "" ? 0 : trimmed.split("\n").length;
 }

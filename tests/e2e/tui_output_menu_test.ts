@@ -268,3 +268,27 @@ testWith(
     });
   },
 );
+
+testWith(
+  [tmuxNeed, bwrapNeed],
+  "tern interactive says calmly that the person stopped a command, with what it printed",
+  async () => {
+    const script: Script = [
+      bash("c1", "echo one; echo two; while [ ! -e go ]; do sleep 0.05; done"),
+      { text: "Should not be asked for." },
+    ];
+    await withTern(script, { args: ["--mode", "bypass"] }, async ({ tern, server }) => {
+      await send(tern, "print and wait");
+      await tern.waitFor((screen) => /│ two/.test(screen), "the output streaming");
+      await tern.keys("Escape");
+      const done = await tern.waitForText("■ stopped · 2 lines of output kept");
+      const lines = rows(done);
+      const call = lines.findIndex((line) => /^■ bash {2}echo one; .* {2}stopped/.test(line));
+      ok(call >= 0, done);
+      equal(lines[call + 1], "  │ one");
+      equal(lines[call + 2], "  │ two");
+      ok(!done.includes("CANCELLED") && !done.includes("output so far"), done);
+      equal(server.requests.length, 1);
+    });
+  },
+);

@@ -273,7 +273,7 @@ Deno.test("TranscriptView.apply() marks failures red and denials with ⊘", () =
   deepEqual(denied, ["⊘ bash  denied  0.0s", "  └ Writes outside the workspace"]);
 });
 
-Deno.test("TranscriptView.apply() ends a cancelled turn with a red error block", () => {
+Deno.test("TranscriptView.apply() ends a turn the person stopped with one dim line", () => {
   const view = new TranscriptView({ theme: color, workspace: WS, now: () => 0 });
   view.apply({ type: "text_delta", round: 1, text: "Partial" }, 60);
   const lines = view.apply({
@@ -286,7 +286,7 @@ Deno.test("TranscriptView.apply() ends a cancelled turn with a red error block",
     error: "Cancelled during the model call",
   }, 60);
   equal(lines[0], "Partial");
-  equal(lines[2], "\x1b[31m✗ CANCELLED: Cancelled during the model call\x1b[39m");
+  equal(lines[2], "\x1b[2m■ stopped\x1b[22m");
   equal(lines[4], "\x1b[2m─ 1 round · 0 tools\x1b[22m");
   deepEqual(view.live(60), []);
 });
@@ -400,4 +400,41 @@ Deno.test("TranscriptView stops a call's clock and the turn's while the person i
     usage: { inputTokens: 1, outputTokens: 1 },
   } as AgentEvent, 80);
   ok(footer.at(-1)!.endsWith(" · 1.0s"), footer.at(-1));
+});
+
+Deno.test("TranscriptView shows a stopped command dim, with the output it had printed", () => {
+  const view = new TranscriptView({ theme: plain, workspace: WS, now: () => 0 });
+  view.apply({ type: "turn_start", model: "m", maxRounds: 10 }, 80);
+  view.apply({
+    type: "tool_start",
+    round: 1,
+    callId: "s1",
+    name: "bash",
+    args: { command: "make" },
+    readOnly: false,
+  }, 80);
+  const stopped = view.apply({
+    type: "tool_end",
+    round: 1,
+    callId: "s1",
+    name: "bash",
+    observation: {
+      status: "ERROR",
+      code: "CANCELLED",
+      message: "Command was cancelled and killed; output so far:\nstep 1\nstep 2",
+    },
+    durationMs: 1_000,
+  }, 80);
+  deepEqual(stopped, ["■ bash  make  stopped  1.0s", "  │ step 1", "  │ step 2"]);
+  const end = view.apply({
+    type: "turn_end",
+    exitReason: "CANCELLED",
+    text: "",
+    rounds: 1,
+    toolCalls: 1,
+    usage: emptyUsage(),
+    error: "Cancelled",
+  }, 80);
+  equal(end[0], "■ stopped · 2 lines of output kept");
+  ok(!end.some((line) => line.includes("CANCELLED")), end.join("\n"));
 });
