@@ -5,7 +5,7 @@
  */
 import type { AgentEvent } from "../core/events.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
-import { compactionText, footerText, retryText, switchText } from "./event_lines.ts";
+import { compactionText, footerText, liveRetryText, retryText, switchText } from "./event_lines.ts";
 import { cleanText, formatDuration, oneLine } from "./format.ts";
 import { liveMarkdown } from "./live_text.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";
@@ -72,6 +72,8 @@ export class TranscriptView {
   #thinkingSince: number | undefined;
   #tools = new Map<string, RunningTool>();
   #queued: string[] = [];
+  /** The retry being waited for, shown live. */
+  #retry: { event: Extract<AgentEvent, { type: "retry" }>; at: number } | undefined;
   #outputs: KeptOutput[] = [];
   #outputCount = 0;
   #liveText: { text: string; width: number; epoch: number; lines: string[] } | undefined;
@@ -88,6 +90,8 @@ export class TranscriptView {
    */
   apply(event: AgentEvent, width: number): string[] {
     const t = this.#theme;
+    // A retry waits on one live line; whatever comes next ends the wait.
+    if (event.type !== "retry") this.#retry = undefined;
     switch (event.type) {
       case "turn_start":
         this.#turnStartedAt = this.#now();
@@ -113,6 +117,15 @@ export class TranscriptView {
         return [...out, ...this.#commitText(text, width)];
       }
       case "retry":
+        if (!this.#roundCommitted) {
+          // Nothing to void: the retry is live only, updated in place until the next try.
+          this.#discardThinking();
+          this.#pending = "";
+          this.#roundText = false;
+          this.#retry = { event, at: this.#now() };
+          return [];
+        }
+        // falls through: committed text is void, which scrollback must say.
       case "model_switch": {
         // The failed call's partial text is void: what is live goes, what is committed stays.
         const voided = this.#roundCommitted;
@@ -245,6 +258,11 @@ export class TranscriptView {
       const options = { now, width, theme: t, workspace: this.#workspace };
       blocks.push(["activity", runningToolLines(tool, options)]);
     }
+    if (this.#retry !== undefined) {
+      const { event, at } = this.#retry;
+      const left = Math.max(0, event.delayMs - (now - at));
+      blocks.push(["activity", [t.dim(liveRetryText(event, left))]]);
+    }
     if (this.#queued.length > 0) {
       blocks.push([
         "activity",
@@ -269,6 +287,7 @@ export class TranscriptView {
     this.#discardThinking();
     this.#tools.clear();
     this.#queued = [];
+    this.#retry = undefined;
     this.#liveText = undefined;
   }
 

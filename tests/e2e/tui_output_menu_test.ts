@@ -292,3 +292,24 @@ testWith(
     });
   },
 );
+
+testWith(
+  [tmuxNeed],
+  "tern interactive keeps retries of a model call off the scrollback",
+  async () => {
+    const script: Script = [
+      { fault: "http429", retryAfter: "0" },
+      { fault: "http429", retryAfter: "0" },
+      { text: "Recovered." },
+    ];
+    await withTern(script, {}, async ({ tern, server }) => {
+      await send(tern, "try hard");
+      const done = await tern.waitFor(
+        (screen) => screen.includes("Recovered.") && /─ 1 round/.test(screen),
+        "the answer after the retries",
+      );
+      equal(server.requests.length, 3);
+      ok(!done.includes("model call failed"), done);
+    });
+  },
+);

@@ -301,8 +301,11 @@ Deno.test("TranscriptView.apply() drops streamed text a retry made void", () => 
     delayMs: 1_000,
     reason: "HTTP 529: overloaded",
   }, 80);
-  deepEqual(lines, ["↻ model call failed: HTTP 529: overloaded; retry 1 in 1.0s"]);
-  deepEqual(view.live(80), []);
+  // Nothing of it was committed: the retry is only a live line, the half answer gone.
+  deepEqual(lines, []);
+  deepEqual(view.live(80), [
+    "↻ model call failed: HTTP 529: overloaded · retrying in 1s · attempt 1",
+  ]);
   view.apply({ type: "text_delta", round: 1, text: "Whole" }, 80);
   deepEqual(
     view.apply({
@@ -310,7 +313,7 @@ Deno.test("TranscriptView.apply() drops streamed text a retry made void", () => 
       round: 1,
       message: { role: "assistant", content: "Whole" },
     }, 80),
-    ["", "Whole"],
+    ["Whole"],
   );
 });
 
@@ -437,4 +440,20 @@ Deno.test("TranscriptView shows a stopped command dim, with the output it had pr
   }, 80);
   equal(end[0], "■ stopped · 2 lines of output kept");
   ok(!end.some((line) => line.includes("CANCELLED")), end.join("\n"));
+});
+
+Deno.test("TranscriptView shows a retry on one live line that counts down, committing nothing", () => {
+  const { state, now } = clock();
+  const view = new TranscriptView({ theme: plain, workspace: WS, now });
+  view.apply({ type: "round_start", round: 1 }, 80);
+  const retry = (attempt: number) =>
+    view.apply({ type: "retry", round: 1, attempt, delayMs: 2_000, reason: "HTTP 429" }, 80);
+  deepEqual(retry(1), []);
+  deepEqual(view.live(80), ["↻ model call failed: HTTP 429 · retrying in 2s · attempt 1"]);
+  state.now = 1_500;
+  deepEqual(view.live(80), ["↻ model call failed: HTTP 429 · retrying in 1s · attempt 1"]);
+  deepEqual(retry(2), []);
+  deepEqual(view.live(80), ["↻ model call failed: HTTP 429 · retrying in 2s · attempt 2"]);
+  deepEqual(view.apply({ type: "text_delta", round: 1, text: "Back" }, 80), []);
+  ok(!view.live(80).some((line) => line.includes("retrying")), view.live(80).join("\n"));
 });
