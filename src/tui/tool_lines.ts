@@ -183,9 +183,11 @@ export function finishedToolLines(
     failed = true;
     tail.push(theme.red(details.exitCode === null ? "killed" : `exit ${details.exitCode}`));
   } else if (details?.kind === "file") {
-    tail.push(theme.dim(`${details.lines} lines${details.truncated ? " (truncated)" : ""}`));
+    const read = `${details.lines} line${details.lines === 1 ? "" : "s"}`;
+    tail.push(theme.dim(`${read}${details.truncated ? " (truncated)" : ""}`));
   } else if (details?.kind === "matches") {
-    tail.push(theme.dim(`${details.count} matches${details.truncated ? "+" : ""}`));
+    const found = `${details.count} match${details.count === 1 ? "" : "es"}`;
+    tail.push(theme.dim(`${found}${details.truncated ? "+" : ""}`));
   } else if (details?.kind === "diff") {
     patch = details.diff;
   } else if (details?.kind === "web") {

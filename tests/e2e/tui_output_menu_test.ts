@@ -313,3 +313,24 @@ testWith(
     });
   },
 );
+
+testWith([tmuxNeed], "tern interactive counts one match and one line in the singular", async () => {
+  const setup = async (dir: string) => {
+    await Deno.writeTextFile(join(dir, "one.txt"), "a needle here\n");
+  };
+  const script: Script = [
+    {
+      toolCalls: [
+        { id: "g1", name: "grep", arguments: JSON.stringify({ pattern: "needle" }) },
+        { id: "r1", name: "read", arguments: JSON.stringify({ path: "one.txt" }) },
+      ],
+    },
+    { text: "Found it." },
+  ];
+  await withTern(script, { setup }, async ({ tern }) => {
+    await send(tern, "find the needle");
+    const done = rows(await tern.waitForText("Found it."));
+    ok(done.some((line) => /^✓ grep {2}needle {2}1 match {2}\d/.test(line)), done.join("\n"));
+    ok(done.some((line) => /^✓ read {2}one\.txt {2}1 line {2}\d/.test(line)), done.join("\n"));
+  });
+});
