@@ -130,11 +130,33 @@ export class Editor {
       (event.ctrl && (event.name === "p" || event.name === "n"));
     const action = this.#handleKey(event);
     if (!vertical) this.#goal = undefined;
+    if (action === CHANGED && !this.#completion && event.name !== "escape") this.#menu();
     return action;
+  }
+
+  /** The slash menu: opens while the first word is a "/" command, filtered by what is typed. */
+  #menu(): void {
+    const { lines, row, col } = this.#buffer;
+    const target = completionTarget(lines, row, col);
+    if (target?.kind !== "command" || !this.#options.commands) return;
+    const items = commandItems(this.#options.commands(), target.partial);
+    if (items.length === 0) return;
+    // The command named exactly as typed comes first: Enter runs it.
+    const exact = items.findIndex((item) => item.value === target.partial);
+    if (exact > 0) items.unshift(...items.splice(exact, 1));
+    this.#completion = { target, items, selected: 0, live: true };
   }
 
   /** The editor's lines for a terminal `width` cells wide; see `RenderOptions`. */
   render(width: number, theme: Theme, options: RenderOptions = {}): EditorFrame {
+    // Commands load after the first frame: a slash menu opened before shows them once they do.
+    if (this.#completion?.live) {
+      const selected = this.#completion.items[this.#completion.selected]?.value;
+      this.#completion = undefined;
+      this.#menu();
+      const list = this.#completion as CompletionList | undefined;
+      if (list) list.selected = Math.max(0, list.items.findIndex((i) => i.value === selected));
+    }
     this.#content = layoutWidth(width, options.prompt ?? "› ").content;
     const { frame, scroll } = renderEditor(
       {
@@ -157,6 +179,11 @@ export class Editor {
     const list = this.#completion!;
     const plain = !event.ctrl && !event.alt;
     const count = list.items.length;
+    if (list.live && plain && event.name === "tab" && !event.shift) {
+      // Tab in the slash menu completes as it does without the menu.
+      this.#completion = undefined;
+      return this.#complete();
+    }
     if (plain && (event.name === "tab" || event.name === "up" || event.name === "down")) {
       const back = event.name === "up" || (event.name === "tab" && event.shift);
       list.selected = (list.selected + (back ? count - 1 : 1)) % count;
@@ -164,7 +191,10 @@ export class Editor {
     }
     this.#completion = undefined;
     if (plain && !event.shift && event.name === "enter") {
-      this.#replace(list.target, list.items[list.selected].value, true);
+      const { value } = list.items[list.selected];
+      // Enter in the slash menu runs the chosen command.
+      if (list.live) return this.#submitCommand(list.target, value);
+      this.#replace(list.target, value, true);
       return CHANGED;
     }
     if (event.name === "escape") return CHANGED;
@@ -236,6 +266,11 @@ export class Editor {
     if (step < 0) this.#buffer.place(0, this.#buffer.lines[0].length);
     this.#goal = undefined;
     return CHANGED;
+  }
+
+  #submitCommand(target: CompletionTarget, value: string): EditorAction {
+    this.#buffer.replace(target.row, target.start, target.end, value);
+    return this.#submit();
   }
 
   #submit(): EditorAction {

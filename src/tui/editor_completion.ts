@@ -32,6 +32,11 @@ export interface CompletionList {
   target: CompletionTarget;
   items: CompletionItem[];
   selected: number;
+  /**
+   * Opened by typing "/" (the slash menu), not by Tab: it filters as the person types, Enter
+   * runs the selected command, Tab completes it.
+   */
+  live?: boolean;
 }
 
 /** Most rows of candidates shown at once. */
@@ -87,7 +92,8 @@ export function acceptSuffix(value: string): string {
 
 /**
  * The list lines: at most `MAX_SHOWN` candidates around the selected one, which is marked with
- * "›" and shown inverse; descriptions dimmed after the values. Every line fits `width`.
+ * "›" and shown inverse; descriptions dimmed after the values; under a list of commands, how
+ * many match and (for the slash menu) its keys. Every line fits `width`.
  */
 export function renderCompletions(list: CompletionList, width: number, theme: Theme): string[] {
   const first = Math.min(
@@ -99,7 +105,7 @@ export function renderCompletions(list: CompletionList, width: number, theme: Th
     Math.max(...shown.map((item) => visibleWidth(item.value))),
     Math.max(8, Math.floor(width / 2)),
   );
-  return shown.map((item, i) => {
+  const lines = shown.map((item, i) => {
     const selected = first + i === list.selected;
     const value = truncateToWidth(item.value, column);
     const padded = value + " ".repeat(Math.max(0, column - visibleWidth(value)));
@@ -107,4 +113,8 @@ export function renderCompletions(list: CompletionList, width: number, theme: Th
     const description = item.description ? "  " + theme.dim(item.description) : "";
     return truncateToWidth((selected ? "› " : "  ") + label + description, width);
   });
+  if (list.target.kind !== "command") return lines;
+  const count = `${list.items.length} command${list.items.length === 1 ? "" : "s"}`;
+  const keys = list.live ? " · ↑↓ choose · Enter run · Tab complete · Esc close" : "";
+  return [...lines, truncateToWidth(theme.dim(`  ${count}${keys}`), width)];
 }

@@ -17,6 +17,12 @@ export function retryText(event: EventOf<"retry">, voided: boolean, theme: Theme
   );
 }
 
+/** `↻ model call failed: reason · retrying in 2s · attempt 3`, plain: the live retry line. */
+export function liveRetryText(event: EventOf<"retry">, leftMs: number): string {
+  const wait = leftMs > 0 ? `retrying in ${Math.ceil(leftMs / 1000)}s` : "retrying";
+  return `↻ model call failed: ${firstLine(event.reason)} · ${wait} · attempt ${event.attempt}`;
+}
+
 /** `↪ a/m failed: reason; switching to b/n`, dim; `voided` adds a note. */
 export function switchText(event: EventOf<"model_switch">, voided: boolean, theme: Theme): string {
   return theme.dim(

@@ -43,7 +43,8 @@ const USAGE_RANK = 7;
 /**
  * The status line: one line of at most `width` cells. As the width shrinks, parts go in this
  * order: hint, cost, tokens, provider, thinking level, sandbox, profile, mode, context; the
- * folder is elided in the middle. The model, the busy state and an `unsandboxed` warning stay.
+ * folder is elided in the middle. The model, the busy state and an `unsandboxed` warning stay;
+ * while busy the hint (Esc to stop) is kept until only those and the context are left.
  */
 export function statusLine(info: StatusInfo, width: number, theme: Theme): string[] {
   if (width <= 0) return [""];
@@ -101,7 +102,9 @@ function statusParts(info: StatusInfo, theme: Theme): Part[] {
     parts.push({ text: theme.cyan(info.busy), rank: 0 });
   }
   if (info.hint !== undefined && info.hint !== "") {
-    parts.push({ text: theme.dim(info.hint), rank: 10 });
+    // While the agent works its key hint (Esc to stop) is what the person needs most.
+    const busy = info.busy !== undefined && info.busy !== "";
+    parts.push({ text: busy ? info.hint : theme.dim(info.hint), rank: busy ? 1 : 10 });
   }
   return parts;
 }

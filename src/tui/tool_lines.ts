@@ -25,6 +25,10 @@ export interface RunningTool {
   output: string;
   /** Set while a permission request waits for an answer. */
   waiting: boolean;
+  /** Clock reading when the current permission request began waiting. */
+  waitingSince?: number;
+  /** Milliseconds spent waiting for the person's answer: not counted as the call's time. */
+  waited?: number;
   decision?: Decision;
 }
 
@@ -33,6 +37,26 @@ const EDIT_DIFF_LINES = 20;
 const WRITE_DIFF_LINES = 12;
 /** Streamed output lines shown under a running tool. */
 const OUTPUT_LINES = 2;
+/** Last lines of a finished command's output committed under its call line. */
+const DONE_OUTPUT_LINES = 3;
+/** … and under a failed one (the error usually sits at the end). */
+const FAILED_OUTPUT_LINES = 8;
+
+/**
+ * What a finished command printed (stdout and stderr together), without the `exit code: N`
+ * line the model gets; "" for other tools and for a command that printed nothing.
+ */
+export function commandOutput(observation: Observation): string {
+  if (observation.status === "ERROR") {
+    const at = observation.message.indexOf("output so far:\n");
+    if (at < 0) return "";
+    const body = observation.message.slice(at + "output so far:\n".length);
+    return body === "(no output)" ? "" : body;
+  }
+  if (observation.details?.kind !== "command") return "";
+  const body = observation.output.replace(/\n?exit code: [^\n]*$/, "");
+  return body === "(no output)" ? "" : body;
+}
 
 /**
  * The most telling arguments of a call as one short line: the path, pattern or command for
@@ -84,7 +108,10 @@ export function runningToolLines(
         name: tool.name,
         summary: summarizeArgs(tool.name, tool.args, options.workspace),
         tail: [],
-        duration: formatDuration(now - tool.startedAt),
+        // The clock stops while the person is asked.
+        duration: formatDuration(
+          (tool.waitingSince ?? now) - tool.startedAt - (tool.waited ?? 0),
+        ),
       },
       width,
       theme,
@@ -102,26 +129,36 @@ export function runningToolLines(
 export function finishedToolLines(
   tool: Pick<RunningTool, "name" | "args" | "decision">,
   result: { observation: Observation; durationMs: number },
-  options: { width: number; theme: Theme; workspace: string },
+  options: {
+    width: number;
+    theme: Theme;
+    workspace: string;
+    /** The number `/output` pages this call's full output with, when it is kept. */
+    outputNumber?: number;
+  },
 ): string[] {
   const { width, theme } = options;
   const obs = result.observation;
+  const printed = (failed: boolean) =>
+    outputTail(commandOutput(obs), failed, options.outputNumber, width, theme);
   const summary = summarizeArgs(tool.name, tool.args, options.workspace);
   const duration = formatDuration(result.durationMs);
   if (obs.status === "ERROR") {
     const denied = obs.code === "POLICY_DENIED";
-    const paint = denied ? theme.yellow : theme.red;
+    // Stopped by the person: calm, dim, with what the command printed before.
+    const stopped = obs.code === "CANCELLED";
+    const paint = denied ? theme.yellow : stopped ? theme.dim : theme.red;
     const label = denied
       ? "denied"
-      : obs.code === "CANCELLED"
-      ? "cancelled"
+      : stopped
+      ? "stopped"
       : obs.code === "TIMEOUT"
       ? "timed out"
       : obs.code.toLowerCase().replaceAll("_", " ");
     const lines = [
       callLine(
         {
-          mark: paint(denied ? "⊘" : "✗"),
+          mark: paint(denied ? "⊘" : stopped ? "■" : "✗"),
           name: tool.name,
           summary,
           tail: [paint(label)],
@@ -133,10 +170,10 @@ export function finishedToolLines(
     ];
     if (tool.decision) lines.push(indent(decisionText(tool.decision, theme), width));
     const detail = firstLine(oneLine(obs.message.split("\n", 1)[0]));
-    if (detail !== "" && detail !== tool.decision?.reason) {
+    if (!stopped && detail !== "" && detail !== tool.decision?.reason) {
       lines.push(indent(paint(`└ ${detail}`), width));
     }
-    return lines;
+    return [...lines, ...printed(!denied && !stopped)];
   }
   const details = obs.details;
   let failed = false;
@@ -146,9 +183,11 @@ export function finishedToolLines(
     failed = true;
     tail.push(theme.red(details.exitCode === null ? "killed" : `exit ${details.exitCode}`));
   } else if (details?.kind === "file") {
-    tail.push(theme.dim(`${details.lines} lines${details.truncated ? " (truncated)" : ""}`));
+    const read = `${details.lines} line${details.lines === 1 ? "" : "s"}`;
+    tail.push(theme.dim(`${read}${details.truncated ? " (truncated)" : ""}`));
   } else if (details?.kind === "matches") {
-    tail.push(theme.dim(`${details.count} matches${details.truncated ? "+" : ""}`));
+    const found = `${details.count} match${details.count === 1 ? "" : "es"}`;
+    tail.push(theme.dim(`${found}${details.truncated ? "+" : ""}`));
   } else if (details?.kind === "diff") {
     patch = details.diff;
   } else if (details?.kind === "web") {
@@ -166,6 +205,7 @@ export function finishedToolLines(
   const mark = failed ? theme.red("✗") : theme.green("✓");
   const lines = [callLine({ mark, name: tool.name, summary, tail, duration }, width, theme)];
   if (tool.decision) lines.push(indent(decisionText(tool.decision, theme), width));
+  lines.push(...printed(failed));
   if (patch.startsWith("(")) {
     lines.push(indent(theme.dim(oneLine(patch)), width));
   } else if (patch !== "") {
@@ -196,6 +236,34 @@ export function decisionText(decision: Decision, theme: Theme): string {
   const verdict = decision.allow ? "allowed" : "denied";
   const text = `${verdict} by ${decision.by}${detail === "" ? "" : `: ${detail}`}`;
   return decision.allow ? theme.dim(text) : theme.red(text);
+}
+
+/**
+ * The last lines a command printed, under its call line: a few when it succeeded, more when it
+ * failed, with `… N more lines` and how to see them all when some are left out.
+ */
+function outputTail(
+  output: string,
+  failed: boolean,
+  outputNumber: number | undefined,
+  width: number,
+  theme: Theme,
+): string[] {
+  const rows = cleanText(output).split("\n").map((line) => line.trimEnd());
+  while (rows.length > 0 && rows.at(-1) === "") rows.pop();
+  if (rows.length === 0) return [];
+  const keep = failed ? FAILED_OUTPUT_LINES : DONE_OUTPUT_LINES;
+  const shown = rows.slice(-keep);
+  const paint = failed ? (text: string) => text : theme.dim;
+  const lines: string[] = [];
+  const hidden = rows.length - shown.length;
+  if (hidden > 0) {
+    const more = `… ${hidden} more line${hidden === 1 ? "" : "s"}`;
+    const how = outputNumber === undefined ? "" : ` · Ctrl-O or /output ${outputNumber}`;
+    lines.push(indent(theme.dim(`${more}${how}`), width));
+  }
+  for (const row of shown) lines.push(indent(`${theme.dim("│")} ${paint(row)}`, width));
+  return lines;
 }
 
 interface CallLineParts {

@@ -5,17 +5,19 @@
  */
 import type { AgentEvent } from "../core/events.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
-import { compactionText, footerText, retryText, switchText } from "./event_lines.ts";
+import { compactionText, footerText, liveRetryText, retryText, switchText } from "./event_lines.ts";
 import { cleanText, formatDuration, oneLine } from "./format.ts";
 import { liveMarkdown } from "./live_text.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";
 import type { Theme } from "./theme.ts";
 import {
+  commandOutput,
   type Decision,
   decisionText,
   finishedToolLines,
   type RunningTool,
   runningToolLines,
+  summarizeArgs,
 } from "./tool_lines.ts";
 import { truncateToWidth, widthEpoch, wrapText } from "./width.ts";
 
@@ -28,6 +30,17 @@ const LIVE_TEXT_LINES = 12;
 const LIVE_THINKING_LINES = 3;
 /** Characters of tool output kept for the live tail. */
 const OUTPUT_KEEP = 4_000;
+/** Finished commands whose whole output `output()` keeps for paging. */
+const OUTPUTS_KEPT = 50;
+
+/** A finished command's whole output (as the model got it, sanitized), kept for `/output`. */
+export interface KeptOutput {
+  /** 1 for the session's first command with output, then counting up. */
+  number: number;
+  /** The call as its line shows it: `bash  seq 1 300`. */
+  call: string;
+  text: string;
+}
 
 /** What a `TranscriptView` needs: its colours, the workspace root and a clock. */
 export interface TranscriptViewOptions {
@@ -45,6 +58,10 @@ export class TranscriptView {
   #now: () => number;
   #lastGroup: Group | undefined;
   #turnStartedAt: number | undefined;
+  /** Milliseconds of this turn spent waiting for the person's answers. */
+  #turnWaited = 0;
+  /** Lines of output the commands the person stopped this turn had printed. */
+  #stoppedLines = 0;
   /** Assistant text of this round not yet committed (the unfinished Markdown block). */
   #pending = "";
   /** Whether this round streamed any text (committed or pending). */
@@ -55,6 +72,10 @@ export class TranscriptView {
   #thinkingSince: number | undefined;
   #tools = new Map<string, RunningTool>();
   #queued: string[] = [];
+  /** The retry being waited for, shown live. */
+  #retry: { event: Extract<AgentEvent, { type: "retry" }>; at: number } | undefined;
+  #outputs: KeptOutput[] = [];
+  #outputCount = 0;
   #liveText: { text: string; width: number; epoch: number; lines: string[] } | undefined;
 
   constructor(options: TranscriptViewOptions) {
@@ -69,9 +90,13 @@ export class TranscriptView {
    */
   apply(event: AgentEvent, width: number): string[] {
     const t = this.#theme;
+    // A retry waits on one live line; whatever comes next ends the wait.
+    if (event.type !== "retry") this.#retry = undefined;
     switch (event.type) {
       case "turn_start":
         this.#turnStartedAt = this.#now();
+        this.#turnWaited = 0;
+        this.#stoppedLines = 0;
         return [];
       case "round_start":
         this.#pending = "";
@@ -92,6 +117,15 @@ export class TranscriptView {
         return [...out, ...this.#commitText(text, width)];
       }
       case "retry":
+        if (!this.#roundCommitted) {
+          // Nothing to void: the retry is live only, updated in place until the next try.
+          this.#discardThinking();
+          this.#pending = "";
+          this.#roundText = false;
+          this.#retry = { event, at: this.#now() };
+          return [];
+        }
+        // falls through: committed text is void, which scrollback must say.
       case "model_switch": {
         // The failed call's partial text is void: what is live goes, what is committed stays.
         const voided = this.#roundCommitted;
@@ -124,6 +158,7 @@ export class TranscriptView {
         const tool = this.#tools.get(event.callId);
         if (tool) {
           tool.waiting = true;
+          tool.waitingSince ??= this.#now();
           return [];
         }
         const line = `? ${event.name} ${oneLine(event.summary)}: ${oneLine(event.reason)}`;
@@ -134,10 +169,17 @@ export class TranscriptView {
       case "tool_end": {
         const tool = this.#tools.get(event.callId) ?? { name: event.name, args: undefined };
         this.#tools.delete(event.callId);
-        const lines = finishedToolLines(tool, event, {
+        // Time spent waiting for the person's answer is not the tool's.
+        const waited = "waited" in tool ? tool.waited ?? 0 : 0;
+        const durationMs = Math.max(0, event.durationMs - waited);
+        if (event.observation.status === "ERROR" && event.observation.code === "CANCELLED") {
+          this.#stoppedLines += lineCount(commandOutput(event.observation));
+        }
+        const lines = finishedToolLines(tool, { ...event, durationMs }, {
           width,
           theme: t,
           workspace: this.#workspace,
+          outputNumber: this.#keep(tool, commandOutput(event.observation)),
         });
         return this.#block("activity", lines);
       }
@@ -167,6 +209,23 @@ export class TranscriptView {
       ? ["! ", t.yellow]
       : ["✗ ", t.red];
     return this.#block("activity", this.#prefixed(paint(mark), text, width, paint));
+  }
+
+  /**
+   * A kept command output: number `n`, or the latest when `n` is undefined; undefined when
+   * there is none (never had output, or older than the last 50).
+   */
+  output(n?: number): KeptOutput | undefined {
+    return n === undefined ? this.#outputs.at(-1) : this.#outputs.find((o) => o.number === n);
+  }
+
+  #keep(tool: { name: string; args: unknown }, text: string): number | undefined {
+    if (text.trim() === "") return undefined;
+    const number = ++this.#outputCount;
+    const call = `${tool.name}  ${summarizeArgs(tool.name, tool.args, this.#workspace)}`;
+    this.#outputs.push({ number, call, text });
+    if (this.#outputs.length > OUTPUTS_KEPT) this.#outputs.shift();
+    return number;
   }
 
   /** Sets the steering messages waiting for the next model boundary (shown live). */
@@ -199,6 +258,11 @@ export class TranscriptView {
       const options = { now, width, theme: t, workspace: this.#workspace };
       blocks.push(["activity", runningToolLines(tool, options)]);
     }
+    if (this.#retry !== undefined) {
+      const { event, at } = this.#retry;
+      const left = Math.max(0, event.delayMs - (now - at));
+      blocks.push(["activity", [t.dim(liveRetryText(event, left))]]);
+    }
     if (this.#queued.length > 0) {
       blocks.push([
         "activity",
@@ -223,6 +287,7 @@ export class TranscriptView {
     this.#discardThinking();
     this.#tools.clear();
     this.#queued = [];
+    this.#retry = undefined;
     this.#liveText = undefined;
   }
 
@@ -291,6 +356,12 @@ export class TranscriptView {
       // Shown live under the running call, committed under its line at `tool_end`.
       tool.waiting = false;
       tool.decision = decision;
+      if (tool.waitingSince !== undefined) {
+        const waited = this.#now() - tool.waitingSince;
+        tool.waited = (tool.waited ?? 0) + waited;
+        this.#turnWaited += waited;
+        tool.waitingSince = undefined;
+      }
       return [];
     }
     return this.#block("activity", [truncateToWidth(decisionText(decision, this.#theme), width)]);
@@ -308,7 +379,12 @@ export class TranscriptView {
     }
     this.#tools.clear();
     this.#roundText = false;
-    if (event.exitReason !== "COMPLETED") {
+    if (event.exitReason === "CANCELLED") {
+      // The person stopped it: one calm line, not an error.
+      const n = this.#stoppedLines;
+      const kept = n === 0 ? "" : ` · ${n} line${n === 1 ? "" : "s"} of output kept`;
+      out.push(...this.#block("activity", [truncateToWidth(t.dim(`■ stopped${kept}`), width)]));
+    } else if (event.exitReason !== "COMPLETED") {
       const detail = event.error === undefined ? "" : `: ${event.error}`;
       out.push(
         ...this.#block("activity", this.#wrap(t.red(`✗ ${event.exitReason}${detail}`), width)),
@@ -322,7 +398,7 @@ export class TranscriptView {
     }
     const elapsed = this.#turnStartedAt === undefined
       ? undefined
-      : this.#now() - this.#turnStartedAt;
+      : this.#now() - this.#turnStartedAt - this.#turnWaited;
     this.#turnStartedAt = undefined;
     const footer = truncateToWidth(footerText(event, elapsed, t), width);
     return [...out, ...this.#block("footer", [footer])];
@@ -346,4 +422,9 @@ export class TranscriptView {
       .flatMap((line) => wrapText(line, width - 2).map((row) => row.trimEnd()));
     return rows.map((row, i) => truncateToWidth(`${i === 0 ? mark : "  "}${paint(row)}`, width));
   }
+}
+
+function lineCount(text: string): number {
+  const trimmed = text.replace(/\n+$/, "");
+  return trimmed === "" ? 0 : trimmed.split("\n").length;
 }

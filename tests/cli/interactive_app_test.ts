@@ -149,7 +149,7 @@ Deno.test("InteractiveApp queues a line typed during a turn and sends it as the 
   }
 });
 
-Deno.test("InteractiveApp stops a running turn on Esc and says it was cancelled", async () => {
+Deno.test("InteractiveApp stops a running turn on Esc and says it stopped", async () => {
   const h = await harness([{ fault: "hang" }, { text: "after" }]);
   try {
     type(h.app, "wait forever");
@@ -158,7 +158,7 @@ Deno.test("InteractiveApp stops a running turn on Esc and says it was cancelled"
     h.app.key(key("escape"));
     await h.app.idle;
     ok(!h.app.running);
-    ok(h.committed.some((line) => line.includes("CANCELLED")), h.committed.join("\n"));
+    ok(h.committed.some((line) => line.includes("■ stopped")), h.committed.join("\n"));
     // The next line starts a new turn normally.
     type(h.app, "again");
     await h.app.idle;

@@ -111,13 +111,14 @@ Deno.test({
     await waitUntil(async () => (await processesMatching(sleep)).length > 0, sleep);
 
     await tern.keys("Escape");
-    const cancelled = await tern.waitForText("✗ CANCELLED");
+    const cancelled = await tern.waitForText("■ stopped");
     ok(
       cancelled.split("\n").some((line) =>
-        line.startsWith(`✗ bash  ${sleep}; echo done > marker  cancelled`)
+        line.startsWith(`■ bash  ${sleep}; echo done > marker  stopped`)
       ),
       cancelled,
     );
+    ok(!cancelled.includes("CANCELLED") && !cancelled.includes("output so far"), cancelled);
     await tern.waitFor(
       (screen) => screen.includes(PLACEHOLDER) && !screen.includes("working"),
       "the prompt back and nothing working",

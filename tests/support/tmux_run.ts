@@ -31,20 +31,29 @@ export interface TernRun {
  */
 export async function withTern(
   script: Script,
-  options: { args?: string[]; columns?: number; rows?: number; env?: Record<string, string> },
+  options: {
+    args?: string[];
+    columns?: number;
+    rows?: number;
+    env?: Record<string, string>;
+    /** Runs before tern starts (files tern reads at start: templates, skills). */
+    setup?: (dir: string, home: string) => Promise<void>;
+  },
   body: (run: TernRun) => Promise<void>,
 ): Promise<void> {
+  const { setup, ...start } = options;
   const ws = await tempWorkspace();
   const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-e2e-tmp-" }));
   const server = await startScriptedServer(script);
   let tern: TmuxTern | undefined;
   try {
+    await setup?.(ws.dir, ws.home);
     tern = await startTernInTmux({
       cwd: ws.dir,
       home: ws.home,
       baseUrl: server.baseUrl,
-      ...options,
-      env: { TMPDIR: tmp, ...options.env },
+      ...start,
+      env: { TMPDIR: tmp, ...start.env },
     });
     await tern.waitForText(PLACEHOLDER, { timeoutMs: FIRST_PROMPT_MS });
     await body({ tern, server, dir: ws.dir, home: ws.home });

@@ -203,14 +203,54 @@ Deno.test("Editor.handle() lists several commands, cycles with Tab and accepts w
   equal(editor.text, "/m");
   deepEqual(editor.completions?.items.map((item) => item.value), ["/memory", "/mcp", "/mode"]);
   const frame = editor.render(40, plain);
-  equal(frame.lines.length, 4);
+  equal(frame.lines.length, 5);
   ok(frame.lines[1].startsWith("› /memory"), frame.lines[1]);
+  equal(frame.lines[4], "  3 commands");
   press(editor, key("tab"), key("tab"), key("tab", { shift: true }));
   equal(editor.completions?.selected, 1);
   ok(editor.render(40, plain).lines[2].startsWith("› /mcp"));
   deepEqual(press(editor, key("enter")), { type: "changed" });
   equal(editor.text, "/mcp ");
   equal(editor.completions, undefined);
+});
+
+Deno.test("Editor.handle() opens the slash menu on / and filters it as the person types", () => {
+  const commands = () => [
+    { name: "/help", description: "List commands" },
+    { name: "/mode", description: "Switch mode" },
+    { name: "/model", description: "Switch model" },
+    { name: "/review", description: "A prompt template" },
+  ];
+  const editor = new Editor({ commands });
+  type(editor, "/");
+  deepEqual(editor.completions?.items.map((item) => item.value), [
+    "/help",
+    "/mode",
+    "/model",
+    "/review",
+  ]);
+  const lines = editor.render(80, plain).lines;
+  ok(lines.some((line) => line.includes("/review") && line.includes("A prompt template")));
+  ok(lines.at(-1)!.startsWith("  4 commands · ↑↓ choose · Enter run"), lines.at(-1));
+  type(editor, "mod");
+  deepEqual(editor.completions?.items.map((item) => item.value), ["/mode", "/model"]);
+  type(editor, "e");
+  // Enter runs the selected command: the exact name typed comes first.
+  press(editor, key("backspace"), key("backspace"));
+  equal(editor.text, "/mo");
+  press(editor, key("down"));
+  deepEqual(press(editor, key("enter")), { type: "submit", text: "/model" });
+  // A word after the command, or no command that matches, closes the menu.
+  type(editor, "/mode x");
+  equal(editor.completions, undefined);
+  editor.clear();
+  type(editor, "/usr/bin");
+  equal(editor.completions, undefined);
+  deepEqual(press(editor, key("enter")), { type: "submit", text: "/usr/bin" });
+  type(editor, "/he");
+  press(editor, key("escape"));
+  equal(editor.completions, undefined);
+  equal(editor.text, "/he");
 });
 
 Deno.test("Editor.handle() inserts the common prefix and closes the list on Esc", () => {

@@ -36,7 +36,8 @@ Deno.test("statusLine() shows every part when there is room", () => {
 });
 
 Deno.test("statusLine() drops the least important parts first as the width shrinks", () => {
-  const order = ["esc to interrupt", "$0.0123", "12.3k tok", "openai", "think high", "bwrap"];
+  // While busy the key hint goes after the settings, before only the context share.
+  const order = ["$0.0123", "12.3k tok", "openai", "think high", "bwrap", "esc to interrupt"];
   let narrowest = "";
   for (let width = 200; width >= 20; width--) {
     const [line, ...more] = statusLine(INFO, width, plain);
@@ -51,6 +52,14 @@ Deno.test("statusLine() drops the least important parts first as the width shrin
     narrowest = line;
   }
   ok(narrowest.startsWith("gpt-5"), narrowest);
+});
+
+Deno.test("statusLine() keeps the busy state's key hint over the settings, not when idle", () => {
+  const busy = statusLine(INFO, 60, plain)[0];
+  ok(busy.includes("working 3.2s") && busy.includes("esc to interrupt"), busy);
+  ok(!busy.includes(":workspace"), busy);
+  const idle = statusLine({ ...INFO, busy: undefined }, 60, plain)[0];
+  ok(!idle.includes("esc to interrupt") && idle.includes("ask"), idle);
 });
 
 Deno.test("statusLine() shortens the home folder to ~ and elides the middle", () => {

@@ -69,6 +69,14 @@ Deno.test("finishedToolLines() reads tool details: lines, matches, exit codes", 
     "✓ grep  x  7 matches+  1.3s",
   );
   equal(
+    end("grep", { pattern: "x" }, { kind: "matches", count: 1, truncated: false }),
+    "✓ grep  x  1 match  1.3s",
+  );
+  equal(
+    end("read", { path: "a.ts" }, { kind: "file", path: "a.ts", lines: 1, truncated: false }),
+    "✓ read  a.ts  1 line  1.3s",
+  );
+  equal(
     end("web_fetch", { url: "https://a.dev/x" }, {
       kind: "web",
       url: "https://a.dev/y",

@@ -146,6 +146,7 @@ Deno.test("TranscriptView.apply() commits a full turn in order", () => {
     "",
     "✗ bash  npm test  exit 1  2.3s",
     "  allowed by person (once)",
+    "  │ not ok 2",
     "✓ edit  src/a.ts  +1 -1  0.0s",
     "  @@ -1,1 +1,1 @@",
     "  -const b = 2;",
@@ -272,7 +273,7 @@ Deno.test("TranscriptView.apply() marks failures red and denials with ⊘", () =
   deepEqual(denied, ["⊘ bash  denied  0.0s", "  └ Writes outside the workspace"]);
 });
 
-Deno.test("TranscriptView.apply() ends a cancelled turn with a red error block", () => {
+Deno.test("TranscriptView.apply() ends a turn the person stopped with one dim line", () => {
   const view = new TranscriptView({ theme: color, workspace: WS, now: () => 0 });
   view.apply({ type: "text_delta", round: 1, text: "Partial" }, 60);
   const lines = view.apply({
@@ -285,7 +286,7 @@ Deno.test("TranscriptView.apply() ends a cancelled turn with a red error block",
     error: "Cancelled during the model call",
   }, 60);
   equal(lines[0], "Partial");
-  equal(lines[2], "\x1b[31m✗ CANCELLED: Cancelled during the model call\x1b[39m");
+  equal(lines[2], "\x1b[2m■ stopped\x1b[22m");
   equal(lines[4], "\x1b[2m─ 1 round · 0 tools\x1b[22m");
   deepEqual(view.live(60), []);
 });
@@ -300,8 +301,11 @@ Deno.test("TranscriptView.apply() drops streamed text a retry made void", () => 
     delayMs: 1_000,
     reason: "HTTP 529: overloaded",
   }, 80);
-  deepEqual(lines, ["↻ model call failed: HTTP 529: overloaded; retry 1 in 1.0s"]);
-  deepEqual(view.live(80), []);
+  // Nothing of it was committed: the retry is only a live line, the half answer gone.
+  deepEqual(lines, []);
+  deepEqual(view.live(80), [
+    "↻ model call failed: HTTP 529: overloaded · retrying in 1s · attempt 1",
+  ]);
   view.apply({ type: "text_delta", round: 1, text: "Whole" }, 80);
   deepEqual(
     view.apply({
@@ -309,7 +313,7 @@ Deno.test("TranscriptView.apply() drops streamed text a retry made void", () => 
       round: 1,
       message: { role: "assistant", content: "Whole" },
     }, 80),
-    ["", "Whole"],
+    ["Whole"],
   );
 });
 
@@ -349,4 +353,107 @@ Deno.test("TranscriptView keeps every line within the width", () => {
       check(view.notice("a notice that is long enough to wrap", "warning", width));
     }
   }
+});
+
+Deno.test("TranscriptView stops a call's clock and the turn's while the person is asked", () => {
+  const { state, now } = clock();
+  const view = new TranscriptView({ theme: plain, workspace: WS, now });
+  view.apply({ type: "turn_start", model: "m", maxRounds: 10 }, 80);
+  view.apply({
+    type: "tool_start",
+    round: 1,
+    callId: "w1",
+    name: "bash",
+    args: { command: "make" },
+    readOnly: false,
+  }, 80);
+  state.now = 500;
+  view.apply({
+    type: "permission_request",
+    callId: "w1",
+    name: "bash",
+    summary: "make",
+    reason: "runs a program",
+  }, 80);
+  state.now = 60_500;
+  ok(view.live(80)[0].endsWith("  0.5s"), view.live(80)[0]);
+  view.apply({
+    type: "permission_decision",
+    callId: "w1",
+    allow: true,
+    by: "person",
+    reason: "The user allowed it",
+  }, 80);
+  state.now = 61_000;
+  ok(view.live(80)[0].endsWith("  1.0s"), view.live(80)[0]);
+  const done = view.apply({
+    type: "tool_end",
+    round: 1,
+    callId: "w1",
+    name: "bash",
+    observation: { status: "SUCCEEDED", output: "(no output)\nexit code: 0" },
+    durationMs: 61_000,
+  }, 80);
+  equal(done[0], "✓ bash  make  1.0s");
+  const footer = view.apply({
+    type: "turn_end",
+    exitReason: "COMPLETED",
+    rounds: 1,
+    toolCalls: 1,
+    usage: { inputTokens: 1, outputTokens: 1 },
+  } as AgentEvent, 80);
+  ok(footer.at(-1)!.endsWith(" · 1.0s"), footer.at(-1));
+});
+
+Deno.test("TranscriptView shows a stopped command dim, with the output it had printed", () => {
+  const view = new TranscriptView({ theme: plain, workspace: WS, now: () => 0 });
+  view.apply({ type: "turn_start", model: "m", maxRounds: 10 }, 80);
+  view.apply({
+    type: "tool_start",
+    round: 1,
+    callId: "s1",
+    name: "bash",
+    args: { command: "make" },
+    readOnly: false,
+  }, 80);
+  const stopped = view.apply({
+    type: "tool_end",
+    round: 1,
+    callId: "s1",
+    name: "bash",
+    observation: {
+      status: "ERROR",
+      code: "CANCELLED",
+      message: "Command was cancelled and killed; output so far:\nstep 1\nstep 2",
+    },
+    durationMs: 1_000,
+  }, 80);
+  deepEqual(stopped, ["■ bash  make  stopped  1.0s", "  │ step 1", "  │ step 2"]);
+  const end = view.apply({
+    type: "turn_end",
+    exitReason: "CANCELLED",
+    text: "",
+    rounds: 1,
+    toolCalls: 1,
+    usage: emptyUsage(),
+    error: "Cancelled",
+  }, 80);
+  equal(end[0], "■ stopped · 2 lines of output kept");
+  ok(!end.some((line) => line.includes("CANCELLED")), end.join("\n"));
+});
+
+Deno.test("TranscriptView shows a retry on one live line that counts down, committing nothing", () => {
+  const { state, now } = clock();
+  const view = new TranscriptView({ theme: plain, workspace: WS, now });
+  view.apply({ type: "round_start", round: 1 }, 80);
+  const retry = (attempt: number) =>
+    view.apply({ type: "retry", round: 1, attempt, delayMs: 2_000, reason: "HTTP 429" }, 80);
+  deepEqual(retry(1), []);
+  deepEqual(view.live(80), ["↻ model call failed: HTTP 429 · retrying in 2s · attempt 1"]);
+  state.now = 1_500;
+  deepEqual(view.live(80), ["↻ model call failed: HTTP 429 · retrying in 1s · attempt 1"]);
+  deepEqual(retry(2), []);
+  deepEqual(view.live(80), ["↻ model call failed: HTTP 429 · retrying in 2s · attempt 2"]);
+  deepEqual(view.apply({ type: "text_delta", round: 1, text: "Back" }, 80), []);
+  ok(!view.live(80).some((line) => line.includes("retrying")), view.live(80).join("\n"));
 });

@@ -14,6 +14,7 @@ import type { Editor } from "../../tui/editor.ts";
 import type { TranscriptView } from "../../tui/view.ts";
 import type { StatusInfo } from "../../tui/status.ts";
 import { statusLine } from "../../tui/status.ts";
+import { keptOutputLines } from "../../tui/output_view.ts";
 import type { Theme } from "../../tui/theme.ts";
 import type { TurnResult } from "../../agent/loop.ts";
 import type { Conversation } from "../../harness/conversation.ts";
@@ -61,6 +62,9 @@ export class InteractiveApp {
   #dialog: { dialog: Dialog<unknown>; resolve: (value: unknown) => void } | undefined;
   #running: AbortController | undefined;
   #turnStarted = 0;
+  /** Milliseconds of the running turn spent with a dialog waiting for the person. */
+  #turnPaused = 0;
+  #dialogSince: number | undefined;
   #queue: string[] = [];
   /** The slash command that runs now, when one does outside a turn. */
   #command: string | undefined;
@@ -102,6 +106,7 @@ export class InteractiveApp {
       if (result.done) {
         const { resolve } = this.#dialog;
         this.#dialog = undefined;
+        this.#resumeClock();
         resolve(result.value);
       }
       this.frame();
@@ -121,6 +126,7 @@ export class InteractiveApp {
     const { editor } = this.#options;
     if (event.ctrl && event.name === "c") {
       if (this.#running) {
+        this.#unqueue();
         this.abort();
       } else if (this.#commandAbort && !this.#commandAbort.signal.aborted) {
         this.#commandAbort.abort();
@@ -141,11 +147,19 @@ export class InteractiveApp {
       this.frame();
       return true;
     }
+    if (event.ctrl && event.name === "o" && !event.alt) {
+      // The last command's whole output, into scrollback (as /output does).
+      const kept = this.#options.view.output();
+      if (kept) this.#print(keptOutputLines(kept, this.#width(), this.#options.theme));
+      else this.notice("No command output yet");
+      return true;
+    }
     if (event.ctrl && event.name === "d" && editor.isEmpty) {
       this.exit();
       return true;
     }
     if (event.name === "escape" && !event.ctrl && !event.alt && this.#running) {
+      this.#unqueue();
       this.abort();
       this.frame();
       return true;
@@ -222,6 +236,23 @@ export class InteractiveApp {
     this.#running?.abort();
   }
 
+  /** Forgets the usage counted so far (a new session): tokens, cost and the context meter. */
+  resetUsage(): void {
+    this.#usage = { tokens: 0 };
+    this.frame();
+  }
+
+  /**
+   * The person stopped the turn: messages still queued are theirs again, back in the editor
+   * (before what it holds) rather than sent as the next turn.
+   */
+  #unqueue(): void {
+    if (this.#queue.length === 0) return;
+    const { editor } = this.#options;
+    const kept = editor.isEmpty ? [] : [editor.text];
+    editor.text = [...this.#drainQueue(), ...kept].join("\n\n");
+  }
+
   /** Shows `dialog` in place of the editor until it is done, or until `signal` fires. */
   pick<T>(dialog: Dialog<T>, signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -230,8 +261,12 @@ export class InteractiveApp {
         resolve: (v: unknown) => void;
       };
       this.#dialog = entry;
+      if (this.#running) this.#dialogSince ??= this.#now();
       signal?.addEventListener("abort", () => {
-        if (this.#dialog === entry) this.#dialog = undefined;
+        if (this.#dialog === entry) {
+          this.#dialog = undefined;
+          this.#resumeClock();
+        }
         this.frame();
         reject(new Error("cancelled"));
       }, { once: true });
@@ -321,7 +356,10 @@ export class InteractiveApp {
       info.contextPercent = Math.round((this.#usage.contextTokens / window) * 100);
     }
     if (this.#running) {
-      info.busy = `working ${((this.#now() - this.#turnStarted) / 1000).toFixed(1)}s`;
+      // The clock stops while a dialog waits for the person.
+      const now = this.#dialogSince ?? this.#now();
+      const working = now - this.#turnStarted - this.#turnPaused;
+      info.busy = `working ${(working / 1000).toFixed(1)}s`;
       info.hint = "Esc to stop";
     }
     return info;
@@ -331,6 +369,8 @@ export class InteractiveApp {
     const controller = new AbortController();
     this.#running = controller;
     this.#turnStarted = this.#now();
+    this.#turnPaused = 0;
+    this.#dialogSince = undefined;
     this.#ticker = setInterval(() => this.frame(), 100);
     this.#print(this.#options.view.user(text, this.#width()));
     this.frame();
@@ -359,6 +399,13 @@ export class InteractiveApp {
     // Messages queued after the last model call start the next turn.
     const queued = this.#drainQueue();
     if (queued.length > 0 && !this.#exited) await this.#turn(queued.join("\n\n"));
+  }
+
+  /** A dialog closed: the time it waited is not the turn's. */
+  #resumeClock(): void {
+    if (this.#dialogSince === undefined) return;
+    this.#turnPaused += this.#now() - this.#dialogSince;
+    this.#dialogSince = undefined;
   }
 
   #drainQueue(): string[] {

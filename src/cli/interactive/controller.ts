@@ -236,6 +236,8 @@ export class SessionController {
         if (next !== agent.session) {
           const { note } = await agent.switchSession(next);
           if (note !== undefined) app.notice(note, "warning");
+          // Tokens, cost and the context meter were the other session's.
+          app.resetUsage();
           if (agent.connected) this.#sandbox = agent.config.noSandbox ? "off" : "starting";
           this.#services?.resetBaseline();
         }

@@ -16,8 +16,13 @@ import type { RunFlags } from "../run.ts";
 import { readEnv, resolveWorkspace } from "../process_env.ts";
 import { InteractiveApp } from "./app.ts";
 import { CommandRegistry } from "./commands.ts";
+import { outputCommand } from "./output_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
+
+/** The keys, told once to someone who has never sent a message (an empty input history). */
+export const FIRST_START_HINT = "Enter sends · Shift+Enter new line · / commands · @ files · " +
+  "Esc stops the agent · Ctrl-O command output · Ctrl-D quits";
 
 /** Runs the interactive session until the person leaves; returns the exit code. */
 export async function runInteractive(flags: RunFlags): Promise<number> {
@@ -42,7 +47,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     rendered,
   });
   const history = await History.open(`${controller.config.ternHome}/history.jsonl`);
-  const commands = new CommandRegistry();
+  const commands = new CommandRegistry([outputCommand((n) => view.output(n))]);
   const editor = new Editor({
     history,
     commands: () => commands.list().map(({ name, description }) => ({ name, description })),
@@ -93,6 +98,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
   const ready = rendered().then(nextTurn).then(() => controller.loadExtras()).then((extra) => {
     for (const command of extra) commands.register(command);
+    app.frame();
   });
   ready.catch(() => {}).then(nextTurn).then(() => controller.preload());
   // Lines written into scrollback stay: they wait for the renderers.
@@ -100,6 +106,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const opening = controller.opening();
   for (const warning of opening.warnings) app.notice(warning, "warning");
   if (opening.lines.length > 0) app.print(opening.lines);
+  else if (interactive && history.entries.length === 0) app.notice(FIRST_START_HINT);
   await ready.catch((error) => app.notice(`Cannot load the slash commands: ${error}`, "error"));
   if (controller.pickAtStart) app.submit("/resume");
   if (!interactive) display.lines((line) => app.submit(line), () => app.idle);
