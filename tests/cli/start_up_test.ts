@@ -151,3 +151,33 @@ testWith([bwrapNeed], "bin/tern with a fresh HOME contacts no host but the model
     await ws.cleanup();
   }
 });
+
+/** The modules a bundle file imports statically (`import … from "./x.js"`, `import "./x.js"`). */
+function bundleImports(dir: string, file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  const text = Deno.readTextFileSync(join(dir, file));
+  for (const [, spec] of text.matchAll(/^import\s+(?:[^;]*?\sfrom\s+)?"([^"]+)"/gms)) {
+    if (spec.startsWith("./")) bundleImports(dir, spec.slice(2), seen);
+    else seen.add(spec);
+  }
+  return seen;
+}
+
+const BUNDLE = join(ROOT, ".tools/bundle");
+
+Deno.test({
+  name: "the bundle's main.js loads no Node module before main() (node:module costs every run)",
+  // bin/setup builds the bundle (CI runs it first); a checkout without one has nothing to check.
+  ignore: (() => {
+    try {
+      return !Deno.statSync(join(BUNDLE, "main.js")).isFile;
+    } catch {
+      return true;
+    }
+  })(),
+  fn: () => {
+    const loaded = [...bundleImports(BUNDLE, "main.js")];
+    deepEqual(loaded.filter((spec) => spec.startsWith("node:") || spec.startsWith("npm:")), []);
+  },
+});
