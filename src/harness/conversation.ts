@@ -28,6 +28,7 @@ import type { Tool } from "../tools/define.ts";
 import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { loadResources } from "../memory/resources.ts";
+import { type ConsolidationMode, Consolidator } from "./consolidation.ts";
 import { composeSystemPrompt } from "./resource_prompt.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
@@ -59,6 +60,11 @@ export interface ConversationOptions {
   memory?: (task: string) => string | undefined;
   /** MCP servers whose tools join the built-in ones (an `McpManager`). */
   mcp?: McpTools;
+  /**
+   * Memory consolidation after turns (src/harness/consolidation.ts): in the background
+   * (interactive), or marked for the next start (`tern run`); absent: none.
+   */
+  consolidation?: ConsolidationMode;
 }
 
 /** The MCP servers' tools as a conversation uses them; `McpManager` provides it. */
@@ -125,9 +131,21 @@ export class Conversation {
   #resources: Resources | undefined;
   /** Folders below the workspace whose nested context files were looked for already. */
   #visited = new Set<string>();
+  #consolidator: Consolidator | undefined;
 
   constructor(options: ConversationOptions) {
     this.#options = options;
+    if (options.consolidation !== undefined) {
+      this.#consolidator = new Consolidator({
+        mode: options.consolidation,
+        workspace: options.workspace,
+        ternHome: options.config.ternHome,
+        session: () => this.#options.session,
+        provider: () => this.#options.provider,
+        model: () => this.#options.config.model,
+        busy: () => this.#running,
+      });
+    }
     this.#codeIndex = new CodeIndexTools(() => ({
       workspace: this.#options.workspace,
       ternHome: this.#options.config.ternHome,
@@ -261,11 +279,21 @@ export class Conversation {
   async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (this.#running) throw new Error("A turn is already running");
     this.#running = true;
+    this.#consolidator?.beforeTurn();
+    let result: TurnResult | undefined;
     try {
-      return await this.#turn(task, options);
+      result = await this.#turn(task, options);
+      return result;
     } finally {
       this.#running = false;
+      // Decides and returns at once: the work runs behind the next prompt.
+      if (result !== undefined) this.#consolidator?.afterTurn(result);
     }
+  }
+
+  /** Resolves when no background memory consolidation runs. */
+  consolidated(): Promise<void> {
+    return this.#consolidator?.idle() ?? Promise.resolve();
   }
 
   /**
@@ -309,6 +337,8 @@ export class Conversation {
 
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
+    // Never waited for: a consolidation under way is dropped, and runs again later.
+    this.#consolidator?.close();
     this.#unsubscribe?.();
     this.#codeIndex.close();
     await this.#closeSandbox();
