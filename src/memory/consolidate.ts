@@ -69,7 +69,10 @@ export interface PathEntry {
   data?: unknown;
 }
 
-/** The last consolidation point on `path` (its `upTo`), and whether there was one. */
+/**
+ * The last consolidation point on `path` (its `upTo`), and whether there was one. A pending
+ * one counts (its work is left for later); an undo keeps the point of what it undid.
+ */
 export function lastPoint(path: readonly PathEntry[]): { point: string | null; found: boolean } {
   for (let i = path.length - 1; i >= 0; i--) {
     const record = asRecord(path[i]);

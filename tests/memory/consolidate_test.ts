@@ -46,13 +46,13 @@ Deno.test("consolidationDue() waits for 10,000 tokens at first, then 5,000 more 
   equal(consolidationDue(after, turn), false);
   const more = [...first, point, ...entries(2, NEXT_CONSOLIDATION_TOKENS / 2 + 300, "n")];
   equal(consolidationDue(more, turn), true);
-  // An undone consolidation is no point: the transcript counts from the start again.
-  const undone = [...first, {
+  // An undo keeps the point: the transcript before it was considered, its facts refused.
+  const undone = [...first, point, {
     id: "c2",
     type: "consolidation",
     data: { status: "undone", from: null, upTo: "m0", undoes: "c1" },
   }];
-  equal(consolidationDue(undone, turn), true);
+  equal(consolidationDue(undone, turn), false);
 });
 
 Deno.test("consolidationDue() needs 3 tool calls or an answer, and never runs after the turn wrote memory", () => {
