@@ -70,28 +70,35 @@ export class Consolidator {
   #abort = new AbortController();
   /** Records finished while a turn ran, appended at its end. */
   #waiting: Waiting[] = [];
-  #memoryStamp = "";
+  #memoryStamp: string | undefined;
   #pendingChecked = false;
 
   constructor(options: ConsolidatorOptions) {
     this.#options = options;
   }
 
-  /** Called as a turn starts: notes the facts files, to tell whether the turn saved one. */
+  /**
+   * Called as a turn starts. The facts files are noted once, at the first turn, and again at
+   * each turn's end: a fact saved since (a /save between turns, `tern memory save` from a
+   * command) makes the next turn one that wrote memory.
+   */
   beforeTurn(): void {
-    this.#memoryStamp = this.#factsStamp();
+    this.#memoryStamp ??= this.#factsStamp();
   }
 
   /** Called as a turn ends; returns at once. The background work is `idle()`. */
   afterTurn(result: TurnResult): void {
     this.#flush();
+    const stamp = this.#factsStamp();
+    const wroteMemory = stamp !== this.#memoryStamp || wroteMemoryFile(result.messages);
+    this.#memoryStamp = stamp;
     if (this.#running !== undefined) return;
     const session = this.#options.session();
-    const path = session.entriesTo() as PathEntry[];
+    const path = recentPath(session, session.leafId);
     const due = consolidationDue(path, {
       toolCalls: result.toolCalls,
       answered: result.exitReason === "COMPLETED",
-      wroteMemory: this.#factsStamp() !== this.#memoryStamp || wroteMemoryFile(result.messages),
+      wroteMemory,
     });
     const upTo = session.leafId;
     const from = lastPoint(path).point;
@@ -130,8 +137,7 @@ export class Consolidator {
 
   async #consolidate(session: Session, from: string | null, upTo: string | null): Promise<void> {
     try {
-      const path = session.entriesTo(upTo) as PathEntry[];
-      const messages = messagesSince(path, from);
+      const messages = messagesSince(recentPath(session, upTo), from);
       const topics = findTopicFiles(this.#options.workspace).map((file) =>
         topicName(file.split("/").pop() ?? "") ?? ""
       ).filter((name) => name !== "");
@@ -190,11 +196,14 @@ export class Consolidator {
   }
 
   async #pendingIn(session: Session, marker: string): Promise<void> {
-    const path = session.entriesTo() as PathEntry[];
-    const pending = path.map(asRecord).findLast((record) => record !== undefined);
+    const records = recentPath(session, session.leafId).map(asRecord)
+      .filter((record) => record !== undefined);
+    const pending = records.at(-1);
     if (pending?.status === "pending") {
+      // From the last point whose work was done: several runs may have left pending ones.
+      const from = records.findLast((record) => record.status === "done")?.upTo ?? null;
       const before = this.#waiting.length;
-      await this.#consolidate(session, pending.from, pending.upTo);
+      await this.#consolidate(session, from, pending.upTo);
       if (this.#waiting.length === before) return; // failed: the marker stays
     }
     Deno.removeSync(marker);
@@ -250,6 +259,29 @@ export class Consolidator {
       // A log that cannot be written is not worth telling the person about either.
     }
   }
+}
+
+/**
+ * The entries on the path to `id` back to the last done consolidation's point, or to the last
+ * compaction (what it summarised is not counted again), read backwards through `get()`: a
+ * session resumed from its end (src/session/tail.ts) is not read whole for it.
+ */
+export function recentPath(session: Session, id: string | null): PathEntry[] {
+  const path: SessionEntry[] = [];
+  let stopAt: string | null | undefined;
+  for (let at = id; at !== null;) {
+    const entry = session.get(at);
+    if (entry === undefined) break;
+    path.unshift(entry);
+    if (entry.type === "compaction" || entry.id === stopAt) break;
+    const record = asRecord(entry as PathEntry);
+    if (record?.status === "done" && stopAt === undefined) {
+      if (record.upTo === null) break;
+      stopAt = record.upTo;
+    }
+    at = entry.parentId;
+  }
+  return path as PathEntry[];
 }
 
 /** The consolidation records of `entries` with their entry ids, oldest first. */

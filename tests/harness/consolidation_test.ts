@@ -135,6 +135,30 @@ Deno.test("Conversation does not consolidate after a turn that saved a fact", as
   });
 });
 
+Deno.test("Conversation does not consolidate after a turn that followed a /save", async () => {
+  await withWorkspace(async ({ dir, home }) => {
+    const answers = [text(100), text(11_000), text(100)];
+    await withScriptedServer(script(answers, () => ({ text: FACTS })), async (server) => {
+      const agent = await open(dir, server.baseUrl);
+      try {
+        await agent.conversation.turn("one");
+        // A /save between the turns: the next turn counts as one that wrote memory.
+        const facts = projectFactsPath(home, dir);
+        Deno.mkdirSync(join(facts, ".."), { recursive: true });
+        Deno.writeTextFileSync(facts, '{"id":"f1","text":"x"}\n');
+        await agent.conversation.turn("two");
+        await agent.conversation.consolidated();
+        equal(consolidationRequests(server.requests).length, 0);
+        await agent.conversation.turn("three");
+        await agent.conversation.consolidated();
+        equal(consolidationRequests(server.requests).length, 1, "the turn after is due again");
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
+
 Deno.test("a failing consolidation leaves the session and the memory folder untouched and is logged", async () => {
   await withWorkspace(async ({ dir, home }) => {
     const serve = script([text(11_000)], () => ({ fault: "http401" }));
