@@ -5,7 +5,7 @@
 import { listSessions } from "../session/paths.ts";
 import { loadSession } from "../session/load.ts";
 import { consolidations } from "../harness/consolidation.ts";
-import { type ConsolidationRecord, restoreFiles } from "../memory/consolidate.ts";
+import { type ConsolidationRecord, restoreFiles } from "../context/consolidate.ts";
 import { ConsolidationIdError } from "../memory/errors.ts";
 
 /** One consolidation as the log shows it. */

@@ -1,5 +1,5 @@
 /**
- * Runs memory consolidation (src/memory/consolidate.ts) for a conversation, off the turn's
+ * Runs memory consolidation (src/context/consolidate.ts) for a conversation, off the turn's
  * path: `afterTurn()` decides and returns at once; the model call and the writes happen in
  * the background, and the session entry is appended only while no turn runs (never between a
  * turn's tool call and its result). In `defer` mode (`tern run`), nothing runs: a due
@@ -25,9 +25,8 @@ import {
   type PathEntry,
   topicName,
   writeTopics,
-  wroteMemoryFile,
-} from "../memory/consolidate.ts";
-import { findTopicFiles } from "../memory/memory_files.ts";
+} from "../context/consolidate.ts";
+import { findTopicFiles, PROJECT_MEMORY_FILE, USER_MEMORY_FILE } from "../memory/memory_files.ts";
 import type { TurnResult } from "../agent/loop.ts";
 
 /** How a conversation consolidates: in the background, or left for the next start. */
@@ -90,7 +89,7 @@ export class Consolidator {
   afterTurn(result: TurnResult): void {
     this.#flush();
     const stamp = this.#factsStamp();
-    const wroteMemory = stamp !== this.#memoryStamp || wroteMemoryFile(result.messages);
+    const wroteMemory = stamp !== this.#memoryStamp;
     this.#memoryStamp = stamp;
     if (this.#running !== undefined) return;
     const session = this.#options.session();
@@ -243,7 +242,14 @@ export class Consolidator {
 
   #factsStamp(): string {
     const { ternHome, workspace } = this.#options;
-    return [userFactsPath(ternHome), projectFactsPath(ternHome, workspace)].map((path) => {
+    // The write tools cannot change .tern/ (a protected folder): of the memory files they
+    // reach MEMORY.md only; the person's memory.md and the facts change by tern's commands.
+    return [
+      userFactsPath(ternHome),
+      projectFactsPath(ternHome, workspace),
+      join(workspace, PROJECT_MEMORY_FILE),
+      join(ternHome, USER_MEMORY_FILE),
+    ].map((path) => {
       const info = lstatOrNull(path);
       return `${info?.mtime?.getTime() ?? 0}:${info?.size ?? 0}`;
     }).join("|");

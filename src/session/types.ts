@@ -131,7 +131,7 @@ export type LabelEntry = EntryBase & { type: "label"; targetId: string; label: s
 /** Reserved for the plan-and-execute state. */
 export type PlanEntry = EntryBase & { type: "plan"; data: unknown };
 /**
- * A background consolidation of memory (src/memory/consolidate.ts: `ConsolidationRecord`):
+ * A background consolidation of memory (src/context/consolidate.ts: `ConsolidationRecord`):
  * its point in the transcript, the topic files it wrote, or an undo. Not context.
  */
 export type ConsolidationEntry = EntryBase & { type: "consolidation"; data: unknown };

@@ -8,7 +8,7 @@ import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import { consolidations, pendingFolder } from "../../src/harness/consolidation.ts";
-import { CONSOLIDATION_SYSTEM_PROMPT } from "../../src/memory/consolidate.ts";
+import { CONSOLIDATION_SYSTEM_PROMPT } from "../../src/context/consolidate.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";

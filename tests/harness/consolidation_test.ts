@@ -6,7 +6,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import { consolidationLogPath, consolidations } from "../../src/harness/consolidation.ts";
-import { CONSOLIDATION_SYSTEM_PROMPT } from "../../src/memory/consolidate.ts";
+import { CONSOLIDATION_SYSTEM_PROMPT } from "../../src/context/consolidate.ts";
 import { estimateTokens } from "../../src/context/tokens.ts";
 import { projectFactsPath } from "../../src/memory/facts.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
@@ -152,6 +152,27 @@ Deno.test("Conversation does not consolidate after a turn that followed a /save"
         await agent.conversation.turn("three");
         await agent.conversation.consolidated();
         equal(consolidationRequests(server.requests).length, 1, "the turn after is due again");
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
+
+Deno.test("Conversation does not consolidate after a turn that wrote MEMORY.md", async () => {
+  await withWorkspace(async ({ dir }) => {
+    const serve = (request: ModelRequest): ScriptedReply => {
+      if (isConsolidation(request)) return { text: FACTS };
+      // The model's write of MEMORY.md, as the write tool would make it.
+      Deno.writeTextFileSync(join(dir, "MEMORY.md"), "# Memory\n- noted\n");
+      return { text: text(11_000) };
+    };
+    await withScriptedServer(serve, async (server) => {
+      const agent = await open(dir, server.baseUrl);
+      try {
+        await agent.conversation.turn("note it");
+        await agent.conversation.consolidated();
+        equal(consolidationRequests(server.requests).length, 0);
       } finally {
         await agent.close();
       }

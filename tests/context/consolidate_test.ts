@@ -14,8 +14,7 @@ import {
   restoreFiles,
   topicName,
   writeTopics,
-  wroteMemoryFile,
-} from "../../src/memory/consolidate.ts";
+} from "../../src/context/consolidate.ts";
 
 const answer = (content: string): Message => ({ role: "assistant", content });
 
@@ -60,18 +59,6 @@ Deno.test("consolidationDue() needs 3 tool calls or an answer, and never runs af
   equal(consolidationDue(path, { toolCalls: 2, answered: false, wroteMemory: false }), false);
   equal(consolidationDue(path, { toolCalls: 3, answered: false, wroteMemory: false }), true);
   equal(consolidationDue(path, { toolCalls: 5, answered: true, wroteMemory: true }), false);
-});
-
-Deno.test("wroteMemoryFile() sees a write or edit of MEMORY.md or .tern/memory", () => {
-  const call = (name: string, path: string): Message => ({
-    role: "assistant",
-    content: "",
-    toolCalls: [{ id: "1", name, arguments: JSON.stringify({ path }) }],
-  });
-  equal(wroteMemoryFile([call("write", "MEMORY.md")]), true);
-  equal(wroteMemoryFile([call("edit", ".tern/memory/testing.md")]), true);
-  equal(wroteMemoryFile([call("read", "MEMORY.md")]), false);
-  equal(wroteMemoryFile([call("write", "src/main.ts")]), false);
 });
 
 Deno.test("parseConsolidation() turns hostile topic names into flat names and caps facts", () => {

@@ -16,10 +16,10 @@
 import { join, relative, sep } from "node:path";
 import type { Message } from "../core/messages.ts";
 import type { ModelRequest, Provider } from "../llm/types.ts";
-import { estimateMessageTokens } from "../context/tokens.ts";
-import { fitConversation } from "../context/summary_request.ts";
+import { estimateMessageTokens } from "./tokens.ts";
+import { fitConversation } from "./summary_request.ts";
 import { lstatOrNull, realPathOrNull } from "../core/verified_open.ts";
-import { MEMORY_FOLDER } from "./memory_files.ts";
+import { MEMORY_FOLDER } from "../memory/memory_files.ts";
 
 /** Transcript tokens since the session's start before the first consolidation. */
 export const FIRST_CONSOLIDATION_TOKENS = 10_000;
@@ -115,18 +115,6 @@ export function consolidationDue(path: readonly PathEntry[], turn: TurnSummary):
     0,
   );
   return tokens >= (found ? NEXT_CONSOLIDATION_TOKENS : FIRST_CONSOLIDATION_TOKENS);
-}
-
-/** True when a tool call of `messages` wrote a memory file (MEMORY.md, `.tern/memory/`). */
-export function wroteMemoryFile(messages: readonly Message[]): boolean {
-  for (const message of messages) {
-    if (message.role !== "assistant") continue;
-    for (const call of message.toolCalls ?? []) {
-      if (!/^(write|edit|multi_edit|apply_patch)$/.test(call.name)) continue;
-      if (/MEMORY\.md|memory\.md|\.tern[\\/]+memory/i.test(call.arguments)) return true;
-    }
-  }
-  return false;
 }
 
 /** The system prompt of the consolidation request. */
