@@ -34,6 +34,8 @@ export interface SystemPromptOptions {
   contextFiles?: ReadonlyArray<{ path: string; text: string }>;
   /** The skills index section (`skillsPromptSection` in src/memory/skills.ts). */
   skills?: string;
+  /** The memory files' section (`memoryFilesPromptSection` in src/memory/memory_files.ts). */
+  memoryFiles?: string;
   /** `APPEND_SYSTEM.md` texts, appended after everything but the memory. */
   appendSystem?: readonly string[];
 }
@@ -56,6 +58,7 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
       : []),
     ...contextSection(options.contextFiles ?? []),
     ...(options.skills ? ["", options.skills] : []),
+    ...(options.memoryFiles ? ["", options.memoryFiles] : []),
     ...(options.appendSystem ?? []).flatMap((text) => ["", text.trim()]),
     ...(options.memory?.trim() ? ["", options.memory.trim()] : []),
   ].join("\n");

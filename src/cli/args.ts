@@ -125,8 +125,8 @@ export type CommandLine =
   }
   | {
     command: "memory";
-    action: "save" | "list" | "forget";
-    /** save: the fact; forget: the id (prefix). */
+    action: "save" | "list" | "forget" | "log" | "undo";
+    /** save: the fact; forget: the id (prefix); undo: the consolidation's id. */
     text?: string;
     /** save: for every workspace of the person, not only this one. */
     global: boolean;
@@ -200,6 +200,8 @@ Commands:
                          each message gets the facts most relevant to it (memoryFacts, 5)
   memory list            the remembered facts with their ids (--json)
   memory forget <id>     forget a fact (an id prefix is enough)
+  memory log             background consolidations into .tern/memory/ and their files (--json)
+  memory undo <id>       restore the files a consolidation changed as they were
   run /name [args]       run the prompt template .tern/prompts/name.md (or ~/.tern/prompts/)
                          with its arguments; run --skill <name> <task> puts that skill's
                          instructions (SKILL.md) before the task
@@ -428,10 +430,18 @@ function memoryCommand(rest: string[], values: Values, options: TurnOptions): Co
   }
   switch (action) {
     case "list":
+    case "log":
       if (words.length > 0) {
-        throw new UsageError(`Unexpected arguments after memory list: "${words.join(" ")}"`);
+        throw new UsageError(`Unexpected arguments after memory ${action}: "${words.join(" ")}"`);
       }
       return { ...base, action, options };
+    case "undo":
+      if (words.length !== 1) {
+        throw new UsageError(
+          "Give one consolidation id to undo: tern memory undo <id> (see tern memory log)",
+        );
+      }
+      return { ...base, action, text: words[0], options };
     case "save": {
       const text = words.join(" ");
       if (text.trim() === "") {
@@ -448,7 +458,7 @@ function memoryCommand(rest: string[], values: Values, options: TurnOptions): Co
       return { ...base, action, text: words[0], options };
     default:
       throw new UsageError(
-        `Unknown memory subcommand "${action}": expected save, list or forget`,
+        `Unknown memory subcommand "${action}": expected save, list, forget, log or undo`,
       );
   }
 }

@@ -7,7 +7,13 @@ import { ConfigError } from "../config/errors.ts";
 import type { ExitReason } from "../core/events.ts";
 import { NoPlanError, SessionChoiceError } from "../harness/errors.ts";
 import { ProviderSetupError } from "../llm/errors.ts";
-import { FactIdError, FactTextError, TemplateError, UnknownSkillError } from "../memory/errors.ts";
+import {
+  ConsolidationIdError,
+  FactIdError,
+  FactTextError,
+  TemplateError,
+  UnknownSkillError,
+} from "../memory/errors.ts";
 import { PlanningError } from "../plan/errors.ts";
 import type { PlanState } from "../plan/types.ts";
 import { SessionBusyError, SessionRefError, UnknownEntryError } from "../session/errors.ts";
@@ -48,6 +54,7 @@ const USAGE_ERRORS = [
   UnknownEntryError,
   FactTextError,
   FactIdError,
+  ConsolidationIdError,
   TemplateError,
   UnknownSkillError,
 ];

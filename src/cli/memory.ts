@@ -1,6 +1,7 @@
 /**
  * `tern memory save|list|forget`: the remembered facts from the command line, the same
- * append-only files as /save and /memory (src/memory/facts.ts).
+ * append-only files as /save and /memory (src/memory/facts.ts); `tern memory log|undo`: the
+ * background consolidations into `.tern/memory/` (src/cli/memory_log.ts).
  */
 import { loadConfig } from "../config/mod.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
@@ -38,6 +39,36 @@ export async function runMemoryCommand(
           ? jsonForTerminal(JSON.stringify(fact))
           : `Forgot ${fact.id}: ${terminalText(fact.text)}`,
       );
+      return 0;
+    }
+    case "log": {
+      const { consolidationLog, formatConsolidationLog } = await import("./memory_log.ts");
+      const log = await consolidationLog(config.ternHome, workspace);
+      if (line.json) {
+        const items = log.map(({ record: _record, ...item }) => item);
+        out(jsonForTerminal(JSON.stringify(items)));
+      } else {
+        for (const text of formatConsolidationLog(log)) out(terminalText(text));
+      }
+      return 0;
+    }
+    case "undo": {
+      const { undoConsolidation } = await import("./memory_log.ts");
+      const result = await undoConsolidation(config.ternHome, workspace, line.text ?? "");
+      if (line.json) {
+        const { item: { record: _record, ...item }, ...rest } = result;
+        out(jsonForTerminal(JSON.stringify({ ...rest, item })));
+        return 0;
+      }
+      out(
+        `Undid ${result.item.id}: restored ${
+          result.restored.length > 0 ? result.restored.join(", ") : "no files"
+        }`,
+      );
+      for (const path of result.changed) {
+        out(terminalText(`Left ${path} as it is: it changed since the consolidation wrote it`));
+      }
+      if (result.note) out(terminalText(result.note));
       return 0;
     }
     case "list": {

@@ -47,6 +47,8 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
     onSandboxOpen: text ? unconfinedWarning(write) : undefined,
     memory: true,
+    // tern run exits first: a due consolidation is left for the next interactive start.
+    consolidation: "defer",
   });
   try {
     const session = agent.session;

@@ -29,6 +29,7 @@ export function describeEntry(entry: SessionEntry): string {
       return `label ${entry.targetId}: ${entry.label}`;
     case "plan":
     case "subagent":
+    case "consolidation":
       return entry.type;
     case "unknown":
       return `(unknown type "${String(entry.raw.type)}", kept)`;

@@ -9,6 +9,7 @@
  * and builds the conversation. `tern run` takes both at once; the interactive UI draws its
  * prompt between them and connects on the first need (`connect()`, `preload()`).
  */
+import type { ConsolidationMode } from "./consolidation.ts";
 import { type ConfigFlags, type ConfigSource, loadConfig, type TernConfig } from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
 import { phaseMark } from "../core/phase_marks.ts";
@@ -53,6 +54,8 @@ export interface AgentSessionOptions {
    * the message (the interactive UI's /save changes them).
    */
   memory?: boolean | ((task: string) => string | undefined);
+  /** Memory consolidation after turns: in the background, or left for the next start. */
+  consolidation?: ConsolidationMode;
   /**
    * When the models connect and the MCP servers start: `"now"` (default), before
    * `openAgentSession()` returns, the servers in parallel with the rest; or `"later"`, at the
@@ -319,6 +322,7 @@ export class AgentSession {
         : (task) => recallFacts(facts ?? [], task, this.#config.memoryFacts),
       mcp,
       onSandboxOpen: this.#options.onSandboxOpen,
+      consolidation: this.#options.consolidation,
     });
     this.#conversation = conversation;
     return conversation;

@@ -28,6 +28,7 @@ import type { Tool } from "../tools/define.ts";
 import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { loadResources } from "../memory/resources.ts";
+import { type ConsolidationMode, Consolidator } from "./consolidation.ts";
 import { composeSystemPrompt } from "./resource_prompt.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
@@ -60,6 +61,11 @@ export interface ConversationOptions {
   memory?: (task: string) => string | undefined;
   /** MCP servers whose tools join the built-in ones (an `McpManager`). */
   mcp?: McpTools;
+  /**
+   * Memory consolidation after turns (src/harness/consolidation.ts): in the background
+   * (interactive), or marked for the next start (`tern run`); absent: none.
+   */
+  consolidation?: ConsolidationMode;
 }
 
 /** The MCP servers' tools as a conversation uses them; `McpManager` provides it. */
@@ -128,9 +134,21 @@ export class Conversation {
   #visited = new Set<string>();
   /** Lifecycle hooks of the session (SessionStart, UserPromptSubmit, Stop, SessionEnd). */
   #hooks: SessionHooks;
+  #consolidator: Consolidator | undefined;
 
   constructor(options: ConversationOptions) {
     this.#options = options;
+    if (options.consolidation !== undefined) {
+      this.#consolidator = new Consolidator({
+        mode: options.consolidation,
+        workspace: options.workspace,
+        ternHome: options.config.ternHome,
+        session: () => this.#options.session,
+        provider: () => this.#options.provider,
+        model: () => this.#options.config.model,
+        busy: () => this.#running,
+      });
+    }
     this.#codeIndex = new CodeIndexTools(() => ({
       workspace: this.#options.workspace,
       ternHome: this.#options.config.ternHome,
@@ -274,11 +292,21 @@ export class Conversation {
   async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (this.#running) throw new Error("A turn is already running");
     this.#running = true;
+    this.#consolidator?.beforeTurn();
+    let result: TurnResult | undefined;
     try {
-      return await this.#turn(task, options);
+      result = await this.#turn(task, options);
+      return result;
     } finally {
       this.#running = false;
+      // Decides and returns at once: the work runs behind the next prompt.
+      if (result !== undefined) this.#consolidator?.afterTurn(result);
     }
+  }
+
+  /** Resolves when no background memory consolidation runs. */
+  consolidated(): Promise<void> {
+    return this.#consolidator?.idle() ?? Promise.resolve();
   }
 
   /**
@@ -329,6 +357,8 @@ export class Conversation {
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
     await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
+    // Never waited for: a consolidation under way is dropped, and runs again later.
+    this.#consolidator?.close();
     this.#unsubscribe?.();
     this.#codeIndex.close();
     await this.#closeSandbox();

@@ -41,7 +41,10 @@ export function composeSystemPrompt(inputs: PromptInputs, resources: Resources):
 
 /** One part of the system prompt. */
 export interface PromptPart {
-  /** What it is: `instructions`, `context file`, `skills index`, `APPEND_SYSTEM.md`. */
+  /**
+   * What it is: `instructions`, `context file`, `skills index`, `memory file`, `memory topics
+   * index`, `APPEND_SYSTEM.md`.
+   */
   part: string;
   /** The file it came from, when one. */
   file?: string;
@@ -61,6 +64,8 @@ export interface ContextReport {
   totalTokens: number;
   skills: Array<{ name: string; description: string; path: string; level: string }>;
   templates: Array<{ name: string; description: string; usage: string; path: string }>;
+  /** The topic files under `.tern/memory/` listed in the index. */
+  memoryTopics: Array<{ path: string; title: string }>;
   /** The remembered facts: how many, and those a message (`task`) would get, with why. */
   memory?: {
     saved: number;
@@ -112,6 +117,25 @@ export function contextReport(
       tokens: estimateTokens(prompt.skills),
     });
   }
+  if (prompt.memoryFiles) {
+    const { user, project, topics, topicsLeftOut } = resources.memory;
+    for (const file of [user, project]) {
+      if (file === undefined) continue;
+      parts.push({
+        part: "memory file",
+        file: file.path,
+        level: file.level,
+        tokens: estimateTokens(file.text),
+        cut: file.cut,
+      });
+    }
+    const index = prompt.memoryFiles.split("\n").filter((line) => line.startsWith("- ")).join("\n");
+    parts.push({
+      part: `memory topics index (${topics.length} files, read when needed)`,
+      tokens: estimateTokens(index),
+      cut: topicsLeftOut > 0,
+    });
+  }
   for (const file of files.append) {
     parts.push({
       part: "APPEND_SYSTEM.md",
@@ -138,6 +162,7 @@ export function contextReport(
       usage: template.args.length > 0 ? usage(template) : "",
       path: template.path,
     })),
+    memoryTopics: resources.memory.topics.map(({ rel, title }) => ({ path: rel, title })),
     ...(memory === undefined ? {} : { memory: memoryReport(memory) }),
     diagnostics: resources.diagnostics,
   };
@@ -184,6 +209,10 @@ export function formatContextReport(report: ContextReport): string[] {
       const call = [`/${template.name}`, template.usage].filter((word) => word !== "").join(" ");
       lines.push(`  ${call}: ${template.description} (${template.path})`);
     }
+  }
+  if (report.memoryTopics.length > 0) {
+    lines.push("Memory topic files (index only; the model reads one when needed):");
+    for (const topic of report.memoryTopics) lines.push(`  ${topic.path}: ${topic.title}`);
   }
   const memory = report.memory;
   if (memory !== undefined) {

@@ -37,3 +37,8 @@ export class TemplateError extends TernError {
 export class UnknownSkillError extends TernError {
   override name = "UnknownSkillError";
 }
+
+/** A consolidation id to undo that matches none, several, or one that cannot be undone. */
+export class ConsolidationIdError extends TernError {
+  override name = "ConsolidationIdError";
+}

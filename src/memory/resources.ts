@@ -1,18 +1,21 @@
 /**
  * Every resource of one workspace at once: the prompt files (SYSTEM.md, APPEND_SYSTEM.md,
- * context files), the skills and the prompt templates, with what was wrong on the way. Read
+ * context files), the skills, the prompt templates and the memory files, with what was wrong on the way. Read
  * for every turn (so an edit counts at the next turn), and by `tern context`.
  */
 import type { Warn } from "../config/workspace_file.ts";
 import { type PromptFiles, readPromptFiles } from "./context_files.ts";
 import { discoverSkills, type Skill, skillsPromptSection } from "./skills.ts";
 import { discoverTemplates, type PromptTemplate } from "./templates.ts";
+import { type MemoryFiles, memoryFilesPromptSection, readMemoryFiles } from "./memory_files.ts";
 
 /** A workspace's resources. */
 export interface Resources {
   files: PromptFiles;
   skills: Skill[];
   templates: PromptTemplate[];
+  /** `memory.md`, `MEMORY.md` and the topic files' index. */
+  memory: MemoryFiles;
   /** Malformed, refused, duplicate or capped resources, one line each. */
   diagnostics: string[];
 }
@@ -22,6 +25,7 @@ export interface ResourcePromptParts {
   instructions?: string;
   contextFiles: Array<{ path: string; text: string }>;
   skills?: string;
+  memoryFiles?: string;
   appendSystem: string[];
 }
 
@@ -33,6 +37,7 @@ export async function loadResources(
   const diagnostics: string[] = [];
   const warn: Warn = (line) => diagnostics.push(line);
   const files = readPromptFiles({ workspace, ternHome, warn });
+  const memory = readMemoryFiles(workspace, ternHome, warn);
   const [skills, templates] = await Promise.all([
     discoverSkills(workspace, ternHome),
     discoverTemplates(workspace, ternHome),
@@ -41,6 +46,7 @@ export async function loadResources(
     files,
     skills: skills.skills,
     templates: templates.templates,
+    memory,
     diagnostics: [...diagnostics, ...skills.diagnostics, ...templates.diagnostics],
   };
 }
@@ -52,6 +58,7 @@ export function resourcePromptParts(resources: Resources): ResourcePromptParts {
     instructions: files.system?.text,
     contextFiles: files.context.map(({ path, text }) => ({ path, text })),
     skills: skillsPromptSection(resources.skills),
+    memoryFiles: memoryFilesPromptSection(resources.memory),
     appendSystem: files.append.map((file) => file.text),
   };
 }

@@ -130,6 +130,11 @@ export type BranchEntry = EntryBase & {
 export type LabelEntry = EntryBase & { type: "label"; targetId: string; label: string };
 /** Reserved for the plan-and-execute state. */
 export type PlanEntry = EntryBase & { type: "plan"; data: unknown };
+/**
+ * A background consolidation of memory (src/context/consolidate.ts: `ConsolidationRecord`):
+ * its point in the transcript, the topic files it wrote, or an undo. Not context.
+ */
+export type ConsolidationEntry = EntryBase & { type: "consolidation"; data: unknown };
 /** Reserved for links to subagent sessions. */
 export type SubagentEntry = EntryBase & { type: "subagent"; data: unknown };
 
@@ -151,6 +156,7 @@ export type SessionEntry =
   | LabelEntry
   | PlanEntry
   | SubagentEntry
+  | ConsolidationEntry
   | UnknownEntry;
 
 /** The entry types this version writes and reads. */
@@ -166,6 +172,7 @@ export const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set([
   "label",
   "plan",
   "subagent",
+  "consolidation",
 ]);
 
 /** An entry as written: everything but the fields the store fills in. */

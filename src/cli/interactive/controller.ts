@@ -80,6 +80,7 @@ export class SessionController {
         : undefined,
       warn: (text) => controller.#app?.notice(text, "warning"),
       onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
+      consolidation: "background",
       memory: (task: string) =>
         controller.#services?.memorySection(task, controller.config.memoryFacts),
       watchMcp: (manager) => controller.#watchMcp(manager),

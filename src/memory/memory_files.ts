@@ -1,0 +1,174 @@
+/**
+ * Memory files: plain Markdown a person (or tern's background consolidation) keeps for the
+ * agent. The person's `memory.md` in tern's home, the project's `MEMORY.md` at the workspace
+ * root, and topic files under `<workspace>/.tern/memory/`, of which `MEMORY.md` is the index.
+ *
+ * The system prompt carries the index only: the text of `memory.md` and `MEMORY.md`, and one
+ * line per topic file (its path and first heading or line). The model reads a topic file with
+ * `read` when the task needs it. Every file is read with the file tools' confinement
+ * (`readWorkspaceText`): `memory.md` confined to tern's home, the rest to the workspace; the
+ * walk of `.tern/memory/` follows no symlinked folder, and a `.tern/memory` that is a symlink
+ * out of the workspace is not searched at all.
+ */
+import { join, relative, sep } from "node:path";
+import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
+import { type ContextFile, folderOutside, readContextFile } from "./context_files.ts";
+
+/** The person's memory file, in tern's home. */
+export const USER_MEMORY_FILE = "memory.md";
+/** The project's memory file (the index of the topic files), at the workspace root. */
+export const PROJECT_MEMORY_FILE = "MEMORY.md";
+/** The topic files' folder, below the workspace. */
+export const MEMORY_FOLDER = join(".tern", "memory");
+/** Longest `memory.md` or `MEMORY.md` taken whole, in characters; a longer one is cut. */
+export const MAX_MEMORY_FILE_CHARS = 8_000;
+/** The most topic files listed in the index; the rest are counted in a note. */
+export const MAX_MEMORY_TOPICS = 100;
+/** How deep below `.tern/memory/` topic files are looked for. */
+const MAX_TOPIC_DEPTH = 3;
+/** The most folder entries read under `.tern/memory/`. */
+const MAX_TOPIC_ENTRIES = 1_000;
+/** What is read of a topic file to find its title. */
+const TOPIC_HEAD_BYTES = 2_048;
+/** The most characters of a topic's title in the index. */
+const MAX_TITLE_CHARS = 120;
+
+/** One topic file under `.tern/memory/`. */
+export interface MemoryTopic {
+  /** Absolute path. */
+  path: string;
+  /** Workspace-relative path, with `/`, as the model reads it. */
+  rel: string;
+  /** Its first heading, or first line, on one line. */
+  title: string;
+}
+
+/** The memory files of a workspace and of the person. */
+export interface MemoryFiles {
+  user?: ContextFile;
+  project?: ContextFile;
+  topics: MemoryTopic[];
+  /** Topic files found past {@linkcode MAX_MEMORY_TOPICS}, not listed. */
+  topicsLeftOut: number;
+}
+
+/** Reads `memory.md`, `MEMORY.md` and the topic files' titles (see the module notes). */
+export function readMemoryFiles(workspace: string, ternHome: string, warn?: Warn): MemoryFiles {
+  const user = readContextFile(
+    ternHome,
+    join(ternHome, USER_MEMORY_FILE),
+    "user",
+    warn,
+    MAX_MEMORY_FILE_CHARS,
+  );
+  const project = readContextFile(
+    workspace,
+    join(workspace, PROJECT_MEMORY_FILE),
+    "project",
+    warn,
+    MAX_MEMORY_FILE_CHARS,
+  );
+  const paths = findTopicFiles(workspace, warn);
+  const topics: MemoryTopic[] = [];
+  for (const path of paths.slice(0, MAX_MEMORY_TOPICS)) {
+    const title = topicTitle(workspace, path, warn);
+    if (title === undefined) continue;
+    topics.push({ path, rel: relative(workspace, path).split(sep).join("/"), title });
+  }
+  return {
+    user,
+    project,
+    topics,
+    topicsLeftOut: Math.max(0, paths.length - MAX_MEMORY_TOPICS),
+  };
+}
+
+/** The `.md` files under `<workspace>/.tern/memory/`, sorted; bounded, no symlink followed. */
+export function findTopicFiles(workspace: string, warn?: Warn): string[] {
+  const root = join(workspace, MEMORY_FOLDER);
+  const outside = folderOutside(workspace, root) ??
+    folderOutside(workspace, join(workspace, ".tern"));
+  if (outside !== undefined) {
+    warn?.(outside);
+    return [];
+  }
+  const found: string[] = [];
+  let queue = [root];
+  let entries = 0;
+  for (let depth = 0; depth < MAX_TOPIC_DEPTH && queue.length > 0; depth++) {
+    const next: string[] = [];
+    for (const dir of queue) {
+      let listed: Deno.DirEntry[];
+      try {
+        listed = [...Deno.readDirSync(dir)];
+      } catch {
+        continue;
+      }
+      entries += listed.length;
+      if (entries > MAX_TOPIC_ENTRIES) {
+        warn?.(
+          `Memory topics under "${root}" were not all read: more than ` +
+            `${MAX_TOPIC_ENTRIES} entries`,
+        );
+        return found.sort();
+      }
+      for (const entry of listed) {
+        if (entry.isSymlink) continue;
+        if (entry.isDirectory) next.push(join(dir, entry.name));
+        else if (entry.isFile && entry.name.endsWith(".md")) found.push(join(dir, entry.name));
+      }
+    }
+    queue = next;
+  }
+  return found.sort();
+}
+
+/** The first heading (or first non-blank line) of a topic file; undefined when unreadable. */
+function topicTitle(workspace: string, path: string, warn?: Warn): string | undefined {
+  let text: string | undefined;
+  try {
+    text = readWorkspaceText(workspace, path, {
+      what: "memory file",
+      warn,
+      maxBytes: TOPIC_HEAD_BYTES,
+      head: true,
+    });
+  } catch (error) {
+    warn?.(error instanceof Error ? error.message : String(error));
+    return undefined;
+  }
+  if (text === undefined) return undefined;
+  const lines = text.split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  const heading = lines.find((line) => line.startsWith("#")) ?? lines[0] ?? "(empty)";
+  // One line: a title may not add lines (or instructions on lines of their own) to the prompt.
+  const title = [...heading.replace(/^#+\s*/, "")].map((char) =>
+    char.charCodeAt(0) < 0x20 || char === "\u007f" ? " " : char
+  ).join("");
+  return title.length > MAX_TITLE_CHARS ? `${title.slice(0, MAX_TITLE_CHARS)}…` : title;
+}
+
+/** The system prompt's memory section; undefined when there are no memory files. */
+export function memoryFilesPromptSection(memory: MemoryFiles): string | undefined {
+  const { user, project, topics, topicsLeftOut } = memory;
+  if (user === undefined && project === undefined && topics.length === 0) return undefined;
+  const lines = [
+    "Memory files (plain Markdown the person keeps; facts learnt in earlier sessions). " +
+    `${PROJECT_MEMORY_FILE} indexes the topic files under ${MEMORY_FOLDER.split(sep).join("/")}/` +
+    ": read a topic file with `read` when the task concerns it, not before.",
+  ];
+  if (user !== undefined) lines.push("", `## ${user.path} (the person's)`, "", user.text.trim());
+  if (project !== undefined) {
+    lines.push("", `## ${PROJECT_MEMORY_FILE} (the project's)`, "", project.text.trim());
+  }
+  if (topics.length > 0) {
+    lines.push("", "Topic files:");
+    for (const topic of topics) lines.push(`- ${topic.rel}: ${topic.title}`);
+  }
+  if (topicsLeftOut > 0) {
+    lines.push(
+      `[${topicsLeftOut} more topic files are not listed: more than ${MAX_MEMORY_TOPICS}; ` +
+        `list ${MEMORY_FOLDER.split(sep).join("/")}/ to see them]`,
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,94 @@
+/**
+ * End-to-end: `tern run` leaves a due consolidation for the next start, an interactive
+ * conversation's start does it, and `tern memory log` / `tern memory undo` show and undo it.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { openAgentSession } from "../../src/harness/agent_session.ts";
+import { consolidations, pendingFolder } from "../../src/harness/consolidation.ts";
+import { CONSOLIDATION_SYSTEM_PROMPT } from "../../src/context/consolidate.ts";
+import { loadSession } from "../../src/session/load.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
+
+const isConsolidation = (request: ModelRequest) =>
+  request.messages[0]?.content === CONSOLIDATION_SYSTEM_PROMPT;
+
+testWith(
+  [bwrapNeed],
+  "tern run leaves a due consolidation for the next start; tern memory log and undo show and undo it",
+  async () => {
+    const long = "The build uses deno and the tests run in parallel. ".repeat(1_000);
+    const facts = JSON.stringify({
+      topics: [{ topic: "build", title: "Build", facts: [{ fact: "Use deno", source: "x" }] }],
+    });
+    const script = (request: ModelRequest): ScriptedReply =>
+      isConsolidation(request) ? { text: facts } : { text: long };
+    const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+    const ws = await tempWorkspace();
+    const env = {
+      TERN_HOME: ws.home,
+      HOME: ws.home,
+      TERN_API_KEY: "sk-test-consolidation",
+      TERN_BASE_URL: server.baseUrl,
+      TERN_MODE: "bypass",
+    };
+    const tern = (args: string[]) => runTern(args, { cwd: ws.dir, env });
+    const saved = Object.keys(env).map((name) => [name, Deno.env.get(name)] as const);
+    try {
+      const run = await tern(["run", "-o", "json", "explain the build"]);
+      equal(run.code, 0, run.stderr);
+      const { sessionPath } = JSON.parse(run.stdout);
+      // tern run asked no consolidation: it marked one, in the session and in tern's home.
+      equal(server.requests.filter((r) => isConsolidation(r.modelRequest)).length, 0);
+      const marked = consolidations((await loadSession(sessionPath)).entries);
+      deepEqual(marked.map((item) => item.record.status), ["pending"]);
+      equal([...Deno.readDirSync(pendingFolder(ws.home))].length, 1);
+      match((await tern(["memory", "log"])).stdout, /pending {2}session/);
+
+      // The next interactive start does it behind the prompt, after its first turn.
+      for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
+      const workspace = Deno.realPathSync(ws.dir);
+      const agent = await openAgentSession({
+        workspace,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        emit: () => {},
+        warn: () => {},
+        consolidation: "background",
+      });
+      try {
+        await agent.conversation.turn("hello");
+        await agent.conversation.consolidated();
+      } finally {
+        await agent.close();
+      }
+      const topic = join(ws.dir, ".tern", "memory", "build.md");
+      equal(await Deno.readTextFile(topic), "# Build\n- Use deno (source: x)\n");
+      deepEqual([...Deno.readDirSync(pendingFolder(ws.home))], []);
+      const done = consolidations((await loadSession(sessionPath)).entries);
+      deepEqual(done.map((item) => item.record.status), ["pending", "done"]);
+
+      const log = JSON.parse((await tern(["memory", "log", "--json"])).stdout);
+      const item = log.find((entry: { status: string }) => entry.status === "done");
+      deepEqual(item.files, [".tern/memory/build.md"]);
+      const undo = await tern(["memory", "undo", item.id]);
+      equal(undo.code, 0, undo.stderr);
+      match(undo.stdout, /restored \.tern\/memory\/build\.md/);
+      ok(!(await Deno.lstat(topic).then(() => true, () => false)), "the new file is gone");
+      match((await tern(["memory", "log"])).stdout, new RegExp(`${item.id} .* undone `));
+      const again = await tern(["memory", "undo", item.id]);
+      equal(again.code, 2);
+      match(again.stderr, /it is undone, not done/);
+    } finally {
+      for (const [name, value] of saved) {
+        if (value === undefined) Deno.env.delete(name);
+        else Deno.env.set(name, value);
+      }
+      await server.close();
+      await ws.cleanup();
+    }
+  },
+);

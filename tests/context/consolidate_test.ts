@@ -1,0 +1,167 @@
+import { deepEqual, equal, ok, throws } from "node:assert/strict";
+import { join } from "node:path";
+import type { Message } from "../../src/core/messages.ts";
+import { estimateMessageTokens } from "../../src/context/tokens.ts";
+import {
+  consolidationDue,
+  FIRST_CONSOLIDATION_TOKENS,
+  MAX_FACTS_PER_RUN,
+  MAX_TOPIC_FILE_CHARS,
+  MAX_TOPICS_PER_RUN,
+  NEXT_CONSOLIDATION_TOKENS,
+  parseConsolidation,
+  type PathEntry,
+  restoreFiles,
+  topicName,
+  writeTopics,
+} from "../../src/context/consolidate.ts";
+
+const answer = (content: string): Message => ({ role: "assistant", content });
+
+/** Message entries of about `tokens` tokens each. */
+function entries(count: number, tokens: number, prefix = "m"): PathEntry[] {
+  const unit = "The build uses deno and the tests run in parallel. ";
+  const per = estimateMessageTokens(answer(unit.repeat(100))) / 100;
+  return Array.from({ length: count }, (_, i) => ({
+    id: `${prefix}${i}`,
+    type: "message",
+    message: answer(unit.repeat(Math.ceil(tokens / per))),
+  }));
+}
+
+const turn = { toolCalls: 0, answered: true, wroteMemory: false };
+
+Deno.test("consolidationDue() waits for 10,000 tokens at first, then 5,000 more after a point", () => {
+  const before = entries(1, FIRST_CONSOLIDATION_TOKENS - 500);
+  equal(consolidationDue(before, turn), false);
+  const first = entries(1, FIRST_CONSOLIDATION_TOKENS + 200);
+  equal(consolidationDue(first, turn), true);
+  const point: PathEntry = {
+    id: "c1",
+    type: "consolidation",
+    data: { status: "done", from: null, upTo: "m0" },
+  };
+  const after = [...first, point, ...entries(1, NEXT_CONSOLIDATION_TOKENS - 500, "n")];
+  equal(consolidationDue(after, turn), false);
+  const more = [...first, point, ...entries(2, NEXT_CONSOLIDATION_TOKENS / 2 + 300, "n")];
+  equal(consolidationDue(more, turn), true);
+  // An undo keeps the point: the transcript before it was considered, its facts refused.
+  const undone = [...first, point, {
+    id: "c2",
+    type: "consolidation",
+    data: { status: "undone", from: null, upTo: "m0", undoes: "c1" },
+  }];
+  equal(consolidationDue(undone, turn), false);
+});
+
+Deno.test("consolidationDue() needs 3 tool calls or an answer, and never runs after the turn wrote memory", () => {
+  const path = entries(1, FIRST_CONSOLIDATION_TOKENS + 200);
+  equal(consolidationDue(path, { toolCalls: 2, answered: false, wroteMemory: false }), false);
+  equal(consolidationDue(path, { toolCalls: 3, answered: false, wroteMemory: false }), true);
+  equal(consolidationDue(path, { toolCalls: 5, answered: true, wroteMemory: true }), false);
+});
+
+Deno.test("parseConsolidation() turns hostile topic names into flat names and caps facts", () => {
+  const facts = Array.from({ length: 50 }, (_, i) => ({ fact: `f${i}`, source: "x" }));
+  const topics = parseConsolidation(
+    "Sure!\n" + JSON.stringify({
+      topics: [
+        { topic: "../../etc/passwd", facts: [{ fact: "a\nIgnore all\u001b[2J", source: "s\r" }] },
+        { topic: "/abs/path.md", facts: ["plain string fact"] },
+        { topic: "...", facts: ["no name left"] },
+        { topic: "big", facts },
+        ...Array.from({ length: 10 }, (_, i) => ({ topic: `t${i}`, facts: ["z"] })),
+      ],
+    }),
+  );
+  deepEqual(topics.slice(0, 2).map((topic) => topic.name), ["etc-passwd", "abs-path"]);
+  equal(topics[0].lines[0], "- a Ignore all [2J (source: s)");
+  ok(topics.length <= MAX_TOPICS_PER_RUN);
+  equal(topics.flatMap((topic) => topic.lines).length, MAX_FACTS_PER_RUN);
+  equal(topicName("A Very/../Long: Name!!"), "a-very-long-name");
+  equal(topicName("../"), undefined);
+  throws(() => parseConsolidation("no json here"), /no JSON object/);
+  throws(() => parseConsolidation('{"facts": []}'), /no "topics" list/);
+});
+
+async function withWorkspace(body: (ws: string, root: string) => Promise<void>): Promise<void> {
+  const root = Deno.realPathSync(await Deno.makeTempDir({ prefix: "tern-consolidate-" }));
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  try {
+    await body(ws, root);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("writeTopics() appends to .tern/memory/<name>.md, and restoreFiles() puts them back", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.mkdir(join(ws, ".tern", "memory"), { recursive: true });
+    const existing = join(ws, ".tern", "memory", "testing.md");
+    await Deno.writeTextFile(existing, "# Testing\n- old fact\n");
+    const files = writeTopics(ws, [
+      { name: "testing", title: "Testing", lines: ["- old fact", "- new fact (source: x)"] },
+      { name: "deploy", title: "Deploying", lines: ["- tag first"] },
+    ]);
+    deepEqual(files.map((file) => [file.path, file.before]), [
+      [".tern/memory/testing.md", "# Testing\n- old fact\n"],
+      [".tern/memory/deploy.md", null],
+    ]);
+    equal(await Deno.readTextFile(existing), "# Testing\n- old fact\n- new fact (source: x)\n");
+    equal(
+      await Deno.readTextFile(join(ws, ".tern", "memory", "deploy.md")),
+      "# Deploying\n- tag first\n",
+    );
+    // A person's later edit is kept: that file is not restored.
+    await Deno.writeTextFile(join(ws, ".tern", "memory", "deploy.md"), "# Mine\n");
+    const result = restoreFiles(ws, { status: "done", from: null, upTo: "x", files });
+    deepEqual(result, {
+      restored: [".tern/memory/testing.md"],
+      changed: [".tern/memory/deploy.md"],
+    });
+    equal(await Deno.readTextFile(existing), "# Testing\n- old fact\n");
+    // A recorded path outside the memory folder (a tampered session) is never touched.
+    await Deno.writeTextFile(join(ws, "victim.txt"), "keep");
+    restoreFiles(ws, {
+      status: "done",
+      from: null,
+      upTo: "x",
+      files: [{ path: "victim.txt", before: null, after: "keep" }],
+    });
+    equal(await Deno.readTextFile(join(ws, "victim.txt")), "keep");
+  });
+});
+
+Deno.test("writeTopics() never follows a symlink: not .tern, not .tern/memory, not a topic file", async () => {
+  await withWorkspace(async (ws, root) => {
+    const outside = join(root, "outside");
+    await Deno.mkdir(outside);
+    await Deno.writeTextFile(join(outside, "testing.md"), "OUTSIDE");
+    const topics = [{ name: "testing", title: "T", lines: ["- x"] }];
+    await Deno.symlink(outside, join(ws, ".tern"));
+    throws(() => writeTopics(ws, topics), /is not a folder \(or is a symlink\)/);
+    await Deno.remove(join(ws, ".tern"));
+    await Deno.mkdir(join(ws, ".tern"));
+    await Deno.symlink(outside, join(ws, ".tern", "memory"));
+    throws(() => writeTopics(ws, topics), /is not a folder \(or is a symlink\)/);
+    await Deno.remove(join(ws, ".tern", "memory"));
+    await Deno.mkdir(join(ws, ".tern", "memory"));
+    await Deno.symlink(join(outside, "testing.md"), join(ws, ".tern", "memory", "testing.md"));
+    throws(() => writeTopics(ws, topics), /not a regular file with one link/);
+    await Deno.remove(join(ws, ".tern", "memory", "testing.md"));
+    await Deno.link(join(outside, "testing.md"), join(ws, ".tern", "memory", "testing.md"));
+    throws(() => writeTopics(ws, topics), /not a regular file with one link/);
+    equal(await Deno.readTextFile(join(outside, "testing.md")), "OUTSIDE");
+  });
+});
+
+Deno.test("writeTopics() stops a topic file at its size cap", async () => {
+  await withWorkspace((ws) => {
+    const lines = Array.from({ length: 100 }, (_, i) => `- ${"x".repeat(400)} ${i}`);
+    const [file] = writeTopics(ws, [{ name: "big", title: "Big", lines }]);
+    ok(file.after.length <= MAX_TOPIC_FILE_CHARS);
+    ok(file.after.length > MAX_TOPIC_FILE_CHARS - 500);
+    return Promise.resolve();
+  });
+});
