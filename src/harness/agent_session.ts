@@ -295,7 +295,7 @@ export class AgentSession {
     ]);
     const ternHome = this.#config.ternHome;
     const [connected, facts] = await Promise.all([
-      connectModels(this.#config, this.#sources, this.openedState),
+      connectModels(connectable(this.#config), this.#sources, this.openedState),
       memory === true ? rememberedFacts(ternHome, workspace) : undefined,
     ]);
     this.#config = connected.config;

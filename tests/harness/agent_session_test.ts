@@ -270,3 +270,32 @@ Deno.test("AgentSession.switchSession() while the connection is being made: the 
     });
   });
 });
+
+Deno.test("AgentSession.switchSession() before the connection: a session of the unnamed base-URL provider connects", async () => {
+  await withWorkspace(async ({ dir, home }) => {
+    await withScriptedServer(() => ({ text: "hi" }), async (server) => {
+      // What a run with --base-url and no provider name records.
+      const earlier = Session.create(home, { cwd: dir, ternVersion: "test" });
+      earlier.append({ type: "model", model: "earlier-model", provider: "openai-compatible" });
+      const earlierPath = earlier.path;
+      earlier.close();
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, model: "scripted-model" },
+        connect: "later",
+        emit: () => {},
+        warn: () => {},
+      });
+      try {
+        // Resumed first, connected at the first message (the line-mode order).
+        const { note } = await agent.switchSession(await Session.open(earlierPath));
+        equal(note, undefined);
+        const conversation = await agent.connect();
+        equal((await conversation.turn("hello")).exitReason, "COMPLETED");
+        equal(server.requests.at(-1)?.body.model, "earlier-model");
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
