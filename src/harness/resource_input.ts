@@ -3,11 +3,10 @@
  * renders the prompt template `name`; `/skill:name args` (and `tern run --skill name`) puts
  * the skill's instructions before the rest. Shared by `tern run` and the interactive UI.
  */
-import { readSkillBody, type Skill } from "../memory/skills.ts";
+import { readSkillBody, type Skill, skillText } from "../memory/skills.ts";
 import { expandTemplateCommand } from "../memory/templates.ts";
 import type { Resources } from "../memory/resources.ts";
 import { UnknownSkillError } from "../memory/errors.ts";
-import { skillText } from "./skill_tool.ts";
 
 const SKILL_COMMAND = /^\/skill:([^\s]+)(?:\s+([\s\S]*))?$/;
 

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
-import { readSkillBody, readSkillFile, type Skill } from "../memory/skills.ts";
+import { readSkillBody, readSkillFile, type Skill, skillText } from "../memory/skills.ts";
 
 /** The tool's name, as the skills index in the system prompt names it. */
 export const SKILL_TOOL_NAME = "skill";
@@ -48,14 +48,4 @@ export function createSkillTool(skills: () => readonly Skill[]): Tool {
       }
     },
   });
-}
-
-/** A skill's body as the model receives it: where it lives, then its instructions. */
-export function skillText(skill: Skill, body: string): string {
-  return [
-    `Skill "${skill.name}" (${skill.path}); files it names are relative to ${skill.dir}/ ` +
-    `(read them with the skill tool's "file").`,
-    "",
-    body.trim(),
-  ].join("\n");
 }

@@ -244,3 +244,16 @@ export function skillsPromptSection(skills: readonly Skill[]): string | undefine
 function oneLine(text: string): string {
   return text.replace(/[\s\p{Cc}]+/gu, " ").trim();
 }
+
+/**
+ * A skill's body as the model receives it: where it lives, then its instructions (the `skill`
+ * tool's answer, and what `/skill:name` and `--skill` put before the task).
+ */
+export function skillText(skill: Skill, body: string): string {
+  return [
+    `Skill "${skill.name}" (${skill.path}); files it names are relative to ${skill.dir}/ ` +
+    `(read them with the skill tool's "file").`,
+    "",
+    body.trim(),
+  ].join("\n");
+}

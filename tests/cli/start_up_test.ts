@@ -181,3 +181,23 @@ Deno.test({
     deepEqual(loaded.filter((spec) => spec.startsWith("node:") || spec.startsWith("npm:")), []);
   },
 });
+
+/** The modules `file` loads when imported: static value imports, followed through src/. */
+function staticImports(file: string, seen = new Set<string>()): Set<string> {
+  const text = Deno.readTextFileSync(file);
+  // `import type` and `export type` load nothing; dynamic import() loads later.
+  const pattern = /^(?:import|export)\s+(?!type\s)(?:[^;]*?\sfrom\s+)?["']([^"']+)["']/gms;
+  for (const [, spec] of text.matchAll(pattern)) {
+    const target = spec.startsWith(".") ? new URL(spec, `file://${file}`).pathname : spec;
+    if (seen.has(target)) continue;
+    seen.add(target);
+    if (spec.startsWith(".") && target.endsWith(".ts")) staticImports(target, seen);
+  }
+  return seen;
+}
+
+Deno.test("tern run reaches its first model request without loading zod or the tool code", () => {
+  const loaded = [...staticImports(join(ROOT, "src/cli/run.ts"))];
+  // zod comes with the tools' schemas, which load while the first request is out (preload).
+  deepEqual(loaded.filter((spec) => spec === "zod" || spec.includes("/src/tools/define.ts")), []);
+});
