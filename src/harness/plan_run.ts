@@ -5,7 +5,7 @@
  * session so an interrupted plan continues with `tern plan --resume`. Shared by `tern plan` and
  * `/plan`.
  */
-import { readProjectRules } from "../agent/system_prompt.ts";
+import { readPromptFiles } from "../memory/context_files.ts";
 import { uniqueHexId } from "../core/ids.ts";
 import { NoPlanError } from "./errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
@@ -163,7 +163,7 @@ export function nodePrompt(task: string, node: PlanNode, inputs: readonly NodeIn
   return parts.join("\n\n");
 }
 
-/** The workspace facts the planner gets: its path, its top-level entries, the project rules. */
+/** The workspace facts the planner gets: its path, its top-level entries, the context files. */
 function workspaceContext(conversation: Conversation): string {
   const workspace = conversation.workspace;
   const names: string[] = [];
@@ -177,11 +177,17 @@ function workspaceContext(conversation: Conversation): string {
   } catch {
     // An unreadable workspace just gives less context.
   }
-  const rules = readProjectRules(workspace);
+  // The context files every turn gets (AGENTS.md and CLAUDE.md from tern's home and from the
+  // repository root down to the workspace), read with the same confinement and caps.
+  const files = readPromptFiles({
+    workspace,
+    ternHome: conversation.config.ternHome,
+    warn: () => {},
+  }).context;
   return [
     `Workspace: ${workspace}`,
     `Top-level entries: ${names.sort().join(", ") || "(none)"}`,
-    ...(rules ? [`Project rules (AGENTS.md):\n${rules}`] : []),
+    ...files.map((file) => `Project context file ${file.path} (follow it):\n${file.text.trim()}`),
   ].join("\n");
 }
 

@@ -332,3 +332,20 @@ Deno.test("tern plan -c --append: a rejected append changes nothing, a valid one
     );
   });
 });
+
+Deno.test("tern plan gives the planner the context files every turn gets (CLAUDE.md included)", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.writeTextFile(join(ws.dir, "CLAUDE.md"), "Always run the linter first.\n");
+    await Deno.writeTextFile(join(ws.dir, "AGENTS.md"), "Tests live in tests/.\n");
+    const { run, requests } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("a"));
+      if (what.kind === "replan") throw new Error("no replan expected");
+      return worker(request, what.id);
+    }, ["-o", "json", "do a"]);
+    equal(run.code, 0, run.stderr);
+    const planner = userText(requests[0]);
+    match(planner, /CLAUDE\.md \(follow it\):\nAlways run the linter first\./);
+    match(planner, /AGENTS\.md \(follow it\):\nTests live in tests\//);
+  });
+});
