@@ -10,6 +10,7 @@
  * walk of `.tern/memory/` follows no symlinked folder, and a `.tern/memory` that is a symlink
  * out of the workspace is not searched at all.
  */
+import { subfolders, walkFolders } from "./bounded_walk.ts";
 import { join, relative, sep } from "node:path";
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import { type ContextFile, folderOutside, readContextFile } from "./context_files.ts";
@@ -93,32 +94,22 @@ export function findTopicFiles(workspace: string, warn?: Warn): string[] {
     return [];
   }
   const found: string[] = [];
-  let queue = [root];
-  let entries = 0;
-  for (let depth = 0; depth < MAX_TOPIC_DEPTH && queue.length > 0; depth++) {
-    const next: string[] = [];
-    for (const dir of queue) {
-      let listed: Deno.DirEntry[];
-      try {
-        listed = [...Deno.readDirSync(dir)];
-      } catch {
-        continue;
+  const complete = walkFolders(
+    root,
+    { levels: MAX_TOPIC_DEPTH, entries: MAX_TOPIC_ENTRIES },
+    (dir, entries) => {
+      for (const entry of entries) {
+        if (entry.isFile && !entry.isSymlink && entry.name.endsWith(".md")) {
+          found.push(join(dir, entry.name));
+        }
       }
-      entries += listed.length;
-      if (entries > MAX_TOPIC_ENTRIES) {
-        warn?.(
-          `Memory topics under "${root}" were not all read: more than ` +
-            `${MAX_TOPIC_ENTRIES} entries`,
-        );
-        return found.sort();
-      }
-      for (const entry of listed) {
-        if (entry.isSymlink) continue;
-        if (entry.isDirectory) next.push(join(dir, entry.name));
-        else if (entry.isFile && entry.name.endsWith(".md")) found.push(join(dir, entry.name));
-      }
-    }
-    queue = next;
+      return subfolders(dir, entries);
+    },
+  );
+  if (!complete) {
+    warn?.(
+      `Memory topics under "${root}" were not all read: more than ${MAX_TOPIC_ENTRIES} entries`,
+    );
   }
   return found.sort();
 }

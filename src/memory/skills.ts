@@ -12,6 +12,7 @@
  * A malformed file is a diagnostic naming it and the line; a name found twice keeps the
  * project's skill (then `.tern` over `.agents` over `.claude`) with a note.
  */
+import { subfolders, walkFolders } from "./bounded_walk.ts";
 import { dirname, join, relative, sep } from "node:path";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
@@ -105,34 +106,22 @@ export async function discoverSkills(
 /** The `SKILL.md` files under `root`, breadth first, bounded (see the module notes). */
 function findSkillFiles(root: string, diagnostics: string[]): string[] {
   const found: string[] = [];
-  let queue = [root];
-  let entries = 0;
-  for (let depth = 0; depth <= MAX_SKILL_DEPTH && queue.length > 0; depth++) {
-    const next: string[] = [];
-    for (const dir of queue) {
-      let listed: Deno.DirEntry[];
-      try {
-        listed = [...Deno.readDirSync(dir)];
-      } catch {
-        // Missing, not a folder, or unreadable: nothing to find there.
-        continue;
-      }
-      entries += listed.length;
-      if (entries > MAX_SKILL_ENTRIES) {
-        diagnostics.push(
-          `Skills under "${root}" were not all searched: more than ${MAX_SKILL_ENTRIES} entries`,
-        );
-        return found;
-      }
-      if (dir !== root && listed.some((entry) => entry.name === "SKILL.md")) {
+  const complete = walkFolders(
+    root,
+    { levels: MAX_SKILL_DEPTH + 1, entries: MAX_SKILL_ENTRIES },
+    (dir, entries) => {
+      // A skill's folder is not searched further: its files are the skill's own.
+      if (dir !== root && entries.some((entry) => entry.name === "SKILL.md")) {
         found.push(join(dir, "SKILL.md"));
-        continue;
+        return [];
       }
-      const folders = listed.filter((entry) => entry.isDirectory && !entry.isSymlink)
-        .map((entry) => join(dir, entry.name)).sort();
-      next.push(...folders);
-    }
-    queue = next;
+      return subfolders(dir, entries);
+    },
+  );
+  if (!complete) {
+    diagnostics.push(
+      `Skills under "${root}" were not all searched: more than ${MAX_SKILL_ENTRIES} entries`,
+    );
   }
   return found.sort();
 }
