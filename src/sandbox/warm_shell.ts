@@ -306,6 +306,19 @@ class Server implements WarmShell {
   }
 
   #terminate(): void {
+    // End of input first: bubblewrap killed while it sets up can leave the sandbox's init
+    // running without --die-with-parent armed; the server then finds the command's record
+    // followed by end-of-file, and exits instead of running it (its liveness check).
+    this.#writer.close().catch(() => {});
+    // And the sandbox's init itself (bubblewrap's child, pid 1 inside): a SIGKILL from outside
+    // ends its whole pid namespace, whether or not its --die-with-parent was armed yet.
+    for (const pid of childrenOf(this.#child.pid)) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
     terminateProcessGroup(this.#child.pid, this.#child.status, this.#options.graceMs)
       .catch(() => {});
   }
@@ -488,5 +501,15 @@ function isEmptyDir(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The pids of `pid`'s children (from /proc), none when it cannot be read. */
+function childrenOf(pid: number): number[] {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
+      .filter((text) => text !== "").map(Number);
+  } catch {
+    return [];
   }
 }
