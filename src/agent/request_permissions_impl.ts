@@ -1,6 +1,6 @@
 /** The implementation of `request_permissions` (see `request_permissions.ts`). */
 import { isAbsolute, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
 import type { PermissionGate } from "./permission_gate.ts";

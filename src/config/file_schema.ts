@@ -4,7 +4,7 @@
  * key (`profiles`, `rules`, …) by its schema here. Imported only for a config file that is more
  * than plain keys, so most runs never load zod.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { checkRule, type Rule } from "./rules.ts";
 import {
   SETTING_KEYS,

@@ -28,6 +28,7 @@ import type { Tool } from "../tools/define.ts";
 import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { loadResources } from "../memory/resources.ts";
+import { SKILL_TOOL_NAME } from "../memory/skills.ts";
 import { type ConsolidationMode, Consolidator } from "./consolidation.ts";
 import { composeSystemPrompt } from "./resource_prompt.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
@@ -450,9 +451,11 @@ export class Conversation {
 
   /** Registers the `skill` tool while there are skills, and removes it when there are none. */
   async #syncSkillTool(resources: Resources): Promise<void> {
-    const { SKILL_TOOL_NAME, createSkillTool } = await import("./skill_tool.ts");
     const has = this.#tools.get(SKILL_TOOL_NAME) !== undefined;
     if (resources.skills.length > 0 && !has) {
+      // Only with skills: the tool's schema brings zod, which a turn without skills does not
+      // wait for before its first request.
+      const { createSkillTool } = await import("./skill_tool.ts");
       const tool = createSkillTool(() => this.#resources?.skills ?? []);
       this.#tools.register({
         name: tool.name,

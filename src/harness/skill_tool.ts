@@ -5,13 +5,18 @@
  * regular files, no symlink out), and changes nothing: it runs in tern's process, through the
  * permission gate like every tool (rules, audit log, result budget), as a read-only host tool.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
-import { readSkillBody, readSkillFile, type Skill, skillText } from "../memory/skills.ts";
+import {
+  readSkillBody,
+  readSkillFile,
+  type Skill,
+  SKILL_TOOL_NAME,
+  skillText,
+} from "../memory/skills.ts";
 
-/** The tool's name, as the skills index in the system prompt names it. */
-export const SKILL_TOOL_NAME = "skill";
+export { SKILL_TOOL_NAME };
 
 const PARAMETERS = z.object({
   name: z.string().describe("The skill's name, as listed under Skills in the system prompt"),

@@ -2,7 +2,7 @@
  * The zod schema of one server entry, in tern's own files (strict) and in `.mcp.json` (unknown
  * keys ignored), and the wording of its issues. Imported only when a config file exists.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { formatValue } from "../config/errors.ts";
 import type { KeyPath } from "./_config_values.ts";
 

@@ -18,6 +18,9 @@ import { readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
 import { folderOutside, type ResourceLevel } from "./context_files.ts";
 
+/** The `skill` tool's name, as the skills index in the system prompt names it. */
+export const SKILL_TOOL_NAME = "skill";
+
 /** How deep below a skills root a `SKILL.md` is looked for. */
 export const MAX_SKILL_DEPTH = 4;
 /** The most folder entries read under one skills root. */

@@ -4,7 +4,7 @@
  * dependents BLOCKED) instead of SUCCEEDED, as the plan's state machine has it: RUNNING → FAILED
  * on "worker / tool / error / limit".
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
 
 /** The tool's name, as the model sees it. */

@@ -4,7 +4,7 @@
  * rejection names the ids involved, because the message goes back to the model for its one
  * corrective retry.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { PlanValidationError } from "./errors.ts";
 import type { PlanNode } from "./types.ts";
 

@@ -1,5 +1,5 @@
 /** The `bash` tool: runs a shell command in the workspace through the sandbox's shell runner. */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { truncateMiddle } from "./truncate.ts";

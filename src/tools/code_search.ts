@@ -3,7 +3,7 @@
  * with compact ranked chunks (path:lines, kind, symbol, score, a few lines) within a character
  * budget. The index is brought up to date before the search (see CodeIndexAccess).
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import type { Chunk } from "../index/types.ts";
 import type { CodeIndexAccess } from "./code_index_access.ts";

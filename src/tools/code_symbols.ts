@@ -3,7 +3,7 @@
  * where a name is defined, who calls it, what it calls, what extends or implements it, which
  * files import it.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import type { CodeIndexAccess, SymbolAnswer } from "./code_index_access.ts";
 import { codeIndexFor, fitBlocks, location } from "./code_search.ts";
 import { defineTool, type Tool, type ToolContext } from "./define.ts";

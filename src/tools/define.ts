@@ -2,7 +2,7 @@
  * defineTool(): the one place that validates arguments, shapes errors and caps output, so no
  * tool body repeats them. Tool bodies throw; `run()` turns every outcome into an Observation.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";

@@ -1,5 +1,5 @@
 /** The `edit` tool: exact string replacement in one file, keeping its line endings. */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { dominantEol, readEditableText, withEol } from "./_edit_text.ts";

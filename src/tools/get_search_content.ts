@@ -2,7 +2,7 @@
  * get_search_content: web_search's responses read back from the cache, without a new search.
  * The definition only; the body (`web_search_run.ts`) loads at the first call.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { defineTool, type Tool } from "./define.ts";
 import type { WebSearchOptions } from "./web_search_run.ts";
 

@@ -2,7 +2,7 @@
 import * as nodeFs from "node:fs";
 import { join, resolve } from "node:path";
 import { glob } from "tinyglobby";
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { IgnoreRules, rulesFor } from "./ignore_rules.ts";

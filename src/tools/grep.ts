@@ -1,6 +1,6 @@
 /** The `grep` tool: a regex search over file contents, with ripgrep or a JavaScript fallback. */
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";

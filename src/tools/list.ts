@@ -1,5 +1,5 @@
 /** The `list` tool: the entries of a folder, a few levels deep, without ignored files. */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { IgnoreRules, walk } from "./ignore_rules.ts";

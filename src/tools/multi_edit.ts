@@ -3,7 +3,7 @@
  * written once. Everything else it gets (confinement in the worker, review, plan path locks,
  * the UI's diff, the audit's paths) comes from what it declares below.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { dominantEol, readEditableText, withEol } from "./_edit_text.ts";

@@ -1,5 +1,5 @@
 /** The `read` tool: a text file as numbered lines, a window at a time. */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";

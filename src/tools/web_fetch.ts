@@ -3,7 +3,7 @@
  * something the model can read (`web_fetch_run.ts`, loaded at the first call). This file is
  * only the definition, so loading the in-process tools costs no network or HTML code.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { defineTool, type NetworkAccess, type Tool } from "./define.ts";
 import type { WebFetchOptions } from "./web_fetch_run.ts";
 

@@ -2,7 +2,7 @@
  * web_search: the definition only; the body (`web_search_run.ts`) loads at the first call. Providers, their order and keys come from the
  * person's config (`webSearch`), resolved by the harness into {@linkcode WebSearchOptions}.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import type { WebSearchProviderName } from "../config/types.ts";
 import { defineTool, type NetworkAccess, type Tool } from "./define.ts";
 import type { WebSearchOptions } from "./web_search_run.ts";

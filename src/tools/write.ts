@@ -1,6 +1,6 @@
 /** The `write` tool: creates or replaces a whole file, atomically. */
 import { dirname } from "node:path";
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { countLines, decodeUtf8Strict, unifiedDiff } from "./file_io.ts";

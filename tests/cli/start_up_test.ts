@@ -5,7 +5,7 @@
  */
 import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
@@ -199,5 +199,84 @@ function staticImports(file: string, seen = new Set<string>()): Set<string> {
 Deno.test("tern run reaches its first model request without loading zod or the tool code", () => {
   const loaded = [...staticImports(join(ROOT, "src/cli/run.ts"))];
   // zod comes with the tools' schemas, which load while the first request is out (preload).
-  deepEqual(loaded.filter((spec) => spec === "zod" || spec.includes("/src/tools/define.ts")), []);
+  const heavy = ["/src/core/zod.ts", "/src/tools/define.ts"];
+  deepEqual(
+    loaded.filter((spec) => spec === "zod" || heavy.some((path) => spec.endsWith(path))),
+    [],
+  );
+});
+
+/**
+ * A module run before tern's (`deno run --preload`) that tells on stderr, at the first `fetch`
+ * (the model request), whether zod has been evaluated: zod marks `globalThis` when it loads.
+ */
+const ZOD_PROBE = `
+const fetchFirst = globalThis.fetch;
+let told = false;
+globalThis.fetch = (...args) => {
+  if (!told) {
+    told = true;
+    console.error("PROBE zod=" + ("__zod_globalConfig" in globalThis));
+  }
+  return fetchFirst(...args);
+};
+`;
+
+Deno.test("tern run sends its first model request before zod is evaluated (no skills, no MCP)", async () => {
+  const server = await startScriptedServer([{ text: "done" }]);
+  const ws = await tempWorkspace();
+  const probe = join(ws.home, "probe.js");
+  await Deno.writeTextFile(probe, ZOD_PROBE);
+  try {
+    const env = { HOME: ws.home, TERN_HOME: ws.home };
+    const args = [
+      "run",
+      "--base-url",
+      server.baseUrl,
+      "--mode",
+      "bypass",
+      "--output",
+      "json",
+      "hi",
+    ];
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...declaredFlags(env, { cwd: ws.dir, args }),
+        "--preload",
+        probe,
+        join(ROOT, "main.ts"),
+        ...args,
+      ],
+      cwd: ws.dir,
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = decoder.decode(out.stderr);
+    equal(out.code, 0, stderr);
+    equal(JSON.parse(decoder.decode(out.stdout)).text, "done");
+    deepEqual(stderr.match(/PROBE zod=\w+/g), ["PROBE zod=false"], stderr);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
+
+Deno.test("src/ imports zod only through src/core/zod.ts (zod's own `z` keeps all its locales)", async () => {
+  const offenders: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else if (/\.tsx?$/.test(entry.name) && !path.endsWith(join("src", "core", "zod.ts"))) {
+        if (/from\s+["']zod(\/[^"']*)?["']/.test(await Deno.readTextFile(path))) {
+          offenders.push(path);
+        }
+      }
+    }
+  };
+  await walk(join(ROOT, "src"));
+  deepEqual(offenders, []);
 });
