@@ -2,7 +2,7 @@
  * What the permission gate works out about one call before deciding: the facts the policy
  * needs, what a reviewer is shown, the file roots a tool may use, and masked observations.
  */
-import { relative } from "node:path";
+import { relative } from "../core/path.ts";
 import type { Observation } from "../core/observation.ts";
 import { approvalKey, type CallFacts, type Verdict } from "../sandbox/policy.ts";
 import type { ReviewRequest } from "../sandbox/review.ts";

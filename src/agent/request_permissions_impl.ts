@@ -1,5 +1,5 @@
 /** The implementation of `request_permissions` (see `request_permissions.ts`). */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "../core/path.ts";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";

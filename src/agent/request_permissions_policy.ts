@@ -9,7 +9,7 @@
  * - {@linkcode grantRuleCovers}: whether an allow rule of the person's own config names exactly
  *   (or more than) what is asked, the only way a grant happens without review.
  */
-import { isAbsolute, join, resolve, sep } from "node:path";
+import { isAbsolute, join, resolve, sep } from "../core/path.ts";
 import { secretLocations } from "../sandbox/protected_paths.ts";
 import { isInjectingName } from "../sandbox/shell_env.ts";
 

@@ -3,7 +3,7 @@
  * rebuilt for every run and is never part of what compaction summarises, so the rules reach
  * the model whole after every compaction. Skills and other resources join it later.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 
 /** The project rules file read from the workspace root. */

@@ -3,7 +3,7 @@
  * session's folder, and the model gets its beginning and end plus the path, which the `read`
  * tool may open (the folder is granted to the file tools for reading).
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import type { Observation } from "../core/observation.ts";
 import { truncateMiddle } from "../tools/truncate.ts";
 

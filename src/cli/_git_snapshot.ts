@@ -3,7 +3,7 @@
  * (so that the real one is never written), and storing the workspace as it is on disk as a
  * tree. Every command goes through `runGit`, with the repository's filter drivers switched off.
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../core/path.ts";
 import { TernError } from "../core/errors.ts";
 import { type GitEnvironment, type GitResult, runGit } from "./_hardened_git.ts";
 

@@ -1,13 +1,17 @@
 /**
- * The command line: `node:util` parseArgs (built in, nearly free at start-up) plus the help
- * text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2). The
+ * The command line: Node's `util.parseArgs` as its authors publish it for other runtimes
+ * (`@pkgjs/parseargs`: the same code and errors, without `node:util`, whose import would load
+ * Deno's Node compatibility layer into every start; see src/core/path.ts) plus the help text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2). The
  * options that set a configuration key, and their help lines, come from the settings table;
  * their values are checked once, when the configuration loads.
  */
-import { parseArgs } from "node:util";
+import type { parseArgs as ParseArgs } from "node:util";
+import parseArgsPackage from "@pkgjs/parseargs";
 import { type ConfigFlags, FLAG_KEYS, settingOf } from "../config/settings.ts";
 import { UsageError } from "./errors.ts";
 import { ALL_OPTIONS, environmentHelp, optionsHelp } from "./options.ts";
+
+const parseArgs: typeof ParseArgs = parseArgsPackage.parseArgs;
 
 export type OutputFormat = "text" | "json" | "stream-json";
 

@@ -1,5 +1,5 @@
 /** `tern audit [session]`: the audit log of one session, a line per tool call, or as JSONL. */
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "../core/path.ts";
 import { InputError } from "./errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import {

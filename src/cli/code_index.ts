@@ -1,5 +1,5 @@
 /** `tern index [path]` and `tern search "query"`: build and query the workspace's code index. */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../core/path.ts";
 import { loadConfig } from "../config/mod.ts";
 import {
   cannotCreateIndex,

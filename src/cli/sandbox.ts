@@ -5,7 +5,7 @@
  */
 import { shellJoin } from "../core/shell_join.ts";
 import { sourceUrl } from "../core/source_url.ts";
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";

@@ -15,7 +15,7 @@
  * Untracked files too large to keep (over 1 MiB each, or past 2,000 files or 32 MiB in all)
  * are compared by size and modification time only, and reported in `notes`.
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../core/path.ts";
 import { TernError } from "../core/errors.ts";
 import type { GitResult } from "./_hardened_git.ts";
 import {

@@ -2,7 +2,7 @@
  * loadConfig(): merges the six configuration layers, later wins:
  * defaults < user `config.jsonc` < project `.tern/config.jsonc` < `.env` < environment < flags.
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../core/path.ts";
 import { readOptionalText } from "./_read_file.ts";
 import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import {

@@ -11,7 +11,7 @@
  * is refused too. A refused file is skipped with a warning that names it; a missing one is
  * silently absent.
  */
-import { join, relative, sep } from "node:path";
+import { join, relative, sep } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { isMissing, lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { ConfigError, describeReadError } from "./errors.ts";

@@ -13,7 +13,7 @@
  * sandbox) and protected from the write tools: tern's own process writes here, as it writes
  * the session. Every write is recorded (before and after) so `tern memory undo` restores it.
  */
-import { join, relative, sep } from "node:path";
+import { join, relative, sep } from "../core/path.ts";
 import type { Message } from "../core/messages.ts";
 import type { ModelRequest, Provider } from "../llm/types.ts";
 import { estimateMessageTokens } from "./tokens.ts";

@@ -4,7 +4,7 @@
  * them and the store keeps them. The index file lives under tern's home, keyed by workspace,
  * never inside the repository, which could otherwise plant a crafted database.
  */
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative } from "../core/path.ts";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { chunkFile, sha256 } from "../index/chunker.ts";
 

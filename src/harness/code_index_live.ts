@@ -9,7 +9,7 @@
  * change any file ran, and when the last walk is older than `rewalkMs`; otherwise only the paths
  * the file tools wrote are checked.
  */
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { chunkFile } from "../index/chunker.ts";
 import { type Hit, type RankWeights, withWeights } from "../index/rank.ts";

@@ -7,7 +7,7 @@
  * interactive start in the workspace does it. Failures go to `log` (default: a line in
  * `<ternHome>/memory/consolidation.log`), never to the person as errors, and leave the session untouched.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import type { Provider } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
 import type { SessionEntry } from "../session/types.ts";

@@ -3,7 +3,7 @@
  * and two of them never write the same file at the same time. Which files a call writes is what
  * its tool declares (`Tool.paths`), so a new writing tool is locked without a change here.
  */
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "../core/path.ts";
 import type { Tool } from "../tools/define.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 

@@ -4,7 +4,7 @@
  * names it) and, when they ask for it, a bubblewrap sandbox. The MCP SDK loads only when a
  * server is configured.
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../core/path.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";

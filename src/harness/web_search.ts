@@ -4,7 +4,7 @@
  * the cache file in tern's home (`<ternHome>/web/<encoded workspace>.jsonl`), never the
  * repository's.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import type {
   WebFetchSettings,
   WebSearchProviderName,

@@ -2,7 +2,7 @@
  * Turns one validated server entry into an `McpServerConfig`: the transport (given or
  * inferred), `${VAR}` expansion, absolute paths, defaults and the fingerprint.
  */
-import { dirname, resolve, sep } from "node:path";
+import { dirname, resolve, sep } from "../core/path.ts";
 import { formatValue } from "../config/errors.ts";
 import { KNOWN_KEY_VARIABLES } from "../config/schema.ts";
 import { checkEntry, type ConfigFormat, ENTRY_KEYS, type EntryInput } from "./_config_schema.ts";

@@ -3,7 +3,7 @@
  * `node ./server.js`, `python tools/srv.py`, `deno run x.ts`), with a hash of each one's
  * content, so that trusting the server pins what actually runs, not only the words that start it.
  */
-import { relative, resolve, sep } from "node:path";
+import { relative, resolve, sep } from "../core/path.ts";
 
 /** Arguments that name a script even before the file exists. */
 const SCRIPT_NAME = /\.(?:[cm]?[jt]sx?|py|rb|sh|bash|zsh|pl|php|lua|jar|wasm|exe|bat|ps1)$/i;

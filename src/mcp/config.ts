@@ -4,7 +4,7 @@
  * jsonc-parser and zod are imported only when at least one file exists.
  */
 import type { Node, ParseError } from "jsonc-parser";
-import { join, resolve } from "node:path";
+import { join, resolve } from "../core/path.ts";
 import {
   ConfigError,
   describeReadError,

@@ -14,7 +14,7 @@
  * for a server that names workspace files; rewritten whole through a temporary file and a
  * rename, readable by its owner only.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import { ConfigError, describeReadError, formatValue } from "../config/errors.ts";
 import { pinChanges } from "./_pinned_files.ts";
 import type { McpServerConfig } from "./types.ts";

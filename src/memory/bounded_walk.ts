@@ -3,7 +3,7 @@
  * through a symlink, within a number of levels and a budget of entries read, so a hostile or
  * huge tree costs a bounded start-up.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 
 /** How far {@linkcode walkFolders} may go. */
 export interface WalkLimits {

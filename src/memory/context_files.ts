@@ -21,7 +21,7 @@
  * context files together at {@linkcode MAX_CONTEXT_TOTAL_CHARS}: the files past it are left out
  * with a note naming them.
  */
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "../core/path.ts";
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import { lstatOrNull, realPathOrNull } from "../core/verified_open.ts";
 

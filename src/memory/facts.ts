@@ -7,7 +7,7 @@
  * malformed lines and lines of unknown types, and the next append steps over a torn last line.
  */
 import { uniqueHexId } from "../core/ids.ts";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../core/path.ts";
 import { FactIdError, FactTextError } from "./errors.ts";
 
 /** Where a fact applies: this workspace only, or every workspace of the person. */

@@ -11,7 +11,7 @@
  * out of the workspace is not searched at all.
  */
 import { subfolders, walkFolders } from "./bounded_walk.ts";
-import { join, relative, sep } from "node:path";
+import { join, relative, sep } from "../core/path.ts";
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import { type ContextFile, folderOutside, readContextFile } from "./context_files.ts";
 

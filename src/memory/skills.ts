@@ -13,7 +13,7 @@
  * project's skill (then `.tern` over `.agents` over `.claude`) with a note.
  */
 import { subfolders, walkFolders } from "./bounded_walk.ts";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, join, relative, sep } from "../core/path.ts";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
 import { folderOutside, type ResourceLevel } from "./context_files.ts";

@@ -6,7 +6,7 @@
  * `{{name}}` a named argument (given as `name=value`, or the next unnamed word, or its default).
  * An unknown or missing argument is a {@linkcode TemplateError}.
  */
-import { basename, join } from "node:path";
+import { basename, join } from "../core/path.ts";
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
 import { folderOutside, type ResourceLevel } from "./context_files.ts";

@@ -3,7 +3,7 @@
  * file at once: the composition root wraps each write/edit tool call of a plan node in
  * {@linkcode PathLocks.withLock}.
  */
-import { resolve } from "node:path";
+import { resolve } from "../core/path.ts";
 
 /** Async mutexes keyed by normalised absolute path; FIFO; idle paths take no memory. */
 export class PathLocks {

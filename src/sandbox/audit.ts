@@ -3,7 +3,7 @@
  * saying what ran, who allowed it, how it was confined and how it ended. Worker runs point at
  * the file Deno writes with `DENO_AUDIT_PERMISSIONS`.
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../core/path.ts";
 import { SecretMasker } from "./secrets.ts";
 
 /** One tool call. Version 1 of the format; a reader skips lines of other versions. */

@@ -4,7 +4,7 @@
  * histories, other agents' auth files, cloud and registry credentials, browser profiles,
  * `.env` files) is invisible, whatever its name: a denylist always misses one.
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "../core/path.ts";
 
 /**
  * Home-relative paths shown read-only to commands, each with the reason a build needs it.

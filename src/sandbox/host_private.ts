@@ -6,7 +6,7 @@
  * workspace (owned by root) unwritable, and a user namespace maps uid 0 inside to uid 0 outside,
  * so these are found by their mode and hidden instead.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 
 /** Folders searched: where host configuration, state and other people's files live. */
 const SEARCHED: readonly string[] = [

@@ -3,7 +3,7 @@
  * `net_proxy.ts`) that its forwarder reaches from inside the command's network namespace, the
  * proxy variables pointing at it, and the hosts it reached reported with its result.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import { forwarderArgv, proxyArgv, type ProxyEvent } from "./net_proxy.ts";
 import type { GrantList, ShellPlan, ShellResult } from "./types.ts";
 

@@ -5,7 +5,7 @@
  * `.mcp.json`, context files). A command may change them for a good reason, so they are not
  * blocked; each change is told to the person and written to the audit log.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 
 /** Workspace-relative paths watched, each with what runs it on the host. */
 export const HOST_RUN_FILES: ReadonlyArray<{ path: string; runs: string }> = [

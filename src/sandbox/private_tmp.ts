@@ -2,7 +2,7 @@
  * The run's private tmp folder on the host (the file tools' `<tmp>`), held by a lock for as long
  * as the run lives, and the removal of those that runs killed before they could clean up.
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../core/path.ts";
 
 /** Every private tmp folder's name starts with this. */
 export const PRIVATE_TMP_PREFIX = "tern-tmp-";

@@ -3,7 +3,7 @@
  * into the grants of the tool worker (Deno flags) and the plan of the shell sandbox (bubblewrap).
  * Who approves crossing a profile is the review mode's business (`review.ts`), not this file's.
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "../core/path.ts";
 import type { CustomProfile } from "../config/schema.ts";
 import type { GrantList, Grants } from "./types.ts";
 

@@ -3,7 +3,7 @@
  * outside `/run`, and the `.git` folders under the writable roots (hooks and config run code on
  * the host the next time someone uses git there).
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 
 /** Relative to the home folder: credentials, keys and agents' sockets. */
 const HOME_SECRETS: readonly string[] = [

@@ -5,7 +5,7 @@
  */
 // @ts-types="@types/picomatch"
 import picomatch from "picomatch";
-import { basename } from "node:path";
+import { basename } from "../core/path.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { PermissionRule } from "../config/schema.ts";
 import { analyzeShell, type ShellAnalysis, type SimpleCommand } from "./shell/parse.ts";

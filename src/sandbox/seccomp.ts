@@ -6,7 +6,7 @@
  * agents, container engines, databases), wherever their files live.
  */
 
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 
 /** One syscall the filter refuses, and why. */
 interface Denied {

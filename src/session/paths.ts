@@ -2,7 +2,7 @@
  * Where sessions live and how to find them:
  * `<ternHome>/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`, one folder per working directory.
  */
-import { basename, join, resolve } from "node:path";
+import { basename, join, resolve } from "../core/path.ts";
 import { TernError } from "../core/errors.ts";
 import { SessionRefError } from "./errors.ts";
 import { parseSessionHeader } from "./load.ts";

@@ -8,7 +8,7 @@
  * Readers (`loadSession`, listing, fork) never lock: a session in use can still be read.
  */
 import { uniqueHexId } from "../core/ids.ts";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join } from "../core/path.ts";
 import { SessionBusyError, SessionRefError } from "./errors.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
 import { sessionFileName, sessionFolder } from "./paths.ts";

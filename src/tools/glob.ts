@@ -1,6 +1,6 @@
 /** The `glob` tool: file paths matching a pattern, without ignored files. */
 import * as nodeFs from "node:fs";
-import { join, resolve } from "node:path";
+import { join, resolve } from "../core/path.ts";
 import { glob } from "tinyglobby";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";

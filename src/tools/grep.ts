@@ -1,5 +1,5 @@
 /** The `grep` tool: a regex search over file contents, with ripgrep or a JavaScript fallback. */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";

@@ -6,7 +6,7 @@
  * RE2: linear in the input like ripgrep's engine, with its syntax (no backreferences or
  * lookaround), so a catastrophic pattern such as `(a+)+$` cannot hang the worker.
  */
-import { relative } from "node:path";
+import { relative } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { readFileVerified } from "./verified_io.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";

@@ -1,5 +1,5 @@
 /** The ripgrep engine of the `grep` tool: runs `rg --json` and feeds its lines to a collector. */
-import { relative } from "node:path";
+import { relative } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
 import { safeEnv } from "../sandbox/process.ts";

@@ -3,7 +3,7 @@
  * the root and in nested folders, with git's precedence (deeper files win). Global excludes and
  * `.git/info/exclude` are not read. The `.git` folder is always ignored.
  */
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative } from "../core/path.ts";
 import ignore from "ignore";
 import { isInside, lstatOrNull } from "./paths.ts";
 

@@ -3,7 +3,7 @@
  * so every path a tool touches is resolved to its real location and checked here first.
  * Opening what was checked, and noticing when it changed in between, is `file_io.ts`'s job.
  */
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 
 /** Options for {@linkcode checkPath} and {@linkcode resolveInWorkspace}. */

@@ -34,7 +34,7 @@
  * checks are the second layer. Without bubblewrap they are the only one.
  */
 import * as fs from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../core/path.ts";
 import {
   changed,
   confirmAt,

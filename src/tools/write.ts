@@ -1,5 +1,5 @@
 /** The `write` tool: creates or replaces a whole file, atomically. */
-import { dirname } from "node:path";
+import { dirname } from "../core/path.ts";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";

@@ -3,7 +3,7 @@
  * line per write so several sessions can share it, and compacted when it grows past twice its
  * limit.
  */
-import { dirname } from "node:path";
+import { dirname } from "../core/path.ts";
 
 /** What the editor needs from a history to walk it with up/down. */
 export interface HistoryNavigator {

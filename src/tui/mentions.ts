@@ -3,7 +3,7 @@
  * expansion of the mentioned files (or directory listings) into blocks appended to the message.
  * Nothing outside the workspace is ever listed or read, symbolic links included.
  */
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "../core/path.ts";
 
 const SKIPPED = new Set([".git", "node_modules"]);
 const BINARY_PROBE_BYTES = 8192;

@@ -264,19 +264,27 @@ Deno.test("tern run sends its first model request before zod is evaluated (no sk
   }
 });
 
-Deno.test("src/ imports zod only through src/core/zod.ts (zod's own `z` keeps all its locales)", async () => {
-  const offenders: string[] = [];
+/** The source files under src/ whose text matches `pattern`, but `except`. */
+async function sourcesMatching(pattern: RegExp, except: string[] = []): Promise<string[]> {
+  const found: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for await (const entry of Deno.readDir(dir)) {
       const path = join(dir, entry.name);
       if (entry.isDirectory) await walk(path);
-      else if (/\.tsx?$/.test(entry.name) && !path.endsWith(join("src", "core", "zod.ts"))) {
-        if (/from\s+["']zod(\/[^"']*)?["']/.test(await Deno.readTextFile(path))) {
-          offenders.push(path);
-        }
+      else if (/\.tsx?$/.test(entry.name) && !except.some((file) => path.endsWith(file))) {
+        if (pattern.test(await Deno.readTextFile(path))) found.push(path);
       }
     }
   };
   await walk(join(ROOT, "src"));
-  deepEqual(offenders, []);
+  return found;
+}
+
+Deno.test("src/ imports zod only through src/core/zod.ts (zod's own `z` keeps all its locales)", async () => {
+  deepEqual(await sourcesMatching(/from\s+["']zod(\/[^"']*)?["']/, ["src/core/zod.ts"]), []);
+});
+
+Deno.test("src/ imports neither node:path nor node:util (each loads Deno's Node layer)", async () => {
+  // `import type` loads nothing.
+  deepEqual(await sourcesMatching(/^import\s+(?!type\s)[^;]*["']node:(path|util)["']/m), []);
 });

@@ -3,7 +3,7 @@
  * (`old_string`/`new_string`, or several such `edits` in order) would make, as a unified diff
  * for the permission dialog. Read-only and best effort: a file that cannot be read shows no diff.
  */
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "../../core/path.ts";
 import { unifiedDiff } from "../../tui/diff_view.ts";
 import type { ReviewRequest } from "../../sandbox/review.ts";
 

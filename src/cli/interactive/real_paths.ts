@@ -3,7 +3,7 @@
  * differs from what it reads (a symlink on the way) or lies outside the workspace is shown with
  * its real path, so a person approves the place, not the name. Read-only and best effort.
  */
-import { basename, dirname, isAbsolute, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, relative, resolve } from "../../core/path.ts";
 import type { ReviewRequest } from "../../sandbox/review.ts";
 
 /** The real paths worth showing for `request`: none when its path is what it reads. */

@@ -7,7 +7,7 @@
  * hooks section (see `trust.ts`), pinned to its definition and the workspace scripts its
  * commands name.
  */
-import { join } from "node:path";
+import { join } from "../../core/path.ts";
 import { pinnedFiles } from "../../mcp/_pinned_files.ts";
 
 /** The events tern fires, with Claude Code's names. */

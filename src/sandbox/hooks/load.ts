@@ -3,7 +3,7 @@
  * person trusted that file's hooks section as it is now (`tern hooks trust`), through the same
  * record and pinning as project MCP servers (`mcp/trust.ts`, in `<ternHome>/hooks-trust.json`).
  */
-import { relative } from "node:path";
+import { relative } from "../../core/path.ts";
 import {
   loadTrustCheck,
   type Trustable,

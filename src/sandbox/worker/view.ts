@@ -7,7 +7,7 @@
  * granted roots and what Deno needs to run. Nothing else exists in it, so a symlink to outside
  * swapped in while a tool runs leads nowhere (or to a read-only system file).
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../../core/path.ts";
 import { bwrapArgvFor } from "../bwrap.ts";
 import type { Grants, ShellPlan } from "../types.ts";
 
