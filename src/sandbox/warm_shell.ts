@@ -451,6 +451,9 @@ export class WarmSlot {
     const serverFile = await warmServerFile(this.#dir, plan.env.PATH).catch(() => null);
     if (serverFile === null || this.#shell !== null) return null;
     this.#held = (plan.guarded ?? []).filter(isAbsentOrEmptyDir);
+    // The guards' mount points are made here, not left to bubblewrap: a command that comes
+    // while it still sets up finds them, and the shell is not taken for one whose guard went.
+    for (const path of this.#held) makeMountPoint(path);
     this.#shell = openWarmShell(plan, { serverFile, bwrapPath: this.#bwrapPath });
     return this.#shell;
   }
@@ -491,6 +494,16 @@ export class WarmSlot {
     this.#released.push(...this.#held);
     this.#held = [];
     await shell?.close();
+  }
+}
+
+/** An empty folder at `path` unless something is there already (bubblewrap mounts on it). */
+function makeMountPoint(path: string): void {
+  try {
+    Deno.mkdirSync(path);
+  } catch {
+    // Something is there (isEmptyDir tells whether the guard can stand on it), or the folder
+    // above went: bubblewrap then fails as it would have.
   }
 }
 

@@ -64,6 +64,27 @@ bwrapTest("WarmSlot.run() runs commands one after another in one sandbox", async
   });
 });
 
+bwrapTest(
+  "WarmSlot.run() takes the prewarmed sandbox while bubblewrap still sets it up",
+  async () => {
+    await withBox(async (box) => {
+      const guard = join(box.ws, ".tern");
+      const plan = await planFor(box, { guarded: [guard] });
+      const slot = new WarmSlot(box.tmp);
+      try {
+        await slot.prewarm(plan);
+        // At once: the guards' mount points may not be made yet by bubblewrap.
+        const result = await slot.run(plan, "echo hi", { cwd: box.ws });
+        equal(result?.output, "hi\n");
+        deepEqual(slot.released(), [], "the prewarmed sandbox was given up for a new one");
+        ok(slot.holds(guard));
+      } finally {
+        await slot.close();
+      }
+    });
+  },
+);
+
 bwrapTest("WarmSlot.run(): no process a command started lives on into the next one", async () => {
   await withSlot(async (slot, box, plan) => {
     const mark = marker();
