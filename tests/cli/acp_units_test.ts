@@ -1,8 +1,9 @@
 /** The ACP adapter's pure parts: answers, stop reasons, call kinds, prompt messages. */
-import { equal, match } from "node:assert/strict";
+import { deepEqual, equal, match } from "node:assert/strict";
+import { join } from "node:path";
 import { promptMessage } from "../../src/cli/acp/prompt.ts";
 import { answerFor } from "../../src/cli/acp/session.ts";
-import { stopReasonFor, toolKind } from "../../src/cli/acp/updates.ts";
+import { proposedDiffContent, stopReasonFor, toolKind } from "../../src/cli/acp/updates.ts";
 
 Deno.test("answerFor() takes only the options offered, and never widens a one-time answer", () => {
   const remembers = { rememberable: true };
@@ -44,4 +45,21 @@ Deno.test("promptMessage() says where a linked file could not be read, and cuts 
     await promptMessage([{ type: "resource_link", uri: "file:///w/a.ts", name: "a" }], undefined),
     /points at file:\/\/\/w\/a\.ts/,
   );
+});
+
+Deno.test("proposedDiffContent() shows no content of a file a symlink leads to outside the workspace", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const outside = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(outside, "secret.txt"), "SECRET-MARK\n");
+    await Deno.symlink(join(outside, "secret.txt"), join(workspace, "link.txt"));
+    await Deno.writeTextFile(join(workspace, "own.txt"), "mine\n");
+    deepEqual(await proposedDiffContent({ path: "link.txt", content: "x" }, workspace), []);
+    deepEqual(await proposedDiffContent({ path: "own.txt", content: "x" }, workspace), [
+      { type: "diff", path: join(workspace, "own.txt"), oldText: "mine\n", newText: "x" },
+    ]);
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
 });

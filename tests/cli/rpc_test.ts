@@ -275,3 +275,59 @@ Deno.test("tern rpc keeps model text inside JSON strings: a hostile answer forge
   equal(lines.filter((line) => line.type === "ready").length, 1);
   equal(lines.filter((line) => line.type === "response").length, 1);
 });
+
+Deno.test("tern rpc refuses a 'session' answer where the call cannot be remembered, and keeps asking", async () => {
+  const outside = await Deno.makeTempDir({ prefix: "tern-outside-" });
+  try {
+    await withRpc((request, index) => {
+      if (index === 0) {
+        const args = JSON.stringify({ reason: "compare", read: [outside] });
+        return { toolCalls: [{ id: "g0", name: "request_permissions", arguments: args }] };
+      }
+      return { text: String(request.messages.at(-1)!.content).split("\n")[0] };
+    }, async ({ rpc }) => {
+      await rpc.send({ type: "prompt", id: 1, message: "read the sibling" });
+      const asked = await rpc.waitFor((line) => line.type === "permission_request");
+      equal(asked.rememberable, false);
+      await rpc.send({
+        type: "answer_permission",
+        id: 2,
+        requestId: asked.requestId,
+        answer: "session",
+      });
+      match(String((await responseTo(rpc, 2)).error), /Cannot allow request "p1" for the session/);
+      await rpc.send({ type: "get_state", id: 3 });
+      deepEqual(((await responseTo(rpc, 3)).data as Line).pendingPermissions, [asked.requestId]);
+      await rpc.send({
+        type: "answer_permission",
+        id: 4,
+        requestId: asked.requestId,
+        answer: "deny",
+      });
+      equal((await responseTo(rpc, 4)).ok, true);
+      match(String(((await responseTo(rpc, 1)).data as Line).text), /POLICY_DENIED/);
+    }, { args: ["--mode", "ask"] });
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("tern rpc denies what waits when stdin ends, lets the turn finish, and exits 0", async () => {
+  let dir = "";
+  const { code, lines } = await withRpc((_request, index) => {
+    if (index === 0) {
+      const args = JSON.stringify({ path: "late.txt", content: "x" });
+      return { toolCalls: [{ id: "w0", name: "write", arguments: args }] };
+    }
+    return { text: "finished" };
+  }, async ({ rpc, dir: workspace }) => {
+    dir = workspace;
+    await rpc.send({ type: "prompt", id: 1, message: "write late" });
+    await rpc.waitFor((line) => line.type === "permission_request");
+    // withRpc closes stdin now, with the request unanswered.
+  }, { args: ["--mode", "ask"] });
+  equal(code, 0);
+  const done = lines.find((line) => line.type === "response" && line.id === 1)!;
+  equal((done.data as Line).text, "finished");
+  equal(await Deno.stat(join(dir, "late.txt")).then(() => true, () => false), false);
+});

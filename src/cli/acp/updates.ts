@@ -9,7 +9,7 @@ import type {
   ToolCallContent,
   ToolKind,
 } from "@agentclientprotocol/sdk";
-import { isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, resolve, sep } from "node:path";
 import type { AgentEvent, ExitReason } from "../../core/events.ts";
 import type { Message } from "../../core/messages.ts";
 import { type Observation, observationText } from "../../core/observation.ts";
@@ -53,7 +53,7 @@ export async function proposedDiffContent(
   workspace: string,
 ): Promise<ToolCallContent[]> {
   const change = await proposedChange(args, workspace);
-  if (change === undefined) return [];
+  if (change === undefined || !await staysInside(change.path, workspace)) return [];
   return [{ type: "diff", path: change.path, oldText: change.before, newText: change.after }];
 }
 
@@ -164,6 +164,22 @@ export function stopReasonFor(exitReason: ExitReason): StopReason {
     default:
       return "end_turn";
   }
+}
+
+/**
+ * Whether `path`, symlinks followed, is still inside `workspace` (a new file: its folder): a
+ * link to a file elsewhere shows no content of that file.
+ */
+async function staysInside(path: string, workspace: string): Promise<boolean> {
+  for (const candidate of [path, dirname(path)]) {
+    try {
+      const real = await Deno.realPath(candidate);
+      return real === workspace || real.startsWith(workspace + sep);
+    } catch {
+      // Not there yet: its folder decides.
+    }
+  }
+  return false;
 }
 
 function parseArgs(text: string): unknown {
