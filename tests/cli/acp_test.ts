@@ -239,6 +239,24 @@ Deno.test("tern acp denies a call the editor rejects, or answers with an option 
   }, ["--mode", "ask"]);
 });
 
+Deno.test("tern acp tells the person why a turn failed, in the answer's text and _meta", async () => {
+  await withBench([{ fault: "http401" }], async ({ connect, dir }) => {
+    await connect(async (ctx, editor) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: dir,
+        mcpServers: [],
+      });
+      const response = await ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "hi" }],
+      });
+      equal(response.stopReason, "end_turn");
+      equal((response._meta?.tern as { exitReason: string }).exitReason, "CLIENT_ERROR");
+      match(agentText(editor), /\[tern: CLIENT_ERROR: .*Incorrect API key/);
+    });
+  });
+});
+
 Deno.test("tern acp cancels a running turn on session/cancel", async () => {
   await withBench([{ fault: "hang" }], async ({ connect, dir, requested }) => {
     await connect(async (ctx) => {

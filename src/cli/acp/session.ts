@@ -98,6 +98,13 @@ export class AcpSession {
   async prompt(blocks: readonly ContentBlock[]): Promise<PromptResponse> {
     const message = await promptMessage(blocks, this.#readBuffer());
     const result = await this.#turns.run(this.#agent.conversation, message);
+    if (result.error !== undefined && result.exitReason !== "CANCELLED") {
+      // ACP's stop reasons have no word for a failed model call: the person reads it instead.
+      this.#send({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `\n\n[tern: ${result.exitReason}: ${result.error}]` },
+      });
+    }
     await this.#updates;
     return {
       stopReason: stopReasonFor(result.exitReason),
