@@ -124,6 +124,11 @@ testWith(
       })();
       equal(state.running, true);
       deepEqual(state.pendingPermissions, [asked.requestId]);
+      // What changes the session waits for the turn's end.
+      await rpc.send({ type: "fork", id: 31 });
+      match(String((await responseTo(rpc, 31)).error), /^Cannot fork while a turn runs/);
+      await rpc.send({ type: "set_model", id: 32, model: "other" });
+      match(String((await responseTo(rpc, 32)).error), /^Cannot set model while a turn runs/);
       await rpc.send({ type: "steer", id: 4, message: "STEER-MARK and be brief" });
       equal((await responseTo(rpc, 4)).ok, true);
       await rpc.send({
@@ -197,6 +202,11 @@ Deno.test("tern rpc get_state, list_sessions, fork and set_model act on the sess
     equal(byId.get(forked.session as string)!.parentId, first);
     equal(byId.get(first)!.firstUserText, "hello");
 
+    // A provider that cannot be used is refused, and nothing changes.
+    await rpc.send({ type: "set_model", id: 60, model: "x", provider: "no-such-provider" });
+    match(String((await responseTo(rpc, 60)).error), /no-such-provider/);
+    await rpc.send({ type: "get_state", id: 61 });
+    equal(((await responseTo(rpc, 61)).data as Line).model, "scripted");
     await rpc.send({ type: "set_model", id: 6, model: "other-model" });
     equal(((await responseTo(rpc, 6)).data as Line).model, "other-model");
     await rpc.send({ type: "prompt", id: 7, message: "again" });

@@ -14,12 +14,20 @@ import {
 import { terminalText } from "../../core/terminal_text.ts";
 import { TurnBusyError } from "../../harness/turn_control.ts";
 import { VERSION } from "../../version.ts";
+import { UsageError } from "../errors.ts";
 import { resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
 import { AcpSession } from "./session.ts";
 
 /** Serves ACP until the editor closes the connection; returns the exit code. */
 export async function runAcp(flags: RunFlags): Promise<number> {
+  const { continue: resume, resume: id, from } = flags.session ?? {};
+  if (resume || id !== undefined || from !== undefined) {
+    throw new UsageError(
+      "tern acp opens the sessions the editor asks for (session/new, session/load): " +
+        "--continue, --resume and --from do not apply",
+    );
+  }
   const log = (text: string) => console.error(`tern: ${terminalText(text)}`);
   const sessions = new Map<string, AcpSession>();
   let capabilities: ClientCapabilities | undefined;
