@@ -28,7 +28,9 @@ interface Editor {
   /** Every permission request received. */
   asked: RequestPermissionRequest[];
   /** How the editor answers the next permission requests (default: allow once). */
-  answer: (request: RequestPermissionRequest) => RequestPermissionResponse["outcome"];
+  answer: (
+    request: RequestPermissionRequest,
+  ) => RequestPermissionResponse["outcome"] | Promise<RequestPermissionResponse["outcome"]>;
   /** Unsaved buffers the editor returns for `fs/read_text_file`, by absolute path. */
   buffers: Map<string, string>;
 }
@@ -84,9 +86,9 @@ async function withBench(
       .onNotification(methods.client.session.update, ({ params }) => {
         editor.updates.push(params);
       })
-      .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      .onRequest(methods.client.session.requestPermission, async ({ params }) => {
         editor.asked.push(params);
-        return { outcome: editor.answer(params) };
+        return { outcome: await editor.answer(params) };
       })
       .onRequest(methods.client.fs.readTextFile, ({ params }) => {
         const text = editor.buffers.get(params.path);
@@ -273,6 +275,33 @@ Deno.test("tern acp cancels a running turn on session/cancel", async () => {
       equal((await prompt).stopReason, "cancelled");
     });
   });
+});
+
+Deno.test("tern acp cancels a turn whose permission dialog is open: the call never runs", async () => {
+  await withBench(
+    [writeCall("w0", "a.txt", "a"), { text: "unreachable" }],
+    async ({ connect, dir }) => {
+      await connect(async (ctx, editor) => {
+        const { sessionId } = await ctx.request(methods.agent.session.new, {
+          cwd: dir,
+          mcpServers: [],
+        });
+        // As ACP asks of an editor: cancel the turn, then answer its open dialog "cancelled".
+        editor.answer = async () => {
+          await ctx.notify(methods.agent.session.cancel, { sessionId });
+          return { outcome: "cancelled" };
+        };
+        const response = await ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: "write a" }],
+        });
+        equal(response.stopReason, "cancelled");
+        equal(editor.asked.length, 1);
+        equal(await Deno.stat(join(dir, "a.txt")).then(() => true, () => false), false);
+      });
+    },
+    ["--mode", "ask"],
+  );
 });
 
 Deno.test("tern acp loads a session: its history is replayed and the next turn continues it", async () => {
