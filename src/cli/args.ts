@@ -139,7 +139,9 @@ export type CommandLine =
   }
   | { command: "help" }
   | { command: "version" }
-  | { command: "interactive"; options: TurnOptions };
+  | { command: "interactive"; options: TurnOptions }
+  /** `tern rpc` and `tern acp`: a session driven by a program over stdin/stdout. */
+  | { command: "rpc" | "acp"; options: TurnOptions };
 
 export const HELP = `Usage: tern [command] [options]
 
@@ -212,6 +214,11 @@ Commands:
   search <query...>      the indexed code that best answers a query (words or identifiers):
                          path:line, kind, symbol, score, signature (--limit <n>, --json;
                          --explain: each signal's part of the score)
+  rpc                    serve a long-lived session over JSON lines on stdin/stdout for
+                         scripts and tools: prompt, steer, abort, fork, compact, get_state,
+                         list_sessions, set_model (docs/rpc.md)
+  acp                    serve the Agent Client Protocol on stdin/stdout, for editors
+                         (Zed and others) that drive coding agents (docs/acp.md)
   help                   print this help
 
 Options:
@@ -249,6 +256,8 @@ const COMMANDS = new Set([
   "search",
   "context",
   "memory",
+  "rpc",
+  "acp",
 ]);
 const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -409,6 +418,12 @@ export function parseCommandLine(args: string[]): CommandLine {
       throw new UsageError(`Unexpected arguments after hooks ${action}: "${more.join(" ")}"`);
     }
     return { command: "hooks", action, json: on(values, "json"), options };
+  }
+  if (first === "rpc" || first === "acp") {
+    if (rest.length > 0) {
+      throw new UsageError(`Unexpected arguments after ${first}: "${rest.join(" ")}"`);
+    }
+    return { command: first, options };
   }
   if (first === "doctor") {
     if (rest.length > 0) {

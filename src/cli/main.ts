@@ -113,6 +113,14 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runDoctor } = await import("./doctor.ts");
       return await runDoctor(toRunFlags(line.options));
     }
+    case "rpc": {
+      const { runRpc } = await import("./rpc/server.ts");
+      return await runRpc(toRunFlags(line.options));
+    }
+    case "acp": {
+      const { runAcp } = await import("./acp/server.ts");
+      return await runAcp(toRunFlags(line.options));
+    }
     case "interactive": {
       const { runInteractive } = await import("./interactive/start.ts");
       return await runInteractive(toRunFlags(line.options));

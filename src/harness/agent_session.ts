@@ -18,6 +18,7 @@ import type { McpManager } from "../mcp/manager.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { Session } from "../session/session.ts";
+import type { CompactionEntry } from "../session/types.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { Conversation } from "./conversation.ts";
 import { readEnv } from "./env.ts";
@@ -260,6 +261,45 @@ export class AgentSession {
       conversation.preload();
     }
     return note === undefined ? {} : { note };
+  }
+
+  /**
+   * Copies the current session's path to `entryId` (default: its leaf) into a new session and
+   * continues there (`switchSession`); the current one is closed.
+   * @throws {UnknownEntryError} for an unknown entry.
+   */
+  async fork(entryId?: string): Promise<{ session: Session; note?: string }> {
+    const [{ forkSession }, { VERSION }] = await Promise.all([
+      import("../session/fork.ts"),
+      import("../version.ts"),
+    ]);
+    const fork = await forkSession(this.#config.ternHome, this.#session.path, {
+      ternVersion: VERSION,
+      ...(entryId === undefined ? {} : { entryId }),
+    });
+    const { note } = await this.switchSession(fork);
+    return note === undefined ? { session: fork } : { session: fork, note };
+  }
+
+  /**
+   * Summarises the older part of the session now (what `/compact` does), with the session's
+   * model and the PreCompact hooks; connects first. Undefined when nothing is old enough.
+   */
+  async compact(
+    options: { focus?: string; signal?: AbortSignal } = {},
+  ): Promise<CompactionEntry | undefined> {
+    const conversation = await this.connect();
+    const { compactionSettings, compactSession } = await import("../agent/session_turn.ts");
+    const { config } = conversation;
+    return await compactSession(this.#session, {
+      provider: conversation.provider,
+      model: config.model,
+      settings: compactionSettings(config.contextWindow, config.compactAt),
+      focus: options.focus,
+      signal: options.signal,
+      emit: this.#options.emit,
+      beforeCompact: () => conversation.preCompact("manual", options.focus ?? ""),
+    });
   }
 
   /**

@@ -167,3 +167,11 @@ Deno.test("parseCommandLine() reads index and search with their options", () => 
   throws(() => parseCommandLine(["index", "a", "b"]), /Unexpected arguments after index: "b"/);
   throws(() => parseCommandLine(["run", "x", "--limit", "2"]), /--limit belongs to tern search/);
 });
+
+Deno.test("parseCommandLine() reads rpc and acp with the turn options, and nothing after them", () => {
+  const rpc = parseCommandLine(["rpc", "-m", "x", "--mode", "ask"]);
+  equal(rpc.command, "rpc");
+  equal(rpc.command === "rpc" && rpc.options.settings.model, "x");
+  equal(parseCommandLine(["acp"]).command, "acp");
+  throws(() => parseCommandLine(["acp", "now"]), /Unexpected arguments after acp: "now"/);
+});

@@ -15,17 +15,32 @@ export async function proposedDiff(
   request: ReviewRequest,
   workspace: string,
 ): Promise<string | undefined> {
-  const args = request.args as Record<string, unknown> | null;
-  if (args === null || typeof args !== "object" || typeof args.path !== "string") return undefined;
-  const path = resolve(workspace, args.path);
+  const change = await proposedChange(request.args, workspace);
+  return change && unifiedDiff(change.shown, change.before, change.after);
+}
+
+/**
+ * The file a call with `args` would change (absolute, and as shown relative to `workspace`)
+ * with its text before and after; undefined for other shapes, files outside the workspace and
+ * unreadable files. Never throws.
+ */
+export async function proposedChange(
+  args: unknown,
+  workspace: string,
+): Promise<{ path: string; shown: string; before: string; after: string } | undefined> {
+  const record = args as Record<string, unknown> | null;
+  if (record === null || typeof record !== "object" || typeof record.path !== "string") {
+    return undefined;
+  }
+  const path = resolve(workspace, record.path);
   const shown = relative(workspace, path);
   // Files outside the workspace are the sandbox's business; the dialog shows no content of them.
   if (shown.startsWith("..") || isAbsolute(shown)) return undefined;
   // By the call's shape, not the tool's name: a whole new content, or one exact replacement.
-  if (typeof args.content === "string") {
-    return unifiedDiff(shown, await readOrEmpty(path) ?? "", args.content);
+  if (typeof record.content === "string") {
+    return { path, shown, before: await readOrEmpty(path) ?? "", after: record.content };
   }
-  const edits = replacements(args);
+  const edits = replacements(record);
   if (edits === undefined) return undefined;
   const before = await readOrEmpty(path);
   if (before === undefined) return undefined;
@@ -36,7 +51,7 @@ export async function proposedDiff(
       ? after.split(edit.old).join(edit.new)
       : after.replace(edit.old, () => edit.new);
   }
-  return unifiedDiff(shown, before, after);
+  return { path, shown, before, after };
 }
 
 interface Replacement {

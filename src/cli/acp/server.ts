@@ -1,0 +1,114 @@
+/**
+ * `tern acp`: tern as an Agent Client Protocol agent on stdin/stdout (docs/acp.md), for
+ * editors that drive coding agents. JSON-RPC framing, validation and method routing are the
+ * official SDK's; each ACP session is one tern agent session (`AcpSession`).
+ */
+import {
+  agent,
+  type ClientCapabilities,
+  methods,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+} from "@agentclientprotocol/sdk";
+import { terminalText } from "../../core/terminal_text.ts";
+import { TurnBusyError } from "../../harness/turn_control.ts";
+import { VERSION } from "../../version.ts";
+import { UsageError } from "../errors.ts";
+import { resolveWorkspace } from "../process_env.ts";
+import type { RunFlags } from "../run.ts";
+import { AcpSession } from "./session.ts";
+
+/** Serves ACP until the editor closes the connection; returns the exit code. */
+export async function runAcp(flags: RunFlags): Promise<number> {
+  const { continue: resume, resume: id, from } = flags.session ?? {};
+  if (resume || id !== undefined || from !== undefined) {
+    throw new UsageError(
+      "tern acp opens the sessions the editor asks for (session/new, session/load): " +
+        "--continue, --resume and --from do not apply",
+    );
+  }
+  const log = (text: string) => console.error(`tern: ${terminalText(text)}`);
+  const sessions = new Map<string, AcpSession>();
+  let capabilities: ClientCapabilities | undefined;
+  const open = async (
+    cwd: string,
+    choice: { resume?: string },
+    client: Parameters<typeof AcpSession.open>[0]["client"],
+  ) => {
+    let workspace: string;
+    try {
+      workspace = resolveWorkspace(cwd);
+    } catch (error) {
+      throw RequestError.invalidParams(undefined, messageOf(error));
+    }
+    try {
+      return await AcpSession.open({
+        workspace,
+        flags: flags.config,
+        choice,
+        client,
+        capabilities,
+        log,
+      });
+    } catch (error) {
+      throw RequestError.internalError(undefined, messageOf(error));
+    }
+  };
+  const app = agent({ name: "tern" })
+    .onRequest(methods.agent.initialize, ({ params }) => {
+      capabilities = params.clientCapabilities;
+      return {
+        protocolVersion: PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { embeddedContext: true },
+        },
+        agentInfo: { name: "tern", version: VERSION },
+        authMethods: [],
+      };
+    })
+    .onRequest(methods.agent.session.new, async ({ params, client }) => {
+      const session = await open(params.cwd, {}, client);
+      sessions.set(session.id, session);
+      return { sessionId: session.id };
+    })
+    .onRequest(methods.agent.session.load, async ({ params, client }) => {
+      // Loading a session this connection holds opens it afresh (its file is locked meanwhile).
+      await sessions.get(params.sessionId)?.close();
+      sessions.delete(params.sessionId);
+      const session = await open(params.cwd, { resume: params.sessionId }, client);
+      sessions.set(session.id, session);
+      await session.replay();
+      return {};
+    })
+    .onRequest(methods.agent.session.prompt, async ({ params }) => {
+      const session = sessions.get(params.sessionId);
+      if (session === undefined) throw RequestError.sessionNotFound(params.sessionId);
+      try {
+        return await session.prompt(params.prompt);
+      } catch (error) {
+        if (error instanceof TurnBusyError) {
+          throw RequestError.invalidRequest(undefined, error.message);
+        }
+        throw RequestError.internalError(undefined, messageOf(error));
+      }
+    })
+    .onNotification(methods.agent.session.cancel, ({ params }) => {
+      sessions.get(params.sessionId)?.cancel();
+    });
+  const connection = app.connect(ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
+  const onInterrupt = () => connection.close();
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  try {
+    await connection.closed;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+    await Promise.all([...sessions.values()].map((session) => session.close()));
+  }
+  return 0;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

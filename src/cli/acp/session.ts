@@ -1,0 +1,238 @@
+/**
+ * One ACP session: a tern agent session (`openAgentSession`) whose events become
+ * `session/update` notifications, whose ASK questions become `session/request_permission`
+ * requests to the editor, and whose turns `TurnControl` runs and cancels.
+ */
+import {
+  type AgentContext,
+  type ClientCapabilities,
+  type ContentBlock,
+  methods,
+  type PermissionOption,
+  type PromptResponse,
+  type SessionUpdate,
+  type ToolCallContent,
+} from "@agentclientprotocol/sdk";
+import type { ConfigFlags } from "../../config/mod.ts";
+import type { AgentEvent } from "../../core/events.ts";
+import { type AgentSession, openAgentSession } from "../../harness/agent_session.ts";
+import type { SessionChoice } from "../../harness/run_session.ts";
+import { TurnControl } from "../../harness/turn_control.ts";
+import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
+import { promptMessage, type ReadBuffer } from "./prompt.ts";
+import {
+  historyUpdates,
+  proposedDiffContent,
+  stopReasonFor,
+  toolKind,
+  updateFor,
+} from "./updates.ts";
+
+/** The permission options tern offers, by id; an answer with any other id is a denial. */
+const ALLOW_ONCE = "allow_once";
+const ALLOW_SESSION = "allow_session";
+const REJECT = "reject";
+
+export interface AcpSessionOptions {
+  /** The session's working directory: an absolute real path. */
+  workspace: string;
+  flags: ConfigFlags;
+  /** A new session (`{}`) or the one to load (`{ resume: id }`). */
+  choice: SessionChoice;
+  client: AgentContext;
+  /** What the editor said it can do at `initialize`. */
+  capabilities: ClientCapabilities | undefined;
+  /** Logs a line on stderr. */
+  log: (text: string) => void;
+}
+
+export class AcpSession {
+  readonly #options: AcpSessionOptions;
+  readonly #turns = new TurnControl();
+  #agent!: AgentSession;
+  /** Updates go out one after another, in event order. */
+  #updates: Promise<void> = Promise.resolve();
+  /** Calls waiting for review, in the order their `permission_request` came. */
+  #asking: Array<{ callId: string; name: string; summary: string }> = [];
+
+  private constructor(options: AcpSessionOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Opens the tern session (connecting the models).
+   * @throws the core's errors: bad settings, an unknown session, a missing key.
+   */
+  static async open(options: AcpSessionOptions): Promise<AcpSession> {
+    const session = new AcpSession(options);
+    session.#agent = await openAgentSession({
+      workspace: options.workspace,
+      flags: options.flags,
+      session: options.choice,
+      emit: (event) => session.#event(event),
+      person: session.#ask,
+      warn: (text) => options.log(`warning: ${text}`),
+      memory: true,
+      consolidation: "defer",
+    });
+    for (const warning of session.#agent.session.warnings) options.log(warning);
+    return session;
+  }
+
+  /** The ACP session id: tern's session id. */
+  get id(): string {
+    return this.#agent.session.id;
+  }
+
+  /** Sends the session's conversation so far to the editor (`session/load`). */
+  async replay(): Promise<void> {
+    const items = this.#agent.openedState.items.map((item) => item.message);
+    for (const update of historyUpdates(items, this.#options.workspace)) this.#send(update);
+    await this.#updates;
+  }
+
+  /**
+   * Runs one turn for `blocks`; resolves when it ends, after its last update.
+   * @throws {TurnBusyError} while another turn of this session runs.
+   */
+  async prompt(blocks: readonly ContentBlock[]): Promise<PromptResponse> {
+    const message = await promptMessage(blocks, this.#readBuffer());
+    const result = await this.#turns.run(this.#agent.conversation, message);
+    if (result.error !== undefined && result.exitReason !== "CANCELLED") {
+      // ACP's stop reasons have no word for a failed model call: the person reads it instead.
+      this.#send({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `\n\n[tern: ${result.exitReason}: ${result.error}]` },
+      });
+    }
+    await this.#updates;
+    return {
+      stopReason: stopReasonFor(result.exitReason),
+      _meta: {
+        tern: {
+          exitReason: result.exitReason,
+          ...(result.error === undefined ? {} : { error: result.error }),
+        },
+      },
+    };
+  }
+
+  /** Cancels the running turn (and the permission requests it waits on). */
+  cancel(): void {
+    this.#turns.abort();
+  }
+
+  /** Cancels what runs and closes the tern session. */
+  async close(): Promise<void> {
+    this.#turns.abort();
+    await this.#turns.idle();
+    await this.#agent.close();
+  }
+
+  /** The editor's buffer reads, when it offers them. */
+  #readBuffer(): ReadBuffer | undefined {
+    if (this.#options.capabilities?.fs?.readTextFile !== true) return undefined;
+    return async (path) => {
+      const response = await this.#options.client.request(methods.client.fs.readTextFile, {
+        sessionId: this.id,
+        path,
+      });
+      return response.content;
+    };
+  }
+
+  #event(event: AgentEvent): void {
+    if (event.type === "permission_request") {
+      this.#asking.push({ callId: event.callId, name: event.name, summary: event.summary });
+    }
+    const workspace = this.#options.workspace;
+    this.#updates = this.#updates.then(async () => {
+      const update = await updateFor(event, workspace);
+      if (update !== undefined) await this.#notify(update);
+    });
+  }
+
+  #send(update: SessionUpdate): void {
+    this.#updates = this.#updates.then(() => this.#notify(update));
+  }
+
+  /** Sends one update; a failure (the editor went away) is logged, never thrown. */
+  async #notify(update: SessionUpdate): Promise<void> {
+    try {
+      await this.#options.client.notify(methods.client.session.update, {
+        sessionId: this.id,
+        update,
+      });
+    } catch (error) {
+      this.#options.log(`Cannot send an update to the editor: ${messageOf(error)}`);
+    }
+  }
+
+  /**
+   * ASK mode's question, as the editor's permission dialog: allow once, allow for this
+   * session (only when tern can remember the call safely), deny. The answer is taken exactly;
+   * anything else (an unknown option, a cancelled dialog, a failed request) denies.
+   */
+  #ask: AskPerson = async (request, signal) => {
+    // The call's own `tool_call` update goes out first, so the dialog can refer to it.
+    await this.#updates;
+    const index = this.#asking.findIndex((asked) =>
+      asked.summary === request.summary && asked.name === request.tool
+    );
+    const callId = index >= 0 ? this.#asking.splice(index, 1)[0].callId : crypto.randomUUID();
+    const options: PermissionOption[] = [
+      { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
+      ...(request.rememberable
+        ? [{
+          optionId: ALLOW_SESSION,
+          name: "Allow for this session",
+          kind: "allow_always" as const,
+        }]
+        : []),
+      { optionId: REJECT, name: "Deny", kind: "reject_once" },
+    ];
+    const response = await this.#options.client.request(
+      methods.client.session.requestPermission,
+      {
+        sessionId: this.id,
+        toolCall: {
+          toolCallId: callId,
+          title: `${request.tool}: ${request.summary}`,
+          kind: toolKind(false, request.args),
+          status: "pending",
+          rawInput: request.args,
+          content: [
+            questionText(request),
+            ...await proposedDiffContent(request.args, this.#options.workspace),
+          ],
+        },
+        options,
+      },
+      { cancellationSignal: signal, stopWaitingOnCancel: true },
+    );
+    return answerFor(response.outcome, request);
+  };
+}
+
+/** The person's answer for the editor's `outcome`: only the options offered count. */
+export function answerFor(
+  outcome: { outcome: "cancelled" } | { outcome: "selected"; optionId: string },
+  request: Pick<ReviewRequest, "rememberable">,
+): PersonAnswer {
+  if (outcome.outcome !== "selected") return "deny";
+  if (outcome.optionId === ALLOW_ONCE) return "once";
+  if (outcome.optionId === ALLOW_SESSION && request.rememberable) return "session";
+  return "deny";
+}
+
+/** Why the call needs an answer: the policy's reason, then the model's own, marked. */
+function questionText(request: ReviewRequest): ToolCallContent {
+  const said = request.modelReason === undefined || request.modelReason.trim() === ""
+    ? ""
+    : `\nModel's reason (unverified): ${request.modelReason}`;
+  return { type: "content", content: { type: "text", text: `${request.reason}${said}` } };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,128 @@
+/**
+ * The `tern rpc` protocol (docs/rpc.md): JSON lines both ways. Commands come in on stdin, one
+ * object per line; responses, agent events and permission requests go out on stdout. This file
+ * is its single definition: the zod schemas of the commands and the shapes of what goes out.
+ */
+import { z } from "zod";
+import type { AgentEvent } from "../../core/events.ts";
+import type { PersonAnswer } from "../../sandbox/review.ts";
+
+/** Bumped on any change a client could notice; the `ready` line says it. */
+export const RPC_PROTOCOL_VERSION = 1;
+
+/** The longest command line read, in characters; a longer one is refused, not parsed. */
+export const RPC_MAX_LINE = 4 * 1024 * 1024;
+
+/** The error for a line longer than `RPC_MAX_LINE`. */
+export const TOO_LONG = `The line is longer than ${RPC_MAX_LINE} characters`;
+
+/** A command's id: echoed in its response so a client can match them. */
+const Id = z.union([z.string().max(200), z.number().int()]).optional();
+
+const Text = z.string().min(1, "must not be empty");
+
+export const RpcCommand = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("prompt"), id: Id, message: Text }),
+  z.strictObject({ type: z.literal("steer"), id: Id, message: Text }),
+  z.strictObject({ type: z.literal("abort"), id: Id }),
+  z.strictObject({ type: z.literal("fork"), id: Id, entryId: z.string().min(1).optional() }),
+  z.strictObject({ type: z.literal("compact"), id: Id, focus: z.string().optional() }),
+  z.strictObject({ type: z.literal("get_state"), id: Id }),
+  z.strictObject({ type: z.literal("list_sessions"), id: Id, all: z.boolean().optional() }),
+  z.strictObject({
+    type: z.literal("set_model"),
+    id: Id,
+    model: Text,
+    provider: z.string().min(1).optional(),
+  }),
+  z.strictObject({
+    type: z.literal("answer_permission"),
+    id: Id,
+    requestId: z.string().min(1),
+    answer: z.enum(["once", "session", "deny"]),
+  }),
+]);
+
+/** One command, validated. */
+export type RpcCommand = z.infer<typeof RpcCommand>;
+
+/** The command names, in the order docs/rpc.md lists them. */
+export const RPC_COMMANDS: readonly RpcCommand["type"][] = RpcCommand.options.map((option) =>
+  option.shape.type.value
+);
+
+/** What goes out on stdout, one per line. */
+export type RpcOutput =
+  | {
+    type: "ready";
+    protocol: number;
+    tern: string;
+    session: string;
+    commands: readonly string[];
+  }
+  | {
+    type: "response";
+    id?: string | number;
+    command?: string;
+    ok: true;
+    data?: Record<string, unknown>;
+  }
+  | { type: "response"; id?: string | number; command?: string; ok: false; error: string }
+  | { type: "event"; event: AgentEvent }
+  | {
+    type: "permission_request";
+    requestId: string;
+    tool: string;
+    summary: string;
+    reason: string;
+    modelReason?: string;
+    profile: string;
+    /** Whether the answer "session" may be given. */
+    rememberable: boolean;
+    args: unknown;
+  }
+  | { type: "permission_cancelled"; requestId: string };
+
+/** A person's answer, as the command gives it. */
+export type RpcAnswer = PersonAnswer;
+
+/**
+ * Parses one input line into a command, or says exactly what is wrong with it (and the id and
+ * type, when they could be read, for the error response). Never throws.
+ */
+export function parseRpcLine(
+  line: string,
+): { command: RpcCommand } | { error: string; id?: string | number; type?: string } {
+  if (line.length > RPC_MAX_LINE) return { error: TOO_LONG };
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { error: `The line is not JSON: ${(error as Error).message}` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { error: "The line is not a JSON object" };
+  }
+  const record = value as Record<string, unknown>;
+  const id = typeof record.id === "string" || typeof record.id === "number" ? record.id : undefined;
+  const type = typeof record.type === "string" ? record.type : undefined;
+  const where = { ...(id === undefined ? {} : { id }), ...(type === undefined ? {} : { type }) };
+  if (type === undefined) {
+    return { ...where, error: `The command has no "type": expected ${RPC_COMMANDS.join(", ")}` };
+  }
+  if (!(RPC_COMMANDS as readonly string[]).includes(type)) {
+    return {
+      ...where,
+      error: `Unknown command "${type}": expected ${RPC_COMMANDS.join(", ")}`,
+    };
+  }
+  const parsed = RpcCommand.safeParse(value);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((issue) => {
+      const path = issue.path.length > 0 ? `"${issue.path.join(".")}"` : "the command";
+      return `${path}: ${issue.message}`;
+    }).join("; ");
+    return { ...where, error: `Invalid "${type}" command: ${detail}` };
+  }
+  return { command: parsed.data };
+}

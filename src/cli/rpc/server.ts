@@ -1,0 +1,237 @@
+/**
+ * `tern rpc`: a long-lived agent session driven by JSON lines on stdin (docs/rpc.md). Stdout
+ * carries only JSON lines (responses, agent events, permission requests); logs go to stderr.
+ * It is one more user of the agent-session core: `openAgentSession()` opens it, `TurnControl`
+ * runs, steers and aborts its turns.
+ */
+import { jsonForTerminal, terminalText } from "../../core/terminal_text.ts";
+import { type AgentSession, openAgentSession } from "../../harness/agent_session.ts";
+import { TurnControl } from "../../harness/turn_control.ts";
+import { listSessions } from "../../session/paths.ts";
+import { VERSION } from "../../version.ts";
+import { processWriters, resolveWorkspace } from "../process_env.ts";
+import type { RunFlags } from "../run.ts";
+import { readLines } from "./lines.ts";
+import { PermissionDesk } from "./permissions.ts";
+import {
+  parseRpcLine,
+  RPC_COMMANDS,
+  RPC_MAX_LINE,
+  RPC_PROTOCOL_VERSION,
+  type RpcCommand,
+  type RpcOutput,
+  TOO_LONG,
+} from "./protocol.ts";
+
+/** Serves the protocol on stdin/stdout until stdin ends; returns the exit code. */
+export async function runRpc(flags: RunFlags): Promise<number> {
+  const write = processWriters();
+  // Every line is one JSON value: model text is only ever a string inside it.
+  const send = (output: RpcOutput) => write.out(jsonForTerminal(JSON.stringify(output)) + "\n");
+  const log = (text: string) => write.err(`tern: ${terminalText(text)}\n`);
+  const permissions = new PermissionDesk(send);
+  const agent = await openAgentSession({
+    workspace: resolveWorkspace(flags.cwd),
+    flags: flags.config,
+    session: flags.session,
+    emit: (event) => send({ type: "event", event }),
+    person: permissions.ask,
+    warn: (text) => log(`warning: ${text}`),
+    memory: true,
+    consolidation: "defer",
+  });
+  const server = new RpcServer(agent, send, permissions);
+  const onInterrupt = () => server.turns.abort();
+  Deno.addSignalListener("SIGINT", onInterrupt);
+  try {
+    for (const warning of agent.session.warnings) log(warning);
+    send({
+      type: "ready",
+      protocol: RPC_PROTOCOL_VERSION,
+      tern: VERSION,
+      session: agent.session.id,
+      commands: RPC_COMMANDS,
+    });
+    for await (const read of readLines(Deno.stdin.readable, RPC_MAX_LINE)) {
+      if ("tooLong" in read) {
+        send({ type: "response", ok: false, error: TOO_LONG });
+        continue;
+      }
+      if (read.line.trim() === "") continue;
+      const parsed = parseRpcLine(read.line);
+      if ("error" in parsed) {
+        const { error, id, type } = parsed;
+        send({
+          type: "response",
+          ...(id === undefined ? {} : { id }),
+          command: type,
+          ok: false,
+          error,
+        });
+        continue;
+      }
+      await server.handle(parsed.command);
+    }
+    // Nobody can answer any more: what waits is denied, and the turn under way finishes.
+    permissions.close();
+    await server.turns.idle();
+    return 0;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+    await agent.close();
+  }
+}
+
+class RpcServer {
+  readonly turns = new TurnControl();
+  readonly #agent: AgentSession;
+  readonly #send: (output: RpcOutput) => void;
+  readonly #permissions: PermissionDesk;
+
+  constructor(agent: AgentSession, send: (output: RpcOutput) => void, permissions: PermissionDesk) {
+    this.#agent = agent;
+    this.#send = send;
+    this.#permissions = permissions;
+  }
+
+  /**
+   * Answers `command`. A prompt is answered when its turn ends (the next lines are read
+   * meanwhile); the other commands before the next line is read. Never throws.
+   */
+  async handle(command: RpcCommand): Promise<void> {
+    const reply = (result: { data?: Record<string, unknown> } | { error: string }) => {
+      const base = {
+        type: "response" as const,
+        ...(command.id === undefined ? {} : { id: command.id }),
+        command: command.type,
+      };
+      this.#send(
+        "error" in result ? { ...base, ok: false, error: result.error } : {
+          ...base,
+          ok: true,
+          ...(result.data === undefined ? {} : { data: result.data }),
+        },
+      );
+    };
+    try {
+      if (command.type === "prompt") {
+        this.#prompt(command.message).then(
+          (data) => reply({ data }),
+          (error) => reply({ error: messageOf(error) }),
+        );
+        return;
+      }
+      reply({ data: await this.#run(command) });
+    } catch (error) {
+      reply({ error: messageOf(error) });
+    }
+  }
+
+  async #prompt(message: string): Promise<Record<string, unknown>> {
+    const conversation = this.#agent.conversation;
+    const result = await this.turns.run(conversation, message);
+    const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
+    return {
+      exitReason,
+      text,
+      rounds,
+      toolCalls,
+      usage,
+      ...(cost === undefined ? {} : { cost }),
+      ...(error === undefined ? {} : { error }),
+      session: this.#agent.session.id,
+    };
+  }
+
+  async #run(
+    command: Exclude<RpcCommand, { type: "prompt" }>,
+  ): Promise<Record<string, unknown> | undefined> {
+    const agent = this.#agent;
+    switch (command.type) {
+      case "steer":
+        if (!this.turns.steer(command.message)) {
+          throw new Error("No turn is running: send the message as a prompt");
+        }
+        return { queued: true };
+      case "abort":
+        return { aborted: this.turns.abort() };
+      case "answer_permission":
+        this.#permissions.answer(command.requestId, command.answer);
+        return undefined;
+      case "get_state":
+        return this.#state();
+      case "list_sessions": {
+        const { ternHome } = agent.config;
+        const sessions = await listSessions(ternHome, command.all ? {} : { cwd: agent.workspace });
+        return {
+          sessions: sessions.map((info) => ({
+            id: info.id,
+            path: info.path,
+            cwd: info.cwd,
+            created: info.created.toISOString(),
+            modified: info.modified.toISOString(),
+            entries: info.entries,
+            ...(info.firstUserText === undefined ? {} : { firstUserText: info.firstUserText }),
+            ...(info.parentId === undefined ? {} : { parentId: info.parentId }),
+          })),
+        };
+      }
+    }
+    // The rest change the session or its settings: only between turns.
+    if (this.turns.running) {
+      throw new Error(`Cannot ${command.type.replace("_", " ")} while a turn runs: abort it first`);
+    }
+    switch (command.type) {
+      case "fork": {
+        const parent = agent.session.id;
+        const { session, note } = await agent.fork(command.entryId);
+        return { session: session.id, path: session.path, parent, ...(note ? { note } : {}) };
+      }
+      case "compact": {
+        const entry = await agent.compact({ focus: command.focus });
+        if (entry === undefined) return { compacted: false };
+        const { tokensBefore, tokensAfter, fallback } = entry;
+        return {
+          compacted: true,
+          summarised: entry.summarised.length,
+          tokensBefore,
+          tokensAfter,
+          fallback: fallback === true,
+        };
+      }
+      case "set_model": {
+        await agent.configure({
+          model: command.model,
+          ...(command.provider === undefined ? {} : { provider: command.provider }),
+        });
+        return { model: agent.config.model, provider: agent.config.provider };
+      }
+    }
+  }
+
+  #state(): Record<string, unknown> {
+    const agent = this.#agent;
+    const { config, session } = agent;
+    const state = session.state();
+    return {
+      protocol: RPC_PROTOCOL_VERSION,
+      workspace: agent.workspace,
+      session: session.id,
+      sessionPath: session.path,
+      entries: session.entries.length,
+      model: config.model,
+      provider: config.provider,
+      thinking: config.thinking,
+      mode: config.mode,
+      profile: config.profile,
+      running: this.turns.running,
+      pendingPermissions: this.#permissions.pending,
+      usage: state.usage,
+      ...(state.cost === undefined ? {} : { cost: state.cost }),
+    };
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,81 @@
+/**
+ * One turn at a time, steerable and abortable from outside: what a front end that is not a
+ * terminal (`tern rpc`, `tern acp`) holds around a conversation. Steering messages wait in a
+ * queue that the loop takes at its next model boundary; an abort cancels the running turn.
+ */
+import type { TurnResult } from "../agent/loop.ts";
+import type { Conversation, TurnOptions } from "./conversation.ts";
+
+/** Thrown by `TurnControl.run()` when a turn already runs. */
+export class TurnBusyError extends Error {
+  override name = "TurnBusyError";
+}
+
+export class TurnControl {
+  #abort: AbortController | undefined;
+  #queue: string[] = [];
+  #done: Promise<unknown> = Promise.resolve();
+
+  /** True while a turn runs. */
+  get running(): boolean {
+    return this.#abort !== undefined;
+  }
+
+  /** The running turn's signal (aborted by `abort()`); undefined between turns. */
+  get signal(): AbortSignal | undefined {
+    return this.#abort?.signal;
+  }
+
+  /**
+   * Runs one turn of `conversation` for `text`; steering and abort reach it.
+   * @throws {TurnBusyError} when a turn already runs (nothing is started then).
+   */
+  run(
+    conversation: Conversation,
+    text: string,
+    options: Omit<TurnOptions, "signal" | "steering"> = {},
+  ): Promise<TurnResult> {
+    if (this.#abort !== undefined) {
+      throw new TurnBusyError("A turn is already running: steer it, or abort it first");
+    }
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.#queue = [];
+    const turn = (async () => {
+      try {
+        return await conversation.turn(text, {
+          ...options,
+          signal: abort.signal,
+          steering: () => this.#queue.splice(0),
+        });
+      } finally {
+        this.#abort = undefined;
+        this.#queue = [];
+      }
+    })();
+    this.#done = turn.catch(() => {});
+    return turn;
+  }
+
+  /**
+   * Queues `text` for the running turn's next model boundary. False when no turn runs (the
+   * message is not kept).
+   */
+  steer(text: string): boolean {
+    if (this.#abort === undefined || this.#abort.signal.aborted) return false;
+    this.#queue.push(text);
+    return true;
+  }
+
+  /** Cancels the running turn; false when none runs. */
+  abort(): boolean {
+    if (this.#abort === undefined || this.#abort.signal.aborted) return false;
+    this.#abort.abort();
+    return true;
+  }
+
+  /** Resolves once no turn runs (never rejects). */
+  async idle(): Promise<void> {
+    while (this.#abort !== undefined) await this.#done;
+  }
+}

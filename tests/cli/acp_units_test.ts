@@ -1,0 +1,65 @@
+/** The ACP adapter's pure parts: answers, stop reasons, call kinds, prompt messages. */
+import { deepEqual, equal, match } from "node:assert/strict";
+import { join } from "node:path";
+import { promptMessage } from "../../src/cli/acp/prompt.ts";
+import { answerFor } from "../../src/cli/acp/session.ts";
+import { proposedDiffContent, stopReasonFor, toolKind } from "../../src/cli/acp/updates.ts";
+
+Deno.test("answerFor() takes only the options offered, and never widens a one-time answer", () => {
+  const remembers = { rememberable: true };
+  const once = { rememberable: false };
+  equal(answerFor({ outcome: "selected", optionId: "allow_once" }, once), "once");
+  equal(answerFor({ outcome: "selected", optionId: "allow_session" }, remembers), "session");
+  // Not offered for a call that cannot be remembered: a denial, not an approval.
+  equal(answerFor({ outcome: "selected", optionId: "allow_session" }, once), "deny");
+  equal(answerFor({ outcome: "selected", optionId: "allow_always" }, remembers), "deny");
+  equal(answerFor({ outcome: "selected", optionId: "reject" }, remembers), "deny");
+  equal(answerFor({ outcome: "cancelled" }, remembers), "deny");
+});
+
+Deno.test("stopReasonFor() maps each exit reason onto ACP's stop reasons", () => {
+  equal(stopReasonFor("COMPLETED"), "end_turn");
+  equal(stopReasonFor("CANCELLED"), "cancelled");
+  equal(stopReasonFor("MAX_ROUNDS"), "max_turn_requests");
+  equal(stopReasonFor("LENGTH_LIMIT"), "max_tokens");
+  equal(stopReasonFor("CLIENT_ERROR"), "end_turn");
+});
+
+Deno.test("toolKind() reads a call's kind from its arguments' shape, not its name", () => {
+  equal(toolKind(true, { command: "ls" }), "read");
+  equal(toolKind(false, { command: "rm -rf x" }), "execute");
+  equal(toolKind(false, { path: "a.ts", content: "" }), "edit");
+  equal(toolKind(false, "not json"), "other");
+});
+
+Deno.test("promptMessage() says where a linked file could not be read, and cuts nothing else", async () => {
+  const message = await promptMessage([
+    { type: "text", text: "fix it" },
+    { type: "resource_link", uri: "file:///w/a.ts", name: "a.ts" },
+    { type: "image", data: "", mimeType: "image/png" },
+  ], () => Promise.reject(new Error("closed")));
+  match(message, /^fix it\n\[An image attachment was left out: tern takes text only\]/);
+  match(message, /\[Cannot read a\.ts \(file:\/\/\/w\/a\.ts\) from the editor: closed\]/);
+  // Without the editor's reads, the link is named and the agent reads the file itself.
+  match(
+    await promptMessage([{ type: "resource_link", uri: "file:///w/a.ts", name: "a" }], undefined),
+    /points at file:\/\/\/w\/a\.ts/,
+  );
+});
+
+Deno.test("proposedDiffContent() shows no content of a file a symlink leads to outside the workspace", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const outside = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(outside, "secret.txt"), "SECRET-MARK\n");
+    await Deno.symlink(join(outside, "secret.txt"), join(workspace, "link.txt"));
+    await Deno.writeTextFile(join(workspace, "own.txt"), "mine\n");
+    deepEqual(await proposedDiffContent({ path: "link.txt", content: "x" }, workspace), []);
+    deepEqual(await proposedDiffContent({ path: "own.txt", content: "x" }, workspace), [
+      { type: "diff", path: join(workspace, "own.txt"), oldText: "mine\n", newText: "x" },
+    ]);
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});

@@ -1,0 +1,98 @@
+/** The seams front ends without a terminal use: TurnControl, AgentSession.fork(). */
+import { equal, ok, throws } from "node:assert/strict";
+import { openAgentSession } from "../../src/harness/agent_session.ts";
+import { TurnBusyError, TurnControl } from "../../src/harness/turn_control.ts";
+import { Session } from "../../src/session/session.ts";
+import { withScriptedServer } from "../support/scripted_server.ts";
+
+/** Runs `body` in a fresh workspace and tern home, with the process environment pointing there. */
+async function withWorkspace(body: (ws: { dir: string; home: string }) => Promise<void>) {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-turns-ws-" }));
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-turns-home-" }));
+  const saved = ["TERN_HOME", "HOME", "TERN_API_KEY"].map((name) => [name, Deno.env.get(name)]);
+  Deno.env.set("TERN_HOME", home);
+  Deno.env.set("HOME", home);
+  Deno.env.set("TERN_API_KEY", "sk-test");
+  try {
+    await body({ dir, home });
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name!);
+      else Deno.env.set(name!, value);
+    }
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+Deno.test("TurnControl runs one turn at a time, steers it at a boundary and aborts it", async () => {
+  await withWorkspace(async ({ dir }) => {
+    // Resolved at the third model request, the one that hangs.
+    const { promise: hanging, resolve: hung } = Promise.withResolvers<void>();
+    let requests = 0;
+    await withScriptedServer((request, i) => {
+      if (i === 0) return { toolCalls: [{ id: "c0", name: "list", arguments: "{}" }] };
+      if (i === 1) {
+        const said = request.messages.map((message) => message.content).join("\n");
+        return { text: said.includes("STEER-MARK") ? "steered" : "not steered" };
+      }
+      return { fault: "hang" };
+    }, async (server) => {
+      const turns = new TurnControl();
+      let steered = false;
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        // The steering message goes in while the tool runs: the loop takes it after it.
+        emit: (event) => {
+          if (event.type === "tool_start") steered = turns.steer("STEER-MARK");
+        },
+        warn: () => {},
+      });
+      try {
+        equal(turns.steer("nobody listens"), false);
+        equal(turns.abort(), false);
+        const first = await turns.run(agent.conversation, "look");
+        ok(steered);
+        equal(first.text, "steered");
+        const second = turns.run(agent.conversation, "hang");
+        equal(turns.running, true);
+        throws(() => turns.run(agent.conversation, "again"), TurnBusyError);
+        await hanging;
+        equal(turns.abort(), true);
+        equal((await second).exitReason, "CANCELLED");
+        await turns.idle();
+        equal(turns.running, false);
+      } finally {
+        await agent.close();
+      }
+    }, { onRequest: () => ++requests === 3 && hung() });
+  });
+});
+
+Deno.test("AgentSession.fork() continues in a copy of the session linked to its parent", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer((_request, i) => ({ text: `answer ${i}` }), async (server) => {
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        emit: () => {},
+        warn: () => {},
+      });
+      try {
+        await agent.conversation.turn("first");
+        const parent = agent.session;
+        const { session } = await agent.fork();
+        equal(agent.session, session);
+        equal(session.header.parent?.id, parent.id);
+        equal(session.state().items.length, parent.state().items.length);
+        await agent.conversation.turn("second");
+        ok(session.entries.length > parent.entries.length, "the turn went to the fork");
+        // The parent's file is released: another process may open it.
+        (await Session.open(parent.path)).close();
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
