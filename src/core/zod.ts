@@ -9,7 +9,9 @@
 export {
   array,
   boolean,
+  discriminatedUnion,
   enum,
+  literal,
   looseObject,
   NEVER,
   number,

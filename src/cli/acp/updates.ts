@@ -9,7 +9,7 @@ import type {
   ToolCallContent,
   ToolKind,
 } from "@agentclientprotocol/sdk";
-import { dirname, isAbsolute, resolve, sep } from "node:path";
+import { dirname, isAbsolute, resolve, sep } from "../../core/path.ts";
 import type { AgentEvent, ExitReason } from "../../core/events.ts";
 import type { Message } from "../../core/messages.ts";
 import { type Observation, observationText } from "../../core/observation.ts";

@@ -3,7 +3,7 @@
  * object per line; responses, agent events and permission requests go out on stdout. This file
  * is its single definition: the zod schemas of the commands and the shapes of what goes out.
  */
-import { z } from "zod";
+import * as z from "../../core/zod.ts";
 import type { AgentEvent } from "../../core/events.ts";
 import type { PersonAnswer } from "../../sandbox/review.ts";
 
