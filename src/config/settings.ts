@@ -330,6 +330,17 @@ export const SETTINGS = {
     expect: MS,
     project: true,
   },
+  /**
+   * MCP tools sent as an index plus `tool_search` instead of their schemas: when the schemas
+   * would take over a tenth of the context window (`auto`), always, or never.
+   */
+  mcpToolSearch: {
+    rule: { kind: "choice", values: ["auto", "always", "never"] },
+    default: "auto",
+    env: ["TERN_MCP_TOOL_SEARCH"],
+    expect: '"auto", "always" or "never"',
+    project: true,
+  },
   /** Plan nodes run at once by `tern plan` (each a ReAct worker). */
   planConcurrency: {
     rule: { kind: "integer", min: 1, max: 16 },

@@ -17,7 +17,9 @@ import {
 } from "../agent/session_turn.ts";
 import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
 import type { Provider } from "../llm/types.ts";
+import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
+import { createToolSearchTool } from "./tool_search.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
@@ -122,6 +124,8 @@ export class Conversation {
   #warned = new Set<string>();
   /** The MCP tools in `#tools`, by name, to tell a changed tool from the same one. */
   #mcpTools = new Map<string, McpTool>();
+  /** Which MCP tools' schemas requests carry (all, or those `tool_search` loaded). */
+  #deferred: DeferredTools;
   #unsubscribe: (() => void) | undefined;
   #running = false;
   /** The code index of code_search and code_symbols, loaded at their first call. */
@@ -192,6 +196,11 @@ export class Conversation {
       }),
       () => this.#openSandbox(),
     );
+    this.#deferred = new DeferredTools(
+      options.config.mcpToolSearch ?? "auto",
+      options.config.contextWindow,
+    );
+    this.#tools.setView(this.#deferred);
     // A server's `tools/list_changed` reaches the model at its next request.
     this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
     this.#syncMcpTools();
@@ -324,7 +333,7 @@ export class Conversation {
       tools = lockedWrites(this.#tools, workspace, options.aroundWrite);
     }
     if (options.extraTools !== undefined && options.extraTools.length > 0) {
-      tools = new ToolRegistry([
+      tools = tools.derive([
         ...tools.names.map((name) => tools.get(name)!),
         ...options.extraTools,
       ]);
@@ -539,6 +548,20 @@ export class Conversation {
         },
       });
       this.#mcpTools.set(name, tool);
+    }
+    if (this.#deferred.update([...current.values()]) && !this.#tools.get(TOOL_SEARCH_NAME)) {
+      const search = createToolSearchTool(this.#deferred);
+      this.#tools.register({
+        name: search.name,
+        get description() {
+          return search.description;
+        },
+        readOnly: search.readOnly,
+        runsIn: search.runsIn,
+        paths: (args) => search.paths(args),
+        parameters: search.parameters,
+        run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(search), args, ctx),
+      });
     }
   }
 
