@@ -3,6 +3,7 @@
  * kept warm between turns, settings changeable between turns. `tern run` holds one for a single
  * turn; the interactive UI holds one for its whole life and switches sessions under it.
  */
+import { resolve } from "node:path";
 import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
@@ -20,6 +21,7 @@ import type { Provider } from "../llm/types.ts";
 import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
 import { createToolSearchTool } from "./tool_search.ts";
+import type { EditDiagnostics } from "./diagnostics/edit_diagnostics.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
@@ -84,6 +86,9 @@ export interface McpTools {
   secrets(): string[];
 }
 
+/** How long a file tool's result waits for the checks of the files it changed, by default. */
+const DIAGNOSTICS_WAIT_MS = 10_000;
+
 /** Options of a turn outside the session's transcript: a plan node's worker. */
 export interface DetachedTurnOptions {
   signal?: AbortSignal;
@@ -124,6 +129,8 @@ export class Conversation {
   #warned = new Set<string>();
   /** The MCP tools in `#tools`, by name, to tell a changed tool from the same one. */
   #mcpTools = new Map<string, McpTool>();
+  /** The checks after edits, made at the first change of a file (see `#withDiagnostics`). */
+  #diagnostics: Promise<EditDiagnostics> | undefined;
   /** Which MCP tools' schemas requests carry (all, or those `tool_search` loaded). */
   #deferred: DeferredTools;
   #unsubscribe: (() => void) | undefined;
@@ -182,7 +189,8 @@ export class Conversation {
           const gated = (sandbox: AgentSandbox) => sandbox.tools.get(spec.name)!;
           const observation = await this.#runTool(gated, args, ctx);
           await this.#noteChanges(spec, args);
-          return await this.#withNestedContext(spec, args, observation);
+          const checked = await this.#withDiagnostics(spec, args, observation, ctx.signal);
+          return await this.#withNestedContext(spec, args, checked);
         },
       })),
     );
@@ -506,6 +514,49 @@ export class Conversation {
       `\n\n[Context file ${file.path} applies to this folder; follow it:]\n${file.text.trim()}`
     );
     return { ...observation, output: observation.output + added.join("") };
+  }
+
+  /**
+   * A file tool's result with what the checker of each file it changed found new there
+   * (src/harness/diagnostics/), loaded at the first change of a file; a check still running
+   * after a few seconds lets the result go, and what it finds comes with a later result.
+   */
+  async #withDiagnostics(
+    spec: Omit<Tool, "run">,
+    args: unknown,
+    observation: Observation,
+    signal: AbortSignal,
+  ): Promise<Observation> {
+    const settings = this.#options.config.diagnostics;
+    if (observation.status !== "SUCCEEDED") return observation;
+    const written = spec.runsIn !== "worker" || spec.readOnly || settings?.enabled === false
+      ? []
+      : (await spec.paths(args)).filter((path) => path.write);
+    if (written.length === 0 && this.#diagnostics === undefined) return observation;
+    this.#diagnostics ??= import("./diagnostics/edit_diagnostics.ts").then(
+      ({ EditDiagnostics }) =>
+        new EditDiagnostics({
+          workspace: this.#options.workspace,
+          path: this.#options.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+          settings,
+          shell: async () => {
+            const { runtime } = await this.#openSandbox();
+            return { run: runtime.shell, kind: runtime.shellKind };
+          },
+        }),
+    );
+    const diagnostics = await this.#diagnostics;
+    const notes: string[] = [];
+    for (const { path } of written) {
+      if (signal.aborted) break;
+      const file = resolve(this.#options.workspace, path);
+      const real = await Deno.realPath(file).catch(() => file);
+      const note = await diagnostics.check(real, settings?.waitMs ?? DIAGNOSTICS_WAIT_MS);
+      if (note !== undefined) notes.push(note);
+    }
+    notes.push(...diagnostics.takeLate());
+    if (notes.length === 0) return observation;
+    return { ...observation, output: `${observation.output}\n\n${notes.join("\n\n")}` };
   }
 
   /**

@@ -26,7 +26,10 @@ export type TurnConfig =
     | "thinking"
   >
   & Partial<
-    Pick<TernConfig, "provider" | "searchWeights" | "webSearch" | "webFetch" | "mcpToolSearch">
+    Pick<
+      TernConfig,
+      "provider" | "searchWeights" | "webSearch" | "webFetch" | "mcpToolSearch" | "diagnostics"
+    >
   >
   & SandboxConfig;
 

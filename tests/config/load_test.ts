@@ -44,6 +44,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       sandbox: {},
       webSearch: {},
       webFetch: {},
+      diagnostics: {},
       apiKeys: {},
     });
     assert.deepEqual(sources.model, { layer: "default" });
@@ -129,6 +130,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       sandbox: {},
       webSearch: {},
       webFetch: {},
+      diagnostics: {},
       apiKeys: {},
     });
   });
