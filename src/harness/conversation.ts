@@ -405,6 +405,8 @@ export class Conversation {
     };
     recordSettings(session, state, config);
     await this.#ready(options.signal);
+    // A resumed session's loaded MCP tools are in its history: the tool list continues.
+    this.#deferred.restore(state.items.map((item) => item.message));
     const resources = options.resources ?? await this.resources();
     const prompt = await this.#hooks.prompt(task, state.items.length > 0, options.signal);
     if (prompt.blocked) return blockedTurn(emit, config.model, prompt.reason);

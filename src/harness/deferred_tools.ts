@@ -10,6 +10,7 @@
  * arguments are checked against its schema like any call), through the same gate.
  */
 import { estimateTokens } from "../context/tokens.ts";
+import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tool_spec.ts";
 import type { SpecView } from "../tools/registry.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
@@ -77,6 +78,19 @@ export class DeferredTools implements SpecView {
       this.#active = this.#mode === "always" || specTokens(tools) > this.#budget;
     }
     return this.#active;
+  }
+
+  /**
+   * Loads again what `tool_search` loaded in `messages` (a resumed session's), in their order:
+   * the tool list continues as the model last saw it. Names already loaded stay where they are.
+   */
+  restore(messages: readonly Message[]): void {
+    for (const message of messages) {
+      if (message.role !== "tool" || message.name !== TOOL_SEARCH_NAME) continue;
+      for (const [, name] of message.content.matchAll(/^- (\S+) \(/gm)) {
+        if (!this.#loaded.includes(name)) this.#loaded.push(name);
+      }
+    }
   }
 
   /** Every spec but the deferred tools not loaded; the loaded ones last, in load order. */

@@ -29,7 +29,7 @@ testWith(
       // A loaded machine may take long to type-check: the result waits for it here.
       await Deno.writeTextFile(
         join(ws.home, "config.jsonc"),
-        JSON.stringify({ diagnostics: { waitMs: 120_000, timeoutMs: 120_000 } }),
+        JSON.stringify({ diagnostics: { waitMs: 600_000, timeoutMs: 600_000 } }),
       );
       const run = await runTern(
         [

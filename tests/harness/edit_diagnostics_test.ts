@@ -7,7 +7,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
 import type { DiagnosticsSettings } from "../../src/config/types.ts";
-import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
 
 const DENO_DIR = dirname(Deno.execPath());
@@ -34,7 +34,8 @@ bwrapTest(
       await Deno.writeTextFile(join(ws, "deno.json"), "{}\n");
       const file = join(ws, "main.ts");
       await Deno.writeTextFile(file, 'export const n: number = 1;\nexport const s = "a";\n');
-      const diagnostics = diagnosticsIn(sandbox, ws);
+      // A loaded machine may take long to type-check: no timeout is met here.
+      const diagnostics = diagnosticsIn(sandbox, ws, { settings: { timeoutMs: 600_000 } });
       equal(await diagnostics.after(file), undefined, "a clean file says nothing");
 
       await Deno.writeTextFile(file, 'export const n: number = "one";\nexport const s = "a";\n');
@@ -190,5 +191,55 @@ bwrapTest(
         /nothing new \(1 reported before remain/,
       );
     });
+  },
+);
+
+bwrapTest(
+  "EditDiagnostics runs a checker with PATH cut to folders outside the workspace",
+  async () => {
+    // Outside the temp roots, which stand in for the (hidden) home folder.
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_diag_path_" }),
+    );
+    const ws = join(root, "ws");
+    const own = join(root, "own");
+    const bin = join(ws, "node_modules", ".bin");
+    await Deno.mkdir(bin, { recursive: true });
+    await Deno.mkdir(own);
+    const ran = join(ws, "ran.txt");
+    await Deno.writeTextFile(join(bin, "node"), `#!/bin/sh\necho node >> ${ran}\n`, {
+      mode: 0o755,
+    });
+    // The person's tsc, a script whose `#!/usr/bin/env node` looks node up on PATH.
+    await Deno.writeTextFile(
+      join(own, "tsc"),
+      '#!/usr/bin/env node\nconsole.log("a.ts(1,7): error TS2322: from the real tsc");\n',
+      { mode: 0o755 },
+    );
+    await Deno.writeTextFile(join(ws, "tsconfig.json"), "{}\n");
+    await Deno.writeTextFile(join(ws, "a.ts"), "export {};\n");
+    // The shell's PATH, as the person's, starts in the workspace.
+    const path = `${bin}:${own}:${SYSTEM_PATH}`;
+    const sandbox = await createSandbox({
+      workspace: ws,
+      profile: ":workspace",
+      noSandbox: false,
+      ternHome: join(root, "tern-home"),
+      env: { PATH: path, HOME: join(root, "home") },
+      home: join(root, "home"),
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "diag-path-test",
+    });
+    try {
+      const diagnostics = diagnosticsIn(sandbox, ws, { path });
+      match(
+        (await diagnostics.after(join(ws, "a.ts"))) ?? "",
+        /\na\.ts:1:7 error: TS2322: from the real tsc/,
+      );
+      ok(!(await Deno.stat(ran).then(() => true, () => false)), "the workspace's node ran");
+    } finally {
+      await sandbox.close();
+      await Deno.remove(root, { recursive: true });
+    }
   },
 );

@@ -141,3 +141,44 @@ testWith(
     equal(tooMany.status, "ERROR");
   },
 );
+
+testWith(
+  [referenceServersNeed],
+  "DeferredTools.restore() loads again what tool_search loaded in a resumed session, in order",
+  async () => {
+    const tools = await referenceTools();
+    const first = new DeferredTools("always", 128_000);
+    const registry = registryOf(tools, first);
+    const search = registry.get(TOOL_SEARCH_NAME)!;
+    const messages = [];
+    for (const query of ["select:mcp__fs__list_directory", "echo"]) {
+      const result = await search.run({ query, max_results: 1 }, {
+        workspace: "/",
+        signal: signal(),
+      });
+      equal(result.status, "SUCCEEDED");
+      if (result.status !== "SUCCEEDED") continue;
+      messages.push({
+        role: "tool" as const,
+        toolCallId: query,
+        name: TOOL_SEARCH_NAME,
+        content: `SUCCEEDED\n${result.output}`,
+      });
+    }
+    // Another tool's result naming tools loads nothing.
+    messages.push({
+      role: "tool" as const,
+      toolCallId: "x",
+      name: "bash",
+      content: "- mcp__fs__write_file (x)",
+    });
+
+    const resumed = new DeferredTools("always", 128_000);
+    const again = registryOf(tools, resumed);
+    resumed.restore(messages);
+    deepEqual(resumed.loaded, ["mcp__fs__list_directory", "mcp__everything__echo"]);
+    deepEqual(names(again), names(registry));
+    resumed.restore(messages);
+    deepEqual(names(again), names(registry));
+  },
+);

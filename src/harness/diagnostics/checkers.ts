@@ -1,8 +1,8 @@
 /**
  * Which checker looks at a changed file: the person's own (`diagnostics.checkers` in their
  * config), else a built-in one found on this machine — `deno check` (a workspace with
- * deno.json), `tsc --noEmit` (tsconfig.json), `pyright` or a Python syntax check, `gofmt -e`,
- * `bash -n`. Each is a shell command run in the sandbox.
+ * deno.json), `tsc --noEmit` (tsconfig.json), a Python syntax check, `gofmt -e`, `bash -n`.
+ * Each is a shell command run in the sandbox.
  *
  * A built-in checker never runs the repository's code: its program is looked up on PATH
  * outside the workspace (not `node_modules/.bin/tsc`, not `./venv/bin/python`) and named by
@@ -40,6 +40,7 @@ export class CheckerTable {
   #path: string;
   #own: readonly CheckerSettings[];
   #found = new Map<string, Checker | undefined>();
+  #safePath: string | undefined;
 
   /** `path` is the PATH programs are looked up on (the one shell commands get). */
   constructor(workspace: string, path: string, own: readonly CheckerSettings[] = []) {
@@ -78,9 +79,12 @@ export class CheckerTable {
         return {
           name: "deno check",
           format: "deno",
-          // No lock file is read or written; no colour codes.
+          // Nothing is downloaded (a repository's import map could name any server), no lock
+          // file is read or written, no colour codes.
           command: (file) =>
-            `NO_COLOR=1 ${shellJoin([deno, "check", "--no-lock", "--config", config, file])}`,
+            `NO_COLOR=1 ${
+              this.#line([deno, "check", "--cached-only", "--no-lock", "--config", config, file])
+            }`,
         };
       }
       const tsc = existsSync(join(ws, "tsconfig.json")) ? this.#program("tsc") : undefined;
@@ -88,23 +92,21 @@ export class CheckerTable {
         return {
           name: "tsc",
           format: "tsc",
-          command: () => shellJoin([tsc, "--noEmit", "--pretty", "false", "-p", ws]),
+          command: () => this.#line([tsc, "--noEmit", "--pretty", "false", "-p", ws]),
         };
       }
       return undefined;
     }
     if (ext === ".py" || ext === ".pyi") {
-      const pyright = this.#program("pyright");
-      if (pyright !== undefined) {
-        return { name: "pyright", format: "line", command: (file) => shellJoin([pyright, file]) };
-      }
+      // Not pyright by default: a project's pyrightconfig.json may name the interpreter it runs
+      // (a venv of the repository's). The person may configure it as their own checker.
       const python = this.#program("python3");
       if (python === undefined) return undefined;
       return {
         name: "python syntax",
         format: "line",
         // From `/`: a version file or module of the workspace is not picked up.
-        command: (file) => `cd / && ${shellJoin([python, "-I", "-c", PYTHON_SYNTAX, file])}`,
+        command: (file) => `cd / && ${this.#line([python, "-I", "-c", PYTHON_SYNTAX, file])}`,
       };
     }
     if (ext === ".go") {
@@ -113,15 +115,32 @@ export class CheckerTable {
       return {
         name: "gofmt",
         format: "line",
-        command: (file) => `${shellJoin([gofmt, "-e", file])} >/dev/null`,
+        command: (file) => `${this.#line([gofmt, "-e", file])} >/dev/null`,
       };
     }
     if (ext === ".sh" || ext === ".bash") {
       const bash = this.#program("bash");
       if (bash === undefined) return undefined;
-      return { name: "bash -n", format: "bash", command: (file) => shellJoin([bash, "-n", file]) };
+      return { name: "bash -n", format: "bash", command: (file) => this.#line([bash, "-n", file]) };
     }
     return undefined;
+  }
+
+  /**
+   * The command line running `argv` with PATH cut to its folders outside the workspace: a
+   * script's `#!/usr/bin/env node` (tsc) or a shim's own lookups find no program of the
+   * repository's either.
+   */
+  #line(argv: readonly string[]): string {
+    this.#safePath ??= this.#path.split(delimiter).filter((dir) => {
+      if (!isAbsolute(dir)) return false;
+      try {
+        return !within(this.#workspace, realpathSync(dir));
+      } catch {
+        return false;
+      }
+    }).join(delimiter);
+    return `PATH=${shellJoin([this.#safePath])} ${shellJoin(argv)}`;
   }
 
   /**
@@ -135,13 +154,17 @@ export class CheckerTable {
         const real = realpathSync(join(dir, name));
         const stat = statSync(real);
         if (!stat.isFile() || ((stat.mode ?? 0) & 0o111) === 0) continue;
-        const inside = relative(this.#workspace, real);
-        if (!inside.startsWith("..") && !isAbsolute(inside)) continue;
-        return real;
+        if (!within(this.#workspace, real)) return real;
       } catch {
         // Not there.
       }
     }
     return undefined;
   }
+}
+
+/** Whether `path` is `folder` or below it (both absolute real paths). */
+function within(folder: string, path: string): boolean {
+  const rel = relative(folder, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }

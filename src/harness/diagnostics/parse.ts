@@ -1,7 +1,7 @@
 /**
  * Reading a checker's output into diagnostics: the formats of `deno check`, `tsc`, `bash -n`,
  * and the `path:line:col: message` line most compilers and linters print (pyright, gofmt,
- * go vet, cargo's short format, tern's own Python syntax check).
+ * go vet, cargo's short format, eslint's unix format, tern's own Python syntax check).
  */
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
