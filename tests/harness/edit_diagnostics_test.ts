@@ -74,7 +74,10 @@ bwrapTest("EditDiagnostics.after() checks Python and shell syntax, capped", asyn
 
     const sh = join(ws, "run.sh");
     await Deno.writeTextFile(sh, "if then\nfi\n");
-    match((await diagnostics.after(sh)) ?? "", /\nrun\.sh:1 error: syntax error near/);
+    match(
+      (await diagnostics.after(sh)) ?? "",
+      /: 1 new error;.*\nrun\.sh:1 error: syntax error near unexpected token `then'$/s,
+    );
 
     // A file with many findings shows ten, and how many more.
     const many = join(ws, "many.txt");

@@ -49,7 +49,9 @@ export function parseDiagnostics(
     case "bash":
       return lines.flatMap((line) => {
         const m = /^(.+?): line (\d+): (.*)$/.exec(line);
-        return m ? [diagnostic(at(m[1]), m[2], undefined, "error", m[3])] : [];
+        // bash follows a syntax error with the line it was in, quoted: not a finding.
+        if (!m || /^`.*'$/.test(m[3])) return [];
+        return [diagnostic(at(m[1]), m[2], undefined, "error", m[3])];
       });
     case "line":
       return lines.flatMap((line) => {
