@@ -427,7 +427,8 @@ export class Conversation {
       emit,
       signal: options.signal,
       steering: options.steering,
-      beforeStop: (signal) => this.#hooks.stop(stopped++ > 0, signal),
+      beforeStop: async (signal) =>
+        await this.#hooks.stop(stopped++ > 0, signal) ?? await this.#lateDiagnostics(signal),
       maxRounds: config.maxRounds,
       maxTokens: config.maxTokens,
       temperature: config.temperature,
@@ -559,6 +560,20 @@ export class Conversation {
     notes.push(...diagnostics.takeLate());
     if (notes.length === 0) return observation;
     return { ...observation, output: `${observation.output}\n\n${notes.join("\n\n")}` };
+  }
+
+  /**
+   * When the model would stop: what checks still running after their change's result found,
+   * once they end (each is bounded by its timeout), as a message that continues the turn.
+   */
+  async #lateDiagnostics(signal: AbortSignal): Promise<string | undefined> {
+    if (this.#diagnostics === undefined || signal.aborted) return undefined;
+    const diagnostics = await this.#diagnostics;
+    const { promise: aborted, resolve } = Promise.withResolvers<void>();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+    await Promise.race([diagnostics.idle(), aborted]);
+    const notes = diagnostics.takeLate();
+    return notes.length === 0 || signal.aborted ? undefined : notes.join("\n\n");
   }
 
   /**

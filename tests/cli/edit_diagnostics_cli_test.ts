@@ -85,3 +85,60 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern run: a check that ends after its change's result reaches the model before the turn ends",
+  async () => {
+    const ws = await tempWorkspace();
+    const server = await startScriptedServer([
+      call("write", { path: "notes.txt", content: "a\nb\n" }, "c1"),
+      { text: "done" },
+      { text: "fixed now" },
+    ], { chunkDelayMs: 0 });
+    try {
+      // The person's own checker, slower than the result waits.
+      await Deno.writeTextFile(
+        join(ws.home, "config.jsonc"),
+        JSON.stringify({
+          diagnostics: {
+            waitMs: 0,
+            checkers: [{
+              name: "slowish",
+              extensions: [".txt"],
+              command: 'sleep 1; echo "{file}:2:1: error: found late"',
+            }],
+          },
+        }),
+      );
+      const run = await runTern(
+        [
+          "run",
+          "--base-url",
+          server.baseUrl,
+          "-m",
+          "scripted",
+          "--mode",
+          "bypass",
+          "-o",
+          "json",
+          "go",
+        ],
+        { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home } },
+      );
+      equal(run.code, 0, run.stderr);
+      equal(JSON.parse(run.stdout).text, "fixed now");
+      equal(server.requests.length, 3);
+      const messages = server.requests[2].modelRequest.messages;
+      const result = messages.find((m) => m.role === "tool")!;
+      match(String(result.content), /Diagnostics \(slowish\) for "notes\.txt" are still running/);
+      const last = messages.at(-1)!;
+      equal(last.role, "user");
+      match(String(last.content), /^Diagnostics \(slowish\) for "notes\.txt": 1 new error/);
+      match(String(last.content), /\nnotes\.txt:2:1 error: found late/);
+    } finally {
+      await server.close();
+      await ws.cleanup();
+    }
+  },
+);

@@ -89,11 +89,6 @@ export class EditDiagnostics {
     await this.#queue;
   }
 
-  /** True when some checker would look at `file` (no check runs). */
-  checks(file: string): boolean {
-    return this.#table.checkerFor(file) !== undefined;
-  }
-
   /**
    * Checks `file` (absolute, just changed) and says what is new about it, for the end of the
    * tool's result; undefined when there is nothing to say. Never throws.
