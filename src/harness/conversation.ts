@@ -449,7 +449,11 @@ export class Conversation {
   #systemPrompt(resources: Resources): string {
     const { workspace } = this.#options;
     return composeSystemPrompt(
-      { workspace, toolNames: this.#tools.names, toolGuidance: this.#tools.guidance() },
+      {
+        workspace,
+        toolNames: this.#deferred.promptNames(this.#tools.names),
+        toolGuidance: this.#tools.guidance(),
+      },
       resources,
     );
   }

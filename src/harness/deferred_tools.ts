@@ -106,6 +106,15 @@ export class DeferredTools implements SpecView {
   }
 
   /**
+   * The names the system prompt lists, from every registered one: without the deferred tools
+   * (the index names them), whether loaded or not, so the prompt stays the same as tools load.
+   */
+  promptNames(all: readonly string[]): string[] {
+    if (!this.#active) return all.filter((name) => name !== TOOL_SEARCH_NAME);
+    return all.filter((name) => !this.#tools.has(name));
+  }
+
+  /**
    * The index in `tool_search`'s description: one line per MCP tool, loaded or not (a load
    * must not change what came before it in the request).
    */

@@ -55,6 +55,11 @@ testWith(
     const first = tools(0).map((tool) => tool.name);
     deepEqual(first.filter((name) => name.startsWith("mcp__")), []);
     ok(first.includes("read"), first.join(", "));
+    // The system prompt names tool_search, not the deferred tools (the index does).
+    const system = String(requests[0].messages[0].content);
+    match(system, /Tools: [^\n]*\btool_search\b/);
+    ok(!system.includes("mcp__everything__"), "the system prompt lists deferred tools");
+    deepEqual(requests[2].messages[0], requests[0].messages[0]);
     const search = tools(0).find((tool) => tool.name === "tool_search")!;
     match(search.description, /^- mcp__everything__echo: /m);
     match(search.description, /^- mcp__everything__get-sum: /m);
