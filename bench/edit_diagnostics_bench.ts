@@ -61,13 +61,15 @@ try {
   await Deno.remove(root, { recursive: true });
 }
 const ms = (n: number) => `${Math.round(n)} ms`;
+const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
 const text = [
   "# Diagnostics after edits: one check in the sandbox",
   "",
   `${
     new Date().toISOString().slice(0, 10)
   }, \`deno run -A bench/edit_diagnostics_bench.ts ${RUNS}\`, ` +
-  `Deno ${Deno.version.deno}, shell: ${sandbox.shellKind}; a 2-core machine shared with other work.`,
+  `Deno ${Deno.version.deno}, shell: ${sandbox.shellKind}; a 2-core machine shared with other work ` +
+  `(load average ${load}). The same \`deno check\` on the host at the same load took about as long.`,
   "",
   "| file | checker | median | p90 | min |",
   "| --- | --- | ---: | ---: | ---: |",
