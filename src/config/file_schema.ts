@@ -157,6 +157,20 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
       .optional(),
     readerKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
   }).optional(),
+  diagnostics: z.strictObject({
+    enabled: z.boolean().optional(),
+    timeoutMs: z.number().int().min(1).optional(),
+    waitMs: z.number().int().min(0).optional(),
+    checkers: z.array(z.strictObject({
+      name: z.string().trim().min(1),
+      extensions: z.array(
+        z.string().regex(/^\.[A-Za-z0-9_.+-]+$/, 'an extension with its dot (".rs")'),
+      )
+        .min(1),
+      command: z.string().trim().min(1),
+      format: z.enum(["deno", "tsc", "bash", "line"]).optional(),
+    })).optional(),
+  }).optional(),
   indexEmbeddings: z.strictObject({
     baseUrl: z.url({ protocol: /^https?$/ }),
     model: z.string().trim().min(1),

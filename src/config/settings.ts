@@ -8,6 +8,7 @@
 import { type LayerValue, type ResolvedValue, type Rule, structured } from "./rules.ts";
 import type {
   CustomProfile,
+  DiagnosticsSettings,
   IndexEmbeddingSettings,
   ModelSettings,
   PermissionRule,
@@ -24,7 +25,7 @@ import type {
  * what sandboxed commands see (`sandbox`), decide which server receives the person's API keys
  * (`keys`) or which code the agent's searches put first (`ranking`).
  */
-export type Guard = "review" | "sandbox" | "keys" | "ranking";
+export type Guard = "review" | "sandbox" | "keys" | "ranking" | "commands";
 
 /** A command-line flag of a setting. */
 export interface SettingFlag {
@@ -330,6 +331,17 @@ export const SETTINGS = {
     expect: MS,
     project: true,
   },
+  /**
+   * MCP tools sent as an index plus `tool_search` instead of their schemas: when the schemas
+   * would take over a tenth of the context window (`auto`), always, or never.
+   */
+  mcpToolSearch: {
+    rule: { kind: "choice", values: ["auto", "always", "never"] },
+    default: "auto",
+    env: ["TERN_MCP_TOOL_SEARCH"],
+    expect: '"auto", "always" or "never"',
+    project: true,
+  },
   /** Plan nodes run at once by `tern plan` (each a ReAct worker). */
   planConcurrency: {
     rule: { kind: "integer", min: 1, max: 16 },
@@ -430,6 +442,17 @@ export const SETTINGS = {
     expect: "an object",
     project: false,
     guards: "keys",
+  },
+  /**
+   * Checks after `write` and `edit` (the person's config files only: a checker is a command
+   * tern runs without asking; a project's own checks are hooks, which need trust).
+   */
+  diagnostics: {
+    rule: structured<DiagnosticsSettings>(),
+    default: {},
+    expect: "an object",
+    project: false,
+    guards: "commands",
   },
 } as const satisfies Record<string, Setting>;
 

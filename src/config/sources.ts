@@ -110,6 +110,7 @@ function placeOf(source: ConfigSource, key: SettingKey): [string, string, string
 const GUARD_REASONS = {
   review: ["it would change who approves tool calls", "may only tighten the sandbox"],
   sandbox: ["it widens what sandboxed commands see", "may not widen the sandbox"],
+  commands: ["it names commands tern runs without asking", "may not name commands to run"],
   keys: ["it decides which server receives your API keys", "may not send your keys elsewhere"],
   ranking: ["it decides which code the agent's searches put first", "may not reorder them"],
 } as const;

@@ -156,3 +156,36 @@ export interface IndexEmbeddingSettings {
   /** Texts per request. */
   batchSize?: number;
 }
+
+/** A diagnostics checker of the person's config (`diagnostics.checkers`). */
+export interface CheckerSettings {
+  /** How it is named in results (`cargo`, `eslint`). */
+  name: string;
+  /** The extensions it checks, with the dot (`.rs`). */
+  extensions: string[];
+  /**
+   * The shell command; `{file}` becomes the changed file's absolute path and `{workspace}`
+   * the workspace's, both quoted. It runs in the workspace, in the sandbox.
+   */
+  command: string;
+  /** How it prints findings (default `line`: `path:line:col: message`). */
+  format?: "deno" | "tsc" | "bash" | "line";
+}
+
+/**
+ * The `diagnostics` key (the person's config only: it names commands tern runs after edits
+ * without asking): checks of the files `write` and `edit` change.
+ */
+export interface DiagnosticsSettings {
+  /** Default true. */
+  enabled?: boolean;
+  /** Longest one check may take, in milliseconds (default 30,000). */
+  timeoutMs?: number;
+  /**
+   * How long a change's result waits for its check, in milliseconds (default 10,000); a
+   * later check's finding comes with a later tool result.
+   */
+  waitMs?: number;
+  /** Checkers tried before the built-in ones, by extension. */
+  checkers?: CheckerSettings[];
+}

@@ -3,6 +3,7 @@
  * kept warm between turns, settings changeable between turns. `tern run` holds one for a single
  * turn; the interactive UI holds one for its whole life and switches sessions under it.
  */
+import { resolve } from "node:path";
 import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
@@ -17,7 +18,10 @@ import {
 } from "../agent/session_turn.ts";
 import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
 import type { Provider } from "../llm/types.ts";
+import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
+import { createToolSearchTool } from "./tool_search.ts";
+import type { EditDiagnostics } from "./diagnostics/edit_diagnostics.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
@@ -83,6 +87,9 @@ export interface McpTools {
   secrets(): string[];
 }
 
+/** How long a file tool's result waits for the checks of the files it changed, by default. */
+const DIAGNOSTICS_WAIT_MS = 10_000;
+
 /** Options of a turn outside the session's transcript: a plan node's worker. */
 export interface DetachedTurnOptions {
   signal?: AbortSignal;
@@ -123,6 +130,10 @@ export class Conversation {
   #warned = new Set<string>();
   /** The MCP tools in `#tools`, by name, to tell a changed tool from the same one. */
   #mcpTools = new Map<string, McpTool>();
+  /** The checks after edits, made at the first change of a file (see `#withDiagnostics`). */
+  #diagnostics: Promise<EditDiagnostics> | undefined;
+  /** Which MCP tools' schemas requests carry (all, or those `tool_search` loaded). */
+  #deferred: DeferredTools;
   #unsubscribe: (() => void) | undefined;
   #running = false;
   /** The code index of code_search and code_symbols, loaded at their first call. */
@@ -179,7 +190,8 @@ export class Conversation {
           const gated = (sandbox: AgentSandbox) => sandbox.tools.get(spec.name)!;
           const observation = await this.#runTool(gated, args, ctx);
           await this.#noteChanges(spec, args);
-          return await this.#withNestedContext(spec, args, observation);
+          const checked = await this.#withDiagnostics(spec, args, observation, ctx.signal);
+          return await this.#withNestedContext(spec, args, checked);
         },
       })),
     );
@@ -193,6 +205,11 @@ export class Conversation {
       }),
       () => this.#openSandbox(),
     );
+    this.#deferred = new DeferredTools(
+      options.config.mcpToolSearch ?? "auto",
+      options.config.contextWindow,
+    );
+    this.#tools.setView(this.#deferred);
     // A server's `tools/list_changed` reaches the model at its next request.
     this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
     this.#syncMcpTools();
@@ -325,7 +342,7 @@ export class Conversation {
       tools = lockedWrites(this.#tools, workspace, options.aroundWrite);
     }
     if (options.extraTools !== undefined && options.extraTools.length > 0) {
-      tools = new ToolRegistry([
+      tools = tools.derive([
         ...tools.names.map((name) => tools.get(name)!),
         ...options.extraTools,
       ]);
@@ -389,6 +406,8 @@ export class Conversation {
     };
     recordSettings(session, state, config);
     await this.#ready(options.signal);
+    // A resumed session's loaded MCP tools are in its history: the tool list continues.
+    this.#deferred.restore(state.items.map((item) => item.message));
     const resources = options.resources ?? await this.resources();
     const prompt = await this.#hooks.prompt(task, state.items.length > 0, options.signal);
     if (prompt.blocked) return blockedTurn(emit, config.model, prompt.reason);
@@ -409,7 +428,8 @@ export class Conversation {
       emit,
       signal: options.signal,
       steering: options.steering,
-      beforeStop: (signal) => this.#hooks.stop(stopped++ > 0, signal),
+      beforeStop: async (signal) =>
+        await this.#hooks.stop(stopped++ > 0, signal) ?? await this.#lateDiagnostics(signal),
       maxRounds: config.maxRounds,
       maxTokens: config.maxTokens,
       temperature: config.temperature,
@@ -430,7 +450,11 @@ export class Conversation {
   #systemPrompt(resources: Resources): string {
     const { workspace } = this.#options;
     return composeSystemPrompt(
-      { workspace, toolNames: this.#tools.names, toolGuidance: this.#tools.guidance() },
+      {
+        workspace,
+        toolNames: this.#deferred.promptNames(this.#tools.names),
+        toolGuidance: this.#tools.guidance(),
+      },
       resources,
     );
   }
@@ -503,6 +527,63 @@ export class Conversation {
   }
 
   /**
+   * A file tool's result with what the checker of each file it changed found new there
+   * (src/harness/diagnostics/), loaded at the first change of a file; a check still running
+   * after a few seconds lets the result go, and what it finds comes with a later result.
+   */
+  async #withDiagnostics(
+    spec: Omit<Tool, "run">,
+    args: unknown,
+    observation: Observation,
+    signal: AbortSignal,
+  ): Promise<Observation> {
+    const settings = this.#options.config.diagnostics;
+    if (observation.status !== "SUCCEEDED") return observation;
+    const written = spec.runsIn !== "worker" || spec.readOnly || settings?.enabled === false
+      ? []
+      : (await spec.paths(args)).filter((path) => path.write);
+    if (written.length === 0 && this.#diagnostics === undefined) return observation;
+    this.#diagnostics ??= import("./diagnostics/edit_diagnostics.ts").then(
+      ({ EditDiagnostics }) =>
+        new EditDiagnostics({
+          workspace: this.#options.workspace,
+          path: this.#options.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+          settings,
+          shell: async () => {
+            const { runtime } = await this.#openSandbox();
+            return { run: runtime.shell, kind: runtime.shellKind };
+          },
+        }),
+    );
+    const diagnostics = await this.#diagnostics;
+    const notes: string[] = [];
+    for (const { path } of written) {
+      if (signal.aborted) break;
+      const file = resolve(this.#options.workspace, path);
+      const real = await Deno.realPath(file).catch(() => file);
+      const note = await diagnostics.check(real, settings?.waitMs ?? DIAGNOSTICS_WAIT_MS);
+      if (note !== undefined) notes.push(note);
+    }
+    notes.push(...diagnostics.takeLate());
+    if (notes.length === 0) return observation;
+    return { ...observation, output: `${observation.output}\n\n${notes.join("\n\n")}` };
+  }
+
+  /**
+   * When the model would stop: what checks still running after their change's result found,
+   * once they end (each is bounded by its timeout), as a message that continues the turn.
+   */
+  async #lateDiagnostics(signal: AbortSignal): Promise<string | undefined> {
+    if (this.#diagnostics === undefined || signal.aborted) return undefined;
+    const diagnostics = await this.#diagnostics;
+    const { promise: aborted, resolve } = Promise.withResolvers<void>();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+    await Promise.race([diagnostics.idle(), aborted]);
+    const notes = diagnostics.takeLate();
+    return notes.length === 0 || signal.aborted ? undefined : notes.join("\n\n");
+  }
+
+  /**
    * The first request carries every MCP tool: waits for servers still starting (each has its
    * startup timeout; one that fails is left out).
    */
@@ -542,6 +623,20 @@ export class Conversation {
         },
       });
       this.#mcpTools.set(name, tool);
+    }
+    if (this.#deferred.update([...current.values()]) && !this.#tools.get(TOOL_SEARCH_NAME)) {
+      const search = createToolSearchTool(this.#deferred);
+      this.#tools.register({
+        name: search.name,
+        get description() {
+          return search.description;
+        },
+        readOnly: search.readOnly,
+        runsIn: search.runsIn,
+        paths: (args) => search.paths(args),
+        parameters: search.parameters,
+        run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(search), args, ctx),
+      });
     }
   }
 

@@ -5,7 +5,7 @@
  */
 import { basename, dirname, join, resolve } from "../core/path.ts";
 import type { Tool } from "../tools/define.ts";
-import { ToolRegistry } from "../tools/registry.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
 
 /** Runs `run` while holding the lock of `path` (absolute). */
 export type AroundWrite = <T>(path: string, run: () => Promise<T>) => Promise<T>;
@@ -16,7 +16,7 @@ export function lockedWrites(
   workspace: string,
   around: AroundWrite,
 ): ToolRegistry {
-  return new ToolRegistry(tools.names.map((name) => {
+  return tools.derive(tools.names.map((name) => {
     const tool = tools.get(name)!;
     // Read-only tools write nothing: their calls skip the declaration and the locks.
     if (tool.readOnly) return tool;

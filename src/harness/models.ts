@@ -25,7 +25,12 @@ export type TurnConfig =
     | "toolResultChars"
     | "thinking"
   >
-  & Partial<Pick<TernConfig, "provider" | "searchWeights" | "webSearch" | "webFetch">>
+  & Partial<
+    Pick<
+      TernConfig,
+      "provider" | "searchWeights" | "webSearch" | "webFetch" | "mcpToolSearch" | "diagnostics"
+    >
+  >
   & SandboxConfig;
 
 /**

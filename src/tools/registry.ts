@@ -2,8 +2,17 @@
 import type { Tool } from "./define.ts";
 import type { ToolSpec } from "../core/tool_spec.ts";
 
+/**
+ * Decides which specs a request carries and in what order, from every registered tool's spec
+ * in registration order (the deferred MCP tools of src/harness/deferred_tools.ts).
+ */
+export interface SpecView {
+  specs(all: ToolSpec[]): ToolSpec[];
+}
+
 export class ToolRegistry {
   #tools = new Map<string, Tool>();
+  #view: SpecView | undefined;
 
   constructor(tools: Iterable<Tool> = []) {
     for (const tool of tools) this.register(tool);
@@ -35,12 +44,25 @@ export class ToolRegistry {
     return [...this.#tools.values()].flatMap((tool) => tool.guidance ?? []);
   }
 
-  /** Specs for the model request, in registration order. */
+  /** Shapes what `specs()` returns from now on; registries made by `derive` share it. */
+  setView(view: SpecView): void {
+    this.#view = view;
+  }
+
+  /** A registry of `tools` (a wrapped copy of these) whose specs go through the same view. */
+  derive(tools: Iterable<Tool>): ToolRegistry {
+    const registry = new ToolRegistry(tools);
+    registry.#view = this.#view;
+    return registry;
+  }
+
+  /** Specs for the model request: in registration order, unless a view shapes them. */
   specs(): ToolSpec[] {
-    return [...this.#tools.values()].map(({ name, description, parameters }) => ({
+    const all = [...this.#tools.values()].map(({ name, description, parameters }) => ({
       name,
       description,
       parameters,
     }));
+    return this.#view?.specs(all) ?? all;
   }
 }

@@ -34,6 +34,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       maxRetries: 4,
       retryBaseMs: 500,
       fallback: [],
+      mcpToolSearch: "auto",
       planConcurrency: 2,
       profiles: {},
       limits: DEFAULT_LIMITS,
@@ -43,6 +44,7 @@ Deno.test("loadConfig() returns the built-in defaults when nothing else is set",
       sandbox: {},
       webSearch: {},
       webFetch: {},
+      diagnostics: {},
       apiKeys: {},
     });
     assert.deepEqual(sources.model, { layer: "default" });
@@ -118,6 +120,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       maxRetries: 4,
       retryBaseMs: 500,
       fallback: [],
+      mcpToolSearch: "auto",
       planConcurrency: 2,
       profiles: {},
       limits: DEFAULT_LIMITS,
@@ -127,6 +130,7 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
       sandbox: {},
       webSearch: {},
       webFetch: {},
+      diagnostics: {},
       apiKeys: {},
     });
   });

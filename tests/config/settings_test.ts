@@ -62,6 +62,7 @@ const STRUCTURED_SAMPLES: Partial<Record<SettingKey, unknown>> = {
   webSearch: { provider: "exa", keyEnv: { exa: "TERN_API_KEY" } },
   webFetch: { reader: "https://reader.evil.test/", readerKeyEnv: "TERN_API_KEY" },
   indexEmbeddings: { baseUrl: "http://evil.test/v1", model: "m" },
+  diagnostics: { checkers: [{ name: "x", extensions: [".ts"], command: "touch pwned" }] },
 };
 
 function fileValue(key: SettingKey): unknown {
@@ -140,6 +141,7 @@ const PERSON_ONLY = {
   sandbox: ["noSandbox", "profiles", "sandbox"],
   keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch", "indexEmbeddings"],
   ranking: ["searchWeights"],
+  commands: ["diagnostics"],
 } as const;
 
 Deno.test("the settings table keeps each person-only key out of a project's reach", () => {
@@ -160,6 +162,7 @@ Deno.test("loadConfig() refuses each person-only key from a project's file and .
     sandbox: "it widens what sandboxed commands see",
     keys: "it decides which server receives your API keys",
     ranking: "it decides which code the agent's searches put first",
+    commands: "it names commands tern runs without asking",
   };
   for (const [guard, keys] of Object.entries(PERSON_ONLY)) {
     for (const key of keys) {

@@ -1,0 +1,176 @@
+/**
+ * Deferred MCP tools: when the MCP servers' tool schemas would cost more than a budget of the
+ * context window (by default a tenth), a request carries none of them; it carries `tool_search`,
+ * whose description is a compact index (each tool's name and the first line of its
+ * description), and the tools a search finds are appended to the tool list for every later
+ * request of the session. What the model saw stays as it was: nothing is reordered or taken
+ * back, so a provider's prompt cache stays warm.
+ *
+ * A deferred tool stays registered: a call of one the model has not loaded still runs (its
+ * arguments are checked against its schema like any call), through the same gate.
+ */
+import { estimateTokens } from "../context/tokens.ts";
+import type { Message } from "../core/messages.ts";
+import type { ToolSpec } from "../core/tool_spec.ts";
+import type { SpecView } from "../tools/registry.ts";
+import type { McpTool } from "../mcp/mcp_tool.ts";
+
+/** When MCP tools are deferred: over the budget (`auto`), always, or never. */
+export type ToolSearchMode = "auto" | "always" | "never";
+
+/** The name of the search tool, as its index and the system prompt name it. */
+export const TOOL_SEARCH_NAME = "tool_search";
+
+/** The fraction of the context window the MCP tools' schemas may take before `auto` defers. */
+export const DEFER_SHARE = 0.1;
+
+/** The longest line of the index, in characters. */
+const INDEX_LINE = 120;
+
+/** Tools one search loads at most. */
+export const MAX_RESULTS = 10;
+
+/** Estimated tokens of `tools`' specs, as a request sends them. */
+export function specTokens(
+  tools: readonly Pick<ToolSpec, "name" | "description" | "parameters">[],
+): number {
+  let tokens = 0;
+  for (const { name, description, parameters } of tools) {
+    tokens += estimateTokens(JSON.stringify({ name, description, parameters }));
+  }
+  return tokens;
+}
+
+/** The deferral of one conversation's MCP tools; the registry's view of its specs. */
+export class DeferredTools implements SpecView {
+  #mode: ToolSearchMode;
+  #budget: number;
+  #active = false;
+  /** The MCP tools known now, by name, in name order. */
+  #tools = new Map<string, McpTool>();
+  /** Names the model loaded, in the order it loaded them. */
+  #loaded: string[] = [];
+
+  /** `contextWindow` in tokens: `auto` defers past {@linkcode DEFER_SHARE} of it. */
+  constructor(mode: ToolSearchMode, contextWindow: number) {
+    this.#mode = mode;
+    this.#budget = Math.floor(contextWindow * DEFER_SHARE);
+  }
+
+  /** True once MCP tools are deferred; it stays so for the session. */
+  get active(): boolean {
+    return this.#active;
+  }
+
+  /** Names loaded so far, in load order. */
+  get loaded(): readonly string[] {
+    return this.#loaded;
+  }
+
+  /**
+   * Takes the MCP tools known now (after a server started or changed its list) and decides
+   * whether they are deferred: once deferred, always (turning back would reorder the list).
+   * Returns {@linkcode active}.
+   */
+  update(tools: readonly McpTool[]): boolean {
+    this.#tools = new Map(tools.map((tool) => [tool.name, tool]));
+    if (!this.#active && this.#mode !== "never" && tools.length > 0) {
+      this.#active = this.#mode === "always" || specTokens(tools) > this.#budget;
+    }
+    return this.#active;
+  }
+
+  /**
+   * Loads again what `tool_search` loaded in `messages` (a resumed session's), in their order:
+   * the tool list continues as the model last saw it. Names already loaded stay where they are.
+   */
+  restore(messages: readonly Message[]): void {
+    for (const message of messages) {
+      if (message.role !== "tool" || message.name !== TOOL_SEARCH_NAME) continue;
+      for (const [, name] of message.content.matchAll(/^- (\S+) \(/gm)) {
+        if (!this.#loaded.includes(name)) this.#loaded.push(name);
+      }
+    }
+  }
+
+  /** Every spec but the deferred tools not loaded; the loaded ones last, in load order. */
+  specs(all: ToolSpec[]): ToolSpec[] {
+    if (!this.#active) return all.filter((spec) => spec.name !== TOOL_SEARCH_NAME);
+    const kept = all.filter((spec) => !this.#tools.has(spec.name));
+    const byName = new Map(all.map((spec) => [spec.name, spec]));
+    for (const name of this.#loaded) {
+      const spec = byName.get(name);
+      if (spec !== undefined && this.#tools.has(name)) kept.push(spec);
+    }
+    return kept;
+  }
+
+  /**
+   * The names the system prompt lists, from every registered one: without the deferred tools
+   * (the index names them), whether loaded or not, so the prompt stays the same as tools load.
+   */
+  promptNames(all: readonly string[]): string[] {
+    if (!this.#active) return all.filter((name) => name !== TOOL_SEARCH_NAME);
+    return all.filter((name) => !this.#tools.has(name));
+  }
+
+  /**
+   * The index in `tool_search`'s description: one line per MCP tool, loaded or not (a load
+   * must not change what came before it in the request).
+   */
+  index(): string {
+    const lines = [...this.#tools.values()].map((tool) => `- ${tool.name}: ${summary(tool)}`);
+    return lines.length === 0 ? "(none now)" : lines.join("\n");
+  }
+
+  /**
+   * The tools matching `query` (best first, at most `limit`), loaded for every later request.
+   * `select:a,b` names tools exactly; other queries score each tool's name (words of it count
+   * three times) and description by the query's words.
+   */
+  search(query: string, limit = 5): McpTool[] {
+    const max = Math.max(1, Math.min(MAX_RESULTS, Math.floor(limit)));
+    const found = matches(query, [...this.#tools.values()]).slice(0, max);
+    for (const tool of found) {
+      if (!this.#loaded.includes(tool.name)) this.#loaded.push(tool.name);
+    }
+    return found;
+  }
+}
+
+function matches(query: string, tools: McpTool[]): McpTool[] {
+  const trimmed = query.trim();
+  if (trimmed.toLowerCase().startsWith("select:")) {
+    const names = trimmed.slice("select:".length).split(",").map((name) => name.trim());
+    return names.flatMap((name) => tools.find((tool) => tool.name === name) ?? []);
+  }
+  const exact = tools.find((tool) => tool.name === trimmed);
+  if (exact !== undefined) return [exact];
+  const terms = words(trimmed);
+  if (terms.length === 0) return [];
+  const scored = tools.map((tool) => {
+    const name = words(tool.name);
+    const text = tool.description.toLowerCase();
+    let score = 0;
+    for (const term of terms) {
+      if (name.includes(term)) score += 3;
+      else if (name.some((word) => word.startsWith(term))) score += 2;
+      if (text.includes(term)) score += 1;
+    }
+    return { tool, score };
+  }).filter((entry) => entry.score > 0);
+  scored.sort((a, b) => b.score - a.score || (a.tool.name < b.tool.name ? -1 : 1));
+  return scored.map((entry) => entry.tool);
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 0);
+}
+
+/** The first line of the server's description, without tern's `(MCP server …)` note, cut. */
+function summary(tool: McpTool): string {
+  const own = tool.description.replace(/\n\(MCP server "[^"]*"\)$/, "");
+  const line = own.split("\n").map((part) => part.trim()).find((part) => part !== "") ?? "";
+  const flat = line.replace(/\s+/g, " ");
+  return flat.length > INDEX_LINE ? `${flat.slice(0, INDEX_LINE - 1)}…` : flat;
+}
