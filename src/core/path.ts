@@ -14,6 +14,9 @@ import posix from "path-browserify";
 /** The path separator. */
 export const sep = "/";
 
+/** What separates the folders of a list such as `PATH`. */
+export const delimiter = ":";
+
 /** Joins `paths` with `/` and normalizes the result (`.` for none). */
 export function join(...paths: string[]): string {
   return posix.join(...paths);
@@ -46,4 +49,9 @@ export function basename(path: string, suffix?: string): string {
 /** Whether `path` starts at the root. */
 export function isAbsolute(path: string): boolean {
   return posix.isAbsolute(path);
+}
+
+/** The extension of the last part of `path`, from its last `.` (`""` when none). */
+export function extname(path: string): string {
+  return posix.extname(path);
 }

@@ -3,7 +3,7 @@
  * kept warm between turns, settings changeable between turns. `tern run` holds one for a single
  * turn; the interactive UI holds one for its whole life and switches sessions under it.
  */
-import { resolve } from "node:path";
+import { resolve } from "../core/path.ts";
 import type { EmitFn } from "../core/events.ts";
 import type { Message } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
@@ -20,7 +20,6 @@ import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budg
 import type { Provider } from "../llm/types.ts";
 import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
-import { createToolSearchTool } from "./tool_search.ts";
 import type { EditDiagnostics } from "./diagnostics/edit_diagnostics.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
@@ -130,6 +129,9 @@ export class Conversation {
   #warned = new Set<string>();
   /** The MCP tools in `#tools`, by name, to tell a changed tool from the same one. */
   #mcpTools = new Map<string, McpTool>();
+  /** `tool_search`'s module loading (with MCP servers only), then its factory. */
+  #toolSearch: Promise<void> | undefined;
+  #createToolSearch: typeof import("./tool_search.ts").createToolSearchTool | undefined;
   /** The checks after edits, made at the first change of a file (see `#withDiagnostics`). */
   #diagnostics: Promise<EditDiagnostics> | undefined;
   /** Which MCP tools' schemas requests carry (all, or those `tool_search` loaded). */
@@ -210,6 +212,15 @@ export class Conversation {
       options.config.contextWindow,
     );
     this.#tools.setView(this.#deferred);
+    // The search tool's schema brings zod: loaded only with MCP servers, before the first
+    // request (`#ready`), never on the way of a turn without them.
+    this.#toolSearch = options.mcp === undefined ? undefined : import("./tool_search.ts").then(
+      (module) => {
+        this.#createToolSearch = module.createToolSearchTool;
+        this.#syncMcpTools();
+      },
+    );
+    this.#toolSearch?.catch(() => {});
     // A server's `tools/list_changed` reaches the model at its next request.
     this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
     this.#syncMcpTools();
@@ -595,6 +606,7 @@ export class Conversation {
       signal?.addEventListener("abort", () => resolve(), { once: true });
       await Promise.race([mcp.settled(), aborted]);
     }
+    await this.#toolSearch;
     this.#syncMcpTools();
   }
 
@@ -624,8 +636,12 @@ export class Conversation {
       });
       this.#mcpTools.set(name, tool);
     }
-    if (this.#deferred.update([...current.values()]) && !this.#tools.get(TOOL_SEARCH_NAME)) {
-      const search = createToolSearchTool(this.#deferred);
+    const createToolSearch = this.#createToolSearch;
+    if (
+      this.#deferred.update([...current.values()]) && !this.#tools.get(TOOL_SEARCH_NAME) &&
+      createToolSearch !== undefined
+    ) {
+      const search = createToolSearch(this.#deferred);
       this.#tools.register({
         name: search.name,
         get description() {

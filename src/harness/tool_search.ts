@@ -3,7 +3,7 @@
  * name and loads their schemas for the following requests. It reads tern's own list of tools
  * and changes nothing else: a read-only host tool, through the permission gate like every tool.
  */
-import { z } from "zod";
+import * as z from "../core/zod.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
 import { type DeferredTools, MAX_RESULTS, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 

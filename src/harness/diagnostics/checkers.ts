@@ -11,7 +11,7 @@
  * config loads); a project's own checks belong in its hooks, which run after trust.
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { delimiter, extname, isAbsolute, join, relative } from "node:path";
+import { delimiter, extname, isAbsolute, join, relative } from "../../core/path.ts";
 import { shellJoin } from "../../core/shell_join.ts";
 import type { CheckerSettings } from "../../config/types.ts";
 import type { DiagnosticFormat } from "./parse.ts";

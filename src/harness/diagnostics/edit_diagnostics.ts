@@ -5,7 +5,7 @@
  * for that file since the last check of it: the errors an edit brought in, or the news that
  * the ones reported before are gone. Bounded: a few lines, each cut.
  */
-import { relative } from "node:path";
+import { relative } from "../../core/path.ts";
 import type { ShellRunner } from "../../sandbox/types.ts";
 import type { DiagnosticsSettings } from "../../config/types.ts";
 import { type Checker, CheckerTable } from "./checkers.ts";

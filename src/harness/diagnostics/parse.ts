@@ -3,7 +3,7 @@
  * and the `path:line:col: message` line most compilers and linters print (pyright, gofmt,
  * go vet, cargo's short format, eslint's unix format, tern's own Python syntax check).
  */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "../../core/path.ts";
 import { fileURLToPath } from "node:url";
 
 /** How a checker prints its findings. */
