@@ -97,11 +97,11 @@ attackTest("bwrap runner leaves nothing behind after 200 cancelled sandboxes", a
     });
     if (at === "at once") controller.abort();
     if (at === "soon") setTimeout(() => controller.abort(), i % 25);
-    const { cancelled, timedOut, output } = await result;
+    const { cancelled, timedOut, output, code } = await result;
     deepEqual(
       { cancelled, timedOut, finished: output.includes("finished") },
       { cancelled: true, timedOut: false, finished: false },
-      `${at} (${i})`,
+      `${at} (${i}): exit code ${code}, output ${JSON.stringify(output.slice(0, 500))}`,
     );
   };
   // Four at a time: cancels land while other sandboxes start and end.

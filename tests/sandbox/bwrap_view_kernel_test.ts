@@ -142,7 +142,9 @@ await rt.close();`,
       );
       const script = `exec 9<"${box.home}" 8<"${
         join(box.home, ".netrc")
-      }"; exec "${Deno.execPath()}" run -A "${child}" "${box.ws}" "${box.home}" "${box.ternHome}"`;
+      }"; exec "${Deno.execPath()}" run -A --config "${
+        new URL("../../deno.json", import.meta.url).pathname
+      }" "${child}" "${box.ws}" "${box.home}" "${box.ternHome}"`;
       const out = await new Deno.Command("bash", { args: ["-c", script], stderr: "inherit" })
         .output();
       const text = new TextDecoder().decode(out.stdout);
