@@ -25,7 +25,9 @@ export type TurnConfig =
     | "toolResultChars"
     | "thinking"
   >
-  & Partial<Pick<TernConfig, "provider" | "searchWeights" | "webSearch" | "webFetch">>
+  & Partial<
+    Pick<TernConfig, "provider" | "searchWeights" | "webSearch" | "webFetch" | "rewindMaxFileBytes">
+  >
   & SandboxConfig;
 
 /**

@@ -1,0 +1,164 @@
+/**
+ * Per-turn checkpoints of the workspace: before a turn's first call that may change files (a
+ * tool that is not read-only: the file tools, bash, MCP tools) the workspace is snapshotted;
+ * when the turn ends it is snapshotted again and the difference recorded, each path marked as
+ * changed by a file tool (it declared the path) or by a command (everything else). Read-only
+ * turns cost nothing. A failed checkpoint is told once and never stops a turn.
+ */
+import { dirname } from "node:path";
+import type { Tool } from "../../tools/define.ts";
+import { ToolRegistry } from "../../tools/registry.ts";
+import { appendRecord, type FileChange, storeDir } from "./records.ts";
+import { ShadowStore, type Snapshot } from "./shadow_store.ts";
+
+/** Options of {@linkcode TurnCheckpoints}. */
+export interface TurnCheckpointsOptions {
+  /** The session file. */
+  sessionPath: string;
+  /** The session id: names its index in the store. */
+  sessionId: string;
+  /** Absolute real path. */
+  workspace: string;
+  /** Files larger than this (bytes) are not checkpointed (reported). Default 10 MiB. */
+  maxFileBytes?: number;
+  /** Told when a checkpoint fails (once per conversation) or skips big files. */
+  warn: (text: string) => void;
+}
+
+/** The default of the `rewindMaxFileBytes` setting. */
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+interface TurnState {
+  entryId: string;
+  before?: Promise<Snapshot | undefined>;
+  /** Paths (as the tools gave them) that file tools declared they write. */
+  toolPaths: Set<string>;
+}
+
+/** See the module comment. One per conversation and session. */
+export class TurnCheckpoints {
+  readonly #options: TurnCheckpointsOptions;
+  #store: Promise<ShadowStore> | undefined;
+  #turn: TurnState | undefined;
+  #failed = false;
+  #toldSkipped = new Set<string>();
+
+  constructor(options: TurnCheckpointsOptions) {
+    this.#options = options;
+  }
+
+  get sessionPath(): string {
+    return this.#options.sessionPath;
+  }
+
+  /**
+   * `tools` for the turn started by user entry `entryId`: a call of a tool that is not
+   * read-only first waits for the turn's checkpoint (taken once).
+   */
+  wrap(tools: ToolRegistry, entryId: string): ToolRegistry {
+    const turn: TurnState = { entryId, toolPaths: new Set() };
+    this.#turn = turn;
+    return new ToolRegistry(tools.names.map((name) => {
+      const tool = tools.get(name)!;
+      if (tool.readOnly) return tool;
+      const wrapped: Tool = {
+        ...tool,
+        paths: (args) => tool.paths(args),
+        ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
+        run: async (args, ctx) => {
+          turn.before ??= this.#take(turn);
+          await turn.before;
+          for (const path of await tool.paths(args)) {
+            if (path.write) turn.toolPaths.add(path.path.replace(/^\.\//, ""));
+          }
+          return await tool.run(args, ctx);
+        },
+      };
+      return wrapped;
+    }));
+  }
+
+  /**
+   * Ends the turn: when a checkpoint was taken, snapshots the workspace again and records what
+   * changed. Returns the changes (none when nothing was taken). Never throws.
+   */
+  async endTurn(): Promise<FileChange[]> {
+    const turn = this.#turn;
+    this.#turn = undefined;
+    const before = await turn?.before;
+    if (!turn || !before) return [];
+    try {
+      const store = await this.#open();
+      const after = await store.snapshot();
+      this.#tellSkipped(after.skipped);
+      const changes: FileChange[] = (await store.changes(before.tree, after.tree)).map((c) => ({
+        path: c.path,
+        status: c.status,
+        by: turn.toolPaths.has(c.path) ? "tool" : "command",
+      }));
+      appendRecord(this.#options.sessionPath, {
+        kind: "after",
+        entryId: turn.entryId,
+        time: new Date().toISOString(),
+        ...after,
+        changes,
+      });
+      return changes;
+    } catch (error) {
+      this.#fail(error);
+      return [];
+    }
+  }
+
+  async #take(turn: TurnState): Promise<Snapshot | undefined> {
+    if (this.#failed) return undefined;
+    try {
+      const snapshot = await (await this.#open()).snapshot();
+      this.#tellSkipped(snapshot.skipped);
+      appendRecord(this.#options.sessionPath, {
+        kind: "before",
+        entryId: turn.entryId,
+        time: new Date().toISOString(),
+        ...snapshot,
+      });
+      return snapshot;
+    } catch (error) {
+      this.#fail(error);
+      return undefined;
+    }
+  }
+
+  #open(): Promise<ShadowStore> {
+    const { sessionPath, sessionId, workspace, maxFileBytes } = this.#options;
+    this.#store ??= ShadowStore.open(storeDir(dirname(sessionPath)), workspace, {
+      indexName: sessionId,
+      maxFileBytes: maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    });
+    return this.#store;
+  }
+
+  #tellSkipped(paths: readonly string[]): void {
+    const fresh = paths.filter((path) => !this.#toldSkipped.has(path));
+    if (fresh.length === 0) return;
+    for (const path of fresh) this.#toldSkipped.add(path);
+    const names = fresh.slice(0, 5).map((path) => JSON.stringify(path)).join(", ");
+    const more = fresh.length > 5 ? ` and ${fresh.length - 5} more` : "";
+    this.#options.warn(
+      `tern: checkpoints leave out files over ${
+        this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+      } bytes: ` +
+        `${names}${more} (a rewind cannot restore them)`,
+    );
+  }
+
+  #fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#store = undefined;
+    this.#options.warn(
+      `tern: no checkpoints in this session (rewind cannot restore files): ${
+        error instanceof Error ? error.message : error
+      }`,
+    );
+  }
+}
