@@ -179,7 +179,13 @@ export class ShadowStore {
     const update: string[] = [];
     const drop: string[] = [];
     const skipped: string[] = [];
+    const realFolder = realFolders(this.workspace);
     for (const path of candidates) {
+      // Below a symlink or a file: gone from the workspace (and never stat'ed through the link).
+      if (!realFolder(path)) {
+        drop.push(path);
+        continue;
+      }
       let info: Deno.FileInfo;
       try {
         info = Deno.lstatSync(join(this.workspace, path));
@@ -197,7 +203,8 @@ export class ShadowStore {
       return { tree: last.tree, skipped };
     }
     if (update.length > 0) {
-      await this.#git(["update-index", "-z", "--add", "--remove", "--stdin"], {
+      // --replace: a folder that became a file or link (or the reverse) replaces its entries.
+      await this.#git(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], {
         input: nulJoin(update),
       });
     }
@@ -291,6 +298,36 @@ export class ShadowStore {
     }
     return result;
   }
+}
+
+/**
+ * A test of whether every folder above a relative path is a real folder (no symlink, no file),
+ * remembering the folders it checked.
+ */
+function realFolders(workspace: string): (path: string) => boolean {
+  const known = new Map<string, boolean>();
+  const isReal = (folder: string): boolean => {
+    if (folder === "") return true;
+    let real = known.get(folder);
+    if (real === undefined) {
+      const slash = folder.lastIndexOf("/");
+      real = isReal(slash < 0 ? "" : folder.slice(0, slash)) &&
+        (() => {
+          try {
+            const info = Deno.lstatSync(join(workspace, folder));
+            return info.isDirectory && !info.isSymlink;
+          } catch {
+            return false;
+          }
+        })();
+      known.set(folder, real);
+    }
+    return real;
+  };
+  return (path) => {
+    const slash = path.lastIndexOf("/");
+    return slash < 0 || isReal(path.slice(0, slash));
+  };
 }
 
 function nulList(bytes: Uint8Array): string[] {
