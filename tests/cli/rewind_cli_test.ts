@@ -10,7 +10,7 @@ import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply, ScriptedToolCall } from "../../src/llm/scripted.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 import { readRecords } from "../../src/harness/rewind/records.ts";
 
@@ -19,6 +19,8 @@ const BINARY = new Uint8Array([0, 1, 2, 255, 254, 0, 10, 13, 10]);
 /** The calls of each task, one model round each, then "done". */
 function scriptOf(tasks: Record<string, ScriptedToolCall[][]>) {
   return (request: ModelRequest): ScriptedReply => {
+    // A compaction's summary request carries no tools.
+    if (request.tools.length === 0) return { text: "## Goal\nSUMMARY-MARK\n" };
     const users = request.messages.filter((m) => m.role === "user");
     const task = users[users.length - 1].content.split("\n")[0];
     const lastUser = request.messages.lastIndexOf(users[users.length - 1]);
@@ -38,7 +40,8 @@ async function withWorkspace(
   fn: (ws: {
     dir: string;
     home: string;
-    tern: (args: string[]) => ReturnType<typeof runTern>;
+    tern: (args: string[], extra?: Record<string, string>) => ReturnType<typeof runTern>;
+    spawn: (args: string[]) => Deno.ChildProcess;
     userEntries: () => Promise<string[]>;
     sessionPath: () => string;
   }) => Promise<void>,
@@ -63,7 +66,22 @@ async function withWorkspace(
     await fn({
       dir: ws.dir,
       home: ws.home,
-      tern: (args) => runTern(args, { cwd: ws.dir, env }),
+      tern: (args, extra = {}) => runTern(args, { cwd: ws.dir, env: { ...env, ...extra } }),
+      spawn: (args) =>
+        new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            ...declaredFlags(env, { cwd: ws.dir, args }),
+            join(ROOT, "main.ts"),
+            ...args,
+          ],
+          cwd: ws.dir,
+          env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+          clearEnv: true,
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).spawn(),
       sessionPath,
       userEntries: async () =>
         (await loadSession(sessionPath())).entries.flatMap((entry) =>
@@ -209,6 +227,82 @@ testWith(
       equal(read(dir, "a.txt"), "original\n");
       equal(read(dir, "c.txt"), undefined);
       ok(second !== undefined);
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind restores files after tern was killed with SIGKILL mid-turn",
+  async () => {
+    const tasks = {
+      "crash": [[
+        call("bash", { command: "printf crashed > crashed.txt && rm a.txt && sleep 60" }),
+      ]],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, spawn, userEntries }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "before\n");
+      const child = spawn(["run", "crash"]);
+      // Killed once the command surely ran (its file is there), while it sleeps.
+      while (read(dir, "crashed.txt") !== "crashed" || read(dir, "a.txt") !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill("SIGKILL");
+      await child.status;
+      const [entry] = await userEntries();
+      const rewound = await tern(["sessions", "rewind", "-c", entry, "--yes"]);
+      equal(rewound.code, 0, rewound.stderr);
+      equal(read(dir, "crashed.txt"), undefined);
+      equal(read(dir, "a.txt"), "before\n");
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind goes back across a compaction, files and conversation",
+  async () => {
+    const tasks = {
+      "one": [
+        [call("write", { path: "a.txt", content: "one\n" })],
+        [call("bash", { command: "seq 1 1000" })],
+        [call("bash", { command: "seq 1001 2000" })],
+        [call("bash", { command: "seq 2001 3000" })],
+      ],
+      "two": [[call("write", { path: "b.txt", content: "two\n" })]],
+      "three": [],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries, sessionPath }) => {
+      equal((await tern(["run", "one"])).code, 0);
+      const small = { TERN_CONTEXT_WINDOW: "16000", TERN_COMPACT_AT: "0.5" };
+      const two = await tern(["run", "-c", "two"], small);
+      equal(two.code, 0, two.stderr);
+      const compacted = (await loadSession(sessionPath())).entries.some((e) =>
+        e.type === "compaction"
+      );
+      ok(compacted, "the second turn compacted the first");
+      equal(read(dir, "b.txt"), "two\n");
+      const [first] = await userEntries();
+      const rewound = await tern(["sessions", "rewind", "-c", first, "--yes"]);
+      equal(rewound.code, 0, rewound.stderr);
+      equal(read(dir, "a.txt"), undefined);
+      equal(read(dir, "b.txt"), undefined);
+      // The next turn starts from before the first request: no summary, no old messages.
+      const three = await tern(["run", "-c", "-o", "json", "three"]);
+      equal(three.code, 0, three.stderr);
+      const session = await loadSession(sessionPath());
+      const users = session.entries.filter((e) =>
+        e.type === "message" && e.message.role === "user"
+      );
+      const last = users[users.length - 1];
+      equal(last.type === "message" && last.message.content.startsWith("three"), true);
+      const onPath: string[] = [];
+      for (let id: string | null = last.id; id !== null;) {
+        const entry = session.entries.find((e) => e.id === id)!;
+        onPath.push(entry.type);
+        id = entry.parentId;
+      }
+      ok(!onPath.includes("compaction"), onPath.join(","));
     });
   },
 );
