@@ -357,8 +357,14 @@ export class Conversation {
       .catch(() => {});
   }
 
+  /** Resolves when the last turn's checkpoint is recorded (before a rewind reads them). */
+  async checkpointsIdle(): Promise<void> {
+    await this.#turnCheckpoints?.idle();
+  }
+
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
+    await this.checkpointsIdle();
     await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
     // Never waited for: a consolidation under way is dropped, and runs again later.
     this.#consolidator?.close();
@@ -430,7 +436,8 @@ export class Conversation {
         }),
       });
     } finally {
-      await checkpoints?.endTurn();
+      // Behind the turn: the next one, a rewind and close() wait for it.
+      checkpoints?.endTurn();
     }
   }
 

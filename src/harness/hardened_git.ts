@@ -104,6 +104,9 @@ export async function runGit(
     env.GIT_CONFIG_GLOBAL = "/dev/null";
     env.GIT_ATTR_NOSYSTEM = "1";
     env.GIT_NO_REPLACE_OBJECTS = "1";
+    // glibc hands freed memory back after every file and takes it again for the next: on
+    // thousands of files that costs more than the hashing (bench/results/rewind.md).
+    env.GLIBC_TUNABLES = "glibc.malloc.top_pad=67108864:glibc.malloc.trim_threshold=134217728";
     delete env.HOME;
   }
   const config = options.config ?? [];

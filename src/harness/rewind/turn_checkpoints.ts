@@ -1,9 +1,15 @@
 /**
- * Per-turn checkpoints of the workspace: before a turn's first call that may change files (a
- * tool that is not read-only: the file tools, bash, MCP tools) the workspace is snapshotted;
- * when the turn ends it is snapshotted again and the difference recorded, each path marked as
- * changed by a file tool (it declared the path) or by a command (everything else). Read-only
- * turns cost nothing. A failed checkpoint is told once and never stops a turn.
+ * Per-turn checkpoints of the workspace: a turn's first call that may change files (a tool
+ * that is not read-only: the file tools, bash, MCP tools) waits for a snapshot of the workspace,
+ * which is recorded as the turn's checkpoint; when the turn ends the workspace is snapshotted
+ * again and the difference recorded, each path marked as changed by a file tool (it declared the
+ * path) or by a command (everything else). A failed checkpoint is told once and never stops a
+ * turn.
+ *
+ * Kept off the turn's path: the snapshot starts when the turn does, while the model request is
+ * out (until the first writing call only read-only tools run, which change nothing), and the
+ * snapshot after the turn runs behind it; the next turn's snapshot, `idle()` and `close()` wait
+ * for it. Every git command on the session's index runs one at a time.
  */
 import { dirname } from "node:path";
 import type { Tool } from "../../tools/define.ts";
@@ -30,6 +36,8 @@ export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 interface TurnState {
   entryId: string;
+  /** Started with the turn; recorded as the checkpoint at the first writing call. */
+  snapshot: Promise<Snapshot | undefined>;
   before?: Promise<Snapshot | undefined>;
   /** Paths (as the tools gave them) that file tools declared they write. */
   toolPaths: Set<string>;
@@ -41,6 +49,8 @@ export class TurnCheckpoints {
   #store: Promise<ShadowStore> | undefined;
   #turn: TurnState | undefined;
   #failed = false;
+  /** The store's work in order: one git command on the index at a time. */
+  #queue: Promise<unknown> = Promise.resolve();
   #toldSkipped = new Set<string>();
 
   constructor(options: TurnCheckpointsOptions) {
@@ -56,7 +66,7 @@ export class TurnCheckpoints {
    * read-only first waits for the turn's checkpoint (taken once).
    */
   wrap(tools: ToolRegistry, entryId: string): ToolRegistry {
-    const turn: TurnState = { entryId, toolPaths: new Set() };
+    const turn: TurnState = { entryId, snapshot: this.#snapshot(), toolPaths: new Set() };
     this.#turn = turn;
     return new ToolRegistry(tools.names.map((name) => {
       const tool = tools.get(name)!;
@@ -66,7 +76,7 @@ export class TurnCheckpoints {
         paths: (args) => tool.paths(args),
         ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
         run: async (args, ctx) => {
-          turn.before ??= this.#take(turn);
+          turn.before ??= this.#record(turn);
           await turn.before;
           for (const path of await tool.paths(args)) {
             if (path.write) turn.toolPaths.add(path.path.replace(/^\.\//, ""));
@@ -80,13 +90,27 @@ export class TurnCheckpoints {
 
   /**
    * Ends the turn: when a checkpoint was taken, snapshots the workspace again and records what
-   * changed. Returns the changes (none when nothing was taken). Never throws.
+   * changed. Resolves to the changes (none when nothing was taken); the caller need not wait.
+   * Never rejects.
    */
-  async endTurn(): Promise<FileChange[]> {
+  endTurn(): Promise<FileChange[]> {
     const turn = this.#turn;
     this.#turn = undefined;
-    const before = await turn?.before;
-    if (!turn || !before) return [];
+    if (!turn) return Promise.resolve([]);
+    return this.#serial(() => this.#end(turn));
+  }
+
+  /** Resolves when no snapshot is under way (before a rewind, or closing). */
+  async idle(): Promise<void> {
+    for (let queue = this.#queue;; queue = this.#queue) {
+      await queue.catch(() => {});
+      if (queue === this.#queue) return;
+    }
+  }
+
+  async #end(turn: TurnState): Promise<FileChange[]> {
+    const before = await turn.before;
+    if (!before) return [];
     try {
       const store = await this.#open();
       const after = await store.snapshot();
@@ -110,10 +134,22 @@ export class TurnCheckpoints {
     }
   }
 
-  async #take(turn: TurnState): Promise<Snapshot | undefined> {
-    if (this.#failed) return undefined;
+  #snapshot(): Promise<Snapshot | undefined> {
+    return this.#serial(async () => {
+      if (this.#failed) return undefined;
+      try {
+        return await (await this.#open()).snapshot();
+      } catch (error) {
+        this.#fail(error);
+        return undefined;
+      }
+    });
+  }
+
+  async #record(turn: TurnState): Promise<Snapshot | undefined> {
+    const snapshot = await turn.snapshot;
+    if (!snapshot) return undefined;
     try {
-      const snapshot = await (await this.#open()).snapshot();
       this.#tellSkipped(snapshot.skipped);
       appendRecord(this.#options.sessionPath, {
         kind: "before",
@@ -126,6 +162,12 @@ export class TurnCheckpoints {
       this.#fail(error);
       return undefined;
     }
+  }
+
+  #serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(step, step);
+    this.#queue = run.catch(() => {});
+    return run;
   }
 
   #open(): Promise<ShadowStore> {
