@@ -315,7 +315,7 @@ export const SETTINGS = {
     default: 10_485_760,
     env: ["TERN_REWIND_MAX_FILE_BYTES"],
     expect: "an integer of at least 0 (bytes; 0: no checkpoints)",
-    project: false,
+    project: true,
   },
   /** Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. */
   memoryFacts: {
