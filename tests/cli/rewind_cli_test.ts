@@ -155,7 +155,11 @@ testWith(
       match(preview.stdout, /-two\n\+one/);
       equal(read(dir, "a.txt"), "two\n", "a preview changes nothing");
 
-      const applied = await tern(["sessions", "rewind", "-c", entry, "--yes"]);
+      // The checkpoint log is no second session: an id prefix names this one alone.
+      const listed = JSON.parse((await tern(["sessions", "list", "--json"])).stdout);
+      equal(listed.length, 1);
+      const id = listed[0].id.slice(0, 8);
+      const applied = await tern(["sessions", "rewind", id, entry, "--yes"]);
       equal(applied.code, 0, applied.stderr);
       equal(read(dir, "a.txt"), "one\n");
       equal(read(dir, "old.txt"), "old\n");

@@ -1,6 +1,6 @@
 /**
- * The checkpoint log of a session: `<session>.rewind.jsonl` beside the session file, one JSON
- * object per line, only ever appended. Its order is the order things happened to the files, which
+ * The checkpoint log of a session: `<session>.rewind` beside the session file, one JSON object
+ * per line, only ever appended (not named `.jsonl`: only session files are). Its order is the order things happened to the files, which
  * is one timeline whatever branch the conversation is on.
  */
 import { join } from "node:path";
@@ -54,9 +54,9 @@ export function storeDir(sessionFolder: string): string {
   return join(sessionFolder, "rewind.git");
 }
 
-/** `<session path without .jsonl>.rewind.jsonl`. */
+/** `<session path without .jsonl>.rewind`. */
 export function recordsPath(sessionPath: string): string {
-  return `${sessionPath.replace(/\.jsonl$/, "")}.rewind.jsonl`;
+  return `${sessionPath.replace(/\.jsonl$/, "")}.rewind`;
 }
 
 /** Appends `record` as one line. Synchronous, so a turn that is killed next keeps it. */
