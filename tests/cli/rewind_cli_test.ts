@@ -48,7 +48,10 @@ async function withWorkspace(
 ) {
   const server = await startScriptedServer(scriptOf(tasks), { chunkDelayMs: 0 });
   const ws = await tempWorkspace();
+  // tern's own process may write only its home and TMPDIR: the workspace is neither here.
+  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-rewind-tmp-" }));
   const env = {
+    TMPDIR: tmp,
     TERN_HOME: ws.home,
     HOME: ws.home,
     TERN_API_KEY: "sk-test-rewind",
@@ -91,6 +94,7 @@ async function withWorkspace(
   } finally {
     await server.close();
     await ws.cleanup();
+    await Deno.remove(tmp, { recursive: true });
   }
 }
 

@@ -11,7 +11,7 @@ import { moveLeaf } from "../../session/branch.ts";
 import type { Session } from "../../session/session.ts";
 import type { MessageEntry } from "../../session/types.ts";
 import { appendRecord, type CheckpointRecord, readRecords, storeDir } from "./records.ts";
-import { removeSafely, writeFileSafely, writeLinkSafely } from "./safe_files.ts";
+import { encodeBase64, type RestoreOp, runRestore } from "./restore_ops.ts";
 import { ShadowStore, type Snapshot, type TreeChange } from "./shadow_store.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "./turn_checkpoints.ts";
 
@@ -169,21 +169,36 @@ export async function applyRewind(
         return false;
       });
       // Removals first: a symlink or file leaves before something is written below its name.
+      const ops: RestoreOp[] = [];
       for (const change of todo) {
         if (change.newMode !== "000000" && change.status !== "type") continue;
-        await removeSafely(options.workspace, change.path);
-        if (change.newMode === "000000") result.deleted.push(change.path);
+        ops.push({ op: "remove", path: change.path });
       }
       for (const change of todo) {
         if (change.newMode === "000000" || change.newMode === "160000") continue;
         const bytes = await store.blob(change.newId);
-        if (change.newMode === "120000") {
-          await writeLinkSafely(options.workspace, change.path, new TextDecoder().decode(bytes));
-        } else {
-          await writeFileSafely(options.workspace, change.path, bytes, change.newMode === "100755");
-        }
-        result.written.push(change.path);
+        ops.push(
+          change.newMode === "120000"
+            ? { op: "link", path: change.path, target: new TextDecoder().decode(bytes) }
+            : {
+              op: "write",
+              path: change.path,
+              data: encodeBase64(bytes),
+              executable: change.newMode === "100755",
+            },
+        );
       }
+      const answer = await runRestore(options.workspace, ops);
+      for (const op of ops.slice(0, answer.done)) {
+        if (op.op === "remove") {
+          if (!ops.some((later) => later.op !== "remove" && later.path === op.path)) {
+            result.deleted.push(op.path);
+          }
+        } else {
+          result.written.push(op.path);
+        }
+      }
+      if (answer.error !== undefined) throw new TernError(answer.error);
     }
   } finally {
     if (store !== undefined) record.after = await store.snapshot().catch(() => undefined);
