@@ -179,3 +179,14 @@ Deno.test("applyRewind() undoes a folder swapped for a symlink without touching 
   equal(Deno.readTextFileSync(join(outside, "main.ts")), "outside\n");
   session.close();
 });
+
+Deno.test("ShadowStore.snapshot() refuses a workspace with more changed files or bytes than its limits", async () => {
+  const ws = await temp("tern-ws-");
+  const home = await temp("tern-home-");
+  for (let i = 0; i < 5; i++) Deno.writeTextFileSync(join(ws, `f${i}`), "x".repeat(100));
+  const open = (limits: { maxFiles?: number; maxBytes?: number }) =>
+    ShadowStore.open(join(home, "store"), ws, { indexName: "s", maxFileBytes: 1024, ...limits });
+  await rejects((await open({ maxFiles: 3 })).snapshot(), /5 files changed .* more than 3/);
+  await rejects((await open({ maxBytes: 300 })).snapshot(), /500 bytes changed .* more than 300/);
+  ok((await (await open({})).snapshot()).tree);
+});

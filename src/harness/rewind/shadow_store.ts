@@ -20,6 +20,10 @@ export interface ShadowStoreOptions {
   path?: string;
   /** Milliseconds each git command may take (default 30,000). */
   timeoutMs?: number;
+  /** Most files one snapshot reads (default 100,000): past it the snapshot fails. */
+  maxFiles?: number;
+  /** Most bytes one snapshot reads (default 2 GiB): past it the snapshot fails. */
+  maxBytes?: number;
 }
 
 /** A snapshot of the workspace. */
@@ -180,6 +184,7 @@ export class ShadowStore {
     const drop: string[] = [];
     const skipped: string[] = [];
     const realFolder = realFolders(this.workspace);
+    let reading = 0;
     for (const path of candidates) {
       // Below a symlink or a file: gone from the workspace (and never stat'ed through the link).
       if (!realFolder(path)) {
@@ -195,7 +200,22 @@ export class ShadowStore {
       }
       if (info.isDirectory) drop.push(path);
       else if (info.isFile && info.size > this.#options.maxFileBytes) skipped.push(path);
-      else update.push(path);
+      else {
+        update.push(path);
+        reading += info.size;
+      }
+    }
+    if (update.length > (this.#options.maxFiles ?? 100_000)) {
+      throw new TernError(
+        `Cannot checkpoint the workspace: ${update.length} files changed since the last ` +
+          `checkpoint, more than ${this.#options.maxFiles ?? 100_000}`,
+      );
+    }
+    if (reading > (this.#options.maxBytes ?? 2 ** 31)) {
+      throw new TernError(
+        `Cannot checkpoint the workspace: ${reading} bytes changed since the last checkpoint, ` +
+          `more than ${this.#options.maxBytes ?? 2 ** 31}`,
+      );
     }
     const last = this.#last;
     const knownSkips = last !== undefined && skipped.every((path) => last.skipped.includes(path));
