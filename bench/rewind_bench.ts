@@ -2,8 +2,8 @@
  * What per-turn checkpoints cost on a 10,000-file workspace (not a git repository): the first
  * snapshot of a session (everything hashed once), a snapshot of the unchanged tree, and the
  * latency a turn that changes one file gains against the same turn without checkpoints, when
- * the model answers at once and after 300 ms (the snapshot runs while it thinks), plus the work
- * that runs behind the turn (the snapshot after it, the diff, the record).
+ * each model round (the first call, the final answer) takes 0 ms and 300 ms: the snapshots run
+ * while the model thinks.
  * Run: deno run --no-prompt --allow-read --allow-write --allow-env --allow-run --allow-sys
  * bench/rewind_bench.ts [--files 10000] [--runs 30] [--json]
  */
@@ -89,34 +89,31 @@ const checkpoints = new TurnCheckpoints({
 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
- * A turn: the model answers after `modelMs` with one call writing one file. Returns the turn's
- * time with checkpoints less the same turn without, and the time the work behind the turn took.
+ * A turn: the model answers after `modelMs` with one call writing one file, then after
+ * `modelMs` more with its final text. Returns the turn's time with checkpoints less the same
+ * turn's without.
  */
-async function turn(i: number, modelMs: number): Promise<{ added: number; behind: number }> {
+async function turn(i: number, modelMs: number): Promise<number> {
   const plainMs = await time(async () => {
     await sleep(modelMs);
     await edit.run({}, {} as never);
+    await sleep(modelMs);
   });
-  let ended: Promise<unknown> = Promise.resolve();
   const wrappedMs = await time(async () => {
     const tools = checkpoints.wrap(new ToolRegistry([edit]), `e${modelMs}-${i}`);
     await sleep(modelMs);
     await tools.get("write")!.run({}, {} as never);
-    ended = checkpoints.endTurn();
+    await sleep(modelMs);
+    await checkpoints.endTurn();
   });
-  const behind = await time(() => ended);
   await checkpoints.idle();
-  return { added: wrappedMs - plainMs, behind };
+  return wrappedMs - plainMs;
 }
 const MODEL_MS = [0, 300];
-const turns: Record<number, { added: number[]; behind: number[] }> = {};
+const turns: Record<number, number[]> = {};
 for (const modelMs of MODEL_MS) {
-  turns[modelMs] = { added: [], behind: [] };
-  for (let i = 0; i < RUNS; i++) {
-    const { added, behind } = await turn(i, modelMs);
-    turns[modelMs].added.push(added);
-    turns[modelMs].behind.push(behind);
-  }
+  turns[modelMs] = [];
+  for (let i = 0; i < RUNS; i++) turns[modelMs].push(await turn(i, modelMs));
 }
 // A turn whose calls are all read-only: the snapshot at its start is the only work.
 const readOnly: number[] = [];
@@ -134,11 +131,8 @@ const result = {
   runs: RUNS,
   firstSnapshotMs: Math.round(first),
   unchangedSnapshot: stats(unchanged),
-  writingTurn: Object.fromEntries(
-    MODEL_MS.map((ms) => [`model${ms}ms`, {
-      added: stats(turns[ms].added),
-      behindTheTurn: stats(turns[ms].behind),
-    }]),
+  writingTurnAdded: Object.fromEntries(
+    MODEL_MS.map((ms) => [`model${ms}ms`, stats(turns[ms])]),
   ),
   readOnlyTurnWork: stats(readOnly),
 };
@@ -152,11 +146,7 @@ if (values.json) {
     console.log(`${name}: median ${s.median} ms, p90 ${s.p90} ms, min ${s.min} ms`);
   line("snapshot of the unchanged tree", result.unchangedSnapshot);
   for (const ms of MODEL_MS) {
-    line(
-      `writing turn, model answers in ${ms} ms: added latency`,
-      turns[ms] && stats(turns[ms].added),
-    );
-    line(`writing turn, model answers in ${ms} ms: work behind the turn`, stats(turns[ms].behind));
+    line(`writing turn, each model round ${ms} ms: added latency`, stats(turns[ms]));
   }
   line("read-only turn: snapshot work (overlaps the model call)", result.readOnlyTurnWork);
 }

@@ -436,8 +436,7 @@ export class Conversation {
         }),
       });
     } finally {
-      // Behind the turn: the next one, a rewind and close() wait for it.
-      checkpoints?.endTurn();
+      await checkpoints?.endTurn();
     }
   }
 

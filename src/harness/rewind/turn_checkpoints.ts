@@ -1,15 +1,17 @@
 /**
  * Per-turn checkpoints of the workspace: a turn's first call that may change files (a tool
  * that is not read-only: the file tools, bash, MCP tools) waits for a snapshot of the workspace,
- * which is recorded as the turn's checkpoint; when the turn ends the workspace is snapshotted
- * again and the difference recorded, each path marked as changed by a file tool (it declared the
- * path) or by a command (everything else). A failed checkpoint is told once and never stops a
- * turn.
+ * which is recorded as the turn's checkpoint; when the turn ends, the workspace as the last such
+ * call left it is recorded with the difference, each path marked as changed by a file tool (it
+ * declared the path) or by a command (everything else). A failed checkpoint is told once and
+ * never stops a turn.
  *
- * Kept off the turn's path: the snapshot starts when the turn does, while the model request is
- * out (until the first writing call only read-only tools run, which change nothing), and the
- * snapshot after the turn runs behind it; the next turn's snapshot, `idle()` and `close()` wait
- * for it. Every git command on the session's index runs one at a time.
+ * Kept off the turn's path while the model thinks: the first snapshot starts when the turn does,
+ * with the model request out (until the first writing call only read-only tools run, which
+ * change nothing); the snapshot after each writing call starts when the call ends, while the
+ * model reads its result, and only the last is kept. The turn's end waits for that one, so
+ * nothing done after the turn (the person's edits) is counted as the turn's. Every git command
+ * on the session's index runs one at a time.
  */
 import { dirname } from "node:path";
 import type { Tool } from "../../tools/define.ts";
@@ -39,6 +41,8 @@ interface TurnState {
   /** Started with the turn; recorded as the checkpoint at the first writing call. */
   snapshot: Promise<Snapshot | undefined>;
   before?: Promise<Snapshot | undefined>;
+  /** The workspace after the latest writing call, with what changed since `before`. */
+  after?: Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined>;
   /** Paths (as the tools gave them) that file tools declared they write. */
   toolPaths: Set<string>;
 }
@@ -68,36 +72,47 @@ export class TurnCheckpoints {
   wrap(tools: ToolRegistry, entryId: string): ToolRegistry {
     const turn: TurnState = { entryId, snapshot: this.#snapshot(), toolPaths: new Set() };
     this.#turn = turn;
-    return new ToolRegistry(tools.names.map((name) => {
-      const tool = tools.get(name)!;
-      if (tool.readOnly) return tool;
-      const wrapped: Tool = {
-        ...tool,
-        paths: (args) => tool.paths(args),
-        ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
-        run: async (args, ctx) => {
-          turn.before ??= this.#record(turn);
-          await turn.before;
-          for (const path of await tool.paths(args)) {
-            if (path.write) turn.toolPaths.add(path.path.replace(/^\.\//, ""));
-          }
+    return new CheckpointedTools(tools, (tool) => ({
+      ...tool,
+      paths: (args) => tool.paths(args),
+      ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
+      run: async (args, ctx) => {
+        turn.before ??= this.#record(turn);
+        await turn.before;
+        for (const path of await tool.paths(args)) {
+          if (path.write) turn.toolPaths.add(path.path.replace(/^\.\//, ""));
+        }
+        try {
           return await tool.run(args, ctx);
-        },
-      };
-      return wrapped;
+        } finally {
+          turn.after = this.#serial(() => this.#after(turn));
+        }
+      },
     }));
   }
 
   /**
-   * Ends the turn: when a checkpoint was taken, snapshots the workspace again and records what
-   * changed. Resolves to the changes (none when nothing was taken); the caller need not wait.
-   * Never rejects.
+   * Ends the turn: when a checkpoint was taken, records the workspace after the last writing
+   * call and what changed. Resolves to the changes (none when nothing was taken). Never rejects.
    */
-  endTurn(): Promise<FileChange[]> {
+  async endTurn(): Promise<FileChange[]> {
     const turn = this.#turn;
     this.#turn = undefined;
-    if (!turn) return Promise.resolve([]);
-    return this.#serial(() => this.#end(turn));
+    const after = await turn?.after;
+    if (!turn || !after) return [];
+    try {
+      appendRecord(this.#options.sessionPath, {
+        kind: "after",
+        entryId: turn.entryId,
+        time: new Date().toISOString(),
+        ...after.snapshot,
+        changes: after.changes,
+      });
+    } catch (error) {
+      this.#fail(error);
+      return [];
+    }
+    return after.changes;
   }
 
   /** Resolves when no snapshot is under way (before a rewind, or closing). */
@@ -108,29 +123,24 @@ export class TurnCheckpoints {
     }
   }
 
-  async #end(turn: TurnState): Promise<FileChange[]> {
+  async #after(
+    turn: TurnState,
+  ): Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined> {
     const before = await turn.before;
-    if (!before) return [];
+    if (!before) return undefined;
     try {
       const store = await this.#open();
-      const after = await store.snapshot();
-      this.#tellSkipped(after.skipped);
-      const changes: FileChange[] = (await store.changes(before.tree, after.tree)).map((c) => ({
+      const snapshot = await store.snapshot();
+      this.#tellSkipped(snapshot.skipped);
+      const changes: FileChange[] = (await store.changes(before.tree, snapshot.tree)).map((c) => ({
         path: c.path,
         status: c.status,
         by: turn.toolPaths.has(c.path) ? "tool" : "command",
       }));
-      appendRecord(this.#options.sessionPath, {
-        kind: "after",
-        entryId: turn.entryId,
-        time: new Date().toISOString(),
-        ...after,
-        changes,
-      });
-      return changes;
+      return { snapshot, changes };
     } catch (error) {
       this.#fail(error);
-      return [];
+      return undefined;
     }
   }
 
@@ -202,5 +212,52 @@ export class TurnCheckpoints {
         error instanceof Error ? error.message : error
       }`,
     );
+  }
+}
+
+/**
+ * A view of a registry whose tools that are not read-only come wrapped. It follows the registry
+ * (an MCP server's new tools reach the model within the turn) and wraps each tool once.
+ */
+class CheckpointedTools extends ToolRegistry {
+  readonly #inner: ToolRegistry;
+  readonly #wrap: (tool: Tool) => Tool;
+  readonly #wrapped = new WeakMap<Tool, Tool>();
+
+  constructor(inner: ToolRegistry, wrap: (tool: Tool) => Tool) {
+    super();
+    this.#inner = inner;
+    this.#wrap = wrap;
+  }
+
+  override register(tool: Tool): void {
+    this.#inner.register(tool);
+  }
+
+  override unregister(name: string): boolean {
+    return this.#inner.unregister(name);
+  }
+
+  override get(name: string): Tool | undefined {
+    const tool = this.#inner.get(name);
+    if (tool === undefined || tool.readOnly) return tool;
+    let wrapped = this.#wrapped.get(tool);
+    if (wrapped === undefined) {
+      wrapped = this.#wrap(tool);
+      this.#wrapped.set(tool, wrapped);
+    }
+    return wrapped;
+  }
+
+  override get names(): string[] {
+    return this.#inner.names;
+  }
+
+  override guidance(): string[] {
+    return this.#inner.guidance();
+  }
+
+  override specs(): ReturnType<ToolRegistry["specs"]> {
+    return this.#inner.specs();
   }
 }
