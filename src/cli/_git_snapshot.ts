@@ -5,7 +5,7 @@
  */
 import { join, resolve } from "../core/path.ts";
 import { TernError } from "../core/errors.ts";
-import { type GitEnvironment, type GitResult, runGit } from "./_hardened_git.ts";
+import { type GitEnvironment, type GitResult, runGit } from "../harness/hardened_git.ts";
 
 /** What git may see of this process: `PATH` and `HOME` only. */
 export interface GitAccess {

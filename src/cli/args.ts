@@ -35,7 +35,7 @@ export interface TurnOptions {
 }
 
 /** What `tern sessions` does. */
-export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "compact";
+export type SessionsAction = "list" | "show" | "tree" | "fork" | "export" | "compact" | "rewind";
 
 /** What `tern mcp` does. */
 export type McpAction = "list" | "tools" | "call" | "trust" | "untrust";
@@ -90,6 +90,8 @@ export type CommandLine =
     all: boolean;
     json: boolean;
     focus?: string;
+    /** rewind: what to restore (`--restore`), whether to apply (`--yes`), conflicts' fate. */
+    rewind?: { restore?: string; yes: boolean; conflicts?: string };
     options: TurnOptions;
   }
   | {
@@ -180,6 +182,10 @@ Commands:
                          copy the path to the leaf (or to entry) into a new session
   sessions export <id>   the current transcript as Markdown (--json: the entries as JSON)
   sessions compact <id>  summarise the older part of a session now (--focus <text>)
+  sessions rewind <id> <entry|undo>
+                         show what going back to before that user message restores, then
+                         with --yes do it: --restore files|conversation|both (default both);
+                         files changed outside tern since are kept unless --conflicts overwrite
   mcp list               MCP servers (.mcp.json, .tern/mcp.json, ~/.tern/mcp.json): state,
                          tools, last error (--json)
   mcp tools <server>     a server's tools and the names the model sees (--json)
@@ -266,6 +272,7 @@ const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "fork",
   "export",
   "compact",
+  "rewind",
 ];
 const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 
@@ -372,6 +379,11 @@ export function parseCommandLine(args: string[]): CommandLine {
       all: on(values, "all"),
       json: on(values, "json"),
       focus: text(values, "focus"),
+      rewind: {
+        restore: text(values, "restore"),
+        yes: on(values, "yes"),
+        conflicts: text(values, "conflicts"),
+      },
     }, options);
   }
   if (first === "models") {
@@ -504,16 +516,25 @@ function sandboxCommand(rest: string[], options: TurnOptions): CommandLine {
 
 function sessionsCommand(
   rest: string[],
-  flags: { all: boolean; json: boolean; focus?: string },
+  flags: {
+    all: boolean;
+    json: boolean;
+    focus?: string;
+    rewind: { restore?: string; yes: boolean; conflicts?: string };
+  },
   options: TurnOptions,
 ): CommandLine {
-  const [action = "list", session, entry, ...extra] = rest;
+  const [action = "list", ...words] = rest;
+  // `sessions rewind -c <entry>`: with -c the only word is the entry.
+  const [session, entry, ...extra] = action === "rewind" && options.continue
+    ? [undefined, ...words]
+    : words;
   if (!SESSIONS_ACTIONS.includes(action as SessionsAction)) {
     throw new UsageError(
       `Unknown sessions subcommand "${action}": expected ${SESSIONS_ACTIONS.join(", ")}`,
     );
   }
-  const most = action === "list" ? 0 : action === "fork" ? 2 : 1;
+  const most = action === "list" ? 0 : action === "fork" || action === "rewind" ? 2 : 1;
   const given = [session, entry, ...extra].filter((word) => word !== undefined);
   if (given.length > most) {
     throw new UsageError(
@@ -531,12 +552,39 @@ function sessionsCommand(
         "or -c for the newest",
     );
   }
+  const { rewind, ...plain } = flags;
+  if (action !== "rewind") {
+    return {
+      command: "sessions",
+      action: action as SessionsAction,
+      session,
+      entry,
+      ...plain,
+      options,
+    };
+  }
+  const target = entry;
+  if (target === undefined) {
+    throw new UsageError(
+      'Missing entry for "sessions rewind": give a user message\'s entry id (see ' +
+        "`tern sessions tree`) or undo",
+    );
+  }
+  if (rewind.restore !== undefined && !["files", "conversation", "both"].includes(rewind.restore)) {
+    throw new UsageError(
+      `Unknown --restore "${rewind.restore}": expected files, conversation or both`,
+    );
+  }
+  if (rewind.conflicts !== undefined && !["keep", "overwrite"].includes(rewind.conflicts)) {
+    throw new UsageError(`Unknown --conflicts "${rewind.conflicts}": expected keep or overwrite`);
+  }
   return {
     command: "sessions",
-    action: action as SessionsAction,
+    action: "rewind",
     session,
-    entry,
-    ...flags,
+    entry: target,
+    ...plain,
+    rewind,
     options,
   };
 }

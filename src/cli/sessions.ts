@@ -1,4 +1,6 @@
-/** `tern sessions list|show|tree|fork|export|compact`: inspect and manage session files. */
+/**
+ * `tern sessions list|show|tree|fork|export|compact|rewind`: inspect and manage session files.
+ */
 import { loadConfig } from "../config/mod.ts";
 import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
@@ -77,6 +79,10 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
         err(`tern: forked into ${fork.path}; continue it with tern run -r ${fork.id}\n`);
       }
       return 0;
+    }
+    case "rewind": {
+      const { rewindCommand } = await import("./sessions_rewind.ts");
+      return await rewindCommand(path, line, { ...loaded.config, out, err });
     }
     case "compact": {
       const session = await Session.open(path);

@@ -17,7 +17,7 @@
  */
 import { join, resolve } from "../core/path.ts";
 import { TernError } from "../core/errors.ts";
-import type { GitResult } from "./_hardened_git.ts";
+import type { GitResult } from "../harness/hardened_git.ts";
 import {
   type GitAccess,
   mustRun,

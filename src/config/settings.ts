@@ -307,6 +307,17 @@ export const SETTINGS = {
     expect: "an integer of at least 2000 (characters)",
     project: true,
   },
+  /**
+   * Per-turn checkpoints (rewind): files larger than this (bytes) are left out and reported;
+   * 0 turns checkpoints off.
+   */
+  rewindMaxFileBytes: {
+    rule: { kind: "integer", min: 0 },
+    default: 10_485_760,
+    env: ["TERN_REWIND_MAX_FILE_BYTES"],
+    expect: "an integer of at least 0 (bytes; 0: no checkpoints)",
+    project: true,
+  },
   /** Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. */
   memoryFacts: {
     rule: { kind: "integer", min: 0, max: 100 },

@@ -40,6 +40,7 @@ import type { TurnConfig } from "./models.ts";
 import { recordSettings } from "./run_session.ts";
 import { webFetchOptions, webSearchOptions } from "./web_search.ts";
 import { SessionHooks } from "./session_hooks.ts";
+import type { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
 
 export interface ConversationOptions {
   workspace: string;
@@ -149,6 +150,8 @@ export class Conversation {
   /** Lifecycle hooks of the session (SessionStart, UserPromptSubmit, Stop, SessionEnd). */
   #hooks: SessionHooks;
   #consolidator: Consolidator | undefined;
+  /** Checkpoints of the workspace per turn, for the current session (rewind). */
+  #turnCheckpoints: TurnCheckpoints | undefined;
 
   constructor(options: ConversationOptions) {
     this.#options = options;
@@ -383,8 +386,14 @@ export class Conversation {
       .catch(() => {});
   }
 
+  /** Resolves when the last turn's checkpoint is recorded (before a rewind reads them). */
+  async checkpointsIdle(): Promise<void> {
+    await this.#turnCheckpoints?.idle();
+  }
+
   /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
   async close(): Promise<void> {
+    await this.checkpointsIdle();
     await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
     // Never waited for: a consolidation under way is dropped, and runs again later.
     this.#consolidator?.close();
@@ -423,39 +432,61 @@ export class Conversation {
     const prompt = await this.#hooks.prompt(task, state.items.length > 0, options.signal);
     if (prompt.blocked) return blockedTurn(emit, config.model, prompt.reason);
     const user: Message = { role: "user", content: this.#withFacts(prompt.text) };
-    session.append({ type: "message", message: user });
+    const userEntry = session.append({ type: "message", message: user });
+    const checkpoints = await this.#checkpoints();
     let stopped = 0;
     const messages: Message[] = [
       { role: "system", content: this.#systemPrompt(resources) },
       ...state.items.map((item) => item.message),
       user,
     ];
-    return await runTurn({
-      messages,
-      provider,
-      model: config.model,
-      tools: this.#tools,
-      workspace,
-      emit,
-      signal: options.signal,
-      steering: options.steering,
-      beforeStop: async (signal) =>
-        await this.#hooks.stop(stopped++ > 0, signal) ?? await this.#lateDiagnostics(signal),
-      maxRounds: config.maxRounds,
-      maxTokens: config.maxTokens,
-      temperature: config.temperature,
-      thinking: config.thinking,
-      onMessage: recordMessages(session),
-      onAnswering: () => this.preload(),
-      prepare: compactionHook(session, {
+    try {
+      return await runTurn({
+        messages,
         provider,
         model: config.model,
-        settings: compactionSettings(config.contextWindow, config.compactAt),
+        tools: checkpoints?.wrap(this.#tools, userEntry.id) ?? this.#tools,
+        workspace,
         emit,
-        beforeCompact: () => this.preCompact("auto"),
-        tools: () => this.#tools.specs(),
-      }),
-    });
+        signal: options.signal,
+        steering: options.steering,
+        beforeStop: async (signal) =>
+          await this.#hooks.stop(stopped++ > 0, signal) ?? await this.#lateDiagnostics(signal),
+        maxRounds: config.maxRounds,
+        maxTokens: config.maxTokens,
+        temperature: config.temperature,
+        thinking: config.thinking,
+        onMessage: recordMessages(session),
+        onAnswering: () => this.preload(),
+        prepare: compactionHook(session, {
+          provider,
+          model: config.model,
+          settings: compactionSettings(config.contextWindow, config.compactAt),
+          emit,
+          beforeCompact: () => this.preCompact("auto"),
+          tools: () => this.#tools.specs(),
+        }),
+      });
+    } finally {
+      await checkpoints?.endTurn();
+    }
+  }
+
+  /** The session's per-turn checkpoints (rewind); none when `rewindMaxFileBytes` is 0. */
+  async #checkpoints(): Promise<TurnCheckpoints | undefined> {
+    const { session, workspace, config } = this.#options;
+    if (config.rewindMaxFileBytes === 0) return undefined;
+    if (this.#turnCheckpoints?.sessionPath !== session.path) {
+      const { TurnCheckpoints } = await import("./rewind/turn_checkpoints.ts");
+      this.#turnCheckpoints = new TurnCheckpoints({
+        sessionPath: session.path,
+        sessionId: session.id,
+        workspace,
+        maxFileBytes: config.rewindMaxFileBytes,
+        warn: (text) => this.#warnOnce(text),
+      });
+    }
+    return this.#turnCheckpoints;
   }
 
   #systemPrompt(resources: Resources): string {

@@ -28,7 +28,13 @@ export type TurnConfig =
   & Partial<
     Pick<
       TernConfig,
-      "provider" | "searchWeights" | "webSearch" | "webFetch" | "mcpToolSearch" | "diagnostics"
+      | "provider"
+      | "searchWeights"
+      | "webSearch"
+      | "webFetch"
+      | "mcpToolSearch"
+      | "diagnostics"
+      | "rewindMaxFileBytes"
     >
   >
   & SandboxConfig;

@@ -160,12 +160,14 @@ export class SessionController {
       { sessionCommands },
       { mcpCommands },
       { planCommands },
+      { rewindCommand },
     ] = await Promise.all([
       import("./background.ts"),
       import("./settings_commands.ts"),
       import("./session_commands.ts"),
       import("./mcp_commands.ts"),
       import("./plan_commands.ts"),
+      import("./rewind_command.ts"),
     ]);
     const agent = this.#agent;
     const services = backgroundServices({
@@ -186,7 +188,13 @@ export class SessionController {
         await trustServers(agent.config.ternHome, agent.workspace, servers);
       },
     });
-    const builtins = [...settingsCommands(deps), ...sessionCommands(), ...mcp, ...planCommands()];
+    const builtins = [
+      ...settingsCommands(deps),
+      ...sessionCommands(),
+      ...mcp,
+      ...planCommands(),
+      rewindCommand(),
+    ];
     const { resourceCommands } = await import("./resource_commands.ts");
     const resources = await resourceCommands({
       workspace: agent.workspace,

@@ -2,7 +2,8 @@
  * Runs git on a repository whose own configuration is not trusted: a repository can name
  * programs in `.git/config` (fsmonitor, hooks, external diff, textconv, filter drivers) that
  * ordinary read-only-looking commands start. Every run here switches those off, passes git a
- * bare environment, closes stdin, caps stdout and kills the process group after a timeout.
+ * bare environment, closes stdin (or writes the given input), caps stdout and kills the process
+ * group after a timeout.
  */
 import { signalProcessGroup, spawnProcessGroup } from "../sandbox/process.ts";
 
@@ -28,6 +29,14 @@ export interface GitRunOptions {
   maxBytes?: number;
   /** Milliseconds before the process group is killed. Default 10,000. */
   timeoutMs?: number;
+  /**
+   * A repository of tern's own (`GIT_DIR`) over `workTree` (`GIT_WORK_TREE`): git then reads
+   * no repository of the project, and no global config (`GIT_CONFIG_GLOBAL=/dev/null`) or
+   * system attributes either, so the project's config, hooks and attribute drivers never apply.
+   */
+  isolated?: { gitDir: string; workTree: string };
+  /** Bytes written to git's stdin, which is then closed (default: no stdin at all). */
+  input?: Uint8Array;
 }
 
 /** How one git run ended. */
@@ -89,6 +98,17 @@ export async function runGit(
   };
   if (options.env.HOME !== undefined) env.HOME = options.env.HOME;
   if (options.indexFile !== undefined) env.GIT_INDEX_FILE = options.indexFile;
+  if (options.isolated !== undefined) {
+    env.GIT_DIR = options.isolated.gitDir;
+    env.GIT_WORK_TREE = options.isolated.workTree;
+    env.GIT_CONFIG_GLOBAL = "/dev/null";
+    env.GIT_ATTR_NOSYSTEM = "1";
+    env.GIT_NO_REPLACE_OBJECTS = "1";
+    // glibc hands freed memory back after every file and takes it again for the next: on
+    // thousands of files that costs more than the hashing (bench/results/rewind.md).
+    env.GLIBC_TUNABLES = "glibc.malloc.top_pad=67108864:glibc.malloc.trim_threshold=134217728";
+    delete env.HOME;
+  }
   const config = options.config ?? [];
   if (config.length > 0) {
     env.GIT_CONFIG_COUNT = String(config.length);
@@ -104,7 +124,7 @@ export async function runGit(
       cwd: options.cwd,
       env,
       clearEnv: true,
-      stdin: "null",
+      stdin: options.input === undefined ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
     });
@@ -122,11 +142,16 @@ export async function runGit(
   }, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   try {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    // Written alongside the reads: git may fill its output before it has read all its input.
+    const writing = options.input === undefined
+      ? Promise.resolve()
+      : writeAll(child.stdin, options.input);
     const [stdout, stderr] = await Promise.all([
       readCapped(child.stdout, maxBytes, kill),
       readCapped(child.stderr, STDERR_BYTES),
     ]);
     const status = await child.status;
+    await writing;
     return {
       code: status.code,
       stdout: stdout.bytes,
@@ -138,6 +163,17 @@ export async function runGit(
     clearTimeout(timer);
     // Whatever git started and left behind goes with it.
     signalProcessGroup(child.pid, "SIGKILL");
+  }
+}
+
+/** Writes `bytes` to `stream` and closes it; a reader that went away is no error. */
+async function writeAll(stream: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
+  const writer = stream.getWriter();
+  try {
+    await writer.write(bytes);
+    await writer.close();
+  } catch {
+    // git exited (or was killed) before reading everything: its exit code tells.
   }
 }
 

@@ -1,0 +1,108 @@
+/**
+ * `/rewind [entry|undo]`: pick an earlier request, choose what goes back (files, conversation or
+ * both), see the diff, and only then apply it; files changed outside tern since are the person's
+ * to keep or overwrite. The work is `src/harness/rewind/rewind.ts`, shared with
+ * `tern sessions rewind` and the RPC command.
+ */
+import { terminalText } from "../../core/terminal_text.ts";
+import {
+  applyRewind,
+  planRewind,
+  type RewindScope,
+  userTurns,
+} from "../../harness/rewind/rewind.ts";
+import { selectDialog } from "../../tui/select_dialog.ts";
+import { describePlan } from "../sessions_rewind.ts";
+import type { CommandContext, SlashCommand } from "./commands.ts";
+
+/** Lines of diff shown in the transcript before asking; the rest is summed up. */
+const MAX_DIFF_LINES = 200;
+
+/** The `/rewind` command. */
+export function rewindCommand(): SlashCommand {
+  return {
+    name: "rewind",
+    description: "go back to before an earlier request: files, conversation or both (undo: back)",
+    usage: "[entry|undo]",
+    run: async (context, args) => {
+      const target = args === "" ? await pickTurn(context) : args;
+      if (target === undefined) return;
+      const scope = await context.pick(selectDialog<RewindScope>({
+        theme: context.theme,
+        title: target === "undo" ? "Undo the last rewind of" : "Rewind",
+        items: [
+          { label: "files and conversation", value: "both" },
+          { label: "conversation only", value: "conversation" },
+          { label: "files only", value: "files" },
+        ],
+      }));
+      if (scope === undefined) return;
+      // The checkpoint after the last turn is written behind it: wait for it.
+      await context.conversation().then((c) => c.checkpointsIdle(), () => {});
+      const options = { workspace: context.workspace, scope, maxFileBytes: maxBytes(context) };
+      const plan = await planRewind(context.session, target, options);
+      const lines = terminalText(describePlan(plan)).split("\n");
+      const shown = lines.slice(0, MAX_DIFF_LINES);
+      if (lines.length > shown.length) {
+        shown.push(`… ${lines.length - shown.length} more lines (tern sessions rewind shows all)`);
+      }
+      context.print(shown.map((line) => `  ${line}`));
+      if (plan.changes.length === 0 && plan.leaf === undefined) {
+        context.notice("nothing to rewind");
+        return;
+      }
+      const conflicts = plan.conflicts.length;
+      const choice = await context.pick(selectDialog<"apply" | "keep" | "overwrite">({
+        theme: context.theme,
+        title: conflicts > 0
+          ? `${conflicts} file(s) changed outside tern since then`
+          : "Apply this rewind?",
+        items: conflicts > 0
+          ? [
+            { label: "keep those files as they are, restore the rest", value: "keep" },
+            { label: "overwrite them too", value: "overwrite" },
+          ]
+          : [{ label: "apply", value: "apply" }],
+      }));
+      if (choice === undefined) {
+        context.notice("rewind cancelled: nothing changed");
+        return;
+      }
+      const result = await applyRewind(context.session, plan, {
+        ...options,
+        overwrite: choice === "overwrite",
+      });
+      if (result.leaf !== undefined) await context.switchSession(context.session, { replay: true });
+      context.notice(
+        `rewound: ${result.written.length} file(s) written, ${result.deleted.length} removed` +
+          (result.kept.length > 0 ? `, ${result.kept.length} kept` : "") +
+          " (/rewind undo goes back)",
+      );
+    },
+  };
+}
+
+async function pickTurn(context: CommandContext): Promise<string | undefined> {
+  const turns = userTurns(context.session).reverse();
+  if (turns.length === 0) {
+    context.notice("no request to rewind to yet");
+    return undefined;
+  }
+  return await context.pick(selectDialog({
+    theme: context.theme,
+    title: "Rewind to before",
+    items: [
+      ...turns.map((turn) => ({
+        label: terminalText(turn.text.slice(0, 100)),
+        detail: turn.entryId,
+        value: turn.entryId,
+      })),
+      { label: "undo the last rewind", value: "undo" },
+    ],
+    filterable: true,
+  }));
+}
+
+function maxBytes(context: CommandContext): number | undefined {
+  return context.config.rewindMaxFileBytes || undefined;
+}

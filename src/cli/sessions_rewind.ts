@@ -1,0 +1,109 @@
+/**
+ * `tern sessions rewind <session> <entry|undo>`: shows what going back to before a user message
+ * restores (the diff, the conflicts), and with `--yes` does it.
+ */
+import {
+  applyRewind,
+  planRewind,
+  type RewindPlan,
+  type RewindScope,
+} from "../harness/rewind/rewind.ts";
+import { Session } from "../session/session.ts";
+import type { CommandLine } from "./args.ts";
+import { InputError } from "./errors.ts";
+
+type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
+
+/** Runs `tern sessions rewind` on the session file at `path`; returns the exit code. */
+export async function rewindCommand(
+  path: string,
+  line: SessionsLine,
+  context: { rewindMaxFileBytes: number; out: (text: string) => void; err: (text: string) => void },
+): Promise<number> {
+  const { out, err } = context;
+  const options = line.rewind ?? { yes: false };
+  const session = await Session.open(path);
+  try {
+    const rewind = {
+      workspace: session.header.cwd,
+      scope: (options.restore ?? "both") as RewindScope,
+      maxFileBytes: context.rewindMaxFileBytes || undefined,
+    };
+    const plan = await planRewind(session, line.entry!, rewind);
+    if (!line.json) out(describePlan(plan));
+    if (!options.yes) {
+      if (line.json) out(`${JSON.stringify(planJson(plan))}\n`);
+      err("tern: nothing changed yet; run again with --yes to apply\n");
+      return 0;
+    }
+    if (plan.conflicts.length > 0 && options.conflicts === undefined) {
+      throw new InputError(
+        `Cannot rewind: ${plan.conflicts.length} file(s) changed outside tern since then ` +
+          `(${plan.conflicts.map((p) => JSON.stringify(p)).join(", ")}): give --conflicts keep ` +
+          "to leave them as they are, or --conflicts overwrite to restore them too",
+      );
+    }
+    const result = await applyRewind(session, plan, {
+      ...rewind,
+      overwrite: options.conflicts === "overwrite",
+    });
+    if (line.json) {
+      out(`${JSON.stringify({ ...planJson(plan), ...result })}\n`);
+    } else {
+      out(
+        `rewound: ${result.written.length} file(s) written, ${result.deleted.length} removed` +
+          (result.kept.length > 0 ? `, ${result.kept.length} kept as they were` : "") +
+          (result.leaf !== undefined
+            ? "; the conversation continues from before that message"
+            : "") +
+          "\n",
+      );
+      err("tern: undo it with `tern sessions rewind <session> undo --yes`\n");
+    }
+    return 0;
+  } finally {
+    session.close();
+  }
+}
+
+/** The plan as text: what moves, the diff, the conflicts. */
+export function describePlan(plan: RewindPlan): string {
+  const lines: string[] = [];
+  if (plan.leaf !== undefined) {
+    lines.push(
+      plan.target === "undo"
+        ? "conversation: back to where it was before the rewind"
+        : "conversation: continues from before that message (a new branch)",
+    );
+  }
+  if (plan.scope !== "conversation") {
+    lines.push(
+      plan.changes.length === 0
+        ? "files: nothing to restore"
+        : `files: ${plan.changes.length} to restore`,
+    );
+  }
+  for (const path of plan.conflicts) {
+    lines.push(`conflict: ${JSON.stringify(path)} was changed outside tern since then`);
+  }
+  for (const path of plan.unsaved) {
+    lines.push(`warning: ${JSON.stringify(path)} is over the size limit: its content now is lost`);
+  }
+  for (const path of plan.skipped) {
+    lines.push(`skipped: ${JSON.stringify(path)} was over the size limit then: left as it is`);
+  }
+  return `${lines.join("\n")}\n${plan.patch === "" ? "" : `\n${plan.patch}`}`;
+}
+
+function planJson(plan: RewindPlan) {
+  return {
+    target: plan.target,
+    scope: plan.scope,
+    leaf: plan.leaf,
+    changes: plan.changes.map(({ path, status }) => ({ path, status })),
+    conflicts: plan.conflicts,
+    unsaved: plan.unsaved,
+    skipped: plan.skipped,
+    patch: plan.patch,
+  };
+}

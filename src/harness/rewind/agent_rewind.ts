@@ -1,0 +1,53 @@
+/**
+ * Rewind for a front end holding an open agent session (the RPC and ACP servers): the same plan
+ * and apply as `/rewind` and `tern sessions rewind`, after the last turn's checkpoint is written.
+ * An RPC `rewind` command is two calls: `previewRewind` (the diff and conflicts go to the
+ * client, which asks its person), then `confirmRewind` with their choice.
+ */
+import type { AgentSession } from "../agent_session.ts";
+import {
+  applyRewind,
+  planRewind,
+  type RewindPlan,
+  type RewindResult,
+  type RewindScope,
+} from "./rewind.ts";
+
+/** What to rewind: a user entry id (or `"undo"`) and what to restore. */
+export interface AgentRewindRequest {
+  target: string;
+  scope: RewindScope;
+}
+
+/**
+ * The plan of a rewind of `agent`'s session (nothing changes yet). Must not run during a turn.
+ * @throws {TernError} for a target that is not a user message, or nothing to undo.
+ */
+export async function previewRewind(
+  agent: AgentSession,
+  request: AgentRewindRequest,
+): Promise<RewindPlan> {
+  if (agent.connected) await agent.conversation.checkpointsIdle();
+  return await planRewind(agent.session, request.target, {
+    workspace: agent.workspace,
+    scope: request.scope,
+    maxFileBytes: agent.config.rewindMaxFileBytes || undefined,
+  });
+}
+
+/**
+ * Applies `plan` (from {@linkcode previewRewind}); conflicting files are kept unless
+ * `overwrite`. The next turn continues from the moved leaf.
+ */
+export async function confirmRewind(
+  agent: AgentSession,
+  plan: RewindPlan,
+  options: { overwrite: boolean },
+): Promise<RewindResult> {
+  return await applyRewind(agent.session, plan, {
+    workspace: agent.workspace,
+    scope: plan.scope,
+    maxFileBytes: agent.config.rewindMaxFileBytes || undefined,
+    overwrite: options.overwrite,
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * The checkpoint log of a session: `<session>.rewind` beside the session file, one JSON object
+ * per line, only ever appended (not named `.jsonl`: only session files are). Its order is the order things happened to the files, which
+ * is one timeline whatever branch the conversation is on.
+ */
+import { join } from "../../core/path.ts";
+import type { Snapshot, TreeChange } from "./shadow_store.ts";
+
+/** How a path changed during a turn, and by whom. */
+export interface FileChange {
+  path: string;
+  status: TreeChange["status"];
+  /** "tool": a file tool declared it wrote the path; "command": anything else (shell commands). */
+  by: "tool" | "command";
+}
+
+/** Taken before a turn's first call that may change files. */
+export interface BeforeRecord extends Snapshot {
+  kind: "before";
+  /** The user message entry that started the turn. */
+  entryId: string;
+  /** ISO time. */
+  time: string;
+}
+
+/** Taken when that turn ended. Absent after a crash. */
+export interface AfterRecord extends Snapshot {
+  kind: "after";
+  entryId: string;
+  time: string;
+  changes: FileChange[];
+}
+
+/** A rewind: the workspace before it (to undo it) and after it. */
+export interface RewindRecord {
+  kind: "rewind";
+  /** The user message entry rewound to. */
+  entryId: string;
+  time: string;
+  /** The workspace just before the rewind; undefined when files were not restored. */
+  before?: Snapshot;
+  /** The workspace just after it. */
+  after?: Snapshot;
+  /** The leaf before the rewind moved it (undefined when the conversation stayed). */
+  fromLeaf?: string | null;
+  /** Paths kept as the person had them (conflicts they chose to keep). */
+  kept: string[];
+}
+
+export type CheckpointRecord = BeforeRecord | AfterRecord | RewindRecord;
+
+/** The rewind store of sessions in `sessionFolder`: one per workspace, shared by its sessions. */
+export function storeDir(sessionFolder: string): string {
+  return join(sessionFolder, "rewind.git");
+}
+
+/** `<session path without .jsonl>.rewind`. */
+export function recordsPath(sessionPath: string): string {
+  return `${sessionPath.replace(/\.jsonl$/, "")}.rewind`;
+}
+
+/** Appends `record` as one line. Synchronous, so a turn that is killed next keeps it. */
+export function appendRecord(sessionPath: string, record: CheckpointRecord): void {
+  Deno.writeTextFileSync(recordsPath(sessionPath), `${JSON.stringify(record)}\n`, {
+    append: true,
+    mode: 0o600,
+  });
+}
+
+/** The records of a session in the order written; a torn or unknown line is skipped. */
+export async function readRecords(sessionPath: string): Promise<CheckpointRecord[]> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(recordsPath(sessionPath));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  const records: CheckpointRecord[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const record = JSON.parse(line) as CheckpointRecord;
+      const known = record.kind === "before" || record.kind === "after" ||
+        record.kind === "rewind";
+      if (known && typeof record.entryId === "string" && typeof record.time === "string") {
+        records.push(record);
+      }
+    } catch {
+      // A line torn by a crash.
+    }
+  }
+  return records;
+}

@@ -1,0 +1,152 @@
+/**
+ * Writing and removing files of a restore, only inside the workspace and never through a
+ * symlink: every folder on the way is checked with lstat (a symlink or a file there is refused),
+ * a file or link is made under a temporary name in its folder and renamed over the old one (a
+ * rename replaces a symlink, it never writes through it), and the folder's real path is checked
+ * again just before the rename.
+ */
+import { TernError } from "../../core/errors.ts";
+
+/**
+ * `folder`/`path`, for an absolute folder and a path whose parts `pathParts` let through (no
+ * `.`, `..` or empty part; every caller checks first): nothing to normalize. The restore process runs without a config, so it
+ * imports no package (src/core/path.ts is one).
+ */
+function join(folder: string, path: string): string {
+  return folder.endsWith("/") ? folder + path : `${folder}/${path}`;
+}
+
+/** The parts of a relative path from a tree, or a refusal for one that could leave the folder. */
+export function pathParts(path: string): string[] {
+  const parts = path.split("/");
+  const bad = path === "" || path.startsWith("/") || path.includes("\0") ||
+    parts.some((part) => part === "" || part === "." || part === "..");
+  if (bad) throw new TernError(`Cannot restore "${path}": not a plain relative path`);
+  return parts;
+}
+
+/**
+ * The folder of `path` (made when `create`), checked to be a real folder at every step; undefined
+ * when a folder is missing and `create` is false.
+ */
+async function parentFolder(
+  workspace: string,
+  path: string,
+  create: boolean,
+): Promise<string | undefined> {
+  const parts = pathParts(path);
+  let folder = workspace;
+  for (const part of parts.slice(0, -1)) {
+    folder = join(folder, part);
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(folder);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      if (!create) return undefined;
+      await Deno.mkdir(folder);
+      continue;
+    }
+    if (info.isSymlink || !info.isDirectory) {
+      throw new TernError(
+        `Cannot restore "${path}": "${folder.slice(workspace.length + 1)}" is ${
+          info.isSymlink ? "a symlink" : "not a folder"
+        }`,
+      );
+    }
+  }
+  return folder;
+}
+
+/** The folder must still be the one checked: the workspace's real path plus the parts. */
+async function recheck(workspace: string, folder: string, path: string): Promise<void> {
+  if ((await Deno.realPath(folder)) !== folder) {
+    throw new TernError(`Cannot restore "${path}": its folder changed while restoring`);
+  }
+  if (!folder.startsWith(workspace)) {
+    throw new TernError(`Cannot restore "${path}": outside the workspace`);
+  }
+}
+
+/**
+ * Writes `bytes` at `path` (relative to `workspace`, an absolute real path) with the executable
+ * bits of `executable`, keeping the other permission bits of a file already there.
+ */
+export async function writeFileSafely(
+  workspace: string,
+  path: string,
+  bytes: Uint8Array,
+  executable: boolean,
+): Promise<void> {
+  const folder = (await parentFolder(workspace, path, true))!;
+  const target = join(workspace, path);
+  const old = await Deno.lstat(target).catch(() => undefined);
+  await clearFolder(old, target, path);
+  const base = old?.isFile && old.mode !== null ? old.mode & 0o7777 & ~0o111 : 0o644;
+  const mode = executable ? base | ((base & 0o444) >> 2) | 0o100 : base;
+  const scratch = join(folder, `.tern-rewind-${crypto.randomUUID()}`);
+  try {
+    await Deno.writeFile(scratch, bytes, { createNew: true, mode });
+    await Deno.chmod(scratch, mode);
+    await recheck(workspace, folder, path);
+    await Deno.rename(scratch, target);
+  } catch (error) {
+    await Deno.remove(scratch).catch(() => {});
+    throw error;
+  }
+}
+
+/** Makes `path` a symlink to `link` (as stored: a link is restored, never followed). */
+export async function writeLinkSafely(
+  workspace: string,
+  path: string,
+  link: string,
+): Promise<void> {
+  const folder = (await parentFolder(workspace, path, true))!;
+  const target = join(workspace, path);
+  await clearFolder(await Deno.lstat(target).catch(() => undefined), target, path);
+  const scratch = join(folder, `.tern-rewind-${crypto.randomUUID()}`);
+  try {
+    await Deno.symlink(link, scratch);
+    await recheck(workspace, folder, path);
+    await Deno.rename(scratch, target);
+  } catch (error) {
+    await Deno.remove(scratch).catch(() => {});
+    throw error;
+  }
+}
+
+/** Removes the file or symlink at `path` (never a folder, never what a link points to). */
+export async function removeSafely(workspace: string, path: string): Promise<void> {
+  const folder = await parentFolder(workspace, path, false);
+  if (folder === undefined) return;
+  const target = join(workspace, path);
+  const info = await Deno.lstat(target).catch(() => undefined);
+  if (!info || info.isDirectory) return;
+  await recheck(workspace, folder, path);
+  await Deno.remove(target);
+  // Folders the removal left empty go too, up to the workspace.
+  let dir = folder;
+  while (dir !== workspace && dir.startsWith(`${workspace}/`)) {
+    try {
+      await Deno.remove(dir);
+    } catch {
+      break;
+    }
+    dir = dir.slice(0, dir.lastIndexOf("/"));
+  }
+}
+
+/** An empty folder where a file goes is removed; a folder with files in it is refused. */
+async function clearFolder(
+  info: Deno.FileInfo | undefined,
+  target: string,
+  path: string,
+): Promise<void> {
+  if (!info?.isDirectory) return;
+  try {
+    await Deno.remove(target);
+  } catch {
+    throw new TernError(`Cannot restore "${path}": a folder with files is in its place`);
+  }
+}

@@ -1,0 +1,369 @@
+/**
+ * A content-addressed store of workspace snapshots: a git object store of tern's own (under the
+ * session folder, never in the project) with one index per session, so a snapshot re-reads only
+ * the files whose stat data changed. git runs isolated (`runGit`'s `isolated`): it reads neither
+ * the project's repository nor any global or system config, its own config names no hook,
+ * fsmonitor or driver, and its `info/attributes` switches off every filter, text conversion and
+ * encoding a project's `.gitattributes` could ask for. The project's `.gitignore` files apply.
+ */
+import { join, relative } from "../../core/path.ts";
+import { TernError } from "../../core/errors.ts";
+import { type GitResult, runGit } from "../hardened_git.ts";
+
+/** Options of {@linkcode ShadowStore.open}. */
+export interface ShadowStoreOptions {
+  /** The session's index is `<gitDir>/index-<name>`. */
+  indexName: string;
+  /** Files larger than this (bytes) are left out of snapshots and reported. */
+  maxFileBytes: number;
+  /** `PATH` for git (default: this process's, else /usr/bin:/bin). */
+  path?: string;
+  /** Milliseconds each git command may take (default 30,000). */
+  timeoutMs?: number;
+  /** Most files one snapshot reads (default 100,000): past it the snapshot fails. */
+  maxFiles?: number;
+  /** Most bytes one snapshot reads (default 2 GiB): past it the snapshot fails. */
+  maxBytes?: number;
+}
+
+/** A snapshot of the workspace. */
+export interface Snapshot {
+  /** The git tree id of the workspace as it was on disk. */
+  tree: string;
+  /** Paths (relative) left out because they were larger than the limit. */
+  skipped: string[];
+}
+
+/** One path that differs between two trees. */
+export interface TreeChange {
+  path: string;
+  /** added: only in the second tree; deleted: only in the first; type: file ↔ symlink. */
+  status: "added" | "modified" | "deleted" | "type";
+  /** git modes ("100644", "100755", "120000"; "000000" when absent). */
+  oldMode: string;
+  newMode: string;
+  oldId: string;
+  newId: string;
+}
+
+/** The empty tree of a SHA-1 repository. */
+export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+const CONFIG = `[core]
+\trepositoryformatversion = 0
+\tbare = false
+\tfilemode = true
+\tsymlinks = true
+\tignorecase = false
+\tprecomposeunicode = false
+\tautocrlf = false
+\tsafecrlf = false
+\tfsmonitor = false
+\thooksPath = /dev/null
+\tattributesFile = /dev/null
+\texcludesFile = /dev/null
+\tuntrackedCache = false
+\tsplitIndex = false
+[gc]
+\tauto = 0
+[maintenance]
+\tauto = false
+`;
+/** Highest precedence of all attribute sources: no filter, conversion or encoding, ever. */
+const ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n";
+const TREE_ID = /^[0-9a-f]{40}$/;
+const STATUS: Record<string, TreeChange["status"]> = {
+  A: "added",
+  D: "deleted",
+  M: "modified",
+  T: "type",
+};
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** See the module comment. */
+export class ShadowStore {
+  readonly gitDir: string;
+  readonly workspace: string;
+  readonly #options: ShadowStoreOptions;
+  readonly #index: string;
+  #last: Snapshot | undefined;
+
+  private constructor(gitDir: string, workspace: string, options: ShadowStoreOptions) {
+    this.gitDir = gitDir;
+    this.workspace = workspace;
+    this.#options = options;
+    this.#index = join(gitDir, `index-${options.indexName}`);
+  }
+
+  /**
+   * Opens (creating when needed) the store at `gitDir` for `workspace` (an absolute real path).
+   * A new session's index starts as a copy of the newest one there, so its first snapshot
+   * re-reads only what changed since another session's.
+   * @throws {TernError} when git cannot be started or fails.
+   */
+  static async open(
+    gitDir: string,
+    workspace: string,
+    options: ShadowStoreOptions,
+  ): Promise<ShadowStore> {
+    if (!/^[A-Za-z0-9._-]+$/.test(options.indexName)) {
+      throw new TypeError(
+        `Cannot open the checkpoint store: bad index name "${options.indexName}"`,
+      );
+    }
+    const store = new ShadowStore(gitDir, workspace, options);
+    await store.#init();
+    return store;
+  }
+
+  async #init(): Promise<void> {
+    const config = join(this.gitDir, "config");
+    const ready = await Deno.readTextFile(config).then((text) => text === CONFIG, () => false);
+    if (!ready) {
+      await Deno.mkdir(this.gitDir, { recursive: true, mode: 0o700 });
+      await this.#git(["init", "--quiet"]);
+      await Deno.mkdir(join(this.gitDir, "info"), { recursive: true });
+      await Deno.writeTextFile(join(this.gitDir, "info", "attributes"), ATTRIBUTES);
+      await Deno.writeTextFile(join(this.gitDir, "info", "exclude"), this.#excludes());
+      // Written last and whole: a store whose config is ours is a finished one.
+      const scratch = `${config}.${crypto.randomUUID()}`;
+      await Deno.writeTextFile(scratch, CONFIG);
+      await Deno.rename(scratch, config);
+      await Deno.remove(join(this.gitDir, "hooks"), { recursive: true }).catch(() => {});
+    }
+    await this.#seedIndex();
+  }
+
+  /** The store itself, when it lies inside the workspace (`TERN_HOME` there): never snapshotted. */
+  #excludes(): string {
+    const inside = relative(this.workspace, join(this.gitDir, ".."));
+    if (inside.startsWith("..") || inside === "" || inside.startsWith("/")) return "";
+    return `/${inside.replace(/[\\*?[\]!#\s]/g, (c) => `\\${c}`)}/\n`;
+  }
+
+  async #seedIndex(): Promise<void> {
+    if (await Deno.lstat(this.#index).then(() => true, () => false)) return;
+    let newest: { path: string; mtime: Date; atime: Date | null } | undefined;
+    for await (const entry of Deno.readDir(this.gitDir)) {
+      if (!entry.isFile || !entry.name.startsWith("index-")) continue;
+      const path = join(this.gitDir, entry.name);
+      const info = await Deno.stat(path).catch(() => undefined);
+      if (info?.mtime && (!newest || info.mtime > newest.mtime)) {
+        newest = { path, mtime: info.mtime, atime: info.atime };
+      }
+    }
+    if (!newest) return;
+    // The copy keeps the original's time: git trusts stat data only for files older than it.
+    const scratch = `${this.#index}.${crypto.randomUUID()}`;
+    try {
+      await Deno.copyFile(newest.path, scratch);
+      await Deno.utime(scratch, newest.atime ?? newest.mtime, newest.mtime);
+      await Deno.rename(scratch, this.#index);
+    } catch {
+      await Deno.remove(scratch).catch(() => {});
+    }
+  }
+
+  /**
+   * Stores the workspace as it is on disk (tracked by this store or not ignored by the
+   * project's `.gitignore`) and returns its tree. Only files whose stat data changed since the
+   * last snapshot are read. Symlinks are stored as links, never followed; nested repositories
+   * are left out. @throws {TernError} when git fails.
+   */
+  async snapshot(): Promise<Snapshot> {
+    const listed = await this.#git(
+      ["ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", "--", "."],
+      { maxBytes: 256 * 1024 * 1024 },
+    );
+    if (listed.truncated) {
+      throw new TernError("Cannot checkpoint the workspace: it lists more than 256 MiB of names");
+    }
+    const candidates = [...new Set(nulList(listed.stdout))].filter((path) => !path.endsWith("/"));
+    const update: string[] = [];
+    const drop: string[] = [];
+    const skipped: string[] = [];
+    const realFolder = realFolders(this.workspace);
+    let reading = 0;
+    for (const path of candidates) {
+      // Below a symlink or a file: gone from the workspace (and never stat'ed through the link).
+      if (!realFolder(path)) {
+        drop.push(path);
+        continue;
+      }
+      let info: Deno.FileInfo;
+      try {
+        info = Deno.lstatSync(join(this.workspace, path));
+      } catch {
+        update.push(path);
+        continue;
+      }
+      if (info.isDirectory) drop.push(path);
+      else if (info.isFile && info.size > this.#options.maxFileBytes) skipped.push(path);
+      else {
+        update.push(path);
+        reading += info.size;
+      }
+    }
+    if (update.length > (this.#options.maxFiles ?? 100_000)) {
+      throw new TernError(
+        `Cannot checkpoint the workspace: ${update.length} files changed since the last ` +
+          `checkpoint, more than ${this.#options.maxFiles ?? 100_000}`,
+      );
+    }
+    if (reading > (this.#options.maxBytes ?? 2 ** 31)) {
+      throw new TernError(
+        `Cannot checkpoint the workspace: ${reading} bytes changed since the last checkpoint, ` +
+          `more than ${this.#options.maxBytes ?? 2 ** 31}`,
+      );
+    }
+    const last = this.#last;
+    const knownSkips = last !== undefined && skipped.every((path) => last.skipped.includes(path));
+    if (update.length === 0 && drop.length === 0 && knownSkips && last !== undefined) {
+      return { tree: last.tree, skipped };
+    }
+    if (update.length > 0) {
+      // --replace: a folder that became a file or link (or the reverse) replaces its entries.
+      await this.#git(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], {
+        input: nulJoin(update),
+      });
+    }
+    if (drop.length + skipped.length > 0) {
+      await this.#git(["update-index", "-z", "--force-remove", "--stdin"], {
+        input: nulJoin([...drop, ...skipped]),
+      });
+    }
+    const tree = decoder.decode((await this.#git(["write-tree"])).stdout).trim();
+    if (!TREE_ID.test(tree)) {
+      throw new TernError(`Cannot checkpoint the workspace: git write-tree printed "${tree}"`);
+    }
+    this.#last = { tree, skipped };
+    return this.#last;
+  }
+
+  /** The paths that differ from tree `from` to tree `to`, in git's path order. */
+  async changes(from: string, to: string): Promise<TreeChange[]> {
+    if (from === to) return [];
+    const raw = await this.#git(["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to], {
+      maxBytes: 256 * 1024 * 1024,
+    });
+    const fields = decoder.decode(raw.stdout).split("\0");
+    const changes: TreeChange[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const match = fields[i].match(/^:(\d{6}) (\d{6}) ([0-9a-f]{40}) ([0-9a-f]{40}) ([A-Z])/);
+      if (!match || STATUS[match[5]] === undefined) continue;
+      const [, oldMode, newMode, oldId, newId, letter] = match;
+      changes.push({ path: fields[i + 1], status: STATUS[letter], oldMode, newMode, oldId, newId });
+    }
+    return changes;
+  }
+
+  /** The patch from tree `from` to tree `to` (with a summary of sizes), cut at `maxBytes`. */
+  async patch(from: string, to: string, maxBytes = 1024 * 1024): Promise<string> {
+    const args = [
+      "diff-tree",
+      "-r",
+      "-p",
+      "--stat",
+      "--find-renames",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--no-color",
+      from,
+      to,
+    ];
+    const result = await this.#git(args, { maxBytes });
+    const text = decoder.decode(result.stdout);
+    return result.truncated ? `${text}\n… (diff cut at ${maxBytes} bytes)\n` : text;
+  }
+
+  /** The content of blob `id`. */
+  async blob(id: string): Promise<Uint8Array> {
+    if (!TREE_ID.test(id)) throw new TypeError(`Cannot read blob "${id}": not an object id`);
+    const result = await this.#git(["cat-file", "blob", id], {
+      maxBytes: this.#options.maxFileBytes + 1,
+    });
+    if (result.truncated) throw new TernError(`Cannot read blob "${id}": larger than the limit`);
+    return result.stdout;
+  }
+
+  /** Whether `tree` is an object of this store. */
+  async has(tree: string): Promise<boolean> {
+    if (!TREE_ID.test(tree)) return false;
+    const result = await this.#git(["cat-file", "-e", `${tree}^{tree}`], { okCodes: [0, 1, 128] });
+    return result.code === 0;
+  }
+
+  async #git(
+    args: string[],
+    options: { input?: Uint8Array; maxBytes?: number; okCodes?: number[] } = {},
+  ): Promise<GitResult> {
+    const result = await runGit(args, {
+      cwd: this.workspace,
+      env: { PATH: this.#options.path ?? readPath() },
+      isolated: { gitDir: this.gitDir, workTree: this.workspace },
+      indexFile: this.#index,
+      input: options.input,
+      maxBytes: options.maxBytes,
+      timeoutMs: this.#options.timeoutMs ?? 30_000,
+    });
+    const command = `git ${args[0]}`;
+    if (!result) throw new TernError(`Cannot checkpoint the workspace: git is not available`);
+    if (result.timedOut) {
+      throw new TernError(`Cannot checkpoint the workspace: "${command}" timed out`);
+    }
+    if (!(options.okCodes ?? [0]).includes(result.code)) {
+      const detail = result.stderr.split("\n", 1)[0] || `exit code ${result.code}`;
+      throw new TernError(`Cannot checkpoint the workspace: "${command}" failed: ${detail}`);
+    }
+    return result;
+  }
+}
+
+/**
+ * A test of whether every folder above a relative path is a real folder (no symlink, no file),
+ * remembering the folders it checked.
+ */
+function realFolders(workspace: string): (path: string) => boolean {
+  const known = new Map<string, boolean>();
+  const isReal = (folder: string): boolean => {
+    if (folder === "") return true;
+    let real = known.get(folder);
+    if (real === undefined) {
+      const slash = folder.lastIndexOf("/");
+      real = isReal(slash < 0 ? "" : folder.slice(0, slash)) &&
+        (() => {
+          try {
+            const info = Deno.lstatSync(join(workspace, folder));
+            return info.isDirectory && !info.isSymlink;
+          } catch {
+            return false;
+          }
+        })();
+      known.set(folder, real);
+    }
+    return real;
+  };
+  return (path) => {
+    const slash = path.lastIndexOf("/");
+    return slash < 0 || isReal(path.slice(0, slash));
+  };
+}
+
+function nulList(bytes: Uint8Array): string[] {
+  const names = decoder.decode(bytes).split("\0");
+  names.pop();
+  return names.filter((name) => name !== "");
+}
+
+function nulJoin(paths: readonly string[]): Uint8Array {
+  return encoder.encode(paths.map((path) => `${path}\0`).join(""));
+}
+
+function readPath(): string {
+  try {
+    return Deno.env.get("PATH") ?? "/usr/bin:/bin";
+  } catch {
+    return "/usr/bin:/bin";
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * Per-turn checkpoints of the workspace: a turn's first call that may change files (a tool
+ * that is not read-only: the file tools, bash, MCP tools) waits for a snapshot of the workspace,
+ * which is recorded as the turn's checkpoint; when the turn ends, the workspace as the last such
+ * call left it is recorded with the difference, each path marked as changed by a file tool (it
+ * declared the path) or by a command (everything else). A failed checkpoint is told once and
+ * never stops a turn.
+ *
+ * Kept off the turn's path while the model thinks: the first snapshot starts when the turn does,
+ * with the model request out (until the first writing call only read-only tools run, which
+ * change nothing); the snapshot after each writing call starts when the call ends, while the
+ * model reads its result, and only the last is kept. The turn's end waits for that one, so
+ * nothing done after the turn (the person's edits) is counted as the turn's. Every git command
+ * on the session's index runs one at a time.
+ */
+import { dirname } from "../../core/path.ts";
+import type { Tool } from "../../tools/define.ts";
+import { ToolRegistry } from "../../tools/registry.ts";
+import { appendRecord, type FileChange, storeDir } from "./records.ts";
+import { ShadowStore, type Snapshot } from "./shadow_store.ts";
+
+/** Options of {@linkcode TurnCheckpoints}. */
+export interface TurnCheckpointsOptions {
+  /** The session file. */
+  sessionPath: string;
+  /** The session id: names its index in the store. */
+  sessionId: string;
+  /** Absolute real path. */
+  workspace: string;
+  /** Files larger than this (bytes) are not checkpointed (reported). Default 10 MiB. */
+  maxFileBytes?: number;
+  /** Told when a checkpoint fails (once per conversation) or skips big files. */
+  warn: (text: string) => void;
+}
+
+/** The default of the `rewindMaxFileBytes` setting. */
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+interface TurnState {
+  entryId: string;
+  /** Started with the turn; recorded as the checkpoint at the first writing call. */
+  snapshot: Promise<Snapshot | undefined>;
+  before?: Promise<Snapshot | undefined>;
+  /** The workspace after the latest writing call, with what changed since `before`. */
+  after?: Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined>;
+  /** Paths (as the tools gave them) that file tools declared they write. */
+  toolPaths: Set<string>;
+}
+
+/** See the module comment. One per conversation and session. */
+export class TurnCheckpoints {
+  readonly #options: TurnCheckpointsOptions;
+  #store: Promise<ShadowStore> | undefined;
+  #turn: TurnState | undefined;
+  #failed = false;
+  /** The store's work in order: one git command on the index at a time. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #toldSkipped = new Set<string>();
+
+  constructor(options: TurnCheckpointsOptions) {
+    this.#options = options;
+  }
+
+  get sessionPath(): string {
+    return this.#options.sessionPath;
+  }
+
+  /**
+   * `tools` for the turn started by user entry `entryId`: a call of a tool that is not
+   * read-only first waits for the turn's checkpoint (taken once).
+   */
+  wrap(tools: ToolRegistry, entryId: string): ToolRegistry {
+    const turn: TurnState = { entryId, snapshot: this.#snapshot(), toolPaths: new Set() };
+    this.#turn = turn;
+    return new CheckpointedTools(tools, (tool) => ({
+      ...tool,
+      paths: (args) => tool.paths(args),
+      ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
+      run: async (args, ctx) => {
+        turn.before ??= this.#record(turn);
+        await turn.before;
+        for (const path of await tool.paths(args)) {
+          if (path.write) turn.toolPaths.add(path.path.replace(/^\.\//, ""));
+        }
+        try {
+          return await tool.run(args, ctx);
+        } finally {
+          turn.after = this.#serial(() => this.#after(turn));
+        }
+      },
+    }));
+  }
+
+  /**
+   * Ends the turn: when a checkpoint was taken, records the workspace after the last writing
+   * call and what changed. Resolves to the changes (none when nothing was taken). Never rejects.
+   */
+  async endTurn(): Promise<FileChange[]> {
+    const turn = this.#turn;
+    this.#turn = undefined;
+    const after = await turn?.after;
+    if (!turn || !after) return [];
+    try {
+      appendRecord(this.#options.sessionPath, {
+        kind: "after",
+        entryId: turn.entryId,
+        time: new Date().toISOString(),
+        ...after.snapshot,
+        changes: after.changes,
+      });
+    } catch (error) {
+      this.#fail(error);
+      return [];
+    }
+    return after.changes;
+  }
+
+  /** Resolves when no snapshot is under way (before a rewind, or closing). */
+  async idle(): Promise<void> {
+    for (let queue = this.#queue;; queue = this.#queue) {
+      await queue.catch(() => {});
+      if (queue === this.#queue) return;
+    }
+  }
+
+  async #after(
+    turn: TurnState,
+  ): Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined> {
+    const before = await turn.before;
+    if (!before) return undefined;
+    try {
+      const store = await this.#open();
+      const snapshot = await store.snapshot();
+      this.#tellSkipped(snapshot.skipped);
+      const changes: FileChange[] = (await store.changes(before.tree, snapshot.tree)).map((c) => ({
+        path: c.path,
+        status: c.status,
+        by: turn.toolPaths.has(c.path) ? "tool" : "command",
+      }));
+      return { snapshot, changes };
+    } catch (error) {
+      this.#fail(error);
+      return undefined;
+    }
+  }
+
+  #snapshot(): Promise<Snapshot | undefined> {
+    return this.#serial(async () => {
+      if (this.#failed) return undefined;
+      try {
+        return await (await this.#open()).snapshot();
+      } catch (error) {
+        this.#fail(error);
+        return undefined;
+      }
+    });
+  }
+
+  async #record(turn: TurnState): Promise<Snapshot | undefined> {
+    const snapshot = await turn.snapshot;
+    if (!snapshot) return undefined;
+    try {
+      this.#tellSkipped(snapshot.skipped);
+      appendRecord(this.#options.sessionPath, {
+        kind: "before",
+        entryId: turn.entryId,
+        time: new Date().toISOString(),
+        ...snapshot,
+      });
+      return snapshot;
+    } catch (error) {
+      this.#fail(error);
+      return undefined;
+    }
+  }
+
+  #serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(step, step);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #open(): Promise<ShadowStore> {
+    const { sessionPath, sessionId, workspace, maxFileBytes } = this.#options;
+    this.#store ??= ShadowStore.open(storeDir(dirname(sessionPath)), workspace, {
+      indexName: sessionId,
+      maxFileBytes: maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    });
+    return this.#store;
+  }
+
+  #tellSkipped(paths: readonly string[]): void {
+    const fresh = paths.filter((path) => !this.#toldSkipped.has(path));
+    if (fresh.length === 0) return;
+    for (const path of fresh) this.#toldSkipped.add(path);
+    const names = fresh.slice(0, 5).map((path) => JSON.stringify(path)).join(", ");
+    const more = fresh.length > 5 ? ` and ${fresh.length - 5} more` : "";
+    this.#options.warn(
+      `tern: checkpoints leave out files over ${
+        this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+      } bytes: ` +
+        `${names}${more} (a rewind cannot restore them)`,
+    );
+  }
+
+  #fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#store = undefined;
+    this.#options.warn(
+      `tern: no checkpoints in this session (rewind cannot restore files): ${
+        error instanceof Error ? error.message : error
+      }`,
+    );
+  }
+}
+
+/**
+ * A view of a registry whose tools that are not read-only come wrapped. It follows the registry
+ * (an MCP server's new tools reach the model within the turn) and wraps each tool once.
+ */
+class CheckpointedTools extends ToolRegistry {
+  readonly #inner: ToolRegistry;
+  readonly #wrap: (tool: Tool) => Tool;
+  readonly #wrapped = new WeakMap<Tool, Tool>();
+
+  constructor(inner: ToolRegistry, wrap: (tool: Tool) => Tool) {
+    super();
+    this.#inner = inner;
+    this.#wrap = wrap;
+  }
+
+  override register(tool: Tool): void {
+    this.#inner.register(tool);
+  }
+
+  override unregister(name: string): boolean {
+    return this.#inner.unregister(name);
+  }
+
+  override get(name: string): Tool | undefined {
+    const tool = this.#inner.get(name);
+    if (tool === undefined || tool.readOnly) return tool;
+    let wrapped = this.#wrapped.get(tool);
+    if (wrapped === undefined) {
+      wrapped = this.#wrap(tool);
+      this.#wrapped.set(tool, wrapped);
+    }
+    return wrapped;
+  }
+
+  override get names(): string[] {
+    return this.#inner.names;
+  }
+
+  override guidance(): string[] {
+    return this.#inner.guidance();
+  }
+
+  override specs(): ReturnType<ToolRegistry["specs"]> {
+    return this.#inner.specs();
+  }
+}

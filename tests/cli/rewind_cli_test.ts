@@ -1,0 +1,316 @@
+/**
+ * End-to-end: real `tern run` turns against the scripted model server change files with the file
+ * tools and with shell commands; `tern sessions rewind` restores them (edits, writes, deletes,
+ * renames, permission bits, binary files, files made by bash), refuses to overwrite a file the
+ * person changed since unless told, and can itself be undone.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import type { ScriptedReply, ScriptedToolCall } from "../../src/llm/scripted.ts";
+import { loadSession } from "../../src/session/load.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
+import { readRecords } from "../../src/harness/rewind/records.ts";
+
+const BINARY = new Uint8Array([0, 1, 2, 255, 254, 0, 10, 13, 10]);
+
+/** The calls of each task, one model round each, then "done". */
+function scriptOf(tasks: Record<string, ScriptedToolCall[][]>) {
+  return (request: ModelRequest): ScriptedReply => {
+    // A compaction's summary request carries no tools.
+    if (request.tools.length === 0) return { text: "## Goal\nSUMMARY-MARK\n" };
+    const users = request.messages.filter((m) => m.role === "user");
+    const task = users[users.length - 1].content.split("\n")[0];
+    const lastUser = request.messages.lastIndexOf(users[users.length - 1]);
+    const round = request.messages.slice(lastUser).filter((m) => m.role === "assistant").length;
+    const rounds = tasks[task] ?? [];
+    return round < rounds.length ? { toolCalls: rounds[round] } : { text: `done: ${task}` };
+  };
+}
+
+let ids = 0;
+function call(name: string, args: Record<string, unknown>): ScriptedToolCall {
+  return { id: `call_${++ids}`, name, arguments: JSON.stringify(args) };
+}
+
+async function withWorkspace(
+  tasks: Record<string, ScriptedToolCall[][]>,
+  fn: (ws: {
+    dir: string;
+    home: string;
+    tern: (args: string[], extra?: Record<string, string>) => ReturnType<typeof runTern>;
+    spawn: (args: string[]) => Deno.ChildProcess;
+    userEntries: () => Promise<string[]>;
+    sessionPath: () => string;
+  }) => Promise<void>,
+) {
+  const server = await startScriptedServer(scriptOf(tasks), { chunkDelayMs: 0 });
+  const ws = await tempWorkspace();
+  // tern's own process may write only its home and TMPDIR: the workspace is neither here.
+  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-rewind-tmp-" }));
+  const env = {
+    TMPDIR: tmp,
+    TERN_HOME: ws.home,
+    HOME: ws.home,
+    TERN_API_KEY: "sk-test-rewind",
+    TERN_BASE_URL: server.baseUrl,
+    TERN_MODE: "bypass",
+    TERN_MODEL: "scripted",
+  };
+  const sessionPath = () => {
+    const folder = [...Deno.readDirSync(join(ws.home, "sessions"))][0].name;
+    const file = [...Deno.readDirSync(join(ws.home, "sessions", folder))]
+      .find((entry) => /_[0-9a-f-]+\.jsonl$/.test(entry.name))!.name;
+    return join(ws.home, "sessions", folder, file);
+  };
+  try {
+    await fn({
+      dir: ws.dir,
+      home: ws.home,
+      tern: (args, extra = {}) => runTern(args, { cwd: ws.dir, env: { ...env, ...extra } }),
+      spawn: (args) =>
+        new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            ...declaredFlags(env, { cwd: ws.dir, args }),
+            join(ROOT, "main.ts"),
+            ...args,
+          ],
+          cwd: ws.dir,
+          env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+          clearEnv: true,
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).spawn(),
+      sessionPath,
+      userEntries: async () =>
+        (await loadSession(sessionPath())).entries.flatMap((entry) =>
+          entry.type === "message" && entry.message.role === "user" ? [entry.id] : []
+        ),
+    });
+  } finally {
+    await server.close();
+    await ws.cleanup();
+    await Deno.remove(tmp, { recursive: true });
+  }
+}
+
+function read(dir: string, path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(join(dir, path));
+  } catch {
+    return undefined;
+  }
+}
+
+const mode = (dir: string, path: string) => Deno.statSync(join(dir, path)).mode! & 0o777;
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind restores edits, writes, deletes, renames, modes, binary and bash-made files",
+  async () => {
+    const tasks = {
+      "change things": [
+        [call("edit", { path: "a.txt", old_string: "one", new_string: "two" })],
+        [call("write", { path: "new.txt", content: "written by the tool\n" })],
+        [call("bash", {
+          command: "rm old.txt && mv keep/x keep/y && chmod +x run.sh && " +
+            "printf 'made by bash' > bashmade.txt && printf 'changed' > bin.dat",
+        })],
+      ],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries, sessionPath }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "one\n");
+      Deno.writeTextFileSync(join(dir, "old.txt"), "old\n");
+      Deno.writeTextFileSync(join(dir, "run.sh"), "echo hi\n", { mode: 0o644 });
+      Deno.chmodSync(join(dir, "run.sh"), 0o644);
+      Deno.mkdirSync(join(dir, "keep"));
+      Deno.writeTextFileSync(join(dir, "keep", "x"), "kept\n");
+      Deno.writeFileSync(join(dir, "bin.dat"), BINARY);
+
+      const run = await tern(["run", "change things"]);
+      equal(run.code, 0, run.stderr);
+      equal(read(dir, "a.txt"), "two\n");
+      equal(read(dir, "bashmade.txt"), "made by bash");
+      equal(mode(dir, "run.sh") & 0o100, 0o100);
+
+      const records = await readRecords(sessionPath());
+      const after = records.find((record) => record.kind === "after");
+      ok(after?.kind === "after");
+      const by = Object.fromEntries(after.changes.map((c) => [c.path, `${c.status} ${c.by}`]));
+      deepEqual(by, {
+        "a.txt": "modified tool",
+        "new.txt": "added tool",
+        "old.txt": "deleted command",
+        "keep/x": "deleted command",
+        "keep/y": "added command",
+        "run.sh": "modified command",
+        "bashmade.txt": "added command",
+        "bin.dat": "modified command",
+      });
+
+      const [entry] = await userEntries();
+      const preview = await tern(["sessions", "rewind", "-c", entry]);
+      equal(preview.code, 0, preview.stderr);
+      match(preview.stdout, /files: 8 to restore/);
+      match(preview.stdout, /-two\n\+one/);
+      equal(read(dir, "a.txt"), "two\n", "a preview changes nothing");
+
+      // The checkpoint log is no second session: an id prefix names this one alone.
+      const listed = JSON.parse((await tern(["sessions", "list", "--json"])).stdout);
+      equal(listed.length, 1);
+      const id = listed[0].id.slice(0, 8);
+      const applied = await tern(["sessions", "rewind", id, entry, "--yes"]);
+      equal(applied.code, 0, applied.stderr);
+      equal(read(dir, "a.txt"), "one\n");
+      equal(read(dir, "old.txt"), "old\n");
+      equal(read(dir, "keep/x"), "kept\n");
+      equal(read(dir, "keep/y"), undefined);
+      equal(read(dir, "new.txt"), undefined);
+      equal(read(dir, "bashmade.txt"), undefined);
+      deepEqual(Deno.readFileSync(join(dir, "bin.dat")), BINARY);
+      equal(mode(dir, "run.sh"), 0o644);
+      // The conversation moved back: the leaf is before the first request.
+      const session = await loadSession(sessionPath());
+      const last = session.entries[session.entries.length - 1];
+      equal(last.type, "branch");
+      equal(last.parentId, session.entries.find((e) => e.id === entry)!.parentId);
+
+      // A rewind is a checkpoint: undo brings the turn's files back.
+      const undo = await tern(["sessions", "rewind", "-c", "undo", "--yes"]);
+      equal(undo.code, 0, undo.stderr);
+      equal(read(dir, "a.txt"), "two\n");
+      equal(read(dir, "bashmade.txt"), "made by bash");
+      equal(read(dir, "old.txt"), undefined);
+      equal(mode(dir, "run.sh") & 0o100, 0o100);
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind never overwrites a file changed outside tern unless told",
+  async () => {
+    const tasks = {
+      "first": [[call("write", { path: "a.txt", content: "by tern\n" })]],
+      "second": [[call("bash", { command: "printf 'second' > b.txt" })]],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "original\n");
+      equal((await tern(["run", "first"])).code, 0);
+      // The person edits the file between the turns.
+      Deno.writeTextFileSync(join(dir, "a.txt"), "by the person\n");
+      equal((await tern(["run", "-c", "second"])).code, 0);
+      const [first] = await userEntries();
+
+      const refused = await tern(["sessions", "rewind", "-c", first, "--yes"]);
+      ok(refused.code !== 0);
+      match(refused.stderr, /changed outside tern since then \("a\.txt"\)/);
+      equal(read(dir, "a.txt"), "by the person\n");
+      equal(read(dir, "b.txt"), "second", "a refused rewind changes nothing");
+
+      const kept = await tern(["sessions", "rewind", "-c", first, "--yes", "--conflicts", "keep"]);
+      equal(kept.code, 0, kept.stderr);
+      equal(read(dir, "a.txt"), "by the person\n");
+      equal(read(dir, "b.txt"), undefined);
+
+      // The person's change after the last turn is a conflict too.
+      Deno.writeTextFileSync(join(dir, "c.txt"), "later\n");
+      const [, second] = await userEntries();
+      const files = await tern([
+        "sessions",
+        "rewind",
+        "-c",
+        first,
+        "--restore",
+        "files",
+        "--yes",
+        "--conflicts",
+        "overwrite",
+      ]);
+      equal(files.code, 0, files.stderr);
+      equal(read(dir, "a.txt"), "original\n");
+      equal(read(dir, "c.txt"), undefined);
+      ok(second !== undefined);
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind restores files after tern was killed with SIGKILL mid-turn",
+  async () => {
+    const tasks = {
+      "crash": [[
+        call("bash", { command: "printf crashed > crashed.txt && rm a.txt && sleep 60" }),
+      ]],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, spawn, userEntries }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "before\n");
+      const child = spawn(["run", "crash"]);
+      // Killed once the command surely ran (its file is there), while it sleeps.
+      while (read(dir, "crashed.txt") !== "crashed" || read(dir, "a.txt") !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill("SIGKILL");
+      await child.status;
+      const [entry] = await userEntries();
+      const rewound = await tern(["sessions", "rewind", "-c", entry, "--yes"]);
+      equal(rewound.code, 0, rewound.stderr);
+      equal(read(dir, "crashed.txt"), undefined);
+      equal(read(dir, "a.txt"), "before\n");
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind goes back across a compaction, files and conversation",
+  async () => {
+    const tasks = {
+      "one": [
+        [call("write", { path: "a.txt", content: "one\n" })],
+        [call("bash", { command: "seq 1 1000" })],
+        [call("bash", { command: "seq 1001 2000" })],
+        [call("bash", { command: "seq 2001 3000" })],
+      ],
+      "two": [[call("write", { path: "b.txt", content: "two\n" })]],
+      "three": [],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries, sessionPath }) => {
+      equal((await tern(["run", "one"])).code, 0);
+      const small = { TERN_CONTEXT_WINDOW: "16000", TERN_COMPACT_AT: "0.5" };
+      const two = await tern(["run", "-c", "two"], small);
+      equal(two.code, 0, two.stderr);
+      const compacted = (await loadSession(sessionPath())).entries.some((e) =>
+        e.type === "compaction"
+      );
+      ok(compacted, "the second turn compacted the first");
+      equal(read(dir, "b.txt"), "two\n");
+      const [first] = await userEntries();
+      const rewound = await tern(["sessions", "rewind", "-c", first, "--yes"]);
+      equal(rewound.code, 0, rewound.stderr);
+      equal(read(dir, "a.txt"), undefined);
+      equal(read(dir, "b.txt"), undefined);
+      // The next turn starts from before the first request: no summary, no old messages.
+      const three = await tern(["run", "-c", "-o", "json", "three"]);
+      equal(three.code, 0, three.stderr);
+      const session = await loadSession(sessionPath());
+      const users = session.entries.filter((e) =>
+        e.type === "message" && e.message.role === "user"
+      );
+      const last = users[users.length - 1];
+      equal(last.type === "message" && last.message.content.startsWith("three"), true);
+      const onPath: string[] = [];
+      for (let id: string | null = last.id; id !== null;) {
+        const entry = session.entries.find((e) => e.id === id)!;
+        onPath.push(entry.type);
+        id = entry.parentId;
+      }
+      ok(!onPath.includes("compaction"), onPath.join(","));
+    });
+  },
+);
