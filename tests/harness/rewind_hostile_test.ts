@@ -59,30 +59,36 @@ Deno.test("ShadowStore.snapshot() runs none of the project's git config, hooks o
   const ws = await hostileProject(marker);
   // A global config naming the same programs: never read.
   Deno.writeTextFileSync(join(home, ".gitconfig"), `[core]\n\tfsmonitor = touch ${marker}\n`);
+  const homeBefore = Deno.env.get("HOME");
   Deno.env.set("HOME", home);
-  const store = await ShadowStore.open(join(home, "store"), ws, {
-    indexName: "s",
-    maxFileBytes: 1024,
-  });
-  Deno.writeTextFileSync(join(ws, "unix.txt"), "a\nb\n");
-  const first = await store.snapshot();
-  Deno.writeTextFileSync(join(ws, "unix.txt"), "a\nc\n");
-  const second = await store.snapshot();
-  const patch = await store.patch(first.tree, second.tree);
-  ok(patch.includes("-b\n+c"), patch);
-  const changes = await store.changes(second.tree, first.tree);
-  // Stored as on disk: no end-of-line conversion, no clean filter.
-  equal(
-    new TextDecoder().decode(await store.blob(changes[0].oldId)),
-    "a\nc\n",
-  );
-  equal(await Deno.lstat(marker).then(() => true, () => false), false, "a project program ran");
-  // The project's own repository was not touched: no index written there.
-  equal(await Deno.lstat(join(ws, ".git", "index")).then(() => true, () => false), false);
-  // The project's .git never enters a snapshot.
-  const paths = (await store.changes(EMPTY_TREE, second.tree)).map((c) => c.path);
-  ok(!paths.some((path) => path.startsWith(".git/")), paths.join(","));
-  Deno.env.delete("HOME");
+  try {
+    const store = await ShadowStore.open(join(home, "store"), ws, {
+      indexName: "s",
+      maxFileBytes: 1024,
+    });
+    Deno.writeTextFileSync(join(ws, "unix.txt"), "a\nb\n");
+    const first = await store.snapshot();
+    Deno.writeTextFileSync(join(ws, "unix.txt"), "a\nc\n");
+    const second = await store.snapshot();
+    const patch = await store.patch(first.tree, second.tree);
+    ok(patch.includes("-b\n+c"), patch);
+    const changes = await store.changes(second.tree, first.tree);
+    // Stored as on disk: no end-of-line conversion, no clean filter.
+    equal(
+      new TextDecoder().decode(await store.blob(changes[0].oldId)),
+      "a\nc\n",
+    );
+    equal(await Deno.lstat(marker).then(() => true, () => false), false, "a project program ran");
+    // The project's own repository was not touched: no index written there.
+    equal(await Deno.lstat(join(ws, ".git", "index")).then(() => true, () => false), false);
+    // The project's .git never enters a snapshot.
+    const paths = (await store.changes(EMPTY_TREE, second.tree)).map((c) => c.path);
+    ok(!paths.some((path) => path.startsWith(".git/")), paths.join(","));
+  } finally {
+    // Other test files share this process's environment.
+    if (homeBefore === undefined) Deno.env.delete("HOME");
+    else Deno.env.set("HOME", homeBefore);
+  }
 });
 
 Deno.test("ShadowStore.snapshot() stores symlinks as links, odd names whole, and skips big files", async () => {
