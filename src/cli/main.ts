@@ -113,6 +113,10 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runDoctor } = await import("./doctor.ts");
       return await runDoctor(toRunFlags(line.options));
     }
+    case "child": {
+      const { runChild } = await import("./child.ts");
+      return await runChild();
+    }
     case "interactive": {
       const { runInteractive } = await import("./interactive/start.ts");
       return await runInteractive(toRunFlags(line.options));

@@ -84,6 +84,7 @@ export class SessionController {
       memory: (task: string) =>
         controller.#services?.memorySection(task, controller.config.memoryFacts),
       watchMcp: (manager) => controller.#watchMcp(manager),
+      subagents: true,
     });
     if (controller.#agent.config.noSandbox) controller.#sandbox = "off";
     return controller;
