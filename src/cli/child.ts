@@ -8,7 +8,7 @@ import type { AgentEvent } from "../core/events.ts";
 import type { ConfigFlags } from "../config/mod.ts";
 import { openAgentSession } from "../harness/agent_session.ts";
 import type { AskPerson, PersonAnswer } from "../sandbox/review.ts";
-import { lines } from "../subagents/child_process.ts";
+import { lines } from "../harness/subagents/child_process.ts";
 import {
   CHILD_BASE_TOOLS,
   CHILD_PROTOCOL_VERSION,
@@ -19,7 +19,7 @@ import {
   type ChildStatus,
   parentLineSchema,
   parseLine,
-} from "../subagents/protocol.ts";
+} from "../harness/subagents/protocol.ts";
 import { resolveWorkspace } from "./process_env.ts";
 
 const encoder = new TextEncoder();

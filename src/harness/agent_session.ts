@@ -26,7 +26,7 @@ import type { ReplayState } from "../session/replay.ts";
 import type { Session } from "../session/session.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { Conversation, TurnExtension } from "./conversation.ts";
-import type { SubagentHost } from "../subagents/host.ts";
+import type { SubagentHost } from "./subagents/host.ts";
 import { readEnv } from "./env.ts";
 import type { OpenedMcp } from "./mcp_setup.ts";
 import {
@@ -353,9 +353,9 @@ export class AgentSession {
   /** The subagent host and what it adds to every turn (loaded only when asked for). */
   async #subagentExtension(): Promise<TurnExtension> {
     const [{ SubagentHost }, { subagentTools }, { checkChildModel }] = await Promise.all([
-      import("../subagents/host.ts"),
-      import("../subagents/tools.ts"),
-      import("../subagents/models.ts"),
+      import("./subagents/host.ts"),
+      import("./subagents/tools.ts"),
+      import("./subagents/models.ts"),
     ]);
     const host = new SubagentHost({
       settings: () => {

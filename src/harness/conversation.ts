@@ -76,7 +76,7 @@ export interface ConversationOptions {
 }
 
 /**
- * What a front end adds to the conversation's turns (src/subagents/host.ts): tools run through
+ * What a front end adds to the conversation's turns (src/harness/subagents/host.ts): tools run through
  * the gate like the built-ins, messages injected at each model boundary, and the fields their
  * session entries carry.
  */

@@ -153,7 +153,7 @@ export type PlanEntry = EntryBase & { type: "plan"; data: unknown };
  */
 export type ConsolidationEntry = EntryBase & { type: "consolidation"; data: unknown };
 /**
- * A subagent's life in the parent session (src/subagents/mailbox.ts: `SubagentRecord`): its
+ * A subagent's life in the parent session (src/harness/subagents/mailbox.ts: `SubagentRecord`): its
  * spawn (the child session it writes) and its completion in the mailbox. Not context.
  */
 export type SubagentEntry = EntryBase & { type: "subagent"; data: unknown };

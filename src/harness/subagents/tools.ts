@@ -3,9 +3,9 @@
  * child` process with a session of its own) and to collect what it found.
  */
 import { z } from "zod";
-import { defineTool, type Tool } from "../tools/define.ts";
-import { ToolError } from "../core/observation.ts";
-import { BUILTIN_MANIFEST } from "../tools/mod.ts";
+import { defineTool, type Tool } from "../../tools/define.ts";
+import { ToolError } from "../../core/observation.ts";
+import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
 import { completionText } from "./mailbox.ts";
 import type { SubagentHost } from "./host.ts";
 import { CHILD_BASE_TOOLS } from "./protocol.ts";
@@ -48,14 +48,17 @@ function spawnAgentTool(host: SubagentHost): Tool {
       `and sandbox, with the tools ${CHILD_BASE_TOOLS.join(", ")} plus those named in ` +
       "`tools`. Returns its ids at once; call wait_agent for its result.",
     parameters: spawnAgentSchema,
-    readOnly: false,
+    // Spawning changes nothing; what the child may change is settled by the host (a person
+    // approves handing write tools to a child of an ASK session) and by the child's review.
+    readOnly: true,
     runsIn: "host",
     paths: () => [],
-    async execute(args) {
+    async execute(args, ctx) {
       const tools = checkToolNames(args.tools ?? []);
       let spawn;
       try {
         spawn = await host.spawn({
+          signal: ctx.signal,
           taskName: args.task_name,
           message: args.message,
           tools,

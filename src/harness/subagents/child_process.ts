@@ -6,7 +6,7 @@
  * at the time limit).
  */
 import { dirname, join } from "node:path";
-import type { AskPerson } from "../sandbox/review.ts";
+import type { AskPerson } from "../../sandbox/review.ts";
 import {
   CHILD_PROTOCOL_VERSION,
   type ChildFinal,

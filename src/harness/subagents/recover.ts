@@ -3,8 +3,8 @@
  * its final record when it wrote one; when the child still runs (its session is locked), the
  * record once it exits; otherwise a failure saying the child stopped without one.
  */
-import { loadSession } from "../session/load.ts";
-import { findSession } from "../session/paths.ts";
+import { loadSession } from "../../session/load.ts";
+import { findSession } from "../../session/paths.ts";
 import type { Completion, SpawnRecord } from "./mailbox.ts";
 import type { ChildFinal } from "./protocol.ts";
 

@@ -6,12 +6,15 @@
  * schemas; a line that does not parse is a protocol error, never guessed at.
  */
 import { z } from "zod";
+import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
 
 /** Bumped when a line changes meaning; each side refuses another version. */
 export const CHILD_PROTOCOL_VERSION = 1;
 
-/** Tools a child always has (read-only); the parent names any others. */
-export const CHILD_BASE_TOOLS: readonly string[] = ["read", "grep", "glob"];
+/** Tools a child always has (the read-only built-ins that say so); the parent names others. */
+export const CHILD_BASE_TOOLS: readonly string[] = BUILTIN_MANIFEST.filter((entry) =>
+  entry.subagentBase
+).map((entry) => entry.name);
 
 const id = z.string().min(1).max(200);
 const thinking = z.enum(["off", "low", "medium", "high"]);

@@ -10,8 +10,8 @@
  * second consumer in this process gets it; the claim becomes permanent when the message that
  * carries it is recorded (`delivered()`), and is released if that never happens (`release()`).
  */
-import type { Session } from "../session/session.ts";
-import type { SessionEntry } from "../session/types.ts";
+import type { Session } from "../../session/session.ts";
+import type { SessionEntry } from "../../session/types.ts";
 import type { ChildStatus } from "./protocol.ts";
 
 /** What identifies one run of a subagent. */

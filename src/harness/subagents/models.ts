@@ -1,6 +1,6 @@
 /** The check of a subagent's explicit provider and model against the catalog and the config. */
-import type { ConfigSource, TernConfig } from "../config/mod.ts";
-import { ModelCatalog } from "../llm/catalog.ts";
+import type { ConfigSource, TernConfig } from "../../config/mod.ts";
+import { ModelCatalog } from "../../llm/catalog.ts";
 
 /**
  * Refuses a model the catalog, the config's `models` and the parent's own model do not know,
@@ -21,7 +21,7 @@ export async function checkChildModel(
         "not in the model catalog or the config's models (tern models lists them)",
     );
   }
-  const { connectModels } = await import("../harness/models.ts");
+  const { connectModels } = await import("../models.ts");
   try {
     await connectModels({ ...config, model, provider }, {
       ...sources,

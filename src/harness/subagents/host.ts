@@ -4,14 +4,15 @@
  * tools, the completions to inject at a model boundary, and the run ids a recorded message
  * delivers. One per agent session.
  */
-import type { Message } from "../core/messages.ts";
-import { uniqueHexId } from "../core/ids.ts";
-import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
-import type { Session } from "../session/session.ts";
+import type { Message } from "../../core/messages.ts";
+import { uniqueHexId } from "../../core/ids.ts";
+import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
+import type { Session } from "../../session/session.ts";
 import { type ChildOutcome, ChildProcess } from "./child_process.ts";
 import { type Completion, completionText, Mailbox, type SpawnRecord } from "./mailbox.ts";
 import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION, type ChildRequest } from "./protocol.ts";
 import { recoverRun } from "./recover.ts";
+import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
 
 /** The parent's settings a child inherits. */
 export interface ParentSettings {
@@ -49,6 +50,8 @@ export interface SpawnArgs {
   provider?: string;
   model?: string;
   thinking?: ParentSettings["thinking"];
+  /** The spawn_agent call's signal (a person's approval is waited for under it). */
+  signal: AbortSignal;
 }
 
 /** Why wait_agent returned without a completion. */
@@ -57,6 +60,11 @@ export type WaitResult =
   | { kind: "timeout"; running: SpawnRecord[] }
   | { kind: "woken" }
   | { kind: "idle" };
+
+/** Whether the built-in `name` only reads (request_permissions asks for more: it does not). */
+function readOnlyTool(name: string): boolean {
+  return BUILTIN_MANIFEST.some((entry) => entry.name === name && entry.readOnly);
+}
 
 /** How long a child waits for an escalation's answer, in milliseconds. */
 const ESCALATION_TIMEOUT_MS = 5 * 60_000;
@@ -73,6 +81,8 @@ export class SubagentHost {
   /** wait_agent calls, to the run id their result carries. */
   readonly #waitCalls = new Map<string, string>();
   #wakers = new Set<() => void>();
+  /** Spawns past the limit check and not yet running (their checks are awaited). */
+  #starting = 0;
   #closed = false;
 
   constructor(options: SubagentHostOptions) {
@@ -100,7 +110,7 @@ export class SubagentHost {
    */
   async spawn(args: SpawnArgs): Promise<SpawnRecord> {
     const settings = this.#options.settings();
-    if (this.#running.size >= settings.maxSubagents) {
+    if (this.#running.size + this.#starting >= settings.maxSubagents) {
       throw new Error(
         `Cannot spawn "${args.taskName}": ${this.#running.size} subagents run already (the ` +
           `limit, maxSubagents); call wait_agent for one to finish first`,
@@ -109,7 +119,13 @@ export class SubagentHost {
     const explicit = args.provider !== undefined || args.model !== undefined;
     const provider = args.provider ?? (args.model === undefined ? settings.provider : undefined);
     const model = args.model ?? settings.model;
-    if (explicit) await this.#options.checkModel(provider, model);
+    this.#starting++;
+    try {
+      if (explicit) await this.#options.checkModel(provider, model);
+      await this.#approveDelegation(args, settings);
+    } finally {
+      this.#starting--;
+    }
     const mailbox = this.mailbox();
     const session = mailbox.session;
     const taken = new Set(mailbox.spawns().map((spawn) => spawn.agentId));
@@ -321,6 +337,37 @@ export class SubagentHost {
         this.#recovering.delete(spawn.runId);
         this.#options.warn(`Cannot recover subagent ${spawn.runId}: ${error}`);
       });
+    }
+  }
+
+  /**
+   * Tools that change things go to a child (which reviews its own calls in AUTO) only as the
+   * parent would allow them: in ASK a person approves the handing over, and without one it is
+   * refused. AUTO and BYPASS parents review no less strictly than the child's AUTO.
+   * @throws {Error} when refused.
+   */
+  async #approveDelegation(args: SpawnArgs, settings: ParentSettings): Promise<void> {
+    const changing = args.tools.filter((name) => !readOnlyTool(name));
+    if (changing.length === 0 || settings.mode !== "ask") return;
+    const person = this.#options.person;
+    const what = changing.map((name) => `"${name}"`).join(", ");
+    if (person === undefined) {
+      throw new Error(
+        `Cannot give subagent "${args.taskName}" ${what}: review mode is "ask" and no person ` +
+          "is there to approve handing them to a subagent (which reviews its calls in AUTO)",
+      );
+    }
+    const answer = await person({
+      tool: "spawn_agent",
+      args: { task_name: args.taskName, tools: args.tools },
+      summary: `subagent "${args.taskName}" with ${what}`,
+      reason: "A subagent reviews its own calls with the AUTO reviewer: handing it tools " +
+        "that change things needs your approval in ASK mode",
+      profile: settings.profile,
+      rememberable: false,
+    }, args.signal).catch(() => "deny" as const);
+    if (answer === "deny") {
+      throw new Error(`Cannot give subagent "${args.taskName}" ${what}: the person declined`);
     }
   }
 
