@@ -112,7 +112,9 @@ export class SubagentHost {
     const settings = this.#options.settings();
     if (this.#running.size + this.#starting >= settings.maxSubagents) {
       throw new Error(
-        `Cannot spawn "${args.taskName}": ${this.#running.size} subagents run already (the ` +
+        `Cannot spawn "${args.taskName}": ${
+          this.#running.size + this.#starting
+        } subagents run already (the ` +
           `limit, maxSubagents); call wait_agent for one to finish first`,
       );
     }
