@@ -81,6 +81,11 @@ export class SubagentHost {
   /** wait_agent calls, to the run id their result carries. */
   readonly #waitCalls = new Map<string, string>();
   #wakers = new Set<() => void>();
+  /**
+   * The person queued a message that the model has not been given yet: a wait that starts
+   * now ends at once too (the message is on its way to the model's next boundary).
+   */
+  #steered = false;
   /** Spawns past the limit check and not yet running (their checks are awaited). */
   #starting = 0;
   #closed = false;
@@ -195,6 +200,7 @@ export class SubagentHost {
       return { kind: "completion", completion };
     }
     if (this.#running.size === 0 && this.#recovering.size === 0) return { kind: "idle" };
+    if (this.#steered) return { kind: "woken" };
     const { promise, resolve } = Promise.withResolvers<"post" | "timeout" | "wake" | "abort">();
     {
       const unsubscribe = mailbox.onPost(() => resolve("post"));
@@ -218,11 +224,14 @@ export class SubagentHost {
 
   /** The person sent a message while a turn runs: ends a wait without consuming anything. */
   wake(): void {
+    this.#steered = true;
     for (const waker of [...this.#wakers]) waker();
   }
 
   /** Completions to show the model at this boundary, each claimed (as agent messages). */
   inject(): string[] {
+    // Called right after the queued messages were taken: the person's message is in.
+    this.#steered = false;
     if (this.#mailbox === undefined && this.#running.size === 0) {
       // Nothing spawned in this process: the session's mailbox is read only when it has any.
       if (!this.#options.session().entries.some((entry) => entry.type === "subagent")) return [];
@@ -259,6 +268,7 @@ export class SubagentHost {
 
   /** A turn ended: claims its messages did not record go back to the mailbox. */
   afterTurn(): void {
+    this.#steered = false;
     this.#injected.clear();
     this.#waitCalls.clear();
     this.#mailbox?.release();
