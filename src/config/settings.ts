@@ -354,6 +354,14 @@ export const SETTINGS = {
     expect: MS,
     project: true,
   },
+  /** Longest a subagent waits for its parent's answer to an escalated call, in milliseconds. */
+  subagentEscalationTimeoutMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 300_000,
+    env: ["TERN_SUBAGENT_ESCALATION_TIMEOUT_MS"],
+    expect: MS,
+    project: true,
+  },
   /** Custom sandbox profiles by name (the person's config files only). */
   profiles: {
     rule: structured<Record<string, CustomProfile>>(),

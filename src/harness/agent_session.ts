@@ -373,6 +373,7 @@ export class AgentSession {
           maxRounds: config.maxRounds,
           maxSubagents: config.maxSubagents,
           subagentTimeoutMs: config.subagentTimeoutMs,
+          subagentEscalationTimeoutMs: config.subagentEscalationTimeoutMs,
         };
       },
       session: () => this.#session,

@@ -135,9 +135,18 @@ export class ChildProcess {
     });
   }
 
+  /**
+   * Settles one escalation; the question is withdrawn (its dialog closed) when the child
+   * stops waiting for it: its timeout passed, or it exited.
+   */
   #answer(escalationId: string, request: Parameters<AskPerson>[0]): void {
     const controller = new AbortController();
-    this.#options.escalate(request, controller.signal).then(
+    const timer = setTimeout(
+      () => controller.abort(),
+      this.#options.request.permissions.escalationTimeoutMs,
+    );
+    this.#process.status.then(() => controller.abort(), () => controller.abort());
+    this.#options.escalate(request, controller.signal).finally(() => clearTimeout(timer)).then(
       (answer) => answer,
       () => "deny" as const,
     ).then((answer) => {

@@ -30,6 +30,8 @@ export interface ParentSettings {
   maxSubagents: number;
   /** Longest a child may run, in milliseconds. */
   subagentTimeoutMs: number;
+  /** Longest a child waits for the answer to an escalated call, in milliseconds. */
+  subagentEscalationTimeoutMs: number;
 }
 
 export interface SubagentHostOptions {
@@ -65,9 +67,6 @@ export type WaitResult =
 function readOnlyTool(name: string): boolean {
   return BUILTIN_MANIFEST.some((entry) => entry.name === name && entry.readOnly);
 }
-
-/** How long a child waits for an escalation's answer, in milliseconds. */
-const ESCALATION_TIMEOUT_MS = 5 * 60_000;
 
 export class SubagentHost {
   readonly #options: SubagentHostOptions;
@@ -164,7 +163,7 @@ export class SubagentHost {
         noSandbox: settings.noSandbox,
         parentMode: settings.mode,
         changes: session.state().permissions,
-        escalationTimeoutMs: ESCALATION_TIMEOUT_MS,
+        escalationTimeoutMs: settings.subagentEscalationTimeoutMs,
       },
       model: {
         ...(provider === undefined ? {} : { provider }),
@@ -397,6 +396,7 @@ export class SubagentHost {
     const shown: ReviewRequest = {
       ...request,
       summary: `[subagent ${spawn.taskName}] ${request.summary}`,
+      reason: `Subagent "${spawn.taskName}" asks: ${request.reason}`,
     };
     return await person(shown, signal);
   }
