@@ -15,6 +15,8 @@ async function runParent(
     env?: Record<string, string>;
     args?: string[];
     beforeReply?: (request: ModelRequest) => Promise<void>;
+    /** Runs `tern args` in the workspace once the parent is done (before the cleanup). */
+    then?: string[];
   } = {},
 ) {
   const server = await startScriptedServer(script, {
@@ -40,10 +42,17 @@ async function runParent(
       ],
       { cwd: ws.dir, env },
     );
+    const after = options.then ? await runTern(options.then, { cwd: ws.dir, env }) : undefined;
     const sessions = await sessionsOf(ws.home);
     const parent = sessions.find((s) => s.header.subagentOf === undefined)!;
     const children = sessions.filter((s) => s.header.subagentOf !== undefined);
-    return { run, requests: server.requests.map((r) => r.modelRequest), parent, children };
+    return {
+      run,
+      after,
+      requests: server.requests.map((r) => r.modelRequest),
+      parent,
+      children,
+    };
   } finally {
     await server.close();
     await ws.cleanup();
@@ -65,9 +74,21 @@ Deno.test("spawn_agent() runs a child whose answer wait_agent() returns once", a
     if (!text.includes("child found 42")) return call("wait_agent", {}, "w1");
     return { text: "parent done" };
   };
-  const { run, requests, parent, children } = await runParent(script);
+  const { run, requests, parent, children, after } = await runParent(script, {
+    then: ["sessions", "tree", "-c"],
+  });
   equal(run.code, 0, run.stderr);
   equal(JSON.parse(run.stdout).text, "parent done");
+  // `tern sessions tree` of the parent (-c: never a child) lists the child session under it.
+  equal(after?.code, 0, after?.stderr);
+  const tree = after!.stdout;
+  match(tree, /subagent spawn count → child/);
+  match(
+    tree,
+    new RegExp(
+      String.raw`subagents:\n  ${children[0]?.header.id}  count \(agent-\w+, run-\w+\)  completed`,
+    ),
+  );
   equal(children.length, 1);
   const child = children[0];
   equal(child.header.subagentOf?.sessionId, parent.header.id);
