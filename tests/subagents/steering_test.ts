@@ -70,3 +70,51 @@ Deno.test({
     equal(shown(parents.at(-1)!), 1);
   },
 });
+
+Deno.test({
+  name: "wait_agent() ends with the turn when the person stops it (Esc); the child goes on",
+  ignore: !bwrapNeed.ok || !tmuxNeed.ok,
+  fn: async () => {
+    const release = Promise.withResolvers<void>();
+    const beforeReply = async (request: ModelRequest) => {
+      if (isChild(request)) await release.promise;
+    };
+    const script = (request: ModelRequest): ScriptedReply => {
+      if (isChild(request)) return { text: "child result E-5" };
+      if (shown(request) > 0) return { text: "got the result" };
+      if (!allText(request).includes("Started subagent")) {
+        return call("spawn_agent", { task_name: "slow", message: "CHILD slow" }, "s1");
+      }
+      return call("wait_agent", {}, "w1");
+    };
+    await withTern(script, { server: { chunkDelayMs: 0, beforeReply } }, async (run) => {
+      const seen = () => run.server.requests.map((r) => r.modelRequest);
+      await send(run.tern, "go");
+      await until(
+        () => seen().some((r) => !isChild(r) && allText(r).includes("Started subagent")),
+        "the parent's request after the spawn",
+      );
+      await until(() => seen().some(isChild), "the child's request");
+      await run.tern.waitForText("wait_agent");
+      await run.tern.keys("Escape");
+      await run.tern.waitForText(PLACEHOLDER);
+      // The child was not stopped with the turn: it finishes, and the next turn gets it once.
+      release.resolve();
+      const parentPath = async () =>
+        (await listSessions(run.home)).find((s) => s.subagentOf === undefined)!.path;
+      await until(async () => {
+        const session = await loadSession(await parentPath());
+        return records(session.entries, "completion").length === 1;
+      }, "the completion in the mailbox");
+      await send(run.tern, "next");
+      await run.tern.waitForText("got the result");
+      await run.tern.waitForText(PLACEHOLDER);
+      const session = await loadSession(await parentPath());
+      const [completion] = records(session.entries, "completion");
+      equal(completion.status, "completed");
+      equal(deliveries(session.entries, String(completion.runId)).length, 1);
+      const parents = seen().filter((r) => !isChild(r));
+      equal(shown(parents.at(-1)!), 1);
+    });
+  },
+});
