@@ -186,12 +186,21 @@ function sameRun(final: ChildFinal, request: ChildRequest): boolean {
     final.childSessionId === request.childSessionId && final.taskName === request.taskName;
 }
 
-/** The lines of a byte stream (without their "\n"); a last line without one counts too. */
+/** The longest protocol line read, in characters: a final record's content fits many times. */
+const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+/**
+ * The lines of a byte stream (without their "\n"); a last line without one counts too.
+ * @throws {RangeError} for a line longer than 16 Mi characters (never buffered whole).
+ */
 export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = "";
   for await (const chunk of stream) {
     buffer += decoder.decode(chunk, { stream: true });
+    if (buffer.length > MAX_LINE_CHARS && !buffer.includes("\n")) {
+      throw new RangeError(`Cannot read a protocol line longer than ${MAX_LINE_CHARS} characters`);
+    }
     let newline: number;
     while ((newline = buffer.indexOf("\n")) >= 0) {
       yield buffer.slice(0, newline);

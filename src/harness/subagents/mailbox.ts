@@ -13,6 +13,7 @@
 import type { Session } from "../../session/session.ts";
 import type { SessionEntry } from "../../session/types.ts";
 import type { ChildStatus } from "./protocol.ts";
+import { truncateMiddle } from "../../tools/truncate.ts";
 
 /** What identifies one run of a subagent. */
 export interface RunIdentity {
@@ -146,10 +147,14 @@ export class Mailbox {
   }
 }
 
+/** The longest answer of a child the parent's model gets, in characters (head and tail kept). */
+export const MAX_CONTENT_CHARS = 50_000;
+
 /** The text the model gets for a completion (a wait_agent result or an agent message). */
 export function completionText(completion: Completion): string {
+  const content = truncateMiddle(completion.content, MAX_CONTENT_CHARS);
   const head = `[subagent ${completion.taskName} (agent ${completion.agentId}, run ` +
     `${completion.runId}, child session ${completion.childSessionId}) ${completion.status}]`;
   const error = completion.error ? `\nerror: ${completion.error}` : "";
-  return `${head}${error}\n${completion.content}`;
+  return `${head}${error}\n${content}`;
 }
