@@ -76,9 +76,9 @@ export interface ConversationOptions {
 }
 
 /**
- * What a front end adds to the conversation's turns (src/harness/subagents/host.ts): tools run through
- * the gate like the built-ins, messages injected at each model boundary, and the fields their
- * session entries carry.
+ * What a front end adds to the conversation's turns (src/harness/subagents/host.ts): tools
+ * that change nothing and settle their own approvals, messages injected at each model boundary,
+ * and the fields their session entries carry.
  */
 export interface TurnExtension {
   tools: readonly Tool[];
@@ -219,13 +219,10 @@ export class Conversation {
       }),
       () => this.#openSandbox(),
     );
-    for (const tool of options.extension?.tools ?? []) {
-      this.#tools.register({
-        ...tool,
-        paths: (args) => tool.paths(args),
-        run: (args, ctx) => this.#runTool((sandbox) => sandbox.gate.wrap(tool), args, ctx),
-      });
-    }
+    // Not through the sandbox's gate: they run in tern's process and change nothing, and
+    // settle their own approvals (src/harness/subagents/host.ts); waiting for the sandbox to
+    // open would delay every child's start.
+    for (const tool of options.extension?.tools ?? []) this.#tools.register(tool);
     // A server's `tools/list_changed` reaches the model at its next request.
     this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
     this.#syncMcpTools();
