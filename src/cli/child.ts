@@ -145,7 +145,7 @@ function childFlags(request: ChildRequest): ConfigFlags {
     thinking: model.thinking,
     mode: "auto",
     profile: permissions.profile,
-    ...(permissions.noSandbox ? { noSandbox: "true" } : {}),
+    ...(permissions.noSandbox ? { noSandbox: true } : {}),
   };
 }
 
