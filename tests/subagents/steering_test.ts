@@ -72,7 +72,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "wait_agent() ends with the turn when the person stops it (Esc); the child goes on",
+  name: "wait_agent() ends with the turn on Esc; the child goes on, /agents shows its state",
   ignore: !bwrapNeed.ok || !tmuxNeed.ok,
   fn: async () => {
     const release = Promise.withResolvers<void>();
@@ -96,6 +96,9 @@ Deno.test({
       );
       await until(() => seen().some(isChild), "the child's request");
       await run.tern.waitForText("wait_agent");
+      // The TUI lists the running child with its state.
+      await send(run.tern, "/agents");
+      await run.tern.waitForText("running  (session");
       await run.tern.keys("Escape");
       await run.tern.waitForText(PLACEHOLDER);
       // The child was not stopped with the turn: it finishes, and the next turn gets it once.
@@ -109,6 +112,8 @@ Deno.test({
       await send(run.tern, "next");
       await run.tern.waitForText("got the result");
       await run.tern.waitForText(PLACEHOLDER);
+      await send(run.tern, "/agents");
+      await run.tern.waitForText("completed, delivered");
       const session = await loadSession(await parentPath());
       const [completion] = records(session.entries, "completion");
       equal(completion.status, "completed");

@@ -103,6 +103,28 @@ export class SubagentHost {
     return this.#mailbox;
   }
 
+  /**
+   * Every run of the session with its state, oldest first: `running`, `recovering` (spawned
+   * before a restart), `lost` (no result and no child), or its status with `result waiting`
+   * or `delivered`.
+   */
+  states(): Array<{ spawn: SpawnRecord; state: string }> {
+    const mailbox = this.mailbox();
+    return mailbox.spawns().map((spawn) => {
+      const where = mailbox.stateOf(spawn.runId);
+      if (where === "pending") {
+        const state = this.#running.has(spawn.runId)
+          ? "running"
+          : this.#recovering.has(spawn.runId)
+          ? "recovering"
+          : "lost";
+        return { spawn, state };
+      }
+      const status = mailbox.completion(spawn.runId)?.status ?? "";
+      return { spawn, state: `${status}, ${where === "waiting" ? "result waiting" : "delivered"}` };
+    });
+  }
+
   /** Runs started and not yet completed. */
   running(): SpawnRecord[] {
     return [...this.#running.values()].map((run) => run.spawn);

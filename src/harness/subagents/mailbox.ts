@@ -126,6 +126,17 @@ export class Mailbox {
     return this.#claimed.has(runId);
   }
 
+  /** Where a run stands in the mailbox: no result yet, a result waiting, or delivered. */
+  stateOf(runId: string): "pending" | "waiting" | "delivered" {
+    if (this.#delivered.has(runId)) return "delivered";
+    return this.#completions.has(runId) ? "waiting" : "pending";
+  }
+
+  /** The completion recorded for a run. */
+  completion(runId: string): Completion | undefined {
+    return this.#completions.get(runId);
+  }
+
   /** Calls `listener` at each new completion; returns the unsubscribe function. */
   onPost(listener: () => void): () => void {
     this.#listeners.add(listener);
