@@ -33,9 +33,12 @@ export function compactionSettings(contextWindow: number, compactAt: number): Co
 /** Records each message of the turn as a session entry, an answer with who gave it. */
 export function recordMessages(
   session: Session,
+  mailbox?: (message: Message) => string[] | undefined,
 ): (message: Message, usage?: Usage, answeredBy?: AnsweredBy) => void {
   return (message, usage, answeredBy) => {
     const entry: MessageEntry = { type: "message", message };
+    const delivers = mailbox?.(message);
+    if (delivers !== undefined && delivers.length > 0) entry.mailbox = delivers;
     if (usage) entry.usage = usage;
     if (answeredBy?.provider !== undefined) entry.provider = answeredBy.provider;
     if (answeredBy?.model !== undefined) entry.model = answeredBy.model;

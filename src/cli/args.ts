@@ -141,6 +141,8 @@ export type CommandLine =
   }
   | { command: "help" }
   | { command: "version" }
+  /** The headless child protocol (a subagent): one request on stdin, JSON lines on stdout. */
+  | { command: "child"; options: TurnOptions }
   | { command: "interactive"; options: TurnOptions }
   /** `tern rpc` and `tern acp`: a session driven by a program over stdin/stdout. */
   | { command: "rpc" | "acp"; options: TurnOptions };
@@ -247,6 +249,7 @@ const OPTIONS = Object.fromEntries(
 
 const COMMANDS = new Set([
   "run",
+  "child",
   "plan",
   "demo",
   "config",
@@ -339,6 +342,10 @@ export function parseCommandLine(args: string[]): CommandLine {
     throw new UsageError("--global belongs to tern memory save");
   }
   if (first === "memory") return memoryCommand(rest, values, options);
+  if (first === "child") {
+    if (rest.length > 0) throw new UsageError("tern child takes its request on stdin");
+    return { command: "child", options };
+  }
   if (first === "context") {
     const task = rest.join(" ").trim();
     return {

@@ -121,6 +121,10 @@ async function dispatch(line: CommandLine): Promise<number> {
       const { runAcp } = await import("./acp/server.ts");
       return await runAcp(toRunFlags(line.options));
     }
+    case "child": {
+      const { runChild } = await import("./child.ts");
+      return await runChild();
+    }
     case "interactive": {
       const { runInteractive } = await import("./interactive/start.ts");
       return await runInteractive(toRunFlags(line.options));

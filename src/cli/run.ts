@@ -49,6 +49,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     memory: true,
     // tern run exits first: a due consolidation is left for the next interactive start.
     consolidation: "defer",
+    subagents: true,
   });
   try {
     const session = agent.session;

@@ -27,8 +27,16 @@ export function describeEntry(entry: SessionEntry): string {
       return `branch from ${entry.fromId ?? "(start)"}${entry.summary ? " (summary kept)" : ""}`;
     case "label":
       return `label ${entry.targetId}: ${entry.label}`;
+    case "subagent": {
+      const data = (entry.data ?? {}) as Record<string, unknown>;
+      const status = data.kind === "spawn"
+        ? `→ child ${String(data.childSessionId).slice(0, 8)}`
+        : data.kind === "completion"
+        ? String(data.status)
+        : String((data.final as Record<string, unknown> | undefined)?.status ?? "");
+      return `subagent ${String(data.kind)} ${String(data.taskName ?? "")} ${status}`.trim();
+    }
     case "plan":
-    case "subagent":
     case "consolidation":
       return entry.type;
     case "unknown":

@@ -56,7 +56,7 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       out(await showSession(path, line.json));
       return 0;
     case "tree":
-      out(await treeText(path));
+      out(await treeText(path, ternHome));
       return 0;
     case "export": {
       const session = await loadSession(path);
@@ -173,7 +173,7 @@ async function showSession(path: string, json: boolean): Promise<string> {
   return lines.join("\n");
 }
 
-async function treeText(path: string): Promise<string> {
+async function treeText(path: string, ternHome: string): Promise<string> {
   const session = await loadSession(path);
   const tree = new SessionTree(session.entries);
   const onPath = new Set(tree.path().map((entry) => entry.id));
@@ -194,6 +194,8 @@ async function treeText(path: string): Promise<string> {
     const next = children.length > 1 ? depth + 1 : depth;
     for (const child of [...children].reverse()) stack.push({ entry: child, depth: next });
   }
+  const { childSessionLines } = await import("./session_children.ts");
+  lines.push(...await childSessionLines(ternHome, session.header.id, session.entries));
   return lines.join("\n") + "\n";
 }
 

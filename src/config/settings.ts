@@ -361,6 +361,30 @@ export const SETTINGS = {
     expect: "an integer from 1 to 16 (plan nodes run at once)",
     project: true,
   },
+  /** Subagents (spawn_agent) running at once. */
+  maxSubagents: {
+    rule: { kind: "integer", min: 1, max: 16 },
+    default: 4,
+    env: ["TERN_MAX_SUBAGENTS"],
+    expect: "an integer from 1 to 16 (subagents run at once)",
+    project: true,
+  },
+  /** Longest a subagent may run before it is stopped, in milliseconds. */
+  subagentTimeoutMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 600_000,
+    env: ["TERN_SUBAGENT_TIMEOUT_MS"],
+    expect: MS,
+    project: true,
+  },
+  /** Longest a subagent waits for its parent's answer to an escalated call, in milliseconds. */
+  subagentEscalationTimeoutMs: {
+    rule: { kind: "integer", min: 1 },
+    default: 300_000,
+    env: ["TERN_SUBAGENT_ESCALATION_TIMEOUT_MS"],
+    expect: MS,
+    project: true,
+  },
   /** Custom sandbox profiles by name (the person's config files only). */
   profiles: {
     rule: structured<Record<string, CustomProfile>>(),

@@ -24,6 +24,7 @@ export {
   union,
   unknown,
   url,
+  uuid,
   ZodError,
   ZodType,
 } from "zod";

@@ -10,7 +10,13 @@
  * prompt between them and connects on the first need (`connect()`, `preload()`).
  */
 import type { ConsolidationMode } from "./consolidation.ts";
-import { type ConfigFlags, type ConfigSource, loadConfig, type TernConfig } from "../config/mod.ts";
+import {
+  type ConfigFlags,
+  type ConfigSource,
+  isExplicitSource,
+  loadConfig,
+  type TernConfig,
+} from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import type { Provider } from "../llm/types.ts";
@@ -20,7 +26,8 @@ import type { ReplayState } from "../session/replay.ts";
 import type { Session } from "../session/session.ts";
 import type { CompactionEntry } from "../session/types.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
-import type { Conversation } from "./conversation.ts";
+import type { Conversation, TurnExtension } from "./conversation.ts";
+import type { SubagentHost } from "./subagents/host.ts";
 import { readEnv } from "./env.ts";
 import type { OpenedMcp } from "./mcp_setup.ts";
 import {
@@ -68,6 +75,10 @@ export interface AgentSessionOptions {
    * trust and each failure told once through `warn`.
    */
   watchMcp?: (manager: McpManager) => void;
+  /** The model gets spawn_agent and wait_agent, and the session a subagent mailbox. */
+  subagents?: boolean;
+  /** The only tools the model gets (a subagent's); absent, every tool. */
+  allowedTools?: ReadonlySet<string>;
 }
 
 /** What `configure()` may change between turns. */
@@ -90,6 +101,7 @@ export class AgentSession {
    */
   #queue: Promise<unknown> = Promise.resolve();
   #mcpOpening: Promise<OpenedMcp> | undefined;
+  #subagents: SubagentHost | undefined;
   #closed = false;
 
   constructor(
@@ -134,6 +146,11 @@ export class AgentSession {
   /** The session's state as it was opened (or switched to): replayed once, not per caller. */
   get openedState(): ReplayState {
     return this.#opened.session === this.#session ? this.#opened.state : this.#session.state();
+  }
+
+  /** The subagents of this session (`options.subagents`), once connected. */
+  get subagents(): SubagentHost | undefined {
+    return this.#subagents;
   }
 
   /** Whether the models are connected (the conversation exists). */
@@ -312,6 +329,8 @@ export class AgentSession {
     this.#closed = true;
     try {
       const conversation = await this.#connecting?.catch(() => undefined);
+      // Children stop first: their outcomes go into the session before it closes.
+      await this.#subagents?.close();
       await conversation?.close();
     } finally {
       this.#session.closeOrDiscard();
@@ -347,6 +366,7 @@ export class AgentSession {
       return undefined;
     });
     if (this.#closed) throw new Error("Cannot connect a closed session");
+    const extension = this.#options.subagents ? await this.#subagentExtension() : undefined;
     const conversation = new Conversation({
       workspace,
       config: this.#config,
@@ -363,9 +383,53 @@ export class AgentSession {
       mcp,
       onSandboxOpen: this.#options.onSandboxOpen,
       consolidation: this.#options.consolidation,
+      allowedTools: this.#options.allowedTools,
+      extension,
     });
     this.#conversation = conversation;
     return conversation;
+  }
+
+  /** The subagent host and what it adds to every turn (loaded only when asked for). */
+  async #subagentExtension(): Promise<TurnExtension> {
+    const [{ SubagentHost }, { subagentTools }, { checkChildModel }] = await Promise.all([
+      import("./subagents/host.ts"),
+      import("./subagents/tools.ts"),
+      import("./subagents/models.ts"),
+    ]);
+    const host = new SubagentHost({
+      settings: () => {
+        const config = this.#config;
+        return {
+          workspace: this.#options.workspace,
+          ternHome: config.ternHome,
+          model: config.model,
+          ...(connectable(config).provider === undefined ? {} : { provider: config.provider }),
+          thinking: config.thinking,
+          ...(isExplicitSource(this.#sources.baseUrl) ? { baseUrl: config.baseUrl } : {}),
+          profile: config.profile,
+          noSandbox: config.noSandbox,
+          mode: config.mode,
+          maxRounds: config.maxRounds,
+          maxSubagents: config.maxSubagents,
+          subagentTimeoutMs: config.subagentTimeoutMs,
+          subagentEscalationTimeoutMs: config.subagentEscalationTimeoutMs,
+        };
+      },
+      session: () => this.#session,
+      person: this.#options.person,
+      checkModel: (provider, model) =>
+        checkChildModel(this.#config, this.#sources, provider, model),
+      warn: this.#options.warn,
+    });
+    this.#subagents = host;
+    return {
+      tools: subagentTools(host),
+      inject: () => host.inject(),
+      tag: (message) => host.tag(message),
+      afterTurn: () => host.afterTurn(),
+      steered: () => host.wake(),
+    };
   }
 }
 

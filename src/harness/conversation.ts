@@ -71,6 +71,30 @@ export interface ConversationOptions {
    * (interactive), or marked for the next start (`tern run`); absent: none.
    */
   consolidation?: ConsolidationMode;
+  /**
+   * The only tools the model gets (a subagent's): built-in names; absent, every tool. Tools
+   * not named (MCP tools, skill) are never registered.
+   */
+  allowedTools?: ReadonlySet<string>;
+  /** What a front end adds to every turn: the subagents' tools and mailbox. */
+  extension?: TurnExtension;
+}
+
+/**
+ * What a front end adds to the conversation's turns (src/harness/subagents/host.ts): tools
+ * that change nothing and settle their own approvals, messages injected at each model boundary,
+ * and the fields their session entries carry.
+ */
+export interface TurnExtension {
+  tools: readonly Tool[];
+  /** Texts added as user messages at the turn's start and at each model boundary. */
+  inject(): string[];
+  /** What a message delivers, written into its session entry (`MessageEntry.mailbox`). */
+  tag(message: Message): string[] | undefined;
+  /** Called when a turn ends, however it ends. */
+  afterTurn(): void;
+  /** The person sent a message while the turn runs (it is queued as steering). */
+  steered?(): void;
 }
 
 /** The MCP servers' tools as a conversation uses them; `McpManager` provides it. */
@@ -188,8 +212,11 @@ export class Conversation {
       webFetch,
       webSearch,
     });
+    const allowed = options.allowedTools;
     this.#tools = new ToolRegistry(
-      gatedToolSpecs(this.#loadTools).map((spec) => ({
+      gatedToolSpecs(this.#loadTools).filter((spec) => allowed?.has(spec.name) ?? true).map((
+        spec,
+      ) => ({
         ...spec,
         run: async (args, ctx) => {
           const gated = (sandbox: AgentSandbox) => sandbox.tools.get(spec.name)!;
@@ -224,6 +251,10 @@ export class Conversation {
       },
     );
     this.#toolSearch?.catch(() => {});
+    // Not through the sandbox's gate: they run in tern's process and change nothing, and
+    // settle their own approvals (src/harness/subagents/host.ts); waiting for the sandbox to
+    // open would delay every child's start.
+    for (const tool of options.extension?.tools ?? []) this.#tools.register(tool);
     // A server's `tools/list_changed` reaches the model at its next request.
     this.#unsubscribe = options.mcp?.onChange(() => this.#syncMcpTools());
     this.#syncMcpTools();
@@ -330,10 +361,19 @@ export class Conversation {
       result = await this.#turn(task, options);
       return result;
     } finally {
+      this.#options.extension?.afterTurn();
       this.#running = false;
       // Decides and returns at once: the work runs behind the next prompt.
       if (result !== undefined) this.#consolidator?.afterTurn(result);
     }
+  }
+
+  /**
+   * Tells the turn the person queued a steering message: a wait_agent call in progress ends
+   * (without consuming a completion) so the message reaches the model.
+   */
+  steered(): void {
+    this.#options.extension?.steered?.();
   }
 
   /** Resolves when no background memory consolidation runs. */
@@ -435,11 +475,22 @@ export class Conversation {
     const userEntry = session.append({ type: "message", message: user });
     const checkpoints = await this.#checkpoints();
     let stopped = 0;
+    const extension = this.#options.extension;
+    const record = recordMessages(session, extension && ((message) => extension.tag(message)));
     const messages: Message[] = [
       { role: "system", content: this.#systemPrompt(resources) },
       ...state.items.map((item) => item.message),
       user,
     ];
+    // What waited for this turn (a subagent's completion) comes right after the message.
+    for (const content of extension?.inject() ?? []) {
+      const message: Message = { role: "user", content };
+      record(message);
+      messages.push(message);
+    }
+    const steering = extension
+      ? () => [...options.steering?.() ?? [], ...extension.inject()]
+      : options.steering;
     try {
       return await runTurn({
         messages,
@@ -449,14 +500,14 @@ export class Conversation {
         workspace,
         emit,
         signal: options.signal,
-        steering: options.steering,
+        steering,
         beforeStop: async (signal) =>
           await this.#hooks.stop(stopped++ > 0, signal) ?? await this.#lateDiagnostics(signal),
         maxRounds: config.maxRounds,
         maxTokens: config.maxTokens,
         temperature: config.temperature,
         thinking: config.thinking,
-        onMessage: recordMessages(session),
+        onMessage: record,
         onAnswering: () => this.preload(),
         prepare: compactionHook(session, {
           provider,
@@ -517,6 +568,7 @@ export class Conversation {
 
   /** Registers the `skill` tool while there are skills, and removes it when there are none. */
   async #syncSkillTool(resources: Resources): Promise<void> {
+    if (this.#options.allowedTools?.has(SKILL_TOOL_NAME) === false) return;
     const has = this.#tools.get(SKILL_TOOL_NAME) !== undefined;
     if (resources.skills.length > 0 && !has) {
       // Only with skills: the tool's schema brings zod, which a turn without skills does not
@@ -643,7 +695,11 @@ export class Conversation {
 
   /** Puts the READY servers' tools into the registry, replacing the ones that changed. */
   #syncMcpTools(): void {
-    const current = new Map((this.#options.mcp?.tools() ?? []).map((tool) => [tool.name, tool]));
+    const allowed = this.#options.allowedTools;
+    const current = new Map(
+      (this.#options.mcp?.tools() ?? []).filter((tool) => allowed?.has(tool.name) ?? true)
+        .map((tool) => [tool.name, tool]),
+    );
     for (const [name, tool] of this.#mcpTools) {
       if (current.get(name) === tool) continue;
       this.#tools.unregister(name);

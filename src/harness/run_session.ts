@@ -7,6 +7,7 @@ import type { TernError } from "../core/errors.ts";
 import { findSession, latestSession } from "../session/paths.ts";
 import type { ReplayState } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
+import type { SessionHeader } from "../session/types.ts";
 import { VERSION } from "../version.ts";
 import { SessionChoiceError } from "./errors.ts";
 
@@ -18,6 +19,8 @@ export interface SessionChoice {
   resume?: string;
   /** Continue from this entry of the continued or resumed session (a new branch). */
   from?: string;
+  /** A new session with this id and parent link (a subagent's); not with the others. */
+  create?: { id: string; subagentOf: NonNullable<SessionHeader["subagentOf"]> };
 }
 
 /**
@@ -52,7 +55,11 @@ export async function openRunSession(
     if (choice.from !== undefined) {
       throw usage("--from names an entry of an existing session: add --continue or --resume <id>");
     }
-    return await Session.create(ternHome, { cwd: workspace, ternVersion: VERSION });
+    return await Session.create(ternHome, {
+      cwd: workspace,
+      ternVersion: VERSION,
+      ...choice.create,
+    });
   }
   const session = await Session.open(path);
   if (session.header.cwd !== workspace) {

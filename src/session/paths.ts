@@ -25,6 +25,8 @@ export interface SessionInfo {
   modified: Date;
   /** The id of the session this one was forked from. */
   parentId?: string;
+  /** A subagent's session: the id of the parent session that spawned it. */
+  subagentOf?: string;
 }
 
 /** `2026-11-30T03-08-37-123Z_<id>.jsonl`; group 1 is the id. */
@@ -136,8 +138,8 @@ export async function findSession(ternHome: string, ref: string, cwd?: string): 
 }
 
 /**
- * The newest session of `cwd` by the time in its file name whose header names `cwd`, or
- * undefined when there is none. Reads only header lines.
+ * The newest session of `cwd` by the time in its file name whose header names `cwd` (not a
+ * subagent's), or undefined when there is none. Reads only header lines.
  */
 export async function latestSession(ternHome: string, cwd: string): Promise<string | undefined> {
   const folder = sessionFolder(ternHome, cwd);
@@ -145,7 +147,8 @@ export async function latestSession(ternHome: string, cwd: string): Promise<stri
   for (const name of names) {
     const path = join(folder, name);
     const header = await readHeader(path);
-    if (header?.cwd === cwd) return path;
+    // A subagent's session is its parent's to continue, not the person's.
+    if (header?.cwd === cwd && header.subagentOf === undefined) return path;
   }
   return undefined;
 }
@@ -242,6 +245,7 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
   };
   if (firstUserText !== undefined) info.firstUserText = firstUserText;
   if (header.parent) info.parentId = header.parent.id;
+  if (header.subagentOf) info.subagentOf = header.subagentOf.sessionId;
   return info;
 }
 

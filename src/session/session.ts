@@ -67,6 +67,8 @@ export class Session {
       cwd: string;
       ternVersion: string;
       parent?: SessionHeader["parent"];
+      subagentOf?: SessionHeader["subagentOf"];
+      id?: string;
     } & SessionOptions,
   ): Session {
     const writer = SessionWriter.create(ternHome, options);

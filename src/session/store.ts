@@ -26,12 +26,17 @@ export interface CreateSessionOptions {
   ternVersion: string;
   /** Where a forked session came from. */
   parent?: SessionHeader["parent"];
+  /** A subagent's session: the parent that spawned it. */
+  subagentOf?: SessionHeader["subagentOf"];
+  /** The session id (a UUID) chosen by the caller; default a random one. */
+  id?: string;
 }
 
 /** A set of ids that is only asked whether it holds one. */
 type OtherIds = Pick<ReadonlySet<string>, "has">;
 
 const encoder = new TextEncoder();
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Appends entries to one session file while holding its lock. */
 export class SessionWriter {
@@ -71,16 +76,20 @@ export class SessionWriter {
     if (!isAbsolute(options.cwd)) {
       throw new TypeError(`Cannot create a session for "${options.cwd}": not an absolute path`);
     }
+    if (options.id !== undefined && !UUID.test(options.id)) {
+      throw new TypeError(`Cannot create session "${options.id}": the id is not a UUID`);
+    }
     const created = new Date();
     const header: SessionHeader = {
       type: "session",
       version: SESSION_FORMAT_VERSION,
-      id: crypto.randomUUID(),
+      id: options.id ?? crypto.randomUUID(),
       cwd: options.cwd,
       created: created.toISOString(),
       ternVersion: options.ternVersion,
     };
     if (options.parent) header.parent = options.parent;
+    if (options.subagentOf) header.subagentOf = options.subagentOf;
     const folder = sessionFolder(ternHome, options.cwd);
     // Synchronous on purpose: this is on the way to the first model request, and each async
     // file operation costs a thread hand-off the sync one does not (bench/results/code_costs.md).

@@ -23,6 +23,17 @@ export interface SessionHeader {
   ternVersion: string;
   /** Set when the session was forked from another: where it came from. */
   parent?: { id: string; path: string; leafId: string | null };
+  /** Set on a subagent's session: the parent session that spawned it and the run. */
+  subagentOf?: SubagentLink;
+}
+
+/** A child session's link to the parent session that spawned it (`spawn_agent`). */
+export interface SubagentLink {
+  sessionId: string;
+  path: string;
+  agentId: string;
+  runId: string;
+  taskName: string;
 }
 
 /** What every entry has. `parentId` is null for the first entry of the tree. */
@@ -55,6 +66,12 @@ export type MessageEntry = EntryBase & {
   provider?: string;
   model?: string;
   cost?: number;
+  /**
+   * The subagent completions (run ids) this message delivered to the model: a `wait_agent`
+   * result or an injected agent message. Written in the same line as the message, so a
+   * completion is consumed exactly when the model's transcript holds it.
+   */
+  mailbox?: string[];
 };
 
 /**
@@ -135,7 +152,10 @@ export type PlanEntry = EntryBase & { type: "plan"; data: unknown };
  * its point in the transcript, the topic files it wrote, or an undo. Not context.
  */
 export type ConsolidationEntry = EntryBase & { type: "consolidation"; data: unknown };
-/** Reserved for links to subagent sessions. */
+/**
+ * A subagent's life in the parent session (src/harness/subagents/mailbox.ts: `SubagentRecord`): its
+ * spawn (the child session it writes) and its completion in the mailbox. Not context.
+ */
 export type SubagentEntry = EntryBase & { type: "subagent"; data: unknown };
 
 /**

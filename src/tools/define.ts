@@ -96,6 +96,8 @@ export interface ToolDefinition<S extends z.ZodType> {
    * the tool.
    */
   guidance?: string;
+  /** Every subagent gets this tool (spawn_agent names the others); only read-only tools. */
+  subagentBase?: true;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 
@@ -107,6 +109,8 @@ export interface Tool {
   readonly runsIn: RunsIn;
   /** See {@linkcode ToolDefinition.guidance}. */
   readonly guidance?: string;
+  /** See {@linkcode ToolDefinition.subagentBase}. */
+  readonly subagentBase?: true;
   /**
    * The paths a call with `args` touches (see {@linkcode ToolDefinition.paths}); none when the
    * arguments are invalid (the call then fails without running). Never throws.
@@ -134,6 +138,7 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
     readOnly: def.readOnly,
     runsIn: def.runsIn,
     ...(def.guidance === undefined ? {} : { guidance: def.guidance }),
+    ...(def.subagentBase ? { subagentBase: true as const } : {}),
     // deno-lint-ignore require-await
     async paths(args) {
       if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) return [];

@@ -34,6 +34,7 @@ export function createGlobTool(): Tool {
     description: DESCRIPTION,
     parameters: globParameters,
     readOnly: true,
+    subagentBase: true,
     runsIn: "worker",
     paths: (args) => [{ path: args.path ?? ".", write: false }],
     async execute(args, ctx) {

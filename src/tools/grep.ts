@@ -61,6 +61,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     description: DESCRIPTION,
     parameters: grepParameters,
     readOnly: true,
+    subagentBase: true,
     runsIn: "worker",
     paths: (args) => [{ path: args.path ?? ".", write: false }],
     async execute(args, ctx) {

@@ -28,6 +28,8 @@ export interface ManifestEntry {
   parameters: JsonSchema;
   /** The tool's line for the system prompt, if it has one. */
   guidance?: string;
+  /** Every subagent gets it (see `ToolDefinition.subagentBase`). */
+  subagentBase?: true;
 }
 
 /** The manifest, in the order the model sees the tools. */
@@ -81,6 +83,7 @@ export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
     runsIn: entry.runsIn,
     parameters: entry.parameters,
     ...(entry.guidance === undefined ? {} : { guidance: entry.guidance }),
+    ...(entry.subagentBase ? { subagentBase: true as const } : {}),
     /** Loads the implementation (as the call itself is about to); none when it cannot load. */
     async paths(args) {
       try {

@@ -39,6 +39,7 @@ export function createReadTool(): Tool {
     description: DESCRIPTION,
     parameters: readParameters,
     readOnly: true,
+    subagentBase: true,
     runsIn: "worker",
     paths: (args) => [{ path: args.path, write: false }],
     maxOutputChars: OUTPUT_BUDGET_CHARS + 10_000,

@@ -49,6 +49,11 @@ export interface ScriptedServerOptions {
   model?: string;
   /** Called with each chat request once it is recorded. */
   onRequest?: (request: RecordedRequest) => void;
+  /**
+   * Awaited before the reply to each request is chosen: holds a reply back until the test
+   * lets it go (a real condition, not a delay).
+   */
+  beforeReply?: (request: ModelRequest) => Promise<void>;
 }
 
 /** Starts the server on a random port. */
@@ -92,6 +97,7 @@ export function startScriptedServer(
     const index = requests.length;
     requests.push(recorded);
     options.onRequest?.(recorded);
+    await options.beforeReply?.(recorded.modelRequest);
     const reply = scriptedReplyFor(script, recorded.modelRequest, index);
     if ("error" in reply) return dialect.errorResponse(500, reply.error);
     if (reply.fault === "http500" || reply.fault === "http429" || reply.fault === "http401") {

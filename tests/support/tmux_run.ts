@@ -6,7 +6,11 @@ import { deepEqual, match } from "node:assert/strict";
 import { join } from "node:path";
 import type { Message } from "../../src/core/messages.ts";
 import type { Script } from "../../src/llm/scripted.ts";
-import { type ScriptedServer, startScriptedServer } from "./scripted_server.ts";
+import {
+  type ScriptedServer,
+  type ScriptedServerOptions,
+  startScriptedServer,
+} from "./scripted_server.ts";
 import { tempWorkspace } from "./tern_process.ts";
 import { startTernInTmux, type TmuxTern } from "./tmux.ts";
 
@@ -38,13 +42,15 @@ export async function withTern(
     env?: Record<string, string>;
     /** Runs before tern starts (files tern reads at start: templates, skills). */
     setup?: (dir: string, home: string) => Promise<void>;
+    /** Options of the scripted server (its `beforeReply` gate). */
+    server?: ScriptedServerOptions;
   },
   body: (run: TernRun) => Promise<void>,
 ): Promise<void> {
-  const { setup, ...start } = options;
+  const { setup, server: serverOptions, ...start } = options;
   const ws = await tempWorkspace();
   const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-e2e-tmp-" }));
-  const server = await startScriptedServer(script);
+  const server = await startScriptedServer(script, serverOptions);
   let tern: TmuxTern | undefined;
   try {
     await setup?.(ws.dir, ws.home);

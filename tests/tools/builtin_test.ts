@@ -48,6 +48,7 @@ Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the
     description: tool.description,
     parameters: tool.parameters,
     guidance: tool.guidance,
+    ...(tool.subagentBase ? { subagentBase: true } : {}),
   }));
   await assertJsonSnapshot(
     new URL("../../src/tools/builtin_manifest.json", import.meta.url),

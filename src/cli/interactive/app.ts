@@ -224,6 +224,7 @@ export class InteractiveApp {
     }
     if (this.#running) {
       this.#queue.push(text);
+      this.#options.conversation().then((conversation) => conversation.steered(), () => {});
       this.#options.view.queued([...this.#queue]);
       this.frame();
       return;

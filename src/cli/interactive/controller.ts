@@ -4,6 +4,7 @@
  * sandbox, the services loaded behind the first prompt, and what slash commands may change.
  * The terminal side (display, editor, app) is wired in `start.ts`.
  */
+import type { SubagentHost } from "../../harness/subagents/host.ts";
 import type { TernConfig } from "../../config/mod.ts";
 import type { AgentEvent } from "../../core/events.ts";
 import type { AgentSandbox } from "../../harness/agent_sandbox.ts";
@@ -84,6 +85,7 @@ export class SessionController {
       memory: (task: string) =>
         controller.#services?.memorySection(task, controller.config.memoryFacts),
       watchMcp: (manager) => controller.#watchMcp(manager),
+      subagents: true,
     });
     if (controller.#agent.config.noSandbox) controller.#sandbox = "off";
     return controller;
@@ -92,6 +94,11 @@ export class SessionController {
   /** The app the controller tells about events, notices and dialogs. */
   attach(app: InteractiveApp): void {
     this.#app = app;
+  }
+
+  /** The session's subagents, once the models are connected. */
+  get subagents(): SubagentHost | undefined {
+    return this.#agent.subagents;
   }
 
   get workspace(): string {

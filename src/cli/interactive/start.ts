@@ -17,6 +17,7 @@ import { readEnv, resolveWorkspace } from "../process_env.ts";
 import { InteractiveApp } from "./app.ts";
 import { CommandRegistry } from "./commands.ts";
 import { outputCommand } from "./output_command.ts";
+import { agentsCommand } from "./agents_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
 
@@ -47,7 +48,10 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     rendered,
   });
   const history = await History.open(`${controller.config.ternHome}/history.jsonl`);
-  const commands = new CommandRegistry([outputCommand((n) => view.output(n))]);
+  const commands = new CommandRegistry([
+    outputCommand((n) => view.output(n)),
+    agentsCommand(() => controller.subagents),
+  ]);
   const editor = new Editor({
     history,
     commands: () => commands.list().map(({ name, description }) => ({ name, description })),

@@ -1,0 +1,253 @@
+/**
+ * `tern child`: the headless child protocol (docs/child-protocol.md). Reads one request line on
+ * stdin, runs one turn in a new session linked to its parent, and writes only protocol lines
+ * on stdout — events, escalations, then one final record. Everything else goes to stderr.
+ */
+import { terminalText } from "../core/terminal_text.ts";
+import type { AgentEvent } from "../core/events.ts";
+import type { ConfigFlags } from "../config/mod.ts";
+import { openAgentSession } from "../harness/agent_session.ts";
+import type { AskPerson, PersonAnswer } from "../sandbox/review.ts";
+import { lines } from "../harness/subagents/child_process.ts";
+import {
+  CHILD_BASE_TOOLS,
+  CHILD_PROTOCOL_VERSION,
+  type ChildFinal,
+  type ChildLine,
+  type ChildRequest,
+  childRequestSchema,
+  type ChildStatus,
+  parentLineSchema,
+  parseLine,
+} from "../harness/subagents/protocol.ts";
+import { resolveWorkspace } from "./process_env.ts";
+
+const encoder = new TextEncoder();
+
+/**
+ * Runs the child protocol on this process's stdin and stdout, then exits the process (0 when a
+ * final record was written for a run, 1 when the run failed to start, 2 for a bad request).
+ */
+export async function runChild(): Promise<number> {
+  keepStdoutForProtocol();
+  const input = lines(Deno.stdin.readable)[Symbol.asyncIterator]();
+  const first = await input.next();
+  if (first.done) {
+    logError("no request on stdin");
+    return 2;
+  }
+  let request: ChildRequest;
+  try {
+    request = parseLine(childRequestSchema, first.value, "the child request");
+  } catch (error) {
+    logError(error instanceof Error ? error.message : String(error));
+    return 2;
+  }
+  const parent = new ParentLink(request, input);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop);
+  const code = await runRequest(request, parent, controller.signal);
+  // The read of stdin (escalation answers) would keep the process alive until the parent
+  // closes the pipe: the run is over, so the process is too.
+  Deno.exit(code);
+}
+
+async function runRequest(
+  request: ChildRequest,
+  parent: ParentLink,
+  signal: AbortSignal,
+): Promise<number> {
+  const identity = {
+    taskName: request.taskName,
+    agentId: request.agentId,
+    childSessionId: request.childSessionId,
+    runId: request.runId,
+  };
+  const fail = (error: string): ChildFinal => ({
+    type: "final",
+    version: CHILD_PROTOCOL_VERSION,
+    ...identity,
+    status: "failed",
+    content: "",
+    finalEntryId: null,
+    error,
+  });
+  let agent;
+  try {
+    agent = await openAgentSession({
+      workspace: resolveWorkspace(request.cwd),
+      flags: childFlags(request),
+      session: {
+        create: {
+          id: request.childSessionId,
+          subagentOf: {
+            sessionId: request.parentSession.id,
+            path: request.parentSession.path,
+            ...identity,
+          },
+        },
+      },
+      emit: (event: AgentEvent) =>
+        parent.send({
+          type: "event",
+          version: CHILD_PROTOCOL_VERSION,
+          runId: request.runId,
+          event,
+        }),
+      person: parent.asker(),
+      warn: (text) => logError(`warning: ${text}`),
+      memory: false,
+      allowedTools: new Set([...CHILD_BASE_TOOLS, ...request.tools.allow]),
+    });
+  } catch (error) {
+    parent.send(fail(error instanceof Error ? error.message : String(error)));
+    return 1;
+  }
+  try {
+    const session = agent.session;
+    // The parent's session-wide approvals and grants: the child holds no more than these.
+    for (const change of request.permissions.changes) {
+      session.append({ type: "permission", change });
+    }
+    const result = await agent.conversation.turn(request.prompt, { signal });
+    const final: ChildFinal = {
+      type: "final",
+      version: CHILD_PROTOCOL_VERSION,
+      ...identity,
+      status: statusOf(result.exitReason),
+      content: result.text,
+      finalEntryId: session.leafId,
+      ...(result.error === undefined ? {} : { error: result.error }),
+    };
+    // Recorded in the child's own session first: a parent that died meanwhile finds it there.
+    session.append({ type: "subagent", data: { kind: "final", final } });
+    parent.send(final);
+    return 0;
+  } catch (error) {
+    parent.send(fail(error instanceof Error ? error.message : String(error)));
+    return 1;
+  } finally {
+    parent.close();
+    await agent.close();
+  }
+}
+
+/** The settings the request carries, as command-line flags (above every config file). */
+function childFlags(request: ChildRequest): ConfigFlags {
+  const { model, permissions } = request;
+  return {
+    model: model.model,
+    ...(model.provider === undefined ? {} : { provider: model.provider }),
+    ...(model.baseUrl === undefined ? {} : { baseUrl: model.baseUrl }),
+    ...(model.maxRounds === undefined ? {} : { maxRounds: String(model.maxRounds) }),
+    thinking: model.thinking,
+    mode: "auto",
+    profile: permissions.profile,
+    ...(permissions.noSandbox ? { noSandbox: true } : {}),
+  };
+}
+
+function statusOf(exitReason: string): ChildStatus {
+  if (exitReason === "COMPLETED") return "completed";
+  if (exitReason === "CANCELLED") return "cancelled";
+  return "failed";
+}
+
+/** The child's side of the pipe: protocol lines out, escalation answers in. */
+class ParentLink {
+  readonly #request: ChildRequest;
+  readonly #waiting = new Map<string, (answer: PersonAnswer) => void>();
+  /** Stdout is closed (the parent is gone): lines are dropped. */
+  #gone = false;
+  /** Stdin is closed: nobody answers escalations. */
+  #deaf = false;
+  #next = 0;
+
+  constructor(request: ChildRequest, input: AsyncIterator<string>) {
+    this.#request = request;
+    this.#read(input);
+  }
+
+  /** Writes one line; a parent that is gone is no error (the session keeps the outcome). */
+  send(line: ChildLine): void {
+    if (this.#gone) return;
+    try {
+      writeAll(JSON.stringify(line) + "\n");
+    } catch {
+      this.#gone = true;
+    }
+  }
+
+  /** Escalations: each call the child's review leaves to a person goes up to the parent. */
+  asker(): AskPerson {
+    return (review, signal) => {
+      if (this.#gone || this.#deaf) return Promise.resolve("deny");
+      const escalationId = `e${++this.#next}`;
+      const { promise, resolve } = Promise.withResolvers<PersonAnswer>();
+      const timer = setTimeout(
+        () => resolve("deny"),
+        this.#request.permissions.escalationTimeoutMs,
+      );
+      const onAbort = () => resolve("deny");
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#waiting.set(escalationId, resolve);
+      this.send({
+        type: "escalation",
+        version: CHILD_PROTOCOL_VERSION,
+        runId: this.#request.runId,
+        escalationId,
+        request: review,
+      });
+      return promise.finally(() => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        this.#waiting.delete(escalationId);
+      });
+    };
+  }
+
+  close(): void {
+    this.#deaf = true;
+    for (const resolve of this.#waiting.values()) resolve("deny");
+  }
+
+  async #read(input: AsyncIterator<string>): Promise<void> {
+    try {
+      for (let next = await input.next(); !next.done; next = await input.next()) {
+        if (next.value.trim() === "") continue;
+        const line = parseLine(parentLineSchema, next.value, "the parent's line");
+        this.#waiting.get(line.escalationId)?.(line.answer);
+      }
+    } catch (error) {
+      logError(error instanceof Error ? error.message : String(error));
+    }
+    // Nobody answers escalations any more; the run goes on and records its end.
+    this.#deaf = true;
+    for (const resolve of this.#waiting.values()) resolve("deny");
+  }
+}
+
+function writeAll(text: string): void {
+  const bytes = encoder.encode(text);
+  let written = 0;
+  while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+}
+
+function logError(text: string): void {
+  console.error(`tern child: ${terminalText(text)}`);
+}
+
+/**
+ * stdout carries protocol lines only: console output any code would print there goes to
+ * stderr instead.
+ */
+function keepStdoutForProtocol(): void {
+  const toStderr = (...args: unknown[]) => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+  console.table = toStderr;
+  console.dir = toStderr;
+}

@@ -1,0 +1,62 @@
+/** `tern sessions tree`'s part for subagents: the child sessions under their parent, nested. */
+import { loadSession } from "../session/load.ts";
+import { listSessions, type SessionInfo } from "../session/paths.ts";
+import type { SessionEntry } from "../session/types.ts";
+
+/**
+ * Lines naming every subagent session spawned from `sessionId` (and theirs, indented under
+ * them): task, agent, run, status; empty when there are none. Reads the headers of the
+ * sessions under `ternHome` once.
+ */
+export async function childSessionLines(
+  ternHome: string,
+  sessionId: string,
+  entries: readonly SessionEntry[],
+): Promise<string[]> {
+  const all = await listSessions(ternHome);
+  const byParent = new Map<string, SessionInfo[]>();
+  for (const info of all) {
+    if (info.subagentOf === undefined) continue;
+    byParent.set(info.subagentOf, [...byParent.get(info.subagentOf) ?? [], info]);
+  }
+  if (!byParent.has(sessionId)) return [];
+  const lines = ["subagents:"];
+  // Depth-first with an explicit stack, each child with its parent's records.
+  const stack = (byParent.get(sessionId) ?? []).toReversed().map((info) => ({
+    info,
+    depth: 1,
+    records: subagentRecords(entries),
+  }));
+  while (stack.length > 0) {
+    const { info, depth, records } = stack.pop()!;
+    const spawn = records.find((r) => r.kind === "spawn" && r.childSessionId === info.id);
+    const done = records.find((r) => r.kind === "completion" && r.childSessionId === info.id);
+    const what = spawn
+      ? `${spawn.taskName} (${spawn.agentId}, ${spawn.runId})`
+      : "(no spawn record)";
+    const status = done?.status ?? "running or lost";
+    lines.push(`${"  ".repeat(depth)}${info.id}  ${what}  ${status}  ${info.entries} entries`);
+    const children = byParent.get(info.id) ?? [];
+    if (children.length === 0) continue;
+    const own = subagentRecords((await loadSession(info.path)).entries);
+    for (const child of children.toReversed()) {
+      stack.push({ info: child, depth: depth + 1, records: own });
+    }
+  }
+  return lines;
+}
+
+type Record = {
+  kind?: string;
+  childSessionId?: string;
+  taskName?: string;
+  agentId?: string;
+  runId?: string;
+  status?: string;
+};
+
+function subagentRecords(entries: readonly SessionEntry[]): Record[] {
+  return entries.filter((entry) => entry.type === "subagent").map((entry) =>
+    (entry as { data: Record }).data ?? {}
+  );
+}

@@ -1,0 +1,231 @@
+/**
+ * One `tern child` process seen from the parent: started through bin/tern (the same launcher,
+ * so the same Deno permissions as tern's own process), given its request on stdin, its stdout
+ * read line by line and validated. It ends with exactly one outcome: the child's final record,
+ * or a failure the parent makes up (a protocol error, an exit without a final record, a kill
+ * at the time limit).
+ */
+import { dirname, join } from "../../core/path.ts";
+import type { AskPerson } from "../../sandbox/review.ts";
+import {
+  CHILD_PROTOCOL_VERSION,
+  type ChildFinal,
+  childLineSchema,
+  type ChildRequest,
+  type ChildStatus,
+  type ParentLine,
+  parseLine,
+} from "./protocol.ts";
+
+/** How the parent runs one child. */
+export interface ChildProcessOptions {
+  request: ChildRequest;
+  /** Passed as `--base-url` so the launcher grants the child the same model host. */
+  baseUrl?: string;
+  /** Longest the child may run, in milliseconds; then it is stopped (`timed_out`). */
+  timeoutMs: number;
+  /** Settles an escalated call (the parent's person or denial). Must not throw. */
+  escalate: AskPerson;
+  /** Called once with the run's outcome. */
+  onEnd: (outcome: ChildOutcome) => void;
+}
+
+/** How a run ended: the child's final record, or what the parent saw instead. */
+export type ChildOutcome =
+  | { kind: "final"; final: ChildFinal; timedOut: boolean }
+  | { kind: "lost"; status: ChildStatus; error: string };
+
+/** Grace between SIGTERM and SIGKILL when a child is stopped, in milliseconds. */
+const STOP_GRACE_MS = 3000;
+const encoder = new TextEncoder();
+
+/** A running child. */
+export class ChildProcess {
+  readonly #process: Deno.ChildProcess;
+  readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #options: ChildProcessOptions;
+  #timedOut = false;
+  #stopping: ReturnType<typeof setTimeout> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Stderr's last few kilobytes, for the error when the child fails. */
+  #stderrTail = "";
+  readonly done: Promise<void>;
+
+  constructor(options: ChildProcessOptions) {
+    this.#options = options;
+    const args = ["child", ...(options.baseUrl ? ["--base-url", options.baseUrl] : [])];
+    this.#process = new Deno.Command(ternLauncher(), {
+      args,
+      cwd: options.request.cwd,
+      env: { TERN_DENO_BIN: Deno.execPath() },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#stdin = this.#process.stdin.getWriter();
+    this.#send(options.request);
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      this.stop();
+    }, options.timeoutMs);
+    this.done = this.#run();
+  }
+
+  get pid(): number {
+    return this.#process.pid;
+  }
+
+  /** Asks the child to stop (SIGTERM: it ends its turn and reports), then kills it. */
+  stop(): void {
+    if (this.#stopping !== undefined) return;
+    try {
+      this.#process.kill("SIGTERM");
+    } catch {
+      return; // Already gone.
+    }
+    this.#stopping = setTimeout(() => {
+      try {
+        this.#process.kill("SIGKILL");
+      } catch {
+        // Gone meanwhile.
+      }
+    }, STOP_GRACE_MS);
+  }
+
+  async #run(): Promise<void> {
+    let final: ChildFinal | undefined;
+    let error: string | undefined;
+    const stderr = this.#readStderr();
+    try {
+      for await (const line of lines(this.#process.stdout)) {
+        if (line.trim() === "") continue;
+        const parsed = parseLine(childLineSchema, line, "the child's line");
+        if (parsed.type === "final") {
+          final = parsed;
+          await this.#stdin.close().catch(() => {});
+        } else if (parsed.type === "escalation") {
+          this.#answer(parsed.escalationId, parsed.request);
+        }
+      }
+    } catch (caught) {
+      error = caught instanceof Error ? caught.message : String(caught);
+      this.#kill();
+    }
+    const status = await this.#process.status;
+    await stderr;
+    clearTimeout(this.#timer);
+    clearTimeout(this.#stopping);
+    await this.#stdin.close().catch(() => {});
+    const request = this.#options.request;
+    if (final !== undefined && error === undefined && sameRun(final, request)) {
+      this.#options.onEnd({ kind: "final", final, timedOut: this.#timedOut });
+      return;
+    }
+    const why = error ??
+      (final !== undefined
+        ? "the final record names another run"
+        : `the child exited (${status.signal ?? `code ${status.code}`}) without a final record`);
+    const tail = this.#stderrTail.trim().split("\n").slice(-3).join(" | ");
+    this.#options.onEnd({
+      kind: "lost",
+      status: this.#timedOut ? "timed_out" : "failed",
+      error: this.#timedOut
+        ? `Stopped after ${this.#options.timeoutMs} ms (the subagent time limit)`
+        : `${why}${tail ? `: ${tail}` : ""}`,
+    });
+  }
+
+  /**
+   * Settles one escalation; the question is withdrawn (its dialog closed) when the child
+   * stops waiting for it: its timeout passed, or it exited.
+   */
+  #answer(escalationId: string, request: Parameters<AskPerson>[0]): void {
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(),
+      this.#options.request.permissions.escalationTimeoutMs,
+    );
+    this.#process.status.then(() => controller.abort(), () => controller.abort());
+    this.#options.escalate(request, controller.signal).finally(() => clearTimeout(timer)).then(
+      (answer) => answer,
+      () => "deny" as const,
+    ).then((answer) => {
+      this.#send(
+        {
+          type: "escalation_answer",
+          version: CHILD_PROTOCOL_VERSION,
+          escalationId,
+          answer,
+        } satisfies ParentLine,
+      );
+    });
+  }
+
+  #send(line: ChildRequest | ParentLine): void {
+    this.#stdin.write(encoder.encode(JSON.stringify(line) + "\n")).catch(() => {});
+  }
+
+  #kill(): void {
+    try {
+      this.#process.kill("SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+
+  async #readStderr(): Promise<void> {
+    const decoder = new TextDecoder();
+    for await (const chunk of this.#process.stderr) {
+      this.#stderrTail = (this.#stderrTail + decoder.decode(chunk, { stream: true })).slice(-4096);
+    }
+  }
+}
+
+function sameRun(final: ChildFinal, request: ChildRequest): boolean {
+  return final.runId === request.runId && final.agentId === request.agentId &&
+    final.childSessionId === request.childSessionId && final.taskName === request.taskName;
+}
+
+/** The longest protocol line read, in characters: a final record's content fits many times. */
+const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+/**
+ * The lines of a byte stream (without their "\n"); a last line without one counts too.
+ * @throws {RangeError} for a line longer than 16 Mi characters (never buffered whole).
+ */
+export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of stream) {
+    buffer += decoder.decode(chunk, { stream: true });
+    if (buffer.length > MAX_LINE_CHARS && !buffer.includes("\n")) {
+      throw new RangeError(`Cannot read a protocol line longer than ${MAX_LINE_CHARS} characters`);
+    }
+    let newline: number;
+    while ((newline = buffer.indexOf("\n")) >= 0) {
+      yield buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+    }
+  }
+  buffer += decoder.decode();
+  if (buffer !== "") yield buffer;
+}
+
+/**
+ * tern's launcher, bin/tern, found above the main module (main.ts, or the bundle under
+ * .tools/bundle): a child starts exactly as tern does.
+ * @throws {Error} when there is none.
+ */
+export function ternLauncher(): string {
+  let folder = dirname(new URL(Deno.mainModule).pathname);
+  for (let i = 0; i < 4; i++) {
+    const candidate = join(folder, "bin", "tern");
+    try {
+      if (Deno.statSync(candidate).isFile) return candidate;
+    } catch {
+      // Not here: one folder up.
+    }
+    folder = dirname(folder);
+  }
+  throw new Error(`Cannot start a subagent: no bin/tern above "${Deno.mainModule}"`);
+}

@@ -1,0 +1,425 @@
+/**
+ * The parent's side of subagents: starts children, keeps the mailbox of the session in use,
+ * and hands the conversation what it needs at each turn — the spawn_agent and wait_agent
+ * tools, the completions to inject at a model boundary, and the run ids a recorded message
+ * delivers. One per agent session.
+ */
+import type { Message } from "../../core/messages.ts";
+import { uniqueHexId } from "../../core/ids.ts";
+import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
+import type { Session } from "../../session/session.ts";
+import { type ChildOutcome, ChildProcess } from "./child_process.ts";
+import { type Completion, completionText, Mailbox, type SpawnRecord } from "./mailbox.ts";
+import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION, type ChildRequest } from "./protocol.ts";
+import { recoverRun } from "./recover.ts";
+import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
+
+/** The parent's settings a child inherits. */
+export interface ParentSettings {
+  workspace: string;
+  ternHome: string;
+  model: string;
+  provider?: string;
+  thinking: "off" | "low" | "medium" | "high";
+  baseUrl?: string;
+  profile: string;
+  noSandbox: boolean;
+  mode: "ask" | "auto" | "bypass";
+  maxRounds: number;
+  /** Children running at once. */
+  maxSubagents: number;
+  /** Longest a child may run, in milliseconds. */
+  subagentTimeoutMs: number;
+  /** Longest a child waits for the answer to an escalated call, in milliseconds. */
+  subagentEscalationTimeoutMs: number;
+}
+
+export interface SubagentHostOptions {
+  settings: () => ParentSettings;
+  session: () => Session;
+  /** The parent's person (ASK, or AUTO's person-only questions); absent when none. */
+  person?: AskPerson;
+  /** Checks an explicit provider and model; throws with the reason it cannot be used. */
+  checkModel: (provider: string | undefined, model: string) => Promise<void>;
+  warn: (text: string) => void;
+}
+
+/** What spawn_agent asks for, validated. */
+export interface SpawnArgs {
+  taskName: string;
+  message: string;
+  tools: string[];
+  provider?: string;
+  model?: string;
+  thinking?: ParentSettings["thinking"];
+  /** The spawn_agent call's signal (a person's approval is waited for under it). */
+  signal: AbortSignal;
+}
+
+/** Why wait_agent returned without a completion. */
+export type WaitResult =
+  | { kind: "completion"; completion: Completion }
+  | { kind: "timeout"; running: SpawnRecord[] }
+  | { kind: "woken" }
+  | { kind: "idle" };
+
+/** Whether the built-in `name` only reads (request_permissions asks for more: it does not). */
+function readOnlyTool(name: string): boolean {
+  return BUILTIN_MANIFEST.some((entry) => entry.name === name && entry.readOnly);
+}
+
+export class SubagentHost {
+  readonly #options: SubagentHostOptions;
+  #mailbox: Mailbox | undefined;
+  /** Children of this process, by run id. */
+  readonly #running = new Map<string, { spawn: SpawnRecord; child: ChildProcess }>();
+  /** Runs being recovered from the session (spawned before a restart). */
+  readonly #recovering = new Set<string>();
+  /** Delivery texts injected, to the run ids they carry. */
+  readonly #injected = new Map<string, string[]>();
+  /** wait_agent calls, to the run id their result carries. */
+  readonly #waitCalls = new Map<string, string>();
+  #wakers = new Set<() => void>();
+  /**
+   * The person queued a message that the model has not been given yet: a wait that starts
+   * now ends at once too (the message is on its way to the model's next boundary).
+   */
+  #steered = false;
+  /** Spawns past the limit check and not yet running (their checks are awaited). */
+  #starting = 0;
+  #closed = false;
+
+  constructor(options: SubagentHostOptions) {
+    this.#options = options;
+  }
+
+  /** The mailbox of the session in use, read when first needed (and again after a switch). */
+  mailbox(): Mailbox {
+    const session = this.#options.session();
+    if (this.#mailbox?.session !== session) {
+      this.#mailbox = new Mailbox(session);
+      this.#recover(this.#mailbox);
+    }
+    return this.#mailbox;
+  }
+
+  /**
+   * Every run of the session with its state, oldest first: `running`, `recovering` (spawned
+   * before a restart), `lost` (no result and no child), or its status with `result waiting`
+   * or `delivered`.
+   */
+  states(): Array<{ spawn: SpawnRecord; state: string }> {
+    const mailbox = this.mailbox();
+    return mailbox.spawns().map((spawn) => {
+      const where = mailbox.stateOf(spawn.runId);
+      if (where === "pending") {
+        const state = this.#running.has(spawn.runId)
+          ? "running"
+          : this.#recovering.has(spawn.runId)
+          ? "recovering"
+          : "lost";
+        return { spawn, state };
+      }
+      const status = mailbox.completion(spawn.runId)?.status ?? "";
+      return { spawn, state: `${status}, ${where === "waiting" ? "result waiting" : "delivered"}` };
+    });
+  }
+
+  /** Runs started and not yet completed. */
+  running(): SpawnRecord[] {
+    return [...this.#running.values()].map((run) => run.spawn);
+  }
+
+  /**
+   * Starts a child for `args`: the spawn recorded in the parent session, then the process.
+   * @throws {Error} at the concurrency limit or for a model that cannot be used.
+   */
+  async spawn(args: SpawnArgs): Promise<SpawnRecord> {
+    const settings = this.#options.settings();
+    if (this.#running.size + this.#starting >= settings.maxSubagents) {
+      throw new Error(
+        `Cannot spawn "${args.taskName}": ${
+          this.#running.size + this.#starting
+        } subagents run already (the ` +
+          `limit, maxSubagents); call wait_agent for one to finish first`,
+      );
+    }
+    const explicit = args.provider !== undefined || args.model !== undefined;
+    const provider = args.provider ?? (args.model === undefined ? settings.provider : undefined);
+    const model = args.model ?? settings.model;
+    this.#starting++;
+    try {
+      if (explicit) await this.#options.checkModel(provider, model);
+      await this.#approveDelegation(args, settings);
+    } finally {
+      this.#starting--;
+    }
+    const mailbox = this.mailbox();
+    const session = mailbox.session;
+    const taken = new Set(mailbox.spawns().map((spawn) => spawn.agentId));
+    const spawn: SpawnRecord = {
+      kind: "spawn",
+      taskName: args.taskName,
+      agentId: `agent-${uniqueHexId(taken)}`,
+      childSessionId: crypto.randomUUID(),
+      runId: `run-${uniqueHexId(new Set())}${uniqueHexId(new Set())}`,
+      message: args.message,
+      tools: [...new Set([...CHILD_BASE_TOOLS, ...args.tools])],
+      model,
+      ...(provider === undefined ? {} : { provider }),
+      thinking: args.thinking ?? settings.thinking,
+    };
+    const request: ChildRequest = {
+      type: "request",
+      version: CHILD_PROTOCOL_VERSION,
+      taskName: spawn.taskName,
+      agentId: spawn.agentId,
+      childSessionId: spawn.childSessionId,
+      runId: spawn.runId,
+      parentSession: { id: session.id, path: session.path },
+      prompt: args.message,
+      cwd: settings.workspace,
+      tools: { allow: spawn.tools },
+      permissions: {
+        profile: settings.profile,
+        noSandbox: settings.noSandbox,
+        parentMode: settings.mode,
+        changes: session.state().permissions,
+        escalationTimeoutMs: settings.subagentEscalationTimeoutMs,
+      },
+      model: {
+        ...(provider === undefined ? {} : { provider }),
+        model,
+        thinking: spawn.thinking as ParentSettings["thinking"],
+        ...(settings.baseUrl === undefined ? {} : { baseUrl: settings.baseUrl }),
+        maxRounds: settings.maxRounds,
+      },
+    };
+    // Recorded first: a crash after this line finds the run and recovers its outcome.
+    mailbox.recordSpawn(spawn);
+    const child = new ChildProcess({
+      request,
+      baseUrl: settings.baseUrl,
+      timeoutMs: settings.subagentTimeoutMs,
+      escalate: (review, signal) => this.#escalate(spawn, review, signal),
+      onEnd: (outcome) => this.#finish(mailbox, spawn, outcome),
+    });
+    this.#running.set(spawn.runId, { spawn, child });
+    return spawn;
+  }
+
+  /**
+   * Waits for the next completion, up to `timeoutMs`; consumes it (for the wait_agent call
+   * `callId`). A timeout stops no child; a wake (the person's message) and the signal end the
+   * wait without consuming anything.
+   */
+  async wait(timeoutMs: number, signal: AbortSignal, callId?: string): Promise<WaitResult> {
+    const mailbox = this.mailbox();
+    const completion = mailbox.take();
+    if (completion !== undefined) {
+      if (callId !== undefined) this.#waitCalls.set(callId, completion.runId);
+      return { kind: "completion", completion };
+    }
+    if (this.#running.size === 0 && this.#recovering.size === 0) return { kind: "idle" };
+    if (this.#steered) return { kind: "woken" };
+    const { promise, resolve } = Promise.withResolvers<"post" | "timeout" | "wake" | "abort">();
+    {
+      const unsubscribe = mailbox.onPost(() => resolve("post"));
+      const waker = () => resolve("wake");
+      this.#wakers.add(waker);
+      const onAbort = () => resolve("abort");
+      signal.addEventListener("abort", onAbort, { once: true });
+      const timer = setTimeout(() => resolve("timeout"), timeoutMs);
+      if (signal.aborted) resolve("abort");
+      const why = await promise;
+      unsubscribe();
+      this.#wakers.delete(waker);
+      signal.removeEventListener("abort", onAbort);
+      clearTimeout(timer);
+      if (why === "abort") throw new Error("The wait was cancelled");
+      if (why === "wake") return { kind: "woken" };
+      if (why === "timeout") return { kind: "timeout", running: this.running() };
+      return await this.wait(timeoutMs, signal, callId);
+    }
+  }
+
+  /** The person sent a message while a turn runs: ends a wait without consuming anything. */
+  wake(): void {
+    this.#steered = true;
+    for (const waker of [...this.#wakers]) waker();
+  }
+
+  /** Completions to show the model at this boundary, each claimed (as agent messages). */
+  inject(): string[] {
+    // Called right after the queued messages were taken: the person's message is in.
+    this.#steered = false;
+    if (this.#mailbox === undefined && this.#running.size === 0) {
+      // Nothing spawned in this process: the session's mailbox is read only when it has any.
+      if (!this.#options.session().entries.some((entry) => entry.type === "subagent")) return [];
+    }
+    const texts: string[] = [];
+    const mailbox = this.mailbox();
+    for (let completion = mailbox.take(); completion; completion = mailbox.take()) {
+      const text = completionText(completion);
+      this.#injected.set(text, [...this.#injected.get(text) ?? [], completion.runId]);
+      texts.push(text);
+    }
+    return texts;
+  }
+
+  /**
+   * The run ids `message` delivers, for its session entry: an injected text, or a wait_agent
+   * result that carries its completion. Marks them consumed (the entry is being written).
+   */
+  tag(message: Message): string[] | undefined {
+    let runIds: string[] | undefined;
+    if (message.role === "user") {
+      runIds = this.#injected.get(message.content);
+      this.#injected.delete(message.content);
+    } else if (message.role === "tool") {
+      const runId = this.#waitCalls.get(message.toolCallId);
+      this.#waitCalls.delete(message.toolCallId);
+      // An error instead of the result (a cancelled call) did not show the completion.
+      if (runId !== undefined && message.content.includes(runId)) runIds = [runId];
+    }
+    if (runIds === undefined || this.#mailbox === undefined) return undefined;
+    this.#mailbox.delivered(runIds);
+    return runIds;
+  }
+
+  /** A turn ended: claims its messages did not record go back to the mailbox. */
+  afterTurn(): void {
+    this.#steered = false;
+    this.#injected.clear();
+    this.#waitCalls.clear();
+    this.#mailbox?.release();
+  }
+
+  /** Stops every child and waits for them (their outcomes are recorded). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const runs = [...this.#running.values()];
+    for (const run of runs) run.child.stop();
+    await Promise.all(runs.map((run) => run.child.done));
+  }
+
+  #finish(mailbox: Mailbox, spawn: SpawnRecord, outcome: ChildOutcome): void {
+    if (outcome.kind === "lost" && outcome.status === "failed") {
+      // Killed after it recorded its final record, before it wrote it out: the record counts.
+      const { ternHome, workspace } = this.#options.settings();
+      recoverRun(spawn, { ternHome, workspace }).then(
+        (found) => this.#post(mailbox, spawn, found.finalEntryId === null ? outcome : found),
+        () => this.#post(mailbox, spawn, outcome),
+      );
+      return;
+    }
+    this.#post(mailbox, spawn, outcome);
+  }
+
+  #post(mailbox: Mailbox, spawn: SpawnRecord, outcome: ChildOutcome | Completion): void {
+    this.#running.delete(spawn.runId);
+    if (outcome.kind === "completion") {
+      this.#record(mailbox, spawn, outcome);
+      return;
+    }
+    const identity = {
+      taskName: spawn.taskName,
+      agentId: spawn.agentId,
+      childSessionId: spawn.childSessionId,
+      runId: spawn.runId,
+    };
+    const completion: Completion = outcome.kind === "final"
+      ? {
+        kind: "completion",
+        ...identity,
+        status: outcome.timedOut ? "timed_out" : outcome.final.status,
+        content: outcome.final.content,
+        finalEntryId: outcome.final.finalEntryId,
+        ...(outcome.final.error === undefined ? {} : { error: outcome.final.error }),
+      }
+      : {
+        kind: "completion",
+        ...identity,
+        status: outcome.status,
+        content: "",
+        finalEntryId: null,
+        error: outcome.error,
+      };
+    this.#record(mailbox, spawn, completion);
+  }
+
+  #record(mailbox: Mailbox, spawn: SpawnRecord, completion: Completion): void {
+    try {
+      mailbox.post(completion);
+    } catch (error) {
+      // The session closed under a child stopped at exit: the next start recovers it.
+      if (!this.#closed) this.#options.warn(`Cannot record subagent ${spawn.runId}: ${error}`);
+    }
+  }
+
+  /** Runs spawned before this process: their outcomes read from their sessions. */
+  #recover(mailbox: Mailbox): void {
+    const { ternHome, workspace } = this.#options.settings();
+    for (const spawn of mailbox.unfinished()) {
+      if (this.#running.has(spawn.runId) || this.#recovering.has(spawn.runId)) continue;
+      this.#recovering.add(spawn.runId);
+      recoverRun(spawn, { ternHome, workspace }).then((completion) => {
+        this.#recovering.delete(spawn.runId);
+        if (mailbox.session === this.#options.session()) mailbox.post(completion);
+      }, (error) => {
+        this.#recovering.delete(spawn.runId);
+        this.#options.warn(`Cannot recover subagent ${spawn.runId}: ${error}`);
+      });
+    }
+  }
+
+  /**
+   * Tools that change things go to a child (which reviews its own calls in AUTO) only as the
+   * parent would allow them: in ASK a person approves the handing over, and without one it is
+   * refused. AUTO and BYPASS parents review no less strictly than the child's AUTO.
+   * @throws {Error} when refused.
+   */
+  async #approveDelegation(args: SpawnArgs, settings: ParentSettings): Promise<void> {
+    const changing = args.tools.filter((name) => !readOnlyTool(name));
+    if (changing.length === 0 || settings.mode !== "ask") return;
+    const person = this.#options.person;
+    const what = changing.map((name) => `"${name}"`).join(", ");
+    if (person === undefined) {
+      throw new Error(
+        `Cannot give subagent "${args.taskName}" ${what}: review mode is "ask" and no person ` +
+          "is there to approve handing them to a subagent (which reviews its calls in AUTO)",
+      );
+    }
+    const answer = await person({
+      tool: "spawn_agent",
+      args: { task_name: args.taskName, tools: args.tools },
+      summary: `subagent "${args.taskName}" with ${what}`,
+      reason: "A subagent reviews its own calls with the AUTO reviewer: handing it tools " +
+        "that change things needs your approval in ASK mode",
+      profile: settings.profile,
+      rememberable: false,
+    }, args.signal).catch(() => "deny" as const);
+    if (answer === "deny") {
+      throw new Error(`Cannot give subagent "${args.taskName}" ${what}: the person declined`);
+    }
+  }
+
+  /**
+   * A child's call only a person may allow, under the parent's rules: BYPASS grants nothing
+   * beyond the profile, ASK and AUTO ask the parent's person, and without one it is denied.
+   */
+  async #escalate(
+    spawn: SpawnRecord,
+    request: ReviewRequest,
+    signal: AbortSignal,
+  ): Promise<PersonAnswer> {
+    const person = this.#options.person;
+    if (this.#options.settings().mode === "bypass" || person === undefined) return "deny";
+    const shown: ReviewRequest = {
+      ...request,
+      summary: `[subagent ${spawn.taskName}] ${request.summary}`,
+      reason: `Subagent "${spawn.taskName}" asks: ${request.reason}`,
+    };
+    return await person(shown, signal);
+  }
+}

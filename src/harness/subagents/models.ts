@@ -1,0 +1,38 @@
+/** The check of a subagent's explicit provider and model against the catalog and the config. */
+import type { ConfigSource, TernConfig } from "../../config/mod.ts";
+import { ModelCatalog } from "../../llm/catalog.ts";
+
+/**
+ * Refuses a model the catalog, the config's `models` and the parent's own model do not know,
+ * and a provider that cannot be connected (unknown, or its key missing).
+ * @throws {Error} saying which and why.
+ */
+export async function checkChildModel(
+  config: TernConfig,
+  sources: Readonly<Record<string, ConfigSource>>,
+  provider: string | undefined,
+  model: string,
+): Promise<void> {
+  const known = model === config.model || Object.hasOwn(config.models, model) ||
+    new ModelCatalog().entries(provider).some((entry) => entry.id === model);
+  if (!known) {
+    throw new Error(
+      `Cannot use model "${model}"${provider ? ` at "${provider}"` : ""} for a subagent: ` +
+        "not in the model catalog or the config's models (tern models lists them)",
+    );
+  }
+  const { connectModels } = await import("../models.ts");
+  try {
+    await connectModels({ ...config, model, provider }, {
+      ...sources,
+      model: { layer: "flag", flag: "spawn_agent" },
+      ...(provider === undefined ? {} : { provider: { layer: "flag", flag: "spawn_agent" } }),
+    });
+  } catch (error) {
+    throw new Error(
+      `Cannot use model "${model}" for a subagent: ${
+        error instanceof Error ? error.message : error
+      }`,
+    );
+  }
+}

@@ -1,0 +1,53 @@
+/** Shared by the subagent tests: a parent `tern run` and its children against one scripted server. */
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import { loadSession } from "../../src/session/load.ts";
+import { listSessions } from "../../src/session/paths.ts";
+import type { SessionEntry } from "../../src/session/types.ts";
+
+export function call(name: string, args: unknown, id: string): ScriptedReply {
+  return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
+}
+
+/** The text of the request's first user message. */
+export function firstUser(request: ModelRequest): string {
+  const user = request.messages.find((message) => message.role === "user");
+  return typeof user?.content === "string" ? user.content : "";
+}
+
+/** Every message text of the request, joined. */
+export function allText(request: ModelRequest): string {
+  return request.messages.map((message) => message.content).join("\n");
+}
+
+/** The number of the request's messages after the system prompt. */
+export function turnMessages(request: ModelRequest): number {
+  return request.messages.filter((message) => message.role !== "system").length;
+}
+
+/** Every session of `ternHome` with its entries. */
+export async function sessionsOf(ternHome: string) {
+  const infos = await listSessions(ternHome);
+  return await Promise.all(infos.map(async (info) => ({ info, ...await loadSession(info.path) })));
+}
+
+/** The `subagent` entries' data of a session, of one kind. */
+export function records(entries: readonly SessionEntry[], kind: string): Record<string, unknown>[] {
+  return entries.filter((entry) => entry.type === "subagent").map((entry) =>
+    (entry as { data: Record<string, unknown> }).data
+  ).filter((data) => data.kind === kind);
+}
+
+/** Message entries that delivered `runId`. */
+export function deliveries(entries: readonly SessionEntry[], runId: string): SessionEntry[] {
+  return entries.filter((entry) => entry.type === "message" && entry.mailbox?.includes(runId));
+}
+
+/** Resolves when `check()` holds, checking every 20 ms (waits for a real condition). */
+export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Escalation: a child's call only a person may allow goes up to the parent, which settles it
+ * under its own rules — denied by a BYPASS parent (which grants nothing beyond the profile),
+ * shown to the person by an ASK parent (in tmux), withdrawn when the child stops waiting.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import { loadSession } from "../../src/session/load.ts";
+import { listSessions } from "../../src/session/paths.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { bwrapNeed, tmuxNeed } from "../support/needs.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { PLACEHOLDER, send, withTern } from "../support/tmux_run.ts";
+import { allText, call, firstUser, records, until } from "./_helpers.ts";
+
+const isChild = (request: ModelRequest) => firstUser(request).startsWith("CHILD");
+const shown = (request: ModelRequest) => allText(request).split("[subagent ").length - 1;
+
+/** The child asks to run `make` outside the sandbox, then reports what it was told. */
+function script(request: ModelRequest): ScriptedReply {
+  if (isChild(request)) {
+    const result = request.messages.find((m) => m.role === "tool");
+    if (result === undefined) {
+      return call("request_permissions", {
+        reason: "build it",
+        commands: ["make"],
+        without_sandbox: true,
+      }, "p1");
+    }
+    return { text: `told: ${result.content.replace(/\n/g, " ")}` };
+  }
+  const text = allText(request);
+  if (!text.includes("Started subagent")) {
+    return call("spawn_agent", {
+      task_name: "builder",
+      message: "CHILD build",
+      tools: ["request_permissions"],
+    }, "s1");
+  }
+  return shown(request) === 0 ? call("wait_agent", {}, "w1") : { text: "parent done" };
+}
+
+Deno.test("a child's escalation to a BYPASS parent is denied: the parent grants nothing more", async () => {
+  const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+  const ws = await tempWorkspace();
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "k" };
+    const args = ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"];
+    const run = await runTern(args, { cwd: ws.dir, env });
+    equal(run.code, 0, run.stderr);
+    const parent = (await listSessions(ws.home)).find((s) => s.subagentOf === undefined)!;
+    const [completion] = records((await loadSession(parent.path)).entries, "completion");
+    // Decided by the parent ("the user denied it"), not by the child's own lack of a person
+    // ("no person is there to ask").
+    match(String(completion.content), /told: .*The user denied it/);
+    ok(!String(completion.content).includes("no person is there to ask"));
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
+
+Deno.test({
+  name: "an ASK parent shows a child's escalation to the person, whose answer the child gets",
+  ignore: !bwrapNeed.ok || !tmuxNeed.ok,
+  fn: async () => {
+    await withTern(script, { server: { chunkDelayMs: 0 } }, async ({ tern, home }) => {
+      await send(tern, "go");
+      // First the person approves handing request_permissions to the child (ASK mode)...
+      await tern.waitForText('subagent "builder" with "request_permissions"');
+      await tern.keys("y");
+      // ...then the child's own request comes up, marked as the subagent's.
+      await tern.waitForText('Subagent "builder" asks');
+      await tern.keys("y");
+      await tern.waitForText("parent done");
+      await tern.waitForText(PLACEHOLDER);
+      const parent = (await listSessions(home)).find((s) => s.subagentOf === undefined)!;
+      const [completion] = records((await loadSession(parent.path)).entries, "completion");
+      match(String(completion.content), /told: .*granted|told: .*allowed/i);
+    });
+  },
+});
+
+Deno.test({
+  name: "a child's escalation nobody answers is denied at its timeout and withdrawn",
+  ignore: !bwrapNeed.ok || !tmuxNeed.ok,
+  fn: async () => {
+    const options = {
+      server: { chunkDelayMs: 0 },
+      env: { TERN_SUBAGENT_ESCALATION_TIMEOUT_MS: "1500" },
+    };
+    await withTern(script, options, async ({ tern, home }) => {
+      await send(tern, "go");
+      await tern.waitForText('subagent "builder" with "request_permissions"');
+      await tern.keys("y");
+      await tern.waitForText('Subagent "builder" asks');
+      // Nobody answers: the child stops waiting, the dialog goes, the run ends.
+      await tern.waitForText("parent done", { timeoutMs: 60_000 });
+      await tern.waitForText(PLACEHOLDER);
+      const parent = (await listSessions(home)).find((s) => s.subagentOf === undefined)!;
+      await until(async () => {
+        const entries = (await loadSession(parent.path)).entries;
+        return records(entries, "completion").length === 1;
+      }, "the completion");
+      const [completion] = records((await loadSession(parent.path)).entries, "completion");
+      match(String(completion.content), /told: .*(No answer|denied)/);
+    });
+  },
+});
