@@ -9,9 +9,9 @@
  * Kept off the turn's path while the model thinks: the first snapshot starts when the turn does,
  * with the model request out (until the first writing call only read-only tools run, which
  * change nothing); the snapshot after each writing call starts when the call ends, while the
- * model reads its result, and only the last is kept. The turn's end waits for that one, so
- * nothing done after the turn (the person's edits) is counted as the turn's. Every git command
- * on the session's index runs one at a time.
+ * model reads its result (one at most waits: calls in quick succession share it), and only the
+ * last is kept. The turn's end waits for that one, so nothing done after the turn (the person's
+ * edits) is counted as the turn's. Every git command on the session's index runs one at a time.
  */
 import { dirname } from "../../core/path.ts";
 import type { Tool } from "../../tools/define.ts";
@@ -45,6 +45,8 @@ interface TurnState {
   after?: Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined>;
   /** Paths (as the tools gave them) that file tools declared they write. */
   toolPaths: Set<string>;
+  /** An `after` snapshot is queued and has not started yet. */
+  afterQueued?: boolean;
 }
 
 /** See the module comment. One per conversation and session. */
@@ -85,7 +87,15 @@ export class TurnCheckpoints {
         try {
           return await tool.run(args, ctx);
         } finally {
-          turn.after = this.#serial(() => this.#after(turn));
+          // One snapshot waiting is enough: it starts after this call ended, so it sees what
+          // every call before it changed (calls in quick succession queue one, not one each).
+          if (!turn.afterQueued) {
+            turn.afterQueued = true;
+            turn.after = this.#serial(() => {
+              turn.afterQueued = false;
+              return this.#after(turn);
+            });
+          }
         }
       },
     }));
