@@ -341,3 +341,52 @@ Deno.test("tern rpc denies what waits when stdin ends, lets the turn finish, and
   equal((done.data as Line).text, "finished");
   equal(await Deno.stat(join(dir, "late.txt")).then(() => true, () => false), false);
 });
+
+testWith(
+  [bwrapNeed],
+  "tern rpc rewind shows the plan, keeps a file changed outside tern, then applies",
+  async () => {
+    await withRpc([
+      {
+        toolCalls: [{
+          id: "w0",
+          name: "write",
+          arguments: JSON.stringify({ path: "notes.txt", content: "from the agent\n" }),
+        }],
+      },
+      { text: "written" },
+    ], async ({ rpc, dir }) => {
+      await Deno.writeTextFile(join(dir, "keep.txt"), "mine\n");
+      await rpc.send({ type: "prompt", id: 1, message: "write notes" });
+      equal((await responseTo(rpc, 1)).ok, true);
+      await rpc.send({ type: "get_state", id: 2 });
+      const state = (await responseTo(rpc, 2)).data as { sessionPath: string };
+      const entries = (await Deno.readTextFile(state.sessionPath)).trim().split("\n").map((line) =>
+        JSON.parse(line)
+      );
+      const user = entries.find((entry) =>
+        entry.type === "message" && entry.message?.role === "user"
+      );
+      // The person edits the agent's file after the turn: a conflict.
+      await Deno.writeTextFile(join(dir, "notes.txt"), "edited by the person\n");
+      await rpc.send({ type: "rewind", id: 3, target: user.id });
+      const plan = (await responseTo(rpc, 3)).data as Record<string, unknown>;
+      equal(plan.applied, false);
+      deepEqual(plan.conflicts, ["notes.txt"]);
+      deepEqual(plan.changes, [{ path: "notes.txt", status: "deleted" }]);
+      match(plan.patch as string, /notes\.txt/);
+      equal(await Deno.readTextFile(join(dir, "notes.txt")), "edited by the person\n");
+      // Applying needs a choice for the conflict.
+      await rpc.send({ type: "rewind", id: 4, target: user.id, apply: true });
+      const refused = await responseTo(rpc, 4);
+      equal(refused.ok, false);
+      match(String(refused.error), /changed outside tern.*"keep" or "overwrite"/);
+      await rpc.send({ type: "rewind", id: 5, target: user.id, apply: true, conflicts: "keep" });
+      const kept = (await responseTo(rpc, 5)).data as Record<string, unknown>;
+      equal(kept.applied, true);
+      deepEqual(kept.kept, ["notes.txt"]);
+      equal(await Deno.readTextFile(join(dir, "notes.txt")), "edited by the person\n");
+      equal(await Deno.readTextFile(join(dir, "keep.txt")), "mine\n");
+    }, { args: ["--mode", "bypass"] });
+  },
+);

@@ -36,6 +36,14 @@ export const RpcCommand = z.discriminatedUnion("type", [
     provider: z.string().min(1).optional(),
   }),
   z.strictObject({
+    type: z.literal("rewind"),
+    id: Id,
+    target: Text,
+    restore: z.enum(["files", "conversation", "both"]).optional(),
+    apply: z.boolean().optional(),
+    conflicts: z.enum(["keep", "overwrite"]).optional(),
+  }),
+  z.strictObject({
     type: z.literal("answer_permission"),
     id: Id,
     requestId: z.string().min(1),

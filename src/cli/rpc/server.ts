@@ -199,6 +199,8 @@ class RpcServer {
           fallback: fallback === true,
         };
       }
+      case "rewind":
+        return await this.#rewind(command);
       case "set_model": {
         await agent.configure({
           model: command.model,
@@ -207,6 +209,40 @@ class RpcServer {
         return { model: agent.config.model, provider: agent.config.provider };
       }
     }
+  }
+
+  /**
+   * The rewind's plan (the diff and the conflicts, for the client's person); with `apply`, also
+   * carried out. Conflicting files need a choice: they are never overwritten by default.
+   */
+  async #rewind(
+    command: Extract<RpcCommand, { type: "rewind" }>,
+  ): Promise<Record<string, unknown>> {
+    const { previewRewind, confirmRewind } = await import("../../harness/rewind/agent_rewind.ts");
+    const plan = await previewRewind(this.#agent, {
+      target: command.target,
+      scope: command.restore ?? "both",
+    });
+    const preview = {
+      target: plan.target,
+      restore: plan.scope,
+      changes: plan.changes.map(({ path, status }) => ({ path, status })),
+      patch: plan.patch,
+      conflicts: plan.conflicts,
+      unsaved: plan.unsaved,
+      skipped: plan.skipped,
+    };
+    if (command.apply !== true) return { applied: false, ...preview };
+    if (plan.conflicts.length > 0 && command.conflicts === undefined) {
+      throw new Error(
+        `Cannot rewind: ${plan.conflicts.length} file(s) changed outside tern since then ` +
+          `(${plan.conflicts.slice(0, 5).join(", ")}): send "conflicts": "keep" or "overwrite"`,
+      );
+    }
+    const result = await confirmRewind(this.#agent, plan, {
+      overwrite: command.conflicts === "overwrite",
+    });
+    return { applied: true, ...preview, ...result };
   }
 
   #state(): Record<string, unknown> {
