@@ -147,7 +147,9 @@ export type CommandLine =
   /** `tern rpc` and `tern acp`: a session driven by a program over stdin/stdout. */
   | { command: "rpc" | "acp"; options: TurnOptions };
 
-export const HELP = `Usage: tern [command] [options]
+/** The text of `tern --help` (built when asked: nothing at start-up). */
+export function helpText(): string {
+  return `Usage: tern [command] [options]
 
 A terminal coding agent: reads and searches your code, edits files and runs commands.
 With no command, tern opens an interactive session in the workspace (/help lists its slash
@@ -238,6 +240,7 @@ Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or con
 3 MAX_ROUNDS, 4 REPEATED_FAILURE, 5 EMPTY_RESPONSE, 6 LENGTH_LIMIT, 7 CLIENT_ERROR,
 130 CANCELLED.
 `;
+}
 
 /** The options in `parseArgs` form. */
 const OPTIONS = Object.fromEntries(

@@ -5,7 +5,7 @@
 import { VERSION } from "../version.ts";
 import { TernError } from "../core/errors.ts";
 import { terminalText } from "../core/terminal_text.ts";
-import { type CommandLine, HELP, parseCommandLine, type TurnOptions } from "./args.ts";
+import { type CommandLine, helpText, parseCommandLine, type TurnOptions } from "./args.ts";
 import type { RunFlags } from "./run.ts";
 
 /**
@@ -34,7 +34,7 @@ async function dispatch(line: CommandLine): Promise<number> {
   if (["run", "plan", "interactive"].includes(line.command)) noticeRoot();
   switch (line.command) {
     case "help":
-      console.log(HELP.trimEnd());
+      console.log(helpText().trimEnd());
       return 0;
     case "version":
       console.log(`tern ${VERSION}`);

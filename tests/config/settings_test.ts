@@ -1,6 +1,8 @@
 /** The settings table drives the layers, the messages, the project check and `--help`. */
 import assert from "node:assert/strict";
-import { HELP, parseCommandLine } from "../../src/cli/args.ts";
+import { helpText, parseCommandLine } from "../../src/cli/args.ts";
+
+const HELP = helpText();
 import { ConfigError, loadConfig } from "../../src/config/mod.ts";
 import type { Rule } from "../../src/config/rules.ts";
 import { SETTING_KEYS, type SettingKey, settingOf } from "../../src/config/settings.ts";
