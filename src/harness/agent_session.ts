@@ -394,7 +394,7 @@ export class AgentSession {
   async #subagentExtension(): Promise<TurnExtension> {
     const [{ SubagentHost }, { subagentTools }, { checkChildModel }] = await Promise.all([
       import("./subagents/host.ts"),
-      import("./subagents/tools.ts"),
+      import("./subagents/tool_specs.ts"),
       import("./subagents/models.ts"),
     ]);
     const host = new SubagentHost({

@@ -8,9 +8,10 @@ import type { Message } from "../../core/messages.ts";
 import { uniqueHexId } from "../../core/ids.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
 import type { Session } from "../../session/session.ts";
-import { type ChildOutcome, ChildProcess } from "./child_process.ts";
+import type { ChildOutcome, ChildProcess } from "./child_process.ts";
 import { type Completion, completionText, Mailbox, type SpawnRecord } from "./mailbox.ts";
-import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION, type ChildRequest } from "./protocol.ts";
+import type { ChildRequest } from "./protocol.ts";
+import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION } from "./constants.ts";
 import { recoverRun } from "./recover.ts";
 import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
 
@@ -195,6 +196,8 @@ export class SubagentHost {
         maxRounds: settings.maxRounds,
       },
     };
+    // The process side (and the protocol's schemas) load with the first spawn.
+    const { ChildProcess } = await import("./child_process.ts");
     // Recorded first: a crash after this line finds the run and recovers its outcome.
     mailbox.recordSpawn(spawn);
     const child = new ChildProcess({

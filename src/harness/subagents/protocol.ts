@@ -6,15 +6,9 @@
  * schemas; a line that does not parse is a protocol error, never guessed at.
  */
 import * as z from "../../core/zod.ts";
-import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
+import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION } from "./constants.ts";
 
-/** Bumped when a line changes meaning; each side refuses another version. */
-export const CHILD_PROTOCOL_VERSION = 1;
-
-/** Tools a child always has (the read-only built-ins that say so); the parent names others. */
-export const CHILD_BASE_TOOLS: readonly string[] = BUILTIN_MANIFEST.filter((entry) =>
-  entry.subagentBase
-).map((entry) => entry.name);
+export { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION };
 
 const id = z.string().min(1).max(200);
 const thinking = z.enum(["off", "low", "medium", "high"]);

@@ -1,6 +1,7 @@
 /**
  * spawn_agent and wait_agent: the model's way to delegate a task to a child agent (a `tern
- * child` process with a session of its own) and to collect what it found.
+ * child` process with a session of its own) and to collect what it found. Their code, loaded
+ * at their first call by tool_specs.ts (which the session registers).
  */
 import * as z from "../../core/zod.ts";
 import { defineTool, type Tool } from "../../tools/define.ts";
@@ -8,7 +9,8 @@ import { ToolError } from "../../core/observation.ts";
 import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
 import { completionText } from "./mailbox.ts";
 import type { SubagentHost } from "./host.ts";
-import { CHILD_BASE_TOOLS } from "./protocol.ts";
+import { CHILD_BASE_TOOLS } from "./constants.ts";
+import { SPAWN_AGENT_DESCRIPTION, WAIT_AGENT_DESCRIPTION } from "./tool_specs.ts";
 
 /** Tools a child may be given besides the base ones: the built-ins, by canonical name. */
 export const CHILD_TOOL_NAMES: readonly string[] = [
@@ -36,17 +38,14 @@ export const waitAgentSchema = z.object({
 }).strict();
 
 /** The two tools, working through `host`. */
-export function subagentTools(host: SubagentHost): Tool[] {
+export function subagentToolImplementations(host: SubagentHost): Tool[] {
   return [spawnAgentTool(host), waitAgentTool(host)];
 }
 
 function spawnAgentTool(host: SubagentHost): Tool {
   return defineTool({
     name: "spawn_agent",
-    description: "Start a subagent on a self-contained task; it runs in the background with a " +
-      "fresh context (it sees only `message`, never this conversation), in this workspace " +
-      `and sandbox, with the tools ${CHILD_BASE_TOOLS.join(", ")} plus those named in ` +
-      "`tools`. Returns its ids at once; call wait_agent for its result.",
+    description: SPAWN_AGENT_DESCRIPTION,
     parameters: spawnAgentSchema,
     // Spawning changes nothing; what the child may change is settled by the host (a person
     // approves handing write tools to a child of an ASK session) and by the child's review.
@@ -84,8 +83,7 @@ function spawnAgentTool(host: SubagentHost): Tool {
 function waitAgentTool(host: SubagentHost): Tool {
   return defineTool({
     name: "wait_agent",
-    description: "Wait for the next subagent to finish and get its result (task, ids, status " +
-      "and answer). A timeout (default 60000 ms) stops no subagent: wait again later.",
+    description: WAIT_AGENT_DESCRIPTION,
     parameters: waitAgentSchema,
     readOnly: true,
     runsIn: "host",
