@@ -549,6 +549,8 @@ export class PermissionGate {
         ...ctx,
         update,
         shell,
+        // Background processes start with the same confinement as this call's commands.
+        processes: runtime.processes.control(free),
         roots: fileRoots(runtime.profile.grants),
       });
       if (tool.runsIn === "sandbox" && !facts.shell?.readOnly) runtime.shellTreeChanged();
