@@ -119,6 +119,11 @@ export class ProcessSupervisor {
     return [...this.#records.values()].map((record) => ({ ...record.info }));
   }
 
+  /** How many processes run now. */
+  running(): number {
+    return this.#running();
+  }
+
   /** The last `count` lines of `id`'s log; none for an unknown id. */
   tail(id: string, count: number): string[] {
     return this.#records.get(id)?.log.tail(count) ?? [];

@@ -22,7 +22,12 @@ import {
   sandboxedLaunch,
   unsandboxedLaunch,
 } from "./background_launch.ts";
-import { type HostFileChange, hostFileChanges, snapshotHostFiles } from "./persistence.ts";
+import {
+  type HostFileChange,
+  hostFileChanges,
+  type HostFileSnapshot,
+  snapshotHostFiles,
+} from "./persistence.ts";
 import { makePidsCgroup, pidsCgroupPrefix, removeStalePidsCgroups } from "./pids_cgroup.ts";
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
@@ -410,6 +415,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     Promise.resolve(
       unsandboxedLaunch({ ...env, ...networkEnv(options.env) }, command, { ...launch, limits }),
     );
+  /** The host files as the last watched call left them, while background processes run. */
+  let betweenCalls: HostFileSnapshot | undefined;
   const processes = new ProcessSupervisor({
     launch: shellKind !== "bwrap" ? launchUnsandboxed : async (command, launch) => {
       const built = await enter();
@@ -518,13 +525,17 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     watchHostFiles() {
       const gitBefore = lastPlan ? gitDirsOf(lastPlan) : [];
       const before = snapshotHostFiles(options.workspace, gitBefore);
+      // What background processes changed since the last watched call ended counts too.
+      const meanwhile = betweenCalls === undefined ? [] : hostFileChanges(betweenCalls, before);
       return async () => {
         // A command that may have changed the tree dropped the plan: rebuild it now, so a
         // repository it made anywhere in the workspace shows (and is protected from now on).
         const gitAfter = shellKind === "bwrap" && plan === undefined
           ? gitDirsOf(await currentPlan())
           : gitBefore;
-        const changes = hostFileChanges(before, snapshotHostFiles(options.workspace, gitAfter));
+        const after = snapshotHostFiles(options.workspace, gitAfter);
+        betweenCalls = processes.running() > 0 ? after : undefined;
+        const changes = [...meanwhile, ...hostFileChanges(before, after)];
         // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell
         // stands on it) is tern's own: no command can put anything in it.
         const guarded = lastPlan?.guarded ?? [];

@@ -188,6 +188,27 @@ Deno.test({
       await reader.cancel();
       if (ws !== "") await Deno.remove(dirname(ws), { recursive: true }).catch(() => {});
     }
-    ok(join(ws, "x").startsWith("/"));
   },
+});
+
+Deno.test({
+  name: "a file that runs code on the host, changed by a background process between calls, " +
+    "is reported with the next call",
+  ignore,
+  fn: () =>
+    withGate({ mode: "bypass" }, async (box) => {
+      output(
+        await box.call("bash", {
+          command: "until [ -e go ]; do sleep 0.1; done; echo 'eval x' > .envrc",
+          run_in_background: true,
+        }),
+      );
+      await Deno.writeTextFile(join(box.ws, "go"), "");
+      const control = box.runtime.processes.control(false);
+      equal(await control.wait("p1", { timeoutMs: 120_000 }), "exited");
+      output(await box.call("write", { path: "notes.txt", content: "x" }));
+      const record = box.audit.at(-1);
+      equal(record?.tool, "write");
+      deepEqual(record?.hostFiles?.map((change) => change.path), [join(box.ws, ".envrc")]);
+    }),
 });
