@@ -212,3 +212,48 @@ Deno.test({
       deepEqual(record?.hostFiles?.map((change) => change.path), [join(box.ws, ".envrc")]);
     }),
 });
+
+Deno.test({
+  name: "under :external a background server shares the host's loopback with later commands",
+  ignore,
+  fn: () =>
+    withGate({ mode: "bypass", profile: ":external" }, async (box) => {
+      const p = port();
+      await Deno.writeTextFile(join(box.ws, "page.txt"), "served from the sandbox\n");
+      output(
+        await box.call("bash", {
+          command: `exec python3 -m http.server ${p} --bind 127.0.0.1`,
+          run_in_background: true,
+          ready_port: p,
+          timeout_ms: 120_000,
+        }),
+      );
+      const page = output(
+        await box.call("bash", { command: `curl -s http://127.0.0.1:${p}/page.txt` }),
+      );
+      equal(page, "served from the sandbox\nexit code: 0");
+      output(await box.call("process_stop", { id: "p1" }));
+    }),
+});
+
+Deno.test({
+  name: "a cancelled wait for readiness stops the background process",
+  ignore,
+  fn: () =>
+    withGate({ mode: "bypass" }, async (box) => {
+      const mark = marker();
+      const controller = new AbortController();
+      const call = box.tools.get("bash")!.run(
+        { command: `sleep ${mark}`, run_in_background: true, ready_port: port() },
+        { workspace: box.ws, signal: controller.signal },
+      );
+      while ((await processesWith(`sleep ${mark}`)).length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      controller.abort();
+      const obs = await call;
+      ok(obs.status === "ERROR" && obs.code === "CANCELLED", JSON.stringify(obs));
+      await assertNoProcessWith(`sleep ${mark}`);
+      match(output(await box.call("process_list", {})), /^p1 stopped \(exit code \d+\)/);
+    }),
+});
