@@ -7,6 +7,8 @@ export const LOG_CHARS = 200_000;
 export class LogRing {
   readonly #limit: number;
   #pieces: string[] = [];
+  /** Pieces before this index are dropped (removed in batches: shift() of many is slow). */
+  #first = 0;
   #length = 0;
   /** Characters appended in total, including dropped ones. */
   total = 0;
@@ -29,15 +31,19 @@ export class LogRing {
     this.#pieces.push(text);
     this.#length += text.length;
     while (this.#length > this.#limit) {
-      const first = this.#pieces[0];
+      const first = this.#pieces[this.#first];
       const over = this.#length - this.#limit;
       if (first.length <= over) {
-        this.#pieces.shift();
+        this.#first++;
         this.#length -= first.length;
       } else {
-        this.#pieces[0] = first.slice(over);
+        this.#pieces[this.#first] = first.slice(over);
         this.#length -= over;
       }
+    }
+    if (this.#first > 1024 && this.#first * 2 > this.#pieces.length) {
+      this.#pieces = this.#pieces.slice(this.#first);
+      this.#first = 0;
     }
   }
 
@@ -58,7 +64,7 @@ export class LogRing {
   }
 
   #lines(): string[] {
-    const text = this.#pieces.join("");
+    const text = this.#pieces.slice(this.#first).join("");
     if (text === "") return [];
     const lines = text.split("\n");
     if (lines.at(-1) === "") lines.pop();

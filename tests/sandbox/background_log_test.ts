@@ -39,3 +39,17 @@ Deno.test("LogRing.grep() matches plain text case-insensitively, never as a patt
 Deno.test("LogRing() refuses a limit below one character", () => {
   throws(() => new LogRing(0), RangeError);
 });
+
+Deno.test("LogRing keeps the newest text exactly through many one-character pieces", () => {
+  const ring = new LogRing(5000);
+  let all = "";
+  for (let i = 0; i < 50_000; i++) {
+    const piece = i % 100 === 99 ? "\n" : String(i % 10);
+    ring.append(piece);
+    all += piece;
+  }
+  equal(ring.total, 50_000);
+  const kept = all.slice(-5000).split("\n");
+  if (kept.at(-1) === "") kept.pop();
+  deepEqual(ring.tail(1000), kept);
+});

@@ -153,11 +153,16 @@ Deno.test({
 
 const helpersUrl = new URL("../sandbox/_bwrap_helpers.ts", import.meta.url).href;
 
-Deno.test({
-  name: "background processes die with tern when it is killed with SIGKILL, in and out of " +
-    "bubblewrap",
-  ignore,
-  fn: async () => {
+for (const signal of ["SIGKILL", "SIGHUP"] as const) {
+  Deno.test({
+    name: `background processes die with tern when it gets ${signal}, in and out of bubblewrap`,
+    ignore,
+    fn: () => killTern(signal),
+  });
+}
+
+async function killTern(signal: Deno.Signal): Promise<void> {
+  {
     const mark = marker();
     const code = `
       import { withTestSandbox } from ${JSON.stringify(helpersUrl)};
@@ -181,15 +186,15 @@ Deno.test({
       while ((await processesWith(`sleep ${mark}`)).length < 2) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      child.kill("SIGKILL");
+      child.kill(signal);
       await child.status;
       await assertNoProcessWith(`sleep ${mark}`);
     } finally {
       await reader.cancel();
       if (ws !== "") await Deno.remove(dirname(ws), { recursive: true }).catch(() => {});
     }
-  },
-});
+  }
+}
 
 Deno.test({
   name: "a file that runs code on the host, changed by a background process between calls, " +
