@@ -162,9 +162,8 @@ for (const signal of ["SIGKILL", "SIGHUP"] as const) {
 }
 
 async function killTern(signal: Deno.Signal): Promise<void> {
-  {
-    const mark = marker();
-    const code = `
+  const mark = marker();
+  const code = `
       import { withTestSandbox } from ${JSON.stringify(helpersUrl)};
       await withTestSandbox({ name: "bg_kill" }, async (sandbox, ws) => {
         await sandbox.processes.control(false).start("sleep ${mark}; echo a", { cwd: ws });
@@ -173,26 +172,25 @@ async function killTern(signal: Deno.Signal): Promise<void> {
         await new Promise(() => setInterval(() => {}, 1000));
       });
     `;
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--no-check", code],
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let seen = "";
-    while (!seen.includes("\n")) seen += (await reader.read()).value ?? "";
-    const ws = seen.match(/^ws (.*)$/m)?.[1] ?? "";
-    try {
-      while ((await processesWith(`sleep ${mark}`)).length < 2) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      child.kill(signal);
-      await child.status;
-      await assertNoProcessWith(`sleep ${mark}`);
-    } finally {
-      await reader.cancel();
-      if (ws !== "") await Deno.remove(dirname(ws), { recursive: true }).catch(() => {});
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", code],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("\n")) seen += (await reader.read()).value ?? "";
+  const ws = seen.match(/^ws (.*)$/m)?.[1] ?? "";
+  try {
+    while ((await processesWith(`sleep ${mark}`)).length < 2) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    child.kill(signal);
+    await child.status;
+    await assertNoProcessWith(`sleep ${mark}`);
+  } finally {
+    await reader.cancel();
+    if (ws !== "") await Deno.remove(dirname(ws), { recursive: true }).catch(() => {});
   }
 }
 
