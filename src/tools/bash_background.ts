@@ -3,11 +3,13 @@ import { ToolError } from "../core/observation.ts";
 import type { ProcessInfo, WaitOutcome } from "../sandbox/background.ts";
 import type { ToolContext, ToolOutput } from "./define.ts";
 import { describeProcess } from "./process_text.ts";
+import { truncateMiddle } from "./truncate.ts";
 
 /** How long a start waits for readiness when `timeout_ms` is not given, in milliseconds. */
 export const DEFAULT_READY_TIMEOUT_MS = 30_000;
-/** Log lines shown with the result of a start. */
+/** Log lines shown with the result of a start, and their characters at most. */
 const SHOWN_LINES = 20;
+const SHOWN_CHARS = 4000;
 
 /** The arguments a background start reads. */
 export interface BackgroundArgs {
@@ -71,7 +73,9 @@ export async function startInBackground(
     : outcome === "ready"
     ? `Started ${info.id}; it is ready`
     : `Started ${info.id}`;
-  const log = lines.length === 0 ? "(no output yet)" : lines.join("\n");
+  const log = lines.length === 0
+    ? "(no output yet)"
+    : truncateMiddle(lines.join("\n"), SHOWN_CHARS);
   return {
     output: `${head}\n${describeProcess(info)}\nlast output:\n${log}`,
   };
