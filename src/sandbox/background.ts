@@ -86,6 +86,8 @@ interface Managed {
   done: Promise<void>;
   ready: Promise<void>;
   markReady: () => void;
+  /** Waits for it under way: what they return tells the model, no note needed. */
+  waiting: number;
 }
 
 /** Every background process of one sandbox. */
@@ -94,6 +96,8 @@ export class ProcessSupervisor {
   readonly #records = new Map<string, Managed>();
   readonly #listeners = new Set<() => void>();
   #next = 1;
+  /** What changed that no tool result has told the model yet. */
+  #notes: string[] = [];
   #starting = 0;
   #closed = false;
 
@@ -117,6 +121,17 @@ export class ProcessSupervisor {
   /** Every process remembered, oldest first. */
   list(): ProcessInfo[] {
     return [...this.#records.values()].map((record) => ({ ...record.info }));
+  }
+
+  /**
+   * What changed since the last call and no tool result said (a process that became ready
+   * after its start returned, one that ended by itself), one line each, and forgets it: the
+   * gate adds it to the next tool result, so a dev server that crashed wakes the model.
+   */
+  takeNotes(): string[] {
+    const notes = this.#notes;
+    this.#notes = [];
+    return notes;
   }
 
   /** How many processes run now. */
@@ -205,10 +220,12 @@ export class ProcessSupervisor {
       child,
       ready,
       done: Promise.resolve(),
+      waiting: 0,
       markReady: () => {
         if (info.state !== "running") return;
         info.state = "ready";
         markReady();
+        if (record.waiting === 0) this.#notes.push(`${id} is ready (${info.readiness})`);
         this.#changed();
       },
     };
@@ -260,8 +277,13 @@ export class ProcessSupervisor {
     clearTimeout(timer);
     await pumps.catch(() => {});
     release?.();
-    if (info.state !== "stopped") info.state = "exited";
     info.exitCode = status.signal === null ? status.code : 128 + signalNumber(status.signal);
+    if (info.state !== "stopped") {
+      info.state = "exited";
+      if (record.waiting === 0) {
+        this.#notes.push(`${info.id} ended by itself (exit code ${info.exitCode})`);
+      }
+    }
     record.markReady = () => {};
     this.#changed();
   }
@@ -271,6 +293,7 @@ export class ProcessSupervisor {
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<WaitOutcome> {
     const record = this.#get(id);
+    record.waiting++;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     const outcomes: Promise<WaitOutcome>[] = [
@@ -293,6 +316,7 @@ export class ProcessSupervisor {
       // Ready and ended in the same moment: ready it was, if it said so.
       return outcome === "exited" && record.info.state === "ready" ? "ready" : outcome;
     } finally {
+      record.waiting--;
       clearTimeout(timer);
       if (onAbort) options.signal?.removeEventListener("abort", onAbort);
     }

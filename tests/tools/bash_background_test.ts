@@ -260,3 +260,30 @@ Deno.test({
       match(output(await box.call("process_list", {})), /^p1 stopped \(exit code \d+\)/);
     }),
 });
+
+Deno.test({
+  name: "a background process that ends by itself is told with the next tool result, once",
+  ignore,
+  fn: () =>
+    withGate({ mode: "bypass" }, async (box) => {
+      output(
+        await box.call("bash", {
+          command: "until [ -e go ]; do sleep 0.1; done; exit 3",
+          run_in_background: true,
+        }),
+      );
+      const ended = new Promise<void>((resolve) => {
+        const stop = box.runtime.processes.onChange(() => {
+          if (box.runtime.processes.list()[0]?.state !== "exited") return;
+          stop();
+          resolve();
+        });
+      });
+      await Deno.writeTextFile(join(box.ws, "go"), "");
+      await ended;
+      const next = output(await box.call("read", { path: "go" }));
+      match(next, /\n\n\[Background processes: p1 ended by itself \(exit code 3\)\]$/);
+      const after = output(await box.call("read", { path: "go" }));
+      ok(!after.includes("Background processes"), after);
+    }),
+});
