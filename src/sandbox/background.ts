@@ -207,7 +207,7 @@ export class ProcessSupervisor {
         ? { readiness: `text ${JSON.stringify(options.text)}` }
         : {}),
       exitCode: null,
-      confined: launcher === this.#options.launch,
+      confined: launch.confined,
       startedAt: Date.now(),
       logChars: 0,
     };

@@ -17,6 +17,8 @@ export interface BackgroundLaunch {
   env: Record<string, string>;
   /** The leader's working directory (bubblewrap's is `/`; the command's is set inside). */
   cwd: string;
+  /** Whether it runs in bubblewrap. */
+  confined: boolean;
   /**
    * Called once the process has exited: the sandbox lets go of what it holds for it (the
    * guards' mount points). Never throws.
@@ -76,7 +78,7 @@ export function sandboxedLaunch(
     options.token,
   ]);
   const launch = launchArgv(own, argv, options.bwrapPath, { liveness: true });
-  return { ...launch, env: sandboxEnv(own), cwd: "/" };
+  return { ...launch, env: sandboxEnv(own), cwd: "/", confined: true };
 }
 
 /**
@@ -103,5 +105,6 @@ export function unsandboxedLaunch(
     ],
     env: sandboxEnv({ env }),
     cwd: options.cwd,
+    confined: false,
   };
 }

@@ -287,3 +287,13 @@ Deno.test({
       ok(!after.includes("Background processes"), after);
     }),
 });
+
+Deno.test("bash run_in_background under :danger-full-access says it runs without a sandbox", async () => {
+  await withGate({ mode: "bypass", profile: ":danger-full-access" }, async (box) => {
+    const started = output(
+      await box.call("bash", { command: "echo up; sleep 30", run_in_background: true }),
+    );
+    match(started, /^Started p1\np1 running, no sandbox: echo up; sleep 30\n/);
+    match(output(await box.call("process_stop", { id: "p1" })), /^Stopped: p1 stopped/);
+  });
+});
