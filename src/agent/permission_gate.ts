@@ -549,12 +549,17 @@ export class PermissionGate {
         ...ctx,
         update,
         shell,
+        // Background processes start with the same confinement as this call's commands.
+        processes: runtime.processes.control(free),
         roots: fileRoots(runtime.profile.grants),
       });
       if (tool.runsIn === "sandbox" && !facts.shell?.readOnly) runtime.shellTreeChanged();
     }
     const rest = stream.flush();
     if (rest !== "") ctx.update?.(rest);
+    // Background processes that became ready or ended since the last result wake the model.
+    const notes = runtime.processes.takeNotes();
+    if (notes.length > 0) observation = withNote(observation, notes);
     observation = maskObservation(observation, masker);
     if (allowed && observation.status === "SUCCEEDED" && hooks?.has("PostToolUse", tool.name)) {
       const post = await hooks.fire("PostToolUse", {
@@ -624,4 +629,12 @@ export class PermissionGate {
     });
     return observation;
   }
+}
+
+/** `observation` with a note on background processes after its text. */
+function withNote(observation: Observation, notes: readonly string[]): Observation {
+  const note = `\n\n[Background processes: ${notes.join("; ")}]`;
+  return observation.status === "SUCCEEDED"
+    ? { ...observation, output: observation.output + note }
+    : { ...observation, message: observation.message + note };
 }

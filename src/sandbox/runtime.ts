@@ -16,7 +16,18 @@ import {
   sandboxEnv,
 } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
-import { type HostFileChange, hostFileChanges, snapshotHostFiles } from "./persistence.ts";
+import { ProcessSupervisor } from "./background.ts";
+import {
+  type BackgroundLauncher,
+  sandboxedLaunch,
+  unsandboxedLaunch,
+} from "./background_launch.ts";
+import {
+  type HostFileChange,
+  hostFileChanges,
+  type HostFileSnapshot,
+  snapshotHostFiles,
+} from "./persistence.ts";
 import { makePidsCgroup, pidsCgroupPrefix, removeStalePidsCgroups } from "./pids_cgroup.ts";
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
@@ -84,6 +95,11 @@ export interface SandboxRuntime {
   readonly shellNote?: string;
   /** How the tool worker is confined. */
   readonly workerKind: WorkerKind;
+  /**
+   * The run's background processes (`bash` `run_in_background`), each in a one-shot sandbox of
+   * its own; `close()` stops them.
+   */
+  readonly processes: ProcessSupervisor;
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
   /**
@@ -354,11 +370,30 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // One sandbox kept for commands one after another (see warm_shell.ts), opened as soon as
   // this sandbox is (below): it sets up while the model answers.
   const warm = new WarmSlot(filterDir, options.bwrapPath);
-  const bwrapShell: ShellRunner = async (command, run) => {
+  /** Waits for a removal under way, notes the guards a sandbox will mount and counts it. */
+  const enter = async (): Promise<ShellPlan> => {
     const built = await currentPlan();
     while (removing !== undefined) await removing;
     for (const path of built.guarded ?? []) if (!exists(path)) placeholders.add(path);
     running++;
+    return built;
+  };
+  /** Once no sandbox runs, removes the guards' mount points left empty. */
+  const leave = async () => {
+    for (const path of warm.released()) placeholders.add(path);
+    if (--running === 0) {
+      const made = [...placeholders].filter((path) =>
+        !warm.holds(path) && exists(path) && isAbsentOrEmptyDir(path)
+      );
+      placeholders.clear();
+      if (made.length > 0) {
+        removing = removeEmptyDirs(made).finally(() => removing = undefined);
+        await removing;
+      }
+    }
+  };
+  const bwrapShell: ShellRunner = async (command, run) => {
+    const built = await enter();
     try {
       const runIn = (plan: ShellPlan) =>
         createBwrapRunner(plan, { bwrapPath: options.bwrapPath })(command, run);
@@ -370,20 +405,34 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         name: String(++proxied),
       });
     } finally {
-      for (const path of warm.released()) placeholders.add(path);
-      if (--running === 0) {
-        const made = [...placeholders].filter((path) =>
-          !warm.holds(path) && exists(path) && isAbsentOrEmptyDir(path)
-        );
-        placeholders.clear();
-        if (made.length > 0) {
-          removing = removeEmptyDirs(made).finally(() => removing = undefined);
-          await removing;
-        }
-      }
+      await leave();
     }
   };
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
+  // Background processes: each in a one-shot sandbox of its own, counted as running (its
+  // guards' mount points stay) until it ends.
+  const launchUnsandboxed: BackgroundLauncher = (command, launch) =>
+    Promise.resolve(
+      unsandboxedLaunch({ ...env, ...networkEnv(options.env) }, command, { ...launch, limits }),
+    );
+  /** The host files as the last watched call left them, while background processes run. */
+  let betweenCalls: HostFileSnapshot | undefined;
+  const processes = new ProcessSupervisor({
+    launch: shellKind !== "bwrap" ? launchUnsandboxed : async (command, launch) => {
+      const built = await enter();
+      try {
+        const started = sandboxedLaunch(built, command, {
+          ...launch,
+          bwrapPath: options.bwrapPath,
+        });
+        return { ...started, release: () => void leave().catch(() => {}) };
+      } catch (error) {
+        await leave();
+        throw error;
+      }
+    },
+    launchUnsandboxed,
+  });
 
   // The worker runs in the shell commands' view (narrowed to its grants) whenever shell
   // commands run in bubblewrap: a rename race can then reach only what the view shows.
@@ -469,19 +518,24 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         throw error;
       }
     },
+    processes,
     shellTreeChanged() {
       plan = undefined;
     },
     watchHostFiles() {
       const gitBefore = lastPlan ? gitDirsOf(lastPlan) : [];
       const before = snapshotHostFiles(options.workspace, gitBefore);
+      // What background processes changed since the last watched call ended counts too.
+      const meanwhile = betweenCalls === undefined ? [] : hostFileChanges(betweenCalls, before);
       return async () => {
         // A command that may have changed the tree dropped the plan: rebuild it now, so a
         // repository it made anywhere in the workspace shows (and is protected from now on).
         const gitAfter = shellKind === "bwrap" && plan === undefined
           ? gitDirsOf(await currentPlan())
           : gitBefore;
-        const changes = hostFileChanges(before, snapshotHostFiles(options.workspace, gitAfter));
+        const after = snapshotHostFiles(options.workspace, gitAfter);
+        betweenCalls = processes.running() > 0 ? after : undefined;
+        const changes = [...meanwhile, ...hostFileChanges(before, after)];
         // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell
         // stands on it) is tern's own: no command can put anything in it.
         const guarded = lastPlan?.guarded ?? [];
@@ -515,6 +569,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       };
     },
     async close() {
+      await processes.close();
       await prewarming;
       const held = (await warm.close()).filter((path) => exists(path) && isAbsentOrEmptyDir(path));
       if (held.length > 0) await removeEmptyDirs(held);

@@ -3,6 +3,7 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { truncateMiddle } from "./truncate.ts";
+import { startInBackground } from "./bash_background.ts";
 
 /** Timeout when `timeout_ms` is not given, in milliseconds. */
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
@@ -21,6 +22,16 @@ function bashSchema(defaultMs: number) {
     description: z.string().optional().describe(
       "A few words on what the command does, shown to the user",
     ),
+    run_in_background: z.boolean().optional().describe(
+      "Start the command as a background process (a dev server, a watcher, a long build) and " +
+        "return its id; see process_list, process_logs and process_stop",
+    ),
+    ready_port: z.number().int().min(1).max(65535).optional().describe(
+      "With run_in_background: the process is ready once 127.0.0.1:<port> accepts connections",
+    ),
+    ready_text: z.string().min(1).max(1000).optional().describe(
+      "With run_in_background: the process is ready once its output contains this text",
+    ),
   });
 }
 
@@ -36,7 +47,11 @@ Timeout ${defaultMs / 1000} s by default (max ${
     MAX_BASH_TIMEOUT_MS / 1000
   } s); on timeout everything the command started is killed.
 Background processes are stopped when the command ends. Long output is shown as its beginning and end plus the path of a file holding all of it.
-Prefer read, grep, glob and edit for files.`;
+Prefer read, grep, glob and edit for files.
+With run_in_background the command keeps running in a sandbox of its own until process_stop or
+the end of the session; declare ready_port or ready_text to wait (timeout_ms, default 30 s) until
+it is ready. Under a sandbox without the host network it listens on its own loopback: later
+commands cannot connect to it (they have theirs); use ready_port and process_logs instead.`;
 }
 
 /** Options for {@linkcode createBashTool}. */
@@ -66,6 +81,13 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     paths: () => [],
     maxOutputChars: MAX_BASH_OUTPUT_CHARS + 1_000,
     async execute(args, ctx) {
+      if (args.run_in_background) return await startInBackground(args, ctx);
+      if (args.ready_port !== undefined || args.ready_text !== undefined) {
+        throw new ToolError(
+          "INVALID_ARGUMENTS",
+          'Cannot run "bash": ready_port and ready_text need run_in_background',
+        );
+      }
       const timeoutMs = args.timeout_ms ?? defaultMs;
       if (ctx.shell === undefined) {
         throw new ToolError(

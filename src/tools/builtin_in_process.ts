@@ -6,6 +6,9 @@
 import { createBashTool } from "./bash.ts";
 import type { CodeIndexAccess } from "./code_index_access.ts";
 import { createCodeSearchTool } from "./code_search.ts";
+import { createProcessListTool } from "./process_list.ts";
+import { createProcessLogsTool } from "./process_logs.ts";
+import { createProcessStopTool } from "./process_stop.ts";
 import { createCodeSymbolsTool } from "./code_symbols.ts";
 import type { Tool } from "./define.ts";
 import { createWebFetchTool, type WebFetchOptions } from "./web_fetch.ts";
@@ -28,6 +31,9 @@ export interface InProcessToolOptions {
 export function createInProcessTools(options: InProcessToolOptions = {}): Tool[] {
   return [
     createBashTool({ defaultTimeoutMs: options.bashTimeoutMs }),
+    createProcessListTool(),
+    createProcessLogsTool(),
+    createProcessStopTool(),
     createCodeSearchTool(options.codeIndex),
     createCodeSymbolsTool(options.codeIndex),
     createWebFetchTool(options.webFetch),

@@ -7,6 +7,7 @@ import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 import type { ShellRunner } from "../sandbox/types.ts";
+import type { ProcessControl } from "../sandbox/background.ts";
 import type { PathRoots } from "./paths.ts";
 import { truncateMiddle } from "./truncate.ts";
 
@@ -34,6 +35,11 @@ export interface ToolContext {
    * without one: a command never runs unconfined by accident.
    */
   shell?: ShellRunner;
+  /**
+   * The run's background processes (see `background.ts`), their starts confined as `shell`'s
+   * commands are. Without it `bash` cannot run in the background.
+   */
+  processes?: ProcessControl;
 }
 
 /** What a tool body returns: text for the model, and optional UI-only details. */

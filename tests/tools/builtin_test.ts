@@ -10,7 +10,7 @@ import {
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
-Deno.test("createBuiltinTools() returns the thirteen tools in order with their capabilities", () => {
+Deno.test("createBuiltinTools() returns the sixteen tools in order with their capabilities", () => {
   const tools = createBuiltinTools();
   deepEqual(
     tools.map((t) => [t.name, t.readOnly, t.runsIn]),
@@ -23,6 +23,9 @@ Deno.test("createBuiltinTools() returns the thirteen tools in order with their c
       ["glob", true, "worker"],
       ["grep", true, "worker"],
       ["bash", false, "sandbox"],
+      ["process_list", true, "host"],
+      ["process_logs", true, "host"],
+      ["process_stop", true, "host"],
       ["code_search", true, "host"],
       ["code_symbols", true, "host"],
       ["web_fetch", true, "host"],
@@ -31,7 +34,7 @@ Deno.test("createBuiltinTools() returns the thirteen tools in order with their c
     ],
   );
   const registry = new ToolRegistry(tools);
-  equal(registry.names.length, 13);
+  equal(registry.names.length, 16);
   // Only the code index tools say when to prefer them, for the system prompt.
   deepEqual(registry.guidance().map((line) => line.match(/`(\w+)`/)?.[1]), [
     "code_search",
@@ -90,6 +93,9 @@ Deno.test("builtinTools() offers the manifest and runs the real implementation o
 Deno.test("builtinLoader() asked for bash first loads the in-process tools alone, then every tool", async () => {
   const inProcess = [
     "bash",
+    "process_list",
+    "process_logs",
+    "process_stop",
     "code_search",
     "code_symbols",
     "web_fetch",

@@ -18,6 +18,7 @@ import { InteractiveApp } from "./app.ts";
 import { CommandRegistry } from "./commands.ts";
 import { outputCommand } from "./output_command.ts";
 import { agentsCommand } from "./agents_command.ts";
+import { procsCommand } from "./procs_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
 
@@ -51,6 +52,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   const commands = new CommandRegistry([
     outputCommand((n) => view.output(n)),
     agentsCommand(() => controller.subagents),
+    procsCommand(),
   ]);
   const editor = new Editor({
     history,

@@ -1,0 +1,59 @@
+/** `/procs`: the session's background processes (bash `run_in_background`), their state and output. */
+import type { ProcessSupervisor } from "../../sandbox/background.ts";
+import type { SecretMasker } from "../../sandbox/secrets.ts";
+import { describeProcess } from "../../tools/process_text.ts";
+import { cleanText } from "../../tui/format.ts";
+import type { SlashCommand } from "./commands.ts";
+
+/** Output lines shown under each process. */
+const SHOWN_LINES = 3;
+
+/**
+ * The `/procs` lines: one per process, oldest first, with its last lines indented; secrets
+ * masked and control sequences removed (the output is the process's, the command the model's).
+ */
+export function procsLines(supervisor: ProcessSupervisor, masker: SecretMasker): string[] {
+  const shown = (text: string) => cleanText(masker.mask(text));
+  return supervisor.list().flatMap((info) => [
+    shown(describeProcess(info)),
+    ...supervisor.tail(info.id, SHOWN_LINES).map((line) => `    ${shown(line)}`),
+  ]);
+}
+
+/** The `/procs` command: lists the processes; `/procs stop <id>` stops one. */
+export function procsCommand(): SlashCommand {
+  return {
+    name: "procs",
+    description: "background processes (bash run_in_background): state and last lines",
+    usage: "[stop <id>]",
+    whileRunning: true,
+    async run(context, args) {
+      const sandbox = await (await context.conversation()).sandbox();
+      if (sandbox === undefined) {
+        context.notice("No background processes in this session");
+        return;
+      }
+      const supervisor = sandbox.runtime.processes;
+      const [verb, id] = args.trim().split(/\s+/);
+      if (verb === "stop" && id !== undefined) {
+        try {
+          const info = await supervisor.control(false).stop(id);
+          context.notice(cleanText(`Stopped: ${describeProcess(info)}`));
+        } catch (error) {
+          context.notice(error instanceof Error ? error.message : String(error), "error");
+        }
+        return;
+      }
+      if (verb !== undefined && verb !== "") {
+        context.notice(
+          `Cannot run "/procs ${args.trim()}": use /procs or /procs stop <id>`,
+          "error",
+        );
+        return;
+      }
+      const lines = procsLines(supervisor, sandbox.gate.options.masker);
+      if (lines.length === 0) context.notice("No background processes in this session");
+      else context.print(lines);
+    },
+  };
+}

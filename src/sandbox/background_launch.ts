@@ -1,0 +1,110 @@
+/**
+ * What starts one background process (`bash` with `run_in_background`): a one-shot bubblewrap
+ * sandbox of its own (never the warm shell, which kills every process after each command), or
+ * for `:danger-full-access` and `--no-sandbox` a plain `bash` in a process group of its own.
+ * Inside, a small wrapper runs the command with stderr merged into stdout (its log) and, when a
+ * port is declared, probes `127.0.0.1:<port>` from inside the process's own network namespace
+ * and reports readiness on stderr, the supervisor's channel.
+ */
+import { bwrapArgvFor, launchArgv, sandboxEnv, shellPrefix } from "./bwrap.ts";
+import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
+import type { ShellPlan } from "./types.ts";
+
+/** How to start one background process: program, arguments and complete environment. */
+export interface BackgroundLaunch {
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  /** The leader's working directory (bubblewrap's is `/`; the command's is set inside). */
+  cwd: string;
+  /** Whether it runs in bubblewrap. */
+  confined: boolean;
+  /**
+   * Called once the process has exited: the sandbox lets go of what it holds for it (the
+   * guards' mount points). Never throws.
+   */
+  release?: () => void;
+}
+
+/** Builds the launch of `command` in `cwd`; `token` is the readiness marker (see below). */
+export type BackgroundLauncher = (
+  command: string,
+  options: { cwd: string; port?: number; token: string },
+) => Promise<BackgroundLaunch>;
+
+/**
+ * The wrapper run by `bash -c <wrapper> tern-process <command> <port> <token>`: fd 3 keeps the
+ * real stderr (the supervisor's channel), stderr joins stdout (the log). With a port, a probe
+ * in the background tries `127.0.0.1:<port>` every 0.2 s with bash's `/dev/tcp` (no program
+ * of the sandbox's needed) and writes the token to fd 3 once it connects, then ends. The
+ * command itself runs last in the main shell, with its positional parameters cleared and
+ * without fd 3, so it is the sandbox's main process: when it exits, the sandbox ends.
+ */
+export const BACKGROUND_WRAPPER = "exec 3>&2 2>&1; c=$1 p=$2 t=$3; set --; " +
+  'if [ -n "$p" ]; then ( exec </dev/null >/dev/null; ' +
+  'until (: <>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do sleep 0.2; done; ' +
+  'echo "$t" >&3 ) & fi; exec 3>&-; eval "$c"';
+
+/**
+ * The watchdog of a process outside bubblewrap (no `--die-with-parent` there): stdin is tern's
+ * liveness pipe, which reaches end-of-file only when tern is gone (even by SIGKILL); the
+ * watchdog then kills the process group. The command's stdin is `/dev/null`.
+ */
+const UNSANDBOXED_WATCHDOG = "exec 9<&0 </dev/null; " +
+  "( read -r -u 9 _; kill -KILL 0 ) >/dev/null 2>&1 & exec 9<&-; ";
+
+/**
+ * The launch of `command` in its own one-shot bubblewrap sandbox confined as `plan` says
+ * (the view, the limits, the run's pids cgroup, the network), with `cwd` as its working
+ * directory. Started with a liveness pipe as stdin (see `LIVENESS_FD`): with
+ * `--die-with-parent` and its pid namespace, the sandbox and everything in it die with tern.
+ * A plan with host grants through a proxy is run without the proxy (loopback only): the
+ * proxy of a shell command lives as long as that command.
+ */
+export function sandboxedLaunch(
+  plan: ShellPlan,
+  command: string,
+  options: { cwd: string; port?: number; token: string; bwrapPath?: string },
+): BackgroundLaunch {
+  const own: ShellPlan = { ...plan, cwd: options.cwd };
+  delete own.proxy;
+  const argv = bwrapArgvFor(own, [
+    "bash",
+    "-c",
+    shellPrefix(own) + BACKGROUND_WRAPPER,
+    "tern-process",
+    command,
+    options.port === undefined ? "" : String(options.port),
+    options.token,
+  ]);
+  const launch = launchArgv(own, argv, options.bwrapPath, { liveness: true });
+  return { ...launch, env: sandboxEnv(own), cwd: "/", confined: true };
+}
+
+/**
+ * The launch of `command` with no sandbox (`:danger-full-access`, `--no-sandbox`, or a grant
+ * approved to run without one): `bash` in `cwd` under `limits` but the process cap (see
+ * `createUnsandboxedRunner`), with a watchdog that kills its process group when tern dies.
+ * A process that leaves its group (`setsid`) is out of reach: there is no sandbox to end.
+ */
+export function unsandboxedLaunch(
+  env: Readonly<Record<string, string>>,
+  command: string,
+  options: { cwd: string; port?: number; token: string; limits?: ResourceLimits },
+): BackgroundLaunch {
+  const prefix = ulimitPrefix(options.limits ?? DEFAULT_LIMITS, { processes: false });
+  return {
+    program: "bash",
+    args: [
+      "-c",
+      UNSANDBOXED_WATCHDOG + prefix + BACKGROUND_WRAPPER,
+      "tern-process",
+      command,
+      options.port === undefined ? "" : String(options.port),
+      options.token,
+    ],
+    env: sandboxEnv({ env }),
+    cwd: options.cwd,
+    confined: false,
+  };
+}
