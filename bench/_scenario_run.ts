@@ -9,10 +9,15 @@ import type { ModelRequest } from "../src/llm/types.ts";
 import type { ScriptedReply } from "../src/llm/scripted.ts";
 import { type ScriptedServer, startScriptedServer } from "../tests/support/scripted_server.ts";
 import { declaredFlags, ROOT } from "../tests/support/tern_process.ts";
+import { REFERENCE_SERVERS } from "../tests/support/needs.ts";
 import type { Expect, Patterns, Scenario, ScenarioResult, Step, Turn } from "./_scenario_types.ts";
 
 /** The key tern is given; no request body or output may carry it. */
 const KEY = "sk-scenario-KEY-7d31c0a9";
+
+/** The person's HOME, and Deno's cache there (tern's start and MCP servers run from it). */
+const REAL_HOME = Deno.env.get("HOME") ?? "/root";
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? join(REAL_HOME, ".cache/deno");
 
 /** A scenario's failed check. */
 class CheckError extends Error {}
@@ -36,8 +41,11 @@ function messageText(message: Message): string {
   return `${message.role}: ${content}${calls}`;
 }
 
-/** The script of `turns`: each request gets the first unused turn it matches. */
-export function turnScript(turns: readonly Turn[]) {
+/**
+ * The script of `turns`: each request gets the first unused turn it matches, with `vars` put
+ * into its text and call arguments.
+ */
+export function turnScript(turns: readonly Turn[], vars: Record<string, string> = {}) {
   const used = turns.map(() => 0);
   return (request: ModelRequest): ScriptedReply => {
     const all = request.messages.map(messageText).join("\n");
@@ -51,7 +59,8 @@ export function turnScript(turns: readonly Turn[]) {
     if (index < 0) throw new Error(`no turn matches the request ending "${last.slice(-300)}"`);
     used[index]++;
     const { when: _w, whenLast: _l, times: _t, ...reply } = turns[index];
-    return reply;
+    // Paths and URLs need no escaping inside the JSON text.
+    return JSON.parse(fill(JSON.stringify(reply), vars));
   };
 }
 
@@ -127,7 +136,7 @@ async function runStep(step: Step, scenario: Scenario, bench: Bench): Promise<vo
     HOME: bench.home,
     TERN_HOME: bench.home,
     TERN_API_KEY: KEY,
-    DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+    DENO_DIR,
   };
   for (const [name, value] of Object.entries({ ...scenario.env, ...step.env })) {
     env[name] = fill(value, bench.vars);
@@ -171,7 +180,14 @@ async function runStep(step: Step, scenario: Scenario, bench: Bench): Promise<vo
   check(!stdout.includes(KEY) && !stderr.includes(KEY), `${where}: the key reached the output`);
   matchAll(`${where} stdout`, stdout, step.stdout, bench.vars);
   matchAll(`${where} stderr`, stderr, step.stderr, bench.vars);
-  if (step.json !== undefined || step.capture !== undefined) {
+  for (const [name, path] of Object.entries(step.capture ?? {})) {
+    if (!path.startsWith("/")) continue;
+    const found = new RegExp(path.slice(1, -1), "m").exec(stdout);
+    check(found !== null, `${where}: nothing to capture for ${name}: ${stdout.slice(0, 1500)}`);
+    bench.vars[name] = found![1];
+  }
+  const captures = Object.entries(step.capture ?? {}).filter(([, path]) => !path.startsWith("/"));
+  if (step.json !== undefined || captures.length > 0) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(stdout);
@@ -185,7 +201,7 @@ async function runStep(step: Step, scenario: Scenario, bench: Bench): Promise<vo
         `${where}: ${path} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`,
       );
     }
-    for (const [name, path] of Object.entries(step.capture ?? {})) {
+    for (const [name, path] of captures) {
       bench.vars[name] = String(at(parsed, path));
     }
   }
@@ -268,10 +284,10 @@ export async function runScenario(
   try {
     await Deno.mkdir(bench.dir);
     await Deno.mkdir(bench.home);
-    bench.servers.push(await startScriptedServer(turnScript(scenario.turns ?? []), { chunkDelayMs: 0 }));
+    bench.servers.push(await startScriptedServer(turnScript(scenario.turns ?? [], bench.vars), { chunkDelayMs: 0 }));
     stops.push(() => bench.servers[0].close());
     if (scenario.turns2 !== undefined) {
-      bench.servers.push(await startScriptedServer(turnScript(scenario.turns2), { chunkDelayMs: 0 }));
+      bench.servers.push(await startScriptedServer(turnScript(scenario.turns2, bench.vars), { chunkDelayMs: 0 }));
       stops.push(() => bench.servers[1].close());
     }
     Object.assign(bench.vars, {
@@ -279,6 +295,10 @@ export async function runScenario(
       home: bench.home,
       root: ROOT,
       deno: Deno.execPath(),
+      realHome: REAL_HOME,
+      denoDir: DENO_DIR,
+      mcpEverything: REFERENCE_SERVERS.everything,
+      mcpFilesystem: REFERENCE_SERVERS.filesystem,
       baseUrl: bench.servers[0].baseUrl,
       baseUrl2: bench.servers[1]?.baseUrl ?? "",
     });

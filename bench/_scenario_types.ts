@@ -3,7 +3,9 @@
  * fixture, the scripted model's turns, the real `tern` command lines to run against it, and what
  * must come of them. Strings in args, env and files may name `{dir}` (the workspace), `{home}`
  * (TERN_HOME), `{baseUrl}` (the scripted model server), `{webUrl}` (a local web server),
- * `{root}` (the checkout), `{deno}` (this Deno) and any value a step captured.
+ * `{root}` (the checkout), `{deno}` (this Deno), `{realHome}` and `{denoDir}` (the person's HOME
+ * and Deno's cache, for MCP servers run by Deno), `{mcpEverything}` and `{mcpFilesystem}` (the
+ * reference servers' npm specifiers) and any value a step captured.
  */
 import type { ScriptedReply } from "../src/llm/scripted.ts";
 
@@ -36,7 +38,10 @@ export interface Step {
   stderr?: Patterns;
   /** Fields the JSON on stdout must have (compared as JSON), by dotted path. */
   json?: Record<string, unknown>;
-  /** Values to keep for later steps, by name: a dotted path into the JSON on stdout. */
+  /**
+   * Values to keep for later steps, by name: a dotted path into the JSON on stdout, or
+   * `/regex/` on stdout (its first group).
+   */
   capture?: Record<string, string>;
 }
 
