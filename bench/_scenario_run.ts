@@ -197,7 +197,7 @@ async function runStep(step: Step, scenario: Scenario, bench: Bench): Promise<vo
     for (const [path, want] of Object.entries(step.json ?? {})) {
       const got = at(parsed, path);
       check(
-        JSON.stringify(got) === JSON.stringify(want),
+        JSON.stringify(got) === fill(JSON.stringify(want), bench.vars),
         `${where}: ${path} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`,
       );
     }
@@ -215,6 +215,11 @@ async function checkExpect(expect: Expect, bench: Bench): Promise<void> {
   for (const [path, patterns] of Object.entries(expect.fileMatches ?? {})) {
     const got = await Deno.readTextFile(join(bench.dir, path)).catch(() => "<absent>");
     matchAll(path, got, patterns, bench.vars);
+  }
+  for (const [path, want] of Object.entries(expect.outside ?? {})) {
+    const file = fill(path, bench.vars);
+    const got = await Deno.readTextFile(file).catch(() => null);
+    check(got === want, `${file} is ${JSON.stringify(got)}`);
   }
   const requests = bench.servers.flatMap((server) => server.requests);
   if (expect.requests !== undefined) {
@@ -301,6 +306,7 @@ export async function runScenario(
       mcpFilesystem: REFERENCE_SERVERS.filesystem,
       baseUrl: bench.servers[0].baseUrl,
       baseUrl2: bench.servers[1]?.baseUrl ?? "",
+      modelPort: new URL(bench.servers[0].baseUrl).port,
     });
     if (scenario.web !== undefined) {
       const web = await webServer(scenario.web);
@@ -308,6 +314,9 @@ export async function runScenario(
       bench.vars.webUrl = web.url;
     }
     await writeFiles(bench.dir, scenario.files, bench.vars);
+    for (const [to, from] of Object.entries(scenario.copy ?? {})) {
+      await Deno.copyFile(join(ROOT, from), join(bench.dir, to));
+    }
     await writeFiles(bench.home, scenario.homeFiles, bench.vars);
     for (const step of scenario.steps) await runStep(step, scenario, bench);
     await checkExpect(scenario.expect ?? {}, bench);

@@ -2,7 +2,7 @@
  * The shape of a scenario of the scenario benchmark (bench/scenarios/*.json): a workspace
  * fixture, the scripted model's turns, the real `tern` command lines to run against it, and what
  * must come of them. Strings in args, env and files may name `{dir}` (the workspace), `{home}`
- * (TERN_HOME), `{baseUrl}` (the scripted model server), `{webUrl}` (a local web server),
+ * (TERN_HOME), `{baseUrl}` (the scripted model server), `{webUrl}` (a local web server), `{modelPort}`,
  * `{root}` (the checkout), `{deno}` (this Deno), `{realHome}` and `{denoDir}` (the person's HOME
  * and Deno's cache, for MCP servers run by Deno), `{mcpEverything}` and `{mcpFilesystem}` (the
  * reference servers' npm specifiers) and any value a step captured.
@@ -49,6 +49,8 @@ export interface Step {
 export interface Expect {
   /** Workspace files: exact text, or null when the file must not exist. */
   files?: Record<string, string | null>;
+  /** Files anywhere (absolute paths, `{home}` and the like put in): exact text, or null. */
+  outside?: Record<string, string | null>;
   /** Workspace files whose text must match these patterns. */
   fileMatches?: Record<string, Patterns>;
   /** How many model requests the server received. */
@@ -75,6 +77,8 @@ export interface Scenario {
   needs?: Array<"bwrap" | "rg" | "mcp">;
   /** Workspace files (path → text). */
   files?: Record<string, string>;
+  /** Workspace files copied from the checkout (workspace path → checkout path). */
+  copy?: Record<string, string>;
   /** Files in TERN_HOME (config.jsonc, mcp.json…). */
   homeFiles?: Record<string, string>;
   /** Environment for every step. */

@@ -4,7 +4,7 @@
  * 127.0.0.1, two at a time; writes bench/results/scenarios.md and .json (the environment, each
  * scenario's pass/fail and timing) and exits 1 when any scenario fails.
  *
- * Usage: deno task bench:scenarios [--filter <text>] [--dir <scenarios dir>] [--out <results
+ * Usage: deno task bench:scenarios [--filter <regexp on "area / name">] [--dir <scenarios dir>] [--out <results
  * dir>] [--concurrency <n>]
  */
 import { parseArgs } from "node:util";
@@ -34,7 +34,7 @@ if (!rg) missing.add("rg");
 
 const all = await loadScenarios(values.dir!);
 const chosen = all.filter(({ scenario }) =>
-  values.filter === undefined || `${scenario.area} ${scenario.name}`.includes(values.filter)
+  values.filter === undefined || new RegExp(values.filter).test(`${scenario.area} / ${scenario.name}`)
 );
 const concurrency = Math.max(1, Number(values.concurrency));
 const started = performance.now();
