@@ -62,7 +62,9 @@ export function markdownReport(
   for (const r of sorted) {
     const mark = r.status === "pass" ? "pass" : r.status === "skip" ? `skip (${r.detail})` : "FAIL";
     lines.push(
-      `| ${r.area} | ${r.name} | ${mark} | ${(r.ms / 1000).toFixed(1)} | ${r.steps} | ${r.requests} |`,
+      `| ${r.area} | ${r.name} | ${mark} | ${
+        (r.ms / 1000).toFixed(1)
+      } | ${r.steps} | ${r.requests} |`,
     );
   }
   const failures = results.filter((r) => r.status === "fail");

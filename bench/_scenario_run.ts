@@ -97,7 +97,11 @@ function at(value: unknown, path: string): unknown {
   return here;
 }
 
-async function writeFiles(base: string, files: Record<string, string> | undefined, vars: Bench["vars"]) {
+async function writeFiles(
+  base: string,
+  files: Record<string, string> | undefined,
+  vars: Bench["vars"],
+) {
   for (const [path, text] of Object.entries(files ?? {})) {
     const file = join(base, path);
     await Deno.mkdir(join(file, ".."), { recursive: true });
@@ -210,7 +214,10 @@ async function runStep(step: Step, scenario: Scenario, bench: Bench): Promise<vo
 async function checkExpect(expect: Expect, bench: Bench): Promise<void> {
   for (const [path, want] of Object.entries(expect.files ?? {})) {
     const got = await Deno.readTextFile(join(bench.dir, path)).catch(() => null);
-    check(got === (want === null ? null : fill(want, bench.vars)), `${path} is ${JSON.stringify(got)}`);
+    check(
+      got === (want === null ? null : fill(want, bench.vars)),
+      `${path} is ${JSON.stringify(got)}`,
+    );
   }
   for (const [path, patterns] of Object.entries(expect.fileMatches ?? {})) {
     const got = await Deno.readTextFile(join(bench.dir, path)).catch(() => "<absent>");
@@ -230,7 +237,12 @@ async function checkExpect(expect: Expect, bench: Bench): Promise<void> {
   }
   const sent = requests.map((r) => r.modelRequest.messages.map(messageText).join("\n"));
   matchAll("what the model was sent", sent.join("\n----\n"), expect.sent, bench.vars);
-  matchAll("the request bodies", requests.map((r) => JSON.stringify(r.body)).join("\n"), expect.wire, bench.vars);
+  matchAll(
+    "the request bodies",
+    requests.map((r) => JSON.stringify(r.body)).join("\n"),
+    expect.wire,
+    bench.vars,
+  );
   if (expect.paths !== undefined) {
     const paths = requests.map((r) => r.path);
     check(JSON.stringify(paths) === JSON.stringify(expect.paths), `request paths ${paths}`);
@@ -289,10 +301,14 @@ export async function runScenario(
   try {
     await Deno.mkdir(bench.dir);
     await Deno.mkdir(bench.home);
-    bench.servers.push(await startScriptedServer(turnScript(scenario.turns ?? [], bench.vars), { chunkDelayMs: 0 }));
+    bench.servers.push(
+      await startScriptedServer(turnScript(scenario.turns ?? [], bench.vars), { chunkDelayMs: 0 }),
+    );
     stops.push(() => bench.servers[0].close());
     if (scenario.turns2 !== undefined) {
-      bench.servers.push(await startScriptedServer(turnScript(scenario.turns2, bench.vars), { chunkDelayMs: 0 }));
+      bench.servers.push(
+        await startScriptedServer(turnScript(scenario.turns2, bench.vars), { chunkDelayMs: 0 }),
+      );
       stops.push(() => bench.servers[1].close());
     }
     Object.assign(bench.vars, {
@@ -322,12 +338,23 @@ export async function runScenario(
     await checkExpect(scenario.expect ?? {}, bench);
     const bodies = bench.servers.flatMap((s) => s.requests).map((r) => JSON.stringify(r.body));
     check(!bodies.some((body) => body.includes(KEY)), "a request body carried the key");
-    return { ...base, status: "pass", ms: performance.now() - start, requests: requestCount(bench) };
+    return {
+      ...base,
+      status: "pass",
+      ms: performance.now() - start,
+      requests: requestCount(bench),
+    };
   } catch (error) {
     const detail = error instanceof CheckError
       ? error.message
       : `${error instanceof Error ? error.stack : error}`;
-    return { ...base, status: "fail", ms: performance.now() - start, requests: requestCount(bench), detail };
+    return {
+      ...base,
+      status: "fail",
+      ms: performance.now() - start,
+      requests: requestCount(bench),
+      detail,
+    };
   } finally {
     for (const stop of stops) await stop().catch(() => {});
     await Deno.remove(tmp, { recursive: true }).catch(() => {});

@@ -34,7 +34,8 @@ if (!rg) missing.add("rg");
 
 const all = await loadScenarios(values.dir!);
 const chosen = all.filter(({ scenario }) =>
-  values.filter === undefined || new RegExp(values.filter).test(`${scenario.area} / ${scenario.name}`)
+  values.filter === undefined ||
+  new RegExp(values.filter).test(`${scenario.area} / ${scenario.name}`)
 );
 const concurrency = Math.max(1, Number(values.concurrency));
 const started = performance.now();
