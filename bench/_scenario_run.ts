@@ -161,10 +161,14 @@ async function runStep(step: Step, scenario: Scenario, bench: Bench): Promise<vo
   }
   const output = child.output();
   if (step.signal !== undefined) {
-    const { name, afterRequests } = step.signal;
+    const { name, afterRequests = 0, afterFile } = step.signal;
     let done = false;
     output.finally(() => done = true);
-    while (!done && bench.servers[0].requests.length < afterRequests) {
+    const ready = async () =>
+      bench.servers[0].requests.length >= afterRequests &&
+      (afterFile === undefined ||
+        await Deno.stat(join(bench.dir, afterFile)).then(() => true, () => false));
+    while (!done && !(await ready())) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     if (!done) child.kill(name);

@@ -30,8 +30,11 @@ export interface Step {
   stdin?: string;
   /** More environment for this run. */
   env?: Record<string, string>;
-  /** Sends a signal once the server has received this many requests (the run is then hanging). */
-  signal?: { name: "SIGINT" | "SIGTERM" | "SIGKILL"; afterRequests: number };
+  /**
+   * Sends a signal once the server has received this many requests and this workspace file
+   * exists (a command the run started made it).
+   */
+  signal?: { name: "SIGINT" | "SIGTERM" | "SIGKILL"; afterRequests?: number; afterFile?: string };
   /** Expected exit code (default 0). */
   code?: number;
   stdout?: Patterns;
