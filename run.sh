@@ -4,6 +4,7 @@
 #   ./run.sh demo      offline demo
 #   ./run.sh test      test suite
 #   ./run.sh install   put `tern` on your PATH
+#   ./run.sh verify    static checks, tests, demo and the scenario benchmark; one summary line
 #   ./run.sh --version (or any other flag): tern itself
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/bin/_env.sh"
@@ -15,5 +16,6 @@ case "$1" in
   install) shift; exec "$TERN_ROOT/bin/install" "$@" ;;
   -*) exec "$TERN_ROOT/bin/tern" "$@" ;;
   demo | test | check) "$TERN_ROOT/bin/setup" ;;
+  verify) "$TERN_ROOT/bin/setup"; exec "$TERN_ROOT/bin/verify" ;;
 esac
 exec "$deno_bin" task "$@"
