@@ -166,7 +166,7 @@ async function turnWithOutput(
   try {
     const result = await conversation.turn(task, { ...options, signal: controller.signal });
     if (output === "json") {
-      const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
+      const { exitReason, text, rounds, toolCalls, usage, cost, saved, error } = result;
       const audit = await conversation.sandbox()?.then(
         (sandbox) => sandbox.auditPath,
         () => undefined,
@@ -180,11 +180,13 @@ async function turnWithOutput(
           toolCalls,
           usage,
           cost,
+          saved,
           error,
           session: session.id,
           sessionPath: session.path,
           sessionUsage: total.usage,
           sessionCost: total.cost,
+          sessionSaved: total.saved,
           audit,
           ...(facts.hostFiles === undefined ? {} : { hostFiles: facts.hostFiles }),
         })) + "\n",

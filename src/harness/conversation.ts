@@ -507,6 +507,7 @@ export class Conversation {
         maxTokens: config.maxTokens,
         temperature: config.temperature,
         thinking: config.thinking,
+        cacheKey: `tern-${session.id}`,
         onMessage: record,
         onAnswering: () => this.preload(),
         prepare: compactionHook(session, {

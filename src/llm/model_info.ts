@@ -98,6 +98,19 @@ export function costOf(info: Pick<ModelInfo, "price">, usage: Usage): number | u
 }
 
 /**
+ * What the prompt cache saved on one call in USD, against paying the full input price for
+ * every prompt token: cached tokens at the input price less their cache price, less the extra
+ * a cache write costs. Undefined when prices are unknown; 0 when nothing was cached or written.
+ */
+export function cacheSavingsOf(info: Pick<ModelInfo, "price">, usage: Usage): number | undefined {
+  const price = info.price;
+  if (price === undefined) return undefined;
+  const read = usage.cachedTokens * (price.input - (price.cachedInput ?? price.input));
+  const write = (usage.cacheWriteTokens ?? 0) * ((price.cacheWrite ?? price.input) - price.input);
+  return (read - write) / 1_000_000;
+}
+
+/**
  * Defaults for a model nobody described: a modest window and output limit so compaction
  * starts early rather than late, tools assumed, no thinking, no price.
  */

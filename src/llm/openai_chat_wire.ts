@@ -53,6 +53,7 @@ export interface ChatRequestBody {
   temperature?: number;
   reasoning_effort?: string;
   reasoning?: { effort: string };
+  prompt_cache_key?: string;
 }
 
 /** Server dialects of Chat Completions that differ in how they take limits and reasoning. */
@@ -61,6 +62,8 @@ export interface ChatDialect {
   maxTokensField?: "max_tokens" | "max_completion_tokens";
   /** `reasoning` (`{effort}`, OpenRouter) or `reasoning_effort` (OpenAI and most servers). */
   reasoningField?: "reasoning_effort" | "reasoning";
+  /** True when the server takes `prompt_cache_key` (OpenAI's own API); others may reject it. */
+  promptCacheKey?: boolean;
 }
 
 /**
@@ -94,6 +97,9 @@ export function toChatRequestBody(
     else body.reasoning_effort = effort;
   } else if (request.temperature !== undefined) {
     body.temperature = request.temperature;
+  }
+  if (dialect.promptCacheKey && request.cacheKey !== undefined) {
+    body.prompt_cache_key = request.cacheKey;
   }
   return body;
 }

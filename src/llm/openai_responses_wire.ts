@@ -46,6 +46,8 @@ export interface ResponsesRequestBody {
   temperature?: number;
   reasoning?: { effort: string; summary: "auto" };
   include?: "reasoning.encrypted_content"[];
+  /** The conversation's key, so every round of it reaches the same prompt cache. */
+  prompt_cache_key?: string;
 }
 
 /**
@@ -85,6 +87,7 @@ export function toResponsesRequestBody(request: ModelRequest): ResponsesRequestB
   } else if (request.temperature !== undefined) {
     body.temperature = request.temperature;
   }
+  if (request.cacheKey !== undefined) body.prompt_cache_key = request.cacheKey;
   return body;
 }
 
