@@ -15,6 +15,7 @@ export interface CacheControl {
 /** A content block as Anthropic takes it in a request. */
 export type AnthropicBlock =
   | { type: "text"; text: string; cache_control?: CacheControl }
+  | { type: "image"; source: { type: "base64"; media_type: string; data: string } }
   | { type: "thinking"; thinking: string; signature: string }
   | { type: "redacted_thinking"; data: string }
   | {
@@ -140,6 +141,13 @@ function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
       case "system":
         break;
       case "user":
+        // Images before their text, as Anthropic advises; the text stays last (a breakpoint).
+        for (const image of message.images ?? []) {
+          addUserBlock({
+            type: "image",
+            source: { type: "base64", media_type: image.mediaType, data: image.data },
+          });
+        }
         addUserBlock({ type: "text", text: message.content });
         break;
       case "tool":
