@@ -36,6 +36,8 @@ export interface RunTurnOptions {
   temperature?: number;
   /** How hard the model should think; the provider maps it per model. */
   thinking?: ThinkingLevel;
+  /** The conversation's prompt-cache key (ModelRequest.cacheKey), the same every round. */
+  cacheKey?: string;
   /**
    * Receives every message the turn adds to the conversation, in conversation order, the
    * assistant's with the usage of its model call and who answered. Called synchronously;
@@ -72,6 +74,8 @@ export interface AnsweredBy {
   provider?: string;
   model?: string;
   cost?: number;
+  /** USD the prompt cache saved on the call (absent when prices are unknown). */
+  saved?: number;
 }
 
 export interface TurnResult {
@@ -85,6 +89,8 @@ export interface TurnResult {
   usage: Usage;
   /** Summed cost in USD of the calls whose prices are known; absent when none were. */
   cost?: number;
+  /** Summed USD the prompt cache saved on those calls; absent when none were priced. */
+  saved?: number;
   /** The conversation after the turn: always well formed (every tool call has its result). */
   messages: Message[];
   error?: string;
@@ -107,6 +113,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const failures = new FailureStreak();
   let usage = emptyUsage();
   let cost: number | undefined;
+  let saved: number | undefined;
   let rounds = 0;
   let toolCalls = 0;
   let text = "";
@@ -120,10 +127,12 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const finish = (exitReason: ExitReason, error?: string): TurnResult => {
     const end: AgentEvent = { type: "turn_end", exitReason, text, rounds, toolCalls, usage };
     if (cost !== undefined) end.cost = cost;
+    if (saved !== undefined) end.saved = saved;
     if (error !== undefined) end.error = error;
     emit(end);
     const result: TurnResult = { exitReason, text, rounds, toolCalls, usage, messages, error };
     if (cost !== undefined) result.cost = cost;
+    if (saved !== undefined) result.saved = saved;
     return result;
   };
 
@@ -142,6 +151,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     if (reply.usage) usage = addUsage(usage, reply.usage);
     if (reply.kind === "message" && reply.answeredBy.cost !== undefined) {
       cost = (cost ?? 0) + reply.answeredBy.cost;
+    }
+    if (reply.kind === "message" && reply.answeredBy.saved !== undefined) {
+      saved = (saved ?? 0) + reply.answeredBy.saved;
     }
     if (reply.kind !== "message") {
       return finish(reply.kind === "aborted" ? "CANCELLED" : "CLIENT_ERROR", reply.error);
@@ -223,6 +235,7 @@ async function callModel(
     temperature: options.temperature,
   };
   if (options.thinking !== undefined) request.thinking = options.thinking;
+  if (options.cacheKey !== undefined) request.cacheKey = options.cacheKey;
   const emit = options.emit;
   for await (const event of options.provider.stream(request, signal)) {
     switch (event.type) {
@@ -249,6 +262,7 @@ async function callModel(
         if (event.provider !== undefined) answeredBy.provider = event.provider;
         if (event.model !== undefined) answeredBy.model = event.model;
         if (event.cost !== undefined) answeredBy.cost = event.cost;
+        if (event.saved !== undefined) answeredBy.saved = event.saved;
         return {
           kind: "message",
           message: event.message,

@@ -43,6 +43,7 @@ export function recordMessages(
     if (answeredBy?.provider !== undefined) entry.provider = answeredBy.provider;
     if (answeredBy?.model !== undefined) entry.model = answeredBy.model;
     if (answeredBy?.cost !== undefined) entry.cost = answeredBy.cost;
+    if (answeredBy?.saved !== undefined) entry.saved = answeredBy.saved;
     session.append(entry);
   };
 }

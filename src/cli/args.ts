@@ -46,6 +46,8 @@ export type CommandLine =
     task: string;
     /** `--skill`: a skill whose instructions come before the task. */
     skill?: string;
+    /** `--image`: workspace image files that go with the task. */
+    images?: string[];
     options: TurnOptions;
   }
   | {
@@ -246,9 +248,13 @@ Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or con
 const OPTIONS = Object.fromEntries(
   ALL_OPTIONS.map((option) => [
     option.name,
-    option.short ? { type: option.type, short: option.short } : { type: option.type },
+    {
+      type: option.type,
+      ...(option.short ? { short: option.short } : {}),
+      ...(option.multiple ? { multiple: true } : {}),
+    },
   ]),
-) as Record<string, { type: "string" | "boolean"; short?: string }>;
+) as Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
 
 const COMMANDS = new Set([
   "run",
@@ -312,6 +318,9 @@ export function parseCommandLine(args: string[]): CommandLine {
   if (!running && text(values, "skill") !== undefined) {
     throw new UsageError("--skill belongs to tern run");
   }
+  if (!running && values.image !== undefined) {
+    throw new UsageError("--image belongs to tern run");
+  }
   const planning = first === "plan" || text(values, "plan") !== undefined;
   if (
     !planning && (text(values, "append") !== undefined || text(values, "concurrency") !== undefined)
@@ -332,6 +341,7 @@ export function parseCommandLine(args: string[]): CommandLine {
       command: "run",
       task: requireTask(text(values, "once") ?? ""),
       ...skillOf(values),
+      ...imagesOf(values),
       options,
     };
   }
@@ -339,7 +349,7 @@ export function parseCommandLine(args: string[]): CommandLine {
     const task = rest.join(" ");
     // With --skill, the skill alone is a task.
     if (text(values, "skill") === undefined) requireTask(task);
-    return { command: "run", task, ...skillOf(values), options };
+    return { command: "run", task, ...skillOf(values), ...imagesOf(values), options };
   }
   if (first !== "memory" && on(values, "global")) {
     throw new UsageError("--global belongs to tern memory save");
@@ -652,7 +662,13 @@ function requireTask(task: string): string {
   return task;
 }
 
-type Values = { readonly [name: string]: string | boolean | undefined };
+type Values = { readonly [name: string]: string | boolean | (string | boolean)[] | undefined };
+
+/** `{images}` when --image was given, else nothing. */
+function imagesOf(values: Values): { images?: string[] } {
+  const images = values.image;
+  return Array.isArray(images) && images.length > 0 ? { images: images.map(String) } : {};
+}
 
 /** `{skill}` when --skill was given, else nothing. */
 function skillOf(values: Values): { skill?: string } {
@@ -681,7 +697,8 @@ function turnOptions(values: Values): TurnOptions {
   const settings: Record<string, string | boolean> = {};
   for (const key of FLAG_KEYS) {
     const value = values[settingOf(key).flag!.name];
-    if (value !== undefined) settings[key] = value;
+    // Only --image takes a list, and it is no setting.
+    if (value !== undefined && !Array.isArray(value)) settings[key] = value;
   }
   return {
     cwd: text(values, "cwd"),

@@ -41,7 +41,11 @@ async function dispatch(line: CommandLine): Promise<number> {
       return 0;
     case "run": {
       const { runOnce } = await import("./run.ts");
-      return await runOnce(line.task, { ...toRunFlags(line.options), skill: line.skill });
+      return await runOnce(line.task, {
+        ...toRunFlags(line.options),
+        skill: line.skill,
+        images: line.images,
+      });
     }
     case "plan": {
       const { runPlanCommand } = await import("./plan.ts");

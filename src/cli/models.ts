@@ -8,6 +8,7 @@ import { isExplicitSource, loadConfig, type TernConfig } from "../config/mod.ts"
 import type { ModelCatalog } from "../llm/catalog.ts";
 import type { CatalogEntry } from "../llm/model_info.ts";
 import { discoverModels } from "../llm/discovery.ts";
+import { isFresh, readCachedModels, writeCachedModels } from "../llm/models_cache.ts";
 import { PROVIDER_PRESETS } from "../llm/presets.ts";
 import {
   chooseModel,
@@ -35,6 +36,8 @@ export interface ProviderListing {
   main: boolean;
   /** Why discovery failed, when it was tried and failed. */
   error?: string;
+  /** When the server's models shown come from the cache: when they were listed (ISO time). */
+  cachedAt?: string;
   models: CatalogEntry[];
 }
 
@@ -50,7 +53,9 @@ export async function listModels(line: ModelsLine, flags: RunFlags): Promise<num
   const main = resolveMainProvider(config, explicit, catalog);
   const providers = [main, ...otherProviders(config, main.name, line.all)];
   const listings = await Promise.all(
-    providers.map((provider) => listProvider(provider, provider === main, catalog, line.offline)),
+    providers.map((provider) =>
+      listProvider(provider, provider === main, catalog, line.offline, config.ternHome)
+    ),
   );
   // Model names and errors come from the providers' servers.
   const { out } = terminalWriters(processWriters(), { json: line.json });
@@ -82,6 +87,7 @@ async function listProvider(
   main: boolean,
   catalog: ModelCatalog,
   offline: boolean,
+  ternHome: string,
 ): Promise<ProviderListing> {
   const usable = provider.apiKey !== undefined || !provider.keyRequired;
   const listing: ProviderListing = {
@@ -96,19 +102,36 @@ async function listProvider(
     main,
     models: catalog.entries(provider.name),
   };
-  // Ask the chosen provider's server, and other usable ones, unless told not to.
+  const cached = await readCachedModels(ternHome, provider.name, provider.baseUrl);
+  const fromCache = () => {
+    if (cached === undefined) return listing;
+    catalog.add(cached.models);
+    listing.models = catalog.entries(provider.name);
+    listing.cachedAt = new Date(cached.listedAt).toISOString();
+    return listing;
+  };
+  // Ask the chosen provider's server, and other usable ones, unless told not to or a listing
+  // from the last MODELS_CACHE_TTL_MS is at hand.
   const local = PROVIDER_PRESETS[provider.name]?.local ?? false;
-  if (offline || !usable || (local && !main)) return listing;
+  if (offline || !usable || (local && !main)) return fromCache();
+  if (cached !== undefined && isFresh(cached)) return fromCache();
+  let discovered;
   try {
-    const discovered = await discoverModels({
+    discovered = await discoverModels({
       provider: provider.name,
       api: provider.api,
       baseUrl: provider.baseUrl,
       apiKey: provider.apiKey,
       headers: provider.headers,
     });
-    catalog.add(discovered);
-    listing.models = catalog.entries(provider.name);
+  } catch (error) {
+    listing.error = error instanceof Error ? error.message : String(error);
+    return fromCache();
+  }
+  catalog.add(discovered);
+  listing.models = catalog.entries(provider.name);
+  try {
+    await writeCachedModels(ternHome, provider.name, provider.baseUrl, discovered);
   } catch (error) {
     listing.error = error instanceof Error ? error.message : String(error);
   }
@@ -124,6 +147,9 @@ function listingText(listings: ProviderListing[], model: string): string {
         `key: ${listing.key}${state}`,
     );
     if (listing.error) lines.push(`    could not list the server's models: ${listing.error}`);
+    if (listing.cachedAt) {
+      lines.push(`    the server's models as listed at ${listing.cachedAt} (cached)`);
+    }
     if (listing.models.length === 0) lines.push("    (no known models)");
     const rows = listing.models.map((entry) => modelRow(entry, listing.main && entry.id === model));
     lines.push(...table(rows));
@@ -155,7 +181,7 @@ function modelRow(entry: CatalogEntry, current: boolean): string[] {
     thinking,
     abilities,
     price,
-    entry.source,
+    entry.guessed ? `${entry.source} (guessed)` : entry.source,
   ];
 }
 

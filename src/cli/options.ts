@@ -9,6 +9,8 @@ export interface CliOption {
   name: string;
   short?: string;
   type: "string" | "boolean";
+  /** True when the option may be given more than once (its value is then a list). */
+  multiple?: boolean;
   /** The value's placeholder in the help (`<dir>`). */
   arg?: string;
   /** Its line under "Options:"; none for options the command list describes. */
@@ -35,6 +37,13 @@ const LEADING: readonly CliOption[] = [
 
 /** Options listed after the configuration keys' options, then those of single commands. */
 const TRAILING: readonly CliOption[] = [
+  {
+    name: "image",
+    type: "string",
+    multiple: true,
+    arg: "<file>",
+    help: "tern run: attach a workspace image to the task (PNG, JPEG, GIF, WebP; repeatable)",
+  },
   {
     name: "output",
     short: "o",

@@ -31,6 +31,8 @@ export interface RunFlags {
   session?: SessionChoice;
   /** `--skill`: the skill whose instructions come before the task. */
   skill?: string;
+  /** `--image`: workspace image files that go with the task. */
+  images?: string[];
 }
 
 /** Runs `task` once and returns the exit code for its exit reason. */
@@ -59,8 +61,16 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     // `/template args`, `/skill:name args` and --skill become the message the model gets.
     const resources = await agent.conversation.resources();
     const message = await expandInput(task, resources, flags.skill);
+    const images = flags.images === undefined
+      ? undefined
+      : await (await import("./run_images.ts")).attachImages(
+        agent.conversation.workspace,
+        agent.config,
+        flags.images,
+      );
     const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts, {
       resources,
+      ...(images === undefined ? {} : { images }),
     });
     if (text) {
       write.err(`tern: session ${session.id.slice(0, 8)} (continue it with tern run -c "…")\n`);
@@ -166,7 +176,7 @@ async function turnWithOutput(
   try {
     const result = await conversation.turn(task, { ...options, signal: controller.signal });
     if (output === "json") {
-      const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
+      const { exitReason, text, rounds, toolCalls, usage, cost, saved, error } = result;
       const audit = await conversation.sandbox()?.then(
         (sandbox) => sandbox.auditPath,
         () => undefined,
@@ -180,11 +190,13 @@ async function turnWithOutput(
           toolCalls,
           usage,
           cost,
+          saved,
           error,
           session: session.id,
           sessionPath: session.path,
           sessionUsage: total.usage,
           sessionCost: total.cost,
+          sessionSaved: total.saved,
           audit,
           ...(facts.hostFiles === undefined ? {} : { hostFiles: facts.hostFiles }),
         })) + "\n",

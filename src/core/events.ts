@@ -93,6 +93,8 @@ export type AgentEvent =
     usage: Usage;
     /** USD for the turn's calls whose prices are known; absent when none were. */
     cost?: number;
+    /** USD the prompt cache saved over the turn's priced calls (cacheSavingsOf). */
+    saved?: number;
     /** Human-readable detail for every exit reason but COMPLETED. */
     error?: string;
     /**

@@ -20,6 +20,23 @@ export interface SystemMessage {
 export interface UserMessage {
   role: "user";
   content: string;
+  /** Images that go with the text, in order (`tern run --image`). */
+  images?: ImagePart[];
+}
+
+/** The image formats every supported API accepts. */
+export type ImageMediaType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+
+/**
+ * One image in a message. In memory it carries its bytes; a session stores them once per
+ * content hash in the session's folder and the entry only `sha256` (session/images.ts).
+ */
+export interface ImagePart {
+  mediaType: ImageMediaType;
+  /** The bytes, base64; "" in a stored entry until the session reads them back. */
+  data: string;
+  /** Hex SHA-256 of the bytes: their name in the session's image folder. */
+  sha256: string;
 }
 
 export interface AssistantMessage {

@@ -5,7 +5,7 @@
  */
 import { resolve } from "../core/path.ts";
 import type { EmitFn } from "../core/events.ts";
-import type { Message } from "../core/messages.ts";
+import type { ImagePart, Message, UserMessage } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
 import { warnOnStderr } from "../config/workspace_file.ts";
 import { terminalText } from "../core/terminal_text.ts";
@@ -37,6 +37,7 @@ import { composeSystemPrompt } from "./resource_prompt.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
 import type { TurnConfig } from "./models.ts";
+import { imagesFolder, storeImages, withStoredImages } from "../session/images.ts";
 import { recordSettings } from "./run_session.ts";
 import { webFetchOptions, webSearchOptions } from "./web_search.ts";
 import { SessionHooks } from "./session_hooks.ts";
@@ -135,6 +136,8 @@ export interface TurnOptions {
   resources?: Resources;
   /** Messages typed while the turn runs, taken at the next model boundary. */
   steering?: () => string[];
+  /** Images that go with the task (`tern run --image`), already checked (llm/images.ts). */
+  images?: ImagePart[];
 }
 
 export class Conversation {
@@ -443,7 +446,10 @@ export class Conversation {
   }
 
   async #turn(task: string, options: TurnOptions): Promise<TurnResult> {
-    const { workspace, config, provider, session } = this.#options;
+    const { workspace, config, session } = this.#options;
+    // Images live in the session folder by hash; every request reads them back.
+    const images = imagesFolder(session.path);
+    const provider = withStoredImages(this.#options.provider, images);
     const state = session.state();
     const emit: EmitFn = (event) => {
       if (event.type === "model_switch") recordSwitch(session, event);
@@ -471,8 +477,9 @@ export class Conversation {
     const resources = options.resources ?? await this.resources();
     const prompt = await this.#hooks.prompt(task, state.items.length > 0, options.signal);
     if (prompt.blocked) return blockedTurn(emit, config.model, prompt.reason);
-    const user: Message = { role: "user", content: this.#withFacts(prompt.text) };
-    const userEntry = session.append({ type: "message", message: user });
+    const user: UserMessage = { role: "user", content: this.#withFacts(prompt.text) };
+    if (options.images !== undefined && options.images.length > 0) user.images = options.images;
+    const userEntry = session.append({ type: "message", message: storeImages(user, images) });
     const checkpoints = await this.#checkpoints();
     let stopped = 0;
     const extension = this.#options.extension;
@@ -507,6 +514,7 @@ export class Conversation {
         maxTokens: config.maxTokens,
         temperature: config.temperature,
         thinking: config.thinking,
+        cacheKey: `tern-${session.id}`,
         onMessage: record,
         onAnswering: () => this.preload(),
         prepare: compactionHook(session, {

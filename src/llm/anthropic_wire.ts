@@ -15,10 +15,17 @@ export interface CacheControl {
 /** A content block as Anthropic takes it in a request. */
 export type AnthropicBlock =
   | { type: "text"; text: string; cache_control?: CacheControl }
+  | { type: "image"; source: { type: "base64"; media_type: string; data: string } }
   | { type: "thinking"; thinking: string; signature: string }
   | { type: "redacted_thinking"; data: string }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content: string };
+  | {
+    type: "tool_use";
+    id: string;
+    name: string;
+    input: Record<string, unknown>;
+    cache_control?: CacheControl;
+  }
+  | { type: "tool_result"; tool_use_id: string; content: string; cache_control?: CacheControl };
 
 /** A message as Anthropic takes it: user and assistant strictly alternate. */
 export interface AnthropicMessage {
@@ -52,10 +59,13 @@ export const DEFAULT_MAX_TOKENS = 8192;
 /** Anthropic's smallest thinking budget; a smaller one means no thinking. */
 const MIN_THINKING_BUDGET = 1024;
 const EPHEMERAL: CacheControl = { type: "ephemeral" };
+/** Breakpoints left for the conversation after the system prompt's and the tools'. */
+const CONVERSATION_BREAKPOINTS = 2;
 
 /**
- * Builds the request body. The last system block and the last tool carry `cache_control`, so
- * the prefix a coding agent resends every round is read from the prompt cache. With a thinking
+ * Builds the request body. Four cache breakpoints (Anthropic's limit), so the prefix a coding
+ * agent resends every round is read from the prompt cache: the last system block, the last
+ * tool, and two that move with the conversation (see `markConversationBreakpoints`). With a thinking
  * budget of at least 1,024 tokens, `max_tokens` is raised to leave 1,024 tokens for the answer
  * and `temperature` is left out (Anthropic requires the default with thinking).
  */
@@ -63,7 +73,7 @@ export function toAnthropicRequestBody(request: ModelRequest): AnthropicRequestB
   const body: AnthropicRequestBody = {
     model: request.model,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
-    messages: toAnthropicMessages(request.messages),
+    messages: markConversationBreakpoints(toAnthropicMessages(request.messages)),
     stream: true,
   };
   const system: NonNullable<AnthropicRequestBody["system"]> = request.messages.flatMap((m) =>
@@ -95,6 +105,27 @@ export function toAnthropicRequestBody(request: ModelRequest): AnthropicRequestB
 }
 
 /**
+ * Puts a cache breakpoint on the last block of the newest user message (this round writes the
+ * cache up to there) and on the last block of the user message before it (the end of the
+ * previous round's prefix, which the cache already holds). The second one keeps the hit when a
+ * round adds more than the 20 blocks Anthropic looks back from a breakpoint (many tool
+ * results). User messages end in text or tool results, which both take `cache_control`.
+ */
+function markConversationBreakpoints(messages: AnthropicMessage[]): AnthropicMessage[] {
+  let marked = 0;
+  for (let i = messages.length - 1; i >= 0 && marked < CONVERSATION_BREAKPOINTS; i--) {
+    const message = messages[i];
+    if (message.role !== "user") continue;
+    const last = message.content.length - 1;
+    const block = message.content[last];
+    if (block === undefined || (block.type !== "text" && block.type !== "tool_result")) continue;
+    message.content[last] = { ...block, cache_control: EPHEMERAL };
+    marked++;
+  }
+  return messages;
+}
+
+/**
  * The non-system messages, with consecutive user-side messages (tool results, and user text
  * after them) merged into one user message, since Anthropic wants strict alternation.
  */
@@ -110,6 +141,13 @@ function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
       case "system":
         break;
       case "user":
+        // Images before their text, as Anthropic advises; the text stays last (a breakpoint).
+        for (const image of message.images ?? []) {
+          addUserBlock({
+            type: "image",
+            source: { type: "base64", media_type: image.mediaType, data: image.data },
+          });
+        }
         addUserBlock({ type: "text", text: message.content });
         break;
       case "tool":

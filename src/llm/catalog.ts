@@ -200,6 +200,8 @@ function copyEntry(entry: CatalogEntry): CatalogEntry {
 
 /** True when a discovered entry says more than `unknownModel()` would. */
 function carriesData(entry: CatalogEntry): boolean {
+  // Guesses are not data: a known entry that matches the id wins over them.
+  if (entry.guessed) return false;
   const defaults = unknownModel(entry.id);
   return entry.contextWindow !== defaults.contextWindow ||
     entry.maxOutputTokens !== defaults.maxOutputTokens || entry.images !== defaults.images ||

@@ -6,7 +6,14 @@
  */
 import { providerDetail, transportErrorMessage } from "./errors.ts";
 import { isRedirect, redirectMessage } from "./http_stream.ts";
-import { type ApiStyle, type CatalogEntry, type ModelPrice, unknownModel } from "./model_info.ts";
+import {
+  type ApiStyle,
+  type CatalogEntry,
+  guessedModel,
+  isListableModelId,
+  type ModelPrice,
+  unknownModel,
+} from "./model_info.ts";
 
 /** Where to list models and how to authenticate. */
 export interface DiscoveryOptions {
@@ -27,6 +34,10 @@ export interface DiscoveryOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
+/** The largest answer read: OpenRouter's full list with all its fields is about 1 MB. */
+export const MAX_MODELS_ANSWER_BYTES = 8 * 1024 * 1024;
+/** Most models taken from one answer. */
+export const MAX_DISCOVERED_MODELS = 2_000;
 const ANTHROPIC_VERSION = "2023-06-01";
 /** Anthropic pages its list (20 by default); one page of its maximum covers every model. */
 const ANTHROPIC_PAGE = "?limit=1000";
@@ -74,9 +85,10 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Catalog
         redirect: "manual",
       },
     );
-    text = isRedirect(response) ? "" : await response.text();
+    text = isRedirect(response) ? "" : await cappedText(response, MAX_MODELS_ANSWER_BYTES);
   } catch (error) {
     if (options.signal?.aborted) throw fail("aborted");
+    if (error instanceof TooLargeError) throw fail(error.message);
     if (timedOut) throw fail(`timed out after ${timeoutMs} ms`);
     throw fail(transportReason(error, origin));
   } finally {
@@ -102,10 +114,41 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Catalog
   if (!Array.isArray(data)) throw fail('unexpected response (no "data" list)');
   const entries = new Map<string, CatalogEntry>();
   for (const item of data) {
-    if (!isRecord(item) || typeof item.id !== "string" || item.id === "") continue;
-    if (!entries.has(item.id)) entries.set(item.id, entryOf(options.provider, item.id, item));
+    if (entries.size >= MAX_DISCOVERED_MODELS) break;
+    // Ids are shown in terminals and stored: no escapes, no whitespace, nothing huge.
+    if (!isRecord(item) || typeof item.id !== "string" || !isListableModelId(item.id)) continue;
+    if (!entries.has(item.id)) {
+      entries.set(item.id, entryOf(options.provider, options.api, item.id, item));
+    }
   }
   return [...entries.values()];
+}
+
+class TooLargeError extends Error {}
+
+/** The body as text, refused once it passes `maxBytes` (a hostile server's endless answer). */
+async function cappedText(response: Response, maxBytes: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new TooLargeError(`answer larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
 }
 
 function authHeaders(options: DiscoveryOptions): Record<string, string> {
@@ -125,12 +168,21 @@ function transportReason(error: unknown, origin: string): string {
   return at === -1 ? message : message.slice(at + prefix.length);
 }
 
-/** One `data[]` item as an entry: defaults, improved by the fields the server sent. */
-function entryOf(provider: string, id: string, item: Record<string, unknown>): CatalogEntry {
-  const entry: CatalogEntry = { provider, ...unknownModel(id), source: "discovered" };
+/**
+ * One `data[]` item as an entry: defaults, improved by the fields the server sent. Without a
+ * context window from the server the entry is `guessedModel()`'s, marked guessed.
+ */
+function entryOf(
+  provider: string,
+  api: ApiStyle,
+  id: string,
+  item: Record<string, unknown>,
+): CatalogEntry {
   // OpenRouter: context_length; vLLM: max_model_len.
   const window = positiveInteger(item.context_length) ?? positiveInteger(item.max_model_len);
-  if (window !== undefined) entry.contextWindow = window;
+  const entry: CatalogEntry = window === undefined
+    ? { provider, ...guessedModel(id, api) }
+    : { provider, ...unknownModel(id), source: "discovered", contextWindow: window };
   const top = isRecord(item.top_provider) ? item.top_provider : {};
   const output = positiveInteger(top.max_completion_tokens);
   entry.maxOutputTokens = Math.min(output ?? entry.maxOutputTokens, entry.contextWindow);

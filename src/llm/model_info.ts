@@ -39,6 +39,11 @@ export interface ModelInfo {
   price?: ModelPrice;
   /** Where this entry came from. */
   source: "catalog" | "config" | "discovered" | "default";
+  /**
+   * True for a discovered model nothing described: its limits and abilities are tern's guesses
+   * (`guessedModel()`), not the server's or the catalog's.
+   */
+  guessed?: boolean;
 }
 
 /** A catalog row: a model as one provider preset serves it. */
@@ -95,6 +100,41 @@ export function costOf(info: Pick<ModelInfo, "price">, usage: Usage): number | u
   const total = plain * price.input + cached * (price.cachedInput ?? price.input) +
     written * (price.cacheWrite ?? price.input) + usage.outputTokens * price.output;
   return total / 1_000_000;
+}
+
+/**
+ * What the prompt cache saved on one call in USD, against paying the full input price for
+ * every prompt token: cached tokens at the input price less their cache price, less the extra
+ * a cache write costs. Undefined when prices are unknown; 0 when nothing was cached or written.
+ */
+export function cacheSavingsOf(info: Pick<ModelInfo, "price">, usage: Usage): number | undefined {
+  const price = info.price;
+  if (price === undefined) return undefined;
+  const read = usage.cachedTokens * (price.input - (price.cachedInput ?? price.input));
+  const write = (usage.cacheWriteTokens ?? 0) * ((price.cacheWrite ?? price.input) - price.input);
+  return (read - write) / 1_000_000;
+}
+
+/**
+ * True for a model id fit to store and show: 1 to 256 characters, none of them whitespace,
+ * control or format characters (no terminal escapes, no bidi overrides from a hostile server).
+ */
+export function isListableModelId(id: string): boolean {
+  return id.length >= 1 && id.length <= 256 && !/[\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(id);
+}
+
+/**
+ * What tern guesses for a model a server lists but nobody describes, marked `guessed`: the
+ * `unknownModel()` defaults, except that Anthropic's API serves only Claude models, which all
+ * take 200k tokens of context and images.
+ */
+export function guessedModel(id: string, api: ApiStyle): ModelInfo {
+  const info: ModelInfo = { ...unknownModel(id), source: "discovered", guessed: true };
+  if (api === "anthropic") {
+    info.contextWindow = 200_000;
+    info.images = true;
+  }
+  return info;
 }
 
 /**

@@ -20,8 +20,14 @@ import { ToolCallAccumulator, type ToolCallFragment } from "./tool_call_accumula
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
 
 /** A message as Chat Completions expects it. */
+/** A part of a user message with images. */
+export type ChatContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string } };
+
 export type ChatMessage =
-  | { role: "system" | "user"; content: string }
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ChatContentPart[] }
   | {
     role: "assistant";
     content: string | null;
@@ -53,6 +59,7 @@ export interface ChatRequestBody {
   temperature?: number;
   reasoning_effort?: string;
   reasoning?: { effort: string };
+  prompt_cache_key?: string;
 }
 
 /** Server dialects of Chat Completions that differ in how they take limits and reasoning. */
@@ -61,6 +68,8 @@ export interface ChatDialect {
   maxTokensField?: "max_tokens" | "max_completion_tokens";
   /** `reasoning` (`{effort}`, OpenRouter) or `reasoning_effort` (OpenAI and most servers). */
   reasoningField?: "reasoning_effort" | "reasoning";
+  /** True when the server takes `prompt_cache_key` (OpenAI's own API); others may reject it. */
+  promptCacheKey?: boolean;
 }
 
 /**
@@ -95,14 +104,30 @@ export function toChatRequestBody(
   } else if (request.temperature !== undefined) {
     body.temperature = request.temperature;
   }
+  if (dialect.promptCacheKey && request.cacheKey !== undefined) {
+    body.prompt_cache_key = request.cacheKey;
+  }
   return body;
 }
 
 function toChatMessage(message: Message): ChatMessage {
   switch (message.role) {
     case "system":
+      return { role: "system", content: message.content };
     case "user":
-      return { role: message.role, content: message.content };
+      if (message.images === undefined || message.images.length === 0) {
+        return { role: "user", content: message.content };
+      }
+      return {
+        role: "user",
+        content: [
+          { type: "text", text: message.content },
+          ...message.images.map((image): ChatContentPart => ({
+            type: "image_url",
+            image_url: { url: `data:${image.mediaType};base64,${image.data}` },
+          })),
+        ],
+      };
     case "tool":
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
     case "assistant": {

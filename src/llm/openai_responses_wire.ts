@@ -16,7 +16,14 @@ import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
 /** One item of a Responses `input` list. */
 export type ResponsesInputItem =
   | { type: "message"; role: "system"; content: string }
-  | { type: "message"; role: "user"; content: { type: "input_text"; text: string }[] }
+  | {
+    type: "message";
+    role: "user";
+    content: (
+      | { type: "input_text"; text: string }
+      | { type: "input_image"; image_url: string; detail: "auto" }
+    )[];
+  }
   | { type: "message"; role: "assistant"; content: { type: "output_text"; text: string }[] }
   | {
     type: "reasoning";
@@ -46,6 +53,8 @@ export interface ResponsesRequestBody {
   temperature?: number;
   reasoning?: { effort: string; summary: "auto" };
   include?: "reasoning.encrypted_content"[];
+  /** The conversation's key, so every round of it reaches the same prompt cache. */
+  prompt_cache_key?: string;
 }
 
 /**
@@ -85,6 +94,7 @@ export function toResponsesRequestBody(request: ModelRequest): ResponsesRequestB
   } else if (request.temperature !== undefined) {
     body.temperature = request.temperature;
   }
+  if (request.cacheKey !== undefined) body.prompt_cache_key = request.cacheKey;
   return body;
 }
 
@@ -96,7 +106,14 @@ function toInputItems(message: Message): ResponsesInputItem[] {
       return [{
         type: "message",
         role: "user",
-        content: [{ type: "input_text", text: message.content }],
+        content: [
+          { type: "input_text", text: message.content },
+          ...(message.images ?? []).map((image) => ({
+            type: "input_image" as const,
+            image_url: `data:${image.mediaType};base64,${image.data}`,
+            detail: "auto" as const,
+          })),
+        ],
       }];
     case "tool":
       return [{

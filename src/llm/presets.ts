@@ -22,6 +22,7 @@ export interface ProviderPreset {
   chat?: {
     maxTokensField?: "max_tokens" | "max_completion_tokens";
     reasoningField?: "reasoning_effort" | "reasoning";
+    promptCacheKey?: boolean;
   };
   /** Extra request headers. */
   headers?: Record<string, string>;
@@ -43,7 +44,11 @@ export const PROVIDER_PRESETS: Readonly<Record<string, ProviderPreset>> = Object
     keyRequired: true,
     local: false,
     // OpenAI's reasoning models reject `max_tokens`.
-    chat: { maxTokensField: "max_completion_tokens", reasoningField: "reasoning_effort" },
+    chat: {
+      maxTokensField: "max_completion_tokens",
+      reasoningField: "reasoning_effort",
+      promptCacheKey: true,
+    },
     defaultModel: "gpt-5",
     description: "OpenAI Chat Completions API",
   },

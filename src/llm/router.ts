@@ -9,7 +9,13 @@
  * thinking streamed before a retry are void; the `retry` event says so.
  */
 import { abortedError, clientError } from "./errors.ts";
-import { type ApiStyle, costOf, type ModelInfo, reasoningFor } from "./model_info.ts";
+import {
+  type ApiStyle,
+  cacheSavingsOf,
+  costOf,
+  type ModelInfo,
+  reasoningFor,
+} from "./model_info.ts";
 import type { ErrorStreamEvent, ModelRequest, Provider, StreamEvent } from "./types.ts";
 
 /** One provider/model pair of the chain. */
@@ -214,6 +220,8 @@ function priced(event: Extract<StreamEvent, { type: "done" }>, target: RouteTarg
   const done = { ...event, provider: target.providerName, model: target.model };
   const cost = event.usage === undefined ? undefined : costOf(target.info, event.usage);
   if (cost !== undefined) done.cost = cost;
+  const saved = event.usage === undefined ? undefined : cacheSavingsOf(target.info, event.usage);
+  if (saved !== undefined) done.saved = saved;
   return done;
 }
 

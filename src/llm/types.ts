@@ -34,6 +34,11 @@ export interface ModelRequest {
   thinking?: ThinkingLevel;
   /** Reasoning parameters to send; absent means send none (the model does not think). */
   reasoning?: ReasoningRequest;
+  /**
+   * A stable key for the conversation (tern uses the session), so a provider that routes prompt
+   * caches by key (OpenAI's `prompt_cache_key`) sends every round to the same cache.
+   */
+  cacheKey?: string;
 }
 
 /** Why the model stopped: normalised across APIs. */
@@ -64,6 +69,11 @@ export type StreamEvent =
     provider?: string;
     model?: string;
     cost?: number;
+    /**
+     * USD the prompt cache saved on this call against the full input price (negative when a
+     * cache write cost more than it saved yet); absent when prices are unknown.
+     */
+    saved?: number;
   }
   | ErrorStreamEvent;
 

@@ -48,6 +48,7 @@ export class Replayer {
         this.#items.push({ id: entry.id, message: entry.message });
         if (entry.usage) settings.usage = addUsage(settings.usage, entry.usage);
         if (entry.cost !== undefined) settings.cost = (settings.cost ?? 0) + entry.cost;
+        if (typeof entry.saved === "number") settings.saved = (settings.saved ?? 0) + entry.saved;
         break;
       case "model":
         if (entry.cause === "fallback") {
@@ -113,7 +114,17 @@ function copyCheckpoint(checkpoint: Checkpoint): Checkpoint {
     fallbacks: [...checkpoint.fallbacks],
   };
   // As it reads back from the file, where JSON leaves undefined fields out.
-  for (const key of ["model", "provider", "thinking", "mode", "profile", "cost"] as const) {
+  for (
+    const key of [
+      "model",
+      "provider",
+      "thinking",
+      "mode",
+      "profile",
+      "cost",
+      "saved",
+    ] as const
+  ) {
     if (copy[key] === undefined) delete copy[key];
   }
   return copy;
@@ -136,6 +147,7 @@ export function isCheckpoint(value: unknown): value is Checkpoint {
       typeof usage[key] === "number"
     ) &&
     (c.cost === undefined || typeof c.cost === "number") &&
+    (c.saved === undefined || typeof c.saved === "number") &&
     Array.isArray(c.fallbacks) && c.fallbacks.every((f) => typeof f === "string") &&
     typeof c.compactions === "number";
 }

@@ -66,6 +66,8 @@ export type MessageEntry = EntryBase & {
   provider?: string;
   model?: string;
   cost?: number;
+  /** For assistant messages: USD the prompt cache saved on the call, when prices are known. */
+  saved?: number;
   /**
    * The subagent completions (run ids) this message delivered to the model: a `wait_agent`
    * result or an injected agent message. Written in the same line as the message, so a
@@ -128,6 +130,8 @@ export interface Checkpoint {
   usage: Usage;
   /** Cost in USD summed over the path's priced calls; absent when none had a price. */
   cost?: number;
+  /** USD the prompt cache saved, summed over the path's priced calls; absent when none had one. */
+  saved?: number;
   /** Fallback switches on the path, in order (`provider/model`). */
   fallbacks: string[];
   /** Compactions on the path. */

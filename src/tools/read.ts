@@ -3,6 +3,7 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";
+import { sniffImageType } from "../llm/images.ts";
 import { openVerified, type VerifiedFile } from "./verified_io.ts";
 import { checkPath, displayPath } from "./paths.ts";
 
@@ -67,7 +68,17 @@ export function createReadTool(): Tool {
             "read a part of it with offset and limit, or search it with grep",
         );
       }
-      if (looksBinary(file.head(BINARY_SNIFF_BYTES))) {
+      const head = file.head(BINARY_SNIFF_BYTES);
+      const image = sniffImageType(head);
+      if (image !== undefined) {
+        // Said plainly, so the model does not try other ways to look at the bytes.
+        throw new ToolError(
+          "EXECUTION_FAILED",
+          `Cannot read "${args.path}": it is an image (${image}, ${file.size} bytes) and read ` +
+            "returns text only; ask the user to attach it (tern run --image) if you need to see it",
+        );
+      }
+      if (looksBinary(head)) {
         throw new ToolError(
           "EXECUTION_FAILED",
           `Cannot read "${args.path}": binary file (${file.size} bytes)`,

@@ -184,7 +184,7 @@ Deno.test("createAnthropicProvider() sends system, tools and merged tool results
       content: [
         { type: "tool_result", tool_use_id: "toolu_1", content: "A" },
         { type: "tool_result", tool_use_id: "toolu_2", content: "B" },
-        { type: "text", text: "Now compare them" },
+        { type: "text", text: "Now compare them", cache_control: { type: "ephemeral" } },
       ],
     }]);
     // The dialect reads the body back into the request tern sent.

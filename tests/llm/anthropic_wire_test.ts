@@ -57,7 +57,10 @@ Deno.test("toAnthropicRequestBody() drops an empty assistant and keeps user turn
   });
   assert.deepEqual(body.messages, [{
     role: "user",
-    content: [{ type: "text", text: "one" }, { type: "text", text: "two" }],
+    content: [
+      { type: "text", text: "one" },
+      { type: "text", text: "two", cache_control: { type: "ephemeral" } },
+    ],
   }]);
 });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { discoverModels } from "../../src/llm/discovery.ts";
-import { unknownModel } from "../../src/llm/model_info.ts";
+import { type ApiStyle, guessedModel, unknownModel } from "../../src/llm/model_info.ts";
 
 const KEY = "sk-live-SECRET-0123456789abcdef";
 
@@ -43,6 +43,11 @@ function discovered(provider: string, id: string) {
   return { provider, ...unknownModel(id), source: "discovered" as const };
 }
 
+/** What discovery makes of a model the server gives no context window for. */
+function guessed(provider: string, id: string, api: ApiStyle = "openai") {
+  return { provider, ...guessedModel(id, api) };
+}
+
 Deno.test("discoverModels() reads an OpenAI-style list", async () => {
   const seen: Seen[] = [];
   const handler = (request: Request) => {
@@ -65,7 +70,7 @@ Deno.test("discoverModels() reads an OpenAI-style list", async () => {
       baseUrl,
       apiKey: KEY,
     });
-    assert.deepEqual(models, [discovered("openai", "gpt-5"), discovered("openai", "gpt-4o")]);
+    assert.deepEqual(models, [guessed("openai", "gpt-5"), guessed("openai", "gpt-4o")]);
   });
   assert.equal(seen[0].url.pathname, "/v1/models");
   assert.equal(seen[0].method, "GET");
@@ -85,7 +90,7 @@ Deno.test("discoverModels() sends no authorization without a key", async () => {
       baseUrl,
       headers: { "x-extra": "1" },
     });
-    assert.deepEqual(models, [discovered("ollama", "qwen3-coder:30b")]);
+    assert.deepEqual(models, [guessed("ollama", "qwen3-coder:30b")]);
   });
   assert.equal(authorization, null);
 });
@@ -130,7 +135,7 @@ Deno.test("discoverModels() reads OpenRouter limits, prices and parameters", asy
         price: { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 },
       },
       { ...discovered("openrouter", "openrouter/auto"), contextWindow: 2_000_000, tools: false },
-      { ...discovered("openrouter", "free/model"), price: { input: 0, output: 0 } },
+      { ...guessed("openrouter", "free/model"), price: { input: 0, output: 0 } },
     ]);
   });
 });
@@ -176,7 +181,14 @@ Deno.test("discoverModels() sends Anthropic's headers", async () => {
       baseUrl,
       apiKey: KEY,
     });
-    assert.deepEqual(models, [discovered("anthropic", "claude-sonnet-4-5-20250929")]);
+    assert.deepEqual(models, [
+      // Claude models all take 200k tokens and images: the guess says so.
+      {
+        ...guessed("anthropic", "claude-sonnet-4-5-20250929", "anthropic"),
+        contextWindow: 200_000,
+      },
+    ]);
+    assert.equal(models[0].images, true);
   });
   assert.ok(seen);
   assert.equal(seen.url.pathname, "/v1/models");

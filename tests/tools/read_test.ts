@@ -64,6 +64,36 @@ Deno.test("read() refuses binary files", async () => {
   });
 });
 
+Deno.test("read() says plainly that an image file is an image it cannot return", async () => {
+  await withSandbox(async ({ ws }) => {
+    const png = [
+      0x89,
+      0x50,
+      0x4e,
+      0x47,
+      0x0d,
+      0x0a,
+      0x1a,
+      0x0a,
+      0,
+      0,
+      0,
+      13,
+      0x49,
+      0x48,
+      0x44,
+      0x52,
+    ];
+    await Deno.writeFile(join(ws, "shot.png"), new Uint8Array(png));
+    const message = failed(await call(read, ws, { path: "shot.png" }), "EXECUTION_FAILED");
+    equal(
+      message,
+      'Cannot read "shot.png": it is an image (image/png, 16 bytes) and read returns text only; ' +
+        "ask the user to attach it (tern run --image) if you need to see it",
+    );
+  });
+});
+
 Deno.test("read() reports a missing file as NOT_FOUND with a hint", async () => {
   await withSandbox(async ({ ws }) => {
     const message = failed(await call(read, ws, { path: "nope.ts" }), "NOT_FOUND");

@@ -81,7 +81,12 @@ export function backgroundServices(
     },
     async models(config) {
       const { configuredCatalog, resolveNamedProvider } = await import("../../llm/setup.ts");
+      const { readAllCachedModels } = await import("../../llm/models_cache.ts");
       const catalog = configuredCatalog(config);
+      // What the servers listed last (`tern models`), without asking them now.
+      for (const listing of (await readAllCachedModels(ternHome)).values()) {
+        catalog.add(listing.models);
+      }
       const current = config.provider ?? catalog.providerOf(config.model) ?? "";
       const usable = (name: string) => {
         if (name === current) return true;
@@ -102,7 +107,9 @@ export function backgroundServices(
       const list = entries.map((entry) => ({
         provider: entry.provider,
         model: entry.id,
-        detail: `${Math.round(entry.contextWindow / 1000)}k${entry.reasoning ? " · thinking" : ""}`,
+        detail: `${Math.round(entry.contextWindow / 1000)}k${entry.reasoning ? " · thinking" : ""}${
+          entry.guessed ? " · guessed" : ""
+        }`,
       }));
       if (!list.some((m) => m.model === config.model)) {
         // A provider given only by its base URL has no name to switch back to: "" keeps it.

@@ -131,14 +131,16 @@ export function settingsCommands(deps: {
       description: "tokens and cost of this session",
       whileRunning: true,
       run: (context) => {
-        const { usage, cost } = context.session.state();
+        const { usage, cost, saved } = context.session.state();
         const dollars = cost === undefined
           ? "unknown (no prices for this model)"
           : `$${cost.toFixed(4)}`;
+        const written = usage.cacheWriteTokens ? `, cache writes ${usage.cacheWriteTokens}` : "";
         context.print([
-          `  input ${usage.inputTokens} tokens (cached ${usage.cachedTokens}), output ${usage.outputTokens} ` +
-          `(reasoning ${usage.reasoningTokens})`,
-          `  cost ${dollars}`,
+          `  input ${usage.inputTokens} tokens (cached ${usage.cachedTokens}${written}), ` +
+          `output ${usage.outputTokens} (reasoning ${usage.reasoningTokens})`,
+          `  cost ${dollars}` +
+          (saved === undefined ? "" : `, prompt cache saved $${saved.toFixed(4)}`),
         ]);
       },
     },

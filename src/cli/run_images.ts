@@ -1,0 +1,58 @@
+/**
+ * `tern run --image`: workspace image files read through the file tools' confinement (inside
+ * the workspace, no symlink out, a regular file) and checked (type, size, count, a model that
+ * takes images) before the turn starts.
+ */
+import type { TernConfig } from "../config/mod.ts";
+import { TernError } from "../core/errors.ts";
+import type { ImagePart } from "../core/messages.ts";
+import { imagePart, MAX_IMAGES_PER_REQUEST } from "../llm/images.ts";
+import { checkPath } from "../tools/paths.ts";
+import { readFileVerified } from "../tools/verified_io.ts";
+
+/**
+ * The images at `paths` (relative to `workspace`), for the model `config` names.
+ * @throws {TernError} `Cannot attach image "<path>": …` for a path outside the workspace, a
+ * missing or unreadable file, no image, too large; or when the model takes no images.
+ */
+export async function attachImages(
+  workspace: string,
+  config: TernConfig,
+  paths: readonly string[],
+): Promise<ImagePart[]> {
+  if (paths.length > MAX_IMAGES_PER_REQUEST) {
+    throw new TernError(
+      `Cannot attach ${paths.length} images: at most ${MAX_IMAGES_PER_REQUEST} go with one task`,
+    );
+  }
+  const { configuredCatalog } = await import("../llm/setup.ts");
+  const info = configuredCatalog(config).lookup(config.provider, config.model);
+  if (!info.images) {
+    throw new TernError(
+      `Cannot attach images: model "${config.model}" does not take images (its catalog entry ` +
+        `says images: false; set "images": true for it under "models" in the config if it does)`,
+    );
+  }
+  const images: ImagePart[] = [];
+  for (const path of paths) {
+    let checked;
+    try {
+      checked = await checkPath(workspace, path);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new TernError(`Cannot attach image "${path}": ${reason}`);
+    }
+    const bytes = checked.info?.isFile ? readFileVerified(checked.root, checked.real) : null;
+    if (bytes === null) {
+      throw new TernError(
+        `Cannot attach image "${path}": not a readable regular file inside the workspace`,
+      );
+    }
+    try {
+      images.push(await imagePart(bytes, path));
+    } catch (error) {
+      throw new TernError(error instanceof Error ? error.message : String(error));
+    }
+  }
+  return images;
+}

@@ -1,0 +1,129 @@
+/**
+ * A session's images: stored once per content hash in the session folder
+ * (`<folder>/images/<sha256>`), the entries carrying only the hash. A provider wrapper reads
+ * them back into each request, keeping the newest MAX_IMAGES_PER_REQUEST.
+ */
+import type { ImagePart, Message } from "../core/messages.ts";
+import { dirname, join } from "../core/path.ts";
+import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST, sha256Hex } from "../llm/images.ts";
+import type { Provider } from "../llm/types.ts";
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** The image folder of the session at `sessionPath` (shared by the folder's sessions). */
+export function imagesFolder(sessionPath: string): string {
+  return join(dirname(sessionPath), "images");
+}
+
+/**
+ * Writes `message`'s images into `folder` (once per hash, owner-only) and returns the message
+ * as the session stores it: each image without its bytes.
+ */
+export function storeImages<T extends Message>(message: T, folder: string): T {
+  if (message.role !== "user" || message.images === undefined) return message;
+  Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  for (const image of message.images) {
+    if (image.data === "" || !HASH.test(image.sha256)) continue;
+    try {
+      Deno.writeFileSync(join(folder, image.sha256), decode(image.data), {
+        createNew: true,
+        mode: 0o600,
+      });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+  }
+  return { ...message, images: message.images.map((image) => ({ ...image, data: "" })) };
+}
+
+/**
+ * `provider`, with stored images read back from `folder` into every request. An image whose
+ * file is gone, too large or not what its hash says is left out with a note in the text; past
+ * MAX_IMAGES_PER_REQUEST the oldest are left out the same way.
+ */
+export function withStoredImages(provider: Provider, folder: string): Provider {
+  const cache = new Map<string, string>();
+  return {
+    name: provider.name,
+    async *stream(request, signal) {
+      const messages = await loadImages(request.messages, folder, cache);
+      yield* provider.stream({ ...request, messages }, signal);
+    },
+  };
+}
+
+async function loadImages(
+  messages: Message[],
+  folder: string,
+  cache: Map<string, string>,
+): Promise<Message[]> {
+  if (!messages.some((m) => m.role === "user" && m.images?.length)) return messages;
+  let budget = MAX_IMAGES_PER_REQUEST;
+  const result: Message[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message.role !== "user" || !message.images?.length) {
+      result.push(message);
+      continue;
+    }
+    const kept: ImagePart[] = [];
+    const notes: string[] = [];
+    for (const image of [...message.images].reverse()) {
+      if (budget === 0) {
+        notes.push(`[an older image was left out: at most ${MAX_IMAGES_PER_REQUEST} per request]`);
+        continue;
+      }
+      const data = image.data !== "" ? image.data : await readStored(image, folder, cache);
+      if (data === undefined) {
+        notes.push(`[image ${image.sha256.slice(0, 12)} is no longer in the session folder]`);
+        continue;
+      }
+      kept.unshift({ ...image, data });
+      budget--;
+    }
+    const content = notes.length === 0
+      ? message.content
+      : `${message.content}\n${notes.join("\n")}`;
+    result.push(
+      kept.length > 0 ? { ...message, content, images: kept } : { role: "user", content },
+    );
+  }
+  return result.reverse();
+}
+
+async function readStored(
+  image: ImagePart,
+  folder: string,
+  cache: Map<string, string>,
+): Promise<string | undefined> {
+  if (!HASH.test(image.sha256)) return undefined;
+  const known = cache.get(image.sha256);
+  if (known !== undefined) return known;
+  try {
+    const path = join(folder, image.sha256);
+    const info = await Deno.lstat(path);
+    if (!info.isFile || info.size > MAX_IMAGE_BYTES) return undefined;
+    const bytes = await Deno.readFile(path);
+    if (await sha256Hex(bytes) !== image.sha256) return undefined;
+    const data = encode(bytes);
+    cache.set(image.sha256, data);
+    return data;
+  } catch {
+    return undefined;
+  }
+}
+
+function decode(base64: string): Uint8Array {
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+function encode(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}
