@@ -36,3 +36,77 @@ testWith(
     });
   },
 );
+
+testWith(
+  [tmuxNeed],
+  "tern interactive asks about a multi-line command in plain words and sends the person's reason for a denial",
+  async () => {
+    const command = 'for f in *.txt; do\n  echo "$(wc -l < "$f") $f"\ndone';
+    const script: Script = [
+      { toolCalls: [{ id: "c1", name: "bash", arguments: JSON.stringify({ command }) }] },
+      { text: "Understood, I will not loop." },
+    ];
+    await withTern(script, { columns: 90, rows: 30 }, async ({ tern, server }) => {
+      await send(tern, "count lines");
+      const dialog = rows(await tern.waitForText("[n] deny", { scrollback: false }));
+      const first = dialog.findIndex((line) => line === "for f in *.txt; do");
+      ok(first > 0, dialog.join("\n"));
+      equal(dialog[first + 1], '  echo "$(wc -l < "$f") $f"');
+      equal(dialog[first + 2], "done");
+      ok(
+        dialog.includes("contains `$(…)`: tern cannot check what it will run"),
+        dialog.join("\n"),
+      );
+      ok(!dialog.some((line) => line.includes("runs-code")), "no classifier label");
+      await tern.keys("r");
+      await tern.waitForText("Reason for the model:", { scrollback: false });
+      await tern.type("use wc -l directly");
+      await tern.keys("Enter");
+      const done = await tern.waitForText("Understood, I will not loop.");
+      ok(done.includes("denied by person: use wc -l directly"), done);
+      const observation = server.requests[1].modelRequest.messages.at(-1);
+      equal(observation?.role, "tool");
+      ok(
+        String(observation?.content).includes("The user denied it, saying: use wc -l directly"),
+        String(observation?.content),
+      );
+    });
+  },
+);
+
+testWith(
+  [tmuxNeed],
+  "tern interactive numbers a proposed edit's lines and shows the whole diff on v before the answer",
+  async () => {
+    const before = Array.from({ length: 80 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+    const after = before.replace(/line (\d+)/g, "row $1");
+    const script: Script = [
+      {
+        toolCalls: [{
+          id: "e1",
+          name: "write",
+          arguments: JSON.stringify({ path: "notes.txt", content: after }),
+        }],
+      },
+      { text: "Written." },
+    ];
+    const setup = (dir: string) => Deno.writeTextFile(`${dir}/notes.txt`, before);
+    await withTern(script, { columns: 90, rows: 30, setup }, async ({ tern, dir }) => {
+      await send(tern, "rename lines");
+      const dialog = rows(await tern.waitForText("[v] view in full", { scrollback: false }));
+      ok(dialog.some((line) => /^ {0,2}1 - line 1$/.test(line)), dialog.join("\n"));
+      ok(!dialog.some((line) => line.includes("@@")), "no raw hunk header");
+      ok(!dialog.some((line) => line.includes("40 - line 40")), "the middle is cut");
+      await tern.keys("v");
+      await tern.waitForText("lines 1–", { scrollback: false });
+      // The second page holds the middle the dialog had cut.
+      await tern.keys("Space");
+      await tern.waitForText("40 - line 40", { scrollback: false });
+      await tern.keys("Escape");
+      await tern.waitForText("[v] view in full", { scrollback: false });
+      await tern.keys("y");
+      await tern.waitForText("Written.");
+      equal(await Deno.readTextFile(`${dir}/notes.txt`), after);
+    });
+  },
+);
