@@ -5,7 +5,8 @@
  */
 import { equal, ok } from "node:assert/strict";
 import type { Script } from "../../src/llm/scripted.ts";
-import { send, withTern } from "../support/tmux_run.ts";
+import { send, waitUntil, withTern } from "../support/tmux_run.ts";
+import { shellQuote, type TmuxTern } from "../support/tmux.ts";
 import { testWith, tmuxNeed } from "../support/needs.ts";
 
 /** Lines of the capture, trailing blanks gone. */
@@ -108,5 +109,54 @@ testWith(
       await tern.waitForText("Written.");
       equal(await Deno.readTextFile(`${dir}/notes.txt`), after);
     });
+  },
+);
+
+/** What tern wrote to its terminal, escape sequences removed: every frame, in order. */
+async function recordPane(tern: TmuxTern, file: string): Promise<() => Promise<string>> {
+  await tern.tmux("pipe-pane", "-O", "-t", tern.target, `cat >> ${shellQuote(file)}`);
+  return async () =>
+    (await Deno.readTextFile(file).catch(() => ""))
+      // deno-lint-ignore no-control-regex
+      .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b./g, "");
+}
+
+testWith(
+  [tmuxNeed],
+  "tern interactive never draws a finished call's live line again after committing it",
+  async () => {
+    const script: Script = [
+      {
+        toolCalls: [{
+          id: "c1",
+          name: "bash",
+          arguments: JSON.stringify({ command: "touch made-by-tern.txt" }),
+        }],
+      },
+      { text: "Made it." },
+    ];
+    const file = await Deno.makeTempFile({ prefix: "tern-pane-" });
+    try {
+      await withTern(script, { columns: 90, rows: 30 }, async ({ tern }) => {
+        const written = await recordPane(tern, file);
+        await send(tern, "make a file");
+        await tern.waitForText("[n] deny", { scrollback: false });
+        await tern.keys("y");
+        await tern.waitForText("Made it.");
+        await waitUntil(async () => (await written()).includes("Made it."), "the answer");
+        const stream = await written();
+        const line = "✓ bash  touch made-by-tern.txt";
+        const committed = stream.indexOf(line);
+        ok(committed >= 0, stream);
+        const after = stream.slice(committed + line.length);
+        ok(
+          !after.includes("bash  touch made-by-tern.txt"),
+          `a stale live line was drawn:\n${after}`,
+        );
+        ok(!after.includes("[n] deny"), `a stale dialog was drawn:\n${after}`);
+      });
+    } finally {
+      await Deno.remove(file);
+    }
   },
 );

@@ -20,10 +20,19 @@ import type { TurnResult } from "../../agent/loop.ts";
 import type { Conversation } from "../../harness/conversation.ts";
 import { type CommandContext, type CommandRegistry, parseCommandLine } from "./commands.ts";
 
+/** The live region's lines and cursor. */
+export interface LiveFrame {
+  lines: string[];
+  cursor?: { row: number; col: number };
+}
+
 /** Where the app draws. */
 export interface AppScreen {
-  /** Writes finished lines into scrollback, once. */
-  commit(lines: string[]): void;
+  /**
+   * Writes finished lines into scrollback, once, and draws the live region `next` below them
+   * in the same write (no stale live frame in between).
+   */
+  commit(lines: string[], next?: LiveFrame): void;
   /** Redraws the live region. */
   render(lines: string[], cursor?: { row: number; col: number }): void;
   columns(): number;
@@ -297,8 +306,9 @@ export class InteractiveApp {
       lines.push(...this.#options.view.apply(safe, this.#width()));
     }
     if (event.type === "steering") this.#options.view.queued([...this.#queue]);
-    if (lines.length > 0) this.#options.screen.commit(lines);
-    this.#scheduleFrame();
+    // The finished lines and the live region after them, in one write.
+    if (lines.length > 0) this.#options.screen.commit(lines, this.#liveFrame());
+    else this.#scheduleFrame();
   }
 
   /** Leaves the session: aborts a running turn and tells the owner. */
@@ -315,6 +325,12 @@ export class InteractiveApp {
   /** Redraws the live region now. */
   frame(): void {
     if (this.#exited) return;
+    const { lines, cursor } = this.#liveFrame();
+    this.#options.screen.render(lines, cursor);
+  }
+
+  /** What the live region shows now: the view's live lines, a hint, the dialog or editor, status. */
+  #liveFrame(): LiveFrame {
     const { view, editor, theme, screen } = this.#options;
     const width = this.#width();
     const lines = view.live(width);
@@ -336,7 +352,7 @@ export class InteractiveApp {
       lines.push(...edited.lines);
     }
     lines.push(...status);
-    screen.render(lines, cursor);
+    return { lines, cursor };
   }
 
   #scheduleFrame(): void {
@@ -424,8 +440,9 @@ export class InteractiveApp {
   }
 
   #print(lines: string[]): void {
-    if (lines.length > 0) this.#options.screen.commit(lines);
-    this.frame();
+    if (lines.length > 0 && !this.#exited) this.#options.screen.commit(lines, this.#liveFrame());
+    else if (lines.length > 0) this.#options.screen.commit(lines);
+    else this.frame();
   }
 
   #width(): number {
