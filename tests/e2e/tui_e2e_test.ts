@@ -47,7 +47,7 @@ testWith([tmuxNeed], "tern interactive runs a turn with a write approved with y"
     await send(tern, "please write hello");
     const dialog = await tern.waitForText("[y] allow once   [a] allow for this session   [n] deny");
     match(dialog, /Allow write\?/);
-    match(dialog, /^\+hi there$/m, "the dialog shows the proposed diff");
+    match(dialog, /^1 \+ hi there$/m, "the dialog shows the proposed diff, numbered");
     equal(await exists(join(dir, "hello.txt")), false, "nothing is written before the answer");
 
     await tern.keys("y");
