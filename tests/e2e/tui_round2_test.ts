@@ -7,7 +7,7 @@ import { equal, ok } from "node:assert/strict";
 import type { Script } from "../../src/llm/scripted.ts";
 import { send, waitUntil, withTern } from "../support/tmux_run.ts";
 import { shellQuote, type TmuxTern } from "../support/tmux.ts";
-import { testWith, tmuxNeed } from "../support/needs.ts";
+import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
 
 /** Lines of the capture, trailing blanks gone. */
 const rows = (screen: string) => screen.split("\n").map((line) => line.trimEnd());
@@ -158,5 +158,43 @@ testWith(
     } finally {
       await Deno.remove(file);
     }
+  },
+);
+
+testWith(
+  [tmuxNeed, bwrapNeed],
+  "tern interactive takes a queued message back for editing on Up, and sends the edit instead",
+  async () => {
+    const script: Script = [
+      {
+        toolCalls: [{
+          id: "c1",
+          name: "bash",
+          arguments: JSON.stringify({ command: "while [ ! -e go ]; do sleep 0.05; done" }),
+        }],
+      },
+      { text: "Saw your edit." },
+    ];
+    await withTern(script, { args: ["--mode", "bypass"] }, async ({ tern, server, dir }) => {
+      await send(tern, "wait for go");
+      await tern.waitFor((screen) => /[\u2800-\u28ff] bash /.test(screen), "the running command");
+      await send(tern, "first draft");
+      await tern.waitForText("⏎ queued (↑ edits): first draft");
+      await tern.keys("Up");
+      await tern.waitFor(
+        (screen) => rows(screen).includes("› first draft") && !screen.includes("⏎ queued"),
+        "the queued text back in the editor",
+        { scrollback: false },
+      );
+      // Withdrawn and rewritten: the edited text is queued in its place.
+      await tern.keys("C-u");
+      await send(tern, "final words");
+      await tern.waitForText("⏎ queued (↑ edits): final words");
+      await Deno.writeTextFile(`${dir}/go`, "");
+      await tern.waitForText("Saw your edit.");
+      const sent = JSON.stringify(server.requests[1].modelRequest.messages);
+      ok(sent.includes("final words"), sent);
+      ok(!sent.includes("first draft"), "the withdrawn text never reached the model");
+    });
   },
 );

@@ -320,11 +320,11 @@ Deno.test("TranscriptView shows queued messages live and commits them when steer
   const view = new TranscriptView({ theme: plain, workspace: WS, now: () => 0 });
   deepEqual(view.user("fix the tests", 40), ["› fix the tests"]);
   view.queued(["also run lint", "and format"]);
-  deepEqual(view.live(40), ["", "⏎ queued: also run lint", "⏎ queued: and format"]);
+  deepEqual(view.live(40), ["", "⏎ queued: also run lint", "⏎ queued (↑ edits): and format"]);
   deepEqual(view.apply({ type: "steering", round: 1, text: "also run lint" }, 40), [
     "⏎ also run lint",
   ]);
-  deepEqual(view.live(40), ["", "⏎ queued: and format"]);
+  deepEqual(view.live(40), ["", "⏎ queued (↑ edits): and format"]);
   view.reset();
   deepEqual(view.live(40), []);
 });

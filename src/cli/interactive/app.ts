@@ -163,6 +163,13 @@ export class InteractiveApp {
       else this.notice("No command output yet");
       return true;
     }
+    if (
+      event.name === "up" && !event.ctrl && !event.shift && this.#queue.length > 0 &&
+      (event.alt || editor.isEmpty)
+    ) {
+      this.#editQueued();
+      return true;
+    }
     if (event.ctrl && event.name === "d" && editor.isEmpty) {
       this.exit();
       return true;
@@ -261,6 +268,19 @@ export class InteractiveApp {
     const { editor } = this.#options;
     const kept = editor.isEmpty ? [] : [editor.text];
     editor.text = [...this.#drainQueue(), ...kept].join("\n\n");
+  }
+
+  /**
+   * The last queued message back into the editor (before what it holds), out of the queue: the
+   * person edits it and sends it again, or clears it to withdraw it. Up on an empty editor, or
+   * Alt+Up whatever the editor holds.
+   */
+  #editQueued(): void {
+    const { editor } = this.#options;
+    const last = this.#queue.pop()!;
+    this.#options.view.queued([...this.#queue]);
+    editor.text = editor.isEmpty ? last : `${last}\n\n${editor.text}`;
+    this.frame();
   }
 
   /** Shows `dialog` in place of the editor until it is done, or until `signal` fires. */
