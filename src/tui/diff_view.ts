@@ -5,7 +5,7 @@
  */
 import type { createTwoFilesPatch } from "diff";
 import { clipToWidth } from "./clip.ts";
-import { cleanText } from "./format.ts";
+import { cleanText, plural } from "./format.ts";
 import type { Theme } from "./theme.ts";
 
 /** Lines of a diff kept before elision in `renderDiff`. */
@@ -79,7 +79,7 @@ export function renderDiff(
   const head = Math.ceil((limit - 1) / 2);
   const tail = limit - 1 - head;
   const hidden = lines.length - head - tail;
-  const marker = theme.dim(clipToWidth(`… ${hidden} more lines`, cells));
+  const marker = theme.dim(clipToWidth(`… ${plural(hidden, "more line")}`, cells));
   const shown: string[] = [];
   for (let index = 0; index < head; index++) shown.push(style(index));
   shown.push(marker);
@@ -126,7 +126,9 @@ export function numberedDiff(
   if (rows.length <= limit) return rows;
   const head = Math.ceil((limit - 1) / 2);
   const tail = limit - 1 - head;
-  const marker = theme.dim(clipToWidth(`… ${rows.length - head - tail} more lines`, cells));
+  const marker = theme.dim(
+    clipToWidth(`… ${plural(rows.length - head - tail, "more line")}`, cells),
+  );
   return [...rows.slice(0, head), marker, ...rows.slice(rows.length - tail)];
 }
 

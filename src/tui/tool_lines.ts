@@ -4,7 +4,7 @@
  */
 import type { Observation } from "../core/observation.ts";
 import { diffSummary, numberedDiff, unifiedDiff } from "./diff_view.ts";
-import { cleanText, firstLine, formatDuration, oneLine, spinnerFrame } from "./format.ts";
+import { cleanText, firstLine, formatDuration, oneLine, plural, spinnerFrame } from "./format.ts";
 import type { Theme } from "./theme.ts";
 import { truncateToWidth, visibleWidth } from "./width.ts";
 
@@ -200,7 +200,7 @@ export function finishedToolLines(
     const { added, removed } = diffSummary(patch);
     tail.push(`${theme.green(`+${added}`)} ${theme.red(`-${removed}`)}`);
   } else if (wholeContent(tool.args) !== undefined) {
-    tail.push(theme.green(`+${lineCount(wholeContent(tool.args)!)} lines`));
+    tail.push(theme.green(`+${plural(lineCount(wholeContent(tool.args)!), "line")}`));
   }
   const mark = failed ? theme.red("✗") : theme.green("✓");
   const lines = [callLine({ mark, name: tool.name, summary, tail, duration }, width, theme)];

@@ -6,7 +6,9 @@
 import { equal, ok } from "node:assert/strict";
 import type { Script } from "../../src/llm/scripted.ts";
 import { send, waitUntil, withTern } from "../support/tmux_run.ts";
-import { shellQuote, type TmuxTern } from "../support/tmux.ts";
+import { shellQuote, startTernInTmux, type TmuxTern } from "../support/tmux.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { tempWorkspace } from "../support/tern_process.ts";
 import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
 
 /** Lines of the capture, trailing blanks gone. */
@@ -196,5 +198,60 @@ testWith(
       ok(sent.includes("final words"), sent);
       ok(!sent.includes("first draft"), "the withdrawn text never reached the model");
     });
+  },
+);
+
+testWith(
+  [tmuxNeed],
+  "tern run on a terminal shows the numbered diff before asking and renders the Markdown answer",
+  async () => {
+    const before = "alpha\nbeta\ngamma\n";
+    const script: Script = [
+      {
+        toolCalls: [{
+          id: "w1",
+          name: "write",
+          arguments: JSON.stringify({ path: "notes.txt", content: "alpha\nBETA\ngamma\n" }),
+        }],
+      },
+      { text: "## Done\n\nI changed **one** line:\n\n- `beta` became `BETA`\n" },
+    ];
+    const ws = await tempWorkspace();
+    const server = await startScriptedServer(script);
+    try {
+      await Deno.writeTextFile(`${ws.dir}/notes.txt`, before);
+      const tern = await startTernInTmux({
+        cwd: ws.dir,
+        home: ws.home,
+        baseUrl: server.baseUrl,
+        args: ["run", "capitalise beta"],
+        columns: 100,
+      });
+      try {
+        const asked = rows(await tern.waitForText("[n] deny:", { timeoutMs: 60_000 }));
+        const question = asked.findIndex((line) => line.startsWith("? Allow write: "));
+        ok(question >= 0, asked.join("\n"));
+        const diff = asked.slice(question);
+        for (const line of ["  1   alpha", "  2 - beta", "  2 + BETA", "  3   gamma"]) {
+          ok(diff.includes(line), `${line}:\n${asked.join("\n")}`);
+        }
+        await tern.type("y");
+        await tern.keys("Enter");
+        const done = rows(await tern.waitForText("TERN_EXIT=0"));
+        ok(done.includes("## Done"), done.join("\n"));
+        ok(
+          done.includes("I changed one line:"),
+          `bold is styled, not starred:\n${done.join("\n")}`,
+        );
+        ok(done.some((line) => /^\s*[•\-*] beta became BETA$/.test(line)), done.join("\n"));
+        ok(!done.some((line) => line.includes("`beta`")), "code spans are rendered");
+        equal(await Deno.readTextFile(`${ws.dir}/notes.txt`), "alpha\nBETA\ngamma\n");
+      } finally {
+        await tern.close();
+      }
+    } finally {
+      await server.close();
+      await ws.cleanup();
+    }
   },
 );
