@@ -255,3 +255,36 @@ testWith(
     }
   },
 );
+
+testWith(
+  [tmuxNeed],
+  "tern interactive shows the last request's cache hits and /context shows the tools and the transcript",
+  async () => {
+    const script: Script = [{
+      text: "Cached answer.",
+      usage: { inputTokens: 10_000, cachedTokens: 8_000, outputTokens: 50 },
+    }];
+    await withTern(script, { columns: 200, rows: 40 }, async ({ tern }) => {
+      await send(tern, "hello there");
+      await tern.waitFor(
+        (screen) => /ctx \d+% .*cache 80%/.test(screen),
+        "the cache hits on the status line",
+        { scrollback: false },
+      );
+      await send(tern, "/context");
+      const shown = rows(await tern.waitForText("transcript ("));
+      const window = shown.find((line) => line.startsWith("The model's window: ~"));
+      ok(window !== undefined && /of \d+ tokens \(\d+%\)/.test(window), shown.join("\n"));
+      ok(shown.some((line) => /^\s+\d+ {2}system prompt \(above\)$/.test(line)), shown.join("\n"));
+      ok(
+        shown.some((line) => /^\s+\d+ {2}tools \(\d+ definitions\)$/.test(line)),
+        shown.join("\n"),
+      );
+      ok(
+        shown.some((line) => /^\s+\d+ {2}transcript \(2 messages\)$/.test(line)),
+        shown.join("\n"),
+      );
+      ok(shown.some((line) => line.startsWith("Last request: 10050 tokens")), shown.join("\n"));
+    });
+  },
+);

@@ -81,7 +81,9 @@ export class InteractiveApp {
   #commandAbort: AbortController | undefined;
   #lastCtrlC = 0;
   #exited = false;
-  #usage: { tokens: number; cost?: number; contextTokens?: number } = { tokens: 0 };
+  #usage: { tokens: number; cost?: number; contextTokens?: number; cachePercent?: number } = {
+    tokens: 0,
+  };
   #hint: string | undefined;
   #hintTimer: ReturnType<typeof setTimeout> | undefined;
   #ticker: ReturnType<typeof setInterval> | undefined;
@@ -388,6 +390,7 @@ export class InteractiveApp {
     const info = { ...this.#options.status() };
     info.tokens = this.#usage.tokens;
     if (this.#usage.cost !== undefined) info.cost = this.#usage.cost;
+    if (this.#usage.cachePercent !== undefined) info.cachePercent = this.#usage.cachePercent;
     const window = this.#options.contextWindow();
     if (this.#usage.contextTokens !== undefined && window > 0) {
       info.contextPercent = Math.round((this.#usage.contextTokens / window) * 100);
@@ -457,6 +460,9 @@ export class InteractiveApp {
     total.tokens += usage.inputTokens + usage.outputTokens;
     if (cost !== undefined) total.cost = (total.cost ?? 0) + cost;
     total.contextTokens = usage.inputTokens + usage.outputTokens;
+    total.cachePercent = usage.inputTokens > 0
+      ? Math.min(100, (usage.cachedTokens / usage.inputTokens) * 100)
+      : undefined;
   }
 
   #print(lines: string[]): void {
