@@ -174,6 +174,24 @@ export class Screen {
   }
 
   /**
+   * Empties the visible screen and puts the live region at its top, for a redraw from the
+   * session (Ctrl-L, /redraw). Nothing is erased: from the bottom row, one line feed per row
+   * scrolls everything on screen into the scrollback, so what the person had above the session
+   * (and the old transcript) stays there. The caller commits the transcript again and renders;
+   * until then the live region is one blank row.
+   */
+  clear(): void {
+    let text = this.#beginFrame() + this.#clearRows() + `${CSI}999B` +
+      "\n".repeat(this.#rows) + `${CSI}H`;
+    this.#row = 0;
+    this.#col = 0;
+    this.#frame = [""];
+    this.#shown = undefined;
+    text += "\r";
+    this.#emit(text);
+  }
+
+  /**
    * Ends inline rendering: clears the live region (the caller commits whatever should stay),
    * leaves the cursor at the start of the fresh line below the committed output and shows it,
    * so the shell prompt comes back cleanly. The screen can render again afterwards.

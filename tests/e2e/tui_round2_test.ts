@@ -288,3 +288,30 @@ testWith(
     });
   },
 );
+
+testWith(
+  [tmuxNeed],
+  "tern interactive redraws the transcript at the new width on Ctrl-L, keeping the scrollback",
+  async () => {
+    const answer = "The quick brown fox jumps over the lazy dog and keeps running far away.";
+    await withTern([{ text: answer }], { columns: 100, rows: 20 }, async ({ tern }) => {
+      await send(tern, "tell me a story");
+      await tern.waitForText(answer);
+      await tern.resize(40, 20);
+      await tern.keys("C-l");
+      const after = await tern.waitFor(
+        (screen) => rows(screen).filter((line) => line === "› tell me a story").length === 2,
+        "the transcript replayed below the old one",
+        { scrollback: true },
+      );
+      const visible = rows(await tern.screen());
+      ok(visible.includes("› tell me a story"), visible.join("\n"));
+      // Re-rendered at 40 columns: words intact, every word of the answer on screen.
+      const text = visible.join(" ").replace(/\s+/g, " ");
+      ok(text.includes(answer), visible.join("\n"));
+      ok(visible.every((line) => line.length <= 40), visible.join("\n"));
+      // The first rendering is still in the scrollback above (the condition waited for two).
+      ok(rows(after).indexOf("› tell me a story") < rows(after).lastIndexOf("› tell me a story"));
+    });
+  },
+);

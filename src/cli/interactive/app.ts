@@ -38,6 +38,8 @@ export interface AppScreen {
   columns(): number;
   /** The terminal's rows, when there is a live region. */
   rows?(): number;
+  /** Clears the visible screen, never the scrollback (for a redraw from the session). */
+  clear?(): void;
 }
 
 export interface AppOptions {
@@ -61,6 +63,8 @@ export interface AppOptions {
   /** Called once when the person leaves (Ctrl-D, Ctrl-C twice, /quit). */
   onExit: () => void;
   now?: () => number;
+  /** The session's transcript as lines at the current width (for Ctrl-L and /redraw). */
+  transcript?: () => string[];
 }
 
 /** How long a first Ctrl-C on an empty editor waits for the second, in milliseconds. */
@@ -172,6 +176,10 @@ export class InteractiveApp {
       this.#editQueued();
       return true;
     }
+    if (event.ctrl && event.name === "l" && !event.alt) {
+      this.redraw();
+      return true;
+    }
     if (event.ctrl && event.name === "d" && editor.isEmpty) {
       this.exit();
       return true;
@@ -253,6 +261,22 @@ export class InteractiveApp {
   /** Stops the running turn: the model call and its tool processes are cancelled. */
   abort(): void {
     this.#running?.abort();
+  }
+
+  /**
+   * Clears the screen (never the scrollback above it) and prints the session's transcript
+   * again at the current width: Ctrl-L and /redraw. Waits for an idle session: a running
+   * turn's text is not in the session yet.
+   */
+  redraw(): void {
+    const transcript = this.#options.transcript;
+    if (transcript === undefined || this.#options.screen.clear === undefined) return;
+    if (this.#running) {
+      this.notice("Ctrl-L and /redraw redraw once the turn ends", "warning");
+      return;
+    }
+    this.#options.screen.clear();
+    this.#print(transcript());
   }
 
   /** Forgets the usage counted so far (a new session): tokens, cost and the context meter. */

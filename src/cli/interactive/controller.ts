@@ -274,7 +274,18 @@ export class SessionController {
       },
       commands,
       exit: () => app.exit(),
+      redraw: () => app.redraw(),
     };
+  }
+
+  /** The session's transcript as lines at the terminal's width (Ctrl-L, /redraw). */
+  transcript(): string[] {
+    return transcriptLines(
+      this.#agent.session.state(),
+      this.#ui.view,
+      this.#ui.theme,
+      this.#ui.columns(),
+    );
   }
 
   /**

@@ -103,6 +103,10 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
     },
     columns: () => terminal.size().columns,
     rows: () => terminal.size().rows,
+    clear: () => {
+      sync();
+      live.clear();
+    },
     lines: () => {},
     close: () => {
       if (closed) return;
