@@ -153,7 +153,10 @@ Deno.test({
     await send(tern, "first task alpha");
     await tern.waitFor((screen) => RUNNING_BASH.test(screen), "the running bash line");
     await send(tern, "also do beta");
-    await tern.waitFor((screen) => /^⏎ queued: also do beta$/m.test(screen), "the queued line");
+    await tern.waitFor(
+      (screen) => /^⏎ queued \(↑ edits\): also do beta$/m.test(screen),
+      "the queued line",
+    );
     equal(server.requests.length, 1, "a queued message waits for the model boundary");
 
     await Deno.writeTextFile(join(dir, "go"), "");
