@@ -4,12 +4,47 @@
  * stderr are terminals; otherwise the run is non-interactive and review denies.
  */
 import { terminalText, visibleText } from "../core/terminal_text.ts";
+import { plainRisk } from "../tui/risk_text.ts";
+import { readEnv } from "./process_env.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
 
-/** A terminal prompt, or undefined when stdin or stderr is not a terminal. */
-export function terminalPerson(): AskPerson | undefined {
+/**
+ * A terminal prompt, or undefined when stdin or stderr is not a terminal. With `workspace`, a
+ * call that edits or writes a file shows its diff, with line numbers, before the question.
+ */
+export function terminalPerson(workspace?: string): AskPerson | undefined {
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) return undefined;
-  return askOnTerminal;
+  return async (request, signal) => {
+    const diff = workspace === undefined ? "" : await diffLines(request, workspace);
+    return await askOnTerminal(request, signal, diff);
+  };
+}
+
+/** Most diff lines shown before a question; the middle of a longer diff is elided. */
+const DIFF_LINES = 40;
+
+/** The proposed change as numbered, coloured diff lines ("" when there is none). */
+async function diffLines(request: ReviewRequest, workspace: string): Promise<string> {
+  // Loaded only when a question is asked: nothing of it before the first model request.
+  const [{ proposedDiff }, diffView, { themeFor, wantsColor }, { hunksOf }] = await Promise.all([
+    import("./interactive/proposed_diff.ts"),
+    import("../tui/diff_view.ts"),
+    import("../tui/theme.ts"),
+    import("../tui/tool_lines.ts"),
+  ]);
+  await diffView.loadDiff();
+  const diff = await proposedDiff(request, workspace);
+  if (diff === undefined || diff === "") return "";
+  const columns = (() => {
+    try {
+      return Deno.consoleSize().columns;
+    } catch {
+      return 100;
+    }
+  })();
+  const theme = themeFor(wantsColor(true, readEnv("NO_COLOR")));
+  const lines = diffView.numberedDiff(hunksOf(diff), columns - 2, theme, DIFF_LINES);
+  return lines.map((line) => `  ${line}\n`).join("");
 }
 
 /** Longest fact shown, in characters; the rest is counted, not shown. */
@@ -17,8 +52,12 @@ const FACT_CHARS = 2_000;
 /** Longest model's reason shown, in characters. */
 const REASON_CHARS = 300;
 
-async function askOnTerminal(request: ReviewRequest, signal: AbortSignal): Promise<PersonAnswer> {
-  Deno.stderr.writeSync(new TextEncoder().encode(terminalQuestion(request)));
+async function askOnTerminal(
+  request: ReviewRequest,
+  signal: AbortSignal,
+  diff = "",
+): Promise<PersonAnswer> {
+  Deno.stderr.writeSync(new TextEncoder().encode(terminalQuestion(request, diff)));
   const line = await readLine(signal);
   const answer = line.trim().toLowerCase();
   if (answer === "y" || answer === "yes") return "once";
@@ -31,7 +70,7 @@ async function askOnTerminal(request: ReviewRequest, signal: AbortSignal): Promi
  * bidi characters made visible, never obeyed): the tool and the command or path; then the
  * policy's reason; then the model's own words, marked unverified and cut short.
  */
-export function terminalQuestion(request: ReviewRequest): string {
+export function terminalQuestion(request: ReviewRequest, diff = ""): string {
   const flat = (text: string) => terminalText(text).replace(/\s+/g, " ").trim();
   const fact = visibleText(request.summary);
   const shown = fact.length <= FACT_CHARS
@@ -41,7 +80,9 @@ export function terminalQuestion(request: ReviewRequest): string {
     ? ""
     : `  Model's reason (unverified): ${cut(flat(request.modelReason), REASON_CHARS)}\n`;
   const session = request.rememberable ? ", [a] allow for this session" : "";
-  return `\n? Allow ${flat(request.tool)}: ${shown}\n  ${flat(request.reason)}\n${said}` +
+  return `\n? Allow ${flat(request.tool)}: ${shown}\n  ${
+    flat(plainRisk(request.reason).join("; "))
+  }\n${diff}${said}` +
     `  [y] allow once${session}, [n] deny: `;
 }
 

@@ -44,7 +44,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     flags: flags.config,
     session: choice,
     emit: () => {},
-    person: text ? oneAtATime(terminalPerson()) : undefined,
+    person: text ? oneAtATime(terminalPerson(resolveWorkspace(flags.cwd))) : undefined,
     warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
   });
   const { session, config, conversation } = agent;

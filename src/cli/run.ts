@@ -45,7 +45,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     flags: flags.config,
     session: flags.session,
     emit: createEmitter(flags.output, write, flags.raw === true, facts),
-    person: text ? terminalPerson() : undefined,
+    person: text ? terminalPerson(resolveWorkspace(flags.cwd)) : undefined,
     warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
     onSandboxOpen: text ? unconfinedWarning(write) : undefined,
     memory: true,
@@ -225,6 +225,19 @@ function createEmitter(
   return createTextRenderer({
     ...write,
     raw,
+    terminal: Deno.stderr.isTerminal(),
+    markdown: !raw && Deno.stdout.isTerminal()
+      ? {
+        width: () => {
+          try {
+            return Deno.consoleSize().columns;
+          } catch {
+            return 80;
+          }
+        },
+        theme: themeFor(wantsColor(true, readEnv("NO_COLOR"))),
+      }
+      : undefined,
     style: themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR"))),
   });
 }

@@ -3,6 +3,7 @@
  * kept warm between turns, settings changeable between turns. `tern run` holds one for a single
  * turn; the interactive UI holds one for its whole life and switches sessions under it.
  */
+import type { ToolSpec } from "../core/tool_spec.ts";
 import { resolve } from "../core/path.ts";
 import type { EmitFn } from "../core/events.ts";
 import type { ImagePart, Message, UserMessage } from "../core/messages.ts";
@@ -546,6 +547,11 @@ export class Conversation {
       });
     }
     return this.#turnCheckpoints;
+  }
+
+  /** The tools the model is offered now (what `/context` counts). */
+  toolSpecs(): ToolSpec[] {
+    return this.#tools.specs();
   }
 
   #systemPrompt(resources: Resources): string {

@@ -32,8 +32,21 @@ export interface ReviewRequest {
 /** A person's answer. */
 export type PersonAnswer = "once" | "session" | "deny";
 
+/** A person's denial with their words for the model (sent as the call's observation). */
+export interface PersonDenial {
+  deny: string;
+}
+
+/** What asking a person gives: an answer, or a denial with a reason. */
+export type PersonReply = PersonAnswer | PersonDenial;
+
 /** Asks the person at the terminal. Absent when the run is not interactive. */
-export type AskPerson = (request: ReviewRequest, signal: AbortSignal) => Promise<PersonAnswer>;
+export type AskPerson = (request: ReviewRequest, signal: AbortSignal) => Promise<PersonReply>;
+
+/** `reply` without its reason: "deny" for a denial with one. */
+export function answerOf(reply: PersonReply): PersonAnswer {
+  return typeof reply === "object" ? "deny" : reply;
+}
 
 /** A reviewer's answer, already validated. */
 export interface ReviewerAnswer {
@@ -116,7 +129,13 @@ async function askPerson(
   signal: AbortSignal,
 ): Promise<ReviewOutcome> {
   try {
-    const answer = await person(request, signal);
+    const reply = await person(request, signal);
+    if (typeof reply === "object") {
+      const said = reply.deny.trim();
+      const reason = said === "" ? "The user denied it" : `The user denied it, saying: ${said}`;
+      return { allow: false, by: "person", reason, remember: false };
+    }
+    const answer = answerOf(reply);
     if (answer === "deny") {
       return { allow: false, by: "person", reason: "The user denied it", remember: false };
     }

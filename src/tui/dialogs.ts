@@ -3,11 +3,12 @@
  * in select_dialog.ts. A dialog renders lines and consumes keys until it is done; it never
  * touches the terminal itself.
  */
-import type { PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
+import type { PersonReply, ReviewRequest } from "../sandbox/review.ts";
 import type { Dialog } from "./dialog.ts";
-import { renderDiff } from "./diff_view.ts";
+import { numberedDiff } from "./diff_view.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { oneLine } from "./format.ts";
+import { plainRisk } from "./risk_text.ts";
 import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";
 import { hunksOf } from "./tool_lines.ts";
@@ -26,33 +27,61 @@ interface Choice<T> {
 
 /**
  * Asks whether a call may run. Facts first: the tool, then what it would touch (the command,
- * or each path, host, variable and command prefix a permission request names, and its scope),
- * shown exactly (`visibleText()`: controls and bidi characters made visible, never obeyed), and
- * a path's real location when a link leads elsewhere; then the policy's reason (with the risk
- * label), the remaining arguments and the diff for edits; last the model's own account of why,
- * marked unverified and cut to a few rows so it cannot push the facts away. Then
- * `[y] allow once  [a] allow for this session  [n] deny` (`a` only when the request is
- * rememberable). Keys: y / a / n pick at once; left, right, up, down and Tab move the
- * highlight, Enter picks it; Esc and Ctrl-C deny. The highlight starts on "deny", so an Enter
- * typed for the editor never approves anything.
+ * with its line breaks, or each path, host, variable and command prefix a permission request
+ * names, and its scope), shown exactly (`visibleText()`: controls and bidi characters made
+ * visible, never obeyed), and a path's real location when a link leads elsewhere; then why
+ * tern asks, in plain words (`plainRisk`), the remaining arguments and the diff, with line
+ * numbers, for edits; last the model's own account of why, marked unverified and cut to a few
+ * rows so it cannot push the facts away. Then `[y] allow once  [a] allow for this session
+ * [n] deny  [r] deny with a reason` (`a` only when the request is rememberable), and
+ * `[v] view in full` when the diff or the facts were cut. Keys: y / a / n pick at once; r
+ * opens a reason field (Enter sends the denial with it, as the call's observation; Esc goes
+ * back); v pages the whole request and diff (Esc goes back); left, right, up, down and Tab
+ * move the highlight, Enter picks it; Esc and Ctrl-C deny. The highlight starts on "deny", so
+ * an Enter typed for the editor never approves anything.
  */
 export function permissionDialog(
   request: ReviewRequest,
   options: { theme: Theme; diff?: string; realPaths?: readonly string[] },
-): Dialog<PersonAnswer> {
+): Dialog<PersonReply> {
   const t = options.theme;
-  const choices: Choice<PersonAnswer>[] = [
+  const choices: Choice<PersonReply>[] = [
     { key: "y", label: "allow once", value: "once" },
     ...(request.rememberable
       ? [{ key: "a", label: "allow for this session", value: "session" as const }]
       : []),
     { key: "n", label: "deny", value: "deny" },
   ];
-  const picker = choicePicker(choices, choices.length - 1, "deny", t);
+  const picker = choicePicker(choices, choices.length - 1, "deny" as PersonReply, t);
+  let mode: "choose" | "reason" | "full" = "choose";
+  let said = "";
+  let top = 0;
+  let elided = false;
+  let page = 1;
+  const hasDiff = options.diff !== undefined && options.diff !== "";
+  const fullLines = (width: number) => [
+    ...factLines(request, options.realPaths ?? [], width, t, { max: Number.POSITIVE_INFINITY }),
+    ...(hasDiff ? numberedDiff(hunksOf(options.diff!), width, t, Number.POSITIVE_INFINITY) : []),
+  ];
+  const renderFull = (width: number, height: number) => {
+    const all = fullLines(width);
+    page = Math.max(1, Math.min(all.length, (Number.isFinite(height) ? height : 40) - 2));
+    top = Math.max(0, Math.min(top, all.length - page));
+    const last = Math.min(all.length, top + page);
+    return [
+      rule(`Allow ${oneLine(request.tool)}? · lines ${top + 1}–${last} of ${all.length}`, width, t),
+      ...all.slice(top, last),
+      t.dim("↑ ↓ scroll · space next page · Esc back to the question"),
+    ].map((line) => truncateToWidth(line, width));
+  };
   return {
     render(width, height = Number.POSITIVE_INFINITY) {
-      const reason = wrapText(riskPaint(request.reason, t)(oneLine(request.reason)), width);
-      const said = request.modelReason === undefined || request.modelReason.trim() === ""
+      if (mode === "full") return renderFull(width, height);
+      const paint = riskPaint(request.reason, t);
+      const reason = plainRisk(oneLine(request.reason)).flatMap((line) =>
+        wrapText(paint(line), width)
+      );
+      const modelSaid = request.modelReason === undefined || request.modelReason.trim() === ""
         ? []
         : capRows(
           wrapText(
@@ -64,31 +93,94 @@ export function permissionDialog(
           REASON_LINES,
           t,
         );
-      const choices = ["", ...picker.render(width)];
+      const choiceRows = () =>
+        mode === "reason"
+          ? [
+            "",
+            ...wrapText(`${t.bold("Reason for the model:")} ${visibleText(said)}█`, width),
+            t.dim("Enter denies and sends the reason · Esc back"),
+          ]
+          : withHints(
+            picker.render(width),
+            [
+              "[r] deny with a reason",
+              ...(elided ? ["[v] view in full"] : []),
+            ],
+            width,
+            t,
+          );
+      // Same height whichever hints it carries: [v] is decided after the diff.
+      const choicesHeight = choiceRows().length;
       // The facts are never cut for the arguments or the diff: those get the rows left over.
-      const others = 1 + reason.length + said.length + choices.length;
+      const others = 1 + reason.length + modelSaid.length + choicesHeight;
       const facts = factLines(request, options.realPaths ?? [], width, t, {
         max: Math.max(MIN_FACT_LINES, Math.min(FACT_LINES, height - others)),
       });
+      elided = facts.length < factLines(request, options.realPaths ?? [], width, t, {
+        max: Number.POSITIVE_INFINITY,
+      }).length;
       let room = height - others - facts.length;
       const lines = [rule(`Allow ${oneLine(request.tool)}?`, width, t), ...facts, ...reason];
-      const args = argsText(request, options.diff !== undefined);
+      const args = argsText(request, hasDiff);
       if (args !== "") {
         const rows = capRows(wrapText(t.dim(args), width), Math.min(ARG_LINES, room), t);
         lines.push(...rows);
         room -= rows.length;
       }
-      if (options.diff !== undefined && options.diff !== "") {
+      if (hasDiff) {
+        const all = numberedDiff(hunksOf(options.diff!), width, t, Number.POSITIVE_INFINITY);
+        const max = Math.min(DIFF_LINES, room);
+        if (all.length > Math.max(0, room < 2 ? 0 : max)) elided = true;
         if (room >= 2) {
-          lines.push(...renderDiff(hunksOf(options.diff), width, t, Math.min(DIFF_LINES, room)));
+          lines.push(...numberedDiff(hunksOf(options.diff!), width, t, max));
         } else if (room >= 1) {
-          lines.push(t.dim("(the diff does not fit: a taller terminal shows it)"));
+          lines.push(t.dim("(the diff does not fit: [v] shows it)"));
         }
       }
-      lines.push(...said, ...choices);
+      lines.push(...modelSaid, ...choiceRows());
       return lines.map((line) => truncateToWidth(line, width));
     },
-    handle: picker.handle,
+    handle(event) {
+      if (event.kind === "key" && event.ctrl && event.name === "c") {
+        return { done: true, value: "deny" };
+      }
+      if (mode === "full") {
+        if (event.kind !== "key") return { done: false };
+        if (
+          event.name === "escape" || (event.name === "text" && /^[vq]$/i.test(event.text ?? ""))
+        ) {
+          mode = "choose";
+        } else if (event.name === "down" || event.text === "j") top++;
+        else if (event.name === "up" || event.text === "k") top = Math.max(0, top - 1);
+        else if (event.name === "space" || event.text === " " || event.name === "pagedown") {
+          top += page;
+        } else if (event.name === "pageup") top = Math.max(0, top - page);
+        return { done: false };
+      }
+      if (mode === "reason") {
+        if (event.kind === "paste") said += oneLine(event.text);
+        else if (event.kind !== "key") return { done: false };
+        else if (event.name === "escape") mode = "choose";
+        else if (event.name === "enter") return { done: true, value: { deny: said } };
+        else if (event.name === "backspace") said = [...said].slice(0, -1).join("");
+        else if (event.name === "space") said += " ";
+        else if (event.name === "text" && !event.ctrl && !event.alt) said += event.text ?? "";
+        return { done: false };
+      }
+      if (event.kind === "key" && event.name === "text" && !event.ctrl && !event.alt) {
+        const key = event.text?.toLowerCase();
+        if (key === "r") {
+          mode = "reason";
+          return { done: false };
+        }
+        if (key === "v" && elided) {
+          mode = "full";
+          top = 0;
+          return { done: false };
+        }
+      }
+      return picker.handle(event);
+    },
   };
 }
 
@@ -114,7 +206,9 @@ function factLines(
   const rows: string[] = [];
   const grant = request.tool === "request_permissions" ? grantFacts(request.args, t) : undefined;
   if (grant === undefined) {
-    rows.push(...wrapText(t.bold(visibleText(request.summary)), width));
+    // A command keeps its line breaks: each line is shown, exactly, on its own rows.
+    const parts = request.command ? request.summary.split("\n") : [request.summary];
+    for (const part of parts) rows.push(...wrapText(t.bold(visibleText(part)), width));
   } else {
     for (const [label, values, paint] of grant) {
       for (const value of values) {
@@ -156,6 +250,18 @@ function grantFacts(args: unknown, t: Theme): [string, string[], Paint][] | unde
     ],
     ["for", [scope], identity],
   ];
+}
+
+/**
+ * The choice row with the key hints after it when they fit on its line, else the hints on the
+ * blank line above it: the hints never take a row of their own.
+ */
+function withHints(rows: string[], hints: string[], width: number, t: Theme): string[] {
+  const hint = hints.join("  ");
+  if (rows.length === 1 && visibleWidth(rows[0]) + 2 + visibleWidth(hint) <= width) {
+    return ["", `${rows[0]}  ${t.dim(hint)}`];
+  }
+  return [truncateToWidth(t.dim(` ${hint}`), width), ...rows];
 }
 
 /** `rows`, at most `max` of them, the last an ellipsis when some were cut. */

@@ -5,7 +5,7 @@
  */
 import type { createTwoFilesPatch } from "diff";
 import { clipToWidth } from "./clip.ts";
-import { cleanText } from "./format.ts";
+import { cleanText, plural } from "./format.ts";
 import type { Theme } from "./theme.ts";
 
 /** Lines of a diff kept before elision in `renderDiff`. */
@@ -79,12 +79,82 @@ export function renderDiff(
   const head = Math.ceil((limit - 1) / 2);
   const tail = limit - 1 - head;
   const hidden = lines.length - head - tail;
-  const marker = theme.dim(clipToWidth(`… ${hidden} more lines`, cells));
+  const marker = theme.dim(clipToWidth(`… ${plural(hidden, "more line")}`, cells));
   const shown: string[] = [];
   for (let index = 0; index < head; index++) shown.push(style(index));
   shown.push(marker);
   for (let index = lines.length - tail; index < lines.length; index++) shown.push(style(index));
   return shown;
+}
+
+/**
+ * `patch` as numbered lines for people: each line of a hunk shows its line number (the new
+ * file's for added and unchanged lines, the old file's for removed ones), a `+`, `-` or space,
+ * and its text; the raw `@@ -a,b +c,d @@` headers are left out, and a dim `⋮` separates hunks.
+ * File headers are dropped (the call line names the file). Colours, width and elision as in
+ * `renderDiff`.
+ */
+export function numberedDiff(
+  patch: string,
+  width: number,
+  theme: Theme,
+  maxLines = DEFAULT_MAX_LINES,
+): string[] {
+  const lines = patchLines(patch);
+  const kinds = classify(lines);
+  const numbers = lineNumbers(lines, kinds);
+  const digits = String(Math.max(1, ...numbers.filter((n) => n !== undefined))).length;
+  const cells = Math.max(1, Math.floor(width));
+  const rows: string[] = [];
+  let hunks = 0;
+  lines.forEach((line, index) => {
+    const kind = kinds[index];
+    if (kind === "header") return;
+    if (kind === "hunk") {
+      if (hunks++ > 0) rows.push(theme.dim(clipToWidth(`${" ".repeat(digits)} ⋮`, cells)));
+      return;
+    }
+    const number = numbers[index] === undefined ? "" : String(numbers[index]);
+    const gutter = number.padStart(digits);
+    if (kind === "added" || kind === "removed" || kind === "context") {
+      const mark = kind === "added" ? "+" : kind === "removed" ? "-" : " ";
+      const text = clipToWidth(`${gutter} ${mark} ${line.slice(1)}`, cells);
+      rows.push(kind === "context" ? theme.dim(text) : paint(kind, text, theme));
+    } else rows.push(theme.dim(clipToWidth(`${" ".repeat(digits)}   ${line}`, cells)));
+  });
+  const limit = Math.max(1, Math.floor(maxLines));
+  if (rows.length <= limit) return rows;
+  const head = Math.ceil((limit - 1) / 2);
+  const tail = limit - 1 - head;
+  const marker = theme.dim(
+    clipToWidth(`… ${plural(rows.length - head - tail, "more line")}`, cells),
+  );
+  return [...rows.slice(0, head), marker, ...rows.slice(rows.length - tail)];
+}
+
+/** Each hunk line's number: the new file's for added and context lines, the old's for removed. */
+function lineNumbers(lines: readonly string[], kinds: readonly Kind[]): (number | undefined)[] {
+  let oldAt = 0;
+  let newAt = 0;
+  return lines.map((line, index) => {
+    switch (kinds[index]) {
+      case "hunk": {
+        const [, from, to] = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line) ?? [];
+        oldAt = Number(from ?? 1);
+        newAt = Number(to ?? 1);
+        return undefined;
+      }
+      case "added":
+        return newAt++;
+      case "removed":
+        return oldAt++;
+      case "context":
+        oldAt++;
+        return newAt++;
+      default:
+        return undefined;
+    }
+  });
 }
 
 /** Lines added and removed in `patch` (headers are not counted, even when they look alike). */

@@ -1,15 +1,15 @@
 /** GitHub tables for the Markdown renderer: box-drawn, columns fitted to the screen width. */
 import type { Tokens } from "marked";
-import { clipToWidth } from "./clip.ts";
 import { renderInline } from "./markdown_inline.ts";
 import type { Theme } from "./theme.ts";
-import { visibleWidth } from "./width.ts";
+import { visibleWidth, wrapTrimmed } from "./width.ts";
 
 type Align = "center" | "left" | "right" | null;
 
 /**
  * `table` as box-drawn lines at most `width` cells wide. Columns keep their natural width when
- * the table fits; otherwise the widest columns shrink first and their cells are cut with "…".
+ * the table fits; otherwise the widest columns shrink first and their cells wrap onto more
+ * lines: no text of a cell is ever cut.
  */
 export function renderTable(table: Tokens.Table, width: number, theme: Theme): string[] {
   const header = table.header.map((cell) => theme.bold(cellText(cell, theme)));
@@ -19,22 +19,28 @@ export function renderTable(table: Tokens.Table, width: number, theme: Theme): s
     Math.max(1, visibleWidth(cell), ...rows.map((row) => visibleWidth(row[column] ?? "")))
   );
   const room = width - (3 * count + 1);
-  if (room < count) return narrowTable(header, rows, width, theme);
+  if (room < 2 * count) return narrowTable(header, rows, width, theme);
   const widths = fitColumns(natural, room);
   const rule = (left: string, middle: string, right: string) =>
     theme.dim(left + widths.map((w) => "─".repeat(w + 2)).join(middle) + right);
   const bar = theme.dim("│");
-  const line = (cells: string[]) =>
-    `${bar} ${
-      widths.map((w, column) => align(cells[column] ?? "", w, table.align[column])).join(
-        ` ${bar} `,
-      )
-    } ${bar}`;
+  const lines = (cells: string[]) => {
+    const wrapped = widths.map((w, column) => wrapTrimmed(cells[column] ?? "", w));
+    const height = Math.max(1, ...wrapped.map((cell) => cell.length));
+    return Array.from(
+      { length: height },
+      (_, row) =>
+        `${bar} ${
+          widths.map((w, column) => align(wrapped[column][row] ?? "", w, table.align[column]))
+            .join(` ${bar} `)
+        } ${bar}`,
+    );
+  };
   return [
     rule("┌", "┬", "┐"),
-    line(header),
+    ...lines(header),
     rule("├", "┼", "┤"),
-    ...rows.map(line),
+    ...rows.flatMap(lines),
     rule("└", "┴", "┘"),
   ];
 }
@@ -59,18 +65,23 @@ function fitColumns(natural: number[], room: number): number[] {
 }
 
 function align(text: string, width: number, how: Align): string {
-  const cut = clipToWidth(text, width);
-  const gap = width - visibleWidth(cut);
-  if (how === "right") return " ".repeat(gap) + cut;
+  const gap = Math.max(0, width - visibleWidth(text));
+  if (how === "right") return " ".repeat(gap) + text;
   if (how === "center") {
     const before = Math.floor(gap / 2);
-    return " ".repeat(before) + cut + " ".repeat(gap - before);
+    return " ".repeat(before) + text + " ".repeat(gap - before);
   }
-  return cut + " ".repeat(gap);
+  return text + " ".repeat(gap);
 }
 
-/** Too narrow for borders: one line per row, cells separated by " │ ", cut to the width. */
+/**
+ * Too narrow for columns: each row as a block of "header: value" lines, wrapped to the width,
+ * rows separated by a rule.
+ */
 function narrowTable(header: string[], rows: string[][], width: number, theme: Theme): string[] {
-  const join = (cells: string[]) => clipToWidth(cells.join(theme.dim(" │ ")), width);
-  return [join(header), theme.dim("─".repeat(Math.max(0, width))), ...rows.map(join)];
+  const rule = theme.dim("─".repeat(Math.max(1, width)));
+  return rows.flatMap((row, index) => [
+    ...(index > 0 ? [rule] : []),
+    ...header.flatMap((name, column) => wrapTrimmed(`${name}: ${row[column] ?? ""}`, width)),
+  ]);
 }

@@ -81,15 +81,27 @@ export class Screen {
   }
 
   /**
-   * Writes `lines` into the scrollback above the live region, then redraws the live region below
-   * them, in one write. Committed lines are never touched again; a line wider than the terminal
-   * is left for the terminal to wrap.
+   * Writes `lines` into the scrollback above the live region, then draws the live region below
+   * them, in one write: `next` (the new live lines and cursor, as `render` takes them) when
+   * given, else the previous frame again. Giving `next` means no stale frame is ever shown: a
+   * finished call is never drawn both committed and live. Committed lines are never touched
+   * again; a line wider than the terminal is left for the terminal to wrap.
    */
-  commit(lines: string[]): void {
-    if (lines.length === 0) return;
+  commit(lines: string[], next?: { lines: string[]; cursor?: ScreenCursor }): void {
+    if (lines.length === 0) {
+      if (next) this.render(next.lines, next.cursor);
+      return;
+    }
     let text = this.#beginFrame() + this.#clearRows();
     for (const line of lines) text += line + "\r\n";
     this.#row = 0;
+    if (next) {
+      this.#source = [...next.lines];
+      this.#sourceCursor = next.cursor ? { ...next.cursor } : undefined;
+      const { frame, shown } = this.#layout(next.lines, next.cursor);
+      this.#frame = frame;
+      this.#shown = shown;
+    }
     text += this.#drawAll(this.#frame);
     text += this.#placeCursor(this.#shown);
     this.#emit(text);
@@ -158,6 +170,24 @@ export class Screen {
     this.#frame = frame;
     this.#shown = shown;
     text += this.#drawAll(frame) + this.#placeCursor(shown);
+    this.#emit(text);
+  }
+
+  /**
+   * Empties the visible screen and puts the live region at its top, for a redraw from the
+   * session (Ctrl-L, /redraw). Nothing is erased: from the bottom row, one line feed per row
+   * scrolls everything on screen into the scrollback, so what the person had above the session
+   * (and the old transcript) stays there. The caller commits the transcript again and renders;
+   * until then the live region is one blank row.
+   */
+  clear(): void {
+    let text = this.#beginFrame() + this.#clearRows() + `${CSI}999B` +
+      "\n".repeat(this.#rows) + `${CSI}H`;
+    this.#row = 0;
+    this.#col = 0;
+    this.#frame = [""];
+    this.#shown = undefined;
+    text += "\r";
     this.#emit(text);
   }
 

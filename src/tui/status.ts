@@ -21,6 +21,8 @@ export interface StatusInfo {
   /** Share of the model's context window in use, 0–100. */
   contextPercent?: number;
   tokens?: number;
+  /** Share of the last request's input read from the provider's cache, 0–100. */
+  cachePercent?: number;
   /** USD spent in this session. */
   cost?: number;
   /** What the agent is doing, e.g. `working 3.2s`. */
@@ -96,6 +98,9 @@ function statusParts(info: StatusInfo, theme: Theme): Part[] {
   }
   if (info.tokens !== undefined) {
     parts.push({ text: theme.dim(`${formatTokens(info.tokens)} tok`), rank: 8 });
+  }
+  if (info.cachePercent !== undefined) {
+    parts.push({ text: theme.dim(`cache ${Math.round(info.cachePercent)}%`), rank: 8 });
   }
   if (info.cost !== undefined) parts.push({ text: theme.dim(formatCost(info.cost)), rank: 9 });
   if (info.busy !== undefined && info.busy !== "") {

@@ -3,8 +3,8 @@
  * permission decision under it, and for edits a coloured diff.
  */
 import type { Observation } from "../core/observation.ts";
-import { diffSummary, renderDiff, unifiedDiff } from "./diff_view.ts";
-import { cleanText, firstLine, formatDuration, oneLine, spinnerFrame } from "./format.ts";
+import { diffSummary, numberedDiff, unifiedDiff } from "./diff_view.ts";
+import { cleanText, firstLine, formatDuration, oneLine, plural, spinnerFrame } from "./format.ts";
 import type { Theme } from "./theme.ts";
 import { truncateToWidth, visibleWidth } from "./width.ts";
 
@@ -200,7 +200,7 @@ export function finishedToolLines(
     const { added, removed } = diffSummary(patch);
     tail.push(`${theme.green(`+${added}`)} ${theme.red(`-${removed}`)}`);
   } else if (wholeContent(tool.args) !== undefined) {
-    tail.push(theme.green(`+${lineCount(wholeContent(tool.args)!)} lines`));
+    tail.push(theme.green(`+${plural(lineCount(wholeContent(tool.args)!), "line")}`));
   }
   const mark = failed ? theme.red("✗") : theme.green("✓");
   const lines = [callLine({ mark, name: tool.name, summary, tail, duration }, width, theme)];
@@ -211,7 +211,7 @@ export function finishedToolLines(
   } else if (patch !== "") {
     // A whole file's content is shown shorter than a change inside a file.
     const max = wholeContent(tool.args) === undefined ? EDIT_DIFF_LINES : WRITE_DIFF_LINES;
-    for (const line of renderDiff(hunksOf(patch), Math.max(1, width - 2), theme, max)) {
+    for (const line of numberedDiff(hunksOf(patch), Math.max(1, width - 2), theme, max)) {
       lines.push(indent(line, width));
     }
   }
@@ -230,6 +230,8 @@ export function decisionText(decision: Decision, theme: Theme): string {
       return theme.dim("allowed by person (for this session)");
     }
     if (reason === "The user denied it") return theme.red("denied by person");
+    const said = /^The user denied it, saying: (.*)$/s.exec(reason);
+    if (said) return theme.red(`denied by person: ${said[1]}`);
   }
   if (decision.by === "bypass") return theme.dim("allowed (review bypassed)");
   const detail = reason.replace(/^Reviewer: /, "");

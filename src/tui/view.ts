@@ -266,7 +266,11 @@ export class TranscriptView {
     if (this.#queued.length > 0) {
       blocks.push([
         "activity",
-        this.#queued.map((text) => truncateToWidth(t.dim(`⏎ queued: ${oneLine(text)}`), width)),
+        this.#queued.map((text, i) => {
+          // The hint first, so a long message never cuts it off.
+          const hint = i === this.#queued.length - 1 ? " (↑ edits)" : "";
+          return truncateToWidth(t.dim(`⏎ queued${hint}: ${oneLine(text)}`), width);
+        }),
       ]);
     }
     const lines: string[] = [];

@@ -18,7 +18,7 @@ Deno.test("terminalQuestion() shows the facts exactly, then the model's reason, 
   const text = terminalQuestion(REQUEST);
   const lines = text.split("\n");
   equal(lines[1], "? Allow bash: rm -rf ~ ␛[2K␍ls⟨U+202E⟩");
-  equal(lines[2], "  destructive: deletes files (rm -rf)");
+  equal(lines[2], "  deletes files (rm -rf)");
   ok(lines[3].startsWith("  Model's reason (unverified): just listing files"), lines[3]);
   ok(lines[3].length < 340, "the reason is cut");
   equal(lines[4], "  [y] allow once, [a] allow for this session, [n] deny: ");

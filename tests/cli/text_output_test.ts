@@ -4,13 +4,17 @@ import { formatCost } from "../../src/llm/model_info.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { emptyUsage } from "../../src/core/messages.ts";
 
-function render(events: Parameters<ReturnType<typeof createTextRenderer>>[0][]) {
+function render(
+  events: Parameters<ReturnType<typeof createTextRenderer>>[0][],
+  options: { terminal?: boolean } = {},
+) {
   let out = "";
   let err = "";
   const emit = createTextRenderer({
     out: (text) => out += text,
     err: (text) => err += text,
     style: themeFor(false),
+    ...options,
   });
   for (const event of events) emit(event);
   return { out, err };
@@ -57,7 +61,7 @@ Deno.test("createTextRenderer() reports retries, model switches and the turn's u
   ]);
   const lines = err.trimEnd().split("\n");
   deepEqual(lines, [
-    "• model call failed: HTTP 429 from model API; retry 1 in 1.5 s " +
+    "• model call failed: HTTP 429 from model API; retry 1 in 1.5s " +
     "(any partial answer above is void)",
     "• a/m1 failed: HTTP 500 from model API; switching to b/m2",
     "tern: 12,345 tokens in (10,000 cached), 321 out, $0.0123",
@@ -80,4 +84,60 @@ Deno.test("usageLine() and formatCost() leave out what is unknown", () => {
     }]).err.includes("tokens"),
     "no usage line when nothing was counted",
   );
+});
+
+const HINT = 'Not approved: this run is not interactive and review mode is "ask" (writes-files: ' +
+  'redirection ">" writes "f"). To allow such calls, run with --mode auto or --mode bypass, or ' +
+  'add the rule {"action": "allow", "command": "echo hi"} to "rules" in ~/.tern/config.jsonc';
+
+const DENIED_CALL = [
+  {
+    type: "tool_start" as const,
+    round: 1,
+    callId: "c1",
+    name: "bash",
+    args: { command: "echo hi > f" },
+  },
+  {
+    type: "permission_decision" as const,
+    callId: "c1",
+    allow: false,
+    by: "policy" as const,
+    reason: HINT,
+  },
+  {
+    type: "tool_end" as const,
+    round: 1,
+    callId: "c1",
+    name: "bash",
+    durationMs: 141,
+    observation: { status: "ERROR" as const, code: "POLICY_DENIED", message: HINT },
+  },
+];
+
+Deno.test("createTextRenderer() prints a denial once, whole when not on a terminal, in seconds", () => {
+  // deno-lint-ignore no-explicit-any
+  const { err } = render(DENIED_CALL as any);
+  const lines = err.trimEnd().split("\n");
+  deepEqual(lines, [`• denied by policy: ${HINT}`, "• bash echo hi > f ✗ denied 0.1s"]);
+  equal(err.split("To allow such calls").length, 2, "the fix hint is printed once");
+});
+
+Deno.test("createTextRenderer() cuts long reasons to a line only on a terminal", () => {
+  // deno-lint-ignore no-explicit-any
+  const { err } = render(DENIED_CALL as any, { terminal: true });
+  const first = err.split("\n")[0];
+  ok(first.endsWith("…"), first);
+  ok(first.length < HINT.length, first);
+});
+
+Deno.test("createTextRenderer() says 1 message, not 1 messages", () => {
+  const { err } = render([{
+    type: "compaction",
+    summarised: 1,
+    tokensBefore: 10,
+    tokensAfter: 5,
+    // deno-lint-ignore no-explicit-any
+  } as any]);
+  ok(err.includes("compacted 1 message:"), err);
 });

@@ -47,7 +47,7 @@ testWith([tmuxNeed], "tern interactive runs a turn with a write approved with y"
     await send(tern, "please write hello");
     const dialog = await tern.waitForText("[y] allow once   [a] allow for this session   [n] deny");
     match(dialog, /Allow write\?/);
-    match(dialog, /^\+hi there$/m, "the dialog shows the proposed diff");
+    match(dialog, /^1 \+ hi there$/m, "the dialog shows the proposed diff, numbered");
     equal(await exists(join(dir, "hello.txt")), false, "nothing is written before the answer");
 
     await tern.keys("y");
@@ -153,7 +153,10 @@ Deno.test({
     await send(tern, "first task alpha");
     await tern.waitFor((screen) => RUNNING_BASH.test(screen), "the running bash line");
     await send(tern, "also do beta");
-    await tern.waitFor((screen) => /^⏎ queued: also do beta$/m.test(screen), "the queued line");
+    await tern.waitFor(
+      (screen) => /^⏎ queued \(↑ edits\): also do beta$/m.test(screen),
+      "the queued line",
+    );
     equal(server.requests.length, 1, "a queued message waits for the model boundary");
 
     await Deno.writeTextFile(join(dir, "go"), "");

@@ -230,7 +230,7 @@ testWith(
       await send(tern, "wait for go");
       await tern.waitFor((screen) => RUNNING.test(screen), "the running command");
       await send(tern, "second thought");
-      await tern.waitForText("⏎ queued: second thought");
+      await tern.waitForText("⏎ queued (↑ edits): second thought");
       await tern.keys("Escape");
       const after = await tern.waitFor((screen) => {
         const lines = filled(screen);

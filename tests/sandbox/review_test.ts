@@ -293,3 +293,16 @@ Deno.test("review() in auto mode denies when the caller aborts during the review
   );
   equal(signals[0].aborted, true);
 });
+
+Deno.test("review() sends a person's reason for a denial on as the outcome's reason", async () => {
+  const ask: AskPerson = () => Promise.resolve({ deny: "  use npm run test:once instead " });
+  deepEqual(await review(BASH, options({ person: ask })), {
+    allow: false,
+    by: "person",
+    reason: "The user denied it, saying: use npm run test:once instead",
+    remember: false,
+  });
+  const blank: AskPerson = () => Promise.resolve({ deny: " " });
+  equal((await review(BASH, options({ person: blank }))).reason, "The user denied it");
+  equal((await review(BASH, options({ person: blank }))).allow, false);
+});

@@ -37,20 +37,20 @@ Deno.test("permissionDialog() shows the tool, summary, reason, other arguments a
   deepEqual(permissionDialog(BASH, { theme: plain }).render(72), [
     "─ Allow bash? " + "─".repeat(58),
     "rm -rf build && npm run build",
-    "destructive: deletes files (rm -rf)",
+    "deletes files (rm -rf)",
     "timeout_ms: 60000",
-    "",
+    " [r] deny with a reason",
     " [y] allow once   [a] allow for this session  ›[n] deny ",
   ]);
   const once = permissionDialog({ ...BASH, rememberable: false }, { theme: plain }).render(72);
-  equal(once.at(-1), " [y] allow once  ›[n] deny ");
+  equal(once.at(-1), " [y] allow once  ›[n] deny   [r] deny with a reason");
 });
 
 Deno.test("permissionDialog() shows the gravest risks in red", () => {
   const reason = (text: string) =>
     permissionDialog({ ...BASH, reason: text }, { theme: color }).render(80)[2];
-  equal(reason("destructive: deletes files"), "\x1b[31mdestructive: deletes files\x1b[39m");
-  equal(reason("network: curl"), "\x1b[33mnetwork: curl\x1b[39m");
+  equal(reason("destructive: deletes files"), "\x1b[31mdeletes files\x1b[39m");
+  equal(reason("network: curl"), "\x1b[33mcurl\x1b[39m");
 });
 
 Deno.test("permissionDialog() answers y, a and n, and denies on Esc and Ctrl-C", () => {
@@ -93,8 +93,8 @@ Deno.test("permissionDialog() shows an edit's diff, bounded, instead of its text
     diff: unifiedDiff("src/a.ts", before, after),
   }).render(60);
   ok(!lines.some((line) => line.includes("old_string")), "the texts are left out");
-  ok(lines.includes("\x1b[31m-line 0\x1b[39m"), "removed lines are red");
-  ok(lines.includes("\x1b[32m+row 59\x1b[39m"), "added lines are green");
+  ok(lines.includes("\x1b[31m 1 - line 0\x1b[39m"), "removed lines are red, numbered");
+  ok(lines.includes("\x1b[32m60 + row 59\x1b[39m"), "added lines are green, numbered");
   ok(lines.some((line) => line.includes("more lines")), "the diff is cut");
   ok(lines.length <= 3 + 20 + 2, `${lines.length} lines`);
 });
@@ -119,9 +119,12 @@ Deno.test("permissionDialog() shows the real command, its controls visible, befo
   const lines = permissionDialog(request, { theme: plain }).render(60);
   equal(lines[0], "─ Allow bash? " + "─".repeat(46));
   equal(lines[1], "rm -rf ~ ␛[2K␍ls ⟨U+202E⟩");
-  equal(lines[2], "destructive: deletes files (rm -rf)");
+  equal(lines[2], "deletes files (rm -rf)");
   ok(lines[3].startsWith("Model's reason (unverified): only listing files"), lines[3]);
-  deepEqual(lines.slice(6), ["", " [y] allow once   [a] allow for this session  ›[n] deny "]);
+  deepEqual(lines.slice(6), [
+    " [r] deny with a reason",
+    " [y] allow once   [a] allow for this session  ›[n] deny ",
+  ]);
   equal(lines[5], "…", "the reason is cut to three rows");
   ok(!lines.some((line) => line.includes("description")), "the description is the reason row");
 });
@@ -164,7 +167,7 @@ Deno.test("permissionDialog() lists each path, host, command and the scope of a 
     "Commands would run WITHOUT a sandbox (for this session)",
     "Model's reason (unverified): trust me",
     "",
-    " [y] allow once  ›[n] deny ",
+    " [y] allow once  ›[n] deny   [r] deny with a reason",
   ]);
 });
 
@@ -280,4 +283,63 @@ Deno.test("selectDialog() marks the selected row with inverse video in colour", 
   ok(first.startsWith("\x1b[7m› model-0"), first);
   equal(visibleWidth(first), 20);
   ok(!second.includes("\x1b[7m"));
+});
+
+Deno.test("permissionDialog() says in plain words why it asks", () => {
+  const risk = (reason: string) =>
+    permissionDialog({ ...BASH, reason }, { theme: plain }).render(100).slice(2, -3);
+  deepEqual(risk("runs-code: hides code: command substitution"), [
+    "contains `$(…)`: tern cannot check what it will run",
+  ]);
+  deepEqual(risk('unknown: "foo" is not known to be read-only'), [
+    'tern does not know what "foo" does',
+  ]);
+  deepEqual(risk("runs-code"), ["Runs code tern cannot check"]);
+  ok(!risk("runs-code: hides code: eval").join("").includes("runs-code"));
+});
+
+Deno.test("permissionDialog() shows a multi-line command with its line breaks", () => {
+  const command = "cd src &&\n  make all\nrm -f out\x1b[2K";
+  const lines = permissionDialog(
+    { ...BASH, summary: command, args: { command }, command: true },
+    { theme: plain },
+  ).render(60);
+  deepEqual(lines.slice(1, 4), ["cd src &&", "  make all", "rm -f out␛[2K"]);
+});
+
+Deno.test("permissionDialog() denies with the reason typed after r, and Esc goes back", () => {
+  const dialog = permissionDialog(BASH, { theme: plain });
+  equal(press(dialog, textKey("r"), textKey("u"), textKey("s"), textKey("e")), "open");
+  ok(dialog.render(80).some((line) => line.includes("Reason for the model: use█")));
+  equal(press(dialog, key("backspace"), key("space"), textKey("x"), key("escape")), "open");
+  ok(dialog.render(80).at(-1)!.includes("[n] deny"), "Esc goes back to the choices");
+  deepEqual(press(dialog, textKey("r"), textKey("!"), key("enter")), { deny: "us x!" });
+  equal(
+    press(permissionDialog(BASH, { theme: plain }), textKey("r"), key("c", { ctrl: true })),
+    "deny",
+  );
+});
+
+Deno.test("permissionDialog() pages a cut diff in full on v", () => {
+  const before = Array.from({ length: 60 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const after = before.replace(/line (\d+)/g, (_, n) => `row ${n}`);
+  const request: ReviewRequest = {
+    tool: "edit",
+    args: { path: "src/a.ts", old_string: before, new_string: after },
+    summary: "edit src/a.ts",
+    reason: "writes-files",
+    profile: ":workspace",
+    rememberable: true,
+  };
+  const dialog = permissionDialog(request, { theme: plain, diff: unifiedDiff("a", before, after) });
+  const asked = dialog.render(80, 30);
+  ok(asked.some((line) => line.includes("[v] view in full")), asked.join("\n"));
+  ok(!asked.some((line) => line.includes("30 - line 29")), "the middle is cut");
+  equal(press(dialog, textKey("v")), "open");
+  const first = dialog.render(80, 30);
+  ok(first[0].includes("lines 1–28 of 121"), first[0]);
+  equal(first[1], "edit src/a.ts");
+  equal(press(dialog, key("space")), "open");
+  ok(dialog.render(80, 30).some((line) => line.includes("30 - line 29")));
+  equal(press(dialog, key("escape"), textKey("y")), "once");
 });

@@ -1,5 +1,5 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { diffSummary, renderDiff, unifiedDiff } from "../../src/tui/diff_view.ts";
+import { diffSummary, numberedDiff, renderDiff, unifiedDiff } from "../../src/tui/diff_view.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
@@ -71,4 +71,21 @@ Deno.test("diffSummary() counts added and removed lines but not headers", () => 
   const patch = unifiedDiff("a.txt", "a\nb\nc\n", "a\nB\nC\nd\n");
   deepEqual(diffSummary(patch), { added: 3, removed: 2 });
   deepEqual(diffSummary(""), { added: 0, removed: 0 });
+});
+
+Deno.test("numberedDiff() shows line numbers instead of hunk headers, hunks apart", () => {
+  const before = Array.from({ length: 120 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+  const after = before.replace("line 5\n", "line five\n").replace("line 100\n", "");
+  const lines = numberedDiff(unifiedDiff("n.txt", before, after, 1), 80, plain);
+  deepEqual(lines, [
+    "  4   line 4",
+    "  5 - line 5",
+    "  5 + line five",
+    "  6   line 6",
+    "    ⋮",
+    " 99   line 99",
+    "100 - line 100",
+    "100   line 101",
+  ]);
+  ok(!lines.some((line) => line.includes("@@")));
 });

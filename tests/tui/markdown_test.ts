@@ -149,15 +149,30 @@ Deno.test("renderMarkdown() draws tables with aligned columns", () => {
   ]);
 });
 
-Deno.test("renderMarkdown() shrinks the widest table column and cuts its cells", () => {
+Deno.test("renderMarkdown() shrinks the widest table column and wraps its cells, cutting nothing", () => {
   const text = "| k | description |\n|---|---|\n| a | a long description here |";
   deepEqual(renderMarkdown(text, 20, plain), [
     "┌───┬──────────────┐",
     "│ k │ description  │",
     "├───┼──────────────┤",
-    "│ a │ a long desc… │",
+    "│ a │ a long       │",
+    "│   │ description  │",
+    "│   │ here         │",
     "└───┴──────────────┘",
   ]);
+});
+
+Deno.test("renderMarkdown() keeps every word of a table's cells at any width", () => {
+  const words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu";
+  const text = `| name | what | note |\n|---|---|---|\n| first | ${words} | ${words} |`;
+  for (const width of [8, 20, 40, 60, 90]) {
+    const lines = renderMarkdown(text, width, plain);
+    ok(lines.every((line) => visibleWidth(line) <= width), `${width}: ${lines.join("\n")}`);
+    // Every letter of every cell is on screen (narrow columns break inside words).
+    const letters = (s: string) => s.replace(/[^a-z]/g, "").length;
+    equal(letters(lines.join("")), letters("namewhatnotefirst" + words + words), `${width}`);
+    ok(!lines.join("").includes("…"), `${width}: nothing cut`);
+  }
 });
 
 Deno.test("renderMarkdown() labels code blocks, indents them and breaks long lines", () => {

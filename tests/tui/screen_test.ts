@@ -195,3 +195,17 @@ Deno.test("Screen.finish() clears the live region and leaves the cursor on a fre
   vt.write("$ ");
   assert.deepEqual(vt.text(), ["user: hi", "assistant: hello", "$"]);
 });
+
+Deno.test("Screen.commit() with the next frame draws it in the same write, never the stale one", () => {
+  const { vt, writes, screen } = setup(40, 8);
+  screen.render(["⠋ bash  make", "waiting for approval", "status"]);
+  const before = writes.length;
+  screen.commit(["✓ bash  make"], { lines: ["> ", "status"], cursor: { row: 0, col: 2 } });
+  assert.equal(writes.length, before + 1, "one write");
+  assert.ok(!writes.at(-1)!.includes("waiting for approval"), "the old frame is not redrawn");
+  assert.deepEqual(vt.text(), ["✓ bash  make", ">", "status"]);
+  assert.deepEqual(vt.cursor, { row: 1, col: 2 });
+  const after = writes.length;
+  screen.render(["> ", "status"], { row: 0, col: 2 });
+  assert.equal(writes.length, after, "the frame it drew is known: nothing to redraw");
+});

@@ -97,3 +97,8 @@ Deno.test("formatTokens(), formatCost() and formatDuration() read at a glance", 
     "1h02m",
   ]);
 });
+
+Deno.test("statusLine() shows the last request's cache hits", () => {
+  const line = statusLine({ ...INFO, cachePercent: 79.6 }, 300, plain)[0];
+  ok(line.includes(" · cache 80%"), line);
+});

@@ -30,7 +30,7 @@ Deno.test("finishedToolLines() shows the diff a real multi_edit call made", asyn
     });
     equal(lines[0], "✓ multi_edit  a.ts  +2 -2  0.0s");
     const shown = lines.map((line) => line.trim());
-    ok(shown.includes("-const c = 3;") && shown.includes("+const c = 30;"), lines.join("\n"));
+    ok(shown.includes("3 - const c = 3;") && shown.includes("3 + const c = 30;"), lines.join("\n"));
   } finally {
     await Deno.remove(ws, { recursive: true });
   }

@@ -148,9 +148,8 @@ Deno.test("TranscriptView.apply() commits a full turn in order", () => {
     "  allowed by person (once)",
     "  │ not ok 2",
     "✓ edit  src/a.ts  +1 -1  0.0s",
-    "  @@ -1,1 +1,1 @@",
-    "  -const b = 2;",
-    "  +const b = 3;",
+    "  1 - const b = 2;",
+    "  1 + const b = 3;",
     "",
     ...renderMarkdown(SECOND, 80, plain),
     "",
@@ -321,11 +320,11 @@ Deno.test("TranscriptView shows queued messages live and commits them when steer
   const view = new TranscriptView({ theme: plain, workspace: WS, now: () => 0 });
   deepEqual(view.user("fix the tests", 40), ["› fix the tests"]);
   view.queued(["also run lint", "and format"]);
-  deepEqual(view.live(40), ["", "⏎ queued: also run lint", "⏎ queued: and format"]);
+  deepEqual(view.live(40), ["", "⏎ queued: also run lint", "⏎ queued (↑ edits): and format"]);
   deepEqual(view.apply({ type: "steering", round: 1, text: "also run lint" }, 40), [
     "⏎ also run lint",
   ]);
-  deepEqual(view.live(40), ["", "⏎ queued: and format"]);
+  deepEqual(view.live(40), ["", "⏎ queued (↑ edits): and format"]);
   view.reset();
   deepEqual(view.live(40), []);
 });

@@ -20,15 +20,26 @@ import type { TurnResult } from "../../agent/loop.ts";
 import type { Conversation } from "../../harness/conversation.ts";
 import { type CommandContext, type CommandRegistry, parseCommandLine } from "./commands.ts";
 
+/** The live region's lines and cursor. */
+export interface LiveFrame {
+  lines: string[];
+  cursor?: { row: number; col: number };
+}
+
 /** Where the app draws. */
 export interface AppScreen {
-  /** Writes finished lines into scrollback, once. */
-  commit(lines: string[]): void;
+  /**
+   * Writes finished lines into scrollback, once, and draws the live region `next` below them
+   * in the same write (no stale live frame in between).
+   */
+  commit(lines: string[], next?: LiveFrame): void;
   /** Redraws the live region. */
   render(lines: string[], cursor?: { row: number; col: number }): void;
   columns(): number;
   /** The terminal's rows, when there is a live region. */
   rows?(): number;
+  /** Clears the visible screen, never the scrollback (for a redraw from the session). */
+  clear?(): void;
 }
 
 export interface AppOptions {
@@ -52,6 +63,8 @@ export interface AppOptions {
   /** Called once when the person leaves (Ctrl-D, Ctrl-C twice, /quit). */
   onExit: () => void;
   now?: () => number;
+  /** The session's transcript as lines at the current width (for Ctrl-L and /redraw). */
+  transcript?: () => string[];
 }
 
 /** How long a first Ctrl-C on an empty editor waits for the second, in milliseconds. */
@@ -72,7 +85,9 @@ export class InteractiveApp {
   #commandAbort: AbortController | undefined;
   #lastCtrlC = 0;
   #exited = false;
-  #usage: { tokens: number; cost?: number; contextTokens?: number } = { tokens: 0 };
+  #usage: { tokens: number; cost?: number; contextTokens?: number; cachePercent?: number } = {
+    tokens: 0,
+  };
   #hint: string | undefined;
   #hintTimer: ReturnType<typeof setTimeout> | undefined;
   #ticker: ReturnType<typeof setInterval> | undefined;
@@ -152,6 +167,17 @@ export class InteractiveApp {
       const kept = this.#options.view.output();
       if (kept) this.#print(keptOutputLines(kept, this.#width(), this.#options.theme));
       else this.notice("No command output yet");
+      return true;
+    }
+    if (
+      event.name === "up" && !event.ctrl && !event.shift && this.#queue.length > 0 &&
+      (event.alt || editor.isEmpty)
+    ) {
+      this.#editQueued();
+      return true;
+    }
+    if (event.ctrl && event.name === "l" && !event.alt) {
+      this.redraw();
       return true;
     }
     if (event.ctrl && event.name === "d" && editor.isEmpty) {
@@ -237,6 +263,22 @@ export class InteractiveApp {
     this.#running?.abort();
   }
 
+  /**
+   * Clears the screen (never the scrollback above it) and prints the session's transcript
+   * again at the current width: Ctrl-L and /redraw. Waits for an idle session: a running
+   * turn's text is not in the session yet.
+   */
+  redraw(): void {
+    const transcript = this.#options.transcript;
+    if (transcript === undefined || this.#options.screen.clear === undefined) return;
+    if (this.#running) {
+      this.notice("Ctrl-L and /redraw redraw once the turn ends", "warning");
+      return;
+    }
+    this.#options.screen.clear();
+    this.#print(transcript());
+  }
+
   /** Forgets the usage counted so far (a new session): tokens, cost and the context meter. */
   resetUsage(): void {
     this.#usage = { tokens: 0 };
@@ -252,6 +294,19 @@ export class InteractiveApp {
     const { editor } = this.#options;
     const kept = editor.isEmpty ? [] : [editor.text];
     editor.text = [...this.#drainQueue(), ...kept].join("\n\n");
+  }
+
+  /**
+   * The last queued message back into the editor (before what it holds), out of the queue: the
+   * person edits it and sends it again, or clears it to withdraw it. Up on an empty editor, or
+   * Alt+Up whatever the editor holds.
+   */
+  #editQueued(): void {
+    const { editor } = this.#options;
+    const last = this.#queue.pop()!;
+    this.#options.view.queued([...this.#queue]);
+    editor.text = editor.isEmpty ? last : `${last}\n\n${editor.text}`;
+    this.frame();
   }
 
   /** Shows `dialog` in place of the editor until it is done, or until `signal` fires. */
@@ -297,8 +352,9 @@ export class InteractiveApp {
       lines.push(...this.#options.view.apply(safe, this.#width()));
     }
     if (event.type === "steering") this.#options.view.queued([...this.#queue]);
-    if (lines.length > 0) this.#options.screen.commit(lines);
-    this.#scheduleFrame();
+    // The finished lines and the live region after them, in one write.
+    if (lines.length > 0) this.#options.screen.commit(lines, this.#liveFrame());
+    else this.#scheduleFrame();
   }
 
   /** Leaves the session: aborts a running turn and tells the owner. */
@@ -315,6 +371,12 @@ export class InteractiveApp {
   /** Redraws the live region now. */
   frame(): void {
     if (this.#exited) return;
+    const { lines, cursor } = this.#liveFrame();
+    this.#options.screen.render(lines, cursor);
+  }
+
+  /** What the live region shows now: the view's live lines, a hint, the dialog or editor, status. */
+  #liveFrame(): LiveFrame {
     const { view, editor, theme, screen } = this.#options;
     const width = this.#width();
     const lines = view.live(width);
@@ -336,7 +398,7 @@ export class InteractiveApp {
       lines.push(...edited.lines);
     }
     lines.push(...status);
-    screen.render(lines, cursor);
+    return { lines, cursor };
   }
 
   #scheduleFrame(): void {
@@ -352,6 +414,7 @@ export class InteractiveApp {
     const info = { ...this.#options.status() };
     info.tokens = this.#usage.tokens;
     if (this.#usage.cost !== undefined) info.cost = this.#usage.cost;
+    if (this.#usage.cachePercent !== undefined) info.cachePercent = this.#usage.cachePercent;
     const window = this.#options.contextWindow();
     if (this.#usage.contextTokens !== undefined && window > 0) {
       info.contextPercent = Math.round((this.#usage.contextTokens / window) * 100);
@@ -421,11 +484,15 @@ export class InteractiveApp {
     total.tokens += usage.inputTokens + usage.outputTokens;
     if (cost !== undefined) total.cost = (total.cost ?? 0) + cost;
     total.contextTokens = usage.inputTokens + usage.outputTokens;
+    total.cachePercent = usage.inputTokens > 0
+      ? Math.min(100, (usage.cachedTokens / usage.inputTokens) * 100)
+      : undefined;
   }
 
   #print(lines: string[]): void {
-    if (lines.length > 0) this.#options.screen.commit(lines);
-    this.frame();
+    if (lines.length > 0 && !this.#exited) this.#options.screen.commit(lines, this.#liveFrame());
+    else if (lines.length > 0) this.#options.screen.commit(lines);
+    else this.frame();
   }
 
   #width(): number {

@@ -33,6 +33,8 @@ export interface CommandContext {
   commands(): readonly SlashCommand[];
   /** Ends the interactive session. */
   exit(): void;
+  /** Clears the screen (not the scrollback) and replays the transcript from the session. */
+  redraw(): void;
 }
 
 export interface SlashCommand {

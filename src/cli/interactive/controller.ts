@@ -209,6 +209,15 @@ export class SessionController {
       memory: () => ({ facts: services.facts(), limit: agent.config.memoryFacts }),
       taken: new Set(builtins.map((command) => command.name)),
       warn: (text) => this.#app?.notice(text, "warning"),
+      window: async () => {
+        const conversation = await this.conversation();
+        return {
+          tools: conversation.toolSpecs(),
+          messages: agent.session.state().items.map((item) => item.message),
+          contextWindow: agent.config.contextWindow,
+          lastRequest: this.#app?.usage.contextTokens,
+        };
+      },
     }).catch((error) => {
       this.#app?.notice(`Cannot read the prompt templates and skills: ${error}`, "warning");
       return [];
@@ -265,7 +274,18 @@ export class SessionController {
       },
       commands,
       exit: () => app.exit(),
+      redraw: () => app.redraw(),
     };
+  }
+
+  /** The session's transcript as lines at the terminal's width (Ctrl-L, /redraw). */
+  transcript(): string[] {
+    return transcriptLines(
+      this.#agent.session.state(),
+      this.#ui.view,
+      this.#ui.theme,
+      this.#ui.columns(),
+    );
   }
 
   /**

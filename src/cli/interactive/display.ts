@@ -87,9 +87,12 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
   let closed = false;
   return {
     // The last net at the terminal's edge: whatever a line carries, only tern's styling passes.
-    commit: (lines) => {
+    commit: (lines, next) => {
       sync();
-      live.commit(lines.map(screenLine));
+      live.commit(
+        lines.map(screenLine),
+        next && { lines: safeFrame(next.lines), cursor: next.cursor },
+      );
       terminal.listen();
     },
     render: (lines, cursor) => {
@@ -100,6 +103,10 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
     },
     columns: () => terminal.size().columns,
     rows: () => terminal.size().rows,
+    clear: () => {
+      sync();
+      live.clear();
+    },
     lines: () => {},
     close: () => {
       if (closed) return;

@@ -13,6 +13,7 @@ import {
 } from "../../harness/resource_prompt.ts";
 import { expandInput } from "../../harness/resource_input.ts";
 import { terminalText } from "../../core/terminal_text.ts";
+import { estimateTokens } from "../../context/tokens.ts";
 import type { SlashCommand } from "./commands.ts";
 
 export interface ResourceCommandDeps {
@@ -24,6 +25,47 @@ export interface ResourceCommandDeps {
   taken: ReadonlySet<string>;
   /** Told about a template left out. */
   warn: (text: string) => void;
+  /** What fills the model's window besides the system prompt, when a conversation is open. */
+  window?: () => Promise<ContextWindowFacts | undefined>;
+}
+
+/** The rest of the window: the tools offered, the transcript sent, and the window's size. */
+export interface ContextWindowFacts {
+  tools: ReadonlyArray<{ name: string; description: string; parameters: unknown }>;
+  messages: readonly unknown[];
+  /** The model's context window, in tokens. */
+  contextWindow: number;
+  /** Input and output tokens of the last request, when there was one. */
+  lastRequest?: number;
+}
+
+/**
+ * The window beyond the system prompt, as `/context` lines: the tools' definitions and the
+ * transcript, each with its estimated tokens, then the total against the window.
+ */
+export function windowLines(facts: ContextWindowFacts, systemTokens: number): string[] {
+  const tools = facts.tools.reduce(
+    (sum, tool) =>
+      sum + estimateTokens(tool.name + tool.description + JSON.stringify(tool.parameters)),
+    0,
+  );
+  const transcript = facts.messages.reduce<number>(
+    (sum, message) => sum + estimateTokens(JSON.stringify(message)),
+    0,
+  );
+  const total = systemTokens + tools + transcript;
+  const share = (n: number) =>
+    facts.contextWindow > 0 ? ` (${Math.round((n / facts.contextWindow) * 100)}%)` : "";
+  const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+  return [
+    `The model's window: ~${total} of ${facts.contextWindow} tokens${share(total)} (estimated)`,
+    `  ${String(systemTokens).padStart(7)}  system prompt (above)`,
+    `  ${String(tools).padStart(7)}  tools (${count(facts.tools.length, "definition")})`,
+    `  ${String(transcript).padStart(7)}  transcript (${count(facts.messages.length, "message")})`,
+    ...(facts.lastRequest === undefined ? [] : [
+      `Last request: ${facts.lastRequest} tokens${share(facts.lastRequest)} (as the model counted)`,
+    ]),
+  ];
 }
 
 /** `/context`, and the commands of the templates and skills found now. */
@@ -31,14 +73,16 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
   const resources = await loadResources(deps.workspace, deps.ternHome);
   const commands: SlashCommand[] = [{
     name: "context",
-    description: "what goes into the system prompt: each part, its file and its tokens; " +
-      "with a message, the remembered facts it would get",
+    description: "what fills the model's window: each part of the system prompt, its file " +
+      "and its tokens, the tools and the transcript; with a message, the facts it would get",
     usage: "[message]",
     whileRunning: true,
     async run(context, args) {
       const memory = { ...deps.memory(), task: args.trim() === "" ? undefined : args.trim() };
       const report = await describeContext(deps.workspace, deps.ternHome, memory);
-      context.print(formatContextReport(report).map(terminalText));
+      const facts = await deps.window?.().catch(() => undefined);
+      const window = facts ? windowLines(facts, report.totalTokens) : [];
+      context.print([...formatContextReport(report), ...window].map(terminalText));
     },
   }];
   for (const template of resources.templates) {

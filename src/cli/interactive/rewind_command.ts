@@ -4,6 +4,7 @@
  * to keep or overwrite. The work is `src/harness/rewind/rewind.ts`, shared with
  * `tern sessions rewind` and the RPC command.
  */
+import { plural } from "../../tui/format.ts";
 import { terminalText } from "../../core/terminal_text.ts";
 import {
   applyRewind,
@@ -44,7 +45,9 @@ export function rewindCommand(): SlashCommand {
       const lines = terminalText(describePlan(plan)).split("\n");
       const shown = lines.slice(0, MAX_DIFF_LINES);
       if (lines.length > shown.length) {
-        shown.push(`… ${lines.length - shown.length} more lines (tern sessions rewind shows all)`);
+        shown.push(
+          `… ${plural(lines.length - shown.length, "more line")} (tern sessions rewind shows all)`,
+        );
       }
       context.print(shown.map((line) => `  ${line}`));
       if (plan.changes.length === 0 && plan.leaf === undefined) {

@@ -14,6 +14,11 @@ import type { CommandContext, SlashCommand } from "./commands.ts";
 export function sessionCommands(): SlashCommand[] {
   return [
     {
+      name: "redraw",
+      description: "clear the screen and show this session's transcript again (also Ctrl-L)",
+      run: (context) => context.redraw(),
+    },
+    {
       name: "new",
       description: "start a new session in this directory",
       run: async (context) => {

@@ -75,6 +75,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     editor,
     commands,
     status: () => controller.status(),
+    transcript: () => controller.transcript(),
     contextWindow: () => controller.config.contextWindow,
     commandContext: (self) => controller.context(self, () => commands.list()),
     conversation: () => controller.conversation(),

@@ -18,15 +18,38 @@ export interface TextRendererOptions {
   style: Theme;
   /** The answer goes to `out` exactly as the model wrote it (`--raw`, for pipes). */
   raw?: boolean;
+  /**
+   * stderr is a terminal: long call arguments and reasons are cut to a line there. Elsewhere
+   * (a file, a pipe, CI logs) nothing is ever cut.
+   */
+  terminal?: boolean;
+  /**
+   * stdout is a terminal: the answer is rendered as Markdown (headings, lists, code, tables),
+   * each finished block once, with `theme`'s colours at the terminal's width. The Markdown
+   * modules load with the first text, after the first request; until they have, text waits
+   * (and is written as it is should something else have to be printed first).
+   */
+  markdown?: { width: () => number; theme: Theme };
 }
 
+type MarkdownModule = typeof import("../../tui/markdown.ts");
+
 export function createTextRenderer(options: TextRendererOptions): EmitFn {
-  const { out, err, style } = options;
+  const { err, style } = options;
+  const answer = markdownAnswer(options.out, options.markdown);
+  const out = answer.write;
   const argsById = new Map<string, unknown>();
+  /** Calls whose denial was already printed: their error line does not repeat it. */
+  const denied = new Set<string>();
+  const max = (length: number) => options.terminal ? length : Number.POSITIVE_INFINITY;
+  const firstLine = (text: string) =>
+    options.terminal ? truncate(text.split("\n", 1)[0], 120) : truncate(text, Infinity);
   let midLine = false;
   let thinking = false;
   const endLine = () => {
-    if (midLine) out("\n");
+    if (answer.flush()) midLine = false;
+    // Rendered Markdown always ends its lines itself.
+    if (midLine && !options.markdown) options.out("\n");
     midLine = false;
     if (thinking) err("\n");
     thinking = false;
@@ -66,13 +89,20 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         break;
       case "tool_end": {
         const obs = event.observation;
+        // A denial was printed with its reason when it was decided: said once, not twice.
+        const told = obs.status === "ERROR" && obs.code === "POLICY_DENIED" &&
+          denied.delete(event.callId);
         const mark = obs.status === "SUCCEEDED"
           ? style.green("✓")
+          : told
+          ? style.red("✗ denied")
           : style.red(`✗ ERROR[${obs.code}]`);
-        const detail = obs.status === "ERROR" ? ` ${style.dim(firstLine(obs.message))}` : "";
+        const detail = obs.status === "ERROR" && !told
+          ? ` ${style.dim(firstLine(obs.message))}`
+          : "";
         err(
-          `${style.cyan("•")} ${describeCall(event.name, argsById.get(event.callId))} ` +
-            `${mark}${detail} ${style.dim(`${event.durationMs}ms`)}\n`,
+          `${style.cyan("•")} ${describeCall(event.name, argsById.get(event.callId), max(80))} ` +
+            `${mark}${detail} ${style.dim(seconds(event.durationMs))}\n`,
         );
         argsById.delete(event.callId);
         break;
@@ -80,6 +110,7 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
       case "permission_decision":
         endLine();
         if (event.by !== "person") {
+          if (!event.allow) denied.add(event.callId);
           const verdict = event.allow ? style.green("allowed") : style.red("denied");
           err(
             `${style.cyan("•")} ${verdict} by ${event.by}: ${style.dim(firstLine(event.reason))}\n`,
@@ -92,7 +123,7 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
           ? style.red(`fallback summary (${firstLine(event.error ?? "the summary call failed")})`)
           : "summary";
         err(
-          `${style.cyan("•")} compacted ${event.summarised} messages: ` +
+          `${style.cyan("•")} compacted ${plural(event.summarised, "message")}: ` +
             `${event.tokensBefore} → ${event.tokensAfter} tokens, ${how}\n`,
         );
         break;
@@ -116,6 +147,50 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
   };
 }
 
+/**
+ * The answer's writer: `write` straight to `out`, or, with `markdown`, buffered and rendered a
+ * finished block at a time (`splitStable`); `flush()` renders what is left and says whether it
+ * wrote anything (the rendered text ends its line).
+ */
+function markdownAnswer(
+  out: (text: string) => void,
+  markdown: TextRendererOptions["markdown"],
+): { write: (text: string) => void; flush: () => boolean } {
+  if (markdown === undefined) return { write: out, flush: () => false };
+  let buffer = "";
+  let module: MarkdownModule | undefined;
+  let loading: Promise<void> | undefined;
+  const render = (text: string) =>
+    module!.renderMarkdown(text, Math.max(20, markdown.width()), markdown.theme).join("\n");
+  const stable = () => {
+    const { stable, rest } = module!.splitStable(buffer);
+    if (stable.trim() === "") return;
+    out(render(stable) + "\n\n");
+    buffer = rest;
+  };
+  return {
+    write(text) {
+      buffer += text;
+      if (module) return stable();
+      loading ??= Promise.all([
+        import("../../tui/markdown.ts"),
+        import("../../tui/renderers.ts").then((renderers) => renderers.loadRenderers()),
+      ]).then(([loaded]) => {
+        module = loaded;
+        stable();
+      }, () => {});
+    },
+    flush() {
+      if (buffer === "") return false;
+      const text = buffer;
+      buffer = "";
+      if (text.trim() === "") return false;
+      out(module ? render(text) + "\n" : text.endsWith("\n") ? text : text + "\n");
+      return true;
+    },
+  };
+}
+
 /** `12,345 tokens in (10,000 cached), 321 out (200 reasoning), $0.0123` */
 export function usageLine(usage: Usage, cost: number | undefined): string {
   // Not toLocaleString: its first call starts ICU, at the end of every run.
@@ -128,14 +203,20 @@ export function usageLine(usage: Usage, cost: number | undefined): string {
   } out${reasoning}${price}`;
 }
 
+/** Milliseconds as seconds, one unit everywhere: `0.1s`, `9.2s`. */
 function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+  return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
+}
+
+/** `1 message`, `3 messages`. */
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 /** `read src/main.ts`, `bash npm test`: the tool name and its most telling argument. */
-export function describeCall(name: string, args: unknown): string {
+export function describeCall(name: string, args: unknown, max = 80): string {
   const key = keyArgument(args);
-  return key === undefined ? name : `${name} ${truncate(key, 80)}`;
+  return key === undefined ? name : `${name} ${truncate(key, max)}`;
 }
 
 function keyArgument(args: unknown): string | undefined {
@@ -147,10 +228,6 @@ function keyArgument(args: unknown): string | undefined {
     if (typeof value === "string") return value;
   }
   return undefined;
-}
-
-function firstLine(text: string): string {
-  return truncate(text.split("\n", 1)[0], 120);
 }
 
 function truncate(text: string, max: number): string {

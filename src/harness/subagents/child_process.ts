@@ -6,7 +6,7 @@
  * at the time limit).
  */
 import { dirname, join } from "../../core/path.ts";
-import type { AskPerson } from "../../sandbox/review.ts";
+import { answerOf, type AskPerson } from "../../sandbox/review.ts";
 import {
   CHILD_PROTOCOL_VERSION,
   type ChildFinal,
@@ -155,7 +155,8 @@ export class ChildProcess {
           type: "escalation_answer",
           version: CHILD_PROTOCOL_VERSION,
           escalationId,
-          answer,
+          answer: answerOf(answer),
+          ...(typeof answer === "object" ? { reason: answer.deny } : {}),
         } satisfies ParentLine,
       );
     });

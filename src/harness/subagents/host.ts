@@ -6,7 +6,7 @@
  */
 import type { Message } from "../../core/messages.ts";
 import { uniqueHexId } from "../../core/ids.ts";
-import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
+import type { AskPerson, PersonReply, ReviewRequest } from "../../sandbox/review.ts";
 import type { Session } from "../../session/session.ts";
 import type { ChildOutcome, ChildProcess } from "./child_process.ts";
 import { type Completion, completionText, Mailbox, type SpawnRecord } from "./mailbox.ts";
@@ -415,7 +415,7 @@ export class SubagentHost {
     spawn: SpawnRecord,
     request: ReviewRequest,
     signal: AbortSignal,
-  ): Promise<PersonAnswer> {
+  ): Promise<PersonReply> {
     const person = this.#options.person;
     if (this.#options.settings().mode === "bypass" || person === undefined) return "deny";
     const shown: ReviewRequest = {
