@@ -3,24 +3,15 @@
  * bundles no image library (none well kept runs under Deno without native code), so an image
  * over the size limit is refused with what to do, never downscaled.
  */
-import type { ImageMediaType, ImagePart } from "../core/messages.ts";
+import type { ImagePart } from "../core/messages.ts";
+import { sniffImageType } from "../core/image_type.ts";
+
+export { sniffImageType };
 
 /** The largest image sent (Anthropic's per-image limit; OpenAI's is larger). */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** Most images in one model request: older ones are left out, newest kept. */
 export const MAX_IMAGES_PER_REQUEST = 20;
-
-/** The image type of `bytes` by their magic number, or undefined for anything else. */
-export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
-  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
-  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
-  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
-  if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45) {
-    return bytes[10] === 0x42 && bytes[11] === 0x50 ? "image/webp" : undefined;
-  }
-  return undefined;
-}
 
 /** True for a file name an image may have (what `read` and mentions treat as an image). */
 export function looksLikeImageName(path: string): boolean {

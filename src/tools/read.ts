@@ -3,7 +3,7 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";
-import { sniffImageType } from "../llm/images.ts";
+import { sniffImageType } from "../core/image_type.ts";
 import { openVerified, type VerifiedFile } from "./verified_io.ts";
 import { checkPath, displayPath } from "./paths.ts";
 

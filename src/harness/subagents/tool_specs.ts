@@ -7,17 +7,7 @@
 import type { JsonSchema } from "../../core/tool_spec.ts";
 import type { Tool } from "../../tools/define.ts";
 import type { SubagentHost } from "./host.ts";
-import { CHILD_BASE_TOOLS } from "./constants.ts";
-
-export const SPAWN_AGENT_DESCRIPTION =
-  "Start a subagent on a self-contained task; it runs in the background with a " +
-  "fresh context (it sees only `message`, never this conversation), in this workspace " +
-  `and sandbox, with the tools ${CHILD_BASE_TOOLS.join(", ")} plus those named in ` +
-  "`tools`. Returns its ids at once; call wait_agent for its result.";
-
-export const WAIT_AGENT_DESCRIPTION =
-  "Wait for the next subagent to finish and get its result (task, ids, status " +
-  "and answer). A timeout (default 60000 ms) stops no subagent: wait again later.";
+import { SPAWN_AGENT_DESCRIPTION, WAIT_AGENT_DESCRIPTION } from "./constants.ts";
 
 /** spawn_agent's arguments (as `spawnAgentSchema` in tools.ts). */
 export const SPAWN_AGENT_PARAMETERS: JsonSchema = {

@@ -9,8 +9,7 @@ import { ToolError } from "../../core/observation.ts";
 import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
 import { completionText } from "./mailbox.ts";
 import type { SubagentHost } from "./host.ts";
-import { CHILD_BASE_TOOLS } from "./constants.ts";
-import { SPAWN_AGENT_DESCRIPTION, WAIT_AGENT_DESCRIPTION } from "./tool_specs.ts";
+import { CHILD_BASE_TOOLS, SPAWN_AGENT_DESCRIPTION, WAIT_AGENT_DESCRIPTION } from "./constants.ts";
 
 /** Tools a child may be given besides the base ones: the built-ins, by canonical name. */
 export const CHILD_TOOL_NAMES: readonly string[] = [
