@@ -227,7 +227,18 @@ function helpOptions(): string[] {
 Deno.test("HELP lists every flag of the settings table with its help line, no other key, and every variable", () => {
   const flagged = SETTING_KEYS.filter((key) => settingOf(key).flag !== undefined);
   const listed = helpOptions();
-  const own = ["once", "cwd", "output", "raw", "continue", "resume", "from", "version", "help"];
+  const own = [
+    "once",
+    "cwd",
+    "output",
+    "raw",
+    "continue",
+    "resume",
+    "from",
+    "version",
+    "help",
+    "image",
+  ];
   assert.deepEqual(
     new Set(listed),
     new Set([...own, ...flagged.map((key) => settingOf(key).flag!.name)]),
