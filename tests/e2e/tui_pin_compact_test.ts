@@ -4,7 +4,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import type { ModelRequest } from "../../src/llm/types.ts";
-import { PLACEHOLDER, send, sessionEntries, withTern } from "../support/tmux_run.ts";
+import { send, sessionEntries, withTern } from "../support/tmux_run.ts";
 import { testWith, tmuxNeed } from "../support/needs.ts";
 
 const LONG = "The build uses make and the tests run with deno test. ".repeat(200);
@@ -28,12 +28,20 @@ testWith(
   async () => {
     const env = { TERN_CONTEXT_WINDOW: "20000", TERN_COMPACT_AT: "0.95" };
     await withTern(script, { columns: 100, rows: 40, env }, async ({ tern, server, home }) => {
-      await send(tern, `/pin ${PIN}`);
-      await tern.waitForText("pinned 1");
-      for (const n of ["one", "two", "three", "four", "five"]) {
+      const tasks = ["one", "two", "three", "four", "five"];
+      for (const [i, n] of tasks.entries()) {
         await send(tern, `task ${n}`);
-        await tern.waitForText(`Answer to task ${n}.`);
-        await tern.waitFor((screen) => screen.includes(PLACEHOLDER), "the prompt");
+        // The turn's footer: the turn ended and its messages are in the session.
+        await tern.waitFor(
+          (screen) => screen.split("─ 1 round").length === i + 2,
+          `the end of turn ${i + 1}`,
+          { scrollback: true },
+        );
+        // After a turn: the slash commands that load in the background are there by then.
+        if (i === 0) {
+          await send(tern, `/pin ${PIN}`);
+          await tern.waitForText("pinned 1");
+        }
       }
       // A background memory consolidation may ask the model and write its entry meanwhile.
       const summaries = () =>
@@ -61,7 +69,9 @@ testWith(
       await tern.waitForText("Compact the conversation?", { scrollback: false });
       await tern.keys("Down");
       await tern.keys("Enter");
-      await tern.waitForText("compacted ");
+      await tern.waitFor((screen) => /• compacted \d+ entries/.test(screen), "the compaction", {
+        scrollback: true,
+      });
       ok((await sessionEntries(home)).some((entry) => entry.type === "compaction"));
       equal(summaries(), 1);
 
