@@ -27,6 +27,8 @@ export function describeEntry(entry: SessionEntry): string {
       return `branch from ${entry.fromId ?? "(start)"}${entry.summary ? " (summary kept)" : ""}`;
     case "label":
       return `label ${entry.targetId}: ${entry.label}`;
+    case "pins":
+      return `pins: ${entry.pins.length} pinned instruction${entry.pins.length === 1 ? "" : "s"}`;
     case "subagent": {
       const data = (entry.data ?? {}) as Record<string, unknown>;
       const status = data.kind === "spawn"

@@ -35,6 +35,7 @@ import { loadResources } from "../memory/resources.ts";
 import { SKILL_TOOL_NAME } from "../memory/skills.ts";
 import { type ConsolidationMode, Consolidator } from "./consolidation.ts";
 import { composeSystemPrompt } from "./resource_prompt.ts";
+import { withPins } from "../context/pins.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
 import type { TurnConfig } from "./models.ts";
@@ -486,7 +487,8 @@ export class Conversation {
     const extension = this.#options.extension;
     const record = recordMessages(session, extension && ((message) => extension.tag(message)));
     const messages: Message[] = [
-      { role: "system", content: this.#systemPrompt(resources) },
+      // Pinned instructions follow the system prompt: no compaction summarises them away.
+      { role: "system", content: withPins(this.#systemPrompt(resources), state.pins) },
       ...state.items.map((item) => item.message),
       user,
     ];

@@ -82,6 +82,10 @@ export class Replayer {
         this.#settings.compactions++;
         break;
       }
+      case "pins":
+        if (isStringList(entry.pins) && entry.pins.length > 0) settings.pins = [...entry.pins];
+        else delete settings.pins;
+        break;
       case "branch":
         if (entry.summary) {
           this.#items.push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
@@ -113,6 +117,7 @@ function copyCheckpoint(checkpoint: Checkpoint): Checkpoint {
     usage: { ...checkpoint.usage },
     fallbacks: [...checkpoint.fallbacks],
   };
+  if (checkpoint.pins !== undefined) copy.pins = [...checkpoint.pins];
   // As it reads back from the file, where JSON leaves undefined fields out.
   for (
     const key of [
@@ -149,7 +154,12 @@ export function isCheckpoint(value: unknown): value is Checkpoint {
     (c.cost === undefined || typeof c.cost === "number") &&
     (c.saved === undefined || typeof c.saved === "number") &&
     Array.isArray(c.fallbacks) && c.fallbacks.every((f) => typeof f === "string") &&
-    typeof c.compactions === "number";
+    typeof c.compactions === "number" &&
+    (c.pins === undefined || isStringList(c.pins));
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
 }
 
 /** How a summary of an abandoned branch reads to the model. */

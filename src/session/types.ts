@@ -136,6 +136,8 @@ export interface Checkpoint {
   fallbacks: string[];
   /** Compactions on the path. */
   compactions: number;
+  /** Pinned instructions (`/pin`): in every request after the system prompt; absent when none. */
+  pins?: string[];
 }
 
 /**
@@ -149,6 +151,11 @@ export type BranchEntry = EntryBase & {
 };
 
 export type LabelEntry = EntryBase & { type: "label"; targetId: string; label: string };
+/**
+ * The pinned instructions from here on (`/pin`), the whole list: each change writes it again.
+ * They survive every compaction (the checkpoint carries them).
+ */
+export type PinsEntry = EntryBase & { type: "pins"; pins: string[] };
 /** Reserved for the plan-and-execute state. */
 export type PlanEntry = EntryBase & { type: "plan"; data: unknown };
 /**
@@ -178,6 +185,7 @@ export type SessionEntry =
   | CompactionEntry
   | BranchEntry
   | LabelEntry
+  | PinsEntry
   | PlanEntry
   | SubagentEntry
   | ConsolidationEntry
@@ -194,6 +202,7 @@ export const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set([
   "compaction",
   "branch",
   "label",
+  "pins",
   "plan",
   "subagent",
   "consolidation",

@@ -229,3 +229,30 @@ Deno.test("replay() skips entries of unknown type and labels", () => {
   ]);
   deepEqual(state.items.map((item) => item.id), ["1", "4"]);
 });
+
+Deno.test("replay() keeps the pins through a compaction, also when a resume reads from it", async () => {
+  await withHome(async (home) => {
+    const session = await Session.create(home, { cwd: "/w", ternVersion: "t" });
+    session.append({ type: "pins", pins: ["name the file first", "answer in French"] });
+    const ids = ["a", "b", "c", "d"].map((text, i) =>
+      session.append({ type: "message", message: i % 2 ? answer(text) : user(text) }).id
+    );
+    session.append({
+      type: "compaction",
+      summary: "## Goal\nthe goal",
+      firstKeptId: ids[2],
+      tokensBefore: 100,
+      tokensAfter: 40,
+      summarised: ids.slice(0, 2),
+      fallback: false,
+    });
+    deepEqual(session.state().pins, ["name the file first", "answer in French"]);
+    session.close();
+    // A resume starts from the compaction's checkpoint: the pins are in it.
+    const reopened = await Session.open(session.path);
+    deepEqual(reopened.state().pins, ["name the file first", "answer in French"]);
+    reopened.append({ type: "pins", pins: [] });
+    equal(reopened.state().pins, undefined);
+    reopened.close();
+  });
+});

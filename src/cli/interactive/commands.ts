@@ -23,6 +23,8 @@ export interface CommandContext {
   notice(text: string, kind?: "info" | "warning" | "error"): void;
   /** Shows a dialog in place of the editor until it is done. */
   pick<T>(dialog: Dialog<T>): Promise<T>;
+  /** A person can answer a dialog (a terminal); false in line mode, where `pick` never ends. */
+  readonly canAsk: boolean;
   /** Terminal width in cells. */
   width(): number;
   /** Changes settings for the next turn (the sandbox reopens for mode and profile). */

@@ -168,6 +168,7 @@ export class SessionController {
       { mcpCommands },
       { planCommands },
       { rewindCommand },
+      { pinCommand },
     ] = await Promise.all([
       import("./background.ts"),
       import("./settings_commands.ts"),
@@ -175,6 +176,7 @@ export class SessionController {
       import("./mcp_commands.ts"),
       import("./plan_commands.ts"),
       import("./rewind_command.ts"),
+      import("./pin_commands.ts"),
     ]);
     const agent = this.#agent;
     const services = backgroundServices({
@@ -201,6 +203,7 @@ export class SessionController {
       ...mcp,
       ...planCommands(),
       rewindCommand(),
+      pinCommand(),
     ];
     const { resourceCommands } = await import("./resource_commands.ts");
     const resources = await resourceCommands({
@@ -252,6 +255,7 @@ export class SessionController {
       print: (lines) => app.print(lines),
       notice: (text, kind) => app.notice(text, kind),
       pick: (dialog) => app.pick(dialog),
+      canAsk: this.#ui.interactive,
       width: () => this.#ui.columns(),
       configure: async (change) => {
         const { reopens } = await agent.configure(change);

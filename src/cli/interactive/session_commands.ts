@@ -1,6 +1,7 @@
 /** Slash commands about sessions: /new, /resume, /tree, /fork, /sessions, /compact. */
 import { selectDialog } from "../../tui/select_dialog.ts";
 import { compactionSettings, compactSession } from "../../agent/session_turn.ts";
+import { previewCompaction, previewLines } from "../../context/compaction_preview.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import { forkSession } from "../../session/fork.ts";
 import { findSession, listSessions, type SessionInfo } from "../../session/paths.ts";
@@ -107,10 +108,22 @@ export function sessionCommands(): SlashCommand[] {
       run: async (context, args) => {
         const conversation = await context.conversation();
         const { config } = conversation;
+        const settings = compactionSettings(config.contextWindow, config.compactAt);
+        // The same cut compactSession() makes: the person sees it before anything changes.
+        const preview = previewCompaction(context.session.state().items, settings);
+        if (preview.cut === 0) {
+          context.notice("nothing to compact: the whole conversation is recent enough to keep");
+          return;
+        }
+        context.print(["compaction preview:", ...previewLines(preview)]);
+        if (context.canAsk && !await confirmCompaction(context)) {
+          context.notice("not compacted: the conversation is unchanged");
+          return;
+        }
         const entry = await compactSession(context.session, {
           provider: conversation.provider,
           model: config.model,
-          settings: compactionSettings(config.contextWindow, config.compactAt),
+          settings,
           focus: args || undefined,
           beforeCompact: () => conversation.preCompact("manual", args),
         });
@@ -143,6 +156,19 @@ export function sessionCommands(): SlashCommand[] {
       },
     },
   ];
+}
+
+/** Yes or no, No first: a stray Enter keeps the conversation as it is. */
+async function confirmCompaction(context: CommandContext): Promise<boolean> {
+  const answer = await context.pick(selectDialog({
+    theme: context.theme,
+    title: "Compact the conversation? Pinned instructions (/pin) are always kept.",
+    items: [
+      { label: "No, keep the conversation as it is", value: false },
+      { label: "Yes, summarise the older part", value: true },
+    ],
+  }));
+  return answer === true;
 }
 
 async function pickSession(context: CommandContext): Promise<string | undefined> {
