@@ -35,6 +35,9 @@ Deno.test("interactive session: @image mentions and pasted image paths attach th
     await Deno.writeFile(join(ws.dir, "my shot.png"), PNG);
     await Deno.writeTextFile(join(ws.dir, "notes.txt"), "the notes\n");
     await Deno.writeTextFile(join(ws.dir, "fake.png"), "not an image\n");
+    // Sparse: a file named like an image, over the limit, must be refused before it is read.
+    using big = await Deno.open(join(ws.dir, "big.png"), { write: true, create: true });
+    await big.truncate(6 * 1024 * 1024);
     const outside = join(ws.home, "secret.png");
     await Deno.writeFile(outside, PNG);
     await Deno.symlink(outside, join(ws.dir, "link.png"));
@@ -51,7 +54,7 @@ Deno.test("interactive session: @image mentions and pasted image paths attach th
         const input = [
           "what is in @shot.png, see @notes.txt",
           `compare '${join(real, "my shot.png")}' please`,
-          `and @link.png @fake.png ${outside}`,
+          `and @link.png @fake.png ${outside} @big.png`,
         ].join("\n") + "\n";
         const args = [
           "--provider",
@@ -78,6 +81,7 @@ Deno.test("interactive session: @image mentions and pasted image paths attach th
         ok(/Cannot attach image "link\.png"/.test(run.stdout), run.stdout);
         ok(/Cannot attach image "fake\.png": not a PNG/.test(run.stdout), run.stdout);
         ok(run.stdout.includes(`Cannot attach image "${outside}"`), run.stdout);
+        ok(/Cannot attach image "big\.png": 6\.0 MB is over the 5\.0 MB limit/.test(run.stdout));
       },
     );
   } finally {
