@@ -112,6 +112,7 @@ export async function compactSession(
     summarised: result.summarised.length,
     fallback: result.fallback,
     ...(result.error ? { error: result.error } : {}),
+    ...(result.imagesDropped ? { imagesDropped: result.imagesDropped } : {}),
   });
   return entry;
 }

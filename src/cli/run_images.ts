@@ -6,7 +6,7 @@
 import type { TernConfig } from "../config/mod.ts";
 import { TernError } from "../core/errors.ts";
 import type { ImagePart } from "../core/messages.ts";
-import { imagePart, MAX_IMAGES_PER_REQUEST } from "../llm/images.ts";
+import { imagePart, MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST } from "../llm/images.ts";
 import { checkPath } from "../tools/paths.ts";
 import { readFileVerified } from "../tools/verified_io.ts";
 
@@ -41,6 +41,14 @@ export async function attachImages(
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new TernError(`Cannot attach image "${path}": ${reason}`);
+    }
+    // Checked before reading: a huge (or sparse) file named like an image is never read whole.
+    if (checked.info?.isFile && checked.info.size > MAX_IMAGE_BYTES) {
+      const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+      throw new TernError(
+        `Cannot attach image "${path}": ${mb(checked.info.size)} MB is over the ` +
+          `${mb(MAX_IMAGE_BYTES)} MB limit; make it smaller first (tern does not downscale)`,
+      );
     }
     const bytes = checked.info?.isFile ? readFileVerified(checked.root, checked.real) : null;
     if (bytes === null) {

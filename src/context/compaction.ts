@@ -7,7 +7,7 @@ import type { Provider } from "../llm/types.ts";
 import { chooseCut, suffixTokens } from "./compaction_cut.ts";
 import { checkSettings, type CompactionSettings, type ContextItem } from "./compaction_types.ts";
 import { fallbackSummary } from "./fallback_summary.ts";
-import { normaliseSummary, summaryMessage } from "./summary.ts";
+import { EMPTY_SECTION, normaliseSummary, summaryMessage } from "./summary.ts";
 import { buildSummaryRequest } from "./summary_request.ts";
 import { estimateMessageTokens } from "./tokens.ts";
 import { trimToolOutputs } from "./trim.ts";
@@ -49,6 +49,11 @@ export interface CompactionResult {
   fallback: boolean;
   /** Why the model summary failed; set exactly when `fallback` is true. */
   error?: string;
+  /**
+   * Images of the summarised messages, which the summary cannot carry: they are dropped, and
+   * the summary's open items say so. Set when there were any.
+   */
+  imagesDropped?: number;
 }
 
 export interface CompactOptions {
@@ -103,9 +108,14 @@ export async function compact(
     signal: options.signal,
     timeoutMs: options.timeoutMs ?? DEFAULT_SUMMARY_TIMEOUT_MS,
   });
-  const summary = "text" in reply
-    ? normaliseSummary(reply.text)
-    : fallbackSummary(old, options.previousSummary);
+  const imagesDropped = old.reduce(
+    (sum, { message }) => sum + (message.role === "user" ? message.images?.length ?? 0 : 0),
+    0,
+  );
+  const summary = withDroppedImages(
+    "text" in reply ? normaliseSummary(reply.text) : fallbackSummary(old, options.previousSummary),
+    imagesDropped,
+  );
   const result: CompactionResult = {
     summary,
     firstKeptId: items[cut]?.id ?? null,
@@ -115,7 +125,20 @@ export async function compact(
     fallback: !("text" in reply),
   };
   if ("error" in reply) result.error = reply.error;
+  if (imagesDropped > 0) result.imagesDropped = imagesDropped;
   return result;
+}
+
+/** `summary` with an open item saying that `count` images were dropped (none: unchanged). */
+function withDroppedImages(summary: string, count: number): string {
+  if (count === 0) return summary;
+  const item = `- ${count === 1 ? "An image" : `${count} images`} the person attached earlier ` +
+    `${count === 1 ? "was" : "were"} dropped by compaction; ask them to attach ` +
+    `${count === 1 ? "it" : "them"} again if you need to see ${count === 1 ? "it" : "them"}.`;
+  const empty = `## Open items\n${EMPTY_SECTION}`;
+  return summary.endsWith(empty)
+    ? `${summary.slice(0, -EMPTY_SECTION.length)}${item}`
+    : `${summary}\n${item}`;
 }
 
 /** Streams the summary; every failure comes back as `{ error }`. */

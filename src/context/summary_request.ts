@@ -88,6 +88,13 @@ export function serialiseItem({ message }: ContextItem): string {
       }
       return lines.join("\n");
     }
+    case "user": {
+      const images = message.images?.length ?? 0;
+      if (images === 0) return `[user]\n${message.content}`;
+      const note = `[${images === 1 ? "an image was" : `${images} images were`} attached here; ` +
+        "compaction drops them, so they are not shown to you]";
+      return `[user]\n${message.content}\n${note}`;
+    }
     default:
       return `[${message.role}]\n${message.content}`;
   }

@@ -60,6 +60,13 @@ const NAMES = Object.keys(COEFFICIENTS) as (keyof TokenClassCounts)[];
  */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 
+/**
+ * Tokens counted for one image in a user message: about what Anthropic charges for an image of
+ * its largest unscaled size (width × height / 750 for 1,092 × 1,092), above OpenAI's high-detail
+ * cost for a 1,024-pixel square (765). Images are sent as they are, so this is an upper bound.
+ */
+export const IMAGE_TOKENS = 1_600;
+
 /** Tokens a request costs once: the priming of the reply (`<|start|>assistant<|message|>`). */
 export const REQUEST_OVERHEAD_TOKENS = 3;
 
@@ -80,11 +87,14 @@ export function estimateTokens(text: string): number {
  * Estimated tokens of one message: its content plus {@linkcode MESSAGE_OVERHEAD_TOKENS}, the
  * name and arguments of each tool call plus the same overhead again (the chat format renders a
  * call as a message of its own, addressed to the tool), and the tool's name for a tool result.
- * Call ids are not counted: they are not rendered to the model. Never throws.
+ * Call ids are not counted: they are not rendered to the model. Each image of a user message
+ * counts {@linkcode IMAGE_TOKENS}. Never throws.
  */
 export function estimateMessageTokens(message: Message): number {
   let tokens = MESSAGE_OVERHEAD_TOKENS + estimateTokens(message.content);
-  if (message.role === "assistant") {
+  if (message.role === "user") {
+    tokens += (message.images?.length ?? 0) * IMAGE_TOKENS;
+  } else if (message.role === "assistant") {
     for (const call of message.toolCalls ?? []) {
       tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(call.name) +
         estimateTokens(call.arguments);

@@ -83,6 +83,8 @@ export type AgentEvent =
     /** True when the summary model call failed and a deterministic summary was used. */
     fallback: boolean;
     error?: string;
+    /** Images of the summarised messages, dropped (the summary says so); absent for none. */
+    imagesDropped?: number;
   }
   | {
     type: "turn_end";

@@ -35,7 +35,8 @@ export function switchText(event: EventOf<"model_switch">, voided: boolean, them
 export function compactionText(event: EventOf<"compaction">, theme: Theme): string {
   const line = theme.dim(
     `⇣ compacted ${plural(event.summarised, "message")}: ${formatTokens(event.tokensBefore)}` +
-      ` → ${formatTokens(event.tokensAfter)} tokens`,
+      ` → ${formatTokens(event.tokensAfter)} tokens` +
+      (event.imagesDropped ? `, ${plural(event.imagesDropped, "image")} dropped` : ""),
   );
   if (!event.fallback) return line;
   const why = firstLine(event.error ?? "the summary call failed");

@@ -64,12 +64,13 @@ export interface ExpandedMentions {
  * `<file path="…">…</file>` and `<directory path="…">…</directory>` blocks. Each file is cut at
  * `maxBytes` (default 100,000) with a `[truncated: N bytes more]` line; binary files (a NUL in the
  * first 8 KB), special files, missing paths and paths whose real location is outside the
- * workspace are reported in `errors` instead. Never throws.
+ * workspace are reported in `errors` instead. Mentions in `skip` (images, which the caller
+ * attaches) are left as they are. Never throws.
  */
 export async function expandMentions(
   text: string,
   workspace: string,
-  options: { maxBytes?: number } = {},
+  options: { maxBytes?: number; skip?: ReadonlySet<string> } = {},
 ): Promise<ExpandedMentions> {
   const maxBytes = options.maxBytes ?? 100_000;
   const attached: string[] = [];
@@ -84,7 +85,7 @@ export async function expandMentions(
   }
   for (const match of text.matchAll(MENTION)) {
     const mention = match[1].replace(TRAILING_PUNCTUATION, "");
-    if (mention === "" || seen.has(mention)) continue;
+    if (mention === "" || seen.has(mention) || options.skip?.has(mention)) continue;
     seen.add(mention);
     const result = await attach(mention, workspace, root, maxBytes);
     if (typeof result === "string") {

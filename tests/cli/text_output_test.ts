@@ -141,3 +141,15 @@ Deno.test("createTextRenderer() says 1 message, not 1 messages", () => {
   } as any]);
   ok(err.includes("compacted 1 message:"), err);
 });
+
+Deno.test("createTextRenderer() says how many images a compaction dropped", () => {
+  const { err } = render([{
+    type: "compaction",
+    summarised: 4,
+    tokensBefore: 10,
+    tokensAfter: 5,
+    fallback: false,
+    imagesDropped: 2,
+  }]);
+  ok(err.includes("compacted 4 messages: 10 → 5 tokens, summary, 2 images dropped"), err);
+});

@@ -323,3 +323,58 @@ Deno.test("compact() rejects settings out of range", async () => {
     RangeError,
   );
 });
+
+Deno.test("compact() drops the summarised messages' images and says so; kept ones stay", async () => {
+  await withScriptedServer([{ text: REPLY }, { fault: "http500" }], async (server) => {
+    const image = (n: number) => ({
+      mediaType: "image/png" as const,
+      data: "",
+      sha256: `${n}`.repeat(64),
+    });
+    const items = history();
+    const first = items[0].message;
+    assert.equal(first.role, "user");
+    items[0] = { ...items[0], message: { ...first, role: "user", images: [image(1), image(2)] } };
+    const kept = items[9].message;
+    items[9] = { ...items[9], message: { ...kept, role: "user", images: [image(3)] } };
+    const result = await compact(items, {
+      provider: provider(server),
+      model: "m",
+      settings: SETTINGS,
+    });
+    assert.ok(result !== undefined);
+    assert.equal(result.firstKeptId, "entry9");
+    assert.equal(result.imagesDropped, 2);
+    // The summariser is told where the images were; no image goes with the summary request.
+    const { modelRequest, body } = server.requests[0];
+    assert.ok(
+      modelRequest.messages[1].content.includes(
+        "[2 images were attached here; compaction drops them, so they are not shown to you]",
+      ),
+      modelRequest.messages[1].content,
+    );
+    assert.ok(!JSON.stringify(body).includes("image_url"));
+    assert.match(
+      result.summary,
+      /## Open items\n- Open items of the parser work\n- 2 images the person attached earlier were dropped by compaction; ask them to attach them again/,
+    );
+    // The fallback summary says so too.
+    const fallback = await compact(items, {
+      provider: provider(server),
+      model: "m",
+      settings: SETTINGS,
+    });
+    assert.equal(fallback?.fallback, true);
+    assert.match(fallback?.summary ?? "", /2 images the person attached earlier were dropped/);
+  });
+});
+
+Deno.test("estimateMessageTokens() counts IMAGE_TOKENS per image of a user message", () => {
+  const plain: Message = { role: "user", content: "look" };
+  const withImage: Message = {
+    role: "user",
+    content: "look",
+    images: [{ mediaType: "image/png", data: "", sha256: "a".repeat(64) }],
+  };
+  assert.equal(estimateMessageTokens(withImage) - estimateMessageTokens(plain), 1_600);
+});

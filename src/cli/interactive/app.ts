@@ -7,7 +7,7 @@
 import type { AgentEvent } from "../../core/events.ts";
 import { createEventCleaner } from "../../core/terminal_events.ts";
 import { terminalText } from "../../core/terminal_text.ts";
-import type { Usage } from "../../core/messages.ts";
+import type { ImagePart, Usage } from "../../core/messages.ts";
 import type { KeyEvent } from "../../tui/key_event.ts";
 import type { Dialog } from "../../tui/dialog.ts";
 import type { Editor } from "../../tui/editor.ts";
@@ -56,8 +56,10 @@ export interface AppOptions {
   commandContext: (app: InteractiveApp) => CommandContext;
   /** The conversation (connecting to the models may still be under way). */
   conversation: () => Promise<Conversation>;
-  /** The person's text as the model gets it (`@path` mentions attached). */
-  prepareMessage: (text: string) => Promise<{ text: string; notes: string[] }>;
+  /** The person's text as the model gets it (`@path` mentions attached, images named in it). */
+  prepareMessage: (
+    text: string,
+  ) => Promise<{ text: string; notes: string[]; images?: ImagePart[] }>;
   /** Keeps a submitted line in the input history. */
   remember?: (text: string) => void;
   /** Called once when the person leaves (Ctrl-D, Ctrl-C twice, /quit). */
@@ -450,6 +452,7 @@ export class InteractiveApp {
       result = await conversation.turn(prepared.text, {
         signal: controller.signal,
         steering: () => this.#drainQueue(),
+        images: prepared.images,
       });
     } catch (error) {
       this.notice(error instanceof Error ? error.message : String(error), "error");

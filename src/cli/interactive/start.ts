@@ -21,6 +21,7 @@ import { agentsCommand } from "./agents_command.ts";
 import { procsCommand } from "./procs_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
+import { attachNamedImages, namedImages } from "./image_mentions.ts";
 
 /** The keys, told once to someone who has never sent a message (an empty input history). */
 export const FIRST_START_HINT = "Enter sends · Shift+Enter new line · / commands · @ files · " +
@@ -80,8 +81,11 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     commandContext: (self) => controller.context(self, () => commands.list()),
     conversation: () => controller.conversation(),
     prepareMessage: async (text) => {
-      const expanded = await expandMentions(text, workspace);
-      return { text: expanded.text, notes: expanded.errors };
+      const named = namedImages(text);
+      const expanded = await expandMentions(text, workspace, { skip: named.mentions });
+      const attached = await attachNamedImages(workspace, controller.config, named.paths);
+      const notes = [...expanded.errors, ...attached.notes];
+      return { text: expanded.text, notes, images: attached.images };
     },
     remember: (text) => history.add(text).catch(() => {}),
     onExit: () => exited(),

@@ -124,7 +124,9 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
           : "summary";
         err(
           `${style.cyan("•")} compacted ${plural(event.summarised, "message")}: ` +
-            `${event.tokensBefore} → ${event.tokensAfter} tokens, ${how}\n`,
+            `${event.tokensBefore} → ${event.tokensAfter} tokens, ${how}` +
+            (event.imagesDropped ? `, ${plural(event.imagesDropped, "image")} dropped` : "") +
+            "\n",
         );
         break;
       }
