@@ -2,13 +2,13 @@
  * tern's entry point. `--version` answers before anything else is imported; everything else
  * loads the CLI lazily so start-up stays fast.
  */
-import { VERSION } from "./src/version.ts";
+import { versionLine } from "./src/version.ts";
 import { phaseMark } from "./src/core/phase_marks.ts";
 
 phaseMark("main");
 
 if (Deno.args.length === 1 && (Deno.args[0] === "--version" || Deno.args[0] === "-V")) {
-  console.log(`tern ${VERSION}`);
+  console.log(versionLine());
 } else {
   const { main } = await import("./src/cli/main.ts");
   Deno.exitCode = await main(Deno.args);

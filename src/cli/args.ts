@@ -13,6 +13,9 @@ import { ALL_OPTIONS, environmentHelp, optionsHelp } from "./options.ts";
 
 const parseArgs: typeof ParseArgs = parseArgsPackage.parseArgs;
 
+/** The shells `tern completions` writes a script for. */
+export type CompletionShell = "bash" | "zsh" | "fish";
+
 export type OutputFormat = "text" | "json" | "stream-json";
 
 /** Options shared by every command that runs or configures a turn. */
@@ -143,6 +146,8 @@ export type CommandLine =
   }
   | { command: "help" }
   | { command: "version" }
+  /** Hidden: the shell completion script for `shell` (bin/install writes them). */
+  | { command: "completions"; shell: CompletionShell }
   /** The headless child protocol (a subagent): one request on stdin, JSON lines on stdout. */
   | { command: "child"; options: TurnOptions }
   | { command: "interactive"; options: TurnOptions }
@@ -256,7 +261,8 @@ const OPTIONS = Object.fromEntries(
   ]),
 ) as Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
 
-const COMMANDS = new Set([
+/** The commands (the first word); `completions` is answered before them. */
+export const COMMANDS: ReadonlySet<string> = new Set([
   "run",
   "child",
   "plan",
@@ -277,7 +283,8 @@ const COMMANDS = new Set([
   "rpc",
   "acp",
 ]);
-const SESSIONS_ACTIONS: readonly SessionsAction[] = [
+/** The actions of `tern sessions`. */
+export const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
   "show",
   "tree",
@@ -306,6 +313,7 @@ export function parseCommandLine(args: string[]): CommandLine {
   const { values, positionals } = parsed;
   if (on(values, "help") || positionals[0] === "help") return { command: "help" };
   if (on(values, "version")) return { command: "version" };
+  if (positionals[0] === "completions") return completionsCommand(positionals.slice(1));
   const options = turnOptions(values);
   const [first, ...rest] = positionals;
   if (first !== "search" && text(values, "limit") !== undefined) {
@@ -467,6 +475,17 @@ export function parseCommandLine(args: string[]): CommandLine {
     throw new UsageError(`Unknown command "${first}": to run a task, use tern run "${first} …"`);
   }
   return { command: "interactive", options };
+}
+
+function completionsCommand(rest: string[]): CommandLine {
+  const [shell, ...more] = rest;
+  if (shell !== "bash" && shell !== "zsh" && shell !== "fish") {
+    throw new UsageError(`Unknown shell "${shell ?? ""}": expected bash, zsh or fish`);
+  }
+  if (more.length > 0) {
+    throw new UsageError(`Unexpected arguments after completions ${shell}: "${more.join(" ")}"`);
+  }
+  return { command: "completions", shell };
 }
 
 function memoryCommand(rest: string[], values: Values, options: TurnOptions): CommandLine {

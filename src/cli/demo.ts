@@ -9,15 +9,33 @@ import { processWriters, readEnv } from "./process_env.ts";
 import { runTaskWith } from "./run.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
 import { DEFAULTS } from "../config/mod.ts";
+import { unifiedDiff } from "../tools/file_io.ts";
 
-const TASK = "Look around this project, then add src/greet.ts exporting greet(name) " +
+const TASK = "Look around this project, add src/greet.ts exporting greet(name), count its " +
+  "lines with a command, try to leave a note outside the project, make the greeting friendlier " +
   "and check the file by reading it back.";
+
+/** The steps the scripted model takes, printed under PLAN (one per tool call of demoScript). */
+const PLAN = [
+  "list the project (list)",
+  "create src/greet.ts (write)",
+  "count its lines with a sandboxed command (bash: wc -l)",
+  "write ../escape.txt, outside the workspace: the sandbox must refuse it (write)",
+  "edit the greeting, shown as a diff (edit)",
+  "read src/greet.ts back and check it (read)",
+];
+
+const OLD_GREETING = "Hello, ${name}.";
+const NEW_GREETING = "Hello, ${name}! Welcome to tern.";
 
 const GREETING_SOURCE = `/** Returns a friendly greeting for \`name\`. */
 export function greet(name: string): string {
-  return \`Hello, \${name}! Welcome to tern.\`;
+  return \`Hello, \${name}.\`;
 }
 `;
+
+/** The file the demo's edit leaves: what RESULT checks the workspace against. */
+const EDITED_SOURCE = GREETING_SOURCE.replace(OLD_GREETING, NEW_GREETING);
 
 /** Runs the demo and returns the exit code of its turn. */
 export async function runDemo(): Promise<number> {
@@ -31,11 +49,22 @@ export async function runDemo(): Promise<number> {
       `${workspace}/README.md`,
       "# hello-demo\n\nA tiny project for the tern demo.\n",
     );
+    const outside = `${workspace}/../escape.txt`;
+    const existedBefore = await Deno.stat(outside).then(() => true, () => false);
     print(style.bold("INPUT"));
     print(`  workspace: ${workspace} (temporary)`);
     print(`  task: ${TASK}\n`);
+    print(style.bold("PLAN"));
+    print(PLAN.map((step, i) => `  ${i + 1}. ${step}`).join("\n") + "\n");
     print(style.bold("TOOLS"));
-    const provider = new ScriptedProvider(demoScript);
+    // The command's output is shown under its tool line, when the model gets it.
+    const provider = new ScriptedProvider((request, index) => {
+      const last = request.messages.at(-1);
+      if (index === 3 && last?.role === "tool") {
+        print(last.content.trimEnd().split("\n").map((line) => `      ${line}`).join("\n"));
+      }
+      return demoScript(request, index);
+    });
     const result = await runTaskWith({
       task: TASK,
       workspace,
@@ -65,14 +94,28 @@ export async function runDemo(): Promise<number> {
       },
     });
     const written = await Deno.readTextFile(`${workspace}/src/greet.ts`).catch(() => "(missing)");
+    const escaped = !existedBefore && await Deno.stat(outside).then(() => true, () => false);
+    // What the tools did, checked on disk: a run whose tools failed is no success.
+    const problems = [
+      ...(written === EDITED_SOURCE ? [] : ["src/greet.ts is not as written and edited"]),
+      ...(escaped ? ["../escape.txt was written outside the workspace"] : []),
+    ];
     print(`\n${style.bold("RESULT")}`);
     print(
       `  exit reason: ${result.exitReason}, ${result.rounds} model calls, ` +
         `${result.toolCalls} tool calls`,
     );
     print(`  answer: ${result.text}`);
-    print("  src/greet.ts:");
-    print(written.trimEnd().split("\n").map((line) => `    ${line}`).join("\n"));
+    print("  the edit, as a diff of src/greet.ts:");
+    print(
+      unifiedDiff("src/greet.ts", GREETING_SOURCE, written).trimEnd().split("\n")
+        .map((line) => `    ${line}`).join("\n"),
+    );
+    if (problems.length > 0) {
+      print(`  check FAILED: ${problems.join("; ")}`);
+      return 1;
+    }
+    print("  check: src/greet.ts is as edited, nothing was written outside the workspace");
     return exitCodeFor(result.exitReason);
   } finally {
     await Deno.remove(workspace, { recursive: true });
@@ -85,21 +128,32 @@ function demoScript(request: ModelRequest, index: number): ScriptedReply {
   const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({
     toolCalls: [{ id: `demo_${index}`, name, arguments: JSON.stringify(args) }],
   });
+  const last = request.messages.at(-1);
+  const lastText = last?.role === "tool" ? last.content : "";
   switch (index) {
     case 0:
       return { text: "I'll look at the project first.", ...call("list", { path: "." }) };
     case 1:
       return call("write", { path: "src/greet.ts", content: GREETING_SOURCE });
     case 2:
+      return call("bash", { command: "wc -l src/greet.ts", description: "count its lines" });
+    case 3:
+      return call("write", { path: "../escape.txt", content: "left the workspace\n" });
+    case 4:
+      return call("edit", {
+        path: "src/greet.ts",
+        old_string: OLD_GREETING,
+        new_string: NEW_GREETING,
+      });
+    case 5:
       return call("read", { path: "src/greet.ts" });
     default: {
-      const last = request.messages.at(-1);
-      const verified = last?.role === "tool" && last.content.startsWith("SUCCEEDED") &&
-        last.content.includes("export function greet");
+      const verified = lastText.startsWith("SUCCEEDED") && lastText.includes(NEW_GREETING);
       return {
         text: verified
-          ? "Created src/greet.ts with greet(name) and read it back: the content is as written."
-          : "src/greet.ts did not read back as written.",
+          ? "Created src/greet.ts, counted its lines in the sandbox, was refused the write " +
+            "outside the workspace, made the greeting friendlier and read the file back."
+          : "src/greet.ts did not read back as edited.",
       };
     }
   }

@@ -2,7 +2,7 @@
  * The composition root of the command line: parses argv and dispatches to a front end. Front
  * ends are imported lazily so each command loads only what it uses.
  */
-import { VERSION } from "../version.ts";
+import { versionLine } from "../version.ts";
 import { TernError } from "../core/errors.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { type CommandLine, helpText, parseCommandLine, type TurnOptions } from "./args.ts";
@@ -37,8 +37,13 @@ async function dispatch(line: CommandLine): Promise<number> {
       console.log(helpText().trimEnd());
       return 0;
     case "version":
-      console.log(`tern ${VERSION}`);
+      console.log(versionLine());
       return 0;
+    case "completions": {
+      const { completionScript } = await import("./completions.ts");
+      console.log(completionScript(line.shell).trimEnd());
+      return 0;
+    }
     case "run": {
       const { runOnce } = await import("./run.ts");
       return await runOnce(line.task, {

@@ -1,6 +1,10 @@
-/** `./run.sh install`: the shim works from any directory, and that directory is the workspace. */
+/**
+ * `./run.sh install`: the shim works from any directory, and that directory is the workspace;
+ * the shell completions are installed too.
+ */
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { completionScript } from "../../src/cli/completions.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { ROOT, tempWorkspace } from "../support/tern_process.ts";
 
@@ -14,8 +18,10 @@ Deno.test("bin/install puts a working tern shim on a PATH root, using the start 
     { text: "wrote it" },
   ], { chunkDelayMs: 0 });
   try {
+    // The completions go under HOME: the test's own.
     const install = await new Deno.Command(join(ROOT, "bin/install"), {
       args: ["--root", root],
+      env: { HOME: root, XDG_DATA_HOME: "", XDG_CONFIG_HOME: "" },
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -23,6 +29,16 @@ Deno.test("bin/install puts a working tern shim on a PATH root, using the start 
     const shim = join(root, "bin/tern");
     const shimText = await Deno.readTextFile(shim);
     ok(shimText.includes(join(ROOT, "bin/tern")) && shimText.includes("TERN_DENO_BIN="), shimText);
+
+    for (
+      const [shell, file] of [
+        ["bash", ".local/share/bash-completion/completions/tern"],
+        ["zsh", ".zfunc/_tern"],
+        ["fish", ".config/fish/completions/tern.fish"],
+      ] as const
+    ) {
+      equal(await Deno.readTextFile(join(root, file)), completionScript(shell).trimEnd() + "\n");
+    }
 
     // A bare environment: no deno on PATH, so the shim must carry its own.
     const env = { PATH: "/usr/bin:/bin", HOME: ws.home, TERN_HOME: ws.home };

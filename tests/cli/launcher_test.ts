@@ -21,18 +21,68 @@ function netHosts(
   return [...new Set(flag.slice("--allow-net=".length).split(","))];
 }
 
-Deno.test("bin/tern --version answers without starting Deno", async () => {
-  for (const flag of ["--version", "-V"]) {
-    // No deno on PATH and a pinned one that does not exist: only the launcher can answer.
-    const out = await new Deno.Command(join(ROOT, "bin/tern"), {
-      args: [flag],
-      env: { PATH: "/usr/bin:/bin", TERN_DENO_BIN: "/nonexistent/deno" },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    equal(out.code, 0, decoder.decode(out.stderr));
-    equal(decoder.decode(out.stdout), `tern ${VERSION}\n`);
+/** A Deno that fails if started, with the npm package's package.json saying `version`. */
+async function fakeDeno(version: string): Promise<{ bin: string; cleanup(): Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "tern-fake-deno-" });
+  await Deno.writeTextFile(
+    join(dir, "package.json"),
+    `{\n  "name": "@deno/linux-x64-glibc",\n  "version": "${version}",\n  "os": ["linux"]\n}\n`,
+  );
+  await Deno.writeTextFile(join(dir, "deno"), "#!/bin/sh\necho 'deno started' >&2\nexit 9\n");
+  await Deno.chmod(join(dir, "deno"), 0o755);
+  return { bin: join(dir, "deno"), cleanup: () => Deno.remove(dir, { recursive: true }) };
+}
+
+/** bin/tern's output for `args` with TERN_DENO_BIN=`denoBin` and no deno on PATH. */
+async function launcher(args: string[], denoBin: string, extra: Record<string, string> = {}) {
+  const out = await new Deno.Command(join(ROOT, "bin/tern"), {
+    args,
+    env: { PATH: "/usr/bin:/bin", TERN_DENO_BIN: denoBin, ...extra },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+Deno.test("bin/tern --version answers without starting Deno: tern's, Deno's version, build kind", async () => {
+  const deno = await fakeDeno("9.8.7");
+  try {
+    for (const flag of ["--version", "-V"]) {
+      // The Deno it would start fails (exit 9): only the launcher can answer.
+      const out = await launcher([flag], deno.bin, { TERN_NO_BUNDLE: "1" });
+      equal(out.code, 0, out.stderr);
+      equal(out.stdout, `tern ${VERSION} (deno 9.8.7, source)\n`);
+    }
+    // Anything more than the flag is main.ts's to answer: that Deno does start.
+    equal((await launcher(["--version", "--json"], deno.bin)).code, 9);
+  } finally {
+    await deno.cleanup();
+  }
+});
+
+Deno.test("bin/tern --version prints main.ts's line; a Deno without package.json answers itself", async () => {
+  const deno = await fakeDeno(Deno.version.deno);
+  const ws = await tempWorkspace();
+  try {
+    const fromMain = await runTern(["--version"], { cwd: ws.dir });
+    equal(fromMain.code, 0, fromMain.stderr);
+    equal(fromMain.stdout, `tern ${VERSION} (deno ${Deno.version.deno}, source)\n`);
+    const fast = await launcher(["--version"], deno.bin, { TERN_NO_BUNDLE: "1" });
+    equal(fast.stdout, fromMain.stdout);
+    // This Deno (a link to the real one) has no package.json beside it: bin/tern cannot know
+    // its version, main.ts does.
+    const linked = join(ws.dir, "deno");
+    await Deno.symlink(Deno.execPath(), linked);
+    const slow = await launcher(["--version"], linked, {
+      TERN_NO_BUNDLE: "1",
+      HOME: ws.home,
+    });
+    equal(slow.code, 0, slow.stderr);
+    equal(slow.stdout, fromMain.stdout);
+  } finally {
+    await ws.cleanup();
+    await deno.cleanup();
   }
 });
 
@@ -98,7 +148,10 @@ Deno.test("./run.sh with a flag runs tern: --version is tern's, not Deno's", asy
     stderr: "piped",
   }).output();
   equal(out.code, 0, decoder.decode(out.stderr));
-  equal(decoder.decode(out.stdout), `tern ${VERSION}\n`);
+  match(
+    decoder.decode(out.stdout),
+    new RegExp(`^tern ${VERSION} \\(deno [0-9.]+, (source|bundle)\\)\n$`),
+  );
 });
 
 Deno.test("the launcher grants exactly the provider presets' hosts by default", () => {

@@ -183,7 +183,10 @@ Deno.test("tern --version and --help answer without a model", async () => {
   try {
     const version = await runTern(["--version"], { cwd: ws.dir });
     equal(version.code, 0);
-    ok(/^tern \d+\.\d+\.\d+\n$/.test(version.stdout), version.stdout);
+    ok(
+      /^tern \d+\.\d+\.\d+ \(deno \d+\.\d+\.\d+, source\)\n$/.test(version.stdout),
+      version.stdout,
+    );
     const help = await runTern(["--help"], { cwd: ws.dir });
     equal(help.code, 0);
     const snapshot = new URL("./help.snapshot.txt", import.meta.url);
