@@ -88,11 +88,12 @@ testWith(
     const script: Script = [{ text: "Reviewed." }];
     await withTern(script, { setup }, async ({ tern, server }) => {
       await tern.type("/");
-      const menu = await tern.waitFor(
-        (screen) => /\d+ commands · ↑↓ choose · Enter run/.test(screen),
-        "the slash menu",
+      // Commands come with their descriptions (a frame may be caught half drawn: wait for both).
+      await tern.waitFor(
+        (screen) =>
+          /\d+ commands · ↑↓ choose · Enter run/.test(screen) && /\/help +\S/.test(screen),
+        "the slash menu, /help with its description",
       );
-      match(menu, /\/help +\S/, "commands come with their descriptions");
       await tern.type("skill");
       const skills = await tern.waitFor(
         (screen) => /› \/skill:lint-fix +Fix the lint errors/.test(screen),
