@@ -8,10 +8,11 @@
  *
  * Kept off the turn's path while the model thinks: the first snapshot starts when the turn does,
  * with the model request out (until the first writing call only read-only tools run, which
- * change nothing); the snapshot after each writing call starts when the call ends, while the
- * model reads its result (one at most waits: calls in quick succession share it), and only the
- * last is kept. The turn's end waits for that one, so nothing done after the turn (the person's
- * edits) is counted as the turn's. Every git command on the session's index runs one at a time.
+ * change nothing); the snapshot after the writing calls starts once they pause (100 ms after
+ * the last ended: while the model reads its result; calls in quick succession share one), and
+ * only the last is kept. The turn's end waits for that one, so nothing done after the turn
+ * (the person's edits) is counted as the turn's. Every git command on the session's index runs
+ * one at a time.
  */
 import { dirname } from "../../core/path.ts";
 import type { Tool } from "../../tools/define.ts";
@@ -33,6 +34,12 @@ export interface TurnCheckpointsOptions {
   warn: (text: string) => void;
 }
 
+/**
+ * How long after a writing call the snapshot of its changes waits for the next call: shorter
+ * than a model takes to answer, longer than a round of a scripted or local one.
+ */
+const SETTLE_MS = 100;
+
 /** The default of the `rewindMaxFileBytes` setting. */
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
@@ -47,6 +54,8 @@ interface TurnState {
   toolPaths: Set<string>;
   /** An `after` snapshot is queued and has not started yet. */
   afterQueued?: boolean;
+  /** Set when a writing call ended: queues the `after` snapshot once the calls pause. */
+  settle?: ReturnType<typeof setTimeout>;
 }
 
 /** See the module comment. One per conversation and session. */
@@ -79,6 +88,9 @@ export class TurnCheckpoints {
       paths: (args) => tool.paths(args),
       ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
       run: async (args, ctx) => {
+        // A call in quick succession: the snapshot waits until the calls pause.
+        clearTimeout(turn.settle);
+        turn.settle = undefined;
         turn.before ??= this.#record(turn);
         await turn.before;
         for (const path of await tool.paths(args)) {
@@ -87,15 +99,13 @@ export class TurnCheckpoints {
         try {
           return await tool.run(args, ctx);
         } finally {
-          // One snapshot waiting is enough: it starts after this call ended, so it sees what
-          // every call before it changed (calls in quick succession queue one, not one each).
-          if (!turn.afterQueued) {
-            turn.afterQueued = true;
-            turn.after = this.#serial(() => {
-              turn.afterQueued = false;
-              return this.#after(turn);
-            });
-          }
+          // Taken once the calls pause (the model thinks): a turn whose rounds follow each
+          // other fast does not spend each round's time on one.
+          clearTimeout(turn.settle);
+          turn.settle = setTimeout(() => {
+            turn.settle = undefined;
+            this.#queueAfter(turn);
+          }, SETTLE_MS);
         }
       },
     }));
@@ -108,6 +118,11 @@ export class TurnCheckpoints {
   async endTurn(): Promise<FileChange[]> {
     const turn = this.#turn;
     this.#turn = undefined;
+    if (turn?.settle !== undefined) {
+      clearTimeout(turn.settle);
+      turn.settle = undefined;
+      this.#queueAfter(turn);
+    }
     const after = await turn?.after;
     if (!turn || !after) return [];
     try {
@@ -152,6 +167,19 @@ export class TurnCheckpoints {
       this.#fail(error);
       return undefined;
     }
+  }
+
+  /**
+   * Queues the snapshot after the latest writing calls. One waiting is enough: it starts after
+   * they ended, so it sees what every call before it changed.
+   */
+  #queueAfter(turn: TurnState): void {
+    if (turn.afterQueued) return;
+    turn.afterQueued = true;
+    turn.after = this.#serial(() => {
+      turn.afterQueued = false;
+      return this.#after(turn);
+    });
   }
 
   #snapshot(): Promise<Snapshot | undefined> {
