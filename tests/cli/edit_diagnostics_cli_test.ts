@@ -7,14 +7,23 @@ import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
-import { bwrapNeed, testWith } from "../support/needs.ts";
+import { bwrapNeed, type Need, testWith } from "../support/needs.ts";
+
+/**
+ * The Deno that runs the tests is the one `deno check` finds on PATH; inside the sandbox it must
+ * be visible, which a copy under /tmp is not (commands get a private /tmp).
+ */
+const denoInSandbox: Need = {
+  ok: !Deno.execPath().startsWith("/tmp/"),
+  missing: "the test's Deno is under /tmp, which the sandbox hides",
+};
 
 function call(name: string, args: unknown, id: string): ScriptedReply {
   return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
 }
 
 testWith(
-  [bwrapNeed],
+  [bwrapNeed, denoInSandbox],
   "tern run: an edit that brings in a type error shows it; the one fixing it clears it",
   async () => {
     const ws = await tempWorkspace();
