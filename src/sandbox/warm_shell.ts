@@ -450,10 +450,12 @@ export class WarmSlot {
     // Checked at each opening: another tern sharing the folder may have replaced it.
     const serverFile = await warmServerFile(this.#dir, plan.env.PATH).catch(() => null);
     if (serverFile === null || this.#shell !== null) return null;
-    this.#held = (plan.guarded ?? []).filter(isAbsentOrEmptyDir);
+    const held = (plan.guarded ?? []).filter(isAbsentOrEmptyDir);
     // The guards' mount points are made here, not left to bubblewrap: a command that comes
     // while it still sets up finds them, and the shell is not taken for one whose guard went.
-    for (const path of this.#held) makeMountPoint(path);
+    await makeMountPoints(held);
+    if (this.#shell !== null) return null;
+    this.#held = held;
     this.#shell = openWarmShell(plan, { serverFile, bwrapPath: this.#bwrapPath });
     return this.#shell;
   }
@@ -497,14 +499,34 @@ export class WarmSlot {
   }
 }
 
-/** An empty folder at `path` unless something is there already (bubblewrap mounts on it). */
-function makeMountPoint(path: string): void {
-  try {
-    Deno.mkdirSync(path);
-  } catch {
-    // Something is there (isEmptyDir tells whether the guard can stand on it), or the folder
-    // above went: bubblewrap then fails as it would have.
+/**
+ * An empty folder at each of `paths` unless something is there already (bubblewrap mounts on
+ * it). tern's own process may not write the workspace (bin/_env.sh gives it no such grant), so
+ * what it cannot make itself is made by `mkdir`, as `rmdir` removes them (runtime.ts). Never
+ * throws: a path it could not make shows in `isEmptyDir`, and bubblewrap then fails as it would
+ * have.
+ */
+async function makeMountPoints(paths: readonly string[]): Promise<void> {
+  const refused: string[] = [];
+  for (const path of paths) {
+    try {
+      Deno.mkdirSync(path);
+    } catch (error) {
+      if (
+        error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied
+      ) {
+        refused.push(path);
+      }
+    }
   }
+  if (refused.length === 0) return;
+  // Not `-p`: only the last part is made, never a folder above it, and never through a link.
+  await new Deno.Command("mkdir", {
+    args: ["--", ...refused],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).output().catch(() => {});
 }
 
 function isEmptyDir(path: string): boolean {

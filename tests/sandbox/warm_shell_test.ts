@@ -85,6 +85,39 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "WarmSlot.prewarm() makes the guards' mount points in a process that may not write the workspace",
+  async () => {
+    await withBox(async (box) => {
+      const guard = join(box.ws, ".tern");
+      const plan = await planFor(box, { guarded: [guard] });
+      const planFile = join(box.tmp, "plan.json");
+      await Deno.writeTextFile(planFile, JSON.stringify(plan));
+      // Only tern's own folder writable, as bin/tern starts tern: Deno.mkdir in the workspace
+      // is refused, so the mount point has to be made another way before bubblewrap runs.
+      const child = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--no-prompt",
+          "--allow-read",
+          `--allow-write=${box.tmp}`,
+          "--allow-run",
+          "--allow-env",
+          new URL("./_warm_slot_child.ts", import.meta.url).pathname,
+          planFile,
+          box.tmp,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(child.stderr);
+      ok(child.success, stderr);
+      const seen = JSON.parse(new TextDecoder().decode(child.stdout));
+      deepEqual(seen, { output: "hi\n", released: [], held: [guard] });
+    });
+  },
+);
+
 bwrapTest("WarmSlot.run(): no process a command started lives on into the next one", async () => {
   await withSlot(async (slot, box, plan) => {
     const mark = marker();
