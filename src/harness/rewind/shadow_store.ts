@@ -172,6 +172,23 @@ export class ShadowStore {
    * are left out. @throws {TernError} when git fails.
    */
   async snapshot(): Promise<Snapshot> {
+    // The first snapshot of this store object has no tree to reuse: the index's tree is
+    // written while the workspace is listed (the index only changes if something is listed,
+    // after this ended), so an unchanged workspace costs one git command's wait, not two.
+    const early = this.#last === undefined
+      ? this.#git(["write-tree"]).then((result) => this.#treeOf(result)).catch((error) =>
+        error as Error
+      )
+      : undefined;
+    try {
+      return await this.#snapshot(early);
+    } finally {
+      // Never left running: the next git command on the index may need its lock.
+      await early;
+    }
+  }
+
+  async #snapshot(early: Promise<string | Error> | undefined): Promise<Snapshot> {
     const listed = await this.#git(
       ["ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", "--", "."],
       { maxBytes: 256 * 1024 * 1024 },
@@ -222,6 +239,14 @@ export class ShadowStore {
     if (update.length === 0 && drop.length === 0 && knownSkips && last !== undefined) {
       return { tree: last.tree, skipped };
     }
+    if (early !== undefined) {
+      const tree = await early;
+      if (update.length === 0 && drop.length === 0 && skipped.length === 0) {
+        if (tree instanceof Error) throw tree;
+        this.#last = { tree, skipped };
+        return this.#last;
+      }
+    }
     if (update.length > 0) {
       // --replace: a folder that became a file or link (or the reverse) replaces its entries.
       await this.#git(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], {
@@ -233,12 +258,17 @@ export class ShadowStore {
         input: nulJoin([...drop, ...skipped]),
       });
     }
-    const tree = decoder.decode((await this.#git(["write-tree"])).stdout).trim();
+    const tree = this.#treeOf(await this.#git(["write-tree"]));
+    this.#last = { tree, skipped };
+    return this.#last;
+  }
+
+  #treeOf(result: GitResult): string {
+    const tree = decoder.decode(result.stdout).trim();
     if (!TREE_ID.test(tree)) {
       throw new TernError(`Cannot checkpoint the workspace: git write-tree printed "${tree}"`);
     }
-    this.#last = { tree, skipped };
-    return this.#last;
+    return tree;
   }
 
   /** The paths that differ from tree `from` to tree `to`, in git's path order. */
