@@ -407,6 +407,9 @@ export class WarmSlot {
   #shell: WarmShell | null = null;
   #held: string[] = [];
   #released: string[] = [];
+  /** The taking under way (see `#take`). */
+  #taking: Promise<unknown> = Promise.resolve();
+  #closed = false;
 
   /** `dir`: where the server's program is made (never where a command can write). */
   constructor(dir: string, bwrapPath?: string) {
@@ -438,9 +441,19 @@ export class WarmSlot {
     if (this.#shell === null) await this.#take(plan).catch(() => null);
   }
 
-  async #take(plan: ShellPlan): Promise<WarmShell | null> {
+  /**
+   * The shell for `plan`, opened or replaced as needed; one taking at a time, so a command that
+   * comes while the prewarmed shell is being opened gets that shell, not a one-shot sandbox.
+   */
+  #take(plan: ShellPlan): Promise<WarmShell | null> {
+    const taken = this.#taking.then(() => this.#takeNow(plan));
+    this.#taking = taken.catch(() => {});
+    return taken;
+  }
+
+  async #takeNow(plan: ShellPlan): Promise<WarmShell | null> {
     const key = warmKey(plan, this.#bwrapPath);
-    if (key === null) return null;
+    if (key === null || this.#closed) return null;
     const shell = this.#shell;
     if (shell?.busy) return null;
     if (shell?.ready && this.#sameView(shell.key, key, plan) && this.#held.every(isEmptyDir)) {
@@ -486,6 +499,9 @@ export class WarmSlot {
 
   /** Ends the shell; returns the placeholders it held (see {@linkcode released}). */
   async close(): Promise<string[]> {
+    this.#closed = true;
+    // A taking under way finishes first: a shell it opens is discarded here, not left behind.
+    await this.#taking;
     if (this.#shell !== null) await this.#discard();
     return this.released();
   }

@@ -118,6 +118,32 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "WarmSlot.run() called while the prewarmed shell is being opened runs in that shell",
+  async () => {
+    await withBox(async (box) => {
+      const guard = join(box.ws, ".tern");
+      const plan = await planFor(box, { guarded: [guard] });
+      const slot = new WarmSlot(box.tmp);
+      try {
+        // Not awaited: the command comes while the prewarm still makes the shell.
+        const prewarming = slot.prewarm(plan);
+        // Null: the slot gave it up, for a one-shot sandbox.
+        const result = await slot.run(plan, "echo one", { cwd: box.ws });
+        await prewarming;
+        const sandboxes = await bwrapPids(box.tmp);
+        const second = await slot.run(plan, "echo two", { cwd: box.ws });
+        equal(result?.output, "one\n", "the command was given to a one-shot sandbox");
+        equal(second?.output, "two\n");
+        equal(sandboxes.length, 1);
+        deepEqual(slot.released(), []);
+      } finally {
+        await slot.close();
+      }
+    });
+  },
+);
+
 bwrapTest("WarmSlot.run(): no process a command started lives on into the next one", async () => {
   await withSlot(async (slot, box, plan) => {
     const mark = marker();
