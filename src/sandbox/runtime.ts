@@ -264,9 +264,25 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const viewWork = wantsBwrap
     ? Promise.all([seccompFile(filterDir), warmRootOnly ?? hostPrivatePaths()])
     : Promise.resolve([null, []] as const);
-  const probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
-  const [seccompPath, rootOnlyFound] = await viewWork;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  // As root RLIMIT_NPROC does not hold: the run's pids cgroup does, where one can be made.
+  // Made beside the probe (a process of its own); the plan waits for it, and it goes again
+  // when bubblewrap turns out not to run.
+  const pidsStarted = wantsBwrap && isDir("/run")
+    ? makePidsCgroup(pidsCgroupPrefix(dirname(tmp)) + basename(tmp), limits.processes)
+    : Promise.resolve(null);
+  let probe: Awaited<ReturnType<typeof probeBwrap>> | undefined;
+  let seccompPath: string | null;
+  let rootOnlyFound: readonly string[];
+  try {
+    probe = wantsBwrap ? await probeBwrap({ bwrapPath: options.bwrapPath }) : undefined;
+    [seccompPath, rootOnlyFound] = await viewWork;
+  } catch (error) {
+    await (await pidsStarted)?.remove();
+    throw error;
+  }
   if (options.signal?.aborted) {
+    await (await pidsStarted)?.remove();
     await privateTmp.remove();
     await swept;
     if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
@@ -282,12 +298,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : undefined;
 
   const env = shellEnv(options.env);
-  const limits = options.limits ?? DEFAULT_LIMITS;
-  // As root RLIMIT_NPROC does not hold: the run's pids cgroup does, where one can be made.
-  // Made while the plan is built; the plan waits for it.
-  const pidsMade = shellKind === "bwrap" && isDir("/run")
-    ? makePidsCgroup(pidsCgroupPrefix(dirname(tmp)) + basename(tmp), limits.processes)
-    : Promise.resolve(null);
+  if (shellKind !== "bwrap") await (await pidsStarted)?.remove();
+  const pidsMade = shellKind === "bwrap" ? pidsStarted : Promise.resolve(null);
   // Outside the sandbox a command has the network anyway: give it the proxy and CA variables.
   const unsandboxedShell = createUnsandboxedRunner({ ...env, ...networkEnv(options.env) }, {
     limits,

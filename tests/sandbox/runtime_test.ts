@@ -2,6 +2,7 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
+import { pidsCgroupPrefix } from "../../src/sandbox/pids_cgroup.ts";
 import { processesMatching } from "../support/tmux.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
@@ -14,12 +15,59 @@ async function tmpFolders(dir: string): Promise<string[]> {
   return names;
 }
 
+/** The runs' pids cgroups of tmp folder `dir` (none where no pids cgroup can be made). */
+async function pidsCgroups(dir: string): Promise<string[]> {
+  const prefix = pidsCgroupPrefix(dir);
+  const names: string[] = [];
+  for (const root of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
+    try {
+      for await (const entry of Deno.readDir(root)) {
+        if (entry.name.startsWith(prefix)) names.push(`${root}/${entry.name}`);
+      }
+    } catch {
+      // No such hierarchy here.
+    }
+  }
+  return names;
+}
+
+Deno.test("createSandbox() where bubblewrap cannot run leaves no pids cgroup behind", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  const tmpDir = Deno.env.get("TMPDIR") ?? "/tmp";
+  const before = await pidsCgroups(tmpDir);
+  try {
+    const runtime = await createSandbox({
+      workspace: ws,
+      profile: ":workspace",
+      noSandbox: false,
+      bwrapPath: join(root, "no-bwrap"),
+      ternHome: join(root, "tern-home"),
+      env: { PATH: "/usr/bin:/bin", HOME: root },
+      home: root,
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "no-bwrap-test",
+    });
+    try {
+      equal(runtime.shellKind, "unavailable");
+      // The cgroup made beside the probe is removed before the sandbox is handed out.
+      deepEqual((await pidsCgroups(tmpDir)).filter((path) => !before.includes(path)), []);
+    } finally {
+      await runtime.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("createSandbox() with its signal aborted rejects and leaves no tmp folder or worker", async () => {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
   const ws = join(root, "ws");
   await Deno.mkdir(ws);
   const tmpDir = Deno.env.get("TMPDIR") ?? "/tmp";
   const before = await tmpFolders(tmpDir);
+  const cgroupsBefore = await pidsCgroups(tmpDir);
   try {
     for (const noSandbox of [false, true]) {
       const abort = new AbortController();
@@ -39,6 +87,7 @@ Deno.test("createSandbox() with its signal aborted rejects and leaves no tmp fol
       await rejects(opening, /closed while it opened/);
     }
     equal((await tmpFolders(tmpDir)).filter((name) => !before.includes(name)).length, 0);
+    deepEqual((await pidsCgroups(tmpDir)).filter((path) => !cgroupsBefore.includes(path)), []);
     equal((await processesMatching(ws)).length, 0);
   } finally {
     await Deno.remove(root, { recursive: true });
