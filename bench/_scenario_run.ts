@@ -258,6 +258,26 @@ async function checkExpect(expect: Expect, bench: Bench): Promise<void> {
   }
   const audit = await textUnder(join(bench.home, "audit"), "");
   matchAll("the audit log", audit.text, expect.audit, bench.vars);
+  for (const text of expect.noProcesses ?? []) {
+    const left = await processesLeft(text);
+    check(left.length === 0, `processes still run: ${left.join("; ")}`);
+  }
+}
+
+/**
+ * The live processes whose command line holds `text`, once none is left or two seconds have
+ * passed (a process killed a moment ago may not be reaped yet).
+ */
+async function processesLeft(text: string): Promise<string[]> {
+  const deadline = Date.now() + 2_000;
+  for (;;) {
+    const ps = await new Deno.Command("ps", { args: ["-eo", "stat=,args="] }).output();
+    const left = new TextDecoder().decode(ps.stdout).split("\n")
+      .map((line) => line.trim())
+      .filter((line) => !line.startsWith("Z") && line.includes(text));
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** Serves `pages` on 127.0.0.1 (404 elsewhere); returns its URL and how to stop it. */

@@ -70,6 +70,11 @@ export interface Expect {
   sessions?: number;
   /** Patterns on all audit logs' text. */
   audit?: Patterns;
+  /**
+   * Text no live process's command line may hold once the steps ended (a command tern was
+   * told to stop must be gone, not merely silent); checked for up to two seconds.
+   */
+  noProcesses?: string[];
 }
 
 export interface Scenario {
