@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { sourceUrl } from "../core/source_url.ts";
 import { defaultConfigPath } from "../sandbox/worker/flags.ts";
 import { type PdfText, type WebRequest, WebRequestError, type WebResponse } from "./web_request.ts";
+import { denoDirEnv } from "../core/deno_dir_env.ts";
 
 /** Makes one guarded request. */
 export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
@@ -63,15 +64,6 @@ export type WebAnswer =
   }
   | { ok: false; kind: WebRequestError["kind"]; message: string };
 
-function denoDir(): Record<string, string> {
-  try {
-    const dir = Deno.env.get("DENO_DIR");
-    return dir ? { DENO_DIR: dir } : {};
-  } catch {
-    return {};
-  }
-}
-
 /** Time the request process is given beyond the request's deadline (start-up, the answer). */
 export const KILL_MARGIN_MS = 10_000;
 
@@ -91,7 +83,7 @@ export function processTransport(
       args,
       clearEnv: true,
       // Deno's cache (the launcher's DENO_DIR), so the script is not compiled again each time.
-      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDir() },
+      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

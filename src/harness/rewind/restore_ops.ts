@@ -4,6 +4,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { sourceUrl } from "../../core/source_url.ts";
+import { denoDirEnv } from "../../core/deno_dir_env.ts";
 
 /** One change to the workspace, by a path relative to it. */
 export type RestoreOp =
@@ -45,7 +46,7 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
       SCRIPT,
     ],
     clearEnv: true,
-    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDir() },
+    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -79,13 +80,4 @@ export function decodeBase64(text: string): Uint8Array {
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
-}
-
-function denoDir(): Record<string, string> {
-  try {
-    const dir = Deno.env.get("DENO_DIR");
-    return dir ? { DENO_DIR: dir } : {};
-  } catch {
-    return {};
-  }
 }
