@@ -25,7 +25,7 @@ import type {
  * what sandboxed commands see (`sandbox`), decide which server receives the person's API keys
  * (`keys`) or which code the agent's searches put first (`ranking`).
  */
-export type Guard = "review" | "sandbox" | "keys" | "ranking" | "commands";
+export type Guard = "review" | "sandbox" | "keys" | "ranking" | "commands" | "checkpoints";
 
 /** A command-line flag of a setting. */
 export interface SettingFlag {
@@ -309,14 +309,16 @@ export const SETTINGS = {
   },
   /**
    * Per-turn checkpoints (rewind): files larger than this (bytes) are left out and reported;
-   * 0 turns checkpoints off.
+   * 0 turns checkpoints off. The person's alone: a repository that turned them off or left its
+   * files out would take away what `/rewind` can bring back.
    */
   rewindMaxFileBytes: {
     rule: { kind: "integer", min: 0 },
     default: 10_485_760,
     env: ["TERN_REWIND_MAX_FILE_BYTES"],
     expect: "an integer of at least 0 (bytes; 0: no checkpoints)",
-    project: true,
+    project: false,
+    guards: "checkpoints",
   },
   /** Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. */
   memoryFacts: {

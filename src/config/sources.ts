@@ -113,6 +113,7 @@ const GUARD_REASONS = {
   commands: ["it names commands tern runs without asking", "may not name commands to run"],
   keys: ["it decides which server receives your API keys", "may not send your keys elsewhere"],
   ranking: ["it decides which code the agent's searches put first", "may not reorder them"],
+  checkpoints: ["it decides what a rewind can bring back", "may not narrow the checkpoints"],
 } as const;
 
 /**

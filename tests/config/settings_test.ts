@@ -144,6 +144,7 @@ const PERSON_ONLY = {
   keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch", "indexEmbeddings"],
   ranking: ["searchWeights"],
   commands: ["diagnostics"],
+  checkpoints: ["rewindMaxFileBytes"],
 } as const;
 
 Deno.test("the settings table keeps each person-only key out of a project's reach", () => {
@@ -165,6 +166,7 @@ Deno.test("loadConfig() refuses each person-only key from a project's file and .
     keys: "it decides which server receives your API keys",
     ranking: "it decides which code the agent's searches put first",
     commands: "it names commands tern runs without asking",
+    checkpoints: "it decides what a rewind can bring back",
   };
   for (const [guard, keys] of Object.entries(PERSON_ONLY)) {
     for (const key of keys) {
