@@ -30,9 +30,11 @@ export interface LiveFrame {
 export interface AppScreen {
   /**
    * Writes finished lines into scrollback, once, and draws the live region `next` below them
-   * in the same write (no stale live frame in between).
+   * in the same write (no stale live frame in between). `render` draws the same lines at
+   * another width (from their source), to redraw them while they are still on the visible
+   * screen after a resize.
    */
-  commit(lines: string[], next?: LiveFrame): void;
+  commit(lines: string[], next?: LiveFrame, render?: (columns: number) => string[]): void;
   /** Redraws the live region. */
   render(lines: string[], cursor?: { row: number; col: number }): void;
   columns(): number;
@@ -218,7 +220,7 @@ export class InteractiveApp {
         this.notice(`/${known.name} waits for /${this.#command} to finish`, "warning");
         return;
       }
-      this.#print(this.#options.view.user(text, this.#width()));
+      this.#printView(this.#options.view.user(text, this.#width()));
       const alone = !this.#running && !this.#command;
       const controller = new AbortController();
       const run = async () => {
@@ -334,7 +336,7 @@ export class InteractiveApp {
 
   /** Writes a notice line into the transcript (its text may come from anywhere: sanitized). */
   notice(text: string, kind: "info" | "warning" | "error" = "info"): void {
-    this.#print(this.#options.view.notice(terminalText(text), kind, this.#width()));
+    this.#printView(this.#options.view.notice(terminalText(text), kind, this.#width()));
   }
 
   /** Writes finished lines into the transcript. */
@@ -349,14 +351,19 @@ export class InteractiveApp {
    */
   event(event: AgentEvent): void {
     if (event.type === "assistant_message" && event.usage) this.#count(event.usage, event.cost);
+    const { view } = this.#options;
     const lines: string[] = [];
+    const renderers: Array<(columns: number) => string[]> = [];
     for (const safe of this.#clean(event)) {
-      lines.push(...this.#options.view.apply(safe, this.#width()));
+      lines.push(...view.apply(safe, this.#width()));
+      renderers.push(view.renderer());
     }
-    if (event.type === "steering") this.#options.view.queued([...this.#queue]);
+    if (event.type === "steering") view.queued([...this.#queue]);
     // The finished lines and the live region after them, in one write.
-    if (lines.length > 0) this.#options.screen.commit(lines, this.#liveFrame());
-    else this.#scheduleFrame();
+    if (lines.length > 0) {
+      const render = (columns: number) => renderers.flatMap((draw) => draw(Math.max(20, columns)));
+      this.#options.screen.commit(lines, this.#liveFrame(), render);
+    } else this.#scheduleFrame();
   }
 
   /** Leaves the session: aborts a running turn and tells the owner. */
@@ -438,7 +445,7 @@ export class InteractiveApp {
     this.#turnPaused = 0;
     this.#dialogSince = undefined;
     this.#ticker = setInterval(() => this.frame(), 100);
-    this.#print(this.#options.view.user(text, this.#width()));
+    this.#printView(this.#options.view.user(text, this.#width()));
     this.frame();
     let result: TurnResult | undefined;
     try {
@@ -492,10 +499,17 @@ export class InteractiveApp {
       : undefined;
   }
 
-  #print(lines: string[]): void {
-    if (lines.length > 0 && !this.#exited) this.#options.screen.commit(lines, this.#liveFrame());
-    else if (lines.length > 0) this.#options.screen.commit(lines);
+  #print(lines: string[], render?: (columns: number) => string[]): void {
+    const { screen } = this.#options;
+    if (lines.length > 0 && !this.#exited) screen.commit(lines, this.#liveFrame(), render);
+    else if (lines.length > 0) screen.commit(lines, undefined, render);
     else this.frame();
+  }
+
+  /** Prints what the view's last call returned, with its renderer for a resize. */
+  #printView(lines: string[]): void {
+    const draw = this.#options.view.renderer();
+    this.#print(lines, (columns) => draw(Math.max(20, columns)));
   }
 
   #width(): number {
