@@ -106,19 +106,19 @@ export class Screen {
    * given, else the previous frame again. Giving `next` means no stale frame is ever shown: a
    * finished call is never drawn both committed and live. Once in the scrollback, committed
    * lines are never touched again (see `position` for those still on the visible screen); a
-   * line wider than the terminal is left for the terminal to wrap. `render`, when given, draws
-   * the same lines at another width, from their source.
+   * line wider than the terminal is left for the terminal to wrap. `blocks`, when given, are
+   * the lines' blocks in order, each drawing itself at any width from its source.
    */
   commit(
     lines: string[],
     next?: { lines: string[]; cursor?: ScreenCursor },
-    render?: BlockRenderer,
+    blocks?: BlockRenderer[],
   ): void {
     if (lines.length === 0) {
       if (next) this.render(next.lines, next.cursor);
       return;
     }
-    this.#tail.add(lines, this.#columns, render);
+    this.#tail.add(lines, this.#columns, blocks);
     this.#moves++;
     let text = this.#beginFrame() + this.#clearRows();
     for (const line of lines) text += line + "\r\n";

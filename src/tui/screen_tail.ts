@@ -5,13 +5,15 @@
  * with: enough to count the rows it takes now. A block committed without a renderer (a command's
  * output, a help page) keeps its lines and is drawn again as it was.
  *
- * Bounded by rows, not blocks: the kept blocks cover at least `MAX_ROWS` rows as last drawn
- * (more than any screen is tall); older blocks are dropped, they are in the scrollback for good.
+ * Bounded: at most `MAX_BLOCKS` blocks, and no more than cover `MAX_ROWS` rows as last drawn
+ * (more than a screen is tall); older blocks are dropped, in the scrollback for good.
  */
 import { visibleWidth } from "./width.ts";
 
-/** Rows of committed output kept for a redraw. */
-const MAX_ROWS = 400;
+/** Rows of committed output kept for a redraw (more than a screen has). */
+const MAX_ROWS = 300;
+/** Blocks kept at most (each holds its source: a tool's result, a message). */
+const MAX_BLOCKS = 200;
 
 /** Renders a block at a width, in cells; the lines are at most that wide. */
 export type BlockRenderer = (columns: number) => string[];
@@ -31,12 +33,32 @@ export class CommittedTail {
   #blocks: TailBlock[] = [];
   #written = 0;
 
-  /** Records `lines`, just written at `columns`; `render` draws them again at another width. */
-  add(lines: string[], columns: number, render?: BlockRenderer): void {
-    const block = drawn(lines, columns, render);
+  /**
+   * Records `lines`, just written at `columns`. `blocks` are their blocks in order, each drawing
+   * itself at any width; when they do not give `lines` at `columns`, the lines are kept as one
+   * block drawn by all of them.
+   */
+  add(lines: string[], columns: number, blocks?: BlockRenderer[]): void {
+    const counts = blocks?.map((render) => render(columns).length) ?? [];
+    if (blocks && counts.reduce((sum, n) => sum + n, 0) === lines.length) {
+      let at = 0;
+      blocks.forEach((render, i) => {
+        if (counts[i] > 0) this.#push(drawn(lines.slice(at, at + counts[i]), columns, render));
+        at += counts[i];
+      });
+    } else {
+      const render = blocks && ((c: number) => blocks.flatMap((block) => block(c)));
+      this.#push(drawn(lines, columns, render));
+    }
+  }
+
+  #push(block: TailBlock): void {
     this.#blocks.push(block);
     this.#written += block.written;
-    while (this.#blocks.length > 1 && this.#written - this.#blocks[0].written >= MAX_ROWS) {
+    while (
+      this.#blocks.length > MAX_BLOCKS ||
+      (this.#blocks.length > 1 && this.#written - this.#blocks[0].written >= MAX_ROWS)
+    ) {
       this.#written -= this.#blocks.shift()!.written;
     }
   }

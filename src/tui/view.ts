@@ -84,7 +84,7 @@ export class TranscriptView {
   #outputs: KeptOutput[] = [];
   #outputCount = 0;
   #liveText: { text: string; width: number; epoch: number; lines: string[] } | undefined;
-  /** The blocks the last `apply`, `user`, `notice` or `steered` call committed. */
+  /** The blocks the last `apply`, `user`, `notice` or `steered` call committed, for `blocks()`. */
   #made: MadeBlock[] = [];
 
   constructor(options: TranscriptViewOptions) {
@@ -232,17 +232,16 @@ export class TranscriptView {
   }
 
   /**
-   * The lines the last `apply`, `user`, `notice` or `steered` call returned, drawn again at
-   * another width from their source (Markdown, the tool's result, the message): for the screen
-   * to re-render the blocks still visible after a resize. Blank separators stay where they were.
+   * The blocks the last `apply`, `user`, `notice` or `steered` call returned, in order, each
+   * drawn again at any width from its source (Markdown, the tool's result, the message): for
+   * the screen to re-render the blocks still visible after a resize. At the call's width they
+   * give exactly the lines it returned, blank separators included.
    */
-  renderer(): (width: number) => string[] {
-    const made = this.#made;
-    return (width) =>
-      made.flatMap(({ gap, render }) => {
-        const lines = render(width);
-        return lines.length > 0 && gap ? ["", ...lines] : lines;
-      });
+  blocks(): Array<(width: number) => string[]> {
+    return this.#made.map(({ gap, render }) => (width) => {
+      const lines = render(width);
+      return lines.length > 0 && gap ? ["", ...lines] : lines;
+    });
   }
 
   /**
@@ -355,7 +354,7 @@ export class TranscriptView {
     this.#roundCommitted = true;
     return this.#block("text", width, (w) => {
       const lines = w === width ? first : renderMarkdown(markdown, w, theme);
-      return joined && lines.length > 0 ? ["", ...lines] : lines;
+      return joined ? ["", ...lines] : lines;
     });
   }
 
@@ -461,14 +460,14 @@ export class TranscriptView {
   /**
    * One committed block: `render` at `width`, after a blank line when the kind of block changes.
    * `render` (pure: it captures the block's source, never the view's state) is kept for
-   * `renderer()`, which draws the same blocks again at another width after a resize.
+   * `blocks()`, which draws the same blocks again at another width after a resize.
    */
   #block(group: Group, width: number, render: (width: number) => string[]): string[] {
     const lines = render(width);
     if (lines.length === 0) return [];
     const gap = this.#lastGroup !== undefined && this.#lastGroup !== group;
     this.#lastGroup = group;
-    this.#made.push({ gap, render });
+    this.#made.push({ gap, render: (w) => w === width ? lines : render(w) });
     return gap ? ["", ...lines] : lines;
   }
 

@@ -59,12 +59,19 @@ async function waitForRewrap(
   );
 }
 
-/** The whole history shows the shell's marker once, above the session. */
-async function checkMarker(tern: TmuxTern): Promise<void> {
+/** The turn is over: its footer is on screen (Ctrl-L waits for the end of a turn). */
+const turnEnded = (screen: string) => rows(screen).some((line) => line.startsWith("─ 1 round"));
+
+/**
+ * The whole history shows the shell's marker once, above the session, and the question
+ * `asked` times (twice once Ctrl-L replayed the transcript).
+ */
+async function checkMarker(tern: TmuxTern, asked = 1): Promise<void> {
   const history = rows(await tern.screen({ history: true }));
   equal(history.filter((line) => line === MARKER).length, 1, history.join("\n"));
-  const asked = history.findIndex((line) => line.startsWith("› tell me"));
-  ok(asked > history.indexOf(MARKER), history.join("\n"));
+  const questions = history.filter((line) => line === "› tell me a lot").length;
+  equal(questions, asked, history.join("\n"));
+  ok(history.indexOf("› tell me a lot") > history.indexOf(MARKER), history.join("\n"));
 }
 
 testWith(
@@ -76,7 +83,7 @@ testWith(
       { columns: 100, rows: 30, before: `echo ${MARKER}` },
       async ({ tern }) => {
         await send(tern, "tell me a lot");
-        await waitForRewrap(tern, 100);
+        await waitForRewrap(tern, 100, turnEnded);
         await tern.resize(50, 30);
         // tmux alone re-flows the rows mid-word: only a redraw shows whole words.
         await waitForRewrap(tern, 50);
@@ -95,7 +102,7 @@ testWith(
       { columns: 50, rows: 30, before: `echo ${MARKER}` },
       async ({ tern }) => {
         await send(tern, "tell me a lot");
-        await waitForRewrap(tern, 50);
+        await waitForRewrap(tern, 50, turnEnded);
         await tern.resize(100, 30);
         // Rows wider than 50 columns made of answer words: drawn again at 100 columns.
         const wide = await waitForRewrap(
@@ -108,6 +115,30 @@ testWith(
         );
         ok(joined(wide).includes(LAST));
         await checkMarker(tern);
+      },
+    );
+  },
+);
+
+testWith(
+  [tmuxNeed],
+  "tern interactive re-wraps the transcript Ctrl-L replayed after the window narrows",
+  async () => {
+    await withTern(
+      [{ text: ANSWER }],
+      { columns: 100, rows: 30, before: `echo ${MARKER}` },
+      async ({ tern }) => {
+        await send(tern, "tell me a lot");
+        await waitForRewrap(tern, 100, turnEnded);
+        await tern.keys("C-l");
+        await tern.waitFor(
+          (screen) => rows(screen).filter((line) => line === "› tell me a lot").length === 2,
+          "the transcript replayed below the old one",
+          { scrollback: true },
+        );
+        await tern.resize(50, 30);
+        await waitForRewrap(tern, 50);
+        await checkMarker(tern, 2);
       },
     );
   },

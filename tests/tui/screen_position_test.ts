@@ -57,7 +57,7 @@ Deno.test("Screen.position() draws the committed blocks on screen again at the n
   s.screen.render(["> ", "status"], { row: 0, col: 2 });
   for (const tag of ["first", "second"]) {
     const render = paragraph(tag);
-    s.screen.commit(render(80), { lines: ["> ", "status"], cursor: { row: 0, col: 2 } }, render);
+    s.screen.commit(render(80), { lines: ["> ", "status"], cursor: { row: 0, col: 2 } }, [render]);
   }
   assert.ok(resize(s, 30, 14));
   const rows = s.vt.text();
@@ -75,7 +75,7 @@ Deno.test("Screen.position() never erases rows above the session or with a scree
   const s = setup(80, 24, ["$ echo marker", "marker", "$ tern"]);
   s.screen.render(["> ", "status"], { row: 0, col: 2 });
   const render = paragraph("only");
-  s.screen.commit(render(80), { lines: ["> ", "status"], cursor: { row: 0, col: 2 } }, render);
+  s.screen.commit(render(80), { lines: ["> ", "status"], cursor: { row: 0, col: 2 } }, [render]);
   assert.ok(resize(s, 40, 24));
   // The whole session fits on screen: the shell's rows stay as they were, on screen.
   assert.deepEqual(s.vt.visible().slice(0, 3), ["$ echo marker", "marker", "$ tern"]);
@@ -100,7 +100,7 @@ Deno.test("Screen.position() leaves blocks that scrolled into the scrollback as 
   for (let i = 0; i < 12; i++) {
     const render = paragraph(`b${i}`);
     if (i < 4) old.push(...render(60));
-    s.screen.commit(render(60), { lines: ["status"] }, render);
+    s.screen.commit(render(60), { lines: ["status"] }, [render]);
   }
   assert.ok(resize(s, 30, 10));
   const history = s.vt.scrollback();
@@ -117,7 +117,7 @@ Deno.test("Screen.position() ignores a reply that came after the live region mov
   const s = setup(60, 10);
   s.screen.render(["status"]);
   const render = paragraph("a");
-  s.screen.commit(render(60), { lines: ["status"] }, render);
+  s.screen.commit(render(60), { lines: ["status"] }, [render]);
   s.vt.resize(30, 10);
   s.screen.resize({ columns: 30, rows: 10 });
   s.screen.askPosition();
@@ -136,7 +136,21 @@ Deno.test("CommittedTail.rows() counts re-flowed rows or rows as written, and st
   assert.deepEqual(tail.rows(20, true), [4]);
   assert.deepEqual(tail.rows(20, false), [2], "a terminal that does not re-flow keeps the rows");
   for (let i = 0; i < 1000; i++) tail.add([`line ${i}`], 60);
-  const rows = tail.rows(60, true);
-  assert.ok(rows.length <= 401 && rows.length >= 400, String(rows.length));
-  assert.deepEqual(tail.redraw(rows.length - 1, 60), ["line 999"]);
+  assert.equal(tail.rows(60, true).length, 200, "at most 200 blocks");
+  for (let i = 0; i < 100; i++) tail.add(["a", "b", "c", "d", "e"], 60);
+  assert.equal(tail.rows(60, true).length, 60, "at most 300 rows (as written)");
+  assert.deepEqual(tail.redraw(59, 60), ["a", "b", "c", "d", "e"]);
+});
+
+Deno.test("CommittedTail.add() keeps each block of a commit apart, or all as one", () => {
+  const tail = new CommittedTail();
+  const a = (columns: number) => wrapText("alpha beta gamma delta", columns);
+  const b = (columns: number) => ["", `b at ${columns}`];
+  tail.add([...a(80), ...b(80)], 80, [a, b]);
+  assert.deepEqual(tail.rows(80, true), [1, 2]);
+  assert.deepEqual(tail.redraw(1, 10), ["", "b at 10"]);
+  // Blocks that do not give the lines: one block, drawn by all of them.
+  tail.add(["something else"], 80, [a, b]);
+  assert.deepEqual(tail.rows(80, true), [1, 2, 1]);
+  assert.deepEqual(tail.redraw(2, 80), [...a(80), ...b(80)]);
 });

@@ -457,7 +457,7 @@ Deno.test("TranscriptView shows a retry on one live line that counts down, commi
   ok(!view.live(80).some((line) => line.includes("retrying")), view.live(80).join("\n"));
 });
 
-Deno.test("TranscriptView.renderer() draws what a call committed again at another width", () => {
+Deno.test("TranscriptView.blocks() draw what a call committed again at another width", () => {
   const wide = clock();
   const view = new TranscriptView({ theme: plain, workspace: WS, now: wide.now });
   const committed: string[] = [];
@@ -468,12 +468,12 @@ Deno.test("TranscriptView.renderer() draws what a call committed again at anothe
       continue;
     }
     committed.push(...view.apply(step, 80));
-    renderers.push(view.renderer());
+    renderers.push(...view.blocks());
   }
   committed.push(
     ...view.notice("a notice long enough to wrap at forty columns, twice", "info", 80),
   );
-  renderers.push(view.renderer());
+  renderers.push(...view.blocks());
   const again = (width: number) => renderers.flatMap((render) => render(width));
   deepEqual(again(80), committed);
   // The same turn committed at 40 columns from the start.

@@ -118,12 +118,12 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
   let closed = false;
   return {
     // The last net at the terminal's edge: whatever a line carries, only tern's styling passes.
-    commit: (lines, next, render) => {
+    commit: (lines, next, blocks) => {
       sync();
       live.commit(
         lines.map(screenLine),
         next && { lines: safeFrame(next.lines), cursor: next.cursor },
-        render && ((columns) => render(columns).map(screenLine)),
+        blocks?.map((draw) => (columns: number) => draw(columns).map(screenLine)),
       );
       terminal.listen();
     },
