@@ -7,6 +7,9 @@
  * live region starts on screen is unknown, so the screen only ever tracks the cursor's row
  * within the live region. Every frame and every commit is a single `write`, wrapped in
  * synchronized-output markers (CSI ?2026) when enabled, so a terminal never shows half a frame.
+ *
+ * After a resize, the committed blocks still on the visible screen (not scrollback yet) are drawn
+ * again at the new width from their source (`askPosition`, `position`); the scrollback is not.
  */
 import { type BlockRenderer, CommittedTail } from "./screen_tail.ts";
 import { truncateToWidth, visibleWidth, widthEpoch } from "./width.ts";
@@ -292,6 +295,7 @@ export class Screen {
    */
   finish(): void {
     this.#moves++;
+    this.#asked = undefined;
     let text = this.#beginFrame();
     text += this.#moveTo(0) + "\r" + CLEAR_BELOW + SHOW_CURSOR;
     this.#cursorVisible = true;
