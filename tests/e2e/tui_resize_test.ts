@@ -3,7 +3,7 @@
  * committed blocks still on the visible screen are drawn again at the new width (no word cut
  * across rows), and what the shell printed before tern started stays in the scrollback.
  */
-import { equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok } from "node:assert/strict";
 import { send, withTern } from "../support/tmux_run.ts";
 import type { TmuxTern } from "../support/tmux.ts";
 import { testWith, tmuxNeed } from "../support/needs.ts";
@@ -139,6 +139,44 @@ testWith(
         await tern.resize(50, 30);
         await waitForRewrap(tern, 50);
         await checkMarker(tern, 2);
+      },
+    );
+  },
+);
+
+testWith(
+  [tmuxNeed],
+  "tern interactive re-wraps the visible answer while a turn runs, then goes on below it",
+  async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let replies = 0;
+    await withTern(
+      [{ text: ANSWER }, { text: "Second answer done." }],
+      {
+        columns: 100,
+        rows: 30,
+        before: `echo ${MARKER}`,
+        // The second model call waits until the test lets it go: the turn runs meanwhile.
+        server: { beforeReply: () => ++replies === 2 ? held : Promise.resolve() },
+      },
+      async ({ tern }) => {
+        await send(tern, "tell me a lot");
+        await waitForRewrap(tern, 100, turnEnded);
+        await send(tern, "and more");
+        await tern.waitFor((screen) => screen.includes("Esc to stop"), "the second turn running");
+        await tern.resize(50, 30);
+        await waitForRewrap(tern, 50, (screen) => screen.includes("› and more"));
+        release();
+        const done = await tern.waitFor(
+          (screen) => screen.includes("Second answer done.") && !screen.includes("Esc to stop"),
+          "the second answer",
+          { scrollback: false },
+        );
+        deepEqual(fragments(done), [], done);
+        const shown = rows(done);
+        ok(shown.indexOf("Second answer done.") > shown.indexOf("› and more"), done);
+        await checkMarker(tern);
       },
     );
   },
