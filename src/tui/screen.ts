@@ -7,7 +7,11 @@
  * live region starts on screen is unknown, so the screen only ever tracks the cursor's row
  * within the live region. Every frame and every commit is a single `write`, wrapped in
  * synchronized-output markers (CSI ?2026) when enabled, so a terminal never shows half a frame.
+ *
+ * After a resize, the committed blocks still on the visible screen (not scrollback yet) are drawn
+ * again at the new width from their source (`askPosition`, `position`); the scrollback is not.
  */
+import { type BlockRenderer, CommittedTail } from "./screen_tail.ts";
 import { truncateToWidth, visibleWidth, widthEpoch } from "./width.ts";
 
 /** Where output goes; one call per frame. */
@@ -34,6 +38,8 @@ const CLEAR_LINE = `${CSI}2K`;
 const CLEAR_BELOW = `${CSI}J`;
 const SYNC_BEGIN = `${CSI}?2026h`;
 const SYNC_END = `${CSI}?2026l`;
+/** Device status report: the terminal answers with the cursor position, `CSI row ; col R`. */
+const ASK_POSITION = `${CSI}6n`;
 
 /**
  * The inline screen. The live region always occupies at least one physical row (the row the
@@ -61,13 +67,30 @@ export class Screen {
   #cut = new Map<string, string>();
   /** The `widthEpoch()` the lines in `#cut` were measured in. */
   #cutEpoch = widthEpoch();
+  /** The newest committed blocks, for the redraw after a resize. */
+  #tail = new CommittedTail();
+  /** Whether the terminal re-wraps its lines on resize (see `resize`). */
+  #reflow: boolean;
+  /** Counts writes that may move the live region on screen (commits, growth, resizes). */
+  #moves = 0;
+  /** The position request waiting for its reply: the live row and `#moves` when it was sent. */
+  #asked: { row: number; moves: number } | undefined;
 
-  /** `options.synchronized` (default false) wraps every write in CSI ?2026h … CSI ?2026l. */
-  constructor(out: ScreenOutput, size: ScreenSize, options: { synchronized?: boolean } = {}) {
+  /**
+   * `options.synchronized` (default false) wraps every write in CSI ?2026h … CSI ?2026l.
+   * `options.reflow` (default true): the terminal re-wraps lines to a new width, as all current
+   * ones do but xterm and the Linux console.
+   */
+  constructor(
+    out: ScreenOutput,
+    size: ScreenSize,
+    options: { synchronized?: boolean; reflow?: boolean } = {},
+  ) {
     this.#out = out;
     this.#columns = Math.max(1, size.columns);
     this.#rows = Math.max(2, size.rows);
     this.#synchronized = options.synchronized ?? false;
+    this.#reflow = options.reflow ?? true;
   }
 
   /** Turns synchronized-output wrapping on or off for the following writes. */
@@ -84,14 +107,22 @@ export class Screen {
    * Writes `lines` into the scrollback above the live region, then draws the live region below
    * them, in one write: `next` (the new live lines and cursor, as `render` takes them) when
    * given, else the previous frame again. Giving `next` means no stale frame is ever shown: a
-   * finished call is never drawn both committed and live. Committed lines are never touched
-   * again; a line wider than the terminal is left for the terminal to wrap.
+   * finished call is never drawn both committed and live. Once in the scrollback, committed
+   * lines are never touched again (see `position` for those still on the visible screen); a
+   * line wider than the terminal is left for the terminal to wrap. `blocks`, when given, are
+   * the lines' blocks in order, each drawing itself at any width from its source.
    */
-  commit(lines: string[], next?: { lines: string[]; cursor?: ScreenCursor }): void {
+  commit(
+    lines: string[],
+    next?: { lines: string[]; cursor?: ScreenCursor },
+    blocks?: BlockRenderer[],
+  ): void {
     if (lines.length === 0) {
       if (next) this.render(next.lines, next.cursor);
       return;
     }
+    this.#tail.add(lines, this.#columns, blocks);
+    this.#moves++;
     let text = this.#beginFrame() + this.#clearRows();
     for (const line of lines) text += line + "\r\n";
     this.#row = 0;
@@ -127,6 +158,8 @@ export class Screen {
       text += this.#moveTo(i) + "\r" + CLEAR_LINE + frame[i];
     }
     if (frame.length > previous.length) {
+      // Growing at the screen's bottom row scrolls: the live region moves up.
+      this.#moves++;
       text += this.#moveTo(previous.length - 1);
       for (let i = previous.length; i < frame.length; i++) text += "\r\n" + frame[i];
       this.#row = frame.length - 1;
@@ -159,6 +192,7 @@ export class Screen {
       up += Math.min(Math.floor(this.#col / columns), wrapped - 1);
     }
     up = Math.min(up, rows - 1);
+    this.#moves++;
     this.#columns = columns;
     this.#rows = rows;
     this.#cut.clear();
@@ -174,6 +208,67 @@ export class Screen {
   }
 
   /**
+   * Asks the terminal where the cursor is (CSI 6n); its reply (`CSI row ; col R`) goes to
+   * `position`. Sent once a resize has settled, for the redraw of the visible committed blocks.
+   */
+  askPosition(): void {
+    this.#asked = { row: this.#row, moves: this.#moves };
+    this.#out.write(ASK_POSITION);
+  }
+
+  /**
+   * The reply to `askPosition`: the cursor was on screen row `row` (1 is the top). Draws the
+   * committed blocks still on the visible screen again at the current width, so that text the
+   * terminal re-wrapped mid-word on a resize reads right again. Returns false when the reply
+   * came too late to use (something moved the live region since it was asked: ask again).
+   *
+   * The scrollback is never rewritten, and nothing above the session's first row is touched:
+   * - the reply gives the live region's top row on screen; the rows above it that are the
+   *   session's are the kept blocks' rows at the new width (as the terminal re-flowed them, or
+   *   as written on one that does not re-flow), and never more than the rows above the top;
+   * - the blocks that cover those rows are drawn again from their source (the first one whole,
+   *   even where its start is above the screen: its new start then scrolls into the scrollback
+   *   after the old one, a repeat rather than a gap), the live region after them, in one write;
+   * - the rows are blanked one by one, never with an erase from the top row (CSI J there makes
+   *   tmux copy the screen into its history; CSI 2J pushes it there on some terminals; CSI 3J
+   *   erases the scrollback).
+   * Blocks already in the scrollback stay as the terminal left them; Ctrl-L and /redraw replay
+   * the whole transcript.
+   */
+  position(row: number): boolean {
+    const asked = this.#asked;
+    this.#asked = undefined;
+    if (!asked) return true;
+    if (asked.moves !== this.#moves) return false;
+    const top = row - 1 - asked.row;
+    if (top <= 0 || top >= this.#rows) return true;
+    const heights = this.#tail.rows(this.#columns, this.#reflow);
+    const above = Math.min(top, heights.reduce((sum, rows) => sum + rows, 0));
+    if (above === 0) return true;
+    let from = heights.length;
+    for (let covered = 0; covered < above;) covered += heights[--from];
+    let lines = this.#tail.redraw(from, this.#columns);
+    // At most a screen's height of repeat above the visible rows.
+    let rows = lines.reduce((sum, line) => sum + rowsAt(line, this.#columns), 0);
+    let cut = 0;
+    while (rows > above + this.#rows && cut < lines.length) {
+      rows -= rowsAt(lines[cut++], this.#columns);
+    }
+    lines = lines.slice(cut);
+
+    const span = above + this.#frame.length;
+    let text = this.#beginFrame() + this.#moveTo(0) + `${CSI}${above}A`;
+    for (let i = 0; i < span; i++) text += (i > 0 ? `${CSI}1B` : "") + "\r" + CLEAR_LINE;
+    if (span > 1) text += `${CSI}${span - 1}A`;
+    for (const line of lines) text += line + "\r\n";
+    this.#row = 0;
+    this.#moves++;
+    text += this.#drawAll(this.#frame) + this.#placeCursor(this.#shown);
+    this.#emit(text);
+    return true;
+  }
+
+  /**
    * Empties the visible screen and puts the live region at its top, for a redraw from the
    * session (Ctrl-L, /redraw). Nothing is erased: from the bottom row, one line feed per row
    * scrolls everything on screen into the scrollback, so what the person had above the session
@@ -181,6 +276,8 @@ export class Screen {
    * until then the live region is one blank row.
    */
   clear(): void {
+    this.#tail.clear();
+    this.#moves++;
     let text = this.#beginFrame() + this.#clearRows() + `${CSI}999B` +
       "\n".repeat(this.#rows) + `${CSI}H`;
     this.#row = 0;
@@ -197,6 +294,8 @@ export class Screen {
    * so the shell prompt comes back cleanly. The screen can render again afterwards.
    */
   finish(): void {
+    this.#moves++;
+    this.#asked = undefined;
     let text = this.#beginFrame();
     text += this.#moveTo(0) + "\r" + CLEAR_BELOW + SHOW_CURSOR;
     this.#cursorVisible = true;

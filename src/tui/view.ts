@@ -24,6 +24,13 @@ import { truncateToWidth, widthEpoch, wrapText } from "./width.ts";
 /** Blocks of one kind sit together; a blank line separates blocks of different kinds. */
 type Group = "user" | "text" | "activity" | "footer";
 
+/** A committed block as `renderer()` draws it again. */
+interface MadeBlock {
+  /** A blank line before it (the kind of block changed). */
+  gap: boolean;
+  render: (width: number) => string[];
+}
+
 /** Most lines of streaming text shown live, the `… N lines above` marker included. */
 const LIVE_TEXT_LINES = 12;
 /** Lines of streaming thinking shown live under its header. */
@@ -77,6 +84,8 @@ export class TranscriptView {
   #outputs: KeptOutput[] = [];
   #outputCount = 0;
   #liveText: { text: string; width: number; epoch: number; lines: string[] } | undefined;
+  /** The blocks the last `apply`, `user`, `notice` or `steered` call committed, for `blocks()`. */
+  #made: MadeBlock[] = [];
 
   constructor(options: TranscriptViewOptions) {
     this.#theme = options.theme;
@@ -89,6 +98,7 @@ export class TranscriptView {
    * `steering` event returns what `steered()` would: do not call both for one message.
    */
   apply(event: AgentEvent, width: number): string[] {
+    this.#made = [];
     const t = this.#theme;
     // A retry waits on one live line; whatever comes next ends the wait.
     if (event.type !== "retry") this.#retry = undefined;
@@ -136,7 +146,7 @@ export class TranscriptView {
         const line = event.type === "retry"
           ? retryText(event, voided, t)
           : switchText(event, voided, t);
-        return this.#block("activity", this.#wrap(line, width));
+        return this.#block("activity", width, (w) => this.#wrap(line, w));
       }
       case "tool_start": {
         const out = [...this.#endThinking(width), ...this.#flushText(width)];
@@ -162,7 +172,7 @@ export class TranscriptView {
           return [];
         }
         const line = `? ${event.name} ${oneLine(event.summary)}: ${oneLine(event.reason)}`;
-        return this.#block("activity", [truncateToWidth(t.yellow(line), width)]);
+        return this.#block("activity", width, (w) => [truncateToWidth(t.yellow(line), w)]);
       }
       case "permission_decision":
         return this.#decide(event, width);
@@ -175,18 +185,26 @@ export class TranscriptView {
         if (event.observation.status === "ERROR" && event.observation.code === "CANCELLED") {
           this.#stoppedLines += lineCount(commandOutput(event.observation));
         }
-        const lines = finishedToolLines(tool, { ...event, durationMs }, {
+        const outputNumber = this.#keep(tool, commandOutput(event.observation));
+        const workspace = this.#workspace;
+        return this.#block(
+          "activity",
           width,
-          theme: t,
-          workspace: this.#workspace,
-          outputNumber: this.#keep(tool, commandOutput(event.observation)),
-        });
-        return this.#block("activity", lines);
+          (w) =>
+            finishedToolLines(tool, { ...event, durationMs }, {
+              width: w,
+              theme: t,
+              workspace,
+              outputNumber,
+            }),
+        );
       }
       case "steering":
         return this.steered(event.text, width);
-      case "compaction":
-        return this.#block("activity", this.#wrap(compactionText(event, t), width));
+      case "compaction": {
+        const text = compactionText(event, t);
+        return this.#block("activity", width, (w) => this.#wrap(text, w));
+      }
       case "turn_end":
         return this.#endTurn(event, width);
       default:
@@ -196,19 +214,34 @@ export class TranscriptView {
 
   /** The person's message as a committed block: `› text`, bold. */
   user(text: string, width: number): string[] {
+    this.#made = [];
     const t = this.#theme;
-    return this.#block("user", this.#prefixed(t.cyan("› "), text, width, t.bold));
+    return this.#block("user", width, (w) => this.#prefixed(t.cyan("› "), text, w, t.bold));
   }
 
   /** A committed notice: info dim, warning yellow, error red. */
   notice(text: string, kind: "info" | "warning" | "error", width: number): string[] {
+    this.#made = [];
     const t = this.#theme;
     const [mark, paint] = kind === "info"
       ? ["• ", t.dim]
       : kind === "warning"
       ? ["! ", t.yellow]
       : ["✗ ", t.red];
-    return this.#block("activity", this.#prefixed(paint(mark), text, width, paint));
+    return this.#block("activity", width, (w) => this.#prefixed(paint(mark), text, w, paint));
+  }
+
+  /**
+   * The blocks the last `apply`, `user`, `notice` or `steered` call returned, in order, each
+   * drawn again at any width from its source (Markdown, the tool's result, the message): for
+   * the screen to re-render the blocks still visible after a resize. At the call's width they
+   * give exactly the lines it returned, blank separators included.
+   */
+  blocks(): Array<(width: number) => string[]> {
+    return this.#made.map(({ gap, render }) => (width) => {
+      const lines = render(width);
+      return lines.length > 0 && gap ? ["", ...lines] : lines;
+    });
   }
 
   /**
@@ -235,10 +268,11 @@ export class TranscriptView {
 
   /** The committed block for a queued message that was just injected; drops it from the queue. */
   steered(text: string, width: number): string[] {
+    this.#made = [];
     const at = this.#queued.indexOf(text);
     if (at >= 0) this.#queued.splice(at, 1);
     const t = this.#theme;
-    return this.#block("user", this.#prefixed(t.cyan("⏎ "), text, width, t.bold));
+    return this.#block("user", width, (w) => this.#prefixed(t.cyan("⏎ "), text, w, t.bold));
   }
 
   /** The live region: thinking, streaming text, running tools, queued messages. */
@@ -312,12 +346,16 @@ export class TranscriptView {
 
   #commitText(markdown: string, width: number): string[] {
     if (markdown.trim() === "") return [];
-    const lines = renderMarkdown(markdown, width, this.#theme);
-    if (lines.length === 0) return [];
+    const theme = this.#theme;
+    const first = renderMarkdown(markdown, width, theme);
+    if (first.length === 0) return [];
     // Parts of one message are blocks of one document: one blank line between them.
-    const joined = this.#roundCommitted && this.#lastGroup === "text" ? ["", ...lines] : lines;
+    const joined = this.#roundCommitted && this.#lastGroup === "text";
     this.#roundCommitted = true;
-    return this.#block("text", joined);
+    return this.#block("text", width, (w) => {
+      const lines = w === width ? first : renderMarkdown(markdown, w, theme);
+      return joined ? ["", ...lines] : lines;
+    });
   }
 
   #liveTextLines(width: number): string[] {
@@ -343,9 +381,8 @@ export class TranscriptView {
     if (this.#thinkingSince === undefined) return [];
     const took = formatDuration(this.#now() - this.#thinkingSince);
     this.#discardThinking();
-    return this.#block("activity", [
-      truncateToWidth(this.#theme.dim(`✻ thought for ${took}`), width),
-    ]);
+    const line = this.#theme.dim(`✻ thought for ${took}`);
+    return this.#block("activity", width, (w) => [truncateToWidth(line, w)]);
   }
 
   #discardThinking(): void {
@@ -368,18 +405,26 @@ export class TranscriptView {
       }
       return [];
     }
-    return this.#block("activity", [truncateToWidth(decisionText(decision, this.#theme), width)]);
+    const line = decisionText(decision, this.#theme);
+    return this.#block("activity", width, (w) => [truncateToWidth(line, w)]);
   }
 
   #endTurn(event: Extract<AgentEvent, { type: "turn_end" }>, width: number): string[] {
     const t = this.#theme;
     const out = [...this.#endThinking(width), ...this.#flushText(width)];
     for (const tool of this.#tools.values()) {
-      const lines = finishedToolLines(tool, {
+      const end = {
         observation: { status: "ERROR", code: "CANCELLED", message: "" },
         durationMs: this.#now() - tool.startedAt,
-      }, { width, theme: t, workspace: this.#workspace });
-      out.push(...this.#block("activity", lines));
+      } as const;
+      const workspace = this.#workspace;
+      out.push(
+        ...this.#block(
+          "activity",
+          width,
+          (w) => finishedToolLines(tool, end, { width: w, theme: t, workspace }),
+        ),
+      );
     }
     this.#tools.clear();
     this.#roundText = false;
@@ -387,33 +432,43 @@ export class TranscriptView {
       // The person stopped it: one calm line, not an error.
       const n = this.#stoppedLines;
       const kept = n === 0 ? "" : ` · ${n} line${n === 1 ? "" : "s"} of output kept`;
-      out.push(...this.#block("activity", [truncateToWidth(t.dim(`■ stopped${kept}`), width)]));
+      const line = t.dim(`■ stopped${kept}`);
+      out.push(...this.#block("activity", width, (w) => [truncateToWidth(line, w)]));
     } else if (event.exitReason !== "COMPLETED") {
       const detail = event.error === undefined ? "" : `: ${event.error}`;
-      out.push(
-        ...this.#block("activity", this.#wrap(t.red(`✗ ${event.exitReason}${detail}`), width)),
-      );
+      const line = t.red(`✗ ${event.exitReason}${detail}`);
+      out.push(...this.#block("activity", width, (w) => this.#wrap(line, w)));
     }
     const hostFiles = hostFileLines(event.hostFiles ?? []);
     if (hostFiles.length > 0) {
       out.push(
-        ...this.#block("activity", hostFiles.map((line) => t.yellow(truncateToWidth(line, width)))),
+        ...this.#block(
+          "activity",
+          width,
+          (w) => hostFiles.map((line) => t.yellow(truncateToWidth(line, w))),
+        ),
       );
     }
     const elapsed = this.#turnStartedAt === undefined
       ? undefined
       : this.#now() - this.#turnStartedAt - this.#turnWaited;
     this.#turnStartedAt = undefined;
-    const footer = truncateToWidth(footerText(event, elapsed, t), width);
-    return [...out, ...this.#block("footer", [footer])];
+    const footer = footerText(event, elapsed, t);
+    return [...out, ...this.#block("footer", width, (w) => [truncateToWidth(footer, w)])];
   }
 
-  /** Lines as one committed block, after a blank line when the kind of block changes. */
-  #block(group: Group, lines: string[]): string[] {
+  /**
+   * One committed block: `render` at `width`, after a blank line when the kind of block changes.
+   * `render` (pure: it captures the block's source, never the view's state) is kept for
+   * `blocks()`, which draws the same blocks again at another width after a resize.
+   */
+  #block(group: Group, width: number, render: (width: number) => string[]): string[] {
+    const lines = render(width);
     if (lines.length === 0) return [];
-    const gap = this.#lastGroup !== undefined && this.#lastGroup !== group ? [""] : [];
+    const gap = this.#lastGroup !== undefined && this.#lastGroup !== group;
     this.#lastGroup = group;
-    return [...gap, ...lines];
+    this.#made.push({ gap, render: (w) => w === width ? lines : render(w) });
+    return gap ? ["", ...lines] : lines;
   }
 
   #wrap(text: string, width: number): string[] {

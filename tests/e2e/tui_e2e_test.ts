@@ -272,13 +272,22 @@ testWith(
 
       await tern.resize(50, 20);
       deepEqual(await tern.size(), { columns: 50, rows: 20 });
-      const narrow = await waitForLayout(tern, 50);
-      // tmux re-wraps the committed text at the new width; it is not erased or redrawn.
-      match(narrow, /^Paragraph 8 is a line of text wider than fifty col$/m);
+      // tmux re-flows the committed text mid-word; tern draws the rows still on screen again.
+      const narrow = await waitForLayout(
+        tern,
+        50,
+        (screen) => /^Paragraph 8 is a line of text wider than fifty\ncolumns, so/m.test(screen),
+      );
+      match(narrow, /^columns, so it rewraps\.$/m);
 
       await tern.resize(100, 30);
-      const wide = await waitForLayout(tern, 100, (screen) => screen.includes("think medium"));
-      match(wide, /^Paragraph 8 is a line of text wider than fifty columns, so it rewraps\.$/m);
+      // The rows written at 50 columns are drawn again at 100.
+      const full = /^Paragraph 8 is a line of text wider than fifty columns, so it rewraps\.$/m;
+      await waitForLayout(
+        tern,
+        100,
+        (screen) => screen.includes("think medium") && full.test(screen),
+      );
     });
   },
 );

@@ -20,6 +20,8 @@ export interface TmuxTernOptions {
   args?: string[];
   /** More environment variables for tern (they win over the defaults). */
   env?: Record<string, string>;
+  /** A shell command run in the pane before tern starts (its output stays above tern's). */
+  before?: string;
   /** Pane size in cells. Default 100 × 30. */
   columns?: number;
   rows?: number;
@@ -66,7 +68,8 @@ export async function startTernInTmux(options: TmuxTernOptions): Promise<TmuxTer
     ...(options.args ?? []),
   ].map(shellQuote).join(" ");
   // After tern: its exit code, then a bare shell, to show the terminal still works.
-  const script = `cd ${shellQuote(options.cwd)} && ${tern}; echo TERN_EXIT=$?; ` +
+  const before = options.before === undefined ? "" : `${options.before}; `;
+  const script = `${before}cd ${shellQuote(options.cwd)} && ${tern}; echo TERN_EXIT=$?; ` +
     `PS1='shell$ ' exec bash --norc --noprofile`;
   const session = new TmuxTern(socket, "tern");
   try {
@@ -125,9 +128,12 @@ export class TmuxTern {
     return decoder.decode(out.stdout);
   }
 
-  /** The visible pane as plain text (one line per row, trailing blanks trimmed). */
-  async screen(options: { scrollback?: boolean } = {}): Promise<string> {
-    const range = options.scrollback ? ["-S", "-500"] : [];
+  /**
+   * The visible pane as plain text (one line per row, trailing blanks trimmed); `scrollback`
+   * adds the last 500 lines of history, `history` all of it.
+   */
+  async screen(options: { scrollback?: boolean; history?: boolean } = {}): Promise<string> {
+    const range = options.history ? ["-S", "-"] : options.scrollback ? ["-S", "-500"] : [];
     return await this.tmux("capture-pane", "-p", "-t", this.target, ...range);
   }
 

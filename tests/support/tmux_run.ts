@@ -40,6 +40,8 @@ export async function withTern(
     columns?: number;
     rows?: number;
     env?: Record<string, string>;
+    /** A shell command run in the pane before tern starts. */
+    before?: string;
     /** Runs before tern starts (files tern reads at start: templates, skills). */
     setup?: (dir: string, home: string) => Promise<void>;
     /** Options of the scripted server (its `beforeReply` gate). */

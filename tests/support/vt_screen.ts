@@ -40,6 +40,8 @@ export class VtScreen {
   /** Inside a synchronized update (?2026h seen, ?2026l not yet). */
   synchronized = false;
   bracketedPaste = false;
+  /** The terminal's replies to cursor position requests (CSI 6n), `CSI row ; col R`, 1-based. */
+  replies: string[] = [];
 
   constructor(columns: number, rows: number) {
     this.columns = columns;
@@ -188,6 +190,8 @@ export class VtScreen {
       else throw new Error(`Unsupported escape sequence ${JSON.stringify(sequence)}`);
     } else if (prefix !== "" || intermediate !== "") {
       throw new Error(`Unsupported escape sequence ${JSON.stringify(sequence)}`);
+    } else if (final === "n" && n === 6) {
+      this.replies.push(`\x1b[${this.#row + 1};${col + 1}R`);
     } else if (final === "m") {
       // Styles take no cells.
     } else if (final === "A") {

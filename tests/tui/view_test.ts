@@ -456,3 +456,33 @@ Deno.test("TranscriptView shows a retry on one live line that counts down, commi
   deepEqual(view.apply({ type: "text_delta", round: 1, text: "Back" }, 80), []);
   ok(!view.live(80).some((line) => line.includes("retrying")), view.live(80).join("\n"));
 });
+
+Deno.test("TranscriptView.blocks() draw what a call committed again at another width", () => {
+  const wide = clock();
+  const view = new TranscriptView({ theme: plain, workspace: WS, now: wide.now });
+  const committed: string[] = [];
+  const renderers: Array<(width: number) => string[]> = [];
+  for (const step of fullTurn()) {
+    if (typeof step === "number") {
+      wide.state.now = step;
+      continue;
+    }
+    committed.push(...view.apply(step, 80));
+    renderers.push(...view.blocks());
+  }
+  committed.push(
+    ...view.notice("a notice long enough to wrap at forty columns, twice", "info", 80),
+  );
+  renderers.push(...view.blocks());
+  const again = (width: number) => renderers.flatMap((render) => render(width));
+  deepEqual(again(80), committed);
+  // The same turn committed at 40 columns from the start.
+  const narrow = clock();
+  const fresh = new TranscriptView({ theme: plain, workspace: WS, now: narrow.now });
+  const expected = run(fresh, narrow.state, fullTurn(), 40);
+  expected.push(
+    ...fresh.notice("a notice long enough to wrap at forty columns, twice", "info", 40),
+  );
+  deepEqual(again(40), expected);
+  ok(again(40).every((line) => visibleWidth(line) <= 40));
+});

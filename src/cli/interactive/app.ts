@@ -26,13 +26,18 @@ export interface LiveFrame {
   cursor?: { row: number; col: number };
 }
 
+/** Draws one committed block at a width in cells. */
+export type BlockDraw = (columns: number) => string[];
+
 /** Where the app draws. */
 export interface AppScreen {
   /**
    * Writes finished lines into scrollback, once, and draws the live region `next` below them
-   * in the same write (no stale live frame in between).
+   * in the same write (no stale live frame in between). `blocks`, when given, are the lines'
+   * blocks in order, each drawn at any width from its source (at this width they give `lines`),
+   * to redraw the blocks still on the visible screen after a resize.
    */
-  commit(lines: string[], next?: LiveFrame): void;
+  commit(lines: string[], next?: LiveFrame, blocks?: BlockDraw[]): void;
   /** Redraws the live region. */
   render(lines: string[], cursor?: { row: number; col: number }): void;
   columns(): number;
@@ -65,8 +70,11 @@ export interface AppOptions {
   /** Called once when the person leaves (Ctrl-D, Ctrl-C twice, /quit). */
   onExit: () => void;
   now?: () => number;
-  /** The session's transcript as lines at the current width (for Ctrl-L and /redraw). */
-  transcript?: () => string[];
+  /**
+   * The session's transcript as lines at the current width (for Ctrl-L and /redraw), and its
+   * blocks at any width.
+   */
+  transcript?: () => { lines: string[]; blocks?: BlockDraw[] };
 }
 
 /** How long a first Ctrl-C on an empty editor waits for the second, in milliseconds. */
@@ -218,7 +226,7 @@ export class InteractiveApp {
         this.notice(`/${known.name} waits for /${this.#command} to finish`, "warning");
         return;
       }
-      this.#print(this.#options.view.user(text, this.#width()));
+      this.#printView(this.#options.view.user(text, this.#width()));
       const alone = !this.#running && !this.#command;
       const controller = new AbortController();
       const run = async () => {
@@ -278,7 +286,8 @@ export class InteractiveApp {
       return;
     }
     this.#options.screen.clear();
-    this.#print(transcript());
+    const { lines, blocks } = transcript();
+    this.#print(lines, blocks);
   }
 
   /** Forgets the usage counted so far (a new session): tokens, cost and the context meter. */
@@ -334,12 +343,12 @@ export class InteractiveApp {
 
   /** Writes a notice line into the transcript (its text may come from anywhere: sanitized). */
   notice(text: string, kind: "info" | "warning" | "error" = "info"): void {
-    this.#print(this.#options.view.notice(terminalText(text), kind, this.#width()));
+    this.#printView(this.#options.view.notice(terminalText(text), kind, this.#width()));
   }
 
-  /** Writes finished lines into the transcript. */
-  print(lines: string[]): void {
-    this.#print(lines);
+  /** Writes finished lines into the transcript; `blocks` draw them at any width. */
+  print(lines: string[], blocks?: BlockDraw[]): void {
+    this.#print(lines, blocks);
   }
 
   /**
@@ -349,13 +358,16 @@ export class InteractiveApp {
    */
   event(event: AgentEvent): void {
     if (event.type === "assistant_message" && event.usage) this.#count(event.usage, event.cost);
+    const { view } = this.#options;
     const lines: string[] = [];
+    const blocks: BlockDraw[] = [];
     for (const safe of this.#clean(event)) {
-      lines.push(...this.#options.view.apply(safe, this.#width()));
+      lines.push(...view.apply(safe, this.#width()));
+      blocks.push(...view.blocks());
     }
-    if (event.type === "steering") this.#options.view.queued([...this.#queue]);
+    if (event.type === "steering") view.queued([...this.#queue]);
     // The finished lines and the live region after them, in one write.
-    if (lines.length > 0) this.#options.screen.commit(lines, this.#liveFrame());
+    if (lines.length > 0) this.#print(lines, blocks);
     else this.#scheduleFrame();
   }
 
@@ -438,7 +450,7 @@ export class InteractiveApp {
     this.#turnPaused = 0;
     this.#dialogSince = undefined;
     this.#ticker = setInterval(() => this.frame(), 100);
-    this.#print(this.#options.view.user(text, this.#width()));
+    this.#printView(this.#options.view.user(text, this.#width()));
     this.frame();
     let result: TurnResult | undefined;
     try {
@@ -492,10 +504,18 @@ export class InteractiveApp {
       : undefined;
   }
 
-  #print(lines: string[]): void {
-    if (lines.length > 0 && !this.#exited) this.#options.screen.commit(lines, this.#liveFrame());
-    else if (lines.length > 0) this.#options.screen.commit(lines);
+  #print(lines: string[], blocks?: BlockDraw[]): void {
+    const { screen } = this.#options;
+    // The view never draws narrower than 20 columns (see #width).
+    const drawn = blocks?.map((draw): BlockDraw => (columns) => draw(Math.max(20, columns)));
+    if (lines.length > 0 && !this.#exited) screen.commit(lines, this.#liveFrame(), drawn);
+    else if (lines.length > 0) screen.commit(lines, undefined, drawn);
     else this.frame();
+  }
+
+  /** Prints what the view's last call returned, with its blocks for a resize. */
+  #printView(lines: string[]): void {
+    this.#print(lines, this.#options.view.blocks());
   }
 
   #width(): number {

@@ -22,7 +22,7 @@ import type { RunFlags } from "../run.ts";
 import type { InteractiveApp } from "./app.ts";
 import type { BackgroundServices } from "./background.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
-import { transcriptLines } from "./replay_lines.ts";
+import { transcriptBlock } from "./replay_lines.ts";
 
 /** What the controller needs of the terminal side. */
 export interface ControllerUi {
@@ -142,13 +142,17 @@ export class SessionController {
    * What the opening session shows first: its warnings, then its transcript (unless a picker
    * chooses the session).
    */
-  opening(): { warnings: readonly string[]; lines: string[] } {
+  opening(): {
+    warnings: readonly string[];
+    lines: string[];
+    blocks?: Array<(width: number) => string[]>;
+  } {
     const state = this.#agent.openedState;
     const { view, theme } = this.#ui;
-    const lines = state.items.length > 0 && !this.#pickAtStart
-      ? transcriptLines(state, view, theme, this.#ui.columns())
-      : [];
-    return { warnings: this.#agent.session.warnings, lines };
+    const shown = state.items.length > 0 && !this.#pickAtStart
+      ? transcriptBlock(state, view, theme, this.#ui.columns())
+      : { lines: [] };
+    return { warnings: this.#agent.session.warnings, ...shown };
   }
 
   /** Whether the person asked to pick the session (`--resume` without an id). */
@@ -271,9 +275,13 @@ export class SessionController {
           this.#services?.resetBaseline();
         }
         if (options?.replay) {
-          app.print(
-            transcriptLines(agent.session.state(), this.#ui.view, theme, this.#ui.columns()),
+          const { lines, blocks } = transcriptBlock(
+            agent.session.state(),
+            this.#ui.view,
+            theme,
+            this.#ui.columns(),
           );
+          app.print(lines, blocks);
         }
       },
       commands,
@@ -282,9 +290,12 @@ export class SessionController {
     };
   }
 
-  /** The session's transcript as lines at the terminal's width (Ctrl-L, /redraw). */
-  transcript(): string[] {
-    return transcriptLines(
+  /**
+   * The session's transcript as lines at the terminal's width (Ctrl-L, /redraw), and its
+   * blocks at any width.
+   */
+  transcript(): { lines: string[]; blocks: Array<(width: number) => string[]> } {
+    return transcriptBlock(
       this.#agent.session.state(),
       this.#ui.view,
       this.#ui.theme,

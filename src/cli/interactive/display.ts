@@ -30,6 +30,16 @@ export interface DisplayOptions {
 
 /** A lone Esc is told from the start of a sequence by this much quiet, in milliseconds. */
 const ESCAPE_WAIT_MS = 30;
+/**
+ * A resize redraws the visible committed blocks once the size has been still this long, in
+ * milliseconds (dragging a window's edge sends a stream of SIGWINCH).
+ */
+const RESIZE_SETTLE_MS = 150;
+/** Position requests answered too late (the live region moved meanwhile) before giving up. */
+const POSITION_TRIES = 5;
+/** A cursor position report, `CSI row ; col R`. */
+// deno-lint-ignore no-control-regex
+const POSITION_REPORT = /^\x1b\[(\d+);\d+R$/;
 
 export async function openDisplay(options: DisplayOptions): Promise<Display> {
   return options.interactive ? await terminalDisplay(options) : lineDisplay(options);
@@ -40,10 +50,26 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
   let escapeTimer: ReturnType<typeof setTimeout> | undefined;
   // The screen needs the open terminal, and the terminal's callbacks need the screen.
   const drawn: { screen?: Screen; sync?: () => void } = {};
+  // After a resize settles, the committed blocks still on screen are drawn again at the new
+  // width: the screen asks where the cursor is, and redraws once the terminal answers.
+  let settleTimer: ReturnType<typeof setTimeout> | undefined;
+  let tries = 0;
+  const askPosition = () => {
+    tries++;
+    drawn.screen?.askPosition();
+  };
+  const onPosition = (row: number) => {
+    const used = drawn.screen?.position(row) ?? true;
+    if (!used && tries < POSITION_TRIES) askPosition();
+  };
   const deliver = (events: KeyEvent[]) => {
     for (const event of events) {
-      if (event.kind === "report") terminal.handleReport(event.sequence);
-      else options.onKey(event);
+      if (event.kind !== "report") options.onKey(event);
+      else {
+        const position = POSITION_REPORT.exec(event.sequence);
+        if (position) onPosition(Number(position[1]));
+        else terminal.handleReport(event.sequence);
+      }
     }
   };
   const terminal: Terminal = await openTerminal({
@@ -55,12 +81,17 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
     onResize: () => {
       drawn.sync?.();
       options.onResize();
+      clearTimeout(settleTimer);
+      settleTimer = setTimeout(() => {
+        tries = 0;
+        askPosition();
+      }, RESIZE_SETTLE_MS);
     },
     onCapabilities: (capabilities) =>
       drawn.screen?.setSynchronized(capabilities.synchronizedOutput),
   });
   let size = terminal.size();
-  const live = new Screen(terminal, size);
+  const live = new Screen(terminal, size, { reflow: reflows() });
   // SIGWINCH arrives asynchronously: a frame drawn between the terminal's resize and the signal
   // would move by the old width. So every write first checks the size (one ioctl).
   const sync = () => {
@@ -87,11 +118,12 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
   let closed = false;
   return {
     // The last net at the terminal's edge: whatever a line carries, only tern's styling passes.
-    commit: (lines, next) => {
+    commit: (lines, next, blocks) => {
       sync();
       live.commit(
         lines.map(screenLine),
         next && { lines: safeFrame(next.lines), cursor: next.cursor },
+        blocks?.map((draw) => (columns: number) => draw(columns).map(screenLine)),
       );
       terminal.listen();
     },
@@ -112,10 +144,24 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
       if (closed) return;
       closed = true;
       clearTimeout(escapeTimer);
+      clearTimeout(settleTimer);
       live.finish();
       terminal.close();
     },
   };
+}
+
+/**
+ * Whether the terminal re-wraps its lines when its width changes. xterm (which sets
+ * XTERM_VERSION) and the Linux console do not; tmux and screen inside them do.
+ */
+function reflows(): boolean {
+  try {
+    if (Deno.env.get("TMUX") !== undefined || Deno.env.get("STY") !== undefined) return true;
+    return Deno.env.get("XTERM_VERSION") === undefined && Deno.env.get("TERM") !== "linux";
+  } catch {
+    return true;
+  }
 }
 
 function lineDisplay(options: DisplayOptions): Display {

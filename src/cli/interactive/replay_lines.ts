@@ -16,24 +16,41 @@ export function transcriptLines(
   theme: Theme,
   width: number,
 ): string[] {
+  return transcriptBlock(state, view, theme, width).lines;
+}
+
+/**
+ * `transcriptLines`, with `blocks`: its messages, each drawn again at any width (for the redraw
+ * of what is still on screen after a resize; they do not touch the view).
+ */
+export function transcriptBlock(
+  state: ReplayState,
+  view: TranscriptView,
+  theme: Theme,
+  width: number,
+): { lines: string[]; blocks: Array<(width: number) => string[]> } {
   const messages = state.items.map((item) => item.message).filter((m) => m.role !== "tool");
   const shown = messages.slice(-SHOWN_MESSAGES);
-  const lines: string[] = [];
+  const parts: Array<(width: number) => string[]> = [];
   if (messages.length > shown.length) {
-    lines.push(theme.dim(`… ${messages.length - shown.length} earlier messages`));
+    const line = theme.dim(`… ${messages.length - shown.length} earlier messages`);
+    parts.push(() => [line]);
   }
   for (const message of shown) {
     if (message.role === "user") {
-      lines.push(...view.user(message.content, width));
+      view.user(message.content, width);
+      parts.push(...view.blocks());
     } else if (message.role === "assistant") {
-      if (message.content.trim() !== "") {
-        lines.push(...renderMarkdown(message.content, width, theme));
+      const { content } = message;
+      if (content.trim() !== "") {
+        const first = renderMarkdown(content, width, theme);
+        parts.push((w) => w === width ? first : renderMarkdown(content, w, theme));
       }
       for (const call of message.toolCalls ?? []) {
-        const text = oneLine(`${call.name} ${call.arguments}`);
-        lines.push(truncateToWidth(theme.dim(`  ↳ ${text}`), width));
+        const line = theme.dim(`  ↳ ${oneLine(`${call.name} ${call.arguments}`)}`);
+        parts.push((w) => [truncateToWidth(line, w)]);
       }
     }
   }
-  return lines;
+  return { lines: parts.flatMap((part) => part(width)), blocks: parts };
 }

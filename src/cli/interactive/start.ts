@@ -116,7 +116,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   await rendered();
   const opening = controller.opening();
   for (const warning of opening.warnings) app.notice(warning, "warning");
-  if (opening.lines.length > 0) app.print(opening.lines);
+  if (opening.lines.length > 0) app.print(opening.lines, opening.blocks);
   else if (interactive && history.entries.length === 0) app.notice(FIRST_START_HINT);
   await ready.catch((error) => app.notice(`Cannot load the slash commands: ${error}`, "error"));
   if (controller.pickAtStart) app.submit("/resume");
