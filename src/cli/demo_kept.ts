@@ -1,0 +1,53 @@
+/**
+ * What `tern demo` keeps: its project and its tern directory with the session file, checked
+ * (the file parses, its short id finds it the way `--resume` does) and described with the exact
+ * commands that resume it, show it and remove it all.
+ */
+import { findSession } from "../session/paths.ts";
+
+/** Checks the session file the demo leaves; `problems` is empty when it is resumable. */
+export async function checkKept(
+  where: { ternHome: string; workspace: string; sessionPath: string },
+): Promise<{ entries: number; problems: string[] }> {
+  const { ternHome, workspace, sessionPath } = where;
+  const problems: string[] = [];
+  let lines: unknown[] = [];
+  try {
+    const text = await Deno.readTextFile(sessionPath);
+    lines = text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+  } catch (error) {
+    problems.push(`the session file "${sessionPath}" does not parse: ${(error as Error).message}`);
+  }
+  const header = lines[0] as { type?: string; id?: string; cwd?: string } | undefined;
+  if (header?.type !== "session" || header.cwd !== workspace || typeof header.id !== "string") {
+    problems.push(`the session file "${sessionPath}" has no header for the project`);
+  } else {
+    const found = await findSession(ternHome, header.id.slice(0, 8), workspace).catch(
+      (error: Error) => error.message,
+    );
+    if (found !== sessionPath) {
+      problems.push(`session ${header.id.slice(0, 8)} is not found by its short id: ${found}`);
+    }
+  }
+  return { entries: Math.max(0, lines.length - 1), problems };
+}
+
+/** The KEPT section's lines: what stays, where, and the commands to use it and to remove it. */
+export function keptLines(
+  where: { kept: string; workspace: string; ternHome: string; sessionId: string },
+): string[] {
+  const { kept, workspace, ternHome, sessionId } = where;
+  const tern = `TERN_HOME=${quote(ternHome)} tern -C ${quote(workspace)}`;
+  return [
+    `${kept}/: the project (hello-demo/) and its tern directory (tern-home/: the session,`,
+    "  the audit log, the code index); nothing else is left, no process is running",
+    `continue the session (with a model configured): ${tern} --resume ${sessionId}`,
+    `show it offline: ${tern} sessions show ${sessionId}`,
+    `remove it all: rm -rf ${quote(kept)}`,
+  ];
+}
+
+/** `text` as one shell word (single-quoted when it holds anything but plain path characters). */
+function quote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
