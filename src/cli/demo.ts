@@ -140,7 +140,9 @@ export async function runDemo(): Promise<number> {
     const turns = [["the first message", turn], ["the resumed one", resumed]] as const;
     for (const [what, result] of turns) {
       if (result.exitReason !== "COMPLETED") {
-        problems.push(`${what} ended ${result.exitReason}${result.error ? `: ${result.error}` : ""}`);
+        problems.push(
+          `${what} ended ${result.exitReason}${result.error ? `: ${result.error}` : ""}`,
+        );
       }
     }
     problems.push(...plan.problems);

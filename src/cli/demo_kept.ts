@@ -16,7 +16,8 @@ export async function checkKept(
     const text = await Deno.readTextFile(sessionPath);
     lines = text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
   } catch (error) {
-    problems.push(`the session file "${sessionPath}" does not parse: ${(error as Error).message}`);
+    const why = (error as Error).message;
+    return { entries: 0, problems: [`the session file "${sessionPath}" does not parse: ${why}`] };
   }
   const header = lines[0] as { type?: string; id?: string; cwd?: string } | undefined;
   if (header?.type !== "session" || header.cwd !== workspace || typeof header.id !== "string") {
