@@ -46,6 +46,14 @@ export async function runDemo(): Promise<number> {
   const onInterrupt = () => controller.abort();
   Deno.addSignalListener("SIGINT", onInterrupt);
   let keep = false;
+  // The code index's modules and TypeScript grammar load while the first turn waits for its
+  // tool worker to start, so the resumed turn's search pays only for the indexing; what runs
+  // is the same.
+  const preloading = Promise.all([
+    import("../harness/code_index_live.ts"),
+    import("../harness/code_index.ts"),
+    import("../index/chunker.ts").then(({ chunkFile }) => chunkFile("warm.ts", "export {};\n")),
+  ]).catch(() => {});
   try {
     await Deno.mkdir(workspace);
     await Deno.mkdir(ternHome);
@@ -109,6 +117,7 @@ export async function runDemo(): Promise<number> {
     // 3: the session reopened from its file by its short id, as `tern --resume <id>` does.
     const sessionId = session.id.slice(0, 8);
     print(style.dim(`  3. session ${sessionId} resumed from its file`));
+    margin = "  ";
     session = await openRunSession({ resume: sessionId }, { ternHome, workspace });
     conversation = await openTaskConversation({
       workspace,
@@ -195,6 +204,7 @@ export async function runDemo(): Promise<number> {
     return exitCodeFor(turn.exitReason);
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    await preloading;
     if (!keep) await Deno.remove(kept, { recursive: true }).catch(() => {});
   }
 }
