@@ -33,18 +33,27 @@ export async function checkKept(
   return { entries: Math.max(0, lines.length - 1), problems };
 }
 
-/** The KEPT section's lines: what stays, where, and the commands to use it and to remove it. */
+/**
+ * The KEPT section's lines: what stays, where, and the commands (each on a line of its own, to
+ * copy) that resume the session, show it and remove it all.
+ */
 export function keptLines(
   where: { kept: string; workspace: string; ternHome: string; sessionId: string },
 ): string[] {
   const { kept, workspace, ternHome, sessionId } = where;
   const tern = `TERN_HOME=${quote(ternHome)} tern -C ${quote(workspace)}`;
   return [
-    `${kept}/: the project (hello-demo/) and its tern directory (tern-home/: the session,`,
-    "  the audit log, the code index); nothing else is left, no process is running",
-    `continue the session (with a model configured): ${tern} --resume ${sessionId}`,
-    `show it offline: ${tern} sessions show ${sessionId}`,
-    `remove it all: rm -rf ${quote(kept)}`,
+    `${kept}/`,
+    "  hello-demo/  the project",
+    "  tern-home/   its tern directory: the session file and its checkpoints, the audit log,",
+    "               the code index, the sandbox's helper files",
+    "nothing else is left, and no process of the demo is running",
+    "continue the session (a model key in the environment; tern on your PATH: ./run.sh install):",
+    `  ${tern} --resume ${sessionId}`,
+    "show it, offline:",
+    `  ${tern} sessions show ${sessionId}`,
+    "remove it all:",
+    `  rm -rf ${quote(kept)}`,
   ];
 }
 

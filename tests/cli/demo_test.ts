@@ -63,7 +63,7 @@ Deno.test("tern demo shows its tools, a parallel plan, a code search and a resum
     ok(out.includes("check: every file is as the tools wrote it"), out);
 
     // What it keeps, and nothing else: one folder in TMPDIR, no process left naming it.
-    const kept = /\n {2}(\S+)\/: the project/.exec(out)?.[1];
+    const kept = /\nKEPT\n {2}(\S+)\/\n/.exec(out)?.[1];
     ok(kept, out);
     equal(join(kept, ".."), tmp);
     equal((await names(tmp)).length, 1, "one folder kept in TMPDIR");
@@ -76,9 +76,13 @@ Deno.test("tern demo shows its tools, a parallel plan, a code search and a resum
     equal((await processesNaming(kept)).join("\n"), "");
 
     // The printed commands work as printed: show loads the session offline…
-    const show = /show it offline: TERN_HOME=(\S+) tern -C (\S+) (sessions show \S+)/.exec(out);
+    const show = /show it, offline:\n {4}TERN_HOME=(\S+) tern -C (\S+) (sessions show \S+)\n/.exec(
+      out,
+    );
     ok(show, out);
     const [, ternHome, project, showArgs] = show;
+    equal(project, join(kept, "hello-demo"));
+    equal(ternHome, join(kept, "tern-home"));
     const shown = await runTern(["-C", project, ...showArgs.split(" ")], {
       cwd: ws.dir,
       env: { HOME: ws.home, TERN_HOME: ternHome, NO_COLOR: "1" },
@@ -86,7 +90,9 @@ Deno.test("tern demo shows its tools, a parallel plan, a code search and a resum
     equal(shown.code, 0, shown.stderr);
     ok(shown.stdout.includes(RESUME_TASK), shown.stdout);
     // …and --resume continues it: the model gets the demo's whole conversation.
-    const resume = /continue the session[^:]*: TERN_HOME=\S+ tern -C \S+ (--resume \S+)/.exec(out);
+    const resume = /continue the session.*\n {4}TERN_HOME=\S+ tern -C \S+ (--resume \S+)\n/.exec(
+      out,
+    );
     ok(resume, out);
     const resumed = await runTernWithInput(
       ["-C", project, ...resume[1].split(" "), "--base-url", server.baseUrl, "-m", "scripted"],
