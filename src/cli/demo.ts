@@ -187,7 +187,10 @@ export async function runDemo(): Promise<number> {
       ),
     );
     print(`  2. ${plan.facts.join("; ") || "the plan's timeline is not as planned"}`);
-    print(`  3. ${resumed.exitReason}: ${resumed.text}`);
+    print(
+      `  3. the model got the ${witness.resumedMessages ?? 0} earlier messages from the file; ` +
+        `${resumed.exitReason}: ${resumed.text}`,
+    );
     print(`     code_search hits: ${hits.join(", ") || "none"}`);
     if (problems.length > 0) {
       print(`  check FAILED: ${problems.join("; ")}`);

@@ -96,6 +96,8 @@ export interface ScriptWitness {
   searchOutput?: string;
   /** The resumed turn's first request carried the first turn and the plan from the file. */
   resumedHistory?: boolean;
+  /** How many messages (not the system prompt) came before the resumed turn's own. */
+  resumedMessages?: number;
   /** The dependent step's prompt held the results of both steps it depends on. */
   dependentInputs?: boolean;
 }
@@ -122,6 +124,7 @@ export function demoScript(
       if (step === 0) {
         const earlier = request.messages.map((message) => message.content).join("\n");
         witness.resumedHistory = earlier.includes(TURN_TASK) && earlier.includes(PLAN_TASK);
+        witness.resumedMessages = request.messages.filter((m) => m.role !== "system").length - 1;
         return call("code_search", { query: SEARCH_QUERY, limit: 4 });
       }
       witness.searchOutput = lastTool;

@@ -60,6 +60,7 @@ Deno.test("tern demo shows its tools, a parallel plan, a code search and a resum
     ok(/src\/farewell\.ts:2-4 +FUNCTION farewell/.test(out), out);
     ok(/src\/greet\.ts:2-4 +FUNCTION greet/.test(out), out);
     ok(/code_search hits: .*src\/greet\.ts/.test(out), out);
+    ok(/3\. the model got the \d+ earlier messages from the file; COMPLETED/.test(out), out);
     ok(out.includes("check: every file is as the tools wrote it"), out);
 
     // What it keeps, and nothing else: one folder in TMPDIR, no process left naming it.
