@@ -22,7 +22,8 @@ Deno.test("tern demo shows its tools, a parallel plan, a code search and a resum
     chunkDelayMs: 0,
   });
   try {
-    const env = { HOME: ws.home, NO_COLOR: "1", TMPDIR: tmp };
+    // No NO_COLOR: a pipe alone must keep colour codes out.
+    const env = { HOME: ws.home, TMPDIR: tmp };
     const run = await runTern(["demo"], { cwd: ws.dir, env });
     equal(run.code, 0, run.stdout + run.stderr);
     const out = run.stdout;
