@@ -121,7 +121,10 @@ export async function runDemo(): Promise<number> {
     session = await openRunSession({ resume: sessionId }, { ternHome, workspace });
     conversation = await openTaskConversation({
       workspace,
-      config,
+      // Review was bypassed for the script's own calls; the session it keeps resumes asking
+      // before each change (tern's default), since a resumed session brings its mode back.
+      // The search only reads: nothing is asked.
+      config: { ...config, mode: "ask" },
       provider,
       session,
       write,

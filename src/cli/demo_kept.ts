@@ -30,6 +30,14 @@ export async function checkKept(
       problems.push(`session ${header.id.slice(0, 8)} is not found by its short id: ${found}`);
     }
   }
+  // A resumed session brings back its last mode: a person continuing it must be asked.
+  const modes = lines.flatMap((line) => {
+    const entry = line as { type?: string; mode?: string };
+    return entry.type === "mode" ? [entry.mode] : [];
+  });
+  if (modes.at(-1) !== "ask") {
+    problems.push(`the session would resume in mode "${modes.at(-1)}", not "ask"`);
+  }
   return { entries: Math.max(0, lines.length - 1), problems };
 }
 
@@ -48,8 +56,9 @@ export function keptLines(
     "  tern-home/   its tern directory: the session file and its checkpoints, the audit log,",
     "               the code index, the sandbox's helper files",
     "nothing else is left, and no process of the demo is running",
-    "continue the session (a model key in the environment; tern on your PATH: ./run.sh install):",
-    `  ${tern} --resume ${sessionId}`,
+    "continue the session with a model of yours (its key in the environment; the demo's was a",
+    "script; tern on your PATH: ./run.sh install):",
+    `  ${tern} --resume ${sessionId} --model <model>`,
     "show it, offline:",
     `  ${tern} sessions show ${sessionId}`,
     "remove it all:",

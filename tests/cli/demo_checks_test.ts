@@ -69,22 +69,32 @@ Deno.test("checkTimeline() fails a plan whose step failed, even if the order was
   ok(problems.includes("exports did not run"), problems.join("\n"));
 });
 
-Deno.test("checkKept() finds the session by its short id, and fails a file that does not parse", async () => {
+Deno.test("checkKept() finds the session by its short id; fails a file that does not parse or resumes in bypass mode", async () => {
   const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-check-" }));
   try {
     const workspace = join(home, "project");
     await Deno.mkdir(workspace);
     const session = await Session.create(join(home, "tern"), { cwd: workspace, ternVersion: "0" });
+    session.append({ type: "mode", mode: "bypass" });
     session.append({ type: "message", message: { role: "user", content: "hi" } });
+    session.append({ type: "mode", mode: "ask" });
     session.close();
     const where = { ternHome: join(home, "tern"), workspace, sessionPath: session.path };
     const good = await checkKept(where);
     deepEqual(good.problems, []);
-    equal(good.entries, 1);
-    await Deno.writeTextFile(session.path, "{not json\n", { append: true });
+    equal(good.entries, 3);
+    const text = await Deno.readTextFile(session.path);
+    const lines = text.trimEnd().split("\n");
+    ok(lines.at(-1)!.includes('"ask"'), lines.at(-1));
+    await Deno.writeTextFile(session.path, lines.slice(0, -1).join("\n") + "\n");
+    deepEqual((await checkKept(where)).problems, [
+      'the session would resume in mode "bypass", not "ask"',
+    ]);
+    await Deno.writeTextFile(session.path, text + "{not json\n");
     const bad = await checkKept(where);
     equal(bad.problems.length, 1);
     ok(bad.problems[0].includes("does not parse"), bad.problems[0]);
+    await Deno.writeTextFile(session.path, text);
     const elsewhere = await checkKept({ ...where, workspace: join(home, "other") });
     ok(elsewhere.problems.length > 0, "a session of another folder is no session of the project");
   } finally {

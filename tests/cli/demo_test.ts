@@ -92,12 +92,11 @@ Deno.test("tern demo shows its tools, a parallel plan, a code search and a resum
     equal(shown.code, 0, shown.stderr);
     ok(shown.stdout.includes(RESUME_TASK), shown.stdout);
     // …and --resume continues it: the model gets the demo's whole conversation.
-    const resume = /continue the session.*\n {4}TERN_HOME=\S+ tern -C \S+ (--resume \S+)\n/.exec(
-      out,
-    );
+    // (with the model named: the session's own was the demo's script)
+    const resume = /\n {4}TERN_HOME=\S+ tern -C \S+ (--resume \S+) --model <model>\n/.exec(out);
     ok(resume, out);
     const resumed = await runTernWithInput(
-      ["-C", project, ...resume[1].split(" "), "--base-url", server.baseUrl, "-m", "scripted"],
+      ["-C", project, ...resume[1].split(" "), "--model", "scripted", "--base-url", server.baseUrl],
       "What did you do?\n",
       {
         cwd: ws.dir,
