@@ -171,8 +171,10 @@ Commands:
                          (also: --plan <task>)
   plan --resume [id]     continue the plan of a session (-c: the newest) without rerunning
                          steps that succeeded; --append '{"nodes":[…]}' adds steps first
-  demo                   run the real agent loop and tools against a built-in scripted
-                         model, offline (also: --demo)
+  demo                   run the real agent loop, tools, sandbox, planner (two steps at
+                         once), code search and session resume against a built-in
+                         scripted model, offline; keeps its project and session in one
+                         temporary folder and prints how to resume it (also: --demo)
   config                 print the effective configuration and where each value came from
   sandbox explain        print the exact Deno flags and bubblewrap arguments tool calls get
                          in this workspace (with --profile: for that profile)

@@ -4,7 +4,6 @@ import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { TurnResult } from "../agent/loop.ts";
 import type { Provider } from "../llm/types.ts";
-import type { AskPerson } from "../sandbox/review.ts";
 import type { AgentSandbox } from "../harness/agent_sandbox.ts";
 import { openAgentSession, recallFacts, rememberedFacts } from "../harness/agent_session.ts";
 import { checkSandboxConfig } from "../harness/sandbox_config.ts";
@@ -14,11 +13,10 @@ import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
 import { EXIT_CANCELLED, exitCodeFor } from "./exit_codes.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
-import { Session } from "../session/session.ts";
-import { VERSION } from "../version.ts";
+import type { Session } from "../session/session.ts";
 import type { SessionChoice } from "../harness/run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
-import { Conversation, type McpTools, type TurnOptions } from "../harness/conversation.ts";
+import { Conversation, type TurnOptions } from "../harness/conversation.ts";
 import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
 
 export interface RunFlags {
@@ -81,63 +79,52 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   }
 }
 
-export interface RunTaskOptions {
-  task: string;
+export interface TaskConversationOptions {
   workspace: string;
   config: TurnConfig;
   provider: Provider;
-  output: OutputFormat;
-  /** Text output: the answer goes to stdout unsanitized (`--raw`); stderr is always safe. */
-  raw?: boolean;
-  /** Where output goes; defaults to the process's stdout and stderr. */
-  write?: { out: (text: string) => void; err: (text: string) => void };
-  /** Asks a person to approve calls (ASK mode); absent when the run is not interactive. */
-  person?: AskPerson;
+  /** The session the turns append to (the caller closes it). */
+  session: Session;
+  /** Where the text output goes: the tool lines to `err`, the answer to `out`. */
+  write: { out: (text: string) => void; err: (text: string) => void };
+  /** `write` goes to a terminal: lines are cut to its width and coloured (unless NO_COLOR). */
+  terminal: boolean;
   /** The environment shell commands draw their allowlisted variables from. */
   env?: Readonly<Record<string, string>>;
-  /** The session to continue; a new one in the tern directory when absent (closed at the end). */
-  session?: Session;
-  /** MCP servers whose tools the agent may use. */
-  mcp?: McpTools;
 }
 
-/** Runs one turn with an already built provider and no MCP servers (`tern demo`). */
-export async function runTaskWith(options: RunTaskOptions): Promise<TurnResult> {
-  const { workspace, config, output } = options;
-  const write = options.write ?? processWriters();
+/**
+ * A conversation with an already built provider and no MCP servers (`tern demo`), its turns
+ * shown as text; the caller runs turns or a plan in it, then closes it.
+ */
+export async function openTaskConversation(
+  options: TaskConversationOptions,
+): Promise<Conversation> {
+  const { workspace, config, write, session } = options;
   // The remembered facts are read while the sandbox settings are checked.
   const [rules, memory] = await Promise.all([
     checkSandboxConfig(config, workspace, readEnv("HOME")),
     rememberedFacts(config.ternHome, workspace),
   ]);
-  const session = options.session ??
-    await Session.create(config.ternHome, { cwd: workspace, ternVersion: VERSION });
-  const facts: TurnFacts = {};
-  const conversation = new Conversation({
+  for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
+  return new Conversation({
     workspace,
     config,
     provider: options.provider,
     session,
     rules,
-    emit: createEmitter(output, write, options.raw === true, facts),
-    person: options.person,
+    emit: createTextRenderer({
+      ...write,
+      terminal: options.terminal,
+      style: themeFor(wantsColor(options.terminal, readEnv("NO_COLOR"))),
+    }),
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
     // `tern demo` passes a TurnConfig: the setting's default then.
     memory: (task) =>
       recallFacts(memory, task, (config as { memoryFacts?: number }).memoryFacts ?? 5),
-    mcp: options.mcp,
-    onSandboxOpen: output === "text" ? unconfinedWarning(write) : undefined,
+    onSandboxOpen: unconfinedWarning(write),
   });
-  try {
-    if (output === "text") {
-      for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
-    }
-    return await turnWithOutput(conversation, options.task, output, write, facts);
-  } finally {
-    await conversation.close();
-    if (options.session === undefined) session.closeOrDiscard();
-  }
 }
 
 /** Commands that would run unconfined are each reviewed; says so once, up front. */

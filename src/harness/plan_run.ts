@@ -6,6 +6,7 @@
  * `/plan`.
  */
 import { readPromptFiles } from "../memory/context_files.ts";
+import type { AgentEvent } from "../core/events.ts";
 import { uniqueHexId } from "../core/ids.ts";
 import { NoPlanError } from "./errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
@@ -35,6 +36,8 @@ export interface PlanRunOptions {
   onUpdate?(state: PlanState, nodeId: string): void;
   /** Something worth a line: a replan added nodes or was rejected. */
   onNote?(text: string): void;
+  /** Every agent event of a node's worker (its tool calls, its answer), with the node's id. */
+  onNodeEvent?(nodeId: string, event: AgentEvent): void;
 }
 
 export interface PlanRunResult {
@@ -111,6 +114,9 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
         signal: nodeSignal,
         aroundWrite: (path, run) => locks.withLock(path, run),
         extraTools: [failStep.tool],
+        ...(options.onNodeEvent
+          ? { emit: (event: AgentEvent) => options.onNodeEvent!(node.id, event) }
+          : {}),
       });
       usage = addUsage(usage, result.usage);
       const failure = reportedFailure(failStep, result.text);
