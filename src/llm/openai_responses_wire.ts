@@ -126,7 +126,11 @@ function toInputItems(message: Message): ResponsesInputItem[] {
   }
 }
 
-function assistantItems(message: AssistantMessage): ResponsesInputItem[] {
+/**
+ * An assistant message as input items (its reasoning, text and calls): how the next request
+ * sends it back, and how a WebSocket chain recognises what the server already holds.
+ */
+export function assistantItems(message: AssistantMessage): ResponsesInputItem[] {
   const items: ResponsesInputItem[] = [];
   for (const part of message.thinking ?? []) {
     if (part.api !== "openai-responses" || !part.id || part.data === undefined) continue;
@@ -166,6 +170,7 @@ interface WireItem {
 }
 
 interface WireResponse {
+  id?: string;
   status?: string;
   usage?: {
     input_tokens?: number;
@@ -215,6 +220,8 @@ export class ResponsesStreamState implements WireStream {
   #finish: FinishReason | undefined;
   #usage: Usage | undefined;
   #ended = false;
+  #responseId: string | undefined;
+  #errorCode: string | undefined;
   #secrets: readonly string[];
 
   /** `secrets` are redacted from any error text the server sends inside the stream. */
@@ -235,6 +242,7 @@ export class ResponsesStreamState implements WireStream {
       return [clientError(malformedEventMessage(data))];
     }
     const event = parsed as WireEvent;
+    if (typeof event.response?.id === "string") this.#responseId = event.response.id;
     switch (event.type) {
       case "response.output_item.added":
         return this.#itemAdded(event);
@@ -282,6 +290,16 @@ export class ResponsesStreamState implements WireStream {
   /** True once `response.completed`, `response.incomplete` or `response.failed` arrived. */
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /** The response's id, once an event named it (`response.created` does). */
+  get responseId(): string | undefined {
+    return this.#responseId;
+  }
+
+  /** The code of the error that ended the stream (`previous_response_not_found`), if any. */
+  get errorCode(): string | undefined {
+    return this.#errorCode;
   }
 
   /** True once `response.completed` or `response.incomplete` arrived. */
@@ -384,6 +402,7 @@ export class ResponsesStreamState implements WireStream {
   }
 
   #streamError(error: { message?: string; code?: string | null }): ErrorEvent {
+    if (typeof error.code === "string") this.#errorCode = error.code;
     const detail = providerDetail(error.message ?? "", this.#secrets) ||
       (error.code ? error.code : "response failed");
     const message = `Model API stream error: ${detail}`;

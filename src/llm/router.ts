@@ -80,6 +80,10 @@ export function createRouter(options: RouterOptions): Router {
     get current() {
       return options.targets[start];
     },
+    async close() {
+      const providers = new Set(options.targets.map((target) => target.provider));
+      await Promise.all([...providers].map((provider) => provider.close?.()));
+    },
     async *stream(request, signal) {
       for (let index = start; index < options.targets.length; index++) {
         const target = index === 0
