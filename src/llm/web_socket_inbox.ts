@@ -1,8 +1,14 @@
 /**
- * A client WebSocket read as a queue of text messages: opened with headers (Deno's own
- * `WebSocket` takes them), read one message at a time with an idle limit and a signal, closed
- * once. Nothing here knows the API it carries.
+ * A client WebSocket read as a queue of text messages: opened with headers, read one message
+ * at a time with an idle limit and a signal, closed once. Nothing here knows the API it carries.
+ *
+ * It uses the `ws` package, not Deno's own `WebSocket`: Deno 2.9.6's client writes a frame's
+ * header and its payload as two TCP writes without TCP_NODELAY, so any message of about 2 KB
+ * to 64 KB waits for the server's delayed ACK (about 40 ms on Linux) before its payload
+ * leaves — measured in bench/results/responses_transport.md. `ws` sets TCP_NODELAY.
  */
+// @ts-types="@types/ws"
+import WebSocket from "ws";
 import { IdleTimeoutError } from "./errors.ts";
 
 /** Why a socket stopped: it closed, failed to open, or was closed by us. */
@@ -19,17 +25,20 @@ export class WebSocketInbox {
 
   private constructor(socket: WebSocket) {
     this.#socket = socket;
-    socket.addEventListener("message", (event) => {
+    socket.on("message", (data, isBinary) => {
       // The Responses API sends text frames only; anything else is not an event.
-      this.#messages.push(typeof event.data === "string" ? event.data : "");
+      this.#messages.push(isBinary ? "" : String(data));
       this.#wakeReader();
     });
-    socket.addEventListener("close", (event) => {
-      this.#closed ??= `closed (${event.code}${event.reason ? ` ${event.reason}` : ""})`;
+    socket.on("close", (code, reason) => {
+      const why = reason.length > 0 ? ` ${String(reason).slice(0, 200)}` : "";
+      this.#closed ??= `closed (${code}${why})`;
       this.#wakeReader();
     });
-    socket.addEventListener("error", () => {
-      this.#closed ??= "failed";
+    socket.on("error", (error) => {
+      // The handshake's refusal ("Unexpected server response: 404") or a network error; the
+      // key travels in a header and is in neither.
+      this.#closed ??= `failed: ${error.message}`;
       this.#wakeReader();
     });
   }
@@ -43,7 +52,13 @@ export class WebSocketInbox {
     headers: Record<string, string>,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<WebSocketInbox> {
-    const socket = new WebSocket(url, { headers });
+    const socket = new WebSocket(url, {
+      headers,
+      // The key is in the headers: a redirect must not take it elsewhere.
+      followRedirects: false,
+      perMessageDeflate: false,
+      handshakeTimeout: options.timeoutMs,
+    });
     const inbox = new WebSocketInbox(socket);
     const stop = AbortSignal.any([
       AbortSignal.timeout(options.timeoutMs),
@@ -57,7 +72,7 @@ export class WebSocketInbox {
       resolve();
     };
     stop.addEventListener("abort", onStop, { once: true });
-    socket.addEventListener("open", () => resolve(), { once: true });
+    socket.once("open", () => resolve());
     inbox.#wake = resolve;
     try {
       await promise;
@@ -117,8 +132,8 @@ export class WebSocketInbox {
     this.#closed ??= "closed by tern";
     this.#messages = [];
     if (this.#socket.readyState === WebSocket.CONNECTING) {
-      // Closing while connecting throws in some runtimes; close once it opens instead.
-      this.#socket.addEventListener("open", () => this.#socket.close(1000), { once: true });
+      // Ends the handshake (ws reports it as an error, which the listener above takes).
+      this.#socket.terminate();
     } else if (this.#socket.readyState === WebSocket.OPEN) {
       this.#socket.close(1000);
     }
