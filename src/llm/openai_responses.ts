@@ -55,37 +55,38 @@ export function createOpenAiResponsesProvider(options: ResponsesProviderOptions)
   if (!usesWebSocket(options.transport, options.baseUrl)) {
     return { name: options.name ?? "openai-responses", stream: overHttp };
   }
-  let sockets: Promise<ResponsesSocketPool> | undefined;
+  let loading: Promise<ResponsesSocketPool | undefined> | undefined;
+  let sockets: ResponsesSocketPool | undefined;
   let closed = false;
-  // The socket code loads with the first request that uses it.
-  const pool = () =>
-    sockets ??= import("./openai_responses_socket.ts").then(({ ResponsesSocketPool, socketUrl }) =>
-      new ResponsesSocketPool({
-        url: socketUrl(options.baseUrl),
-        headers: { ...auth, ...options.headers },
-        http: config,
-      })
+  // The socket code (and the ws package with Node compatibility, about 0.3 s) loads beside the
+  // conversation's first request, which goes over HTTP meanwhile; the socket opens then too.
+  const load = (key: string) =>
+    loading ??= import("./openai_responses_socket.ts").then(
+      ({ ResponsesSocketPool, socketUrl }) => {
+        sockets = new ResponsesSocketPool({
+          url: socketUrl(options.baseUrl),
+          headers: { ...auth, ...options.headers },
+          http: config,
+        });
+        if (closed) void sockets.close();
+        else sockets.warm(key);
+        return sockets;
+      },
+      () => undefined,
     );
   return {
     name: options.name ?? "openai-responses",
     async *stream(request, signal) {
-      if (closed || request.cacheKey === undefined) {
+      if (closed || request.cacheKey === undefined || sockets === undefined) {
+        if (!closed && request.cacheKey !== undefined) void load(request.cacheKey);
         yield* overHttp(request, signal);
         return;
       }
-      let loaded: ResponsesSocketPool;
-      try {
-        loaded = await pool();
-      } catch {
-        sockets = undefined;
-        yield* overHttp(request, signal);
-        return;
-      }
-      yield* loaded.stream(request, signal, () => overHttp(request, signal));
+      yield* sockets.stream(request, signal, () => overHttp(request, signal));
     },
     async close() {
       closed = true;
-      await (await sockets?.catch(() => undefined))?.close();
+      await sockets?.close();
     },
   };
 }

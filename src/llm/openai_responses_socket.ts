@@ -69,6 +69,8 @@ class SocketFailure extends Error {
 export class ResponsesSocketPool {
   #config: SocketConfig;
   #connections = new Map<string, Connection>();
+  /** Sockets being opened, by conversation: a request waits for the one under way. */
+  #opening = new Map<string, Promise<Connection>>();
   #failures = 0;
   #disabled = false;
   #closed = false;
@@ -92,12 +94,19 @@ export class ResponsesSocketPool {
       yield* http();
       return;
     }
-    let connection = existing;
+    let connection: Connection | undefined;
     let yielded = false;
     let settled = false;
     try {
-      if (connection === undefined || connection.inbox.closed) {
-        connection = await this.#connect(key, signal);
+      connection = existing !== undefined && !existing.inbox.closed
+        ? existing
+        : await (this.#opening.get(key) ?? this.#connect(key, signal));
+      if (connection.busy) {
+        // Another request of the conversation took the socket while it opened.
+        connection = undefined;
+        settled = true;
+        yield* http();
+        return;
       }
       connection.busy = true;
       for await (const event of this.#exchange(connection, request, signal)) {
@@ -126,6 +135,16 @@ export class ResponsesSocketPool {
     }
   }
 
+  /**
+   * Opens the socket of conversation `key` in the background, so its next request finds it
+   * open. A failure counts as for a request (a refused handshake means HTTP from now on).
+   */
+  warm(key: string): void {
+    if (this.#disabled || this.#closed || this.#connections.has(key)) return;
+    if (this.#opening.has(key)) return;
+    this.#connect(key, undefined).catch(() => {});
+  }
+
   /** Closes every socket; later requests go over HTTP. */
   close(): Promise<void> {
     this.#closed = true;
@@ -134,7 +153,13 @@ export class ResponsesSocketPool {
     return Promise.resolve();
   }
 
-  async #connect(key: string, signal: AbortSignal | undefined): Promise<Connection> {
+  #connect(key: string, signal: AbortSignal | undefined): Promise<Connection> {
+    const opening = this.#open(key, signal).finally(() => this.#opening.delete(key));
+    this.#opening.set(key, opening);
+    return opening;
+  }
+
+  async #open(key: string, signal: AbortSignal | undefined): Promise<Connection> {
     const old = this.#connections.get(key);
     if (old !== undefined) this.#drop(key, old, false);
     let inbox: WebSocketInbox;
