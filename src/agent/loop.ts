@@ -388,12 +388,16 @@ function parseArguments(
 }
 
 function toolMessage(call: ToolCall, observation: Observation): ToolMessage {
-  return {
+  const message: ToolMessage = {
     role: "tool",
     toolCallId: call.id,
     name: call.name,
     content: observationText(observation),
   };
+  if (observation.status === "SUCCEEDED" && observation.images?.length) {
+    message.images = observation.images;
+  }
+  return message;
 }
 
 /** Counts how often the identical call (name and arguments) has failed in a row. */

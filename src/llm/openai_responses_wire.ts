@@ -2,7 +2,13 @@
  * The OpenAI Responses API wire format: request bodies from tern's messages, and stream events
  * back into StreamEvents. No I/O here; `openai_responses.ts` does the HTTP.
  */
-import type { AssistantMessage, Message, ThinkingPart, Usage } from "../core/messages.ts";
+import type {
+  AssistantMessage,
+  ImagePart,
+  Message,
+  ThinkingPart,
+  Usage,
+} from "../core/messages.ts";
 import {
   clientError,
   type ErrorEvent,
@@ -32,7 +38,17 @@ export type ResponsesInputItem =
     encrypted_content: string;
   }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
-  | { type: "function_call_output"; call_id: string; output: string };
+  | {
+    type: "function_call_output";
+    call_id: string;
+    /** Text, or text and images when the result shows images (read of an image file). */
+    output:
+      | string
+      | (
+        | { type: "input_text"; text: string }
+        | { type: "input_image"; image_url: string; detail: "auto" }
+      )[];
+  };
 
 /** The POST body of a streaming `/responses` call. */
 export interface ResponsesRequestBody {
@@ -108,22 +124,28 @@ function toInputItems(message: Message): ResponsesInputItem[] {
         role: "user",
         content: [
           { type: "input_text", text: message.content },
-          ...(message.images ?? []).map((image) => ({
-            type: "input_image" as const,
-            image_url: `data:${image.mediaType};base64,${image.data}`,
-            detail: "auto" as const,
-          })),
+          ...(message.images ?? []).map(inputImage),
         ],
       }];
     case "tool":
       return [{
         type: "function_call_output",
         call_id: message.toolCallId,
-        output: message.content,
+        output: message.images?.length
+          ? [{ type: "input_text", text: message.content }, ...message.images.map(inputImage)]
+          : message.content,
       }];
     case "assistant":
       return assistantItems(message);
   }
+}
+
+function inputImage(image: ImagePart) {
+  return {
+    type: "input_image" as const,
+    image_url: `data:${image.mediaType};base64,${image.data}`,
+    detail: "auto" as const,
+  };
 }
 
 /**
