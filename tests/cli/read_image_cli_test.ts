@@ -150,9 +150,14 @@ for (const api of APIS) {
           server.baseUrl,
           "--model",
           "some-text-model",
+          "-o",
+          "stream-json",
           "what is in shot.png?",
         ], { cwd: ws.dir, env });
         equal(run.code, 0, run.stderr);
+        // The events name the image by hash; its bytes are in no event line.
+        ok(run.stdout.includes('"tool_end"'), run.stdout);
+        ok(!run.stdout.includes(PNG_BASE64), "no image bytes in the event stream");
         const body = server.requests[1].body;
         ok(!JSON.stringify(body).includes(PNG_BASE64), "no image bytes reach the model");
         match(api.text(body), /model "some-text-model" does not take images/);
