@@ -358,8 +358,27 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
   }
   const durationMs = Math.round(performance.now() - started);
   phaseMark("tool_end", { round, name: call.name });
-  emit({ type: "tool_end", round, callId: call.id, name: call.name, observation, durationMs });
+  emit({
+    type: "tool_end",
+    round,
+    callId: call.id,
+    name: call.name,
+    observation: withoutImageBytes(observation),
+    durationMs,
+  });
   return { call, observation };
+}
+
+/**
+ * The observation as events carry it: an image by its type and hash, without its bytes (JSON
+ * output, rpc and the TUI need no megabytes of base64; the model gets them in the message).
+ */
+function withoutImageBytes(observation: Observation): Observation {
+  if (observation.status !== "SUCCEEDED" || !observation.images?.length) return observation;
+  return {
+    ...observation,
+    images: observation.images.map((image) => ({ ...image, data: "" })),
+  };
 }
 
 /**
@@ -388,12 +407,16 @@ function parseArguments(
 }
 
 function toolMessage(call: ToolCall, observation: Observation): ToolMessage {
-  return {
+  const message: ToolMessage = {
     role: "tool",
     toolCallId: call.id,
     name: call.name,
     content: observationText(observation),
   };
+  if (observation.status === "SUCCEEDED" && observation.images?.length) {
+    message.images = observation.images;
+  }
+  return message;
 }
 
 /** Counts how often the identical call (name and arguments) has failed in a row. */

@@ -13,6 +13,7 @@ import {
 import { estimateRequestTokens } from "../context/tokens.ts";
 import type { Provider, ToolSpec } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
+import { imagesFolder, storeImages } from "../session/images.ts";
 import type { CompactionEntry, NewEntry } from "../session/types.ts";
 import type { AnsweredBy } from "./loop.ts";
 
@@ -35,8 +36,10 @@ export function recordMessages(
   session: Session,
   mailbox?: (message: Message) => string[] | undefined,
 ): (message: Message, usage?: Usage, answeredBy?: AnsweredBy) => void {
+  const folder = imagesFolder(session.path);
   return (message, usage, answeredBy) => {
-    const entry: MessageEntry = { type: "message", message };
+    // Images (a tool's) go to the session folder by hash, never inline into the JSONL.
+    const entry: MessageEntry = { type: "message", message: storeImages(message, folder) };
     const delivers = mailbox?.(message);
     if (delivers !== undefined && delivers.length > 0) entry.mailbox = delivers;
     if (usage) entry.usage = usage;

@@ -87,6 +87,7 @@ const providerSettings = z.strictObject({
   apiKeyEnv: envName.optional(),
   headers: z.record(z.string().min(1), z.string()).optional(),
   defaultModel: z.string().trim().min(1).optional(),
+  transport: z.enum(["auto", "sse", "websocket"]).optional(),
 });
 
 const price = z.number().nonnegative();

@@ -37,6 +37,12 @@ export interface ProviderSettings {
   headers?: Record<string, string>;
   /** The model used when this provider is chosen without `--model`. */
   defaultModel?: string;
+  /**
+   * How the Responses API (`api: "openai-responses"`) is reached: `sse` (default, one HTTP
+   * request per round), `websocket` (one socket per conversation, each round's new input only,
+   * HTTP when the socket fails) or `auto` (`websocket` at api.openai.com, else `sse`).
+   */
+  transport?: "auto" | "sse" | "websocket";
 }
 
 /** Catalog facts about a model, each optional; see ModelInfo in src/llm/model_info.ts. */

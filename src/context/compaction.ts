@@ -108,13 +108,21 @@ export async function compact(
     signal: options.signal,
     timeoutMs: options.timeoutMs ?? DEFAULT_SUMMARY_TIMEOUT_MS,
   });
-  const imagesDropped = old.reduce(
-    (sum, { message }) => sum + (message.role === "user" ? message.images?.length ?? 0 : 0),
-    0,
-  );
-  const summary = withDroppedImages(
-    "text" in reply ? normaliseSummary(reply.text) : fallbackSummary(old, options.previousSummary),
-    imagesDropped,
+  const count = (role: "user" | "tool") =>
+    old.reduce(
+      (sum, { message }) => sum + (message.role === role ? message.images?.length ?? 0 : 0),
+      0,
+    );
+  const [attached, returned] = [count("user"), count("tool")];
+  const imagesDropped = attached + returned;
+  const summary = withDroppedToolImages(
+    withDroppedImages(
+      "text" in reply
+        ? normaliseSummary(reply.text)
+        : fallbackSummary(old, options.previousSummary),
+      attached,
+    ),
+    returned,
   );
   const result: CompactionResult = {
     summary,
@@ -129,12 +137,26 @@ export async function compact(
   return result;
 }
 
+/** `summary` with an open item saying that `count` images tools returned were dropped. */
+function withDroppedToolImages(summary: string, count: number): string {
+  if (count === 0) return summary;
+  const item = `- ${count === 1 ? "An image" : `${count} images`} a tool returned (read of an ` +
+    `image file) ${count === 1 ? "was" : "were"} dropped by compaction; read ` +
+    `${count === 1 ? "it" : "them"} again if you need to see ${count === 1 ? "it" : "them"}.`;
+  return appendOpenItem(summary, item);
+}
+
 /** `summary` with an open item saying that `count` images were dropped (none: unchanged). */
 function withDroppedImages(summary: string, count: number): string {
   if (count === 0) return summary;
   const item = `- ${count === 1 ? "An image" : `${count} images`} the person attached earlier ` +
     `${count === 1 ? "was" : "were"} dropped by compaction; ask them to attach ` +
     `${count === 1 ? "it" : "them"} again if you need to see ${count === 1 ? "it" : "them"}.`;
+  return appendOpenItem(summary, item);
+}
+
+/** `summary` with `item` under its open items (in place of an empty section's marker). */
+function appendOpenItem(summary: string, item: string): string {
   const empty = `## Open items\n${EMPTY_SECTION}`;
   return summary.endsWith(empty)
     ? `${summary.slice(0, -EMPTY_SECTION.length)}${item}`

@@ -77,8 +77,13 @@ export function serialiseItem({ message }: ContextItem): string {
   const earlier = summaryFromMessage(message);
   if (earlier !== undefined) return `[summary of earlier work]\n${earlier}`;
   switch (message.role) {
-    case "tool":
-      return `[tool result ${message.name} id=${message.toolCallId}]\n${message.content}`;
+    case "tool": {
+      const text = `[tool result ${message.name} id=${message.toolCallId}]\n${message.content}`;
+      const images = message.images?.length ?? 0;
+      if (images === 0) return text;
+      return `${text}\n[${images === 1 ? "an image was" : `${images} images were`} returned ` +
+        "here; compaction drops them, so they are not shown to you]";
+    }
     case "assistant": {
       const lines = [`[assistant]`];
       if (message.content !== "") lines.push(message.content);

@@ -88,7 +88,7 @@ export function estimateTokens(text: string): number {
  * name and arguments of each tool call plus the same overhead again (the chat format renders a
  * call as a message of its own, addressed to the tool), and the tool's name for a tool result.
  * Call ids are not counted: they are not rendered to the model. Each image of a user message
- * counts {@linkcode IMAGE_TOKENS}. Never throws.
+ * or a tool result counts {@linkcode IMAGE_TOKENS}. Never throws.
  */
 export function estimateMessageTokens(message: Message): number {
   let tokens = MESSAGE_OVERHEAD_TOKENS + estimateTokens(message.content);
@@ -100,7 +100,7 @@ export function estimateMessageTokens(message: Message): number {
         estimateTokens(call.arguments);
     }
   } else if (message.role === "tool") {
-    tokens += estimateTokens(message.name);
+    tokens += estimateTokens(message.name) + (message.images?.length ?? 0) * IMAGE_TOKENS;
   }
   return tokens;
 }

@@ -77,6 +77,12 @@ export interface ToolMessage {
   toolCallId: string;
   name: string;
   content: string;
+  /**
+   * Images the result shows (read of an image file), stored like a user message's. Each API
+   * carries them its own way: inside the tool result (Anthropic, Responses) or in a user
+   * message right after the tool messages (Chat Completions).
+   */
+  images?: ImagePart[];
 }
 
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;

@@ -1,4 +1,5 @@
 /** What a tool call produced, as the model and the front ends see it. */
+import type { ImagePart } from "./messages.ts";
 
 /** Error codes a tool call can end with. Models see them as `ERROR[CODE]`. */
 export type ToolErrorCode =
@@ -11,7 +12,13 @@ export type ToolErrorCode =
   | "EXECUTION_FAILED";
 
 export type Observation =
-  | { status: "SUCCEEDED"; output: string; details?: ToolDetails }
+  | {
+    status: "SUCCEEDED";
+    output: string;
+    details?: ToolDetails;
+    /** Images the result shows the model (read of an image file), after `output`. */
+    images?: ImagePart[];
+  }
   | { status: "ERROR"; code: ToolErrorCode; message: string };
 
 /** UI-only detail about a tool result; never sent to the model. */

@@ -307,6 +307,8 @@ export class Conversation {
       after.config.profile !== before.config.profile || after.config.mode !== before.config.mode ||
       after.config.noSandbox !== before.config.noSandbox || after.provider !== before.provider;
     if (after.session !== before.session) this.#visited.clear();
+    // The replaced provider's sockets (Responses over WebSocket) have no more use.
+    if (after.provider !== before.provider) await before.provider.close?.();
     if (reopen) await this.#closeSandbox();
   }
 
@@ -444,6 +446,7 @@ export class Conversation {
     this.#consolidator?.close();
     this.#unsubscribe?.();
     this.#codeIndex.close();
+    await this.#options.provider.close?.();
     await this.#closeSandbox();
   }
 

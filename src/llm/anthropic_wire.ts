@@ -2,7 +2,14 @@
  * The Anthropic Messages wire format: request bodies from tern's messages, and stream events
  * back into StreamEvents. No I/O here; `anthropic.ts` does the HTTP.
  */
-import type { AssistantMessage, Message, ThinkingPart, ToolCall, Usage } from "../core/messages.ts";
+import type {
+  AssistantMessage,
+  ImagePart,
+  Message,
+  ThinkingPart,
+  ToolCall,
+  Usage,
+} from "../core/messages.ts";
 import { clientError, malformedEventMessage, providerDetail, retryableError } from "./errors.ts";
 import type { WireStream } from "./http_stream.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
@@ -25,7 +32,19 @@ export type AnthropicBlock =
     input: Record<string, unknown>;
     cache_control?: CacheControl;
   }
-  | { type: "tool_result"; tool_use_id: string; content: string; cache_control?: CacheControl };
+  | {
+    type: "tool_result";
+    tool_use_id: string;
+    /** Text, or text and image blocks when the result shows images (read of an image file). */
+    content: string | (AnthropicTextBlock | AnthropicImageBlock)[];
+    cache_control?: CacheControl;
+  };
+
+type AnthropicTextBlock = { type: "text"; text: string };
+type AnthropicImageBlock = {
+  type: "image";
+  source: { type: "base64"; media_type: string; data: string };
+};
 
 /** A message as Anthropic takes it: user and assistant strictly alternate. */
 export interface AnthropicMessage {
@@ -142,19 +161,16 @@ function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
         break;
       case "user":
         // Images before their text, as Anthropic advises; the text stays last (a breakpoint).
-        for (const image of message.images ?? []) {
-          addUserBlock({
-            type: "image",
-            source: { type: "base64", media_type: image.mediaType, data: image.data },
-          });
-        }
+        for (const image of message.images ?? []) addUserBlock(imageBlock(image));
         addUserBlock({ type: "text", text: message.content });
         break;
       case "tool":
         addUserBlock({
           type: "tool_result",
           tool_use_id: message.toolCallId,
-          content: message.content,
+          content: message.images?.length
+            ? [{ type: "text", text: message.content }, ...message.images.map(imageBlock)]
+            : message.content,
         });
         break;
       case "assistant": {
@@ -172,6 +188,13 @@ function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
     }
   }
   return result;
+}
+
+function imageBlock(image: ImagePart): AnthropicImageBlock {
+  return {
+    type: "image",
+    source: { type: "base64", media_type: image.mediaType, data: image.data },
+  };
 }
 
 /** Anthropic's own thinking back as it sent it; other APIs' reasoning and unsigned text never. */

@@ -2,7 +2,13 @@
  * The OpenAI Chat Completions wire format: request bodies from tern's messages, and stream
  * chunks back into StreamEvents. No I/O here; `openai_chat.ts` does the HTTP.
  */
-import type { AssistantMessage, Message, ThinkingPart, Usage } from "../core/messages.ts";
+import type {
+  AssistantMessage,
+  ImagePart,
+  Message,
+  ThinkingPart,
+  Usage,
+} from "../core/messages.ts";
 import {
   clientError,
   errorMessageOf,
@@ -84,7 +90,7 @@ export function toChatRequestBody(
 ): ChatRequestBody {
   const body: ChatRequestBody = {
     model: request.model,
-    messages: request.messages.map(toChatMessage),
+    messages: toChatMessages(request.messages),
     stream: true,
     stream_options: { include_usage: true },
   };
@@ -110,6 +116,38 @@ export function toChatRequestBody(
   return body;
 }
 
+/**
+ * The messages in Chat Completions' shape. A tool message there holds text only, so the images
+ * a tool result shows (read of an image file) go in a user message right after the run of tool
+ * messages they belong to (the tool messages must follow their assistant message directly),
+ * each image introduced by the call it came from.
+ */
+function toChatMessages(messages: readonly Message[]): ChatMessage[] {
+  const result: ChatMessage[] = [];
+  let pending: ChatContentPart[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    result.push({ role: "user", content: pending });
+    pending = [];
+  };
+  for (const message of messages) {
+    if (message.role !== "tool") flush();
+    result.push(toChatMessage(message));
+    if (message.role === "tool" && message.images?.length) {
+      pending.push(
+        { type: "text", text: `Images from the ${message.name} call ${message.toolCallId}:` },
+        ...message.images.map(imageUrlPart),
+      );
+    }
+  }
+  flush();
+  return result;
+}
+
+function imageUrlPart(image: ImagePart): ChatContentPart {
+  return { type: "image_url", image_url: { url: `data:${image.mediaType};base64,${image.data}` } };
+}
+
 function toChatMessage(message: Message): ChatMessage {
   switch (message.role) {
     case "system":
@@ -122,10 +160,7 @@ function toChatMessage(message: Message): ChatMessage {
         role: "user",
         content: [
           { type: "text", text: message.content },
-          ...message.images.map((image): ChatContentPart => ({
-            type: "image_url",
-            image_url: { url: `data:${image.mediaType};base64,${image.data}` },
-          })),
+          ...message.images.map(imageUrlPart),
         ],
       };
     case "tool":

@@ -2,7 +2,13 @@
  * The OpenAI Responses API wire format: request bodies from tern's messages, and stream events
  * back into StreamEvents. No I/O here; `openai_responses.ts` does the HTTP.
  */
-import type { AssistantMessage, Message, ThinkingPart, Usage } from "../core/messages.ts";
+import type {
+  AssistantMessage,
+  ImagePart,
+  Message,
+  ThinkingPart,
+  Usage,
+} from "../core/messages.ts";
 import {
   clientError,
   type ErrorEvent,
@@ -32,7 +38,17 @@ export type ResponsesInputItem =
     encrypted_content: string;
   }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
-  | { type: "function_call_output"; call_id: string; output: string };
+  | {
+    type: "function_call_output";
+    call_id: string;
+    /** Text, or text and images when the result shows images (read of an image file). */
+    output:
+      | string
+      | (
+        | { type: "input_text"; text: string }
+        | { type: "input_image"; image_url: string; detail: "auto" }
+      )[];
+  };
 
 /** The POST body of a streaming `/responses` call. */
 export interface ResponsesRequestBody {
@@ -108,25 +124,35 @@ function toInputItems(message: Message): ResponsesInputItem[] {
         role: "user",
         content: [
           { type: "input_text", text: message.content },
-          ...(message.images ?? []).map((image) => ({
-            type: "input_image" as const,
-            image_url: `data:${image.mediaType};base64,${image.data}`,
-            detail: "auto" as const,
-          })),
+          ...(message.images ?? []).map(inputImage),
         ],
       }];
     case "tool":
       return [{
         type: "function_call_output",
         call_id: message.toolCallId,
-        output: message.content,
+        output: message.images?.length
+          ? [{ type: "input_text", text: message.content }, ...message.images.map(inputImage)]
+          : message.content,
       }];
     case "assistant":
       return assistantItems(message);
   }
 }
 
-function assistantItems(message: AssistantMessage): ResponsesInputItem[] {
+function inputImage(image: ImagePart) {
+  return {
+    type: "input_image" as const,
+    image_url: `data:${image.mediaType};base64,${image.data}`,
+    detail: "auto" as const,
+  };
+}
+
+/**
+ * An assistant message as input items (its reasoning, text and calls): how the next request
+ * sends it back, and how a WebSocket chain recognises what the server already holds.
+ */
+export function assistantItems(message: AssistantMessage): ResponsesInputItem[] {
   const items: ResponsesInputItem[] = [];
   for (const part of message.thinking ?? []) {
     if (part.api !== "openai-responses" || !part.id || part.data === undefined) continue;
@@ -166,6 +192,7 @@ interface WireItem {
 }
 
 interface WireResponse {
+  id?: string;
   status?: string;
   usage?: {
     input_tokens?: number;
@@ -215,6 +242,8 @@ export class ResponsesStreamState implements WireStream {
   #finish: FinishReason | undefined;
   #usage: Usage | undefined;
   #ended = false;
+  #responseId: string | undefined;
+  #errorCode: string | undefined;
   #secrets: readonly string[];
 
   /** `secrets` are redacted from any error text the server sends inside the stream. */
@@ -235,6 +264,7 @@ export class ResponsesStreamState implements WireStream {
       return [clientError(malformedEventMessage(data))];
     }
     const event = parsed as WireEvent;
+    if (typeof event.response?.id === "string") this.#responseId = event.response.id;
     switch (event.type) {
       case "response.output_item.added":
         return this.#itemAdded(event);
@@ -282,6 +312,16 @@ export class ResponsesStreamState implements WireStream {
   /** True once `response.completed`, `response.incomplete` or `response.failed` arrived. */
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /** The response's id, once an event named it (`response.created` does). */
+  get responseId(): string | undefined {
+    return this.#responseId;
+  }
+
+  /** The code of the error that ended the stream (`previous_response_not_found`), if any. */
+  get errorCode(): string | undefined {
+    return this.#errorCode;
   }
 
   /** True once `response.completed` or `response.incomplete` arrived. */
@@ -384,6 +424,7 @@ export class ResponsesStreamState implements WireStream {
   }
 
   #streamError(error: { message?: string; code?: string | null }): ErrorEvent {
+    if (typeof error.code === "string") this.#errorCode = error.code;
     const detail = providerDetail(error.message ?? "", this.#secrets) ||
       (error.code ? error.code : "response failed");
     const message = `Model API stream error: ${detail}`;

@@ -16,6 +16,7 @@ import {
   type ModelInfo,
   reasoningFor,
 } from "./model_info.ts";
+import type { Message } from "../core/messages.ts";
 import type { ErrorStreamEvent, ModelRequest, Provider, StreamEvent } from "./types.ts";
 
 /** One provider/model pair of the chain. */
@@ -79,6 +80,10 @@ export function createRouter(options: RouterOptions): Router {
     },
     get current() {
       return options.targets[start];
+    },
+    async close() {
+      const providers = new Set(options.targets.map((target) => target.provider));
+      await Promise.all([...providers].map((provider) => provider.close?.()));
     },
     async *stream(request, signal) {
       for (let index = start; index < options.targets.length; index++) {
@@ -213,7 +218,28 @@ function requestFor(target: RouteTarget, request: ModelRequest): ModelRequest {
   const level = request.thinking;
   const reasoning = level === undefined ? request.reasoning : reasoningFor(target.info, level);
   if (reasoning !== undefined && target.info.reasoning !== undefined) wire.reasoning = reasoning;
+  if (!target.info.images) wire.messages = withoutImages(request.messages, target.model);
   return wire;
+}
+
+/**
+ * `messages` for a model that takes no images: each image becomes a note in its message's
+ * text, so the model knows what it was given and does not try other ways to look at it.
+ */
+export function withoutImages(messages: Message[], model: string): Message[] {
+  if (!messages.some((m) => (m.role === "user" || m.role === "tool") && m.images?.length)) {
+    return messages;
+  }
+  return messages.map((message) => {
+    if ((message.role !== "user" && message.role !== "tool") || !message.images?.length) {
+      return message;
+    }
+    const { images, ...rest } = message;
+    const count = images.length === 1 ? "The image is" : `The ${images.length} images are`;
+    const note = `[${count} not shown: model "${model}" does not take images (catalog ` +
+      'images: false; set "images": true for it under "models" in the config if it does)]';
+    return { ...rest, content: `${message.content}\n${note}` };
+  });
 }
 
 function priced(event: Extract<StreamEvent, { type: "done" }>, target: RouteTarget): StreamEvent {

@@ -14,6 +14,7 @@ import { clientError, ProviderSetupError } from "./errors.ts";
 import type { ChatDialect } from "./openai_chat_wire.ts";
 import { findPreset, PROVIDER_PRESETS } from "./presets.ts";
 import { createRouter, type Router, type RouteTarget } from "./router.ts";
+import type { ResponsesTransport } from "./openai_responses.ts";
 import type { Provider } from "./types.ts";
 
 /** The configuration the model connection depends on. */
@@ -59,6 +60,8 @@ export interface ResolvedProvider {
   headers?: Record<string, string>;
   chat?: ChatDialect;
   defaultModel?: string;
+  /** The Responses API's transport (`providers.<name>.transport`); SSE when absent. */
+  transport?: ResponsesTransport;
 }
 
 /** The model connection: the router and the main target it starts with. */
@@ -193,7 +196,10 @@ export function createWireProvider(
       case "anthropic":
         return (await import("./anthropic.ts")).createAnthropicProvider(options);
       case "openai-responses":
-        return (await import("./openai_responses.ts")).createOpenAiResponsesProvider(options);
+        return (await import("./openai_responses.ts")).createOpenAiResponsesProvider({
+          ...options,
+          transport: provider.transport,
+        });
       case "openai":
         return (await import("./openai_chat.ts")).createOpenAiChatProvider({
           ...options,
@@ -215,6 +221,10 @@ export function createWireProvider(
         return;
       }
       yield* wire.stream(request, signal);
+    },
+    async close() {
+      const wire = await loading?.catch(() => undefined);
+      await wire?.close?.();
     },
   };
 }
@@ -326,6 +336,7 @@ export function resolveNamedProvider(
   if (preset?.chat) resolved.chat = preset.chat;
   const defaultModel = entry?.defaultModel ?? preset?.defaultModel;
   if (defaultModel !== undefined) resolved.defaultModel = defaultModel;
+  if (entry?.transport !== undefined) resolved.transport = entry.transport;
   return resolved;
 }
 

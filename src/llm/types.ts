@@ -100,4 +100,9 @@ export interface ErrorStreamEvent {
 export interface Provider {
   readonly name: string;
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<StreamEvent>;
+  /**
+   * Releases what the provider keeps open between requests (the Responses API's WebSockets);
+   * later requests still work, without it. Never rejects.
+   */
+  close?(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 /**
- * A session's images: stored once per content hash in the session folder
- * (`<folder>/images/<sha256>`), the entries carrying only the hash. A provider wrapper reads
+ * A session's images (a person's attachments, images a tool returned): stored once per content
+ * hash in the session folder (`<folder>/images/<sha256>`), the entries carrying only the hash. A provider wrapper reads
  * them back into each request, keeping the newest MAX_IMAGES_PER_REQUEST.
  */
 import type { ImagePart, Message } from "../core/messages.ts";
@@ -20,7 +20,9 @@ export function imagesFolder(sessionPath: string): string {
  * as the session stores it: each image without its bytes.
  */
 export function storeImages<T extends Message>(message: T, folder: string): T {
-  if (message.role !== "user" || message.images === undefined) return message;
+  if ((message.role !== "user" && message.role !== "tool") || message.images === undefined) {
+    return message;
+  }
   Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
   for (const image of message.images) {
     if (image.data === "" || !HASH.test(image.sha256)) continue;
@@ -57,12 +59,14 @@ async function loadImages(
   folder: string,
   cache: Map<string, string>,
 ): Promise<Message[]> {
-  if (!messages.some((m) => m.role === "user" && m.images?.length)) return messages;
+  if (!messages.some((m) => (m.role === "user" || m.role === "tool") && m.images?.length)) {
+    return messages;
+  }
   let budget = MAX_IMAGES_PER_REQUEST;
   const result: Message[] = [];
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
-    if (message.role !== "user" || !message.images?.length) {
+    if ((message.role !== "user" && message.role !== "tool") || !message.images?.length) {
       result.push(message);
       continue;
     }
@@ -84,9 +88,8 @@ async function loadImages(
     const content = notes.length === 0
       ? message.content
       : `${message.content}\n${notes.join("\n")}`;
-    result.push(
-      kept.length > 0 ? { ...message, content, images: kept } : { role: "user", content },
-    );
+    const { images: _images, ...rest } = message;
+    result.push(kept.length > 0 ? { ...message, content, images: kept } : { ...rest, content });
   }
   return result.reverse();
 }

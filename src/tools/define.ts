@@ -6,6 +6,7 @@ import * as z from "../core/zod.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
+import type { ImagePart } from "../core/messages.ts";
 import type { ShellRunner } from "../sandbox/types.ts";
 import type { ProcessControl } from "../sandbox/background.ts";
 import type { PathRoots } from "./paths.ts";
@@ -46,6 +47,8 @@ export interface ToolContext {
 export interface ToolOutput {
   output: string;
   details?: ToolDetails;
+  /** Images for the model after `output` (never truncated; their limits are the tool's). */
+  images?: ImagePart[];
 }
 
 /**
@@ -185,7 +188,11 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
       try {
         const result = await def.execute(parsed.data, ctx);
         const output = truncateMiddle(result.output, maxChars);
-        return { status: "SUCCEEDED", output, details: result.details };
+        const observation: Observation = { status: "SUCCEEDED", output, details: result.details };
+        if (result.images !== undefined && result.images.length > 0) {
+          observation.images = result.images;
+        }
+        return observation;
       } catch (error) {
         // A tool's own CANCELLED error may carry partial output (bash): keep its message.
         const ownCancel = error instanceof ToolError && error.code === "CANCELLED";

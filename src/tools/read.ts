@@ -1,9 +1,11 @@
 /** The `read` tool: a text file as numbered lines, a window at a time. */
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
-import { defineTool, type Tool } from "./define.ts";
+import { defineTool, type Tool, type ToolOutput } from "./define.ts";
 import { BINARY_SNIFF_BYTES, looksBinary } from "./file_io.ts";
 import { sniffImageType } from "../core/image_type.ts";
+import type { ImageMediaType } from "../core/messages.ts";
+import { imagePart, MAX_IMAGE_BYTES, tooLargeMessage } from "../core/image_part.ts";
 import { openVerified, type VerifiedFile } from "./verified_io.ts";
 import { checkPath, displayPath } from "./paths.ts";
 
@@ -31,7 +33,10 @@ export type ReadArgs = z.infer<typeof readParameters>;
 const DESCRIPTION = `Read a text file from the workspace. Paths are relative to the workspace root.
 Returns numbered lines in "cat -n" style (line number, tab, text); the numbers are not part of the file.
 Reads up to ${DEFAULT_READ_LIMIT} lines; use offset and limit to read other parts of long files.
-Lines longer than ${MAX_LINE_CHARS} characters are cut. Binary files and folders are refused (use list for folders).`;
+Lines longer than ${MAX_LINE_CHARS} characters are cut. Binary files and folders are refused (use list for folders).
+A PNG, JPEG, GIF or WebP image (up to ${
+  MAX_IMAGE_BYTES / 1024 / 1024
+} MB) is returned as an image, for models that take images.`;
 
 /** Creates the `read` tool. */
 export function createReadTool(): Tool {
@@ -71,12 +76,7 @@ export function createReadTool(): Tool {
       const head = file.head(BINARY_SNIFF_BYTES);
       const image = sniffImageType(head);
       if (image !== undefined) {
-        // Said plainly, so the model does not try other ways to look at the bytes.
-        throw new ToolError(
-          "EXECUTION_FAILED",
-          `Cannot read "${args.path}": it is an image (${image}, ${file.size} bytes) and read ` +
-            "returns text only; ask the user to attach it (tern run --image) if you need to see it",
-        );
+        return await readImage(file, image, args.path, displayPath(ctx.workspace, checked.real));
       }
       if (looksBinary(head)) {
         throw new ToolError(
@@ -113,6 +113,28 @@ export function createReadTool(): Tool {
       };
     },
   });
+}
+
+/**
+ * An image file as an image part, its bytes from the same verified handle as a text read (so
+ * from the worker's confined view). Over the size limit it is refused, never downscaled. A
+ * model that takes no images gets a note instead (the router replaces the part).
+ */
+async function readImage(
+  file: VerifiedFile,
+  type: ImageMediaType,
+  path: string,
+  shown: string,
+): Promise<ToolOutput> {
+  if (file.size > MAX_IMAGE_BYTES) {
+    throw new ToolError("EXECUTION_FAILED", tooLargeMessage(path, file.size));
+  }
+  const part = await imagePart(file.readAll(), path);
+  return {
+    output: `Image "${shown}" (${type}, ${file.size} bytes) follows.`,
+    details: { kind: "file", path: shown, lines: 0, truncated: false },
+    images: [part],
+  };
 }
 
 interface Window {

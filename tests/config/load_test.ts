@@ -419,3 +419,15 @@ Deno.test("isProjectSource() is true for the project's config file and .env only
     assert.equal(isProjectSource(source), false, JSON.stringify(source));
   }
 });
+
+Deno.test("loadConfig() reads a provider's transport and refuses one it does not know", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const provider = (transport: string) =>
+      `{ "providers": { "oa": { "api": "openai-responses", "transport": "${transport}" } } }`;
+    write("home/.tern/config.jsonc", provider("websocket"));
+    const { config } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.equal(config.providers.oa?.transport, "websocket");
+    write("home/.tern/config.jsonc", provider("carrier-pigeon"));
+    await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /transport/);
+  });
+});

@@ -378,3 +378,38 @@ Deno.test("estimateMessageTokens() counts IMAGE_TOKENS per image of a user messa
   };
   assert.equal(estimateMessageTokens(withImage) - estimateMessageTokens(plain), 1_600);
 });
+
+Deno.test("compact() drops the images tool results returned and tells the model to read them again", async () => {
+  await withScriptedServer([{ text: REPLY }], async (server) => {
+    const items = history();
+    const result2 = items[2].message;
+    assert.equal(result2.role, "tool");
+    const image = { mediaType: "image/png" as const, data: "", sha256: "7".repeat(64) };
+    items[2] = { ...items[2], message: { ...result2, images: [image] } };
+    const result = await compact(items, {
+      provider: provider(server),
+      model: "m",
+      settings: SETTINGS,
+    });
+    assert.equal(result?.imagesDropped, 1);
+    const { modelRequest } = server.requests[0];
+    assert.ok(
+      modelRequest.messages[1].content.includes(
+        "[an image was returned here; compaction drops them, so they are not shown to you]",
+      ),
+    );
+    assert.match(
+      result?.summary ?? "",
+      /- An image a tool returned \(read of an image file\) was dropped by compaction; read it again/,
+    );
+  });
+});
+
+Deno.test("estimateMessageTokens() counts IMAGE_TOKENS per image of a tool result", () => {
+  const plain: Message = { role: "tool", toolCallId: "c", name: "read", content: "SUCCEEDED" };
+  const withImage: Message = {
+    ...plain,
+    images: [{ mediaType: "image/png", data: "", sha256: "a".repeat(64) }],
+  };
+  assert.equal(estimateMessageTokens(withImage) - estimateMessageTokens(plain), 1_600);
+});

@@ -140,3 +140,31 @@ Deno.test("setupModels() applies config model overrides, also provider-qualified
   assert.deepEqual(primary.info.price, { input: 1, output: 2 });
   assert.equal(primary.info.source, "config");
 });
+
+Deno.test("setupModels() gives a config provider's transport to the Responses API, and router.close() closes its socket", async () => {
+  await withScriptedServer([{ text: "one" }], async (server) => {
+    const { router } = setupModels(
+      config({
+        provider: "mine",
+        model: "gpt-test",
+        providers: {
+          mine: { api: "openai-responses", baseUrl: server.baseUrl, transport: "websocket" },
+        },
+      }),
+      { model: true, baseUrl: false },
+    );
+    const request = { model: "gpt-test", messages: [], tools: [], cacheKey: "k" };
+    const events = await collect(router.stream(request));
+    assert.equal(events.at(-1)?.type, "done");
+    // The first request goes over HTTP while the socket opens beside it.
+    for (let i = 0; i < 2_000 && server.sockets.open === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(server.sockets.open, 1);
+    await router.close?.();
+    for (let i = 0; i < 2_000 && server.sockets.open > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(server.sockets.open, 0);
+  });
+});

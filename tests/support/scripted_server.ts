@@ -4,6 +4,10 @@
  * and Anthropic Messages (`POST /v1/messages`), each through its dialect module, streaming
  * each reply of a `Script` as that API's SSE events, and can simulate faults.
  *
+ * `/v1/responses` also takes WebSocket connections (OpenAI's WebSocket mode,
+ * scripted_server_socket.ts): `response.create` events answered with the same events as text
+ * frames, `previous_response_id` resolved against the socket's last response.
+ *
  * As a program: `deno run --allow-net=127.0.0.1 --allow-read scripted_server.ts script.json
  * [requests.jsonl]` prints `LISTENING <baseUrl>` and serves until killed; each chat request is
  * appended to the optional JSONL file.
@@ -20,6 +24,7 @@ import { type Dialect, jsonResponse, type Step } from "./scripted_dialect.ts";
 import { anthropicDialect } from "./scripted_server_anthropic.ts";
 import { chatDialect } from "./scripted_server_wire.ts";
 import { responsesDialect } from "./scripted_server_responses.ts";
+import { ScriptedSockets } from "./scripted_server_socket.ts";
 
 /** One chat request as the server received it. */
 export interface RecordedRequest {
@@ -31,6 +36,10 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
   /** The body read back into tern's shape: what the script function was given. */
   modelRequest: ModelRequest;
+  /** `websocket` for a `response.create` event on a socket; absent for HTTP. */
+  transport?: "websocket";
+  /** Bytes of the request body (or of the WebSocket message) as sent. */
+  bytes: number;
 }
 
 export interface ScriptedServer {
@@ -40,6 +49,10 @@ export interface ScriptedServer {
   requests: RecordedRequest[];
   /** Ends hanging streams and stops the server. */
   close(): Promise<void>;
+  /** WebSocket connections accepted so far, and how many of them are still open. */
+  sockets: { opened: number; open: number };
+  /** Forgets every socket's last response: the next `previous_response_id` is not found. */
+  forgetResponses(): void;
 }
 
 export interface ScriptedServerOptions {
@@ -54,6 +67,8 @@ export interface ScriptedServerOptions {
    * lets it go (a real condition, not a delay).
    */
   beforeReply?: (request: ModelRequest) => Promise<void>;
+  /** False: WebSocket handshakes are refused (404). Default true. */
+  webSocket?: boolean;
 }
 
 /** Starts the server on a random port. */
@@ -67,8 +82,25 @@ export function startScriptedServer(
   const closing = new AbortController();
   const { promise: listening, resolve: onListen } = Promise.withResolvers<Deno.NetAddr>();
 
+  const sockets = new ScriptedSockets();
+  const record = (recorded: RecordedRequest): number => {
+    requests.push(recorded);
+    options.onRequest?.(recorded);
+    return requests.length - 1;
+  };
   const handle = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
+    if (req.headers.get("upgrade")?.toLowerCase() === "websocket" && path === "/v1/responses") {
+      if (options.webSocket === false) return errorResponse(404, "No WebSocket here");
+      return sockets.accept(req, {
+        script,
+        model,
+        delayMs,
+        closing: closing.signal,
+        record,
+        beforeReply: options.beforeReply,
+      });
+    }
     if (req.method === "GET" && path === "/v1/models") {
       return jsonResponse(200, {
         object: "list",
@@ -80,8 +112,11 @@ export function startScriptedServer(
       return errorResponse(404, `No route for ${req.method} ${path}`);
     }
     let body: Record<string, unknown>;
+    let bytes = 0;
     try {
-      const parsed: unknown = await req.json();
+      const raw = new Uint8Array(await req.arrayBuffer());
+      bytes = raw.length;
+      const parsed: unknown = JSON.parse(new TextDecoder().decode(raw));
       if (typeof parsed !== "object" || parsed === null) throw new TypeError("not an object");
       body = parsed as Record<string, unknown>;
     } catch {
@@ -93,10 +128,9 @@ export function startScriptedServer(
       headers: Object.fromEntries(req.headers),
       body,
       modelRequest: dialect.toModelRequest(body),
+      bytes,
     };
-    const index = requests.length;
-    requests.push(recorded);
-    options.onRequest?.(recorded);
+    const index = record(recorded);
     await options.beforeReply?.(recorded.modelRequest);
     const reply = scriptedReplyFor(script, recorded.modelRequest, index);
     if ("error" in reply) return dialect.errorResponse(500, reply.error);
@@ -126,8 +160,11 @@ export function startScriptedServer(
   return listening.then((addr) => ({
     baseUrl: `http://127.0.0.1:${addr.port}/v1`,
     requests,
+    sockets: sockets.counts,
+    forgetResponses: () => sockets.forget(),
     close: async () => {
       closing.abort();
+      sockets.closeAll();
       await server.finished;
     },
   }));

@@ -64,32 +64,52 @@ Deno.test("read() refuses binary files", async () => {
   });
 });
 
-Deno.test("read() says plainly that an image file is an image it cannot return", async () => {
+const PNG_HEAD = [
+  0x89,
+  0x50,
+  0x4e,
+  0x47,
+  0x0d,
+  0x0a,
+  0x1a,
+  0x0a,
+  0,
+  0,
+  0,
+  13,
+  0x49,
+  0x48,
+  0x44,
+  0x52,
+];
+
+Deno.test("read() returns an image file as an image part, named by its hash", async () => {
   await withSandbox(async ({ ws }) => {
-    const png = [
-      0x89,
-      0x50,
-      0x4e,
-      0x47,
-      0x0d,
-      0x0a,
-      0x1a,
-      0x0a,
-      0,
-      0,
-      0,
-      13,
-      0x49,
-      0x48,
-      0x44,
-      0x52,
-    ];
-    await Deno.writeFile(join(ws, "shot.png"), new Uint8Array(png));
-    const message = failed(await call(read, ws, { path: "shot.png" }), "EXECUTION_FAILED");
+    const bytes = new Uint8Array(PNG_HEAD);
+    await Deno.writeFile(join(ws, "shot.png"), bytes);
+    const obs = await call(read, ws, { path: "shot.png" });
+    equal(succeeded(obs), 'Image "shot.png" (image/png, 16 bytes) follows.');
+    ok(obs.status === "SUCCEEDED");
+    equal(obs.images?.length, 1);
+    const [image] = obs.images!;
+    equal(image.mediaType, "image/png");
+    equal(image.data, btoa(String.fromCharCode(...bytes)));
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    equal(image.sha256, [...digest].map((b) => b.toString(16).padStart(2, "0")).join(""));
+  });
+});
+
+Deno.test("read() refuses an image over the size limit and says what to do, without reading it", async () => {
+  await withSandbox(async ({ ws }) => {
+    const path = join(ws, "huge.png");
+    await Deno.writeFile(path, new Uint8Array(PNG_HEAD));
+    // Sparse: the size says 6 MB, nothing past the header is written.
+    await Deno.truncate(path, 6 * 1024 * 1024);
+    const message = failed(await call(read, ws, { path: "huge.png" }), "EXECUTION_FAILED");
     equal(
       message,
-      'Cannot read "shot.png": it is an image (image/png, 16 bytes) and read returns text only; ' +
-        "ask the user to attach it (tern run --image) if you need to see it",
+      'Cannot attach image "huge.png": 6.0 MB is over the 5.0 MB limit; make it smaller first ' +
+        "(tern does not downscale)",
     );
   });
 });

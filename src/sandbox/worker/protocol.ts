@@ -7,6 +7,8 @@
  * while a call runs, and exactly one `{id, type: "result", observation}` per call.
  */
 import type { Observation, ToolDetails, ToolErrorCode } from "../../core/observation.ts";
+import type { ImagePart } from "../../core/messages.ts";
+import { MAX_IMAGE_BYTES } from "../../core/image_part.ts";
 
 /** Starts a tool call in the child. */
 export interface CallMessage {
@@ -133,18 +135,50 @@ export function parseChildMessage(value: unknown): ChildMessage | null {
 function parseObservation(value: unknown): Observation | null {
   if (!isObject(value)) return null;
   if (value.status === "SUCCEEDED" && typeof value.output === "string") {
-    if (!isObject(value.details) || typeof value.details.kind !== "string") {
-      return { status: "SUCCEEDED", output: value.output };
-    }
+    const observation: Observation = { status: "SUCCEEDED", output: value.output };
     // UI-only details pass through as the handler built them.
-    const details = value.details as unknown as ToolDetails;
-    return { status: "SUCCEEDED", output: value.output, details };
+    if (isObject(value.details) && typeof value.details.kind === "string") {
+      observation.details = value.details as unknown as ToolDetails;
+    }
+    if (value.images !== undefined) {
+      const images = parseImages(value.images);
+      if (images === null) return null;
+      observation.images = images;
+    }
+    return observation;
   }
   const code = ERROR_CODES.find((known) => known === value.code);
   if (value.status === "ERROR" && code !== undefined && typeof value.message === "string") {
     return { status: "ERROR", code, message: value.message };
   }
   return null;
+}
+
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+/** Base64 of MAX_IMAGE_BYTES, rounded up. */
+const MAX_IMAGE_BASE64 = Math.ceil(MAX_IMAGE_BYTES / 3) * 4;
+/** Most images one result may carry (read returns one). */
+const MAX_RESULT_IMAGES = 4;
+
+/** The images of a result (read of an image file), or null when they are not well formed. */
+function parseImages(value: unknown): ImagePart[] | null {
+  if (!Array.isArray(value) || value.length > MAX_RESULT_IMAGES) return null;
+  const images: ImagePart[] = [];
+  for (const item of value) {
+    if (
+      !isObject(item) || typeof item.mediaType !== "string" || !IMAGE_TYPES.has(item.mediaType) ||
+      typeof item.data !== "string" || item.data.length > MAX_IMAGE_BASE64 ||
+      typeof item.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(item.sha256)
+    ) {
+      return null;
+    }
+    images.push({
+      mediaType: item.mediaType as ImagePart["mediaType"],
+      data: item.data,
+      sha256: item.sha256,
+    });
+  }
+  return images;
 }
 
 /**

@@ -1,0 +1,46 @@
+/**
+ * An image as a message part: its bytes checked (type, size) and named by content hash. Below
+ * both the providers and the tools (read returns images), so it sits in core. tern bundles no
+ * image library (none well kept runs under Deno without native code), so an image over the
+ * size limit is refused with what to do, never downscaled.
+ */
+import type { ImagePart } from "./messages.ts";
+import { sniffImageType } from "./image_type.ts";
+
+/** The largest image sent (Anthropic's per-image limit; OpenAI's is larger). */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * `bytes` as an image part.
+ * @throws {Error} `Cannot attach image "<name>": …` when the bytes are no PNG, JPEG, GIF or
+ * WebP, or larger than MAX_IMAGE_BYTES.
+ */
+export async function imagePart(bytes: Uint8Array, name: string): Promise<ImagePart> {
+  const mediaType = sniffImageType(bytes);
+  if (mediaType === undefined) {
+    throw new Error(`Cannot attach image "${name}": not a PNG, JPEG, GIF or WebP image`);
+  }
+  if (bytes.length > MAX_IMAGE_BYTES) throw new Error(tooLargeMessage(name, bytes.length));
+  return { mediaType, data: base64(bytes), sha256: await sha256Hex(bytes) };
+}
+
+/** Why an image of `size` bytes is refused: over the limit, and what to do instead. */
+export function tooLargeMessage(name: string, size: number): string {
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  return `Cannot attach image "${name}": ${mb(size)} MB is over the ${mb(MAX_IMAGE_BYTES)} MB ` +
+    "limit; make it smaller first (tern does not downscale)";
+}
+
+/** Hex SHA-256 of `bytes`. */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function base64(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}
