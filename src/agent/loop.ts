@@ -18,6 +18,7 @@ import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import type { ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { phaseMark } from "../core/phase_marks.ts";
+import { dropOlderImages } from "../core/image_budget.ts";
 
 export interface RunTurnOptions {
   /** The conversation so far, ending with the new user message. Not mutated. */
@@ -109,6 +110,10 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const add = (message: Message, usage?: Usage, answeredBy?: AnsweredBy) => {
     messages.push(message);
     options.onMessage?.(message, usage, answeredBy);
+    // Recorded (by hash) above: the turn holds the bytes of the newest images only.
+    if ((message.role === "tool" || message.role === "user") && message.images?.length) {
+      dropOlderImages(messages);
+    }
   };
   const failures = new FailureStreak();
   let usage = emptyUsage();

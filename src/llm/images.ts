@@ -7,8 +7,7 @@ import { sniffImageType } from "../core/image_type.ts";
 export { sniffImageType };
 export { imagePart, MAX_IMAGE_BYTES, sha256Hex } from "../core/image_part.ts";
 
-/** Most images in one model request: older ones are left out, newest kept. */
-export const MAX_IMAGES_PER_REQUEST = 20;
+export { MAX_IMAGES_PER_REQUEST } from "../core/image_budget.ts";
 
 /** True for a file name an image may have (what `read` and mentions treat as an image). */
 export function looksLikeImageName(path: string): boolean {

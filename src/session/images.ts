@@ -7,6 +7,7 @@ import type { ImagePart, Message } from "../core/messages.ts";
 import { dirname, join } from "../core/path.ts";
 import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST, sha256Hex } from "../llm/images.ts";
 import type { Provider } from "../llm/types.ts";
+import { OLDER_IMAGE_NOTE } from "../core/image_budget.ts";
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -64,6 +65,9 @@ async function loadImages(
   }
   let budget = MAX_IMAGES_PER_REQUEST;
   const result: Message[] = [];
+  // The cache keeps only this request's images: what the next request sends again, never
+  // every image a long session has shown.
+  const used = new Set<string>();
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if ((message.role !== "user" && message.role !== "tool") || !message.images?.length) {
@@ -74,7 +78,7 @@ async function loadImages(
     const notes: string[] = [];
     for (const image of [...message.images].reverse()) {
       if (budget === 0) {
-        notes.push(`[an older image was left out: at most ${MAX_IMAGES_PER_REQUEST} per request]`);
+        notes.push(OLDER_IMAGE_NOTE);
         continue;
       }
       const data = image.data !== "" ? image.data : await readStored(image, folder, cache);
@@ -83,6 +87,7 @@ async function loadImages(
         continue;
       }
       kept.unshift({ ...image, data });
+      used.add(image.sha256);
       budget--;
     }
     const content = notes.length === 0
@@ -91,6 +96,7 @@ async function loadImages(
     const { images: _images, ...rest } = message;
     result.push(kept.length > 0 ? { ...message, content, images: kept } : { ...rest, content });
   }
+  for (const hash of cache.keys()) if (!used.has(hash)) cache.delete(hash);
   return result.reverse();
 }
 

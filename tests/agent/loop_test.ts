@@ -420,3 +420,43 @@ Deno.test("runTurn() calls onAnswering once, when the model's first output arriv
   deepEqual(order.filter((type) => type === "answering").length, 1);
   deepEqual(order.slice(0, 3), ["turn_start", "round_start", "answering"]);
 });
+
+Deno.test("runTurn() keeps the bytes of the newest 20 images only, however often a tool returns one", async () => {
+  let n = 0;
+  const imageTool = defineTool({
+    name: "shot",
+    description: "returns an image",
+    parameters: z.strictObject({}),
+    readOnly: true,
+    runsIn: "host",
+    paths: () => [],
+    execute: () => {
+      n++;
+      const hash = n.toString(16).padStart(64, "0");
+      return Promise.resolve({
+        output: `image ${n}`,
+        images: [{ mediaType: "image/png" as const, data: `DATA${n}`, sha256: hash }],
+      });
+    },
+  });
+  const recorded: Message[] = [];
+  const script: Script = [
+    ...Array.from({ length: 25 }, (_, i) => ({ toolCalls: [call("shot", {}, `c${i}`)] })),
+    { text: "done" },
+  ];
+  const { result, provider } = await run(script, {
+    tools: new ToolRegistry([imageTool]),
+    maxRounds: 30,
+    onMessage: (message) => recorded.push(message),
+  });
+  deepEqual(result.exitReason, "COMPLETED");
+  const held = result.messages.flatMap((m) => m.role === "tool" ? m.images ?? [] : []);
+  deepEqual(held.map((image) => image.data), Array.from({ length: 20 }, (_, i) => `DATA${i + 6}`));
+  const notes = result.messages.filter((m) => m.content.includes("an older image was left out"));
+  deepEqual(notes.length, 5);
+  // Every image reached the recording (the session stores it) before it was let go.
+  deepEqual(recorded.filter((m) => m.role === "tool" && m.images?.length).length, 25);
+  // The last request carried the newest 20.
+  const last = provider.requests.at(-1)!.messages;
+  deepEqual(last.flatMap((m) => m.role === "tool" ? m.images ?? [] : []).length, 20);
+});
