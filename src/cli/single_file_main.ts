@@ -6,7 +6,13 @@
  * anything else is tern's command line, as main.ts reads it.
  */
 import { fileURLToPath } from "node:url";
-import { ENTRY_FLAG, type EntryName, isEntryName, setPackaging } from "../core/packaging.ts";
+import {
+  ENTRY_FLAG,
+  type EntryName,
+  isEntryName,
+  packaging,
+  setPackaging,
+} from "../core/packaging.ts";
 import { buildKind } from "../version.ts";
 
 /** What bin/compile's entry module hands over. */
@@ -43,6 +49,12 @@ export async function startSingleFile(build: SingleFileBuild): Promise<void> {
 async function runEntry(name: EntryName): Promise<void> {
   switch (name) {
     case "tool-worker": {
+      if (packaging().kind === "compiled") {
+        const { ungrantedKinds } = await import("../sandbox/worker/flags.ts");
+        for (const kind of ungrantedKinds(Deno.args.slice(2))) {
+          Deno.permissions.revokeSync({ name: kind });
+        }
+      }
       const [{ serveStdio }, { handleToolCall }] = await Promise.all([
         import("../sandbox/worker/child.ts"),
         import("../tools/worker_handler.ts"),

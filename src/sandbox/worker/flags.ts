@@ -157,7 +157,11 @@ export function workerRunArgs(options: WorkerRunOptions): string[] {
     "--no-remote",
     ...(configPath === null ? ["--no-config"] : ["--config", configPath]),
   ];
-  if (packaging().kind !== "tree") return entryArgv("tool-worker", flags, []).slice(1);
+  const packaged = packaging().kind;
+  // A compiled binary takes no Deno flags: its worker gets them as arguments and gives up the
+  // kinds of access they do not grant (ungrantedKinds).
+  if (packaged === "compiled") return entryArgv("tool-worker", flags, flags).slice(1);
+  if (packaged === "single-file") return entryArgv("tool-worker", flags, []).slice(1);
   return ["run", ...flags, entryModuleUrl(options.handlerUrl, "stdio")];
 }
 
@@ -176,4 +180,19 @@ export function defaultConfigPath(): string | null {
   } catch {
     return null;
   }
+}
+
+/** The kinds of access a Deno process can give up for good (`Deno.permissions.revoke`). */
+const REVOCABLE = ["read", "write", "net", "env", "run", "sys", "ffi"] as const;
+
+/**
+ * The kinds of access `flags` (from {@linkcode denoFlags}) grant nothing of: what a worker
+ * started as a compiled binary, which runs with the binary's own permissions, revokes before it
+ * loads any tool. Deno revokes a kind only as a whole, so a kind granted in part stays as the
+ * binary has it (the bubblewrap view still limits the files it reaches).
+ */
+export function ungrantedKinds(flags: readonly string[]): Deno.PermissionName[] {
+  return REVOCABLE.filter((kind) =>
+    !flags.some((flag) => flag === `--allow-${kind}` || flag.startsWith(`--allow-${kind}=`))
+  );
 }
