@@ -10,7 +10,6 @@ import {
   embeddedFile,
   ENTRY_FLAG,
   ENTRY_SOURCES,
-  entryArgs,
   entryArgv,
   type EntryName,
   type Packaging,
