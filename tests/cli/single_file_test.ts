@@ -9,6 +9,7 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { loadSession } from "../../src/session/load.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
 
@@ -52,7 +53,9 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
   // the file would let it find node_modules, hiding a file it should carry.
   const out = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern-dist-test-" });
   const ws = await tempWorkspace();
-  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "sk-test" };
+  // tern's own process may write only its home and TMPDIR: the workspace is neither here.
+  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-dist-tmp-" }));
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "sk-test", TMPDIR: tmp };
   try {
     const build = await new Deno.Command(join(ROOT, "bin", "compile"), {
       args: ["--bundle", "--out", out],
@@ -103,6 +106,25 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
       }
     });
 
+    await t.step("sessions rewind restores the files through the restore process", async () => {
+      const folder = [...Deno.readDirSync(join(ws.home, "sessions"))][0].name;
+      const log = [...Deno.readDirSync(join(ws.home, "sessions", folder))]
+        .find((entry) => /_[0-9a-f-]+\.jsonl$/.test(entry.name))!.name;
+      const session = await loadSession(join(ws.home, "sessions", folder, log));
+      const user = session.entries.find((entry) =>
+        entry.type === "message" && entry.message.role === "user"
+      )!;
+      const rewind = await runArtifact(
+        file,
+        ["sessions", "rewind", "-c", user.id, "--yes"],
+        ws.dir,
+        env,
+      );
+      equal(rewind.code, 0, rewind.stdout + rewind.stderr);
+      equal(await Deno.readTextFile(join(ws.dir, "a.txt")), "hello world\n");
+      equal(await Deno.stat(join(ws.dir, "b.txt")).catch(() => null), null);
+    });
+
     await t.step("tern demo passes its check of what it wrote", async () => {
       const demo = await runArtifact(file, ["demo"], ws.dir, env);
       equal(demo.code, 0, demo.stdout + demo.stderr);
@@ -112,5 +134,6 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
   } finally {
     await ws.cleanup();
     await Deno.remove(out, { recursive: true });
+    await Deno.remove(tmp, { recursive: true });
   }
 });
