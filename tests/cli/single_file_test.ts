@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
+import { bwrap } from "../sandbox/_bwrap_helpers.ts";
 import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
 
 function call(name: string, args: unknown, id: string): ScriptedReply {
@@ -123,6 +124,31 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
       equal(rewind.code, 0, rewind.stdout + rewind.stderr);
       equal(await Deno.readTextFile(join(ws.dir, "a.txt")), "hello world\n");
       equal(await Deno.stat(join(ws.dir, "b.txt")).catch(() => null), null);
+    });
+
+    await t.step({
+      name: "web_fetch reaches the request process, whose guard refuses a loopback address",
+      ignore: !bwrap.ok,
+      fn: async () => {
+        const url = "http://127.0.0.1:9/admin";
+        const server = await startScriptedServer([call("web_fetch", { url }, "c0"), {
+          text: "done",
+        }], { chunkDelayMs: 0 });
+        try {
+          const args = ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass"];
+          const run = await runArtifact(
+            file,
+            [...args, "--profile", ":external", "go"],
+            ws.dir,
+            env,
+          );
+          equal(run.code, 0, run.stderr);
+          const [fetched] = toolResults(server.requests);
+          match(fetched, /loopback \(127\.0\.0\.0\/8\); the web tools reach public addresses only/);
+        } finally {
+          await server.close();
+        }
+      },
     });
 
     await t.step("tern demo passes its check of what it wrote", async () => {
