@@ -43,7 +43,7 @@ let current: Packaging = { kind: "tree" };
 let embedded: Readonly<Record<string, string>> = {};
 
 /**
- * Records how this tern is packaged and the files it carries (name → base64). Called once,
+ * Records how this tern is packaged and the files it carries (name → gzipped, base64). Called once,
  * by the packaged build's entry, before tern's own code runs.
  */
 export function setPackaging(packaging: Packaging, files: Record<string, string> = {}): void {
@@ -67,23 +67,24 @@ export function carries(name: string): boolean {
 }
 
 /**
- * The bytes of the file `name` (e.g. `"tree-sitter-bash.wasm"`) the packaged build carries;
- * null when it carries none of that name (always, when running from the tree).
+ * The bytes of the file `name` (e.g. `"tree-sitter-bash.wasm"`) the packaged build carries
+ * (gzipped, base64); null when it carries none of that name (always, when running from the tree).
  */
-export function embeddedFile(name: string): Uint8Array | null {
+export async function embeddedFile(name: string): Promise<Uint8Array | null> {
   if (!Object.hasOwn(embedded, name)) return null;
   const text = atob(embedded[name]);
   const bytes = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
 /**
  * The options of web-tree-sitter's `Parser.init`: the wasm runtime's bytes when the packaged
  * build carries them (`tree-sitter.wasm`), else none (it reads the file beside its module).
  */
-export function wasmRuntimeOptions(): { wasmBinary: Uint8Array } | undefined {
-  const wasmBinary = embeddedFile("tree-sitter.wasm");
+export async function wasmRuntimeOptions(): Promise<{ wasmBinary: Uint8Array } | undefined> {
+  const wasmBinary = await embeddedFile("tree-sitter.wasm");
   return wasmBinary === null ? undefined : { wasmBinary };
 }
 

@@ -22,7 +22,7 @@ export async function parserFor(name: string): Promise<Parser> {
 
 function loadRuntime(): Promise<typeof import("web-tree-sitter")> {
   runtime ??= import("web-tree-sitter").then(async (module) => {
-    await module.Parser.init(wasmRuntimeOptions());
+    await module.Parser.init(await wasmRuntimeOptions());
     return module;
   }).catch((error) => {
     runtime = undefined;
@@ -47,18 +47,18 @@ function loadLanguage(name: string): Promise<Language> {
   return loading;
 }
 
-/** Whether this tern has the grammar `name` (a packaged build carries only bash's). */
+/** Whether this tern has the grammar `name` (a packaged build carries those bin/compile put in). */
 export function grammarCarried(name: string): boolean {
   return packaging().kind === "tree" || carries(`tree-sitter-${name}.wasm`);
 }
 
 /**
  * The wasm of the grammar `name`: from @vscode/tree-sitter-wasm, or carried by a packaged build
- * (which carries only bash's: its other grammars are not there).
+ * (bin/compile puts in every grammar of @vscode/tree-sitter-wasm).
  */
 async function grammarBytes(name: string): Promise<Uint8Array> {
   const file = `tree-sitter-${name}.wasm`;
-  const carried = embeddedFile(file);
+  const carried = await embeddedFile(file);
   if (carried !== null) return carried;
   if (packaging().kind !== "tree") {
     throw new Error(`this ${packaging().kind} build of tern carries no ${file}`);

@@ -38,7 +38,7 @@ export async function chunkFile(
 ): Promise<ChunkedFile> {
   if (text.includes("\0")) return { path, language: "binary", hash, chunks: [], relations: [] };
   const spec = languageOf(path);
-  // A packaged build carries bash's grammar only: its other languages are chunked as text.
+  // A grammar a packaged build does not carry: the file is chunked as text.
   if (!spec || text.length > PARSE_MAX || !grammarCarried(spec.grammar)) {
     return { path, language: "text", hash, chunks: windows(path, text), relations: [] };
   }

@@ -30,8 +30,8 @@ import { webRequestArgv } from "../../src/tools/web_transport.ts";
 const SINGLE: Packaging = { kind: "single-file", file: "/opt/tern.js", runFlags: ["--allow-read"] };
 
 /** Runs `fn` with the packaging set to `packaged`, then back to the tree. */
-function packagedAs(packaged: Packaging, fn: () => void, files: Record<string, string> = {}) {
-  setPackaging(packaged, files);
+function packagedAs(packaged: Packaging, fn: () => void) {
+  setPackaging(packaged);
   try {
     fn();
   } finally {
@@ -150,16 +150,24 @@ Deno.test("ternCommand() starts a subagent as bin/tern, the same file with its f
   });
 });
 
-Deno.test("embeddedFile() gives back the bytes a packaged build carries, and nothing else", () => {
-  equal(embeddedFile("tree-sitter.wasm"), null);
-  equal(wasmRuntimeOptions(), undefined);
-  packagedAs(SINGLE, () => {
-    deepEqual([...embeddedFile("tree-sitter.wasm")!], [0, 97, 115, 109, 255]);
+Deno.test("embeddedFile() gives back the bytes a packaged build carries, and nothing else", async () => {
+  equal(await embeddedFile("tree-sitter.wasm"), null);
+  equal(await wasmRuntimeOptions(), undefined);
+  const wasm = new Uint8Array([0, 97, 115, 109, 255]);
+  const gzipped = new Uint8Array(
+    await new Response(new Blob([wasm]).stream().pipeThrough(new CompressionStream("gzip")))
+      .arrayBuffer(),
+  );
+  setPackaging(SINGLE, { "tree-sitter.wasm": btoa(String.fromCharCode(...gzipped)) });
+  try {
+    deepEqual(await embeddedFile("tree-sitter.wasm"), wasm);
     ok(carries("tree-sitter.wasm"));
     ok(!carries("tree-sitter-python.wasm"));
-    equal(embeddedFile("toString"), null);
-    deepEqual([...wasmRuntimeOptions()!.wasmBinary], [0, 97, 115, 109, 255]);
-  }, { "tree-sitter.wasm": btoa("\0asm\xff") });
+    equal(await embeddedFile("toString"), null);
+    deepEqual((await wasmRuntimeOptions())!.wasmBinary, wasm);
+  } finally {
+    setPackaging({ kind: "tree" });
+  }
   ok(!carries("tree-sitter.wasm"));
 });
 

@@ -24,10 +24,10 @@ export function loadBashParser(): Promise<Parser> {
 
 async function createParser(): Promise<Parser> {
   const { Language, Parser } = await import("web-tree-sitter");
-  const bytes = embeddedFile("tree-sitter-bash.wasm") ?? await Deno.readFile(
+  const bytes = await embeddedFile("tree-sitter-bash.wasm") ?? await Deno.readFile(
     new URL(import.meta.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm")),
   );
-  await Parser.init(wasmRuntimeOptions());
+  await Parser.init(await wasmRuntimeOptions());
   const parser = new Parser();
   parser.setLanguage(await Language.load(bytes));
   return parser;
