@@ -19,6 +19,14 @@ const KEY = "sk-scenario-KEY-7d31c0a9";
 const REAL_HOME = Deno.env.get("HOME") ?? "/root";
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? join(REAL_HOME, ".cache/deno");
 
+/**
+ * What tern runs: main.ts, or the single file of bin/compile named by TERN_BENCH_ENTRY (run with
+ * `--no-config`, as bin/compile says), so the scenarios can check the artifact.
+ */
+const ENTRY = Deno.env.get("TERN_BENCH_ENTRY")
+  ? ["--no-config", Deno.env.get("TERN_BENCH_ENTRY")!]
+  : [join(ROOT, "main.ts")];
+
 /** A scenario's failed check. */
 class CheckError extends Error {}
 
@@ -146,7 +154,7 @@ async function runStep(step: Step, scenario: Scenario, bench: Bench): Promise<vo
     env[name] = fill(value, bench.vars);
   }
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...declaredFlags(env, { cwd: bench.dir, args }), join(ROOT, "main.ts"), ...args],
+    args: ["run", ...declaredFlags(env, { cwd: bench.dir, args }), ...ENTRY, ...args],
     cwd: bench.dir,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
     clearEnv: true,

@@ -5,7 +5,8 @@
  * scenario's pass/fail and timing) and exits 1 when any scenario fails.
  *
  * Usage: deno task bench:scenarios [--filter <regexp on "area / name">] [--dir <scenarios dir>] [--out <results
- * dir>] [--concurrency <n>]
+ * dir>] [--concurrency <n>]. With TERN_BENCH_ENTRY=<dist/tern.js> the scenarios run that single
+ * file (bin/compile --bundle) instead of main.ts.
  */
 import { parseArgs } from "node:util";
 import { join } from "../src/core/path.ts";

@@ -3,6 +3,7 @@
  * once, lazily, on the first file of its language.
  */
 import type { Language, Parser } from "web-tree-sitter";
+import { carries, embeddedFile, packaging, wasmRuntimeOptions } from "../core/packaging.ts";
 
 export type { Node, Tree } from "web-tree-sitter";
 
@@ -21,7 +22,7 @@ export async function parserFor(name: string): Promise<Parser> {
 
 function loadRuntime(): Promise<typeof import("web-tree-sitter")> {
   runtime ??= import("web-tree-sitter").then(async (module) => {
-    await module.Parser.init();
+    await module.Parser.init(await wasmRuntimeOptions());
     return module;
   }).catch((error) => {
     runtime = undefined;
@@ -34,10 +35,7 @@ function loadLanguage(name: string): Promise<Language> {
   let loading = languages.get(name);
   if (!loading) {
     loading = loadRuntime().then(async ({ Language }) => {
-      const url = new URL(
-        import.meta.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${name}.wasm`),
-      );
-      return Language.load(await Deno.readFile(url));
+      return Language.load(await grammarBytes(name));
     }).catch((error) => {
       languages.delete(name);
       throw new Error(`Cannot load the ${name} grammar: ${error.message ?? error}`, {
@@ -47,4 +45,23 @@ function loadLanguage(name: string): Promise<Language> {
     languages.set(name, loading);
   }
   return loading;
+}
+
+/** Whether this tern has the grammar `name` (a packaged build carries those bin/compile put in). */
+export function grammarCarried(name: string): boolean {
+  return packaging().kind === "tree" || carries(`tree-sitter-${name}.wasm`);
+}
+
+/**
+ * The wasm of the grammar `name`: from @vscode/tree-sitter-wasm, or carried by a packaged build
+ * (bin/compile puts in every grammar of @vscode/tree-sitter-wasm).
+ */
+async function grammarBytes(name: string): Promise<Uint8Array> {
+  const file = `tree-sitter-${name}.wasm`;
+  const carried = await embeddedFile(file);
+  if (carried !== null) return carried;
+  if (packaging().kind !== "tree") {
+    throw new Error(`this ${packaging().kind} build of tern carries no ${file}`);
+  }
+  return await Deno.readFile(new URL(import.meta.resolve(`@vscode/tree-sitter-wasm/wasm/${file}`)));
 }

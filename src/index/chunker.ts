@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { chunkId, pathBase } from "./types.ts";
 import type { Chunk, ChunkedFile, ChunkKind, ImportTarget, Relation } from "./types.ts";
 import type { Binding } from "./_language_spec.ts";
-import { type Node, parserFor } from "./_grammars.ts";
+import { grammarCarried, type Node, parserFor } from "./_grammars.ts";
 import { type Heritage, languageOf, type LanguageSpec } from "./_languages.ts";
 
 /** The most characters of a chunk's text kept. */
@@ -38,7 +38,8 @@ export async function chunkFile(
 ): Promise<ChunkedFile> {
   if (text.includes("\0")) return { path, language: "binary", hash, chunks: [], relations: [] };
   const spec = languageOf(path);
-  if (!spec || text.length > PARSE_MAX) {
+  // A grammar a packaged build does not carry: the file is chunked as text.
+  if (!spec || text.length > PARSE_MAX || !grammarCarried(spec.grammar)) {
     return { path, language: "text", hash, chunks: windows(path, text), relations: [] };
   }
   const parser = await parserFor(spec.grammar);

@@ -8,9 +8,11 @@
  * `deno run --allow-net=127.0.0.1:<port>,unix:<socket> --allow-read=<socket> --allow-write=<socket>
  * net_forwarder.ts <port> <socket>`.
  */
+import { entryArgs } from "../core/packaging.ts";
+
 /** The proxy starts beside the command: its socket may not be there yet for a moment. */
 const CONNECT_TRIES = 500;
-const [port, socket] = Deno.args;
+const [port, socket] = entryArgs();
 const listener = Deno.listen({ hostname: "127.0.0.1", port: Number(port) });
 /** How often the forwarder checks that its proxy is still there, in milliseconds. */
 const CHECK_MS = 1000;

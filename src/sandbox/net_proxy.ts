@@ -7,8 +7,7 @@
  * 403 (a host not granted) or 400 (not a proxy request). It records each host it connected a
  * command to, and each it refused, for the audit log.
  */
-import { fileURLToPath } from "node:url";
-import { sourceUrl } from "../core/source_url.ts";
+import { entryArgv } from "../core/packaging.ts";
 
 /** A host and port a command asked for, as the proxy records it (`host:port`, `[v6]:port`). */
 export type HostPort = string;
@@ -95,9 +94,6 @@ export function hostAllowed(allow: readonly string[], host: string, port: number
   });
 }
 
-/** Where the forwarder script is (it runs outside the sandbox, so it is bound nowhere). */
-export const FORWARDER_SCRIPT = fileURLToPath(sourceUrl("src/sandbox/net_forwarder.ts"));
-
 /**
  * The argv that starts the proxy (`net_proxy_main.ts`) on `socket` for `allow`: Deno with
  * network access to exactly the granted hosts and the socket (a second check under the
@@ -109,28 +105,25 @@ export function proxyArgv(
   denoPath = Deno.execPath(),
 ): string[] {
   const hosts = allow.filter((entry) => !entry.includes(",") && entry !== "");
-  return [
+  return entryArgv(
+    "net-proxy",
+    [
+      "--no-prompt",
+      "--no-config",
+      "--no-lock",
+      `--allow-net=${[...hosts, `unix:${socket}`].join(",")}`,
+      `--allow-read=${socket}`,
+      `--allow-write=${socket}`,
+    ],
+    [socket, ...hosts],
     denoPath,
-    "run",
-    "--no-prompt",
-    "--no-config",
-    "--no-lock",
-    `--allow-net=${[...hosts, `unix:${socket}`].join(",")}`,
-    `--allow-read=${socket}`,
-    `--allow-write=${socket}`,
-    PROXY_SCRIPT,
-    socket,
-    ...hosts,
-  ];
+  );
 }
 
 const PROXY_NAMES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].flatMap((name) => [
   name,
   name.toLowerCase(),
 ]);
-
-/** Where the proxy's entry script is. */
-export const PROXY_SCRIPT = fileURLToPath(sourceUrl("src/sandbox/net_proxy_main.ts"));
 
 /**
  * The argv that starts the forwarder for a proxy on `socket`, listening on `port` of the
@@ -144,17 +137,19 @@ export function forwarderArgv(socket: string, port: number, denoPath = Deno.exec
     "env",
     ...PROXY_NAMES.flatMap((name) => ["-u", name]),
     "DENO_NO_UPDATE_CHECK=1",
-    denoPath,
-    "run",
-    "--no-prompt",
-    "--no-config",
-    "--no-lock",
-    `--allow-net=127.0.0.1:${port},unix:${socket}`,
-    `--allow-read=${socket}`,
-    `--allow-write=${socket}`,
-    FORWARDER_SCRIPT,
-    String(port),
-    socket,
+    ...entryArgv(
+      "net-forwarder",
+      [
+        "--no-prompt",
+        "--no-config",
+        "--no-lock",
+        `--allow-net=127.0.0.1:${port},unix:${socket}`,
+        `--allow-read=${socket}`,
+        `--allow-write=${socket}`,
+      ],
+      [String(port), socket],
+      denoPath,
+    ),
   ];
 }
 

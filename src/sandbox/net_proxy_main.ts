@@ -5,9 +5,10 @@
  * "host":"example.com:443"}`), until it is killed or its stdin closes (tern ended, even by a
  * crash): then it removes its socket, which ends the forwarder too. Started by `proxyArgv`.
  */
+import { entryArgs } from "../core/packaging.ts";
 import { startNetProxy } from "./net_proxy.ts";
 
-const [socket, ...hosts] = Deno.args;
+const [socket, ...hosts] = entryArgs();
 const encoder = new TextEncoder();
 const say = (line: string) => Deno.stdout.writeSync(encoder.encode(`${line}\n`));
 const proxy = startNetProxy(socket, hosts, (event) => say(JSON.stringify(event)));

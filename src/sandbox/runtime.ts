@@ -42,6 +42,7 @@ import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
 import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
 import { defaultConfigPath } from "./worker/flags.ts";
+import { packaging } from "../core/packaging.ts";
 import { denoDirOf, sourceRootOf, workerBwrapArgv } from "./worker/view.ts";
 
 const FULL_ACCESS: Grants = { read: "all", write: "all", net: "all", env: "all", run: "all" };
@@ -455,7 +456,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : "deno";
   const bwrapPath = options.bwrapPath ?? "bwrap";
   const denoDir = denoDirOf(options.env) ?? "/nonexistent";
-  const sourceRoot = sourceRootOf(defaultConfigPath());
+  // The single-file build is its own source: the worker runs that file.
+  const packaged = packaging();
+  const sourceRoot = packaged.kind === "single-file"
+    ? packaged.file
+    : sourceRootOf(defaultConfigPath());
   const wrap: WorkerWrap = (argv, { grants, auditPath, starting }) => {
     if (lastPlan === undefined) throw new Error("has no sandbox plan yet");
     if (starting && auditPath !== null) createEmptyFile(auditPath);

@@ -9,17 +9,13 @@
  * inject an in-process transport instead.
  */
 import { Buffer } from "node:buffer";
-import { fileURLToPath } from "node:url";
-import { sourceUrl } from "../core/source_url.ts";
+import { entryArgv } from "../core/packaging.ts";
 import { defaultConfigPath } from "../sandbox/worker/flags.ts";
 import { type PdfText, type WebRequest, WebRequestError, type WebResponse } from "./web_request.ts";
 import { denoDirEnv } from "../core/deno_dir_env.ts";
 
 /** Makes one guarded request. */
 export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
-
-/** Where the request process's entry script is. */
-export const WEB_REQUEST_SCRIPT = fileURLToPath(sourceUrl("src/tools/web_request_main.ts"));
 
 /** The request process's JavaScript heap at most, in MiB. */
 export const REQUEST_HEAP_MB = 512;
@@ -33,21 +29,23 @@ export function webRequestArgv(
   denoPath = Deno.execPath(),
   configPath: string | null = defaultConfigPath(),
 ): string[] {
-  return [
+  return entryArgv(
+    "web-request",
+    [
+      "--no-prompt",
+      "--quiet",
+      "--cached-only",
+      "--no-remote",
+      ...(configPath === null ? ["--no-config", "--no-lock"] : ["--config", configPath]),
+      // A hostile PDF (or body) cannot take the machine's memory: the process dies instead.
+      `--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`,
+      "--allow-net",
+      // getaddrinfo reads the resolver's configuration.
+      "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",
+    ],
+    [],
     denoPath,
-    "run",
-    "--no-prompt",
-    "--quiet",
-    "--cached-only",
-    "--no-remote",
-    ...(configPath === null ? ["--no-config", "--no-lock"] : ["--config", configPath]),
-    // A hostile PDF (or body) cannot take the machine's memory: the process dies instead.
-    `--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`,
-    "--allow-net",
-    // getaddrinfo reads the resolver's configuration.
-    "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",
-    WEB_REQUEST_SCRIPT,
-  ];
+  );
 }
 
 /** The JSON line the request process prints. */

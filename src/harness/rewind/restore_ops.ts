@@ -2,8 +2,7 @@
  * The operations of a restore and the process that carries them out (`restore_main.ts`), with
  * read and write access to the workspace only.
  */
-import { fileURLToPath } from "node:url";
-import { sourceUrl } from "../../core/source_url.ts";
+import { entryArgv } from "../../core/packaging.ts";
 import { denoDirEnv } from "../../core/deno_dir_env.ts";
 
 /** One change to the workspace, by a path relative to it. */
@@ -25,26 +24,23 @@ export interface RestoreAnswer {
   error?: string;
 }
 
-const SCRIPT = fileURLToPath(sourceUrl("src/harness/rewind/restore_main.ts"));
-
 /**
  * Runs `ops` in the restore process. Never throws for a failed operation: the answer says.
  * @throws {Error} when the process cannot start or answers nonsense.
  */
 export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<RestoreAnswer> {
   if (ops.length === 0) return { done: 0 };
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      "--quiet",
-      "--no-config",
-      "--no-lock",
-      "--no-remote",
-      `--allow-read=${workspace}`,
-      `--allow-write=${workspace}`,
-      SCRIPT,
-    ],
+  const [command, ...args] = entryArgv("rewind-restore", [
+    "--no-prompt",
+    "--quiet",
+    "--no-config",
+    "--no-lock",
+    "--no-remote",
+    `--allow-read=${workspace}`,
+    `--allow-write=${workspace}`,
+  ], []);
+  const child = new Deno.Command(command, {
+    args,
     clearEnv: true,
     env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
     stdin: "piped",

@@ -5,6 +5,7 @@
  * or a failure the parent makes up (a protocol error, an exit without a final record, a kill
  * at the time limit).
  */
+import { ternCommand } from "../../core/packaging.ts";
 import { dirname, join } from "../../core/path.ts";
 import { answerOf, type AskPerson } from "../../sandbox/review.ts";
 import {
@@ -53,8 +54,13 @@ export class ChildProcess {
 
   constructor(options: ChildProcessOptions) {
     this.#options = options;
-    const args = ["child", ...(options.baseUrl ? ["--base-url", options.baseUrl] : [])];
-    this.#process = new Deno.Command(ternLauncher(), {
+    const tern = ternCommand(ternLauncher);
+    const args = [
+      ...tern.args,
+      "child",
+      ...(options.baseUrl ? ["--base-url", options.baseUrl] : []),
+    ];
+    this.#process = new Deno.Command(tern.command, {
       args,
       cwd: options.request.cwd,
       env: { TERN_DENO_BIN: Deno.execPath() },

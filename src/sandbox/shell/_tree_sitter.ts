@@ -4,6 +4,7 @@
  * need it, see `_plain.ts`).
  */
 import type { Parser } from "web-tree-sitter";
+import { embeddedFile, wasmRuntimeOptions } from "../../core/packaging.ts";
 
 export type { Node, Parser } from "web-tree-sitter";
 
@@ -23,9 +24,10 @@ export function loadBashParser(): Promise<Parser> {
 
 async function createParser(): Promise<Parser> {
   const { Language, Parser } = await import("web-tree-sitter");
-  const url = new URL(import.meta.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm"));
-  const bytes = await Deno.readFile(url);
-  await Parser.init();
+  const bytes = await embeddedFile("tree-sitter-bash.wasm") ?? await Deno.readFile(
+    new URL(import.meta.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm")),
+  );
+  await Parser.init(await wasmRuntimeOptions());
   const parser = new Parser();
   parser.setLanguage(await Language.load(bytes));
   return parser;

@@ -14,6 +14,7 @@
  *   granting the name reveals nothing.
  */
 import { fileURLToPath } from "node:url";
+import { entryArgv, packaging } from "../../core/packaging.ts";
 import { sourceUrl } from "../../core/source_url.ts";
 import type { GrantList, Grants } from "../types.ts";
 
@@ -137,7 +138,11 @@ export interface WorkerRunOptions {
 
 /**
  * The arguments after the deno executable that start a process worker:
- * `run <permission flags> --quiet --cached-only --no-remote --config <file> <entry>`.
+ * `run <permission flags> --quiet --cached-only --no-remote --config <file> <entry>`. A packaged
+ * tern (src/core/packaging.ts) starts its own entry instead, which serves tern's own handler
+ * whatever `handlerUrl` says: `run <permission flags> … --no-config dist/tern.js --tern-entry
+ * tool-worker` for the single file, `--tern-entry tool-worker` after a compiled binary (which
+ * runs with the permissions it was compiled with).
  * `--cached-only` and `--no-remote` keep the child from downloading anything. The lockfile
  * next to the config is used as the main process uses it: with it, npm packages resolve from
  * `node_modules` even with an empty DENO_DIR (with `--no-lock` they need registry metadata,
@@ -145,22 +150,28 @@ export interface WorkerRunOptions {
  */
 export function workerRunArgs(options: WorkerRunOptions): string[] {
   const configPath = options.configPath === undefined ? defaultConfigPath() : options.configPath;
-  return [
-    "run",
+  const flags = [
     ...denoFlags(withRuntimeNeeds(options.grants), options.denyWrite),
     "--quiet",
     "--cached-only",
     "--no-remote",
     ...(configPath === null ? ["--no-config"] : ["--config", configPath]),
-    entryModuleUrl(options.handlerUrl, "stdio"),
   ];
+  const packaged = packaging().kind;
+  // A compiled binary takes no Deno flags: its worker gets them as arguments and gives up the
+  // kinds of access they do not grant (ungrantedKinds).
+  if (packaged === "compiled") return entryArgv("tool-worker", flags, flags).slice(1);
+  if (packaged === "single-file") return entryArgv("tool-worker", flags, []).slice(1);
+  return ["run", ...flags, entryModuleUrl(options.handlerUrl, "stdio")];
 }
 
 /**
  * tern's own deno.json (at the repository root, also for the code of `.tools/bundle/`) when this
- * code runs from files on disk and the file exists; null otherwise (compiled code).
+ * code runs from files on disk and the file exists; null otherwise (a packaged build: see
+ * src/core/packaging.ts).
  */
 export function defaultConfigPath(): string | null {
+  if (packaging().kind !== "tree") return null;
   const url = sourceUrl("deno.json");
   if (url.protocol !== "file:") return null;
   try {
@@ -169,4 +180,19 @@ export function defaultConfigPath(): string | null {
   } catch {
     return null;
   }
+}
+
+/** The kinds of access a Deno process can give up for good (`Deno.permissions.revoke`). */
+const REVOCABLE = ["read", "write", "net", "env", "run", "sys", "ffi"] as const;
+
+/**
+ * The kinds of access `flags` (from {@linkcode denoFlags}) grant nothing of: what a worker
+ * started as a compiled binary, which runs with the binary's own permissions, revokes before it
+ * loads any tool. Deno revokes a kind only as a whole, so a kind granted in part stays as the
+ * binary has it (the bubblewrap view still limits the files it reaches).
+ */
+export function ungrantedKinds(flags: readonly string[]): Deno.PermissionName[] {
+  return REVOCABLE.filter((kind) =>
+    !flags.some((flag) => flag === `--allow-${kind}` || flag.startsWith(`--allow-${kind}=`))
+  );
 }

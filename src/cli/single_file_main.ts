@@ -1,0 +1,78 @@
+/**
+ * The start of bin/compile's packaged builds (`dist/tern.js`, `dist/tern`): bin/compile writes
+ * a small entry module that calls {@linkcode startSingleFile} with the files the build carries
+ * (tree-sitter's wasm, base64) and the Deno flags it runs with. `--tern-entry <name>` as the
+ * first argument runs one of tern's own parts that run on their own (src/core/packaging.ts);
+ * anything else is tern's command line, as main.ts reads it.
+ */
+import { fileURLToPath } from "node:url";
+import {
+  ENTRY_FLAG,
+  type EntryName,
+  isEntryName,
+  packaging,
+  setPackaging,
+} from "../core/packaging.ts";
+import { buildKind } from "../version.ts";
+
+/** What bin/compile's entry module hands over. */
+export interface SingleFileBuild {
+  /** The entry module's own URL (`import.meta.url`): the file, or a compiled binary's module. */
+  moduleUrl: string;
+  /** The Deno flags `dist/tern.js` runs with (its first line), given again to a subagent. */
+  runFlags: readonly string[];
+  /** Files carried inside the build, name → base64. */
+  files: Record<string, string>;
+}
+
+/** Records the packaging, then runs the entry `--tern-entry` names or tern's command line. */
+export async function startSingleFile(build: SingleFileBuild): Promise<void> {
+  setPackaging(
+    buildKind(build.moduleUrl) === "compiled"
+      ? { kind: "compiled" }
+      : { kind: "single-file", file: fileURLToPath(build.moduleUrl), runFlags: build.runFlags },
+    build.files,
+  );
+  if (Deno.args[0] !== ENTRY_FLAG) {
+    await import("../../main.ts");
+    return;
+  }
+  const name = Deno.args[1] ?? "";
+  if (!isEntryName(name)) {
+    console.error(`Cannot start the entry "${name}": tern has no part of that name`);
+    Deno.exit(2);
+  }
+  await runEntry(name);
+}
+
+/** Each entry's module, imported (and so run) only when asked for. */
+async function runEntry(name: EntryName): Promise<void> {
+  switch (name) {
+    case "tool-worker": {
+      if (packaging().kind === "compiled") {
+        const { ungrantedKinds } = await import("../sandbox/worker/flags.ts");
+        for (const kind of ungrantedKinds(Deno.args.slice(2))) {
+          Deno.permissions.revokeSync({ name: kind });
+        }
+      }
+      const [{ serveStdio }, { handleToolCall }] = await Promise.all([
+        import("../sandbox/worker/child.ts"),
+        import("../tools/worker_handler.ts"),
+      ]);
+      await serveStdio(handleToolCall);
+      return;
+    }
+    case "net-proxy":
+      await import("../sandbox/net_proxy_main.ts");
+      return;
+    case "net-forwarder":
+      await import("../sandbox/net_forwarder.ts");
+      return;
+    case "rewind-restore":
+      await import("../harness/rewind/restore_main.ts");
+      return;
+    case "web-request":
+      await import("../tools/web_request_main.ts");
+      return;
+  }
+}

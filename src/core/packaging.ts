@@ -1,0 +1,127 @@
+/**
+ * How the running tern is packaged, and how it starts its parts that run on their own (the tool
+ * worker, the network proxy and forwarder, the restore and web request processes: "entries").
+ *
+ * - `tree`: main.ts or bin/build's code-split bundle beside the source tree; an entry runs as
+ *   `deno run <flags> <its source file>` (or, for the tool worker, a `data:` module importing
+ *   its source files: see src/sandbox/worker/flags.ts).
+ * - `single-file`: bin/compile's `dist/tern.js`, one JavaScript file holding everything; an
+ *   entry runs as `deno run <flags> dist/tern.js --tern-entry <name> <args>`.
+ * - `compiled`: bin/compile's `dist/tern` (`deno compile`); an entry runs as the same
+ *   executable, `dist/tern --tern-entry <name> <args>`: a compiled binary takes no Deno flags,
+ *   its permissions are those it was compiled with.
+ *
+ * The packaged builds start through src/cli/single_file_main.ts, which calls
+ * {@linkcode setPackaging} before anything else runs and serves `--tern-entry`. Files read at
+ * run time (tree-sitter's wasm) travel inside them: {@linkcode embeddedFile}.
+ */
+import { fileURLToPath } from "node:url";
+import { sourceUrl } from "./source_url.ts";
+
+/** How the running tern is packaged (see the module comment). */
+export type Packaging =
+  | { kind: "tree" }
+  | { kind: "single-file"; file: string; runFlags: readonly string[] }
+  | { kind: "compiled" };
+
+/** The hidden first argument that makes a packaged tern run one of its entries. */
+export const ENTRY_FLAG = "--tern-entry";
+
+/** The parts of tern that run in their own process, with their source files. */
+export const ENTRY_SOURCES = {
+  "tool-worker": "src/sandbox/worker/child.ts",
+  "net-proxy": "src/sandbox/net_proxy_main.ts",
+  "net-forwarder": "src/sandbox/net_forwarder.ts",
+  "rewind-restore": "src/harness/rewind/restore_main.ts",
+  "web-request": "src/tools/web_request_main.ts",
+} as const;
+
+/** The name of an entry. */
+export type EntryName = keyof typeof ENTRY_SOURCES;
+
+let current: Packaging = { kind: "tree" };
+let embedded: Readonly<Record<string, string>> = {};
+
+/**
+ * Records how this tern is packaged and the files it carries (name → gzipped, base64). Called once,
+ * by the packaged build's entry, before tern's own code runs.
+ */
+export function setPackaging(packaging: Packaging, files: Record<string, string> = {}): void {
+  current = packaging;
+  embedded = { ...files };
+}
+
+/** How the running tern is packaged. */
+export function packaging(): Packaging {
+  return current;
+}
+
+/** Whether `name` is an entry's name. */
+export function isEntryName(name: string): name is EntryName {
+  return Object.hasOwn(ENTRY_SOURCES, name);
+}
+
+/** Whether the packaged build carries the file `name` (never, when running from the tree). */
+export function carries(name: string): boolean {
+  return Object.hasOwn(embedded, name);
+}
+
+/**
+ * The bytes of the file `name` (e.g. `"tree-sitter-bash.wasm"`) the packaged build carries
+ * (gzipped, base64); null when it carries none of that name (always, when running from the tree).
+ */
+export async function embeddedFile(name: string): Promise<Uint8Array | null> {
+  if (!Object.hasOwn(embedded, name)) return null;
+  const text = atob(embedded[name]);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * The options of web-tree-sitter's `Parser.init`: the wasm runtime's bytes when the packaged
+ * build carries them (`tree-sitter.wasm`), else none (it reads the file beside its module).
+ */
+export async function wasmRuntimeOptions(): Promise<{ wasmBinary: Uint8Array } | undefined> {
+  const wasmBinary = await embeddedFile("tree-sitter.wasm");
+  return wasmBinary === null ? undefined : { wasmBinary };
+}
+
+/** The arguments of the running entry: `Deno.args` without `--tern-entry <name>`. */
+export function entryArgs(): string[] {
+  return Deno.args[0] === ENTRY_FLAG ? Deno.args.slice(2) : [...Deno.args];
+}
+
+/**
+ * The command line that starts the entry `name` with `args`: `denoPath run <denoFlags> …` for
+ * the tree and the single file (`denoFlags` should carry no `--config` there: the single file
+ * needs none), the same executable for a compiled binary (which ignores `denoFlags`).
+ */
+export function entryArgv(
+  name: EntryName,
+  denoFlags: readonly string[],
+  args: readonly string[],
+  denoPath: string = Deno.execPath(),
+): string[] {
+  const packaged = current;
+  if (packaged.kind === "compiled") return [Deno.execPath(), ENTRY_FLAG, name, ...args];
+  const entry = packaged.kind === "single-file"
+    ? [packaged.file, ENTRY_FLAG, name]
+    : [fileURLToPath(sourceUrl(ENTRY_SOURCES[name]))];
+  return [denoPath, "run", ...denoFlags, ...entry, ...args];
+}
+
+/**
+ * The command that starts another tern like this one (a subagent's `tern child`): bin/tern
+ * from the tree (`launcher`), the same file with the same Deno flags for the single file, the
+ * same executable when compiled.
+ */
+export function ternCommand(launcher: () => string): { command: string; args: string[] } {
+  const packaged = current;
+  if (packaged.kind === "compiled") return { command: Deno.execPath(), args: [] };
+  if (packaged.kind === "single-file") {
+    return { command: Deno.execPath(), args: ["run", ...packaged.runFlags, packaged.file] };
+  }
+  return { command: launcher(), args: [] };
+}
