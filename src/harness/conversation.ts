@@ -444,6 +444,8 @@ export class Conversation {
     this.#consolidator?.close();
     this.#unsubscribe?.();
     this.#codeIndex.close();
+    // The language servers first: they run in the sandbox's view.
+    await this.#diagnostics?.then((diagnostics) => diagnostics.close(), () => {});
     await this.#closeSandbox();
   }
 
@@ -661,7 +663,11 @@ export class Conversation {
           settings,
           shell: async () => {
             const { runtime } = await this.#openSandbox();
-            return { run: runtime.shell, kind: runtime.shellKind };
+            return {
+              run: runtime.shell,
+              kind: runtime.shellKind,
+              launch: (argv, options) => runtime.serverLaunch(argv, options),
+            };
           },
         }),
     );

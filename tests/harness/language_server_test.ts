@@ -1,0 +1,208 @@
+/**
+ * Diagnostics after edits from a warm language server: `deno lsp` started in a real
+ * `:workspace` sandbox (bubblewrap) at the first change of a TypeScript file of a Deno project,
+ * kept for the next change, stopped with the session, never a program of the workspace's.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
+import type { DiagnosticsSettings } from "../../src/config/types.ts";
+import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import { bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
+import { anyAlive, descendants, isAlive, waitUntil } from "./_processes.ts";
+
+const DENO_DIR = dirname(Deno.execPath());
+const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+function diagnosticsIn(
+  sandbox: SandboxRuntime,
+  ws: string,
+  options: { path?: string; settings?: DiagnosticsSettings } = {},
+): EditDiagnostics {
+  return new EditDiagnostics({
+    workspace: ws,
+    path: options.path ?? `${DENO_DIR}:${SYSTEM_PATH}`,
+    // A loaded machine may take long: no timeout is met here.
+    settings: { timeoutMs: 600_000, ...options.settings },
+    shell: () =>
+      Promise.resolve({
+        run: sandbox.shell,
+        kind: sandbox.shellKind,
+        launch: (argv, launch) => sandbox.serverLaunch(argv, launch),
+      }),
+  });
+}
+
+async function denoProject(ws: string): Promise<string> {
+  await Deno.writeTextFile(join(ws, "deno.json"), "{}\n");
+  const file = join(ws, "main.ts");
+  await Deno.writeTextFile(file, 'export const n: number = 1;\nexport const s = "a";\n');
+  return file;
+}
+
+bwrapTest(
+  "EditDiagnostics with deno lsp shows the type error an edit brings in and its fix, from one warm server",
+  async () => {
+    await withTestSandbox({ name: "lsp_ts" }, async (sandbox, ws) => {
+      const file = await denoProject(ws);
+      const diagnostics = diagnosticsIn(sandbox, ws);
+      let pid = 0;
+      try {
+        equal(await diagnostics.after(file), undefined, "a clean file says nothing");
+        const [first, ...others] = await diagnostics.servers();
+        pid = first.pid;
+        equal(first?.name, "deno lsp");
+        equal(others.length, 0);
+
+        await Deno.writeTextFile(file, 'export const n: number = "one";\nexport const s = "a";\n');
+        const broken = (await diagnostics.after(file)) ?? "";
+        match(broken, /^Diagnostics \(deno lsp\) for "main\.ts": 1 new error/);
+        match(broken, /\nmain\.ts:1:14 error: TS2322: Type 'string' is not assignable/);
+
+        await Deno.writeTextFile(file, "export const n: number = 1;\n");
+        equal(
+          await diagnostics.after(file),
+          'Diagnostics (deno lsp) for "main.ts": none now (the 1 reported before are gone)',
+        );
+        deepEqual(await diagnostics.servers(), [first], "the same server answered every edit");
+        ok(isAlive(first.pid));
+      } finally {
+        await diagnostics.close();
+      }
+      deepEqual(await diagnostics.servers(), []);
+      ok(pid > 0 && !isAlive(pid), "the server outlived close()");
+    });
+  },
+);
+
+bwrapTest(
+  "EditDiagnostics.check() lets a language server's late finding go to the next result, once",
+  async () => {
+    await withTestSandbox({ name: "lsp_late" }, async (sandbox, ws) => {
+      const file = await denoProject(ws);
+      const diagnostics = diagnosticsIn(sandbox, ws);
+      try {
+        await Deno.writeTextFile(file, 'export const n: number = "one";\n');
+        // No wait at all: the server has not even started when the result goes.
+        equal(
+          await diagnostics.check(file, 0),
+          'Diagnostics (deno lsp) for "main.ts" are still running; ' +
+            "what they find comes with a later tool result",
+        );
+        await diagnostics.idle();
+        const [late, ...more] = diagnostics.takeLate();
+        match(
+          late,
+          /^Diagnostics \(deno lsp\) for "main\.ts": 1 new error.*TS2322.*\n\(from a check/s,
+        );
+        equal(more.length, 0);
+        equal(diagnostics.takeLate().length, 0);
+      } finally {
+        await diagnostics.close();
+      }
+    });
+  },
+);
+
+bwrapTest("EditDiagnostics never starts a language server of the workspace's", async () => {
+  await withTestSandbox({ name: "lsp_hostile" }, async (sandbox, ws) => {
+    const file = await denoProject(ws);
+    // The repository brings its own "deno" and "env", first on PATH, relative and absolute.
+    const ran = join(ws, "ran.txt");
+    const bin = join(ws, "bin");
+    await Deno.mkdir(bin);
+    for (const name of ["deno", "env", "typescript-language-server", "node"]) {
+      await Deno.writeTextFile(join(bin, name), `#!/bin/sh\necho ${name} >> ${ran}\n`, {
+        mode: 0o755,
+      });
+    }
+    const path = `.:bin:${bin}:${DENO_DIR}:${SYSTEM_PATH}`;
+    const diagnostics = diagnosticsIn(sandbox, ws, { path });
+    try {
+      await Deno.writeTextFile(file, 'export const n: number = "one";\n');
+      match((await diagnostics.after(file)) ?? "", /^Diagnostics \(deno lsp\).*TS2322/s);
+      ok(!(await Deno.stat(ran).then(() => true, () => false)), "a workspace program ran");
+
+      // Only a workspace deno on PATH: no server (and no checker) at all.
+      const only = diagnosticsIn(sandbox, ws, { path: `${bin}:${SYSTEM_PATH}` });
+      equal(await only.after(file), undefined);
+      deepEqual(await only.servers(), []);
+      ok(!(await Deno.stat(ran).then(() => true, () => false)), "a workspace program ran");
+    } finally {
+      await diagnostics.close();
+    }
+  });
+});
+
+bwrapTest("EditDiagnostics turned off for language servers uses the one-shot checker", async () => {
+  await withTestSandbox({ name: "lsp_off" }, async (sandbox, ws) => {
+    const file = await denoProject(ws);
+    const diagnostics = diagnosticsIn(sandbox, ws, { settings: { languageServers: false } });
+    await Deno.writeTextFile(file, 'export const n: number = "one";\n');
+    match((await diagnostics.after(file)) ?? "", /^Diagnostics \(deno check\).*TS2322/s);
+    deepEqual(await diagnostics.servers(), []);
+  });
+});
+
+bwrapTest(
+  "SandboxRuntime.serverLaunch() confines a server as a command: no writes outside, secrets hidden",
+  async () => {
+    await withTestSandbox({ name: "lsp_launch" }, async (sandbox, ws) => {
+      const root = dirname(ws);
+      const secret = join(root, ".ssh", "id_rsa");
+      await Deno.mkdir(dirname(secret));
+      await Deno.writeTextFile(secret, "SECRET\n");
+      const script = `read -r line; echo "got=$line"; echo x > ${root}/outside.txt; ` +
+        `echo "wrote=$?"; cat ${secret} 2>/dev/null; echo "read=$?"; echo y > ${ws}/in.txt`;
+      const launch = await sandbox.serverLaunch(["/bin/bash", "-c", script], { cwd: ws });
+      ok(launch.confined);
+      const child = new Deno.Command(launch.program, {
+        args: launch.args,
+        cwd: launch.cwd,
+        env: launch.env,
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode("hello\n"));
+      await writer.close();
+      const out = new TextDecoder().decode((await child.output()).stdout);
+      launch.release?.();
+      match(out, /^got=hello\nwrote=[1-9]\d*\nread=[1-9]\d*\n$/);
+      ok(!(await Deno.stat(join(root, "outside.txt")).then(() => true, () => false)));
+      equal(await Deno.readTextFile(join(ws, "in.txt")), "y\n");
+    });
+  },
+);
+
+bwrapTest("A language server does not outlive a tern that is hung up on", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./_language_server_child.ts", import.meta.url).pathname],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let said = "";
+  while (!said.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    said += value;
+  }
+  const found = /^ready (\d+) (\S+)\n/.exec(said);
+  ok(found, `the child said: ${said}`);
+  const [pid, root] = [Number(found[1]), found[2]];
+  try {
+    const tree = descendants(child.pid);
+    ok(tree.includes(pid), "the server runs below the child");
+    ok(tree.length >= 3, `the server's tree: ${tree}`);
+    child.kill("SIGHUP");
+    await child.status;
+    await reader.cancel();
+    await waitUntil(() => !anyAlive(tree));
+  } finally {
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
