@@ -36,7 +36,15 @@ export function anyAlive(pids: readonly number[]): boolean {
   return table().some((row) => pids.includes(row.pid) && !row.zombie);
 }
 
-/** Resolves once `condition` holds, looking every 50 ms (the test's own timeout bounds it). */
-export async function waitUntil(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
+/**
+ * Whether `condition` comes to hold, looking every 50 ms for up to `boundMs` (a bound far above
+ * what a loaded machine needs: it only keeps a failing test from hanging).
+ */
+export async function comesTrue(condition: () => boolean, boundMs = 120_000): Promise<boolean> {
+  const end = Date.now() + boundMs;
+  while (!condition()) {
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
 }

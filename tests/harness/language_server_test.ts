@@ -9,7 +9,7 @@ import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.
 import type { DiagnosticsSettings } from "../../src/config/types.ts";
 import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
-import { anyAlive, descendants, isAlive, waitUntil } from "./_processes.ts";
+import { anyAlive, comesTrue, descendants, isAlive } from "./_processes.ts";
 
 const DENO_DIR = dirname(Deno.execPath());
 const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -134,6 +134,60 @@ bwrapTest("EditDiagnostics never starts a language server of the workspace's", a
   });
 });
 
+bwrapTest(
+  "EditDiagnostics says once that a language server ended, and leaves its files to the checker",
+  async () => {
+    await withTestSandbox({ name: "lsp_ends" }, async (sandbox, ws) => {
+      const file = await denoProject(ws);
+      const diagnostics = new EditDiagnostics({
+        workspace: ws,
+        path: `${DENO_DIR}:${SYSTEM_PATH}`,
+        settings: { timeoutMs: 600_000 },
+        shell: () =>
+          Promise.resolve({
+            run: sandbox.shell,
+            kind: sandbox.shellKind,
+            // A "server" that says something on stderr and ends before answering.
+            launch: (_argv, launch) =>
+              sandbox.serverLaunch(["/bin/sh", "-c", "echo broken >&2; exit 3"], launch),
+          }),
+      });
+      await Deno.writeTextFile(file, 'export const n: number = "one";\n');
+      match(
+        (await diagnostics.after(file)) ?? "",
+        /^Diagnostics \(deno lsp\) unavailable: Cannot start "deno lsp": it ended \(exit code 3\): broken\nDiagnostics \(deno check\) for "main\.ts": 1 new error/,
+      );
+      deepEqual(await diagnostics.servers(), []);
+      await Deno.writeTextFile(file, "export const n: number = 1;\n");
+      match((await diagnostics.after(file)) ?? "", /^Diagnostics \(deno check\).*: none now/);
+    });
+  },
+);
+
+bwrapTest(
+  "EditDiagnostics says a language server that died between edits ended; the checker takes over",
+  async () => {
+    await withTestSandbox({ name: "lsp_dies" }, async (sandbox, ws) => {
+      const file = await denoProject(ws);
+      const diagnostics = diagnosticsIn(sandbox, ws);
+      try {
+        equal(await diagnostics.after(file), undefined);
+        const [server] = await diagnostics.servers();
+        Deno.kill(-server.pid, "SIGKILL");
+        ok(await comesTrue(() => !isAlive(server.pid)));
+        await Deno.writeTextFile(file, 'export const n: number = "one";\n');
+        match(
+          (await diagnostics.after(file)) ?? "",
+          /^Diagnostics \(deno lsp\) unavailable: it ended \(SIGKILL\).*\nDiagnostics \(deno check\) for "main\.ts": 1 new error/,
+        );
+        deepEqual(await diagnostics.servers(), []);
+      } finally {
+        await diagnostics.close();
+      }
+    });
+  },
+);
+
 bwrapTest("EditDiagnostics turned off for language servers uses the one-shot checker", async () => {
   await withTestSandbox({ name: "lsp_off" }, async (sandbox, ws) => {
     const file = await denoProject(ws);
@@ -201,7 +255,7 @@ bwrapTest("A language server does not outlive a tern that is hung up on", async 
     child.kill("SIGHUP");
     await child.status;
     await reader.cancel();
-    await waitUntil(() => !anyAlive(tree));
+    ok(await comesTrue(() => !anyAlive(tree)), `left running: ${tree.filter(isAlive)}`);
   } finally {
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }

@@ -226,8 +226,14 @@ export class EditDiagnostics {
     if (outcome === "timeout") {
       return this.#once(spec, `it took longer than ${this.#timeoutMs / 1000} s`);
     }
+    // The connection fails just before the process is seen to end: how it ended says more.
+    const ended = await Promise.race([
+      server.ended,
+      new Promise<string>((resolve) => timer = setTimeout(() => resolve(outcome), 1_000)),
+    ]);
+    clearTimeout(timer);
     void server.close();
-    return await this.#withChecker(failed(outcome), file);
+    return await this.#withChecker(failed(ended), file);
   }
 
   /** `note` and what the checker of `file` finds, when there is a checker. */

@@ -45,6 +45,7 @@ const SHUTDOWN_MS = 1_000;
 interface Waiter {
   version: number;
   resolve: (found: Diagnostic[]) => void;
+  reject: (error: Error) => void;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -77,7 +78,7 @@ export class LanguageServer {
       stderr: "piped",
     });
     this.pid = this.#child.pid;
-    void this.#keepStderr();
+    const stderrRead = this.#keepStderr();
     this.#connection = createMessageConnection(
       new StreamMessageReader(Readable.fromWeb(this.#child.stdout as never)),
       new StreamMessageWriter(Writable.fromWeb(this.#child.stdin as never)),
@@ -96,15 +97,22 @@ export class LanguageServer {
     });
     this.#connection.onError(() => {});
     this.#connection.listen();
-    this.ended = this.#child.status.then((status) => {
+    this.ended = this.#child.status.then(async (status) => {
+      // Its last words, unless something it left behind holds the pipe.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([stderrRead, new Promise((resolve) => timer = setTimeout(resolve, 500))]);
+      clearTimeout(timer);
       this.#release?.();
       this.#release = undefined;
       this.#connection.dispose();
-      for (const list of this.#waiters.values()) for (const waiter of list) waiter.resolve([]);
-      this.#waiters.clear();
       const how = status.signal === null ? `exit code ${status.code}` : status.signal;
       const tail = this.#stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? "";
-      return `it ended (${how})${tail === "" ? "" : `: ${tail}`}`;
+      const reason = `it ended (${how})${tail === "" ? "" : `: ${tail}`}`;
+      for (const list of this.#waiters.values()) {
+        for (const waiter of list) waiter.reject(new Error(reason));
+      }
+      this.#waiters.clear();
+      return reason;
     });
   }
 
@@ -153,7 +161,17 @@ export class LanguageServer {
     ]);
     clearTimeout(timer);
     if (failed !== undefined) {
+      // A request fails when the connection closes, just before the process is seen to end:
+      // how it ended says more.
+      const ended = await Promise.race([
+        server.ended,
+        new Promise<undefined>((resolve) =>
+          timer = setTimeout(() => resolve(undefined), SHUTDOWN_MS)
+        ),
+      ]);
+      clearTimeout(timer);
       await server.close();
+      if (ended !== undefined) throw new Error(`Cannot start "${spec.name}": ${ended}`);
       throw new Error(`Cannot start "${spec.name}": ${failed}`);
     }
     await server.#connection.sendNotification("initialized", {});
@@ -162,17 +180,17 @@ export class LanguageServer {
 
   /**
    * Tells the server `file` (absolute) now holds `text` and resolves with its diagnostics for
-   * that version, once published; with none when the server ended meanwhile. Not bounded in
-   * time: the caller races it against its own bound. Throws when the server has ended.
+   * that version, once published. Not bounded in time: the caller races it against its own
+   * bound. Throws when the server has ended or ends meanwhile (with how it ended).
    */
   async diagnose(file: string, text: string): Promise<Diagnostic[]> {
     if (this.#closing !== undefined) throw new Error(`"${this.spec.name}" is stopped`);
     const uri = pathToFileURL(file).href;
     const version = (this.#versions.get(uri) ?? 0) + 1;
     this.#versions.set(uri, version);
-    const found = new Promise<Diagnostic[]>((resolve) => {
+    const found = new Promise<Diagnostic[]>((resolve, reject) => {
       const list = this.#waiters.get(uri) ?? [];
-      list.push({ version, resolve });
+      list.push({ version, resolve, reject });
       this.#waiters.set(uri, list);
     });
     if (version === 1) {
@@ -196,9 +214,11 @@ export class LanguageServer {
     this.#closing ??= (async () => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const bound = new Promise<void>((resolve) => timer = setTimeout(resolve, SHUTDOWN_MS));
-      const polite = this.#connection.sendRequest("shutdown").then(
-        () => this.#connection.sendNotification("exit"),
-      ).catch(() => {});
+      // A connection already disposed (the server ended) throws at once.
+      const polite = (async () => {
+        await this.#connection.sendRequest("shutdown");
+        await this.#connection.sendNotification("exit");
+      })().catch(() => {});
       await Promise.race([polite, bound, this.ended]);
       clearTimeout(timer);
       await terminateProcessGroup(this.pid, this.#child.status, 200);

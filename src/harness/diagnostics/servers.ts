@@ -59,7 +59,8 @@ export class ServerTable {
       if (config !== undefined && deno !== undefined) {
         return {
           name: "deno lsp",
-          argv: this.#argv(deno, ["lsp"]),
+          // No look for a newer Deno (the sandbox may have no network), no colour codes.
+          argv: this.#argv(deno, ["lsp"], ["DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1"]),
           languageId: (file) => file.endsWith("x") ? "typescriptreact" : "typescript",
           // No linting (its findings are not type errors), nothing cached or downloaded.
           initializationOptions: { enable: true, lint: false, config, cacheOnSave: false },
@@ -115,8 +116,8 @@ export class ServerTable {
   }
 
   /** `program` started by `env` with PATH cut to the folders outside the workspace. */
-  #argv(program: string, args: string[]): string[] {
-    return ["/usr/bin/env", `PATH=${this.#programs.safePath()}`, program, ...args];
+  #argv(program: string, args: string[], env: string[] = []): string[] {
+    return ["/usr/bin/env", `PATH=${this.#programs.safePath()}`, ...env, program, ...args];
   }
 
   /** The tsserver next to `server`'s install or `tsc`'s, outside the workspace. */
