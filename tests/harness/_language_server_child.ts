@@ -1,6 +1,8 @@
 /**
  * A stand-in tern for language_server_test.ts: opens a `:workspace` sandbox in a Deno project,
  * lets `deno lsp` look at one file, prints `ready <server pid> <root>` and waits to be killed.
+ * The server leaves a process of its own in the background (as a server's helpers would),
+ * which does not end at its stdin's end.
  */
 import { dirname, join } from "node:path";
 import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
@@ -31,7 +33,11 @@ const diagnostics = new EditDiagnostics({
     Promise.resolve({
       run: sandbox.shell,
       kind: sandbox.shellKind,
-      launch: (argv, launch) => sandbox.serverLaunch(argv, launch),
+      launch: (argv, launch) =>
+        sandbox.serverLaunch(
+          ["/bin/bash", "-c", 'sleep 3600 </dev/null & exec "$@"', "tern-test", ...argv],
+          launch,
+        ),
     }),
 });
 const note = await diagnostics.after(join(ws, "main.ts"));
