@@ -76,6 +76,39 @@ bwrapTest(
 );
 
 bwrapTest(
+  "EditDiagnostics with deno lsp sees what a command changed in a file it opened before",
+  async () => {
+    await withTestSandbox({ name: "lsp_sync" }, async (sandbox, ws) => {
+      const file = await denoProject(ws);
+      const other = join(ws, "other.ts");
+      await Deno.writeTextFile(other, "export const o: number = 1;\n");
+      const diagnostics = diagnosticsIn(sandbox, ws);
+      try {
+        // other.ts is opened in the server by its own edit.
+        equal(await diagnostics.after(other), undefined);
+        await Deno.writeTextFile(
+          file,
+          'import { o } from "./other.ts";\nexport const n: number = o;\n',
+        );
+        equal(await diagnostics.after(file), undefined);
+        // A command (not write or edit) changes other.ts; then main.ts is edited.
+        await Deno.writeTextFile(other, 'export const o: string = "x";\n');
+        await Deno.writeTextFile(
+          file,
+          'import { o } from "./other.ts";\nexport const n: number = o;\n// edited\n',
+        );
+        match(
+          (await diagnostics.after(file)) ?? "",
+          /\nmain\.ts:2:14 error: TS2322: Type 'string'/,
+        );
+      } finally {
+        await diagnostics.close();
+      }
+    });
+  },
+);
+
+bwrapTest(
   "EditDiagnostics.check() lets a language server's late finding go to the next result, once",
   async () => {
     await withTestSandbox({ name: "lsp_late" }, async (sandbox, ws) => {

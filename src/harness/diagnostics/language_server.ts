@@ -39,6 +39,8 @@ export interface ServerSpec {
 
 /** The most of a server's stderr kept for messages. */
 const STDERR_TAIL = 2_000;
+/** Files kept open in a server at most (each is read again before every check). */
+const MAX_OPEN = 32;
 /** How long `shutdown` may take before the group is stopped. */
 const SHUTDOWN_MS = 1_000;
 
@@ -60,6 +62,8 @@ export class LanguageServer {
   #connection: MessageConnection;
   #release: (() => void) | undefined;
   #versions = new Map<string, number>();
+  /** The files open in the server, the least recently sent first, with the text it has. */
+  #open = new Map<string, { file: string; text: string }>();
   #published = new Map<string, Diagnostic[]>();
   #waiters = new Map<string, Waiter[]>();
   #stderr = "";
@@ -186,24 +190,61 @@ export class LanguageServer {
   async diagnose(file: string, text: string): Promise<Diagnostic[]> {
     if (this.#closing !== undefined) throw new Error(`"${this.spec.name}" is stopped`);
     const uri = pathToFileURL(file).href;
-    const version = (this.#versions.get(uri) ?? 0) + 1;
-    this.#versions.set(uri, version);
-    const found = new Promise<Diagnostic[]>((resolve, reject) => {
+    // The files opened before may have changed since (a command wrote them): the server
+    // would check this one against what it was told of them.
+    await this.#refresh(uri);
+    const version = this.#send(uri, file, text);
+    return await new Promise<Diagnostic[]>((resolve, reject) => {
       const list = this.#waiters.get(uri) ?? [];
       list.push({ version, resolve, reject });
       this.#waiters.set(uri, list);
     });
-    if (version === 1) {
-      await this.#connection.sendNotification("textDocument/didOpen", {
+  }
+
+  /** Tells the server `file` holds `text` (opens it, or changes it); returns the version. */
+  #send(uri: string, file: string, text: string): number {
+    // Versions only grow, across a close and a new open too: a late publish never passes for
+    // a newer one.
+    const version = (this.#versions.get(uri) ?? 0) + 1;
+    this.#versions.set(uri, version);
+    const known = this.#open.get(uri);
+    this.#open.delete(uri);
+    this.#open.set(uri, { file, text });
+    if (known === undefined) {
+      void this.#connection.sendNotification("textDocument/didOpen", {
         textDocument: { uri, languageId: this.spec.languageId(file), version, text },
-      });
+      }).catch(() => {});
     } else {
-      await this.#connection.sendNotification("textDocument/didChange", {
+      void this.#connection.sendNotification("textDocument/didChange", {
         textDocument: { uri, version },
         contentChanges: [{ text }],
-      });
+      }).catch(() => {});
     }
-    return await found;
+    return version;
+  }
+
+  /**
+   * Sends what changed on disk of the open files but `except`, closes those gone, and closes
+   * the oldest beyond {@linkcode MAX_OPEN}.
+   */
+  async #refresh(except: string): Promise<void> {
+    for (const [uri, { file, text }] of [...this.#open]) {
+      if (uri === except) continue;
+      const now = await Deno.readTextFile(file).catch(() => undefined);
+      if (now === text) continue;
+      if (now === undefined) this.#close(uri);
+      else this.#send(uri, file, now);
+    }
+    const excess = this.#open.size - MAX_OPEN;
+    for (const uri of [...this.#open.keys()].filter((uri) => uri !== except).slice(0, excess)) {
+      this.#close(uri);
+    }
+  }
+
+  #close(uri: string): void {
+    this.#open.delete(uri);
+    void this.#connection.sendNotification("textDocument/didClose", { textDocument: { uri } })
+      .catch(() => {});
   }
 
   /**
