@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
 import type { DiagnosticsSettings } from "../../src/config/types.ts";
 import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
-import { bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
+import { assertNoProcessWith, bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
 import { anyAlive, comesTrue, descendants, isAlive } from "./_processes.ts";
 
 const DENO_DIR = dirname(Deno.execPath());
@@ -221,6 +221,31 @@ bwrapTest(
   },
 );
 
+bwrapTest("EditDiagnostics stops a language server that does not answer in time", async () => {
+  await withTestSandbox({ name: "lsp_silent" }, async (sandbox, ws) => {
+    const file = await denoProject(ws);
+    const token = `${Math.random()}`.slice(2);
+    const diagnostics = new EditDiagnostics({
+      workspace: ws,
+      path: `${DENO_DIR}:${SYSTEM_PATH}`,
+      settings: { timeoutMs: 500 },
+      shell: () =>
+        Promise.resolve({
+          run: sandbox.shell,
+          kind: sandbox.shellKind,
+          // A "server" that reads nothing and says nothing.
+          launch: (_argv, launch) => sandbox.serverLaunch(["/bin/sleep", `3600.${token}`], launch),
+        }),
+    });
+    match(
+      (await diagnostics.after(file)) ?? "",
+      /^Diagnostics \(deno lsp\) unavailable: Cannot start "deno lsp": no answer to initialize within 0\.5 s/,
+    );
+    deepEqual(await diagnostics.servers(), []);
+    await assertNoProcessWith(token);
+  });
+});
+
 bwrapTest("EditDiagnostics turned off for language servers uses the one-shot checker", async () => {
   await withTestSandbox({ name: "lsp_off" }, async (sandbox, ws) => {
     const file = await denoProject(ws);
@@ -292,4 +317,64 @@ bwrapTest("A language server does not outlive a tern that is hung up on", async 
   } finally {
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
+});
+
+/** typescript-language-server and a tsserver outside the workspace, on the test's PATH. */
+const TSLS_DIR = (Deno.env.get("PATH") ?? "").split(":").find((dir) => {
+  try {
+    return Deno.statSync(join(dir, "typescript-language-server")).isFile;
+  } catch {
+    return false;
+  }
+});
+
+Deno.test({
+  name:
+    "EditDiagnostics with typescript-language-server (a tsconfig.json project) shows a type error and its fix",
+  ignore: TSLS_DIR === undefined,
+  fn: async () => {
+    await withTestSandbox({ name: "lsp_tsls" }, async (sandbox, ws) => {
+      await Deno.writeTextFile(
+        join(ws, "tsconfig.json"),
+        '{ "compilerOptions": { "strict": true } }\n',
+      );
+      const file = join(ws, "main.ts");
+      await Deno.writeTextFile(file, "export const n: number = 1;\n");
+      // The repository's own TypeScript, which the server would load by default.
+      const ran = join(ws, "ran.txt");
+      const lib = join(ws, "node_modules", "typescript", "lib");
+      await Deno.mkdir(lib, { recursive: true });
+      await Deno.writeTextFile(
+        join(ws, "node_modules", "typescript", "package.json"),
+        '{ "name": "typescript", "version": "5.6.3", "main": "lib/typescript.js" }\n',
+      );
+      for (const name of ["tsserver.js", "typescript.js"]) {
+        await Deno.writeTextFile(
+          join(lib, name),
+          `require("fs").appendFileSync(${JSON.stringify(ran)}, "${name}\\n");\n`,
+        );
+      }
+      // The bound, far above what the server needs, ends the test when it hangs.
+      const diagnostics = diagnosticsIn(sandbox, ws, {
+        path: `${TSLS_DIR}:${SYSTEM_PATH}`,
+        settings: { timeoutMs: 120_000 },
+      });
+      try {
+        equal(await diagnostics.after(file), undefined);
+        const [server] = await diagnostics.servers();
+        equal(server?.name, "typescript-language-server");
+        await Deno.writeTextFile(file, 'export const n: number = "one";\n');
+        match(
+          (await diagnostics.after(file)) ?? "",
+          /^Diagnostics \(typescript-language-server\) for "main\.ts": 1 new error.*\nmain\.ts:1:14 error: TS2322: Type 'string'/s,
+        );
+        await Deno.writeTextFile(file, "export const n: number = 2;\n");
+        match((await diagnostics.after(file)) ?? "", /: none now/);
+        deepEqual(await diagnostics.servers(), [server]);
+        ok(!(await Deno.stat(ran).then(() => true, () => false)), "the workspace's TypeScript ran");
+      } finally {
+        await diagnostics.close();
+      }
+    });
+  },
 });

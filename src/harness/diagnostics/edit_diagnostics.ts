@@ -224,7 +224,12 @@ export class EditDiagnostics {
     clearTimeout(timer);
     if (Array.isArray(outcome)) return this.#report(spec, file, outcome);
     if (outcome === "timeout") {
-      return this.#once(spec, `it took longer than ${this.#timeoutMs / 1000} s`);
+      // A server that does not answer is stopped: every later edit would wait as long.
+      await server.close();
+      return await this.#withChecker(
+        failed(`it took longer than ${this.#timeoutMs / 1000} s, so it was stopped`),
+        file,
+      );
     }
     // The connection fails just before the process is seen to end: how it ended says more.
     const ended = await Promise.race([
