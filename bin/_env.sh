@@ -90,6 +90,8 @@ TERN_ENV_NAMES="HOME,PATH,USER,LANG,LC_ALL,LC_CTYPE,LC_MESSAGES,TERM,TZ,TMPDIR,N
 TERN_ENV_NAMES+=",TERN_*,OPENAI_*,ANTHROPIC_*,OPENROUTER_*,VLLM_API_KEY"
 TERN_ENV_NAMES+=",SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
 TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
+# vscode-jsonrpc (the language servers' client) reads it while loading.
+TERN_ENV_NAMES+=",XDG_RUNTIME_DIR"
 # The yaml package (skill and template frontmatter) reads these two debug switches.
 TERN_ENV_NAMES+=",LOG_TOKENS,LOG_STREAM"
 # Proxy and CA variables (src/sandbox/shell_env.ts NETWORK_ENV_NAMES; a test keeps the two equal):

@@ -171,6 +171,10 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
       command: z.string().trim().min(1),
       format: z.enum(["deno", "tsc", "bash", "line"]).optional(),
     })).optional(),
+    languageServers: z.union([
+      z.boolean(),
+      z.array(z.enum(["deno", "typescript-language-server", "pyright", "gopls", "rust-analyzer"])),
+    ]).optional(),
   }).optional(),
   indexEmbeddings: z.strictObject({
     baseUrl: z.url({ protocol: /^https?$/ }),

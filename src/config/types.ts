@@ -178,6 +178,14 @@ export interface CheckerSettings {
   format?: "deno" | "tsc" | "bash" | "line";
 }
 
+/** A language server diagnostics may keep running (see src/harness/diagnostics/servers.ts). */
+export type LanguageServerName =
+  | "deno"
+  | "typescript-language-server"
+  | "pyright"
+  | "gopls"
+  | "rust-analyzer";
+
 /**
  * The `diagnostics` key (the person's config only: it names commands tern runs after edits
  * without asking): checks of the files `write` and `edit` change.
@@ -194,4 +202,10 @@ export interface DiagnosticsSettings {
   waitMs?: number;
   /** Checkers tried before the built-in ones, by extension. */
   checkers?: CheckerSettings[];
+  /**
+   * Language servers kept running for the session, found by the project's markers: true (the
+   * default) for `deno` and `typescript-language-server`, false for none, or exactly those
+   * named (`pyright`, `gopls` and `rust-analyzer` only so).
+   */
+  languageServers?: boolean | LanguageServerName[];
 }

@@ -447,6 +447,8 @@ export class Conversation {
     this.#unsubscribe?.();
     this.#codeIndex.close();
     await this.#options.provider.close?.();
+    // The language servers first: they run in the sandbox's view.
+    await this.#diagnostics?.then((diagnostics) => diagnostics.close(), () => {});
     await this.#closeSandbox();
   }
 
@@ -664,7 +666,11 @@ export class Conversation {
           settings,
           shell: async () => {
             const { runtime } = await this.#openSandbox();
-            return { run: runtime.shell, kind: runtime.shellKind };
+            return {
+              run: runtime.shell,
+              kind: runtime.shellKind,
+              launch: (argv, options) => runtime.serverLaunch(argv, options),
+            };
           },
         }),
     );

@@ -82,6 +82,27 @@ export function sandboxedLaunch(
 }
 
 /**
+ * The launch of the program `argv` as a protocol server (a language server): in its own
+ * one-shot sandbox confined exactly as `plan` says for a shell command (the view, the limits,
+ * the run's pids cgroup, the network; no proxy, as for a background process), run by
+ * `bash -c '<limits> exec "$@"'` so the limits apply, its stdin and stdout its protocol and
+ * its stderr apart. Its stdin is no liveness pipe (it carries the protocol): bubblewrap's
+ * `--die-with-parent` and its pid namespace take the server when tern dies, and a server that
+ * starts after tern died reads end-of-file on stdin, which ends a language server.
+ */
+export function sandboxedServerLaunch(
+  plan: ShellPlan,
+  argv: readonly string[],
+  options: { cwd: string; bwrapPath?: string },
+): BackgroundLaunch {
+  const own: ShellPlan = { ...plan, cwd: options.cwd };
+  delete own.proxy;
+  const inner = ["bash", "-c", shellPrefix(own) + 'exec "$@"', "tern-server", ...argv];
+  const launch = launchArgv(own, bwrapArgvFor(own, inner), options.bwrapPath);
+  return { ...launch, env: sandboxEnv(own), cwd: "/", confined: true };
+}
+
+/**
  * The launch of `command` with no sandbox (`:danger-full-access`, `--no-sandbox`, or a grant
  * approved to run without one): `bash` in `cwd` under `limits` but the process cap (see
  * `createUnsandboxedRunner`), with a watchdog that kills its process group when tern dies.

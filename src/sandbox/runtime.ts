@@ -18,8 +18,10 @@ import {
 import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
 import { ProcessSupervisor } from "./background.ts";
 import {
+  type BackgroundLaunch,
   type BackgroundLauncher,
   sandboxedLaunch,
+  sandboxedServerLaunch,
   unsandboxedLaunch,
 } from "./background_launch.ts";
 import {
@@ -101,6 +103,14 @@ export interface SandboxRuntime {
    * its own; `close()` stops them.
    */
   readonly processes: ProcessSupervisor;
+  /**
+   * How to start the program `argv` (an absolute path) as a long-running protocol server whose
+   * stdin and stdout are its protocol (a language server): in bubblewrap confined exactly as a
+   * shell command is (`shellKind` `bwrap`), or plainly in `cwd` (`none`). The caller spawns it
+   * in a process group of its own and calls `release` once it exited. Throws when commands
+   * cannot be confined here (`unavailable`).
+   */
+  serverLaunch(argv: readonly string[], options: { cwd: string }): Promise<BackgroundLaunch>;
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
   /**
@@ -446,6 +456,35 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     },
     launchUnsandboxed,
   });
+  const serverLaunch = async (
+    argv: readonly string[],
+    launch: { cwd: string },
+  ): Promise<BackgroundLaunch> => {
+    if (shellKind === "unavailable") {
+      throw new Error(`Cannot start "${argv[0]}": commands cannot be confined here`);
+    }
+    if (shellKind !== "bwrap") {
+      const [program, ...args] = argv;
+      return {
+        program,
+        args,
+        env: sandboxEnv({ env: { ...env, ...networkEnv(options.env) } }),
+        cwd: launch.cwd,
+        confined: false,
+      };
+    }
+    const built = await enter();
+    try {
+      const started = sandboxedServerLaunch(built, argv, {
+        cwd: launch.cwd,
+        bwrapPath: options.bwrapPath,
+      });
+      return { ...started, release: () => void leave().catch(() => {}) };
+    } catch (error) {
+      await leave();
+      throw error;
+    }
+  };
 
   // The worker runs in the shell commands' view (narrowed to its grants) whenever shell
   // commands run in bubblewrap: a rename race can then reach only what the view shows.
@@ -536,6 +575,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       }
     },
     processes,
+    serverLaunch,
     shellTreeChanged() {
       plan = undefined;
     },

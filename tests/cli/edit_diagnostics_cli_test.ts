@@ -1,6 +1,6 @@
 /**
  * Diagnostics after edits end to end: `tern run` against the scripted model in a Deno project,
- * with `deno check` found on PATH and run in the sandbox.
+ * with `deno lsp` (kept warm) or `deno check` found on PATH and run in the sandbox.
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 import { bwrapNeed, type Need, testWith } from "../support/needs.ts";
+import { assertNoProcessWith } from "../sandbox/_bwrap_helpers.ts";
 
 /**
  * The Deno that runs the tests is the one `deno check` finds on PATH; inside the sandbox it must
@@ -22,23 +23,79 @@ function call(name: string, args: unknown, id: string): ScriptedReply {
   return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
 }
 
+for (
+  const [how, settings, name] of [
+    ["from a warm deno lsp", {}, "deno lsp"],
+    ["from deno check when language servers are off", { languageServers: false }, "deno check"],
+  ] as const
+) {
+  testWith(
+    [bwrapNeed, denoInSandbox],
+    `tern run: an edit that brings in a type error shows it; the one fixing it clears it (${how})`,
+    async () => {
+      const ws = await tempWorkspace();
+      const server = await startScriptedServer([
+        call("write", { path: "main.ts", content: 'export const n: number = "one";\n' }, "c1"),
+        call("edit", { path: "main.ts", old_string: '"one"', new_string: "1" }, "c2"),
+        call("write", { path: "notes.md", content: "no checker here\n" }, "c3"),
+        { text: "done" },
+      ], { chunkDelayMs: 0 });
+      try {
+        await Deno.writeTextFile(join(ws.dir, "deno.json"), "{}\n");
+        // A loaded machine may take long to type-check: the result waits for it here.
+        await Deno.writeTextFile(
+          join(ws.home, "config.jsonc"),
+          JSON.stringify({ diagnostics: { waitMs: 600_000, timeoutMs: 600_000, ...settings } }),
+        );
+        const run = await runTern(
+          [
+            "run",
+            "--base-url",
+            server.baseUrl,
+            "-m",
+            "scripted",
+            "--mode",
+            "bypass",
+            "-o",
+            "json",
+            "fix",
+          ],
+          { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home } },
+        );
+        equal(run.code, 0, run.stderr);
+        const results = server.requests[3].modelRequest.messages.filter((m) => m.role === "tool")
+          .map((m) => String(m.content));
+        match(results[0], /^SUCCEEDED\n/);
+        match(results[0], new RegExp(`Diagnostics \\(${name}\\) for "main\\.ts": 1 new error`));
+        match(results[0], /\nmain\.ts:1:14 error: TS2322: Type 'string' is not assignable/);
+        match(results[1], new RegExp(`Diagnostics \\(${name}\\) for "main\\.ts": none now`));
+        ok(!results[2].includes("Diagnostics"), results[2]);
+        // Nothing of the sandboxes (the server's among them) is left once tern has ended.
+        await assertNoProcessWith(ws.dir);
+      } finally {
+        await server.close();
+        await ws.cleanup();
+      }
+    },
+  );
+}
+
 testWith(
   [bwrapNeed, denoInSandbox],
-  "tern run: an edit that brings in a type error shows it; the one fixing it clears it",
+  "tern run: a language server's finding that comes after its change's result reaches the model",
   async () => {
     const ws = await tempWorkspace();
     const server = await startScriptedServer([
       call("write", { path: "main.ts", content: 'export const n: number = "one";\n' }, "c1"),
-      call("edit", { path: "main.ts", old_string: '"one"', new_string: "1" }, "c2"),
-      call("write", { path: "notes.md", content: "no checker here\n" }, "c3"),
       { text: "done" },
+      { text: "fixed now" },
     ], { chunkDelayMs: 0 });
     try {
       await Deno.writeTextFile(join(ws.dir, "deno.json"), "{}\n");
-      // A loaded machine may take long to type-check: the result waits for it here.
+      // The result never waits: the server's answer (it has not even started) comes later.
       await Deno.writeTextFile(
         join(ws.home, "config.jsonc"),
-        JSON.stringify({ diagnostics: { waitMs: 600_000, timeoutMs: 600_000 } }),
+        JSON.stringify({ diagnostics: { waitMs: 0, timeoutMs: 600_000 } }),
       );
       const run = await runTern(
         [
@@ -51,18 +108,20 @@ testWith(
           "bypass",
           "-o",
           "json",
-          "fix",
+          "go",
         ],
         { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home } },
       );
       equal(run.code, 0, run.stderr);
-      const results = server.requests[3].modelRequest.messages.filter((m) => m.role === "tool")
-        .map((m) => String(m.content));
-      match(results[0], /^SUCCEEDED\n/);
-      match(results[0], /Diagnostics \(deno check\) for "main\.ts": 1 new error/);
-      match(results[0], /\nmain\.ts:1:14 error: TS2322: Type 'string' is not assignable/);
-      match(results[1], /Diagnostics \(deno check\) for "main\.ts": none now/);
-      ok(!results[2].includes("Diagnostics"), results[2]);
+      equal(JSON.parse(run.stdout).text, "fixed now");
+      equal(server.requests.length, 3);
+      const messages = server.requests[2].modelRequest.messages;
+      const result = messages.find((m) => m.role === "tool")!;
+      match(String(result.content), /Diagnostics \(deno lsp\) for "main\.ts" are still running/);
+      const last = messages.at(-1)!;
+      equal(last.role, "user");
+      match(String(last.content), /^Diagnostics \(deno lsp\) for "main\.ts": 1 new error/);
+      match(String(last.content), /\nmain\.ts:1:14 error: TS2322/);
     } finally {
       await server.close();
       await ws.cleanup();

@@ -431,3 +431,26 @@ Deno.test("loadConfig() reads a provider's transport and refuses one it does not
     await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /transport/);
   });
 });
+
+Deno.test("loadConfig() takes the person's language servers by name, and refuses any other", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write(
+      "home/.tern/config.jsonc",
+      `{ "diagnostics": { "languageServers": ["deno", "gopls"] } }`,
+    );
+    const { config } = await loadConfig({ cwd, env: { HOME: home } });
+    assert.deepEqual(config.diagnostics?.languageServers, ["deno", "gopls"]);
+
+    // A name is not a program: nothing but the known servers is accepted.
+    write("home/.tern/config.jsonc", `{ "diagnostics": { "languageServers": ["./evil"] } }`);
+    await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /languageServers/);
+
+    // A project cannot turn one on (nor off).
+    write("home/.tern/config.jsonc", "{}");
+    write("cwd/.tern/config.jsonc", `{ "diagnostics": { "languageServers": ["rust-analyzer"] } }`);
+    await assert.rejects(
+      loadConfig({ cwd, env: { HOME: home } }),
+      /diagnostics.*it names commands tern runs without asking/s,
+    );
+  });
+});

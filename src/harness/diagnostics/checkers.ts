@@ -10,11 +10,12 @@
  * from a config file comes only from the person's own config (a project's is refused when the
  * config loads); a project's own checks belong in its hooks, which run after trust.
  */
-import { existsSync, realpathSync, statSync } from "node:fs";
-import { delimiter, extname, isAbsolute, join, relative } from "../../core/path.ts";
+import { existsSync } from "node:fs";
+import { extname, join } from "../../core/path.ts";
 import { shellJoin } from "../../core/shell_join.ts";
 import type { CheckerSettings } from "../../config/types.ts";
 import type { DiagnosticFormat } from "./parse.ts";
+import { Programs } from "./programs.ts";
 
 /** A checker ready to run for one file. */
 export interface Checker {
@@ -37,16 +38,21 @@ const TYPESCRIPT = [".ts", ".tsx", ".mts", ".cts"];
 /** Finds the checker of a file by its extension, once per extension. */
 export class CheckerTable {
   #workspace: string;
-  #path: string;
+  #programs: Programs;
   #own: readonly CheckerSettings[];
   #found = new Map<string, Checker | undefined>();
-  #safePath: string | undefined;
 
-  /** `path` is the PATH programs are looked up on (the one shell commands get). */
-  constructor(workspace: string, path: string, own: readonly CheckerSettings[] = []) {
+  /** `programs` finds them on the PATH shell commands get. */
+  constructor(workspace: string, programs: Programs, own: readonly CheckerSettings[] = []) {
     this.#workspace = workspace;
-    this.#path = path;
+    this.#programs = programs;
     this.#own = own;
+  }
+
+  /** Whether the person's own config names the checker of `file` (it then wins). */
+  isOwn(file: string): boolean {
+    const ext = extname(file).toLowerCase();
+    return this.#own.some((checker) => checker.extensions.some((e) => e.toLowerCase() === ext));
   }
 
   /** The checker for `file`, if any; the first look for an extension checks the machine. */
@@ -132,39 +138,10 @@ export class CheckerTable {
    * repository's either.
    */
   #line(argv: readonly string[]): string {
-    this.#safePath ??= this.#path.split(delimiter).filter((dir) => {
-      if (!isAbsolute(dir)) return false;
-      try {
-        return !within(this.#workspace, realpathSync(dir));
-      } catch {
-        return false;
-      }
-    }).join(delimiter);
-    return `PATH=${shellJoin([this.#safePath])} ${shellJoin(argv)}`;
+    return `PATH=${shellJoin([this.#programs.safePath()])} ${shellJoin(argv)}`;
   }
 
-  /**
-   * `name`'s absolute real path on PATH, skipping relative folders and any program whose real
-   * path is in the workspace (a PATH entry or a symlink leading there).
-   */
   #program(name: string): string | undefined {
-    for (const dir of this.#path.split(delimiter)) {
-      if (!isAbsolute(dir)) continue;
-      try {
-        const real = realpathSync(join(dir, name));
-        const stat = statSync(real);
-        if (!stat.isFile() || ((stat.mode ?? 0) & 0o111) === 0) continue;
-        if (!within(this.#workspace, real)) return real;
-      } catch {
-        // Not there.
-      }
-    }
-    return undefined;
+    return this.#programs.find(name);
   }
-}
-
-/** Whether `path` is `folder` or below it (both absolute real paths). */
-function within(folder: string, path: string): boolean {
-  const rel = relative(folder, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }

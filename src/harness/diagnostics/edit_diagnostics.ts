@@ -1,22 +1,36 @@
 /**
- * Diagnostics after edits: when `write`, `edit` or `multi_edit` changed a file a checker knows
- * (src/harness/diagnostics/checkers.ts), the checker runs in the sandbox's shell — the same
- * confinement as the agent's commands, with a timeout — and the tool's result gets what is new
- * for that file since the last check of it: the errors an edit brought in, or the news that
- * the ones reported before are gone. Bounded: a few lines, each cut.
+ * Diagnostics after edits: when `write`, `edit` or `multi_edit` changed a file a language
+ * server (servers.ts) or a checker (checkers.ts) knows, the tool's result gets what is new for
+ * that file since the last look at it: the errors an edit brought in, or the news that the
+ * ones reported before are gone. Bounded: a few lines, each cut. A language server starts at
+ * the first change of one of its files, in the sandbox as the agent's commands run, and stays
+ * for the session (`close()` stops it); a checker runs once per change in the sandbox's shell,
+ * with a timeout. A server that cannot start or ends leaves its files to the checker.
  */
 import { relative } from "../../core/path.ts";
 import type { ShellRunner } from "../../sandbox/types.ts";
+import type { BackgroundLaunch } from "../../sandbox/background_launch.ts";
 import type { DiagnosticsSettings } from "../../config/types.ts";
 import { type Checker, CheckerTable } from "./checkers.ts";
 import { type Diagnostic, parseDiagnostics } from "./parse.ts";
+import { Programs } from "./programs.ts";
+import { ServerTable } from "./servers.ts";
+import type { LanguageServer, ServerSpec } from "./language_server.ts";
 
 /** The shell a check runs in: the sandbox's, and whether it confines. */
 export interface CheckShell {
   run: ShellRunner;
   /** `bwrap`: confined; `none`: the person turned the sandbox off; `unavailable`: no runs. */
   kind: "bwrap" | "none" | "unavailable";
+  /**
+   * How the sandbox starts a language server (`SandboxRuntime.serverLaunch`): confined as a
+   * command is. Without it no server runs.
+   */
+  launch?: (argv: readonly string[], options: { cwd: string }) => Promise<BackgroundLaunch>;
 }
+
+/** The largest file sent to a language server; a larger one goes to the checker. */
+const MAX_SERVER_FILE = 2_000_000;
 
 /** Diagnostics shown after one tool call, at most. */
 export const MAX_SHOWN = 10;
@@ -28,6 +42,11 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export class EditDiagnostics {
   #workspace: string;
   #table: CheckerTable;
+  #servers: ServerTable;
+  /** The servers started (or starting), by name; a failed start is its reason. */
+  #running = new Map<string, Promise<LanguageServer | string | undefined>>();
+  /** Servers that failed or ended: their files go to the checker. */
+  #failed = new Set<string>();
   #timeoutMs: number;
   #shell: () => Promise<CheckShell>;
   /** The last check's findings per file (absolute path), as `severity|message` keys. */
@@ -47,7 +66,13 @@ export class EditDiagnostics {
     shell: () => Promise<CheckShell>;
   }) {
     this.#workspace = options.workspace;
-    this.#table = new CheckerTable(options.workspace, options.path, options.settings?.checkers);
+    const programs = new Programs(options.workspace, options.path);
+    this.#table = new CheckerTable(options.workspace, programs, options.settings?.checkers);
+    this.#servers = new ServerTable(
+      options.workspace,
+      programs,
+      options.settings?.languageServers ?? true,
+    );
     this.#timeoutMs = options.settings?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#shell = options.shell;
   }
@@ -58,7 +83,7 @@ export class EditDiagnostics {
    * note joins {@linkcode takeLate} when it ends. Never throws.
    */
   async check(file: string, waitMs: number): Promise<string | undefined> {
-    const checker = this.#table.checkerFor(file);
+    const checker = this.#serverFor(file) ?? this.#table.checkerFor(file);
     if (checker === undefined) return undefined;
     const run = this.#queue.then(() => this.after(file));
     this.#queue = run;
@@ -89,11 +114,33 @@ export class EditDiagnostics {
     await this.#queue;
   }
 
+  /** The language servers running now, with their process groups' ids. */
+  async servers(): Promise<{ name: string; pid: number }[]> {
+    const all = await Promise.all([...this.#running.values()]);
+    return all.flatMap((server) =>
+      server === undefined || typeof server === "string"
+        ? []
+        : [{ name: server.spec.name, pid: server.pid }]
+    );
+  }
+
+  /** Stops every language server (their process groups). Never throws. */
+  async close(): Promise<void> {
+    const all = await Promise.all([...this.#running.values()]);
+    this.#running.clear();
+    await Promise.all(all.map((server) => typeof server === "object" ? server.close() : undefined));
+  }
+
   /**
    * Checks `file` (absolute, just changed) and says what is new about it, for the end of the
    * tool's result; undefined when there is nothing to say. Never throws.
    */
   async after(file: string, signal?: AbortSignal): Promise<string | undefined> {
+    const spec = this.#serverFor(file);
+    if (spec !== undefined) {
+      const note = await this.#viaServer(spec, file);
+      if (note !== "fallback") return note;
+    }
     const checker = this.#table.checkerFor(file);
     if (checker === undefined) return undefined;
     const shell = await this.#shell().catch(() => undefined);
@@ -123,7 +170,104 @@ export class EditDiagnostics {
     return this.#report(checker, file, found);
   }
 
-  #report(checker: Checker, file: string, found: Diagnostic[]): string | undefined {
+  /** The server for `file`, unless the person's own checker or a failure says otherwise. */
+  #serverFor(file: string): ServerSpec | undefined {
+    if (this.#table.isOwn(file)) return undefined;
+    const spec = this.#servers.serverFor(file);
+    return spec === undefined || this.#failed.has(spec.name) ? undefined : spec;
+  }
+
+  /**
+   * What `spec`'s server finds in `file`, started at its first file; "fallback" when it cannot
+   * say (it cannot start, it ended, the file is too large): the checker looks then.
+   */
+  async #viaServer(spec: ServerSpec, file: string): Promise<string | undefined | "fallback"> {
+    let text: string;
+    try {
+      const info = await Deno.stat(file);
+      if (!info.isFile || info.size > MAX_SERVER_FILE) return "fallback";
+      text = await Deno.readTextFile(file);
+    } catch {
+      return "fallback";
+    }
+    let starting = this.#running.get(spec.name);
+    if (starting === undefined) {
+      starting = this.#start(spec);
+      this.#running.set(spec.name, starting);
+    }
+    const server = await starting;
+    const failed = (why: string) => {
+      this.#failed.add(spec.name);
+      this.#running.delete(spec.name);
+      const note = this.#once({ name: spec.name }, why);
+      return note === undefined ? "fallback" as const : note;
+    };
+    if (server === undefined) {
+      // This shell starts no servers: its checker looks, and nothing needs saying.
+      this.#failed.add(spec.name);
+      this.#running.delete(spec.name);
+      return "fallback";
+    }
+    if (typeof server === "string") {
+      const note = failed(server);
+      // Said once; the checker looks at this file all the same.
+      return note === "fallback" ? note : await this.#withChecker(note, file);
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = await Promise.race([
+      server.diagnose(file, text).catch((error) => String(error?.message ?? error)),
+      server.ended,
+      new Promise<"timeout">((resolve) =>
+        timer = setTimeout(() => resolve("timeout"), this.#timeoutMs)
+      ),
+    ]);
+    clearTimeout(timer);
+    if (Array.isArray(outcome)) return this.#report(spec, file, outcome);
+    if (outcome === "timeout") {
+      // A server that does not answer is stopped: every later edit would wait as long.
+      await server.close();
+      return await this.#withChecker(
+        failed(`it took longer than ${this.#timeoutMs / 1000} s, so it was stopped`),
+        file,
+      );
+    }
+    // The connection fails just before the process is seen to end: how it ended says more.
+    const ended = await Promise.race([
+      server.ended,
+      new Promise<string>((resolve) => timer = setTimeout(() => resolve(outcome), 1_000)),
+    ]);
+    clearTimeout(timer);
+    void server.close();
+    return await this.#withChecker(failed(ended), file);
+  }
+
+  /** `note` and what the checker of `file` finds, when there is a checker. */
+  async #withChecker(note: string | "fallback", file: string): Promise<string | undefined> {
+    const checked = await this.after(file);
+    if (note === "fallback") return checked;
+    return checked === undefined ? note : `${note}\n${checked}`;
+  }
+
+  /** The server started; why not; undefined when the shell starts none. */
+  async #start(spec: ServerSpec): Promise<LanguageServer | string | undefined> {
+    try {
+      const shell = await this.#shell();
+      if (shell.kind === "unavailable") {
+        return "commands cannot be confined here, so it does not run";
+      }
+      if (shell.launch === undefined) return undefined;
+      const launch = await shell.launch(spec.argv, { cwd: this.#workspace });
+      const { LanguageServer } = await import("./language_server.ts");
+      return await LanguageServer.start(spec, launch, {
+        workspace: this.#workspace,
+        timeoutMs: this.#timeoutMs,
+      });
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  #report(checker: Pick<Checker, "name">, file: string, found: Diagnostic[]): string | undefined {
     const before = this.#known.get(file) ?? [];
     this.#known.set(file, found.map(key));
     const left = [...before];
@@ -154,7 +298,7 @@ export class EditDiagnostics {
     return `${head}: ${count}; fix them before going on:\n${lines.join("\n")}`;
   }
 
-  #once(checker: Checker, why: string): string | undefined {
+  #once(checker: Pick<Checker, "name">, why: string): string | undefined {
     const text = `Diagnostics (${checker.name}) unavailable: ${why}`;
     if (this.#said.has(text)) return undefined;
     this.#said.add(text);
