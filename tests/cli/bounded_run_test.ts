@@ -8,7 +8,13 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
+import {
+  declaredFlags,
+  ROOT,
+  runTern,
+  scriptedRunArgs,
+  tempWorkspace,
+} from "../support/tern_process.ts";
 import { processesMatching } from "../support/tmux.ts";
 import { bwrap } from "../sandbox/_bwrap_helpers.ts";
 
@@ -63,7 +69,7 @@ Deno.test("tern run answers a catastrophic grep in linear time, well within the 
     ], { chunkDelayMs: 0 });
     try {
       const run = await runTern(
-        ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
+        scriptedRunArgs(server.baseUrl, "go", false),
         { cwd: place.ws, env: place.env },
       );
       equal(run.code, 0, run.stderr);
@@ -90,7 +96,7 @@ Deno.test("tern run refuses an argument nested 10,000 deep as INVALID_ARGUMENTS"
       // A window wide enough that the long arguments do not start a compaction.
       const env = { ...place.env, TERN_CONTEXT_WINDOW: "4000000" };
       const run = await runTern(
-        ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
+        scriptedRunArgs(server.baseUrl, "go", false),
         { cwd: place.ws, env },
       );
       equal(run.code, 0, run.stderr);
@@ -125,7 +131,7 @@ async function killedMidCall(signal: Deno.Signal): Promise<void> {
     const server = await startScriptedServer([call("bash", args, "c0"), { text: "never" }], {
       chunkDelayMs: 0,
     });
-    const argv = ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"];
+    const argv = scriptedRunArgs(server.baseUrl, "go", false);
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -167,7 +173,7 @@ async function killedMidCall(signal: Deno.Signal): Promise<void> {
         ], { chunkDelayMs: 0 });
         try {
           const run = await runTern(
-            ["run", "--base-url", next.baseUrl, "-m", "scripted", "--mode", "bypass", "hello"],
+            scriptedRunArgs(next.baseUrl, "hello", false),
             { cwd: place.ws, env: place.env },
           );
           equal(run.code, 0, run.stderr);

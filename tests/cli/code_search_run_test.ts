@@ -7,7 +7,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedToolCall } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runTern, scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
 import { bwrapTest } from "../sandbox/_bwrap_helpers.ts";
 
 function call(name: string, args: Record<string, unknown>): { toolCalls: ScriptedToolCall[] } {
@@ -31,18 +31,7 @@ bwrapTest("tern run: code_search finds what the agent's write and command just m
       "/** Levies the harbor tax on a ship. */\nexport function levyHarborTax() {}\n",
     );
     const run = await runTern(
-      [
-        "run",
-        "--base-url",
-        server.baseUrl,
-        "-m",
-        "scripted",
-        "--mode",
-        "bypass",
-        "-o",
-        "json",
-        "go",
-      ],
+      scriptedRunArgs(server.baseUrl, "go"),
       { cwd: ws.dir, env: { HOME: ws.home, TERN_HOME: ws.home } },
     );
     equal(run.code, 0, run.stderr);

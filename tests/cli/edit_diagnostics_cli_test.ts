@@ -6,7 +6,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runTern, scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
 import { bwrapNeed, type Need, testWith } from "../support/needs.ts";
 import { assertNoProcessWith } from "../sandbox/_bwrap_helpers.ts";
 
@@ -48,18 +48,7 @@ for (
           JSON.stringify({ diagnostics: { waitMs: 600_000, timeoutMs: 600_000, ...settings } }),
         );
         const run = await runTern(
-          [
-            "run",
-            "--base-url",
-            server.baseUrl,
-            "-m",
-            "scripted",
-            "--mode",
-            "bypass",
-            "-o",
-            "json",
-            "fix",
-          ],
+          scriptedRunArgs(server.baseUrl, "fix"),
           { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home } },
         );
         equal(run.code, 0, run.stderr);
@@ -98,18 +87,7 @@ testWith(
         JSON.stringify({ diagnostics: { waitMs: 0, timeoutMs: 600_000 } }),
       );
       const run = await runTern(
-        [
-          "run",
-          "--base-url",
-          server.baseUrl,
-          "-m",
-          "scripted",
-          "--mode",
-          "bypass",
-          "-o",
-          "json",
-          "go",
-        ],
+        scriptedRunArgs(server.baseUrl, "go"),
         { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home } },
       );
       equal(run.code, 0, run.stderr);
@@ -180,18 +158,7 @@ testWith(
         }),
       );
       const run = await runTern(
-        [
-          "run",
-          "--base-url",
-          server.baseUrl,
-          "-m",
-          "scripted",
-          "--mode",
-          "bypass",
-          "-o",
-          "json",
-          "go",
-        ],
+        scriptedRunArgs(server.baseUrl, "go"),
         { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home } },
       );
       equal(run.code, 0, run.stderr);

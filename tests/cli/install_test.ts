@@ -6,7 +6,7 @@ import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { completionScript } from "../../src/cli/completions.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { ROOT, scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
 
 Deno.test("bin/install puts a working tern shim on a PATH root, using the start directory", async () => {
   const root = await Deno.makeTempDir({ prefix: "tern-install-" });
@@ -54,16 +54,7 @@ Deno.test("bin/install puts a working tern shim on a PATH root, using the start 
         .output();
     const version = await run(["--version"]);
     equal(new TextDecoder().decode(version.stdout).trim().startsWith("tern "), true);
-    const task = await run([
-      "run",
-      "--base-url",
-      server.baseUrl,
-      "-m",
-      "scripted",
-      "--mode",
-      "bypass",
-      "write hello",
-    ]);
+    const task = await run(scriptedRunArgs(server.baseUrl, "write hello", false));
     equal(task.code, 0, new TextDecoder().decode(task.stderr));
     equal(await Deno.readTextFile(join(ws.dir, "hello.txt")), "hi\n");
   } finally {

@@ -6,7 +6,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runTern, scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
 import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
 import { denoNpm, EVERYTHING, FILESYSTEM, referenceServersNeed } from "../mcp/_servers.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
@@ -284,18 +284,7 @@ Deno.test("tern run: a server's tools/list_changed reaches the model's next requ
     ], { chunkDelayMs: 0 });
     try {
       const run = await runTern(
-        [
-          "run",
-          "--base-url",
-          server.baseUrl,
-          "-m",
-          "scripted",
-          "--mode",
-          "bypass",
-          "-o",
-          "json",
-          "go",
-        ],
+        scriptedRunArgs(server.baseUrl, "go"),
         { cwd: ws.dir, env },
       );
       equal(run.code, 0, run.stderr);

@@ -12,7 +12,7 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { bwrap } from "../sandbox/_bwrap_helpers.ts";
-import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { declaredFlags, ROOT, scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
 
 function call(name: string, args: unknown, id: string): ScriptedReply {
   return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
@@ -84,16 +84,7 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
         { text: "done" },
       ], { chunkDelayMs: 0 });
       try {
-        const args = [
-          "run",
-          "--base-url",
-          server.baseUrl,
-          "-m",
-          "scripted",
-          "--mode",
-          "bypass",
-          "go",
-        ];
+        const args = scriptedRunArgs(server.baseUrl, "go", false);
         const run = await runArtifact(file, args, ws.dir, env);
         equal(run.code, 0, run.stderr);
         const [read, bash, edit] = toolResults(server.requests);

@@ -27,6 +27,25 @@ export function declaredFlags(
   return new TextDecoder().decode(out.stdout).trim().split("\n");
 }
 
+/**
+ * The command line most CLI tests run: `tern run` against the scripted model server at
+ * `baseUrl` with review off (`--mode bypass`; the sandbox still applies), JSON output unless
+ * `json` is false, and `task`.
+ */
+export function scriptedRunArgs(baseUrl: string, task: string, json = true): string[] {
+  return [
+    "run",
+    "--base-url",
+    baseUrl,
+    "-m",
+    "scripted",
+    "--mode",
+    "bypass",
+    ...(json ? ["-o", "json"] : []),
+    task,
+  ];
+}
+
 export interface TernRun {
   code: number;
   stdout: string;
