@@ -392,11 +392,12 @@ export class AgentSession {
 
   /** The subagent host and what it adds to every turn (loaded only when asked for). */
   async #subagentExtension(): Promise<TurnExtension> {
-    const [{ SubagentHost }, { subagentTools }, { checkChildModel }] = await Promise.all([
-      import("./subagents/host.ts"),
-      import("./subagents/tool_specs.ts"),
-      import("./subagents/models.ts"),
-    ]);
+    const [{ SubagentHost }, { preloadSubagentTools, subagentTools }, { checkChildModel }] =
+      await Promise.all([
+        import("./subagents/host.ts"),
+        import("./subagents/tool_specs.ts"),
+        import("./subagents/models.ts"),
+      ]);
     const host = new SubagentHost({
       settings: () => {
         const config = this.#config;
@@ -414,6 +415,7 @@ export class AgentSession {
           maxSubagents: config.maxSubagents,
           subagentTimeoutMs: config.subagentTimeoutMs,
           subagentEscalationTimeoutMs: config.subagentEscalationTimeoutMs,
+          prestart: config.subagentPrestart,
         };
       },
       session: () => this.#session,
@@ -429,6 +431,12 @@ export class AgentSession {
       tag: (message) => host.tag(message),
       afterTurn: () => host.afterTurn(),
       steered: () => host.wake(),
+      answering: () => {
+        if (!this.#config.subagentPrestart) return;
+        // An idle child starts, and the spawn's own code loads (it waits for nothing then).
+        host.answering();
+        preloadSubagentTools();
+      },
     };
   }
 }

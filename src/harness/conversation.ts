@@ -98,6 +98,8 @@ export interface TurnExtension {
   afterTurn(): void;
   /** The person sent a message while the turn runs (it is queued as steering). */
   steered?(): void;
+  /** The model started answering a turn (its request went out). */
+  answering?(): void;
 }
 
 /** The MCP servers' tools as a conversation uses them; `McpManager` provides it. */
@@ -519,7 +521,10 @@ export class Conversation {
         thinking: config.thinking,
         cacheKey: `tern-${session.id}`,
         onMessage: record,
-        onAnswering: () => this.preload(),
+        onAnswering: () => {
+          this.preload();
+          extension?.answering?.();
+        },
         prepare: compactionHook(session, {
           provider,
           model: config.model,
