@@ -69,7 +69,7 @@ async function idleChildReady(parent: number): Promise<number> {
 }
 
 /**
- * One parent run that reads a file first (its model answering starts the idle child), then
+ * One parent run that lists files first (that tool call starts the idle child), then
  * spawns `children` children that hang; returns the timings, memory and idle CPU.
  */
 async function run(children: number, prestart: boolean) {
@@ -197,7 +197,7 @@ parent against the scripted server on 127.0.0.1; both ends timed by the server's
 ## spawn_agent → the child's first model request
 
 From the server sending the reply that calls \`spawn_agent\` to the child's first request
-arriving. The parent's first reply calls \`glob\` (its model answering starts the idle child);
+arriving. The parent's first reply calls \`glob\` (the first tool call starts the idle child);
 the second, the spawn, is held until the idle child is done loading (its CPU time still for
 200 ms), as in a session a while in. ${RUNS} runs each, interleaved with the empty \`deno run\`
 (the floor of any process start on this machine, which varies 2-4x with its load; the ratio is

@@ -431,10 +431,10 @@ export class AgentSession {
       tag: (message) => host.tag(message),
       afterTurn: () => host.afterTurn(),
       steered: () => host.wake(),
-      answering: () => {
+      toolUse: () => {
         if (!this.#config.subagentPrestart) return;
         // An idle child starts, and the spawn's own code loads (it waits for nothing then).
-        host.answering();
+        host.toolUse();
         preloadSubagentTools();
       },
     };

@@ -124,7 +124,7 @@ Deno.test("spawn_agent() hands its task to the idle child started ahead, with th
       seen.grandchildren.push(...ternChildren(idlePid).map((child) => child.pid));
       return;
     }
-    // The spawn waits for the idle child (started when the parent's model first answered).
+    // The spawn waits for the idle child (started at the parent's first tool call).
     if (isTool(request) && !allText(request).includes("Started subagent")) {
       idlePid = await idleChild(parentPid);
     }
@@ -166,7 +166,10 @@ Deno.test("an idle child started before /profile narrowed the grants runs with t
   const script: Script = (request) => {
     if (isChild(request)) return { text: "child done" };
     const text = allText(request);
-    if (!text.includes("second")) return { text: "first answer" };
+    if (!text.includes("second")) {
+      // A turn that uses a tool: the idle child starts at the first tool call.
+      return isTool(request) ? { text: "first answer" } : call("glob", { pattern: "*" }, "g1");
+    }
     if (!text.includes("Started subagent")) {
       return call("spawn_agent", { task_name: "look", message: "CHILD look" }, "s1");
     }
@@ -201,7 +204,9 @@ Deno.test("an idle child started before /profile narrowed the grants runs with t
 
 for (const how of ["exit", "SIGHUP", "SIGKILL"] as const) {
   Deno.test(`the idle child ends with its parent (${how})`, async () => {
-    const context = await setUp(() => ({ text: "an answer" }), () => Promise.resolve());
+    const script: Script = (request) =>
+      isTool(request) ? { text: "an answer" } : call("glob", { pattern: "*" }, "g1");
+    const context = await setUp(script, () => Promise.resolve());
     try {
       const parent = startTern([], context.ws.dir, context.env);
       const stdin = parent.stdin.getWriter();

@@ -99,6 +99,8 @@ export class SubagentHost {
   #idle: StartedChild | undefined;
   /** An idle child being started (its module is loading). */
   #prestarting: Promise<void> | undefined;
+  /** Children given their request that have not started their run: the next idle one waits. */
+  #handedOver = 0;
 
   constructor(options: SubagentHostOptions) {
     this.#options = options;
@@ -214,15 +216,26 @@ export class SubagentHost {
     const idle = this.#takeIdle(
       settings.prestart ? childKey({ cwd: settings.workspace, baseUrl: settings.baseUrl }) : "",
     );
+    let starting = true;
+    const started = () => {
+      if (!starting) return;
+      starting = false;
+      this.#handedOver--;
+      this.#prestart();
+    };
     const child = new ChildProcess({
       request,
       baseUrl: settings.baseUrl,
       timeoutMs: settings.subagentTimeoutMs,
       escalate: (review, signal) => this.#escalate(spawn, review, signal),
-      onEnd: (outcome) => this.#finish(mailbox, spawn, outcome),
+      onEnd: (outcome) => {
+        started();
+        this.#finish(mailbox, spawn, outcome);
+      },
       // The next idle child starts once this one runs, not beside its start.
-      onStarted: () => this.#prestart(),
+      onStarted: started,
     }, idle);
+    this.#handedOver++;
     phaseMark("spawn_sent", { prestarted: idle === undefined ? 0 : 1 });
     this.#running.set(spawn.runId, { spawn, child });
     return spawn;
@@ -316,10 +329,11 @@ export class SubagentHost {
   }
 
   /**
-   * The parent's model started answering (its request went out): the idle child starts now,
-   * when none is there, never on the way of the parent's own request.
+   * The parent's model called a tool (its request went out; it works on something a spawn may
+   * follow): the idle child starts now when none is there. A one-answer turn starts none, and
+   * the parent's own start and first request never wait for one.
    */
-  answering(): void {
+  toolUse(): void {
     this.#prestart();
   }
 
@@ -335,7 +349,7 @@ export class SubagentHost {
 
   /** Starts the idle child when the setting asks for one and none is there (or it ended). */
   #prestart(): void {
-    if (this.#closed || this.#prestarting !== undefined) return;
+    if (this.#closed || this.#prestarting !== undefined || this.#handedOver > 0) return;
     if (this.#idle !== undefined && !this.#idle.exited) return;
     if (!this.#options.settings().prestart) return;
     this.#prestarting = import("./child_process.ts").then(({ StartedChild }) => {
