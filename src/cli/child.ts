@@ -109,6 +109,8 @@ async function runRequest(
       person: parent.asker(),
       warn: (text) => logError(`warning: ${text}`),
       memory: false,
+      // Its tools are built-ins only (spawn_agent names no MCP tool): no server starts for it.
+      mcp: false,
       allowedTools: new Set([...CHILD_BASE_TOOLS, ...request.tools.allow]),
     });
   } catch (error) {
@@ -177,7 +179,6 @@ async function warmUp(): Promise<void> {
   await Promise.all([
     import("../harness/models.ts"),
     import("../harness/conversation.ts"),
-    import("../harness/mcp_setup.ts"),
     import("../llm/setup.ts"),
     import("../llm/openai_chat.ts"),
     import("../llm/openai_responses.ts"),
@@ -190,7 +191,6 @@ async function warmUp(): Promise<void> {
     import("../sandbox/rules.ts"),
     import("../sandbox/prewarm.ts"),
     import("../harness/agent_sandbox.ts"),
-    import("../mcp/config.ts"),
     import("../config/workspace_file.ts"),
     import("../config/jsonc_file.ts"),
   ]).catch(() => {});

@@ -79,6 +79,11 @@ export interface AgentSessionOptions {
   subagents?: boolean;
   /** The only tools the model gets (a subagent's); absent, every tool. */
   allowedTools?: ReadonlySet<string>;
+  /**
+   * `false`: no MCP server is read or started (a subagent, whose tools never include theirs).
+   * Default: the configured servers start.
+   */
+  mcp?: boolean;
 }
 
 /** What `configure()` may change between turns. */
@@ -190,6 +195,7 @@ export class AgentSession {
    * @throws {ConfigError} for a bad MCP config (the conversation goes on without servers).
    */
   mcp(): Promise<OpenedMcp> {
+    if (this.#options.mcp === false) return Promise.resolve({ servers: [] });
     this.#mcpOpening ??= startMcp(this.#options, this.#config.ternHome, () => this.#closed);
     return this.#mcpOpening;
   }
@@ -488,7 +494,7 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   const now = (options.connect ?? "now") === "now";
   let closed = false;
   // Connecting now: the MCP servers start at once, in parallel with the session and models.
-  const mcp = now ? startMcp(options, ternHome, () => closed) : undefined;
+  const mcp = now && options.mcp !== false ? startMcp(options, ternHome, () => closed) : undefined;
   mcp?.catch(() => {});
   let session: Session | undefined;
   let agent: AgentSession | undefined;
