@@ -354,7 +354,8 @@ export class SubagentHost {
     if (!this.#options.settings().prestart) return;
     this.#prestarting = import("./child_process.ts").then(({ StartedChild }) => {
       const settings = this.#options.settings();
-      if (this.#closed || !settings.prestart) return;
+      // A spawn meanwhile: its child starts first (it calls again once its run started).
+      if (this.#closed || !settings.prestart || this.#handedOver > 0) return;
       const idle = new StartedChild({ cwd: settings.workspace, baseUrl: settings.baseUrl }, true);
       // Waited for by nobody: the parent ends without it, and it ends at its stdin's end.
       idle.process.unref();
