@@ -1,7 +1,10 @@
 /**
- * Subagents (issue 24): the time from `spawn_agent` to the child's first model request, and the
- * memory of an idle child (one waiting on its model). A real `tern run` parent against a scripted
- * server on 127.0.0.1; the server's clock times both ends. Writes bench/results/subagents.md.
+ * Subagents (issue 24): the time from `spawn_agent` to the child's first model request, with
+ * the pre-started idle child (`subagentPrestart`, the default) and without it (a child started
+ * by the spawn), beside an empty `deno run` measured in the same run (the floor: absolute times
+ * vary 2-4x with the machine's load); the memory and CPU of an idle child. A real `tern run`
+ * parent against a scripted server on 127.0.0.1; the server's clock times both ends. Writes
+ * bench/results/subagents.md.
  *
  * Run: deno run -A bench/subagent_bench.ts [runs]
  */
@@ -10,7 +13,7 @@ import type { ScriptedReply } from "../src/llm/scripted.ts";
 import type { ModelRequest } from "../src/llm/types.ts";
 import { startScriptedServer } from "../tests/support/scripted_server.ts";
 import { ROOT, tempWorkspace } from "../tests/support/tern_process.ts";
-import { stats } from "./_stats.ts";
+import { type Stats, stats } from "./_stats.ts";
 
 const RUNS = Number(Deno.args[0] ?? 7);
 const IDLE_CHILDREN = 3;
@@ -19,16 +22,70 @@ const firstUser = (request: ModelRequest) =>
   String(request.messages.find((m) => m.role === "user")?.content ?? "");
 const isChild = (request: ModelRequest) => firstUser(request).startsWith("CHILD");
 
-/** One parent run spawning `children` children that hang; returns the timings and memory. */
-async function run(children: number) {
+/** The pids of the processes whose parent is `pid` (any of its threads). */
+function childrenOf(pid: number): number[] {
+  const pids: number[] = [];
+  try {
+    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+      const text = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/children`);
+      pids.push(...text.trim().split(/\s+/).filter(Boolean).map(Number));
+    }
+  } catch {
+    // Gone, or a thread gone meanwhile: what was read counts.
+  }
+  return pids;
+}
+
+/** CPU ticks (user + system) `pid` used so far. */
+function cpuTicks(pid: number): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Resolves once `parent` has an idle child that is done loading: its CPU time unchanged over
+ * 200 ms. Returns its CPU ticks over one more second of idling.
+ */
+async function idleChildReady(parent: number): Promise<number> {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  for (;;) {
+    const [pid] = childrenOf(parent);
+    if (pid !== undefined) {
+      try {
+        const before = cpuTicks(pid);
+        await pause(200);
+        if (cpuTicks(pid) === before) {
+          await pause(1000);
+          return cpuTicks(pid) - before;
+        }
+      } catch {
+        // Gone meanwhile: look again.
+      }
+    } else {
+      await pause(20);
+    }
+  }
+}
+
+/**
+ * One parent run that lists files first (that tool call starts the idle child), then
+ * spawns `children` children that hang; returns the timings, memory and idle CPU.
+ */
+async function run(children: number, prestart: boolean) {
   const times: number[] = [];
   let spawnReplyAt = 0;
+  let parentPid = 0;
+  let idleTicks = -1;
   const idle = Promise.withResolvers<void>();
   let childRequests = 0;
   const release = Promise.withResolvers<void>();
   const script = (request: ModelRequest): ScriptedReply => {
     if (isChild(request)) return { text: "done" };
     const text = request.messages.map((m) => m.content).join("\n");
+    if (!request.messages.some((m) => m.role === "tool")) {
+      return { toolCalls: [{ id: "g", name: "glob", arguments: '{"pattern":"*"}' }] };
+    }
     if (!text.includes("Started subagent")) {
       spawnReplyAt = performance.now();
       return {
@@ -51,11 +108,23 @@ async function run(children: number) {
       times.push(performance.now() - spawnReplyAt);
       if (++childRequests === children) idle.resolve();
     },
-    // Children wait on their model until measured: idle children.
-    beforeReply: (request) => isChild(request) ? release.promise : Promise.resolve(),
+    beforeReply: async (request) => {
+      // Children wait on their model until measured: idle children.
+      if (isChild(request)) return await release.promise;
+      // The spawn waits for the idle child to be ready (as in a session a while in).
+      const afterGlob = request.messages.some((m) => m.role === "tool") &&
+        !request.messages.some((m) => String(m.content).includes("Started subagent"));
+      if (prestart && afterGlob) idleTicks = await idleChildReady(parentPid);
+    },
   });
   const ws = await tempWorkspace();
-  const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "k", TERN_MAX_SUBAGENTS: "16" };
+  const env = {
+    TERN_HOME: ws.home,
+    HOME: ws.home,
+    TERN_API_KEY: "k",
+    TERN_MAX_SUBAGENTS: "16",
+    TERN_SUBAGENT_PRESTART: prestart ? "1" : "0",
+  };
   const parent = new Deno.Command(join(ROOT, "bin", "tern"), {
     args: ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
     cwd: ws.dir,
@@ -63,13 +132,14 @@ async function run(children: number) {
     stdout: "null",
     stderr: "null",
   }).spawn();
+  parentPid = parent.pid;
   await idle.promise;
   const memory = childMemory(server.baseUrl);
   release.resolve();
   await parent.status;
   await server.close();
   await ws.cleanup();
-  return { times, memory };
+  return { times, memory, idleTicks };
 }
 
 /** RSS and PSS (MB) of each `tern child` process of the server at `baseUrl`. */
@@ -84,41 +154,73 @@ function childMemory(baseUrl: string): Array<{ rss: number; pss: number }> {
   });
 }
 
-const single: number[] = [];
-for (let i = 0; i < RUNS; i++) single.push(...(await run(1)).times);
-const many = await run(IDLE_CHILDREN);
-const latency = stats(single);
+/** One empty `deno run` (the floor of any process start here), in milliseconds. */
+async function emptyRun(script: string): Promise<number> {
+  const start = performance.now();
+  await new Deno.Command(Deno.execPath(), { args: ["run", "--quiet", script] }).output();
+  return performance.now() - start;
+}
+
+const empty = await Deno.makeTempFile({ suffix: ".ts" });
+const floor: number[] = [];
+const warm: number[] = [];
+const cold: number[] = [];
+const ticks: number[] = [];
+// Interleaved, so that both see the same load.
+for (let i = 0; i < RUNS; i++) {
+  floor.push(await emptyRun(empty));
+  const prestarted = await run(1, true);
+  warm.push(...prestarted.times);
+  ticks.push(prestarted.idleTicks);
+  cold.push(...(await run(1, false)).times);
+}
+await Deno.remove(empty);
+const many = await run(IDLE_CHILDREN, true);
+const [floorStats, warmStats, coldStats] = [stats(floor), stats(warm), stats(cold)];
 const mb = (n: number) => n.toFixed(1);
 const rss = many.memory.map((m) => m.rss);
 const pss = many.memory.map((m) => m.pss);
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const ratio = (s: Stats) => (s.median / floorStats.median).toFixed(2);
+const row = (name: string, s: Stats, target: string) =>
+  `| ${name} | ${s.median} ms | ${s.p90} ms | ${s.min} ms | ${ratio(s)} | ${target} |`;
+const load = Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 const report = `# Subagents: spawn latency and idle memory
 
 Measured by \`deno run -A bench/subagent_bench.ts ${RUNS}\` on ${
   new Date().toISOString().slice(0, 10)
 }
 (${Deno.build.os} ${Deno.build.arch}, Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores,
-shared with other work). A real \`bin/tern run --mode bypass\` parent against the scripted server
-on 127.0.0.1; both ends timed by the server's clock.
+shared with other work; load average at the end ${load}). A real \`bin/tern run --mode bypass\`
+parent against the scripted server on 127.0.0.1; both ends timed by the server's clock.
 
 ## spawn_agent → the child's first model request
 
 From the server sending the reply that calls \`spawn_agent\` to the child's first request
-arriving: the parent parses the reply and runs the tool (spawn record written, \`bin/tern child\`
-started), the launcher computes the Deno flags, Deno starts, the child opens its session and
-connects (\`openAgentSession\`), and sends its request. ${RUNS} runs, one child each.
+arriving. The parent's first reply calls \`glob\` (the first tool call starts the idle child);
+the second, the spawn, is held until the idle child is done loading (its CPU time still for
+200 ms), as in a session a while in. ${RUNS} runs each, interleaved with the empty \`deno run\`
+(the floor of any process start on this machine, which varies 2-4x with its load; the ratio is
+what compares between runs).
 
-| median | p90 | min | target |
-|---|---|---|---|
-| ${latency.median} ms | ${latency.p90} ms | ${latency.min} ms | ≤ 150 ms |
+| | median | p90 | min | median / floor | target |
+|---|---|---|---|---|---|
+${row("pre-started child (default)", warmStats, "≤ 150 ms")}
+${row("child started by the spawn (\`subagentPrestart\` off)", coldStats, "")}
+${row("empty \`deno run\` (floor)", floorStats, "")}
 
-With ${IDLE_CHILDREN} spawned in one reply (concurrently), each child's request arrived after:
-${many.times.map((t) => `${t.toFixed(0)} ms`).join(", ")}.
+With ${IDLE_CHILDREN} spawned in one reply (concurrently; one pre-started, the others started
+then), each child's request arrived after: ${
+  many.times.map((t) => `${t.toFixed(0)} ms`).join(", ")
+}.
 
-## Memory of an idle child
+## The idle child
 
-${IDLE_CHILDREN} children waiting on their model request (no tool used yet: no sandbox, no tool
-worker), from /proc/<pid>/smaps_rollup:
+CPU of the idle child over one second of waiting (after it loaded), in clock ticks of
+${"1/100"} s, per run: ${ticks.join(", ")}.
+
+${IDLE_CHILDREN} children waiting on their model request plus the next idle child (no tool used
+yet: no sandbox, no tool worker), from /proc/<pid>/smaps_rollup:
 
 | per child | RSS | PSS (shared pages split) |
 |---|---|---|

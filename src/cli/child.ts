@@ -21,6 +21,8 @@ import {
   parseLine,
 } from "../harness/subagents/protocol.ts";
 import { resolveWorkspace } from "./process_env.ts";
+import { phaseMark } from "../core/phase_marks.ts";
+import { readEnv } from "../harness/env.ts";
 
 const encoder = new TextEncoder();
 
@@ -30,12 +32,19 @@ const encoder = new TextEncoder();
  */
 export async function runChild(): Promise<number> {
   keepStdoutForProtocol();
+  phaseMark("child_ready");
+  // A pre-started child (the parent's idle one) loads what its run needs while it waits.
+  const idle = readEnv("TERN_CHILD_IDLE") === "1";
+  const warm = idle ? warmUp() : undefined;
   const input = lines(Deno.stdin.readable)[Symbol.asyncIterator]();
   const first = await input.next();
   if (first.done) {
+    // An idle child whose parent ended (or went) without a task for it: nothing to say.
+    if (idle) return 0;
     logError("no request on stdin");
     return 2;
   }
+  await warm;
   let request: ChildRequest;
   try {
     request = parseLine(childRequestSchema, first.value, "the child request");
@@ -43,6 +52,7 @@ export async function runChild(): Promise<number> {
     logError(error instanceof Error ? error.message : String(error));
     return 2;
   }
+  phaseMark("child_request");
   const parent = new ParentLink(request, input);
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -99,12 +109,15 @@ async function runRequest(
       person: parent.asker(),
       warn: (text) => logError(`warning: ${text}`),
       memory: false,
+      // Its tools are built-ins only (spawn_agent names no MCP tool): no server starts for it.
+      mcp: false,
       allowedTools: new Set([...CHILD_BASE_TOOLS, ...request.tools.allow]),
     });
   } catch (error) {
     parent.send(fail(error instanceof Error ? error.message : String(error)));
     return 1;
   }
+  phaseMark("child_session");
   try {
     const session = agent.session;
     // The parent's session-wide approvals and grants: the child holds no more than these.
@@ -132,6 +145,66 @@ async function runRequest(
     parent.close();
     await agent.close();
   }
+}
+
+/** A request of the usual shape, parsed once by an idle child (never run). */
+const WARM_REQUEST = {
+  type: "request",
+  version: CHILD_PROTOCOL_VERSION,
+  taskName: "warm",
+  agentId: "agent-00000000",
+  childSessionId: "00000000-0000-4000-8000-000000000000",
+  runId: "run-0000000000000000",
+  parentSession: { id: "00000000-0000-4000-8000-000000000000", path: "/warm.jsonl" },
+  prompt: "warm",
+  cwd: "/",
+  tools: { allow: ["read"] },
+  permissions: {
+    profile: ":read-only",
+    noSandbox: false,
+    parentMode: "ask",
+    changes: [{ kind: "approval", key: "warm" }],
+    escalationTimeoutMs: 1,
+  },
+  model: { model: "warm", thinking: "off", maxRounds: 1 },
+};
+
+/**
+ * Loads the modules a run imports lazily (the models, the providers, the conversation), so
+ * that a pre-started child has them when its request comes. Holds no setting and no grant:
+ * those come with the request. Never throws (a module that fails to load fails the run
+ * later, where its error is reported).
+ */
+async function warmUp(): Promise<void> {
+  await Promise.all([
+    import("../harness/models.ts"),
+    import("../harness/conversation.ts"),
+    import("../llm/setup.ts"),
+    import("../llm/openai_chat.ts"),
+    import("../llm/openai_responses.ts"),
+    import("../llm/anthropic.ts"),
+    import("../harness/rewind/turn_checkpoints.ts"),
+    import("../harness/resource_prompt.ts"),
+    import("../memory/resources.ts"),
+    import("../agent/request_permissions.ts"),
+    import("../sandbox/hooks/load.ts"),
+    import("../sandbox/rules.ts"),
+    import("../sandbox/prewarm.ts"),
+    import("../harness/agent_sandbox.ts"),
+    import("../config/workspace_file.ts"),
+    import("../config/jsonc_file.ts"),
+  ]).catch(() => {});
+  // Deno loads fetch's code at its first use, and zod compiles a schema at its first parse:
+  // both done once here, with a request that goes nowhere.
+  void new Request("http://127.0.0.1/v1", { method: "POST", body: "{}" }).text().catch(() => {});
+  childRequestSchema.safeParse(WARM_REQUEST);
+  parentLineSchema.safeParse({
+    type: "escalation_answer",
+    version: 1,
+    escalationId: "e",
+    answer: "deny",
+  });
+  phaseMark("child_warm");
 }
 
 /** The settings the request carries, as command-line flags (above every config file). */

@@ -387,6 +387,17 @@ export const SETTINGS = {
     expect: MS,
     project: true,
   },
+  /**
+   * Keep one idle `tern child` started ahead (after the session's first model request), so that
+   * spawn_agent hands its task to a process that has loaded already.
+   */
+  subagentPrestart: {
+    rule: { kind: "boolean" },
+    default: true,
+    env: ["TERN_SUBAGENT_PRESTART"],
+    expect: "true or false (in the environment: 1, 0, true, false, yes or no)",
+    project: true,
+  },
   /** Custom sandbox profiles by name (the person's config files only). */
   profiles: {
     rule: structured<Record<string, CustomProfile>>(),

@@ -79,6 +79,11 @@ export interface AgentSessionOptions {
   subagents?: boolean;
   /** The only tools the model gets (a subagent's); absent, every tool. */
   allowedTools?: ReadonlySet<string>;
+  /**
+   * `false`: no MCP server is read or started (a subagent, whose tools never include theirs).
+   * Default: the configured servers start.
+   */
+  mcp?: boolean;
 }
 
 /** What `configure()` may change between turns. */
@@ -190,6 +195,7 @@ export class AgentSession {
    * @throws {ConfigError} for a bad MCP config (the conversation goes on without servers).
    */
   mcp(): Promise<OpenedMcp> {
+    if (this.#options.mcp === false) return Promise.resolve({ servers: [] });
     this.#mcpOpening ??= startMcp(this.#options, this.#config.ternHome, () => this.#closed);
     return this.#mcpOpening;
   }
@@ -392,11 +398,12 @@ export class AgentSession {
 
   /** The subagent host and what it adds to every turn (loaded only when asked for). */
   async #subagentExtension(): Promise<TurnExtension> {
-    const [{ SubagentHost }, { subagentTools }, { checkChildModel }] = await Promise.all([
-      import("./subagents/host.ts"),
-      import("./subagents/tool_specs.ts"),
-      import("./subagents/models.ts"),
-    ]);
+    const [{ SubagentHost }, { preloadSubagentTools, subagentTools }, { checkChildModel }] =
+      await Promise.all([
+        import("./subagents/host.ts"),
+        import("./subagents/tool_specs.ts"),
+        import("./subagents/models.ts"),
+      ]);
     const host = new SubagentHost({
       settings: () => {
         const config = this.#config;
@@ -414,6 +421,7 @@ export class AgentSession {
           maxSubagents: config.maxSubagents,
           subagentTimeoutMs: config.subagentTimeoutMs,
           subagentEscalationTimeoutMs: config.subagentEscalationTimeoutMs,
+          prestart: config.subagentPrestart,
         };
       },
       session: () => this.#session,
@@ -429,6 +437,12 @@ export class AgentSession {
       tag: (message) => host.tag(message),
       afterTurn: () => host.afterTurn(),
       steered: () => host.wake(),
+      toolUse: () => {
+        if (!this.#config.subagentPrestart) return;
+        // An idle child starts, and the spawn's own code loads (it waits for nothing then).
+        host.toolUse();
+        preloadSubagentTools();
+      },
     };
   }
 }
@@ -480,7 +494,7 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   const now = (options.connect ?? "now") === "now";
   let closed = false;
   // Connecting now: the MCP servers start at once, in parallel with the session and models.
-  const mcp = now ? startMcp(options, ternHome, () => closed) : undefined;
+  const mcp = now && options.mcp !== false ? startMcp(options, ternHome, () => closed) : undefined;
   mcp?.catch(() => {});
   let session: Session | undefined;
   let agent: AgentSession | undefined;

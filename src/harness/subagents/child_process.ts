@@ -29,6 +29,8 @@ export interface ChildProcessOptions {
   escalate: AskPerson;
   /** Called once with the run's outcome. */
   onEnd: (outcome: ChildOutcome) => void;
+  /** Called at the child's first line (its run started: its first request is on its way). */
+  onStarted?: () => void;
 }
 
 /** How a run ended: the child's final record, or what the parent saw instead. */
@@ -40,35 +42,100 @@ export type ChildOutcome =
 const STOP_GRACE_MS = 3000;
 const encoder = new TextEncoder();
 
+/**
+ * A `tern child` process started without its request yet: a child about to be given one, or
+ * the idle one a session keeps ready (`idle`: it loads its modules and waits on stdin, holding
+ * no setting and no grant until its request comes). Its stderr is read from the start.
+ */
+export class StartedChild {
+  readonly process: Deno.ChildProcess;
+  readonly stdin: WritableStreamDefaultWriter<Uint8Array>;
+  /** What the process was started for (launcher, workspace, model host): see `childKey()`. */
+  readonly key: string;
+  /** Stderr's last few kilobytes, for the error when the child fails. */
+  stderrTail = "";
+  readonly stderrRead: Promise<void>;
+  #exited = false;
+
+  constructor(where: ChildPlace, idle: boolean) {
+    this.key = childKey(where);
+    // bin/tern from the tree; the same file or executable when tern is packaged.
+    const tern = ternCommand(ternLauncher);
+    const args = [...tern.args, "child", ...(where.baseUrl ? ["--base-url", where.baseUrl] : [])];
+    this.process = new Deno.Command(tern.command, {
+      args,
+      cwd: where.cwd,
+      env: { TERN_DENO_BIN: Deno.execPath(), TERN_CHILD_IDLE: idle ? "1" : "0" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.process.status.then(() => this.#exited = true, () => this.#exited = true);
+    this.stdin = this.process.stdin.getWriter();
+    this.stderrRead = this.#readStderr();
+  }
+
+  /** Whether the process ended (an idle child that ended is no use). */
+  get exited(): boolean {
+    return this.#exited;
+  }
+
+  /** Kills the process (an idle child holds nothing worth a graceful stop). */
+  kill(): void {
+    this.stdin.close().catch(() => {});
+    try {
+      this.process.kill("SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+
+  async #readStderr(): Promise<void> {
+    const decoder = new TextDecoder();
+    for await (const chunk of this.process.stderr) {
+      this.stderrTail = (this.stderrTail + decoder.decode(chunk, { stream: true })).slice(-4096);
+    }
+  }
+}
+
+/** Where a child runs: its workspace and the model host its launcher grants. */
+export interface ChildPlace {
+  cwd: string;
+  baseUrl?: string;
+}
+
+/**
+ * What makes two children's processes the same: the launcher (hence the Deno permissions it
+ * computes), the workspace (its config names hosts) and the explicit model host.
+ */
+export function childKey(where: ChildPlace): string {
+  const tern = ternCommand(ternLauncher);
+  return JSON.stringify([tern.command, tern.args, where.cwd, where.baseUrl ?? null]);
+}
+
 /** A running child. */
 export class ChildProcess {
+  readonly #started: StartedChild;
   readonly #process: Deno.ChildProcess;
   readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
   readonly #options: ChildProcessOptions;
   #timedOut = false;
   #stopping: ReturnType<typeof setTimeout> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  /** Stderr's last few kilobytes, for the error when the child fails. */
-  #stderrTail = "";
   readonly done: Promise<void>;
 
-  constructor(options: ChildProcessOptions) {
+  /**
+   * Gives `options.request` to `started` (a pre-started child of the same `childKey()`), or to
+   * a child started now.
+   */
+  constructor(options: ChildProcessOptions, started?: StartedChild) {
     this.#options = options;
-    const tern = ternCommand(ternLauncher);
-    const args = [
-      ...tern.args,
-      "child",
-      ...(options.baseUrl ? ["--base-url", options.baseUrl] : []),
-    ];
-    this.#process = new Deno.Command(tern.command, {
-      args,
-      cwd: options.request.cwd,
-      env: { TERN_DENO_BIN: Deno.execPath() },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#stdin = this.#process.stdin.getWriter();
+    this.#started = started ??
+      new StartedChild({ cwd: options.request.cwd, baseUrl: options.baseUrl }, false);
+    this.#process = this.#started.process;
+    // An idle child was let go of (the parent could end without it); a running one is waited for.
+    this.#process.ref();
+    this.#stdin = this.#started.stdin;
     this.#send(options.request);
     this.#timer = setTimeout(() => {
       this.#timedOut = true;
@@ -101,11 +168,16 @@ export class ChildProcess {
   async #run(): Promise<void> {
     let final: ChildFinal | undefined;
     let error: string | undefined;
-    const stderr = this.#readStderr();
+    let started = false;
+    const stderr = this.#started.stderrRead;
     try {
       for await (const line of lines(this.#process.stdout)) {
         if (line.trim() === "") continue;
         const parsed = parseLine(childLineSchema, line, "the child's line");
+        if (!started) {
+          started = true;
+          this.#options.onStarted?.();
+        }
         if (parsed.type === "final") {
           final = parsed;
           await this.#stdin.close().catch(() => {});
@@ -131,7 +203,7 @@ export class ChildProcess {
       (final !== undefined
         ? "the final record names another run"
         : `the child exited (${status.signal ?? `code ${status.code}`}) without a final record`);
-    const tail = this.#stderrTail.trim().split("\n").slice(-3).join(" | ");
+    const tail = this.#started.stderrTail.trim().split("\n").slice(-3).join(" | ");
     this.#options.onEnd({
       kind: "lost",
       status: this.#timedOut ? "timed_out" : "failed",
@@ -179,13 +251,6 @@ export class ChildProcess {
       // Gone.
     }
   }
-
-  async #readStderr(): Promise<void> {
-    const decoder = new TextDecoder();
-    for await (const chunk of this.#process.stderr) {
-      this.#stderrTail = (this.#stderrTail + decoder.decode(chunk, { stream: true })).slice(-4096);
-    }
-  }
 }
 
 function sameRun(final: ChildFinal, request: ChildRequest): boolean {
@@ -224,6 +289,13 @@ export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator
  * @throws {Error} when there is none.
  */
 export function ternLauncher(): string {
+  launcher ??= findLauncher();
+  return launcher;
+}
+
+let launcher: string | undefined;
+
+function findLauncher(): string {
   let folder = dirname(new URL(Deno.mainModule).pathname);
   for (let i = 0; i < 4; i++) {
     const candidate = join(folder, "bin", "tern");

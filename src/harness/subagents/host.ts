@@ -6,9 +6,10 @@
  */
 import type { Message } from "../../core/messages.ts";
 import { uniqueHexId } from "../../core/ids.ts";
+import { phaseMark } from "../../core/phase_marks.ts";
 import type { AskPerson, PersonReply, ReviewRequest } from "../../sandbox/review.ts";
 import type { Session } from "../../session/session.ts";
-import type { ChildOutcome, ChildProcess } from "./child_process.ts";
+import type { ChildOutcome, ChildProcess, StartedChild } from "./child_process.ts";
 import { type Completion, completionText, Mailbox, type SpawnRecord } from "./mailbox.ts";
 import type { ChildRequest } from "./protocol.ts";
 import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION } from "./constants.ts";
@@ -33,6 +34,8 @@ export interface ParentSettings {
   subagentTimeoutMs: number;
   /** Longest a child waits for the answer to an escalated call, in milliseconds. */
   subagentEscalationTimeoutMs: number;
+  /** Keep one idle child started ahead, for the next spawn (`subagentPrestart`). */
+  prestart: boolean;
 }
 
 export interface SubagentHostOptions {
@@ -89,6 +92,15 @@ export class SubagentHost {
   /** Spawns past the limit check and not yet running (their checks are awaited). */
   #starting = 0;
   #closed = false;
+  /**
+   * The idle child started ahead (at most one): modules loaded, waiting on stdin for a request;
+   * it holds no setting and no grant until `spawn()` hands it its request.
+   */
+  #idle: StartedChild | undefined;
+  /** An idle child being started (its module is loading). */
+  #prestarting: Promise<void> | undefined;
+  /** Children given their request that have not started their run: the next idle one waits. */
+  #handedOver = 0;
 
   constructor(options: SubagentHostOptions) {
     this.#options = options;
@@ -136,6 +148,7 @@ export class SubagentHost {
    * @throws {Error} at the concurrency limit or for a model that cannot be used.
    */
   async spawn(args: SpawnArgs): Promise<SpawnRecord> {
+    phaseMark("spawn");
     const settings = this.#options.settings();
     if (this.#running.size + this.#starting >= settings.maxSubagents) {
       throw new Error(
@@ -197,16 +210,33 @@ export class SubagentHost {
       },
     };
     // The process side (and the protocol's schemas) load with the first spawn.
-    const { ChildProcess } = await import("./child_process.ts");
+    const { ChildProcess, childKey } = await import("./child_process.ts");
     // Recorded first: a crash after this line finds the run and recovers its outcome.
     mailbox.recordSpawn(spawn);
+    const idle = this.#takeIdle(
+      settings.prestart ? childKey({ cwd: settings.workspace, baseUrl: settings.baseUrl }) : "",
+    );
+    let starting = true;
+    const started = () => {
+      if (!starting) return;
+      starting = false;
+      this.#handedOver--;
+      this.#prestart();
+    };
     const child = new ChildProcess({
       request,
       baseUrl: settings.baseUrl,
       timeoutMs: settings.subagentTimeoutMs,
       escalate: (review, signal) => this.#escalate(spawn, review, signal),
-      onEnd: (outcome) => this.#finish(mailbox, spawn, outcome),
-    });
+      onEnd: (outcome) => {
+        started();
+        this.#finish(mailbox, spawn, outcome);
+      },
+      // The next idle child starts once this one runs, not beside its start.
+      onStarted: started,
+    }, idle);
+    this.#handedOver++;
+    phaseMark("spawn_sent", { prestarted: idle === undefined ? 0 : 1 });
     this.#running.set(spawn.runId, { spawn, child });
     return spawn;
   }
@@ -298,12 +328,57 @@ export class SubagentHost {
     this.#mailbox?.release();
   }
 
+  /**
+   * The parent's model called a tool (its request went out; it works on something a spawn may
+   * follow): the idle child starts now when none is there. A one-answer turn starts none, and
+   * the parent's own start and first request never wait for one.
+   */
+  toolUse(): void {
+    this.#prestart();
+  }
+
   /** Stops every child and waits for them (their outcomes are recorded). */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#idle?.kill();
+    this.#idle = undefined;
     const runs = [...this.#running.values()];
     for (const run of runs) run.child.stop();
     await Promise.all(runs.map((run) => run.child.done));
+  }
+
+  /** Starts the idle child when the setting asks for one and none is there (or it ended). */
+  #prestart(): void {
+    if (this.#closed || this.#prestarting !== undefined || this.#handedOver > 0) return;
+    if (this.#idle !== undefined && !this.#idle.exited) return;
+    if (!this.#options.settings().prestart) return;
+    this.#prestarting = import("./child_process.ts").then(({ StartedChild }) => {
+      const settings = this.#options.settings();
+      // A spawn meanwhile: its child starts first (it calls again once its run started).
+      if (this.#closed || !settings.prestart || this.#handedOver > 0) return;
+      const idle = new StartedChild({ cwd: settings.workspace, baseUrl: settings.baseUrl }, true);
+      // Waited for by nobody: the parent ends without it, and it ends at its stdin's end.
+      idle.process.unref();
+      this.#idle = idle;
+    }).catch(() => {
+      // No idle child (no launcher, no process): the next spawn starts its own and says why.
+    }).finally(() => this.#prestarting = undefined);
+  }
+
+  /**
+   * The idle child, when it still runs and was started for `key` (the same launcher, workspace
+   * and model host as a child started now); else none, and an idle one of another key is
+   * killed. It is given away: the next one starts later.
+   */
+  #takeIdle(key: string): StartedChild | undefined {
+    const idle = this.#idle;
+    this.#idle = undefined;
+    if (idle === undefined) return undefined;
+    if (idle.exited || idle.key !== key) {
+      idle.kill();
+      return undefined;
+    }
+    return idle;
   }
 
   #finish(mailbox: Mailbox, spawn: SpawnRecord, outcome: ChildOutcome): void {

@@ -33,6 +33,14 @@ export const WAIT_AGENT_PARAMETERS: JsonSchema = {
   additionalProperties: false,
 };
 
+/**
+ * Loads the tools' code (and zod) ahead of their first call: with an idle child started, the
+ * spawn then waits for nothing. Never throws.
+ */
+export function preloadSubagentTools(): void {
+  import("./tools.ts").catch(() => {});
+}
+
 /** The two tools over `host`; each call runs tools.ts's (loaded once, at the first call). */
 export function subagentTools(host: SubagentHost): Tool[] {
   let loaded: Promise<Map<string, Tool>> | undefined;
