@@ -145,8 +145,12 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
     await t.step("tern demo passes its check of what it wrote", async () => {
       const demo = await runArtifact(file, ["demo"], ws.dir, env);
       equal(demo.code, 0, demo.stdout + demo.stderr);
-      match(demo.stdout, /exit reason: COMPLETED/);
-      match(demo.stdout, /check: src\/greet\.ts is as edited/);
+      // Each message completed, and the demo's own check of the disk and the session passed
+      // (the plan's steps, the code search through the carried grammar, the resumed session).
+      match(demo.stdout, /1\. COMPLETED: /);
+      match(demo.stdout, /ran at once .* exports started after both/);
+      match(demo.stdout, /code_search hits: .*src\/greet\.ts/);
+      match(demo.stdout, /check: every file is as the tools wrote it/);
     });
   } finally {
     await ws.cleanup();
