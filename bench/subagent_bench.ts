@@ -36,6 +36,15 @@ function childrenOf(pid: number): number[] {
   return pids;
 }
 
+/** Whether `pid` is a `tern child` started idle (TERN_CHILD_IDLE=1 in its environment). */
+function startedIdle(pid: number): boolean {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0").includes("TERN_CHILD_IDLE=1");
+  } catch {
+    return false;
+  }
+}
+
 /** CPU ticks (user + system) `pid` used so far. */
 function cpuTicks(pid: number): number {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
@@ -50,7 +59,7 @@ function cpuTicks(pid: number): number {
 async function idleChildReady(parent: number): Promise<number> {
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   for (;;) {
-    const [pid] = childrenOf(parent);
+    const [pid] = childrenOf(parent).filter(startedIdle);
     if (pid !== undefined) {
       try {
         const before = cpuTicks(pid);
@@ -69,34 +78,41 @@ async function idleChildReady(parent: number): Promise<number> {
 }
 
 /**
- * One parent run that lists files first (that tool call starts the idle child), then
- * spawns `children` children that hang; returns the timings, memory and idle CPU.
+ * One parent run that first spawns a warm-up child and waits for it (the first spawn_agent
+ * call starts the idle child as its name streams; the host keeps one ready after each spawn),
+ * then spawns `children` children that hang; returns the timings of those, memory and idle CPU.
  */
 async function run(children: number, prestart: boolean) {
   const times: number[] = [];
   let spawnReplyAt = 0;
   let parentPid = 0;
   let idleTicks = -1;
+  let parentRequests = 0;
   const idle = Promise.withResolvers<void>();
   let childRequests = 0;
   const release = Promise.withResolvers<void>();
+  const measured = (request: ModelRequest) => firstUser(request).startsWith("CHILD m");
   const script = (request: ModelRequest): ScriptedReply => {
     if (isChild(request)) return { text: "done" };
-    const text = request.messages.map((m) => m.content).join("\n");
-    if (!request.messages.some((m) => m.role === "tool")) {
-      return { toolCalls: [{ id: "g", name: "glob", arguments: '{"pattern":"*"}' }] };
-    }
-    if (!text.includes("Started subagent")) {
+    const step = ++parentRequests;
+    const spawn = (name: string, message: string, id: string) => ({
+      id,
+      name: "spawn_agent",
+      arguments: JSON.stringify({ task_name: name, message }),
+    });
+    if (step === 1) return { toolCalls: [spawn("warm", "CHILD warm", "s")] };
+    if (step === 2) return { toolCalls: [{ id: "w", name: "wait_agent", arguments: "{}" }] };
+    if (step === 3) {
       spawnReplyAt = performance.now();
       return {
-        toolCalls: Array.from({ length: children }, (_, i) => ({
-          id: `s${i}`,
-          name: "spawn_agent",
-          arguments: JSON.stringify({ task_name: `t${i}`, message: `CHILD ${i}` }),
-        })),
+        toolCalls: Array.from(
+          { length: children },
+          (_, i) => spawn(`t${i}`, `CHILD m${i}`, `s${i}`),
+        ),
       };
     }
-    const waits = text.split("[subagent ").length - 1;
+    const text = request.messages.map((m) => m.content).join("\n");
+    const waits = text.split("[subagent ").length - 2;
     return waits < children
       ? { toolCalls: [{ id: `w${waits}`, name: "wait_agent", arguments: "{}" }] }
       : { text: "all done" };
@@ -104,17 +120,17 @@ async function run(children: number, prestart: boolean) {
   const server = await startScriptedServer(script, {
     chunkDelayMs: 0,
     onRequest: (recorded) => {
-      if (!isChild(recorded.modelRequest)) return;
+      if (!measured(recorded.modelRequest)) return;
       times.push(performance.now() - spawnReplyAt);
       if (++childRequests === children) idle.resolve();
     },
     beforeReply: async (request) => {
-      // Children wait on their model until measured: idle children.
-      if (isChild(request)) return await release.promise;
-      // The spawn waits for the idle child to be ready (as in a session a while in).
-      const afterGlob = request.messages.some((m) => m.role === "tool") &&
-        !request.messages.some((m) => String(m.content).includes("Started subagent"));
-      if (prestart && afterGlob) idleTicks = await idleChildReady(parentPid);
+      // The measured children wait on their model until measured: idle children.
+      if (measured(request)) return await release.promise;
+      // The measured spawn waits for the idle child to be ready (as in a session a while in).
+      if (prestart && !isChild(request) && parentRequests === 2) {
+        idleTicks = await idleChildReady(parentPid);
+      }
     },
   });
   const ws = await tempWorkspace();
@@ -197,9 +213,11 @@ parent against the scripted server on 127.0.0.1; both ends timed by the server's
 ## spawn_agent → the child's first model request
 
 From the server sending the reply that calls \`spawn_agent\` to the child's first request
-arriving. The parent's first reply calls \`glob\` (the first tool call starts the idle child);
-the second, the spawn, is held until the idle child is done loading (its CPU time still for
-200 ms), as in a session a while in. ${RUNS} runs each, interleaved with the empty \`deno run\`
+arriving. The parent first spawns a warm-up child and waits for it (the first \`spawn_agent\`
+call starts the idle child as its name streams; the host keeps one ready after each spawn); the
+measured spawn is held until the idle child is done loading (its CPU time still for 200 ms), as
+in a session a while in. A session's first spawn, when its arguments stream faster than a child
+loads, waits for the rest of the load (the cold row is the worst case). ${RUNS} runs each, interleaved with the empty \`deno run\`
 (the floor of any process start on this machine, which varies 2-4x with its load; the ratio is
 what compares between runs).
 

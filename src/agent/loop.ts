@@ -68,6 +68,12 @@ export interface RunTurnOptions {
    * (the tool code, the sandbox). Must not throw.
    */
   onAnswering?: () => void;
+  /**
+   * Called when a tool call's name arrives in the model's stream, before its arguments (a
+   * provider that sends the call whole calls it with the whole reply): the moment to ready
+   * what that tool will need. Must not throw.
+   */
+  onToolCallStart?: (name: string) => void;
 }
 
 /** Who answered a model call and what it cost (USD; absent when prices are unknown). */
@@ -254,6 +260,7 @@ async function callModel(
         break;
       case "tool_call_delta":
         answered();
+        if (event.name) options.onToolCallStart?.(event.name);
         break;
       case "retry":
         emit({ ...event, round });

@@ -437,9 +437,12 @@ export class AgentSession {
       tag: (message) => host.tag(message),
       afterTurn: () => host.afterTurn(),
       steered: () => host.wake(),
-      toolUse: () => {
-        if (!this.#config.subagentPrestart) return;
-        // An idle child starts, and the spawn's own code loads (it waits for nothing then).
+      toolUse: (name) => {
+        // Only for a spawn on its way: a run that never spawns pays for no idle child (its
+        // start costs the run's rounds CPU: bench/results/subagents.md).
+        if (name !== "spawn_agent" || !this.#config.subagentPrestart) return;
+        // An idle child starts while the call's arguments stream, and the spawn's own code
+        // loads (it waits for nothing then).
         host.toolUse();
         preloadSubagentTools();
       },

@@ -98,8 +98,11 @@ export interface TurnExtension {
   afterTurn(): void;
   /** The person sent a message while the turn runs (it is queued as steering). */
   steered?(): void;
-  /** The model called a tool (its request went out, and it works on something). */
-  toolUse?(): void;
+  /**
+   * The model is calling tool `name` (its name arrived, its arguments still stream): the moment
+   * to ready what that tool needs.
+   */
+  toolUse?(name: string): void;
 }
 
 /** The MCP servers' tools as a conversation uses them; `McpManager` provides it. */
@@ -465,7 +468,6 @@ export class Conversation {
       // The summary may have replaced the results that carried nested context files: the
       // next tool that touches their folders brings them again.
       if (event.type === "compaction") this.#visited.clear();
-      if (event.type === "tool_start") this.#options.extension?.toolUse?.();
       if (event.type === "permission_request") {
         this.#hooks.fire("Notification", {
           message: `tern needs your permission to use ${event.name}`,
@@ -528,6 +530,7 @@ export class Conversation {
         cacheKey: `tern-${session.id}`,
         onMessage: record,
         onAnswering: () => this.preload(),
+        onToolCallStart: (name) => extension?.toolUse?.(name),
         prepare: compactionHook(session, {
           provider,
           model: config.model,

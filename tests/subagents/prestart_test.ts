@@ -63,13 +63,19 @@ function ended(pid: number): boolean {
   return state === "" || state === "Z";
 }
 
-/** The idle child of `parent`, once it runs Deno (past the launcher). */
-async function idleChild(parent: number): Promise<number> {
+/**
+ * The spare idle child of `parent` (started idle, running Deno, holding no session file: not a
+ * task's child), once there is one.
+ */
+async function spareIdleChild(parent: number, tasks: number[] = []): Promise<number> {
   let found: number | undefined;
   await until(() => {
-    found = ternChildren(parent).find((child) => child.idle && child.deno)?.pid;
+    found = ternChildren(parent).find((child) =>
+      child.idle && child.deno && !tasks.includes(child.pid) && !ended(child.pid) &&
+      sessionFiles(child.pid).length === 0
+    )?.pid;
     return found !== undefined;
-  }, "the idle child");
+  }, "the spare idle child");
   return found!;
 }
 
@@ -100,34 +106,30 @@ const encoder = new TextEncoder();
 const isChild = (request: ModelRequest) => firstUser(request).startsWith("CHILD");
 const isTool = (request: ModelRequest) => request.messages.some((m) => m.role === "tool");
 
-Deno.test("spawn_agent() hands its task to the idle child started ahead, with the task's grants", async () => {
+Deno.test("spawn_agent() hands its task to the idle child its streamed name started, with the task's grants", async () => {
   let parentPid = 0;
-  let idlePid = 0;
-  /** What the task's child held open and what it had started, at its requests. */
+  /** What the children started idle held open and had started, at the task's request. */
   const seen: { files: string[]; grandchildren: number[] } = { files: [], grandchildren: [] };
   const script: Script = (request) => {
     if (isChild(request)) {
       return isTool(request) ? { text: "child done" } : call("glob", { pattern: "*" }, "cg");
     }
     const text = allText(request);
-    if (!isTool(request)) return call("glob", { pattern: "*" }, "g1");
     if (!text.includes("Started subagent")) {
       return call("spawn_agent", { task_name: "count", message: "CHILD count" }, "s1");
     }
     if (!text.includes("child done")) return call("wait_agent", {}, "w1");
     return { text: "parent done" };
   };
-  const context = await setUp(script, async (request) => {
-    if (isChild(request)) {
-      seen.files.push(...sessionFiles(idlePid));
-      // A child has no subagent tools: it starts no idle child of its own.
-      seen.grandchildren.push(...ternChildren(idlePid).map((child) => child.pid));
-      return;
+  const context = await setUp(script, (request) => {
+    if (isChild(request) && !isTool(request)) {
+      for (const child of ternChildren(parentPid).filter((c) => c.idle)) {
+        seen.files.push(...sessionFiles(child.pid));
+        // A child has no subagent tools: it starts no idle child of its own.
+        seen.grandchildren.push(...ternChildren(child.pid).map((grandchild) => grandchild.pid));
+      }
     }
-    // The spawn waits for the idle child (started at the parent's first tool call).
-    if (isTool(request) && !allText(request).includes("Started subagent")) {
-      idlePid = await idleChild(parentPid);
-    }
+    return Promise.resolve();
   });
   try {
     const parent = startTern(
@@ -143,8 +145,8 @@ Deno.test("spawn_agent() hands its task to the idle child started ahead, with th
     const children = sessions.filter((s) => s.header.subagentOf !== undefined);
     equal(children.length, 1);
     const [child] = children;
-    // The idle child ran the task: it held the child session open while asking its model.
-    ok(idlePid > 0);
+    // A process started idle ran the task: it held the child session open while asking its
+    // model (a child the spawn started itself is not started idle).
     ok(seen.files.includes(child.info.path), `${seen.files} / ${child.info.path}`);
     deepEqual(seen.grandchildren, []);
     const user = child.entries.find((e) => e.type === "message" && e.message.role === "user");
@@ -160,32 +162,72 @@ Deno.test("spawn_agent() hands its task to the idle child started ahead, with th
   }
 });
 
+Deno.test("a run that never calls spawn_agent starts no idle child", async () => {
+  let parentPid = 0;
+  const atRequests: boolean[][] = [];
+  const script: Script = (request) =>
+    isTool(request) ? { text: "done" } : call("glob", { pattern: "*" }, "g1");
+  const context = await setUp(script, () => {
+    atRequests.push(ternChildren(parentPid).map((child) => child.idle));
+    return Promise.resolve();
+  });
+  try {
+    const parent = startTern(["run", "--mode", "bypass", "go"], context.ws.dir, context.env);
+    parentPid = parent.pid;
+    await parent.stdin.close();
+    const out = await parent.output();
+    equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    // Two requests (before and after the tool call): no child process at either.
+    deepEqual(atRequests, [[], []]);
+  } finally {
+    await context.stop();
+  }
+});
+
 Deno.test("an idle child started before /profile narrowed the grants runs with the narrower ones", async () => {
   let idlePid = 0;
   const seen: string[] = [];
   const script: Script = (request) => {
     if (isChild(request)) return { text: "child done" };
     const text = allText(request);
-    if (!text.includes("second")) {
-      // A turn that uses a tool: the idle child starts at the first tool call.
-      return isTool(request) ? { text: "first answer" } : call("glob", { pattern: "*" }, "g1");
+    // Each turn spawns one child and waits for it; the first leaves the next idle child ready.
+    const turn = text.includes("second") ? "second" : "first";
+    const spawned = text.split("Started subagent").length - 1;
+    const done = text.split("child done").length - 1;
+    const want = turn === "first" ? 1 : 2;
+    if (spawned < want) {
+      return call("spawn_agent", { task_name: turn, message: `CHILD ${turn}` }, `s${want}`);
     }
-    if (!text.includes("Started subagent")) {
-      return call("spawn_agent", { task_name: "look", message: "CHILD look" }, "s1");
-    }
-    if (!text.includes("child done")) return call("wait_agent", {}, "w1");
-    return { text: "second answer" };
+    if (done < want) return call("wait_agent", {}, `w${want}`);
+    return { text: `${turn} answer` };
   };
+  let parentPid = 0;
+  /** The first task's child (it holds its session open at its request). */
+  const tasks: number[] = [];
+  const firstDone = Promise.withResolvers<void>();
   const context = await setUp(script, (request) => {
-    if (isChild(request)) seen.push(...sessionFiles(idlePid));
+    if (isChild(request) && firstUser(request) === "CHILD first") {
+      const holding = ternChildren(parentPid).filter((c) => sessionFiles(c.pid).length > 0);
+      tasks.push(...holding.map((c) => c.pid));
+    }
+    if (isChild(request) && firstUser(request) === "CHILD second") {
+      seen.push(...sessionFiles(idlePid));
+    }
+    const text = allText(request);
+    if (!isChild(request) && !text.includes("second") && text.includes("child done")) {
+      firstDone.resolve();
+    }
     return Promise.resolve();
   });
   try {
     const parent = startTern([], context.ws.dir, context.env);
+    parentPid = parent.pid;
     const stdin = parent.stdin.getWriter();
     await stdin.write(encoder.encode("first\n"));
-    // Started while the session's profile was :workspace (the default).
-    idlePid = await idleChild(parent.pid);
+    // Started while the session's profile was :workspace (the default), after the first
+    // task's child began its run.
+    await firstDone.promise;
+    idlePid = await spareIdleChild(parent.pid, tasks);
     await stdin.write(encoder.encode("/profile :read-only\nsecond\n"));
     await stdin.close();
     const out = await parent.output();
@@ -193,7 +235,9 @@ Deno.test("an idle child started before /profile narrowed the grants runs with t
     equal(out.code, 0, new TextDecoder().decode(out.stderr));
     ok(stdout.includes("second answer"), stdout);
     const sessions = await sessionsOf(context.ws.home);
-    const [child] = sessions.filter((s) => s.header.subagentOf !== undefined);
+    const child = sessions.find((s) =>
+      s.entries.some((e) => e.type === "message" && e.message.content === "CHILD second")
+    )!;
     ok(seen.includes(child.info.path), `${seen} / ${child.info.path}`);
     const profiles = child.entries.flatMap((e) => e.type === "profile" ? [e.profile] : []);
     deepEqual(profiles, [":read-only"]);
@@ -204,14 +248,19 @@ Deno.test("an idle child started before /profile narrowed the grants runs with t
 
 for (const how of ["exit", "SIGHUP", "SIGKILL"] as const) {
   Deno.test(`the idle child ends with its parent (${how})`, async () => {
-    const script: Script = (request) =>
-      isTool(request) ? { text: "an answer" } : call("glob", { pattern: "*" }, "g1");
+    // A spawn, whose child answers at once: the host then keeps the next idle child ready.
+    const script: Script = (request) => {
+      if (isChild(request)) return { text: "child done" };
+      return isTool(request)
+        ? { text: "an answer" }
+        : call("spawn_agent", { task_name: "one", message: "CHILD one" }, "s1");
+    };
     const context = await setUp(script, () => Promise.resolve());
     try {
       const parent = startTern([], context.ws.dir, context.env);
       const stdin = parent.stdin.getWriter();
       await stdin.write(encoder.encode("hello\n"));
-      const idle = await idleChild(parent.pid);
+      const idle = await spareIdleChild(parent.pid);
       if (how === "exit") {
         await stdin.close();
       } else {

@@ -213,6 +213,9 @@ export class SubagentHost {
     const { ChildProcess, childKey } = await import("./child_process.ts");
     // Recorded first: a crash after this line finds the run and recovers its outcome.
     mailbox.recordSpawn(spawn);
+    // An idle start under way (this call's name started it as it streamed) is this spawn's
+    // child: waited for (a module already loaded and a process start), not started twice.
+    await this.#prestarting;
     const idle = this.#takeIdle(
       settings.prestart ? childKey({ cwd: settings.workspace, baseUrl: settings.baseUrl }) : "",
     );
@@ -329,9 +332,9 @@ export class SubagentHost {
   }
 
   /**
-   * The parent's model called a tool (its request went out; it works on something a spawn may
-   * follow): the idle child starts now when none is there. A one-answer turn starts none, and
-   * the parent's own start and first request never wait for one.
+   * The parent's model is calling spawn_agent (its arguments still stream): the idle child
+   * starts now when none is there, and loads while they arrive. A run that never spawns starts
+   * none, and the parent's own start and first request never wait for one.
    */
   toolUse(): void {
     this.#prestart();
