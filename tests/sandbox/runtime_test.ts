@@ -1,10 +1,33 @@
 /** createSandbox(): giving up an opening that is no longer wanted leaves nothing behind. */
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { createSandbox } from "../../src/sandbox/runtime.ts";
+import { createSandbox, type CreateSandboxOptions } from "../../src/sandbox/runtime.ts";
 import { pidsCgroupPrefix } from "../../src/sandbox/pids_cgroup.ts";
 import { processesMatching } from "../support/tmux.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
+
+/**
+ * createSandbox()'s options for a test: workspace `ws` in `root` (also HOME), `:workspace` with
+ * bubblewrap, tern's home at `root/tern-home`; `extra` overrides any of them.
+ */
+function optionsFor(
+  root: string,
+  ws: string,
+  runId: string,
+  extra: Partial<CreateSandboxOptions> = {},
+): CreateSandboxOptions {
+  return {
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome: join(root, "tern-home"),
+    env: { PATH: "/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId,
+    ...extra,
+  };
+}
 
 /** The run tmp folders (`tern-tmp-*`) under `dir`. */
 async function tmpFolders(dir: string): Promise<string[]> {
@@ -38,17 +61,9 @@ Deno.test("createSandbox() where bubblewrap cannot run leaves no pids cgroup beh
   const tmpDir = Deno.env.get("TMPDIR") ?? "/tmp";
   const before = await pidsCgroups(tmpDir);
   try {
-    const runtime = await createSandbox({
-      workspace: ws,
-      profile: ":workspace",
-      noSandbox: false,
-      bwrapPath: join(root, "no-bwrap"),
-      ternHome: join(root, "tern-home"),
-      env: { PATH: "/usr/bin:/bin", HOME: root },
-      home: root,
-      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-      runId: "no-bwrap-test",
-    });
+    const runtime = await createSandbox(
+      optionsFor(root, ws, "no-bwrap-test", { bwrapPath: join(root, "no-bwrap") }),
+    );
     try {
       equal(runtime.shellKind, "unavailable");
       // The cgroup made beside the probe is removed before the sandbox is handed out.
@@ -71,18 +86,9 @@ Deno.test("createSandbox() with its signal aborted rejects and leaves no tmp fol
   try {
     for (const noSandbox of [false, true]) {
       const abort = new AbortController();
-      const opening = createSandbox({
-        workspace: ws,
-        profile: ":workspace",
-        noSandbox,
-        ternHome: join(root, "tern-home"),
-        env: { PATH: "/usr/bin:/bin", HOME: root },
-        home: root,
-        handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-        runId: "abort-test",
-        warm: true,
-        signal: abort.signal,
-      });
+      const opening = createSandbox(
+        optionsFor(root, ws, "abort-test", { noSandbox, warm: true, signal: abort.signal }),
+      );
       abort.abort();
       await rejects(opening, /closed while it opened/);
     }
@@ -98,16 +104,7 @@ Deno.test("SandboxRuntime.setExtraGrants() that cannot be applied changes nothin
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
   const ws = join(root, "ws");
   await Deno.mkdir(ws);
-  const runtime = await createSandbox({
-    workspace: ws,
-    profile: ":workspace",
-    noSandbox: false,
-    ternHome: join(root, "tern-home"),
-    env: { PATH: "/usr/bin:/bin", HOME: root },
-    home: root,
-    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-    runId: "grant-test",
-  });
+  const runtime = await createSandbox(optionsFor(root, ws, "grant-test"));
   try {
     const grants = JSON.stringify(runtime.profile.grants);
     const flags = runtime.explain().worker;
@@ -127,16 +124,9 @@ Deno.test("createSandbox() keeps tern's home out of every write grant and hides 
   await Deno.mkdir(ws);
   await Deno.mkdir(ternHome);
   await Deno.symlink(ternHome, join(root, "tern-link"));
-  const runtime = await createSandbox({
-    workspace: ws,
-    profile: ":workspace",
-    noSandbox: false,
-    ternHome: join(root, "tern-link"),
-    env: { PATH: "/usr/bin:/bin", HOME: root },
-    home: root,
-    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-    runId: "tern-home-test",
-  });
+  const runtime = await createSandbox(
+    optionsFor(root, ws, "tern-home-test", { ternHome: join(root, "tern-link") }),
+  );
   try {
     equal(runtime.ternHome, ternHome);
     await runtime.setExtraGrants({ write: [root] });
@@ -158,16 +148,7 @@ Deno.test("createSandbox(): a write grant holding a tern home that does not exis
   const ws = join(root, "ws");
   const ternHome = join(root, "not-yet");
   await Deno.mkdir(ws);
-  const runtime = await createSandbox({
-    workspace: ws,
-    profile: ":workspace",
-    noSandbox: false,
-    ternHome,
-    env: { PATH: "/usr/bin:/bin", HOME: root },
-    home: root,
-    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-    runId: "absent-home-test",
-  });
+  const runtime = await createSandbox(optionsFor(root, ws, "absent-home-test", { ternHome }));
   try {
     await runtime.setExtraGrants({ write: [root] });
     if (runtime.shellKind !== "bwrap") return;
@@ -196,16 +177,9 @@ testWith(
     const ws = join(root, "ws");
     await Deno.mkdir(ws);
     await Deno.writeTextFile(join(ws, "README.md"), "read me\n");
-    const runtime = await createSandbox({
-      workspace: ws,
-      profile: ":read-only",
-      noSandbox: false,
-      ternHome: join(root, "tern-home"),
-      env: { PATH: "/usr/bin:/bin", HOME: root },
-      home: root,
-      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-      runId: "read-only-tmp",
-    });
+    const runtime = await createSandbox(
+      optionsFor(root, ws, "read-only-tmp", { profile: ":read-only" }),
+    );
     try {
       equal(runtime.shellKind, "bwrap");
       const run = (command: string) => runtime.shell(command, { cwd: ws, timeoutMs: 30_000 });
@@ -232,16 +206,9 @@ Deno.test("createSandbox() takes the search prewarmSandbox() started, also when 
     // :danger-full-access has no bubblewrap: the started search is not used, but the sandbox
     // owns it and waits for it at close (the test's op sanitizer sees any that outlives it).
     prewarmSandbox();
-    const runtime = await createSandbox({
-      workspace: ws,
-      profile: ":danger-full-access",
-      noSandbox: false,
-      ternHome: join(root, "tern-home"),
-      env: { PATH: "/usr/bin:/bin", HOME: root },
-      home: root,
-      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-      runId: "prewarm-test",
-    });
+    const runtime = await createSandbox(
+      optionsFor(root, ws, "prewarm-test", { profile: ":danger-full-access" }),
+    );
     equal(takeWarmHostPrivatePaths(), undefined, "the prewarmed search was left for no one");
     await runtime.close();
   } finally {
