@@ -92,6 +92,9 @@ TERN_ENV_NAMES+=",SSH_AUTH_SOCK,DOCKER_HOST,GPG_AGENT_INFO"
 TERN_ENV_NAMES+=",DENO_DIR,XDG_CACHE_HOME,TINYGLOBBY_DEBUG"
 # vscode-jsonrpc (the language servers' client) reads it while loading.
 TERN_ENV_NAMES+=",XDG_RUNTIME_DIR"
+# The ws package (the Responses API over WebSocket) reads these two switches while loading:
+# without them its import fails and every round goes over HTTP.
+TERN_ENV_NAMES+=",WS_NO_BUFFER_UTIL,WS_NO_UTF_8_VALIDATE"
 # The yaml package (skill and template frontmatter) reads these two debug switches.
 TERN_ENV_NAMES+=",LOG_TOKENS,LOG_STREAM"
 # Proxy and CA variables (src/sandbox/shell_env.ts NETWORK_ENV_NAMES; a test keeps the two equal):

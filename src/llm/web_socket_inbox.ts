@@ -113,15 +113,27 @@ export class WebSocketInbox {
     while (this.#messages.length === 0) {
       if (this.#closed !== undefined) throw new SocketClosedError(`WebSocket ${this.#closed}`);
       signal?.throwIfAborted();
-      const stop = AbortSignal.any([AbortSignal.timeout(idleMs), ...(signal ? [signal] : [])]);
       const { promise, resolve } = Promise.withResolvers<void>();
       this.#wake = resolve;
-      stop.addEventListener("abort", () => resolve(), { once: true });
-      await promise;
-      this.#wake = undefined;
-      if (this.#messages.length === 0 && this.#closed === undefined && stop.aborted) {
+      // A timer of our own, cleared once the wait ends: an `AbortSignal.timeout()` per message
+      // stays armed after its read and keeps the process alive for `idleMs` after the last.
+      let idle = false;
+      const timer = setTimeout(() => {
+        idle = true;
+        resolve();
+      }, idleMs);
+      const onAbort = () => resolve();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        await promise;
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.#wake = undefined;
+      }
+      if (this.#messages.length === 0 && this.#closed === undefined) {
         signal?.throwIfAborted();
-        throw new IdleTimeoutError(idleMs);
+        if (idle) throw new IdleTimeoutError(idleMs);
       }
     }
     return this.#messages.shift() as string;
