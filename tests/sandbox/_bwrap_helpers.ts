@@ -113,12 +113,14 @@ export async function processesWith(text: string): Promise<string[]> {
 }
 
 /**
- * Fails when any process with `text` in its command line is still alive after a short while:
- * the kernel kills a pid namespace's processes just after bubblewrap's exit, not before.
+ * Fails when any process with `text` in its command line is still alive after a while: the
+ * kernel kills a pid namespace's processes just after bubblewrap's exit, not before, and an
+ * unsandboxed process's watchdog (a shell reading its liveness pipe) may run late on a loaded
+ * machine. Polls for up to 5 s; a process that is gone ends the wait at once.
  */
 export async function assertNoProcessWith(text: string): Promise<void> {
   let left = await processesWith(text);
-  for (let tries = 0; left.length > 0 && tries < 20; tries++) {
+  for (let tries = 0; left.length > 0 && tries < 100; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     left = await processesWith(text);
   }
