@@ -25,6 +25,7 @@ import { anthropicDialect } from "./scripted_server_anthropic.ts";
 import { chatDialect } from "./scripted_server_wire.ts";
 import { responsesDialect } from "./scripted_server_responses.ts";
 import { ScriptedSockets } from "./scripted_server_socket.ts";
+import { sleep, waitFor } from "./abortable_wait.ts";
 
 /** One chat request as the server received it. */
 export interface RecordedRequest {
@@ -212,25 +213,6 @@ export function errorResponse(
   headers: Record<string, string> = {},
 ): Response {
   return chatDialect.errorResponse(status, message, headers);
-}
-
-function waitFor(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }
 
 async function serveFromFile(scriptPath: string, logPath: string | undefined): Promise<void> {

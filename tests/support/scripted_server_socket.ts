@@ -11,6 +11,7 @@ import { type Script, scriptedReplyFor } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import type { RecordedRequest } from "./scripted_server.ts";
 import { responsesDialect } from "./scripted_server_responses.ts";
+import { sleep, waitFor } from "./abortable_wait.ts";
 
 /** What a socket needs from the server that accepted it. */
 export interface SocketContext {
@@ -130,23 +131,4 @@ export class ScriptedSockets {
 /** An `error` event as the WebSocket mode sends it. */
 function socketError(type: string, code: string | null, message: string) {
   return { type: "error", status: 400, error: { type, code, message, param: null } };
-}
-
-function waitFor(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }
