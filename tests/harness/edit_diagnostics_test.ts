@@ -5,27 +5,9 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
-import type { DiagnosticsSettings } from "../../src/config/types.ts";
-import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import { createSandbox } from "../../src/sandbox/runtime.ts";
 import { bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
-
-const DENO_DIR = dirname(Deno.execPath());
-const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
-
-function diagnosticsIn(
-  sandbox: SandboxRuntime,
-  ws: string,
-  options: { path?: string; settings?: DiagnosticsSettings } = {},
-): EditDiagnostics {
-  return new EditDiagnostics({
-    workspace: ws,
-    path: options.path ?? `${DENO_DIR}:${SYSTEM_PATH}`,
-    settings: options.settings,
-    // deno-lint-ignore require-await
-    shell: async () => ({ run: sandbox.shell, kind: sandbox.shellKind }),
-  });
-}
+import { diagnosticsIn, SYSTEM_PATH } from "./_diagnostics.ts";
 
 bwrapTest(
   "EditDiagnostics.after() shows the type error an edit brings in, and says when a fix clears it",

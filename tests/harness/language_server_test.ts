@@ -10,26 +10,18 @@ import type { DiagnosticsSettings } from "../../src/config/types.ts";
 import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { assertNoProcessWith, bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
 import { anyAlive, comesTrue, descendants, isAlive } from "./_processes.ts";
+import { DENO_DIR, diagnosticsIn as withSandbox, SYSTEM_PATH } from "./_diagnostics.ts";
 
-const DENO_DIR = dirname(Deno.execPath());
-const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
-
+/** With its language servers; a loaded machine may take long: no timeout is met here. */
 function diagnosticsIn(
   sandbox: SandboxRuntime,
   ws: string,
   options: { path?: string; settings?: DiagnosticsSettings } = {},
 ): EditDiagnostics {
-  return new EditDiagnostics({
-    workspace: ws,
-    path: options.path ?? `${DENO_DIR}:${SYSTEM_PATH}`,
-    // A loaded machine may take long: no timeout is met here.
+  return withSandbox(sandbox, ws, {
+    ...options,
+    servers: true,
     settings: { timeoutMs: 600_000, ...options.settings },
-    shell: () =>
-      Promise.resolve({
-        run: sandbox.shell,
-        kind: sandbox.shellKind,
-        launch: (argv, launch) => sandbox.serverLaunch(argv, launch),
-      }),
   });
 }
 
