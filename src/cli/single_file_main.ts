@@ -10,8 +10,11 @@ import {
   ENTRY_FLAG,
   type EntryName,
   isEntryName,
+  isThreadName,
   packaging,
   setPackaging,
+  THREAD_NAME_PREFIX,
+  type ThreadName,
 } from "../core/packaging.ts";
 import { buildKind } from "../version.ts";
 
@@ -29,10 +32,16 @@ export interface SingleFileBuild {
 export async function startSingleFile(build: SingleFileBuild): Promise<void> {
   setPackaging(
     buildKind(build.moduleUrl) === "compiled"
-      ? { kind: "compiled" }
+      ? { kind: "compiled", moduleUrl: build.moduleUrl }
       : { kind: "single-file", file: fileURLToPath(build.moduleUrl), runFlags: build.runFlags },
     build.files,
   );
+  // A Worker thread the build started from itself (startThread()): its name says which part.
+  const thread = threadOf(globalThis as { name?: unknown });
+  if (thread !== undefined) {
+    await runThread(thread);
+    return;
+  }
   if (Deno.args[0] !== ENTRY_FLAG) {
     await import("../../main.ts");
     return;
@@ -43,6 +52,25 @@ export async function startSingleFile(build: SingleFileBuild): Promise<void> {
     Deno.exit(2);
   }
   await runEntry(name);
+}
+
+/** The thread part a Worker's name asks for; undefined in the main thread (which has no name). */
+function threadOf(scope: { name?: unknown }): ThreadName | undefined {
+  const inWorker = typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
+    "undefined";
+  if (!inWorker || typeof scope.name !== "string") return undefined;
+  if (!scope.name.startsWith(THREAD_NAME_PREFIX)) return undefined;
+  const name = scope.name.slice(THREAD_NAME_PREFIX.length);
+  return isThreadName(name) ? name : undefined;
+}
+
+/** Each thread part's module, imported (and so run) only when asked for. */
+async function runThread(name: ThreadName): Promise<void> {
+  switch (name) {
+    case "index-worker":
+      await import("../harness/code_index_worker.ts");
+      return;
+  }
 }
 
 /** Each entry's module, imported (and so run) only when asked for. */

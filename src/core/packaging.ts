@@ -15,14 +15,14 @@
  * {@linkcode setPackaging} before anything else runs and serves `--tern-entry`. Files read at
  * run time (tree-sitter's wasm) travel inside them: {@linkcode embeddedFile}.
  */
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { sourceUrl } from "./source_url.ts";
 
 /** How the running tern is packaged (see the module comment). */
 export type Packaging =
   | { kind: "tree" }
   | { kind: "single-file"; file: string; runFlags: readonly string[] }
-  | { kind: "compiled" };
+  | { kind: "compiled"; moduleUrl?: string };
 
 /** The hidden first argument that makes a packaged tern run one of its entries. */
 export const ENTRY_FLAG = "--tern-entry";
@@ -38,6 +38,44 @@ export const ENTRY_SOURCES = {
 
 /** The name of an entry. */
 export type EntryName = keyof typeof ENTRY_SOURCES;
+
+/** The parts of tern that run as Worker threads of a process, with their source files. */
+export const THREAD_SOURCES = {
+  "index-worker": "src/harness/code_index_worker.ts",
+} as const;
+
+/** The name of a thread part. */
+export type ThreadName = keyof typeof THREAD_SOURCES;
+
+/**
+ * A packaged build's Worker threads start from the build's own module; their Worker name, this
+ * prefix and the part's name, tells its entry (src/cli/single_file_main.ts) which part to run.
+ */
+export const THREAD_NAME_PREFIX = "tern-thread:";
+
+/** Whether `name` is a thread part's name. */
+export function isThreadName(name: string): name is ThreadName {
+  return Object.hasOwn(THREAD_SOURCES, name);
+}
+
+/**
+ * Starts the thread part `name` as a module Worker with this process's permissions: its source
+ * file from the tree, the build's own module (named for the part) when packaged.
+ */
+export function startThread(name: ThreadName): Worker {
+  const packaged = current;
+  const url = packaged.kind === "single-file"
+    ? pathToFileURL(packaged.file).href
+    : packaged.kind === "compiled" && packaged.moduleUrl !== undefined
+    ? packaged.moduleUrl
+    : packaged.kind === "tree"
+    ? sourceUrl(THREAD_SOURCES[name]).href
+    : undefined;
+  if (url === undefined) {
+    throw new Error(`Cannot start the ${name} thread: this build has no module to start it from`);
+  }
+  return new Worker(url, { type: "module", name: `${THREAD_NAME_PREFIX}${name}` });
+}
 
 let current: Packaging = { kind: "tree" };
 let embedded: Readonly<Record<string, string>> = {};

@@ -5,8 +5,14 @@
  * never inside the repository, which could otherwise plant a crafted database.
  */
 import { dirname, join, relative } from "../core/path.ts";
-import { readWorkspaceText } from "../config/workspace_file.ts";
-import { chunkFile, sha256 } from "../index/chunker.ts";
+import { sha256 } from "../index/chunker.ts";
+import { IndexPool } from "./code_index_pool.ts";
+import {
+  type FileRequest,
+  type FileResult,
+  INDEX_FILE_MAX_BYTES,
+  prepareIndexFile,
+} from "./code_index_file.ts";
 
 /** The sha-256 of a text as the chunker stores it (for the agent's index tools). */
 export { sha256 };
@@ -19,8 +25,7 @@ import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
 import { isInside } from "../tools/paths.ts";
 import { IndexError } from "../index/errors.ts";
 
-/** Files larger than this (bytes) are not indexed. */
-export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
+export { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
 
 /**
  * Writes share one transaction up to this many files or this long (ms), whichever comes first:
@@ -28,6 +33,11 @@ export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
  */
 const BATCH_FILES = 256;
 const BATCH_MS = 1_000;
+
+/** A full run chunks this many files in its own thread before it starts chunk workers. */
+const IN_THREAD_FILES = 8;
+/** Files read ahead per chunk worker, waiting to be chunked or written. */
+const IN_FLIGHT_PER_THREAD = 16;
 
 /**
  * A stamp younger than this (ms) is not trusted: a second write within the file system's time
@@ -101,6 +111,11 @@ export interface IndexOptions {
   signal?: AbortSignal;
   /** Chunk embeddings from this endpoint (cached in the index) instead of the local one. */
   embeddings?: EmbeddingEndpoint;
+  /**
+   * Chunk worker threads for a run with many files to chunk (default: one per core, at most
+   * 4); 0 chunks everything in this thread.
+   */
+  threads?: number;
 }
 
 /**
@@ -120,24 +135,33 @@ export async function indexWorkspace(
     const prefix = workspace.endsWith("/") ? workspace : `${workspace}/`;
     const present = new Set<string>();
     let seen = 0;
-    for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
-      // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
-      if (!entry.isFile || entry.isSymlink) continue;
-      // The walk's paths start with the workspace: cut, not path.relative() (per file, it shows).
-      const path = entry.path.startsWith(prefix)
-        ? entry.path.slice(prefix.length)
-        : relative(workspace, entry.path).split("\\").join("/");
-      options.onFile?.(path, ++seen);
-      const file = { path, absolute: entry.path };
-      const outcome = await indexFile(run, workspace, file, known.get(path), options);
+    const settled = (path: string, outcome: Outcome) => {
       if (outcome === "indexed" || outcome === "unchanged") present.add(path);
+    };
+    const chunker = new Chunker(options, settled);
+    try {
+      for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
+        // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
+        if (!entry.isFile || entry.isSymlink) continue;
+        // The walk's paths start with the workspace: cut, not path.relative() (per file, it shows).
+        const path = entry.path.startsWith(prefix)
+          ? entry.path.slice(prefix.length)
+          : relative(workspace, entry.path).split("\\").join("/");
+        options.onFile?.(path, ++seen);
+        const file = { path, absolute: entry.path };
+        const outcome = await indexFile(run, workspace, file, known.get(path), options, chunker);
+        if (outcome !== "pending") settled(path, outcome);
+      }
+      await chunker.finish();
+    } finally {
+      chunker.close();
     }
     for (const path of known.keys()) {
       if (present.has(path)) continue;
       run.write(() => store.removeFile(path));
       summary.removed++;
     }
-  });
+  }, true);
 }
 
 /**
@@ -184,11 +208,15 @@ interface Run {
   pause(): void;
 }
 
-/** Opens the index, runs `body` in batches of writes, and turns SQLite failures into one line. */
+/**
+ * Opens the index, runs `body` in batches of writes (`bulk`: with the store's bulk settings),
+ * and turns SQLite failures into one line.
+ */
 async function withIndex(
   file: string,
   embeddings: EmbeddingEndpoint | undefined,
   body: (run: Run) => Promise<void>,
+  bulk = false,
 ): Promise<IndexSummary> {
   const { store, notice } = await openIndex(file);
   const summary: IndexSummary = {
@@ -221,8 +249,11 @@ async function withIndex(
     // Another embedding than the stored vectors': everything is indexed again.
     const embedding = embeddingIdOf(embeddings);
     if (store.embeddingId() !== embedding) store.resetEmbedding(embedding);
+    if (bulk) store.beginBulk();
     await body({ store, summary, write, pause });
     pause();
+    // The settings are the connection's own: a run that failed needs no endBulk().
+    if (bulk) store.endBulk();
     return summary;
   } catch (error) {
     if (!isSqliteError(error)) throw error;
@@ -238,8 +269,9 @@ async function withIndex(
 
 /**
  * Indexes the file at workspace-relative `path` (`absolute`: the same inside `workspace`) unless
- * its stamp or content is as `before`;
- * counts the outcome in the run's summary.
+ * its stamp or content is as `before`; counts the outcome in the run's summary. With a
+ * `chunker` the file may be read and chunked later: "pending", and `settled` is told its
+ * outcome then; otherwise the outcome.
  */
 async function indexFile(
   run: Run,
@@ -247,46 +279,133 @@ async function indexFile(
   file: { path: string; absolute: string },
   before: KnownFile | undefined,
   options: Pick<IndexOptions, "embeddings">,
-): Promise<Outcome> {
-  const outcome = await indexOne(run, workspace, file, before, options);
-  if (outcome !== "gone") run.summary[outcome]++;
+  chunker?: Chunker,
+): Promise<Outcome | "pending"> {
+  const info = lstatOrNull(file.absolute);
+  // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
+  if (info === null || !info.isFile) return "gone";
+  if (info.size > INDEX_FILE_MAX_BYTES) return count(run, "tooLarge");
+  const stamp = stampOf(info);
+  // Unchanged since its hash was taken: not read again.
+  if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) return count(run, "unchanged");
+  const request: FileRequest = {
+    workspace,
+    path: file.path,
+    absolute: file.absolute,
+    vectors: !options.embeddings,
+    ...(before ? { knownHash: before.hash } : {}),
+  };
+  const settle = (result: FileResult) => settleFile(run, request, stamp, before, result, options);
+  if (chunker) {
+    await chunker.add(request, settle);
+    return "pending";
+  }
+  return await settle(await prepareIndexFile(request));
+}
+
+function count(run: Run, outcome: Exclude<Outcome, "gone">): Outcome {
+  run.summary[outcome]++;
   return outcome;
 }
 
-async function indexOne(
-  { store, summary, write, pause }: Run,
-  workspace: string,
-  { path, absolute }: { path: string; absolute: string },
+/** Stores (or stamps, or counts) what became of one file; its outcome. */
+async function settleFile(
+  run: Run,
+  request: FileRequest,
+  stamp: FileStamp,
   before: KnownFile | undefined,
+  result: FileResult,
   options: Pick<IndexOptions, "embeddings">,
 ): Promise<Outcome> {
-  const info = lstatOrNull(absolute);
-  // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
-  if (info === null || !info.isFile) return "gone";
-  if (info.size > INDEX_FILE_MAX_BYTES) return "tooLarge";
-  const stamp = stampOf(info);
-  // Unchanged since its hash was taken: not read again.
-  if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) return "unchanged";
-  const text = readSafely(workspace, absolute);
-  if (text === null) return "refused";
-  if (text === undefined) return "gone";
-  if (text.length > INDEX_FILE_MAX_BYTES) return "tooLarge";
-  if (text.includes("\0")) return "binary";
-  const hash = sha256(text);
-  if (before?.hash === hash) {
-    if (!sameStamp(before.stamp, stamp)) write(() => store.stampFile(path, stamp));
-    return "unchanged";
+  if ("notStored" in result) {
+    return result.notStored === "gone" ? "gone" : count(run, result.notStored);
   }
-  const chunked = await chunkFile(path, text, hash);
+  if ("unchanged" in result) {
+    if (!sameStamp(before?.stamp, stamp)) {
+      run.write(() => run.store.stampFile(request.path, stamp));
+    }
+    return count(run, "unchanged");
+  }
+  const { store, summary, write, pause } = run;
+  const { prepared } = result;
+  const { chunks } = prepared.chunked;
   let vectors: Float32Array[] | undefined;
   if (options.embeddings) {
     // No lock is held while the endpoint answers.
     pause();
-    vectors = await embedTexts(options.embeddings, chunked.chunks.map(embeddingText), store);
+    vectors = await embedTexts(options.embeddings, chunks.map(embeddingText), store);
   }
-  write(() => store.replaceFile(chunked, stamp, vectors));
-  summary.chunks += chunked.chunks.length;
-  return "indexed";
+  write(() => store.writePrepared(prepared, stamp, vectors));
+  summary.chunks += chunks.length;
+  return count(run, "indexed");
+}
+
+/**
+ * Reads and chunks the files of a full run: the first few in this thread, the rest in index
+ * workers (code_index_pool.ts) once that many need it, so a run that changes a file or two
+ * starts no thread. Results are settled in the order the files were added; at most
+ * {@link IN_FLIGHT_PER_THREAD} per worker wait, so the results held stay few.
+ */
+class Chunker {
+  #pool: IndexPool | undefined;
+  #noPool: boolean;
+  #added = 0;
+  #inFlight: {
+    result: Promise<FileResult | Error>;
+    settle: (result: FileResult) => Promise<Outcome>;
+    path: string;
+  }[] = [];
+
+  constructor(
+    readonly options: Pick<IndexOptions, "threads">,
+    readonly settled: (path: string, outcome: Outcome) => void,
+  ) {
+    this.#noPool = options.threads === 0;
+  }
+
+  /** Prepares the file `request` names, then `settle`s it (and tells `settled`). */
+  async add(
+    request: FileRequest,
+    settle: (result: FileResult) => Promise<Outcome>,
+  ): Promise<void> {
+    const pool = this.#poolFor(++this.#added);
+    if (!pool) {
+      this.settled(request.path, await settle(await prepareIndexFile(request)));
+      return;
+    }
+    const result = pool.prepare(request).catch((error: Error) => error);
+    this.#inFlight.push({ result, settle, path: request.path });
+    while (this.#inFlight.length > IN_FLIGHT_PER_THREAD * pool.threads) await this.#settleOldest();
+  }
+
+  /** Settles every file still in flight. */
+  async finish(): Promise<void> {
+    while (this.#inFlight.length > 0) await this.#settleOldest();
+  }
+
+  /** Ends the workers; files not settled are dropped. */
+  close(): void {
+    this.#pool?.close();
+    this.#inFlight = [];
+  }
+
+  async #settleOldest(): Promise<void> {
+    const { result, settle, path } = this.#inFlight.shift()!;
+    const outcome = await result;
+    if (outcome instanceof Error) throw outcome;
+    this.settled(path, await settle(outcome));
+  }
+
+  #poolFor(added: number): IndexPool | undefined {
+    if (this.#pool || this.#noPool || added <= IN_THREAD_FILES) return this.#pool;
+    try {
+      this.#pool = IndexPool.start(this.options.threads);
+    } catch {
+      // No thread could start (a build without the worker's module): prepared here instead.
+      this.#noPool = true;
+    }
+    return this.#pool;
+  }
 }
 
 /**
@@ -335,20 +454,6 @@ function stampOf(info: Deno.FileInfo): FileStamp {
 
 function sameStamp(a: FileStamp | undefined, b: FileStamp): boolean {
   return a !== undefined && a.mtime === b.mtime && a.size === b.size;
-}
-
-/**
- * The text of `path`, read only inside the workspace (readWorkspaceText): null when refused or
- * unreadable, undefined when it vanished.
- */
-export function readSafely(workspace: string, path: string): string | null | undefined {
-  let refused = false;
-  try {
-    const text = readWorkspaceText(workspace, path, { what: "file", warn: () => refused = true });
-    return refused ? null : text;
-  } catch {
-    return null;
-  }
 }
 
 function lstatOrNull(path: string): Deno.FileInfo | null {

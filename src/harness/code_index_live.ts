@@ -22,7 +22,8 @@ import type {
   SymbolQuestion,
 } from "../tools/code_index_access.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
-import { embeddingIdOf, INDEX_FILE_MAX_BYTES, readSafely, sha256 } from "./code_index.ts";
+import { embeddingIdOf, sha256 } from "./code_index.ts";
+import { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
 import { answerSymbols } from "./code_symbols_query.ts";
 
 /** Options of {@linkcode LiveCodeIndex}. */

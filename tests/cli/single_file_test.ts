@@ -142,6 +142,18 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
       },
     });
 
+    await t.step("tern index chunks in worker threads the file starts as itself", async () => {
+      const dir = join(ws.dir, "many");
+      await Deno.mkdir(dir);
+      // More files than a run chunks before it starts its workers.
+      for (let i = 0; i < 30; i++) {
+        await Deno.writeTextFile(join(dir, `m${i}.ts`), `export function fn${i}() {}\n`);
+      }
+      const index = await runArtifact(file, ["index", dir], ws.dir, env);
+      equal(index.code, 0, index.stdout + index.stderr);
+      match(index.stdout, /^30 indexed, 0 unchanged, 0 removed, 0 binary, 0 too large, 60 chunks/);
+    });
+
     await t.step("tern demo passes its check of what it wrote", async () => {
       const demo = await runArtifact(file, ["demo"], ws.dir, env);
       equal(demo.code, 0, demo.stdout + demo.stderr);

@@ -1,0 +1,62 @@
+/**
+ * One file of the code index made ready to store: read inside the workspace with the verified
+ * reader, checked, hashed, chunked and prepared (words and local vectors). It writes nothing and
+ * needs no store, so it runs in the indexing thread or in a chunk worker (code_index_pool.ts)
+ * alike.
+ */
+import { readWorkspaceText } from "../config/workspace_file.ts";
+import { chunkFile, sha256 } from "../index/chunker.ts";
+import { type PreparedFile, prepareFile } from "../index/prepared.ts";
+
+/** Files larger than this (bytes) are not indexed. */
+export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
+
+/** Why a file is not stored: gone, binary (a NUL byte), too large, or refused by the reader. */
+export type NotStored = "gone" | "binary" | "tooLarge" | "refused";
+
+/** What to make of one file. */
+export interface FileRequest {
+  /** Absolute real path of the workspace. */
+  workspace: string;
+  /** Workspace-relative, `/`-separated. */
+  path: string;
+  /** The same, absolute, inside `workspace`. */
+  absolute: string;
+  /** The sha-256 the index holds for it: the same content is not chunked again. */
+  knownHash?: string;
+  /** Compute the local embeddings (false when an endpoint gives the vectors). */
+  vectors: boolean;
+}
+
+/** What became of one file: not stored, unchanged (same hash), or ready to store. */
+export type FileResult =
+  | { notStored: NotStored }
+  | { unchanged: string }
+  | { prepared: PreparedFile };
+
+/** Reads, checks, hashes and (when its content is new) chunks and prepares one file. */
+export async function prepareIndexFile(request: FileRequest): Promise<FileResult> {
+  const text = readSafely(request.workspace, request.absolute);
+  if (text === null) return { notStored: "refused" };
+  if (text === undefined) return { notStored: "gone" };
+  if (text.length > INDEX_FILE_MAX_BYTES) return { notStored: "tooLarge" };
+  if (text.includes("\0")) return { notStored: "binary" };
+  const hash = sha256(text);
+  if (request.knownHash === hash) return { unchanged: hash };
+  const chunked = await chunkFile(request.path, text, hash);
+  return { prepared: prepareFile(chunked, request.vectors) };
+}
+
+/**
+ * The text of `path`, read only inside the workspace (readWorkspaceText): null when refused or
+ * unreadable, undefined when it vanished.
+ */
+export function readSafely(workspace: string, path: string): string | null | undefined {
+  let refused = false;
+  try {
+    const text = readWorkspaceText(workspace, path, { what: "file", warn: () => refused = true });
+    return refused ? null : text;
+  } catch {
+    return null;
+  }
+}
