@@ -14,6 +14,8 @@ export class IgnoreRules {
   /** Absolute real path of the workspace root. */
   readonly root: string;
   #byDir = new Map<string, Matcher | null>();
+  /** How many of the loaded folders have rules: with none, only `.git` is ever ignored. */
+  #matchers = 0;
 
   constructor(root: string) {
     this.root = root;
@@ -22,7 +24,22 @@ export class IgnoreRules {
   /** Loads the .gitignore of folder `dir` (absolute, inside the root), once. */
   async load(dir: string): Promise<void> {
     if (this.#byDir.has(dir) || !isInside(this.root, dir)) return;
-    this.#byDir.set(dir, await readGitignore(join(dir, ".gitignore")));
+    this.#set(dir, await readGitignore(join(dir, ".gitignore")));
+  }
+
+  /**
+   * {@linkcode load} for a folder just listed: without a `.gitignore` among its `entries`
+   * nothing is looked up.
+   */
+  async loadListed(dir: string, entries: readonly Deno.DirEntry[]): Promise<void> {
+    if (this.#byDir.has(dir)) return;
+    if (entries.some((entry) => entry.name === ".gitignore")) await this.load(dir);
+    else if (isInside(this.root, dir)) this.#set(dir, null);
+  }
+
+  #set(dir: string, matcher: Matcher | null): void {
+    this.#byDir.set(dir, matcher);
+    if (matcher) this.#matchers++;
   }
 
   /** Loads the .gitignore files of every folder from the root down to `dir` itself. */
@@ -42,10 +59,16 @@ export class IgnoreRules {
    */
   ignores(path: string, isDirectory: boolean): boolean {
     if (!isInside(this.root, path) || path === this.root) return false;
-    const rel = relative(this.root, path);
-    if (rel.split("/").includes(".git")) return true;
-    let ignored = false;
+    // Below the root, the path's own spelling: cut rather than path.relative(), which
+    // normalises (per entry of a walk, it shows).
+    const prefix = this.root.endsWith("/") ? this.root : `${this.root}/`;
+    const rel = isClean(path) && path.startsWith(prefix)
+      ? path.slice(prefix.length)
+      : relative(this.root, path);
     const parts = rel.split("/");
+    if (parts.includes(".git")) return true;
+    if (this.#matchers === 0) return false;
+    let ignored = false;
     let dir = this.root;
     for (let i = 0; i < parts.length; i++) {
       const matcher = this.#byDir.get(dir);
@@ -55,7 +78,7 @@ export class IgnoreRules {
         if (result.ignored) ignored = true;
         else if (result.unignored) ignored = false;
       }
-      dir = join(dir, parts[i]);
+      dir = `${prefix}${parts.slice(0, i + 1).join("/")}`;
     }
     return ignored;
   }
@@ -127,14 +150,25 @@ async function* walkDir(
     if (depth === 1) throw error;
     return;
   }
+  // Its own .gitignore, known from the listing: no lookup in the many folders without one.
+  await rules.loadListed(dir, entries);
   entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  // A clean absolute folder's entries are the folder, "/" and the name: what join() gives,
+  // without its normalising per entry.
+  const base = isClean(dir) ? (dir === "/" ? "" : dir) : undefined;
   for (const entry of entries) {
-    const path = join(dir, entry.name);
+    const path = base === undefined ? join(dir, entry.name) : `${base}/${entry.name}`;
     if (rules.ignores(path, entry.isDirectory)) continue;
     yield { path, depth, ...entry };
     if (entry.isDirectory && depth < (options.maxDepth ?? Infinity)) {
-      await rules.load(path);
       yield* walkDir(path, rules, depth + 1, options);
     }
   }
 }
+
+/** An absolute path join() would leave as it is: no empty, `.` or `..` part, no trailing `/`. */
+function isClean(path: string): boolean {
+  return path === "/" || (path.startsWith("/") && !UNCLEAN.test(path));
+}
+
+const UNCLEAN = /\/\/|\/\.\.?(?:\/|$)|\/$/;

@@ -1,0 +1,73 @@
+/** IgnoreRules and walk(): nested .gitignore precedence, spellings of a path, folders without rules. */
+import { deepEqual, equal } from "node:assert/strict";
+import { join } from "node:path";
+import { IgnoreRules, walk } from "../../src/tools/ignore_rules.ts";
+
+async function withTree(files: Record<string, string>, body: (root: string) => Promise<void>) {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ignore-" }));
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.mkdir(join(root, path, ".."), { recursive: true });
+    await Deno.writeTextFile(join(root, path), text);
+  }
+  try {
+    await body(root);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+const TREE = {
+  ".gitignore": "*.log\nbuild/\n",
+  "a/.gitignore": "!keep.log\n",
+  "a/keep.log": "",
+  "a/drop.log": "",
+  "a/b/deep.log": "",
+  "a/b/code.ts": "",
+  "build/out.js": "",
+  "src/main.ts": "",
+  ".git/HEAD": "",
+};
+
+Deno.test("walk() applies nested .gitignore files, deeper ones winning, and never enters .git", async () => {
+  await withTree(TREE, async (root) => {
+    const found: string[] = [];
+    for await (const entry of walk(root, new IgnoreRules(root))) {
+      if (entry.isFile) found.push(entry.path.slice(root.length + 1));
+    }
+    deepEqual(found, [".gitignore", "a/.gitignore", "a/b/code.ts", "a/keep.log", "src/main.ts"]);
+  });
+});
+
+Deno.test("IgnoreRules.ignores() answers alike for any spelling of a path", async () => {
+  await withTree(TREE, async (root) => {
+    const rules = new IgnoreRules(root);
+    for await (const _ of walk(root, rules)) { /* loads every folder's rules */ }
+    for (
+      const [rel, ignored] of [["a/drop.log", true], ["a/keep.log", false], [
+        "src/main.ts",
+        false,
+      ]] as const
+    ) {
+      for (
+        const spelling of [
+          `${root}/${rel}`,
+          `${root}//${rel}`,
+          `${root}/./${rel}`,
+          `${root}/src/../${rel}`,
+        ]
+      ) {
+        equal(rules.ignores(spelling, false), ignored, spelling);
+      }
+    }
+    equal(rules.ignores(`${root}/build`, true), true);
+    equal(rules.ignores(`${root}/a/.git/config`, false), true);
+  });
+});
+
+Deno.test("walk() from a folder spelled with a trailing slash yields clean paths", async () => {
+  await withTree({ "x/y.ts": "" }, async (root) => {
+    const found: string[] = [];
+    for await (const entry of walk(`${root}/`, new IgnoreRules(root))) found.push(entry.path);
+    deepEqual(found, [`${root}/x`, `${root}/x/y.ts`]);
+  });
+});
