@@ -34,7 +34,7 @@ export { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
 const BATCH_FILES = 256;
 const BATCH_MS = 1_000;
 
-/** A full run chunks this many files in its own thread before it starts chunk workers. */
+/** A full run with up to this many files to chunk does it in its own thread, without workers. */
 const IN_THREAD_FILES = 8;
 /** Files read ahead per chunk worker, waiting to be chunked or written. */
 const IN_FLIGHT_PER_THREAD = 16;
@@ -341,20 +341,17 @@ async function settleFile(
 }
 
 /**
- * Reads and chunks the files of a full run: the first few in this thread, the rest in index
- * workers (code_index_pool.ts) once that many need it, so a run that changes a file or two
- * starts no thread. Results are settled in the order the files were added; at most
+ * Reads and chunks the files of a full run: in this thread when few need it, else all in
+ * index workers (code_index_pool.ts), which start once more than {@link IN_THREAD_FILES} do; a
+ * run that changes a file or two starts no thread. Results are settled in the order the files were added; at most
  * {@link IN_FLIGHT_PER_THREAD} per worker wait, so the results held stay few.
  */
 class Chunker {
   #pool: IndexPool | undefined;
   #noPool: boolean;
-  #added = 0;
-  #inFlight: {
-    result: Promise<FileResult | Error>;
-    settle: (result: FileResult) => Promise<Outcome>;
-    path: string;
-  }[] = [];
+  /** Files waiting for the decision: this thread (few files) or workers (many). */
+  #held: Held[] = [];
+  #inFlight: (Held & { result: Promise<FileResult | Error> })[] = [];
 
   constructor(
     readonly options: Pick<IndexOptions, "threads">,
@@ -368,44 +365,63 @@ class Chunker {
     request: FileRequest,
     settle: (result: FileResult) => Promise<Outcome>,
   ): Promise<void> {
-    const pool = this.#poolFor(++this.#added);
-    if (!pool) {
-      this.settled(request.path, await settle(await prepareIndexFile(request)));
-      return;
+    const held = { request, settle };
+    if (this.#noPool) return await this.#here(held);
+    if (!this.#pool) {
+      this.#held.push(held);
+      if (this.#held.length <= IN_THREAD_FILES) return;
+      try {
+        this.#pool = IndexPool.start(this.options.threads);
+      } catch {
+        // No thread could start (a build without the worker's module): prepared here instead.
+        this.#noPool = true;
+        return await this.#drainHeld();
+      }
+      for (const each of this.#held.splice(0)) this.#send(each);
+    } else this.#send(held);
+    while (this.#inFlight.length > IN_FLIGHT_PER_THREAD * this.#pool.threads) {
+      await this.#settleOldest();
     }
-    const result = pool.prepare(request).catch((error: Error) => error);
-    this.#inFlight.push({ result, settle, path: request.path });
-    while (this.#inFlight.length > IN_FLIGHT_PER_THREAD * pool.threads) await this.#settleOldest();
   }
 
-  /** Settles every file still in flight. */
+  /** Settles every file still held or in flight. */
   async finish(): Promise<void> {
+    await this.#drainHeld();
     while (this.#inFlight.length > 0) await this.#settleOldest();
   }
 
   /** Ends the workers; files not settled are dropped. */
   close(): void {
     this.#pool?.close();
+    this.#held = [];
     this.#inFlight = [];
   }
 
-  async #settleOldest(): Promise<void> {
-    const { result, settle, path } = this.#inFlight.shift()!;
-    const outcome = await result;
-    if (outcome instanceof Error) throw outcome;
-    this.settled(path, await settle(outcome));
+  #send(held: Held): void {
+    const result = this.#pool!.prepare(held.request).catch((error: Error) => error);
+    this.#inFlight.push({ ...held, result });
   }
 
-  #poolFor(added: number): IndexPool | undefined {
-    if (this.#pool || this.#noPool || added <= IN_THREAD_FILES) return this.#pool;
-    try {
-      this.#pool = IndexPool.start(this.options.threads);
-    } catch {
-      // No thread could start (a build without the worker's module): prepared here instead.
-      this.#noPool = true;
-    }
-    return this.#pool;
+  async #drainHeld(): Promise<void> {
+    for (const held of this.#held.splice(0)) await this.#here(held);
   }
+
+  async #here({ request, settle }: Held): Promise<void> {
+    this.settled(request.path, await settle(await prepareIndexFile(request)));
+  }
+
+  async #settleOldest(): Promise<void> {
+    const { result, settle, request } = this.#inFlight.shift()!;
+    const outcome = await result;
+    if (outcome instanceof Error) throw outcome;
+    this.settled(request.path, await settle(outcome));
+  }
+}
+
+/** A file a full run found to prepare, and what to do with the result. */
+interface Held {
+  request: FileRequest;
+  settle: (result: FileResult) => Promise<Outcome>;
 }
 
 /**
