@@ -5,7 +5,8 @@
  * TypeScript declarations), installed by bench/_npm_package.ts into a cache outside this
  * repository and copied into a workspace there. Measures, on this machine:
  * - a full index into a fresh index file, in a fresh process each run (grammar loading included),
- *   as files looked at per second, with the process's peak resident memory (VmHWM);
+ *   as files looked at per second, with the process's peak resident memory (VmHWM); by default
+ *   (index worker threads) and, interleaved, in one thread (`threads: 0`);
  * - re-indexing after one file changed (and after none), in one process: by a full run
  *   (`indexWorkspace()`, which walks and stats every file) and by `refreshFiles()` naming it;
  * - query latency (p50, p99) of `IndexStore.search()` for identifier and natural-language
@@ -16,6 +17,7 @@
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { indexWorkspace, refreshFiles } from "../src/harness/code_index.ts";
+import { defaultThreads } from "../src/harness/code_index_pool.ts";
 import { IndexStore } from "../src/index/store.ts";
 import { splitWords } from "../src/index/words.ts";
 import { BENCH_CACHE, installPackage } from "./_npm_package.ts";
@@ -35,10 +37,14 @@ interface FullRun {
   cpuMs: number;
 }
 
-/** One full index in this process; prints a FullRun as JSON. */
-async function child(workspace: string, index: string): Promise<void> {
+/** One full index in this process (`threads`: as the option; default when absent); prints a FullRun as JSON. */
+async function child(workspace: string, index: string, threads?: string): Promise<void> {
   const started = performance.now();
-  const summary = await indexWorkspace(workspace, index);
+  const summary = await indexWorkspace(
+    workspace,
+    index,
+    threads === undefined ? {} : { threads: Number(threads) },
+  );
   const ms = performance.now() - started;
   const status = await Deno.readTextFile("/proc/self/status");
   const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
@@ -51,10 +57,12 @@ async function child(workspace: string, index: string): Promise<void> {
   console.log(JSON.stringify(run));
 }
 
-async function fullRun(workspace: string, index: string): Promise<FullRun> {
+async function fullRun(workspace: string, index: string, threads?: number): Promise<FullRun> {
   for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(index + suffix).catch(() => {});
+  const args = ["run", "-A", new URL(import.meta.url).pathname, "--child", workspace, index];
+  if (threads !== undefined) args.push(String(threads));
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(import.meta.url).pathname, "--child", workspace, index],
+    args,
     stdout: "piped",
     stderr: "inherit",
   }).output();
@@ -85,10 +93,14 @@ async function main(runs: number): Promise<void> {
   const workspace = await workspaceOf();
   const index = join(BENCH_CACHE, "speed-index", "index.sqlite");
   await Deno.mkdir(dirname(index), { recursive: true });
+  // Interleaved: the default (index workers) and one thread, so the two see the same load.
   const full: FullRun[] = [];
+  const oneThread: FullRun[] = [];
   for (let i = 0; i < runs; i++) {
     full.push(await fullRun(workspace, index));
     console.error(`full index ${i + 1}/${runs}: ${JSON.stringify(full[full.length - 1])}`);
+    oneThread.push(await fullRun(workspace, index, 0));
+    console.error(`one thread ${i + 1}/${runs}: ${JSON.stringify(oneThread.at(-1))}`);
   }
 
   // Re-index after one changed file: the changed file is restored after each run.
@@ -154,6 +166,12 @@ async function main(runs: number): Promise<void> {
     fullIndexMs: full.map((run) => round(run.ms)),
     filesPerSecondMedian: Math.round(median(perSecond)),
     filesPerSecondBest: Math.round(perSecond[perSecond.length - 1]),
+    threads: defaultThreads(),
+    cores: navigator.hardwareConcurrency,
+    oneThreadFilesPerSecondMedian: Math.round(
+      median(oneThread.map((run) => run.files / (run.ms / 1000))),
+    ),
+    oneThreadPeakRssMiB: round(Math.max(...oneThread.map((run) => run.peakRssMiB))),
     filesPerCpuSecondMedian: Math.round(
       median(full.map((run) => run.files / (run.cpuMs / 1000))),
     ),
@@ -198,6 +216,10 @@ function markdown(r: {
   fullIndexMs: number[];
   filesPerSecondMedian: number;
   filesPerSecondBest: number;
+  threads: number;
+  cores: number;
+  oneThreadFilesPerSecondMedian: number;
+  oneThreadPeakRssMiB: number;
   filesPerCpuSecondMedian: number;
   loadAverage: string;
   peakRssMiB: number;
@@ -221,14 +243,18 @@ function markdown(r: {
     "",
     "| measure | value | target | |",
     "|---|---|---|---|",
-    `| full index, files/s (median of ${r.runs} fresh processes) | ${r.filesPerSecondMedian} ` +
+    `| full index, files/s (median of ${r.runs} fresh processes; ${r.threads} index workers ` +
+    `on ${r.cores} cores) | ${r.filesPerSecondMedian} ` +
     `(best ${r.filesPerSecondBest}; ${
       r.fullIndexMs.join(", ")
     } ms) | ≥ ${TARGETS.filesPerSecond} | ` +
     `${mark(r.filesPerSecondMedian >= TARGETS.filesPerSecond)} |`,
     `| full index, files per CPU second of the process (median) | ${r.filesPerCpuSecondMedian} ` +
     `| | |`,
-    `| indexer peak memory (VmHWM) | ${r.peakRssMiB} MiB | reported | |`,
+    `| full index in one thread (\`threads: 0\`, interleaved with the above), files/s | ` +
+    `${r.oneThreadFilesPerSecondMedian} | | |`,
+    `| indexer peak memory (VmHWM) | ${r.peakRssMiB} MiB (one thread: ` +
+    `${r.oneThreadPeakRssMiB} MiB) | reported | |`,
     `| re-index after one changed file: \`indexWorkspace()\` (walks every file) | median ` +
     `${r.reindexOneChangedMs.median} ms, max ${r.reindexOneChangedMs.max} ms | ` +
     `< ${TARGETS.reindexMs} ms | ${mark(r.reindexOneChangedMs.median < TARGETS.reindexMs)} |`,
@@ -247,6 +273,6 @@ function markdown(r: {
 }
 
 if (import.meta.main) {
-  if (Deno.args[0] === "--child") await child(Deno.args[1], Deno.args[2]);
+  if (Deno.args[0] === "--child") await child(Deno.args[1], Deno.args[2], Deno.args[3]);
   else await main(Number(Deno.args[0] ?? 3));
 }
