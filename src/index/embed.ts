@@ -18,12 +18,6 @@ const WORD_PREFIX = Math.imul(Math.imul(FNV_OFFSET ^ 0x77, FNV_PRIME) ^ 0x3a, FN
 const START = 0x5e; // `^`
 const END = 0x24; // `$`
 
-function add(vector: Float32Array, value: number, weight: number): void {
-  // `value` is the feature's FNV-1a hash, as an unsigned 32-bit number. The top bit picks the
-  // sign, so unrelated features cancel out on average instead of piling up.
-  vector[value % vector.length] += value & 0x80000000 ? -weight : weight;
-}
-
 /**
  * The embedding of `text`: each word counts as a whole (weight 1) and by its character trigrams
  * (weight 0.5 each); the result has length 1, or is all zeros when `text` has no words.
@@ -35,13 +29,18 @@ export function embedText(text: string, dimensions = EMBEDDING_DIMENSIONS): Floa
 /** {@linkcode embedText} of text already split into `words` (splitWords()). */
 export function embedWords(words: string[], dimensions = EMBEDDING_DIMENSIONS): Float32Array {
   const vector = new Float32Array(dimensions);
+  // A feature's FNV-1a hash, as an unsigned 32-bit number, picks its slot (hash % dimensions)
+  // and its sign (the top bit), so unrelated features cancel out on average instead of piling
+  // up. Hashes stay signed 32-bit here: the top bit is the sign, and with dimensions a power of
+  // two the low bits are the slot.
+  const mask = (dimensions & (dimensions - 1)) === 0 ? dimensions - 1 : -1;
   // The features are hashed from the words' code units, FNV-1a over UTF-16 code units: the
   // whole word as `w:word` and each character trigram of `^word$`.
   for (const word of words) {
     const length = word.length;
     let value = WORD_PREFIX;
     for (let i = 0; i < length; i++) value = Math.imul(value ^ word.charCodeAt(i), FNV_PRIME);
-    add(vector, value >>> 0, 1);
+    vector[mask >= 0 ? value & mask : (value >>> 0) % dimensions] += value < 0 ? -1 : 1;
     // Trigram i covers padded[i, i + GRAM) of padded = `^word$`, length + 2 code units.
     for (let i = 0; i + GRAM <= length + 2; i++) {
       value = FNV_OFFSET;
@@ -49,7 +48,7 @@ export function embedWords(words: string[], dimensions = EMBEDDING_DIMENSIONS): 
         const code = j === 0 ? START : j === length + 1 ? END : word.charCodeAt(j - 1);
         value = Math.imul(value ^ code, FNV_PRIME);
       }
-      add(vector, value >>> 0, 0.5);
+      vector[mask >= 0 ? value & mask : (value >>> 0) % dimensions] += value < 0 ? -0.5 : 0.5;
     }
   }
   let norm = 0;

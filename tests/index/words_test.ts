@@ -95,6 +95,8 @@ Deno.test("embedWords() gives the vectors of hashing the feature strings, bit fo
     const words = referenceSplit(text);
     deepEqual(embedWords(words), referenceEmbed(words), JSON.stringify(text));
     deepEqual(embedWords(words, 64), referenceEmbed(words, 64), JSON.stringify(text));
+    deepEqual(embedWords(words, 100), referenceEmbed(words, 100), JSON.stringify(text));
+    deepEqual(embedWords(words, 1), referenceEmbed(words, 1), JSON.stringify(text));
   }
   // Words splitWords() never gives: empty, one or two code units, lone surrogates, symbols.
   const odd = ["", "a", "ab", "\ud800", "\udc00x", "w:", "^$", "a b", "😀", "𝒜lpha"];
