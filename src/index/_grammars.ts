@@ -5,7 +5,7 @@
 import type { Language, Parser } from "web-tree-sitter";
 import { carries, embeddedFile, packaging, wasmRuntimeOptions } from "../core/packaging.ts";
 
-export type { Node, Tree } from "web-tree-sitter";
+export type { Language, Node, Tree } from "web-tree-sitter";
 
 let runtime: Promise<typeof import("web-tree-sitter")> | undefined;
 const languages = new Map<string, Promise<Language>>();

@@ -35,6 +35,12 @@ export interface Binding {
 export interface LanguageSpec {
   /** The grammar's file name part: `tree-sitter-<grammar>.wasm`. */
   grammar: string;
+  /**
+   * Every node type the functions below react to: on a node of any other type `declaration`,
+   * `callee` and `scope` give undefined and `imports` and `bindings` nothing, so the chunker
+   * looks at no other node (tests/index/node_types_test.ts checks it).
+   */
+  nodeTypes: readonly string[];
   declaration(node: Node): Declaration | undefined;
   heritage(node: Node): Heritage[];
   /** Module names an import node imports, as written. */

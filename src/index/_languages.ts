@@ -126,6 +126,21 @@ function ecmaBindings(node: Node): Binding[] {
 function ecma(grammar: string): LanguageSpec {
   return {
     grammar,
+    nodeTypes: [
+      "class_declaration",
+      "abstract_class_declaration",
+      "interface_declaration",
+      "function_declaration",
+      "generator_function_declaration",
+      "method_definition",
+      "public_field_definition",
+      "field_definition",
+      "lexical_declaration",
+      "variable_declaration",
+      "import_statement",
+      "export_statement",
+      "call_expression",
+    ],
     declaration: ecmaDeclaration,
     heritage: ecmaHeritage,
     imports(node) {
@@ -140,6 +155,13 @@ function ecma(grammar: string): LanguageSpec {
 
 const python: LanguageSpec = {
   grammar: "python",
+  nodeTypes: [
+    "class_definition",
+    "function_definition",
+    "import_from_statement",
+    "import_statement",
+    "call",
+  ],
   declaration(node) {
     if (node.type === "class_definition") {
       return {
@@ -187,6 +209,13 @@ function goReceiver(node: Node): string {
 
 const go: LanguageSpec = {
   grammar: "go",
+  nodeTypes: [
+    "function_declaration",
+    "method_declaration",
+    "type_spec",
+    "import_spec",
+    "call_expression",
+  ],
   declaration(node) {
     const body = node.childForFieldName("body");
     if (node.type === "function_declaration") {
@@ -223,6 +252,16 @@ const go: LanguageSpec = {
 
 const java: LanguageSpec = {
   grammar: "java",
+  nodeTypes: [
+    "class_declaration",
+    "enum_declaration",
+    "record_declaration",
+    "interface_declaration",
+    "method_declaration",
+    "constructor_declaration",
+    "import_declaration",
+    "method_invocation",
+  ],
   declaration(node) {
     const body = node.childForFieldName("body");
     const name = field(node, "name");
@@ -269,6 +308,16 @@ const java: LanguageSpec = {
 
 const rust: LanguageSpec = {
   grammar: "rust",
+  nodeTypes: [
+    "struct_item",
+    "enum_item",
+    "union_item",
+    "trait_item",
+    "function_item",
+    "impl_item",
+    "use_declaration",
+    "call_expression",
+  ],
   declaration(node) {
     const name = field(node, "name");
     const body = node.childForFieldName("body");

@@ -32,6 +32,14 @@ function cppFunctionName(node: Node): { name: string; owner?: string } {
 /** C and C++: structs, classes and unions with a body are classes; prototypes are not chunks. */
 export const cpp: LanguageSpec = {
   grammar: "cpp",
+  nodeTypes: [
+    "class_specifier",
+    "struct_specifier",
+    "union_specifier",
+    "function_definition",
+    "preproc_include",
+    "call_expression",
+  ],
   declaration(node) {
     const body = node.childForFieldName("body");
     switch (node.type) {
@@ -77,6 +85,19 @@ const PHP_INCLUDES = new Set([
 /** PHP: traits and enums count as classes; `$this->f()` and `self::f()` call the own method. */
 export const php: LanguageSpec = {
   grammar: "php",
+  nodeTypes: [
+    "class_declaration",
+    "trait_declaration",
+    "enum_declaration",
+    "interface_declaration",
+    "function_definition",
+    "method_declaration",
+    "namespace_use_clause",
+    ...PHP_INCLUDES,
+    "function_call_expression",
+    "member_call_expression",
+    "scoped_call_expression",
+  ],
   declaration(node) {
     const name = field(node, "name");
     const body = node.childForFieldName("body");
@@ -137,6 +158,7 @@ const BASH_SOURCES = new Set(["source", "."]);
 /** Bash: functions, `source`/`.` as imports, and each command inside a function as a call. */
 export const bash: LanguageSpec = {
   grammar: "bash",
+  nodeTypes: ["function_definition", "command"],
   declaration(node) {
     if (node.type !== "function_definition") return undefined;
     return {

@@ -6,6 +6,17 @@ import { field, type Heritage, type LanguageSpec, named } from "./_language_spec
 /** C#: a base list does not say which base is a class; by convention `IName` is an interface. */
 export const csharp: LanguageSpec = {
   grammar: "c-sharp",
+  nodeTypes: [
+    "class_declaration",
+    "struct_declaration",
+    "record_declaration",
+    "enum_declaration",
+    "interface_declaration",
+    "method_declaration",
+    "constructor_declaration",
+    "using_directive",
+    "invocation_expression",
+  ],
   declaration(node) {
     const name = field(node, "name");
     const body = node.childForFieldName("body");
@@ -46,6 +57,7 @@ const RUBY_MIXINS = new Set(["include", "extend", "prepend"]);
 /** Ruby: modules count as classes; `include`/`extend`/`prepend` of a module as implementing it. */
 export const ruby: LanguageSpec = {
   grammar: "ruby",
+  nodeTypes: ["class", "module", "method", "singleton_method", "call"],
   declaration(node) {
     const name = field(node, "name");
     const body = node.childForFieldName("body");

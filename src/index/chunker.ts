@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { chunkId, pathBase } from "./types.ts";
 import type { Chunk, ChunkedFile, ChunkKind, ImportTarget, Relation } from "./types.ts";
 import type { Binding } from "./_language_spec.ts";
-import { grammarCarried, type Node, parserFor } from "./_grammars.ts";
+import { grammarCarried, type Language, type Node, parserFor, type Tree } from "./_grammars.ts";
 import { type Heritage, languageOf, type LanguageSpec } from "./_languages.ts";
 
 /** The most characters of a chunk's text kept. */
@@ -47,7 +47,7 @@ export async function chunkFile(
   if (!tree) return { path, language: "text", hash, chunks: windows(path, text), relations: [] };
   try {
     const walker = new Walker(path, text, spec);
-    walker.walk(tree.rootNode);
+    walker.walk(tree);
     return {
       path,
       language: spec.grammar,
@@ -113,11 +113,23 @@ interface Scope {
   owner?: string;
 }
 
-interface Frame {
-  node: Node;
+/** Where a node is: its scope, and the function or method whose calls it makes. */
+interface Context {
   scope: Scope;
-  /** The function or method the node is inside, whose calls it makes. */
   fn: { chunk: Chunk; owner?: string } | undefined;
+}
+
+/** Per language spec, a table by node type id: 1 for the types the spec reacts to. */
+const reacting = new WeakMap<LanguageSpec, { language: Language; table: Uint8Array }>();
+
+function reactingTypes(spec: LanguageSpec, language: Language): Uint8Array {
+  const known = reacting.get(spec);
+  if (known?.language === language) return known.table;
+  const types = new Set(spec.nodeTypes);
+  const table = new Uint8Array(language.types.length);
+  for (let id = 0; id < table.length; id++) table[id] = types.has(language.types[id]) ? 1 : 0;
+  reacting.set(spec, { language, table });
+  return table;
 }
 
 class Walker {
@@ -148,23 +160,39 @@ class Walker {
     this.chunks.push(this.#file);
   }
 
-  /** Visits the tree in document order with a stack of its own: deep nesting must not throw. */
-  walk(root: Node): void {
-    const stack: Frame[] = [{ node: root, scope: { chunk: this.#file }, fn: undefined }];
-    for (let frame = stack.pop(); frame; frame = stack.pop()) {
-      const { node } = frame;
-      const inner = this.#visit(frame);
-      // All children in one call into the wasm runtime, rather than one call each.
-      const children = node.namedChildren;
-      for (let i = children.length - 1; i >= 0; i--) {
-        const child = children[i];
-        if (child) stack.push({ node: child, scope: inner.scope, fn: inner.fn });
+  /**
+   * Visits the root and its named descendants in document order (not those under an anonymous
+   * node), with a cursor and a stack of contexts, one per level: deep nesting must not throw.
+   * Only nodes of a type the language reacts to become Node objects and are visited.
+   */
+  walk(tree: Tree): void {
+    const reacts = reactingTypes(this.spec, tree.language);
+    const cursor = tree.walk();
+    try {
+      const root: Context = { scope: { chunk: this.#file }, fn: undefined };
+      const contexts = [reacts[cursor.nodeTypeId] ? this.#visit(cursor.currentNode, root) : root];
+      if (!cursor.gotoFirstChild()) return;
+      for (;;) {
+        if (cursor.nodeIsNamed) {
+          const outer = contexts[contexts.length - 1];
+          const inner = reacts[cursor.nodeTypeId] ? this.#visit(cursor.currentNode, outer) : outer;
+          if (cursor.gotoFirstChild()) {
+            contexts.push(inner);
+            continue;
+          }
+        }
+        while (!cursor.gotoNextSibling()) {
+          contexts.pop();
+          if (contexts.length === 0 || !cursor.gotoParent()) return;
+        }
       }
+    } finally {
+      cursor.delete();
     }
   }
 
-  /** Records what `node` declares, imports and calls; returns the scope for its children. */
-  #visit({ node, scope, fn }: Frame): Pick<Frame, "scope" | "fn"> {
+  /** Records what `node` declares, imports and calls; returns the context for its children. */
+  #visit(node: Node, { scope, fn }: Context): Context {
     const spec = this.spec;
     for (const name of spec.imports(node)) {
       if (name) this.#relations.push({ from: this.#file.id, kind: "IMPORTS", name });

@@ -11,21 +11,12 @@ export const EMBEDDING_DIMENSIONS = 256;
 /** The n-gram length over `^word$`. */
 const GRAM = 3;
 
-/** FNV-1a over the UTF-16 code units of `text`, as an unsigned 32-bit number. */
-function hash(text: string): number {
-  let value = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    value ^= text.charCodeAt(i);
-    value = Math.imul(value, 0x01000193);
-  }
-  return value >>> 0;
-}
-
-function add(vector: Float32Array, feature: string, weight: number): void {
-  const value = hash(feature);
-  // The top bit picks the sign, so unrelated features cancel out on average instead of piling up.
-  vector[value % vector.length] += value & 0x80000000 ? -weight : weight;
-}
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** FNV-1a state after the code units of `w:`, the prefix of a whole-word feature. */
+const WORD_PREFIX = Math.imul(Math.imul(FNV_OFFSET ^ 0x77, FNV_PRIME) ^ 0x3a, FNV_PRIME);
+const START = 0x5e; // `^`
+const END = 0x24; // `$`
 
 /**
  * The embedding of `text`: each word counts as a whole (weight 1) and by its character trigrams
@@ -38,10 +29,27 @@ export function embedText(text: string, dimensions = EMBEDDING_DIMENSIONS): Floa
 /** {@linkcode embedText} of text already split into `words` (splitWords()). */
 export function embedWords(words: string[], dimensions = EMBEDDING_DIMENSIONS): Float32Array {
   const vector = new Float32Array(dimensions);
+  // A feature's FNV-1a hash, as an unsigned 32-bit number, picks its slot (hash % dimensions)
+  // and its sign (the top bit), so unrelated features cancel out on average instead of piling
+  // up. Hashes stay signed 32-bit here: the top bit is the sign, and with dimensions a power of
+  // two the low bits are the slot.
+  const mask = (dimensions & (dimensions - 1)) === 0 ? dimensions - 1 : -1;
+  // The features are hashed from the words' code units, FNV-1a over UTF-16 code units: the
+  // whole word as `w:word` and each character trigram of `^word$`.
   for (const word of words) {
-    add(vector, `w:${word}`, 1);
-    const padded = `^${word}$`;
-    for (let i = 0; i + GRAM <= padded.length; i++) add(vector, padded.slice(i, i + GRAM), 0.5);
+    const length = word.length;
+    let value = WORD_PREFIX;
+    for (let i = 0; i < length; i++) value = Math.imul(value ^ word.charCodeAt(i), FNV_PRIME);
+    vector[mask >= 0 ? value & mask : (value >>> 0) % dimensions] += value < 0 ? -1 : 1;
+    // Trigram i covers padded[i, i + GRAM) of padded = `^word$`, length + 2 code units.
+    for (let i = 0; i + GRAM <= length + 2; i++) {
+      value = FNV_OFFSET;
+      for (let j = i; j < i + GRAM; j++) {
+        const code = j === 0 ? START : j === length + 1 ? END : word.charCodeAt(j - 1);
+        value = Math.imul(value ^ code, FNV_PRIME);
+      }
+      vector[mask >= 0 ? value & mask : (value >>> 0) % dimensions] += value < 0 ? -0.5 : 0.5;
+    }
   }
   let norm = 0;
   for (const value of vector) norm += value * value;
