@@ -36,8 +36,13 @@ const BATCH_MS = 1_000;
 
 /** A full run with up to this many files to chunk does it in its own thread, without workers. */
 const IN_THREAD_FILES = 8;
-/** Files read ahead per chunk worker, waiting to be chunked or written. */
-const IN_FLIGHT_PER_THREAD = 16;
+/** Files sent to each index worker and not yet answered: more are prepared here instead. */
+const QUEUED_PER_THREAD = 16;
+/**
+ * Files prepared (here or by a worker) and not yet written: they are written in the order they
+ * were found, so one slow file holds those after it; past this many this thread waits for it.
+ */
+const UNWRITTEN_MAX = 256;
 
 /**
  * A stamp younger than this (ms) is not trusted: a second write within the file system's time
@@ -341,17 +346,19 @@ async function settleFile(
 }
 
 /**
- * Reads and chunks the files of a full run: in this thread when few need it, else all in
- * index workers (code_index_pool.ts), which start once more than {@link IN_THREAD_FILES} do; a
- * run that changes a file or two starts no thread. Results are settled in the order the files were added; at most
- * {@link IN_FLIGHT_PER_THREAD} per worker wait, so the results held stay few.
+ * Reads and chunks the files of a full run: in this thread when few need it, else in index
+ * workers (code_index_pool.ts), which start once more than {@link IN_THREAD_FILES} do (a run
+ * that changes a file or two starts no thread). While the workers have
+ * {@link QUEUED_PER_THREAD} files each waiting, this thread prepares the next file itself.
+ * Results are written in the order the files were found; at most {@link UNWRITTEN_MAX} wait.
  */
 class Chunker {
   #pool: IndexPool | undefined;
   #noPool: boolean;
   /** Files waiting for the decision: this thread (few files) or workers (many). */
   #held: Held[] = [];
-  #inFlight: (Held & { result: Promise<FileResult | Error> })[] = [];
+  /** Files sent or prepared, settled in this order. */
+  #inFlight: InFlight[] = [];
 
   constructor(
     readonly options: Pick<IndexOptions, "threads">,
@@ -377,11 +384,8 @@ class Chunker {
         this.#noPool = true;
         return await this.#drainHeld();
       }
-      for (const each of this.#held.splice(0)) this.#send(each);
-    } else this.#send(held);
-    while (this.#inFlight.length > IN_FLIGHT_PER_THREAD * this.#pool.threads) {
-      await this.#settleOldest();
-    }
+      for (const each of this.#held.splice(0)) await this.#dispatch(each);
+    } else await this.#dispatch(held);
   }
 
   /** Settles every file still held or in flight. */
@@ -397,9 +401,22 @@ class Chunker {
     this.#inFlight = [];
   }
 
-  #send(held: Held): void {
-    const result = this.#pool!.prepare(held.request).catch((error: Error) => error);
-    this.#inFlight.push({ ...held, result });
+  /**
+   * Sends the file to a worker, or prepares it here while the workers have enough waiting (this
+   * thread is otherwise idle between writes); then settles what is ready.
+   */
+  async #dispatch(held: Held): Promise<void> {
+    const pool = this.#pool!;
+    const busy = pool.waiting >= QUEUED_PER_THREAD * pool.threads;
+    const flight: InFlight = { ...held, done: busy, result: Promise.resolve(new Error()) };
+    if (busy) {
+      flight.result = Promise.resolve(await prepareIndexFile(held.request).catch(asError));
+    } else {
+      flight.result = pool.prepare(held.request).catch(asError).finally(() => flight.done = true);
+    }
+    this.#inFlight.push(flight);
+    while (this.#inFlight[0]?.done) await this.#settleOldest();
+    while (this.#inFlight.length > UNWRITTEN_MAX) await this.#settleOldest();
   }
 
   async #drainHeld(): Promise<void> {
@@ -416,6 +433,17 @@ class Chunker {
     if (outcome instanceof Error) throw outcome;
     this.settled(request.path, await settle(outcome));
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** A file sent to a worker or prepared here, not yet settled. */
+interface InFlight extends Held {
+  result: Promise<FileResult | Error>;
+  /** Its result is there. */
+  done: boolean;
 }
 
 /** A file a full run found to prepare, and what to do with the result. */

@@ -20,6 +20,14 @@ export interface PoolRequest {
   request: FileRequest;
 }
 
+/**
+ * What a worker is sent first: a shared counter it adds one to after each answer, so that the
+ * indexing thread knows how busy it is without waiting for its event loop to take the answers.
+ */
+export interface PoolInit {
+  answered: SharedArrayBuffer;
+}
+
 /** A worker's answer to one request. */
 export type PoolReply = { id: number; result: FileResult } | { id: number; error: string };
 
@@ -32,12 +40,18 @@ interface Pending {
 interface Thread {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** Requests sent, and (shared with the worker) requests it answered. */
+  sent: number;
+  answered: Int32Array;
   failed?: string;
 }
 
-/** The worker threads a pool starts by default: one per core, at most {@link MAX_THREADS}. */
+/**
+ * The worker threads a pool starts by default: one per core but the indexing thread's own (it
+ * prepares files too while the workers are busy), at least one, at most {@link MAX_THREADS}.
+ */
 export function defaultThreads(): number {
-  return Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_THREADS));
+  return Math.max(1, Math.min((navigator.hardwareConcurrency || 1) - 1, MAX_THREADS));
 }
 
 /** A set of code index worker threads; each request goes to the one with the fewest waiting. */
@@ -65,9 +79,12 @@ export class IndexPool {
     return pool;
   }
 
-  /** How many requests are sent and not yet answered. */
+  /**
+   * How many requests are sent and not yet answered, as the workers count them: up to date even
+   * while this thread has not yet taken their answers.
+   */
   get waiting(): number {
-    return this.#threads.reduce((sum, thread) => sum + thread.pending.size, 0);
+    return this.#threads.reduce((sum, thread) => sum + waitingOn(thread), 0);
   }
 
   /** How many worker threads can take requests. */
@@ -92,6 +109,7 @@ export class IndexPool {
       thread.pending.set(id, { path, resolve, reject });
       const message: PoolRequest = { id, request };
       thread.worker.postMessage(message);
+      thread.sent++;
     });
   }
 
@@ -103,7 +121,15 @@ export class IndexPool {
   }
 
   #startThread(): Thread {
-    const thread: Thread = { worker: startThread("index-worker"), pending: new Map() };
+    const answered = new SharedArrayBuffer(4);
+    const thread: Thread = {
+      worker: startThread("index-worker"),
+      pending: new Map(),
+      sent: 0,
+      answered: new Int32Array(answered),
+    };
+    const init: PoolInit = { answered };
+    thread.worker.postMessage(init);
     thread.worker.onmessage = (event: MessageEvent) => {
       const reply = event.data as PoolReply;
       const pending = thread.pending.get(reply.id);
@@ -125,7 +151,7 @@ export class IndexPool {
     let best: Thread | undefined;
     for (const thread of this.#threads) {
       if (thread.failed !== undefined) continue;
-      if (!best || thread.pending.size < best.pending.size) best = thread;
+      if (!best || waitingOn(thread) < waitingOn(best)) best = thread;
     }
     return best;
   }
@@ -143,4 +169,8 @@ export class IndexPool {
     }
     thread.pending.clear();
   }
+}
+
+function waitingOn(thread: Thread): number {
+  return thread.failed === undefined ? thread.sent - Atomics.load(thread.answered, 0) : 0;
 }

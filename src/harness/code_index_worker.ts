@@ -3,22 +3,33 @@
  * request with prepareIndexFile() until the pool ends it.
  */
 import { type FileResult, prepareIndexFile } from "./code_index_file.ts";
-import type { PoolReply, PoolRequest } from "./code_index_pool.ts";
+import type { PoolInit, PoolReply, PoolRequest } from "./code_index_pool.ts";
 
 const scope = self as unknown as {
-  onmessage: ((event: MessageEvent<PoolRequest>) => void) | null;
+  onmessage: ((event: MessageEvent<PoolInit | PoolRequest>) => void) | null;
   postMessage(message: PoolReply, transfer: Transferable[]): void;
 };
 
-scope.onmessage = async ({ data: { id, request } }) => {
-  let result: FileResult;
-  try {
-    result = await prepareIndexFile(request);
-  } catch (error) {
-    scope.postMessage({ id, error: error instanceof Error ? error.message : String(error) }, []);
+/** The pool's count of this worker's answers (PoolInit). */
+let answered: Int32Array<ArrayBufferLike> = new Int32Array(1);
+
+scope.onmessage = async ({ data }) => {
+  if ("answered" in data) {
+    answered = new Int32Array(data.answered);
     return;
   }
-  // The vectors move to the pool's thread rather than being copied.
-  const buffer = "prepared" in result ? result.prepared.vectors?.buffer : undefined;
-  scope.postMessage({ id, result }, buffer instanceof ArrayBuffer ? [buffer] : []);
+  const { id, request } = data;
+  let reply: PoolReply;
+  let transfer: Transferable[] = [];
+  try {
+    const result: FileResult = await prepareIndexFile(request);
+    // The vectors move to the pool's thread rather than being copied.
+    const buffer = "prepared" in result ? result.prepared.vectors?.buffer : undefined;
+    if (buffer instanceof ArrayBuffer) transfer = [buffer];
+    reply = { id, result };
+  } catch (error) {
+    reply = { id, error: error instanceof Error ? error.message : String(error) };
+  }
+  scope.postMessage(reply, transfer);
+  Atomics.add(answered, 0, 1);
 };

@@ -85,7 +85,10 @@ function known(file: string): string[] {
 Deno.test("indexWorkspace() with index workers stores what one thread stores", async () => {
   await withWorkspace(fixture(), async (workspace, home) => {
     const one = await indexWorkspace(workspace, join(home, "one.sqlite"), { threads: 0 });
+    // One worker beside this thread, which prepares files too while the worker is busy; two.
+    const shared = await indexWorkspace(workspace, join(home, "shared.sqlite"), { threads: 1 });
     const two = await indexWorkspace(workspace, join(home, "two.sqlite"), { threads: 2 });
+    deepEqual(shared, one);
     deepEqual(two, one);
     equal(one.indexed, 51);
     equal(one.binary, 1);
@@ -93,6 +96,7 @@ Deno.test("indexWorkspace() with index workers stores what one thread stores", a
     const [a, b] = [dump(join(home, "one.sqlite")), dump(join(home, "two.sqlite"))];
     ok(a.chunks.length > 100 && a.relations.length > 100 && a.words.length > 50);
     deepEqual(b, a);
+    deepEqual(dump(join(home, "shared.sqlite")), a);
   });
 });
 
