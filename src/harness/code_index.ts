@@ -117,8 +117,8 @@ export interface IndexOptions {
   /** Chunk embeddings from this endpoint (cached in the index) instead of the local one. */
   embeddings?: EmbeddingEndpoint;
   /**
-   * Chunk worker threads for a run with many files to chunk (default: one per core, at most
-   * 4); 0 chunks everything in this thread.
+   * Index worker threads for a run with many files to chunk, beside this thread (default: one
+   * per core but one, 1 to 4: `defaultThreads()`); 0 prepares everything in this thread.
    */
   threads?: number;
 }
