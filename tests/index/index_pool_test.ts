@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { indexWorkspace } from "../../src/harness/code_index.ts";
 import { IndexPool } from "../../src/harness/code_index_pool.ts";
-import { IndexStore } from "../../src/index/store.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { indexed, withWorkspace } from "./_workspace.ts";
 
 /** Files of several languages and kinds: more than a full run chunks before it starts workers. */
 function fixture(): Record<string, string | Uint8Array> {
@@ -27,25 +27,6 @@ function fixture(): Record<string, string | Uint8Array> {
   files["logo.png"] = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 1, 2]);
   files["huge.txt"] = "tallyVotes\n".repeat(110_000);
   return files;
-}
-
-async function withWorkspace(
-  files: Record<string, string | Uint8Array>,
-  body: (workspace: string, home: string) => Promise<void>,
-): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-indexpool-" }));
-  const workspace = join(root, "ws");
-  for (const [path, content] of Object.entries(files)) {
-    const file = join(workspace, path);
-    await Deno.mkdir(join(file, ".."), { recursive: true });
-    if (typeof content === "string") await Deno.writeTextFile(file, content);
-    else await Deno.writeFile(file, content);
-  }
-  try {
-    await body(workspace, join(root, "home"));
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
 }
 
 /** Everything the index holds, in a stable order (the full-text index by its vocabulary). */
@@ -73,15 +54,6 @@ function dump(file: string): Record<string, unknown[]> {
   }
 }
 
-function known(file: string): string[] {
-  const { store } = IndexStore.open(file);
-  try {
-    return [...store.knownFiles().keys()].sort();
-  } finally {
-    store.close();
-  }
-}
-
 Deno.test("indexWorkspace() with index workers stores what one thread stores", async () => {
   await withWorkspace(fixture(), async (workspace, home) => {
     const one = await indexWorkspace(workspace, join(home, "one.sqlite"), { threads: 0 });
@@ -104,7 +76,7 @@ Deno.test("indexWorkspace() with index workers drops a file when its worker refu
   await withWorkspace(fixture(), async (workspace, home) => {
     const file = join(home, "index.sqlite");
     await indexWorkspace(workspace, file, { threads: 2 });
-    ok(known(file).includes("src/util20.ts"));
+    ok(indexed(file).includes("src/util20.ts"));
     // Every file changes, so the run reads them all again, in its workers. util20.ts gets a
     // second hard link: the main thread's lstat sees a changed file, the worker's verified
     // reader refuses it, and only then is its old entry dropped.
@@ -115,8 +87,8 @@ Deno.test("indexWorkspace() with index workers drops a file when its worker refu
     const summary = await indexWorkspace(workspace, file, { threads: 2 });
     equal(summary.refused, 1);
     equal(summary.removed, 1);
-    ok(!known(file).includes("src/util20.ts"));
-    ok(known(file).includes("src/util21.ts"));
+    ok(!indexed(file).includes("src/util20.ts"));
+    ok(indexed(file).includes("src/util21.ts"));
   });
 });
 

@@ -9,36 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { indexWorkspace, refreshFiles } from "../../src/harness/code_index.ts";
 import { IndexStore } from "../../src/index/store.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
-
-async function withWorkspace(
-  files: Record<string, string | Uint8Array>,
-  body: (workspace: string, home: string) => Promise<void>,
-): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-indexws-" }));
-  const workspace = join(root, "ws");
-  await Deno.mkdir(workspace);
-  for (const [path, content] of Object.entries(files)) await write(join(workspace, path), content);
-  try {
-    await body(workspace, join(root, "home"));
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-}
-
-async function write(path: string, content: string | Uint8Array): Promise<void> {
-  await Deno.mkdir(join(path, ".."), { recursive: true });
-  if (typeof content === "string") await Deno.writeTextFile(path, content);
-  else await Deno.writeFile(path, content);
-}
-
-function indexed(file: string): string[] {
-  const { store } = IndexStore.open(file);
-  try {
-    return [...store.knownFiles().keys()].sort();
-  } finally {
-    store.close();
-  }
-}
+import { indexed, withWorkspace, write } from "./_workspace.ts";
 
 function symbols(file: string, query: string): string[] {
   const { store } = IndexStore.open(file);
