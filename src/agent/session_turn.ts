@@ -104,7 +104,7 @@ export async function compactSession(
     firstKeptId: result.firstKeptId,
     tokensBefore: result.tokensBefore,
     tokensAfter: result.tokensAfter,
-    summarised: result.summarised,
+    summarisedCount: result.summarised.length,
     fallback: result.fallback,
     ...(options.focus ? { focus: options.focus } : {}),
   }) as CompactionEntry;
