@@ -529,7 +529,11 @@ export class Conversation {
         thinking: config.thinking,
         cacheKey: `tern-${session.id}`,
         onMessage: record,
-        onAnswering: () => this.preload(),
+        onAnswering: () => {
+          // Its git processes first: they run while the tool code loads.
+          checkpoints?.requestOut();
+          this.preload();
+        },
         onToolCallStart: (name) => extension?.toolUse?.(name),
         prepare: compactionHook(session, {
           provider,

@@ -6,9 +6,10 @@
  * declared the path) or by a command (everything else). A failed checkpoint is told once and
  * never stops a turn.
  *
- * Kept off the turn's path while the model thinks: the first snapshot starts when the turn does,
- * with the model request out (until the first writing call only read-only tools run, which
- * change nothing); the snapshot after the writing calls starts once they pause (100 ms after
+ * Kept off the turn's path while the model thinks: the first snapshot starts once the model
+ * request is out (`requestOut()`, when the model starts answering; until the first writing call
+ * only read-only tools run, which change nothing), not before it, where its git processes and
+ * file reads would delay the request; the snapshot after the writing calls starts once they pause (100 ms after
  * the last ended: while the model reads its result; calls in quick succession share one), and
  * only the last is kept. The turn's end waits for that one, so nothing done after the turn
  * (the person's edits) is counted as the turn's. Every git command on the session's index runs
@@ -45,8 +46,11 @@ export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 interface TurnState {
   entryId: string;
-  /** Started with the turn; recorded as the checkpoint at the first writing call. */
-  snapshot: Promise<Snapshot | undefined>;
+  /**
+   * Started once the request is out (`requestOut()`) or at the first writing call; recorded as
+   * the checkpoint at the first writing call.
+   */
+  snapshot?: Promise<Snapshot | undefined>;
   before?: Promise<Snapshot | undefined>;
   /** The workspace after the latest writing call, with what changed since `before`. */
   after?: Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined>;
@@ -81,7 +85,7 @@ export class TurnCheckpoints {
    * read-only first waits for the turn's checkpoint (taken once).
    */
   wrap(tools: ToolRegistry, entryId: string): ToolRegistry {
-    const turn: TurnState = { entryId, snapshot: this.#snapshot(), toolPaths: new Set() };
+    const turn: TurnState = { entryId, toolPaths: new Set() };
     this.#turn = turn;
     return new CheckpointedTools(tools, (tool) => ({
       ...tool,
@@ -109,6 +113,15 @@ export class TurnCheckpoints {
         }
       },
     }));
+  }
+
+  /**
+   * Starts the current turn's snapshot (once): the model request is out, and the snapshot runs
+   * while the model answers. Without this call it starts at the turn's first writing call.
+   */
+  requestOut(): void {
+    const turn = this.#turn;
+    if (turn !== undefined) turn.snapshot ??= this.#snapshot();
   }
 
   /**
@@ -195,7 +208,7 @@ export class TurnCheckpoints {
   }
 
   async #record(turn: TurnState): Promise<Snapshot | undefined> {
-    const snapshot = await turn.snapshot;
+    const snapshot = await (turn.snapshot ??= this.#snapshot());
     if (!snapshot) return undefined;
     try {
       this.#tellSkipped(snapshot.skipped);
