@@ -15,7 +15,7 @@
  * {@linkcode setPackaging} before anything else runs and serves `--tern-entry`. Files read at
  * run time (tree-sitter's wasm) travel inside them: {@linkcode embeddedFile}.
  */
-import { fileURLToPath } from "node:url";
+import { fileUrlToPath } from "./file_url.ts";
 import { sourceUrl } from "./source_url.ts";
 
 /** How the running tern is packaged (see the module comment). */
@@ -108,7 +108,7 @@ export function entryArgv(
   if (packaged.kind === "compiled") return [Deno.execPath(), ENTRY_FLAG, name, ...args];
   const entry = packaged.kind === "single-file"
     ? [packaged.file, ENTRY_FLAG, name]
-    : [fileURLToPath(sourceUrl(ENTRY_SOURCES[name]))];
+    : [fileUrlToPath(sourceUrl(ENTRY_SOURCES[name]))];
   return [denoPath, "run", ...denoFlags, ...entry, ...args];
 }
 

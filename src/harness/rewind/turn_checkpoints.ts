@@ -20,6 +20,7 @@ import type { Tool } from "../../tools/define.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import { appendRecord, type FileChange, storeDir } from "./records.ts";
 import { ShadowStore, type Snapshot } from "./shadow_store.ts";
+import { after as runAfter, type Timer } from "../../core/timer.ts";
 
 /** Options of {@linkcode TurnCheckpoints}. */
 export interface TurnCheckpointsOptions {
@@ -59,7 +60,7 @@ interface TurnState {
   /** An `after` snapshot is queued and has not started yet. */
   afterQueued?: boolean;
   /** Set when a writing call ended: queues the `after` snapshot once the calls pause. */
-  settle?: ReturnType<typeof setTimeout>;
+  settle?: Timer;
 }
 
 /** See the module comment. One per conversation and session. */
@@ -93,8 +94,7 @@ export class TurnCheckpoints {
       ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
       run: async (args, ctx) => {
         // A call in quick succession: the snapshot waits until the calls pause.
-        clearTimeout(turn.settle);
-        turn.settle = undefined;
+        cancelSettle(turn);
         turn.before ??= this.#record(turn);
         await turn.before;
         for (const path of await tool.paths(args)) {
@@ -105,11 +105,11 @@ export class TurnCheckpoints {
         } finally {
           // Taken once the calls pause (the model thinks): a turn whose rounds follow each
           // other fast does not spend each round's time on one.
-          clearTimeout(turn.settle);
-          turn.settle = setTimeout(() => {
+          cancelSettle(turn);
+          turn.settle = runAfter(SETTLE_MS, () => {
             turn.settle = undefined;
             this.#queueAfter(turn);
-          }, SETTLE_MS);
+          });
         }
       },
     }));
@@ -132,8 +132,7 @@ export class TurnCheckpoints {
     const turn = this.#turn;
     this.#turn = undefined;
     if (turn?.settle !== undefined) {
-      clearTimeout(turn.settle);
-      turn.settle = undefined;
+      cancelSettle(turn);
       this.#queueAfter(turn);
     }
     const after = await turn?.after;
@@ -311,4 +310,10 @@ class CheckpointedTools extends ToolRegistry {
   override specs(): ReturnType<ToolRegistry["specs"]> {
     return this.#inner.specs();
   }
+}
+
+/** Stops the wait for the calls to pause (a call came, or the turn ended). */
+function cancelSettle(turn: TurnState): void {
+  turn.settle?.cancel();
+  turn.settle = undefined;
 }
