@@ -56,7 +56,7 @@ export function writeCompactedSession(home: string, before: number): string {
     firstKeptId: null,
     tokensBefore: before * 200,
     tokensAfter: 20,
-    summarised,
+    summarisedCount: summarised.length,
     fallback: false,
   });
   const end = ids.length + AFTER;

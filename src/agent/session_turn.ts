@@ -104,7 +104,7 @@ export async function compactSession(
     firstKeptId: result.firstKeptId,
     tokensBefore: result.tokensBefore,
     tokensAfter: result.tokensAfter,
-    summarised: result.summarised,
+    summarisedCount: result.summarised.length,
     fallback: result.fallback,
     ...(options.focus ? { focus: options.focus } : {}),
   }) as CompactionEntry;
@@ -134,6 +134,12 @@ export function compactionHook(
   // long conversation would otherwise cost milliseconds per round).
   const cache = new WeakMap<object, number>();
   return async (messages, signal) => {
+    // The turn's first request of a new session (the context holds its task alone): no cut can
+    // keep recent tokens and summarise something (chooseCut), so the estimate, milliseconds of
+    // CPU for the system prompt and tool specs before the first request, is not made.
+    if (options.settings.keepRecentTokens > 0 && session.state().items.length <= 1) {
+      return undefined;
+    }
     const tokens = estimateRequestTokens(messages, options.tools(), cache);
     if (!needsCompaction(tokens, options.settings)) return undefined;
     const entry = await compactSession(session, {

@@ -10,6 +10,7 @@ import { findSession, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
 import { SessionTree } from "../session/tree.ts";
+import { summarisedCount } from "../session/types.ts";
 import { InputError } from "./errors.ts";
 import { VERSION } from "../version.ts";
 import type { CommandLine } from "./args.ts";
@@ -105,7 +106,7 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
         }
         const how = entry.fallback ? "fallback summary (the summary call failed)" : "summary";
         out(
-          line.json ? JSON.stringify(entry) + "\n" : `compacted ${entry.summarised.length} ` +
+          line.json ? JSON.stringify(entry) + "\n" : `compacted ${summarisedCount(entry)} ` +
             `entries: ${entry.tokensBefore} → ${entry.tokensAfter} tokens (${how})\n`,
         );
         return 0;

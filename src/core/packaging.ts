@@ -15,7 +15,7 @@
  * {@linkcode setPackaging} before anything else runs and serves `--tern-entry`. Files read at
  * run time (tree-sitter's wasm) travel inside them: {@linkcode embeddedFile}.
  */
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileUrlToPath, pathToFileUrl } from "./file_url.ts";
 import { sourceUrl } from "./source_url.ts";
 
 /** How the running tern is packaged (see the module comment). */
@@ -65,7 +65,7 @@ export function isThreadName(name: string): name is ThreadName {
 export function startThread(name: ThreadName): Worker {
   const packaged = current;
   const url = packaged.kind === "single-file"
-    ? pathToFileURL(packaged.file).href
+    ? pathToFileUrl(packaged.file).href
     : packaged.kind === "compiled" && packaged.moduleUrl !== undefined
     ? packaged.moduleUrl
     : packaged.kind === "tree"
@@ -146,7 +146,7 @@ export function entryArgv(
   if (packaged.kind === "compiled") return [Deno.execPath(), ENTRY_FLAG, name, ...args];
   const entry = packaged.kind === "single-file"
     ? [packaged.file, ENTRY_FLAG, name]
-    : [fileURLToPath(sourceUrl(ENTRY_SOURCES[name]))];
+    : [fileUrlToPath(sourceUrl(ENTRY_SOURCES[name]))];
   return [denoPath, "run", ...denoFlags, ...entry, ...args];
 }
 

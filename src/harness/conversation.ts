@@ -29,7 +29,7 @@ import type { Resources } from "../memory/resources.ts";
 import { nestedContextFiles } from "../memory/context_files.ts";
 import type { Observation } from "../core/observation.ts";
 import type { Tool } from "../tools/define.ts";
-import { type BuiltinLoader, builtinLoader, builtinTools, IN_PROCESS_TOOLS } from "../tools/mod.ts";
+import { BASH_TOOL, type BuiltinLoader, builtinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { loadResources } from "../memory/resources.ts";
 import { SKILL_TOOL_NAME } from "../memory/skills.ts";
@@ -346,7 +346,7 @@ export class Conversation {
   }
 
   /**
-   * Loads the tool code and opens the sandbox in the background, so the first tool call finds
+   * Loads `bash`'s code and opens the sandbox in the background, so the first tool call finds
    * them ready: every turn does it once the model starts answering (the request is out). The
    * tool worker, a process of its own, starts only with the first file tool call: a run that
    * only uses `bash` never starts it.
@@ -358,8 +358,10 @@ export class Conversation {
         prewarmSandbox()
       ).catch(() => {});
     }
-    // The built-ins that run in this process; the file tools run in the worker.
-    this.#loadTools(IN_PROCESS_TOOLS).catch(() => {});
+    // `bash` alone, the tool most called: the other built-ins that run in this process load at
+    // their first call (the file tools run in the worker), so a bash round pays for neither
+    // their code nor their schemas.
+    this.#loadTools(BASH_TOOL).catch(() => {});
     this.#openSandbox().catch(() => {});
   }
 
@@ -529,7 +531,11 @@ export class Conversation {
         thinking: config.thinking,
         cacheKey: `tern-${session.id}`,
         onMessage: record,
-        onAnswering: () => this.preload(),
+        onAnswering: () => {
+          // Its git processes first: they run while the tool code loads.
+          checkpoints?.requestOut();
+          this.preload();
+        },
         onToolCallStart: (name) => extension?.toolUse?.(name),
         prepare: compactionHook(session, {
           provider,

@@ -6,6 +6,7 @@
  * group after a timeout.
  */
 import { signalProcessGroup, spawnProcessGroup } from "../sandbox/process.ts";
+import { after } from "../core/timer.ts";
 
 /** The environment git may see besides the switches below. */
 export interface GitEnvironment {
@@ -136,10 +137,10 @@ export async function runGit(
   }
   let timedOut = false;
   const kill = () => signalProcessGroup(child.pid, "SIGKILL");
-  const timer = setTimeout(() => {
+  const timer = after(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, () => {
     timedOut = true;
     kill();
-  }, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  });
   try {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     // Written alongside the reads: git may fill its output before it has read all its input.
@@ -160,7 +161,7 @@ export async function runGit(
       timedOut,
     };
   } finally {
-    clearTimeout(timer);
+    timer.cancel();
     // Whatever git started and left behind goes with it.
     signalProcessGroup(child.pid, "SIGKILL");
   }

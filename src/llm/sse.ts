@@ -1,6 +1,7 @@
 /** Server-sent events over a fetch body, with an idle timeout between reads. */
 import { createParser } from "eventsource-parser";
 import { IdleTimeoutError } from "./errors.ts";
+import { after, type Timer } from "../core/timer.ts";
 
 export interface SseReadOptions {
   /**
@@ -48,13 +49,13 @@ async function readWithin(
   if (timeoutMs === undefined || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     return await reader.read();
   }
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: Timer | undefined;
   const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new IdleTimeoutError(timeoutMs)), timeoutMs);
+    timer = after(timeoutMs, () => reject(new IdleTimeoutError(timeoutMs)));
   });
   try {
     return await Promise.race([reader.read(), idle]);
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
   }
 }

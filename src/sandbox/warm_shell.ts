@@ -37,6 +37,7 @@ import { DEFAULT_LIMITS, ulimitPrefix } from "./limits.ts";
 import { OutputBuffer, spawnProcessGroup } from "./process.ts";
 import { SHELL_MEMORY_CHARS } from "./shell_runner.ts";
 import type { ShellPlan, ShellResult, ShellRunOptions } from "./types.ts";
+import { after } from "../core/timer.ts";
 
 /** Where the server's program (the unreadable copy of bash) is mounted in the sandbox. */
 export const WARM_SERVER_PATH = "/run/.tern-shell";
@@ -273,7 +274,7 @@ class Server implements WarmShell {
     const onAbort = () => stop("cancel");
     const timer = options.timeoutMs === undefined
       ? undefined
-      : setTimeout(() => stop("timeout"), options.timeoutMs);
+      : after(options.timeoutMs, () => stop("timeout"));
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
     try {
@@ -290,7 +291,7 @@ class Server implements WarmShell {
         cancelled: reason === "cancel",
       };
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
       options.signal?.removeEventListener("abort", onAbort);
     }
   }

@@ -103,8 +103,14 @@ export type CompactionEntry = EntryBase & {
   firstKeptId: string | null;
   tokensBefore: number;
   tokensAfter: number;
-  /** Ids of the entries whose content the summary replaced. */
-  summarised: string[];
+  /** How many entries the summary replaced (absent in entries written before it existed). */
+  summarisedCount?: number;
+  /**
+   * Ids of the entries whose content the summary replaced: written before `summarisedCount`,
+   * no longer. The list grew with the history before the compaction, and resuming parses the
+   * compaction's line; the ids are the path's entries before `firstKeptId` anyway.
+   */
+  summarised?: string[];
   /** True when the model summary failed and the deterministic fallback was used. */
   fallback: boolean;
   /** What the person asked the summary to focus on (`/compact <focus>`). */
@@ -212,3 +218,10 @@ export const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set([
 export type NewEntry = SessionEntry extends infer E
   ? E extends SessionEntry ? Omit<E, "id" | "parentId" | "timestamp"> : never
   : never;
+
+/** How many entries compaction `entry` summarised, in the format of any version. */
+export function summarisedCount(entry: CompactionEntry): number {
+  // Read from a file, the fields are what the file says: only a number or a list counts.
+  if (typeof entry.summarisedCount === "number") return entry.summarisedCount;
+  return Array.isArray(entry.summarised) ? entry.summarised.length : 0;
+}

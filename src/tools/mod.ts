@@ -44,20 +44,32 @@ export type BuiltinLoader = (name?: string) => Promise<Map<string, Tool>>;
 /** What a loader is asked for to load only the built-ins that run in tern's own process. */
 export const IN_PROCESS_TOOLS = "(in-process)";
 
+/** The one built-in a loader loads alone when it is asked for it first. */
+export const BASH_TOOL = "bash";
+
 /**
  * A loader for the built-in implementations, configured with `options`. The built-ins that
  * run in tern's own process (the manifest's `runsIn` other than `"worker"`; the file tools run
  * in the tool worker) load alone, when one of them or {@linkcode IN_PROCESS_TOOLS} is asked
  * for first, so a run that only uses them never loads the file tools' libraries (about half
- * the tools' memory).
+ * the tools' memory). `bash` asked for first loads by itself, without the other tools.
  */
 export function builtinLoader(options: BuiltinToolOptions = {}): BuiltinLoader {
   let loading: Promise<Map<string, Tool>> | undefined;
   let inProcess: Promise<Map<string, Tool>> | undefined;
+  let bash: Promise<Map<string, Tool>> | undefined;
   const runsHere = (name: string | undefined) =>
     name === IN_PROCESS_TOOLS ||
     BUILTIN_MANIFEST.some((entry) => entry.name === name && entry.runsIn !== "worker");
   return (name) => {
+    if (name === BASH_TOOL && (bash !== undefined || (loading ?? inProcess) === undefined)) {
+      // The most called tool loads alone when asked for first: a first `bash` call does not
+      // wait for the code and schemas of the other tools.
+      bash ??= import("./bash.ts").then(({ createBashTool }) =>
+        new Map([[BASH_TOOL, createBashTool({ defaultTimeoutMs: options.bashTimeoutMs })]])
+      );
+      return bash;
+    }
     if (loading === undefined && runsHere(name)) {
       inProcess ??= import("./builtin_in_process.ts").then(({ createInProcessTools }) =>
         new Map(createInProcessTools(options).map((tool) => [tool.name, tool]))

@@ -288,3 +288,90 @@ Deno.test("src/ imports neither node:path nor node:util (each loads Deno's Node 
   // `import type` loads nothing.
   deepEqual(await sourcesMatching(/^import\s+(?!type\s)[^;]*["']node:(path|util)["']/m), []);
 });
+
+Deno.test("the modules of a bash round import no Node built-in (node:url loaded Deno's Node layer)", () => {
+  const roots = [
+    "src/cli/run.ts",
+    "src/harness/conversation.ts",
+    "src/harness/agent_sandbox.ts",
+    "src/harness/rewind/turn_checkpoints.ts",
+    "src/sandbox/prewarm.ts",
+    "src/sandbox/runtime.ts",
+    "src/tools/bash.ts",
+  ];
+  for (const root of roots) {
+    const loaded = [...staticImports(join(ROOT, root))];
+    deepEqual(loaded.filter((spec) => spec.startsWith("node:")), [], root);
+  }
+});
+
+/**
+ * A module run before tern's (`deno run --preload`) that tells on stderr where Node's timers
+ * were first reached: Deno's global `setTimeout` and its kin are Node's, loaded at first touch.
+ */
+const TIMERS_PROBE = `
+for (const name of ["setTimeout", "clearTimeout", "setInterval", "clearInterval"]) {
+  const described = Object.getOwnPropertyDescriptor(globalThis, name);
+  let told = false;
+  Object.defineProperty(globalThis, name, {
+    configurable: true,
+    get() {
+      if (!told) {
+        told = true;
+        console.error("PROBE " + name + " " + new Error().stack.split("\\n").slice(2, 5).join(" "));
+      }
+      return described.get ? described.get.call(globalThis) : described.value;
+    },
+    set(value) {
+      Object.defineProperty(globalThis, name, { configurable: true, writable: true, value });
+    },
+  });
+}
+`;
+
+testWith([bwrapNeed], "tern run's sandboxed bash rounds do not touch Node's timers", async () => {
+  const echo = (n: number) => ({
+    toolCalls: [{ id: `c${n}`, name: "bash", arguments: JSON.stringify({ command: `echo ${n}` }) }],
+  });
+  const server = await startScriptedServer([echo(0), echo(1), { text: "done" }]);
+  const ws = await tempWorkspace();
+  const probe = join(ws.home, "probe.js");
+  await Deno.writeTextFile(probe, TIMERS_PROBE);
+  try {
+    const env = { HOME: ws.home, TERN_HOME: ws.home };
+    const args = [
+      "run",
+      "--base-url",
+      server.baseUrl,
+      "--mode",
+      "bypass",
+      "--output",
+      "json",
+      "hi",
+    ];
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...declaredFlags(env, { cwd: ws.dir, args }),
+        "--preload",
+        probe,
+        join(ROOT, "main.ts"),
+        ...args,
+      ],
+      cwd: ws.dir,
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = decoder.decode(out.stderr);
+    equal(out.code, 0, stderr);
+    const result = JSON.parse(decoder.decode(out.stdout));
+    equal(result.text, "done");
+    equal(result.toolCalls, 2);
+    deepEqual(stderr.match(/PROBE .*/g), null, stderr);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});

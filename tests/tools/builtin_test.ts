@@ -90,7 +90,7 @@ Deno.test("builtinTools() offers the manifest and runs the real implementation o
   }
 });
 
-Deno.test("builtinLoader() asked for bash first loads the in-process tools alone, then every tool", async () => {
+Deno.test("builtinLoader() asked for bash first loads it alone, then the in-process tools, then every tool", async () => {
   const inProcess = [
     "bash",
     "process_list",
@@ -103,8 +103,14 @@ Deno.test("builtinLoader() asked for bash first loads the in-process tools alone
     "get_search_content",
   ];
   const load = builtinLoader();
-  deepEqual([...(await load("bash")).keys()], inProcess);
+  // `bash` asked for first loads alone: a first bash round waits for no other tool's code.
+  deepEqual([...(await load("bash")).keys()], ["bash"]);
+  deepEqual([...(await load("process_list")).keys()], inProcess);
   deepEqual([...(await load("read")).keys()].sort(), BUILTIN_MANIFEST.map((e) => e.name).sort());
+  equal((await load("bash")).get("bash")?.name, "bash");
+  const late = builtinLoader();
+  await late("web_fetch");
+  deepEqual([...(await late("bash")).keys()], inProcess, "once the others loaded, bash is theirs");
   deepEqual([...(await builtinLoader()(IN_PROCESS_TOOLS)).keys()], inProcess);
   deepEqual([...(await builtinLoader()("code_search")).keys()], inProcess);
 });

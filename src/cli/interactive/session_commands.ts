@@ -7,7 +7,7 @@ import { forkSession } from "../../session/fork.ts";
 import { findSession, listSessions, type SessionInfo } from "../../session/paths.ts";
 import { Session } from "../../session/session.ts";
 import { SessionTree } from "../../session/tree.ts";
-import type { SessionEntry } from "../../session/types.ts";
+import { type SessionEntry, summarisedCount } from "../../session/types.ts";
 import { VERSION } from "../../version.ts";
 import { describeEntry } from "../session_text.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
@@ -132,7 +132,7 @@ export function sessionCommands(): SlashCommand[] {
           return;
         }
         context.notice(
-          `compacted ${entry.summarised.length} entries: ${entry.tokensBefore} → ` +
+          `compacted ${summarisedCount(entry)} entries: ${entry.tokensBefore} → ` +
             `${entry.tokensAfter} tokens${entry.fallback ? " (fallback summary)" : ""}`,
         );
       },

@@ -8,6 +8,7 @@ import { jsonForTerminal, terminalText } from "../../core/terminal_text.ts";
 import { type AgentSession, openAgentSession } from "../../harness/agent_session.ts";
 import { TurnControl } from "../../harness/turn_control.ts";
 import { listSessions } from "../../session/paths.ts";
+import { summarisedCount } from "../../session/types.ts";
 import { VERSION } from "../../version.ts";
 import { processWriters, resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
@@ -193,7 +194,7 @@ class RpcServer {
         const { tokensBefore, tokensAfter, fallback } = entry;
         return {
           compacted: true,
-          summarised: entry.summarised.length,
+          summarised: summarisedCount(entry),
           tokensBefore,
           tokensAfter,
           fallback: fallback === true,

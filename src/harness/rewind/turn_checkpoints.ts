@@ -6,9 +6,10 @@
  * declared the path) or by a command (everything else). A failed checkpoint is told once and
  * never stops a turn.
  *
- * Kept off the turn's path while the model thinks: the first snapshot starts when the turn does,
- * with the model request out (until the first writing call only read-only tools run, which
- * change nothing); the snapshot after the writing calls starts once they pause (100 ms after
+ * Kept off the turn's path while the model thinks: the first snapshot starts once the model
+ * request is out (`requestOut()`, when the model starts answering; until the first writing call
+ * only read-only tools run, which change nothing), not before it, where its git processes and
+ * file reads would delay the request; the snapshot after the writing calls starts once they pause (100 ms after
  * the last ended: while the model reads its result; calls in quick succession share one), and
  * only the last is kept. The turn's end waits for that one, so nothing done after the turn
  * (the person's edits) is counted as the turn's. Every git command on the session's index runs
@@ -19,6 +20,7 @@ import type { Tool } from "../../tools/define.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import { appendRecord, type FileChange, storeDir } from "./records.ts";
 import { ShadowStore, type Snapshot } from "./shadow_store.ts";
+import { after as runAfter, type Timer } from "../../core/timer.ts";
 
 /** Options of {@linkcode TurnCheckpoints}. */
 export interface TurnCheckpointsOptions {
@@ -45,8 +47,11 @@ export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 interface TurnState {
   entryId: string;
-  /** Started with the turn; recorded as the checkpoint at the first writing call. */
-  snapshot: Promise<Snapshot | undefined>;
+  /**
+   * Started once the request is out (`requestOut()`) or at the first writing call; recorded as
+   * the checkpoint at the first writing call.
+   */
+  snapshot?: Promise<Snapshot | undefined>;
   before?: Promise<Snapshot | undefined>;
   /** The workspace after the latest writing call, with what changed since `before`. */
   after?: Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined>;
@@ -55,7 +60,7 @@ interface TurnState {
   /** An `after` snapshot is queued and has not started yet. */
   afterQueued?: boolean;
   /** Set when a writing call ended: queues the `after` snapshot once the calls pause. */
-  settle?: ReturnType<typeof setTimeout>;
+  settle?: Timer;
 }
 
 /** See the module comment. One per conversation and session. */
@@ -81,7 +86,7 @@ export class TurnCheckpoints {
    * read-only first waits for the turn's checkpoint (taken once).
    */
   wrap(tools: ToolRegistry, entryId: string): ToolRegistry {
-    const turn: TurnState = { entryId, snapshot: this.#snapshot(), toolPaths: new Set() };
+    const turn: TurnState = { entryId, toolPaths: new Set() };
     this.#turn = turn;
     return new CheckpointedTools(tools, (tool) => ({
       ...tool,
@@ -89,8 +94,7 @@ export class TurnCheckpoints {
       ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
       run: async (args, ctx) => {
         // A call in quick succession: the snapshot waits until the calls pause.
-        clearTimeout(turn.settle);
-        turn.settle = undefined;
+        cancelSettle(turn);
         turn.before ??= this.#record(turn);
         await turn.before;
         for (const path of await tool.paths(args)) {
@@ -101,14 +105,23 @@ export class TurnCheckpoints {
         } finally {
           // Taken once the calls pause (the model thinks): a turn whose rounds follow each
           // other fast does not spend each round's time on one.
-          clearTimeout(turn.settle);
-          turn.settle = setTimeout(() => {
+          cancelSettle(turn);
+          turn.settle = runAfter(SETTLE_MS, () => {
             turn.settle = undefined;
             this.#queueAfter(turn);
-          }, SETTLE_MS);
+          });
         }
       },
     }));
+  }
+
+  /**
+   * Starts the current turn's snapshot (once): the model request is out, and the snapshot runs
+   * while the model answers. Without this call it starts at the turn's first writing call.
+   */
+  requestOut(): void {
+    const turn = this.#turn;
+    if (turn !== undefined) turn.snapshot ??= this.#snapshot();
   }
 
   /**
@@ -119,8 +132,7 @@ export class TurnCheckpoints {
     const turn = this.#turn;
     this.#turn = undefined;
     if (turn?.settle !== undefined) {
-      clearTimeout(turn.settle);
-      turn.settle = undefined;
+      cancelSettle(turn);
       this.#queueAfter(turn);
     }
     const after = await turn?.after;
@@ -195,7 +207,7 @@ export class TurnCheckpoints {
   }
 
   async #record(turn: TurnState): Promise<Snapshot | undefined> {
-    const snapshot = await turn.snapshot;
+    const snapshot = await (turn.snapshot ??= this.#snapshot());
     if (!snapshot) return undefined;
     try {
       this.#tellSkipped(snapshot.skipped);
@@ -298,4 +310,10 @@ class CheckpointedTools extends ToolRegistry {
   override specs(): ReturnType<ToolRegistry["specs"]> {
     return this.#inner.specs();
   }
+}
+
+/** Stops the wait for the calls to pause (a call came, or the turn ended). */
+function cancelSettle(turn: TurnState): void {
+  turn.settle?.cancel();
+  turn.settle = undefined;
 }

@@ -13,8 +13,8 @@
  *   and a denied `process.env` read throws. The process backend's environment is cleared, so
  *   granting the name reveals nothing.
  */
-import { fileURLToPath } from "node:url";
 import { entryArgv, packaging } from "../../core/packaging.ts";
+import { fileUrlToPath } from "../../core/file_url.ts";
 import { sourceUrl } from "../../core/source_url.ts";
 import type { GrantList, Grants } from "../types.ts";
 
@@ -175,7 +175,7 @@ export function defaultConfigPath(): string | null {
   const url = sourceUrl("deno.json");
   if (url.protocol !== "file:") return null;
   try {
-    const path = fileURLToPath(url);
+    const path = fileUrlToPath(url);
     return Deno.statSync(path).isFile ? path : null;
   } catch {
     return null;
