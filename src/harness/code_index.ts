@@ -37,12 +37,14 @@ const BATCH_MS = 1_000;
 /** A full run with up to this many files to chunk does it in its own thread, without workers. */
 const IN_THREAD_FILES = 8;
 /** Files sent to each index worker and not yet answered: more are prepared here instead. */
-const QUEUED_PER_THREAD = 16;
+const QUEUED_PER_THREAD = 32;
 /**
  * Files prepared (here or by a worker) and not yet written: they are written in the order they
  * were found, so one slow file holds those after it; past this many this thread waits for it.
  */
 const UNWRITTEN_MAX = 256;
+/** Results written per file found, at most, while files are still being found. */
+const SETTLED_PER_FILE = 2;
 
 /**
  * A stamp younger than this (ms) is not trusted: a second write within the file system's time
@@ -415,7 +417,11 @@ class Chunker {
       flight.result = pool.prepare(held.request).catch(asError).finally(() => flight.done = true);
     }
     this.#inFlight.push(flight);
-    while (this.#inFlight[0]?.done) await this.#settleOldest();
+    // A few writes per file found, not all that are ready: the workers must not run dry while
+    // this thread writes a long run of results.
+    for (let i = 0; i < SETTLED_PER_FILE && this.#inFlight[0]?.done; i++) {
+      await this.#settleOldest();
+    }
     while (this.#inFlight.length > UNWRITTEN_MAX) await this.#settleOldest();
   }
 
