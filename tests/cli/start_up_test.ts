@@ -305,6 +305,11 @@ Deno.test("the modules of a bash round import no Node built-in (node:url loaded 
   }
 });
 
+Deno.test("the interactive start imports no Node built-in before its first frame (node:fs costs it)", () => {
+  const loaded = [...staticImports(join(ROOT, "src/cli/interactive/start.ts"))];
+  deepEqual(loaded.filter((spec) => spec.startsWith("node:")), []);
+});
+
 /**
  * A module run before tern's (`deno run --preload`) that tells on stderr where Node's timers
  * were first reached: Deno's global `setTimeout` and its kin are Node's, loaded at first touch.

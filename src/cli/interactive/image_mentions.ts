@@ -7,7 +7,6 @@
 import type { TernConfig } from "../../config/mod.ts";
 import type { ImagePart } from "../../core/messages.ts";
 import { looksLikeImageName, MAX_IMAGES_PER_REQUEST } from "../../llm/images.ts";
-import { attachImages } from "../run_images.ts";
 
 const MENTION = /(?<=^|\s)@(\S+)/g;
 const TRAILING_PUNCTUATION = /[,.;:!?)\]}'"`]+$/;
@@ -53,6 +52,9 @@ export async function attachNamedImages(
   const notes: string[] = [];
   if (paths.length === 0) return { images, notes };
   const root = await Deno.realPath(workspace).catch(() => workspace);
+  // Loaded when a message names an image: its verified reader brings node:fs, which the
+  // interactive start would otherwise pay before its first frame.
+  const { attachImages } = await import("../run_images.ts");
   for (const [index, path] of paths.entries()) {
     if (index >= MAX_IMAGES_PER_REQUEST) {
       notes.push(`Cannot attach image "${path}": at most ${MAX_IMAGES_PER_REQUEST} per message`);
