@@ -32,6 +32,12 @@ export interface WorkspaceReadOptions {
    */
   maxBytes?: number;
   head?: boolean;
+  /**
+   * The caller resolved `workspace` to its real path already (a walk reading many files): it is
+   * not resolved again per file. Safe even if the folder is swapped meanwhile: each file's own
+   * real path must still lie below it.
+   */
+  workspaceIsReal?: boolean;
 }
 
 /** The most tern reads of a workspace file by default: 1 MiB. */
@@ -67,8 +73,10 @@ export function readWorkspaceText(
     );
   };
   try {
-    const root = realPathOrNull(workspace) ?? workspace;
-    const path = join(root, relative(workspace, file));
+    const root = options.workspaceIsReal ? workspace : realPathOrNull(workspace) ?? workspace;
+    const path = options.workspaceIsReal && file.startsWith(`${root}${sep}`)
+      ? file
+      : join(root, relative(workspace, file));
     if (lstatOrNull(path) === null) return undefined;
     const real = realPathOrNull(path);
     // A dangling symlink: nothing to read.

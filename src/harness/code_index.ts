@@ -138,6 +138,7 @@ export async function indexWorkspace(
 ): Promise<IndexSummary> {
   return await withIndex(file, options.embeddings, async (run) => {
     const { store, summary } = run;
+    const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace) };
     const known = store.knownFiles();
     const prefix = workspace.endsWith("/") ? workspace : `${workspace}/`;
     const present = new Set<string>();
@@ -156,7 +157,14 @@ export async function indexWorkspace(
           : relative(workspace, entry.path).split("\\").join("/");
         options.onFile?.(path, ++seen);
         const file = { path, absolute: entry.path };
-        const outcome = await indexFile(run, workspace, file, known.get(path), options, chunker);
+        const outcome = await indexFile(
+          run,
+          workspace,
+          file,
+          known.get(path),
+          fileOptions,
+          chunker,
+        );
         if (outcome !== "pending") settled(path, outcome);
       }
       await chunker.finish();
@@ -185,6 +193,7 @@ export async function refreshFiles(
 ): Promise<IndexSummary> {
   return await withIndex(file, options.embeddings, async (run) => {
     const { store, summary } = run;
+    const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace) };
     const rules = new IgnoreRules(workspace);
     for (const path of new Set(paths)) {
       const absolute = join(workspace, path);
@@ -193,13 +202,28 @@ export async function refreshFiles(
       const before = store.knownFile(path);
       const outcome = rules.ignores(absolute, false)
         ? "gone"
-        : await indexFile(run, workspace, { path, absolute }, before, options);
+        : await indexFile(run, workspace, { path, absolute }, before, fileOptions);
       if (outcome !== "indexed" && outcome !== "unchanged" && before !== undefined) {
         run.write(() => store.removeFile(path));
         summary.removed++;
       }
     }
   });
+}
+
+/** How a run reads its files: `workspaceIsReal`, its workspace is its own real path. */
+type FileOptions = Pick<IndexOptions, "embeddings"> & { workspaceIsReal: boolean };
+
+/**
+ * Whether `path` is its own real path, looked up once per run: then no file's read resolves it
+ * again (readWorkspaceText's `workspaceIsReal`).
+ */
+function isRealPath(path: string): boolean {
+  try {
+    return Deno.realPathSync(path) === path;
+  } catch {
+    return false;
+  }
 }
 
 /** What became of one file. */
@@ -285,7 +309,7 @@ async function indexFile(
   workspace: string,
   file: { path: string; absolute: string },
   before: KnownFile | undefined,
-  options: Pick<IndexOptions, "embeddings">,
+  options: FileOptions,
   chunker?: Chunker,
 ): Promise<Outcome | "pending"> {
   const info = lstatOrNull(file.absolute);
@@ -297,6 +321,7 @@ async function indexFile(
   if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) return count(run, "unchanged");
   const request: FileRequest = {
     workspace,
+    workspaceIsReal: options.workspaceIsReal,
     path: file.path,
     absolute: file.absolute,
     vectors: !options.embeddings,

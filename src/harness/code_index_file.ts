@@ -16,8 +16,10 @@ export type NotStored = "gone" | "binary" | "tooLarge" | "refused";
 
 /** What to make of one file. */
 export interface FileRequest {
-  /** Absolute real path of the workspace. */
+  /** Absolute path of the workspace. */
   workspace: string;
+  /** `workspace` is its own real path (the run looked once): it is not resolved per file. */
+  workspaceIsReal: boolean;
   /** Workspace-relative, `/`-separated. */
   path: string;
   /** The same, absolute, inside `workspace`. */
@@ -36,7 +38,7 @@ export type FileResult =
 
 /** Reads, checks, hashes and (when its content is new) chunks and prepares one file. */
 export async function prepareIndexFile(request: FileRequest): Promise<FileResult> {
-  const text = readSafely(request.workspace, request.absolute);
+  const text = readSafely(request.workspace, request.absolute, request.workspaceIsReal);
   if (text === null) return { notStored: "refused" };
   if (text === undefined) return { notStored: "gone" };
   if (text.length > INDEX_FILE_MAX_BYTES) return { notStored: "tooLarge" };
@@ -48,13 +50,21 @@ export async function prepareIndexFile(request: FileRequest): Promise<FileResult
 }
 
 /**
- * The text of `path`, read only inside the workspace (readWorkspaceText): null when refused or
- * unreadable, undefined when it vanished.
+ * The text of `path`, read only inside the workspace (readWorkspaceText; `workspaceIsReal`: the
+ * caller resolved it): null when refused or unreadable, undefined when it vanished.
  */
-export function readSafely(workspace: string, path: string): string | null | undefined {
+export function readSafely(
+  workspace: string,
+  path: string,
+  workspaceIsReal = false,
+): string | null | undefined {
   let refused = false;
   try {
-    const text = readWorkspaceText(workspace, path, { what: "file", warn: () => refused = true });
+    const text = readWorkspaceText(workspace, path, {
+      what: "file",
+      warn: () => refused = true,
+      workspaceIsReal,
+    });
     return refused ? null : text;
   } catch {
     return null;

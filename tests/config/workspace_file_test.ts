@@ -312,3 +312,24 @@ Deno.test("a project config file too large to read is skipped with a warning, th
     assert.match(warnings.join("\n"), /larger than 1048576 bytes/);
   });
 });
+
+Deno.test("readWorkspaceText() with workspaceIsReal still skips symlinks out, and refuses a stale root", async () => {
+  await withScene((scene) => {
+    const { ws, outside, warn, warnings } = scene;
+    Deno.writeTextFileSync(join(ws, "a.ts"), "inside");
+    const real = { what: "file", warn, workspaceIsReal: true };
+    assert.equal(readWorkspaceText(ws, join(ws, "a.ts"), real), "inside");
+    const secret = personal(scene, "secret.txt", SECRET);
+    Deno.symlinkSync(secret.path, join(ws, "b.ts"));
+    assert.equal(readWorkspaceText(ws, join(ws, "b.ts"), real), undefined);
+    assert.match(warnings[0], /it leads out of the workspace/);
+    // The workspace was swapped for a symlink after the run resolved it: what it names now is
+    // refused, never read through the old name.
+    const moved = join(outside, "moved");
+    Deno.renameSync(ws, moved);
+    Deno.symlinkSync(outside, ws);
+    Deno.writeTextFileSync(join(outside, "c.ts"), SECRET);
+    assert.equal(readWorkspaceText(ws, join(ws, "c.ts"), real), undefined);
+    assertUntouched(secret);
+  });
+});

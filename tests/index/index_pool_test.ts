@@ -95,7 +95,13 @@ Deno.test("indexWorkspace() with index workers drops a file when its worker refu
 Deno.test("IndexPool.close() rejects the requests still waiting, naming the file", async () => {
   await withWorkspace({ "a.ts": "export function alpha() {}\n" }, async (workspace) => {
     const pool = IndexPool.start(1);
-    const request = { workspace, path: "a.ts", absolute: join(workspace, "a.ts"), vectors: true };
+    const request = {
+      workspace,
+      workspaceIsReal: true,
+      path: "a.ts",
+      absolute: join(workspace, "a.ts"),
+      vectors: true,
+    };
     const answered = await pool.prepare(request);
     ok("prepared" in answered && answered.prepared.chunked.chunks.length === 2);
     const waiting = pool.prepare(request);
