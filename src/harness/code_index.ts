@@ -434,12 +434,14 @@ class Chunker {
    */
   async #dispatch(held: Held): Promise<void> {
     const pool = this.#pool!;
-    const busy = pool.waiting >= QUEUED_PER_THREAD * pool.threads;
-    const flight: InFlight = { ...held, done: busy, result: Promise.resolve(new Error()) };
-    if (busy) {
-      flight.result = Promise.resolve(await prepareIndexFile(held.request).catch(asError));
+    let flight: InFlight;
+    if (pool.waiting >= QUEUED_PER_THREAD * pool.threads) {
+      const result = await prepareIndexFile(held.request).catch(asError);
+      flight = { ...held, done: true, result: Promise.resolve(result) };
     } else {
-      flight.result = pool.prepare(held.request).catch(asError).finally(() => flight.done = true);
+      flight = { ...held, done: false, result: pool.prepare(held.request).catch(asError) };
+      // The result never rejects (asError): this only marks it ready.
+      void flight.result.then(() => flight.done = true);
     }
     this.#inFlight.push(flight);
     // A few writes per file found, not all that are ready: the workers must not run dry while
