@@ -13,12 +13,18 @@ const scope = self as unknown as {
 /** The pool's count of this worker's answers (PoolInit). */
 let answered: Int32Array<ArrayBufferLike> = new Int32Array(1);
 
-scope.onmessage = async ({ data }) => {
+/** The requests, one after another: never two files' texts and trees in memory at once. */
+let queue = Promise.resolve();
+
+scope.onmessage = ({ data }) => {
   if ("answered" in data) {
     answered = new Int32Array(data.answered);
     return;
   }
-  const { id, request } = data;
+  queue = queue.then(() => answer(data)).catch(() => {});
+};
+
+async function answer({ id, request }: PoolRequest): Promise<void> {
   let reply: PoolReply;
   let transfer: Transferable[] = [];
   try {
@@ -30,6 +36,11 @@ scope.onmessage = async ({ data }) => {
   } catch (error) {
     reply = { id, error: error instanceof Error ? error.message : String(error) };
   }
-  scope.postMessage(reply, transfer);
+  try {
+    scope.postMessage(reply, transfer);
+  } catch (error) {
+    // A result that cannot be sent is still answered, as the error it is.
+    scope.postMessage({ id, error: `Cannot send the result: ${String(error)}` }, []);
+  }
   Atomics.add(answered, 0, 1);
-};
+}

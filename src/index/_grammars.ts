@@ -9,15 +9,23 @@ export type { Language, Node, Tree } from "web-tree-sitter";
 
 let runtime: Promise<typeof import("web-tree-sitter")> | undefined;
 const languages = new Map<string, Promise<Language>>();
-let shared: Parser | undefined;
+/** One parser per grammar: calls that overlap (a worker's first files) never switch one's language. */
+const parsers = new Map<string, Parser>();
 
-/** A parser set to the grammar `name` (e.g. "typescript"); the parser is shared, parse at once. */
+/**
+ * The parser of the grammar `name` (e.g. "typescript"). It is this grammar's own: a caller
+ * that awaited it while another loaded a second grammar still parses with the one it asked for.
+ */
 export async function parserFor(name: string): Promise<Parser> {
   const language = await loadLanguage(name);
   const treeSitter = await loadRuntime();
-  shared ??= new treeSitter.Parser();
-  shared.setLanguage(language);
-  return shared;
+  let parser = parsers.get(name);
+  if (!parser) {
+    parser = new treeSitter.Parser();
+    parser.setLanguage(language);
+    parsers.set(name, parser);
+  }
+  return parser;
 }
 
 function loadRuntime(): Promise<typeof import("web-tree-sitter")> {
