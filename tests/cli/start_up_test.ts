@@ -6,6 +6,7 @@
 import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
 import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
@@ -223,10 +224,24 @@ globalThis.fetch = (...args) => {
 `;
 
 Deno.test("tern run sends its first model request before zod is evaluated (no skills, no MCP)", async () => {
-  const server = await startScriptedServer([{ text: "done" }]);
+  const out = await runWithProbe(ZOD_PROBE, [{ text: "done" }]);
+  equal(out.code, 0, out.stderr);
+  equal(JSON.parse(out.stdout).text, "done");
+  deepEqual(out.stderr.match(/PROBE zod=\w+/g), ["PROBE zod=false"], out.stderr);
+});
+
+/**
+ * `tern run --mode bypass -o json hi` from main.ts with bin/tern's declared flags, against a
+ * scripted model answering `replies`, with the module `probe` run first (`--preload`).
+ */
+async function runWithProbe(
+  probe: string,
+  replies: ScriptedReply[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const server = await startScriptedServer(replies);
   const ws = await tempWorkspace();
-  const probe = join(ws.home, "probe.js");
-  await Deno.writeTextFile(probe, ZOD_PROBE);
+  const probeFile = join(ws.home, "probe.js");
+  await Deno.writeTextFile(probeFile, probe);
   try {
     const env = { HOME: ws.home, TERN_HOME: ws.home };
     const args = [
@@ -244,7 +259,7 @@ Deno.test("tern run sends its first model request before zod is evaluated (no sk
         "run",
         ...declaredFlags(env, { cwd: ws.dir, args }),
         "--preload",
-        probe,
+        probeFile,
         join(ROOT, "main.ts"),
         ...args,
       ],
@@ -254,15 +269,16 @@ Deno.test("tern run sends its first model request before zod is evaluated (no sk
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const stderr = decoder.decode(out.stderr);
-    equal(out.code, 0, stderr);
-    equal(JSON.parse(decoder.decode(out.stdout)).text, "done");
-    deepEqual(stderr.match(/PROBE zod=\w+/g), ["PROBE zod=false"], stderr);
+    return {
+      code: out.code,
+      stdout: decoder.decode(out.stdout),
+      stderr: decoder.decode(out.stderr),
+    };
   } finally {
     await server.close();
     await ws.cleanup();
   }
-});
+}
 
 /** The source files under src/ whose text matches `pattern`, but `except`. */
 async function sourcesMatching(pattern: RegExp, except: string[] = []): Promise<string[]> {
@@ -338,45 +354,10 @@ testWith([bwrapNeed], "tern run's sandboxed bash rounds do not touch Node's time
   const echo = (n: number) => ({
     toolCalls: [{ id: `c${n}`, name: "bash", arguments: JSON.stringify({ command: `echo ${n}` }) }],
   });
-  const server = await startScriptedServer([echo(0), echo(1), { text: "done" }]);
-  const ws = await tempWorkspace();
-  const probe = join(ws.home, "probe.js");
-  await Deno.writeTextFile(probe, TIMERS_PROBE);
-  try {
-    const env = { HOME: ws.home, TERN_HOME: ws.home };
-    const args = [
-      "run",
-      "--base-url",
-      server.baseUrl,
-      "--mode",
-      "bypass",
-      "--output",
-      "json",
-      "hi",
-    ];
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...declaredFlags(env, { cwd: ws.dir, args }),
-        "--preload",
-        probe,
-        join(ROOT, "main.ts"),
-        ...args,
-      ],
-      cwd: ws.dir,
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stderr = decoder.decode(out.stderr);
-    equal(out.code, 0, stderr);
-    const result = JSON.parse(decoder.decode(out.stdout));
-    equal(result.text, "done");
-    equal(result.toolCalls, 2);
-    deepEqual(stderr.match(/PROBE .*/g), null, stderr);
-  } finally {
-    await server.close();
-    await ws.cleanup();
-  }
+  const out = await runWithProbe(TIMERS_PROBE, [echo(0), echo(1), { text: "done" }]);
+  equal(out.code, 0, out.stderr);
+  const result = JSON.parse(out.stdout);
+  equal(result.text, "done");
+  equal(result.toolCalls, 2);
+  deepEqual(out.stderr.match(/PROBE .*/g), null, out.stderr);
 });
