@@ -30,7 +30,11 @@ const QUERIES = 400;
 
 interface FullRun {
   ms: number;
+  /** Files looked at: indexed, or read and skipped (binary, generated, too large, refused). */
   files: number;
+  indexed: number;
+  /** Files skipped as generated (index/generated.ts): read and classified, not chunked. */
+  generated: number;
   chunks: number;
   peakRssMiB: number;
   /** CPU time of the process (user + system), ms: what the index cost, whatever the load. */
@@ -48,12 +52,20 @@ async function child(workspace: string, index: string, threads?: string): Promis
   const ms = performance.now() - started;
   const status = await Deno.readTextFile("/proc/self/status");
   const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-  const files = summary.indexed + summary.unchanged + summary.binary + summary.tooLarge +
-    summary.refused;
+  const files = summary.indexed + summary.unchanged + summary.binary + summary.generated +
+    summary.tooLarge + summary.refused;
   // /proc/self/stat fields 14 and 15: user and system time in clock ticks (100 a second).
   const stat = (await Deno.readTextFile("/proc/self/stat")).split(") ")[1].split(" ");
   const cpuMs = (Number(stat[11]) + Number(stat[12])) * 10;
-  const run: FullRun = { ms, files, chunks: summary.chunks, peakRssMiB: hwm / 1024, cpuMs };
+  const run: FullRun = {
+    ms,
+    files,
+    indexed: summary.indexed,
+    generated: summary.generated,
+    chunks: summary.chunks,
+    peakRssMiB: hwm / 1024,
+    cpuMs,
+  };
   console.log(JSON.stringify(run));
 }
 
@@ -161,6 +173,8 @@ async function main(runs: number): Promise<void> {
   const report = {
     repository: `${PACKAGE.name}@${PACKAGE.version}`,
     files,
+    indexed: full[0].indexed,
+    generated: full[0].generated,
     chunks: full[0].chunks,
     runs,
     fullIndexMs: full.map((run) => round(run.ms)),
@@ -211,6 +225,8 @@ function symbolsOf(index: string): string[] {
 function markdown(r: {
   repository: string;
   files: number;
+  indexed: number;
+  generated: number;
   chunks: number;
   runs: number;
   fullIndexMs: number[];
@@ -238,8 +254,10 @@ function markdown(r: {
     "Written by `deno run -A bench/index_speed.ts` (do not edit); the machine is shared and",
     "loaded by other work, so the figures are upper bounds.",
     "",
-    `Repository: ${r.repository} as published, ${r.files} files, ${r.chunks} chunks. Load ` +
-    `average at the end (2 cores): ${r.loadAverage}.`,
+    `Repository: ${r.repository} as published, ${r.files} files looked at: ${r.indexed} ` +
+    `indexed into ${r.chunks} chunks, ${r.generated} skipped as generated (its bundles, ` +
+    `minified builds and source maps; src/index/generated.ts). Load average at the end ` +
+    `(2 cores): ${r.loadAverage}.`,
     "",
     "| measure | value | target | |",
     "|---|---|---|---|",

@@ -214,9 +214,9 @@ Commands:
                          scripts they name are pinned)
   hooks untrust          withdraw that trust
   index [path]           index the workspace's code (or path's) for tern search: files under
-                         .gitignore rules, symlinks not followed, binary and >1 MB files
-                         skipped; again, only changed files are re-read (the index lives
-                         under TERN_HOME, never in the repository)
+                         .gitignore rules, symlinks not followed, binary, generated and
+                         >1 MB files skipped; again, only changed files are re-read (the
+                         index lives under TERN_HOME, never in the repository)
   context [message]      what goes into the system prompt: each part, the file it came from
                          (SYSTEM.md, AGENTS.md/CLAUDE.md at every level, APPEND_SYSTEM.md),
                          its estimated tokens, the skills index, prompt templates and any

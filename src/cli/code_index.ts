@@ -52,11 +52,14 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
   return 0;
 }
 
-/** `12 indexed, 30 unchanged, 1 removed, 2 binary, 1 too large, 140 chunks in 0.4s`. */
+/**
+ * `12 indexed, 30 unchanged, 1 removed, 2 binary, 3 generated, 1 too large, 140 chunks in 0.4s`.
+ */
 export function summaryLine(summary: IndexSummary, millis: number): string {
   const refused = summary.refused > 0 ? `, ${summary.refused} refused` : "";
   return `${summary.indexed} indexed, ${summary.unchanged} unchanged, ${summary.removed} ` +
-    `removed, ${summary.binary} binary, ${summary.tooLarge} too large${refused}, ` +
+    `removed, ${summary.binary} binary, ${summary.generated} generated, ` +
+    `${summary.tooLarge} too large${refused}, ` +
     `${summary.chunks} chunks in ${(millis / 1000).toFixed(1)}s`;
 }
 

@@ -16,7 +16,13 @@ import {
 
 /** The sha-256 of a text as the chunker stores it (for the agent's index tools). */
 export { sha256 };
-import { embeddingText, type FileStamp, IndexStore, type KnownFile } from "../index/store.ts";
+import {
+  embeddingText,
+  type FileStamp,
+  IndexStore,
+  type KnownFile,
+  type SkippedFile,
+} from "../index/store.ts";
 import { type EmbeddingEndpoint, embedTexts } from "../index/remote_embed.ts";
 import { EMBEDDING_DIMENSIONS } from "../index/embed.ts";
 import type { TernConfig } from "../config/schema.ts";
@@ -101,6 +107,8 @@ export interface IndexSummary {
   removed: number;
   /** Files skipped because they hold a NUL byte. */
   binary: number;
+  /** Files skipped because a tool made them from other files (index/generated.ts). */
+  generated: number;
   /** Files skipped because they exceed {@linkcode INDEX_FILE_MAX_BYTES}. */
   tooLarge: number;
   /** Files refused by the workspace reader (a symlink out, hard links, not regular). */
@@ -128,8 +136,8 @@ export interface IndexOptions {
 /**
  * Brings the index at `file` up to date with `workspace` (absolute real path): walks it under
  * its .gitignore files without following symlinks, re-chunks only files whose sha-256 changed
- * and removes files no longer present. Binary, too large and refused files are counted, not
- * stored (a file that became one of them is removed).
+ * and removes files no longer present. Binary, generated, too large and refused files are
+ * counted, not stored (a file that became one of them is removed).
  */
 export async function indexWorkspace(
   workspace: string,
@@ -140,11 +148,14 @@ export async function indexWorkspace(
     const { store, summary } = run;
     const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace) };
     const known = store.knownFiles();
+    const skipped = store.skippedFiles();
     const prefix = workspace.endsWith("/") ? workspace : `${workspace}/`;
     const present = new Set<string>();
+    const stillSkipped = new Set<string>();
     let seen = 0;
     const settled = (path: string, outcome: Outcome) => {
       if (outcome === "indexed" || outcome === "unchanged") present.add(path);
+      if (outcome === "binary" || outcome === "generated") stillSkipped.add(path);
     };
     const chunker = new Chunker(options, settled);
     try {
@@ -157,14 +168,8 @@ export async function indexWorkspace(
           : relative(workspace, entry.path).split("\\").join("/");
         options.onFile?.(path, ++seen);
         const file = { path, absolute: entry.path };
-        const outcome = await indexFile(
-          run,
-          workspace,
-          file,
-          known.get(path),
-          fileOptions,
-          chunker,
-        );
+        const before = { known: known.get(path), skipped: skipped.get(path) };
+        const outcome = await indexFile(run, workspace, file, before, fileOptions, chunker);
         if (outcome !== "pending") settled(path, outcome);
       }
       await chunker.finish();
@@ -176,6 +181,9 @@ export async function indexWorkspace(
       run.write(() => store.removeFile(path));
       summary.removed++;
     }
+    for (const path of skipped.keys()) {
+      if (!stillSkipped.has(path) && !present.has(path)) run.write(() => store.unskipFile(path));
+    }
   }, true);
 }
 
@@ -183,7 +191,7 @@ export async function indexWorkspace(
  * Brings the index at `file` up to date for `paths` only (workspace-relative, `/`-separated):
  * the files the agent's own edits or commands changed, without walking the workspace. Each is
  * what a full run would make of it: re-chunked when its content changed, removed when it is
- * gone, ignored by a .gitignore, or no longer indexable (binary, too large, refused).
+ * gone, ignored by a .gitignore, or no longer indexable (binary, generated, too large, refused).
  */
 export async function refreshFiles(
   workspace: string,
@@ -199,13 +207,17 @@ export async function refreshFiles(
       const absolute = join(workspace, path);
       if (!isInside(workspace, absolute) || absolute === workspace) continue;
       await rules.loadAncestors(dirname(absolute));
-      const before = store.knownFile(path);
+      const before = { known: store.knownFile(path), skipped: store.skippedFile(path) };
       const outcome = rules.ignores(absolute, false)
         ? "gone"
         : await indexFile(run, workspace, { path, absolute }, before, fileOptions);
-      if (outcome !== "indexed" && outcome !== "unchanged" && before !== undefined) {
+      if (outcome !== "indexed" && outcome !== "unchanged" && before.known !== undefined) {
         run.write(() => store.removeFile(path));
         summary.removed++;
+      }
+      const skippedNow = outcome === "binary" || outcome === "generated";
+      if (before.skipped !== undefined && !skippedNow && outcome !== "indexed") {
+        run.write(() => store.unskipFile(path));
       }
     }
   });
@@ -227,7 +239,7 @@ function isRealPath(path: string): boolean {
 }
 
 /** What became of one file. */
-type Outcome = "indexed" | "unchanged" | "gone" | "binary" | "tooLarge" | "refused";
+type Outcome = "indexed" | "unchanged" | "gone" | "binary" | "generated" | "tooLarge" | "refused";
 
 /** One run over the index. */
 interface Run {
@@ -255,6 +267,7 @@ async function withIndex(
     unchanged: 0,
     removed: 0,
     binary: 0,
+    generated: 0,
     tooLarge: 0,
     refused: 0,
     chunks: 0,
@@ -298,6 +311,12 @@ async function withIndex(
   }
 }
 
+/** What the index holds of a file before a run: indexed (its hash), or read and skipped. */
+interface Before {
+  known: KnownFile | undefined;
+  skipped: SkippedFile | undefined;
+}
+
 /**
  * Indexes the file at workspace-relative `path` (`absolute`: the same inside `workspace`) unless
  * its stamp or content is as `before`; counts the outcome in the run's summary. With a
@@ -308,7 +327,7 @@ async function indexFile(
   run: Run,
   workspace: string,
   file: { path: string; absolute: string },
-  before: KnownFile | undefined,
+  { known: before, skipped }: Before,
   options: FileOptions,
   chunker?: Chunker,
 ): Promise<Outcome | "pending"> {
@@ -317,8 +336,9 @@ async function indexFile(
   if (info === null || !info.isFile) return "gone";
   if (info.size > INDEX_FILE_MAX_BYTES) return count(run, "tooLarge");
   const stamp = stampOf(info);
-  // Unchanged since its hash was taken: not read again.
+  // Unchanged since its hash was taken, or since it was read and skipped: not read again.
   if (stamp.mtime !== null && sameStamp(before?.stamp, stamp)) return count(run, "unchanged");
+  if (stamp.mtime !== null && sameStamp(skipped?.stamp, stamp)) return count(run, skipped!.reason);
   const request: FileRequest = {
     workspace,
     workspaceIsReal: options.workspaceIsReal,
@@ -350,7 +370,11 @@ async function settleFile(
   options: Pick<IndexOptions, "embeddings">,
 ): Promise<Outcome> {
   if ("notStored" in result) {
-    return result.notStored === "gone" ? "gone" : count(run, result.notStored);
+    const why = result.notStored;
+    if (why === "binary" || why === "generated") {
+      run.write(() => run.store.skipFile(request.path, why, stamp));
+    }
+    return why === "gone" ? "gone" : count(run, why);
   }
   if ("unchanged" in result) {
     if (!sameStamp(before?.stamp, stamp)) {

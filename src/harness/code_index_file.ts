@@ -6,13 +6,17 @@
  */
 import { readWorkspaceText } from "../config/workspace_file.ts";
 import { chunkFile, sha256 } from "../index/chunker.ts";
+import { generatedBy } from "../index/generated.ts";
 import { type PreparedFile, prepareFile } from "../index/prepared.ts";
 
 /** Files larger than this (bytes) are not indexed. */
 export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
 
-/** Why a file is not stored: gone, binary (a NUL byte), too large, or refused by the reader. */
-export type NotStored = "gone" | "binary" | "tooLarge" | "refused";
+/**
+ * Why a file is not stored: gone, binary (a NUL byte), generated (generatedBy()), too large, or
+ * refused by the reader.
+ */
+export type NotStored = "gone" | "binary" | "generated" | "tooLarge" | "refused";
 
 /** What to make of one file. */
 export interface FileRequest {
@@ -43,6 +47,7 @@ export async function prepareIndexFile(request: FileRequest): Promise<FileResult
   if (text === undefined) return { notStored: "gone" };
   if (text.length > INDEX_FILE_MAX_BYTES) return { notStored: "tooLarge" };
   if (text.includes("\0")) return { notStored: "binary" };
+  if (generatedBy(request.path, text) !== undefined) return { notStored: "generated" };
   const hash = sha256(text);
   if (request.knownHash === hash) return { unchanged: hash };
   const chunked = await chunkFile(request.path, text, hash);

@@ -12,6 +12,7 @@
 import { dirname, join, relative, resolve } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { chunkFile } from "../index/chunker.ts";
+import { generatedBy } from "../index/generated.ts";
 import { type Hit, type RankWeights, withWeights } from "../index/rank.ts";
 import type { SearchWeights } from "../config/types.ts";
 import { IndexStore } from "../index/store.ts";
@@ -72,7 +73,10 @@ export class LiveCodeIndex implements CodeIndexAccess {
   #notice: string | undefined;
   /** Per workspace-relative path, the lstat stamp of the file when it matched the index. */
   #stamps = new Map<string, string>();
-  /** The same for files found binary, too large or refused, so a walk does not read them again. */
+  /**
+   * The same for files found binary, generated, too large or refused, so a walk does not read
+   * them again.
+   */
   #skipped = new Map<string, string>();
   #walkedAt = -Infinity;
   #walkAll = true;
@@ -322,7 +326,10 @@ export class LiveCodeIndex implements CodeIndexAccess {
     if (info.size > INDEX_FILE_MAX_BYTES) return "skipped";
     this.#counts.read++;
     const text = readSafely(this.#options.workspace, abs);
-    if (typeof text !== "string" || text.length > INDEX_FILE_MAX_BYTES || text.includes("\0")) {
+    if (
+      typeof text !== "string" || text.length > INDEX_FILE_MAX_BYTES || text.includes("\0") ||
+      generatedBy(path, text) !== undefined
+    ) {
       if (text !== undefined) this.#skipped.set(path, stamp);
       return "skipped";
     }

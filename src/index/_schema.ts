@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 export const APPLICATION_ID = 0x74496478;
 
 /** The schema version in `PRAGMA user_version`; a file with another version is rebuilt. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** How long a statement waits for another process's lock before failing, in milliseconds. */
 export const BUSY_TIMEOUT_MS = 10_000;
@@ -56,6 +56,9 @@ CREATE INDEX relations_from ON relations(from_id);
 CREATE TABLE embeddings (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE embedding_cache (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE skipped (
+  path TEXT PRIMARY KEY, reason TEXT NOT NULL, mtime REAL, size INTEGER NOT NULL
+) WITHOUT ROWID;
 `;
 
 /** An open index database and, when the file had to be rebuilt, why (one line). */

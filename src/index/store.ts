@@ -52,6 +52,19 @@ export interface KnownFile {
   stamp?: FileStamp;
 }
 
+/**
+ * Why a file the index read is not in it, when its content decides: binary (a NUL byte) or
+ * generated (generated.ts). The index keeps such a file's stamp, so that a run does not read it
+ * again while the stamp stays.
+ */
+export type SkipReason = "binary" | "generated";
+
+/** A file read and skipped, with its stamp then. */
+export interface SkippedFile {
+  reason: SkipReason;
+  stamp: FileStamp;
+}
+
 /** What `search()` takes. */
 export interface SearchOptions {
   /** How many hits to return (default 10). */
@@ -96,6 +109,11 @@ function knownOf(row: FileRow): KnownFile {
   if (row.size === null) return { hash: row.hash };
   const mtime = row.mtime === null ? null : Number(row.mtime);
   return { hash: row.hash, stamp: { mtime, size: Number(row.size) } };
+}
+
+function skippedOf(row: { reason: SkipReason; mtime: number | null; size: number }): SkippedFile {
+  const mtime = row.mtime === null ? null : Number(row.mtime);
+  return { reason: row.reason, stamp: { mtime, size: Number(row.size) } };
 }
 
 function toChunk(row: ChunkRow): Chunk {
@@ -167,6 +185,41 @@ export class IndexStore {
   knownFile(path: string): KnownFile | undefined {
     const row = this.#sql("SELECT hash, mtime, size FROM files WHERE path = ?").get(path);
     return row === undefined ? undefined : knownOf(row as unknown as FileRow);
+  }
+
+  /** The files read and skipped (skipFile()), by path. */
+  skippedFiles(): Map<string, SkippedFile> {
+    const rows = this.#sql("SELECT path, reason, mtime, size FROM skipped").all() as unknown as {
+      path: string;
+      reason: SkipReason;
+      mtime: number | null;
+      size: number;
+    }[];
+    return new Map(rows.map((row) => [row.path, skippedOf(row)]));
+  }
+
+  /** What the store knows of the skipped file at `path`, or undefined. */
+  skippedFile(path: string): SkippedFile | undefined {
+    const row = this.#sql("SELECT reason, mtime, size FROM skipped WHERE path = ?").get(path);
+    return row === undefined
+      ? undefined
+      : skippedOf(row as unknown as { reason: SkipReason; mtime: number | null; size: number });
+  }
+
+  /**
+   * Records that the file at `path` was read and skipped for `reason`, with its `stamp` (the
+   * caller removes what was indexed of it, if anything). Indexing it forgets this.
+   */
+  skipFile(path: string, reason: SkipReason, stamp: FileStamp): void {
+    this.#write(() =>
+      this.#sql("INSERT OR REPLACE INTO skipped (path, reason, mtime, size) VALUES (?, ?, ?, ?)")
+        .run(path, reason, stamp.mtime, stamp.size)
+    );
+  }
+
+  /** Forgets that the file at `path` was skipped (it is gone, or no longer skipped for that). */
+  unskipFile(path: string): void {
+    this.#write(() => this.#sql("DELETE FROM skipped WHERE path = ?").run(path));
   }
 
   /** Records the stamp of a file whose content did not change. */
@@ -254,6 +307,7 @@ export class IndexStore {
       given ? given[index] : vectorAt(all!, index, dimensions);
     this.#write(() => {
       this.#deleteFile(chunked.path);
+      this.#sql("DELETE FROM skipped WHERE path = ?").run(chunked.path);
       this.#sql(
         "INSERT INTO files (path, hash, language, base, mtime, size) VALUES (?, ?, ?, ?, ?, ?)",
       ).run(
