@@ -4,7 +4,8 @@
  * model, interleaved (tern, reference, tern, reference...), after one warm-up pair; then the
  * interactive prompt and its floor, interleaved too. Everything runs inside a network namespace
  * with only loopback and a DNS recorder (tests/support/netns.ts), so every host looked up is recorded.
- * Writes bench/results/ratios.md and ratios.json. With `--profile <file>`, one more tern run
+ * bin/build runs first when the bundle is older than the sources (bin/tern would otherwise time
+ * tern from source). Writes bench/results/ratios.md and ratios.json. With `--profile <file>`, one more tern run
  * writes its phase marks (TERN_PHASE_MARKS) to the file, and a summary is printed.
  */
 import { join } from "node:path";
@@ -42,6 +43,7 @@ export async function benchBash(args: string[]): Promise<number> {
   if (!Number.isInteger(runs) || runs < 1) {
     throw new RangeError(`Cannot run the bash benchmark: "${rest[0]}" is not a count of runs`);
   }
+  if (Deno.env.get(INSIDE_ENV) === undefined) await ensureBundle();
   if (Deno.env.get(INSIDE_ENV) === undefined && canIsolate()) {
     const script = join(ROOT, "bench/run.ts");
     const withProfile = profile === undefined ? [] : ["--profile", profile];
@@ -49,6 +51,35 @@ export async function benchBash(args: string[]): Promise<number> {
   }
   await measure(runs, profile);
   return 0;
+}
+
+/**
+ * Makes sure bin/tern starts the bundle of bin/build, as users run it: while a source file is
+ * newer than the bundle, bin/tern starts main.ts from source instead, which starts slower and
+ * takes more memory, and every figure would be off. Builds it when it is stale.
+ */
+async function ensureBundle(): Promise<void> {
+  if (await ternBuildKind() === "bundle") return;
+  console.error("bench: the bundle is older than the sources; running bin/build first");
+  const built = await new Deno.Command(join(ROOT, "bin/build"), {
+    args: ["--quiet"],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  const kind = built.success ? await ternBuildKind() : "no build";
+  if (kind !== "bundle") {
+    throw new Error(`Cannot time tern: bin/tern starts ${kind}, not the bundle, after bin/build`);
+  }
+}
+
+/** The build kind `bin/tern --version` names: "bundle" or "source". */
+async function ternBuildKind(): Promise<string> {
+  const out = await new Deno.Command(join(ROOT, "bin/tern"), {
+    args: ["--version"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return /, (\w+)\)$/.exec(new TextDecoder().decode(out.stdout).trim())?.[1] ?? "unknown";
 }
 
 function checkBubblewrap(): void {
