@@ -63,7 +63,10 @@ Deno.test("tern index indexes code and skips ignored, symlinked, binary and larg
     const run = await tern(ws, ["index"]);
     equal(run.code, 0, run.stderr);
     // .gitignore, src/args.ts, src/util.ts.
-    match(run.stdout, /^3 indexed, 0 unchanged, 0 removed, 1 binary, 0 generated, 1 too large, \d+ chunks in /);
+    match(
+      run.stdout,
+      /^3 indexed, 0 unchanged, 0 removed, 1 binary, 0 generated, 1 too large, \d+ chunks in /,
+    );
     const files = [...Deno.readDirSync(join(ws.home, "index"))].map((entry) => entry.name);
     equal(files.filter((name) => name.endsWith(".sqlite")).length, 1);
     ok(![...Deno.readDirSync(ws.dir)].some((entry) => entry.name.endsWith(".sqlite")));

@@ -151,7 +151,10 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
       }
       const index = await runArtifact(file, ["index", dir], ws.dir, env);
       equal(index.code, 0, index.stdout + index.stderr);
-      match(index.stdout, /^30 indexed, 0 unchanged, 0 removed, 0 binary, 0 generated, 0 too large, 60 chunks/);
+      match(
+        index.stdout,
+        /^30 indexed, 0 unchanged, 0 removed, 0 binary, 0 generated, 0 too large, 60 chunks/,
+      );
     });
 
     await t.step("tern demo passes its check of what it wrote", async () => {

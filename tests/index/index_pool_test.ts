@@ -119,7 +119,10 @@ Deno.test("tern index indexes a workspace with its workers under tern's own flag
     }
     const run = await runTern(["index"], { cwd: ws.dir, env: { TERN_HOME: ws.home } });
     equal(run.code, 0, run.stderr);
-    match(run.stdout, /^30 indexed, 0 unchanged, 0 removed, 0 binary, 0 generated, 0 too large, 60 chunks in /);
+    match(
+      run.stdout,
+      /^30 indexed, 0 unchanged, 0 removed, 0 binary, 0 generated, 0 too large, 60 chunks in /,
+    );
     const search = await runTern(["search", "--json", "fn27"], {
       cwd: ws.dir,
       env: { TERN_HOME: ws.home },
