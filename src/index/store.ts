@@ -111,7 +111,18 @@ function knownOf(row: FileRow): KnownFile {
   return { hash: row.hash, stamp: { mtime, size: Number(row.size) } };
 }
 
-function skippedOf(row: { reason: SkipReason; mtime: number | null; size: number }): SkippedFile {
+interface SkippedRow {
+  reason: string;
+  mtime: number | null;
+  size: number;
+}
+
+/**
+ * A row of `skipped` as a SkippedFile; undefined for a reason tern does not write (the file is
+ * then read again).
+ */
+function skippedOf(row: SkippedRow): SkippedFile | undefined {
+  if (row.reason !== "binary" && row.reason !== "generated") return undefined;
   const mtime = row.mtime === null ? null : Number(row.mtime);
   return { reason: row.reason, stamp: { mtime, size: Number(row.size) } };
 }
@@ -189,21 +200,18 @@ export class IndexStore {
 
   /** The files read and skipped (skipFile()), by path. */
   skippedFiles(): Map<string, SkippedFile> {
-    const rows = this.#sql("SELECT path, reason, mtime, size FROM skipped").all() as unknown as {
-      path: string;
-      reason: SkipReason;
-      mtime: number | null;
-      size: number;
-    }[];
-    return new Map(rows.map((row) => [row.path, skippedOf(row)]));
+    const rows = this.#sql("SELECT path, reason, mtime, size FROM skipped")
+      .all() as unknown as (SkippedRow & { path: string })[];
+    return new Map(rows.flatMap((row) => {
+      const skipped = skippedOf(row);
+      return skipped === undefined ? [] : [[row.path, skipped]];
+    }));
   }
 
   /** What the store knows of the skipped file at `path`, or undefined. */
   skippedFile(path: string): SkippedFile | undefined {
     const row = this.#sql("SELECT reason, mtime, size FROM skipped WHERE path = ?").get(path);
-    return row === undefined
-      ? undefined
-      : skippedOf(row as unknown as { reason: SkipReason; mtime: number | null; size: number });
+    return row === undefined ? undefined : skippedOf(row as unknown as SkippedRow);
   }
 
   /**

@@ -9,6 +9,7 @@ import { generatedBy } from "../../src/index/generated.ts";
 import { indexWorkspace, refreshFiles } from "../../src/harness/code_index.ts";
 import { indexed, withWorkspace } from "./_workspace.ts";
 import { IndexStore } from "../../src/index/store.ts";
+import { DatabaseSync } from "node:sqlite";
 import { outputOf, withIndexFixture } from "../harness/_code_index_fixture.ts";
 
 const SOURCE_MAP = '{"version":3,"sources":["../src/a.ts"],"mappings":"AAAA"}';
@@ -171,3 +172,28 @@ function skippedIn(file: string): string[] {
     store.close();
   }
 }
+
+Deno.test("IndexStore.skippedFiles() ignores a row whose reason tern does not write: that file is read again", async () => {
+  await withWorkspace({ "src/a.ts": "export const a = 1;\n" }, async (workspace, home) => {
+    const file = join(home, "index.sqlite");
+    await indexWorkspace(workspace, file);
+    const db = new DatabaseSync(file);
+    try {
+      const insert = db.prepare(
+        "INSERT INTO skipped (path, reason, mtime, size) VALUES (?, ?, ?, ?)",
+      );
+      insert.run("src/b.ts", "__proto__", 1, 2);
+      insert.run("src/c.js", "generated", 1, 2);
+    } finally {
+      db.close();
+    }
+    const { store } = IndexStore.open(file);
+    try {
+      deepEqual([...store.skippedFiles().keys()], ["src/c.js"]);
+      equal(store.skippedFile("src/b.ts"), undefined);
+      equal(store.skippedFile("src/c.js")?.reason, "generated");
+    } finally {
+      store.close();
+    }
+  });
+});
