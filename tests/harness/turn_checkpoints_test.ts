@@ -6,14 +6,28 @@ import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { Session } from "../../src/session/session.ts";
 
-Deno.test("TurnCheckpoints.endTurn() records every change of calls in quick succession, by tool or command", async () => {
+/** What a test gets: the workspace, the session's path, the checkpoints and the wrapped tools. */
+interface Turn {
+  ws: string;
+  sessionPath: string;
+  checkpoints: TurnCheckpoints;
+  /**
+   * Writes `file` in the workspace, declaring it as its write when `declared` (a file tool) or
+   * not (a command).
+   */
+  write(file: string, declared: boolean): Promise<unknown>;
+}
+
+/**
+ * Runs `body` over a fresh home, workspace and session, with one turn's checkpoints wrapping a
+ * writing tool.
+ */
+async function withTurn(body: (turn: Turn) => Promise<void>): Promise<void> {
   const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-home-" }));
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ws-" }));
   try {
     const session = Session.create(home, { cwd: ws, ternVersion: "test" });
     const user = session.append({ type: "message", message: { role: "user", content: "go" } });
-    // A writing tool that declares the file it writes when asked to (a file tool), or not (a
-    // command that changes files).
     const writer: Tool = {
       name: "writer",
       description: "",
@@ -36,8 +50,22 @@ Deno.test("TurnCheckpoints.endTurn() records every change of calls in quick succ
       },
     });
     const tools = checkpoints.wrap(new ToolRegistry([writer]), user.id);
-    const run = (i: number) =>
-      tools.get("writer")!.run({ file: `f${i}.txt`, declared: i % 2 === 0 }, {} as never);
+    await body({
+      ws,
+      sessionPath: session.path,
+      checkpoints,
+      write: (file, declared) => tools.get("writer")!.run({ file, declared }, {} as never),
+    });
+    session.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(ws, { recursive: true });
+  }
+}
+
+Deno.test("TurnCheckpoints.endTurn() records every change of calls in quick succession, by tool or command", async () => {
+  await withTurn(async ({ checkpoints, write }) => {
+    const run = (i: number) => write(`f${i}.txt`, i % 2 === 0);
     // Some one after another, some side by side: each ends while snapshots are under way.
     for (let i = 0; i < 4; i++) await run(i);
     await Promise.all([4, 5, 6, 7, 8, 9].map(run));
@@ -48,56 +76,23 @@ Deno.test("TurnCheckpoints.endTurn() records every change of calls in quick succ
       Array.from({ length: 12 }, (_, i) => `f${i}.txt added ${i % 2 === 0 ? "tool" : "command"}`)
         .sort(),
     );
-    session.close();
-  } finally {
-    await Deno.remove(home, { recursive: true });
-    await Deno.remove(ws, { recursive: true });
-  }
+  });
 });
 
 Deno.test("TurnCheckpoints.wrap() takes no snapshot before the request is out: requestOut() starts it", async () => {
-  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-home-" }));
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ws-" }));
-  try {
-    const session = Session.create(home, { cwd: ws, ternVersion: "test" });
-    const user = session.append({ type: "message", message: { role: "user", content: "go" } });
-    const writer: Tool = {
-      name: "writer",
-      description: "",
-      readOnly: false,
-      runsIn: "host",
-      parameters: {},
-      paths: () => Promise.resolve([{ path: "made.txt", write: true }]),
-      run: async () => {
-        await Deno.writeTextFile(join(ws, "made.txt"), "made\n");
-        return { status: "OK", output: "" };
-      },
-    } as unknown as Tool;
-    const checkpoints = new TurnCheckpoints({
-      sessionPath: session.path,
-      sessionId: session.id,
-      workspace: ws,
-      warn: (text) => {
-        throw new Error(text);
-      },
-    });
-    const tools = checkpoints.wrap(new ToolRegistry([writer]), user.id);
+  await withTurn(async ({ ws, sessionPath, checkpoints, write }) => {
     await checkpoints.idle();
     // Nothing ran before the request: no store, no git process (they would delay the request).
-    deepEqual([...Deno.readDirSync(dirname(session.path))].map((e) => e.name), [
-      basename(session.path),
+    deepEqual([...Deno.readDirSync(dirname(sessionPath))].map((e) => e.name), [
+      basename(sessionPath),
     ]);
     // Changed after the turn began but before the request was out: not the turn's doing.
     await Deno.writeTextFile(join(ws, "before.txt"), "the person's\n");
     checkpoints.requestOut();
     checkpoints.requestOut();
     await checkpoints.idle();
-    await tools.get("writer")!.run({}, {} as never);
+    await write("made.txt", true);
     const changes = await checkpoints.endTurn();
     deepEqual(changes.map((c) => `${c.path} ${c.status} ${c.by}`), ["made.txt added tool"]);
-    session.close();
-  } finally {
-    await Deno.remove(home, { recursive: true });
-    await Deno.remove(ws, { recursive: true });
-  }
+  });
 });

@@ -9,11 +9,11 @@
  * Kept off the turn's path while the model thinks: the first snapshot starts once the model
  * request is out (`requestOut()`, when the model starts answering; until the first writing call
  * only read-only tools run, which change nothing), not before it, where its git processes and
- * file reads would delay the request; the snapshot after the writing calls starts once they pause (100 ms after
- * the last ended: while the model reads its result; calls in quick succession share one), and
- * only the last is kept. The turn's end waits for that one, so nothing done after the turn
- * (the person's edits) is counted as the turn's. Every git command on the session's index runs
- * one at a time.
+ * file reads would delay the request; the snapshot after the writing calls starts once they
+ * pause (100 ms after the last ended: while the model reads its result; calls in quick
+ * succession share one), and only the last is kept. The turn's end waits for that one, so
+ * nothing done after the turn (the person's edits) is counted as the turn's. Every git command
+ * on the session's index runs one at a time.
  */
 import { dirname } from "../../core/path.ts";
 import type { Tool } from "../../tools/define.ts";
