@@ -1,25 +1,22 @@
 /**
- * Composition of the sandbox for one run: profile → runtime (tool worker + bubblewrap), rules,
- * review (person, reviewer model or bypass), secret masking, the audit log, and the gated
- * tools the agent sees. `tern run` uses it; so will the interactive UI.
+ * Composition of the sandbox for one run: profile → runtime (tool worker + bubblewrap), then
+ * (`agent_gate.ts`) rules, review (person, reviewer model or bypass), secret masking, the audit
+ * log, and the gated tools the agent sees. Every front end opens it through the conversation.
  */
 import { ConfigError, type TernConfig } from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
-import { createModelReviewer } from "../agent/auto_reviewer.ts";
-import { PermissionGate } from "../agent/permission_gate.ts";
-import { createRequestPermissionsTool } from "../agent/request_permissions.ts";
+import type { PermissionGate } from "../agent/permission_gate.ts";
 import type { Provider } from "../llm/types.ts";
-import { auditDir, AuditLog, auditPath } from "../sandbox/audit.ts";
+import { auditDir } from "../sandbox/audit.ts";
 import type { AskPerson } from "../sandbox/review.ts";
-import { type CompiledRule, compileRules } from "../sandbox/rules.ts";
+import type { CompiledRule } from "../sandbox/rules.ts";
 import { createSandbox, type SandboxRuntime } from "../sandbox/runtime.ts";
-import { SecretMasker } from "../sandbox/secrets.ts";
 import type { PermissionChange } from "../session/types.ts";
-import { type BuiltinLoader, builtinTools } from "../tools/mod.ts";
-import { ToolRegistry } from "../tools/registry.ts";
+import type { BuiltinLoader } from "../tools/mod.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
 import { sourceUrl } from "../core/source_url.ts";
 import type { HookCommand } from "../sandbox/hooks/config.ts";
-import { HookRunner } from "../sandbox/hooks/run.ts";
+import type { HookRunner } from "../sandbox/hooks/run.ts";
 
 export type SandboxConfig =
   & Pick<
@@ -89,8 +86,10 @@ export interface AgentSandbox {
 export async function openAgentSandbox(options: AgentSandboxOptions): Promise<AgentSandbox> {
   const { config, workspace } = options;
   const runId = newRunId();
-  const rules: CompiledRule[] = options.rules ??
-    (config.rules.length > 0 ? await compileRules(config.rules) : []);
+  // The gate's half (the policy, the reviewer, the rules' matcher, the tools' registry) loads
+  // while the sandbox opens: its processes and files then wait beside that code, not after it.
+  const gateCode = import("./agent_gate.ts");
+  gateCode.catch(() => {});
   const runtime = await createSandbox({
     workspace,
     profile: config.profile,
@@ -113,84 +112,13 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     throw error;
   });
   try {
-    return await withRuntime(runtime, options, { runId, rules });
+    const { withRuntime } = await gateCode;
+    return await withRuntime(runtime, options, runId);
   } catch (error) {
     // Nothing of a sandbox that could not be completed stays open (its warm shell, its worker).
     await runtime.close();
     throw error;
   }
-}
-
-/** The gate, the audit log and the gated tools over an open `runtime`. */
-async function withRuntime(
-  runtime: SandboxRuntime,
-  options: AgentSandboxOptions,
-  { runId, rules }: { runId: string; rules: CompiledRule[] },
-): Promise<AgentSandbox> {
-  const { config } = options;
-  // Every key tern knows of is masked in the audit log, not only the one in use.
-  const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {}), ...options.secrets ?? []];
-  const masker = new SecretMasker(keys.filter((key): key is string => key !== undefined));
-  const path = auditPath(config.ternHome, runId);
-  const audit = await AuditLog.open(path, { masker });
-  const reviewer = config.mode === "auto"
-    ? createModelReviewer({
-      provider: options.provider,
-      model: config.reviewModel ?? config.model,
-      goal: options.goal,
-    })
-    : undefined;
-  const record = (entry: Parameters<AuditLog["append"]>[0]) => {
-    audit.append(entry).catch((error) => {
-      console.error(`tern: cannot write the audit log "${path}": ${error}`);
-    });
-  };
-  const hooks = options.hooks?.length
-    ? new HookRunner({
-      hooks: options.hooks,
-      // Hooks run where the agent's commands run: never unconfined by accident.
-      shell: () =>
-        runtime.shellKind === "unavailable"
-          ? undefined
-          : { run: runtime.shell, confined: runtime.shellKind === "bwrap" },
-      workspace: options.workspace,
-      sessionId: options.sessionId ?? runId,
-      transcriptPath: options.transcriptPath ?? "",
-      audit: record,
-      profile: runtime.profile.name,
-      mode: config.mode,
-    })
-    : undefined;
-  const gate = new PermissionGate({
-    runtime,
-    rules,
-    mode: config.mode,
-    person: options.person,
-    reviewer,
-    reviewTimeoutMs: config.reviewTimeoutMs,
-    masker,
-    emit: options.emit,
-    audit: record,
-    session: options.sessionId ?? runId,
-    onPermissionChange: options.onPermissionChange,
-    ...(hooks ? { hooks } : {}),
-  });
-  if (options.permissions?.length) await gate.restore(options.permissions);
-  const tools = new ToolRegistry([
-    ...builtinTools(options.loadTools).map((tool) => gate.wrap(tool)),
-    createRequestPermissionsTool(gate),
-  ]);
-  return {
-    tools,
-    gate,
-    ...(hooks ? { hooks } : {}),
-    runtime,
-    auditPath: path,
-    async close() {
-      await runtime.close();
-      await audit.close();
-    },
-  };
 }
 
 function newRunId(): string {

@@ -352,17 +352,25 @@ export class Conversation {
    * only uses `bash` never starts it.
    */
   preload(): void {
-    // The sandbox's checks are processes: started first, they run while its code loads.
-    if (!this.#opening && !this.#prewarming && !this.#options.config.noSandbox) {
-      this.#prewarming = import("../sandbox/prewarm.ts").then(({ prewarmSandbox }) =>
-        prewarmSandbox()
-      ).catch(() => {});
-    }
-    // `bash` alone, the tool most called: the other built-ins that run in this process load at
-    // their first call (the file tools run in the worker), so a bash round pays for neither
-    // their code nor their schemas.
-    this.#loadTools(BASH_TOOL).catch(() => {});
-    this.#openSandbox().catch(() => {});
+    // The sandbox's code first, then `bash`'s alone (zod, the classifier), the tool most
+    // called: the other built-ins that run in this process load at their first call (the file
+    // tools run in the worker), so a bash round pays for neither their code nor their schemas.
+    const load = () => {
+      this.#openSandbox().catch(() => {});
+      import("./agent_sandbox.ts").catch(() => {}).then(() => this.#loadTools(BASH_TOOL))
+        .catch(() => {});
+    };
+    if (this.#opening || this.#prewarming || this.#options.config.noSandbox) return load();
+    // The sandbox's checks are processes, the longest part of its opening: their small module
+    // alone first, so they start at once and run while the rest loads (imported beside it, they
+    // started only once all of it had loaded). Nothing more starts once the sandbox was closed.
+    const prewarming: Promise<void> = import("../sandbox/prewarm.ts")
+      .then(({ prewarmSandbox }) => prewarmSandbox())
+      .catch(() => {})
+      .then(() => {
+        if (this.#prewarming === prewarming) load();
+      });
+    this.#prewarming = prewarming;
   }
 
   /** Runs one turn for `task` in the current session. */
@@ -532,9 +540,10 @@ export class Conversation {
         cacheKey: `tern-${session.id}`,
         onMessage: record,
         onAnswering: () => {
-          // Its git processes first: they run while the tool code loads.
-          checkpoints?.requestOut();
+          // The sandbox's checks first (their module is small), then the checkpoint's git
+          // processes: all of them run while the tool code loads.
           this.preload();
+          checkpoints?.requestOut();
         },
         onToolCallStart: (name) => extension?.toolUse?.(name),
         prepare: compactionHook(session, {

@@ -491,11 +491,6 @@ export function platformReason(os: string): string | undefined {
 async function runProbe(path: string): Promise<BwrapProbe> {
   const platform = platformReason(Deno.build.os);
   if (platform !== undefined) return { ok: false, reason: platform };
-  const version = await output(path, ["--version"]);
-  if (!version.ok) return version;
-  if (version.code !== 0) {
-    return { ok: false, reason: `Cannot run "${path}": ${version.text || "--version failed"}` };
-  }
   const plan: ShellPlan = {
     cwd: "/",
     writable: [],
@@ -504,9 +499,17 @@ async function runProbe(path: string): Promise<BwrapProbe> {
     network: false,
     env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
   };
-  // The sandbox alone, without a command's shell head: its liveness check would read a
+  // The version and a trial sandbox at once (the probe is on the first command's path). The
+  // trial is the sandbox alone, without a command's shell head: its liveness check would read a
   // descriptor 9 that tern inherited (commands get theirs from the launcher) and fail the probe.
-  const trial = await output(path, bwrapArgvFor(plan, ["true"]));
+  const [version, trial] = await Promise.all([
+    output(path, ["--version"]),
+    output(path, bwrapArgvFor(plan, ["true"])),
+  ]);
+  if (!version.ok) return version;
+  if (version.code !== 0) {
+    return { ok: false, reason: `Cannot run "${path}": ${version.text || "--version failed"}` };
+  }
   if (!trial.ok) return trial;
   if (trial.code !== 0) {
     const detail = trial.text || `exit code ${trial.code}`;

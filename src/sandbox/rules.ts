@@ -4,7 +4,7 @@
  * wrote down fails at start-up instead of silently at the wrong call.
  */
 // @ts-types="@types/picomatch"
-import picomatch from "picomatch";
+import type Picomatch from "picomatch";
 import { basename } from "../core/path.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { PermissionRule } from "../config/schema.ts";
@@ -49,9 +49,14 @@ export interface RuleSubject {
  * @throws {ConfigError} naming the rule (by position and text) and the example that failed.
  */
 export async function compileRules(rules: readonly PermissionRule[]): Promise<CompiledRule[]> {
+  // The glob matcher loads only for rules with a path: the policy imports this module on every
+  // run's first tool call, most of them without such rules.
+  const picomatch = rules.some((rule) => rule.path !== undefined)
+    ? (await import("picomatch") as { default: typeof Picomatch }).default
+    : undefined;
   const compiled: CompiledRule[] = [];
   for (const [index, rule] of rules.entries()) {
-    const one = compileRule(rule);
+    const one = compileRule(rule, picomatch);
     for (const example of rule.match ?? []) {
       if (!ruleApplies(one, await exampleSubject(one, example))) {
         throw badExample(index, one, example, "should match but does not");
@@ -114,7 +119,7 @@ export function plainCommand(command: SimpleCommand): boolean {
   return !privileged && assignmentRisk(command.assignments) === undefined;
 }
 
-function compileRule(rule: PermissionRule): CompiledRule {
+function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): CompiledRule {
   const tool = rule.tool ?? (rule.command !== undefined ? "bash" : "*");
   const parts: string[] = [rule.action];
   if (rule.tool !== undefined) parts.push(`tool "${rule.tool}"`);
@@ -137,7 +142,11 @@ function compileRule(rule: PermissionRule): CompiledRule {
   if (grants !== undefined) compiled.grants = grants;
   if (rule.reason !== undefined) compiled.reason = rule.reason;
   if (rule.command !== undefined) compiled.words = rule.command.trim().split(/\s+/);
-  if (rule.path !== undefined) compiled.path = picomatch(rule.path, { dot: true });
+  if (rule.path !== undefined) {
+    // A path rule without its matcher would match nothing: a deny rule that denies nothing.
+    if (picomatch === undefined) throw new Error(`Cannot compile ${compiled.label}: no matcher`);
+    compiled.path = picomatch(rule.path, { dot: true });
+  }
   return compiled;
 }
 

@@ -239,9 +239,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const tmp = privateTmp.path;
   // A search for root-only files started ahead (prewarm.ts) is this sandbox's to use or end.
   const warmRootOnly = takeWarmHostPrivatePaths();
-  // What runs killed before they could clean up left behind goes now, off the start path
-  // (close() waits for it, and for a prewarmed search this sandbox does not use).
-  const swept = Promise.all([sweepStale(tmp), warmRootOnly?.catch(() => {})]).then(() => {});
+  // What runs killed before they could clean up left behind goes when this sandbox closes:
+  // off the first command's path, where its process and folder reads would compete with it.
+  // The close also waits for a prewarmed search this sandbox does not use.
+  const swept = () => Promise.all([sweepStale(tmp), warmRootOnly?.catch(() => {})]).then(() => {});
   let base: SandboxProfile;
   try {
     base = compileProfile(options.profile, {
@@ -255,7 +256,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     }
   } catch (error) {
     await privateTmp.remove();
-    await swept;
+    await swept();
     throw error;
   }
   let profile = base;
@@ -295,7 +296,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (options.signal?.aborted) {
     await (await pidsStarted)?.remove();
     await privateTmp.remove();
-    await swept;
+    await swept();
     if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
@@ -530,7 +531,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     await worker.close();
     await privateTmp.remove();
     await (await pidsMade)?.remove();
-    await swept;
+    await swept();
     if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
@@ -637,7 +638,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await worker.close();
       await privateTmp.remove();
       await (await pidsMade)?.remove();
-      await swept;
+      await swept();
     },
   };
 }

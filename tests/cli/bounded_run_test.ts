@@ -166,7 +166,7 @@ async function killedMidCall(signal: Deno.Signal): Promise<void> {
         equal(stale, tmpBefore[0]);
         const old = new Date(Date.now() - 3_600_000);
         await Deno.utime(join(place.tmp, stale), old, old);
-        // A run that opens its sandbox (a tool call): the sweep comes with the sandbox.
+        // A run that opens its sandbox (a tool call) sweeps when its sandbox closes.
         const next = await startScriptedServer([
           call("read", { path: "victim.txt" }, "c0"),
           { text: "ok" },

@@ -207,6 +207,15 @@ Deno.test("tern run reaches its first model request without loading zod or the t
   );
 });
 
+Deno.test("a sandbox opens before the gate's code loads, and the rules' matcher loads only with rules", () => {
+  const opening = [...staticImports(join(ROOT, "src/harness/agent_sandbox.ts"))];
+  // The gate's half (agent_gate.ts) is a dynamic import, loading while the runtime opens.
+  const gate = ["/src/harness/agent_gate.ts", "/src/agent/permission_gate.ts", "/src/tools/mod.ts"];
+  deepEqual(opening.filter((spec) => gate.some((path) => spec.endsWith(path))), []);
+  const gated = [...staticImports(join(ROOT, "src/harness/agent_gate.ts"))];
+  deepEqual([...opening, ...gated].filter((spec) => spec === "picomatch"), []);
+});
+
 /**
  * A module run before tern's (`deno run --preload`) that tells on stderr, at the first `fetch`
  * (the model request), whether zod has been evaluated: zod marks `globalThis` when it loads.
@@ -310,6 +319,7 @@ Deno.test("the modules of a bash round import no Node built-in (node:url loaded 
     "src/cli/run.ts",
     "src/harness/conversation.ts",
     "src/harness/agent_sandbox.ts",
+    "src/harness/agent_gate.ts",
     "src/harness/rewind/turn_checkpoints.ts",
     "src/sandbox/prewarm.ts",
     "src/sandbox/runtime.ts",

@@ -119,7 +119,10 @@ export class ShadowStore {
 
   async #init(): Promise<void> {
     const config = join(this.gitDir, "config");
-    const ready = await Deno.readTextFile(config).then((text) => text === CONFIG, () => false);
+    // Synchronous, like the seeding below: a store that exists opens in one step, not one
+    // event-loop turn per file call behind whatever else loads then (the first snapshot of a
+    // turn waits for it).
+    const ready = readTextOrNull(config) === CONFIG;
     if (!ready) {
       await Deno.mkdir(this.gitDir, { recursive: true, mode: 0o700 });
       await this.#git(["init", "--quiet"]);
@@ -132,7 +135,7 @@ export class ShadowStore {
       await Deno.rename(scratch, config);
       await Deno.remove(join(this.gitDir, "hooks"), { recursive: true }).catch(() => {});
     }
-    await this.#seedIndex();
+    this.#seedIndex();
   }
 
   /** The store itself, when it lies inside the workspace (`TERN_HOME` there): never snapshotted. */
@@ -142,13 +145,24 @@ export class ShadowStore {
     return `/${inside.replace(/[\\*?[\]!#\s]/g, (c) => `\\${c}`)}/\n`;
   }
 
-  async #seedIndex(): Promise<void> {
-    if (await Deno.lstat(this.#index).then(() => true, () => false)) return;
+  #seedIndex(): void {
+    if (existsNoFollow(this.#index)) return;
     let newest: { path: string; mtime: Date; atime: Date | null } | undefined;
-    for await (const entry of Deno.readDir(this.gitDir)) {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(this.gitDir)];
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
       if (!entry.isFile || !entry.name.startsWith("index-")) continue;
       const path = join(this.gitDir, entry.name);
-      const info = await Deno.stat(path).catch(() => undefined);
+      let info: Deno.FileInfo | undefined;
+      try {
+        info = Deno.statSync(path);
+      } catch {
+        info = undefined;
+      }
       if (info?.mtime && (!newest || info.mtime > newest.mtime)) {
         newest = { path, mtime: info.mtime, atime: info.atime };
       }
@@ -157,11 +171,15 @@ export class ShadowStore {
     // The copy keeps the original's time: git trusts stat data only for files older than it.
     const scratch = `${this.#index}.${crypto.randomUUID()}`;
     try {
-      await Deno.copyFile(newest.path, scratch);
-      await Deno.utime(scratch, newest.atime ?? newest.mtime, newest.mtime);
-      await Deno.rename(scratch, this.#index);
+      Deno.copyFileSync(newest.path, scratch);
+      Deno.utimeSync(scratch, newest.atime ?? newest.mtime, newest.mtime);
+      Deno.renameSync(scratch, this.#index);
     } catch {
-      await Deno.remove(scratch).catch(() => {});
+      try {
+        Deno.removeSync(scratch);
+      } catch {
+        // Never made.
+      }
     }
   }
 
@@ -395,5 +413,22 @@ function readPath(): string {
     return Deno.env.get("PATH") ?? "/usr/bin:/bin";
   } catch {
     return "/usr/bin:/bin";
+  }
+}
+
+function readTextOrNull(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function existsNoFollow(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }

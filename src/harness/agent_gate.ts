@@ -1,0 +1,92 @@
+/**
+ * The gate's half of an agent sandbox (see `agent_sandbox.ts`): over an open runtime, the rules,
+ * the review (person, reviewer model or bypass), secret masking, the audit log, the hooks and
+ * the gated tools. A module of its own so that its code loads while the runtime opens.
+ */
+import { createModelReviewer } from "../agent/auto_reviewer.ts";
+import { PermissionGate } from "../agent/permission_gate.ts";
+import { createRequestPermissionsTool } from "../agent/request_permissions.ts";
+import { AuditLog, auditPath } from "../sandbox/audit.ts";
+import type { SandboxRuntime } from "../sandbox/runtime.ts";
+import { SecretMasker } from "../sandbox/secrets.ts";
+import { builtinTools } from "../tools/mod.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { HookRunner } from "../sandbox/hooks/run.ts";
+import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox.ts";
+
+/** The gate, the audit log and the gated tools over an open `runtime`. */
+export async function withRuntime(
+  runtime: SandboxRuntime,
+  options: AgentSandboxOptions,
+  runId: string,
+): Promise<AgentSandbox> {
+  const { config } = options;
+  // The rules' code (a glob matcher) loads only where there are rules.
+  const rules = options.rules ??
+    (config.rules.length > 0
+      ? await (await import("../sandbox/rules.ts")).compileRules(config.rules)
+      : []);
+  // Every key tern knows of is masked in the audit log, not only the one in use.
+  const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {}), ...options.secrets ?? []];
+  const masker = new SecretMasker(keys.filter((key): key is string => key !== undefined));
+  const path = auditPath(config.ternHome, runId);
+  const audit = await AuditLog.open(path, { masker });
+  const reviewer = config.mode === "auto"
+    ? createModelReviewer({
+      provider: options.provider,
+      model: config.reviewModel ?? config.model,
+      goal: options.goal,
+    })
+    : undefined;
+  const record = (entry: Parameters<AuditLog["append"]>[0]) => {
+    audit.append(entry).catch((error) => {
+      console.error(`tern: cannot write the audit log "${path}": ${error}`);
+    });
+  };
+  const hooks = options.hooks?.length
+    ? new HookRunner({
+      hooks: options.hooks,
+      // Hooks run where the agent's commands run: never unconfined by accident.
+      shell: () =>
+        runtime.shellKind === "unavailable"
+          ? undefined
+          : { run: runtime.shell, confined: runtime.shellKind === "bwrap" },
+      workspace: options.workspace,
+      sessionId: options.sessionId ?? runId,
+      transcriptPath: options.transcriptPath ?? "",
+      audit: record,
+      profile: runtime.profile.name,
+      mode: config.mode,
+    })
+    : undefined;
+  const gate = new PermissionGate({
+    runtime,
+    rules,
+    mode: config.mode,
+    person: options.person,
+    reviewer,
+    reviewTimeoutMs: config.reviewTimeoutMs,
+    masker,
+    emit: options.emit,
+    audit: record,
+    session: options.sessionId ?? runId,
+    onPermissionChange: options.onPermissionChange,
+    ...(hooks ? { hooks } : {}),
+  });
+  if (options.permissions?.length) await gate.restore(options.permissions);
+  const tools = new ToolRegistry([
+    ...builtinTools(options.loadTools).map((tool) => gate.wrap(tool)),
+    createRequestPermissionsTool(gate),
+  ]);
+  return {
+    tools,
+    gate,
+    ...(hooks ? { hooks } : {}),
+    runtime,
+    auditPath: path,
+    async close() {
+      await runtime.close();
+      await audit.close();
+    },
+  };
+}
