@@ -55,3 +55,33 @@ Deno.test("ShadowStore.snapshot() of a store opened anew: a change since its ind
     equal((await store.snapshot()).tree, later.tree);
   });
 });
+
+Deno.test("ShadowStore.open() keeps the newest 16 session indexes, never a lock, and seeds from the newest", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
+    const first = await (await open(gitDir, ws, "s0")).snapshot();
+    for (let n = 1; n < 20; n++) {
+      await Deno.copyFile(join(gitDir, "index-s0"), join(gitDir, `index-s${n}`));
+    }
+    // s19 the newest, s0 the oldest; a lock older than all of them.
+    for (let n = 0; n < 20; n++) {
+      const time = new Date(Date.UTC(2026, 0, 1, 0, n));
+      await Deno.utime(join(gitDir, `index-s${n}`), time, time);
+    }
+    await Deno.writeTextFile(join(gitDir, "index-s3.lock"), "");
+    await Deno.utime(join(gitDir, "index-s3.lock"), new Date(0), new Date(0));
+    const seeded = await open(gitDir, ws, "fresh");
+    const names: string[] = [];
+    for await (const entry of Deno.readDir(gitDir)) {
+      if (entry.name.startsWith("index-")) names.push(entry.name);
+    }
+    const kept = Array.from({ length: 16 }, (_, i) => `index-s${i + 4}`);
+    deepEqual(names.sort(), ["index-fresh", "index-s3.lock", ...kept].sort());
+    // The new session's index is a copy of the newest, with its time.
+    const [newest, copy] = await Promise.all(
+      ["index-s19", "index-fresh"].map((name) => Deno.stat(join(gitDir, name))),
+    );
+    equal(copy.mtime?.getTime(), newest.mtime?.getTime());
+    equal((await seeded.snapshot()).tree, first.tree);
+  });
+});

@@ -72,6 +72,8 @@ const CONFIG = `[core]
 /** Highest precedence of all attribute sources: no filter, conversion or encoding, ever. */
 const ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n";
 const TREE_ID = /^[0-9a-f]{40}$/;
+/** Session indexes kept in a store (the newest); see `#seedIndex`. */
+const KEPT_INDEXES = 16;
 const STATUS: Record<string, TreeChange["status"]> = {
   A: "added",
   D: "deleted",
@@ -147,26 +149,38 @@ export class ShadowStore {
 
   #seedIndex(): void {
     if (existsNoFollow(this.#index)) return;
-    let newest: { path: string; mtime: Date; atime: Date | null } | undefined;
     let entries: Deno.DirEntry[];
     try {
       entries = [...Deno.readDirSync(this.gitDir)];
     } catch {
       return;
     }
+    const indexes: { path: string; mtime: Date; atime: Date | null }[] = [];
     for (const entry of entries) {
-      if (!entry.isFile || !entry.name.startsWith("index-")) continue;
-      const path = join(this.gitDir, entry.name);
-      let info: Deno.FileInfo | undefined;
-      try {
-        info = Deno.statSync(path);
-      } catch {
-        info = undefined;
+      // A `.lock` is a live git command's: never touched.
+      if (!entry.isFile || !entry.name.startsWith("index-") || entry.name.endsWith(".lock")) {
+        continue;
       }
-      if (info?.mtime && (!newest || info.mtime > newest.mtime)) {
-        newest = { path, mtime: info.mtime, atime: info.atime };
+      const path = join(this.gitDir, entry.name);
+      try {
+        const info = Deno.statSync(path);
+        if (info.mtime) indexes.push({ path, mtime: info.mtime, atime: info.atime });
+      } catch {
+        // Gone meanwhile.
       }
     }
+    indexes.sort((a, b) => b.mtime.getTime() - a.mtime.getTime());
+    // Every session leaves an index, and an index is only a cache of stat data (any one gives
+    // the same snapshots, only faster or slower): all but the newest few go, so neither this
+    // opening nor the store's size grows with the sessions the workspace has had.
+    for (const old of indexes.slice(KEPT_INDEXES)) {
+      try {
+        Deno.removeSync(old.path);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    const newest = indexes[0];
     if (!newest) return;
     // The copy keeps the original's time: git trusts stat data only for files older than it.
     const scratch = `${this.#index}.${crypto.randomUUID()}`;
