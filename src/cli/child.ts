@@ -191,6 +191,7 @@ async function warmUp(): Promise<void> {
     import("../sandbox/rules.ts"),
     import("../sandbox/prewarm.ts"),
     import("../harness/agent_sandbox.ts"),
+    import("../harness/agent_gate.ts"),
     import("../config/workspace_file.ts"),
     import("../config/jsonc_file.ts"),
   ]).catch(() => {});
