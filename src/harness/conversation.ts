@@ -43,6 +43,7 @@ import { imagesFolder, storeImages, withStoredImages } from "../session/images.t
 import { recordSettings } from "./run_session.ts";
 import { webFetchOptions, webSearchOptions } from "./web_search.ts";
 import { SessionHooks } from "./session_hooks.ts";
+import { phaseMark } from "../core/phase_marks.ts";
 import type { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
 
 export interface ConversationOptions {
@@ -864,6 +865,7 @@ export class Conversation {
         signal: abort.signal,
       });
     }).then((sandbox) => {
+      phaseMark("sandbox_open");
       this.#sandbox = sandbox;
       options.onSandboxOpen?.(sandbox);
       return sandbox;

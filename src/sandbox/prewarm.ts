@@ -4,6 +4,7 @@
  * (processes of their own) run while tern loads the sandbox's code; `createSandbox()` then
  * takes their results instead of starting them again.
  */
+import { phaseMark } from "../core/phase_marks.ts";
 import { probeBwrap } from "./bwrap.ts";
 import { prewarmHostPrivatePaths, takeWarmHostPrivatePaths } from "./host_private.ts";
 
@@ -13,6 +14,7 @@ import { prewarmHostPrivatePaths, takeWarmHostPrivatePaths } from "./host_privat
  * see `takeWarmHostPrivatePaths`). Never throws.
  */
 export function prewarmSandbox(bwrapPath?: string): void {
+  phaseMark("sandbox_checks");
   probeBwrap({ bwrapPath }).catch(() => {});
   prewarmHostPrivatePaths();
 }

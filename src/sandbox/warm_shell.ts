@@ -38,6 +38,7 @@ import { OutputBuffer, spawnProcessGroup } from "./process.ts";
 import { SHELL_MEMORY_CHARS } from "./shell_runner.ts";
 import type { ShellPlan, ShellResult, ShellRunOptions } from "./types.ts";
 import { after } from "../core/timer.ts";
+import { phaseMark } from "../core/phase_marks.ts";
 
 /** Where the server's program (the unreadable copy of bash) is mounted in the sandbox. */
 export const WARM_SERVER_PATH = "/run/.tern-shell";
@@ -174,6 +175,7 @@ export function openWarmShell(plan: ShellPlan, options: WarmShellOptions): WarmS
   const key = warmKey(plan, options.bwrapPath);
   if (key === null) throw new TypeError("Cannot open a warm shell: the plan needs a proxy or /run");
   const launch = warmLaunch(plan, options.serverFile, options.bwrapPath);
+  phaseMark("warm_shell");
   const child = spawnProcessGroup(launch.program, {
     args: launch.args,
     cwd: "/",

@@ -31,8 +31,19 @@ Deno.test("phaseMark() with TERN_PHASE_MARKS writes the run's phases in order at
       });
       equal(run.code, 0, run.stderr);
     }, { chunkDelayMs: 0 });
-    const marks: MarkLine[] = (await Deno.readTextFile(file)).trim().split("\n")
+    const all: MarkLine[] = (await Deno.readTextFile(file)).trim().split("\n")
       .map((line) => JSON.parse(line));
+    // The sandbox's and the checkpoint's marks come while the model answers, in whatever order
+    // their processes end: each once, after the first request and before the exit.
+    const background = ["sandbox_checks", "sandbox_open", "warm_shell", "checkpoint"];
+    const at = (name: string) => all.findIndex((m) => m.name === name);
+    for (const name of background) {
+      equal(all.filter((m) => m.name === name).length, 1, name);
+      ok(at(name) > at("request") && at(name) < at("exit"), name);
+    }
+    ok(at("sandbox_checks") < at("sandbox_open"), "the checks start before the sandbox opens");
+    ok(at("sandbox_open") < at("tool_end"), "the call runs in the open sandbox");
+    const marks = all.filter((m) => !background.includes(m.name));
     deepEqual(marks.map((m) => m.name), [
       "main",
       "config",
@@ -49,7 +60,7 @@ Deno.test("phaseMark() with TERN_PHASE_MARKS writes the run's phases in order at
     deepEqual(marks[4].detail, { round: 1 });
     deepEqual(marks[6].detail, { round: 1, name: "read" });
     deepEqual(marks[9].detail, { round: 2 });
-    for (let i = 1; i < marks.length; i++) ok(marks[i].at >= marks[i - 1].at, "in time order");
+    for (let i = 1; i < all.length; i++) ok(all[i].at >= all[i - 1].at, "in time order");
     ok(marks[0].epochMs >= before - 1000 && marks[0].epochMs <= Date.now(), "on the wall clock");
   } finally {
     await ws.cleanup();

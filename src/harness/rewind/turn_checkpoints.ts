@@ -21,6 +21,7 @@ import { ToolRegistry } from "../../tools/registry.ts";
 import { appendRecord, type FileChange, storeDir } from "./records.ts";
 import { ShadowStore, type Snapshot } from "./shadow_store.ts";
 import { after as runAfter, type Timer } from "../../core/timer.ts";
+import { phaseMark } from "../../core/phase_marks.ts";
 
 /** Options of {@linkcode TurnCheckpoints}. */
 export interface TurnCheckpointsOptions {
@@ -198,7 +199,9 @@ export class TurnCheckpoints {
     return this.#serial(async () => {
       if (this.#failed) return undefined;
       try {
-        return await (await this.#open()).snapshot();
+        const snapshot = await (await this.#open()).snapshot();
+        phaseMark("checkpoint");
+        return snapshot;
       } catch (error) {
         this.#fail(error);
         return undefined;
