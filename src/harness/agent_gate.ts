@@ -7,6 +7,7 @@ import { createModelReviewer } from "../agent/auto_reviewer.ts";
 import { PermissionGate } from "../agent/permission_gate.ts";
 import { createRequestPermissionsTool } from "../agent/request_permissions.ts";
 import { AuditLog, auditPath } from "../sandbox/audit.ts";
+import { compileRules } from "../sandbox/rules.ts";
 import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
 import { builtinTools } from "../tools/mod.ts";
@@ -21,11 +22,8 @@ export async function withRuntime(
   runId: string,
 ): Promise<AgentSandbox> {
   const { config } = options;
-  // The rules' code (a glob matcher) loads only where there are rules.
   const rules = options.rules ??
-    (config.rules.length > 0
-      ? await (await import("../sandbox/rules.ts")).compileRules(config.rules)
-      : []);
+    (config.rules.length > 0 ? await compileRules(config.rules) : []);
   // Every key tern knows of is masked in the audit log, not only the one in use.
   const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {}), ...options.secrets ?? []];
   const masker = new SecretMasker(keys.filter((key): key is string => key !== undefined));
