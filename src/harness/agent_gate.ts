@@ -13,7 +13,7 @@ import { SecretMasker } from "../sandbox/secrets.ts";
 import { builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { HookRunner } from "../sandbox/hooks/run.ts";
-import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox.ts";
+import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 
 /** The gate, the audit log and the gated tools over an open `runtime`. */
 export async function withRuntime(
