@@ -1,17 +1,16 @@
 /**
- * The command line: Node's `util.parseArgs` as its authors publish it for other runtimes
- * (`@pkgjs/parseargs`: the same code and errors, without `node:util`, whose import would load
- * Deno's Node compatibility layer into every start; see src/core/path.ts) plus the help text. Turns argv into one `CommandLine` value or throws a UsageError (exit code 2). The
- * options that set a configuration key, and their help lines, come from the settings table;
- * their values are checked once, when the configuration loads.
+ * The command line: argv parsed by `arg` (strict: an unknown option, or one without its value, is
+ * a UsageError, exit code 2) into one `CommandLine` value, plus the help text. The options that
+ * set a configuration key, and their help lines, come from the settings table; their values are
+ * checked once, when the configuration loads. `arg` is a few hundred lines with nothing to set
+ * up; Node's `util.parseArgs` would load Deno's Node compatibility layer into every start (see
+ * src/core/path.ts), and its published polyfill (`@pkgjs/parseargs`) copies every global at its
+ * import: 9-10 ms of a start here, measured alone with farm-bench against an empty bundle.
  */
-import type { parseArgs as ParseArgs } from "node:util";
-import parseArgsPackage from "@pkgjs/parseargs";
+import arg from "arg";
 import { type ConfigFlags, FLAG_KEYS, settingOf } from "../config/settings.ts";
 import { UsageError } from "./errors.ts";
 import { ALL_OPTIONS, environmentHelp, optionsHelp } from "./options.ts";
-
-const parseArgs: typeof ParseArgs = parseArgsPackage.parseArgs;
 
 /** The shells `tern completions` writes a script for. */
 export type CompletionShell = "bash" | "zsh" | "fish";
@@ -251,17 +250,14 @@ Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or con
 `;
 }
 
-/** The options in `parseArgs` form. */
-const OPTIONS = Object.fromEntries(
-  ALL_OPTIONS.map((option) => [
-    option.name,
-    {
-      type: option.type,
-      ...(option.short ? { short: option.short } : {}),
-      ...(option.multiple ? { multiple: true } : {}),
-    },
-  ]),
-) as Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
+/** The options in `arg`'s form: `--name` with its type, `-x` naming its long option. */
+const SPEC: arg.Spec = Object.fromEntries(
+  ALL_OPTIONS.flatMap((option) => {
+    const long = `--${option.name}`;
+    const type = option.type === "boolean" ? Boolean : option.multiple ? [String] : String;
+    return option.short ? [[long, type], [`-${option.short}`, long]] : [[long, type]];
+  }),
+);
 
 /** The commands (the first word); `completions` is answered before them. */
 export const COMMANDS: ReadonlySet<string> = new Set([
@@ -299,20 +295,7 @@ const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 
 /** Parses argv (without the program name). @throws {UsageError} */
 export function parseCommandLine(args: string[]): CommandLine {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: bareResume(args),
-      options: OPTIONS,
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const unknown = /^Unknown option '([^']+)'/.exec(message);
-    throw new UsageError(unknown ? `Unknown option "${unknown[1]}"` : message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseOptions(bareResume(args));
   if (on(values, "help") || positionals[0] === "help") return { command: "help" };
   if (on(values, "version")) return { command: "version" };
   if (positionals[0] === "completions") return completionsCommand(positionals.slice(1));
@@ -669,6 +652,53 @@ function mcpCommand(rest: string[], json: boolean, options: TurnOptions): Comman
 }
 
 /** A `--resume`/`-r` with no value (last, or followed by an option) becomes `--resume=`. */
+/**
+ * The options given (by long name, without the dashes) and the other words, in order.
+ * @throws {UsageError} for an unknown option, a value missing, or a value for a switch.
+ */
+function parseOptions(args: string[]): { values: Values; positionals: string[] } {
+  const end = args.includes("--") ? args.indexOf("--") : args.length;
+  for (const word of args.slice(0, end)) {
+    // `arg` takes `--raw=false` for `--raw`: a switch given a value is refused instead.
+    const name = word.startsWith("--") && word.includes("=")
+      ? word.slice(0, word.indexOf("="))
+      : "";
+    if (SPEC[name] === Boolean) {
+      throw new UsageError(`Option "${name}" takes no value: give ${name} alone`);
+    }
+  }
+  let parsed: arg.Result<arg.Spec>;
+  try {
+    parsed = arg(SPEC, { argv: args });
+  } catch (error) {
+    throw new UsageError(usageMessage(error));
+  }
+  const values: Record<string, string | boolean | (string | boolean)[]> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (key !== "_" && value !== undefined) values[key.slice(2)] = value;
+  }
+  return { values, positionals: parsed._ };
+}
+
+/** `arg`'s error as tern says it: the option as given, and how to give it right. */
+function usageMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof arg.ArgError ? error.code : "";
+  const option = /: (\S+)(?: \(alias for (\S+)\))?$/.exec(message);
+  if (option === null) return message;
+  const [, given, long] = option;
+  if (code === "ARG_UNKNOWN_OPTION") return `Unknown option "${given}": see tern --help`;
+  if (code === "ARG_MISSING_REQUIRED_SHORTARG") {
+    return `Option "${given}" requires a value: give it as the next word (${given} <value>)`;
+  }
+  if (code === "ARG_MISSING_REQUIRED_LONGARG") {
+    const name = long ?? given;
+    return `Option "${given}" requires a value: ${given} <value>` +
+      ` (a value that starts with "-" as ${name}=<value>)`;
+  }
+  return message;
+}
+
 function bareResume(args: string[]): string[] {
   const end = args.includes("--") ? args.indexOf("--") : args.length;
   return args.map((arg, i) => {

@@ -97,6 +97,40 @@ Deno.test("parseCommandLine() rejects bad usage with a UsageError naming the pro
   }
 });
 
+Deno.test("parseCommandLine() names the option at fault and how to give it", () => {
+  const cases: [string[], RegExp][] = [
+    [["run", "x", "--raw=false"], /Option "--raw" takes no value: give --raw alone/],
+    [["-Z"], /Unknown option "-Z"/],
+    [["run", "x", "--model"], /Option "--model" requires a value: --model <value>/],
+    // A value that looks like an option is refused, with the way to give one.
+    [["run", "x", "-m", "-x"], /Option "-m" requires a value.*--model=<value>/],
+    [["run", "x", "-mc", "gpt"], /Option "-m" requires a value: give it as the next word/],
+  ];
+  for (const [args, message] of cases) {
+    throws(() => parseCommandLine(args), (error: unknown) => {
+      equal(error instanceof UsageError, true, args.join(" "));
+      equal(exitCodeForError(error), 2);
+      return message.test((error as Error).message);
+    }, args.join(" "));
+  }
+  const line = parseCommandLine([
+    "run",
+    "--model=-odd",
+    "--image",
+    "a.png",
+    "fix",
+    "--image=b.png",
+    "--",
+    "--raw",
+  ]);
+  if (line.command !== "run") throw new Error(`expected run, got ${line.command}`);
+  equal(line.options.settings.model, "-odd");
+  equal(line.images?.join(","), "a.png,b.png");
+  // After `--` every word is the task's, options included.
+  equal(line.task, "fix --raw");
+  equal(line.options.raw, undefined);
+});
+
 Deno.test("parseCommandLine() reads --continue, --resume (with and without an id) and --from", () => {
   const line = parseCommandLine(["run", "-c", "go on"]);
   equal(line.command === "run" && line.options.continue, true);

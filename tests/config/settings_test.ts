@@ -308,7 +308,7 @@ Deno.test("the command line reads the settings table without loading any package
   );
   const packages = [...loaded].filter((specifier) => !specifier.startsWith("file:"));
   // Only the parser of the command line itself.
-  assert.deepEqual(packages, ["@pkgjs/parseargs"]);
+  assert.deepEqual(packages, ["arg"]);
   const config = [...loaded].filter((href) => href.includes("/src/config/")).map((href) =>
     href.replace(/.*\/src\/config\//, "")
   );
