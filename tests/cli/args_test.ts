@@ -77,6 +77,17 @@ Deno.test("parseCommandLine() reads demo, config, help and version", () => {
   equal(parseCommandLine([]).command, "interactive");
 });
 
+/** Each command line throws a UsageError (exit code 2) whose message matches. */
+function throwsUsage(cases: [string[], RegExp][]): void {
+  for (const [args, message] of cases) {
+    throws(() => parseCommandLine(args), (error: unknown) => {
+      equal(error instanceof UsageError, true, args.join(" "));
+      equal(exitCodeForError(error), 2);
+      return message.test((error as Error).message);
+    }, args.join(" "));
+  }
+}
+
 Deno.test("parseCommandLine() rejects bad usage with a UsageError naming the problem", () => {
   const cases: [string[], RegExp][] = [
     [["--nope"], /Unknown option "--nope"/],
@@ -88,13 +99,7 @@ Deno.test("parseCommandLine() rejects bad usage with a UsageError naming the pro
     [["demo", "now"], /after demo/],
     [["-m"], /argument missing|requires|expected/i],
   ];
-  for (const [args, message] of cases) {
-    throws(() => parseCommandLine(args), (error: unknown) => {
-      equal(error instanceof UsageError, true, args.join(" "));
-      equal(exitCodeForError(error), 2);
-      return message.test((error as Error).message);
-    }, args.join(" "));
-  }
+  throwsUsage(cases);
 });
 
 Deno.test("parseCommandLine() names the option at fault and how to give it", () => {
@@ -106,13 +111,7 @@ Deno.test("parseCommandLine() names the option at fault and how to give it", () 
     [["run", "x", "-m", "-x"], /Option "-m" requires a value.*--model=<value>/],
     [["run", "x", "-mc", "gpt"], /Option "-m" requires a value: give it as the next word/],
   ];
-  for (const [args, message] of cases) {
-    throws(() => parseCommandLine(args), (error: unknown) => {
-      equal(error instanceof UsageError, true, args.join(" "));
-      equal(exitCodeForError(error), 2);
-      return message.test((error as Error).message);
-    }, args.join(" "));
-  }
+  throwsUsage(cases);
   const line = parseCommandLine([
     "run",
     "--model=-odd",
