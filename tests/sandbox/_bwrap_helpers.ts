@@ -124,7 +124,15 @@ export async function assertNoProcessWith(text: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
     left = await processesWith(text);
   }
-  deepEqual(left, [], `processes with "${text}" were left`);
+  if (left.length === 0) return;
+  // What each one is, and what holds it: enough to tell a missed kill from a stalled machine.
+  const ps = await new Deno.Command("ps", {
+    args: ["-eo", "pid=,ppid=,pgid=,sid=,stat=,etimes=,wchan:20=,args="],
+  }).output();
+  const table = new TextDecoder().decode(ps.stdout).split("\n")
+    .filter((line) => line.includes(text) || line.includes("bwrap")).join("\n");
+  const load = await Deno.readTextFile("/proc/loadavg").catch(() => "unknown");
+  deepEqual(left, [], `processes with "${text}" were left (load ${load.trim()}):\n${table}`);
 }
 
 /** Every file and folder below `dir` (kind, size, mode, links, small files' content) but `skip`. */
