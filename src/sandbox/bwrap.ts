@@ -62,11 +62,22 @@ export function shellPrefix(plan: Pick<ShellPlan, "limits" | "pidsFile" | "proxy
 /**
  * Exits (137, as a kill would) when tern's liveness pipe on `LIVENESS_FD` is at end-of-file:
  * tern died while the sandbox started. `read -t 0` reads nothing; it succeeds only when data or
- * end-of-file is there, and fails on a missing descriptor (a sandbox started by hand), so the
- * command runs. Then the descriptor is closed: the command never sees it.
+ * end-of-file is there, and fails on a missing descriptor (a sandbox started by hand, a
+ * language server's), so the command runs. With the pipe there, a watchdog keeps it: a process
+ * that waits for its end-of-file (tern gone), then kills every other process of the sandbox
+ * (`kill -KILL -1` inside its pid namespace reaches all but the namespace's init, bubblewrap,
+ * which then ends with its command). It is started twice removed, so bubblewrap's init, not
+ * the command's shell, is its parent (a `wait` in the command does not wait for it), and it
+ * kills only when that init is bubblewrap's (`/proc` is the sandbox's own). Then the
+ * descriptor is closed: the command never sees it. See `LIVENESS_FD` for why the check alone
+ * is not enough.
  */
 function livenessCheck(): string {
-  return `{ read -t 0 -u ${LIVENESS_FD} && exit 137; exec ${LIVENESS_FD}<&-; } 2>/dev/null; `;
+  const fd = LIVENESS_FD;
+  return `{ read -t 0 -u ${fd} && exit 137; } 2>/dev/null; if [ -e /proc/self/fd/${fd} ]; then ` +
+    `( ( read -r -u ${fd} _; read -r _tern_init </proc/1/comm; ` +
+    `[ "$_tern_init" = bwrap ] && kill -KILL -1 ) &) </dev/null >/dev/null 2>&1; ` +
+    `exec ${fd}<&-; fi; `;
 }
 
 /** How long a command waits for its forwarder at most: 400 tries 5 ms apart (2 s and more). */
@@ -238,10 +249,12 @@ function seccompArgs(plan: ShellPlan): string[] {
  * Where a command's shell finds tern's liveness pipe (the launcher's stdin, which tern holds
  * open and never writes to; the command's own stdin is `/dev/null`). bubblewrap's
  * `--die-with-parent` cannot cover a tern that dies while a sandbox starts: the outer
- * bubblewrap arms it only after its clone, and the sandbox's init only once its mounts are
- * done, so a death in between leaves a sandbox whose parent is already gone. The shell's first
- * step (see {@linkcode shellPrefix}) is to exit when the pipe has reached end-of-file, and
- * close it: by then both are armed, so tern's death from then on takes the sandbox.
+ * bubblewrap arms it only after its clone, and the sandbox's init only once it has started the
+ * command (bubblewrap's `do_init`), so a death in between leaves a sandbox whose parent is
+ * already gone, with the command running in it (seen here when tern was killed a few
+ * milliseconds after it started a background process). The shell's first step (see
+ * {@linkcode shellPrefix}) is to exit when the pipe has reached end-of-file, and to leave a
+ * watchdog on it that ends the sandbox when tern dies later.
  */
 export const LIVENESS_FD = 9;
 

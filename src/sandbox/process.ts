@@ -4,12 +4,14 @@
  * the `bash` tool and the sandbox, which wraps the same command in bubblewrap.
  */
 import {
+  killSandboxInit,
   signalProcessGroup,
   spawnProcessGroup,
   terminateProcessGroup,
 } from "../core/process_group.ts";
 
 export {
+  killSandboxInit,
   signalProcessGroup,
   spawnProcessGroup,
   terminateProcessGroup,
@@ -76,6 +78,12 @@ export interface ProcessGroupOptions {
    * `LIVENESS_FD` in bwrap.ts). Default false: stdin is closed.
    */
   livenessPipe?: boolean;
+  /**
+   * The program is a bubblewrap launch: a timeout or a cancel first closes the liveness pipe
+   * (a command whose sandbox is still being set up then exits at its start) and kills the
+   * sandbox's init (see `killSandboxInit`), then stops the group. Default false.
+   */
+  bubblewrap?: boolean;
 }
 
 /** How a command in a process group ended. */
@@ -124,7 +132,15 @@ export async function runInProcessGroup(
   const stop = (why: "timeout" | "cancel") => {
     if (reason !== null) return;
     reason = why;
-    stopping = terminateProcessGroup(child.pid, child.status, options.graceMs);
+    stopping = (async () => {
+      if (options.bubblewrap) {
+        // Closed before the init is looked for: a sandbox that bubblewrap makes after the look
+        // finds end-of-file there, and its command exits at its start.
+        if (options.livenessPipe) await child.stdin.close().catch(() => {});
+        killSandboxInit(child.pid);
+      }
+      await terminateProcessGroup(child.pid, child.status, options.graceMs);
+    })();
   };
   const onAbort = () => stop("cancel");
   const timer = options.timeoutMs === undefined

@@ -64,6 +64,7 @@ export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions =
         env: sandboxEnv(plan),
         // The launcher moves it to LIVENESS_FD: a command that starts after tern died exits.
         livenessPipe: true,
+        bubblewrap: true,
         ...groupOptions(run, options),
       }),
     );

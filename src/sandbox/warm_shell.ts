@@ -25,7 +25,7 @@
  * takes it); an unwanted warm shell is closed by closing its stdin, never by a signal while
  * bubblewrap sets up.
  */
-import { terminateProcessGroup } from "../core/process_group.ts";
+import { killSandboxInit, terminateProcessGroup } from "../core/process_group.ts";
 import {
   bwrapArgvFor,
   isAbsentOrEmptyDir,
@@ -315,13 +315,7 @@ class Server implements WarmShell {
     this.#writer.close().catch(() => {});
     // And the sandbox's init itself (bubblewrap's child, pid 1 inside): a SIGKILL from outside
     // ends its whole pid namespace, whether or not its --die-with-parent was armed yet.
-    for (const pid of childrenOf(this.#child.pid)) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch {
-        // Gone already.
-      }
-    }
+    killSandboxInit(this.#child.pid);
     terminateProcessGroup(this.#child.pid, this.#child.status, this.#options.graceMs)
       .catch(() => {});
   }
@@ -555,15 +549,5 @@ function isEmptyDir(path: string): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** The pids of `pid`'s children (from /proc), none when it cannot be read. */
-function childrenOf(pid: number): number[] {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
-      .filter((text) => text !== "").map(Number);
-  } catch {
-    return [];
   }
 }

@@ -21,7 +21,14 @@ import {
   createUnsandboxedRunner,
   shellEnv,
 } from "../../src/sandbox/shell_runner.ts";
-import { bwrapTest, planFor, withBox } from "./_bwrap_helpers.ts";
+import {
+  assertNoProcessWith,
+  bwrapTest,
+  marker,
+  planFor,
+  processesWith,
+  withBox,
+} from "./_bwrap_helpers.ts";
 
 /** What bwrapArgs() puts in for /run on this machine. */
 function runPart(): string[] {
@@ -29,6 +36,15 @@ function runPart(): string[] {
   if (Deno.lstatSync("/var/run").isDirectory) part.push("--tmpfs", "/var/run");
   return part;
 }
+
+/**
+ * The head of every sandboxed command: exit when tern is gone, else leave a watchdog on the
+ * liveness pipe (twice removed: bubblewrap's init is its parent), then close the pipe.
+ */
+const LIVENESS_HEAD = "{ read -t 0 -u 9 && exit 137; } 2>/dev/null; " +
+  "if [ -e /proc/self/fd/9 ]; then ( ( read -r -u 9 _; read -r _tern_init </proc/1/comm; " +
+  '[ "$_tern_init" = bwrap ] && kill -KILL -1 ) &) </dev/null >/dev/null 2>&1; ' +
+  "exec 9<&-; fi; ";
 
 Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
   await withBox(async (box) => {
@@ -59,7 +75,7 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
       ...["--tmpfs", join(box.home, ".ssh"), "--remount-ro", join(box.home, ".ssh")],
       ...["--ro-bind", "/dev/null", join(box.home, ".netrc")],
       ...["--chdir", box.ws, "--", "bash", "-c"],
-      "{ read -t 0 -u 9 && exit 137; exec 9<&-; } 2>/dev/null; " +
+      LIVENESS_HEAD +
       "{ ulimit -u 1024; ulimit -d 8388608; ulimit -t 1800; ulimit -f 1048576; } 2>/dev/null; " +
       "exec 2>&1; echo hi",
     ]);
@@ -101,7 +117,7 @@ Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", 
       ...["--remount-ro", box.root, "--remount-ro", box.home],
       ...["--seccomp", "3"],
       ...["--chdir", box.ws, "--", "bash", "-c"],
-      "{ read -t 0 -u 9 && exit 137; exec 9<&-; } 2>/dev/null; " +
+      LIVENESS_HEAD +
       "{ ulimit -u 1024; ulimit -d 8388608; ulimit -t 1800; ulimit -f 1048576; } 2>/dev/null; " +
       "exec 2>&1; echo hi",
     ]);
@@ -332,15 +348,7 @@ bwrapTest(
       // The launcher moves stdin to the liveness descriptor: /dev/null is a tern that died
       // while the sandbox started.
       const start = (stdin: "null" | "piped") =>
-        new Deno.Command(launch.program, {
-          args: launch.args,
-          cwd: "/",
-          env: sandboxEnv(plan),
-          clearEnv: true,
-          stdin,
-          stdout: "null",
-          stderr: "null",
-        }).spawn();
+        spawnLaunch(launch, plan, { stdin, stdout: "null" });
       const dead = await start("null").status;
       equal(dead.code, 137);
       ok(!(await exists(join(box.ws, "ran"))), "the command ran after tern died");
@@ -350,6 +358,41 @@ bwrapTest(
       await alive.stdin.close();
       equal(status.code, 0);
       ok(await exists(join(box.ws, "ran")), "the command did not run while tern lived");
+    });
+  },
+);
+
+bwrapTest(
+  "a sandboxed command ends when tern dies after it started, even with bubblewrap's " +
+    "--die-with-parent not armed (its init arms it only after it started the command)",
+  async () => {
+    await withBox(async (box) => {
+      const plan = await planFor(box);
+      const mark = marker();
+      // The gap between the command's start and the init's arming, made permanent.
+      const args = bwrapArgs(plan, `setsid sleep ${mark} & sleep ${mark}`)
+        .filter((arg) => arg !== "--die-with-parent");
+      const launch = launchArgv(plan, args, "bwrap", { liveness: true });
+      // This process stands in for tern: it holds the liveness pipe's only write end.
+      const child = spawnLaunch(launch, plan, { stdin: "piped", stdout: "null" });
+      try {
+        while (
+          (await processesWith(`sleep ${mark}`)).filter((p) => p.startsWith("sleep")).length < 2
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await child.stdin.close();
+        const status = await child.status;
+        ok(!status.success, `the sandbox ended with ${JSON.stringify(status)}`);
+        await assertNoProcessWith(`sleep ${mark}`);
+      } finally {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // Ended.
+        }
+        await child.status;
+      }
     });
   },
 );
@@ -365,6 +408,22 @@ bwrapTest("a sandboxed command cannot see tern's liveness pipe", async () => {
   });
 });
 
+/** Starts `launch` (from `launchArgv`) as tern would: from `/`, with the plan's environment alone. */
+function spawnLaunch(
+  launch: { program: string; args: string[] },
+  plan: Parameters<typeof sandboxEnv>[0],
+  stdio: { stdin: "null" | "piped"; stdout: "null" | "piped" },
+): Deno.ChildProcess {
+  return new Deno.Command(launch.program, {
+    args: launch.args,
+    cwd: "/",
+    env: sandboxEnv(plan),
+    clearEnv: true,
+    ...stdio,
+    stderr: "null",
+  }).spawn();
+}
+
 async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
 }
@@ -375,15 +434,7 @@ bwrapTest(
     await withBox(async (box) => {
       const plan = await planFor(box);
       const launch = launchArgv(plan, bwrapArgvFor(plan, ["cat"]));
-      const child = new Deno.Command(launch.program, {
-        args: launch.args,
-        cwd: "/",
-        env: sandboxEnv(plan),
-        clearEnv: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
+      const child = spawnLaunch(launch, plan, { stdin: "piped", stdout: "piped" });
       const writer = child.stdin.getWriter();
       await writer.write(new TextEncoder().encode("protocol line\n"));
       await writer.close();

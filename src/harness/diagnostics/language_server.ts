@@ -15,7 +15,11 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
-import { spawnProcessGroup, terminateProcessGroup } from "../../core/process_group.ts";
+import {
+  killSandboxInit,
+  spawnProcessGroup,
+  terminateProcessGroup,
+} from "../../core/process_group.ts";
 import type { BackgroundLaunch } from "../../sandbox/background_launch.ts";
 import type { Diagnostic } from "./parse.ts";
 
@@ -68,10 +72,13 @@ export class LanguageServer {
   #waiters = new Map<string, Waiter[]>();
   #stderr = "";
   #closing: Promise<void> | undefined;
+  /** It runs in a sandbox of its own (bubblewrap's): see `close()`. */
+  #confined: boolean;
 
   private constructor(spec: ServerSpec, launch: BackgroundLaunch) {
     this.spec = spec;
     this.#release = launch.release;
+    this.#confined = launch.confined;
     this.#child = spawnProcessGroup(launch.program, {
       args: launch.args,
       cwd: launch.cwd,
@@ -262,6 +269,8 @@ export class LanguageServer {
       })().catch(() => {});
       await Promise.race([polite, bound, this.ended]);
       clearTimeout(timer);
+      // A sandbox still setting up would outlive its bubblewrap: its init goes first.
+      if (this.#confined) killSandboxInit(this.pid);
       await terminateProcessGroup(this.pid, this.#child.status, 200);
       await this.ended;
     })();
