@@ -323,7 +323,14 @@ _tern_project_file() { [[ -f "$1" && -r "$1" && ! -L "$1" ]]; }
 # survives a scavenge moves on sooner instead of filling fresh pages, and fresh memory is what
 # loading a long session costs most here (bench/results/sessions.md: 10,000 entries load in
 # about 30 % less time, touching about 30 % less memory).
-TERN_V8_FLAGS="--max-semi-space-size=2"
+# --no-lazy: every function compiled when its module loads, so V8's code cache (which holds what
+# was compiled by then) has them all, and a run no longer compiles again each function first
+# called after its module loaded (most of round 1's: the loop, the sandbox, bash). Measured in
+# interleaved runs of the bash scenario (bench/results/first_request_limits.md): round 1 0.90,
+# whole run 0.95, CPU 0.95, the interactive prompt 0.96, the first request unchanged (0.98);
+# the largest process of a 40-round bash run about 3.5 MB larger (73 MB). Changing these flags
+# makes V8 reject the code cache made under others: the next run of each module compiles again.
+TERN_V8_FLAGS="--max-semi-space-size=2,--no-lazy"
 
 # tern_entry: sets TERN_ENTRY, the module bin/tern starts: the bundle of bin/build
 # (.tools/bundle/main.js) while nothing it was built from is newer than its stamp (main.ts,
