@@ -5,7 +5,7 @@
  * `.mcp.json`, context files). A command may change them for a good reason, so they are not
  * blocked; each change is told to the person and written to the audit log.
  */
-import { join } from "../core/path.ts";
+import { basename, dirname, join } from "../core/path.ts";
 
 /** Workspace-relative paths watched, each with what runs it on the host. */
 export const HOST_RUN_FILES: ReadonlyArray<{ path: string; runs: string }> = [
@@ -68,15 +68,53 @@ export type HostFileSnapshot = Map<string, string>;
 /**
  * The watched paths under `root` as they are now, plus `gitDirs` (every `.git` found in the
  * tree: a new one in a subfolder is a repository whose hooks and config run on the host).
- * About 45 `lstat` calls; never throws.
+ * Taken before and after every command, so it is cheap: most watched paths do not exist, and
+ * a failed `lstat` costs four times a successful one (the error object), so the folders that
+ * hold them are listed once and only the names found there are looked at. Never throws.
  */
 export function snapshotHostFiles(root: string, gitDirs: readonly string[] = []): HostFileSnapshot {
   const snapshot: HostFileSnapshot = new Map();
+  const listings = new Map<string, Listing>();
   for (const { path } of HOST_RUN_FILES) {
-    snapshot.set(join(root, path), signature(join(root, path)));
+    const full = join(root, path);
+    const dir = dirname(full);
+    let listing = listings.get(dir);
+    if (listing === undefined) {
+      listing = list(dir);
+      listings.set(dir, listing);
+    }
+    const absent = listing === "absent" || (listing !== "unknown" && !listing.has(basename(full)));
+    snapshot.set(full, absent ? "absent" : signature(full));
   }
   for (const dir of gitDirs) snapshot.set(dir, "git");
   return snapshot;
+}
+
+/** A folder's names; "absent" when there is no folder; "unknown" when it cannot be listed. */
+type Listing = ReadonlySet<string> | "absent" | "unknown";
+
+/** Beyond this many names a folder is not listed: its watched paths are looked at one by one. */
+const MAX_LISTED = 2_000;
+
+/**
+ * The names in `dir` (following a link, as `lstat` of a path inside it does). A folder that
+ * cannot be read but may be searched (mode `--x`) is "unknown", never "absent": the paths in it
+ * are then looked at one by one, so a command cannot hide its changes by taking a folder's
+ * read bit away.
+ */
+function list(dir: string): Listing {
+  const names = new Set<string>();
+  try {
+    for (const entry of Deno.readDirSync(dir)) {
+      if (names.size >= MAX_LISTED) return "unknown";
+      names.add(entry.name);
+    }
+  } catch (error) {
+    const gone = error instanceof Deno.errors.NotFound ||
+      error instanceof Deno.errors.NotADirectory;
+    return gone ? "absent" : "unknown";
+  }
+  return names;
 }
 
 /** What changed from `before` to `after` (absent in one of them counts as "absent"). */
