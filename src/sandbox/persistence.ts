@@ -75,15 +75,23 @@ export type HostFileSnapshot = Map<string, string>;
 export function snapshotHostFiles(root: string, gitDirs: readonly string[] = []): HostFileSnapshot {
   const snapshot: HostFileSnapshot = new Map();
   const listings = new Map<string, Listing>();
+  const top = dirname(join(root, "x"));
+  // A folder below the root whose name its parent's listing lacks is absent, unlisted.
+  const listing = (dir: string): Listing => {
+    let known = listings.get(dir);
+    if (known !== undefined) return known;
+    const parent = dirname(dir);
+    const above = dir === top || parent === dir ? "unknown" : listing(parent);
+    known = above === "absent" || (above !== "unknown" && !above.has(basename(dir)))
+      ? "absent"
+      : list(dir);
+    listings.set(dir, known);
+    return known;
+  };
   for (const { path } of HOST_RUN_FILES) {
     const full = join(root, path);
-    const dir = dirname(full);
-    let listing = listings.get(dir);
-    if (listing === undefined) {
-      listing = list(dir);
-      listings.set(dir, listing);
-    }
-    const absent = listing === "absent" || (listing !== "unknown" && !listing.has(basename(full)));
+    const names = listing(dirname(full));
+    const absent = names === "absent" || (names !== "unknown" && !names.has(basename(full)));
     snapshot.set(full, absent ? "absent" : signature(full));
   }
   for (const dir of gitDirs) snapshot.set(dir, "git");
