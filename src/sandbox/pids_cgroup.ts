@@ -1,8 +1,9 @@
 /**
  * A pids cgroup per run: the process cap that holds for root, whom the kernel exempts from
- * RLIMIT_NPROC. Each shell command's shell joins it first, by writing `$$` to its
+ * RLIMIT_NPROC. Each one-shot sandbox's shell joins it first, by writing `$$` to its
  * `cgroup.procs` (bound into the sandbox alone, so nothing else of the cgroup tree is
- * writable there): a builtin, no process start. Where no cgroup can be made (not root, no
+ * writable there): a builtin, no process start. A warm shell's server joins once, when it
+ * starts, and the commands it forks are born inside (a join waits for an RCU grace period). Where no cgroup can be made (not root, no
  * pids controller, a read-only cgroup tree) there is none, and RLIMIT_NPROC is the cap.
  *
  * Deno lets only `--allow-all` touch `/sys`, so the cgroup is made and removed by a short

@@ -61,6 +61,22 @@ bwrapTest("bwrap runner stops a command's forks at the process limit", async () 
   });
 });
 
+bwrapTest(
+  "the process limit holds for every command of a warm shell, not only its first",
+  async () => {
+    await withSandbox(async (sandbox, ws) => {
+      // Commands one after another share the warm shell, whose server joined the pids cgroup
+      // once: each command it forks must be capped all the same.
+      for (let i = 0; i < 3; i++) {
+        const result = await run(sandbox, ws, `/usr/bin/python3 -c '${FORKER}'`);
+        match(result.output, /fork failed: Resource temporarily unavailable/, `command ${i}`);
+        const started = Number(result.output.match(/started (\d+)/)?.[1]);
+        ok(started > 0 && started < LIMITS.processes, `command ${i}: ${result.output}`);
+      }
+    });
+  },
+);
+
 bwrapTest("bwrap runner survives a fork bomb, which dies with its command", async () => {
   await withSandbox(async (sandbox, ws) => {
     // The bomb runs while the shell counts processes with builtins only (no fork needed).
