@@ -253,7 +253,7 @@ async function main(): Promise<void> {
         shellEcho(createBwrapRunner(plan), box.workspace),
         shellEcho(runnerWithoutLimits(plan, box.tmp), box.workspace),
         ...(pids
-          ? [shellEcho(createBwrapRunner({ ...plan, pidsFile: pids.procsFile }), box.workspace)]
+          ? [shellEcho(createBwrapRunner({ ...plan, pidsFile: pids.joinFile }), box.workspace)]
           : []),
       ]
       : [];

@@ -16,7 +16,7 @@ export interface UlimitOptions {
    * counts every process of the person's user, not the command's.
    */
   processes?: boolean;
-  /** A file whose writing moves the shell into the run's pids cgroup (see pids_cgroup.ts). */
+  /** The file `0` is written to, to move the shell into the run's pids cgroup (pids_cgroup.ts). */
   pidsFile?: string;
 }
 
@@ -28,7 +28,7 @@ export interface UlimitOptions {
  */
 export function ulimitPrefix(limits: ResourceLimits, options: UlimitOptions = {}): string {
   const parts: string[] = [];
-  if (options.pidsFile !== undefined) parts.push(`echo $$ >${quote(options.pidsFile)}`);
+  if (options.pidsFile !== undefined) parts.push(`echo 0 >${quote(options.pidsFile)}`);
   if (options.processes ?? true) parts.push(`ulimit -u ${whole(limits.processes)}`);
   parts.push(`ulimit -d ${whole(limits.memoryMb * 1024)}`);
   parts.push(`ulimit -t ${whole(limits.cpuSeconds)}`);

@@ -1,9 +1,9 @@
 /**
  * A pids cgroup per run: the process cap that holds for root, whom the kernel exempts from
- * RLIMIT_NPROC. Each one-shot sandbox's shell joins it first, by writing `$$` to its
- * `cgroup.procs` (bound into the sandbox alone, so nothing else of the cgroup tree is
- * writable there): a builtin, no process start. A warm shell's server joins once, when it
- * starts, and the commands it forks are born inside (a join waits for an RCU grace period). Where no cgroup can be made (not root, no
+ * RLIMIT_NPROC. Each one-shot sandbox's shell joins it first, by writing `0` (itself) to its
+ * `tasks` file (cgroup v1; `cgroup.procs` under v2), bound into the sandbox alone, so nothing
+ * else of the cgroup tree is writable there: a builtin, no process start. A warm shell's server
+ * joins once, when it starts, and the commands it forks are born inside. Where no cgroup can be made (not root, no
  * pids controller, a read-only cgroup tree) there is none, and RLIMIT_NPROC is the cap.
  *
  * Deno lets only `--allow-all` touch `/sys`, so the cgroup is made and removed by a short
@@ -14,8 +14,11 @@
 export interface PidsCgroup {
   /** Its folder in the cgroup tree. */
   readonly path: string;
-  /** Its `cgroup.procs`, the file a process writes its pid to in order to join. */
-  readonly procsFile: string;
+  /**
+   * The file a shell writes `0` to in order to join (itself, the writing thread): `tasks` under
+   * cgroup v1, `cgroup.procs` under v2.
+   */
+  readonly joinFile: string;
   /** Removes it (once it has no processes left). Never throws. */
   remove(): Promise<void>;
 }
@@ -31,12 +34,19 @@ if [ -e /sys/fs/cgroup/pids/cgroup.procs ]; then root=/sys/fs/cgroup/pids
 elif grep -qw pids /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then root=/sys/fs/cgroup
 else exit 3; fi`;
 
-/** $1 is the name, $2 the cap; prints the folder made. */
+/**
+ * $1 is the name, $2 the cap; prints the folder made and, on the next line, the file to join it
+ * by: cgroup v1's \`tasks\`, where writing 0 moves the writing thread alone and takes no global
+ * lock, else \`cgroup.procs\`, which waits for an RCU grace period (about 16 ms here when none was
+ * written to for a while). A shell is one thread: moving it moves the process.
+ */
 const MAKE = `${FIND_HIERARCHY}
 dir="$root/$1"
 mkdir "$dir" 2>/dev/null || exit 4
 if ! echo "$2" >"$dir/pids.max" 2>/dev/null; then rmdir "$dir"; exit 5; fi
-printf %s "$dir"`;
+join=cgroup.procs
+[ "$root" = /sys/fs/cgroup/pids ] && [ -e "$dir/tasks" ] && join=tasks
+printf '%s\n%s' "$dir" "$dir/$join"`;
 
 /** $1 is the folder; retried for a second while the processes of a killed command go. */
 const REMOVE = `
@@ -80,11 +90,12 @@ export function pidsCgroupPrefix(tmpDir: string): string {
  */
 export async function makePidsCgroup(name: string, max: number): Promise<PidsCgroup | null> {
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new TypeError(`Cannot name a cgroup "${name}"`);
-  const made = await script(MAKE, [name, String(Math.floor(max))]);
-  if (made === null || made === "") return null;
+  const printed = await script(MAKE, [name, String(Math.floor(max))]);
+  const [made, joinFile] = printed?.split("\n") ?? [];
+  if (!made || !joinFile) return null;
   return {
     path: made,
-    procsFile: `${made}/cgroup.procs`,
+    joinFile,
     remove: async () => void await script(REMOVE, [made]),
   };
 }

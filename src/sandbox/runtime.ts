@@ -350,7 +350,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       ),
       ...(seccomp === null ? {} : { seccomp }),
       limits,
-      ...(pids ? { pidsFile: pids.procsFile } : {}),
+      ...(pids ? { pidsFile: pids.joinFile } : {}),
       // Host grants go through a proxy per command (see net_shell.ts): only "all" shares the
       // host network.
       network: profile.grants.net === "all",

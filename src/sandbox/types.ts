@@ -31,8 +31,9 @@ export interface ShellPlan {
   /** The command's limits (its `/tmp` is a tmpfs of `tmpMb`); default `DEFAULT_LIMITS`. */
   limits?: ResourceLimits;
   /**
-   * The `cgroup.procs` file of the run's pids cgroup (see pids_cgroup.ts), which the command
-   * joins first; none where no pids cgroup could be made.
+   * The file of the run's pids cgroup the command's shell joins it by, first (`tasks` under
+   * cgroup v1, `cgroup.procs` under v2: see pids_cgroup.ts); none where no pids cgroup could be
+   * made.
    */
   pidsFile?: string;
   /**

@@ -56,9 +56,8 @@ export const WARM_SERVER_SCRIPT: string = [
   // `kill -KILL -1` anywhere but as a pid namespace's init would reach the person's processes.
   '[ "$$" = 1 ] || { echo "tern: the warm shell must run as pid 1" >&2; exit 1; }',
   // The server joins the run's pids cgroup once (the file is bound only when there is one), so
-  // every command it forks is born inside: a write to `cgroup.procs` waits for an RCU grace
-  // period, about 16 ms here when none was written to for a while, 2-4 ms between rounds.
-  `[ -e ${SANDBOX_PIDS_FILE} ] && { echo $$ >${SANDBOX_PIDS_FILE}; } 2>/dev/null`,
+  // every command it forks is born inside, with nothing to write (see pids_cgroup.ts).
+  `[ -e ${SANDBOX_PIDS_FILE} ] && { echo 0 >${SANDBOX_PIDS_FILE}; } 2>/dev/null`,
 
   "while IFS= read -r -d '' n && IFS= read -r -d '' d && IFS= read -r -d '' c; do",
   "  read -t 0 -u 0 && exit 137",

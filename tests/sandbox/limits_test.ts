@@ -77,6 +77,23 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "the process limit holds for a one-shot sandbox started while the warm shell is busy",
+  async () => {
+    await withSandbox(async (sandbox, ws) => {
+      // The first command holds the warm shell; the second runs in a sandbox of its own, whose
+      // shell joins the pids cgroup itself.
+      const holding = run(sandbox, ws, "sleep 1; echo held");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const result = await run(sandbox, ws, `/usr/bin/python3 -c '${FORKER}'`);
+      match(result.output, /fork failed: Resource temporarily unavailable/);
+      const started = Number(result.output.match(/started (\d+)/)?.[1]);
+      ok(started > 0 && started < LIMITS.processes, result.output);
+      equal((await holding).output, "held\n");
+    });
+  },
+);
+
 bwrapTest("bwrap runner survives a fork bomb, which dies with its command", async () => {
   await withSandbox(async (sandbox, ws) => {
     // The bomb runs while the shell counts processes with builtins only (no fork needed).
