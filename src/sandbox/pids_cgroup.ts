@@ -36,8 +36,8 @@ else exit 3; fi`;
 
 /**
  * $1 is the name, $2 the cap; prints the folder made and, on the next line, the file to join it
- * by: cgroup v1's \`tasks\`, where writing 0 moves the writing thread alone and takes no global
- * lock, else \`cgroup.procs\`, which waits for an RCU grace period (about 16 ms here when none was
+ * by: cgroup v1's `tasks`, where writing 0 moves the writing thread alone and takes no global
+ * lock, else `cgroup.procs`, which waits for an RCU grace period (about 16 ms here when none was
  * written to for a while). A shell is one thread: moving it moves the process.
  */
 const MAKE = `${FIND_HIERARCHY}
