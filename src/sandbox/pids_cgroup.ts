@@ -3,8 +3,9 @@
  * RLIMIT_NPROC. Each one-shot sandbox's shell joins it first, by writing `0` (itself) to its
  * `tasks` file (cgroup v1; `cgroup.procs` under v2), bound into the sandbox alone, so nothing
  * else of the cgroup tree is writable there: a builtin, no process start. A warm shell's server
- * joins once, when it starts, and the commands it forks are born inside. Where no cgroup can be made (not root, no
- * pids controller, a read-only cgroup tree) there is none, and RLIMIT_NPROC is the cap.
+ * joins once, when it starts, and the commands it forks are born inside. Where no cgroup can be
+ * made (not root, no pids controller, a read-only cgroup tree) there is none, and RLIMIT_NPROC
+ * is the cap.
  *
  * Deno lets only `--allow-all` touch `/sys`, so the cgroup is made and removed by a short
  * `bash` script: one process when the run opens and one when it closes, none per command.
