@@ -5,12 +5,8 @@
  * that opens, a text in the log) can be declared and waited for. All of them end when the
  * supervisor closes, and with tern (`--die-with-parent`, or the watchdog outside bubblewrap).
  */
-import {
-  killSandboxInit,
-  signalProcessGroup,
-  spawnProcessGroup,
-  terminateProcessGroup,
-} from "../core/process_group.ts";
+import { signalProcessGroup, spawnProcessGroup } from "../core/process_group.ts";
+import { stopLaunch } from "./process.ts";
 import type { BackgroundLaunch, BackgroundLauncher } from "./background_launch.ts";
 import { LOG_CHARS, LogRing } from "./background_log.ts";
 
@@ -195,7 +191,7 @@ export class ProcessSupervisor {
     }
     if (this.#closed) {
       // close() ran while this one launched: it must not outlive the sandbox.
-      await stopLaunch(child, launch.confined, 0);
+      await stopLaunch(child, { bubblewrap: launch.confined, livenessPipe: true, graceMs: 0 });
     }
     const id = `p${this.#next++}`;
     const info: ProcessInfo = {
@@ -335,7 +331,11 @@ export class ProcessSupervisor {
     const record = this.#get(id);
     if (record.info.state === "running" || record.info.state === "ready") {
       record.info.state = "stopped";
-      await stopLaunch(record.child, record.info.confined, this.#options.graceMs);
+      await stopLaunch(record.child, {
+        bubblewrap: record.info.confined,
+        livenessPipe: true,
+        graceMs: this.#options.graceMs,
+      });
     }
     await record.done;
     return { ...record.info };
@@ -425,23 +425,4 @@ const SIGNALS: Partial<Record<Deno.Signal, number>> = {
 
 function signalNumber(signal: Deno.Signal): number {
   return SIGNALS[signal] ?? 0;
-}
-
-/**
- * Stops a launched process and everything it started. A confined one's sandbox may still be
- * setting up, when bubblewrap's death alone would leave it running: its liveness pipe closes
- * first (a command that has not started yet then exits at its start), its sandbox's init is
- * killed (see `killSandboxInit`), then its group. An unconfined one gets SIGTERM and `graceMs`
- * to end by itself (a server closing its connections) before SIGKILL.
- */
-async function stopLaunch(
-  child: Deno.ChildProcess,
-  confined: boolean,
-  graceMs: number | undefined,
-): Promise<void> {
-  if (confined) {
-    await child.stdin.close().catch(() => {});
-    killSandboxInit(child.pid);
-  }
-  await terminateProcessGroup(child.pid, child.status, graceMs);
 }

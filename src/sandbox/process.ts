@@ -132,15 +132,7 @@ export async function runInProcessGroup(
   const stop = (why: "timeout" | "cancel") => {
     if (reason !== null) return;
     reason = why;
-    stopping = (async () => {
-      if (options.bubblewrap) {
-        // Closed before the init is looked for: a sandbox that bubblewrap makes after the look
-        // finds end-of-file there, and its command exits at its start.
-        if (options.livenessPipe) await child.stdin.close().catch(() => {});
-        killSandboxInit(child.pid);
-      }
-      await terminateProcessGroup(child.pid, child.status, options.graceMs);
-    })();
+    stopping = stopLaunch(child, options);
   };
   const onAbort = () => stop("cancel");
   const timer = options.timeoutMs === undefined
@@ -233,4 +225,23 @@ export class OutputBuffer {
     if (this.#dropped === 0) return this.#head + tail;
     return `${this.#head}\n[... ${this.#dropped} characters dropped ...]\n${tail}`;
   }
+}
+
+/**
+ * Stops a launched process and its group. A bubblewrap launch's sandbox may still be setting
+ * up, when bubblewrap's death alone would leave it running: its liveness pipe (stdin, with
+ * `livenessPipe`) closes first, before the init is looked for, so a sandbox that bubblewrap
+ * makes after the look finds end-of-file there and its command exits at its start; then the
+ * sandbox's init is killed (see `killSandboxInit`), then the group: SIGTERM, and `graceMs` to end
+ * by itself before SIGKILL. Never throws.
+ */
+export async function stopLaunch(
+  child: Deno.ChildProcess,
+  options: Pick<ProcessGroupOptions, "bubblewrap" | "livenessPipe" | "graceMs">,
+): Promise<void> {
+  if (options.bubblewrap) {
+    if (options.livenessPipe) await child.stdin.close().catch(() => {});
+    killSandboxInit(child.pid);
+  }
+  await terminateProcessGroup(child.pid, child.status, options.graceMs);
 }
