@@ -43,6 +43,13 @@ const READ_ONLY: string[] = [
   "date +%s",
   "wc -l < f",
   "cat <<EOF\nrm -rf /\nEOF",
+  // Abbreviated long options of harmless options stay harmless.
+  "git diff --sta",
+  "git log --onel -3",
+  "sort --key 2 f",
+  "env --ignore-env ls",
+  "timeout --sig KILL 5 ls",
+  "git branch --list 'v*'",
 ];
 
 /** Commands that are not read-only: the worst label, then every reason in order. */
@@ -170,6 +177,30 @@ const NOT_READ_ONLY: [string, string, string[]][] = [
     '"rm" deletes or overwrites data',
   ]],
   ["doas ls", "privileged", ['"doas" runs "ls" as another user']],
+  // getopt_long and git take a long option by any unambiguous prefix: the abbreviation is the
+  // option it abbreviates.
+  ["sort --out=.env f", "writes-files", ['"sort --out" writes a file']],
+  ["sort --comp=sh f", "runs-code", ['"sort --comp" runs a program']],
+  ["sed --in s/a/b/ f", "writes-files", ['"sed --in" edits files in place']],
+  ["sed --exp 'w /tmp/x' f", "writes-files", ['sed command "w" writes a file']],
+  ["git grep --open='id >x' -e y", "runs-code", ['"git grep --open" runs a pager program']],
+  ["git diff --outp=.env", "writes-files", ['"git diff --outp" writes a file']],
+  ["git show --out x", "writes-files", ['"git show --out" writes a file']],
+  ["git diff --ext", "runs-code", ['"git diff --ext" runs an external diff program']],
+  ["git branch --del main", "writes-files", ['"git branch --del" does more than list']],
+  ["time --out f ls", "writes-files", ['"time --out" writes a file']],
+  ["rg --pre=sh x", "runs-code", ['"rg --pre" runs a program for each file']],
+  ["rm --rec d", "destructive", ['"rm --rec" deletes recursively']],
+  // What makes a command safe counts only when written out whole.
+  ["sed --sa 'e id' f", "runs-code", ['sed command "e" runs a shell command']],
+  // A wrapper's option that takes a value, abbreviated or missed, must not make its value look
+  // like the command.
+  ["env --u ls rm -rf x", "destructive", ['"rm -rf" deletes recursively']],
+  ["env --spl 'rm x' ls", "runs-code", [
+    "hides code: env --spl",
+  ]],
+  ["xargs --process-slot-var ls rm x", "destructive", ['"rm" deletes or overwrites data']],
+  ["stdbuf --out 0 rm x", "destructive", ['"rm" deletes or overwrites data']],
   ["printf -v x hi", "runs-code", [
     '"printf -v" assigns a variable, and its subscript can run code',
   ]],

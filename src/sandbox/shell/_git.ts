@@ -39,10 +39,10 @@ const SUBCOMMANDS: Readonly<Record<string, SubcommandCheck>> = {
   "check-ignore": readOnly,
   "count-objects": readOnly,
   version: readOnly,
-  grep: (args) =>
-    parseArgs(args).options.some((o) => ["-O", "--open-files-in-pager"].includes(o.name))
-      ? risk("runs-code", `"git grep -O" runs a pager program`)
-      : undefined,
+  grep: (args) => {
+    const pager = findOption(parseArgs(args), "-O", "--open-files-in-pager");
+    return pager ? risk("runs-code", `"git grep ${pager.name}" runs a pager program`) : undefined;
+  },
   branch: (args, sub) =>
     listOnly(
       args,
@@ -109,12 +109,12 @@ export function gitRisk(args: readonly string[]): CommandRisk | undefined {
 }
 
 function diffLike(args: readonly string[], sub: string): CommandRisk | undefined {
-  const { options } = parseArgs(args);
-  if (options.some((o) => o.name === "--output")) {
-    return risk("writes-files", `"git ${sub} --output" writes a file`);
-  }
-  if (options.some((o) => o.name === "--ext-diff")) {
-    return risk("runs-code", `"git ${sub} --ext-diff" runs an external diff program`);
+  const parsed = parseArgs(args);
+  const output = findOption(parsed, "--output");
+  if (output) return risk("writes-files", `"git ${sub} ${output.name}" writes a file`);
+  const external = findOption(parsed, "--ext-diff");
+  if (external) {
+    return risk("runs-code", `"git ${sub} ${external.name}" runs an external diff program`);
   }
   return undefined;
 }
@@ -127,9 +127,11 @@ function listOnly(
   writing: readonly string[],
 ): CommandRisk | undefined {
   const parsed = parseArgs(args, spec);
-  const writer = parsed.options.find((o) => writing.includes(o.name));
+  const writer = findOption(parsed, ...writing);
   if (writer) return risk("writes-files", `"git ${sub} ${writer.name}" does more than list`);
-  if (parsed.operands.length > 0 && !findOption(parsed, "-l", "--list")) {
+  // What makes the operands patterns counts only when written out whole.
+  const listing = parsed.options.some((o) => o.name === "-l" || o.name === "--list");
+  if (parsed.operands.length > 0 && !listing) {
     return risk("writes-files", `"git ${sub} ${parsed.operands[0]}" creates a ${sub}`);
   }
   return undefined;

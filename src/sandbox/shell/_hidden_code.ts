@@ -1,4 +1,5 @@
 /** Commands that run code the parser cannot see as commands: `eval`, `bash -c`, `source`, ... */
+import { namesOption } from "./_options.ts";
 import { commandName } from "./_wrappers.ts";
 import type { WordValue } from "./_words.ts";
 
@@ -45,10 +46,20 @@ export function findHiddenCode(
       if (!action.dynamic) hidden.code.push(action.value);
     }
   } else if (name === "su") {
-    const index = args.findIndex((word) => ["-c", "--command"].includes(word.value));
+    // `-c CODE`, `-lc CODE`, `--command CODE`, `--command=CODE`, or an abbreviation (`--comm`).
+    const index = args.findIndex((word) =>
+      /^-[a-zA-Z]*c$/.test(word.value) ||
+      ["--command", "--session-command"].some((long) =>
+        namesOption(word.value.split("=", 1)[0], long)
+      )
+    );
     if (index >= 0) {
       hidden.reasons.push("su -c");
-      const code = args[index + 1];
+      const option = args[index];
+      const equals = option.value.indexOf("=");
+      const code = option.value.startsWith("--") && equals >= 0
+        ? { ...option, value: option.value.slice(equals + 1) }
+        : args[index + 1];
       if (code && !code.dynamic) hidden.code.push(code.value);
     }
   } else if (SHELLS.has(name)) {

@@ -1,4 +1,8 @@
-/** Reads a command's arguments the way getopt does, enough to spot dangerous options. */
+/**
+ * Reads a command's arguments the way getopt does, enough to spot dangerous options. getopt_long
+ * and git's option parser also take a long option by any unambiguous prefix of its name
+ * (`--out` is `--output`), so every lookup here goes through {@linkcode namesOption}.
+ */
 
 /** Which options take a value: short letters (`"eo"` for `-e X`, `-oX`) and long names. */
 export interface OptionSpec {
@@ -31,7 +35,7 @@ export function parseArgs(args: readonly string[], spec: OptionSpec = {}): Parse
       const equals = arg.indexOf("=");
       if (equals >= 0) {
         parsed.options.push({ name: arg.slice(0, equals), value: arg.slice(equals + 1) });
-      } else if (spec.long?.includes(arg)) {
+      } else if (spec.long?.some((name) => namesOption(arg, name))) {
         parsed.options.push({ name: arg, value: args[++i] });
       } else {
         parsed.options.push({ name: arg });
@@ -62,7 +66,23 @@ function shortCluster(arg: string, withValue: string, next: string | undefined, 
   return 0;
 }
 
-/** The first option named one of `names` (long names also match `--name=value`). */
+/**
+ * Whether the option written `given` (its name, without `=value`) may be the option `name`: the
+ * same, or for a long option any prefix of it (`--out`, `--outp` for `--output`). A prefix the
+ * program finds ambiguous makes it refuse to run, so counting it too only errs on the careful
+ * side when looking for a dangerous option. Never use it to find an option that makes a command
+ * safe (`sed --sandbox`): there only the exact name counts.
+ */
+export function namesOption(given: string, name: string): boolean {
+  if (given === name) return true;
+  return name.startsWith("--") && given.startsWith("--") && given.length > 2 &&
+    name.startsWith(given);
+}
+
+/**
+ * The first option that may be one of `names` ({@linkcode namesOption}: long names also match
+ * `--name=value` and their prefixes), for finding dangerous options.
+ */
 export function findOption(parsed: ParsedArgs, ...names: string[]): Option | undefined {
-  return parsed.options.find((option) => names.includes(option.name));
+  return parsed.options.find((option) => names.some((name) => namesOption(option.name, name)));
 }

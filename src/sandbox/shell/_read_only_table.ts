@@ -124,9 +124,8 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyEntry>> = {
       const parsed = parseArgs(args, { short: "koStT", long: ["--output", "--key"] });
       const output = findOption(parsed, "-o", "--output");
       if (output) return risk("writes-files", `"sort ${output.name}" writes a file`);
-      return findOption(parsed, "--compress-program")
-        ? risk("runs-code", `"sort --compress-program" runs a program`)
-        : undefined;
+      const program = findOption(parsed, "--compress-program");
+      return program ? risk("runs-code", `"sort ${program.name}" runs a program`) : undefined;
     },
   },
   uniq: secondOperandWrites("uniq", { short: "fsw" }),

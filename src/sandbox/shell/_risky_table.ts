@@ -1,4 +1,5 @@
 /** Well-known commands that are not read-only, with what they do. */
+import { namesOption } from "./_options.ts";
 import { type CommandRisk, risk, type RiskLabel } from "./_risk.ts";
 import { SHELLS } from "./_hidden_code.ts";
 
@@ -92,9 +93,9 @@ export function riskyCommandRisk(name: string, args: readonly string[]): Command
   return risk(label, `"${name}" ${what}`);
 }
 
-/** `-r`, `-rf`, `--recursive`, as written. */
+/** `-r`, `-rf`, `--recursive` (or `--rec`: rm takes abbreviations), as written. */
 function recursiveOption(args: readonly string[]): string | undefined {
   return args.find((arg) =>
-    arg === "--recursive" || /^-[a-zA-Z]*[rR]/.test(arg) && !arg.startsWith("--")
+    namesOption(arg, "--recursive") || /^-[a-zA-Z]*[rR]/.test(arg) && !arg.startsWith("--")
   );
 }

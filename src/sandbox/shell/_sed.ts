@@ -1,5 +1,5 @@
 /** Reads a sed script far enough to find the commands that write files or run programs. */
-import { findOption, parseArgs } from "./_options.ts";
+import { findOption, namesOption, parseArgs } from "./_options.ts";
 import { type CommandRisk, risk } from "./_risk.ts";
 
 /** The risk of `sed <args>`, or undefined when it only prints. */
@@ -10,12 +10,13 @@ export function sedRisk(args: readonly string[]): CommandRisk | undefined {
   });
   const inPlace = findOption(parsed, "-i", "--in-place");
   if (inPlace) return risk("writes-files", `"sed ${inPlace.name}" edits files in place`);
-  if (findOption(parsed, "--sandbox")) return undefined;
+  // What makes sed safe counts only when written out whole (a prefix may name another option).
+  if (parsed.options.some((option) => option.name === "--sandbox")) return undefined;
   if (findOption(parsed, "-f", "--file")) {
     return risk("unknown", `"sed -f" runs a script from a file`);
   }
   const scripts = parsed.options
-    .filter((option) => option.name === "-e" || option.name === "--expression")
+    .filter((option) => option.name === "-e" || namesOption(option.name, "--expression"))
     .map((option) => option.value ?? "");
   if (scripts.length === 0 && parsed.operands.length > 0) scripts.push(parsed.operands[0]);
   for (const script of scripts) {

@@ -1,4 +1,9 @@
-/** Peels commands that run another command (`env A=1 timeout 5 rm x` runs `rm x`). */
+/**
+ * Peels commands that run another command (`env A=1 timeout 5 rm x` runs `rm x`). Each wrapper's
+ * options that take a value are listed in full (from the programs' own `--help`): one missed
+ * would make its value look like the command (`xargs --process-slot-var ls rm x` runs `rm`).
+ */
+import { namesOption } from "./_options.ts";
 import type { WordValue } from "./_words.ts";
 
 interface WrapperSpec {
@@ -18,8 +23,9 @@ interface WrapperSpec {
 
 const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   env: {
-    short: "uCS",
-    long: ["--unset", "--chdir", "--split-string"],
+    // -a/--argv0 (newer coreutils) is listed too: where env lacks it, it refuses to run.
+    short: "uCSa",
+    long: ["--unset", "--chdir", "--split-string", "--argv0"],
     assignments: true,
     opaque: ["-S", "--split-string"],
   },
@@ -28,11 +34,18 @@ const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   nohup: {},
   xargs: {
     short: "adEILnPs",
-    long: ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"],
+    long: [
+      ...["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"],
+      "--process-slot-var",
+    ],
   },
   sudo: {
-    short: "ugpCDrtTU",
-    long: ["--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type"],
+    short: "aucgpCDrRtTU",
+    long: [
+      ...["--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type"],
+      ...["--auth-type", "--login-class", "--chroot", "--host", "--command-timeout"],
+      "--other-user",
+    ],
     assignments: true,
   },
   doas: { short: "uC" },
@@ -70,9 +83,9 @@ export function peelWrappers(words: readonly WordValue[]): Peeled {
     if (!spec) break;
     const rest = skipOptions(peeled.words, spec);
     for (const flag of rest.seen) {
-      if (spec.opaque?.includes(flag)) peeled.opaque.push(`${name} ${flag}`);
+      if (listed(flag, spec.opaque)) peeled.opaque.push(`${name} ${flag}`);
     }
-    if (rest.index >= peeled.words.length || rest.seen.some((f) => spec.stop?.includes(f))) break;
+    if (rest.index >= peeled.words.length || rest.seen.some((f) => listed(f, spec.stop))) break;
     peeled.assignments.push(...rest.assignments);
     peeled.wrappers.push(name);
     peeled.words = peeled.words.slice(rest.index);
@@ -101,7 +114,7 @@ function skipOptions(words: readonly WordValue[], spec: WrapperSpec): Skipped {
     if (text.startsWith("--") && text.length > 2) {
       const [option, value] = splitLong(text);
       skipped.seen.push(option);
-      skipped.index += spec.long?.includes(option) && value === undefined ? 2 : 1;
+      skipped.index += listed(option, spec.long) && value === undefined ? 2 : 1;
     } else if (text.startsWith("-") && text.length > 1) {
       skipped.index += shortOptions(text, spec.short ?? "", skipped.seen);
     } else if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(text)) {
@@ -115,6 +128,11 @@ function skipOptions(words: readonly WordValue[], spec: WrapperSpec): Skipped {
     }
   }
   return skipped;
+}
+
+/** Whether `option` may be one of `names`, abbreviations included ({@linkcode namesOption}). */
+function listed(option: string, names: readonly string[] | undefined): boolean {
+  return names?.some((name) => namesOption(option, name)) ?? false;
 }
 
 function splitLong(text: string): [string, string | undefined] {
