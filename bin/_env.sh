@@ -142,10 +142,16 @@ _tern_url_value() {
 # `servers` or `mcpServers`. A key given twice counts once, its last value, as for tern. A file
 # tern would reject anyway (a syntax error) may add hosts tern never uses: they get no key.
 _tern_json_urls() {
-  local LC_ALL=C seg c skip i n depth=0 expect_key=0 in_string=0 value path comment=""
+  local LC_ALL=C seg c skip i n depth=0 expect_key=0 in_string=0 value path comment="" odd
   local significant='[][{}:,/]*'
   local -a parts=() keys=() kinds=()
   local -A found=()
+  # Characters bash may look at outside strings: each step there copies what is left of a part,
+  # so a part with many brackets and no quote (`{[][][]…}`, a small file a repository can hold)
+  # costs the square of its length. Real files use a tiny share of this (their parts are
+  # short); a file that uses it up loses the URLs past that point, like one of more than 20,000
+  # parts. Every other step is linear in the part it reads.
+  local budget=2000000
   # Split at the quotes: outside and inside of strings alternate, except where a quote is
   # escaped (the part before it ends in an odd run of backslashes: joined again below) or a
   # comment holds one (skipped below). At most 20,000 parts (about half a second here): a file
@@ -153,14 +159,16 @@ _tern_json_urls() {
   # start-up.
   mapfile -d '"' -t -n 20000 parts <"$1"
   n=${#parts[@]}
-  for ((i = 0; i < n; i++)); do
+  for ((i = 0; i < n && budget > 0; i++)); do
     seg="${parts[i]}"
     if [[ -n "$comment" ]]; then
       # Inside a comment that a quote split: it goes on until its end marker.
       if [[ "$comment" == line && "$seg" == *$'\n'* ]]; then
-        seg="${seg#*$'\n'}"
+        skip="${seg%%$'\n'*}"
+        seg="${seg:${#skip}+1}"
       elif [[ "$comment" == block && "$seg" == *"*/"* ]]; then
-        seg="${seg#*\*/}"
+        skip="${seg%%\*/*}"
+        seg="${seg:${#skip}+2}"
       else
         continue
       fi
@@ -168,10 +176,18 @@ _tern_json_urls() {
     elif ((in_string)); then
       in_string=0
       value="$seg"
-      while [[ "$value" =~ (\\+)$ ]] && ((${#BASH_REMATCH[1]} % 2 == 1 && i + 1 < n)); do
+      # A quote is escaped when the part before it ends in an odd run of backslashes: with
+      # every pair removed, the part then still ends in one (a pattern of fixed length, so
+      # linear; a regular expression anchored at the end is not).
+      # Past 8 KiB a string is no key or URL tern uses: it is only read to its end (joining
+      # more would copy it whole for every escaped quote).
+      odd="${seg//\\\\/}"
+      while [[ "$odd" == *\\ ]] && ((i + 1 < n)); do
         i=$((i + 1))
-        value+="\"${parts[i]}"
+        ((${#value} > 8192)) || value+="\"${parts[i]}"
+        odd="${parts[i]//\\\\/}"
       done
+      ((${#value} <= 8192)) || value=""
       if [[ "${kinds[depth]}" == "{" && $expect_key == 1 ]]; then
         keys[depth]="$value"
       elif [[ "${kinds[depth]}" == "{" && $depth -le 3 ]]; then
@@ -190,7 +206,8 @@ _tern_json_urls() {
       continue
     fi
     # Outside strings: jump from one significant character to the next.
-    while :; do
+    while ((budget > 0)); do
+      budget=$((budget - ${#seg}))
       skip="${seg%%$significant}"
       seg="${seg:${#skip}}"
       [[ -n "$seg" ]] || break
@@ -210,11 +227,25 @@ _tern_json_urls() {
         ",") [[ "${kinds[depth]}" == "{" ]] && expect_key=1 ;;
         ":") expect_key=0 ;;
         "/")
+          # To a comment's end by the longest suffix from its first end marker: removing the
+          # shortest prefix up to one instead (`${seg#*…}`) costs the square of the length.
           if [[ "${seg:0:1}" == "/" ]]; then
-            if [[ "$seg" == *$'\n'* ]]; then seg="${seg#*$'\n'}"; else comment=line; break; fi
+            if [[ "$seg" == *$'\n'* ]]; then
+              skip="${seg%%$'\n'*}"
+              seg="${seg:${#skip}+1}"
+            else
+              comment=line
+              break
+            fi
           elif [[ "${seg:0:1}" == "*" ]]; then
             seg="${seg:1}"
-            if [[ "$seg" == *"*/"* ]]; then seg="${seg#*\*/}"; else comment=block; break; fi
+            if [[ "$seg" == *"*/"* ]]; then
+              skip="${seg%%\*/*}"
+              seg="${seg:${#skip}+2}"
+            else
+              comment=block
+              break
+            fi
           fi
           ;;
       esac
@@ -230,13 +261,24 @@ _tern_json_urls() {
 _tern_dotenv_url() {
   local line tern="" openai="" value
   local re='^[[:space:]]*(export[[:space:]]+)?(TERN_BASE_URL|OPENAI_BASE_URL)[[:space:]]*=[[:space:]]*(.*)$'
+  local rest
   while IFS= read -r line || [[ -n "$line" ]]; do
+    # No URL is this long; and each step below stays linear in the line (a suffix pattern
+    # that starts with `*` is not: a line of 30,000 spaces took a minute).
+    ((${#line} <= 8192)) || continue
     [[ "$line" =~ $re ]] || continue
     value="${BASH_REMATCH[3]}"
     case "$value" in
       \"*) value="${value#\"}" value="${value%%\"*}" ;;
       \'*) value="${value#\'}" value="${value%%\'*}" ;;
-      *) value="${value%%[[:space:]]#*}" value="${value%"${value##*[![:space:]]}"}" ;;
+      *)
+        # Unquoted: the first word, when only blanks or a comment follow it.
+        rest="${value#*[[:space:]]}"
+        [[ "$rest" == "$value" ]] && rest=""
+        value="${value%%[[:space:]]*}"
+        rest="${rest//[[:space:]]/}"
+        [[ -z "$rest" || "$rest" == "#"* ]] || value=""
+        ;;
     esac
     [[ "${BASH_REMATCH[2]}" == TERN_BASE_URL ]] && tern="$value" || openai="$value"
   done <"$1"

@@ -317,6 +317,60 @@ Deno.test("the launcher never grants a host a project file merely mentions", asy
   }
 });
 
+Deno.test("the launcher reads hostile project files in time that grows with their size, not its square", async () => {
+  // Each file below held bin/tern from starting Deno for minutes to hours when bash's pattern
+  // operations on what is left of a part ran once per character: brackets without a quote, a
+  // long comment, a string of escaped quotes, a .env line of trailing blanks (30,000 of them
+  // took a minute). A repository can hold any of them, and a command can write them.
+  const ws = await tempWorkspace();
+  try {
+    await Deno.mkdir(join(ws.dir, ".tern", "mcp"), { recursive: true });
+    await Deno.writeTextFile(join(ws.dir, ".mcp.json"), `{${"[]".repeat(200_000)}}`);
+    await Deno.writeTextFile(
+      join(ws.dir, ".tern", "config.jsonc"),
+      `{"a": 1, // ${"x".repeat(200_000)}\n /* ${"y".repeat(200_000)} */ ` +
+        `"baseUrl": "https://after-comments.test/v1"}`,
+    );
+    await Deno.writeTextFile(
+      join(ws.dir, ".tern", "mcp", "quotes.json"),
+      `{"s": "${'\\"'.repeat(19_000)}", "servers": {"q": {"url": "https://after-quotes.test"}}}`,
+    );
+    await Deno.writeTextFile(
+      join(ws.dir, ".env"),
+      `TERN_BASE_URL=a${" ".repeat(60_000)}\nTERN_BASE_URL=https://last-env.test/v1${
+        " ".repeat(9000)
+      }\n`,
+    );
+    const script =
+      `source "${ROOT}/bin/_env.sh"; tern_deno_flags; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`;
+    const out = await new Deno.Command("bash", {
+      args: ["-c", script],
+      cwd: ws.dir,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: "/nonexistent",
+        TERN_HOME: ws.home,
+      },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    }).output();
+    equal(out.code, 0, decoder.decode(out.stderr));
+    const flag = decoder.decode(out.stdout).split("\n").find((a) => a.startsWith("--allow-net="));
+    const hosts = flag?.slice("--allow-net=".length).split(",") ?? [];
+    // What follows the long comments and the escaped quotes is still read.
+    for (const host of ["after-comments.test", "after-quotes.test"]) {
+      ok(hosts.includes(host), `${host} missing from ${hosts}`);
+    }
+    // A line longer than any URL is skipped; a value followed by blanks only still counts.
+    ok(!hosts.includes("a"), hosts.join(","));
+    ok(!hosts.includes("last-env.test"), "a .env line of over 8,192 characters is skipped");
+  } finally {
+    await ws.cleanup();
+  }
+});
+
 Deno.test("the launcher ignores a malformed TERN_EXTRA_HOSTS and says so", () => {
   const out = new Deno.Command("bash", {
     args: ["-c", `source "${ROOT}/bin/_env.sh"; tern_net_hosts; echo "$TERN_NET_HOSTS"`],
