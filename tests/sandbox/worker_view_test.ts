@@ -11,6 +11,7 @@ import {
 } from "../../src/sandbox/worker/view.ts";
 import type { ShellPlan } from "../../src/sandbox/types.ts";
 import { assertNoProcessWith, bwrapTest, planFor, withBox } from "./_bwrap_helpers.ts";
+import { secretLocations } from "../../src/sandbox/protected_paths.ts";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
 
 /** Runs `script` with bash in the worker view of `plan`; its exit code and output. */
@@ -99,6 +100,43 @@ bwrapTest(
       ok(result.out.includes("top secret"), result.out);
       ok(result.out.includes("refused") && result.out.includes("wrote"), result.out);
       equal(await Deno.readTextFile(join(box.home, "w")), "y\n");
+    });
+  },
+);
+
+bwrapTest(
+  "workerBwrapArgv() hides tern's home in the workspace but for the audit file and the saved tool results",
+  async () => {
+    // The workspace is the home folder, so tern's home (hidden by the shell's view) lies in it
+    // and holds the worker's audit file (writable) and the session's tool results (read grant).
+    await withBox(async (box) => {
+      const ternHome = join(box.ws, ".tern");
+      const results = join(ternHome, "sessions", "p", "s1", "tool-results");
+      const audit = join(ternHome, "audit", "deno-1.jsonl");
+      await Deno.mkdir(results, { recursive: true });
+      await Deno.mkdir(join(ternHome, "audit"));
+      await Deno.writeTextFile(join(results, "call-1.txt"), "saved result");
+      await Deno.writeTextFile(join(ternHome, "sessions", "p", "other.jsonl"), "other session");
+      await Deno.writeTextFile(join(ternHome, "config.jsonc"), "{}");
+      await Deno.writeTextFile(audit, "");
+      const plan = await planFor(box, { hidden: [...secretLocations(box.home), ternHome] });
+      const seen = await inView(
+        plan,
+        {
+          grants: { read: [box.ws, results], write: [box.ws], net: [], env: [], run: [] },
+          auditFile: audit,
+        },
+        `cat .tern/sessions/p/other.jsonl .tern/config.jsonc; ls .tern; ` +
+          `cat ${results}/call-1.txt; echo line >> ${audit} && echo audited; ` +
+          `echo x > .tern/new || echo refused; echo y > ${results}/new || echo refused-results`,
+      );
+      ok(!seen.out.includes("other session"), seen.out);
+      ok(!seen.out.includes("{}"), seen.out);
+      ok(seen.out.includes("saved result"), seen.out);
+      ok(seen.out.includes("audited") && seen.out.includes("refused"), seen.out);
+      ok(seen.out.includes("refused-results"), seen.out);
+      equal(await Deno.readTextFile(audit), "line\n");
+      ok(!(await Deno.lstat(join(ternHome, "new")).then(() => true, () => false)));
     });
   },
 );

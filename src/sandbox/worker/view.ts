@@ -136,10 +136,52 @@ export function workerBwrapArgv(
     ...visible,
     ...args.slice(at + 3, chdir),
     ...again,
+    ...heldBackArgs(plan, needs),
     "--remount-ro",
     "/",
     ...args.slice(chdir),
   ];
+}
+
+/**
+ * A folder the shell's view hides that lies in what the worker sees and holds something the
+ * worker keeps: tern's home, when the workspace holds it (a workspace that is the home folder),
+ * holds the worker's audit file and the session's saved tool results. {@linkcode workerPlan}
+ * cannot hide it (its read-only tmpfs would cover them), and showing it would show everything in
+ * it (every session of every project): so it becomes an empty tmpfs here, after the writable
+ * roots are bound, with only what is kept bound back inside (the audit file writable, read
+ * grants read-only), then made read-only.
+ */
+function heldBackArgs(plan: ShellPlan, needs: WorkerViewNeeds): string[] {
+  const writable = workerPlan(plan, needs).writable.map(realOrSelf);
+  const readable = readablePaths(needs).map(realOrSelf);
+  const kept = [...writable, ...readable];
+  const holders: string[] = [];
+  for (const path of plan.hidden.map(realOrSelf).sort((a, b) => a.length - b.length)) {
+    if (!isInsideAny(path, kept) || !holdsAny(path, kept)) continue;
+    if (holders.some((dir) => isInside(path, dir)) || !isDirectory(path)) continue;
+    holders.push(path);
+  }
+  const args: string[] = [];
+  for (const dir of holders) {
+    args.push("--tmpfs", dir);
+    for (const path of writable.filter((path) => path !== dir && isInside(path, dir))) {
+      args.push("--bind", path, path);
+    }
+    for (const path of readable.filter((path) => path !== dir && isInside(path, dir))) {
+      args.push("--ro-bind-try", path, path);
+    }
+    args.push("--remount-ro", dir);
+  }
+  return args;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /** Paths the worker may read but not write: the read grants and {@linkcode denoNeeds}. */
