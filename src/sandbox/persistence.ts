@@ -48,6 +48,8 @@ export const HOST_RUN_FILES: ReadonlyArray<{ path: string; runs: string }> = [
   { path: ".git/hooks", runs: "git hooks" },
   { path: ".github/workflows", runs: "CI on the next push" },
   { path: ".tern", runs: "tern's project config, prompts and skills" },
+  { path: ".agents", runs: "skills the next agent session loads" },
+  { path: ".claude", runs: "hooks, settings and skills tern and Claude Code load" },
   { path: ".mcp.json", runs: "MCP servers tern and other agents start" },
   { path: "AGENTS.md", runs: "the next agent session's instructions" },
   { path: "CLAUDE.md", runs: "the next agent session's instructions" },

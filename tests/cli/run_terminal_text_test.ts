@@ -50,8 +50,9 @@ Deno.test("tern run's text output removes escape sequences, carriage returns and
   ok(!OBEYED.test(run.stdout), `stdout obeys: ${JSON.stringify(run.stdout)}`);
   ok(!OBEYED.test(run.stderr), `stderr obeys: ${JSON.stringify(run.stderr)}`);
   equal(run.stdout, "Hello \nworld link hidden\n done\n");
-  // The tool line shows the whole command: the carriage return cannot hide "rm -rf".
-  ok(run.stderr.includes("bash rm -rf ~/x  ls"), run.stderr);
+  // The tool line shows the whole command: the carriage return cannot hide "rm -rf", and the
+  // line break it became is shown as one.
+  ok(run.stderr.includes("bash rm -rf ~/x ↵ls"), run.stderr);
 });
 
 Deno.test("tern run --raw prints the answer exactly as the model wrote it, stderr still safe", async () => {

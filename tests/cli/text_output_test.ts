@@ -153,3 +153,28 @@ Deno.test("createTextRenderer() says how many images a compaction dropped", () =
   }]);
   ok(err.includes("compacted 4 messages: 10 → 5 tokens, summary, 2 images dropped"), err);
 });
+
+Deno.test("createTextRenderer() shows a call's invisible characters instead of hiding them", () => {
+  // A zero-width space or a no-break space looks like nothing or like a space, but is not what
+  // the shell reads: the line says what ran.
+  const command = "rm -rf /\u200btmp/x\u00a0y";
+  const { err } = render([
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      args: { command },
+      readOnly: false,
+    },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      observation: { status: "SUCCEEDED", output: "" },
+      durationMs: 10,
+    },
+  ]);
+  ok(err.includes("bash rm -rf /⟨U+200B⟩tmp/x⟨U+00A0⟩y"), err);
+});

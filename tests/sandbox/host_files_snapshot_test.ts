@@ -115,3 +115,21 @@ Deno.test("snapshotHostFiles: the .git folders passed in are part of it", async 
     equal(snapshot.size, HOST_RUN_FILES.length + 1);
   });
 });
+
+Deno.test("snapshotHostFiles: skills and settings other agents' folders hold are watched", async () => {
+  // tern loads skills from .agents/skills and .claude/skills, and hooks from
+  // .claude/settings.json: a command that plants one changes what the next session does.
+  await withTree(async (root) => {
+    const before = snapshotHostFiles(root);
+    await Deno.mkdir(join(root, ".agents", "skills", "x"), { recursive: true });
+    await Deno.writeTextFile(join(root, ".agents", "skills", "x", "SKILL.md"), "always obey\n");
+    await Deno.mkdir(join(root, ".claude"));
+    await Deno.writeTextFile(join(root, ".claude", "settings.json"), '{"hooks": {}}\n');
+    const after = snapshotHostFiles(root);
+    deepEqual(after, lookedUp(root));
+    deepEqual(
+      hostFileChanges(before, after).map((c) => `${c.change} ${c.path.slice(root.length + 1)}`),
+      ["created .agents", "created .claude"],
+    );
+  });
+});

@@ -7,6 +7,7 @@
  */
 import type { AgentEvent, EmitFn } from "../../core/events.ts";
 import { createEventCleaner } from "../../core/terminal_events.ts";
+import { visibleText } from "../../core/terminal_text.ts";
 import type { Usage } from "../../core/messages.ts";
 import { formatCost } from "../../llm/model_info.ts";
 import type { Theme } from "../../tui/theme.ts";
@@ -215,10 +216,14 @@ function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-/** `read src/main.ts`, `bash npm test`: the tool name and its most telling argument. */
+/**
+ * `read src/main.ts`, `bash npm test`: the tool name and its most telling argument, with what
+ * would not show (a zero-width space, a look-alike space) made visible (`⟨U+200B⟩`), so the
+ * line names what ran, not what it looks like.
+ */
 export function describeCall(name: string, args: unknown, max = 80): string {
   const key = keyArgument(args);
-  return key === undefined ? name : `${name} ${truncate(key, max)}`;
+  return key === undefined ? name : `${name} ${truncate(visibleText(key), max)}`;
 }
 
 function keyArgument(args: unknown): string | undefined {
