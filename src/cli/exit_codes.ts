@@ -16,7 +16,12 @@ import {
 } from "../memory/errors.ts";
 import { PlanningError } from "../plan/errors.ts";
 import type { PlanState } from "../plan/types.ts";
-import { SessionBusyError, SessionRefError, UnknownEntryError } from "../session/errors.ts";
+import {
+  SessionBusyError,
+  SessionFileError,
+  SessionRefError,
+  UnknownEntryError,
+} from "../session/errors.ts";
 import { InputError, UsageError } from "./errors.ts";
 
 /** A failure: a turn or plan that did not complete, an error meant for the person, a bug. */
@@ -51,6 +56,7 @@ const USAGE_ERRORS = [
   NoPlanError,
   SessionBusyError,
   SessionRefError,
+  SessionFileError,
   UnknownEntryError,
   FactTextError,
   FactIdError,

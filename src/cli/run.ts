@@ -53,9 +53,9 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
   });
   try {
     const session = agent.session;
-    if (text) {
-      for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
-    }
+    // What loading a damaged session skipped, in every output mode: on stderr, so stdout stays
+    // JSON; the event stream is what the agent does, and rpc and acp log these to stderr too.
+    for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
     // `/template args`, `/skill:name args` and --skill become the message the model gets.
     const resources = await agent.conversation.resources();
     const message = await expandInput(task, resources, flags.skill);

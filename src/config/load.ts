@@ -2,7 +2,7 @@
  * loadConfig(): merges the six configuration layers, later wins:
  * defaults < user `config.jsonc` < project `.tern/config.jsonc` < `.env` < environment < flags.
  */
-import { join, resolve } from "../core/path.ts";
+import { dirname, join, resolve } from "../core/path.ts";
 import { readOptionalText } from "./_read_file.ts";
 import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import {
@@ -81,6 +81,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const env = options.env ?? processEnvironment();
   const cwd = resolve(options.cwd);
   const home = resolveTernHome({ cwd, env, home: options.home });
+  checkTernHome(home);
   const userFile = join(home.path, "config.jsonc");
   const projectFile = join(cwd, ".tern", "config.jsonc");
 
@@ -253,6 +254,48 @@ export function resolveTernHome(
     });
   }
   return { path: join(resolve(options.cwd, home), ".tern"), source: { layer: "default" } };
+}
+
+/**
+ * Fails when the tern directory cannot be one: it, or a path above it, is a file. A directory
+ * not made yet passes (it is made when first written to), and so does one that cannot be looked
+ * at: reading or writing it later says why.
+ * @throws {ConfigError} naming the directory and, when `TERN_HOME` chose it, the variable.
+ */
+function checkTernHome(home: { path: string; source: ConfigSource }): void {
+  const named = home.source.layer === "env"
+    ? `TERN_HOME "${home.path}"`
+    : `The tern directory "${home.path}"`;
+  let why: string;
+  try {
+    const info = Deno.statSync(home.path);
+    if (info.isDirectory) return;
+    why = `it is ${kindOf(info)}`;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotADirectory)) return;
+    const above = fileAbove(home.path);
+    why = above === undefined
+      ? "a path above it is not a folder"
+      : `"${above.path}" above it is ${kindOf(above.info)}`;
+  }
+  throw new ConfigError(`${named} must be a folder: ${why}`, { key: "TERN_HOME" });
+}
+
+/** The nearest path above `path` that exists and is not a folder; undefined when none is. */
+function fileAbove(path: string): { path: string; info: Deno.FileInfo } | undefined {
+  for (let above = dirname(path); above !== dirname(above); above = dirname(above)) {
+    try {
+      const info = Deno.statSync(above);
+      return info.isDirectory ? undefined : { path: above, info };
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotADirectory)) return undefined;
+    }
+  }
+  return undefined;
+}
+
+function kindOf(info: Deno.FileInfo): string {
+  return info.isFile ? "a file" : "a special file";
 }
 
 function defaultsLayer(): Layer {

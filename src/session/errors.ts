@@ -36,6 +36,18 @@ export class SessionRefError extends TernError {
   }
 }
 
+/** A file given as a session that is missing or whose first line is not a session header. */
+export class SessionFileError extends TernError {
+  override name = "SessionFileError";
+  /** The file, as given. */
+  readonly path: string;
+
+  constructor(message: string, path: string, options: { cause?: unknown } = {}) {
+    super(message, "cause" in options ? { cause: options.cause } : {});
+    this.path = path;
+  }
+}
+
 /** A session has no entry with the id asked for (to branch or fork from). */
 export class UnknownEntryError extends TernError {
   override name = "UnknownEntryError";

@@ -2,7 +2,7 @@
  * Reading a session file: the header, then every entry that survived, with a warning for each
  * line that did not. Loading never changes the file.
  */
-import { TernError } from "../core/errors.ts";
+import { SessionFileError } from "./errors.ts";
 import {
   KNOWN_ENTRY_TYPES,
   SESSION_FORMAT_VERSION,
@@ -34,7 +34,7 @@ const decoder = new TextDecoder();
 
 /**
  * Reads and parses the session file at `path`, a line at a time.
- * @throws {TernError} when the file is missing or its first line is not a session header.
+ * @throws {SessionFileError} when the file is missing or its first line is not a session header.
  */
 export async function loadSession(path: string): Promise<LoadedSession> {
   const reader = new SessionReader(path);
@@ -48,7 +48,7 @@ export async function loadSession(path: string): Promise<LoadedSession> {
 /**
  * The entries in the first `end` bytes of the session file at `path` (whole lines only), read
  * without awaiting: what a session opened from its end (`tail.ts`) reads when it needs more.
- * @throws {TernError} as `loadSession` does.
+ * @throws {SessionFileError} as `loadSession` does.
  */
 export function loadSessionSync(path: string, options: { end: number }): LoadedSession {
   const reader = new SessionReader(path);
@@ -103,11 +103,14 @@ export function newerVersionWarning(header: SessionHeader, path: string): string
 /**
  * Parses the first line of a session file. Requires `type: "session"`, a numeric `version`
  * and string `id`, `cwd` and `created`; a newer version is accepted (the caller warns).
- * @throws {TernError} naming `path` when the line is not such a header.
+ * @throws {SessionFileError} naming `path` when the line is not such a header.
  */
 export function parseSessionHeader(line: string, path: string): SessionHeader {
   const fail = (why: string) =>
-    new TernError(`Cannot load session "${path}": the first line is not a session header (${why})`);
+    new SessionFileError(
+      `Cannot load session "${path}": the first line is not a session header (${why})`,
+      path,
+    );
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -164,7 +167,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function readError(path: string, error: unknown): unknown {
   if (error instanceof Deno.errors.NotFound) {
-    return new TernError(`Cannot load session "${path}": file not found`, { cause: error });
+    return new SessionFileError(`Cannot load session "${path}": file not found`, path, {
+      cause: error,
+    });
   }
   return error;
 }

@@ -3,8 +3,7 @@
  * `<ternHome>/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`, one folder per working directory.
  */
 import { basename, join, resolve } from "../core/path.ts";
-import { TernError } from "../core/errors.ts";
-import { SessionRefError } from "./errors.ts";
+import { SessionFileError, SessionRefError } from "./errors.ts";
 import { parseSessionHeader } from "./load.ts";
 import { scanLines } from "./_lines.ts";
 import type { SessionHeader } from "./types.ts";
@@ -199,7 +198,9 @@ async function readHeader(path: string): Promise<SessionHeader | undefined> {
       return false;
     }, { chunkSize: 16 * 1024 });
   } catch (error) {
-    if (error instanceof TernError || error instanceof Deno.errors.NotFound) return undefined;
+    if (error instanceof SessionFileError || error instanceof Deno.errors.NotFound) {
+      return undefined;
+    }
     throw error;
   }
   return header;
@@ -231,7 +232,9 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
       }
     });
   } catch (error) {
-    if (error instanceof TernError || error instanceof Deno.errors.NotFound) return undefined;
+    if (error instanceof SessionFileError || error instanceof Deno.errors.NotFound) {
+      return undefined;
+    }
     throw error;
   }
   if (!header) return undefined;

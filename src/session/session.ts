@@ -86,7 +86,7 @@ export class Session {
    * take longer for history before it; what lies before is read when something asks for it.
    * Tool calls left without results at the leaf (tern was killed while they ran) are closed
    * first: an "interrupted" tool message is appended for each. @throws {SessionBusyError} when
-   * another process holds it, a TernError when the file is not a session.
+   * another process holds it, a SessionFileError when the file is not a session.
    */
   static async open(path: string, options: SessionOptions = {}): Promise<Session> {
     let opened: Opened | undefined;

@@ -111,7 +111,8 @@ export class SessionWriter {
    * Locks and loads the session at `path` for appending after its last entry; `load` (default
    * `loadSession`) reads it once locked.
    * @throws {SessionBusyError} when another writer holds the session, {SessionRefError} when
-   * the file is missing, or a TernError when the file is not a session (see `loadSession`).
+   * the file is missing, or a SessionFileError when the file is not a session (see
+   * `loadSession`).
    */
   static async open(
     path: string,

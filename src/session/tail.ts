@@ -35,7 +35,8 @@ const decoder = new TextDecoder();
 /**
  * Reads the session file at `path` backwards from its end until the leaf's path reaches an
  * anchor (see above) or its root. `chunkSize` (default 256 KiB) is for tests.
- * @throws {TernError} when the first line is not a session header; what `Deno.openSync` throws.
+ * @throws {SessionFileError} when the first line is not a session header; what `Deno.openSync`
+ * throws.
  */
 export function loadTail(path: string, options: { chunkSize?: number } = {}): LoadedTail {
   using file = Deno.openSync(path);

@@ -12,7 +12,12 @@ import { NoPlanError, SessionChoiceError } from "../../src/harness/errors.ts";
 import { ProviderSetupError } from "../../src/llm/errors.ts";
 import { FactIdError, FactTextError } from "../../src/memory/errors.ts";
 import { PlanningError, PlanValidationError } from "../../src/plan/errors.ts";
-import { SessionBusyError, SessionRefError, UnknownEntryError } from "../../src/session/errors.ts";
+import {
+  SessionBusyError,
+  SessionFileError,
+  SessionRefError,
+  UnknownEntryError,
+} from "../../src/session/errors.ts";
 
 Deno.test("exitCodeForError() gives every domain's usage error exit code 2", () => {
   const usage = [
@@ -24,6 +29,7 @@ Deno.test("exitCodeForError() gives every domain's usage error exit code 2", () 
     new NoPlanError("no plan"),
     new SessionBusyError("abcd1234", "/s/x_abcd1234.jsonl"),
     new SessionRefError("no match", "beef"),
+    new SessionFileError("not a session", "/etc/passwd"),
     new UnknownEntryError("abcd1234", "e1"),
     new FactTextError("empty", 0),
     new FactIdError("no fact", "ff"),
@@ -35,7 +41,7 @@ Deno.test("exitCodeForError() gives a cancelled plan 130 and other failures 1", 
   equal(exitCodeForError(new PlanningError("Cannot plan: cancelled", { cancelled: true })), 130);
   equal(exitCodeForError(new PlanningError("Cannot plan: rejected twice")), 1);
   equal(exitCodeForError(new PlanValidationError(["cycle: a → b → a"])), 1);
-  equal(exitCodeForError(new TernError("Cannot load session")), 1);
+  equal(exitCodeForError(new TernError("Cannot reach the model server")), 1);
   equal(exitCodeForError(new Error("a bug")), 1);
   equal(exitCodeFor("CANCELLED"), EXIT_CANCELLED);
 });

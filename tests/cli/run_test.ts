@@ -143,6 +143,35 @@ Deno.test("tern run rejects a bad project config with the file, line and exit co
   equal(requests.length, 0);
 });
 
+Deno.test("tern run refuses a TERN_HOME that is a file or under one with exit code 2", async () => {
+  const server = await startScriptedServer([{ text: "never" }], { chunkDelayMs: 0 });
+  const ws = await tempWorkspace();
+  try {
+    const file = join(ws.home, "afile");
+    await Deno.writeTextFile(file, "not a folder\n");
+    const cases: [string, string][] = [
+      [file, "it is a file"],
+      [join(file, "tern"), `"${file}" above it is a file`],
+    ];
+    for (const [ternHome, why] of cases) {
+      const run = await runTern(["run", "--base-url", server.baseUrl, "-m", "scripted", "task"], {
+        cwd: ws.dir,
+        env: { TERN_HOME: ternHome, HOME: ws.home, TERN_API_KEY: SECRET },
+      });
+      equal(run.code, 2, run.stderr);
+      ok(
+        run.stderr.includes(`tern: TERN_HOME "${ternHome}" must be a folder: ${why}\n`),
+        run.stderr,
+      );
+      ok(!run.stderr.includes("internal error"), run.stderr);
+    }
+    equal(server.requests.length, 0);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
+
 Deno.test("tern run without a key for api.openai.com says how to set one", async () => {
   const ws = await tempWorkspace();
   try {

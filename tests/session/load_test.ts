@@ -1,6 +1,6 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { TernError } from "../../src/core/errors.ts";
+import { SessionFileError } from "../../src/session/errors.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { SessionWriter } from "../../src/session/store.ts";
 import { SessionTree } from "../../src/session/tree.ts";
@@ -178,14 +178,15 @@ Deno.test("loadSession() names the file when the first line is not a session hea
       const message =
         `Cannot load session "${path}": the first line is not a session header (${why})`;
       await rejects(loadSession(path), (error: unknown) => {
-        ok(error instanceof TernError);
+        ok(error instanceof SessionFileError);
+        equal(error.path, path);
         equal(error.message, message);
         return true;
       });
     }
     const missing = join(home, "missing.jsonl");
     await rejects(loadSession(missing), {
-      name: "TernError",
+      name: "SessionFileError",
       message: `Cannot load session "${missing}": file not found`,
     });
   } finally {
