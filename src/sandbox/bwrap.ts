@@ -25,10 +25,13 @@ export function bashArgv(command: string, prefix = ""): string[] {
  *    every local user in `/proc/<pid>/cmdline`, so bubblewrap is started with exactly
  *    {@linkcode sandboxEnv} as its own environment (and nothing inherited), which the command
  *    gets from it;
- * 2. `/` read-only, fresh `/proc` and `/dev`;
- * 3. an empty `/run` (and `/var/run` unless it links to `/run`), so host sockets (docker, dbus,
- *    ssh and gpg agents) are gone, with the `/run` target of `/etc/resolv.conf` bound back
- *    when the network is shared; before the plan's own mounts, so those apply even under `/run`;
+ * 2. `/` read-only, fresh `/proc` and `/dev`: `/dev` read-only (its devices still work), with
+ *    a `/dev/shm` of `plan.limits.tmpMb` MiB;
+ * 3. an empty `/run` of 16 MiB (and `/var/run` unless it links to `/run`), so host sockets
+ *    (docker, dbus, ssh and gpg agents) are gone, with the `/run` target of `/etc/resolv.conf`
+ *    bound back when the network is shared; before the plan's own mounts, so those apply even
+ *    under `/run`. Every tmpfs a command can write has a size: each takes memory, and without
+ *    one could take up to half of it;
  * 4. a private tmpfs of `plan.limits.tmpMb` MiB at `/tmp` (see {@linkcode tmpfsArgs}), the
  *    run's pids cgroup file when `plan.pidsFile` is set, each writable root read-write, each `readOnly` path read-only again
  *    (after the writable roots, so it wins), each `hidden` path replaced by a read-only empty
@@ -105,7 +108,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   if (plan.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
   args.push("--ro-bind", "/", "/", "--proc", "/proc");
-  args.push(...(plan.proxy !== undefined && !plan.network ? PROXIED_DEV : ["--dev", "/dev"]));
+  args.push(...devArgs(plan));
   args.push(...kernelArgs());
   args.push(...runArgs(plan.network));
   args.push(...maskArgs(plan));
@@ -294,8 +297,30 @@ const PROXIED_DEV: readonly string[] = [
   ...["--symlink", "/proc/self/fd/0", "/dev/stdin"],
   ...["--symlink", "/proc/self/fd/1", "/dev/stdout"],
   ...["--symlink", "/proc/self/fd/2", "/dev/stderr"],
-  ...["--tmpfs", "/dev/shm"],
 ];
+
+/** Size of the empty `/run` and `/var/run`: sockets and pid files, nothing large. */
+const RUN_BYTES = 16 * 1024 * 1024;
+/** Size of the `/dev` of {@linkcode PROXIED_DEV}: only mount points for the devices. */
+const DEV_BYTES = 1024 * 1024;
+
+/**
+ * A fresh `/dev` (`--dev`, or {@linkcode PROXIED_DEV} for a command with host grants), with a
+ * `/dev/shm` of `limits.tmpMb` MiB, writable by all as usual (shared memory is files there),
+ * then made read-only: the devices in it still read and write, but no file can be made beside
+ * them, so `/dev` cannot fill memory either.
+ */
+function devArgs(plan: ShellPlan): string[] {
+  const shmBytes = (plan.limits ?? DEFAULT_LIMITS).tmpMb * 1024 * 1024;
+  const dev = plan.proxy !== undefined && !plan.network
+    ? ["--size", String(DEV_BYTES), ...PROXIED_DEV]
+    : ["--dev", "/dev"];
+  return [
+    ...dev,
+    ...["--perms", "01777", "--size", String(Math.floor(shmBytes)), "--tmpfs", "/dev/shm"],
+    ...["--remount-ro", "/dev"],
+  ];
+}
 
 /** Where bubblewrap writes the sandbox's pid (`--info-fd`) for the forwarder's launcher. */
 export const INFO_FD = 4;
@@ -376,8 +401,9 @@ function limitArgs(plan: ShellPlan): string[] {
 
 function runArgs(network: boolean): string[] {
   const args: string[] = [];
-  if (kindOf("/run") === "dir") args.push("--tmpfs", "/run");
-  if (isRealDir("/var/run")) args.push("--tmpfs", "/var/run");
+  const size = ["--size", String(RUN_BYTES)];
+  if (kindOf("/run") === "dir") args.push(...size, "--tmpfs", "/run");
+  if (isRealDir("/var/run")) args.push(...size, "--tmpfs", "/var/run");
   if (network) {
     for (const target of runTargets(NETWORK_LINKS)) args.push("--ro-bind", target, target);
   }

@@ -137,6 +137,28 @@ bwrapTest("bwrap runner stops a 2 GB file write at the file size limit", async (
   });
 });
 
+bwrapTest(
+  "bwrap runner's /dev/shm and /run fill up at their size, and /dev takes no files",
+  async () => {
+    // Every tmpfs takes memory: without a size each could grow to half of the machine's.
+    await withSandbox(async (sandbox, ws) => {
+      const command = [
+        "head -c 64M /dev/zero > /dev/shm/fill; stat -c shm=%s /dev/shm/fill",
+        "head -c 64M /dev/zero > /run/fill; stat -c run=%s /run/fill",
+        "touch /dev/fill 2>/dev/null || echo dev-refused",
+        "echo x > /dev/null && echo null-ok",
+      ].join("; ");
+      const result = await run(sandbox, ws, command);
+      const shm = Number(result.output.match(/shm=(\d+)/)?.[1]);
+      const runSize = Number(result.output.match(/run=(\d+)/)?.[1]);
+      ok(shm > 0 && shm <= LIMITS.tmpMb * 1024 * 1024, result.output);
+      ok(runSize > 0 && runSize <= 16 * 1024 * 1024, result.output);
+      match(result.output, /dev-refused/);
+      match(result.output, /null-ok/);
+    }, { ...LIMITS, fileSizeMb: 1024 });
+  },
+);
+
 bwrapTest("bwrap runner's /tmp fills up at its size, and the host's does not", async () => {
   await withSandbox(async (sandbox, ws) => {
     const mark = `tern_fill_${crypto.randomUUID()}`;
