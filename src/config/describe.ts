@@ -1,7 +1,7 @@
 /** Human-readable configuration for `tern config`, with the API key never shown. */
 import type { TernConfig } from "./schema.ts";
 import { SETTING_KEYS, settingOf } from "./settings.ts";
-import { type ConfigSource, describeSource } from "./sources.ts";
+import { type ConfigSource, describeSource, isProjectSource } from "./sources.ts";
 
 /** The plain settings in table order, the key after the base URL, the tern directory last. */
 const ORDER: ReadonlyArray<string> = [
@@ -50,4 +50,28 @@ function withheldNote({ variables, chooser }: WithheldKeys): string {
   return `${variables.join(", ")} in the environment not used: the server is chosen by ` +
     `${describeSource(chooser)}, and a server a project chooses gets only keys from the ` +
     "project's .env";
+}
+
+/**
+ * What a run says before it starts when the project's files (`.tern/config.jsonc`, `.env`)
+ * chose where the conversation goes: the base URL or the provider, and which file chose it. A
+ * repository, or a command that wrote its `.env`, can point every later run at a server of its
+ * own; the keys stay withheld, but the prompts, the code and the tool results go there, so the
+ * person is told each time. Undefined when the person chose (or nobody did).
+ */
+export function projectModelNotice(
+  config: Pick<TernConfig, "baseUrl" | "provider">,
+  sources: Readonly<Record<string, ConfigSource>>,
+): string | undefined {
+  if (isProjectSource(sources.baseUrl) && config.baseUrl !== undefined) {
+    return `the model's server is ${config.baseUrl}, chosen by ${
+      describeSource(sources.baseUrl)
+    }: ` +
+      "this run's conversation goes there (pass --base-url to choose yourself)";
+  }
+  if (isProjectSource(sources.provider) && config.provider !== undefined) {
+    return `the provider is ${config.provider}, chosen by ${describeSource(sources.provider)}: ` +
+      "this run's conversation goes there (pass --provider to choose yourself)";
+  }
+  return undefined;
 }

@@ -18,7 +18,7 @@ export {
   type ThinkingChoice,
 } from "./schema.ts";
 export { ConfigError, type ConfigErrorDetails } from "./errors.ts";
-export { describeConfig, type WithheldKeys } from "./describe.ts";
+export { describeConfig, projectModelNotice, type WithheldKeys } from "./describe.ts";
 export {
   type ConfigSource,
   describeSource,

@@ -15,6 +15,7 @@ import {
   type ConfigSource,
   isExplicitSource,
   loadConfig,
+  projectModelNotice,
   type TernConfig,
 } from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
@@ -494,6 +495,8 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   phaseMark("config");
   const ternHome = loaded.config.ternHome;
   const sources = { ...loaded.sources };
+  const notice = projectModelNotice(loaded.config, sources);
+  if (notice !== undefined) options.warn(notice);
   const now = (options.connect ?? "now") === "now";
   let closed = false;
   // Connecting now: the MCP servers start at once, in parallel with the session and models.

@@ -121,6 +121,29 @@ Deno.test("a base URL from a project's files gets none of the person's keys from
   });
 });
 
+Deno.test("a run whose model server a project's files chose says so, and which file chose it", async () => {
+  // A repository, or a command that wrote its .env, can send every later run's conversation to
+  // a server of its own: each run tells the person where it goes and why.
+  await withScene(async (scene) => {
+    const dotenv = writeIn(scene.dir, ".env", `TERN_BASE_URL=${scene.server.baseUrl}\n`);
+    const run = await runTern(["run", "-m", "scripted", "-o", "json", "hi"], {
+      cwd: scene.dir,
+      env: scene.env,
+    });
+    equal(run.code, 0, run.stderr);
+    ok(run.stderr.includes(`the model's server is ${scene.server.baseUrl}`), run.stderr);
+    ok(run.stderr.includes(dotenv), run.stderr);
+    // Chosen by the person, nothing is said.
+    await Deno.remove(dotenv);
+    const own = await runTern(
+      ["run", "--base-url", scene.server.baseUrl, "-m", "scripted", "-o", "json", "hi"],
+      { cwd: scene.dir, env: scene.env },
+    );
+    equal(own.code, 0, own.stderr);
+    ok(!own.stderr.includes("the model's server is"), own.stderr);
+  });
+});
+
 Deno.test("a provider chosen by a project's files gets none of the person's keys", async () => {
   await withScene(async (scene) => {
     // The person's own server and Anthropic key; the project switches the provider to Anthropic
