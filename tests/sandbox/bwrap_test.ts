@@ -30,11 +30,20 @@ import {
   withBox,
 } from "./_bwrap_helpers.ts";
 
-/** What bwrapArgs() puts in for /run on this machine. */
+/** What bwrapArgs() puts in for /run on this machine: an empty /run of 16 MiB. */
 function runPart(): string[] {
-  const part = ["--tmpfs", "/run"];
-  if (Deno.lstatSync("/var/run").isDirectory) part.push("--tmpfs", "/var/run");
+  const size = ["--size", String(16 * 1024 * 1024)];
+  const part = [...size, "--tmpfs", "/run"];
+  if (Deno.lstatSync("/var/run").isDirectory) part.push(...size, "--tmpfs", "/var/run");
   return part;
+}
+
+/** /dev: fresh, with a /dev/shm of `tmpMb` MiB, then read-only. */
+function devPart(tmpMb: number): string[] {
+  return [
+    ...["--dev", "/dev", "--perms", "01777", "--size", String(tmpMb * 1024 * 1024)],
+    ...["--tmpfs", "/dev/shm", "--remount-ro", "/dev"],
+  ];
 }
 
 /**
@@ -66,7 +75,8 @@ Deno.test("bwrapArgs() builds the complete argv in a fixed order", async () => {
     };
     deepEqual(bwrapArgs(plan, "echo hi"), [
       ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
-      ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+      ...["--ro-bind", "/", "/", "--proc", "/proc"],
+      ...devPart(64),
       ...kernelPart(),
       ...runPart(),
       ...["--size", String(64 * 1024 * 1024), "--tmpfs", "/tmp"],
@@ -104,7 +114,8 @@ Deno.test("bwrapArgs() masks, shows back, guards and filters in a fixed order", 
     };
     deepEqual(bwrapArgs(plan, "echo hi"), [
       ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
-      ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+      ...["--ro-bind", "/", "/", "--proc", "/proc"],
+      ...devPart(64),
       ...kernelPart(),
       ...runPart(),
       // Outer masks first; what is shown is bound back before the writable roots.
