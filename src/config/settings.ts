@@ -259,10 +259,14 @@ export const SETTINGS = {
     guards: "keys",
     secret: true,
   },
-  /** Whole-request timeout for a model call, in milliseconds. */
+  /**
+   * Whole-request timeout for a model call, in milliseconds: from the request to the stream's
+   * last byte. 30 minutes: an answer at high thinking (tens of thousands of tokens) can take a
+   * quarter of an hour; a stream that never ends (a stuck proxy, a hostile server) ends here.
+   */
   requestTimeoutMs: {
     rule: { kind: "integer", min: 1 },
-    default: 600_000,
+    default: 1_800_000,
     env: ["TERN_REQUEST_TIMEOUT_MS"],
     expect: MS,
     project: true,

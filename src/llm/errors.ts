@@ -87,6 +87,25 @@ export function httpErrorMessage(status: number, detail: string): string {
     : `HTTP ${status} from model API: ${detail}`;
 }
 
+/**
+ * The message when the request timeout (`requestTimeoutMs`) ended a call: before the response
+ * headers came, or while the body was still streaming (`answering`).
+ */
+export function requestTimeoutMessage(timeoutMs: number, answering: boolean): string {
+  const what = answering ? "did not finish its answer" : "did not respond";
+  return `Model API ${what} within ${timeoutMs} ms (the request timeout): raise ` +
+    "requestTimeoutMs or TERN_REQUEST_TIMEOUT_MS to allow longer calls";
+}
+
+/**
+ * The message for a successful response of another media type than an event stream, quoting
+ * the start of what it said (`detail`, already clipped and redacted; may be empty).
+ */
+export function streamExpectedMessage(mediaType: string, detail: string): string {
+  const sent = `Model API sent ${JSON.stringify(mediaType)} instead of an event stream`;
+  return detail === "" ? sent : `${sent}: ${JSON.stringify(clip(detail, 200))}`;
+}
+
 /** The message for a `data:` payload that is not JSON; quotes the start of the payload. */
 export function malformedEventMessage(data: string): string {
   return `Cannot parse model API stream event ${JSON.stringify(clip(data, 80))}: invalid JSON`;

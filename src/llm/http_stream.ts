@@ -1,8 +1,9 @@
 /**
- * The HTTP half every wire provider shares: POST a JSON body, wait for the headers within the
- * request timeout, turn error responses into error events (secrets redacted, `Retry-After`
- * read), then feed the SSE body to the API's own `WireStream` with an idle timeout. Never
- * throws: every failure is a final `error` event.
+ * The HTTP half every wire provider shares: POST a JSON body, turn error responses into error
+ * events (secrets redacted, `Retry-After` read), then feed the SSE body to the API's own
+ * `WireStream`. Two timeouts bound a call: the request timeout the whole of it, from sending to
+ * the last event, and the idle timeout each silence of the body. Never throws: every failure is
+ * a final `error` event.
  */
 import {
   abortedError,
@@ -13,9 +14,11 @@ import {
   IdleTimeoutError,
   isRetryableStatus,
   providerDetail,
+  requestTimeoutMessage,
   retryableError,
   retryAfterMs,
   STREAM_ENDED_EARLY_MESSAGE,
+  streamExpectedMessage,
   transportErrorMessage,
 } from "./errors.ts";
 import { netDeniedMessage } from "../core/net_denied.ts";
@@ -48,7 +51,12 @@ export interface WireStream {
   finish(): StreamEvent;
 }
 
-const DEFAULT_TIMEOUT_MS = 120_000;
+/**
+ * A bound for runaway calls, not a guess at a slow one: Anthropic's SDK plans for 128,000
+ * output tokens an hour, so a 64,000-token answer may take 30 minutes.
+ */
+const DEFAULT_REQUEST_TIMEOUT_MS = 1_800_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 const MAX_ERROR_BODY_CHARS = 16_000;
 
 /** Options shared by the wire providers' constructors. */
@@ -59,9 +67,15 @@ export interface HttpProviderOptions {
   apiKey?: string;
   /** Extra request headers (they override the defaults). */
   headers?: Record<string, string>;
-  /** Longest wait for the response headers, in milliseconds. Default 120,000. */
+  /**
+   * Longest time for the whole call, from sending the request to the last event of the body,
+   * in milliseconds. Default 1,800,000.
+   */
   requestTimeoutMs?: number;
-  /** Longest gap between bytes of the streamed body, in milliseconds. Default 120,000. */
+  /**
+   * Longest gap between bytes of the streamed body, in milliseconds. SSE comments count: some
+   * servers send them to show they are still working. Default 120,000.
+   */
   idleTimeoutMs?: number;
   /** The fetch to use (tests, proxies). Default: the global `fetch`. */
   fetch?: typeof fetch;
@@ -95,8 +109,8 @@ export function httpStreamConfig(
       ...options.headers,
     },
     secrets: options.apiKey ? [options.apiKey] : [],
-    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS,
-    idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     fetch: options.fetch ?? globalThis.fetch,
   };
 }
@@ -127,24 +141,27 @@ export async function* postForStream(
   const forwardAbort = () => controller.abort();
   signal?.addEventListener("abort", forwardAbort, { once: true });
   let requestTimedOut = false;
+  let responded = false;
   // AbortSignal.timeout, not setTimeout: Deno's global setTimeout is Node's, and its first call
-  // loads the Node compatibility layer just before the first request is sent.
+  // loads the Node compatibility layer just before the first request is sent. Aborting the
+  // controller also ends a body read under way.
   const requestTimeout = AbortSignal.timeout(config.requestTimeoutMs);
   const onRequestTimeout = () => {
     requestTimedOut = true;
     controller.abort();
   };
   requestTimeout.addEventListener("abort", onRequestTimeout, { once: true });
-  const stopRequestTimer = () => requestTimeout.removeEventListener("abort", onRequestTimeout);
+  const stopped = (): ErrorEvent | undefined => {
+    if (signal?.aborted) return abortedError();
+    if (!requestTimedOut) return undefined;
+    return retryableError(requestTimeoutMessage(config.requestTimeoutMs, responded));
+  };
   const failed = (error: unknown): ErrorEvent => {
     if (signal?.aborted) return abortedError();
     // Trying again would be refused again: the host is outside what tern may reach.
     const denied = netDeniedMessage(error, `model API at ${JSON.stringify(config.origin)}`);
     if (denied) return clientError(denied);
-    if (requestTimedOut) {
-      return retryableError(`Model API did not respond within ${config.requestTimeoutMs} ms`);
-    }
-    return retryableError(transportErrorMessage(error, config.origin));
+    return stopped() ?? retryableError(transportErrorMessage(error, config.origin));
   };
   try {
     let response: Response;
@@ -172,42 +189,59 @@ export async function* postForStream(
       yield failed(error);
       return;
     }
-    stopRequestTimer();
+    responded = true;
     phaseMark("first_byte");
     if (response.body === null) {
       yield retryableError("Model API sent an empty response");
       return;
     }
-    if (isJson(response)) {
+    const type = mediaType(response);
+    if (type === "application/json") {
       yield await jsonInsteadOfStream(response, config.secrets);
       return;
     }
-    yield* readWireStream(response.body, newStream(), config.idleTimeoutMs, signal);
+    // A web page (a proxy's login page, a web server's index) will not turn into events however
+    // often asked. Any other type is read as a stream: some servers label their events
+    // `text/plain` or `application/octet-stream`, and refusing them would break a working setup.
+    if (type !== undefined && NOT_A_STREAM.has(type)) {
+      yield await otherInsteadOfStream(response, type, config.secrets);
+      return;
+    }
+    yield* readWireStream(response.body, newStream(), {
+      idleTimeoutMs: config.idleTimeoutMs,
+      stopped,
+    });
   } finally {
-    stopRequestTimer();
+    requestTimeout.removeEventListener("abort", onRequestTimeout);
     signal?.removeEventListener("abort", forwardAbort);
     // Releases the connection when the body was not read to the end.
     controller.abort();
   }
 }
 
+interface ReadOptions {
+  idleTimeoutMs: number;
+  /** The error for a call that the caller or the request timeout stopped, once one did. */
+  stopped: () => ErrorEvent | undefined;
+}
+
 async function* readWireStream(
   body: ReadableStream<Uint8Array>,
   state: WireStream,
-  idleTimeoutMs: number,
-  signal: AbortSignal | undefined,
+  { idleTimeoutMs, stopped }: ReadOptions,
 ): AsyncGenerator<StreamEvent> {
   try {
     for await (const data of readSseData(body, { idleTimeoutMs })) {
-      if (signal?.aborted) break;
+      if (stopped()) break;
       const events = state.apply(data);
       yield* events;
       if (events.at(-1)?.type === "error") return;
       if (state.ended) break;
     }
   } catch (error) {
-    if (signal?.aborted) {
-      yield abortedError();
+    const stop = stopped();
+    if (stop) {
+      yield stop;
     } else if (error instanceof IdleTimeoutError) {
       yield retryableError(`Model API stream stalled: no data for ${idleTimeoutMs} ms`);
     } else if (state.complete) {
@@ -218,7 +252,7 @@ async function* readWireStream(
     }
     return;
   }
-  yield signal?.aborted ? abortedError() : state.finish();
+  yield stopped() ?? state.finish();
 }
 
 /** The error event for a non-2xx response: status, the provider's message, Retry-After. */
@@ -249,6 +283,24 @@ async function jsonInsteadOfStream(response: Response, secrets: string[]): Promi
   );
 }
 
+async function otherInsteadOfStream(
+  response: Response,
+  type: string,
+  secrets: string[],
+): Promise<ErrorEvent> {
+  let text = await readCapped(response);
+  if (type === "text/html") text = htmlText(text);
+  return clientError(streamExpectedMessage(type, providerDetail(text, secrets)));
+}
+
+/** The text of an HTML page, roughly: what its reader would see first, without the markup. */
+function htmlText(html: string): string {
+  return html
+    .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, " ")
+    .replace(/<!--[\s\S]*?-->/g, " ")
+    .replace(/<[^>]*>/g, " ");
+}
+
 /** Reads at most MAX_ERROR_BODY_CHARS of a body; a body that fails to read counts as empty. */
 async function readCapped(response: Response): Promise<string> {
   try {
@@ -259,8 +311,18 @@ async function readCapped(response: Response): Promise<string> {
   }
 }
 
-function isJson(response: Response): boolean {
-  return (response.headers.get("content-type") ?? "").includes("application/json");
+/** The response's media type in lower case, without parameters; undefined when not given. */
+/** Content types that are pages, never a stream of events. */
+const NOT_A_STREAM: ReadonlySet<string> = new Set([
+  "text/html",
+  "application/xhtml+xml",
+  "text/xml",
+  "application/xml",
+]);
+
+function mediaType(response: Response): string | undefined {
+  const type = response.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+  return type === "" ? undefined : type;
 }
 
 /** True for a redirect answered to a `redirect: "manual"` request. */

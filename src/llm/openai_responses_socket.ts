@@ -10,7 +10,7 @@
  * with the whole conversation within the same request; `previous_response_not_found` sends
  * the whole conversation again on the socket. Loaded only when a request takes this path.
  */
-import { abortedError } from "./errors.ts";
+import { abortedError, requestTimeoutMessage, retryableError } from "./errors.ts";
 import type { HttpStreamConfig } from "./http_stream.ts";
 import {
   assistantItems,
@@ -81,7 +81,9 @@ export class ResponsesSocketPool {
 
   /**
    * Streams `request`, over the conversation's socket when it can, else through `http` (which
-   * sends the whole conversation). Never throws; ends with one `done` or `error` event.
+   * sends the whole conversation). The request timeout bounds the response on the socket as it
+   * does an HTTP call; the handshake has its own. Never throws; ends with one `done` or `error`
+   * event.
    */
   async *stream(
     request: ModelRequest,
@@ -97,6 +99,7 @@ export class ResponsesSocketPool {
     let connection: Connection | undefined;
     let yielded = false;
     let settled = false;
+    let deadline: AbortSignal | undefined;
     try {
       connection = existing !== undefined && !existing.inbox.closed
         ? existing
@@ -109,16 +112,24 @@ export class ResponsesSocketPool {
         return;
       }
       connection.busy = true;
-      for await (const event of this.#exchange(connection, request, signal)) {
+      deadline = AbortSignal.timeout(this.#config.http.requestTimeoutMs);
+      const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
+      for await (const event of this.#exchange(connection, request, stop)) {
         yielded ||= event.type !== "error";
         settled = event.type === "done" || event.type === "error";
         yield event;
       }
     } catch (error) {
       settled = true;
-      if (connection !== undefined) this.#drop(key, connection, !signal?.aborted);
+      const timedOut = deadline?.aborted === true;
+      if (connection !== undefined) this.#drop(key, connection, !signal?.aborted && !timedOut);
       if (signal?.aborted) {
         yield abortedError();
+        return;
+      }
+      if (timedOut) {
+        // The socket worked; the answer took too long, and would over HTTP too.
+        yield retryableError(requestTimeoutMessage(this.#config.http.requestTimeoutMs, true));
         return;
       }
       const reason = `WebSocket to ${JSON.stringify(this.#config.http.origin)} failed (${

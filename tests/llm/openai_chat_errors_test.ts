@@ -183,7 +183,8 @@ Deno.test("createOpenAiChatProvider() times out when no response headers arrive"
     assert.deepEqual(events, [{
       type: "error",
       kind: "client",
-      message: "Model API did not respond within 150 ms",
+      message: "Model API did not respond within 150 ms (the request timeout): raise " +
+        "requestTimeoutMs or TERN_REQUEST_TIMEOUT_MS to allow longer calls",
       retryable: true,
     }]);
   } finally {

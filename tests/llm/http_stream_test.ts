@@ -1,0 +1,138 @@
+/**
+ * What `postForStream()` makes of servers that answer 200 but never give a usable stream: one
+ * that streams forever, and one that sends a page instead of events. Each runs the real wire
+ * providers against a server on 127.0.0.1.
+ */
+import assert from "node:assert/strict";
+import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
+import type { StreamEvent } from "../../src/llm/types.ts";
+import { lastError } from "../support/stream_events.ts";
+import { sleep } from "../support/abortable_wait.ts";
+
+type Api = ResolvedProvider["api"];
+
+/** Far above any timeout set here: reached only when the call's own timeouts failed. */
+const GUARD_MS = 20_000;
+
+/** A server whose every answer is `respond(closing)`; `closing` fires as it shuts down. */
+async function withServer(
+  respond: (closing: AbortSignal) => Response,
+  body: (baseUrl: string) => Promise<void>,
+): Promise<void> {
+  const closing = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      await request.body?.cancel();
+      return respond(closing.signal);
+    },
+  );
+  try {
+    await body(`http://127.0.0.1:${server.addr.port}/v1`);
+  } finally {
+    closing.abort();
+    await server.shutdown();
+  }
+}
+
+/** An SSE body that sends `chunk` every 20 ms until the reader goes or the server closes. */
+function endless(chunk: () => string, closing: AbortSignal): Response {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await sleep(20, closing);
+      if (closing.aborted) controller.close();
+      else controller.enqueue(encoder.encode(chunk()));
+    },
+  });
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+/** Runs one request against `baseUrl` in `api`, with the given timeouts. */
+async function call(
+  api: Api,
+  baseUrl: string,
+  timeouts: { requestTimeoutMs: number; idleTimeoutMs: number },
+): Promise<StreamEvent[]> {
+  const provider: ResolvedProvider = {
+    name: api,
+    api,
+    baseUrl,
+    apiKey: "sk-test-0123456789",
+    keyVariables: ["TERN_API_KEY"],
+    keyRequired: true,
+  };
+  const wire = createWireProvider(provider, timeouts);
+  const request = { model: "m", messages: [{ role: "user" as const, content: "hi" }], tools: [] };
+  const events: StreamEvent[] = [];
+  for await (const event of wire.stream(request, AbortSignal.timeout(GUARD_MS))) {
+    events.push(event);
+  }
+  return events;
+}
+
+const DEADLINE_MESSAGE =
+  "Model API did not finish its answer within 300 ms (the request timeout): " +
+  "raise requestTimeoutMs or TERN_REQUEST_TIMEOUT_MS to allow longer calls";
+
+Deno.test("postForStream() ends a stream of text deltas that never finishes at the request timeout", async () => {
+  const chunk = { choices: [{ index: 0, delta: { content: "la" } }] };
+  const delta = `data: ${JSON.stringify(chunk)}\n\n`;
+  await withServer((closing) => endless(() => delta, closing), async (baseUrl) => {
+    const events = await call("openai", baseUrl, { requestTimeoutMs: 300, idleTimeoutMs: 5000 });
+    assert.ok(events.some((event) => event.type === "text_delta"), "expected some text first");
+    assert.deepEqual(events.at(-1), {
+      type: "error",
+      kind: "client",
+      message: DEADLINE_MESSAGE,
+      retryable: true,
+    });
+  });
+});
+
+Deno.test("postForStream() ends a stream of only keepalive comments at the request timeout, in any API", async () => {
+  await withServer((closing) => endless(() => ": keepalive\n\n", closing), async (baseUrl) => {
+    for (const api of ["openai", "openai-responses", "anthropic"] as const) {
+      const events = await call(api, baseUrl, { requestTimeoutMs: 300, idleTimeoutMs: 5000 });
+      assert.deepEqual(events, [{
+        type: "error",
+        kind: "client",
+        message: DEADLINE_MESSAGE,
+        retryable: true,
+      }], api);
+    }
+  });
+});
+
+Deno.test("postForStream() reports a login page sent instead of events with its text, not retryable", async () => {
+  const page = "<!DOCTYPE html>\n<html><head><title>Corporate proxy</title>\n" +
+    "<style>body { color: red }</style><script>var a = 1 < 2;</script></head>\n" +
+    "<body><!-- form --><h1>Sign in</h1><p>Your session has expired.</p></body></html>";
+  const respond = () =>
+    new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } });
+  await withServer(respond, async (baseUrl) => {
+    for (const api of ["openai", "openai-responses", "anthropic"] as const) {
+      const events = await call(api, baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
+      assert.deepEqual(events, [{
+        type: "error",
+        kind: "client",
+        message: 'Model API sent "text/html" instead of an event stream: ' +
+          '"Corporate proxy Sign in Your session has expired."',
+      }], api);
+    }
+  });
+});
+
+Deno.test("postForStream() reads events labelled text/plain: some servers send their stream so", async () => {
+  const events = [
+    'data: {"id":"1","choices":[{"index":0,"delta":{"content":"hi"}}]}',
+    'data: {"id":"1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}',
+    "data: [DONE]",
+  ].join("\n\n") + "\n\n";
+  const respond = () => new Response(events, { headers: { "content-type": "text/plain" } });
+  await withServer(respond, async (baseUrl) => {
+    const got = await call("openai", baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
+    assert.ok(got.some((event) => event.type === "text_delta"), JSON.stringify(got));
+    assert.ok(!got.some((event) => event.type === "error"), JSON.stringify(got));
+  });
+});
