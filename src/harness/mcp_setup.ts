@@ -6,7 +6,7 @@
  */
 import { join, resolve } from "../core/path.ts";
 import type { McpManager } from "../mcp/manager.ts";
-import type { McpServerConfig } from "../mcp/types.ts";
+import { type McpServerConfig, WORKSPACE_PIN } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";
 import { shellJoin } from "../core/shell_join.ts";
 import { readEnv, shellSourceEnv } from "./env.ts";
@@ -221,9 +221,12 @@ export function describeServer(server: McpServerConfig): string {
   const sandbox = server.sandbox
     ? `; in bubblewrap${server.sandbox.network ? " with the network" : ""}`
     : "";
-  const files = Object.keys(server.files ?? {});
+  const files = Object.keys(server.files ?? {}).filter((name) => name !== WORKSPACE_PIN);
   const runs = files.length > 0 ? `; runs ${files.map((name) => `"${name}"`).join(", ")}` : "";
+  const whole = server.files?.[WORKSPACE_PIN] === undefined
+    ? ""
+    : "; any file of the workspace it may load, so any change there needs trust again";
   return `${what} (from ${server.file}${names("env", server.env)}${
     names("headers", server.headers)
-  }${sandbox}${runs})`;
+  }${sandbox}${runs}${whole})`;
 }

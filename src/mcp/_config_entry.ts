@@ -12,7 +12,7 @@ import {
   formatKeyPath,
   type KeyPath,
 } from "./_config_values.ts";
-import { pinnedFiles } from "./_pinned_files.ts";
+import { pinnedFiles, pinnedWorkspace } from "./_pinned_files.ts";
 import type { McpSandboxSettings, McpScope, McpServerConfig, McpTransportKind } from "./types.ts";
 
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -169,6 +169,8 @@ export async function parseServerEntry(
         server.cwd,
         context.workspace,
       );
+      // With the network, any file of the workspace it loads would have the network too.
+      if (sandbox?.network) Object.assign(server.files, await pinnedWorkspace(context.workspace));
     }
   } else {
     server.url = expand(entry.url ?? "", at("url"));

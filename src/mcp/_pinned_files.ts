@@ -4,6 +4,7 @@
  * content, so that trusting the server pins what actually runs, not only the words that start it.
  */
 import { relative, resolve, sep } from "../core/path.ts";
+import { WORKSPACE_PIN } from "./types.ts";
 
 /** Arguments that name a script even before the file exists. */
 const SCRIPT_NAME = /\.(?:[cm]?[jt]sx?|py|rb|sh|bash|zsh|pl|php|lua|jar|wasm|exe|bat|ps1)$/i;
@@ -42,6 +43,53 @@ export async function pinnedFiles(
   return pins;
 }
 
+/**
+ * The whole `workspace` as one pin: a SHA-256 over the path, kind, size, modification and
+ * change times and inode of every entry below it (`.git` left out, symlinks not followed but
+ * their targets counted). For a project server with the network: the files its command line
+ * names are not all the code it runs (`server.js` may `require("./lib.js")`), and any file of
+ * the workspace can be changed by the agent's commands, which have no network; a server that
+ * loads one would give that code the network. So trusting such a server pins every file, and
+ * any change since (by the agent, a pull, or the person) needs trust again. The change time
+ * cannot be set back by a command, so a file rewritten and given its old mtime still counts.
+ */
+export async function pinnedWorkspace(workspace: string): Promise<Record<string, string>> {
+  const lines: string[] = [];
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(dir));
+    } catch (error) {
+      lines.push(`${prefix}\0unreadable:${(error as Error).name}`);
+      return;
+    }
+    entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    for (const entry of entries) {
+      if (prefix === "" && entry.name === ".git") continue;
+      const path = `${dir}${sep}${entry.name}`;
+      const name = `${prefix}${entry.name}`;
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.lstat(path);
+      } catch {
+        continue;
+      }
+      const kind = info.isSymlink
+        ? `l:${await Deno.readLink(path).catch(() => "")}`
+        : info.isDirectory
+        ? "d"
+        : "f";
+      lines.push(
+        [name, kind, info.size, info.mtime?.getTime(), info.ctime?.getTime(), info.ino].join("\0"),
+      );
+      if (info.isDirectory) await walk(path, `${name}/`);
+    }
+  };
+  await walk(workspace, "");
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(lines.join("\n")));
+  return { [WORKSPACE_PIN]: hex(digest) };
+}
+
 /** SHA-256 (hex) of the regular file at `path`; undefined when there is none. */
 async function hashFile(path: string): Promise<string | undefined> {
   let bytes: Uint8Array<ArrayBuffer>;
@@ -51,7 +99,10 @@ async function hashFile(path: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return hex(await crypto.subtle.digest("SHA-256", bytes));
+}
+
+function hex(digest: ArrayBuffer): string {
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
@@ -72,7 +123,9 @@ export function pinChanges(
     else if (after === undefined) changes.push(`it no longer runs "${name}"`);
     else if (after === MISSING) changes.push(`"${name}" was removed`);
     else if (before === MISSING) changes.push(`"${name}" was created`);
-    else changes.push(`"${name}" changed`);
+    else if (name === WORKSPACE_PIN) {
+      changes.push("files of the workspace changed (a server with the network may load any)");
+    } else changes.push(`"${name}" changed`);
   }
   return changes;
 }

@@ -6,6 +6,12 @@ export type McpTransportKind = "stdio" | "http";
 /** Where a server was defined; user files are trusted, project files need `tern mcp trust`. */
 export type McpScope = "user" | "project";
 
+/**
+ * The name in `McpServerConfig.files` of the pin over every file of the workspace, which a
+ * project server with the network gets (see `_pinned_files.ts`).
+ */
+export const WORKSPACE_PIN = "every file of the workspace";
+
 /** The optional bubblewrap sandbox around a stdio server. */
 export interface McpSandboxSettings {
   /** Share the host network (default false: a network namespace of its own). */
@@ -51,7 +57,7 @@ export interface McpServerConfig {
   /**
    * Project stdio servers: the workspace files the command line names (relative path → SHA-256
    * of the content, or "missing"), pinned by `tern mcp trust` with the fingerprint: a changed
-   * script needs trusting again.
+   * script needs trusting again. With the network, also {@linkcode WORKSPACE_PIN}.
    */
   files?: Record<string, string>;
 }
