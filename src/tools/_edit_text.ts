@@ -9,6 +9,13 @@ import { type CheckedPath, checkPath } from "./paths.ts";
 import { openVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";
 
+/**
+ * The largest file `edit` and `multi_edit` change, and the largest text an edit may leave, in
+ * bytes (UTF-16 code units for the text): the whole file is held, split and diffed in memory,
+ * and a `replace_all` that multiplies it could otherwise take the tool worker down.
+ */
+export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
+
 /** A file an edit may change: checked for writing, with its text and permission bits. */
 export interface EditableText {
   checked: CheckedPath;
@@ -44,6 +51,12 @@ export async function readEditableText(
     );
   }
   if (info.isDirectory) throw fail("it is a directory");
+  if (info.size > MAX_EDIT_BYTES) {
+    throw fail(
+      `the file is ${info.size} bytes, over the ${MAX_EDIT_BYTES} an edit changes; ` +
+        "use bash (sed, a script) or write",
+    );
+  }
   const bytes = readChecked(checked);
   if (looksBinary(bytes)) throw fail(`binary file (${bytes.length} bytes)`);
   const text = decodeUtf8Strict(bytes);

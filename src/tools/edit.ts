@@ -2,7 +2,7 @@
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { dominantEol, readEditableText, withEol } from "./_edit_text.ts";
+import { dominantEol, MAX_EDIT_BYTES, readEditableText, withEol } from "./_edit_text.ts";
 import { unifiedDiff } from "./file_io.ts";
 import { displayPath } from "./paths.ts";
 import { writeFileVerified } from "./verified_io.ts";
@@ -61,12 +61,20 @@ export function createEditTool(options: WriteToolOptions = {}): Tool {
         );
       }
       const replacement = withEol(args.new_string, eol);
+      const count = args.replace_all ? match.count : 1;
+      const length = text.length + count * (replacement.length - match.needle.length);
+      if (length > MAX_EDIT_BYTES) {
+        throw fail(
+          "EXECUTION_FAILED",
+          `the edit would make the file ${length} characters long, over the ${MAX_EDIT_BYTES} ` +
+            "an edit may leave; nothing was changed",
+        );
+      }
       const updated = args.replace_all
         ? text.split(match.needle).join(replacement)
         : text.slice(0, match.index) + replacement + text.slice(match.index + match.needle.length);
       writeFileVerified(checked, updated, { mode });
       const path = displayPath(ctx.workspace, real);
-      const count = args.replace_all ? match.count : 1;
       return {
         output: `Replaced ${count} ${count === 1 ? "occurrence" : "occurrences"} in "${path}"`,
         details: { kind: "diff", path, diff: unifiedDiff(path, text, updated) },

@@ -144,3 +144,34 @@ Deno.test("edit() rejects missing and wrong-typed fields", async () => {
     equal(await Deno.readTextFile(join(ws, "a.ts")), "a\n");
   });
 });
+
+Deno.test("edit() refuses a replace_all that would grow the file past what an edit may leave", async () => {
+  // 4,000 one-letter occurrences, each replaced by 8 KiB: 32 MiB, which split and joined in the
+  // tool worker took it down with V8's fatal "invalid size" before.
+  await withSandbox(async ({ ws }) => {
+    const text = "a\n".repeat(4000);
+    await writeFiles(ws, { "a.txt": text });
+    const message = failed(
+      await call(edit, ws, {
+        path: "a.txt",
+        old_string: "a",
+        new_string: "b".repeat(8192),
+        replace_all: true,
+      }),
+      "EXECUTION_FAILED",
+    );
+    ok(message.includes("over the 16777216 an edit may leave; nothing was changed"), message);
+    equal(await Deno.readTextFile(join(ws, "a.txt")), text);
+  });
+});
+
+Deno.test("edit() refuses a file larger than an edit changes, naming what to use instead", async () => {
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "big.txt": "x".repeat(16 * 1024 * 1024 + 1) });
+    const message = failed(
+      await call(edit, ws, { path: "big.txt", old_string: "x", new_string: "y" }),
+      "EXECUTION_FAILED",
+    );
+    ok(message.includes("over the 16777216 an edit changes; use bash"), message);
+  });
+});
