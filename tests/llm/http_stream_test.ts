@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
-import { lastError } from "../support/stream_events.ts";
 import { sleep } from "../support/abortable_wait.ts";
 
 type Api = ResolvedProvider["api"];
