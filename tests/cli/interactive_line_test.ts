@@ -113,3 +113,27 @@ Deno.test("tern in line mode: /resume brings back the session's model; /model sw
     await ws.cleanup();
   }
 });
+
+Deno.test("tern in line mode shows warnings given while the session opened", async () => {
+  // Said before the app was attached (the project's .env chose the model's server): kept and
+  // shown once it is, not dropped.
+  const ws = await tempWorkspace();
+  try {
+    await withScriptedServer([{ text: "Answer." }], async (server) => {
+      await Deno.writeTextFile(join(ws.dir, ".env"), `TERN_BASE_URL=${server.baseUrl}\n`);
+      const env = {
+        HOME: ws.home,
+        TERN_HOME: join(ws.home, ".tern"),
+        TERN_MODEL: "scripted-model",
+        NO_COLOR: "1",
+      };
+      const run = await runTernWithInput([], "hello\n", { cwd: ws.dir, env });
+      equal(run.code, 0, run.stderr);
+      const all = run.stdout + run.stderr;
+      ok(all.includes(`the model's server is ${server.baseUrl}`), all);
+      ok(all.includes("Answer."), all);
+    });
+  } finally {
+    await ws.cleanup();
+  }
+});

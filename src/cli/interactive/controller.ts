@@ -44,6 +44,8 @@ export class SessionController {
   readonly #home: string | undefined;
   /** Set once the app exists (`attach()`); the agent's callbacks reach it through here. */
   #app: InteractiveApp | undefined;
+  /** Warnings given before the app was attached (opening the session): shown once it is. */
+  #early: string[] = [];
   #sandbox: StatusInfo["sandbox"] = "starting";
   #services: BackgroundServices | undefined;
   #leaving = false;
@@ -79,7 +81,7 @@ export class SessionController {
       person: ui.interactive
         ? oneAtATime((request, signal) => controller.#ask(request, signal))
         : undefined,
-      warn: (text) => controller.#app?.notice(text, "warning"),
+      warn: (text) => controller.#warn(text),
       onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
       consolidation: "background",
       memory: (task: string) =>
@@ -94,6 +96,12 @@ export class SessionController {
   /** The app the controller tells about events, notices and dialogs. */
   attach(app: InteractiveApp): void {
     this.#app = app;
+    for (const text of this.#early.splice(0)) app.notice(text, "warning");
+  }
+
+  #warn(text: string): void {
+    if (this.#app === undefined) this.#early.push(text);
+    else this.#app.notice(text, "warning");
   }
 
   /** The session's subagents, once the models are connected. */
@@ -215,7 +223,7 @@ export class SessionController {
       ternHome: agent.config.ternHome,
       memory: () => ({ facts: services.facts(), limit: agent.config.memoryFacts }),
       taken: new Set(builtins.map((command) => command.name)),
-      warn: (text) => this.#app?.notice(text, "warning"),
+      warn: (text) => this.#warn(text),
       window: async () => {
         const conversation = await this.conversation();
         return {
