@@ -3,7 +3,7 @@
  * anew (a new process, a new session) gives the workspace's tree whether or not anything
  * changed since the index it starts from was written.
  */
-import { deepEqual, equal, notEqual } from "node:assert/strict";
+import { deepEqual, equal, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
 
@@ -83,5 +83,33 @@ Deno.test("ShadowStore.open() keeps the newest 16 session indexes, never a lock,
     );
     equal(copy.mtime?.getTime(), newest.mtime?.getTime());
     equal((await seeded.snapshot()).tree, first.tree);
+  });
+});
+
+Deno.test("ShadowStore.snapshot() takes in the files of a repository nested in the workspace", async () => {
+  // git lists a folder holding its own .git as one entry ("sub/"), never its files: a change
+  // there went into no checkpoint, and a rewind left it as it was without saying so.
+  await withWorkspace(async (ws, gitDir) => {
+    await Deno.mkdir(join(ws, "sub", "src"), { recursive: true });
+    const init = await new Deno.Command("git", { args: ["init", "-q", join(ws, "sub")] }).output();
+    ok(init.success);
+    await Deno.writeTextFile(join(ws, "sub", "y.txt"), "one\n");
+    await Deno.writeTextFile(join(ws, "sub", "src", "z.ts"), "export {};\n");
+    const store = await open(gitDir, ws, "s1");
+    const first = await store.snapshot();
+    await Deno.writeTextFile(join(ws, "sub", "y.txt"), "two\n");
+    await Deno.writeTextFile(join(ws, "sub", "new.txt"), "hi\n");
+    await Deno.remove(join(ws, "sub", "src", "z.ts"));
+    const later = await store.snapshot();
+    const changes = await store.changes(first.tree, later.tree);
+    deepEqual(changes.map((c) => [c.path, c.status]), [
+      ["sub/new.txt", "added"],
+      ["sub/src/z.ts", "deleted"],
+      ["sub/y.txt", "modified"],
+    ]);
+    // The nested repository's own .git is no file of the workspace's.
+    ok(!changes.some((c) => c.path.includes(".git/")));
+    const y = changes.find((c) => c.path === "sub/y.txt")!;
+    equal(new TextDecoder().decode(await store.blob(y.newId)), "two\n");
   });
 });

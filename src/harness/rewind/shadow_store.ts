@@ -228,7 +228,14 @@ export class ShadowStore {
     if (listed.truncated) {
       throw new TernError("Cannot checkpoint the workspace: it lists more than 256 MiB of names");
     }
-    const candidates = [...new Set(nulList(listed.stdout))].filter((path) => !path.endsWith("/"));
+    const names = [...new Set(nulList(listed.stdout))];
+    const candidates = names.filter((path) => !path.endsWith("/"));
+    // A folder holding a repository of its own is listed as one name ("sub/"), none of its
+    // files: they are the workspace's all the same, and a command's changes there must be in
+    // the checkpoint for a rewind to restore them.
+    for (const folder of names.filter((path) => path.endsWith("/"))) {
+      candidates.push(...await this.#nestedFiles(folder.slice(0, -1), 1));
+    }
     const update: string[] = [];
     const drop: string[] = [];
     const skipped: string[] = [];
@@ -301,6 +308,37 @@ export class ShadowStore {
       throw new TernError(`Cannot checkpoint the workspace: git write-tree printed "${tree}"`);
     }
     return tree;
+  }
+
+  /**
+   * The files of the repository nested at `folder` (relative), by its own ignore files, as
+   * paths relative to the workspace: listed by the store's git over that folder with an empty
+   * index, so the nested repository's config and hooks play no part. Its `.git` is left out;
+   * repositories nested deeper are listed the same way, eight levels at most.
+   */
+  async #nestedFiles(folder: string, depth: number): Promise<string[]> {
+    if (depth > 8 || folder.split("/").includes(".git")) return [];
+    const workTree = join(this.workspace, folder);
+    const result = await runGit(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], {
+      cwd: workTree,
+      env: { PATH: this.#options.path ?? readPath() },
+      isolated: { gitDir: this.gitDir, workTree },
+      indexFile: join(this.gitDir, `nested-${crypto.randomUUID()}.absent`),
+      maxBytes: 256 * 1024 * 1024,
+      timeoutMs: this.#options.timeoutMs ?? 30_000,
+    });
+    if (result === undefined || result.code !== 0 || result.truncated) {
+      throw new TernError(
+        `Cannot checkpoint the workspace: cannot list the repository nested at "${folder}"`,
+      );
+    }
+    const files: string[] = [];
+    for (const name of nulList(result.stdout)) {
+      if (name.endsWith("/")) {
+        files.push(...await this.#nestedFiles(`${folder}/${name.slice(0, -1)}`, depth + 1));
+      } else files.push(`${folder}/${name}`);
+    }
+    return files;
   }
 
   /** The paths that differ from tree `from` to tree `to`, in git's path order. */
