@@ -107,6 +107,8 @@ Deno.test("ShadowStore.snapshot() takes in the files of a repository nested in t
       ["sub/src/z.ts", "deleted"],
       ["sub/y.txt", "modified"],
     ]);
+    // Nothing changed: the same tree, and nothing of the nested repository is read again.
+    equal((await store.snapshot()).tree, later.tree);
     // The nested repository's own .git is no file of the workspace's.
     ok(!changes.some((c) => c.path.includes(".git/")));
     const y = changes.find((c) => c.path === "sub/y.txt")!;

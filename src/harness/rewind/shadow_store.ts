@@ -233,8 +233,14 @@ export class ShadowStore {
     // A folder holding a repository of its own is listed as one name ("sub/"), none of its
     // files: they are the workspace's all the same, and a command's changes there must be in
     // the checkpoint for a rewind to restore them.
+    // Those the store tracks already are in the listing above when they changed.
     for (const folder of names.filter((path) => path.endsWith("/"))) {
-      candidates.push(...await this.#nestedFiles(folder.slice(0, -1), 1));
+      const tracked = await this.#git(["ls-files", "-z", "--cached", "--", folder], {
+        maxBytes: 256 * 1024 * 1024,
+      });
+      const known = new Set(nulList(tracked.stdout));
+      const files = await this.#nestedFiles(folder.slice(0, -1), 1);
+      candidates.push(...files.filter((path) => !known.has(path)));
     }
     const update: string[] = [];
     const drop: string[] = [];
