@@ -46,6 +46,11 @@ export interface GateOptions {
   person?: AskPerson;
   reviewer?: Reviewer;
   reviewTimeoutMs: number;
+  /**
+   * In AUTO mode, who decides a call that reaches a host the profile gives no network to:
+   * the reviewer (default), a person only, or nobody.
+   */
+  autoNetwork?: "reviewer" | "person" | "never";
   masker: SecretMasker;
   emit: EmitFn;
   /** Receives one record per call; never throws (audit failures are reported, not fatal). */
@@ -128,6 +133,25 @@ export class PermissionGate {
           "and --mode bypass grants nothing: use --profile :external, or --mode ask or auto " +
           "to review each request",
         remember: false,
+      };
+    }
+    const autoNetwork = this.#options.autoNetwork ?? "reviewer";
+    if (options.network && mode === "auto" && autoNetwork === "never") {
+      return {
+        allow: false,
+        by: "policy",
+        reason: `The sandbox profile "${this.#options.runtime.profile.name}" has no network, ` +
+          'and autoNetwork is "never" (a subagent of a BYPASS run): the reviewer may not ' +
+          "grant it",
+        remember: false,
+      };
+    }
+    if (options.network && mode === "auto" && autoNetwork === "person" && !options.needsPerson) {
+      options = {
+        ...options,
+        needsPerson: true,
+        personReason: "Reaching a host the profile gives no network to needs a person " +
+          '(autoNetwork is "person")',
       };
     }
     if (options.needsPerson && mode !== "ask") {

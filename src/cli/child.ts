@@ -218,6 +218,13 @@ function childFlags(request: ChildRequest): ConfigFlags {
     ...(model.maxRounds === undefined ? {} : { maxRounds: String(model.maxRounds) }),
     thinking: model.thinking,
     mode: "auto",
+    // A child reviews its calls in AUTO; a host its profile gives no network to is decided as
+    // its parent's mode would: refused under BYPASS, by the parent's person under ASK.
+    autoNetwork: permissions.parentMode === "bypass"
+      ? "never"
+      : permissions.parentMode === "ask"
+      ? "person"
+      : "reviewer",
     profile: permissions.profile,
     ...(permissions.noSandbox ? { noSandbox: true } : {}),
   };

@@ -232,6 +232,27 @@ export const SETTINGS = {
     project: false,
     guards: "sandbox",
   },
+  /**
+   * In AUTO mode, who decides a call that reaches a host the profile gives no network to (a
+   * `web_fetch` under `:workspace`): the reviewer model, a person only, or nobody (refused). A
+   * subagent gets the one its parent's mode implies (a BYPASS parent's children refuse, an ASK
+   * parent's ask its person): a child reviews its calls in AUTO, and must not reach further
+   * than its parent could.
+   */
+  autoNetwork: {
+    rule: { kind: "choice", values: ["reviewer", "person", "never"] },
+    default: "reviewer",
+    env: ["TERN_AUTO_NETWORK"],
+    flag: {
+      name: "auto-network",
+      arg: "<who>",
+      help: "in auto mode, who decides reaching a host the profile gives no network to: " +
+        "reviewer (default), person, never",
+    },
+    expect: '"reviewer", "person" or "never"',
+    project: false,
+    guards: "review",
+  },
   /** Model for the AUTO reviewer; unset means the main model. */
   reviewModel: {
     rule: { kind: "text" },

@@ -64,6 +64,7 @@ export async function withRuntime(
     person: options.person,
     reviewer,
     reviewTimeoutMs: config.reviewTimeoutMs,
+    autoNetwork: config.autoNetwork,
     masker,
     emit: options.emit,
     audit: record,

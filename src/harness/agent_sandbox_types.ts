@@ -30,7 +30,7 @@ export type SandboxConfig =
     | "reviewModel"
     | "reviewTimeoutMs"
   >
-  & Partial<Pick<TernConfig, "apiKeys" | "limits" | "sandbox">>;
+  & Partial<Pick<TernConfig, "apiKeys" | "limits" | "sandbox" | "autoNetwork">>;
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;

@@ -54,6 +54,8 @@ export async function withGate(
     restore?: PermissionChange[];
     /** The AUTO reviewer (a stand-in); every request it sees is recorded. */
     reviewer?: Reviewer;
+    /** In AUTO, who decides a host the profile gives no network to (default: the reviewer). */
+    autoNetwork?: "reviewer" | "person" | "never";
     /** Have the worker write Deno's permission audit (`AuditRecord.denoAudit`). */
     denoAudit?: boolean;
     /** Options of the built-in tools (web_fetch's test transport). */
@@ -116,6 +118,7 @@ export async function withGate(
       return options.reviewer!(request, signal);
     },
     reviewTimeoutMs: 1000,
+    ...(options.autoNetwork === undefined ? {} : { autoNetwork: options.autoNetwork }),
     masker: new SecretMasker([SECRET]),
     emit: (event) => events.push(event),
     audit: (record) => audit.push(record),

@@ -111,6 +111,46 @@ Deno.test("web_fetch in AUTO is decided by the reviewer, who sees the exact URL"
   });
 });
 
+Deno.test("web_fetch in AUTO with autoNetwork person or never: the reviewer may not allow it", async () => {
+  // What a subagent gets from a parent in ASK (person) or BYPASS (never): a reviewer that
+  // allows everything must not take it further than the parent could go.
+  await withPage(async (url, hits) => {
+    const allowAll = () => Promise.resolve({ decision: "allow" as const, reason: "fine" });
+    await withGate({
+      mode: "auto",
+      autoNetwork: "never",
+      reviewer: allowAll,
+      answers: ["once"],
+      builtins: BUILTINS,
+    }, async (box) => {
+      expectError(await box.call("web_fetch", { url }), "POLICY_DENIED", /autoNetwork is "never"/);
+      deepEqual([box.reviewed, box.asked], [[], []]);
+    });
+    await withGate({
+      mode: "auto",
+      autoNetwork: "person",
+      reviewer: allowAll,
+      answers: ["deny", "once"],
+      builtins: BUILTINS,
+    }, async (box) => {
+      expectError(await box.call("web_fetch", { url }), "POLICY_DENIED", /./);
+      equal(hits(), 0);
+      equal((await box.call("web_fetch", { url })).status, "SUCCEEDED");
+      equal(hits(), 1);
+      deepEqual(box.reviewed, []);
+      deepEqual(box.asked, [`web_fetch GET ${url}`, `web_fetch GET ${url}`]);
+    });
+    await withGate(
+      { mode: "auto", autoNetwork: "person", reviewer: allowAll, builtins: BUILTINS },
+      async (box) => {
+        // Nobody to ask: denied, never the reviewer's.
+        expectError(await box.call("web_fetch", { url }), "POLICY_DENIED", /needs a person/);
+        equal(hits(), 1);
+      },
+    );
+  });
+});
+
 Deno.test("web_fetch in BYPASS under a profile without network is denied; :external allows it unasked", async () => {
   await withPage(async (url, hits) => {
     await withGate({ mode: "bypass", builtins: BUILTINS }, async (box) => {

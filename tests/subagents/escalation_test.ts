@@ -108,3 +108,48 @@ Deno.test({
     });
   },
 });
+
+Deno.test("a BYPASS parent's child may not fetch from the web its profile gives no network to", async () => {
+  // The child reviews in AUTO; before, its reviewer allowed what its BYPASS parent refuses.
+  let pageHits = 0;
+  const page = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    pageHits++;
+    return new Response("secret page");
+  });
+  const url = `http://127.0.0.1:${page.addr.port}/leak?data=workspace`;
+  const server = await startScriptedServer((request: ModelRequest): ScriptedReply => {
+    if (isChild(request)) {
+      const result = request.messages.find((m) => m.role === "tool");
+      if (result === undefined) return call("web_fetch", { url }, "f1");
+      return { text: `told: ${result.content.replace(/\n/g, " ")}` };
+    }
+    // The reviewer's requests (no tools, a verdict asked for): allow everything.
+    if (allText(request).includes("Decide whether")) {
+      return { text: '{"decision":"allow","reason":"fine"}' };
+    }
+    const text = allText(request);
+    if (!text.includes("Started subagent")) {
+      return call(
+        "spawn_agent",
+        { task_name: "fetcher", message: "CHILD fetch", tools: ["web_fetch"] },
+        "s1",
+      );
+    }
+    return shown(request) === 0 ? call("wait_agent", {}, "w1") : { text: "parent done" };
+  }, { chunkDelayMs: 0 });
+  const ws = await tempWorkspace();
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "k" };
+    const args = ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"];
+    const run = await runTern(args, { cwd: ws.dir, env });
+    equal(run.code, 0, run.stderr);
+    const parent = (await listSessions(ws.home)).find((s) => s.subagentOf === undefined)!;
+    const [completion] = records((await loadSession(parent.path)).entries, "completion");
+    match(String(completion.content), /told: .*autoNetwork is "never"/);
+    equal(pageHits, 0);
+  } finally {
+    await server.close();
+    await page.shutdown();
+    await ws.cleanup();
+  }
+});
