@@ -55,6 +55,37 @@ Deno.test("tern hooks list shows each file's hooks and their trust; trust pins t
   }
 });
 
+Deno.test("tern skips a project hook file that is a FIFO or a symlink out of the workspace", async () => {
+  // A command can plant either: a FIFO held every later start in that workspace; a symlink
+  // was followed to the person's own files.
+  const ws = await tempWorkspace();
+  const outside = await Deno.makeTempDir({ prefix: "tern-outside-" });
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test" };
+    await Deno.mkdir(join(ws.dir, ".claude"));
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    const fifo = await new Deno.Command("mkfifo", {
+      args: [join(ws.dir, ".claude", "settings.json")],
+    })
+      .output();
+    ok(fifo.success);
+    await Deno.writeTextFile(join(outside, "secret.json"), '"TOPSECRET-value"');
+    await Deno.symlink(join(outside, "secret.json"), join(ws.dir, ".tern", "settings.json"));
+    const listed = await runTern(["hooks", "list"], {
+      cwd: ws.dir,
+      env,
+      signal: AbortSignal.timeout(60_000),
+    });
+    equal(listed.code, 0, listed.stderr);
+    match(listed.stderr, /Skipping hook settings ".*\.claude\/settings\.json": /);
+    match(listed.stderr, /Skipping hook settings ".*\.tern\/settings\.json": /);
+    ok(!(listed.stdout + listed.stderr).includes("TOPSECRET"), listed.stderr);
+  } finally {
+    await ws.cleanup();
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
 Deno.test("/hooks in the interactive UI lists the hooks and an untrusted project's note", async () => {
   const ws = await tempWorkspace();
   try {

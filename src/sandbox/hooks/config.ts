@@ -9,6 +9,7 @@
  */
 import { join } from "../../core/path.ts";
 import { pinnedFiles } from "../../mcp/_pinned_files.ts";
+import { readWorkspaceText } from "../../config/workspace_file.ts";
 
 /** The events tern fires, with Claude Code's names. */
 export const HOOK_EVENTS = [
@@ -79,13 +80,22 @@ async function readHookSource(
   workspace: string,
 ): Promise<HookSource | undefined> {
   let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-      return undefined;
+  if (scope === "project") {
+    // A repository's file, or one a command wrote: read like every workspace file tern reads
+    // (a regular file inside the workspace, at most 1 MiB), never a FIFO that would hold every
+    // later start, a device, or a symlink to the person's files.
+    const read = readWorkspaceText(workspace, file, { what: "hook settings" });
+    if (read === undefined) return undefined;
+    text = read;
+  } else {
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+        return undefined;
+      }
+      throw new Error(`Cannot read hooks from "${file}": ${(error as Error).message}`);
     }
-    throw new Error(`Cannot read hooks from "${file}": ${(error as Error).message}`);
   }
   let data: unknown;
   try {
