@@ -308,6 +308,7 @@ tern_net_hosts() {
     prev="$arg"
   done
   case "$ws" in /*) ;; *) ws="$PWD/$ws" ;; esac
+  _tern_workspace="$ws"
   local home="${TERN_HOME:-${HOME:-/nonexistent}/.tern}"
   case "$home" in /*) ;; *) home="$ws/$home" ;; esac
   _tern_hosts="$TERN_PRESET_HOSTS$_tern_hosts"
@@ -350,7 +351,9 @@ _tern_project_file() { [[ -f "$1" && -r "$1" && ! -L "$1" ]]; }
 # current environment and the command line ARGS. Always --no-prompt, never -A, never FFI.
 # Tools do not run in this process: file tools run in a worker confined to the sandbox
 # profile, shell commands in bubblewrap (see ARCHITECTURE.md). So this process writes only
-# tern's home (audit log, sessions) and the temp directory (the run's private tmp), and
+# tern's home (audit log, sessions), the temp directory (the run's private tmp) and the
+# workspace's `.tern/memory` (the topic files memory consolidation writes: src/context/
+# consolidate.ts, which refuses a symlinked `.tern` or `.tern/memory`), and
 # connects only to the hosts tern_net_hosts finds: a dependency gone bad cannot send what it
 # reads anywhere else. It starts bwrap, bash (for --no-sandbox and :danger-full-access) and
 # Deno itself (the worker), but --allow-run stays whole: Deno.kill of a process group needs
@@ -412,7 +415,7 @@ tern_deno_flags() {
     --unstable-lazy-dynamic-imports
     "--v8-flags=$TERN_V8_FLAGS"
     --allow-read
-    "--allow-write=$home,$tmp"
+    "--allow-write=$home,$tmp,$_tern_workspace/.tern/memory"
     "--allow-net=$TERN_NET_HOSTS"
     "--allow-env=$names"
     --allow-run

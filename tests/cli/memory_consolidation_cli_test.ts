@@ -97,3 +97,69 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern memory undo changes .tern/memory in a workspace outside the temp folder",
+  async () => {
+    // tern's process may write its home and the temp folder; a workspace elsewhere (here
+    // /var/tmp) needs its .tern/memory granted too, or every consolidation and undo failed there.
+    const long = "The build uses deno and the tests run in parallel. ".repeat(1_000);
+    const facts = JSON.stringify({
+      topics: [{ topic: "build", title: "Build", facts: [{ fact: "Use deno", source: "x" }] }],
+    });
+    const script = (request: ModelRequest): ScriptedReply =>
+      isConsolidation(request) ? { text: facts } : { text: long };
+    const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+    const base = await Deno.stat("/var/tmp").then(() => "/var/tmp", () => undefined);
+    const dir = await Deno.realPath(await Deno.makeTempDir({ dir: base, prefix: "tern-mem-ws-" }));
+    const home = await Deno.realPath(await Deno.makeTempDir({ dir: base, prefix: "tern-mem-h-" }));
+    const env = {
+      TERN_HOME: home,
+      HOME: home,
+      TERN_API_KEY: "sk-test-consolidation",
+      TERN_BASE_URL: server.baseUrl,
+      TERN_MODE: "bypass",
+    };
+    const saved = Object.keys(env).map((name) => [name, Deno.env.get(name)] as const);
+    try {
+      const run = await runTern(["run", "-o", "json", "explain the build"], { cwd: dir, env });
+      equal(run.code, 0, run.stderr);
+      // The consolidation itself, in this process (as the first test does it)...
+      for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        emit: () => {},
+        warn: () => {},
+        consolidation: "background",
+      });
+      try {
+        await agent.conversation.turn("hello");
+        await agent.conversation.consolidated();
+      } finally {
+        await agent.close();
+      }
+      // ...then tern's own process, with the launcher's permissions, undoes it there.
+      const topic = join(dir, ".tern", "memory", "build.md");
+      equal(await Deno.readTextFile(topic), "# Build\n- Use deno (source: x)\n");
+      const log = JSON.parse(
+        (await runTern(["memory", "log", "--json"], { cwd: dir, env })).stdout,
+      );
+      const item = log.find((entry: { status: string; files: string[] }) =>
+        entry.status === "done" && entry.files.length > 0
+      );
+      const undo = await runTern(["memory", "undo", item.id], { cwd: dir, env });
+      equal(undo.code, 0, undo.stderr);
+      ok(!(await Deno.lstat(topic).then(() => true, () => false)), "the new file is gone");
+    } finally {
+      for (const [name, value] of saved) {
+        if (value === undefined) Deno.env.delete(name);
+        else Deno.env.set(name, value);
+      }
+      await server.close();
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);
