@@ -205,10 +205,16 @@ export function topicName(raw: string): string | undefined {
   return name === "" ? undefined : name;
 }
 
+/**
+ * `text` as one plain line: C0 and C1 controls (an 8-bit CSI, NEL), format characters (bidi
+ * overrides and isolates, zero-width ones) and line or paragraph separators become spaces, runs
+ * of spaces one. What the model wrote reaches a file anyone may `cat` and the next prompts.
+ */
 function oneLine(text: string): string {
-  return [...text].map((char) => char.charCodeAt(0) < 0x20 || char === "\u007f" ? " " : char)
-    .join("").replace(/\s+/g, " ").trim();
+  return text.replace(UNSAFE_IN_A_FACT, " ").replace(/\s+/g, " ").trim();
 }
+
+const UNSAFE_IN_A_FACT = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
 /**
  * Asks `provider` for the facts of `messages`; the reply's text.

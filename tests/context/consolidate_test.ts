@@ -80,6 +80,16 @@ Deno.test("parseConsolidation() turns hostile topic names into flat names and ca
   equal(topics.flatMap((topic) => topic.lines).length, MAX_FACTS_PER_RUN);
   equal(topicName("A Very/../Long: Name!!"), "a-very-long-name");
   equal(topicName("../"), undefined);
+  // C1 controls (an 8-bit CSI, NEL), bidi overrides and zero-width characters become spaces.
+  const [c1] = parseConsolidation(JSON.stringify({
+    topics: [{
+      topic: "t",
+      title: "Ti\u009b31mtle\u202e",
+      facts: [{ fact: "x\u0085y\u2067z\u200bw\u2028v", source: "s\u009c" }],
+    }],
+  }));
+  equal(c1.lines[0], "- x y z w v (source: s)");
+  ok(!/[\u0080-\u009f\u200b\u202e]/.test(c1.title), JSON.stringify(c1.title));
   throws(() => parseConsolidation("no json here"), /no JSON object/);
   throws(() => parseConsolidation('{"facts": []}'), /no "topics" list/);
 });
