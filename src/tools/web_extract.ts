@@ -9,6 +9,8 @@
  * used here are typed by the small shims below instead.
  */
 
+import type { HtmlText } from "./web_request.ts";
+
 /** The DOM members this file uses. */
 interface DomNode {
   nodeType: number;
@@ -201,4 +203,44 @@ function tidyText(text: string): string {
 
 function tidyMarkdown(markdown: string): string {
   return markdown.replace(/[ \t]+\n/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+/** Whether an answer is an HTML page, by its content type or, with none, its first bytes. */
+export function isHtmlAnswer(contentType: string, body: Uint8Array): boolean {
+  const type = contentType.split(";")[0].trim().toLowerCase();
+  return type === "text/html" || type === "application/xhtml+xml" ||
+    (type === "" && /^\s*(?:<!doctype html|<html)/i.test(decodeBody(body.subarray(0, 512))));
+}
+
+/** The body as text in its declared charset (UTF-8 when none or an unknown one). */
+export function decodeBody(bytes: Uint8Array, contentType = ""): string {
+  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(contentType)?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8").decode(bytes);
+  } catch {
+    return new TextDecoder().decode(bytes);
+  }
+}
+
+/**
+ * The page of an answer extracted for `request.html`, or nothing when it asks for none, the
+ * answer is not HTML, or it is binary (the caller says why). Run by the request process.
+ */
+export async function htmlOfAnswer(
+  request: { html?: { format: "markdown" | "text" | "html" } },
+  response: { url: string; contentType: string; body: Uint8Array },
+): Promise<HtmlText | undefined> {
+  if (request.html === undefined) return undefined;
+  if (!isHtmlAnswer(response.contentType, response.body) || response.body.includes(0)) {
+    return undefined;
+  }
+  try {
+    const page = await extractHtml(decodeBody(response.body, response.contentType), {
+      url: response.url,
+      format: request.html.format,
+    });
+    return { ok: true, ...page };
+  } catch (error) {
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
 }

@@ -58,6 +58,7 @@ export async function fetchForModel(
       maxBytes: options.maxBytes,
       timeoutMs: options.timeoutMs,
       pdf: { maxPages: options.pdfMaxPages, maxChars: PDF_MAX_CHARS },
+      html: { format: args.format ?? "markdown" },
       headers,
       signal: ctx.signal,
     });
@@ -159,7 +160,6 @@ async function readable(
   format: "markdown" | "text" | "html",
 ): Promise<{ title: string; content: string; kind: string }> {
   const type = response.contentType.split(";")[0].trim().toLowerCase();
-  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(response.contentType)?.[1];
   const bytes = response.body;
   const described = type === "" ? "no content type" : type;
   const pdf = response.pdf;
@@ -173,7 +173,8 @@ async function readable(
   if (pdf !== undefined) {
     const pages = pdf.read < pdf.pages ? `${pdf.read} of ${pdf.pages} pages` : `${pdf.pages} pages`;
     const note = pdf.cut === undefined ? "" : `\n\n[PDF text stopped after ${pdf.cut}]`;
-    return { title: "", content: decode(bytes) + note, kind: `application/pdf as text, ${pages}` };
+    const text = new TextDecoder().decode(bytes);
+    return { title: "", content: text + note, kind: `application/pdf as text, ${pages}` };
   }
   if (type === "application/pdf" || startsWithText(bytes, "%PDF-")) {
     throw new ToolError(
@@ -182,8 +183,8 @@ async function readable(
         "text (only the request process reads PDFs)",
     );
   }
-  const html = type === "text/html" || type === "application/xhtml+xml" ||
-    (type === "" && /^\s*(?:<!doctype html|<html)/i.test(decode(bytes.subarray(0, 512))));
+  const { decodeBody, isHtmlAnswer } = await import("./web_extract.ts");
+  const html = isHtmlAnswer(response.contentType, bytes);
   const json = type === "application/json" || type.endsWith("+json");
   const text = type.startsWith("text/") || type === "" || type.endsWith("+xml") ||
     ["application/xml", "application/javascript", "application/x-yaml", "application/yaml"]
@@ -201,7 +202,22 @@ async function readable(
       `Cannot read "${response.url}": the content (${described}) is binary, not text`,
     );
   }
-  const body = decode(bytes, charset);
+  // The request process extracted the page (where a parse that never ends is stopped at the
+  // deadline); only a transport that runs in this process (tests) leaves it to be done here.
+  if (html && response.html !== undefined) {
+    if (!response.html.ok) {
+      throw new ToolError(
+        "EXECUTION_FAILED",
+        `Cannot read the page "${response.url}" as ${format}: ${response.html.message}`,
+      );
+    }
+    return {
+      title: response.html.title,
+      content: response.html.content,
+      kind: `${described} as ${format}`,
+    };
+  }
+  const body = decodeBody(bytes, response.contentType);
   if (html) {
     const { extractHtml } = await import("./web_extract.ts");
     const { title, content } = await extractHtml(body, { url: response.url, format });
@@ -219,12 +235,4 @@ async function readable(
 
 function startsWithText(bytes: Uint8Array, text: string): boolean {
   return [...text].every((char, i) => bytes[i] === char.charCodeAt(0));
-}
-
-function decode(bytes: Uint8Array, charset?: string): string {
-  try {
-    return new TextDecoder(charset ?? "utf-8").decode(bytes);
-  } catch {
-    return new TextDecoder().decode(bytes);
-  }
 }

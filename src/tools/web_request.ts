@@ -39,7 +39,19 @@ export interface WebRequest {
    * does it. Absent: the body stays as it came.
    */
   pdf?: { maxPages?: number; maxChars?: number };
+  /**
+   * Turn an HTML answer into what the model reads, in this format (see `web_extract.ts`); only
+   * the request process does it, where a page that makes the parser work for minutes (elements
+   * nested thousands deep) ends with the process at its deadline, never holding tern's own
+   * event loop. Absent: the body stays as it came.
+   */
+  html?: { format: "markdown" | "text" | "html" };
 }
+
+/** What an HTML page turned into: its title and content, or why it could not be read. */
+export type HtmlText =
+  | { ok: true; title: string; content: string }
+  | { ok: false; message: string };
 
 /** What a PDF turned into: the text, or why it could not be read. */
 export type PdfText =
@@ -69,6 +81,8 @@ export interface WebResponse {
   redirects: string[];
   /** Set when a PDF was read as text (`request.pdf`): `body` is then that text. */
   pdf?: PdfText;
+  /** Set when an HTML page was extracted (`request.html`). */
+  html?: HtmlText;
 }
 
 /**

@@ -2,20 +2,28 @@
  * The request process of the web tools (see `web_transport.ts`): reads one request as JSON on
  * stdin, makes it through the guard (never relaxed here), prints one JSON line
  * (`WebAnswer`) and exits. Started with the network and nothing else. A PDF is read as text
- * here (`requestWithPdf`), never in tern's own process.
+ * here (`requestWithPdf`), and an HTML page extracted (`htmlOfAnswer`), never in tern's own
+ * process.
  */
 import { Buffer } from "node:buffer";
 import type { WebAnswer } from "./web_transport.ts";
 import type { WebRequest } from "./web_request.ts";
 import { WebRequestError } from "./web_request.ts";
 import { requestWithPdf } from "./web_pdf.ts";
+import { htmlOfAnswer } from "./web_extract.ts";
 
 const input = await new Response(Deno.stdin.readable).text();
 let answer: WebAnswer;
 try {
   const request = JSON.parse(input) as WebRequest;
   const response = await requestWithPdf(request);
-  answer = { ok: true, ...response, body: Buffer.from(response.body).toString("base64") };
+  const html = response.pdf === undefined ? await htmlOfAnswer(request, response) : undefined;
+  answer = {
+    ok: true,
+    ...response,
+    body: Buffer.from(response.body).toString("base64"),
+    ...(html === undefined ? {} : { html }),
+  };
 } catch (error) {
   answer = error instanceof WebRequestError
     ? { ok: false, kind: error.kind, message: error.message }

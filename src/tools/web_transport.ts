@@ -4,14 +4,21 @@
  * of its own (`web_request_main.ts`) with the network and nothing else: no file writes, no
  * environment, no subprocesses. That process applies the address guard itself
  * (`guardedRequest`, without any relaxation); the request goes in on stdin, the answer comes
- * back as one JSON line. A PDF is read as text there too (`web_pdf.ts`), and tern kills the
- * process once it outlives the request's deadline by a margin, whatever it is doing. Tests
+ * back as one JSON line. A PDF is read as text there too (`web_pdf.ts`), an HTML page
+ * extracted (`web_extract.ts`), and tern kills the process once it outlives the request's
+ * deadline by a margin, whatever it is doing. Tests
  * inject an in-process transport instead.
  */
 import { Buffer } from "node:buffer";
 import { entryArgv } from "../core/packaging.ts";
 import { defaultConfigPath } from "../sandbox/worker/flags.ts";
-import { type PdfText, type WebRequest, WebRequestError, type WebResponse } from "./web_request.ts";
+import {
+  type HtmlText,
+  type PdfText,
+  type WebRequest,
+  WebRequestError,
+  type WebResponse,
+} from "./web_request.ts";
 import { denoDirEnv } from "../core/deno_dir_env.ts";
 
 /** Makes one guarded request. */
@@ -59,6 +66,7 @@ export type WebAnswer =
     redirects: string[];
     body: string;
     pdf?: PdfText;
+    html?: HtmlText;
   }
   | { ok: false; kind: WebRequestError["kind"]; message: string };
 
@@ -122,6 +130,7 @@ export function processTransport(
       redirects: answer.redirects,
       body: new Uint8Array(Buffer.from(answer.body, "base64")),
       ...(answer.pdf ? { pdf: answer.pdf } : {}),
+      ...(answer.html ? { html: answer.html } : {}),
     };
   };
 }

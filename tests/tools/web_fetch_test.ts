@@ -1,7 +1,7 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { createWebFetchTool } from "../../src/tools/web_fetch.ts";
-import { guardedRequest } from "../../src/tools/web_request.ts";
-import { processTransport } from "../../src/tools/web_transport.ts";
+import { guardedRequest, type WebResponse } from "../../src/tools/web_request.ts";
+import { processTransport, webRequestArgv } from "../../src/tools/web_transport.ts";
 import { call, failed, succeeded } from "./_helpers.ts";
 
 const FIXTURES = new URL("../fixtures/web/", import.meta.url);
@@ -211,5 +211,87 @@ Deno.test("web_fetch() asks a configured reader only for a page it could not get
     });
   } finally {
     await server.shutdown();
+  }
+});
+
+Deno.test("web_fetch() takes the page the request process extracted, never parsing it here", async () => {
+  // Elements nested thousands deep kept linkedom, Readability and turndown busy for a minute
+  // in tern's own process, where no deadline or Ctrl-C could stop them: the request process
+  // extracts the page (and is killed at its deadline), tern only reads what it sent.
+  const nested = `<html><body>${"<div>".repeat(300)}deep${"</div>".repeat(300)}</body></html>`;
+  const requests: unknown[] = [];
+  const answer = (html: WebResponse["html"]) =>
+    createWebFetchTool({
+      transport: (request) => {
+        requests.push(request.html);
+        return Promise.resolve({
+          url: request.url,
+          status: 200,
+          contentType: "text/html",
+          body: new TextEncoder().encode(nested),
+          truncated: false,
+          redirects: [],
+          html,
+        });
+      },
+    });
+  const read = succeeded(
+    await call(answer({ ok: true, title: "T", content: "extracted elsewhere" }), "/", {
+      url: "https://docs.example.com/page",
+      format: "text",
+    }),
+  );
+  match(read, /extracted elsewhere/);
+  ok(!read.includes("deep"), read);
+  deepEqual(requests, [{ format: "text" }]);
+  const message = failed(
+    await call(answer({ ok: false, message: "Maximum call stack size exceeded" }), "/", {
+      url: "https://docs.example.com/page",
+    }),
+    "EXECUTION_FAILED",
+  );
+  match(message, /Cannot read the page .* as markdown: Maximum call stack size exceeded/);
+});
+
+Deno.test("htmlOfAnswer() extracts a page with the request process's own permissions", async () => {
+  // The request process has the network and nothing else: the extraction's libraries must
+  // load and run there (a script of the same argv stands in for web_request_main.ts).
+  const dir = await Deno.makeTempDir({ prefix: "tern_html_" });
+  try {
+    const script = `${dir}/extract.ts`;
+    const module = new URL("../../src/tools/web_extract.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { htmlOfAnswer } from ${JSON.stringify(module)};\n` +
+        "const body = new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer());\n" +
+        "const response = { url: 'https://e.example/p', contentType: 'text/html', body };\n" +
+        "console.log(JSON.stringify(await htmlOfAnswer({ html: { format: 'markdown' } }, response)));\n" +
+        "console.log(JSON.stringify(await htmlOfAnswer({}, response) ?? null));\n",
+    );
+    const [deno, ...args] = webRequestArgv();
+    args[args.length - 1] = script;
+    const child = new Deno.Command(deno, {
+      args,
+      cwd: dir,
+      clearEnv: true,
+      env: Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {},
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(PAGES["/short"][1] as string));
+    await writer.close();
+    const { code, stdout, stderr } = await child.output();
+    equal(code, 0, new TextDecoder().decode(stderr));
+    const [page, none] = new TextDecoder().decode(stdout).trim().split("\n").map((line) =>
+      JSON.parse(line)
+    );
+    equal(page.ok, true);
+    match(page.content, /Short answer: \[yes\]\(https:\/\/e\.example\/x\)\./);
+    ok(!page.content.includes("SECRET") && !page.content.includes("stealCookies"));
+    equal(none, null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
