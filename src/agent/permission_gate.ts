@@ -125,26 +125,23 @@ export class PermissionGate {
     personReason?: string;
   } = {}): Promise<ReviewOutcome> {
     const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
-    if (options.network && mode === "bypass") {
-      return {
-        allow: false,
-        by: "policy",
-        reason: `The sandbox profile "${this.#options.runtime.profile.name}" has no network, ` +
-          "and --mode bypass grants nothing: use --profile :external, or --mode ask or auto " +
-          "to review each request",
-        remember: false,
-      };
-    }
     const autoNetwork = this.#options.autoNetwork ?? "reviewer";
+    const noNetwork = (why: string): ReviewOutcome => ({
+      allow: false,
+      by: "policy",
+      reason: `The sandbox profile "${this.#options.runtime.profile.name}" has no network, ${why}`,
+      remember: false,
+    });
+    if (options.network && mode === "bypass") {
+      return noNetwork(
+        "and --mode bypass grants nothing: use --profile :external, or --mode ask or auto to " +
+          "review each request",
+      );
+    }
     if (options.network && mode === "auto" && autoNetwork === "never") {
-      return {
-        allow: false,
-        by: "policy",
-        reason: `The sandbox profile "${this.#options.runtime.profile.name}" has no network, ` +
-          'and autoNetwork is "never" (a subagent of a BYPASS run): the reviewer may not ' +
-          "grant it",
-        remember: false,
-      };
+      return noNetwork(
+        'and autoNetwork is "never" (a subagent of a BYPASS run): the reviewer may not grant it',
+      );
     }
     if (options.network && mode === "auto" && autoNetwork === "person" && !options.needsPerson) {
       options = {

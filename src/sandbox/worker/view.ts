@@ -9,6 +9,7 @@
  */
 import { dirname, join, resolve } from "../../core/path.ts";
 import { bwrapArgvFor } from "../bwrap.ts";
+import { lstatOrNull } from "../../core/verified_open.ts";
 import type { Grants, ShellPlan } from "../types.ts";
 
 /**
@@ -159,7 +160,7 @@ function heldBackArgs(plan: ShellPlan, needs: WorkerViewNeeds): string[] {
   const holders: string[] = [];
   for (const path of plan.hidden.map(realOrSelf).sort((a, b) => a.length - b.length)) {
     if (!isInsideAny(path, kept) || !holdsAny(path, kept)) continue;
-    if (holders.some((dir) => isInside(path, dir)) || !isDirectory(path)) continue;
+    if (holders.some((dir) => isInside(path, dir)) || !lstatOrNull(path)?.isDirectory) continue;
     holders.push(path);
   }
   const args: string[] = [];
@@ -174,14 +175,6 @@ function heldBackArgs(plan: ShellPlan, needs: WorkerViewNeeds): string[] {
     args.push("--remount-ro", dir);
   }
   return args;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return Deno.statSync(path).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 /** Paths the worker may read but not write: the read grants and {@linkcode denoNeeds}. */
