@@ -272,12 +272,13 @@ _tern_dotenv_url() {
       \"*) value="${value#\"}" value="${value%%\"*}" ;;
       \'*) value="${value#\'}" value="${value%%\'*}" ;;
       *)
-        # Unquoted: the first word, when only blanks or a comment follow it.
-        rest="${value#*[[:space:]]}"
-        [[ "$rest" == "$value" ]] && rest=""
-        value="${value%%[[:space:]]*}"
-        rest="${rest//[[:space:]]/}"
-        [[ -z "$rest" || "$rest" == "#"* ]] || value=""
+        # Unquoted: the first word, when only blanks or a comment follow it. (The first word by
+        # the longest suffix from the first blank, the rest by its length: removing the
+        # shortest prefix up to a blank, `${value#*[[:space:]]}`, costs the square again.)
+        rest="${value%%[[:space:]]*}"
+        value="${value:${#rest}}"
+        value="${value//[[:space:]]/}"
+        if [[ -z "$value" || "$value" == "#"* ]]; then value="$rest"; else value=""; fi
         ;;
     esac
     [[ "${BASH_REMATCH[2]}" == TERN_BASE_URL ]] && tern="$value" || openai="$value"

@@ -339,7 +339,11 @@ Deno.test("the launcher reads hostile project files in time that grows with thei
       join(ws.dir, ".env"),
       `TERN_BASE_URL=a${" ".repeat(60_000)}\nTERN_BASE_URL=https://last-env.test/v1${
         " ".repeat(9000)
-      }\n`,
+      }\n` +
+        // Values of 8,000 characters without a blank: 7 s each when the first word was found
+        // by the shortest prefix up to a blank.
+        `TERN_BASE_URL=${"a".repeat(8000)}\n`.repeat(40) +
+        "TERN_BASE_URL=https://after-long-values.test/v1   # the last one wins\n",
     );
     const script =
       `source "${ROOT}/bin/_env.sh"; tern_deno_flags; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`;
@@ -366,6 +370,7 @@ Deno.test("the launcher reads hostile project files in time that grows with thei
     // A line longer than any URL is skipped; a value followed by blanks only still counts.
     ok(!hosts.includes("a"), hosts.join(","));
     ok(!hosts.includes("last-env.test"), "a .env line of over 8,192 characters is skipped");
+    ok(hosts.includes("after-long-values.test"), hosts.join(","));
   } finally {
     await ws.cleanup();
   }

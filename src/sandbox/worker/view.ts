@@ -159,7 +159,9 @@ function heldBackArgs(plan: ShellPlan, needs: WorkerViewNeeds): string[] {
   const kept = [...writable, ...readable];
   const holders: string[] = [];
   for (const path of plan.hidden.map(realOrSelf).sort((a, b) => a.length - b.length)) {
-    if (!isInsideAny(path, kept) || !holdsAny(path, kept)) continue;
+    // A hidden folder that is itself kept (a grant of it, a workspace that is tern's home)
+    // stays shown whole, as before: only one that holds kept paths beside others is emptied.
+    if (!isInsideAny(path, kept) || !holdsAny(path, kept) || kept.includes(path)) continue;
     if (holders.some((dir) => isInside(path, dir)) || !lstatOrNull(path)?.isDirectory) continue;
     holders.push(path);
   }
