@@ -311,7 +311,6 @@ async function readCapped(response: Response): Promise<string> {
   }
 }
 
-/** The response's media type in lower case, without parameters; undefined when not given. */
 /** Content types that are pages, never a stream of events. */
 const NOT_A_STREAM: ReadonlySet<string> = new Set([
   "text/html",
@@ -320,6 +319,7 @@ const NOT_A_STREAM: ReadonlySet<string> = new Set([
   "application/xml",
 ]);
 
+/** The response's media type in lower case, without parameters; undefined when not given. */
 function mediaType(response: Response): string | undefined {
   const type = response.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
   return type === "" ? undefined : type;
