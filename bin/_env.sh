@@ -410,13 +410,17 @@ tern_deno_flags() {
   case "$home" in /*) ;; *) home="$PWD/$home" ;; esac
   local tmp="${TMPDIR:-/tmp}"
   tern_net_hosts "$@"
+  # Deno splits a permission list at commas: a workspace whose path holds one would grant a
+  # path cut from it, so it gets no memory folder (consolidation then says it cannot write).
+  local memory=",$_tern_workspace/.tern/memory"
+  [[ "$_tern_workspace" != *,* ]] || memory=""
   TERN_DENO_FLAGS=(
     --no-prompt
     --quiet
     --unstable-lazy-dynamic-imports
     "--v8-flags=$TERN_V8_FLAGS"
     --allow-read
-    "--allow-write=$home,$tmp,$_tern_workspace/.tern/memory"
+    "--allow-write=$home,$tmp$memory"
     "--allow-net=$TERN_NET_HOSTS"
     "--allow-env=$names"
     --allow-run

@@ -376,6 +376,23 @@ Deno.test("the launcher reads hostile project files in time that grows with thei
   }
 });
 
+Deno.test("the launcher lets tern's process write the workspace's .tern/memory, never a path cut at a comma", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { HOME: "/nonexistent", TERN_HOME: ws.home };
+    const write = (cwd: string) =>
+      declaredFlags(env, { cwd }).find((arg) => arg.startsWith("--allow-write="))!
+        .slice("--allow-write=".length).split(",");
+    deepEqual(write(ws.dir).at(-1), `${ws.dir}/.tern/memory`);
+    // Deno splits the list at commas: "x,y" would grant "<ws>/x" and a relative "y/...".
+    const comma = join(ws.dir, "x,y");
+    await Deno.mkdir(comma);
+    ok(!write(comma).some((path) => path.includes(ws.dir)), write(comma).join(" "));
+  } finally {
+    await ws.cleanup();
+  }
+});
+
 Deno.test("the launcher ignores a malformed TERN_EXTRA_HOSTS and says so", () => {
   const out = new Deno.Command("bash", {
     args: ["-c", `source "${ROOT}/bin/_env.sh"; tern_net_hosts; echo "$TERN_NET_HOSTS"`],
