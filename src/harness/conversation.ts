@@ -240,7 +240,10 @@ export class Conversation {
     );
     this.#hooks = new SessionHooks(
       import("../sandbox/hooks/load.ts").then(({ loadHooks }) =>
-        loadHooks({ ternHome: options.config.ternHome, workspace: options.workspace })
+        loadHooks(
+          { ternHome: options.config.ternHome, workspace: options.workspace },
+          (text) => this.#warnOnce(text),
+        )
       ).then((loaded) => loaded.active, (error) => {
         // A broken settings file runs no hooks, and says so.
         this.#warnOnce(`tern: no hooks run: ${error instanceof Error ? error.message : error}`);

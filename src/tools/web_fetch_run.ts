@@ -183,7 +183,7 @@ async function readable(
         "text (only the request process reads PDFs)",
     );
   }
-  const { decodeBody, isHtmlAnswer } = await import("./web_extract.ts");
+  const { decodeBody, extractHtml, isHtmlAnswer } = await import("./web_extract.ts");
   const html = isHtmlAnswer(response.contentType, bytes);
   const json = type === "application/json" || type.endsWith("+json");
   const text = type.startsWith("text/") || type === "" || type.endsWith("+xml") ||
@@ -219,7 +219,6 @@ async function readable(
   }
   const body = decodeBody(bytes, response.contentType);
   if (html) {
-    const { extractHtml } = await import("./web_extract.ts");
     const { title, content } = await extractHtml(body, { url: response.url, format });
     return { title, content, kind: `${described} as ${format}` };
   }

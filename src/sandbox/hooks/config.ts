@@ -9,7 +9,7 @@
  */
 import { join } from "../../core/path.ts";
 import { pinnedFiles } from "../../mcp/_pinned_files.ts";
-import { readWorkspaceText } from "../../config/workspace_file.ts";
+import { readWorkspaceText, type Warn } from "../../config/workspace_file.ts";
 
 /** The events tern fires, with Claude Code's names. */
 export const HOOK_EVENTS = [
@@ -57,10 +57,10 @@ export interface HookSource {
  * without a `hooks` section give nothing.
  * @throws {Error} `Cannot read hooks from "<file>": …` for a file that exists but is not JSON.
  */
-export async function readHookSources(places: {
-  ternHome: string;
-  workspace: string;
-}): Promise<HookSource[]> {
+export async function readHookSources(
+  places: { ternHome: string; workspace: string },
+  warn?: Warn,
+): Promise<HookSource[]> {
   const files: Array<[string, HookSource["scope"]]> = [
     [join(places.ternHome, "settings.json"), "user"],
     [join(places.workspace, ".tern", "settings.json"), "project"],
@@ -68,7 +68,7 @@ export async function readHookSources(places: {
   ];
   const sources: HookSource[] = [];
   for (const [file, scope] of files) {
-    const source = await readHookSource(file, scope, places.workspace);
+    const source = await readHookSource(file, scope, places.workspace, warn);
     if (source !== undefined) sources.push(source);
   }
   return sources;
@@ -78,13 +78,14 @@ async function readHookSource(
   file: string,
   scope: HookSource["scope"],
   workspace: string,
+  warn: Warn | undefined,
 ): Promise<HookSource | undefined> {
   let text: string;
   if (scope === "project") {
     // A repository's file, or one a command wrote: read like every workspace file tern reads
     // (a regular file inside the workspace, at most 1 MiB), never a FIFO that would hold every
     // later start, a device, or a symlink to the person's files.
-    const read = readWorkspaceText(workspace, file, { what: "hook settings" });
+    const read = readWorkspaceText(workspace, file, { what: "hook settings", warn });
     if (read === undefined) return undefined;
     text = read;
   } else {

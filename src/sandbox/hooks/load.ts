@@ -11,6 +11,7 @@ import {
   trustServers,
   untrustServers,
 } from "../../mcp/trust.ts";
+import type { Warn } from "../../config/workspace_file.ts";
 import { type HookCommand, type HookSource, readHookSources } from "./config.ts";
 
 /** Project hooks' trust. */
@@ -37,14 +38,15 @@ export interface LoadedHooks {
 }
 
 /**
- * Reads the hook settings and the trust record.
+ * Reads the hook settings and the trust record; `warn` is told of a project file skipped (a
+ * symlink out of the workspace, a FIFO; default: stderr).
  * @throws {Error} for a settings file that is not JSON, or a trust record that is not valid.
  */
-export async function loadHooks(places: {
-  ternHome: string;
-  workspace: string;
-}): Promise<LoadedHooks> {
-  const found = await readHookSources(places);
+export async function loadHooks(
+  places: { ternHome: string; workspace: string },
+  warn?: Warn,
+): Promise<LoadedHooks> {
+  const found = await readHookSources(places, warn);
   if (found.length === 0) return { sources: [], active: [] };
   const check = found.some((source) => source.scope === "project")
     ? await loadTrustCheck(places.ternHome, places.workspace, HOOKS_TRUST)

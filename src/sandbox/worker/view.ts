@@ -108,7 +108,8 @@ export function workerBwrapArgv(
   needs: WorkerViewNeeds,
   argv: readonly string[],
 ): string[] {
-  const args = bwrapArgvFor(workerPlan(plan, needs), argv);
+  const planned = workerPlan(plan, needs);
+  const args = bwrapArgvFor(planned, argv);
   const at = args.findIndex((arg, i) =>
     arg === "--ro-bind" && args[i + 1] === "/" && args[i + 2] === "/"
   );
@@ -116,7 +117,7 @@ export function workerBwrapArgv(
   if (at === -1 || chdir === -1) {
     throw new Error("Cannot confine the tool worker: the shell's bubblewrap view changed shape");
   }
-  const writable = workerPlan(plan, needs).writable.map(realOrSelf);
+  const writable = planned.writable.map(realOrSelf);
   // Bound first, so the writable roots (mounted later) stay writable inside them.
   const visible: string[] = [];
   // `--ro-bind-try` skips what is missing, so the argv does not depend on what exists yet.
@@ -137,7 +138,7 @@ export function workerBwrapArgv(
     ...visible,
     ...args.slice(at + 3, chdir),
     ...again,
-    ...heldBackArgs(plan, needs),
+    ...heldBackArgs(plan.hidden, writable, readablePaths(needs).map(realOrSelf)),
     "--remount-ro",
     "/",
     ...args.slice(chdir),
@@ -153,12 +154,14 @@ export function workerBwrapArgv(
  * roots are bound, with only what is kept bound back inside (the audit file writable, read
  * grants read-only), then made read-only.
  */
-function heldBackArgs(plan: ShellPlan, needs: WorkerViewNeeds): string[] {
-  const writable = workerPlan(plan, needs).writable.map(realOrSelf);
-  const readable = readablePaths(needs).map(realOrSelf);
+function heldBackArgs(
+  hidden: readonly string[],
+  writable: readonly string[],
+  readable: readonly string[],
+): string[] {
   const kept = [...writable, ...readable];
   const holders: string[] = [];
-  for (const path of plan.hidden.map(realOrSelf).sort((a, b) => a.length - b.length)) {
+  for (const path of hidden.map(realOrSelf).sort((a, b) => a.length - b.length)) {
     // A hidden folder that is itself kept (a grant of it, a workspace that is tern's home)
     // stays shown whole, as before: only one that holds kept paths beside others is emptied.
     if (!isInsideAny(path, kept) || !holdsAny(path, kept) || kept.includes(path)) continue;
