@@ -17,17 +17,55 @@ import { bwrapNeed, testWith } from "../support/needs.ts";
 const isConsolidation = (request: ModelRequest) =>
   request.messages[0]?.content === CONSOLIDATION_SYSTEM_PROMPT;
 
+/** A model that answers at length, and with one "build" topic when asked to consolidate. */
+function startModel() {
+  const long = "The build uses deno and the tests run in parallel. ".repeat(1_000);
+  const facts = JSON.stringify({
+    topics: [{ topic: "build", title: "Build", facts: [{ fact: "Use deno", source: "x" }] }],
+  });
+  const script = (request: ModelRequest): ScriptedReply =>
+    isConsolidation(request) ? { text: facts } : { text: long };
+  return startScriptedServer(script, { chunkDelayMs: 0 });
+}
+
+/**
+ * What the next interactive start does: one turn in `workspace`, then the due consolidation,
+ * behind the prompt; in this process, with `env` set for it and put back after.
+ */
+async function consolidateHere(
+  workspace: string,
+  baseUrl: string,
+  env: Record<string, string>,
+): Promise<void> {
+  const saved = Object.keys(env).map((name) => [name, Deno.env.get(name)] as const);
+  for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
+  try {
+    const agent = await openAgentSession({
+      workspace,
+      flags: { baseUrl, noSandbox: true, mode: "bypass" },
+      emit: () => {},
+      warn: () => {},
+      consolidation: "background",
+    });
+    try {
+      await agent.conversation.turn("hello");
+      await agent.conversation.consolidated();
+    } finally {
+      await agent.close();
+    }
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
+}
+
 testWith(
   [bwrapNeed],
   "tern run leaves a due consolidation for the next start; tern memory log and undo show and undo it",
   async () => {
-    const long = "The build uses deno and the tests run in parallel. ".repeat(1_000);
-    const facts = JSON.stringify({
-      topics: [{ topic: "build", title: "Build", facts: [{ fact: "Use deno", source: "x" }] }],
-    });
-    const script = (request: ModelRequest): ScriptedReply =>
-      isConsolidation(request) ? { text: facts } : { text: long };
-    const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+    const server = await startModel();
     const ws = await tempWorkspace();
     const env = {
       TERN_HOME: ws.home,
@@ -37,7 +75,6 @@ testWith(
       TERN_MODE: "bypass",
     };
     const tern = (args: string[]) => runTern(args, { cwd: ws.dir, env });
-    const saved = Object.keys(env).map((name) => [name, Deno.env.get(name)] as const);
     try {
       const run = await tern(["run", "-o", "json", "explain the build"]);
       equal(run.code, 0, run.stderr);
@@ -50,21 +87,7 @@ testWith(
       match((await tern(["memory", "log"])).stdout, /pending {2}session/);
 
       // The next interactive start does it behind the prompt, after its first turn.
-      for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
-      const workspace = Deno.realPathSync(ws.dir);
-      const agent = await openAgentSession({
-        workspace,
-        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
-        emit: () => {},
-        warn: () => {},
-        consolidation: "background",
-      });
-      try {
-        await agent.conversation.turn("hello");
-        await agent.conversation.consolidated();
-      } finally {
-        await agent.close();
-      }
+      await consolidateHere(Deno.realPathSync(ws.dir), server.baseUrl, env);
       const topic = join(ws.dir, ".tern", "memory", "build.md");
       equal(await Deno.readTextFile(topic), "# Build\n- Use deno (source: x)\n");
       deepEqual([...Deno.readDirSync(pendingFolder(ws.home))], []);
@@ -88,10 +111,6 @@ testWith(
       equal(again.code, 2);
       match(again.stderr, /it is undone, not done/);
     } finally {
-      for (const [name, value] of saved) {
-        if (value === undefined) Deno.env.delete(name);
-        else Deno.env.set(name, value);
-      }
       await server.close();
       await ws.cleanup();
     }
@@ -104,13 +123,7 @@ testWith(
   async () => {
     // tern's process may write its home and the temp folder; a workspace elsewhere (here
     // /var/tmp) needs its .tern/memory granted too, or every consolidation and undo failed there.
-    const long = "The build uses deno and the tests run in parallel. ".repeat(1_000);
-    const facts = JSON.stringify({
-      topics: [{ topic: "build", title: "Build", facts: [{ fact: "Use deno", source: "x" }] }],
-    });
-    const script = (request: ModelRequest): ScriptedReply =>
-      isConsolidation(request) ? { text: facts } : { text: long };
-    const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+    const server = await startModel();
     const base = await Deno.stat("/var/tmp").then(() => "/var/tmp", () => undefined);
     const dir = await Deno.realPath(await Deno.makeTempDir({ dir: base, prefix: "tern-mem-ws-" }));
     const home = await Deno.realPath(await Deno.makeTempDir({ dir: base, prefix: "tern-mem-h-" }));
@@ -121,25 +134,11 @@ testWith(
       TERN_BASE_URL: server.baseUrl,
       TERN_MODE: "bypass",
     };
-    const saved = Object.keys(env).map((name) => [name, Deno.env.get(name)] as const);
     try {
       const run = await runTern(["run", "-o", "json", "explain the build"], { cwd: dir, env });
       equal(run.code, 0, run.stderr);
       // The consolidation itself, in this process (as the first test does it)...
-      for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
-      const agent = await openAgentSession({
-        workspace: dir,
-        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
-        emit: () => {},
-        warn: () => {},
-        consolidation: "background",
-      });
-      try {
-        await agent.conversation.turn("hello");
-        await agent.conversation.consolidated();
-      } finally {
-        await agent.close();
-      }
+      await consolidateHere(dir, server.baseUrl, env);
       // ...then tern's own process, with the launcher's permissions, undoes it there.
       const topic = join(dir, ".tern", "memory", "build.md");
       equal(await Deno.readTextFile(topic), "# Build\n- Use deno (source: x)\n");
@@ -153,10 +152,6 @@ testWith(
       equal(undo.code, 0, undo.stderr);
       ok(!(await Deno.lstat(topic).then(() => true, () => false)), "the new file is gone");
     } finally {
-      for (const [name, value] of saved) {
-        if (value === undefined) Deno.env.delete(name);
-        else Deno.env.set(name, value);
-      }
       await server.close();
       await Deno.remove(dir, { recursive: true });
       await Deno.remove(home, { recursive: true });

@@ -4,6 +4,7 @@
  * shown to the person by an ASK parent (in tmux), withdrawn when the child stops waiting.
  */
 import { equal, match, ok } from "node:assert/strict";
+import { REVIEWER_SYSTEM } from "../../src/agent/auto_reviewer.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { loadSession } from "../../src/session/load.ts";
@@ -30,14 +31,16 @@ function script(request: ModelRequest): ScriptedReply {
     }
     return { text: `told: ${result.content.replace(/\n/g, " ")}` };
   }
-  const text = allText(request);
-  if (!text.includes("Started subagent")) {
-    return call("spawn_agent", {
-      task_name: "builder",
-      message: "CHILD build",
-      tools: ["request_permissions"],
-    }, "s1");
-  }
+  return parentReply(request, {
+    task_name: "builder",
+    message: "CHILD build",
+    tools: ["request_permissions"],
+  });
+}
+
+/** The parent's side: spawn the child with `spawn`, wait for it, then answer. */
+function parentReply(request: ModelRequest, spawn: Record<string, unknown>): ScriptedReply {
+  if (!allText(request).includes("Started subagent")) return call("spawn_agent", spawn, "s1");
   return shown(request) === 0 ? call("wait_agent", {}, "w1") : { text: "parent done" };
 }
 
@@ -123,19 +126,15 @@ Deno.test("a BYPASS parent's child may not fetch from the web its profile gives 
       if (result === undefined) return call("web_fetch", { url }, "f1");
       return { text: `told: ${result.content.replace(/\n/g, " ")}` };
     }
-    // The reviewer's requests (no tools, a verdict asked for): allow everything.
-    if (allText(request).includes("Decide whether")) {
+    // The reviewer's requests: allow everything.
+    if (request.messages[0]?.content === REVIEWER_SYSTEM) {
       return { text: '{"decision":"allow","reason":"fine"}' };
     }
-    const text = allText(request);
-    if (!text.includes("Started subagent")) {
-      return call(
-        "spawn_agent",
-        { task_name: "fetcher", message: "CHILD fetch", tools: ["web_fetch"] },
-        "s1",
-      );
-    }
-    return shown(request) === 0 ? call("wait_agent", {}, "w1") : { text: "parent done" };
+    return parentReply(request, {
+      task_name: "fetcher",
+      message: "CHILD fetch",
+      tools: ["web_fetch"],
+    });
   }, { chunkDelayMs: 0 });
   const ws = await tempWorkspace();
   try {

@@ -3,6 +3,7 @@ import { ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import type { Observation, ToolErrorCode } from "../../src/core/observation.ts";
 import type { Tool, ToolContext } from "../../src/tools/define.ts";
+import { webRequestArgv } from "../../src/tools/web_transport.ts";
 
 /** A temp folder `root` holding the workspace `ws` and a sibling folder `outside`. */
 export interface Sandbox {
@@ -58,4 +59,32 @@ export function succeeded(obs: Observation): string {
 export function failed(obs: Observation, code: ToolErrorCode): string {
   ok(obs.status === "ERROR" && obs.code === code, `expected ${code}, got ${JSON.stringify(obs)}`);
   return obs.message;
+}
+
+/**
+ * Runs `script` the way the web tools' request process runs (its argv from `webRequestArgv`:
+ * the network and nothing else, tern's own deno.json), in `cwd`, with `input` on stdin.
+ */
+export async function runAsRequestProcess(
+  script: string,
+  input: Uint8Array,
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [deno, ...args] = webRequestArgv();
+  args[args.length - 1] = script;
+  const child = new Deno.Command(deno, {
+    args,
+    cwd,
+    clearEnv: true,
+    env: Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {},
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(input);
+  await writer.close();
+  const { code, stdout, stderr } = await child.output();
+  const decoder = new TextDecoder();
+  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }

@@ -1,8 +1,8 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { createWebFetchTool } from "../../src/tools/web_fetch.ts";
 import { guardedRequest, type WebResponse } from "../../src/tools/web_request.ts";
-import { processTransport, webRequestArgv } from "../../src/tools/web_transport.ts";
-import { call, failed, succeeded } from "./_helpers.ts";
+import { processTransport } from "../../src/tools/web_transport.ts";
+import { call, failed, runAsRequestProcess, succeeded } from "./_helpers.ts";
 
 const FIXTURES = new URL("../fixtures/web/", import.meta.url);
 const fixture = (name: string) => Deno.readTextFileSync(new URL(name, FIXTURES));
@@ -268,25 +268,13 @@ Deno.test("htmlOfAnswer() extracts a page with the request process's own permiss
         "console.log(JSON.stringify(await htmlOfAnswer({ html: { format: 'markdown' } }, response)));\n" +
         "console.log(JSON.stringify(await htmlOfAnswer({}, response) ?? null));\n",
     );
-    const [deno, ...args] = webRequestArgv();
-    args[args.length - 1] = script;
-    const child = new Deno.Command(deno, {
-      args,
-      cwd: dir,
-      clearEnv: true,
-      env: Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {},
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(PAGES["/short"][1] as string));
-    await writer.close();
-    const { code, stdout, stderr } = await child.output();
-    equal(code, 0, new TextDecoder().decode(stderr));
-    const [page, none] = new TextDecoder().decode(stdout).trim().split("\n").map((line) =>
-      JSON.parse(line)
+    const { code, stdout, stderr } = await runAsRequestProcess(
+      script,
+      new TextEncoder().encode(PAGES["/short"][1] as string),
+      dir,
     );
+    equal(code, 0, stderr);
+    const [page, none] = stdout.trim().split("\n").map((line) => JSON.parse(line));
     equal(page.ok, true);
     match(page.content, /Short answer: \[yes\]\(https:\/\/e\.example\/x\)\./);
     ok(!page.content.includes("SECRET") && !page.content.includes("stealCookies"));

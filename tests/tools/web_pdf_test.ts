@@ -8,7 +8,7 @@ import {
   webRequestArgv,
 } from "../../src/tools/web_transport.ts";
 import { minimalPdf } from "../support/pdf.ts";
-import { call, failed, succeeded } from "./_helpers.ts";
+import { call, failed, runAsRequestProcess, succeeded } from "./_helpers.ts";
 
 /** web_fetch with the test injection (127.0.0.1 may be reached) and PDF reading in-process. */
 const local = (pdfMaxPages?: number, maxBytes = 200_000) =>
@@ -132,25 +132,11 @@ Deno.test("the request process's flags load unpdf from tern's own config, with t
       join(dir, "package.json"),
       '{"dependencies":{"unpdf":"0.0.1"},"imports":{"#x":"./evil.ts"}}',
     );
-    const [deno, ...args] = webRequestArgv();
     // Its heap is capped (a hostile PDF ends the process, not the machine's memory).
-    ok(args.includes(`--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`));
-    args[args.length - 1] = script;
-    const child = new Deno.Command(deno, {
-      args,
-      cwd: dir,
-      clearEnv: true,
-      env: Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {},
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(MANUAL);
-    await writer.close();
-    const { code, stdout, stderr } = await child.output();
-    equal(code, 0, new TextDecoder().decode(stderr));
-    const answer = JSON.parse(new TextDecoder().decode(stdout));
+    ok(webRequestArgv().includes(`--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`));
+    const { code, stdout, stderr } = await runAsRequestProcess(script, MANUAL, dir);
+    equal(code, 0, stderr);
+    const answer = JSON.parse(stdout);
     equal(answer.pages, 2);
     match(answer.text, /Installation guide/);
   } finally {
