@@ -8,19 +8,49 @@
  */
 import { join } from "../core/path.ts";
 
-/** Folders searched: where host configuration, state and other people's files live. */
-const SEARCHED: readonly string[] = [
-  "/etc",
-  "/root",
-  "/home",
-  "/var",
-  "/opt",
-  "/srv",
-  "/boot",
-  "/mnt",
-  "/media",
-  "/usr/local/etc",
-];
+/**
+ * Top-level folders not searched: the system's programs and libraries (readable by everyone by
+ * design, and large), package stores of the same kind, and what a sandbox replaces or is not
+ * files on disk. Every other top-level folder (`/etc`, `/root`, `/home`, `/var`, `/opt`, `/srv`,
+ * a container's `/data` or `/app`) may hold host configuration, state or people's files.
+ */
+const NOT_SEARCHED: ReadonlySet<string> = new Set([
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/nix",
+  "/snap",
+  "/proc",
+  "/sys",
+  "/dev",
+  "/run",
+  "/tmp",
+]);
+
+/** Searched besides the top-level folders: the one configuration folder under `/usr`. */
+const ALSO_SEARCHED: readonly string[] = ["/usr/local/etc"];
+
+/**
+ * The paths searched for root-only files: each entry of `/` (folder or file, not a symlink)
+ * but those in {@linkcode NOT_SEARCHED}, then `/usr/local/etc`. `top` names the entries of `/`
+ * (read now when not given). Sorted.
+ */
+export function searchedRoots(top?: readonly string[]): string[] {
+  let names = top;
+  if (names === undefined) {
+    try {
+      names = [...Deno.readDirSync("/")].filter((entry) => !entry.isSymlink).map((e) => e.name);
+    } catch {
+      names = ["etc", "root", "home", "var", "opt", "srv", "boot", "mnt", "media"];
+    }
+  }
+  const roots = names.map((name) => `/${name}`).filter((path) => !NOT_SEARCHED.has(path));
+  return [...roots.sort(), ...ALSO_SEARCHED];
+}
 
 /** Not searched: large, world-readable by design, or not files at all. */
 const SKIPPED: ReadonlySet<string> = new Set([
@@ -36,7 +66,7 @@ const SKIPPED: ReadonlySet<string> = new Set([
 
 /** Options for {@linkcode rootOnlyPaths}. */
 export interface RootOnlyOptions {
-  /** The folders to search; default the host's configuration and state folders. */
+  /** The folders to search; default {@linkcode searchedRoots}. */
   roots?: readonly string[];
   /** Folder levels below each root searched; default 4. */
   maxDepth?: number;
@@ -61,7 +91,7 @@ export function rootOnlyPaths(options: RootOnlyOptions = {}): string[] {
   let budget = options.maxEntries ?? 30_000;
   const found: string[] = [];
   let level: string[] = [];
-  for (const root of options.roots ?? SEARCHED) {
+  for (const root of options.roots ?? searchedRoots()) {
     const kind = privateKind(root, uid, gid);
     if (kind === "private") found.push(root);
     else if (kind === "dir") level.push(root);
@@ -158,7 +188,7 @@ async function findRootOnly(uid: number, gid: number): Promise<string[] | null> 
     i === 0 ? ["-path", path] : ["-o", "-path", path]
   );
   const args = [
-    ...SEARCHED,
+    ...searchedRoots(),
     "-maxdepth",
     "4",
     "(",

@@ -7,7 +7,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { DENIED_SYSCALLS, hostArch, seccompFilter } from "../../src/sandbox/seccomp.ts";
-import { rootOnlyPaths } from "../../src/sandbox/host_private.ts";
+import { rootOnlyPaths, searchedRoots } from "../../src/sandbox/host_private.ts";
 import { homeView } from "../../src/sandbox/home_view.ts";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
 import { bwrapTest } from "./_bwrap_helpers.ts";
@@ -227,6 +227,31 @@ Deno.test("rootOnlyPaths() finds files and folders only their owner may read", a
     ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("searchedRoots() searches every top-level folder but the system's programs and what is not on disk", () => {
+  const roots = searchedRoots([
+    "etc",
+    "data",
+    "work",
+    "usr",
+    "proc",
+    "tmp",
+    "lib64",
+    "nix",
+    "root",
+  ]);
+  // A container's own folders (/data, /work) hold people's files as much as /home does.
+  deepEqual(roots, ["/data", "/etc", "/root", "/work", "/usr/local/etc"]);
+  // Read from the host: every real top-level folder but the listed ones is searched.
+  const host = searchedRoots();
+  for (const entry of Deno.readDirSync("/")) {
+    const path = `/${entry.name}`;
+    const skipped = ["/usr", "/proc", "/sys", "/dev", "/run", "/tmp", "/bin", "/sbin", "/lib"];
+    if (entry.isSymlink || skipped.includes(path) || path.startsWith("/lib")) continue;
+    if (path === "/nix" || path === "/snap") continue;
+    ok(host.includes(path), `${path} is not searched`);
   }
 });
 
