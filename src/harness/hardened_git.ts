@@ -51,7 +51,15 @@ export interface GitResult {
   timedOut: boolean;
 }
 
-/** Programs a repository's config could make git start, each switched off for every run. */
+/**
+ * Programs a repository's config could make git start, each switched off for every run. No
+ * transport or remote helper may start either (`protocol.allow=never` here, and
+ * `GIT_ALLOW_PROTOCOL` and `GIT_NO_LAZY_FETCH` in the environment): a partial clone's missing
+ * object would otherwise be fetched from a "promisor" remote whose `uploadpack`, `ext::` URL,
+ * `sshCommand`, proxy or credential helper the repository chooses. Submodules are shown as
+ * commit ids only: `diff.submodule=diff` would run git inside a nested repository, whose own
+ * config (external diff drivers included) the switches here do not reach.
+ */
 const HARDENING = [
   "--no-pager",
   // Paths are always literal paths, never globs or pathspec magic.
@@ -64,6 +72,14 @@ const HARDENING = [
   "diff.external=",
   "-c",
   "core.pager=cat",
+  "-c",
+  "protocol.allow=never",
+  "-c",
+  "diff.submodule=short",
+  "-c",
+  "submodule.recurse=false",
+  "-c",
+  "status.submoduleSummary=false",
   // The rest keep our own files and output predictable.
   "-c",
   "core.splitIndex=false",
@@ -96,6 +112,10 @@ export async function runGit(
     PATH: options.env.PATH,
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_TERMINAL_PROMPT: "0",
+    // Overrides every `protocol.<name>.allow` a repository sets: the empty list allows none.
+    GIT_ALLOW_PROTOCOL: "",
+    // git 2.45 and later: a missing object is an error, never a fetch.
+    GIT_NO_LAZY_FETCH: "1",
   };
   if (options.env.HOME !== undefined) env.HOME = options.env.HOME;
   if (options.indexFile !== undefined) env.GIT_INDEX_FILE = options.indexFile;

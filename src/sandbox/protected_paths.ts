@@ -3,7 +3,7 @@
  * outside `/run`, and the `.git` folders under the writable roots (hooks and config run code on
  * the host the next time someone uses git there).
  */
-import { join } from "../core/path.ts";
+import { dirname, join, resolve } from "../core/path.ts";
 
 /** Relative to the home folder: credentials, keys and agents' sockets. */
 const HOME_SECRETS: readonly string[] = [
@@ -77,56 +77,144 @@ export function hostSocketLocations(env: Readonly<Record<string, string>>): stri
 
 /** Options for {@linkcode gitDirsUnder}. */
 export interface GitDirsOptions {
-  /** Folder levels below each root that are searched; default 8. */
+  /** Folder levels below each root that are searched; default 12. */
   maxDepth?: number;
-  /** Directory entries looked at in total before the search stops; default 20,000. */
+  /** Directory entries looked at in total before the search stops; default 50,000. */
   maxEntries?: number;
 }
 
-/** Folders never searched: dependency trees hold no repositories of the user's. */
-const SKIPPED = new Set(["node_modules"]);
+/** Folders listed between two yields to the event loop. */
+const LISTS_PER_YIELD = 256;
 
 /**
  * Every `.git` under `roots` (a folder, or a file for worktrees and submodules), the roots'
- * own included and nested repositories too, sorted. Breadth-first, without following
- * symlinks (a `.git` that is itself a symlink is resolved to its target), skipping
- * `node_modules` and never entering a `.git`. Bounded so a huge tree stays fast: the search
- * stops after `maxEntries` entries or `maxDepth` levels, so a repository deeper than that is
- * not found. Unreadable folders are skipped; never throws.
+ * own included and nested repositories too, sorted. A `.git` file's `gitdir:` folder (and that
+ * folder's `commondir`) is included when it lies inside a root. Breadth-first, without
+ * following symlinks (a `.git` that is itself a symlink is resolved to its target) and never
+ * entering a `.git`.
+ *
+ * A `node_modules` folder is searched where packages keep a repository: each package folder
+ * (`<name>`, `@scope/<name>`, `.pnpm/<name@version>`) is checked for a `.git`, and its own
+ * `node_modules` searched the same way, but a package's other folders are not entered: a
+ * dependency tree holds tens of thousands of files, and this runs before every command.
+ *
+ * Bounded so a huge tree stays fast: the search stops after `maxEntries` entries or `maxDepth`
+ * levels, so a repository deeper than that is not found (a documented limit). Unreadable
+ * folders are skipped; never throws. Folders are listed synchronously, yielding to the event
+ * loop every 256 of them.
  */
 export async function gitDirsUnder(
   roots: readonly string[],
   options: GitDirsOptions = {},
 ): Promise<string[]> {
-  const maxDepth = options.maxDepth ?? 8;
-  let budget = options.maxEntries ?? 20_000;
+  const maxDepth = options.maxDepth ?? 12;
+  const search = { budget: options.maxEntries ?? 50_000, listed: 0 };
+  const tops = roots.map((root) => resolve(root));
   const found = new Set<string>();
-  let level = [...roots];
-  for (let depth = 0; depth <= maxDepth && level.length > 0 && budget > 0; depth++) {
+  const addGit = (path: string, entry: Pick<Deno.DirEntry, "isSymlink" | "isDirectory">) => {
+    const real = entry.isSymlink ? realPath(path) : path;
+    if (real === null) return;
+    found.add(real);
+    if (!entry.isDirectory) { for (const linked of linkedGitDirs(real, tops)) found.add(linked); }
+  };
+  const list = async (dir: string) => {
+    if (++search.listed % LISTS_PER_YIELD === 0) await new Promise((done) => setTimeout(done, 0));
+    const entries = listDir(dir);
+    search.budget -= entries.length;
+    return entries;
+  };
+  let level = [...tops];
+  for (let depth = 0; depth <= maxDepth && level.length > 0 && search.budget > 0; depth++) {
     const next: string[] = [];
     for (const dir of level) {
-      const entries = await listDir(dir);
-      budget -= entries.length;
-      for (const entry of entries) {
+      for (const entry of await list(dir)) {
         const path = join(dir, entry.name);
-        if (entry.name === ".git") {
-          const real = entry.isSymlink ? await realPath(path) : path;
-          if (real !== null) found.add(real);
-        } else if (entry.isDirectory && !SKIPPED.has(entry.name)) {
-          next.push(path);
-        }
+        if (entry.name === ".git") addGit(path, entry);
+        else if (entry.isDirectory && entry.name === "node_modules") {
+          await packageGitDirs(path, list, addGit, () => search.budget > 0);
+        } else if (entry.isDirectory) next.push(path);
       }
-      if (budget <= 0) break;
+      if (search.budget <= 0) break;
     }
     level = next;
   }
   return [...found].sort();
 }
 
-async function listDir(dir: string): Promise<Deno.DirEntry[]> {
-  const entries: Deno.DirEntry[] = [];
+/**
+ * The `.git` of each package under the `node_modules` folder `modules`, and of those under
+ * each package's own `node_modules`, given to `addGit`, while `more()` holds.
+ */
+async function packageGitDirs(
+  modules: string,
+  list: (dir: string) => Promise<Deno.DirEntry[]>,
+  addGit: (path: string, entry: Pick<Deno.DirEntry, "isSymlink" | "isDirectory">) => void,
+  more: () => boolean,
+): Promise<void> {
+  const folders = [modules];
+  while (folders.length > 0 && more()) {
+    const dir = folders.pop()!;
+    for (const entry of await list(dir)) {
+      // A linked package (npm link, pnpm's top level) is a symlink: not entered here.
+      if (!entry.isDirectory) continue;
+      const path = join(dir, entry.name);
+      const grouped = entry.name.startsWith("@") || entry.name.startsWith(".");
+      const packages = grouped
+        ? (await list(path)).filter((inner) => inner.isDirectory).map((inner) =>
+          join(path, inner.name)
+        )
+        : [path];
+      for (const pkg of packages) {
+        const git = lstatOrNull(join(pkg, ".git"));
+        if (git !== null) addGit(join(pkg, ".git"), git);
+        if (lstatOrNull(join(pkg, "node_modules"))?.isDirectory) {
+          folders.push(join(pkg, "node_modules"));
+        }
+      }
+    }
+  }
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
-    for await (const entry of Deno.readDir(dir)) entries.push(entry);
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The repository folders a `.git` file points at (`gitdir: <path>`, and that folder's
+ * `commondir`) that lie inside `roots`, by real path; none when it is not such a file.
+ */
+function linkedGitDirs(file: string, roots: readonly string[]): string[] {
+  const linked: string[] = [];
+  const gitDir = pointer(file, /^gitdir: (.+)$/m);
+  if (gitDir === null) return linked;
+  linked.push(gitDir);
+  const common = pointer(join(gitDir, "commondir"), /^(.+)$/m, gitDir);
+  if (common !== null) linked.push(common);
+  return linked.filter((path) =>
+    roots.some((root) => path === root || path.startsWith(`${root}/`))
+  );
+}
+
+/** The real path a small pointer file names (relative to `base`, default its folder). */
+function pointer(file: string, pattern: RegExp, base = dirname(file)): string | null {
+  try {
+    const info = Deno.statSync(file);
+    if (!info.isFile || info.size > 4096) return null;
+    const target = Deno.readTextFileSync(file).match(pattern)?.[1].trim();
+    return target ? realPath(resolve(base, target)) : null;
+  } catch {
+    return null;
+  }
+}
+
+function listDir(dir: string): Deno.DirEntry[] {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dir)];
   } catch {
     return [];
   }
@@ -134,9 +222,9 @@ async function listDir(dir: string): Promise<Deno.DirEntry[]> {
   return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
-async function realPath(path: string): Promise<string | null> {
+function realPath(path: string): string | null {
   try {
-    return await Deno.realPath(path);
+    return Deno.realPathSync(path);
   } catch {
     return null;
   }

@@ -223,13 +223,14 @@ Deno.test("hostSocketLocations() names agent and engine sockets from env", () =>
   ok(!hostSocketLocations({ DOCKER_HOST: "tcp://h:2375" }).some((p) => p.includes("h:2375")));
 });
 
-Deno.test("gitDirsUnder() finds nested repositories and .git files, not node_modules or links", async () => {
+Deno.test("gitDirsUnder() finds nested repositories and .git files, node_modules too, not links", async () => {
   await withBox(async (box) => {
     await Deno.mkdir(join(box.ws, "node_modules/dep/.git"), { recursive: true });
     await Deno.mkdir(join(box.outside, "repo/.git"), { recursive: true });
     await Deno.symlink(join(box.outside, "repo"), join(box.ws, "linked"));
     deepEqual(await gitDirsUnder([box.ws]), [
       join(box.ws, ".git"),
+      join(box.ws, "node_modules/dep/.git"),
       join(box.ws, "sub/.git"),
       join(box.ws, "wt/.git"),
     ]);
@@ -246,18 +247,53 @@ Deno.test("gitDirsUnder() stops at maxDepth and maxEntries", async () => {
   });
 });
 
-Deno.test("gitDirsUnder() finds a .git in a folder exactly maxDepth levels down", async () => {
+Deno.test("gitDirsUnder() finds a .git in a folder exactly maxDepth levels down, and 12 down", async () => {
   await withBox(async (box) => {
     await Deno.mkdir(join(box.ws, "a/b/c/.git"), { recursive: true });
     ok((await gitDirsUnder([box.ws], { maxDepth: 3 })).includes(join(box.ws, "a/b/c/.git")));
-    // The default depth, 8: a repository in a folder 8 levels down is found, 9 levels is not.
-    const eight = join(box.ws, "1/2/3/4/5/6/7/8");
-    const nine = join(box.ws, "x/2/3/4/5/6/7/8/9");
-    await Deno.mkdir(join(eight, ".git"), { recursive: true });
-    await Deno.mkdir(join(nine, ".git"), { recursive: true });
+    const twelve = join(box.ws, ...Array.from({ length: 12 }, (_, i) => `${i}`));
+    await Deno.mkdir(join(twelve, ".git"), { recursive: true });
+    ok((await gitDirsUnder([box.ws])).includes(join(twelve, ".git")));
+  });
+});
+
+Deno.test("gitDirsUnder() finds the repositories of packages in node_modules, scoped and nested", async () => {
+  await withBox(async (box) => {
+    const modules = join(box.ws, "app/node_modules");
+    const repos = [
+      join(modules, "dep/.git"),
+      join(modules, "@scope/pkg/.git"),
+      join(modules, "dep/node_modules/inner/.git"),
+      join(modules, ".pnpm/x@1.0.0/node_modules/x/.git"),
+    ];
+    for (const repo of repos) await Deno.mkdir(repo, { recursive: true });
+    // A package's own folders are not entered: a dependency tree holds too many files.
+    await Deno.mkdir(join(modules, "dep/lib/vendored/.git"), { recursive: true });
     const found = await gitDirsUnder([box.ws]);
-    ok(found.includes(join(eight, ".git")), JSON.stringify(found));
-    ok(!found.includes(join(nine, ".git")), JSON.stringify(found));
+    for (const repo of repos) ok(found.includes(repo), `${repo} not in ${found}`);
+    ok(!found.includes(join(modules, "dep/lib/vendored/.git")));
+  });
+});
+
+Deno.test("gitDirsUnder() includes the repository folder a .git file points to inside a root", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(join(box.ws, "store/repo"), { recursive: true });
+    await Deno.mkdir(join(box.ws, "store/common"), { recursive: true });
+    await Deno.writeTextFile(join(box.ws, "store/repo/commondir"), "../common\n");
+    await Deno.mkdir(join(box.ws, "checkout"));
+    await Deno.writeTextFile(join(box.ws, "checkout/.git"), "gitdir: ../store/repo\n");
+    await Deno.mkdir(join(box.outside, "repo"));
+    await Deno.mkdir(join(box.ws, "away"));
+    await Deno.writeTextFile(join(box.ws, "away/.git"), `gitdir: ${join(box.outside, "repo")}\n`);
+    deepEqual(await gitDirsUnder([box.ws]), [
+      join(box.ws, ".git"),
+      join(box.ws, "away/.git"),
+      join(box.ws, "checkout/.git"),
+      join(box.ws, "store/common"),
+      join(box.ws, "store/repo"),
+      join(box.ws, "sub/.git"),
+      join(box.ws, "wt/.git"),
+    ]);
   });
 });
 

@@ -46,6 +46,11 @@ export interface RewindPlan {
   unsaved: string[];
   /** The checkpoint's files left alone because they were over the size limit then. */
   skipped: string[];
+  /**
+   * Files the checkpoint does not hold but its `.gitignore` files ignore (the person's `.env`,
+   * data, builds: there, unseen, all along): left alone, never removed.
+   */
+  ignored: string[];
   /** The workspace now (recorded by the rewind, so it can be undone). */
   current?: Snapshot;
 }
@@ -54,7 +59,7 @@ export interface RewindPlan {
 export interface RewindResult {
   written: string[];
   deleted: string[];
-  /** Conflicting paths left as they were. */
+  /** Paths left as they were: conflicts kept, and the plan's `ignored` files. */
   kept: string[];
   /** The branch entry when the conversation moved. */
   leaf?: string | null;
@@ -123,6 +128,7 @@ export async function planRewind(
     conflicts: [],
     unsaved: [],
     skipped: state?.skipped ?? [],
+    ignored: [],
   };
   if (leaf !== undefined) plan.leaf = leaf;
   if (state === undefined) return plan;
@@ -130,10 +136,16 @@ export async function planRewind(
   const current = await store.snapshot();
   plan.current = current;
   const skipped = new Set(state.skipped);
-  plan.changes = (await store.changes(current.tree, state.tree))
+  const changes = (await store.changes(current.tree, state.tree))
     .filter((change) => !skipped.has(change.path));
+  // A rule the turn changed can show files the checkpoint never saw: those are not its to remove.
+  const removed = changes.filter((change) => change.newMode === "000000").map((c) => c.path);
+  const ignored = new Set(await store.ignoredBy(state.tree, removed));
+  plan.ignored = removed.filter((path) => ignored.has(path));
+  plan.changes = changes.filter((change) => !ignored.has(change.path));
   if (plan.changes.length === 0) return plan;
-  plan.patch = await store.patch(current.tree, state.tree);
+  const only = ignored.size > 0 ? plan.changes.map((change) => change.path) : undefined;
+  plan.patch = await store.patch(current.tree, state.tree, undefined, only);
   const external = await externalChanges(store, records.slice(start), current, ended);
   plan.conflicts = plan.changes.map((c) => c.path).filter((path) => external.has(path));
   const nowSkipped = new Set(current.skipped);
@@ -151,7 +163,7 @@ export async function applyRewind(
   plan: RewindPlan,
   options: RewindOptions & { overwrite?: boolean },
 ): Promise<RewindResult> {
-  const result: RewindResult = { written: [], deleted: [], kept: [] };
+  const result: RewindResult = { written: [], deleted: [], kept: [...plan.ignored] };
   const conflicts = new Set(options.overwrite ? [] : plan.conflicts);
   const store = plan.changes.length > 0 ? await openStore(session, options) : undefined;
   const record: Extract<CheckpointRecord, { kind: "rewind" }> = {

@@ -347,6 +347,47 @@ export class ShadowStore {
     return files;
   }
 
+  /**
+   * Those of `paths` that `tree`'s own `.gitignore` files (and this store's excludes) ignore:
+   * files that may have been in the workspace, unseen, when `tree` was taken.
+   */
+  async ignoredBy(tree: string, paths: readonly string[]): Promise<string[]> {
+    if (paths.length === 0) return [];
+    const listed = await this.#git(["ls-tree", "-r", "-z", tree], { maxBytes: 256 * 1024 * 1024 });
+    // The ignore files, and an empty file for each path, in a scratch work tree of their own.
+    const scratch = await Deno.makeTempDir({ prefix: "tern-ignore-" });
+    try {
+      const make = async (path: string, bytes: Uint8Array) => {
+        await Deno.mkdir(join(scratch, path, ".."), { recursive: true });
+        await Deno.writeFile(join(scratch, path), bytes, { createNew: true });
+      };
+      for (const record of nulList(listed.stdout)) {
+        const [, id, path] = record.match(/^100(?:644|755) blob ([0-9a-f]{40})\t(.+)$/s) ?? [];
+        if (path === ".gitignore" || path?.endsWith("/.gitignore")) {
+          await make(path, await this.blob(id));
+        }
+      }
+      // One that cannot be laid out (a file of the tree in its way) counts as not ignored.
+      for (const path of paths) await make(path, new Uint8Array()).catch(() => {});
+      const args = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"];
+      const result = await runGit(args, {
+        cwd: scratch,
+        env: { PATH: this.#options.path ?? readPath() },
+        isolated: { gitDir: this.gitDir, workTree: scratch },
+        indexFile: join(this.gitDir, `ignore-${crypto.randomUUID()}.absent`),
+        maxBytes: 256 * 1024 * 1024,
+        timeoutMs: this.#options.timeoutMs ?? 30_000,
+      });
+      if (result === undefined || result.timedOut || result.code !== 0 || result.truncated) {
+        const detail = result?.stderr.split("\n", 1)[0] || "git failed";
+        throw new TernError(`Cannot check the checkpoint's ignored files: ${detail}`);
+      }
+      return nulList(result.stdout);
+    } finally {
+      await Deno.remove(scratch, { recursive: true });
+    }
+  }
+
   /** The paths that differ from tree `from` to tree `to`, in git's path order. */
   async changes(from: string, to: string): Promise<TreeChange[]> {
     if (from === to) return [];
@@ -364,8 +405,16 @@ export class ShadowStore {
     return changes;
   }
 
-  /** The patch from tree `from` to tree `to` (with a summary of sizes), cut at `maxBytes`. */
-  async patch(from: string, to: string, maxBytes = 1024 * 1024): Promise<string> {
+  /**
+   * The patch from tree `from` to tree `to` (with a summary of sizes), cut at `maxBytes`;
+   * only of `paths` when given.
+   */
+  async patch(
+    from: string,
+    to: string,
+    maxBytes = 1024 * 1024,
+    paths?: readonly string[],
+  ): Promise<string> {
     const args = [
       "diff-tree",
       "-r",
@@ -377,6 +426,7 @@ export class ShadowStore {
       "--no-color",
       from,
       to,
+      ...(paths === undefined ? [] : ["--", ...paths]),
     ];
     const result = await this.#git(args, { maxBytes });
     const text = decoder.decode(result.stdout);

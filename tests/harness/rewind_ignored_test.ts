@@ -1,0 +1,86 @@
+/**
+ * A rewind after a turn that changed `.gitignore`: the person's ignored files, which the
+ * checkpoint never held, are left alone. Real files, real git, the real checkpoint store.
+ */
+import { deepEqual, equal } from "node:assert/strict";
+import { join } from "node:path";
+import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
+import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
+import { ToolRegistry } from "../../src/tools/registry.ts";
+import type { Tool } from "../../src/tools/define.ts";
+import { Session } from "../../src/session/session.ts";
+
+async function temp(prefix: string): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
+}
+
+/** A "bash" tool that runs `body` on the host. */
+function hostTool(body: () => void): Tool {
+  return {
+    name: "bash",
+    description: "",
+    readOnly: false,
+    runsIn: "host",
+    parameters: {},
+    paths: () => Promise.resolve([]),
+    run: () => {
+      body();
+      return Promise.resolve({ status: "OK", output: "" });
+    },
+  } as unknown as Tool;
+}
+
+Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote .gitignore", async () => {
+  const home = await temp("tern-home-");
+  const ws = await temp("tern-ws-");
+  try {
+    Deno.writeTextFileSync(join(ws, ".gitignore"), "secret.env\ndata/\n");
+    Deno.writeTextFileSync(join(ws, "secret.env"), "API_TOKEN=person-owned\n");
+    Deno.mkdirSync(join(ws, "data"));
+    Deno.writeTextFileSync(join(ws, "data", "big.csv"), "precious\n");
+    Deno.writeTextFileSync(join(ws, "main.py"), "code\n");
+    const session = Session.create(home, { cwd: ws, ternVersion: "test" });
+    const user = session.append({ type: "message", message: { role: "user", content: "go" } });
+    const checkpoints = new TurnCheckpoints({
+      sessionPath: session.path,
+      sessionId: session.id,
+      workspace: ws,
+      warn: (text) => {
+        throw new Error(text);
+      },
+    });
+    const turn = hostTool(() => {
+      Deno.writeTextFileSync(join(ws, ".gitignore"), "build/\n");
+      Deno.writeTextFileSync(join(ws, "main.py"), "edited\n", { append: true });
+      Deno.writeTextFileSync(join(ws, "new.txt"), "made by the turn\n");
+      // Ignored before and after: never the checkpoint's either way.
+      Deno.mkdirSync(join(ws, "build"));
+      Deno.writeTextFileSync(join(ws, "build", "out.js"), "built\n");
+    });
+    const tools = checkpoints.wrap(new ToolRegistry([turn]), user.id);
+    await tools.get("bash")!.run({}, {} as never);
+    await checkpoints.endTurn();
+
+    const options = { workspace: ws, scope: "files" as const };
+    const plan = await planRewind(session, user.id, options);
+    deepEqual(plan.ignored, ["data/big.csv", "secret.env"]);
+    deepEqual(plan.changes.map((c) => `${c.path} ${c.status}`), [
+      ".gitignore modified",
+      "main.py modified",
+      "new.txt deleted",
+    ]);
+    equal(plan.patch.includes("person-owned"), false, plan.patch);
+    const result = await applyRewind(session, plan, options);
+    deepEqual(result.deleted, ["new.txt"]);
+    deepEqual(result.kept, ["data/big.csv", "secret.env"]);
+    equal(Deno.readTextFileSync(join(ws, "secret.env")), "API_TOKEN=person-owned\n");
+    equal(Deno.readTextFileSync(join(ws, "data", "big.csv")), "precious\n");
+    equal(Deno.readTextFileSync(join(ws, ".gitignore")), "secret.env\ndata/\n");
+    equal(Deno.readTextFileSync(join(ws, "main.py")), "code\n");
+    equal(Deno.readTextFileSync(join(ws, "build", "out.js")), "built\n");
+    session.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(ws, { recursive: true });
+  }
+});
