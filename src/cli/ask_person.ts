@@ -4,6 +4,7 @@
  * stderr are terminals; otherwise the run is non-interactive and review denies.
  */
 import { terminalText, visibleText } from "../core/terminal_text.ts";
+import { argumentLines, shownElsewhere } from "../tui/arguments_text.ts";
 import { plainRisk } from "../tui/risk_text.ts";
 import { readEnv } from "./process_env.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
@@ -15,7 +16,7 @@ import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.t
 export function terminalPerson(workspace?: string): AskPerson | undefined {
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) return undefined;
   return async (request, signal) => {
-    const diff = workspace === undefined ? "" : await diffLines(request, workspace);
+    const diff = workspace === undefined ? "" : await proposedDiffLines(request, workspace);
     return await askOnTerminal(request, signal, diff);
   };
 }
@@ -23,8 +24,14 @@ export function terminalPerson(workspace?: string): AskPerson | undefined {
 /** Most diff lines shown before a question; the middle of a longer diff is elided. */
 const DIFF_LINES = 40;
 
-/** The proposed change as numbered, coloured diff lines ("" when there is none). */
-async function diffLines(request: ReviewRequest, workspace: string): Promise<string> {
+/**
+ * The change `request` would make in `workspace` as numbered, coloured diff lines, long lines
+ * wrapped to the terminal's width ("" when there is none). Never throws for unreadable files.
+ */
+export async function proposedDiffLines(
+  request: ReviewRequest,
+  workspace: string,
+): Promise<string> {
   // Loaded only when a question is asked: nothing of it before the first model request.
   const [{ proposedDiff }, diffView, { themeFor, wantsColor }, { hunksOf }] = await Promise.all([
     import("./interactive/proposed_diff.ts"),
@@ -43,7 +50,9 @@ async function diffLines(request: ReviewRequest, workspace: string): Promise<str
     }
   })();
   const theme = themeFor(wantsColor(true, readEnv("NO_COLOR")));
-  const lines = diffView.numberedDiff(hunksOf(diff), columns - 2, theme, DIFF_LINES);
+  const lines = diffView.numberedDiff(hunksOf(diff), columns - 2, theme, DIFF_LINES, {
+    wrap: true,
+  });
   return lines.map((line) => `  ${line}\n`).join("");
 }
 
@@ -68,7 +77,8 @@ async function askOnTerminal(
 /**
  * The question as the terminal shows it. Facts first, exactly (`visibleText()`: controls and
  * bidi characters made visible, never obeyed): the tool and the command or path; then the
- * policy's reason; then the model's own words, marked unverified and cut short.
+ * policy's reason; then every argument the facts (or the diff) do not show, in full, as indented
+ * JSON made visible; then the diff; then the model's own words, marked unverified and cut short.
  */
 export function terminalQuestion(request: ReviewRequest, diff = ""): string {
   const flat = (text: string) => terminalText(text).replace(/\s+/g, " ").trim();
@@ -80,9 +90,13 @@ export function terminalQuestion(request: ReviewRequest, diff = ""): string {
     ? ""
     : `  Model's reason (unverified): ${cut(flat(request.modelReason), REASON_CHARS)}\n`;
   const session = request.rememberable ? ", [a] allow for this session" : "";
+  const args = argumentLines(request.args, shownElsewhere(request, diff !== ""));
+  const argText = args.length === 0
+    ? ""
+    : `  Arguments:\n${args.map((line) => `    ${line}\n`).join("")}`;
   return `\n? Allow ${flat(request.tool)}: ${shown}\n  ${
     flat(plainRisk(request.reason).join("; "))
-  }\n${diff}${said}` +
+  }\n${argText}${diff}${said}` +
     `  [y] allow once${session}, [n] deny: `;
 }
 

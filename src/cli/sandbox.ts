@@ -20,12 +20,29 @@ import { auditDir } from "../sandbox/audit.ts";
 import { BUILTIN_MANIFEST, builtinTools } from "../tools/mod.ts";
 import { InputError } from "./errors.ts";
 import type { RunFlags } from "./run.ts";
-import { readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
+import {
+  processWriters,
+  readEnv,
+  resolveWorkspace,
+  shellSourceEnv,
+  terminalWriters,
+} from "./process_env.ts";
+
+/**
+ * Stdout for these commands: paths, rules and their reasons come from the workspace and its
+ * config, which a repository may write, so text goes through the terminal sanitizer and JSON
+ * gets what JSON leaves raw escaped.
+ */
+function printer(flags: RunFlags): (text: string) => void {
+  const { out } = terminalWriters(processWriters(), { json: flags.output !== "text" });
+  return (text) => out(text + "\n");
+}
 
 /** Prints the exact worker command line and bubblewrap arguments for this workspace. */
 export async function explainSandbox(flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
+  const print = printer(flags);
   // A run also lets the file tools read its session's saved tool results: shown as a pattern.
   const runtime = await openRuntime(workspace, config, "explain", [
     join(config.ternHome, "sessions", "<cwd>", "<session>", "tool-results"),
@@ -33,7 +50,7 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
   try {
     const explanation = runtime.explain();
     if (flags.output !== "text") {
-      console.log(JSON.stringify({ workspace, mode: config.mode, ...explanation }));
+      print(JSON.stringify({ workspace, mode: config.mode, ...explanation }));
       return 0;
     }
     const lines = [
@@ -67,7 +84,7 @@ export async function explainSandbox(flags: RunFlags): Promise<number> {
     lines.push("", "Limits (config key limits; a project may only lower them):");
     lines.push(`  ${describeLimits(explanation.limits)}`);
     if (explanation.layers) lines.push("", ...layerLines(explanation.layers));
-    console.log(lines.join("\n"));
+    print(lines.join("\n"));
     return 0;
   } finally {
     await runtime.close();
@@ -124,6 +141,7 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
   const { tool, args } = parseCall(call);
+  const print = printer(flags);
   const builtin = builtinTools().find((entry) => entry.name === tool);
   if (builtin === undefined) {
     const known = BUILTIN_MANIFEST.map((entry) => `"${entry.name}"`).join(", ");
@@ -156,7 +174,7 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
       : `ask a person (denied when not interactive), then run ${where} if allowed`;
     const decided = verdict.rule ? `${verdict.by} (${verdict.rule})` : verdict.by;
     if (flags.output !== "text") {
-      console.log(JSON.stringify({
+      print(JSON.stringify({
         tool,
         action: verdict.action,
         outcome,
@@ -181,7 +199,7 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
         : `does not parse: ${facts.shell.analysis.error}`;
       lines.push(`  risk        ${facts.shell.label}`, `  commands    ${parts}`);
     }
-    console.log(lines.join("\n"));
+    print(lines.join("\n"));
     return 0;
   } finally {
     await runtime.close();

@@ -4,6 +4,7 @@
  * touches the terminal itself.
  */
 import type { PersonReply, ReviewRequest } from "../sandbox/review.ts";
+import { argumentLines, EDIT_TEXTS, shownElsewhere, shownInSummary } from "./arguments_text.ts";
 import type { Dialog } from "./dialog.ts";
 import { numberedDiff } from "./diff_view.ts";
 import { visibleText } from "../core/terminal_text.ts";
@@ -34,9 +35,10 @@ interface Choice<T> {
  * numbers, for edits; last the model's own account of why, marked unverified and cut to a few
  * rows so it cannot push the facts away. Then `[y] allow once  [a] allow for this session
  * [n] deny  [r] deny with a reason` (`a` only when the request is rememberable), and
- * `[v] view in full` when the diff or the facts were cut. Keys: y / a / n pick at once; r
- * opens a reason field (Enter sends the denial with it, as the call's observation; Esc goes
- * back); v pages the whole request and diff (Esc goes back); left, right, up, down and Tab
+ * `[v] view in full` when the diff, the facts or the arguments were cut: that view pages the
+ * facts, every argument in full (indented JSON, made visible) and the whole diff, its long lines
+ * wrapped. Keys: y / a / n pick at once; r opens a reason field (Enter sends the denial with
+ * it, as the call's observation; Esc goes back); v pages the whole request and diff (Esc goes back); left, right, up, down and Tab
  * move the highlight, Enter picks it; Esc and Ctrl-C deny. The highlight starts on "deny", so
  * an Enter typed for the editor never approves anything.
  */
@@ -59,9 +61,14 @@ export function permissionDialog(
   let elided = false;
   let page = 1;
   const hasDiff = options.diff !== undefined && options.diff !== "";
+  const diffLines = (max: number, width: number) =>
+    numberedDiff(hunksOf(options.diff!), width, t, max, { wrap: true });
+  const fullArgs = argumentLines(request.args, shownElsewhere(request, hasDiff));
   const fullLines = (width: number) => [
     ...factLines(request, options.realPaths ?? [], width, t, { max: Number.POSITIVE_INFINITY }),
-    ...(hasDiff ? numberedDiff(hunksOf(options.diff!), width, t, Number.POSITIVE_INFINITY) : []),
+    ...(fullArgs.length > 0 ? [t.bold("Arguments:")] : []),
+    ...fullArgs.flatMap((line) => wrapText(t.dim(line), width)),
+    ...(hasDiff ? diffLines(Number.POSITIVE_INFINITY, width) : []),
   ];
   const renderFull = (width: number, height: number) => {
     const all = fullLines(width);
@@ -122,17 +129,20 @@ export function permissionDialog(
       let room = height - others - facts.length;
       const lines = [rule(`Allow ${oneLine(request.tool)}?`, width, t), ...facts, ...reason];
       const args = argsText(request, hasDiff);
-      if (args !== "") {
-        const rows = capRows(wrapText(t.dim(args), width), Math.min(ARG_LINES, room), t);
+      if (!args.complete) elided = true;
+      if (args.text !== "") {
+        const all = wrapText(t.dim(args.text), width);
+        const rows = capRows(all, Math.min(ARG_LINES, room), t);
+        if (rows.length < all.length || rows.at(-1) !== all.at(-1)) elided = true;
         lines.push(...rows);
         room -= rows.length;
       }
       if (hasDiff) {
-        const all = numberedDiff(hunksOf(options.diff!), width, t, Number.POSITIVE_INFINITY);
+        const all = diffLines(Number.POSITIVE_INFINITY, width);
         const max = Math.min(DIFF_LINES, room);
         if (all.length > Math.max(0, room < 2 ? 0 : max)) elided = true;
         if (room >= 2) {
-          lines.push(...numberedDiff(hunksOf(options.diff!), width, t, max));
+          lines.push(...diffLines(max, width));
         } else if (room >= 1) {
           lines.push(t.dim("(the diff does not fit: [v] shows it)"));
         }
@@ -316,30 +326,39 @@ function rule(title: string, width: number, t: Theme): string {
 }
 
 /**
- * The arguments the facts do not already show, as `key: value` pairs; long strings are cut,
- * with a diff on screen the edit texts are left out, and the model's description is left to
- * its own marked row.
+ * The arguments the facts do not already show, as `key: value` pairs (made visible); long
+ * strings are cut, with a diff on screen the edit texts are left out, and the model's
+ * description is left to its own marked row. `complete` is false when anything was cut or left
+ * out that the question does not show otherwise: the [v] view then shows every argument.
  */
-function argsText(request: ReviewRequest, hasDiff: boolean): string {
+function argsText(request: ReviewRequest, hasDiff: boolean): { text: string; complete: boolean } {
   const { args, summary } = request;
-  if (request.tool === "request_permissions") return "";
+  if (request.tool === "request_permissions") return { text: "", complete: true };
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
-    return typeof args === "string" && !summary.includes(args) ? oneLine(args).slice(0, 400) : "";
+    if (typeof args === "string" && args === summary) return { text: "", complete: true };
+    const text = typeof args === "string" ? args : JSON.stringify(args) ?? "";
+    return { text: visibleText(cut(text, 400)), complete: text.length <= 400 };
   }
   const pairs: string[] = [];
+  let complete = true;
   for (const [name, value] of Object.entries(args)) {
-    if (typeof value === "string" && summary.includes(value)) continue;
-    if (hasDiff && ["old_string", "new_string", "content"].includes(name)) continue;
+    if (typeof value === "string" && summary.includes(value)) {
+      if (!shownInSummary(value, summary)) complete = false;
+      continue;
+    }
+    if (hasDiff && EDIT_TEXTS.includes(name)) continue;
     if (name === "description" && request.modelReason !== undefined) continue;
     let text: string;
     try {
-      text = typeof value === "string" ? JSON.stringify(cut(value, 80)) : JSON.stringify(value);
+      text = JSON.stringify(value) ?? "";
     } catch {
+      complete = false;
       continue;
     }
-    pairs.push(`${oneLine(name)}: ${oneLine(cut(text ?? "", 120))}`);
+    if (text.length > 120) complete = false;
+    pairs.push(`${visibleText(name)}: ${visibleText(cut(text, 120))}`);
   }
-  return pairs.join("  ");
+  return { text: pairs.join("  "), complete };
 }
 
 function cut(text: string, max: number): string {

@@ -4,9 +4,11 @@
  * interactive session has it loaded before it draws any tool call.
  */
 import type { createTwoFilesPatch } from "diff";
+import { visibleText } from "../core/terminal_text.ts";
 import { clipToWidth } from "./clip.ts";
-import { cleanText, plural } from "./format.ts";
+import { plural } from "./format.ts";
 import type { Theme } from "./theme.ts";
+import { breakText } from "./width.ts";
 
 /** Lines of a diff kept before elision in `renderDiff`. */
 const DEFAULT_MAX_LINES = 60;
@@ -61,8 +63,9 @@ function replacement(path: string, before: string, after: string): string {
  * `patch` (unified diff text) as coloured lines, each cut to `width` cells: added lines green,
  * removed red, hunk headers cyan, file headers bold, other metadata dim. A patch longer than
  * `maxLines` (default 60) keeps its first and last lines, with a dim `… N more lines` line in
- * place of the middle, so the result has at most `maxLines` lines. Escape sequences and control
- * characters are removed and tabs become two spaces (`cleanText`).
+ * place of the middle, so the result has at most `maxLines` lines. Each line of the patch is
+ * shown as written (`visibleText()`: escape sequences, carriage returns and other controls made
+ * visible, never obeyed, runs of 24 or more spaces counted); tabs become two spaces.
  */
 export function renderDiff(
   patch: string,
@@ -92,13 +95,15 @@ export function renderDiff(
  * file's for added and unchanged lines, the old file's for removed ones), a `+`, `-` or space,
  * and its text; the raw `@@ -a,b +c,d @@` headers are left out, and a dim `⋮` separates hunks.
  * File headers are dropped (the call line names the file). Colours, width and elision as in
- * `renderDiff`.
+ * `renderDiff`; with `options.wrap` (for approvals) a line longer than the width is broken onto
+ * more rows instead of cut, so nothing of it is left out.
  */
 export function numberedDiff(
   patch: string,
   width: number,
   theme: Theme,
   maxLines = DEFAULT_MAX_LINES,
+  options: { wrap?: boolean } = {},
 ): string[] {
   const lines = patchLines(patch);
   const kinds = classify(lines);
@@ -106,6 +111,12 @@ export function numberedDiff(
   const digits = String(Math.max(1, ...numbers.filter((n) => n !== undefined))).length;
   const cells = Math.max(1, Math.floor(width));
   const rows: string[] = [];
+  const room = cells - digits - 3;
+  // `head` then `text`: cut to the width, or broken onto rows under the head.
+  const fit = (head: string, text: string) =>
+    options.wrap && room >= 1
+      ? breakText(text, room).map((row, i) => (i === 0 ? head : " ".repeat(head.length)) + row)
+      : [clipToWidth(head + text, cells)];
   let hunks = 0;
   lines.forEach((line, index) => {
     const kind = kinds[index];
@@ -118,9 +129,10 @@ export function numberedDiff(
     const gutter = number.padStart(digits);
     if (kind === "added" || kind === "removed" || kind === "context") {
       const mark = kind === "added" ? "+" : kind === "removed" ? "-" : " ";
-      const text = clipToWidth(`${gutter} ${mark} ${line.slice(1)}`, cells);
-      rows.push(kind === "context" ? theme.dim(text) : paint(kind, text, theme));
-    } else rows.push(theme.dim(clipToWidth(`${" ".repeat(digits)}   ${line}`, cells)));
+      for (const text of fit(`${gutter} ${mark} `, line.slice(1))) {
+        rows.push(kind === "context" ? theme.dim(text) : paint(kind, text, theme));
+      }
+    } else rows.push(...fit(`${" ".repeat(digits)}   `, line).map((text) => theme.dim(text)));
   });
   const limit = Math.max(1, Math.floor(maxLines));
   if (rows.length <= limit) return rows;
@@ -168,11 +180,20 @@ export function diffSummary(patch: string): { added: number; removed: number } {
   return { added, removed };
 }
 
+/**
+ * The lines of `patch`, each made visible on its own: split first, so a carriage return or
+ * line separator inside a line can never start a line of its own that reads as a header, a hunk
+ * or a line of the other side. A line's own ending (CRLF files) is dropped.
+ */
 function patchLines(patch: string): string[] {
   if (patch === "") return [];
-  const lines = cleanText(patch).split("\n");
+  const lines = patch.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
-  return lines;
+  return lines.map((line) => {
+    const text = line.replace(/\r$/, "").replaceAll("\t", "  ");
+    const kept = /^[-+ ]/.test(text) ? 1 : 0;
+    return text.slice(0, kept) + visibleText(text.slice(kept), { spaces: 24 });
+  });
 }
 
 /** Outside a counted hunk (a hand-written or miscounted patch), the first character decides. */

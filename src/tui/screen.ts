@@ -8,6 +8,12 @@
  * within the live region. Every frame and every commit is a single `write`, wrapped in
  * synchronized-output markers (CSI ?2026) when enabled, so a terminal never shows half a frame.
  *
+ * Relative moves count on every live row taking exactly one screen row. Widths are measured so
+ * that no row is wider than counted (width.ts), and as a second net the live region is drawn
+ * with auto-wrap off (CSI ?7l, turned on again at the end of every write and for committed
+ * lines): a row a terminal draws wider than counted is cut at the edge instead of wrapping, so
+ * the next frame can never be drawn one row off, over a row of the permission dialog.
+ *
  * After a resize, the committed blocks still on the visible screen (not scrollback yet) are drawn
  * again at the new width from their source (`askPosition`, `position`); the scrollback is not.
  */
@@ -38,6 +44,9 @@ const CLEAR_LINE = `${CSI}2K`;
 const CLEAR_BELOW = `${CSI}J`;
 const SYNC_BEGIN = `${CSI}?2026h`;
 const SYNC_END = `${CSI}?2026l`;
+/** Auto-wrap (DECAWM) off and on: the live region is drawn without it. */
+const WRAP_OFF = `${CSI}?7l`;
+const WRAP_ON = `${CSI}?7h`;
 /** Device status report: the terminal answers with the cursor position, `CSI row ; col R`. */
 const ASK_POSITION = `${CSI}6n`;
 
@@ -123,8 +132,9 @@ export class Screen {
     }
     this.#tail.add(lines, this.#columns, blocks);
     this.#moves++;
-    let text = this.#beginFrame() + this.#clearRows();
+    let text = this.#beginFrame() + this.#clearRows() + WRAP_ON;
     for (const line of lines) text += line + "\r\n";
+    text += WRAP_OFF;
     this.#row = 0;
     if (next) {
       this.#source = [...next.lines];
@@ -260,7 +270,9 @@ export class Screen {
     let text = this.#beginFrame() + this.#moveTo(0) + `${CSI}${above}A`;
     for (let i = 0; i < span; i++) text += (i > 0 ? `${CSI}1B` : "") + "\r" + CLEAR_LINE;
     if (span > 1) text += `${CSI}${span - 1}A`;
+    text += WRAP_ON;
     for (const line of lines) text += line + "\r\n";
+    text += WRAP_OFF;
     this.#row = 0;
     this.#moves++;
     text += this.#drawAll(this.#frame) + this.#placeCursor(this.#shown);
@@ -381,8 +393,10 @@ export class Screen {
     return this.#moveTo(cursor.row) + "\r" + right + SHOW_CURSOR;
   }
 
+  /** Writes `text` with auto-wrap off, turned on again at its end (so any exit leaves it on). */
   #emit(text: string): void {
-    this.#out.write(this.#synchronized ? SYNC_BEGIN + text + SYNC_END : text);
+    const framed = WRAP_OFF + text + WRAP_ON;
+    this.#out.write(this.#synchronized ? SYNC_BEGIN + framed + SYNC_END : framed);
   }
 }
 

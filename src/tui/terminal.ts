@@ -162,7 +162,8 @@ function createTerminal(options: OpenTerminalOptions): Terminal {
     removeEventListener("unload", close);
     Deno.removeSignalListener("SIGWINCH", onWinch);
     try {
-      write((kittyPushed ? `${CSI}<u` : "") + `${CSI}?2004l${CSI}?25h`);
+      // Auto-wrap on again too: the screen turns it off while it draws (screen.ts).
+      write((kittyPushed ? `${CSI}<u` : "") + `${CSI}?2004l${CSI}?7h${CSI}?25h`);
     } catch {
       // Restoring must not throw; the terminal may be gone.
     }

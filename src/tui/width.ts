@@ -9,6 +9,13 @@
  * function here measures with an upper bound (width_fallback.ts): exact for ASCII and CJK, wider
  * for emoji sequences and combining marks. A line is then never wider than asked, only wrapped
  * or cut early; `widthEpoch()` changes once the libraries are in, for caches and a redraw.
+ *
+ * The libraries measure a grapheme cluster as its first character, but many terminals (tmux,
+ * xterm, VTE) draw it code point by code point: a Thai SARA AM run, a Devanagari conjunct, Hangul
+ * jamo, an emoji sequence or a lone surrogate then takes more cells than counted, and a row
+ * counted as fitting wraps on screen. Text holding such characters (`UNCERTAIN`) is measured
+ * with the upper bound even once the libraries are in, so a row of the live region (a command
+ * in the permission dialog) is never wider than its count.
  */
 import { fallbackSlice, fallbackWidth, fallbackWrap } from "./width_fallback.ts";
 
@@ -23,6 +30,14 @@ interface WidthLibraries {
 }
 
 const NOT_PLAIN = /[^\x20-\x7e]/;
+/**
+ * Characters that join a grapheme cluster yet may take cells of their own on a terminal, or
+ * whose width terminals disagree on: combining marks (but variation selectors), format
+ * characters (joiners, prepended number signs, tags), lone surrogates, Hangul jamo, Thai and Lao
+ * AM, halfwidth sound marks, regional indicators and emoji modifiers.
+ */
+const UNCERTAIN =
+  /(?![\ufe00-\ufe0f\u{e0100}-\u{e01ef}])[\p{M}\p{Cf}\p{Cs}\u0e33\u0eb3\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff\uff9e\uff9f\u{1f1e6}-\u{1f1ff}\u{1f3fb}-\u{1f3ff}]/u;
 
 let libraries: WidthLibraries | undefined;
 let loading: Promise<void> | undefined;
@@ -72,10 +87,13 @@ export function widthEpoch(): number {
   return libraries ? 1 : 0;
 }
 
-/** Cells `text` takes on screen; escape sequences count zero. */
+/**
+ * Cells `text` takes on screen; escape sequences count zero. Never less than a terminal draws:
+ * text with characters of uncertain width (see above) counts by the upper bound.
+ */
 export function visibleWidth(text: string): number {
   if (isPlain(text)) return text.length;
-  return libraries ? libraries.stringWidth(text) : fallbackWidth(text);
+  return libraries && !UNCERTAIN.test(text) ? libraries.stringWidth(text) : fallbackWidth(text);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { ReviewRequest } from "../../src/sandbox/review.ts";
 
 const REQUEST: ReviewRequest = {
   tool: "bash\x1b]0;t\x07",
-  args: { command: "rm -rf ~ \x1b[2K\rls" },
+  args: { command: "rm -rf ~ \x1b[2K\rls\u202e" },
   summary: "rm -rf ~ \x1b[2K\rls\u202e",
   reason: "destructive: deletes files (rm -rf)",
   modelReason: "\n".repeat(200) + "\x1b]52;c;eA==\x07just listing " + "files ".repeat(100),

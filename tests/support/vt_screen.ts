@@ -3,9 +3,11 @@
  * on screen and in scrollback. It understands `\r`, `\n`, printable text (cell widths from
  * visibleWidth, auto-wrap with a pending-wrap column), CSI A/B/C/D/G (cursor moves), CSI K
  * (0/1/2), CSI J (0/2), SGR (ignored), ?25h/l (cursor), ?2026h/l (synchronized output) and
- * ?2004h/l (bracketed paste). Any other escape sequence throws, so a renderer emitting something
+ * ?2004h/l (bracketed paste), ?7h/l (auto-wrap; off, text at the right edge overwrites the last
+ * column). Any other escape sequence throws, so a renderer emitting something
  * unexpected fails its test. `resize()` re-wraps soft-wrapped lines like modern terminals do.
  */
+import stringWidth from "string-width";
 import { visibleWidth } from "../../src/tui/width.ts";
 
 interface Row {
@@ -40,10 +42,18 @@ export class VtScreen {
   /** Inside a synchronized update (?2026h seen, ?2026l not yet). */
   synchronized = false;
   bracketedPaste = false;
+  /** Auto-wrap mode (?7h / ?7l). */
+  autowrap = true;
+  /**
+   * Whether text is drawn code point by code point, each as wide as string-width says on its
+   * own (as tmux and xterm do), instead of grapheme by grapheme.
+   */
+  #byCodePoint: boolean;
   /** The terminal's replies to cursor position requests (CSI 6n), `CSI row ; col R`, 1-based. */
   replies: string[] = [];
 
-  constructor(columns: number, rows: number) {
+  constructor(columns: number, rows: number, options: { byCodePoint?: boolean } = {}) {
+    this.#byCodePoint = options.byCodePoint ?? false;
     this.columns = columns;
     this.rows = rows;
     this.#screen = Array.from({ length: rows }, () => blankRow(columns));
@@ -87,7 +97,14 @@ export class VtScreen {
       } else {
         let end = i;
         while (end < data.length && !"\x1b\r\n".includes(data[end])) end++;
-        for (const { segment } of segmenter.segment(data.slice(i, end))) this.#print(segment);
+        const text = data.slice(i, end);
+        if (this.#byCodePoint) {
+          for (const point of text) {
+            this.#print(point, stringWidth(point.replace(/\p{Cs}/u, "\ufffd")));
+          }
+        } else {
+          for (const { segment } of segmenter.segment(text)) this.#print(segment);
+        }
         i = end;
       }
     }
@@ -140,13 +157,13 @@ export class VtScreen {
     this.#col = Math.min(newCursor.col, columns);
   }
 
-  #print(grapheme: string): void {
-    const width = visibleWidth(grapheme);
+  #print(grapheme: string, width = visibleWidth(grapheme)): void {
     if (width === 0) {
       if (this.#col > 0) this.#screen[this.#row].cells[this.#col - 1] += grapheme;
       return;
     }
-    if (this.#col + width > this.columns) {
+    if (this.#col + width > this.columns && !this.autowrap) this.#col = this.columns - width;
+    else if (this.#col + width > this.columns) {
       this.#screen[this.#row].wrapped = true;
       this.#col = 0;
       this.#lineFeed();
@@ -185,6 +202,7 @@ export class VtScreen {
     if (prefix === "?" && intermediate === "" && (final === "h" || final === "l")) {
       const on = final === "h";
       if (n === 25) this.cursorVisible = on;
+      else if (n === 7) this.autowrap = on;
       else if (n === 2026) this.synchronized = on;
       else if (n === 2004) this.bracketedPaste = on;
       else throw new Error(`Unsupported escape sequence ${JSON.stringify(sequence)}`);

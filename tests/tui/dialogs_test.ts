@@ -121,8 +121,9 @@ Deno.test("permissionDialog() shows the real command, its controls visible, befo
   equal(lines[1], "rm -rf ~ ␛[2K␍ls ⟨U+202E⟩");
   equal(lines[2], "deletes files (rm -rf)");
   ok(lines[3].startsWith("Model's reason (unverified): only listing files"), lines[3]);
+  // The command argument differs from the summary shown: [v] shows it whole.
   deepEqual(lines.slice(6), [
-    " [r] deny with a reason",
+    " [r] deny with a reason  [v] view in full",
     " [y] allow once   [a] allow for this session  ›[n] deny ",
   ]);
   equal(lines[5], "…", "the reason is cut to three rows");

@@ -1,0 +1,46 @@
+/** A call's arguments in full, for the person who approves it (the dialog's [v] view, `tern run`). */
+import { visibleText } from "../core/terminal_text.ts";
+import type { ReviewRequest } from "../sandbox/review.ts";
+
+/**
+ * `args` as indented JSON lines, every string in full, made visible (`visibleText()`: controls,
+ * invisible and blank characters shown, never obeyed; JSON already escapes line breaks), the
+ * top-level fields named in `omit` left out. No lines for nothing left. Never throws.
+ */
+export function argumentLines(args: unknown, omit: readonly string[] = []): string[] {
+  if (args === undefined) return [];
+  let value = args;
+  if (typeof args === "object" && args !== null && !Array.isArray(args)) {
+    value = Object.fromEntries(Object.entries(args).filter(([name]) => !omit.includes(name)));
+    if (Object.keys(value as object).length === 0) return [];
+  }
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value, null, 2);
+  } catch {
+    json = undefined;
+  }
+  return (json ?? String(value)).split("\n").map((line) => {
+    const indent = /^ */.exec(line)![0];
+    return indent + visibleText(line.slice(indent.length));
+  });
+}
+
+/** Arguments a diff shows whole. */
+export const EDIT_TEXTS = ["old_string", "new_string", "content", "edits"];
+
+/** The top-level arguments the facts (or the diff) show whole: the full view leaves them out. */
+export function shownElsewhere(request: ReviewRequest, hasDiff: boolean): string[] {
+  const { args, summary } = request;
+  if (args === null || typeof args !== "object") return [];
+  return Object.entries(args).filter(([name, value]) =>
+    (typeof value === "string" && shownInSummary(value, summary)) ||
+    (hasDiff && EDIT_TEXTS.includes(name))
+  ).map(([name]) => name);
+}
+
+/** Whether `value` is the summary or one of the words it ends with (a path a fact shows). */
+export function shownInSummary(value: string, summary: string): boolean {
+  return value !== "" &&
+    (value === summary || summary.endsWith(` ${value}`) || summary.includes(` ${value} `));
+}
