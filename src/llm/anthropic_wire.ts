@@ -13,6 +13,14 @@ import type {
 import { clientError, malformedEventMessage, providerDetail, retryableError } from "./errors.ts";
 import type { WireStream } from "./http_stream.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
+import {
+  deltaText,
+  eventsOrFieldError,
+  isRecord,
+  optionalString,
+  tokenCount,
+  uniqueCallIds,
+} from "./wire_fields.ts";
 
 /** Marks the end of a prefix Anthropic should cache. */
 export interface CacheControl {
@@ -231,38 +239,40 @@ export function toAnthropicFinishReason(reason: string): FinishReason {
   return "other";
 }
 
-interface WireUsage {
-  input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  output_tokens?: number | null;
-}
+/** Token counts as kept between events: only counts `tokenCount()` accepted. */
+type WireUsage = Partial<Record<typeof USAGE_KEYS[number], number>>;
 
+/**
+ * The events' fields as the API defines them. The server is not trusted to follow it: every
+ * field is read through wire_fields.ts.
+ */
 interface WireBlock {
-  type?: string;
-  text?: string;
-  thinking?: string;
-  data?: string;
-  id?: string;
-  name?: string;
+  type?: unknown;
+  text?: unknown;
+  thinking?: unknown;
+  data?: unknown;
+  id?: unknown;
+  name?: unknown;
   input?: unknown;
 }
 
+interface WireDelta {
+  type?: unknown;
+  text?: unknown;
+  partial_json?: unknown;
+  thinking?: unknown;
+  signature?: unknown;
+  stop_reason?: unknown;
+}
+
 interface WireEvent {
-  type?: string;
-  index?: number;
-  message?: { usage?: WireUsage | null } | null;
-  content_block?: WireBlock | null;
-  delta?: {
-    type?: string;
-    text?: string;
-    partial_json?: string;
-    thinking?: string;
-    signature?: string;
-    stop_reason?: string | null;
-  } | null;
-  usage?: WireUsage | null;
-  error?: { type?: string; message?: string } | null;
+  type?: unknown;
+  index?: unknown;
+  message?: { usage?: unknown } | null;
+  content_block?: unknown;
+  delta?: unknown;
+  usage?: unknown;
+  error?: { type?: unknown; message?: unknown } | null;
 }
 
 /** What a content block (by its stream index) turned out to be. */
@@ -308,19 +318,22 @@ export class AnthropicStreamState implements WireStream {
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       return [clientError(malformedEventMessage(data))];
     }
-    const event = parsed as WireEvent;
+    return eventsOrFieldError(() => this.#applyEvent(parsed as WireEvent));
+  }
+
+  #applyEvent(event: WireEvent): StreamEvent[] {
+    const index = typeof event.index === "number" ? event.index : -1;
+    const delta: WireDelta = isRecord(event.delta) ? event.delta : {};
     switch (event.type) {
       case "message_start":
-        this.#mergeUsage(event.message?.usage);
+        this.#mergeUsage(isRecord(event.message) ? event.message.usage : undefined);
         return [];
       case "content_block_start":
-        return this.#start(event.index ?? -1, event.content_block ?? {});
+        return this.#start(index, isRecord(event.content_block) ? event.content_block : {});
       case "content_block_delta":
-        return this.#delta(event.index ?? -1, event.delta ?? {});
+        return this.#delta(index, delta);
       case "message_delta":
-        if (typeof event.delta?.stop_reason === "string") {
-          this.#stopReason = event.delta.stop_reason;
-        }
+        if (typeof delta.stop_reason === "string") this.#stopReason = delta.stop_reason;
         this.#mergeUsage(event.usage);
         return [];
       case "message_stop":
@@ -349,11 +362,11 @@ export class AnthropicStreamState implements WireStream {
     if (this.#stopReason === undefined) {
       return retryableError("Model API stream ended early: no finish reason");
     }
-    const toolCalls: ToolCall[] = this.#calls.map((call) => ({
+    const toolCalls: ToolCall[] = uniqueCallIds(this.#calls.map((call) => ({
       id: call.id,
       name: call.name,
       arguments: call.json !== "" ? call.json : JSON.stringify(call.input ?? {}),
-    }));
+    })));
     const message: AssistantMessage = toolCalls.length > 0
       ? { role: "assistant", content: this.#text, toolCalls }
       : { role: "assistant", content: this.#text };
@@ -372,19 +385,11 @@ export class AnthropicStreamState implements WireStream {
         return this.#addText(block.text);
       case "tool_use": {
         const call = this.#calls.length;
-        this.#calls.push({
-          id: block.id ?? "",
-          name: block.name ?? "",
-          json: "",
-          input: block.input,
-        });
+        const id = optionalString(block.id, "tool call id") ?? "";
+        const name = optionalString(block.name, "tool call name") ?? "";
+        this.#calls.push({ id, name, json: "", input: block.input });
         this.#blocks.set(index, { kind: "tool", call });
-        return [{
-          type: "tool_call_delta",
-          index: call,
-          id: block.id ?? "",
-          name: block.name ?? "",
-        }];
+        return [{ type: "tool_call_delta", index: call, id, name }];
       }
       case "thinking": {
         const part: ThinkingPart = { api: "anthropic", text: "" };
@@ -392,15 +397,17 @@ export class AnthropicStreamState implements WireStream {
         this.#blocks.set(index, { kind: "thinking", part });
         return this.#addThinking(part, block.thinking);
       }
-      case "redacted_thinking":
-        this.#thinking.push({ api: "anthropic", text: "", data: block.data ?? "" });
+      case "redacted_thinking": {
+        const data = optionalString(block.data, "redacted thinking data") ?? "";
+        this.#thinking.push({ api: "anthropic", text: "", data });
         return [];
+      }
       default:
         return [];
     }
   }
 
-  #delta(index: number, delta: NonNullable<WireEvent["delta"]>): StreamEvent[] {
+  #delta(index: number, delta: WireDelta): StreamEvent[] {
     const block = this.#blocks.get(index);
     switch (delta.type) {
       case "text_delta":
@@ -412,34 +419,37 @@ export class AnthropicStreamState implements WireStream {
           block.part.signature = (block.part.signature ?? "") + delta.signature;
         }
         return [];
-      case "input_json_delta":
-        if (block?.kind !== "tool" || typeof delta.partial_json !== "string") return [];
-        if (delta.partial_json === "") return [];
-        this.#calls[block.call].json += delta.partial_json;
+      case "input_json_delta": {
+        const json = deltaText(delta.partial_json);
+        if (block?.kind !== "tool" || json === undefined) return [];
+        this.#calls[block.call].json += json;
         return [{ type: "tool_call_delta", index: block.call }];
+      }
       default:
         return [];
     }
   }
 
-  #addText(text: string | undefined): StreamEvent[] {
-    if (typeof text !== "string" || text === "") return [];
+  #addText(piece: unknown): StreamEvent[] {
+    const text = deltaText(piece);
+    if (text === undefined) return [];
     this.#text += text;
     return [{ type: "text_delta", text }];
   }
 
-  #addThinking(part: ThinkingPart, text: string | undefined): StreamEvent[] {
-    if (typeof text !== "string" || text === "") return [];
+  #addThinking(part: ThinkingPart, piece: unknown): StreamEvent[] {
+    const text = deltaText(piece);
+    if (text === undefined) return [];
     part.text += text;
     return [{ type: "thinking_delta", text }];
   }
 
   /** Newer servers repeat input counts in `message_delta`: the latest number of each wins. */
-  #mergeUsage(usage: WireUsage | null | undefined): void {
-    if (typeof usage !== "object" || usage === null) return;
+  #mergeUsage(usage: unknown): void {
+    if (!isRecord(usage)) return;
     for (const key of USAGE_KEYS) {
-      const value = usage[key];
-      if (typeof value === "number") this.#usage[key] = value;
+      const value = tokenCount(usage[key]);
+      if (value !== undefined) this.#usage[key] = value;
     }
   }
 
@@ -457,10 +467,11 @@ export class AnthropicStreamState implements WireStream {
     };
   }
 
-  #streamError(error: WireEvent["error"]): StreamEvent {
-    const type = typeof error?.type === "string" ? error.type : "";
-    const detail = typeof error?.message === "string" && error.message !== ""
-      ? error.message
+  #streamError(error: unknown): StreamEvent {
+    const fields = isRecord(error) ? error : {};
+    const type = typeof fields.type === "string" ? fields.type : "";
+    const detail = typeof fields.message === "string" && fields.message !== ""
+      ? fields.message
       : type || "unknown error";
     const message = `Model API stream error: ${providerDetail(detail, this.#secrets)}`;
     return RETRYABLE_ERRORS.has(type) ? retryableError(message) : clientError(message);

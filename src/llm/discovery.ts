@@ -6,6 +6,7 @@
  */
 import { providerDetail, transportErrorMessage } from "./errors.ts";
 import { isRedirect, redirectMessage } from "./http_stream.ts";
+import { readCappedText } from "./capped_body.ts";
 import {
   type ApiStyle,
   type CatalogEntry,
@@ -128,27 +129,9 @@ class TooLargeError extends Error {}
 
 /** The body as text, refused once it passes `maxBytes` (a hostile server's endless answer). */
 async function cappedText(response: Response, maxBytes: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new TooLargeError(`answer larger than ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
+  const { text, cut } = await readCappedText(response.body, maxBytes);
+  if (cut) throw new TooLargeError(`answer larger than ${maxBytes} bytes`);
+  return text;
 }
 
 function authHeaders(options: DiscoveryOptions): Record<string, string> {

@@ -28,6 +28,24 @@ export class IdleTimeoutError extends Error {
   }
 }
 
+/**
+ * Thrown by the stream readers when a server sends more than tern reads: one event larger than
+ * the event limit, or more event data in one answer than the answer limit. Not retried: a
+ * server that does it once does it again.
+ */
+export class StreamTooLargeError extends Error {
+  override name = "StreamTooLargeError";
+}
+
+/** The message for an event or an answer past its limit (`limit` in characters of data). */
+export function tooLargeMessage(what: "event" | "answer", limit: number): string {
+  const MIB = 1024 * 1024;
+  const size = limit % MIB === 0 ? `${limit / MIB} MiB` : `${limit} characters`;
+  return what === "event"
+    ? `Model API sent an event larger than ${size}: tern stopped reading the answer`
+    : `Model API sent more than ${size} in one answer: tern stopped reading it`;
+}
+
 const MAX_DETAIL_CHARS = 500;
 
 /** Text of the error a stream ends with when the caller's signal fired. */
@@ -175,6 +193,7 @@ function redact(text: string, secrets: readonly string[]): string {
   return result;
 }
 
-function clip(text: string, max: number): string {
+/** `text` cut to `max` characters, with `…` when cut. */
+export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
 }

@@ -19,8 +19,10 @@ import {
   retryAfterMs,
   STREAM_ENDED_EARLY_MESSAGE,
   streamExpectedMessage,
+  StreamTooLargeError,
   transportErrorMessage,
 } from "./errors.ts";
+import { readCappedText } from "./capped_body.ts";
 import { netDeniedMessage } from "../core/net_denied.ts";
 import { readSseData } from "./sse.ts";
 import type { StreamEvent } from "./types.ts";
@@ -58,6 +60,8 @@ export interface WireStream {
 const DEFAULT_REQUEST_TIMEOUT_MS = 1_800_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 const MAX_ERROR_BODY_CHARS = 16_000;
+/** Bytes read of a body that is not a stream (an error); enough for its first 16,000 characters. */
+const MAX_ERROR_BODY_BYTES = 64_000;
 
 /** Options shared by the wire providers' constructors. */
 export interface HttpProviderOptions {
@@ -181,7 +185,7 @@ export async function* postForStream(
         return;
       }
       if (!response.ok) {
-        const event = await responseError(response, config.secrets);
+        const event = await responseError(response, config.secrets, config.idleTimeoutMs);
         yield signal?.aborted ? abortedError() : event;
         return;
       }
@@ -197,14 +201,14 @@ export async function* postForStream(
     }
     const type = mediaType(response);
     if (type === "application/json") {
-      yield await jsonInsteadOfStream(response, config.secrets);
+      yield await jsonInsteadOfStream(response, config);
       return;
     }
     // A web page (a proxy's login page, a web server's index) will not turn into events however
     // often asked. Any other type is read as a stream: some servers label their events
     // `text/plain` or `application/octet-stream`, and refusing them would break a working setup.
     if (type !== undefined && NOT_A_STREAM.has(type)) {
-      yield await otherInsteadOfStream(response, type, config.secrets);
+      yield await otherInsteadOfStream(response, type, config);
       return;
     }
     yield* readWireStream(response.body, newStream(), {
@@ -244,6 +248,8 @@ async function* readWireStream(
       yield stop;
     } else if (error instanceof IdleTimeoutError) {
       yield retryableError(`Model API stream stalled: no data for ${idleTimeoutMs} ms`);
+    } else if (error instanceof StreamTooLargeError) {
+      yield clientError(error.message);
     } else if (state.complete) {
       // The message was complete; only trailing events (usage, the end marker) were lost.
       yield state.finish();
@@ -255,9 +261,17 @@ async function* readWireStream(
   yield stopped() ?? state.finish();
 }
 
-/** The error event for a non-2xx response: status, the provider's message, Retry-After. */
-export async function responseError(response: Response, secrets: string[]): Promise<ErrorEvent> {
-  const text = await readCapped(response);
+/**
+ * The error event for a non-2xx response: status, the provider's message, Retry-After. Reads
+ * at most the start of the body, waiting at most `idleTimeoutMs` (default: no limit) for each
+ * piece of it.
+ */
+export async function responseError(
+  response: Response,
+  secrets: string[],
+  idleTimeoutMs?: number,
+): Promise<ErrorEvent> {
+  const text = await readCapped(response, idleTimeoutMs);
   const detail = providerDetail(text, secrets) || response.statusText;
   const message = httpErrorMessage(response.status, detail);
   if (!isRetryableStatus(response.status)) return clientError(message, response.status);
@@ -267,8 +281,11 @@ export async function responseError(response: Response, secrets: string[]): Prom
   });
 }
 
-async function jsonInsteadOfStream(response: Response, secrets: string[]): Promise<ErrorEvent> {
-  const text = await readCapped(response);
+async function jsonInsteadOfStream(
+  response: Response,
+  { secrets, idleTimeoutMs }: HttpStreamConfig,
+): Promise<ErrorEvent> {
+  const text = await readCapped(response, idleTimeoutMs);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -286,9 +303,9 @@ async function jsonInsteadOfStream(response: Response, secrets: string[]): Promi
 async function otherInsteadOfStream(
   response: Response,
   type: string,
-  secrets: string[],
+  { secrets, idleTimeoutMs }: HttpStreamConfig,
 ): Promise<ErrorEvent> {
-  let text = await readCapped(response);
+  let text = await readCapped(response, idleTimeoutMs);
   if (type === "text/html") text = htmlText(text);
   return clientError(streamExpectedMessage(type, providerDetail(text, secrets)));
 }
@@ -301,10 +318,14 @@ function htmlText(html: string): string {
     .replace(/<[^>]*>/g, " ");
 }
 
-/** Reads at most MAX_ERROR_BODY_CHARS of a body; a body that fails to read counts as empty. */
-async function readCapped(response: Response): Promise<string> {
+/**
+ * At most MAX_ERROR_BODY_CHARS of a body that is not a stream: what came before it passed
+ * MAX_ERROR_BODY_BYTES or fell silent for `idleTimeoutMs`. A body that fails to read counts as
+ * empty.
+ */
+async function readCapped(response: Response, idleTimeoutMs: number | undefined): Promise<string> {
   try {
-    const text = await response.text();
+    const { text } = await readCappedText(response.body, MAX_ERROR_BODY_BYTES, { idleTimeoutMs });
     return text.slice(0, MAX_ERROR_BODY_CHARS);
   } catch {
     return "";

@@ -24,6 +24,7 @@ import {
 } from "./openai_chat_reasoning.ts";
 import { ToolCallAccumulator, type ToolCallFragment } from "./tool_call_accumulator.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
+import { deltaText, eventsOrFieldError, isRecord, tokenCount } from "./wire_fields.ts";
 
 /** A message as Chat Completions expects it. */
 /** A part of a user message with images. */
@@ -210,7 +211,8 @@ interface ChatChunk {
       reasoning_details?: unknown;
       /** OpenAI: the model declined; this is its answer, with `content` null. */
       refusal?: string | null;
-      tool_calls?: ToolCallFragment[] | null;
+      /** `ToolCallFragment`s, as far as the server follows the API. */
+      tool_calls?: unknown;
     } | null;
     finish_reason?: string | null;
   }[];
@@ -225,13 +227,13 @@ export function toFinishReason(reason: string): FinishReason {
   return "other";
 }
 
-/** Maps wire usage to tern's; missing counts are 0. */
+/** Maps wire usage to tern's; missing counts, and counts that are not token counts, are 0. */
 export function toUsage(usage: WireUsage): Usage {
   return {
-    inputTokens: usage.prompt_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? 0,
-    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    inputTokens: tokenCount(usage.prompt_tokens) ?? 0,
+    outputTokens: tokenCount(usage.completion_tokens) ?? 0,
+    cachedTokens: tokenCount(usage.prompt_tokens_details?.cached_tokens) ?? 0,
+    reasoningTokens: tokenCount(usage.completion_tokens_details?.reasoning_tokens) ?? 0,
   };
 }
 
@@ -270,8 +272,12 @@ export class ChatStreamState implements WireStream {
     if (typeof chunk !== "object" || chunk === null) {
       return [clientError(malformedEventMessage(data))];
     }
-    const { choices, usage } = chunk as ChatChunk;
-    if (usage) this.#usage = toUsage(usage);
+    return eventsOrFieldError(() => this.#applyChunk(chunk as ChatChunk));
+  }
+
+  #applyChunk(chunk: ChatChunk): StreamEvent[] {
+    const { choices, usage } = chunk;
+    if (isRecord(usage)) this.#usage = toUsage(usage);
     const streamError = errorMessageOf(chunk);
     if (streamError !== undefined) {
       // After a finish reason the message is whole (OpenRouter sends an error chunk after
@@ -284,31 +290,34 @@ export class ChatStreamState implements WireStream {
     }
     const events: StreamEvent[] = [];
     const choice = Array.isArray(choices) ? choices[0] : undefined;
-    if (choice === undefined) return events;
-    const delta = choice.delta;
+    if (!isRecord(choice)) return events;
+    const delta = isRecord(choice.delta) ? choice.delta : undefined;
     const field = typeof delta?.reasoning_content === "string"
       ? "reasoning_content"
       : typeof delta?.reasoning === "string"
       ? "reasoning"
       : undefined;
-    const reasoning = field === undefined ? undefined : delta?.[field];
-    if (typeof reasoning === "string" && reasoning !== "") {
+    const reasoning = deltaText(field === undefined ? undefined : delta?.[field]);
+    if (reasoning !== undefined) {
       this.#thinking += reasoning;
       this.#thinkingField ??= field;
       events.push({ type: "thinking_delta", text: reasoning });
     }
     this.#details.add(delta?.reasoning_details);
-    for (const text of [delta?.content, delta?.refusal]) {
-      if (typeof text === "string" && text !== "") {
+    for (const piece of [delta?.content, delta?.refusal]) {
+      const text = deltaText(piece);
+      if (text !== undefined) {
         this.#text += text;
         events.push({ type: "text_delta", text });
       }
     }
     for (const fragment of Array.isArray(delta?.tool_calls) ? delta.tool_calls : []) {
-      const index = this.#calls.add(fragment);
+      if (!isRecord(fragment)) continue;
+      const index = this.#calls.add(fragment as ToolCallFragment);
       const event: StreamEvent = { type: "tool_call_delta", index };
-      if (fragment.id) event.id = fragment.id;
-      if (fragment.function?.name) event.name = fragment.function.name;
+      const name = isRecord(fragment.function) ? fragment.function.name : undefined;
+      if (typeof fragment.id === "string" && fragment.id !== "") event.id = fragment.id;
+      if (typeof name === "string" && name !== "") event.name = name;
       events.push(event);
     }
     if (typeof choice.finish_reason === "string") this.#finish = choice.finish_reason;

@@ -10,7 +10,15 @@
  * with the whole conversation within the same request; `previous_response_not_found` sends
  * the whole conversation again on the socket. Loaded only when a request takes this path.
  */
-import { abortedError, requestTimeoutMessage, retryableError } from "./errors.ts";
+import {
+  abortedError,
+  clientError,
+  providerDetail,
+  requestTimeoutMessage,
+  retryableError,
+  StreamTooLargeError,
+  tooLargeMessage,
+} from "./errors.ts";
 import type { HttpStreamConfig } from "./http_stream.ts";
 import {
   assistantItems,
@@ -19,6 +27,7 @@ import {
   ResponsesStreamState,
   toResponsesRequestBody,
 } from "./openai_responses_wire.ts";
+import { MAX_ANSWER_CHARS } from "./sse.ts";
 import type { ModelRequest, StreamEvent } from "./types.ts";
 import { WebSocketInbox } from "./web_socket_inbox.ts";
 
@@ -132,9 +141,18 @@ export class ResponsesSocketPool {
         yield retryableError(requestTimeoutMessage(this.#config.http.requestTimeoutMs, true));
         return;
       }
-      const reason = `WebSocket to ${JSON.stringify(this.#config.http.origin)} failed (${
-        error instanceof Error ? error.message : String(error)
-      }); sending the request over HTTP`;
+      if (error instanceof StreamTooLargeError) {
+        yield clientError(error.message);
+        return;
+      }
+      // The close reason is the server's text: it may echo the key.
+      const why = providerDetail(
+        error instanceof Error ? error.message : String(error),
+        this.#config.http.secrets,
+      );
+      const reason = `WebSocket to ${
+        JSON.stringify(this.#config.http.origin)
+      } failed (${why}); sending the request over HTTP`;
       // What streamed over the socket is void: the HTTP answer starts over.
       if (yielded) yield { type: "retry", attempt: 1, delayMs: 0, reason };
       yield* http();
@@ -216,6 +234,7 @@ export class ResponsesSocketPool {
    * One response on `connection`: incremental when its chain allows, the whole conversation
    * again when the server lost the chain.
    * @throws {SocketFailure | SocketClosedError | IdleTimeoutError} when the socket fails.
+   * @throws {StreamTooLargeError} when the answer passes `MAX_ANSWER_CHARS`.
    */
   async *#exchange(
     connection: Connection,
@@ -231,8 +250,13 @@ export class ResponsesSocketPool {
       connection.inbox.send(JSON.stringify(createEvent(body, items, chain)));
       const state = new ResponsesStreamState(this.#config.http.secrets);
       let retryFull = false;
+      let answerChars = 0;
       read: for (;;) {
         const data = await connection.inbox.next(this.#config.http.idleTimeoutMs, signal);
+        answerChars += data.length;
+        if (answerChars > MAX_ANSWER_CHARS) {
+          throw new StreamTooLargeError(tooLargeMessage("answer", MAX_ANSWER_CHARS));
+        }
         for (const event of state.apply(data)) {
           if (event.type === "error") {
             const code = state.errorCode ?? "";

@@ -18,6 +18,15 @@ import {
 } from "./errors.ts";
 import type { WireStream } from "./http_stream.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
+import {
+  argumentsText,
+  deltaText,
+  eventsOrFieldError,
+  isRecord,
+  optionalString,
+  tokenCount,
+  uniqueCallIds,
+} from "./wire_fields.ts";
 
 /** One item of a Responses `input` list. */
 export type ResponsesInputItem =
@@ -181,39 +190,41 @@ export function assistantItems(message: AssistantMessage): ResponsesInputItem[] 
   return items;
 }
 
+/**
+ * The events' fields as the API defines them. The server is not trusted to follow it: every
+ * field is read through wire_fields.ts.
+ */
 interface WireItem {
-  type?: string;
-  id?: string;
-  call_id?: string;
-  name?: string;
-  arguments?: string;
-  encrypted_content?: string | null;
-  summary?: { text?: string }[];
+  type?: unknown;
+  id?: unknown;
+  call_id?: unknown;
+  name?: unknown;
+  arguments?: unknown;
+  encrypted_content?: unknown;
+  summary?: unknown;
 }
 
 interface WireResponse {
-  id?: string;
-  status?: string;
+  id?: unknown;
+  status?: unknown;
   usage?: {
-    input_tokens?: number;
-    output_tokens?: number;
-    input_tokens_details?: { cached_tokens?: number } | null;
-    output_tokens_details?: { reasoning_tokens?: number } | null;
+    input_tokens?: unknown;
+    output_tokens?: unknown;
+    input_tokens_details?: { cached_tokens?: unknown } | null;
+    output_tokens_details?: { reasoning_tokens?: unknown } | null;
   } | null;
-  incomplete_details?: { reason?: string } | null;
-  error?: { message?: string; code?: string | null } | null;
+  incomplete_details?: { reason?: unknown } | null;
+  error?: unknown;
 }
 
 interface WireEvent {
-  type?: string;
-  item?: WireItem;
-  item_id?: string;
-  output_index?: number;
-  delta?: string;
-  response?: WireResponse;
-  message?: string;
-  code?: string | null;
-  error?: { message?: string; code?: string | null } | null;
+  type?: unknown;
+  item?: unknown;
+  item_id?: unknown;
+  output_index?: unknown;
+  delta?: unknown;
+  response?: WireResponse | null;
+  error?: unknown;
 }
 
 interface CallSlot {
@@ -263,44 +274,49 @@ export class ResponsesStreamState implements WireStream {
     if (typeof parsed !== "object" || parsed === null) {
       return [clientError(malformedEventMessage(data))];
     }
-    const event = parsed as WireEvent;
-    if (typeof event.response?.id === "string") this.#responseId = event.response.id;
+    return eventsOrFieldError(() => this.#applyEvent(parsed as WireEvent));
+  }
+
+  #applyEvent(event: WireEvent): StreamEvent[] {
+    const response = isRecord(event.response) ? event.response as WireResponse : undefined;
+    if (typeof response?.id === "string") this.#responseId = response.id;
+    const delta = deltaText(event.delta);
     switch (event.type) {
       case "response.output_item.added":
         return this.#itemAdded(event);
       case "response.function_call_arguments.delta": {
         const slot = this.#slotFor(event);
-        if (slot === undefined) return [];
-        slot.arguments += event.delta ?? "";
+        if (slot === undefined || delta === undefined) return [];
+        slot.arguments += delta;
         return [{ type: "tool_call_delta", index: slot.index }];
       }
       case "response.output_text.delta":
       case "response.refusal.delta":
-        if (!event.delta) return [];
-        this.#text += event.delta;
-        return [{ type: "text_delta", text: event.delta }];
+        if (delta === undefined) return [];
+        this.#text += delta;
+        return [{ type: "text_delta", text: delta }];
       case "response.reasoning_summary_text.delta":
       case "response.reasoning_text.delta": {
-        if (!event.delta) return [];
-        const key = event.item_id ?? "";
-        this.#openThinking.set(key, (this.#openThinking.get(key) ?? "") + event.delta);
-        return [{ type: "thinking_delta", text: event.delta }];
+        if (delta === undefined) return [];
+        const key = typeof event.item_id === "string" ? event.item_id : "";
+        this.#openThinking.set(key, (this.#openThinking.get(key) ?? "") + delta);
+        return [{ type: "thinking_delta", text: delta }];
       }
       case "response.output_item.done":
         return this.#itemDone(event);
       case "response.completed":
-        this.#end(event.response);
+        this.#end(response);
         this.#finish = this.#calls.length > 0 ? "tool_calls" : "stop";
         return [];
       case "response.incomplete":
-        this.#end(event.response);
-        this.#finish = event.response?.incomplete_details?.reason === "max_output_tokens"
+        this.#end(response);
+        this.#finish = response?.incomplete_details?.reason === "max_output_tokens"
           ? "length"
           : "other";
         return [];
       case "response.failed":
         this.#ended = true;
-        return [this.#streamError(event.response?.error ?? {})];
+        return [this.#streamError(response?.error)];
       case "error":
         this.#ended = true;
         return [this.#streamError(event.error ?? event)];
@@ -337,11 +353,11 @@ export class ResponsesStreamState implements WireStream {
     if (this.#finish === undefined) {
       return retryableError("Model API stream ended early: no finish reason");
     }
-    const toolCalls = this.#calls.map(({ id, name, arguments: args }) => ({
+    const toolCalls = uniqueCallIds(this.#calls.map(({ id, name, arguments: args }) => ({
       id,
       name,
       arguments: args,
-    }));
+    })));
     const message: AssistantMessage = toolCalls.length > 0
       ? { role: "assistant", content: this.#text, toolCalls }
       : { role: "assistant", content: this.#text };
@@ -358,24 +374,28 @@ export class ResponsesStreamState implements WireStream {
   }
 
   #itemAdded(event: WireEvent): StreamEvent[] {
-    const item = event.item;
+    const item = isRecord(event.item) ? event.item as WireItem : undefined;
     if (item?.type !== "function_call") return [];
     const slot = this.#openCall(item, event.output_index);
     const delta: StreamEvent = { type: "tool_call_delta", index: slot.index };
     if (slot.id !== "") delta.id = slot.id;
     if (slot.name !== "") delta.name = slot.name;
-    if (item.arguments) slot.arguments = item.arguments;
+    const args = argumentsText(item.arguments);
+    if (args) slot.arguments = args;
     return [delta];
   }
 
   #itemDone(event: WireEvent): StreamEvent[] {
-    const item = event.item;
+    const item = isRecord(event.item) ? event.item as WireItem : undefined;
     if (item?.type === "reasoning") {
-      const streamed = this.#openThinking.get(item.id ?? "") ?? "";
-      this.#openThinking.delete(item.id ?? "");
-      const summary = (item.summary ?? []).map((part) => part.text ?? "").join("\n\n");
+      const id = optionalString(item.id, "reasoning item id");
+      const streamed = this.#openThinking.get(id ?? "") ?? "";
+      this.#openThinking.delete(id ?? "");
+      const summary = (Array.isArray(item.summary) ? item.summary : [])
+        .map((part) => isRecord(part) && typeof part.text === "string" ? part.text : "")
+        .join("\n\n");
       const part: ThinkingPart = { api: "openai-responses", text: summary || streamed };
-      if (item.id) part.id = item.id;
+      if (id) part.id = id;
       if (typeof item.encrypted_content === "string") part.data = item.encrypted_content;
       this.#thinking.push(part);
       return [];
@@ -383,30 +403,35 @@ export class ResponsesStreamState implements WireStream {
     if (item?.type !== "function_call") return [];
     const known = this.#slotFor({ item_id: item.id, output_index: event.output_index });
     const slot = known ?? this.#openCall(item, event.output_index);
-    if (slot.id === "" && item.call_id) slot.id = item.call_id;
-    if (slot.name === "" && item.name) slot.name = item.name;
-    if (typeof item.arguments === "string") slot.arguments = item.arguments;
+    const callId = optionalString(item.call_id, "tool call id");
+    const name = optionalString(item.name, "tool call name");
+    if (slot.id === "" && callId) slot.id = callId;
+    if (slot.name === "" && name) slot.name = name;
+    const args = argumentsText(item.arguments);
+    if (args !== undefined) slot.arguments = args;
     if (known !== undefined) return [];
     return [{ type: "tool_call_delta", index: slot.index, id: slot.id, name: slot.name }];
   }
 
-  #openCall(item: WireItem, outputIndex: number | undefined): CallSlot {
+  /** @throws {WireFieldError} when the item's ids or name are there but not strings. */
+  #openCall(item: WireItem, outputIndex: unknown): CallSlot {
+    const itemId = optionalString(item.id, "output item id");
     const slot: CallSlot = {
       index: this.#calls.length,
-      id: item.call_id ?? item.id ?? "",
-      name: item.name ?? "",
+      id: optionalString(item.call_id, "tool call id") ?? itemId ?? "",
+      name: optionalString(item.name, "tool call name") ?? "",
       arguments: "",
     };
     this.#calls.push(slot);
-    if (item.id) this.#callsByItem.set(item.id, slot);
-    if (outputIndex !== undefined) this.#callsByItem.set(`#${outputIndex}`, slot);
+    if (itemId) this.#callsByItem.set(itemId, slot);
+    if (typeof outputIndex === "number") this.#callsByItem.set(`#${outputIndex}`, slot);
     return slot;
   }
 
   /** The call an event refers to: by item id, else by output index. */
-  #slotFor(event: { item_id?: string; output_index?: number }): CallSlot | undefined {
-    return (event.item_id ? this.#callsByItem.get(event.item_id) : undefined) ??
-      (event.output_index !== undefined
+  #slotFor(event: { item_id?: unknown; output_index?: unknown }): CallSlot | undefined {
+    return (typeof event.item_id === "string" ? this.#callsByItem.get(event.item_id) : undefined) ??
+      (typeof event.output_index === "number"
         ? this.#callsByItem.get(`#${event.output_index}`)
         : undefined);
   }
@@ -414,20 +439,22 @@ export class ResponsesStreamState implements WireStream {
   #end(response: WireResponse | undefined): void {
     this.#ended = true;
     const usage = response?.usage;
-    if (!usage) return;
+    if (!isRecord(usage)) return;
     this.#usage = {
-      inputTokens: usage.input_tokens ?? 0,
-      outputTokens: usage.output_tokens ?? 0,
-      cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0,
-      reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+      inputTokens: tokenCount(usage.input_tokens) ?? 0,
+      outputTokens: tokenCount(usage.output_tokens) ?? 0,
+      cachedTokens: tokenCount(usage.input_tokens_details?.cached_tokens) ?? 0,
+      reasoningTokens: tokenCount(usage.output_tokens_details?.reasoning_tokens) ?? 0,
     };
   }
 
-  #streamError(error: { message?: string; code?: string | null }): ErrorEvent {
-    if (typeof error.code === "string") this.#errorCode = error.code;
-    const detail = providerDetail(error.message ?? "", this.#secrets) ||
-      (error.code ? error.code : "response failed");
+  #streamError(error: unknown): ErrorEvent {
+    const fields = isRecord(error) ? error : {};
+    const code = typeof fields.code === "string" ? fields.code : undefined;
+    if (code !== undefined) this.#errorCode = code;
+    const text = typeof fields.message === "string" ? fields.message : "";
+    const detail = providerDetail(text, this.#secrets) || code || "response failed";
     const message = `Model API stream error: ${detail}`;
-    return RETRYABLE_CODES.has(error.code ?? "") ? retryableError(message) : clientError(message);
+    return RETRYABLE_CODES.has(code ?? "") ? retryableError(message) : clientError(message);
   }
 }

@@ -1,7 +1,18 @@
 /** Server-sent events over a fetch body, with an idle timeout between reads. */
 import { createParser } from "eventsource-parser";
-import { IdleTimeoutError } from "./errors.ts";
+import { IdleTimeoutError, StreamTooLargeError, tooLargeMessage } from "./errors.ts";
 import { after, type Timer } from "../core/timer.ts";
+
+/**
+ * The most characters one event may hold (its unfinished line included): far above any real
+ * event, below what would exhaust memory. 64 MiB.
+ */
+export const MAX_EVENT_CHARS = 64 * 1024 * 1024;
+/**
+ * The most characters of event data one answer may send, all events together: a long answer
+ * of 100,000 tokens streams about 30 MiB. 256 MiB.
+ */
+export const MAX_ANSWER_CHARS = 256 * 1024 * 1024;
 
 export interface SseReadOptions {
   /**
@@ -9,21 +20,44 @@ export interface SseReadOptions {
    * counts, not time the consumer spends between events. Default: no limit.
    */
   idleTimeoutMs?: number;
+  /** Most characters one event may buffer. Default `MAX_EVENT_CHARS`. */
+  maxEventChars?: number;
+  /** Most characters of data all events together may carry. Default `MAX_ANSWER_CHARS`. */
+  maxAnswerChars?: number;
 }
 
 /**
  * Yields the `data` of each event in `body`, in order. Throws `IdleTimeoutError` when no bytes
- * arrive within `idleTimeoutMs`, and rethrows read errors (a dropped connection). Cancels the
- * body when the consumer stops early or an error ends the read.
+ * arrive within `idleTimeoutMs`, `StreamTooLargeError` when an event or all of them pass their
+ * limit, and rethrows read errors (a dropped connection). Cancels the body when the consumer
+ * stops early or an error ends the read.
  */
 export async function* readSseData(
   body: ReadableStream<Uint8Array>,
   options: SseReadOptions = {},
 ): AsyncGenerator<string> {
+  const maxEventChars = options.maxEventChars ?? MAX_EVENT_CHARS;
+  const maxAnswerChars = options.maxAnswerChars ?? MAX_ANSWER_CHARS;
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const pending: string[] = [];
-  const parser = createParser({ onEvent: (event) => pending.push(event.data) });
+  let answerChars = 0;
+  let tooLarge: StreamTooLargeError | undefined;
+  const parser = createParser({
+    maxBufferSize: maxEventChars,
+    onEvent: (event) => {
+      answerChars += event.data.length;
+      if (answerChars > maxAnswerChars) {
+        tooLarge ??= new StreamTooLargeError(tooLargeMessage("answer", maxAnswerChars));
+      } else {
+        pending.push(event.data);
+      }
+    },
+    onError: (error) => {
+      if (error.type !== "max-buffer-size-exceeded") return;
+      tooLarge ??= new StreamTooLargeError(tooLargeMessage("event", maxEventChars));
+    },
+  });
   let ended = false;
   try {
     while (!ended) {
@@ -35,6 +69,7 @@ export async function* readSseData(
         parser.feed(decoder.decode(chunk.value, { stream: true }));
       }
       while (pending.length > 0) yield pending.shift() as string;
+      if (tooLarge !== undefined) throw tooLarge;
     }
   } finally {
     if (!ended) await reader.cancel().catch(() => {});
@@ -42,7 +77,12 @@ export async function* readSseData(
   }
 }
 
-async function readWithin(
+/**
+ * The reader's next chunk, waiting at most `timeoutMs` (no limit when undefined, zero or not
+ * finite).
+ * @throws {IdleTimeoutError} when nothing arrived in time.
+ */
+export async function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   timeoutMs: number | undefined,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {

@@ -5,6 +5,7 @@
  * piece. `joinPiece()` tells these apart.
  */
 import type { ToolCall } from "../core/messages.ts";
+import { argumentsText, isRecord, optionalString, uniqueCallIds } from "./wire_fields.ts";
 
 /** One streamed piece of a tool call, as in `choices[].delta.tool_calls[]`. */
 export interface ToolCallFragment {
@@ -31,20 +32,25 @@ export class ToolCallAccumulator {
 
   /**
    * Merges one fragment and returns the index it was merged into. Id and name pieces are
-   * joined by `joinPiece()`; argument text is appended. A fragment without an index opens a new
-   * call when it carries an id not seen yet, else continues the last call.
+   * joined by `joinPiece()`; argument text is appended (arguments sent as an object are written
+   * as JSON). A fragment without an index opens a new call when it carries an id not seen yet,
+   * else continues the last call. The fragment comes from the server, so every field is checked.
+   * @throws {WireFieldError} when the id or name is there but not a string.
    */
   add(fragment: ToolCallFragment): number {
-    const index = this.#indexOf(fragment);
+    const id = optionalString(fragment.id, "tool call id");
+    const fn: Record<string, unknown> = isRecord(fragment.function) ? fragment.function : {};
+    const name = optionalString(fn.name, "tool call name");
+    const args = argumentsText(fn.arguments);
+    const index = this.#indexOf(id, fragment.index);
     let slot = this.#slots.get(index);
     if (slot === undefined) {
       slot = { id: "", name: "", arguments: "" };
       this.#slots.set(index, slot);
     }
-    if (fragment.id) slot.id = joinPiece(slot.id, fragment.id);
-    const fn = fragment.function;
-    if (fn?.name) slot.name = joinPiece(slot.name, fn.name);
-    if (fn?.arguments) slot.arguments += fn.arguments;
+    if (id) slot.id = joinPiece(slot.id, id);
+    if (name) slot.name = joinPiece(slot.name, name);
+    if (args) slot.arguments += args;
     const extra = fragment.extra_content;
     if (typeof extra === "object" && extra !== null && !Array.isArray(extra)) {
       slot.extraContent = { ...slot.extraContent, ...extra };
@@ -58,30 +64,31 @@ export class ToolCallAccumulator {
     return this.#slots.size;
   }
 
-  /** The calls in index order. A call that never got an id is given `call_<index>`. */
+  /**
+   * The calls in index order. A call that never got an id is given `call_<index>`; ids are made
+   * unique (`uniqueCallIds()`).
+   */
   toolCalls(): ToolCall[] {
-    return [...this.#slots.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([index, slot]) => {
-        const call: ToolCall = {
-          id: slot.id === "" ? `call_${index}` : slot.id,
-          name: slot.name,
-          arguments: slot.arguments,
-        };
-        if (slot.extraContent !== undefined) call.extraContent = slot.extraContent;
-        return call;
-      });
+    return uniqueCallIds(
+      [...this.#slots.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([index, slot]) => {
+          const call: ToolCall = {
+            id: slot.id === "" ? `call_${index}` : slot.id,
+            name: slot.name,
+            arguments: slot.arguments,
+          };
+          if (slot.extraContent !== undefined) call.extraContent = slot.extraContent;
+          return call;
+        }),
+    );
   }
 
-  #indexOf(fragment: ToolCallFragment): number {
-    if (typeof fragment.index === "number" && Number.isInteger(fragment.index)) {
-      return fragment.index;
-    }
-    const known = [...this.#slots.entries()].find(([, slot]) =>
-      slot.id !== "" && slot.id === fragment.id
-    );
+  #indexOf(id: string | undefined, index: unknown): number {
+    if (typeof index === "number" && Number.isSafeInteger(index)) return index;
+    const known = [...this.#slots.entries()].find(([, slot]) => slot.id !== "" && slot.id === id);
     if (known !== undefined) return known[0];
-    if (fragment.id || this.#lastIndex === undefined) {
+    if (id || this.#lastIndex === undefined) {
       return this.#slots.size === 0 ? 0 : Math.max(...this.#slots.keys()) + 1;
     }
     return this.#lastIndex;

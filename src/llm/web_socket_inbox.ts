@@ -10,6 +10,7 @@
 // @ts-types="@types/ws"
 import WebSocket from "ws";
 import { IdleTimeoutError } from "./errors.ts";
+import { MAX_EVENT_CHARS } from "./sse.ts";
 
 /** Why a socket stopped: it closed, failed to open, or was closed by us. */
 export class SocketClosedError extends Error {
@@ -58,6 +59,8 @@ export class WebSocketInbox {
       followRedirects: false,
       perMessageDeflate: false,
       handshakeTimeout: options.timeoutMs,
+      // A larger message fails the socket (close code 1009) before it is buffered whole.
+      maxPayload: MAX_EVENT_CHARS,
     });
     const inbox = new WebSocketInbox(socket);
     const stop = AbortSignal.any([

@@ -1,0 +1,82 @@
+/**
+ * Reading the fields of a model server's stream events, which tern does not trust: each wire
+ * stream reads ids, names, arguments, deltas and token counts through these, so a value of the
+ * wrong type never reaches the session. (A tool call whose arguments were an object was saved
+ * as it came and broke every later turn of the session.)
+ */
+import type { ToolCall } from "../core/messages.ts";
+import { clientError, clip } from "./errors.ts";
+import type { StreamEvent } from "./types.ts";
+
+/** A field of a stream event whose type is wrong and that has no reading as the right one. */
+export class WireFieldError extends Error {
+  override name = "WireFieldError";
+}
+
+/**
+ * `value` when it is a string; undefined when it is absent (undefined or null).
+ * @throws {WireFieldError} for any other value, naming the field (`what`) and the value.
+ */
+export function optionalString(value: unknown, what: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  throw new WireFieldError(
+    `Cannot read model API stream event: ${what} ${
+      clip(JSON.stringify(value) ?? String(value), 80)
+    } is not a string (the server does not follow its API)`,
+  );
+}
+
+/** A streamed piece of text: `value` when it is a non-empty string, else undefined (dropped). */
+export function deltaText(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * A tool call's arguments (or a piece of them) as JSON text: a string as it came, any other
+ * JSON value written as JSON (some servers send the arguments object itself); undefined when
+ * absent (undefined or null).
+ */
+export function argumentsText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** A token count: `value` when it is a non-negative integer, else undefined. */
+export function tokenCount(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * The calls of one reply with ids that are unique and not empty: an empty id becomes
+ * `call_<position>`, a repeated one gets `_2`, `_3`, …. Each tool result names its call by id,
+ * and strict APIs reject a conversation where two results name the same call.
+ */
+export function uniqueCallIds(calls: ToolCall[]): ToolCall[] {
+  const taken = new Set<string>();
+  return calls.map((call, position) => {
+    const base = call.id === "" ? `call_${position}` : call.id;
+    let id = base;
+    for (let n = 2; taken.has(id); n++) id = `${base}_${n}`;
+    taken.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+}
+
+/**
+ * The events `read()` returns; a `WireFieldError` it throws becomes the final error event
+ * instead (not retried: the same server sends the same shape again).
+ */
+export function eventsOrFieldError(read: () => StreamEvent[]): StreamEvent[] {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof WireFieldError) return [clientError(error.message)];
+    throw error;
+  }
+}
+
+/** True for a JSON object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
