@@ -27,6 +27,16 @@ export const DEFER_SHARE = 0.1;
 /** The longest line of the index, in characters. */
 const INDEX_LINE = 120;
 
+/**
+ * The share of the deferral budget the index may take (at least {@linkcode MIN_INDEX_TOKENS}):
+ * past it the index ends with how many tools it leaves out, so that thousands of tools do not
+ * cost in the index what deferring their schemas saved.
+ */
+export const INDEX_SHARE = 0.25;
+
+/** Estimated tokens the index may always take, however small the budget. */
+export const MIN_INDEX_TOKENS = 1_000;
+
 /** Tools one search loads at most. */
 export const MAX_RESULTS = 10;
 
@@ -116,11 +126,23 @@ export class DeferredTools implements SpecView {
 
   /**
    * The index in `tool_search`'s description: one line per MCP tool, loaded or not (a load
-   * must not change what came before it in the request).
+   * must not change what came before it in the request), in name order, up to
+   * {@linkcode INDEX_SHARE} of the budget; then a line saying how many more a search finds.
    */
   index(): string {
-    const lines = [...this.#tools.values()].map((tool) => `- ${tool.name}: ${summary(tool)}`);
-    return lines.length === 0 ? "(none now)" : lines.join("\n");
+    if (this.#tools.size === 0) return "(none now)";
+    const cap = Math.max(MIN_INDEX_TOKENS, Math.floor(this.#budget * INDEX_SHARE));
+    const lines: string[] = [];
+    let tokens = 0;
+    for (const tool of this.#tools.values()) {
+      const line = `- ${tool.name}: ${summary(tool)}`;
+      tokens += estimateTokens(line) + 1;
+      if (tokens > cap) break;
+      lines.push(line);
+    }
+    const more = this.#tools.size - lines.length;
+    if (more > 0) lines.push(`(${more} more tools not listed: search by words to find them)`);
+    return lines.join("\n");
   }
 
   /**

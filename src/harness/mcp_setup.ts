@@ -6,6 +6,7 @@
  */
 import { join, resolve } from "../core/path.ts";
 import type { McpManager } from "../mcp/manager.ts";
+import { isInside, projectFolderProblem } from "../mcp/project_paths.ts";
 import { type McpServerConfig, WORKSPACE_PIN } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";
 import { shellJoin } from "../core/shell_join.ts";
@@ -99,8 +100,11 @@ export function killOnExit(manager: McpManager): void {
   globalThis.addEventListener("unload", () => manager.kill());
 }
 
+/** A sandboxed server's CPU-time limit: none in practice (68 years). */
+const SERVER_CPU_SECONDS = 2 ** 31;
+
 /**
- * `argv` inside bubblewrap: `/` read-only, the server's writable folders bound read-write
+ * `argv` inside bubblewrap, under a command's rlimits (not its CPU time): `/` read-only, the server's writable folders bound read-write
  * (their `.git` and tern's own config read-only again), secrets and host sockets hidden, a
  * private `/tmp`, the network only when the config shares it.
  */
@@ -120,25 +124,35 @@ async function sandboxedCommand(
     { homeView },
     { hostPrivatePaths, privateView },
     { seccompFile },
+    { DEFAULT_LIMITS, ulimitPrefix },
   ] = await Promise.all([
     import("../sandbox/bwrap.ts"),
     import("../sandbox/protected_paths.ts"),
     import("../sandbox/home_view.ts"),
     import("../sandbox/host_private.ts"),
     import("../sandbox/seccomp.ts"),
+    import("../sandbox/limits.ts"),
   ]);
   const probe = await probeBwrap();
   if (!probe.ok) {
     throw new Error(`it asks for a sandbox, and bubblewrap cannot run: ${probe.reason}`);
   }
   const sandbox = config.sandbox!;
+  const writable = sandbox.writable;
+  const cwd = config.cwd ?? context.workspace;
+  if (config.scope === "project") checkProjectFolders(config, context);
   // The server's /tmp is a tmpfs of its own: nothing on the host to remove.
   const cleanup = () => Promise.resolve();
   try {
     const home = context.env.HOME;
-    const writable = sandbox.writable;
-    const cwd = config.cwd ?? context.workspace;
-    const program = executable(argv[0], context.baseEnv.PATH, cwd);
+    const program = executable(argv[0], context.baseEnv.PATH, cwd)
+      // A project's program named by a path outside the workspace is not shown: it runs only
+      // if the sandbox sees it anyway (`/usr/bin/node`), never from a masked home or /tmp.
+      .filter((path) =>
+        config.scope === "user" || !argv[0].includes("/") || isInside(context.workspace, path)
+      );
+    // The shell that sets the limits, from the person's PATH (never the server's `env`).
+    const shell = executable("bash", context.baseEnv.PATH, cwd);
     // The home folder through its allowlist; the server's program and the files and folders
     // its command line and its environment name (a cache folder) stay visible, wherever they
     // are (secret locations and tern's home stay hidden all the same). Only for the person's
@@ -146,6 +160,7 @@ async function sandboxedCommand(
     const own = config.scope === "user";
     const named = [
       ...program,
+      ...shell,
       ...(own ? argv.slice(1).flatMap((arg) => existingPath(arg, cwd)) : []),
       ...(own ? Object.values(config.env).flatMap((value) => existingPath(value, cwd)) : []),
     ];
@@ -161,6 +176,7 @@ async function sandboxedCommand(
         join(context.workspace, ".tern"),
         // The server's own program stays visible, even from under /tmp (private inside).
         ...program,
+        ...shell,
       ],
       masked: [...view.masked, ...rootOnly.masked],
       visible: [...view.visible, ...named],
@@ -178,11 +194,54 @@ async function sandboxedCommand(
       // Unused: the transport starts bubblewrap with exactly the server's environment.
       env: {},
     };
-    const launch = launchArgv(plan, bwrapArgvFor(plan, argv));
+    // A command's rlimits (processes, memory, file size), set by the shell that then becomes
+    // the server; its CPU time is not capped, as a server lives as long as the session.
+    const limits = ulimitPrefix({ ...DEFAULT_LIMITS, cpuSeconds: SERVER_CPU_SECONDS });
+    const limited = shell.length === 0
+      ? argv
+      : [shell[0], "-c", `${limits}exec "$@"`, "mcp-server", ...argv];
+    const launch = launchArgv(plan, bwrapArgvFor(plan, limited));
     return { argv: [launch.program, ...launch.args], cleanup };
   } catch (error) {
     await cleanup();
     throw error;
+  }
+}
+
+/**
+ * Checks, just before a project server starts, the folders its definition names as they are
+ * now: inside the workspace, no symlink on the way (a command may have swapped a folder for a
+ * link since trust), a writable one not in `.git`, `.tern` or tern's home.
+ * @throws {Error} naming the folder, what is wrong and how to fix it.
+ */
+function checkProjectFolders(
+  config: McpServerConfig,
+  context: { ternHome: string; workspace: string },
+): void {
+  const ternHome = realPathOr(context.ternHome);
+  const folders = [
+    { path: config.cwd ?? context.workspace, use: "cwd" as const, label: "working folder" },
+    ...config.sandbox!.writable.map((path) => ({
+      path,
+      use: "writable" as const,
+      label: "writable folder",
+    })),
+  ];
+  for (const { path, use, label } of folders) {
+    const problem = use === "writable" && isInside(ternHome, realPathOr(path))
+      ? "is in tern's home — a project's server may not write there"
+      : projectFolderProblem(path, context.workspace, { use, mustExist: true });
+    if (problem !== undefined) {
+      throw new Error(`its ${label} ${JSON.stringify(path)} ${problem} (in "${config.file}")`);
+    }
+  }
+}
+
+function realPathOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
   }
 }
 
@@ -211,22 +270,36 @@ function executable(command: string, path: string | undefined, cwd: string): str
   return [];
 }
 
-/** What a server runs or where it connects, as a person checks it before trusting. */
+/**
+ * What a server runs or where it connects, as a person checks it before trusting: for a stdio
+ * server also its working folder and, in bubblewrap, the folders it may write; for a project's
+ * server each `env` and header value as written, so a `${VAR}` it passes on shows.
+ */
 export function describeServer(server: McpServerConfig): string {
   const what = server.transport === "http"
     ? server.url!
     : shellJoin([server.command!, ...server.args]);
-  const names = (label: string, record: Record<string, string>) =>
-    Object.keys(record).length > 0 ? `; ${label} ${Object.keys(record).join(", ")}` : "";
+  const quoted = (paths: readonly string[]) => paths.map((path) => `"${path}"`).join(", ");
+  const names = (label: string, record: Record<string, string>, written?: typeof record) => {
+    const keys = Object.keys(record);
+    if (keys.length === 0) return "";
+    const shown = written === undefined
+      ? keys
+      : keys.map((key) => `${key}=${JSON.stringify(written[key] ?? "")}`);
+    return `; ${label} ${shown.join(", ")}`;
+  };
+  const cwd = server.cwd === undefined ? "" : `; working folder "${server.cwd}"`;
   const sandbox = server.sandbox
-    ? `; in bubblewrap${server.sandbox.network ? " with the network" : ""}`
+    ? `; writable ${quoted(server.sandbox.writable)}; in bubblewrap${
+      server.sandbox.network ? " with the network" : ""
+    }`
     : "";
   const files = Object.keys(server.files ?? {}).filter((name) => name !== WORKSPACE_PIN);
-  const runs = files.length > 0 ? `; runs ${files.map((name) => `"${name}"`).join(", ")}` : "";
+  const runs = files.length > 0 ? `; runs ${quoted(files)}` : "";
   const whole = server.files?.[WORKSPACE_PIN] === undefined
     ? ""
     : "; any file of the workspace it may load, so any change there needs trust again";
-  return `${what} (from ${server.file}${names("env", server.env)}${
-    names("headers", server.headers)
+  return `${what} (from ${server.file}${cwd}${names("env", server.env, server.written?.env)}${
+    names("headers", server.headers, server.written?.headers)
   }${sandbox}${runs}${whole})`;
 }

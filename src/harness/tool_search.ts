@@ -35,8 +35,8 @@ export function createToolSearchTool(deferred: DeferredTools): Tool {
       const found = deferred.search(query, max_results ?? 5);
       if (found.length === 0) {
         return {
-          output: `No MCP tool matches "${query}"; the index in this tool's description ` +
-            'lists every one (select them with "select:name").',
+          output: `No MCP tool matches "${query}"; try other words, or select a tool the ` +
+            'index in this tool\'s description lists with "select:name".',
         };
       }
       const lines = found.map((tool) => {

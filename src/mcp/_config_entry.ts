@@ -2,7 +2,7 @@
  * Turns one validated server entry into an `McpServerConfig`: the transport (given or
  * inferred), `${VAR}` expansion, absolute paths, defaults and the fingerprint.
  */
-import { dirname, resolve, sep } from "../core/path.ts";
+import { dirname, resolve } from "../core/path.ts";
 import { formatValue } from "../config/errors.ts";
 import { KNOWN_KEY_VARIABLES } from "../config/schema.ts";
 import { checkEntry, type ConfigFormat, ENTRY_KEYS, type EntryInput } from "./_config_schema.ts";
@@ -13,7 +13,15 @@ import {
   type KeyPath,
 } from "./_config_values.ts";
 import { pinnedFiles, pinnedWorkspace } from "./_pinned_files.ts";
-import type { McpSandboxSettings, McpScope, McpServerConfig, McpTransportKind } from "./types.ts";
+import { projectFolderProblem } from "./project_paths.ts";
+import {
+  type McpSandboxSettings,
+  type McpScope,
+  type McpServerConfig,
+  type McpTransportKind,
+  SECRET_ENV_NAME,
+  SECRET_HEADER_NAME,
+} from "./types.ts";
 
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
@@ -83,10 +91,14 @@ export async function parseServerEntry(
     fail(at("timeout"), 'both "timeout" and "requestTimeoutMs" are set — keep "requestTimeoutMs"');
   }
 
-  // A checked-in project file must not be able to hand tern's own credentials to a server.
-  const env = context.scope === "project"
-    ? (name: string) => {
-      if (!OWN_CREDENTIALS.test(name)) return context.env(name);
+  // A checked-in project file must not be able to hand tern's own credentials to a server, nor
+  // pass a secret-looking variable disguised (as `LOG_LEVEL`, an argument, a URL), where neither
+  // the person reading the trust text nor the masking of secrets would take it for one: only as
+  // the whole value of an `env` entry whose name looks secret too (`"TOKEN": "${GITHUB_TOKEN}"`)
+  // or in a credential header.
+  const envAt = (where: KeyPath, carries: (name: string) => boolean) => (name: string) => {
+    if (context.scope === "user") return context.env(name);
+    if (OWN_CREDENTIALS.test(name)) {
       return context.raise(
         path,
         `"${formatKeyPath(path)}" uses \${${name}}, one of tern's own settings or keys: a ` +
@@ -94,9 +106,20 @@ export async function parseServerEntry(
           "~/.tern/mcp.json instead",
       );
     }
-    : context.env;
-  const expand = (text: string, where: KeyPath): string => {
-    const expanded = expandVariables(text, env);
+    if (SECRET_ENV_NAME.test(name) && !carries(name)) {
+      return context.raise(
+        where,
+        `"${formatKeyPath(where)}" uses \${${name}}, whose name looks secret: a project's MCP ` +
+          `config may pass it only as the whole value of an "env" entry whose name looks secret ` +
+          `too ("${name}": "\${${name}}") or in a credential header — write it so, or define ` +
+          "the server in ~/.tern/mcp.json",
+      );
+    }
+    return context.env(name);
+  };
+  const never = () => false;
+  const expand = (text: string, where: KeyPath, carries: (name: string) => boolean = never) => {
+    const expanded = expandVariables(text, envAt(where, carries));
     if (expanded.ok) return expanded.value;
     const { problem } = expanded;
     if (problem.kind === "malformed") {
@@ -113,10 +136,18 @@ export async function parseServerEntry(
         `it declares: add the name to TERN_EXTRA_ENV)`,
     );
   };
-  const expandRecord = (record: Record<string, string> | undefined, key: string) =>
-    Object.fromEntries(
-      Object.entries(record ?? {}).map(([name, text]) => [name, expand(text, at(key, name))]),
-    );
+  const env = Object.fromEntries(
+    Object.entries(entry.env ?? {}).map(([name, text]) => [
+      name,
+      expand(text, at("env", name), (used) => SECRET_ENV_NAME.test(name) && text === `\${${used}}`),
+    ]),
+  );
+  const headers = Object.fromEntries(
+    Object.entries(entry.headers ?? {}).map(([name, text]) => [
+      name,
+      expand(text, at("headers", name), () => SECRET_HEADER_NAME.test(name)),
+    ]),
+  );
 
   const definition = Object.fromEntries(
     Object.entries(entry).filter(([key]) =>
@@ -130,13 +161,16 @@ export async function parseServerEntry(
     scope: context.scope,
     transport,
     args: (entry.args ?? []).map((arg, index) => expand(arg, at("args", index))),
-    env: expandRecord(entry.env, "env"),
-    headers: expandRecord(entry.headers, "headers"),
+    env,
+    headers,
     enabled: entry.enabled ?? !(entry.disabled ?? false),
     startupTimeoutMs: entry.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
     requestTimeoutMs: entry.requestTimeoutMs ?? entry.timeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
     fingerprint: await fingerprintDefinition(definition, context.scope),
   };
+  if (context.scope === "project" && (entry.env !== undefined || entry.headers !== undefined)) {
+    server.written = { env: { ...entry.env }, headers: { ...entry.headers } };
+  }
   if (transport === "stdio") {
     server.command = expand(entry.command ?? "", at("command"));
     if (server.command === "") {
@@ -156,13 +190,18 @@ export async function parseServerEntry(
     );
     if (sandbox) server.sandbox = sandbox;
     if (project) {
-      const outside = sandbox?.writable.find((path) => !isInside(context.workspace, path));
-      if (outside !== undefined) {
-        fail(
-          at("sandbox", "writable"),
-          `${JSON.stringify(outside)} is outside the workspace — a project's server may write ` +
-            "only inside it",
-        );
+      // Checked again before each start (mcp_setup.ts): a folder may become a symlink later.
+      const folders = [
+        { path: server.cwd, use: "cwd" as const, key: at("cwd") },
+        ...sandbox!.writable.map((path) => ({
+          path,
+          use: "writable" as const,
+          key: at("sandbox", "writable"),
+        })),
+      ];
+      for (const { path, use, key } of folders) {
+        const problem = projectFolderProblem(path, context.workspace, { use, mustExist: false });
+        if (problem !== undefined) fail(key, `${JSON.stringify(path)} ${problem}`);
       }
       server.files = await pinnedFiles(
         [server.command, ...server.args],
@@ -240,10 +279,6 @@ function sandboxSettings(
     network: value.network ?? false,
     writable: (value.writable ?? [workspace]).map((path) => resolve(workspace, path)),
   };
-}
-
-function isInside(root: string, path: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 function isHttpUrl(text: string): boolean {

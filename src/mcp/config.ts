@@ -15,6 +15,7 @@ import {
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import type { ConfigFormat } from "./_config_schema.ts";
 import { formatKeyPath, type KeyPath } from "./_config_values.ts";
+import { namesOverlap, toolPrefix } from "./tool_names.ts";
 import type { McpScope, McpServerConfig } from "./types.ts";
 
 /** Where to look for MCP config files and how to read variables. */
@@ -104,6 +105,18 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
         options.warn?.(
           `MCP server "${server.name}" in "${server.file}" is not used: your own definition ` +
             `in "${own.file}" has that name`,
+        );
+        continue;
+      }
+      // Nor take the tool names, and so the rules, of one of the person's servers.
+      const shadowed = server.scope === "project"
+        ? [...servers.values()].find((s) => s.scope === "user" && namesOverlap(s.name, server.name))
+        : undefined;
+      if (shadowed !== undefined) {
+        options.warn?.(
+          `MCP server "${server.name}" in "${server.file}" is not used: its tools would be named ` +
+            `like those of your own server "${shadowed.name}" (${toolPrefix(shadowed.name)}*) ` +
+            `in "${shadowed.file}" — rename it in the project's file`,
         );
         continue;
       }

@@ -11,7 +11,13 @@ import {
 } from "./connection.ts";
 import { type McpTool, mcpTool } from "./mcp_tool.ts";
 import { exposedToolNames, toolKey } from "./tool_names.ts";
-import type { McpScope, McpServerConfig, McpTransportKind } from "./types.ts";
+import {
+  type McpScope,
+  type McpServerConfig,
+  type McpTransportKind,
+  SECRET_ENV_NAME,
+  SECRET_HEADER_NAME,
+} from "./types.ts";
 
 /** A server's state as listed: its lifecycle, or why it is not started. */
 export type McpServerState = McpState | "DISABLED" | "UNTRUSTED";
@@ -52,9 +58,6 @@ export interface McpManagerOptions {
 }
 
 type Listener = () => void;
-
-const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
-const SECRET_HEADER_NAME = /authorization|token|key|secret|cookie|auth/i;
 
 export class McpManager {
   #options: McpManagerOptions;

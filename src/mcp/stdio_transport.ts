@@ -30,12 +30,19 @@ export interface StdioTransportOptions {
   stderrChars?: number;
   /** Label for messages, e.g. `MCP server "everything"`; default `MCP server "<command>"`. */
   label?: string;
+  /**
+   * Characters one stdout line may have; a longer one is a protocol violation (its text is not
+   * kept while it grows). Default 16 MiB, as the lines of a subagent.
+   */
+  maxLineChars?: number;
 }
 
 /** How long output pipes may stay open once the group is gone (a process that left it). */
 const DRAIN_MS = 1000;
 /** Characters of an offending stdout line quoted in the error. */
 const QUOTED_CHARS = 200;
+/** Default of {@linkcode StdioTransportOptions.maxLineChars}. */
+const MAX_LINE_CHARS = 16 * 1024 * 1024;
 
 type Reader = ReadableStreamDefaultReader<Uint8Array>;
 type Writer = WritableStreamDefaultWriter<Uint8Array>;
@@ -61,6 +68,7 @@ export class StdioProcessTransport implements Transport {
   #readers: Reader[] = [];
   #pumps: Promise<unknown> = Promise.resolve();
   #pending: string[] = [];
+  #pendingChars = 0;
   #stderr = "";
   #status?: Deno.CommandStatus;
   #closing?: Promise<void>;
@@ -194,15 +202,23 @@ export class StdioProcessTransport implements Transport {
 
   /** Splits stdout into lines; returns false to stop reading (after a protocol violation). */
   #onStdout(text: string): boolean {
+    const max = this.#options.maxLineChars ?? MAX_LINE_CHARS;
     let start = 0;
     for (;;) {
       const end = text.indexOf("\n", start);
+      const piece = text.slice(start, end === -1 ? text.length : end);
+      if (this.#pendingChars + piece.length > max) {
+        const head = (this.#pending[0] ?? "") + piece;
+        return this.#violation(`wrote a stdout line longer than ${max} characters`, head);
+      }
       if (end === -1) {
-        if (start < text.length) this.#pending.push(text.slice(start));
+        if (piece !== "") this.#pending.push(piece);
+        this.#pendingChars += piece.length;
         return true;
       }
-      const line = this.#pending.join("") + text.slice(start, end);
+      const line = this.#pending.join("") + piece;
       this.#pending = [];
+      this.#pendingChars = 0;
       start = end + 1;
       if (!this.#onLine(line)) return false;
     }

@@ -18,6 +18,21 @@ export function toolKey(server: string, tool: string): string {
   return `${server}\u0000${tool}`;
 }
 
+/** What every model-facing name of `server`'s tools starts with (`mcp__my_srv__`) before cuts. */
+export function toolPrefix(server: string): string {
+  return `mcp__${clean(server)}__`;
+}
+
+/**
+ * True when tools of `a` and of `b` could get the same model-facing name, or a rule written for
+ * one (`mcp__my_srv__*`) could match the other's: one's {@linkcode toolPrefix} starts the
+ * other's (`my.srv` and `my_srv`; `a` and `a__b`, whose tool `c` is `a`'s tool `b__c`).
+ */
+export function namesOverlap(a: string, b: string): boolean {
+  const [first, second] = [toolPrefix(a), toolPrefix(b)];
+  return first.startsWith(second) || second.startsWith(first);
+}
+
 /**
  * Assigns every (server, tool) pair its model-facing name. Characters outside `[A-Za-z0-9_-]`
  * become `_`; a name over 64 characters is cut and ends in `_` plus a hash of the full names.
@@ -33,7 +48,7 @@ export function exposedToolNames(pairs: Iterable<ServerTool>): Map<string, strin
   for (const { server, tool } of sorted) {
     const key = toolKey(server, tool);
     if (names.has(key)) continue;
-    const base = `mcp__${clean(server)}__${clean(tool)}`;
+    const base = `${toolPrefix(server)}${clean(tool)}`;
     let name = base.length <= MAX_TOOL_NAME && !taken.has(base) ? base : withHash(base, key);
     for (let n = 2; taken.has(name); n++) name = withHash(base, `${key}\u0000${n}`);
     taken.add(name);

@@ -12,6 +12,12 @@ export type McpScope = "user" | "project";
  */
 export const WORKSPACE_PIN = "every file of the workspace";
 
+/** Variable names that look secret: their values are masked, and a project may not move them. */
+export const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
+
+/** Header names that carry credentials (`Authorization`, `X-Api-Key`, cookies). */
+export const SECRET_HEADER_NAME = /authorization|token|key|secret|cookie|auth/i;
+
 /** The optional bubblewrap sandbox around a stdio server. */
 export interface McpSandboxSettings {
   /** Share the host network (default false: a network namespace of its own). */
@@ -41,6 +47,11 @@ export interface McpServerConfig {
   url?: string;
   /** http: headers sent with every request (for example `Authorization`). */
   headers: Record<string, string>;
+  /**
+   * Project servers: `env` and `headers` as written, `${VAR}` references unexpanded, so the
+   * person sees before trusting which variable each value carries.
+   */
+  written?: { env: Record<string, string>; headers: Record<string, string> };
   /** False: listed, never started. */
   enabled: boolean;
   /** `initialize` must complete within this many milliseconds (default 30,000). */

@@ -171,7 +171,7 @@ Deno.test("loadMcpConfig() refuses tern's own keys in a project file, allows the
   await withMcpConfig(async (fixture) => {
     const entry = (reference: string) =>
       `{ "mcpServers": { "x": { "command": "a", "env": { "K": "${reference}" } } } }`;
-    const env = { ANTHROPIC_API_KEY: "sk-ant-secret-123456", GH_TOKEN: "gh-1" };
+    const env = { ANTHROPIC_API_KEY: "sk-ant-secret-123456", GH_HOST: "gh-1" };
     fixture.write(PROJECT_MCP, entry("${ANTHROPIC_API_KEY}"));
     const error = await loadError(fixture, env);
     assert.match(error.message, /uses \$\{ANTHROPIC_API_KEY\}, one of tern's own settings or keys/);
@@ -179,7 +179,7 @@ Deno.test("loadMcpConfig() refuses tern's own keys in a project file, allows the
     fixture.write(PROJECT_MCP, entry("${TERN_MODEL:-x}"));
     assert.match((await loadError(fixture, env)).message, /\$\{TERN_MODEL\}, one of tern's own/);
     // Other variables are fine in a project file, and the user's own file may pass any.
-    fixture.write(PROJECT_MCP, entry("${GH_TOKEN}"));
+    fixture.write(PROJECT_MCP, entry("${GH_HOST}"));
     assert.equal((await fixture.load(env)).servers[0].env.K, "gh-1");
     Deno.removeSync(`${fixture.workspace}/.mcp.json`);
     fixture.write(USER, entry("${ANTHROPIC_API_KEY}"));

@@ -386,3 +386,30 @@ bwrapTest("StdioProcessTransport.close() ends a bubblewrapped server's whole tre
     }
   });
 });
+
+Deno.test("StdioProcessTransport fails a server whose stdout line passes the cap", async () => {
+  // Written in pieces and never ended: the transport must not wait for the newline.
+  const code = `const piece = new TextEncoder().encode("x".repeat(300));
+    for (let i = 0; i < 10; i++) await Deno.stdout.write(piece);
+    for await (const _ of Deno.stdin.readable) { /* until the client closes */ }`;
+  await withTransport(script(code), async (session) => {
+    await session.closed;
+    deepEqual(session.errors.map((error) => error.message), [
+      `MCP server "x" wrote a stdout line longer than 1000 characters: "${"x".repeat(200)}"`,
+    ]);
+    await assertGone(session.transport.pid!);
+  }, { label: 'MCP server "x"', maxLineChars: 1000 });
+});
+
+Deno.test("StdioProcessTransport caps a stdout line at 16 MiB by default", async () => {
+  const code = `await Deno.stdout.write(new TextEncoder().encode("y".repeat(17 * 1024 * 1024)));
+    for await (const _ of Deno.stdin.readable) { /* until the client closes */ }`;
+  await withTransport(script(code), async (session) => {
+    await session.closed;
+    equal(session.errors.length, 1);
+    match(
+      session.errors[0].message,
+      /wrote a stdout line longer than 16777216 characters: "y{200}"$/,
+    );
+  }, { label: 'MCP server "x"' });
+});
