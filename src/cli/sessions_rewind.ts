@@ -92,6 +92,11 @@ export function describePlan(plan: RewindPlan): string {
   for (const path of plan.skipped) {
     lines.push(`skipped: ${JSON.stringify(path)} was over the size limit then: left as it is`);
   }
+  for (const path of plan.ignored) {
+    lines.push(
+      `kept: ${JSON.stringify(path)} is ignored by the checkpoint's .gitignore: left as it is`,
+    );
+  }
   return `${lines.join("\n")}\n${plan.patch === "" ? "" : `\n${plan.patch}`}`;
 }
 
@@ -104,6 +109,7 @@ function planJson(plan: RewindPlan) {
     conflicts: plan.conflicts,
     unsaved: plan.unsaved,
     skipped: plan.skipped,
+    ignored: plan.ignored,
     patch: plan.patch,
   };
 }

@@ -5,6 +5,7 @@
 import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
 import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
+import { describePlan } from "../../src/cli/sessions_rewind.ts";
 import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { Tool } from "../../src/tools/define.ts";
@@ -70,6 +71,13 @@ Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote 
       "new.txt deleted",
     ]);
     equal(plan.patch.includes("person-owned"), false, plan.patch);
+    // The person is told before anything moves.
+    const text = describePlan(plan);
+    equal(
+      text.includes(`kept: "secret.env" is ignored by the checkpoint's .gitignore`),
+      true,
+      text,
+    );
     const result = await applyRewind(session, plan, options);
     deepEqual(result.deleted, ["new.txt"]);
     deepEqual(result.kept, ["data/big.csv", "secret.env"]);
