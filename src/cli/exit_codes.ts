@@ -5,7 +5,7 @@
  */
 import { ConfigError } from "../config/errors.ts";
 import type { ExitReason } from "../core/events.ts";
-import { NoPlanError, SessionChoiceError } from "../harness/errors.ts";
+import { MessageTooLargeError, NoPlanError, SessionChoiceError } from "../harness/errors.ts";
 import { ProviderSetupError } from "../llm/errors.ts";
 import {
   ConsolidationIdError,
@@ -54,6 +54,7 @@ const USAGE_ERRORS = [
   ProviderSetupError,
   SessionChoiceError,
   NoPlanError,
+  MessageTooLargeError,
   SessionBusyError,
   SessionRefError,
   SessionFileError,

@@ -8,7 +8,7 @@ import { chooseCut, suffixTokens } from "./compaction_cut.ts";
 import { checkSettings, type CompactionSettings, type ContextItem } from "./compaction_types.ts";
 import { fallbackSummary } from "./fallback_summary.ts";
 import { EMPTY_SECTION, normaliseSummary, summaryMessage } from "./summary.ts";
-import { buildSummaryRequest } from "./summary_request.ts";
+import { buildSummaryRequest, SUMMARY_RESERVE_TOKENS } from "./summary_request.ts";
 import { estimateMessageTokens } from "./tokens.ts";
 import { trimToolOutputs } from "./trim.ts";
 
@@ -115,26 +115,64 @@ export async function compact(
     );
   const [attached, returned] = [count("user"), count("tool")];
   const imagesDropped = attached + returned;
-  const summary = withDroppedToolImages(
-    withDroppedImages(
-      "text" in reply
-        ? normaliseSummary(reply.text)
-        : fallbackSummary(old, options.previousSummary),
-      attached,
-    ),
-    returned,
+  const withImages = (text: string) =>
+    withDroppedToolImages(withDroppedImages(text, attached), returned);
+  let summary = withImages(
+    "text" in reply ? normaliseSummary(reply.text) : fallbackSummary(old, options.previousSummary),
   );
+  let error = "error" in reply ? reply.error : undefined;
+  if (error === undefined) {
+    const fallback = withImages(fallbackSummary(old, options.previousSummary));
+    error = refusal(summary, fallback, {
+      limit: summaryLimit(settings.contextWindow),
+      replaced: kept[0] - kept[cut],
+    });
+    if (error) summary = fallback;
+  }
   const result: CompactionResult = {
     summary,
     firstKeptId: items[cut]?.id ?? null,
     summarised: old.map((item) => item.id),
     tokensBefore: kept[0],
     tokensAfter: estimateMessageTokens(summaryMessage(summary)) + kept[cut],
-    fallback: !("text" in reply),
+    fallback: error !== undefined,
   };
-  if ("error" in reply) result.error = reply.error;
+  if (error !== undefined) result.error = error;
   if (imagesDropped > 0) result.imagesDropped = imagesDropped;
   return result;
+}
+
+/**
+ * The most tokens a model's summary may have: a quarter of `contextWindow`, and no more than
+ * the room the summary request leaves for its reply (SUMMARY_RESERVE_TOKENS). A longer one
+ * would fill the window it is meant to free and be sent again with every request.
+ */
+export function summaryLimit(contextWindow: number): number {
+  return Math.floor(Math.min(contextWindow / 4, SUMMARY_RESERVE_TOKENS));
+}
+
+/**
+ * Why the model's `summary` must give way to the `fallback` summary: it is longer than `limit`
+ * tokens, or it is no shorter than the `replaced` tokens of the old part (compaction would not
+ * shrink the context) while the fallback is shorter. Undefined when it stays.
+ */
+function refusal(
+  summary: string,
+  fallback: string,
+  options: { limit: number; replaced: number },
+): string | undefined {
+  const tokens = estimateMessageTokens(summaryMessage(summary));
+  if (tokens > options.limit) {
+    return `Summary model returned about ${tokens} tokens, over the limit of ` +
+      `${options.limit} (a quarter of the context window, at most ${SUMMARY_RESERVE_TOKENS})`;
+  }
+  if (
+    tokens >= options.replaced && estimateMessageTokens(summaryMessage(fallback)) < tokens
+  ) {
+    return `Summary model returned about ${tokens} tokens, no fewer than the ` +
+      `${options.replaced} it replaces`;
+  }
+  return undefined;
 }
 
 /** `summary` with an open item saying that `count` images tools returned were dropped. */

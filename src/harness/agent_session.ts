@@ -434,6 +434,7 @@ export class AgentSession {
     this.#subagents = host;
     return {
       tools: subagentTools(host),
+      ready: () => host.recovered(),
       inject: () => host.inject(),
       tag: (message) => host.tag(message),
       afterTurn: () => host.afterTurn(),

@@ -10,6 +10,7 @@
 import { join } from "../core/path.ts";
 import type { Provider } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
+import { ancestors } from "../session/tree.ts";
 import type { SessionEntry } from "../session/types.ts";
 import { projectFactsPath, userFactsPath } from "../memory/facts.ts";
 import { lstatOrNull } from "../core/verified_open.ts";
@@ -275,19 +276,16 @@ export class Consolidator {
 export function recentPath(session: Session, id: string | null): PathEntry[] {
   const path: SessionEntry[] = [];
   let stopAt: string | null | undefined;
-  for (let at = id; at !== null;) {
-    const entry = session.get(at);
-    if (entry === undefined) break;
-    path.unshift(entry);
+  for (const entry of ancestors((at) => session.get(at), id)) {
+    path.push(entry);
     if (entry.type === "compaction" || entry.id === stopAt) break;
     const record = asRecord(entry as PathEntry);
     if (record?.status === "done" && stopAt === undefined) {
       if (record.upTo === null) break;
       stopAt = record.upTo;
     }
-    at = entry.parentId;
   }
-  return path as PathEntry[];
+  return path.reverse() as PathEntry[];
 }
 
 /** The consolidation records of `entries` with their entry ids, oldest first. */

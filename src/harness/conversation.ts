@@ -36,6 +36,8 @@ import { SKILL_TOOL_NAME } from "../memory/skills.ts";
 import { type ConsolidationMode, Consolidator } from "./consolidation.ts";
 import { composeSystemPrompt } from "./resource_prompt.ts";
 import { withPins } from "../context/pins.ts";
+import { estimateTokens } from "../context/tokens.ts";
+import { MessageTooLargeError } from "./errors.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
 import type { TurnConfig } from "./models.ts";
@@ -91,6 +93,8 @@ export interface ConversationOptions {
  */
 export interface TurnExtension {
   tools: readonly Tool[];
+  /** Resolves when what the turn's start should inject is known (bounded; never rejects). */
+  ready?(): Promise<void>;
   /** Texts added as user messages at the turn's start and at each model boundary. */
   inject(): string[];
   /** What a message delivers, written into its session entry (`MessageEntry.mailbox`). */
@@ -380,6 +384,15 @@ export class Conversation {
   /** Runs one turn for `task` in the current session. */
   async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (this.#running) throw new Error("A turn is already running");
+    // A message the window cannot hold would fail at the provider after it was recorded.
+    const { contextWindow } = this.#options.config;
+    const tokens = estimateTokens(task);
+    if (tokens > contextWindow) {
+      throw new MessageTooLargeError(
+        `Cannot send a message of about ${tokens} tokens: the model's context window holds ` +
+          `${contextWindow}; put long text in a file and name the file in the message`,
+      );
+    }
     this.#running = true;
     this.#consolidator?.beforeTurn();
     let result: TurnResult | undefined;
@@ -517,6 +530,7 @@ export class Conversation {
       user,
     ];
     // What waited for this turn (a subagent's completion) comes right after the message.
+    await extension?.ready?.();
     for (const content of extension?.inject() ?? []) {
       const message: Message = { role: "user", content };
       record(message);

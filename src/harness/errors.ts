@@ -9,6 +9,11 @@ export class SessionChoiceError extends TernError {
   override name = "SessionChoiceError";
 }
 
+/** A message larger than the model's whole context window. Bad input. */
+export class MessageTooLargeError extends TernError {
+  override name = "MessageTooLargeError";
+}
+
 /** A plan was to be continued and the session has none. Bad usage. */
 export class NoPlanError extends TernError {
   override name = "NoPlanError";

@@ -5,6 +5,7 @@
 import { type IdIndex, readIdIndex } from "./id_index.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
 import { loadTail } from "./tail.ts";
+import { ancestors } from "./tree.ts";
 import type { SessionEntry } from "./types.ts";
 
 /** A session file as `Session.open` read it: maybe only from its end (`tail.ts`). */
@@ -74,13 +75,5 @@ export function pathTo(
   byId: ReadonlyMap<string, SessionEntry>,
   id: string | null,
 ): SessionEntry[] {
-  const path: SessionEntry[] = [];
-  const seen = new Set<string>();
-  let current = id === null ? undefined : byId.get(id);
-  while (current && !seen.has(current.id)) {
-    seen.add(current.id);
-    path.push(current);
-    current = current.parentId === null ? undefined : byId.get(current.parentId);
-  }
-  return path.reverse();
+  return [...ancestors((at) => byId.get(at), id)].reverse();
 }

@@ -62,3 +62,39 @@ export class UnknownEntryError extends TernError {
     this.entryId = entryId;
   }
 }
+
+/**
+ * The storage refused a session file's write: the disk is full, a quota is used up or the file
+ * system is read-only. Not bad usage: the same command works once there is room.
+ */
+export class SessionWriteError extends TernError {
+  override name = "SessionWriteError";
+  /** The session file. */
+  readonly path: string;
+
+  constructor(message: string, path: string, options: { cause?: unknown } = {}) {
+    super(message, "cause" in options ? { cause: options.cause } : {});
+    this.path = path;
+  }
+}
+
+/** What to do when the storage refuses a write, by the error's `code`. */
+const STORAGE_ERRORS: Record<string, string> = {
+  ENOSPC: "the disk is full: free some space, then continue the session",
+  EDQUOT: "the disk quota is used up: free some space, then continue the session",
+  EROFS: "the file system is read-only: set TERN_HOME to a folder tern can write",
+};
+
+/**
+ * `error` as a SessionWriteError when the storage refused a write of `path` (ENOSPC, EDQUOT,
+ * EROFS), else `error` itself.
+ */
+export function asSessionWriteError(path: string, error: unknown): unknown {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (typeof code !== "string" || !Object.hasOwn(STORAGE_ERRORS, code)) return error;
+  return new SessionWriteError(
+    `Cannot write session "${path}" (${code}): ${STORAGE_ERRORS[code]}`,
+    path,
+    { cause: error },
+  );
+}

@@ -8,6 +8,7 @@ import { dirname, join } from "../core/path.ts";
 import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST, sha256Hex } from "../llm/images.ts";
 import type { Provider } from "../llm/types.ts";
 import { OLDER_IMAGE_NOTE } from "../core/image_budget.ts";
+import { asSessionWriteError } from "./errors.ts";
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -24,7 +25,11 @@ export function storeImages<T extends Message>(message: T, folder: string): T {
   if ((message.role !== "user" && message.role !== "tool") || message.images === undefined) {
     return message;
   }
-  Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  try {
+    Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw asSessionWriteError(folder, error);
+  }
   for (const image of message.images) {
     if (image.data === "" || !HASH.test(image.sha256)) continue;
     try {
@@ -33,7 +38,7 @@ export function storeImages<T extends Message>(message: T, folder: string): T {
         mode: 0o600,
       });
     } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw asSessionWriteError(folder, error);
     }
   }
   return { ...message, images: message.images.map((image) => ({ ...image, data: "" })) };

@@ -2,6 +2,7 @@
  * Reading a session file: the header, then every entry that survived, with a warning for each
  * line that did not. Loading never changes the file.
  */
+import { badEntryField } from "./_entry_shape.ts";
 import { SessionFileError } from "./errors.ts";
 import {
   KNOWN_ENTRY_TYPES,
@@ -156,7 +157,12 @@ export function parseEntryLine(
   }
   const parentId = value.parentId as string | null;
   if (typeof value.type === "string" && KNOWN_ENTRY_TYPES.has(value.type)) {
-    return value as unknown as SessionEntry;
+    const bad = badEntryField(value.type, value);
+    if (bad === undefined) return value as unknown as SessionEntry;
+    warnings.push(
+      `Skipped ${where}: a "${value.type}" entry whose "${bad}" is missing or malformed`,
+    );
+    return undefined;
   }
   return { type: "unknown", id, parentId, timestamp, raw: value };
 }

@@ -9,7 +9,12 @@
  */
 import { uniqueHexId } from "../core/ids.ts";
 import { isAbsolute, join } from "../core/path.ts";
-import { SessionBusyError, SessionRefError } from "./errors.ts";
+import {
+  asSessionWriteError,
+  SessionBusyError,
+  SessionFileError,
+  SessionRefError,
+} from "./errors.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
 import { sessionFileName, sessionFolder } from "./paths.ts";
 import {
@@ -93,15 +98,26 @@ export class SessionWriter {
     const folder = sessionFolder(ternHome, options.cwd);
     // Synchronous on purpose: this is on the way to the first model request, and each async
     // file operation costs a thread hand-off the sync one does not (bench/results/code_costs.md).
-    Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
     const path = join(folder, sessionFileName(created, header.id));
-    const file = Deno.openSync(path, { append: true, createNew: true, mode: 0o600 });
+    let file: Deno.FsFile;
+    try {
+      Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
+      file = Deno.openSync(path, { append: true, createNew: true, mode: 0o600 });
+    } catch (error) {
+      throw asSessionWriteError(path, error);
+    }
     const writer = new SessionWriter(file, path, header, [], false);
     try {
       writer.#lock();
       writer.#writeLine(JSON.stringify(header));
     } catch (error) {
       writer.close();
+      // A file without its header would be the latest session, one no command can read.
+      try {
+        Deno.removeSync(path);
+      } catch {
+        // Left as it is: loading it says it is not a session.
+      }
       throw error;
     }
     return writer;
@@ -111,8 +127,9 @@ export class SessionWriter {
    * Locks and loads the session at `path` for appending after its last entry; `load` (default
    * `loadSession`) reads it once locked.
    * @throws {SessionBusyError} when another writer holds the session, {SessionRefError} when
-   * the file is missing, or a SessionFileError when the file is not a session (see
-   * `loadSession`).
+   * the file is missing, a SessionFileError when the file is not a session (see
+   * `loadSession`) or tern may not write it, a SessionWriteError when its file system is
+   * read-only.
    */
   static async open(
     path: string,
@@ -122,10 +139,7 @@ export class SessionWriter {
     try {
       file = await Deno.open(path, { append: true });
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-      throw new SessionRefError(`Cannot open session "${path}": file not found`, path, {
-        cause: error,
-      });
+      throw openError(path, error);
     }
     try {
       // Lock before reading, so that no other writer can append between the load and ours.
@@ -165,7 +179,8 @@ export class SessionWriter {
    * Writes `entry` as one line and makes it the leaf. Fills in a new 8-hex `id`, the
    * `timestamp` and `parentId` (default: the leaf; pass `null` for a new root). Synchronous,
    * so entries land in call order.
-   * @throws {RangeError} when `parentId` names no entry of this session.
+   * @throws {RangeError} when `parentId` names no entry of this session, a SessionWriteError
+   * when the disk is full (then nothing was written but perhaps part of the line).
    */
   append(entry: NewEntry, options: { parentId?: string | null } = {}): SessionEntry {
     const parentId = options.parentId === undefined ? this.#leafId : options.parentId;
@@ -235,7 +250,7 @@ export class SessionWriter {
       while (written < bytes.length) written += this.#file.writeSync(bytes.subarray(written));
     } catch (error) {
       this.#needsNewline = true;
-      throw error;
+      throw asSessionWriteError(this.#path, error);
     }
     this.#needsNewline = false;
   }
@@ -254,4 +269,30 @@ function escapeChar(char: string): string {
 /** The "in use" error, naming the session by the id in its file name. */
 function inUseError(path: string): SessionBusyError {
   return new SessionBusyError(path.match(/_([^_/]+)\.jsonl$/)?.[1] ?? path, path);
+}
+
+/** Why the session file at `path` cannot be opened for appending, for the person. */
+function openError(path: string, error: unknown): unknown {
+  if (error instanceof Deno.errors.NotFound) {
+    return new SessionRefError(`Cannot open session "${path}": file not found`, path, {
+      cause: error,
+    });
+  }
+  // NotCapable: outside the folders tern's own permissions let it write (bin/_env.sh).
+  if (error instanceof Deno.errors.NotCapable) {
+    return new SessionFileError(
+      `Cannot continue session "${path}": tern writes sessions only in the sessions folder ` +
+        "under TERN_HOME; copy the file there and resume it by id (`tern run --resume <id>`)",
+      path,
+      { cause: error },
+    );
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return new SessionFileError(
+      `Cannot continue session "${path}": permission denied to write the file`,
+      path,
+      { cause: error },
+    );
+  }
+  return asSessionWriteError(path, error);
 }

@@ -93,3 +93,24 @@ export class SessionTree {
     return path.reverse();
   }
 }
+
+/**
+ * The entries from `id` back to its root through `parentId`, `id` first, each read with
+ * `get`. Stops at a missing parent and at an id met before, so links that form a cycle in a
+ * damaged file (an entry its own parent, or a later entry's) still end the walk. Walks over
+ * the links as read (`Session`, memory consolidation) go through here; `SessionTree` has no
+ * cycles to guard against, and the reader from a file's end (`tail.ts`) keeps its own guard.
+ */
+export function* ancestors(
+  get: (id: string) => SessionEntry | undefined,
+  id: string | null,
+): Generator<SessionEntry> {
+  const seen = new Set<string>();
+  for (let at = id; at !== null && !seen.has(at);) {
+    const entry = get(at);
+    if (entry === undefined) return;
+    seen.add(at);
+    yield entry;
+    at = entry.parentId;
+  }
+}

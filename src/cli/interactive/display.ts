@@ -180,26 +180,56 @@ function lineDisplay(options: DisplayOptions): Display {
     render: () => {},
     columns: () => 100,
     lines: (submit, idle) => {
-      readLines(async (line) => {
+      const tooLong = () =>
+        console.error(
+          `tern: Skipped an input line of more than ${MAX_LINE_CHARS} characters, the most ` +
+            "one message may have: put long text in a file and name the file in the message",
+        );
+      readLines(Deno.stdin.readable, async (line) => {
         submit(line);
         await idle();
-      }).then(options.onEnd, options.onEnd);
+      }, { maxChars: MAX_LINE_CHARS, tooLong }).then(options.onEnd, options.onEnd);
     },
     close: () => {},
   };
 }
 
-/** Calls `each` for every line of stdin, one at a time. */
-async function readLines(each: (line: string) => Promise<void>): Promise<void> {
+/**
+ * The most characters one input line, one message, may have in line mode: the cap of an RPC
+ * line (`RPC_MAX_LINE`), far beyond what a model's window takes.
+ */
+export const MAX_LINE_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Calls `each` for every line of `input`, one at a time. A line longer than `maxChars` is
+ * dropped as it arrives, never held whole, and `tooLong` is called in its place. Each chunk is
+ * searched once, so a long line costs time in proportion to its length.
+ */
+export async function readLines(
+  input: ReadableStream<Uint8Array>,
+  each: (line: string) => Promise<void>,
+  options: { maxChars: number; tooLong: () => void },
+): Promise<void> {
   let pending = "";
-  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-    pending += chunk;
-    let newline: number;
-    while ((newline = pending.indexOf("\n")) >= 0) {
-      const line = pending.slice(0, newline).replace(/\r$/, "");
-      pending = pending.slice(newline + 1);
-      await each(line);
+  let dropping = false;
+  const end = async (line: string) => {
+    if (dropping || line.length > options.maxChars) options.tooLong();
+    else await each(line.replace(/\r$/, ""));
+    dropping = false;
+  };
+  for await (const chunk of input.pipeThrough(new TextDecoderStream())) {
+    let start = 0;
+    for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", start)) {
+      const line = pending + chunk.slice(start, newline);
+      pending = "";
+      start = newline + 1;
+      await end(line);
+    }
+    pending += chunk.slice(start);
+    if (pending.length > options.maxChars) {
+      dropping = true;
+      pending = "";
     }
   }
-  if (pending !== "") await each(pending);
+  if (pending !== "" || dropping) await end(pending);
 }

@@ -72,13 +72,22 @@ function readOnlyTool(name: string): boolean {
   return BUILTIN_MANIFEST.some((entry) => entry.name === name && entry.readOnly);
 }
 
+/**
+ * How long a turn's start waits for the runs spawned before a restart to be recovered, in
+ * milliseconds: one whose child has ended is read in far less; one whose child still runs
+ * would keep the turn waiting for it.
+ */
+export const RECOVERY_WAIT_MS = 2_000;
+
 export class SubagentHost {
   readonly #options: SubagentHostOptions;
   #mailbox: Mailbox | undefined;
   /** Children of this process, by run id. */
   readonly #running = new Map<string, { spawn: SpawnRecord; child: ChildProcess }>();
-  /** Runs being recovered from the session (spawned before a restart). */
-  readonly #recovering = new Set<string>();
+  /** Runs being recovered from the session (spawned before a restart), to their recovery. */
+  readonly #recovering = new Map<string, Promise<void>>();
+  /** The recoveries a turn's start has waited for (`recovered()`). */
+  readonly #waited = new WeakSet<Promise<void>>();
   /** Delivery texts injected, to the run ids they carry. */
   readonly #injected = new Map<string, string[]>();
   /** wait_agent calls, to the run id their result carries. */
@@ -285,6 +294,27 @@ export class SubagentHost {
     for (const waker of [...this.#wakers]) waker();
   }
 
+  /**
+   * Resolves when the runs spawned before this process (a parent killed while they ran) that
+   * have ended are recovered into the mailbox, so the turn's first `inject()` shows them; at
+   * most after `timeoutMs` (default RECOVERY_WAIT_MS): a child that still runs is not waited
+   * for, its completion comes at a later boundary. Never rejects.
+   */
+  async recovered(timeoutMs = RECOVERY_WAIT_MS): Promise<void> {
+    if (this.#mailbox === undefined && this.#running.size === 0) {
+      if (!this.#options.session().entries.some((entry) => entry.type === "subagent")) return;
+    }
+    this.mailbox();
+    // Each recovery holds up one turn start at most: a child that runs on is not waited for again.
+    const fresh = [...this.#recovering.values()].filter((recovery) => !this.#waited.has(recovery));
+    if (fresh.length === 0) return;
+    for (const recovery of fresh) this.#waited.add(recovery);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => timer = setTimeout(resolve, timeoutMs));
+    await Promise.race([Promise.all(fresh), late]);
+    clearTimeout(timer);
+  }
+
   /** Completions to show the model at this boundary, each claimed (as agent messages). */
   inject(): string[] {
     // Called right after the queued messages were taken: the person's message is in.
@@ -443,14 +473,16 @@ export class SubagentHost {
     const { ternHome, workspace } = this.#options.settings();
     for (const spawn of mailbox.unfinished()) {
       if (this.#running.has(spawn.runId) || this.#recovering.has(spawn.runId)) continue;
-      this.#recovering.add(spawn.runId);
-      recoverRun(spawn, { ternHome, workspace }).then((completion) => {
-        this.#recovering.delete(spawn.runId);
-        if (mailbox.session === this.#options.session()) mailbox.post(completion);
-      }, (error) => {
-        this.#recovering.delete(spawn.runId);
-        this.#options.warn(`Cannot recover subagent ${spawn.runId}: ${error}`);
-      });
+      this.#recovering.set(
+        spawn.runId,
+        recoverRun(spawn, { ternHome, workspace }).then((completion) => {
+          this.#recovering.delete(spawn.runId);
+          if (mailbox.session === this.#options.session()) mailbox.post(completion);
+        }, (error) => {
+          this.#recovering.delete(spawn.runId);
+          this.#options.warn(`Cannot recover subagent ${spawn.runId}: ${error}`);
+        }),
+      );
     }
   }
 
