@@ -114,7 +114,9 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   args.push(...maskArgs(plan));
   args.push(...limitArgs(plan));
   args.push(...revealArgs(plan));
-  for (const root of unique(plan.writable)) args.push("--bind", root, root);
+  for (const root of unique(plan.writable)) {
+    if (resolvesAsPlanned(root, plan.writableReal?.[root])) args.push("--bind", root, root);
+  }
   for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
   args.push(...guardArgs(plan.guarded ?? []));
   args.push(...hideArgs(hiddenStillVisible(plan)));
@@ -123,6 +125,20 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   if (plan.proxy !== undefined && !plan.network) args.push("--info-fd", String(INFO_FD));
   args.push("--chdir", plan.cwd, "--", ...argv);
   return args;
+}
+
+/**
+ * True when `root` still has the real path `planned` (or none was recorded, or it is gone):
+ * `--bind` follows links, so a root a command replaced by a link would bind the link's target
+ * read-write.
+ */
+function resolvesAsPlanned(root: string, planned: string | undefined): boolean {
+  if (planned === undefined) return true;
+  try {
+    return Deno.realPathSync(root) === planned;
+  } catch {
+    return true;
+  }
 }
 
 /**

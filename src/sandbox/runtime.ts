@@ -319,10 +319,20 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const seccomp = shellKind === "bwrap" ? seccompPath : null;
   // Root's own files (searched once per sandbox, only as root: see host_private.ts).
   const rootOnly = shellKind === "bwrap" ? rootOnlyFound : [];
+  // The real path of each writable root of the profile as the sandbox opened (see boundRoots).
+  const openedReal = new Map(
+    (base.grants.write === "all" ? [] : base.grants.write).map((root) => [root, realOrNull(root)]),
+  );
   const planFor = async (): Promise<ShellPlan> => {
     const pids = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
-    const roots = writable.filter((path) => path !== tmp);
+    const roots = boundRoots(writable.filter((path) => path !== tmp), openedReal);
+    const writableReal = Object.fromEntries(
+      roots.flatMap((root) => {
+        const real = realOrNull(root);
+        return real === null ? [] : [[root, real]];
+      }),
+    );
     // A folder that does not exist cannot be hidden: where a writable root holds tern's home,
     // make it first, so a command cannot create tern's config there for the next run.
     if (roots.some((root) => isInside(root, ternHome))) {
@@ -336,6 +346,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     return {
       cwd: options.workspace,
       writable: roots,
+      writableReal,
       readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...view.readOnly],
       guarded: roots.filter((root) => root !== "/").flatMap((root) => [
         join(root, ".tern"),
@@ -641,6 +652,34 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await swept();
     },
   };
+}
+
+/**
+ * The writable roots that still are what was granted. bubblewrap's `--bind` follows symlinks,
+ * so a granted folder inside the workspace that a command replaced by a link (`mv a old; ln -s
+ * ~ a`) would bind the link's target read-write, and the hidden paths (tern's home, secrets)
+ * compared with the root as written would be shown. A root is kept when it is its own real path
+ * now (grants are stored as real paths), or resolves as it did when the sandbox opened (the
+ * profile's roots, which a person or the launcher named); every other one is left out, so what
+ * lies there is read-only to the command. A root that does not exist is kept (nothing to
+ * follow). Checked each time a plan is built.
+ */
+export function boundRoots(
+  roots: readonly string[],
+  openedReal: ReadonlyMap<string, string | null>,
+): string[] {
+  return roots.filter((root) => {
+    const real = realOrNull(root);
+    return real === null || real === root || real === openedReal.get(root);
+  });
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
 }
 
 function realOrResolved(path: string): string {

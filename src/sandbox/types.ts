@@ -24,6 +24,11 @@ export interface ShellPlan {
   cwd: string;
   /** Bound read-write; everything else of `/` is read-only. */
   writable: readonly string[];
+  /**
+   * The real path of each writable root when the plan was built: a root that resolves elsewhere
+   * when bubblewrap starts (a command replaced a folder by a link) is not bound.
+   */
+  writableReal?: Readonly<Record<string, string>>;
   /** Paths inside writable roots bound read-only again (`.git`, tern's config). */
   readOnly: readonly string[];
   /** Paths replaced by an empty directory or file (secrets, host sockets). */

@@ -490,3 +490,30 @@ bwrapTest(
     });
   },
 );
+
+Deno.test("bwrapArgvFor() binds no writable root that resolves elsewhere than when planned", async () => {
+  await withBox(async (box) => {
+    const granted = join(box.ws, "granted");
+    await Deno.mkdir(granted);
+    const plan = {
+      cwd: box.ws,
+      writable: [box.ws, granted],
+      writableReal: { [box.ws]: box.ws, [granted]: granted },
+      readOnly: [],
+      hidden: [],
+      limits: DEFAULT_LIMITS,
+      network: false,
+      env: { PATH: "/usr/bin:/bin" },
+    };
+    const binds = () => {
+      const args = bwrapArgvFor(plan, ["true"]);
+      return args.flatMap((arg, i) => arg === "--bind" ? [args[i + 1]] : []);
+    };
+    deepEqual(binds(), [box.ws, granted]);
+    // A process replaced the granted folder by a link after the plan was built: binding it
+    // would mount the link's target read-write.
+    await Deno.rename(granted, join(box.ws, "moved"));
+    await Deno.symlink(box.outside, granted);
+    deepEqual(binds(), [box.ws]);
+  });
+});

@@ -215,3 +215,43 @@ Deno.test("createSandbox() takes the search prewarmSandbox() started, also when 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+testWith(
+  [bwrapNeed],
+  "createSandbox(): a granted folder a command replaced by a link is not bound (it would bind the link's target)",
+  async () => {
+    // Not under /tmp: the link's target must exist in the command's view (the private /tmp has
+    // none of the host's folders), as a folder of the home would.
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern-swap-" }),
+    );
+    const ws = join(root, "ws");
+    const victim = join(root, "victim");
+    await Deno.mkdir(join(ws, "a/sub"), { recursive: true });
+    await Deno.mkdir(victim);
+    await Deno.mkdir(join(root, "home"));
+    const home = join(root, "home");
+    const runtime = await createSandbox(
+      optionsFor(root, ws, "swap-test", { home, env: { PATH: "/usr/bin:/bin", HOME: home } }),
+    );
+    try {
+      equal(runtime.shellKind, "bwrap");
+      const run = (command: string) => runtime.shell(command, { cwd: ws, timeoutMs: 30_000 });
+      // A write grant for a folder inside the workspace, as a reviewer may give one.
+      await runtime.setExtraGrants({ write: [join(ws, "a/sub")] });
+      const swap = await run("mv a old && mkdir a && ln -s ../../victim a/sub && echo swapped");
+      equal(swap.output.trim(), "swapped", swap.output);
+      // As the bash tool does after a command that may have changed the tree.
+      runtime.shellTreeChanged();
+      const write = await run("echo pwned > a/sub/x");
+      ok(write.code !== 0, write.output);
+      equal(await Deno.stat(join(victim, "x")).then(() => true, () => false), false, write.output);
+      // The folder that is still what was granted stays writable.
+      await runtime.setExtraGrants({ write: [join(ws, "old/sub")] });
+      equal((await run("echo ok > old/sub/y && cat old/sub/y")).output, "ok\n");
+    } finally {
+      await runtime.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
