@@ -168,6 +168,18 @@ export class PermissionGate {
   }
 
   /**
+   * The mode a request for more permissions is judged in. In AUTO, `autoNetwork` says who may
+   * widen the sandbox: "never" judges it as BYPASS (nothing beyond the person's allow rules),
+   * "person" as ASK (the person decides, or nobody: denied), so a subagent, which reviews its
+   * calls in AUTO, is never granted more than its BYPASS or ASK parent could be.
+   */
+  #grantMode(): ReviewMode {
+    const { mode, autoNetwork } = this.#options;
+    if (mode !== "auto" || autoNetwork === undefined || autoNetwork === "reviewer") return mode;
+    return autoNetwork === "never" ? "bypass" : "ask";
+  }
+
+  /**
    * Decides a request for more permissions and, when granted, widens the sandbox: paths, hosts
    * and env through the runtime (the worker restarts with the new flags), command prefixes as
    * approvals. In order: tern's own folder is never granted; a deny rule refuses; an allow
@@ -323,9 +335,9 @@ export class PermissionGate {
       summary: review.summary,
       reason: review.reason,
     });
-    const { mode, person, reviewer, reviewTimeoutMs } = this.#options;
+    const { person, reviewer, reviewTimeoutMs } = this.#options;
     let { outcome, rule } = await judgeGrant(request, review, {
-      mode,
+      mode: this.#grantMode(),
       person,
       reviewer,
       reviewTimeoutMs,

@@ -233,8 +233,9 @@ export const SETTINGS = {
     guards: "sandbox",
   },
   /**
-   * In AUTO mode, who decides a call that reaches a host the profile gives no network to (a
-   * `web_fetch` under `:workspace`): the reviewer model, a person only, or nobody (refused). A
+   * In AUTO mode, who may widen the sandbox: decide a call that reaches a host the profile gives
+   * no network to (a `web_fetch` under `:workspace`), or a `request_permissions` grant. The
+   * reviewer model, a person only, or nobody (refused; grants as in BYPASS). A
    * subagent gets the one its parent's mode implies (a BYPASS parent's children refuse, an ASK
    * parent's ask its person): a child reviews its calls in AUTO, and must not reach further
    * than its parent could.
@@ -246,8 +247,8 @@ export const SETTINGS = {
     flag: {
       name: "auto-network",
       arg: "<who>",
-      help: "in auto mode, who decides reaching a host the profile gives no network to: " +
-        "reviewer (default), person, never",
+      help: "in auto mode, who may widen the sandbox (a host the profile gives no network " +
+        "to, request_permissions): reviewer (default), person, never",
     },
     expect: '"reviewer", "person" or "never"',
     project: false,

@@ -370,3 +370,28 @@ Deno.test("PermissionGate.restore(): calls made at once wait for the one decisio
     equal(box.reviewed.length, 1);
   });
 });
+
+Deno.test("request_permissions in auto mode with autoNetwork never or person (a subagent of a BYPASS or ASK run): the reviewer grants nothing", async () => {
+  // A reviewer that allows everything must not take a child further than its parent could go.
+  await withGate({ mode: "auto", autoNetwork: "never", reviewer: allowAll }, async (box) => {
+    const obs = await box.call("request_permissions", { reason: "x", read: [box.outside] });
+    expectError(obs, "POLICY_DENIED", /grants nothing beyond the sandbox profile/);
+    deepEqual([box.reviewed, box.asked], [[], []]);
+    ok(!readRoots(box).includes(box.outside));
+  });
+  await withGate(
+    { mode: "auto", autoNetwork: "person", reviewer: allowAll, answers: ["deny"] },
+    async (box) => {
+      const obs = await box.call("request_permissions", { reason: "x", read: [box.outside] });
+      expectError(obs, "POLICY_DENIED", /The user denied it/);
+      deepEqual(box.reviewed, []);
+      equal(box.asked.length, 1);
+    },
+  );
+  await withGate({ mode: "auto", autoNetwork: "person", reviewer: allowAll }, async (box) => {
+    // Nobody to ask: denied, never the reviewer's.
+    const obs = await box.call("request_permissions", { reason: "x", read: [box.outside] });
+    expectError(obs, "POLICY_DENIED", /not interactive/);
+    deepEqual(box.reviewed, []);
+  });
+});
