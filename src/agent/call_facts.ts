@@ -4,7 +4,12 @@
  */
 import { relative } from "../core/path.ts";
 import type { Observation } from "../core/observation.ts";
-import { approvalKey, type CallFacts, type Verdict } from "../sandbox/policy.ts";
+import {
+  approvalKey,
+  type CallFacts,
+  describeApprovalKey,
+  type Verdict,
+} from "../sandbox/policy.ts";
 import type { ReviewRequest } from "../sandbox/review.ts";
 import type { SecretMasker } from "../sandbox/secrets.ts";
 import { classifyShell } from "../sandbox/shell/classify.ts";
@@ -63,6 +68,7 @@ export function reviewRequestFor(
   const description = facts.shell && typeof fields.description === "string"
     ? fields.description.trim()
     : "";
+  const key = approvalKey(facts);
   return {
     tool,
     args: masker.maskDeep(args),
@@ -72,7 +78,8 @@ export function reviewRequestFor(
     reason: verdict.reason,
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),
     profile,
-    rememberable: approvalKey(facts) !== undefined,
+    rememberable: key !== undefined,
+    ...(key === undefined ? {} : { rememberAs: masker.mask(describeApprovalKey(key)) }),
   };
 }
 

@@ -89,7 +89,8 @@ export function terminalQuestion(request: ReviewRequest, diff = ""): string {
   const said = request.modelReason === undefined || request.modelReason.trim() === ""
     ? ""
     : `  Model's reason (unverified): ${cut(flat(request.modelReason), REASON_CHARS)}\n`;
-  const session = request.rememberable ? ", [a] allow for this session" : "";
+  const scope = request.rememberAs === undefined ? "" : ` (${visibleText(request.rememberAs)})`;
+  const session = request.rememberable ? `, [a] allow for this session${scope}` : "";
   const args = argumentLines(request.args, shownElsewhere(request, diff !== ""));
   const argText = args.length === 0
     ? ""

@@ -186,6 +186,15 @@ export function approvalKey(facts: CallFacts): string | undefined {
   return `bash:${prefix}`;
 }
 
+/** What an {@linkcode approvalKey} allows, in words for the person who would remember it. */
+export function describeApprovalKey(key: string): string {
+  const colon = key.indexOf(":");
+  const [kind, rest] = [key.slice(0, colon), key.slice(colon + 1)];
+  if (kind === "bash") return `any "${rest} …" command`;
+  if (kind === "web") return `any request to ${rest}`;
+  return `any ${rest} call`;
+}
+
 function deniesCommands(rule: CompiledRule, tool: string): boolean {
   return rule.action === "deny" && rule.words !== undefined && rule.matchesTool(tool);
 }

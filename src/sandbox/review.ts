@@ -27,6 +27,11 @@ export interface ReviewRequest {
   profile: string;
   /** Whether "allow for this session" can be offered (a safe approval key exists). */
   rememberable: boolean;
+  /**
+   * What "allow for this session" allows from then on, in words (`any "python3 …" command`):
+   * the remembered key is a prefix, wider than the one call shown.
+   */
+  rememberAs?: string;
 }
 
 /** A person's answer. */

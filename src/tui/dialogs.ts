@@ -112,6 +112,10 @@ export function permissionDialog(
             [
               "[r] deny with a reason",
               ...(elided ? ["[v] view in full"] : []),
+              // The session key is a prefix: say how much more than this call it allows.
+              ...(request.rememberable && request.rememberAs !== undefined
+                ? [`[a] allows ${visibleText(request.rememberAs)}`]
+                : []),
             ],
             width,
             t,
