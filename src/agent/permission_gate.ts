@@ -227,15 +227,30 @@ export class PermissionGate {
     }
   }
 
-  /** Drops what was granted for this turn only. */
+  /**
+   * Drops what was granted for this turn only (the conversation calls it as each turn ends). A
+   * background process started since the turn's first grant keeps the view it started with,
+   * so it is stopped with the grants.
+   */
   async endTurn(): Promise<void> {
     if (this.#turnGrants.length === 0) return;
+    const since = this.#turnGrantsSince ?? 0;
     this.#turnGrants = [];
+    this.#turnGrantsSince = undefined;
+    const { processes } = this.#options.runtime;
+    const widened = processes.list().filter((info) =>
+      info.startedAt >= since && (info.state === "running" || info.state === "ready")
+    );
+    await Promise.all(
+      widened.map((info) => processes.control(false).stop(info.id).catch(() => {})),
+    );
     await this.#apply();
   }
 
   #sessionGrants: Grant[] = [];
   #turnGrants: Grant[] = [];
+  /** When the turn's first grant was given (see endTurn). */
+  #turnGrantsSince: number | undefined;
   /** Grants of a resumed session not decided again yet. */
   #restored: Grant[] = [];
   /** Approvals of a resumed session the person has not been told of yet. */
@@ -399,6 +414,7 @@ export class PermissionGate {
    */
   async #commit(grant: Grant, scope: "turn" | "session"): Promise<string | undefined> {
     const list = scope === "session" ? this.#sessionGrants : this.#turnGrants;
+    if (scope === "turn") this.#turnGrantsSince ??= Date.now();
     list.push(grant);
     try {
       await this.#apply({ verify: true });
@@ -434,6 +450,28 @@ export class PermissionGate {
    * call, once each path (its last change), and forgets them: for the turn's summary.
    */
   takeHostFileChanges(): HostFileChange[] {
+    // What background processes changed since the last call: no call followed to notice it.
+    const meanwhile = this.#options.runtime.hostFilesMeanwhile();
+    if (meanwhile.length > 0) {
+      this.#hostFiles.push(...meanwhile);
+      this.#options.audit?.({
+        v: 1,
+        time: new Date().toISOString(),
+        ...(this.#options.session ? { session: this.#options.session } : {}),
+        callId: "background",
+        tool: "background processes",
+        args: {},
+        profile: this.#options.runtime.profile.name,
+        mode: this.#options.mode,
+        decision: "allow",
+        decidedBy: "policy",
+        reason: "Changed by a background process after the last call",
+        sandbox: "bwrap",
+        status: "SUCCEEDED",
+        durationMs: 0,
+        hostFiles: meanwhile,
+      });
+    }
     const last = new Map(this.#hostFiles.map((change) => [change.path, change]));
     this.#hostFiles = [];
     return [...last.values()];

@@ -575,6 +575,8 @@ export class Conversation {
       });
     } finally {
       await checkpoints?.endTurn();
+      // What was granted for this turn only ends with it.
+      await this.#sandbox?.gate.endTurn().catch(() => {});
     }
   }
 

@@ -121,6 +121,12 @@ export interface SandboxRuntime {
    */
   watchHostFiles(): () => Promise<HostFileChange[]>;
   /**
+   * What background processes changed among the watched files since the last watched call
+   * ended (or since the last time this was asked), then forgotten: for the turn's end, when no
+   * call follows to notice it. None when no process ran. Never throws.
+   */
+  hostFilesMeanwhile(): HostFileChange[];
+  /**
    * Replaces the grants added on top of the profile; restarts the worker when they change.
    * With `verify`, waits until the new worker has started. Throws with nothing changed when
    * they cannot be applied: RangeError when the worker's flags cannot carry an entry, Error
@@ -392,6 +398,14 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   /** The plan last built: what `explain()` shows. */
   let lastPlan: ShellPlan | undefined;
   const currentPlan = () => plan ??= planFor().then((built) => lastPlan = built);
+  // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell stands on
+  // it) is tern's own: no command can put anything in it.
+  const withoutGuards = (changes: HostFileChange[]) => {
+    const guarded = lastPlan?.guarded ?? [];
+    return changes.filter((change) =>
+      !(guarded.includes(change.path) && isAbsentOrEmptyDir(change.path))
+    );
+  };
   // Guards (see ShellPlan.guarded) leave empty folders on the host as mount points: removed
   // once no command runs, if they are still empty and were absent when the command started.
   let running = 0;
@@ -604,14 +618,15 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
           : gitBefore;
         const after = snapshotHostFiles(options.workspace, gitAfter);
         betweenCalls = processes.running() > 0 ? after : undefined;
-        const changes = [...meanwhile, ...hostFileChanges(before, after)];
-        // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell
-        // stands on it) is tern's own: no command can put anything in it.
-        const guarded = lastPlan?.guarded ?? [];
-        return changes.filter((change) =>
-          !(guarded.includes(change.path) && isAbsentOrEmptyDir(change.path))
-        );
+        return withoutGuards([...meanwhile, ...hostFileChanges(before, after)]);
       };
+    },
+    hostFilesMeanwhile() {
+      if (betweenCalls === undefined) return [];
+      const now = snapshotHostFiles(options.workspace, lastPlan ? gitDirsOf(lastPlan) : []);
+      const changes = hostFileChanges(betweenCalls, now);
+      betweenCalls = processes.running() > 0 ? now : undefined;
+      return withoutGuards(changes);
     },
     explain() {
       return {

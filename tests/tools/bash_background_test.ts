@@ -297,3 +297,31 @@ Deno.test("bash run_in_background under :danger-full-access says it runs without
     match(output(await box.call("process_stop", { id: "p1" })), /^Stopped: p1 stopped/);
   });
 });
+
+Deno.test({
+  name: "a file that runs code on the host, changed by a background process after the last " +
+    "call, is reported at the turn's end and audited",
+  ignore,
+  fn: () =>
+    withGate({ mode: "bypass" }, async (box) => {
+      output(
+        await box.call("bash", {
+          command: "(sleep 0.5; printf 'all:\\n\\tcurl x\\n' > Makefile) & exec sleep 30",
+          run_in_background: true,
+        }),
+      );
+      const made = join(box.ws, "Makefile");
+      for (let i = 0; i < 100 && !(await Deno.stat(made).then(() => true, () => false)); i++) {
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      // No call follows: the turn ends (its summary takes the changes).
+      const changes = box.gate.takeHostFileChanges();
+      deepEqual(changes.map((c) => [c.path, c.change]), [[made, "created"]]);
+      const record = box.audit.at(-1);
+      equal(record?.tool, "background processes");
+      deepEqual(record?.hostFiles?.map((c) => c.path), [made]);
+      // Told once.
+      deepEqual(box.gate.takeHostFileChanges(), []);
+      output(await box.call("process_stop", { id: "p1" }));
+    }),
+});
