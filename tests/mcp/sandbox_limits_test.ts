@@ -6,9 +6,13 @@ import { DEFAULT_LIMITS } from "../../src/sandbox/limits.ts";
 import { trustServers } from "../../src/mcp/trust.ts";
 import { bwrapTest } from "../sandbox/_bwrap_helpers.ts";
 
-/** The soft and hard values of the limit `name` in `/proc/<pid>/limits`. */
-function limitOf(pid: string, name: string): string[] {
-  const line = Deno.readTextFileSync(`/proc/${pid}/limits`).split("\n")
+/**
+ * The soft and hard values of the limit `name` in `/proc/<pid>/limits` (read by `cat`: the test
+ * run's permissions do not reach another process's `/proc` files).
+ */
+async function limitOf(pid: string, name: string): Promise<string[]> {
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/limits`] }).output();
+  const line = new TextDecoder().decode(out.stdout).split("\n")
     .find((row) => row.startsWith(name));
   assert.ok(line !== undefined, `no "${name}" in the limits of ${pid}`);
   return line.slice(name.length).trim().split(/\s+/).slice(0, 2);
@@ -55,13 +59,13 @@ bwrapTest(
       assert.ok(pids.length > 0, "the server's process was not found");
       for (const pid of pids) {
         const processes = String(DEFAULT_LIMITS.processes);
-        assert.deepEqual(limitOf(pid, "Max processes"), [processes, processes]);
+        assert.deepEqual(await limitOf(pid, "Max processes"), [processes, processes]);
         const bytes = String(DEFAULT_LIMITS.fileSizeMb * 1024 * 1024);
-        assert.deepEqual(limitOf(pid, "Max file size"), [bytes, bytes]);
+        assert.deepEqual(await limitOf(pid, "Max file size"), [bytes, bytes]);
         const data = String(DEFAULT_LIMITS.memoryMb * 1024 * 1024);
-        assert.deepEqual(limitOf(pid, "Max data size"), [data, data]);
+        assert.deepEqual(await limitOf(pid, "Max data size"), [data, data]);
         // A server lives as long as the session: its CPU time is not capped like a command's.
-        assert.ok(Number(limitOf(pid, "Max cpu time")[0]) > DEFAULT_LIMITS.cpuSeconds);
+        assert.ok(Number((await limitOf(pid, "Max cpu time"))[0]) > DEFAULT_LIMITS.cpuSeconds);
       }
     } finally {
       await manager.close();

@@ -54,9 +54,9 @@ Deno.test("a child's escalation to a BYPASS parent is denied: the parent grants 
     equal(run.code, 0, run.stderr);
     const parent = (await listSessions(ws.home)).find((s) => s.subagentOf === undefined)!;
     const [completion] = records((await loadSession(parent.path)).entries, "completion");
-    // Decided by the parent ("the user denied it"), not by the child's own lack of a person
-    // ("no person is there to ask").
-    match(String(completion.content), /told: .*The user denied it/);
+    // Decided as the BYPASS parent decides (it grants nothing beyond the sandbox profile), not
+    // by the child's own lack of a person ("no person is there to ask").
+    match(String(completion.content), /told: .*--mode bypass grants nothing beyond the sandbox/);
     ok(!String(completion.content).includes("no person is there to ask"));
   } finally {
     await server.close();
