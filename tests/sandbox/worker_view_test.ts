@@ -251,3 +251,29 @@ Deno.test("workerPlan() keeps the shell's hidden and read-only paths unless a gr
   // .aws holds a grant: the grant wins; .ssh stays hidden only where the view shows its folder.
   deepEqual(planned.hidden, ["/nowhere/ws/.env"]);
 });
+
+Deno.test("workerPlan() leaves out a write grant the shell's plan left out as swapped for a link", () => {
+  // The shell's plan (runtime.ts boundRoots) dropped /nowhere/ws/a/sub: a command replaced it by
+  // a link, and `--bind` would follow it. The worker's view must not bring it back.
+  const plan: ShellPlan = {
+    cwd: "/nowhere/ws",
+    writable: ["/nowhere/ws", "/nowhere/ws/b"],
+    readOnly: [],
+    hidden: [],
+    network: false,
+    env: {},
+  };
+  const planned = workerPlan(plan, {
+    grants: {
+      read: ["/nowhere/ws"],
+      write: ["/nowhere/ws", "/nowhere/ws/a/sub", "/nowhere/ws/b", "/nowhere/other"],
+      net: [],
+      env: [],
+      run: [],
+    },
+    denoPath: "/nowhere/deno",
+    denoDir: "/nowhere/cache",
+    sourceRoot: null,
+  });
+  deepEqual(planned.writable, ["/nowhere/ws", "/nowhere/ws/b", "/nowhere/other"]);
+});

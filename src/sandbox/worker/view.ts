@@ -67,9 +67,16 @@ export interface WorkerViewNeeds {
  * person's grant of `~/.aws` is what lets the worker read it).
  */
 export function workerPlan(plan: ShellPlan, needs: WorkerViewNeeds): ShellPlan {
+  // A grant inside a writable root that the shell's plan left out is one a command replaced by
+  // a link (see runtime.ts boundRoots): `--bind` would follow it, so the worker leaves it out
+  // too. The others it adds (the run's tmp folder) lie where no command can write.
+  const swapped = (path: string) =>
+    !plan.writable.includes(path) && isInsideAny(path, plan.writable);
   const writable = unique([
     ...plan.writable,
-    ...grantPaths(needs.grants.write).filter((path) => !isInsideAny(path, REPLACED)),
+    ...grantPaths(needs.grants.write).filter((path) =>
+      !isInsideAny(path, REPLACED) && !swapped(path)
+    ),
     ...(needs.auditFile ? [needs.auditFile] : []),
   ]);
   const kept = [...writable, ...readablePaths(needs)].map(realOrSelf);
