@@ -3,7 +3,7 @@
  * span such as a paste marker), word boundaries and soft wrapping of one logical line into rows
  * of at most a given number of cells. Offsets are UTF-16 indices into the line.
  */
-import { visibleWidth, widthEpoch } from "./width.ts";
+import { exactWidth, widthEpoch } from "./width.ts";
 
 /** A range `[start, end)` of UTF-16 offsets in one line. */
 export interface Span {
@@ -36,7 +36,7 @@ export function cellWidth(grapheme: string): number {
   }
   let width = widths.get(grapheme);
   if (width === undefined) {
-    width = visibleWidth(grapheme);
+    width = exactWidth(grapheme);
     if (widths.size < 4096 && widthEpoch() > 0) widths.set(grapheme, width);
   }
   return width;

@@ -97,6 +97,17 @@ export function visibleWidth(text: string): number {
 }
 
 /**
+ * Cells `text` takes as the width libraries count it (grapheme clusters), the upper bound only
+ * until they are loaded: for placing the editor's cursor in the person's own text, where the
+ * upper bound would put it columns right of Thai, Indic or emoji text on most terminals. A row
+ * a terminal draws wider is cut at the edge (the live region is drawn without auto-wrap).
+ */
+export function exactWidth(text: string): number {
+  if (isPlain(text)) return text.length;
+  return libraries ? libraries.stringWidth(text) : fallbackWidth(text);
+}
+
+/**
  * `text` (one or more lines) wrapped to `width` cells: at word boundaries where possible, hard
  * inside words longer than the width. Styles carry over line breaks.
  */

@@ -5,7 +5,7 @@ import { History } from "../../src/tui/history.ts";
 import { key, type KeyEvent, textKey } from "../../src/tui/key_event.ts";
 import { completePath } from "../../src/tui/mentions.ts";
 import { themeFor } from "../../src/tui/theme.ts";
-import { visibleWidth } from "../../src/tui/width.ts";
+import { exactWidth, loadWidth, visibleWidth } from "../../src/tui/width.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
 
 // Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
@@ -369,4 +369,16 @@ Deno.test("Editor.handle() moves up and down by rows of a wrapped line after a r
   editor.render(9, plain);
   press(editor, key("up"));
   deepEqual(editor.cursor, { row: 0, col: 9 });
+});
+
+Deno.test("Editor.render() puts the cursor after Thai, Indic and emoji text at the width libraries' count", async () => {
+  await loadWidth();
+  for (const text of ["สวัสดีครับ", "नमस्ते", "👍🏽 ok", "e\u0301te\u0301"]) {
+    const editor = new Editor();
+    for (const char of text) editor.handle(textKey(char));
+    const frame = editor.render(80, themeFor(false));
+    // The prompt "› " is 2 cells; the cursor sits right after the text, as terminals draw it
+    // (the upper bound used to measure the live region's rows would put it far to the right).
+    equal(frame.cursor.col, 2 + exactWidth(text), text);
+  }
 });
