@@ -6,22 +6,6 @@ import { writeFileSafely } from "../../src/harness/rewind/safe_files.ts";
 const bytes = new TextEncoder().encode("restored\n");
 const modeOf = (path: string) => Deno.lstatSync(path).mode! & 0o777;
 
-Deno.test("writeFileSafely() makes new files 0600 (0700 executable) in new folders 0700", async () => {
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-modes-" }));
-  const umask = Deno.umask(0o022);
-  try {
-    await writeFileSafely(ws, "private/deeper/key.pem", bytes, false);
-    await writeFileSafely(ws, "run.sh", bytes, true);
-    equal(modeOf(join(ws, "private/deeper/key.pem")).toString(8), "600");
-    equal(modeOf(join(ws, "private/deeper")).toString(8), "700");
-    equal(modeOf(join(ws, "private")).toString(8), "700");
-    equal(modeOf(join(ws, "run.sh")).toString(8), "700");
-  } finally {
-    Deno.umask(umask);
-    await Deno.remove(ws, { recursive: true });
-  }
-});
-
 Deno.test("writeFileSafely() keeps the permissions of the file it replaces", async () => {
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-modes-" }));
   try {

@@ -44,8 +44,7 @@ async function parentFolder(
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
       if (!create) return undefined;
-      // git keeps no folder modes: a folder made again is private to the person.
-      await Deno.mkdir(folder, { mode: 0o700 });
+      await Deno.mkdir(folder);
       continue;
     }
     if (info.isSymlink || !info.isDirectory) {
@@ -71,9 +70,7 @@ async function recheck(workspace: string, folder: string, path: string): Promise
 
 /**
  * Writes `bytes` at `path` (relative to `workspace`, an absolute real path) with the executable
- * bits of `executable`, keeping the other permission bits of a file already there. A new file
- * is private (0600, or 0700 when executable): git keeps only 644 and 755, so who else could
- * read it before is not known. Folders it makes are 0700.
+ * bits of `executable`, keeping the other permission bits of a file already there.
  */
 export async function writeFileSafely(
   workspace: string,
@@ -85,7 +82,7 @@ export async function writeFileSafely(
   const target = join(workspace, path);
   const old = await Deno.lstat(target).catch(() => undefined);
   await clearFolder(old, target, path);
-  const base = old?.isFile && old.mode !== null ? old.mode & 0o7777 & ~0o111 : 0o600;
+  const base = old?.isFile && old.mode !== null ? old.mode & 0o7777 & ~0o111 : 0o644;
   const mode = executable ? base | ((base & 0o444) >> 2) | 0o100 : base;
   const scratch = join(folder, `.tern-rewind-${crypto.randomUUID()}`);
   try {
