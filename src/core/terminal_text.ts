@@ -115,8 +115,8 @@ function conceals(sequence: string): boolean {
  * `text` with every character a terminal would obey or hide made visible instead of removed,
  * for the facts a person approves (a command, a path): controls as their control pictures
  * (`␛`, `␍`, `␇`), line breaks as `↵`, C1 controls, bidi and other invisible formatting and
- * look-alike spaces and blank glyphs as `⟨U+202E⟩` (a run of one as `⟨300 × U+2800⟩`), and runs
- * of `options.spaces` (default 8) or more spaces as `⟨40 spaces⟩`. What runs is what is shown,
+ * look-alike spaces and blank glyphs as `⟨U+202E⟩` (a run of one as `⟨300 × U+2800⟩`), and
+ * runs of `options.spaces` (default 8) or more spaces as `⟨40 spaces⟩`. What runs is what is shown,
  * just readable. Never throws.
  */
 export function visibleText(text: string, options: { spaces?: number } = {}): string {

@@ -104,8 +104,9 @@ export function killOnExit(manager: McpManager): void {
 const SERVER_CPU_SECONDS = 2 ** 31;
 
 /**
- * `argv` inside bubblewrap, under a command's rlimits (not its CPU time): `/` read-only, the server's writable folders bound read-write
- * (their `.git` and tern's own config read-only again), secrets and host sockets hidden, a
+ * `argv` inside bubblewrap, under the default rlimits of a command (not its CPU time): `/`
+ * read-only, the server's writable folders bound read-write (their `.git` and tern's own config
+ * read-only again), secrets and host sockets hidden, a
  * private `/tmp`, the network only when the config shares it.
  */
 async function sandboxedCommand(

@@ -1,4 +1,7 @@
-/** A call's arguments in full, for the person who approves it (the dialog's [v] view, `tern run`). */
+/**
+ * A call's arguments in full, for the person who approves it (the dialog's [v] view, `tern run
+ * --mode ask`).
+ */
 import { visibleText } from "../core/terminal_text.ts";
 import type { ReviewRequest } from "../sandbox/review.ts";
 

@@ -38,8 +38,8 @@ interface Choice<T> {
  * `[v] view in full` when the diff, the facts or the arguments were cut: that view pages the
  * facts, every argument in full (indented JSON, made visible) and the whole diff, its long lines
  * wrapped. Keys: y / a / n pick at once; r opens a reason field (Enter sends the denial with
- * it, as the call's observation; Esc goes back); v pages the whole request and diff (Esc goes back); left, right, up, down and Tab
- * move the highlight, Enter picks it; Esc and Ctrl-C deny. The highlight starts on "deny", so
+ * it, as the call's observation; Esc goes back); v pages the whole request and diff (Esc goes
+ * back); left, right, up, down and Tab move the highlight, Enter picks it; Esc and Ctrl-C deny. The highlight starts on "deny", so
  * an Enter typed for the editor never approves anything.
  */
 export function permissionDialog(
