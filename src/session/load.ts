@@ -157,6 +157,7 @@ export function parseEntryLine(
   }
   const parentId = value.parentId as string | null;
   if (typeof value.type === "string" && KNOWN_ENTRY_TYPES.has(value.type)) {
+    if (value.type === "message") repairArguments(value.message);
     const bad = badEntryField(value.type, value);
     if (bad === undefined) return value as unknown as SessionEntry;
     warnings.push(
@@ -178,4 +179,22 @@ function readError(path: string, error: unknown): unknown {
     });
   }
   return error;
+}
+
+/**
+ * A tool call whose `arguments` an earlier tern saved as an object (a server sent it so; the
+ * wire now turns it into JSON text) gets them as JSON text: skipping the line would cut the
+ * history before it off the path.
+ */
+function repairArguments(message: unknown): void {
+  if (typeof message !== "object" || message === null) return;
+  const calls = (message as { toolCalls?: unknown }).toolCalls;
+  if (!Array.isArray(calls)) return;
+  for (const call of calls) {
+    if (typeof call !== "object" || call === null) continue;
+    const args = (call as { arguments?: unknown }).arguments;
+    if (typeof args === "object" && args !== null) {
+      (call as { arguments: string }).arguments = JSON.stringify(args);
+    }
+  }
 }

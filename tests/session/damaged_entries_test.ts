@@ -207,3 +207,34 @@ Deno.test("asSessionWriteError() names a full disk, a used-up quota and a read-o
   const other = Object.assign(new Error("os error"), { code: "EIO" });
   equal(asSessionWriteError("/h/s.jsonl", other), other);
 });
+
+Deno.test("loadSession() reads a tool call saved with object arguments as JSON text, not a skip", async () => {
+  // An earlier tern saved a Responses call's object arguments as they came: skipping the line
+  // would cut the whole history before it off the path.
+  const { home, cleanup } = await tempHome();
+  try {
+    const writer = await SessionWriter.create(home, { cwd: "/shape", ternVersion: "test" });
+    const first = writer.append(userMessage("first"));
+    writer.close();
+    const call = {
+      ...BASE,
+      id: "call0001",
+      parentId: first.id,
+      type: "message",
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c1", name: "bash", arguments: { command: "ls" } }],
+      },
+    };
+    await Deno.writeTextFile(writer.path, JSON.stringify(call) + "\n", { append: true });
+    const loaded = await loadSession(writer.path);
+    deepEqual(loaded.warnings, []);
+    const last = loaded.entries.at(-1);
+    ok(last?.type === "message" && last.message.role === "assistant");
+    deepEqual(last.message.toolCalls?.[0].arguments, '{"command":"ls"}');
+    deepEqual(loaded.entries.map((entry) => entry.id), [first.id, "call0001"]);
+  } finally {
+    await cleanup();
+  }
+});
