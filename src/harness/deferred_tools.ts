@@ -33,6 +33,8 @@ const INDEX_LINE = 120;
  * cost in the index what deferring their schemas saved.
  */
 export const INDEX_SHARE = 0.25;
+/** Servers named in the index's last line for the tools past its cut. */
+const MAX_NAMED_SERVERS = 20;
 
 /** Estimated tokens the index may always take, however small the budget. */
 export const MIN_INDEX_TOKENS = 1_000;
@@ -127,7 +129,7 @@ export class DeferredTools implements SpecView {
   /**
    * The index in `tool_search`'s description: one line per MCP tool, loaded or not (a load
    * must not change what came before it in the request), in name order, up to
-   * {@linkcode INDEX_SHARE} of the budget; then a line saying how many more a search finds.
+   * {@linkcode INDEX_SHARE} of the budget; then a line saying how many more a search finds, and whose.
    */
   index(): string {
     if (this.#tools.size === 0) return "(none now)";
@@ -141,7 +143,20 @@ export class DeferredTools implements SpecView {
       lines.push(line);
     }
     const more = this.#tools.size - lines.length;
-    if (more > 0) lines.push(`(${more} more tools not listed: search by words to find them)`);
+    if (more > 0) {
+      // Whose they are, so a server whose tools all fell past the cut is still known to exist.
+      const servers = new Map<string, number>();
+      for (const tool of [...this.#tools.values()].slice(lines.length)) {
+        const server = tool.name.split("__")[1] ?? tool.name;
+        servers.set(server, (servers.get(server) ?? 0) + 1);
+      }
+      const named = [...servers].slice(0, MAX_NAMED_SERVERS).map(([name, n]) => `${name} (${n})`);
+      const rest = servers.size > MAX_NAMED_SERVERS ? ", …" : "";
+      lines.push(
+        `(${more} more tools not listed, of ${named.join(", ")}${rest}: search by words to find ` +
+          "them)",
+      );
+    }
     return lines.join("\n");
   }
 

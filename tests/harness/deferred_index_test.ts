@@ -67,7 +67,11 @@ Deno.test("DeferredTools.index() stops at a share of the budget and says how man
   ok(listed > 100, `only ${listed} tools listed`);
   match(
     index,
-    new RegExp(`\\n\\(${TOOLS - listed} more tools not listed: search by words to find them\\)$`),
+    new RegExp(
+      `\\n\\(${TOOLS - listed} more tools not listed, of many \\(${
+        TOOLS - listed
+      }\\): search by words to find them\\)$`,
+    ),
   );
   // The first tools in name order are listed; a search still finds one that is not.
   match(index, /^- mcp__many__tool_0000: Does thing number 0 with many words/);
