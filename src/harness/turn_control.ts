@@ -27,14 +27,17 @@ export class TurnControl {
   }
 
   /**
-   * Runs one turn of `conversation` for `text`; steering and abort reach it.
-   * @throws {TurnBusyError} when a turn already runs (nothing is started then).
+   * Runs one turn of `conversation` for `text`; steering and abort reach it. A turn aborted but
+   * still unwinding is waited for first: a client that cancels and at once sends the next
+   * message gets it run.
+   * @throws {TurnBusyError} when a turn runs that was not aborted (nothing is started then).
    */
-  run(
+  async run(
     conversation: Conversation,
     text: string,
     options: Omit<TurnOptions, "signal" | "steering"> = {},
   ): Promise<TurnResult> {
+    while (this.#abort?.signal.aborted) await this.#done;
     if (this.#abort !== undefined) {
       throw new TurnBusyError("A turn is already running: steer it, or abort it first");
     }

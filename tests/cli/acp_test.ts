@@ -363,3 +363,55 @@ Deno.test("tern acp reads a linked file through the editor, so the model sees th
     ok(!sent.includes("saved on disk"));
   });
 });
+
+Deno.test("tern acp refuses a relative cwd and a session id that is a path", async () => {
+  await withBench([{ text: "never asked" }], async ({ connect, dir }) => {
+    await connect(async (ctx) => {
+      const refused = async (request: Promise<unknown>) => {
+        try {
+          await request;
+        } catch (error) {
+          return String((error as { message?: string }).message ?? error);
+        }
+        return "accepted";
+      };
+      // Resolved against where tern started, not the editor's project: refused.
+      match(
+        await refused(ctx.request(methods.agent.session.new, { cwd: "..", mcpServers: [] })),
+        /absolute/,
+      );
+      const load = (sessionId: string) =>
+        refused(ctx.request(methods.agent.session.load, { sessionId, cwd: dir, mcpServers: [] }));
+      for (const sessionId of ["../../../etc/passwd", `${dir}/x.jsonl`, "abcd"]) {
+        match(await load(sessionId), /not found/i, sessionId);
+      }
+    });
+  });
+});
+
+Deno.test("tern acp runs a prompt sent right after session/cancel", async () => {
+  await withBench(
+    (_request: ModelRequest, i: number) => i === 0 ? { fault: "hang" } : { text: "next answer" },
+    async ({ connect, dir, requested }) => {
+      await connect(async (ctx) => {
+        const { sessionId } = await ctx.request(methods.agent.session.new, {
+          cwd: dir,
+          mcpServers: [],
+        });
+        const first = ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: "hang" }],
+        });
+        await requested(1);
+        await ctx.notify(methods.agent.session.cancel, { sessionId });
+        // Sent at once: it waits for the cancelled turn to unwind, then runs.
+        const next = await ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: "next" }],
+        });
+        equal((await first).stopReason, "cancelled");
+        equal(next.stopReason, "end_turn");
+      });
+    },
+  );
+});

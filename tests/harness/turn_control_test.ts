@@ -1,5 +1,5 @@
 /** The seams front ends without a terminal use: TurnControl, AgentSession.fork(). */
-import { equal, ok, throws } from "node:assert/strict";
+import { equal, ok, rejects } from "node:assert/strict";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import { TurnBusyError, TurnControl } from "../../src/harness/turn_control.ts";
 import { Session } from "../../src/session/session.ts";
@@ -36,6 +36,7 @@ Deno.test("TurnControl runs one turn at a time, steers it at a boundary and abor
         const said = request.messages.map((message) => message.content).join("\n");
         return { text: said.includes("STEER-MARK") ? "steered" : "not steered" };
       }
+      if (i === 3) return { text: "after the cancel" };
       return { fault: "hang" };
     }, async (server) => {
       const turns = new TurnControl();
@@ -57,10 +58,14 @@ Deno.test("TurnControl runs one turn at a time, steers it at a boundary and abor
         equal(first.text, "steered");
         const second = turns.run(agent.conversation, "hang");
         equal(turns.running, true);
-        throws(() => turns.run(agent.conversation, "again"), TurnBusyError);
+        await rejects(turns.run(agent.conversation, "again"), TurnBusyError);
         await hanging;
         equal(turns.abort(), true);
+        // A client that cancels and at once sends the next message: it runs once the
+        // cancelled turn has unwound, instead of being refused as busy.
+        const next = turns.run(agent.conversation, "next");
         equal((await second).exitReason, "CANCELLED");
+        equal((await next).text, "after the cancel");
         await turns.idle();
         equal(turns.running, false);
       } finally {

@@ -11,6 +11,7 @@ import {
   PROTOCOL_VERSION,
   RequestError,
 } from "@agentclientprotocol/sdk";
+import { isAbsolute } from "../../core/path.ts";
 import { terminalText } from "../../core/terminal_text.ts";
 import { TurnBusyError } from "../../harness/turn_control.ts";
 import { VERSION } from "../../version.ts";
@@ -19,6 +20,8 @@ import { resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
 import { AcpSession } from "./session.ts";
 
+/** What a session id tern gives looks like (a UUID): `session/load` takes nothing else. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Serves ACP until the editor closes the connection; returns the exit code. */
 export async function runAcp(flags: RunFlags): Promise<number> {
   const { continue: resume, resume: id, from } = flags.session ?? {};
@@ -36,6 +39,10 @@ export async function runAcp(flags: RunFlags): Promise<number> {
     choice: { resume?: string },
     client: Parameters<typeof AcpSession.open>[0]["client"],
   ) => {
+    // ACP requires an absolute cwd: a relative one would be taken from where tern started.
+    if (!isAbsolute(cwd)) {
+      throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got "${cwd}"`);
+    }
     let workspace: string;
     try {
       workspace = resolveWorkspace(cwd);
@@ -74,6 +81,8 @@ export async function runAcp(flags: RunFlags): Promise<number> {
       return { sessionId: session.id };
     })
     .onRequest(methods.agent.session.load, async ({ params, client }) => {
+      // An id this agent gave, never a path to open (tern's own sessions take one).
+      if (!SESSION_ID.test(params.sessionId)) throw RequestError.sessionNotFound(params.sessionId);
       // Loading a session this connection holds opens it afresh (its file is locked meanwhile).
       await sessions.get(params.sessionId)?.close();
       sessions.delete(params.sessionId);
