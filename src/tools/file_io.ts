@@ -27,6 +27,11 @@ export function decodeUtf8Strict(bytes: Uint8Array): string | null {
 }
 
 /** Number of lines in `text`; a final line without a newline counts, an empty text has 0. */
+/** Line edits (an insertion or a deletion each) a diff for the UI may take before it gives up. */
+const MAX_DIFF_EDITS = 2_000;
+/** Milliseconds a diff for the UI may take before it gives up. */
+const MAX_DIFF_MS = 2_000;
+
 export function countLines(text: string): number {
   if (text.length === 0) return 0;
   let n = 0;
@@ -43,9 +48,16 @@ export function unifiedDiff(path: string, before: string, after: string): string
   if (before.length + after.length > MAX_DIFF_CHARS) {
     return `(diff skipped: ${before.length} -> ${after.length} characters)`;
   }
+  // The diff's cost grows with the lines changed times the lines there are: past a bound the
+  // library gives up (undefined), and the call (its change made) is not held up by its diff.
   const patch = createTwoFilesPatch(`a/${path}`, `b/${path}`, before, after, "", "", {
     context: 3,
+    maxEditLength: MAX_DIFF_EDITS,
+    timeout: MAX_DIFF_MS,
   });
+  if (patch === undefined) {
+    return `(diff skipped: more than ${MAX_DIFF_EDITS / 2} lines changed)`;
+  }
   // Drop the "=====" banner line the library puts first.
   return patch.startsWith("=") ? patch.slice(patch.indexOf("\n") + 1) : patch;
 }

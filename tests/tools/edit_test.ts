@@ -175,3 +175,22 @@ Deno.test("edit() refuses a file larger than an edit changes, naming what to use
     ok(message.includes("over the 16777216 an edit changes; use bash"), message);
   });
 });
+
+Deno.test("edit() of 40,000 changed lines succeeds, its diff for the person skipped", async () => {
+  // The diff's cost grows with the lines changed times the lines there are: unbounded, it held
+  // the worker until the call timed out, while the change was already made.
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "data.csv": "a\n".repeat(40_000) });
+    const obs = await call(edit, ws, {
+      path: "data.csv",
+      old_string: "a",
+      new_string: "b",
+      replace_all: true,
+    });
+    equal(succeeded(obs), 'Replaced 40000 occurrences in "data.csv"');
+    ok(obs.status === "SUCCEEDED" && obs.details?.kind === "diff");
+    const diff = obs.details.diff;
+    ok(diff.startsWith("(diff skipped: more than 1000 lines changed)"), diff.slice(0, 80));
+    equal(await Deno.readTextFile(join(ws, "data.csv")), "b\n".repeat(40_000));
+  });
+});
