@@ -2,7 +2,7 @@
  * What the permission gate works out about one call before deciding: the facts the policy
  * needs, what a reviewer is shown, the file roots a tool may use, and masked observations.
  */
-import { relative } from "../core/path.ts";
+import { basename, dirname, join, relative } from "../core/path.ts";
 import type { Observation } from "../core/observation.ts";
 import {
   approvalKey,
@@ -30,10 +30,19 @@ export async function analyseCall(
   if (tool.runsIn === "sandbox" && typeof fields.command === "string") {
     facts.shell = await classifyShell(fields.command);
   }
-  const paths = (await tool.paths(args)).map(({ path }) => {
-    const rel = relative(workspace, resolveLoose(workspace, path));
+  const named = (await tool.paths(args)).map(({ path }) => resolveLoose(workspace, path));
+  const inWorkspace = (path: string, root: string) => {
+    const rel = relative(root, path);
     return rel === "" ? "." : rel;
-  });
+  };
+  // A path through a link inside the workspace is decided where it leads too: a rule about
+  // `package.json` also holds for `docs/pj` linking to it (the strictest verdict wins).
+  const realWorkspace = realTarget(workspace);
+  const reached = named.map(realTarget).filter((real) =>
+    real === realWorkspace || real.startsWith(`${realWorkspace}/`)
+  ).map((real) => inWorkspace(real, realWorkspace));
+  const lexical = named.map((path) => inWorkspace(path, workspace));
+  const paths = [...new Set([...lexical, ...reached])];
   const network = await tool.network?.(args);
   if (network !== undefined) facts.network = network;
   if (paths.length > 0) facts.path = paths[0];
@@ -45,6 +54,22 @@ export async function analyseCall(
 export function fileRoots(grants: Grants): { read: readonly string[]; write: readonly string[] } {
   const paths = (granted: readonly string[] | "all") => granted === "all" ? ["/"] : granted;
   return { read: paths(grants.read), write: paths(grants.write) };
+}
+
+/**
+ * `path` with its links followed: the real path of its longest existing start, with the rest
+ * after it (a file about to be written need not exist). Itself when nothing of it can be read.
+ */
+function realTarget(path: string): string {
+  const rest: string[] = [];
+  for (let head = path;; head = dirname(head)) {
+    try {
+      return join(Deno.realPathSync(head), ...rest);
+    } catch {
+      if (dirname(head) === head) return path;
+      rest.unshift(basename(head));
+    }
+  }
 }
 
 function resolveLoose(workspace: string, path: string): string {
