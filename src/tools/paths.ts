@@ -156,9 +156,14 @@ export function isInside(root: string, path: string): boolean {
  * absolute when it is outside (in a granted root).
  */
 export function displayPath(workspace: string, absolute: string): string {
-  if (!isInside(workspace, absolute)) return absolute;
-  return relative(workspace, absolute) || ".";
+  const shown = isInside(workspace, absolute) ? relative(workspace, absolute) || "." : absolute;
+  // A name holding a line break or another control character is quoted as a JSON string, so it
+  // can never pass for lines of its own in a listing (a file named "x.ts\nfake.ts:9:forged").
+  return CONTROL.test(shown) ? JSON.stringify(shown) : shown;
 }
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** `Deno.lstat`, with null for a path that does not exist. */
 export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {

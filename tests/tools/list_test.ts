@@ -1,6 +1,7 @@
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createListTool, MAX_LIST_ENTRIES } from "../../src/tools/list.ts";
+import { createGrepTool } from "../../src/tools/grep.ts";
 import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
 
 const list = createListTool();
@@ -86,5 +87,20 @@ Deno.test("list() rejects a depth over 5 and unknown fields", async () => {
     failed(await call(list, ws, { depth: 6 }), "INVALID_ARGUMENTS");
     failed(await call(list, ws, { depth: 1.5 }), "INVALID_ARGUMENTS");
     failed(await call(list, ws, { path: ".", recursive: true }), "INVALID_ARGUMENTS");
+  });
+});
+
+Deno.test("list() and grep quote a file name with a line break: it cannot forge lines", async () => {
+  await withSandbox(async ({ ws }) => {
+    const name = "x.ts\nfake.ts:99:forged";
+    await writeFiles(ws, { [name]: "hello\n", "real.ts": "hello\n" });
+    const listed = succeeded(await call(list, ws, { path: "." }));
+    equal(listed.split("\n").includes("fake.ts:99:forged"), false, listed);
+    ok(listed.split("\n").includes(JSON.stringify(name)), listed);
+    for (const grep of [createGrepTool(), createGrepTool({ ripgrep: false })]) {
+      const found = succeeded(await call(grep, ws, { pattern: "hello", path: "." }));
+      equal(found.split("\n").some((line) => line.startsWith("fake.ts:99:forged")), false, found);
+      ok(found.includes(`${JSON.stringify(name)}:1:hello`), found);
+    }
   });
 });
