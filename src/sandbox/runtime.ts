@@ -116,7 +116,7 @@ export interface SandboxRuntime {
   /**
    * Starts watching the workspace files that run code on the host later (`persistence.ts`,
    * and new `.git` folders anywhere in the tree); the function returned says what changed
-   * since. Cheap: about 45 `lstat` calls each side, plus the plan's `.git` scan when a command
+   * since. Cheap: about 60 `lstat` calls each side, plus the plan's `.git` scan when a command
    * dropped the plan. Never throws.
    */
   watchHostFiles(): () => Promise<HostFileChange[]>;

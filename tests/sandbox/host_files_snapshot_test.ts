@@ -133,3 +133,26 @@ Deno.test("snapshotHostFiles: skills and settings other agents' folders hold are
     );
   });
 });
+
+Deno.test("hostFileChanges: build files of Gradle, Maven, Ruby and CMake, pylint's and a virtualenv's activate script count", async () => {
+  await withTree(async (root) => {
+    const before = snapshotHostFiles(root);
+    const planted = [
+      "build.gradle",
+      "pom.xml",
+      "Gemfile",
+      "CMakeLists.txt",
+      ".pylintrc",
+      ".venv/bin/activate",
+    ];
+    for (const path of planted) {
+      await Deno.mkdir(join(root, path, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, path), "x\n");
+    }
+    const changes = hostFileChanges(before, snapshotHostFiles(root));
+    deepEqual(
+      changes.map((c) => `${c.change} ${c.path.slice(root.length + 1)}`).sort(),
+      planted.map((path) => `created ${path}`).sort(),
+    );
+  });
+});
