@@ -2,7 +2,7 @@
  * What the permission gate works out about one call before deciding: the facts the policy
  * needs, what a reviewer is shown, the file roots a tool may use, and masked observations.
  */
-import { basename, dirname, join, relative } from "../core/path.ts";
+import { relative } from "../core/path.ts";
 import type { Observation } from "../core/observation.ts";
 import {
   approvalKey,
@@ -14,6 +14,7 @@ import type { ReviewRequest } from "../sandbox/review.ts";
 import type { SecretMasker } from "../sandbox/secrets.ts";
 import { classifyShell } from "../sandbox/shell/classify.ts";
 import type { Grants } from "../sandbox/types.ts";
+import { realPathOf } from "../tools/paths.ts";
 import type { Tool } from "../tools/define.ts";
 
 /**
@@ -37,8 +38,8 @@ export async function analyseCall(
   };
   // A path through a link inside the workspace is decided where it leads too: a rule about
   // `package.json` also holds for `docs/pj` linking to it (the strictest verdict wins).
-  const realWorkspace = realTarget(workspace);
-  const reached = named.map(realTarget).filter((real) =>
+  const realWorkspace = await realPathOf(workspace);
+  const reached = (await Promise.all(named.map(realPathOf))).filter((real) =>
     real === realWorkspace || real.startsWith(`${realWorkspace}/`)
   ).map((real) => inWorkspace(real, realWorkspace));
   const lexical = named.map((path) => inWorkspace(path, workspace));
@@ -54,22 +55,6 @@ export async function analyseCall(
 export function fileRoots(grants: Grants): { read: readonly string[]; write: readonly string[] } {
   const paths = (granted: readonly string[] | "all") => granted === "all" ? ["/"] : granted;
   return { read: paths(grants.read), write: paths(grants.write) };
-}
-
-/**
- * `path` with its links followed: the real path of its longest existing start, with the rest
- * after it (a file about to be written need not exist). Itself when nothing of it can be read.
- */
-function realTarget(path: string): string {
-  const rest: string[] = [];
-  for (let head = path;; head = dirname(head)) {
-    try {
-      return join(Deno.realPathSync(head), ...rest);
-    } catch {
-      if (dirname(head) === head) return path;
-      rest.unshift(basename(head));
-    }
-  }
 }
 
 function resolveLoose(workspace: string, path: string): string {

@@ -332,12 +332,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const planFor = async (): Promise<ShellPlan> => {
     const pids = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
-    const roots = boundRoots(writable.filter((path) => path !== tmp), openedReal);
+    const bound = boundRoots(writable.filter((path) => path !== tmp), openedReal);
+    const roots = [...bound.keys()];
     const writableReal = Object.fromEntries(
-      roots.flatMap((root) => {
-        const real = realOrNull(root);
-        return real === null ? [] : [[root, real]];
-      }),
+      [...bound].flatMap(([root, real]) => real === null ? [] : [[root, real]]),
     );
     // A folder that does not exist cannot be hidden: where a writable root holds tern's home,
     // make it first, so a command cannot create tern's config there for the next run.
@@ -677,16 +675,18 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
  * now (grants are stored as real paths), or resolves as it did when the sandbox opened (the
  * profile's roots, which a person or the launcher named); every other one is left out, so what
  * lies there is read-only to the command. A root that does not exist is kept (nothing to
- * follow). Checked each time a plan is built.
+ * follow). Checked each time a plan is built; the roots kept, each with its real path now.
  */
 export function boundRoots(
   roots: readonly string[],
   openedReal: ReadonlyMap<string, string | null>,
-): string[] {
-  return roots.filter((root) => {
+): Map<string, string | null> {
+  const kept = new Map<string, string | null>();
+  for (const root of roots) {
     const real = realOrNull(root);
-    return real === null || real === root || real === openedReal.get(root);
-  });
+    if (real === null || real === root || real === openedReal.get(root)) kept.set(root, real);
+  }
+  return kept;
 }
 
 function realOrNull(path: string): string | null {

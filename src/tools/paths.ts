@@ -240,6 +240,15 @@ function protectedIn(bases: readonly string[], path: string): string | null {
   return null;
 }
 
+/**
+ * The real path of `path`, following dangling symlinks and resolving missing tails lexically (a
+ * file about to be written need not exist); `path` itself when it cannot be resolved (a link
+ * loop, a folder tern may not read). Never throws.
+ */
+export async function realPathOf(path: string): Promise<string> {
+  return await realPathLoose(path, 0).catch(() => path);
+}
+
 /** The real path of `path`, following dangling symlinks and resolving missing tails lexically. */
 async function realPathLoose(path: string, hops: number): Promise<string> {
   try {

@@ -12,6 +12,7 @@ Deno.test("PermissionGate decides a path through a link by where it leads too", 
     rules: [
       { action: "deny", tool: "write", path: "package.json", reason: "never touch package.json" },
       { action: "deny", path: "secrets/**", reason: "secrets stay unread" },
+      { action: "deny", tool: "write", path: ".github/**", reason: "no CI changes" },
     ],
   }, async (box) => {
     await Deno.writeTextFile(join(box.ws, "package.json"), "{}\n");
@@ -20,11 +21,15 @@ Deno.test("PermissionGate decides a path through a link by where it leads too", 
     await Deno.mkdir(join(box.ws, "docs"));
     await Deno.symlink("../package.json", join(box.ws, "docs", "pj"));
     await Deno.symlink("../secrets", join(box.ws, "docs", "s"));
+    // Dangling: the folder it names does not exist yet, and the write would create it.
+    await Deno.symlink("../.github/workflows", join(box.ws, "docs", "wf"));
     const write = await box.call("write", { path: "docs/pj", content: '{"scripts":{}}\n' });
     expectError(write, "POLICY_DENIED", /never touch package.json/);
     equal(await Deno.readTextFile(join(box.ws, "package.json")), "{}\n");
     const read = await box.call("read", { path: "docs/s/notes.txt" });
     expectError(read, "POLICY_DENIED", /secrets stay unread/);
+    const planted = await box.call("write", { path: "docs/wf/ci.yml", content: "on: push\n" });
+    expectError(planted, "POLICY_DENIED", /no CI changes/);
     // A path without a link is decided as before.
     equal(
       (await box.call("write", { path: "docs/other.txt", content: "x\n" })).status,
