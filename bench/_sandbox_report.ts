@@ -58,7 +58,7 @@ export interface SandboxResults {
     bwrap: Stats | Skipped;
     /** The same sandbox without the resource limits (a host folder at /tmp, no ulimit). */
     bwrapNoLimits: Stats | Skipped;
-    /** With the limits and the run's pids cgroup (made as root only). */
+    /** With the limits and the run's pids and memory cgroups (made as root only). */
     bwrapPidsCgroup: Stats | Skipped;
     unsandboxed: Stats;
     bwrapVersion: string | null;
@@ -121,7 +121,7 @@ export function renderMarkdown(results: SandboxResults): string {
     row("Deno with the worker's flags and config, empty entry", startup.workerFlagsEmptyEntry),
     row(`\`bash -c "echo hi"\` in bubblewrap (${shell.bwrapVersion ?? "—"})`, shell.bwrap),
     row("… in bubblewrap without the resource limits (host /tmp, no ulimit)", shell.bwrapNoLimits),
-    row("… in bubblewrap with the limits and the run's pids cgroup", shell.bwrapPidsCgroup),
+    row("… in bubblewrap with the limits and the run's cgroups", shell.bwrapPidsCgroup),
     row('`bash -c "echo hi"` without a sandbox', shell.unsandboxed),
     "",
     "Differences of medians:",
@@ -138,7 +138,7 @@ export function renderMarkdown(results: SandboxResults): string {
     `- the resource limits (ulimit builtins, sized tmpfs /tmp), per command: ${
       diff(shell.bwrap, shell.bwrapNoLimits)
     }`,
-    `- the pids cgroup on top (bind of its cgroup.procs, one builtin write), per command: ${
+    `- the run's cgroups on top (a bind of each join file, one builtin write each), per command: ${
       diff(shell.bwrapPidsCgroup, shell.bwrap)
     }`,
     "",

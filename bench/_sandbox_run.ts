@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bwrapArgs, probeBwrap, sandboxEnv, shellPrefix } from "../src/sandbox/bwrap.ts";
-import { makePidsCgroup } from "../src/sandbox/pids_cgroup.ts";
+import { makeRunCgroup } from "../src/sandbox/run_cgroup.ts";
 import { runInProcessGroup } from "../src/sandbox/process.ts";
 import { compileProfile } from "../src/sandbox/profiles.ts";
 import {
@@ -246,14 +246,15 @@ async function main(): Promise<void> {
     const plain = shellEcho(createUnsandboxedRunner(shellEnv(env)), box.workspace);
     const plan = await workspacePlan(box, env);
     // The limits' cost: the same sandbox without them (a host folder at /tmp, no ulimit), and
-    // with the pids cgroup the runtime adds where it can make one (as root).
-    const pids = probe.ok ? await makePidsCgroup(`tern-tmp-bench-${Deno.pid}`, 1024) : null;
+    // with the run's cgroups (pids and memory) the runtime adds where it can make them (as root).
+    const caps = { processes: 1024, memoryBytes: 16384 * 1024 * 1024 };
+    const pids = probe.ok ? await makeRunCgroup(`tern-tmp-bench-${Deno.pid}`, caps) : null;
     const confined = probe.ok
       ? [
         shellEcho(createBwrapRunner(plan), box.workspace),
         shellEcho(runnerWithoutLimits(plan, box.tmp), box.workspace),
         ...(pids
-          ? [shellEcho(createBwrapRunner({ ...plan, pidsFile: pids.joinFile }), box.workspace)]
+          ? [shellEcho(createBwrapRunner({ ...plan, cgroupFiles: pids.joinFiles }), box.workspace)]
           : []),
       ]
       : [];
@@ -265,7 +266,9 @@ async function main(): Promise<void> {
     await pids?.remove();
     const bwrap = probe.ok ? stats(bwrapTimes) : { skipped: probe.reason };
     const bwrapNoLimits = probe.ok ? stats(noLimitTimes) : { skipped: probe.reason };
-    const bwrapPidsCgroup = pidsTimes ? stats(pidsTimes) : { skipped: "no pids cgroup here" };
+    const bwrapPidsCgroup = pidsTimes
+      ? stats(pidsTimes)
+      : { skipped: "no cgroup can be made here" };
 
     const results: SandboxResults = {
       date: new Date().toISOString(),

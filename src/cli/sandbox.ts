@@ -116,7 +116,13 @@ export function layerLines(layers: SandboxLayers): string[] {
   const processes = "each command in a process group and pid namespace of its own, killed " +
     "whole at its timeout or cancel; one whose tern died while it started exits (liveness pipe); " +
     "in the warm shell, every process a command started is ended before the next command" +
-    (layers.pidsCgroup ? "; the run's commands share a pids cgroup" : "");
+    (layers.cgroups.processes === undefined
+      ? ""
+      : `; the run's commands share a pids cgroup (${layers.cgroups.processes} at once)`);
+  const memory = layers.cgroups.memoryMb === undefined
+    ? "memory per process only (no memory cgroup could be made here)"
+    : `all of the run's commands together hold at most ${layers.cgroups.memoryMb} MiB ` +
+      "(a memory cgroup: past it the kernel kills one of their processes, never tern)";
   return [
     "Layers of the shell sandbox:",
     `  home        ${home}`,
@@ -129,6 +135,7 @@ export function layerLines(layers: SandboxLayers): string[] {
     `  guards      ${guards}`,
     `  processes   ${processes}`,
     "  limits      the limits above: rlimits at the head of every command, a sized tmpfs /tmp",
+    `  memory      ${memory}`,
     `  root        ${root}`,
   ];
 }
@@ -261,6 +268,7 @@ function describeLimits(limits: SandboxExplanation["limits"]): string {
   return [
     `${limits.processes} processes`,
     `${limits.memoryMb} MiB memory per process`,
+    `${limits.totalMemoryMb} MiB for all commands`,
     `${limits.cpuSeconds} s CPU per process`,
     `${limits.fileSizeMb} MiB per file`,
     `${limits.tmpMb} MiB /tmp (tmpfs)`,

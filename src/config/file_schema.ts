@@ -122,6 +122,7 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
   limits: z.strictObject({
     processes: z.number().int().min(1).optional(),
     memoryMb: z.number().int().min(1).optional(),
+    totalMemoryMb: z.number().int().min(1).optional(),
     cpuSeconds: z.number().int().min(1).optional(),
     fileSizeMb: z.number().int().min(1).optional(),
     tmpMb: z.number().int().min(1).optional(),

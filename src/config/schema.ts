@@ -52,6 +52,7 @@ export type TernConfig = Omit<ResolvedSettings, "apiKeyEnv"> & {
 export const LIMIT_NAMES: readonly (keyof ResourceLimits)[] = [
   "processes",
   "memoryMb",
+  "totalMemoryMb",
   "cpuSeconds",
   "fileSizeMb",
   "tmpMb",

@@ -67,12 +67,14 @@ export interface Setting {
 export const PROJECT_PROFILES: ReadonlySet<string> = new Set([":read-only", ":workspace"]);
 
 /**
- * The default limits: 1,024 processes, 8 GiB of memory per process, 30 CPU minutes per process,
- * 1 GiB per file, a 1 GiB `/tmp`, and 2 minutes per file tool call.
+ * The default limits: 1,024 processes, 8 GiB of memory per process and 16 GiB for all of a run's
+ * commands, 30 CPU minutes per process, 1 GiB per file, a 1 GiB `/tmp`, and 2 minutes per file
+ * tool call.
  */
 export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
   processes: 1024,
   memoryMb: 8192,
+  totalMemoryMb: 16384,
   cpuSeconds: 1800,
   fileSizeMb: 1024,
   tmpMb: 1024,

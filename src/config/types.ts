@@ -13,6 +13,12 @@ export interface ResourceLimits {
   processes: number;
   /** Memory one process may allocate (RLIMIT_DATA: heap and private writable mappings), MiB. */
   memoryMb: number;
+  /**
+   * Memory all of a run's commands may use together (their processes, background ones included,
+   * and what they put in their `/tmp` and `/dev/shm`), MiB: a memory cgroup per run, where one
+   * can be made (as root), and never more than three quarters of the machine's memory.
+   */
+  totalMemoryMb: number;
   /** CPU time one process may use (RLIMIT_CPU), seconds. */
   cpuSeconds: number;
   /** Largest file a command may write (RLIMIT_FSIZE), MiB. */

@@ -55,7 +55,7 @@ const UNSANDBOXED_WATCHDOG = "exec 9<&0 </dev/null; " +
 
 /**
  * The launch of `command` in its own one-shot bubblewrap sandbox confined as `plan` says
- * (the view, the limits, the run's pids cgroup, the network), with `cwd` as its working
+ * (the view, the limits, the run's cgroups, the network), with `cwd` as its working
  * directory. Started with a liveness pipe as stdin (see `LIVENESS_FD`): with
  * `--die-with-parent` and its pid namespace, the sandbox and everything in it die with tern.
  * A plan with host grants through a proxy is run without the proxy (loopback only): the
@@ -84,7 +84,7 @@ export function sandboxedLaunch(
 /**
  * The launch of the program `argv` as a protocol server (a language server): in its own
  * one-shot sandbox confined exactly as `plan` says for a shell command (the view, the limits,
- * the run's pids cgroup, the network; no proxy, as for a background process), run by
+ * the run's cgroups, the network; no proxy, as for a background process), run by
  * `bash -c '<limits> exec "$@"'` so the limits apply, its stdin and stdout its protocol and
  * its stderr apart. Its stdin is no liveness pipe (it carries the protocol): bubblewrap's
  * `--die-with-parent` and its pid namespace take the server when tern dies, and a server that

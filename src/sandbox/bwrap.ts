@@ -33,7 +33,7 @@ export function bashArgv(command: string, prefix = ""): string[] {
  *    under `/run`. Every tmpfs a command can write has a size: each takes memory, and without
  *    one could take up to half of it;
  * 4. a private tmpfs of `plan.limits.tmpMb` MiB at `/tmp` (see {@linkcode tmpfsArgs}), the
- *    run's pids cgroup file when `plan.pidsFile` is set, each writable root read-write, each `readOnly` path read-only again
+ *    run's cgroup files of `plan.cgroupFiles`, each writable root read-write, each `readOnly` path read-only again
  *    (after the writable roots, so it wins), each `hidden` path replaced by a read-only empty
  *    folder or by `/dev/null` (a nodev mount, so opening it fails);
  * 5. `--chdir plan.cwd -- bash -c "<limits>; exec 2>&1; <command>"` (see {@linkcode bashArgv}
@@ -48,17 +48,25 @@ export function bwrapArgs(plan: ShellPlan, command: string): string[] {
   return bwrapArgvFor(plan, bashArgv(command, shellPrefix(plan)));
 }
 
-/** Where the run's pids cgroup file is inside the sandbox (see pids_cgroup.ts). */
-export const SANDBOX_PIDS_FILE = "/run/.tern-pids";
+/**
+ * Where the run's cgroup files are inside the sandbox (see run_cgroup.ts): this prefix and the
+ * file's place in the plan's list (`/run/.tern-cgroup-0`, ...).
+ */
+export const SANDBOX_CGROUP_FILE = "/run/.tern-cgroup-";
+
+/** Where each of `plan`'s cgroup files is bound inside the sandbox. */
+export function sandboxCgroupFiles(plan: Pick<ShellPlan, "cgroupFiles">): string[] {
+  return (plan.cgroupFiles ?? []).map((_, index) => `${SANDBOX_CGROUP_FILE}${index}`);
+}
 
 /**
  * The head of a command's `bash -c` under `plan`: the liveness check (see `LIVENESS_FD`),
- * the limits (see `ulimitPrefix`): the rlimits, and joining the run's pids cgroup when the
- * plan has one.
+ * the limits (see `ulimitPrefix`): the rlimits, and joining the run's cgroups when the plan
+ * has them.
  */
-export function shellPrefix(plan: Pick<ShellPlan, "limits" | "pidsFile" | "proxy">): string {
-  const pidsFile = plan.pidsFile === undefined ? undefined : SANDBOX_PIDS_FILE;
-  const limits = livenessCheck() + ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { pidsFile });
+export function shellPrefix(plan: Pick<ShellPlan, "limits" | "cgroupFiles" | "proxy">): string {
+  const cgroupFiles = sandboxCgroupFiles(plan);
+  const limits = livenessCheck() + ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { cgroupFiles });
   return plan.proxy === undefined ? limits : limits + proxyWait(plan.proxy.port);
 }
 
@@ -408,10 +416,11 @@ export function sandboxEnv(plan: Pick<ShellPlan, "env">): Record<string, string>
   return Object.fromEntries(Object.entries(plan.env).filter(([name]) => !isInjectingName(name)));
 }
 
-/** The private `/tmp` and the pids cgroup file, each a mount of its own. */
+/** The private `/tmp` and the run's cgroup files, each a mount of its own. */
 function limitArgs(plan: ShellPlan): string[] {
   const args = tmpfsArgs(plan.limits ?? DEFAULT_LIMITS);
-  if (plan.pidsFile !== undefined) args.push("--bind", plan.pidsFile, SANDBOX_PIDS_FILE);
+  const inside = sandboxCgroupFiles(plan);
+  (plan.cgroupFiles ?? []).forEach((file, index) => args.push("--bind", file, inside[index]));
   return args;
 }
 

@@ -2,7 +2,8 @@
  * Resource limits of shell commands: processes, memory, CPU time, file size and the size of the
  * private `/tmp`. They cost no process start: the rlimits are `ulimit` builtins at the head of
  * the command's own `bash -c`, `/tmp` is a bubblewrap tmpfs with `--size`, and the process cap
- * as root is a pids cgroup the command's shell joins by a builtin write (see pids_cgroup.ts).
+ * as root, and the memory of all a run's commands together, are the run's cgroups, which the
+ * command's shell joins by builtin writes (see run_cgroup.ts).
  */
 
 import { DEFAULT_LIMITS, LIMIT_NAMES, type ResourceLimits } from "../config/schema.ts";
@@ -16,8 +17,8 @@ export interface UlimitOptions {
    * counts every process of the person's user, not the command's.
    */
   processes?: boolean;
-  /** The file `0` is written to, to move the shell into the run's pids cgroup (pids_cgroup.ts). */
-  pidsFile?: string;
+  /** The files `0` is written to, to move the shell into the run's cgroups (run_cgroup.ts). */
+  cgroupFiles?: readonly string[];
 }
 
 /**
@@ -28,7 +29,7 @@ export interface UlimitOptions {
  */
 export function ulimitPrefix(limits: ResourceLimits, options: UlimitOptions = {}): string {
   const parts: string[] = [];
-  if (options.pidsFile !== undefined) parts.push(`echo 0 >${quote(options.pidsFile)}`);
+  for (const file of options.cgroupFiles ?? []) parts.push(`echo 0 >${quote(file)}`);
   if (options.processes ?? true) parts.push(`ulimit -u ${whole(limits.processes)}`);
   parts.push(`ulimit -d ${whole(limits.memoryMb * 1024)}`);
   parts.push(`ulimit -t ${whole(limits.cpuSeconds)}`);

@@ -30,7 +30,12 @@ import {
   type HostFileSnapshot,
   snapshotHostFiles,
 } from "./persistence.ts";
-import { makePidsCgroup, pidsCgroupPrefix, removeStalePidsCgroups } from "./pids_cgroup.ts";
+import {
+  makeRunCgroup,
+  removeStaleRunCgroups,
+  type RunCgroup,
+  runCgroupPrefix,
+} from "./run_cgroup.ts";
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
@@ -192,8 +197,11 @@ export interface SandboxLayers {
    * host's network, shared).
    */
   network: { kind: "none" } | { kind: "hosts"; hosts: string[] } | { kind: "host" };
-  /** Whether the run's commands share a pids cgroup (its limit counts all their processes). */
-  pidsCgroup: boolean;
+  /**
+   * The caps of the run's cgroups, where they could be made: `processes` for a pids cgroup (its
+   * limit counts all the run's processes), `memoryMb` for a memory cgroup (all their memory).
+   */
+  cgroups: { processes?: number; memoryMb?: number };
   /** `.git` folders kept read-only, and the names a command cannot create where absent. */
   guards: { readOnlyGit: number; absent: string[] };
 }
@@ -283,11 +291,15 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     ? Promise.all([seccompFile(filterDir), warmRootOnly ?? hostPrivatePaths()])
     : Promise.resolve([null, []] as const);
   const limits = options.limits ?? DEFAULT_LIMITS;
-  // As root RLIMIT_NPROC does not hold: the run's pids cgroup does, where one can be made.
-  // Made beside the probe (a process of its own); the plan waits for it, and it goes again
-  // when bubblewrap turns out not to run.
+  // As root RLIMIT_NPROC does not hold: the run's pids cgroup does, and its memory cgroup caps
+  // the memory of all its commands together, where they can be made. Made beside the probe (a
+  // process of its own); the plan waits for them, and they go again when bubblewrap turns out
+  // not to run.
   const pidsStarted = wantsBwrap && isDir("/run")
-    ? makePidsCgroup(pidsCgroupPrefix(dirname(tmp)) + basename(tmp), limits.processes)
+    ? makeRunCgroup(runCgroupPrefix(dirname(tmp)) + basename(tmp), {
+      processes: limits.processes,
+      memoryBytes: limits.totalMemoryMb * 1024 * 1024,
+    })
     : Promise.resolve(null);
   let probe: Awaited<ReturnType<typeof probeBwrap>> | undefined;
   let seccompPath: string | null;
@@ -329,8 +341,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const openedReal = new Map(
     (base.grants.write === "all" ? [] : base.grants.write).map((root) => [root, realOrNull(root)]),
   );
+  // The run's cgroups once a plan waited for them (what `explain` shows).
+  let cgroup: RunCgroup | null = null;
   const planFor = async (): Promise<ShellPlan> => {
-    const pids = await pidsMade;
+    const pids = cgroup = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
     const bound = boundRoots(writable.filter((path) => path !== tmp), openedReal);
     const roots = [...bound.keys()];
@@ -365,7 +379,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       ),
       ...(seccomp === null ? {} : { seccomp }),
       limits,
-      ...(pids ? { pidsFile: pids.joinFile } : {}),
+      ...(pids ? { cgroupFiles: pids.joinFiles } : {}),
       // Host grants go through a proxy per command (see net_shell.ts): only "all" shares the
       // host network.
       network: profile.grants.net === "all",
@@ -383,7 +397,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     rootOnlyHidden: rootOnly.length,
     kernelReadOnly: [...KERNEL_WRITABLE],
     network: networkLayer(built.network, proxiedHosts(profile.grants.net)),
-    pidsCgroup: built.pidsFile !== undefined,
+    cgroups: built.cgroupFiles === undefined || cgroup === null ? {} : {
+      ...(cgroup.processes === undefined ? {} : { processes: cgroup.processes }),
+      ...(cgroup.memoryBytes === undefined
+        ? {}
+        : { memoryMb: Math.floor(cgroup.memoryBytes / 1024 / 1024) }),
+    },
     guards: {
       readOnlyGit: gitDirsOf(built).length,
       absent: [...new Set((built.guarded ?? []).map((path) => basename(path)))],
@@ -733,12 +752,12 @@ function createEmptyFile(path: string): void {
 }
 
 /**
- * Removes the private tmp folders of runs that died without cleaning up, then the pids cgroups
+ * Removes the private tmp folders of runs that died without cleaning up, then the cgroups
  * whose tmp folder is gone. Never throws.
  */
 async function sweepStale(own: string): Promise<void> {
   await removeStaleTmp(own);
-  await removeStalePidsCgroups(pidsCgroupPrefix(dirname(own)), dirname(own));
+  await removeStaleRunCgroups(runCgroupPrefix(dirname(own)), dirname(own));
 }
 
 function isDir(path: string): boolean {

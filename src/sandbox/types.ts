@@ -36,11 +36,11 @@ export interface ShellPlan {
   /** The command's limits (its `/tmp` is a tmpfs of `tmpMb`); default `DEFAULT_LIMITS`. */
   limits?: ResourceLimits;
   /**
-   * The file of the run's pids cgroup the command's shell joins it by, first (`tasks` under
-   * cgroup v1, `cgroup.procs` under v2: see pids_cgroup.ts); none where no pids cgroup could be
-   * made.
+   * The files of the run's cgroups (pids and memory) the command's shell joins them by, first
+   * (`tasks` under cgroup v1, `cgroup.procs` under v2: see run_cgroup.ts); none where no cgroup
+   * could be made.
    */
-  pidsFile?: string;
+  cgroupFiles?: readonly string[];
   /**
    * Folders replaced by an empty tmpfs before the writable roots are bound (the home folder,
    * tern's home, root-only host folders), made read-only once everything inside is mounted:

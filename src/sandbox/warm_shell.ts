@@ -30,7 +30,7 @@ import {
   bwrapArgvFor,
   isAbsentOrEmptyDir,
   launchArgv,
-  SANDBOX_PIDS_FILE,
+  SANDBOX_CGROUP_FILE,
   sandboxEnv,
 } from "./bwrap.ts";
 import { DEFAULT_LIMITS, ulimitPrefix } from "./limits.ts";
@@ -55,9 +55,9 @@ const REAP_TRIES = 100_000;
 export const WARM_SERVER_SCRIPT: string = [
   // `kill -KILL -1` anywhere but as a pid namespace's init would reach the person's processes.
   '[ "$$" = 1 ] || { echo "tern: the warm shell must run as pid 1" >&2; exit 1; }',
-  // The server joins the run's pids cgroup once (the file is bound only when there is one), so
-  // every command it forks is born inside, with nothing to write (see pids_cgroup.ts).
-  `[ -e ${SANDBOX_PIDS_FILE} ] && { echo 0 >${SANDBOX_PIDS_FILE}; } 2>/dev/null`,
+  // The server joins the run's cgroups once (their files are bound only when there are some),
+  // so every command it forks is born inside, with nothing to write (see run_cgroup.ts).
+  `for f in ${SANDBOX_CGROUP_FILE}*; do [ -e "$f" ] && { echo 0 >"$f"; } 2>/dev/null; done`,
 
   "while IFS= read -r -d '' n && IFS= read -r -d '' d && IFS= read -r -d '' c; do",
   "  read -t 0 -u 0 && exit 137",
@@ -209,7 +209,7 @@ export function warmLaunch(
 
 /**
  * The head of each command's script: its limits, as `shellPrefix` without the liveness pipe and
- * without joining the pids cgroup (the command is forked by the server, which joined it).
+ * without joining the run's cgroups (the command is forked by the server, which joined them).
  */
 function commandPrefix(plan: ShellPlan): string {
   return ulimitPrefix(plan.limits ?? DEFAULT_LIMITS);

@@ -12,6 +12,7 @@ import { bwrapTest, withTestSandbox } from "./_bwrap_helpers.ts";
 const LIMITS: ResourceLimits = {
   processes: 64,
   memoryMb: 256,
+  totalMemoryMb: 512,
   cpuSeconds: 1,
   fileSizeMb: 16,
   tmpMb: 8,
@@ -117,6 +118,61 @@ bwrapTest("bwrap runner stops a memory hog at the memory limit", async () => {
     ok(result.code !== 0);
   });
 });
+
+/** Writes `mb` MiB page by page (each below the per-process limit), then holds it. */
+function holder(mb: number, seconds: number, label: string): string {
+  return `/usr/bin/python3 -c 'import time; x = b"\\1" * (${mb} << 20); print("${label}", flush=True); time.sleep(${seconds})'`;
+}
+
+bwrapTest(
+  "the memory of all a run's commands together stops at totalMemoryMb (as root)",
+  async () => {
+    await withSandbox(async (sandbox, ws) => {
+      const caps = sandbox.explain().layers?.cgroups;
+      if (caps?.memoryMb === undefined) return; // Not root: no memory cgroup can be made.
+      equal(caps.memoryMb, LIMITS.totalMemoryMb);
+      // Four processes of 200 MiB, each within the per-process 256 MiB: 800 MiB together, over
+      // the run's 512 MiB, so the kernel kills some of them, not tern and not the shell.
+      const four = [1, 2, 3, 4].map((n) => `${holder(200, 3, `held${n}`)} &`).join(" ");
+      const result = await run(sandbox, ws, `${four} wait; echo done`);
+      const held = result.output.match(/^held\d$/gm) ?? [];
+      ok(held.length >= 1 && held.length <= 2, result.output);
+      match(result.output, /done\n$/);
+      // The next command runs as usual, with the memory of the last one given back.
+      equal((await run(sandbox, ws, `${holder(200, 0, "again")}`)).output, "again\n");
+    });
+  },
+);
+
+bwrapTest(
+  "a background process's memory counts against the run's cap for later commands (as root)",
+  async () => {
+    await withSandbox(async (sandbox, ws) => {
+      if (sandbox.explain().layers?.cgroups.memoryMb === undefined) return; // Not root.
+      const control = sandbox.processes.control(false);
+      const info = await control.start(holder(200, 60, "bg-held"), { cwd: ws, text: "bg-held" });
+      equal(await control.wait(info.id, { timeoutMs: TIMEOUT_MS }), "ready");
+      // 200 MiB held in the background and 200 + 200 MiB in the foreground: over 512 MiB.
+      const result = await run(
+        sandbox,
+        ws,
+        `${holder(200, 2, "fg1")} & ${holder(200, 2, "fg2")} & wait; echo done`,
+      );
+      // The kernel kills whichever of the three it picks: at most two of them held.
+      const foreground = (result.output.match(/^fg\d$/gm) ?? []).length;
+      const background = ["running", "ready"].includes(control.info(info.id).state) ? 1 : 0;
+      ok(foreground + background <= 2, `${result.output}\nbackground ${background}`);
+      await control.stop(info.id);
+      // With the background process gone, two fit again.
+      const after = await run(
+        sandbox,
+        ws,
+        `${holder(200, 1, "a")} & ${holder(200, 1, "b")} & wait`,
+      );
+      equal([...after.output.matchAll(/^[ab]$/gm)].length, 2, after.output);
+    });
+  },
+);
 
 bwrapTest("bwrap runner kills a CPU loop at the CPU time limit", async () => {
   await withSandbox(async (sandbox, ws) => {

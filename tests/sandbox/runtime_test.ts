@@ -2,7 +2,7 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { createSandbox, type CreateSandboxOptions } from "../../src/sandbox/runtime.ts";
-import { pidsCgroupPrefix } from "../../src/sandbox/pids_cgroup.ts";
+import { runCgroupPrefix } from "../../src/sandbox/run_cgroup.ts";
 import { processesMatching } from "../support/tmux.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
@@ -38,28 +38,25 @@ async function tmpFolders(dir: string): Promise<string[]> {
   return names;
 }
 
-/** The runs' pids cgroups of tmp folder `dir` (none where no pids cgroup can be made). */
-async function pidsCgroups(dir: string): Promise<string[]> {
-  const prefix = pidsCgroupPrefix(dir);
-  const names: string[] = [];
-  for (const root of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
-    try {
-      for await (const entry of Deno.readDir(root)) {
-        if (entry.name.startsWith(prefix)) names.push(`${root}/${entry.name}`);
-      }
-    } catch {
-      // No such hierarchy here.
-    }
-  }
-  return names;
+/**
+ * The runs' cgroups (pids and memory) of tmp folder `dir`, in any cgroup tree (none where no
+ * cgroup can be made). Through `find`: Deno reads /sys only with --allow-all.
+ */
+async function runCgroups(dir: string): Promise<string[]> {
+  const found = await new Deno.Command("find", {
+    args: ["/sys/fs/cgroup", "-maxdepth", "4", "-type", "d", "-name", `${runCgroupPrefix(dir)}*`],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(found.stdout).split("\n").filter((line) => line !== "");
 }
 
-Deno.test("createSandbox() where bubblewrap cannot run leaves no pids cgroup behind", async () => {
+Deno.test("createSandbox() where bubblewrap cannot run leaves no cgroup behind", async () => {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-runtime-" }));
   const ws = join(root, "ws");
   await Deno.mkdir(ws);
   const tmpDir = Deno.env.get("TMPDIR") ?? "/tmp";
-  const before = await pidsCgroups(tmpDir);
+  const before = await runCgroups(tmpDir);
   try {
     const runtime = await createSandbox(
       optionsFor(root, ws, "no-bwrap-test", { bwrapPath: join(root, "no-bwrap") }),
@@ -67,7 +64,7 @@ Deno.test("createSandbox() where bubblewrap cannot run leaves no pids cgroup beh
     try {
       equal(runtime.shellKind, "unavailable");
       // The cgroup made beside the probe is removed before the sandbox is handed out.
-      deepEqual((await pidsCgroups(tmpDir)).filter((path) => !before.includes(path)), []);
+      deepEqual((await runCgroups(tmpDir)).filter((path) => !before.includes(path)), []);
     } finally {
       await runtime.close();
     }
@@ -82,7 +79,7 @@ Deno.test("createSandbox() with its signal aborted rejects and leaves no tmp fol
   await Deno.mkdir(ws);
   const tmpDir = Deno.env.get("TMPDIR") ?? "/tmp";
   const before = await tmpFolders(tmpDir);
-  const cgroupsBefore = await pidsCgroups(tmpDir);
+  const cgroupsBefore = await runCgroups(tmpDir);
   try {
     for (const noSandbox of [false, true]) {
       const abort = new AbortController();
@@ -93,7 +90,7 @@ Deno.test("createSandbox() with its signal aborted rejects and leaves no tmp fol
       await rejects(opening, /closed while it opened/);
     }
     equal((await tmpFolders(tmpDir)).filter((name) => !before.includes(name)).length, 0);
-    deepEqual((await pidsCgroups(tmpDir)).filter((path) => !cgroupsBefore.includes(path)), []);
+    deepEqual((await runCgroups(tmpDir)).filter((path) => !cgroupsBefore.includes(path)), []);
     equal((await processesMatching(ws)).length, 0);
   } finally {
     await Deno.remove(root, { recursive: true });

@@ -1,0 +1,237 @@
+/**
+ * A run's cgroups: the caps that hold for all of a run's commands together. The pids cgroup caps
+ * their processes (the kernel exempts root from RLIMIT_NPROC); the memory cgroup caps the memory
+ * they use together (RLIMIT_DATA is per process: eight processes at the per-process limit, or a
+ * command's `/tmp` and `/dev/shm` filled beside them, would otherwise take the machine, and the
+ * kernel's out-of-memory killer would then pick any process of it, tern included). Within the
+ * memory cgroup the kernel kills one of the run's own processes instead.
+ *
+ * Each one-shot sandbox's shell joins them first, by writing `0` (itself) to each cgroup's join
+ * file (`tasks` under cgroup v1; `cgroup.procs` under v2), bound into the sandbox alone, so
+ * nothing else of the cgroup tree is writable there: a builtin, no process start. A warm shell's
+ * server joins once, when it starts, and the commands it forks are born inside. Where a cgroup
+ * cannot be made (not root, no such controller, a read-only cgroup tree) there is none, and the
+ * rlimits are the caps.
+ *
+ * Under cgroup v1 each controller has its own tree, and the run's cgroups are made under the
+ * cgroup tern itself is in (a container's own limits keep holding); under cgroup v2 one cgroup
+ * holds both controllers, made in the root cgroup only (a command can join only a cgroup inside
+ * its own cgroup namespace, and a non-root cgroup with processes hands no controller down).
+ *
+ * Deno lets only `--allow-all` touch `/sys`, so the cgroups are made and removed by a short
+ * `bash` script: one process when the run opens and one when it closes, none per command.
+ */
+
+/** A run's cgroups. */
+export interface RunCgroup {
+  /** The folders made in the cgroup trees (one per controller under v1, one under v2). */
+  readonly paths: readonly string[];
+  /**
+   * The files a shell writes `0` to in order to join (itself, the writing thread): `tasks` under
+   * cgroup v1, `cgroup.procs` under v2.
+   */
+  readonly joinFiles: readonly string[];
+  /** The cap on the run's processes, when a pids cgroup holds it. */
+  readonly processes?: number;
+  /** The cap on the run's memory in bytes, when a memory cgroup holds it. */
+  readonly memoryBytes?: number;
+  /** Removes them (once they have no processes left). Never throws. */
+  remove(): Promise<void>;
+}
+
+/** The caps to set. */
+export interface RunCgroupCaps {
+  /** Processes and threads at once. */
+  processes: number;
+  /**
+   * Memory of all the run's processes together, in bytes (swap included where the kernel counts
+   * it). Lowered to three quarters of the machine's memory.
+   */
+  memoryBytes: number;
+}
+
+/**
+ * `where CONTROLLER` sets `kind` and `base` to where that controller's cgroups go: `v1` and the
+ * cgroup tern is in within that controller's own tree (from /proc/self/cgroup), or `v2` and the
+ * unified tree's root when it hands the controller to its children; fails where neither is
+ * there. Builtins only.
+ */
+const FIND = `
+where() {
+  local line names path controllers
+  if [ -e "/sys/fs/cgroup/$1/cgroup.procs" ]; then
+    while IFS= read -r line; do
+      line="\${line#*:}"; names="\${line%%:*}"; path="\${line#*:}"
+      case ",$names," in
+        *",$1,"*) kind=v1; base="/sys/fs/cgroup/$1\${path%/}"; return 0 ;;
+      esac
+    done </proc/self/cgroup
+    return 1
+  fi
+  [ -e /sys/fs/cgroup/cgroup.subtree_control ] || return 1
+  read -r controllers </sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || return 1
+  case " $controllers " in *" $1 "*) kind=v2; base=/sys/fs/cgroup ;; *) return 1 ;; esac
+}`;
+
+/**
+ * $1 is the name, $2 the process cap, $3 the memory cap in bytes; prints one line for each
+ * folder made (`dir <folder>`), each join file (`join <file>`) and each cap set (`pids <n>`,
+ * `memory <bytes>`). A v1 join file is `tasks`: writing 0 there moves the writing thread alone
+ * and takes no global lock, where `cgroup.procs` waits for an RCU grace period (about 16 ms here
+ * when none was written to for a while). A shell is one thread: moving it moves the process.
+ * Exits 3 when no cgroup could be made.
+ */
+const MAKE = `${FIND}
+memory="$3"
+while read -r key value _; do
+  if [ "$key" = MemTotal: ]; then
+    ((value * 768 < memory)) && memory=$((value * 768))
+    break
+  fi
+done </proc/meminfo
+made=0
+v2dir=""
+for controller in pids memory; do
+  where "$controller" || continue
+  dir="$base/$1"
+  if [ "$kind" = v2 ]; then
+    if [ -z "$v2dir" ]; then
+      mkdir "$dir" 2>/dev/null || continue
+      v2dir="$dir"
+      echo "dir $dir"
+      echo "join $dir/cgroup.procs"
+    fi
+  else
+    mkdir "$dir" 2>/dev/null || continue
+  fi
+  ok=1
+  if [ "$controller" = pids ]; then
+    echo "$2" >"$dir/pids.max" 2>/dev/null || ok=0
+  elif [ "$kind" = v1 ]; then
+    echo "$memory" >"$dir/memory.limit_in_bytes" 2>/dev/null || ok=0
+    [ -e "$dir/memory.memsw.limit_in_bytes" ] &&
+      { echo "$memory" >"$dir/memory.memsw.limit_in_bytes"; } 2>/dev/null
+  else
+    echo "$memory" >"$dir/memory.max" 2>/dev/null || ok=0
+    [ -e "$dir/memory.swap.max" ] && { echo 0 >"$dir/memory.swap.max"; } 2>/dev/null
+  fi
+  if [ "$ok" = 0 ]; then
+    [ "$kind" = v1 ] && rmdir "$dir"
+    continue
+  fi
+  if [ "$kind" = v1 ]; then
+    echo "dir $dir"
+    if [ -e "$dir/tasks" ]; then echo "join $dir/tasks"; else echo "join $dir/cgroup.procs"; fi
+  fi
+  [ "$controller" = pids ] && echo "pids $2" || echo "memory $memory"
+  made=1
+done
+if [ "$made" = 0 ]; then
+  [ -n "$v2dir" ] && rmdir "$v2dir"
+  exit 3
+fi
+exit 0`;
+
+/** Each argument is a folder; retried for a second while the processes of a killed command go. */
+const REMOVE = `
+for dir in "$@"; do
+  for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    rmdir "$dir" 2>/dev/null && break
+    [ -d "$dir" ] || break
+    sleep 0.05
+  done
+done
+exit 0`;
+
+/**
+ * $1 is the name prefix, $2 the folder the runs' tmp folders are in: removes each cgroup of
+ * that prefix whose tmp folder (its name without the prefix) is gone. rmdir removes no cgroup that has
+ * processes.
+ */
+const SWEEP = `${FIND}
+for controller in pids memory; do
+  where "$controller" || continue
+  for dir in "$base/$1"*; do
+    [ -d "$dir" ] || continue
+    name="\${dir##*/}"
+    tmp="$2/\${name#"$1"}"
+    if [ ! -e "$tmp" ] && [ ! -L "$tmp" ] && rmdir "$dir" 2>/dev/null; then echo "$dir"; fi
+  done
+done
+exit 0`;
+
+/**
+ * The prefix of the cgroups of runs whose private tmp folders are in `tmpDir`: `tern-`,
+ * the folder's 32-bit FNV-1a hash in hex, `-`. Runs with another TMPDIR have another prefix, so
+ * a sweep never removes the cgroup of a live run whose tmp folder it cannot see.
+ */
+export function runCgroupPrefix(tmpDir: string): string {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(tmpDir)) {
+    hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  }
+  return `tern-${hash.toString(16).padStart(8, "0")}-`;
+}
+
+/**
+ * Makes the run's cgroups `name` (the run's private tmp folder's name, so that
+ * {@linkcode removeStaleRunCgroups} can tell whether its run is alive) with `caps`: a pids
+ * cgroup and a memory cgroup, each where the machine has one. Null when neither can be made
+ * here. Never throws.
+ */
+export async function makeRunCgroup(name: string, caps: RunCgroupCaps): Promise<RunCgroup | null> {
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new TypeError(`Cannot name a cgroup "${name}"`);
+  const printed = await script(MAKE, [
+    name,
+    String(Math.floor(caps.processes)),
+    String(Math.floor(caps.memoryBytes)),
+  ]);
+  if (printed === null) return null;
+  const paths: string[] = [];
+  const joinFiles: string[] = [];
+  let processes: number | undefined;
+  let memoryBytes: number | undefined;
+  for (const line of printed.split("\n")) {
+    const space = line.indexOf(" ");
+    const [key, value] = [line.slice(0, space), line.slice(space + 1)];
+    if (key === "dir") paths.push(value);
+    else if (key === "join") joinFiles.push(value);
+    else if (key === "pids") processes = Number(value);
+    else if (key === "memory") memoryBytes = Number(value);
+  }
+  if (paths.length === 0 || joinFiles.length === 0) return null;
+  return {
+    paths,
+    joinFiles,
+    ...(processes === undefined ? {} : { processes }),
+    ...(memoryBytes === undefined ? {} : { memoryBytes }),
+    remove: async () => void await script(REMOVE, paths),
+  };
+}
+
+/**
+ * Removes the cgroups of runs that ended without removing theirs: each one whose name starts
+ * with `prefix` and whose run's tmp folder (of the same name, in `tmpDir`) is gone. A cgroup
+ * with processes cannot be removed, so none in use is. Returns the folders removed; never throws.
+ */
+export async function removeStaleRunCgroups(prefix: string, tmpDir: string): Promise<string[]> {
+  const removed = await script(SWEEP, [prefix, tmpDir]);
+  return removed === null ? [] : removed.split("\n").filter((line) => line !== "");
+}
+
+/** Runs `bash -c text` with `args`; its output, or null when it failed. Never throws. */
+async function script(text: string, args: string[]): Promise<string | null> {
+  try {
+    const result = await new Deno.Command("bash", {
+      args: ["-c", text, "tern-cgroup", ...args],
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return result.success ? new TextDecoder().decode(result.stdout).trim() : null;
+  } catch {
+    return null;
+  }
+}
