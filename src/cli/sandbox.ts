@@ -111,6 +111,13 @@ export function layerLines(layers: SandboxLayers): string[] {
     ? `only ${layers.network.hosts.join(", ")}, through a filtering proxy started for each ` +
       "command (every host it connects to or refuses goes to the audit log)"
     : "the host's network, shared";
+  const rules = layers.denied === null
+    ? "no deny rule with a path"
+    : `your deny rules with a path: ${layers.denied.hidden} path(s) hidden, ` +
+      `${layers.denied.readOnly} read-only` +
+      (layers.denied.complete
+        ? ""
+        : " (the search stopped at 50,000 entries: deeper paths are decided per call only)");
   const guards = `${layers.guards.readOnlyGit} .git folder(s) read-only; ` +
     `${layers.guards.absent.join(" and ")} cannot be created where absent`;
   const processes = "each command in a process group and pid namespace of its own, killed " +
@@ -133,6 +140,7 @@ export function layerLines(layers: SandboxLayers): string[] {
     "  descriptors every inherited descriptor above 2 closed before bubblewrap starts",
     `  network     ${network}`,
     `  guards      ${guards}`,
+    `  rules       ${rules}`,
     `  processes   ${processes}`,
     "  limits      the limits above: rlimits at the head of every command, a sized tmpfs /tmp",
     `  memory      ${memory}`,
@@ -250,6 +258,7 @@ export async function openRuntime(
       noSandbox: config.noSandbox,
       home: readEnv("HOME"),
       homeAllow: config.sandbox.homeAllow,
+      rules: config.rules,
       ternHome: config.ternHome,
       env: shellSourceEnv(),
       handlerUrl: sourceUrl("src/tools/worker_handler.ts"),

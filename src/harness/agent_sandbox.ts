@@ -27,6 +27,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     noSandbox: config.noSandbox,
     home: options.home,
     homeAllow: config.sandbox?.homeAllow,
+    rules: config.rules,
     ternHome: config.ternHome,
     env: options.env,
     handlerUrl: sourceUrl("src/tools/worker_handler.ts"),

@@ -3,7 +3,7 @@
  * first call: until then nothing here loads SQLite, tree-sitter or the index's code, so start-up
  * and turns that do not search pay nothing (code_index_live.ts does the work).
  */
-import type { SearchWeights } from "../config/types.ts";
+import type { PermissionRule, SearchWeights } from "../config/types.ts";
 import type {
   CodeIndexAccess,
   IndexAnswer,
@@ -21,6 +21,11 @@ export interface CodeIndexSettings {
   /** The person's home folder, whose secret stores the index never reads. */
   home?: string;
   weights?: SearchWeights;
+  /**
+   * The person's permission rules: results in a path their deny rules hide from the reading
+   * tools are left out (see sandbox/denied_paths.ts), whenever the index read the file.
+   */
+  rules?: readonly PermissionRule[];
 }
 
 /** A conversation's code index: loads at the first search, told of the agent's changes. */
@@ -45,7 +50,8 @@ export class CodeIndexTools implements CodeIndexAccess {
     query: string,
     options: { limit: number; signal: AbortSignal },
   ): Promise<IndexAnswer<Hit>> {
-    return await (await this.#load()).search(query, options);
+    const answer = await (await this.#load()).search(query, options);
+    return await this.#withoutDenied(answer);
   }
 
   async symbols(
@@ -53,7 +59,20 @@ export class CodeIndexTools implements CodeIndexAccess {
     question: SymbolQuestion,
     options: { limit: number; signal: AbortSignal },
   ): Promise<IndexAnswer<SymbolAnswer>> {
-    return await (await this.#load()).symbols(name, question, options);
+    const answer = await (await this.#load()).symbols(name, question, options);
+    return await this.#withoutDenied(answer);
+  }
+
+  /** `answer` without the results in paths the person's deny rules hide. */
+  async #withoutDenied<T extends { chunk: { path: string } }>(
+    answer: IndexAnswer<T>,
+  ): Promise<IndexAnswer<T>> {
+    const rules = this.#settings().rules;
+    if (rules === undefined) return answer;
+    const { pathDenials } = await import("../sandbox/denied_paths.ts");
+    const denials = await pathDenials(rules);
+    if (denials === null) return answer;
+    return { ...answer, results: answer.results.filter(({ chunk }) => !denials.hide(chunk.path)) };
   }
 
   /** Closes the store if it was opened. */

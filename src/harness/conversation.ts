@@ -210,6 +210,7 @@ export class Conversation {
       ternHome: this.#options.config.ternHome,
       home: this.#options.home,
       weights: this.#options.config.searchWeights,
+      rules: this.#options.config.rules,
     }));
     const webFetch = webFetchOptions(options.config.webFetch);
     const webSearch = webSearchOptions(options.config.webSearch, {

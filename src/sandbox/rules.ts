@@ -10,6 +10,7 @@ import { ConfigError } from "../config/errors.ts";
 import type { PermissionRule } from "../config/schema.ts";
 import { analyzeShell, type ShellAnalysis, type SimpleCommand } from "./shell/parse.ts";
 import { assignmentRisk } from "./shell/_risk.ts";
+import { RULE_PATH_OPTIONS, toolMatcher } from "./rule_match.ts";
 
 /** A rule ready to match calls. */
 export interface CompiledRule {
@@ -145,7 +146,7 @@ function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): Compil
   if (rule.path !== undefined) {
     // A path rule without its matcher would match nothing: a deny rule that denies nothing.
     if (picomatch === undefined) throw new Error(`Cannot compile ${compiled.label}: no matcher`);
-    compiled.path = picomatch(rule.path, { dot: true });
+    compiled.path = picomatch(rule.path, RULE_PATH_OPTIONS);
   }
   return compiled;
 }
@@ -163,15 +164,6 @@ function grantLists(rule: PermissionRule): CompiledRule["grants"] {
       : list.map((entry) => entry.trim());
   }
   return grants;
-}
-
-/** A test of tool names against `pattern`, where `*` stands for any run of characters. */
-function toolMatcher(pattern: string): (name: string) => boolean {
-  if (pattern === "*") return () => true;
-  if (!pattern.includes("*")) return (name) => name === pattern;
-  const parts = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
-  const regex = new RegExp(`^${parts.join(".*")}$`);
-  return (name) => regex.test(name);
 }
 
 /** Command words match the rule's words; the command name is compared without its folder. */

@@ -5,7 +5,7 @@
  * and reality cannot drift apart.
  */
 import { basename, dirname, join, resolve } from "../core/path.ts";
-import type { CustomProfile } from "../config/schema.ts";
+import type { CustomProfile, PermissionRule } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import {
   bwrapArgs,
@@ -41,6 +41,7 @@ import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts"
 import { homeView } from "./home_view.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
+import { type DeniedPaths, findDeniedPaths, pathDenials } from "./denied_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv } from "./shell_env.ts";
@@ -202,6 +203,11 @@ export interface SandboxLayers {
    * limit counts all the run's processes), `memoryMb` for a memory cgroup (all their memory).
    */
   cgroups: { processes?: number; memoryMb?: number };
+  /**
+   * What the person's deny rules with a path took out of the view: paths hidden, paths made
+   * read-only, and whether the search saw the whole workspace. Null without such rules.
+   */
+  denied: { hidden: number; readOnly: number; complete: boolean } | null;
   /** `.git` folders kept read-only, and the names a command cannot create where absent. */
   guards: { readOnlyGit: number; absent: string[] };
 }
@@ -235,6 +241,11 @@ export interface CreateSandboxOptions {
    * (`sandbox.homeAllow`); see `homeView`.
    */
   homeAllow?: readonly string[];
+  /**
+   * The permission rules: what their deny rules with a path match in the workspace is hidden
+   * from (or read-only to) commands and the tool worker too (see denied_paths.ts).
+   */
+  rules?: readonly PermissionRule[];
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
   /**
@@ -274,6 +285,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     throw error;
   }
   let profile = base;
+  // The person's deny rules by path, held by the view too (null without such rules).
+  const denials = options.rules === undefined ? null : await pathDenials(options.rules);
   const home = options.home === undefined ? undefined : realOrResolved(options.home);
   const ternHome = realOrResolved(options.ternHome);
   // Deno's flags compare paths as written: deny the folder by its name and by its real path.
@@ -343,6 +356,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   );
   // The run's cgroups once a plan waited for them (what `explain` shows).
   let cgroup: RunCgroup | null = null;
+  // What the person's deny rules took out of the last plan's view (null without such rules).
+  let deniedByRules: DeniedPaths | null = null;
   const planFor = async (): Promise<ShellPlan> => {
     const pids = cgroup = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
@@ -361,11 +376,17 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
     );
     const view = viewOf(options, roots, profile.grants.read, rootOnly);
+    const denied = denials === null ? null : await findDeniedPaths(options.workspace, denials);
+    deniedByRules = denied;
     return {
       cwd: options.workspace,
       writable: roots,
       writableReal,
-      readOnly: [...await gitDirsUnder(roots.filter((r) => r !== "/")), ...view.readOnly],
+      readOnly: [
+        ...await gitDirsUnder(roots.filter((r) => r !== "/")),
+        ...view.readOnly,
+        ...denied?.readOnly ?? [],
+      ],
       guarded: roots.filter((root) => root !== "/").flatMap((root) => [
         join(root, ".tern"),
         join(root, ".git"),
@@ -374,9 +395,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       revealed: [options.workspace, ...(profile.grants.read === "all" ? [] : profile.grants.read)],
       visible: view.visible,
       // tern's home (config, trust, sessions) is never visible; unless the workspace is in it.
-      hidden: view.hidden.filter((path) =>
-        !(ternPaths.includes(path) && isInside(path, options.workspace))
-      ),
+      hidden: [
+        ...view.hidden.filter((path) =>
+          !(ternPaths.includes(path) && isInside(path, options.workspace))
+        ),
+        ...denied?.hidden ?? [],
+      ],
       ...(seccomp === null ? {} : { seccomp }),
       limits,
       ...(pids ? { cgroupFiles: pids.joinFiles } : {}),
@@ -403,6 +427,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         ? {}
         : { memoryMb: Math.floor(cgroup.memoryBytes / 1024 / 1024) }),
     },
+    denied: deniedByRules === null ? null : {
+      hidden: deniedByRules.hidden.length,
+      readOnly: deniedByRules.readOnly.length,
+      complete: deniedByRules.complete,
+    },
     guards: {
       readOnlyGit: gitDirsOf(built).length,
       absent: [...new Set((built.guarded ?? []).map((path) => basename(path)))],
@@ -414,7 +443,16 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let plan: Promise<ShellPlan> | undefined;
   /** The plan last built: what `explain()` shows. */
   let lastPlan: ShellPlan | undefined;
-  const currentPlan = () => plan ??= planFor().then((built) => lastPlan = built);
+  // Called when a new plan hides or protects other paths than the last (the worker's view).
+  let viewChanged: (() => void) | undefined;
+  const currentPlan = () =>
+    plan ??= planFor().then((built) => {
+      const changed = lastPlan !== undefined && denials !== null &&
+        (!sameList(lastPlan.hidden, built.hidden) || !sameList(lastPlan.readOnly, built.readOnly));
+      lastPlan = built;
+      if (changed) viewChanged?.();
+      return built;
+    });
   // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell stands on
   // it) is tern's own: no command can put anything in it.
   const withoutGuards = (changes: HostFileChange[]) => {
@@ -567,6 +605,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   });
   // A worker that fails to start reports it on the first call, with the reason.
   if (options.warm) worker.start().catch(() => {});
+  // The worker's view is made from the plan when it starts: once the person's deny rules match
+  // other paths (a command made or removed some), the next file-tool call gets a new worker.
+  if (workerKind === "bwrap") viewChanged = () => worker.restart(worker.grants);
 
   if (shellKind === "bwrap") await currentPlan();
   if (options.signal?.aborted) {
@@ -800,6 +841,10 @@ function viewOf(
       ...rootOnly.hidden,
     ],
   };
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
 }
 
 function networkLayer(shared: boolean, hosts: readonly string[] | null): SandboxLayers["network"] {

@@ -279,3 +279,34 @@ Deno.test("CodeIndexTools ranks code_search with the config's searchWeights, rea
     }
   });
 });
+
+Deno.test("CodeIndexTools leaves out what the person's deny rules hide, even from an index built before", async () => {
+  await withIndexFixture(async ({ dir, ternHome }) => {
+    await Deno.mkdir(join(dir, "secrets"));
+    await Deno.writeTextFile(
+      join(dir, "secrets/vault.ts"),
+      "export function unlockVaultMarker9d2() { return 'k'; }\n",
+    );
+    // An index built with no rule holds the file.
+    await indexWorkspace(dir, indexPath(ternHome, dir));
+    let rules: { action: "deny"; path: string; tool?: string }[] | undefined;
+    const tools = new CodeIndexTools(() => ({ workspace: dir, ternHome, rules }));
+    const search = createCodeSearchTool(() => tools);
+    const symbols = createCodeSymbolsTool(() => tools);
+    const ctx = { workspace: dir, signal: new AbortController().signal };
+    try {
+      const found = () => search.run({ query: "unlock vault marker" }, ctx).then(outputOf);
+      const symbol = () => symbols.run({ name: "unlockVaultMarker9d2" }, ctx).then(outputOf);
+      match(await found(), /secrets\/vault\.ts/);
+      match(await symbol(), /secrets\/vault\.ts/);
+      rules = [{ action: "deny", path: "secrets/**" }];
+      ok(!(await found()).includes("secrets/"), await found());
+      ok(!(await symbol()).includes("secrets/"), await symbol());
+      // A rule that keeps only the writing tools from the folder hides nothing.
+      rules = [{ action: "deny", tool: "write", path: "secrets/**" }];
+      match(await found(), /secrets\/vault\.ts/);
+    } finally {
+      tools.close();
+    }
+  });
+});

@@ -9,7 +9,7 @@ import { gitDirsUnder, secretLocations } from "../../src/sandbox/protected_paths
 import { shellEnv } from "../../src/sandbox/shell_runner.ts";
 import { createBwrapRunner } from "../../src/sandbox/shell_runner.ts";
 import type { ShellPlan, ShellResult, ShellRunOptions } from "../../src/sandbox/types.ts";
-import type { ResourceLimits } from "../../src/config/schema.ts";
+import type { PermissionRule, ResourceLimits } from "../../src/config/schema.ts";
 import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { WarmSlot } from "../../src/sandbox/warm_shell.ts";
 
@@ -239,6 +239,10 @@ export interface TestSandboxOptions {
   limits?: ResourceLimits;
   /** The worker's handler; default the real tools' (src/tools/worker_handler.ts). */
   handlerUrl?: URL;
+  /** The person's permission rules. */
+  rules?: readonly PermissionRule[];
+  /** Files to write in the workspace before the sandbox opens, by relative path. */
+  files?: Record<string, string>;
 }
 
 /**
@@ -255,6 +259,10 @@ export async function withTestSandbox(
   );
   const ws = join(root, "ws");
   await Deno.mkdir(ws);
+  for (const [path, content] of Object.entries(options.files ?? {})) {
+    await Deno.mkdir(dirname(join(ws, path)), { recursive: true });
+    await Deno.writeTextFile(join(ws, path), content);
+  }
   const sandbox = await createSandbox({
     workspace: ws,
     profile: ":workspace",
@@ -266,6 +274,7 @@ export async function withTestSandbox(
       new URL("../../src/tools/worker_handler.ts", import.meta.url),
     runId: `${options.name}-test`,
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.rules === undefined ? {} : { rules: options.rules }),
   });
   try {
     await fn(sandbox, ws);

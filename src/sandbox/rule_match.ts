@@ -1,0 +1,18 @@
+/**
+ * How a permission rule's `tool` and `path` match, shared by the policy's rules (rules.ts) and
+ * the sandbox's view of the person's deny rules (denied_paths.ts), so both read a rule alike.
+ */
+// @ts-types="@types/picomatch"
+import type Picomatch from "picomatch";
+
+/** picomatch's options for a rule's `path`: dot files match like any other. */
+export const RULE_PATH_OPTIONS: Picomatch.PicomatchOptions = { dot: true };
+
+/** A test of tool names against `pattern`, where `*` stands for any run of characters. */
+export function toolMatcher(pattern: string): (name: string) => boolean {
+  if (pattern === "*") return () => true;
+  if (!pattern.includes("*")) return (name) => name === pattern;
+  const parts = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  const regex = new RegExp(`^${parts.join(".*")}$`);
+  return (name) => regex.test(name);
+}

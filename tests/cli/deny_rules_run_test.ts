@@ -1,0 +1,80 @@
+/**
+ * The person's deny rules with a path hold for the model's shell commands and folder-wide file
+ * tools in a real `tern run`, not only for calls that name the path: a hostile model that runs
+ * `cat` or `grep -r` through bash, or greps the workspace, gets nothing of a denied folder, and
+ * cannot write a file a rule keeps from the writing tools.
+ */
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+
+const SECRET = "DENIED-9c1f-CONTENT";
+
+testWith(
+  [bwrapNeed],
+  "tern run: deny rules with a path hold for bash and grep over the workspace",
+  async () => {
+    const ws = await tempWorkspace();
+    try {
+      await Deno.mkdir(join(ws.dir, "secrets"));
+      await Deno.writeTextFile(join(ws.dir, "secrets/key.txt"), `${SECRET}\n`);
+      await Deno.writeTextFile(join(ws.dir, "package.json"), '{"name": "app"}\n');
+      await Deno.writeTextFile(join(ws.dir, "main.ts"), "console.log(1);\n");
+      await Deno.writeTextFile(
+        join(ws.home, "config.jsonc"),
+        JSON.stringify({
+          rules: [
+            { action: "deny", path: "secrets/**" },
+            { action: "deny", tool: "write", path: "package.json" },
+          ],
+        }),
+      );
+      const calls = [
+        { name: "bash", args: { command: "cat secrets/key.txt; grep -r DENIED . ; echo end" } },
+        {
+          name: "bash",
+          args: { command: `echo '{"scripts":{"postinstall":"x"}}' > package.json; echo wrote` },
+        },
+        { name: "grep", args: { pattern: "DENIED", path: "." } },
+        { name: "list", args: { path: "secrets" } },
+      ];
+      const results: string[] = [];
+      const server = await startScriptedServer(
+        ((request: ModelRequest, i: number) => {
+          if (i > 0) {
+            const last = request.messages.at(-1);
+            results.push(last?.role === "tool" ? last.content : "");
+          }
+          const call = calls[i];
+          if (call === undefined) return { text: "done" };
+          return {
+            toolCalls: [{ id: `c${i}`, name: call.name, arguments: JSON.stringify(call.args) }],
+          };
+        }) as unknown as ScriptedReply[],
+        { chunkDelayMs: 0 },
+      );
+      try {
+        const run = await runTern(
+          ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
+          { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test-x" } },
+        );
+        equal(run.code, 0, run.stderr);
+      } finally {
+        await server.close();
+      }
+      equal(results.length, calls.length, results.join("\n---\n"));
+      for (const result of results) ok(!result.includes(SECRET), result);
+      ok(results[0].includes("end"), results[0]);
+      ok(!results[2].includes("key.txt"), results[2]);
+      ok(!results[3].includes("key.txt"), results[3]);
+      equal(await Deno.readTextFile(join(ws.dir, "package.json")), '{"name": "app"}\n');
+      equal(await Deno.readTextFile(join(ws.dir, "secrets/key.txt")), `${SECRET}\n`);
+    } finally {
+      await ws.cleanup();
+    }
+  },
+);
