@@ -16,7 +16,7 @@ export interface ResourceLimits {
   /**
    * Memory all of a run's commands may use together (their processes, background ones included,
    * and what they put in their `/tmp` and `/dev/shm`), MiB: a memory cgroup per run, where one
-   * can be made (as root), and never more than three quarters of the machine's memory.
+   * can be made (as root), and never more than three quarters of the machine's memory (or of a container's limit).
    */
   totalMemoryMb: number;
   /** CPU time one process may use (RLIMIT_CPU), seconds. */

@@ -6,6 +6,8 @@
 import { ConfigError } from "../config/mod.ts";
 import { auditDir } from "../sandbox/audit.ts";
 import { createSandbox } from "../sandbox/runtime.ts";
+import { pathDenials } from "../sandbox/denied_paths.ts";
+import { BUILTIN_MANIFEST } from "../tools/mod.ts";
 import { sourceUrl } from "../core/source_url.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 
@@ -27,7 +29,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     noSandbox: config.noSandbox,
     home: options.home,
     homeAllow: config.sandbox?.homeAllow,
-    rules: config.rules,
+    denials: await pathDenials(config.rules, BUILTIN_MANIFEST),
     ternHome: config.ternHome,
     env: options.env,
     handlerUrl: sourceUrl("src/tools/worker_handler.ts"),

@@ -13,13 +13,15 @@
  */
 import type { PermissionRule } from "../config/schema.ts";
 import { join } from "../core/path.ts";
-import { isInside } from "../tools/paths.ts";
 import { RULE_PATH_OPTIONS, toolMatcher } from "./rule_match.ts";
 
-/** The file tools that read a path they name, or the files under it. */
-const READING_TOOLS = ["read", "list", "glob", "grep", "code_search", "code_symbols"];
-/** The file tools that write the path they name. */
-const WRITING_TOOLS = ["write", "edit", "multi_edit"];
+/** What a tool says of itself that decides how a rule about it is held (its manifest entry). */
+export interface RuleTool {
+  name: string;
+  readOnly: boolean;
+  /** Where it runs: "sandbox" for the shell tool, whose calls name no path a rule decides. */
+  runsIn: string;
+}
 
 /** A test of a workspace-relative path (`secrets/key.txt`, `.` for the workspace). */
 export type PathTest = (relative: string) => boolean;
@@ -43,12 +45,19 @@ export interface DeniedPaths {
 }
 
 /**
- * What `rules` deny by path: a deny rule with a `path` and no `command` whose tool covers a
- * reading tool (no `tool`, `*`, `read`, `grep`, ...) hides what it matches; one whose tool covers
- * only writing tools (`write`, `edit`, `multi_edit`) protects it. Null when no rule does either
- * (the common case: nothing is searched).
+ * What `rules` deny by path, given the `tools` there are: a deny rule with a `path` and no
+ * `command` whose tool covers a read-only tool (no `tool`, `*`, `read`, `grep`, ...) hides what it
+ * matches; one whose tool covers only tools that write what they name (`write`, `edit`, ...; not
+ * the shell tool) protects it. Null when no rule does either (the common case: nothing is
+ * searched).
  */
-export async function pathDenials(rules: readonly PermissionRule[]): Promise<PathDenials | null> {
+export async function pathDenials(
+  rules: readonly PermissionRule[],
+  tools: readonly RuleTool[],
+): Promise<PathDenials | null> {
+  const reading = tools.filter((tool) => tool.readOnly).map((tool) => tool.name);
+  const writing = tools.filter((tool) => !tool.readOnly && tool.runsIn !== "sandbox")
+    .map((tool) => tool.name);
   const chosen = rules.filter((rule) =>
     rule.action === "deny" && rule.path !== undefined && rule.command === undefined
   );
@@ -57,10 +66,10 @@ export async function pathDenials(rules: readonly PermissionRule[]): Promise<Pat
   const hide: PathTest[] = [];
   const protect: PathTest[] = [];
   for (const rule of chosen) {
-    const tools = toolMatcher(rule.tool ?? "*");
+    const covers = toolMatcher(rule.tool ?? "*");
     const test = picomatch(rule.path!, RULE_PATH_OPTIONS);
-    if (READING_TOOLS.some(tools)) hide.push(test);
-    else if (WRITING_TOOLS.some(tools)) protect.push(test);
+    if (reading.some(covers)) hide.push(test);
+    else if (writing.some(covers)) protect.push(test);
   }
   if (hide.length === 0 && protect.length === 0) return null;
   const any = (tests: PathTest[]): PathTest => (path) => tests.some((test) => test(path));
@@ -134,7 +143,7 @@ export async function findDeniedPaths(
 function leadsInside(path: string, workspace: string): boolean {
   try {
     const target = Deno.realPathSync(path);
-    return target !== workspace && isInside(workspace, target);
+    return target.startsWith(workspace.endsWith("/") ? workspace : `${workspace}/`);
   } catch {
     return false; // Dangling: nothing to hide.
   }

@@ -45,7 +45,8 @@ export interface RunCgroupCaps {
   processes: number;
   /**
    * Memory of all the run's processes together, in bytes (swap included where the kernel counts
-   * it). Lowered to three quarters of the machine's memory.
+   * it). Lowered to three quarters of the machine's memory, and under cgroup v1 to three
+   * quarters of the limit of the cgroup tern runs in (a container's).
    */
   memoryBytes: number;
 }
@@ -108,6 +109,13 @@ for controller in pids memory; do
   if [ "$controller" = pids ]; then
     echo "$2" >"$dir/pids.max" 2>/dev/null || ok=0
   elif [ "$kind" = v1 ]; then
+    # A container's own limit (the nearest of tern's cgroup and its parents) lowers it too.
+    while read -r key value; do
+      if [ "$key" = hierarchical_memory_limit ]; then
+        ((value / 4 * 3 < memory)) && memory=$((value / 4 * 3))
+        break
+      fi
+    done <"$base/memory.stat"
     echo "$memory" >"$dir/memory.limit_in_bytes" 2>/dev/null || ok=0
     [ -e "$dir/memory.memsw.limit_in_bytes" ] &&
       { echo "$memory" >"$dir/memory.memsw.limit_in_bytes"; } 2>/dev/null

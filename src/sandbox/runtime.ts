@@ -5,7 +5,7 @@
  * and reality cannot drift apart.
  */
 import { basename, dirname, join, resolve } from "../core/path.ts";
-import type { CustomProfile, PermissionRule } from "../config/schema.ts";
+import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import {
   bwrapArgs,
@@ -41,7 +41,7 @@ import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts"
 import { homeView } from "./home_view.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
 import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
-import { type DeniedPaths, findDeniedPaths, pathDenials } from "./denied_paths.ts";
+import { type DeniedPaths, findDeniedPaths, type PathDenials } from "./denied_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv } from "./shell_env.ts";
@@ -242,10 +242,10 @@ export interface CreateSandboxOptions {
    */
   homeAllow?: readonly string[];
   /**
-   * The permission rules: what their deny rules with a path match in the workspace is hidden
-   * from (or read-only to) commands and the tool worker too (see denied_paths.ts).
+   * What the person's deny rules with a path keep from the tools (`pathDenials`): what they match
+   * in the workspace is hidden from (or read-only to) commands and the tool worker too.
    */
-  rules?: readonly PermissionRule[];
+  denials?: PathDenials | null;
   /** The bubblewrap executable (default `bwrap` on PATH); tests point it at a missing one. */
   bwrapPath?: string;
   /**
@@ -286,7 +286,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   }
   let profile = base;
   // The person's deny rules by path, held by the view too (null without such rules).
-  const denials = options.rules === undefined ? null : await pathDenials(options.rules);
+  const denials = options.denials ?? null;
   const home = options.home === undefined ? undefined : realOrResolved(options.home);
   const ternHome = realOrResolved(options.ternHome);
   // Deno's flags compare paths as written: deny the folder by its name and by its real path.

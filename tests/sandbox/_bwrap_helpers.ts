@@ -12,6 +12,8 @@ import type { ShellPlan, ShellResult, ShellRunOptions } from "../../src/sandbox/
 import type { PermissionRule, ResourceLimits } from "../../src/config/schema.ts";
 import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { WarmSlot } from "../../src/sandbox/warm_shell.ts";
+import { pathDenials } from "../../src/sandbox/denied_paths.ts";
+import { BUILTIN_MANIFEST } from "../../src/tools/mod.ts";
 
 /** Whether bubblewrap can run here; tests that need it are ignored (loudly) when it cannot. */
 export const bwrap: { ok: boolean } = bwrapNeed;
@@ -274,7 +276,9 @@ export async function withTestSandbox(
       new URL("../../src/tools/worker_handler.ts", import.meta.url),
     runId: `${options.name}-test`,
     ...(options.limits === undefined ? {} : { limits: options.limits }),
-    ...(options.rules === undefined ? {} : { rules: options.rules }),
+    ...(options.rules === undefined
+      ? {}
+      : { denials: await pathDenials(options.rules, BUILTIN_MANIFEST) }),
   });
   try {
     await fn(sandbox, ws);

@@ -7,6 +7,7 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { PermissionRule } from "../../src/config/schema.ts";
 import { findDeniedPaths, pathDenials } from "../../src/sandbox/denied_paths.ts";
+import { BUILTIN_MANIFEST } from "../../src/tools/mod.ts";
 import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { bwrapTest, withTestSandbox } from "./_bwrap_helpers.ts";
 
@@ -32,7 +33,7 @@ const FILES: Record<string, string> = {
 };
 
 Deno.test("pathDenials() takes deny rules with a path, by what their tool covers", async () => {
-  const denials = await pathDenials(RULES);
+  const denials = await pathDenials(RULES, BUILTIN_MANIFEST);
   ok(denials !== null);
   equal(denials.hide("secrets/key.txt"), true);
   equal(denials.hide("app/.env"), true);
@@ -43,8 +44,13 @@ Deno.test("pathDenials() takes deny rules with a path, by what their tool covers
   // ask rules and command rules are decided per call only.
   equal(denials.hide("notes/a.md") || denials.protect("notes/a.md"), false);
   equal(denials.hide("open/readme.md") || denials.protect("open/readme.md"), false);
-  equal(await pathDenials([{ action: "ask", path: "x" }, { action: "deny", tool: "bash" }]), null);
-  equal(await pathDenials([{ action: "deny", tool: "web_fetch", path: "x" }]), null);
+  const none = [{ action: "ask", path: "x" }, { action: "deny", tool: "bash", path: "x" }] as const;
+  equal(await pathDenials(none, BUILTIN_MANIFEST), null);
+  // An MCP tool's rule is decided per call: no built-in tool is named.
+  equal(
+    await pathDenials([{ action: "deny", tool: "mcp__fs__read", path: "x" }], BUILTIN_MANIFEST),
+    null,
+  );
 });
 
 Deno.test("findDeniedPaths() hides a folder whose every path matches whole, else each match", async () => {
@@ -67,7 +73,7 @@ Deno.test("findDeniedPaths() hides a folder whose every path matches whole, else
       { action: "deny", path: "secrets-link" },
       { action: "deny", path: "*.pem" },
       { action: "deny", tool: "write", path: "host.json" },
-    ]);
+    ], BUILTIN_MANIFEST);
     const found = await findDeniedPaths(ws, denials!);
     deepEqual(found.hidden.sort(), [
       join(ws, "app/.env"),

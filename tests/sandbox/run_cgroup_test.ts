@@ -96,3 +96,44 @@ Deno.test("a run's memory cap is never more than three quarters of the machine's
 async function exists(path: string): Promise<boolean> {
   return (await new Deno.Command("test", { args: ["-d", path] }).output()).success;
 }
+
+Deno.test("under cgroup v1 a run's memory cap is never more than three quarters of tern's own cgroup's limit", async () => {
+  // A parent cgroup with a 400 MiB limit stands for a container; a Deno process started inside
+  // it makes a run's cgroups as tern would.
+  const parent = `/sys/fs/cgroup/memory/tern-test-parent-${crypto.randomUUID().slice(0, 8)}`;
+  const made = await new Deno.Command("bash", {
+    args: ["-c", `mkdir "${parent}" && echo $((400 << 20)) >"${parent}/memory.limit_in_bytes"`],
+    stderr: "null",
+  }).output();
+  if (!made.success) return; // No cgroup v1 memory tree to write here.
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    const module = new URL("../../src/sandbox/run_cgroup.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { makeRunCgroup } from "${module}";\n` +
+        `const run = await makeRunCgroup("tern-test-child-${crypto.randomUUID().slice(0, 8)}", ` +
+        `{ processes: 64, memoryBytes: 2 ** 40 });\n` +
+        `console.log(JSON.stringify({ memory: run?.memoryBytes, paths: run?.paths }));\n` +
+        `await run?.remove();\n`,
+    );
+    const out = await new Deno.Command("bash", {
+      args: [
+        "-c",
+        `echo 0 >"${parent}/tasks" && exec "$0" run -A --no-config "$1"`,
+        Deno.execPath(),
+        script,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    equal(out.success, true, new TextDecoder().decode(out.stderr));
+    const seen = JSON.parse(text) as { memory?: number; paths?: string[] };
+    equal(seen.memory, (400 << 20) / 4 * 3, text);
+    ok(seen.paths?.some((path) => path.startsWith(`${parent}/`)), text);
+  } finally {
+    await Deno.remove(script);
+    await new Deno.Command("rmdir", { args: [parent], stderr: "null" }).output();
+  }
+});
