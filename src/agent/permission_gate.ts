@@ -233,6 +233,9 @@ export class PermissionGate {
    * so it is stopped with the grants.
    */
   async endTurn(): Promise<void> {
+    // The next turn's commands get a view made anew: the person (or their editor) may have made
+    // a `.git` or a file their deny rules match since.
+    this.#options.runtime.shellTreeChanged();
     if (this.#turnGrants.length === 0) return;
     const since = this.#turnGrantsSince ?? 0;
     this.#turnGrants = [];

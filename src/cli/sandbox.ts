@@ -118,7 +118,7 @@ export function layerLines(layers: SandboxLayers): string[] {
       `${layers.denied.readOnly} read-only` +
       (layers.denied.complete
         ? ""
-        : " (the search stopped at 50,000 entries: deeper paths are decided per call only)");
+        : " (the search stopped at 50,000 entries: the folders it did not list are hidden whole)");
   const guards = `${layers.guards.readOnlyGit} .git folder(s) read-only; ` +
     `${layers.guards.absent.join(" and ")} cannot be created where absent`;
   const processes = "each command in a process group and pid namespace of its own, killed " +

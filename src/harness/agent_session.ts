@@ -197,7 +197,7 @@ export class AgentSession {
    */
   mcp(): Promise<OpenedMcp> {
     if (this.#options.mcp === false) return Promise.resolve({ servers: [] });
-    this.#mcpOpening ??= startMcp(this.#options, this.#config.ternHome, () => this.#closed);
+    this.#mcpOpening ??= startMcp(this.#options, this.#config, () => this.#closed);
     return this.#mcpOpening;
   }
 
@@ -460,12 +460,12 @@ export class AgentSession {
  */
 async function startMcp(
   options: AgentSessionOptions,
-  ternHome: string,
+  config: Pick<TernConfig, "ternHome" | "rules">,
   closed: () => boolean,
 ): Promise<OpenedMcp> {
   const { openMcp, killOnExit, watchMcp } = await import("./mcp_setup.ts");
   const { workspace, warn } = options;
-  const opened = await openMcp({ ternHome, workspace, warn });
+  const opened = await openMcp({ ternHome: config.ternHome, rules: config.rules, workspace, warn });
   const { manager } = opened;
   if (manager === undefined || closed()) return opened;
   (options.watchMcp ?? ((manager) => watchMcp(manager, warn)))(manager);
@@ -501,7 +501,9 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   const now = (options.connect ?? "now") === "now";
   let closed = false;
   // Connecting now: the MCP servers start at once, in parallel with the session and models.
-  const mcp = now && options.mcp !== false ? startMcp(options, ternHome, () => closed) : undefined;
+  const mcp = now && options.mcp !== false
+    ? startMcp(options, loaded.config, () => closed)
+    : undefined;
   mcp?.catch(() => {});
   let session: Session | undefined;
   let agent: AgentSession | undefined;

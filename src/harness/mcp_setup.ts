@@ -5,6 +5,7 @@
  * server is configured.
  */
 import { join, resolve } from "../core/path.ts";
+import type { PermissionRule } from "../config/schema.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { isInside, projectFolderProblem } from "../mcp/project_paths.ts";
 import { type McpServerConfig, WORKSPACE_PIN } from "../mcp/types.ts";
@@ -15,6 +16,11 @@ import { readEnv, shellSourceEnv } from "./env.ts";
 export interface OpenMcpOptions {
   ternHome: string;
   workspace: string;
+  /**
+   * The person's permission rules: a sandboxed server's view leaves out what their deny rules
+   * with a path match in the workspace, as a command's does (see sandbox/denied_paths.ts).
+   */
+  rules?: readonly PermissionRule[];
   /** Reads a variable for `${VAR}` in the config (default: the process environment). */
   env?: (name: string) => string | undefined;
   /**
@@ -115,6 +121,7 @@ async function sandboxedCommand(
   context: {
     ternHome: string;
     workspace: string;
+    rules?: readonly PermissionRule[];
     env: Record<string, string>;
     baseEnv: Record<string, string>;
   },
@@ -126,6 +133,8 @@ async function sandboxedCommand(
     { hostPrivatePaths, privateView },
     { seccompFile },
     { DEFAULT_LIMITS, ulimitPrefix },
+    { findDeniedPaths, pathDenials },
+    { BUILTIN_MANIFEST },
   ] = await Promise.all([
     import("../sandbox/bwrap.ts"),
     import("../sandbox/protected_paths.ts"),
@@ -133,6 +142,8 @@ async function sandboxedCommand(
     import("../sandbox/host_private.ts"),
     import("../sandbox/seccomp.ts"),
     import("../sandbox/limits.ts"),
+    import("../sandbox/denied_paths.ts"),
+    import("../tools/mod.ts"),
   ]);
   const probe = await probeBwrap();
   if (!probe.ok) {
@@ -169,16 +180,29 @@ async function sandboxedCommand(
     const shown = [...writable, cwd, ...(home ? [home] : []), ...named];
     const rootOnly = privateView(await hostPrivatePaths(), shown);
     const seccomp = await seccompFile(context.ternHome);
+    const denials = await pathDenials(context.rules ?? [], BUILTIN_MANIFEST);
+    const denied = denials === null ? null : await findDeniedPaths(context.workspace, denials);
+    // Folders the `.git` search cannot list are hidden whole; a writable folder itself must be.
+    const unlistable: string[] = [];
+    const gitDirs = await gitDirsUnder(writable.filter((path) => path !== "/"), { unlistable });
+    const unlistableRoot = unlistable.find((dir) => writable.includes(dir));
+    if (unlistableRoot !== undefined) {
+      throw new Error(
+        `tern cannot list its writable folder ${unlistableRoot} to protect .git there`,
+      );
+    }
     const plan = {
       cwd,
       writable,
       readOnly: [
-        ...await gitDirsUnder(writable.filter((path) => path !== "/")),
+        ...gitDirs,
         join(context.workspace, ".tern"),
         // The server's own program stays visible, even from under /tmp (private inside).
         ...program,
         ...shell,
+        ...denied?.readOnly ?? [],
       ],
+      pinned: [...denied?.hidden ?? [], ...denied?.readOnly ?? [], ...unlistable],
       masked: [...view.masked, ...rootOnly.masked],
       visible: [...view.visible, ...named],
       // The same under /tmp, where the sandbox's own /tmp hides the host's (a home, a cache or
@@ -189,6 +213,8 @@ async function sandboxedCommand(
         ...(home ? secretLocations(home) : []),
         ...hostSocketLocations(context.env),
         ...rootOnly.hidden,
+        ...denied?.hidden ?? [],
+        ...unlistable,
       ],
       ...(seccomp === null ? {} : { seccomp }),
       network: sandbox.network,

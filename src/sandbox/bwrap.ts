@@ -32,8 +32,8 @@ export function bashArgv(command: string, prefix = ""): string[] {
  *    bound back when the network is shared; before the plan's own mounts, so those apply even
  *    under `/run`. Every tmpfs a command can write has a size: each takes memory, and without
  *    one could take up to half of it;
- * 4. a private tmpfs of `plan.limits.tmpMb` MiB at `/tmp` (see {@linkcode tmpfsArgs}), the
- *    run's cgroup files of `plan.cgroupFiles`, each writable root read-write, each `readOnly` path read-only again
+ * 4. a private tmpfs of `plan.limits.tmpMb` MiB at `/tmp` (see {@linkcode tmpfsArgs}), each
+ *    writable root read-write, each `readOnly` path read-only again
  *    (after the writable roots, so it wins), each `hidden` path replaced by a read-only empty
  *    folder or by `/dev/null` (a nodev mount, so opening it fails);
  * 5. `--chdir plan.cwd -- bash -c "<limits>; exec 2>&1; <command>"` (see {@linkcode bashArgv}
@@ -49,24 +49,12 @@ export function bwrapArgs(plan: ShellPlan, command: string): string[] {
 }
 
 /**
- * Where the run's cgroup files are inside the sandbox (see run_cgroup.ts): this prefix and the
- * file's place in the plan's list (`/run/.tern-cgroup-0`, ...).
- */
-export const SANDBOX_CGROUP_FILE = "/run/.tern-cgroup-";
-
-/** Where each of `plan`'s cgroup files is bound inside the sandbox. */
-export function sandboxCgroupFiles(plan: Pick<ShellPlan, "cgroupFiles">): string[] {
-  return (plan.cgroupFiles ?? []).map((_, index) => `${SANDBOX_CGROUP_FILE}${index}`);
-}
-
-/**
  * The head of a command's `bash -c` under `plan`: the liveness check (see `LIVENESS_FD`),
  * the limits (see `ulimitPrefix`): the rlimits, and joining the run's cgroups when the plan
  * has them.
  */
-export function shellPrefix(plan: Pick<ShellPlan, "limits" | "cgroupFiles" | "proxy">): string {
-  const cgroupFiles = sandboxCgroupFiles(plan);
-  const limits = livenessCheck() + ulimitPrefix(plan.limits ?? DEFAULT_LIMITS, { cgroupFiles });
+export function shellPrefix(plan: Pick<ShellPlan, "limits" | "proxy">): string {
+  const limits = livenessCheck() + ulimitPrefix(plan.limits ?? DEFAULT_LIMITS);
   return plan.proxy === undefined ? limits : limits + proxyWait(plan.proxy.port);
 }
 
@@ -125,9 +113,9 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   for (const root of unique(plan.writable)) {
     if (resolvesAsPlanned(root, plan.writableReal?.[root])) args.push("--bind", root, root);
   }
-  for (const path of realPaths(plan.readOnly)) args.push("--ro-bind", path, path);
+  for (const path of protectedPaths(plan)) args.push("--ro-bind", path, path);
   args.push(...guardArgs(plan.guarded ?? []));
-  args.push(...hideArgs(hiddenStillVisible(plan)));
+  args.push(...hideArgs(hiddenStillVisible(plan).filter((path) => stillPinned(plan, path))));
   args.push(...remountArgs(plan));
   args.push(...seccompArgs(plan));
   if (plan.proxy !== undefined && !plan.network) args.push("--info-fd", String(INFO_FD));
@@ -255,6 +243,29 @@ function revealArgs(plan: ShellPlan): string[] {
     .flatMap((path) => ["--ro-bind-try", path, path]);
 }
 
+/**
+ * The real paths of `plan.readOnly` inside a writable root (by the roots' real paths too), and
+ * of those in `plan.pinned` only while each is still its own real path. What is outside every
+ * writable root is read-only or masked already: a path that leads there now (a nested `.git`
+ * that is a link to a home file, a protected file a command swapped for a link since the plan
+ * was made) is never bound, as binding it would show what the view masks.
+ */
+function protectedPaths(plan: ShellPlan): string[] {
+  const roots = unique([...plan.writable, ...realPaths(plan.writable)]);
+  return realPaths(plan.readOnly.filter((path) => stillPinned(plan, path)))
+    .filter((path) => roots.some((root) => isInside(path, root)));
+}
+
+/** False for a path of `plan.pinned` that is no longer its own real path (see ShellPlan). */
+function stillPinned(plan: Pick<ShellPlan, "pinned">, path: string): boolean {
+  if (!plan.pinned?.includes(path)) return true;
+  try {
+    return Deno.realPathSync(path) === path;
+  } catch {
+    return false;
+  }
+}
+
 /** `hidden` without the paths a masked folder hides already (unless bound back inside it). */
 function hiddenStillVisible(plan: ShellPlan): string[] {
   const masked = realPaths(plan.masked ?? []);
@@ -379,20 +390,23 @@ const PROXY_LAUNCHER_HEAD = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; 
  * `PROXY_LAUNCHER_HEAD`).
  */
 export function launchArgv(
-  plan: Pick<ShellPlan, "seccomp"> & Partial<Pick<ShellPlan, "proxy" | "network">>,
+  plan:
+    & Pick<ShellPlan, "seccomp">
+    & Partial<Pick<ShellPlan, "proxy" | "network" | "cgroupFiles" | "limits">>,
   args: readonly string[],
   bwrapPath = "bwrap",
   options: { liveness?: boolean } = {},
 ): { program: string; args: string[] } {
   const filter = plan.seccomp ?? "";
   const tail = (options.liveness ? MOVE_LIVENESS : "") + LAUNCHER_EXEC;
+  const head = launcherLimits(plan);
   if (plan.proxy !== undefined && !plan.network) {
     const fwd = plan.proxy.forwarder;
     return {
       program: "bash",
       args: [
         "-c",
-        PROXY_LAUNCHER_HEAD + tail,
+        head + PROXY_LAUNCHER_HEAD + tail,
         "tern-sandbox",
         filter,
         String(fwd.length),
@@ -404,8 +418,23 @@ export function launchArgv(
   }
   return {
     program: "bash",
-    args: ["-c", LAUNCHER_HEAD + tail, "tern-sandbox", filter, bwrapPath, ...args],
+    args: ["-c", head + LAUNCHER_HEAD + tail, "tern-sandbox", filter, bwrapPath, ...args],
   };
+}
+
+/**
+ * The launcher's first step, before anything of the sandbox exists: it joins the run's cgroups
+ * (`plan.cgroupFiles`, see run_cgroup.ts) and sets the memory, CPU-time and file-size rlimits
+ * of `plan.limits`, so that bubblewrap, its init and every process of the sandbox (the liveness
+ * watchdog, a command's shell before its own head runs) are born inside both. A process there
+ * that a command takes over (through `/proc/<pid>/mem`, as the same user) has nothing more. The
+ * process cap (RLIMIT_NPROC) stays with the command's shell inside the user namespace: out here
+ * it would count every process of the person's user. Builtins only.
+ */
+function launcherLimits(plan: Partial<Pick<ShellPlan, "cgroupFiles" | "limits">>): string {
+  if (plan.cgroupFiles === undefined && plan.limits === undefined) return "";
+  const limits = plan.limits ?? DEFAULT_LIMITS;
+  return ulimitPrefix(limits, { processes: false, cgroupFiles: plan.cgroupFiles });
 }
 
 /**
@@ -416,12 +445,9 @@ export function sandboxEnv(plan: Pick<ShellPlan, "env">): Record<string, string>
   return Object.fromEntries(Object.entries(plan.env).filter(([name]) => !isInjectingName(name)));
 }
 
-/** The private `/tmp` and the run's cgroup files, each a mount of its own. */
+/** The private `/tmp`, a mount of its own. */
 function limitArgs(plan: ShellPlan): string[] {
-  const args = tmpfsArgs(plan.limits ?? DEFAULT_LIMITS);
-  const inside = sandboxCgroupFiles(plan);
-  (plan.cgroupFiles ?? []).forEach((file, index) => args.push("--bind", file, inside[index]));
-  return args;
+  return tmpfsArgs(plan.limits ?? DEFAULT_LIMITS);
 }
 
 function runArgs(network: boolean): string[] {

@@ -3,7 +3,8 @@
  * private `/tmp`. They cost no process start: the rlimits are `ulimit` builtins at the head of
  * the command's own `bash -c`, `/tmp` is a bubblewrap tmpfs with `--size`, and the process cap
  * as root, and the memory of all a run's commands together, are the run's cgroups, which the
- * command's shell joins by builtin writes (see run_cgroup.ts).
+ * sandbox's launcher joins by builtin writes before bubblewrap starts (see run_cgroup.ts and
+ * `launchArgv`).
  */
 
 import { DEFAULT_LIMITS, LIMIT_NAMES, type ResourceLimits } from "../config/schema.ts";

@@ -75,12 +75,28 @@ export function hostSocketLocations(env: Readonly<Record<string, string>>): stri
   return found;
 }
 
+/**
+ * The sandbox's view cannot be made to hold what it must (a folder tern cannot list, where a
+ * `.git` or a denied file could be): commands are refused, with what to fix, until it can.
+ */
+export class SandboxViewError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SandboxViewError";
+  }
+}
+
 /** Options for {@linkcode gitDirsUnder}. */
 export interface GitDirsOptions {
   /** Folder levels below each root that are searched; default 12. */
   maxDepth?: number;
   /** Directory entries looked at in total before the search stops; default 50,000. */
   maxEntries?: number;
+  /**
+   * Filled with the folders that exist but cannot be listed (a command's `chmod 000`): a `.git`
+   * inside one is not found, so the caller hides them whole.
+   */
+  unlistable?: string[];
 }
 
 /** Folders listed between two yields to the event loop. */
@@ -120,6 +136,10 @@ export async function gitDirsUnder(
   const list = async (dir: string) => {
     if (++search.listed % LISTS_PER_YIELD === 0) await new Promise((done) => setTimeout(done, 0));
     const entries = listDir(dir);
+    if (entries === null) {
+      if (lstatOrNull(dir) !== null) options.unlistable?.push(dir);
+      return [];
+    }
     search.budget -= entries.length;
     return entries;
   };
@@ -211,12 +231,13 @@ function pointer(file: string, pattern: RegExp, base = dirname(file)): string | 
   }
 }
 
-function listDir(dir: string): Deno.DirEntry[] {
+/** The entries of `dir`, sorted; null when it cannot be listed. */
+function listDir(dir: string): Deno.DirEntry[] | null {
   let entries: Deno.DirEntry[];
   try {
     entries = [...Deno.readDirSync(dir)];
   } catch {
-    return [];
+    return null;
   }
   // Sorted, so that which repositories a bounded search finds does not depend on disk order.
   return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

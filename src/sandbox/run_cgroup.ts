@@ -6,12 +6,11 @@
  * kernel's out-of-memory killer would then pick any process of it, tern included). Within the
  * memory cgroup the kernel kills one of the run's own processes instead.
  *
- * Each one-shot sandbox's shell joins them first, by writing `0` (itself) to each cgroup's join
- * file (`tasks` under cgroup v1; `cgroup.procs` under v2), bound into the sandbox alone, so
- * nothing else of the cgroup tree is writable there: a builtin, no process start. A warm shell's
- * server joins once, when it starts, and the commands it forks are born inside. Where a cgroup
- * cannot be made (not root, no such controller, a read-only cgroup tree) there is none, and the
- * rlimits are the caps.
+ * Each sandbox's launcher joins them before it execs bubblewrap, by writing `0` (itself) to each
+ * cgroup's join file (`tasks` under cgroup v1; `cgroup.procs` under v2): a builtin, no process
+ * start, and bubblewrap, its init and everything in the sandbox are born inside. Nothing of the
+ * cgroup tree is bound into the sandbox. Where a cgroup cannot be made (not root, no such
+ * controller, a read-only cgroup tree) there is none, and the rlimits are the caps.
  *
  * Under cgroup v1 each controller has its own tree, and the run's cgroups are made under the
  * cgroup tern itself is in (a container's own limits keep holding); under cgroup v2 one cgroup
@@ -119,6 +118,9 @@ for controller in pids memory; do
     echo "$memory" >"$dir/memory.limit_in_bytes" 2>/dev/null || ok=0
     [ -e "$dir/memory.memsw.limit_in_bytes" ] &&
       { echo "$memory" >"$dir/memory.memsw.limit_in_bytes"; } 2>/dev/null
+    # cgroup v1 charges socket buffers only against a TCP limit of their own.
+    [ -e "$dir/memory.kmem.tcp.limit_in_bytes" ] &&
+      { echo "$memory" >"$dir/memory.kmem.tcp.limit_in_bytes"; } 2>/dev/null
   else
     echo "$memory" >"$dir/memory.max" 2>/dev/null || ok=0
     [ -e "$dir/memory.swap.max" ] && { echo 0 >"$dir/memory.swap.max"; } 2>/dev/null
@@ -192,7 +194,8 @@ export async function makeRunCgroup(name: string, caps: RunCgroupCaps): Promise<
   const printed = await script(MAKE, [
     name,
     String(Math.floor(caps.processes)),
-    String(Math.floor(caps.memoryBytes)),
+    // Under bash's 64-bit arithmetic, so a huge setting is still lowered, not overflowed.
+    String(Math.min(Math.floor(caps.memoryBytes), 2 ** 62)),
   ]);
   if (printed === null) return null;
   const paths: string[] = [];

@@ -40,7 +40,12 @@ import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
-import { gitDirsUnder, hostSocketLocations, secretLocations } from "./protected_paths.ts";
+import {
+  gitDirsUnder,
+  hostSocketLocations,
+  SandboxViewError,
+  secretLocations,
+} from "./protected_paths.ts";
 import { type DeniedPaths, findDeniedPaths, type PathDenials } from "./denied_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
@@ -378,12 +383,23 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const view = viewOf(options, roots, profile.grants.read, rootOnly);
     const denied = denials === null ? null : await findDeniedPaths(options.workspace, denials);
     deniedByRules = denied;
+    // A folder the `.git` search cannot list could hold a repository a command would write:
+    // hidden whole (a writable root itself cannot be: commands wait until it is listable).
+    const unlistable: string[] = [];
+    const gitDirs = await gitDirsUnder(roots.filter((r) => r !== "/"), { unlistable });
+    const unlistableRoot = unlistable.find((dir) => roots.includes(dir));
+    if (unlistableRoot !== undefined) {
+      throw new SandboxViewError(
+        `Cannot protect the .git folders in ${unlistableRoot}: tern cannot list it. Make it ` +
+          `readable (chmod u+rx "${unlistableRoot}"); commands wait until then`,
+      );
+    }
     return {
       cwd: options.workspace,
       writable: roots,
       writableReal,
       readOnly: [
-        ...await gitDirsUnder(roots.filter((r) => r !== "/")),
+        ...gitDirs,
         ...view.readOnly,
         ...denied?.readOnly ?? [],
       ],
@@ -400,7 +416,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
           !(ternPaths.includes(path) && isInside(path, options.workspace))
         ),
         ...denied?.hidden ?? [],
+        ...unlistable,
       ],
+      // What the searches found is used only while it is still where they found it.
+      ...(denied === null && unlistable.length === 0
+        ? {}
+        : { pinned: [...denied?.hidden ?? [], ...denied?.readOnly ?? [], ...unlistable] }),
       ...(seccomp === null ? {} : { seccomp }),
       limits,
       ...(pids ? { cgroupFiles: pids.joinFiles } : {}),
@@ -452,6 +473,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       lastPlan = built;
       if (changed) viewChanged?.();
       return built;
+    }, (error) => {
+      // A plan that could not be made (deny rules that cannot be held) is tried again next time.
+      plan = undefined;
+      throw error;
     });
   // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell stands on
   // it) is tern's own: no command can put anything in it.

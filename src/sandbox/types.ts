@@ -29,16 +29,25 @@ export interface ShellPlan {
    * when bubblewrap starts (a command replaced a folder by a link) is not bound.
    */
   writableReal?: Readonly<Record<string, string>>;
-  /** Paths inside writable roots bound read-only again (`.git`, tern's config). */
+  /**
+   * Paths inside writable roots bound read-only again (`.git`, tern's config), by their real
+   * path at launch; one that leads out of every writable root by then is left alone.
+   */
   readOnly: readonly string[];
+  /**
+   * Real paths among `readOnly` and `hidden` found by searching the workspace's content (what
+   * the person's deny rules match): each is used only while it is still its own real path, so
+   * a command that swaps one for a link cannot choose what tern binds or hides.
+   */
+  pinned?: readonly string[];
   /** Paths replaced by an empty directory or file (secrets, host sockets). */
   hidden: readonly string[];
   /** The command's limits (its `/tmp` is a tmpfs of `tmpMb`); default `DEFAULT_LIMITS`. */
   limits?: ResourceLimits;
   /**
-   * The files of the run's cgroups (pids and memory) the command's shell joins them by, first
-   * (`tasks` under cgroup v1, `cgroup.procs` under v2: see run_cgroup.ts); none where no cgroup
-   * could be made.
+   * The files of the run's cgroups (pids and memory) the sandbox's launcher joins them by,
+   * before bubblewrap starts (`tasks` under cgroup v1, `cgroup.procs` under v2: see
+   * run_cgroup.ts); none where no cgroup could be made.
    */
   cgroupFiles?: readonly string[];
   /**

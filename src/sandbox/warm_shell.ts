@@ -26,13 +26,7 @@
  * bubblewrap sets up.
  */
 import { killSandboxInit, terminateProcessGroup } from "../core/process_group.ts";
-import {
-  bwrapArgvFor,
-  isAbsentOrEmptyDir,
-  launchArgv,
-  SANDBOX_CGROUP_FILE,
-  sandboxEnv,
-} from "./bwrap.ts";
+import { bwrapArgvFor, isAbsentOrEmptyDir, launchArgv, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, ulimitPrefix } from "./limits.ts";
 import { OutputBuffer, spawnProcessGroup } from "./process.ts";
 import { SHELL_MEMORY_CHARS } from "./shell_runner.ts";
@@ -55,9 +49,6 @@ const REAP_TRIES = 100_000;
 export const WARM_SERVER_SCRIPT: string = [
   // `kill -KILL -1` anywhere but as a pid namespace's init would reach the person's processes.
   '[ "$$" = 1 ] || { echo "tern: the warm shell must run as pid 1" >&2; exit 1; }',
-  // The server joins the run's cgroups once (their files are bound only when there are some),
-  // so every command it forks is born inside, with nothing to write (see run_cgroup.ts).
-  `for f in ${SANDBOX_CGROUP_FILE}*; do [ -e "$f" ] && { echo 0 >"$f"; } 2>/dev/null; done`,
 
   "while IFS= read -r -d '' n && IFS= read -r -d '' d && IFS= read -r -d '' c; do",
   "  read -t 0 -u 0 && exit 137",
@@ -208,8 +199,8 @@ export function warmLaunch(
 }
 
 /**
- * The head of each command's script: its limits, as `shellPrefix` without the liveness pipe and
- * without joining the run's cgroups (the command is forked by the server, which joined them).
+ * The head of each command's script: its limits, as `shellPrefix` without the liveness pipe (the
+ * run's cgroups the launcher joined before bubblewrap started: see `launchArgv`).
  */
 function commandPrefix(plan: ShellPlan): string {
   return ulimitPrefix(plan.limits ?? DEFAULT_LIMITS);

@@ -3,10 +3,11 @@
  * too: what they keep from the reading tools is hidden from the view, what they keep from the
  * writing tools is read-only. Real bubblewrap, real worker, real files.
  */
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import type { PermissionRule } from "../../src/config/schema.ts";
 import { findDeniedPaths, pathDenials } from "../../src/sandbox/denied_paths.ts";
+import { SandboxViewError } from "../../src/sandbox/protected_paths.ts";
 import { BUILTIN_MANIFEST } from "../../src/tools/mod.ts";
 import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { bwrapTest, withTestSandbox } from "./_bwrap_helpers.ts";
@@ -79,14 +80,18 @@ Deno.test("findDeniedPaths() hides a folder whose every path matches whole, else
       join(ws, "app/.env"),
       join(ws, "keys/a.pem"),
       join(ws, "secrets"),
-      // A link is given by its own path: bubblewrap hides its target (here a folder in the
-      // workspace); a link out of the workspace (to `/`, to a host file) is left alone.
-      join(ws, "secrets-link"),
+      // A matching link counts by where it leads inside the workspace (here `src`); a link
+      // out of the workspace (to `/`, to a host file) is left alone.
+      join(ws, "src"),
     ]);
     deepEqual(found.readOnly, [join(ws, "package.json")]);
     equal(found.complete, true);
-    // A budget too small for the tree says so.
-    equal((await findDeniedPaths(ws, denials!, { maxEntries: 3 })).complete, false);
+    // A budget too small for the tree says so, and hides every folder it did not list.
+    const cut = await findDeniedPaths(ws, denials!, { maxEntries: 3 });
+    equal(cut.complete, false);
+    for (const folder of ["app", "keys", "notes", "open"]) {
+      ok(cut.hidden.includes(join(ws, folder)), `${folder}: ${cut.hidden.join(", ")}`);
+    }
   } finally {
     await Deno.remove(ws, { recursive: true });
   }
@@ -166,5 +171,160 @@ bwrapTest(
         }
       },
     );
+  },
+);
+
+Deno.test("findDeniedPaths() looks inside a nested .git and refuses a name it cannot hide", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-denied-" }));
+  try {
+    const denials = (await pathDenials([{ action: "deny", path: "**/.env" }], BUILTIN_MANIFEST))!;
+    // A command moved a folder holding a secret into a folder named .git.
+    await Deno.mkdir(join(ws, "x/.git/app"), { recursive: true });
+    await Deno.writeTextFile(join(ws, "x/.git/app/.env"), "S=1\n");
+    deepEqual((await findDeniedPaths(ws, denials)).hidden, [join(ws, "x/.git/app/.env")]);
+    // A folder whose name is not UTF-8 cannot be named to bubblewrap: the search refuses.
+    const made = await new Deno.Command("bash", {
+      args: ["-c", `mkdir "$1"/$'bad\\xff' && touch "$1"/$'bad\\xff'/.env`, "x", ws],
+    }).output();
+    equal(made.success, true);
+    await rejects(findDeniedPaths(ws, denials), SandboxViewError);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
+Deno.test("findDeniedPaths() lists only the folders the rules can reach", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-denied-" }));
+  try {
+    for (const path of ["secrets/a/key", "deep/a/b/c/d/.env", "big/x.txt", "cfg/creds.json"]) {
+      await Deno.mkdir(join(ws, path, ".."), { recursive: true });
+      await Deno.writeTextFile(join(ws, path), "x");
+    }
+    const denials = (await pathDenials([
+      { action: "deny", path: "secrets/**" },
+      { action: "deny", path: "cfg/creds.json" },
+      { action: "deny", path: "*.pem" },
+    ], BUILTIN_MANIFEST))!;
+    // A budget of the root's five entries and cfg's one is enough: nothing else is listed.
+    const found = await findDeniedPaths(ws, denials, { maxEntries: 6 });
+    deepEqual(found.hidden.sort(), [join(ws, "cfg/creds.json"), join(ws, "secrets")]);
+    equal(found.complete, true);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
+Deno.test("the searches as another user hide a folder they cannot list, and refuse an unlistable workspace", async () => {
+  if (Deno.uid() !== 0) return; // Needs root to run the search as another user.
+  // The other user reads the checkout's Deno cache (bin/setup fills it), or the one given.
+  const cache = Deno.env.get("DENO_DIR") ??
+    new URL("../../.tools/deno", import.meta.url).pathname;
+  const denoDir = { DENO_DIR: cache };
+  const ws = await Deno.realPath(
+    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern-denied-" }),
+  );
+  const script = join(ws, "..", `${ws.split("/").at(-1)}-search.ts`);
+  try {
+    await Deno.mkdir(join(ws, "app/.git"), { recursive: true });
+    await Deno.writeTextFile(join(ws, "app/.env"), "S=1\n");
+    const module = new URL("../../src/sandbox/denied_paths.ts", import.meta.url).href;
+    const git = new URL("../../src/sandbox/protected_paths.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { findDeniedPaths } from "${module}";\n` +
+        `import { gitDirsUnder } from "${git}";\n` +
+        `const denials = { hide: (p: string) => p.endsWith(".env"), protect: (p: string) => p.endsWith(".env"), ` +
+        `reach: [{ base: "", depth: Infinity }] };\n` +
+        `const unlistable: string[] = [];\n` +
+        `const gitDirs = await gitDirsUnder([Deno.args[0]], { unlistable });\n` +
+        `try { console.log(JSON.stringify({ ...await findDeniedPaths(Deno.args[0], denials), gitDirs, unlistable })); }\n` +
+        `catch (error) { console.log(JSON.stringify({ error: (error as Error).name, gitDirs, unlistable })); }\n`,
+    );
+    await new Deno.Command("chown", { args: ["-R", "65534:65534", ws] }).output();
+    const search = async () => {
+      const out = await new Deno.Command("setpriv", {
+        args: [
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          Deno.execPath(),
+          "run",
+          "-A",
+          "--config",
+          new URL("../../deno.json", import.meta.url).pathname,
+          "--cached-only",
+          script,
+          ws,
+        ],
+        env: { ...denoDir, NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return new TextDecoder().decode(out.stdout).trim() ||
+        new TextDecoder().decode(out.stderr).trim();
+    };
+    const listed = JSON.parse(await search());
+    deepEqual(listed.hidden, [join(ws, "app/.env")]);
+    deepEqual(listed.gitDirs, [join(ws, "app/.git")]);
+    deepEqual(listed.unlistable, []);
+    // A command made a folder unlistable: the deny search hides it whole, the .git search
+    // names it (the runtime hides it), where before neither saw what it holds.
+    await Deno.chmod(join(ws, "app"), 0o300);
+    const hiding = JSON.parse(await search());
+    deepEqual(hiding.hidden, [join(ws, "app")]);
+    deepEqual(hiding.unlistable, [join(ws, "app")]);
+    // The workspace itself unlistable: the rules cannot be held, and the search says so.
+    await Deno.chmod(ws, 0o300);
+    const refused = JSON.parse(await search());
+    equal(refused.error, "SandboxViewError");
+    deepEqual(refused.unlistable, [ws]);
+  } finally {
+    await Deno.chmod(ws, 0o755).catch(() => {});
+    await Deno.chmod(join(ws, "app"), 0o755).catch(() => {});
+    await Deno.remove(ws, { recursive: true });
+    await Deno.remove(script).catch(() => {});
+  }
+});
+
+bwrapTest("a nested .git that links to a home file is never bound into the view", async () => {
+  await withTestSandbox({ name: "gitlink" }, async (sandbox, ws) => {
+    // The sandbox's home is the folder holding the workspace: masked but for its allowlist.
+    const privateFile = join(ws, "..", "private-notes.txt");
+    await Deno.writeTextFile(privateFile, `${SECRET}\n`);
+    await Deno.mkdir(join(ws, "x"));
+    await Deno.symlink(privateFile, join(ws, "x/.git"));
+    sandbox.shellTreeChanged();
+    const output = await shell(sandbox, ws, `cat "${privateFile}"; cat x/.git; echo end`);
+    ok(!output.includes(SECRET), output);
+    ok(output.includes("end"), output);
+  });
+});
+
+bwrapTest(
+  "a matched path swapped for a link after the plan was made binds and hides nothing",
+  async () => {
+    const rules: PermissionRule[] = [
+      { action: "deny", tool: "write", path: "lock.json" },
+      { action: "deny", path: ".env" },
+    ];
+    const files = { "lock.json": "{}\n", ".env": `TOKEN=${SECRET}\n` };
+    await withTestSandbox({ name: "swap", rules, files }, async (sandbox, ws) => {
+      const privateFile = join(ws, "..", "private-notes.txt");
+      await Deno.writeTextFile(privateFile, `${SECRET}\n`);
+      // The plan is made (lock.json protected, .env hidden); a read-only command keeps it.
+      match(
+        await shell(sandbox, ws, "cat lock.json .env"),
+        /^\{\}\ncat: \.env: Permission denied\n$/,
+      );
+      // Then something outside the sandbox's mounts (a background process started earlier, here
+      // the test) swaps both for links: one to a home file, one to a program commands need.
+      await Deno.remove(join(ws, "lock.json"));
+      await Deno.symlink(privateFile, join(ws, "lock.json"));
+      await Deno.rename(join(ws, ".env"), join(ws, "env.bak"));
+      await Deno.symlink("/usr/bin/env", join(ws, ".env"));
+      const output = await shell(sandbox, ws, `cat "${privateFile}"; /usr/bin/env echo env-runs`);
+      ok(!output.includes(SECRET), output);
+      ok(output.includes("env-runs"), output);
+    });
   },
 );

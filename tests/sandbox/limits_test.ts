@@ -119,9 +119,13 @@ bwrapTest("bwrap runner stops a memory hog at the memory limit", async () => {
   });
 });
 
-/** Writes `mb` MiB page by page (each below the per-process limit), then holds it. */
+/**
+ * Writes `mb` MiB page by page (each below the per-process limit), prints `label`, holds it for
+ * `seconds`, then prints `<label>-end`: a process the kernel killed meanwhile prints no end.
+ */
 function holder(mb: number, seconds: number, label: string): string {
-  return `/usr/bin/python3 -c 'import time; x = b"\\1" * (${mb} << 20); print("${label}", flush=True); time.sleep(${seconds})'`;
+  return `/usr/bin/python3 -c 'import time; x = b"\\1" * (${mb} << 20); print("${label}", flush=True); ` +
+    `time.sleep(${seconds}); print("${label}-end", flush=True)'`;
 }
 
 bwrapTest(
@@ -135,11 +139,11 @@ bwrapTest(
       // the run's 512 MiB, so the kernel kills some of them, not tern and not the shell.
       const four = [1, 2, 3, 4].map((n) => `${holder(200, 3, `held${n}`)} &`).join(" ");
       const result = await run(sandbox, ws, `${four} wait; echo done`);
-      const held = result.output.match(/^held\d$/gm) ?? [];
+      const held = result.output.match(/^held\d-end$/gm) ?? [];
       ok(held.length >= 1 && held.length <= 2, result.output);
       match(result.output, /done\n$/);
       // The next command runs as usual, with the memory of the last one given back.
-      equal((await run(sandbox, ws, `${holder(200, 0, "again")}`)).output, "again\n");
+      equal((await run(sandbox, ws, `${holder(200, 0, "again")}`)).output, "again\nagain-end\n");
     });
   },
 );
@@ -159,7 +163,7 @@ bwrapTest(
         `${holder(200, 2, "fg1")} & ${holder(200, 2, "fg2")} & wait; echo done`,
       );
       // The kernel kills whichever of the three it picks: at most two of them held.
-      const foreground = (result.output.match(/^fg\d$/gm) ?? []).length;
+      const foreground = (result.output.match(/^fg\d-end$/gm) ?? []).length;
       const background = ["running", "ready"].includes(control.info(info.id).state) ? 1 : 0;
       ok(foreground + background <= 2, `${result.output}\nbackground ${background}`);
       await control.stop(info.id);
@@ -169,7 +173,53 @@ bwrapTest(
         ws,
         `${holder(200, 1, "a")} & ${holder(200, 1, "b")} & wait`,
       );
-      equal([...after.output.matchAll(/^[ab]$/gm)].length, 2, after.output);
+      equal([...after.output.matchAll(/^[ab]-end$/gm)].length, 2, after.output);
+    });
+  },
+);
+
+/**
+ * One line per process the sandbox shows: its pid, its memory cgroup and its data rlimit. Only
+ * builtins and `read`, so the survey itself starts no process that would join late.
+ */
+const SURVEY = 'for p in /proc/[0-9]*; do n=${p##*/}; m=""; d=""; ' +
+  'while IFS= read -r l; do case "$l" in *:memory:*) m="${l##*:}" ;; esac; done <"$p/cgroup"; ' +
+  'while IFS= read -r l; do case "$l" in "Max data size"*) d="$l" ;; esac; done <"$p/limits"; ' +
+  'd="${d#Max data size}"; d="${d#"${d%%[! ]*}"}"; d="${d%% *}"; echo "proc $n $m $d"; done';
+
+function surveyed(output: string): { pid: string; memory: string; data: string }[] {
+  return [...output.matchAll(/^proc (\d+) (\S*) (\S*)$/gm)].map(([, pid, memory, data]) => ({
+    pid,
+    memory,
+    data,
+  }));
+}
+
+bwrapTest(
+  "every process of a sandbox, its init and watchdog included, is in the run's cgroups and rlimits (as root)",
+  async () => {
+    await withSandbox(async (sandbox, ws) => {
+      if (sandbox.explain().layers?.cgroups.memoryMb === undefined) return; // Not root.
+      const data = String(LIMITS.memoryMb * 1024 * 1024);
+      // A one-shot sandbox started with tern's liveness pipe (a background process): bubblewrap's
+      // init and the liveness watchdog run beside the command.
+      const control = sandbox.processes.control(false);
+      const info = await control.start(`sleep 0.3; ${SURVEY}; echo survey-done`, { cwd: ws });
+      equal(await control.wait(info.id, { timeoutMs: TIMEOUT_MS }), "exited");
+      const lines = control.logs(info.id, { tail: 200 }).lines.join("\n");
+      ok(lines.includes("survey-done"), lines);
+      // The warm shell: its server is the namespace's init.
+      const warm = (await run(sandbox, ws, SURVEY)).output;
+      for (const output of [lines, warm]) {
+        const processes = surveyed(output);
+        ok(processes.some((process) => process.pid === "1"), output);
+        // Inside its cgroup namespace a sandbox sees the cgroup it was started in as `/`: every
+        // process there, not one in tern's own cgroup with the command in a child of it.
+        for (const process of processes) {
+          equal(process.memory, "/", `not in the cgroup the sandbox started in: ${output}`);
+          equal(process.data, data, `without the data rlimit: ${output}`);
+        }
+      }
     });
   },
 );
