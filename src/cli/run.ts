@@ -159,7 +159,10 @@ async function turnWithOutput(
     if (controller.signal.aborted) Deno.exit(EXIT_CANCELLED);
     controller.abort();
   };
-  Deno.addSignalListener("SIGINT", onInterrupt);
+  // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping it) cancel the turn the same
+  // way, so the sandbox closes: its tmp folder, cgroups and processes go with it.
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const signal of signals) Deno.addSignalListener(signal, onInterrupt);
   try {
     const result = await conversation.turn(task, { ...options, signal: controller.signal });
     if (output === "json") {
@@ -191,7 +194,7 @@ async function turnWithOutput(
     }
     return result;
   } finally {
-    Deno.removeSignalListener("SIGINT", onInterrupt);
+    for (const signal of signals) Deno.removeSignalListener(signal, onInterrupt);
   }
 }
 

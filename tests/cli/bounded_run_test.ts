@@ -4,7 +4,7 @@
  * (SIGKILL, SIGTERM, SIGHUP) mid-command nothing it started lives on; the private tmp folder
  * the killed run left is removed by the next run.
  */
-import { equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
@@ -159,6 +159,10 @@ async function killedMidCall(signal: Deno.Signal): Promise<void> {
       await child.status;
       let remaining: string[] = [];
       await until(async () => (remaining = await left()).length === 0, () => remaining.join("\n"));
+      if (signal !== "SIGKILL") {
+        // SIGTERM and SIGHUP cancel the turn: the sandbox closed, its tmp folder is gone.
+        deepEqual(await tmpFolders(place.tmp), []);
+      }
       if (signal === "SIGKILL") {
         // The dead run's tmp folder is there still; the next run removes it (once it is older
         // than a fresh one could be).
