@@ -34,6 +34,11 @@ export interface RunCgroup {
   readonly processes?: number;
   /** The cap on the run's memory in bytes, when a memory cgroup holds it. */
   readonly memoryBytes?: number;
+  /**
+   * How many processes the kernel has killed for the memory cap so far (0 without a memory
+   * cgroup, or where the kernel does not count them). One process start; never throws.
+   */
+  oomKills(): Promise<number>;
   /** Removes them (once they have no processes left). Never throws. */
   remove(): Promise<void>;
 }
@@ -116,6 +121,7 @@ for controller in pids memory; do
       fi
     done <"$base/memory.stat"
     echo "$memory" >"$dir/memory.limit_in_bytes" 2>/dev/null || ok=0
+    events="$dir/memory.oom_control"
     [ -e "$dir/memory.memsw.limit_in_bytes" ] &&
       { echo "$memory" >"$dir/memory.memsw.limit_in_bytes"; } 2>/dev/null
     # cgroup v1 charges socket buffers only against a TCP limit of their own.
@@ -123,6 +129,7 @@ for controller in pids memory; do
       { echo "$memory" >"$dir/memory.kmem.tcp.limit_in_bytes"; } 2>/dev/null
   else
     echo "$memory" >"$dir/memory.max" 2>/dev/null || ok=0
+    events="$dir/memory.events"
     [ -e "$dir/memory.swap.max" ] && { echo 0 >"$dir/memory.swap.max"; } 2>/dev/null
   fi
   if [ "$ok" = 0 ]; then
@@ -133,7 +140,7 @@ for controller in pids memory; do
     echo "dir $dir"
     if [ -e "$dir/tasks" ]; then echo "join $dir/tasks"; else echo "join $dir/cgroup.procs"; fi
   fi
-  [ "$controller" = pids ] && echo "pids $2" || echo "memory $memory"
+  if [ "$controller" = pids ]; then echo "pids $2"; else echo "memory $memory"; echo "events $events"; fi
   made=1
 done
 if [ "$made" = 0 ]; then
@@ -141,6 +148,13 @@ if [ "$made" = 0 ]; then
   exit 3
 fi
 exit 0`;
+
+/** $1 is a memory cgroup's events file: prints its `oom_kill` count. */
+const OOM_KILLS = `
+while read -r key value; do
+  if [ "$key" = oom_kill ]; then echo "$value"; exit 0; fi
+done <"$1"
+echo 0`;
 
 /** Each argument is a folder; retried for a second while the processes of a killed command go. */
 const REMOVE = `
@@ -202,6 +216,7 @@ export async function makeRunCgroup(name: string, caps: RunCgroupCaps): Promise<
   const joinFiles: string[] = [];
   let processes: number | undefined;
   let memoryBytes: number | undefined;
+  let events: string | undefined;
   for (const line of printed.split("\n")) {
     const space = line.indexOf(" ");
     const [key, value] = [line.slice(0, space), line.slice(space + 1)];
@@ -209,6 +224,7 @@ export async function makeRunCgroup(name: string, caps: RunCgroupCaps): Promise<
     else if (key === "join") joinFiles.push(value);
     else if (key === "pids") processes = Number(value);
     else if (key === "memory") memoryBytes = Number(value);
+    else if (key === "events") events = value;
   }
   if (paths.length === 0 || joinFiles.length === 0) return null;
   return {
@@ -216,6 +232,8 @@ export async function makeRunCgroup(name: string, caps: RunCgroupCaps): Promise<
     joinFiles,
     ...(processes === undefined ? {} : { processes }),
     ...(memoryBytes === undefined ? {} : { memoryBytes }),
+    oomKills: async () =>
+      events === undefined ? 0 : Number(await script(OOM_KILLS, [events]) ?? 0) || 0,
     remove: async () => void await script(REMOVE, paths),
   };
 }

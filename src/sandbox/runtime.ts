@@ -52,7 +52,7 @@ import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_ru
 import { networkEnv } from "./shell_env.ts";
 import { warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
 import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
-import type { Grants, ShellPlan, ShellRunner } from "./types.ts";
+import type { Grants, ShellPlan, ShellResult, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
 import { defaultConfigPath } from "./worker/flags.ts";
 import { packaging } from "../core/packaging.ts";
@@ -527,15 +527,31 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       const runIn = (plan: ShellPlan) =>
         createBwrapRunner(plan, { bwrapPath: options.bwrapPath })(command, run);
       const hosts = proxiedHosts(profile.grants.net);
-      if (hosts === null) return await warm.run(built, command, run) ?? await runIn(built);
+      if (hosts === null) {
+        return await withOomNote(await warm.run(built, command, run) ?? await runIn(built));
+      }
       socketDir ??= Deno.makeTempDir({ prefix: "tern-proxy-" });
-      return await runProxied(built, hosts, runIn, {
-        socketDir: await socketDir,
-        name: String(++proxied),
-      });
+      return await withOomNote(
+        await runProxied(built, hosts, runIn, {
+          socketDir: await socketDir,
+          name: String(++proxied),
+        }),
+      );
     } finally {
       await leave();
     }
+  };
+  // The memory cgroup's kills seen so far: a command that failed after a new one is told why.
+  let oomKillsSeen = 0;
+  const withOomNote = async (result: ShellResult): Promise<ShellResult> => {
+    if (result.code === 0 || cgroup?.memoryBytes === undefined) return result;
+    const kills = await cgroup.oomKills();
+    if (kills <= oomKillsSeen) return result;
+    oomKillsSeen = kills;
+    const mb = Math.floor(cgroup.memoryBytes / 1024 / 1024);
+    const note = `\n[tern: the run's commands (background ones included) reached their memory ` +
+      `cap of ${mb} MiB (limits.totalMemoryMb): the kernel killed one of their processes]`;
+    return { ...result, output: result.output + note, totalChars: result.totalChars + note.length };
   };
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
   // Background processes: each in a one-shot sandbox of its own, counted as running (its

@@ -144,6 +144,19 @@ bwrapTest(
       match(result.output, /done\n$/);
       // The next command runs as usual, with the memory of the last one given back.
       equal((await run(sandbox, ws, `${holder(200, 0, "again")}`)).output, "again\nagain-end\n");
+      // A command that fails for the cap is told so: two of 150 MiB in the background and the
+      // largest, killed, in the foreground.
+      const killed = await run(
+        sandbox,
+        ws,
+        `${holder(150, 3, "b1")} & ${holder(150, 3, "b2")} & sleep 0.5; ${holder(240, 3, "fg")}`,
+      );
+      ok(killed.code !== 0, killed.output);
+      match(killed.output, /reached their memory cap of 512 MiB \(limits\.totalMemoryMb\)/);
+      // A later failure with no new kill says nothing of the cap.
+      const failed = await run(sandbox, ws, "exit 3");
+      equal(failed.code, 3);
+      ok(!failed.output.includes("memory cap"), failed.output);
     });
   },
 );
