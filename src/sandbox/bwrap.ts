@@ -256,13 +256,17 @@ function protectedPaths(plan: ShellPlan): string[] {
     .filter((path) => roots.some((root) => isInside(path, root)));
 }
 
-/** False for a path of `plan.pinned` that is no longer its own real path (see ShellPlan). */
+/**
+ * False for a path of `plan.pinned` that is gone or no longer its own real path (see
+ * ShellPlan). Any other failure to resolve it keeps it: bubblewrap then fails to start, and the
+ * command with it, rather than run without the mount.
+ */
 function stillPinned(plan: Pick<ShellPlan, "pinned">, path: string): boolean {
   if (!plan.pinned?.includes(path)) return true;
   try {
     return Deno.realPathSync(path) === path;
-  } catch {
-    return false;
+  } catch (error) {
+    return !(error instanceof Deno.errors.NotFound);
   }
 }
 

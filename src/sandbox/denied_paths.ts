@@ -107,6 +107,14 @@ function reachOf(pattern: string, scan: { base: string; glob: string }): Reach {
   return { base, depth: unbounded ? Infinity : scan.glob.split("/").length };
 }
 
+/**
+ * The longest path of a folder the search enters, in bytes: its entries (a name is at most 255
+ * bytes) still fit in PATH_MAX (4096), so each can be named to realpath and bubblewrap.
+ */
+const DEEPEST_BYTES = 3800;
+
+const encoder = new TextEncoder();
+
 /** A child name no real entry has: a folder whose every path matches matches `<folder>/PROBE`. */
 const PROBE = "\u0001";
 
@@ -156,6 +164,12 @@ export async function findDeniedPaths(
     if (kind !== "dir" && denials.hide(relative)) found.hidden.push(path);
     else if (kind === "dir" ? whole(denials.protect) : denials.protect(relative)) {
       found.readOnly.push(path);
+    }
+    // A folder this deep is hidden whole: what is inside has paths too long to name to the
+    // kernel (PATH_MAX), so nothing in it could be hidden one by one.
+    if (kind === "dir" && encoder.encode(path).length > DEEPEST_BYTES) {
+      found.hidden.push(path);
+      return false;
     }
     return kind === "dir";
   };

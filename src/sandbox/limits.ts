@@ -29,13 +29,24 @@ export interface UlimitOptions {
  * its error is not shown. Only builtins: no process starts.
  */
 export function ulimitPrefix(limits: ResourceLimits, options: UlimitOptions = {}): string {
-  const parts: string[] = [];
-  for (const file of options.cgroupFiles ?? []) parts.push(`echo 0 >${quote(file)}`);
+  const parts: string[] = [...joinParts(options.cgroupFiles ?? [])];
   if (options.processes ?? true) parts.push(`ulimit -u ${whole(limits.processes)}`);
   parts.push(`ulimit -d ${whole(limits.memoryMb * 1024)}`);
   parts.push(`ulimit -t ${whole(limits.cpuSeconds)}`);
   parts.push(`ulimit -f ${whole(limits.fileSizeMb * 1024)}`);
   return `{ ${parts.join("; ")}; } 2>/dev/null; `;
+}
+
+/**
+ * The `bash` text that moves the shell into the run's cgroups (`files`, see run_cgroup.ts),
+ * followed by `; `; empty without files. Builtins only.
+ */
+export function cgroupJoin(files: readonly string[]): string {
+  return files.length === 0 ? "" : `{ ${joinParts(files).join("; ")}; } 2>/dev/null; `;
+}
+
+function joinParts(files: readonly string[]): string[] {
+  return files.map((file) => `echo 0 >${quote(file)}`);
 }
 
 /** bubblewrap's arguments for a private `/tmp` of `limits.tmpMb` MiB. */

@@ -5,6 +5,7 @@
  */
 import { join } from "../core/path.ts";
 import { forwarderArgv, proxyArgv, type ProxyEvent } from "./net_proxy.ts";
+import { cgroupJoin } from "./limits.ts";
 import type { GrantList, ShellPlan, ShellResult } from "./types.ts";
 
 /** The port the forwarder listens on in each command's loopback (a namespace of its own). */
@@ -79,8 +80,14 @@ export async function runProxied(
   options: ProxiedRunOptions,
 ): Promise<ShellResult> {
   const socket = join(options.socketDir, `${options.name}.sock`);
-  const [deno, ...args] = proxyArgv(socket, hosts, options.denoPath);
-  const proxy = new Deno.Command(deno, {
+  const argv = proxyArgv(socket, hosts, options.denoPath);
+  // The proxy holds what the command sends through it (connections, request heads): it starts
+  // in the run's cgroups, so the run's memory cap holds it too.
+  const joins = cgroupJoin(plan.cgroupFiles ?? []);
+  const [program, ...args] = joins === ""
+    ? argv
+    : ["bash", "-c", `${joins}exec "$@"`, "tern-proxy", ...argv];
+  const proxy = new Deno.Command(program, {
     args,
     cwd: "/",
     // Deno's own update check would connect from the host: not for the proxy.

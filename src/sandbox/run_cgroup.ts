@@ -124,9 +124,10 @@ for controller in pids memory; do
     events="$dir/memory.oom_control"
     [ -e "$dir/memory.memsw.limit_in_bytes" ] &&
       { echo "$memory" >"$dir/memory.memsw.limit_in_bytes"; } 2>/dev/null
-    # cgroup v1 charges socket buffers only against a TCP limit of their own.
+    # cgroup v1 charges socket buffers only against a TCP limit of their own, beside the cap:
+    # a quarter of it.
     [ -e "$dir/memory.kmem.tcp.limit_in_bytes" ] &&
-      { echo "$memory" >"$dir/memory.kmem.tcp.limit_in_bytes"; } 2>/dev/null
+      { echo $((memory / 4)) >"$dir/memory.kmem.tcp.limit_in_bytes"; } 2>/dev/null
   else
     echo "$memory" >"$dir/memory.max" 2>/dev/null || ok=0
     events="$dir/memory.events"

@@ -466,16 +466,24 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let lastPlan: ShellPlan | undefined;
   // Called when a new plan hides or protects other paths than the last (the worker's view).
   let viewChanged: (() => void) | undefined;
+  // Why the last plan could not be made, if it could not.
+  let planError: unknown;
   const currentPlan = () =>
     plan ??= planFor().then((built) => {
       const changed = lastPlan !== undefined && denials !== null &&
         (!sameList(lastPlan.hidden, built.hidden) || !sameList(lastPlan.readOnly, built.readOnly));
       lastPlan = built;
+      planError = undefined;
       if (changed) viewChanged?.();
       return built;
     }, (error) => {
-      // A plan that could not be made (deny rules that cannot be held) is tried again next time.
+      // A plan that could not be made (a view that cannot hold what it must) is tried again
+      // next time; until then commands and file tools fail with its reason.
       plan = undefined;
+      planError = error;
+      // No view is known to hold any more: the worker stops taking calls in the last one.
+      if (lastPlan !== undefined) viewChanged?.();
+      lastPlan = undefined;
       throw error;
     });
   // A guard's mount point (an empty folder bubblewrap made, kept while the warm shell stands on
@@ -623,14 +631,15 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     ? packaged.file
     : sourceRootOf(defaultConfigPath());
   const wrap: WorkerWrap = (argv, { grants, auditPath, starting }) => {
-    if (lastPlan === undefined) throw new Error("has no sandbox plan yet");
+    if (lastPlan === undefined) throw planError ?? new Error("has no sandbox plan yet");
     if (starting && auditPath !== null) createEmptyFile(auditPath);
     // A folder made after the worker started would not be in its view (saved tool results).
     if (starting) { for (const dir of options.extraRead ?? []) makeFolder(dir); }
     const needs = { grants, denoPath: argv[0], denoDir, sourceRoot, auditFile: auditPath };
     return [bwrapPath, ...workerBwrapArgv(lastPlan, needs, argv)];
   };
-  if (workerKind === "bwrap") await currentPlan();
+  // A plan that cannot be made fails each command and file-tool call with its reason instead.
+  if (workerKind === "bwrap") await currentPlan().catch(() => {});
   // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
   // flags), but one with every permission but FFI.
   const worker = new WorkerHost({
@@ -650,7 +659,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // other paths (a command made or removed some), the next file-tool call gets a new worker.
   if (workerKind === "bwrap") viewChanged = () => worker.restart(worker.grants);
 
-  if (shellKind === "bwrap") await currentPlan();
+  if (shellKind === "bwrap") await currentPlan().catch(() => {});
   if (options.signal?.aborted) {
     await worker.close();
     await privateTmp.remove();
@@ -712,8 +721,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       return async () => {
         // A command that may have changed the tree dropped the plan: rebuild it now, so a
         // repository it made anywhere in the workspace shows (and is protected from now on).
+        // A plan that cannot be made now (its reason fails the next command) leaves the last
+        // plan's `.git` list: the changes are still reported and audited.
         const gitAfter = shellKind === "bwrap" && plan === undefined
-          ? gitDirsOf(await currentPlan())
+          ? await currentPlan().then(gitDirsOf, () => gitBefore)
           : gitBefore;
         const after = snapshotHostFiles(options.workspace, gitAfter);
         betweenCalls = processes.running() > 0 ? after : undefined;

@@ -78,3 +78,55 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern run: a command that leaves a name the deny search cannot hide fails the next command, not the run",
+  async () => {
+    const ws = await tempWorkspace();
+    try {
+      await Deno.writeTextFile(join(ws.dir, "package.json"), '{"name": "app"}\n');
+      await Deno.writeTextFile(
+        join(ws.home, "config.jsonc"),
+        JSON.stringify({ rules: [{ action: "deny", path: "**/.env" }] }),
+      );
+      const calls = [
+        `echo '{"scripts":{"postinstall":"x"}}' > package.json; touch $'z\\xff'; echo made`,
+        "echo next",
+      ];
+      const results: string[] = [];
+      const server = await startScriptedServer(
+        ((request: ModelRequest, i: number) => {
+          if (i > 0) {
+            const last = request.messages.at(-1);
+            results.push(last?.role === "tool" ? last.content : "");
+          }
+          const command = calls[i];
+          if (command === undefined) return { text: "done" };
+          return {
+            toolCalls: [{ id: `c${i}`, name: "bash", arguments: JSON.stringify({ command }) }],
+          };
+        }) as unknown as ScriptedReply[],
+        { chunkDelayMs: 0 },
+      );
+      let stderr = "";
+      try {
+        const run = await runTern(
+          ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
+          { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test-x" } },
+        );
+        stderr = run.stderr;
+        equal(run.code, 0, run.stderr);
+      } finally {
+        await server.close();
+      }
+      equal(results.length, 2, results.join("\n---\n"));
+      ok(results[0].includes("made"), results[0]);
+      ok(results[1].includes("not UTF-8") && !results[1].includes("next"), results[1]);
+      // The change to a file that runs code on the host is still reported.
+      ok(stderr.includes("package.json"), stderr);
+    } finally {
+      await ws.cleanup();
+    }
+  },
+);

@@ -328,3 +328,30 @@ bwrapTest(
     });
   },
 );
+
+Deno.test("findDeniedPaths() hides whole a folder too deep to name what it holds", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-denied-" }));
+  try {
+    // 21 folders of 200 characters: the .env at the bottom lies past PATH_MAX (4096 bytes).
+    const made = await new Deno.Command("bash", {
+      args: [
+        "-c",
+        'cd "$1" && n=$(printf "d%.0s" {1..200}) && for i in {1..21}; do mkdir "$n" && cd "$n"; ' +
+        "done && mkdir app && echo S=1 > app/.env",
+        "x",
+        ws,
+      ],
+    }).output();
+    equal(made.success, true);
+    const denials = (await pathDenials([{ action: "deny", path: "**/.env" }], BUILTIN_MANIFEST))!;
+    const found = await findDeniedPaths(ws, denials);
+    equal(found.hidden.length, 1);
+    const [deep] = found.hidden;
+    const bytes = new TextEncoder().encode(deep).length;
+    ok(bytes > 3800 && bytes < 4096, `${bytes} bytes`);
+    // It can still be named: bubblewrap mounts over it.
+    equal(Deno.realPathSync(deep), deep);
+  } finally {
+    await new Deno.Command("rm", { args: ["-rf", ws] }).output();
+  }
+});

@@ -166,3 +166,31 @@ Deno.test("hostAllowed() matches host and port as granted, whatever the spelling
   ok(!hostAllowed(allow, "127.0.0.1@evil", 8080));
   ok(!hostAllowed([], "127.0.0.1", 8080));
 });
+
+netTest("the proxy of a command with host grants runs in the run's cgroups (as root)", async () => {
+  await withRuntime(async (runtime, ws) => {
+    if (runtime.explain().layers?.cgroups.memoryMb === undefined) return; // Not root.
+    await runtime.setExtraGrants({ net: ["127.0.0.1:9"] });
+    const running = runtime.shell("sleep 1.5; echo slept", { cwd: ws, timeoutMs: 20_000 });
+    // The proxy is a Deno process running net_proxy_main.ts: find it while the
+    // command runs, and read its cgroups from the host.
+    let cgroups = "";
+    for (let i = 0; i < 50 && cgroups === ""; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const found = await new Deno.Command("bash", {
+        args: [
+          "-c",
+          // The bracket keeps this bash (its own command line) out of what pgrep finds.
+          `for p in $(pgrep -f "net_proxy_mai[n][.]ts"); do cat /proc/$p/cgroup; done`,
+        ],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      cgroups = new TextDecoder().decode(found.stdout);
+    }
+    equal((await running).output, "slept\n");
+    ok(cgroups !== "", "no proxy found");
+    const memory = cgroups.split("\n").filter((line) => line.includes(":memory:"));
+    ok(memory.length > 0 && memory.every((line) => /\/tern-[0-9a-f]{8}-/.test(line)), cgroups);
+  });
+});
