@@ -14,6 +14,48 @@ import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
 const SECRET = "DENIED-9c1f-CONTENT";
 
+/** A tool call the scripted model makes, one per round. */
+interface Call {
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * `tern run --mode bypass` in `ws` with `rules` in the person's config, against a model that
+ * makes `calls` one per round and then answers: the tool results it was sent, and the run.
+ */
+async function runCalls(
+  ws: { dir: string; home: string },
+  rules: unknown[],
+  calls: Call[],
+): Promise<{ results: string[]; code: number; stderr: string }> {
+  await Deno.writeTextFile(join(ws.home, "config.jsonc"), JSON.stringify({ rules }));
+  const results: string[] = [];
+  const server = await startScriptedServer(
+    ((request: ModelRequest, i: number) => {
+      if (i > 0) {
+        const last = request.messages.at(-1);
+        results.push(last?.role === "tool" ? last.content : "");
+      }
+      const call = calls[i];
+      if (call === undefined) return { text: "done" };
+      return {
+        toolCalls: [{ id: `c${i}`, name: call.name, arguments: JSON.stringify(call.args) }],
+      };
+    }) as unknown as ScriptedReply[],
+    { chunkDelayMs: 0 },
+  );
+  try {
+    const run = await runTern(
+      ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
+      { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test-x" } },
+    );
+    return { results, code: run.code, stderr: run.stderr };
+  } finally {
+    await server.close();
+  }
+}
+
 testWith(
   [bwrapNeed],
   "tern run: deny rules with a path hold for bash and grep over the workspace",
@@ -24,48 +66,19 @@ testWith(
       await Deno.writeTextFile(join(ws.dir, "secrets/key.txt"), `${SECRET}\n`);
       await Deno.writeTextFile(join(ws.dir, "package.json"), '{"name": "app"}\n');
       await Deno.writeTextFile(join(ws.dir, "main.ts"), "console.log(1);\n");
-      await Deno.writeTextFile(
-        join(ws.home, "config.jsonc"),
-        JSON.stringify({
-          rules: [
-            { action: "deny", path: "secrets/**" },
-            { action: "deny", tool: "write", path: "package.json" },
-          ],
-        }),
-      );
+      const rules = [
+        { action: "deny", path: "secrets/**" },
+        { action: "deny", tool: "write", path: "package.json" },
+      ];
+      const postinstall = `echo '{"scripts":{"postinstall":"x"}}' > package.json; echo wrote`;
       const calls = [
         { name: "bash", args: { command: "cat secrets/key.txt; grep -r DENIED . ; echo end" } },
-        {
-          name: "bash",
-          args: { command: `echo '{"scripts":{"postinstall":"x"}}' > package.json; echo wrote` },
-        },
+        { name: "bash", args: { command: postinstall } },
         { name: "grep", args: { pattern: "DENIED", path: "." } },
         { name: "list", args: { path: "secrets" } },
       ];
-      const results: string[] = [];
-      const server = await startScriptedServer(
-        ((request: ModelRequest, i: number) => {
-          if (i > 0) {
-            const last = request.messages.at(-1);
-            results.push(last?.role === "tool" ? last.content : "");
-          }
-          const call = calls[i];
-          if (call === undefined) return { text: "done" };
-          return {
-            toolCalls: [{ id: `c${i}`, name: call.name, arguments: JSON.stringify(call.args) }],
-          };
-        }) as unknown as ScriptedReply[],
-        { chunkDelayMs: 0 },
-      );
-      try {
-        const run = await runTern(
-          ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
-          { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test-x" } },
-        );
-        equal(run.code, 0, run.stderr);
-      } finally {
-        await server.close();
-      }
+      const { results, code, stderr } = await runCalls(ws, rules, calls);
+      equal(code, 0, stderr);
       equal(results.length, calls.length, results.join("\n---\n"));
       for (const result of results) ok(!result.includes(SECRET), result);
       ok(results[0].includes("end"), results[0]);
@@ -86,40 +99,13 @@ testWith(
     const ws = await tempWorkspace();
     try {
       await Deno.writeTextFile(join(ws.dir, "package.json"), '{"name": "app"}\n');
-      await Deno.writeTextFile(
-        join(ws.home, "config.jsonc"),
-        JSON.stringify({ rules: [{ action: "deny", path: "**/.env" }] }),
-      );
-      const calls = [
-        `echo '{"scripts":{"postinstall":"x"}}' > package.json; touch $'z\\xff'; echo made`,
-        "echo next",
-      ];
-      const results: string[] = [];
-      const server = await startScriptedServer(
-        ((request: ModelRequest, i: number) => {
-          if (i > 0) {
-            const last = request.messages.at(-1);
-            results.push(last?.role === "tool" ? last.content : "");
-          }
-          const command = calls[i];
-          if (command === undefined) return { text: "done" };
-          return {
-            toolCalls: [{ id: `c${i}`, name: "bash", arguments: JSON.stringify({ command }) }],
-          };
-        }) as unknown as ScriptedReply[],
-        { chunkDelayMs: 0 },
-      );
-      let stderr = "";
-      try {
-        const run = await runTern(
-          ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
-          { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test-x" } },
-        );
-        stderr = run.stderr;
-        equal(run.code, 0, run.stderr);
-      } finally {
-        await server.close();
-      }
+      const made =
+        `echo '{"scripts":{"postinstall":"x"}}' > package.json; touch $'z\\xff'; echo made`;
+      const { results, code, stderr } = await runCalls(ws, [{ action: "deny", path: "**/.env" }], [
+        { name: "bash", args: { command: made } },
+        { name: "bash", args: { command: "echo next" } },
+      ]);
+      equal(code, 0, stderr);
       equal(results.length, 2, results.join("\n---\n"));
       ok(results[0].includes("made"), results[0]);
       ok(results[1].includes("not UTF-8") && !results[1].includes("next"), results[1]);
