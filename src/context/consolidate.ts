@@ -276,6 +276,14 @@ function readTopic(path: string): string | null {
   if (!info.isFile || info.isSymlink || (info.nlink ?? 1) > 1) {
     throw new Error(`Cannot write memory file "${path}": it is not a regular file with one link`);
   }
+  // A topic file tern wrote stays under MAX_TOPIC_FILE_CHARS; one a repository made huge is not
+  // read into tern's own process (no cgroup bounds it).
+  if (info.size > MAX_TOPIC_FILE_CHARS * 4) {
+    throw new Error(
+      `Cannot write memory file "${path}": it holds ${info.size} bytes, more than a topic file ` +
+        `tern writes (${MAX_TOPIC_FILE_CHARS} characters); move it out of .tern/memory`,
+    );
+  }
   return Deno.readTextFileSync(path);
 }
 

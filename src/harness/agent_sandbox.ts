@@ -6,8 +6,7 @@
 import { ConfigError } from "../config/mod.ts";
 import { auditDir } from "../sandbox/audit.ts";
 import { createSandbox } from "../sandbox/runtime.ts";
-import type { PathDenials } from "../sandbox/denied_paths.ts";
-import type { PermissionRule } from "../config/schema.ts";
+import { personDenials } from "./path_denials.ts";
 import { sourceUrl } from "../core/source_url.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 
@@ -29,7 +28,7 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     noSandbox: config.noSandbox,
     home: options.home,
     homeAllow: config.sandbox?.homeAllow,
-    denials: await denialsOf(config.rules),
+    denials: await personDenials(config.rules),
     ternHome: config.ternHome,
     env: options.env,
     handlerUrl: sourceUrl("src/tools/worker_handler.ts"),
@@ -51,19 +50,6 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     await runtime.close();
     throw error;
   }
-}
-
-/**
- * What the person's deny rules with a path keep from the sandbox's view (see denied_paths.ts);
- * null, with nothing loaded, without such a rule.
- */
-async function denialsOf(rules: readonly PermissionRule[]): Promise<PathDenials | null> {
-  if (!rules.some((rule) => rule.action === "deny" && rule.path !== undefined)) return null;
-  const [{ pathDenials }, { BUILTIN_MANIFEST }] = await Promise.all([
-    import("../sandbox/denied_paths.ts"),
-    import("../tools/mod.ts"),
-  ]);
-  return await pathDenials(rules, BUILTIN_MANIFEST);
 }
 
 function newRunId(): string {

@@ -65,6 +65,7 @@ export const HOST_RUN_FILES: ReadonlyArray<{ path: string; runs: string }> = [
   { path: ".mcp.json", runs: "MCP servers tern and other agents start" },
   { path: "AGENTS.md", runs: "the next agent session's instructions" },
   { path: "CLAUDE.md", runs: "the next agent session's instructions" },
+  { path: "MEMORY.md", runs: "the next session's memory, in its system prompt" },
 ];
 
 /** One watched path that changed. */

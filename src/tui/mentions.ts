@@ -70,7 +70,14 @@ export interface ExpandedMentions {
 export async function expandMentions(
   text: string,
   workspace: string,
-  options: { maxBytes?: number; skip?: ReadonlySet<string> } = {},
+  options: {
+    maxBytes?: number;
+    skip?: ReadonlySet<string>;
+    /** The text whose mentions are attached (what the person typed); default `text`. */
+    from?: string;
+    /** True for a workspace-relative path the person's deny rules keep from being read. */
+    denied?: (relative: string) => boolean;
+  } = {},
 ): Promise<ExpandedMentions> {
   const maxBytes = options.maxBytes ?? 100_000;
   const attached: string[] = [];
@@ -83,11 +90,11 @@ export async function expandMentions(
   } catch {
     root = resolve(workspace);
   }
-  for (const match of text.matchAll(MENTION)) {
+  for (const match of (options.from ?? text).matchAll(MENTION)) {
     const mention = match[1].replace(TRAILING_PUNCTUATION, "");
     if (mention === "" || seen.has(mention) || options.skip?.has(mention)) continue;
     seen.add(mention);
-    const result = await attach(mention, workspace, root, maxBytes);
+    const result = await attach(mention, workspace, root, maxBytes, options.denied);
     if (typeof result === "string") {
       errors.push(`@${mention}: ${result}`);
     } else {
@@ -104,6 +111,7 @@ async function attach(
   workspace: string,
   root: string,
   maxBytes: number,
+  denied?: (relative: string) => boolean,
 ): Promise<{ path: string; block: string } | string> {
   if (isAbsolute(mention) || mention.split("/").includes("..")) return "outside the workspace";
   const path = relative(resolve(workspace), resolve(workspace, mention)) || ".";
@@ -114,6 +122,9 @@ async function attach(
     return error instanceof Deno.errors.NotFound ? "not found" : describe(error);
   }
   if (!isInside(root, real)) return "outside the workspace";
+  // Decided where the mention points and where it leads, as the path rules decide a `read`.
+  const reached = relative(root, real).split(sep).join("/") || ".";
+  if (denied !== undefined && (denied(path) || denied(reached))) return "denied by your rules";
   try {
     const info = await Deno.stat(real);
     if (info.isDirectory) {
@@ -121,6 +132,8 @@ async function attach(
       return { path, block: `\n\n<directory path="${quote(path)}">\n${listing}\n</directory>` };
     }
     if (!info.isFile) return "not a regular file";
+    // A hard link may be a file outside the workspace under a name inside it.
+    if ((info.nlink ?? 1) > 1) return "a file with more than one link, not attached";
     const head = await readHead(real, Math.min(info.size, maxBytes));
     if (head.subarray(0, BINARY_PROBE_BYTES).includes(0)) return "binary file, not attached";
     const cut = head.length < info.size ? utf8Boundary(head, head.length) : head.length;

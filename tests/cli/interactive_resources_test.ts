@@ -17,6 +17,7 @@ import { key, textKey } from "../../src/tui/key_event.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { TranscriptView } from "../../src/tui/view.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
+import { expandMentions } from "../../src/tui/mentions.ts";
 
 await loadRenderers();
 
@@ -35,8 +36,11 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
   await write(join(workspace, ".tern", "prompts", "help.md"), "shadowed by the built-in");
   await write(
     join(ternHome, "skills", "pdf", "SKILL.md"),
-    "---\nname: pdf\ndescription: Fill PDF forms\n---\nPDF-BODY-MARK\n",
+    "---\nname: pdf\ndescription: Fill PDF forms\n---\nPDF-BODY-MARK see @secret.txt\n",
   );
+  // A file the repository's skill body names: only what the person types is attached.
+  await write(join(workspace, "secret.txt"), "SKILL-NAMED-SECRET");
+  await write(join(workspace, "form.pdf"), "FORM-CONTENT");
   await write(join(workspace, "AGENTS.md"), "Use tabs.");
   const warnings: string[] = [];
   const commands = new CommandRegistry([{ name: "help", description: "built-in", run() {} }]);
@@ -94,7 +98,10 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
     contextWindow: () => 100_000,
     commandContext: () => ({ print: (lines: string[]) => printed.push(...lines) }) as never,
     conversation: () => Promise.resolve(conversation),
-    prepareMessage: (text) => Promise.resolve({ text, notes: [] }),
+    prepareMessage: async (text, typed) => {
+      const expanded = await expandMentions(text, workspace, { from: typed });
+      return { text: expanded.text, notes: expanded.errors };
+    },
     onExit: () => {},
   });
   const send = async (text: string) => {
@@ -105,11 +112,10 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
   try {
     await send("/review src/a.ts");
     equal(provider.requests[0].messages.at(-1)?.content, "Review src/a.ts carefully");
-    await send("/skill:pdf fill form.pdf");
-    match(
-      provider.requests[1].messages.at(-1)?.content ?? "",
-      /PDF-BODY-MARK[\s\S]*fill form\.pdf$/,
-    );
+    await send("/skill:pdf fill @form.pdf");
+    const sent = provider.requests[1].messages.at(-1)?.content ?? "";
+    match(sent, /PDF-BODY-MARK[\s\S]*fill @form\.pdf[\s\S]*FORM-CONTENT/);
+    ok(!sent.includes("SKILL-NAMED-SECRET"), sent);
     ok(!provider.requests[0].messages[0].content.includes("PDF-BODY-MARK"), "index only");
     match(provider.requests[0].messages[0].content, /- pdf: Fill PDF forms/);
     await send("/review");

@@ -175,3 +175,19 @@ Deno.test("writeTopics() stops a topic file at its size cap", async () => {
     return Promise.resolve();
   });
 });
+
+Deno.test("writeTopics() refuses a topic file far larger than tern writes, before reading it", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.mkdir(join(ws, ".tern", "memory"), { recursive: true });
+    const huge = join(ws, ".tern", "memory", "testing.md");
+    // A sparse file: a repository's 1 GiB topic would be read whole into tern's process.
+    const file = await Deno.open(huge, { write: true, create: true });
+    await file.truncate(1024 * 1024 * 1024);
+    file.close();
+    throws(
+      () => writeTopics(ws, [{ name: "testing", title: "Testing", lines: ["- a fact"] }]),
+      /holds 1073741824 bytes, more than a topic file tern writes/,
+    );
+    equal((await Deno.stat(huge)).size, 1024 * 1024 * 1024);
+  });
+});

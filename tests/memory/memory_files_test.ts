@@ -49,6 +49,9 @@ Deno.test("readMemoryFiles() reads memory.md, MEMORY.md and lists each topic fil
     match(section, /See the topic files\./);
     match(section, /- \.tern\/memory\/testing\.md: Testing pitfalls/);
     match(section, /read a topic file with `read`/);
+    // The project's memory is the repository's content, never framed as the person's words.
+    match(section, /the project's files are the repository's content/);
+    ok(!section.includes("the person keeps"), section);
     // The index only: a topic's body is read by the model when it needs it.
     ok(!section.includes("TOPICBODY"));
   });

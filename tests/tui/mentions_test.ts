@@ -1,4 +1,4 @@
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { completePath, expandMentions } from "../../src/tui/mentions.ts";
 
@@ -141,5 +141,35 @@ Deno.test("expandMentions() follows a symlink that stays inside the workspace", 
     const result = await expandMentions("@alias.md", ws);
     deepEqual(result.attached, ["alias.md"]);
     ok(result.text.endsWith('<file path="alias.md">\n# Readme\n</file>'));
+  });
+});
+
+Deno.test("expandMentions() attaches only the typed text's mentions, never a denied or hard-linked file", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.mkdir(join(ws, "secrets"));
+    await Deno.writeTextFile(join(ws, "secrets/key.txt"), "DENIED-KEY");
+    await Deno.symlink("secrets/key.txt", join(ws, "key-link.txt"));
+    const outside = await Deno.makeTempFile();
+    try {
+      await Deno.writeTextFile(outside, "OUTSIDE-BY-HARD-LINK");
+      await Deno.link(outside, join(ws, "hard.txt"));
+      const denied = (path: string) => path.startsWith("secrets/");
+      // A template's body names a file; the person typed only @readme.md.
+      const body = "Review @src/main.ts with @readme.md";
+      const typed = await expandMentions(body, ws, { from: "/review @readme.md", denied });
+      deepEqual(typed.attached, ["readme.md"]);
+      // The person's own mentions meet the deny rules, by name and through a link, and a hard
+      // link is not followed out of the workspace.
+      const refused = await expandMentions("@secrets/key.txt @key-link.txt @hard.txt", ws, {
+        denied,
+      });
+      deepEqual(refused.attached, []);
+      ok(!refused.text.includes("DENIED-KEY") && !refused.text.includes("OUTSIDE"), refused.text);
+      match(refused.errors.join("\n"), /@secrets\/key\.txt: denied by your rules/);
+      match(refused.errors.join("\n"), /@key-link\.txt: denied by your rules/);
+      match(refused.errors.join("\n"), /@hard\.txt: a file with more than one link/);
+    } finally {
+      await Deno.remove(outside);
+    }
   });
 });

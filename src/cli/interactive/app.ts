@@ -64,6 +64,7 @@ export interface AppOptions {
   /** The person's text as the model gets it (`@path` mentions attached, images named in it). */
   prepareMessage: (
     text: string,
+    typed: string,
   ) => Promise<{ text: string; notes: string[]; images?: ImagePart[] }>;
   /** Keeps a submitted line in the input history. */
   remember?: (text: string) => void;
@@ -458,7 +459,9 @@ export class InteractiveApp {
       const command = parseCommandLine(text);
       const known = command && this.#options.commands.get(command.name);
       const source = command && known?.message ? await known.message(command.args) : text;
-      const prepared = await this.#options.prepareMessage(source);
+      // Only what the person typed attaches files: `@path` in a repository's template or skill
+      // body is its text, not the person's choice.
+      const prepared = await this.#options.prepareMessage(source, text);
       for (const note of prepared.notes) this.notice(note, "warning");
       const conversation = await this.#options.conversation();
       result = await conversation.turn(prepared.text, {

@@ -22,6 +22,7 @@ import { procsCommand } from "./procs_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
 import { attachNamedImages, namedImages } from "./image_mentions.ts";
+import { personDenials } from "../../harness/path_denials.ts";
 
 /** The keys, told once to someone who has never sent a message (an empty input history). */
 export const FIRST_START_HINT = "Enter sends · Shift+Enter new line · / commands · @ files · " +
@@ -80,9 +81,14 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     contextWindow: () => controller.config.contextWindow,
     commandContext: (self) => controller.context(self, () => commands.list()),
     conversation: () => controller.conversation(),
-    prepareMessage: async (text) => {
-      const named = namedImages(text);
-      const expanded = await expandMentions(text, workspace, { skip: named.mentions });
+    prepareMessage: async (text, typed) => {
+      const named = namedImages(typed);
+      const denials = await personDenials(controller.config.rules);
+      const expanded = await expandMentions(text, workspace, {
+        skip: named.mentions,
+        from: typed,
+        ...(denials === null ? {} : { denied: denials.hide }),
+      });
       const attached = await attachNamedImages(workspace, controller.config, named.paths);
       const notes = [...expanded.errors, ...attached.notes];
       return { text: expanded.text, notes, images: attached.images };
