@@ -34,13 +34,28 @@ export const WEB_FETCH_DESCRIPTION =
  */
 export function webFetchAccess(url: string, reader?: string): NetworkAccess {
   let host = url;
+  let shown = url;
   try {
-    host = new URL(url).host;
+    const parsed = new URL(url);
+    host = parsed.host;
+    // What is requested: the parser drops tabs and line breaks a key could be split by, so the
+    // check for a known key in the URL sees it whole (percent-escapes are decoded for it too).
+    shown = parsed.href;
+    const decoded = safeDecode(parsed.href);
+    if (decoded !== parsed.href) shown = `${parsed.href} (${decoded})`;
   } catch {
     // An invalid URL is refused by the tool; the person still sees it whole.
   }
   const through = reader === undefined ? "" : ` (or through the reader ${readerHost(reader)})`;
-  return { host, what: `GET ${url}${through}` };
+  return { host, what: `GET ${shown}${through}` };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function readerHost(base: string): string {

@@ -205,9 +205,13 @@ export async function guardedRequest(
   const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
   const redirects: string[] = [];
   let url = checkUrl(request.url);
+  const origin = url.origin;
   for (let hop = 0;; hop++) {
     const address = await withSignal(checkedAddress(url.hostname, guard), signal, timeoutMs);
-    const response = await exchange(url, address, request, signal, timeoutMs, guard.testCa);
+    // A key sent to the first address (a reader's or a search provider's) never follows a
+    // redirect to another origin.
+    const sent = url.origin === origin ? request : { ...request, headers: uncredentialed(request) };
+    const response = await exchange(url, address, sent, signal, timeoutMs, guard.testCa);
     const location = response.location;
     if (location === undefined || request.method === "POST") {
       return { ...response.result, redirects };
@@ -223,13 +227,25 @@ export async function guardedRequest(
       next = new URL(location, url).href;
     } catch {
       throw new WebRequestError(
-        `Cannot follow the redirect of "${url.href}" to "${location}": not a valid URL`,
+        // The server's text is not repeated: it would sit outside the untrusted-content markers.
+        `Cannot follow the redirect of "${url.href}": its location is not a valid URL`,
         "refused",
       );
     }
     redirects.push(next);
     url = checkUrl(next);
   }
+}
+
+/** Request headers that carry credentials, by lower-case name (never sent to another origin). */
+const CREDENTIAL_HEADERS =
+  /^(authorization|proxy-authorization|cookie|x-api-key|x-subscription-token|api-key|x-goog-api-key)$/i;
+
+/** `request`'s headers without the ones that carry credentials. */
+function uncredentialed(request: WebRequest): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(request.headers ?? {}).filter(([name]) => !CREDENTIAL_HEADERS.test(name)),
+  );
 }
 
 interface Exchanged {

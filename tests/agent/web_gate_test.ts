@@ -84,6 +84,22 @@ Deno.test("web_fetch never sends a known secret, even under :external", async ()
         "POLICY_DENIED",
         /would send a secret \(an API key or token\) to the network/,
       );
+      // Split by a tab or a line break (which the URL parser drops), or percent-escaped.
+      const middle = Math.floor(SECRET.length / 2);
+      const escaped = [...SECRET].map((char) => `%${char.charCodeAt(0).toString(16)}`).join("");
+      for (
+        const hidden of [
+          `${SECRET.slice(0, middle)}\t${SECRET.slice(middle)}`,
+          `${SECRET.slice(0, middle)}\n${SECRET.slice(middle)}`,
+          escaped,
+        ]
+      ) {
+        expectError(
+          await box.call("web_fetch", { url: `${url}&leak=${hidden}` }),
+          "POLICY_DENIED",
+          /would send a secret/,
+        );
+      }
       equal(hits(), 0);
       deepEqual(box.asked, []);
       ok(!JSON.stringify(box.audit).includes(SECRET), "the audit masks it");
