@@ -88,7 +88,10 @@ export async function pathDenials(
     if (reading.some(covers)) hide.push(test);
     else if (writing.some(covers)) protect.push(test);
     else continue;
-    reach.push(reachOf(rule.path!, picomatch.scan(rule.path!)));
+    // The view is searched inside the workspace only: a rule about a path outside it (`/etc/x`,
+    // `../x`) is decided per call.
+    const within = reachOf(rule.path!, picomatch.scan(rule.path!));
+    if (!within.base.startsWith("/") && !within.base.split("/").includes("..")) reach.push(within);
   }
   if (hide.length === 0 && protect.length === 0) return null;
   const any = (tests: PathTest[]): PathTest => (path) => tests.some((test) => test(path));

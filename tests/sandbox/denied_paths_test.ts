@@ -355,3 +355,20 @@ Deno.test("findDeniedPaths() hides whole a folder too deep to name what it holds
     await new Deno.Command("rm", { args: ["-rf", ws] }).output();
   }
 });
+
+Deno.test("findDeniedPaths() never looks outside the workspace for a rule's matches", async () => {
+  const parent = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-denied-" }));
+  try {
+    const ws = join(parent, "ws");
+    await Deno.mkdir(join(parent, "sibling"), { recursive: true });
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(join(parent, "sibling/x.txt"), "x");
+    const denials = (await pathDenials([
+      { action: "deny", path: "../sibling/**" },
+      { action: "deny", path: `${parent}/sibling/**` },
+    ], BUILTIN_MANIFEST))!;
+    deepEqual(await findDeniedPaths(ws, denials), { hidden: [], readOnly: [], complete: true });
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
