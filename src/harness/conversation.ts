@@ -5,7 +5,7 @@
  */
 import type { ToolSpec } from "../core/tool_spec.ts";
 import { resolve } from "../core/path.ts";
-import type { EmitFn } from "../core/events.ts";
+import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { ImagePart, Message, UserMessage } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
 import { warnOnStderr } from "../config/workspace_file.ts";
@@ -23,6 +23,7 @@ import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
 import type { EditDiagnostics } from "./diagnostics/edit_diagnostics.ts";
 import type { AskPerson } from "../sandbox/review.ts";
+import { SecretMasker } from "../sandbox/secrets.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
 import type { Resources } from "../memory/resources.ts";
@@ -182,6 +183,50 @@ export class Conversation {
   #codeIndex: CodeIndexTools;
   /** The web tools' keys (search providers, reader service), to mask. */
   #webSecrets: string[] = [];
+  /** The masker of what the front ends are shown, for the keys it was made from. */
+  #masking: { keys: string; masker: SecretMasker } | undefined;
+
+  /**
+   * `event` as front ends are shown it: a call's arguments masked (tool_start, and the calls of
+   * an assistant message). The streamed text itself is not (a key split across two deltas
+   * could not be found).
+   */
+  #masked(event: AgentEvent, config: TurnConfig): AgentEvent {
+    if (event.type === "tool_start") {
+      return { ...event, args: this.#outputMasker(config).maskDeep(event.args) };
+    }
+    if (event.type === "assistant_message") {
+      const message = this.#maskedMessage(event.message, config);
+      return message === event.message ? event : { ...event, message };
+    }
+    return event;
+  }
+
+  /** An assistant `message` with known keys masked in its text and its calls' arguments. */
+  #maskedMessage<T extends Message>(message: T, config: TurnConfig): T {
+    if (message.role !== "assistant") return message;
+    const masker = this.#outputMasker(config);
+    const content = masker.mask(message.content);
+    const toolCalls = message.toolCalls?.map((call) => ({
+      ...call,
+      arguments: masker.mask(call.arguments),
+    }));
+    const same = content === message.content &&
+      (toolCalls ?? []).every((call, i) => call.arguments === message.toolCalls![i].arguments);
+    if (same) return message;
+    return { ...message, content, ...(toolCalls === undefined ? {} : { toolCalls }) };
+  }
+
+  /** A masker for every key tern knows of (the providers', the web tools'), kept while they stay. */
+  #outputMasker(config: TurnConfig): SecretMasker {
+    const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {}), ...this.#webSecrets]
+      .filter((key): key is string => key !== undefined && key !== "");
+    const joined = keys.join("\n");
+    if (this.#masking?.keys !== joined) {
+      this.#masking = { keys: joined, masker: new SecretMasker(keys) };
+    }
+    return this.#masking.masker;
+  }
   /** The resources (context files, skills, templates) read for the latest turn. */
   #resources: Resources | undefined;
   /** Folders below the workspace whose nested context files were looked for already. */
@@ -491,7 +536,10 @@ export class Conversation {
     const images = imagesFolder(session.path);
     const provider = withStoredImages(this.#options.provider, images);
     const state = session.state();
-    const emit: EmitFn = (event) => {
+    const emit: EmitFn = (raw) => {
+      // A key the model wrote into a call's arguments is not shown on the tool line, in JSON
+      // events or to an embedding client (the call itself is judged unmasked).
+      const event = this.#masked(raw, config);
       if (event.type === "model_switch") recordSwitch(session, event);
       // The summary may have replaced the results that carried nested context files: the
       // next tool that touches their folders brings them again.
@@ -523,7 +571,10 @@ export class Conversation {
     const checkpoints = await this.#checkpoints();
     let stopped = 0;
     const extension = this.#options.extension;
-    const record = recordMessages(session, extension && ((message) => extension.tag(message)));
+    const recordAs = recordMessages(session, extension && ((message) => extension.tag(message)));
+    // The session keeps the model's messages with known keys masked, as front ends show them.
+    const record: typeof recordAs = (message, usage, answeredBy) =>
+      recordAs(this.#maskedMessage(message, config), usage, answeredBy);
     const messages: Message[] = [
       // Pinned instructions follow the system prompt: no compaction summarises them away.
       { role: "system", content: withPins(this.#systemPrompt(resources), state.pins) },
