@@ -187,9 +187,9 @@ export class Conversation {
   #masking: { keys: string; masker: SecretMasker } | undefined;
 
   /**
-   * `event` as front ends are shown it: a call's arguments masked (tool_start, and the calls of
-   * an assistant message). The streamed text itself is not (a key split across two deltas
-   * could not be found).
+   * `event` as front ends are shown it: known keys masked in a call's arguments (tool_start) and
+   * in a finished assistant message (its text and its calls). The streamed text deltas are not
+   * (a key split across two deltas could not be found).
    */
   #masked(event: AgentEvent, config: TurnConfig): AgentEvent {
     if (event.type === "tool_start") {
