@@ -17,7 +17,7 @@ import {
   type SandboxRuntime,
 } from "../sandbox/runtime.ts";
 import { auditDir } from "../sandbox/audit.ts";
-import { pathDenials } from "../sandbox/denied_paths.ts";
+import { personDenials } from "../harness/path_denials.ts";
 import { BUILTIN_MANIFEST, builtinTools } from "../tools/mod.ts";
 import { InputError } from "./errors.ts";
 import type { RunFlags } from "./run.ts";
@@ -259,7 +259,7 @@ export async function openRuntime(
       noSandbox: config.noSandbox,
       home: readEnv("HOME"),
       homeAllow: config.sandbox.homeAllow,
-      denials: await pathDenials(config.rules, BUILTIN_MANIFEST),
+      denials: await personDenials(config.rules),
       ternHome: config.ternHome,
       env: shellSourceEnv(),
       handlerUrl: sourceUrl("src/tools/worker_handler.ts"),

@@ -69,11 +69,7 @@ export class CodeIndexTools implements CodeIndexAccess {
   ): Promise<IndexAnswer<T>> {
     const rules = this.#settings().rules;
     if (rules === undefined) return answer;
-    const [{ pathDenials }, { BUILTIN_MANIFEST }] = await Promise.all([
-      import("../sandbox/denied_paths.ts"),
-      import("../tools/mod.ts"),
-    ]);
-    const denials = await pathDenials(rules, BUILTIN_MANIFEST);
+    const denials = await (await import("./path_denials.ts")).personDenials(rules);
     if (denials === null) return answer;
     return { ...answer, results: answer.results.filter(({ chunk }) => !denials.hide(chunk.path)) };
   }

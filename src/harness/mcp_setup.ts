@@ -133,8 +133,8 @@ async function sandboxedCommand(
     { hostPrivatePaths, privateView },
     { seccompFile },
     { DEFAULT_LIMITS, ulimitPrefix },
-    { findDeniedPaths, pathDenials },
-    { BUILTIN_MANIFEST },
+    { findDeniedPaths },
+    { personDenials },
   ] = await Promise.all([
     import("../sandbox/bwrap.ts"),
     import("../sandbox/protected_paths.ts"),
@@ -143,7 +143,7 @@ async function sandboxedCommand(
     import("../sandbox/seccomp.ts"),
     import("../sandbox/limits.ts"),
     import("../sandbox/denied_paths.ts"),
-    import("../tools/mod.ts"),
+    import("./path_denials.ts"),
   ]);
   const probe = await probeBwrap();
   if (!probe.ok) {
@@ -180,7 +180,7 @@ async function sandboxedCommand(
     const shown = [...writable, cwd, ...(home ? [home] : []), ...named];
     const rootOnly = privateView(await hostPrivatePaths(), shown);
     const seccomp = await seccompFile(context.ternHome);
-    const denials = await pathDenials(context.rules ?? [], BUILTIN_MANIFEST);
+    const denials = await personDenials(context.rules ?? []);
     const denied = denials === null ? null : await findDeniedPaths(context.workspace, denials);
     // Folders the `.git` search cannot list are hidden whole; a writable folder itself must be.
     const unlistable: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * What the person's deny rules with a path keep from the tools, compiled against the built-in
- * tools' own descriptions (see sandbox/denied_paths.ts): for the sandbox's view and for `@`
- * mentions. Loads nothing without such a rule, so a run without one pays nothing.
+ * tools' own descriptions (see sandbox/denied_paths.ts): for the sandbox's view, sandboxed MCP
+ * servers, code search results and `@` mentions. Loads nothing without such a rule, so a run without one pays nothing.
  */
 import type { PermissionRule } from "../config/schema.ts";
 import type { PathDenials } from "../sandbox/denied_paths.ts";
