@@ -23,7 +23,11 @@ import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
 import type { EditDiagnostics } from "./diagnostics/edit_diagnostics.ts";
 import type { AskPerson } from "../sandbox/review.ts";
-import { SecretMasker } from "../sandbox/secrets.ts";
+import {
+  createKnownValueStreamMasker,
+  SecretMasker,
+  type StreamMasker,
+} from "../sandbox/secrets.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
 import type { Resources } from "../memory/resources.ts";
@@ -187,23 +191,65 @@ export class Conversation {
   #masking: { keys: string; masker: SecretMasker } | undefined;
 
   /**
-   * `event` as front ends are shown it: known keys masked in a call's arguments (tool_start) and
-   * in a finished assistant message (its text and its calls). The streamed text deltas are not
-   * (a key split across two deltas could not be found).
+   * A turn's events as front ends are shown them: known keys masked in a call's arguments
+   * (tool_start), in a finished assistant message (its text, its calls, its reasoning) and in
+   * the text and reasoning the model streams. A stream holds back only an end that begins a
+   * known key, until the next piece shows whether the key follows; what it holds is passed on
+   * (as one more delta) before any other event.
    */
-  #masked(event: AgentEvent, config: TurnConfig): AgentEvent {
-    if (event.type === "tool_start") {
-      return { ...event, args: this.#outputMasker(config).maskDeep(event.args) };
-    }
-    if (event.type === "assistant_message") {
-      const message = this.#maskedMessage(event.message, config);
-      return message === event.message ? event : { ...event, message };
-    }
-    return event;
+  #eventMasking(config: TurnConfig): (event: AgentEvent) => AgentEvent[] {
+    let streams: { masker: SecretMasker; text: StreamMasker; thinking: StreamMasker } | undefined;
+    let round = 0;
+    const flushed = (): AgentEvent[] => {
+      if (streams === undefined) return [];
+      const out: AgentEvent[] = [];
+      const text = streams.text.flush();
+      if (text !== "") out.push({ type: "text_delta", round, text });
+      const thinking = streams.thinking.flush();
+      if (thinking !== "") out.push({ type: "thinking_delta", round, text: thinking });
+      return out;
+    };
+    return (event) => {
+      const masker = this.#outputMasker(config);
+      if (event.type === "text_delta" || event.type === "thinking_delta") {
+        const out = streams?.masker === masker && round === event.round ? [] : flushed();
+        if (streams?.masker !== masker) {
+          streams = {
+            masker,
+            text: createKnownValueStreamMasker(masker),
+            thinking: createKnownValueStreamMasker(masker),
+          };
+        }
+        round = event.round;
+        const stream = event.type === "text_delta" ? streams.text : streams.thinking;
+        const text = stream.push(event.text);
+        if (text !== "") out.push({ ...event, text });
+        return out;
+      }
+      const out = flushed();
+      if (event.type === "tool_start") {
+        out.push({ ...event, args: masker.maskDeep(event.args) });
+      } else if (event.type === "assistant_message") {
+        const message = this.#maskedMessage(event.message, config, true);
+        out.push(message === event.message ? event : { ...event, message });
+      } else if (event.type === "turn_end") {
+        out.push(maskedResult(event, masker));
+      } else if (event.type === "retry" || event.type === "model_switch") {
+        // An API's error may quote the key it was given.
+        out.push({ ...event, reason: masker.mask(event.reason) });
+      } else {
+        out.push(event);
+      }
+      return out;
+    };
   }
 
-  /** An assistant `message` with known keys masked in its text and its calls' arguments. */
-  #maskedMessage<T extends Message>(message: T, config: TurnConfig): T {
+  /**
+   * An assistant `message` with known keys masked in its text, its calls' arguments and its
+   * reasoning. Reasoning its API signed (`signature`, `data`) is masked only when `shown`: the
+   * API takes it back only as it was sent, so the session keeps it whole.
+   */
+  #maskedMessage<T extends Message>(message: T, config: TurnConfig, shown = false): T {
     if (message.role !== "assistant") return message;
     const masker = this.#outputMasker(config);
     const content = masker.mask(message.content);
@@ -211,10 +257,21 @@ export class Conversation {
       ...call,
       arguments: masker.mask(call.arguments),
     }));
+    const thinking = message.thinking?.map((part) =>
+      shown || (part.signature === undefined && part.data === undefined)
+        ? { ...part, text: masker.mask(part.text) }
+        : part
+    );
     const same = content === message.content &&
-      (toolCalls ?? []).every((call, i) => call.arguments === message.toolCalls![i].arguments);
+      (toolCalls ?? []).every((call, i) => call.arguments === message.toolCalls![i].arguments) &&
+      (thinking ?? []).every((part, i) => part.text === message.thinking![i].text);
     if (same) return message;
-    return { ...message, content, ...(toolCalls === undefined ? {} : { toolCalls }) };
+    return {
+      ...message,
+      content,
+      ...(toolCalls === undefined ? {} : { toolCalls }),
+      ...(thinking === undefined ? {} : { thinking }),
+    };
   }
 
   /** A masker for every key tern knows of (the providers', the web tools'), kept while they stay. */
@@ -536,10 +593,10 @@ export class Conversation {
     const images = imagesFolder(session.path);
     const provider = withStoredImages(this.#options.provider, images);
     const state = session.state();
-    const emit: EmitFn = (raw) => {
-      // A key the model wrote into a call's arguments is not shown on the tool line, in JSON
-      // events or to an embedding client (the call itself is judged unmasked).
-      const event = this.#masked(raw, config);
+    const shown = this.#eventMasking(config);
+    // A key the model wrote is not shown on the tool line, in its text, in JSON events or to an
+    // embedding client (the call itself is judged unmasked).
+    const deliver = (event: AgentEvent): void => {
       if (event.type === "model_switch") recordSwitch(session, event);
       // The summary may have replaced the results that carried nested context files: the
       // next tool that touches their folders brings them again.
@@ -557,6 +614,9 @@ export class Conversation {
         }
       }
       this.#options.emit(event);
+    };
+    const emit: EmitFn = (raw) => {
+      for (const event of shown(raw)) deliver(event);
     };
     recordSettings(session, state, config);
     await this.#ready(options.signal);
@@ -592,7 +652,7 @@ export class Conversation {
       ? () => [...options.steering?.() ?? [], ...extension.inject()]
       : options.steering;
     try {
-      return await runTurn({
+      const result = await runTurn({
         messages,
         provider,
         model: config.model,
@@ -625,6 +685,7 @@ export class Conversation {
           tools: () => this.#tools.specs(),
         }),
       });
+      return maskedResult(result, this.#outputMasker(config));
     } finally {
       await checkpoints?.endTurn();
       // What was granted for this turn only ends with it.
@@ -1016,4 +1077,15 @@ function blockedTurn(emit: EmitFn, model: string, reason: string): TurnResult {
     messages: [],
     error: reason,
   };
+}
+
+/** A turn's result (or its turn_end event) with known keys masked in its answer and its error. */
+function maskedResult<T extends { text: string; error?: string }>(
+  result: T,
+  masker: SecretMasker,
+): T {
+  const text = masker.mask(result.text);
+  const error = result.error === undefined ? undefined : masker.mask(result.error);
+  if (text === result.text && error === result.error) return result;
+  return { ...result, text, ...(error === undefined ? {} : { error }) };
 }

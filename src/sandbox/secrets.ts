@@ -90,6 +90,8 @@ export interface SecretSpan {
 export class SecretMasker {
   readonly #regex: RegExp;
   readonly #known: RegExp | undefined;
+  /** The known values, longest first. */
+  readonly #values: string[];
   /** The length of the longest known value (0 without any). */
   readonly longestValue: number;
 
@@ -97,6 +99,7 @@ export class SecretMasker {
   constructor(values: Iterable<string> = []) {
     const known = [...new Set(values)].filter((value) => value.length >= MIN_SECRET_LENGTH)
       .sort((a, b) => b.length - a.length);
+    this.#values = known;
     this.longestValue = known[0]?.length ?? 0;
     const knownSource = known.map(escapeRegex).join("|");
     this.#known = known.length > 0 ? new RegExp(knownSource, "g") : undefined;
@@ -122,14 +125,35 @@ export class SecretMasker {
       if (format.accept && !format.accept(secret, quoted)) {
         // Not a secret after all, but a known value may still hide in it. No recursion: a
         // crafted `password=password=…` must not nest once per repetition.
-        return match.slice(0, keep) + this.#maskKnown(secret);
+        return match.slice(0, keep) + this.maskKnown(secret);
       }
       return `${match.slice(0, keep)}[REDACTED:${format.label}]`;
     });
   }
 
-  #maskKnown(text: string): string {
+  /** `text` with the known values replaced by `[REDACTED]`, and no format looked for. */
+  maskKnown(text: string): string {
     return this.#known ? text.replace(this.#known, "[REDACTED]") : text;
+  }
+
+  /**
+   * The length of the longest end of `text` that begins a known value without holding all of
+   * it: what a stream must hold back until it knows whether the value follows (0 for none).
+   */
+  knownValueStarting(text: string): number {
+    let longest = 0;
+    for (const value of this.#values) {
+      // The earliest start wins (the longest end); one that cannot beat `longest` is not tried.
+      const first = Math.max(0, text.length - value.length + 1);
+      for (let start = first; start < text.length - longest; start++) {
+        if (text.charCodeAt(start) !== value.charCodeAt(0)) continue;
+        if (value.startsWith(text.slice(start))) {
+          longest = text.length - start;
+          break;
+        }
+      }
+    }
+    return longest;
   }
 
   /**
@@ -223,6 +247,30 @@ export function createStreamMasker(masker: SecretMasker): StreamMasker {
     return out;
   };
   return { push, flush };
+}
+
+/**
+ * Masks the known values in text a model streams, without holding back more than it must: only
+ * an end that begins a known value waits for the next piece, so the text keeps flowing word by
+ * word. (The formats of {@linkcode SecretMasker.mask} can span a whole line, and the finished
+ * message is masked with them.) What is still held at the end is passed on unless it is long
+ * enough to be most of a key: then it is replaced by the marker.
+ */
+export function createKnownValueStreamMasker(masker: SecretMasker): StreamMasker {
+  let held = "";
+  return {
+    push(chunk) {
+      const masked = masker.maskKnown(held + chunk);
+      const keep = masker.knownValueStarting(masked);
+      held = masked.slice(masked.length - keep);
+      return masked.slice(0, masked.length - keep);
+    },
+    flush() {
+      const out = held.length >= MIN_SECRET_LENGTH ? "[REDACTED]" : held;
+      held = "";
+      return out;
+    },
+  };
 }
 
 /** Where the held text may be cut: after the last newline, or inside a very long line. */

@@ -50,6 +50,39 @@ Deno.test("tern run masks a known key in a tool call's arguments on the tool lin
   }
 });
 
+Deno.test("tern run masks a known key the model streams in its answer and its reasoning, split across chunks", async () => {
+  const ws = await tempWorkspace();
+  try {
+    for (const output of ["text", "stream-json"]) {
+      const server = await startScriptedServer([
+        { thinking: `I recall ${KEY} from before`, text: `The key is ${KEY}, as you asked.` },
+      ] as ScriptedReply[], { chunkDelayMs: 0 });
+      try {
+        const run = await runTern(
+          [
+            "run",
+            ...["--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass"],
+            ...["--output", output, "go"],
+          ],
+          { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: KEY } },
+        );
+        equal(run.code, 0, run.stderr);
+        const all = run.stderr + run.stdout;
+        // No piece of the key either: not even its first half.
+        ok(!all.includes(KEY.slice(0, KEY.length / 2)), all);
+        ok(all.includes("The key is [REDACTED], as you asked."), all);
+        for (const file of await filesUnder(join(ws.home, "sessions"))) {
+          ok(!(await Deno.readTextFile(file)).includes(KEY), file);
+        }
+      } finally {
+        await server.close();
+      }
+    }
+  } finally {
+    await ws.cleanup();
+  }
+});
+
 async function filesUnder(dir: string): Promise<string[]> {
   const files: string[] = [];
   for await (const entry of Deno.readDir(dir)) {

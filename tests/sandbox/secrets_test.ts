@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { createStreamMasker, MIN_SECRET_LENGTH, SecretMasker } from "../../src/sandbox/secrets.ts";
+import {
+  createKnownValueStreamMasker,
+  createStreamMasker,
+  MIN_SECRET_LENGTH,
+  SecretMasker,
+} from "../../src/sandbox/secrets.ts";
 
 // Fake keys with the real shapes; none of them is valid anywhere.
 const OPENAI = "sk-proj-Xy7Qw2Er5Ty8Ui1Op4As6Df9Gh0Jk3Lz_aB-cD";
@@ -188,4 +193,41 @@ Deno.test("createStreamMasker() drops an endless private key block up to its end
   for (let i = 0; i < 30; i++) out += stream.push(body);
   out += stream.push("-----END RSA PRI") + stream.push("VATE KEY-----\nafter\n") + stream.flush();
   assert.equal(out, "before\n[REDACTED:private-key]\nafter\n");
+});
+
+Deno.test("createKnownValueStreamMasker() masks a known key split anywhere across three pieces, and holds back nothing else", () => {
+  const key = "sk-live-KNOWNSTREAM-4f9a";
+  const other = "tok_ABABABAB_abab";
+  const masker = new SecretMasker([key, other]);
+  const text = `first ${key} then s-k sk- sk-live tok_ABAB and ${other}${key}. end`;
+  const expected = masker.maskKnown(text);
+  assert.equal(expected.includes(key) || expected.includes(other), false);
+  for (let a = 0; a <= text.length; a++) {
+    for (let b = a; b <= text.length; b += 3) {
+      const stream = createKnownValueStreamMasker(masker);
+      const out = [text.slice(0, a), text.slice(a, b), text.slice(b)].map((piece) =>
+        stream.push(piece)
+      );
+      const all = out.join("") + stream.flush();
+      assert.equal(all, expected, `cut at ${a} and ${b}`);
+      // What was passed on before the end never holds a key, nor waits on more than a key's start.
+      assert.ok(!out.join("").includes(key));
+    }
+  }
+  // A piece that ends in no key's beginning is passed on whole, at once.
+  const stream = createKnownValueStreamMasker(masker);
+  assert.equal(stream.push("plain words, "), "plain words, ");
+  assert.equal(stream.push("then sk"), "then ");
+  assert.equal(stream.push("y"), "sky");
+});
+
+Deno.test("createKnownValueStreamMasker() replaces most of a key left at the end, and keeps a short start", () => {
+  const key = "sk-live-KNOWNSTREAM-4f9a";
+  const masker = new SecretMasker([key]);
+  const long = createKnownValueStreamMasker(masker);
+  assert.equal(long.push(`the key: ${key.slice(0, -1)}`), "the key: ");
+  assert.equal(long.flush(), "[REDACTED]");
+  const short = createKnownValueStreamMasker(masker);
+  assert.equal(short.push("ask sk-l"), "ask ");
+  assert.equal(short.flush(), "sk-l");
 });
