@@ -15,7 +15,7 @@ import {
   probeBwrap,
   sandboxEnv,
 } from "./bwrap.ts";
-import { DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
+import { cgroupJoin, DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
 import { ProcessSupervisor } from "./background.ts";
 import {
   type BackgroundLaunch,
@@ -636,7 +636,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     // A folder made after the worker started would not be in its view (saved tool results).
     if (starting) { for (const dir of options.extraRead ?? []) makeFolder(dir); }
     const needs = { grants, denoPath: argv[0], denoDir, sourceRoot, auditFile: auditPath };
-    return [bwrapPath, ...workerBwrapArgv(lastPlan, needs, argv)];
+    const confined = [bwrapPath, ...workerBwrapArgv(lastPlan, needs, argv)];
+    // The worker starts in the run's cgroups, as commands do: the run's memory and process
+    // caps hold for it too (bash joins them by builtin writes, then becomes bubblewrap).
+    const joins = cgroupJoin(lastPlan.cgroupFiles ?? []);
+    return joins === ""
+      ? confined
+      : ["bash", "-c", `${joins}exec "$@"`, "tern-worker", ...confined];
   };
   // A plan that cannot be made fails each command and file-tool call with its reason instead.
   if (workerKind === "bwrap") await currentPlan().catch(() => {});

@@ -237,6 +237,37 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "the tool worker runs in the run's memory and pids cgroups, as commands do (as root)",
+  async () => {
+    await withSandbox(async (sandbox, ws) => {
+      if (sandbox.explain().layers?.cgroups.memoryMb === undefined) return; // Not root.
+      await Deno.writeTextFile(join(ws, "a.txt"), "a\n");
+      const signal = new AbortController().signal;
+      const read = await sandbox.worker!.call("read", { path: "a.txt" }, { signal });
+      equal(read.status, "SUCCEEDED", JSON.stringify(read));
+      // The worker's Deno, found from the host by its handler and this workspace in its flags
+      // (through bash: Deno reads another process's /proc files only with --allow-all).
+      const script = 'for p in $(pgrep -f "worker_handle[r][.]ts"); do ' +
+        'a="$(tr "\\0" " " </proc/$p/cmdline)"; case "$a" in *"$1"*) ;; *) continue ;; esac; ' +
+        'case "${a%% *}" in */deno) ;; *) continue ;; esac; ' +
+        'echo "worker $p"; cat /proc/$p/cgroup; done';
+      const found = await new Deno.Command("bash", {
+        args: ["-c", script, "bash", ws],
+        stdout: "piped",
+      }).output();
+      const text = new TextDecoder().decode(found.stdout);
+      equal(text.match(/^worker /gm)?.length, 1, text);
+      for (const controller of ["memory", "pids"]) {
+        const line = text.split("\n").find((l) => l.split(":")[1]?.split(",").includes(controller));
+        ok(line !== undefined, text);
+        // The run's cgroup: a `tern-…` folder (made inside tern's own cgroup).
+        match(line.split(":").slice(2).join(":"), /\/tern-[0-9a-f]{8}-[^/]+$/, text);
+      }
+    });
+  },
+);
+
 bwrapTest("bwrap runner kills a CPU loop at the CPU time limit", async () => {
   await withSandbox(async (sandbox, ws) => {
     const result = await run(sandbox, ws, "while :; do :; done");
