@@ -42,6 +42,16 @@ export const MIN_INDEX_TOKENS = 1_000;
 /** Tools one search loads at most. */
 export const MAX_RESULTS = 10;
 
+/** Argument names a search result lists for one tool; the rest are counted. */
+export const MAX_LISTED_ARGUMENTS = 20;
+/** The longest argument name a search result shows, in characters. */
+const ARGUMENT_NAME = 64;
+
+/** The first line of what `tool_search` answers when it loaded tools. */
+const LOADED_HEAD = /^Loaded (\d+) tool\(s\); /;
+/** A line of that answer naming one loaded tool (names are `[A-Za-z0-9_-]{1,64}`). */
+const LOADED_LINE = /^- ([A-Za-z0-9_-]{1,64}) \(/;
+
 /** Estimated tokens of `tools`' specs, as a request sends them. */
 export function specTokens(
   tools: readonly Pick<ToolSpec, "name" | "description" | "parameters">[],
@@ -99,7 +109,7 @@ export class DeferredTools implements SpecView {
   restore(messages: readonly Message[]): void {
     for (const message of messages) {
       if (message.role !== "tool" || message.name !== TOOL_SEARCH_NAME) continue;
-      for (const [, name] of message.content.matchAll(/^- (\S+) \(/gm)) {
+      for (const name of loadedNames(message.content)) {
         if (!this.#loaded.includes(name)) this.#loaded.push(name);
       }
     }
@@ -175,6 +185,53 @@ export class DeferredTools implements SpecView {
   }
 }
 
+/**
+ * What `tool_search` answers for the tools it `found` (at least one): a head line, then one line
+ * per tool with its argument names and the first line of its description, flattened by
+ * {@linkcode oneLine}, so the server's words can never start a line of their own (see
+ * {@linkcode loadedNames}, which reads it back).
+ */
+export function loadedText(found: readonly McpTool[]): string {
+  const lines = found.map((tool) => {
+    const fields = Object.keys((tool.parameters.properties ?? {}) as Record<string, unknown>);
+    const shown = fields.slice(0, MAX_LISTED_ARGUMENTS).map((field) =>
+      oneLine(field, ARGUMENT_NAME)
+    );
+    if (fields.length > shown.length) shown.push(`and ${fields.length - shown.length} more`);
+    const args = shown.length === 0 ? "no arguments" : `arguments: ${shown.join(", ")}`;
+    return `- ${tool.name} (${args}): ${oneLine(tool.description.split("\n")[0], 300)}`;
+  });
+  return `Loaded ${found.length} tool(s); their full schemas are in your tool list from your ` +
+    `next step on:\n${lines.join("\n")}`;
+}
+
+/**
+ * The names a `tool_search` result (its message in a session: `SUCCEEDED`, then
+ * {@linkcode loadedText}) says it loaded: only the lines tern wrote, split on line feeds alone
+ * and as many as its head line counts, each a valid tool name. Anything else loads nothing.
+ */
+function loadedNames(content: string): string[] {
+  const [status, head, ...rest] = content.split("\n");
+  const count = status === "SUCCEEDED" ? Number(LOADED_HEAD.exec(head ?? "")?.[1] ?? 0) : 0;
+  const names: string[] = [];
+  for (const line of rest.slice(0, Math.min(count, MAX_RESULTS))) {
+    const name = LOADED_LINE.exec(line)?.[1];
+    if (name === undefined) break;
+    names.push(name);
+  }
+  return names;
+}
+
+/**
+ * `text` (a server's words) as one line of at most `max` characters: control characters (C0,
+ * DEL, C1), line and paragraph separators and bidi controls become spaces, runs of spaces one.
+ */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/[\p{Cc}\p{Zl}\p{Zp}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, " ")
+    .replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
 function matches(query: string, tools: McpTool[]): McpTool[] {
   const trimmed = query.trim();
   if (trimmed.toLowerCase().startsWith("select:")) {
@@ -208,6 +265,5 @@ function words(text: string): string[] {
 function summary(tool: McpTool): string {
   const own = tool.description.replace(/\n\(MCP server "[^"]*"\)$/, "");
   const line = own.split("\n").map((part) => part.trim()).find((part) => part !== "") ?? "";
-  const flat = line.replace(/\s+/g, " ");
-  return flat.length > INDEX_LINE ? `${flat.slice(0, INDEX_LINE - 1)}…` : flat;
+  return oneLine(line, INDEX_LINE);
 }

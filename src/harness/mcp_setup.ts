@@ -25,7 +25,8 @@ export interface OpenMcpOptions {
   env?: (name: string) => string | undefined;
   /**
    * Told about a project MCP file or server that is not used (malformed, an unset `${VAR}`, a
-   * symlink out of the workspace): it disables only itself. Default: a warning on stderr.
+   * symlink out of the workspace): it disables only itself; and about a server's tool not
+   * offered (its schema is too large). Default: a warning on stderr.
    */
   warn?: (text: string) => void;
 }
@@ -70,6 +71,7 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     workspace: options.workspace,
     clientVersion: VERSION,
     baseEnv,
+    warn: options.warn ?? warnOnStderr,
     sandboxCommand: (config, argv) =>
       sandboxedCommand(config, argv, { ...options, env: shellSourceEnv(), baseEnv }),
   });

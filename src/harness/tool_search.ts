@@ -5,7 +5,7 @@
  */
 import * as z from "../core/zod.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
-import { type DeferredTools, MAX_RESULTS, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
+import { type DeferredTools, loadedText, MAX_RESULTS, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 
 const PARAMETERS = z.object({
   query: z.string().min(1).max(500).describe(
@@ -39,17 +39,7 @@ export function createToolSearchTool(deferred: DeferredTools): Tool {
             'index in this tool\'s description lists with "select:name".',
         };
       }
-      const lines = found.map((tool) => {
-        const fields = Object.keys(
-          (tool.parameters.properties ?? {}) as Record<string, unknown>,
-        );
-        const args = fields.length === 0 ? "no arguments" : `arguments: ${fields.join(", ")}`;
-        return `- ${tool.name} (${args}): ${tool.description.split("\n")[0].slice(0, 300)}`;
-      });
-      return {
-        output: `Loaded ${found.length} tool(s); their full schemas are in your tool list ` +
-          `from your next step on:\n${lines.join("\n")}`,
-      };
+      return { output: loadedText(found) };
     },
   });
   // The index is read at each request: it changes only when a server's tool list does.

@@ -9,7 +9,7 @@ import {
   type McpToolInfo,
   type TransportHandle,
 } from "./connection.ts";
-import { type McpTool, mcpTool } from "./mcp_tool.ts";
+import { type McpTool, mcpTool, schemaProblem } from "./mcp_tool.ts";
 import { exposedToolNames, toolKey } from "./tool_names.ts";
 import {
   type McpScope,
@@ -29,7 +29,7 @@ export interface McpServerStatus {
   transport: McpTransportKind;
   scope: McpScope;
   file: string;
-  /** Tools of a READY server. */
+  /** Tools of a READY server offered to the model. */
   tools: number;
   error?: string;
   /** What the server calls itself, once READY. */
@@ -55,6 +55,8 @@ export interface McpManagerOptions {
   baseEnv: Readonly<Record<string, string>>;
   /** Wraps the command of a server with `sandbox` set; such a server fails without it. */
   sandboxCommand?: SandboxCommand;
+  /** Told once about each tool that is not offered (its schema is too large). */
+  warn?: (text: string) => void;
 }
 
 type Listener = () => void;
@@ -66,6 +68,10 @@ export class McpManager {
   #tools: McpTool[] | undefined;
   /** The tool made for each listed tool, by the server's own tool object. */
   #made = new Map<McpToolInfo, McpTool>();
+  /** Whether each listed tool may be offered (see `schemaProblem`), by its tool object. */
+  #offered = new WeakMap<McpToolInfo, boolean>();
+  /** The warnings told, so a list read again tells nothing twice. */
+  #told = new Set<string>();
   #closing: Promise<void> | undefined;
 
   constructor(options: McpManagerOptions) {
@@ -132,7 +138,7 @@ export class McpManager {
       const status: McpServerStatus = {
         ...base,
         state: connection.state,
-        tools: connection.tools.length,
+        tools: this.tools().filter((tool) => tool.server === config.name).length,
       };
       if (connection.error !== undefined) status.error = connection.error;
       const info = connection.serverInfo;
@@ -148,18 +154,22 @@ export class McpManager {
     return this.#get(server).tools;
   }
 
-  /** The tools of every READY server, with their model-facing names, in name order. */
+  /**
+   * The tools of every READY server, with their model-facing names, in name order: all they
+   * list but those whose schema is over `MAX_SCHEMA_BYTES` (told to `warn` once each).
+   */
   tools(): McpTool[] {
     if (this.#tools) return this.#tools;
-    const ready = [...this.#connections.values()].filter((c) => c.state === "READY");
+    const ready = [...this.#connections.values()].filter((c) => c.state === "READY")
+      .map((c) => ({ c, listed: c.tools.filter((info) => this.#offer(c.name, info)) }));
     const names = exposedToolNames(
-      ready.flatMap((c) => c.tools.map((tool) => ({ server: c.name, tool: tool.name }))),
+      ready.flatMap(({ c, listed }) => listed.map((tool) => ({ server: c.name, tool: tool.name }))),
     );
     // The same listed tool under the same name stays the same object (its validator compiled
     // once, the conversation's registry untouched); a changed list makes new ones.
     const made = new Map<McpToolInfo, McpTool>();
-    this.#tools = ready.flatMap((c) =>
-      c.tools.map((info) => {
+    this.#tools = ready.flatMap(({ c, listed }) =>
+      listed.map((info) => {
         const name = names.get(toolKey(c.name, info.name))!;
         const known = this.#made.get(info);
         const tool = known?.name === name ? known : mcpTool(c, info, name);
@@ -228,6 +238,21 @@ export class McpManager {
     this.#closing ??= Promise.all([...this.#connections.values()].map((c) => c.close()))
       .then(() => {});
     return this.#closing;
+  }
+
+  /** True when `info` may be offered to the model; a warning, once, when not. */
+  #offer(server: string, info: McpToolInfo): boolean {
+    let offered = this.#offered.get(info);
+    if (offered === undefined) {
+      const problem = schemaProblem(server, info);
+      offered = problem === undefined;
+      this.#offered.set(info, offered);
+      if (problem !== undefined && !this.#told.has(problem)) {
+        this.#told.add(problem);
+        this.#options.warn?.(problem);
+      }
+    }
+    return offered;
   }
 
   #get(server: string): McpConnection {

@@ -21,6 +21,15 @@ import { resultObservation } from "./results.ts";
 /** The longest description passed to the model; servers sometimes send manuals. */
 const MAX_DESCRIPTION = 4000;
 
+/**
+ * The most bytes of JSON a tool's input schema may take as the model gets it (about 16,000
+ * tokens); a tool over it is not offered. Real schemas take a few KB at most (the reference
+ * servers' largest under 1 KB), while every request carries the schemas of the tools offered
+ * and loaded: one tool over this would cost more than a tenth of a 128K-token window on every
+ * request, however few tools a server has.
+ */
+export const MAX_SCHEMA_BYTES = 64 * 1024;
+
 /** A server's tool, ready for the tool registry. */
 export interface McpTool {
   readonly name: string;
@@ -83,6 +92,22 @@ export function mcpTool(
       }
     },
   };
+}
+
+/**
+ * Why `info` of `server` is not offered to the model (its schema is over
+ * {@linkcode MAX_SCHEMA_BYTES}), as a warning naming both and the size; undefined when it is.
+ */
+export function schemaProblem(server: string, info: McpToolInfo): string | undefined {
+  const bytes = new TextEncoder().encode(JSON.stringify(modelSchema(info.inputSchema))).length;
+  if (bytes <= MAX_SCHEMA_BYTES) return undefined;
+  const name = info.name.replace(/[^\p{L}\p{N}\p{P}\p{S} ]/gu, "?").slice(0, 100);
+  return `MCP server "${server}": tool "${name}" is not offered to the model: its input schema ` +
+    `takes ${kilobytes(bytes)} of JSON, over the limit of ${kilobytes(MAX_SCHEMA_BYTES)}`;
+}
+
+function kilobytes(bytes: number): string {
+  return `${Math.ceil(bytes / 1024).toLocaleString("en-US")} KB`;
 }
 
 function describe(server: string, info: McpToolInfo): string {
