@@ -13,6 +13,8 @@ import { SecretMasker } from "../sandbox/secrets.ts";
 import { builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { HookRunner } from "../sandbox/hooks/run.ts";
+import { warnOnStderr } from "../config/workspace_file.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 
 /** The gate, the audit log and the gated tools over an open `runtime`. */
@@ -44,11 +46,13 @@ export async function withRuntime(
   const hooks = options.hooks?.length
     ? new HookRunner({
       hooks: options.hooks,
-      // Hooks run where the agent's commands run: never unconfined by accident.
+      // Hooks run only in bubblewrap, never on the host: not under `:danger-full-access` or
+      // `--no-sandbox` either, where the agent's own commands do.
       shell: () =>
-        runtime.shellKind === "unavailable"
-          ? undefined
-          : { run: runtime.shell, confined: runtime.shellKind === "bwrap" },
+        runtime.shellKind === "bwrap"
+          ? { run: runtime.shell, confined: true }
+          : runtime.shellNote ?? "shell commands are not confined here",
+      warn: (text) => warnOnStderr(terminalText(text)),
       workspace: options.workspace,
       sessionId: options.sessionId ?? runId,
       transcriptPath: options.transcriptPath ?? "",

@@ -2,14 +2,32 @@
  * The workspace files a project server's command line names (its script or entry point:
  * `node ./server.js`, `python tools/srv.py`, `deno run x.ts`), with a hash of each one's
  * content, so that trusting the server pins what actually runs, not only the words that start it.
+ *
+ * A file is hashed as a stream, never read whole, and only up to {@linkcode MAX_PINNED_FILE_BYTES}:
+ * a repository (untrusted) chooses the names, so a name may lead to a huge file, a FIFO or a
+ * device. A file that cannot be pinned (too large, not a regular file, unreadable) gets a pin
+ * that never holds (`pinChanges` names why), and a symlink out of the workspace is pinned by
+ * where it leads, never read: what lies outside is not the project's.
  */
-import { relative, resolve, sep } from "../core/path.ts";
+import { createHash } from "node:crypto";
+import { dirname, join, relative, resolve, sep } from "../core/path.ts";
+import { lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { WORKSPACE_PIN } from "./types.ts";
 
 /** Arguments that name a script even before the file exists. */
 const SCRIPT_NAME = /\.(?:[cm]?[jt]sx?|py|rb|sh|bash|zsh|pl|php|lua|jar|wasm|exe|bat|ps1)$/i;
 /** What a file that is named but absent is pinned as: creating it needs trust again. */
 export const MISSING = "missing";
+/** The largest file whose content is pinned (32 MiB); a larger one cannot be trusted. */
+export const MAX_PINNED_FILE_BYTES = 32 * 1024 * 1024;
+/** The most files pinned in the folder of one named script ({@linkcode pinnedFiles}' `siblings`). */
+export const MAX_PINNED_FOLDER_FILES = 100;
+/** How the pin of a file that cannot be pinned starts; such a pin never holds. */
+const UNPINNABLE = "unpinnable: ";
+/** How the pin of a symlink out of the workspace starts: then where it leads. */
+const OUTSIDE = "outside the workspace: ";
+/** The pin of a file named but not read (`hash: false`): a list of what trust would pin. */
+export const NOT_HASHED = "not hashed until trusted";
 
 /**
  * The workspace files `argv` names, relative to `workspace`, each with the SHA-256 (hex) of its
@@ -17,30 +35,113 @@ export const MISSING = "missing";
  * paths start at `cwd`. An argument counts when it is a path inside the workspace to a file, or
  * a path inside it that looks like a script (it holds a "/" or ends in a script's extension);
  * `--flag=value` counts by its value. The program itself counts only when written as a path.
- * Symlinks are followed: what is hashed is what would run.
+ * Symlinks inside the workspace are followed (what is hashed is what would run); one that leads
+ * out is pinned by its target. With `siblings`, the other files of each named script's folder
+ * (the program, or a file with a script's extension) are pinned too (one level, at most
+ * {@linkcode MAX_PINNED_FOLDER_FILES}): what a script sources or imports (`helper.py` beside
+ * `hook.py`) is code that runs as well; a data file (`wc -c data.bin`) pins only itself. With `hash`
+ * false, no file is read: each that would be hashed is {@linkcode NOT_HASHED}.
  */
 export async function pinnedFiles(
   argv: readonly string[],
   cwd: string,
   workspace: string,
+  options: { siblings?: boolean; hash?: boolean } = {},
 ): Promise<Record<string, string>> {
+  const hash = options.hash ?? true;
+  const root = realPathOrNull(workspace) ?? workspace;
   const pins: Record<string, string> = {};
+  const folders = new Set<string>();
   for (const [index, arg] of argv.entries()) {
     const value = arg.startsWith("-") ? arg.slice(arg.indexOf("=") + 1 || arg.length) : arg;
     if (value === "" || value.includes("://") || value.includes("\0")) continue;
     if (index === 0 && !value.includes("/")) continue;
     const path = resolve(cwd, value);
-    if (
-      path === workspace || !path.startsWith(workspace.endsWith(sep) ? workspace : workspace + sep)
-    ) {
-      continue;
-    }
+    if (!isInside(path, workspace)) continue;
     const name = relative(workspace, path);
-    const hash = await hashFile(path);
-    if (hash !== undefined) pins[name] = hash;
-    else if (value.includes("/") || SCRIPT_NAME.test(value)) pins[name] ??= MISSING;
+    const pin = await filePin(path, root, hash);
+    if (pin !== undefined) {
+      pins[name] = pin;
+      const script = index === 0 || SCRIPT_NAME.test(value);
+      if (script && !pin.startsWith(OUTSIDE)) folders.add(dirname(path));
+    } else if (value.includes("/") || SCRIPT_NAME.test(value)) pins[name] ??= MISSING;
+  }
+  if (options.siblings) {
+    for (const folder of folders) {
+      Object.assign(pins, await folderPins(folder, { workspace, root, hash }));
+    }
   }
   return pins;
+}
+
+/** The pins of the files in `folder` (one level), or one pin that never holds when too many. */
+async function folderPins(
+  folder: string,
+  where: { workspace: string; root: string; hash: boolean },
+): Promise<Record<string, string>> {
+  const { workspace } = where;
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(folder)) {
+      if (entry.isDirectory) continue;
+      if (names.push(entry.name) > MAX_PINNED_FOLDER_FILES) {
+        return {
+          [folderName(folder, workspace)]: `${UNPINNABLE}it holds more than ` +
+            `${MAX_PINNED_FOLDER_FILES} files, the most pinned beside a script; keep the ` +
+            "scripts in a folder of their own",
+        };
+      }
+    }
+  } catch (error) {
+    return { [folderName(folder, workspace)]: `${UNPINNABLE}${(error as Error).message}` };
+  }
+  const pins: Record<string, string> = {};
+  for (const name of names.sort()) {
+    const path = join(folder, name);
+    const pin = await filePin(path, where.root, where.hash);
+    if (pin !== undefined) pins[relative(workspace, path)] = pin;
+  }
+  return pins;
+}
+
+function folderName(folder: string, workspace: string): string {
+  return folder === workspace ? "./" : `${relative(workspace, folder)}/`;
+}
+
+function isInside(path: string, folder: string): boolean {
+  return path !== folder && path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+}
+
+/**
+ * The pin of the file at `path`: the SHA-256 (hex) of a regular file inside `root` (the
+ * workspace's real path), streamed; where a symlink out of the workspace leads; a pin that
+ * never holds for a file that cannot be pinned; undefined when there is nothing (or a folder).
+ * Never throws, never reads more than {@linkcode MAX_PINNED_FILE_BYTES} + 1 bytes, never opens
+ * a FIFO or a device; with `hash` false reads nothing ({@linkcode NOT_HASHED}).
+ */
+async function filePin(path: string, root: string, hash: boolean): Promise<string | undefined> {
+  const tooLarge = `${UNPINNABLE}it is larger than ${MAX_PINNED_FILE_BYTES / 1024 / 1024} MiB`;
+  try {
+    const real = realPathOrNull(path);
+    if (real === null) return undefined;
+    if (!isInside(real, root)) return `${OUTSIDE}${real}`;
+    const info = lstatOrNull(real);
+    if (info === null || info.isDirectory) return undefined;
+    if (!info.isFile) return `${UNPINNABLE}it is not a regular file`;
+    if (info.size > MAX_PINNED_FILE_BYTES) return tooLarge;
+    if (!hash) return NOT_HASHED;
+    using file = openVerified({ path, real, info });
+    const digest = createHash("sha256");
+    let read = 0;
+    for await (const chunk of file.chunks()) {
+      read += chunk.length;
+      if (read > MAX_PINNED_FILE_BYTES) return tooLarge;
+      digest.update(chunk);
+    }
+    return digest.digest("hex");
+  } catch (error) {
+    return `${UNPINNABLE}it cannot be read (${(error as Error).message})`;
+  }
 }
 
 /**
@@ -90,25 +191,14 @@ export async function pinnedWorkspace(workspace: string): Promise<Record<string,
   return { [WORKSPACE_PIN]: hex(digest) };
 }
 
-/** SHA-256 (hex) of the regular file at `path`; undefined when there is none. */
-async function hashFile(path: string): Promise<string | undefined> {
-  let bytes: Uint8Array<ArrayBuffer>;
-  try {
-    if (!(await Deno.stat(path)).isFile) return undefined;
-    bytes = await Deno.readFile(path);
-  } catch {
-    return undefined;
-  }
-  return hex(await crypto.subtle.digest("SHA-256", bytes));
-}
-
 function hex(digest: ArrayBuffer): string {
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /**
  * Why the pins `now` differ from the pins trusted `then`, as one phrase per file
- * (`"server.js" changed`); empty when they are the same.
+ * (`"server.js" changed`); empty when they are the same and each could be pinned (a file too
+ * large, unreadable or not a regular file never holds trust).
  */
 export function pinChanges(
   then: Readonly<Record<string, string>>,
@@ -118,8 +208,13 @@ export function pinChanges(
   for (const name of [...new Set([...Object.keys(then), ...Object.keys(now)])].sort()) {
     const before = then[name];
     const after = now[name];
-    if (before === after) continue;
-    if (before === undefined) changes.push(`it now runs "${name}"`);
+    if (after?.startsWith(UNPINNABLE)) {
+      // Read on with the caller's "since you trusted it".
+      changes.push(
+        `"${name}" cannot be pinned (${after.slice(UNPINNABLE.length)}), so trust has not held`,
+      );
+    } else if (before === after) continue;
+    else if (before === undefined) changes.push(`it now runs "${name}"`);
     else if (after === undefined) changes.push(`it no longer runs "${name}"`);
     else if (after === MISSING) changes.push(`"${name}" was removed`);
     else if (before === MISSING) changes.push(`"${name}" was created`);

@@ -4,10 +4,10 @@
  * `.claude/settings.json` (read so that existing Claude Code setups work unchanged). Each has
  * `{"hooks": {"<Event>": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "…",
  * "timeout": 60}]}]}}`. A project file's hooks run only once the person trusted that file's
- * hooks section (see `trust.ts`), pinned to its definition and the workspace scripts its
- * commands name.
+ * hooks section (see `trust.ts`), pinned to its definition, the workspace scripts its
+ * commands name and the files beside them.
  */
-import { join } from "../../core/path.ts";
+import { join, resolve } from "../../core/path.ts";
 import { pinnedFiles } from "../../mcp/_pinned_files.ts";
 import { readWorkspaceText, type Warn } from "../../config/workspace_file.ts";
 
@@ -46,7 +46,11 @@ export interface HookSource {
   hooks: HookCommand[];
   /** SHA-256 of the file's hooks section, as JSON: what trust pins. */
   fingerprint: string;
-  /** The workspace files the commands name, with their content's hash (project files only). */
+  /**
+   * The workspace files the commands name and the files beside them, with their content's hash
+   * (project files only; {@linkcode pinHookFiles} fills it, each file's hash `NOT_HASHED`
+   * while the file's hooks were never trusted).
+   */
   files: Record<string, string>;
   /** Problems of entries that were left out (`"PreToolUse[0].hooks[1]": no "command"`). */
   problems: string[];
@@ -109,21 +113,39 @@ async function readHookSource(
   if (!isObject(data) || data.hooks === undefined) return undefined;
   const problems: string[] = [];
   const hooks = parseHooks(data.hooks, problems);
-  const files: Record<string, string> = {};
-  if (scope === "project") {
-    for (const hook of hooks) {
-      const argv = commandWords(hook.command, workspace);
-      Object.assign(files, await pinnedFiles(argv, workspace, workspace));
-    }
-  }
   return {
     file,
     scope,
     hooks,
     fingerprint: await sha256(JSON.stringify(data.hooks)),
-    files,
+    files: {},
     problems,
   };
+}
+
+/**
+ * `source` with its pins (`files`): the workspace files its commands name, relative paths taken
+ * from where a `cd DIR &&` (or `;`) before them leads, and the other files of each one's folder
+ * (see `pinnedFiles`). Hashing reads files a repository names, so `load.ts` asks for it only
+ * for a file whose hooks were trusted before, or are being trusted; with `hash` false each file
+ * is only named (`NOT_HASHED`), to show what trust would pin. A user file pins nothing.
+ */
+export async function pinHookFiles(
+  source: HookSource,
+  workspace: string,
+  options: { hash?: boolean } = {},
+): Promise<HookSource> {
+  if (source.scope !== "project") return source;
+  const files: Record<string, string> = {};
+  for (const hook of source.hooks) {
+    for (const { cwd, argv } of commandParts(hook.command, workspace)) {
+      Object.assign(
+        files,
+        await pinnedFiles(argv, cwd, workspace, { siblings: true, hash: options.hash }),
+      );
+    }
+  }
+  return { ...source, files };
 }
 
 function parseHooks(section: unknown, problems: string[]): HookCommand[] {
@@ -220,12 +242,24 @@ export function claudeToolName(name: string): string {
 }
 
 /**
- * The words of `command` roughly as the shell splits them, with `$CLAUDE_PROJECT_DIR` and
- * `$TERN_PROJECT_DIR` put in: enough to find the scripts it names, for pinning.
+ * The simple commands of `command`, each as its words roughly as the shell splits them (with
+ * `$CLAUDE_PROJECT_DIR` and `$TERN_PROJECT_DIR` put in) and the folder it starts in: a `cd DIR`
+ * (or `pushd DIR`) moves the folder of the commands after it, so `cd tools && ./pre.sh` names
+ * `tools/pre.sh`. A `cd` to somewhere not written out (`cd`, `cd -`, `cd "$X"`) starts the
+ * rest at the workspace again. Enough to find the scripts it names, for pinning.
  */
-function commandWords(command: string, workspace: string): string[] {
+function commandParts(command: string, workspace: string): Array<{ cwd: string; argv: string[] }> {
   const expanded = command.replace(/\$\{?(?:CLAUDE|TERN)_PROJECT_DIR\}?/g, workspace);
-  return expanded.replace(/["']/g, "").split(/[\s;&|<>()]+/).filter((word) => word !== "");
+  const parts: Array<{ cwd: string; argv: string[] }> = [];
+  let cwd = workspace;
+  for (const simple of expanded.replace(/["']/g, "").split(/[;&|\n]+/)) {
+    const argv = simple.split(/[\s<>()]+/).filter((word) => word !== "");
+    if (argv[0] === "cd" || argv[0] === "pushd") {
+      const dir = argv[1];
+      cwd = dir === undefined || dir === "-" || /[$~`*?]/.test(dir) ? workspace : resolve(cwd, dir);
+    } else if (argv.length > 0) parts.push({ cwd, argv });
+  }
+  return parts;
 }
 
 async function sha256(text: string): Promise<string> {

@@ -12,7 +12,7 @@ import {
   untrustServers,
 } from "../../mcp/trust.ts";
 import type { Warn } from "../../config/workspace_file.ts";
-import { type HookCommand, type HookSource, readHookSources } from "./config.ts";
+import { type HookCommand, type HookSource, pinHookFiles, readHookSources } from "./config.ts";
 
 /** Project hooks' trust. */
 export const HOOKS_TRUST: TrustKind = {
@@ -51,29 +51,40 @@ export async function loadHooks(
   const check = found.some((source) => source.scope === "project")
     ? await loadTrustCheck(places.ternHome, places.workspace, HOOKS_TRUST)
     : undefined;
-  const sources = found.map((source): LoadedSource => {
+  const sources: LoadedSource[] = [];
+  for (let source of found) {
+    if (source.scope === "user") {
+      sources.push({ source, trusted: true });
+      continue;
+    }
+    // Hashing reads the files a repository names: only for hooks the person trusted before.
+    const bare = trustable(source, places.workspace);
+    const recorded = check!.trusted(bare) || check!.whyNot(bare) !== undefined;
+    source = await pinHookFiles(source, places.workspace, { hash: recorded });
     const entry = trustable(source, places.workspace);
-    const trusted = source.scope === "user" || (check?.trusted(entry) ?? false);
-    const whyNot = trusted ? undefined : check?.whyNot(entry);
-    return { source, trusted, ...(whyNot === undefined ? {} : { whyNot }) };
-  });
+    const trusted = check!.trusted(entry);
+    const whyNot = trusted ? undefined : check!.whyNot(entry);
+    sources.push({ source, trusted, ...(whyNot === undefined ? {} : { whyNot }) });
+  }
   return {
     sources,
     active: sources.filter((loaded) => loaded.trusted).flatMap((loaded) => loaded.source.hooks),
   };
 }
 
-/** Records the project hook files of `sources` as trusted as they are now. */
+/**
+ * Records the project hook files of `sources` as trusted as they are now, pinning the files
+ * their commands name (and the files beside those) afresh.
+ */
 export async function trustHooks(
   places: { ternHome: string; workspace: string },
   sources: readonly HookSource[],
 ): Promise<void> {
-  await trustServers(
-    places.ternHome,
-    places.workspace,
-    sources.map((source) => trustable(source, places.workspace)),
-    HOOKS_TRUST,
-  );
+  const pinned: Trustable[] = [];
+  for (const source of sources) {
+    pinned.push(trustable(await pinHookFiles(source, places.workspace), places.workspace));
+  }
+  await trustServers(places.ternHome, places.workspace, pinned, HOOKS_TRUST);
 }
 
 /** Forgets the trust of every project hook file of the workspace. */

