@@ -53,12 +53,21 @@ export async function runChild(): Promise<number> {
     return 2;
   }
   phaseMark("child_request");
-  const parent = new ParentLink(request, input);
+  // The parent's run cgroups: this run's commands join them (one cap for all its children).
+  if (request.runCgroup !== undefined) {
+    const { inheritRunCgroup } = await import("../sandbox/run_cgroup.ts");
+    inheritRunCgroup(request.runCgroup);
+  }
   const controller = new AbortController();
   const stop = () => controller.abort();
+  // The turn ends at the time limit even when the parent is gone (killed, its own timer with
+  // it): a run it left behind goes on only to record its outcome for the parent's -c.
+  const deadline = setTimeout(() => controller.abort("timed_out"), request.timeoutMs);
+  const parent = new ParentLink(request, input);
   Deno.addSignalListener("SIGTERM", stop);
   Deno.addSignalListener("SIGINT", stop);
   const code = await runRequest(request, parent, controller.signal);
+  clearTimeout(deadline);
   // The read of stdin (escalation answers) would keep the process alive until the parent
   // closes the pipe: the run is over, so the process is too.
   Deno.exit(code);
@@ -129,7 +138,7 @@ async function runRequest(
       type: "final",
       version: CHILD_PROTOCOL_VERSION,
       ...identity,
-      status: statusOf(result.exitReason),
+      status: signal.reason === "timed_out" ? "timed_out" : statusOf(result.exitReason),
       content: result.text,
       finalEntryId: session.leafId,
       ...(result.error === undefined ? {} : { error: result.error }),
@@ -164,8 +173,10 @@ const WARM_REQUEST = {
     noSandbox: false,
     parentMode: "ask",
     changes: [{ kind: "approval", key: "warm" }],
+    autoNetwork: "never",
     escalationTimeoutMs: 1,
   },
+  timeoutMs: 1,
   model: { model: "warm", thinking: "off", maxRounds: 1 },
 };
 
@@ -218,13 +229,14 @@ function childFlags(request: ChildRequest): ConfigFlags {
     ...(model.maxRounds === undefined ? {} : { maxRounds: String(model.maxRounds) }),
     thinking: model.thinking,
     mode: "auto",
-    // A child reviews its calls in AUTO; a host its profile gives no network to is decided as
-    // its parent's mode would: refused under BYPASS, by the parent's person under ASK.
+    // A child reviews its calls in AUTO; who may widen its sandbox is who may widen its
+    // parent's: nobody under BYPASS, the parent's person under ASK, under AUTO whoever the
+    // parent's own autoNetwork names.
     autoNetwork: permissions.parentMode === "bypass"
       ? "never"
       : permissions.parentMode === "ask"
       ? "person"
-      : "reviewer",
+      : permissions.autoNetwork,
     profile: permissions.profile,
     ...(permissions.noSandbox ? { noSandbox: true } : {}),
   };

@@ -82,6 +82,9 @@ export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
 };
 
 const MS = "a positive integer (milliseconds)";
+/** The default subagents at once and time limit: what a project's files may lower, not raise. */
+const SUBAGENTS = 4;
+const SUBAGENT_MS = 600_000;
 
 /** The table. Keys with a flag come first, in the order `--help` lists them. */
 export const SETTINGS = {
@@ -391,21 +394,29 @@ export const SETTINGS = {
     expect: "an integer from 1 to 16 (plan nodes run at once)",
     project: true,
   },
-  /** Subagents (spawn_agent) running at once. */
+  /** Subagents (spawn_agent) running at once; a project may only lower it. */
   maxSubagents: {
     rule: { kind: "integer", min: 1, max: 16 },
-    default: 4,
+    default: SUBAGENTS,
     env: ["TERN_MAX_SUBAGENTS"],
     expect: "an integer from 1 to 16 (subagents run at once)",
-    project: true,
+    project: "narrower",
+    narrow: (value) =>
+      Number(value) > SUBAGENTS
+        ? `${value} subagents at once is more than the default ${SUBAGENTS}`
+        : undefined,
   },
-  /** Longest a subagent may run before it is stopped, in milliseconds. */
+  /** Longest a subagent may run before it is stopped, in milliseconds; a project may only lower it. */
   subagentTimeoutMs: {
     rule: { kind: "integer", min: 1 },
-    default: 600_000,
+    default: SUBAGENT_MS,
     env: ["TERN_SUBAGENT_TIMEOUT_MS"],
     expect: MS,
-    project: true,
+    project: "narrower",
+    narrow: (value) =>
+      Number(value) > SUBAGENT_MS
+        ? `${value} ms is longer than the default ${SUBAGENT_MS} ms a subagent may run`
+        : undefined,
   },
   /** Longest a subagent waits for its parent's answer to an escalated call, in milliseconds. */
   subagentEscalationTimeoutMs: {

@@ -418,6 +418,7 @@ export class AgentSession {
           profile: config.profile,
           noSandbox: config.noSandbox,
           mode: config.mode,
+          autoNetwork: config.autoNetwork,
           maxRounds: config.maxRounds,
           maxSubagents: config.maxSubagents,
           subagentTimeoutMs: config.subagentTimeoutMs,
@@ -427,6 +428,7 @@ export class AgentSession {
       },
       session: () => this.#session,
       person: this.#options.person,
+      runCgroup: async () => (await this.#conversation?.sandbox())?.runtime.runCgroup?.(),
       checkModel: (provider, model) =>
         checkChildModel(this.#config, this.#sources, provider, model),
       warn: this.#options.warn,

@@ -19,10 +19,14 @@
  *
  * Deno lets only `--allow-all` touch `/sys`, so the cgroups are made and removed by a short
  * `bash` script: one process when the run opens and one when it closes, none per command.
+ *
+ * A subagent (`tern child`, a run of its own) makes none: its parent hands it its run's cgroups
+ * with the request ({@linkcode inheritRunCgroup}), its commands join them, and one cap holds
+ * for the parent's and all its children's commands together. The parent removes them.
  */
 
-/** A run's cgroups. */
-export interface RunCgroup {
+/** A run's cgroups as data: what a subagent is handed to join them. */
+export interface SharedRunCgroup {
   /** The folders made in the cgroup trees (one per controller under v1, one under v2). */
   readonly paths: readonly string[];
   /**
@@ -34,6 +38,12 @@ export interface RunCgroup {
   readonly processes?: number;
   /** The cap on the run's memory in bytes, when a memory cgroup holds it. */
   readonly memoryBytes?: number;
+  /** The memory cgroup's events file (its `oom_kill` count), when there is one. */
+  readonly events?: string;
+}
+
+/** A run's cgroups. */
+export interface RunCgroup extends SharedRunCgroup {
   /**
    * How many processes the kernel has killed for the memory cap so far (0 without a memory
    * cgroup, or where the kernel does not count them). One process start; never throws.
@@ -228,15 +238,42 @@ export async function makeRunCgroup(name: string, caps: RunCgroupCaps): Promise<
     else if (key === "events") events = value;
   }
   if (paths.length === 0 || joinFiles.length === 0) return null;
-  return {
+  const shared: SharedRunCgroup = {
     paths,
     joinFiles,
     ...(processes === undefined ? {} : { processes }),
     ...(memoryBytes === undefined ? {} : { memoryBytes }),
+    ...(events === undefined ? {} : { events }),
+  };
+  return { ...joined(shared), remove: async () => void await script(REMOVE, paths) };
+}
+
+/** `shared` as a run's cgroups that this process joins and never removes. */
+function joined(shared: SharedRunCgroup): RunCgroup {
+  const { events } = shared;
+  return {
+    ...shared,
     oomKills: async () =>
       events === undefined ? 0 : Number(await script(OOM_KILLS, [events]) ?? 0) || 0,
-    remove: async () => void await script(REMOVE, paths),
+    remove: () => Promise.resolve(),
   };
+}
+
+/** The parent's run cgroups this process (a subagent) was handed, if any. */
+let inherited: SharedRunCgroup | undefined;
+
+/**
+ * Hands this process its parent's run cgroups (a `tern child` does, from its request, before its
+ * sandbox opens): every sandbox opened from then on joins them instead of making its own, and
+ * leaves them in place when it closes (the parent removes them).
+ */
+export function inheritRunCgroup(shared: SharedRunCgroup): void {
+  inherited = shared;
+}
+
+/** The run cgroups a sandbox opened now joins without making them, if this process has any. */
+export function inheritedRunCgroup(): RunCgroup | undefined {
+  return inherited === undefined ? undefined : joined(inherited);
 }
 
 /**

@@ -31,6 +31,7 @@ import {
   snapshotHostFiles,
 } from "./persistence.ts";
 import {
+  inheritedRunCgroup,
   makeRunCgroup,
   removeStaleRunCgroups,
   type RunCgroup,
@@ -146,6 +147,11 @@ export interface SandboxRuntime {
   setExtraGrants(extra: Partial<Grants>, options?: { verify?: boolean }): Promise<void>;
   /** Exactly what starts: the worker's command line and bubblewrap's arguments. */
   explain(): SandboxExplanation;
+  /**
+   * The run's cgroups, once made (null where none could be), for a subagent to join; absent
+   * from a runtime that makes none.
+   */
+  runCgroup?(): Promise<RunCgroup | null>;
   /** Stops the worker and removes the private tmp directory. */
   close(): Promise<void>;
 }
@@ -313,12 +319,16 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // the memory of all its commands together, where they can be made. Made beside the probe (a
   // process of its own); the plan waits for them, and they go again when bubblewrap turns out
   // not to run.
-  const pidsStarted = wantsBwrap && isDir("/run")
-    ? makeRunCgroup(runCgroupPrefix(dirname(tmp)) + basename(tmp), {
+  // A subagent's sandbox joins its parent's (one cap for the parent and all its children).
+  const inherited = inheritedRunCgroup();
+  const pidsStarted = !wantsBwrap || !isDir("/run")
+    ? Promise.resolve(null)
+    : inherited !== undefined
+    ? Promise.resolve(inherited)
+    : makeRunCgroup(runCgroupPrefix(dirname(tmp)) + basename(tmp), {
       processes: limits.processes,
       memoryBytes: limits.totalMemoryMb * 1024 * 1024,
-    })
-    : Promise.resolve(null);
+    });
   let probe: Awaited<ReturnType<typeof probeBwrap>> | undefined;
   let seccompPath: string | null;
   let rootOnlyFound: readonly string[];
@@ -692,6 +702,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     shellKind,
     shellNote,
     workerKind,
+    runCgroup: () => pidsMade,
     async setExtraGrants(next, { verify = false } = {}) {
       const widened = { ...base, grants: widenGrants(base.grants, next) };
       const restarts = !options.noSandbox &&

@@ -1,9 +1,18 @@
 /** Shared by the subagent tests: a parent `tern run` and its children against one scripted server. */
+import { join } from "node:path";
+import { lines } from "../../src/harness/subagents/child_process.ts";
+import {
+  type ChildLine,
+  childLineSchema,
+  type ChildRequest,
+  parseLine,
+} from "../../src/harness/subagents/protocol.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { listSessions } from "../../src/session/paths.ts";
 import type { SessionEntry } from "../../src/session/types.ts";
+import { declaredFlags, ROOT } from "../support/tern_process.ts";
 
 export function call(name: string, args: unknown, id: string): ScriptedReply {
   return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
@@ -50,4 +59,48 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() > deadline) throw new Error(`Gave up waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** A `tern child` process given its request; its stdin stays open until `closeStdin()`. */
+export interface RunningChild {
+  /** Its stdout's protocol lines, each parsed (a line that is not one throws). */
+  lines: AsyncGenerator<ChildLine>;
+  closeStdin(): Promise<void>;
+  status: Promise<Deno.CommandStatus>;
+  stderr: Promise<string>;
+}
+
+/** Starts the real `tern child` (as bin/tern does) in `cwd` and writes `request` on its stdin. */
+export function startChild(
+  request: ChildRequest,
+  options: { cwd: string; env: Record<string, string>; baseUrl: string },
+): RunningChild {
+  const args = ["child", "--base-url", options.baseUrl];
+  const process = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...declaredFlags(options.env, { cwd: options.cwd, args }),
+      join(ROOT, "main.ts"),
+      ...args,
+    ],
+    cwd: options.cwd,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = process.stdin.getWriter();
+  writer.write(new TextEncoder().encode(JSON.stringify(request) + "\n")).catch(() => {});
+  async function* parsed(): AsyncGenerator<ChildLine> {
+    for await (const line of lines(process.stdout)) {
+      if (line.trim() !== "") yield parseLine(childLineSchema, line, "stdout line");
+    }
+  }
+  return {
+    lines: parsed(),
+    closeStdin: () => writer.close().catch(() => {}),
+    status: process.status,
+    stderr: new Response(process.stderr).text(),
+  };
 }

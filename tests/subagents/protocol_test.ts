@@ -33,9 +33,11 @@ function request(cwd: string, baseUrl: string, prompt = "look at notes.txt"): Ch
       profile: ":workspace",
       noSandbox: false,
       parentMode: "bypass",
+      autoNetwork: "reviewer",
       changes: [],
       escalationTimeoutMs: 1000,
     },
+    timeoutMs: 60_000,
     model: { model: "scripted", thinking: "off", baseUrl },
   };
 }

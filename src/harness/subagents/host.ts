@@ -8,6 +8,7 @@ import type { Message } from "../../core/messages.ts";
 import { uniqueHexId } from "../../core/ids.ts";
 import { phaseMark } from "../../core/phase_marks.ts";
 import type { AskPerson, PersonReply, ReviewRequest } from "../../sandbox/review.ts";
+import type { SharedRunCgroup } from "../../sandbox/run_cgroup.ts";
 import type { Session } from "../../session/session.ts";
 import type { ChildOutcome, ChildProcess, StartedChild } from "./child_process.ts";
 import { type Completion, completionText, Mailbox, type SpawnRecord } from "./mailbox.ts";
@@ -27,6 +28,8 @@ export interface ParentSettings {
   profile: string;
   noSandbox: boolean;
   mode: "ask" | "auto" | "bypass";
+  /** In AUTO, who may widen the sandbox (`autoNetwork`): a child's reviewer no more. */
+  autoNetwork: "reviewer" | "person" | "never";
   maxRounds: number;
   /** Children running at once. */
   maxSubagents: number;
@@ -43,6 +46,11 @@ export interface SubagentHostOptions {
   session: () => Session;
   /** The parent's person (ASK, or AUTO's person-only questions); absent when none. */
   person?: AskPerson;
+  /**
+   * The parent's run cgroups (src/sandbox/run_cgroup.ts), for children's commands to join;
+   * absent or null when it has none (a child then makes its own).
+   */
+  runCgroup?: () => Promise<SharedRunCgroup | null | undefined>;
   /** Checks an explicit provider and model; throws with the reason it cannot be used. */
   checkModel: (provider: string | undefined, model: string) => Promise<void>;
   warn: (text: string) => void;
@@ -70,6 +78,33 @@ export type WaitResult =
 /** Whether the built-in `name` only reads (request_permissions asks for more: it does not). */
 function readOnlyTool(name: string): boolean {
   return BUILTIN_MANIFEST.some((entry) => entry.name === name && entry.readOnly);
+}
+
+/**
+ * Refuses a provider the model chose other than the parent's while the person gave a base URL:
+ * that URL was given for the parent's provider, and another provider's key may not go there.
+ * @throws {Error} saying why and what to do instead.
+ */
+function checkProvider(args: SpawnArgs, settings: ParentSettings): void {
+  if (settings.baseUrl === undefined || args.provider === undefined) return;
+  if (args.provider === settings.provider) return;
+  const own = settings.provider === undefined ? "" : ` "${settings.provider}"`;
+  throw new Error(
+    `Cannot give subagent "${args.taskName}" provider "${args.provider}": the base URL ` +
+      `"${settings.baseUrl}" was given for this session's provider${own}, and another ` +
+      "provider's key may not go there; leave out provider (the subagent uses this session's)",
+  );
+}
+
+/** The cgroups' data alone (a runtime's object carries functions too). */
+function plainCgroup(cgroup: SharedRunCgroup): NonNullable<ChildRequest["runCgroup"]> {
+  return {
+    paths: [...cgroup.paths],
+    joinFiles: [...cgroup.joinFiles],
+    ...(cgroup.processes === undefined ? {} : { processes: cgroup.processes }),
+    ...(cgroup.memoryBytes === undefined ? {} : { memoryBytes: cgroup.memoryBytes }),
+    ...(cgroup.events === undefined ? {} : { events: cgroup.events }),
+  };
 }
 
 /**
@@ -168,12 +203,17 @@ export class SubagentHost {
       );
     }
     const explicit = args.provider !== undefined || args.model !== undefined;
-    const provider = args.provider ?? (args.model === undefined ? settings.provider : undefined);
+    checkProvider(args, settings);
+    // Under a base URL the person gave, the parent's provider (API and key) whatever the model.
+    const keepProvider = args.model === undefined || settings.baseUrl !== undefined;
+    const provider = args.provider ?? (keepProvider ? settings.provider : undefined);
     const model = args.model ?? settings.model;
     this.#starting++;
+    let runCgroup: SharedRunCgroup | null | undefined;
     try {
       if (explicit) await this.#options.checkModel(provider, model);
       await this.#approveDelegation(args, settings);
+      runCgroup = await this.#options.runCgroup?.().catch(() => undefined);
     } finally {
       this.#starting--;
     }
@@ -207,9 +247,12 @@ export class SubagentHost {
         profile: settings.profile,
         noSandbox: settings.noSandbox,
         parentMode: settings.mode,
+        autoNetwork: settings.autoNetwork,
         changes: session.state().permissions,
         escalationTimeoutMs: settings.subagentEscalationTimeoutMs,
       },
+      timeoutMs: settings.subagentTimeoutMs,
+      ...(runCgroup ? { runCgroup: plainCgroup(runCgroup) } : {}),
       model: {
         ...(provider === undefined ? {} : { provider }),
         model,

@@ -4,7 +4,8 @@ import { ModelCatalog } from "../../llm/catalog.ts";
 
 /**
  * Refuses a model the catalog, the config's `models` and the parent's own model do not know,
- * and a provider that cannot be connected (unknown, or its key missing).
+ * a provider that cannot be connected (unknown, or its key missing), and another provider
+ * than the parent's while TERN_API_KEY is set (the child's would take that key).
  * @throws {Error} saying which and why.
  */
 export async function checkChildModel(
@@ -22,17 +23,27 @@ export async function checkChildModel(
     );
   }
   const { connectModels } = await import("../models.ts");
+  let chosen: string | undefined;
   try {
-    await connectModels({ ...config, model, provider }, {
+    const connected = await connectModels({ ...config, model, provider }, {
       ...sources,
       model: { layer: "flag", flag: "spawn_agent" },
       ...(provider === undefined ? {} : { provider: { layer: "flag", flag: "spawn_agent" } }),
     });
+    chosen = connected.config.provider;
   } catch (error) {
     throw new Error(
       `Cannot use model "${model}" for a subagent: ${
         error instanceof Error ? error.message : error
       }`,
+    );
+  }
+  // TERN_API_KEY is the main provider's key, and a child's main provider takes it first.
+  if (config.apiKeys.TERN_API_KEY !== undefined && chosen !== config.provider) {
+    throw new Error(
+      `Cannot use provider "${chosen}" for a subagent: TERN_API_KEY holds the key of this ` +
+        `session's provider "${config.provider}", which may not go to another provider; ` +
+        "leave out provider, or use that provider's own key variable instead of TERN_API_KEY",
     );
   }
 }

@@ -12,6 +12,11 @@ export { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION };
 
 const id = z.string().min(1).max(200);
 const thinking = z.enum(["off", "low", "medium", "high"]);
+/** A file or folder of the cgroup tree. */
+const cgroupPath = z.string().startsWith("/sys/fs/cgroup/").refine(
+  (path) => !path.split("/").includes(".."),
+  'a cgroup path without ".."',
+);
 
 /** A session-wide approval or grant the parent holds, as its session records it. */
 const permissionChange = z.union([
@@ -51,11 +56,33 @@ export const childRequestSchema = z.object({
     noSandbox: z.boolean(),
     /** The parent's review mode; the child runs in AUTO whatever it is. */
     parentMode: z.enum(["ask", "auto", "bypass"]),
+    /**
+     * The parent's `autoNetwork` (who may widen the sandbox in AUTO): the child's own under an
+     * AUTO parent, so that its reviewer grants no more than the parent's would.
+     */
+    autoNetwork: z.enum(["reviewer", "person", "never"]),
     /** The parent's session-wide approvals and grants. */
     changes: z.array(permissionChange),
     /** How long the child waits for an escalation's answer, in milliseconds. */
     escalationTimeoutMs: z.number().int().positive(),
   }).strict(),
+  /**
+   * Longest the run may take from the request, in milliseconds (the parent's
+   * `subagentTimeoutMs`): the child ends its turn then, even when the parent is gone.
+   */
+  timeoutMs: z.number().int().positive(),
+  /**
+   * The parent's run cgroups (src/sandbox/run_cgroup.ts), when it has them: the child's
+   * commands join these, so one cap holds for the parent's and its children's commands
+   * together. The parent made them and removes them; the child never does.
+   */
+  runCgroup: z.object({
+    paths: z.array(cgroupPath).min(1),
+    joinFiles: z.array(cgroupPath.regex(/\/(tasks|cgroup\.procs)$/)).min(1),
+    processes: z.number().int().positive().optional(),
+    memoryBytes: z.number().int().positive().optional(),
+    events: cgroupPath.optional(),
+  }).strict().optional(),
   model: z.object({
     provider: z.string().min(1).optional(),
     model: z.string().min(1),
