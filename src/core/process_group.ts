@@ -4,6 +4,7 @@
  * descendants must end with it: the sandbox's command runner, the tool worker, the MCP client's
  * stdio transport and hardened git.
  */
+import { hostProgram } from "./host_programs.ts";
 
 /** Where `setsid` (util-linux) is looked for; without it, Deno's `detached` is used. */
 const SETSID_PATHS: readonly string[] = ["/usr/bin/setsid", "/bin/setsid"];
@@ -20,17 +21,17 @@ const unreaped = new Set<number>();
  * everything it starts. Deno's `detached: true` does the same by `fork()`ing this whole process
  * (its cost grows with our memory); this starts `setsid -- <program> <args>` with
  * `posix_spawn` instead: `setsid` makes itself a session leader and execs the program under the
- * same pid. The program is looked up here (on the `PATH` of `options.env`, else ours) so a
- * missing one throws Deno's `NotFound` (and a file that cannot run `PermissionDenied`) as a
- * plain spawn would. Without `setsid` on the machine, falls back to `detached: true`.
+ * same pid. The program is looked up here (on the `PATH` of `options.env`, else ours, never in
+ * a folder sandboxed commands may write: host_programs.ts) so a missing one throws Deno's
+ * `NotFound` (and a file that cannot run `PermissionDenied`) as a plain spawn would. Without `setsid` on the machine, falls back to `detached: true`.
  */
 export function spawnProcessGroup(
   command: string,
   options: Omit<Deno.CommandOptions, "detached"> = {},
 ): Deno.ChildProcess {
-  const setsid = findSetsid();
-  if (setsid === null) return new Deno.Command(command, { ...options, detached: true }).spawn();
   const program = resolveProgram(command, options);
+  const setsid = findSetsid();
+  if (setsid === null) return new Deno.Command(program, { ...options, detached: true }).spawn();
   const child = new Deno.Command(setsid, {
     ...options,
     args: ["--", program, ...options.args ?? []],
@@ -55,21 +56,20 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** `command` as an absolute path, found the way `execvp` would; throws NotFound without one. */
+/**
+ * `command` as an absolute path, found the way `execvp` would but never in a folder sandboxed
+ * commands may write (see host_programs.ts); throws NotFound without one.
+ */
 function resolveProgram(command: string, options: Deno.CommandOptions): string {
   if (command.includes("/")) {
     const path = command.startsWith("/") ? command : `${options.cwd ?? Deno.cwd()}/${command}`;
-    if (isExecutable(path)) return path;
+    if (isExecutable(path)) return hostProgram(path);
     if (exists(path)) {
       throw new Deno.errors.PermissionDenied(`Failed to spawn '${command}': permission denied`);
     }
-  } else {
-    for (const dir of searchPath(options).split(":")) {
-      const path = `${dir === "" ? "." : dir}/${command}`;
-      if (isExecutable(path)) return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
-    }
+    throw new Deno.errors.NotFound(`Failed to spawn '${command}': entity not found`);
   }
-  throw new Deno.errors.NotFound(`Failed to spawn '${command}': entity not found`);
+  return hostProgram(command, searchPath(options));
 }
 
 function searchPath(options: Deno.CommandOptions): string {

@@ -9,6 +9,7 @@
  * and builds the conversation. `tern run` takes both at once; the interactive UI draws its
  * prompt between them and connects on the first need (`connect()`, `preload()`).
  */
+import { guardHostPrograms } from "../core/host_programs.ts";
 import type { ConsolidationMode } from "./consolidation.ts";
 import {
   type ConfigFlags,
@@ -500,6 +501,9 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   const sources = { ...loaded.sources };
   const notice = projectModelNotice(loaded.config, sources);
   if (notice !== undefined) options.warn(notice);
+  // Before any program starts (MCP servers, git, the sandbox's checks): none of tern's host
+  // programs may come from the workspace, where sandboxed commands write (host_programs.ts).
+  if (!loaded.config.noSandbox) guardHostPrograms([workspace]);
   const now = (options.connect ?? "now") === "now";
   let closed = false;
   // Connecting now: the MCP servers start at once, in parallel with the session and models.

@@ -2,6 +2,7 @@
  * The environment variables tern reads, and the ones shell commands, the tool worker and MCP
  * servers may inherit: every front end draws them from here.
  */
+import { personPath } from "../core/host_programs.ts";
 import { NETWORK_ENV_NAMES } from "../sandbox/shell_env.ts";
 
 /** Variables a shell command may inherit, and the ones that name host sockets to hide. */
@@ -29,7 +30,9 @@ const SHELL_SOURCE_NAMES = [
 export function shellSourceEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of SHELL_SOURCE_NAMES) {
-    const value = readEnv(name);
+    // PATH as the person had it: tern's own may be cut to keep the workspace's programs off
+    // the host (host_programs.ts), and commands in the sandbox may run them.
+    const value = name === "PATH" ? personPath() : readEnv(name);
     if (value !== undefined) env[name] = value;
   }
   return env;

@@ -5,6 +5,7 @@
  * bare environment, closes stdin (or writes the given input), caps stdout and kills the process
  * group after a timeout.
  */
+import { hostSearchPath } from "../core/host_programs.ts";
 import { signalProcessGroup, spawnProcessGroup } from "../sandbox/process.ts";
 import { after } from "../core/timer.ts";
 
@@ -109,7 +110,8 @@ export async function runGit(
   options: GitRunOptions,
 ): Promise<GitResult | undefined> {
   const env: Record<string, string> = {
-    PATH: options.env.PATH,
+    // What git starts in turn (a credential helper, ssh) is not the workspace's either.
+    PATH: hostSearchPath(options.env.PATH),
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_TERMINAL_PROMPT: "0",
     // Overrides every `protocol.<name>.allow` a repository sets: the empty list allows none.

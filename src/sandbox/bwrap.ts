@@ -2,6 +2,7 @@
  * The bubblewrap command line for one shell command or one program, and a probe that tells
  * whether bubblewrap can start a sandbox on this machine at all.
  */
+import { hostProgramOr } from "../core/host_programs.ts";
 import { DEFAULT_LIMITS, tmpfsArgs, ulimitPrefix } from "./limits.ts";
 import { isInjectingName } from "./shell_env.ts";
 import type { ShellPlan } from "./types.ts";
@@ -382,7 +383,7 @@ const PROXY_LAUNCHER_HEAD = 'f=$1; k=$2; shift 2; fwd=("${@:1:k}"); shift "$k"; 
   "if [[ $l =~ $re ]]; then pid=${BASH_REMATCH[1]}; fi; done; " +
   '[ -n "$pid" ] || exit 0; if [ "$EUID" = 0 ]; then ns=(-n); ' +
   "else ns=(-U --preserve-credentials -n); fi; " +
-  'exec nsenter -t "$pid" "${ns[@]}" -- "${fwd[@]}" </dev/null >/dev/null 2>&1); ';
+  'exec "${fwd[0]}" -t "$pid" "${ns[@]}" -- "${fwd[@]:1}" </dev/null >/dev/null 2>&1); ';
 
 /**
  * The program and arguments that start bubblewrap with `args` (from {@linkcode bwrapArgs} or
@@ -398,7 +399,7 @@ export function launchArgv(
     & Pick<ShellPlan, "seccomp">
     & Partial<Pick<ShellPlan, "proxy" | "network" | "cgroupFiles" | "limits">>,
   args: readonly string[],
-  bwrapPath = "bwrap",
+  bwrapPath = bwrapProgram(),
   options: { liveness?: boolean } = {},
 ): { program: string; args: string[] } {
   const filter = plan.seccomp ?? "";
@@ -413,7 +414,10 @@ export function launchArgv(
         head + PROXY_LAUNCHER_HEAD + tail,
         "tern-sandbox",
         filter,
-        String(fwd.length),
+        // nsenter by its absolute path, then the forwarder: nothing the launcher starts is looked
+        // up on the command's PATH.
+        String(fwd.length + 1),
+        hostProgramOr("nsenter"),
         ...fwd,
         bwrapPath,
         ...args,
@@ -545,9 +549,19 @@ function unique(paths: readonly string[]): string[] {
 /** Whether bubblewrap can start a sandbox here, and its version. */
 export type BwrapProbe = { ok: true; version: string } | { ok: false; reason: string };
 
+/**
+ * bubblewrap's absolute path, found on tern's PATH outside every folder sandboxed commands may
+ * write (host_programs.ts): the launcher execs what it is given, and a `bwrap` a command left in
+ * a workspace folder on the person's PATH would run on the host. `/usr/bin/bwrap` when there is
+ * none (the probe then says it is not installed).
+ */
+export function bwrapProgram(): string {
+  return hostProgramOr("bwrap");
+}
+
 /** Options for {@linkcode probeBwrap}. */
 export interface ProbeOptions {
-  /** The bubblewrap executable; default `bwrap` (found on PATH). */
+  /** The bubblewrap executable; default {@linkcode bwrapProgram}. */
   bwrapPath?: string;
 }
 
@@ -562,7 +576,7 @@ const probes = new Map<string, Promise<BwrapProbe>>();
  * `{ok: false, reason}` with a sentence saying why.
  */
 export function probeBwrap(options: ProbeOptions = {}): Promise<BwrapProbe> {
-  const path = options.bwrapPath ?? "bwrap";
+  const path = options.bwrapPath ?? bwrapProgram();
   let probe = probes.get(path);
   if (probe === undefined) {
     probe = runProbe(path);

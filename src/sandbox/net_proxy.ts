@@ -130,11 +130,17 @@ const PROXY_NAMES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].flatM
  * command's loopback: Deno (this executable) with only that address and that socket allowed,
  * through `env` (found on PATH) without the proxy variables.
  */
-export function forwarderArgv(socket: string, port: number, denoPath = Deno.execPath()): string[] {
+export function forwarderArgv(
+  socket: string,
+  port: number,
+  denoPath = Deno.execPath(),
+  envPath = "env",
+): string[] {
   return [
     // It starts with the command's environment: not its proxy variables (Deno's own update
-    // check would go through the proxy and show in the audit as the command's).
-    "env",
+    // check would go through the proxy and show in the audit as the command's). `envPath` is
+    // best absolute: nsenter looks a bare name up on the command's PATH, on the host.
+    envPath,
     ...PROXY_NAMES.flatMap((name) => ["-u", name]),
     "DENO_NO_UPDATE_CHECK=1",
     ...entryArgv(

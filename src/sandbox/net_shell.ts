@@ -3,6 +3,7 @@
  * `net_proxy.ts`) that its forwarder reaches from inside the command's network namespace, the
  * proxy variables pointing at it, and the hosts it reached reported with its result.
  */
+import { hostProgram, hostProgramOr } from "../core/host_programs.ts";
 import { join } from "../core/path.ts";
 import { forwarderArgv, proxyArgv, type ProxyEvent } from "./net_proxy.ts";
 import { cgroupJoin } from "./limits.ts";
@@ -52,7 +53,10 @@ export function withProxy(
   return {
     ...plan,
     network: false,
-    proxy: { port: PROXY_PORT, forwarder: forwarderArgv(socket, PROXY_PORT, denoPath) },
+    proxy: {
+      port: PROXY_PORT,
+      forwarder: forwarderArgv(socket, PROXY_PORT, denoPath, hostProgramOr("env")),
+    },
     env: { ...plan.env, ...proxyEnv(hosts, PROXY_PORT) },
   };
 }
@@ -86,7 +90,7 @@ export async function runProxied(
   const joins = cgroupJoin(plan.cgroupFiles ?? []);
   const [program, ...args] = joins === ""
     ? argv
-    : ["bash", "-c", `${joins}exec "$@"`, "tern-proxy", ...argv];
+    : [hostProgram("bash"), "-c", `${joins}exec "$@"`, "tern-proxy", ...argv];
   const proxy = new Deno.Command(program, {
     args,
     cwd: "/",

@@ -87,7 +87,11 @@ export type HostFileSnapshot = Map<string, string>;
  * a failed `lstat` costs four times a successful one (the error object), so the folders that
  * hold them are listed once and only the names found there are looked at. Never throws.
  */
-export function snapshotHostFiles(root: string, gitDirs: readonly string[] = []): HostFileSnapshot {
+export function snapshotHostFiles(
+  root: string,
+  gitDirs: readonly string[] = [],
+  pathDirs: readonly string[] = [],
+): HostFileSnapshot {
   const snapshot: HostFileSnapshot = new Map();
   const listings = new Map<string, Listing>();
   const top = dirname(join(root, "x"));
@@ -110,7 +114,31 @@ export function snapshotHostFiles(root: string, gitDirs: readonly string[] = [])
     snapshot.set(full, absent ? "absent" : signature(full));
   }
   for (const dir of gitDirs) snapshot.set(dir, "git");
+  // The person's PATH folders in the workspace: a shell started here runs their programs by name.
+  for (const dir of pathDirs) snapshot.set(dir, signature(dir));
   return snapshot;
+}
+
+/**
+ * The folders of `path` (a PATH) inside `root`, as written or by their real path: each holds
+ * programs the person's shell runs by name, on the host (an activated `.venv/bin`).
+ */
+export function workspacePathDirs(root: string, path: string | undefined): string[] {
+  const inside = (dir: string) =>
+    dir === root || dir.startsWith(root.endsWith("/") ? root : `${root}/`);
+  return [
+    ...new Set(
+      (path ?? "").split(":").filter((dir) => {
+        if (!dir.startsWith("/")) return false;
+        if (inside(dir)) return true;
+        try {
+          return inside(Deno.realPathSync(dir));
+        } catch {
+          return false;
+        }
+      }),
+    ),
+  ];
 }
 
 /** A folder's names; "absent" when there is no folder; "unknown" when it cannot be listed. */
@@ -159,7 +187,7 @@ export function hostFileChanges(
 function runsFor(path: string): string {
   if (path.endsWith("/.git")) return "git (a repository's hooks and config)";
   const entry = HOST_RUN_FILES.find((file) => path.endsWith(`/${file.path}`));
-  return entry?.runs ?? "code on the host";
+  return entry?.runs ?? "programs on your PATH (a shell run here finds them by name)";
 }
 
 function signature(path: string): string {

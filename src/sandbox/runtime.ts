@@ -7,8 +7,10 @@
 import { basename, dirname, join, resolve } from "../core/path.ts";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
+import { guardHostPrograms, hostProgram } from "../core/host_programs.ts";
 import {
   bwrapArgs,
+  bwrapProgram,
   isAbsentOrEmptyDir,
   KERNEL_WRITABLE,
   launchArgv,
@@ -29,6 +31,7 @@ import {
   hostFileChanges,
   type HostFileSnapshot,
   snapshotHostFiles,
+  workspacePathDirs,
 } from "./persistence.ts";
 import {
   inheritedRunCgroup,
@@ -307,6 +310,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // The filter file is read by the launcher before each command: never where a command can
   // write (tern's home inside a writable root), else a command could loosen the next one's.
   const writableRoots = base.grants.write === "all" ? ["/"] : base.grants.write;
+  // Nothing tern starts on the host comes from a folder commands may write (a workspace folder
+  // on the person's PATH): see host_programs.ts. (All of `/` writable leaves nothing to keep.)
+  if (!options.noSandbox) {
+    guardHostPrograms([options.workspace, ...writableRoots.filter((root) => root !== "/")]);
+  }
   const filterDir = writableRoots.some((root) => inside(options.ternHome, root))
     ? await Deno.makeTempDir({ prefix: "tern-seccomp-" })
     : options.ternHome;
@@ -580,6 +588,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     );
   /** The host files as the last watched call left them, while background processes run. */
   let betweenCalls: HostFileSnapshot | undefined;
+  // The person's PATH folders in the workspace (a `.venv/bin`): a program a command leaves
+  // there runs when the person types its name, so a change is told like one to a git hook.
+  const pathDirs = workspacePathDirs(options.workspace, options.env.PATH);
   const processes = new ProcessSupervisor({
     launch: shellKind !== "bwrap" ? launchUnsandboxed : async (command, launch) => {
       const built = await enter();
@@ -633,7 +644,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     : shellKind === "bwrap"
     ? "bwrap"
     : "deno";
-  const bwrapPath = options.bwrapPath ?? "bwrap";
+  const bwrapPath = options.bwrapPath ?? bwrapProgram();
   const denoDir = denoDirOf(options.env) ?? "/nonexistent";
   // The single-file build is its own source: the worker runs that file.
   const packaged = packaging();
@@ -652,7 +663,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const joins = cgroupJoin(lastPlan.cgroupFiles ?? []);
     return joins === ""
       ? confined
-      : ["bash", "-c", `${joins}exec "$@"`, "tern-worker", ...confined];
+      : [hostProgram("bash"), "-c", `${joins}exec "$@"`, "tern-worker", ...confined];
   };
   // A plan that cannot be made fails each command and file-tool call with its reason instead.
   if (workerKind === "bwrap") await currentPlan().catch(() => {});
@@ -705,6 +716,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     runCgroup: () => pidsMade,
     async setExtraGrants(next, { verify = false } = {}) {
       const widened = { ...base, grants: widenGrants(base.grants, next) };
+      // A folder granted for writing holds no program tern starts on the host from now on.
+      if (!options.noSandbox && widened.grants.write !== "all") {
+        guardHostPrograms(widened.grants.write);
+      }
       const restarts = !options.noSandbox &&
         JSON.stringify(widened.grants) !== JSON.stringify(profile.grants);
       const before = profile;
@@ -732,7 +747,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     },
     watchHostFiles() {
       const gitBefore = lastPlan ? gitDirsOf(lastPlan) : [];
-      const before = snapshotHostFiles(options.workspace, gitBefore);
+      const before = snapshotHostFiles(options.workspace, gitBefore, pathDirs);
       // What background processes changed since the last watched call ended counts too.
       const meanwhile = betweenCalls === undefined ? [] : hostFileChanges(betweenCalls, before);
       return async () => {
@@ -743,14 +758,18 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         const gitAfter = shellKind === "bwrap" && plan === undefined
           ? await currentPlan().then(gitDirsOf, () => gitBefore)
           : gitBefore;
-        const after = snapshotHostFiles(options.workspace, gitAfter);
+        const after = snapshotHostFiles(options.workspace, gitAfter, pathDirs);
         betweenCalls = processes.running() > 0 ? after : undefined;
         return withoutGuards([...meanwhile, ...hostFileChanges(before, after)]);
       };
     },
     hostFilesMeanwhile() {
       if (betweenCalls === undefined) return [];
-      const now = snapshotHostFiles(options.workspace, lastPlan ? gitDirsOf(lastPlan) : []);
+      const now = snapshotHostFiles(
+        options.workspace,
+        lastPlan ? gitDirsOf(lastPlan) : [],
+        pathDirs,
+      );
       const changes = hostFileChanges(betweenCalls, now);
       betweenCalls = processes.running() > 0 ? now : undefined;
       return withoutGuards(changes);
@@ -931,12 +950,16 @@ function inside(path: string, dir: string): boolean {
  * Never throws.
  */
 async function removeEmptyDirs(paths: readonly string[]): Promise<void> {
-  await new Deno.Command("rmdir", {
-    args: ["--", ...paths],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).output().catch(() => {});
+  try {
+    await new Deno.Command(hostProgram("rmdir"), {
+      args: ["--", ...paths],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  } catch {
+    // Left for the next run's sweep.
+  }
 }
 
 function exists(path: string): boolean {

@@ -3,7 +3,7 @@
  * plainly in a process group (`:danger-full-access`, `--no-sandbox`). Both stop everything the
  * command started on timeout, cancel and exit, and cap the output they keep.
  */
-import { bashArgv, bwrapArgs, launchArgv, sandboxEnv } from "./bwrap.ts";
+import { bashArgv, bwrapArgs, bwrapProgram, launchArgv, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
 import { runInProcessGroup } from "./process.ts";
 import type { ShellPlan, ShellResult, ShellRunner, ShellRunOptions } from "./types.ts";
@@ -49,7 +49,7 @@ export function createBwrapRunner(plan: ShellPlan, options: BwrapRunnerOptions =
   return async (command, run) => {
     // The launcher (bash) execs bubblewrap: one that is not there would be its exit code 127,
     // indistinguishable from a command's "not found". Say it as the spawn failure it is.
-    findProgram(options.bwrapPath ?? "bwrap", plan.env.PATH);
+    findProgram(options.bwrapPath ?? bwrapProgram(), plan.env.PATH);
     const launch = launchArgv(
       plan,
       bwrapArgs({ ...plan, cwd: run.cwd }, command),

@@ -25,8 +25,9 @@
  * takes it); an unwanted warm shell is closed by closing its stdin, never by a signal while
  * bubblewrap sets up.
  */
+import { hostProgram } from "../core/host_programs.ts";
 import { killSandboxInit, terminateProcessGroup } from "../core/process_group.ts";
-import { bwrapArgvFor, isAbsentOrEmptyDir, launchArgv, sandboxEnv } from "./bwrap.ts";
+import { bwrapArgvFor, bwrapProgram, isAbsentOrEmptyDir, launchArgv, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, ulimitPrefix } from "./limits.ts";
 import { OutputBuffer, spawnProcessGroup } from "./process.ts";
 import { SHELL_MEMORY_CHARS } from "./shell_runner.ts";
@@ -97,7 +98,7 @@ export interface WarmShell {
  * a warm shell: commands with host grants (a filtering proxy per command), or no `/run` to
  * mount the server on.
  */
-export function warmKey(plan: ShellPlan, bwrapPath = "bwrap"): string | null {
+export function warmKey(plan: ShellPlan, bwrapPath = bwrapProgram()): string | null {
   if (plan.proxy !== undefined) return null;
   const args = bwrapArgvFor(plan, [WARM_SERVER_PATH]);
   if (!hasTmpfsRun(args)) return null;
@@ -530,12 +531,16 @@ async function makeMountPoints(paths: readonly string[]): Promise<void> {
   }
   if (refused.length === 0) return;
   // Not `-p`: only the last part is made, never a folder above it, and never through a link.
-  await new Deno.Command("mkdir", {
-    args: ["--", ...refused],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).output().catch(() => {});
+  try {
+    await new Deno.Command(hostProgram("mkdir"), {
+      args: ["--", ...refused],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  } catch {
+    // The guard is then not made: the file tools refuse .tern and .git all the same.
+  }
 }
 
 function isEmptyDir(path: string): boolean {

@@ -160,7 +160,7 @@ testWith(
       const [program, ...args] = normal(unguarded(workerArgv));
       // As root the worker's bubblewrap is started by a bash that joins the run's cgroups first
       // (bash -c <join> tern-worker bwrap ...) and execs it.
-      const shown: string[] = explained.worker[0] === "bash"
+      const shown: string[] = basename(explained.worker[0]) === "bash"
         ? explained.worker.slice(explained.worker.indexOf("tern-worker") + 1)
         : explained.worker;
       equal(basename(program), basename(shown[0]));
@@ -169,8 +169,8 @@ testWith(
       // (the launcher, bash -c <launcher> tern-sandbox <filter> bwrap ..., execs it), and inside
       // pid 1 is its server.
       ok(warmArgv, "no warm shell was found after the command");
-      equal(explained.warmBwrap[0], "bash");
-      const at = explained.warmBwrap.indexOf("bwrap");
+      equal(basename(explained.warmBwrap[0]), "bash");
+      const at = explained.warmBwrap.findIndex((arg: string) => basename(arg) === "bwrap");
       ok(at > 0, explained.warmBwrap.join(" "));
       // (Read from /proc with NULs as newlines: the server's script spans lines; compare joined.)
       // Its plan may also have been made while a guard's mount point existed (the worker's or
@@ -183,7 +183,7 @@ testWith(
       deepEqual(real.slice(0, 2), explained.warmBwrap.slice(-3, -1));
       // A one-shot sandbox (commands side by side) starts the same view.
       const oneShot = explained.bwrap.slice(
-        explained.bwrap.indexOf("bwrap") + 1,
+        explained.bwrap.findIndex((arg: string) => basename(arg) === "bwrap") + 1,
         explained.bwrap.lastIndexOf("--chdir"),
       );
       const warmView = unguarded(warmArgv.slice(1));

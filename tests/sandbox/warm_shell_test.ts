@@ -32,7 +32,7 @@ async function bwrapPids(text: string): Promise<string[]> {
   return new TextDecoder().decode(ps.stdout).split("\n")
     .map((line) => line.trim().split(/\s+/))
     .filter(([, stat, program, ...rest]) =>
-      stat !== undefined && !stat.startsWith("Z") && program === "bwrap" &&
+      stat !== undefined && !stat.startsWith("Z") && program?.split("/").at(-1) === "bwrap" &&
       rest.join(" ").includes(text)
     )
     .map(([pid]) => pid).sort();

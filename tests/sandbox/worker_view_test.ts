@@ -3,7 +3,7 @@
  * started in it see the workspace, the grants and what Deno needs, and nothing else.
  */
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
   workerBwrapArgv,
   workerPlan,
@@ -160,8 +160,9 @@ bwrapTest("createSandbox() starts the worker in bubblewrap and says so in explai
       // bubblewrap, or (as root) the bash that joins the run's cgroups, then execs bubblewrap.
       const argv = explained.worker ?? [];
       ok(
-        argv[0] === "bwrap" || (argv[0] === "bash" && argv[3] === "tern-worker" &&
-          argv[4] === "bwrap"),
+        basename(argv[0]) === "bwrap" ||
+          (basename(argv[0]) === "bash" && argv[3] === "tern-worker" &&
+            basename(argv[4]) === "bwrap"),
         argv.join(" "),
       );
       const signal = new AbortController().signal;

@@ -13,7 +13,8 @@ export function declaredFlags(
   env: Record<string, string> = {},
   where: { cwd?: string; args?: readonly string[] } = {},
 ): string[] {
-  const out = new Deno.Command("bash", {
+  // bash from the test's own PATH: `env` may give tern a PATH with a workspace folder first.
+  const out = new Deno.Command(ownBash(), {
     args: [
       "-c",
       `source "${ROOT}/bin/_env.sh"; tern_deno_flags "$@"; printf '%s\\n' "\${TERN_DENO_FLAGS[@]}"`,
@@ -25,6 +26,18 @@ export function declaredFlags(
     clearEnv: true,
   }).outputSync();
   return new TextDecoder().decode(out.stdout).trim().split("\n");
+}
+
+/** bash's path on this process's PATH. */
+function ownBash(): string {
+  for (const dir of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
+    try {
+      if (Deno.statSync(`${dir}/bash`).isFile) return `${dir}/bash`;
+    } catch {
+      // Not here.
+    }
+  }
+  return "/bin/bash";
 }
 
 /**

@@ -1,0 +1,98 @@
+/**
+ * A folder of the workspace on the person's PATH (an activated `.venv/bin`) is where a sandboxed
+ * command can write: the programs it leaves there (git, bash, bwrap, rmdir, nsenter, ...) are
+ * never the ones tern starts on the host, in that run or the next. Commands in the sandbox still
+ * find them first. The real `tern run`, bubblewrap and git.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+
+/** Every program tern starts on the host by name, or that what it starts looks up by name. */
+const PROGRAMS = [
+  "git",
+  "bash",
+  "sh",
+  "bwrap",
+  "rmdir",
+  "mkdir",
+  "setsid",
+  "setpriv",
+  "find",
+  "env",
+  "nsenter",
+];
+
+testWith(
+  [bwrapNeed],
+  "tern never starts a program a command left in a workspace folder on PATH",
+  async () => {
+    const ws = await tempWorkspace();
+    try {
+      const venv = join(ws.dir, ".venv", "bin");
+      await Deno.mkdir(venv, { recursive: true });
+      await Deno.writeTextFile(join(ws.dir, "f.txt"), "hi\n");
+      await new Deno.Command("git", { args: ["init", "-q"], cwd: ws.dir }).output();
+      // Written on the host only: tern's home is hidden from commands.
+      const markers = join(ws.home, "markers");
+      await Deno.mkdir(markers);
+      // Each leaves a mark (possible on the host only), then runs the real program by its path.
+      const plant = PROGRAMS.map((name) =>
+        `real=$(PATH=/usr/local/bin:/usr/bin:/bin command -v ${name}); ` +
+        `printf '#!/bin/sh\\necho "$0" >> ${markers}/${name} 2>/dev/null\\n` +
+        `exec %s "$@"\\n' "$real" > .venv/bin/${name}; chmod +x .venv/bin/${name}`
+      ).join("; ");
+      const call = (id: string, name: string, args: unknown): ScriptedReply => ({
+        toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
+      });
+      const env = {
+        TERN_HOME: ws.home,
+        HOME: ws.home,
+        PATH: `${venv}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+      };
+      const first = await startScriptedServer([
+        call("c1", "bash", { command: `${plant}; echo planted` }),
+        call("c2", "write", { path: "g.txt", content: "x\n" }),
+        call("c3", "bash", { command: "echo second; command -v git" }),
+        { text: "done" },
+      ], { chunkDelayMs: 0 });
+      try {
+        const run = await runTern(
+          ["run", "--base-url", first.baseUrl, "-m", "scripted", "--mode", "bypass", "set up"],
+          { cwd: ws.dir, env },
+        );
+        equal(run.code, 0, run.stderr);
+        const results = JSON.stringify(first.requests.at(-1)?.body.messages);
+        ok(results.includes("planted"), results);
+        // Commands in the sandbox keep the person's PATH: the venv's programs come first there.
+        ok(results.includes(`${venv}/git`), results);
+        // The person is told: their own shell would run what was left there.
+        ok(run.stderr.includes(".venv/bin") && run.stderr.includes("PATH"), run.stderr);
+      } finally {
+        await first.close();
+      }
+      // The next run starts its programs (git, the sandbox's checks) before any command.
+      const second = await startScriptedServer([
+        call("c4", "bash", { command: "echo third" }),
+        { text: "done" },
+      ], { chunkDelayMs: 0 });
+      try {
+        const run = await runTern(
+          ["run", "--base-url", second.baseUrl, "-m", "scripted", "--mode", "bypass", "again"],
+          { cwd: ws.dir, env },
+        );
+        equal(run.code, 0, run.stderr);
+      } finally {
+        await second.close();
+      }
+      const ran: string[] = [];
+      for await (const entry of Deno.readDir(markers)) ran.push(entry.name);
+      deepEqual(ran.sort(), [], `started on the host from the workspace: ${ran.join(", ")}`);
+    } finally {
+      await ws.cleanup();
+    }
+  },
+);
