@@ -485,7 +485,8 @@ export class PermissionGate {
 
   async #run(tool: Tool, args: unknown, ctx: ToolContext): Promise<Observation> {
     const { runtime, masker, emit } = this.#options;
-    const callId = ctx.callId ?? "";
+    // The id is the model's: the audit log and the events get it with known keys masked.
+    const callId = masker.mask(ctx.callId ?? "");
     await this.#settleRestored(ctx.signal);
     const started = performance.now();
     const { hooks } = this.#options;

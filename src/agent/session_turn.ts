@@ -75,6 +75,8 @@ export interface CompactOptions {
   signal?: AbortSignal;
   /** Called before the summary is made (PreCompact hooks); must not throw. */
   beforeCompact?: () => Promise<void>;
+  /** Masks known keys in the summary the model wrote, before the session keeps it. */
+  mask?: (text: string) => string;
 }
 
 /**
@@ -100,7 +102,7 @@ export async function compactSession(
   if (!result) return undefined;
   const entry = session.append({
     type: "compaction",
-    summary: result.summary,
+    summary: options.mask?.(result.summary) ?? result.summary,
     firstKeptId: result.firstKeptId,
     tokensBefore: result.tokensBefore,
     tokensAfter: result.tokensAfter,

@@ -9,6 +9,7 @@ import { loadSession } from "../session/load.ts";
 import { findSession, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
+import { SecretMasker } from "../sandbox/secrets.ts";
 import { SessionTree } from "../session/tree.ts";
 import { summarisedCount } from "../session/types.ts";
 import { InputError } from "./errors.ts";
@@ -94,10 +95,15 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
           loaded.sources,
           state,
         );
+        const keys = new SecretMasker([
+          ...(config.apiKey === undefined ? [] : [config.apiKey]),
+          ...Object.values(config.apiKeys ?? {}),
+        ]);
         const entry = await compactSession(session, {
           provider: setup.router,
           model: config.model,
           settings: compactionSettings(config.contextWindow, config.compactAt),
+          mask: (text) => keys.mask(text),
           focus: line.focus,
         });
         if (!entry) {

@@ -324,6 +324,7 @@ export class AgentSession {
       signal: options.signal,
       emit: this.#options.emit,
       beforeCompact: () => conversation.preCompact("manual", options.focus ?? ""),
+      mask: (text) => conversation.maskKnownKeys(text),
     });
   }
 

@@ -183,6 +183,8 @@ export class Conversation {
   #deferred: DeferredTools;
   #unsubscribe: (() => void) | undefined;
   #running = false;
+  /** Detached turns (plan nodes) running now. */
+  #detached = 0;
   /** The code index of code_search and code_symbols, loaded at their first call. */
   #codeIndex: CodeIndexTools;
   /** The web tools' keys (search providers, reader service), to mask. */
@@ -228,7 +230,25 @@ export class Conversation {
       }
       const out = flushed();
       if (event.type === "tool_start") {
-        out.push({ ...event, args: masker.maskDeep(event.args) });
+        // The call's id and name are the model's words too (an unknown tool's name).
+        out.push({
+          ...event,
+          callId: masker.mask(event.callId),
+          name: masker.mask(event.name),
+          args: masker.maskDeep(event.args),
+        });
+      } else if (event.type === "tool_end") {
+        out.push({
+          ...event,
+          callId: masker.mask(event.callId),
+          name: masker.mask(event.name),
+          observation: maskedObservation(event.observation, masker),
+        });
+      } else if (
+        event.type === "permission_request" || event.type === "permission_decision" ||
+        event.type === "tool_update"
+      ) {
+        out.push({ ...event, callId: masker.mask(event.callId) });
       } else if (event.type === "assistant_message") {
         const message = this.#maskedMessage(event.message, config, true);
         out.push(message === event.message ? event : { ...event, message });
@@ -250,11 +270,23 @@ export class Conversation {
    * API takes it back only as it was sent, so the session keeps it whole.
    */
   #maskedMessage<T extends Message>(message: T, config: TurnConfig, shown = false): T {
+    if (message.role === "tool") {
+      // A call's id and name come from the model; its result may quote them (UNKNOWN_TOOL).
+      const masker = this.#outputMasker(config);
+      const toolCallId = masker.mask(message.toolCallId);
+      const name = masker.mask(message.name);
+      const content = masker.mask(message.content);
+      const same = toolCallId === message.toolCallId && name === message.name &&
+        content === message.content;
+      return same ? message : { ...message, toolCallId, name, content };
+    }
     if (message.role !== "assistant") return message;
     const masker = this.#outputMasker(config);
     const content = masker.mask(message.content);
     const toolCalls = message.toolCalls?.map((call) => ({
       ...call,
+      id: masker.mask(call.id),
+      name: masker.mask(call.name),
       arguments: masker.mask(call.arguments),
     }));
     const thinking = message.thinking?.map((part) =>
@@ -263,7 +295,10 @@ export class Conversation {
         : part
     );
     const same = content === message.content &&
-      (toolCalls ?? []).every((call, i) => call.arguments === message.toolCalls![i].arguments) &&
+      (toolCalls ?? []).every((call, i) => {
+        const was = message.toolCalls![i];
+        return call.arguments === was.arguments && call.id === was.id && call.name === was.name;
+      }) &&
       (thinking ?? []).every((part, i) => part.text === message.thinking![i].text);
     if (same) return message;
     return {
@@ -272,6 +307,11 @@ export class Conversation {
       ...(toolCalls === undefined ? {} : { toolCalls }),
       ...(thinking === undefined ? {} : { thinking }),
     };
+  }
+
+  /** `text` with every key tern knows of masked (a summary the model wrote, before it is kept). */
+  maskKnownKeys(text: string): string {
+    return this.#outputMasker(this.#options.config).mask(text);
   }
 
   /** A masker for every key tern knows of (the providers', the web tools'), kept while they stay. */
@@ -544,22 +584,29 @@ export class Conversation {
       ]);
     }
     const resources = await this.resources();
-    return await runTurn({
-      messages: [
-        { role: "system", content: this.#systemPrompt(resources) },
-        { role: "user", content: this.#withFacts(task) },
-      ],
-      provider,
-      model: config.model,
-      tools,
-      workspace,
-      emit: options.emit ?? (() => {}),
-      signal: options.signal,
-      maxRounds: config.maxRounds,
-      maxTokens: config.maxTokens,
-      temperature: config.temperature,
-      thinking: config.thinking,
-    });
+    this.#detached++;
+    try {
+      return await runTurn({
+        messages: [
+          { role: "system", content: this.#systemPrompt(resources) },
+          { role: "user", content: this.#withFacts(task) },
+        ],
+        provider,
+        model: config.model,
+        tools,
+        workspace,
+        emit: options.emit ?? (() => {}),
+        signal: options.signal,
+        maxRounds: config.maxRounds,
+        maxTokens: config.maxTokens,
+        temperature: config.temperature,
+        thinking: config.thinking,
+      });
+    } finally {
+      // What was granted "for this turn" ends with the turn: here with the last of the detached
+      // turns running side by side (a plan's nodes share one sandbox), never later.
+      if (--this.#detached === 0) await this.#sandbox?.gate.endTurn().catch(() => {});
+    }
   }
 
   /** Runs the PreCompact hooks (Claude Code's `trigger` and `custom_instructions`); never throws. */
@@ -677,6 +724,7 @@ export class Conversation {
         },
         onToolCallStart: (name) => extension?.toolUse?.(name),
         prepare: compactionHook(session, {
+          mask: (text) => this.maskKnownKeys(text),
           provider,
           model: config.model,
           settings: compactionSettings(config.contextWindow, config.compactAt),
@@ -1088,4 +1136,14 @@ function maskedResult<T extends { text: string; error?: string }>(
   const error = result.error === undefined ? undefined : masker.mask(result.error);
   if (text === result.text && error === result.error) return result;
   return { ...result, text, ...(error === undefined ? {} : { error }) };
+}
+
+/** `observation` with known keys masked in its text (an error may quote the model's words). */
+function maskedObservation(observation: Observation, masker: SecretMasker): Observation {
+  if (observation.status === "ERROR") {
+    const message = masker.mask(observation.message);
+    return message === observation.message ? observation : { ...observation, message };
+  }
+  const output = masker.mask(observation.output);
+  return output === observation.output ? observation : { ...observation, output };
 }

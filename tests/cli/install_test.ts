@@ -2,7 +2,7 @@
  * `./run.sh install`: the shim works from any directory, and that directory is the workspace;
  * the shell completions are installed too.
  */
-import { equal, ok } from "node:assert/strict";
+import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { completionScript } from "../../src/cli/completions.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
@@ -29,6 +29,8 @@ Deno.test("bin/install puts a working tern shim on a PATH root, using the start 
     const shim = join(root, "bin/tern");
     const shimText = await Deno.readTextFile(shim);
     ok(shimText.includes(join(ROOT, "bin/tern")) && shimText.includes("TERN_DENO_BIN="), shimText);
+    // bash by an absolute path: a workspace folder on PATH may hold a look-alike.
+    match(shimText, /exec '\/[^']*\/bash' '/, shimText);
 
     for (
       const [shell, file] of [

@@ -39,12 +39,75 @@ Deno.test("tern run masks a known key the model streams in its answer and its re
   });
 });
 
+Deno.test("tern run masks a known key in a call's id and an unknown tool's name, in the session, the audit log and the events", async () => {
+  const replies: ScriptedReply[] = [
+    {
+      toolCalls: [
+        { id: `call-${KEY}`, name: "list", arguments: JSON.stringify({ path: "." }) },
+        { id: "c2", name: `tool_${KEY}`, arguments: "{}" },
+      ],
+    },
+    // Long enough that a small window has an older part to summarise.
+    { text: `done ${"and more words ".repeat(2000)}` },
+  ];
+  const ws = await eachOutput(replies, (all) => {
+    ok(!all.includes(KEY), all);
+    ok(all.includes("[REDACTED]"), all);
+  }, { keep: true });
+  try {
+    for (const file of await filesUnder(join(ws.home, "audit"))) {
+      ok(!(await Deno.readTextFile(file)).includes(KEY), file);
+    }
+    // A summary the model writes is masked before the session keeps it.
+    const server = await startScriptedServer([{ text: `## Goal\nthe key was ${KEY}` }], {
+      chunkDelayMs: 0,
+    });
+    try {
+      const env = {
+        TERN_HOME: ws.home,
+        HOME: ws.home,
+        TERN_API_KEY: KEY,
+        TERN_CONTEXT_WINDOW: "4000",
+      };
+      const session = (await filesUnder(join(ws.home, "sessions")))
+        .find((file) => file.endsWith(".jsonl"))!.split("/").at(-1)!.replace(/\.jsonl$/, "").split(
+          "_",
+        )[1];
+      const compact = await runTern(
+        ["sessions", "compact", "--base-url", server.baseUrl, "-m", "scripted", session],
+        { cwd: ws.dir, env },
+      );
+      ok(!(compact.stdout + compact.stderr).includes(KEY), compact.stdout + compact.stderr);
+      equal(compact.code, 0, compact.stdout + compact.stderr);
+      equal(server.requests.length, 1, compact.stdout + compact.stderr);
+    } finally {
+      await server.close();
+    }
+    let summaries = 0;
+    for (const file of await filesUnder(join(ws.home, "sessions"))) {
+      const text = await Deno.readTextFile(file);
+      ok(!text.includes(KEY), file);
+      summaries += text.split("\n").filter((line) =>
+        line.includes('"type":"compaction"') && line.includes("the key was [REDACTED]")
+      ).length;
+    }
+    equal(summaries, 1);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
 /**
  * Runs `replies` through `tern run` with KEY as the API key, in text and in stream-json output;
  * `check` gets stderr and stdout together. No session file may hold the key either.
  */
-async function eachOutput(replies: ScriptedReply[], check: (all: string) => void): Promise<void> {
+async function eachOutput(
+  replies: ScriptedReply[],
+  check: (all: string) => void,
+  options: { keep?: boolean } = {},
+): Promise<Awaited<ReturnType<typeof tempWorkspace>>> {
   const ws = await tempWorkspace();
+  let kept = false;
   try {
     for (const output of ["text", "stream-json"]) {
       const server = await startScriptedServer(replies, { chunkDelayMs: 0 });
@@ -66,8 +129,10 @@ async function eachOutput(replies: ScriptedReply[], check: (all: string) => void
         await server.close();
       }
     }
+    kept = options.keep === true;
+    return ws;
   } finally {
-    await ws.cleanup();
+    if (!kept) await ws.cleanup();
   }
 }
 

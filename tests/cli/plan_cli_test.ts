@@ -349,3 +349,49 @@ Deno.test("tern plan gives the planner the context files every turn gets (CLAUDE
     match(planner, /AGENTS\.md \(follow it\):\nTests live in tests\//);
   });
 });
+
+Deno.test("tern plan: a grant a step gets for its turn ends with that step", async () => {
+  await withWorkspace(async (ws) => {
+    const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-plan-outside-" }));
+    try {
+      await Deno.writeTextFile(join(outside, "secret.txt"), "OUTSIDE-SECRET\n");
+      const call = (name: string, args: unknown): ScriptedReply => ({
+        toolCalls: [{ id: `c-${name}`, name, arguments: JSON.stringify(args) }],
+      });
+      const script = (request: ModelRequest): ScriptedReply => {
+        const system = String(request.messages[0]?.content ?? "");
+        // The AUTO reviewer allows the widening the step asks for.
+        if (system.startsWith("You are a security reviewer")) {
+          return { text: JSON.stringify({ decision: "allow", reason: "ok" }) };
+        }
+        const what = kindOf(request);
+        if (what.kind === "plan") return plan(node("a"), node("b", ["a"]));
+        if (what.kind === "replan") return { text: JSON.stringify({ nodes: [] }) };
+        if (what.id === "a") {
+          const ask = { reason: "need it", read: [outside], scope: "turn" };
+          return worker(request, "a", call("request_permissions", ask));
+        }
+        return worker(request, "b", call("read", { path: join(outside, "secret.txt") }));
+      };
+      const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+      try {
+        const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "sk-plan-test-0001" };
+        const run = await runTern(
+          ["plan", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "auto", "go"],
+          { cwd: ws.dir, env },
+        );
+        const results = server.requests.map((r) => r.modelRequest).flatMap((request) =>
+          request.messages.filter((m) => m.role === "tool").map((m) => String(m.content))
+        );
+        // Step a got its grant; step b, a turn of its own, did not keep it.
+        ok(results.some((text) => text.includes("Granted")), run.stderr + results.join("\n"));
+        ok(!results.some((text) => text.includes("OUTSIDE-SECRET")), results.join("\n"));
+        ok(results.some((text) => text.startsWith("ERROR[POLICY_DENIED]")), results.join("\n"));
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  });
+});

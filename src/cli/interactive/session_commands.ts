@@ -126,6 +126,7 @@ export function sessionCommands(): SlashCommand[] {
           settings,
           focus: args || undefined,
           beforeCompact: () => conversation.preCompact("manual", args),
+          mask: (text) => conversation.maskKnownKeys(text),
         });
         if (!entry) {
           context.notice("nothing to compact: the whole conversation is recent enough to keep");
