@@ -6,7 +6,9 @@ import type { SessionEntry } from "../session/types.ts";
 /**
  * Lines naming every subagent session spawned from `sessionId` (and theirs, indented under
  * them): task, agent, run, status; empty when there are none. Reads the headers of the
- * sessions under `ternHome` once.
+ * sessions under `ternHome` once. Headers are files anyone may have edited: each file is shown
+ * once and each id's children once, so a session naming itself (or a descendant) as its parent,
+ * or two files of one id, end the listing instead of looping.
  */
 export async function childSessionLines(
   ternHome: string,
@@ -21,6 +23,8 @@ export async function childSessionLines(
   }
   if (!byParent.has(sessionId)) return [];
   const lines = ["subagents:"];
+  const shown = new Set<string>();
+  const expanded = new Set([sessionId]);
   // Depth-first with an explicit stack, each child with its parent's records.
   const stack = (byParent.get(sessionId) ?? []).toReversed().map((info) => ({
     info,
@@ -29,6 +33,8 @@ export async function childSessionLines(
   }));
   while (stack.length > 0) {
     const { info, depth, records } = stack.pop()!;
+    if (shown.has(info.path)) continue;
+    shown.add(info.path);
     const spawn = records.find((r) => r.kind === "spawn" && r.childSessionId === info.id);
     const done = records.find((r) => r.kind === "completion" && r.childSessionId === info.id);
     const what = spawn
@@ -37,7 +43,8 @@ export async function childSessionLines(
     const status = done?.status ?? "running or lost";
     lines.push(`${"  ".repeat(depth)}${info.id}  ${what}  ${status}  ${info.entries} entries`);
     const children = byParent.get(info.id) ?? [];
-    if (children.length === 0) continue;
+    if (children.length === 0 || expanded.has(info.id)) continue;
+    expanded.add(info.id);
     const own = subagentRecords((await loadSession(info.path)).entries);
     for (const child of children.toReversed()) {
       stack.push({ info: child, depth: depth + 1, records: own });

@@ -39,6 +39,12 @@ export interface GitRunOptions {
   isolated?: { gitDir: string; workTree: string };
   /** Bytes written to git's stdin, which is then closed (default: no stdin at all). */
   input?: Uint8Array;
+  /**
+   * A program that starts git for this run, ending with git's absolute path (a bubblewrap view:
+   * rewind/view.ts); git then runs as `<launcher...> <hardening> <args>`, from `/` (the launcher
+   * sets the folder).
+   */
+  launcher?: readonly string[];
 }
 
 /** How one git run ended. */
@@ -142,9 +148,10 @@ export async function runGit(
   }
   let child: Deno.ChildProcess;
   try {
-    child = spawnProcessGroup("git", {
-      args: [...HARDENING, ...args],
-      cwd: options.cwd,
+    const [program, ...before] = options.launcher ?? ["git"];
+    child = spawnProcessGroup(program, {
+      args: [...before, ...HARDENING, ...args],
+      cwd: options.launcher === undefined ? options.cwd : "/",
       env,
       clearEnv: true,
       stdin: options.input === undefined ? "null" : "piped",

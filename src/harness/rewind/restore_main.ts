@@ -6,7 +6,7 @@
  * `safe_files.ts` (inside the workspace only, never through a symlink); one JSON line comes back
  * with how many were done and the error that stopped the rest.
  */
-import { decodeBase64 } from "./restore_ops.ts";
+import { decodeBase64 } from "./base64.ts";
 import type { RestoreAnswer, RestoreRequest } from "./restore_ops.ts";
 import { removeSafely, writeFileSafely, writeLinkSafely } from "./safe_files.ts";
 

@@ -1,9 +1,16 @@
 /**
  * The operations of a restore and the process that carries them out (`restore_main.ts`), with
- * read and write access to the workspace only.
+ * read and write access to the workspace only: by its Deno flags, and where bubblewrap works by
+ * a view (view.ts) in which nothing else exists, so that a folder swapped for a link to outside
+ * while it runs leads nowhere (Deno checks a path as text, not where its links lead).
  */
-import { entryArgv } from "../../core/packaging.ts";
+import { entryArgv, packaging } from "../../core/packaging.ts";
 import { denoDirEnv } from "../../core/deno_dir_env.ts";
+import { fileUrlToPath } from "../../core/file_url.ts";
+import { sourceUrl } from "../../core/source_url.ts";
+import { viewLauncher } from "./view.ts";
+
+export { decodeBase64, encodeBase64 } from "./base64.ts";
 
 /** One change to the workspace, by a path relative to it. */
 export type RestoreOp =
@@ -39,10 +46,22 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
     `--allow-read=${workspace}`,
     `--allow-write=${workspace}`,
   ], []);
-  const child = new Deno.Command(command, {
-    args,
+  const env: Record<string, string> = { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() };
+  // Deno, its cache and tern's code read-only; the workspace writable, mounted last.
+  const view = await viewLauncher([
+    ...[command, env.DENO_DIR, restoreCode()].flatMap((path) =>
+      path === undefined ? [] : [{ path, writable: false }]
+    ),
+    { path: workspace, writable: true },
+  ], workspace);
+  // Without a cache folder of its own Deno looks for the home folder, which the view lacks: it
+  // gets one that is not there (and cannot be made), so it caches nothing.
+  if (view !== undefined) env.DENO_DIR ??= "/nonexistent/deno";
+  const [program, ...programArgs] = [...view ?? [], command, ...args];
+  const child = new Deno.Command(program, {
+    args: programArgs,
     clearEnv: true,
-    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
+    env,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -61,19 +80,9 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
   }
 }
 
-/** Base64 of `bytes` (restore data travels as JSON). */
-export function encodeBase64(bytes: Uint8Array): string {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(text);
-}
-
-/** The bytes of base64 `text`. */
-export function decodeBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
+/** What the restore process's code is loaded from besides the executable: none when compiled. */
+function restoreCode(): string | undefined {
+  const packaged = packaging();
+  if (packaged.kind === "single-file") return packaged.file;
+  return packaged.kind === "tree" ? fileUrlToPath(sourceUrl("src")) : undefined;
 }

@@ -3,7 +3,9 @@
  * symlink: every folder on the way is checked with lstat (a symlink or a file there is refused),
  * a file or link is made under a temporary name in its folder and renamed over the old one (a
  * rename replaces a symlink, it never writes through it), and the folder's real path is checked
- * again just before the rename.
+ * again just before the rename. A folder swapped for a link between a check and the call that
+ * follows it still wins the race: what holds then is the view the restore process runs in
+ * (view.ts), where nothing outside the workspace exists.
  */
 import { TernError } from "../../core/errors.ts";
 

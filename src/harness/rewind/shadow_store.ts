@@ -5,10 +5,14 @@
  * the project's repository nor any global or system config, its own config names no hook,
  * fsmonitor or driver, and its `info/attributes` switches off every filter, text conversion and
  * encoding a project's `.gitattributes` could ask for. The project's `.gitignore` files apply.
+ * The commands that read the workspace run where bubblewrap shows them only the workspace, the
+ * store and the system's programs (confined_git.ts): a folder swapped for a link to outside
+ * while they run leads nowhere.
  */
 import { join, relative } from "../../core/path.ts";
 import { TernError } from "../../core/errors.ts";
 import { type GitResult, runGit } from "../hardened_git.ts";
+import { runWorkspaceGit } from "./confined_git.ts";
 
 /** Options of {@linkcode ShadowStore.open}. */
 export interface ShadowStoreOptions {
@@ -223,7 +227,7 @@ export class ShadowStore {
   async #snapshot(early: Promise<string | Error> | undefined): Promise<Snapshot> {
     const listed = await this.#git(
       ["ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", "--", "."],
-      { maxBytes: 256 * 1024 * 1024 },
+      { maxBytes: 256 * 1024 * 1024, readsWorkspace: true },
     );
     if (listed.truncated) {
       throw new TernError("Cannot checkpoint the workspace: it lists more than 256 MiB of names");
@@ -296,6 +300,7 @@ export class ShadowStore {
       // --replace: a folder that became a file or link (or the reverse) replaces its entries.
       await this.#git(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], {
         input: nulJoin(update),
+        readsWorkspace: true,
       });
     }
     if (drop.length + skipped.length > 0) {
@@ -325,10 +330,12 @@ export class ShadowStore {
   async #nestedFiles(folder: string, depth: number): Promise<string[]> {
     if (depth > 8 || folder.split("/").includes(".git")) return [];
     const workTree = join(this.workspace, folder);
-    const result = await runGit(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], {
+    const args = ["ls-files", "-z", "--others", "--exclude-standard", "--", "."];
+    const result = await runWorkspaceGit(args, {
       cwd: workTree,
       env: { PATH: this.#options.path ?? readPath() },
       isolated: { gitDir: this.gitDir, workTree },
+      workspace: this.workspace,
       indexFile: join(this.gitDir, `nested-${crypto.randomUUID()}.absent`),
       maxBytes: 256 * 1024 * 1024,
       timeoutMs: this.#options.timeoutMs ?? 30_000,
@@ -450,11 +457,19 @@ export class ShadowStore {
     return result.code === 0;
   }
 
+  /** Runs git on the store; in the view (confined_git.ts) when `readsWorkspace`. */
   async #git(
     args: string[],
-    options: { input?: Uint8Array; maxBytes?: number; okCodes?: number[] } = {},
+    options: {
+      input?: Uint8Array;
+      maxBytes?: number;
+      okCodes?: number[];
+      readsWorkspace?: boolean;
+    } = {},
   ): Promise<GitResult> {
-    const result = await runGit(args, {
+    const run = options.readsWorkspace ? runWorkspaceGit : runGit;
+    const result = await run(args, {
+      workspace: this.workspace,
       cwd: this.workspace,
       env: { PATH: this.#options.path ?? readPath() },
       isolated: { gitDir: this.gitDir, workTree: this.workspace },

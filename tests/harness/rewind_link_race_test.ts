@@ -1,0 +1,207 @@
+/**
+ * Checkpoints and restores while a process of the session swaps a workspace folder with a
+ * symlink to a folder outside, with `renameat2(RENAME_EXCHANGE)` as fast as it can: the restore
+ * process never removes or writes a file outside, and a snapshot never stores an outside file's
+ * content. Both run in bubblewrap's view (src/harness/rewind/view.ts), where the link leads
+ * nowhere. Real processes, real git, real bubblewrap; each race is bounded in time.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { runRestore } from "../../src/harness/rewind/restore_ops.ts";
+import type { RestoreOp } from "../../src/harness/rewind/restore_ops.ts";
+import { ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
+import { viewLauncher } from "../../src/harness/rewind/view.ts";
+import { bwrapNeed, type Need, testWith } from "../support/needs.ts";
+
+/** Exchanges the two names it is given (in its cwd) until its stdin has something or ends. */
+const FLIPPER = `
+import ctypes, os, select, sys
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 316, "aarch64": 276}[os.uname().machine]
+a, b = (name.encode() for name in sys.argv[1:3])
+print("ready", flush=True)
+while not select.select([sys.stdin], [], [], 0)[0]:
+    for _ in range(200):
+        libc.syscall(nr, -100, a, -100, b, 2)
+`;
+
+const flipperNeed: Need = {
+  ok: ["x86_64", "aarch64"].includes(Deno.build.arch) &&
+    await new Deno.Command("python3", { args: ["-c", "import ctypes"] }).output()
+      .then((out) => out.success, () => false),
+  missing: "python3 (with ctypes) is missing or the machine is not x86_64/aarch64",
+};
+if (!flipperNeed.ok) console.warn(`\n!!!!! SKIPPED the rewind race tests: ${flipperNeed.missing}`);
+
+/** How long each race runs at most (it stops at the first leak). */
+const RACE_MS = 8_000;
+
+async function temp(prefix: string): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
+}
+
+/** Runs `race` while `a` and `b` (names in `cwd`) are exchanged; both are back in place after. */
+async function whileFlipping(cwd: string, a: string, b: string, race: () => Promise<void>) {
+  const flipper = new Deno.Command("python3", {
+    args: ["-c", FLIPPER, a, b],
+    cwd,
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const reader = flipper.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    equal((await reader.read()).value?.trim(), "ready");
+    await race();
+  } finally {
+    await flipper.stdin.close();
+    await reader.cancel();
+    await flipper.status;
+    // An odd number of swaps leaves the link where the folder was.
+    if (Deno.lstatSync(join(cwd, a)).isSymlink) {
+      await new Deno.Command("python3", {
+        args: ["-c", FLIPPER.replace("while not", "if not"), a, b],
+        cwd,
+        stdin: "null",
+        stdout: "null",
+      }).output();
+    }
+  }
+}
+
+testWith(
+  [bwrapNeed],
+  "viewLauncher() shows a program nothing outside its mounts, and only the writable ones writable",
+  async () => {
+    const ws = await temp("tern-view-ws-");
+    const store = await temp("tern-view-store-");
+    const outside = await temp("tern-view-out-");
+    try {
+      Deno.writeTextFileSync(join(outside, "secret"), "SECRET");
+      Deno.symlinkSync(outside, join(ws, "link"));
+      const launcher = await viewLauncher([
+        { path: ws, writable: false },
+        { path: store, writable: true },
+      ], ws);
+      ok(launcher !== undefined);
+      const script = 'cat link/secret; echo x > link/new; echo x > made; echo x > "$2/made"; ' +
+        'ls -a "$1" | wc -l';
+      const [program, ...args] = [...launcher, "/bin/sh", "-c", script, "sh", outside, store];
+      const out = await new Deno.Command(program, { args, stdout: "piped", stderr: "piped" })
+        .output();
+      const stdout = new TextDecoder().decode(out.stdout);
+      ok(!stdout.includes("SECRET"), stdout);
+      equal(stdout.trim(), "0", "the outside folder does not exist in the view");
+      deepEqual([...Deno.readDirSync(outside)].map((entry) => entry.name), ["secret"]);
+      deepEqual([...Deno.readDirSync(ws)].map((entry) => entry.name), ["link"]);
+      equal(Deno.readTextFileSync(join(store, "made")), "x\n");
+    } finally {
+      await Deno.remove(ws, { recursive: true });
+      await Deno.remove(store, { recursive: true });
+      await Deno.remove(outside, { recursive: true });
+    }
+  },
+);
+
+testWith(
+  [bwrapNeed, flipperNeed],
+  "runRestore() never removes or writes outside while a folder is swapped with a link to outside",
+  async () => {
+    const base = await temp("tern-restore-race-");
+    const ws = join(base, "ws");
+    const outside = join(base, "outside");
+    const count = 300;
+    try {
+      Deno.mkdirSync(join(ws, "d"), { recursive: true });
+      Deno.mkdirSync(outside);
+      for (let i = 0; i < count; i++) {
+        Deno.writeTextFileSync(join(outside, `f${i}`), "victim");
+        Deno.writeTextFileSync(join(ws, "d", `f${i}`), "ws");
+      }
+      Deno.symlinkSync(outside, join(ws, "dlink"));
+      const removes: RestoreOp[] = Array.from({ length: count }, (_, i) => ({
+        op: "remove",
+        path: `d/f${i}`,
+      }));
+      const writes: RestoreOp[] = Array.from({ length: count }, (_, i) => ({
+        op: "write",
+        path: `d/g${i}`,
+        data: btoa("restored\n"),
+        executable: false,
+      }));
+      let runs = 0;
+      await whileFlipping(ws, "d", "dlink", async () => {
+        const end = Date.now() + RACE_MS;
+        while (Date.now() < end) {
+          await runRestore(ws, runs % 2 === 0 ? removes : writes);
+          runs++;
+          const names = [...Deno.readDirSync(outside)].map((entry) => entry.name);
+          if (names.length !== count || names.some((name) => !name.startsWith("f"))) break;
+        }
+      });
+      const names = [...Deno.readDirSync(outside)].map((entry) => entry.name).sort();
+      const victims = Array.from({ length: count }, (_, i) => `f${i}`).sort();
+      deepEqual(names, victims, `outside after ${runs} restores`);
+      ok(runs >= 2, `only ${runs} restores ran`);
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+  },
+);
+
+testWith(
+  [bwrapNeed, flipperNeed],
+  "ShadowStore.snapshot() never stores an outside file's content while a folder is swapped with a link",
+  async () => {
+    const base = await temp("tern-snapshot-race-");
+    const ws = join(base, "ws");
+    const secret = join(base, "secret");
+    const gitDir = join(base, "store.git");
+    const count = 50;
+    const secretText = (i: number) => `SECRET-${i}\n`;
+    try {
+      Deno.mkdirSync(join(ws, "d"), { recursive: true });
+      Deno.mkdirSync(secret);
+      for (let i = 0; i < count; i++) {
+        Deno.writeTextFileSync(join(secret, `s${i}`), secretText(i));
+        Deno.writeTextFileSync(join(ws, "d", `s${i}`), `public-${i}\n`);
+      }
+      Deno.symlinkSync(secret, join(ws, "dlink"));
+      const store = await ShadowStore.open(gitDir, ws, { indexName: "race", maxFileBytes: 4096 });
+      const leaked = () => {
+        for (let i = 0; i < count; i++) {
+          const id = gitHash(secretText(i));
+          const has = new Deno.Command("git", {
+            args: [`--git-dir=${gitDir}`, "cat-file", "-e", id],
+            stderr: "null",
+          }).outputSync();
+          if (has.success) return `the content of ${join(secret, `s${i}`)}`;
+        }
+        return undefined;
+      };
+      let snapshots = 0;
+      await whileFlipping(ws, "d", "dlink", async () => {
+        const end = Date.now() + RACE_MS;
+        while (Date.now() < end && leaked() === undefined) {
+          // A command touches the files: the next snapshot reads them again.
+          const now = new Date();
+          for (let i = 0; i < count; i++) {
+            await Deno.utime(join(ws, "d", `s${i}`), now, now).catch(() => {});
+          }
+          // Failing while the tree changes under it is fine; storing outside content is not.
+          await store.snapshot().then(() => snapshots++, () => {});
+        }
+      });
+      equal(leaked(), undefined);
+      ok(snapshots >= 1, "no snapshot succeeded");
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+  },
+);
+
+/** git's blob id of `text`. */
+function gitHash(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  return createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+}
