@@ -3,6 +3,7 @@
  * tools exposed as `mcp__{server}__{tool}`, closed together. Disabled servers and project
  * servers nobody trusted yet are listed but never started.
  */
+import { hostSearchPath } from "../core/host_programs.ts";
 import {
   McpConnection,
   type McpState,
@@ -303,11 +304,15 @@ export class McpManager {
       ({ argv, cleanup } = await wrap(config, argv));
     }
     const { StdioProcessTransport } = await import("./stdio_transport.ts");
+    const env = { ...this.#options.baseEnv, ...config.env };
+    // A server outside the sandbox finds what it starts by name (`#!/usr/bin/env node`) on a
+    // PATH without the folders sandboxed commands may write (core/host_programs.ts).
+    if (!config.sandbox && env.PATH !== undefined) env.PATH = hostSearchPath(env.PATH);
     const transport = new StdioProcessTransport({
       command: argv[0],
       args: argv.slice(1),
       cwd: config.cwd ?? this.#options.workspace,
-      env: { ...this.#options.baseEnv, ...config.env },
+      env,
       label: `MCP server "${config.name}"`,
     });
     return { transport, cleanup };

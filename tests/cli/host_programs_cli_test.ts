@@ -74,7 +74,14 @@ testWith(
       } finally {
         await first.close();
       }
-      // The next run starts its programs (git, the sandbox's checks) before any command.
+      // The next run starts its programs (git, the sandbox's checks) before any command, and the
+      // person's own MCP server outside the sandbox, whose `env sh` looks `sh` up on its PATH.
+      await Deno.writeTextFile(
+        join(ws.home, "mcp.json"),
+        JSON.stringify({
+          servers: { probe: { command: "/usr/bin/env", args: ["sh", "-c", "exit 0"] } },
+        }),
+      );
       const second = await startScriptedServer([
         call("c4", "bash", { command: "echo third" }),
         { text: "done" },
