@@ -19,6 +19,8 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
     lines.push(`${ok ? "ok  " : "FAIL"} ${what.padEnd(10)} ${detail}`);
   };
   report(true, "deno", `${Deno.version.deno} (${Deno.execPath()})`);
+  // First: the workspace is where no program started on the host may come from.
+  const workspace = resolveWorkspace(flags.cwd);
   const bwrap = await probeBwrap();
   report(
     bwrap.ok,
@@ -28,7 +30,6 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
       : `${bwrap.reason}; shell commands will each need explicit approval. Install it ` +
         "(apt-get install bubblewrap) or opt out with --no-sandbox",
   );
-  const workspace = resolveWorkspace(flags.cwd);
   let config;
   try {
     config = (await loadConfig({ cwd: workspace, flags: flags.config })).config;

@@ -2,6 +2,7 @@
  * The process's own edges, shared by every front end: its stdout and stderr, the environment
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
+import { guardHostPrograms } from "../core/host_programs.ts";
 import { InputError } from "./errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { readEnv, shellSourceEnv } from "../harness/env.ts";
@@ -48,6 +49,8 @@ export function resolveWorkspace(cwd: string): string {
   try {
     const real = Deno.realPathSync(cwd);
     if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory(cwd);
+    // Every command bound to a workspace: no program it starts on the host comes from there.
+    guardHostPrograms([real]);
     return real;
   } catch (error) {
     const why = error instanceof Deno.errors.NotFound ? "not found" : "not a directory";

@@ -2,6 +2,7 @@
  * `tern sessions rewind <session> <entry|undo>`: shows what going back to before a user message
  * restores (the diff, the conflicts), and with `--yes` does it.
  */
+import { guardHostPrograms } from "../core/host_programs.ts";
 import {
   applyRewind,
   planRewind,
@@ -23,6 +24,8 @@ export async function rewindCommand(
   const { out, err } = context;
   const options = line.rewind ?? { yes: false };
   const session = await Session.open(path);
+  // The session's folder, not the current one: no program started on the host comes from it.
+  guardHostPrograms([session.header.cwd]);
   try {
     const rewind = {
       workspace: session.header.cwd,

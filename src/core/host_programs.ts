@@ -30,7 +30,8 @@ const found = new Map<string, string | null>();
  * before starting any program for a workspace.
  */
 export function guardHostPrograms(folders: readonly string[]): void {
-  startPath ??= currentPath() ?? DEFAULT_PATH;
+  // A subagent's tern is given the person's PATH apart: its own was cut by its parent.
+  startPath ??= readEnv("TERN_PERSON_PATH") ?? currentPath() ?? DEFAULT_PATH;
   let added = false;
   for (const folder of folders) {
     if (!isAbsolute(folder)) continue;
@@ -52,7 +53,7 @@ export function guardHostPrograms(folders: readonly string[]): void {
 
 /** The PATH as tern started, for commands that run in the sandbox. */
 export function personPath(): string | undefined {
-  return startPath ?? currentPath();
+  return startPath ?? readEnv("TERN_PERSON_PATH") ?? currentPath();
 }
 
 /**
@@ -146,17 +147,32 @@ function join(dir: string, name: string): string {
   return dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
 }
 
+/**
+ * `path`'s real path; for a path that does not exist (yet), the real path of its deepest
+ * existing folder with the rest added back: `link/bin` with `link` leading into the workspace is
+ * judged there even before a command makes `bin`.
+ */
 function realOrSelf(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path;
+  const parts = normal(path).split("/").filter((part) => part !== "");
+  for (let keep = parts.length; keep >= 0; keep--) {
+    try {
+      const real = Deno.realPathSync(`/${parts.slice(0, keep).join("/")}`);
+      const rest = parts.slice(keep);
+      return rest.length === 0 ? real : join(real, rest.join("/"));
+    } catch {
+      // Not there (yet): try the folder above.
+    }
   }
+  return path;
 }
 
 function currentPath(): string | undefined {
+  return readEnv("PATH");
+}
+
+function readEnv(name: string): string | undefined {
   try {
-    return Deno.env.get("PATH");
+    return Deno.env.get(name);
   } catch {
     return undefined;
   }

@@ -434,6 +434,7 @@ export class AgentSession {
       checkModel: (provider, model) =>
         checkChildModel(this.#config, this.#sources, provider, model),
       warn: this.#options.warn,
+      mask: (text) => this.#conversation?.maskKnownKeys(text) ?? text,
     });
     this.#subagents = host;
     return {

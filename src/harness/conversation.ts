@@ -183,8 +183,6 @@ export class Conversation {
   #deferred: DeferredTools;
   #unsubscribe: (() => void) | undefined;
   #running = false;
-  /** Detached turns (plan nodes) running now. */
-  #detached = 0;
   /** The code index of code_search and code_symbols, loaded at their first call. */
   #codeIndex: CodeIndexTools;
   /** The web tools' keys (search providers, reader service), to mask. */
@@ -244,21 +242,14 @@ export class Conversation {
           name: masker.mask(event.name),
           observation: maskedObservation(event.observation, masker),
         });
-      } else if (
-        event.type === "permission_request" || event.type === "permission_decision" ||
-        event.type === "tool_update"
-      ) {
-        out.push({ ...event, callId: masker.mask(event.callId) });
       } else if (event.type === "assistant_message") {
         const message = this.#maskedMessage(event.message, config, true);
         out.push(message === event.message ? event : { ...event, message });
       } else if (event.type === "turn_end") {
         out.push(maskedResult(event, masker));
-      } else if (event.type === "retry" || event.type === "model_switch") {
-        // An API's error may quote the key it was given.
-        out.push({ ...event, reason: masker.mask(event.reason) });
       } else {
-        out.push(event);
+        // Any other event's words may quote a key too: a reviewer's reason, an API's error.
+        out.push(maskedKnown(event, masker));
       }
       return out;
     };
@@ -309,6 +300,14 @@ export class Conversation {
     };
   }
 
+  /**
+   * Masks the keys tern knows of in every entry `session` keeps from now on, whoever appends it
+   * (a turn, a plan, a subagent's records): what a model or its server writes may quote one.
+   */
+  #maskSession(session: Session): void {
+    session.maskEntries((entry) => maskedKnown(entry, this.#outputMasker(this.#options.config)));
+  }
+
   /** `text` with every key tern knows of masked (a summary the model wrote, before it is kept). */
   maskKnownKeys(text: string): string {
     return this.#outputMasker(this.#options.config).mask(text);
@@ -336,6 +335,7 @@ export class Conversation {
 
   constructor(options: ConversationOptions) {
     this.#options = options;
+    this.#maskSession(options.session);
     if (options.consolidation !== undefined) {
       this.#consolidator = new Consolidator({
         mode: options.consolidation,
@@ -462,7 +462,11 @@ export class Conversation {
     const reopen = after.session !== before.session || after.rules !== before.rules ||
       after.config.profile !== before.config.profile || after.config.mode !== before.config.mode ||
       after.config.noSandbox !== before.config.noSandbox || after.provider !== before.provider;
-    if (after.session !== before.session) this.#visited.clear();
+    if (after.session !== before.session) {
+      this.#visited.clear();
+      before.session.maskEntries(undefined);
+      this.#maskSession(after.session);
+    }
     // The replaced provider's sockets (Responses over WebSocket) have no more use.
     if (after.provider !== before.provider) await before.provider.close?.();
     if (reopen) await this.#closeSandbox();
@@ -584,9 +588,10 @@ export class Conversation {
       ]);
     }
     const resources = await this.resources();
-    this.#detached++;
+    const shown = this.#eventMasking(config);
+    const emit = options.emit;
     try {
-      return await runTurn({
+      const result = await runTurn({
         messages: [
           { role: "system", content: this.#systemPrompt(resources) },
           { role: "user", content: this.#withFacts(task) },
@@ -595,17 +600,21 @@ export class Conversation {
         model: config.model,
         tools,
         workspace,
-        emit: options.emit ?? (() => {}),
+        emit: emit === undefined ? () => {} : (raw) => {
+          for (const event of shown(raw)) emit(event);
+        },
         signal: options.signal,
         maxRounds: config.maxRounds,
         maxTokens: config.maxTokens,
         temperature: config.temperature,
         thinking: config.thinking,
       });
+      return maskedResult(result, this.#outputMasker(config));
     } finally {
-      // What was granted "for this turn" ends with the turn: here with the last of the detached
-      // turns running side by side (a plan's nodes share one sandbox), never later.
-      if (--this.#detached === 0) await this.#sandbox?.gate.endTurn().catch(() => {});
+      // What was granted "for this turn" ends with this turn, even while other detached turns
+      // (a plan's other steps, sharing one sandbox) still run: they may have to ask again, but
+      // no grant outlives the step it was given to.
+      await this.#sandbox?.gate.endTurn().catch(() => {});
     }
   }
 
@@ -1028,7 +1037,12 @@ export class Conversation {
         workspace,
         env: options.env,
         home: options.home,
-        emit: (event) => this.#options.emit(event),
+        // The gate's own events (a reviewer's reason) are masked like the turn's.
+        emit: (event) => {
+          for (const shown of this.#eventMasking(this.#options.config)(event)) {
+            this.#options.emit(shown);
+          }
+        },
         person: options.person,
         provider: options.provider,
         goal: () => lastUserText(session),
@@ -1146,4 +1160,22 @@ function maskedObservation(observation: Observation, masker: SecretMasker): Obse
   }
   const output = masker.mask(observation.output);
   return output === observation.output ? observation : { ...observation, output };
+}
+
+/**
+ * `value` (an event, a session entry) with the keys `masker` knows of masked in every string,
+ * but for reasoning its API signed (`signature`, `data`), which the API takes back only as it was
+ * sent. Formats (`sk-…`) are left alone here: they could match ids and hashes.
+ */
+function maskedKnown<T>(value: T, masker: SecretMasker): T {
+  if (typeof value === "string") return masker.maskKnown(value) as T;
+  if (Array.isArray(value)) return value.map((item) => maskedKnown(item, masker)) as T;
+  if (value === null || typeof value !== "object") return value;
+  const record = value as Record<string, unknown>;
+  const signed = typeof record.api === "string" &&
+    (record.signature !== undefined || record.data !== undefined);
+  if (signed) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(record)) out[key] = maskedKnown(item, masker);
+  return out as T;
 }

@@ -77,6 +77,8 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
       task: options.task!,
       context,
       signal,
+    }).catch((error) => {
+      throw maskedError(conversation, error);
     });
     attempts = draft.attempts;
     usage = addUsage(usage, draft.usage);
@@ -86,7 +88,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
         return record.kind === "plan" && record.plan?.id ? [record.plan.id] : [];
       }),
     );
-    state = newPlanState(uniqueHexId(taken), options.task!, draft.nodes);
+    state = newPlanState(uniqueHexId(taken), options.task!, maskedNodes(conversation, draft.nodes));
     recordPlan(session, { kind: "plan", plan: state });
   }
   if (options.append?.length) {
@@ -140,12 +142,32 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
         failed,
         context,
         signal: replanSignal,
+      }).then((nodes) => maskedNodes(conversation, nodes), (error) => {
+        throw maskedError(conversation, error);
       }),
     onReplanRejected: (problems) => options.onNote?.(`replan rejected: ${problems.join("; ")}`),
   });
   const result = await executor.run();
   recordOutcome(conversation, result.state, options.resume === true, result.cancelled);
   return { ...result, usage };
+}
+
+/**
+ * `nodes` as the planner wrote them, with known keys masked in their titles and tasks: they are
+ * shown, recorded and passed to the steps' workers.
+ */
+function maskedNodes(conversation: Conversation, nodes: readonly PlanNode[]): PlanNode[] {
+  return nodes.map((node) => ({
+    ...node,
+    title: conversation.maskKnownKeys(node.title),
+    task: conversation.maskKnownKeys(node.task),
+  }));
+}
+
+/** `error` with known keys masked in its message (a model API's error may quote what it got). */
+function maskedError(conversation: Conversation, error: unknown): unknown {
+  if (error instanceof Error) error.message = conversation.maskKnownKeys(error.message);
+  return error;
 }
 
 /** What a node's worker is told: the whole task for orientation, its own step, its inputs. */

@@ -118,7 +118,7 @@ export function warmServerPath(dir: string): string {
 }
 
 /**
- * Makes (or reuses) `<dir>/shell-server`: a copy of the `bash` found on `path`, mode 0111, so
+ * Makes (or reuses) `<dir>/shell-server`: a copy of the host's `bash` on `path`, mode 0111, so
  * the server that runs from it is not dumpable. Returns its path. Written under a temporary
  * name and renamed into place (several tern processes may share the folder).
  * @throws when bash is not found or the folder cannot be written.
@@ -149,17 +149,13 @@ export async function warmServerFile(dir: string, path = "/usr/local/bin:/usr/bi
   return target;
 }
 
+/**
+ * bash's real path, found on `path` as tern finds the programs it starts on the host: never one in
+ * a folder sandboxed commands may write (host_programs.ts), which would otherwise become the
+ * init of every later sandbox.
+ */
 function findBash(path: string): string {
-  for (const dir of path.split(":")) {
-    if (!dir.startsWith("/")) continue;
-    try {
-      const real = Deno.realPathSync(`${dir}/bash`);
-      if (Deno.statSync(real).isFile) return real;
-    } catch {
-      // Not here.
-    }
-  }
-  throw new Deno.errors.NotFound(`Cannot find bash on PATH "${path}"`);
+  return Deno.realPathSync(hostProgram("bash", path));
 }
 
 /**

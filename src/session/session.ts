@@ -42,6 +42,8 @@ export class Session {
   /** The id index on disk is out of date. */
   #indexStale: boolean;
   #closed = false;
+  /** What each new entry goes through before it is written (see {@linkcode maskEntries}). */
+  #mask: ((entry: NewEntry) => NewEntry) | undefined;
   /** Problems found while loading (torn lines, unknown versions), for the person to see. */
   readonly warnings: readonly string[];
 
@@ -136,7 +138,8 @@ export class Session {
    * Writes `entry` under the leaf, at once and whole. A compaction is given the checkpoint of
    * the state it follows, so a later resume can start reading at it.
    */
-  append(entry: NewEntry): SessionEntry {
+  append(given: NewEntry): SessionEntry {
+    const entry = this.#mask?.(given) ?? given;
     const full = entry.type === "compaction" && entry.checkpoint === undefined
       ? { ...entry, checkpoint: this.#replayer.checkpoint() }
       : entry;
@@ -147,6 +150,15 @@ export class Session {
       this.#writeIndex();
     }
     return written;
+  }
+
+  /**
+   * Passes every entry appended from now on through `mask` before it is written or replayed
+   * (the conversation masks the keys it knows of, whoever appends: a turn, a plan, a subagent's
+   * records, a compaction); undefined stops it.
+   */
+  maskEntries(mask: ((entry: NewEntry) => NewEntry) | undefined): void {
+    this.#mask = mask;
   }
 
   /** Writes a copied entry as it is (fork): same id and parent, unknown types included. */

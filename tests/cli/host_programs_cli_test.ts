@@ -6,6 +6,7 @@
  */
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
+import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
@@ -31,34 +32,55 @@ testWith(
   "tern never starts a program a command left in a workspace folder on PATH",
   async () => {
     const ws = await tempWorkspace();
+    const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-path-link-" }));
     try {
       const venv = join(ws.dir, ".venv", "bin");
       await Deno.mkdir(venv, { recursive: true });
+      // A second entry through a link into the workspace, to a folder not made yet (direnv's
+      // `PATH_add bin` written through a linked home): a command makes it.
+      await Deno.symlink(ws.dir, join(outside, "link"));
+      const later = join(outside, "link", "bin");
       await Deno.writeTextFile(join(ws.dir, "f.txt"), "hi\n");
       await new Deno.Command("git", { args: ["init", "-q"], cwd: ws.dir }).output();
       // Written on the host only: tern's home is hidden from commands.
       const markers = join(ws.home, "markers");
       await Deno.mkdir(markers);
       // Each leaves a mark (possible on the host only), then runs the real program by its path.
-      const plant = PROGRAMS.map((name) =>
-        `real=$(PATH=/usr/local/bin:/usr/bin:/bin command -v ${name}); ` +
-        `printf '#!/bin/sh\\necho "$0" >> ${markers}/${name} 2>/dev/null\\n` +
-        `exec %s "$@"\\n' "$real" > .venv/bin/${name}; chmod +x .venv/bin/${name}`
-      ).join("; ");
+      const plant = [
+        "mkdir -p bin",
+        ...PROGRAMS.map((name) =>
+          `real=$(PATH=/usr/local/bin:/usr/bin:/bin command -v ${name}); ` +
+          `printf '#!/bin/sh\\necho "$0" >> ${markers}/${name} 2>/dev/null\\n` +
+          `exec %s "$@"\\n' "$real" > .venv/bin/${name}; chmod +x .venv/bin/${name}; ` +
+          `cp .venv/bin/${name} bin/${name}`
+        ),
+      ].join("; ");
       const call = (id: string, name: string, args: unknown): ScriptedReply => ({
         toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
       });
       const env = {
         TERN_HOME: ws.home,
         HOME: ws.home,
-        PATH: `${venv}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+        PATH: `${venv}:${later}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
       };
-      const first = await startScriptedServer([
-        call("c1", "bash", { command: `${plant}; echo planted` }),
-        call("c2", "write", { path: "g.txt", content: "x\n" }),
-        call("c3", "bash", { command: "echo second; command -v git" }),
-        { text: "done" },
-      ], { chunkDelayMs: 0 });
+      // The parent plants, writes, runs a command and hands a subagent (a tern started by its
+      // launcher) a command of its own.
+      const first = await startScriptedServer((request: ModelRequest) => {
+        const user = String(request.messages.find((m) => m.role === "user")?.content ?? "");
+        const results = request.messages.filter((m) => m.role === "tool");
+        if (user.includes("CHILDTASK")) {
+          if (results.length === 0) return call("k1", "bash", { command: "command -v git" });
+          return { text: `child saw ${results[0].content}` };
+        }
+        const steps = [
+          call("c1", "bash", { command: `${plant}; echo planted` }),
+          call("c2", "write", { path: "g.txt", content: "x\n" }),
+          call("c3", "bash", { command: "echo second; command -v git" }),
+          call("c4", "spawn_agent", { task_name: "look", message: "CHILDTASK", tools: ["bash"] }),
+          call("c5", "wait_agent", {}),
+        ];
+        return steps[results.length] ?? { text: "done" };
+      }, { chunkDelayMs: 0 });
       try {
         const run = await runTern(
           ["run", "--base-url", first.baseUrl, "-m", "scripted", "--mode", "bypass", "set up"],
@@ -67,8 +89,12 @@ testWith(
         equal(run.code, 0, run.stderr);
         const results = JSON.stringify(first.requests.at(-1)?.body.messages);
         ok(results.includes("planted"), results);
-        // Commands in the sandbox keep the person's PATH: the venv's programs come first there.
-        ok(results.includes(`${venv}/git`), results);
+        // Commands in the sandbox keep the person's PATH: the venv's programs come first there,
+        // a subagent's commands too.
+        ok(results.includes(`second\\n${venv}/git`), results);
+        const waited = (first.requests.at(-1)?.body.messages as { content?: string }[])
+          .map((m) => String(m.content ?? "")).find((text) => text.includes("child saw")) ?? "";
+        ok(waited.includes(`${venv}/git\n`), waited);
         // The person is told: their own shell would run what was left there.
         ok(run.stderr.includes(".venv/bin") && run.stderr.includes("PATH"), run.stderr);
       } finally {
@@ -83,7 +109,7 @@ testWith(
         }),
       );
       const second = await startScriptedServer([
-        call("c4", "bash", { command: "echo third" }),
+        call("c6", "bash", { command: "echo third" }),
         { text: "done" },
       ], { chunkDelayMs: 0 });
       try {
@@ -95,11 +121,32 @@ testWith(
       } finally {
         await second.close();
       }
+      // Commands that start programs of their own: the checks, and a rewind's preview.
+      const doctor = await runTern(["doctor"], { cwd: ws.dir, env });
+      ok(doctor.stdout.includes("bubblewrap"), doctor.stdout + doctor.stderr);
+      // The first run's session (its first request) as rewind names it.
+      const file = (await filesUnder(join(ws.home, "sessions"))).sort()[0];
+      const id = file.split("/").at(-1)!.replace(/\.jsonl$/, "").split("_")[1];
+      const entry = (await Deno.readTextFile(file)).split("\n").filter((line) => line !== "")
+        .map((line) => JSON.parse(line)).find((e) => e.message?.role === "user")?.id;
+      const rewind = await runTern(["sessions", "rewind", id, entry], { cwd: ws.dir, env });
+      ok(rewind.code === 0, rewind.stdout + rewind.stderr);
       const ran: string[] = [];
       for await (const entry of Deno.readDir(markers)) ran.push(entry.name);
       deepEqual(ran.sort(), [], `started on the host from the workspace: ${ran.join(", ")}`);
     } finally {
       await ws.cleanup();
+      await Deno.remove(outside, { recursive: true });
     }
   },
 );
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const files: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) files.push(...await filesUnder(path));
+    else if (entry.isFile && path.endsWith(".jsonl")) files.push(path);
+  }
+  return files;
+}

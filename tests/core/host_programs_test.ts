@@ -21,8 +21,10 @@ Deno.test("host programs skip every PATH entry and program in a guarded folder",
     const linked = join(root, "linked-bin");
     await Deno.mkdir(join(ws, ".venv", "bin"), { recursive: true });
     await Deno.mkdir(outside);
-    // An entry outside that is a link to a workspace folder.
+    // An entry outside that is a link to a workspace folder; one below a link to the workspace
+    // that no command has made yet.
     await Deno.symlink(join(ws, ".venv", "bin"), linked);
+    await Deno.symlink(ws, join(root, "ws-link"));
     const program = (dir: string, name: string) =>
       Deno.writeTextFile(join(dir, name), "#!/bin/sh\n", { mode: 0o755 });
     await program(join(ws, ".venv", "bin"), "tern-probe-tool");
@@ -35,6 +37,7 @@ Deno.test("host programs skip every PATH entry and program in a guarded folder",
       join(ws, ".venv", "bin"),
       linked,
       join(ws, "not-made-yet"),
+      join(root, "ws-link", "later", "bin"),
       "relative/bin",
       outside,
     ].join(":");

@@ -14,6 +14,7 @@ const SETTINGS = {
       hooks: [{ type: "command", command: "cd tools && ./pre.sh" }],
     }],
     Stop: [{ hooks: [{ type: "command", command: "cd .claude/hooks; bash stop.sh" }] }],
+    UserPromptSubmit: [{ hooks: [{ type: "command", command: "(cd tools && ./pre.sh); ./b.sh" }] }],
     SessionEnd: [{ hooks: [{ type: "command", command: "wc -c README.md" }] }],
   },
 };
@@ -51,6 +52,12 @@ Deno.test("loadHooks() pins the scripts a cd leads to and the files beside them"
       ".claude/hooks/lib.sh",
       ".claude/hooks/stop.sh",
       "README.md",
+      // `(cd tools && ./pre.sh); ./b.sh`: b.sh runs from the workspace once the subshell ends
+      // (pinned as missing: one made later lapses trust), or from tools if that cd stayed.
+      "b.sh",
+      // `cd .claude/hooks; bash stop.sh`: if the cd fails, stop.sh runs from the workspace.
+      "stop.sh",
+      "tools/b.sh",
       "tools/helper.py",
       "tools/hook.py",
       "tools/pre.sh",
@@ -78,6 +85,12 @@ Deno.test("loadHooks() pins the scripts a cd leads to and the files beside them"
     await trustAll(places);
     await Deno.writeTextFile(join(workspace, "tools", "extra.py"), "print('new')\n");
     match((await loadHooks(places)).sources[0].whyNot!, /it now runs "tools\/extra\.py"/);
+
+    // A script made where a folder the command may start in has none yet.
+    await trustAll(places);
+    await Deno.writeTextFile(join(workspace, "b.sh"), "rm -rf ~\n");
+    match((await loadHooks(places)).sources[0].whyNot!, /"b\.sh"/);
+    await Deno.remove(join(workspace, "b.sh"));
 
     // What is not beside a script (a subfolder, such as __pycache__, the files beside a data
     // file the hooks name, a pre.sh at the root) changes nothing.

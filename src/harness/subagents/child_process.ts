@@ -5,6 +5,7 @@
  * or a failure the parent makes up (a protocol error, an exit without a final record, a kill
  * at the time limit).
  */
+import { hostSearchPath, personPath } from "../../core/host_programs.ts";
 import { ternCommand } from "../../core/packaging.ts";
 import { dirname, join } from "../../core/path.ts";
 import { answerOf, type AskPerson } from "../../sandbox/review.ts";
@@ -62,10 +63,18 @@ export class StartedChild {
     // bin/tern from the tree; the same file or executable when tern is packaged.
     const tern = ternCommand(ternLauncher);
     const args = [...tern.args, "child", ...(where.baseUrl ? ["--base-url", where.baseUrl] : [])];
+    const person = personPath();
     this.process = new Deno.Command(tern.command, {
       args,
       cwd: where.cwd,
-      env: { TERN_DENO_BIN: Deno.execPath(), TERN_CHILD_IDLE: idle ? "1" : "0" },
+      env: {
+        TERN_DENO_BIN: Deno.execPath(),
+        TERN_CHILD_IDLE: idle ? "1" : "0",
+        // bin/tern's `#!/usr/bin/env bash` finds bash on a PATH cut now (a write grant may have
+        // come since); the child's commands get the person's PATH, told apart.
+        PATH: hostSearchPath(),
+        ...(person === undefined ? {} : { TERN_PERSON_PATH: person }),
+      },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -54,6 +54,8 @@ export interface SubagentHostOptions {
   /** Checks an explicit provider and model; throws with the reason it cannot be used. */
   checkModel: (provider: string | undefined, model: string) => Promise<void>;
   warn: (text: string) => void;
+  /** Masks the keys tern knows of in what the model wrote (the task's name and message). */
+  mask?: (text: string) => string;
 }
 
 /** What spawn_agent asks for, validated. */
@@ -220,13 +222,18 @@ export class SubagentHost {
     const mailbox = this.mailbox();
     const session = mailbox.session;
     const taken = new Set(mailbox.spawns().map((spawn) => spawn.agentId));
+    // The model's words are recorded in both sessions and shown: never a key in them (a name
+    // that held one cannot keep its pattern masked, so it becomes "task").
+    const mask = this.#options.mask ?? ((text: string) => text);
+    const message = mask(args.message);
+    const taskName = mask(args.taskName) === args.taskName ? args.taskName : "task";
     const spawn: SpawnRecord = {
       kind: "spawn",
-      taskName: args.taskName,
+      taskName,
       agentId: `agent-${uniqueHexId(taken)}`,
       childSessionId: crypto.randomUUID(),
       runId: `run-${uniqueHexId(new Set())}${uniqueHexId(new Set())}`,
-      message: args.message,
+      message,
       tools: [...new Set([...CHILD_BASE_TOOLS, ...args.tools])],
       model,
       ...(provider === undefined ? {} : { provider }),
@@ -240,7 +247,7 @@ export class SubagentHost {
       childSessionId: spawn.childSessionId,
       runId: spawn.runId,
       parentSession: { id: session.id, path: session.path },
-      prompt: args.message,
+      prompt: message,
       cwd: settings.workspace,
       tools: { allow: spawn.tools },
       permissions: {

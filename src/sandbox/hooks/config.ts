@@ -243,24 +243,42 @@ export function claudeToolName(name: string): string {
 
 /**
  * The simple commands of `command`, each as its words roughly as the shell splits them (with
- * `$CLAUDE_PROJECT_DIR` and `$TERN_PROJECT_DIR` put in) and the folder it starts in: a `cd DIR`
- * (or `pushd DIR`) moves the folder of the commands after it, so `cd tools && ./pre.sh` names
- * `tools/pre.sh`. A `cd` to somewhere not written out (`cd`, `cd -`, `cd "$X"`) starts the
- * rest at the workspace again. Enough to find the scripts it names, for pinning.
+ * `$CLAUDE_PROJECT_DIR` and `$TERN_PROJECT_DIR` put in) and each folder it may start in: a `cd
+ * DIR` (or `pushd DIR`) adds DIR for the commands after it, so `cd tools && ./pre.sh` names
+ * `tools/pre.sh` alone, and `(cd sub && ./a.sh); ./b.sh` names both `sub/b.sh` and `./b.sh`
+ * (the `cd` may have failed, ended with its subshell or been undone). A `cd` to somewhere not written
+ * out (`cd`, `cd -`, `cd "$X"`) adds the workspace. Enough to find the scripts it names, for
+ * pinning.
  */
 function commandParts(command: string, workspace: string): Array<{ cwd: string; argv: string[] }> {
   const expanded = command.replace(/\$\{?(?:CLAUDE|TERN)_PROJECT_DIR\}?/g, workspace);
   const parts: Array<{ cwd: string; argv: string[] }> = [];
-  let cwd = workspace;
-  for (const simple of expanded.replace(/["']/g, "").split(/[;&|\n]+/)) {
-    const argv = simple.split(/[\s<>()]+/).filter((word) => word !== "");
+  // Every folder a command may start in: a `cd` may fail, end with its subshell or be undone
+  // (`popd`), so the folders before it stay possible too; only the command right after
+  // `cd DIR &&` runs in DIR alone. At most MAX_FOLDERS.
+  let folders = [workspace];
+  let onlyNext: string[] | undefined;
+  const pieces = expanded.replace(/["']/g, "").split(/(&&|\|\||[;&|\n]+)/);
+  for (let i = 0; i < pieces.length; i += 2) {
+    const argv = pieces[i].split(/[\s<>()]+/).filter((word) => word !== "");
+    const here = onlyNext ?? folders;
+    onlyNext = undefined;
     if (argv[0] === "cd" || argv[0] === "pushd") {
       const dir = argv[1];
-      cwd = dir === undefined || dir === "-" || /[$~`*?]/.test(dir) ? workspace : resolve(cwd, dir);
-    } else if (argv.length > 0) parts.push({ cwd, argv });
+      const moved = dir === undefined || dir === "-" || /[$~`*?]/.test(dir)
+        ? [workspace]
+        : here.map((folder) => resolve(folder, dir));
+      folders = [...new Set([...folders, ...moved])].slice(0, MAX_FOLDERS);
+      if (pieces[i + 1] === "&&") onlyNext = moved;
+    } else if (argv.length > 0) {
+      for (const cwd of here) parts.push({ cwd, argv });
+    }
   }
   return parts;
 }
+
+/** The most folders {@linkcode commandParts} follows a hook's commands into. */
+const MAX_FOLDERS = 16;
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
