@@ -1168,6 +1168,8 @@ function maskedObservation(observation: Observation, masker: SecretMasker): Obse
  * sent. Formats (`sk-…`) are left alone here: they could match ids and hashes.
  */
 function maskedKnown<T>(value: T, masker: SecretMasker): T {
+  // Without a key to look for (a local model), nothing is copied.
+  if (masker.longestValue === 0) return value;
   if (typeof value === "string") return masker.maskKnown(value) as T;
   if (Array.isArray(value)) return value.map((item) => maskedKnown(item, masker)) as T;
   if (value === null || typeof value !== "object") return value;
