@@ -11,20 +11,7 @@
  * there is no view and these processes run on the host as before.
  */
 import { bwrapProgram, probeBwrap } from "../../sandbox/bwrap.ts";
-
-/** What a program and its libraries need: no configuration, no home, no device beyond /dev's. */
-const LIBRARY_PATHS: readonly string[] = [
-  "/usr",
-  "/bin",
-  "/sbin",
-  "/lib",
-  "/lib32",
-  "/lib64",
-  "/libx32",
-  "/etc/ld.so.cache",
-  "/etc/ld.so.conf",
-  "/etc/ld.so.conf.d",
-];
+import { LIBRARY_PATHS } from "../../sandbox/worker/view.ts";
 
 /** One folder or file shown in a view, at its own path. */
 export interface ViewMount {

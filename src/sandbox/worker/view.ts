@@ -12,12 +12,8 @@ import { bwrapArgvFor } from "../bwrap.ts";
 import { lstatOrNull } from "../../core/verified_open.ts";
 import type { Grants, ShellPlan } from "../types.ts";
 
-/**
- * System paths the deno executable (and a program a grant lets the worker run, such as
- * ripgrep) needs: programs and libraries, the dynamic linker's cache, time zones, name
- * resolution, CA certificates. Not `/etc` as a whole (`/etc/shadow` is readable as root).
- */
-export const SYSTEM_PATHS: readonly string[] = [
+/** What a program and its libraries need: no configuration, no home, no device beyond /dev's. */
+export const LIBRARY_PATHS: readonly string[] = [
   "/usr",
   "/bin",
   "/sbin",
@@ -28,6 +24,15 @@ export const SYSTEM_PATHS: readonly string[] = [
   "/etc/ld.so.cache",
   "/etc/ld.so.conf",
   "/etc/ld.so.conf.d",
+];
+
+/**
+ * System paths the deno executable (and a program a grant lets the worker run, such as
+ * ripgrep) needs: programs and libraries, the dynamic linker's cache, time zones, name
+ * resolution, CA certificates. Not `/etc` as a whole (`/etc/shadow` is readable as root).
+ */
+export const SYSTEM_PATHS: readonly string[] = [
+  ...LIBRARY_PATHS,
   "/etc/localtime",
   "/etc/nsswitch.conf",
   "/etc/hosts",
