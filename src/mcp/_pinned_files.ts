@@ -9,7 +9,6 @@
  * that never holds (`pinChanges` names why), and a symlink out of the workspace is pinned by
  * where it leads, never read: what lies outside is not the project's.
  */
-import { createHash } from "node:crypto";
 import { dirname, join, relative, resolve, sep } from "../core/path.ts";
 import { lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { WORKSPACE_PIN } from "./types.ts";
@@ -131,6 +130,9 @@ async function filePin(path: string, root: string, hash: boolean): Promise<strin
     if (info.size > MAX_PINNED_FILE_BYTES) return tooLarge;
     if (!hash) return NOT_HASHED;
     using file = openVerified({ path, real, info });
+    // Loaded only to hash: node:crypto brings in Deno's Node layer, which the start of a run
+    // (hooks, MCP servers) must not pay for (tests/cli/start_up_test.ts).
+    const { createHash } = await import("node:crypto");
     const digest = createHash("sha256");
     let read = 0;
     for await (const chunk of file.chunks()) {

@@ -203,7 +203,10 @@ Deno.test("loadConfig() refuses each person-only key from a project's file and .
 Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only narrow", async () => {
   await withFixture(async ({ home, cwd, write }) => {
     const narrower = SETTING_KEYS.filter((key) => settingOf(key).project === "narrower");
-    assert.deepEqual(new Set(narrower), new Set(["profile", "rules", "limits"]));
+    assert.deepEqual(
+      new Set(narrower),
+      new Set(["profile", "rules", "limits", "maxSubagents", "subagentTimeoutMs"]),
+    );
     const cases: Array<[string, string]> = [
       [`{ "profile": ":external" }`, `Refusing "profile"`],
       [`{ "rules": [{ "action": "allow", "tool": "bash" }] }`, `Refusing "rules"`],
