@@ -45,6 +45,8 @@ export interface ConsolidatorOptions {
   busy: () => boolean;
   /** Where failures go; default: {@linkcode consolidationLogPath}. */
   log?: (line: string) => void;
+  /** Masks the keys tern knows of in what the model wrote, before it becomes a topic file. */
+  mask?: (text: string) => string;
 }
 
 /** The folder of pending consolidations left by `tern run`. */
@@ -144,7 +146,9 @@ export class Consolidator {
       const request = buildConsolidationRequest(this.#options.model(), messages, topics);
       const text = await askModel(this.#options.provider(), request, this.#abort.signal);
       if (this.#abort.signal.aborted) return;
-      const files = writeTopics(this.#options.workspace, parseConsolidation(text));
+      // Topic files are the project's (they may be committed): never a key in them.
+      const masked = this.#options.mask?.(text) ?? text;
+      const files = writeTopics(this.#options.workspace, parseConsolidation(masked));
       this.#waiting.push({ session, record: { status: "done", from, upTo, files } });
     } catch (error) {
       this.#log(`memory consolidation failed: ${error instanceof Error ? error.message : error}`);

@@ -240,7 +240,8 @@ export class Conversation {
           ...event,
           callId: masker.mask(event.callId),
           name: masker.mask(event.name),
-          observation: maskedObservation(event.observation, masker),
+          // Its details too (a write's diff may show a key the file held).
+          observation: maskedKnown(maskedObservation(event.observation, masker), masker),
         });
       } else if (event.type === "assistant_message") {
         const message = this.#maskedMessage(event.message, config, true);
@@ -278,7 +279,7 @@ export class Conversation {
       ...call,
       id: masker.mask(call.id),
       name: masker.mask(call.name),
-      arguments: masker.mask(call.arguments),
+      arguments: maskedArguments(call.arguments, masker),
     }));
     const thinking = message.thinking?.map((part) =>
       shown || (part.signature === undefined && part.data === undefined)
@@ -291,13 +292,14 @@ export class Conversation {
         return call.arguments === was.arguments && call.id === was.id && call.name === was.name;
       }) &&
       (thinking ?? []).every((part, i) => part.text === message.thinking![i].text);
-    if (same) return message;
-    return {
+    if (same) return maskedKnown(message, masker);
+    // And every other field the server sent along (a call's extra content, reasoning details).
+    return maskedKnown({
       ...message,
       content,
       ...(toolCalls === undefined ? {} : { toolCalls }),
       ...(thinking === undefined ? {} : { thinking }),
-    };
+    }, masker);
   }
 
   /**
@@ -345,6 +347,7 @@ export class Conversation {
         provider: () => this.#options.provider,
         model: () => this.#options.config.model,
         busy: () => this.#running,
+        mask: (text) => this.maskKnownKeys(text),
       });
     }
     this.#codeIndex = new CodeIndexTools(() => ({
@@ -1174,10 +1177,48 @@ function maskedKnown<T>(value: T, masker: SecretMasker): T {
   if (Array.isArray(value)) return value.map((item) => maskedKnown(item, masker)) as T;
   if (value === null || typeof value !== "object") return value;
   const record = value as Record<string, unknown>;
-  const signed = typeof record.api === "string" &&
-    (record.signature !== undefined || record.data !== undefined);
-  if (signed) return value;
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(record)) out[key] = maskedKnown(item, masker);
+  for (const [key, item] of Object.entries(record)) {
+    // An assistant message's signed reasoning: its text, signature and data stay as sent.
+    const thinking = key === "thinking" && record.role === "assistant" && Array.isArray(item);
+    out[key] = thinking
+      ? (item as Record<string, unknown>[]).map((part) => maskedThinking(part, masker))
+      : maskedKnown(item, masker);
+  }
   return out as T;
+}
+
+/**
+ * One reasoning part with known keys masked; a part its API signed (`signature`, `data`) keeps
+ * those and its text as they were (the API accepts it back only so), the rest is masked.
+ */
+function maskedThinking(
+  part: Record<string, unknown>,
+  masker: SecretMasker,
+): Record<string, unknown> {
+  if (part === null || typeof part !== "object") return maskedKnown(part, masker);
+  if (part.signature === undefined && part.data === undefined) return maskedKnown(part, masker);
+  const { text, signature, data, ...rest } = part;
+  return {
+    ...maskedKnown(rest, masker),
+    text,
+    ...(signature === undefined ? {} : { signature }),
+    ...(data === undefined ? {} : { data }),
+  };
+}
+
+/**
+ * A call's `arguments` (JSON text) with known keys masked, in the text and in what it means: a key
+ * written with a JSON escape (`\u007a…`) is found once the text is parsed.
+ */
+function maskedArguments(text: string, masker: SecretMasker): string {
+  const plain = masker.mask(text);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(plain);
+  } catch {
+    return plain;
+  }
+  const masked = maskedKnown(parsed, masker);
+  return JSON.stringify(masked) === JSON.stringify(parsed) ? plain : JSON.stringify(masked);
 }

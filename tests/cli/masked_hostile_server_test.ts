@@ -27,6 +27,7 @@ const answered = (request: ModelRequest) => request.messages.some((m) => m.role 
 async function noKeyAnywhere(
   args: string[],
   script: (request: ModelRequest) => ScriptedReply,
+  secret = KEY,
 ): Promise<string> {
   const ws = await tempWorkspace();
   const server = await startScriptedServer(script, { chunkDelayMs: 0 });
@@ -36,11 +37,12 @@ async function noKeyAnywhere(
       { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: KEY } },
     );
     const all = run.stdout + run.stderr;
-    ok(!all.includes(KEY), all);
+    ok(!all.includes(secret), all);
     for (const file of await filesUnder(ws.home)) {
-      // Deno's own permission audit of the worker is written by Deno, unmasked (SECURITY.md).
-      if (/\/audit\/deno-/.test(file)) continue;
-      ok(!(await Deno.readTextFile(file)).includes(KEY), file);
+      // Deno's own permission audit of the worker is written by Deno, unmasked (SECURITY.md);
+      // the checkpoint store holds the workspace's files as they are.
+      if (/\/audit\/deno-|\/rewind\.git\//.test(file)) continue;
+      ok(!(await Deno.readTextFile(file)).includes(secret), file);
     }
     return all;
   } finally {
@@ -94,6 +96,32 @@ Deno.test("a subagent's name and task that quote the key are masked, in both ses
     },
   );
   ok(all.includes("child finished"), all);
+});
+
+Deno.test("a write's diff and a key written with a JSON escape are masked too", async () => {
+  // The first character as a JSON escape: the text holds no key until it is parsed.
+  const escaped = `\\u${KEY.charCodeAt(0).toString(16).padStart(4, "0")}${KEY.slice(1)}`;
+  const all = await noKeyAnywhere(
+    ["run", "--mode", "bypass", "-o", "stream-json", "write it"],
+    (request) => {
+      const results = request.messages.filter((m) => m.role === "tool").length;
+      if (results === 0) {
+        return call("w1", "write", { path: "notes.txt", content: `token=${KEY}\n` });
+      }
+      if (results === 1) {
+        return {
+          toolCalls: [{
+            id: "b1",
+            name: "bash",
+            arguments: `{"command":"echo ${escaped} > /dev/null"}`,
+          }],
+        };
+      }
+      return { text: "done" };
+    },
+    KEY.slice(1),
+  );
+  ok(all.includes('"diff"'), all);
 });
 
 async function filesUnder(dir: string): Promise<string[]> {

@@ -158,3 +158,40 @@ testWith(
     }
   },
 );
+
+Deno.test("a consolidation that quotes the key writes it masked into the topic file", async () => {
+  const key = "sk-test-CONSOLIDATEDKEY-93b1";
+  const long = "The deploy needs a token, and the tests run in parallel. ".repeat(1_000);
+  const facts = JSON.stringify({
+    topics: [{
+      topic: "deploy",
+      title: `Deploy ${key}`,
+      facts: [{ fact: `the deploy token is ${key}`, source: "x" }],
+    }],
+  });
+  const server = await startScriptedServer(
+    (request: ModelRequest): ScriptedReply =>
+      isConsolidation(request) ? { text: facts } : { text: long },
+    { chunkDelayMs: 0 },
+  );
+  const ws = await tempWorkspace();
+  try {
+    const env = {
+      TERN_HOME: ws.home,
+      HOME: ws.home,
+      TERN_API_KEY: key,
+      TERN_BASE_URL: server.baseUrl,
+      TERN_MODE: "bypass",
+    };
+    // A run leaves the consolidation due; the next start does it.
+    const run = await runTern(["run", "-o", "json", "explain the deploy"], { cwd: ws.dir, env });
+    equal(run.code, 0, run.stderr);
+    await consolidateHere(ws.dir, server.baseUrl, env);
+    const topic = await Deno.readTextFile(join(ws.dir, ".tern", "memory", "deploy.md"));
+    ok(!topic.includes(key), topic);
+    match(topic, /the deploy token is \[REDACTED\]/);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
