@@ -58,8 +58,8 @@ export function personPath(): string | undefined {
 
 /**
  * `path` (default: tern's own PATH) cut to its absolute entries that lie, as written and by their
- * real path, outside every guarded folder. An entry that does not exist yet is judged as
- * written: a command could still create it.
+ * real path, outside every guarded folder. An entry that does not exist yet is judged by where its
+ * deepest existing folder leads: a command could still create it.
  */
 export function hostSearchPath(path?: string): string {
   const entries = (path ?? currentPath() ?? DEFAULT_PATH).split(":");
