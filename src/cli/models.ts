@@ -125,9 +125,12 @@ async function listProvider(
       headers: provider.headers,
     });
   } catch (error) {
-    listing.error = error instanceof Error ? error.message : String(error);
+    listing.error = withoutKey(error instanceof Error ? error.message : String(error), provider);
     return fromCache();
   }
+  // A model the server names with the key in it is no model: it is neither shown nor cached.
+  const key = provider.apiKey;
+  if (key) discovered = discovered.filter((model) => !JSON.stringify(model).includes(key));
   catalog.add(discovered);
   listing.models = catalog.entries(provider.name);
   try {
@@ -196,4 +199,9 @@ function table(rows: string[][]): string[] {
   return rows.map((row) =>
     row.map((cell, column) => cell.padEnd(widths[column])).join("  ").trimEnd()
   );
+}
+
+/** `text` with the provider's key masked (an API's error may quote what it was sent). */
+function withoutKey(text: string, provider: { apiKey?: string }): string {
+  return provider.apiKey ? text.replaceAll(provider.apiKey, "[REDACTED]") : text;
 }

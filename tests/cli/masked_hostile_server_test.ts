@@ -28,9 +28,13 @@ async function noKeyAnywhere(
   args: string[],
   script: (request: ModelRequest) => ScriptedReply,
   secret = KEY,
+  model?: string,
 ): Promise<string> {
   const ws = await tempWorkspace();
-  const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+  const server = await startScriptedServer(script, {
+    chunkDelayMs: 0,
+    ...(model === undefined ? {} : { model }),
+  });
   try {
     const run = await runTern(
       [args[0], "--base-url", server.baseUrl, "-m", "scripted", ...args.slice(1)],
@@ -122,6 +126,11 @@ Deno.test("a write's diff and a key written with a JSON escape are masked too", 
     KEY.slice(1),
   );
   ok(all.includes('"diff"'), all);
+});
+
+Deno.test("a model the server lists with the key in its name is neither shown nor cached", async () => {
+  const all = await noKeyAnywhere(["models"], () => ({ text: "none" }), KEY, `m-${KEY}`);
+  ok(all.includes("openai-compatible"), all);
 });
 
 async function filesUnder(dir: string): Promise<string[]> {
