@@ -314,3 +314,26 @@ testWith(
     });
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind brings back a symlink the turn removed, with the other files",
+  async () => {
+    await withWorkspace({
+      "unlink": [[call("bash", { command: "rm lnk; echo changed > a.txt; echo new > z.txt" })]],
+    }, async (ws) => {
+      await Deno.writeTextFile(join(ws.dir, "a.txt"), "orig\n");
+      await Deno.writeTextFile(join(ws.dir, "target.txt"), "t\n");
+      await Deno.symlink("target.txt", join(ws.dir, "lnk"));
+      const run = await ws.tern(["run", "unlink"]);
+      equal(run.code, 0, run.stderr);
+      equal(read(ws.dir, "a.txt"), "changed\n");
+      const [entry] = await ws.userEntries();
+      const rewind = await ws.tern(["sessions", "rewind", "-c", entry, "--yes"]);
+      equal(rewind.code, 0, rewind.stdout + rewind.stderr);
+      equal(Deno.readLinkSync(join(ws.dir, "lnk")), "target.txt");
+      equal(read(ws.dir, "a.txt"), "orig\n");
+      equal(read(ws.dir, "z.txt"), undefined);
+    });
+  },
+);

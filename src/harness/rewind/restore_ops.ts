@@ -37,15 +37,18 @@ export interface RestoreAnswer {
  */
 export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<RestoreAnswer> {
   if (ops.length === 0) return { done: 0 };
-  const [command, ...args] = entryArgv("rewind-restore", [
+  const flags = (scoped: boolean) => [
     "--no-prompt",
     "--quiet",
     "--no-config",
     "--no-lock",
     "--no-remote",
-    `--allow-read=${workspace}`,
-    `--allow-write=${workspace}`,
-  ], []);
+    ...(scoped ? [`--allow-read=${workspace}`, `--allow-write=${workspace}`] : [
+      "--allow-read",
+      "--allow-write",
+    ]),
+  ];
+  const [command] = entryArgv("rewind-restore", flags(true), []);
   const env: Record<string, string> = { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() };
   // Deno, its cache and tern's code read-only; the workspace writable, mounted last.
   const view = await viewLauncher([
@@ -54,6 +57,10 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
     ),
     { path: workspace, writable: true },
   ], workspace);
+  // In the view the workspace is all there is to write: the flags need not name it, and
+  // Deno.symlink (a link the turn removed) refuses to run under path-scoped ones. Without the
+  // view they stay scoped, and a link cannot be restored there (the restore says so).
+  const [, ...args] = entryArgv("rewind-restore", flags(view === undefined), []);
   // Without a cache folder of its own Deno looks for the home folder, which the view lacks: it
   // gets one that is not there (and cannot be made), so it caches nothing.
   if (view !== undefined) env.DENO_DIR ??= "/nonexistent/deno";

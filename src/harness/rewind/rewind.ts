@@ -172,6 +172,7 @@ export async function applyRewind(
     time: new Date().toISOString(),
     kept: [],
   };
+  let failed = false;
   try {
     if (store !== undefined) {
       record.before = plan.current;
@@ -212,10 +213,15 @@ export async function applyRewind(
       }
       if (answer.error !== undefined) throw new TernError(answer.error);
     }
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     if (store !== undefined) record.after = await store.snapshot().catch(() => undefined);
     record.kept = result.kept;
-    if (plan.leaf !== undefined) {
+    // The conversation goes back only with its files: a restore that stopped partway leaves it
+    // where it was (the record lets `undo` put back what was restored).
+    if (plan.leaf !== undefined && !failed) {
       record.fromLeaf = session.leafId;
       moveLeaf(session, plan.leaf);
       result.leaf = plan.leaf;
