@@ -11,6 +11,7 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { filesUnder } from "../support/files_under.ts";
 
 /** Every program tern starts on the host by name, or that what it starts looks up by name. */
 const PROGRAMS = [
@@ -125,7 +126,8 @@ testWith(
       const doctor = await runTern(["doctor"], { cwd: ws.dir, env });
       ok(doctor.stdout.includes("bubblewrap"), doctor.stdout + doctor.stderr);
       // The first run's session (its first request) as rewind names it.
-      const file = (await filesUnder(join(ws.home, "sessions"))).sort()[0];
+      const file = (await filesUnder(join(ws.home, "sessions")))
+        .filter((path) => path.endsWith(".jsonl")).sort()[0];
       const id = file.split("/").at(-1)!.replace(/\.jsonl$/, "").split("_")[1];
       const entry = (await Deno.readTextFile(file)).split("\n").filter((line) => line !== "")
         .map((line) => JSON.parse(line)).find((e) => e.message?.role === "user")?.id;
@@ -140,13 +142,3 @@ testWith(
     }
   },
 );
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) files.push(...await filesUnder(path));
-    else if (entry.isFile && path.endsWith(".jsonl")) files.push(path);
-  }
-  return files;
-}

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { filesUnder } from "../support/files_under.ts";
 
 const KEY = "sk-test-MASKEDCALL-7f3a9c2e1b";
 
@@ -134,14 +135,4 @@ async function eachOutput(
   } finally {
     if (!kept) await ws.cleanup();
   }
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) files.push(...await filesUnder(path));
-    else if (entry.isFile) files.push(path);
-  }
-  return files;
 }

@@ -4,11 +4,11 @@
  * reaches what tern prints or keeps. The real `tern run` and `tern plan`, `tern child` included.
  */
 import { ok } from "node:assert/strict";
-import { join } from "node:path";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { filesUnder } from "../support/files_under.ts";
 
 const KEY = "sk-test-HOSTILESERVER-5d1e8a";
 
@@ -132,13 +132,3 @@ Deno.test("a model the server lists with the key in its name is neither shown no
   const all = await noKeyAnywhere(["models"], () => ({ text: "none" }), KEY, `m-${KEY}`);
   ok(all.includes("openai-compatible"), all);
 });
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) files.push(...await filesUnder(path));
-    else if (entry.isFile) files.push(path);
-  }
-  return files;
-}

@@ -1,5 +1,4 @@
 /** Shared by the subagent tests: a parent `tern run` and its children against one scripted server. */
-import { join } from "node:path";
 import { lines } from "../../src/harness/subagents/child_process.ts";
 import {
   type ChildLine,
@@ -12,7 +11,7 @@ import type { ModelRequest } from "../../src/llm/types.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { listSessions } from "../../src/session/paths.ts";
 import type { SessionEntry } from "../../src/session/types.ts";
-import { declaredFlags, ROOT } from "../support/tern_process.ts";
+import { ternCommand } from "../support/tern_process.ts";
 
 export function call(name: string, args: unknown, id: string): ScriptedReply {
   return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] };
@@ -76,20 +75,7 @@ export function startChild(
   options: { cwd: string; env: Record<string, string>; baseUrl: string },
 ): RunningChild {
   const args = ["child", "--base-url", options.baseUrl];
-  const process = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...declaredFlags(options.env, { cwd: options.cwd, args }),
-      join(ROOT, "main.ts"),
-      ...args,
-    ],
-    cwd: options.cwd,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const process = ternCommand(args, { cwd: options.cwd, env: options.env }, "piped").spawn();
   const writer = process.stdin.getWriter();
   writer.write(new TextEncoder().encode(JSON.stringify(request) + "\n")).catch(() => {});
   async function* parsed(): AsyncGenerator<ChildLine> {

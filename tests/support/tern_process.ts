@@ -73,7 +73,7 @@ export interface RunTernOptions {
 }
 
 /** `tern args` as bin/tern starts it (the declared flags for this command line), not yet run. */
-function ternCommand(args: string[], options: RunTernOptions, stdin: "null" | "piped") {
+export function ternCommand(args: string[], options: RunTernOptions, stdin: "null" | "piped") {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
