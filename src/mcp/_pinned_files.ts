@@ -23,6 +23,11 @@ export const MAX_PINNED_FILE_BYTES = 32 * 1024 * 1024;
 export const MAX_PINNED_FOLDER_FILES = 100;
 /** How the pin of a file that cannot be pinned starts; such a pin never holds. */
 const UNPINNABLE = "unpinnable: ";
+
+/** A pin that never holds, `reason` saying why (`pinChanges` names it). */
+export function unpinnable(reason: string): string {
+  return `${UNPINNABLE}${reason}`;
+}
 /** How the pin of a symlink out of the workspace starts: then where it leads. */
 const OUTSIDE = "outside the workspace: ";
 /** The pin of a file named but not read (`hash: false`): a list of what trust would pin. */

@@ -124,3 +124,30 @@ Deno.test("loadHooks() cannot trust a hook whose folder holds too many files to 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("loadHooks() cannot trust a hook whose cd commands lead to more folders than pinned", async () => {
+  const { root, ternHome, workspace } = await project();
+  const places = { ternHome, workspace };
+  try {
+    // Each `cd DIR;` may have failed, so the folders double: five lead to 32 folders a command
+    // may start in, past the cap of 16, and `./x.sh` might run from one nothing pinned covers.
+    const cds = Array.from({ length: 5 }, (_, i) => `cd d${i}`).join("; ");
+    const settings = {
+      hooks: { Stop: [{ hooks: [{ type: "command", command: `${cds}; ./x.sh` }] }] },
+    };
+    await Deno.writeTextFile(join(workspace, ".claude", "settings.json"), JSON.stringify(settings));
+    await trustAll(places);
+    const [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /cannot be pinned \(its cd commands lead to more than 16 folders/);
+
+    // Four (16 folders) stay within the cap, and trust holds.
+    const fewer = Array.from({ length: 4 }, (_, i) => `cd d${i}`).join("; ");
+    settings.hooks.Stop[0].hooks[0].command = `${fewer}; ./x.sh`;
+    await Deno.writeTextFile(join(workspace, ".claude", "settings.json"), JSON.stringify(settings));
+    await trustAll(places);
+    ok((await loadHooks(places)).sources[0].trusted);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -8,7 +8,7 @@
  * commands name and the files beside them.
  */
 import { join, resolve } from "../../core/path.ts";
-import { pinnedFiles } from "../../mcp/_pinned_files.ts";
+import { pinnedFiles, unpinnable } from "../../mcp/_pinned_files.ts";
 import { readWorkspaceText, type Warn } from "../../config/workspace_file.ts";
 
 /** The events tern fires, with Claude Code's names. */
@@ -138,7 +138,15 @@ export async function pinHookFiles(
   if (source.scope !== "project") return source;
   const files: Record<string, string> = {};
   for (const hook of source.hooks) {
-    for (const { cwd, argv } of commandParts(hook.command, workspace)) {
+    const { parts, tooManyFolders } = commandParts(hook.command, workspace);
+    if (tooManyFolders) {
+      // Past the cap the folders a script may run from are not all known, so nothing pinned
+      // would cover what runs: such a hook can never be trusted.
+      files[`the folders of "${hook.command.slice(0, 60)}"`] = unpinnable(
+        `its cd commands lead to more than ${MAX_FOLDERS} folders, the most followed`,
+      );
+    }
+    for (const { cwd, argv } of parts) {
       Object.assign(
         files,
         await pinnedFiles(argv, cwd, workspace, { siblings: true, hash: options.hash }),
@@ -248,15 +256,20 @@ export function claudeToolName(name: string): string {
  * `tools/pre.sh` alone, and `(cd sub && ./a.sh); ./b.sh` names both `sub/b.sh` and `./b.sh`
  * (the `cd` may have failed, ended with its subshell or been undone). A `cd` to somewhere not written
  * out (`cd`, `cd -`, `cd "$X"`) adds the workspace. Enough to find the scripts it names, for
- * pinning.
+ * pinning. `tooManyFolders` when the folders pass {@linkcode MAX_FOLDERS}: the parts then miss
+ * folders a command may start in.
  */
-function commandParts(command: string, workspace: string): Array<{ cwd: string; argv: string[] }> {
+function commandParts(
+  command: string,
+  workspace: string,
+): { parts: Array<{ cwd: string; argv: string[] }>; tooManyFolders: boolean } {
   const expanded = command.replace(/\$\{?(?:CLAUDE|TERN)_PROJECT_DIR\}?/g, workspace);
   const parts: Array<{ cwd: string; argv: string[] }> = [];
   // Every folder a command may start in: a `cd` may fail, end with its subshell or be undone
   // (`popd`), so the folders before it stay possible too; only the command right after
-  // `cd DIR &&` runs in DIR alone. At most MAX_FOLDERS.
+  // `cd DIR &&` runs in DIR alone. At most MAX_FOLDERS: past them `tooManyFolders`.
   let folders = [workspace];
+  let tooManyFolders = false;
   let onlyNext: string[] | undefined;
   const pieces = expanded.replace(/["']/g, "").split(/(&&|\|\||[;&|\n]+)/);
   for (let i = 0; i < pieces.length; i += 2) {
@@ -268,13 +281,17 @@ function commandParts(command: string, workspace: string): Array<{ cwd: string; 
       const moved = dir === undefined || dir === "-" || /[$~`*?]/.test(dir)
         ? [workspace]
         : here.map((folder) => resolve(folder, dir));
-      folders = [...new Set([...folders, ...moved])].slice(0, MAX_FOLDERS);
+      folders = [...new Set([...folders, ...moved])];
+      if (folders.length > MAX_FOLDERS) {
+        tooManyFolders = true;
+        folders = folders.slice(0, MAX_FOLDERS);
+      }
       if (pieces[i + 1] === "&&") onlyNext = moved;
     } else if (argv.length > 0) {
       for (const cwd of here) parts.push({ cwd, argv });
     }
   }
-  return parts;
+  return { parts, tooManyFolders };
 }
 
 /** The most folders {@linkcode commandParts} follows a hook's commands into. */
