@@ -85,6 +85,7 @@ const MS = "a positive integer (milliseconds)";
 /** The default subagents at once and time limit: what a project's files may lower, not raise. */
 const SUBAGENTS = 4;
 const SUBAGENT_MS = 600_000;
+const ESCALATION_MS = 300_000;
 
 /** The table. Keys with a flag come first, in the order `--help` lists them. */
 export const SETTINGS = {
@@ -418,13 +419,21 @@ export const SETTINGS = {
         ? `${value} ms is longer than the default ${SUBAGENT_MS} ms a subagent may run`
         : undefined,
   },
-  /** Longest a subagent waits for its parent's answer to an escalated call, in milliseconds. */
+  /**
+   * Longest a subagent waits for its parent's answer to an escalated call, in milliseconds; a
+   * project may only lower it (a repository cannot hold a child, and the person's question, open
+   * longer than the person chose).
+   */
   subagentEscalationTimeoutMs: {
     rule: { kind: "integer", min: 1 },
-    default: 300_000,
+    default: ESCALATION_MS,
     env: ["TERN_SUBAGENT_ESCALATION_TIMEOUT_MS"],
     expect: MS,
-    project: true,
+    project: "narrower",
+    narrow: (value) =>
+      Number(value) > ESCALATION_MS
+        ? `${value} ms is longer than the default ${ESCALATION_MS} ms a subagent waits for an answer`
+        : undefined,
   },
   /**
    * Keep one idle `tern child` started ahead (after the session's first model request), so that

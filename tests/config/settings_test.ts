@@ -205,7 +205,14 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
     const narrower = SETTING_KEYS.filter((key) => settingOf(key).project === "narrower");
     assert.deepEqual(
       new Set(narrower),
-      new Set(["profile", "rules", "limits", "maxSubagents", "subagentTimeoutMs"]),
+      new Set([
+        "profile",
+        "rules",
+        "limits",
+        "maxSubagents",
+        "subagentTimeoutMs",
+        "subagentEscalationTimeoutMs",
+      ]),
     );
     const cases: Array<[string, string]> = [
       [`{ "profile": ":external" }`, `Refusing "profile"`],

@@ -154,15 +154,21 @@ Deno.test("spawn_agent() refuses another provider while TERN_API_KEY holds the p
   }
 });
 
-Deno.test("loadConfig() lets a project lower maxSubagents and subagentTimeoutMs, never raise them", async () => {
+Deno.test("loadConfig() lets a project lower the subagent limits, never raise them", async () => {
   const ws = await tempWorkspace();
   try {
     const env = { TERN_HOME: ws.home, HOME: ws.home };
     await Deno.mkdir(join(ws.dir, ".tern"));
     const file = join(ws.dir, ".tern", "config.jsonc");
-    await Deno.writeTextFile(file, '{"maxSubagents":2,"subagentTimeoutMs":1000}');
+    await Deno.writeTextFile(
+      file,
+      '{"maxSubagents":2,"subagentTimeoutMs":1000,"subagentEscalationTimeoutMs":500}',
+    );
     const { config } = await loadConfig({ cwd: ws.dir, env });
-    deepEqual([config.maxSubagents, config.subagentTimeoutMs], [2, 1000]);
+    deepEqual(
+      [config.maxSubagents, config.subagentTimeoutMs, config.subagentEscalationTimeoutMs],
+      [2, 1000, 500],
+    );
     await Deno.writeTextFile(file, '{"maxSubagents":16}');
     await rejects(
       loadConfig({ cwd: ws.dir, env }),
@@ -170,6 +176,11 @@ Deno.test("loadConfig() lets a project lower maxSubagents and subagentTimeoutMs,
     );
     await Deno.writeTextFile(file, '{"subagentTimeoutMs":99999999}');
     await rejects(loadConfig({ cwd: ws.dir, env }), /Refusing "subagentTimeoutMs"/);
+    await Deno.writeTextFile(file, '{"subagentEscalationTimeoutMs":86400000}');
+    await rejects(
+      loadConfig({ cwd: ws.dir, env }),
+      /Refusing "subagentEscalationTimeoutMs" .*longer than the default 300000 ms/,
+    );
     // The person's own config may raise them.
     await Deno.remove(file);
     await Deno.writeTextFile(join(ws.home, "config.jsonc"), '{"maxSubagents":8}');
