@@ -140,7 +140,8 @@ export class PermissionGate {
     }
     if (options.network && mode === "auto" && autoNetwork === "never") {
       return noNetwork(
-        'and autoNetwork is "never" (a subagent of a BYPASS run): the reviewer may not grant it',
+        "and autoNetwork is \"never\" (the run's setting, or its parent's): the reviewer may not " +
+          "grant it",
       );
     }
     if (options.network && mode === "auto" && autoNetwork === "person" && !options.needsPerson) {
