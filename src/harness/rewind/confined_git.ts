@@ -15,7 +15,7 @@ import { hostProgram } from "../../core/host_programs.ts";
 import { type GitResult, type GitRunOptions, runGit } from "../hardened_git.ts";
 import { viewLauncher } from "./view.ts";
 
-/** Whether git runs in a view, per git executable (probed once). */
+/** Whether git runs in a view, per git executable (probed once, after a failure). */
 const probes = new Map<string, Promise<boolean>>();
 
 /** Options of {@linkcode runWorkspaceGit}: runGit's, with the store and its workspace. */
@@ -29,6 +29,12 @@ export interface WorkspaceGitOptions extends GitRunOptions {
  * Runs `git <args>` for the store `options.isolated.gitDir` in the store's view when bubblewrap
  * works here, else on the host ({@linkcode runGit}). Returns undefined when git cannot be
  * started; never leaves a process behind.
+ *
+ * Whether git itself runs in the view (a git installed where the view does not show its files
+ * would not) is probed only once a run in the view fails, not before the first: the first
+ * checkpoint is on the first writing call's path. A failure the probe does not explain is
+ * git's own and is returned; one it explains runs again on the host, as every later command.
+ * Only a probe of the view itself (`git --version` at `/`) decides, never the workspace.
  */
 export async function runWorkspaceGit(
   args: readonly string[],
@@ -40,31 +46,39 @@ export async function runWorkspaceGit(
   } catch {
     return undefined;
   }
-  const launcher = await storeView(git, options);
+  const launcher = probes.get(git) === undefined || await probes.get(git)
+    ? await storeView(git, options, options.cwd)
+    : undefined;
   if (launcher === undefined) return await runGit(args, options);
-  return await runGit(args, { ...options, launcher: [...launcher, git] });
+  const result = await runGit(args, { ...options, launcher: [...launcher, git] });
+  if (result?.code === 0 || await runsInView(git, options)) return result;
+  return await runGit(args, options);
 }
 
-/** The view's launcher for `options`' store and workspace, when git runs in it. */
-async function storeView(
+/** The view's launcher for `options`' store and workspace, working folder `cwd`. */
+function storeView(
   git: string,
   options: WorkspaceGitOptions,
+  cwd: string,
 ): Promise<string[] | undefined> {
-  const view = (cwd: string) =>
-    viewLauncher([
-      // The executable (the commands run here are built in), wherever it is installed.
-      { path: git, writable: false },
-      { path: options.workspace, writable: false },
-      { path: options.isolated.gitDir, writable: true },
-    ], cwd);
+  return viewLauncher([
+    // The executable (the commands run here are built in), wherever it is installed.
+    { path: git, writable: false },
+    { path: options.workspace, writable: false },
+    { path: options.isolated.gitDir, writable: true },
+  ], cwd);
+}
+
+/** Whether `git --version` runs in the view (probed once per executable). */
+function runsInView(git: string, options: WorkspaceGitOptions): Promise<boolean> {
   let works = probes.get(git);
   if (works === undefined) {
-    works = view("/").then(async (launcher) => {
+    works = storeView(git, options, "/").then(async (launcher) => {
       if (launcher === undefined) return false;
       const tried = await runGit(["--version"], { ...options, launcher: [...launcher, git] });
       return tried?.code === 0;
     });
     probes.set(git, works);
   }
-  return await works ? await view(options.cwd) : undefined;
+  return works;
 }
