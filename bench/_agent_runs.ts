@@ -3,13 +3,15 @@
  * to `echo`, then an answer, from a fresh scripted model server on 127.0.0.1; run through
  * `bin/tern run --mode bypass` (bubblewrap applies) or through the reference agent
  * (bench/reference_agent.ts, no sandbox). GNU time (`/usr/bin/time -o`) gives the CPU and the
- * largest process's peak RSS (the largest single process it waited for, bubblewrap's included).
+ * largest process's peak RSS (the largest single process it waited for, bubblewrap's included);
+ * with `watchTree`, the whole tree's memory is sampled too (bench/_tree_memory.ts).
  */
 import { join } from "node:path";
 import { startScriptedServer } from "../tests/support/scripted_server.ts";
 import type { ModelRequest } from "../src/llm/types.ts";
 import type { ScriptedReply } from "../src/llm/scripted.ts";
 import { ROOT } from "../tests/support/tern_process.ts";
+import { startTreeWatch, type TreeMemory } from "./_tree_memory.ts";
 
 /** Tool rounds before the answer. */
 export const ROUNDS = 10;
@@ -23,7 +25,7 @@ export interface AgentRun {
   firstRequest: number;
   /** From the first request's arrival to the second's: reply, first tool call, next request. */
   round1: number;
-  /** The gaps between consecutive requests for rounds 2..ROUNDS. */
+  /** The gaps between consecutive requests for rounds 2 to the last. */
   laterRounds: number[];
   /** From the spawn to the process's exit. */
   wall: number;
@@ -34,6 +36,8 @@ export interface AgentRun {
   /** `performance.now()` at the spawn and at the exit, to attribute DNS queries to the run. */
   spawnedAt: number;
   exitedAt: number;
+  /** The whole process tree's peaks, when the place asked for them (`watchTree`). */
+  tree?: TreeMemory;
 }
 
 /** Where and how the runs happen. */
@@ -44,9 +48,13 @@ export interface RunPlace {
   env: Record<string, string>;
   /** tern only: `TERN_PHASE_MARKS` for this run (the phase marks' file). */
   profile?: string;
+  /** Tool rounds before the answer (default {@linkcode ROUNDS}). */
+  rounds?: number;
+  /** Sample the memory of the whole process tree while it runs. */
+  watchTree?: boolean;
 }
 
-const TASK = "run echo once per round, ten times, then say done";
+const TASK = "run echo once per round, then say done";
 const decoder = new TextDecoder();
 
 /**
@@ -64,13 +72,13 @@ export function bashScript(rounds = ROUNDS): (request: ModelRequest) => Scripted
 }
 
 /** The command line that runs `agent` against `baseUrl`. */
-function commandLine(agent: Agent, baseUrl: string): string[] {
+function commandLine(agent: Agent, baseUrl: string, rounds: number): string[] {
   if (agent === "tern") {
     return [
       join(ROOT, "bin/tern"),
       "run",
       ...["--base-url", baseUrl, "--model", "bench", "--mode", "bypass"],
-      ...["--max-rounds", String(ROUNDS + 1), "--output", "json", TASK],
+      ...["--max-rounds", String(rounds + 1), "--output", "json", TASK],
     ];
   }
   const host = new URL(baseUrl).host;
@@ -86,11 +94,11 @@ function commandLine(agent: Agent, baseUrl: string): string[] {
  * Checks that every round's `echo` really ran: request n+1 ends with the output of round n.
  * Throws when one did not, so a broken run is never timed as a fast one.
  */
-function checkEchoes(requests: ModelRequest[], agent: Agent): void {
-  if (requests.length !== ROUNDS + 1) {
-    throw new Error(`Cannot time ${agent}: ${requests.length} model requests, not ${ROUNDS + 1}`);
+function checkEchoes(requests: ModelRequest[], agent: Agent, rounds: number): void {
+  if (requests.length !== rounds + 1) {
+    throw new Error(`Cannot time ${agent}: ${requests.length} model requests, not ${rounds + 1}`);
   }
-  for (let n = 0; n < ROUNDS; n++) {
+  for (let n = 0; n < rounds; n++) {
     const last = requests[n + 1].messages.at(-1);
     if (last?.role !== "tool" || !last.content.includes(`round ${n}`)) {
       const seen = JSON.stringify(last?.content ?? "").slice(0, 300);
@@ -102,7 +110,8 @@ function checkEchoes(requests: ModelRequest[], agent: Agent): void {
 /** Runs the scenario once through `agent` and times it. */
 export async function runScenario(agent: Agent, place: RunPlace): Promise<AgentRun> {
   const arrivals: number[] = [];
-  const server = await startScriptedServer(bashScript(), {
+  const rounds = place.rounds ?? ROUNDS;
+  const server = await startScriptedServer(bashScript(rounds), {
     chunkDelayMs: 0,
     onRequest: () => arrivals.push(performance.now()),
   });
@@ -110,36 +119,41 @@ export async function runScenario(agent: Agent, place: RunPlace): Promise<AgentR
   try {
     const env: Record<string, string> = { ...place.env, HOME: place.home, TERN_HOME: place.home };
     if (agent === "tern" && place.profile) env.TERN_PHASE_MARKS = place.profile;
+    const sampler = place.watchTree ? await startTreeWatch() : undefined;
     const spawnedAt = performance.now();
-    const out = await new Deno.Command("/usr/bin/time", {
-      args: ["-o", timeFile, "-f", "%M %U %S", ...commandLine(agent, server.baseUrl)],
+    const child = new Deno.Command("/usr/bin/time", {
+      args: ["-o", timeFile, "-f", "%M %U %S", ...commandLine(agent, server.baseUrl, rounds)],
       cwd: place.workspace,
       env,
       clearEnv: true,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-    }).output();
+    }).spawn();
+    await sampler?.watch(child.pid);
+    const out = await child.output();
     const exitedAt = performance.now();
+    const tree = await sampler?.stop();
     const stdout = decoder.decode(out.stdout);
     if (!out.success) {
       throw new Error(`Cannot time ${agent}: exit ${out.code}\n${decoder.decode(out.stderr)}`);
     }
     const answer = agent === "tern" ? JSON.parse(stdout).text : stdout.trim();
     if (answer !== "done") throw new Error(`Cannot time ${agent}: it answered ${stdout}`);
-    checkEchoes(server.requests.map((r) => r.modelRequest), agent);
+    checkEchoes(server.requests.map((r) => r.modelRequest), agent, rounds);
     const [rssKb, user, system] = (await Deno.readTextFile(timeFile)).trim().split("\n").at(-1)!
       .split(" ").map(Number);
     const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]);
     return {
       firstRequest: arrivals[0] - spawnedAt,
       round1: gaps[0],
-      laterRounds: gaps.slice(1, ROUNDS),
+      laterRounds: gaps.slice(1, rounds),
       wall: exitedAt - spawnedAt,
       cpuSeconds: user + system,
       maxRssMb: rssKb / 1024,
       spawnedAt,
       exitedAt,
+      ...(tree === undefined ? {} : { tree }),
     };
   } finally {
     await server.close();

@@ -21,7 +21,10 @@ import {
 } from "../tests/support/netns.ts";
 import { timeEmptyScript, timePrompt } from "./_prompt.ts";
 import { AFTER, LONG, SHORT, timeResumeProcess, writeCompactedSession } from "./_resume.ts";
-import { contextRows, type Measured, median, table, targetRows } from "./_ratios.ts";
+import { contextRows, LONG_ROUNDS, type Measured, median, table, targetRows } from "./_ratios.ts";
+
+/** Runs of the long session the memory targets are measured in. */
+const LONG_RUNS = 3;
 
 /** The benchmark's own permissions (also inside the namespace). */
 const FLAGS = [
@@ -147,6 +150,7 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
     reference: [],
     prompt: [],
     emptyScript: [],
+    long: [],
     resumeLong: [],
     resumeShort: [],
   };
@@ -197,13 +201,27 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
     if (idle.requests.length > 0) {
       throw new Error(`The interactive runs asked the model ${idle.requests.length} times`);
     }
+    // The memory targets: a longer session, its whole process tree sampled as it runs.
+    for (let i = 0; i < LONG_RUNS; i++) {
+      m.long.push(
+        await within(
+          windows,
+          `tern run (${LONG_ROUNDS}-round bash session, memory)`,
+          () => runScenario("tern", { ...place, rounds: LONG_ROUNDS, watchTree: true }),
+        ),
+      );
+    }
     let marks: string | undefined;
     if (profile !== undefined) {
+      // Written first where tern may write (its home), then copied: tern's process may write
+      // only its home, the temp folder and the workspace's memory.
+      const written = join(home, "phase-marks.jsonl");
       const run = await within(
         windows,
         `${label.tern} with TERN_PHASE_MARKS`,
-        () => runScenario("tern", { ...place, profile }),
+        () => runScenario("tern", { ...place, profile: written }),
       );
+      await Deno.copyFile(written, profile);
       marks = await summarizeMarks(profile, run);
     }
     const loadAfter = Deno.loadavg();
@@ -278,7 +296,10 @@ async function writeResults(r: Results): Promise<void> {
     "then the interactive prompt (`bin/tern` in a 100×30 pty until its placeholder) beside",
     "`deno run` of an empty script through the same pty (until it exits). A ratio is the median",
     "of the per-pair ratios. Peak RSS and CPU are GNU time's (`/usr/bin/time`): the largest",
-    "single process it waited for, and user + system of all of them. Session resume: what",
+    "single process it waited for, and user + system of all of them. The memory targets come",
+    `from ${LONG_RUNS} more tern runs of ${LONG_ROUNDS} rounds each: GNU time's largest process, and`,
+    "the whole tree below it sampled from /proc every 10 ms (bench/_tree_memory.ts: the sum of",
+    "the processes' RSS, a page two of them share counted twice). Session resume: what",
     "`tern run --resume` does before its first request, in a fresh `deno` process, for two",
     `sessions that end alike (a compaction, then ${AFTER} entries) but hold ${LONG} or ${SHORT}`,
     "entries before the compaction, timed in turn, three pairs per run.",

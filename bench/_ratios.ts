@@ -61,6 +61,11 @@ function ratioRow(
 export interface Measured {
   tern: AgentRun[];
   reference: AgentRun[];
+  /**
+   * tern's runs of the long session (`LONG_ROUNDS` bash rounds) with the whole process tree's
+   * memory sampled (`AgentRun.tree`): the memory targets.
+   */
+  long: AgentRun[];
   prompt: number[];
   emptyScript: number[];
   /** Resume times of the session with a long and with a short history before its compaction. */
@@ -71,11 +76,21 @@ export interface Measured {
 /** The most a long history before the last compaction may slow a resume: noise, no more. */
 export const FLAT = 1.25;
 
+/** Bash rounds of the long session the memory targets are measured in. */
+export const LONG_ROUNDS = 40;
+
 /** The rows of the targets of issue 21, in the order the issue gives them. */
 export function targetRows(m: Measured): RatioRow[] {
   const laterMedian = (r: AgentRun) => median(r.laterRounds);
-  const rss = m.tern.map((r) => r.maxRssMb);
+  const rss = m.long.map((r) => r.maxRssMb);
   const largest = Math.max(...rss);
+  const trees = m.long.map((r) => {
+    if (r.tree === undefined) throw new RangeError("Cannot judge the tree: a run was not watched");
+    return r.tree;
+  });
+  const tree = Math.max(...trees.map((t) => t.peakPssMb));
+  const treeRss = Math.max(...trees.map((t) => t.peakRssMb));
+  const processes = Math.max(...trees.map((t) => t.mostProcesses));
   return [
     ratioRow(
       "first model request (spawn to the server's receipt)",
@@ -96,11 +111,23 @@ export function targetRows(m: Measured): RatioRow[] {
       m.reference.map((r) => r.firstRequest),
     ),
     {
-      measure: "largest process (peak RSS; largest of the runs)",
+      measure: `largest process, ${LONG_ROUNDS}-round bash session (peak RSS; largest of the runs)`,
       target: "≤ 80 MB",
       measured: `${largest.toFixed(1)} MB (median ${median(rss).toFixed(1)})`,
       floor: `${median(m.reference.map((r) => r.maxRssMb)).toFixed(1)} MB`,
       met: largest <= 80,
+    },
+    {
+      // RSS summed, so a page shared by two of the tree's processes counts twice: an upper
+      // bound. PSS would divide the Deno binary's pages with every other Deno process running
+      // (the benchmark's own), and so count less than the tree holds.
+      measure: `whole process tree, ${LONG_ROUNDS}-round bash session (peak sum of RSS, ` +
+        "sampled every 10 ms; largest of the runs)",
+      target: "≤ 120 MB",
+      measured: `${treeRss.toFixed(1)} MB (sum of PSS ${tree.toFixed(1)} MB, ` +
+        `at most ${processes} processes)`,
+      floor: "—",
+      met: treeRss <= 120,
     },
     ratioRow(
       "start to a usable interactive prompt (floor: `deno run` of an empty script)",
