@@ -2,6 +2,8 @@
  * `tern sessions rewind <session> <entry|undo>`: shows what going back to before a user message
  * restores (the diff, the conflicts), and with `--yes` does it.
  */
+import { loadConfig } from "../config/mod.ts";
+import type { PermissionRule } from "../config/schema.ts";
 import { guardHostPrograms } from "../core/host_programs.ts";
 import {
   applyRewind,
@@ -15,11 +17,19 @@ import { InputError } from "./errors.ts";
 
 type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
 
-/** Runs `tern sessions rewind` on the session file at `path`; returns the exit code. */
+/**
+ * Runs `tern sessions rewind` on the session file at `path`; returns the exit code. What the deny
+ * rules of `context` (the config loaded here) and of the session's workspace hide is left alone.
+ */
 export async function rewindCommand(
   path: string,
   line: SessionsLine,
-  context: { rewindMaxFileBytes: number; out: (text: string) => void; err: (text: string) => void },
+  context: {
+    rewindMaxFileBytes: number;
+    rules: readonly PermissionRule[];
+    out: (text: string) => void;
+    err: (text: string) => void;
+  },
 ): Promise<number> {
   const { out, err } = context;
   const options = line.rewind ?? { yes: false };
@@ -27,10 +37,16 @@ export async function rewindCommand(
   // The session's folder, not the current one: no program started on the host comes from it.
   guardHostPrograms([session.header.cwd]);
   try {
+    const scope = (options.restore ?? "both") as RewindScope;
+    // Run from another folder, the session's workspace's own rules hold too (for its files).
+    const there = scope === "conversation"
+      ? []
+      : (await loadConfig({ cwd: session.header.cwd })).config.rules;
     const rewind = {
       workspace: session.header.cwd,
-      scope: (options.restore ?? "both") as RewindScope,
+      scope,
       maxFileBytes: context.rewindMaxFileBytes || undefined,
+      rules: [...context.rules, ...there],
     };
     const plan = await planRewind(session, line.entry!, rewind);
     if (!line.json) out(describePlan(plan));

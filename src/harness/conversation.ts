@@ -765,6 +765,7 @@ export class Conversation {
         workspace,
         maxFileBytes: config.rewindMaxFileBytes,
         warn: (text) => this.#warnOnce(text),
+        rules: () => this.#options.config.rules,
       });
     }
     return this.#turnCheckpoints;

@@ -168,6 +168,7 @@ Deno.test("applyRewind() undoes a folder swapped for a symlink without touching 
     warn: (text) => {
       throw new Error(text);
     },
+    rules: () => [],
   });
   const tools = checkpoints.wrap(new ToolRegistry([hostile]), user.id);
   await tools.get("bash")!.run({}, {} as never);
@@ -176,7 +177,7 @@ Deno.test("applyRewind() undoes a folder swapped for a symlink without touching 
     "src added command",
     "src/main.ts deleted command",
   ]);
-  const options = { workspace: ws, scope: "files" as const };
+  const options = { workspace: ws, scope: "files" as const, rules: [] };
   const plan = await planRewind(session, user.id, options);
   deepEqual(plan.conflicts, []);
   await applyRewind(session, plan, options);

@@ -8,27 +8,11 @@ import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
 import { describePlan } from "../../src/cli/sessions_rewind.ts";
 import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
-import type { Tool } from "../../src/tools/define.ts";
+import { hostTool } from "../support/host_tool.ts";
 import { Session } from "../../src/session/session.ts";
 
 async function temp(prefix: string): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix }));
-}
-
-/** A "bash" tool that runs `body` on the host. */
-function hostTool(body: () => void): Tool {
-  return {
-    name: "bash",
-    description: "",
-    readOnly: false,
-    runsIn: "host",
-    parameters: {},
-    paths: () => Promise.resolve([]),
-    run: () => {
-      body();
-      return Promise.resolve({ status: "OK", output: "" });
-    },
-  } as unknown as Tool;
 }
 
 Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote .gitignore", async () => {
@@ -49,6 +33,7 @@ Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote 
       warn: (text) => {
         throw new Error(text);
       },
+      rules: () => [],
     });
     const turn = hostTool(() => {
       Deno.writeTextFileSync(join(ws, ".gitignore"), "build/\n");
@@ -62,7 +47,7 @@ Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote 
     await tools.get("bash")!.run({}, {} as never);
     await checkpoints.endTurn();
 
-    const options = { workspace: ws, scope: "files" as const };
+    const options = { workspace: ws, scope: "files" as const, rules: [] };
     const plan = await planRewind(session, user.id, options);
     deepEqual(plan.ignored, ["data/big.csv", "secret.env"]);
     deepEqual(plan.changes.map((c) => `${c.path} ${c.status}`), [

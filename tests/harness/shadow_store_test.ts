@@ -115,3 +115,28 @@ Deno.test("ShadowStore.snapshot() takes in the files of a repository nested in t
     equal(new TextDecoder().decode(await store.blob(y.newId)), "two\n");
   });
 });
+
+Deno.test("ShadowStore.patch() of more paths than one command line holds asks for them in parts", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    // 1,100 paths of about 2,270 bytes: 2.5 MB of names, past what one exec may pass (2 MiB).
+    const folder = join(...Array.from({ length: 9 }, (_, i) => String(i).repeat(250)));
+    await Deno.mkdir(join(ws, folder), { recursive: true });
+    const store = await open(gitDir, ws, "s1");
+    const before = await store.snapshot();
+    const paths: string[] = [];
+    for (let i = 0; i < 1100; i++) {
+      const path = join(folder, `f${String(i).padStart(5, "0")}.txt`);
+      await Deno.writeTextFile(join(ws, path), `line ${i}\n`);
+      paths.push(path);
+    }
+    const after = await store.snapshot();
+    const patch = await store.patch(before.tree, after.tree, 64 * 1024 * 1024, paths);
+    ok(patch.includes("+line 0\n"), "the first part's diff");
+    ok(patch.includes("+line 1099\n"), "the last part's diff");
+    equal(patch.match(/^\+line /gm)?.length, 1100);
+    // Cut at the limit all the same.
+    const cut = await store.patch(before.tree, after.tree, 1000, paths);
+    ok(cut.endsWith("… (diff cut at 1000 bytes)\n"), cut.slice(-80));
+    equal(await store.patch(before.tree, after.tree, 1000, []), "");
+  });
+});

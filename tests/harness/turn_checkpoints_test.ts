@@ -48,6 +48,7 @@ async function withTurn(body: (turn: Turn) => Promise<void>): Promise<void> {
       warn: (text) => {
         throw new Error(text);
       },
+      rules: () => [],
     });
     const tools = checkpoints.wrap(new ToolRegistry([writer]), user.id);
     await body({

@@ -40,7 +40,12 @@ export function rewindCommand(): SlashCommand {
       if (scope === undefined) return;
       // The checkpoint after the last turn is written behind it: wait for it.
       await context.conversation().then((c) => c.checkpointsIdle(), () => {});
-      const options = { workspace: context.workspace, scope, maxFileBytes: maxBytes(context) };
+      const options = {
+        workspace: context.workspace,
+        scope,
+        maxFileBytes: maxBytes(context),
+        rules: context.config.rules,
+      };
       const plan = await planRewind(context.session, target, options);
       const lines = terminalText(describePlan(plan)).split("\n");
       const shown = lines.slice(0, MAX_DIFF_LINES);

@@ -7,6 +7,9 @@
  */
 import { dirname } from "../../core/path.ts";
 import { TernError } from "../../core/errors.ts";
+import type { PermissionRule } from "../../config/schema.ts";
+import type { PathTest } from "../../sandbox/denied_paths.ts";
+import { personDenials } from "../path_denials.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import type { Session } from "../../session/session.ts";
 import type { MessageEntry } from "../../session/types.ts";
@@ -71,6 +74,8 @@ export interface RewindOptions {
   workspace: string;
   scope: RewindScope;
   maxFileBytes?: number;
+  /** The person's rules (the config's): what their deny rules hide is never read or restored. */
+  rules: readonly PermissionRule[];
 }
 
 /** The user turns on the session's current path, oldest first. */
@@ -133,18 +138,21 @@ export async function planRewind(
   if (leaf !== undefined) plan.leaf = leaf;
   if (state === undefined) return plan;
   const store = await openStore(session, options);
-  const current = await store.snapshot();
+  const hidden = await hiddenTest(options.rules);
+  const current = await store.snapshot(hidden);
   plan.current = current;
   const skipped = new Set(state.skipped);
-  const changes = (await store.changes(current.tree, state.tree))
-    .filter((change) => !skipped.has(change.path));
+  const all = await store.changes(current.tree, state.tree);
+  const changes = all.filter((change) => !skipped.has(change.path) && !hidden?.(change.path));
   // A rule the turn changed can show files the checkpoint never saw: those are not its to remove.
   const removed = changes.filter((change) => change.newMode === "000000").map((c) => c.path);
   const ignored = new Set(await store.ignoredBy(state.tree, removed));
   plan.ignored = removed.filter((path) => ignored.has(path));
   plan.changes = changes.filter((change) => !ignored.has(change.path));
   if (plan.changes.length === 0) return plan;
-  const only = ignored.size > 0 ? plan.changes.map((change) => change.path) : undefined;
+  const only = plan.changes.length < all.length
+    ? plan.changes.map((change) => change.path)
+    : undefined;
   plan.patch = await store.patch(current.tree, state.tree, undefined, only);
   const external = await externalChanges(store, records.slice(start), current, ended);
   plan.conflicts = plan.changes.map((c) => c.path).filter((path) => external.has(path));
@@ -217,7 +225,10 @@ export async function applyRewind(
     failed = true;
     throw error;
   } finally {
-    if (store !== undefined) record.after = await store.snapshot().catch(() => undefined);
+    if (store !== undefined) {
+      record.after = await hiddenTest(options.rules).then((hidden) => store.snapshot(hidden))
+        .catch(() => undefined);
+    }
     record.kept = result.kept;
     // The conversation goes back only with its files: a restore that stopped partway leaves it
     // where it was (the record lets `undo` put back what was restored).
@@ -277,6 +288,11 @@ async function externalChanges(
   }
   await gap(ended, current.tree);
   return paths;
+}
+
+/** What the person's deny rules hide; undefined when nothing. */
+async function hiddenTest(rules: readonly PermissionRule[]): Promise<PathTest | undefined> {
+  return (await personDenials(rules))?.hide;
 }
 
 function openStore(session: Session, options: RewindOptions): Promise<ShadowStore> {

@@ -4,7 +4,9 @@
  * the files whose stat data changed. git runs isolated (`runGit`'s `isolated`): it reads neither
  * the project's repository nor any global or system config, its own config names no hook,
  * fsmonitor or driver, and its `info/attributes` switches off every filter, text conversion and
- * encoding a project's `.gitattributes` could ask for. The project's `.gitignore` files apply.
+ * encoding a project's `.gitattributes` could ask for. The project's `.gitignore` files apply, and
+ * a snapshot given the paths the person's deny rules hide never reads one of them (see
+ * {@linkcode ShadowStore.snapshot}).
  * The commands that read the workspace run where bubblewrap shows them only the workspace, the
  * store and the system's programs (confined_git.ts): a folder swapped for a link to outside
  * while they run leads nowhere.
@@ -12,6 +14,7 @@
 import { join, relative } from "../../core/path.ts";
 import { TernError } from "../../core/errors.ts";
 import { type GitResult, runGit } from "../hardened_git.ts";
+import type { PathTest } from "../../sandbox/denied_paths.ts";
 import { runWorkspaceGit } from "./confined_git.ts";
 
 /** Options of {@linkcode ShadowStore.open}. */
@@ -94,6 +97,8 @@ export class ShadowStore {
   readonly #options: ShadowStoreOptions;
   readonly #index: string;
   #last: Snapshot | undefined;
+  /** The `hidden` test whose paths this object took out of the index already. */
+  #cleanedFor: PathTest | undefined;
 
   private constructor(gitDir: string, workspace: string, options: ShadowStoreOptions) {
     this.gitDir = gitDir;
@@ -205,9 +210,11 @@ export class ShadowStore {
    * Stores the workspace as it is on disk (tracked by this store or not ignored by the
    * project's `.gitignore`) and returns its tree. Only files whose stat data changed since the
    * last snapshot are read. Symlinks are stored as links, never followed; nested repositories
-   * are left out. @throws {TernError} when git fails.
+   * are left out. A path `hidden` is true for (the person's deny rules hide it from every tool)
+   * is never read, and leaves the index when it is there (stored before the rule): no snapshot
+   * holds it. @throws {TernError} when git fails.
    */
-  async snapshot(): Promise<Snapshot> {
+  async snapshot(hidden?: PathTest): Promise<Snapshot> {
     // The first snapshot of this store object has no tree to reuse: the index's tree is
     // written while the workspace is listed (the index only changes if something is listed,
     // after this ended), so an unchanged workspace costs one git command's wait, not two.
@@ -217,14 +224,19 @@ export class ShadowStore {
       )
       : undefined;
     try {
-      return await this.#snapshot(early);
+      const snapshot = await this.#snapshot(early, hidden);
+      this.#cleanedFor = hidden;
+      return snapshot;
     } finally {
       // Never left running: the next git command on the index may need its lock.
       await early;
     }
   }
 
-  async #snapshot(early: Promise<string | Error> | undefined): Promise<Snapshot> {
+  async #snapshot(
+    early: Promise<string | Error> | undefined,
+    hidden: PathTest | undefined,
+  ): Promise<Snapshot> {
     const listed = await this.#git(
       ["ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", "--", "."],
       { maxBytes: 256 * 1024 * 1024, readsWorkspace: true },
@@ -249,9 +261,18 @@ export class ShadowStore {
     const update: string[] = [];
     const drop: string[] = [];
     const skipped: string[] = [];
+    // What the index holds of them (unchanged files are not listed above): once per test.
+    if (hidden !== undefined && hidden !== this.#cleanedFor) {
+      const tracked = await this.#git(["ls-files", "-z", "--cached"], {
+        maxBytes: 256 * 1024 * 1024,
+      });
+      drop.push(...new Set(nulList(tracked.stdout).filter(hidden)));
+    }
     const realFolder = realFolders(this.workspace);
     let reading = 0;
     for (const path of candidates) {
+      // Listed again each time while untracked: left alone (a hidden tracked one is dropped).
+      if (hidden?.(path)) continue;
       // Below a symlink or a file: gone from the workspace (and never stat'ed through the link).
       if (!realFolder(path)) {
         drop.push(path);
@@ -414,7 +435,8 @@ export class ShadowStore {
 
   /**
    * The patch from tree `from` to tree `to` (with a summary of sizes), cut at `maxBytes`;
-   * only of `paths` when given.
+   * only of `paths` when given. A long list is asked for in parts (each named on git's command
+   * line, whose whole size the system limits), one patch after the other.
    */
   async patch(
     from: string,
@@ -433,11 +455,21 @@ export class ShadowStore {
       "--no-color",
       from,
       to,
-      ...(paths === undefined ? [] : ["--", ...paths]),
     ];
-    const result = await this.#git(args, { maxBytes });
-    const text = decoder.decode(result.stdout);
-    return result.truncated ? `${text}\n… (diff cut at ${maxBytes} bytes)\n` : text;
+    if (paths?.length === 0) return "";
+    const cut = (text: string) => `${text}\n… (diff cut at ${maxBytes} bytes)\n`;
+    let text = "";
+    for (const part of paths === undefined ? [undefined] : argumentParts(paths)) {
+      const left = maxBytes - encoder.encode(text).length;
+      if (left <= 0) return cut(text);
+      const result = await this.#git(part === undefined ? args : [...args, "--", ...part], {
+        maxBytes: left,
+        cut: true,
+      });
+      text += decoder.decode(result.stdout);
+      if (result.truncated) return cut(text);
+    }
+    return text;
   }
 
   /** The content of blob `id`. */
@@ -465,6 +497,8 @@ export class ShadowStore {
       maxBytes?: number;
       okCodes?: number[];
       readsWorkspace?: boolean;
+      /** Output cut at `maxBytes` (git is then killed) is a result, not a failure. */
+      cut?: boolean;
     } = {},
   ): Promise<GitResult> {
     const run = options.readsWorkspace ? runWorkspaceGit : runGit;
@@ -483,7 +517,7 @@ export class ShadowStore {
     if (result.timedOut) {
       throw new TernError(`Cannot checkpoint the workspace: "${command}" timed out`);
     }
-    if (!(options.okCodes ?? [0]).includes(result.code)) {
+    if (!(options.okCodes ?? [0]).includes(result.code) && !(options.cut && result.truncated)) {
       const detail = result.stderr.split("\n", 1)[0] || `exit code ${result.code}`;
       throw new TernError(`Cannot checkpoint the workspace: "${command}" failed: ${detail}`);
     }
@@ -519,6 +553,25 @@ function realFolders(workspace: string): (path: string) => boolean {
     const slash = path.lastIndexOf("/");
     return slash < 0 || isReal(path.slice(0, slash));
   };
+}
+
+/** The most bytes of paths named on one git command line (the system allows about 2 MiB). */
+const MAX_ARGUMENT_BYTES = 256 * 1024;
+
+/** `paths` in consecutive parts of at most {@linkcode MAX_ARGUMENT_BYTES} each. */
+function argumentParts(paths: readonly string[]): string[][] {
+  const parts: string[][] = [[]];
+  let size = 0;
+  for (const path of paths) {
+    const bytes = encoder.encode(path).length + 1;
+    if (size + bytes > MAX_ARGUMENT_BYTES && parts.at(-1)!.length > 0) {
+      parts.push([]);
+      size = 0;
+    }
+    parts.at(-1)!.push(path);
+    size += bytes;
+  }
+  return parts;
 }
 
 function nulList(bytes: Uint8Array): string[] {

@@ -14,8 +14,15 @@
  * succession share one), and only the last is kept. The turn's end waits for that one, so
  * nothing done after the turn (the person's edits) is counted as the turn's. Every git command
  * on the session's index runs one at a time.
+ *
+ * What the person's deny rules hide from every tool (`.env`, `secrets/**`) is never
+ * checkpointed: no tool or command can change it, and a copy in the store would be one more place
+ * the secret lives (and a rewind's diff would show it).
  */
 import { dirname } from "../../core/path.ts";
+import type { PermissionRule } from "../../config/schema.ts";
+import type { PathTest } from "../../sandbox/denied_paths.ts";
+import { personDenials } from "../path_denials.ts";
 import type { Tool } from "../../tools/define.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import { appendRecord, type FileChange, storeDir } from "./records.ts";
@@ -35,6 +42,11 @@ export interface TurnCheckpointsOptions {
   maxFileBytes?: number;
   /** Told when a checkpoint fails (once per conversation) or skips big files. */
   warn: (text: string) => void;
+  /**
+   * The person's rules now (they may change between turns): the paths their deny rules hide
+   * are never read into a checkpoint.
+   */
+  rules: () => readonly PermissionRule[];
 }
 
 /**
@@ -73,6 +85,8 @@ export class TurnCheckpoints {
   /** The store's work in order: one git command on the index at a time. */
   #queue: Promise<unknown> = Promise.resolve();
   #toldSkipped = new Set<string>();
+  /** The hidden paths' test, made once per rules list. */
+  #hidden: { rules: readonly PermissionRule[]; test: Promise<PathTest | undefined> } | undefined;
 
   constructor(options: TurnCheckpointsOptions) {
     this.#options = options;
@@ -168,7 +182,8 @@ export class TurnCheckpoints {
     if (!before) return undefined;
     try {
       const store = await this.#open();
-      const snapshot = await store.snapshot();
+      // The rules change only between turns: `before` left out the same paths.
+      const snapshot = await store.snapshot(await this.#hiddenTest());
       this.#tellSkipped(snapshot.skipped);
       const changes: FileChange[] = (await store.changes(before.tree, snapshot.tree)).map((c) => ({
         path: c.path,
@@ -199,7 +214,7 @@ export class TurnCheckpoints {
     return this.#serial(async () => {
       if (this.#failed) return undefined;
       try {
-        const snapshot = await (await this.#open()).snapshot();
+        const snapshot = await (await this.#open()).snapshot(await this.#hiddenTest());
         phaseMark("checkpoint");
         return snapshot;
       } catch (error) {
@@ -240,6 +255,15 @@ export class TurnCheckpoints {
       maxFileBytes: maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     });
     return this.#store;
+  }
+
+  /** What the person's deny rules hide now; undefined when nothing. */
+  #hiddenTest(): Promise<PathTest | undefined> {
+    const rules = this.#options.rules();
+    if (this.#hidden?.rules !== rules) {
+      this.#hidden = { rules, test: personDenials(rules).then((denials) => denials?.hide) };
+    }
+    return this.#hidden.test;
   }
 
   #tellSkipped(paths: readonly string[]): void {
