@@ -18,6 +18,7 @@
 import { join } from "node:path";
 import { loadResources } from "../src/memory/resources.ts";
 import { nestedContextFiles } from "../src/memory/context_files.ts";
+import { modelReadGuard } from "../src/harness/read_guard.ts";
 import { stats } from "./_stats.ts";
 
 const runs = Number(Deno.args[0] ?? 40);
@@ -70,18 +71,29 @@ try {
   const sizes: Record<string, string> = {};
   for (const name of Object.keys(repos)) times[name] = [];
   // One warm-up of each: module loading and the yaml import are not discovery.
-  for (const { workspace, home } of Object.values(repos)) await loadResources(workspace, home);
+  // The refusal a conversation makes (no deny rules: no matcher to load).
+  const guard = (workspace: string, home: string) =>
+    modelReadGuard({ workspace, ternHome: home, home, rules: [] });
+  for (const { workspace, home } of Object.values(repos)) {
+    await loadResources(workspace, home, await guard(workspace, home));
+  }
   for (let run = 0; run < runs; run++) {
     for (const [name, { workspace, home }] of Object.entries(repos)) {
       const start = performance.now();
-      const resources = await loadResources(workspace, home);
+      const resources = await loadResources(workspace, home, await guard(workspace, home));
       times[name].push(performance.now() - start);
       sizes[name] = `${resources.files.context.length} context files, ` +
         `${resources.skills.length} skills, ${resources.templates.length} templates`;
     }
     const nested = repos["nested-50"].workspace;
     const start = performance.now();
-    const files = nestedContextFiles(nested, `packages/p${run % 50}/src/index.ts`, new Set());
+    const refuse = await guard(nested, repos["nested-50"].home);
+    const files = nestedContextFiles(
+      nested,
+      `packages/p${run % 50}/src/index.ts`,
+      new Set(),
+      refuse,
+    );
     times["first touch (nested-50)"].push(performance.now() - start);
     if (files.length !== 1) throw new Error(`expected one nested file, got ${files.length}`);
   }

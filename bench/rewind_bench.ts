@@ -86,6 +86,7 @@ const checkpoints = new TurnCheckpoints({
   sessionId: "bench",
   workspace: ws,
   warn: (text) => console.error(text),
+  rules: () => [],
 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**

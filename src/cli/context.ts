@@ -6,7 +6,7 @@ import { loadConfig } from "../config/mod.ts";
 import { rememberedFacts } from "../harness/agent_session.ts";
 import { describeContext, formatContextReport } from "../harness/resource_prompt.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
-import { resolveWorkspace } from "./process_env.ts";
+import { readEnv, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 
 /**
@@ -21,11 +21,13 @@ export async function showContext(
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
   const facts = await rememberedFacts(config.ternHome, workspace);
-  const report = await describeContext(workspace, config.ternHome, {
-    facts,
-    limit: config.memoryFacts,
-    task,
-  });
+  const places = {
+    workspace,
+    ternHome: config.ternHome,
+    home: readEnv("HOME"),
+    rules: config.rules,
+  };
+  const report = await describeContext(places, { facts, limit: config.memoryFacts, task });
   const text = json
     ? jsonForTerminal(JSON.stringify(report, null, 2))
     : formatContextReport(report).map(terminalText).join("\n");

@@ -19,6 +19,14 @@ import { ConfigError, describeReadError } from "./errors.ts";
 /** Receives one warning line (without the `tern: warning: ` prefix). */
 export type Warn = (text: string) => void;
 
+/**
+ * Why a file tern reads for the model may not be read, given its real path and the path as
+ * named (both absolute); undefined when it may. Built by the harness from what the sandbox keeps
+ * from tools (src/harness/read_guard.ts): a file the model could not read with its own tools is
+ * not read for it either.
+ */
+export type ReadRefusal = (real: string, named: string) => string | undefined;
+
 /** Options of {@linkcode readWorkspaceText}. */
 export interface WorkspaceReadOptions {
   /** What the file is, for messages: `project config`, `.env file`, `MCP config`. */
@@ -38,6 +46,8 @@ export interface WorkspaceReadOptions {
    * real path must still lie below it.
    */
   workspaceIsReal?: boolean;
+  /** Asked once the real path is known; a reason refuses the file (`warn` is told). */
+  refuse?: ReadRefusal;
 }
 
 /** The most tern reads of a workspace file by default: 1 MiB. */
@@ -84,6 +94,8 @@ export function readWorkspaceText(
     if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
       return skip(`it leads out of the workspace (to "${real}") through a symlink`);
     }
+    const refused = options.refuse?.(real, file);
+    if (refused !== undefined) return skip(refused);
     const info = lstatOrNull(real);
     if (info === null) return undefined;
     if (info.isDirectory) return fail(new Deno.errors.IsADirectory());

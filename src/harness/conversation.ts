@@ -8,7 +8,8 @@ import { resolve } from "../core/path.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { ImagePart, Message, UserMessage } from "../core/messages.ts";
 import { runTurn, type TurnResult } from "../agent/loop.ts";
-import { warnOnStderr } from "../config/workspace_file.ts";
+import { type ReadRefusal, warnOnStderr } from "../config/workspace_file.ts";
+import type { PermissionRule } from "../config/schema.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
 import {
@@ -329,6 +330,8 @@ export class Conversation {
   #resources: Resources | undefined;
   /** Folders below the workspace whose nested context files were looked for already. */
   #visited = new Set<string>();
+  /** What tern may not read for the model, made once per rules list (read_guard.ts). */
+  #readGuard: { rules: readonly PermissionRule[]; refuse: Promise<ReadRefusal> } | undefined;
   /** Lifecycle hooks of the session (SessionStart, UserPromptSubmit, Stop, SessionEnd). */
   #hooks: SessionHooks;
   #consolidator: Consolidator | undefined;
@@ -480,7 +483,11 @@ export class Conversation {
    * turn); what is wrong with them is told once on stderr.
    */
   async resources(): Promise<Resources> {
-    const resources = await loadResources(this.#options.workspace, this.#options.config.ternHome);
+    const resources = await loadResources(
+      this.#options.workspace,
+      this.#options.config.ternHome,
+      await this.#refusal(),
+    );
     for (const line of resources.diagnostics) this.#warnOnce(line);
     const system = resources.files.system;
     if (system?.level === "project") {
@@ -493,6 +500,31 @@ export class Conversation {
     this.#resources = resources;
     await this.#syncSkillTool(resources);
     return resources;
+  }
+
+  /**
+   * What tern may not read for the model now (the rules may change between turns): for every
+   * file of the workspace tern reads in its own process for the model (read_guard.ts).
+   */
+  readRefusal(): Promise<ReadRefusal> {
+    return this.#refusal();
+  }
+
+  #refusal(): Promise<ReadRefusal> {
+    const { rules, ternHome } = this.#options.config;
+    if (this.#readGuard?.rules !== rules) {
+      const places = {
+        workspace: this.#options.workspace,
+        ternHome,
+        home: this.#options.home,
+        rules,
+      };
+      this.#readGuard = {
+        rules,
+        refuse: import("./read_guard.ts").then(({ modelReadGuard }) => modelReadGuard(places)),
+      };
+    }
+    return this.#readGuard.refuse;
   }
 
   /**
@@ -839,12 +871,14 @@ export class Conversation {
   ): Promise<Observation> {
     if (observation.status !== "SUCCEEDED" || spec.runsIn !== "worker") return observation;
     const files = [];
+    const refuse = await this.#refusal();
     for (const { path } of await spec.paths(args)) {
       files.push(
         ...nestedContextFiles(
           this.#options.workspace,
           path,
           this.#visited,
+          refuse,
           (text) => this.#warnOnce(text),
         ),
       );

@@ -6,6 +6,7 @@
  * `/plan`.
  */
 import { readPromptFiles } from "../memory/context_files.ts";
+import type { ReadRefusal } from "../config/workspace_file.ts";
 import type { AgentEvent } from "../core/events.ts";
 import { uniqueHexId } from "../core/ids.ts";
 import { NoPlanError } from "./errors.ts";
@@ -56,7 +57,7 @@ export interface PlanRunResult {
 export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   const { conversation, signal } = options;
   const session = conversation.session;
-  const context = workspaceContext(conversation);
+  const context = workspaceContext(conversation, await conversation.readRefusal());
   let state: PlanState;
   let attempts = 0;
   let usage = emptyUsage();
@@ -192,7 +193,7 @@ export function nodePrompt(task: string, node: PlanNode, inputs: readonly NodeIn
 }
 
 /** The workspace facts the planner gets: its path, its top-level entries, the context files. */
-function workspaceContext(conversation: Conversation): string {
+function workspaceContext(conversation: Conversation, refuse: ReadRefusal): string {
   const workspace = conversation.workspace;
   const names: string[] = [];
   try {
@@ -211,6 +212,7 @@ function workspaceContext(conversation: Conversation): string {
     workspace,
     ternHome: conversation.config.ternHome,
     warn: () => {},
+    refuse,
   }).context;
   return [
     `Workspace: ${workspace}`,

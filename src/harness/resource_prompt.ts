@@ -8,6 +8,7 @@ import { resourcePromptParts, type Resources } from "../memory/resources.ts";
 import { usage } from "../memory/templates.ts";
 import type { Fact } from "../memory/facts.ts";
 import { rankedMemorySection, rankFacts } from "../memory/rank.ts";
+import type { ReadGuardPlaces } from "./read_guard.ts";
 
 /** The remembered facts, for the report: which a message would get, and why. */
 export interface MemoryInputs {
@@ -239,22 +240,28 @@ export function formatContextReport(report: ContextReport): string[] {
 }
 
 /**
- * The account of `workspace`'s system prompt without a conversation (`tern context`, and
- * `/context` before the models connect): the built-in tools, the resources read now, the
- * remembered facts. MCP servers' tools are not in its tool line.
+ * The account of `places.workspace`'s system prompt without a conversation (`tern context`, and
+ * `/context` before the models connect): the built-in tools, the resources read now (as the
+ * model would get them: `places` says what it may not read), the remembered facts. MCP servers'
+ * tools are not in its tool line.
  */
 export async function describeContext(
-  workspace: string,
-  ternHome: string,
+  places: ReadGuardPlaces,
   memory?: MemoryInputs,
 ): Promise<ContextReport> {
-  const [{ loadResources }, { BUILTIN_MANIFEST }, { REQUEST_PERMISSIONS_SPEC }] = await Promise
-    .all([
-      import("../memory/resources.ts"),
-      import("../tools/mod.ts"),
-      import("../agent/request_permissions.ts"),
-    ]);
-  const resources = await loadResources(workspace, ternHome);
+  const { workspace, ternHome } = places;
+  const [
+    { loadResources },
+    { BUILTIN_MANIFEST },
+    { REQUEST_PERMISSIONS_SPEC },
+    { modelReadGuard },
+  ] = await Promise.all([
+    import("../memory/resources.ts"),
+    import("../tools/mod.ts"),
+    import("../agent/request_permissions.ts"),
+    import("./read_guard.ts"),
+  ]);
+  const resources = await loadResources(workspace, ternHome, await modelReadGuard(places));
   const toolNames = [
     ...BUILTIN_MANIFEST.map((entry) => entry.name),
     REQUEST_PERMISSIONS_SPEC.name,

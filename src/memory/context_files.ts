@@ -1,15 +1,19 @@
 /**
  * Context files: the Markdown a person or a repository leaves for the agent, found at every
  * level and read with the file tools' confinement (`readWorkspaceText`: regular files only,
- * no symlink out of their root, one hard link).
+ * no symlink out of their root, one hard link), and, for the project's files, only what the
+ * model could read with its own tools (`ReadRefusal`: not a path the person's deny rules hide,
+ * nor a secret location of the home folder or tern's home, by where a link leads too).
  *
  * - `AGENTS.md` and `CLAUDE.md` (both, in that order; a `CLAUDE.md` identical to the
  *   `AGENTS.md` beside it is left out) at the user level (tern's home), then in every folder
  *   from the repository root (the nearest folder above the workspace that has `.git`) down to
  *   the workspace; without a repository, in the workspace only. The home folder's own files
  *   (`~/AGENTS.md`) count only when the home folder is one of those folders: the user level is
- *   tern's home. User-level files are confined to tern's home, project files to the repository
- *   root (the workspace when there is none).
+ *   tern's home. User-level files are confined to tern's home, the workspace's own (and nested)
+ *   files to the workspace, and those of a folder above it (up to the repository root) to that
+ *   folder itself: a link there may lead only to a file beside it (`CLAUDE.md -> AGENTS.md`),
+ *   never into another folder (the sandbox shows commands nothing above the workspace).
  * - Nested files, in folders below the workspace, join when a tool first touches the folder
  *   ({@linkcode nestedContextFiles}); the harness appends them to that tool's result, so the
  *   system prompt, and the provider's prompt cache of it, stays as it was.
@@ -22,7 +26,7 @@
  * with a note naming them.
  */
 import { dirname, join, relative, resolve, sep } from "../core/path.ts";
-import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
+import { type ReadRefusal, readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import { lstatOrNull, realPathOrNull } from "../core/verified_open.ts";
 
 /** The context file names, read in this order in each folder. */
@@ -67,6 +71,8 @@ export interface PromptFilesOptions {
   /** tern's home (`TERN_HOME` or `~/.tern`). */
   ternHome: string;
   warn?: Warn;
+  /** What the model may not read (the project's files only: the person's are their own). */
+  refuse: ReadRefusal;
 }
 
 /**
@@ -93,22 +99,24 @@ export function contextFolders(workspace: string, root: string | undefined): str
 
 /** Reads the `SYSTEM.md`, `APPEND_SYSTEM.md` and context files of `workspace`. */
 export function readPromptFiles(options: PromptFilesOptions): PromptFiles {
-  const { workspace, ternHome, warn } = options;
+  const { workspace, ternHome, warn, refuse } = options;
   const root = repositoryRoot(workspace);
-  const projectRoot = root ?? workspace;
   const projectDir = join(workspace, ".tern");
   const read = (confine: string, path: string, level: ResourceLevel) =>
-    readContextFile(confine, path, level, warn);
+    readContextFile(confine, path, level, warn, MAX_CONTEXT_FILE_CHARS, refuseFor(level, refuse));
   const system = read(workspace, join(projectDir, "SYSTEM.md"), "project") ??
     read(ternHome, join(ternHome, "SYSTEM.md"), "user");
   const append = [
     read(ternHome, join(ternHome, "APPEND_SYSTEM.md"), "user"),
     read(workspace, join(projectDir, "APPEND_SYSTEM.md"), "project"),
   ].filter((file) => file !== undefined);
+  const inside = resolve(workspace);
   const context = [
     ...folderFiles(ternHome, ternHome, "user", warn),
     ...contextFolders(workspace, root).flatMap((dir) =>
-      folderFiles(projectRoot, dir, "project", warn)
+      dir === inside
+        ? folderFiles(workspace, dir, "project", warn, refuse)
+        : folderFiles(dir, dir, "project", warn, besideOnly(dir, refuse))
     ),
   ];
   return { system, append, context: capTotal(context), repositoryRoot: root };
@@ -123,6 +131,7 @@ export function nestedContextFiles(
   workspace: string,
   touched: string,
   visited: Set<string>,
+  refuse: ReadRefusal,
   warn?: Warn,
 ): ContextFile[] {
   const path = resolve(workspace, touched);
@@ -138,21 +147,22 @@ export function nestedContextFiles(
     dir = join(dir, part);
     if (visited.has(dir)) continue;
     visited.add(dir);
-    files.push(...folderFiles(workspace, dir, "nested", warn));
+    files.push(...folderFiles(workspace, dir, "nested", warn, refuse));
   }
   return files;
 }
 
-/** The context files of one folder, read confined to `confine`. */
+/** The context files of one folder, read confined to `confine` (and `refuse`). */
 function folderFiles(
   confine: string,
   dir: string,
   level: ResourceLevel,
   warn?: Warn,
+  refuse?: ReadRefusal,
 ): ContextFile[] {
   const files: ContextFile[] = [];
   for (const name of CONTEXT_FILE_NAMES) {
-    const file = readContextFile(confine, join(dir, name), level, warn);
+    const file = readContextFile(confine, join(dir, name), level, warn, undefined, refuse);
     if (file === undefined) continue;
     if (files.some((other) => other.text === file.text)) continue;
     files.push(file);
@@ -161,8 +171,8 @@ function folderFiles(
 }
 
 /**
- * One resource file read confined to `confine` and cut at `maxChars` with a note; undefined
- * when it is missing, refused (`warn` is told) or unreadable.
+ * One resource file read confined to `confine` (and `refuse`, when given) and cut at `maxChars`
+ * with a note; undefined when it is missing, refused (`warn` is told) or unreadable.
  */
 export function readContextFile(
   confine: string,
@@ -170,12 +180,14 @@ export function readContextFile(
   level: ResourceLevel,
   warn?: Warn,
   maxChars = MAX_CONTEXT_FILE_CHARS,
+  refuse?: ReadRefusal,
 ): ContextFile | undefined {
   let text: string | undefined;
   try {
     text = readWorkspaceText(confine, path, {
       what: "context file",
       warn,
+      refuse,
       // Enough bytes for more than the characters kept, whatever their width in UTF-8.
       maxBytes: 4 * maxChars + 4,
       head: true,
@@ -193,6 +205,21 @@ export function readContextFile(
       "characters]",
     cut: true,
   };
+}
+
+/** `refuse`, and a file of `dir` must be one whose real path lies right in `dir`'s. */
+function besideOnly(dir: string, refuse: ReadRefusal): ReadRefusal {
+  const real = realPathOrNull(dir) ?? dir;
+  return (path, named) =>
+    dirname(path) === real
+      ? refuse(path, named)
+      : `it leads out of its folder (to "${path}"), and above the workspace tern follows no ` +
+        "link into another folder";
+}
+
+/** `refuse` for a project's (or a nested) file; none for the person's own, in tern's home. */
+export function refuseFor(level: ResourceLevel, refuse: ReadRefusal): ReadRefusal | undefined {
+  return level === "user" ? undefined : refuse;
 }
 
 /**

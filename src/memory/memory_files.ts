@@ -12,7 +12,7 @@
  */
 import { subfolders, walkFolders } from "./bounded_walk.ts";
 import { join, relative, sep } from "../core/path.ts";
-import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
+import { type ReadRefusal, readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import { type ContextFile, folderOutside, readContextFile } from "./context_files.ts";
 
 /** The person's memory file, in tern's home. */
@@ -53,8 +53,16 @@ export interface MemoryFiles {
   topicsLeftOut: number;
 }
 
-/** Reads `memory.md`, `MEMORY.md` and the topic files' titles (see the module notes). */
-export function readMemoryFiles(workspace: string, ternHome: string, warn?: Warn): MemoryFiles {
+/**
+ * Reads `memory.md`, `MEMORY.md` and the topic files' titles (see the module notes); the
+ * workspace's files only where `refuse` lets the model read them.
+ */
+export function readMemoryFiles(
+  workspace: string,
+  ternHome: string,
+  refuse: ReadRefusal,
+  warn?: Warn,
+): MemoryFiles {
   const user = readContextFile(
     ternHome,
     join(ternHome, USER_MEMORY_FILE),
@@ -68,11 +76,12 @@ export function readMemoryFiles(workspace: string, ternHome: string, warn?: Warn
     "project",
     warn,
     MAX_MEMORY_FILE_CHARS,
+    refuse,
   );
   const paths = findTopicFiles(workspace, warn);
   const topics: MemoryTopic[] = [];
   for (const path of paths.slice(0, MAX_MEMORY_TOPICS)) {
-    const title = topicTitle(workspace, path, warn);
+    const title = topicTitle(workspace, path, refuse, warn);
     if (title === undefined) continue;
     topics.push({ path, rel: relative(workspace, path).split(sep).join("/"), title });
   }
@@ -115,12 +124,18 @@ export function findTopicFiles(workspace: string, warn?: Warn): string[] {
 }
 
 /** The first heading (or first non-blank line) of a topic file; undefined when unreadable. */
-function topicTitle(workspace: string, path: string, warn?: Warn): string | undefined {
+function topicTitle(
+  workspace: string,
+  path: string,
+  refuse: ReadRefusal,
+  warn?: Warn,
+): string | undefined {
   let text: string | undefined;
   try {
     text = readWorkspaceText(workspace, path, {
       what: "memory file",
       warn,
+      refuse,
       maxBytes: TOPIC_HEAD_BYTES,
       head: true,
     });

@@ -3,7 +3,7 @@
  * context files), the skills, the prompt templates and the memory files, with what was wrong on the way. Read
  * for every turn (so an edit counts at the next turn), and by `tern context`.
  */
-import type { Warn } from "../config/workspace_file.ts";
+import type { ReadRefusal, Warn } from "../config/workspace_file.ts";
 import { type PromptFiles, readPromptFiles } from "./context_files.ts";
 import { discoverSkills, type Skill, skillsPromptSection } from "./skills.ts";
 import { discoverTemplates, type PromptTemplate } from "./templates.ts";
@@ -29,18 +29,23 @@ export interface ResourcePromptParts {
   appendSystem: string[];
 }
 
-/** Reads all of `workspace`'s and the person's resources; refused files go to `diagnostics`. */
+/**
+ * Reads all of `workspace`'s and the person's resources; refused files go to `diagnostics`.
+ * The project's files are read only where `refuse` lets the model read them (what the sandbox
+ * keeps from tools: src/harness/read_guard.ts).
+ */
 export async function loadResources(
   workspace: string,
   ternHome: string,
+  refuse: ReadRefusal,
 ): Promise<Resources> {
   const diagnostics: string[] = [];
   const warn: Warn = (line) => diagnostics.push(line);
-  const files = readPromptFiles({ workspace, ternHome, warn });
-  const memory = readMemoryFiles(workspace, ternHome, warn);
+  const files = readPromptFiles({ workspace, ternHome, warn, refuse });
+  const memory = readMemoryFiles(workspace, ternHome, refuse, warn);
   const [skills, templates] = await Promise.all([
-    discoverSkills(workspace, ternHome),
-    discoverTemplates(workspace, ternHome),
+    discoverSkills(workspace, ternHome, refuse),
+    discoverTemplates(workspace, ternHome, refuse),
   ]);
   return {
     files,

@@ -14,9 +14,9 @@
  */
 import { subfolders, walkFolders } from "./bounded_walk.ts";
 import { dirname, join, relative, sep } from "../core/path.ts";
-import { readWorkspaceText } from "../config/workspace_file.ts";
+import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
-import { folderOutside, type ResourceLevel } from "./context_files.ts";
+import { folderOutside, refuseFor, type ResourceLevel } from "./context_files.ts";
 
 /** The `skill` tool's name, as the skills index in the system prompt names it. */
 export const SKILL_TOOL_NAME = "skill";
@@ -47,6 +47,11 @@ export interface Skill {
   /** The root it was found under; reads of it are confined there. */
   root: string;
   level: ResourceLevel;
+  /**
+   * What the model may not read (a project's skill: its `SKILL.md` and every file read from its
+   * folder), applied again at each read.
+   */
+  refuse?: ReadRefusal;
 }
 
 /** The skills found, and what was wrong on the way. */
@@ -69,10 +74,14 @@ export function skillRoots(
   ];
 }
 
-/** Finds the skills of `workspace` and of the person (see the module notes). */
+/**
+ * Finds the skills of `workspace` and of the person (see the module notes); a project's skill
+ * files are read only where `refuse` lets the model read them.
+ */
 export async function discoverSkills(
   workspace: string,
   ternHome: string,
+  refuse: ReadRefusal,
 ): Promise<SkillIndex> {
   const skills: Skill[] = [];
   const diagnostics: string[] = [];
@@ -85,7 +94,13 @@ export async function discoverSkills(
       continue;
     }
     for (const path of findSkillFiles(root, diagnostics)) {
-      const skill = await readSkillHead(confine, path, level, diagnostics);
+      const skill = await readSkillHead(
+        confine,
+        path,
+        level,
+        diagnostics,
+        refuseFor(level, refuse),
+      );
       if (skill === undefined) continue;
       const kept = byName.get(skill.name);
       if (kept !== undefined) {
@@ -134,12 +149,14 @@ async function readSkillHead(
   path: string,
   level: ResourceLevel,
   diagnostics: string[],
+  refuse: ReadRefusal | undefined,
 ): Promise<Skill | undefined> {
   let text: string | undefined;
   try {
     text = readWorkspaceText(confine, path, {
       what: "skill",
       warn: (line) => diagnostics.push(line),
+      refuse,
       maxBytes: MAX_SKILL_HEAD_BYTES,
       head: true,
     });
@@ -178,6 +195,7 @@ async function readSkillHead(
     dir: dirname(path),
     root: confine,
     level,
+    ...(refuse === undefined ? {} : { refuse }),
   };
 }
 
@@ -191,6 +209,7 @@ export async function readSkillBody(skill: Skill): Promise<string> {
   const text = readWorkspaceText(skill.root, skill.path, {
     what: "skill",
     warn: (line) => refused.push(line),
+    refuse: skill.refuse,
     maxBytes: 4 * MAX_SKILL_BODY_CHARS + 4,
     head: true,
   });
@@ -218,6 +237,7 @@ export function readSkillFile(skill: Skill, file: string): string {
   const text = readWorkspaceText(skill.dir, path, {
     what: `file of skill "${skill.name}"`,
     warn: (line) => refused.push(line),
+    refuse: skill.refuse,
   });
   if (text !== undefined) return text;
   throw new Error(refused[0] ?? `Cannot read "${file}" of skill "${skill.name}": no such file`);

@@ -7,9 +7,9 @@
  * An unknown or missing argument is a {@linkcode TemplateError}.
  */
 import { basename, join } from "../core/path.ts";
-import { readWorkspaceText } from "../config/workspace_file.ts";
+import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
-import { folderOutside, type ResourceLevel } from "./context_files.ts";
+import { folderOutside, refuseFor, type ResourceLevel } from "./context_files.ts";
 import { TemplateError } from "./errors.ts";
 
 export { TemplateError };
@@ -46,10 +46,14 @@ export interface TemplateIndex {
   diagnostics: string[];
 }
 
-/** Reads the person's and the project's templates; the project's win on a name clash. */
+/**
+ * Reads the person's and the project's templates; the project's win on a name clash, and are
+ * read only where `refuse` lets the model read them (a template's body becomes a message).
+ */
 export async function discoverTemplates(
   workspace: string,
   ternHome: string,
+  refuse: ReadRefusal,
 ): Promise<TemplateIndex> {
   const diagnostics: string[] = [];
   const byName = new Map<string, PromptTemplate>();
@@ -64,7 +68,13 @@ export async function discoverTemplates(
       continue;
     }
     for (const path of markdownFiles(dir, diagnostics)) {
-      const template = await readTemplate(confine, path, level, diagnostics);
+      const template = await readTemplate(
+        confine,
+        path,
+        level,
+        diagnostics,
+        refuseFor(level, refuse),
+      );
       if (template === undefined) continue;
       const kept = byName.get(template.name);
       if (kept !== undefined) {
@@ -102,6 +112,7 @@ async function readTemplate(
   path: string,
   level: ResourceLevel,
   diagnostics: string[],
+  refuse: ReadRefusal | undefined,
 ): Promise<PromptTemplate | undefined> {
   const name = basename(path, ".md");
   if (!NAME.test(name)) {
@@ -113,6 +124,7 @@ async function readTemplate(
     text = readWorkspaceText(confine, path, {
       what: "prompt template",
       warn: (line) => diagnostics.push(line),
+      refuse,
       maxBytes: MAX_TEMPLATE_BYTES,
     });
   } catch (error) {

@@ -48,6 +48,8 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
     const command of await resourceCommands({
       workspace,
       ternHome,
+      home: undefined,
+      rules: [],
       memory: () => ({ facts: [], limit: 5 }),
       taken: new Set(["help"]),
       warn: (text) => warnings.push(text),

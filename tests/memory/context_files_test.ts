@@ -8,6 +8,7 @@ import {
   readPromptFiles,
   repositoryRoot,
 } from "../../src/memory/context_files.ts";
+import { READ_ALL } from "../support/read_all.ts";
 
 /** A temporary tree: `root/home` (tern's home), `root/repo` (a repository), removed after. */
 async function withTree(
@@ -40,7 +41,7 @@ Deno.test("readPromptFiles() reads the user level, then every folder from the re
     await write(join(repo, "CLAUDE.md"), "ROOT agents");
     await write(join(repo, "apps", "CLAUDE.md"), "APPS claude");
     await write(join(ws, "AGENTS.md"), "WEB agents");
-    const files = readPromptFiles({ workspace: ws, ternHome: home });
+    const files = readPromptFiles({ workspace: ws, ternHome: home, refuse: READ_ALL });
     deepEqual(files.context.map((file) => [file.level, file.text]), [
       ["user", "USER agents"],
       ["user", "USER claude"],
@@ -60,7 +61,7 @@ Deno.test("readPromptFiles() without a repository reads the workspace's files on
     await write(join(ws, "AGENTS.md"), "HERE");
     equal(repositoryRoot(ws), undefined);
     deepEqual(contextFolders(ws, undefined), [ws]);
-    const files = readPromptFiles({ workspace: ws, ternHome: home });
+    const files = readPromptFiles({ workspace: ws, ternHome: home, refuse: READ_ALL });
     deepEqual(files.context.map((file) => file.text), ["HERE"]);
   });
 });
@@ -70,11 +71,11 @@ Deno.test("readPromptFiles() takes the project's SYSTEM.md over the person's and
     await write(join(home, "SYSTEM.md"), "USER system");
     await write(join(home, "APPEND_SYSTEM.md"), "USER append");
     await write(join(repo, ".tern", "APPEND_SYSTEM.md"), "PROJECT append");
-    let files = readPromptFiles({ workspace: repo, ternHome: home });
+    let files = readPromptFiles({ workspace: repo, ternHome: home, refuse: READ_ALL });
     equal(files.system?.text, "USER system");
     deepEqual(files.append.map((file) => file.text), ["USER append", "PROJECT append"]);
     await write(join(repo, ".tern", "SYSTEM.md"), "PROJECT system");
-    files = readPromptFiles({ workspace: repo, ternHome: home });
+    files = readPromptFiles({ workspace: repo, ternHome: home, refuse: READ_ALL });
     equal(files.system?.text, "PROJECT system");
   });
 });
@@ -82,7 +83,7 @@ Deno.test("readPromptFiles() takes the project's SYSTEM.md over the person's and
 Deno.test("readPromptFiles() cuts a long file with a note and leaves files past the total out with a note", async () => {
   await withTree(async ({ home, repo }) => {
     await write(join(home, "AGENTS.md"), "q".repeat(MAX_CONTEXT_FILE_CHARS + 10));
-    let files = readPromptFiles({ workspace: repo, ternHome: home });
+    let files = readPromptFiles({ workspace: repo, ternHome: home, refuse: READ_ALL });
     const cut = files.context[0];
     ok(cut.cut);
     match(cut.text, /AGENTS\.md is longer: the rest was cut at 32000 characters\]$/);
@@ -94,7 +95,7 @@ Deno.test("readPromptFiles() cuts a long file with a note and leaves files past 
       await write(join(dir, "AGENTS.md"), String(i).repeat(MAX_CONTEXT_FILE_CHARS));
       dir = join(dir, `d${i}`);
     }
-    files = readPromptFiles({ workspace: join(dir, ".."), ternHome: home });
+    files = readPromptFiles({ workspace: join(dir, ".."), ternHome: home, refuse: READ_ALL });
     const last = files.context.at(-1)!;
     ok(last.cut);
     match(last.text, /was left out: the context files exceed 96000 characters together\]$/);
@@ -122,12 +123,19 @@ Deno.test("readPromptFiles() refuses a context file or SYSTEM.md that is a symli
       workspace: repo,
       ternHome: home,
       warn: (line) => warnings.push(line),
+      refuse: READ_ALL,
     });
     equal(files.system, undefined);
     deepEqual(files.context, []);
     equal(warnings.length, 3);
     for (const line of warnings) match(line, /leads out of the workspace .* through a symlink/);
-    const nested = nestedContextFiles(repo, "linked/x.ts", new Set(), (l) => warnings.push(l));
+    const nested = nestedContextFiles(
+      repo,
+      "linked/x.ts",
+      new Set(),
+      READ_ALL,
+      (l) => warnings.push(l),
+    );
     deepEqual(nested, []);
     match(warnings.at(-1)!, /linked\/AGENTS\.md.*leads out/);
   });
@@ -141,14 +149,14 @@ Deno.test("nestedContextFiles() gives each folder's files once, from below the w
     await write(join(repo, "packages", "x", "src", "a.ts"), "");
     await write(join(repo, "node_modules", "dep", "AGENTS.md"), "DEPENDENCY");
     const visited = new Set<string>();
-    const first = nestedContextFiles(repo, "packages/x/src/a.ts", visited);
+    const first = nestedContextFiles(repo, "packages/x/src/a.ts", visited, READ_ALL);
     deepEqual(first.map((file) => [file.level, file.text]), [["nested", "PACKAGES"], [
       "nested",
       "X",
     ]]);
-    deepEqual(nestedContextFiles(repo, join(repo, "packages", "x"), visited), []);
-    deepEqual(nestedContextFiles(repo, "node_modules/dep/index.js", visited), []);
-    deepEqual(nestedContextFiles(repo, "../elsewhere/AGENTS.md", visited), []);
-    deepEqual(nestedContextFiles(repo, "a.ts", visited), []);
+    deepEqual(nestedContextFiles(repo, join(repo, "packages", "x"), visited, READ_ALL), []);
+    deepEqual(nestedContextFiles(repo, "node_modules/dep/index.js", visited, READ_ALL), []);
+    deepEqual(nestedContextFiles(repo, "../elsewhere/AGENTS.md", visited, READ_ALL), []);
+    deepEqual(nestedContextFiles(repo, "a.ts", visited, READ_ALL), []);
   });
 });

@@ -8,6 +8,7 @@ import {
   skillsPromptSection,
 } from "../../src/memory/skills.ts";
 import { parseFrontmatter } from "../../src/memory/frontmatter.ts";
+import { READ_ALL } from "../support/read_all.ts";
 
 async function withTree(body: (t: { root: string; home: string; ws: string }) => Promise<void>) {
   const root = Deno.realPathSync(await Deno.makeTempDir({ prefix: "tern-skills-" }));
@@ -38,7 +39,7 @@ Deno.test("discoverSkills() finds skills in every folder, project over user, .te
     await skill(join(ws, ".agents", "skills", "deploy"), "deploy", "AGENTS deploy");
     await skill(join(ws, ".agents", "skills", "review"), "review", "AGENTS review");
     await skill(join(ws, ".tern", "skills", "review"), "review", "TERN review");
-    const index = await discoverSkills(ws, home);
+    const index = await discoverSkills(ws, home, READ_ALL);
     deepEqual(
       index.skills.map((s) => [s.name, s.description, s.level]).sort(),
       [
@@ -64,7 +65,7 @@ Deno.test("discoverSkills() names the file and line of malformed frontmatter and
     await Deno.writeTextFile(join(ws, ".tern", "skills", "open", "SKILL.md"), "---\nname: open\n");
     await skill(join(ws, ".tern", "skills", "nodesc"), "nodesc", "");
     await skill(join(ws, ".tern", "skills", "good"), "good", "fine");
-    const index = await discoverSkills(ws, home);
+    const index = await discoverSkills(ws, home, READ_ALL);
     deepEqual(index.skills.map((s) => s.name), ["good"]);
     const text = index.diagnostics.join("\n");
     match(text, /Cannot read the frontmatter of ".*broken\/SKILL\.md" at line [34]:/);
@@ -82,7 +83,7 @@ Deno.test("discoverSkills() refuses a SKILL.md that is a symlink out of its root
       join(ws, ".tern", "skills", "link", "SKILL.md"),
     );
     Deno.symlinkSync(join(root, "outside"), join(ws, ".tern", "skills", "dir-link"));
-    const index = await discoverSkills(ws, home);
+    const index = await discoverSkills(ws, home, READ_ALL);
     deepEqual(index.skills, []);
     equal(index.diagnostics.length, 1);
     match(
@@ -98,7 +99,7 @@ Deno.test("discoverSkills() looks no deeper than its depth limit", async () => {
     for (let i = 0; i < MAX_SKILL_DEPTH; i++) deep = join(deep, `d${i}`);
     await skill(deep, "deep-ok", "found");
     await skill(join(deep, "d-too-deep"), "too-deep", "never found");
-    deepEqual((await discoverSkills(ws, home)).skills.map((s) => s.name), ["deep-ok"]);
+    deepEqual((await discoverSkills(ws, home, READ_ALL)).skills.map((s) => s.name), ["deep-ok"]);
   });
 });
 
@@ -110,7 +111,7 @@ Deno.test("a skill is indexed by name and description only; its body and files a
     await Deno.writeTextFile(join(dir, "scripts", "fill.py"), "print('fill')\n");
     await Deno.writeTextFile(join(root, "secret.txt"), "SECRET");
     Deno.symlinkSync(join(root, "secret.txt"), join(dir, "notes.md"));
-    const [pdf] = (await discoverSkills(ws, home)).skills;
+    const [pdf] = (await discoverSkills(ws, home, READ_ALL)).skills;
     const section = skillsPromptSection([pdf])!;
     match(section, /- pdf: Fill PDF forms \(.*skills\/pdf\/SKILL\.md\)/);
     ok(!section.includes("BODY-MARK"), "the index carries no body");
@@ -174,7 +175,7 @@ Deno.test("discoverSkills() and discoverTemplates() do not search a skills or pr
     await Deno.mkdir(join(ws, ".tern"));
     Deno.symlinkSync(join(root, "private"), join(ws, ".tern", "skills"));
     Deno.symlinkSync(join(root, "private"), join(ws, ".tern", "prompts"));
-    const skills = await discoverSkills(ws, home);
+    const skills = await discoverSkills(ws, home, READ_ALL);
     deepEqual(skills.skills, []);
     deepEqual(skills.diagnostics.length, 1);
     match(
@@ -182,7 +183,7 @@ Deno.test("discoverSkills() and discoverTemplates() do not search a skills or pr
       /Skipping folder ".*\.tern\/skills": it leads out of .* through a symlink/,
     );
     ok(!skills.diagnostics[0].includes("secret-skill"), "nothing under it is listed");
-    const templates = await discoverTemplates(ws, home);
+    const templates = await discoverTemplates(ws, home, READ_ALL);
     deepEqual(templates.templates, []);
     match(templates.diagnostics.join("\n"), /Skipping folder ".*\.tern\/prompts"/);
     ok(!templates.diagnostics.join("\n").includes("notes.md"));

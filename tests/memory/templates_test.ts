@@ -9,6 +9,7 @@ import {
   splitArgs,
   TemplateError,
 } from "../../src/memory/templates.ts";
+import { READ_ALL } from "../support/read_all.ts";
 
 function template(body: string, args: PromptTemplate["args"] = []): PromptTemplate {
   return { name: "t", description: "d", args, body, path: "/p/t.md", level: "project" };
@@ -79,7 +80,7 @@ Deno.test("discoverTemplates() reads both folders, the project's over the person
       "---\ndescription: PROJECT review\nargs:\n  - name: file\n  - name: focus\n    default: bugs\n---\nReview {{file}} for {{focus}}",
     );
     await Deno.writeTextFile(join(ws, ".tern", "prompts", "bad.md"), "---\nargs: [x\n---\n");
-    const index = await discoverTemplates(ws, home);
+    const index = await discoverTemplates(ws, home, READ_ALL);
     deepEqual(index.templates.map((t) => [t.name, t.description, t.level]), [
       ["fix", "Fix $ARGUMENTS now", "user"],
       ["review", "PROJECT review", "project"],
@@ -100,7 +101,7 @@ Deno.test("discoverTemplates() refuses a template that is a symlink out of the w
   await withTree(async ({ root, home, ws }) => {
     await Deno.writeTextFile(join(root, "secret.md"), "SECRET");
     Deno.symlinkSync(join(root, "secret.md"), join(ws, ".tern", "prompts", "leak.md"));
-    const index = await discoverTemplates(ws, home);
+    const index = await discoverTemplates(ws, home, READ_ALL);
     deepEqual(index.templates, []);
     match(index.diagnostics[0], /Skipping prompt template ".*leak\.md": it leads out/);
   });
@@ -113,7 +114,7 @@ Deno.test("discoverTemplates() gives a description on one line without control c
       join(ws, ".tern", "prompts", "evil.md"),
       "\x1b]0;owned\x07Title\x1b[2J line\nsecond",
     );
-    const [evil] = (await discoverTemplates(ws, home)).templates;
+    const [evil] = (await discoverTemplates(ws, home, READ_ALL)).templates;
     equal(evil.description, "]0;owned Title [2J line");
   });
 });

@@ -221,6 +221,8 @@ export class SessionController {
     const resources = await resourceCommands({
       workspace: agent.workspace,
       ternHome: agent.config.ternHome,
+      home: readEnv("HOME"),
+      rules: agent.config.rules,
       memory: () => ({ facts: services.facts(), limit: agent.config.memoryFacts }),
       taken: new Set(builtins.map((command) => command.name)),
       warn: (text) => this.#warn(text),

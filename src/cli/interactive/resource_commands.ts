@@ -4,6 +4,7 @@
  * command is a message: what it renders is sent as the person's turn. Resources are read once,
  * when the commands load; a template added later counts at the next start.
  */
+import type { PermissionRule } from "../../config/schema.ts";
 import { loadResources } from "../../memory/resources.ts";
 import { usage } from "../../memory/templates.ts";
 import {
@@ -19,6 +20,9 @@ import type { SlashCommand } from "./commands.ts";
 export interface ResourceCommandDeps {
   workspace: string;
   ternHome: string;
+  /** The person's home folder and rules: what the model may not read is not read for it. */
+  home: string | undefined;
+  rules: readonly PermissionRule[];
   /** The remembered facts and how many a message gets. */
   memory: () => Omit<MemoryInputs, "task">;
   /** Names taken by built-in commands: a template of such a name is left out, with a note. */
@@ -70,7 +74,8 @@ export function windowLines(facts: ContextWindowFacts, systemTokens: number): st
 
 /** `/context`, and the commands of the templates and skills found now. */
 export async function resourceCommands(deps: ResourceCommandDeps): Promise<SlashCommand[]> {
-  const resources = await loadResources(deps.workspace, deps.ternHome);
+  const { modelReadGuard } = await import("../../harness/read_guard.ts");
+  const resources = await loadResources(deps.workspace, deps.ternHome, await modelReadGuard(deps));
   const commands: SlashCommand[] = [{
     name: "context",
     description: "what fills the model's window: each part of the system prompt, its file " +
@@ -79,7 +84,7 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
     whileRunning: true,
     async run(context, args) {
       const memory = { ...deps.memory(), task: args.trim() === "" ? undefined : args.trim() };
-      const report = await describeContext(deps.workspace, deps.ternHome, memory);
+      const report = await describeContext(deps, memory);
       const facts = await deps.window?.().catch(() => undefined);
       const window = facts ? windowLines(facts, report.totalTokens) : [];
       context.print([...formatContextReport(report), ...window].map(terminalText));

@@ -1,0 +1,65 @@
+/**
+ * What tern may read in its own process to give to the model: the project's context files,
+ * `MEMORY.md` and topic files, skills and the files they name, prompt templates. These reads do
+ * not go through the tool worker, whose file system permissions and the gate's path rules keep
+ * the model's own reads away from secrets, so the same lines are drawn here: a file is refused
+ * when its real path (where a link leads) or the path as named lies in a home secret location
+ * (`~/.ssh`, `~/.aws`, ...) or tern's home, or is a path the person's deny rules hide from the
+ * reading tools. A repository (or a command the model ran) could otherwise link `AGENTS.md` or a
+ * skill's file to `.env` or `~/.ssh/id_ed25519` and have tern put it into the prompt.
+ */
+import type { PermissionRule } from "../config/schema.ts";
+import type { ReadRefusal } from "../config/workspace_file.ts";
+import { basename, relative, resolve, sep } from "../core/path.ts";
+import { realPathOrNull } from "../core/verified_open.ts";
+import { secretLocations } from "../sandbox/protected_paths.ts";
+import { personDenials } from "./path_denials.ts";
+
+/** Where the guard draws its lines. */
+export interface ReadGuardPlaces {
+  /** The workspace (absolute). */
+  workspace: string;
+  /** tern's home: none of it is the project's. */
+  ternHome: string;
+  /** The person's home folder, whose secret locations stay closed; none when unknown. */
+  home?: string;
+  /** The person's rules (the config's): what their deny rules hide from reading is refused. */
+  rules: readonly PermissionRule[];
+}
+
+/**
+ * The refusal for `places`: a reason for a file the model could not read with its own tools,
+ * undefined for one it could. Loads the rule matcher only when a deny rule names a path.
+ */
+export async function modelReadGuard(places: ReadGuardPlaces): Promise<ReadRefusal> {
+  const named = [
+    ...(places.home === undefined ? [] : secretLocations(places.home)),
+    places.ternHome,
+  ].map((path) => resolve(path));
+  // By the names given and by where they lead (a home folder behind a link).
+  const closed = [...new Set([...named, ...named.map((path) => realPathOrNull(path) ?? path)])];
+  const denials = await personDenials(places.rules);
+  const workspace = resolve(places.workspace);
+  const realWorkspace = realPathOrNull(workspace) ?? workspace;
+  return (real, asked) => {
+    for (const path of [real, resolve(asked)]) {
+      const secret = closed.find((folder) => path === folder || path.startsWith(folder + sep));
+      if (secret !== undefined) {
+        return `it leads to "${path}" in "${secret}", which tools may not read`;
+      }
+    }
+    if (denials === null) return undefined;
+    for (const [path, root] of [[real, realWorkspace], [resolve(asked), workspace]]) {
+      // Inside the workspace a rule's pattern is matched as the read tool would match it;
+      // above it (a repository root's file), by the file's name, as if it lay at the top.
+      const rel = relative(root, path);
+      const parts = (rel.startsWith("..") || rel.startsWith(sep) ? basename(path) : rel).split(sep);
+      // A folder a rule hides hides what is in it (the sandbox's view hides it whole).
+      for (let end = 1; end <= parts.length; end++) {
+        const key = parts.slice(0, end).join("/");
+        if (denials.hide(key)) return `your deny rules keep "${key}" from tools`;
+      }
+    }
+    return undefined;
+  };
+}
