@@ -842,6 +842,9 @@ export class Conversation {
       // Only with skills: the tool's schema brings zod, which a turn without skills does not
       // wait for before its first request.
       const { createSkillTool } = await import("./skill_tool.ts");
+      // Turns that run at once (a plan's ready steps) read resources together: one of them
+      // may have registered it while this one waited for the module.
+      if (this.#tools.get(SKILL_TOOL_NAME) !== undefined) return;
       const tool = createSkillTool(() => this.#resources?.skills ?? []);
       this.#tools.register({
         name: tool.name,

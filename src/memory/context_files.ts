@@ -78,11 +78,25 @@ export interface PromptFilesOptions {
 /**
  * The nearest folder at or above `workspace` that holds `.git` (a folder, or a file for a
  * worktree); undefined when there is none. One `lstat` per folder up to the file-system root.
+ * An empty `.git` folder is no repository: it is what the sandbox leaves as a mount point while
+ * it keeps commands from making one (or after a `kill -9`), and counting it would hide the real
+ * repository root's context files.
  */
 export function repositoryRoot(workspace: string): string | undefined {
   for (let dir = resolve(workspace);; dir = dirname(dir)) {
-    if (lstatOrNull(join(dir, ".git")) !== null) return dir;
+    const git = join(dir, ".git");
+    const info = lstatOrNull(git);
+    if (info !== null && !(info.isDirectory && isEmptyFolder(git))) return dir;
     if (dirname(dir) === dir) return undefined;
+  }
+}
+
+function isEmptyFolder(path: string): boolean {
+  try {
+    for (const _ of Deno.readDirSync(path)) return false;
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -102,6 +102,26 @@ Deno.test("tern plan runs independent nodes at once and a dependent node after b
   });
 });
 
+Deno.test("tern plan runs independent nodes at once in a project that has a skill", async () => {
+  await withWorkspace(async (ws) => {
+    // Both steps read the resources at once, and both found the skill tool missing.
+    await Deno.mkdir(join(ws.dir, ".tern", "skills", "demo"), { recursive: true });
+    await Deno.writeTextFile(
+      join(ws.dir, ".tern", "skills", "demo", "SKILL.md"),
+      "---\nname: demo\ndescription: A demo skill\n---\nDo it.\n",
+    );
+    const { run } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("a"), node("b"));
+      if (what.kind === "replan") throw new Error("no replan expected");
+      return worker(request, what.id);
+    }, ["-o", "json", "do a and b"]);
+    equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout);
+    deepEqual(out.nodes.map((n: { state: string }) => n.state), ["SUCCEEDED", "SUCCEEDED"]);
+  });
+});
+
 Deno.test("tern plan gives the model one corrective retry naming the cycle", async () => {
   await withWorkspace(async (ws) => {
     let plans = 0;

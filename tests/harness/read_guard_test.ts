@@ -57,6 +57,7 @@ Deno.test("readPromptFiles() and readMemoryFiles() read no link to what the mode
   await withHome(async (home) => {
     // The home folder is a repository (dotfiles); the project inside it has none of its own.
     Deno.mkdirSync(join(home, ".git"));
+    Deno.writeTextFileSync(join(home, ".git", "HEAD"), "ref: refs/heads/main\n");
     const ws = join(home, "projects", "evil");
     const ternHome = join(home, ".tern");
     write(join(home, ".ssh", "id_ed25519"), "SSH-KEY");

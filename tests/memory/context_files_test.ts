@@ -19,6 +19,7 @@ async function withTree(
   const repo = join(root, "repo");
   await Deno.mkdir(home);
   await Deno.mkdir(join(repo, ".git"), { recursive: true });
+  await Deno.writeTextFile(join(repo, ".git", "HEAD"), "ref: refs/heads/main\n");
   try {
     await body({ root, home, repo });
   } finally {
@@ -51,6 +52,11 @@ Deno.test("readPromptFiles() reads the user level, then every folder from the re
       ["project", "WEB agents"],
     ]);
     equal(files.repositoryRoot, repo);
+    // An empty `.git` in the workspace (a sandbox's mount point) is no repository root.
+    await Deno.mkdir(join(ws, ".git"));
+    const again = readPromptFiles({ workspace: ws, ternHome: home, refuse: READ_ALL });
+    equal(again.repositoryRoot, repo);
+    equal(again.context.length, files.context.length);
   });
 });
 
