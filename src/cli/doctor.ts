@@ -6,7 +6,7 @@
 import { loadConfig, type TernConfig } from "../config/mod.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
-import { resolveWorkspace } from "./process_env.ts";
+import { readEnv, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 import { openRuntime } from "./sandbox.ts";
 
@@ -39,6 +39,18 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
     report(false, "config", error instanceof Error ? error.message : String(error));
   }
   if (config !== undefined) {
+    // What every run checks before it starts: the profile's name and each rule's examples.
+    const { checkSandboxConfig } = await import("../harness/sandbox_config.ts");
+    try {
+      const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));
+      report(
+        true,
+        "rules",
+        `${rules.length} rule${rules.length === 1 ? "" : "s"}, each as its examples say`,
+      );
+    } catch (error) {
+      report(false, "rules", error instanceof Error ? error.message : String(error));
+    }
     const runtime = await openRuntime(workspace, config, "doctor").catch((error: Error) => {
       report(false, "sandbox", error.message);
       return undefined;

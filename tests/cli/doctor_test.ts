@@ -28,3 +28,22 @@ Deno.test("tern doctor prints the reviewer recommendation without failing on it"
     await ws.cleanup();
   }
 });
+
+Deno.test("tern doctor fails on a rule every run would refuse, and still checks the sandbox", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home };
+    // A rule whose own example does not match it: `tern run` refuses to start with it.
+    const rule = { action: "allow", command: "npm test", match: ["npm run build"] };
+    await Deno.writeTextFile(`${ws.home}/config.jsonc`, JSON.stringify({ rules: [rule] }));
+    const bad = await runTern(["doctor"], { cwd: ws.dir, env });
+    match(bad.stdout, /^FAIL rules +Invalid permission rule 1/m);
+    match(bad.stdout, /^(ok|FAIL) +worker/m);
+    equal(bad.code === 0, false, bad.stdout);
+    const run = await runTern(["run", "hi"], { cwd: ws.dir, env: { ...env, TERN_API_KEY: "k" } });
+    equal(run.code, 2, run.stderr);
+    match(run.stderr, /Invalid permission rule 1/);
+  } finally {
+    await ws.cleanup();
+  }
+});
