@@ -81,6 +81,11 @@ export function settingsCommands(deps: {
           initial: Math.max(0, names.indexOf(context.config.profile)),
         }));
         if (!value) return;
+        if (!names.includes(value)) {
+          // Taken as given, every tool call would fail to open the sandbox, and the session would
+          // keep the name for `tern run -c`.
+          throw new Error(`Unknown sandbox profile "${value}": choose one of ${names.join(", ")}`);
+        }
         await context.configure({ profile: value });
         context.notice(`profile: ${value} (the tool sandbox restarts for the next call)`);
       },
