@@ -10,6 +10,7 @@ import type { CatalogEntry } from "../llm/model_info.ts";
 import { discoverModels } from "../llm/discovery.ts";
 import { isFresh, readCachedModels, writeCachedModels } from "../llm/models_cache.ts";
 import { PROVIDER_PRESETS } from "../llm/presets.ts";
+import { MIN_SECRET_LENGTH } from "../sandbox/secrets.ts";
 import {
   chooseModel,
   configuredCatalog,
@@ -129,8 +130,12 @@ async function listProvider(
     return fromCache();
   }
   // A model the server names with the key in it is no model: it is neither shown nor cached.
+  // A key shorter than any masked anywhere (a local server's "k") is no secret to find there:
+  // it would match every model.
   const key = provider.apiKey;
-  if (key) discovered = discovered.filter((model) => !JSON.stringify(model).includes(key));
+  if (key && key.length >= MIN_SECRET_LENGTH) {
+    discovered = discovered.filter((model) => !JSON.stringify(model).includes(key));
+  }
   catalog.add(discovered);
   listing.models = catalog.entries(provider.name);
   try {

@@ -3,7 +3,7 @@
  * reviewer's reason, in a plan's steps and answers, in a subagent's name and task. None of it
  * reaches what tern prints or keeps. The real `tern run` and `tern plan`, `tern child` included.
  */
-import { ok } from "node:assert/strict";
+import { equal, ok } from "node:assert/strict";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
@@ -131,4 +131,23 @@ Deno.test("a write's diff and a key written with a JSON escape are masked too", 
 Deno.test("a model the server lists with the key in its name is neither shown nor cached", async () => {
   const all = await noKeyAnywhere(["models"], () => ({ text: "none" }), KEY, `m-${KEY}`);
   ok(all.includes("openai-compatible"), all);
+});
+
+Deno.test("tern models with a key too short to be a secret (a local server's) lists every model", async () => {
+  const ws = await tempWorkspace();
+  const server = await startScriptedServer(() => ({ text: "none" }), {
+    chunkDelayMs: 0,
+    model: "kind-model",
+  });
+  try {
+    const run = await runTern(
+      ["models", "--base-url", server.baseUrl, "-m", "scripted"],
+      { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "k" } },
+    );
+    equal(run.code, 0, run.stderr);
+    ok(run.stdout.includes("kind-model"), run.stdout);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
 });
