@@ -11,6 +11,7 @@ import {
   type Verdict,
 } from "../sandbox/policy.ts";
 import type { ReviewRequest } from "../sandbox/review.ts";
+import { coveringRuleCommands } from "../sandbox/rules.ts";
 import type { SecretMasker } from "../sandbox/secrets.ts";
 import { classifyShell } from "../sandbox/shell/classify.ts";
 import type { Grants } from "../sandbox/types.ts";
@@ -79,11 +80,15 @@ export function reviewRequestFor(
     ? fields.description.trim()
     : "";
   const key = approvalKey(facts);
+  const allowCommands = facts.shell ? coveringRuleCommands(facts.shell.analysis) : undefined;
   return {
     tool,
     args: masker.maskDeep(args),
     summary: masker.mask(summary),
     ...(facts.shell ? { command: true as const } : {}),
+    ...(allowCommands === undefined
+      ? {}
+      : { allowCommands: allowCommands.map((command) => masker.mask(command)) }),
     ...(facts.network ? { network: true as const } : {}),
     reason: verdict.reason,
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),

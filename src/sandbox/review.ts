@@ -15,6 +15,11 @@ export interface ReviewRequest {
   summary: string;
   /** The call runs a shell command (`summary`); absent for other calls. */
   command?: true;
+  /**
+   * A shell call's allow rules that would cover it, as their `command` (one per simple command);
+   * absent when none could.
+   */
+  allowCommands?: string[];
   /** A web tool's call reaching the network (`summary` says where); absent for other calls. */
   network?: true;
   /** Why it needs review (the policy's reason: risk label and parts). */
@@ -120,12 +125,24 @@ export function nonInteractiveDenial(request: ReviewRequest): string {
       `(${request.reason}). To allow web requests, run with --profile :external (the network ` +
       "for web tools and commands), or --mode auto to have the reviewer decide each one";
   }
-  const rule = request.command
-    ? `{"action": "allow", "command": "${firstWords(request.summary)}"}`
-    : `{"action": "allow", "tool": "${request.tool}"}`;
-  return `Not approved: this run is not interactive and review mode is "ask" (${request.reason}). ` +
-    `To allow such calls, run with --mode auto or --mode bypass, or add the rule ${rule} ` +
-    `to "rules" in ~/.tern/config.jsonc`;
+  const prefix = `Not approved: this run is not interactive and review mode is "ask" ` +
+    `(${request.reason}). To allow such calls, run with --mode auto or --mode bypass`;
+  if (!request.command) {
+    return `${prefix}, or add the rule {"action": "allow", "tool": ${
+      JSON.stringify(request.tool)
+    }} to "rules" in ~/.tern/config.jsonc`;
+  }
+  // Rules only worth naming if together they cover every part of the command.
+  const commands = request.allowCommands;
+  if (commands === undefined || commands.length === 0) {
+    return `${prefix} (no allow rule can cover this command: it has parts a rule cannot name)`;
+  }
+  const rules = commands.map((command) =>
+    `{"action": "allow", "command": ${JSON.stringify(command)}}`
+  );
+  return `${prefix}, or add ${rules.length === 1 ? "the rule" : "the rules"} ${
+    rules.join(", ")
+  } to "rules" in ~/.tern/config.jsonc`;
 }
 
 async function askPerson(
@@ -204,9 +221,4 @@ async function askReviewer(
     clearTimeout(timer);
     options.signal.removeEventListener("abort", onAbort);
   }
-}
-
-function firstWords(command: string): string {
-  const words = command.trim().split(/\s+/).slice(0, 2);
-  return words.join(" ").replaceAll('"', '\\"');
 }

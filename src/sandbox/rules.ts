@@ -111,6 +111,32 @@ export function allowRulesCover(rules: readonly CompiledRule[], shell: ShellAnal
 }
 
 /**
+ * The `command` of each allow rule that together would cover `shell` ({@linkcode allowRulesCover}):
+ * the first two words of each simple command (one when the second is not written out plainly),
+ * once each; undefined when no allow rules can cover it (it hides code, runs through sudo or sets
+ * a risky variable, or a command's name is not written out).
+ */
+export function coveringRuleCommands(shell: ShellAnalysis): string[] | undefined {
+  if (!shell.ok || shell.opaque.length > 0 || shell.commands.length === 0) return undefined;
+  const commands: string[] = [];
+  for (const command of shell.commands) {
+    if (!plainCommand(command) || command.argv.length === 0) return undefined;
+    // A rule's words are split at blanks and `*` is any word: only words written out plainly
+    // can be named, the first two at most (the second left out when it cannot be).
+    const words: string[] = [];
+    for (const [i, word] of command.argv.slice(0, 2).entries()) {
+      const name = i === 0 ? basename(word) : word;
+      if (command.expands[i] || name === "*" || !/^[^\s"'\\]+$/.test(name)) break;
+      words.push(name);
+    }
+    if (words.length === 0) return undefined;
+    const text = words.join(" ");
+    if (!commands.includes(text)) commands.push(text);
+  }
+  return commands;
+}
+
+/**
  * True when `command` may be allowed by its words alone (allow rules, session approvals): it is
  * not run through `sudo`/`doas` and sets no variable that makes programs run other code
  * (`GIT_SSH_COMMAND=…`, `LD_PRELOAD=…`), which would turn an allowed command into any command.

@@ -8,12 +8,15 @@ import {
   type ReviewOptions,
   type ReviewRequest,
 } from "../../src/sandbox/review.ts";
+import { allowRulesCover, compileRules, coveringRuleCommands } from "../../src/sandbox/rules.ts";
+import { analyzeShell } from "../../src/sandbox/shell/parse.ts";
 
 const BASH: ReviewRequest = {
   tool: "bash",
   args: { command: "npm test --watch" },
   summary: "npm test --watch",
   command: true,
+  allowCommands: ["npm test"],
   reason: 'runs-code: "npm test" runs project code',
   profile: ":workspace",
   rememberable: true,
@@ -101,8 +104,37 @@ Deno.test("nonInteractiveDenial() suggests a command rule for bash and a tool ru
       "files). To allow such calls, run with --mode auto or --mode bypass, or add the rule " +
       '{"action": "allow", "tool": "write"} to "rules" in ~/.tern/config.jsonc',
   );
-  const quoted = nonInteractiveDenial({ ...BASH, summary: '  echo "hi there"' });
-  ok(quoted.includes('{"action": "allow", "command": "echo \\"hi"}'), quoted);
+  const both = nonInteractiveDenial({ ...BASH, allowCommands: ["echo hi", "cat a.txt"] });
+  ok(
+    both.includes(
+      'add the rules {"action": "allow", "command": "echo hi"}, ' +
+        '{"action": "allow", "command": "cat a.txt"} to "rules"',
+    ),
+    both,
+  );
+  const { allowCommands: _, ...opaque } = BASH;
+  match(nonInteractiveDenial(opaque), /no allow rule can cover this command/);
+});
+
+Deno.test("coveringRuleCommands() names rules that, added, do cover the command", async () => {
+  const cases: Array<[string, string[] | undefined]> = [
+    ["echo hi >> a.txt; cat a.txt", ["echo hi", "cat a.txt"]],
+    ['echo "hi there" && ./build.sh --fast', ["echo", "build.sh --fast"]],
+    ["npm test; npm test", ["npm test"]],
+    ["sudo make install", undefined],
+    ['eval "$X"', undefined],
+    ["$TOOL run", undefined],
+  ];
+  for (const [command, expected] of cases) {
+    const shell = await analyzeShell(command);
+    const commands = coveringRuleCommands(shell);
+    deepEqual(commands, expected, command);
+    if (commands === undefined) continue;
+    const rules = await compileRules(
+      commands.map((words) => ({ action: "allow", command: words })),
+    );
+    ok(allowRulesCover(rules, shell), `${command}: the named rules cover it`);
+  }
 });
 
 Deno.test("review() in ask mode maps the person's answers", async () => {
