@@ -9,6 +9,7 @@
 import { basename, join } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
+import { listFolder } from "./bounded_walk.ts";
 import { folderOutside, refuseFor, type ResourceLevel } from "./context_files.ts";
 import { TemplateError } from "./errors.ts";
 
@@ -16,6 +17,8 @@ export { TemplateError };
 
 /** The most templates read from one folder. */
 export const MAX_TEMPLATES = 200;
+/** The most entries of a prompts folder read. */
+const MAX_TEMPLATE_ENTRIES = 2_000;
 /** The most bytes of one template. */
 export const MAX_TEMPLATE_BYTES = 128 * 1024;
 /** A template name: what follows `/` in `/name`. */
@@ -92,14 +95,17 @@ export async function discoverTemplates(
 }
 
 function markdownFiles(dir: string, diagnostics: string[]): string[] {
-  let names: string[];
-  try {
-    names = [...Deno.readDirSync(dir)]
-      .filter((entry) => !entry.isDirectory && entry.name.endsWith(".md"))
-      .map((entry) => entry.name).sort();
-  } catch {
-    return [];
+  const listed = listFolder(dir, MAX_TEMPLATE_ENTRIES);
+  if (listed === undefined) return [];
+  if (!listed.complete) {
+    diagnostics.push(
+      `Prompt templates of "${dir}" are not all read: it holds more than ` +
+        `${MAX_TEMPLATE_ENTRIES} entries`,
+    );
   }
+  let names = listed.entries
+    .filter((entry) => !entry.isDirectory && entry.name.endsWith(".md"))
+    .map((entry) => entry.name).sort();
   if (names.length > MAX_TEMPLATES) {
     diagnostics.push(`Only the first ${MAX_TEMPLATES} prompt templates of "${dir}" are read`);
     names = names.slice(0, MAX_TEMPLATES);

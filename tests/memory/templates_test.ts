@@ -1,4 +1,4 @@
-import { deepEqual, equal, match, rejects, throws } from "node:assert/strict";
+import { deepEqual, equal, match, ok, rejects, throws } from "node:assert/strict";
 import { join } from "node:path";
 import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import {
@@ -10,6 +10,7 @@ import {
   TemplateError,
 } from "../../src/memory/templates.ts";
 import { READ_ALL } from "../support/read_all.ts";
+import { discoverSkills } from "../../src/memory/skills.ts";
 
 function template(body: string, args: PromptTemplate["args"] = []): PromptTemplate {
   return { name: "t", description: "d", args, body, path: "/p/t.md", level: "project" };
@@ -117,4 +118,28 @@ Deno.test("discoverTemplates() gives a description on one line without control c
     const [evil] = (await discoverTemplates(ws, home, READ_ALL)).templates;
     equal(evil.description, "]0;owned Title [2J line");
   });
+});
+
+Deno.test("a prompts or skills folder of thousands of entries is not listed whole", async () => {
+  const ws = await Deno.makeTempDir({ prefix: "tern-many-" });
+  const home = join(ws, "home");
+  try {
+    // 12,000 files: past MAX_FOLDER_BYTES on ext4 (about 28 bytes an entry), so neither folder
+    // is read at all; a repository's 300,000 cost most of a second and hundreds of MB a turn.
+    const prompts = join(ws, ".tern", "prompts");
+    const skills = join(ws, ".agents", "skills");
+    await Deno.mkdir(prompts, { recursive: true });
+    await Deno.mkdir(skills, { recursive: true });
+    for (let i = 0; i < 12_000; i++) {
+      Deno.writeTextFileSync(join(prompts, `p${i}.md`), "");
+      Deno.mkdirSync(join(skills, `s${i}`));
+    }
+    const templates = await discoverTemplates(ws, home, READ_ALL);
+    match(templates.diagnostics.join("\n"), /are not all read: it holds more than 2000 entries/);
+    ok(templates.templates.length <= 200);
+    const found = await discoverSkills(ws, home, READ_ALL);
+    match(found.diagnostics.join("\n"), /were not all searched/);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
 });
