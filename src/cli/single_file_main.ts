@@ -31,9 +31,11 @@ export interface SingleFileBuild {
 /** Records the packaging, then runs the entry `--tern-entry` names or tern's command line. */
 export async function startSingleFile(build: SingleFileBuild): Promise<void> {
   setPackaging(
-    buildKind(build.moduleUrl) === "compiled"
-      ? { kind: "compiled", moduleUrl: build.moduleUrl }
-      : { kind: "single-file", file: fileURLToPath(build.moduleUrl), runFlags: build.runFlags },
+    buildKind(build.moduleUrl) === "compiled" ? { kind: "compiled", moduleUrl: build.moduleUrl } : {
+      kind: "single-file",
+      file: fileURLToPath(build.moduleUrl),
+      runFlags: withRunWrites(build.runFlags),
+    },
     build.files,
   );
   // A Worker thread the build started from itself (startThread()): its name says which part.
@@ -52,6 +54,31 @@ export async function startSingleFile(build: SingleFileBuild): Promise<void> {
     Deno.exit(2);
   }
   await runEntry(name);
+}
+
+/**
+ * `flags` with the folders tern's process may write worked out for this run, as bin/_env.sh does
+ * for bin/tern (tern's home, the temp folder, the workspace's `.tern/memory`): the flags written
+ * into the build are the builder's, and a subagent started with them could not write the home
+ * of whoever runs it.
+ */
+function withRunWrites(flags: readonly string[]): string[] {
+  const env = (name: string) => {
+    try {
+      return Deno.env.get(name);
+    } catch {
+      return undefined;
+    }
+  };
+  const cwd = Deno.cwd();
+  const absolute = (path: string) => path.startsWith("/") ? path : `${cwd}/${path}`;
+  const home = absolute(env("TERN_HOME") ?? `${env("HOME") ?? "/nonexistent"}/.tern`);
+  const tmp = env("TMPDIR") ?? "/tmp";
+  // Deno splits the list at commas: a folder with one in its name gets no memory folder.
+  const memory = cwd.includes(",") ? "" : `,${cwd}/.tern/memory`;
+  return flags.map((flag) =>
+    flag.startsWith("--allow-write=") ? `--allow-write=${home},${tmp}${memory}` : flag
+  );
 }
 
 /** The thread part a Worker's name asks for; undefined in the main thread (which has no name). */

@@ -98,6 +98,34 @@ Deno.test("bin/compile --bundle builds one file whose tools all work and whose d
       }
     });
 
+    await t.step("the printed run command works for another person's home", async () => {
+      const line = /^run it as: (.*)$/m.exec(said)?.[1];
+      ok(line !== undefined, said);
+      const other = await Deno.makeTempDir({ prefix: "tern-dist-other-" });
+      const server = await startScriptedServer([{ text: "hi" }], { chunkDelayMs: 0 });
+      try {
+        const run = await new Deno.Command("bash", {
+          args: ["-c", `${line} run --base-url ${server.baseUrl} -m scripted hello`],
+          cwd: ws.dir,
+          env: {
+            PATH: `${join(Deno.execPath(), "..")}:/usr/bin:/bin`,
+            HOME: other,
+            TERN_API_KEY: "sk-test",
+            TMPDIR: tmp,
+          },
+          clearEnv: true,
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        equal(run.code, 0, decoder.decode(run.stderr));
+        // The session went to this person's tern home, which the build's flags never named.
+        ok([...Deno.readDirSync(join(other, ".tern", "sessions"))].length > 0);
+      } finally {
+        await server.close();
+        await Deno.remove(other, { recursive: true });
+      }
+    });
+
     await t.step("sessions rewind restores the files through the restore process", async () => {
       const folder = [...Deno.readDirSync(join(ws.home, "sessions"))][0].name;
       const log = [...Deno.readDirSync(join(ws.home, "sessions", folder))]
