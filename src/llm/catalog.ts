@@ -62,8 +62,10 @@ export class ModelCatalog {
    * A new catalog with the configuration's overrides applied; this one is unchanged. A key is
    * `<provider>/<model>` when the part before its first `/` is a provider name, else a bare
    * model id (so `qwen/qwen3-coder` is OpenRouter's id, `openai/gpt-5` is gpt-5 at OpenAI). A
-   * bare id changes every entry with exactly that id. An unknown model is added from
-   * `unknownModel()` defaults (with provider `""` for a bare id). Changed entries get source
+   * bare id changes every entry with exactly that id. A model the key's provider does not list is
+   * added from what `find()` knows of its id elsewhere (`work/claude-sonnet-4-5` keeps Claude's
+   * window and prices but for what the override names), else from `unknownModel()` defaults
+   * (with provider `""` for a bare id). Changed entries get source
    * "config". Call it before `add()`: discovered copies of known models do not see later overrides.
    * @throws {RangeError} for a limit that is not a positive integer or a negative price.
    * @throws {TypeError} for a price without `input` and `output` on a model that had none.
@@ -85,7 +87,18 @@ export class ModelCatalog {
       const targets = provider === undefined
         ? [...next.#rows.values()].filter((entry) => entry.id === id)
         : [next.#rows.get(keyOf(provider, id))].filter((entry) => entry !== undefined);
-      if (targets.length === 0) targets.push({ provider: provider ?? "", ...unknownModel(id) });
+      if (targets.length === 0) {
+        // A known model under a provider of the person's own (a proxy's `work/claude-…`) keeps
+        // what the catalog knows of it (its window, reasoning, images, the rest of its price):
+        // the override changes only what it names. Only a model nothing matches starts from the
+        // defaults.
+        const known = next.#resolve(provider, id, (entry) => entry.source !== "discovered");
+        targets.push(
+          known === undefined
+            ? { provider: provider ?? "", ...unknownModel(id) }
+            : { ...copyEntry(known), provider: provider ?? "", id },
+        );
+      }
       for (const target of targets) {
         next.#rows.set(keyOf(target.provider, id), applyOverride(target, override, key));
       }

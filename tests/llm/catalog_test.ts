@@ -159,6 +159,27 @@ Deno.test("ModelCatalog.withOverrides() reads provider-qualified keys", () => {
   });
   assert.equal(custom.lookup("work", "gpt-5").maxOutputTokens, 4_000);
   assert.equal(custom.lookup("openai", "gpt-5").maxOutputTokens, 128_000);
+  // The rest is what the catalog knows of gpt-5, not an unknown model's defaults.
+  const known = new ModelCatalog().lookup("openai", "gpt-5");
+  assert.equal(custom.lookup("work", "gpt-5").contextWindow, known.contextWindow);
+  assert.equal(custom.lookup("work", "gpt-5").reasoning, known.reasoning);
+});
+
+Deno.test("ModelCatalog.withOverrides() of a price at a person's provider keeps the model's data", () => {
+  // README's example: Claude through a proxy provider "work", with a price of its own.
+  const catalog = new ModelCatalog().withOverrides(
+    { "work/claude-sonnet-4-5": { price: { input: 2.5, output: 12 } } },
+    { providerNames: ["work"] },
+  );
+  const claude = new ModelCatalog().lookup("anthropic", "claude-sonnet-4-5");
+  const work = catalog.lookup("work", "claude-sonnet-4-5");
+  assert.equal(work.contextWindow, claude.contextWindow);
+  assert.equal(work.images, claude.images);
+  assert.equal(work.reasoning, claude.reasoning);
+  assert.equal(work.price?.input, 2.5);
+  assert.equal(work.price?.output, 12);
+  // Cached reads keep the catalog's price rather than costing as much as fresh input.
+  assert.equal(work.price?.cachedInput, claude.price?.cachedInput);
 });
 
 Deno.test("ModelCatalog.withOverrides() reads OpenRouter ids with and without the provider", () => {
