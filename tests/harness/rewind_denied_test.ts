@@ -13,7 +13,7 @@ import type { PermissionRule } from "../../src/config/schema.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
-import { hostTool } from "../support/host_tool.ts";
+import { hostTool, strictCheckpoints } from "../support/host_tool.ts";
 import { Session } from "../../src/session/session.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
@@ -84,15 +84,7 @@ Deno.test("TurnCheckpoints never stores the paths deny rules hide, in nested rep
   try {
     layOut(ws);
     const session = Session.create(home, { cwd: ws, ternVersion: "test" });
-    const checkpoints = new TurnCheckpoints({
-      sessionPath: session.path,
-      sessionId: session.id,
-      workspace: ws,
-      warn: (text) => {
-        throw new Error(text);
-      },
-      rules: () => RULES,
-    });
+    const checkpoints = strictCheckpoints(session, ws, () => RULES);
     const entry = await turn(session, checkpoints, () => {
       Deno.writeTextFileSync(join(ws, "a.txt"), "two\n");
       Deno.writeTextFileSync(join(ws, "sub", "code.txt"), "changed\n");
@@ -137,15 +129,7 @@ Deno.test("TurnCheckpoints drops a file stored before the deny rule, and a rewin
     layOut(ws);
     const session = Session.create(home, { cwd: ws, ternVersion: "test" });
     let rules: PermissionRule[] = [];
-    const checkpoints = new TurnCheckpoints({
-      sessionPath: session.path,
-      sessionId: session.id,
-      workspace: ws,
-      warn: (text) => {
-        throw new Error(text);
-      },
-      rules: () => rules,
-    });
+    const checkpoints = strictCheckpoints(session, ws, () => rules);
     // Before the rule the secrets are checkpointed like any file.
     const first = await turn(session, checkpoints, () => {
       Deno.writeTextFileSync(join(ws, "a.txt"), "two\n");

@@ -9,10 +9,10 @@ import { join } from "node:path";
 import { EMPTY_TREE, ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
 import { writeFileSafely, writeLinkSafely } from "../../src/harness/rewind/safe_files.ts";
 import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
-import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { Session } from "../../src/session/session.ts";
+import { strictCheckpoints } from "../support/host_tool.ts";
 
 async function temp(prefix: string): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix }));
@@ -161,15 +161,7 @@ Deno.test("applyRewind() undoes a folder swapped for a symlink without touching 
       return Promise.resolve({ status: "OK", output: "" });
     },
   } as unknown as Tool;
-  const checkpoints = new TurnCheckpoints({
-    sessionPath: session.path,
-    sessionId: session.id,
-    workspace: ws,
-    warn: (text) => {
-      throw new Error(text);
-    },
-    rules: () => [],
-  });
+  const checkpoints = strictCheckpoints(session, ws);
   const tools = checkpoints.wrap(new ToolRegistry([hostile]), user.id);
   await tools.get("bash")!.run({}, {} as never);
   const changes = await checkpoints.endTurn();

@@ -6,9 +6,8 @@ import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
 import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
 import { describePlan } from "../../src/cli/sessions_rewind.ts";
-import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
-import { hostTool } from "../support/host_tool.ts";
+import { hostTool, strictCheckpoints } from "../support/host_tool.ts";
 import { Session } from "../../src/session/session.ts";
 
 async function temp(prefix: string): Promise<string> {
@@ -26,15 +25,7 @@ Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote 
     Deno.writeTextFileSync(join(ws, "main.py"), "code\n");
     const session = Session.create(home, { cwd: ws, ternVersion: "test" });
     const user = session.append({ type: "message", message: { role: "user", content: "go" } });
-    const checkpoints = new TurnCheckpoints({
-      sessionPath: session.path,
-      sessionId: session.id,
-      workspace: ws,
-      warn: (text) => {
-        throw new Error(text);
-      },
-      rules: () => [],
-    });
+    const checkpoints = strictCheckpoints(session, ws);
     const turn = hostTool(() => {
       Deno.writeTextFileSync(join(ws, ".gitignore"), "build/\n");
       Deno.writeTextFileSync(join(ws, "main.py"), "edited\n", { append: true });

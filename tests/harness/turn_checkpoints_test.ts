@@ -5,6 +5,7 @@ import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { Session } from "../../src/session/session.ts";
+import { strictCheckpoints } from "../support/host_tool.ts";
 
 /** What a test gets: the workspace, the session's path, the checkpoints and the wrapped tools. */
 interface Turn {
@@ -41,15 +42,7 @@ async function withTurn(body: (turn: Turn) => Promise<void>): Promise<void> {
         return { status: "OK", output: "" };
       },
     } as unknown as Tool;
-    const checkpoints = new TurnCheckpoints({
-      sessionPath: session.path,
-      sessionId: session.id,
-      workspace: ws,
-      warn: (text) => {
-        throw new Error(text);
-      },
-      rules: () => [],
-    });
+    const checkpoints = strictCheckpoints(session, ws);
     const tools = checkpoints.wrap(new ToolRegistry([writer]), user.id);
     await body({
       ws,
