@@ -3,14 +3,24 @@ import type { TernConfig } from "./schema.ts";
 import { SETTING_KEYS, settingOf } from "./settings.ts";
 import { type ConfigSource, describeSource, isProjectSource } from "./sources.ts";
 
-/** The plain settings in table order, the key after the base URL, the tern directory last. */
+/** Structured settings (`limits`, `providers`, …), each shown on one line. */
+const STRUCTURED: ReadonlySet<string> = new Set(
+  SETTING_KEYS.filter((key) => settingOf(key).rule.kind === "structured"),
+);
+
+/**
+ * The plain settings in table order, the key after the base URL, then the structured ones, the
+ * tern directory last. `apiKeyEnv` shows as the variable on the `apiKey` line, once it is set.
+ */
 const ORDER: ReadonlyArray<string> = [
-  ...SETTING_KEYS.filter((key) => {
-    const row = settingOf(key);
-    return row.rule.kind !== "structured" && !row.secret;
-  }).flatMap((key) => key === "baseUrl" ? [key, "apiKey"] : [key]),
+  ...SETTING_KEYS.filter((key) => !STRUCTURED.has(key) && !settingOf(key).secret)
+    .flatMap((key) => key === "baseUrl" ? [key, "apiKey"] : [key]),
+  ...STRUCTURED,
   "ternHome",
 ];
+
+/** Longest shown value of a structured setting, in characters. */
+const STRUCTURED_CHARS = 160;
 
 const WIDTH = Math.max(...ORDER.map((key) => key.length)) + 2;
 
@@ -39,11 +49,37 @@ export function describeConfig(
       return `${label}set${source ? ` (from ${source})` : ""}${note}`;
     }
     const value = (config as unknown as Record<string, unknown>)[key];
-    if (value === undefined || (Array.isArray(value) && value.length === 0)) {
-      return `${label}not set`;
-    }
-    return `${label}${value}${source ? `  (${source})` : ""}`;
+    if (value === undefined || isEmpty(value)) return `${label}not set`;
+    const shown = STRUCTURED.has(key) ? compactJson(redacted(value, key)) : value;
+    return `${label}${shown}${source ? `  (${source})` : ""}`;
   }).join("\n");
+}
+
+function isEmpty(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length === 0;
+  return value !== null && typeof value === "object" && Object.keys(value).length === 0;
+}
+
+function compactJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.length <= STRUCTURED_CHARS ? text : `${text.slice(0, STRUCTURED_CHARS - 1)}…`;
+}
+
+/**
+ * `value` without what may be secret: a header's value (a provider's `Authorization`), and a
+ * key variable's name that is not in capitals (it may be the key itself).
+ */
+function redacted(value: unknown, key: string): unknown {
+  const hide = (name: unknown) =>
+    typeof name === "string" && !/^[A-Z_][A-Z0-9_]*$/.test(name) ? "(hidden)" : name;
+  if (Array.isArray(value)) return value.map((item) => redacted(item, key));
+  if (value === null || typeof value !== "object") {
+    return /keyEnv$/i.test(key) ? hide(value) : value;
+  }
+  const entries = Object.entries(value);
+  if (key === "headers") return Object.fromEntries(entries.map(([name]) => [name, "…"]));
+  if (key === "keyEnv") return Object.fromEntries(entries.map(([name, v]) => [name, hide(v)]));
+  return Object.fromEntries(entries.map(([name, v]) => [name, redacted(v, name)]));
 }
 
 function withheldNote({ variables, chooser }: WithheldKeys): string {

@@ -83,6 +83,33 @@ export function parseText(
   throw invalidSetting(key, source, given, position);
 }
 
+/** Variable-name prefixes tern's process may read (bin/_env.sh grants them, and VLLM_API_KEY). */
+export const READABLE_PREFIXES = ["TERN_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_"] as const;
+
+/**
+ * Whether tern's process may read the variable `name`: its launcher (bin/_env.sh) grants the
+ * READABLE_PREFIXES and the names listed in `TERN_EXTRA_ENV`, and reading any other variable
+ * gets nothing, as if it were unset. Never throws.
+ */
+export function mayReadVariable(name: string): boolean {
+  return Deno.permissions.querySync({ name: "env", variable: name }).state === "granted";
+}
+
+/**
+ * Why tern cannot read the variable `name` and how to let it, for a message: `tern's process
+ * may read only variables starting with TERN_, …, VLLM_API_KEY and those listed in
+ * TERN_EXTRA_ENV; add MY_KEY to it (comma-separated names, e.g. TERN_EXTRA_ENV=MY_KEY)`. Without
+ * `name` (one not to echo), "add the name to it".
+ */
+export function unreadableVariableHint(name?: string): string {
+  const prefixes = `${READABLE_PREFIXES.slice(0, -1).join(", ")} or ${READABLE_PREFIXES.at(-1)}`;
+  const add = name === undefined
+    ? "add the name to it (comma-separated names)"
+    : `add ${name} to it (comma-separated names, e.g. TERN_EXTRA_ENV=${name})`;
+  return `tern's process may read only variables starting with ${prefixes}, VLLM_API_KEY ` +
+    `and those listed in TERN_EXTRA_ENV; ${add}`;
+}
+
 /** The trimmed value, or undefined when unset or blank. */
 export function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();

@@ -8,10 +8,12 @@ import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import {
   type Dotenv,
   type Layer,
+  mayReadVariable,
   nonEmpty,
   parseText,
   readDotenv,
   settingsFromVariables,
+  unreadableVariableHint,
   type Variables,
 } from "./env.ts";
 import { ConfigError } from "./errors.ts";
@@ -99,6 +101,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const dotenv = await readDotenv(cwd, join(cwd, ".env"), options.warn);
   if (dotenv) {
     layers.push(checkProjectLayer(settingsFromVariables(dotenv.variables, dotenv), dotenv.file));
+    projectLayers.add(layers.at(-1)!);
   }
   layers.push(settingsFromVariables(env));
   layers.push(flagsLayer(options.flags ?? {}));
@@ -123,6 +126,9 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       else if (key === "providers") mergeByName(providers, value);
       else if (key === "models") mergeByName(models, value);
       else if (key === "sandbox") Object.assign(sandbox, value);
+      // A project's number for a key it may only narrow (maxSubagents, the subagent timeouts)
+      // never raises what the person set lower than the default.
+      else if (keepsLower(key, merged[key], value, projectLayers.has(layer))) continue;
       else merged[key] = value;
       const source = layer.sources[key as SettingKey];
       if (source !== undefined) sources[key] = source;
@@ -142,9 +148,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   } as TernConfig;
   sources.ternHome = home.source;
 
-  if (options.env === undefined && apiKeyEnv !== undefined) {
-    checkReadable(apiKeyEnv, sources.apiKeyEnv);
-  }
+  if (options.env === undefined) checkReadable(namedKeyVariables(config, apiKeyEnv), sources);
   // A base URL or provider from the project's files is the repository's choice: only keys
   // from that same `.env` may go there, never the person's own keys from the environment.
   const chooser = [sources.baseUrl, sources.provider].find((source) => isProjectSource(source));
@@ -175,7 +179,7 @@ function mergeByName<T extends object>(into: Record<string, T>, value: unknown):
 
 /**
  * The values of key variables, by name: the real environment first, then `.env`. A name
- * tern's process may not read (see READABLE_PREFIXES) counts as unset.
+ * tern's process may not read (see `mayReadVariable()`) counts as unset.
  */
 function collectKeys(
   env: Variables,
@@ -190,33 +194,70 @@ function collectKeys(
   return keys;
 }
 
-/** Variable-name prefixes tern's process may read (bin/_env.sh grants them). */
-export const READABLE_PREFIXES = [
-  "TERN_",
-  "OPENAI_",
-  "ANTHROPIC_",
-  "OPENROUTER_",
-  "VLLM_API_KEY",
-] as const;
+/**
+ * Every variable the settings name as holding a key, with the key that names it:
+ * `apiKeyEnv`, each provider's and `indexEmbeddings`' `apiKeyEnv`, `webSearch.keyEnv` and
+ * `webFetch.readerKeyEnv`.
+ */
+function namedKeyVariables(
+  config: TernConfig,
+  apiKeyEnv: string | undefined,
+): Array<{ variable: string; key: string; setting: SettingKey }> {
+  const named: Array<{ variable: string; key: string; setting: SettingKey }> = [];
+  if (apiKeyEnv) named.push({ variable: apiKeyEnv, key: "apiKeyEnv", setting: "apiKeyEnv" });
+  for (const [name, provider] of Object.entries(config.providers)) {
+    if (provider.apiKeyEnv) {
+      const key = `providers.${name}.apiKeyEnv`;
+      named.push({ variable: provider.apiKeyEnv, key, setting: "providers" });
+    }
+  }
+  const embeddings = config.indexEmbeddings?.apiKeyEnv;
+  if (embeddings) {
+    const key = "indexEmbeddings.apiKeyEnv";
+    named.push({ variable: embeddings, key, setting: "indexEmbeddings" });
+  }
+  for (const [name, variable] of Object.entries(config.webSearch?.keyEnv ?? {})) {
+    if (variable) named.push({ variable, key: `webSearch.keyEnv.${name}`, setting: "webSearch" });
+  }
+  const reader = config.webFetch?.readerKeyEnv;
+  if (reader) {
+    named.push({ variable: reader, key: "webFetch.readerKeyEnv", setting: "webFetch" });
+  }
+  return named;
+}
 
-function checkReadable(name: string, source: ConfigSource | undefined): void {
-  const state = Deno.permissions.querySync({ name: "env", variable: name }).state;
-  if (state === "granted") return;
-  throw new ConfigError(
-    `Cannot read the API key variable ${name} named by "apiKeyEnv"${
-      source ? ` (${describeSource(source)})` : ""
-    }: tern's process may read only variables starting with ${
-      READABLE_PREFIXES.join(", ")
-    }; put the key in TERN_API_KEY or name a variable with one of those prefixes`,
-    { key: "apiKeyEnv" },
-  );
+/**
+ * Fails on the first key variable tern's process may not read: its key would count as unset
+ * whatever the person exports, so the setting could never work, and the person learns it now
+ * rather than when a provider or tool first wants the key.
+ * @throws {ConfigError} naming the variable, the key, where it was set and how to allow it.
+ */
+function checkReadable(
+  named: ReturnType<typeof namedKeyVariables>,
+  sources: Record<string, ConfigSource>,
+): void {
+  for (const { variable, key, setting } of named) {
+    if (mayReadVariable(variable)) continue;
+    const source = sources[setting];
+    // Named as variables are (capitals): anything else may be the key itself, never echoed.
+    const shown = /^[A-Z_][A-Z0-9_]*$/.test(variable) ? variable : undefined;
+    throw new ConfigError(
+      `Cannot read the key variable ${shown ? `${shown} ` : ""}named by "${key}"${
+        source ? ` (${describeSource(source)})` : ""
+      }: ${unreadableVariableHint(shown)}, or name a variable starting with TERN_${
+        shown ? "" : ` (the name is not shown: it is not in capitals, so it may be the key ` +
+          "itself, which goes in the variable)"
+      }`,
+      { key, ...(source && "file" in source ? { file: source.file } : {}) },
+    );
+  }
 }
 
 /**
  * This process's environment as `Variables`, read one name at a time. tern's process may read
  * only the variables its launcher grants (`--allow-env` in bin/_env.sh), so the whole
- * environment cannot be listed; a name it may not read is treated as unset, except the
- * variable named by `apiKeyEnv`, which gets a clear error when it is not readable.
+ * environment cannot be listed; a name it may not read is treated as unset, except the key
+ * variables the settings name, which get a clear error when they are not readable.
  */
 export function processEnvironment(): Variables {
   return new Proxy({} as Variables, {
@@ -333,6 +374,12 @@ function checkProjectLayer(layer: Layer, file: string): Layer {
     if (refusal) throw refusal;
   }
   return layer;
+}
+
+/** A project's number above the value so far, for a key a project may only narrow. */
+function keepsLower(key: string, current: unknown, value: unknown, fromProject: boolean): boolean {
+  if (!fromProject || typeof current !== "number" || typeof value !== "number") return false;
+  return settingOf(key as SettingKey).project === "narrower" && value > current;
 }
 
 /** Sets each limit of `value` in `limits`; from a project's file only those that lower it. */

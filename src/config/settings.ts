@@ -25,7 +25,7 @@ import type {
  * what sandboxed commands see (`sandbox`), decide which server receives the person's API keys
  * (`keys`) or which code the agent's searches put first (`ranking`).
  */
-export type Guard = "review" | "sandbox" | "keys" | "ranking" | "commands" | "checkpoints";
+export type Guard = "review" | "sandbox" | "keys" | "ranking" | "checkpoints";
 
 /** A command-line flag of a setting. */
 export interface SettingFlag {
@@ -456,13 +456,23 @@ export const SETTINGS = {
   },
   /**
    * The limits of each shell command (config files only): the person's config may raise or
-   * lower them, a project's only lower them (a higher value is ignored).
+   * lower them, a project's only lower them: a value above the default is refused, and one
+   * above the person's own (lower) limit is ignored.
    */
   limits: {
     rule: structured<Partial<ResourceLimits>, ResourceLimits>(),
     default: DEFAULT_LIMITS,
     expect: "an object of limits",
     project: "narrower",
+    narrow: (value) => {
+      const raised = Object.entries(value as Partial<ResourceLimits>).find(([name, limit]) =>
+        limit !== undefined && limit > DEFAULT_LIMITS[name as keyof ResourceLimits]
+      );
+      if (raised === undefined) return undefined;
+      const [name, limit] = raised;
+      return `limits.${name} ${limit} is more than the default ` +
+        `${DEFAULT_LIMITS[name as keyof ResourceLimits]}`;
+    },
   },
   /** Allow/ask/deny rules, user config first, then the project's (config files only). */
   rules: {
@@ -540,15 +550,25 @@ export const SETTINGS = {
     guards: "keys",
   },
   /**
-   * Checks after `write` and `edit` (the person's config files only: a checker is a command
-   * tern runs without asking; a project's own checks are hooks, which need trust).
+   * Checks after `write` and `edit`. A project's file may only turn them off
+   * (`{"enabled": false}`): a checker or language server is a command tern runs without
+   * asking (a project's own checks are hooks, which need trust), and anything else it set
+   * would replace the person's own `diagnostics` whole.
    */
   diagnostics: {
     rule: structured<DiagnosticsSettings>(),
     default: {},
     expect: "an object",
-    project: false,
-    guards: "commands",
+    project: "narrower",
+    narrow: (value) => {
+      const { enabled, checkers, languageServers } = value as DiagnosticsSettings;
+      if (enabled === false) return undefined;
+      const field = checkers ? "checkers" : languageServers ? "languageServers" : undefined;
+      const what = field === undefined
+        ? 'it would replace your own "diagnostics" whole'
+        : `it names commands tern runs without asking ("${field}")`;
+      return `${what}, and a project may only turn diagnostics off ({"enabled": false})`;
+    },
   },
 } as const satisfies Record<string, Setting>;
 

@@ -110,7 +110,6 @@ function placeOf(source: ConfigSource, key: SettingKey): [string, string, string
 const GUARD_REASONS = {
   review: ["it would change who approves tool calls", "may only tighten the sandbox"],
   sandbox: ["it widens what sandboxed commands see", "may not widen the sandbox"],
-  commands: ["it names commands tern runs without asking", "may not name commands to run"],
   keys: ["it decides which server receives your API keys", "may not send your keys elsewhere"],
   ranking: ["it decides which code the agent's searches put first", "may not reorder them"],
   checkpoints: ["it decides what a rewind can bring back", "may not narrow the checkpoints"],
@@ -127,7 +126,7 @@ export function projectRefusal(
 ): ConfigError | undefined {
   const row = settingOf(key);
   let what: string;
-  let rule = "may only tighten the sandbox";
+  let rule = "may only narrow what tern does";
   if (row.project === false) {
     [what, rule] = GUARD_REASONS[row.guards ?? "review"];
   } else if (row.project === "narrower" && row.narrow !== undefined) {

@@ -193,8 +193,9 @@ export type LanguageServerName =
   | "rust-analyzer";
 
 /**
- * The `diagnostics` key (the person's config only: it names commands tern runs after edits
- * without asking): checks of the files `write` and `edit` change.
+ * The `diagnostics` key (the person's config only, except that a project may turn it off: it
+ * names commands tern runs after edits without asking): checks of the files `write` and `edit`
+ * change.
  */
 export interface DiagnosticsSettings {
   /** Default true. */

@@ -3,6 +3,7 @@
  * inferred), `${VAR}` expansion, absolute paths, defaults and the fingerprint.
  */
 import { dirname, resolve } from "../core/path.ts";
+import { mayReadVariable, unreadableVariableHint } from "../config/env.ts";
 import { formatValue } from "../config/errors.ts";
 import { KNOWN_KEY_VARIABLES } from "../config/schema.ts";
 import { checkEntry, type ConfigFormat, ENTRY_KEYS, type EntryInput } from "./_config_schema.ts";
@@ -129,11 +130,15 @@ export async function parseServerEntry(
           `\${NAME:-default}`,
       );
     }
+    const { name } = problem;
+    // Deno answers an unreadable variable as unset: say which it is, and the fix for each.
+    const why = mayReadVariable(name)
+      ? "which is not set: set it"
+      : `which tern may not read: ${unreadableVariableHint(name)}`;
     return context.raise(
       where,
-      `"${formatKeyPath(where)}" uses \${${problem.name}}, which is not set: set it, or give a ` +
-        `default with \${${problem.name}:-value} (tern's own process reads only the variables ` +
-        `it declares: add the name to TERN_EXTRA_ENV)`,
+      `"${formatKeyPath(where)}" uses \${${name}}, ${why}, or give a default with ` +
+        `\${${name}:-value}`,
     );
   };
   const env = Object.fromEntries(

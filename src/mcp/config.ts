@@ -27,11 +27,12 @@ export interface LoadMcpConfigOptions {
   /** Reads an environment variable for ${VAR} expansion; undefined when unset or not readable. */
   env: (name: string) => string | undefined;
   /**
-   * Given: a problem in a project file is told here and disables only what it touches (a file
-   * that cannot be parsed: its servers; a bad server entry or an unset `${VAR}`: that server),
-   * and a skipped project file (a symlink out of the workspace, a hard link) is told here too.
-   * Absent: such problems throw, and skipped files warn on stderr. Problems in the person's own
-   * files always throw.
+   * Given: a problem is told here and disables only what it touches: a bad server entry or an
+   * unset `${VAR}`, that server (in any file); a project file that cannot be parsed, its
+   * servers. A skipped project file (a symlink out of the workspace, a hard link) is told here
+   * too. Absent: such problems throw, and skipped files warn on stderr. A file of the person's
+   * own that cannot be parsed always throws: which names it defines, and so keeps from a
+   * project's servers, is unknown.
    */
   warn?: Warn;
 }
@@ -71,9 +72,11 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
     import("./_config_entry.ts"),
   ]);
   const servers = new Map<string, McpServerConfig>();
-  // A problem in a project file costs only what it touches, when someone can be told.
-  const isolate = async <T>(source: ConfigSource, what: string, fn: () => Promise<T> | T) => {
-    if (source.scope === "user" || options.warn === undefined) return await fn();
+  // The person's own names, those that failed too: a project's server never takes one.
+  const ownNames = new Map<string, string>();
+  // A problem costs only what it touches, when someone can be told.
+  const isolate = async <T>(what: string, fn: () => Promise<T> | T) => {
+    if (options.warn === undefined) return await fn();
     try {
       return await fn();
     } catch (error) {
@@ -83,11 +86,13 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
     }
   };
   for (const source of sources) {
-    const parsed = await isolate(source, "its servers are", () => parseSource(jsonc, source));
+    const parsed = source.scope === "user"
+      ? parseSource(jsonc, source)
+      : await isolate("its servers are", () => parseSource(jsonc, source));
     if (parsed === undefined) continue;
     for (const { path, value } of parsed.entries) {
+      if (source.scope === "user") ownNames.set(path[1], source.file);
       const server = await isolate(
-        source,
         `server "${path[1]}" is`,
         () =>
           parseServerEntry(value, path, {
@@ -99,24 +104,29 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
             raise: parsed.raise,
           }),
       );
-      if (server === undefined) continue;
-      const own = servers.get(server.name);
-      if (own?.scope === "user" && server.scope === "project") {
+      if (server === undefined) {
+        // A user's entry that failed leaves no definition behind it to fall back on.
+        if (source.scope === "user") servers.delete(path[1]);
+        continue;
+      }
+      const ownFile = ownNames.get(server.name);
+      if (ownFile !== undefined && server.scope === "project") {
         options.warn?.(
           `MCP server "${server.name}" in "${server.file}" is not used: your own definition ` +
-            `in "${own.file}" has that name`,
+            `in "${ownFile}" has that name`,
         );
         continue;
       }
       // Nor take the tool names, and so the rules, of one of the person's servers.
       const shadowed = server.scope === "project"
-        ? [...servers.values()].find((s) => s.scope === "user" && namesOverlap(s.name, server.name))
+        ? [...ownNames].find(([name]) => namesOverlap(name, server.name))
         : undefined;
       if (shadowed !== undefined) {
+        const [name, file] = shadowed;
         options.warn?.(
           `MCP server "${server.name}" in "${server.file}" is not used: its tools would be named ` +
-            `like those of your own server "${shadowed.name}" (${toolPrefix(shadowed.name)}*) ` +
-            `in "${shadowed.file}" — rename it in the project's file`,
+            `like those of your own server "${name}" (${toolPrefix(name)}*) ` +
+            `in "${file}" — rename it in the project's file`,
         );
         continue;
       }

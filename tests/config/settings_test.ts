@@ -143,7 +143,6 @@ const PERSON_ONLY = {
   sandbox: ["noSandbox", "profiles", "sandbox"],
   keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch", "indexEmbeddings"],
   ranking: ["searchWeights"],
-  commands: ["diagnostics"],
   checkpoints: ["rewindMaxFileBytes"],
 } as const;
 
@@ -165,7 +164,6 @@ Deno.test("loadConfig() refuses each person-only key from a project's file and .
     sandbox: "it widens what sandboxed commands see",
     keys: "it decides which server receives your API keys",
     ranking: "it decides which code the agent's searches put first",
-    commands: "it names commands tern runs without asking",
     checkpoints: "it decides what a rewind can bring back",
   };
   for (const [guard, keys] of Object.entries(PERSON_ONLY)) {
@@ -212,11 +210,14 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
         "maxSubagents",
         "subagentTimeoutMs",
         "subagentEscalationTimeoutMs",
+        "diagnostics",
       ]),
     );
     const cases: Array<[string, string]> = [
       [`{ "profile": ":external" }`, `Refusing "profile"`],
       [`{ "rules": [{ "action": "allow", "tool": "bash" }] }`, `Refusing "rules"`],
+      [`{ "limits": { "processes": 4096 } }`, `Refusing "limits"`],
+      [`{ "diagnostics": { "checkers": [] } }`, `Refusing "diagnostics"`],
     ];
     for (const [text, message] of cases) {
       write("cwd/.tern/config.jsonc", text);

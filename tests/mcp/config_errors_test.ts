@@ -159,8 +159,7 @@ Deno.test("loadMcpConfig() names the file, key and variable of an unset ${VAR}",
     assert.equal(
       error.message,
       `Invalid MCP config "${file}": "mcpServers.github.env.TOKEN" uses \${GITHUB_TOKEN}, which ` +
-        `is not set: set it, or give a default with \${GITHUB_TOKEN:-value} (tern's own process ` +
-        `reads only the variables it declares: add the name to TERN_EXTRA_ENV)`,
+        `is not set: set it, or give a default with \${GITHUB_TOKEN:-value}`,
     );
     assert.equal(error.key, "mcpServers.github.env.TOKEN");
     assert.equal((await fixture.load({ GITHUB_TOKEN: "t" })).servers[0].env.TOKEN, "t");

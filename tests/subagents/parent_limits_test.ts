@@ -317,3 +317,25 @@ Deno.test("tern child ends its turn at the request's time limit, its parent gone
     }
   }
 });
+
+Deno.test("loadConfig(): a project's subagent limit never raises what the person set lower", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home };
+    await Deno.writeTextFile(join(ws.home, "config.jsonc"), '{"maxSubagents":1}');
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    // Within the default (4), yet above the person's 1: the person's stays.
+    await Deno.writeTextFile(join(ws.dir, ".tern", "config.jsonc"), '{"maxSubagents":4}');
+    equal((await loadConfig({ cwd: ws.dir, env })).config.maxSubagents, 1);
+    // Nor through the project's .env.
+    await Deno.remove(join(ws.dir, ".tern", "config.jsonc"));
+    await Deno.writeTextFile(join(ws.dir, ".env"), "TERN_MAX_SUBAGENTS=3\n");
+    equal((await loadConfig({ cwd: ws.dir, env })).config.maxSubagents, 1);
+    // A lower one still applies.
+    await Deno.writeTextFile(join(ws.home, "config.jsonc"), '{"maxSubagents":3}');
+    await Deno.writeTextFile(join(ws.dir, ".env"), "TERN_MAX_SUBAGENTS=2\n");
+    equal((await loadConfig({ cwd: ws.dir, env })).config.maxSubagents, 2);
+  } finally {
+    await ws.cleanup();
+  }
+});
