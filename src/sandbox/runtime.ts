@@ -56,6 +56,7 @@ import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_ru
 import { networkEnv } from "./shell_env.ts";
 import { warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
 import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
+import { withHookScripts } from "./hooks/scripts_folder.ts";
 import type { Grants, ShellPlan, ShellResult, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
 import { defaultConfigPath } from "./worker/flags.ts";
@@ -548,13 +549,15 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     }
   };
   const bwrapShell: ShellRunner = async (command, run) => {
-    const built = await enter();
+    const planned = await enter();
     try {
+      const built = run.hookScripts ? withHookScripts(planned, ternHome) : planned;
       const runIn = (plan: ShellPlan) =>
         createBwrapRunner(plan, { bwrapPath: options.bwrapPath })(command, run);
       const hosts = proxiedHosts(profile.grants.net);
       if (hosts === null) {
-        return await withOomNote(await warm.run(built, command, run) ?? await runIn(built));
+        const warmed = run.hookScripts ? null : await warm.run(built, command, run);
+        return await withOomNote(warmed ?? await runIn(built));
       }
       socketDir ??= Deno.makeTempDir({ prefix: "tern-proxy-" });
       return await withOomNote(

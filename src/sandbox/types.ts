@@ -97,6 +97,12 @@ export interface ShellRunOptions {
   signal?: AbortSignal;
   /** Each piece of output as it arrives (already masked for secrets). */
   onOutput?: (text: string) => void;
+  /**
+   * Show `<ternHome>/hooks` read-only to this command alone, in a sandbox of its own (never the
+   * warm shell later commands reuse): only for the person's own hooks (see
+   * `hooks/scripts_folder.ts`). Without bubblewrap it changes nothing.
+   */
+  hookScripts?: boolean;
 }
 
 /**

@@ -36,6 +36,13 @@ export interface HookCommand {
   matcher: string;
   command: string;
   timeoutS: number;
+  /**
+   * Whose settings file defined it: only the person's own hooks (`"user"`) see their scripts'
+   * folder, `<ternHome>/hooks` (see `scripts_folder.ts`); absent counts as the project's.
+   */
+  scope?: HookSource["scope"];
+  /** The settings file that defined it (absolute), for messages. */
+  file?: string;
 }
 
 /** The hooks of one settings file. */
@@ -112,7 +119,7 @@ async function readHookSource(
   }
   if (!isObject(data) || data.hooks === undefined) return undefined;
   const problems: string[] = [];
-  const hooks = parseHooks(data.hooks, problems);
+  const hooks = parseHooks(data.hooks, problems).map((hook) => ({ ...hook, scope, file }));
   return {
     file,
     scope,

@@ -12,7 +12,9 @@
  */
 import type { AuditRecord } from "../audit.ts";
 import type { ShellRunner } from "../types.ts";
+import { dirname, join } from "../../core/path.ts";
 import { claudeToolName, type HookCommand, type HookEvent, matches } from "./config.ts";
+import { HOOK_SCRIPTS_FOLDER } from "./scripts_folder.ts";
 
 /**
  * The most characters of one hook's text that reach the model or the person (its context, or
@@ -46,7 +48,11 @@ export interface HookRunnerOptions {
    * and a runner that is not confined is never used.
    */
   shell: () => { run: ShellRunner; confined: boolean } | string | undefined;
-  /** Told once, the first time a hook does not run because commands are not confined. */
+  /**
+   * Told what the person must know: once, the first time a hook does not run because commands
+   * are not confined; and once per hook that cannot start in the sandbox (exit code 126 or 127:
+   * its program is not there or not executable), which then blocks nothing.
+   */
   warn?: (text: string) => void;
   workspace: string;
   sessionId: string;
@@ -61,6 +67,8 @@ export interface HookRunnerOptions {
 export class HookRunner {
   readonly #options: HookRunnerOptions;
   #warned = false;
+  /** The hooks the person was told cannot start (see `#cannotStart`). */
+  readonly #unstartable = new Set<string>();
 
   constructor(options: HookRunnerOptions) {
     this.#options = options;
@@ -131,6 +139,8 @@ export class HookRunner {
             cwd: this.#options.workspace,
             timeoutMs: hook.timeoutS * 1000,
             signal: options.signal,
+            // The person's own hooks, and only theirs, see their scripts in tern's home.
+            ...(hook.scope === "user" ? { hookScripts: true } : {}),
           },
         );
         if (result.timedOut) {
@@ -147,6 +157,7 @@ export class HookRunner {
           } else {
             exitCode = ran.code;
             answer = interpret(hook, ran);
+            if (ran.code === 126 || ran.code === 127) this.#cannotStart(hook, ran);
           }
         }
       } catch (error) {
@@ -159,6 +170,30 @@ export class HookRunner {
     const confined = typeof shell === "object" ? shell.confined : undefined;
     this.#audit(hook, answer, exitCode, options, performance.now() - started, confined);
     return answer;
+  }
+
+  /**
+   * Tells the person, once per hook, that it exited 126 or 127 (what bash gives for a program
+   * not executable or not found) and so guards nothing: a hook that fails blocks nothing, and
+   * the audit log alone would keep it silent.
+   */
+  #cannotStart(hook: HookCommand, ran: { stderr: string; code: number }): void {
+    const key = JSON.stringify([hook.event, hook.matcher, hook.command]);
+    if (this.#unstartable.has(key)) return;
+    this.#unstartable.add(key);
+    const what = ran.code === 127 ? "not found" : "not executable";
+    const detail = ran.stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? "";
+    const scripts = hook.file === undefined ? "" : join(dirname(hook.file), HOOK_SCRIPTS_FOLDER);
+    const sees = hook.scope === "user" && scripts !== ""
+      ? `your own hooks see the workspace and "${scripts}" (read-only, when it is a real ` +
+        `folder, not a link), nothing else of tern's home`
+      : `a project's hooks see the workspace, never tern's home`;
+    this.#options.warn?.(
+      `The ${hook.event} hook "${hook.command}" cannot run: a program it names was ${what} ` +
+        `in the sandbox (exit code ${ran.code}${detail === "" ? "" : `: ${detail}`}), so it ` +
+        `blocks nothing. Hooks run in the commands' sandbox, which hides most of your home ` +
+        `folder: ${sees}`,
+    );
   }
 
   #audit(
