@@ -13,7 +13,8 @@ import { UsageError } from "./errors.ts";
 import { ALL_OPTIONS, environmentHelp, optionsHelp } from "./options.ts";
 
 /** The shells `tern completions` writes a script for. */
-export type CompletionShell = "bash" | "zsh" | "fish";
+export const COMPLETION_SHELLS = ["bash", "zsh", "fish"] as const;
+export type CompletionShell = typeof COMPLETION_SHELLS[number];
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -143,9 +144,10 @@ export type CommandLine =
     json: boolean;
     options: TurnOptions;
   }
-  | { command: "help" }
+  /** `tern --help`, or with `topic` (`tern run --help`, `tern help run`) that command's part. */
+  | { command: "help"; topic?: string }
   | { command: "version" }
-  /** Hidden: the shell completion script for `shell` (bin/install writes them). */
+  /** The shell completion script for `shell` (bin/install writes them). */
   | { command: "completions"; shell: CompletionShell }
   /** The headless child protocol (a subagent): one request on stdin, JSON lines on stdout. */
   | { command: "child"; options: TurnOptions }
@@ -237,7 +239,9 @@ Commands:
                          list_sessions, set_model (docs/rpc.md)
   acp                    serve the Agent Client Protocol on stdin/stdout, for editors
                          (Zed and others) that drive coding agents (docs/acp.md)
-  help                   print this help
+  completions <shell>    print the completion script for bash, zsh or fish (bin/install
+                         writes them where each shell looks for them)
+  help [command]         print this help, or a command's part of it (also: <command> --help)
 
 Options:
 ${optionsHelp()}
@@ -250,6 +254,32 @@ Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or con
 `;
 }
 
+/**
+ * The help of one command: its entries under "Commands:" in `tern --help`, the options only it
+ * takes, and where the rest are.
+ */
+export function commandHelpText(command: string): string {
+  const lines = helpText().split("\n");
+  const start = lines.indexOf("Commands:") + 1;
+  const entries: string[][] = [];
+  for (const line of lines.slice(start, lines.indexOf("", start))) {
+    if (!line.startsWith("   ")) entries.push([line]);
+    else entries.at(-1)?.push(line);
+  }
+  const own = entries.filter((entry) => entry[0].trim().split(" ")[0] === command).flat();
+  const options = optionsHelp(command);
+  return [
+    `Usage of tern ${command} (every command: tern --help):`,
+    "",
+    ...own,
+    ...(options === "" ? [] : ["", "Its options:", options]),
+    "",
+    "The options no single command owns (model, provider, review mode, sandbox profile, " +
+    "output,\nsession -c/-r, the configuration keys) are in tern --help.",
+    "",
+  ].join("\n");
+}
+
 /** The options in `arg`'s form: `--name` with its type, `-x` naming its long option. */
 const SPEC: arg.Spec = Object.fromEntries(
   ALL_OPTIONS.flatMap((option) => {
@@ -259,7 +289,10 @@ const SPEC: arg.Spec = Object.fromEntries(
   }),
 );
 
-/** The commands (the first word); `completions` is answered before them. */
+/**
+ * The commands (the first word). `child` is tern's own (a subagent's process) and not in the
+ * help; `completions` is answered before the others' options are looked at.
+ */
 export const COMMANDS: ReadonlySet<string> = new Set([
   "run",
   "child",
@@ -280,6 +313,7 @@ export const COMMANDS: ReadonlySet<string> = new Set([
   "memory",
   "rpc",
   "acp",
+  "completions",
 ]);
 /** The actions of `tern sessions`. */
 export const SESSIONS_ACTIONS: readonly SessionsAction[] = [
@@ -296,30 +330,49 @@ const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 /** Parses argv (without the program name). @throws {UsageError} */
 export function parseCommandLine(args: string[]): CommandLine {
   const { values, positionals } = parseOptions(bareResume(args));
-  if (on(values, "help") || positionals[0] === "help") return { command: "help" };
+  if (on(values, "help") || positionals[0] === "help") return helpCommand(positionals);
   if (on(values, "version")) return { command: "version" };
   if (positionals[0] === "completions") return completionsCommand(positionals.slice(1));
+  const line = commandOf(values, positionals);
+  refuseOtherCommandsOptions(line, values);
+  return line;
+}
+
+/** The names an option's `commands` may give for `line`: `sessions` and `sessions rewind`. */
+function commandNames(line: CommandLine): string[] {
+  if (line.command === "sandbox-explain") return ["sandbox", "sandbox explain"];
+  if (line.command === "sandbox-check") return ["sandbox", "sandbox check"];
+  return "action" in line ? [line.command, `${line.command} ${line.action}`] : [line.command];
+}
+
+/**
+ * Refuses every option given that another command takes (`tern run --yes`), naming who takes it.
+ * @throws {UsageError}
+ */
+function refuseOtherCommandsOptions(line: CommandLine, values: Values): void {
+  const names = commandNames(line);
+  for (const option of ALL_OPTIONS) {
+    const owners = option.commands;
+    if (!owners || values[option.name] === undefined) continue;
+    if (owners.some((owner) => names.includes(owner))) continue;
+    const here = line.command === "interactive" ? "an interactive session" : `tern ${names.at(-1)}`;
+    const list = owners.length === 1
+      ? owners[0]
+      : `${owners.slice(0, -1).join(", ")} and ${owners.at(-1)}`;
+    // `tern run /review a --focus=x`: the template's argument, taken for an option.
+    const template = line.command === "run" && line.task.startsWith("/")
+      ? `; to give it to the template, put the template's arguments after "--": tern run ${
+        line.task.split(" ")[0]
+      } -- <arguments>`
+      : "";
+    throw new UsageError(`--${option.name} belongs to tern ${list}, not ${here}${template}`);
+  }
+}
+
+/** The command `positionals` and `values` ask for. @throws {UsageError} */
+function commandOf(values: Values, positionals: string[]): CommandLine {
   const options = turnOptions(values);
   const [first, ...rest] = positionals;
-  if (first !== "search" && text(values, "limit") !== undefined) {
-    throw new UsageError("--limit belongs to tern search");
-  }
-  if (first !== "search" && on(values, "explain")) {
-    throw new UsageError("--explain belongs to tern search");
-  }
-  const running = first === "run" || text(values, "once") !== undefined;
-  if (!running && text(values, "skill") !== undefined) {
-    throw new UsageError("--skill belongs to tern run");
-  }
-  if (!running && values.image !== undefined) {
-    throw new UsageError("--image belongs to tern run");
-  }
-  const planning = first === "plan" || text(values, "plan") !== undefined;
-  if (
-    !planning && (text(values, "append") !== undefined || text(values, "concurrency") !== undefined)
-  ) {
-    throw new UsageError("--append and --concurrency belong to tern plan");
-  }
   if (on(values, "demo") || first === "demo") {
     if (rest.length > 0 || (first !== "demo" && first !== undefined)) {
       throw new UsageError(`Unexpected arguments after demo: "${positionals.join(" ")}"`);
@@ -343,9 +396,6 @@ export function parseCommandLine(args: string[]): CommandLine {
     // With --skill, the skill alone is a task.
     if (text(values, "skill") === undefined) requireTask(task);
     return { command: "run", task, ...skillOf(values), ...imagesOf(values), options };
-  }
-  if (first !== "memory" && on(values, "global")) {
-    throw new UsageError("--global belongs to tern memory save");
   }
   if (first === "memory") return memoryCommand(rest, values, options);
   if (first === "child") {
@@ -462,15 +512,32 @@ export function parseCommandLine(args: string[]): CommandLine {
   return { command: "interactive", options };
 }
 
+/** `tern --help`, `tern run --help` or `tern help run`: the help of a command people type. */
+function helpCommand(positionals: string[]): CommandLine {
+  const [first, second] = positionals;
+  const topic = first === "help" ? second : first;
+  return topic !== undefined && COMMANDS.has(topic) && topic !== "child"
+    ? { command: "help", topic }
+    : { command: "help" };
+}
+
 function completionsCommand(rest: string[]): CommandLine {
   const [shell, ...more] = rest;
-  if (shell !== "bash" && shell !== "zsh" && shell !== "fish") {
-    throw new UsageError(`Unknown shell "${shell ?? ""}": expected bash, zsh or fish`);
+  if (shell === undefined) {
+    throw new UsageError(
+      "Missing shell for completions: tern completions bash, zsh or fish prints that shell's " +
+        "script (e.g. tern completions bash > ~/.local/share/bash-completion/completions/tern)",
+    );
+  }
+  if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) {
+    throw new UsageError(
+      `Unknown shell "${shell}": expected bash, zsh or fish (tern completions bash)`,
+    );
   }
   if (more.length > 0) {
     throw new UsageError(`Unexpected arguments after completions ${shell}: "${more.join(" ")}"`);
   }
-  return { command: "completions", shell };
+  return { command: "completions", shell: shell as CompletionShell };
 }
 
 function memoryCommand(rest: string[], values: Values, options: TurnOptions): CommandLine {
@@ -480,9 +547,6 @@ function memoryCommand(rest: string[], values: Values, options: TurnOptions): Co
     global: on(values, "global"),
     json: on(values, "json"),
   };
-  if (action !== "save" && base.global) {
-    throw new UsageError("--global belongs to tern memory save");
-  }
   switch (action) {
     case "list":
     case "log":

@@ -10,13 +10,21 @@ import {
   readDenoAudit,
 } from "../sandbox/audit.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
+import { SessionRefError } from "../session/errors.ts";
+import { loadSession } from "../session/load.ts";
+import { findSession } from "../session/paths.ts";
 
 /** Options for {@linkcode showAudit}. */
 export interface ShowAuditOptions {
   /** The user's tern directory; audit files are in `<ternHome>/audit`. */
   ternHome: string;
-  /** A session id or the path of an audit file; default: the newest audit file. */
+  /**
+   * A session (id, id prefix or file, as `tern sessions` takes them: every audit log of its
+   * runs), or an audit log's name or path; default: the newest audit file.
+   */
   session?: string;
+  /** The workspace whose sessions an id prefix is looked up in first. */
+  cwd?: string;
   /** Print the records as JSON lines instead of a table. */
   json?: boolean;
   /** Receives the output, whole lines with their newline. */
@@ -28,13 +36,18 @@ export interface ShowAuditOptions {
  * @throws {InputError} when there is no audit file or the session is unknown.
  */
 export async function showAudit(options: ShowAuditOptions): Promise<number> {
-  const path = options.session === undefined
-    ? await newestAuditFile(options.ternHome)
-    : await sessionFile(options.ternHome, options.session);
+  const paths = options.session === undefined
+    ? [await newestAuditFile(options.ternHome)]
+    : await sessionFiles(options.ternHome, options.session, options.cwd);
+  for (const path of paths) await showFile(path, options);
+  return 0;
+}
+
+async function showFile(path: string, options: ShowAuditOptions): Promise<void> {
   const { records, skipped } = await readAudit(path);
   if (options.json) {
     for (const record of records) options.write(jsonForTerminal(JSON.stringify(record)) + "\n");
-    return 0;
+    return;
   }
   options.write(`Audit log "${terminalText(path)}": ${plural(records.length, "tool call")}\n`);
   const masker = new SecretMasker();
@@ -45,7 +58,6 @@ export async function showAudit(options: ShowAuditOptions): Promise<number> {
     for (const line of table(rows)) options.write(line + "\n");
   }
   if (skipped > 0) options.write(`${plural(skipped, "malformed line")} skipped\n`);
-  return 0;
 }
 
 async function row(record: AuditRecord, masker: SecretMasker): Promise<string[]> {
@@ -136,23 +148,64 @@ async function newestAuditFile(ternHome: string): Promise<string> {
   return newest.path;
 }
 
-/** A session id (`<ternHome>/audit/<id>.jsonl`) or, when it has a slash or ends in .jsonl, a path. */
-async function sessionFile(ternHome: string, session: string): Promise<string> {
-  const isPath = session.includes("/") || session.endsWith(".jsonl");
-  let path: string;
+/**
+ * The audit files `ref` names: an audit log (`<ternHome>/audit/<name>.jsonl`, or a path), else
+ * a session as `tern sessions` finds it, whose runs' logs (oldest first) are those whose records
+ * name it.
+ */
+async function sessionFiles(ternHome: string, ref: string, cwd?: string): Promise<string[]> {
+  const isPath = ref.includes("/") || ref.endsWith(".jsonl");
+  let path: string | undefined;
   if (isPath) {
-    path = isAbsolute(session) ? session : resolve(session);
+    path = isAbsolute(ref) ? ref : resolve(ref);
   } else {
     try {
-      path = auditPath(ternHome, session);
+      path = auditPath(ternHome, ref);
     } catch {
-      throw new InputError(`Unknown audit session "${session}"`);
+      // No audit log's name: perhaps a session's.
     }
   }
+  const sessions = join(ternHome, "sessions") + "/";
+  if (path !== undefined && !path.startsWith(sessions) && await isFile(path)) return [path];
+  let session: string;
   try {
-    if ((await Deno.stat(path)).isFile) return path;
+    session = (await loadSession(await findSession(ternHome, ref, cwd))).header.id;
+  } catch (error) {
+    if (!(error instanceof SessionRefError) || error.matches.length > 1) throw error;
+    throw new InputError(
+      `Unknown audit session "${ref}": ${path === undefined ? "" : `no file "${path}" and `}` +
+        "no session with that id (see tern sessions list)",
+    );
+  }
+  const files = await sessionAuditFiles(ternHome, session);
+  if (files.length === 0) {
+    throw new InputError(`Session "${session}" has no audit log: it made no tool calls`);
+  }
+  return files;
+}
+
+/** The audit files whose records belong to session `id`, oldest first (by name: run ids). */
+async function sessionAuditFiles(ternHome: string, id: string): Promise<string[]> {
+  const dir = auditDir(ternHome);
+  const files: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
+      const path = join(dir, entry.name);
+      const { records } = await readAudit(path);
+      if (records.some((record) => record.session === id)) files.push(path);
+    }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  throw new InputError(`Unknown audit session "${session}": no file "${path}"`);
+  return files.sort();
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
 }

@@ -4,7 +4,16 @@
  * and every option (ALL_OPTIONS). `tern completions <shell>` prints one; bin/install writes
  * them where each shell looks for them.
  */
-import { COMMANDS, type CompletionShell, helpText, SESSIONS_ACTIONS } from "./args.ts";
+import { FLAG_KEYS, settingOf } from "../config/settings.ts";
+import { PROVIDER_PRESETS } from "../llm/presets.ts";
+import { BUILTIN_PROFILES } from "../sandbox/profiles.ts";
+import {
+  COMMANDS,
+  COMPLETION_SHELLS,
+  type CompletionShell,
+  helpText,
+  SESSIONS_ACTIONS,
+} from "./args.ts";
 import { ALL_OPTIONS, type CliOption } from "./options.ts";
 
 /** Commands that are not typed by people (the subagent protocol). */
@@ -17,13 +26,23 @@ export const ACTIONS: Readonly<Record<string, readonly string[]>> = {
   hooks: ["list", "trust", "untrust"],
   memory: ["save", "list", "forget", "log", "undo"],
   sandbox: ["explain", "check"],
+  completions: COMPLETION_SHELLS,
 };
 
-/** The values of options that take one of a few. */
+/**
+ * The values of options that take one of a few: the settings' choices (`--mode`, `--thinking`,
+ * …), the built-in profiles and the provider presets (a config's own are not known here).
+ */
 const VALUES: Readonly<Record<string, readonly string[]>> = {
   output: ["text", "json", "stream-json"],
   restore: ["files", "conversation", "both"],
   conflicts: ["keep", "overwrite"],
+  profile: BUILTIN_PROFILES,
+  provider: Object.keys(PROVIDER_PRESETS),
+  ...Object.fromEntries(FLAG_KEYS.flatMap((key) => {
+    const { rule, flag } = settingOf(key);
+    return rule.kind === "choice" ? [[flag!.name, rule.values]] : [];
+  })),
 };
 
 /** The commands people type, in the help's order. */

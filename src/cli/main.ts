@@ -5,7 +5,13 @@
 import { versionLine } from "../version.ts";
 import { TernError } from "../core/errors.ts";
 import { terminalText } from "../core/terminal_text.ts";
-import { type CommandLine, helpText, parseCommandLine, type TurnOptions } from "./args.ts";
+import {
+  commandHelpText,
+  type CommandLine,
+  helpText,
+  parseCommandLine,
+  type TurnOptions,
+} from "./args.ts";
 import type { RunFlags } from "./run.ts";
 
 /**
@@ -34,7 +40,7 @@ async function dispatch(line: CommandLine): Promise<number> {
   if (["run", "plan", "interactive"].includes(line.command)) noticeRoot();
   switch (line.command) {
     case "help":
-      console.log(helpText().trimEnd());
+      console.log((line.topic ? commandHelpText(line.topic) : helpText()).trimEnd());
       return 0;
     case "version":
       console.log(versionLine());
@@ -73,17 +79,19 @@ async function dispatch(line: CommandLine): Promise<number> {
       return await checkSandbox(line.call, toRunFlags(line.options));
     }
     case "audit": {
-      const [{ showAudit }, { loadConfig }] = await Promise.all([
+      const [{ showAudit }, { loadConfig }, { processWriters }] = await Promise.all([
         import("./audit.ts"),
         import("../config/mod.ts"),
+        import("./process_env.ts"),
       ]);
       const flags = toRunFlags(line.options);
       const { config } = await loadConfig({ cwd: flags.cwd, flags: flags.config });
       return await showAudit({
         ternHome: config.ternHome,
         session: line.session,
+        cwd: flags.cwd,
         json: line.json,
-        write: (text) => Deno.stdout.writeSync(new TextEncoder().encode(text)),
+        write: processWriters().out,
       });
     }
     case "sessions": {
@@ -151,8 +159,13 @@ function toRunFlags(options: TurnOptions): RunFlags {
   };
 }
 
-/** Prints `error` and returns the exit code `exit_codes.ts` gives it. */
+/**
+ * Prints `error` and returns the exit code `exit_codes.ts` gives it. A broken pipe is the reader
+ * of tern's output gone (`tern … | head`): like the writers of `process_env.ts`, which carry on,
+ * a write that gave up on it ends the command quietly, as a success.
+ */
 async function reportError(error: unknown): Promise<number> {
+  if (error instanceof Deno.errors.BrokenPipe) return 0;
   // Imported only on this path: the mapping names every domain's error classes.
   const { EXIT_FAILURE, exitCodeForError } = await import("./exit_codes.ts");
   if (error instanceof TernError) {

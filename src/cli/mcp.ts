@@ -180,15 +180,15 @@ async function changeTrust(
   }
   if (action === "trust" && names.length === 0) {
     // Trust is given one named server at a time, after seeing what it runs: a `.mcp.json`
-    // the agent itself wrote must not start on a reflexive "trust everything".
-    const untrusted = project.map((s) => `  ${s.name}: ${describeServer(s)}`).join("\n");
-    throw usage(
-      new Error(
-        project.length === 0
-          ? `There are no project MCP servers in "${where.workspace}" to trust`
-          : `Name the servers to trust (tern mcp trust <server>…); the project's:\n${untrusted}`,
-      ),
+    // the agent itself wrote must not start on a reflexive "trust everything". The list is
+    // the answer the help promises, so it is no error.
+    const untrusted = project.map((s) => `  ${s.name}: ${describeServer(s)}\n`).join("");
+    write.out(
+      project.length === 0
+        ? `There are no project MCP servers in "${where.workspace}" to trust\n`
+        : `Name the servers to trust (tern mcp trust <server>…); the project's:\n${untrusted}`,
     );
+    return 0;
   }
   const chosen = project.filter((s) => names.includes(s.name));
   if (action === "untrust") {

@@ -15,7 +15,24 @@ export interface CliOption {
   arg?: string;
   /** Its line under "Options:"; none for options the command list describes. */
   help?: string;
+  /**
+   * The commands that take it, as `command` or `command action` (`sessions rewind`); none:
+   * every command. Any other command refuses it, naming these.
+   */
+  commands?: readonly string[];
 }
+
+/** The commands that print JSON with `--json`. */
+const JSON_COMMANDS = [
+  "audit",
+  "context",
+  "hooks",
+  "mcp",
+  "memory",
+  "models",
+  "search",
+  "sessions",
+];
 
 /** Options listed before the configuration keys' options in the help. */
 const LEADING: readonly CliOption[] = [
@@ -42,6 +59,7 @@ const TRAILING: readonly CliOption[] = [
     type: "string",
     multiple: true,
     arg: "<file>",
+    commands: ["run"],
     help: "tern run: attach a workspace image to the task (PNG, JPEG, GIF, WebP; repeatable)",
   },
   {
@@ -80,20 +98,20 @@ const TRAILING: readonly CliOption[] = [
   { name: "version", short: "V", type: "boolean", help: "print the version" },
   { name: "help", short: "h", type: "boolean", help: "print this help" },
   { name: "plan", type: "string" },
-  { name: "append", type: "string" },
-  { name: "concurrency", type: "string" },
+  { name: "append", type: "string", commands: ["plan"] },
+  { name: "concurrency", type: "string", commands: ["plan"] },
   { name: "demo", type: "boolean" },
-  { name: "offline", type: "boolean" },
-  { name: "json", type: "boolean" },
-  { name: "all", type: "boolean" },
-  { name: "focus", type: "string" },
-  { name: "restore", type: "string" },
-  { name: "yes", type: "boolean" },
-  { name: "conflicts", type: "string" },
-  { name: "limit", type: "string" },
-  { name: "explain", type: "boolean" },
-  { name: "skill", type: "string" },
-  { name: "global", type: "boolean" },
+  { name: "offline", type: "boolean", commands: ["models"] },
+  { name: "json", type: "boolean", commands: JSON_COMMANDS },
+  { name: "all", type: "boolean", commands: ["models", "sessions list"] },
+  { name: "focus", type: "string", commands: ["sessions compact"] },
+  { name: "restore", type: "string", commands: ["sessions rewind"] },
+  { name: "yes", type: "boolean", commands: ["sessions rewind"] },
+  { name: "conflicts", type: "string", commands: ["sessions rewind"] },
+  { name: "limit", type: "string", commands: ["search"] },
+  { name: "explain", type: "boolean", commands: ["search"] },
+  { name: "skill", type: "string", commands: ["run"] },
+  { name: "global", type: "boolean", commands: ["memory save"] },
 ];
 
 /** Every option: the command line's own and one per configuration key with a flag. */
@@ -140,9 +158,15 @@ function optionLines(option: CliOption): string {
   return lines.join("\n");
 }
 
-/** The "Options:" section of the help: every option that has a help line, in order. */
-export function optionsHelp(): string {
-  return ALL_OPTIONS.filter((option) => option.help).map(optionLines).join("\n");
+/**
+ * The "Options:" section of the help: every option that has a help line, in order; with
+ * `command`, only those that command (or one of its actions) owns.
+ */
+export function optionsHelp(command?: string): string {
+  const owned = (option: CliOption) =>
+    command === undefined ||
+    (option.commands ?? []).some((name) => name === command || name.startsWith(`${command} `));
+  return ALL_OPTIONS.filter((option) => option.help && owned(option)).map(optionLines).join("\n");
 }
 
 /**

@@ -4,15 +4,15 @@
  * takes images) before the turn starts.
  */
 import type { TernConfig } from "../config/mod.ts";
-import { TernError } from "../core/errors.ts";
 import type { ImagePart } from "../core/messages.ts";
 import { imagePart, MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST } from "../llm/images.ts";
 import { checkPath } from "../tools/paths.ts";
 import { readFileVerified } from "../tools/verified_io.ts";
+import { InputError } from "./errors.ts";
 
 /**
  * The images at `paths` (relative to `workspace`), for the model `config` names.
- * @throws {TernError} `Cannot attach image "<path>": …` for a path outside the workspace, a
+ * @throws {InputError} (exit code 2) `Cannot attach image "<path>": …` for a path outside the workspace, a
  * missing or unreadable file, no image, too large; or when the model takes no images.
  */
 export async function attachImages(
@@ -21,14 +21,14 @@ export async function attachImages(
   paths: readonly string[],
 ): Promise<ImagePart[]> {
   if (paths.length > MAX_IMAGES_PER_REQUEST) {
-    throw new TernError(
+    throw new InputError(
       `Cannot attach ${paths.length} images: at most ${MAX_IMAGES_PER_REQUEST} go with one task`,
     );
   }
   const { configuredCatalog } = await import("../llm/setup.ts");
   const info = configuredCatalog(config).lookup(config.provider, config.model);
   if (!info.images) {
-    throw new TernError(
+    throw new InputError(
       `Cannot attach images: model "${config.model}" does not take images (its catalog entry ` +
         `says images: false; set "images": true for it under "models" in the config if it does)`,
     );
@@ -40,26 +40,26 @@ export async function attachImages(
       checked = await checkPath(workspace, path);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new TernError(`Cannot attach image "${path}": ${reason}`);
+      throw new InputError(`Cannot attach image "${path}": ${reason}`);
     }
     // Checked before reading: a huge (or sparse) file named like an image is never read whole.
     if (checked.info?.isFile && checked.info.size > MAX_IMAGE_BYTES) {
       const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-      throw new TernError(
+      throw new InputError(
         `Cannot attach image "${path}": ${mb(checked.info.size)} MB is over the ` +
           `${mb(MAX_IMAGE_BYTES)} MB limit; make it smaller first (tern does not downscale)`,
       );
     }
     const bytes = checked.info?.isFile ? readFileVerified(checked.root, checked.real) : null;
     if (bytes === null) {
-      throw new TernError(
+      throw new InputError(
         `Cannot attach image "${path}": not a readable regular file inside the workspace`,
       );
     }
     try {
       images.push(await imagePart(bytes, path));
     } catch (error) {
-      throw new TernError(error instanceof Error ? error.message : String(error));
+      throw new InputError(error instanceof Error ? error.message : String(error));
     }
   }
   return images;

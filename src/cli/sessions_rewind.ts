@@ -69,15 +69,23 @@ export async function rewindCommand(
     if (line.json) {
       out(`${JSON.stringify({ ...planJson(plan), ...result })}\n`);
     } else {
+      const undone = plan.target === "undo";
       out(
-        `rewound: ${result.written.length} file(s) written, ${result.deleted.length} removed` +
+        `${undone ? "undone" : "rewound"}: ${result.written.length} file(s) written, ` +
+          `${result.deleted.length} removed` +
           (result.kept.length > 0 ? `, ${result.kept.length} kept as they were` : "") +
-          (result.leaf !== undefined
-            ? "; the conversation continues from before that message"
-            : "") +
+          (result.leaf === undefined
+            ? ""
+            : undone
+            ? "; the conversation is back where it was before the rewind"
+            : "; the conversation continues from before that message") +
           "\n",
       );
-      err("tern: undo it with `tern sessions rewind <session> undo --yes`\n");
+      // An undo is a rewind too: undoing it again puts the rewind back.
+      err(
+        `tern: ${undone ? "redo the rewind" : "undo it"} with ` +
+          `\`tern sessions rewind ${session.id} undo --yes\`\n`,
+      );
     }
     return 0;
   } finally {

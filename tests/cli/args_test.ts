@@ -178,7 +178,10 @@ Deno.test("parseCommandLine() reads tern plan, --plan and refuses plan flags els
   equal(alias.command === "plan" && alias.task, "do it");
   const resume = parseCommandLine(["plan", "-c", "--append", "{}"]);
   equal(resume.command === "plan" && resume.task, undefined);
-  throws(() => parseCommandLine(["run", "x", "--concurrency", "2"]), /belong to tern plan/);
+  throws(
+    () => parseCommandLine(["run", "x", "--concurrency", "2"]),
+    /--concurrency belongs to tern plan, not tern run/,
+  );
   throws(() => parseCommandLine(["plan", "x", "--concurrency", "0"]), /positive integer/);
 });
 

@@ -144,13 +144,20 @@ Deno.test("showAudit() reports an unknown session or no audit log with exit code
     assert.equal(exitCodeForError(none), 2);
     await writeAudit(auditPath(home, "s1"), [record({})]);
     const unknown = await showError({ ternHome: home, session: "s2" });
-    assert.equal(unknown.message, `Unknown audit session "s2": no file "${auditPath(home, "s2")}"`);
+    const none2 = "no session with that id (see tern sessions list)";
+    assert.equal(
+      unknown.message,
+      `Unknown audit session "s2": no file "${auditPath(home, "s2")}" and ${none2}`,
+    );
     assert.equal(exitCodeForError(unknown), 2);
     const path = join(home, "nope.jsonl");
     const missing = await showError({ ternHome: home, session: path });
-    assert.equal(missing.message, `Unknown audit session "${path}": no file "${path}"`);
+    assert.equal(
+      missing.message,
+      `Unknown audit session "${path}": no file "${path}" and ${none2}`,
+    );
     const bad = await showError({ ternHome: home, session: ".." });
-    assert.equal(bad.message, `Unknown audit session ".."`);
+    assert.equal(bad.message, `Unknown audit session "..": ${none2}`);
     assert.equal(exitCodeForError(bad), 2);
   });
 });
