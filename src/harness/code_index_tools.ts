@@ -69,9 +69,14 @@ export class CodeIndexTools implements CodeIndexAccess {
   ): Promise<IndexAnswer<T>> {
     const rules = this.#settings().rules;
     if (rules === undefined) return answer;
-    const denials = await (await import("./path_denials.ts")).personDenials(rules);
+    const { hiddenPart, personDenials } = await import("./path_denials.ts");
+    const denials = await personDenials(rules);
     if (denials === null) return answer;
-    return { ...answer, results: answer.results.filter(({ chunk }) => !denials.hide(chunk.path)) };
+    // By the file and every folder above it: a rule on a folder hides all it holds.
+    return {
+      ...answer,
+      results: answer.results.filter(({ chunk }) => hiddenPart(denials, chunk.path) === undefined),
+    };
   }
 
   /** Closes the store if it was opened. */

@@ -6,6 +6,20 @@
 import type { PermissionRule } from "../config/schema.ts";
 import type { PathDenials } from "../sandbox/denied_paths.ts";
 
+/**
+ * The part of `relative` (a workspace-relative path with `/`) that `denials` hide: the path or
+ * the first folder above it a rule matches (the sandbox's view hides such a folder whole, with
+ * everything in it); undefined when none does.
+ */
+export function hiddenPart(denials: PathDenials, relative: string): string | undefined {
+  const parts = relative.split("/").filter((part) => part !== "" && part !== ".");
+  for (let end = 1; end <= parts.length; end++) {
+    const key = parts.slice(0, end).join("/");
+    if (denials.hide(key)) return key;
+  }
+  return undefined;
+}
+
 /** The denials of `rules`; null without a deny rule that names a path. */
 export async function personDenials(
   rules: readonly PermissionRule[],

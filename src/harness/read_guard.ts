@@ -13,7 +13,7 @@ import type { ReadRefusal } from "../config/workspace_file.ts";
 import { basename, relative, resolve, sep } from "../core/path.ts";
 import { realPathOrNull } from "../core/verified_open.ts";
 import { secretLocations } from "../sandbox/protected_paths.ts";
-import { personDenials } from "./path_denials.ts";
+import { hiddenPart, personDenials } from "./path_denials.ts";
 
 /** Where the guard draws its lines. */
 export interface ReadGuardPlaces {
@@ -53,12 +53,9 @@ export async function modelReadGuard(places: ReadGuardPlaces): Promise<ReadRefus
       // Inside the workspace a rule's pattern is matched as the read tool would match it;
       // above it (a repository root's file), by the file's name, as if it lay at the top.
       const rel = relative(root, path);
-      const parts = (rel.startsWith("..") || rel.startsWith(sep) ? basename(path) : rel).split(sep);
-      // A folder a rule hides hides what is in it (the sandbox's view hides it whole).
-      for (let end = 1; end <= parts.length; end++) {
-        const key = parts.slice(0, end).join("/");
-        if (denials.hide(key)) return `your deny rules keep "${key}" from tools`;
-      }
+      const key = rel.startsWith("..") || rel.startsWith(sep) ? basename(path) : rel;
+      const hidden = hiddenPart(denials, key.split(sep).join("/"));
+      if (hidden !== undefined) return `your deny rules keep "${hidden}" from tools`;
     }
     return undefined;
   };

@@ -25,7 +25,7 @@
  * context files together at {@linkcode MAX_CONTEXT_TOTAL_CHARS}: the files past it are left out
  * with a note naming them.
  */
-import { dirname, join, relative, resolve, sep } from "../core/path.ts";
+import { basename, dirname, join, relative, resolve, sep } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import { lstatOrNull, realPathOrNull } from "../core/verified_open.ts";
 
@@ -221,14 +221,19 @@ export function readContextFile(
   };
 }
 
-/** `refuse`, and a file of `dir` must be one whose real path lies right in `dir`'s. */
+/**
+ * `refuse`, and a file of `dir` must be itself or a link to the other context file beside it
+ * (`CLAUDE.md -> AGENTS.md`): nothing above the workspace is the model's to read, so a link there
+ * to any other file (`AGENTS.md -> .env`) would show it what its tools cannot.
+ */
 function besideOnly(dir: string, refuse: ReadRefusal): ReadRefusal {
   const real = realPathOrNull(dir) ?? dir;
+  const names: readonly string[] = CONTEXT_FILE_NAMES;
   return (path, named) =>
-    dirname(path) === real
+    dirname(path) === real && names.includes(basename(path))
       ? refuse(path, named)
-      : `it leads out of its folder (to "${path}"), and above the workspace tern follows no ` +
-        "link into another folder";
+      : `it leads to "${path}", and above the workspace tern follows a link only to the other ` +
+        `context file beside it (${CONTEXT_FILE_NAMES.join(", ")})`;
 }
 
 /** `refuse` for a project's (or a nested) file; none for the person's own, in tern's home. */

@@ -302,6 +302,10 @@ Deno.test("CodeIndexTools leaves out what the person's deny rules hide, even fro
       rules = [{ action: "deny", path: "secrets/**" }];
       ok(!(await found()).includes("secrets/"), await found());
       ok(!(await symbol()).includes("secrets/"), await symbol());
+      // A rule on the folder itself hides what it holds, as the sandbox's view does.
+      rules = [{ action: "deny", path: "secrets" }];
+      ok(!(await found()).includes("secrets/"), await found());
+      ok(!(await symbol()).includes("secrets/"), await symbol());
       // A rule that keeps only the writing tools from the folder hides nothing.
       rules = [{ action: "deny", tool: "write", path: "secrets/**" }];
       match(await found(), /secrets\/vault\.ts/);

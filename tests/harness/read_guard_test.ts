@@ -68,8 +68,11 @@ Deno.test("readPromptFiles() and readMemoryFiles() read no link to what the mode
     Deno.symlinkSync("../../.ssh/id_ed25519", join(ws, "AGENTS.md"));
     Deno.symlinkSync("secrets/key.txt", join(ws, "CLAUDE.md"));
     Deno.symlinkSync("backend/.env", join(ws, "MEMORY.md"));
-    // Above the workspace: a link to a file in another folder, and one beside it (kept).
+    // Above the workspace: a link to a file in another folder, one to a file beside it that is
+    // no context file (the model can read neither), and one to the AGENTS.md beside it (kept).
     Deno.symlinkSync("../other/notes.md", join(home, "projects", "AGENTS.md"));
+    write(join(home, "projects", "notes.txt"), "BESIDE-NOTES");
+    Deno.symlinkSync("notes.txt", join(home, "projects", "CLAUDE.md"));
     write(join(home, "AGENTS.md"), "HOME-RULES");
     Deno.symlinkSync("AGENTS.md", join(home, "CLAUDE.md"));
     const warnings: string[] = [];
@@ -78,12 +81,12 @@ Deno.test("readPromptFiles() and readMemoryFiles() read no link to what the mode
     const files = readPromptFiles({ workspace: ws, ternHome, warn, refuse });
     const memory = readMemoryFiles(ws, ternHome, refuse, warn);
     const texts = [...files.context.map((file) => file.text), memory.project?.text].join("\n");
-    for (const secret of ["SSH-KEY", "OTHER-PROJECT", "DENIED-KEY", "DENIED-ENV"]) {
+    for (const secret of ["SSH-KEY", "OTHER-PROJECT", "BESIDE-NOTES", "DENIED-KEY", "DENIED-ENV"]) {
       equal(texts.includes(secret), false, `${secret} was read`);
     }
     // The home's own AGENTS.md is read once (its CLAUDE.md is the same file).
     deepEqual(files.context.map((file) => file.text), ["HOME-RULES"]);
-    equal(warnings.length, 4, warnings.join("\n"));
+    equal(warnings.length, 5, warnings.join("\n"));
 
     // A plain link beside its target, inside the workspace, still reads.
     Deno.removeSync(join(ws, "AGENTS.md"));
