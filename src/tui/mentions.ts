@@ -4,6 +4,8 @@
  * Nothing outside the workspace is ever listed or read, symbolic links included.
  */
 import { isAbsolute, join, relative, resolve, sep } from "../core/path.ts";
+import type { ReadRefusal } from "../config/workspace_file.ts";
+import { lstatOrNull, openVerified } from "../core/verified_open.ts";
 
 const SKIPPED = new Set([".git", "node_modules"]);
 const BINARY_PROBE_BYTES = 8192;
@@ -75,8 +77,12 @@ export async function expandMentions(
     skip?: ReadonlySet<string>;
     /** The text whose mentions are attached (what the person typed); default `text`. */
     from?: string;
-    /** True for a workspace-relative path the person's deny rules keep from being read. */
-    denied?: (relative: string) => boolean;
+    /**
+     * Why a file or folder may not be attached, given its real path and the path as named: what
+     * the model's own tools may not read (src/harness/read_guard.ts: the person's deny rules, home
+     * secret locations, tern's home).
+     */
+    refuse?: ReadRefusal;
   } = {},
 ): Promise<ExpandedMentions> {
   const maxBytes = options.maxBytes ?? 100_000;
@@ -94,7 +100,7 @@ export async function expandMentions(
     const mention = match[1].replace(TRAILING_PUNCTUATION, "");
     if (mention === "" || seen.has(mention) || options.skip?.has(mention)) continue;
     seen.add(mention);
-    const result = await attach(mention, workspace, root, maxBytes, options.denied);
+    const result = await attach(mention, workspace, root, maxBytes, options.refuse);
     if (typeof result === "string") {
       errors.push(`@${mention}: ${result}`);
     } else {
@@ -111,7 +117,7 @@ async function attach(
   workspace: string,
   root: string,
   maxBytes: number,
-  denied?: (relative: string) => boolean,
+  refuse?: ReadRefusal,
 ): Promise<{ path: string; block: string } | string> {
   if (isAbsolute(mention) || mention.split("/").includes("..")) return "outside the workspace";
   const path = relative(resolve(workspace), resolve(workspace, mention)) || ".";
@@ -123,10 +129,11 @@ async function attach(
   }
   if (!isInside(root, real)) return "outside the workspace";
   // Decided where the mention points and where it leads, as the path rules decide a `read`.
-  const reached = relative(root, real).split(sep).join("/") || ".";
-  if (denied !== undefined && (denied(path) || denied(reached))) return "denied by your rules";
+  const refused = refuse?.(real, join(workspace, mention));
+  if (refused !== undefined) return `not attached: ${refused}`;
   try {
-    const info = await Deno.stat(real);
+    const info = lstatOrNull(real);
+    if (info === null) return "not found";
     if (info.isDirectory) {
       const listing = await listDirectory(real);
       return { path, block: `\n\n<directory path="${quote(path)}">\n${listing}\n</directory>` };
@@ -134,11 +141,14 @@ async function attach(
     if (!info.isFile) return "not a regular file";
     // A hard link may be a file outside the workspace under a name inside it.
     if ((info.nlink ?? 1) > 1) return "a file with more than one link, not attached";
-    const head = await readHead(real, Math.min(info.size, maxBytes));
+    // Opened as the file checked: a link swapped in meanwhile is refused, not followed.
+    using opened = openVerified({ path: join(workspace, mention), real, info });
+    if (opened.links > 1) return "a file with more than one link, not attached";
+    const head = opened.head(Math.min(opened.size, maxBytes));
     if (head.subarray(0, BINARY_PROBE_BYTES).includes(0)) return "binary file, not attached";
-    const cut = head.length < info.size ? utf8Boundary(head, head.length) : head.length;
+    const cut = head.length < opened.size ? utf8Boundary(head, head.length) : head.length;
     let content = new TextDecoder().decode(head.subarray(0, cut)).replace(/\n$/, "");
-    const rest = info.size - cut;
+    const rest = opened.size - cut;
     if (rest > 0) content += `\n[truncated: ${rest} bytes more]`;
     return { path, block: `\n\n<file path="${quote(path)}">\n${content}\n</file>` };
   } catch (error) {
@@ -162,19 +172,6 @@ async function listDirectory(dir: string): Promise<string> {
   const shown = names.slice(0, MAX_LISTING);
   if (names.length > MAX_LISTING) shown.push(`[${names.length - MAX_LISTING} more entries]`);
   return shown.join("\n");
-}
-
-/** The first `size` bytes of the file (fewer if it shrank meanwhile). */
-async function readHead(path: string, size: number): Promise<Uint8Array> {
-  using file = await Deno.open(path);
-  const buffer = new Uint8Array(size);
-  let filled = 0;
-  while (filled < size) {
-    const read = await file.read(buffer.subarray(filled));
-    if (read === null) break;
-    filled += read;
-  }
-  return buffer.subarray(0, filled);
 }
 
 /** The largest length ≤ `end` that does not cut a UTF-8 character. */

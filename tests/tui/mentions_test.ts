@@ -1,6 +1,7 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { completePath, expandMentions } from "../../src/tui/mentions.ts";
+import { modelReadGuard } from "../../src/harness/read_guard.ts";
 
 /** A workspace with a few files, and a directory outside it; both removed afterwards. */
 async function withWorkspace(fn: (workspace: string, outside: string) => Promise<void>) {
@@ -153,23 +154,50 @@ Deno.test("expandMentions() attaches only the typed text's mentions, never a den
     try {
       await Deno.writeTextFile(outside, "OUTSIDE-BY-HARD-LINK");
       await Deno.link(outside, join(ws, "hard.txt"));
-      const denied = (path: string) => path.startsWith("secrets/");
+      // As the read guard answers for a deny rule on secrets/ (by the path named or reached).
+      const refuse = (real: string, named: string) =>
+        [real, named].some((path) => path.startsWith(join(ws, "secrets") + "/"))
+          ? "your deny rules keep it from tools"
+          : undefined;
       // A template's body names a file; the person typed only @readme.md.
       const body = "Review @src/main.ts with @readme.md";
-      const typed = await expandMentions(body, ws, { from: "/review @readme.md", denied });
+      const typed = await expandMentions(body, ws, { from: "/review @readme.md", refuse });
       deepEqual(typed.attached, ["readme.md"]);
       // The person's own mentions meet the deny rules, by name and through a link, and a hard
       // link is not followed out of the workspace.
       const refused = await expandMentions("@secrets/key.txt @key-link.txt @hard.txt", ws, {
-        denied,
+        refuse,
       });
       deepEqual(refused.attached, []);
       ok(!refused.text.includes("DENIED-KEY") && !refused.text.includes("OUTSIDE"), refused.text);
-      match(refused.errors.join("\n"), /@secrets\/key\.txt: denied by your rules/);
-      match(refused.errors.join("\n"), /@key-link\.txt: denied by your rules/);
+      match(refused.errors.join("\n"), /@secrets\/key\.txt: not attached: your deny rules/);
+      match(refused.errors.join("\n"), /@key-link\.txt: not attached: your deny rules/);
       match(refused.errors.join("\n"), /@hard\.txt: a file with more than one link/);
     } finally {
       await Deno.remove(outside);
     }
   });
+});
+
+Deno.test("expandMentions() with the read guard attaches no home secret a link leads to", async () => {
+  // The workspace is the home folder; a command made notes.md a link to the ssh key.
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-mention-home-" }));
+  try {
+    await Deno.mkdir(join(home, ".ssh"));
+    await Deno.writeTextFile(join(home, ".ssh", "id_ed25519"), "MENTION-SSH-SECRET");
+    await Deno.symlink(".ssh/id_ed25519", join(home, "notes.md"));
+    await Deno.writeTextFile(join(home, "plan.md"), "PLAN");
+    const refuse = await modelReadGuard({
+      workspace: home,
+      ternHome: join(home, ".tern"),
+      home,
+      rules: [],
+    });
+    const result = await expandMentions("summarize @notes.md and @plan.md", home, { refuse });
+    deepEqual(result.attached, ["plan.md"]);
+    ok(!result.text.includes("MENTION-SSH-SECRET"), result.text);
+    match(result.errors.join("\n"), /@notes\.md: not attached: .*\.ssh.*tools may not read/);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });

@@ -22,7 +22,6 @@ import { procsCommand } from "./procs_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
 import { attachNamedImages, namedImages } from "./image_mentions.ts";
-import { personDenials } from "../../harness/path_denials.ts";
 
 /** The keys, told once to someone who has never sent a message (an empty input history). */
 export const FIRST_START_HINT = "Enter sends · Shift+Enter new line · / commands · @ files · " +
@@ -83,11 +82,18 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     conversation: () => controller.conversation(),
     prepareMessage: async (text, typed) => {
       const named = namedImages(typed);
-      const denials = await personDenials(controller.config.rules);
+      // What the model's own tools may not read is not attached for it either.
+      const { modelReadGuard } = await import("../../harness/read_guard.ts");
+      const refuse = await modelReadGuard({
+        workspace,
+        ternHome: controller.config.ternHome,
+        home: readEnv("HOME"),
+        rules: controller.config.rules,
+      });
       const expanded = await expandMentions(text, workspace, {
         skip: named.mentions,
         from: typed,
-        ...(denials === null ? {} : { denied: denials.hide }),
+        refuse,
       });
       const attached = await attachNamedImages(workspace, controller.config, named.paths);
       const notes = [...expanded.errors, ...attached.notes];
