@@ -44,6 +44,7 @@ try {
       // A fresh instance each run: every check reports, none is "nothing new".
       const diagnostics = new EditDiagnostics({
         workspace: ws,
+        refuse: () => undefined,
         path,
         settings: { timeoutMs: 600_000 },
         shell: () => Promise.resolve({ run: sandbox.shell, kind: sandbox.shellKind }),

@@ -38,6 +38,7 @@ const texts = [
 function diagnosticsFor(languageServers: boolean): EditDiagnostics {
   return new EditDiagnostics({
     workspace: ws,
+    refuse: () => undefined,
     path,
     settings: { timeoutMs: 600_000, languageServers },
     shell: () =>

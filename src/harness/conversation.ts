@@ -910,12 +910,14 @@ export class Conversation {
       ? []
       : (await spec.paths(args)).filter((path) => path.write);
     if (written.length === 0 && this.#diagnostics === undefined) return observation;
+    const refuse = await this.#refusal();
     this.#diagnostics ??= import("./diagnostics/edit_diagnostics.ts").then(
       ({ EditDiagnostics }) =>
         new EditDiagnostics({
           workspace: this.#options.workspace,
           path: this.#options.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
           settings,
+          refuse,
           shell: async () => {
             const { runtime } = await this.#openSandbox();
             return {

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
 import type { DiagnosticsSettings } from "../../src/config/types.ts";
 import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import { READ_ALL } from "../support/read_all.ts";
 
 /** The folder of the Deno running the tests (deno check, deno lsp). */
 export const DENO_DIR = dirname(Deno.execPath());
@@ -20,6 +21,7 @@ export function diagnosticsIn(
 ): EditDiagnostics {
   return new EditDiagnostics({
     workspace: ws,
+    refuse: READ_ALL,
     path: options.path ?? `${DENO_DIR}:${SYSTEM_PATH}`,
     settings: options.settings,
     shell: () =>

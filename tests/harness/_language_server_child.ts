@@ -7,6 +7,7 @@
 import { dirname, join } from "node:path";
 import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
+import { READ_ALL } from "../support/read_all.ts";
 
 const root = await Deno.realPath(
   await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_lsp_child_" }),
@@ -27,6 +28,7 @@ const sandbox = await createSandbox({
 });
 const diagnostics = new EditDiagnostics({
   workspace: ws,
+  refuse: READ_ALL,
   path: `${dirname(Deno.execPath())}:/usr/local/bin:/usr/bin:/bin`,
   settings: { timeoutMs: 600_000 },
   shell: () =>

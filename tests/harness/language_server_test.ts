@@ -11,6 +11,7 @@ import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { assertNoProcessWith, bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
 import { anyAlive, comesTrue, descendants, isAlive } from "./_processes.ts";
 import { DENO_DIR, diagnosticsIn as withSandbox, SYSTEM_PATH } from "./_diagnostics.ts";
+import { READ_ALL } from "../support/read_all.ts";
 
 /** With its language servers; a loaded machine may take long: no timeout is met here. */
 function diagnosticsIn(
@@ -166,6 +167,7 @@ bwrapTest(
       const file = await denoProject(ws);
       const diagnostics = new EditDiagnostics({
         workspace: ws,
+        refuse: READ_ALL,
         path: `${DENO_DIR}:${SYSTEM_PATH}`,
         settings: { timeoutMs: 600_000 },
         shell: () =>
@@ -219,6 +221,7 @@ bwrapTest("EditDiagnostics stops a language server that does not answer in time"
     const token = `${Math.random()}`.slice(2);
     const diagnostics = new EditDiagnostics({
       workspace: ws,
+      refuse: READ_ALL,
       path: `${DENO_DIR}:${SYSTEM_PATH}`,
       settings: { timeoutMs: 500 },
       shell: () =>

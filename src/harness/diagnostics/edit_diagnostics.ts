@@ -11,6 +11,7 @@ import { relative } from "../../core/path.ts";
 import type { ShellRunner } from "../../sandbox/types.ts";
 import type { BackgroundLaunch } from "../../sandbox/background_launch.ts";
 import type { DiagnosticsSettings } from "../../config/types.ts";
+import { type ReadRefusal, readWorkspaceText } from "../../config/workspace_file.ts";
 import { type Checker, CheckerTable } from "./checkers.ts";
 import { type Diagnostic, parseDiagnostics } from "./parse.ts";
 import { Programs } from "./programs.ts";
@@ -49,6 +50,7 @@ export class EditDiagnostics {
   #failed = new Set<string>();
   #timeoutMs: number;
   #shell: () => Promise<CheckShell>;
+  #refuse: ReadRefusal;
   /** The last check's findings per file (absolute path), as `severity|message` keys. */
   #known = new Map<string, string[]>();
   /** Problems said once (a checker that cannot run). */
@@ -64,8 +66,15 @@ export class EditDiagnostics {
     path: string;
     settings?: DiagnosticsSettings;
     shell: () => Promise<CheckShell>;
+    /**
+     * What the model's own tools may not read (src/harness/read_guard.ts): a file a language
+     * server would be sent is read in tern's own process, so a link a command made to a secret
+     * must not carry it there (and into the diagnostics the model reads).
+     */
+    refuse: ReadRefusal;
   }) {
     this.#workspace = options.workspace;
+    this.#refuse = options.refuse;
     const programs = new Programs(options.workspace, options.path);
     this.#table = new CheckerTable(options.workspace, programs, options.settings?.checkers);
     this.#servers = new ServerTable(
@@ -181,15 +190,27 @@ export class EditDiagnostics {
    * What `spec`'s server finds in `file`, started at its first file; "fallback" when it cannot
    * say (it cannot start, it ended, the file is too large): the checker looks then.
    */
-  async #viaServer(spec: ServerSpec, file: string): Promise<string | undefined | "fallback"> {
-    let text: string;
+  /**
+   * The text of `file` for a server: read as a tool reads (confined to the workspace, no link
+   * out, one hard link, at most MAX_SERVER_FILE bytes) and only where `refuse` lets the model
+   * read it; undefined otherwise.
+   */
+  #readFile(file: string): string | undefined {
     try {
-      const info = await Deno.stat(file);
-      if (!info.isFile || info.size > MAX_SERVER_FILE) return "fallback";
-      text = await Deno.readTextFile(file);
+      return readWorkspaceText(this.#workspace, file, {
+        what: "file",
+        warn: () => {},
+        maxBytes: MAX_SERVER_FILE,
+        refuse: this.#refuse,
+      });
     } catch {
-      return "fallback";
+      return undefined;
     }
+  }
+
+  async #viaServer(spec: ServerSpec, file: string): Promise<string | undefined | "fallback"> {
+    const text = this.#readFile(file);
+    if (text === undefined) return "fallback";
     let starting = this.#running.get(spec.name);
     if (starting === undefined) {
       starting = this.#start(spec);
@@ -261,6 +282,7 @@ export class EditDiagnostics {
       return await LanguageServer.start(spec, launch, {
         workspace: this.#workspace,
         timeoutMs: this.#timeoutMs,
+        readFile: (file) => this.#readFile(file),
       });
     } catch (error) {
       return error instanceof Error ? error.message : String(error);

@@ -74,6 +74,8 @@ export class LanguageServer {
   #closing: Promise<void> | undefined;
   /** It runs in a sandbox of its own (bubblewrap's): see `close()`. */
   #confined: boolean;
+  /** Reads an open file again (see `start()`'s `readFile`). */
+  #readFile: (file: string) => string | undefined = () => undefined;
 
   private constructor(spec: ServerSpec, launch: BackgroundLaunch) {
     this.spec = spec;
@@ -135,11 +137,21 @@ export class LanguageServer {
   static async start(
     spec: ServerSpec,
     launch: BackgroundLaunch,
-    options: { workspace: string; timeoutMs: number },
+    options: {
+      workspace: string;
+      timeoutMs: number;
+      /**
+       * The text of a file as the model's own tools may read it; undefined when it is gone or
+       * refused (a link a command made to a secret, a file too large): such a file is closed,
+       * never sent.
+       */
+      readFile: (file: string) => string | undefined;
+    },
   ): Promise<LanguageServer> {
     let server: LanguageServer;
     try {
       server = new LanguageServer(spec, launch);
+      server.#readFile = options.readFile;
     } catch (error) {
       launch.release?.();
       const detail = error instanceof Error ? error.message : String(error);
@@ -237,7 +249,7 @@ export class LanguageServer {
   async #refresh(except: string): Promise<void> {
     for (const [uri, { file, text }] of [...this.#open]) {
       if (uri === except) continue;
-      const now = await Deno.readTextFile(file).catch(() => undefined);
+      const now = this.#readFile(file);
       if (now === text) continue;
       if (now === undefined) this.#close(uri);
       else this.#send(uri, file, now);
