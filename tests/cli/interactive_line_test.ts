@@ -137,3 +137,37 @@ Deno.test("tern in line mode shows warnings given while the session opened", asy
     await ws.cleanup();
   }
 });
+
+Deno.test("tern in line mode exits non-zero when a message fails, as tern run would", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await withScriptedServer([{ text: "First answer." }, { text: "" }], async (server) => {
+      const env = {
+        HOME: ws.home,
+        TERN_HOME: join(ws.home, ".tern"),
+        TERN_MODEL: "scripted-model",
+        TERN_BASE_URL: server.baseUrl,
+        NO_COLOR: "1",
+      };
+      // The second answer is empty: EMPTY_RESPONSE, which `tern run` exits 5 for.
+      const run = await runTernWithInput([], "one\ntwo\n", { cwd: ws.dir, env });
+      equal(run.code, 5, run.stdout + run.stderr);
+      ok((run.stdout + run.stderr).includes("First answer."));
+    });
+    // No server at all: the message cannot be sent, an error tern run exits non-zero for too.
+    const unreachable = await runTernWithInput([], "hello\n", {
+      cwd: ws.dir,
+      env: {
+        HOME: ws.home,
+        TERN_HOME: join(ws.home, ".tern"),
+        TERN_MODEL: "scripted-model",
+        TERN_BASE_URL: "http://127.0.0.1:9/v1",
+        TERN_MAX_RETRIES: "0",
+        NO_COLOR: "1",
+      },
+    });
+    ok(unreachable.code !== 0, unreachable.stdout + unreachable.stderr);
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -444,6 +444,12 @@ export class InteractiveApp {
     return info;
   }
 
+  /**
+   * The exit code of the first message that did not complete (0 while none did): what a session
+   * fed through a pipe exits with, as `tern run` would for that message.
+   */
+  exitCode = 0;
+
   async #turn(text: string): Promise<void> {
     const controller = new AbortController();
     this.#running = controller;
@@ -471,11 +477,18 @@ export class InteractiveApp {
       });
     } catch (error) {
       this.notice(error instanceof Error ? error.message : String(error), "error");
+      // Loaded only here: the mapping names every domain's error classes.
+      const { exitCodeForError } = await import("../exit_codes.ts");
+      if (this.exitCode === 0) this.exitCode = exitCodeForError(error);
     } finally {
       clearInterval(this.#ticker);
       this.#ticker = undefined;
       this.#running = undefined;
       if (result?.exitReason === "CANCELLED") this.#options.view.reset();
+    }
+    if (result !== undefined && result.exitReason !== "COMPLETED" && this.exitCode === 0) {
+      const { exitCodeFor } = await import("../exit_codes.ts");
+      this.exitCode = exitCodeFor(result.exitReason);
     }
     this.frame();
     // Messages queued after the last model call start the next turn.

@@ -141,5 +141,6 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   await controller.close();
   display.close();
   console.error(`tern: session ${controller.session.id.slice(0, 8)} (continue it with tern -c)`);
-  return 0;
+  // Fed through a pipe, the session fails when a message did, as `tern run` would.
+  return interactive ? 0 : app.exitCode;
 }
