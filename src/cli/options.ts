@@ -177,7 +177,8 @@ export function environmentHelp(): string {
   return wrap(
     "Environment: TERN_API_KEY (the chosen provider's key; else OPENAI_API_KEY, " +
       "ANTHROPIC_API_KEY or OPENROUTER_API_KEY by provider), TERN_HOME (default ~/.tern), " +
-      "TERN_EXTRA_ENV (more variables tern may read, for ${VAR} in MCP server definitions), " +
+      "TERN_EXTRA_ENV (more variables tern may read: key variables a setting names, ${VAR} in " +
+      "MCP server definitions), " +
       "TERN_EXTRA_HOSTS (more hosts tern may connect to: it reaches only those of URLs in its " +
       `config, environment and command line), and for settings ${
         SETTING_VARIABLES.join(", ")
