@@ -33,6 +33,7 @@ import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
 import type { Resources } from "../memory/resources.ts";
 import { nestedContextFiles } from "../memory/context_files.ts";
+import { modelReadGuard } from "./read_guard.ts";
 import type { Observation } from "../core/observation.ts";
 import type { Tool } from "../tools/define.ts";
 import { BASH_TOOL, type BuiltinLoader, builtinLoader, builtinTools } from "../tools/mod.ts";
@@ -521,7 +522,9 @@ export class Conversation {
       };
       this.#readGuard = {
         rules,
-        refuse: import("./read_guard.ts").then(({ modelReadGuard }) => modelReadGuard(places)),
+        // Made before the first request (the context files need it): a small module, loaded
+        // with this one rather than as a chunk of its own.
+        refuse: modelReadGuard(places),
       };
     }
     return this.#readGuard.refuse;

@@ -36,14 +36,19 @@ export async function modelReadGuard(places: ReadGuardPlaces): Promise<ReadRefus
     ...(places.home === undefined ? [] : secretLocations(places.home)),
     places.ternHome,
   ].map((path) => resolve(path));
-  // By the names given and by where they lead (a home folder behind a link).
-  const closed = [...new Set([...named, ...named.map((path) => realPathOrNull(path) ?? path)])];
+  // By the names given and by where they lead (a home folder behind a link): resolved at the
+  // first file asked about, not on the way to a first request that may read none.
+  let resolved: string[] | undefined;
+  const closedFolders = () =>
+    resolved ??= [...new Set([...named, ...named.map((path) => realPathOrNull(path) ?? path)])];
   const denials = await personDenials(places.rules);
   const workspace = resolve(places.workspace);
   const realWorkspace = realPathOrNull(workspace) ?? workspace;
   return (real, asked) => {
     for (const path of [real, resolve(asked)]) {
-      const secret = closed.find((folder) => path === folder || path.startsWith(folder + sep));
+      const secret = closedFolders().find((folder) =>
+        path === folder || path.startsWith(folder + sep)
+      );
       if (secret !== undefined) {
         return `it leads to "${path}" in "${secret}", which tools may not read`;
       }
