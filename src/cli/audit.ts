@@ -12,7 +12,7 @@ import {
 import { SecretMasker } from "../sandbox/secrets.ts";
 import { SessionRefError } from "../session/errors.ts";
 import { loadSession } from "../session/load.ts";
-import { findSession } from "../session/paths.ts";
+import { findSession, isFile } from "../session/paths.ts";
 
 /** Options for {@linkcode showAudit}. */
 export interface ShowAuditOptions {
@@ -199,13 +199,4 @@ async function sessionAuditFiles(ternHome: string, id: string): Promise<string[]
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   return files.sort();
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }

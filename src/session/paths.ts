@@ -180,7 +180,8 @@ async function sessionFileNames(folder: string): Promise<string[]> {
   return names.sort();
 }
 
-async function isFile(path: string): Promise<boolean> {
+/** Whether `path` is a regular file (links followed); false when nothing is there. */
+export async function isFile(path: string): Promise<boolean> {
   try {
     return (await Deno.stat(path)).isFile;
   } catch (error) {

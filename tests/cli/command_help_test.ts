@@ -3,6 +3,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { completionScript } from "../../src/cli/completions.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { bashComplete } from "../support/bash_complete.ts";
 
 Deno.test("tern --help lists completions and not the internal child command", async () => {
   const ws = await tempWorkspace();
@@ -48,25 +49,6 @@ Deno.test("tern completions without a shell says which shells there are and how 
     await ws.cleanup();
   }
 });
-
-/** What bash's completion function offers for the words typed (the last one being completed). */
-async function bashComplete(script: string, typed: string[]): Promise<string[]> {
-  const out = await new Deno.Command("bash", {
-    args: [
-      "--norc",
-      "-c",
-      'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _tern; ' +
-      'printf "%s\\n" "${COMPREPLY[@]}"',
-      "_",
-      script,
-      ...typed,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean).sort();
-}
 
 Deno.test("completionScript('bash') offers the values of --mode, --thinking, --profile, --provider and the shells", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tern-completion-" });

@@ -5,6 +5,7 @@ import { COMMANDS } from "../../src/cli/args.ts";
 import { ACTIONS, completionScript, optionWords } from "../../src/cli/completions.ts";
 import { ALL_OPTIONS } from "../../src/cli/options.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { bashComplete } from "../support/bash_complete.ts";
 
 const SHELLS = ["bash", "zsh", "fish"] as const;
 
@@ -29,25 +30,6 @@ Deno.test("completionScript() names every command, action and option of the help
     ok(script.includes("stream-json"), `${shell}: no values of --output`);
   }
 });
-
-/** What bash's completion function offers for the words typed (the last one being completed). */
-async function bashComplete(script: string, typed: string[]): Promise<string[]> {
-  const out = await new Deno.Command("bash", {
-    args: [
-      "--norc",
-      "-c",
-      'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _tern; ' +
-      'printf "%s\\n" "${COMPREPLY[@]}"',
-      "_",
-      script,
-      ...typed,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean).sort();
-}
 
 Deno.test("completionScript('bash') completes flags, commands, actions and option values in bash", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tern-completion-" });

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
 import type { DiagnosticsSettings } from "../../src/config/types.ts";
 import type { SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import type { ReadRefusal } from "../../src/config/workspace_file.ts";
 import { READ_ALL } from "../support/read_all.ts";
 
 /** The folder of the Deno running the tests (deno check, deno lsp). */
@@ -17,11 +18,17 @@ export const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 export function diagnosticsIn(
   sandbox: SandboxRuntime,
   ws: string,
-  options: { path?: string; settings?: DiagnosticsSettings; servers?: boolean } = {},
+  options: {
+    path?: string;
+    settings?: DiagnosticsSettings;
+    servers?: boolean;
+    /** What may not be read for the model (default: nothing refused). */
+    refuse?: ReadRefusal;
+  } = {},
 ): EditDiagnostics {
   return new EditDiagnostics({
     workspace: ws,
-    refuse: READ_ALL,
+    refuse: options.refuse ?? READ_ALL,
     path: options.path ?? `${DENO_DIR}:${SYSTEM_PATH}`,
     settings: options.settings,
     shell: () =>

@@ -8,10 +8,9 @@
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { PermissionRule } from "../../src/config/schema.ts";
-import { EditDiagnostics } from "../../src/harness/diagnostics/edit_diagnostics.ts";
 import { modelReadGuard } from "../../src/harness/read_guard.ts";
 import { bwrapTest, withTestSandbox } from "../sandbox/_bwrap_helpers.ts";
-import { DENO_DIR, SYSTEM_PATH } from "./_diagnostics.ts";
+import { diagnosticsIn } from "./_diagnostics.ts";
 
 const RULES: PermissionRule[] = [{ action: "deny", path: "secrets/**" }];
 const SECRET = "LSP-SECRET-4242";
@@ -27,21 +26,14 @@ bwrapTest(
     };
     await withTestSandbox({ name: "lsp_guard", rules: RULES, files }, async (sandbox, ws) => {
       const a = join(ws, "a.ts");
-      const diagnostics = new EditDiagnostics({
-        workspace: ws,
+      const diagnostics = diagnosticsIn(sandbox, ws, {
+        servers: true,
+        settings: { timeoutMs: 600_000 },
         refuse: await modelReadGuard({
           workspace: ws,
           ternHome: join(ws, "..", "tern-home"),
           rules: RULES,
         }),
-        path: `${DENO_DIR}:${SYSTEM_PATH}`,
-        settings: { timeoutMs: 600_000 },
-        shell: () =>
-          Promise.resolve({
-            run: sandbox.shell,
-            kind: sandbox.shellKind,
-            launch: (argv, launch) => sandbox.serverLaunch(argv, launch),
-          }),
       });
       try {
         // a.ts is opened in the server; then a command makes it a link to the denied file.
