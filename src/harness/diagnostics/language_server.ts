@@ -211,7 +211,7 @@ export class LanguageServer {
     const uri = pathToFileURL(file).href;
     // The files opened before may have changed since (a command wrote them): the server
     // would check this one against what it was told of them.
-    await this.#refresh(uri);
+    this.#refresh(uri);
     const version = this.#send(uri, file, text);
     return await new Promise<Diagnostic[]>((resolve, reject) => {
       const list = this.#waiters.get(uri) ?? [];
@@ -246,7 +246,7 @@ export class LanguageServer {
    * Sends what changed on disk of the open files but `except`, closes those gone, and closes
    * the oldest beyond {@linkcode MAX_OPEN}.
    */
-  async #refresh(except: string): Promise<void> {
+  #refresh(except: string): void {
     for (const [uri, { file, text }] of [...this.#open]) {
       if (uri === except) continue;
       const now = this.#readFile(file);
