@@ -5,6 +5,7 @@
  * (tern's home is hidden from them and refused to the file tools).
  */
 import { join } from "../../core/path.ts";
+import { realPathOrNull } from "../../core/verified_open.ts";
 import type { ShellPlan } from "../types.ts";
 
 /** The folder of tern's home whose scripts the person's own hooks may run. */
@@ -22,7 +23,7 @@ export function withHookScripts(plan: ShellPlan, ternHome: string): ShellPlan {
   const folder = join(ternHome, HOOK_SCRIPTS_FOLDER);
   if (!isRealFolder(folder)) return plan;
   const apart = (path: string) => !isInside(path, ternHome) && !isInside(ternHome, path);
-  const roots = plan.writable.flatMap((root) => [root, realOr(root)]);
+  const roots = plan.writable.flatMap((root) => [root, realPathOrNull(root) ?? root]);
   if (isInside(ternHome, "/tmp") || !apart(plan.cwd) || !roots.every(apart)) return plan;
   return {
     ...plan,
@@ -37,14 +38,6 @@ function isRealFolder(path: string): boolean {
     return Deno.lstatSync(path).isDirectory && Deno.realPathSync(path) === path;
   } catch {
     return false;
-  }
-}
-
-function realOr(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path;
   }
 }
 
