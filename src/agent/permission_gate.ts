@@ -500,7 +500,10 @@ export class PermissionGate {
       : undefined;
     // A rewritten input goes through the policy (and the tool's own validation) like the
     // model's: a hook cannot slip a call past the gate.
-    if (pre?.updatedInput !== undefined) args = pre.updatedInput;
+    if (pre?.updatedInput !== undefined) {
+      args = pre.updatedInput;
+      emit({ type: "tool_input", callId, name: tool.name, args: masker.maskDeep(args) });
+    }
     const decided = await this.decide(tool, args);
     const { facts } = decided;
     let verdict = decided.verdict;

@@ -48,6 +48,11 @@ export type AgentEvent =
     readOnly: boolean;
   }
   | { type: "tool_update"; callId: string; text: string }
+  /**
+   * A PreToolUse hook replaced a call's arguments: `args` run instead of those `tool_start`
+   * showed (the person must see what runs, not what the model asked for).
+   */
+  | { type: "tool_input"; callId: string; name: string; args: unknown }
   /** A message the person typed while the turn ran, added before the next model call. */
   | { type: "steering"; round: number; text: string }
   | {

@@ -159,6 +159,11 @@ export class TranscriptView {
         });
         return out;
       }
+      case "tool_input": {
+        const tool = this.#tools.get(event.callId);
+        if (tool) tool.args = event.args;
+        return [];
+      }
       case "tool_update": {
         const tool = this.#tools.get(event.callId);
         if (tool) tool.output = (tool.output + event.text).slice(-OUTPUT_KEEP);

@@ -3,7 +3,12 @@ import { deepEqual, equal, match } from "node:assert/strict";
 import { join } from "node:path";
 import { promptMessage } from "../../src/cli/acp/prompt.ts";
 import { answerFor } from "../../src/cli/acp/session.ts";
-import { proposedDiffContent, stopReasonFor, toolKind } from "../../src/cli/acp/updates.ts";
+import {
+  proposedDiffContent,
+  stopReasonFor,
+  toolKind,
+  updateFor,
+} from "../../src/cli/acp/updates.ts";
 
 Deno.test("answerFor() takes only the options offered, and never widens a one-time answer", () => {
   const remembers = { rememberable: true };
@@ -62,4 +67,18 @@ Deno.test("proposedDiffContent() shows no content of a file a symlink leads to o
     await Deno.remove(workspace, { recursive: true });
     await Deno.remove(outside, { recursive: true });
   }
+});
+
+Deno.test("updateFor() tells the editor the arguments a hook put in place of the model's", async () => {
+  const update = await updateFor(
+    { type: "tool_input", callId: "c1", name: "bash", args: { command: "echo ran" } },
+    "/work/project",
+  );
+  deepEqual(update, {
+    sessionUpdate: "tool_call_update",
+    toolCallId: "c1",
+    title: "bash: echo ran",
+    rawInput: { command: "echo ran" },
+    locations: [],
+  });
 });

@@ -178,3 +178,27 @@ Deno.test("createTextRenderer() shows a call's invisible characters instead of h
   ]);
   ok(err.includes("bash rm -rf /⟨U+200B⟩tmp/x⟨U+00A0⟩y"), err);
 });
+
+Deno.test("createTextRenderer() shows the arguments a hook put in place of the model's", () => {
+  const { err } = render([
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      args: { command: "echo asked" },
+      readOnly: false,
+    },
+    { type: "tool_input", callId: "c1", name: "bash", args: { command: "echo ran" } },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      observation: { status: "SUCCEEDED", output: "ran" },
+      durationMs: 10,
+    },
+  ]);
+  ok(err.includes("bash echo ran"), err);
+  ok(!err.includes("asked"), err);
+});

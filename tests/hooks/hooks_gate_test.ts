@@ -72,6 +72,11 @@ hookTest("HookRunner PreToolUse updatedInput is what runs, and the policy judges
     deepEqual(box.audit.find((record) => record.tool === "bash")!.args, {
       command: "echo rewritten",
     });
+    // Front ends are told what runs instead of what the model asked for.
+    const told = box.events.filter((event) => event.type === "tool_input");
+    deepEqual(told.map((event) => event.type === "tool_input" && event.args), [
+      { command: "echo rewritten" },
+    ]);
   });
   const rules: PermissionRule[] = [{ action: "deny", command: "git push", reason: "no pushing" }];
   const push = `cat >/dev/null; echo '{"hookSpecificOutput": {"updatedInput": ` +

@@ -486,3 +486,27 @@ Deno.test("TranscriptView.blocks() draw what a call committed again at another w
   deepEqual(again(40), expected);
   ok(again(40).every((line) => visibleWidth(line) <= 40));
 });
+
+Deno.test("TranscriptView shows the arguments a hook put in place of the model's", () => {
+  const { now } = clock();
+  const view = new TranscriptView({ theme: plain, workspace: WS, now });
+  view.apply({
+    type: "tool_start",
+    round: 1,
+    callId: "c1",
+    name: "bash",
+    args: { command: "echo asked" },
+    readOnly: false,
+  }, 60);
+  view.apply({ type: "tool_input", callId: "c1", name: "bash", args: { command: "echo ran" } }, 60);
+  ok(view.live(60)[0].includes("echo ran"), view.live(60)[0]);
+  const done = view.apply({
+    type: "tool_end",
+    round: 1,
+    callId: "c1",
+    name: "bash",
+    observation: { status: "SUCCEEDED", output: "ran" },
+    durationMs: 5,
+  }, 60).join("\n");
+  ok(done.includes("echo ran") && !done.includes("asked"), done);
+});

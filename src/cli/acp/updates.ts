@@ -85,6 +85,15 @@ export async function updateFor(
         ...(content.length > 0 ? { content } : {}),
       };
     }
+    case "tool_input":
+      // A hook's rewrite: the editor shows what runs.
+      return {
+        sessionUpdate: "tool_call_update",
+        toolCallId: event.callId,
+        title: toolTitle(event.name, event.args),
+        rawInput: event.args,
+        locations: toolLocations(event.args, workspace),
+      };
     case "tool_end":
       return {
         sessionUpdate: "tool_call_update",

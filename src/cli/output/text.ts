@@ -88,6 +88,10 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         endLine();
         argsById.set(event.callId, event.args);
         break;
+      case "tool_input":
+        // A hook's rewrite: the line for the call shows what ran.
+        if (argsById.has(event.callId)) argsById.set(event.callId, event.args);
+        break;
       case "tool_end": {
         const obs = event.observation;
         // A denial was printed with its reason when it was decided: said once, not twice.
