@@ -134,7 +134,10 @@ export function layerLines(layers: SandboxLayers): string[] {
   return [
     "Layers of the shell sandbox:",
     `  home        ${home}`,
-    `  tern home   ${layers.ternHome} hidden`,
+    `  tern home   ${layers.ternHome} hidden` +
+    (layers.hookScripts === null
+      ? ""
+      : `; your own hooks (not a project's) see ${layers.hookScripts} read-only`),
     `  seccomp     ${seccomp}`,
     `  kernel      read-only: ${layers.kernelReadOnly.join(", ")}, /sys`,
     "  sockets     no Unix sockets (socket(AF_UNIX) refused), host /run empty",

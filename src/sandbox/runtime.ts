@@ -56,7 +56,7 @@ import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_ru
 import { networkEnv } from "./shell_env.ts";
 import { warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
 import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
-import { withHookScripts } from "./hooks/scripts_folder.ts";
+import { hookScriptsShown, withHookScripts } from "./hooks/scripts_folder.ts";
 import type { Grants, ShellPlan, ShellResult, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
 import { defaultConfigPath } from "./worker/flags.ts";
@@ -225,6 +225,12 @@ export interface SandboxLayers {
   denied: { hidden: number; readOnly: number; complete: boolean } | null;
   /** `.git` folders kept read-only, and the names a command cannot create where absent. */
   guards: { readOnlyGit: number; absent: string[] };
+  /**
+   * The folder of tern's home the person's own hooks see read-only (`<ternHome>/hooks`), or
+   * null when they see none of it (no such folder, or the workspace or a writable root shares
+   * a path with tern's home). A project's hooks never see it.
+   */
+  hookScripts: string | null;
 }
 
 export interface CreateSandboxOptions {
@@ -476,6 +482,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       readOnlyGit: gitDirsOf(built).length,
       absent: [...new Set((built.guarded ?? []).map((path) => basename(path)))],
     },
+    hookScripts: hookScriptsShown(built, options.ternHome),
   });
   // The plan (with its scan for .git folders, slow in a big tree) is kept until a
   // command that may have changed the tree ran (`shellTreeChanged()`): then it is rebuilt, so a

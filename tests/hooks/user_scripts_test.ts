@@ -180,3 +180,33 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern sandbox explain names the hooks folder the person's own hooks see, and only when it is shown",
+  async () => {
+    const at = await places();
+    try {
+      const env = { HOME: at.home, TERN_HOME: at.ternHome, TERN_API_KEY: "k" };
+      const explain = (output: string) =>
+        runTern(["sandbox", "explain", "-o", output], { cwd: at.ws, env });
+      let text = await explain("text");
+      equal(text.code, 0, text.stderr);
+      ok(!text.stdout.includes("your own hooks"), text.stdout);
+      await Deno.mkdir(join(at.ternHome, "hooks"));
+      text = await explain("text");
+      match(
+        text.stdout,
+        new RegExp(`your own hooks \\(not a project's\\) see ${at.ternHome}/hooks read-only`),
+      );
+      const json = await explain("json");
+      equal(JSON.parse(json.stdout).layers.hookScripts, join(at.ternHome, "hooks"));
+      // A link is never shown (it could lead anywhere), and explain says so by saying nothing.
+      await Deno.remove(join(at.ternHome, "hooks"));
+      await Deno.symlink(join(at.home, ".ssh"), join(at.ternHome, "hooks"));
+      equal(JSON.parse((await explain("json")).stdout).layers.hookScripts, null);
+    } finally {
+      await Deno.remove(at.root, { recursive: true });
+    }
+  },
+);

@@ -20,16 +20,26 @@ export const HOOK_SCRIPTS_FOLDER = "hooks";
  * Never throws.
  */
 export function withHookScripts(plan: ShellPlan, ternHome: string): ShellPlan {
-  const folder = join(ternHome, HOOK_SCRIPTS_FOLDER);
-  if (!isRealFolder(folder)) return plan;
-  const apart = (path: string) => !isInside(path, ternHome) && !isInside(ternHome, path);
-  const roots = plan.writable.flatMap((root) => [root, realPathOrNull(root) ?? root]);
-  if (isInside(ternHome, "/tmp") || !apart(plan.cwd) || !roots.every(apart)) return plan;
+  const folder = hookScriptsShown(plan, ternHome);
+  if (folder === null) return plan;
   return {
     ...plan,
     masked: [...new Set([...plan.masked ?? [], ternHome])],
     visible: [...plan.visible ?? [], folder],
   };
+}
+
+/**
+ * The folder {@linkcode withHookScripts} would show the person's hooks for `plan`, or null when
+ * it would show none (for `tern sandbox explain`). Never throws.
+ */
+export function hookScriptsShown(plan: ShellPlan, ternHome: string): string | null {
+  const folder = join(ternHome, HOOK_SCRIPTS_FOLDER);
+  if (!isRealFolder(folder)) return null;
+  const apart = (path: string) => !isInside(path, ternHome) && !isInside(ternHome, path);
+  const roots = plan.writable.flatMap((root) => [root, realPathOrNull(root) ?? root]);
+  if (isInside(ternHome, "/tmp") || !apart(plan.cwd) || !roots.every(apart)) return null;
+  return folder;
 }
 
 /** True when `path` is a folder and its own real path. */
