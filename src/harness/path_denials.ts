@@ -4,7 +4,7 @@
  * servers, code search results and `@` mentions. Loads nothing without such a rule, so a run without one pays nothing.
  */
 import type { PermissionRule } from "../config/schema.ts";
-import type { PathDenials } from "../sandbox/denied_paths.ts";
+import type { PathDenials, PathTest } from "../sandbox/denied_paths.ts";
 
 /**
  * The part of `relative` (a workspace-relative path with `/`) that `denials` hide: the path or
@@ -30,4 +30,49 @@ export async function personDenials(
     import("../tools/mod.ts"),
   ]);
   return await pathDenials(rules, BUILTIN_MANIFEST);
+}
+
+/** What {@linkcode hiddenInWorkspace} finds: the test, and a key that changes when it does. */
+export interface WorkspaceHidden {
+  test: PathTest;
+  /** The same for two searches that found the same paths (a test may then be kept). */
+  key: string;
+}
+
+/**
+ * What `rules` hide from every tool in `workspace`, as checkpoints and rewinds must leave it
+ * out: the paths a rule matches, where a matching link inside the workspace leads (the
+ * sandbox's view hides that too: `.env -> config/prod.env` hides `config/prod.env`), and the
+ * folders the search could not list (closed, as the view). A path is hidden with any folder
+ * above it. Undefined without a deny rule with a path. @throws SandboxViewError when the
+ * workspace cannot be listed.
+ */
+export async function hiddenInWorkspace(
+  workspace: string,
+  rules: readonly PermissionRule[],
+): Promise<WorkspaceHidden | undefined> {
+  const denials = await personDenials(rules);
+  if (denials === null) return undefined;
+  const { findDeniedPaths } = await import("../sandbox/denied_paths.ts");
+  const root = Deno.realPathSync(workspace);
+  const found = new Set<string>();
+  for (const path of (await findDeniedPaths(root, denials)).hidden) {
+    if (path === root) found.add(".");
+    else if (path.startsWith(`${root}/`)) found.add(path.slice(root.length + 1));
+  }
+  const key = [...found].sort().join("\0");
+  if (found.has(".")) return { test: () => true, key };
+  return {
+    test: (relative) => denials.hide(relative) || pathOrFolderIn(relative, found),
+    key,
+  };
+}
+
+/** Whether `relative` or a folder above it is in `paths`. */
+function pathOrFolderIn(relative: string, paths: ReadonlySet<string>): boolean {
+  if (paths.size === 0) return false;
+  for (let end = relative.indexOf("/"); end !== -1; end = relative.indexOf("/", end + 1)) {
+    if (paths.has(relative.slice(0, end))) return true;
+  }
+  return paths.has(relative);
 }

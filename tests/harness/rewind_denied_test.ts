@@ -238,3 +238,36 @@ testWith(
     }
   },
 );
+
+Deno.test("TurnCheckpoints never stores the file a hidden link leads to, and a rewind never shows it", async () => {
+  const home = await temp("tern-home-");
+  const ws = await temp("tern-ws-");
+  try {
+    // `.env` is a link to the file that holds the secret: the sandbox hides where it leads, and
+    // so must the checkpoints (under the target's own path, which no rule names).
+    Deno.mkdirSync(join(ws, "config"));
+    Deno.writeTextFileSync(join(ws, "config", "prod.env"), `TOKEN=${ENV_SECRET}\n`);
+    Deno.symlinkSync("config/prod.env", join(ws, ".env"));
+    Deno.writeTextFileSync(join(ws, "a.txt"), "one\n");
+    const session = Session.create(home, { cwd: ws, ternVersion: "test" });
+    const checkpoints = strictCheckpoints(session, ws, () => RULES);
+    const entry = await turn(session, checkpoints, () => {
+      Deno.writeTextFileSync(join(ws, "a.txt"), "two\n");
+      Deno.writeTextFileSync(join(ws, "config", "prod.env"), `TOKEN=${KEY_SECRET}\n`);
+    });
+    const gitDir = storeDir(join(session.path, ".."));
+    const objects = storeObjects(gitDir);
+    for (const secret of [ENV_SECRET, KEY_SECRET]) {
+      equal(objects.includes(secret), false, `${secret} is in the store`);
+    }
+    const after = (await readRecords(session.path)).find((record) => record.kind === "after");
+    ok(after?.kind === "after");
+    deepEqual(after.changes.map((c) => c.path), ["a.txt"]);
+    const plan = await planRewind(session, entry, { workspace: ws, scope: "files", rules: RULES });
+    deepEqual(plan.changes.map((c) => c.path), ["a.txt"]);
+    session.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(ws, { recursive: true });
+  }
+});

@@ -9,7 +9,7 @@ import { dirname } from "../../core/path.ts";
 import { TernError } from "../../core/errors.ts";
 import type { PermissionRule } from "../../config/schema.ts";
 import type { PathTest } from "../../sandbox/denied_paths.ts";
-import { personDenials } from "../path_denials.ts";
+import { hiddenInWorkspace } from "../path_denials.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import type { Session } from "../../session/session.ts";
 import type { MessageEntry } from "../../session/types.ts";
@@ -138,7 +138,7 @@ export async function planRewind(
   if (leaf !== undefined) plan.leaf = leaf;
   if (state === undefined) return plan;
   const store = await openStore(session, options);
-  const hidden = await hiddenTest(options.rules);
+  const hidden = await hiddenTest(options.workspace, options.rules);
   const current = await store.snapshot(hidden);
   plan.current = current;
   const skipped = new Set(state.skipped);
@@ -226,7 +226,9 @@ export async function applyRewind(
     throw error;
   } finally {
     if (store !== undefined) {
-      record.after = await hiddenTest(options.rules).then((hidden) => store.snapshot(hidden))
+      record.after = await hiddenTest(options.workspace, options.rules).then((hidden) =>
+        store.snapshot(hidden)
+      )
         .catch(() => undefined);
     }
     record.kept = result.kept;
@@ -290,9 +292,12 @@ async function externalChanges(
   return paths;
 }
 
-/** What the person's deny rules hide; undefined when nothing. */
-async function hiddenTest(rules: readonly PermissionRule[]): Promise<PathTest | undefined> {
-  return (await personDenials(rules))?.hide;
+/** What the person's deny rules hide in `workspace` (hiddenInWorkspace); undefined for nothing. */
+async function hiddenTest(
+  workspace: string,
+  rules: readonly PermissionRule[],
+): Promise<PathTest | undefined> {
+  return (await hiddenInWorkspace(workspace, rules))?.test;
 }
 
 function openStore(session: Session, options: RewindOptions): Promise<ShadowStore> {

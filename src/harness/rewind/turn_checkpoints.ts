@@ -22,7 +22,7 @@
 import { dirname } from "../../core/path.ts";
 import type { PermissionRule } from "../../config/schema.ts";
 import type { PathTest } from "../../sandbox/denied_paths.ts";
-import { personDenials } from "../path_denials.ts";
+import { hiddenInWorkspace, type WorkspaceHidden } from "../path_denials.ts";
 import type { Tool } from "../../tools/define.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import { appendRecord, type FileChange, storeDir } from "./records.ts";
@@ -86,7 +86,7 @@ export class TurnCheckpoints {
   #queue: Promise<unknown> = Promise.resolve();
   #toldSkipped = new Set<string>();
   /** The hidden paths' test, made once per rules list. */
-  #hidden: { rules: readonly PermissionRule[]; test: Promise<PathTest | undefined> } | undefined;
+  #hidden: WorkspaceHidden | undefined;
 
   constructor(options: TurnCheckpointsOptions) {
     this.#options = options;
@@ -257,12 +257,15 @@ export class TurnCheckpoints {
     return this.#store;
   }
 
-  /** What the person's deny rules hide now; undefined when nothing. */
-  #hiddenTest(): Promise<PathTest | undefined> {
-    const rules = this.#options.rules();
-    if (this.#hidden?.rules !== rules) {
-      this.#hidden = { rules, test: personDenials(rules).then((denials) => denials?.hide) };
-    }
+  /**
+   * What the person's deny rules hide now (links to a hidden file included); undefined when
+   * nothing. The same test object while it finds the same paths: a new one makes the next
+   * snapshot read the store's whole index again, to drop what it now hides.
+   */
+  async #hiddenTest(): Promise<PathTest | undefined> {
+    const found = await hiddenInWorkspace(this.#options.workspace, this.#options.rules());
+    if (found === undefined) return undefined;
+    if (this.#hidden?.key !== found.key) this.#hidden = found;
     return this.#hidden.test;
   }
 
