@@ -15,6 +15,13 @@ export interface GitAccess {
   home?: string;
   /** Milliseconds each git command may take before it is killed (default 10,000). */
   timeoutMs?: number;
+  /**
+   * The folder of tern's own object store (made when missing), where the snapshots' blobs and
+   * trees are written instead of the repository's `.git/objects`: that folder is readable by
+   * commands, and a snapshot holds files no tool may read (`.env`, untracked secrets). It
+   * should lie in tern's home, which commands never see.
+   */
+  objects: string;
 }
 
 /** A repository found by {@linkcode openRepo}. */
@@ -27,6 +34,8 @@ export interface Repo {
   indexPath: string;
   /** Switches off every filter driver the repository defines. */
   config: [string, string][];
+  /** tern's object store, and the repository's read beside it (see `GitAccess.objects`). */
+  objects: { dir: string; alternate: string };
 }
 
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -42,14 +51,33 @@ export async function openRepo(workspace: string, access: GitAccess): Promise<Re
   const home = access.home ?? readEnv("HOME");
   if (home !== undefined) env.HOME = home;
   const base = { cwd: workspace, env, timeoutMs: access.timeoutMs };
-  const probe = await runGit(["rev-parse", "--is-inside-work-tree", "--git-path", "index"], base);
+  const probe = await runGit(
+    ["rev-parse", "--is-inside-work-tree", "--git-path", "index", "--git-path", "objects"],
+    base,
+  );
   if (probe?.timedOut) {
     throw new TernError(`Cannot compare the workspace: "git rev-parse" timed out`);
   }
   if (!probe || probe.code !== 0) return undefined;
-  const [inside, indexPath] = decoder.decode(probe.stdout).split("\n");
-  if (inside !== "true" || !indexPath) return undefined;
-  const repo: Repo = { ...base, workspace, indexPath: resolve(workspace, indexPath), config: [] };
+  const [inside, indexPath, objectsPath] = decoder.decode(probe.stdout).split("\n");
+  if (inside !== "true" || !indexPath || !objectsPath) return undefined;
+  const alternate = resolve(workspace, objectsPath);
+  // The variable separates folders with ":" (and quotes otherwise): one that holds either is
+  // not named to it, and the comparison is not made.
+  if (/[:"]/.test(alternate) || /[:"]/.test(access.objects)) {
+    throw new TernError(
+      `Cannot compare the workspace: git cannot be given "${alternate}" or ` +
+        `"${access.objects}" as object folders (a path with ":" or a quote)`,
+    );
+  }
+  await Deno.mkdir(access.objects, { recursive: true, mode: 0o700 });
+  const repo: Repo = {
+    ...base,
+    workspace,
+    indexPath: resolve(workspace, indexPath),
+    config: [],
+    objects: { dir: access.objects, alternate },
+  };
   const filters = ["config", "-z", "--get-regexp", "^filter\\."];
   repo.config = filterOverrides(await mustRun(repo, filters, { okCodes: [0, 1] }));
   return repo;
@@ -151,6 +179,7 @@ export async function mustRun(
     cwd: repo.workspace,
     env: repo.env,
     indexFile: options.index,
+    objects: repo.objects,
     config: repo.config,
     maxBytes: options.maxBytes,
     timeoutMs: repo.timeoutMs,

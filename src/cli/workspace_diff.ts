@@ -7,8 +7,10 @@
  * untracked, non-ignored files small enough to keep (`git add -f <paths>`), and `git
  * write-tree` stores it (`git add` runs none of the repository's filter drivers: see
  * `_git_snapshot.ts`). The diff is then tree against tree and never reads the working tree
- * through textconv or an external diff. Blobs and trees land in the object store as loose,
- * unreferenced objects (as `git stash create` would leave); git's gc prunes them in time.
+ * through textconv or an external diff. Blobs and trees are written to an object store of
+ * tern's own (`GitAccess.objects`), with the repository's read beside it: nothing lands in the
+ * repository's `.git`, which commands can read (a snapshot holds untracked secrets and files
+ * the person's deny rules hide).
  * `git stash create` itself is not used: it rewrites the real index whenever a file's stat
  * data is stale, and it has nothing to offer a repository without commits.
  *
@@ -86,13 +88,12 @@ const decoder = new TextDecoder();
 
 /**
  * A snapshot of `workspace`'s tracked and untracked (non-ignored) files, or undefined when it
- * is not inside a git work tree or git is not on `PATH`. Changes nothing in the repository
- * but adding unreferenced objects.
+ * is not inside a git work tree or git is not on `PATH`. Changes nothing in the repository.
  * @throws {TernError} when a git command fails or times out.
  */
 export async function captureBaseline(
   workspace: string,
-  options: WorkspaceDiffOptions = {},
+  options: WorkspaceDiffOptions,
 ): Promise<Baseline | undefined> {
   const repo = await openRepo(resolve(workspace), options);
   if (!repo) return undefined;
@@ -121,7 +122,7 @@ export async function captureBaseline(
 export async function workspaceDiff(
   workspace: string,
   baseline: Baseline,
-  options: WorkspaceDiffOptions = {},
+  options: WorkspaceDiffOptions,
 ): Promise<WorkspaceDiff> {
   const repo = await openRepo(resolve(workspace), options);
   if (!repo) {

@@ -37,6 +37,12 @@ export interface GitRunOptions {
    * system attributes either, so the project's config, hooks and attribute drivers never apply.
    */
   isolated?: { gitDir: string; workTree: string };
+  /**
+   * An object store of tern's own that new objects are written to (`GIT_OBJECT_DIRECTORY`),
+   * with the repository's store read beside it (`GIT_ALTERNATE_OBJECT_DIRECTORIES`): git then
+   * writes nothing into the repository, whose `.git` commands can read.
+   */
+  objects?: { dir: string; alternate: string };
   /** Bytes written to git's stdin, which is then closed (default: no stdin at all). */
   input?: Uint8Array;
   /**
@@ -127,6 +133,10 @@ export async function runGit(
   };
   if (options.env.HOME !== undefined) env.HOME = options.env.HOME;
   if (options.indexFile !== undefined) env.GIT_INDEX_FILE = options.indexFile;
+  if (options.objects !== undefined) {
+    env.GIT_OBJECT_DIRECTORY = options.objects.dir;
+    env.GIT_ALTERNATE_OBJECT_DIRECTORIES = options.objects.alternate;
+  }
   if (options.isolated !== undefined) {
     env.GIT_DIR = options.isolated.gitDir;
     env.GIT_WORK_TREE = options.isolated.workTree;

@@ -22,13 +22,15 @@ export interface PrivateTmp {
 }
 
 /**
- * Makes a private tmp folder in the system's tmp folder and holds an exclusive `flock` on it
- * (on the folder itself, so nothing the run's tools may write or delete inside can drop it):
- * the lock goes with the process, however it ends, which is how {@linkcode removeStaleTmp}
- * tells a dead run's folder from a live one's.
+ * Makes a private tmp folder in `dir` (made when missing; default the system's tmp folder) and
+ * holds an exclusive `flock` on it (on the folder itself, so nothing the run's tools may write
+ * or delete inside can drop it): the lock goes with the process, however it ends, which is how
+ * {@linkcode removeStaleTmp} tells a dead run's folder from a live one's.
  */
-export async function makePrivateTmp(): Promise<PrivateTmp> {
-  const path = await Deno.realPath(await Deno.makeTempDir({ prefix: PRIVATE_TMP_PREFIX }));
+export async function makePrivateTmp(dir?: string): Promise<PrivateTmp> {
+  if (dir !== undefined) await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  const made = await Deno.makeTempDir({ prefix: PRIVATE_TMP_PREFIX, dir });
+  const path = await Deno.realPath(made);
   let handle: Deno.FsFile | undefined;
   try {
     handle = await Deno.open(path, { read: true });

@@ -7,6 +7,10 @@ import { join } from "node:path";
 import { captureBaseline, workspaceDiff } from "../../src/cli/workspace_diff.ts";
 
 const decoder = new TextDecoder();
+/** tern's own object store for every snapshot of this file's tests (see GitAccess.objects). */
+const OBJECTS = await Deno.makeTempDir({ prefix: "tern-diff-objects-" });
+const ACCESS = { objects: OBJECTS };
+globalThis.addEventListener("unload", () => Deno.removeSync(OBJECTS, { recursive: true }));
 
 async function git(dir: string, ...args: string[]): Promise<string> {
   const out = await new Deno.Command("git", {
@@ -92,8 +96,8 @@ Deno.test("captureBaseline() and workspaceDiff() never fetch a partial clone's m
       const repo = join(dir, name);
       await Deno.mkdir(repo);
       await partialClone(repo, remote);
-      const baseline = await captureBaseline(repo).catch(() => undefined);
-      if (baseline) await workspaceDiff(repo, baseline).catch(() => undefined);
+      const baseline = await captureBaseline(repo, ACCESS).catch(() => undefined);
+      if (baseline) await workspaceDiff(repo, baseline, ACCESS).catch(() => undefined);
     }
     deepEqual(await listDir(markers), []);
 
@@ -124,10 +128,10 @@ Deno.test("workspaceDiff() shows a nested repository's move as commit ids, runni
     for (const mode of ["diff", "log"]) {
       await git(dir, "config", "diff.submodule", mode);
       await git(dir, "config", "submodule.recurse", "true");
-      const baseline = (await captureBaseline(dir))!;
+      const baseline = (await captureBaseline(dir, ACCESS))!;
       await Deno.writeTextFile(join(sub, "f"), `${mode}\n`);
       await git(sub, "commit", "-q", "-am", mode);
-      const diff = await workspaceDiff(dir, baseline);
+      const diff = await workspaceDiff(dir, baseline, ACCESS);
       deepEqual(diff.files, ["node_modules/sub"]);
       match(diff.patch, /^\+Subproject commit [0-9a-f]{40}$/m);
     }

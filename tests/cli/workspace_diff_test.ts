@@ -5,12 +5,30 @@ import { captureBaseline, workspaceDiff } from "../../src/cli/workspace_diff.ts"
 
 const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 const decoder = new TextDecoder();
+/** tern's own object store for every snapshot of this file's tests (see GitAccess.objects). */
+const OBJECTS = await Deno.makeTempDir({ prefix: "tern-diff-objects-" });
+const ACCESS = { objects: OBJECTS };
+globalThis.addEventListener("unload", () => Deno.removeSync(OBJECTS, { recursive: true }));
 
 /** Runs git in `dir` for the test's own setup and checks; throws on failure. */
-async function git(dir: string, ...args: string[]): Promise<string> {
+function git(dir: string, ...args: string[]): Promise<string> {
+  return gitWith({}, dir, ...args);
+}
+
+/** {@linkcode git} that also reads the snapshots' objects (which are not in the repository). */
+function gitSeeing(dir: string, ...args: string[]): Promise<string> {
+  return gitWith({ GIT_ALTERNATE_OBJECT_DIRECTORIES: OBJECTS }, dir, ...args);
+}
+
+async function gitWith(
+  env: Record<string, string>,
+  dir: string,
+  ...args: string[]
+): Promise<string> {
   const out = await new Deno.Command("git", {
     args: ["-c", "commit.gpgSign=false", "-c", "core.fsmonitor=false", ...args],
     cwd: dir,
+    env,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -58,28 +76,32 @@ async function repoState(dir: string): Promise<unknown> {
     refs: await git(dir, "for-each-ref"),
     head: await Deno.readTextFile(join(gitDir, "HEAD")),
     gitEntries: entries.sort(),
+    // No object is added: commands can read `.git`, and a snapshot holds untracked files.
+    objects: (await git(dir, "count-objects", "-v")).split("\n").filter((line) =>
+      /^(count|in-pack):/.test(line)
+    ),
   };
 }
 
 Deno.test("captureBaseline() is undefined outside a git work tree and without git", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tern-diff-test-" });
   try {
-    equal(await captureBaseline(dir), undefined);
+    equal(await captureBaseline(dir, ACCESS), undefined);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
   await withRepo({ "a.txt": "a\n" }, async (repo) => {
-    equal(await captureBaseline(repo, { path: "/nonexistent" }), undefined);
-    equal(await captureBaseline(join(repo, ".git")), undefined);
+    equal(await captureBaseline(repo, { ...ACCESS, path: "/nonexistent" }), undefined);
+    equal(await captureBaseline(join(repo, ".git"), ACCESS), undefined);
   });
 });
 
 Deno.test("captureBaseline() snapshots a clean repository as its HEAD tree", async () => {
   await withRepo({ "a.txt": "a\n", "src/b.ts": "b\n" }, async (repo) => {
-    const baseline = (await captureBaseline(repo))!;
+    const baseline = (await captureBaseline(repo, ACCESS))!;
     equal(baseline.tree, (await git(repo, "rev-parse", "HEAD^{tree}")).trim());
     deepEqual(baseline.untracked, {});
-    deepEqual(await workspaceDiff(repo, baseline), { patch: "", files: [], notes: [] });
+    deepEqual(await workspaceDiff(repo, baseline, ACCESS), { patch: "", files: [], notes: [] });
   });
 });
 
@@ -87,25 +109,25 @@ Deno.test("captureBaseline() snapshots a dirty repository as it is on disk", asy
   await withRepo({ "a.txt": "a\n", "b.txt": "b\n" }, async (repo) => {
     await writeFiles(repo, { "a.txt": "a changed\n", "u.txt": "untracked\n" });
     await Deno.remove(join(repo, "b.txt"));
-    const baseline = (await captureBaseline(repo))!;
+    const baseline = (await captureBaseline(repo, ACCESS))!;
     const head = (await git(repo, "rev-parse", "HEAD^{tree}")).trim();
-    const changed = await git(repo, "diff", "--name-status", head, baseline.tree);
+    const changed = await gitSeeing(repo, "diff", "--name-status", head, baseline.tree);
     equal(changed, "M\ta.txt\nD\tb.txt\nA\tu.txt\n");
     deepEqual(Object.keys(baseline.untracked), ["u.txt"]);
     ok(baseline.untracked["u.txt"].kept);
-    deepEqual(await workspaceDiff(repo, baseline), { patch: "", files: [], notes: [] });
+    deepEqual(await workspaceDiff(repo, baseline, ACCESS), { patch: "", files: [], notes: [] });
   });
 });
 
 Deno.test("captureBaseline() works in a repository without commits", async () => {
   await withRepo({}, async (repo) => {
-    equal((await captureBaseline(repo))!.tree, EMPTY_TREE);
+    equal((await captureBaseline(repo, ACCESS))!.tree, EMPTY_TREE);
     await writeFiles(repo, { "staged.txt": "s\n" });
     await git(repo, "add", "staged.txt");
-    const baseline = (await captureBaseline(repo))!;
-    equal(await git(repo, "ls-tree", "--name-only", baseline.tree), "staged.txt\n");
+    const baseline = (await captureBaseline(repo, ACCESS))!;
+    equal(await gitSeeing(repo, "ls-tree", "--name-only", baseline.tree), "staged.txt\n");
     await writeFiles(repo, { "staged.txt": "s\nmore\n" });
-    const diff = await workspaceDiff(repo, baseline);
+    const diff = await workspaceDiff(repo, baseline, ACCESS);
     deepEqual(diff.files, ["staged.txt"]);
     match(diff.patch, /^ s\n\+more$/m);
   });
@@ -115,7 +137,7 @@ Deno.test("workspaceDiff() shows edited, deleted and new files and nothing for u
   const files = { "edit.txt": "one\ntwo\n", "gone.txt": "bye\n", "same.txt": "same\n" };
   await withRepo({ ...files, ".gitignore": "*.log\n" }, async (repo) => {
     await writeFiles(repo, { "early.txt": "untracked at the start\n", "keep.log": "ignored\n" });
-    const baseline = (await captureBaseline(repo))!;
+    const baseline = (await captureBaseline(repo, ACCESS))!;
     await writeFiles(repo, {
       "edit.txt": "one\nTWO\n",
       "early.txt": "untracked, then edited\n",
@@ -124,7 +146,7 @@ Deno.test("workspaceDiff() shows edited, deleted and new files and nothing for u
       "same.txt": "same\n",
     });
     await Deno.remove(join(repo, "gone.txt"));
-    const diff = await workspaceDiff(repo, baseline);
+    const diff = await workspaceDiff(repo, baseline, ACCESS);
     deepEqual(diff.files, ["dir/new.txt", "early.txt", "edit.txt", "gone.txt"]);
     deepEqual(diff.notes, []);
     match(diff.patch, /^diff --git a\/edit\.txt b\/edit\.txt\n[^]*^-two\n\+TWO$/m);
@@ -147,10 +169,10 @@ Deno.test("workspaceDiff() sees a same-size edit whose stat data matches the ind
     await git(repo, "add", "f.txt");
     await git(repo, "commit", "-q", "-m", "f");
     await Deno.utime(join(repo, ".git", "index"), then, then);
-    const baseline = (await captureBaseline(repo))!;
+    const baseline = (await captureBaseline(repo, ACCESS))!;
     await Deno.writeTextFile(file, "ONE\n");
     await Deno.utime(file, then, then);
-    const diff = await workspaceDiff(repo, baseline);
+    const diff = await workspaceDiff(repo, baseline, ACCESS);
     deepEqual(diff.files, ["f.txt"]);
     match(diff.patch, /^-one\n\+ONE$/m);
   });
@@ -159,9 +181,9 @@ Deno.test("workspaceDiff() sees a same-size edit whose stat data matches the ind
 Deno.test("workspaceDiff() limits a workspace below the repository root to its folder", async () => {
   await withRepo({ "top.txt": "top\n", "pkg/a.txt": "a\n" }, async (repo) => {
     const workspace = join(repo, "pkg");
-    const baseline = (await captureBaseline(workspace))!;
+    const baseline = (await captureBaseline(workspace, ACCESS))!;
     await writeFiles(repo, { "top.txt": "changed\n", "pkg/a.txt": "A\n", "pkg/b.txt": "b\n" });
-    const diff = await workspaceDiff(workspace, baseline);
+    const diff = await workspaceDiff(workspace, baseline, ACCESS);
     deepEqual(diff.files, ["a.txt", "b.txt"]);
     match(diff.patch, /^diff --git a\/a\.txt b\/a\.txt$/m);
   });
@@ -171,11 +193,11 @@ Deno.test("workspaceDiff() notes untracked files too large to keep instead of sh
   await withRepo({ "a.txt": "a\n" }, async (repo) => {
     const big = "x".repeat(1_500_000);
     await writeFiles(repo, { "big.bin": big, "old.bin": big });
-    const baseline = (await captureBaseline(repo))!;
+    const baseline = (await captureBaseline(repo, ACCESS))!;
     equal(baseline.untracked["big.bin"].kept, false);
     await writeFiles(repo, { "big.bin": `${big}y`, "huge.bin": big });
     await Deno.remove(join(repo, "old.bin"));
-    const diff = await workspaceDiff(repo, baseline);
+    const diff = await workspaceDiff(repo, baseline, ACCESS);
     deepEqual(diff.files, ["big.bin", "huge.bin", "old.bin"]);
     deepEqual(diff.notes, [
       "big.bin: changed since the session began (untracked, no earlier content kept)",
@@ -188,10 +210,10 @@ Deno.test("workspaceDiff() notes untracked files too large to keep instead of sh
 
 Deno.test("workspaceDiff() cuts a long patch at a whole line with a marker", async () => {
   await withRepo({ "a.txt": "a\n" }, async (repo) => {
-    const baseline = (await captureBaseline(repo))!;
+    const baseline = (await captureBaseline(repo, ACCESS))!;
     const lines = Array.from({ length: 5_000 }, (_, i) => `line ${i}\n`).join("");
     await writeFiles(repo, { "long.txt": lines });
-    const diff = await workspaceDiff(repo, baseline, { maxPatchBytes: 1_000 });
+    const diff = await workspaceDiff(repo, baseline, { ...ACCESS, maxPatchBytes: 1_000 });
     deepEqual(diff.files, ["long.txt"]);
     ok(diff.patch.endsWith("\n[diff cut at 1,000 bytes: the rest is not shown]\n"), diff.patch);
     const kept = diff.patch.slice(0, diff.patch.lastIndexOf("[diff cut"));
@@ -209,10 +231,10 @@ Deno.test("captureBaseline() and workspaceDiff() change nothing in the repositor
     await git(repo, "add", "a.txt");
     await writeFiles(repo, { "a.txt": "a changed again\n" });
     const before = await repoState(repo);
-    const baseline = (await captureBaseline(repo))!;
+    const baseline = (await captureBaseline(repo, ACCESS))!;
     await writeFiles(repo, { "b.txt": "b changed\n", "v.txt": "new\n" });
     const middle = await repoState(repo);
-    const diff = await workspaceDiff(repo, baseline);
+    const diff = await workspaceDiff(repo, baseline, ACCESS);
     deepEqual(diff.files, ["b.txt", "v.txt"]);
     deepEqual(await repoState(repo), middle);
     const { status: _a, ...stillBefore } = before as Record<string, unknown>;
@@ -240,9 +262,9 @@ Deno.test("captureBaseline() and workspaceDiff() run none of the repository's pr
       await Deno.chmod(hook, 0o755);
 
       await writeFiles(repo, { "a.txt": "a changed\n", "u.txt": "untracked\n" });
-      const baseline = (await captureBaseline(repo))!;
+      const baseline = (await captureBaseline(repo, ACCESS))!;
       await writeFiles(repo, { "b.txt": "b changed\n", "a.txt": "a\n" });
-      const diff = await workspaceDiff(repo, baseline);
+      const diff = await workspaceDiff(repo, baseline, ACCESS);
       deepEqual(diff.files, ["a.txt", "b.txt"]);
       match(diff.patch, /^\+b changed$/m);
       deepEqual(await listDir(markers), []);
@@ -273,11 +295,14 @@ Deno.test("captureBaseline() kills a git that runs past the timeout", async () =
       },
     );
     await Deno.chmod(join(bin, "git"), 0o755);
-    await rejects(captureBaseline(bin, { path: bin, timeoutMs: 1_000 }), (error: unknown) => {
-      ok(error instanceof TernError);
-      equal(error.message, 'Cannot compare the workspace: "git rev-parse" timed out');
-      return true;
-    });
+    await rejects(
+      captureBaseline(bin, { ...ACCESS, path: bin, timeoutMs: 1_000 }),
+      (error: unknown) => {
+        ok(error instanceof TernError);
+        equal(error.message, 'Cannot compare the workspace: "git rev-parse" timed out');
+        return true;
+      },
+    );
     const pid = Number((await Deno.readTextFile(pidFile)).trim());
     ok(pid > 0);
     const probe = new Deno.Command("sh", { args: ["-c", `kill -0 ${pid}`], stderr: "null" });

@@ -9,6 +9,8 @@ import { rankedMemorySection, rankFacts } from "../../memory/rank.ts";
 import { loadHighlighter } from "../../tui/highlight.ts";
 import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff.ts";
 import { readEnv } from "../process_env.ts";
+import { join } from "../../core/path.ts";
+import { makePrivateTmp, removeStaleTmp } from "../../sandbox/private_tmp.ts";
 import { UNNAMED_PROVIDER } from "../../harness/run_session.ts";
 
 export interface BackgroundServices {
@@ -35,13 +37,27 @@ export function backgroundServices(
   let memory: Promise<MemoryStore> | undefined;
   let facts: readonly Fact[] = [];
   let baseline: Promise<Baseline | undefined> | undefined;
-  const git = { path: readEnv("PATH"), home: readEnv("HOME") };
+  // The snapshots' objects go to a folder of tern's home, never the repository's `.git`, which
+  // commands can read (a snapshot holds `.env` and untracked secrets). One per process, locked;
+  // those of dead processes are removed at the next start.
+  let objects: Promise<string> | undefined;
+  const objectStore = () =>
+    objects ??= makePrivateTmp(join(ternHome, "diff")).then(async (folder) => {
+      await removeStaleTmp(folder.path);
+      return folder.path;
+    });
+  const gitAccess = async () => ({
+    path: readEnv("PATH"),
+    home: readEnv("HOME"),
+    objects: await objectStore(),
+  });
   const openMemory = () =>
     memory ??= MemoryStore.open(ternHome, workspace).then((store) => {
       facts = store.list();
       return store;
     });
-  const takeBaseline = () => baseline = captureBaseline(workspace, git).catch(() => undefined);
+  const takeBaseline = () =>
+    baseline = gitAccess().then((git) => captureBaseline(workspace, git)).catch(() => undefined);
   return {
     start() {
       openMemory().catch(() => {});
@@ -74,7 +90,7 @@ export function backgroundServices(
     async diff() {
       const base = await (baseline ?? takeBaseline());
       if (base === undefined) return undefined;
-      return await workspaceDiff(workspace, base, git);
+      return await workspaceDiff(workspace, base, await gitAccess());
     },
     resetBaseline() {
       takeBaseline();
