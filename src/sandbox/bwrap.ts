@@ -271,6 +271,25 @@ function stillPinned(plan: Pick<ShellPlan, "pinned">, path: string): boolean {
   }
 }
 
+/**
+ * The identity (device and inode) of each file {@linkcode bwrapArgvFor} hides for `plan`, in
+ * order. A hidden file is a mount over one directory entry: when the host replaces the file
+ * by a rename (how editors and `passwd` save), a sandbox opened before sees the new file, so
+ * a kept sandbox (the warm shell) must not be reused once one of these changed.
+ */
+export function hiddenFileIds(plan: ShellPlan): string[] {
+  const ids: string[] = [];
+  for (const path of realPaths(hiddenStillVisible(plan))) {
+    try {
+      const info = Deno.statSync(path);
+      if (!info.isDirectory) ids.push(`${info.dev}:${info.ino}`);
+    } catch {
+      // Gone: nothing is mounted there.
+    }
+  }
+  return ids;
+}
+
 /** `hidden` without the paths a masked folder hides already (unless bound back inside it). */
 function hiddenStillVisible(plan: ShellPlan): string[] {
   const masked = realPaths(plan.masked ?? []);

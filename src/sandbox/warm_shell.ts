@@ -27,7 +27,14 @@
  */
 import { hostProgram } from "../core/host_programs.ts";
 import { killSandboxInit, terminateProcessGroup } from "../core/process_group.ts";
-import { bwrapArgvFor, bwrapProgram, isAbsentOrEmptyDir, launchArgv, sandboxEnv } from "./bwrap.ts";
+import {
+  bwrapArgvFor,
+  bwrapProgram,
+  hiddenFileIds,
+  isAbsentOrEmptyDir,
+  launchArgv,
+  sandboxEnv,
+} from "./bwrap.ts";
 import { DEFAULT_LIMITS, ulimitPrefix } from "./limits.ts";
 import { OutputBuffer, spawnProcessGroup } from "./process.ts";
 import { SHELL_MEMORY_CHARS } from "./shell_runner.ts";
@@ -102,7 +109,8 @@ export function warmKey(plan: ShellPlan, bwrapPath = bwrapProgram()): string | n
   if (plan.proxy !== undefined) return null;
   const args = bwrapArgvFor(plan, [WARM_SERVER_PATH]);
   if (!hasTmpfsRun(args)) return null;
-  return JSON.stringify([bwrapPath, args, sandboxEnv(plan)]);
+  // A hidden file the host replaced since would show through the kept sandbox's mount.
+  return JSON.stringify([bwrapPath, args, sandboxEnv(plan), hiddenFileIds(plan)]);
 }
 
 function hasTmpfsRun(args: readonly string[]): boolean {

@@ -418,3 +418,31 @@ bwrapTest("createSandbox() given up while it opens leaves no warm shell behind",
     await Deno.remove(root, { recursive: true });
   }
 });
+
+bwrapTest(
+  "WarmSlot never reuses a sandbox whose hidden file the host replaced (an editor's save)",
+  async () => {
+    await withBox(async (box) => {
+      const secret = join(box.ws, ".env");
+      await Deno.writeTextFile(secret, "TOKEN=old\n");
+      const plan = await planFor(box, { hidden: [secret] });
+      const slot = new WarmSlot(box.tmp);
+      try {
+        const before = await slot.run(plan, "cat .env 2>&1; echo read", { cwd: box.ws });
+        ok(!before?.output.includes("TOKEN"), before?.output);
+        const sandboxes = await bwrapPids(box.tmp);
+        // Saved as editors save: a new file renamed over the old one. In the sandbox kept
+        // open, the mount over `.env` went with the old file.
+        await Deno.writeTextFile(`${secret}.tmp`, "TOKEN=new\n");
+        await Deno.rename(`${secret}.tmp`, secret);
+        const after = await slot.run(plan, "cat .env 2>&1; echo read", { cwd: box.ws });
+        ok(!after?.output.includes("TOKEN"), after?.output);
+        const now = await bwrapPids(box.tmp);
+        equal(now.length, 1);
+        ok(!now.includes(sandboxes[0]), "the kept sandbox ran the second command");
+      } finally {
+        await slot.close();
+      }
+    });
+  },
+);
