@@ -15,7 +15,7 @@ import {
 } from "../core/messages.ts";
 import { type Observation, observationText } from "../core/observation.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
-import type { ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
+import type { FinishReason, ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import { dropOlderImages } from "../core/image_budget.ts";
@@ -187,6 +187,24 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       emit(said(message));
       return finish("LENGTH_LIMIT", "The model hit its output token limit");
     }
+    if (finishReason === "refusal") {
+      // Text the filter cut off is kept and shown; tool calls in that reply are not run.
+      if (message.content !== "") {
+        const kept: AssistantMessage = { role: "assistant", content: message.content };
+        add(kept, reply.usage, answeredBy);
+        emit(said(kept));
+      }
+      return finish("CLIENT_ERROR", refusalMessage(reply.stopReason));
+    }
+    if (finishReason === "pause" && calls.length === 0) {
+      // The server paused a long turn (Anthropic's `pause_turn`): the conversation sent back
+      // as it is lets the model go on, within the round limit.
+      if (message.content !== "") {
+        add(message, reply.usage, answeredBy);
+        emit(said(message));
+      }
+      continue;
+    }
     if (message.content === "" && calls.length === 0) {
       return finish("EMPTY_RESPONSE", "The model returned neither text nor tool calls");
     }
@@ -225,7 +243,9 @@ type ModelReply =
   | {
     kind: "message";
     message: AssistantMessage;
-    finishReason: "stop" | "tool_calls" | "length" | "other";
+    finishReason: FinishReason;
+    /** The server's own word for the reason, when it is not a usual one. */
+    stopReason?: string;
     usage?: Usage;
     answeredBy: AnsweredBy;
   }
@@ -279,6 +299,7 @@ async function callModel(
           kind: "message",
           message: event.message,
           finishReason: event.finishReason,
+          stopReason: event.stopReason,
           usage: event.usage,
           answeredBy,
         };
@@ -289,6 +310,12 @@ async function callModel(
   }
   if (signal.aborted) return { kind: "aborted", error: "Cancelled during the model call" };
   return { kind: "error", error: `Provider "${options.provider.name}" ended without a result` };
+}
+
+/** Why a turn ended when a content filter or the model's refusal stopped the answer. */
+function refusalMessage(stopReason: string | undefined): string {
+  return `The model API stopped the answer as ${JSON.stringify(stopReason ?? "refusal")} ` +
+    "(a content filter or the model's refusal): rephrase the request";
 }
 
 interface CallContext {

@@ -14,9 +14,11 @@ import { clientError, malformedEventMessage, providerDetail, retryableError } fr
 import type { WireStream } from "./http_stream.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
 import {
+  argumentsObject,
   deltaText,
   eventsOrFieldError,
   isRecord,
+  namesStopReason,
   optionalString,
   tokenCount,
   uniqueCallIds,
@@ -220,22 +222,17 @@ function toThinkingBlock(part: ThinkingPart): AnthropicBlock[] {
  * arguments were invalid.
  */
 function toInput(call: ToolCall): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(call.arguments);
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
-      return parsed as Record<string, unknown>;
-    }
-  } catch {
-    // Falls through to the empty object.
-  }
-  return {};
+  return argumentsObject(call.arguments) ?? {};
 }
 
 /** Maps an Anthropic `stop_reason` to tern's. */
 export function toAnthropicFinishReason(reason: string): FinishReason {
   if (reason === "end_turn" || reason === "stop_sequence") return "stop";
   if (reason === "tool_use") return "tool_calls";
-  if (reason === "max_tokens") return "length";
+  // The answer was cut off either way: by the output limit, or by the context window.
+  if (reason === "max_tokens" || reason === "model_context_window_exceeded") return "length";
+  if (reason === "refusal") return "refusal";
+  if (reason === "pause_turn") return "pause";
   return "other";
 }
 
@@ -372,10 +369,11 @@ export class AnthropicStreamState implements WireStream {
       : { role: "assistant", content: this.#text };
     if (this.#thinking.length > 0) message.thinking = this.#thinking;
     const finishReason = toAnthropicFinishReason(this.#stopReason);
+    const done: StreamEvent = { type: "done", message, finishReason };
+    if (namesStopReason(finishReason)) done.stopReason = this.#stopReason;
     const usage = this.#toUsage();
-    return usage === undefined
-      ? { type: "done", message, finishReason }
-      : { type: "done", message, finishReason, usage };
+    if (usage !== undefined) done.usage = usage;
+    return done;
   }
 
   #start(index: number, block: WireBlock): StreamEvent[] {

@@ -37,6 +37,20 @@ export class StreamTooLargeError extends Error {
   override name = "StreamTooLargeError";
 }
 
+/**
+ * Thrown by the SSE reader for an `error:` line: not a field of the SSE standard, but where some
+ * servers (llama.cpp) put the error that ends their stream, instead of in a `data:` payload.
+ */
+export class SseErrorFieldError extends Error {
+  override name = "SseErrorFieldError";
+  /** The line's value as sent (JSON text or plain text). */
+  readonly value: string;
+  constructor(value: string) {
+    super(`Model API stream sent an error line: ${clip(value, 200)}`);
+    this.value = value;
+  }
+}
+
 /** The message for an event or an answer past its limit (`limit` in characters of data). */
 export function tooLargeMessage(what: "event" | "answer", limit: number): string {
   const MIB = 1024 * 1024;
@@ -53,6 +67,13 @@ export const ABORTED_MESSAGE = "Model request aborted";
 
 /** Text of the error when the connection closed before the response was complete. */
 export const STREAM_ENDED_EARLY_MESSAGE = "Model API stream ended early: connection lost";
+
+/**
+ * Text of the error when a stream ended with its end marker and nothing before it: no text, no
+ * finish reason, no error (a server that dropped its error, or failed before answering).
+ */
+export const NO_ANSWER_MESSAGE =
+  "Model API ended the stream without an answer: it sent the end marker and nothing before it";
 
 /** A client-side failure event. */
 export function clientError(message: string, status?: number): ErrorEvent {
@@ -72,6 +93,56 @@ export function retryableError(
   event.retryable = true;
   if (options.retryAfterMs !== undefined) event.retryAfterMs = options.retryAfterMs;
   return event;
+}
+
+/**
+ * The error event for an error a server sent inside its stream (`{"error": …}` in a payload,
+ * or llama.cpp's `error:` line): `Model API stream error: <its message>` (else its type or
+ * code), with `secrets` redacted; retryable when `isRetryableStreamError()` says so.
+ */
+export function streamErrorEvent(error: unknown, secrets: readonly string[]): ErrorEvent {
+  const fields = errorFields(error);
+  const text = typeof error === "string"
+    ? error
+    : typeof fields.message === "string"
+    ? fields.message
+    : "";
+  const label = [fields.type, fields.code].find((value) =>
+    (typeof value === "string" && value !== "") || typeof value === "number"
+  );
+  const detail = providerDetail(text, secrets) || (label === undefined ? "" : String(label)) ||
+    "unknown error";
+  const message = `Model API stream error: ${detail}`;
+  return isRetryableStreamError(error) ? retryableError(message) : clientError(message);
+}
+
+/**
+ * True when an error object sent inside a stream says the server failed or is busy, so the
+ * same request may pass later: its `type` or `code` is `server_error`, `rate_limit…`,
+ * `overloaded…` or `internal…` (vLLM's `InternalServerError`), or a status of 429 or 500 and
+ * above (OpenRouter's `"code": 502`). A request the server rejects (`invalid_request_error`,
+ * 400) is not.
+ */
+export function isRetryableStreamError(error: unknown): boolean {
+  const fields = errorFields(error);
+  return [fields.type, fields.code].some((value) => {
+    const status = typeof value === "number"
+      ? value
+      : typeof value === "string" && /^\d{3}$/.test(value)
+      ? Number(value)
+      : undefined;
+    if (status !== undefined) return status === 429 || status >= 500;
+    if (typeof value !== "string") return false;
+    const word = value.toLowerCase();
+    return word === "server_error" || word.startsWith("rate_limit") ||
+      word.startsWith("overloaded") || word.startsWith("internal");
+  });
+}
+
+function errorFields(error: unknown): Record<string, unknown> {
+  return typeof error === "object" && error !== null && !Array.isArray(error)
+    ? error as Record<string, unknown>
+    : {};
 }
 
 /** HTTP statuses worth another try: timeout, conflict, rate limit and server errors. */

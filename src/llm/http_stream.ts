@@ -17,7 +17,9 @@ import {
   requestTimeoutMessage,
   retryableError,
   retryAfterMs,
+  SseErrorFieldError,
   STREAM_ENDED_EARLY_MESSAGE,
+  streamErrorEvent,
   streamExpectedMessage,
   StreamTooLargeError,
   transportErrorMessage,
@@ -213,6 +215,7 @@ export async function* postForStream(
     }
     yield* readWireStream(response.body, newStream(), {
       idleTimeoutMs: config.idleTimeoutMs,
+      secrets: config.secrets,
       stopped,
     });
   } finally {
@@ -225,6 +228,8 @@ export async function* postForStream(
 
 interface ReadOptions {
   idleTimeoutMs: number;
+  /** Redacted from an error the server sends in an `error:` line. */
+  secrets: readonly string[];
   /** The error for a call that the caller or the request timeout stopped, once one did. */
   stopped: () => ErrorEvent | undefined;
 }
@@ -232,7 +237,7 @@ interface ReadOptions {
 async function* readWireStream(
   body: ReadableStream<Uint8Array>,
   state: WireStream,
-  { idleTimeoutMs, stopped }: ReadOptions,
+  { idleTimeoutMs, secrets, stopped }: ReadOptions,
 ): AsyncGenerator<StreamEvent> {
   try {
     for await (const data of readSseData(body, { idleTimeoutMs })) {
@@ -250,6 +255,8 @@ async function* readWireStream(
       yield retryableError(`Model API stream stalled: no data for ${idleTimeoutMs} ms`);
     } else if (error instanceof StreamTooLargeError) {
       yield clientError(error.message);
+    } else if (error instanceof SseErrorFieldError && !state.complete) {
+      yield streamErrorEvent(parsedOrText(error.value), secrets);
     } else if (state.complete) {
       // The message was complete; only trailing events (usage, the end marker) were lost.
       yield state.finish();
@@ -271,7 +278,9 @@ export async function responseError(
   secrets: string[],
   idleTimeoutMs?: number,
 ): Promise<ErrorEvent> {
-  const text = await readCapped(response, idleTimeoutMs);
+  let text = await readCapped(response, idleTimeoutMs);
+  // A proxy's error page (nginx's 502/503) reads as its text, not its markup.
+  if (mediaType(response) === "text/html") text = htmlText(text);
   const detail = providerDetail(text, secrets) || response.statusText;
   const message = httpErrorMessage(response.status, detail);
   if (!isRetryableStatus(response.status)) return clientError(message, response.status);
@@ -308,6 +317,17 @@ async function otherInsteadOfStream(
   let text = await readCapped(response, idleTimeoutMs);
   if (type === "text/html") text = htmlText(text);
   return clientError(streamExpectedMessage(type, providerDetail(text, secrets)));
+}
+
+/** `text` parsed when it is a JSON object (llama.cpp's `error:` line holds one), else as it is. */
+function parsedOrText(text: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === "object" && parsed !== null) return parsed;
+  } catch {
+    // Plain text: the message itself.
+  }
+  return text;
 }
 
 /** The text of an HTML page, roughly: what its reader would see first, without the markup. */

@@ -11,10 +11,10 @@ import type {
 } from "../core/messages.ts";
 import {
   clientError,
-  errorMessageOf,
   malformedEventMessage,
-  providerDetail,
+  NO_ANSWER_MESSAGE,
   retryableError,
+  streamErrorEvent,
 } from "./errors.ts";
 import type { WireStream } from "./http_stream.ts";
 import {
@@ -24,7 +24,14 @@ import {
 } from "./openai_chat_reasoning.ts";
 import { ToolCallAccumulator, type ToolCallFragment } from "./tool_call_accumulator.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
-import { deltaText, eventsOrFieldError, isRecord, tokenCount } from "./wire_fields.ts";
+import {
+  argumentsToSend,
+  deltaText,
+  eventsOrFieldError,
+  isRecord,
+  namesStopReason,
+  tokenCount,
+} from "./wire_fields.ts";
 
 /** A message as Chat Completions expects it. */
 /** A part of a user message with images. */
@@ -182,7 +189,7 @@ function toChatMessage(message: Message): ChatMessage {
           const wire: ChatToolCall = {
             id: call.id,
             type: "function",
-            function: { name: call.name, arguments: call.arguments },
+            function: { name: call.name, arguments: argumentsToSend(call.arguments) },
           };
           if (call.extraContent !== undefined) wire.extra_content = call.extraContent;
           return wire;
@@ -217,6 +224,10 @@ interface ChatChunk {
     finish_reason?: string | null;
   }[];
   usage?: WireUsage | null;
+  /** Groq: usage on the last chunk, here only. */
+  x_groq?: { usage?: WireUsage | null } | null;
+  /** An error the server ran into while streaming (OpenAI, OpenRouter, vLLM). */
+  error?: unknown;
 }
 
 /** Maps a wire `finish_reason` to tern's. */
@@ -224,6 +235,7 @@ export function toFinishReason(reason: string): FinishReason {
   if (reason === "stop") return "stop";
   if (reason === "tool_calls" || reason === "function_call") return "tool_calls";
   if (reason === "length") return "length";
+  if (reason === "content_filter") return "refusal";
   return "other";
 }
 
@@ -244,6 +256,8 @@ export class ChatStreamState implements WireStream {
   #thinkingField: "reasoning_content" | "reasoning" | undefined;
   #details = new ReasoningDetails();
   #sawDone = false;
+  /** True once a payload other than `[DONE]` arrived. */
+  #answered = false;
   #calls = new ToolCallAccumulator();
   #finish: string | undefined;
   #usage: Usage | undefined;
@@ -263,6 +277,7 @@ export class ChatStreamState implements WireStream {
       this.#sawDone = true;
       return [];
     }
+    this.#answered = true;
     let chunk: unknown;
     try {
       chunk = JSON.parse(data);
@@ -276,17 +291,21 @@ export class ChatStreamState implements WireStream {
   }
 
   #applyChunk(chunk: ChatChunk): StreamEvent[] {
-    const { choices, usage } = chunk;
-    if (isRecord(usage)) this.#usage = toUsage(usage);
-    const streamError = errorMessageOf(chunk);
-    if (streamError !== undefined) {
+    const { choices } = chunk;
+    const usage = isRecord(chunk.usage)
+      ? chunk.usage
+      : isRecord(chunk.x_groq) && isRecord(chunk.x_groq.usage)
+      ? chunk.x_groq.usage
+      : undefined;
+    if (usage !== undefined) this.#usage = toUsage(usage);
+    if (isStreamError(chunk.error)) {
       // After a finish reason the message is whole (OpenRouter sends an error chunk after
       // `length`): the stream ends as that reason, usage kept.
       if (this.#finish !== undefined) {
         this.#sawDone = true;
         return [];
       }
-      return [clientError(`Model API stream error: ${providerDetail(streamError, this.#secrets)}`)];
+      return [streamErrorEvent(chunk.error, this.#secrets)];
     }
     const events: StreamEvent[] = [];
     const choice = Array.isArray(choices) ? choices[0] : undefined;
@@ -331,13 +350,14 @@ export class ChatStreamState implements WireStream {
 
   /**
    * The final event once the body ended. Without `[DONE]` and without a finish reason the
-   * response is incomplete and this is an error. With `[DONE]` but no finish reason, the reason
-   * is inferred: tool calls, else stop.
+   * response is incomplete and this is an error, as is `[DONE]` with nothing before it. With
+   * `[DONE]` after chunks but no finish reason, the reason is inferred: tool calls, else stop.
    */
   finish(): StreamEvent {
     if (!this.#sawDone && this.#finish === undefined) {
       return retryableError("Model API stream ended early: no finish reason");
     }
+    if (!this.#answered) return retryableError(NO_ANSWER_MESSAGE);
     const toolCalls = this.#calls.toolCalls();
     const finishReason = this.#finish !== undefined
       ? toFinishReason(this.#finish)
@@ -354,13 +374,24 @@ export class ChatStreamState implements WireStream {
       if (details.length > 0) part.details = details;
       message.thinking = [part];
     }
-    return this.#usage === undefined
-      ? { type: "done", message, finishReason }
-      : { type: "done", message, finishReason, usage: this.#usage };
+    const done: StreamEvent = { type: "done", message, finishReason };
+    if (namesStopReason(finishReason) && this.#finish !== undefined) done.stopReason = this.#finish;
+    if (this.#usage !== undefined) done.usage = this.#usage;
+    return done;
   }
 
   /** True once a finish reason arrived: the message is complete even if the body breaks. */
   get complete(): boolean {
     return this.#finish !== undefined;
   }
+}
+
+/**
+ * True for a chunk's `error` that is one: a message, or an object with a message, type or code
+ * (vLLM sends `{"type":"InternalServerError","code":500}` without a message).
+ */
+function isStreamError(error: unknown): boolean {
+  if (typeof error === "string") return error !== "";
+  if (!isRecord(error)) return false;
+  return ["message", "type", "code"].some((key) => error[key] !== undefined && error[key] !== null);
 }

@@ -20,9 +20,11 @@ import type { WireStream } from "./http_stream.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
 import {
   argumentsText,
+  argumentsToSend,
   deltaText,
   eventsOrFieldError,
   isRecord,
+  namesStopReason,
   optionalString,
   tokenCount,
   uniqueCallIds,
@@ -184,7 +186,7 @@ export function assistantItems(message: AssistantMessage): ResponsesInputItem[] 
       type: "function_call",
       call_id: call.id,
       name: call.name,
-      arguments: call.arguments,
+      arguments: argumentsToSend(call.arguments),
     });
   }
   return items;
@@ -229,7 +231,10 @@ interface WireEvent {
 
 interface CallSlot {
   index: number;
+  /** The call's `call_id`, else its item id until a `call_id` arrives. */
   id: string;
+  /** True once `id` is the `call_id` (tool results must name that one). */
+  hasCallId: boolean;
   name: string;
   arguments: string;
 }
@@ -251,6 +256,8 @@ export class ResponsesStreamState implements WireStream {
   #calls: CallSlot[] = [];
   #callsByItem = new Map<string, CallSlot>();
   #finish: FinishReason | undefined;
+  /** `incomplete_details.reason` of an incomplete response. */
+  #stopReason: string | undefined;
   #usage: Usage | undefined;
   #ended = false;
   #responseId: string | undefined;
@@ -308,12 +315,17 @@ export class ResponsesStreamState implements WireStream {
         this.#end(response);
         this.#finish = this.#calls.length > 0 ? "tool_calls" : "stop";
         return [];
-      case "response.incomplete":
+      case "response.incomplete": {
         this.#end(response);
-        this.#finish = response?.incomplete_details?.reason === "max_output_tokens"
+        const reason = response?.incomplete_details?.reason;
+        this.#stopReason = typeof reason === "string" ? reason : "incomplete";
+        this.#finish = reason === "max_output_tokens"
           ? "length"
+          : reason === "content_filter"
+          ? "refusal"
           : "other";
         return [];
+      }
       case "response.failed":
         this.#ended = true;
         return [this.#streamError(response?.error)];
@@ -368,9 +380,12 @@ export class ResponsesStreamState implements WireStream {
     const thinking = [...this.#thinking, ...unfinished];
     if (thinking.length > 0) message.thinking = thinking;
     const finishReason = this.#finish;
-    return this.#usage === undefined
-      ? { type: "done", message, finishReason }
-      : { type: "done", message, finishReason, usage: this.#usage };
+    const done: StreamEvent = { type: "done", message, finishReason };
+    if (namesStopReason(finishReason) && this.#stopReason !== undefined) {
+      done.stopReason = this.#stopReason;
+    }
+    if (this.#usage !== undefined) done.usage = this.#usage;
+    return done;
   }
 
   #itemAdded(event: WireEvent): StreamEvent[] {
@@ -405,7 +420,10 @@ export class ResponsesStreamState implements WireStream {
     const slot = known ?? this.#openCall(item, event.output_index);
     const callId = optionalString(item.call_id, "tool call id");
     const name = optionalString(item.name, "tool call name");
-    if (slot.id === "" && callId) slot.id = callId;
+    if (!slot.hasCallId && callId) {
+      slot.id = callId;
+      slot.hasCallId = true;
+    }
     if (slot.name === "" && name) slot.name = name;
     const args = argumentsText(item.arguments);
     if (args !== undefined) slot.arguments = args;
@@ -416,9 +434,11 @@ export class ResponsesStreamState implements WireStream {
   /** @throws {WireFieldError} when the item's ids or name are there but not strings. */
   #openCall(item: WireItem, outputIndex: unknown): CallSlot {
     const itemId = optionalString(item.id, "output item id");
+    const callId = optionalString(item.call_id, "tool call id");
     const slot: CallSlot = {
       index: this.#calls.length,
-      id: optionalString(item.call_id, "tool call id") ?? itemId ?? "",
+      id: callId || itemId || "",
+      hasCallId: Boolean(callId),
       name: optionalString(item.name, "tool call name") ?? "",
       arguments: "",
     };

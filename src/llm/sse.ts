@@ -1,6 +1,11 @@
 /** Server-sent events over a fetch body, with an idle timeout between reads. */
 import { createParser } from "eventsource-parser";
-import { IdleTimeoutError, StreamTooLargeError, tooLargeMessage } from "./errors.ts";
+import {
+  IdleTimeoutError,
+  SseErrorFieldError,
+  StreamTooLargeError,
+  tooLargeMessage,
+} from "./errors.ts";
 import { after, type Timer } from "../core/timer.ts";
 
 /**
@@ -29,8 +34,9 @@ export interface SseReadOptions {
 /**
  * Yields the `data` of each event in `body`, in order. Throws `IdleTimeoutError` when no bytes
  * arrive within `idleTimeoutMs`, `StreamTooLargeError` when an event or all of them pass their
- * limit, and rethrows read errors (a dropped connection). Cancels the body when the consumer
- * stops early or an error ends the read.
+ * limit, `SseErrorFieldError` at an `error:` line (after the events before it), and rethrows
+ * read errors (a dropped connection). Cancels the body when the consumer stops early or an
+ * error ends the read.
  */
 export async function* readSseData(
   body: ReadableStream<Uint8Array>,
@@ -40,7 +46,8 @@ export async function* readSseData(
   const maxAnswerChars = options.maxAnswerChars ?? MAX_ANSWER_CHARS;
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  const pending: string[] = [];
+  // An `error:` line takes its place among the events: those after it are not read.
+  const pending: (string | SseErrorFieldError)[] = [];
   let answerChars = 0;
   let tooLarge: StreamTooLargeError | undefined;
   const parser = createParser({
@@ -54,6 +61,11 @@ export async function* readSseData(
       }
     },
     onError: (error) => {
+      // llama.cpp sends a failure as `error: {…}` (then `data: [DONE]`). The parser hands over
+      // the line when it arrives whole, as the server writes it in one piece.
+      if (error.type === "unknown-field" && error.field === "error") {
+        pending.push(new SseErrorFieldError(error.value ?? ""));
+      }
       if (error.type !== "max-buffer-size-exceeded") return;
       tooLarge ??= new StreamTooLargeError(tooLargeMessage("event", maxEventChars));
     },
@@ -68,7 +80,11 @@ export async function* readSseData(
       } else {
         parser.feed(decoder.decode(chunk.value, { stream: true }));
       }
-      while (pending.length > 0) yield pending.shift() as string;
+      while (pending.length > 0) {
+        const item = pending.shift() as string | SseErrorFieldError;
+        if (item instanceof SseErrorFieldError) throw item;
+        yield item;
+      }
       if (tooLarge !== undefined) throw tooLarge;
     }
   } finally {

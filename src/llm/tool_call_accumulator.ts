@@ -2,10 +2,19 @@
  * Rebuilds complete tool calls from streamed fragments, keyed by `index`; parallel calls
  * interleave. OpenAI sends a call's id and name once and its arguments in pieces; other servers
  * split the id and name too (`ba` + `sh`), and others repeat the whole id and name on every
- * piece. `joinPiece()` tells these apart.
+ * piece. `joinPiece()` tells these apart. Some servers send each call whole under an index (or
+ * none) that an earlier call already used: Ollama every call as index 0 with its own id, Gemini
+ * behind some proxies every call with an empty id and no index. `startsAnotherCall()` tells
+ * those from pieces of one call.
  */
 import type { ToolCall } from "../core/messages.ts";
-import { argumentsText, isRecord, optionalString, uniqueCallIds } from "./wire_fields.ts";
+import {
+  argumentsObject,
+  argumentsText,
+  isRecord,
+  optionalString,
+  uniqueCallIds,
+} from "./wire_fields.ts";
 
 /** One streamed piece of a tool call, as in `choices[].delta.tool_calls[]`. */
 export interface ToolCallFragment {
@@ -19,22 +28,38 @@ export interface ToolCallFragment {
 }
 
 interface Slot {
+  /** The index events and default ids name the call by: unique among the calls. */
+  index: number;
+  /** Where the call sorts: the server's index, else `index`. */
+  order: number;
   id: string;
   name: string;
   arguments: string;
   extraContent?: Record<string, unknown>;
 }
 
+/** The parts of one fragment that decide where it goes. */
+interface Piece {
+  id?: string;
+  name?: string;
+  args?: string;
+}
+
 /** Merges tool-call fragments by index. */
 export class ToolCallAccumulator {
-  #slots = new Map<number, Slot>();
-  #lastIndex: number | undefined;
+  /** The calls in the order they opened. */
+  #slots: Slot[] = [];
+  /** The call each server index names now: a new call under a used index takes it over. */
+  #byIndex = new Map<number, Slot>();
+  #last: Slot | undefined;
 
   /**
-   * Merges one fragment and returns the index it was merged into. Id and name pieces are
-   * joined by `joinPiece()`; argument text is appended (arguments sent as an object are written
-   * as JSON). A fragment without an index opens a new call when it carries an id not seen yet,
-   * else continues the last call. The fragment comes from the server, so every field is checked.
+   * Merges one fragment and returns the index of the call it was merged into. Id and name
+   * pieces are joined by `joinPiece()`; argument text is appended (arguments sent as an object
+   * are written as JSON). A fragment opens a new call when it starts another one than its index
+   * names (`startsAnotherCall()`). A fragment without an index opens a new call when it carries
+   * an id not seen yet or starts another call, else continues the last call. The fragment comes
+   * from the server, so every field is checked.
    * @throws {WireFieldError} when the id or name is there but not a string.
    */
   add(fragment: ToolCallFragment): number {
@@ -42,12 +67,7 @@ export class ToolCallAccumulator {
     const fn: Record<string, unknown> = isRecord(fragment.function) ? fragment.function : {};
     const name = optionalString(fn.name, "tool call name");
     const args = argumentsText(fn.arguments);
-    const index = this.#indexOf(id, fragment.index);
-    let slot = this.#slots.get(index);
-    if (slot === undefined) {
-      slot = { id: "", name: "", arguments: "" };
-      this.#slots.set(index, slot);
-    }
+    const slot = this.#slotFor(fragment.index, { id, name, args });
     if (id) slot.id = joinPiece(slot.id, id);
     if (name) slot.name = joinPiece(slot.name, name);
     if (args) slot.arguments += args;
@@ -55,26 +75,26 @@ export class ToolCallAccumulator {
     if (typeof extra === "object" && extra !== null && !Array.isArray(extra)) {
       slot.extraContent = { ...slot.extraContent, ...extra };
     }
-    this.#lastIndex = index;
-    return index;
+    this.#last = slot;
+    return slot.index;
   }
 
   /** Number of distinct calls seen so far. */
   get size(): number {
-    return this.#slots.size;
+    return this.#slots.length;
   }
 
   /**
-   * The calls in index order. A call that never got an id is given `call_<index>`; ids are made
-   * unique (`uniqueCallIds()`).
+   * The calls in index order (calls under one index in the order they came). A call that never
+   * got an id is given `call_<index>`; ids are made unique (`uniqueCallIds()`).
    */
   toolCalls(): ToolCall[] {
     return uniqueCallIds(
-      [...this.#slots.entries()]
-        .sort(([a], [b]) => a - b)
-        .map(([index, slot]) => {
+      [...this.#slots]
+        .sort((a, b) => a.order - b.order)
+        .map((slot) => {
           const call: ToolCall = {
-            id: slot.id === "" ? `call_${index}` : slot.id,
+            id: slot.id === "" ? `call_${slot.index}` : slot.id,
             name: slot.name,
             arguments: slot.arguments,
           };
@@ -84,15 +104,55 @@ export class ToolCallAccumulator {
     );
   }
 
-  #indexOf(id: string | undefined, index: unknown): number {
-    if (typeof index === "number" && Number.isSafeInteger(index)) return index;
-    const known = [...this.#slots.entries()].find(([, slot]) => slot.id !== "" && slot.id === id);
-    if (known !== undefined) return known[0];
-    if (id || this.#lastIndex === undefined) {
-      return this.#slots.size === 0 ? 0 : Math.max(...this.#slots.keys()) + 1;
+  #slotFor(index: unknown, piece: Piece): Slot {
+    if (typeof index === "number" && Number.isSafeInteger(index)) {
+      const slot = this.#byIndex.get(index);
+      if (slot !== undefined && !startsAnotherCall(slot, piece)) return slot;
+      const taken = this.#slots.some((other) => other.index === index);
+      const opened = this.#open(taken ? this.#nextIndex() : index, index);
+      this.#byIndex.set(index, opened);
+      return opened;
     }
-    return this.#lastIndex;
+    const known = this.#slots.find((slot) => slot.id !== "" && slot.id === piece.id);
+    if (known !== undefined) return known;
+    if (piece.id || this.#last === undefined || startsAnotherCall(this.#last, piece)) {
+      const next = this.#nextIndex();
+      return this.#open(next, next);
+    }
+    return this.#last;
   }
+
+  #open(index: number, order: number): Slot {
+    const slot: Slot = { index, order, id: "", name: "", arguments: "" };
+    this.#slots.push(slot);
+    return slot;
+  }
+
+  #nextIndex(): number {
+    return this.#slots.length === 0 ? 0 : Math.max(...this.#slots.map((slot) => slot.index)) + 1;
+  }
+}
+
+/**
+ * True when `piece` starts another call than the one in `slot`: the slot's arguments are one
+ * whole JSON object already, and the piece brings another id, or (without an id of its own) a
+ * name with arguments that open an object. A piece with the slot's own id continues it
+ * (servers that repeat the id on every piece), and id pieces before any arguments are an id
+ * sent in parts (`call_` + `7f3a`).
+ */
+function startsAnotherCall(
+  slot: { id: string; arguments: string },
+  piece: Piece,
+): boolean {
+  const otherId = piece.id !== undefined && piece.id !== "" && slot.id !== "" &&
+    piece.id !== slot.id;
+  const ownId = piece.id !== undefined && piece.id !== "" && piece.id === slot.id;
+  const opensCall = !ownId && piece.name !== undefined && piece.name !== "" &&
+    piece.args?.trimStart().startsWith("{") === true;
+  if (!otherId && !opensCall) return false;
+  // Checked last, and only for text that ends like an object: pieces of one long call rarely
+  // get here, so the arguments are not parsed again for every piece.
+  return slot.arguments.trimEnd().endsWith("}") && argumentsObject(slot.arguments) !== undefined;
 }
 
 /**

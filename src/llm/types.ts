@@ -41,8 +41,13 @@ export interface ModelRequest {
   cacheKey?: string;
 }
 
-/** Why the model stopped: normalised across APIs. */
-export type FinishReason = "stop" | "tool_calls" | "length" | "other";
+/**
+ * Why the model stopped: normalised across APIs. `refusal`: a content filter or the model's
+ * own refusal stopped the answer (Chat `content_filter`, Anthropic `refusal`), so what came is
+ * not an answer. `pause`: the server paused a long turn and continues it when the conversation
+ * is sent back as it is (Anthropic `pause_turn`). `other`: a reason tern does not know.
+ */
+export type FinishReason = "stop" | "tool_calls" | "length" | "refusal" | "pause" | "other";
 
 /**
  * One event of a model stream. A stream ends with exactly one `done` or `error` event.
@@ -64,6 +69,11 @@ export type StreamEvent =
     type: "done";
     message: AssistantMessage;
     finishReason: FinishReason;
+    /**
+     * The server's own word for why it stopped (`content_filter`, `refusal`, `pause_turn`),
+     * given when `finishReason` is `refusal`, `pause` or `other`, so messages can name it.
+     */
+    stopReason?: string;
     usage?: Usage;
     /** Set by the router: who answered, and what it cost in USD when prices are known. */
     provider?: string;

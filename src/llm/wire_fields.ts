@@ -6,7 +6,7 @@
  */
 import type { ToolCall } from "../core/messages.ts";
 import { clientError, clip } from "./errors.ts";
-import type { StreamEvent } from "./types.ts";
+import type { FinishReason, StreamEvent } from "./types.ts";
 
 /** A field of a stream event whose type is wrong and that has no reading as the right one. */
 export class WireFieldError extends Error {
@@ -40,6 +40,34 @@ export function deltaText(value: unknown): string | undefined {
 export function argumentsText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * A call's arguments as the object they are meant to be; undefined when the text is not one
+ * JSON object (invalid or cut-off JSON, an array, a number, empty text).
+ */
+export function argumentsObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A call's arguments as a request sends them back: the text as the model wrote it when it is
+ * one JSON object, else `{}`. Servers check what comes back (Ollama answers every later request
+ * of the conversation with 400 "invalid tool call arguments"), and the tool result already
+ * tells the model its arguments were invalid. The session keeps what the model sent.
+ */
+export function argumentsToSend(text: string): string {
+  return argumentsObject(text) === undefined ? "{}" : text;
+}
+
+/** True for a finish reason whose server word a `done` event carries as `stopReason`. */
+export function namesStopReason(reason: FinishReason): boolean {
+  return reason === "refusal" || reason === "pause" || reason === "other";
 }
 
 /** A token count: `value` when it is a non-negative integer, else undefined. */

@@ -127,6 +127,37 @@ Deno.test("runTurn() reports LENGTH_LIMIT and does not run cut-off tool calls", 
   deepEqual(result.messages.at(-1), { role: "assistant", content: "partial" });
 });
 
+Deno.test("runTurn() ends CLIENT_ERROR when the answer was refused, keeping its text and skipping its calls", async () => {
+  const { result, log } = await run([
+    { text: "Here is how", toolCalls: [call("echo", { value: "a" })], finishReason: "refusal" },
+  ]);
+  deepEqual(result.exitReason, "CLIENT_ERROR");
+  deepEqual(
+    result.error,
+    'The model API stopped the answer as "refusal" (a content filter or the model\'s refusal): ' +
+      "rephrase the request",
+  );
+  deepEqual(log, []);
+  deepEqual(result.messages.at(-1), { role: "assistant", content: "Here is how" });
+});
+
+Deno.test("runTurn() sends a paused turn back until the model goes on, within the round limit", async () => {
+  const paused = await run([
+    { text: "Searching", finishReason: "pause" },
+    { finishReason: "pause" },
+    { text: "Found it." },
+  ]);
+  deepEqual(paused.result.exitReason, "COMPLETED");
+  deepEqual(paused.result.rounds, 3);
+  deepEqual(paused.provider.requests[1].messages.at(-1), {
+    role: "assistant",
+    content: "Searching",
+  });
+  deepEqual(paused.provider.requests[2].messages, paused.provider.requests[1].messages);
+  const endless = await run(() => ({ finishReason: "pause" }), { maxRounds: 2 });
+  deepEqual(endless.result.exitReason, "MAX_ROUNDS");
+});
+
 Deno.test("runTurn() reports CLIENT_ERROR when the provider fails", async () => {
   const { result } = await run([]);
   deepEqual(result.exitReason, "CLIENT_ERROR");

@@ -118,8 +118,10 @@ Deno.test("toAnthropicFinishReason() maps Anthropic stop reasons", () => {
   assert.equal(toAnthropicFinishReason("stop_sequence"), "stop");
   assert.equal(toAnthropicFinishReason("tool_use"), "tool_calls");
   assert.equal(toAnthropicFinishReason("max_tokens"), "length");
-  assert.equal(toAnthropicFinishReason("refusal"), "other");
-  assert.equal(toAnthropicFinishReason("pause_turn"), "other");
+  assert.equal(toAnthropicFinishReason("model_context_window_exceeded"), "length");
+  assert.equal(toAnthropicFinishReason("refusal"), "refusal");
+  assert.equal(toAnthropicFinishReason("pause_turn"), "pause");
+  assert.equal(toAnthropicFinishReason("a_reason_added_later"), "other");
 });
 
 Deno.test("AnthropicStreamState gives a tool call without input deltas its start input", () => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { isRetryableStreamError } from "../../src/llm/errors.ts";
 import { createOpenAiChatProvider } from "../../src/llm/openai_chat.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
@@ -298,5 +299,29 @@ Deno.test("createOpenAiChatProvider() accepts a stream that ends after a finish 
     ]);
   } finally {
     await server.shutdown();
+  }
+});
+
+Deno.test("isRetryableStreamError() retries a server that failed or is busy, not a rejected request", () => {
+  const retried = [
+    { type: "server_error" },
+    { type: "rate_limit_exceeded" },
+    { type: "overloaded_error" },
+    { type: "InternalServerError", code: 500 },
+    { code: 502 },
+    { code: "429" },
+  ];
+  const not = [
+    { type: "invalid_request_error", code: 400 },
+    { code: "context_length_exceeded" },
+    { message: "no type or code" },
+    "a plain message",
+    null,
+  ];
+  for (const error of retried) {
+    assert.equal(isRetryableStreamError(error), true, JSON.stringify(error));
+  }
+  for (const error of not) {
+    assert.equal(isRetryableStreamError(error), false, JSON.stringify(error));
   }
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createOpenAiChatProvider } from "../../src/llm/openai_chat.ts";
-import { toFinishReason } from "../../src/llm/openai_chat_wire.ts";
+import { toChatRequestBody, toFinishReason } from "../../src/llm/openai_chat_wire.ts";
 import type { Script } from "../../src/llm/scripted.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
@@ -120,7 +120,11 @@ Deno.test("createOpenAiChatProvider() maps an unknown finish_reason to other", a
 Deno.test("toFinishReason() maps the legacy function_call reason to tool_calls", () => {
   assert.equal(toFinishReason("function_call"), "tool_calls");
   assert.equal(toFinishReason("tool_calls"), "tool_calls");
-  assert.equal(toFinishReason("content_filter"), "other");
+});
+
+Deno.test("toFinishReason() maps content_filter to refusal and reasons it does not know to other", () => {
+  assert.equal(toFinishReason("content_filter"), "refusal");
+  assert.equal(toFinishReason("eos_token"), "other");
 });
 
 Deno.test("createOpenAiChatProvider() sends messages, tools and limits in the OpenAI shape", async () => {
@@ -259,4 +263,25 @@ Deno.test("startScriptedServer() lists its model at GET /v1/models", async () =>
     assert.equal(response.status, 200);
     assert.equal(body.data[0].id, "scripted-model");
   });
+});
+
+Deno.test("toChatRequestBody() sends arguments that are not one JSON object back as {}", () => {
+  const args = ['{"command": "ls"', "", "[1]", '{"command": "ls"}'];
+  const body = toChatRequestBody({
+    model: "m",
+    messages: [{
+      role: "assistant",
+      content: "",
+      toolCalls: args.map((text, i) => ({ id: `call_${i}`, name: "bash", arguments: text })),
+    }],
+    tools: [],
+  });
+  const [assistant] = body.messages;
+  assert.ok(assistant.role === "assistant");
+  assert.deepEqual(assistant.tool_calls?.map((call) => call.function.arguments), [
+    "{}",
+    "{}",
+    "{}",
+    '{"command": "ls"}',
+  ]);
 });

@@ -138,25 +138,30 @@ Deno.test("ResponsesStreamState.finish() fails retryably when no terminal event 
   });
 });
 
-Deno.test("ResponsesStreamState.apply() maps an incomplete response for another reason to other", () => {
-  const state = new ResponsesStreamState();
-  feed(state, [{
-    type: "response.incomplete",
-    response: {
-      status: "incomplete",
-      incomplete_details: { reason: "content_filter" },
-      usage: { input_tokens: 5, output_tokens: 2 },
-    },
-  }]);
-  assert.equal(state.complete, true);
-  assert.equal(state.ended, true);
-  assert.deepEqual(state.finish(), {
-    type: "done",
-    message: { role: "assistant", content: "" },
-    finishReason: "other",
-    usage: { inputTokens: 5, outputTokens: 2, cachedTokens: 0, reasoningTokens: 0 },
+for (
+  const [reason, finishReason] of [["content_filter", "refusal"], ["a_reason_added_later", "other"]]
+) {
+  Deno.test(`ResponsesStreamState.apply() maps an incomplete response for ${reason} to ${finishReason}, naming it`, () => {
+    const state = new ResponsesStreamState();
+    feed(state, [{
+      type: "response.incomplete",
+      response: {
+        status: "incomplete",
+        incomplete_details: { reason },
+        usage: { input_tokens: 5, output_tokens: 2 },
+      },
+    }]);
+    assert.equal(state.complete, true);
+    assert.equal(state.ended, true);
+    assert.deepEqual(state.finish(), {
+      type: "done",
+      message: { role: "assistant", content: "" },
+      finishReason,
+      stopReason: reason,
+      usage: { inputTokens: 5, outputTokens: 2, cachedTokens: 0, reasoningTokens: 0 },
+    });
   });
-});
+}
 
 Deno.test("ResponsesStreamState.apply() keeps raw reasoning text of an item that never finished", () => {
   const state = new ResponsesStreamState();
@@ -177,4 +182,49 @@ Deno.test("ResponsesStreamState.apply() rejects a payload that is not JSON", () 
     kind: "client",
     message: 'Cannot parse model API stream event "{oops": invalid JSON',
   }]);
+});
+
+Deno.test("toResponsesRequestBody() sends arguments that are not one JSON object back as {}", () => {
+  const body = toResponsesRequestBody({
+    model: "m",
+    messages: [{
+      role: "assistant",
+      content: "",
+      toolCalls: [
+        { id: "call_1", name: "bash", arguments: '{"command": "ls"' },
+        { id: "call_2", name: "bash", arguments: '{"command": "ls"}' },
+      ],
+    }],
+    tools: [],
+  });
+  assert.deepEqual(body.input, [
+    { type: "function_call", call_id: "call_1", name: "bash", arguments: "{}" },
+    { type: "function_call", call_id: "call_2", name: "bash", arguments: '{"command": "ls"}' },
+  ]);
+});
+
+Deno.test("ResponsesStreamState takes a call_id that arrives only when the item is done", () => {
+  const state = new ResponsesStreamState();
+  feed(state, [
+    {
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { id: "fc_77", type: "function_call", arguments: "", name: "bash" },
+    },
+    {
+      type: "response.output_item.done",
+      output_index: 0,
+      item: {
+        id: "fc_77",
+        type: "function_call",
+        arguments: "{}",
+        name: "bash",
+        call_id: "call_REAL",
+      },
+    },
+    COMPLETED,
+  ]);
+  const final = state.finish();
+  assert.ok(final.type === "done");
+  assert.deepEqual(final.message.toolCalls, [{ id: "call_REAL", name: "bash", arguments: "{}" }]);
 });

@@ -94,3 +94,66 @@ Deno.test("ToolCallAccumulator.add() takes a piece that repeats the value so far
   acc.add({ index: 0, id: "call_a", function: { name: "read_file", arguments: "}" } });
   assert.deepEqual(acc.toolCalls(), [{ id: "call_a", name: "read_file", arguments: "{}" }]);
 });
+
+Deno.test("ToolCallAccumulator.add() opens a new call for another id under an index whose call is whole", () => {
+  const acc = new ToolCallAccumulator();
+  assert.equal(
+    acc.add({ index: 0, id: "call_k3j1", function: { name: "write", arguments: '{"p":1}' } }),
+    0,
+  );
+  assert.equal(
+    acc.add({ index: 0, id: "call_9x2m", function: { name: "write", arguments: '{"p":2}' } }),
+    1,
+  );
+  assert.equal(acc.add({ index: 1, id: "call_c", function: { name: "read", arguments: "{" } }), 2);
+  assert.equal(acc.add({ index: 1, function: { arguments: "}" } }), 2);
+  assert.deepEqual(acc.toolCalls(), [
+    { id: "call_k3j1", name: "write", arguments: '{"p":1}' },
+    { id: "call_9x2m", name: "write", arguments: '{"p":2}' },
+    { id: "call_c", name: "read", arguments: "{}" },
+  ]);
+});
+
+Deno.test("ToolCallAccumulator.add() sends later pieces of a reused index to the newest call under it", () => {
+  const acc = new ToolCallAccumulator();
+  acc.add({ index: 0, id: "a", function: { name: "read", arguments: "{}" } });
+  acc.add({ index: 0, id: "b", function: { name: "grep", arguments: '{"q":' } });
+  acc.add({ index: 0, function: { arguments: '"x"}' } });
+  assert.deepEqual(acc.toolCalls(), [
+    { id: "a", name: "read", arguments: "{}" },
+    { id: "b", name: "grep", arguments: '{"q":"x"}' },
+  ]);
+});
+
+Deno.test("ToolCallAccumulator.add() without indexes or ids opens a new call for a named whole object after a whole one", () => {
+  const acc = new ToolCallAccumulator();
+  const piece = (args: string) => ({
+    id: "",
+    type: "",
+    function: { name: "bash", arguments: args },
+  });
+  assert.equal(acc.add(piece('{"command": "echo A"}')), 0);
+  assert.equal(acc.add(piece('{"command": "echo B"}')), 1);
+  assert.deepEqual(acc.toolCalls(), [
+    { id: "call_0", name: "bash", arguments: '{"command": "echo A"}' },
+    { id: "call_1", name: "bash", arguments: '{"command": "echo B"}' },
+  ]);
+});
+
+Deno.test("ToolCallAccumulator.add() keeps pieces with the call's own id and name in that call", () => {
+  const acc = new ToolCallAccumulator();
+  acc.add({ index: 0, id: "call_a", function: { name: "edit", arguments: '{"old":"}"' } });
+  acc.add({ index: 0, id: "call_a", function: { name: "edit", arguments: ',"new":{"x":1}' } });
+  acc.add({ index: 0, id: "call_a", function: { name: "edit", arguments: "}" } });
+  assert.deepEqual(acc.toolCalls(), [
+    { id: "call_a", name: "edit", arguments: '{"old":"}","new":{"x":1}}' },
+  ]);
+});
+
+Deno.test("ToolCallAccumulator.add() keeps an argument piece that opens an object in an unfinished call", () => {
+  const acc = new ToolCallAccumulator();
+  acc.add({ function: { name: "edit", arguments: '{"a":' } });
+  acc.add({ function: { name: "edit", arguments: '{"b":1}' } });
+  acc.add({ function: { arguments: "}" } });
+  assert.deepEqual(acc.toolCalls(), [{ id: "call_0", name: "edit", arguments: '{"a":{"b":1}}' }]);
+});

@@ -248,7 +248,9 @@ const WIRE_STOP: Record<FinishReason, string> = {
   stop: "end_turn",
   tool_calls: "tool_use",
   length: "max_tokens",
-  other: "refusal",
+  refusal: "refusal",
+  pause: "pause_turn",
+  other: "unlisted_reason",
 };
 
 function errorType(status: number): string {

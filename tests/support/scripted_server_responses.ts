@@ -15,7 +15,7 @@ import {
   scriptedUsage,
   splitText,
 } from "../../src/llm/scripted.ts";
-import type { ModelRequest, ReasoningRequest } from "../../src/llm/types.ts";
+import type { FinishReason, ModelRequest, ReasoningRequest } from "../../src/llm/types.ts";
 import { type Dialect, jsonResponse, type Step, type StepOptions } from "./scripted_dialect.ts";
 
 /** The Responses API as the scripted server speaks it. */
@@ -281,13 +281,19 @@ function replySteps(
   });
   const usage = wireUsage(scriptedUsage(reply, request));
   const reason = scriptedFinishReason(reply);
-  if (reason === "length" || reason === "other") {
-    const details = { reason: reason === "length" ? "max_output_tokens" : "content_filter" };
+  if (reason !== "stop" && reason !== "tool_calls") {
+    const details = { reason: INCOMPLETE_REASON[reason] ?? "unlisted_reason" };
     const ended = response("incomplete", { usage, incomplete_details: details });
     return [...steps, step("response.incomplete", { response: ended })];
   }
   return [...steps, step("response.completed", { response: response("completed", { usage }) })];
 }
+
+/** Why a response is incomplete, as the API says it; other reasons go out unlisted. */
+const INCOMPLETE_REASON: Partial<Record<FinishReason, string>> = {
+  length: "max_output_tokens",
+  refusal: "content_filter",
+};
 
 function wireUsage(usage: ReturnType<typeof scriptedUsage>) {
   return {

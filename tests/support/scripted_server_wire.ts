@@ -165,11 +165,14 @@ function replySteps(
   return [...steps, ...ending(scriptedFinishReason(reply), reply)];
 }
 
+/** Chat has no pause; it and `other` go out as a reason the API does not list. */
 const WIRE_FINISH: Record<FinishReason, string> = {
   stop: "stop",
   tool_calls: "tool_calls",
   length: "length",
-  other: "content_filter",
+  refusal: "content_filter",
+  pause: "unlisted_reason",
+  other: "unlisted_reason",
 };
 
 function toolCallDelta(index: number, call: ToolCall, args: string) {
