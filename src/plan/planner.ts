@@ -182,6 +182,8 @@ function judge<T>(
     const problems = [json.problem];
     if (reply.finishReason === "length") {
       problems.push("the answer was cut off at the output token limit: use fewer, shorter nodes");
+    } else if (reply.finishReason === "refusal") {
+      problems.push("the model API stopped the answer (a content filter or the model's refusal)");
     }
     return { problems };
   }
