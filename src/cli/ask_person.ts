@@ -8,15 +8,26 @@ import { argumentLines, shownElsewhere } from "../tui/arguments_text.ts";
 import { plainRisk } from "../tui/risk_text.ts";
 import { readEnv } from "./process_env.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
+import type { ReadRefusal } from "../config/workspace_file.ts";
+import type { Withheld } from "./interactive/proposed_diff.ts";
+
+/** Where a question's diff is read: the workspace, and what tern may not read for the model. */
+export interface DiffSource {
+  workspace: string;
+  /** The conversation's read guard, asked at each question (Conversation.readRefusal()). */
+  readRefusal: () => Promise<ReadRefusal>;
+}
 
 /**
- * A terminal prompt, or undefined when stdin or stderr is not a terminal. With `workspace`, a
- * call that edits or writes a file shows its diff, with line numbers, before the question.
+ * A terminal prompt, or undefined when stdin or stderr is not a terminal. With `diffs`, a call
+ * that edits or writes a file shows its diff, with line numbers, before the question.
  */
-export function terminalPerson(workspace?: string): AskPerson | undefined {
+export function terminalPerson(diffs?: DiffSource): AskPerson | undefined {
   if (!Deno.stdin.isTerminal() || !Deno.stderr.isTerminal()) return undefined;
   return async (request, signal) => {
-    const diff = workspace === undefined ? "" : await proposedDiffLines(request, workspace);
+    const diff = diffs === undefined
+      ? ""
+      : await proposedDiffLines(request, diffs.workspace, await diffs.readRefusal());
     return await askOnTerminal(request, signal, diff);
   };
 }
@@ -26,12 +37,15 @@ const DIFF_LINES = 40;
 
 /**
  * The change `request` would make in `workspace` as numbered, coloured diff lines, long lines
- * wrapped to the terminal's width ("" when there is none). Never throws for unreadable files.
+ * wrapped to the terminal's width ("" when there is none); for a file `refuse` keeps from the
+ * model (or a link out of the workspace), why there is no diff. Never throws for unreadable
+ * files.
  */
 export async function proposedDiffLines(
   request: ReviewRequest,
   workspace: string,
-): Promise<string> {
+  refuse: ReadRefusal,
+): Promise<string | Withheld> {
   // Loaded only when a question is asked: nothing of it before the first model request.
   const [{ proposedDiff }, diffView, { themeFor, wantsColor }, { hunksOf }] = await Promise.all([
     import("./interactive/proposed_diff.ts"),
@@ -40,7 +54,9 @@ export async function proposedDiffLines(
     import("../tui/tool_lines.ts"),
   ]);
   await diffView.loadDiff();
-  const diff = await proposedDiff(request, workspace);
+  const proposed = proposedDiff(request, workspace, { refuse });
+  if (proposed !== undefined && "withheld" in proposed) return proposed;
+  const diff = proposed?.diff;
   if (diff === undefined || diff === "") return "";
   const columns = (() => {
     try {
@@ -56,15 +72,13 @@ export async function proposedDiffLines(
   return lines.map((line) => `  ${line}\n`).join("");
 }
 
-/** Longest fact shown, in characters; the rest is counted, not shown. */
-const FACT_CHARS = 2_000;
 /** Longest model's reason shown, in characters. */
 const REASON_CHARS = 300;
 
 async function askOnTerminal(
   request: ReviewRequest,
   signal: AbortSignal,
-  diff = "",
+  diff: string | Withheld = "",
 ): Promise<PersonAnswer> {
   Deno.stderr.writeSync(new TextEncoder().encode(terminalQuestion(request, diff)));
   const line = await readLine(signal);
@@ -75,29 +89,32 @@ async function askOnTerminal(
 }
 
 /**
- * The question as the terminal shows it. Facts first, exactly (`visibleText()`: controls and
- * bidi characters made visible, never obeyed): the tool and the command or path; then the
+ * The question as the terminal shows it. Facts first, whole and exactly (`visibleText()`:
+ * controls and bidi characters made visible, never obeyed; a long command wraps, it is never
+ * cut, so the arguments below can leave it out): the tool and the command or path; then the
  * policy's reason; then every argument the facts (or the diff) do not show, in full, as indented
- * JSON made visible; then the diff; then the model's own words, marked unverified and cut short.
+ * JSON made visible; then the diff (or why there is none); then the model's own words, marked
+ * unverified and cut short.
  */
-export function terminalQuestion(request: ReviewRequest, diff = ""): string {
+export function terminalQuestion(request: ReviewRequest, diff: string | Withheld = ""): string {
   const flat = (text: string) => terminalText(text).replace(/\s+/g, " ").trim();
   const fact = visibleText(request.summary);
-  const shown = fact.length <= FACT_CHARS
-    ? fact
-    : `${fact.slice(0, FACT_CHARS)}… (${fact.length - FACT_CHARS} more characters not shown)`;
   const said = request.modelReason === undefined || request.modelReason.trim() === ""
     ? ""
     : `  Model's reason (unverified): ${cut(flat(request.modelReason), REASON_CHARS)}\n`;
   const scope = request.rememberAs === undefined ? "" : ` (${visibleText(request.rememberAs)})`;
   const session = request.rememberable ? `, [a] allow for this session${scope}` : "";
-  const args = argumentLines(request.args, shownElsewhere(request, diff !== ""));
+  const diffText = typeof diff === "string" ? diff : `  (no diff: ${visibleText(diff.withheld)})\n`;
+  const args = argumentLines(
+    request.args,
+    shownElsewhere(request, typeof diff === "string" && diff !== ""),
+  );
   const argText = args.length === 0
     ? ""
     : `  Arguments:\n${args.map((line) => `    ${line}\n`).join("")}`;
-  return `\n? Allow ${flat(request.tool)}: ${shown}\n  ${
+  return `\n? Allow ${flat(request.tool)}: ${fact}\n  ${
     flat(plainRisk(request.reason).join("; "))
-  }\n${argText}${diff}${said}` +
+  }\n${argText}${diffText}${said}` +
     `  [y] allow once${session}, [n] deny: `;
 }
 

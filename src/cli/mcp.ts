@@ -22,9 +22,11 @@ export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<num
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
   const { ternHome } = config;
-  const { servers, manager } = await openMcp({ ternHome, workspace });
-  // Server names, tool descriptions, outputs and errors are the servers' words.
+  // Server names, tool descriptions, outputs and errors are the servers' words, and a project's
+  // MCP config (its warnings quote server names) is the repository's.
   const write = terminalWriters(processWriters(), { json: line.json });
+  const warn = (text: string) => write.err(`tern: warning: ${text}\n`);
+  const { servers, manager } = await openMcp({ ternHome, workspace, warn });
   if (line.action === "trust" || line.action === "untrust") {
     return await changeTrust(line.action, line.names, servers, { ternHome, workspace }, write);
   }

@@ -43,7 +43,13 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     flags: flags.config,
     session: flags.session,
     emit: createEmitter(flags.output, write, flags.raw === true, facts),
-    person: text ? terminalPerson(resolveWorkspace(flags.cwd)) : undefined,
+    person: text
+      ? terminalPerson({
+        workspace: resolveWorkspace(flags.cwd),
+        // Asked only during a turn, once the session is open.
+        readRefusal: () => agent.conversation.readRefusal(),
+      })
+      : undefined,
     warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
     onSandboxOpen: text ? unconfinedWarning(write) : undefined,
     memory: true,
@@ -116,6 +122,7 @@ export async function openTaskConversation(
     emit: createTextRenderer({
       ...write,
       terminal: options.terminal,
+      outTerminal: options.terminal,
       style: themeFor(wantsColor(options.terminal, readEnv("NO_COLOR"))),
     }),
     env: options.env ?? shellSourceEnv(),
@@ -216,6 +223,7 @@ function createEmitter(
     ...write,
     raw,
     terminal: Deno.stderr.isTerminal(),
+    outTerminal: Deno.stdout.isTerminal(),
     markdown: !raw && Deno.stdout.isTerminal()
       ? {
         width: () => {

@@ -13,6 +13,7 @@
  */
 import { join, relative, sep } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { isMissing, lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { ConfigError, describeReadError } from "./errors.ts";
 
@@ -53,9 +54,13 @@ export interface WorkspaceReadOptions {
 /** The most tern reads of a workspace file by default: 1 MiB. */
 export const MAX_WORKSPACE_FILE_BYTES = 1024 * 1024;
 
-/** Writes `tern: warning: <text>` to stderr. */
+/**
+ * Writes `tern: warning: <text>` to stderr, `text` made safe for the terminal first
+ * (`terminalText()`): a warning quotes what a repository wrote (a file name, an MCP server's
+ * name), which must not move the cursor, set the title or write the clipboard.
+ */
 export function warnOnStderr(text: string): void {
-  Deno.stderr.writeSync(new TextEncoder().encode(`tern: warning: ${text}\n`));
+  Deno.stderr.writeSync(new TextEncoder().encode(`tern: warning: ${terminalText(text)}\n`));
 }
 
 /**

@@ -3,6 +3,11 @@
  * streamed ones (answer, reasoning, a tool's output) through a `streamCleaner()` each, so a
  * sequence split across two deltas is removed whole. Front ends that draw events (the TUI, the
  * text output of `tern run`) see only these; JSON output is escaped by JSON.
+ *
+ * Except what runs: a call's arguments (`tool_start`, `tool_input`) and a permission request's
+ * summary come through as written, and every front end shows them with `visibleText()`
+ * (controls as `␛`, `␇`, never obeyed). Removing a sequence would remove its payload too, so
+ * `echo a; ␛]0;$(touch x)␇` would show as `echo a; ` while `touch x` runs.
  */
 import type { AgentEvent } from "./events.ts";
 import { cleanDeep, streamCleaner, type TextStreamCleaner } from "./terminal_text.ts";
@@ -48,6 +53,13 @@ export function createEventCleaner(): EventCleaner {
         if (shown !== "") out.push({ type: "tool_update", callId, text: shown });
         return out;
       }
+      case "tool_start":
+      case "tool_input":
+        out.push({ ...cleanDeep({ ...event, args: undefined }), args: event.args });
+        return out;
+      case "permission_request":
+        out.push({ ...cleanDeep(event), summary: event.summary });
+        return out;
       case "tool_end": {
         const clean = cleanDeep(event);
         const rest = tools.get(clean.callId)?.flush() ?? "";

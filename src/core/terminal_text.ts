@@ -42,13 +42,15 @@ const CONTROLS_BUT_ESCAPE = /[\x00-\x1a\x1c-\x1f\x7f-\x9f]/g;
 const C0 = /[\x00-\x1f\x7f]/g;
 /**
  * What a fact shows as its code point: C1 controls, format characters (bidi, zero-width, soft
- * hyphen, BOM), line and paragraph separators, spaces other than the plain one, and glyphs that
- * draw blank (Hangul fillers, the braille blank, variation selectors, the combining grapheme
- * joiner, Khmer inherent vowels, private-use characters). Each looks like nothing or like a
- * space, but is not what a shell reads. A run of one of them is shown once with its count.
+ * hyphen, BOM), line and paragraph separators, spaces other than the plain one, glyphs that
+ * draw blank (the braille blank, private-use characters, and every default-ignorable code point:
+ * Hangul fillers, variation selectors, the combining grapheme joiner, Khmer inherent vowels,
+ * tags) and every unassigned code point (noncharacters such as U+FFFF included), which
+ * terminals draw as nothing. Each looks like nothing or like a space, but is not what a shell reads. A run of one
+ * of them is shown once with its count.
  */
 const HIDDEN_IN_FACTS =
-  /([\x80-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Co}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\ufe00-\ufe0f\u{e0100}-\u{e01ef}])\1*/gu;
+  /([\x80-\x9f\p{Cf}\p{Cn}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Co}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800])\1*/gu;
 
 /**
  * `text` with nothing left that a terminal would obey: escape sequences, controls (newline and
@@ -115,7 +117,7 @@ function conceals(sequence: string): boolean {
  * `text` with every character a terminal would obey or hide made visible instead of removed,
  * for the facts a person approves (a command, a path): controls as their control pictures
  * (`␛`, `␍`, `␇`), line breaks as `↵`, C1 controls, bidi and other invisible formatting and
- * look-alike spaces and blank glyphs as `⟨U+202E⟩` (a run of one as `⟨300 × U+2800⟩`), and
+ * look-alike spaces, blank glyphs and unassigned code points as `⟨U+202E⟩` (a run of one as `⟨300 × U+2800⟩`), and
  * runs of `options.spaces` (default 8) or more spaces as `⟨40 spaces⟩`. What runs is what is shown,
  * just readable. Never throws.
  */

@@ -32,7 +32,11 @@ export function argumentLines(args: unknown, omit: readonly string[] = []): stri
 /** Arguments a diff shows whole. */
 export const EDIT_TEXTS = ["old_string", "new_string", "content", "edits"];
 
-/** The top-level arguments the facts (or the diff) show whole: the full view leaves them out. */
+/**
+ * The top-level arguments the facts (or the diff) show whole: the full view leaves them out.
+ * The caller must show `request.summary` whole, never cut (a cut command would hide its tail
+ * from both places): a field counts as shown only when all of it is.
+ */
 export function shownElsewhere(request: ReviewRequest, hasDiff: boolean): string[] {
   const { args, summary } = request;
   if (args === null || typeof args !== "object") return [];

@@ -12,7 +12,7 @@ import type { Lexer, MarkedToken, Token, Tokens } from "marked";
 import { clipToWidth } from "./clip.ts";
 import { cleanText } from "./format.ts";
 import { highlightCode } from "./highlight.ts";
-import { decodeEntities, renderInline } from "./markdown_inline.ts";
+import { plainText, renderInline } from "./markdown_inline.ts";
 import { renderTable } from "./markdown_table.ts";
 import type { Theme } from "./theme.ts";
 import { breakText, visibleWidth, wrapText, wrapTrimmed } from "./width.ts";
@@ -39,7 +39,8 @@ export function loadMarkdown(): Promise<void> {
  * colour; paragraphs are re-wrapped (a soft line break is a space); code blocks are not
  * word-wrapped: long code lines break at the width and continue on the next line, indented
  * like the code. Escape sequences and control characters in `text` are removed and tabs become
- * two spaces (`cleanText`). Never throws.
+ * two spaces (`cleanText`), and again in every token's text after marked decoded its character
+ * references (`&#27;` is ESC then). Never throws.
  */
 export function renderMarkdown(text: string, width: number, theme: Theme): string[] {
   const cells = Math.max(1, Math.floor(width));
@@ -81,7 +82,7 @@ function renderBlock(token: MarkedToken, width: number, theme: Theme): string[] 
       return wrapWords(renderInline(token.tokens, theme), width);
     case "text":
       return wrapWords(
-        token.tokens ? renderInline(token.tokens, theme) : decodeEntities(token.text),
+        token.tokens ? renderInline(token.tokens, theme) : plainText(token.text),
         width,
       );
     case "list":
@@ -97,7 +98,7 @@ function renderBlock(token: MarkedToken, width: number, theme: Theme): string[] 
     case "code":
       return renderCode(token, width, theme);
     default:
-      return preformatted("raw" in token ? token.raw.replace(/\n+$/, "") : "", width);
+      return preformatted("raw" in token ? cleanText(token.raw).replace(/\n+$/, "") : "", width);
   }
 }
 
@@ -124,8 +125,9 @@ function renderList(list: Tokens.List, width: number, theme: Theme): string[] {
 }
 
 function renderCode(token: Tokens.Code, width: number, theme: Theme): string[] {
-  const language = token.lang?.trim().split(/\s+/)[0] || undefined;
-  const code = token.text;
+  // marked decodes character references in the info string too.
+  const language = cleanText(token.lang ?? "").trim().split(/\s+/)[0] || undefined;
+  const code = cleanText(token.text);
   const room = Math.max(1, width - CODE_INDENT);
   const pad = " ".repeat(CODE_INDENT);
   const lines = language ? [theme.dim(language)] : [];

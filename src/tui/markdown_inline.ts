@@ -1,5 +1,12 @@
-/** Inline Markdown (marked's inline tokens) to one styled string for the Markdown renderer. */
+/**
+ * Inline Markdown (marked's inline tokens) to one styled string for the Markdown renderer.
+ *
+ * marked decodes numeric character references while it lexes (`&#27;` becomes ESC, `&#x202E;`
+ * a bidi override), after the text was sanitized: so every text a token carries passes
+ * `cleanText()` again here, before tern's own styling is added.
+ */
 import type { MarkedToken, Token } from "marked";
+import { cleanText } from "./format.ts";
 import type { Theme } from "./theme.ts";
 
 /** Styles already open around the text, so nested emphasis is not closed early. */
@@ -26,6 +33,15 @@ const NAMED_ENTITIES: Record<string, string> = {
 };
 
 const ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z]+));/g;
+
+/**
+ * Text of a token as shown: character references decoded (`decodeEntities`), then made safe
+ * for the terminal (`cleanText()`: no escape sequence, control or bidi character, whatever a
+ * reference decoded to). Never throws.
+ */
+export function plainText(text: string): string {
+  return cleanText(decodeEntities(text));
+}
 
 /** `text` with HTML character references (`&amp;`, `&#39;`, `&#x1F600;`) decoded. */
 export function decodeEntities(text: string): string {
@@ -59,9 +75,9 @@ function renderToken(token: MarkedToken, theme: Theme, style: InlineStyle): stri
     case "text":
       return token.tokens
         ? renderInline(token.tokens, theme, style)
-        : paint(softBreaks(decodeEntities(token.text)), style);
+        : paint(softBreaks(plainText(token.text)), style);
     case "escape":
-      return paint(token.text, style);
+      return paint(cleanText(token.text), style);
     case "strong": {
       const inner = renderInline(token.tokens, theme, { ...style, bold: true });
       return style.bold ? inner : theme.bold(inner);
@@ -71,7 +87,7 @@ function renderToken(token: MarkedToken, theme: Theme, style: InlineStyle): stri
       return style.italic ? inner : theme.italic(inner);
     }
     case "codespan":
-      return theme.cyan(softBreaks(token.text));
+      return theme.cyan(softBreaks(cleanText(token.text)));
     case "del": {
       const inner = renderInline(token.tokens, theme, style);
       return theme.color ? `\x1b[9m${inner}\x1b[29m` : `~~${inner}~~`;
@@ -81,20 +97,20 @@ function renderToken(token: MarkedToken, theme: Theme, style: InlineStyle): stri
       const shown = theme.blue(text);
       return sameTarget(token.text, token.href)
         ? shown
-        : `${shown} ${theme.dim(`(${token.href})`)}`;
+        : `${shown} ${theme.dim(`(${cleanText(token.href)})`)}`;
     }
     case "image": {
-      const alt = token.text ? `[image: ${decodeEntities(token.text)}]` : "[image]";
-      return `${theme.dim(alt)} ${theme.dim(`(${token.href})`)}`;
+      const alt = token.text ? `[image: ${plainText(token.text)}]` : "[image]";
+      return `${theme.dim(alt)} ${theme.dim(`(${cleanText(token.href)})`)}`;
     }
     case "br":
       return "\n";
     case "checkbox":
       return token.checked ? "[x] " : "[ ] ";
     case "html":
-      return paint(softBreaks(token.text), style);
+      return paint(softBreaks(cleanText(token.text)), style);
     default:
-      return "raw" in token ? softBreaks(token.raw) : "";
+      return "raw" in token ? softBreaks(cleanText(token.raw)) : "";
   }
 }
 

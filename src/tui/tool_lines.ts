@@ -4,6 +4,7 @@
  */
 import type { Observation } from "../core/observation.ts";
 import { diffSummary, numberedDiff, unifiedDiff } from "./diff_view.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import { cleanText, firstLine, formatDuration, oneLine, plural, spinnerFrame } from "./format.ts";
 import type { Theme } from "./theme.ts";
 import { truncateToWidth, visibleWidth } from "./width.ts";
@@ -60,10 +61,17 @@ export function commandOutput(observation: Observation): string {
 
 /**
  * The most telling arguments of a call as one short line: the path, pattern or command for
- * built-in tools (paths inside `workspace` made relative), compact JSON for others.
+ * built-in tools (paths inside `workspace` made relative), compact JSON for others. `args` are
+ * as the call has them (the event cleaner leaves them as written) and are shown with
+ * `visibleText()`: line breaks as `↵`, controls as `␛`, `␇`, never removed, so the line names
+ * all that runs, an escape sequence's payload included.
  */
 export function summarizeArgs(name: string, args: unknown, workspace: string): string {
-  if (typeof args === "string") return oneLine(args.slice(0, 300));
+  return visibleText(tellingArgs(name, args, workspace));
+}
+
+function tellingArgs(name: string, args: unknown, workspace: string): string {
+  if (typeof args === "string") return args.slice(0, 300);
   const record = isRecord(args) ? args : {};
   const text = (key: string) => typeof record[key] === "string" ? record[key] as string : "";
   const path = (key: string) => relativeTo(workspace, text(key));
@@ -82,11 +90,11 @@ export function summarizeArgs(name: string, args: unknown, workspace: string): s
       if (text("pattern") === "") break;
       const where = text("path") === "" ? "" : ` in ${path("path")}`;
       const glob = text("glob") === "" ? "" : ` (${text("glob")})`;
-      return oneLine(text("pattern")) + where + glob;
+      return text("pattern") + where + glob;
     }
     case "bash":
       if (text("command") === "") break;
-      return oneLine(text("command").slice(0, 300));
+      return text("command").slice(0, 300);
     case "request_permissions":
       return permissionAsk(record);
   }
@@ -319,14 +327,14 @@ function permissionAsk(record: Record<string, unknown>): string {
   }
   if (record.without_sandbox === true) asks.push("without sandbox");
   const reason = typeof record.reason === "string" ? record.reason : "";
-  return oneLine(asks.length > 0 ? asks.join(" · ") : reason);
+  return asks.length > 0 ? asks.join(" · ") : reason;
 }
 
 function compactJson(value: unknown): string {
   if (value === undefined) return "";
   try {
     const text = JSON.stringify(value) ?? "";
-    return text === "{}" ? "" : oneLine(text.slice(0, 300));
+    return text === "{}" ? "" : text.slice(0, 300);
   } catch {
     return "";
   }

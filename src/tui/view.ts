@@ -4,6 +4,7 @@
  * text, thinking, running tools, queued messages) is drawn by `live()` on every frame.
  */
 import type { AgentEvent } from "../core/events.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
 import { compactionText, footerText, liveRetryText, retryText, switchText } from "./event_lines.ts";
 import { cleanText, formatDuration, oneLine } from "./format.ts";
@@ -176,7 +177,8 @@ export class TranscriptView {
           tool.waitingSince ??= this.#now();
           return [];
         }
-        const line = `? ${event.name} ${oneLine(event.summary)}: ${oneLine(event.reason)}`;
+        // The summary is what runs, as written (the event cleaner leaves it): shown, not obeyed.
+        const line = `? ${event.name} ${visibleText(event.summary)}: ${oneLine(event.reason)}`;
         return this.#block("activity", width, (w) => [truncateToWidth(t.yellow(line), w)]);
       }
       case "permission_decision":

@@ -19,7 +19,8 @@ async function ask(content: string): Promise<string> {
       profile: ":workspace",
       rememberable: true,
     };
-    return plain(terminalQuestion(request, await proposedDiffLines(request, workspace)));
+    const lines = await proposedDiffLines(request, workspace, () => undefined);
+    return plain(terminalQuestion(request, lines));
   } finally {
     await Deno.remove(workspace, { recursive: true });
   }

@@ -26,10 +26,20 @@ Deno.test("terminalQuestion() shows the facts exactly, then the model's reason, 
   ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(text), JSON.stringify(text));
 });
 
-Deno.test("terminalQuestion() says how much of an overlong command it leaves out", () => {
-  const summary = "echo " + "x".repeat(5_000);
-  const line = terminalQuestion({ ...REQUEST, summary, modelReason: undefined }).split("\n")[1];
-  ok(line.endsWith("… (3005 more characters not shown)"), line.slice(-60));
+Deno.test("terminalQuestion() prints an overlong command whole, its tail included", () => {
+  const command = `echo ${"A".repeat(2_100)} > /dev/null; touch PWNED`;
+  const text = terminalQuestion({
+    ...REQUEST,
+    tool: "bash",
+    summary: command,
+    args: { command, description: "print a banner" },
+    modelReason: undefined,
+  });
+  const lines = text.split("\n");
+  equal(lines[1], `? Allow bash: ${command}`);
+  // Shown whole above, so the arguments leave it out; what is left is listed.
+  ok(!text.includes('"command"'), text.slice(-300));
+  ok(text.includes('"description": "print a banner"'), text.slice(-300));
 });
 
 Deno.test("realPathFacts() shows where a linked path really leads", async () => {

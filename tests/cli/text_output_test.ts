@@ -3,10 +3,11 @@ import { createTextRenderer, usageLine } from "../../src/cli/output/text.ts";
 import { formatCost } from "../../src/llm/model_info.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { emptyUsage } from "../../src/core/messages.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
 
 function render(
   events: Parameters<ReturnType<typeof createTextRenderer>>[0][],
-  options: { terminal?: boolean } = {},
+  options: { terminal?: boolean; outTerminal?: boolean } = {},
 ) {
   let out = "";
   let err = "";
@@ -25,7 +26,7 @@ Deno.test("createTextRenderer() sends thinking to stderr and only the answer to 
     { type: "thinking_delta", round: 1, text: "pondering " },
     { type: "thinking_delta", round: 1, text: "more" },
     { type: "text_delta", round: 1, text: "the answer" },
-  ]);
+  ], { outTerminal: true });
   equal(out, "the answer");
   equal(err, "thinking: pondering more\n");
 });
@@ -58,7 +59,7 @@ Deno.test("createTextRenderer() reports retries, model switches and the turn's u
       usage,
       cost: 0.0123,
     },
-  ]);
+  ], { outTerminal: true });
   const lines = err.trimEnd().split("\n");
   deepEqual(lines, [
     "• model call failed: HTTP 429 from model API; retry 1 in 1.5s " +
@@ -201,4 +202,150 @@ Deno.test("createTextRenderer() shows the arguments a hook put in place of the m
   ]);
   ok(err.includes("bash echo ran"), err);
   ok(!err.includes("asked"), err);
+});
+
+const said = (content: string) => ({
+  type: "assistant_message" as const,
+  round: 1,
+  message: { role: "assistant" as const, content },
+});
+const ended = (exitReason: "COMPLETED" | "CLIENT_ERROR") => ({
+  type: "turn_end" as const,
+  exitReason,
+  text: "",
+  rounds: 1,
+  toolCalls: 0,
+  usage: emptyUsage(),
+});
+const retried = (attempt: number) => ({
+  type: "retry" as const,
+  round: 1,
+  attempt,
+  delayMs: 0,
+  reason: "The stream ended early",
+});
+
+Deno.test("createTextRenderer() writes only the answer that stands when stdout is not a terminal", () => {
+  const { out, err } = render([
+    { type: "text_delta", round: 1, text: "CUT-" },
+    { type: "text_delta", round: 1, text: "TEXT" },
+    retried(1),
+    { type: "text_delta", round: 1, text: "AFTER-CUT" },
+    said("AFTER-CUT"),
+    ended("COMPLETED"),
+  ]);
+  equal(out, "AFTER-CUT\n");
+  ok(!err.includes("partial answer above"), "no partial answer was written: " + err);
+});
+
+Deno.test("createTextRenderer() writes nothing of a model call that every retry failed", () => {
+  const events: Parameters<ReturnType<typeof createTextRenderer>>[0][] = [];
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    events.push({ type: "text_delta", round: 1, text: "VOID " }, retried(attempt));
+  }
+  events.push({ type: "text_delta", round: 1, text: "VOID " }, ended("CLIENT_ERROR"));
+  const { out, err } = render(events);
+  equal(out, "");
+  ok(err.includes("CLIENT_ERROR"), err);
+});
+
+Deno.test("createTextRenderer() switching models voids the failed model's text off a terminal", () => {
+  const { out } = render([
+    { type: "text_delta", round: 1, text: "from a" },
+    {
+      type: "model_switch",
+      round: 1,
+      from: "a/m1",
+      to: "b/m2",
+      provider: "b",
+      model: "m2",
+      reason: "HTTP 500",
+    },
+    { type: "text_delta", round: 1, text: "from b" },
+    said("from b"),
+    ended("COMPLETED"),
+  ]);
+  equal(out, "from b\n");
+});
+
+Deno.test("createTextRenderer() streams the answer to a terminal, a retry's void text included", () => {
+  const { out } = render([
+    { type: "text_delta", round: 1, text: "CUT" },
+    retried(1),
+    { type: "text_delta", round: 1, text: "AFTER" },
+  ], { outTerminal: true });
+  equal(out, "CUT\nAFTER");
+});
+
+Deno.test("createTextRenderer() shows an escape sequence in a command, payload and all", () => {
+  const command = "echo building; \x1b]0;$(touch PWNED; echo x)\x07 2>/dev/null; echo done";
+  const { err } = render([
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      args: { command },
+      readOnly: false,
+    },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      observation: { status: "SUCCEEDED", output: "" },
+      durationMs: 10,
+    },
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c2",
+      name: "bash",
+      args: { command: "ls" },
+      readOnly: false,
+    },
+    { type: "tool_input", callId: "c2", name: "bash", args: { command: "ls \x9b2J\u202e; id" } },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c2",
+      name: "bash",
+      observation: { status: "SUCCEEDED", output: "" },
+      durationMs: 10,
+    },
+  ]);
+  const lines = err.trimEnd().split("\n");
+  equal(
+    lines[0],
+    "• bash echo building; ␛]0;$(touch PWNED; echo x)␇ 2>/dev/null; echo done ✓ 0.0s",
+  );
+  equal(lines[1], "• bash ls ⟨U+009B⟩2J⟨U+202E⟩; id ✓ 0.0s");
+});
+
+Deno.test("createTextRenderer() renders a Markdown answer with colour codes only, never conceal", async () => {
+  await loadRenderers();
+  await import("../../src/tui/markdown.ts");
+  let out = "";
+  const emit = createTextRenderer({
+    out: (text) => out += text,
+    err: () => {},
+    style: themeFor(false),
+    markdown: { width: () => 80, theme: themeFor(true) },
+  });
+  emit({
+    type: "text_delta",
+    round: 1,
+    text: "Done.\n\n**&#27;]0;PWNED-TITLE&#7;&#27;]52;c;cm0gLXJmIH4=&#7;&#27;[2J&#27;[8m**\n\n" +
+      "| &#x9b;2J | &#x202e;x |\n|--|--|\n| &#8;y | `&#27;[8m` |\n\n",
+  });
+  for (let i = 0; i < 100 && out === ""; i++) await new Promise((r) => setTimeout(r, 10));
+  emit({ type: "text_delta", round: 1, text: "# &#x1b;[8mhidden question follows" });
+  emit(ended("COMPLETED"));
+  ok(out.includes("Done."), JSON.stringify(out));
+  ok(out.includes("hidden question follows"), JSON.stringify(out));
+  // deno-lint-ignore no-control-regex
+  const rest = out.replace(/\x1b\[[0-9;]*m/g, "");
+  // deno-lint-ignore no-control-regex
+  ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(rest), JSON.stringify(out));
+  ok(!out.includes("\x1b[8m"), JSON.stringify(out));
 });

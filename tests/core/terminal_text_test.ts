@@ -155,7 +155,8 @@ Deno.test("createEventCleaner() holds a split sequence back until the stream end
       round: 1,
       callId: "c",
       name: "bash",
-      args: { command: "a\nb" },
+      // What runs is left as written: front ends show it with visibleText().
+      args: { command: "a\rb" },
       readOnly: false,
     },
     { type: "tool_update", callId: "c", text: "50%" },
@@ -170,6 +171,70 @@ Deno.test("createEventCleaner() holds a split sequence back until the stream end
       observation: { status: "SUCCEEDED", output: "red" },
     },
   ]);
+});
+
+Deno.test("createEventCleaner() leaves what runs as written, every other string cleaned", () => {
+  const command = "echo a; \x1b]0;$(touch PWNED)\x07; echo b";
+  const out = [
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c\x1b[2K",
+      name: "bash\x1b]0;t\x07",
+      args: { command },
+      readOnly: false,
+    },
+    { type: "tool_input", callId: "c\x1b[2K", name: "bash", args: { command: command + "!" } },
+    {
+      type: "permission_request",
+      callId: "c\x1b[2K",
+      name: "bash",
+      summary: command,
+      reason: "why\x1b[8m",
+    },
+  ].flatMap(createEventCleaner() as (event: unknown) => AgentEvent[]);
+  deepEqual(out, [
+    { type: "tool_start", round: 1, callId: "c", name: "bash", args: { command }, readOnly: false },
+    { type: "tool_input", callId: "c", name: "bash", args: { command: command + "!" } },
+    { type: "permission_request", callId: "c", name: "bash", summary: command, reason: "why" },
+  ]);
+  equal(visibleText(command), "echo a; ␛]0;$(touch PWNED)␇; echo b");
+});
+
+Deno.test("visibleText() shows default-ignorable and unassigned code points", () => {
+  const hidden = [
+    0x2065,
+    0xfff0,
+    0xfff8,
+    0xe0080,
+    0xe0fff,
+    0xfdd0,
+    0xfdef,
+    0xfffe,
+    0xffff,
+    0x0378,
+    0x1fffe,
+    0x10ffff,
+    0x180b,
+  ];
+  for (const code of hidden) {
+    const name = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+    equal(visibleText(`rm${String.fromCodePoint(code)} -rf`), `rm⟨${name}⟩ -rf`);
+    equal(visibleText(`a${String.fromCodePoint(code).repeat(40)}b`), `a⟨40 × ${name}⟩b`);
+  }
+  equal(visibleText("ls -la é 日本 👍🏽 שלום"), "ls -la é 日本 👍🏽 שלום");
+});
+
+Deno.test("visibleText() stays fast on a megabyte, plain or full of hidden characters", () => {
+  const plain = "echo hello world 日本語 ü ".repeat(40_000);
+  let start = performance.now();
+  equal(visibleText(plain), plain);
+  const plainMs = performance.now() - start;
+  const hidden = "a\u2065b\ufdd0c\u0378".repeat(100_000);
+  start = performance.now();
+  ok(visibleText(hidden).startsWith("a⟨U+2065⟩b⟨U+FDD0⟩c⟨U+0378⟩a"));
+  const hiddenMs = performance.now() - start;
+  ok(plainMs < 500 && hiddenMs < 5_000, `${plainMs} ms plain, ${hiddenMs} ms hidden`);
 });
 
 Deno.test("jsonForTerminal() escapes what JSON leaves raw, and the value stays the same", () => {

@@ -215,6 +215,58 @@ Deno.test("renderMarkdown() shows HTML as text and removes escape sequences", ()
   ]);
 });
 
+/** A control, escape or bidi character a terminal would obey; SGR colour codes removed first. */
+function obeyed(lines: string[]): string | undefined {
+  // deno-lint-ignore no-control-regex
+  const rest = lines.join("\n").replace(/\x1b\[[0-9;]*m/g, "");
+  // deno-lint-ignore no-control-regex
+  return /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.exec(rest)
+    ?.[0];
+}
+
+Deno.test("renderMarkdown() never lets a character reference decode to a control, escape or bidi override", () => {
+  const references = [
+    "&#27;",
+    "&#x1b;",
+    "&#X1B;",
+    "&#x9b;",
+    "&#155;",
+    "&#x202e;",
+    "&#8238;",
+    "&#8;",
+  ];
+  const shapes = [
+    (r: string) => `plain ${r}[2Jtext`,
+    (r: string) => `**${r}]0;PWNED-TITLE&#7;${r}[8m**`,
+    (r: string) => `*${r}[8m* and ~~${r}[2J~~`,
+    (r: string) => `# ${r}]52;c;cm0gLXJmIH4=&#7;heading`,
+    (r: string) => `| a${r}[8m | b |\n|---|---|\n| ${r}[2K | ${r}x |`,
+    (r: string) => `- ${r}[31mitem\n- [ ] ${r}[8mtask\n\n1. ${r}]0;t&#7;one`,
+    (r: string) => `\`${r}[2J\` and [${r}[8mlink${r}](https://x.example/${r})`,
+    (r: string) => `![${r}[2J](pic${r}.png) <b>${r}[8m</b>`,
+    (r: string) => `> ${r}[8mquoted`,
+    (r: string) => `\`\`\`sh${r}]0;t&#7;\ncode ${r}[2J\n\`\`\``,
+    (r: string) => `<div>${r}[8m</div>`,
+  ];
+  for (const reference of references) {
+    for (const shape of shapes) {
+      const text = shape(reference);
+      for (const theme of [plain, colour]) {
+        const lines = renderMarkdown(text, 60, theme);
+        const found = obeyed(lines);
+        ok(found === undefined, `${JSON.stringify(text)} rendered ${JSON.stringify(found)}`);
+        ok(!lines.join("").includes("\x1b[8m"), `conceal in ${JSON.stringify(lines)}`);
+      }
+    }
+  }
+});
+
+Deno.test("renderMarkdown() keeps the text around a removed reference", () => {
+  const lines = renderMarkdown("**before&#27;[8mafter** and &#x202E;gnp.sh&#x202C; ok", 80, plain);
+  deepEqual(lines, ["beforeafter and gnp.sh ok"]);
+  deepEqual(renderMarkdown("&amp;#27; stays text", 80, plain), ["&#27; stays text"]);
+});
+
 const MIXED = [
   "# 見出し with a rather long heading that needs wrapping",
   "",

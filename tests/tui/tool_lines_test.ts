@@ -23,7 +23,11 @@ Deno.test("summarizeArgs() shows the telling argument of each built-in tool", ()
     ["list", { path: WS }, "."],
     ["glob", { pattern: "**/*.ts", path: "src" }, "**/*.ts in src"],
     ["grep", { pattern: "TODO", glob: "*.ts" }, "TODO (*.ts)"],
-    ["bash", { command: "npm test\n  && npm run lint", timeout_ms: 5 }, "npm test && npm run lint"],
+    [
+      "bash",
+      { command: "npm test\n  && npm run lint", timeout_ms: 5 },
+      "npm test↵  && npm run lint",
+    ],
     ["request_permissions", { reason: "why", hosts: ["a.com", "b.org"] }, "hosts: a.com, b.org"],
     ["request_permissions", { reason: "needs the cache" }, "needs the cache"],
     ["mcp__x__y", { q: "hi", n: 2 }, '{"q":"hi","n":2}'],

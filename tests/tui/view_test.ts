@@ -1,5 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import type { AgentEvent } from "../../src/core/events.ts";
+import { createEventCleaner } from "../../src/core/terminal_events.ts";
+import { screenLine } from "../../src/core/terminal_text.ts";
 import { emptyUsage } from "../../src/core/messages.ts";
 import { renderMarkdown } from "../../src/tui/markdown.ts";
 import { themeFor } from "../../src/tui/theme.ts";
@@ -509,4 +511,36 @@ Deno.test("TranscriptView shows the arguments a hook put in place of the model's
     durationMs: 5,
   }, 60).join("\n");
   ok(done.includes("echo ran") && !done.includes("asked"), done);
+});
+
+Deno.test("TranscriptView shows an escape sequence in a command through the event cleaner, payload and all", () => {
+  const { now } = clock();
+  const view = new TranscriptView({ theme: color, workspace: WS, now });
+  const clean = createEventCleaner();
+  const command = "echo building; \x1b]0;$(touch PWNED; echo x)\x07 2>/dev/null; echo done";
+  const events: AgentEvent[] = [
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      args: { command },
+      readOnly: false,
+    },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c1",
+      name: "bash",
+      observation: { status: "SUCCEEDED", output: "building\ndone" },
+      durationMs: 5,
+    },
+  ];
+  const lines = events.flatMap(clean).flatMap((event) => view.apply(event, 120)).map(screenLine);
+  // deno-lint-ignore no-control-regex
+  const shown = lines.join("\n").replace(/\x1b\[[0-9;]*m/g, "");
+  ok(
+    shown.includes("bash  echo building; ␛]0;$(touch PWNED; echo x)␇ 2>/dev/null; echo done"),
+    shown,
+  );
 });

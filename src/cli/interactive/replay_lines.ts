@@ -1,5 +1,6 @@
 /** A resumed or re-branched session's conversation, as transcript lines for scrollback. */
 import type { ReplayState } from "../../session/replay.ts";
+import { visibleText } from "../../core/terminal_text.ts";
 import { oneLine } from "../../tui/format.ts";
 import { renderMarkdown } from "../../tui/markdown.ts";
 import type { Theme } from "../../tui/theme.ts";
@@ -47,7 +48,9 @@ export function transcriptBlock(
         parts.push((w) => w === width ? first : renderMarkdown(content, w, theme));
       }
       for (const call of message.toolCalls ?? []) {
-        const line = theme.dim(`  ↳ ${oneLine(`${call.name} ${call.arguments}`)}`);
+        // The arguments as written, made visible (never stripped): the line names what ran.
+        const args = visibleText(call.arguments.slice(0, 1_000));
+        const line = theme.dim(`  ↳ ${oneLine(call.name)} ${args}`);
         parts.push((w) => [truncateToWidth(line, w)]);
       }
     }

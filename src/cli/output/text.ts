@@ -3,11 +3,12 @@
  * one line per tool call (and the final status) goes to `err`, so `tern run … > file` keeps
  * only the answer. Every event goes through `createEventCleaner()` first (the model and tools
  * wrote its strings: no escape sequence, control or bidi override reaches the terminal); tern's
- * styling is added after. Only `raw` lets the answer through as written.
+ * styling is added after. Only `raw` lets the answer through as written. A call's arguments come
+ * through as written and are shown with `visibleText()`: what runs, its controls shown.
  */
 import type { AgentEvent, EmitFn } from "../../core/events.ts";
 import { createEventCleaner } from "../../core/terminal_events.ts";
-import { visibleText } from "../../core/terminal_text.ts";
+import { screenLine, visibleText } from "../../core/terminal_text.ts";
 import type { Usage } from "../../core/messages.ts";
 import { formatCost } from "../../llm/model_info.ts";
 import type { Theme } from "../../tui/theme.ts";
@@ -25,10 +26,19 @@ export interface TextRendererOptions {
    */
   terminal?: boolean;
   /**
+   * stdout is a terminal, where a person reads along: the answer is written as it arrives (a
+   * retry voids what was shown, and stderr says so). Elsewhere (a file, a pipe) the text of each
+   * model call is held until the call has finished, so only answers that stand are written: the
+   * text of a call that a retry or a switch to another model voided, or that never finished (the
+   * turn failed or was cancelled during it), is left out. `markdown` implies it.
+   */
+  outTerminal?: boolean;
+  /**
    * stdout is a terminal: the answer is rendered as Markdown (headings, lists, code, tables),
    * each finished block once, with `theme`'s colours at the terminal's width. The Markdown
    * modules load with the first text, after the first request; until they have, text waits
-   * (and is written as it is should something else have to be printed first).
+   * (and is written as it is should something else have to be printed first). Every rendered
+   * line passes `screenLine()`: colour codes only, never "conceal".
    */
   markdown?: { width: () => number; theme: Theme };
 }
@@ -47,6 +57,12 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
     options.terminal ? truncate(text.split("\n", 1)[0], 120) : truncate(text, Infinity);
   let midLine = false;
   let thinking = false;
+  /** The current model call's text, while stdout is not a terminal (see `outTerminal`). */
+  let held: string | undefined = options.outTerminal || options.markdown ? undefined : "";
+  const answerText = (text: string) => {
+    out(text);
+    midLine = !text.endsWith("\n");
+  };
   const endLine = () => {
     if (answer.flush()) midLine = false;
     // Rendered Markdown always ends its lines itself.
@@ -60,8 +76,13 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
       case "text_delta":
         if (thinking) err("\n");
         thinking = false;
-        out(event.text);
-        midLine = !event.text.endsWith("\n");
+        if (held === undefined) answerText(event.text);
+        else held += event.text;
+        break;
+      case "assistant_message":
+        // The call finished: its text stands.
+        if (held) answerText(held);
+        if (held !== undefined) held = "";
         break;
       case "thinking_delta":
         // Reasoning goes to stderr, dimmed: `tern run … > file` keeps only the answer.
@@ -74,11 +95,13 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         err(
           `${style.cyan("•")} ${style.red("model call failed")}: ${firstLine(event.reason)}; ` +
             `retry ${event.attempt} in ${seconds(event.delayMs)}` +
-            `${style.dim(" (any partial answer above is void)")}\n`,
+            `${held === undefined ? style.dim(" (any partial answer above is void)") : ""}\n`,
         );
+        if (held !== undefined) held = "";
         break;
       case "model_switch":
         endLine();
+        if (held !== undefined) held = "";
         err(
           `${style.cyan("•")} ${style.red(`${event.from} failed`)}: ${firstLine(event.reason)}; ` +
             `switching to ${event.to}\n`,
@@ -136,6 +159,8 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         break;
       }
       case "turn_end":
+        // Text still held is from a model call that never finished: no answer.
+        if (held !== undefined) held = "";
         endLine();
         for (const line of hostFileLines(event.hostFiles ?? [])) err(style.yellow(line) + "\n");
         if (event.exitReason !== "COMPLETED") {
@@ -167,8 +192,11 @@ function markdownAnswer(
   let buffer = "";
   let module: MarkdownModule | undefined;
   let loading: Promise<void> | undefined;
+  // The same last net as the interactive display's: whatever a renderer let through, only colour
+  // codes reach the terminal, never "conceal" (which would hide the question that follows).
   const render = (text: string) =>
-    module!.renderMarkdown(text, Math.max(20, markdown.width()), markdown.theme).join("\n");
+    module!.renderMarkdown(text, Math.max(20, markdown.width()), markdown.theme)
+      .map(screenLine).join("\n");
   const stable = () => {
     const { stable, rest } = module!.splitStable(buffer);
     if (stable.trim() === "") return;

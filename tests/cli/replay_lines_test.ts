@@ -1,0 +1,27 @@
+import { ok } from "node:assert/strict";
+import { transcriptLines } from "../../src/cli/interactive/replay_lines.ts";
+import type { ReplayState } from "../../src/session/replay.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { TranscriptView } from "../../src/tui/view.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+await loadRenderers();
+
+Deno.test("transcriptLines() shows a resumed call's arguments as written, escapes made visible", () => {
+  const theme = themeFor(false);
+  // Raw arguments as a model may send them: not escaped the way JSON would.
+  const args = '{"command":"echo a; \x1b]0;$(touch PWNED)\x07; echo \u202eb"}';
+  const state = {
+    items: [{
+      id: "1",
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c1", name: "bash", arguments: args }],
+      },
+    }],
+  } as unknown as ReplayState;
+  const view = new TranscriptView({ theme, workspace: "/w" });
+  const text = transcriptLines(state, view, theme, 120).join("\n");
+  ok(text.includes('↳ bash {"command":"echo a; ␛]0;$(touch PWNED)␇; echo ⟨U+202E⟩b"}'), text);
+});
