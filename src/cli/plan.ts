@@ -44,7 +44,13 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     flags: flags.config,
     session: choice,
     emit: () => {},
-    person: text ? oneAtATime(terminalPerson(resolveWorkspace(flags.cwd))) : undefined,
+    person: text
+      ? oneAtATime(terminalPerson({
+        workspace: resolveWorkspace(flags.cwd),
+        // Asked only during a step, once the session is open.
+        readRefusal: () => agent.conversation.readRefusal(),
+      }))
+      : undefined,
     warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
   });
   const { session, config, conversation } = agent;

@@ -23,6 +23,7 @@ import type {
   SymbolQuestion,
 } from "../tools/code_index_access.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
+import type { PathTest } from "../sandbox/denied_paths.ts";
 import { embeddingIdOf, sha256 } from "./code_index.ts";
 import { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
 import { answerSymbols } from "./code_symbols_query.ts";
@@ -45,6 +46,12 @@ export interface LiveIndexOptions {
    * the file tools: the home folder's secret stores and tern's own home (keys, sessions).
    */
   hidden?: readonly string[];
+  /**
+   * What the person's deny rules hide now (a test of workspace-relative paths; undefined for
+   * nothing), asked at each search: such a file is never indexed, one indexed before is removed
+   * when a walk completes, and none is answered.
+   */
+  denied?: () => Promise<PathTest | undefined>;
 }
 
 /** What the last refresh did: files looked at, read (not skipped by lstat), re-chunked, removed. */
@@ -66,9 +73,13 @@ export function isBusy(error: unknown): boolean {
 
 /** The code index of one workspace, kept up to date for the tools. */
 export class LiveCodeIndex implements CodeIndexAccess {
-  #options: Required<Omit<LiveIndexOptions, "weights">> & { weights?: RankWeights };
+  #options:
+    & Required<Omit<LiveIndexOptions, "weights" | "denied">>
+    & Pick<LiveIndexOptions, "weights" | "denied">;
   /** The hidden paths relative to the workspace; "" hides it all. */
   #hidden: string[];
+  /** What the deny rules hid at the last refresh's start. */
+  #denied: PathTest | undefined;
   #store: IndexStore | undefined;
   #notice: string | undefined;
   /** Per workspace-relative path, the lstat stamp of the file when it matched the index. */
@@ -102,11 +113,11 @@ export class LiveCodeIndex implements CodeIndexAccess {
     });
   }
 
-  /** True when the workspace-relative `path` is inside a hidden location. */
+  /** True when the workspace-relative `path` is inside a hidden location or denied. */
   #isHidden(path: string): boolean {
     return this.#hidden.some((hidden) =>
       hidden === "" || path === hidden || path.startsWith(`${hidden}/`)
-    );
+    ) || this.#denied?.(path) === true;
   }
 
   /** The ranking weights of the next searches. */
@@ -222,6 +233,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
   }
 
   async #refresh(signal: AbortSignal): Promise<string[]> {
+    this.#denied = await this.#options.denied?.();
     const store = this.#open();
     const notes: string[] = [];
     if (this.#notice !== undefined) notes.push(this.#notice);

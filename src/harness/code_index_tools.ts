@@ -11,7 +11,9 @@ import type {
   SymbolQuestion,
 } from "../tools/code_index_access.ts";
 import type { Hit } from "../index/rank.ts";
+import type { PathTest } from "../sandbox/denied_paths.ts";
 import type { LiveCodeIndex } from "./code_index_live.ts";
+import type { WorkspaceHidden } from "./path_denials.ts";
 
 /** Where the index is and how it ranks, read at each call (settings may change between turns). */
 export interface CodeIndexSettings {
@@ -22,10 +24,16 @@ export interface CodeIndexSettings {
   home?: string;
   weights?: SearchWeights;
   /**
-   * The person's permission rules: results in a path their deny rules hide from the reading
-   * tools are left out (see sandbox/denied_paths.ts), whenever the index read the file.
+   * The person's permission rules: a path their deny rules hide from the reading tools (see
+   * sandbox/denied_paths.ts), by its name or as where a link they match leads, is not indexed,
+   * and left out of the results whenever the index read it.
    */
   rules?: readonly PermissionRule[];
+  /**
+   * What `rules` hide in the workspace now (hiddenInWorkspace), kept by the conversation for
+   * all its readers; default: searched at each call.
+   */
+  hidden?: () => Promise<WorkspaceHidden | undefined>;
 }
 
 /** A conversation's code index: loads at the first search, told of the agent's changes. */
@@ -50,8 +58,7 @@ export class CodeIndexTools implements CodeIndexAccess {
     query: string,
     options: { limit: number; signal: AbortSignal },
   ): Promise<IndexAnswer<Hit>> {
-    const answer = await (await this.#load()).search(query, options);
-    return await this.#withoutDenied(answer);
+    return await (await this.#load()).search(query, options);
   }
 
   async symbols(
@@ -59,24 +66,23 @@ export class CodeIndexTools implements CodeIndexAccess {
     question: SymbolQuestion,
     options: { limit: number; signal: AbortSignal },
   ): Promise<IndexAnswer<SymbolAnswer>> {
-    const answer = await (await this.#load()).symbols(name, question, options);
-    return await this.#withoutDenied(answer);
+    return await (await this.#load()).symbols(name, question, options);
   }
 
-  /** `answer` without the results in paths the person's deny rules hide. */
-  async #withoutDenied<T extends { chunk: { path: string } }>(
-    answer: IndexAnswer<T>,
-  ): Promise<IndexAnswer<T>> {
-    const rules = this.#settings().rules;
-    if (rules === undefined) return answer;
-    const { hiddenPart, personDenials } = await import("./path_denials.ts");
+  /**
+   * What the person's deny rules hide now, as a test of workspace-relative paths; undefined
+   * without a deny rule with a path (then nothing more loads).
+   */
+  async #denied(): Promise<PathTest | undefined> {
+    const { rules, workspace, hidden } = this.#settings();
+    if (rules === undefined) return undefined;
+    const { hiddenInWorkspace, hiddenPart, personDenials } = await import("./path_denials.ts");
     const denials = await personDenials(rules);
-    if (denials === null) return answer;
-    // By the file and every folder above it: a rule on a folder hides all it holds.
-    return {
-      ...answer,
-      results: answer.results.filter(({ chunk }) => hiddenPart(denials, chunk.path) === undefined),
-    };
+    if (denials === null) return undefined;
+    const found = await (hidden?.() ?? hiddenInWorkspace(workspace, rules));
+    // By the file and every folder above it (a rule on a folder hides all it holds), and where
+    // a link the rules match leads (`secrets -> vault` hides `vault/`), as the sandbox's view.
+    return (path) => hiddenPart(denials, path) !== undefined || found?.test(path) === true;
   }
 
   /** Closes the store if it was opened. */
@@ -97,6 +103,7 @@ export class CodeIndexTools implements CodeIndexAccess {
         workspace,
         file: indexPath(ternHome, workspace),
         hidden: [...new Set([...hidden, ...hidden.map(realOrSelf)])],
+        denied: () => this.#denied(),
       });
       return this.#live;
     });

@@ -34,6 +34,7 @@ import type { Session } from "../session/session.ts";
 import type { Resources } from "../memory/resources.ts";
 import { nestedContextFiles } from "../memory/context_files.ts";
 import { modelReadGuard } from "./read_guard.ts";
+import { type WorkspaceHidden, WorkspaceHiddenSearch } from "./path_denials.ts";
 import type { Observation } from "../core/observation.ts";
 import type { Tool } from "../tools/define.ts";
 import { BASH_TOOL, type BuiltinLoader, builtinLoader, builtinTools } from "../tools/mod.ts";
@@ -332,7 +333,12 @@ export class Conversation {
   /** Folders below the workspace whose nested context files were looked for already. */
   #visited = new Set<string>();
   /** What tern may not read for the model, made once per rules list (read_guard.ts). */
-  #readGuard: { rules: readonly PermissionRule[]; refuse: Promise<ReadRefusal> } | undefined;
+  #readGuard: ReadGuardState | undefined;
+  /**
+   * What the person's deny rules hide in the workspace, where links they match lead included,
+   * for the read guard and code search: searched again each turn and after a command.
+   */
+  #hiddenPaths: WorkspaceHiddenSearch;
   /** Lifecycle hooks of the session (SessionStart, UserPromptSubmit, Stop, SessionEnd). */
   #hooks: SessionHooks;
   #consolidator: Consolidator | undefined;
@@ -341,6 +347,7 @@ export class Conversation {
 
   constructor(options: ConversationOptions) {
     this.#options = options;
+    this.#hiddenPaths = new WorkspaceHiddenSearch(options.workspace);
     this.#maskSession(options.session);
     if (options.consolidation !== undefined) {
       this.#consolidator = new Consolidator({
@@ -360,6 +367,7 @@ export class Conversation {
       home: this.#options.home,
       weights: this.#options.config.searchWeights,
       rules: this.#options.config.rules,
+      hidden: () => this.#hiddenPaths.current(this.#options.config.rules),
     }));
     const webFetch = webFetchOptions(options.config.webFetch);
     const webSearch = webSearchOptions(options.config.webSearch, {
@@ -511,7 +519,7 @@ export class Conversation {
     return this.#refusal();
   }
 
-  #refusal(): Promise<ReadRefusal> {
+  async #refusal(): Promise<ReadRefusal> {
     const { rules, ternHome } = this.#options.config;
     if (this.#readGuard?.rules !== rules) {
       const places = {
@@ -520,14 +528,18 @@ export class Conversation {
         home: this.#options.home,
         rules,
       };
-      this.#readGuard = {
-        rules,
-        // Made before the first request (the context files need it): a small module, loaded
-        // with this one rather than as a chunk of its own.
-        refuse: modelReadGuard(places),
-      };
+      const guard: ReadGuardState = { rules, refuse: Promise.resolve(() => undefined) };
+      // Made before the first request (the context files need it): a small module, loaded
+      // with this one rather than as a chunk of its own. Its hidden paths are the latest
+      // search's, so a refusal kept by a reader (language servers) follows them too.
+      guard.refuse = modelReadGuard(places, { hidden: () => guard.hidden });
+      this.#readGuard = guard;
     }
-    return this.#readGuard.refuse;
+    const guard = this.#readGuard;
+    guard.hidden = await this.#hiddenPaths.current(rules).catch((error: unknown) =>
+      error instanceof Error ? error : new Error(String(error))
+    );
+    return await guard.refuse;
   }
 
   /**
@@ -579,6 +591,8 @@ export class Conversation {
       );
     }
     this.#running = true;
+    // The person (or their editor) may have made a link a deny rule matches since.
+    this.#hiddenPaths.changed();
     this.#consolidator?.beforeTurn();
     let result: TurnResult | undefined;
     try {
@@ -612,6 +626,7 @@ export class Conversation {
    */
   async detachedTurn(task: string, options: DetachedTurnOptions = {}): Promise<TurnResult> {
     const { workspace, config, provider } = this.#options;
+    this.#hiddenPaths.changed();
     await this.#ready(options.signal);
     let tools = this.#tools;
     if (options.aroundWrite) {
@@ -1027,13 +1042,16 @@ export class Conversation {
 
   /**
    * Tells the code index what a call may have changed, for the next search: the paths a file
-   * tool wrote, or everything after a command or another tool that may change files. A set
-   * entry or a flag; the files are looked at only when the agent searches.
+   * tool wrote, or everything after a command or another tool that may change files (then the
+   * search for what deny rules hide runs again too). A set entry or a flag; the files are looked
+   * at only when the agent searches or tern reads a file for the model.
    */
   async #noteChanges(tool: Omit<Tool, "run">, args: unknown): Promise<void> {
     if (tool.readOnly) return;
     if (tool.runsIn !== "worker") {
       this.#codeIndex.markChanged();
+      // It may have made a link a deny rule matches: where it leads is hidden from now on.
+      this.#hiddenPaths.changed();
       return;
     }
     const written = (await tool.paths(args)).filter((path) => path.write);
@@ -1264,4 +1282,12 @@ function maskedArguments(text: string, masker: SecretMasker): string {
   }
   const masked = maskedKnown(parsed, masker);
   return JSON.stringify(masked) === JSON.stringify(parsed) ? plain : JSON.stringify(masked);
+}
+
+/** The read guard of one rules list, and what it is told the rules hide now. */
+interface ReadGuardState {
+  rules: readonly PermissionRule[];
+  refuse: Promise<ReadRefusal>;
+  /** The latest search's answer (WorkspaceHiddenSearch), or why it failed. */
+  hidden?: WorkspaceHidden | Error;
 }

@@ -1,7 +1,11 @@
 /**
  * What the person's deny rules with a path keep from the tools, compiled against the built-in
  * tools' own descriptions (see sandbox/denied_paths.ts): for the sandbox's view, sandboxed MCP
- * servers, code search results and `@` mentions. Loads nothing without such a rule, so a run without one pays nothing.
+ * servers, code search, checkpoints and what tern reads for the model (read_guard.ts: context
+ * files, `@` mentions, the permission dialog's diff). Those outside the sandbox ask
+ * {@linkcode hiddenInWorkspace} too, the view's own search, so where a matching link leads is
+ * hidden from them as from commands. Loads nothing without such a rule, so a run without one
+ * pays nothing.
  */
 import type { PermissionRule } from "../config/schema.ts";
 import type { PathDenials, PathTest } from "../sandbox/denied_paths.ts";
@@ -75,4 +79,40 @@ function pathOrFolderIn(relative: string, paths: ReadonlySet<string>): boolean {
     if (paths.has(relative.slice(0, end))) return true;
   }
   return paths.has(relative);
+}
+
+/**
+ * {@linkcode hiddenInWorkspace} of one workspace, kept for its readers (the read guard, code
+ * search) until the workspace may have changed: after `changed()` (a command may have made a
+ * link; a new turn: the person's editor may have) or for other rules, the next call searches
+ * again. Without a deny rule with a path nothing is searched.
+ */
+export class WorkspaceHiddenSearch {
+  readonly #workspace: string;
+  #last:
+    | { rules: readonly PermissionRule[]; found: Promise<WorkspaceHidden | undefined> }
+    | undefined;
+
+  constructor(workspace: string) {
+    this.#workspace = workspace;
+  }
+
+  /** The workspace may have changed: the next `current()` searches again. */
+  changed(): void {
+    this.#last = undefined;
+  }
+
+  /**
+   * What `rules` hide in the workspace now. @throws SandboxViewError when the workspace cannot
+   * be listed (the next call searches again).
+   */
+  current(rules: readonly PermissionRule[]): Promise<WorkspaceHidden | undefined> {
+    if (this.#last?.rules === rules) return this.#last.found;
+    const last = { rules, found: hiddenInWorkspace(this.#workspace, rules) };
+    this.#last = last;
+    last.found.catch(() => {
+      if (this.#last === last) this.#last = undefined;
+    });
+    return last.found;
+  }
 }

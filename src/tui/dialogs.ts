@@ -32,8 +32,9 @@ interface Choice<T> {
  * names, and its scope), shown exactly (`visibleText()`: controls and bidi characters made
  * visible, never obeyed), and a path's real location when a link leads elsewhere; then why
  * tern asks, in plain words (`plainRisk`), the remaining arguments and the diff, with line
- * numbers, for edits; last the model's own account of why, marked unverified and cut to a few
- * rows so it cannot push the facts away. Then `[y] allow once  [a] allow for this session
+ * numbers, for edits (or why there is none: `withheld`, a file the model may not read); last
+ * the model's own account of why, marked unverified and cut to a few rows so it cannot push
+ * the facts away. Then `[y] allow once  [a] allow for this session
  * [n] deny  [r] deny with a reason` (`a` only when the request is rememberable), and
  * `[v] view in full` when the diff, the facts or the arguments were cut: that view pages the
  * facts, every argument in full (indented JSON, made visible) and the whole diff, its long lines
@@ -44,7 +45,7 @@ interface Choice<T> {
  */
 export function permissionDialog(
   request: ReviewRequest,
-  options: { theme: Theme; diff?: string; realPaths?: readonly string[] },
+  options: { theme: Theme; diff?: string; withheld?: string; realPaths?: readonly string[] },
 ): Dialog<PersonReply> {
   const t = options.theme;
   const choices: Choice<PersonReply>[] = [
@@ -64,11 +65,15 @@ export function permissionDialog(
   const diffLines = (max: number, width: number) =>
     numberedDiff(hunksOf(options.diff!), width, t, max, { wrap: true });
   const fullArgs = argumentLines(request.args, shownElsewhere(request, hasDiff));
+  const withheldLines = (width: number) =>
+    hasDiff || options.withheld === undefined
+      ? []
+      : wrapText(t.dim(`(no diff: ${visibleText(options.withheld)})`), width);
   const fullLines = (width: number) => [
     ...factLines(request, options.realPaths ?? [], width, t, { max: Number.POSITIVE_INFINITY }),
     ...(fullArgs.length > 0 ? [t.bold("Arguments:")] : []),
     ...fullArgs.flatMap((line) => wrapText(t.dim(line), width)),
-    ...(hasDiff ? diffLines(Number.POSITIVE_INFINITY, width) : []),
+    ...(hasDiff ? diffLines(Number.POSITIVE_INFINITY, width) : withheldLines(width)),
   ];
   const renderFull = (width: number, height: number) => {
     const all = fullLines(width);
@@ -140,6 +145,13 @@ export function permissionDialog(
         if (rows.length < all.length || rows.at(-1) !== all.at(-1)) elided = true;
         lines.push(...rows);
         room -= rows.length;
+      }
+      const withheld = withheldLines(width);
+      if (withheld.length > 0 && room >= withheld.length) {
+        lines.push(...withheld);
+        room -= withheld.length;
+      } else if (withheld.length > 0) {
+        elided = true;
       }
       if (hasDiff) {
         const all = diffLines(Number.POSITIVE_INFINITY, width);

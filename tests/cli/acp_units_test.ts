@@ -55,12 +55,20 @@ Deno.test("promptMessage() says where a linked file could not be read, and cuts 
 Deno.test("proposedDiffContent() shows no content of a file a symlink leads to outside the workspace", async () => {
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const outside = await Deno.makeTempDir();
+  const reading = { refuse: () => undefined };
   try {
     await Deno.writeTextFile(join(outside, "secret.txt"), "SECRET-MARK\n");
     await Deno.symlink(join(outside, "secret.txt"), join(workspace, "link.txt"));
     await Deno.writeTextFile(join(workspace, "own.txt"), "mine\n");
-    deepEqual(await proposedDiffContent({ path: "link.txt", content: "x" }, workspace), []);
-    deepEqual(await proposedDiffContent({ path: "own.txt", content: "x" }, workspace), [
+    const linked = await proposedDiffContent(
+      { path: "link.txt", content: "x" },
+      workspace,
+      reading,
+    );
+    equal(linked.length, 1);
+    match(JSON.stringify(linked), /No diff: it leads out of the workspace/);
+    equal(JSON.stringify(linked).includes("SECRET-MARK"), false);
+    deepEqual(await proposedDiffContent({ path: "own.txt", content: "x" }, workspace, reading), [
       { type: "diff", path: join(workspace, "own.txt"), oldText: "mine\n", newText: "x" },
     ]);
   } finally {
@@ -73,6 +81,7 @@ Deno.test("updateFor() tells the editor the arguments a hook put in place of the
   const update = await updateFor(
     { type: "tool_input", callId: "c1", name: "bash", args: { command: "echo ran" } },
     "/work/project",
+    { readRefusal: () => Promise.reject(new Error("no file is read for this event")) },
   );
   deepEqual(update, {
     sessionUpdate: "tool_call_update",

@@ -172,6 +172,56 @@ Deno.test("tern run never sends memory topic files or APPEND_SYSTEM.md linked to
   }
 });
 
+Deno.test("tern run never sends context or memory files linked to where a denied link leads", async () => {
+  const { home, cleanup } = await tempHome();
+  const ws = join(home, "ws");
+  try {
+    put(join(home, ".tern", "config.jsonc"), JSON.stringify(DENY_RULES));
+    gitInit(ws);
+    // The sandbox's view hides where a link the rules match leads: `vault/`, `config/prod.env`.
+    put(join(ws, "vault", "key.txt"), "VAULT-SECRET-L-6d1f08\n");
+    put(join(ws, "config", "prod.env"), "PROD-SECRET-L-a93c52\n");
+    link("vault", join(ws, "secrets"));
+    link("config/prod.env", join(ws, ".env"));
+    link("vault/key.txt", join(ws, "AGENTS.md"));
+    link("config/prod.env", join(ws, "MEMORY.md"));
+    const ran = await runScripted(ws, home, []);
+    equal(ran.run.code, 0, ran.run.stderr);
+    ok(ran.requests.length > 0, "the model was asked");
+    noRequestHolds(ran, "VAULT-SECRET-L-6d1f08", "PROD-SECRET-L-a93c52");
+    ok(ran.run.stderr.includes("AGENTS.md"), `the skipped file is named: ${ran.run.stderr}`);
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("code_search and code_symbols in tern run never answer where a denied link leads", async () => {
+  const { home, cleanup } = await tempHome();
+  const ws = join(home, "ws");
+  try {
+    put(join(home, ".tern", "config.jsonc"), JSON.stringify(DENY_RULES));
+    gitInit(ws);
+    put(join(ws, "vault", "key.ts"), "export const vaultTokenK5 = 'VAULT_TOKEN_K5_77e2c4';\n");
+    put(
+      join(ws, "src", "app.ts"),
+      "export function openVaultClientK5() { return 'APP-MARK-K5'; }\n",
+    );
+    link("vault", join(ws, "secrets"));
+    const ran = await runScripted(ws, home, [
+      { name: "code_search", args: { query: "vaultTokenK5" } },
+      { name: "code_symbols", args: { name: "vaultTokenK5" } },
+      { name: "code_search", args: { query: "openVaultClientK5" } },
+    ]);
+    equal(ran.run.code, 0, ran.run.stderr);
+    noRequestHolds(ran, "VAULT_TOKEN_K5_77e2c4");
+    for (const id of ["c0", "c1"]) ok(!toolResult(ran, id).includes("vault/"), toolResult(ran, id));
+    // The search itself works: the project's own code is found.
+    ok(toolResult(ran, "c2").includes("APP-MARK-K5"), toolResult(ran, "c2"));
+  } finally {
+    await cleanup();
+  }
+});
+
 Deno.test("tern run never sends a file outside a project without .git when the home folder is a repository", async () => {
   const { home, cleanup } = await tempHome();
   const ws = join(home, "projects", "evil");
@@ -206,6 +256,38 @@ testWith(
       ok(Deno.lstatSync(join(ws, "docs", "AGENTS.md")).isSymlink, "the model made the link");
       ok(toolResult(ran, "c1").includes("AGENTS.md"), "list ran and shows the link");
       noRequestHolds(ran, "ENV-SECRET-D-5a7c33");
+    } finally {
+      await cleanup();
+    }
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "tern run never appends a nested AGENTS.md linked into a folder a link the model made hides",
+  async () => {
+    const { home, cleanup } = await tempHome();
+    const ws = join(home, "ws");
+    try {
+      put(join(home, ".tern", "config.jsonc"), JSON.stringify(DENY_RULES));
+      gitInit(ws);
+      put(join(ws, "vault", "key.txt"), "VAULT-SECRET-M-2b7e64\n");
+      // Before the command nothing hides `vault/`: the search the first list made (for its
+      // nested context files) must be made again once the command linked `secrets` to it.
+      const ran = await runScripted(ws, home, [
+        { name: "list", args: { path: "." } },
+        {
+          name: "bash",
+          args: {
+            command: "ln -s vault secrets; mkdir docs; ln -s ../vault/key.txt docs/AGENTS.md",
+          },
+        },
+        { name: "list", args: { path: "docs" } },
+      ], ["--mode", "bypass"]);
+      equal(ran.run.code, 0, ran.run.stderr);
+      ok(Deno.lstatSync(join(ws, "secrets")).isSymlink, "the model made the link");
+      ok(toolResult(ran, "c2").includes("AGENTS.md"), "list ran and shows the link");
+      noRequestHolds(ran, "VAULT-SECRET-M-2b7e64");
     } finally {
       await cleanup();
     }

@@ -10,6 +10,7 @@ import { indexPath, indexWorkspace } from "../../src/harness/code_index.ts";
 import { CodeIndexTools } from "../../src/harness/code_index_tools.ts";
 import { createCodeSearchTool } from "../../src/tools/code_search.ts";
 import { createCodeSymbolsTool } from "../../src/tools/code_symbols.ts";
+import { IndexStore } from "../../src/index/store.ts";
 
 Deno.test("code_search builds the index on first use and answers with path:lines, kind, symbol, score and lines", async () => {
   await withIndexFixture(async ({ search, index }) => {
@@ -311,6 +312,44 @@ Deno.test("CodeIndexTools leaves out what the person's deny rules hide, even fro
       match(await found(), /secrets\/vault\.ts/);
     } finally {
       tools.close();
+    }
+  });
+});
+
+Deno.test("CodeIndexTools neither indexes nor answers where a link the deny rules match leads", async () => {
+  await withIndexFixture(async ({ dir, ternHome }) => {
+    await Deno.mkdir(join(dir, "vault"));
+    await Deno.writeTextFile(
+      join(dir, "vault/key.ts"),
+      "export function vaultTokenMarker7c1() { return 'VAULT_TOKEN_7c1'; }\n",
+    );
+    const file = indexPath(ternHome, dir);
+    // An index built before holds the file.
+    await indexWorkspace(dir, file);
+    const rules = [{ action: "deny" as const, path: "secrets/**" }];
+    const tools = new CodeIndexTools(() => ({ workspace: dir, ternHome, rules }));
+    const search = createCodeSearchTool(() => tools);
+    const symbols = createCodeSymbolsTool(() => tools);
+    const ctx = { workspace: dir, signal: new AbortController().signal };
+    const found = () => search.run({ query: "VAULT_TOKEN_7c1" }, ctx).then(outputOf);
+    const symbol = () => symbols.run({ name: "vaultTokenMarker7c1" }, ctx).then(outputOf);
+    try {
+      // No link yet: `vault` is no one's secret.
+      match(await found(), /vault\/key\.ts/);
+      // A command links `secrets` to it: the sandbox's view hides `vault/`, and so does search.
+      await Deno.symlink("vault", join(dir, "secrets"));
+      tools.markChanged();
+      ok(!(await found()).includes("vault/"), await found());
+      ok(!(await symbol()).includes("vault/"), await symbol());
+    } finally {
+      tools.close();
+    }
+    // The walk took it out of the index, not only out of the answers.
+    const { store } = IndexStore.open(file);
+    try {
+      deepEqual([...store.fileHashes().keys()].filter((path) => path.startsWith("vault/")), []);
+    } finally {
+      store.close();
     }
   });
 });

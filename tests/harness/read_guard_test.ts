@@ -8,6 +8,11 @@ import { deepEqual, equal, match, ok, throws } from "node:assert/strict";
 import { join } from "node:path";
 import type { PermissionRule } from "../../src/config/schema.ts";
 import { modelReadGuard } from "../../src/harness/read_guard.ts";
+import {
+  hiddenInWorkspace,
+  type WorkspaceHidden,
+  WorkspaceHiddenSearch,
+} from "../../src/harness/path_denials.ts";
 import { readPromptFiles } from "../../src/memory/context_files.ts";
 import { readMemoryFiles } from "../../src/memory/memory_files.ts";
 import { discoverSkills, readSkillFile } from "../../src/memory/skills.ts";
@@ -35,6 +40,7 @@ function write(path: string, text: string): void {
 Deno.test("modelReadGuard() refuses secret locations, tern's home and denied paths, by name and by target", async () => {
   await withHome(async (home) => {
     const ws = join(home, "ws");
+    Deno.mkdirSync(ws);
     const ternHome = join(home, ".tern");
     const refuse = await modelReadGuard({ workspace: ws, ternHome, home, rules: RULES });
     equal(refuse(join(ws, "src", "a.ts"), join(ws, "src", "a.ts")), undefined);
@@ -50,6 +56,63 @@ Deno.test("modelReadGuard() refuses secret locations, tern's home and denied pat
     const plain = await modelReadGuard({ workspace: ws, ternHome, home, rules: [] });
     equal(plain(join(ws, ".env"), join(ws, ".env")), undefined);
     ok(plain(join(home, ".aws", "credentials"), join(ws, "a", "AGENTS.md")));
+  });
+});
+
+Deno.test("modelReadGuard() refuses where a link its deny rules match leads, as the sandbox's view hides it", async () => {
+  await withHome(async (home) => {
+    const ws = join(home, "ws");
+    const ternHome = join(home, ".tern");
+    write(join(ws, "config", "prod.env"), "PROD");
+    write(join(ws, "vault", "key.txt"), "VAULT");
+    write(join(ws, "src", "a.ts"), "a");
+    Deno.symlinkSync("config/prod.env", join(ws, ".env"));
+    Deno.symlinkSync("vault", join(ws, "secrets"));
+    Deno.symlinkSync("vault/key.txt", join(ws, "AGENTS.md"));
+    const rules: PermissionRule[] = [
+      { action: "deny", path: "**/.env" },
+      { action: "deny", path: "secrets/**" },
+    ];
+    const refuse = await modelReadGuard({ workspace: ws, ternHome, home, rules });
+    // By where the file really is, whatever it is named.
+    match(refuse(join(ws, "vault", "key.txt"), join(ws, "AGENTS.md"))!, /"vault".*link/);
+    match(refuse(join(ws, "config", "prod.env"), join(ws, "notes.md"))!, /"config\/prod\.env"/);
+    // By the path as named too.
+    match(refuse(join(ws, "src", "a.ts"), join(ws, "vault", "notes.md"))!, /"vault"/);
+    equal(refuse(join(ws, "src", "a.ts"), join(ws, "src", "a.ts")), undefined);
+    equal(refuse(join(ws, "config", "dev.env"), join(ws, "config", "dev.env")), undefined);
+
+    // A search kept by the caller is asked at each file: a link made later counts once found.
+    let hidden: WorkspaceHidden | Error | undefined = await hiddenInWorkspace(ws, []);
+    const kept = await modelReadGuard(
+      { workspace: ws, ternHome, home, rules },
+      { hidden: () => hidden },
+    );
+    equal(kept(join(ws, "vault", "key.txt"), join(ws, "AGENTS.md")), undefined);
+    hidden = await hiddenInWorkspace(ws, rules);
+    ok(kept(join(ws, "vault", "key.txt"), join(ws, "AGENTS.md")));
+    // A search that failed refuses every file of the workspace, and says why.
+    hidden = new Error("Cannot hold your deny rules: tern cannot list the workspace");
+    match(kept(join(ws, "src", "a.ts"), join(ws, "src", "a.ts"))!, /cannot list the workspace/);
+  });
+});
+
+Deno.test("WorkspaceHiddenSearch keeps one search until the workspace may have changed or the rules differ", async () => {
+  await withHome(async (home) => {
+    const ws = join(home, "ws");
+    write(join(ws, "vault", "key.txt"), "VAULT");
+    const rules: PermissionRule[] = [{ action: "deny", path: "secrets/**" }];
+    const search = new WorkspaceHiddenSearch(ws);
+    equal(await search.current([]), undefined, "no deny rule with a path: nothing searched");
+    equal((await search.current(rules))!.test("vault/key.txt"), false);
+    Deno.symlinkSync("vault", join(ws, "secrets"));
+    // Kept: the same answer until told the workspace may have changed.
+    equal((await search.current(rules))!.test("vault/key.txt"), false);
+    search.changed();
+    equal((await search.current(rules))!.test("vault/key.txt"), true);
+    // Other rules (a new list) search again.
+    Deno.removeSync(join(ws, "secrets"));
+    equal((await search.current([...rules]))!.test("vault/key.txt"), false);
   });
 });
 

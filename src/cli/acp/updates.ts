@@ -13,7 +13,8 @@ import { dirname, isAbsolute, resolve, sep } from "../../core/path.ts";
 import type { AgentEvent, ExitReason } from "../../core/events.ts";
 import type { Message } from "../../core/messages.ts";
 import { type Observation, observationText } from "../../core/observation.ts";
-import { proposedChange } from "../interactive/proposed_diff.ts";
+import { type DiffReading, proposedChange } from "../interactive/proposed_diff.ts";
+import type { ReadRefusal } from "../../config/workspace_file.ts";
 
 /** Longest tool output sent to the editor, in characters; the rest is counted, not sent. */
 const OUTPUT_CHARS = 20_000;
@@ -47,14 +48,28 @@ export function toolLocations(args: unknown, workspace: string): Array<{ path: s
   return [{ path: isAbsolute(record.path) ? record.path : resolve(workspace, record.path) }];
 }
 
-/** The change a writing call proposes, as an ACP diff (whole file before and after). */
+/**
+ * The change a writing call proposes, as an ACP diff (whole file before and after); for a file
+ * the model may not read (`reading.refuse`) or a link out of the workspace, a line saying why
+ * there is none.
+ */
 export async function proposedDiffContent(
   args: unknown,
   workspace: string,
+  reading: DiffReading,
 ): Promise<ToolCallContent[]> {
-  const change = await proposedChange(args, workspace);
+  const change = proposedChange(args, workspace, reading);
+  if (change !== undefined && "withheld" in change) {
+    return [{ type: "content", content: { type: "text", text: `No diff: ${change.withheld}` } }];
+  }
   if (change === undefined || !await staysInside(change.path, workspace)) return [];
   return [{ type: "diff", path: change.path, oldText: change.before, newText: change.after }];
+}
+
+/** How {@linkcode updateFor} reads a writing call's file for its diff. */
+export interface UpdateReading {
+  /** The conversation's read guard (Conversation.readRefusal()), asked only for such a call. */
+  readRefusal: () => Promise<ReadRefusal>;
 }
 
 /**
@@ -64,6 +79,7 @@ export async function proposedDiffContent(
 export async function updateFor(
   event: AgentEvent,
   workspace: string,
+  reading: UpdateReading,
 ): Promise<SessionUpdate | undefined> {
   switch (event.type) {
     case "text_delta":
@@ -73,7 +89,9 @@ export async function updateFor(
     case "steering":
       return { sessionUpdate: "user_message_chunk", content: { type: "text", text: event.text } };
     case "tool_start": {
-      const content = event.readOnly ? [] : await proposedDiffContent(event.args, workspace);
+      const content = event.readOnly ? [] : await proposedDiffContent(event.args, workspace, {
+        refuse: await reading.readRefusal(),
+      });
       return {
         sessionUpdate: "tool_call",
         toolCallId: event.callId,

@@ -330,9 +330,15 @@ export class SessionController {
       import("./real_paths.ts"),
     ]);
     const workspace = this.#agent.workspace;
-    const diff = await proposedDiff(request, workspace);
+    // Read as tern reads any file for the model: a link to a secret shows no diff, and why.
+    const refuse = await this.#agent.conversation.readRefusal();
+    const proposed = proposedDiff(request, workspace, { refuse });
     const realPaths = realPathFacts(request, workspace);
-    const dialog = permissionDialog(request, { theme: this.#ui.theme, diff, realPaths });
+    const dialog = permissionDialog(request, {
+      theme: this.#ui.theme,
+      ...(proposed === undefined ? {} : proposed),
+      realPaths,
+    });
     return await this.#app!.pick(dialog, signal);
   }
 

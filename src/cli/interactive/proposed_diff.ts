@@ -2,32 +2,66 @@
  * The change a call that writes a whole file (`content`) or replaces exact text
  * (`old_string`/`new_string`, or several such `edits` in order) would make, as a unified diff
  * for the permission dialog. Read-only and best effort: a file that cannot be read shows no diff.
+ *
+ * The file's text is read in tern's process, so it is read as tern reads any file for the model
+ * (readWorkspaceText with the conversation's read guard): never through a link out of the
+ * workspace, never a file the model could not read itself (a deny rule's, a home secret). A
+ * repository's (or a command's) `k -> ~/.ssh/id_rsa` would otherwise print the key in the
+ * dialog of a `write {"path": "k"}`; such a call shows no diff, and says why.
  */
 import { isAbsolute, relative, resolve } from "../../core/path.ts";
+import { type ReadRefusal, readWorkspaceText } from "../../config/workspace_file.ts";
 import { unifiedDiff } from "../../tui/diff_view.ts";
 import type { ReviewRequest } from "../../sandbox/review.ts";
 
 /** Largest file read to show a diff, in bytes. */
 const MAX_DIFF_SOURCE = 1_000_000;
 
-/** A unified diff of what `request` would change; undefined for other tools or unreadable files. */
-export async function proposedDiff(
+/** How the file's text before the call is read. */
+export interface DiffReading {
+  /** What tern may not read for the model (Conversation.readRefusal()): shown as no diff. */
+  refuse: ReadRefusal;
+}
+
+/** What a call would change in a file, its text before and after. */
+export interface ProposedChange {
+  /** The file, absolute. */
+  path: string;
+  /** The file relative to the workspace. */
+  shown: string;
+  before: string;
+  after: string;
+}
+
+/** The text of a file that is not shown, and why (one line). */
+export interface Withheld {
+  withheld: string;
+}
+
+/**
+ * A unified diff of what `request` would change, or why it shows none (a file the model may not
+ * read); undefined for other tools or unreadable files.
+ */
+export function proposedDiff(
   request: ReviewRequest,
   workspace: string,
-): Promise<string | undefined> {
-  const change = await proposedChange(request.args, workspace);
-  return change && unifiedDiff(change.shown, change.before, change.after);
+  reading: DiffReading,
+): { diff: string } | Withheld | undefined {
+  const change = proposedChange(request.args, workspace, reading);
+  if (change === undefined || "withheld" in change) return change;
+  return { diff: unifiedDiff(change.shown, change.before, change.after) };
 }
 
 /**
  * The file a call with `args` would change (absolute, and as shown relative to `workspace`)
- * with its text before and after; undefined for other shapes, files outside the workspace and
- * unreadable files. Never throws.
+ * with its text before and after, or why its text is not shown; undefined for other shapes,
+ * files outside the workspace and unreadable files. Never throws.
  */
-export async function proposedChange(
+export function proposedChange(
   args: unknown,
   workspace: string,
-): Promise<{ path: string; shown: string; before: string; after: string } | undefined> {
+  reading: DiffReading,
+): ProposedChange | Withheld | undefined {
   const record = args as Record<string, unknown> | null;
   if (record === null || typeof record !== "object" || typeof record.path !== "string") {
     return undefined;
@@ -37,12 +71,13 @@ export async function proposedChange(
   // Files outside the workspace are the sandbox's business; the dialog shows no content of them.
   if (shown.startsWith("..") || isAbsolute(shown)) return undefined;
   // By the call's shape, not the tool's name: a whole new content, or one exact replacement.
-  if (typeof record.content === "string") {
-    return { path, shown, before: await readOrEmpty(path) ?? "", after: record.content };
-  }
-  const edits = replacements(record);
+  const edits = typeof record.content === "string" ? [] : replacements(record);
   if (edits === undefined) return undefined;
-  const before = await readOrEmpty(path);
+  const before = readBefore(workspace, path, reading);
+  if (typeof before === "object") return before;
+  if (typeof record.content === "string") {
+    return { path, shown, before: before ?? "", after: record.content };
+  }
   if (before === undefined) return undefined;
   let after = before;
   for (const edit of edits) {
@@ -84,13 +119,31 @@ function replacements(args: Record<string, unknown>): Replacement[] | undefined 
   return single === undefined ? undefined : [single];
 }
 
-/** The file's text; "" when it does not exist; undefined when it cannot be shown. */
-async function readOrEmpty(path: string): Promise<string | undefined> {
+/**
+ * The file's text as tern reads one for the model; "" when it does not exist; why not when it
+ * is refused (a link out, a file the model may not read, too large); undefined when it cannot
+ * be read (a folder, no permission).
+ */
+function readBefore(
+  workspace: string,
+  path: string,
+  reading: DiffReading,
+): string | Withheld | undefined {
+  const what = "the file";
+  let why: string | undefined;
   try {
-    const info = await Deno.stat(path);
-    if (!info.isFile || info.size > MAX_DIFF_SOURCE) return undefined;
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    return error instanceof Deno.errors.NotFound ? "" : undefined;
+    const text = readWorkspaceText(workspace, path, {
+      what,
+      maxBytes: MAX_DIFF_SOURCE,
+      refuse: reading.refuse,
+      warn: (line) => why = line,
+    });
+    if (text !== undefined) return text;
+    if (why === undefined) return "";
+    // The reader's line is `Skipping the file "<path>": <why>`; the dialog names the file.
+    const prefix = `Skipping ${what} "${path}": `;
+    return { withheld: why.startsWith(prefix) ? why.slice(prefix.length) : why };
+  } catch {
+    return undefined;
   }
 }
