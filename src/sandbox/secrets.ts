@@ -76,6 +76,17 @@ const FORMATS: readonly KeyFormat[] = [
 /** Known values shorter than this are ignored: they would mask ordinary words. */
 export const MIN_SECRET_LENGTH = 8;
 
+/**
+ * The shortest piece of a known value {@linkcode SecretMasker.carriesKnownValue} looks for: a
+ * random key shares no piece this long with other text by chance.
+ */
+export const MIN_KNOWN_PIECE = 8;
+
+/** `text` in compatibility form, lower-cased, with only its ASCII letters and digits. */
+function squeezed(text: string): string {
+  return text.normalize("NFKC").toLowerCase().replace(/[^a-z0-9]/g, "");
+}
+
 /** Where a candidate secret sits in a text (`end` exclusive). */
 export interface SecretSpan {
   start: number;
@@ -134,6 +145,32 @@ export class SecretMasker {
   /** `text` with the known values replaced by `[REDACTED]`, and no format looked for. */
   maskKnown(text: string): string {
     return this.#known ? text.replace(this.#known, "[REDACTED]") : text;
+  }
+
+  /**
+   * Whether `text` carries at least half of a known value, in pieces of
+   * {@linkcode MIN_KNOWN_PIECE} or more characters, compared without case and without anything
+   * but letters and digits: a key split by separators or across parameters, or lower-cased (in
+   * a host name), is still found. For text about to leave tern (a URL, a search query), beside
+   * {@linkcode SecretMasker.mask}. Never throws.
+   */
+  carriesKnownValue(text: string): boolean {
+    if (this.#values.length === 0) return false;
+    const flat = squeezed(text);
+    const pieces = new Set<string>();
+    for (let i = 0; i + MIN_KNOWN_PIECE <= flat.length; i++) {
+      pieces.add(flat.slice(i, i + MIN_KNOWN_PIECE));
+    }
+    for (const value of this.#values) {
+      const key = squeezed(value);
+      if (key.length < MIN_KNOWN_PIECE) continue;
+      const found = new Uint8Array(key.length);
+      for (let i = 0; i + MIN_KNOWN_PIECE <= key.length; i++) {
+        if (pieces.has(key.slice(i, i + MIN_KNOWN_PIECE))) found.fill(1, i, i + MIN_KNOWN_PIECE);
+      }
+      if (found.reduce((sum, bit) => sum + bit, 0) * 2 >= key.length) return true;
+    }
+    return false;
   }
 
   /**

@@ -30,7 +30,9 @@ export const WEB_FETCH_DESCRIPTION =
 
 /**
  * What a web_fetch call reaches: the URL's host, and the exact URL (and the reader service
- * that may be asked for it, when one is configured).
+ * that may be asked for it, when one is configured). A URL with percent-escapes is shown
+ * decoded too, so the person, the reviewer and the check for a known key (which also looks
+ * for one split or lower-cased, `SecretMasker.carriesKnownValue`) see what a server would read.
  */
 export function webFetchAccess(url: string, reader?: string): NetworkAccess {
   let host = url;
@@ -38,11 +40,10 @@ export function webFetchAccess(url: string, reader?: string): NetworkAccess {
   try {
     const parsed = new URL(url);
     host = parsed.host;
-    // What is requested: the parser drops tabs and line breaks a key could be split by, so the
-    // check for a known key in the URL sees it whole (percent-escapes are decoded for it too).
+    // What is requested: the parser drops tabs and line breaks a key could be split by.
     shown = parsed.href;
-    const decoded = safeDecode(parsed.href);
-    if (decoded !== parsed.href) shown = `${parsed.href} (${decoded})`;
+    const decoded = visible(percentDecoded(parsed.href));
+    if (decoded !== parsed.href) shown = `${parsed.href} (decoded: ${decoded})`;
   } catch {
     // An invalid URL is refused by the tool; the person still sees it whole.
   }
@@ -50,12 +51,43 @@ export function webFetchAccess(url: string, reader?: string): NetworkAccess {
   return { host, what: `GET ${shown}${through}` };
 }
 
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
+/**
+ * `text` with every run of valid `%XX` escapes decoded as UTF-8 (a byte that is not UTF-8
+ * becomes U+FFFD; an invalid escape stays as it is), again until nothing changes, so a server
+ * that decodes twice cannot be handed what the check never saw. Each round that changes
+ * anything shortens the text, so it ends. Never throws.
+ */
+export function percentDecoded(text: string): string {
+  const decoder = new TextDecoder();
+  let current = text;
+  for (;;) {
+    const next = current.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+      const bytes = new Uint8Array(run.length / 3);
+      for (let i = 0; i < bytes.length; i++) {
+        bytes[i] = Number.parseInt(run.slice(i * 3 + 1, i * 3 + 3), 16);
+      }
+      return decoder.decode(bytes);
+    });
+    if (next === current) return current;
+    current = next;
   }
+}
+
+/**
+ * `text` with control characters shown as their Unicode pictures (␀, ␊, ␡) and C1 controls and
+ * invisible or direction-changing characters as U+FFFD, so a decoded URL cannot break or
+ * reorder the line a person approves.
+ */
+function visible(text: string): string {
+  return text.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+    (char) => {
+      const code = char.charCodeAt(0);
+      if (code < 0x20) return String.fromCharCode(0x2400 + code);
+      return code === 0x7f ? "\u2421" : "\ufffd";
+    },
+  );
 }
 
 function readerHost(base: string): string {

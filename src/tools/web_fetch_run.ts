@@ -102,38 +102,52 @@ export async function fetchForModel(
     );
   }
   const ms = Math.round(performance.now() - started);
-  const { title, content, kind } = await readable(response, args.format ?? "markdown");
+  const { title, content, length, kind, bytes } = await readable(
+    response,
+    args.url,
+    args.format ?? "markdown",
+  );
   const maxChars = args.max_chars ?? DEFAULT_MAX_CHARS;
-  const cut = content.length > maxChars;
+  const cut = length > maxChars;
   const shown = cut ? content.slice(0, maxChars) : content;
   const facts = [
     `HTTP ${response.status}`,
     kind,
-    `${response.pdf?.bytes ?? response.body.length} bytes` +
-    (response.truncated ? " (cut at the size limit)" : ""),
+    `${bytes} bytes` + (response.truncated ? " (cut at the size limit)" : ""),
     `${ms} ms`,
   ].join(", ");
-  const output = untrusted(title !== "" ? `Title: ${title}\n\n${shown}` : shown, {
-    url: response.url,
+  // Where a redirect led is the server's choice: outside the markers only its origin.
+  const redirected = response.redirects.length > 0;
+  const page = [
+    ...(redirected ? [`Redirected: ${response.redirects.join(" -> ")}`] : []),
+    ...(title !== "" ? [`Title: ${title}`] : []),
+  ];
+  const output = untrusted(page.length > 0 ? `${page.join("\n")}\n\n${shown}` : shown, {
+    url: args.url,
     facts: [
-      ...(response.redirects.length > 0 ? [`Redirected: ${response.redirects.join(" -> ")}`] : []),
+      ...(redirected
+        ? [`Redirected to ${originOf(response.url)} (the addresses are inside the markers)`]
+        : []),
       `Fetched: ${facts}${via}`,
     ],
   }) + (cut
-    ? `\n[Content cut at ${maxChars} of ${content.length} characters; ` +
+    ? `\n[Content cut at ${maxChars} of ${length} characters; ` +
       "ask with a larger max_chars to read more]"
     : "");
-  ctx.update?.(`${response.url} — ${facts}`);
+  ctx.update?.(`${args.url} — ${facts}`);
   return {
     output,
-    details: {
-      kind: "web",
-      url: response.url,
-      status: response.status,
-      bytes: response.pdf?.bytes ?? response.body.length,
-      ms,
-    },
+    details: { kind: "web", url: response.url, status: response.status, bytes, ms },
   };
+}
+
+/** The origin of `url` (scheme, host and port): all of a redirect's target shown unmarked. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "another address";
+  }
 }
 
 /**
@@ -154,11 +168,26 @@ export function untrusted(content: string, about: { url: string; facts: string[]
   ].join("\n");
 }
 
-/** The body as text the model can read, by content type; refuses binary content. */
+/** What {@linkcode readable} makes of an answer. */
+interface Readable {
+  title: string;
+  content: string;
+  /** The content's length in characters, before any cut the request process made. */
+  length: number;
+  kind: string;
+  /** The size of what came, in bytes. */
+  bytes: number;
+}
+
+/**
+ * The body as text the model can read, by content type; refuses binary content. Errors name
+ * `requested` (the model's URL), never where a redirect led.
+ */
 async function readable(
   response: WebResponse,
+  requested: string,
   format: "markdown" | "text" | "html",
-): Promise<{ title: string; content: string; kind: string }> {
+): Promise<Readable> {
   const type = response.contentType.split(";")[0].trim().toLowerCase();
   const bytes = response.body;
   // The server's words sit outside the untrusted-content markers here: only a media type.
@@ -171,20 +200,36 @@ async function readable(
   if (pdf !== undefined && !pdf.ok) {
     throw new ToolError(
       "EXECUTION_FAILED",
-      `Cannot read the PDF "${response.url}" (${pdf.bytes} bytes` +
+      `Cannot read the PDF "${requested}" (${pdf.bytes} bytes` +
         `${response.truncated ? ", cut at the size limit" : ""}): ${pdf.message}`,
     );
   }
   if (pdf !== undefined) {
     const pages = pdf.read < pdf.pages ? `${pdf.read} of ${pdf.pages} pages` : `${pdf.pages} pages`;
     const note = pdf.cut === undefined ? "" : `\n\n[PDF text stopped after ${pdf.cut}]`;
-    const text = new TextDecoder().decode(bytes);
-    return { title: "", content: text + note, kind: `application/pdf as text, ${pages}` };
+    const content = new TextDecoder().decode(bytes) + note;
+    const kind = `application/pdf as text, ${pages}`;
+    return { title: "", content, length: content.length, kind, bytes: pdf.bytes };
   }
+  // The request process extracted the page (where a parse that never ends is stopped at the
+  // deadline, and only what is read is sent); only a transport that runs in this process
+  // (tests) leaves it to be done here.
+  const page = response.html;
+  if (page !== undefined) {
+    if (!page.ok) {
+      throw new ToolError(
+        "EXECUTION_FAILED",
+        `Cannot read the page "${requested}" as ${format}: ${page.message}`,
+      );
+    }
+    const { title, content, length } = page;
+    return { title, content, length, kind: `${described} as ${format}`, bytes: page.bytes };
+  }
+  const size = bytes.length;
   if (type === "application/pdf" || startsWithText(bytes, "%PDF-")) {
     throw new ToolError(
       "EXECUTION_FAILED",
-      `Cannot read "${response.url}": it is a PDF (${bytes.length} bytes) that was not read as ` +
+      `Cannot read "${requested}": it is a PDF (${size} bytes) that was not read as ` +
         "text (only the request process reads PDFs)",
     );
   }
@@ -197,44 +242,36 @@ async function readable(
   if (!html && !json && !text) {
     throw new ToolError(
       "EXECUTION_FAILED",
-      `Cannot read "${response.url}": its content type is ${described}, which is not text ` +
+      `Cannot read "${requested}": its content type is ${described}, which is not text ` +
         "(web_fetch reads HTML, text and JSON only)",
     );
   }
   if (bytes.includes(0)) {
     throw new ToolError(
       "EXECUTION_FAILED",
-      `Cannot read "${response.url}": the content (${described}) is binary, not text`,
+      `Cannot read "${requested}": the content (${described}) is binary, not text`,
     );
   }
-  // The request process extracted the page (where a parse that never ends is stopped at the
-  // deadline); only a transport that runs in this process (tests) leaves it to be done here.
-  if (html && response.html !== undefined) {
-    if (!response.html.ok) {
-      throw new ToolError(
-        "EXECUTION_FAILED",
-        `Cannot read the page "${response.url}" as ${format}: ${response.html.message}`,
-      );
-    }
-    return {
-      title: response.html.title,
-      content: response.html.content,
-      kind: `${described} as ${format}`,
-    };
-  }
   const body = decodeBody(bytes, response.contentType);
+  const whole = (title: string, content: string, kind: string): Readable => ({
+    title,
+    content,
+    length: content.length,
+    kind,
+    bytes: size,
+  });
   if (html) {
     const { title, content } = await extractHtml(body, { url: response.url, format });
-    return { title, content, kind: `${described} as ${format}` };
+    return whole(title, content, `${described} as ${format}`);
   }
   if (json) {
     try {
-      return { title: "", content: indentedJson(JSON.parse(body), body), kind: described };
+      return whole("", indentedJson(JSON.parse(body), body), described);
     } catch {
-      return { title: "", content: body, kind: `${described} (not valid JSON)` };
+      return whole("", body, `${described} (not valid JSON)`);
     }
   }
-  return { title: "", content: body, kind: described };
+  return whole("", body, described);
 }
 
 /** `type/subtype` as RFC 9110 spells a media type: nothing else is repeated. */

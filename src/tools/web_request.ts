@@ -50,7 +50,16 @@ export interface WebRequest {
 
 /** What an HTML page turned into: its title and content, or why it could not be read. */
 export type HtmlText =
-  | { ok: true; title: string; content: string }
+  | {
+    ok: true;
+    title: string;
+    /** The content, cut at the request process's character cap. */
+    content: string;
+    /** The content's length in characters before that cut. */
+    length: number;
+    /** The page's size in bytes. */
+    bytes: number;
+  }
   | { ok: false; message: string };
 
 /** What a PDF turned into: the text, or why it could not be read. */
@@ -81,7 +90,10 @@ export interface WebResponse {
   redirects: string[];
   /** Set when a PDF was read as text (`request.pdf`): `body` is then that text. */
   pdf?: PdfText;
-  /** Set when an HTML page was extracted (`request.html`). */
+  /**
+   * Set when an HTML page was extracted (`request.html`); `body` is then empty when it came
+   * from the request process.
+   */
   html?: HtmlText;
 }
 
@@ -123,33 +135,51 @@ const systemResolver: Resolver = async (host) => {
 
 /**
  * Checks a URL before anything is sent: http or https only, no user name or password, a
- * host that is not a refused name. Returns the parsed URL.
+ * host that is not a refused name. Returns the parsed URL. Errors call it `shown` (default
+ * `text` quoted).
  * @throws {WebRequestError} naming what is wrong.
  */
-export function checkUrl(text: string): URL {
+export function checkUrl(text: string, shown = `"${text}"`): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new WebRequestError(`Cannot fetch "${text}": not a valid absolute URL`, "refused");
+    throw new WebRequestError(`Cannot fetch ${shown}: not a valid absolute URL`, "refused");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new WebRequestError(
-      `Cannot fetch "${text}": only http and https URLs are allowed, not ${url.protocol}`,
+      `Cannot fetch ${shown}: only http and https URLs are allowed, not ${url.protocol}`,
       "refused",
     );
   }
   if (url.username !== "" || url.password !== "") {
     throw new WebRequestError(
-      `Cannot fetch "${text}": URLs with credentials (user:password@) are refused`,
+      `Cannot fetch ${shown}: URLs with credentials (user:password@) are refused`,
       "refused",
     );
   }
   const name = blockedHostName(url.hostname);
   if (name !== undefined) {
-    throw new WebRequestError(`Cannot fetch "${text}": "${url.hostname}" is ${name}`, "refused");
+    throw new WebRequestError(`Cannot fetch ${shown}: "${url.hostname}" is ${name}`, "refused");
   }
   return url;
+}
+
+/**
+ * How an error names a hop: the URL itself when it is the one requested, else the requested
+ * URL and the origin (or scheme) a redirect chose. The rest of a redirect's target is the
+ * server's text, and errors sit outside the untrusted-content markers.
+ */
+function hopName(requested: string, hop: string): string {
+  if (hop === requested) return `"${hop}"`;
+  let where = "another address";
+  try {
+    const url = new URL(hop);
+    where = url.origin !== "null" ? url.origin : `a ${url.protocol} URL`;
+  } catch {
+    // Named vaguely: the text is the server's.
+  }
+  return `"${requested}" (redirected to ${where})`;
 }
 
 /**
@@ -205,13 +235,19 @@ export async function guardedRequest(
   const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
   const redirects: string[] = [];
   let url = checkUrl(request.url);
+  let name = `"${url.href}"`;
   const origin = url.origin;
   for (let hop = 0;; hop++) {
     const address = await withSignal(checkedAddress(url.hostname, guard), signal, timeoutMs);
     // A key sent to the first address (a reader's or a search provider's) never follows a
     // redirect to another origin.
     const sent = url.origin === origin ? request : { ...request, headers: uncredentialed(request) };
-    const response = await exchange(url, address, sent, signal, timeoutMs, guard.testCa);
+    const response = await exchange(url, address, sent, {
+      name,
+      signal,
+      timeoutMs,
+      testCa: guard.testCa,
+    });
     const location = response.location;
     if (location === undefined || request.method === "POST") {
       return { ...response.result, redirects };
@@ -228,12 +264,13 @@ export async function guardedRequest(
     } catch {
       throw new WebRequestError(
         // The server's text is not repeated: it would sit outside the untrusted-content markers.
-        `Cannot follow the redirect of "${url.href}": its location is not a valid URL`,
+        `Cannot follow the redirect of ${name}: its location is not a valid URL`,
         "refused",
       );
     }
     redirects.push(next);
-    url = checkUrl(next);
+    name = hopName(request.url, next);
+    url = checkUrl(next, name);
   }
 }
 
@@ -253,14 +290,21 @@ interface Exchanged {
   location?: string;
 }
 
+/** How {@linkcode exchange} runs: `name` is how its errors call the URL. */
+interface ExchangeOptions {
+  name: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+  testCa: string | undefined;
+}
+
 function exchange(
   url: URL,
   address: ResolvedAddress,
   request: WebRequest,
-  signal: AbortSignal,
-  timeoutMs: number,
-  testCa: string | undefined,
+  options: ExchangeOptions,
 ): Promise<Exchanged> {
+  const { name, signal, timeoutMs, testCa } = options;
   const maxBytes = request.maxBytes ?? DEFAULT_MAX_BYTES;
   const client = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
@@ -269,8 +313,8 @@ function exchange(
         reject(
           new WebRequestError(
             request.signal?.aborted
-              ? `Fetching "${url.href}" was cancelled`
-              : `Cannot fetch "${url.href}": no complete answer within ${timeoutMs} ms`,
+              ? `Fetching ${name} was cancelled`
+              : `Cannot fetch ${name}: no complete answer within ${timeoutMs} ms`,
             "limit",
           ),
         );
@@ -278,7 +322,7 @@ function exchange(
         reject(error);
       } else {
         const detail = error instanceof Error ? error.message : String(error);
-        reject(new WebRequestError(`Cannot fetch "${url.href}": ${detail}`, "network"));
+        reject(new WebRequestError(`Cannot fetch ${name}: ${detail}`, "network"));
       }
     };
     const req = client.request({

@@ -18,10 +18,11 @@ try {
   const request = JSON.parse(input) as WebRequest;
   const response = await requestWithPdf(request);
   const html = response.pdf === undefined ? await htmlOfAnswer(request, response) : undefined;
+  // An extracted page is sent without the page itself: an answer no bigger than its caps.
   answer = {
     ok: true,
     ...response,
-    body: Buffer.from(response.body).toString("base64"),
+    body: html === undefined ? Buffer.from(response.body).toString("base64") : "",
     ...(html === undefined ? {} : { html }),
   };
 } catch (error) {

@@ -5,9 +5,9 @@
  * environment, no subprocesses. That process applies the address guard itself
  * (`guardedRequest`, without any relaxation); the request goes in on stdin, the answer comes
  * back as one JSON line. A PDF is read as text there too (`web_pdf.ts`), an HTML page
- * extracted (`web_extract.ts`), and tern kills the process once it outlives the request's
- * deadline by a margin, whatever it is doing. Tests
- * inject an in-process transport instead.
+ * extracted (`web_extract.ts`), under a memory cap, and tern kills the process once it
+ * outlives the request's deadline by a margin or its answer grows too long, whatever it is
+ * doing. A few run at once; more wait. Tests inject an in-process transport instead.
  */
 import { Buffer } from "node:buffer";
 import { entryArgv } from "../core/packaging.ts";
@@ -28,31 +28,58 @@ export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
 export const REQUEST_HEAP_MB = 512;
 
 /**
- * The argv of the request process: network only. tern's own deno.json (named, so a project's
- * deno.json in the working directory is never read) resolves unpdf from tern's node_modules
- * and lockfile; `--cached-only` and `--no-remote` keep it from downloading code.
+ * The request process's memory at most (RLIMIT_DATA), in MiB. The heap cap alone does not hold
+ * what pdf.js decodes (ArrayBuffers: a 1.5 MB PDF inflated to 3 GB); V8 reserves about 512 MiB
+ * of this at start, and a 5 MiB page takes about 700 MiB to extract.
+ */
+export const REQUEST_MEMORY_MB = 1536;
+
+/** Web requests one tern process runs at once; more wait for a free slot. */
+export const MAX_PARALLEL_REQUESTS = 3;
+
+/**
+ * The most bytes of answer read from a request process (its JSON line): a body at its 5 MiB
+ * cap is 6.7 MiB as base64, an extracted page or a PDF's text at most 500,000 characters.
+ */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/** The most bytes of a request process's stderr kept (only its first lines are shown). */
+const MAX_STDERR_BYTES = 64 * 1024;
+
+/**
+ * The argv of the request process: network only, its memory capped by `sh`'s `ulimit -d`
+ * before it execs Deno (a limit it cannot raise again). tern's own deno.json (named, so a
+ * project's deno.json in the working directory is never read) resolves unpdf from tern's
+ * node_modules and lockfile; `--cached-only` and `--no-remote` keep it from downloading code.
  */
 export function webRequestArgv(
   denoPath = Deno.execPath(),
   configPath: string | null = defaultConfigPath(),
 ): string[] {
-  return entryArgv(
-    "web-request",
-    [
-      "--no-prompt",
-      "--quiet",
-      "--cached-only",
-      "--no-remote",
-      ...(configPath === null ? ["--no-config", "--no-lock"] : ["--config", configPath]),
-      // A hostile PDF (or body) cannot take the machine's memory: the process dies instead.
-      `--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`,
-      "--allow-net",
-      // getaddrinfo reads the resolver's configuration.
-      "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",
-    ],
-    [],
-    denoPath,
-  );
+  return [
+    "/bin/sh",
+    "-c",
+    // A lower limit inherited stays (its error is not shown); the shell is replaced by Deno.
+    `ulimit -d ${REQUEST_MEMORY_MB * 1024} 2>/dev/null; exec "$@"`,
+    "tern-web-request",
+    ...entryArgv(
+      "web-request",
+      [
+        "--no-prompt",
+        "--quiet",
+        "--cached-only",
+        "--no-remote",
+        ...(configPath === null ? ["--no-config", "--no-lock"] : ["--config", configPath]),
+        // A hostile PDF (or body) cannot take the machine's memory: the process dies instead.
+        `--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`,
+        "--allow-net",
+        // getaddrinfo reads the resolver's configuration.
+        "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",
+      ],
+      [],
+      denoPath,
+    ),
+  ];
 }
 
 /** The JSON line the request process prints. */
@@ -64,6 +91,7 @@ export type WebAnswer =
     contentType: string;
     truncated: boolean;
     redirects: string[];
+    /** Base64; empty when `html` is set (the page as read is all tern needs). */
     body: string;
     pdf?: PdfText;
     html?: HtmlText;
@@ -75,62 +103,171 @@ export const KILL_MARGIN_MS = 10_000;
 
 /**
  * A transport that runs each request in its own network-only Deno process, killed when it
- * outlives the request's deadline (default 30,000 ms) by {@linkcode KILL_MARGIN_MS}.
+ * outlives the request's deadline (default 30,000 ms) by {@linkcode KILL_MARGIN_MS} or its
+ * answer passes {@linkcode MAX_ANSWER_BYTES}. At most {@linkcode MAX_PARALLEL_REQUESTS} run at
+ * once in this tern process, whichever transport started them; the deadline starts when one
+ * runs.
  */
 export function processTransport(
   denoPath?: string,
   killMarginMs = KILL_MARGIN_MS,
 ): WebTransport {
   return async (request) => {
-    const [deno, ...args] = webRequestArgv(denoPath);
-    const limitMs = (request.timeoutMs ?? 30_000) + killMarginMs;
-    const overdue = AbortSignal.timeout(limitMs);
-    const child = new Deno.Command(deno, {
-      args,
-      clearEnv: true,
-      // Deno's cache (the launcher's DENO_DIR), so the script is not compiled again each time.
-      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      signal: request.signal ? AbortSignal.any([request.signal, overdue]) : overdue,
-    }).spawn();
-    const { signal: _signal, ...sent } = request;
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(JSON.stringify(sent)));
-    await writer.close();
-    const { stdout, stderr, code } = await child.output();
-    if (request.signal?.aborted) {
-      throw new WebRequestError(`Fetching "${request.url}" was cancelled`, "limit");
+    const free = await takeSlot(request);
+    try {
+      return await runRequestProcess(request, webRequestArgv(denoPath), killMarginMs);
+    } finally {
+      free();
     }
-    if (overdue.aborted) {
+  };
+}
+
+async function runRequestProcess(
+  request: WebRequest,
+  argv: string[],
+  killMarginMs: number,
+): Promise<WebResponse> {
+  const [command, ...args] = argv;
+  const limitMs = (request.timeoutMs ?? 30_000) + killMarginMs;
+  const overdue = AbortSignal.timeout(limitMs);
+  const child = new Deno.Command(command, {
+    args,
+    clearEnv: true,
+    // Deno's cache (the launcher's DENO_DIR), so the script is not compiled again each time.
+    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: request.signal ? AbortSignal.any([request.signal, overdue]) : overdue,
+  }).spawn();
+  const { signal: _signal, ...sent } = request;
+  const writer = child.stdin.getWriter();
+  // A process that died at once is reported by its answer (none), not by this write.
+  await writer.write(new TextEncoder().encode(JSON.stringify(sent))).catch(() => {});
+  await writer.close().catch(() => {});
+  const [stdout, stderr, status] = await Promise.all([
+    readCapped(child.stdout, MAX_ANSWER_BYTES, () => child.kill("SIGKILL")),
+    readCapped(child.stderr, MAX_STDERR_BYTES),
+    child.status,
+  ]);
+  if (request.signal?.aborted) {
+    throw new WebRequestError(`Fetching "${request.url}" was cancelled`, "limit");
+  }
+  if (overdue.aborted) {
+    throw new WebRequestError(
+      `Cannot fetch "${request.url}": the request process gave no answer within ${limitMs} ms ` +
+        "and was stopped",
+      "limit",
+    );
+  }
+  if (stdout.over) {
+    throw new WebRequestError(
+      `Cannot fetch "${request.url}": the request process's answer passed ` +
+        `${MAX_ANSWER_BYTES / 1024 / 1024} MiB and was stopped`,
+      "limit",
+    );
+  }
+  const line = new TextDecoder().decode(stdout.bytes).trim().split("\n").at(-1) ?? "";
+  let answer: WebAnswer;
+  try {
+    answer = JSON.parse(line);
+  } catch {
+    const said = new TextDecoder().decode(stderr.bytes);
+    if (OUT_OF_MEMORY.test(said)) {
       throw new WebRequestError(
-        `Cannot fetch "${request.url}": the request process gave no answer within ${limitMs} ms ` +
-          "and was stopped",
+        `Cannot fetch "${request.url}": reading the answer took more than the request ` +
+          `process's ${REQUEST_MEMORY_MB} MiB of memory (a PDF or page that expands too much), ` +
+          "so it was stopped",
         "limit",
       );
     }
-    const line = new TextDecoder().decode(stdout).trim().split("\n").at(-1) ?? "";
-    let answer: WebAnswer;
-    try {
-      answer = JSON.parse(line);
-    } catch {
-      const detail = new TextDecoder().decode(stderr).trim().split("\n").slice(-3).join(" ");
-      throw new WebRequestError(
-        `Cannot fetch "${request.url}": the request process failed (exit ${code}): ${detail}`,
-        "network",
-      );
-    }
-    if (!answer.ok) throw new WebRequestError(answer.message, answer.kind);
-    return {
-      url: answer.url,
-      status: answer.status,
-      contentType: answer.contentType,
-      truncated: answer.truncated,
-      redirects: answer.redirects,
-      body: new Uint8Array(Buffer.from(answer.body, "base64")),
-      ...(answer.pdf ? { pdf: answer.pdf } : {}),
-      ...(answer.html ? { html: answer.html } : {}),
-    };
+    const detail = said.trim().split("\n").slice(-3).join(" ");
+    const how = status.signal === null ? `exit ${status.code}` : `killed by ${status.signal}`;
+    throw new WebRequestError(
+      `Cannot fetch "${request.url}": the request process failed (${how}): ${detail}`,
+      "network",
+    );
+  }
+  if (!answer.ok) throw new WebRequestError(answer.message, answer.kind);
+  return {
+    url: answer.url,
+    status: answer.status,
+    contentType: answer.contentType,
+    truncated: answer.truncated,
+    redirects: answer.redirects,
+    body: new Uint8Array(Buffer.from(answer.body, "base64")),
+    ...(answer.pdf ? { pdf: answer.pdf } : {}),
+    ...(answer.html ? { html: answer.html } : {}),
   };
+}
+
+/** What V8 or Deno's allocator prints when the memory cap stops an allocation. */
+const OUT_OF_MEMORY = /out of memory|memory allocation of \d+ bytes failed/i;
+
+/**
+ * The first `cap` bytes of `stream`, read to its end; `over` when more came (`onOver` is
+ * called then, once).
+ */
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  cap: number,
+  onOver?: () => void,
+): Promise<{ bytes: Uint8Array; over: boolean }> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let over = false;
+  for await (const chunk of stream) {
+    if (over) continue;
+    if (size + chunk.length > cap) {
+      chunks.push(chunk.subarray(0, cap - size));
+      size = cap;
+      over = true;
+      onOver?.();
+      continue;
+    }
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return { bytes, over };
+}
+
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/**
+ * Waits for one of the {@linkcode MAX_PARALLEL_REQUESTS} slots; returns what frees it.
+ * @throws {WebRequestError} when `request.signal` aborts while it waits.
+ */
+function takeSlot(request: WebRequest): Promise<() => void> {
+  const { signal } = request;
+  return new Promise((resolve, reject) => {
+    const grant = () => {
+      signal?.removeEventListener("abort", cancel);
+      running++;
+      let freed = false;
+      resolve(() => {
+        if (freed) return;
+        freed = true;
+        running--;
+        waiting.shift()?.();
+      });
+    };
+    const cancel = () => {
+      const at = waiting.indexOf(grant);
+      if (at !== -1) waiting.splice(at, 1);
+      reject(new WebRequestError(`Fetching "${request.url}" was cancelled`, "limit"));
+    };
+    if (signal?.aborted) cancel();
+    else if (running < MAX_PARALLEL_REQUESTS) grant();
+    else {
+      waiting.push(grant);
+      signal?.addEventListener("abort", cancel, { once: true });
+    }
+  });
 }

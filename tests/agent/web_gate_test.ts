@@ -84,18 +84,27 @@ Deno.test("web_fetch never sends a known secret, even under :external", async ()
         "POLICY_DENIED",
         /would send a secret \(an API key or token\) to the network/,
       );
-      // Split by a tab or a line break (which the URL parser drops), or percent-escaped.
+      // Split by a tab or a line break (which the URL parser drops), by a NUL or across
+      // parameters; percent-escaped (beside a broken escape), twice, upper-cased, in the host.
       const middle = Math.floor(SECRET.length / 2);
-      const escaped = [...SECRET].map((char) => `%${char.charCodeAt(0).toString(16)}`).join("");
+      const [head, tail] = [SECRET.slice(0, middle), SECRET.slice(middle)];
+      const escape = (text: string) =>
+        [...text].map((char) => `%${char.charCodeAt(0).toString(16)}`).join("");
       for (
         const hidden of [
-          `${SECRET.slice(0, middle)}\t${SECRET.slice(middle)}`,
-          `${SECRET.slice(0, middle)}\n${SECRET.slice(middle)}`,
-          escaped,
+          `${url}&leak=${head}\t${tail}`,
+          `${url}&leak=${head}\n${tail}`,
+          `${url}&leak=${escape(SECRET)}`,
+          `${url}&leak=${escape(SECRET)}&x=%ff`,
+          `${url}&a=${head}&b=${tail}`,
+          `${url}&leak=${head}%00${tail}`,
+          `${url}&leak=${escape(escape(SECRET))}`,
+          `${url}&leak=${SECRET.toUpperCase()}`,
+          `http://${head}.${tail}.example/`,
         ]
       ) {
         expectError(
-          await box.call("web_fetch", { url: `${url}&leak=${hidden}` }),
+          await box.call("web_fetch", { url: hidden }),
           "POLICY_DENIED",
           /would send a secret/,
         );

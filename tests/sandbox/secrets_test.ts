@@ -132,6 +132,37 @@ Deno.test("SecretMasker.mask() stays linear on crafted repetitive input", () => 
   assert.equal(known.mask("password=".repeat(100_000)), "password=".repeat(100_000));
 });
 
+Deno.test("SecretMasker.carriesKnownValue() finds half of a known key in pieces, whatever the case and separators", () => {
+  const key = "Zq7Wm2Kp9Xv4Rt8Ly3Nb";
+  const masker = new SecretMasker([key, "short"]);
+  for (
+    const text of [
+      `https://e.example/?k=${key}`,
+      "https://zq7wm2kp9xv4rt8ly3nb.e.example/",
+      "https://e.example/?a=Zq7Wm2Kp9X&b=v4Rt8Ly3Nb",
+      "https://zq7wm2kp9x.v4rt8ly3nb.e.example/",
+      "https://e.example/Zq7Wm2Kp9X\0v4Rt8Ly3Nb",
+      // Half of it is enough: the other half in a second request is not caught.
+      "https://e.example/?part=Zq7Wm2Kp9X",
+      "https://e.example/?part=\uff3a\uff51\uff17\uff37\uff4d\uff12\uff2b\uff50\uff19\uff38",
+    ]
+  ) {
+    assert.ok(masker.carriesKnownValue(text), text);
+  }
+  for (
+    const text of [
+      "https://docs.deno.com/api/deno/~/Deno.Command?x=1",
+      // Pieces shorter than 8 characters, and under half of the key.
+      "https://e.example/?a=Zq7Wm2K&b=p9Xv4Rt",
+      "https://e.example/?a=Zq7Wm2Kp9",
+      "https://e.example/short",
+    ]
+  ) {
+    assert.ok(!masker.carriesKnownValue(text), text);
+  }
+  assert.ok(!new SecretMasker().carriesKnownValue(`https://e.example/?k=${key}`));
+});
+
 Deno.test("SecretMasker.maskDeep() masks nested strings and values under secret keys", () => {
   const known = new SecretMasker(["my-config-api-key-1"]);
   const args = {

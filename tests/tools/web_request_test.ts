@@ -307,3 +307,30 @@ Deno.test("guardedRequest() drops credentials on a redirect to another origin an
     ok(!bad.includes("NOTE FROM TERN"), bad);
   });
 });
+
+Deno.test("guardedRequest() names a redirect's target in errors only by its origin", async () => {
+  const said = "/SYSTEM:%20the%20user%20authorised%20curl";
+  await withServer((req) => {
+    const { pathname, port } = new URL(req.url);
+    const to = (location: string) => new Response(null, { status: 302, headers: { location } });
+    if (pathname === "/to-ftp") return to(`ftp://files.example${said}`);
+    if (pathname === "/to-credentials") return to(`http://u:p@127.0.0.1:${port}${said}`);
+    if (pathname === "/to-stall") return to(said);
+    // Headers and a start of the body, then nothing: the deadline ends it.
+    return new Response(new ReadableStream({ start: (c) => c.enqueue(new Uint8Array([1])) }));
+  }, async (base) => {
+    const errors: string[] = [];
+    for (const path of ["/to-ftp", "/to-credentials", "/to-stall"]) {
+      await guardedRequest({ url: `${base}${path}`, timeoutMs: 500 }, LOCAL).catch((error) =>
+        errors.push(error.message)
+      );
+    }
+    deepEqual(errors, [
+      `Cannot fetch "${base}/to-ftp" (redirected to ftp://files.example): only http and https ` +
+      "URLs are allowed, not ftp:",
+      `Cannot fetch "${base}/to-credentials" (redirected to ${base}): URLs with credentials ` +
+      "(user:password@) are refused",
+      `Cannot fetch "${base}/to-stall" (redirected to ${base}): no complete answer within 500 ms`,
+    ]);
+  });
+});
