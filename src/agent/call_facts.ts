@@ -79,7 +79,7 @@ export function reviewRequestFor(
   const description = facts.shell && typeof fields.description === "string"
     ? fields.description.trim()
     : "";
-  const key = approvalKey(facts);
+  const rememberAs = rememberScope(facts, masker);
   const allowCommands = facts.shell ? coveringRuleCommands(facts.shell.analysis) : undefined;
   return {
     tool,
@@ -93,9 +93,18 @@ export function reviewRequestFor(
     reason: verdict.reason,
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),
     profile,
-    rememberable: key !== undefined,
-    ...(key === undefined ? {} : { rememberAs: masker.mask(describeApprovalKey(key)) }),
+    rememberable: rememberAs !== undefined,
+    ...(rememberAs === undefined ? {} : { rememberAs }),
   };
+}
+
+/**
+ * What "allow for this session" remembers after this call, in words, secrets masked
+ * (`ReviewRequest.rememberAs`); undefined when nothing can be remembered safely.
+ */
+export function rememberScope(facts: CallFacts, masker: SecretMasker): string | undefined {
+  const key = approvalKey(facts);
+  return key === undefined ? undefined : masker.mask(describeApprovalKey(key));
 }
 
 export function maskObservation(observation: Observation, masker: SecretMasker): Observation {

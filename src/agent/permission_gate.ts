@@ -51,6 +51,11 @@ export interface GateOptions {
    * the reviewer (default), a person only, or nobody.
    */
   autoNetwork?: "reviewer" | "person" | "never";
+  /**
+   * In AUTO mode, who answers a call one of the person's "ask" rules matches: the reviewer
+   * (default), or a person only (denied when nobody can be asked).
+   */
+  autoAskRules?: "reviewer" | "person";
   masker: SecretMasker;
   emit: EmitFn;
   /** Receives one record per call; never throws (audit failures are reported, not fatal). */
@@ -516,9 +521,10 @@ export class PermissionGate {
         reason: `The command would run WITHOUT a sandbox: ${runtime.shellNote}`,
       };
     }
-    // A web request carrying a key (in its URL or query) would send it away: never, whoever
-    // allows the call.
-    if (facts.network && masker.mask(facts.network.what) !== facts.network.what) {
+    // A web request carrying a key (in its URL or query, whole or in pieces) would send it
+    // away: never, whoever allows the call.
+    const sent = facts.network?.what;
+    if (sent !== undefined && (masker.mask(sent) !== sent || masker.carriesKnownValue(sent))) {
       verdict = {
         action: "deny",
         by: "profile",
@@ -539,6 +545,10 @@ export class PermissionGate {
     } else if (hookAsks && verdict.action === "allow") {
       verdict = { action: "ask", by: verdict.by, reason: `A PreToolUse hook asks: ${pre!.ask}` };
     }
+    // An "ask" rule is the person's own: in AUTO it is theirs to answer when autoAskRules says
+    // so (a subagent of an ASK session), never the reviewer's.
+    const ruleAsksPerson = verdict.action === "ask" && verdict.by === "rule" &&
+      this.#options.mode === "auto" && this.#options.autoAskRules === "person";
     const byHook = pre?.block !== undefined || hookAsks;
     let decidedBy: AuditRecord["decidedBy"] = byHook
       ? "hook"
@@ -563,11 +573,17 @@ export class PermissionGate {
         summary: request.summary,
         reason,
       });
+      const personReason = unconfined
+        ? undefined
+        : hookAsks
+        ? "A PreToolUse hook asked for a person's decision"
+        : ruleAsksPerson
+        ? `A rule (${verdict.rule}) asks for a person (autoAskRules is "person": this run's ` +
+          "setting, or its parent's)"
+        : undefined;
       const outcome = await this.reviewRequest(request, ctx.signal, {
-        needsPerson: unconfined || hookAsks,
-        ...(hookAsks && !unconfined
-          ? { personReason: "A PreToolUse hook asked for a person's decision" }
-          : {}),
+        needsPerson: unconfined || hookAsks || ruleAsksPerson,
+        ...(personReason === undefined ? {} : { personReason }),
         network: facts.network !== undefined,
       });
       allowed = outcome.allow;

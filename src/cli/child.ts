@@ -174,6 +174,7 @@ const WARM_REQUEST = {
     parentMode: "ask",
     changes: [{ kind: "approval", key: "warm" }],
     autoNetwork: "never",
+    autoAskRules: "person",
     escalationTimeoutMs: 1,
   },
   timeoutMs: 1,
@@ -237,6 +238,10 @@ function childFlags(request: ChildRequest): ConfigFlags {
       : permissions.parentMode === "ask"
       ? "person"
       : permissions.autoNetwork,
+    // Who answers the person's "ask" rules: the person under an ASK parent (who approved
+    // handing over tools that change things, not their own questions), else whoever the
+    // parent's autoAskRules names (a BYPASS parent would allow them unasked).
+    autoAskRules: permissions.parentMode === "ask" ? "person" : permissions.autoAskRules,
     profile: permissions.profile,
     ...(permissions.noSandbox ? { noSandbox: true } : {}),
   };

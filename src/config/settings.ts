@@ -260,6 +260,26 @@ export const SETTINGS = {
     project: false,
     guards: "review",
   },
+  /**
+   * In AUTO mode, who answers a call one of the person's "ask" rules matches: the reviewer
+   * model, or a person only (denied when nobody can be asked). A subagent of an ASK session
+   * gets "person", of an AUTO session its parent's: a child reviews its calls in AUTO, and
+   * must not leave to its reviewer what its parent leaves to the person.
+   */
+  autoAskRules: {
+    rule: { kind: "choice", values: ["reviewer", "person"] },
+    default: "reviewer",
+    env: ["TERN_AUTO_ASK_RULES"],
+    flag: {
+      name: "auto-ask-rules",
+      arg: "<who>",
+      help: 'in auto mode, who answers a call an "ask" rule matches: reviewer (default) or ' +
+        "person (denied when nobody can be asked)",
+    },
+    expect: '"reviewer" or "person"',
+    project: false,
+    guards: "review",
+  },
   /** Model for the AUTO reviewer; unset means the main model. */
   reviewModel: {
     rule: { kind: "text" },

@@ -69,6 +69,7 @@ export async function withRuntime(
     reviewer,
     reviewTimeoutMs: config.reviewTimeoutMs,
     autoNetwork: config.autoNetwork,
+    autoAskRules: config.autoAskRules,
     masker,
     emit: options.emit,
     audit: record,

@@ -30,7 +30,7 @@ export type SandboxConfig =
     | "reviewModel"
     | "reviewTimeoutMs"
   >
-  & Partial<Pick<TernConfig, "apiKeys" | "limits" | "sandbox" | "autoNetwork">>;
+  & Partial<Pick<TernConfig, "apiKeys" | "limits" | "sandbox" | "autoNetwork" | "autoAskRules">>;
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;

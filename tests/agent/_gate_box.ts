@@ -56,6 +56,8 @@ export async function withGate(
     reviewer?: Reviewer;
     /** In AUTO, who decides a host the profile gives no network to (default: the reviewer). */
     autoNetwork?: "reviewer" | "person" | "never";
+    /** In AUTO, who answers a call an "ask" rule matches (default: the reviewer). */
+    autoAskRules?: "reviewer" | "person";
     /** Have the worker write Deno's permission audit (`AuditRecord.denoAudit`). */
     denoAudit?: boolean;
     /** Options of the built-in tools (web_fetch's test transport). */
@@ -119,6 +121,7 @@ export async function withGate(
     },
     reviewTimeoutMs: 1000,
     ...(options.autoNetwork === undefined ? {} : { autoNetwork: options.autoNetwork }),
+    ...(options.autoAskRules === undefined ? {} : { autoAskRules: options.autoAskRules }),
     masker: new SecretMasker([SECRET]),
     emit: (event) => events.push(event),
     audit: (record) => audit.push(record),

@@ -207,6 +207,39 @@ Deno.test("tern acp runs a prompt turn with a tool call the editor approves in i
   }, ["--mode", "ask"]);
 });
 
+Deno.test("tern acp shows the editor no diff of a file the person's deny rules hide as a link's target", async () => {
+  const secret = "PROD-SECRET-A-3e90d1";
+  await withBench([
+    writeCall("w0", "config/prod.env", "NEW=1\n"),
+    { text: "denied" },
+  ], async ({ connect, dir, home }) => {
+    // `.env -> config/prod.env` under a rule on `**/.env`: the sandbox's view hides the target.
+    await Deno.writeTextFile(
+      join(home, "config.jsonc"),
+      JSON.stringify({ rules: [{ action: "deny", path: "**/.env" }] }),
+    );
+    await Deno.mkdir(join(dir, "config"));
+    await Deno.writeTextFile(join(dir, "config", "prod.env"), `${secret}\n`);
+    await Deno.symlink("config/prod.env", join(dir, ".env"));
+    await connect(async (ctx, editor) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: dir,
+        mcpServers: [],
+      });
+      editor.answer = () => ({ outcome: "selected", optionId: "reject" });
+      await ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "write it" }],
+      });
+      equal(editor.asked.length, 1);
+      const shown = JSON.stringify([editor.asked, editor.updates]);
+      ok(!shown.includes(secret), shown);
+      match(JSON.stringify(editor.asked[0].toolCall.content), /No diff: your deny rules keep/);
+      equal(await Deno.readTextFile(join(dir, "config", "prod.env")), `${secret}\n`);
+    });
+  }, ["--mode", "ask"]);
+});
+
 Deno.test("tern acp denies a call the editor rejects, or answers with an option it never offered", async () => {
   await withBench([
     writeCall("w0", "a.txt", "a"),

@@ -139,7 +139,7 @@ Deno.test("loadConfig() gives one message naming source, key and rule for a bad 
 
 /** Who may set what, as the tests of the project check have always had it. */
 const PERSON_ONLY = {
-  review: ["mode", "reviewModel", "autoNetwork"],
+  review: ["mode", "reviewModel", "autoNetwork", "autoAskRules"],
   sandbox: ["noSandbox", "profiles", "sandbox"],
   keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch", "indexEmbeddings"],
   ranking: ["searchWeights"],

@@ -261,6 +261,7 @@ function request(cwd: string, baseUrl: string, timeoutMs: number): ChildRequest 
       noSandbox: true,
       parentMode: "bypass",
       autoNetwork: "never",
+      autoAskRules: "reviewer",
       changes: [],
       escalationTimeoutMs: 1000,
     },

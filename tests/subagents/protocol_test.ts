@@ -34,6 +34,7 @@ function request(cwd: string, baseUrl: string, prompt = "look at notes.txt"): Ch
       noSandbox: false,
       parentMode: "bypass",
       autoNetwork: "reviewer",
+      autoAskRules: "reviewer",
       changes: [],
       escalationTimeoutMs: 1000,
     },

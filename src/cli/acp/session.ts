@@ -147,7 +147,9 @@ export class AcpSession {
     }
     const workspace = this.#options.workspace;
     this.#updates = this.#updates.then(async () => {
-      const update = await updateFor(event, workspace);
+      const update = await updateFor(event, workspace, {
+        readRefusal: () => this.#agent.conversation.readRefusal(),
+      });
       if (update !== undefined) await this.#notify(update);
     });
   }
@@ -185,7 +187,7 @@ export class AcpSession {
       ...(request.rememberable
         ? [{
           optionId: ALLOW_SESSION,
-          name: "Allow for this session",
+          name: sessionOptionName(request),
           kind: "allow_always" as const,
         }]
         : []),
@@ -203,7 +205,9 @@ export class AcpSession {
           rawInput: request.args,
           content: [
             questionText(request),
-            ...await proposedDiffContent(request.args, this.#options.workspace),
+            ...await proposedDiffContent(request.args, this.#options.workspace, {
+              refuse: await this.#agent.conversation.readRefusal(),
+            }),
           ],
         },
         options,
@@ -225,12 +229,29 @@ export function answerFor(
   return "deny";
 }
 
-/** Why the call needs an answer: the policy's reason, then the model's own, marked. */
+/**
+ * The "allow for this session" option's name: it says how much more than this call it allows
+ * (`Allow any "python3 …" command for this session`), the remembered key being a prefix, the
+ * whole tool or the host.
+ */
+export function sessionOptionName(request: Pick<ReviewRequest, "rememberAs">): string {
+  return request.rememberAs === undefined
+    ? "Allow for this session"
+    : `Allow ${request.rememberAs} for this session`;
+}
+
+/**
+ * Why the call needs an answer: the policy's reason, then the model's own, marked; then how
+ * much "allow for this session" allows, when it is offered.
+ */
 function questionText(request: ReviewRequest): ToolCallContent {
   const said = request.modelReason === undefined || request.modelReason.trim() === ""
     ? ""
     : `\nModel's reason (unverified): ${request.modelReason}`;
-  return { type: "content", content: { type: "text", text: `${request.reason}${said}` } };
+  const scope = request.rememberable && request.rememberAs !== undefined
+    ? `\n"Allow for this session" allows ${request.rememberAs}, not only this call`
+    : "";
+  return { type: "content", content: { type: "text", text: `${request.reason}${said}${scope}` } };
 }
 
 function messageOf(error: unknown): string {

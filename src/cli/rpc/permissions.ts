@@ -45,6 +45,10 @@ export class PermissionDesk {
       ...(request.modelReason === undefined ? {} : { modelReason: request.modelReason }),
       profile: request.profile,
       rememberable: request.rememberable,
+      // "session" allows more than this call (a command prefix, the whole tool, the host).
+      ...(request.rememberable && request.rememberAs !== undefined
+        ? { rememberAs: request.rememberAs }
+        : {}),
       args: request.args,
     });
     return promise;

@@ -87,6 +87,12 @@ export type RpcOutput =
     profile: string;
     /** Whether the answer "session" may be given. */
     rememberable: boolean;
+    /**
+     * What the answer "session" allows from then on, in words (`any "python3 …" command`,
+     * `any edit call`, `any request to example.com`): more than this one call. Present only
+     * when `rememberable`.
+     */
+    rememberAs?: string;
     args: unknown;
   }
   | { type: "permission_cancelled"; requestId: string };

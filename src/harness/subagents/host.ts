@@ -15,6 +15,7 @@ import { type Completion, completionText, Mailbox, type SpawnRecord } from "./ma
 import type { ChildRequest } from "./protocol.ts";
 import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION } from "./constants.ts";
 import { recoverRun } from "./recover.ts";
+import { escalatedRequest, type RememberScope } from "./escalation.ts";
 import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
 
 /** The parent's settings a child inherits. */
@@ -30,6 +31,8 @@ export interface ParentSettings {
   mode: "ask" | "auto" | "bypass";
   /** In AUTO, who may widen the sandbox (`autoNetwork`): a child's reviewer no more. */
   autoNetwork: "reviewer" | "person" | "never";
+  /** In AUTO, who answers the person's "ask" rules (`autoAskRules`): a child's reviewer no more. */
+  autoAskRules: "reviewer" | "person";
   maxRounds: number;
   /** Children running at once. */
   maxSubagents: number;
@@ -56,6 +59,11 @@ export interface SubagentHostOptions {
   warn: (text: string) => void;
   /** Masks the keys tern knows of in what the model wrote (the task's name and message). */
   mask?: (text: string) => string;
+  /**
+   * How the parent reads what "allow for this session" would allow for a child's call (see
+   * escalation.ts). Absent: a child's call is never offered for the session.
+   */
+  rememberScope?: RememberScope;
 }
 
 /** What spawn_agent asks for, validated. */
@@ -255,6 +263,7 @@ export class SubagentHost {
         noSandbox: settings.noSandbox,
         parentMode: settings.mode,
         autoNetwork: settings.autoNetwork,
+        autoAskRules: settings.autoAskRules,
         changes: session.state().permissions,
         escalationTimeoutMs: settings.subagentEscalationTimeoutMs,
       },
@@ -539,7 +548,8 @@ export class SubagentHost {
   /**
    * Tools that change things go to a child (which reviews its own calls in AUTO) only as the
    * parent would allow them: in ASK a person approves the handing over, and without one it is
-   * refused. AUTO and BYPASS parents review no less strictly than the child's AUTO.
+   * refused (calls the person's "ask" rules match still come to the person: `autoAskRules`).
+   * AUTO and BYPASS parents review no less strictly than the child's AUTO.
    * @throws {Error} when refused.
    */
   async #approveDelegation(args: SpawnArgs, settings: ParentSettings): Promise<void> {
@@ -557,8 +567,8 @@ export class SubagentHost {
       tool: "spawn_agent",
       args: { task_name: args.taskName, tools: args.tools },
       summary: `subagent "${args.taskName}" with ${what}`,
-      reason: "A subagent reviews its own calls with the AUTO reviewer: handing it tools " +
-        "that change things needs your approval in ASK mode",
+      reason: 'A subagent reviews its own calls with the AUTO reviewer (your "ask" rules ' +
+        "still come to you): handing it tools that change things needs your approval in ASK mode",
       profile: settings.profile,
       rememberable: false,
     }, args.signal).catch(() => "deny" as const);
@@ -578,11 +588,7 @@ export class SubagentHost {
   ): Promise<PersonReply> {
     const person = this.#options.person;
     if (this.#options.settings().mode === "bypass" || person === undefined) return "deny";
-    const shown: ReviewRequest = {
-      ...request,
-      summary: `[subagent ${spawn.taskName}] ${request.summary}`,
-      reason: `Subagent "${spawn.taskName}" asks: ${request.reason}`,
-    };
+    const shown = await escalatedRequest(spawn.taskName, request, this.#options.rememberScope);
     return await person(shown, signal);
   }
 }

@@ -61,6 +61,11 @@ export const childRequestSchema = z.object({
      * AUTO parent, so that its reviewer grants no more than the parent's would.
      */
     autoNetwork: z.enum(["reviewer", "person", "never"]),
+    /**
+     * The parent's `autoAskRules` (who answers the person's "ask" rules in AUTO): the child's
+     * own under an AUTO parent; an ASK parent's child leaves them to a person whatever it is.
+     */
+    autoAskRules: z.enum(["reviewer", "person"]),
     /** The parent's session-wide approvals and grants. */
     changes: z.array(permissionChange),
     /** How long the child waits for an escalation's answer, in milliseconds. */
@@ -106,17 +111,23 @@ const identities = {
   runId: id,
 };
 
-/** What a person or reviewer is shown for an escalated call (`ReviewRequest`). */
+/**
+ * What a person or reviewer is shown for an escalated call (`ReviewRequest`). `rememberAs` and
+ * `allowCommands` are the child's words: the parent reads the call itself for what it shows of
+ * them (src/harness/subagents/escalation.ts).
+ */
 export const reviewRequestSchema = z.object({
   tool: z.string(),
   args: z.unknown(),
   summary: z.string(),
   command: z.literal(true).optional(),
+  allowCommands: z.array(z.string()).optional(),
   network: z.literal(true).optional(),
   reason: z.string(),
   modelReason: z.string().optional(),
   profile: z.string(),
   rememberable: z.boolean(),
+  rememberAs: z.string().optional(),
 }).strict();
 
 /** One line the child writes. */
