@@ -1,6 +1,8 @@
 /**
  * `tern sessions rewind <session> <entry|undo>`: shows what going back to before a user message
- * restores (the diff, the conflicts), and with `--yes` does it.
+ * restores (the diff, the conflicts), and with `--yes` does it. Ctrl-C (SIGINT), SIGTERM and
+ * SIGHUP while it restores files wait for the restore to end; a rewind stopped partway anyway
+ * (SIGKILL) is told here, with the commands that finish it or undo it.
  */
 import { loadConfig } from "../config/mod.ts";
 import type { PermissionRule } from "../config/schema.ts";
@@ -11,6 +13,7 @@ import {
   type RewindPlan,
   type RewindScope,
 } from "../harness/rewind/rewind.ts";
+import { interruptedRewindNotice } from "../harness/rewind/interrupted.ts";
 import { Session } from "../session/session.ts";
 import type { CommandLine } from "./args.ts";
 import { InputError } from "./errors.ts";
@@ -48,6 +51,8 @@ export async function rewindCommand(
       maxFileBytes: context.rewindMaxFileBytes || undefined,
       rules: [...context.rules, ...there],
     };
+    const interrupted = await interruptedRewindNotice(session.path, session.id);
+    if (interrupted !== undefined) err(`tern: warning: ${interrupted}\n`);
     const plan = await planRewind(session, line.entry!, rewind);
     if (!line.json) out(describePlan(plan));
     if (!options.yes) {
@@ -62,10 +67,11 @@ export async function rewindCommand(
           "to leave them as they are, or --conflicts overwrite to restore them too",
       );
     }
-    const result = await applyRewind(session, plan, {
-      ...rewind,
-      overwrite: options.conflicts === "overwrite",
-    });
+    const result = await finishingFirst(err, () =>
+      applyRewind(session, plan, {
+        ...rewind,
+        overwrite: options.conflicts === "overwrite",
+      }));
     if (line.json) {
       out(`${JSON.stringify({ ...planJson(plan), ...result })}\n`);
     } else {
@@ -90,6 +96,29 @@ export async function rewindCommand(
     return 0;
   } finally {
     session.close();
+  }
+}
+
+/**
+ * Runs `work` with SIGINT, SIGTERM and SIGHUP held until it ends: a restore stopped partway
+ * leaves the files half restored. The first such signal is told on `err`; the command then ends
+ * as it would have.
+ */
+async function finishingFirst<T>(err: (text: string) => void, work: () => Promise<T>): Promise<T> {
+  let told = false;
+  const hold = () => {
+    if (told) return;
+    told = true;
+    err(
+      "tern: finishing the rewind first: stopping it partway would leave the files half restored\n",
+    );
+  };
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const signal of signals) Deno.addSignalListener(signal, hold);
+  try {
+    return await work();
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, hold);
   }
 }
 

@@ -39,6 +39,7 @@ import {
   UNNAMED_PROVIDER,
 } from "./run_session.ts";
 import { checkSandboxConfig } from "./sandbox_config.ts";
+import { interruptedRewindNotice } from "./rewind/interrupted.ts";
 import type { Fact } from "../memory/facts.ts";
 import { rankedMemorySection, rankFacts } from "../memory/rank.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
@@ -285,7 +286,9 @@ export class AgentSession {
       );
       conversation.preload();
     }
-    return note === undefined ? {} : { note };
+    const interrupted = await interruptedRewindNotice(next.path, next.id);
+    const notes = [note, interrupted].filter((text) => text !== undefined);
+    return notes.length === 0 ? {} : { note: notes.join("\n") };
   }
 
   /**
@@ -421,6 +424,7 @@ export class AgentSession {
           noSandbox: config.noSandbox,
           mode: config.mode,
           autoNetwork: config.autoNetwork,
+          autoAskRules: config.autoAskRules,
           maxRounds: config.maxRounds,
           maxSubagents: config.maxSubagents,
           subagentTimeoutMs: config.subagentTimeoutMs,
@@ -435,6 +439,7 @@ export class AgentSession {
         checkChildModel(this.#config, this.#sources, provider, model),
       warn: this.#options.warn,
       mask: (text) => this.#conversation?.maskKnownKeys(text) ?? text,
+      rememberScope: (tool, args) => this.#rememberScope(tool, args),
     });
     this.#subagents = host;
     return {
@@ -454,6 +459,22 @@ export class AgentSession {
         preloadSubagentTools();
       },
     };
+  }
+
+  /**
+   * What "allow for this session" would remember for a call of `tool` with `args`, as this
+   * session's own gate reads the call (a subagent's, which the parent shows its person);
+   * undefined when nothing can be remembered, or the sandbox or the tool is not there.
+   */
+  async #rememberScope(tool: string, args: unknown): Promise<string | undefined> {
+    const sandbox = await this.#conversation?.sandbox();
+    const gated = sandbox?.tools.get(tool);
+    if (sandbox === undefined || gated === undefined) return undefined;
+    const [{ rememberScope }, { facts }] = await Promise.all([
+      import("../agent/call_facts.ts"),
+      sandbox.gate.decide(gated, args),
+    ]);
+    return rememberScope(facts, sandbox.gate.options.masker);
   }
 }
 
@@ -517,6 +538,9 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   let agent: AgentSession | undefined;
   try {
     session = await openRunSession(options.session ?? {}, { ternHome, workspace });
+    // Its files may be a half-restored mix: the person hears it before a turn works on them.
+    const interrupted = await interruptedRewindNotice(session.path, session.id);
+    if (interrupted !== undefined) options.warn(interrupted);
     const state = session.state();
     const config = applySessionSettings(loaded.config, sources, state);
     const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));

@@ -12,7 +12,7 @@ import { uniqueHexId } from "../core/ids.ts";
 import { NoPlanError } from "./errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import { appendNodes } from "../plan/graph.ts";
-import { type NodeInput, PlanExecutor } from "../plan/executor.ts";
+import { type NodeAttempt, type NodeInput, PlanExecutor } from "../plan/executor.ts";
 import { createFailStep, FAIL_STEP_TOOL, reportedFailure } from "../plan/fail_step.ts";
 import { PathLocks } from "../plan/path_locks.ts";
 import { planTask, replanAfterFailure } from "../plan/planner.ts";
@@ -111,15 +111,20 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
     state,
     concurrency: options.concurrency,
     signal,
-    runNode: async (node, inputs, nodeSignal) => {
+    runNode: async (node, inputs, nodeSignal, attempt) => {
       const failStep = createFailStep();
-      const result = await conversation.detachedTurn(nodePrompt(state.task, node, inputs), {
+      const prompt = nodePrompt(state.task, node, inputs, attempt);
+      const result = await conversation.detachedTurn(prompt, {
         signal: nodeSignal,
         aroundWrite: (path, run) => locks.withLock(path, run),
         extraTools: [failStep.tool],
-        ...(options.onNodeEvent
-          ? { emit: (event: AgentEvent) => options.onNodeEvent!(node.id, event) }
-          : {}),
+        emit: (event: AgentEvent) => {
+          // Recorded before the call runs: a step interrupted now is told it on its next try.
+          if (event.type === "tool_start" && !event.readOnly) {
+            attempt.callStarted(conversation.maskKnownKeys(callSummary(event.name, event.args)));
+          }
+          options.onNodeEvent?.(node.id, event);
+        },
       });
       usage = addUsage(usage, result.usage);
       const failure = reportedFailure(failStep, result.text);
@@ -171,12 +176,29 @@ function maskedError(conversation: Conversation, error: unknown): unknown {
   return error;
 }
 
-/** What a node's worker is told: the whole task for orientation, its own step, its inputs. */
-export function nodePrompt(task: string, node: PlanNode, inputs: readonly NodeInput[]): string {
+/**
+ * What a node's worker is told: the whole task for orientation, its own step, its inputs, and
+ * (`attempt`) the calls of earlier attempts that were interrupted.
+ */
+export function nodePrompt(
+  task: string,
+  node: PlanNode,
+  inputs: readonly NodeInput[],
+  attempt?: Pick<NodeAttempt, "interrupted" | "moreInterrupted">,
+): string {
   const parts = [
     `You are carrying out one step of a larger plan. The whole task: ${task}`,
     `Your step ("${node.id}": ${node.title}):\n${node.task}`,
   ];
+  if (attempt !== undefined && attempt.interrupted.length > 0) {
+    parts.push(
+      "An earlier attempt of this step was interrupted after it had started these calls:\n" +
+        attempt.interrupted.map((call) => `- ${call}`).join("\n") +
+        (attempt.moreInterrupted ? "\n- (and more after those)" : "") +
+        "\nTheir effects may be in the workspace already: check it before you repeat any of " +
+        "them (a command that appends, moves, deletes or sends something would do it twice).",
+    );
+  }
   if (inputs.length > 0) {
     parts.push(
       "Results of the steps this one depends on:\n" +
@@ -246,6 +268,17 @@ function recordOutcome(
     type: "message",
     message: { role: "assistant", content: `${head}\n${lines.join("\n")}` },
   });
+}
+
+/** A call as one line for a later attempt: the tool and its command, or its arguments. */
+function callSummary(name: string, args: unknown): string {
+  const command = (args as { command?: unknown } | null)?.command;
+  const detail = typeof command === "string"
+    ? command
+    : typeof args === "string"
+    ? args
+    : JSON.stringify(args);
+  return `${name}: ${detail}`.replace(/\s+/g, " ").trim();
 }
 
 function firstLine(text: string): string {

@@ -16,6 +16,28 @@ export interface NodeOutcome {
   text: string;
 }
 
+/** Calls kept in a node's run; more are counted by `moreCalls` only. */
+export const MAX_RECORDED_CALLS = 20;
+/** Characters of one call's summary kept. */
+const MAX_CALL_CHARS = 200;
+
+/** What one attempt at a node knows and tells, besides its inputs. */
+export interface NodeAttempt {
+  /**
+   * The calls that earlier attempts of this node started before they were interrupted (the
+   * plan cancelled, tern killed): their effects may be in the workspace. Empty on a first try.
+   */
+  interrupted: readonly string[];
+  /** Earlier attempts started more calls than `interrupted` lists. */
+  moreInterrupted: boolean;
+  /**
+   * The worker started a call that may change something (`summary`: the tool and what it
+   * runs): kept in the node's run (reported through `onUpdate`, so it is recorded before the
+   * call runs) until the node ends. Ignored once the attempt ended.
+   */
+  callStarted(summary: string): void;
+}
+
 /** A dependency's result, as given to the node that needs it. */
 export interface NodeInput {
   id: string;
@@ -33,7 +55,12 @@ export interface ExecutorOptions {
    * Runs one node's ReAct worker. `inputs`: its dependencies' results, in `dependsOn` order.
    * Must honour `signal`. May throw: that is a FAILED node with the error's message.
    */
-  runNode(node: PlanNode, inputs: NodeInput[], signal: AbortSignal): Promise<NodeOutcome>;
+  runNode(
+    node: PlanNode,
+    inputs: NodeInput[],
+    signal: AbortSignal,
+    attempt: NodeAttempt,
+  ): Promise<NodeOutcome>;
   /**
    * Told of every change of one node's run (persist it, redraw); called synchronously, in
    * order. `run` and `state` are fresh copies, the caller's to keep. Should not throw: an
@@ -133,7 +160,8 @@ export class PlanExecutor {
 
   /**
    * Resets every run that is not SUCCEEDED to WAITING (each reset reported through
-   * `onUpdate`), then runs until no node can make progress; resolves once every started node
+   * `onUpdate`; one that was RUNNING or cancelled keeps the calls it started, for the next
+   * attempt), then runs until no node can make progress; resolves once every started node
    * has ended (and, unless cancelled, every pending replan was settled). Calling it while it
    * runs returns the same promise; calling it again afterwards runs what is left (e.g. nodes
    * appended since). Never rejects, except with an exception thrown by a callback.
@@ -154,7 +182,9 @@ export class PlanExecutor {
     };
     this.#active = active;
     for (const node of this.#state.nodes) {
-      if (needsReset(this.#state.runs[node.id])) this.#set(node.id, { state: "WAITING" });
+      const run = this.#state.runs[node.id];
+      const reset = resetRun(run);
+      if (reset !== undefined) this.#set(node.id, reset);
     }
     if (signal?.aborted) controller.abort();
     else signal?.addEventListener("abort", onAbort, { once: true });
@@ -246,16 +276,39 @@ export class PlanExecutor {
 
   #start(node: PlanNode, active: ActiveRun): void {
     const startedAt = this.#now();
+    const { calls = [], moreCalls = false } = this.#state.runs[node.id];
     this.#running.set(node.id, startedAt);
-    this.#set(node.id, { state: "RUNNING", startedAt: startedAt.toISOString() });
+    this.#set(node.id, {
+      state: "RUNNING",
+      startedAt: startedAt.toISOString(),
+      ...startedCalls(calls, moreCalls),
+    });
     const inputs = node.dependsOn.map((dep) => ({
       id: dep,
       title: this.#byId.get(dep)!.title,
       result: this.#state.runs[dep].result ?? "",
     }));
+    const attempt: NodeAttempt = {
+      interrupted: [...calls],
+      moreInterrupted: moreCalls,
+      callStarted: (summary) => {
+        // A worker that outlived its attempt (ended, cancelled) changes nothing.
+        if (this.#running.get(node.id) !== startedAt) return;
+        const run = this.#state.runs[node.id];
+        const kept = run.calls ?? [];
+        if (kept.length >= MAX_RECORDED_CALLS) {
+          if (!run.moreCalls) this.#set(node.id, { ...run, moreCalls: true });
+          return;
+        }
+        const line = summary.length > MAX_CALL_CHARS
+          ? `${summary.slice(0, MAX_CALL_CHARS)}…`
+          : summary;
+        this.#set(node.id, { ...run, calls: [...kept, line] });
+      },
+    };
     const signal = active.controller.signal;
     Promise.resolve()
-      .then(() => this.#options.runNode(structuredClone(node), inputs, signal))
+      .then(() => this.#options.runNode(structuredClone(node), inputs, signal, attempt))
       .then(
         (outcome) => this.#end(node, outcome, active),
         (error) => this.#end(node, { ok: false, text: messageOf(error) }, active),
@@ -270,7 +323,12 @@ export class PlanExecutor {
     const startedAt = this.#running.get(node.id)!;
     this.#running.delete(node.id);
     if (active.controller.signal.aborted) {
-      this.#set(node.id, { state: "WAITING", error: "cancelled" });
+      const { calls = [], moreCalls = false } = this.#state.runs[node.id];
+      this.#set(node.id, {
+        state: "WAITING",
+        error: "cancelled",
+        ...startedCalls(calls, moreCalls),
+      });
     } else {
       const endedAt = this.#now();
       const timing = {
@@ -331,10 +389,28 @@ export class PlanExecutor {
   }
 }
 
-/** Whether a run goes back to a plain WAITING when `run()` starts: all but SUCCEEDED ones. */
-function needsReset(run: NodeRun | undefined): boolean {
-  if (run?.state === "SUCCEEDED") return false;
-  return run?.state !== "WAITING" || Object.keys(run).length > 1;
+/**
+ * What a run becomes when `run()` starts: WAITING, keeping the calls of an attempt that was
+ * interrupted (RUNNING: tern was killed; WAITING: cancelled); undefined when it stays as it is
+ * (SUCCEEDED, or WAITING already).
+ */
+function resetRun(run: NodeRun | undefined): NodeRun | undefined {
+  if (run?.state === "SUCCEEDED") return undefined;
+  const interrupted = run?.state === "RUNNING" || run?.state === "WAITING";
+  const reset: NodeRun = {
+    state: "WAITING",
+    ...(interrupted ? startedCalls(run.calls ?? [], run.moreCalls ?? false) : {}),
+  };
+  const same = run !== undefined && JSON.stringify(run) === JSON.stringify(reset);
+  return same ? undefined : reset;
+}
+
+/** The `calls` and `moreCalls` fields of a run, absent when there are none. */
+function startedCalls(calls: readonly string[], more: boolean): Partial<NodeRun> {
+  return {
+    ...(calls.length > 0 ? { calls: [...calls] } : {}),
+    ...(more ? { moreCalls: true } : {}),
+  };
 }
 
 function messageOf(error: unknown): string {

@@ -24,6 +24,15 @@ export interface NodeRun {
   error?: string;
   /** BLOCKED: the dependencies that failed or are blocked. */
   blockedBy?: string[];
+  /**
+   * RUNNING: the calls that may change something (not read-only) its worker started, after
+   * those of earlier attempts that were interrupted; WAITING: those of interrupted attempts
+   * (the plan was cancelled, or tern killed), told to the next. Short summaries, oldest first;
+   * absent when there were none.
+   */
+  calls?: string[];
+  /** More calls were started than `calls` holds. */
+  moreCalls?: boolean;
   /** ISO times. */
   startedAt?: string;
   endedAt?: string;

@@ -277,6 +277,71 @@ Deno.test("tern plan -c continues after SIGKILL without rerunning succeeded node
   });
 });
 
+Deno.test("tern plan -c tells a step killed mid-command what its interrupted attempt ran", async () => {
+  await withWorkspace(async (ws) => {
+    const command = "echo b >> b.log; touch b.started; sleep 60";
+    // First run: b's worker runs a command that appends, then sleeps; the process is killed.
+    const first = await startScriptedServer((request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("b"));
+      return worker(request, "b", {
+        toolCalls: [{ id: "s-b", name: "bash", arguments: JSON.stringify({ command }) }],
+      });
+    }, { chunkDelayMs: 0 });
+    const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "sk-plan-test-0001" };
+    try {
+      const args = ["plan", "--base-url", first.baseUrl, "-m", "scripted", "--mode", "bypass", "b"];
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", ...declaredFlags(env, { args }), join(ROOT, "main.ts"), ...args],
+        cwd: ws.dir,
+        env: { PATH: Deno.env.get("PATH")!, ...env },
+        clearEnv: true,
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      while (!exists(join(ws.dir, "b.started"))) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill("SIGKILL");
+      await child.status;
+    } finally {
+      await first.close();
+    }
+    // Second run: the worker is told, checks the workspace instead of appending again.
+    const { run, requests } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind !== "node") throw new Error(`unexpected ${what.kind}`);
+      if (!userText(request).includes("was interrupted")) {
+        return worker(request, "b", {
+          toolCalls: [{ id: "s-b2", name: "bash", arguments: JSON.stringify({ command }) }],
+        });
+      }
+      return worker(request, "b", {
+        toolCalls: [{ id: "s-b3", name: "bash", arguments: '{"command":"cat b.log"}' }],
+      });
+    }, ["-c", "-o", "json"]);
+    equal(run.code, 0, run.stderr);
+    const told = userText(requests[0]);
+    match(
+      told,
+      /An earlier attempt of this step was interrupted after it had started these calls:/,
+    );
+    ok(told.includes(`- bash: ${command}\n`), told);
+    match(told, /check it before you repeat any of them/);
+    equal(Deno.readTextFileSync(join(ws.dir, "b.log")), "b\n");
+    deepEqual(JSON.parse(run.stdout).nodes.map((n: { state: string }) => n.state), ["SUCCEEDED"]);
+  });
+});
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 Deno.test("tern plan interrupted while the model plans exits 130 (Ctrl-C, SIGINT)", async () => {
   await withWorkspace(async (ws) => {
     const { promise: requested, resolve } = Promise.withResolvers<void>();

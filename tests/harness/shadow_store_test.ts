@@ -3,7 +3,7 @@
  * anew (a new process, a new session) gives the workspace's tree whether or not anything
  * changed since the index it starts from was written.
  */
-import { deepEqual, equal, notEqual, ok } from "node:assert/strict";
+import { deepEqual, equal, notEqual, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
 
@@ -138,5 +138,30 @@ Deno.test("ShadowStore.patch() of more paths than one command line holds asks fo
     const cut = await store.patch(before.tree, after.tree, 1000, paths);
     ok(cut.endsWith("… (diff cut at 1000 bytes)\n"), cut.slice(-80));
     equal(await store.patch(before.tree, after.tree, 1000, []), "");
+  });
+});
+
+Deno.test("ShadowStore.blobs() reads many blobs in order, binary and empty ones whole", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    const store = await open(gitDir, ws, "s1");
+    const empty = await store.snapshot();
+    const binary = new Uint8Array([0, 10, 255, 13, 10, 0]);
+    await Deno.writeFile(join(ws, "bin.dat"), binary);
+    await Deno.writeTextFile(join(ws, "empty.txt"), "");
+    // More than one batch of files.
+    for (let i = 0; i < 600; i++) await Deno.writeTextFile(join(ws, `f${i}`), `file ${i}\n`);
+    const changes = (await store.changes(empty.tree, (await store.snapshot()).tree)).reverse();
+    equal(changes.length, 602);
+    const contents = await store.blobs(changes.map((change) => change.newId));
+    const decoder = new TextDecoder();
+    for (const [i, change] of changes.entries()) {
+      if (change.path === "bin.dat") deepEqual(contents[i], binary);
+      else if (change.path === "empty.txt") equal(contents[i].length, 0);
+      else equal(decoder.decode(contents[i]), `file ${change.path.slice(1)}\n`, change.path);
+    }
+    await rejects(
+      () => store.blobs(["0".repeat(40)]),
+      /Cannot read blob "0{40}": not in the store/,
+    );
   });
 });

@@ -1,6 +1,8 @@
 import { deepEqual, equal, ok, rejects, throws } from "node:assert/strict";
 import {
   type ExecutorOptions,
+  MAX_RECORDED_CALLS,
+  type NodeAttempt,
   type NodeInput,
   type NodeOutcome,
   PlanExecutor,
@@ -24,6 +26,7 @@ interface Call {
   node: PlanNode;
   inputs: NodeInput[];
   signal: AbortSignal;
+  attempt: NodeAttempt;
   finish(outcome: NodeOutcome): void;
   fail(error: unknown): void;
 }
@@ -33,9 +36,14 @@ class Workers {
   calls: Call[] = [];
   #waiting = new Map<string, PromiseWithResolvers<Call>>();
 
-  runNode = (node: PlanNode, inputs: NodeInput[], signal: AbortSignal): Promise<NodeOutcome> => {
+  runNode = (
+    node: PlanNode,
+    inputs: NodeInput[],
+    signal: AbortSignal,
+    attempt: NodeAttempt,
+  ): Promise<NodeOutcome> => {
     const done = Promise.withResolvers<NodeOutcome>();
-    const call = { node, inputs, signal, finish: done.resolve, fail: done.reject };
+    const call = { node, inputs, signal, attempt, finish: done.resolve, fail: done.reject };
     this.calls.push(call);
     this.#latch(node.id).resolve(call);
     return done.promise;
@@ -209,6 +217,76 @@ Deno.test("PlanExecutor resumes without rerunning SUCCEEDED nodes, resetting the
   ok(!workers.ids().includes("a"));
   deepEqual(state.runs.a, succeeded);
   deepEqual(statesOf(state), { a: "SUCCEEDED", b: "SUCCEEDED", c: "SUCCEEDED", d: "SUCCEEDED" });
+});
+
+Deno.test("PlanExecutor keeps the calls an interrupted attempt started and tells the next one", async () => {
+  const workers = new Workers();
+  const runs: NodeRun[] = [];
+  const controller = new AbortController();
+  const first = new PlanExecutor({
+    state: planState([node("a"), node("b"), node("c")], {
+      // tern was killed while a ran; b was cancelled; c failed on its own.
+      a: {
+        state: "RUNNING",
+        startedAt: "2025-01-01T00:00:00.000Z",
+        calls: ["bash: echo a >> a.log"],
+      },
+      b: { state: "WAITING", error: "cancelled", calls: ["write: b.txt"], moreCalls: true },
+      c: { state: "FAILED", error: "boom", calls: ["bash: rm c"] },
+    }),
+    concurrency: 1,
+    runNode: workers.runNode,
+    onUpdate: (id, run) => id === "a" && runs.push(run),
+    signal: controller.signal,
+    now: clock(),
+  });
+  const done = first.run();
+  deepEqual(first.state.runs.b, { state: "WAITING", calls: ["write: b.txt"], moreCalls: true });
+  deepEqual(first.state.runs.c, { state: "WAITING" });
+  const a = await workers.started("a");
+  deepEqual([a.attempt.interrupted, a.attempt.moreInterrupted], [["bash: echo a >> a.log"], false]);
+  // Each call is reported (and so recorded) as it starts.
+  a.attempt.callStarted("bash: sleep 30");
+  deepEqual(runs.at(-1)?.calls, ["bash: echo a >> a.log", "bash: sleep 30"]);
+  controller.abort();
+  a.fail(new DOMException("aborted", "AbortError"));
+  const cancelled = (await done).state;
+  deepEqual(cancelled.runs.a, {
+    state: "WAITING",
+    error: "cancelled",
+    calls: ["bash: echo a >> a.log", "bash: sleep 30"],
+  });
+  a.attempt.callStarted("bash: late");
+  deepEqual(first.state.runs.a.calls?.length, 2, "an ended attempt adds nothing");
+
+  // The next run's attempts get every earlier call; what is kept is bounded.
+  const next = new Workers();
+  const second = new PlanExecutor({ state: cancelled, concurrency: 1, runNode: next.runNode });
+  const finished = second.run();
+  const again = await next.started("a");
+  deepEqual(again.attempt.interrupted, ["bash: echo a >> a.log", "bash: sleep 30"]);
+  for (let i = 0; i < MAX_RECORDED_CALLS; i++) {
+    again.attempt.callStarted(`bash: ${"x".repeat(300)}`);
+  }
+  const kept = second.state.runs.a;
+  equal(kept.calls?.length, MAX_RECORDED_CALLS);
+  equal(kept.moreCalls, true);
+  equal(kept.calls?.at(-1), `bash: ${"x".repeat(194)}…`);
+  again.finish({ ok: true, text: "A" });
+  const b = await next.started("b");
+  deepEqual([b.attempt.interrupted, b.attempt.moreInterrupted], [["write: b.txt"], true]);
+  b.finish({ ok: true, text: "B" });
+  const c = await next.started("c");
+  deepEqual(c.attempt.interrupted, []);
+  c.finish({ ok: true, text: "C" });
+  // A node that ended keeps no calls.
+  deepEqual(Object.keys((await finished).state.runs.a).sort(), [
+    "durationMs",
+    "endedAt",
+    "result",
+    "startedAt",
+    "state",
+  ]);
 });
 
 Deno.test("PlanExecutor.append() accepts nodes before and during a run and runs them", async () => {

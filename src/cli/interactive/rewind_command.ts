@@ -13,6 +13,8 @@ import {
   userTurns,
 } from "../../harness/rewind/rewind.ts";
 import { selectDialog } from "../../tui/select_dialog.ts";
+import { describeInterrupted, interruptedRewind } from "../../harness/rewind/interrupted.ts";
+import { readRecords } from "../../harness/rewind/records.ts";
 import { describePlan } from "../sessions_rewind.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
 
@@ -26,6 +28,14 @@ export function rewindCommand(): SlashCommand {
     description: "go back to before an earlier request: files, conversation or both (undo: back)",
     usage: "[entry|undo]",
     run: async (context, args) => {
+      // The session was opened with its files half restored: say so again, in /rewind's terms.
+      const interrupted = interruptedRewind(await readRecords(context.session.path));
+      if (interrupted !== undefined) {
+        context.notice(
+          terminalText(describeInterrupted(interrupted, (target) => `/rewind ${target}`)),
+          "warning",
+        );
+      }
       const target = args === "" ? await pickTurn(context) : args;
       if (target === undefined) return;
       const scope = await context.pick(selectDialog<RewindScope>({

@@ -1,7 +1,8 @@
 /**
  * The checkpoint log of a session: `<session>.rewind` beside the session file, one JSON object
- * per line, only ever appended (not named `.jsonl`: only session files are). Its order is the order things happened to the files, which
- * is one timeline whatever branch the conversation is on.
+ * per line, only ever appended (not named `.jsonl`: only session files are). Its order is the
+ * order things happened to the files, which is one timeline whatever branch the conversation is
+ * on. A tern that does not know a kind of line skips it, so new kinds keep old tern working.
  */
 import { join } from "../../core/path.ts";
 import type { Snapshot, TreeChange } from "./shadow_store.ts";
@@ -34,6 +35,8 @@ export interface AfterRecord extends Snapshot {
 /** A rewind: the workspace before it (to undo it) and after it. */
 export interface RewindRecord {
   kind: "rewind";
+  /** Its {@linkcode RewindStartRecord}'s; absent when it restored no files, and in older logs. */
+  id?: string;
   /** The user message entry rewound to. */
   entryId: string;
   time: string;
@@ -47,7 +50,30 @@ export interface RewindRecord {
   kept: string[];
 }
 
-export type CheckpointRecord = BeforeRecord | AfterRecord | RewindRecord;
+/**
+ * Written just before a rewind starts changing files: what it sets out to do. The rewind's own
+ * record (the same `id`) follows when it ended; without one it was stopped partway (tern was
+ * killed), and each path it was to change is as it was in `before` or as in `to`.
+ */
+export interface RewindStartRecord {
+  kind: "rewind-start";
+  id: string;
+  /** The user message entry rewound to, or "undo". */
+  entryId: string;
+  time: string;
+  /** What the rewind restores ("files" or "both": one that moves only the leaf has no start). */
+  scope: "files" | "both";
+  /** The workspace just before it. */
+  before: Snapshot;
+  /** The tree the files are restored from (a checkpoint's, or for an undo the rewind's before). */
+  to: string;
+  /** How many paths it changes. */
+  changes: number;
+  /** Files changed outside tern that it overwrites or keeps; absent when there were none. */
+  conflicts?: "keep" | "overwrite";
+}
+
+export type CheckpointRecord = BeforeRecord | AfterRecord | RewindStartRecord | RewindRecord;
 
 /** The rewind store of sessions in `sessionFolder`: one per workspace, shared by its sessions. */
 export function storeDir(sessionFolder: string): string {
@@ -82,7 +108,7 @@ export async function readRecords(sessionPath: string): Promise<CheckpointRecord
     try {
       const record = JSON.parse(line) as CheckpointRecord;
       const known = record.kind === "before" || record.kind === "after" ||
-        record.kind === "rewind";
+        record.kind === "rewind" || (record.kind === "rewind-start" && validStart(record));
       if (known && typeof record.entryId === "string" && typeof record.time === "string") {
         records.push(record);
       }
@@ -91,4 +117,9 @@ export async function readRecords(sessionPath: string): Promise<CheckpointRecord
     }
   }
   return records;
+}
+
+function validStart(record: RewindStartRecord): boolean {
+  return typeof record.id === "string" && typeof record.to === "string" &&
+    typeof record.before?.tree === "string" && Array.isArray(record.before.skipped);
 }

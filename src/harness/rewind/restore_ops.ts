@@ -7,6 +7,7 @@
 import { entryArgv, packaging } from "../../core/packaging.ts";
 import { denoDirEnv } from "../../core/deno_dir_env.ts";
 import { fileUrlToPath } from "../../core/file_url.ts";
+import { spawnProcessGroup } from "../../core/process_group.ts";
 import { sourceUrl } from "../../core/source_url.ts";
 import { viewLauncher } from "./view.ts";
 
@@ -65,14 +66,16 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
   // gets one that is not there (and cannot be made), so it caches nothing.
   if (view !== undefined) env.DENO_DIR ??= "/nonexistent/deno";
   const [program, ...programArgs] = [...view ?? [], command, ...args];
-  const child = new Deno.Command(program, {
+  // A group of its own: the terminal's Ctrl-C goes to tern, which lets the restore end (a
+  // restore stopped partway leaves the files half restored), not to this process.
+  const child = spawnProcessGroup(program, {
     args: programArgs,
     clearEnv: true,
     env,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
+  });
   const writer = child.stdin.getWriter();
   const request: RestoreRequest = { workspace, ops };
   await writer.write(new TextEncoder().encode(JSON.stringify(request)));

@@ -2,10 +2,12 @@
  * Rewind: back to the moment before an earlier user turn, for the conversation (the leaf moves
  * to before that message: a branch), the files (the workspace as the turn's checkpoint holds
  * it), or both. A plan is made first (the diff, the conflicts) and shown; applying it records a
- * rewind, itself a checkpoint, so `undo` goes back. The one seam every front end calls: the CLI
+ * rewind, itself a checkpoint, so `undo` goes back. Its start is recorded before a file changes:
+ * one stopped partway is known (interrupted.ts), the next rewind counts what it restored as
+ * tern's, and undo takes it back. The one seam every front end calls: the CLI
  * (`tern sessions rewind`), the interactive `/rewind` and an RPC command.
  */
-import { dirname } from "../../core/path.ts";
+import { basename, dirname } from "../../core/path.ts";
 import { TernError } from "../../core/errors.ts";
 import type { PermissionRule } from "../../config/schema.ts";
 import type { PathTest } from "../../sandbox/denied_paths.ts";
@@ -13,8 +15,17 @@ import { hiddenInWorkspace } from "../path_denials.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import type { Session } from "../../session/session.ts";
 import type { MessageEntry } from "../../session/types.ts";
-import { appendRecord, type CheckpointRecord, readRecords, storeDir } from "./records.ts";
+import { finishedRewinds, interruptedRewind } from "./interrupted.ts";
+import {
+  appendRecord,
+  type CheckpointRecord,
+  readRecords,
+  type RewindRecord,
+  type RewindStartRecord,
+  storeDir,
+} from "./records.ts";
 import { encodeBase64, type RestoreOp, runRestore } from "./restore_ops.ts";
+import { SCRATCH_PREFIX } from "./safe_files.ts";
 import { ShadowStore, type Snapshot, type TreeChange } from "./shadow_store.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "./turn_checkpoints.ts";
 
@@ -54,8 +65,14 @@ export interface RewindPlan {
    * data, builds: there, unseen, all along): left alone, never removed.
    */
   ignored: string[];
-  /** The workspace now (recorded by the rewind, so it can be undone). */
+  /**
+   * The workspace now, recorded by the rewind so that undo puts it back; when this rewind
+   * follows one stopped partway and nothing else changed the files since, the workspace before
+   * that one instead, so that undo goes back past the mix it left.
+   */
   current?: Snapshot;
+  /** The tree the files are restored from (absent: files stay). */
+  to?: string;
 }
 
 /** What {@linkcode applyRewind} did. */
@@ -101,20 +118,33 @@ export async function planRewind(
   options: RewindOptions,
 ): Promise<RewindPlan> {
   const records = await readRecords(session.path);
+  const finished = finishedRewinds(records);
   const wantsFiles = options.scope !== "conversation";
   const wantsConversation = options.scope !== "files";
   let start: number;
   let state: Snapshot | undefined;
   let leaf: string | null | undefined;
   /** The files as tern left them at `start` (undo: as the rewind left them). */
-  let ended: string | undefined;
+  let ended: Left | undefined;
   if (target === "undo") {
-    start = records.findLastIndex((record) => record.kind === "rewind");
+    // The last rewind, or one stopped partway; not an undo stopped partway: undo again
+    // finishes that one (it takes back the same rewind).
+    start = records.findLastIndex((record) =>
+      record.kind === "rewind" ||
+      (record.kind === "rewind-start" && record.entryId !== "undo" && !finished.has(record.id))
+    );
     const last = records[start];
-    if (last?.kind !== "rewind") throw new TernError("Cannot undo a rewind: there was none");
-    state = wantsFiles ? last.before : undefined;
-    leaf = wantsConversation ? last.fromLeaf : undefined;
-    ended = last.after?.tree;
+    if (last?.kind === "rewind") {
+      state = wantsFiles ? last.before : undefined;
+      leaf = wantsConversation ? last.fromLeaf : undefined;
+      ended = last.after === undefined ? undefined : { tree: last.after.tree };
+    } else if (last?.kind === "rewind-start") {
+      // Stopped partway: the files go back as they were before it; the leaf never moved.
+      state = wantsFiles ? last.before : undefined;
+      ended = { partly: last };
+    } else {
+      throw new TernError("Cannot undo a rewind: there was none");
+    }
     // The rewind's own changes are tern's: conflicts are what changed after it.
     start++;
   } else {
@@ -137,13 +167,23 @@ export async function planRewind(
   };
   if (leaf !== undefined) plan.leaf = leaf;
   if (state === undefined) return plan;
+  plan.to = state.tree;
   const store = await openStore(session, options);
   const hidden = await hiddenTest(options.workspace, options.rules);
   const current = await store.snapshot(hidden);
   plan.current = current;
+  const interrupted = interruptedRewind(records);
+  if (interrupted !== undefined && records[start - 1] !== interrupted) {
+    const since = await externalChanges(store, [], current, { partly: interrupted }, finished);
+    if (since.size === 0) plan.current = interrupted.before;
+  }
   const skipped = new Set(state.skipped);
   const all = await store.changes(current.tree, state.tree);
-  const changes = all.filter((change) => !skipped.has(change.path) && !hidden?.(change.path));
+  // A temporary file a killed restore left is never written back (an undo would).
+  const changes = all.filter((change) =>
+    !skipped.has(change.path) && !hidden?.(change.path) &&
+    !(change.newMode !== "000000" && basename(change.path).startsWith(SCRATCH_PREFIX))
+  );
   // A rule the turn changed can show files the checkpoint never saw: those are not its to remove.
   const removed = changes.filter((change) => change.newMode === "000000").map((c) => c.path);
   const ignored = new Set(await store.ignoredBy(state.tree, removed));
@@ -154,7 +194,7 @@ export async function planRewind(
     ? plan.changes.map((change) => change.path)
     : undefined;
   plan.patch = await store.patch(current.tree, state.tree, undefined, only);
-  const external = await externalChanges(store, records.slice(start), current, ended);
+  const external = await externalChanges(store, records.slice(start), current, ended, finished);
   plan.conflicts = plan.changes.map((c) => c.path).filter((path) => external.has(path));
   const nowSkipped = new Set(current.skipped);
   plan.unsaved = plan.changes.map((c) => c.path).filter((path) => nowSkipped.has(path));
@@ -163,8 +203,10 @@ export async function planRewind(
 
 /**
  * Carries out `plan`: the files (conflicting paths only when `overwrite` is true), then the
- * leaf; records the rewind. @throws {TernError} when a file cannot be restored safely (what was
- * done before stays, and is recorded).
+ * leaf; records the rewind. Before the first file changes it records that the rewind started,
+ * so that one stopped partway (tern killed) is known ({@linkcode interruptedRewind}); a caller
+ * defers the signals that would stop it. @throws {TernError} when a file cannot be restored
+ * safely (what was done before stays, and is recorded).
  */
 export async function applyRewind(
   session: Session,
@@ -174,7 +216,7 @@ export async function applyRewind(
   const result: RewindResult = { written: [], deleted: [], kept: [...plan.ignored] };
   const conflicts = new Set(options.overwrite ? [] : plan.conflicts);
   const store = plan.changes.length > 0 ? await openStore(session, options) : undefined;
-  const record: Extract<CheckpointRecord, { kind: "rewind" }> = {
+  const record: RewindRecord = {
     kind: "rewind",
     entryId: plan.target,
     time: new Date().toISOString(),
@@ -195,9 +237,12 @@ export async function applyRewind(
         if (change.newMode !== "000000" && change.status !== "type") continue;
         ops.push({ op: "remove", path: change.path });
       }
-      for (const change of todo) {
-        if (change.newMode === "000000" || change.newMode === "160000") continue;
-        const bytes = await store.blob(change.newId);
+      const written = todo.filter((change) =>
+        change.newMode !== "000000" && change.newMode !== "160000"
+      );
+      const contents = await store.blobs(written.map((change) => change.newId));
+      for (const [i, change] of written.entries()) {
+        const bytes = contents[i];
         ops.push(
           change.newMode === "120000"
             ? { op: "link", path: change.path, target: new TextDecoder().decode(bytes) }
@@ -208,6 +253,22 @@ export async function applyRewind(
               executable: change.newMode === "100755",
             },
         );
+      }
+      if (ops.length > 0) {
+        record.id = crypto.randomUUID();
+        appendRecord(session.path, {
+          kind: "rewind-start",
+          id: record.id,
+          entryId: plan.target,
+          time: record.time,
+          scope: plan.scope === "both" ? "both" : "files",
+          before: plan.current!,
+          to: plan.to!,
+          changes: todo.length,
+          ...(plan.conflicts.length === 0
+            ? {}
+            : { conflicts: options.overwrite ? "overwrite" : "keep" }),
+        });
       }
       const answer = await runRestore(options.workspace, ops);
       for (const op of ops.slice(0, answer.done)) {
@@ -258,34 +319,58 @@ function userEntry(session: Session, id: string): MessageEntry {
 /** The workspace as it was when `record` began. */
 function startState(record: CheckpointRecord): Snapshot | undefined {
   if (record.kind === "rewind") return record.before ?? record.after;
+  if (record.kind === "rewind-start") return record.before;
   return { tree: record.tree, skipped: record.skipped };
 }
 
 /**
+ * How tern left the files: a tree, or (a rewind stopped partway) each path as it was before that
+ * rewind or as the rewind was restoring it.
+ */
+type Left = { tree: string } | { partly: RewindStartRecord };
+
+/**
  * Paths changed outside tern over `records` (from the rewind's point on) and since the last of
  * them: between one turn's end and the next checkpoint, and from the last turn's end to now. A
- * turn without an end (tern was killed) counts as running until the next checkpoint.
+ * turn without an end (tern was killed) counts as running until the next checkpoint. `finished`:
+ * the ids of the rewinds that ended (their start records are skipped: their own follows).
  */
 async function externalChanges(
   store: ShadowStore,
   records: readonly CheckpointRecord[],
   current: Snapshot,
-  ended: string | undefined,
+  ended: Left | undefined,
+  finished: ReadonlySet<string>,
 ): Promise<Set<string>> {
   const paths = new Set<string>();
-  const gap = async (from: string | undefined, to: string | undefined) => {
+  const gap = async (from: Left | undefined, to: string | undefined) => {
     if (from === undefined || to === undefined) return;
-    for (const change of await store.changes(from, to)) paths.add(change.path);
+    if ("tree" in from) {
+      for (const change of await store.changes(from.tree, to)) paths.add(change.path);
+      return;
+    }
+    // A path that is now neither as it was before that rewind nor as it was restoring it, and
+    // not a temporary file its restore left when it was killed.
+    const { before, to: restoring } = from.partly;
+    const unlikeRestored = new Set((await store.changes(restoring, to)).map((c) => c.path));
+    for (const change of await store.changes(before.tree, to)) {
+      const scratch = basename(change.path).startsWith(SCRATCH_PREFIX);
+      if (unlikeRestored.has(change.path) && !scratch) paths.add(change.path);
+    }
   };
   for (const record of records) {
     if (record.kind === "before") {
       await gap(ended, record.tree);
       ended = undefined;
     } else if (record.kind === "after") {
-      ended = record.tree;
+      ended = { tree: record.tree };
+    } else if (record.kind === "rewind-start") {
+      if (finished.has(record.id)) continue;
+      await gap(ended, record.before.tree);
+      ended = { partly: record };
     } else {
       await gap(ended, record.before?.tree);
-      ended = record.after?.tree ?? ended;
+      ended = record.after === undefined ? ended : { tree: record.after.tree };
     }
   }
   await gap(ended, current.tree);

@@ -10,6 +10,12 @@
 import { TernError } from "../../core/errors.ts";
 
 /**
+ * How the temporary names start: a restore killed between a write and its rename leaves one
+ * behind, which a rewind stopped partway then counts as its own (interrupted.ts).
+ */
+export const SCRATCH_PREFIX = ".tern-rewind-";
+
+/**
  * `folder`/`path`, for an absolute folder and a path whose parts `pathParts` let through (no
  * `.`, `..` or empty part; every caller checks first): nothing to normalize. The restore process runs without a config, so it
  * imports no package (src/core/path.ts is one).
@@ -86,7 +92,7 @@ export async function writeFileSafely(
   await clearFolder(old, target, path);
   const base = old?.isFile && old.mode !== null ? old.mode & 0o7777 & ~0o111 : 0o644;
   const mode = executable ? base | ((base & 0o444) >> 2) | 0o100 : base;
-  const scratch = join(folder, `.tern-rewind-${crypto.randomUUID()}`);
+  const scratch = join(folder, `${SCRATCH_PREFIX}${crypto.randomUUID()}`);
   try {
     await Deno.writeFile(scratch, bytes, { createNew: true, mode });
     await Deno.chmod(scratch, mode);
@@ -107,7 +113,7 @@ export async function writeLinkSafely(
   const folder = (await parentFolder(workspace, path, true))!;
   const target = join(workspace, path);
   await clearFolder(await Deno.lstat(target).catch(() => undefined), target, path);
-  const scratch = join(folder, `.tern-rewind-${crypto.randomUUID()}`);
+  const scratch = join(folder, `${SCRATCH_PREFIX}${crypto.randomUUID()}`);
   try {
     await Deno.symlink(link, scratch);
     await recheck(workspace, folder, path);

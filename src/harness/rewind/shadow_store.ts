@@ -79,6 +79,8 @@ const CONFIG = `[core]
 /** Highest precedence of all attribute sources: no filter, conversion or encoding, ever. */
 const ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n";
 const TREE_ID = /^[0-9a-f]{40}$/;
+/** Blobs read by one `git cat-file --batch`. */
+const BLOB_BATCH = 256;
 /** Session indexes kept in a store (the newest); see `#seedIndex`. */
 const KEPT_INDEXES = 16;
 const STATUS: Record<string, TreeChange["status"]> = {
@@ -480,6 +482,44 @@ export class ShadowStore {
     });
     if (result.truncated) throw new TernError(`Cannot read blob "${id}": larger than the limit`);
     return result.stdout;
+  }
+
+  /**
+   * The contents of blobs `ids`, in order: one git process per {@linkcode BLOB_BATCH} of them
+   * (`cat-file --batch`), not one each, for a rewind restoring thousands of files.
+   * @throws {TernError} for a blob that is missing or larger than the limit.
+   */
+  async blobs(ids: readonly string[]): Promise<Uint8Array[]> {
+    const limit = this.#options.maxFileBytes;
+    const contents: Uint8Array[] = [];
+    for (let start = 0; start < ids.length; start += BLOB_BATCH) {
+      const part = ids.slice(start, start + BLOB_BATCH);
+      const bad = part.find((id) => !TREE_ID.test(id));
+      if (bad !== undefined) throw new TypeError(`Cannot read blob "${bad}": not an object id`);
+      const result = await this.#git(["cat-file", "--batch"], {
+        input: encoder.encode(part.map((id) => `${id}\n`).join("")),
+        maxBytes: part.length * (limit + 100),
+      });
+      const out = result.stdout;
+      let at = 0;
+      for (const id of part) {
+        const end = out.indexOf(10, at);
+        const header = decoder.decode(out.subarray(at, end < 0 ? out.length : end)).split(" ");
+        const size = Number(header[2]);
+        const whole = end + 1 + size < out.length;
+        if (end < 0 || header[0] !== id || header[1] !== "blob" || !(size <= limit) || !whole) {
+          const why = header[1] !== "blob"
+            ? "not in the store"
+            : size > limit
+            ? "larger than the limit"
+            : "git's answer was cut short";
+          throw new TernError(`Cannot read blob "${id}": ${why}`);
+        }
+        contents.push(out.slice(end + 1, end + 1 + size));
+        at = end + 1 + size + 1;
+      }
+    }
+    return contents;
   }
 
   /** Whether `tree` is an object of this store. */
