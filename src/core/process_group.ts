@@ -1,8 +1,8 @@
 /**
  * Starting a process in a process group of its own (its pgid is its pid), signalling that group
  * and stopping it gracefully, then by force. Shared by every place that starts a process whose
- * descendants must end with it: the sandbox's command runner, the tool worker, the MCP client's
- * stdio transport and hardened git.
+ * descendants must end with it: the sandbox's command runner, the tool worker, hardened git, and
+ * (through watched_process_group.ts, which adds a watchdog) MCP servers and language servers.
  */
 import { hostProgram } from "./host_programs.ts";
 
@@ -57,10 +57,15 @@ function isExecutable(path: string): boolean {
 }
 
 /**
- * `command` as an absolute path, found the way `execvp` would but never in a folder sandboxed
- * commands may write (see host_programs.ts); throws NotFound without one.
+ * `command` as an absolute path, found the way `execvp` would (on the `PATH` of `options.env`,
+ * else ours; relative to `options.cwd`) but never in a folder sandboxed commands may write (see
+ * host_programs.ts); throws Deno's NotFound without one, PermissionDenied for a file that
+ * cannot run.
  */
-function resolveProgram(command: string, options: Deno.CommandOptions): string {
+export function resolveProgram(
+  command: string,
+  options: Pick<Deno.CommandOptions, "cwd" | "env" | "clearEnv">,
+): string {
   if (command.includes("/")) {
     const path = command.startsWith("/") ? command : `${options.cwd ?? Deno.cwd()}/${command}`;
     if (isExecutable(path)) return hostProgram(path);
@@ -72,7 +77,7 @@ function resolveProgram(command: string, options: Deno.CommandOptions): string {
   return hostProgram(command, searchPath(options));
 }
 
-function searchPath(options: Deno.CommandOptions): string {
+function searchPath(options: Pick<Deno.CommandOptions, "env" | "clearEnv">): string {
   const given = options.env?.PATH;
   if (given !== undefined) return given;
   if (options.clearEnv) return "/usr/local/bin:/usr/bin:/bin";

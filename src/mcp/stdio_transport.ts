@@ -1,17 +1,15 @@
 /**
  * The MCP stdio transport: a server process in a process group of its own, newline-delimited
  * JSON-RPC on its stdin and stdout, its stderr kept (the tail) for error messages. Closing ends
- * the whole group (what `npx` and friends started too), gracefully, then by force.
+ * the whole group (what `npx` and friends started too), gracefully, then by force; a watchdog
+ * in the group ends it when tern dies, even by SIGKILL (see watched_process_group.ts).
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import {
-  signalProcessGroup,
-  spawnProcessGroup,
-  terminateProcessGroup,
-} from "../core/process_group.ts";
+import { signalProcessGroup, terminateProcessGroup } from "../core/process_group.ts";
+import { spawnWatchedProcessGroup } from "../core/watched_process_group.ts";
 
 /** Options for {@linkcode StdioProcessTransport}. */
 export interface StdioTransportOptions {
@@ -49,10 +47,11 @@ type Writer = WritableStreamDefaultWriter<Uint8Array>;
 
 /**
  * A {@linkcode Transport} over a child process's stdin and stdout. The process starts in a group
- * (its pgid is its pid) with exactly `env`. A stdout line that is not a JSON-RPC message is a
- * protocol violation: `onerror`, then the transport closes (empty lines are skipped, an
- * unterminated last line is dropped). When the server exits by itself, `onerror` says how
- * (with the stderr tail) and the transport closes. `onclose` fires exactly once. Once
+ * (its pgid is its pid) with exactly `env`, and the group is killed when tern dies (a watchdog
+ * on a liveness pipe, see `spawnWatchedProcessGroup`). A stdout line that is not a JSON-RPC
+ * message is a protocol violation: `onerror`, then the transport closes (empty lines are
+ * skipped, an unterminated last line is dropped). When the server exits by itself, `onerror`
+ * says how (with the stderr tail) and the transport closes. `onclose` fires exactly once. Once
  * `close()` resolves, no process of the group, pipe or timer is left.
  */
 export class StdioProcessTransport implements Transport {
@@ -67,6 +66,7 @@ export class StdioProcessTransport implements Transport {
   #writer?: Writer;
   #readers: Reader[] = [];
   #pumps: Promise<unknown> = Promise.resolve();
+  #spawning?: Promise<unknown>;
   #pending: string[] = [];
   #pendingChars = 0;
   #stderr = "";
@@ -99,23 +99,17 @@ export class StdioProcessTransport implements Transport {
    * Spawns the process. Throws a clear Error when it cannot start (`Cannot start MCP server
    * "x": command "foo" not found`), or when called twice or after `close()`.
    */
-  // deno-lint-ignore require-await -- async so that every failure is a rejection
   async start(): Promise<void> {
-    if (this.#child !== undefined || this.#closing !== undefined) {
+    if (this.#spawning !== undefined || this.#closing !== undefined) {
       throw new Error(`Cannot start ${this.#label}: already started`);
     }
     const { command, args, cwd, env } = this.#options;
+    const spawning = spawnWatchedProcessGroup(command, { args, cwd, env });
+    // A close() meanwhile waits for this, then stops what started.
+    this.#spawning = spawning.catch(() => {});
     let child: Deno.ChildProcess;
     try {
-      child = spawnProcessGroup(command, {
-        args,
-        cwd,
-        env,
-        clearEnv: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      });
+      child = await spawning;
     } catch (error) {
       const problem = spawnProblem(error, command, cwd);
       throw new Error(`Cannot start ${this.#label}: ${problem}`, { cause: error });
@@ -174,6 +168,7 @@ export class StdioProcessTransport implements Transport {
   }
 
   async #stop(exited?: Deno.CommandStatus): Promise<void> {
+    await this.#spawning;
     const child = this.#child;
     if (child === undefined) return;
     const graceMs = this.#options.graceMs ?? 1000;

@@ -46,12 +46,15 @@ export const BACKGROUND_WRAPPER = "exec 3>&2 2>&1; c=$1 p=$2 t=$3; set --; " +
   'echo "$t" >&3 ) & fi; exec 3>&-; eval "$c"';
 
 /**
- * The watchdog of a process outside bubblewrap (no `--die-with-parent` there): stdin is tern's
- * liveness pipe, which reaches end-of-file only when tern is gone (even by SIGKILL); the
- * watchdog then kills the process group. The command's stdin is `/dev/null`.
+ * The head of a `bash -c` script that runs a command outside bubblewrap (no
+ * `--die-with-parent` there), in the background or not: stdin is tern's liveness pipe, which
+ * reaches end-of-file only when tern closes it or is gone (even by SIGKILL); a watchdog then
+ * kills the process group. The watchdog is a grandchild, no job of the command's shell, so a
+ * `wait` in the command waits only for what the command started. The command's stdin is
+ * `/dev/null`.
  */
-const UNSANDBOXED_WATCHDOG = "exec 9<&0 </dev/null; " +
-  "( read -r -u 9 _; kill -KILL 0 ) >/dev/null 2>&1 & exec 9<&-; ";
+export const UNSANDBOXED_WATCHDOG = "exec 9<&0 </dev/null; " +
+  "( ( read -r -u 9 _; kill -KILL 0 ) & ) >/dev/null 2>&1; exec 9<&-; ";
 
 /**
  * The launch of `command` in its own one-shot bubblewrap sandbox confined as `plan` says

@@ -3,6 +3,7 @@
  * plainly in a process group (`:danger-full-access`, `--no-sandbox`). Both stop everything the
  * command started on timeout, cancel and exit, and cap the output they keep.
  */
+import { UNSANDBOXED_WATCHDOG } from "./background_launch.ts";
 import { bashArgv, bwrapArgs, bwrapProgram, launchArgv, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
 import { runInProcessGroup } from "./process.ts";
@@ -94,7 +95,8 @@ function findProgram(program: string, path = "/usr/local/bin:/usr/bin:/bin"): vo
  * own process group with `env` as its environment (build it with `shellEnv`; names that
  * inject code are dropped all the same), under `options.limits` except the process cap (outside
  * a user namespace RLIMIT_NPROC counts all the person's processes) and `/tmp` (the host's). Timeout, cancel and background jobs end the whole
- * group. Throws only when bash cannot be started.
+ * group, and so does tern's end, even by SIGKILL (a watchdog, see `UNSANDBOXED_WATCHDOG`).
+ * Throws only when bash cannot be started.
  */
 export function createUnsandboxedRunner(
   env: Readonly<Record<string, string>>,
@@ -102,11 +104,13 @@ export function createUnsandboxedRunner(
 ): ShellRunner {
   const prefix = ulimitPrefix(options.limits ?? DEFAULT_LIMITS, { processes: false });
   return (command, run) => {
-    const [bash, ...args] = bashArgv(command, prefix);
+    const [bash, ...args] = bashArgv(command, UNSANDBOXED_WATCHDOG + prefix);
     return runInProcessGroup(bash, {
       args,
       cwd: run.cwd,
       env: sandboxEnv({ env }),
+      // The watchdog's: the group ends when tern does, even by SIGKILL.
+      livenessPipe: true,
       ...groupOptions(run, options),
     }).then(shellResult);
   };

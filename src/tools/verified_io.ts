@@ -18,7 +18,9 @@
  *   confirms that file is in that folder (same folder inode, symlink-free path) before writing
  *   the content, renames it over the target (the target entry is replaced, whatever it has
  *   become: a symlink or hard link swapped in is replaced, not followed) and confirms the
- *   result is where it was meant to be.
+ *   result is where it was meant to be. A writer killed mid-write (SIGKILL) leaves its
+ *   temporary file behind; the first write of a process into that folder removes such files
+ *   once they are a minute old (see `sweepLeftTemps`).
  *
  * What is not: swaps timed to the microsecond. A read escapes only if a parent folder is a
  * symlink to outside at the check's `lstat` and at the open, is a real folder again for the
@@ -119,6 +121,52 @@ export function writeFileVerified(
     if (fd !== null) fs.closeSync(fd);
     if (!renamed) removeSoon(temp);
     throw error;
+  }
+  sweepLeftTemps(dir, folder);
+}
+
+/**
+ * The names {@linkcode writeFileVerified} gives its temporary files: `.<name>.tern-<8 hex>.tmp`.
+ */
+const TEMP_NAME = /^\..+\.tern-[0-9a-f]{8}\.tmp$/;
+/**
+ * How old (by its last write) a temporary file is when it counts as left behind, in
+ * milliseconds: a writer renames its file microseconds after its last write, so one this old
+ * was left by a writer that was killed (SIGKILL, a crash) before it could remove it.
+ */
+const LEFT_TEMP_MS = 60_000;
+/** Entries of one folder looked at for left temporary files, at most. */
+const SWEEP_ENTRIES = 10_000;
+/** Folders swept by this process (each once: only a killed writer leaves temporary files). */
+const swept = new Set<string>();
+/** Folders {@linkcode swept} remembers at most; then it starts again. */
+const SWEPT_FOLDERS = 10_000;
+
+/**
+ * Removes, the first time this process writes into folder `dir` (`folder` its identity from
+ * the write's check), the temporary files writers killed mid-write left there: regular files
+ * (not links, not folders) named as {@linkcode TEMP_NAME} says whose last write is
+ * {@linkcode LEFT_TEMP_MS} or more ago; nothing else, and nothing once the folder is no longer
+ * the one checked. Looks at {@linkcode SWEEP_ENTRIES} entries at most. Never throws.
+ */
+function sweepLeftTemps(dir: string, folder: Deno.FileInfo): void {
+  if (swept.has(dir)) return;
+  if (swept.size >= SWEPT_FOLDERS) swept.clear();
+  swept.add(dir);
+  try {
+    let seen = 0;
+    for (const entry of Deno.readDirSync(dir)) {
+      if (++seen > SWEEP_ENTRIES) return;
+      if (!entry.isFile || !TEMP_NAME.test(entry.name)) continue;
+      const temp = join(dir, entry.name);
+      const info = lstatOrNull(temp);
+      const written = info?.mtime?.getTime();
+      if (!info?.isFile || written === undefined || Date.now() - written < LEFT_TEMP_MS) continue;
+      if (!sameFile(Deno.lstatSync(dir), folder)) return;
+      Deno.removeSync(temp);
+    }
+  } catch {
+    // Best effort: a folder that cannot be listed, or a file removed meanwhile.
   }
 }
 

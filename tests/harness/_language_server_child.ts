@@ -1,5 +1,6 @@
 /**
- * A stand-in tern for language_server_test.ts: opens a `:workspace` sandbox in a Deno project,
+ * A stand-in tern for language_server_test.ts: opens a `:workspace` sandbox in a Deno project
+ * (with `--no-sandbox` as its argument, tern's `--no-sandbox`: the server runs unconfined),
  * lets `deno lsp` look at one file, prints `ready <server pid> <root>` and waits to be killed.
  * The server leaves a process of its own in the background (as a server's helpers would),
  * which does not end at its stdin's end.
@@ -19,7 +20,7 @@ await Deno.writeTextFile(join(ws, "main.ts"), 'export const n: number = "one";\n
 const sandbox = await createSandbox({
   workspace: ws,
   profile: ":workspace",
-  noSandbox: false,
+  noSandbox: Deno.args.includes("--no-sandbox"),
   ternHome: join(root, "tern-home"),
   env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: root },
   home: root,

@@ -298,6 +298,40 @@ Deno.test("bash run_in_background under :danger-full-access says it runs without
   });
 });
 
+Deno.test("bash run_in_background without a sandbox: a `wait` in the command returns", async () => {
+  await withGate({ mode: "bypass", profile: ":danger-full-access" }, async (box) => {
+    const ended = new Promise<void>((resolve) => {
+      const stop = box.runtime.processes.onChange(() => {
+        if (box.runtime.processes.list()[0]?.state !== "exited") return;
+        stop();
+        resolve();
+      });
+    });
+    // The watchdog that ends the group with tern is no job of the command's shell.
+    output(
+      await box.call("bash", { command: "sleep 0.2 & wait; echo waited", run_in_background: true }),
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) =>
+      timer = setTimeout(() => resolve("late"), 20_000)
+    );
+    const outcome = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    if (outcome === "late") output(await box.call("process_stop", { id: "p1" }));
+    equal(outcome, undefined, "the command's wait never returned");
+    match(output(await box.call("process_logs", { id: "p1" })), /waited/);
+  });
+});
+
+Deno.test("bash without a sandbox: a `wait` in the command returns", async () => {
+  await withGate({ mode: "bypass", profile: ":danger-full-access" }, async (box) => {
+    const done = output(
+      await box.call("bash", { command: "sleep 0.2 & wait; echo waited", timeout_ms: 20_000 }),
+    );
+    match(done, /^waited\n/);
+  });
+});
+
 Deno.test({
   name: "a file that runs code on the host, changed by a background process after the last " +
     "call, is reported at the turn's end and audited",

@@ -92,6 +92,69 @@ Deno.test("writeFileVerified() creates, replaces with a mode and leaves no temp 
   });
 });
 
+Deno.test("writeFileVerified() removes temp files killed writers left in its folder, nothing else", async () => {
+  await withSandbox(async ({ ws, outside }) => {
+    const dir = join(ws, "sub");
+    await Deno.mkdir(dir);
+    const old = new Date(Date.now() - 5 * 60_000);
+    const aged = async (name: string, text = "x") => {
+      await Deno.writeTextFile(join(dir, name), text);
+      await Deno.utime(join(dir, name), old, old);
+    };
+    // Left by a writer killed mid-write (SIGKILL) a while ago: removed.
+    await aged(".big.txt.tern-1bcf4c5d.tmp");
+    await aged(".a.txt.tern-0123abcd.tmp");
+    // A writer's file of a moment ago (it may still be writing): kept.
+    await Deno.writeTextFile(join(dir, ".c.txt.tern-89abcdef.tmp"), "fresh");
+    // Other names, however old: kept.
+    for (
+      const name of [
+        ".a.txt.tern-0123ABCD.tmp",
+        ".a.txt.tern-0123abc.tmp",
+        "a.txt.tern-0123abcd.tmp",
+        ".a.txt.tern-0123abcd.tmp.bak",
+        ".a.txt.tern-0123abcd.temp",
+        "notes.txt",
+      ]
+    ) await aged(name);
+    // A link or a folder with such a name: kept (and what the link leads to).
+    await Deno.writeTextFile(join(outside, "target.txt"), "keep");
+    const link = join(dir, ".l.txt.tern-11111111.tmp");
+    await Deno.symlink(join(outside, "target.txt"), link);
+    const touched = await new Deno.Command("touch", { args: ["-h", "-d", "5 minutes ago", link] })
+      .output();
+    ok(touched.success, "the link is old");
+    await Deno.mkdir(join(dir, ".d.tern-22222222.tmp"));
+    await Deno.utime(join(dir, ".d.tern-22222222.tmp"), old, old);
+    writeFileVerified(await checkPath(ws, "sub/new.txt", { forWrite: true }), "new");
+    deepEqual(await names(dir), [
+      ".a.txt.tern-0123ABCD.tmp",
+      ".a.txt.tern-0123abc.tmp",
+      ".a.txt.tern-0123abcd.temp",
+      ".a.txt.tern-0123abcd.tmp.bak",
+      ".c.txt.tern-89abcdef.tmp",
+      ".d.tern-22222222.tmp",
+      ".l.txt.tern-11111111.tmp",
+      "a.txt.tern-0123abcd.tmp",
+      "new.txt",
+      "notes.txt",
+    ]);
+    equal(await Deno.readTextFile(join(outside, "target.txt")), "keep");
+  });
+});
+
+Deno.test("writeFileVerified() leaves the temp files of other folders alone", async () => {
+  await withSandbox(async ({ ws }) => {
+    await Deno.mkdir(join(ws, "other"));
+    const left = join(ws, "other", ".a.txt.tern-1bcf4c5d.tmp");
+    await Deno.writeTextFile(left, "x");
+    const old = new Date(Date.now() - 5 * 60_000);
+    await Deno.utime(left, old, old);
+    writeFileVerified(await checkPath(ws, "b.txt", { forWrite: true }), "b");
+    deepEqual(await names(join(ws, "other")), [".a.txt.tern-1bcf4c5d.tmp"]);
+  });
+});
+
 Deno.test("writeFileVerified() refuses when its folder was removed after the check", async () => {
   await withSandbox(async ({ ws }) => {
     await Deno.mkdir(join(ws, "sub"));

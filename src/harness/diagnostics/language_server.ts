@@ -1,11 +1,11 @@
 /**
  * A small Language Server Protocol client for diagnostics after edits: one server process
  * (started from a launch the sandbox built, see `SandboxRuntime.serverLaunch`) in a process
- * group of its own, JSON-RPC over its stdin and stdout (`vscode-jsonrpc`, loaded with this
- * module), its stderr's tail kept for error messages. It opens each changed file, sends the
- * whole new text of each change and waits for the server's `publishDiagnostics` of that
- * version. It never sends a request that makes a server run anything (no code actions, no
- * commands).
+ * group of its own that dies with tern (see watched_process_group.ts), JSON-RPC over its stdin
+ * and stdout (`vscode-jsonrpc`, loaded with this module), its stderr's tail kept for error
+ * messages. It opens each changed file, sends the whole new text of each change and waits for
+ * the server's `publishDiagnostics` of that version. It never sends a request that makes a
+ * server run anything (no code actions, no commands).
  */
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -15,11 +15,8 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
-import {
-  killSandboxInit,
-  spawnProcessGroup,
-  terminateProcessGroup,
-} from "../../core/process_group.ts";
+import { killSandboxInit, terminateProcessGroup } from "../../core/process_group.ts";
+import { spawnWatchedProcessGroup } from "../../core/watched_process_group.ts";
 import type { BackgroundLaunch } from "../../sandbox/background_launch.ts";
 import type { Diagnostic } from "./parse.ts";
 
@@ -77,19 +74,11 @@ export class LanguageServer {
   /** Reads an open file again (see `start()`'s `readFile`). */
   #readFile: (file: string) => string | undefined = () => undefined;
 
-  private constructor(spec: ServerSpec, launch: BackgroundLaunch) {
+  private constructor(spec: ServerSpec, launch: BackgroundLaunch, child: Deno.ChildProcess) {
     this.spec = spec;
     this.#release = launch.release;
     this.#confined = launch.confined;
-    this.#child = spawnProcessGroup(launch.program, {
-      args: launch.args,
-      cwd: launch.cwd,
-      env: launch.env,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    });
+    this.#child = child;
     this.pid = this.#child.pid;
     const stderrRead = this.#keepStderr();
     this.#connection = createMessageConnection(
@@ -150,7 +139,14 @@ export class LanguageServer {
   ): Promise<LanguageServer> {
     let server: LanguageServer;
     try {
-      server = new LanguageServer(spec, launch);
+      // Outside bubblewrap nothing else ends it with tern: the watchdog does (inside, it costs
+      // a shell and changes nothing).
+      const child = await spawnWatchedProcessGroup(launch.program, {
+        args: launch.args,
+        cwd: launch.cwd,
+        env: launch.env,
+      });
+      server = new LanguageServer(spec, launch, child);
       server.#readFile = options.readFile;
     } catch (error) {
       launch.release?.();
