@@ -26,8 +26,10 @@ async function terminalState(tern: TmuxTern): Promise<{ title: string; buffers: 
 }
 
 /** Row index of the first line containing `text`, or -1. */
-function rowOf(screen: string, text: string): number {
-  return screen.split("\n").findIndex((line) => line.includes(text));
+/** The first row of `screen` at or after row `from` that holds `text`; -1 when none does. */
+function rowOf(screen: string, text: string, from = 0): number {
+  const at = screen.split("\n").slice(from).findIndex((line) => line.includes(text));
+  return at < 0 ? -1 : at + from;
 }
 
 Deno.test("tern interactive shows an escape-laden command as it is, facts before the model's reason", async () => {
@@ -56,13 +58,21 @@ Deno.test("tern interactive shows an escape-laden command as it is, facts before
     const dialog = await tern.waitForText("[n] deny", { scrollback: false });
 
     const title = rowOf(dialog, "Allow bash?");
-    const fact = rowOf(dialog, "rm -rf ~/important ␛[2K␍ls");
+    // The call's progress line above the dialog shows it too: what runs, controls visible.
+    ok(rowOf(dialog, "bash  rm -rf ~/important ␛[2K␍ls") >= 0, `the call's line:\n${dialog}`);
+    const fact = rowOf(dialog, "rm -rf ~/important ␛[2K␍ls", title);
     const said = rowOf(dialog, "Model's reason (unverified): just listing files, nothing else");
     ok(title >= 0, `the dialog's title is on screen:\n${dialog}`);
     ok(fact > title, `the real command is shown, controls visible:\n${dialog}`);
     ok(said > fact, `the model's reason comes after the facts, marked:\n${dialog}`);
     if (Deno.env.get("SHOW_SCREEN")) console.log(dialog);
-    ok(!dialog.includes("pwned"), "the model's title write is not shown as text either");
+    // The title write in the answer is removed; in the read's path (what the tool was asked
+    // for) it is shown, made visible, never obeyed.
+    equal(
+      dialog.split("pwned").length - 1,
+      dialog.split("␛]0;pwned-title␇").length - 1,
+      `"pwned" appears only as the visible form of the read's path:\n${dialog}`,
+    );
     ok(!dialog.includes("\u202e"), "no bidi override reaches the screen");
     ok(!dialog.includes("evil.example"), "a link's hidden address is not shown");
     ok(dialog.includes("Let me look at the docs."), `the answer's text is shown:\n${dialog}`);
@@ -70,7 +80,10 @@ Deno.test("tern interactive shows an escape-laden command as it is, facts before
     await tern.keys("n");
     const done = await tern.waitForText("Denied, so I stop here.");
     ok(done.includes("rm -rf ~/important"), `the transcript shows the real command:\n${done}`);
-    ok(done.includes("read  notes.txt"), `the read's line shows its path's text:\n${done}`);
+    ok(
+      done.includes("read  notes␛]0;pwned-title␇.txt"),
+      `the read's line shows its path as asked, controls visible:\n${done}`,
+    );
     equal(server.requests.length, 2);
     deepEqual(await terminalState(tern), before, "the title and clipboard are untouched");
   });
