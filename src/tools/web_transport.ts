@@ -20,6 +20,7 @@ import {
   type WebResponse,
 } from "./web_request.ts";
 import { denoDirEnv } from "../core/deno_dir_env.ts";
+import { readCapped } from "../core/read_capped.ts";
 
 /** Makes one guarded request. */
 export type WebTransport = (request: WebRequest) => Promise<WebResponse>;
@@ -160,7 +161,7 @@ async function runRequestProcess(
       "limit",
     );
   }
-  if (stdout.over) {
+  if (stdout.truncated) {
     throw new WebRequestError(
       `Cannot fetch "${request.url}": the request process's answer passed ` +
         `${MAX_ANSWER_BYTES / 1024 / 1024} MiB and was stopped`,
@@ -203,39 +204,6 @@ async function runRequestProcess(
 
 /** What V8 or Deno's allocator prints when the memory cap stops an allocation. */
 const OUT_OF_MEMORY = /out of memory|memory allocation of \d+ bytes failed/i;
-
-/**
- * The first `cap` bytes of `stream`, read to its end; `over` when more came (`onOver` is
- * called then, once).
- */
-async function readCapped(
-  stream: ReadableStream<Uint8Array>,
-  cap: number,
-  onOver?: () => void,
-): Promise<{ bytes: Uint8Array; over: boolean }> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let over = false;
-  for await (const chunk of stream) {
-    if (over) continue;
-    if (size + chunk.length > cap) {
-      chunks.push(chunk.subarray(0, cap - size));
-      size = cap;
-      over = true;
-      onOver?.();
-      continue;
-    }
-    chunks.push(chunk);
-    size += chunk.length;
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return { bytes, over };
-}
 
 let running = 0;
 const waiting: (() => void)[] = [];
