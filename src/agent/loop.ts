@@ -101,6 +101,11 @@ export interface TurnResult {
   /** The conversation after the turn: always well formed (every tool call has its result). */
   messages: Message[];
   error?: string;
+  /**
+   * A content filter or the model's own refusal ended the turn (exit reason `CLIENT_ERROR`), so
+   * front ends with a word for it (ACP's `refusal`) can say so.
+   */
+  refused?: true;
 }
 
 /** The identical call failing this many times in a row ends the turn. */
@@ -194,7 +199,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
         add(kept, reply.usage, answeredBy);
         emit(said(kept));
       }
-      return finish("CLIENT_ERROR", refusalMessage(reply.stopReason));
+      return { ...finish("CLIENT_ERROR", refusalMessage(reply.stopReason)), refused: true };
     }
     if (finishReason === "pause" && calls.length === 0) {
       // The server paused a long turn (Anthropic's `pause_turn`): the conversation sent back

@@ -292,6 +292,28 @@ Deno.test("tern acp tells the person why a turn failed, in the answer's text and
   });
 });
 
+Deno.test("tern acp ends a turn a content filter stopped with ACP's refusal", async () => {
+  await withBench(
+    [{ text: "Part of an answer", finishReason: "refusal" }],
+    async ({ connect, dir }) => {
+      await connect(async (ctx, editor) => {
+        const { sessionId } = await ctx.request(methods.agent.session.new, {
+          cwd: dir,
+          mcpServers: [],
+        });
+        const response = await ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: "hi" }],
+        });
+        equal(response.stopReason, "refusal");
+        equal((response._meta?.tern as { exitReason: string }).exitReason, "CLIENT_ERROR");
+        match(agentText(editor), /Part of an answer/);
+        match(agentText(editor), /content_filter/);
+      });
+    },
+  );
+});
+
 Deno.test("tern acp cancels a running turn on session/cancel", async () => {
   await withBench([{ fault: "hang" }], async ({ connect, dir, requested }) => {
     await connect(async (ctx) => {

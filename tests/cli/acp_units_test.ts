@@ -28,6 +28,7 @@ Deno.test("stopReasonFor() maps each exit reason onto ACP's stop reasons", () =>
   equal(stopReasonFor("MAX_ROUNDS"), "max_turn_requests");
   equal(stopReasonFor("LENGTH_LIMIT"), "max_tokens");
   equal(stopReasonFor("CLIENT_ERROR"), "end_turn");
+  equal(stopReasonFor("CLIENT_ERROR", true), "refusal");
 });
 
 Deno.test("toolKind() reads a call's kind from its arguments' shape, not its name", () => {

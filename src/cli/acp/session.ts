@@ -107,7 +107,7 @@ export class AcpSession {
     }
     await this.#updates;
     return {
-      stopReason: stopReasonFor(result.exitReason),
+      stopReason: stopReasonFor(result.exitReason, result.refused === true),
       _meta: {
         tern: {
           exitReason: result.exitReason,

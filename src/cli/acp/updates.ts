@@ -179,8 +179,12 @@ export function historyUpdates(messages: readonly Message[], workspace: string):
   return updates;
 }
 
-/** ACP's stop reason for how a turn ended. */
-export function stopReasonFor(exitReason: ExitReason): StopReason {
+/**
+ * ACP's stop reason for how a turn ended: `refused` when a content filter or the model's refusal
+ * ended it (tern's `CLIENT_ERROR`, ACP's `refusal`).
+ */
+export function stopReasonFor(exitReason: ExitReason, refused = false): StopReason {
+  if (refused) return "refusal";
   switch (exitReason) {
     case "CANCELLED":
       return "cancelled";
