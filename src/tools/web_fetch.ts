@@ -42,8 +42,8 @@ export function webFetchAccess(url: string, reader?: string): NetworkAccess {
     host = parsed.host;
     // What is requested: the parser drops tabs and line breaks a key could be split by.
     shown = parsed.href;
-    const decoded = visible(percentDecoded(parsed.href));
-    if (decoded !== parsed.href) shown = `${parsed.href} (decoded: ${decoded})`;
+    const decoded = shownDecoded(parsed.href);
+    if (decoded !== undefined) shown = `${parsed.href} (decoded: ${decoded})`;
   } catch {
     // An invalid URL is refused by the tool; the person still sees it whole.
   }
@@ -71,6 +71,16 @@ export function percentDecoded(text: string): string {
     if (next === current) return current;
     current = next;
   }
+}
+
+/**
+ * `text` percent-decoded ({@linkcode percentDecoded}) and made visible, for the person, the
+ * reviewer and the check for a known key to see beside the text as sent; undefined when
+ * decoding changes nothing.
+ */
+export function shownDecoded(text: string): string | undefined {
+  const decoded = visible(percentDecoded(text));
+  return decoded === text ? undefined : decoded;
 }
 
 /**

@@ -6,6 +6,7 @@ import * as z from "../core/zod.ts";
 import type { WebSearchProviderName } from "../config/types.ts";
 import { defineTool, type NetworkAccess, type Tool } from "./define.ts";
 import type { WebSearchOptions } from "./web_search_run.ts";
+import { shownDecoded } from "./web_fetch.ts";
 
 export type { WebSearchOptions } from "./web_search_run.ts";
 
@@ -16,7 +17,11 @@ export const webSearchSchema = z.strictObject({
   ),
 }).describe("Search the web");
 
-/** The providers' hosts a search reaches, and what a person is shown. */
+/**
+ * The providers' hosts a search reaches, and what a person is shown: a query with
+ * percent-escapes also decoded, so the person, the reviewer and the check for a known key see
+ * what a provider that decodes it would read.
+ */
 function webSearchAccess(
   query: string,
   options: WebSearchOptions,
@@ -26,9 +31,12 @@ function webSearchAccess(
   if (providers.length === 0) return undefined;
   const hosts = providers.map((p) => new URL(p.endpoint ?? endpoints[p.name]).host);
   const names = providers.map((p) => p.name);
+  const decoded = shownDecoded(query);
   return {
     host: [...new Set(hosts)].join(","),
-    what: `search ${JSON.stringify(query)} via ${names[0]}` +
+    what: `search ${JSON.stringify(query)}` +
+      (decoded === undefined ? "" : ` (decoded: ${JSON.stringify(decoded)})`) +
+      ` via ${names[0]}` +
       (names.length > 1 ? ` (fallback ${names.slice(1).join(", ")})` : ""),
   };
 }

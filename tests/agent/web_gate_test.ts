@@ -116,6 +116,35 @@ Deno.test("web_fetch never sends a known secret, even under :external", async ()
   });
 });
 
+Deno.test("web_search never sends a known secret in its query, percent-escaped or not", async () => {
+  let hits = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    hits++;
+    return Response.json({ results: [] });
+  });
+  const endpoint = `http://127.0.0.1:${server.addr.port}/search`;
+  const builtins: BuiltinToolOptions = {
+    webSearch: { providers: [{ name: "exa", key: "k", endpoint }] },
+  };
+  const escape = (text: string) =>
+    [...text].map((char) => `%${char.charCodeAt(0).toString(16)}`).join("");
+  try {
+    await withGate({ answers: [], profile: ":external", builtins }, async (box) => {
+      for (const query of [`docs ${SECRET}`, `docs ${escape(SECRET)}`, escape(escape(SECRET))]) {
+        expectError(
+          await box.call("web_search", { query }),
+          "POLICY_DENIED",
+          /would send a secret/,
+        );
+      }
+      equal(hits, 0);
+      ok(!JSON.stringify(box.audit).includes(SECRET), "the audit masks it");
+    });
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("web_fetch in AUTO is decided by the reviewer, who sees the exact URL", async () => {
   await withPage(async (url, hits) => {
     let allow = false;

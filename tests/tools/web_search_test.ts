@@ -177,6 +177,11 @@ Deno.test("web_search() and its network access say clearly when no provider is c
     host: "api.tavily.com,api.exa.ai",
     what: 'search "deno docs" via tavily (fallback exa)',
   });
+  // A query with escapes is shown decoded too: what a provider that decodes it reads.
+  deepEqual(await configured.network!({ query: "k %73k-%41B%0aC" }), {
+    host: "api.tavily.com,api.exa.ai",
+    what: 'search "k %73k-%41B%0aC" (decoded: "k sk-AB\u240aC") via tavily (fallback exa)',
+  });
 });
 
 Deno.test("get_search_content() reads back by responseId, url, urlIndex, query and queryIndex", async () => {
