@@ -8,12 +8,10 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
 import { readRecords, storeDir } from "../../src/harness/rewind/records.ts";
-import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import type { PermissionRule } from "../../src/config/schema.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
-import { ToolRegistry } from "../../src/tools/registry.ts";
-import { hostTool, strictCheckpoints } from "../support/host_tool.ts";
+import { checkpointedTurn, strictCheckpoints, temp } from "../support/host_tool.ts";
 import { Session } from "../../src/session/session.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
@@ -27,10 +25,6 @@ const RULES: PermissionRule[] = [
   { action: "deny", path: "**/.env" },
   { action: "deny", path: "secrets/**" },
 ];
-
-async function temp(prefix: string): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
-}
 
 function git(args: string[], cwd?: string): string {
   const out = new Deno.Command("git", {
@@ -65,19 +59,6 @@ function layOut(ws: string): void {
   Deno.writeTextFileSync(join(ws, "sub", "code.txt"), "code\n");
 }
 
-/** One turn of `session` whose command runs `body`, checkpointed by `checkpoints`. */
-async function turn(
-  session: Session,
-  checkpoints: TurnCheckpoints,
-  body: () => void,
-): Promise<string> {
-  const user = session.append({ type: "message", message: { role: "user", content: "go" } });
-  const tools = checkpoints.wrap(new ToolRegistry([hostTool(body)]), user.id);
-  await tools.get("bash")!.run({}, {} as never);
-  await checkpoints.endTurn();
-  return user.id;
-}
-
 Deno.test("TurnCheckpoints never stores the paths deny rules hide, in nested repositories too", async () => {
   const home = await temp("tern-home-");
   const ws = await temp("tern-ws-");
@@ -85,7 +66,7 @@ Deno.test("TurnCheckpoints never stores the paths deny rules hide, in nested rep
     layOut(ws);
     const session = Session.create(home, { cwd: ws, ternVersion: "test" });
     const checkpoints = strictCheckpoints(session, ws, () => RULES);
-    const entry = await turn(session, checkpoints, () => {
+    const entry = await checkpointedTurn(session, checkpoints, () => {
       Deno.writeTextFileSync(join(ws, "a.txt"), "two\n");
       Deno.writeTextFileSync(join(ws, "sub", "code.txt"), "changed\n");
     });
@@ -131,7 +112,7 @@ Deno.test("TurnCheckpoints drops a file stored before the deny rule, and a rewin
     let rules: PermissionRule[] = [];
     const checkpoints = strictCheckpoints(session, ws, () => rules);
     // Before the rule the secrets are checkpointed like any file.
-    const first = await turn(session, checkpoints, () => {
+    const first = await checkpointedTurn(session, checkpoints, () => {
       Deno.writeTextFileSync(join(ws, "a.txt"), "two\n");
     });
     const gitDir = storeDir(join(session.path, ".."));
@@ -140,7 +121,7 @@ Deno.test("TurnCheckpoints drops a file stored before the deny rule, and a rewin
     // The person adds the rules and rotates the secret between turns.
     rules = RULES;
     Deno.writeTextFileSync(join(ws, ".env"), "TOKEN=ROTATED-SECRET-0c4e\n");
-    await turn(session, checkpoints, () => {
+    await checkpointedTurn(session, checkpoints, () => {
       Deno.writeTextFileSync(join(ws, "a.txt"), "three\n");
     });
     equal(storeObjects(gitDir).includes("ROTATED-SECRET-0c4e"), false);
@@ -253,7 +234,7 @@ Deno.test("TurnCheckpoints never stores the file a hidden link leads to, and a r
     Deno.writeTextFileSync(join(ws, "a.txt"), "one\n");
     const session = Session.create(home, { cwd: ws, ternVersion: "test" });
     const checkpoints = strictCheckpoints(session, ws, () => RULES);
-    const entry = await turn(session, checkpoints, () => {
+    const entry = await checkpointedTurn(session, checkpoints, () => {
       Deno.writeTextFileSync(join(ws, "a.txt"), "two\n");
       Deno.writeTextFileSync(join(ws, "config", "prod.env"), `TOKEN=${KEY_SECRET}\n`);
     });

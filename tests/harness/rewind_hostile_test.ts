@@ -12,11 +12,7 @@ import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { Session } from "../../src/session/session.ts";
-import { strictCheckpoints } from "../support/host_tool.ts";
-
-async function temp(prefix: string): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
-}
+import { strictCheckpoints, temp } from "../support/host_tool.ts";
 
 function git(cwd: string, ...args: string[]): void {
   const out = new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" }).outputSync();

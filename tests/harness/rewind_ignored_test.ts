@@ -7,12 +7,8 @@ import { join } from "node:path";
 import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
 import { describePlan } from "../../src/cli/sessions_rewind.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
-import { hostTool, strictCheckpoints } from "../support/host_tool.ts";
+import { hostTool, strictCheckpoints, temp } from "../support/host_tool.ts";
 import { Session } from "../../src/session/session.ts";
-
-async function temp(prefix: string): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
-}
 
 Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote .gitignore", async () => {
   const home = await temp("tern-home-");

@@ -14,28 +14,9 @@ import {
   interruptedRewind,
 } from "../../src/harness/rewind/interrupted.ts";
 import { appendRecord, readRecords, recordsPath } from "../../src/harness/rewind/records.ts";
-import { ToolRegistry } from "../../src/tools/registry.ts";
-import { hostTool, strictCheckpoints } from "../support/host_tool.ts";
+import { checkpointedTurn, strictCheckpoints, temp } from "../support/host_tool.ts";
 import { Session } from "../../src/session/session.ts";
-import type { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
-
-async function temp(prefix: string): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
-}
-
-/** One turn of `session` whose command runs `body`, checkpointed by `checkpoints`. */
-async function turn(
-  session: Session,
-  checkpoints: TurnCheckpoints,
-  body: () => void,
-): Promise<string> {
-  const user = session.append({ type: "message", message: { role: "user", content: "go" } });
-  const tools = checkpoints.wrap(new ToolRegistry([hostTool(body)]), user.id);
-  await tools.get("bash")!.run({}, {} as never);
-  await checkpoints.endTurn();
-  return user.id;
-}
 
 const FILES = ["a.txt", "b.txt", "c.txt"];
 
@@ -60,8 +41,8 @@ testWith(
     try {
       const session = Session.create(home, { cwd: ws, ternVersion: "test" });
       const checkpoints = strictCheckpoints(session, ws);
-      await turn(session, checkpoints, () => writeAll(ws, "v1"));
-      const second = await turn(session, checkpoints, () => writeAll(ws, "v2"));
+      await checkpointedTurn(session, checkpoints, () => writeAll(ws, "v1"));
+      const second = await checkpointedTurn(session, checkpoints, () => writeAll(ws, "v2"));
       const options = { workspace: ws, scope: "files" as const, rules: [] };
       const plan = await planRewind(session, second, options);
       deepEqual(plan.changes.map((c) => c.path), FILES);

@@ -13,6 +13,7 @@ import type { RestoreOp } from "../../src/harness/rewind/restore_ops.ts";
 import { ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
 import { viewLauncher } from "../../src/harness/rewind/view.ts";
 import { bwrapNeed, type Need, testWith } from "../support/needs.ts";
+import { temp } from "../support/host_tool.ts";
 
 /** Exchanges the two names it is given (in its cwd) until its stdin has something or ends. */
 const FLIPPER = `
@@ -36,10 +37,6 @@ if (!flipperNeed.ok) console.warn(`\n!!!!! SKIPPED the rewind race tests: ${flip
 
 /** How long each race runs at most (it stops at the first leak). */
 const RACE_MS = 8_000;
-
-async function temp(prefix: string): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
-}
 
 /** Runs `race` while `a` and `b` (names in `cwd`) are exchanged; both are back in place after. */
 async function whileFlipping(cwd: string, a: string, b: string, race: () => Promise<void>) {

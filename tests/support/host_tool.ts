@@ -1,11 +1,18 @@
 /**
- * For checkpoint tests: a stand-in writing tool (a "bash" that runs a function on the host), and
- * the real TurnCheckpoints of a session that fails the test on any warning.
+ * For checkpoint tests: a stand-in writing tool (a "bash" that runs a function on the host), the
+ * real TurnCheckpoints of a session that fails the test on any warning, and one checkpointed
+ * turn of such a session.
  */
 import type { PermissionRule } from "../../src/config/schema.ts";
 import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import type { Session } from "../../src/session/session.ts";
 import type { Tool } from "../../src/tools/define.ts";
+import { ToolRegistry } from "../../src/tools/registry.ts";
+
+/** A fresh temporary folder, its path with links resolved (as tern's own paths are). */
+export async function temp(prefix: string): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
+}
 
 /** A "bash" tool (not read-only, run on the host) whose every call runs `body`. */
 export function hostTool(body: () => void): Tool {
@@ -38,4 +45,20 @@ export function strictCheckpoints(
     },
     rules,
   });
+}
+
+/**
+ * One turn of `session` whose one command runs `body`, checkpointed by `checkpoints`: resolves
+ * to the turn's user entry id once its closing snapshot is recorded.
+ */
+export async function checkpointedTurn(
+  session: Session,
+  checkpoints: TurnCheckpoints,
+  body: () => void,
+): Promise<string> {
+  const user = session.append({ type: "message", message: { role: "user", content: "go" } });
+  const tools = checkpoints.wrap(new ToolRegistry([hostTool(body)]), user.id);
+  await tools.get("bash")!.run({}, {} as never);
+  await checkpoints.endTurn();
+  return user.id;
 }
