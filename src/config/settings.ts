@@ -84,6 +84,7 @@ export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
 const MS = "a positive integer (milliseconds)";
 /** The default subagents at once and time limit: what a project's files may lower, not raise. */
 const SUBAGENTS = 4;
+const PLAN_NODES = 2;
 const SUBAGENT_MS = 600_000;
 const ESCALATION_MS = 300_000;
 
@@ -407,13 +408,20 @@ export const SETTINGS = {
     expect: '"auto", "always" or "never"',
     project: true,
   },
-  /** Plan nodes run at once by `tern plan` (each a ReAct worker). */
+  /**
+   * Plan nodes run at once by `tern plan` (each a ReAct worker); a project may only lower it, as
+   * with subagents: each worker costs model calls and a sandbox.
+   */
   planConcurrency: {
     rule: { kind: "integer", min: 1, max: 16 },
-    default: 2,
+    default: PLAN_NODES,
     env: ["TERN_PLAN_CONCURRENCY"],
     expect: "an integer from 1 to 16 (plan nodes run at once)",
-    project: true,
+    project: "narrower",
+    narrow: (value) =>
+      Number(value) > PLAN_NODES
+        ? `${value} plan nodes at once is more than the default ${PLAN_NODES}`
+        : undefined,
   },
   /** Subagents (spawn_agent) running at once; a project may only lower it. */
   maxSubagents: {

@@ -208,6 +208,7 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
         "rules",
         "limits",
         "maxSubagents",
+        "planConcurrency",
         "subagentTimeoutMs",
         "subagentEscalationTimeoutMs",
         "diagnostics",
@@ -218,6 +219,7 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
       [`{ "rules": [{ "action": "allow", "tool": "bash" }] }`, `Refusing "rules"`],
       [`{ "limits": { "processes": 4096 } }`, `Refusing "limits"`],
       [`{ "diagnostics": { "checkers": [] } }`, `Refusing "diagnostics"`],
+      [`{ "planConcurrency": 16 }`, `Refusing "planConcurrency"`],
     ];
     for (const [text, message] of cases) {
       write("cwd/.tern/config.jsonc", text);
