@@ -5,6 +5,7 @@
 import type { Node, ParseError } from "jsonc-parser";
 import { ConfigError, formatValue, jsoncSyntaxMessage, lineColumnAt } from "./errors.ts";
 import { parsePlainConfig } from "./_plain_config.ts";
+import { deeperThanAt, MAX_JSONC_DEPTH } from "./jsonc_depth.ts";
 import { checkSetting, isSecretKeyName, STRUCTURED_KEYS } from "./schema.ts";
 import { SETTING_KEYS, type SettingKey, SETTINGS, type Settings } from "./settings.ts";
 import { invalidSetting } from "./sources.ts";
@@ -16,7 +17,8 @@ export type FileLayer = "user" | "project";
  * Parses the JSONC `text` of config file `file` (used only in messages) into validated
  * settings. A file holding only whitespace and comments is an empty config. A file of valid
  * plain keys takes a quick path (`parsePlainConfig`) with the same result as the full check.
- * @throws {ConfigError} for a syntax error, a non-object top level, a key holding a secret, an
+ * @throws {ConfigError} for a syntax error, arrays and objects nested more than
+ *   {@linkcode MAX_JSONC_DEPTH} levels, a non-object top level, a key holding a secret, an
  *   unknown key or an invalid value: the first in file order, with its line and column.
  */
 export async function parseConfigFile(
@@ -51,6 +53,15 @@ export async function checkConfigFile(
     });
   };
 
+  // jsonc-parser and the checks after it recurse once per level: bounded before any of them.
+  const tooDeep = deeperThanAt(jsonc, source);
+  if (tooDeep !== undefined) {
+    return fail(
+      `arrays and objects are nested more than ${MAX_JSONC_DEPTH} levels deep; ` +
+        "no setting needs more than a few levels",
+      tooDeep,
+    );
+  }
   const errors: ParseError[] = [];
   const root = jsonc.parseTree(source, errors, { allowTrailingComma: true });
   if (root === undefined && jsonc.stripComments(source).trim() === "") return {};

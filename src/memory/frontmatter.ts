@@ -5,6 +5,13 @@
  * other YAML is parsed with the `yaml` package, loaded only then (its import costs about as much
  * as Deno's own start: bench/results/resources.md), so that the common case never pays it.
  */
+import { nestsDeeperThan } from "../core/json_depth.ts";
+
+/**
+ * Lists and mappings inside one another at most this deep in a frontmatter block: far more than
+ * any skill or template uses, and little enough for any later walk or `JSON.stringify` of it.
+ */
+export const MAX_FRONTMATTER_DEPTH = 64;
 
 /** A file's frontmatter and the Markdown after it. */
 export interface Frontmatter {
@@ -31,8 +38,10 @@ const CLOSE = /^---[ \t]*$/m;
 
 /**
  * Splits `text` (the content of `file`) into its frontmatter and body.
- * @throws {FrontmatterError} naming the file and line when the block is not closed or is not a
- *   YAML mapping.
+ * @throws {FrontmatterError} naming the file and line when the block is not closed, is not a
+ *   YAML mapping, or is YAML the `yaml` package refuses for any reason (a syntax error, more
+ *   than 16 aliases, nesting that overflows its parser), or whose lists and mappings nest more
+ *   than {@linkcode MAX_FRONTMATTER_DEPTH} levels or contain themselves.
  */
 export async function parseFrontmatter(text: string, file: string): Promise<Frontmatter> {
   const open = OPEN.exec(text);
@@ -49,20 +58,25 @@ export async function parseFrontmatter(text: string, file: string): Promise<Fron
   try {
     data = parse(block, { prettyErrors: true, uniqueKeys: true, maxAliasCount: 16 });
   } catch (error) {
-    if (error instanceof YAMLParseError) {
-      // The block starts on the file's line 2.
-      const line = (error.linePos?.[0]?.line ?? 1) + 1;
-      throw new FrontmatterError(
-        file,
-        line,
-        error.message.split("\n")[0].replace(/ at line.*$/, ""),
-      );
-    }
-    throw error;
+    // Whatever the package throws (a syntax error, too many aliases, too deep a nesting) is
+    // this one file's fault, so the file is skipped with its name and tern goes on.
+    const message = error instanceof Error ? error.message : String(error);
+    // The block starts on the file's line 2.
+    const line = error instanceof YAMLParseError ? (error.linePos?.[0]?.line ?? 1) + 1 : 2;
+    throw new FrontmatterError(file, line, message.split("\n")[0].replace(/ at line.*$/, ""));
   }
   if (data === null || data === undefined) return { data: {}, body };
   if (typeof data !== "object" || Array.isArray(data)) {
     throw new FrontmatterError(file, 2, "it is not a mapping of keys (`name: value` lines)");
+  }
+  // An alias inside its own anchor (`&a [*a]`) makes the data contain itself: endlessly deep.
+  if (nestsDeeperThan(data, MAX_FRONTMATTER_DEPTH)) {
+    throw new FrontmatterError(
+      file,
+      2,
+      `its lists and mappings nest more than ${MAX_FRONTMATTER_DEPTH} levels deep, or an ` +
+        "alias refers to the list or mapping it is in",
+    );
   }
   return { data: data as Record<string, unknown>, body };
 }
