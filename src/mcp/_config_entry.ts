@@ -14,7 +14,7 @@ import {
   type KeyPath,
 } from "./_config_values.ts";
 import { pinnedFiles, pinnedWorkspace } from "./_pinned_files.ts";
-import { projectFolderProblem } from "./project_paths.ts";
+import { isInside, projectFolderProblem } from "./project_paths.ts";
 import {
   type McpSandboxSettings,
   type McpScope,
@@ -181,11 +181,6 @@ export async function parseServerEntry(
     if (server.command === "") {
       fail(at("command"), "expands to an empty string — set the variable it uses");
     }
-    // A user file has no workspace of its own: its relative paths start at the file.
-    const base = context.scope === "user" ? dirname(context.file) : context.workspace;
-    server.cwd = entry.cwd === undefined
-      ? context.workspace
-      : resolve(base, expand(entry.cwd, at("cwd")));
     // A project's server runs in bubblewrap whatever its file says: only the person's own
     // files may run a server without one (define it in ~/.tern/mcp.json to choose).
     const project = context.scope === "project";
@@ -194,6 +189,11 @@ export async function parseServerEntry(
       context.workspace,
     );
     if (sandbox) server.sandbox = sandbox;
+    // A user file has no workspace of its own: its relative paths start at the file.
+    const base = context.scope === "user" ? dirname(context.file) : context.workspace;
+    server.cwd = entry.cwd === undefined
+      ? defaultCwd(context, sandbox !== undefined)
+      : resolve(base, expand(entry.cwd, at("cwd")));
     if (project) {
       // Checked again before each start (mcp_setup.ts): a folder may become a symlink later.
       const folders = [
@@ -272,6 +272,28 @@ function resolveTransport(
     );
   }
   return command !== undefined ? "stdio" : "http";
+}
+
+/**
+ * Where a stdio server without `cwd` starts. In bubblewrap (every project server), the
+ * workspace. The person's own server on the host, in the folder of the file that defines it
+ * (their tern home), or at `/` when that folder lies in the workspace (tern run in the home
+ * folder): launchers load code from where they start (`python -m` from that folder, `npx`,
+ * `node` and `uv run` from it and the folders above), and what runs on the host must not be the
+ * repository's choice.
+ */
+function defaultCwd(context: EntryContext, sandboxed: boolean): string {
+  if (sandboxed) return context.workspace;
+  const folder = dirname(context.file);
+  return isInside(context.workspace, realPathOr(folder)) ? "/" : folder;
+}
+
+function realPathOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function sandboxSettings(

@@ -13,6 +13,7 @@ import {
   lineColumnAt,
 } from "../config/errors.ts";
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
+import { deeperThanAt, MAX_JSONC_DEPTH } from "../config/jsonc_depth.ts";
 import type { ConfigFormat } from "./_config_schema.ts";
 import { formatKeyPath, type KeyPath } from "./_config_values.ts";
 import { namesOverlap, toolPrefix } from "./tool_names.ts";
@@ -28,11 +29,12 @@ export interface LoadMcpConfigOptions {
   env: (name: string) => string | undefined;
   /**
    * Given: a problem is told here and disables only what it touches: a bad server entry or an
-   * unset `${VAR}`, that server (in any file); a project file that cannot be parsed, its
-   * servers. A skipped project file (a symlink out of the workspace, a hard link) is told here
-   * too. Absent: such problems throw, and skipped files warn on stderr. A file of the person's
-   * own that cannot be parsed always throws: which names it defines, and so keeps from a
-   * project's servers, is unknown.
+   * unset `${VAR}`, that server (in any file); a project file or folder that cannot be read or
+   * parsed (a folder named `.mcp.json`, nesting past 64 levels, anything), its servers. A
+   * skipped project file (a symlink out of the workspace, a hard link) is told here too.
+   * Absent: such problems throw, and skipped files warn on stderr. A file of the person's own
+   * that cannot be parsed always throws: which names it defines, and so keeps from a project's
+   * servers, is unknown.
    */
   warn?: Warn;
 }
@@ -62,7 +64,7 @@ interface ConfigSource {
  * skipped). When the workspace's `.tern` is tern's home itself, its files count once, as the
  * user's.
  * @throws {ConfigError} naming the file and the key (and line/column for syntax errors); for a
- *   project file only when `options.warn` is absent.
+ *   project file only when `options.warn` is absent, and then for any problem with it.
  */
 export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpConfigResult> {
   const sources = await readSources(options);
@@ -75,24 +77,25 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
   // The person's own names, those that failed too: a project's server never takes one.
   const ownNames = new Map<string, string>();
   // A problem costs only what it touches, when someone can be told.
-  const isolate = async <T>(what: string, fn: () => Promise<T> | T) => {
-    if (options.warn === undefined) return await fn();
+  const isolate = async <T>(source: ConfigSource, what: string, fn: () => Promise<T> | T) => {
     try {
       return await fn();
     } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      options.warn(`${error.message} — ${what} not used`);
+      const problem = source.scope === "project" ? projectProblem(source.file, error) : error;
+      if (options.warn === undefined || !(problem instanceof ConfigError)) throw problem;
+      options.warn(`${problem.message} — ${what} not used`);
       return undefined;
     }
   };
   for (const source of sources) {
     const parsed = source.scope === "user"
       ? parseSource(jsonc, source)
-      : await isolate("its servers are", () => parseSource(jsonc, source));
+      : await isolate(source, "its servers are", () => parseSource(jsonc, source));
     if (parsed === undefined) continue;
     for (const { path, value } of parsed.entries) {
       if (source.scope === "user") ownNames.set(path[1], source.file);
       const server = await isolate(
+        source,
         `server "${path[1]}" is`,
         () =>
           parseServerEntry(value, path, {
@@ -141,9 +144,10 @@ async function readSources(options: LoadMcpConfigOptions): Promise<ConfigSource[
   const { ternHome, workspace } = options;
   const candidates: Omit<ConfigSource, "text">[] = [];
   const addFolder = async (folder: string, scope: McpScope) => {
-    for (const file of await listJsonFiles(folder)) {
-      candidates.push({ file, scope, format: "tern" });
-    }
+    const files = scope === "user"
+      ? await listJsonFiles(folder)
+      : await readProjectFile(folder, options, () => listJsonFiles(folder));
+    for (const file of files ?? []) candidates.push({ file, scope, format: "tern" });
   };
   candidates.push({ file: join(ternHome, "mcp.json"), scope: "user", format: "tern" });
   await addFolder(join(ternHome, "mcp"), "user");
@@ -161,10 +165,43 @@ async function readSources(options: LoadMcpConfigOptions): Promise<ConfigSource[
   for (const candidate of candidates) {
     const text = candidate.scope === "user"
       ? await readOptionalText(candidate.file)
-      : readWorkspaceText(workspace, candidate.file, { what: "MCP config", warn: options.warn });
+      : await readProjectFile(candidate.file, options, () =>
+        readWorkspaceText(workspace, candidate.file, { what: "MCP config", warn: options.warn }));
     if (text !== undefined) sources.push({ ...candidate, text });
   }
   return sources;
+}
+
+/**
+ * `read()`, where a project's file or folder that cannot be read (a folder named `.mcp.json`,
+ * no permission, anything) costs only its own servers: `options.warn` is told, naming it, and
+ * undefined is returned. Without `warn`, the problem throws as a ConfigError naming the file.
+ */
+async function readProjectFile<T>(
+  file: string,
+  options: LoadMcpConfigOptions,
+  read: () => Promise<T> | T,
+): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    const problem = projectProblem(file, error);
+    if (options.warn === undefined) throw problem;
+    options.warn(`${problem.message} — its servers are not used`);
+    return undefined;
+  }
+}
+
+/**
+ * `error`, met while reading a project's file, as a ConfigError naming `file`: a repository may
+ * write anything there, and what goes wrong with one file must stay that file's problem.
+ */
+function projectProblem(file: string, error: unknown): ConfigError {
+  if (error instanceof ConfigError) return error;
+  return new ConfigError(`Cannot use MCP config "${file}": ${describeReadError(error)}`, {
+    file,
+    cause: error,
+  });
 }
 
 /** The `*.json` files in `folder` sorted by name; none when it does not exist. Dot files are skipped. */
@@ -204,6 +241,7 @@ function isMissing(error: unknown): boolean {
 }
 
 type Jsonc = typeof import("jsonc-parser");
+
 type Raise = (path: KeyPath, text: string) => never;
 
 /**
@@ -217,6 +255,16 @@ function parseSource(
   const { file, format } = source;
   // A byte order mark is invisible to the reader, so offsets (and columns) start after it.
   const text = source.text.charCodeAt(0) === 0xfeff ? source.text.slice(1) : source.text;
+  // The parser recurses once per level: a file nested thousands deep would overflow the stack.
+  const tooDeep = deeperThanAt(jsonc, text);
+  if (tooDeep !== undefined) {
+    const position = lineColumnAt(text, tooDeep);
+    throw new ConfigError(
+      `Invalid MCP config "${file}": line ${position.line}, column ${position.column}: nested ` +
+        `more than ${MAX_JSONC_DEPTH} levels deep — an MCP config needs no more than a few`,
+      { file, ...position },
+    );
+  }
   const errors: ParseError[] = [];
   const root = jsonc.parseTree(text, errors, { allowTrailingComma: true });
   if (root === undefined && jsonc.stripComments(text).trim() === "") return undefined;

@@ -41,7 +41,11 @@ export interface McpServerConfig {
   args: string[];
   /** stdio: variables added to the server's minimal environment (PATH, HOME, …). */
   env: Record<string, string>;
-  /** stdio: working directory, absolute (default: the workspace). */
+  /**
+   * stdio: working directory, absolute. Default: the workspace for a server in bubblewrap; for
+   * the person's own server outside it, the folder of the file that defines it (or `/` when
+   * that folder is in the workspace), never a folder the repository controls.
+   */
   cwd?: string;
   /** http: the Streamable HTTP endpoint. */
   url?: string;

@@ -291,6 +291,40 @@ Deno.test("loadMcpConfig() resolves cwd and sandbox paths to absolute ones", asy
   });
 });
 
+Deno.test("loadMcpConfig() starts the person's server outside bubblewrap in its file's folder, one in bubblewrap in the workspace", async () => {
+  await withMcpConfig(async (fixture) => {
+    fixture.write(
+      USER,
+      `{ "servers": { "host": { "command": "x" }, "boxed": { "command": "x", "sandbox": true },
+        "off": { "command": "x", "sandbox": false } } }`,
+    );
+    fixture.write("home/.tern/mcp/extra.json", `{ "servers": { "more": { "command": "x" } } }`);
+    fixture.write(PROJECT, `{ "servers": { "p": { "command": "x", "sandbox": false } } }`);
+    const { servers } = await fixture.load();
+    const { ternHome, workspace } = fixture;
+    assert.equal(byName(servers, "host").cwd, ternHome);
+    assert.equal(byName(servers, "off").cwd, ternHome);
+    assert.equal(byName(servers, "more").cwd, join(ternHome, "mcp"));
+    assert.equal(byName(servers, "boxed").cwd, workspace);
+    assert.equal(byName(servers, "p").cwd, workspace);
+  });
+});
+
+Deno.test("loadMcpConfig() starts the person's server outside bubblewrap at / when their tern home is in the workspace", async () => {
+  await withMcpConfig(async (fixture) => {
+    // Run in the home folder: the workspace's .tern is tern's home.
+    const ternHome = join(fixture.workspace, ".tern");
+    fixture.write("ws/.tern/mcp.json", `{ "servers": { "host": { "command": "x" } } }`);
+    const { servers } = await loadMcpConfig({
+      ternHome,
+      workspace: fixture.workspace,
+      env: () => undefined,
+    });
+    assert.equal(byName(servers, "host").scope, "user");
+    assert.equal(byName(servers, "host").cwd, "/");
+  });
+});
+
 Deno.test("loadMcpConfig() lists disabled servers with enabled false", async () => {
   await withMcpConfig(async (fixture) => {
     fixture.write(
