@@ -9,4 +9,9 @@ export interface Dialog<T> {
    */
   render(width: number, height?: number): string[];
   handle(event: KeyEvent): { done: true; value: T } | { done: false };
+  /**
+   * The answer when the dialog closes unanswered because the session ends (a hangup, a kill,
+   * Ctrl-D): what Esc gives, and never more than that (the permission question's is a denial).
+   */
+  readonly cancelled: T;
 }

@@ -40,8 +40,9 @@ interface Choice<T> {
  * facts, every argument in full (indented JSON, made visible) and the whole diff, its long lines
  * wrapped. Keys: y / a / n pick at once; r opens a reason field (Enter sends the denial with
  * it, as the call's observation; Esc goes back); v pages the whole request and diff (Esc goes
- * back); left, right, up, down and Tab move the highlight, Enter picks it; Esc and Ctrl-C deny. The highlight starts on "deny", so
- * an Enter typed for the editor never approves anything.
+ * back); left, right, up, down and Tab move the highlight, Enter picks it; Esc and Ctrl-C deny,
+ * and so does the session's end while it is open. The highlight starts on "deny", so an Enter
+ * typed for the editor never approves anything.
  */
 export function permissionDialog(
   request: ReviewRequest,
@@ -87,6 +88,7 @@ export function permissionDialog(
     ].map((line) => truncateToWidth(line, width));
   };
   return {
+    cancelled: "deny",
     render(width, height = Number.POSITIVE_INFINITY) {
       if (mode === "full") return renderFull(width, height);
       const paint = riskPaint(request.reason, t);

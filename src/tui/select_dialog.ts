@@ -29,8 +29,9 @@ export interface SelectOptions<T> {
 /**
  * A list picker. Up/Down (also Ctrl-P/Ctrl-N, and j/k when not filterable), PageUp/PageDown,
  * Home/End move; typing filters when `filterable` (Backspace and Ctrl-U edit the filter);
- * Enter picks the selected item; Esc or Ctrl-C cancels with `undefined`. The rows scroll in a
- * window of `maxVisible` with `↑ N more` / `↓ N more` markers.
+ * Enter picks the selected item; Esc or Ctrl-C cancels with `undefined`, and so does the
+ * session's end. The rows scroll in a window of `maxVisible` with `↑ N more` / `↓ N more`
+ * markers.
  */
 export function selectDialog<T>(options: SelectOptions<T>): Dialog<T | undefined> {
   const t = options.theme;
@@ -69,6 +70,7 @@ export function selectDialog<T>(options: SelectOptions<T>): Dialog<T | undefined
   };
 
   return {
+    cancelled: undefined,
     render(width) {
       const lines = [truncateToWidth(t.bold(options.title), width)];
       if (options.filterable) {

@@ -13,6 +13,8 @@ import { Session } from "../../src/session/session.ts";
 import { Editor } from "../../src/tui/editor.ts";
 import { key, textKey } from "../../src/tui/key_event.ts";
 import { selectDialog } from "../../src/tui/select_dialog.ts";
+import { permissionDialog } from "../../src/tui/dialogs.ts";
+import type { ReviewRequest } from "../../src/sandbox/review.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { TranscriptView } from "../../src/tui/view.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
@@ -225,6 +227,92 @@ Deno.test("InteractiveApp runs slash commands, refuses unknown ones and shows di
     await app.idle;
     deepEqual(seen, ["now:blue"]);
     equal(h.provider.requests.length, 0, "commands never reach the model");
+  } finally {
+    await h.close();
+  }
+});
+
+/** `promise`'s value, or "pending" when it has not settled within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | "pending"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"pending">((resolve) => timer = setTimeout(resolve, ms, "pending"));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const RM: ReviewRequest = {
+  tool: "bash",
+  args: { command: "rm -rf build" },
+  summary: "rm -rf build",
+  reason: "destructive: deletes files (rm -rf)",
+  profile: ":workspace",
+  rememberable: true,
+};
+
+/** A /pick command that opens a picker and records what it got. */
+function pickCommand(seen: unknown[]) {
+  const commands = new CommandRegistry([{
+    name: "pick",
+    description: "pick a colour",
+    run: async (context) => {
+      seen.push(
+        await context.pick(selectDialog({
+          theme: context.theme,
+          title: "Colour",
+          items: [{ label: "red", value: "red" }, { label: "blue", value: "blue" }],
+        })),
+      );
+    },
+  }]);
+  const context = (self: InteractiveApp) =>
+    ({ theme: themeFor(false), pick: (dialog) => self.pick(dialog) }) as Pick<
+      ReturnType<ContextFactory>,
+      "theme" | "pick"
+    > as ReturnType<ContextFactory>;
+  return { commands, context };
+}
+
+Deno.test("InteractiveApp.exit() answers every open dialog: a picker with nothing, a question with a denial", async () => {
+  const seen: unknown[] = [];
+  const { commands, context } = pickCommand(seen);
+  const h = await harness([], commands, context);
+  try {
+    // No signal ends this question: only the exit can. Its reason field is open (where Esc
+    // goes back rather than answering), and a picker waits behind it.
+    const question = h.app.pick(permissionDialog(RM, { theme: themeFor(false) }));
+    h.app.key(textKey("r"));
+    ok(h.frame().some((line) => line.includes("Reason for the model")), h.frame().join("\n"));
+    h.app.submit("/pick now");
+    h.app.exit();
+    equal(await within(h.app.idle, 2_000), undefined, "the command waiting on its picker ended");
+    deepEqual(seen, [undefined], "the picker answered as cancelled");
+    equal(await within(question, 2_000), "deny", "the permission question answered as a denial");
+    const late = h.app.pick(selectDialog({ theme: themeFor(false), title: "Late", items: [] }));
+    equal(await within(late, 2_000), undefined, "a dialog asked after the exit answers at once");
+    equal(h.exits(), 1);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("InteractiveApp.pick() shows a dialog asked while another is open after it, losing neither", async () => {
+  const seen: unknown[] = [];
+  const { commands, context } = pickCommand(seen);
+  const h = await harness([], commands, context);
+  try {
+    type(h.app, "/pick now");
+    const question = h.app.pick(permissionDialog(RM, { theme: themeFor(false) }));
+    ok(h.frame().includes("Colour"), "the picker stays on screen, under the person's keys");
+    h.app.key(key("down"));
+    h.app.key(key("enter"));
+    await h.app.idle;
+    deepEqual(seen, ["blue"]);
+    ok(h.frame().some((line) => line.includes("Allow bash?")), h.frame().join("\n"));
+    h.app.key(textKey("y"));
+    equal(await within(question, 2_000), "once");
   } finally {
     await h.close();
   }

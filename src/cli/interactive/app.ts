@@ -78,12 +78,22 @@ export interface AppOptions {
   transcript?: () => { lines: string[]; blocks?: BlockDraw[] };
 }
 
+/** A dialog on screen or waiting its turn, and the answer's receiver. */
+interface OpenDialog {
+  dialog: Dialog<unknown>;
+  resolve: (value: unknown) => void;
+}
+
 /** How long a first Ctrl-C on an empty editor waits for the second, in milliseconds. */
 const EXIT_CONFIRM_MS = 2_000;
 
 export class InteractiveApp {
   readonly #options: AppOptions;
-  #dialog: { dialog: Dialog<unknown>; resolve: (value: unknown) => void } | undefined;
+  /**
+   * The dialogs waiting for the person, in the order they were asked: the first is on screen,
+   * the others wait their turn (a dialog never changes under the person's keys).
+   */
+  #dialogs: OpenDialog[] = [];
   #running: AbortController | undefined;
   #turnStarted = 0;
   /** Milliseconds of the running turn spent with a dialog waiting for the person. */
@@ -127,13 +137,12 @@ export class InteractiveApp {
   /** Handles one input event. */
   key(event: KeyEvent): void {
     if (this.#exited || event.kind === "report") return;
-    if (this.#dialog) {
-      const result = this.#dialog.dialog.handle(event);
+    const open = this.#dialogs[0];
+    if (open) {
+      const result = open.dialog.handle(event);
       if (result.done) {
-        const { resolve } = this.#dialog;
-        this.#dialog = undefined;
-        this.#resumeClock();
-        resolve(result.value);
+        this.#close(open);
+        open.resolve(result.value);
       }
       this.frame();
       return;
@@ -321,25 +330,34 @@ export class InteractiveApp {
     this.frame();
   }
 
-  /** Shows `dialog` in place of the editor until it is done, or until `signal` fires. */
+  /**
+   * Shows `dialog` in place of the editor (after the dialogs asked before it) until it is done;
+   * rejects when `signal` fires first. When the session ends first it resolves with the
+   * dialog's `cancelled` answer, at once if it has ended already: nothing waits on a person who
+   * has left.
+   */
   pick<T>(dialog: Dialog<T>, signal?: AbortSignal): Promise<T> {
+    if (this.#exited) return Promise.resolve(dialog.cancelled);
+    if (signal?.aborted) return Promise.reject(new Error("cancelled"));
     return new Promise<T>((resolve, reject) => {
-      const entry = { dialog, resolve } as {
-        dialog: Dialog<unknown>;
-        resolve: (v: unknown) => void;
-      };
-      this.#dialog = entry;
+      const entry: OpenDialog = { dialog, resolve: resolve as (value: unknown) => void };
+      this.#dialogs.push(entry);
       if (this.#running) this.#dialogSince ??= this.#now();
       signal?.addEventListener("abort", () => {
-        if (this.#dialog === entry) {
-          this.#dialog = undefined;
-          this.#resumeClock();
-        }
+        this.#close(entry);
         this.frame();
         reject(new Error("cancelled"));
       }, { once: true });
       this.frame();
     });
+  }
+
+  /** Takes `entry` off the dialogs; when none is left, the turn's clock runs again. */
+  #close(entry: OpenDialog): void {
+    const at = this.#dialogs.indexOf(entry);
+    if (at < 0) return;
+    this.#dialogs.splice(at, 1);
+    if (this.#dialogs.length === 0) this.#resumeClock();
   }
 
   /** Writes a notice line into the transcript (its text may come from anywhere: sanitized). */
@@ -372,12 +390,19 @@ export class InteractiveApp {
     else this.#scheduleFrame();
   }
 
-  /** Leaves the session: aborts a running turn and tells the owner. */
+  /**
+   * Leaves the session: aborts a running turn and the running command, answers every open
+   * dialog with its `cancelled` value (a picker with nothing, the permission question with a
+   * denial), so nothing the session waits for can keep the process alive, and tells the owner.
+   */
   exit(): void {
     if (this.#exited) return;
     this.#exited = true;
     this.abort();
     this.#commandAbort?.abort();
+    const open = this.#dialogs;
+    this.#dialogs = [];
+    for (const { dialog, resolve } of open) resolve(dialog.cancelled);
     clearInterval(this.#ticker);
     clearTimeout(this.#hintTimer);
     this.#options.onExit();
@@ -398,11 +423,12 @@ export class InteractiveApp {
     let cursor: { row: number; col: number } | undefined;
     if (this.#hint) lines.push(theme.yellow(this.#hint));
     const status = statusLine(this.#statusInfo(), width, theme);
-    if (this.#dialog) {
+    const open = this.#dialogs[0];
+    if (open) {
       // The live region keeps its last rows: the dialog fits itself above the status line.
       const rows = screen.rows?.();
       const room = rows === undefined ? undefined : Math.max(1, rows - 1 - status.length);
-      lines.push(...this.#dialog.dialog.render(width, room));
+      lines.push(...open.dialog.render(width, room));
     } else {
       const edited = editor.render(width, theme, {
         placeholder: this.#running

@@ -1,7 +1,6 @@
 /** A resumed or re-branched session's conversation, as transcript lines for scrollback. */
 import type { ReplayState } from "../../session/replay.ts";
 import { visibleText } from "../../core/terminal_text.ts";
-import { oneLine } from "../../tui/format.ts";
 import { renderMarkdown } from "../../tui/markdown.ts";
 import type { Theme } from "../../tui/theme.ts";
 import { truncateToWidth } from "../../tui/width.ts";
@@ -48,9 +47,10 @@ export function transcriptBlock(
         parts.push((w) => w === width ? first : renderMarkdown(content, w, theme));
       }
       for (const call of message.toolCalls ?? []) {
-        // The arguments as written, made visible (never stripped): the line names what ran.
+        // The name and arguments as written, made visible (never stripped): the line names
+        // what ran, and a sequence cannot hide its payload.
         const args = visibleText(call.arguments.slice(0, 1_000));
-        const line = theme.dim(`  ↳ ${oneLine(call.name)} ${args}`);
+        const line = theme.dim(`  ↳ ${visibleText(call.name)} ${args}`);
         parts.push((w) => [truncateToWidth(line, w)]);
       }
     }

@@ -136,6 +136,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
 
   await done;
   for (const signal of signals) Deno.removeSignalListener(signal, hangup);
+  // The exit answered every open dialog as cancelled: a command waiting on one has ended.
   await app.idle.catch(() => {});
   // Someone who left at once gets no servers or sandbox started behind the shutdown.
   await controller.close();
