@@ -3,8 +3,9 @@
  * session's folder, and the model gets its beginning and end plus the path, which the `read`
  * tool may open (the folder is granted to the file tools for reading).
  */
-import { join } from "../core/path.ts";
+import { dirname, join } from "../core/path.ts";
 import type { Observation } from "../core/observation.ts";
+import { makeRealFolder } from "../session/regular_file.ts";
 import { truncateMiddle } from "../tools/truncate.ts";
 
 /** Characters of a long result the model sees before it reads the rest. */
@@ -46,7 +47,8 @@ export async function applyToolResultBudget(
 }
 
 async function saveResult(text: string, callId: string, dir: string): Promise<string> {
-  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  // `<session>/tool-results`: neither folder may be a link that takes the result elsewhere.
+  makeRealFolder(dir, dirname(dirname(dir)), { what: "tool result" });
   const safe = callId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "call";
   const path = join(dir, `${safe}-${crypto.randomUUID().slice(0, 8)}.txt`);
   await Deno.writeTextFile(path, text, { createNew: true, mode: 0o600 });

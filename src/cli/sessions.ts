@@ -6,7 +6,7 @@ import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
 import { forkSession } from "../session/fork.ts";
 import { loadSession } from "../session/load.ts";
-import { findSession, latestSession, listSessions } from "../session/paths.ts";
+import { findSession, isOwnSessionFile, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
@@ -74,10 +74,28 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       return 0;
     }
     case "fork": {
-      const fork = await forkSession(ternHome, path, { entryId: line.entry, ternVersion: VERSION });
+      // A file tern did not write gives only its conversation, in this workspace (fork.ts).
+      const imported = !isOwnSessionFile(ternHome, path);
+      const fork = await forkSession(ternHome, path, {
+        entryId: line.entry,
+        ternVersion: VERSION,
+        workspace,
+      });
       fork.close();
-      out(line.json ? JSON.stringify({ id: fork.id, path: fork.path }) + "\n" : `${fork.id}\n`);
+      out(
+        line.json
+          ? JSON.stringify({ id: fork.id, path: fork.path, ...(imported ? { imported } : {}) }) +
+            "\n"
+          : `${fork.id}\n`,
+      );
       if (!line.json) {
+        if (imported) {
+          err(
+            `tern: "${path}" is not one of tern's sessions: imported its conversation only ` +
+              "(no model, mode, profile, approvals, grants, pins, plans or subagent runs) " +
+              `into "${workspace}"\n`,
+          );
+        }
         err(`tern: forked into ${fork.path}; continue it with tern run -r ${fork.id}\n`);
       }
       return 0;

@@ -3,6 +3,7 @@
  * and fresh memory is what costs most here: reading the whole file and decoding it into one
  * string touches two or three times its size, while a line at a time touches about one.
  */
+import { openRegularFile, openRegularFileSync } from "./regular_file.ts";
 
 /**
  * Called with each line's bytes, without the "\n" (only valid during the call), and its
@@ -77,14 +78,15 @@ class LineSplitter {
 
 /**
  * Reads the file at `path` and calls `onLine` for each line, the last one even without a
- * final "\n". `chunkSize` (default 1 MiB) caps the read buffer. Throws what `Deno.open` throws.
+ * final "\n". `chunkSize` (default 1 MiB) caps the read buffer. Throws what
+ * `openRegularFile` throws (a SessionFileError for a link, FIFO or device).
  */
 export async function scanLines(
   path: string,
   onLine: LineHandler,
   options: { chunkSize?: number } = {},
 ): Promise<LineScan> {
-  using file = await Deno.open(path);
+  using file = await openRegularFile(path, { read: true });
   const size = (await file.stat()).size;
   const buffer = new Uint8Array(Math.max(1, Math.min(options.chunkSize ?? CHUNK, size + 1)));
   const splitter = new LineSplitter(onLine);
@@ -98,14 +100,14 @@ export async function scanLines(
 
 /**
  * `scanLines()` without awaiting, over the first `end` bytes only (default: the whole file);
- * for reading what lies before a part already read. Throws what `Deno.openSync` throws.
+ * for reading what lies before a part already read. Throws what `openRegularFileSync` throws.
  */
 export function scanLinesSync(
   path: string,
   onLine: LineHandler,
   options: { end?: number } = {},
 ): LineScan {
-  using file = Deno.openSync(path);
+  using file = openRegularFileSync(path, { read: true });
   const size = Math.min(file.statSync().size, options.end ?? Infinity);
   const buffer = new Uint8Array(Math.max(1, Math.min(CHUNK, size + 1)));
   const splitter = new LineSplitter(onLine);

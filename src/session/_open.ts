@@ -31,7 +31,7 @@ export async function openForResume(path: string): Promise<Opened> {
   const tail = loadTail(path);
   const whole = tail.start === tail.headerEnd;
   const index = whole ? undefined : readIdIndex(path, tail.header.id);
-  if (whole || (index && index.size >= tail.start && index.size <= Deno.statSync(path).size)) {
+  if (whole || (index && index.size >= tail.start && index.size <= Deno.lstatSync(path).size)) {
     const unread = new UnreadIds(index);
     return {
       loaded: { ...tail, otherIds: unread },

@@ -2,20 +2,34 @@
  * Fork: a new session file holding a copy of one path (root → an entry) of another session,
  * with the same entry ids, and a header that records where it came from. The source is only
  * read: forking works even while another process holds the source session.
+ *
+ * Only tern's own session files (`isOwnSessionFile`) are copied whole. Any other file (one a
+ * repository ships, one saved elsewhere) is input tern did not write: forking imports its
+ * conversation alone, into the current workspace, and never what a session restores as
+ * settings or grants.
  */
-import { UnknownEntryError } from "./errors.ts";
+import { SessionFileError, UnknownEntryError } from "./errors.ts";
 import { loadSession } from "./load.ts";
+import { isOwnSessionFile } from "./paths.ts";
+import { Replayer } from "./replay.ts";
 import { Session } from "./session.ts";
 import { SessionTree } from "./tree.ts";
-import type { SessionEntry } from "./types.ts";
+import { type SessionEntry, summarisedCount } from "./types.ts";
 
 /**
  * Copies the path to `entryId` (default: the source's leaf) of the session at `sourcePath`
- * into a new session, open for appending. @throws {UnknownEntryError} for an unknown entry.
+ * into a new session, open for appending. A session of tern's own (under `ternHome`) is copied
+ * whole into its own workspace's folder. Any other file is imported (see
+ * {@linkcode importedEntries}) into `workspace`'s folder: its header's `cwd` is only what the
+ * file says.
+ * @throws {UnknownEntryError} for an unknown entry, a SessionFileError when the file is not
+ * tern's own and no `workspace` is given.
  */
 export async function forkSession(ternHome: string, sourcePath: string, options: {
   entryId?: string;
   ternVersion: string;
+  /** The current workspace (absolute real path): where a file not of tern's own is imported. */
+  workspace?: string;
 }): Promise<Session> {
   const source = await loadSession(sourcePath);
   const tree = new SessionTree(source.entries);
@@ -23,13 +37,22 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
   if (leafId !== null && tree.get(leafId) === undefined) {
     throw new UnknownEntryError(source.header.id, leafId);
   }
+  const own = isOwnSessionFile(ternHome, sourcePath);
+  if (!own && options.workspace === undefined) {
+    throw new SessionFileError(
+      `Cannot fork "${sourcePath}": it is not one of tern's sessions under TERN_HOME; import ` +
+        "it with `tern sessions fork <file>` in the workspace it is for",
+      sourcePath,
+    );
+  }
+  const path = tree.path(leafId);
   const fork = await Session.create(ternHome, {
-    cwd: source.header.cwd,
+    cwd: own ? source.header.cwd : options.workspace!,
     ternVersion: options.ternVersion,
     parent: { id: source.header.id, path: sourcePath, leafId },
   });
   try {
-    for (const entry of tree.path(leafId)) fork.appendCopy(rawEntry(entry));
+    for (const entry of own ? path.map(rawEntry) : importedEntries(path)) fork.appendCopy(entry);
   } catch (error) {
     fork.close();
     throw error;
@@ -40,4 +63,62 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
 /** The line an entry was read from: unknown entries keep every field they came with. */
 function rawEntry(entry: SessionEntry): Record<string, unknown> {
   return entry.type === "unknown" ? entry.raw : { ...entry };
+}
+
+/**
+ * What a fork of a file tern did not write keeps of the path `path`: the conversation alone
+ * (the person's, the model's and the tools' messages, compaction summaries, branch notes,
+ * labels), each entry rebuilt from its known fields and linked to the one kept before it.
+ * Everything a session restores beyond the conversation is left out: the model, thinking level,
+ * review mode and profile (`applySessionSettings`), permission entries (approvals and grants
+ * "for this session", which the gate restores), a compaction's checkpoint (which restores all
+ * of those: it is computed again from what is kept), pinned instructions (they join the system
+ * prompt), system messages, plans (a plan continues where it stopped), subagent runs (they name
+ * child sessions to read), consolidation records, usage and cost figures, and entries of types
+ * this tern does not know (a newer tern may give them meaning).
+ */
+export function importedEntries(path: readonly SessionEntry[]): Record<string, unknown>[] {
+  const kept: Record<string, unknown>[] = [];
+  const replayer = new Replayer();
+  let parentId: string | null = null;
+  for (const entry of path) {
+    const fields = conversationFields(entry);
+    if (fields === undefined) continue;
+    const copy: Record<string, unknown> = {
+      type: entry.type,
+      id: entry.id,
+      parentId,
+      timestamp: entry.timestamp,
+      ...fields,
+    };
+    if (entry.type === "compaction") copy.checkpoint = replayer.checkpoint();
+    replayer.apply(copy as unknown as SessionEntry);
+    kept.push(copy);
+    parentId = entry.id;
+  }
+  return kept;
+}
+
+/** The fields of a conversation entry besides type, id, parent and time; undefined for others. */
+function conversationFields(entry: SessionEntry): Record<string, unknown> | undefined {
+  switch (entry.type) {
+    case "message":
+      return entry.message.role === "system" ? undefined : { message: entry.message };
+    case "compaction":
+      return {
+        summary: entry.summary,
+        firstKeptId: entry.firstKeptId,
+        tokensBefore: entry.tokensBefore,
+        tokensAfter: entry.tokensAfter,
+        summarisedCount: summarisedCount(entry),
+        ...(entry.fallback === undefined ? {} : { fallback: entry.fallback }),
+        ...(entry.focus === undefined ? {} : { focus: entry.focus }),
+      };
+    case "branch":
+      return { fromId: entry.fromId, ...(entry.summary ? { summary: entry.summary } : {}) };
+    case "label":
+      return { targetId: entry.targetId, label: entry.label };
+    default:
+      return undefined;
+  }
 }

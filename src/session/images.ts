@@ -9,6 +9,7 @@ import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST, sha256Hex } from "../llm/image
 import type { Provider } from "../llm/types.ts";
 import { OLDER_IMAGE_NOTE } from "../core/image_budget.ts";
 import { asSessionWriteError } from "./errors.ts";
+import { makeRealFolder } from "./regular_file.ts";
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -26,7 +27,8 @@ export function storeImages<T extends Message>(message: T, folder: string): T {
     return message;
   }
   try {
-    Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    // A link in its place would take the images outside tern's home.
+    makeRealFolder(folder, dirname(folder), { what: "image" });
   } catch (error) {
     throw asSessionWriteError(folder, error);
   }

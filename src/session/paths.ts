@@ -2,10 +2,11 @@
  * Where sessions live and how to find them:
  * `<ternHome>/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`, one folder per working directory.
  */
-import { basename, join, resolve } from "../core/path.ts";
+import { basename, dirname, join, resolve } from "../core/path.ts";
 import { SessionFileError, SessionRefError } from "./errors.ts";
 import { parseSessionHeader } from "./load.ts";
 import { scanLines } from "./_lines.ts";
+import { regularFileInfo } from "./regular_file.ts";
 import type { SessionHeader } from "./types.ts";
 
 /** What `tern sessions list` shows about one session file. */
@@ -86,14 +87,15 @@ export async function listSessions(
 /**
  * The path of the session `ref` names: a path to a .jsonl file, a full id, or an id prefix of
  * at least 4 characters. Ids are looked up in `cwd`'s folder first (a prefix unique there wins),
- * then in every folder.
- * @throws {SessionRefError} when nothing or more than one session matches.
+ * then in every folder. A path must name a regular file, not a link.
+ * @throws {SessionRefError} when nothing or more than one session matches, a SessionFileError
+ * when the path names a link, a folder, a FIFO or a device.
  */
 export async function findSession(ternHome: string, ref: string, cwd?: string): Promise<string> {
   let id = ref.toLowerCase();
   if (ref.endsWith(".jsonl") || ref.includes("/")) {
     const path = resolve(ref);
-    if (await isFile(path)) return path;
+    if (regularFileInfo(path) !== null) return path;
     const fromName = basename(ref).match(FILE_NAME)?.[1];
     if (ref.includes("/") || !fromName) {
       throw new SessionRefError(`Cannot open session "${ref}": file not found`, ref);
@@ -180,6 +182,22 @@ async function sessionFileNames(folder: string): Promise<string[]> {
   return names.sort();
 }
 
+/**
+ * Whether `path` is one of tern's own session files: a regular file, not a link, in a folder
+ * directly under `ternHome`'s sessions folder (real paths compared). Anything else (a file a
+ * repository ships, one a person saved elsewhere) is input tern did not write: fork.ts imports
+ * only its conversation. Never throws.
+ */
+export function isOwnSessionFile(ternHome: string, path: string): boolean {
+  try {
+    if (!Deno.lstatSync(path).isFile) return false;
+    return dirname(dirname(Deno.realPathSync(path))) ===
+      Deno.realPathSync(sessionsRoot(ternHome));
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `path` is a regular file (links followed); false when nothing is there. */
 export async function isFile(path: string): Promise<boolean> {
   try {
@@ -218,7 +236,7 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
   let firstUserText: string | undefined;
   let modified: Date;
   try {
-    modified = (await Deno.stat(path)).mtime ?? new Date(0);
+    modified = (await Deno.lstat(path)).mtime ?? new Date(0);
     await scanLines(path, (line, lineNumber) => {
       if (lineNumber === 1) {
         header = parseSessionHeader(decoder.decode(line), path);

@@ -16,7 +16,8 @@ import {
   SessionRefError,
 } from "./errors.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
-import { sessionFileName, sessionFolder } from "./paths.ts";
+import { sessionFileName, sessionFolder, sessionsRoot } from "./paths.ts";
+import { makeRealFolder, openRegularFile } from "./regular_file.ts";
 import {
   type NewEntry,
   SESSION_FORMAT_VERSION,
@@ -101,7 +102,7 @@ export class SessionWriter {
     const path = join(folder, sessionFileName(created, header.id));
     let file: Deno.FsFile;
     try {
-      Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
+      makeRealFolder(folder, sessionsRoot(ternHome));
       file = Deno.openSync(path, { append: true, createNew: true, mode: 0o600 });
     } catch (error) {
       throw asSessionWriteError(path, error);
@@ -128,8 +129,8 @@ export class SessionWriter {
    * `loadSession`) reads it once locked.
    * @throws {SessionBusyError} when another writer holds the session, {SessionRefError} when
    * the file is missing, a SessionFileError when the file is not a session (see
-   * `loadSession`) or tern may not write it, a SessionWriteError when its file system is
-   * read-only.
+   * `loadSession`), is a link or not a regular file, or tern may not write it, a
+   * SessionWriteError when its file system is read-only.
    */
   static async open(
     path: string,
@@ -137,7 +138,7 @@ export class SessionWriter {
   ): Promise<{ writer: SessionWriter; loaded: LoadedSession }> {
     let file: Deno.FsFile;
     try {
-      file = await Deno.open(path, { append: true });
+      file = await openRegularFile(path, { append: true });
     } catch (error) {
       throw openError(path, error);
     }
@@ -278,11 +279,15 @@ function openError(path: string, error: unknown): unknown {
       cause: error,
     });
   }
-  // NotCapable: outside the folders tern's own permissions let it write (bin/_env.sh).
+  // NotCapable: outside the folders tern's own permissions let it write (bin/_env.sh). A file
+  // from elsewhere is not tern's: `sessions fork` imports its conversation without what it
+  // would grant (fork.ts), where copying it into TERN_HOME would make tern obey all of it.
   if (error instanceof Deno.errors.NotCapable) {
     return new SessionFileError(
-      `Cannot continue session "${path}": tern writes sessions only in the sessions folder ` +
-        "under TERN_HOME; copy the file there and resume it by id (`tern run --resume <id>`)",
+      `Cannot continue session "${path}": tern continues only its own sessions, in the ` +
+        "sessions folder under TERN_HOME; to go on from this file's conversation, import it " +
+        `with \`tern sessions fork ${path}\` (the copy keeps the messages, not the settings ` +
+        "or permissions)",
       path,
       { cause: error },
     );

@@ -15,6 +15,7 @@ import {
   parseEntryLine,
   parseSessionHeader,
 } from "./load.ts";
+import { openRegularFileSync } from "./regular_file.ts";
 import { isCheckpoint } from "./replay.ts";
 import type { CompactionEntry, SessionEntry } from "./types.ts";
 
@@ -35,11 +36,11 @@ const decoder = new TextDecoder();
 /**
  * Reads the session file at `path` backwards from its end until the leaf's path reaches an
  * anchor (see above) or its root. `chunkSize` (default 256 KiB) is for tests.
- * @throws {SessionFileError} when the first line is not a session header; what `Deno.openSync`
- * throws.
+ * @throws {SessionFileError} when the first line is not a session header or the file is not a
+ * regular file; what `Deno.openSync` throws.
  */
 export function loadTail(path: string, options: { chunkSize?: number } = {}): LoadedTail {
-  using file = Deno.openSync(path);
+  using file = openRegularFileSync(path, { read: true });
   const size = file.statSync().size;
   const { header, headerEnd } = readHeader(file, path, size);
   const walk = new PathWalk();

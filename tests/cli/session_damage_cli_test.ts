@@ -138,8 +138,10 @@ Deno.test("tern run -r and sessions compact refuse a session file outside TERN_H
       equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
       match(
         run.stderr,
-        /^tern: Cannot continue session ".*copied\.jsonl": tern writes sessions only in the sessions folder under TERN_HOME; copy the file there/m,
+        /^tern: Cannot continue session ".*copied\.jsonl": tern continues only its own sessions, in the sessions folder under TERN_HOME; to go on from this file's conversation, import it with `tern sessions fork .*copied\.jsonl`/m,
       );
+      // Never the advice to copy the file into TERN_HOME, where tern would obey all of it.
+      ok(!/copy the file there/.test(run.stderr), run.stderr);
       noTrace(run);
     }
   });

@@ -5,6 +5,7 @@
  * on. A tern that does not know a kind of line skips it, so new kinds keep old tern working.
  */
 import { join } from "../../core/path.ts";
+import { openRegularFile, openRegularFileSync } from "../../session/regular_file.ts";
 import type { Snapshot, TreeChange } from "./shadow_store.ts";
 
 /** How a path changed during a turn, and by whom. */
@@ -85,19 +86,36 @@ export function recordsPath(sessionPath: string): string {
   return `${sessionPath.replace(/\.jsonl$/, "")}.rewind`;
 }
 
-/** Appends `record` as one line. Synchronous, so a turn that is killed next keeps it. */
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const WHAT = { what: "checkpoint log" };
+
+/**
+ * Appends `record` as one line. Synchronous, so a turn that is killed next keeps it.
+ * @throws {SessionFileError} when the log is a link, a FIFO or a device (never written through).
+ */
 export function appendRecord(sessionPath: string, record: CheckpointRecord): void {
-  Deno.writeTextFileSync(recordsPath(sessionPath), `${JSON.stringify(record)}\n`, {
+  using file = openRegularFileSync(recordsPath(sessionPath), {
     append: true,
+    create: true,
     mode: 0o600,
+    ...WHAT,
   });
+  const bytes = encoder.encode(`${JSON.stringify(record)}\n`);
+  for (let written = 0; written < bytes.length;) {
+    written += file.writeSync(bytes.subarray(written));
+  }
 }
 
-/** The records of a session in the order written; a torn or unknown line is skipped. */
+/**
+ * The records of a session in the order written; a torn or unknown line is skipped.
+ * @throws {SessionFileError} when the log is a link, a FIFO or a device (never read).
+ */
 export async function readRecords(sessionPath: string): Promise<CheckpointRecord[]> {
   let text: string;
   try {
-    text = await Deno.readTextFile(recordsPath(sessionPath));
+    using file = await openRegularFile(recordsPath(sessionPath), { read: true, ...WHAT });
+    text = decoder.decode(await readAll(file));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
@@ -117,6 +135,26 @@ export async function readRecords(sessionPath: string): Promise<CheckpointRecord
     }
   }
   return records;
+}
+
+/** The whole of `file`, read in chunks (it may grow while read). */
+async function readAll(file: Deno.FsFile): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const chunk = new Uint8Array(64 * 1024);
+    const read = await file.read(chunk);
+    if (read === null) break;
+    chunks.push(chunk.subarray(0, read));
+    length += read;
+  }
+  const all = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return all;
 }
 
 function validStart(record: RewindStartRecord): boolean {

@@ -1,0 +1,167 @@
+/**
+ * Opening the files tern keeps in its sessions folder (session files, their checkpoint logs,
+ * saved tool results) only when each is a regular file, never through a symbolic link: a link
+ * there would make tern append a session it continues to a file anywhere, and a FIFO or a device
+ * would make a read wait forever. The check is `lstat`, then the open, then `fstat`: the file
+ * opened must be the one checked (device and inode), so a link swapped in between is refused.
+ * `Deno.open` has no `O_NOFOLLOW` and the session writer needs its `flock` (which `node:fs`
+ * lacks), hence the check around it; a FIFO swapped in within that instant still blocks the
+ * open, which only someone who can already write tern's 0700 folders could do.
+ */
+import { join, relative } from "../core/path.ts";
+import { sameFile } from "../core/verified_open.ts";
+import { SessionFileError } from "./errors.ts";
+
+/** How a caller names the file in messages: "session", "checkpoint log". */
+export interface RegularFileOptions {
+  /** What the file is, for messages (default "session"). */
+  what?: string;
+}
+
+/**
+ * The `lstat` of `path` when it is a regular file; null when nothing is there.
+ * @throws {SessionFileError} when it is a link, a folder, a FIFO, a socket or a device.
+ */
+export function regularFileInfo(
+  path: string,
+  options: RegularFileOptions = {},
+): Deno.FileInfo | null {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  if (!info.isFile) throw notRegularError(path, info, options.what);
+  return info;
+}
+
+/**
+ * `Deno.openSync(path, options)` for a regular file that is no link (see the module notes).
+ * With `create`, a missing file is created with `O_EXCL`, which follows no link either.
+ * @throws {SessionFileError} when `path` is not a regular file or changed while being opened;
+ * `Deno.errors.NotFound` when nothing is there (and `create` is not set); what `Deno.openSync`
+ * throws.
+ */
+export function openRegularFileSync(
+  path: string,
+  options: Deno.OpenOptions & RegularFileOptions,
+): Deno.FsFile {
+  const { what, ...open } = options;
+  for (let attempt = 0;; attempt++) {
+    const info = regularFileInfo(path, { what });
+    if (info === null) {
+      if (!open.create && !open.createNew) throw notFound(path, what);
+      try {
+        return Deno.openSync(path, { ...open, create: false, createNew: true });
+      } catch (error) {
+        // Created by someone else meanwhile: check that one.
+        if (error instanceof Deno.errors.AlreadyExists && attempt === 0) continue;
+        throw error;
+      }
+    }
+    const file = Deno.openSync(path, open);
+    try {
+      confirmSame(file.statSync(), info, path, what);
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+    return file;
+  }
+}
+
+/** {@linkcode openRegularFileSync} without blocking the event loop on the open. */
+export async function openRegularFile(
+  path: string,
+  options: Deno.OpenOptions & RegularFileOptions,
+): Promise<Deno.FsFile> {
+  const { what, ...open } = options;
+  if (open.create || open.createNew) return openRegularFileSync(path, options);
+  const info = regularFileInfo(path, { what });
+  if (info === null) throw notFound(path, what);
+  const file = await Deno.open(path, open);
+  try {
+    // Sync: an fstat costs far less than an async operation's hand-off to another thread.
+    confirmSame(file.statSync(), info, path, what);
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+  return file;
+}
+
+/**
+ * Makes folder `folder` (0700) and every folder between `base` (made with its parents) and it,
+ * one at a time, checking each is a real folder and not a link before going into it: nothing is
+ * ever made through a link.
+ * @throws {SessionFileError} when one is a link or not a folder; what `Deno.mkdirSync` throws.
+ */
+export function makeRealFolder(
+  folder: string,
+  base: string,
+  options: RegularFileOptions = {},
+): void {
+  const steps = relative(base, folder).split("/").filter((step) => step !== "" && step !== ".");
+  if (steps.includes("..")) {
+    throw new TypeError(`makeRealFolder() needs "${folder}" under "${base}"`);
+  }
+  Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
+  let at = base;
+  for (const step of steps) {
+    at = join(at, step);
+    try {
+      Deno.mkdirSync(at, { mode: 0o700 });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+    const info = Deno.lstatSync(at);
+    if (!info.isDirectory) {
+      throw new SessionFileError(
+        `Cannot use the ${options.what ?? "session"} folder "${at}": it is ${kindOf(info)}, ` +
+          `not a folder: tern keeps its session files only in real folders under TERN_HOME; ` +
+          "remove it and run the command again",
+        at,
+      );
+    }
+  }
+}
+
+/** What a file that is not a regular file is, for messages. */
+function kindOf(info: Deno.FileInfo): string {
+  if (info.isSymlink) return "a symbolic link";
+  if (info.isDirectory) return "a folder";
+  if (info.isFifo) return "a FIFO";
+  if (info.isSocket) return "a socket";
+  if (info.isCharDevice || info.isBlockDevice) return "a device";
+  return "a special file";
+}
+
+function notRegularError(path: string, info: Deno.FileInfo, what = "session"): SessionFileError {
+  return new SessionFileError(
+    `Cannot open ${what} "${path}": it is ${kindOf(info)}, not a regular file: tern opens ` +
+      "session files only as regular files, never through a link; remove it, or give the " +
+      "file itself",
+    path,
+  );
+}
+
+function notFound(path: string, what = "session"): Deno.errors.NotFound {
+  return new Deno.errors.NotFound(`Cannot open ${what} "${path}": file not found`);
+}
+
+/** Throws unless the opened file (`opened`) is the one `lstat` saw (`checked`). */
+function confirmSame(
+  opened: Deno.FileInfo,
+  checked: Deno.FileInfo,
+  path: string,
+  what = "session",
+): void {
+  if (opened.isFile && sameFile(opened, checked)) return;
+  throw new SessionFileError(
+    `Cannot open ${what} "${path}": it changed while being opened (a link or another file ` +
+      "was put in its place); run the command again",
+    path,
+  );
+}
