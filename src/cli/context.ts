@@ -27,7 +27,9 @@ export async function showContext(
     home: readEnv("HOME"),
     rules: config.rules,
   };
-  const report = await describeContext(places, { facts, limit: config.memoryFacts, task });
+  const report = await describeContext(places, { facts, limit: config.memoryFacts, task }, {
+    personal: config.serverChosenBy === undefined,
+  });
   const text = json
     ? jsonForTerminal(JSON.stringify(report, null, 2))
     : formatContextReport(report).map(terminalText).join("\n");

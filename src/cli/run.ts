@@ -1,11 +1,11 @@
 /** `tern run "task"`: one turn, streamed to the terminal or as JSON, then exit. */
 import type { ConfigFlags } from "../config/mod.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
-import type { AgentEvent, EmitFn } from "../core/events.ts";
+import type { AgentEvent, EmitFn, HostFileNotes } from "../core/events.ts";
 import type { TurnResult } from "../agent/loop.ts";
 import type { Provider } from "../llm/types.ts";
 import type { AgentSandbox } from "../harness/agent_sandbox.ts";
-import { openAgentSession, recallFacts, rememberedFacts } from "../harness/agent_session.ts";
+import { openAgentSession, rememberedFacts } from "../harness/agent_session.ts";
 import { checkSandboxConfig } from "../harness/sandbox_config.ts";
 import { expandInput } from "../harness/resource_input.ts";
 import type { TurnConfig } from "../harness/models.ts";
@@ -127,9 +127,7 @@ export async function openTaskConversation(
     }),
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
-    // `tern demo` passes a TurnConfig: the setting's default then.
-    memory: (task) =>
-      recallFacts(memory, task, (config as { memoryFacts?: number }).memoryFacts ?? 5),
+    facts: () => memory,
     onSandboxOpen: unconfinedWarning(write),
   });
 }
@@ -145,9 +143,12 @@ function unconfinedWarning(write: Writers): (sandbox: AgentSandbox) => void {
 
 type Writers = { out: (text: string) => void; err: (text: string) => void };
 
-/** What the JSON result takes from the turn's events: its changes to host-run files. */
+/**
+ * What the JSON result takes from the turn's events: its changes to host-run files, and those
+ * its background processes made after its end.
+ */
 interface TurnFacts {
-  hostFiles?: Extract<AgentEvent, { type: "turn_end" }>["hostFiles"];
+  hostFiles?: HostFileNotes;
 }
 
 /** Runs one turn of `conversation`, Ctrl-C cancelling it; with JSON output, prints the result. */
@@ -172,6 +173,9 @@ async function turnWithOutput(
   for (const signal of signals) Deno.addSignalListener(signal, onInterrupt);
   try {
     const result = await conversation.turn(task, { ...options, signal: controller.signal });
+    // The run ends here: what its background processes changed after the turn's end is told
+    // before the summary, not after it (or never).
+    await conversation.stopBackground();
     if (output === "json") {
       const { exitReason, text, rounds, toolCalls, usage, cost, saved, error } = result;
       const audit = await conversation.sandbox()?.then(
@@ -216,7 +220,9 @@ function createEmitter(
   }
   if (output === "json") {
     return (event) => {
-      if (event.type === "turn_end" && event.hostFiles) facts.hostFiles = event.hostFiles;
+      if (event.type === "turn_end" || event.type === "background_host_files") {
+        if (event.hostFiles) facts.hostFiles = [...facts.hostFiles ?? [], ...event.hostFiles];
+      }
     };
   }
   return createTextRenderer({

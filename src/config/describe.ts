@@ -92,8 +92,9 @@ function withheldNote({ variables, chooser }: WithheldKeys): string {
  * What a run says before it starts when the project's files (`.tern/config.jsonc`, `.env`)
  * chose where the conversation goes: the base URL or the provider, and which file chose it. A
  * repository, or a command that wrote its `.env`, can point every later run at a server of its
- * own; the keys stay withheld, but the prompts, the code and the tool results go there, so the
- * person is told each time. Undefined when the person chose (or nobody did).
+ * own; the keys and the person's own files from tern's home stay withheld
+ * (`TernConfig.serverChosenBy`), but the prompts, the code and the tool results go there, so
+ * the person is told each time. Undefined when the person chose (or nobody did).
  */
 export function projectModelNotice(
   config: Pick<TernConfig, "baseUrl" | "provider">,
@@ -102,12 +103,15 @@ export function projectModelNotice(
   if (isProjectSource(sources.baseUrl) && config.baseUrl !== undefined) {
     return `the model's server is ${config.baseUrl}, chosen by ${
       describeSource(sources.baseUrl)
-    }: ` +
-      "this run's conversation goes there (pass --base-url to choose yourself)";
+    }: ` + `this run's conversation goes there, ${WITHHELD} (pass --base-url to choose yourself)`;
   }
   if (isProjectSource(sources.provider) && config.provider !== undefined) {
     return `the provider is ${config.provider}, chosen by ${describeSource(sources.provider)}: ` +
-      "this run's conversation goes there (pass --provider to choose yourself)";
+      `this run's conversation goes there, ${WITHHELD} (pass --provider to choose yourself)`;
   }
   return undefined;
 }
+
+/** What of the person's a server a project chose never gets (src/harness/conversation.ts). */
+const WITHHELD = "but not your own context and prompt files, skills, memory.md or facts for " +
+  "every workspace";

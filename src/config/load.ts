@@ -4,7 +4,7 @@
  */
 import { dirname, join, resolve } from "../core/path.ts";
 import { readOptionalText } from "./_read_file.ts";
-import { readWorkspaceText, type Warn } from "./workspace_file.ts";
+import { readWorkspaceText, type Warn, warnOnStderr } from "./workspace_file.ts";
 import {
   type Dotenv,
   type Layer,
@@ -112,23 +112,27 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const rules: PermissionRule[] = [];
   const providers: Record<string, ProviderSettings> = {};
   const models: Record<string, ModelSettings> = {};
+  // Which `models` keys the person's own layers set: a project's key may describe a model, but
+  // only the person's may route one (TernConfig.projectModels).
+  const personModels = new Set<string>();
   const limits: ResourceLimits = { ...DEFAULTS.limits };
   const sandbox: TernConfig["sandbox"] = {};
   for (const layer of layers) {
+    const fromProject = projectLayers.has(layer);
     for (const [key, value] of Object.entries(layer.settings)) {
       if (value === undefined) continue;
       // Profiles merge by name; rules add up (a later layer cannot drop an earlier deny).
       if (key === "profiles") Object.assign(profiles, value);
       // A project's file may lower a limit, never raise one.
-      else if (key === "limits") mergeLimits(limits, value, projectLayers.has(layer));
+      else if (key === "limits") mergeLimits(limits, value, fromProject);
       else if (key === "rules") rules.push(...(value as PermissionRule[]));
       // Providers and models merge field by field: a project may adjust a user's model.
       else if (key === "providers") mergeByName(providers, value);
-      else if (key === "models") mergeByName(models, value);
+      else if (key === "models") mergeModels(models, value, fromProject ? undefined : personModels);
       else if (key === "sandbox") Object.assign(sandbox, value);
       // A project's number for a key it may only narrow (maxSubagents, the subagent timeouts)
       // never raises what the person set lower than the default.
-      else if (keepsLower(key, merged[key], value, projectLayers.has(layer))) continue;
+      else if (keepsLower(key, merged[key], value, fromProject)) continue;
       else merged[key] = value;
       const source = layer.sources[key as SettingKey];
       if (source !== undefined) sources[key] = source;
@@ -147,11 +151,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     apiKeys: {},
   } as TernConfig;
   sources.ternHome = home.source;
+  const projectModels = Object.keys(models).filter((name) => !personModels.has(name));
+  if (projectModels.length > 0) config.projectModels = projectModels;
 
   if (options.env === undefined) checkReadable(namedKeyVariables(config, apiKeyEnv), sources);
   // A base URL or provider from the project's files is the repository's choice: only keys
-  // from that same `.env` may go there, never the person's own keys from the environment.
+  // from that same `.env` may go there, never the person's own keys from the environment, nor
+  // anything of theirs from tern's home (TernConfig.serverChosenBy).
   const chooser = [sources.baseUrl, sources.provider].find((source) => isProjectSource(source));
+  if (chooser !== undefined) config.serverChosenBy = chooser;
   const keyEnv = chooser === undefined ? env : {};
   const held = KNOWN_KEY_VARIABLES.filter((name) => nonEmpty(env[name]) !== undefined);
   const withheldKeys = chooser !== undefined && held.length > 0
@@ -168,13 +176,52 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     ...Object.values(providers).flatMap((provider) => provider.apiKeyEnv ?? []),
     ...(config.indexEmbeddings?.apiKeyEnv ? [config.indexEmbeddings.apiKeyEnv] : []),
   ]);
+  hideDotenvHoldingKeys(config, dotenv, options.warn);
   return withheldKeys ? { config, sources, withheldKeys } : { config, sources };
+}
+
+/**
+ * When the workspace's `.env` holds a key tern holds (its model key or another it sends), that
+ * `.env` is hidden from every tool this run, by a deny rule of its own: masking finds a key
+ * only as it is written, so a command could otherwise read it encoded (`base64 .env`) into the
+ * conversation. The person is told once, with how to give the file back to commands.
+ */
+function hideDotenvHoldingKeys(
+  config: TernConfig,
+  dotenv: Dotenv | undefined,
+  warn: Warn | undefined,
+): void {
+  if (dotenv === undefined) return;
+  const held = new Set([config.apiKey, ...Object.values(config.apiKeys)].filter(Boolean));
+  const names = Object.entries(dotenv.variables)
+    .filter(([, value]) => value !== undefined && held.has(value.trim()))
+    .map(([name]) => name);
+  if (names.length === 0) return;
+  config.rules.push({
+    action: "deny",
+    path: ".env",
+    reason: `.env holds a key tern uses (${names.join(", ")})`,
+  });
+  (warn ?? warnOnStderr)(
+    `.env holds a key tern uses (${names.join(", ")}): commands and file tools cannot see .env ` +
+      "in this run; to give it back to them, keep that key out of .env (export it in your shell)",
+  );
 }
 
 function mergeByName<T extends object>(into: Record<string, T>, value: unknown): void {
   for (const [name, entry] of Object.entries(value as Record<string, T>)) {
     into[name] = { ...into[name], ...entry };
   }
+}
+
+/** `mergeByName()` for `models`, noting in `person` the keys of a layer of the person's. */
+function mergeModels(
+  into: Record<string, ModelSettings>,
+  value: unknown,
+  person: Set<string> | undefined,
+): void {
+  mergeByName(into, value);
+  for (const name of Object.keys(value as object)) person?.add(name);
 }
 
 /**

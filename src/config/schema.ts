@@ -5,6 +5,7 @@
  */
 import { checkRule, type SettingValue } from "./rules.ts";
 import type { ResourceLimits } from "./types.ts";
+import type { ConfigSource } from "./sources.ts";
 import {
   type ResolvedSettings,
   SETTING_KEYS,
@@ -46,6 +47,20 @@ export type TernConfig = Omit<ResolvedSettings, "apiKeyEnv"> & {
    * the environment or `.env`. Never printed; each key goes only to its own provider.
    */
   apiKeys: Record<string, string>;
+  /**
+   * The keys of `models` that only a project's files set (none of the person's did): each
+   * describes a model (its window, prices) but never decides which provider, and so which key
+   * and server, a model goes to (`describeOnly` in src/llm/catalog.ts). Absent when there are none.
+   */
+  projectModels?: string[];
+  /**
+   * The project file (`.tern/config.jsonc` or `.env`) that chose the model's server, by its
+   * `baseUrl` or `provider`; absent when the person chose it (or nobody did). Such a server gets
+   * none of the person's keys from the environment, and nothing of theirs from tern's home:
+   * neither their context and prompt files, skills and `memory.md`, nor their facts for every
+   * workspace.
+   */
+  serverChosenBy?: ConfigSource;
 };
 
 /** The names of the limits, in a fixed order. */

@@ -108,8 +108,19 @@ export type AgentEvent =
      * Workspace files that run code on the host later (`.envrc`, git hooks, package scripts,
      * a new repository, ...) the turn created, changed or removed: the person should know.
      */
-    hostFiles?: Array<{ path: string; change: "created" | "changed" | "removed"; runs: string }>;
-  };
+    hostFiles?: HostFileNotes;
+  }
+  /**
+   * The background processes were stopped (their sandbox closes: the session ends, a mode,
+   * profile or model change reopens it, `tern run` finishes) and had changed these host-run
+   * files since the last turn's end, which no turn will report: the person should know.
+   */
+  | { type: "background_host_files"; hostFiles: HostFileNotes };
+
+/** Changes to workspace files that run code on the host later, for the person. */
+export type HostFileNotes = Array<
+  { path: string; change: "created" | "changed" | "removed"; runs: string }
+>;
 
 /** A consumer of agent events. Must not throw; it is called synchronously on the hot path. */
 export type EmitFn = (event: AgentEvent) => void;

@@ -15,6 +15,7 @@ import {
   type ConfigFlags,
   type ConfigSource,
   isExplicitSource,
+  isProjectSource,
   loadConfig,
   projectModelNotice,
   type TernConfig,
@@ -33,15 +34,15 @@ import type { SubagentHost } from "./subagents/host.ts";
 import { readEnv } from "./env.ts";
 import type { OpenedMcp } from "./mcp_setup.ts";
 import {
-  applySessionSettings,
+  checkSessionWorkspace,
   openRunSession,
+  restoreSessionSettings,
   type SessionChoice,
   UNNAMED_PROVIDER,
 } from "./run_session.ts";
 import { checkSandboxConfig } from "./sandbox_config.ts";
 import { interruptedRewindNotice } from "./rewind/interrupted.ts";
 import type { Fact } from "../memory/facts.ts";
-import { rankedMemorySection, rankFacts } from "../memory/rank.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 
 export interface AgentSessionOptions {
@@ -60,11 +61,12 @@ export interface AgentSessionOptions {
   /** Told each time the sandbox opens (it opens while the first model request is in flight). */
   onSandboxOpen?: (sandbox: AgentSandbox) => void;
   /**
-   * The remembered facts sent with each message (the most relevant, `memoryFacts` of them):
-   * `true` reads them once, as the session connects; a function is asked at every turn with
-   * the message (the interactive UI's /save changes them).
+   * The remembered facts the most relevant of which (`memoryFacts`) go with each message:
+   * `true` reads them once, as the session connects; a function is asked at every turn (the
+   * interactive UI's /save changes them). Under a model server a project's files chose, only
+   * this workspace's go (`Conversation`).
    */
-  memory?: boolean | ((task: string) => string | undefined);
+  memory?: boolean | (() => readonly Fact[]);
   /** Memory consolidation after turns: in the background, or left for the next start. */
   consolidation?: ConsolidationMode;
   /**
@@ -98,6 +100,12 @@ export class AgentSession {
   readonly #rules: CompiledRule[];
   #config: TernConfig;
   readonly #sources: Record<string, ConfigSource>;
+  /**
+   * This run's own review mode and profile (flags, environment, config files, defaults; then
+   * `/mode`, `/profile`): what a session switched to is weighed against, not the settings the
+   * session before it brought back.
+   */
+  readonly #run: Pick<TernConfig, "mode" | "profile">;
   #session: Session;
   /** The state the session had when it was opened or switched to, replayed once. */
   #opened: { session: Session; state: ReplayState };
@@ -119,6 +127,8 @@ export class AgentSession {
       sources: Record<string, ConfigSource>;
       session: Session;
       state: ReplayState;
+      /** This run's own review mode and profile, before the session's were restored. */
+      run: Pick<TernConfig, "mode" | "profile">;
       rules: CompiledRule[];
       /** The MCP servers, when they were started already. */
       mcp?: Promise<OpenedMcp>;
@@ -127,6 +137,7 @@ export class AgentSession {
     this.#options = options;
     this.#config = parts.config;
     this.#sources = parts.sources;
+    this.#run = { ...parts.run };
     this.#session = parts.session;
     this.#opened = { session: parts.session, state: parts.state };
     this.#rules = parts.rules;
@@ -228,6 +239,9 @@ export class AgentSession {
     const sources = { ...this.#sources };
     if (change.model !== undefined) sources.model = { layer: "flag", flag: "/model" };
     if (change.provider !== undefined) sources.provider = { layer: "flag", flag: "/model" };
+    // The person's choice for this run, as a flag is: a session switched to later keeps it.
+    if (change.mode !== undefined) sources.mode = { layer: "flag", flag: "/mode" };
+    if (change.profile !== undefined) sources.profile = { layer: "flag", flag: "/profile" };
     let router: Provider | undefined;
     if (change.model !== undefined || change.provider !== undefined) {
       const { connectModels } = await import("./models.ts");
@@ -237,6 +251,8 @@ export class AgentSession {
     }
     this.#config = next;
     Object.assign(this.#sources, sources);
+    if (change.mode !== undefined) this.#run.mode = change.mode;
+    if (change.profile !== undefined) this.#run.profile = change.profile;
     const reopens = change.profile !== undefined || change.mode !== undefined;
     // Not connected yet: the connection takes the new settings when it is made.
     const conversation = this.#conversation;
@@ -248,8 +264,12 @@ export class AgentSession {
 
   /**
    * Makes `next` the session the conversation appends to; the current one is closed. Its
-   * settings (model, mode, profile, thinking) are restored; a model that cannot be connected
-   * here (its key missing) leaves the current one in place, and the returned note says so.
+   * model and thinking level are restored; its review mode and profile as opening it would
+   * (`restoreSessionSettings()` against this run's own: one that allows more is not), and the
+   * returned note tells each restored or refused one. A model that cannot be connected here
+   * (its key missing) leaves the current one in place, and the note says so.
+   * @throws {SessionChoiceError} when `next` belongs to another directory; `next` is closed and
+   * the current session stays.
    */
   switchSession(next: Session): Promise<{ note?: string }> {
     return this.#serial(() => this.#switchSession(next));
@@ -257,12 +277,25 @@ export class AgentSession {
 
   async #switchSession(next: Session): Promise<{ note?: string }> {
     if (next === this.#session) return {};
+    try {
+      checkSessionWorkspace(next.header, this.#options.workspace);
+    } catch (error) {
+      next.close();
+      throw error;
+    }
     this.#session.closeOrDiscard();
     this.#session = next;
     const state = next.state();
     this.#opened = { session: next, state };
     const current = this.#config;
-    const restored = applySessionSettings(current, {}, state);
+    // The session's model and thinking come back whatever the command line said: the person
+    // chose this session to go on with it. Its mode and profile weigh as on opening.
+    const { mode, profile } = this.#sources;
+    const { config: restored, notes } = restoreSessionSettings(
+      { ...current, ...this.#run },
+      { mode, profile },
+      state,
+    );
     let router: Provider | undefined;
     let note: string | undefined;
     if (restored.model !== current.model || restored.provider !== current.provider) {
@@ -287,8 +320,8 @@ export class AgentSession {
       conversation.preload();
     }
     const interrupted = await interruptedRewindNotice(next.path, next.id);
-    const notes = [note, interrupted].filter((text) => text !== undefined);
-    return notes.length === 0 ? {} : { note: notes.join("\n") };
+    const told = [...notes, note, interrupted].filter((text) => text !== undefined);
+    return told.length === 0 ? {} : { note: told.join("\n") };
   }
 
   /**
@@ -389,9 +422,7 @@ export class AgentSession {
       person: this.#options.person,
       env: shellSourceEnv(),
       home: readEnv("HOME"),
-      memory: typeof memory === "function"
-        ? memory
-        : (task) => recallFacts(facts ?? [], task, this.#config.memoryFacts),
+      facts: typeof memory === "function" ? memory : () => facts ?? [],
       mcp,
       onSandboxOpen: this.#options.onSandboxOpen,
       consolidation: this.#options.consolidation,
@@ -413,13 +444,20 @@ export class AgentSession {
     const host = new SubagentHost({
       settings: () => {
         const config = this.#config;
+        const sources = this.#sources;
+        // A project's choice of server or provider is never handed on as the person's (a
+        // flag): the child reads it from the same files, so it keeps the person's keys and
+        // their own context from that server as this session does.
+        const provider = connectable(config).provider !== undefined &&
+          !isProjectSource(sources.provider);
+        const baseUrl = isExplicitSource(sources.baseUrl) && !isProjectSource(sources.baseUrl);
         return {
           workspace: this.#options.workspace,
           ternHome: config.ternHome,
           model: config.model,
-          ...(connectable(config).provider === undefined ? {} : { provider: config.provider }),
+          ...(provider ? { provider: config.provider } : {}),
           thinking: config.thinking,
-          ...(isExplicitSource(this.#sources.baseUrl) ? { baseUrl: config.baseUrl } : {}),
+          ...(baseUrl ? { baseUrl: config.baseUrl } : {}),
           profile: config.profile,
           noSandbox: config.noSandbox,
           mode: config.mode,
@@ -542,9 +580,12 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
     const interrupted = await interruptedRewindNotice(session.path, session.id);
     if (interrupted !== undefined) options.warn(interrupted);
     const state = session.state();
-    const config = applySessionSettings(loaded.config, sources, state);
+    const { config, notes } = restoreSessionSettings(loaded.config, sources, state);
+    for (const note of notes) options.warn(note);
     const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));
-    agent = new AgentSession(options, { config, sources, session, state, rules, mcp });
+    const { mode, profile } = loaded.config;
+    const run = { mode, profile };
+    agent = new AgentSession(options, { config, sources, session, state, run, rules, mcp });
     if (now) await agent.connect();
     return agent;
   } catch (error) {
@@ -567,13 +608,4 @@ export async function rememberedFacts(ternHome: string, workspace: string): Prom
   } catch {
     return [];
   }
-}
-
-/** The section of the `limit` facts most relevant to `task`; undefined when none is. */
-export function recallFacts(
-  facts: readonly Fact[],
-  task: string,
-  limit: number,
-): string | undefined {
-  return rankedMemorySection(rankFacts(facts, task, limit));
 }

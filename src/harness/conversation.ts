@@ -40,6 +40,8 @@ import type { Tool } from "../tools/define.ts";
 import { BASH_TOOL, type BuiltinLoader, builtinLoader, builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { loadResources } from "../memory/resources.ts";
+import type { Fact } from "../memory/facts.ts";
+import { DEFAULT_MEMORY_FACTS, rankedMemorySection, rankFacts } from "../memory/rank.ts";
 import { SKILL_TOOL_NAME } from "../memory/skills.ts";
 import { type ConsolidationMode, Consolidator } from "./consolidation.ts";
 import { composeSystemPrompt } from "./resource_prompt.ts";
@@ -73,11 +75,12 @@ export interface ConversationOptions {
   /** Told once when the sandbox is open and shell commands cannot be confined. */
   onSandboxOpen?: (sandbox: AgentSandbox) => void;
   /**
-   * The remembered facts chosen for a message (`rankFacts`), as the section sent with it:
-   * asked at every turn with the person's message. The section rides with the message, and is
-   * recorded with it, so the system prompt, and the provider's prompt cache, stay the same.
+   * The remembered facts, asked at every turn (`/save` changes them). The `memoryFacts` most
+   * relevant to the person's message (`rankFacts`) ride with it as a section, recorded with
+   * it, so the system prompt, and the provider's prompt cache, stay the same. Under a model
+   * server a project's files chose (`serverChosenBy`), only the facts of this workspace go.
    */
-  memory?: (task: string) => string | undefined;
+  facts?: () => readonly Fact[];
   /** MCP servers whose tools join the built-in ones (an `McpManager`). */
   mcp?: McpTools;
   /**
@@ -449,6 +452,15 @@ export class Conversation {
     return this.#options.config;
   }
 
+  /**
+   * Whether the person's own resources from tern's home (context and prompt files, skills,
+   * memory.md, facts for every workspace) go to the model: not to a server a project's files
+   * chose (`serverChosenBy`, src/config/load.ts).
+   */
+  get personal(): boolean {
+    return this.#options.config.serverChosenBy === undefined;
+  }
+
   get provider(): Provider {
     return this.#options.provider;
   }
@@ -496,6 +508,7 @@ export class Conversation {
       this.#options.workspace,
       this.#options.config.ternHome,
       await this.#refusal(),
+      { personal: this.personal },
     );
     for (const line of resources.diagnostics) this.#warnOnce(line);
     const system = resources.files.system;
@@ -682,7 +695,21 @@ export class Conversation {
     await this.#turnCheckpoints?.idle();
   }
 
-  /** Stops the sandbox (worker, tmp, audit log). The session stays open: it is the caller's. */
+  /**
+   * Stops the background processes and tells what they changed among the files that run code on
+   * the host since the last turn's end (see `#stopBackground`); the sandbox starts no more of
+   * them. For the end of a session before its summary (`tern run`): closing the sandbox does it
+   * too, but later. Never throws.
+   */
+  async stopBackground(): Promise<void> {
+    if (this.#sandbox !== undefined) await this.#stopBackground(this.#sandbox);
+  }
+
+  /**
+   * Stops the sandbox (background processes, worker, tmp, audit log), reporting what the
+   * background processes changed since the last turn's end. The session stays open: it is the
+   * caller's.
+   */
   async close(): Promise<void> {
     await this.checkpointsIdle();
     await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
@@ -840,8 +867,13 @@ export class Conversation {
 
   /** `task` with the remembered facts chosen for it after a blank line, when any. */
   #withFacts(task: string): string {
-    const facts = this.#options.memory?.(task);
-    return facts ? `${task}\n\n${facts}` : task;
+    const { config, facts } = this.#options;
+    if (facts === undefined) return task;
+    // The person's facts for every workspace are theirs, not this repository's server's.
+    const sendable = this.personal ? facts() : facts().filter((fact) => fact.scope !== "user");
+    const limit = config.memoryFacts ?? DEFAULT_MEMORY_FACTS;
+    const section = rankedMemorySection(rankFacts(sendable, task, limit));
+    return section ? `${task}\n\n${section}` : task;
   }
 
   /** Tells `text` on stderr once per conversation: the prompt is built for every turn. */
@@ -1159,7 +1191,25 @@ export class Conversation {
       opening.catch(() => {});
       return;
     }
-    await opening.then((sandbox) => sandbox.close(), () => {});
+    await opening.then(async (sandbox) => {
+      try {
+        await this.#stopBackground(sandbox);
+      } finally {
+        await sandbox.close();
+      }
+    }, () => {});
+  }
+
+  /**
+   * Stops `sandbox`'s background processes, then tells what they changed among the files that
+   * run code on the host since the last turn's end, as a turn's end does (an audit record of
+   * tool `background processes`, a `background_host_files` event): what one writes after the
+   * last turn's end is reported before it is gone, not lost with its sandbox.
+   */
+  async #stopBackground(sandbox: AgentSandbox): Promise<void> {
+    await sandbox.runtime.processes.close();
+    const hostFiles = sandbox.gate.takeHostFileChanges();
+    if (hostFiles.length > 0) this.#options.emit({ type: "background_host_files", hostFiles });
   }
 }
 

@@ -35,6 +35,8 @@ export type TurnConfig =
       | "mcpToolSearch"
       | "diagnostics"
       | "rewindMaxFileBytes"
+      | "memoryFacts"
+      | "serverChosenBy"
     >
   >
   & SandboxConfig;

@@ -228,13 +228,15 @@ function workspaceContext(conversation: Conversation, refuse: ReadRefusal): stri
   } catch {
     // An unreadable workspace just gives less context.
   }
-  // The context files every turn gets (AGENTS.md and CLAUDE.md from tern's home and from the
-  // repository root down to the workspace), read with the same confinement and caps.
+  // The context files every turn gets (AGENTS.md and CLAUDE.md from tern's home, unless a
+  // project's files chose the server, and from the repository root down to the workspace),
+  // read with the same confinement and caps.
   const files = readPromptFiles({
     workspace,
     ternHome: conversation.config.ternHome,
     warn: () => {},
     refuse,
+    personal: conversation.personal,
   }).context;
   return [
     `Workspace: ${workspace}`,

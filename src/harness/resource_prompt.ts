@@ -243,12 +243,15 @@ export function formatContextReport(report: ContextReport): string[] {
  * The account of `places.workspace`'s system prompt without a conversation (`tern context`, and
  * `/context` before the models connect): the built-in tools, the resources read now (as the
  * model would get them: `places` says what it may not read), the remembered facts. MCP servers'
- * tools are not in its tool line.
+ * tools are not in its tool line. `options.personal` false: as a model server a project's files
+ * chose gets it, without the person's own resources and facts for every workspace.
  */
 export async function describeContext(
   places: ReadGuardPlaces,
   memory?: MemoryInputs,
+  options: { personal?: boolean } = {},
 ): Promise<ContextReport> {
+  const personal = options.personal ?? true;
   const { workspace, ternHome } = places;
   const [
     { loadResources },
@@ -261,11 +264,16 @@ export async function describeContext(
     import("../agent/request_permissions.ts"),
     import("./read_guard.ts"),
   ]);
-  const resources = await loadResources(workspace, ternHome, await modelReadGuard(places));
+  const resources = await loadResources(workspace, ternHome, await modelReadGuard(places), {
+    personal,
+  });
+  const sent = memory === undefined || personal
+    ? memory
+    : { ...memory, facts: memory.facts.filter((fact) => fact.scope !== "user") };
   const toolNames = [
     ...BUILTIN_MANIFEST.map((entry) => entry.name),
     REQUEST_PERMISSIONS_SPEC.name,
     ...(resources.skills.length > 0 ? ["skill"] : []),
   ];
-  return contextReport({ workspace, toolNames }, resources, memory);
+  return contextReport({ workspace, toolNames }, resources, sent);
 }

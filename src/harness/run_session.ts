@@ -4,6 +4,8 @@
  */
 import { type ConfigSource, isFlagSource, type TernConfig } from "../config/mod.ts";
 import type { TernError } from "../core/errors.ts";
+import { BUILTIN_PROFILES } from "../sandbox/profiles.ts";
+import { parseSessionHeader } from "../session/load.ts";
 import { findSession, latestSession } from "../session/paths.ts";
 import type { ReplayState } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
@@ -61,15 +63,7 @@ export async function openRunSession(
       ...choice.create,
     });
   }
-  const session = await Session.open(path);
-  if (session.header.cwd !== workspace) {
-    const { id, cwd } = session.header;
-    session.close();
-    throw usage(
-      `Session "${id}" belongs to "${cwd}", not "${workspace}": run it there ` +
-        `(tern -C ${cwd} run --resume ${id} …)`,
-    );
-  }
+  const session = await openSessionHere(path, workspace);
   if (choice.from !== undefined) {
     try {
       const { moveLeaf } = await import("../session/branch.ts");
@@ -82,23 +76,107 @@ export async function openRunSession(
   return session;
 }
 
+/**
+ * Opens (and locks) the session file at `path` to continue it in `workspace`: `--resume`,
+ * `--continue` and the interactive `/resume` all open a session this way. A session of another
+ * directory is refused before it is opened, so nothing is written to it.
+ * @throws {SessionChoiceError} when the session belongs to another directory.
+ */
+export async function openSessionHere(path: string, workspace: string): Promise<Session> {
+  const header = await firstLineHeader(path);
+  if (header !== undefined) checkSessionWorkspace(header, workspace);
+  const session = await Session.open(path);
+  try {
+    checkSessionWorkspace(session.header, workspace);
+  } catch (error) {
+    session.close();
+    throw error;
+  }
+  return session;
+}
+
+/**
+ * Refuses a session that belongs to another directory: its turns would run in this one, and its
+ * checkpoints would later be rewound onto the wrong files.
+ * @throws {SessionChoiceError} when `header.cwd` is not `workspace`.
+ */
+export function checkSessionWorkspace(
+  header: Pick<SessionHeader, "id" | "cwd">,
+  workspace: string,
+): void {
+  if (header.cwd === workspace) return;
+  const { id, cwd } = header;
+  throw usage(
+    `Session "${id}" belongs to "${cwd}", not "${workspace}": run it there ` +
+      `(tern -C ${cwd} run --resume ${id} …)`,
+  );
+}
+
+/** Bytes of a session file read for its header line, at most (headers are a few hundred). */
+const HEADER_LIMIT = 64 * 1024;
+
+/**
+ * The header on the first line of `path`; undefined when there is none or `path` is no regular
+ * file (opening it says why).
+ */
+async function firstLineHeader(path: string): Promise<SessionHeader | undefined> {
+  const buffer = new Uint8Array(HEADER_LIMIT);
+  let filled = 0;
+  try {
+    // A FIFO would never answer the read.
+    if (!(await Deno.lstat(path)).isFile) return undefined;
+    using file = await Deno.open(path);
+    while (filled < buffer.length) {
+      const read = await file.read(buffer.subarray(filled));
+      if (read === null) break;
+      filled += read;
+      if (buffer.subarray(filled - read, filled).includes(10)) break;
+    }
+  } catch {
+    return undefined;
+  }
+  const end = buffer.subarray(0, filled).indexOf(10);
+  const line = new TextDecoder().decode(buffer.subarray(0, end === -1 ? filled : end));
+  try {
+    return parseSessionHeader(line, path);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Settings a session can bring back on resume. */
 type RestoredKey = "model" | "mode" | "profile" | "thinking" | "provider";
 
 /** The name a run without a named provider records; not a provider one can choose. */
 export const UNNAMED_PROVIDER = "openai-compatible";
 
+/** A resumed session's settings applied to a run's, and what the person is told about them. */
+export interface RestoredSettings<C> {
+  config: C;
+  /**
+   * One sentence for each review mode or profile the session brought back, and each one it
+   * recorded that this run keeps out because it allows more.
+   */
+  notes: string[];
+}
+
 /**
- * `config` with the model (and its provider), thinking level, review mode and profile the
- * resumed session last chose, except where the command line set them (an explicit flag wins).
- * A `--provider` or `--model` flag drops the session's pair: they belong together.
+ * `config` (this run's settings: flags, environment, config files, defaults) with what the
+ * resumed session last chose, by this precedence:
+ * - the model (with its provider) and the thinking level: a flag (or `/model` in the session)
+ *   wins; otherwise the session's. A `--provider` or `--model` flag drops the session's pair:
+ *   they belong together.
+ * - the review mode and the sandbox profile: a flag (or `/mode`, `/profile`) wins; otherwise
+ *   the session's where it allows no more than this run's (`allowsNoMore`), and this run's
+ *   where the session's would allow more. Resuming never widens what tern may do.
  */
-export function applySessionSettings<C extends Pick<TernConfig, RestoredKey>>(
+export function restoreSessionSettings<C extends Pick<TernConfig, RestoredKey>>(
   config: C,
   sources: Readonly<Record<string, ConfigSource>>,
   state: ReplayState,
-): C {
+): RestoredSettings<C> {
   const next = { ...config };
+  const notes: string[] = [];
   const fromFlag = (key: RestoredKey) => isFlagSource(sources[key]);
   if (state.model !== undefined && !fromFlag("model") && !fromFlag("provider")) {
     next.model = state.model;
@@ -106,10 +184,60 @@ export function applySessionSettings<C extends Pick<TernConfig, RestoredKey>>(
       next.provider = state.provider;
     }
   }
-  if (state.profile !== undefined && !fromFlag("profile")) next.profile = state.profile;
-  if (isMode(state.mode) && !fromFlag("mode")) next.mode = state.mode;
   if (isThinking(state.thinking) && !fromFlag("thinking")) next.thinking = state.thinking;
-  return next;
+  const mode = isMode(state.mode) ? state.mode : undefined;
+  next.mode = noWider("mode", mode, config.mode, fromFlag("mode"), notes);
+  next.profile = noWider("profile", state.profile, config.profile, fromFlag("profile"), notes);
+  return { config: next, notes };
+}
+
+/**
+ * The session's `recorded` mode or profile where it allows no more than the run's `own`, with a
+ * note for the person; `own` when the person chose it for this run (`chosen`) or nothing was
+ * recorded.
+ */
+function noWider<T extends string>(
+  key: "mode" | "profile",
+  recorded: T | undefined,
+  own: T,
+  chosen: boolean,
+  notes: string[],
+): T {
+  if (recorded === undefined || recorded === own || chosen) return own;
+  if (allowsNoMore(key, recorded, own)) {
+    notes.push(`Restored the session's ${key} "${recorded}" (this run's is "${own}")`);
+    return recorded;
+  }
+  notes.push(
+    `Kept ${key} "${own}": the session ran with ${key} "${recorded}", which allows more; ` +
+      `to use it, pass --${key} ${recorded}`,
+  );
+  return own;
+}
+
+/** `restoreSessionSettings()`'s config alone. */
+export function applySessionSettings<C extends Pick<TernConfig, RestoredKey>>(
+  config: C,
+  sources: Readonly<Record<string, ConfigSource>>,
+  state: ReplayState,
+): C {
+  return restoreSessionSettings(config, sources, state).config;
+}
+
+/** The review modes, from the one that lets the fewest calls through unreviewed to the most. */
+const MODES: readonly string[] = ["ask", "auto", "bypass"];
+
+/**
+ * Whether review mode or sandbox profile `value` allows no more than `than`: modes and built-in
+ * profiles by their order, least to most permissive; `:danger-full-access` allows everything.
+ * Two different custom profiles, or a custom and a built-in one, are not compared: false.
+ */
+export function allowsNoMore(key: "mode" | "profile", value: string, than: string): boolean {
+  if (value === than) return true;
+  if (key === "profile" && than === ":danger-full-access") return true;
+  const order: readonly string[] = key === "mode" ? MODES : BUILTIN_PROFILES;
+  const [rank, limit] = [order.indexOf(value), order.indexOf(than)];
+  return rank !== -1 && limit !== -1 && rank <= limit;
 }
 
 function isMode(mode: string | undefined): mode is TernConfig["mode"] {

@@ -34,6 +34,11 @@ export interface ModelOverride {
 export interface OverrideOptions {
   /** Names that make `<name>/<model>` a provider-qualified key. Default: the preset names. */
   providerNames?: readonly string[];
+  /**
+   * Keys that describe a model but never route one (a project's `models`): a row one of them
+   * adds is looked up like any other, but never makes `providerOf()` pick its provider.
+   */
+  describeOnly?: readonly string[];
 }
 
 /** The providers whose built-in models pick a provider when none is configured, in order. */
@@ -46,6 +51,8 @@ const HOME_PROVIDERS = ["openai", "anthropic"];
 export class ModelCatalog {
   /** Insertion order is lookup priority among providers: built-ins, config, discovered. */
   readonly #rows = new Map<string, CatalogEntry>();
+  /** Rows added by a `describeOnly` override: `providerOf()` never counts them. */
+  readonly #describing = new Set<string>();
 
   /** @throws {TypeError} when a (provider, id) pair appears twice. */
   constructor(entries: readonly CatalogEntry[] = BUILTIN_MODELS) {
@@ -66,7 +73,8 @@ export class ModelCatalog {
    * added from what `find()` knows of its id elsewhere (`work/claude-sonnet-4-5` keeps Claude's
    * window and prices but for what the override names), else from `unknownModel()` defaults
    * (with provider `""` for a bare id). Changed entries get source
-   * "config". Call it before `add()`: discovered copies of known models do not see later overrides.
+   * "config". A row an `options.describeOnly` key adds never picks a provider (`providerOf()`).
+   * Call it before `add()`: discovered copies of known models do not see later overrides.
    * @throws {RangeError} for a limit that is not a positive integer or a negative price.
    * @throws {TypeError} for a price without `input` and `output` on a model that had none.
    */
@@ -75,7 +83,9 @@ export class ModelCatalog {
     options: OverrideOptions = {},
   ): ModelCatalog {
     const names = new Set(options.providerNames ?? Object.keys(PROVIDER_PRESETS));
+    const describeOnly = new Set(options.describeOnly);
     const next = new ModelCatalog([...this.#rows.values()]);
+    for (const row of this.#describing) next.#describing.add(row);
     for (const [key, override] of Object.entries(overrides)) {
       const slash = key.indexOf("/");
       const qualified = slash > 0 && names.has(key.slice(0, slash));
@@ -87,7 +97,8 @@ export class ModelCatalog {
       const targets = provider === undefined
         ? [...next.#rows.values()].filter((entry) => entry.id === id)
         : [next.#rows.get(keyOf(provider, id))].filter((entry) => entry !== undefined);
-      if (targets.length === 0) {
+      const adds = targets.length === 0;
+      if (adds) {
         // A known model under a provider of the person's own (a proxy's `work/claude-…`) keeps
         // what the catalog knows of it (its window, reasoning, images, the rest of its price):
         // the override changes only what it names. Only a model nothing matches starts from the
@@ -100,7 +111,9 @@ export class ModelCatalog {
         );
       }
       for (const target of targets) {
-        next.#rows.set(keyOf(target.provider, id), applyOverride(target, override, key));
+        const row = keyOf(target.provider, id);
+        next.#rows.set(row, applyOverride(target, override, key));
+        if (adds && describeOnly.has(key)) next.#describing.add(row);
       }
     }
     return next;
@@ -158,10 +171,15 @@ export class ModelCatalog {
 
   /**
    * The provider a bare model id belongs to ("openai" or "anthropic", first match), used to
-   * pick a provider when none is configured. Undefined for ids neither lists.
+   * pick a provider when none is configured. Undefined for ids neither lists. A row only a
+   * `describeOnly` override added does not count: a project's file may describe a model, never
+   * choose where the person's model goes (and with it their key).
    */
   providerOf(model: string): string | undefined {
-    return HOME_PROVIDERS.find((provider) => this.#rows.has(keyOf(provider, model)));
+    return HOME_PROVIDERS.find((provider) => {
+      const row = keyOf(provider, model);
+      return this.#rows.has(row) && !this.#describing.has(row);
+    });
   }
 
   #resolve(

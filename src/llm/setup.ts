@@ -27,6 +27,7 @@ export type ModelConfig = Pick<
   | "apiKey"
   | "apiKeys"
   | "models"
+  | "projectModels"
   | "fallback"
   | "maxRetries"
   | "retryBaseMs"
@@ -104,13 +105,17 @@ export function chooseModel(
 }
 
 /**
- * The built-in catalog with the config's `models` applied.
+ * The built-in catalog with the config's `models` applied. A row only a project's files added
+ * (`projectModels`) describes its model but never picks the provider a model goes to.
  * @throws {ProviderSetupError} for an override the catalog cannot apply.
  */
-export function configuredCatalog(config: Pick<ModelConfig, "models" | "providers">): ModelCatalog {
+export function configuredCatalog(
+  config: Pick<ModelConfig, "models" | "projectModels" | "providers">,
+): ModelCatalog {
   const providerNames = [...Object.keys(PROVIDER_PRESETS), ...Object.keys(config.providers)];
+  const describeOnly = config.projectModels ?? [];
   try {
-    return new ModelCatalog().withOverrides(config.models, { providerNames });
+    return new ModelCatalog().withOverrides(config.models, { providerNames, describeOnly });
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new ProviderSetupError(`Invalid "models" in config: ${detail}`);
@@ -233,7 +238,8 @@ export function createWireProvider(
  * The main provider: `provider` from config or `--provider`; without one, the catalog's
  * provider of the model when no base URL was given (so `--model claude-sonnet-4-5` alone
  * reaches Anthropic), else an OpenAI-compatible API at `baseUrl`. A model a project's file
- * chose (`explicit.projectModel`) never picks a provider this way.
+ * chose (`explicit.projectModel`) never picks a provider this way, nor does a catalog row only a
+ * project's file added (`configuredCatalog()`).
  * @throws {ProviderSetupError} for an unknown provider, or a project's model that would
  *   pick one.
  */

@@ -73,6 +73,11 @@ export interface PromptFilesOptions {
   warn?: Warn;
   /** What the model may not read (the project's files only: the person's are their own). */
   refuse: ReadRefusal;
+  /**
+   * False: the person's own files in tern's home (`SYSTEM.md`, `APPEND_SYSTEM.md`, context
+   * files) are not read, for a model server the person did not choose. Default true.
+   */
+  personal?: boolean;
 }
 
 /**
@@ -114,10 +119,14 @@ export function contextFolders(workspace: string, root: string | undefined): str
 /** Reads the `SYSTEM.md`, `APPEND_SYSTEM.md` and context files of `workspace`. */
 export function readPromptFiles(options: PromptFilesOptions): PromptFiles {
   const { workspace, ternHome, warn, refuse } = options;
+  const personal = options.personal ?? true;
   const root = repositoryRoot(workspace);
   const projectDir = join(workspace, ".tern");
-  const read = (confine: string, path: string, level: ResourceLevel) =>
-    readContextFile(confine, path, level, warn, MAX_CONTEXT_FILE_CHARS, refuseFor(level, refuse));
+  const read = (confine: string, path: string, level: ResourceLevel) => {
+    if (level === "user" && !personal) return undefined;
+    const refused = refuseFor(level, refuse);
+    return readContextFile(confine, path, level, warn, MAX_CONTEXT_FILE_CHARS, refused);
+  };
   const system = read(workspace, join(projectDir, "SYSTEM.md"), "project") ??
     read(ternHome, join(ternHome, "SYSTEM.md"), "user");
   const append = [
@@ -126,7 +135,7 @@ export function readPromptFiles(options: PromptFilesOptions): PromptFiles {
   ].filter((file) => file !== undefined);
   const inside = resolve(workspace);
   const context = [
-    ...folderFiles(ternHome, ternHome, "user", warn),
+    ...(personal ? folderFiles(ternHome, ternHome, "user", warn) : []),
     ...contextFolders(workspace, root).flatMap((dir) =>
       dir === inside
         ? folderFiles(workspace, dir, "project", warn, refuse)

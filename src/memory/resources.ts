@@ -29,6 +29,17 @@ export interface ResourcePromptParts {
   appendSystem: string[];
 }
 
+/** Options of {@linkcode loadResources}. */
+export interface LoadResourcesOptions {
+  /**
+   * False: nothing of the person's own in tern's home reaches the prompt — their `SYSTEM.md`,
+   * `APPEND_SYSTEM.md`, context files, skills and `memory.md` — for a model server a project's
+   * files chose (`TernConfig.serverChosenBy`). Their prompt templates stay: a template goes to
+   * the model only when the person types its command. Default true.
+   */
+  personal?: boolean;
+}
+
 /**
  * Reads all of `workspace`'s and the person's resources; refused files go to `diagnostics`.
  * The project's files are read only where `refuse` lets the model read them (what the sandbox
@@ -38,18 +49,23 @@ export async function loadResources(
   workspace: string,
   ternHome: string,
   refuse: ReadRefusal,
+  options: LoadResourcesOptions = {},
 ): Promise<Resources> {
+  const personal = options.personal ?? true;
   const diagnostics: string[] = [];
   const warn: Warn = (line) => diagnostics.push(line);
-  const files = readPromptFiles({ workspace, ternHome, warn, refuse });
+  const files = readPromptFiles({ workspace, ternHome, warn, refuse, personal });
   const memory = readMemoryFiles(workspace, ternHome, refuse, warn);
+  if (!personal) delete memory.user;
   const [skills, templates] = await Promise.all([
     discoverSkills(workspace, ternHome, refuse),
     discoverTemplates(workspace, ternHome, refuse),
   ]);
   return {
     files,
-    skills: skills.skills,
+    // The person's skills come last (a project's takes a name first): leaving them out changes
+    // no project skill.
+    skills: personal ? skills.skills : skills.skills.filter((skill) => skill.level !== "user"),
     templates: templates.templates,
     memory,
     diagnostics: [...diagnostics, ...skills.diagnostics, ...templates.diagnostics],

@@ -217,15 +217,22 @@ function ownSignature(path: string): string {
 }
 
 /**
- * A turn's changes for the person: a heading and one line per path (control characters of a
- * hostile file name shown as "?"), or no lines.
+ * A turn's changes for the person (`by` "background": those of background processes, told as
+ * they are stopped): a heading and one line per path (control characters of a hostile file
+ * name shown as "?"), or no lines.
  */
-export function hostFileLines(changes: ReadonlyArray<HostFileChange>): string[] {
+export function hostFileLines(
+  changes: ReadonlyArray<HostFileChange>,
+  options: { by?: "turn" | "background" } = {},
+): string[] {
   if (changes.length === 0) return [];
   // deno-lint-ignore no-control-regex
   const plain = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+  const heading = options.by === "background"
+    ? "tern: background processes touched files that run code later; check them:"
+    : "tern: this turn touched files that run code on your machine later; check them:";
   return [
-    "tern: this turn touched files that run code on your machine later; check them:",
+    heading,
     ...changes.map((c) => `  ${c.change} ${plain(c.path)} (${c.runs})`),
   ];
 }

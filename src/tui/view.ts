@@ -212,6 +212,8 @@ export class TranscriptView {
         const text = compactionText(event, t);
         return this.#block("activity", width, (w) => this.#wrap(text, w));
       }
+      case "background_host_files":
+        return this.#hostFiles(hostFileLines(event.hostFiles, { by: "background" }), width);
       case "turn_end":
         return this.#endTurn(event, width);
       default:
@@ -446,22 +448,24 @@ export class TranscriptView {
       const line = t.red(`✗ ${event.exitReason}${detail}`);
       out.push(...this.#block("activity", width, (w) => this.#wrap(line, w)));
     }
-    const hostFiles = hostFileLines(event.hostFiles ?? []);
-    if (hostFiles.length > 0) {
-      out.push(
-        ...this.#block(
-          "activity",
-          width,
-          (w) => hostFiles.map((line) => t.yellow(truncateToWidth(line, w))),
-        ),
-      );
-    }
+    out.push(...this.#hostFiles(hostFileLines(event.hostFiles ?? []), width));
     const elapsed = this.#turnStartedAt === undefined
       ? undefined
       : this.#now() - this.#turnStartedAt - this.#turnWaited;
     this.#turnStartedAt = undefined;
     const footer = footerText(event, elapsed, t);
     return [...out, ...this.#block("footer", width, (w) => [truncateToWidth(footer, w)])];
+  }
+
+  /** The changes to files that run code on the host (`hostFileLines`), in yellow; none for none. */
+  #hostFiles(lines: string[], width: number): string[] {
+    if (lines.length === 0) return [];
+    const t = this.#theme;
+    return this.#block(
+      "activity",
+      width,
+      (w) => lines.map((line) => t.yellow(truncateToWidth(line, w))),
+    );
   }
 
   /**

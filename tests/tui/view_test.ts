@@ -544,3 +544,15 @@ Deno.test("TranscriptView shows an escape sequence in a command through the even
     shown,
   );
 });
+
+Deno.test("TranscriptView.apply() shows the host-run files stopped background processes changed", () => {
+  const view = new TranscriptView({ theme: plain, workspace: WS, now: () => 0 });
+  const lines = view.apply({
+    type: "background_host_files",
+    hostFiles: [{ path: `${WS}/Makefile`, change: "created", runs: "make" }],
+  }, 80);
+  deepEqual(lines, [
+    "tern: background processes touched files that run code later; check them:",
+    `  created ${WS}/Makefile (make)`,
+  ]);
+});

@@ -5,7 +5,6 @@
  */
 import type { TernConfig } from "../../config/mod.ts";
 import { type Fact, MemoryStore } from "../../memory/facts.ts";
-import { rankedMemorySection, rankFacts } from "../../memory/rank.ts";
 import { loadHighlighter } from "../../tui/highlight.ts";
 import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff.ts";
 import { readEnv } from "../process_env.ts";
@@ -16,10 +15,7 @@ import { UNNAMED_PROVIDER } from "../../harness/run_session.ts";
 export interface BackgroundServices {
   /** Starts the loads; called once the prompt is on screen. */
   start(): void;
-  /** The remembered facts as a system prompt section (empty until loaded). */
-  /** The section of the `limit` remembered facts most relevant to `task`. */
-  memorySection(task: string, limit: number): string | undefined;
-  /** The remembered facts as last read. */
+  /** The remembered facts as last read (none until loaded); the turns choose among them. */
   facts(): readonly Fact[];
   memory(): Promise<MemoryStore>;
   /** Workspace changes since the session began; undefined outside a git repository. */
@@ -63,9 +59,6 @@ export function backgroundServices(
       openMemory().catch(() => {});
       takeBaseline();
       loadHighlighter().catch(() => {});
-    },
-    memorySection(task, limit) {
-      return rankedMemorySection(rankFacts(facts, task, limit));
     },
     facts() {
       return facts;

@@ -84,8 +84,7 @@ export class SessionController {
       warn: (text) => controller.#warn(text),
       onSandboxOpen: (sandbox) => controller.#sandboxOpened(sandbox),
       consolidation: "background",
-      memory: (task: string) =>
-        controller.#services?.memorySection(task, controller.config.memoryFacts),
+      memory: () => controller.#services?.facts() ?? [],
       watchMcp: (manager) => controller.#watchMcp(manager),
       subagents: true,
     });
@@ -224,6 +223,7 @@ export class SessionController {
       home: readEnv("HOME"),
       rules: agent.config.rules,
       memory: () => ({ facts: services.facts(), limit: agent.config.memoryFacts }),
+      personal: () => agent.config.serverChosenBy === undefined,
       taken: new Set(builtins.map((command) => command.name)),
       warn: (text) => this.#warn(text),
       window: async () => {

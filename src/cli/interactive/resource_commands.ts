@@ -29,6 +29,11 @@ export interface ResourceCommandDeps {
   taken: ReadonlySet<string>;
   /** Told about a template left out. */
   warn: (text: string) => void;
+  /**
+   * Whether the person's own resources and facts for every workspace go to the model (not to
+   * a server a project's files chose); default true.
+   */
+  personal?: () => boolean;
   /** What fills the model's window besides the system prompt, when a conversation is open. */
   window?: () => Promise<ContextWindowFacts | undefined>;
 }
@@ -84,7 +89,7 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
     whileRunning: true,
     async run(context, args) {
       const memory = { ...deps.memory(), task: args.trim() === "" ? undefined : args.trim() };
-      const report = await describeContext(deps, memory);
+      const report = await describeContext(deps, memory, { personal: deps.personal?.() });
       const facts = await deps.window?.().catch(() => undefined);
       const window = facts ? windowLines(facts, report.totalTokens) : [];
       context.print([...formatContextReport(report), ...window].map(terminalText));

@@ -8,6 +8,7 @@ import { findSession, listSessions, type SessionInfo } from "../../session/paths
 import { Session } from "../../session/session.ts";
 import { SessionTree } from "../../session/tree.ts";
 import { type SessionEntry, summarisedCount } from "../../session/types.ts";
+import { openSessionHere } from "../../harness/run_session.ts";
 import { VERSION } from "../../version.ts";
 import { describeEntry } from "../session_text.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
@@ -42,7 +43,8 @@ export function sessionCommands(): SlashCommand[] {
           context.notice("that is the current session");
           return;
         }
-        const session = await Session.open(path);
+        // Another directory's session is refused, as `tern run --resume` refuses it.
+        const session = await openSessionHere(path, context.workspace);
         await context.switchSession(session, { replay: true });
         context.notice(`resumed session ${session.id.slice(0, 8)}`);
       },

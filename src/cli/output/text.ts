@@ -158,6 +158,12 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         );
         break;
       }
+      case "background_host_files":
+        endLine();
+        for (const line of hostFileLines(event.hostFiles, { by: "background" })) {
+          err(style.yellow(line) + "\n");
+        }
+        break;
       case "turn_end":
         // Text still held is from a model call that never finished: no answer.
         if (held !== undefined) held = "";
