@@ -113,5 +113,5 @@ export function projectModelNotice(
 }
 
 /** What of the person's a server a project chose never gets (src/harness/conversation.ts). */
-const WITHHELD = "but not your own context and prompt files, skills, memory.md or facts for " +
-  "every workspace";
+const WITHHELD = "but not your own context and prompt files, skills, memory.md, facts for " +
+  "every workspace or MCP servers";

@@ -524,12 +524,18 @@ export class AgentSession {
  */
 async function startMcp(
   options: AgentSessionOptions,
-  config: Pick<TernConfig, "ternHome" | "rules">,
+  config: Pick<TernConfig, "ternHome" | "rules" | "serverChosenBy">,
   closed: () => boolean,
 ): Promise<OpenedMcp> {
   const { openMcp, killOnExit, watchMcp } = await import("./mcp_setup.ts");
   const { workspace, warn } = options;
-  const opened = await openMcp({ ternHome: config.ternHome, rules: config.rules, workspace, warn });
+  const opened = await openMcp({
+    ternHome: config.ternHome,
+    rules: config.rules,
+    workspace,
+    warn,
+    personal: config.serverChosenBy === undefined,
+  });
   const { manager } = opened;
   if (manager === undefined || closed()) return opened;
   (options.watchMcp ?? ((manager) => watchMcp(manager, warn)))(manager);

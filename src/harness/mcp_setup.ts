@@ -24,6 +24,12 @@ export interface OpenMcpOptions {
   /** Reads a variable for `${VAR}` in the config (default: the process environment). */
   env?: (name: string) => string | undefined;
   /**
+   * Whether the person's own servers (from tern's home) are used; false when the model's server
+   * was chosen by a project's files (`TernConfig.serverChosenBy`): that model would otherwise
+   * call the person's tools and read what they return. Default true.
+   */
+  personal?: boolean;
+  /**
    * Told about a project MCP file or server that is not used (malformed, an unset `${VAR}`, a
    * symlink out of the workspace): it disables only itself; and about a server's tool not
    * offered (its schema is too large). Default: a warning on stderr.
@@ -46,12 +52,15 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     import("../mcp/config.ts"),
     import("../config/workspace_file.ts"),
   ]);
-  const { servers } = await loadMcpConfig({
+  const loaded = await loadMcpConfig({
     ternHome: options.ternHome,
     workspace: options.workspace,
     env: options.env ?? readEnv,
     warn: options.warn ?? warnOnStderr,
   });
+  const servers = options.personal === false
+    ? loaded.servers.filter((server) => server.scope !== "user")
+    : loaded.servers;
   if (servers.length === 0) return { servers };
   const [{ McpManager }, { loadTrustCheck }, { safeEnv }, { networkEnv }] = await Promise.all([
     import("../mcp/manager.ts"),

@@ -11,6 +11,7 @@ import type { ModelRequest } from "../../src/llm/types.ts";
 import { type ScriptedServer, startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 import { allText, call, firstUser } from "../subagents/_helpers.ts";
+import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
 
 /** What the person keeps in `~/.tern`, each file with a marker of its own. */
 const PERSONAL = {
@@ -176,5 +177,30 @@ Deno.test("tern plan's planner gets none of the person's context files from a mo
     );
     equal(own.code, 0, own.stderr);
     ok(JSON.stringify(planner().at(-1)?.body).includes("PERSON-CONTEXT-7731"));
+  });
+});
+
+Deno.test("a model server a project's files chose is offered none of the person's own MCP servers", async () => {
+  await withScene(() => ({ text: "done" }), async ({ dir, server, env }) => {
+    const own = faultServerCommand("ok");
+    write(join(env.HOME, ".tern"), "mcp.json", JSON.stringify({ servers: { own } }));
+    const offered = (from: number) =>
+      server.requests.slice(from).flatMap((r) => (r.modelRequest.tools ?? []).map((t) => t.name));
+    // The person's own server: its tools are offered.
+    let from = server.requests.length;
+    const mine = await runTern(
+      ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", TASK],
+      { cwd: dir, env },
+    );
+    equal(mine.code, 0, mine.stderr);
+    ok(offered(from).includes("mcp__own__echo"), offered(from).join(", "));
+    // The repository's server: not one of them, and the person is told.
+    write(dir, ".tern/config.jsonc", JSON.stringify({ baseUrl: server.baseUrl }));
+    from = server.requests.length;
+    const theirs = await runTern(["run", "-m", "scripted", "-o", "json", TASK], { cwd: dir, env });
+    equal(theirs.code, 0, theirs.stderr);
+    ok(offered(from).length > 0);
+    ok(!offered(from).some((name) => name.startsWith("mcp__")), offered(from).join(", "));
+    ok(theirs.stderr.includes("or MCP servers"), theirs.stderr);
   });
 });
