@@ -48,18 +48,24 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
   });
   if (progress) err("\r\x1b[2K");
   if (summary.notice !== undefined) err(`tern: ${terminalText(summary.notice)}\n`);
+  for (const { path, why } of summary.unparsed) {
+    const line = `cannot parse ${JSON.stringify(path)} (${why}): indexed as plain text`;
+    err(`tern: ${terminalText(line)}\n`);
+  }
   out(summaryLine(summary, performance.now() - started) + "\n");
   return 0;
 }
 
 /**
- * `12 indexed, 30 unchanged, 1 removed, 2 binary, 3 generated, 1 too large, 140 chunks in 0.4s`.
+ * `12 indexed, 30 unchanged, 1 removed, 2 binary, 3 generated, 1 too large, 140 chunks in 0.4s`
+ * (`, 1 refused` and `, 1 unparsed` after "too large" when there are any).
  */
 export function summaryLine(summary: IndexSummary, millis: number): string {
   const refused = summary.refused > 0 ? `, ${summary.refused} refused` : "";
+  const unparsed = summary.unparsed.length > 0 ? `, ${summary.unparsed.length} unparsed` : "";
   return `${summary.indexed} indexed, ${summary.unchanged} unchanged, ${summary.removed} ` +
     `removed, ${summary.binary} binary, ${summary.generated} generated, ` +
-    `${summary.tooLarge} too large${refused}, ` +
+    `${summary.tooLarge} too large${refused}${unparsed}, ` +
     `${summary.chunks} chunks in ${(millis / 1000).toFixed(1)}s`;
 }
 

@@ -49,13 +49,11 @@ export async function runDemo(): Promise<number> {
   const onInterrupt = () => controller.abort();
   Deno.addSignalListener("SIGINT", onInterrupt);
   let keep = false;
-  // The code index's modules and TypeScript grammar load while the first turn waits for its
-  // tool worker to start, so the resumed turn's search pays only for the indexing; what runs
-  // is the same.
+  // The code index's modules load while the first turn waits for its tool worker to start, so
+  // the resumed turn's search pays only for the indexing; what runs is the same.
   const preloading = Promise.all([
     import("../harness/code_index_live.ts"),
     import("../harness/code_index.ts"),
-    import("../index/chunker.ts").then(({ chunkFile }) => chunkFile("warm.ts", "export {};\n")),
   ]).catch(() => {});
   try {
     await Deno.mkdir(workspace);

@@ -129,5 +129,8 @@ async function runEntry(name: EntryName): Promise<void> {
     case "web-request":
       await import("../tools/web_request_main.ts");
       return;
+    case "index-parser":
+      await import("../harness/code_index_parser_main.ts");
+      return;
   }
 }

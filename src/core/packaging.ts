@@ -1,6 +1,7 @@
 /**
  * How the running tern is packaged, and how it starts its parts that run on their own (the tool
- * worker, the network proxy and forwarder, the restore and web request processes: "entries").
+ * worker, the network proxy and forwarder, the restore, web request and code index parser
+ * processes: "entries").
  *
  * - `tree`: main.ts or bin/build's code-split bundle beside the source tree; an entry runs as
  *   `deno run <flags> <its source file>` (or, for the tool worker, a `data:` module importing
@@ -34,6 +35,7 @@ export const ENTRY_SOURCES = {
   "net-forwarder": "src/sandbox/net_forwarder.ts",
   "rewind-restore": "src/harness/rewind/restore_main.ts",
   "web-request": "src/tools/web_request_main.ts",
+  "index-parser": "src/harness/code_index_parser_main.ts",
 } as const;
 
 /** The name of an entry. */

@@ -7,6 +7,7 @@
 import { dirname, join, relative } from "../core/path.ts";
 import { sha256 } from "../index/chunker.ts";
 import { IndexPool } from "./code_index_pool.ts";
+import { ParserProcess } from "./code_index_parser.ts";
 import {
   type FileRequest,
   type FileResult,
@@ -115,6 +116,11 @@ export interface IndexSummary {
   refused: number;
   /** Chunks written for the indexed files. */
   chunks: number;
+  /**
+   * Source files stored as line windows because their parse failed or ran out of time or
+   * memory (see code_index_parser.ts), and why.
+   */
+  unparsed: { path: string; why: string }[];
   /** The store's one-line notice when it rebuilt a corrupt or foreign file. */
   notice?: string;
 }
@@ -146,7 +152,8 @@ export async function indexWorkspace(
 ): Promise<IndexSummary> {
   return await withIndex(file, options.embeddings, async (run) => {
     const { store, summary } = run;
-    const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace) };
+    const parser = new ParserProcess();
+    const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace), parser };
     const known = store.knownFiles();
     const skipped = store.skippedFiles();
     const prefix = workspace.endsWith("/") ? workspace : `${workspace}/`;
@@ -157,7 +164,7 @@ export async function indexWorkspace(
       if (outcome === "indexed" || outcome === "unchanged") present.add(path);
       if (outcome === "binary" || outcome === "generated") stillSkipped.add(path);
     };
-    const chunker = new Chunker(options, settled);
+    const chunker = new Chunker(options, settled, parser);
     try {
       for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
         // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
@@ -175,6 +182,7 @@ export async function indexWorkspace(
       await chunker.finish();
     } finally {
       chunker.close();
+      await parser.close();
     }
     for (const path of known.keys()) {
       if (present.has(path)) continue;
@@ -200,31 +208,52 @@ export async function refreshFiles(
   options: Pick<IndexOptions, "embeddings"> = {},
 ): Promise<IndexSummary> {
   return await withIndex(file, options.embeddings, async (run) => {
-    const { store, summary } = run;
-    const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace) };
-    const rules = new IgnoreRules(workspace);
-    for (const path of new Set(paths)) {
-      const absolute = join(workspace, path);
-      if (!isInside(workspace, absolute) || absolute === workspace) continue;
-      await rules.loadAncestors(dirname(absolute));
-      const before = { known: store.knownFile(path), skipped: store.skippedFile(path) };
-      const outcome = rules.ignores(absolute, false)
-        ? "gone"
-        : await indexFile(run, workspace, { path, absolute }, before, fileOptions);
-      if (outcome !== "indexed" && outcome !== "unchanged" && before.known !== undefined) {
-        run.write(() => store.removeFile(path));
-        summary.removed++;
-      }
-      const skippedNow = outcome === "binary" || outcome === "generated";
-      if (before.skipped !== undefined && !skippedNow && outcome !== "indexed") {
-        run.write(() => store.unskipFile(path));
-      }
+    const parser = new ParserProcess();
+    const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace), parser };
+    try {
+      await refreshEach(run, workspace, paths, fileOptions);
+    } finally {
+      await parser.close();
     }
   });
 }
 
-/** How a run reads its files: `workspaceIsReal`, its workspace is its own real path. */
-type FileOptions = Pick<IndexOptions, "embeddings"> & { workspaceIsReal: boolean };
+/** refreshFiles() of each of `paths`. */
+async function refreshEach(
+  run: Run,
+  workspace: string,
+  paths: string[],
+  fileOptions: FileOptions,
+): Promise<void> {
+  const { store, summary } = run;
+  const rules = new IgnoreRules(workspace);
+  for (const path of new Set(paths)) {
+    const absolute = join(workspace, path);
+    if (!isInside(workspace, absolute) || absolute === workspace) continue;
+    await rules.loadAncestors(dirname(absolute));
+    const before = { known: store.knownFile(path), skipped: store.skippedFile(path) };
+    const outcome = rules.ignores(absolute, false)
+      ? "gone"
+      : await indexFile(run, workspace, { path, absolute }, before, fileOptions);
+    if (outcome !== "indexed" && outcome !== "unchanged" && before.known !== undefined) {
+      run.write(() => store.removeFile(path));
+      summary.removed++;
+    }
+    const skippedNow = outcome === "binary" || outcome === "generated";
+    if (before.skipped !== undefined && !skippedNow && outcome !== "indexed") {
+      run.write(() => store.unskipFile(path));
+    }
+  }
+}
+
+/**
+ * How a run reads its files: `workspaceIsReal`, its workspace is its own real path; `parser`,
+ * the parser process of this thread.
+ */
+type FileOptions = Pick<IndexOptions, "embeddings"> & {
+  workspaceIsReal: boolean;
+  parser: ParserProcess;
+};
 
 /**
  * Whether `path` is its own real path, looked up once per run: then no file's read resolves it
@@ -271,6 +300,7 @@ async function withIndex(
     tooLarge: 0,
     refused: 0,
     chunks: 0,
+    unparsed: [],
   };
   if (notice !== undefined) summary.notice = notice;
   // The write lock is taken at the first write, not for a run that changes nothing.
@@ -352,7 +382,7 @@ async function indexFile(
     await chunker.add(request, settle);
     return "pending";
   }
-  return await settle(await prepareIndexFile(request));
+  return await settle(await prepareIndexFile(request, options.parser));
 }
 
 function count(run: Run, outcome: Exclude<Outcome, "gone">): Outcome {
@@ -384,7 +414,8 @@ async function settleFile(
   }
   const { store, summary, write, pause } = run;
   const { prepared } = result;
-  const { chunks } = prepared.chunked;
+  const { chunks, unparsed } = prepared.chunked;
+  if (unparsed !== undefined) summary.unparsed.push({ path: request.path, why: unparsed });
   let vectors: Float32Array[] | undefined;
   if (options.embeddings) {
     // No lock is held while the endpoint answers.
@@ -411,9 +442,11 @@ class Chunker {
   /** Files sent or prepared, settled in this order. */
   #inFlight: InFlight[] = [];
 
+  /** `parser`: the parser process of the files prepared in this thread. */
   constructor(
     readonly options: Pick<IndexOptions, "threads">,
     readonly settled: (path: string, outcome: Outcome) => void,
+    readonly parser: ParserProcess,
   ) {
     this.#noPool = options.threads === 0;
   }
@@ -460,7 +493,7 @@ class Chunker {
     const pool = this.#pool!;
     let flight: InFlight;
     if (pool.waiting >= QUEUED_PER_THREAD * pool.threads) {
-      const result = await prepareIndexFile(held.request).catch(asError);
+      const result = await prepareIndexFile(held.request, this.parser).catch(asError);
       flight = { ...held, done: true, result: Promise.resolve(result) };
     } else {
       flight = { ...held, done: false, result: pool.prepare(held.request).catch(asError) };
@@ -481,7 +514,7 @@ class Chunker {
   }
 
   async #here({ request, settle }: Held): Promise<void> {
-    this.settled(request.path, await settle(await prepareIndexFile(request)));
+    this.settled(request.path, await settle(await prepareIndexFile(request, this.parser)));
   }
 
   async #settleOldest(): Promise<void> {

@@ -1,13 +1,14 @@
 /**
  * One file of the code index made ready to store: read inside the workspace with the verified
- * reader, checked, hashed, chunked and prepared (words and local vectors). It writes nothing and
- * needs no store, so it runs in the indexing thread or in a chunk worker (code_index_pool.ts)
- * alike.
+ * reader, checked, hashed, chunked (parsed in a parser process: code_index_parser.ts) and
+ * prepared (words and local vectors). It writes nothing and needs no store, so it runs in the
+ * indexing thread or in a chunk worker (code_index_pool.ts) alike.
  */
 import { readWorkspaceText } from "../config/workspace_file.ts";
-import { chunkFile, sha256 } from "../index/chunker.ts";
+import { sha256 } from "../index/chunker.ts";
 import { generatedBy } from "../index/generated.ts";
 import { type PreparedFile, prepareFile } from "../index/prepared.ts";
+import type { ParserProcess } from "./code_index_parser.ts";
 
 /** Files larger than this (bytes) are not indexed. */
 export const INDEX_FILE_MAX_BYTES = 1024 * 1024;
@@ -40,8 +41,14 @@ export type FileResult =
   | { unchanged: string }
   | { prepared: PreparedFile };
 
-/** Reads, checks, hashes and (when its content is new) chunks and prepares one file. */
-export async function prepareIndexFile(request: FileRequest): Promise<FileResult> {
+/**
+ * Reads, checks, hashes and (when its content is new) chunks and prepares one file, parsing it
+ * in `parser`'s process.
+ */
+export async function prepareIndexFile(
+  request: FileRequest,
+  parser: ParserProcess,
+): Promise<FileResult> {
   const text = readSafely(request.workspace, request.absolute, request.workspaceIsReal);
   if (text === null) return { notStored: "refused" };
   if (text === undefined) return { notStored: "gone" };
@@ -50,7 +57,7 @@ export async function prepareIndexFile(request: FileRequest): Promise<FileResult
   if (generatedBy(request.path, text) !== undefined) return { notStored: "generated" };
   const hash = sha256(text);
   if (request.knownHash === hash) return { unchanged: hash };
-  const chunked = await chunkFile(request.path, text, hash);
+  const chunked = await parser.chunk(request.path, text, hash);
   return { prepared: prepareFile(chunked, request.vectors) };
 }
 

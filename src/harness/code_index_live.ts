@@ -11,7 +11,6 @@
  */
 import { dirname, join, relative, resolve } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
-import { chunkFile } from "../index/chunker.ts";
 import { generatedBy } from "../index/generated.ts";
 import { type Hit, type RankWeights, withWeights } from "../index/rank.ts";
 import type { SearchWeights } from "../config/types.ts";
@@ -27,6 +26,10 @@ import type { PathTest } from "../sandbox/denied_paths.ts";
 import { embeddingIdOf, sha256 } from "./code_index.ts";
 import { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
 import { answerSymbols } from "./code_symbols_query.ts";
+import { ParserProcess } from "./code_index_parser.ts";
+
+/** Files a refresh could not parse that its notes name, at most; the rest are counted. */
+const UNPARSED_NOTES = 3;
 
 /** Options of {@linkcode LiveCodeIndex}. */
 export interface LiveIndexOptions {
@@ -94,6 +97,10 @@ export class LiveCodeIndex implements CodeIndexAccess {
   #dirty = new Set<string>();
   #refreshing: Promise<string[]> | undefined;
   #counts: RefreshCounts = { checked: 0, read: 0, indexed: 0, removed: 0 };
+  /** Where tree-sitter parses the files: a process of its own, killed when a parse runs away. */
+  readonly #parser = new ParserProcess();
+  /** Files the current refresh indexed as text windows because their parse failed, and why. */
+  #unparsed: { path: string; why: string }[] = [];
 
   constructor(options: LiveIndexOptions) {
     this.#options = {
@@ -201,10 +208,14 @@ export class LiveCodeIndex implements CodeIndexAccess {
     return this.#counts;
   }
 
-  /** Closes the store; the next call opens it again. */
-  close(): void {
+  /**
+   * Closes the store and ends the parser process; the next call opens and starts them again.
+   * The returned promise settles once the process has ended.
+   */
+  close(): Promise<void> {
     this.#store?.close();
     this.#store = undefined;
+    return this.#parser.close();
   }
 
   #open(): IndexStore {
@@ -239,6 +250,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
     if (this.#notice !== undefined) notes.push(this.#notice);
     this.#notice = undefined;
     this.#counts = { checked: 0, read: 0, indexed: 0, removed: 0 };
+    this.#unparsed = [];
     const lock = tryLock(`${this.#options.file}.lock`);
     if (lock === undefined) {
       notes.push(
@@ -263,7 +275,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
     } finally {
       lock.close();
     }
-    return notes;
+    return [...notes, ...unparsedNotes(this.#unparsed)];
   }
 
   /** Checks only the paths the file tools changed. */
@@ -347,7 +359,8 @@ export class LiveCodeIndex implements CodeIndexAccess {
     }
     let outcome: Outcome = "unchanged";
     if (known.get(path) !== await sha256(text)) {
-      const chunked = await chunkFile(path, text);
+      const chunked = await this.#parser.chunk(path, text);
+      if (chunked.unparsed !== undefined) this.#unparsed.push({ path, why: chunked.unparsed });
       // An index of an endpoint's vectors gets none for this file rather than local ones.
       const none = this.#localVectors(store)
         ? undefined
@@ -368,6 +381,20 @@ export class LiveCodeIndex implements CodeIndexAccess {
     this.#counts.removed++;
     known.delete(path);
   }
+}
+
+/**
+ * What the results miss of the files a refresh could not parse: a note naming each (the first
+ * {@link UNPARSED_NOTES}), and one counting the others.
+ */
+function unparsedNotes(unparsed: { path: string; why: string }[]): string[] {
+  const notes = unparsed.slice(0, UNPARSED_NOTES).map(({ path, why }) =>
+    `${JSON.stringify(path)} could not be parsed (${why}): it is indexed as plain text, without ` +
+    "its symbols"
+  );
+  const more = unparsed.length - UNPARSED_NOTES;
+  if (more > 0) notes.push(`${more} more file(s) could not be parsed and are indexed as text`);
+  return notes;
 }
 
 /** True when no part of `abs` below the filesystem root is a symlink (its real path is itself). */

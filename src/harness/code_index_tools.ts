@@ -85,9 +85,9 @@ export class CodeIndexTools implements CodeIndexAccess {
     return (path) => hiddenPart(denials, path) !== undefined || found?.test(path) === true;
   }
 
-  /** Closes the store if it was opened. */
-  close(): void {
-    this.#live?.close();
+  /** Closes the store if it was opened, and ends the index's parser process (settles then). */
+  close(): Promise<void> {
+    return this.#live?.close() ?? Promise.resolve();
   }
 
   async #load(): Promise<LiveCodeIndex> {

@@ -1,13 +1,24 @@
 /**
  * Loads tree-sitter grammars for the chunker: the wasm runtime once per process, each grammar
- * once, lazily, on the first file of its language.
+ * once, lazily, on the first file of its language. The runtime's memory is capped at
+ * {@link WASM_MEMORY_MAX_BYTES}; what it would print (an `Aborted()`) is dropped.
  */
 import type { Language, Parser } from "web-tree-sitter";
 import { carries, embeddedFile, packaging, wasmRuntimeOptions } from "../core/packaging.ts";
 
 export type { Language, Node, Tree } from "web-tree-sitter";
 
+/**
+ * The most memory tree-sitter's wasm runtime may take: an allocation past it aborts the
+ * runtime (which then stays unusable in this isolate) instead of growing to wasm's 2 GiB. The
+ * largest file indexed (1 MiB of source) takes about 56 MiB.
+ */
+export const WASM_MEMORY_MAX_BYTES = 256 * 1024 * 1024;
+const WASM_PAGE = 64 * 1024;
+const WASM_MEMORY_INITIAL_BYTES = 32 * 1024 * 1024;
+
 let runtime: Promise<typeof import("web-tree-sitter")> | undefined;
+let memory: WebAssembly.Memory | undefined;
 const languages = new Map<string, Promise<Language>>();
 /** One parser per grammar: calls that overlap (a worker's first files) never switch one's language. */
 const parsers = new Map<string, Parser>();
@@ -28,9 +39,26 @@ export async function parserFor(name: string): Promise<Parser> {
   return parser;
 }
 
+/** How many bytes the wasm runtime's memory has grown to (it never shrinks); 0 before it loads. */
+export function runtimeMemoryBytes(): number {
+  return memory?.buffer.byteLength ?? 0;
+}
+
 function loadRuntime(): Promise<typeof import("web-tree-sitter")> {
   runtime ??= import("web-tree-sitter").then(async (module) => {
-    await module.Parser.init(await wasmRuntimeOptions());
+    memory = new WebAssembly.Memory({
+      initial: WASM_MEMORY_INITIAL_BYTES / WASM_PAGE,
+      maximum: WASM_MEMORY_MAX_BYTES / WASM_PAGE,
+    });
+    const silent = () => {};
+    await module.Parser.init(
+      {
+        ...await wasmRuntimeOptions(),
+        wasmMemory: memory,
+        print: silent,
+        printErr: silent,
+      } as Parameters<typeof module.Parser.init>[0],
+    );
     return module;
   }).catch((error) => {
     runtime = undefined;

@@ -17,19 +17,32 @@ export const WINDOW_LINES = 60;
 export const WINDOW_OVERLAP = 10;
 /** Source larger than this (in characters) is windowed rather than parsed. */
 const PARSE_MAX = 2_000_000;
+/**
+ * A parse may take 1 s, plus 2 ms per 1,000 characters (3 s for 1 MB; tree-sitter parses real
+ * source at 1 to 2 MB/s here). Source made to make the parser backtrack takes far longer: a
+ * 24 KB Java file of `a<` took 9 to 13 s and 1.8 GB.
+ */
+const PARSE_BASE_MS = 1_000;
+const PARSE_MS_PER_CHAR = 0.002;
 const SIGNATURE_MAX = 300;
 const NAME_MAX = 200;
 /** A callee worth a CALLS relation: a name or a chain of names (`a.b`, `a?.b`, `a::b`, `a->b`). */
 const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
 
 /**
- * Chunks one file (`hash`: its sha256(), when the caller has it). `path` is workspace-relative and `/`-separated; its extension picks the
- * language (TypeScript, TSX, JavaScript, Python, Go, Java, Rust, C#, Ruby, C/C++, PHP, Bash), other
- * text is cut into
- * WINDOW chunks of {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
+ * Chunks one file (`hash`: its sha256(), when the caller has it). `path` is workspace-relative
+ * and `/`-separated; its extension picks the language (TypeScript, TSX, JavaScript, Python, Go,
+ * Java, Rust, C#, Ruby, C/C++, PHP, Bash), other text is cut into WINDOW chunks of
+ * {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
  * Binary content (a NUL byte) gives `language: "binary"` and no chunks. Source that does not
- * parse still gives its FILE chunk and whatever declarations tree-sitter recovered: never throws
- * on content (only when the tree-sitter runtime itself cannot load).
+ * parse still gives its FILE chunk and whatever declarations tree-sitter recovered; source whose
+ * parse outruns parseDeadlineMs() is windowed, with `unparsed` saying so. Never throws on
+ * content, only when the tree-sitter runtime cannot load or fails (it aborts past
+ * WASM_MEMORY_MAX_BYTES, and stays unusable in this isolate after: run untrusted files through
+ * harness/code_index_parser.ts, whose process can be replaced).
+ *
+ * Tree-sitter checks its deadline only between steps, and one step on crafted input can run
+ * for seconds: the deadline bounds most runaway parses, not all.
  */
 export async function chunkFile(
   path: string,
@@ -37,14 +50,17 @@ export async function chunkFile(
   hash = sha256(text),
 ): Promise<ChunkedFile> {
   if (text.includes("\0")) return { path, language: "binary", hash, chunks: [], relations: [] };
-  const spec = languageOf(path);
-  // A grammar a packaged build does not carry: the file is chunked as text.
-  if (!spec || text.length > PARSE_MAX || !grammarCarried(spec.grammar)) {
-    return { path, language: "text", hash, chunks: windows(path, text), relations: [] };
-  }
+  const spec = parsedAs(path, text);
+  if (!spec) return windowedFile({ path, text, hash });
   const parser = await parserFor(spec.grammar);
-  const tree = parser.parse(text);
-  if (!tree) return { path, language: "text", hash, chunks: windows(path, text), relations: [] };
+  const limitMs = parseDeadlineMs(text.length);
+  const deadline = performance.now() + limitMs;
+  const tree = parser.parse(text, null, { progressCallback: () => performance.now() > deadline });
+  if (!tree) {
+    // Stopped: without a reset the next parse would go on with this one's state.
+    parser.reset();
+    return windowedFile({ path, text, hash }, `its parse took longer than ${seconds(limitMs)}`);
+  }
   try {
     const walker = new Walker(path, text, spec);
     walker.walk(tree);
@@ -58,6 +74,49 @@ export async function chunkFile(
   } finally {
     tree.delete();
   }
+}
+
+/**
+ * Whether chunkFile() parses `text` at `path` with tree-sitter (a language it reads, a grammar
+ * this build carries, not too large, not binary); otherwise it only cuts line windows.
+ */
+export function parses(path: string, text: string): boolean {
+  return !text.includes("\0") && parsedAs(path, text) !== undefined;
+}
+
+/** The longest chunkFile() lets tree-sitter parse `length` characters, in milliseconds. */
+export function parseDeadlineMs(length: number): number {
+  return PARSE_BASE_MS + Math.ceil(length * PARSE_MS_PER_CHAR);
+}
+
+/**
+ * A file's `text` cut into WINDOW chunks as chunkFile() cuts text it does not parse;
+ * `unparsed`: why source it would parse was not (see ChunkedFile).
+ */
+export function windowedFile(
+  { path, text, hash }: { path: string; text: string; hash: string },
+  unparsed?: string,
+): ChunkedFile {
+  const chunked: ChunkedFile = {
+    path,
+    language: "text",
+    hash,
+    chunks: windows(path, text),
+    relations: [],
+  };
+  return unparsed === undefined ? chunked : { ...chunked, unparsed };
+}
+
+/** `1.2 s`. */
+export function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function parsedAs(path: string, text: string): LanguageSpec | undefined {
+  const spec = languageOf(path);
+  // A grammar a packaged build does not carry: the file is chunked as text.
+  if (!spec || text.length > PARSE_MAX || !grammarCarried(spec.grammar)) return undefined;
+  return spec;
 }
 
 /** The sha-256 of `text` as UTF-8, hex: a file's content hash in the index. */

@@ -68,6 +68,12 @@ export interface ChunkedFile {
   hash: string;
   chunks: Chunk[];
   relations: Relation[];
+  /**
+   * Why source of a language the chunker parses was cut into line windows instead (its parse
+   * ran out of time, or the parser failed on it), e.g. "its parse took longer than 1.1 s";
+   * absent otherwise.
+   */
+  unparsed?: string;
 }
 
 /** The id of a chunk: stable across re-indexing while its kind, symbol and start line stay. */

@@ -8,6 +8,7 @@ import { ToolError } from "../core/observation.ts";
 import type { Chunk } from "../index/types.ts";
 import type { CodeIndexAccess } from "./code_index_access.ts";
 import { defineTool, type Tool, type ToolContext } from "./define.ts";
+import { quotedName } from "./paths.ts";
 
 /** Results returned when `limit` is not given. */
 export const DEFAULT_CODE_SEARCH_RESULTS = 8;
@@ -131,26 +132,38 @@ export function fitBlocks(head: string[], blocks: string[][], budget: number): s
 
 function hitBlock(chunk: Chunk, score: number): string[] {
   const lines = [
-    `${location(chunk)}  ${chunk.kind} ${chunk.symbol}  score ${score.toFixed(2)}`,
+    `${location(chunk)}  ${chunk.kind} ${quotedName(chunk.symbol)}  score ${score.toFixed(2)}`,
   ];
   const doc = chunk.doc.split("\n").map((line) => line.trim()).find((line) => line !== "");
-  if (doc !== undefined) lines.push(`  // ${cut(doc)}`);
+  if (doc !== undefined) lines.push(`  // ${shownLine(doc)}`);
   const text = chunk.text.split("\n");
   for (let i = 0; i < Math.min(SNIPPET_LINES, text.length); i++) {
     if (text[i].trim() === "" && i > 0) continue;
-    lines.push(`  ${chunk.startLine + i}│ ${cut(text[i].trimEnd())}`);
+    lines.push(`  ${chunk.startLine + i}│ ${shownLine(text[i].trimEnd())}`);
   }
   if (text.length > SNIPPET_LINES) lines.push("  …");
   return lines;
 }
 
-/** `path:start-end`, or `path:line` for one line. */
+/**
+ * `path:start-end`, or `path:line` for one line; a path with a line break or another control
+ * character quoted (quotedName()), as the file tools show it.
+ */
 export function location(chunk: Chunk): string {
+  const path = quotedName(chunk.path);
   return chunk.startLine === chunk.endLine
-    ? `${chunk.path}:${chunk.startLine}`
-    : `${chunk.path}:${chunk.startLine}-${chunk.endLine}`;
+    ? `${path}:${chunk.startLine}`
+    : `${path}:${chunk.startLine}-${chunk.endLine}`;
 }
 
-function cut(line: string): string {
-  return line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS)}…` : line;
+/**
+ * A line of a file's text as shown under a result: cut to {@link LINE_CHARS}, the characters
+ * that break lines other than `\n` (by which it was split) turned into spaces, so the line never
+ * shows as two.
+ */
+export function shownLine(line: string): string {
+  const one = line.replace(LINE_BREAKS, " ");
+  return one.length > LINE_CHARS ? `${one.slice(0, LINE_CHARS)}…` : one;
 }
+
+const LINE_BREAKS = /[\r\v\f\u0085\u2028\u2029]/g;

@@ -5,8 +5,9 @@
  */
 import * as z from "../core/zod.ts";
 import type { CodeIndexAccess, SymbolAnswer } from "./code_index_access.ts";
-import { codeIndexFor, fitBlocks, location } from "./code_search.ts";
+import { codeIndexFor, fitBlocks, location, shownLine } from "./code_search.ts";
 import { defineTool, type Tool, type ToolContext } from "./define.ts";
+import { quotedName } from "./paths.ts";
 
 /** Answers returned when `limit` is not given. */
 export const DEFAULT_CODE_SYMBOLS_RESULTS = 30;
@@ -73,9 +74,10 @@ export function createCodeSymbolsTool(index?: () => CodeIndexAccess): Tool {
   });
 }
 
+/** One answer as a line; its names, the repository's, quoted when they hold a line break. */
 function answerLine({ chunk, relation, name }: SymbolAnswer): string {
-  const how = relation === undefined ? "" : `  ${relation} ${name ?? ""}`.trimEnd();
-  const signature = chunk.signature.split("\n")[0].trim().slice(0, 120);
+  const how = relation === undefined ? "" : `  ${relation} ${quotedName(name ?? "")}`.trimEnd();
+  const signature = shownLine(chunk.signature.split("\n")[0].trim().slice(0, 120));
   const shown = relation === undefined && signature !== "" ? `  ${signature}` : "";
-  return `${location(chunk)}  ${chunk.kind} ${chunk.symbol}${how}${shown}`;
+  return `${location(chunk)}  ${chunk.kind} ${quotedName(chunk.symbol)}${how}${shown}`;
 }

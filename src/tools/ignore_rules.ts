@@ -78,7 +78,8 @@ export class IgnoreRules {
         if (result.ignored) ignored = true;
         else if (result.unignored) ignored = false;
       }
-      dir = `${prefix}${parts.slice(0, i + 1).join("/")}`;
+      // One part longer each step: deep paths cost their depth, not its square.
+      dir = i === 0 ? `${prefix}${parts[0]}` : `${dir}/${parts[i]}`;
     }
     return ignored;
   }
@@ -114,14 +115,34 @@ export interface WalkOptions {
 /**
  * Yields the entries below folder `dir` depth first, each folder sorted by name in code-unit
  * order (as `rg --sort path`), skipping what `rules` ignores. Symlinks are yielded but never
- * followed. Folders below the start that cannot be read are skipped.
+ * followed. Folders below the start that cannot be read are skipped. The folders open on the
+ * way down are kept on a stack of their own, not the call stack: a chain of folders thousands
+ * deep (a command can make one) is walked to its end like any other.
  */
 export async function* walk(
   dir: string,
   rules: IgnoreRules,
   options: WalkOptions = {},
 ): AsyncGenerator<WalkEntry> {
-  yield* walkDir(dir, await rulesFor(dir, rules), 1, options);
+  const scoped = await rulesFor(dir, rules);
+  const maxDepth = options.maxDepth ?? Infinity;
+  const open = [await listFolder(dir, scoped, 1, options)];
+  while (open.length > 0) {
+    const folder = open[open.length - 1];
+    const entry = folder?.entries[folder.next++];
+    if (folder === undefined || entry === undefined) {
+      open.pop();
+      continue;
+    }
+    const path = folder.base === undefined
+      ? join(folder.dir, entry.name)
+      : `${folder.base}/${entry.name}`;
+    if (scoped.ignores(path, entry.isDirectory)) continue;
+    yield { path, depth: folder.depth, ...entry };
+    if (entry.isDirectory && folder.depth < maxDepth) {
+      open.push(await listFolder(path, scoped, folder.depth + 1, options));
+    }
+  }
 }
 
 /**
@@ -136,19 +157,33 @@ export async function rulesFor(dir: string, rules: IgnoreRules): Promise<IgnoreR
   return scoped;
 }
 
-async function* walkDir(
+/** A folder being walked: its sorted entries and the next one to yield. */
+interface OpenFolder {
+  dir: string;
+  /** `dir` when its entries' paths are `dir/name` as they stand (see isClean). */
+  base: string | undefined;
+  depth: number;
+  entries: Deno.DirEntry[];
+  next: number;
+}
+
+/**
+ * The entries of folder `dir` at `depth`, sorted, its .gitignore loaded; undefined when a
+ * folder below the start cannot be read.
+ */
+async function listFolder(
   dir: string,
   rules: IgnoreRules,
   depth: number,
   options: WalkOptions,
-): AsyncGenerator<WalkEntry> {
+): Promise<OpenFolder | undefined> {
   options.signal?.throwIfAborted();
   const entries: Deno.DirEntry[] = [];
   try {
     for await (const entry of Deno.readDir(dir)) entries.push(entry);
   } catch (error) {
     if (depth === 1) throw error;
-    return;
+    return undefined;
   }
   // Its own .gitignore, known from the listing: no lookup in the many folders without one.
   await rules.loadListed(dir, entries);
@@ -156,14 +191,7 @@ async function* walkDir(
   // A clean absolute folder's entries are the folder, "/" and the name: what join() gives,
   // without its normalising per entry.
   const base = isClean(dir) ? (dir === "/" ? "" : dir) : undefined;
-  for (const entry of entries) {
-    const path = base === undefined ? join(dir, entry.name) : `${base}/${entry.name}`;
-    if (rules.ignores(path, entry.isDirectory)) continue;
-    yield { path, depth, ...entry };
-    if (entry.isDirectory && depth < (options.maxDepth ?? Infinity)) {
-      yield* walkDir(path, rules, depth + 1, options);
-    }
-  }
+  return { dir, base, depth, entries, next: 0 };
 }
 
 /** An absolute path join() would leave as it is: no empty, `.` or `..` part, no trailing `/`. */

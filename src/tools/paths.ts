@@ -157,9 +157,16 @@ export function isInside(root: string, path: string): boolean {
  */
 export function displayPath(workspace: string, absolute: string): string {
   const shown = isInside(workspace, absolute) ? relative(workspace, absolute) || "." : absolute;
-  // A name holding a line break or another control character is quoted as a JSON string, so it
-  // can never pass for lines of its own in a listing (a file named "x.ts\nfake.ts:9:forged").
-  return CONTROL.test(shown) ? JSON.stringify(shown) : shown;
+  return quotedName(shown);
+}
+
+/**
+ * A name from the repository as the model should see it: quoted as a JSON string when it holds
+ * a line break or another control character, so it can never pass for lines of its own in a
+ * listing (a file named "x.ts\nfake.ts:9:forged"); otherwise as it is.
+ */
+export function quotedName(name: string): string {
+  return CONTROL.test(name) ? JSON.stringify(name) : name;
 }
 
 // deno-lint-ignore no-control-regex

@@ -95,7 +95,7 @@ export async function withIndexFixture(
       symbols: (args, extra) => symbols.run(args, ctx(extra)),
     });
   } finally {
-    index.close();
+    await index.close();
     for (const path of [dir, outside, ternHome]) await Deno.remove(path, { recursive: true });
   }
 }

@@ -71,3 +71,31 @@ Deno.test("walk() from a folder spelled with a trailing slash yields clean paths
     deepEqual(found, [`${root}/x`, `${root}/x/y.ts`]);
   });
 });
+
+Deno.test("walk() reaches the bottom of a folder chain nested deeper than a call stack recurses", async () => {
+  await withTree({ ".gitignore": "*.log\n" }, async (root) => {
+    // As deep as a path can name (Linux's PATH_MAX is 4,096 bytes): about 2,000 levels.
+    const levels = Math.floor((4_000 - root.length) / 2);
+    const bottom = join(root, ...Array(levels).fill("a"));
+    await Deno.mkdir(bottom, { recursive: true });
+    await Deno.writeTextFile(join(bottom, "end.ts"), "");
+    // In a process with a 200 KB call stack: a walk that recursed per level ran out of it about
+    // 300 levels down (and a code_search with the default stack, some 1,500 down).
+    const walker = new URL("../../src/tools/ignore_rules.ts", import.meta.url).href;
+    const code = `import { IgnoreRules, walk } from ${JSON.stringify(walker)};
+      const root = ${JSON.stringify(root)};
+      let deepest = 0, end = false;
+      for await (const entry of walk(root, new IgnoreRules(root))) {
+        deepest = Math.max(deepest, entry.depth);
+        if (entry.name === "end.ts") end = true;
+      }
+      console.log(JSON.stringify({ deepest, end }));`;
+    const config = new URL("../../deno.json", import.meta.url).pathname;
+    const { code: exit, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--quiet", "--config", config, "--v8-flags=--stack-size=200", code],
+    }).output();
+    const said = new TextDecoder().decode(stderr);
+    equal(exit, 0, said);
+    deepEqual(JSON.parse(new TextDecoder().decode(stdout)), { deepest: levels + 1, end: true });
+  });
+});
