@@ -61,14 +61,7 @@ export function openRegularFileSync(
         throw error;
       }
     }
-    const file = Deno.openSync(path, open);
-    try {
-      confirmSame(file.statSync(), info, path, what);
-    } catch (error) {
-      file.close();
-      throw error;
-    }
-    return file;
+    return checkedOpen(Deno.openSync(path, open), info, path, what);
   }
 }
 
@@ -81,9 +74,21 @@ export async function openRegularFile(
   if (open.create || open.createNew) return openRegularFileSync(path, options);
   const info = regularFileInfo(path, { what });
   if (info === null) throw notFound(path, what);
-  const file = await Deno.open(path, open);
+  return checkedOpen(await Deno.open(path, open), info, path, what);
+}
+
+/**
+ * `file`, opened at `path`, when it is the file `info` described (confirmSame); closed, and the
+ * error thrown, when it is not. The fstat is sync: it costs far less than an async operation's
+ * hand-off to another thread.
+ */
+function checkedOpen(
+  file: Deno.FsFile,
+  info: Deno.FileInfo,
+  path: string,
+  what: string | undefined,
+): Deno.FsFile {
   try {
-    // Sync: an fstat costs far less than an async operation's hand-off to another thread.
     confirmSame(file.statSync(), info, path, what);
   } catch (error) {
     file.close();

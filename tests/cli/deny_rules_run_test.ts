@@ -6,19 +6,11 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { ScriptedReply } from "../../src/llm/scripted.ts";
-import type { ModelRequest } from "../../src/llm/types.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
-import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runScriptedCalls, type ScriptedCall } from "../support/scripted_calls.ts";
+import { tempWorkspace } from "../support/tern_process.ts";
 
 const SECRET = "DENIED-9c1f-CONTENT";
-
-/** A tool call the scripted model makes, one per round. */
-interface Call {
-  name: string;
-  args: Record<string, unknown>;
-}
 
 /**
  * `tern run --mode bypass` in `ws` with `rules` in the person's config, against a model that
@@ -27,33 +19,13 @@ interface Call {
 async function runCalls(
   ws: { dir: string; home: string },
   rules: unknown[],
-  calls: Call[],
+  calls: ScriptedCall[],
 ): Promise<{ results: string[]; code: number; stderr: string }> {
   await Deno.writeTextFile(join(ws.home, "config.jsonc"), JSON.stringify({ rules }));
-  const results: string[] = [];
-  const server = await startScriptedServer(
-    ((request: ModelRequest, i: number) => {
-      if (i > 0) {
-        const last = request.messages.at(-1);
-        results.push(last?.role === "tool" ? last.content : "");
-      }
-      const call = calls[i];
-      if (call === undefined) return { text: "done" };
-      return {
-        toolCalls: [{ id: `c${i}`, name: call.name, arguments: JSON.stringify(call.args) }],
-      };
-    }) as unknown as ScriptedReply[],
-    { chunkDelayMs: 0 },
-  );
-  try {
-    const run = await runTern(
-      ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
-      { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test-x" } },
-    );
-    return { results, code: run.code, stderr: run.stderr };
-  } finally {
-    await server.close();
-  }
+  const { results, code, stderr } = await runScriptedCalls(ws, calls, {
+    TERN_API_KEY: "sk-test-x",
+  });
+  return { results, code, stderr };
 }
 
 testWith(

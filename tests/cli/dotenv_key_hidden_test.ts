@@ -6,48 +6,11 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { ScriptedReply } from "../../src/llm/scripted.ts";
-import type { ModelRequest } from "../../src/llm/types.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
-import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runScriptedCalls } from "../support/scripted_calls.ts";
+import { tempWorkspace } from "../support/tern_process.ts";
 
 const KEY = "sk-dotenv-7f3a91c2e4b8d605";
-
-/** Runs `calls` (one per round) through `tern run` with `env`: the tool results sent back. */
-async function run(
-  dir: string,
-  home: string,
-  env: Record<string, string>,
-  calls: Array<{ name: string; args: Record<string, unknown> }>,
-): Promise<{ results: string[]; requests: string; stderr: string; code: number }> {
-  const results: string[] = [];
-  let requests = "";
-  const server = await startScriptedServer(
-    ((request: ModelRequest, i: number) => {
-      requests += JSON.stringify(request);
-      if (i > 0) {
-        const last = request.messages.at(-1);
-        results.push(last?.role === "tool" ? last.content : "");
-      }
-      const call = calls[i];
-      if (call === undefined) return { text: "done" };
-      return {
-        toolCalls: [{ id: `c${i}`, name: call.name, arguments: JSON.stringify(call.args) }],
-      };
-    }) as unknown as ScriptedReply[],
-    { chunkDelayMs: 0 },
-  );
-  try {
-    const out = await runTern(
-      ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "go"],
-      { cwd: dir, env: { TERN_HOME: home, HOME: home, ...env } },
-    );
-    return { results, requests, stderr: out.stderr, code: out.code };
-  } finally {
-    await server.close();
-  }
-}
 
 const READS = [
   { name: "bash", args: { command: "base64 -w0 .env; echo; od -An -c .env | head -3; echo end" } },
@@ -62,7 +25,7 @@ testWith(
     const ws = await tempWorkspace();
     try {
       await Deno.writeTextFile(join(ws.dir, ".env"), `TERN_API_KEY=${KEY}\nPORT=3000\n`);
-      const { results, requests, stderr, code } = await run(ws.dir, ws.home, {}, READS);
+      const { results, requests, stderr, code } = await runScriptedCalls(ws, READS);
       equal(code, 0, stderr);
       equal(results.length, 3);
       // Nothing of the file, plain or encoded, reached the model.
@@ -88,9 +51,9 @@ testWith(
     const ws = await tempWorkspace();
     try {
       await Deno.writeTextFile(join(ws.dir, ".env"), "PORT=3000\n");
-      const { results, stderr, code } = await run(ws.dir, ws.home, { TERN_API_KEY: KEY }, [
-        READS[0],
-      ]);
+      const { results, stderr, code } = await runScriptedCalls(ws, [READS[0]], {
+        TERN_API_KEY: KEY,
+      });
       equal(code, 0, stderr);
       ok(!stderr.includes(".env holds a key"), stderr);
       match(results[0], new RegExp(btoa("PORT=3000\n")));
