@@ -21,6 +21,12 @@ export interface WatchedProcessOptions {
   cwd: string;
   /** The complete environment; nothing else is inherited. */
   env: Record<string, string>;
+  /**
+   * `command` is tern's own runtime (`Deno.execPath()`), started as it is: not looked up on
+   * PATH nor refused as a program in a folder commands may write, like every other process tern
+   * starts of itself (the tool worker, a subagent, the web request process).
+   */
+  ownRuntime?: boolean;
 }
 
 /**
@@ -57,7 +63,9 @@ export async function spawnWatchedProcessGroup(
   options: WatchedProcessOptions,
 ): Promise<Deno.ChildProcess> {
   const { cwd, env } = options;
-  const program = resolveProgram(command, { cwd, env, clearEnv: true });
+  const program = options.ownRuntime
+    ? command
+    : resolveProgram(command, { cwd, env, clearEnv: true });
   const [bash, rm, envProgram, mkfifo] = ["bash", "rm", "env", "mkfifo"].map(helper);
   const { fifo, liveness } = await livenessPipe(mkfifo);
   const drop = ADDED_NAMES.filter((name) => env[name] === undefined)

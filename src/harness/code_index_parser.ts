@@ -217,6 +217,7 @@ class Running {
     // killed (SIGKILL included) ends with it, rather than running on to its end.
     const child = await spawnWatchedProcessGroup(command, {
       args,
+      ownRuntime: true,
       cwd: "/",
       // Deno's cache (the launcher's DENO_DIR), so tern's modules are not compiled again.
       env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },

@@ -136,3 +136,31 @@ function commandLine(pid: number): string {
   const { stdout } = new Deno.Command("ps", { args: ["-o", "args=", "-p", `${pid}`] }).outputSync();
   return new TextDecoder().decode(stdout).trim();
 }
+
+Deno.test("ParserProcess starts tern's own Deno even when it lies in a folder commands may write", async () => {
+  // A driver, so that the guard it sets stays in its own process: tern run from a checkout in
+  // /var/tmp, say, whose sandbox may write there. tern's own runtime is started as it is, like
+  // its other processes; only programs looked up on the host are refused there.
+  const dir = await Deno.makeTempDir({ prefix: "tern-parser-guard-" });
+  try {
+    const driver = `${dir}/driver.ts`;
+    const src = (path: string) => new URL(`../../src/${path}`, import.meta.url).href;
+    Deno.writeTextFileSync(
+      driver,
+      `import { guardHostPrograms } from ${JSON.stringify(src("core/host_programs.ts"))};\n` +
+        `import { ParserProcess } from ${JSON.stringify(src("harness/code_index_parser.ts"))};\n` +
+        `guardHostPrograms([${JSON.stringify(Deno.execPath().replace(/\/[^/]+$/, ""))}]);\n` +
+        `const parser = new ParserProcess();\n` +
+        `const chunked = await parser.chunk("src/a.ts", ${JSON.stringify(GOOD_TS)});\n` +
+        `await parser.close();\n` +
+        `console.log(chunked.language);\n`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", "--quiet", driver] })
+      .output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    equal(out.code, 0, stderr);
+    equal(new TextDecoder().decode(out.stdout).trim(), "typescript");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
