@@ -4,8 +4,9 @@
  * sequence split across two deltas is removed whole. Front ends that draw events (the TUI, the
  * text output of `tern run`) see only these; JSON output is escaped by JSON.
  *
- * Except what runs: a call's arguments (`tool_start`, `tool_input`) and a permission request's
- * summary come through as written, and every front end shows them with `visibleText()`
+ * Except what runs: a call's tool name and arguments (`tool_start`, `tool_input`, `tool_end`)
+ * and a permission request's name and summary come through as written, and every front end
+ * shows them with `visibleText()`
  * (controls as `␛`, `␇`, never obeyed). Removing a sequence would remove its payload too, so
  * `echo a; ␛]0;$(touch x)␇` would show as `echo a; ` while `touch x` runs.
  */
@@ -55,13 +56,17 @@ export function createEventCleaner(): EventCleaner {
       }
       case "tool_start":
       case "tool_input":
-        out.push({ ...cleanDeep({ ...event, args: undefined }), args: event.args });
+        out.push({
+          ...cleanDeep({ ...event, args: undefined }),
+          name: event.name,
+          args: event.args,
+        });
         return out;
       case "permission_request":
-        out.push({ ...cleanDeep(event), summary: event.summary });
+        out.push({ ...cleanDeep(event), name: event.name, summary: event.summary });
         return out;
       case "tool_end": {
-        const clean = cleanDeep(event);
+        const clean = { ...cleanDeep(event), name: event.name };
         const rest = tools.get(clean.callId)?.flush() ?? "";
         tools.delete(clean.callId);
         if (rest !== "") out.push({ type: "tool_update", callId: clean.callId, text: rest });

@@ -82,7 +82,11 @@ export function permissionDialog(
     top = Math.max(0, Math.min(top, all.length - page));
     const last = Math.min(all.length, top + page);
     return [
-      rule(`Allow ${oneLine(request.tool)}? · lines ${top + 1}–${last} of ${all.length}`, width, t),
+      rule(
+        `Allow ${visibleText(request.tool)}? · lines ${top + 1}–${last} of ${all.length}`,
+        width,
+        t,
+      ),
       ...all.slice(top, last),
       t.dim("↑ ↓ scroll · space next page · Esc back to the question"),
     ].map((line) => truncateToWidth(line, width));
@@ -138,7 +142,7 @@ export function permissionDialog(
         max: Number.POSITIVE_INFINITY,
       }).length;
       let room = height - others - facts.length;
-      const lines = [rule(`Allow ${oneLine(request.tool)}?`, width, t), ...facts, ...reason];
+      const lines = [rule(`Allow ${visibleText(request.tool)}?`, width, t), ...facts, ...reason];
       const args = argsText(request, hasDiff);
       if (!args.complete) elided = true;
       if (args.text !== "") {

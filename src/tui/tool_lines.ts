@@ -284,9 +284,13 @@ interface CallLineParts {
   duration: string;
 }
 
-/** `✓ read  src/a.ts  120 lines  0.1s`, the summary cut so the line fits `width`. */
+/**
+ * `✓ read  src/a.ts  120 lines  0.1s`, the summary cut so the line fits `width`. The name is
+ * the model's (a call to an unknown tool shows as called), so it is made visible like the
+ * arguments: `re␛[0mad` never reads as `read`.
+ */
 function callLine(parts: CallLineParts, width: number, theme: Theme): string {
-  const head = `${parts.mark} ${theme.bold(parts.name)}`;
+  const head = `${parts.mark} ${theme.bold(visibleText(parts.name))}`;
   const end = [...parts.tail, theme.dim(parts.duration)].join("  ");
   const room = width - visibleWidth(head) - visibleWidth(end) - 4;
   if (parts.summary === "" || room < 6) {

@@ -178,7 +178,9 @@ export class TranscriptView {
           return [];
         }
         // The summary is what runs, as written (the event cleaner leaves it): shown, not obeyed.
-        const line = `? ${event.name} ${visibleText(event.summary)}: ${oneLine(event.reason)}`;
+        const line = `? ${visibleText(event.name)} ${visibleText(event.summary)}: ${
+          oneLine(event.reason)
+        }`;
         return this.#block("activity", width, (w) => [truncateToWidth(t.yellow(line), w)]);
       }
       case "permission_decision":
@@ -264,7 +266,9 @@ export class TranscriptView {
   #keep(tool: { name: string; args: unknown }, text: string): number | undefined {
     if (text.trim() === "") return undefined;
     const number = ++this.#outputCount;
-    const call = `${tool.name}  ${summarizeArgs(tool.name, tool.args, this.#workspace)}`;
+    const call = `${visibleText(tool.name)}  ${
+      summarizeArgs(tool.name, tool.args, this.#workspace)
+    }`;
     this.#outputs.push({ number, call, text });
     if (this.#outputs.length > OUTPUTS_KEPT) this.#outputs.shift();
     return number;

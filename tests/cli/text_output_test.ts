@@ -349,3 +349,26 @@ Deno.test("createTextRenderer() renders a Markdown answer with colour codes only
   ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(rest), JSON.stringify(out));
   ok(!out.includes("\x1b[8m"), JSON.stringify(out));
 });
+
+Deno.test("createTextRenderer() shows an unknown tool's name as called, escapes visible", () => {
+  const { err } = render([
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c1",
+      name: "re\x1b[0mad",
+      args: { path: "a" },
+      readOnly: true,
+    },
+    {
+      type: "tool_end",
+      round: 1,
+      callId: "c1",
+      name: "re\x1b[0mad",
+      observation: { status: "ERROR", code: "UNKNOWN_TOOL", message: "Unknown tool" },
+      durationMs: 1,
+    },
+  ]);
+  ok(err.includes("re␛[0mad a"), err);
+  ok(!err.includes("\x1b") && !/\bread a\b/.test(err), err);
+});

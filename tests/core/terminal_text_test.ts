@@ -194,7 +194,15 @@ Deno.test("createEventCleaner() leaves what runs as written, every other string 
     },
   ].flatMap(createEventCleaner() as (event: unknown) => AgentEvent[]);
   deepEqual(out, [
-    { type: "tool_start", round: 1, callId: "c", name: "bash", args: { command }, readOnly: false },
+    // The name too: a front end shows `bash␛]0;t␇`, never `bash` for a tool that is not bash.
+    {
+      type: "tool_start",
+      round: 1,
+      callId: "c",
+      name: "bash\x1b]0;t\x07",
+      args: { command },
+      readOnly: false,
+    },
     { type: "tool_input", callId: "c", name: "bash", args: { command: command + "!" } },
     { type: "permission_request", callId: "c", name: "bash", summary: command, reason: "why" },
   ]);

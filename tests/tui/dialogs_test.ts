@@ -344,3 +344,8 @@ Deno.test("permissionDialog() pages a cut diff in full on v", () => {
   ok(dialog.render(80, 30).some((line) => line.includes("30 - line 29")));
   equal(press(dialog, key("escape"), textKey("y")), "once");
 });
+
+Deno.test("permissionDialog() names the tool as called, escapes visible", () => {
+  const rows = permissionDialog({ ...BASH, tool: "ba\x1b[0msh" }, { theme: plain }).render(72);
+  ok(rows[0].startsWith("─ Allow ba␛[0msh? "), rows[0]);
+});

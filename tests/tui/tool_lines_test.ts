@@ -2,7 +2,12 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import type { ToolDetails } from "../../src/core/observation.ts";
 import { unifiedDiff } from "../../src/tui/diff_view.ts";
 import { themeFor } from "../../src/tui/theme.ts";
-import { decisionText, finishedToolLines, summarizeArgs } from "../../src/tui/tool_lines.ts";
+import {
+  decisionText,
+  finishedToolLines,
+  runningToolLines,
+  summarizeArgs,
+} from "../../src/tui/tool_lines.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
 
@@ -124,4 +129,19 @@ Deno.test("decisionText() names who decided and why", () => {
   ok(
     decisionText({ by: "policy", allow: false, reason: "no" }, themeFor(true)).includes("\x1b[31m"),
   );
+});
+
+Deno.test("a call's line shows the tool's name as the model wrote it, escapes visible", () => {
+  const name = "re\x1b[0mad\u202e";
+  const running = runningToolLines(
+    { name, args: { path: "a.ts" }, startedAt: 0, output: "", waiting: false },
+    { ...options, now: 0 },
+  );
+  ok(running[0].includes("re␛[0mad"), running[0]);
+  const finished = finishedToolLines({ name, args: { path: "a.ts" } }, {
+    observation: { status: "ERROR", code: "UNKNOWN_TOOL", message: "Unknown tool" },
+    durationMs: 1,
+  }, options);
+  ok(finished[0].startsWith("✗ re␛[0mad"), finished[0]);
+  ok(!finished[0].includes("\u202e") && !finished[0].includes("\x1b"), finished[0]);
 });

@@ -261,7 +261,9 @@ function plural(count: number, noun: string): string {
  */
 export function describeCall(name: string, args: unknown, max = 80): string {
   const key = keyArgument(args);
-  return key === undefined ? name : `${name} ${truncate(visibleText(key), max)}`;
+  // The name is the model's too (an unknown tool's is shown as called): visible, never obeyed.
+  const shown = visibleText(name);
+  return key === undefined ? shown : `${shown} ${truncate(visibleText(key), max)}`;
 }
 
 function keyArgument(args: unknown): string | undefined {
