@@ -280,6 +280,10 @@ async function writeResults(r: Results): Promise<void> {
       ...Object.entries(r.hosts).map(([who, list]) => `- ${who}: ${names(list)}`),
     ].join("\n");
   const date = new Date().toISOString();
+  // Which processes made the largest tree peak: a regression shows where it is, not only that.
+  const largestTree = r.m.long.map((run) => run.tree).filter((t) => t !== undefined)
+    .sort((a, b) => b.peakRssMb - a.peakRssMb)[0];
+  const atPeak = (largestTree?.atPeak ?? []).map((p) => `- ${p.rssMb} MB: \`${p.command}\``);
   const md = [
     `# Issue 21 targets as ratios (${date.slice(0, 16)}Z, Deno ${Deno.version.deno})`,
     "",
@@ -313,6 +317,13 @@ async function writeResults(r: Results): Promise<void> {
     "",
     table(context),
     "",
+    ...(atPeak.length === 0 ? [] : [
+      "The processes at the largest whole-tree peak (RSS each, command line cut at 120",
+      "characters):",
+      "",
+      ...atPeak,
+      "",
+    ]),
     hosts,
     "",
   ].join("\n");

@@ -23,6 +23,8 @@ export interface TreeMemory {
   mostProcesses: number;
   /** How many samples were taken. */
   samples: number;
+  /** At the sample of the largest RSS sum: each process's name (its command line) and RSS in MB. */
+  atPeak?: Array<{ command: string; rssMb: number }>;
 }
 
 /** A running watch: `stop()` ends it and gives the peaks. */
@@ -40,14 +42,22 @@ export function watchTree(root: number, everyMs = 10): TreeWatch {
     const pids = descendants(root);
     let pss = 0;
     let rss = 0;
+    const each: Array<{ pid: number; rssKb: number }> = [];
     for (const pid of pids) {
       const sizes = memoryOf(pid);
       if (sizes === undefined) continue;
       pss += sizes.pssKb;
       rss += sizes.rssKb;
+      each.push({ pid, rssKb: sizes.rssKb });
     }
     peaks.peakPssMb = Math.max(peaks.peakPssMb, pss / 1024);
-    peaks.peakRssMb = Math.max(peaks.peakRssMb, rss / 1024);
+    if (rss / 1024 > peaks.peakRssMb) {
+      peaks.peakRssMb = rss / 1024;
+      peaks.atPeak = each.map(({ pid, rssKb }) => ({
+        command: commandOf(pid),
+        rssMb: Math.round(rssKb / 102.4) / 10,
+      }));
+    }
     peaks.mostProcesses = Math.max(peaks.mostProcesses, pids.length);
     peaks.samples++;
   };
@@ -134,6 +144,16 @@ function parentOf(pid: number): number | undefined {
     return Number(fields[1]);
   } catch {
     return undefined; // Gone meanwhile.
+  }
+}
+
+/** The first 120 characters of `pid`'s command line, arguments separated by spaces. */
+function commandOf(pid: number): string {
+  try {
+    const line = Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " ").trim();
+    return line.slice(0, 120);
+  } catch {
+    return `(pid ${pid}, gone)`;
   }
 }
 
