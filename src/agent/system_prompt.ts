@@ -3,6 +3,7 @@
  * rebuilt for every run and is never part of what compaction summarises, so the rules reach
  * the model whole after every compaction. Skills and other resources join it later.
  */
+import { promptName } from "../core/prompt_name.ts";
 import { join } from "../core/path.ts";
 import { readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 
@@ -69,7 +70,7 @@ function contextSection(files: ReadonlyArray<{ path: string; text: string }>): s
   return [
     "",
     "Project context files (follow them; a file deeper in the tree is more specific and wins):",
-    ...files.flatMap((file) => ["", `## ${file.path}`, "", file.text.trim()]),
+    ...files.flatMap((file) => ["", `## ${promptName(file.path)}`, "", file.text.trim()]),
   ];
 }
 

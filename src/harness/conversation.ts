@@ -3,6 +3,7 @@
  * kept warm between turns, settings changeable between turns. `tern run` holds one for a single
  * turn; the interactive UI holds one for its whole life and switches sessions under it.
  */
+import { promptName } from "../core/prompt_name.ts";
 import type { ToolSpec } from "../core/tool_spec.ts";
 import { resolve } from "../core/path.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
@@ -938,7 +939,8 @@ export class Conversation {
     }
     if (files.length === 0) return observation;
     const added = files.map((file) =>
-      `\n\n[Context file ${file.path} applies to this folder; follow it:]\n${file.text.trim()}`
+      `\n\n[Context file ${promptName(file.path)} applies to this folder; follow it:]\n` +
+      file.text.trim()
     );
     return { ...observation, output: observation.output + added.join("") };
   }

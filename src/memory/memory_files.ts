@@ -10,6 +10,7 @@
  * walk of `.tern/memory/` follows no symlinked folder, and a `.tern/memory` that is a symlink
  * out of the workspace is not searched at all.
  */
+import { promptName } from "../core/prompt_name.ts";
 import { subfolders, walkFolders } from "./bounded_walk.ts";
 import { join, relative, sep } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText, type Warn } from "../config/workspace_file.ts";
@@ -170,7 +171,7 @@ export function memoryFilesPromptSection(memory: MemoryFiles): string | undefine
   }
   if (topics.length > 0) {
     lines.push("", "Topic files:");
-    for (const topic of topics) lines.push(`- ${topic.rel}: ${topic.title}`);
+    for (const topic of topics) lines.push(`- ${promptName(topic.rel)}: ${topic.title}`);
   }
   if (topicsLeftOut > 0) {
     lines.push(

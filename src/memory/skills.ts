@@ -12,6 +12,7 @@
  * A malformed file is a diagnostic naming it and the line; a name found twice keeps the
  * project's skill (then `.tern` over `.agents` over `.claude`) with a note.
  */
+import { promptName } from "../core/prompt_name.ts";
 import { subfolders, walkFolders } from "./bounded_walk.ts";
 import { dirname, join, relative, sep } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
@@ -249,7 +250,7 @@ export function skillsPromptSection(skills: readonly Skill[]): string | undefine
   return [
     "Skills (instructions for particular tasks; when a task matches a description, call the " +
     "`skill` tool with its name to read it before you start):",
-    ...skills.map((skill) => `- ${skill.name}: ${skill.description} (${skill.path})`),
+    ...skills.map((skill) => `- ${skill.name}: ${skill.description} (${promptName(skill.path)})`),
   ].join("\n");
 }
 
@@ -263,7 +264,8 @@ function oneLine(text: string): string {
  */
 export function skillText(skill: Skill, body: string): string {
   return [
-    `Skill "${skill.name}" (${skill.path}); files it names are relative to ${skill.dir}/ ` +
+    `Skill "${skill.name}" (${promptName(skill.path)}); files it names are relative to ` +
+    `${promptName(`${skill.dir}/`)} ` +
     `(read them with the skill tool's "file").`,
     "",
     body.trim(),

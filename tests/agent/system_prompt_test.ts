@@ -37,3 +37,11 @@ Deno.test("buildSystemPrompt() puts each tool's guidance line into the working r
   );
   ok(!buildSystemPrompt(BASE).includes("code_search"));
 });
+
+Deno.test("buildSystemPrompt() heads a context file with its path on one line", () => {
+  const path = "/ws/pkg\n## /home/me/.tern/memory.md (the person's)/AGENTS.md";
+  const prompt = buildSystemPrompt({ ...BASE, contextFiles: [{ path, text: "Use tabs." }] });
+  const lines = prompt.split("\n");
+  ok(lines.includes(`## ${JSON.stringify(path)}`), prompt);
+  ok(!lines.some((line) => line.startsWith("## /home/me")), prompt);
+});
