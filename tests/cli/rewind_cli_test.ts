@@ -337,3 +337,39 @@ testWith(
     });
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind past a checkpoint that failed counts every file changed since as a conflict",
+  async () => {
+    // A hostile model makes the turn's end checkpoint fail (more files than the store takes),
+    // so that tern would take the person's later edit for the turn's own and overwrite it.
+    const tasks = {
+      "flood": [[call("bash", {
+        command: "echo model > a.txt && mkdir junk && cd junk && seq 1 100001 | xargs touch",
+      })]],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries, sessionPath }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "orig-a\n");
+      Deno.writeTextFileSync(join(dir, "b.txt"), "orig-b\n");
+      const run = await tern(["run", "flood"]);
+      equal(run.code, 0, run.stderr);
+      match(run.stderr, /checkpoints stopped in this session/);
+      const kinds = (await readRecords(sessionPath())).map((record) => record.kind);
+      deepEqual(kinds, ["before", "failed"]);
+      await Deno.remove(join(dir, "junk"), { recursive: true });
+      Deno.writeTextFileSync(join(dir, "b.txt"), "person-edit\n");
+      const [entry] = await userEntries();
+      const preview = await tern(["sessions", "rewind", "-c", entry]);
+      equal(preview.code, 0, preview.stderr);
+      match(preview.stdout, /conflict: "b\.txt"/);
+      const refused = await tern(["sessions", "rewind", "-c", entry, "--yes"]);
+      equal(refused.code === 0, false, refused.stdout);
+      equal(read(dir, "b.txt"), "person-edit\n");
+      const kept = await tern(["sessions", "rewind", "-c", entry, "--yes", "--conflicts", "keep"]);
+      equal(kept.code, 0, kept.stderr);
+      equal(read(dir, "b.txt"), "person-edit\n", "the person's edit stays");
+      equal(read(dir, "a.txt"), "model\n", "a file of the unrecorded stretch is a conflict too");
+    });
+  },
+);

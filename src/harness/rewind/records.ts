@@ -74,7 +74,28 @@ export interface RewindStartRecord {
   conflicts?: "keep" | "overwrite";
 }
 
-export type CheckpointRecord = BeforeRecord | AfterRecord | RewindStartRecord | RewindRecord;
+/**
+ * Checkpoints stopped in this session's process (a snapshot or the log failed; the rest of the
+ * process takes none): what changed the files from here until the next checkpoint (a later
+ * process's) is not known to be tern's, so a rewind across it counts every such file as changed
+ * outside tern. Without it, a model that made a checkpoint fail (more files than the limit) would
+ * have the person's own later edits taken for the turn's and overwritten without a question.
+ */
+export interface FailedRecord {
+  kind: "failed";
+  /** The turn's user message entry; "" when no turn was running. */
+  entryId: string;
+  time: string;
+  /** Why, as the person was told. */
+  reason: string;
+}
+
+export type CheckpointRecord =
+  | BeforeRecord
+  | AfterRecord
+  | RewindStartRecord
+  | RewindRecord
+  | FailedRecord;
 
 /** The rewind store of sessions in `sessionFolder`: one per workspace, shared by its sessions. */
 export function storeDir(sessionFolder: string): string {
@@ -126,7 +147,8 @@ export async function readRecords(sessionPath: string): Promise<CheckpointRecord
     try {
       const record = JSON.parse(line) as CheckpointRecord;
       const known = record.kind === "before" || record.kind === "after" ||
-        record.kind === "rewind" || (record.kind === "rewind-start" && validStart(record));
+        record.kind === "rewind" || record.kind === "failed" ||
+        (record.kind === "rewind-start" && validStart(record));
       if (known && typeof record.entryId === "string" && typeof record.time === "string") {
         records.push(record);
       }

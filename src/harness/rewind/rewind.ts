@@ -150,8 +150,11 @@ export async function planRewind(
   } else {
     const entry = userEntry(session, target);
     leaf = wantsConversation ? entry.parentId : undefined;
+    // A `failed` record holds no files: the first checkpoint at or after the message does.
     start = records.findIndex((record) =>
-      (record.kind === "before" && record.entryId === entry.id) || record.time >= entry.timestamp
+      record.kind !== "failed" &&
+      ((record.kind === "before" && record.entryId === entry.id) ||
+        record.time >= entry.timestamp)
     );
     state = start < 0 || !wantsFiles ? undefined : startState(records[start]);
   }
@@ -320,7 +323,13 @@ function userEntry(session: Session, id: string): MessageEntry {
 function startState(record: CheckpointRecord): Snapshot | undefined {
   if (record.kind === "rewind") return record.before ?? record.after;
   if (record.kind === "rewind-start") return record.before;
+  if (record.kind === "failed") return undefined;
   return { tree: record.tree, skipped: record.skipped };
+}
+
+/** The tree `left` describes: a rewind stopped partway counts from before it. */
+function leftTree(left: Left): string {
+  return "tree" in left ? left.tree : left.partly.before.tree;
 }
 
 /**
@@ -332,8 +341,10 @@ type Left = { tree: string } | { partly: RewindStartRecord };
 /**
  * Paths changed outside tern over `records` (from the rewind's point on) and since the last of
  * them: between one turn's end and the next checkpoint, and from the last turn's end to now. A
- * turn without an end (tern was killed) counts as running until the next checkpoint. `finished`:
- * the ids of the rewinds that ended (their start records are skipped: their own follows).
+ * turn without an end (tern was killed) counts as running until the next checkpoint. Where
+ * checkpoints stopped (a `failed` record), nothing tells tern's changes from others' until the
+ * next checkpoint (or now), so every path changed over that stretch counts. `finished`: the ids
+ * of the rewinds that ended (their start records are skipped: their own follows).
  */
 async function externalChanges(
   store: ShadowStore,
@@ -343,12 +354,12 @@ async function externalChanges(
   finished: ReadonlySet<string>,
 ): Promise<Set<string>> {
   const paths = new Set<string>();
+  const every = async (from: string, to: string) => {
+    for (const change of await store.changes(from, to)) paths.add(change.path);
+  };
   const gap = async (from: Left | undefined, to: string | undefined) => {
     if (from === undefined || to === undefined) return;
-    if ("tree" in from) {
-      for (const change of await store.changes(from.tree, to)) paths.add(change.path);
-      return;
-    }
+    if ("tree" in from) return await every(from.tree, to);
     // A path that is now neither as it was before that rewind nor as it was restoring it, and
     // not a temporary file its restore left when it was killed.
     const { before, to: restoring } = from.partly;
@@ -358,7 +369,24 @@ async function externalChanges(
       if (unlikeRestored.has(change.path) && !scratch) paths.add(change.path);
     }
   };
+  /** The tree of the latest checkpoint, and of the last one before checkpoints stopped. */
+  let last = ended === undefined ? undefined : leftTree(ended);
+  let lost: string | undefined;
   for (const record of records) {
+    if (record.kind === "failed") {
+      lost ??= last;
+      continue;
+    }
+    const next = startState(record)?.tree;
+    if (lost !== undefined && next !== undefined) {
+      await every(lost, next);
+      lost = undefined;
+    }
+    last = record.kind === "rewind"
+      ? record.after?.tree ?? next
+      : record.kind === "rewind-start"
+      ? record.before.tree
+      : record.tree;
     if (record.kind === "before") {
       await gap(ended, record.tree);
       ended = undefined;
@@ -373,6 +401,7 @@ async function externalChanges(
       ended = record.after === undefined ? ended : { tree: record.after.tree };
     }
   }
+  if (lost !== undefined) await every(lost, current.tree);
   await gap(ended, current.tree);
   return paths;
 }

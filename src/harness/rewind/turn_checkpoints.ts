@@ -287,10 +287,22 @@ export class TurnCheckpoints {
     if (this.#failed) return;
     this.#failed = true;
     this.#store = undefined;
+    const reason = error instanceof Error ? error.message : String(error);
+    try {
+      // So that a rewind across this point knows it cannot tell tern's changes from others'.
+      appendRecord(this.#options.sessionPath, {
+        kind: "failed",
+        entryId: this.#turn?.entryId ?? "",
+        time: new Date().toISOString(),
+        reason,
+      });
+    } catch {
+      // The log itself failed: no record, and no rewind can start from a later checkpoint.
+    }
     this.#options.warn(
-      `tern: no checkpoints in this session (rewind cannot restore files): ${
-        error instanceof Error ? error.message : error
-      }`,
+      `tern: checkpoints stopped in this session (a rewind restores files only as an earlier ` +
+        `checkpoint had them, and counts every file changed since as changed outside tern): ` +
+        reason,
     );
   }
 }
