@@ -154,6 +154,15 @@ function topicTitle(
   return title.length > MAX_TITLE_CHARS ? `${title.slice(0, MAX_TITLE_CHARS)}…` : title;
 }
 
+/**
+ * `text` with every line quoted (`> `): the repository's words stay inside their section, and no
+ * line of theirs can be a heading of the prompt's own (`## ~/.tern/memory.md (the person's)`),
+ * which would present them as the person's. Any line break (CR, NEL, U+2028/2029) starts a line.
+ */
+function quoted(text: string): string {
+  return text.split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/).map((line) => `> ${line}`).join("\n");
+}
+
 /** The system prompt's memory section; undefined when there are no memory files. */
 export function memoryFilesPromptSection(memory: MemoryFiles): string | undefined {
   const { user, project, topics, topicsLeftOut } = memory;
@@ -167,7 +176,7 @@ export function memoryFilesPromptSection(memory: MemoryFiles): string | undefine
   ];
   if (user !== undefined) lines.push("", `## ${user.path} (the person's)`, "", user.text.trim());
   if (project !== undefined) {
-    lines.push("", `## ${PROJECT_MEMORY_FILE} (the project's)`, "", project.text.trim());
+    lines.push("", `## ${PROJECT_MEMORY_FILE} (the project's)`, "", quoted(project.text.trim()));
   }
   if (topics.length > 0) {
     lines.push("", "Topic files:");
