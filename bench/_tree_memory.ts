@@ -147,10 +147,11 @@ function parentOf(pid: number): number | undefined {
   }
 }
 
-/** The first 120 characters of `pid`'s command line, arguments separated by spaces. */
+/** The first 120 characters of `pid`'s command line on one line: arguments spaced, breaks as ↵. */
 function commandOf(pid: number): string {
   try {
-    const line = Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " ").trim();
+    const line = Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " ").trim()
+      .replaceAll("\n", "↵");
     return line.slice(0, 120);
   } catch {
     return `(pid ${pid}, gone)`;
