@@ -120,7 +120,11 @@ export function layerLines(layers: SandboxLayers): string[] {
         ? ""
         : " (the search stopped at 50,000 entries: the folders it did not list are hidden whole)");
   const guards = `${layers.guards.readOnlyGit} .git folder(s) read-only; ` +
-    `${layers.guards.absent.join(" and ")} cannot be created where absent`;
+    `${layers.guards.absent.join(" and ")} cannot be created where absent` +
+    (layers.guards.ownCode.length === 0
+      ? ""
+      : `; tern's own code, Deno and its cache read-only where a writable folder holds them ` +
+        `(${layers.guards.ownCode.join(", ")})`);
   const processes = "each command in a process group and pid namespace of its own, killed " +
     "whole at its timeout or cancel; one whose tern died while it started exits (liveness pipe); " +
     "in the warm shell, every process a command started is ended before the next command" +

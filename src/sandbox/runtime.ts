@@ -60,6 +60,7 @@ import { hookScriptsShown, withHookScripts } from "./hooks/scripts_folder.ts";
 import type { Grants, ShellPlan, ShellResult, ShellRunner } from "./types.ts";
 import { WorkerHost, type WorkerWrap } from "./worker/host.ts";
 import { defaultConfigPath } from "./worker/flags.ts";
+import { ownCodePaths } from "./own_code.ts";
 import { packaging } from "../core/packaging.ts";
 import { denoDirOf, sourceRootOf, workerBwrapArgv } from "./worker/view.ts";
 
@@ -224,7 +225,7 @@ export interface SandboxLayers {
    */
   denied: { hidden: number; readOnly: number; complete: boolean } | null;
   /** `.git` folders kept read-only, and the names a command cannot create where absent. */
-  guards: { readOnlyGit: number; absent: string[] };
+  guards: { readOnlyGit: number; absent: string[]; ownCode: string[] };
   /**
    * The folder of tern's home the person's own hooks see read-only (`<ternHome>/hooks`), or
    * null when they see none of it (no such folder, or the workspace or a writable root shares
@@ -312,6 +313,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const ternHome = realOrResolved(options.ternHome);
   // Deno's flags compare paths as written: deny the folder by its name and by its real path.
   const ternPaths = [...new Set([options.ternHome, ternHome])];
+  // tern's own code, Deno and Deno's cache: read-only to every tool wherever they lie (see
+  // own_code.ts). Only those inside a writable root need anything: the rest is read-only already.
+  const ownCode = options.noSandbox ? [] : ownCodePaths(options.env);
   const wantsBwrap = !options.noSandbox && base.shell === "bwrap";
   // The view's one-time work runs beside the probe (each waits on another process or disk).
   // The filter file is read by the launcher before each command: never where a command can
@@ -425,6 +429,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       writableReal,
       readOnly: [
         ...gitDirs,
+        ...ownCodeIn(ownCode, roots),
         ...view.readOnly,
         ...denied?.readOnly ?? [],
       ],
@@ -481,6 +486,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     guards: {
       readOnlyGit: gitDirsOf(built).length,
       absent: [...new Set((built.guarded ?? []).map((path) => basename(path)))],
+      ownCode: ownCodeIn(ownCode, built.writable),
     },
     hookScripts: hookScriptsShown(built, options.ternHome),
   });
@@ -682,7 +688,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const worker = new WorkerHost({
     ...(workerKind === "bwrap" ? { wrap } : {}),
     grants: options.noSandbox ? FULL_ACCESS : base.grants,
-    denyWrite: options.noSandbox ? [] : ternPaths,
+    denyWrite: options.noSandbox ? [] : [
+      ...ternPaths,
+      ...ownCodeIn(ownCode, base.grants.write === "all" ? ["/"] : base.grants.write),
+    ],
     env: { ...options.env },
     handlerUrl: options.handlerUrl,
     workspace: options.workspace,
@@ -948,6 +957,16 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 function networkLayer(shared: boolean, hosts: readonly string[] | null): SandboxLayers["network"] {
   if (shared) return { kind: "host" };
   return hosts === null ? { kind: "none" } : { kind: "hosts", hosts: [...hosts] };
+}
+
+/**
+ * The paths of `ownCode` that lie in one of `roots` (as written or by the root's real path),
+ * without those inside another of them (its mount covers them).
+ */
+function ownCodeIn(ownCode: readonly string[], roots: readonly string[]): string[] {
+  const all = [...new Set([...roots, ...roots.map(realOrResolved)])];
+  const found = ownCode.filter((path) => all.some((root) => inside(path, root)));
+  return found.filter((path) => !found.some((outer) => outer !== path && inside(path, outer)));
 }
 
 function inside(path: string, dir: string): boolean {

@@ -67,11 +67,31 @@ export function explainDenial(observation: Observation): Observation {
   const match = DENO_DENIAL.exec(observation.message);
   if (match === null) return observation;
   const [denoText, kind, target] = match;
-  const explained = `The sandbox does not allow ${kind} access to ${describeTarget(target)}: ` +
-    "ask for it with request_permissions";
+  const explained = deniedForGood(kind, target)
+    ? `The sandbox never allows ${kind} access to ${describeTarget(target)}: it belongs to ` +
+      "tern itself (its home, its code, the Deno that runs it or Deno's cache), and no request " +
+      "can grant it; ask the person to make this change outside tern"
+    : `The sandbox does not allow ${kind} access to ${describeTarget(target)}: ` +
+      "ask for it with request_permissions";
   const before = observation.message.slice(0, match.index);
   const after = observation.message.slice(match.index + denoText.length);
   return { status: "ERROR", code: "POLICY_DENIED", message: before + explained + after };
+}
+
+/**
+ * Whether this process's flags deny `kind` access to the quoted path `target` outright
+ * (`--deny-write`: tern's home and its own code, src/sandbox/own_code.ts), which no grant can
+ * lift.
+ */
+function deniedForGood(kind: string, target: string): boolean {
+  if ((kind !== "write" && kind !== "read") || !target.startsWith('"')) return false;
+  try {
+    const path = JSON.parse(target);
+    if (typeof path !== "string") return false;
+    return Deno.permissions.querySync({ name: kind, path }).state === "denied";
+  } catch {
+    return false;
+  }
 }
 
 function describeTarget(target: string): string {
