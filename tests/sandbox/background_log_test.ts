@@ -1,5 +1,5 @@
-import { deepEqual, equal, throws } from "node:assert/strict";
-import { LogRing } from "../../src/sandbox/background_log.ts";
+import { deepEqual, equal, ok, throws } from "node:assert/strict";
+import { LOG_CHARS, LogRing } from "../../src/sandbox/background_log.ts";
 
 Deno.test("LogRing keeps only its newest characters, whatever the pieces' sizes", () => {
   const ring = new LogRing(10);
@@ -52,4 +52,34 @@ Deno.test("LogRing keeps the newest text exactly through many one-character piec
   const kept = all.slice(-5000).split("\n");
   if (kept.at(-1) === "") kept.pop();
   deepEqual(ring.tail(1000), kept);
+});
+
+Deno.test("LogRing.append() of a sustained stream references at most its limit plus one chunk", () => {
+  const chunk = 64 * 1024;
+  const ring = new LogRing();
+  let most = 0;
+  for (let i = 0; i < 2000; i++) {
+    ring.append(`${String(i).padStart(6, "0")} ${"y".repeat(chunk - 8)}\n`);
+    most = Math.max(most, ring.held);
+  }
+  equal(ring.total, 2000 * chunk);
+  equal(ring.total - ring.dropped, LOG_CHARS);
+  ok(most <= LOG_CHARS + chunk, `held ${most} characters`);
+  equal(ring.tail(1)[0].slice(0, 7), "001999 ");
+});
+
+Deno.test("LogRing keeps the newest text exactly through pieces of mixed sizes", () => {
+  const ring = new LogRing(1000);
+  let all = "";
+  let seed = 7;
+  for (let i = 0; i < 3000; i++) {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    const size = i % 50 === 0 ? 1000 + (seed % 1500) : 1 + (seed % 300);
+    const piece = `${String(i % 10).repeat(size - 1)}\n`;
+    ring.append(piece);
+    all = (all + piece).slice(-1000);
+    ok(ring.held < 2000, `held ${ring.held} characters`);
+    if (i % 100 === 0 || i === 2999) deepEqual(ring.tail(10_000).join("\n") + "\n", all);
+  }
+  equal(ring.total - ring.dropped, 1000);
 });
