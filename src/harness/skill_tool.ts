@@ -1,9 +1,11 @@
 /**
  * The `skill` tool: the model activates a skill from the index in its system prompt and gets
  * the body of its `SKILL.md`, or one file of the skill's folder. It reads only the skills
- * discovered for this turn, each confined to its own folder (`readSkillBody`, `readSkillFile`:
- * regular files, no symlink out), and changes nothing: it runs in tern's process, through the
- * permission gate like every tool (rules, audit log, result budget), as a read-only host tool.
+ * discovered for this turn, each confined to its own folder as it was found (`readSkillBody`,
+ * `readSkillFile`: regular files, no symlink out, and a folder or `SKILL.md` swapped for a symlink
+ * since is refused), and changes nothing: it runs in tern's process, through the permission gate
+ * like every tool (rules, audit log, result budget), as a read-only host tool. A skill past the
+ * index's cap in the system prompt is still read by name.
  */
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";

@@ -11,11 +11,18 @@
  * (confined to its root), its first {@linkcode MAX_SKILL_HEAD_BYTES} bytes at discovery.
  * A malformed file is a diagnostic naming it and the line; a name found twice keeps the
  * project's skill (then `.tern` over `.agents` over `.claude`) with a note.
+ *
+ * Skills are found once per turn, and read when activated, after the model may have run commands:
+ * each read is confined to the skill's root again, and to the real paths found at discovery (the
+ * folder's, and its `SKILL.md`'s), so a folder or `SKILL.md` swapped for a symlink since is refused.
+ * The index in the system prompt is capped at {@linkcode MAX_SKILL_INDEX_CHARS}; the skills past
+ * it are counted in one line, and the `skill` tool still reads them by name.
  */
 import { promptName } from "../core/prompt_name.ts";
 import { subfolders, walkFolders } from "./bounded_walk.ts";
 import { dirname, join, relative, sep } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
+import { realPathOrNull } from "../core/verified_open.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
 import { folderOutside, refuseFor, type ResourceLevel } from "./context_files.ts";
 
@@ -34,6 +41,12 @@ export const MAX_SKILL_HEAD_BYTES = 16 * 1024;
 export const MAX_SKILL_BODY_CHARS = 64_000;
 /** The most characters of a description in the index. */
 const MAX_DESCRIPTION_CHARS = 1_024;
+/**
+ * The most characters of skill entries in the system prompt's index: about 3,000 tokens, paid by
+ * every request. It lists 10 skills even at the longest description, and about 80 with a typical
+ * one of 100 characters; without it, 200 skills of 1 KB put about 56,000 tokens in each request.
+ */
+export const MAX_SKILL_INDEX_CHARS = 12_000;
 /** Agent Skills names: lowercase letters, digits and single hyphens, 1 to 64 characters. */
 const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
@@ -45,6 +58,10 @@ export interface Skill {
   path: string;
   /** Its folder: the files it refers to are read from here. */
   dir: string;
+  /** The real path of `dir` at discovery: every later read must still lie below it. */
+  realDir: string;
+  /** The real path of its `SKILL.md` at discovery: its body is read from there only. */
+  realPath: string;
   /** The root it was found under; reads of it are confined there. */
   root: string;
   level: ResourceLevel;
@@ -152,12 +169,19 @@ async function readSkillHead(
   diagnostics: string[],
   refuse: ReadRefusal | undefined,
 ): Promise<Skill | undefined> {
+  const dir = dirname(path);
+  const realDir = realPathOrNull(dir);
+  if (realDir === null) return undefined;
+  let realPath: string | undefined;
   let text: string | undefined;
   try {
     text = readWorkspaceText(confine, path, {
       what: "skill",
       warn: (line) => diagnostics.push(line),
-      refuse,
+      refuse: (real, named) => {
+        realPath = real;
+        return refuse?.(real, named);
+      },
       maxBytes: MAX_SKILL_HEAD_BYTES,
       head: true,
     });
@@ -165,7 +189,7 @@ async function readSkillHead(
     diagnostics.push(error instanceof Error ? error.message : String(error));
     return undefined;
   }
-  if (text === undefined) return undefined;
+  if (text === undefined || realPath === undefined) return undefined;
   let data: Record<string, unknown>;
   try {
     data = (await parseFrontmatter(text, path)).data;
@@ -174,7 +198,7 @@ async function readSkillHead(
     diagnostics.push(error.message);
     return undefined;
   }
-  const name = stringField(data, "name") ?? dirname(path).split(sep).pop()!;
+  const name = stringField(data, "name") ?? dir.split(sep).pop()!;
   const description = stringField(data, "description");
   if (!NAME.test(name) || name.length > 64) {
     diagnostics.push(
@@ -193,7 +217,9 @@ async function readSkillHead(
     name,
     description: oneLine(description).slice(0, MAX_DESCRIPTION_CHARS),
     path,
-    dir: dirname(path),
+    dir,
+    realDir,
+    realPath,
     root: confine,
     level,
     ...(refuse === undefined ? {} : { refuse }),
@@ -202,21 +228,25 @@ async function readSkillHead(
 
 /**
  * The body of `skill` (its `SKILL.md` after the frontmatter), read again with the same
- * confinement, cut at {@linkcode MAX_SKILL_BODY_CHARS} with a note.
- * @throws {Error} naming the file when it is gone, refused or malformed now.
+ * confinement, and only from the folder and file found at discovery; cut at
+ * {@linkcode MAX_SKILL_BODY_CHARS} with a note.
+ * @throws {Error} naming the file when it is gone, refused, malformed or moved by a symlink now.
  */
 export async function readSkillBody(skill: Skill): Promise<string> {
+  const gone = `Cannot read skill "${skill.name}": "${skill.path}" is gone`;
+  confirmFolder(skill, `Cannot read skill "${skill.name}"`, gone);
   const refused: string[] = [];
   const text = readWorkspaceText(skill.root, skill.path, {
     what: "skill",
     warn: (line) => refused.push(line),
-    refuse: skill.refuse,
+    refuse: (real, named) =>
+      real === skill.realPath
+        ? skill.refuse?.(real, named)
+        : `it changed since the skill was found (it now leads to "${real}")`,
     maxBytes: 4 * MAX_SKILL_BODY_CHARS + 4,
     head: true,
   });
-  if (text === undefined) {
-    throw new Error(refused[0] ?? `Cannot read skill "${skill.name}": "${skill.path}" is gone`);
-  }
+  if (text === undefined) throw new Error(refused[0] ?? gone);
   const { body } = await parseFrontmatter(text, skill.path);
   if (body.length <= MAX_SKILL_BODY_CHARS) return body;
   return `${body.slice(0, MAX_SKILL_BODY_CHARS)}\n[${skill.path} is longer: the rest was cut ` +
@@ -225,33 +255,77 @@ export async function readSkillBody(skill: Skill): Promise<string> {
 
 /**
  * A file `file` (relative to the skill's folder) that the skill refers to, read confined to the
- * skill's folder and capped like a workspace file (1 MiB).
- * @throws {Error} when the path leaves the folder, or the file is missing or refused.
+ * skill's root and to the folder's real path found at discovery, capped like a workspace file
+ * (1 MiB).
+ * @throws {Error} when the path leaves the folder, the folder changed since discovery, or the
+ *   file is missing or refused.
  */
 export function readSkillFile(skill: Skill, file: string): string {
+  const cannot = `Cannot read "${file}" of skill "${skill.name}"`;
   const path = join(skill.dir, file);
   const rel = relative(skill.dir, path);
   if (rel === "" || rel.startsWith("..") || rel.startsWith(sep)) {
-    throw new Error(`Cannot read "${file}" of skill "${skill.name}": it is outside its folder`);
+    throw new Error(`${cannot}: it is outside its folder`);
   }
+  confirmFolder(skill, cannot, `${cannot}: its folder "${skill.dir}" is gone`);
+  const below = skill.realDir.endsWith(sep) ? skill.realDir : skill.realDir + sep;
   const refused: string[] = [];
-  const text = readWorkspaceText(skill.dir, path, {
+  const text = readWorkspaceText(skill.root, path, {
     what: `file of skill "${skill.name}"`,
     warn: (line) => refused.push(line),
-    refuse: skill.refuse,
+    // Checked again here, on the path that is opened: the folder may be swapped after
+    // confirmFolder().
+    refuse: (real, named) =>
+      real.startsWith(below)
+        ? skill.refuse?.(real, named)
+        : `it leads out of the skill's folder (to "${real}")`,
   });
   if (text !== undefined) return text;
-  throw new Error(refused[0] ?? `Cannot read "${file}" of skill "${skill.name}": no such file`);
+  throw new Error(refused[0] ?? `${cannot}: no such file`);
 }
 
-/** The system prompt section that lists `skills`; undefined when there are none. */
+/**
+ * Throws when the skill's folder is gone, or its real path is no longer the one found at
+ * discovery (a command swapped it for a symlink): what was found is not what would be read.
+ */
+function confirmFolder(skill: Skill, cannot: string, gone: string): void {
+  const now = realPathOrNull(skill.dir);
+  if (now === null) throw new Error(gone);
+  if (now !== skill.realDir) {
+    throw new Error(
+      `${cannot}: its folder "${skill.dir}" changed since the skill was found (it now leads to ` +
+        `"${now}"); skills are found again at the next turn`,
+    );
+  }
+}
+
+/**
+ * The system prompt section that lists `skills`, in their order, up to
+ * {@linkcode MAX_SKILL_INDEX_CHARS} of entries, then one line counting the rest; undefined when
+ * there are none.
+ */
 export function skillsPromptSection(skills: readonly Skill[]): string | undefined {
   if (skills.length === 0) return undefined;
-  return [
+  const lines = [
     "Skills (instructions for particular tasks; when a task matches a description, call the " +
     "`skill` tool with its name to read it before you start):",
-    ...skills.map((skill) => `- ${skill.name}: ${skill.description} (${promptName(skill.path)})`),
-  ].join("\n");
+  ];
+  let chars = 0;
+  for (const skill of skills) {
+    const line = `- ${skill.name}: ${skill.description} (${promptName(skill.path)})`;
+    if (chars + line.length > MAX_SKILL_INDEX_CHARS) break;
+    chars += line.length + 1;
+    lines.push(line);
+  }
+  const leftOut = skills.length - (lines.length - 1);
+  if (leftOut > 0) {
+    lines.push(
+      `[${leftOut} more skills are not listed: the index is capped at ` +
+        `${MAX_SKILL_INDEX_CHARS.toLocaleString("en-US")} characters; the skill tool reads one ` +
+        "by name, and names them all when asked for a name it does not know]",
+    );
+  }
+  return lines.join("\n");
 }
 
 function oneLine(text: string): string {
