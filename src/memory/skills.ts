@@ -128,8 +128,13 @@ export async function discoverSkills(
         );
         continue;
       }
-      if (skills.length >= MAX_SKILLS) {
-        diagnostics.push(`Skill "${path}" is not used: there are more than ${MAX_SKILLS} skills`);
+      // Counted per level: a repository's many skills never crowd out the person's own.
+      if (skills.filter((kept) => kept.level === level).length >= MAX_SKILLS) {
+        diagnostics.push(
+          `Skill "${path}" is not used: there are more than ${MAX_SKILLS} ${
+            level === "user" ? "of your own" : "in the project"
+          }`,
+        );
         continue;
       }
       byName.set(skill.name, skill);
@@ -300,7 +305,7 @@ function confirmFolder(skill: Skill, cannot: string, gone: string): void {
 }
 
 /**
- * The system prompt section that lists `skills`, in their order, up to
+ * The system prompt section that lists `skills`, the person's first, then in their order, up to
  * {@linkcode MAX_SKILL_INDEX_CHARS} of entries, then one line counting the rest; undefined when
  * there are none.
  */
@@ -311,7 +316,12 @@ export function skillsPromptSection(skills: readonly Skill[]): string | undefine
     "`skill` tool with its name to read it before you start):",
   ];
   let chars = 0;
-  for (const skill of skills) {
+  // The person's own skills first: a repository's many skills never push them out of the index.
+  const ordered = [
+    ...skills.filter((skill) => skill.level === "user"),
+    ...skills.filter((skill) => skill.level !== "user"),
+  ];
+  for (const skill of ordered) {
     const line = `- ${skill.name}: ${skill.description} (${promptName(skill.path)})`;
     if (chars + line.length > MAX_SKILL_INDEX_CHARS) break;
     chars += line.length + 1;

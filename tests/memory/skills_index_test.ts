@@ -85,3 +85,25 @@ Deno.test("skillsPromptSection() lists every skill, with no note, when they fit"
   match(lines[1], /^- a: does a /);
   match(lines[2], /^- b: does b /);
 });
+
+Deno.test("a repository's many skills crowd neither the person's skill out of discovery nor out of the index", async () => {
+  await withWorkspace(async ({ home, ws }) => {
+    for (let i = 0; i <= MAX_SKILLS; i++) {
+      const dir = join(ws, ".agents", "skills", `repo-${String(i).padStart(3, "0")}`);
+      Deno.mkdirSync(dir, { recursive: true });
+      Deno.writeTextFileSync(
+        join(dir, "SKILL.md"),
+        `---\ndescription: ${"Repository words. ".repeat(50)}\n---\nrepo\n`,
+      );
+    }
+    const own = join(home, "skills", "mine");
+    Deno.mkdirSync(own, { recursive: true });
+    Deno.writeTextFileSync(join(own, "SKILL.md"), "---\ndescription: my own\n---\nMINE\n");
+    const { skills, diagnostics } = await discoverSkills(ws, home, READ_ALL);
+    ok(skills.some((skill) => skill.name === "mine"), "the person's skill is found");
+    equal(skills.filter((skill) => skill.level === "project").length, MAX_SKILLS);
+    ok(diagnostics.some((line) => line.includes("more than 200 in the project")), diagnostics[0]);
+    const listed = skillsPromptSection(skills)!.split("\n").filter((line) => line.startsWith("- "));
+    equal(listed[0].slice(2, listed[0].indexOf(":")), "mine", "listed first");
+  });
+});
