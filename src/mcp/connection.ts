@@ -131,6 +131,7 @@ export class McpConnection {
       if (this.#closing) throw new Error("closed while starting");
       const client = new Client({ name: "tern", version: this.#options.clientVersion }, {
         capabilities: {},
+        jsonSchemaValidator: UNCHECKED_OUTPUT,
         listChanged: {
           // The SDK's own refresh reads only the first page: tern reads them all.
           tools: { autoRefresh: false, onChanged: () => void this.#refreshTools(client) },
@@ -321,3 +322,22 @@ function startError(error: unknown, lastError: string | undefined, name: string)
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * The SDK's check of a tool's result against the tool's own `outputSchema`: none. tern hands a
+ * result to the model as text and never acts on its structure, so the check would protect
+ * nothing, while it would run the server's schema in tern's own process: its patterns on V8's
+ * backtracking RegExp (`^(a+)+$` freezes tern on a crafted result) and its compile, for every
+ * listed tool, as the list arrives. Arguments are checked before a call, with linear-time patterns
+ * (mcp_tool.ts).
+ */
+type OutputValidator = NonNullable<
+  NonNullable<ConstructorParameters<typeof Client>[1]>["jsonSchemaValidator"]
+>;
+const UNCHECKED_OUTPUT: OutputValidator = {
+  getValidator: (() => (input: unknown) => ({
+    valid: true,
+    data: input,
+    errorMessage: undefined,
+  })) as OutputValidator["getValidator"],
+};

@@ -2,8 +2,9 @@
  * An MCP server's tool as the agent sees it: the same shape as a built-in tool (name,
  * description, JSON Schema, `readOnly`, `run` that never throws), so the registry, the
  * permission gate and the audit treat both alike. Arguments are validated against the
- * server's input schema before anything is sent; only tools annotated `readOnlyHint` count
- * as read-only.
+ * server's input schema before anything is sent (its patterns matched in linear time, each
+ * schema compiled apart from every other); only tools annotated `readOnlyHint` count as
+ * read-only.
  *
  * What it declares about itself (see `src/tools/define.ts`): it runs on the host (in its
  * server, which tern does not confine), it only reads when the server says so (`readOnlyHint`:
@@ -12,7 +13,8 @@
  * can name for it (written unless read-only): a guess, kept so path rules (a deny rule on
  * `secret/**` for every tool) and plan path locks cover MCP tools too.
  */
-import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { Ajv, Options } from "ajv";
+import type { RE2JS } from "re2js";
 import type { Observation } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 import { McpCallError, type McpConnection, type McpToolInfo } from "./connection.ts";
@@ -46,8 +48,6 @@ export interface McpTool {
   /** Validates and calls. Never throws: every outcome is an Observation. */
   run(args: unknown, ctx: { signal: AbortSignal }): Promise<Observation>;
 }
-
-let validators: AjvJsonSchemaValidator | undefined;
 
 /** Adapts tool `info` of `connection`, exposed to the model as `name`. */
 export function mcpTool(
@@ -125,24 +125,122 @@ function modelSchema(input: Record<string, unknown>): JsonSchema {
   return schema;
 }
 
+/** Ajv's pluggable regular expressions (its package root does not export the names). */
+type RegExpEngine = NonNullable<NonNullable<Options["code"]>["regExp"]>;
+type RegExpLike = ReturnType<RegExpEngine>;
+
+/** What {@linkcode compile} needs, loaded on the first call of any MCP tool. */
+interface Validation {
+  Ajv: typeof Ajv;
+  addFormats: (ajv: Ajv) => unknown;
+  regExp: RegExpEngine;
+}
+
+let validation: Promise<Validation> | undefined;
+
 /**
  * A validator for `schema`; a schema Ajv cannot compile is left to the server to check. Ajv
  * loads on the first call of any MCP tool, not when the servers start.
+ *
+ * Each schema gets an Ajv instance of its own (about 0.6 ms, beside 1–2 ms for the compile, once
+ * per tool on its first call): a shared one keeps every schema it compiled, by `$id`, for as
+ * long as tern runs, so one server's schema could answer for another's `$id` or `$ref`, and a
+ * second compile of an `$id` throws. Stripping `$id`s instead would have to tell keywords from
+ * property names and data, and would break the `$ref`s that use them; only a root `$id` Ajv
+ * refuses (`urn:shared`, a URN without a namespace) is dropped, rather than the whole check.
  */
 async function compile(schema: JsonSchema): Promise<(args: unknown) => string | undefined> {
-  if (validators === undefined) {
-    const { AjvJsonSchemaValidator } = await import("@modelcontextprotocol/sdk/validation/ajv");
-    validators = new AjvJsonSchemaValidator();
+  validation ??= loadValidation();
+  const { Ajv, addFormats, regExp } = await validation;
+  const compiled = (schema: JsonSchema) => {
+    const ajv = new Ajv({
+      strict: false,
+      validateFormats: true,
+      validateSchema: false,
+      allErrors: true,
+      // Ajv's warnings (an unknown format, say) are about the server's schema; never printed.
+      logger: false,
+      code: { regExp },
+    });
+    addFormats(ajv);
+    const check = ajv.compile(schema);
+    return (args: unknown) =>
+      check(args) ? undefined : ajv.errorsText(check.errors) || "does not match the input schema";
+  };
+  try {
+    return compiled(schema);
+  } catch {
+    if (!("$id" in schema)) return () => undefined;
   }
   try {
-    const check = validators.getValidator(schema);
-    return (args) => {
-      const result = check(args);
-      return result.valid ? undefined : result.errorMessage ?? "does not match the input schema";
-    };
+    const { $id: _dropped, ...rest } = schema;
+    return compiled(rest);
   } catch {
     return () => undefined;
   }
+}
+
+async function loadValidation(): Promise<Validation> {
+  const [{ Ajv }, formats, { RE2JS }] = await Promise.all([
+    import("ajv"),
+    import("ajv-formats"),
+    import("re2js"),
+  ]);
+  // A CommonJS module: the plugin is `module.exports`, whose `default` is the plugin again; only
+  // that path has both the value and its type under Deno.
+  return { Ajv, addFormats: formats.default.default, regExp: linearRegExp(RE2JS) };
+}
+
+/**
+ * Ajv's engine for `pattern` and `patternProperties`: RE2JS, which matches in time linear in
+ * the text. The schema is the server's and the text the model's, so V8's backtracking RegExp
+ * could take hours on one call (`^(a+)+$` against 40 `a`s and a `b`), synchronously in tern's
+ * process. A pattern RE2 does not support (backreferences, lookaround) matches everything: that
+ * keyword is left to the server to check, rather than the tool failing.
+ */
+function linearRegExp(re2: typeof RE2JS): RegExpEngine {
+  const engine = (pattern: string): RegExpLike => {
+    let compiled: RE2JS | undefined;
+    try {
+      compiled = re2.compile(jsWhitespace(re2.translateRegExp(pattern)));
+    } catch {
+      compiled = undefined;
+    }
+    const like: RegExpLike & { toString(): string } = {
+      test: (text) => compiled?.test(text) ?? true,
+      // Ajv shares one compiled pattern among patterns with the same string.
+      toString: () => `re2:${pattern}`,
+    };
+    return like;
+  };
+  return Object.assign(engine, { code: "re2" });
+}
+
+/** JavaScript's `\s` (Unicode spaces, line and paragraph separators, BOM); RE2's is ASCII only. */
+const SPACE = "\\t\\n\\x0B\\f\\r\\p{Zs}\\x{2028}\\x{2029}\\x{FEFF}";
+
+/**
+ * `pattern` (RE2 syntax) with `\s` and `\S` meaning what they mean in JavaScript, so a string
+ * with a no-break space is not refused where the server's JavaScript or Python would take it.
+ * `\S` inside a class stays RE2's, which also takes the spaces beyond ASCII.
+ */
+function jsWhitespace(pattern: string): string {
+  let out = "";
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === "\\" && i + 1 < pattern.length) {
+      const next = pattern[++i];
+      if (next === "s") out += inClass ? SPACE : `[${SPACE}]`;
+      else if (next === "S" && !inClass) out += `[^${SPACE}]`;
+      else out += char + next;
+      continue;
+    }
+    if (char === "[" && !inClass) inClass = true;
+    else if (char === "]" && inClass) inClass = false;
+    out += char;
+  }
+  return out;
 }
 
 function callFailure(name: string, error: unknown): Observation {
