@@ -62,6 +62,12 @@ function resolveLoose(workspace: string, path: string): string {
   return path.startsWith("/") ? path : `${workspace}/${path}`;
 }
 
+/**
+ * What a person or the AUTO reviewer is shown for a call the policy left at "ask". Every field
+ * that can quote the model's words (the arguments, the command, a path in the policy's or a
+ * hook's reason, the model's stated reason, the rules and scope offered) has known keys masked;
+ * `tool` and `profile` are tern's and the person's own names.
+ */
 export function reviewRequestFor(
   tool: string,
   args: unknown,
@@ -90,7 +96,9 @@ export function reviewRequestFor(
       ? {}
       : { allowCommands: allowCommands.map((command) => masker.mask(command)) }),
     ...(facts.network ? { network: true as const } : {}),
-    reason: verdict.reason,
+    // The policy's reason quotes the call (`redirection ">" writes "/tmp/<key>.txt"`), a
+    // hook's quotes the hook's own output.
+    reason: masker.mask(verdict.reason),
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),
     profile,
     rememberable: rememberAs !== undefined,

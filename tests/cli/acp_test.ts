@@ -2,158 +2,11 @@
  * End-to-end: the ACP SDK's own client-side connection drives `tern acp` as a subprocess,
  * against the scripted model server.
  */
-import {
-  client,
-  type ClientContext,
-  methods,
-  ndJsonStream,
-  PROTOCOL_VERSION,
-  type RequestPermissionRequest,
-  type RequestPermissionResponse,
-  type SessionNotification,
-  type SessionUpdate,
-} from "@agentclientprotocol/sdk";
+import { methods } from "@agentclientprotocol/sdk";
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
-import { type RecordedRequest, startScriptedServer } from "../support/scripted_server.ts";
-import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
-
-type Script = ScriptedReply[] | ((request: ModelRequest, index: number) => ScriptedReply);
-
-interface Editor {
-  /** Every `session/update` received, in order. */
-  updates: SessionNotification[];
-  /** Every permission request received. */
-  asked: RequestPermissionRequest[];
-  /** How the editor answers the next permission requests (default: allow once). */
-  answer: (
-    request: RequestPermissionRequest,
-  ) => RequestPermissionResponse["outcome"] | Promise<RequestPermissionResponse["outcome"]>;
-  /** Unsaved buffers the editor returns for `fs/read_text_file`, by absolute path. */
-  buffers: Map<string, string>;
-}
-
-interface Bench {
-  dir: string;
-  home: string;
-  requests: RecordedRequest[];
-  /** Resolves once the model server has had `count` requests. */
-  requested(count: number): Promise<void>;
-  /** Runs `tern acp` and connects the SDK's client to it for `op`; returns tern's stderr. */
-  connect(op: (ctx: ClientContext, editor: Editor) => Promise<void>): Promise<string>;
-}
-
-async function withBench(
-  script: Script,
-  body: (bench: Bench) => Promise<void>,
-  args: string[] = [],
-) {
-  const waiting: Array<{ count: number; resolve: () => void }> = [];
-  const server = await startScriptedServer(script as ScriptedReply[], {
-    chunkDelayMs: 0,
-    onRequest: () => {
-      for (const wait of waiting) if (server.requests.length >= wait.count) wait.resolve();
-    },
-  });
-  const ws = await tempWorkspace();
-  const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test" };
-  const ternArgs = ["acp", "--base-url", server.baseUrl, "-m", "scripted", ...args];
-  const connect: Bench["connect"] = async (op) => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...declaredFlags(env, { cwd: ws.dir, args: ternArgs }),
-        join(ROOT, "main.ts"),
-        ...ternArgs,
-      ],
-      cwd: ws.dir,
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const stderr = new Response(child.stderr).text();
-    const editor: Editor = {
-      updates: [],
-      asked: [],
-      answer: () => ({ outcome: "selected", optionId: "allow_once" }),
-      buffers: new Map(),
-    };
-    const app = client({ name: "test-editor" })
-      .onNotification(methods.client.session.update, ({ params }) => {
-        editor.updates.push(params);
-      })
-      .onRequest(methods.client.session.requestPermission, async ({ params }) => {
-        editor.asked.push(params);
-        return { outcome: await editor.answer(params) };
-      })
-      .onRequest(methods.client.fs.readTextFile, ({ params }) => {
-        const text = editor.buffers.get(params.path);
-        if (text === undefined) throw new Error(`No buffer for ${params.path}`);
-        return { content: text };
-      });
-    // The SDK's client never closes its output: the pipe is ended by hand, as an editor that
-    // closes the connection would.
-    const toChild = new TransformStream<Uint8Array, Uint8Array>();
-    const hangUp = new AbortController();
-    const piped = toChild.readable.pipeTo(child.stdin, { signal: hangUp.signal }).catch(() => {});
-    let connected = false;
-    try {
-      await app.connectWith(ndJsonStream(toChild.writable, child.stdout), async (ctx) => {
-        const init = await ctx.request(methods.agent.initialize, {
-          protocolVersion: PROTOCOL_VERSION,
-          clientCapabilities: { fs: { readTextFile: true, writeTextFile: false }, terminal: false },
-        });
-        equal(init.protocolVersion, PROTOCOL_VERSION);
-        equal(init.agentCapabilities?.loadSession, true);
-        await op(ctx, editor);
-      });
-      connected = true;
-    } finally {
-      if (!connected) child.kill("SIGKILL");
-      hangUp.abort();
-      await piped;
-      // The editor closed the connection (its end of stdin): tern closes its sessions, exits 0.
-      const status = await child.status;
-      if (connected) equal(status.code, 0, await stderr);
-    }
-    return await stderr;
-  };
-  try {
-    await body({
-      dir: ws.dir,
-      home: ws.home,
-      requests: server.requests,
-      requested: (count) => {
-        if (server.requests.length >= count) return Promise.resolve();
-        const { promise, resolve } = Promise.withResolvers<void>();
-        waiting.push({ count, resolve });
-        return promise;
-      },
-      connect,
-    });
-  } finally {
-    await server.close();
-    await ws.cleanup();
-  }
-}
-
-function updatesOf(editor: Editor, kind: SessionUpdate["sessionUpdate"]) {
-  return editor.updates.map((n) => n.update).filter((u) => u.sessionUpdate === kind);
-}
-
-function agentText(editor: Editor): string {
-  return updatesOf(editor, "agent_message_chunk").map((u) =>
-    u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : ""
-  ).join("");
-}
-
-function writeCall(id: string, path: string, content: string): ScriptedReply {
-  return { toolCalls: [{ id, name: "write", arguments: JSON.stringify({ path, content }) }] };
-}
+import { agentText, updatesOf, withBench, writeCall } from "../support/acp_bench.ts";
 
 const FORGED = '\n{"jsonrpc":"2.0","id":1,"result":{"stopReason":"refusal"}}\n';
 
@@ -204,7 +57,7 @@ Deno.test("tern acp runs a prompt turn with a tool call the editor approves in i
       equal(agentText(editor), `wrote it${FORGED}done`);
       ok(editor.updates.every((n) => n.sessionId === sessionId));
     });
-  }, ["--mode", "ask"]);
+  }, { args: ["--mode", "ask"] });
 });
 
 Deno.test("tern acp shows the editor no diff of a file the person's deny rules hide as a link's target", async () => {
@@ -237,7 +90,7 @@ Deno.test("tern acp shows the editor no diff of a file the person's deny rules h
       match(JSON.stringify(editor.asked[0].toolCall.content), /No diff: your deny rules keep/);
       equal(await Deno.readTextFile(join(dir, "config", "prod.env")), `${secret}\n`);
     });
-  }, ["--mode", "ask"]);
+  }, { args: ["--mode", "ask"] });
 });
 
 Deno.test("tern acp denies a call the editor rejects, or answers with an option it never offered", async () => {
@@ -271,7 +124,7 @@ Deno.test("tern acp denies a call the editor rejects, or answers with an option 
       );
       equal(failed.length, 2);
     });
-  }, ["--mode", "ask"]);
+  }, { args: ["--mode", "ask"] });
 });
 
 Deno.test("tern acp tells the person why a turn failed, in the answer's text and _meta", async () => {
@@ -355,7 +208,7 @@ Deno.test("tern acp cancels a turn whose permission dialog is open: the call nev
         equal(await Deno.stat(join(dir, "a.txt")).then(() => true, () => false), false);
       });
     },
-    ["--mode", "ask"],
+    { args: ["--mode", "ask"] },
   );
 });
 

@@ -4,11 +4,20 @@ import { join } from "node:path";
 import { promptMessage } from "../../src/cli/acp/prompt.ts";
 import { answerFor } from "../../src/cli/acp/session.ts";
 import {
+  declaredArgs,
+  declaredKeys,
   proposedDiffContent,
   stopReasonFor,
   toolKind,
+  toolTitle,
   updateFor,
 } from "../../src/cli/acp/updates.ts";
+import { BUILTIN_MANIFEST } from "../../src/tools/mod.ts";
+
+/** The argument keys of a built-in tool, as its schema declares them. */
+const keysOf = (tool: string) => declaredKeys(BUILTIN_MANIFEST, tool);
+/** `args` as the ACP adapter reads them for `tool`'s title and kind. */
+const shown = (tool: string, args: unknown) => declaredArgs(args, keysOf(tool));
 
 Deno.test("answerFor() takes only the options offered, and never widens a one-time answer", () => {
   const remembers = { rememberable: true };
@@ -32,10 +41,31 @@ Deno.test("stopReasonFor() maps each exit reason onto ACP's stop reasons", () =>
 });
 
 Deno.test("toolKind() reads a call's kind from its arguments' shape, not its name", () => {
-  equal(toolKind(true, { command: "ls" }), "read");
-  equal(toolKind(false, { command: "rm -rf x" }), "execute");
-  equal(toolKind(false, { path: "a.ts", content: "" }), "edit");
-  equal(toolKind(false, "not json"), "other");
+  equal(toolKind(true, shown("bash", { command: "ls" })), "read");
+  equal(toolKind(false, shown("bash", { command: "rm -rf x" })), "execute");
+  equal(toolKind(false, shown("write", { path: "a.ts", content: "" })), "edit");
+  equal(toolKind(false, shown("bash", "not json")), "other");
+});
+
+Deno.test("toolKind() and toolTitle() ignore an argument the tool does not declare", () => {
+  // `write` takes no `command`: the call fails validation, and meanwhile reads as a write.
+  const forged = shown("write", { path: "evil.sh", content: "rm -rf ~", command: "ls -la" });
+  equal(toolKind(false, forged), "edit");
+  equal(toolTitle("write", forged), "write: evil.sh");
+  // `bash` takes no `path`: no file, no diff, no location is made up from one.
+  const bash = shown("bash", { command: "make", path: "README.md", content: "x" });
+  deepEqual(bash, { command: "make" });
+  equal(toolTitle("bash", bash), "bash: make");
+  // A tool the model is not offered declares nothing: its name alone.
+  equal(toolTitle("nosuch", shown("nosuch", { command: "ls" })), "nosuch");
+  equal(toolKind(false, shown("nosuch", { command: "ls" })), "other");
+});
+
+Deno.test("toolTitle() shows controls and bidi characters instead of passing them on", () => {
+  const title = toolTitle("bash", shown("bash", { command: "echo hello > \u202eexe.txt\u202c" }));
+  equal(title, "bash: echo hello > ⟨U+202E⟩exe.txt⟨U+202C⟩");
+  equal(toolTitle("re\u001b[0mad\u202e", shown("x", {})), "re␛[0mad⟨U+202E⟩");
+  equal(toolTitle("bash", shown("bash", { command: "cd a\nrm -rf b" })), "bash: cd a↵rm -rf b");
 });
 
 Deno.test("promptMessage() says where a linked file could not be read, and cuts nothing else", async () => {
@@ -62,16 +92,23 @@ Deno.test("proposedDiffContent() shows no content of a file a symlink leads to o
     await Deno.symlink(join(outside, "secret.txt"), join(workspace, "link.txt"));
     await Deno.writeTextFile(join(workspace, "own.txt"), "mine\n");
     const linked = await proposedDiffContent(
-      { path: "link.txt", content: "x" },
+      shown("write", { path: "link.txt", content: "x" }),
       workspace,
       reading,
     );
     equal(linked.length, 1);
     match(JSON.stringify(linked), /No diff: it leads out of the workspace/);
     equal(JSON.stringify(linked).includes("SECRET-MARK"), false);
-    deepEqual(await proposedDiffContent({ path: "own.txt", content: "x" }, workspace, reading), [
-      { type: "diff", path: join(workspace, "own.txt"), oldText: "mine\n", newText: "x" },
-    ]);
+    deepEqual(
+      await proposedDiffContent(
+        shown("write", { path: "own.txt", content: "x" }),
+        workspace,
+        reading,
+      ),
+      [
+        { type: "diff", path: join(workspace, "own.txt"), oldText: "mine\n", newText: "x" },
+      ],
+    );
   } finally {
     await Deno.remove(workspace, { recursive: true });
     await Deno.remove(outside, { recursive: true });
@@ -81,8 +118,11 @@ Deno.test("proposedDiffContent() shows no content of a file a symlink leads to o
 Deno.test("updateFor() tells the editor the arguments a hook put in place of the model's", async () => {
   const update = await updateFor(
     { type: "tool_input", callId: "c1", name: "bash", args: { command: "echo ran" } },
-    "/work/project",
-    { readRefusal: () => Promise.reject(new Error("no file is read for this event")) },
+    {
+      workspace: "/work/project",
+      readRefusal: () => Promise.reject(new Error("no file is read for this event")),
+      declaredKeys: keysOf,
+    },
   );
   deepEqual(update, {
     sessionUpdate: "tool_call_update",

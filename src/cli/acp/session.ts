@@ -15,12 +15,15 @@ import {
 } from "@agentclientprotocol/sdk";
 import type { ConfigFlags } from "../../config/mod.ts";
 import type { AgentEvent } from "../../core/events.ts";
+import { visibleText } from "../../core/terminal_text.ts";
 import { type AgentSession, openAgentSession } from "../../harness/agent_session.ts";
 import type { SessionChoice } from "../../harness/run_session.ts";
 import { TurnControl } from "../../harness/turn_control.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
 import { promptMessage, type ReadBuffer } from "./prompt.ts";
 import {
+  declaredArgs,
+  declaredKeys,
   historyUpdates,
   proposedDiffContent,
   stopReasonFor,
@@ -52,8 +55,13 @@ export class AcpSession {
   #agent!: AgentSession;
   /** Updates go out one after another, in event order. */
   #updates: Promise<void> = Promise.resolve();
-  /** Calls waiting for review, in the order their `permission_request` came. */
+  /**
+   * Calls waiting for review, in the order their `permission_request` came; a call leaves when
+   * its `permission_decision` comes (or its turn ends), so a dialog never names a settled call.
+   */
   #asking: Array<{ callId: string; name: string; summary: string }> = [];
+  /** Aborted by `cancel()`: the prompts not yet running as a turn (reading linked files). */
+  #starting = new Set<AbortController>();
 
   private constructor(options: AcpSessionOptions) {
     this.#options = options;
@@ -87,7 +95,8 @@ export class AcpSession {
   /** Sends the session's conversation so far to the editor (`session/load`). */
   async replay(): Promise<void> {
     const items = this.#agent.openedState.items.map((item) => item.message);
-    for (const update of historyUpdates(items, this.#options.workspace)) this.#send(update);
+    const context = { workspace: this.#options.workspace, declaredKeys: this.#declaredKeys };
+    for (const update of historyUpdates(items, context)) this.#send(update);
     await this.#updates;
   }
 
@@ -96,7 +105,21 @@ export class AcpSession {
    * @throws {TurnBusyError} while another turn of this session runs.
    */
   async prompt(blocks: readonly ContentBlock[]): Promise<PromptResponse> {
-    const message = await promptMessage(blocks, this.#readBuffer());
+    // A cancel before the turn runs (while the editor reads a linked file, or a cancelled turn
+    // unwinds) has no turn to abort: it cancels this prompt, and no model is called.
+    const starting = new AbortController();
+    this.#starting.add(starting);
+    let message: string;
+    try {
+      message = await promptMessage(blocks, this.#readBuffer(starting.signal));
+      if (this.#turns.signal?.aborted) await this.#turns.idle();
+    } finally {
+      this.#starting.delete(starting);
+    }
+    if (starting.signal.aborted) {
+      return { stopReason: "cancelled", _meta: { tern: { exitReason: "CANCELLED" } } };
+    }
+    // From here the turn exists as soon as run() is called: cancel() reaches it.
     const result = await this.#turns.run(this.#agent.conversation, message);
     if (result.error !== undefined && result.exitReason !== "CANCELLED") {
       // ACP's stop reasons have no word for a failed model call: the person reads it instead.
@@ -117,39 +140,54 @@ export class AcpSession {
     };
   }
 
-  /** Cancels the running turn (and the permission requests it waits on). */
+  /**
+   * Cancels the running turn (and the permission requests it waits on), or a prompt still
+   * being prepared.
+   */
   cancel(): void {
+    for (const starting of this.#starting) starting.abort();
     this.#turns.abort();
   }
 
   /** Cancels what runs and closes the tern session. */
   async close(): Promise<void> {
-    this.#turns.abort();
+    this.cancel();
     await this.#turns.idle();
     await this.#agent.close();
   }
 
-  /** The editor's buffer reads, when it offers them. */
-  #readBuffer(): ReadBuffer | undefined {
+  /** The editor's buffer reads, when it offers them; `signal` withdraws them. */
+  #readBuffer(signal: AbortSignal): ReadBuffer | undefined {
     if (this.#options.capabilities?.fs?.readTextFile !== true) return undefined;
     return async (path) => {
+      signal.throwIfAborted();
       const response = await this.#options.client.request(methods.client.fs.readTextFile, {
         sessionId: this.id,
         path,
-      });
+      }, { cancellationSignal: signal, stopWaitingOnCancel: true });
       return response.content;
     };
   }
 
+  /** The argument keys `tool` declares, among the tools the model is offered now. */
+  #declaredKeys = (tool: string): ReadonlySet<string> =>
+    declaredKeys(this.#agent.conversation.toolSpecs(), tool);
+
   #event(event: AgentEvent): void {
     if (event.type === "permission_request") {
       this.#asking.push({ callId: event.callId, name: event.name, summary: event.summary });
+    } else if (event.type === "permission_decision") {
+      this.#asking = this.#asking.filter((asked) => asked.callId !== event.callId);
+    } else if (event.type === "turn_end") {
+      this.#asking = [];
     }
-    const workspace = this.#options.workspace;
+    const context = {
+      workspace: this.#options.workspace,
+      readRefusal: () => this.#agent.conversation.readRefusal(),
+      declaredKeys: this.#declaredKeys,
+    };
     this.#updates = this.#updates.then(async () => {
-      const update = await updateFor(event, workspace, {
-        readRefusal: () => this.#agent.conversation.readRefusal(),
-      });
+      const update = await updateFor(event, context);
       if (update !== undefined) await this.#notify(update);
     });
   }
@@ -178,10 +216,13 @@ export class AcpSession {
   #ask: AskPerson = async (request, signal) => {
     // The call's own `tool_call` update goes out first, so the dialog can refer to it.
     await this.#updates;
+    // Only calls still waiting are in `#asking`: the first that matches is this call, or one
+    // that reads the same (read-only calls run together and may ask at once).
     const index = this.#asking.findIndex((asked) =>
       asked.summary === request.summary && asked.name === request.tool
     );
     const callId = index >= 0 ? this.#asking.splice(index, 1)[0].callId : crypto.randomUUID();
+    const args = declaredArgs(request.args, this.#declaredKeys(request.tool));
     const options: PermissionOption[] = [
       { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
       ...(request.rememberable
@@ -199,13 +240,13 @@ export class AcpSession {
         sessionId: this.id,
         toolCall: {
           toolCallId: callId,
-          title: `${request.tool}: ${request.summary}`,
-          kind: toolKind(false, request.args),
+          title: `${visibleText(request.tool)}: ${visibleText(request.summary)}`,
+          kind: toolKind(false, args),
           status: "pending",
           rawInput: request.args,
           content: [
             questionText(request),
-            ...await proposedDiffContent(request.args, this.#options.workspace, {
+            ...await proposedDiffContent(args, this.#options.workspace, {
               refuse: await this.#agent.conversation.readRefusal(),
             }),
           ],
@@ -237,21 +278,23 @@ export function answerFor(
 export function sessionOptionName(request: Pick<ReviewRequest, "rememberAs">): string {
   return request.rememberAs === undefined
     ? "Allow for this session"
-    : `Allow ${request.rememberAs} for this session`;
+    : `Allow ${visibleText(request.rememberAs)} for this session`;
 }
 
 /**
  * Why the call needs an answer: the policy's reason, then the model's own, marked; then how
- * much "allow for this session" allows, when it is offered.
+ * much "allow for this session" allows, when it is offered. Each part on its own line, controls
+ * and invisible characters made visible.
  */
 function questionText(request: ReviewRequest): ToolCallContent {
   const said = request.modelReason === undefined || request.modelReason.trim() === ""
     ? ""
-    : `\nModel's reason (unverified): ${request.modelReason}`;
+    : `\nModel's reason (unverified): ${visibleText(request.modelReason)}`;
   const scope = request.rememberable && request.rememberAs !== undefined
-    ? `\n"Allow for this session" allows ${request.rememberAs}, not only this call`
+    ? `\n"Allow for this session" allows ${visibleText(request.rememberAs)}, not only this call`
     : "";
-  return { type: "content", content: { type: "text", text: `${request.reason}${said}${scope}` } };
+  const reason = visibleText(request.reason);
+  return { type: "content", content: { type: "text", text: `${reason}${said}${scope}` } };
 }
 
 function messageOf(error: unknown): string {

@@ -1,7 +1,9 @@
 /**
  * tern's agent events and session history as ACP `session/update`s: text and thinking chunks,
  * tool calls with their status, locations and proposed diffs. Pure translation, plus the one
- * read a diff needs.
+ * read a diff needs. A call's title, kind, locations and diff are read only from the arguments
+ * its tool declares, with what a display would obey made visible; `rawInput` is the call as
+ * the model wrote it.
  */
 import type {
   SessionUpdate,
@@ -13,39 +15,68 @@ import { dirname, isAbsolute, resolve, sep } from "../../core/path.ts";
 import type { AgentEvent, ExitReason } from "../../core/events.ts";
 import type { Message } from "../../core/messages.ts";
 import { type Observation, observationText } from "../../core/observation.ts";
+import { visibleText } from "../../core/terminal_text.ts";
+import type { ToolSpec } from "../../core/tool_spec.ts";
 import { type DiffReading, proposedChange } from "../interactive/proposed_diff.ts";
 import type { ReadRefusal } from "../../config/workspace_file.ts";
 
 /** Longest tool output sent to the editor, in characters; the rest is counted, not sent. */
 const OUTPUT_CHARS = 20_000;
 
+declare const declared: unique symbol;
+
 /**
- * What a call does, from its arguments' shape (never its name): read-only calls read, a
- * `command` executes, a `path` with new text edits.
+ * A call's arguments cut to the keys its tool declares ({@linkcode declaredArgs}): all a title,
+ * kind, location or diff is read from. A key the tool does not declare is refused when the call
+ * runs, so it must not dress the call up as another (`write` with a `command`).
  */
-export function toolKind(readOnly: boolean, args: unknown): ToolKind {
-  if (readOnly) return "read";
+export type DeclaredArgs = Readonly<Record<string, unknown>> & { readonly [declared]: true };
+
+/**
+ * The argument keys `tool` declares (its schema's `properties`) among the tools the model is
+ * offered (`Conversation.toolSpecs()`); none for a tool it is not offered.
+ */
+export function declaredKeys(specs: readonly ToolSpec[], tool: string): ReadonlySet<string> {
+  const properties = specs.find((spec) => spec.name === tool)?.parameters.properties;
+  return new Set(isRecord(properties) ? Object.keys(properties) : []);
+}
+
+/** `args` with only the `keys` its tool declares; nothing for arguments that are not an object. */
+export function declaredArgs(args: unknown, keys: ReadonlySet<string>): DeclaredArgs {
   const record = isRecord(args) ? args : {};
-  if (typeof record.command === "string") return "execute";
-  if (typeof record.path === "string") return "edit";
+  const kept = Object.entries(record).filter(([key]) => keys.has(key));
+  return Object.fromEntries(kept) as Record<string, unknown> as DeclaredArgs;
+}
+
+/**
+ * What a call does, from the shape of its declared arguments (never its name): read-only calls
+ * read, a `command` executes, a `path` edits.
+ */
+export function toolKind(readOnly: boolean, args: DeclaredArgs): ToolKind {
+  if (readOnly) return "read";
+  if (typeof args.command === "string") return "execute";
+  if (typeof args.path === "string") return "edit";
   return "other";
 }
 
-/** The one line an editor shows for a call. */
-export function toolTitle(name: string, args: unknown): string {
-  const record = isRecord(args) ? args : {};
+/**
+ * The one line an editor shows for a call: its name and its first telling declared argument,
+ * controls and invisible characters made visible (`⟨U+202E⟩`), never obeyed.
+ */
+export function toolTitle(name: string, args: DeclaredArgs): string {
   for (const key of ["command", "path", "pattern", "query", "url"]) {
-    const value = record[key];
-    if (typeof value === "string" && value !== "") return `${name}: ${oneLine(value)}`;
+    const value = args[key];
+    if (typeof value === "string" && value !== "") {
+      return `${visibleText(name)}: ${oneLine(value)}`;
+    }
   }
-  return name;
+  return visibleText(name);
 }
 
 /** The file a call names, absolute, as an ACP location. */
-export function toolLocations(args: unknown, workspace: string): Array<{ path: string }> {
-  const record = isRecord(args) ? args : {};
-  if (typeof record.path !== "string" || record.path === "") return [];
-  return [{ path: isAbsolute(record.path) ? record.path : resolve(workspace, record.path) }];
+export function toolLocations(args: DeclaredArgs, workspace: string): Array<{ path: string }> {
+  if (typeof args.path !== "string" || args.path === "") return [];
+  return [{ path: isAbsolute(args.path) ? args.path : resolve(workspace, args.path) }];
 }
 
 /**
@@ -54,7 +85,7 @@ export function toolLocations(args: unknown, workspace: string): Array<{ path: s
  * there is none.
  */
 export async function proposedDiffContent(
-  args: unknown,
+  args: DeclaredArgs,
   workspace: string,
   reading: DiffReading,
 ): Promise<ToolCallContent[]> {
@@ -66,10 +97,14 @@ export async function proposedDiffContent(
   return [{ type: "diff", path: change.path, oldText: change.before, newText: change.after }];
 }
 
-/** How {@linkcode updateFor} reads a writing call's file for its diff. */
-export interface UpdateReading {
-  /** The conversation's read guard (Conversation.readRefusal()), asked only for such a call. */
+/** What {@linkcode updateFor} needs besides the event. */
+export interface UpdateContext {
+  /** The session's working directory: an absolute real path. */
+  workspace: string;
+  /** The conversation's read guard (Conversation.readRefusal()), asked only for a writing call. */
   readRefusal: () => Promise<ReadRefusal>;
+  /** The argument keys a tool declares ({@linkcode declaredKeys}). */
+  declaredKeys: (tool: string) => ReadonlySet<string>;
 }
 
 /**
@@ -78,9 +113,9 @@ export interface UpdateReading {
  */
 export async function updateFor(
   event: AgentEvent,
-  workspace: string,
-  reading: UpdateReading,
+  context: UpdateContext,
 ): Promise<SessionUpdate | undefined> {
+  const { workspace } = context;
   switch (event.type) {
     case "text_delta":
       return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } };
@@ -89,29 +124,32 @@ export async function updateFor(
     case "steering":
       return { sessionUpdate: "user_message_chunk", content: { type: "text", text: event.text } };
     case "tool_start": {
-      const content = event.readOnly ? [] : await proposedDiffContent(event.args, workspace, {
-        refuse: await reading.readRefusal(),
+      const args = declaredArgs(event.args, context.declaredKeys(event.name));
+      const content = event.readOnly ? [] : await proposedDiffContent(args, workspace, {
+        refuse: await context.readRefusal(),
       });
       return {
         sessionUpdate: "tool_call",
         toolCallId: event.callId,
-        title: toolTitle(event.name, event.args),
-        kind: toolKind(event.readOnly, event.args),
+        title: toolTitle(event.name, args),
+        kind: toolKind(event.readOnly, args),
         status: "in_progress",
         rawInput: event.args,
-        locations: toolLocations(event.args, workspace),
+        locations: toolLocations(args, workspace),
         ...(content.length > 0 ? { content } : {}),
       };
     }
-    case "tool_input":
+    case "tool_input": {
       // A hook's rewrite: the editor shows what runs.
+      const args = declaredArgs(event.args, context.declaredKeys(event.name));
       return {
         sessionUpdate: "tool_call_update",
         toolCallId: event.callId,
-        title: toolTitle(event.name, event.args),
+        title: toolTitle(event.name, args),
         rawInput: event.args,
-        locations: toolLocations(event.args, workspace),
+        locations: toolLocations(args, workspace),
       };
+    }
     case "tool_end":
       return {
         sessionUpdate: "tool_call_update",
@@ -137,7 +175,10 @@ function outputContent(observation: Observation): ToolCallContent {
  * A session's conversation replayed as updates (`session/load`): the person's messages, the
  * answers, and each tool call with its result.
  */
-export function historyUpdates(messages: readonly Message[], workspace: string): SessionUpdate[] {
+export function historyUpdates(
+  messages: readonly Message[],
+  context: Pick<UpdateContext, "workspace" | "declaredKeys">,
+): SessionUpdate[] {
   const updates: SessionUpdate[] = [];
   for (const message of messages) {
     if (message.role === "user" && message.content !== "") {
@@ -154,14 +195,15 @@ export function historyUpdates(messages: readonly Message[], workspace: string):
       }
       for (const call of message.toolCalls ?? []) {
         const args = parseArgs(call.arguments);
+        const shown = declaredArgs(args, context.declaredKeys(call.name));
         updates.push({
           sessionUpdate: "tool_call",
           toolCallId: call.id,
-          title: toolTitle(call.name, args),
+          title: toolTitle(call.name, shown),
           kind: "other",
           status: "completed",
           rawInput: args,
-          locations: toolLocations(args, workspace),
+          locations: toolLocations(shown, context.workspace),
         });
       }
     } else if (message.role === "tool") {
@@ -221,9 +263,10 @@ function parseArgs(text: string): unknown {
   }
 }
 
+/** `text` made visible (a line break as `↵`), so on one line, cut to 200 characters. */
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= 200 ? flat : `${flat.slice(0, 199)}…`;
+  const shown = [...visibleText(text.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, ""))];
+  return shown.length <= 200 ? shown.join("") : `${shown.slice(0, 199).join("")}…`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
