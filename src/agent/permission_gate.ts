@@ -503,6 +503,8 @@ export class PermissionGate {
         signal: ctx.signal,
       })
       : undefined;
+    // What went wrong with a hook is the person's to know, not only the audit log's.
+    for (const note of pre?.notes ?? []) hooks!.tell(masker.mask(note));
     // A rewritten input goes through the policy (and the tool's own validation) like the
     // model's: a hook cannot slip a call past the gate.
     if (pre?.updatedInput !== undefined) {
@@ -661,6 +663,7 @@ export class PermissionGate {
         ...toolFields(tool.name, masker.maskDeep(args), ctx.callId),
         tool_response: { output: observation.output },
       }, { toolName: tool.name, callId, signal: ctx.signal });
+      for (const note of post.notes) hooks.tell(masker.mask(note));
       const said = [
         ...post.block === undefined ? [] : [`[A PostToolUse hook objected: ${post.block}]`],
         ...post.context.map((text) => `[From a PostToolUse hook: ${text}]`),

@@ -6,6 +6,7 @@ import { loadConfig } from "../config/mod.ts";
 import type { CommandLine } from "./args.ts";
 import { processWriters, resolveWorkspace, terminalWriters } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
+import { EXIT_FAILURE } from "./exit_codes.ts";
 import { type LoadedHooks, loadHooks, trustHooks, untrustHooks } from "../sandbox/hooks/load.ts";
 
 type HooksLine = Extract<CommandLine, { command: "hooks" }>;
@@ -22,15 +23,26 @@ export async function runHooksCommand(line: HooksLine, flags: RunFlags): Promise
     write.out("The project's hooks are no longer trusted.\n");
     return 0;
   }
+  // A project file that cannot be read is warned of on stderr and listed with its reason.
   let hooks = await loadHooks(places);
   if (line.action === "trust") {
     const project = hooks.sources.filter((loaded) => loaded.source.scope === "project");
+    const broken = project.filter((loaded) => loaded.source.unreadable !== undefined);
+    if (broken.length > 0) {
+      // Trusting the rest would leave the project's hooks half trusted: nothing is recorded.
+      const names = broken.map(({ source }) => `"${source.file}" (${source.unreadable})`);
+      write.err(
+        `tern: Cannot trust the project's hooks: ${names.join(", ")} cannot be read. Fix ` +
+          "it, then run `tern hooks trust` again; nothing was trusted\n",
+      );
+      return EXIT_FAILURE;
+    }
     if (project.length === 0) {
       write.out("The project has no hooks to trust.\n");
       return 0;
     }
     await trustHooks(places, project.map((loaded) => loaded.source));
-    hooks = await loadHooks(places);
+    hooks = await loadHooks(places, () => {});
   }
   write.out(line.json ? JSON.stringify(hooks.sources) + "\n" : hooksText(hooks));
   return 0;
@@ -46,6 +58,8 @@ export function hooksText(hooks: LoadedHooks): string {
   for (const { source, trusted, whyNot } of hooks.sources) {
     const state = source.scope === "user"
       ? "yours"
+      : source.unreadable !== undefined
+      ? `project, UNREADABLE: its hooks never run (${source.unreadable}); yours still do`
       : trusted
       ? "project, trusted"
       : `project, NOT trusted: these never run${whyNot ? ` (${whyNot})` : ""} — review them, ` +
@@ -56,7 +70,7 @@ export function hooksText(hooks: LoadedHooks): string {
       lines.push(`  ${hook.event}${matcher}: ${hook.command} (timeout ${hook.timeoutS} s)`);
     }
     for (const file of Object.keys(source.files)) lines.push(`  pins ${file}`);
-    for (const problem of source.problems) lines.push(`  left out: ${problem}`);
+    for (const problem of source.problems) lines.push(`  problem: ${problem}`);
   }
   return lines.join("\n") + "\n";
 }

@@ -41,6 +41,8 @@ export class SessionHooks {
     if (outcome === undefined) return undefined;
     // What reaches the model or the screen never carries a key tern knows of.
     const { masker } = sandbox.gate.options;
+    // What went wrong with a hook is the person's to know, not only the audit log's.
+    for (const note of outcome.notes) sandbox.hooks?.tell(masker.mask(note));
     return {
       ...outcome,
       context: outcome.context.map((text) => masker.mask(text)),

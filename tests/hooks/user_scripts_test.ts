@@ -128,15 +128,16 @@ testWith(
       const workspace = { ternHome: at.ternHome, workspace: at.ws };
       await trustHooks(workspace, (await loadHooks(workspace)).sources.map((s) => s.source));
       const { stderr } = await run(at, ["touch BLOCKME-1", "touch BLOCKME-2"]);
-      // A hook that cannot start blocks nothing (as documented), but the person hears of it.
-      ok(await exists(join(at.ws, "BLOCKME-1")));
-      ok(await exists(join(at.ws, "BLOCKME-2")));
+      // A PreToolUse hook that cannot start lets nothing pass unchecked: each call it should
+      // check needs a person (none in BYPASS: denied), and the person hears why, once.
+      ok(!(await exists(join(at.ws, "BLOCKME-1"))));
+      ok(!(await exists(join(at.ws, "BLOCKME-2"))));
       ok(!(await exists(join(at.ws, "guard-saw.txt"))), "the project hook ran the script");
       const lines = told(stderr);
       equal(lines.length, 1, stderr);
       ok(lines[0].includes(`"${script}"`), lines[0]);
       match(lines[0], /was not found in the sandbox \(exit code 127/);
-      match(lines[0], /blocks nothing/);
+      match(lines[0], /so each call it should check needs your decision/);
       match(lines[0], /a project's hooks see the workspace, never tern's home/);
     } finally {
       await Deno.remove(at.root, { recursive: true });

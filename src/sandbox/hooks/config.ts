@@ -9,7 +9,8 @@
  */
 import { join, resolve } from "../../core/path.ts";
 import { pinnedFiles, unpinnable } from "../../mcp/_pinned_files.ts";
-import { readWorkspaceText, type Warn } from "../../config/workspace_file.ts";
+import { readWorkspaceText, type Warn, warnOnStderr } from "../../config/workspace_file.ts";
+import { ConfigError } from "../../config/errors.ts";
 
 /** The events tern fires, with Claude Code's names. */
 export const HOOK_EVENTS = [
@@ -29,6 +30,12 @@ export type HookEvent = typeof HOOK_EVENTS[number];
 /** Seconds a hook may run when its entry gives no `timeout` (Claude Code's default). */
 export const DEFAULT_HOOK_TIMEOUT_S = 60;
 
+/**
+ * The longest `timeout` a hook entry may give, in seconds (an hour): a larger one is cut to it,
+ * and noted among the file's problems.
+ */
+export const MAX_HOOK_TIMEOUT_S = 3600;
+
 /** One hook command. */
 export interface HookCommand {
   event: HookEvent;
@@ -43,6 +50,11 @@ export interface HookCommand {
   scope?: HookSource["scope"];
   /** The settings file that defined it (absolute), for messages. */
   file?: string;
+  /**
+   * A trusted project hook's pins as trust found them (see {@linkcode hookPins}): the hook runs
+   * only while its files still hash the same.
+   */
+  pins?: Readonly<Record<string, string>>;
 }
 
 /** The hooks of one settings file. */
@@ -59,14 +71,25 @@ export interface HookSource {
    * while the file's hooks were never trusted).
    */
   files: Record<string, string>;
-  /** Problems of entries that were left out (`"PreToolUse[0].hooks[1]": no "command"`). */
+  /**
+   * Problems of entries, each saying what became of it: left out (`"PreToolUse[0].hooks[1]":
+   * expected …; left out`) or with its timeout cut.
+   */
   problems: string[];
+  /**
+   * Why a project file was skipped (not valid JSON, unreadable, a symlink out of the workspace,
+   * not a regular file): then it has no hooks, and nothing of it can be trusted.
+   */
+  unreadable?: string;
 }
 
 /**
  * Reads the hooks of the person's and the project's settings files; absent files and files
- * without a `hooks` section give nothing.
- * @throws {Error} `Cannot read hooks from "<file>": …` for a file that exists but is not JSON.
+ * without a `hooks` section give nothing. A project file that cannot be read or is not JSON
+ * (the repository's, or one a command wrote) gives a source with `unreadable` and no hooks, and
+ * `warn` (default: stderr) is told; the person's own hooks still run.
+ * @throws {ConfigError} `Cannot read hooks from "<file>": …` for the person's own file when it
+ *   exists but cannot be read or is not JSON.
  */
 export async function readHookSources(
   places: { ternHome: string; workspace: string },
@@ -91,32 +114,82 @@ async function readHookSource(
   workspace: string,
   warn: Warn | undefined,
 ): Promise<HookSource | undefined> {
-  let text: string;
   if (scope === "project") {
-    // A repository's file, or one a command wrote: read like every workspace file tern reads
-    // (a regular file inside the workspace, at most 1 MiB), never a FIFO that would hold every
-    // later start, a device, or a symlink to the person's files.
-    const read = readWorkspaceText(workspace, file, { what: "hook settings", warn });
-    if (read === undefined) return undefined;
-    text = read;
-  } else {
+    const skipped = (why: string): HookSource => ({
+      file,
+      scope,
+      hooks: [],
+      fingerprint: "",
+      files: {},
+      problems: [],
+      unreadable: why,
+    });
+    const prefix = `Skipping ${SETTINGS_WHAT} "${file}": `;
+    let refused: string | undefined;
+    let text: string | undefined;
     try {
-      text = await Deno.readTextFile(file);
+      // A repository's file, or one a command wrote: read like every workspace file tern reads
+      // (a regular file inside the workspace, at most 1 MiB), never a FIFO that would hold
+      // every later start, a device, or a symlink to the person's files.
+      text = readWorkspaceText(workspace, file, {
+        what: SETTINGS_WHAT,
+        warn: (said) => {
+          refused = said.startsWith(prefix) ? said.slice(prefix.length) : said;
+          (warn ?? warnOnStderr)(said);
+        },
+      });
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-        return undefined;
-      }
-      throw new Error(`Cannot read hooks from "${file}": ${(error as Error).message}`);
+      const said = error instanceof Error ? error.message : String(error);
+      const why = said.replace(`Cannot read ${SETTINGS_WHAT} "${file}": `, "");
+      (warn ?? warnOnStderr)(`${prefix}${why}; your own hooks still run`);
+      return skipped(why);
     }
+    if (refused !== undefined) return skipped(refused);
+    if (text === undefined) return undefined;
+    const data = parseJson(text);
+    if (typeof data === "string") {
+      (warn ?? warnOnStderr)(`${prefix}${data}; your own hooks still run`);
+      return skipped(data);
+    }
+    return await sourceOf(file, scope, data);
   }
-  let data: unknown;
+  let text: string;
   try {
-    data = JSON.parse(text);
+    text = await Deno.readTextFile(file);
   } catch (error) {
-    throw new Error(
-      `Cannot read hooks from "${file}": not valid JSON (${(error as Error).message})`,
-    );
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return undefined;
+    }
+    throw new ConfigError(`Cannot read hooks from "${file}": ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   }
+  const data = parseJson(text);
+  if (typeof data === "string") {
+    throw new ConfigError(`Cannot read hooks from "${file}": ${data}`, { file });
+  }
+  return await sourceOf(file, scope, data);
+}
+
+/** What `readWorkspaceText` calls a hook settings file in its messages. */
+const SETTINGS_WHAT = "hook settings";
+
+/** The parsed JSON of `text` (boxed), or why it is not JSON. */
+function parseJson(text: string): { value: unknown } | string {
+  try {
+    return { value: JSON.parse(text) };
+  } catch (error) {
+    return `not valid JSON (${(error as Error).message})`;
+  }
+}
+
+async function sourceOf(
+  file: string,
+  scope: HookSource["scope"],
+  parsed: { value: unknown },
+): Promise<HookSource | undefined> {
+  const data = parsed.value;
   if (!isObject(data) || data.hooks === undefined) return undefined;
   const problems: string[] = [];
   const hooks = parseHooks(data.hooks, problems).map((hook) => ({ ...hook, scope, file }));
@@ -144,67 +217,94 @@ export async function pinHookFiles(
 ): Promise<HookSource> {
   if (source.scope !== "project") return source;
   const files: Record<string, string> = {};
+  const hooks: HookCommand[] = [];
   for (const hook of source.hooks) {
-    const { parts, tooManyFolders } = commandParts(hook.command, workspace);
-    if (tooManyFolders) {
-      // Past the cap the folders a script may run from are not all known, so nothing pinned
-      // would cover what runs: such a hook can never be trusted.
-      files[`the folders of "${hook.command.slice(0, 60)}"`] = unpinnable(
-        `its cd commands lead to more than ${MAX_FOLDERS} folders, the most followed`,
-      );
-    }
-    for (const { cwd, argv } of parts) {
-      Object.assign(
-        files,
-        await pinnedFiles(argv, cwd, workspace, { siblings: true, hash: options.hash }),
-      );
-    }
+    const pins = await hookPins(hook, workspace, options);
+    Object.assign(files, pins);
+    hooks.push({ ...hook, pins });
   }
-  return { ...source, files };
+  return { ...source, hooks, files };
+}
+
+/**
+ * The files `hook`'s command pins (see {@linkcode pinHookFiles}), hashed unless `hash` is false:
+ * what trust recorded for it, and what the runner checks again before each run.
+ */
+export async function hookPins(
+  hook: Pick<HookCommand, "command">,
+  workspace: string,
+  options: { hash?: boolean } = {},
+): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  const { parts, tooManyFolders } = commandParts(hook.command, workspace);
+  if (tooManyFolders) {
+    // Past the cap the folders a script may run from are not all known, so nothing pinned
+    // would cover what runs: such a hook can never be trusted.
+    files[`the folders of "${hook.command.slice(0, 60)}"`] = unpinnable(
+      `its cd commands lead to more than ${MAX_FOLDERS} folders, the most followed`,
+    );
+  }
+  for (const { cwd, argv } of parts) {
+    Object.assign(
+      files,
+      await pinnedFiles(argv, cwd, workspace, { siblings: true, hash: options.hash }),
+    );
+  }
+  return files;
 }
 
 function parseHooks(section: unknown, problems: string[]): HookCommand[] {
   if (!isObject(section)) {
-    problems.push(`"hooks": expected an object of events`);
+    problems.push(`"hooks": expected an object of events; left out`);
     return [];
   }
   const hooks: HookCommand[] = [];
   for (const [event, groups] of Object.entries(section)) {
     if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
-      problems.push(`"${event}": not an event tern knows (${HOOK_EVENTS.join(", ")})`);
+      problems.push(
+        `"${event}": not an event tern knows (${HOOK_EVENTS.join(", ")}); left out`,
+      );
       continue;
     }
     if (!Array.isArray(groups)) {
-      problems.push(`"${event}": expected a list of {"matcher", "hooks"}`);
+      problems.push(`"${event}": expected a list of {"matcher", "hooks"}; left out`);
       continue;
     }
     for (const [index, group] of groups.entries()) {
       const where = `${event}[${index}]`;
       if (!isObject(group) || !Array.isArray(group.hooks)) {
-        problems.push(`"${where}": expected {"matcher", "hooks": [...]}`);
+        problems.push(`"${where}": expected {"matcher", "hooks": [...]}; left out`);
         continue;
       }
       const matcher = group.matcher ?? "";
       if (typeof matcher !== "string" || compileMatcher(matcher) === undefined) {
-        problems.push(`"${where}.matcher": not a valid regular expression`);
+        problems.push(`"${where}.matcher": not a valid regular expression; left out`);
         continue;
       }
       for (const [at, hook] of group.hooks.entries()) {
         const place = `${where}.hooks[${at}]`;
         if (!isObject(hook) || hook.type !== "command" || typeof hook.command !== "string") {
-          problems.push(`"${place}": expected {"type": "command", "command": "…"}`);
+          problems.push(`"${place}": expected {"type": "command", "command": "…"}; left out`);
           continue;
         }
         const timeout = hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S;
         if (typeof timeout !== "number" || !(timeout > 0)) {
-          problems.push(`"${place}.timeout": expected a positive number of seconds`);
+          problems.push(`"${place}.timeout": expected a positive number of seconds; left out`);
           continue;
+        }
+        // Cut rather than left out, so a guard still runs: JSON.parse makes 1e400 Infinity,
+        // and a timer past 2^31 - 1 ms would fire at once.
+        if (timeout > MAX_HOOK_TIMEOUT_S) {
+          problems.push(
+            `"${place}.timeout": ${timeout} s is more than ${MAX_HOOK_TIMEOUT_S} s; it waits ` +
+              `${MAX_HOOK_TIMEOUT_S} s`,
+          );
         }
         hooks.push({
           event: event as HookEvent,
           matcher,
           command: hook.command,
-          timeoutS: timeout,
+          timeoutS: Math.min(timeout, MAX_HOOK_TIMEOUT_S),
         });
       }
     }

@@ -38,9 +38,12 @@ export interface LoadedHooks {
 }
 
 /**
- * Reads the hook settings and the trust record; `warn` is told of a project file skipped (a
- * symlink out of the workspace, a FIFO; default: stderr).
- * @throws {Error} for a settings file that is not JSON, or a trust record that is not valid.
+ * Reads the hook settings and the trust record; `warn` is told of a project file skipped (not
+ * JSON, unreadable, a symlink out of the workspace, a FIFO; default: stderr), which is listed
+ * with its reason (`source.unreadable`) and runs nothing, while the person's hooks still run.
+ * The active project hooks carry their pins (`HookCommand.pins`), which the runner checks again.
+ * @throws {ConfigError} for the person's own settings file when it is not JSON, or a trust
+ *   record that is not valid.
  */
 export async function loadHooks(
   places: { ternHome: string; workspace: string },
@@ -55,6 +58,10 @@ export async function loadHooks(
   for (let source of found) {
     if (source.scope === "user") {
       sources.push({ source, trusted: true });
+      continue;
+    }
+    if (source.unreadable !== undefined) {
+      sources.push({ source, trusted: false });
       continue;
     }
     // Hashing reads the files a repository names: only for hooks the person trusted before.
@@ -75,11 +82,18 @@ export async function loadHooks(
 /**
  * Records the project hook files of `sources` as trusted as they are now, pinning the files
  * their commands name (and the files beside those) afresh.
+ * @throws {RangeError} for a source that could not be read (`unreadable`): nothing is recorded.
  */
 export async function trustHooks(
   places: { ternHome: string; workspace: string },
   sources: readonly HookSource[],
 ): Promise<void> {
+  const unreadable = sources.find((source) => source.unreadable !== undefined);
+  if (unreadable !== undefined) {
+    throw new RangeError(
+      `Cannot trust the hooks of "${unreadable.file}": it cannot be read (${unreadable.unreadable})`,
+    );
+  }
   const pinned: Trustable[] = [];
   for (const source of sources) {
     pinned.push(trustable(await pinHookFiles(source, places.workspace), places.workspace));

@@ -6,21 +6,33 @@
  * timeout or JSON that cannot be read is a non-blocking error, noted. Every run is audited.
  *
  * The shell runner gives a command no stdin and mixes its stdout and stderr, so each hook runs
- * inside a small wrapper: the JSON comes through a quoted here-document, the hook's stdout and
- * stderr go to files in the sandbox's private tmp, and the wrapper prints them back between
- * random markers, with the exit code.
+ * inside a small wrapper (see `wrapper.ts`): the JSON comes in the script, compressed once it
+ * is large, the hook's stdout and stderr go to files in the sandbox's private tmp, and the
+ * wrapper prints them back between random markers, with the exit code.
+ *
+ * A PreToolUse hook that could not run at all (its sandbox did not start, its program was not
+ * found or not executable, its input was too large to pass, its pinned files changed since
+ * trust) asks instead of passing: the call becomes a question only a person may answer (denied
+ * where none can be asked), and the person is told why. Otherwise a guard would guard nothing
+ * whenever the model made it fail to start, with a large input or a changed script. A hook that
+ * ran and failed, timed out or printed nonsense keeps Claude Code's meaning: no opinion, noted.
  */
 import type { AuditRecord } from "../audit.ts";
 import type { ShellRunner } from "../types.ts";
 import { dirname, join } from "../../core/path.ts";
-import { claudeToolName, type HookCommand, type HookEvent, matches } from "./config.ts";
+import { pinChanges } from "../../mcp/_pinned_files.ts";
+import { claudeToolName, type HookCommand, type HookEvent, hookPins, matches } from "./config.ts";
 import { HOOK_SCRIPTS_FOLDER } from "./scripts_folder.ts";
+import { hookScript, unwrap } from "./wrapper.ts";
 
 /**
  * The most characters of one hook's text that reach the model or the person (its context, or
  * its reason to block, ask or stop); the rest is cut, with a note saying how much.
  */
 export const MAX_HOOK_TEXT_CHARS = 10_000;
+
+/** The longest delay a timer takes (2^31 - 1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** What the hooks of one event decided together. */
 export interface HookOutcome {
@@ -34,7 +46,10 @@ export interface HookOutcome {
   context: string[];
   /** `continue: false`: the turn stops, with this reason for the person. */
   stop?: string;
-  /** For the person: hooks that failed, timed out or answered JSON that cannot be read. */
+  /**
+   * For the person: hooks that could not run, failed, timed out or answered JSON that cannot be
+   * read. Whoever fires the hooks shows them (see {@linkcode HookRunner.tell}).
+   */
   notes: string[];
 }
 
@@ -50,8 +65,9 @@ export interface HookRunnerOptions {
   shell: () => { run: ShellRunner; confined: boolean } | string | undefined;
   /**
    * Told what the person must know: once, the first time a hook does not run because commands
-   * are not confined; and once per hook that cannot start in the sandbox (exit code 126 or 127:
-   * its program is not there or not executable), which then blocks nothing.
+   * are not confined; once per hook that cannot start in the sandbox (exit code 126 or 127:
+   * its program is not there or not executable); once per change of a trusted project hook's
+   * pinned files; and the notes of each outcome, through {@linkcode HookRunner.tell}.
    */
   warn?: (text: string) => void;
   workspace: string;
@@ -69,6 +85,8 @@ export class HookRunner {
   #warned = false;
   /** The hooks the person was told cannot start (see `#cannotStart`). */
   readonly #unstartable = new Set<string>();
+  /** The changes of pinned files the person was told of (see `#pinsChanged`). */
+  readonly #told = new Set<string>();
 
   constructor(options: HookRunnerOptions) {
     this.#options = options;
@@ -82,9 +100,18 @@ export class HookRunner {
   }
 
   /**
+   * Tells the person `text` (a note of an outcome, masked by the caller) the way the runner's
+   * own warnings reach them.
+   */
+  tell(text: string): void {
+    this.#options.warn?.(text);
+  }
+
+  /**
    * Runs the hooks of `event` that match `toolName` (all at once, as Claude Code does) with
    * `fields` added to the common input, and merges their answers: a block or deny wins over
-   * ask, ask over allow (which is no opinion here).
+   * ask, ask over allow (which is no opinion here). A PreToolUse hook that could not run asks
+   * (see the module's notes). The caller shows `notes` to the person.
    */
   async fire(event: HookEvent, fields: Record<string, unknown>, options: {
     toolName?: string;
@@ -123,7 +150,8 @@ export class HookRunner {
       const why = typeof shell === "string"
         ? shell
         : "commands cannot be confined here (no bubblewrap)";
-      answer = { note: `The ${hook.event} hook "${hook.command}" did not run: ${why}` };
+      // Told once for the session, not with every call: kept out of the notes.
+      answer = { note: `The ${hook.event} hook "${hook.command}" did not run: ${why}`, told: true };
       if (!this.#warned) {
         this.#warned = true;
         this.#options.warn?.(
@@ -131,45 +159,89 @@ export class HookRunner {
         );
       }
     } else {
-      const marker = `TERN_HOOK_${crypto.randomUUID().replaceAll("-", "")}`;
-      try {
-        const result = await shell.run(
-          wrapper(hook.command, JSON.stringify(input), marker, this.#options.workspace),
-          {
-            cwd: this.#options.workspace,
-            timeoutMs: hook.timeoutS * 1000,
-            signal: options.signal,
-            // The person's own hooks, and only theirs, see their scripts in tern's home.
-            ...(hook.scope === "user" ? { hookScripts: true } : {}),
-          },
-        );
-        if (result.timedOut) {
-          answer = {
-            note: `The ${hook.event} hook "${hook.command}" timed out after ${hook.timeoutS} s`,
-          };
-        } else {
-          const ran = unwrap(result.output, marker);
-          if (ran === undefined) {
-            answer = {
-              note: `The ${hook.event} hook "${hook.command}" could not run: ` +
-                result.output.trim().slice(-300),
-            };
-          } else {
-            exitCode = ran.code;
-            answer = interpret(hook, ran);
-            if (ran.code === 126 || ran.code === 127) this.#cannotStart(hook, ran);
-          }
-        }
-      } catch (error) {
-        answer = {
-          note: `The ${hook.event} hook "${hook.command}" could not start: ` +
-            (error instanceof Error ? error.message : String(error)),
-        };
-      }
+      answer = await this.#confined(hook, input, shell.run, options.signal);
+      exitCode = answer.exitCode ?? null;
     }
     const confined = typeof shell === "object" ? shell.confined : undefined;
     this.#audit(hook, answer, exitCode, options, performance.now() - started, confined);
     return answer;
+  }
+
+  /** Runs `hook` through the confined `run`. */
+  async #confined(
+    hook: HookCommand,
+    input: Record<string, unknown>,
+    run: ShellRunner,
+    signal: AbortSignal | undefined,
+  ): Promise<Answer> {
+    const changed = await this.#pinsChanged(hook);
+    if (changed !== undefined) return unable(hook, changed, true);
+    const marker = `TERN_HOOK_${crypto.randomUUID().replaceAll("-", "")}`;
+    const { workspace } = this.#options;
+    let json = JSON.stringify(input);
+    let script = await hookScript(hook.command, json, { marker, workspace });
+    // A PostToolUse hook runs all the same, on a tool output cut (in its middle) to fit.
+    for (let keep = 0.5; script === undefined && keep > 0.001; keep /= 4) {
+      const cut = withOutputCut(input, keep);
+      if (cut === undefined) break;
+      json = JSON.stringify(cut);
+      script = await hookScript(hook.command, json, { marker, workspace });
+    }
+    if (script === undefined) {
+      return unable(hook, `its input (${json.length} characters) is too large to pass to it`);
+    }
+    let result;
+    try {
+      result = await run(script, {
+        cwd: workspace,
+        timeoutMs: Math.min(hook.timeoutS * 1000, MAX_TIMER_MS),
+        signal,
+        // The person's own hooks, and only theirs, see their scripts in tern's home.
+        ...(hook.scope === "user" ? { hookScripts: true } : {}),
+      });
+    } catch (error) {
+      return unable(hook, `it could not start: ${error instanceof Error ? error.message : error}`);
+    }
+    if (result.timedOut) {
+      return {
+        note: `The ${hook.event} hook "${hook.command}" timed out after ${hook.timeoutS} s`,
+      };
+    }
+    const ran = unwrap(result.output, marker);
+    if (ran === undefined) {
+      return unable(hook, `its sandbox failed: ${result.output.trim().slice(-300)}`);
+    }
+    if (ran.code === 126 || ran.code === 127) {
+      // What bash gives for a program not executable or not found: the hook did not run.
+      this.#cannotStart(hook, ran);
+      const what = ran.code === 127 ? "not found" : "not executable";
+      const why = `a program it names was ${what} (exit code ${ran.code})`;
+      return { ...unable(hook, why, true), exitCode: ran.code };
+    }
+    return { ...interpret(hook, ran), exitCode: ran.code };
+  }
+
+  /**
+   * Why a trusted project hook may not run: a file trust pinned for it (its script, the files
+   * beside it) changed since, so what would run is not what the person trusted (the model may
+   * write the workspace). Told once per change. Undefined when all still hash the same, or the
+   * hook pins nothing (the person's own).
+   */
+  async #pinsChanged(hook: HookCommand): Promise<string | undefined> {
+    if (hook.scope === "user" || hook.pins === undefined) return undefined;
+    const now = await hookPins(hook, this.#options.workspace);
+    const changes = pinChanges(hook.pins, now);
+    if (changes.length === 0) return undefined;
+    const why = `its files changed since you trusted it: ${changes.join(", ")}`;
+    const key = JSON.stringify([hook.event, hook.matcher, hook.command, why]);
+    if (!this.#told.has(key)) {
+      this.#told.add(key);
+      this.#options.warn?.(
+        `The ${hook.event} hook "${hook.command}" will not run: ${why}. Review the files, ` +
+          "then run `tern hooks trust`",
+      );
+    }
+    return why;
   }
 
   /**
@@ -188,11 +260,13 @@ export class HookRunner {
       ? `your own hooks see the workspace and "${scripts}" (read-only, when it is a real ` +
         `folder, not a link), nothing else of tern's home`
       : `a project's hooks see the workspace, never tern's home`;
+    const so = hook.event === "PreToolUse"
+      ? "so each call it should check needs your decision"
+      : "so it blocks nothing";
     this.#options.warn?.(
       `The ${hook.event} hook "${hook.command}" cannot run: a program it names was ${what} ` +
-        `in the sandbox (exit code ${ran.code}${detail === "" ? "" : `: ${detail}`}), so it ` +
-        `blocks nothing. Hooks run in the commands' sandbox, which hides most of your home ` +
-        `folder: ${sees}`,
+        `in the sandbox (exit code ${ran.code}${detail === "" ? "" : `: ${detail}`}), ${so}. ` +
+        `Hooks run in the commands' sandbox, which hides most of your home folder: ${sees}`,
     );
   }
 
@@ -241,6 +315,24 @@ interface Answer {
   context?: string;
   stop?: string;
   note?: string;
+  /** The person was told of `note` already, by a warning given once: not a note again. */
+  told?: boolean;
+  exitCode?: number;
+}
+
+/**
+ * The answer of a hook that could not run (`why`): no opinion, noted, except for PreToolUse,
+ * where it asks (see the module's notes). `told`: the person heard of it by a warning already.
+ */
+function unable(hook: HookCommand, why: string, told = false): Answer {
+  const name = `The ${hook.event} hook "${hook.command}"`;
+  const note = `${name} could not run: ${why}`;
+  if (hook.event !== "PreToolUse") return { note, told };
+  return {
+    ask: `${name} could not run, so it could not check this call (${why}): you decide`,
+    note: `${note}; the call it should have checked needs a person's decision`,
+    told,
+  };
 }
 
 /** The common input plus the tool fields of PreToolUse and PostToolUse. */
@@ -254,6 +346,32 @@ export function toolFields(
     tern_tool_name: toolName,
     tool_input: toolInput,
     ...(callId ? { tool_use_id: callId } : {}),
+  };
+}
+
+/**
+ * `input` with its `tool_response.output` (PostToolUse) cut to about `keep` of its length, the
+ * middle left out and said so, and `tern_output_cut` the characters cut; undefined when it has
+ * no such output.
+ */
+function withOutputCut(
+  input: Record<string, unknown>,
+  keep: number,
+): Record<string, unknown> | undefined {
+  const response = input.tool_response;
+  if (!isObject(response) || typeof response.output !== "string") return undefined;
+  const output = response.output;
+  const half = Math.floor(output.length * keep / 2);
+  const cut = output.length - 2 * half;
+  const said = `\n[tern: ${cut} characters of the output were cut here: a hook's input must ` +
+    "fit in one command line]\n";
+  return {
+    ...input,
+    tool_response: {
+      ...response,
+      output: output.slice(0, half) + said + output.slice(output.length - half),
+    },
+    tern_output_cut: cut,
   };
 }
 
@@ -273,49 +391,7 @@ function merge(outcome: HookOutcome, answer: Answer, event: HookEvent): void {
     // A tool call's hook that stops the agent at least blocks the call.
     if (event === "PreToolUse" && outcome.block === undefined) outcome.block = answer.stop;
   }
-  if (answer.note !== undefined) outcome.notes.push(answer.note);
-}
-
-/**
- * The shell script that feeds `json` to `command` and prints its stdout, stderr and exit code
- * between `marker`s (random per run). Only bash builtins read the files back, so a hook costs
- * its own process plus `mktemp` and `rm`. A hook that forged the markers could only garble
- * its own answer, which is its to give anyway.
- */
-function wrapper(command: string, json: string, marker: string, workspace: string): string {
-  // JSON.stringify never writes a newline, so the marker line cannot occur inside the document.
-  return [
-    `export CLAUDE_PROJECT_DIR=${quote(workspace)} TERN_PROJECT_DIR=${quote(workspace)}`,
-    `__d=$(mktemp -d) || exit 97`,
-    `bash -c ${quote(command)} >"$__d/o" 2>"$__d/e" <<'${marker}'`,
-    json,
-    marker,
-    `__c=$?`,
-    `printf '%s' "${marker}:$(<"$__d/o"):${marker}:$(<"$__d/e"):${marker}:$__c"`,
-    `rm -rf "$__d"`,
-  ].join("\n");
-}
-
-function unwrap(
-  output: string,
-  marker: string,
-): { stdout: string; stderr: string; code: number } | undefined {
-  const start = output.indexOf(`${marker}:`);
-  const end = output.lastIndexOf(`:${marker}:`);
-  const code = /^:[^:]+:(\d+)$/.exec(output.slice(end).trimEnd());
-  if (start < 0 || end <= start || code === null) return undefined;
-  const both = output.slice(start + marker.length + 1, end);
-  const middle = both.indexOf(`:${marker}:`);
-  if (middle < 0) return undefined;
-  return {
-    stdout: both.slice(0, middle),
-    stderr: both.slice(middle + marker.length + 2),
-    code: Number(code[1]),
-  };
-}
-
-function quote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
+  if (answer.note !== undefined && !answer.told) outcome.notes.push(answer.note);
 }
 
 /** Claude Code's meaning of a hook's exit code and output, for its event, its texts capped. */
