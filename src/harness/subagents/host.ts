@@ -206,7 +206,7 @@ export class SubagentHost {
     const settings = this.#options.settings();
     if (this.#running.size + this.#starting >= settings.maxSubagents) {
       throw new Error(
-        `Cannot spawn "${args.taskName}": ${
+        `Cannot spawn "${shownTaskName(args.taskName, this.#mask)}": ${
           this.#running.size + this.#starting
         } subagents run already (the ` +
           `limit, maxSubagents); call wait_agent for one to finish first`,
@@ -222,7 +222,7 @@ export class SubagentHost {
     let runCgroup: SharedRunCgroup | null | undefined;
     try {
       if (explicit) await this.#options.checkModel(provider, model);
-      await this.#approveDelegation(args, settings);
+      await this.#approveDelegation(args, settings, shownTaskName(args.taskName, this.#mask));
       runCgroup = await this.#options.runCgroup?.().catch(() => undefined);
     } finally {
       this.#starting--;
@@ -232,9 +232,8 @@ export class SubagentHost {
     const taken = new Set(mailbox.spawns().map((spawn) => spawn.agentId));
     // The model's words are recorded in both sessions and shown: never a key in them (a name
     // that held one cannot keep its pattern masked, so it becomes "task").
-    const mask = this.#options.mask ?? ((text: string) => text);
-    const message = mask(args.message);
-    const taskName = mask(args.taskName) === args.taskName ? args.taskName : "task";
+    const message = this.#mask(args.message);
+    const taskName = shownTaskName(args.taskName, this.#mask);
     const spawn: SpawnRecord = {
       kind: "spawn",
       taskName,
@@ -552,28 +551,39 @@ export class SubagentHost {
    * AUTO and BYPASS parents review no less strictly than the child's AUTO.
    * @throws {Error} when refused.
    */
-  async #approveDelegation(args: SpawnArgs, settings: ParentSettings): Promise<void> {
+  /** The model's words with known keys masked, before they are shown or recorded. */
+  #mask = (text: string): string => this.#options.mask?.(text) ?? text;
+
+  /**
+   * Asks the person before a subagent in ASK mode gets tools that change things; `taskName` is
+   * the name as shown (see shownTaskName): the request quotes the model's words, masked.
+   */
+  async #approveDelegation(
+    args: SpawnArgs,
+    settings: ParentSettings,
+    taskName: string,
+  ): Promise<void> {
     const changing = args.tools.filter((name) => !readOnlyTool(name));
     if (changing.length === 0 || settings.mode !== "ask") return;
     const person = this.#options.person;
-    const what = changing.map((name) => `"${name}"`).join(", ");
+    const what = changing.map((name) => `"${this.#mask(name)}"`).join(", ");
     if (person === undefined) {
       throw new Error(
-        `Cannot give subagent "${args.taskName}" ${what}: review mode is "ask" and no person ` +
+        `Cannot give subagent "${taskName}" ${what}: review mode is "ask" and no person ` +
           "is there to approve handing them to a subagent (which reviews its calls in AUTO)",
       );
     }
     const answer = await person({
       tool: "spawn_agent",
-      args: { task_name: args.taskName, tools: args.tools },
-      summary: `subagent "${args.taskName}" with ${what}`,
+      args: { task_name: taskName, tools: args.tools.map(this.#mask) },
+      summary: `subagent "${taskName}" with ${what}`,
       reason: 'A subagent reviews its own calls with the AUTO reviewer (your "ask" rules ' +
         "still come to you): handing it tools that change things needs your approval in ASK mode",
       profile: settings.profile,
       rememberable: false,
     }, args.signal).catch(() => "deny" as const);
     if (answer === "deny") {
-      throw new Error(`Cannot give subagent "${args.taskName}" ${what}: the person declined`);
+      throw new Error(`Cannot give subagent "${taskName}" ${what}: the person declined`);
     }
   }
 
@@ -591,4 +601,12 @@ export class SubagentHost {
     const shown = await escalatedRequest(spawn.taskName, request, this.#options.rememberScope);
     return await person(shown, signal);
   }
+}
+
+/**
+ * The model's task name as shown and recorded: a name that held a known key cannot keep its
+ * pattern masked, so it becomes "task".
+ */
+function shownTaskName(taskName: string, mask: (text: string) => string): string {
+  return mask(taskName) === taskName ? taskName : "task";
 }
