@@ -6,12 +6,15 @@
 import { InputError } from "./errors.ts";
 import { EXIT_CANCELLED, planExitCode } from "./exit_codes.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
+import type { AgentEvent, HostFileNotes } from "../core/events.ts";
+import { hostFileLines } from "../sandbox/persistence.ts";
 import { PlanValidationError } from "../plan/errors.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
 import { type AgentSession, openAgentSession } from "../harness/agent_session.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
+import { truncateToWidth } from "../tui/width.ts";
 import { runPlan } from "../harness/plan_run.ts";
 import { planJson, planLines, planSummary } from "./plan_view.ts";
 import { processWriters, readEnv, resolveWorkspace } from "./process_env.ts";
@@ -39,11 +42,31 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   const write = { ...writers, out: (text: string) => writers.out(jsonForTerminal(text)) };
   const text = flags.output === "text";
   const stream = flags.output === "stream-json";
+  const style = themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR")));
+  const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
+  /** Lines for the person on stderr: above the live graph while it is drawn. */
+  const tell = (lines: string[]) => {
+    if (live) live.print(lines);
+    else for (const line of lines) write.err(`${line}\n`);
+  };
+  /** Changes to files that run code on the host, for the JSON result. */
+  const hostFiles: HostFileNotes = [];
+  // The steps' own events come through runPlan; these are the conversation's (the sandbox's
+  // and the gate's). Of them the person must see what background processes changed among
+  // the files that run code on the host, as tern run shows it.
+  const emit = (event: AgentEvent) => {
+    if (event.type !== "background_host_files") return;
+    hostFiles.push(...event.hostFiles);
+    if (stream) write.out(JSON.stringify(event) + "\n");
+    else if (text) {
+      tell(hostFileLines(event.hostFiles, { by: "background" }).map((l) => style.yellow(l)));
+    }
+  };
   const agent: AgentSession = await openAgentSession({
     workspace: resolveWorkspace(flags.cwd),
     flags: flags.config,
     session: choice,
-    emit: () => {},
+    emit,
     person: text
       ? oneAtATime(terminalPerson({
         workspace: resolveWorkspace(flags.cwd),
@@ -51,11 +74,9 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
         readRefusal: () => agent.conversation.readRefusal(),
       }))
       : undefined,
-    warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
+    warn: (text) => tell([`tern: warning: ${terminalText(text)}`]),
   });
   const { session, config, conversation } = agent;
-  const style = themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR")));
-  const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
   const controller = new AbortController();
   const onInterrupt = () => {
     if (controller.signal.aborted) Deno.exit(EXIT_CANCELLED);
@@ -88,7 +109,13 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       },
       onNote: (note) => {
         if (stream) write.out(JSON.stringify({ type: "plan_note", text: note }) + "\n");
-        else if (text) write.err(`tern: ${terminalText(note)}\n`);
+        else if (text) tell([`tern: ${terminalText(note)}`]);
+      },
+      onHostFiles: (nodeId, changed) => {
+        hostFiles.push(...changed);
+        if (stream) {
+          write.out(JSON.stringify({ type: "plan_host_files", nodeId, hostFiles: changed }) + "\n");
+        } else if (text) tell(hostFileLines(changed).map((line) => style.yellow(line)));
       },
     }).catch((error) => {
       // Appended nodes the graph refuses are bad input: nothing was recorded.
@@ -96,6 +123,9 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       throw error;
     });
     const { state: final, cancelled, replans, usage: tokens } = result;
+    // The run ends here: what background processes changed after the last step is told
+    // before the summary, not after it (or never).
+    await conversation.stopBackground();
     if (!text) {
       // json: the one object; stream-json: the same, as the last line.
       write.out(
@@ -106,6 +136,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
           replans,
           usage: tokens,
           exitCode: planExitCode(final, cancelled),
+          ...(hostFiles.length === 0 ? {} : { hostFiles }),
         }) + "\n",
       );
     } else {
@@ -134,16 +165,45 @@ function parseAppend(text: string): PlanNode[] {
   return nodes as PlanNode[];
 }
 
-/** Redraws a block of lines in place on a terminal (the graph while it runs). */
-function liveBlock(err: (text: string) => void) {
+/**
+ * Redraws a block of lines in place on a terminal (the graph while it runs); `print` writes
+ * lines above it, which stay. Each line of the block is cut to the terminal's width
+ * (`columns`, by default the console's, 80 when it has none), so moving up over the rows it
+ * drew moves over all of them: a line that wrapped would leave a stale row behind.
+ */
+export function liveBlock(
+  err: (text: string) => void,
+  options: { columns?: () => number } = {},
+): { draw(lines: string[]): void; print(lines: string[]): void } {
+  const columns = options.columns ?? consoleColumns;
+  let block: string[] = [];
   let height = 0;
+  const render = (above: string[]) => {
+    const width = Math.max(1, columns());
+    const up = height > 0 ? `\r\x1b[${height}A` : "";
+    const rows = above.map((line) => `\x1b[2K${line}\n`).join("") +
+      block.map((line) => `\x1b[2K${truncateToWidth(line, width)}\n`).join("");
+    // What is left below (the block was higher, a line above wrapped) is cleared.
+    err(`${up}${rows}\x1b[J`);
+    height = block.length;
+  };
   return {
-    draw(lines: string[]) {
-      const up = height > 0 ? `\x1b[${height}F` : "";
-      err(up + lines.map((line) => `\x1b[2K${line}\n`).join(""));
-      height = lines.length;
+    draw(lines) {
+      block = lines;
+      render([]);
+    },
+    print(lines) {
+      render(lines);
     },
   };
+}
+
+function consoleColumns(): number {
+  try {
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
+  }
 }
 
 function usage(message: string): InputError {

@@ -17,22 +17,44 @@ const ICONS: Record<NodeState, string> = {
   BLOCKED: "⊘",
 };
 
-/** One line per node, dependencies first: icon, id, state, title, what it waits on, time. */
+/** The most characters of a node's title its line shows. */
+const TITLE_CHARS = 100;
+
+/**
+ * One line per node, dependencies first: icon, id, state, title, what it waits on, time. A
+ * title's runs of whitespace become one space and it is cut at {@linkcode TITLE_CHARS}, so no
+ * title can push text onto a row that reads as another node's.
+ */
 export function planLines(written: PlanState, style: Theme): string[] {
   const state = cleanDeep(written);
-  const order = topologicalOrder(state.nodes);
-  const byId = new Map(state.nodes.map((node) => [node.id, node]));
-  const width = Math.max(...state.nodes.map((node) => node.id.length));
-  return order.map((id) => {
-    const node = byId.get(id)!;
-    const run = state.runs[id];
-    const deps = node.dependsOn.length > 0 ? style.dim(` ← ${node.dependsOn.join(", ")}`) : "";
-    const time = run.durationMs !== undefined ? style.dim(` ${seconds(run.durationMs)}`) : "";
-    return `${
-      paint(run.state, `${ICONS[run.state]} ${id.padEnd(width)} ${run.state.padEnd(9)}`, style)
-    }` +
-      ` ${node.title.replace(/\s*\n\s*/g, " ")}${deps}${time}`;
-  });
+  const width = idWidth(state);
+  return topologicalOrder(state.nodes).map((id) => nodeLine(state, id, width, style));
+}
+
+/** Node `id`'s line as {@linkcode planLines} draws it; undefined when the plan has no such node. */
+export function planLine(written: PlanState, id: string, style: Theme): string | undefined {
+  if (!written.nodes.some((node) => node.id === id)) return undefined;
+  const state = cleanDeep(written);
+  return nodeLine(state, id, idWidth(state), style);
+}
+
+function idWidth(state: PlanState): number {
+  return Math.max(...state.nodes.map((node) => node.id.length));
+}
+
+/** One node's line; `state` is cleaned already. */
+function nodeLine(state: PlanState, id: string, width: number, style: Theme): string {
+  const node = state.nodes.find((each) => each.id === id)!;
+  const run = state.runs[id];
+  const deps = node.dependsOn.length > 0 ? style.dim(` ← ${node.dependsOn.join(", ")}`) : "";
+  const time = run.durationMs !== undefined ? style.dim(` ${seconds(run.durationMs)}`) : "";
+  const flat = node.title.replace(/\s+/g, " ").trim();
+  const chars = [...flat];
+  const title = chars.length > TITLE_CHARS ? `${chars.slice(0, TITLE_CHARS).join("")}…` : flat;
+  return `${
+    paint(run.state, `${ICONS[run.state]} ${id.padEnd(width)} ${run.state.padEnd(9)}`, style)
+  }` +
+    ` ${title}${deps}${time}`;
 }
 
 /** The closing summary: each node's result or error (first line), then the counts. */

@@ -55,7 +55,7 @@ import type { TurnConfig } from "./models.ts";
 import { imagesFolder, storeImages, withStoredImages } from "../session/images.ts";
 import { recordSettings } from "./run_session.ts";
 import { webFetchOptions, webSearchOptions } from "./web_search.ts";
-import { SessionHooks } from "./session_hooks.ts";
+import { type PromptOutcome, SessionHooks } from "./session_hooks.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import type { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
 
@@ -151,6 +151,13 @@ export interface DetachedTurnOptions {
   aroundWrite?: <T>(path: string, run: () => Promise<T>) => Promise<T>;
   /** Tools this turn has beside the conversation's (a plan node's `fail_step`). */
   extraTools?: readonly Tool[];
+  /**
+   * The person's own words the AUTO reviewer judges this turn's calls against (a plan's task,
+   * never a model-written step); absent, the session's latest message from the person. A plan
+   * writes its task to the session only at its end: without this, its steps were judged against
+   * whatever the person said before.
+   */
+  goal?: string;
 }
 
 /** Options of one turn. */
@@ -411,7 +418,8 @@ export class Conversation {
           (text) => this.#warnOnce(text),
         )
       ).then((loaded) => loaded.active, (error) => {
-        // A broken settings file runs no hooks, and says so.
+        // The person's own broken settings file (or trust record) runs no hooks, and says so; a
+        // broken project file only loses its own hooks (see readHookSources).
         this.#warnOnce(`tern: no hooks run: ${error instanceof Error ? error.message : error}`);
         return [];
       }),
@@ -639,6 +647,30 @@ export class Conversation {
    * may run at once (plan nodes); they do not count as the conversation's running turn.
    */
   async detachedTurn(task: string, options: DetachedTurnOptions = {}): Promise<TurnResult> {
+    // Pushed before the first await, so no call of this turn is reviewed without it.
+    const goal = options.goal === undefined ? undefined : { text: options.goal };
+    if (goal !== undefined) this.#detachedGoals.push(goal);
+    try {
+      return await this.#detachedTurn(task, options);
+    } finally {
+      if (goal !== undefined) this.#detachedGoals.splice(this.#detachedGoals.indexOf(goal), 1);
+    }
+  }
+
+  /**
+   * The goals of the detached turns running now, latest last: the AUTO reviewer's goal while
+   * any runs (a plan's steps all carry the plan's task; the interactive UI starts no turn of its
+   * own while a plan runs).
+   */
+  #detachedGoals: Array<{ text: string }> = [];
+
+  /**
+   * Runs one detached turn. Its end takes the changes to files that run code on the host (a
+   * `turn_end` event's `hostFiles`, as a turn of the session reports them) when it has `emit` to
+   * tell them to; steps running beside it share the sandbox, so they may include theirs.
+   * Without `emit` they stay for the next turn's end or the sandbox's close to report.
+   */
+  async #detachedTurn(task: string, options: DetachedTurnOptions): Promise<TurnResult> {
     const { workspace, config, provider } = this.#options;
     this.#hiddenPaths.changed();
     await this.#ready(options.signal);
@@ -668,7 +700,14 @@ export class Conversation {
         tools,
         workspace,
         emit: emit === undefined ? () => {} : (raw) => {
-          for (const event of shown(raw)) emit(event);
+          for (const event of shown(raw)) {
+            if (event.type !== "turn_end") {
+              emit(event);
+              continue;
+            }
+            const hostFiles = this.#sandbox?.gate.takeHostFileChanges() ?? [];
+            emit(hostFiles.length > 0 ? { ...event, hostFiles } : event);
+          }
         },
         signal: options.signal,
         maxRounds: config.maxRounds,
@@ -683,6 +722,27 @@ export class Conversation {
       // no grant outlives the step it was given to.
       await this.#sandbox?.gate.endTurn().catch(() => {});
     }
+  }
+
+  /**
+   * The person's prompt for work that is not a turn of the session (a plan's task) through the
+   * SessionStart (the conversation's first prompt) and UserPromptSubmit hooks, as `turn()`
+   * passes its message: the text with what they add, or why one blocked it.
+   */
+  submitPrompt(task: string, signal?: AbortSignal): Promise<PromptOutcome> {
+    const resumed = this.#options.session.state().items.length > 0;
+    return this.#hooks.prompt(task, resumed, signal);
+  }
+
+  /**
+   * Runs the Stop hooks once for work that is not a turn of the session, when it ended (a
+   * plan): the reason a blocking one gave (there is no turn for it to continue), else
+   * undefined. Never throws.
+   */
+  async stopHooks(signal?: AbortSignal): Promise<string | undefined> {
+    const outcome = await this.#hooks.fire("Stop", { stop_hook_active: false }, signal)
+      .catch(() => undefined);
+    return outcome?.block;
   }
 
   /** Runs the PreCompact hooks (Claude Code's `trigger` and `custom_instructions`); never throws. */
@@ -1143,7 +1203,8 @@ export class Conversation {
         },
         person: options.person,
         provider: options.provider,
-        goal: () => lastUserText(session),
+        // A plan's steps are judged against the plan's task (`DetachedTurnOptions.goal`).
+        goal: () => this.#detachedGoals.at(-1)?.text ?? lastUserText(session),
         loadTools: this.#loadTools,
         warm: how.startWorker ?? false,
         rules: options.rules,

@@ -7,9 +7,10 @@
  */
 import { readPromptFiles } from "../memory/context_files.ts";
 import type { ReadRefusal } from "../config/workspace_file.ts";
-import type { AgentEvent } from "../core/events.ts";
+import type { AgentEvent, HostFileNotes } from "../core/events.ts";
 import { uniqueHexId } from "../core/ids.ts";
 import { NoPlanError } from "./errors.ts";
+import { PlanningError } from "../plan/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import { appendNodes } from "../plan/graph.ts";
 import { type NodeAttempt, type NodeInput, PlanExecutor } from "../plan/executor.ts";
@@ -39,6 +40,12 @@ export interface PlanRunOptions {
   onNote?(text: string): void;
   /** Every agent event of a node's worker (its tool calls, its answer), with the node's id. */
   onNodeEvent?(nodeId: string, event: AgentEvent): void;
+  /**
+   * Files that run code on the host later (`.envrc`, git hooks…) changed since the last report,
+   * told when node `nodeId`'s worker ends: by it, or by steps running beside it in the same
+   * sandbox. The person should see them, as `tern run` shows a turn's.
+   */
+  onHostFiles?(nodeId: string, hostFiles: HostFileNotes): void;
 }
 
 export interface PlanRunResult {
@@ -51,8 +58,15 @@ export interface PlanRunResult {
 
 /**
  * Makes or loads the plan and runs it to the end (or until `signal`).
- * @throws {PlanningError} when no valid graph came back; {PlanValidationError} for a rejected
- *   append (nothing is recorded then); {NoPlanError} when there is no plan to resume.
+ * The person's task (for a resumed plan, the message its outcome records) first goes through
+ * the SessionStart and UserPromptSubmit hooks, as `tern run`'s message does: what they add goes
+ * to the planner. Stop hooks do not run for each step: a step is part of the work, and a Stop
+ * hook that checks the work is done (tests pass) would keep every step going while the others
+ * still run; they run once when the plan has run to its end, and what a blocking one says is a
+ * note (the plan has no turn to continue).
+ * @throws {PlanningError} when no valid graph came back, or (`cancelled`, exit code 130) when a
+ *   UserPromptSubmit hook blocked the task; {PlanValidationError} for a rejected append
+ *   (nothing is recorded then); {NoPlanError} when there is no plan to resume.
  */
 export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   const { conversation, signal } = options;
@@ -71,11 +85,13 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
       );
     }
     state = found;
+    await submitted(conversation, `Continue the plan: ${state.task}`, signal);
   } else {
+    const prompt = await submitted(conversation, options.task!, signal);
     const draft = await planTask({
       provider: conversation.provider,
       model: conversation.config.model,
-      task: options.task!,
+      task: prompt,
       context,
       signal,
     }).catch((error) => {
@@ -116,12 +132,17 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
       const prompt = nodePrompt(state.task, node, inputs, attempt);
       const result = await conversation.detachedTurn(prompt, {
         signal: nodeSignal,
+        // The AUTO reviewer judges every step against the person's own task.
+        goal: state.task,
         aroundWrite: (path, run) => locks.withLock(path, run),
         extraTools: [failStep.tool],
         emit: (event: AgentEvent) => {
           // Recorded before the call runs: a step interrupted now is told it on its next try.
           if (event.type === "tool_start" && !event.readOnly) {
             attempt.callStarted(conversation.maskKnownKeys(callSummary(event.name, event.args)));
+          }
+          if (event.type === "turn_end" && event.hostFiles !== undefined) {
+            options.onHostFiles?.(node.id, event.hostFiles);
           }
           options.onNodeEvent?.(node.id, event);
         },
@@ -154,8 +175,26 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
     onReplanRejected: (problems) => options.onNote?.(`replan rejected: ${problems.join("; ")}`),
   });
   const result = await executor.run();
+  if (!result.cancelled) {
+    const stop = await conversation.stopHooks(signal);
+    if (stop !== undefined) options.onNote?.(`a Stop hook says the work is not finished: ${stop}`);
+  }
   recordOutcome(conversation, result.state, options.resume === true, result.cancelled);
   return { ...result, usage };
+}
+
+/**
+ * `text` through the SessionStart and UserPromptSubmit hooks: with what they add.
+ * @throws {PlanningError} (`cancelled`) with the hook's reason when one blocked it
+ */
+async function submitted(
+  conversation: Conversation,
+  text: string,
+  signal: AbortSignal,
+): Promise<string> {
+  const prompt = await conversation.submitPrompt(text, signal);
+  if (prompt.blocked) throw new PlanningError(prompt.reason, { cancelled: true });
+  return prompt.text;
 }
 
 /**

@@ -13,7 +13,10 @@ export class PlanningError extends TernError {
   readonly problems: string[];
   /** Tokens spent on the requests that completed. */
   readonly usage: Usage;
-  /** The signal fired before the model answered: the person stopped the run. */
+  /**
+   * The signal fired before the model answered (the person stopped the run), or the person's
+   * UserPromptSubmit hook blocked the task before anything was asked.
+   */
   readonly cancelled: boolean;
 
   constructor(

@@ -8,7 +8,7 @@ import * as z from "../core/zod.ts";
 import { PlanValidationError } from "./errors.ts";
 import type { PlanNode } from "./types.ts";
 
-/** The most nodes {@linkcode parsePlan} accepts. */
+/** The most nodes a plan has: {@linkcode parsePlan} and {@linkcode appendNodes} accept no more. */
 export const MAX_PLAN_NODES = 50;
 
 const ID_RULE = 'must be 1 to 40 letters, digits, "_" or "-"';
@@ -110,14 +110,23 @@ export function topologicalOrder(nodes: readonly PlanNode[]): string[] {
 
 /**
  * `existing` plus `added` (copied; title and task trimmed) if every added node has the shape
- * {@linkcode parsePlan} accepts and the whole graph validates. Added nodes may depend on
- * existing ones; an added id equal to an existing id is a duplicate.
+ * {@linkcode parsePlan} accepts, the whole graph has at most {@linkcode MAX_PLAN_NODES} nodes
+ * and validates. Added nodes may depend on existing ones; an added id equal to an existing id is
+ * a duplicate.
  * @throws {PlanValidationError} and changes nothing otherwise
  */
 export function appendNodes(existing: readonly PlanNode[], added: readonly PlanNode[]): PlanNode[] {
   const parsed = z.array(nodeSchema).safeParse(added);
   if (!parsed.success) {
     throw new PlanValidationError(shapeProblems(parsed.error, added, "added node"));
+  }
+  const total = existing.length + parsed.data.length;
+  if (total > MAX_PLAN_NODES) {
+    // Checked here, not only by parsePlan: a replan or an --append must not grow a plan past it.
+    throw new PlanValidationError([
+      `adding ${parsed.data.length} nodes to ${existing.length} makes ${total}: ` +
+      `a plan has at most ${MAX_PLAN_NODES}`,
+    ]);
   }
   const nodes = [...existing.map(copyNode), ...parsed.data];
   const problems = validatePlan(nodes);
@@ -129,7 +138,11 @@ function copyNode(node: PlanNode): PlanNode {
   return { id: node.id, title: node.title, task: node.task, dependsOn: [...node.dependsOn] };
 }
 
-/** One cycle per back edge of a depth-first search in the nodes' order (self-loops excluded). */
+/**
+ * One cycle per back edge of a depth-first search in the nodes' order (self-loops excluded).
+ * Iterative, with a stack of its own: a long chain of nodes (an append the person or the
+ * replanner wrote) cannot overflow the call stack.
+ */
 function findCycles(byId: ReadonlyMap<string, PlanNode>): string[][] {
   const cycles: string[][] = [];
   const keys = new Set<string>();
@@ -137,11 +150,27 @@ function findCycles(byId: ReadonlyMap<string, PlanNode>): string[][] {
   const done = new Set<string>();
   const stack: string[] = [];
   const onStack = new Set<string>();
-  const visit = (id: string) => {
+  const frames: Array<{ id: string; deps: Iterator<string> }> = [];
+  const enter = (id: string) => {
     stack.push(id);
     onStack.add(id);
-    for (const dep of new Set(byId.get(id)?.dependsOn ?? [])) {
-      if (dep === id || !byId.has(dep) || done.has(dep)) continue;
+    frames.push({ id, deps: new Set(byId.get(id)?.dependsOn ?? []).values() });
+  };
+  for (const root of byId.keys()) {
+    if (done.has(root)) continue;
+    enter(root);
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1];
+      const next = frame.deps.next();
+      if (next.done) {
+        frames.pop();
+        stack.pop();
+        onStack.delete(frame.id);
+        done.add(frame.id);
+        continue;
+      }
+      const dep = next.value;
+      if (dep === frame.id || !byId.has(dep) || done.has(dep)) continue;
       if (onStack.has(dep)) {
         const cycle = rotateToEarliest(stack.slice(stack.indexOf(dep)), position);
         const key = cycle.join("\n");
@@ -149,13 +178,9 @@ function findCycles(byId: ReadonlyMap<string, PlanNode>): string[][] {
           keys.add(key);
           cycles.push([...cycle, cycle[0]]);
         }
-      } else visit(dep);
+      } else enter(dep);
     }
-    stack.pop();
-    onStack.delete(id);
-    done.add(id);
-  };
-  for (const id of byId.keys()) if (!done.has(id)) visit(id);
+  }
   return cycles;
 }
 

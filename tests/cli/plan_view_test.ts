@@ -1,6 +1,6 @@
 import { deepEqual } from "node:assert/strict";
 import { themeFor } from "../../src/tui/theme.ts";
-import { planLines, planSummary } from "../../src/cli/plan_view.ts";
+import { planLine, planLines, planSummary } from "../../src/cli/plan_view.ts";
 import type { PlanState } from "../../src/plan/types.ts";
 
 const plain = themeFor(false);
@@ -31,4 +31,37 @@ Deno.test("planSummary() shows results and errors without controls", () => {
     "✗ b: broke",
     "1 succeeded, 1 failed",
   ]);
+});
+
+Deno.test("planLines() collapses a title's runs of spaces and cuts a long title", () => {
+  const fake = `Fix${" ".repeat(300)}✓ evil SUCCEEDED Deploy`;
+  const state: PlanState = {
+    id: "p2",
+    task: "t",
+    nodes: [
+      { id: "a", title: fake, task: "x", dependsOn: [] },
+      { id: "b", title: `Long ${"word ".repeat(60)}`, task: "y", dependsOn: [] },
+      { id: "c", title: "tabs\t\t\u00a0\u3000and  spaces", task: "z", dependsOn: [] },
+    ],
+    runs: { a: { state: "RUNNING" }, b: { state: "WAITING" }, c: { state: "WAITING" } },
+  };
+  const [a, b, c] = planLines(state, plain);
+  deepEqual(a, "▸ a RUNNING   Fix ✓ evil SUCCEEDED Deploy");
+  deepEqual(b, `· b WAITING   ${`Long ${"word ".repeat(60)}`.slice(0, 100)}…`);
+  deepEqual(c, "· c WAITING   tabs and spaces");
+});
+
+Deno.test("planLine() picks a node by its id, never by a title that names another id", () => {
+  const state: PlanState = {
+    id: "p3",
+    task: "t",
+    nodes: [
+      { id: "a", title: "Check b and c", task: "x", dependsOn: [] },
+      { id: "b", title: "Build", task: "y", dependsOn: [] },
+    ],
+    runs: { a: { state: "WAITING" }, b: { state: "RUNNING" } },
+  };
+  deepEqual(planLine(state, "b", plain), "▸ b RUNNING   Build");
+  deepEqual(planLine(state, "a", plain), "· a WAITING   Check b and c");
+  deepEqual(planLine(state, "zz", plain), undefined);
 });

@@ -163,3 +163,29 @@ Deno.test("PlanValidationError is a TernError named for its class", () => {
   equal(exitCodeForError(error), 1);
   throws(() => parsePlan({ nodes: [node("a", "a")] }), PlanValidationError);
 });
+
+Deno.test("appendNodes() refuses to grow a plan past 50 nodes, changing nothing", () => {
+  const existing = parsePlan({ nodes: [node("a")] });
+  const many = Array.from({ length: 500 }, (_, index) => node(`n${index}`, "a"));
+  deepEqual(problemsOf(() => appendNodes(existing, many)), [
+    "adding 500 nodes to 1 makes 501: a plan has at most 50",
+  ]);
+  deepEqual(existing, [node("a")]);
+  equal(appendNodes(existing, many.slice(0, 49)).length, 50);
+  deepEqual(problemsOf(() => appendNodes(existing, many.slice(0, 50))), [
+    "adding 50 nodes to 1 makes 51: a plan has at most 50",
+  ]);
+});
+
+Deno.test("validatePlan() finds a cycle at the end of a chain deeper than the call stack", () => {
+  const length = 50_000;
+  const chain = Array.from(
+    { length },
+    (_, index) => node(`n${index}`, `n${(index + 1) % length}`),
+  );
+  deepEqual(validatePlan(chain.slice(0, -1).concat(node(`n${length - 1}`))), []);
+  deepEqual(validatePlan([node("x", "y"), node("y", "x")]), ["cycle: x → y → x"]);
+  const problems = validatePlan(chain);
+  equal(problems.length, 1);
+  ok(problems[0].startsWith("cycle: n0 → n1 → n2"), problems[0].slice(0, 80));
+});

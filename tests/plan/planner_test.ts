@@ -325,3 +325,21 @@ Deno.test("extractJson() takes the whole text, a fence, or the outermost braces"
   ok("problem" in long);
   equal(long.problem, `the answer is not JSON: "${"x".repeat(120)}…"`);
 });
+
+Deno.test("replanAfterFailure() retries once when the answer would make the plan over 50 nodes", async () => {
+  const many = Array.from({ length: 120 }, (_, index) => node(`more-${index}`, ["read-stats"]));
+  const script = [answer(many), answer([node("fix-flag", ["read-stats"])])];
+  await withProvider(script, async (provider, server) => {
+    const nodes = await replanAfterFailure({ provider, model: "m", state: STATE, failed: FAILED });
+    deepEqual(nodes, [node("fix-flag", ["read-stats"])]);
+    equal(server.requests.length, 2);
+    const correction = lastUser(server.requests[1].modelRequest.messages);
+    ok(correction.includes("adding 120 nodes to 4 makes 124: a plan has at most 50"), correction);
+  });
+  await withProvider([answer(many), answer(many)], async (provider) => {
+    await rejects(
+      replanAfterFailure({ provider, model: "m", state: STATE, failed: FAILED }),
+      planningError(/rejected twice: adding 120 nodes to 4 makes 124: a plan has at most 50/),
+    );
+  });
+});

@@ -3,8 +3,9 @@
  * it (each node's change is a line; Esc or Ctrl-C stops it, and `/plan resume` continues it
  * later without rerunning what succeeded).
  */
-import { planLines, planSummary } from "../plan_view.ts";
+import { planLine, planLines, planSummary } from "../plan_view.ts";
 import type { SlashCommand } from "./commands.ts";
+import { hostFileLines } from "../../sandbox/persistence.ts";
 
 export function planCommands(): SlashCommand[] {
   return [{
@@ -31,10 +32,13 @@ export function planCommands(): SlashCommand[] {
           context.print(planLines(state, style).map((line) => `  ${line}`));
         },
         onUpdate: (state, nodeId) => {
-          const line = planLines(state, style).find((text) => text.includes(` ${nodeId} `));
+          const line = planLine(state, nodeId, style);
           if (line) context.print([`  ${line}`]);
         },
         onNote: (note) => context.notice(note, "warning"),
+        // As a turn's end shows them: the person should check these before they run.
+        onHostFiles: (_nodeId, hostFiles) =>
+          context.print(hostFileLines(hostFiles).map((line) => style.yellow(line))),
       });
       context.print(planSummary(result.state, style, result.cancelled).map((l) => `  ${l}`));
       if (result.cancelled) context.notice("plan stopped: /plan resume continues it", "warning");
