@@ -10,7 +10,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
-import { updatesOf, withBench, writeCall } from "../support/acp_bench.ts";
+import { promptOnce, updatesOf, withBench, writeCall } from "../support/acp_bench.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
 const KEY = "sk-test-SECRETKEY1234567890";
@@ -34,15 +34,8 @@ testWith(
       { text: "denied" },
     ], async ({ connect, dir }) => {
       await connect(async (ctx, editor) => {
-        const { sessionId } = await ctx.request(methods.agent.session.new, {
-          cwd: dir,
-          mcpServers: [],
-        });
         editor.answer = () => ({ outcome: "selected", optionId: "reject" });
-        await ctx.request(methods.agent.session.prompt, {
-          sessionId,
-          prompt: [{ type: "text", text: "say hi" }],
-        });
+        await promptOnce(ctx, dir, "say hi");
         equal(editor.asked.length, 1);
         const shown = JSON.stringify([editor.asked, editor.updates]);
         ok(!shown.includes("SECRETKEY1234567890"), shown);
@@ -77,14 +70,7 @@ Deno.test("tern acp's permission dialog names the call that asks, not one the re
     return { text: "done" };
   }, async ({ connect, dir }) => {
     await connect(async (ctx, editor) => {
-      const { sessionId } = await ctx.request(methods.agent.session.new, {
-        cwd: dir,
-        mcpServers: [],
-      });
-      const response = await ctx.request(methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text: "write notes twice" }],
-      });
+      const response = await promptOnce(ctx, dir, "write notes twice");
       equal(response.stopReason, "end_turn");
       equal(editor.asked.length, 1);
       equal(editor.asked[0].toolCall.toolCallId, "w2");
@@ -106,15 +92,8 @@ testWith(
       { text: "done" },
     ], async ({ connect, dir }) => {
       await connect(async (ctx, editor) => {
-        const { sessionId } = await ctx.request(methods.agent.session.new, {
-          cwd: dir,
-          mcpServers: [],
-        });
         editor.answer = () => ({ outcome: "selected", optionId: "reject" });
-        await ctx.request(methods.agent.session.prompt, {
-          sessionId,
-          prompt: [{ type: "text", text: "make a file" }],
-        });
+        await promptOnce(ctx, dir, "make a file");
         equal(editor.asked.length, 1);
         const dialog = editor.asked[0].toolCall;
         equal(dialog.title, "bash: echo hello > ⟨U+202E⟩exe.txt⟨U+202C⟩");
@@ -136,14 +115,7 @@ Deno.test("tern acp titles a call by the arguments its tool declares, not an ext
     { text: "done" },
   ], async ({ connect, dir }) => {
     await connect(async (ctx, editor) => {
-      const { sessionId } = await ctx.request(methods.agent.session.new, {
-        cwd: dir,
-        mcpServers: [],
-      });
-      await ctx.request(methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text: "write it" }],
-      });
+      await promptOnce(ctx, dir, "write it");
       const [shown] = toolCalls(updatesOf(editor, "tool_call"));
       equal(shown.title, "write: evil.sh");
       equal(shown.kind, "edit");

@@ -166,3 +166,17 @@ export function agentText(editor: Editor): string {
 export function writeCall(id: string, path: string, content: string): ScriptedReply {
   return { toolCalls: [{ id, name: "write", arguments: JSON.stringify({ path, content }) }] };
 }
+
+/** Opens a session in `cwd` and sends `text` as one prompt: the session's id and the answer. */
+export async function promptOnce(
+  ctx: ClientContext,
+  cwd: string,
+  text: string,
+): Promise<{ sessionId: string; stopReason: string }> {
+  const { sessionId } = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
+  const { stopReason } = await ctx.request(methods.agent.session.prompt, {
+    sessionId,
+    prompt: [{ type: "text", text }],
+  });
+  return { sessionId, stopReason };
+}
