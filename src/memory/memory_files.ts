@@ -145,12 +145,13 @@ function topicTitle(
     return undefined;
   }
   if (text === undefined) return undefined;
-  const lines = text.split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  // Every line break a model may read as one: NEL and the Unicode separators too.
+  const lines = text.split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/).map((line) => line.trim())
+    .filter((line) => line !== "");
   const heading = lines.find((line) => line.startsWith("#")) ?? lines[0] ?? "(empty)";
-  // One line: a title may not add lines (or instructions on lines of their own) to the prompt.
-  const title = [...heading.replace(/^#+\s*/, "")].map((char) =>
-    char.charCodeAt(0) < 0x20 || char === "\u007f" ? " " : char
-  ).join("");
+  // One line: a title may not add lines (or instructions on lines of their own) to the prompt,
+  // nor reorder what follows it (bidi and other format characters).
+  const title = heading.replace(/^#+\s*/, "").replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, " ");
   return title.length > MAX_TITLE_CHARS ? `${title.slice(0, MAX_TITLE_CHARS)}…` : title;
 }
 
