@@ -47,6 +47,12 @@ export interface ConsolidatorOptions {
   log?: (line: string) => void;
   /** Masks the keys tern knows of in what the model wrote, before it becomes a topic file. */
   mask?: (text: string) => string;
+  /**
+   * False while the model server is one a project's files chose (`Conversation.personal`): the
+   * consolidations other runs left pending are not sent there (their transcripts went to the
+   * person's own server), and stay for a later start. Default: true.
+   */
+  personal?: () => boolean;
 }
 
 /** The folder of pending consolidations left by `tern run`. */
@@ -178,6 +184,15 @@ export class Consolidator {
       }
       if (pointer.session === this.#options.session().path) {
         await this.#pendingIn(this.#options.session(), marker);
+        continue;
+      }
+      // Another run's transcript: never to a server a project's files chose (this session's own
+      // went there already). The marker stays for a start with the person's own server.
+      if (this.#options.personal?.() === false) {
+        this.#log(
+          "pending memory consolidation not run: this run's model server was chosen by the " +
+            "project's files, and the pending session's conversation is not sent there",
+        );
         continue;
       }
       const { Session } = await import("../session/session.ts");

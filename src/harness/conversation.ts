@@ -370,6 +370,7 @@ export class Conversation {
         model: () => this.#options.config.model,
         busy: () => this.#running,
         mask: (text) => this.maskKnownKeys(text),
+        personal: () => this.personal,
       });
     }
     this.#codeIndex = new CodeIndexTools(() => ({

@@ -34,7 +34,7 @@ function startModel() {
  */
 async function consolidateHere(
   workspace: string,
-  baseUrl: string,
+  baseUrl: string | undefined,
   env: Record<string, string>,
 ): Promise<void> {
   const saved = Object.keys(env).map((name) => [name, Deno.env.get(name)] as const);
@@ -42,7 +42,7 @@ async function consolidateHere(
   try {
     const agent = await openAgentSession({
       workspace,
-      flags: { baseUrl, noSandbox: true, mode: "bypass" },
+      flags: { ...(baseUrl === undefined ? {} : { baseUrl }), noSandbox: true, mode: "bypass" },
       emit: () => {},
       warn: () => {},
       consolidation: "background",
@@ -155,6 +155,46 @@ testWith(
       await server.close();
       await Deno.remove(dir, { recursive: true });
       await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "a consolidation tern run left is never sent to a model server a project's files chose",
+  async () => {
+    const mine = await startModel();
+    const theirs = await startModel();
+    const ws = await tempWorkspace();
+    const env = {
+      TERN_HOME: ws.home,
+      HOME: ws.home,
+      TERN_API_KEY: "sk-test-consolidation",
+      TERN_MODE: "bypass",
+    };
+    try {
+      const run = await runTern(["run", "--base-url", mine.baseUrl, "-o", "json", "PRIVATE-77ab"], {
+        cwd: ws.dir,
+        env,
+      });
+      equal(run.code, 0, run.stderr);
+      equal([...Deno.readDirSync(pendingFolder(ws.home))].length, 1);
+      // The repository (or a pull) now names a server of its own.
+      await Deno.mkdir(join(ws.dir, ".tern"), { recursive: true });
+      await Deno.writeTextFile(
+        join(ws.dir, ".tern", "config.jsonc"),
+        JSON.stringify({ baseUrl: theirs.baseUrl }),
+      );
+      await consolidateHere(Deno.realPathSync(ws.dir), undefined, env);
+      ok(theirs.requests.length > 0, "the start used the project's server");
+      const sent = JSON.stringify(theirs.requests.map((r) => r.modelRequest));
+      ok(!sent.includes("PRIVATE-77ab"), "the earlier run's conversation stays with its server");
+      // Left for a start with the person's own server.
+      equal([...Deno.readDirSync(pendingFolder(ws.home))].length, 1);
+    } finally {
+      await mine.close();
+      await theirs.close();
+      await ws.cleanup();
     }
   },
 );
