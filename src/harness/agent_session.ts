@@ -34,9 +34,11 @@ import type { SubagentHost } from "./subagents/host.ts";
 import { readEnv } from "./env.ts";
 import type { OpenedMcp } from "./mcp_setup.ts";
 import {
+  checkSessionServer,
   checkSessionWorkspace,
   openRunSession,
   restoreSessionSettings,
+  serverChooser,
   type SessionChoice,
   UNNAMED_PROVIDER,
 } from "./run_session.ts";
@@ -279,6 +281,10 @@ export class AgentSession {
     if (next === this.#session) return {};
     try {
       checkSessionWorkspace(next.header, this.#options.workspace);
+      checkSessionServer(
+        { header: next.header, hasHistory: next.state().items.length > 0 },
+        this.#config.serverChosenBy,
+      );
     } catch (error) {
       next.close();
       throw error;
@@ -581,11 +587,18 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   let session: Session | undefined;
   let agent: AgentSession | undefined;
   try {
-    session = await openRunSession(options.session ?? {}, { ternHome, workspace });
+    const chooser = loaded.config.serverChosenBy;
+    session = await openRunSession(options.session ?? {}, {
+      ternHome,
+      workspace,
+      serverChosenBy: serverChooser(chooser),
+    });
+    const state = session.state();
+    // Before anything of it is sent: a project's server gets no conversation the person's had.
+    checkSessionServer({ header: session.header, hasHistory: state.items.length > 0 }, chooser);
     // Its files may be a half-restored mix: the person hears it before a turn works on them.
     const interrupted = await interruptedRewindNotice(session.path, session.id);
     if (interrupted !== undefined) options.warn(interrupted);
-    const state = session.state();
     const { config, notes } = restoreSessionSettings(loaded.config, sources, state);
     for (const note of notes) options.warn(note);
     const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));

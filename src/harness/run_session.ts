@@ -32,9 +32,9 @@ export interface SessionChoice {
  */
 export async function openRunSession(
   choice: SessionChoice,
-  where: { ternHome: string; workspace: string },
+  where: { ternHome: string; workspace: string; serverChosenBy?: string },
 ): Promise<Session> {
-  const { ternHome, workspace } = where;
+  const { ternHome, workspace, serverChosenBy } = where;
   if (choice.continue && choice.resume !== undefined) {
     throw usage("--continue and --resume cannot be used together: pick one");
   }
@@ -60,6 +60,7 @@ export async function openRunSession(
     return await Session.create(ternHome, {
       cwd: workspace,
       ternVersion: VERSION,
+      ...(serverChosenBy === undefined ? {} : { serverChosenBy }),
       ...choice.create,
     });
   }
@@ -109,6 +110,41 @@ export function checkSessionWorkspace(
   throw usage(
     `Session "${id}" belongs to "${cwd}", not "${workspace}": run it there ` +
       `(tern -C ${cwd} run --resume ${id} …)`,
+  );
+}
+
+/**
+ * The project file that chose the model server (`serverChosenBy`), as a session header records
+ * it: `project:<path>` or `dotenv:<path>`; undefined for the person's own server.
+ */
+export function serverChooser(source: ConfigSource | undefined): string | undefined {
+  if (source === undefined || !("file" in source)) return undefined;
+  return `${source.layer}:${source.file}`;
+}
+
+/**
+ * Refuses to go on with a session whose conversation so far went to the person's own model
+ * server (or one another project file chose) when this run's server is chosen by a project's
+ * files: that server would get the whole conversation, and what of the person's it holds (the
+ * remembered facts sent with their messages, their skills read into it). The person can send it
+ * there anyway by giving the server themselves (`--base-url`), which makes it theirs.
+ * @throws {SessionChoiceError} naming the file that chose the server and how to go on.
+ */
+export function checkSessionServer(
+  session: { header: Pick<SessionHeader, "id" | "serverChosenBy">; hasHistory: boolean },
+  chooser: ConfigSource | undefined,
+): void {
+  const now = serverChooser(chooser);
+  if (now === undefined || !session.hasHistory || session.header.serverChosenBy === now) return;
+  const file = now.slice(now.indexOf(":") + 1);
+  const before = session.header.serverChosenBy === undefined
+    ? "your own model server"
+    : `a server another file chose (${session.header.serverChosenBy})`;
+  throw usage(
+    `Session "${session.header.id}" went on with ${before}, and this run's server is chosen by ` +
+      `"${file}": it would get the session's whole conversation, with your remembered facts and ` +
+      "skills in it. Start a new session, or give the server yourself (--base-url) to send " +
+      "it there anyway",
   );
 }
 

@@ -50,6 +50,11 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
     cwd: own ? source.header.cwd : options.workspace!,
     ternVersion: options.ternVersion,
     parent: { id: source.header.id, path: sourcePath, leafId },
+    // The history goes on with the server it went to (see SessionHeader.serverChosenBy); a file
+    // not of tern's own says nothing trustworthy about it.
+    ...(own && source.header.serverChosenBy !== undefined
+      ? { serverChosenBy: source.header.serverChosenBy }
+      : {}),
   });
   try {
     for (const entry of own ? path.map(rawEntry) : importedEntries(path)) fork.appendCopy(entry);

@@ -71,6 +71,7 @@ export class Session {
       parent?: SessionHeader["parent"];
       subagentOf?: SessionHeader["subagentOf"];
       id?: string;
+      serverChosenBy?: string;
     } & SessionOptions,
   ): Session {
     const writer = SessionWriter.create(ternHome, options);

@@ -36,6 +36,8 @@ export interface CreateSessionOptions {
   subagentOf?: SessionHeader["subagentOf"];
   /** The session id (a UUID) chosen by the caller; default a random one. */
   id?: string;
+  /** The project file that chose the model server, when one did (SessionHeader). */
+  serverChosenBy?: string;
 }
 
 /** A set of ids that is only asked whether it holds one. */
@@ -96,6 +98,7 @@ export class SessionWriter {
     };
     if (options.parent) header.parent = options.parent;
     if (options.subagentOf) header.subagentOf = options.subagentOf;
+    if (options.serverChosenBy) header.serverChosenBy = options.serverChosenBy;
     const folder = sessionFolder(ternHome, options.cwd);
     // Synchronous on purpose: this is on the way to the first model request, and each async
     // file operation costs a thread hand-off the sync one does not (bench/results/code_costs.md).

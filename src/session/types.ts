@@ -25,6 +25,13 @@ export interface SessionHeader {
   parent?: { id: string; path: string; leafId: string | null };
   /** Set on a subagent's session: the parent session that spawned it and the run. */
   subagentOf?: SubagentLink;
+  /**
+   * Set when the session began with a model server a project's files chose: which file
+   * (`project:<path>` or `dotenv:<path>`). Absent: the person's own server. Its conversation may
+   * go on only with a server of the same choice, or one the person gives (see
+   * src/harness/run_session.ts checkSessionServer).
+   */
+  serverChosenBy?: string;
 }
 
 /** A child session's link to the parent session that spawned it (`spawn_agent`). */

@@ -8,7 +8,7 @@ import { findSession, listSessions, type SessionInfo } from "../../session/paths
 import { Session } from "../../session/session.ts";
 import { SessionTree } from "../../session/tree.ts";
 import { type SessionEntry, summarisedCount } from "../../session/types.ts";
-import { openSessionHere } from "../../harness/run_session.ts";
+import { openSessionHere, serverChooser } from "../../harness/run_session.ts";
 import { VERSION } from "../../version.ts";
 import { describeEntry } from "../session_text.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
@@ -24,9 +24,11 @@ export function sessionCommands(): SlashCommand[] {
       name: "new",
       description: "start a new session in this directory",
       run: async (context) => {
+        const chooser = serverChooser(context.config.serverChosenBy);
         const session = Session.create(context.config.ternHome, {
           cwd: context.workspace,
           ternVersion: VERSION,
+          ...(chooser === undefined ? {} : { serverChosenBy: chooser }),
         });
         await context.switchSession(session);
         context.notice(`new session ${session.id.slice(0, 8)}`);
