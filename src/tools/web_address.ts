@@ -24,6 +24,9 @@ const V4_BLOCKED: readonly Range[] = [
   [[192, 0, 2, 0], 24, "documentation (192.0.2.0/24)"],
   [[192, 88, 99, 0], 24, "6to4 relay anycast (192.88.99.0/24)"],
   [[192, 168, 0, 0], 16, "private (192.168.0.0/16)"],
+  // Public by its range, yet answered only inside Azure, by the host: the VM's platform
+  // configuration (WireServer, and the guest agent plugin on port 32526).
+  [[168, 63, 129, 16], 32, "Azure platform endpoint (168.63.129.16)"],
   [[198, 18, 0, 0], 15, "benchmarking (198.18.0.0/15)"],
   [[198, 51, 100, 0], 24, "documentation (198.51.100.0/24)"],
   [[203, 0, 113, 0], 24, "documentation (203.0.113.0/24)"],
@@ -135,6 +138,16 @@ export function parseIpv6(address: string): number[] | undefined {
   return tail;
 }
 
+/** Cloud metadata services' names, some of which resolve to public addresses. */
+const METADATA_NAMES: ReadonlySet<string> = new Set([
+  "metadata",
+  "metadata.google.internal",
+  "metadata.goog",
+  "metadata.platformequinix.com",
+  "metadata.packet.net",
+  "metadata.tencentyun.com",
+]);
+
 /**
  * Host names refused before any lookup: `localhost` and its subdomains, cloud metadata names,
  * and names under `.internal`, `.local`, `.localhost` and `.home.arpa`, which only mean
@@ -143,9 +156,7 @@ export function parseIpv6(address: string): number[] | undefined {
 export function blockedHostName(host: string): string | undefined {
   const name = host.toLowerCase().replace(/\.$/, "");
   if (name === "localhost" || name.endsWith(".localhost")) return "a loopback name";
-  if (name === "metadata" || name === "metadata.google.internal" || name === "metadata.goog") {
-    return "a cloud metadata name";
-  }
+  if (METADATA_NAMES.has(name)) return "a cloud metadata name";
   for (const suffix of [".internal", ".local", ".home.arpa", ".lan", ".intranet"]) {
     if (name.endsWith(suffix)) return `a private name (*${suffix})`;
   }

@@ -298,6 +298,22 @@ interface ExchangeOptions {
   testCa: string | undefined;
 }
 
+/**
+ * What went wrong with a connection, in words tern vouches for: a TLS failure by its code only
+ * (the message of a name mismatch lists the certificate's names, which the server chose: text
+ * of theirs outside the page's markers), anything else as Node words it.
+ */
+function failureText(error: unknown, url: URL): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+    return `the server's certificate is not valid for "${url.hostname}"`;
+  }
+  if (typeof code === "string" && /TLS|SSL|CERT|SELF_SIGNED|UNABLE_TO_|ISSUER/.test(code)) {
+    return `the server's TLS certificate was refused (${code})`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
 function exchange(
   url: URL,
   address: ResolvedAddress,
@@ -321,8 +337,7 @@ function exchange(
       } else if (error instanceof WebRequestError) {
         reject(error);
       } else {
-        const detail = error instanceof Error ? error.message : String(error);
-        reject(new WebRequestError(`Cannot fetch ${name}: ${detail}`, "network"));
+        reject(new WebRequestError(`Cannot fetch ${name}: ${failureText(error, url)}`, "network"));
       }
     };
     const req = client.request({

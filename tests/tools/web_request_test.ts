@@ -43,6 +43,8 @@ Deno.test("blockedAddress() refuses every non-public IPv4 and IPv6 form", () => 
     "100.64.0.1",
     "169.254.169.254",
     "169.254.0.1",
+    "168.63.129.16", // Azure's platform endpoint: public by its range
+    "::ffff:168.63.129.16",
     "224.0.0.1",
     "239.255.255.250",
     "255.255.255.255",
@@ -99,7 +101,16 @@ Deno.test("blockedHostName() refuses loopback, metadata and private names before
   for (const name of ["localhost", "LOCALHOST.", "a.localhost", "metadata.google.internal"]) {
     ok(blockedHostName(name) !== undefined, name);
   }
-  for (const name of ["metadata", "printer.local", "db.internal", "nas.home.arpa"]) {
+  for (
+    const name of [
+      "metadata",
+      "metadata.packet.net",
+      "Metadata.PlatformEquinix.com.",
+      "printer.local",
+      "db.internal",
+      "nas.home.arpa",
+    ]
+  ) {
     ok(blockedHostName(name) !== undefined, name);
   }
   equal(blockedHostName("docs.deno.com"), undefined);
