@@ -303,7 +303,8 @@ async function writeResults(r: Results): Promise<void> {
     "single process it waited for, and user + system of all of them. The memory targets come",
     `from ${LONG_RUNS} more tern runs of ${LONG_ROUNDS} rounds each: GNU time's largest process, and`,
     "the whole tree below it sampled from /proc every 10 ms (bench/_tree_memory.ts: the sum of",
-    "the processes' RSS, a page two of them share counted twice). Session resume: what",
+    "the processes' RSS, a page two of them share counted twice; a child between clone and",
+    "exec, which runs in its parent's memory, is left out). Session resume: what",
     "`tern run --resume` does before its first request, in a fresh `deno` process, for two",
     `sessions that end alike (a compaction, then ${AFTER} entries) but hold ${LONG} or ${SHORT}`,
     "entries before the compaction, timed in turn, three pairs per run.",
@@ -324,6 +325,10 @@ async function writeResults(r: Results): Promise<void> {
       ...atPeak,
       "",
     ]),
+    `Samples that saw a child between clone and exec (left out of the sums): ${
+      r.m.long.map((run) => run.tree?.unstarted ?? 0).join(", ")
+    } (per 40-round run).`,
+    "",
     hosts,
     "",
   ].join("\n");

@@ -7,6 +7,12 @@
  * gives only the largest single process; a tree of tern's main process, bubblewrap, the warm
  * shell, git and the tool worker can hold more than any one of them.
  *
+ * A child that runs its parent's program without an `exec()` holds its parent's pages: between
+ * `clone()` and `exec()` the very same ones (glibc's `posix_spawn` clones with `CLONE_VM`), and a
+ * shell's subshell shares them copy-on-write. Its RSS and PSS repeat the parent's, so such a child
+ * (its executable and command line are its parent's) is left out of the sums and counted apart
+ * (`unstarted`): a sampler that landed in a spawn's window once read tern's 64 MB twice.
+ *
  * Deno lets only a process with every permission (`-A`) read /proc, and the benchmarks run with
  * fewer: {@linkcode startTreeWatch} runs the sampling in a process of its own (this module as a
  * program: it reads the root's pid from stdin, samples until stdin closes, then prints the
@@ -25,6 +31,8 @@ export interface TreeMemory {
   samples: number;
   /** At the sample of the largest RSS sum: each process's name (its command line) and RSS in MB. */
   atPeak?: Array<{ command: string; rssMb: number }>;
+  /** Samples that saw a child not yet started as its own program (see the module notes). */
+  unstarted?: number;
 }
 
 /** A running watch: `stop()` ends it and gives the peaks. */
@@ -43,7 +51,12 @@ export function watchTree(root: number, everyMs = 10): TreeWatch {
     let pss = 0;
     let rss = 0;
     const each: Array<{ pid: number; rssKb: number }> = [];
+    let sawUnstarted = false;
     for (const pid of pids) {
+      if (notStarted(pid)) {
+        sawUnstarted = true;
+        continue;
+      }
       const sizes = memoryOf(pid);
       if (sizes === undefined) continue;
       pss += sizes.pssKb;
@@ -58,7 +71,8 @@ export function watchTree(root: number, everyMs = 10): TreeWatch {
         rssMb: Math.round(rssKb / 102.4) / 10,
       }));
     }
-    peaks.mostProcesses = Math.max(peaks.mostProcesses, pids.length);
+    peaks.mostProcesses = Math.max(peaks.mostProcesses, each.length);
+    if (sawUnstarted) peaks.unstarted = (peaks.unstarted ?? 0) + 1;
     peaks.samples++;
   };
   const timer = setInterval(sample, everyMs);
@@ -144,6 +158,22 @@ function parentOf(pid: number): number | undefined {
     return Number(fields[1]);
   } catch {
     return undefined; // Gone meanwhile.
+  }
+}
+
+/**
+ * True for a child that runs its parent's executable with its parent's command line: one
+ * between `clone()` and `exec()`, in its parent's memory (see the module notes).
+ */
+function notStarted(pid: number): boolean {
+  const parent = parentOf(pid);
+  if (parent === undefined) return false;
+  try {
+    return Deno.readLinkSync(`/proc/${pid}/exe`) === Deno.readLinkSync(`/proc/${parent}/exe`) &&
+      Deno.readTextFileSync(`/proc/${pid}/cmdline`) ===
+        Deno.readTextFileSync(`/proc/${parent}/cmdline`);
+  } catch {
+    return false;
   }
 }
 

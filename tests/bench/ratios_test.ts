@@ -59,3 +59,18 @@ Deno.test("startTreeWatch() sums the memory of every process below the root, not
   ok(peaks.samples > 5, `${peaks.samples} samples`);
   ok(peaks.peakPssMb > 0 && peaks.peakPssMb <= peaks.peakRssMb, JSON.stringify(peaks));
 });
+
+Deno.test("startTreeWatch() leaves out a child that runs its parent's program without an exec", async () => {
+  const sampler = await startTreeWatch(5);
+  // The inner sh's subshell is a fork of it, with its executable and command line; it starts a
+  // sleep (and then runs `:` itself, so it is not replaced by the sleep).
+  const child = new Deno.Command("/bin/sh", {
+    args: ["-c", 'sh -c "(sleep 0.5; :) & wait"'],
+    stdout: "null",
+  }).spawn();
+  await sampler.watch(child.pid);
+  await child.status;
+  const peaks = await sampler.stop();
+  equal(peaks.mostProcesses, 2, JSON.stringify(peaks));
+  ok((peaks.unstarted ?? 0) > 0, JSON.stringify(peaks));
+});
