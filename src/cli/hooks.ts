@@ -8,6 +8,8 @@ import { processWriters, resolveWorkspace, terminalWriters } from "./process_env
 import type { RunFlags } from "./run.ts";
 import { EXIT_FAILURE } from "./exit_codes.ts";
 import { type LoadedHooks, loadHooks, trustHooks, untrustHooks } from "../sandbox/hooks/load.ts";
+import { shownCommand } from "../sandbox/hooks/run.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 type HooksLine = Extract<CommandLine, { command: "hooks" }>;
 
@@ -59,18 +61,24 @@ export function hooksText(hooks: LoadedHooks): string {
     const state = source.scope === "user"
       ? "yours"
       : source.unreadable !== undefined
-      ? `project, UNREADABLE: its hooks never run (${source.unreadable}); yours still do`
+      ? `project, UNREADABLE: its hooks never run (${
+        visibleText(source.unreadable)
+      }); yours still do`
       : trusted
       ? "project, trusted"
       : `project, NOT trusted: these never run${whyNot ? ` (${whyNot})` : ""} — review them, ` +
         "then `tern hooks trust`";
-    lines.push(`${source.file} (${state})`);
+    lines.push(`${visibleText(source.file)} (${state})`);
+    // What runs is shown as it is, made visible: a project's command with an escape sequence or
+    // a line break could otherwise hide part of itself, or forge a line of this list.
     for (const hook of source.hooks) {
-      const matcher = hook.matcher === "" ? "" : ` [${hook.matcher}]`;
-      lines.push(`  ${hook.event}${matcher}: ${hook.command} (timeout ${hook.timeoutS} s)`);
+      const matcher = hook.matcher === "" ? "" : ` [${visibleText(hook.matcher)}]`;
+      lines.push(
+        `  ${hook.event}${matcher}: ${shownCommand(hook)} (timeout ${hook.timeoutS} s)`,
+      );
     }
-    for (const file of Object.keys(source.files)) lines.push(`  pins ${file}`);
-    for (const problem of source.problems) lines.push(`  problem: ${problem}`);
+    for (const file of Object.keys(source.files)) lines.push(`  pins ${visibleText(file)}`);
+    for (const problem of source.problems) lines.push(`  problem: ${visibleText(problem)}`);
   }
   return lines.join("\n") + "\n";
 }

@@ -2,6 +2,7 @@
 import type { Message } from "../core/messages.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { SessionEntry, SessionHeader } from "../session/types.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /** `user: fix the tests`, `model gpt-4.1`, `compaction 52000 → 9000 tokens`: an entry in brief. */
 export function describeEntry(entry: SessionEntry): string {
@@ -9,7 +10,7 @@ export function describeEntry(entry: SessionEntry): string {
     case "message":
       return describeMessage(entry.message);
     case "model":
-      return `model ${entry.model}`;
+      return `model ${visibleText(entry.model)}`;
     case "thinking":
       return `thinking ${entry.level}`;
     case "mode":
@@ -26,7 +27,7 @@ export function describeEntry(entry: SessionEntry): string {
     case "branch":
       return `branch from ${entry.fromId ?? "(start)"}${entry.summary ? " (summary kept)" : ""}`;
     case "label":
-      return `label ${entry.targetId}: ${entry.label}`;
+      return `label ${entry.targetId}: ${visibleText(entry.label)}`;
     case "pins":
       return `pins: ${entry.pins.length} pinned instruction${entry.pins.length === 1 ? "" : "s"}`;
     case "subagent": {
@@ -36,7 +37,8 @@ export function describeEntry(entry: SessionEntry): string {
         : data.kind === "completion"
         ? String(data.status)
         : String((data.final as Record<string, unknown> | undefined)?.status ?? "");
-      return `subagent ${String(data.kind)} ${String(data.taskName ?? "")} ${status}`.trim();
+      return visibleText(`subagent ${String(data.kind)} ${String(data.taskName ?? "")} ${status}`)
+        .trim();
     }
     case "plan":
     case "consolidation":
@@ -49,12 +51,13 @@ export function describeEntry(entry: SessionEntry): string {
 function describeMessage(message: Message): string {
   switch (message.role) {
     case "assistant": {
-      const calls = (message.toolCalls ?? []).map((call) => call.name);
+      // Names as facts: made visible, so a name cannot break the line or hide part of itself.
+      const calls = (message.toolCalls ?? []).map((call) => visibleText(call.name));
       const text = message.content.trim() === "" ? "" : ` ${brief(message.content, 70)}`;
       return `assistant:${text}${calls.length ? ` [calls ${calls.join(", ")}]` : ""}`;
     }
     case "tool":
-      return `tool ${message.name}: ${brief(message.content, 60)}`;
+      return `tool ${visibleText(message.name)}: ${brief(message.content, 60)}`;
     default:
       return `${message.role}: ${brief(message.content, 80)}`;
   }
@@ -67,21 +70,29 @@ export function transcriptMarkdown(header: SessionHeader, state: ReplayState): s
   for (const { message } of state.items) {
     switch (message.role) {
       case "user":
-        parts.push("## User", "", message.content, "");
+        parts.push("## User", "", noHeadings(message.content), "");
         break;
       case "assistant":
         parts.push("## Assistant", "");
-        if (message.content.trim() !== "") parts.push(message.content, "");
+        if (message.content.trim() !== "") parts.push(noHeadings(message.content), "");
         for (const call of message.toolCalls ?? []) {
-          parts.push(`Tool call \`${call.name}\` (${call.id}):`, "", fence(call.arguments), "");
+          parts.push(
+            `Tool call ${codeSpan(call.name)} (${codeSpan(call.id)}):`,
+            "",
+            fence(call.arguments),
+            "",
+          );
         }
         break;
       case "tool":
-        parts.push(`### Result of \`${message.name}\` (${message.toolCallId})`, "");
+        parts.push(
+          `### Result of ${codeSpan(message.name)} (${codeSpan(message.toolCallId)})`,
+          "",
+        );
         parts.push(fence(message.content), "");
         break;
       case "system":
-        parts.push("## System", "", message.content, "");
+        parts.push("## System", "", noHeadings(message.content), "");
         break;
     }
   }
@@ -95,7 +106,42 @@ function fence(text: string): string {
   return `${ticks}\n${text}\n${ticks}`;
 }
 
+/**
+ * `text` with every line that Markdown would read as a heading (`## User`, or a `---` / `===`
+ * underline) escaped: only the transcript's own headings say who speaks. Lines inside a fenced
+ * code block are code, and stay as they are; a fence the text leaves open is closed after it.
+ */
+function noHeadings(text: string): string {
+  let fence: string | undefined;
+  const lines = text.split("\n").map((line) => {
+    const opening = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence !== undefined) {
+      if (opening !== undefined && opening[0] === fence[0] && opening.length >= fence.length) {
+        fence = undefined;
+      }
+      return line;
+    }
+    if (opening !== undefined) {
+      fence = opening;
+      return line;
+    }
+    return /^ {0,3}(#{1,6}(\s|$)|(-+|=+)\s*$)/.test(line) ? `\\${line}` : line;
+  });
+  // Closed here, so the turns after it are not read as code.
+  if (fence !== undefined) lines.push(fence);
+  return lines.join("\n");
+}
+
+/** `text` made visible, in a code span its own backticks cannot end. */
+function codeSpan(text: string): string {
+  const shown = visibleText(text);
+  const longest = Math.max(0, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length));
+  const ticks = "`".repeat(longest + 1);
+  const pad = shown.startsWith("`") || shown.endsWith("`") ? " " : "";
+  return `${ticks}${pad}${shown}${pad}${ticks}`;
+}
+
 function brief(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = text.replace(/[\s\u0085]+/g, " ").trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }

@@ -11,6 +11,7 @@ import { isInside, projectFolderProblem } from "../mcp/project_paths.ts";
 import { type McpServerConfig, WORKSPACE_PIN } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";
 import { shellJoin } from "../core/shell_join.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import { readEnv, shellSourceEnv } from "./env.ts";
 
 export interface OpenMcpOptions {
@@ -337,7 +338,11 @@ export function describeServer(server: McpServerConfig): string {
   const whole = server.files?.[WORKSPACE_PIN] === undefined
     ? ""
     : "; any file of the workspace it may load, so any change there needs trust again";
-  return `${what} (from ${server.file}${cwd}${names("env", server.env, server.written?.env)}${
-    names("headers", server.headers, server.written?.headers)
-  }${sandbox}${runs}${whole})`;
+  // Made visible whole: a project's command, argument or file name with an escape sequence or
+  // a line break could otherwise hide part of what runs from the screen that asks for trust.
+  return visibleText(
+    `${what} (from ${server.file}${cwd}${names("env", server.env, server.written?.env)}${
+      names("headers", server.headers, server.written?.headers)
+    }${sandbox}${runs}${whole})`,
+  );
 }

@@ -9,6 +9,7 @@ import { usage } from "../memory/templates.ts";
 import type { Fact } from "../memory/facts.ts";
 import { rankedMemorySection, rankFacts } from "../memory/rank.ts";
 import type { ReadGuardPlaces } from "./read_guard.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /** The remembered facts, for the report: which a message would get, and why. */
 export interface MemoryInputs {
@@ -236,7 +237,9 @@ export function formatContextReport(report: ContextReport): string[] {
     lines.push("Problems:");
     for (const line of report.diagnostics) lines.push(`  ${line}`);
   }
-  return lines;
+  // One line each, whatever a repository names its files: line breaks, controls and invisible
+  // characters in a path, name or title are shown, never obeyed (a name could forge a line).
+  return lines.map((line) => visibleText(line, { spaces: 1_000 }));
 }
 
 /**

@@ -1,5 +1,6 @@
 /** How background processes read in the process tools' results and the `/procs` view. */
 import type { ProcessInfo } from "../sandbox/background.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /** One line: id, state, exit code, readiness, confinement and command. */
 export function describeProcess(info: ProcessInfo): string {
@@ -12,7 +13,11 @@ export function describeProcess(info: ProcessInfo): string {
   return `${parts.join(", ")}: ${oneLine(info.command)}`;
 }
 
+/**
+ * The command on one line as it runs: controls, line breaks and invisible characters shown, not
+ * obeyed or dropped (an escape sequence in it would hide part of it from `/procs`).
+ */
 function oneLine(command: string): string {
-  const line = command.replace(/\s*\n\s*/g, " ");
+  const line = visibleText(command);
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }

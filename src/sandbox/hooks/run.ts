@@ -24,6 +24,7 @@ import { pinChanges } from "../../mcp/_pinned_files.ts";
 import { claudeToolName, type HookCommand, type HookEvent, hookPins, matches } from "./config.ts";
 import { HOOK_SCRIPTS_FOLDER } from "./scripts_folder.ts";
 import { hookScript, unwrap } from "./wrapper.ts";
+import { visibleText } from "../../core/terminal_text.ts";
 
 /**
  * The most characters of one hook's text that reach the model or the person (its context, or
@@ -151,7 +152,10 @@ export class HookRunner {
         ? shell
         : "commands cannot be confined here (no bubblewrap)";
       // Told once for the session, not with every call: kept out of the notes.
-      answer = { note: `The ${hook.event} hook "${hook.command}" did not run: ${why}`, told: true };
+      answer = {
+        note: `The ${hook.event} hook "${shownCommand(hook)}" did not run: ${why}`,
+        told: true,
+      };
       if (!this.#warned) {
         this.#warned = true;
         this.#options.warn?.(
@@ -204,7 +208,7 @@ export class HookRunner {
     }
     if (result.timedOut) {
       return {
-        note: `The ${hook.event} hook "${hook.command}" timed out after ${hook.timeoutS} s`,
+        note: `The ${hook.event} hook "${shownCommand(hook)}" timed out after ${hook.timeoutS} s`,
       };
     }
     const ran = unwrap(result.output, marker);
@@ -237,7 +241,7 @@ export class HookRunner {
     if (!this.#told.has(key)) {
       this.#told.add(key);
       this.#options.warn?.(
-        `The ${hook.event} hook "${hook.command}" will not run: ${why}. Review the files, ` +
+        `The ${hook.event} hook "${shownCommand(hook)}" will not run: ${why}. Review the files, ` +
           "then run `tern hooks trust`",
       );
     }
@@ -264,7 +268,7 @@ export class HookRunner {
       ? "so each call it should check needs your decision"
       : "so it blocks nothing";
     this.#options.warn?.(
-      `The ${hook.event} hook "${hook.command}" cannot run: a program it names was ${what} ` +
+      `The ${hook.event} hook "${shownCommand(hook)}" cannot run: a program it names was ${what} ` +
         `in the sandbox (exit code ${ran.code}${detail === "" ? "" : `: ${detail}`}), ${so}. ` +
         `Hooks run in the commands' sandbox, which hides most of your home folder: ${sees}`,
     );
@@ -325,7 +329,7 @@ interface Answer {
  * where it asks (see the module's notes). `told`: the person heard of it by a warning already.
  */
 function unable(hook: HookCommand, why: string, told = false): Answer {
-  const name = `The ${hook.event} hook "${hook.command}"`;
+  const name = `The ${hook.event} hook "${shownCommand(hook)}"`;
   const note = `${name} could not run: ${why}`;
   if (hook.event !== "PreToolUse") return { note, told };
   return {
@@ -419,7 +423,7 @@ function meaning(
   hook: HookCommand,
   ran: { stdout: string; stderr: string; code: number },
 ): Answer {
-  const name = `The ${hook.event} hook "${hook.command}"`;
+  const name = `The ${hook.event} hook "${shownCommand(hook)}"`;
   const stderr = ran.stderr.trim();
   if (ran.code === 2) {
     return { block: stderr || `${name} blocked this (exit code 2) without saying why` };
@@ -470,4 +474,12 @@ function meaning(
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * A hook's command as the person is told of it: every control, line break and invisible
+ * character shown, never obeyed or dropped (a project's command could otherwise hide what runs).
+ */
+export function shownCommand(hook: Pick<HookCommand, "command">): string {
+  return visibleText(hook.command);
 }
