@@ -8,8 +8,20 @@ import { ConfigError, describeReadError } from "./errors.ts";
  */
 export function readOptionalText(file: string, what: string): string | undefined {
   try {
+    // A FIFO would never answer the read (and a device might never end): only a regular file
+    // is read, wherever a link leads.
+    const info = Deno.statSync(file);
+    if (!info.isFile) {
+      const kind = info.isDirectory ? "a folder" : info.isFifo ? "a FIFO" : "a special file";
+      throw new ConfigError(
+        `Cannot read ${what} "${file}": it is ${kind}, not a regular file; ` +
+          "replace it with the file, or remove it",
+        { file },
+      );
+    }
     return Deno.readTextFileSync(file);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
       return undefined;
     }

@@ -2,6 +2,7 @@
 import type { TernConfig } from "./schema.ts";
 import { SETTING_KEYS, settingOf } from "./settings.ts";
 import { type ConfigSource, describeSource, isProjectSource } from "./sources.ts";
+import { looksLikeKey } from "./errors.ts";
 
 /** Structured settings (`limits`, `providers`, …), each shown on one line. */
 const STRUCTURED: ReadonlySet<string> = new Set(
@@ -50,7 +51,11 @@ export function describeConfig(
     }
     const value = (config as unknown as Record<string, unknown>)[key];
     if (value === undefined || isEmpty(value)) return `${label}not set`;
-    const shown = STRUCTURED.has(key) ? compactJson(redacted(value, key)) : value;
+    const shown = STRUCTURED.has(key)
+      ? compactJson(redacted(value, key))
+      : typeof value === "string" && looksLikeKey(value)
+      ? "a value that looks like a key (not shown)"
+      : value;
     return `${label}${shown}${source ? `  (${source})` : ""}`;
   }).join("\n");
 }

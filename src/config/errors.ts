@@ -53,6 +53,14 @@ const MAX_SHOWN_CHARS = 60;
 const KEY_PREFIX = /^(?:sk|pk|rk|gsk|xai|key)[-_]/i;
 const TOKEN_LIKE = /^[A-Za-z0-9_\-.=+/]{24,}$/;
 
+/**
+ * True for a string that starts like an API key (`sk-…`, `key_…`): shown nowhere, even where a
+ * long name of a model is (which {@linkcode formatValue}'s wider check would take for a token).
+ */
+export function looksLikeKey(text: string): boolean {
+  return KEY_PREFIX.test(text.trim());
+}
+
 /** True for strings shaped like credentials: a key pasted into the wrong setting. */
 function looksSecret(text: string): boolean {
   const trimmed = text.trim();

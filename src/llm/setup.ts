@@ -8,6 +8,7 @@
  * variables (`project: false` with `guards: "keys"` in the settings table, src/config/settings.ts).
  */
 import type { TernConfig } from "../config/mod.ts";
+import { formatValue } from "../config/errors.ts";
 import { ModelCatalog } from "./catalog.ts";
 import type { ApiStyle, ModelInfo } from "./model_info.ts";
 import { clientError, ProviderSetupError } from "./errors.ts";
@@ -268,7 +269,7 @@ export function resolveMainProvider(
   const resolved = resolveNamedProvider(name, config, { primary: true, baseUrl });
   if (resolved === undefined) {
     throw new ProviderSetupError(
-      `Unknown provider "${name}": use one from ${knownProviders(config)}, ` +
+      `Unknown provider ${formatValue(name)}: use one from ${knownProviders(config)}, ` +
         'or an API style ("openai", "openai-responses", "anthropic") with --base-url',
     );
   }

@@ -5,6 +5,7 @@
  */
 import { isAbsolute, join, resolve } from "../core/path.ts";
 import type { CustomProfile } from "../config/schema.ts";
+import { formatValue } from "../config/errors.ts";
 import type { GrantList, Grants } from "./types.ts";
 
 export type { CustomProfile };
@@ -71,7 +72,7 @@ export function compileProfile(name: string, context: ProfileContext): SandboxPr
     : undefined;
   if (custom === undefined || name.startsWith(":")) {
     const known = profileNames(context.custom).map((n) => `"${n}"`).join(", ");
-    throw new RangeError(`Unknown sandbox profile "${name}": expected one of ${known}`);
+    throw new RangeError(`Unknown sandbox profile ${formatValue(name)}: expected one of ${known}`);
   }
   const paths = (list: string[] | undefined) => expand(list, context, true);
   return profile(name, {

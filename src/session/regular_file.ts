@@ -146,8 +146,10 @@ function kindOf(info: Deno.FileInfo): string {
 function notRegularError(path: string, info: Deno.FileInfo, what = "session"): SessionFileError {
   return new SessionFileError(
     `Cannot open ${what} "${path}": it is ${kindOf(info)}, not a regular file: tern opens ` +
-      "session files only as regular files, never through a link; remove it, or give the " +
-      "file itself",
+      "session files only as regular files, never through a link; " +
+      (info.isSymlink
+        ? "remove the link, or give the path of the file itself"
+        : "give the path of a session's .jsonl file (see tern sessions list)"),
     path,
   );
 }

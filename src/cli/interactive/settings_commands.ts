@@ -6,6 +6,7 @@ import { selectDialog } from "../../tui/select_dialog.ts";
 import { renderDiff } from "../../tui/diff_view.ts";
 import { oneLine } from "../../tui/format.ts";
 import type { TernConfig } from "../../config/mod.ts";
+import { formatValue } from "../../config/errors.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
 
 const THINKING_LEVELS = ["off", "low", "medium", "high"] as const;
@@ -84,7 +85,9 @@ export function settingsCommands(deps: {
         if (!names.includes(value)) {
           // Taken as given, every tool call would fail to open the sandbox, and the session would
           // keep the name for `tern run -c`.
-          throw new Error(`Unknown sandbox profile "${value}": choose one of ${names.join(", ")}`);
+          throw new Error(
+            `Unknown sandbox profile ${formatValue(value)}: choose one of ${names.join(", ")}`,
+          );
         }
         await context.configure({ profile: value });
         context.notice(`profile: ${value} (the tool sandbox restarts for the next call)`);

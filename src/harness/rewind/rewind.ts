@@ -9,6 +9,7 @@
  */
 import { basename, dirname } from "../../core/path.ts";
 import { TernError } from "../../core/errors.ts";
+import { SessionChoiceError } from "../errors.ts";
 import type { PermissionRule } from "../../config/schema.ts";
 import type { PathTest } from "../../sandbox/denied_paths.ts";
 import { hiddenInWorkspace } from "../path_denials.ts";
@@ -110,7 +111,7 @@ export function userTurns(session: Session): UserTurn[] {
 
 /**
  * Plans a rewind to user entry `target` (any branch), or `"undo"` for the last rewind.
- * @throws {TernError} for an entry that is not a user message, or nothing to undo.
+ * @throws {SessionChoiceError} for an entry that is not a user message, or nothing to undo.
  */
 export async function planRewind(
   session: Session,
@@ -143,7 +144,7 @@ export async function planRewind(
       state = wantsFiles ? last.before : undefined;
       ended = { partly: last };
     } else {
-      throw new TernError("Cannot undo a rewind: there was none");
+      throw new SessionChoiceError("Cannot undo a rewind: there was none in this session");
     }
     // The rewind's own changes are tern's: conflicts are what changed after it.
     start++;
@@ -312,8 +313,10 @@ function userEntry(session: Session, id: string): MessageEntry {
   const matches = session.entries.filter((entry) => entry.id.startsWith(id));
   const entry = matches.length === 1 ? matches[0] : session.get(id);
   if (entry?.type !== "message" || entry.message.role !== "user") {
-    throw new TernError(
-      `Cannot rewind to "${id}": not a user message of this session (see \`tern sessions tree\`)`,
+    // Bad input, as an unknown entry elsewhere: exit code 2.
+    throw new SessionChoiceError(
+      `Cannot rewind to "${id}": not a user message of this session (see ` +
+        `\`tern sessions tree ${session.id}\`)`,
     );
   }
   return entry;
