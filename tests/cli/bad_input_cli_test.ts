@@ -6,7 +6,7 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runTern, runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
 
 const KEY = "sk-proj-SECRETabcdef1234567890XYZ";
 
@@ -90,6 +90,28 @@ Deno.test("--resume naming a device says which file to give, and never to remove
     equal(run.code, 2, run.stderr);
     match(run.stderr, /it is a device, not a regular file/);
     ok(!run.stderr.includes("remove it"), run.stderr);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("line mode fed nothing to send promises no session to continue", async () => {
+  const ws = await tempWorkspace();
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "k" };
+  try {
+    const fed = await runTernWithInput(
+      ["--base-url", "http://127.0.0.1:9/v1", "-m", "scripted"],
+      "\n\n",
+      {
+        cwd: ws.dir,
+        env,
+      },
+    );
+    equal(fed.code, 0, fed.stderr);
+    ok(!fed.stderr.includes("continue it with tern -c"), fed.stderr);
+    const next = await runTern(["run", "-c", "-m", "scripted", "x"], { cwd: ws.dir, env });
+    equal(next.code, 2);
+    match(next.stderr, /There is no session to continue/);
   } finally {
     await ws.cleanup();
   }

@@ -141,7 +141,13 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   // Someone who left at once gets no servers or sandbox started behind the shutdown.
   await controller.close();
   display.close();
-  console.error(`tern: session ${controller.session.id.slice(0, 8)} (continue it with tern -c)`);
+  // An empty session is removed as it closes: nothing to continue, so nothing is promised.
+  const kept = await Deno.lstat(controller.session.path).then(() => true, () => false);
+  if (kept) {
+    console.error(
+      `tern: session ${controller.session.id.slice(0, 8)} (continue it with tern -c)`,
+    );
+  }
   // Fed through a pipe, the session fails when a message did, as `tern run` would.
   return interactive ? 0 : app.exitCode;
 }
