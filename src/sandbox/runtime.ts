@@ -688,10 +688,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const worker = new WorkerHost({
     ...(workerKind === "bwrap" ? { wrap } : {}),
     grants: options.noSandbox ? FULL_ACCESS : base.grants,
-    denyWrite: options.noSandbox ? [] : [
-      ...ternPaths,
-      ...ownCodeIn(ownCode, base.grants.write === "all" ? ["/"] : base.grants.write),
-    ],
+    // All of tern's own code, not only what the profile's roots hold now: a write grant made
+    // later (request_permissions) restarts the worker with these same denials.
+    denyWrite: options.noSandbox ? [] : [...ternPaths, ...ownCodeIn(ownCode, ["/"])],
     env: { ...options.env },
     handlerUrl: options.handlerUrl,
     workspace: options.workspace,
