@@ -130,3 +130,33 @@ bwrapTest(
     }
   },
 );
+
+bwrapTest(
+  "a sandbox whose roots hold none of tern's code still denies the worker writes to it: a later grant may",
+  async () => {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_own_code_" }));
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    const runtime = await createSandbox({
+      workspace: ws,
+      profile: ":workspace",
+      noSandbox: false,
+      ternHome: join(root, "tern-home"),
+      env: { PATH: "/usr/bin:/bin", HOME: root },
+      home: root,
+      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+      runId: "own-code-later",
+    });
+    try {
+      await runtime.setExtraGrants({ write: [checkout] });
+      const flags = runtime.explain().worker ?? [];
+      const deny = flags.find((flag) => flag.startsWith("--deny-write=")) ?? "";
+      for (const entry of ["src", "bin", ".tools"]) {
+        ok(deny.split(/[=,]/).includes(join(checkout, entry)), `${entry}: ${deny}`);
+      }
+    } finally {
+      await runtime.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
