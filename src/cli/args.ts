@@ -516,9 +516,13 @@ function commandOf(values: Values, positionals: string[]): CommandLine {
 function helpCommand(positionals: string[]): CommandLine {
   const [first, second] = positionals;
   const topic = first === "help" ? second : first;
-  return topic !== undefined && COMMANDS.has(topic) && topic !== "child"
-    ? { command: "help", topic }
-    : { command: "help" };
+  if (topic === undefined) return { command: "help" };
+  if (!COMMANDS.has(topic) || topic === "child") {
+    throw new UsageError(
+      `No help for "${topic}": it is not a tern command (tern --help lists them)`,
+    );
+  }
+  return { command: "help", topic };
 }
 
 function completionsCommand(rest: string[]): CommandLine {

@@ -83,9 +83,13 @@ export function checkRule(
         : undefined;
       if (items === undefined) return { ok: false };
       const trimmed = items.map((item) => item.trim());
-      return trimmed.includes("") && typeof value !== "string"
-        ? { ok: false }
-        : { ok: true, value: trimmed.filter((item) => item !== "") };
+      if (typeof value === "string") {
+        // An empty text is the empty list (it clears a value set elsewhere) and one comma
+        // may end the text; any other empty item (",,", " , ") is a typo and refused.
+        if (value.trim() === "") return { ok: true, value: [] };
+        if (trimmed.length > 1 && trimmed.at(-1) === "") trimmed.pop();
+      }
+      return trimmed.includes("") ? { ok: false } : { ok: true, value: trimmed };
     }
     case "choice":
       return typeof value === "string" && rule.values.includes(value.trim())

@@ -98,6 +98,9 @@ Deno.test("parseCommandLine() rejects bad usage with a UsageError naming the pro
     [["-p", "x", "extra"], /besides --once/],
     [["demo", "now"], /after demo/],
     [["-m"], /argument missing|requires|expected/i],
+    [["help", "nope"], /No help for "nope": it is not a tern command \(tern --help lists them\)/],
+    [["nope", "--help"], /No help for "nope"/],
+    [["help", "child"], /No help for "child"/],
   ];
   throwsUsage(cases);
 });

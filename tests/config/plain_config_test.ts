@@ -11,7 +11,7 @@ const PLAIN = [
   `{\r\n  "thinking": " low ",\r\n  "model": "m",\r\n}`,
   `{"baseUrl": "http://127.0.0.1:8080/v1/", "provider": "ollama"}`,
   `{"fallback": ["openrouter/qwen/qwen3-coder", " b ",], "mode": "auto"}`,
-  `{"fallback": "a, ,b", "noSandbox": true, "temperature": 0.5e0}`,
+  `{"fallback": "a, b,", "noSandbox": true, "temperature": 0.5e0}`,
   `{"model": "a\\"b\\u0063 // not a comment", "profile": ":read-only"}`,
   `{"apiKeyEnv": "MY_KEY", "contextWindow": 200000, "compactAt": 0.75}`,
   `/**/{"maxTokens":1}/**/`,

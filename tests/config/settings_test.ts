@@ -47,6 +47,8 @@ function badText(rule: Rule): string | undefined {
       return "1-not-a-name";
     case "boolean":
       return "maybe";
+    case "list":
+      return "openai/gpt-5,,";
     default:
       return undefined;
   }
