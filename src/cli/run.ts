@@ -35,6 +35,9 @@ export interface RunFlags {
 
 /** Runs `task` once and returns the exit code for its exit reason. */
 export async function runOnce(task: string, flags: RunFlags): Promise<number> {
+  // Listening from the start: a signal while the session opens stops the run before its turn,
+  // and the session, with nothing in it, is discarded rather than left behind as a header.
+  using interrupts = listenForInterrupts();
   const write = processWriters();
   const text = flags.output === "text";
   const facts: TurnFacts = {};
@@ -58,6 +61,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     subagents: true,
   });
   try {
+    if (interrupts.signal.aborted) return interrupts.exitCode();
     const session = agent.session;
     // What loading a damaged session skipped, in every output mode: on stderr, so stdout stays
     // JSON; the event stream is what the agent does, and rpc and acp log these to stderr too.
@@ -72,14 +76,18 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
         agent.config,
         flags.images,
       );
+    if (interrupts.signal.aborted) return interrupts.exitCode();
     const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts, {
       resources,
+      signal: interrupts.signal,
       ...(images === undefined ? {} : { images }),
     });
     if (text) {
       write.err(`tern: session ${session.id.slice(0, 8)} (continue it with tern run -c "…")\n`);
     }
-    return exitCodeFor(result.exitReason);
+    return result.exitReason === "CANCELLED"
+      ? interrupts.exitCode()
+      : exitCodeFor(result.exitReason);
   } finally {
     await agent.close();
   }
@@ -151,62 +159,78 @@ interface TurnFacts {
   hostFiles?: HostFileNotes;
 }
 
-/** Runs one turn of `conversation`, Ctrl-C cancelling it; with JSON output, prints the result. */
+/** The signals that stop a run, and the exit code each gives (128 + its number). */
+const STOP_SIGNALS = { SIGHUP: 129, SIGINT: EXIT_CANCELLED, SIGTERM: 143 } as const;
+
+/**
+ * Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a supervisor stopping tern) for a whole run:
+ * the first aborts `signal`, which cancels the turn the orderly way (the sandbox closes, its
+ * tmp folder, cgroups and processes go with it); a second one while that goes on exits at
+ * once. Disposing of it stops listening.
+ */
+function listenForInterrupts(): Disposable & { signal: AbortSignal; exitCode(): number } {
+  const controller = new AbortController();
+  let received: keyof typeof STOP_SIGNALS = "SIGINT";
+  const listeners = Object.keys(STOP_SIGNALS).map((name) => {
+    const signal = name as keyof typeof STOP_SIGNALS;
+    const listener = () => {
+      if (controller.signal.aborted) Deno.exit(STOP_SIGNALS[signal]);
+      received = signal;
+      controller.abort();
+    };
+    Deno.addSignalListener(signal, listener);
+    return () => Deno.removeSignalListener(signal, listener);
+  });
+  return {
+    signal: controller.signal,
+    /** The exit code of a run that was stopped: 128 + the number of the signal that came. */
+    exitCode: () => STOP_SIGNALS[received],
+    [Symbol.dispose]: () => listeners.forEach((remove) => remove()),
+  };
+}
+
+/** Runs one turn of `conversation`, `options.signal` cancelling it; with JSON output, prints the result. */
 async function turnWithOutput(
   conversation: Conversation,
   task: string,
   output: OutputFormat,
   write: Writers,
   facts: TurnFacts,
-  options: Omit<TurnOptions, "signal"> = {},
+  options: TurnOptions & { signal: AbortSignal },
 ): Promise<TurnResult> {
   const session = conversation.session;
-  const controller = new AbortController();
-  const onInterrupt = () => {
-    // A second Ctrl-C while cancelling exits at once.
-    if (controller.signal.aborted) Deno.exit(EXIT_CANCELLED);
-    controller.abort();
-  };
-  // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping it) cancel the turn the same
-  // way, so the sandbox closes: its tmp folder, cgroups and processes go with it.
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-  for (const signal of signals) Deno.addSignalListener(signal, onInterrupt);
-  try {
-    const result = await conversation.turn(task, { ...options, signal: controller.signal });
-    // The run ends here: what its background processes changed after the turn's end is told
-    // before the summary, not after it (or never).
-    await conversation.stopBackground();
-    if (output === "json") {
-      const { exitReason, text, rounds, toolCalls, usage, cost, saved, error } = result;
-      const audit = await conversation.sandbox()?.then(
-        (sandbox) => sandbox.auditPath,
-        () => undefined,
-      );
-      const total = session.state();
-      write.out(
-        jsonForTerminal(JSON.stringify({
-          exitReason,
-          text,
-          rounds,
-          toolCalls,
-          usage,
-          cost,
-          saved,
-          error,
-          session: session.id,
-          sessionPath: session.path,
-          sessionUsage: total.usage,
-          sessionCost: total.cost,
-          sessionSaved: total.saved,
-          audit,
-          ...(facts.hostFiles === undefined ? {} : { hostFiles: facts.hostFiles }),
-        })) + "\n",
-      );
-    }
-    return result;
-  } finally {
-    for (const signal of signals) Deno.removeSignalListener(signal, onInterrupt);
+  const result = await conversation.turn(task, options);
+  // The run ends here: what its background processes changed after the turn's end is told
+  // before the summary, not after it (or never).
+  await conversation.stopBackground();
+  if (output === "json") {
+    const { exitReason, text, rounds, toolCalls, usage, cost, saved, error } = result;
+    const audit = await conversation.sandbox()?.then(
+      (sandbox) => sandbox.auditPath,
+      () => undefined,
+    );
+    const total = session.state();
+    write.out(
+      jsonForTerminal(JSON.stringify({
+        exitReason,
+        text,
+        rounds,
+        toolCalls,
+        usage,
+        cost,
+        saved,
+        error,
+        session: session.id,
+        sessionPath: session.path,
+        sessionUsage: total.usage,
+        sessionCost: total.cost,
+        sessionSaved: total.saved,
+        audit,
+        ...(facts.hostFiles === undefined ? {} : { hostFiles: facts.hostFiles }),
+      })) + "\n",
+    );
   }
+  return result;
 }
 
 function createEmitter(
