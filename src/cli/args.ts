@@ -250,7 +250,7 @@ ${environmentHelp()}
 
 Exit codes: 0 completed, 1 failed (a plan step, a tern mcp call), 2 usage or config error,
 3 MAX_ROUNDS, 4 REPEATED_FAILURE, 5 EMPTY_RESPONSE, 6 LENGTH_LIMIT, 7 CLIENT_ERROR,
-130 CANCELLED (Ctrl-C; tern run stopped by SIGTERM 143, by SIGHUP 129).
+130 CANCELLED (Ctrl-C; a run or plan stopped by SIGTERM 143, by SIGHUP 129).
 `;
 }
 

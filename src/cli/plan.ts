@@ -4,11 +4,12 @@
  * nodes to it first.
  */
 import { InputError } from "./errors.ts";
-import { EXIT_CANCELLED, planExitCode } from "./exit_codes.ts";
+import { planExitCode } from "./exit_codes.ts";
+import { listenForInterrupts } from "./interrupts.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import type { AgentEvent, HostFileNotes } from "../core/events.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
-import { PlanValidationError } from "../plan/errors.ts";
+import { PlanningError, PlanValidationError } from "../plan/errors.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
@@ -37,6 +38,9 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   }
   const append = line.append === undefined ? undefined : parseAppend(line.append);
   const choice = !resume ? {} : options.resume ? { resume: options.resume } : { continue: true };
+  // Listening from the start: a signal while the session opens stops the plan before it
+  // begins, and SIGTERM or SIGHUP cancel it the orderly way, as Ctrl-C does.
+  using interrupts = listenForInterrupts();
   const writers = processWriters();
   // JSON output gets what JSON leaves raw escaped; text is cleaned where it is made.
   const write = { ...writers, out: (text: string) => writers.out(jsonForTerminal(text)) };
@@ -77,20 +81,15 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     warn: (text) => tell([`tern: warning: ${terminalText(text)}`]),
   });
   const { session, config, conversation } = agent;
-  const controller = new AbortController();
-  const onInterrupt = () => {
-    if (controller.signal.aborted) Deno.exit(EXIT_CANCELLED);
-    controller.abort();
-  };
-  Deno.addSignalListener("SIGINT", onInterrupt);
   try {
+    if (interrupts.signal.aborted) return interrupts.exitCode();
     const result = await runPlan({
       conversation,
       task: line.task,
       resume,
       append,
       concurrency: line.concurrency ?? config.planConcurrency,
-      signal: controller.signal,
+      signal: interrupts.signal,
       onPlanned: (plan, attempts) => {
         if (stream) write.out(JSON.stringify({ type: "plan", attempts, plan }) + "\n");
         if (!text) return;
@@ -121,7 +120,13 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       // Appended nodes the graph refuses are bad input: nothing was recorded.
       if (error instanceof PlanValidationError && append) throw usage(error.message);
       throw error;
+    }).catch((error) => {
+      // Stopped while the model planned: told as any error is, with the signal's exit code.
+      if (!(error instanceof PlanningError && error.cancelled)) throw error;
+      write.err(`tern: ${terminalText(error.message)}\n`);
+      return undefined;
     });
+    if (result === undefined) return interrupts.exitCode();
     const { state: final, cancelled, replans, usage: tokens } = result;
     // The run ends here: what background processes changed after the last step is told
     // before the summary, not after it (or never).
@@ -135,7 +140,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
           cancelled,
           replans,
           usage: tokens,
-          exitCode: planExitCode(final, cancelled),
+          exitCode: cancelled ? interrupts.exitCode() : planExitCode(final, cancelled),
           ...(hostFiles.length === 0 ? {} : { hostFiles }),
         }) + "\n",
       );
@@ -143,9 +148,8 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       write.out(planSummary(final, style, cancelled).join("\n") + "\n");
       write.err(`tern: session ${session.id.slice(0, 8)} (continue the plan with tern plan -c)\n`);
     }
-    return planExitCode(final, cancelled);
+    return cancelled ? interrupts.exitCode() : planExitCode(final, cancelled);
   } finally {
-    Deno.removeSignalListener("SIGINT", onInterrupt);
     await agent.close();
   }
 }

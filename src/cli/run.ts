@@ -11,7 +11,8 @@ import { expandInput } from "../harness/resource_input.ts";
 import type { TurnConfig } from "../harness/models.ts";
 import type { OutputFormat } from "./args.ts";
 import { terminalPerson } from "./ask_person.ts";
-import { EXIT_CANCELLED, exitCodeFor } from "./exit_codes.ts";
+import { exitCodeFor } from "./exit_codes.ts";
+import { listenForInterrupts } from "./interrupts.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
 import type { Session } from "../session/session.ts";
 import type { SessionChoice } from "../harness/run_session.ts";
@@ -157,36 +158,6 @@ type Writers = { out: (text: string) => void; err: (text: string) => void };
  */
 interface TurnFacts {
   hostFiles?: HostFileNotes;
-}
-
-/** The signals that stop a run, and the exit code each gives (128 + its number). */
-const STOP_SIGNALS = { SIGHUP: 129, SIGINT: EXIT_CANCELLED, SIGTERM: 143 } as const;
-
-/**
- * Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a supervisor stopping tern) for a whole run:
- * the first aborts `signal`, which cancels the turn the orderly way (the sandbox closes, its
- * tmp folder, cgroups and processes go with it); a second one while that goes on exits at
- * once. Disposing of it stops listening.
- */
-function listenForInterrupts(): Disposable & { signal: AbortSignal; exitCode(): number } {
-  const controller = new AbortController();
-  let received: keyof typeof STOP_SIGNALS = "SIGINT";
-  const listeners = Object.keys(STOP_SIGNALS).map((name) => {
-    const signal = name as keyof typeof STOP_SIGNALS;
-    const listener = () => {
-      if (controller.signal.aborted) Deno.exit(STOP_SIGNALS[signal]);
-      received = signal;
-      controller.abort();
-    };
-    Deno.addSignalListener(signal, listener);
-    return () => Deno.removeSignalListener(signal, listener);
-  });
-  return {
-    signal: controller.signal,
-    /** The exit code of a run that was stopped: 128 + the number of the signal that came. */
-    exitCode: () => STOP_SIGNALS[received],
-    [Symbol.dispose]: () => listeners.forEach((remove) => remove()),
-  };
 }
 
 /** Runs one turn of `conversation`, `options.signal` cancelling it; with JSON output, prints the result. */

@@ -342,7 +342,13 @@ function exists(path: string): boolean {
   }
 }
 
-Deno.test("tern plan interrupted while the model plans exits 130 (Ctrl-C, SIGINT)", async () => {
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+  Deno.test(`tern plan stopped by ${signal} while the model plans exits ${code}`, async () => {
+    await interruptedWhilePlanning(signal, code);
+  });
+}
+
+async function interruptedWhilePlanning(signal: Deno.Signal, code: number): Promise<void> {
   await withWorkspace(async (ws) => {
     const { promise: requested, resolve } = Promise.withResolvers<void>();
     const server = await startScriptedServer([{ fault: "hang" }], { onRequest: () => resolve() });
@@ -367,16 +373,17 @@ Deno.test("tern plan interrupted while the model plans exits 130 (Ctrl-C, SIGINT
         stderr: "piped",
       }).spawn();
       await requested;
-      child.kill("SIGINT");
+      child.kill(signal);
       const out = await child.output();
       const stderr = new TextDecoder().decode(out.stderr);
-      equal(out.code, 130, stderr);
+      equal(out.code, code, stderr);
+      // Cancelled the orderly way (the session closed), not killed by the signal.
       match(stderr, /Cannot plan the task: cancelled/);
     } finally {
       await server.close();
     }
   });
-});
+}
 
 Deno.test("tern plan -c --append: a rejected append changes nothing, a valid one runs", async () => {
   await withWorkspace(async (ws) => {
