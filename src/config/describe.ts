@@ -119,4 +119,4 @@ export function projectModelNotice(
 
 /** What of the person's a server a project chose never gets (src/harness/conversation.ts). */
 const WITHHELD = "but not your own context and prompt files, skills, memory.md, facts for " +
-  "every workspace or MCP servers";
+  "every workspace or MCP servers, and in auto mode it reviews nothing (a person does)";

@@ -16,6 +16,9 @@ import { HookRunner } from "../sandbox/hooks/run.ts";
 import { warnOnStderr } from "../config/workspace_file.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
+import type { Reviewer } from "../sandbox/review.ts";
+import { describeSource } from "../config/sources.ts";
+import type { ConfigSource } from "../config/sources.ts";
 
 /** The gate, the audit log and the gated tools over an open `runtime`. */
 export async function withRuntime(
@@ -31,13 +34,15 @@ export async function withRuntime(
   const masker = new SecretMasker(keys.filter((key): key is string => key !== undefined));
   const path = auditPath(config.ternHome, runId);
   const audit = await AuditLog.open(path, { masker });
-  const reviewer = config.mode === "auto"
-    ? createModelReviewer({
+  const reviewer = config.mode !== "auto"
+    ? undefined
+    : config.serverChosenBy !== undefined
+    ? refusingReviewer(config.serverChosenBy)
+    : createModelReviewer({
       provider: options.provider,
       model: config.reviewModel ?? config.model,
       goal: options.goal,
-    })
-    : undefined;
+    });
   const record = (entry: Parameters<AuditLog["append"]>[0]) => {
     audit.append(entry).catch((error) => {
       console.error(`tern: cannot write the audit log "${path}": ${error}`);
@@ -93,4 +98,17 @@ export async function withRuntime(
       await audit.close();
     },
   };
+}
+
+/**
+ * The AUTO reviewer when a project's file chose the model server (`serverChosenBy`): the
+ * reviewer's model would be on that same server, so whoever runs it would approve its own
+ * model's calls and grants. It decides nothing; each call it would review goes to the person,
+ * or is denied when nobody can be asked.
+ */
+function refusingReviewer(chooser: ConfigSource): Reviewer {
+  const why = `the model server was chosen by ${describeSource(chooser)}, and a server a ` +
+    "project chose does not review its own model's calls: run with --mode ask, or choose the " +
+    "server yourself (--base-url) for a reviewer";
+  return () => Promise.reject(new Error(why));
 }

@@ -30,7 +30,12 @@ export type SandboxConfig =
     | "reviewModel"
     | "reviewTimeoutMs"
   >
-  & Partial<Pick<TernConfig, "apiKeys" | "limits" | "sandbox" | "autoNetwork" | "autoAskRules">>;
+  & Partial<
+    Pick<
+      TernConfig,
+      "apiKeys" | "limits" | "sandbox" | "autoNetwork" | "autoAskRules" | "serverChosenBy"
+    >
+  >;
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;
