@@ -133,6 +133,8 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       // A project's number for a key it may only narrow (maxSubagents, the subagent timeouts)
       // never raises what the person set lower than the default.
       else if (keepsLower(key, merged[key], value, fromProject)) continue;
+      // A project's profile only narrows the one the person chose (a custom one stays).
+      else if (keepsProfile(key, merged[key], value, fromProject)) continue;
       else merged[key] = value;
       const source = layer.sources[key as SettingKey];
       if (source !== undefined) sources[key] = source;
@@ -427,6 +429,21 @@ function checkProjectLayer(layer: Layer, file: string): Layer {
 function keepsLower(key: string, current: unknown, value: unknown, fromProject: boolean): boolean {
   if (!fromProject || typeof current !== "number" || typeof value !== "number") return false;
   return settingOf(key as SettingKey).project === "narrower" && value > current;
+}
+
+/** The built-in profiles, narrowest first: each allows all that the ones before it allow. */
+const PROFILE_ORDER = [":read-only", ":workspace", ":external", ":danger-full-access"];
+
+/**
+ * A project's profile that is not narrower than the profile so far (the person's, or the
+ * default): the person's stays. Only built-in profiles are ordered; a custom one the person
+ * chose is kept whatever a project names, since tern cannot tell which of the two allows less.
+ */
+function keepsProfile(key: string, current: unknown, value: unknown, fromProject: boolean) {
+  if (!fromProject || key !== "profile" || current === value) return false;
+  const now = PROFILE_ORDER.indexOf(String(current));
+  const next = PROFILE_ORDER.indexOf(String(value));
+  return now === -1 || next === -1 || next > now;
 }
 
 /** Sets each limit of `value` in `limits`; from a project's file only those that lower it. */

@@ -81,3 +81,42 @@ Deno.test("loadConfig() refuses a project's limit above the default, naming the 
     assert.equal((await loadConfig({ cwd, env: { HOME: home } })).config.limits.processes, 4096);
   });
 });
+
+Deno.test("loadConfig() lets a project's profile narrow the person's, never widen it", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const profileOf = async () => {
+      const { config, sources } = await loadConfig({ cwd, env: { HOME: home } });
+      return [config.profile, sources.profile?.layer];
+    };
+    const cases: Array<[string | undefined, string, string, string, string]> = [
+      // [the person's profile, the project's, where: file or .env, expected, its layer]
+      [":read-only", ":workspace", "file", ":read-only", "user"],
+      [":read-only", ":workspace", "env", ":read-only", "user"],
+      [":read-only", ":read-only", "file", ":read-only", "project"],
+      [undefined, ":read-only", "file", ":read-only", "project"],
+      [":workspace", ":read-only", "env", ":read-only", "dotenv"],
+      [":external", ":workspace", "file", ":workspace", "project"],
+      // A custom profile of the person's: tern cannot order it against a built-in one.
+      ["mine", ":read-only", "file", "mine", "user"],
+      ["mine", ":workspace", "env", "mine", "user"],
+    ];
+    for (const [person, project, where, expected, layer] of cases) {
+      const profiles = `"profiles": { "mine": { "read": ["."] } }`;
+      write(
+        "home/.tern/config.jsonc",
+        person === undefined ? "{}" : `{ ${profiles}, "profile": ${JSON.stringify(person)} }`,
+      );
+      write("cwd/.tern/config.jsonc", where === "file" ? `{ "profile": "${project}" }` : "{}");
+      write("cwd/.env", where === "env" ? `TERN_PROFILE=${project}\n` : "");
+      assert.deepEqual(await profileOf(), [expected, layer], `${person} then ${project}`);
+    }
+    // The person's own variable or flag still chooses whatever they like.
+    write("home/.tern/config.jsonc", `{ "profile": ":read-only" }`);
+    write("cwd/.tern/config.jsonc", `{ "profile": ":workspace" }`);
+    const { config } = await loadConfig({
+      cwd,
+      env: { HOME: home, TERN_PROFILE: ":workspace" },
+    });
+    assert.equal(config.profile, ":workspace");
+  });
+});
