@@ -10,6 +10,7 @@
  *   (or more than) what is asked, the only way a grant happens without review.
  */
 import { isAbsolute, join, resolve, sep } from "../core/path.ts";
+import { HOME_ALLOWLIST } from "../sandbox/home_view.ts";
 import { secretLocations } from "../sandbox/protected_paths.ts";
 import { isInjectingName } from "../sandbox/shell_env.ts";
 
@@ -78,7 +79,9 @@ export function ternHomeReach(request: GrantRequest, places: GrantPlaces): strin
  * Why the AUTO reviewer may not grant `request` on its own: one phrase per reason, none when
  * the request is narrow. Only a person may grant running without the sandbox, writing outside
  * the workspace, any path that is (or holds) the home folder, `/`, tern's home or a secret
- * location (ssh and cloud keys, `/etc/shadow`, …), variables that look secret or inject code,
+ * location (ssh and cloud keys, `/etc/shadow`, …), any other path in the home folder the
+ * sandbox hides (all but the workspace and the toolchain folders), variables that look secret
+ * or inject code,
  * and hosts while a host grant opens the whole network to shell commands (`netPerHost`).
  */
 export function reviewerLimits(request: GrantRequest, places: GrantPlaces): string[] {
@@ -98,6 +101,11 @@ export function reviewerLimits(request: GrantRequest, places: GrantPlaces): stri
       limits.push(`tern's own folder ("${path}")`);
     } else if (secrets.some((secret) => isInside(path, secret) || isInside(secret, path))) {
       limits.push(`a secret location or a folder holding one ("${path}")`);
+    } else if (hiddenInHome(path, places)) {
+      limits.push(
+        `a part of the home folder the sandbox hides (other projects, shell histories, other ` +
+          `programs' credentials) ("${path}")`,
+      );
     }
   }
   if (request.net.length > 0 && !places.netPerHost) {
@@ -111,6 +119,18 @@ export function reviewerLimits(request: GrantRequest, places: GrantPlaces): stri
     }
   }
   return limits;
+}
+
+/**
+ * True when `path` lies in the home folder, outside the workspace and outside the toolchain
+ * and cache folders commands see anyway (`HOME_ALLOWLIST`): what the home view hides, whatever
+ * its name (other agents' auth files, shell histories, other projects), which a denylist of
+ * secret locations always misses one of.
+ */
+function hiddenInHome(path: string, places: GrantPlaces): boolean {
+  const { home, workspace } = places;
+  if (home === undefined || !isInside(home, path) || isInside(workspace, path)) return false;
+  return !HOME_ALLOWLIST.some((entry) => isInside(join(home, entry.path), path));
 }
 
 /**

@@ -69,9 +69,11 @@ export async function withGate(
 ): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/var/tmp", prefix: "gate-" }));
   const ws = join(root, "ws");
-  const outside = join(root, "outside");
+  // Outside the home folder too: what the sandbox hides in the home folder only a person grants.
+  const outside = await Deno.realPath(
+    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "gate-outside-" }),
+  );
   await Deno.mkdir(ws);
-  await Deno.mkdir(outside);
   await Deno.writeTextFile(join(outside, "secret.txt"), "outside content\n");
   const ternHome = join(root, "tern-home");
   await Deno.mkdir(join(ternHome, "sessions"), { recursive: true });
@@ -159,6 +161,7 @@ export async function withGate(
   } finally {
     await runtime.close();
     await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
   }
 }
 

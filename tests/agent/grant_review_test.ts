@@ -130,21 +130,24 @@ Deno.test("request_permissions in bypass mode grants nothing and says how to get
 });
 
 Deno.test("request_permissions in bypass mode: an allow rule of the person's config grants exactly what it lists", async () => {
-  const rules = [{ action: "allow" as const, tool: "request_permissions", read: ["~/outside"] }];
+  const rules = [{ action: "allow" as const, tool: "request_permissions", read: ["~/shared"] }];
   await withGate({ mode: "bypass", rules }, async (box) => {
+    // A folder of the home folder the person's rule names (the sandbox hides it otherwise).
+    const shared = join(box.root, "shared");
+    await Deno.mkdir(shared);
     const wider = await box.call("request_permissions", {
       reason: "x",
-      read: [box.outside],
+      read: [shared],
       hosts: ["example.com"],
     });
     expectError(wider, "POLICY_DENIED", /--mode bypass grants nothing/);
-    const written = await box.call("request_permissions", { reason: "x", write: [box.outside] });
+    const written = await box.call("request_permissions", { reason: "x", write: [shared] });
     expectError(written, "POLICY_DENIED", /--mode bypass grants nothing/);
-    const obs = await box.call("request_permissions", { reason: "x", read: [box.outside] });
+    const obs = await box.call("request_permissions", { reason: "x", read: [shared] });
     equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
-    ok(readRoots(box).includes(box.outside));
+    ok(readRoots(box).includes(shared));
     equal(box.audit.at(-1)?.decidedBy, "rule");
-    match(box.audit.at(-1)?.rule ?? "", /allow tool "request_permissions" read \["~\/outside"\]/);
+    match(box.audit.at(-1)?.rule ?? "", /allow tool "request_permissions" read \["~\/shared"\]/);
   });
 });
 

@@ -21,8 +21,11 @@ function request(fields: Partial<GrantRequest>): GrantRequest {
 }
 
 Deno.test("reviewerLimits() lets the reviewer grant narrow requests", () => {
-  deepEqual(reviewerLimits(request({ read: ["/home/u/other"] }), PLACES), []);
+  deepEqual(reviewerLimits(request({ read: ["/srv/data/other"] }), PLACES), []);
   deepEqual(reviewerLimits(request({ read: ["/usr/share/doc"] }), PLACES), []);
+  deepEqual(reviewerLimits(request({ read: ["/home/u/proj/docs"] }), PLACES), []);
+  // The toolchain folders commands see anyway.
+  deepEqual(reviewerLimits(request({ read: ["/home/u/.cargo/registry"] }), PLACES), []);
   deepEqual(reviewerLimits(request({ write: ["/home/u/proj/build"] }), PLACES), []);
   const perHost = { ...PLACES, netPerHost: true };
   deepEqual(reviewerLimits(request({ net: ["registry.npmjs.org"] }), perHost), []);
@@ -62,6 +65,32 @@ Deno.test("reviewerLimits() refuses secret locations and folders holding one", (
   }
 });
 
+Deno.test("reviewerLimits() refuses every part of the home folder the sandbox hides, whatever its name", () => {
+  const hidden = [
+    "/home/u/other",
+    "/home/u/.codex",
+    "/home/u/.claude/.credentials.json",
+    "/home/u/.bash_history",
+    "/home/u/.zsh_history",
+    "/home/u/src/another-project",
+    "/home/u/.config/gh/hosts.yml",
+    "/home/u/proj2",
+  ];
+  for (const path of hidden) {
+    for (const kind of ["read", "write"] as const) {
+      match(
+        reviewerLimits(request({ [kind]: [path] }), PLACES).join(),
+        /a part of the home folder the sandbox hides|secret location/,
+        path,
+      );
+    }
+  }
+  match(
+    reviewerLimits(request({ read: ["/home/u/.codex"] }), PLACES).join(),
+    /the sandbox hides \(other projects, shell histories, other programs' credentials\) \("\/home\/u\/\.codex"\)/,
+  );
+});
+
 Deno.test("reviewerLimits() refuses hosts while shell commands would get the whole network", () => {
   match(
     reviewerLimits(request({ net: ["registry.npmjs.org"] }), PLACES).join(),
@@ -87,7 +116,7 @@ Deno.test("reviewerLimits() refuses variables that look secret or inject code", 
 Deno.test("reviewerLimits() lists each reason of a mixed request", () => {
   const limits = reviewerLimits(
     request({
-      read: ["/home/u/ok", "/"],
+      read: ["/srv/ok", "/"],
       write: ["/tmp/x"],
       withoutSandbox: true,
       commands: ["a"],
