@@ -139,6 +139,31 @@ export function openVerified(checked: CheckedFile): VerifiedFile {
   }
 }
 
+/**
+ * Opens `path` for reading, without blocking and without following a final symlink, and
+ * returns it only when it is still the regular file `info` (its `lstat`) showed: a FIFO or a
+ * symlink swapped in meanwhile is refused (null), not waited on or followed. Unlike
+ * {@linkcode openVerified} the folders on the way are not confirmed, so it suits files whose
+ * content is only ever used, never shown (a `.gitignore`'s patterns). Never throws.
+ */
+export function openUnchanged(path: string, info: Identity): VerifiedFile | null {
+  let fd: number;
+  try {
+    const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs().constants;
+    fd = fs().openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = fs().fstatSync(fd);
+    if (stat.isFile() && sameFile(stat, info)) return new VerifiedFile(path, fd, stat.size);
+  } catch {
+    // Treated as changed.
+  }
+  fs().closeSync(fd);
+  return null;
+}
+
 /** Device and inode: what makes two `stat`s the same file. */
 export interface Identity {
   dev: number;

@@ -6,6 +6,7 @@
 import { dirname, join, relative } from "../core/path.ts";
 import ignore from "ignore";
 import { isInside, lstatOrNull } from "./paths.ts";
+import { openUnchanged } from "../core/verified_open.ts";
 
 type Matcher = ReturnType<typeof ignore>;
 
@@ -85,12 +86,31 @@ export class IgnoreRules {
   }
 }
 
+/**
+ * The most of one .gitignore that is read, and the most patterns kept of it: a repository's
+ * file may be of any size (a 70 MB one ran tern's process out of memory, and every path is
+ * tested against every pattern), and real ones are a few KB. Past either limit the rest is not
+ * used: the walk then shows files a longer file would have hidden, never fewer.
+ */
+export const GITIGNORE_LIMITS = { bytes: 256 * 1024, patterns: 10_000 } as const;
+
 async function readGitignore(path: string): Promise<Matcher | null> {
   // Only a regular file: a symlinked .gitignore could point outside the workspace.
   const info = await lstatOrNull(path);
   if (!info?.isFile) return null;
-  const text = await Deno.readTextFile(path);
-  return ignore({ ignorecase: false }).add(text);
+  // Opened without blocking and confirmed to be the file checked: a FIFO or a symlink
+  // swapped in after the check would otherwise hang the walk (and every search waiting on
+  // it), or be read.
+  using file = openUnchanged(path, info);
+  if (file === null) return null;
+  const bytes = file.head(GITIGNORE_LIMITS.bytes);
+  const text = new TextDecoder().decode(bytes);
+  const lines = text.split(/\r?\n/, GITIGNORE_LIMITS.patterns + 1);
+  // A cut file's last line may be cut too: it is dropped rather than read as a pattern.
+  if (bytes.length === GITIGNORE_LIMITS.bytes || lines.length > GITIGNORE_LIMITS.patterns) {
+    lines.pop();
+  }
+  return ignore({ ignorecase: false }).add(lines);
 }
 
 /** One entry found by {@linkcode walk}. */

@@ -1,7 +1,8 @@
 /** IgnoreRules and walk(): nested .gitignore precedence, spellings of a path, folders without rules. */
 import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
-import { IgnoreRules, walk } from "../../src/tools/ignore_rules.ts";
+import { GITIGNORE_LIMITS, IgnoreRules, walk } from "../../src/tools/ignore_rules.ts";
+import { openUnchanged } from "../../src/core/verified_open.ts";
 
 async function withTree(files: Record<string, string>, body: (root: string) => Promise<void>) {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ignore-" }));
@@ -97,5 +98,58 @@ Deno.test("walk() reaches the bottom of a folder chain nested deeper than a call
     const said = new TextDecoder().decode(stderr);
     equal(exit, 0, said);
     deepEqual(JSON.parse(new TextDecoder().decode(stdout)), { deepest: levels + 1, end: true });
+  });
+});
+
+Deno.test("a .gitignore past its limits is used up to them: its first patterns, not the rest", async () => {
+  const filler = Array.from({ length: GITIGNORE_LIMITS.patterns - 1 }, (_, i) => `p${i}`);
+  const long = ["*.log", ...filler, "late.txt", ""].join("\n");
+  // A file larger than the byte limit: its cut last line is not read as a pattern either.
+  const big = "*.tmp\n" + "#".repeat(GITIGNORE_LIMITS.bytes) + "\nhuge.txt\n";
+  await withTree({
+    ".gitignore": long,
+    "a.log": "",
+    "late.txt": "",
+    "sub/.gitignore": big,
+    "sub/b.tmp": "",
+    "sub/huge.txt": "",
+  }, async (root) => {
+    const seen = [];
+    for await (const entry of walk(root, new IgnoreRules(root))) {
+      if (entry.isFile) seen.push(entry.path.slice(root.length + 1));
+    }
+    deepEqual(seen.sort(), [".gitignore", "late.txt", "sub/.gitignore", "sub/huge.txt"]);
+  });
+});
+
+Deno.test("openUnchanged() refuses a FIFO or a symlink swapped in after the check, without waiting", async () => {
+  await withTree({ ".gitignore": "*.log\n", "other": "elsewhere\n" }, async (root) => {
+    const path = join(root, ".gitignore");
+    const checked = Deno.lstatSync(path);
+    const same = openUnchanged(path, checked);
+    equal(new TextDecoder().decode(same?.head(100)), "*.log\n");
+    same?.close();
+    // Swapped for a FIFO: a blocking open would wait for a writer for ever.
+    let waited = false;
+    const timer = setTimeout(() => {
+      waited = true;
+      Deno.open(path, { write: true }).then((file) => file.close(), () => {});
+    }, 3_000);
+    try {
+      // The checked file is kept aside, so no new file can get its inode.
+      await Deno.rename(path, `${path}.checked`);
+      equal((await new Deno.Command("mkfifo", { args: [path] }).output()).code, 0);
+      equal(openUnchanged(path, checked), null);
+      equal(waited, false, "the open waited on the FIFO");
+    } finally {
+      clearTimeout(timer);
+    }
+    // Swapped for a symlink to another file, or for another regular file.
+    await Deno.remove(path);
+    await Deno.symlink(join(root, "other"), path);
+    equal(openUnchanged(path, checked), null);
+    await Deno.remove(path);
+    await Deno.writeTextFile(path, "*.tmp\n");
+    equal(openUnchanged(path, checked), null);
   });
 });
