@@ -90,20 +90,26 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         if (found === null) rgPath = null;
       }
       found ??= await searchWithFallback(query);
-      if (found.lines.length === 0) {
-        return {
-          output: `No matches for "${args.pattern}" in "${pathArg}"`,
-          details: { kind: "matches", count: 0, truncated: false },
-        };
-      }
       // Matches in a granted root outside the workspace are shown with absolute paths.
       const label = (path: string) => displayPath(ctx.workspace, join(root, path));
+      const long = [...found.longLines];
+      const longNote = long.length === 0
+        ? ""
+        : `\n\n(lines over 1 MiB long are left out, in ${
+          long.slice(0, 5).map((path) => JSON.stringify(label(path))).join(", ")
+        }${long.length > 5 ? ` and ${long.length - 5} more files` : ""})`;
+      if (found.lines.length === 0) {
+        return {
+          output: `No matches for "${args.pattern}" in "${pathArg}"${longNote}`,
+          details: { kind: "matches", count: 0, truncated: long.length > 0 },
+        };
+      }
       const note = found.more
         ? `\n\n(showing the first ${found.matches} matching lines; there are more: ` +
           "narrow the pattern, path or glob, or raise max_results)"
         : "";
       return {
-        output: formatGrep(found, query.context, label) + note,
+        output: formatGrep(found, query.context, label) + note + longNote,
         details: { kind: "matches", count: found.matches, truncated: found.more },
       };
     },

@@ -45,6 +45,8 @@ export class GrepCollector {
   matches = 0;
   /** True once a line beyond the cap was offered: there are more matches than shown. */
   more = false;
+  /** Files with a line too long to read whole (over a MiB), which is left out. */
+  readonly longLines = new Set<string>();
   #context: number;
   #max: number;
   #trailing = 0;
@@ -57,6 +59,11 @@ export class GrepCollector {
   /** True once no more lines are wanted; engines stop searching then. */
   get done(): boolean {
     return this.more;
+  }
+
+  /** Notes a line of `path` left out for its length. */
+  skipLongLine(path: string): void {
+    this.longLines.add(path);
   }
 
   /** Offers the next line; returns false when the engine should stop. */

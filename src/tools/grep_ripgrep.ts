@@ -74,6 +74,11 @@ export async function searchWithRipgrep(
   const stderr = new Response(child.stderr).text();
   try {
     for await (const line of jsonLines(child.stdout)) {
+      if (typeof line !== "string") {
+        const path = overlongPath(line.overlong)?.replace(/^\.\//, "");
+        if (path !== undefined && included(path)) collector.skipLongLine(path);
+        continue;
+      }
       const message = JSON.parse(line) as RgMessage;
       if (message.type !== "match" && message.type !== "context") continue;
       const data = message.data ?? {};
@@ -121,14 +126,51 @@ function typeFilter(query: GrepQuery): string[] {
   return [`--type-add=tern:${name}`, exclude ? "--type-not=tern" : "--type=tern"];
 }
 
-async function* jsonLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/**
+ * The longest line of `rg --json` read whole, in characters: each line holds one line of a
+ * searched file, and rg's `--max-columns` does not apply to JSON, so one file with a line of
+ * hundreds of MB would otherwise fill tern's memory and fail the whole search.
+ */
+export const MAX_RG_JSON_LINE = 1024 * 1024;
+
+/** A line of `rg --json` longer than {@linkcode MAX_RG_JSON_LINE}: only its start is kept. */
+interface Overlong {
+  overlong: string;
+}
+
+async function* jsonLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string | Overlong> {
   let pending = "";
+  /** The start of the line being skipped, once it has grown past the limit. */
+  let skipping: string | undefined;
   for await (const text of stream.pipeThrough(new TextDecoderStream())) {
     const lines = (pending + text).split("\n");
     pending = lines.pop() ?? "";
-    for (const line of lines) if (line.trim() !== "") yield line;
+    for (const line of lines) {
+      if (skipping !== undefined) {
+        yield { overlong: skipping };
+        skipping = undefined;
+      } else if (line.trim() !== "") yield line;
+    }
+    if (skipping === undefined && pending.length > MAX_RG_JSON_LINE) {
+      skipping = pending.slice(0, 4096);
+    }
+    if (skipping !== undefined) pending = "";
   }
-  if (pending.trim() !== "") yield pending;
+  if (skipping !== undefined) yield { overlong: skipping };
+  else if (pending.trim() !== "") yield pending;
+}
+
+/** The file a cut `rg --json` line is about, from the start of it (the path comes first). */
+function overlongPath(start: string): string | undefined {
+  const found = /^\{"type":"(?:match|context)","data":\{"path":\{"text":("(?:[^"\\]|\\.)*")/.exec(
+    start,
+  );
+  if (found === null) return undefined;
+  try {
+    return JSON.parse(found[1]) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 function decodeRgText(data: RgData | undefined): string {

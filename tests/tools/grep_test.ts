@@ -214,3 +214,22 @@ Deno.test("grep() [fallback] runs a catastrophic pattern in linear time", async 
     equal(succeeded(await call(js, ws, { pattern: "(a+)+$" })), `victim.txt:2:${"a".repeat(60)}`);
   });
 });
+
+Deno.test("grep() [ripgrep] leaves out a line too long to read whole, naming its file, and shows the rest", async () => {
+  await withSandbox(async ({ ws }) => {
+    // One minified line of 3 MiB: rg's JSON holds it whole (--max-columns does not apply).
+    const long = "needle" + "x".repeat(3 * 1024 * 1024) + "\nneedle short\n";
+    await writeFiles(ws, { "a.ts": "needle here\n", "min.js": long, "z.ts": "needle end\n" });
+    const { tool } = ENGINES[0];
+    const out = succeeded(await call(tool, ws, { pattern: "needle" }));
+    equal(
+      out,
+      'a.ts:1:needle here\nmin.js:2:needle short\nz.ts:1:needle end\n\n(lines over 1 MiB long are left out, in "min.js")',
+    );
+    const only = succeeded(await call(tool, ws, { pattern: "xxxneedle|needlex", path: "min.js" }));
+    equal(
+      only,
+      'No matches for "xxxneedle|needlex" in "min.js"\n\n(lines over 1 MiB long are left out, in "min.js")',
+    );
+  });
+});
