@@ -3,7 +3,7 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { IgnoreRules, walk } from "./ignore_rules.ts";
-import { checkPath, displayPath } from "./paths.ts";
+import { checkPath, displayPath, quotedName } from "./paths.ts";
 
 /** Deepest `depth` accepted. */
 export const MAX_LIST_DEPTH = 5;
@@ -58,8 +58,11 @@ export function createListTool(): Tool {
         }
         const path = displayPath(ctx.workspace, entry.path);
         if (entry.isDirectory) lines.push(`${path}/`);
-        else if (entry.isSymlink) lines.push(`${path} -> ${await Deno.readLink(entry.path)}`);
-        else lines.push(path);
+        // The target is the repository's text as much as a name: quoted the same way, so it
+        // cannot forge lines of the listing or carry escape sequences to the model.
+        else if (entry.isSymlink) {
+          lines.push(`${path} -> ${quotedName(await linkTarget(entry.path))}`);
+        } else lines.push(path);
       }
       if (lines.length === 0) return { output: "(empty directory)" };
       if (more) {
@@ -70,4 +73,13 @@ export function createListTool(): Tool {
       return { output: lines.join("\n") };
     },
   });
+}
+
+/** Where the symlink at `path` points; "?" when it is gone or changed meanwhile. */
+async function linkTarget(path: string): Promise<string> {
+  try {
+    return await Deno.readLink(path);
+  } catch {
+    return "?";
+  }
 }

@@ -1,4 +1,4 @@
-import { equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createListTool, MAX_LIST_ENTRIES } from "../../src/tools/list.ts";
 import { createGrepTool } from "../../src/tools/grep.ts";
@@ -102,5 +102,16 @@ Deno.test("list() and grep quote a file name with a line break: it cannot forge 
       equal(found.split("\n").some((line) => line.startsWith("fake.ts:99:forged")), false, found);
       ok(found.includes(`${JSON.stringify(name)}:1:hello`), found);
     }
+  });
+});
+
+Deno.test("list() quotes a symlink's target with a line break or escape: it cannot forge lines", async () => {
+  await withSandbox(async ({ ws }) => {
+    const target = "nowhere\nsrc/IMPORTANT.md\n\x1b]0;TITLE\x07";
+    await Deno.symlink(target, join(ws, "evil_link"));
+    await writeFiles(ws, { "real.ts": "" });
+    const listed = succeeded(await call(list, ws, { path: "." }));
+    deepEqual(listed.split("\n"), [`evil_link -> ${JSON.stringify(target)}`, "real.ts"]);
+    ok(!listed.includes("\x1b"), listed);
   });
 });
