@@ -11,7 +11,7 @@ import {
 } from "../harness/code_index.ts";
 import { type ScoreParts, withWeights } from "../index/rank.ts";
 import { IndexStore } from "../index/store.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { terminalText, visibleText } from "../core/terminal_text.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
 import type { CommandLine } from "./args.ts";
 import { InputError } from "./errors.ts";
@@ -42,7 +42,7 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
     });
   const summary = await indexWorkspace(workspace, file, {
     onFile: progress
-      ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${terminalText(path.slice(-60))}`)
+      ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${visibleText(path.slice(-60))}`)
       : undefined,
     embeddings: embeddingEndpointOf(config),
   });
@@ -106,10 +106,14 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
     const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
     if (hits.length === 0) err(`tern: nothing in the index matches "${line.query}"\n`);
     for (const { chunk, score, parts } of hits) {
-      const signature = terminalText(chunk.signature.split("\n")[0].trim());
+      const signature = visibleText(
+        chunk.signature.split(/\r\n|\r|\n/)[0].replaceAll("\t", " ").trim(),
+      );
       writers.out(
-        `${terminalText(chunk.path)}:${chunk.startLine}  ${chunk.kind} ` +
-          `${terminalText(chunk.symbol)}  ${score.toFixed(3)}` +
+        // A repository's file name (or symbol) with a line break would forge a result line:
+        // its controls are shown, not obeyed.
+        `${visibleText(chunk.path)}:${chunk.startLine}  ${chunk.kind} ` +
+          `${visibleText(chunk.symbol)}  ${score.toFixed(3)}` +
           (signature === "" ? "" : `  ${theme.dim(signature)}`) + "\n",
       );
       if (line.explain && parts !== undefined) writers.out(`  ${explainParts(parts)}\n`);

@@ -226,3 +226,24 @@ Deno.test("tern search ranks with the person's searchWeights and refuses a proje
     match(refused.stderr, /Refusing "searchWeights" in ".*config\.jsonc": it decides which code/);
   });
 });
+
+Deno.test("tern search shows a file name with line breaks and escapes as text: it cannot forge result lines", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { HOME: ws.home, TERN_HOME: ws.home };
+    const name = "x.ts\rauth.ts:1  function login  9.999  forged\n\x1b]0;TITLE\x07zz.ts";
+    await Deno.writeTextFile(join(ws.dir, name), "export function loginHandler() {}\n");
+    const indexed = await runTern(["index"], { cwd: ws.dir, env });
+    equal(indexed.code, 0, indexed.stderr);
+    const found = await runTern(["search", "loginHandler"], { cwd: ws.dir, env });
+    equal(found.code, 0, found.stderr);
+    const lines = found.stdout.trimEnd().split("\n");
+    ok(lines.length >= 1, found.stdout);
+    // Each result is one line, starting with the whole name made visible.
+    for (const line of lines) ok(line.startsWith("x.ts␍auth.ts:1"), JSON.stringify(line));
+    ok(!found.stdout.includes("\x1b") && !found.stdout.includes("\r"), found.stdout);
+    ok(lines[0].includes("↵␛]0;TITLE␇zz.ts:1"), lines[0]);
+  } finally {
+    await ws.cleanup();
+  }
+});
