@@ -113,7 +113,9 @@ function fence(text: string): string {
  */
 function noHeadings(text: string): string {
   let fence: string | undefined;
-  const lines = text.split("\n").map((line) => {
+  // A lone CR ends a line too (for CommonMark, and for the terminal, where the output's CRs
+  // become line breaks): split on every kind, so none hides a heading inside a line.
+  const lines = text.split(/\r\n|\r|\n/).map((line) => {
     const opening = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
     if (fence !== undefined) {
       if (opening !== undefined && opening[0] === fence[0] && opening.length >= fence.length) {
