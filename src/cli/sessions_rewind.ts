@@ -15,6 +15,8 @@ import {
 } from "../harness/rewind/rewind.ts";
 import { interruptedRewindNotice } from "../harness/rewind/interrupted.ts";
 import { Session } from "../session/session.ts";
+import { sessionFolder } from "../session/paths.ts";
+import { dirname, resolve } from "../core/path.ts";
 import type { CommandLine } from "./args.ts";
 import { InputError } from "./errors.ts";
 
@@ -28,6 +30,7 @@ export async function rewindCommand(
   path: string,
   line: SessionsLine,
   context: {
+    ternHome: string;
     rewindMaxFileBytes: number;
     rules: readonly PermissionRule[];
     out: (text: string) => void;
@@ -37,9 +40,10 @@ export async function rewindCommand(
   const { out, err } = context;
   const options = line.rewind ?? { yes: false };
   const session = await Session.open(path);
-  // The session's folder, not the current one: no program started on the host comes from it.
-  guardHostPrograms([session.header.cwd]);
   try {
+    checkSessionFolder(session, context.ternHome);
+    // The session's folder, not the current one: no program started on the host comes from it.
+    guardHostPrograms([session.header.cwd]);
     const scope = (options.restore ?? "both") as RewindScope;
     // Run from another folder, the session's workspace's own rules hold too (for its files).
     const there = scope === "conversation"
@@ -168,4 +172,28 @@ function planJson(plan: RewindPlan) {
     ignored: plan.ignored,
     patch: plan.patch,
   };
+}
+
+/**
+ * Refuses a session whose header names a workspace other than the one whose folder of tern's
+ * home holds it: the header was edited (or the file moved), and the rewind would restore that
+ * session's files into whatever folder the header names.
+ * @throws {InputError} naming both.
+ */
+function checkSessionFolder(session: Session, ternHome: string): void {
+  const expected = sessionFolder(ternHome, session.header.cwd);
+  const real = (path: string) => {
+    try {
+      return Deno.realPathSync(path);
+    } catch {
+      return undefined;
+    }
+  };
+  const actual = real(dirname(resolve(session.path)));
+  if (actual !== undefined && actual === real(expected)) return;
+  throw new InputError(
+    `Cannot rewind "${session.path}": its header names the workspace "${session.header.cwd}", ` +
+      `whose sessions are in "${expected}", not where the file is; tern rewinds a session ` +
+      "only from its own workspace's folder of sessions",
+  );
 }

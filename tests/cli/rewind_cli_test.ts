@@ -373,3 +373,38 @@ testWith(
     });
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind refuses a session whose header names another workspace than its folder's",
+  async () => {
+    const tasks = { "write it": [[call("write", { path: "a.txt", content: "by the model\n" })]] };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries, sessionPath }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "mine\n");
+      const run = await tern(["run", "write it"]);
+      equal(run.code, 0, run.stderr);
+      const [entry] = await userEntries();
+      // The header edited to name another folder: the rewind would restore this session's
+      // files there (and remove what it holds that this workspace did not).
+      const victim = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-victim-" }));
+      try {
+        Deno.writeTextFileSync(join(victim, "precious.txt"), "keep me\n");
+        const path = sessionPath();
+        const [header, ...rest] = Deno.readTextFileSync(path).split("\n");
+        const edited = { ...JSON.parse(header), cwd: victim };
+        Deno.writeTextFileSync(path, [JSON.stringify(edited), ...rest].join("\n"));
+        const applied = await tern(["sessions", "rewind", path, entry, "--yes"]);
+        equal(applied.code, 2, applied.stderr + applied.stdout);
+        match(
+          applied.stderr,
+          /its header names the workspace ".*tern-victim-[^"]*", whose sessions/,
+        );
+        deepEqual([...Deno.readDirSync(victim)].map((e) => e.name), ["precious.txt"]);
+        equal(read(victim, "precious.txt"), "keep me\n");
+        equal(read(dir, "a.txt"), "by the model\n");
+      } finally {
+        await Deno.remove(victim, { recursive: true });
+      }
+    });
+  },
+);
