@@ -408,3 +408,38 @@ testWith(
     });
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern sessions rewind changes nothing when a folder of files it cannot restore stands where a file goes back",
+  async () => {
+    const tasks = {
+      "make a folder": [
+        [call("write", { path: "a.txt", content: "MODIFIED\n" })],
+        [call("bash", { command: "rm cfg && mkdir cfg && echo x > cfg/debug.log" })],
+      ],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "orig\n");
+      Deno.writeTextFileSync(join(dir, "cfg"), "origcfg\n");
+      // The folder's file is ignored: no checkpoint holds it.
+      Deno.writeTextFileSync(join(dir, ".gitignore"), "cfg/*.log\n");
+      const run = await tern(["run", "make a folder"]);
+      equal(run.code, 0, run.stderr);
+      const [entry] = await userEntries();
+      const refused = await tern(["sessions", "rewind", "-c", entry, "--yes"]);
+      equal(refused.code, 1, refused.stderr);
+      match(refused.stderr, /"cfg" is a folder with files in it where a file goes back/);
+      match(refused.stderr, /Nothing was changed/);
+      // Not half-restored: the file before it in the restore's order is as the model left it.
+      equal(read(dir, "a.txt"), "MODIFIED\n");
+      ok(Deno.statSync(join(dir, "cfg")).isDirectory);
+      // With the folder gone, the same rewind restores both.
+      Deno.removeSync(join(dir, "cfg"), { recursive: true });
+      const applied = await tern(["sessions", "rewind", "-c", entry, "--yes"]);
+      equal(applied.code, 0, applied.stderr);
+      equal(read(dir, "a.txt"), "orig\n");
+      equal(read(dir, "cfg"), "origcfg\n");
+    });
+  },
+);

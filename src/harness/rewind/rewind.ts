@@ -258,6 +258,18 @@ export async function applyRewind(
             },
         );
       }
+      // Found before anything changes, not by the restore partway through: a folder holding
+      // files the checkpoints do not hold (ignored, or hidden by a deny rule) where a file goes
+      // back would stop the restore after every file before it was written.
+      const blocked = await blockedPaths(options.workspace, ops);
+      if (blocked.length > 0) {
+        throw new TernError(
+          `Cannot rewind: ${blocked.map((path) => `"${path}"`).join(", ")} ` +
+            `${blocked.length === 1 ? "is a folder" : "are folders"} with files in it where a ` +
+            "file goes back (files the checkpoints do not hold: ignored, or hidden by a deny " +
+            "rule). Nothing was changed: move those files away and run the rewind again",
+        );
+      }
       if (ops.length > 0) {
         record.id = crypto.randomUUID();
         appendRecord(session.path, {
@@ -307,6 +319,33 @@ export async function applyRewind(
     if (store !== undefined || plan.leaf !== undefined) appendRecord(session.path, record);
   }
   return result;
+}
+
+/**
+ * The paths of `ops` that a file or link is written to but where a folder with entries stands
+ * and no earlier op removes it: the restore would refuse each (`clearFolder`).
+ */
+async function blockedPaths(workspace: string, ops: readonly RestoreOp[]): Promise<string[]> {
+  const removed = new Set(ops.filter((op) => op.op === "remove").map((op) => op.path));
+  /** Whether folder `path` holds anything the removals before the writes leave (`safe_files`
+   * removes the folders they leave empty). */
+  const keepsSomething = async (path: string): Promise<boolean> => {
+    for await (const entry of Deno.readDir(`${workspace}/${path}`)) {
+      const inner = `${path}/${entry.name}`;
+      if (removed.has(inner)) continue;
+      if (!entry.isDirectory || await keepsSomething(inner)) return true;
+    }
+    return false;
+  };
+  const blocked: string[] = [];
+  for (const op of ops) {
+    if (op.op === "remove" || removed.has(op.path)) continue;
+    const info = await Deno.lstat(`${workspace}/${op.path}`).catch(() => undefined);
+    if (info?.isDirectory && await keepsSomething(op.path).catch(() => true)) {
+      blocked.push(op.path);
+    }
+  }
+  return blocked;
 }
 
 function userEntry(session: Session, id: string): MessageEntry {
