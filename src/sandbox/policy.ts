@@ -2,7 +2,8 @@
  * The policy: a pure function from one analysed tool call to allow, ask or deny, plus what
  * decided it. It never runs anything and never asks anyone; `review.ts` resolves "ask".
  *
- * Order: deny rules → the profile's hard limits → ask rules → read-only classification →
+ * Order: deny rules (and, when command deny rules exist, commands that hide what they run) →
+ * the profile's hard limits → ask rules → read-only classification →
  * allow rules → approvals remembered for this session → ask.
  */
 import type { SandboxProfile } from "./profiles.ts";
@@ -12,6 +13,7 @@ import {
   plainCommand,
   ruleApplies,
   type RuleSubject,
+  unseenByDenyRule,
 } from "./rules.ts";
 import type { ShellRisk } from "./shell/classify.ts";
 
@@ -90,6 +92,18 @@ function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
       by: "rule",
       rule: "deny rules",
       reason: `Deny rules cannot be checked: ${analysis.error}`,
+    };
+  }
+  // Nor into one that hides what it runs (`$cmd`, `find -exec`'s `$x`, `git -c alias.…`).
+  for (const rule of analysis?.ok ? rules : []) {
+    const unseen = deniesCommands(rule, facts.tool) && unseenByDenyRule(rule, analysis!);
+    if (!unseen) continue;
+    return {
+      action: "deny",
+      by: "rule",
+      rule: rule.label,
+      reason: `Tern cannot tell what this command would run, so it cannot check the rule ` +
+        `(${rule.label}): ${unseen}`,
     };
   }
 

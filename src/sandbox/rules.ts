@@ -8,7 +8,13 @@ import type Picomatch from "picomatch";
 import { basename } from "../core/path.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { PermissionRule } from "../config/schema.ts";
-import { analyzeShell, type ShellAnalysis, type SimpleCommand } from "./shell/parse.ts";
+import { redirectRisk } from "./shell/classify.ts";
+import {
+  analyzeShell,
+  commandName,
+  type ShellAnalysis,
+  type SimpleCommand,
+} from "./shell/parse.ts";
 import { assignmentRisk } from "./shell/_risk.ts";
 import { RULE_PATH_OPTIONS, toolMatcher } from "./rule_match.ts";
 
@@ -75,9 +81,10 @@ export async function compileRules(rules: readonly PermissionRule[]): Promise<Co
 
 /**
  * True when `rule` applies to `subject`. A command rule applies to a bash call when any of its
- * simple commands (substitutions included) starts with the rule's words — except an allow
- * rule, which must cover every simple command of a command that parsed, hides nothing and
- * passes `plainCommand`.
+ * simple commands (substitutions included) starts with the rule's words, the command's name
+ * compared without its folder (`/bin/rm`, `./rm`) and git's helpers read as git (`git-push`) —
+ * except an allow rule, which must cover every simple command of a command that parsed, hides
+ * nothing and passes `plainCommand`, each named exactly as the rule names it.
  */
 export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
   if (!rule.matchesTool(subject.tool)) return false;
@@ -89,9 +96,8 @@ export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
     if (shell === undefined || !shell.ok) return false;
     const hits = shell.commands.map((command) =>
       rule.action === "allow"
-        ? startsWith(command.argv, rule.words!)
-        : startsWith(command.argv, rule.words!) ||
-          startsWith(withoutGlobalOptions(command.argv), rule.words!)
+        ? allowedBy(command.argv, rule.words!)
+        : namedBy(command.argv, rule.words!)
     );
     if (rule.action !== "allow") return hits.some(Boolean);
     if (!shell.commands.every(plainCommand)) return false;
@@ -106,8 +112,49 @@ export function allowRulesCover(rules: readonly CompiledRule[], shell: ShellAnal
   if (!shell.commands.every(plainCommand)) return false;
   const allows = rules.filter((rule) => rule.action === "allow" && rule.words !== undefined);
   return shell.commands.every((command) =>
-    allows.some((rule) => startsWith(command.argv, rule.words!))
+    allows.some((rule) => allowedBy(command.argv, rule.words!))
   );
+}
+
+/**
+ * Why no one can tell whether `shell` runs what the command deny rule `rule` names, or undefined
+ * when it can be told. A deny rule matches words, so it cannot see a command whose name or
+ * arguments exist only when it runs (`r=rm; $r x`, `git $(echo push)`), code tern could not
+ * read (`eval "$x"`, `coproc`, `git -c alias.p=push p`), or a program the rule names run with
+ * variables that may change what it runs (`HOME=evil git p`, a repository's alias) or with
+ * arguments xargs adds.
+ */
+export function unseenByDenyRule(rule: CompiledRule, shell: ShellAnalysis): string | undefined {
+  if (rule.action !== "deny" || rule.words === undefined || !shell.ok) return undefined;
+  if (shell.unseen.length > 0) return shell.unseen[0];
+  const exported = shell.commands.map(exportedRisk).find((found) => found !== undefined);
+  for (const command of shell.commands) {
+    if (!namedBy(command.argv, rule.words.slice(0, 1))) continue;
+    const name = command.argv[0];
+    // Only words that may land where the rule's words are matter (`git add *.ts` is no push).
+    const prefix = prefixLength(command.argv, rule.words.length);
+    const expanding = command.argv.find((_, i) => command.expands[i] && i < prefix);
+    if (expanding !== undefined) return `"${name}" has the argument "${expanding}"`;
+    if (command.wrappers.includes("xargs") && command.argv.length < prefix) {
+      return `xargs adds arguments to "${name}"`;
+    }
+    const variables = assignmentRisk(command.assignments) ?? exported;
+    if (variables) return `"${name}" runs with a variable set: ${variables.reason}`;
+  }
+  return undefined;
+}
+
+/** How many words of `argv` a rule of `words` words compares, git's global options included. */
+function prefixLength(argv: readonly string[], words: number): number {
+  return argv.length - withoutGlobalOptions(argv).length + words;
+}
+
+/** A variable a command line puts into the environment of later commands (`HOME=x; git p`). */
+function exportedRisk(command: SimpleCommand) {
+  if (command.argv.length === 0) return assignmentRisk(command.assignments, { shellOnly: true });
+  const declares = ["export", "declare", "typeset", "local", "readonly"];
+  if (command.expands[0] || !declares.includes(commandName(command.argv[0]))) return undefined;
+  return assignmentRisk(command.argv.slice(1), { names: true });
 }
 
 /**
@@ -125,7 +172,7 @@ export function coveringRuleCommands(shell: ShellAnalysis): string[] | undefined
     // can be named, the first two at most (the second left out when it cannot be).
     const words: string[] = [];
     for (const [i, word] of command.argv.slice(0, 2).entries()) {
-      const name = i === 0 ? basename(word) : word;
+      const name = i === 0 ? commandName(word) : word;
       if (command.expands[i] || name === "*" || !/^[^\s"'\\]+$/.test(name)) break;
       words.push(name);
     }
@@ -138,12 +185,15 @@ export function coveringRuleCommands(shell: ShellAnalysis): string[] | undefined
 
 /**
  * True when `command` may be allowed by its words alone (allow rules, session approvals): it is
- * not run through `sudo`/`doas` and sets no variable that makes programs run other code
- * (`GIT_SSH_COMMAND=…`, `LD_PRELOAD=…`), which would turn an allowed command into any command.
+ * not run through `sudo`/`doas`, sets no variable but the few known to be harmless (`LANG`,
+ * `TZ`, `NO_COLOR`…; `HOME=evil`, `GIT_SSH_COMMAND=…`, `FOO=1` may turn an allowed command into
+ * any command), and redirects its output to no file (`npm test > package.json`) other than
+ * `/dev/null` and the standard streams.
  */
 export function plainCommand(command: SimpleCommand): boolean {
   const privileged = command.wrappers.some((wrapper) => wrapper === "sudo" || wrapper === "doas");
-  return !privileged && assignmentRisk(command.assignments) === undefined;
+  return !privileged && assignmentRisk(command.assignments) === undefined &&
+    command.redirects.every((redirect) => redirectRisk(redirect) === undefined);
 }
 
 function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): CompiledRule {
@@ -192,14 +242,40 @@ function grantLists(rule: PermissionRule): CompiledRule["grants"] {
   return grants;
 }
 
-/** Command words match the rule's words; the command name is compared without its folder. */
-function startsWith(argv: readonly string[], words: readonly string[]): boolean {
+/**
+ * Command words match the rule's words, the command name as `name` gives it. `*` is any word.
+ */
+function startsWith(
+  argv: readonly string[],
+  words: readonly string[],
+  name: (written: string) => string,
+): boolean {
   if (argv.length < words.length) return false;
-  return words.every((word, i) => {
-    if (word === "*") return true;
-    const actual = i === 0 ? basename(argv[0]) : argv[i];
-    return actual === word;
-  });
+  return words.every((word, i) => word === "*" || (i === 0 ? name(argv[0]) : argv[i]) === word);
+}
+
+/**
+ * For deny and ask rules: the command's name without its folder (`./tools/rm`, `/bin/rm`), with
+ * and without git's global options (`git -C dir push`), and a git helper as git
+ * (`/usr/lib/git-core/git-push` is `git push`).
+ */
+function namedBy(argv: readonly string[], words: readonly string[]): boolean {
+  const helper = /^git-([a-z][a-z0-9-]*)$/.exec(basename(argv[0] ?? ""));
+  const forms = [argv, withoutGlobalOptions(argv)];
+  if (helper) forms.push(["git", helper[1], ...argv.slice(1)]);
+  return forms.some((form) => startsWith(form, words, basename));
+}
+
+/**
+ * For allow rules: a rule naming a bare program (`npm test`) covers only that program found on
+ * PATH (or in a system bin folder: `/usr/bin/npm`), never `./npm` or `tools/npm` from the
+ * workspace; a rule naming a path (`./scripts/test.sh`) covers exactly that path.
+ */
+function allowedBy(argv: readonly string[], words: readonly string[]): boolean {
+  if (argv.length === 0) return false;
+  const name = commandName(argv[0]);
+  if (words[0] === "*" && name.includes("/")) return false;
+  return startsWith(argv, words, (written) => words[0] === written ? written : name);
 }
 
 /** git's global options that take a separate value (`git -C dir push`). */

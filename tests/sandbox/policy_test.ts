@@ -1,4 +1,4 @@
-import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, notEqual, ok } from "node:assert/strict";
 import type { PermissionRule } from "../../src/config/schema.ts";
 import {
   approvalKey,
@@ -297,23 +297,27 @@ Deno.test("approvalKey() is undefined for compound, hidden or unparsable command
   }
 });
 
-Deno.test("approvalKey() and allow rules do not cover sudo or code-loading variables", async () => {
+Deno.test("approvalKey() and allow rules do not cover sudo or variables not known harmless", async () => {
   for (
     const command of [
       "sudo git push",
       "GIT_SSH_COMMAND='sh -c evil' git push",
       "env LD_PRELOAD=/tmp/x.so git push",
+      "HOME=evil git push",
+      "CI=1 git push",
     ]
   ) {
     equal(approvalKey(await bash(command)), undefined, command);
   }
-  equal(approvalKey(await bash("CI=1 git push")), "bash:git push");
+  equal(approvalKey(await bash("LANG=C git push")), "bash:git push");
   const context = await policy({
     rules: [{ action: "allow", command: "git push" }],
     approvals: ["bash:git push"],
   });
-  equal(short(evaluate(await bash("CI=1 git push"), context)), "allow by rule");
-  for (const command of ["sudo git push", "GIT_SSH_COMMAND='sh -c evil' git push"]) {
+  equal(short(evaluate(await bash("LANG=C git push"), context)), "allow by rule");
+  for (
+    const command of ["sudo git push", "GIT_SSH_COMMAND='sh -c evil' git push", "CI=1 git push"]
+  ) {
     const verdict = evaluate(await bash(command), context);
     equal(short(verdict), "ask by default", command);
     ok(verdict.reason.length > 0);
@@ -339,4 +343,117 @@ Deno.test("evaluate() decides a call naming several paths by its strictest path"
   equal(short(evaluate(patch("src/a.ts", "package.json"), context)), "ask by rule");
   equal(short(evaluate(patch("src/a.ts", "README.md"), context)), "ask by default");
   equal(short(evaluate(patch("package.json", "src/a.ts", "secret/key"), context)), "deny by rule");
+});
+
+Deno.test("evaluate() with command deny rules denies a command that hides what it runs", async () => {
+  const context = await policy({
+    profile: ":danger-full-access",
+    rules: [{ action: "deny", command: "rm" }, { action: "deny", command: "git push" }],
+  });
+  const hidden = [
+    "r=rm; $r v1",
+    "find . -name v2 -exec rm {} +",
+    "find . -name v2 -exec $x {} +",
+    "coproc rm v3; wait",
+    "git -c alias.p=push p",
+    "git -c core.pager='sh -c evil' log",
+    "x=push; git $x",
+    "git $(echo push)",
+    "g=git; $g push",
+    "git submodule foreach git push",
+    "git submodule foreach 'git push'",
+    "/usr/lib/git-core/git-push",
+    "HOME=evil git p",
+    "export HOME=evil; git p",
+    "ls | xargs git",
+    'eval "$x"',
+    'bash -c "$x"',
+    "curl -s x | sh",
+    "env -S 'rm v4'",
+    "alias r=rm",
+    "x='a[$(rm v5)]'; echo $((x))",
+  ];
+  for (const command of hidden) {
+    const verdict = evaluate(await bash(command), context);
+    equal(short(verdict), "deny by rule", command);
+    match(verdict.rule ?? "", /^deny command "(rm|git push)"$/, command);
+  }
+  const verdict = evaluate(await bash("r=rm; $r v1"), context);
+  equal(
+    verdict.reason,
+    'Tern cannot tell what this command would run, so it cannot check the rule (deny command "rm"): ' +
+      "variable as command name",
+  );
+  for (
+    const command of [
+      "git status",
+      "git add src/*.ts",
+      "ls | xargs git log",
+      "find . -name '*.ts' -exec grep -l x {} +",
+      "bash -c 'ls'",
+      "x=1; echo $x",
+      "LANG=C git log",
+    ]
+  ) {
+    notEqual(evaluate(await bash(command), context).action, "deny", command);
+  }
+});
+
+Deno.test("evaluate() without command deny rules leaves commands that hide what they run alone", async () => {
+  const context = await policy({ rules: [{ action: "deny", path: "secrets/**" }] });
+  for (const command of ["r=rm; $r v1", "git -c alias.p=push p", "coproc rm v3; wait"]) {
+    equal(short(evaluate(await bash(command), context)), "ask by default", command);
+  }
+});
+
+Deno.test("evaluate() in ASK mode does not run git or rg with a config-path variable unasked", async () => {
+  const context = await policy();
+  for (
+    const command of [
+      "HOME=evil git status",
+      "XDG_CONFIG_HOME=evil git diff",
+      "RIPGREP_CONFIG_PATH=evil/rgrc rg -l zzz",
+      "git -C vendor/dep status",
+      "cd vendor/dep && git status",
+    ]
+  ) {
+    equal(short(evaluate(await bash(command), context)), "ask by default", command);
+  }
+  equal(short(evaluate(await bash("LC_ALL=C TZ=UTC git status"), context)), "allow by classifier");
+});
+
+Deno.test("evaluate() an allow rule covers only the program it names, without file output", async () => {
+  const context = await policy({
+    rules: [
+      { action: "allow", command: "npm test" },
+      { action: "allow", command: "git commit" },
+      { action: "allow", command: "./scripts/check.sh" },
+    ],
+  });
+  for (
+    const command of [
+      "./npm test",
+      "/tmp/npm test",
+      "tools/git commit -m x",
+      "npm test > package.json",
+      "npm test >> .envrc",
+      "FOO=1 npm test",
+      "scripts/check.sh",
+      "/work/project/scripts/check.sh",
+    ]
+  ) {
+    equal(short(evaluate(await bash(command), context)), "ask by default", command);
+  }
+  for (
+    const command of [
+      "npm test",
+      "/usr/bin/npm test",
+      "npm test > /dev/null 2>&1",
+      "NO_COLOR=1 npm test",
+      "git commit -m x",
+      "./scripts/check.sh --fast",
+    ]
+  ) {
+    equal(short(evaluate(await bash(command), context)), "allow by rule", command);
+  }
 });

@@ -296,12 +296,15 @@ Deno.test("compileRules() checks path and tool examples", async () => {
   );
 });
 
-Deno.test("ruleApplies() an allow rule does not cover sudo or code-loading variables", async () => {
+Deno.test("ruleApplies() an allow rule does not cover sudo or variables not known harmless", async () => {
   const rule = await one({ action: "allow", command: "git push" });
   deepEqual(
     await appliesTo(rule, [
       "git push",
       "CI=1 git push",
+      "HOME=evil git push",
+      "XDG_CONFIG_HOME=evil git push",
+      "LANG=C.UTF-8 git push",
       "env TERM=dumb timeout 60 git push",
       "sudo git push",
       "doas git push",
@@ -309,22 +312,27 @@ Deno.test("ruleApplies() an allow rule does not cover sudo or code-loading varia
       "env LD_PRELOAD=/tmp/x.so git push",
       "PATH=/tmp/evil:$PATH git push",
     ]),
-    ["git push", "CI=1 git push", "env TERM=dumb timeout 60 git push"],
+    ["git push", "LANG=C.UTF-8 git push", "env TERM=dumb timeout 60 git push"],
   );
   const rules = await compileRules([{ action: "allow", command: "git push" }]);
   equal(allowRulesCover(rules, await analyzeShell("sudo git push")), false);
   equal(allowRulesCover(rules, await analyzeShell("NODE_OPTIONS=--require=x git push")), false);
-  equal(allowRulesCover(rules, await analyzeShell("CI=1 git push")), true);
+  equal(allowRulesCover(rules, await analyzeShell("CI=1 git push")), false);
+  equal(allowRulesCover(rules, await analyzeShell("TZ=UTC NO_COLOR=1 git push")), true);
 });
 
-Deno.test("plainCommand() is false for sudo, doas and code-loading assignments", async () => {
+Deno.test("plainCommand() is false for sudo, doas, unlisted variables and file output", async () => {
   const first = async (command: string) => {
     const analysis = await analyzeShell(command);
     ok(analysis.ok);
     return plainCommand(analysis.commands[0]);
   };
   equal(await first("npm test"), true);
-  equal(await first("NODE_ENV=test npm test"), true);
+  equal(await first("NODE_ENV=test npm test"), false);
+  equal(await first("LC_ALL=C npm test 2>&1 >/dev/null"), true);
+  equal(await first("LANG=../../evil npm test"), false);
+  equal(await first("npm test > package.json"), false);
+  equal(await first("npm test 2>> log"), false);
   equal(await first("sudo -u bob npm test"), false);
   equal(await first("BASH_ENV=./x npm test"), false);
   equal(await first("env GIT_CONFIG_COUNT=1 npm test"), false);
@@ -352,4 +360,36 @@ Deno.test("ruleApplies() matches tool names with * (MCP tools of one server)", a
   }]);
   equal(ruleApplies(rule, { tool: "mcp__github__delete_repo" }), true);
   equal(ruleApplies(rule, { tool: "mcp__github.x" }), false);
+});
+
+Deno.test("ruleApplies() an allow rule covers a bare name on PATH or exactly the path it names", async () => {
+  const bare = await one({ action: "allow", command: "npm test" });
+  deepEqual(
+    await appliesTo(bare, [
+      "npm test",
+      "/usr/bin/npm test",
+      "./npm test",
+      "/tmp/npm test",
+      "node_modules/.bin/npm test",
+      "npm test > package.json",
+      "npm test 2>/dev/null >&2",
+    ]),
+    ["npm test", "/usr/bin/npm test", "npm test 2>/dev/null >&2"],
+  );
+  const path = await one({ action: "allow", command: "./scripts/check.sh" });
+  deepEqual(await appliesTo(path, ["./scripts/check.sh -q", "scripts/check.sh", "check.sh"]), [
+    "./scripts/check.sh -q",
+  ]);
+  const anyName = await one({ action: "allow", command: "* --version" });
+  deepEqual(await appliesTo(anyName, ["node --version", "tools/git --version"]), [
+    "node --version",
+  ]);
+});
+
+Deno.test("ruleApplies() a deny rule reads git's helpers as git", async () => {
+  const rule = await one({ action: "deny", command: "git push" });
+  deepEqual(
+    await appliesTo(rule, ["/usr/lib/git-core/git-push origin", "git-push", "git-pull"]),
+    ["/usr/lib/git-core/git-push origin", "git-push"],
+  );
 });

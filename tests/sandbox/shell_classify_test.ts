@@ -14,7 +14,7 @@ const READ_ONLY: string[] = [
   "head -5 a; tail -n 2 b",
   'find . -name "*.ts" -type f',
   "git status",
-  "git -C sub log --oneline -5",
+  "git -C . log --oneline -5",
   "git diff HEAD~1 -- a.ts",
   "git show HEAD:a.ts",
   "git branch -a",
@@ -35,7 +35,8 @@ const READ_ONLY: string[] = [
   "node --version",
   "",
   "# just a comment",
-  "export FOO=1; echo $FOO",
+  "export LC_ALL=C; echo $LC_ALL",
+  "x=1; echo $x",
   "xargs grep foo",
   "time ls",
   "env",
@@ -77,7 +78,10 @@ const NOT_READ_ONLY: [string, string, string[]][] = [
   ]],
   ['eval "$x"', "runs-code", ["hides code: eval", '"eval" runs other code']],
   ["source x.sh", "runs-code", ["hides code: source", '"source" runs other code']],
-  ["env FOO=1 timeout 5 rm x", "destructive", ['"rm" deletes or overwrites data']],
+  ["env FOO=1 timeout 5 rm x", "destructive", [
+    '"rm" deletes or overwrites data',
+    '"FOO" in the environment can change what programs load or run',
+  ]],
   ["xargs rm", "destructive", ['"rm" deletes or overwrites data']],
   ["xargs -0 rm -f", "destructive", ['"rm" deletes or overwrites data']],
   ["sudo rm x", "privileged", [
@@ -85,7 +89,10 @@ const NOT_READ_ONLY: [string, string, string[]][] = [
     '"sudo" runs "rm" as another user',
   ]],
   ["sudo ls", "privileged", ['"sudo" runs "ls" as another user']],
-  ["find . -exec rm {} \\;", "runs-code", ['"find -exec" runs other commands']],
+  ["find . -exec rm {} \\;", "destructive", [
+    '"find -exec" runs other commands',
+    '"rm" deletes or overwrites data',
+  ]],
   ["find . -execdir ls \\;", "runs-code", ['"find -execdir" runs other commands']],
   ["find . -delete", "destructive", ['"find -delete" deletes files']],
   ["find . -fprint out", "writes-files", ['"find -fprint" writes a file']],
@@ -94,7 +101,7 @@ const NOT_READ_ONLY: [string, string, string[]][] = [
     '"git --config-env" can set options that run commands',
   ]],
   ["git --exec-path=/tmp status", "runs-code", ['"git --exec-path" can run other programs']],
-  ["git -C x push", "network", ['"git push" uses the network']],
+  ["git -C . push", "network", ['"git push" uses the network']],
   ["git log --output=x", "writes-files", ['"git log --output" writes a file']],
   ["git diff --output x", "writes-files", ['"git diff --output" writes a file']],
   ["git diff --ext-diff", "runs-code", ['"git diff --ext-diff" runs an external diff program']],
@@ -135,29 +142,33 @@ const NOT_READ_ONLY: [string, string, string[]][] = [
   ["cargo build", "runs-code", ['"cargo build" runs project code']],
   ['awk "{print}" f', "runs-code", ['"awk" can run commands with system()']],
   ["LD_PRELOAD=x.so ls", "runs-code", [
-    '"LD_PRELOAD" in the environment can make programs run other code',
+    '"LD_PRELOAD" in the environment can change what programs load or run',
   ]],
   ["BASH_ENV=x bash -c ls", "runs-code", [
     "hides code: bash -c",
     '"bash -c" runs code given inline',
-    '"BASH_ENV" in the environment can make programs run other code',
+    '"BASH_ENV" in the environment can change what programs load or run',
   ]],
   ["NODE_OPTIONS=--require=x node a.js", "runs-code", [
     '"node" runs a program',
-    '"NODE_OPTIONS" in the environment can make programs run other code',
+    '"NODE_OPTIONS" in the environment can change what programs load or run',
   ]],
   ["GIT_CONFIG_COUNT=1 git status", "runs-code", [
-    '"GIT_CONFIG_COUNT" in the environment can make programs run other code',
+    '"GIT_CONFIG_COUNT" in the environment can change what programs load or run',
   ]],
   ["PYTHONSTARTUP=x python", "runs-code", [
     '"python" runs a program',
-    '"PYTHONSTARTUP" in the environment can make programs run other code',
+    '"PYTHONSTARTUP" in the environment can change what programs load or run',
   ]],
   ["env LD_PRELOAD=x ls", "runs-code", [
-    '"LD_PRELOAD" in the environment can make programs run other code',
+    '"LD_PRELOAD" in the environment can change what programs load or run',
   ]],
-  ["PATH=.:$PATH; ls", "runs-code", ['"PATH" in the environment can make programs run other code']],
-  ["export PATH=/tmp", "runs-code", ['"PATH" in the environment can make programs run other code']],
+  ["PATH=.:$PATH; ls", "runs-code", [
+    '"PATH" in the environment can change what programs load or run',
+  ]],
+  ["export PATH=/tmp", "runs-code", [
+    '"PATH" in the environment can change what programs load or run',
+  ]],
   ["rm -rf /", "destructive", ['"rm -rf" deletes recursively']],
   ["rm a", "destructive", ['"rm" deletes or overwrites data']],
   ["mv a b", "writes-files", ['"mv" writes files']],
@@ -213,6 +224,49 @@ const NOT_READ_ONLY: [string, string, string[]][] = [
     "hides code: glob as command name",
     'the command name "/bin/r[m]" is only known when it runs',
   ]],
+  // A variable not known to be harmless can point a read-only program at code to run: git's
+  // config (core.fsmonitor, aliases) through HOME or XDG_CONFIG_HOME, rg's --pre through its
+  // config file.
+  ["HOME=evil git status", "runs-code", [
+    '"HOME" in the environment can change what programs load or run',
+  ]],
+  ["XDG_CONFIG_HOME=evil git diff", "runs-code", [
+    '"XDG_CONFIG_HOME" in the environment can change what programs load or run',
+  ]],
+  ["RIPGREP_CONFIG_PATH=evil/rgrc rg -l zzz", "runs-code", [
+    '"RIPGREP_CONFIG_PATH" in the environment can change what programs load or run',
+  ]],
+  ["env HOME=evil git log", "runs-code", [
+    '"HOME" in the environment can change what programs load or run',
+  ]],
+  ["HOME=evil; git status", "runs-code", [
+    '"HOME" in the environment can change what programs load or run',
+  ]],
+  ["export HOME=evil; git status", "runs-code", [
+    '"HOME" in the environment can change what programs load or run',
+  ]],
+  ["export FOO=1; echo $FOO", "runs-code", [
+    '"FOO" in the environment can change what programs load or run',
+  ]],
+  ["LANG=../../evil ls", "runs-code", [
+    '"LANG" in the environment can change what programs load or run',
+  ]],
+  // Another repository's config may be one a tarball shipped, core.fsmonitor included.
+  ["git -C sub log", "runs-code", [
+    '"git -C" makes git use the config of another repository, which can run programs',
+  ]],
+  ["git --git-dir=sub/.git log", "runs-code", [
+    '"git --git-dir" makes git use the config of another repository, which can run programs',
+  ]],
+  ["git --work-tree sub status", "runs-code", [
+    '"git --work-tree" makes git use the config of another repository, which can run programs',
+  ]],
+  ["cd sub && git status", "runs-code", [
+    '"cd" makes git use the config of another repository, which can run programs',
+  ]],
+  ["env -C sub git status", "runs-code", [
+    '"env --chdir" makes git use the config of another repository, which can run programs',
+  ]],
   ["$CMD x", "runs-code", [
     "hides code: variable as command name",
     'the command name "$CMD" is only known when it runs',
@@ -240,6 +294,7 @@ function simple(argv: string[], extra: Partial<SimpleCommand> = {}): SimpleComma
     assignments: [],
     redirects: [],
     wrappers: [],
+    chdir: false,
     text: argv.join(" "),
     inSubstitution: false,
     ...extra,

@@ -1,10 +1,9 @@
 /** Which git command lines only read: `git status` does, `git -c core.pager=x log` does not. */
 import { findOption, type OptionSpec, parseArgs } from "./_options.ts";
-import { type CommandRisk, risk } from "./_risk.ts";
+import { type CommandRisk, risk, worse } from "./_risk.ts";
 
-/** Global options that change nothing about what git may run (`-C dir` takes a value). */
+/** Global options that change nothing about what git may run. */
 const HARMLESS_GLOBALS = new Set([
-  "-C",
   "--no-pager",
   "-P",
   "-p",
@@ -75,14 +74,27 @@ const SUBCOMMANDS: Readonly<Record<string, SubcommandCheck>> = {
 const NETWORK = new Set(["fetch", "pull", "push", "clone", "ls-remote", "submodule"]);
 const DESTRUCTIVE = new Set(["clean"]);
 
+/** Global options that make git use another repository, and so that repository's config. */
+const OTHER_REPOSITORY = ["-C", "--git-dir", "--work-tree"];
+
 /**
  * The risk of `git <args>`, or undefined when it only reads. Repository config can still make
- * read-only commands run programs (`core.fsmonitor`); bubblewrap keeps `.git/config` read-only.
+ * read-only commands run programs (`core.fsmonitor`): only the workspace's own repository counts
+ * as read-only, whose `.git/config` bubblewrap keeps read-only. A repository elsewhere (`-C dir`,
+ * `--git-dir`, `--work-tree`, or a folder a `cd` moved to; see `classify.ts`) may be one a
+ * tarball or a command put there, config included.
  */
 export function gitRisk(args: readonly string[]): CommandRisk | undefined {
   let i = 0;
+  let elsewhere: CommandRisk | undefined;
   for (; i < args.length && args[i].startsWith("-"); i++) {
     const name = args[i].split("=")[0];
+    if (OTHER_REPOSITORY.includes(name)) {
+      const equals = args[i].indexOf("=");
+      const value = equals >= 0 ? args[i].slice(equals + 1) : args[++i];
+      if (name !== "-C" || value !== ".") elsewhere ??= otherRepositoryRisk(`git ${name}`);
+      continue;
+    }
     if (/^-c/.test(name) || name === "--config-env") {
       const flag = name === "--config-env" ? name : "-c";
       return risk("runs-code", `"git ${flag}" can set options that run commands`);
@@ -93,11 +105,13 @@ export function gitRisk(args: readonly string[]): CommandRisk | undefined {
     if (!HARMLESS_GLOBALS.has(name)) {
       return risk("unknown", `"git ${name}" is not known to be read-only`);
     }
-    if (name === "-C") i++;
   }
-  const sub = args[i];
+  const found = subcommandRisk(args[i], args.slice(i + 1));
+  return found && elsewhere ? worse(found, elsewhere) : found ?? elsewhere;
+}
+
+function subcommandRisk(sub: string | undefined, rest: readonly string[]): CommandRisk | undefined {
   if (sub === undefined) return undefined;
-  const rest = args.slice(i + 1);
   const check = SUBCOMMANDS[sub];
   if (check) return check(rest, sub);
   if (NETWORK.has(sub)) return risk("network", `"git ${sub}" uses the network`);
@@ -106,6 +120,14 @@ export function gitRisk(args: readonly string[]): CommandRisk | undefined {
     return risk("destructive", `"git reset --hard" discards changes`);
   }
   return risk("writes-files", `"git ${sub}" is not a read-only git command`);
+}
+
+/** `what` ("git -C", "cd") makes git read the config of a repository that may not be the workspace's. */
+export function otherRepositoryRisk(what: string): CommandRisk {
+  return risk(
+    "runs-code",
+    `"${what}" makes git use the config of another repository, which can run programs`,
+  );
 }
 
 function diffLike(args: readonly string[], sub: string): CommandRisk | undefined {

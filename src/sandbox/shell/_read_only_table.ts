@@ -82,8 +82,9 @@ function subscriptsRunCode(name: string): ReadOnlyEntry {
   };
 }
 
+/** `export HOME=x` and `export HOME` put a variable into the environment of what follows. */
 function declarationRisk(args: readonly string[]): CommandRisk | undefined {
-  return assignmentRisk(args);
+  return assignmentRisk(args, { names: true });
 }
 
 /** Read-only commands, by name. Commands not listed are never read-only. */

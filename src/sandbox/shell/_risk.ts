@@ -37,54 +37,73 @@ export function risk(label: RiskLabel, reason: string): CommandRisk {
   return { label, reason };
 }
 
-const CODE_VARIABLES = new Set([
-  "PATH",
-  "ENV",
-  "BASH_ENV",
-  "PROMPT_COMMAND",
-  "SHELLOPTS",
-  "BASHOPTS",
-  "PS4",
-  "NODE_OPTIONS",
-  "NODE_PATH",
-  "PYTHONSTARTUP",
-  "PYTHONPATH",
-  "PYTHONHOME",
-  "PERL5OPT",
-  "PERL5LIB",
-  "PERLLIB",
-  "RUBYOPT",
-  "RUBYLIB",
-  "JAVA_TOOL_OPTIONS",
-  "_JAVA_OPTIONS",
-  "PAGER",
-  "MANPAGER",
-  "EDITOR",
-  "VISUAL",
-  "SSH_ASKPASS",
-  "LESSOPEN",
-  "LESSCLOSE",
-  "GCONV_PATH",
+/**
+ * Variables known to change no program's choice of what to load or run: the locale, the time
+ * zone, the terminal's type and size, and colour switches. Every other variable may: `HOME` and
+ * `XDG_CONFIG_HOME` move git's config (aliases, `core.fsmonitor`), `RIPGREP_CONFIG_PATH` gives
+ * rg `--pre`, `LD_PRELOAD`, `PAGER`, `GIT_*`, `NODE_OPTIONS`… run code outright, and programs
+ * add such variables all the time, so a list of dangerous names is never complete.
+ */
+const HARMLESS_VARIABLES: ReadonlySet<string> = new Set([
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TERM",
+  "COLORTERM",
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "CLICOLOR",
+  "CLICOLOR_FORCE",
+  "COLUMNS",
+  "LINES",
 ]);
 
-/** Prefixes of variables that load libraries or configure git (`GIT_CONFIG_*`, `GIT_SSH_COMMAND`). */
-const CODE_PREFIXES = ["LD_", "DYLD_", "GIT_", "BASH_FUNC_"];
+/**
+ * Variables whose value names a file when it holds a slash (a locale folder, a terminfo file):
+ * only a plain name is harmless.
+ */
+const NAMED_DATA = /^(LANG|LANGUAGE|LC_[A-Z]+|TERM)$/;
+
+/** Lower-case names the sandbox passes into the environment (see `shell_env.ts`). */
+const EXPORTED_LOWER_CASE = /^(http_proxy|https_proxy|no_proxy|all_proxy|ftp_proxy)$/;
 
 /**
- * Whether setting this environment variable can make an ordinary program run other code
- * (`LD_PRELOAD`, `BASH_ENV`, `GIT_CONFIG_*`, `NODE_OPTIONS`, `PATH`, ...).
+ * Whether setting `name` to `value` in a program's environment is known not to change what it
+ * loads or runs: only {@linkcode HARMLESS_VARIABLES} and `LC_*` (a locale or terminal name only when written
+ * out without a slash or an expansion).
  */
-export function isCodeVariable(name: string): boolean {
-  return CODE_VARIABLES.has(name) || CODE_PREFIXES.some((prefix) => name.startsWith(prefix));
+export function isHarmlessVariable(name: string, value: string): boolean {
+  if (!HARMLESS_VARIABLES.has(name) && !/^LC_[A-Z]+$/.test(name)) return false;
+  return !NAMED_DATA.test(name) || !/[\/$`\\]/.test(value);
 }
 
-/** The risk of `NAME=value` words (as written), or undefined when none loads code. */
-export function assignmentRisk(assignments: readonly string[]): CommandRisk | undefined {
+/** How `NAME=value` words reach programs. */
+export interface AssignmentOptions {
+  /**
+   * Plain shell assignments (`x=1; …`, no command after them): a name with a lower-case letter
+   * stays a shell variable, since the sandbox exports none but the proxy names; an upper-case
+   * one may already be in the environment (`HOME=evil; git status`).
+   */
+  shellOnly?: boolean;
+}
+
+/**
+ * The risk of `NAME=value` words (as written), or undefined when each is known to be harmless
+ * ({@linkcode isHarmlessVariable}). Words that are not assignments are skipped; with
+ * `names` (`export HOME`) a bare name counts as an assignment of it. Never throws.
+ */
+export function assignmentRisk(
+  assignments: readonly string[],
+  options: AssignmentOptions & { names?: boolean } = {},
+): CommandRisk | undefined {
   for (const assignment of assignments) {
-    const name = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=/.exec(assignment)?.[1];
-    if (name && isCodeVariable(name)) {
-      return risk("runs-code", `"${name}" in the environment can make programs run other code`);
-    }
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=(.*)$/s.exec(assignment) ??
+      (options.names ? /^([A-Za-z_][A-Za-z0-9_]*)()$/.exec(assignment) : null);
+    if (!match) continue;
+    const [, name, value] = match;
+    if (isHarmlessVariable(name, value)) continue;
+    if (options.shellOnly && /[a-z]/.test(name) && !EXPORTED_LOWER_CASE.test(name)) continue;
+    return risk("runs-code", `"${name}" in the environment can change what programs load or run`);
   }
   return undefined;
 }

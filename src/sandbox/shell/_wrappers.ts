@@ -19,6 +19,8 @@ interface WrapperSpec {
   stop?: readonly string[];
   /** Options that hide code in a string (`env -S "cmd args"`). */
   opaque?: readonly string[];
+  /** Options that run the command in another folder (`env -C dir`). */
+  chdir?: readonly string[];
 }
 
 const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
@@ -28,6 +30,7 @@ const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     long: ["--unset", "--chdir", "--split-string", "--argv0"],
     assignments: true,
     opaque: ["-S", "--split-string"],
+    chdir: ["-C", "--chdir"],
   },
   timeout: { short: "sk", long: ["--signal", "--kill-after"], operands: 1 },
   nice: { short: "n", long: ["--adjustment"] },
@@ -72,11 +75,19 @@ export interface Peeled {
   wrappers: string[];
   assignments: string[];
   opaque: string[];
+  /** A wrapper runs the command in another folder. */
+  chdir: boolean;
 }
 
 /** Removes wrapper commands and their options until the real command is first. */
 export function peelWrappers(words: readonly WordValue[]): Peeled {
-  const peeled: Peeled = { words: [...words], wrappers: [], assignments: [], opaque: [] };
+  const peeled: Peeled = {
+    words: [...words],
+    wrappers: [],
+    assignments: [],
+    opaque: [],
+    chdir: false,
+  };
   while (peeled.words.length > 0 && !peeled.words[0].dynamic) {
     const name = commandName(peeled.words[0].value);
     const spec = WRAPPERS[name];
@@ -84,6 +95,7 @@ export function peelWrappers(words: readonly WordValue[]): Peeled {
     const rest = skipOptions(peeled.words, spec);
     for (const flag of rest.seen) {
       if (listed(flag, spec.opaque)) peeled.opaque.push(`${name} ${flag}`);
+      if (listed(flag, spec.chdir)) peeled.chdir = true;
     }
     if (rest.index >= peeled.words.length || rest.seen.some((f) => listed(f, spec.stop))) break;
     peeled.assignments.push(...rest.assignments);

@@ -2,6 +2,7 @@
  * Labels shell commands by what they may do, so read-only ones (ls, cat, rg, git status) can run
  * without review while look-alikes (`find -exec`, `git -c`, `sed -i`, `sort -o`) cannot.
  */
+import { otherRepositoryRisk } from "./_git.ts";
 import { READ_ONLY_COMMANDS } from "./_read_only_table.ts";
 import { assignmentRisk, type CommandRisk, risk, type RiskLabel, worse } from "./_risk.ts";
 import { riskyCommandRisk } from "./_risky_table.ts";
@@ -16,24 +17,31 @@ const HARMLESS_OUTPUTS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"]);
 /** Wrappers that run the command as someone else. */
 const PRIVILEGED_WRAPPERS = new Set(["sudo", "doas"]);
 
+/** Builtins that move the shell to another folder. */
+const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"]);
+
 /**
  * The risk of one simple command: its wrappers, environment assignments, redirections and the
  * program with its arguments; the most severe wins. A command not known to be read-only is
  * "unknown" at best. Never throws.
  */
 export function classifyCommand(cmd: SimpleCommand): CommandRisk {
-  return commandRisks(cmd).reduce(worse);
+  return commandRisks(cmd, false).reduce(worse);
 }
 
-/** Every finding for one command, the program's first. */
-function commandRisks(cmd: SimpleCommand): CommandRisk[] {
+/**
+ * Every finding for one command, the program's first. `moved`: the command line changes folder
+ * (`cd sub && git status`), so git may find another repository there.
+ */
+function commandRisks(cmd: SimpleCommand, moved: boolean): CommandRisk[] {
   const privileged = cmd.wrappers.filter((w) => PRIVILEGED_WRAPPERS.has(w)).map((w) =>
     risk("privileged", `"${w}" runs "${cmd.argv[0]}" as another user`)
   );
   const others = [
     ...privileged,
-    assignmentRisk(cmd.assignments),
+    assignmentRisk(cmd.assignments, { shellOnly: cmd.argv.length === 0 }),
     ...cmd.redirects.map(redirectRisk),
+    directoryRisk(cmd, moved),
   ];
   return [programRisk(cmd), ...others.filter((found) => found !== undefined)];
 }
@@ -73,8 +81,21 @@ function unsureArguments(cmd: SimpleCommand, name: string): CommandRisk | undefi
   return undefined;
 }
 
+/** git run in another folder uses the repository there, whose config can run programs. */
+function directoryRisk(cmd: SimpleCommand, moved: boolean): CommandRisk | undefined {
+  if (cmd.argv.length === 0 || cmd.expands[0] || commandName(cmd.argv[0]) !== "git") {
+    return undefined;
+  }
+  if (cmd.chdir) return otherRepositoryRisk("env --chdir");
+  return moved ? otherRepositoryRisk("cd") : undefined;
+}
+
+function changesDirectory(cmd: SimpleCommand): boolean {
+  return cmd.argv.length > 0 && DIRECTORY_CHANGES.has(commandName(cmd.argv[0]));
+}
+
 /** `>`/`>>` to a file writes it; `/dev/tcp/…` is a network connection. */
-function redirectRisk(redirect: Redirect): CommandRisk | undefined {
+export function redirectRisk(redirect: Redirect): CommandRisk | undefined {
   const { op, target } = redirect;
   if (op.startsWith("<<")) return undefined;
   if (/^\/dev\/(tcp|udp)\//.test(target)) {
@@ -108,7 +129,9 @@ export async function classifyShell(command: string): Promise<ShellRisk> {
   }
   const risks = [
     ...analysis.opaque.map((reason) => risk("runs-code", `hides code: ${reason}`)),
-    ...analysis.commands.flatMap(commandRisks),
+    ...analysis.commands.flatMap((cmd) =>
+      commandRisks(cmd, analysis.commands.some(changesDirectory))
+    ),
   ];
   const label = risks.reduce(worse, risk("read-only", "")).label;
   const reasons = risks.filter((r) => r.label !== "read-only").map((r) => r.reason);

@@ -25,6 +25,8 @@ export interface SimpleCommand {
   redirects: Redirect[];
   /** Wrappers peeled off, in order: `env FOO=1 timeout 5 rm x` has `["env", "timeout"]`. */
   wrappers: string[];
+  /** A wrapper runs it in another folder (`env -C dir git status`). */
+  chdir: boolean;
   /** Source text of the command with its redirections (here-doc bodies excluded). */
   text: string;
   /** Came from `$( )`, backticks, `<( )`, or code hidden in `eval`, `bash -c`, a here-doc. */
@@ -35,10 +37,13 @@ export interface SimpleCommand {
  * The simple commands of a shell command line, and the reasons it hides code (`opaque`):
  * "command substitution", "process substitution", "eval", "bash -c", "source", "trap",
  * "here-doc run by bash", "bash reads code from standard input", "variable as command name",
- * "function definition", "arithmetic on a variable", `"env -S"`. Or why it cannot be parsed.
+ * "function definition", "arithmetic on a variable", `"env -S"`. `unseen` says why some of the
+ * code it runs cannot be read from the text (a command name in a variable, `eval "$x"`,
+ * `git -c`, `coproc`, `env -S`, arithmetic on a variable, code nested too deeply), so no
+ * command rule can tell whether it applies. Or why it cannot be parsed.
  */
 export type ShellAnalysis =
-  | { ok: true; commands: SimpleCommand[]; opaque: string[] }
+  | { ok: true; commands: SimpleCommand[]; opaque: string[]; unseen: string[] }
   | { ok: false; error: string };
 
 /** Code hidden in `bash -c '…'` inside `eval '…'` … is analyzed this many levels deep. */
@@ -95,27 +100,29 @@ function finish(
 ): ShellAnalysis | undefined {
   const commands: SimpleCommand[] = [];
   const opaque = [...state.opaque];
+  // A variable's value can hold `a[$(cmd)]`, which arithmetic runs.
+  const unseen: string[] = state.opaque.filter((reason) => reason === "arithmetic on a variable");
   for (const raw of state.commands) {
     const peeled = peelWrappers(raw.words);
     const hidden = findHiddenCode(peeled.words, raw.heredocs);
     opaque.push(...peeled.opaque, ...hidden.reasons);
+    unseen.push(...peeled.opaque, ...hidden.unseen);
     commands.push(toSimpleCommand(raw, peeled));
     for (const code of hidden.code) {
       if (nested === undefined) return undefined;
       const analysis = nested(code);
-      if (typeof analysis === "string") {
-        opaque.push(analysis);
-        continue;
-      }
-      if (!analysis.ok) {
-        opaque.push("unparsable hidden code");
+      if (typeof analysis === "string" || !analysis.ok) {
+        const reason = typeof analysis === "string" ? analysis : "unparsable hidden code";
+        opaque.push(reason);
+        unseen.push(reason);
         continue;
       }
       opaque.push(...analysis.opaque);
+      unseen.push(...analysis.unseen);
       commands.push(...analysis.commands.map((command) => ({ ...command, inSubstitution: true })));
     }
   }
-  return { ok: true, commands, opaque: [...new Set(opaque)] };
+  return { ok: true, commands, opaque: [...new Set(opaque)], unseen: [...new Set(unseen)] };
 }
 
 function toSimpleCommand(raw: RawCommand, peeled: ReturnType<typeof peelWrappers>): SimpleCommand {
@@ -125,6 +132,7 @@ function toSimpleCommand(raw: RawCommand, peeled: ReturnType<typeof peelWrappers
     assignments: [...raw.assignments, ...peeled.assignments],
     redirects: raw.redirects,
     wrappers: peeled.wrappers,
+    chdir: peeled.chdir,
     text: raw.text,
     inSubstitution: raw.depth > 0,
   };
