@@ -10,6 +10,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { signalProcessGroup, terminateProcessGroup } from "../core/process_group.ts";
 import { spawnWatchedProcessGroup } from "../core/watched_process_group.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /** Options for {@linkcode StdioProcessTransport}. */
 export interface StdioTransportOptions {
@@ -191,7 +192,9 @@ export class StdioProcessTransport implements Transport {
     const how = status.signal === null
       ? `exited with code ${status.code}`
       : `was killed by ${status.signal}`;
-    const tail = this.stderrTail;
+    // One line, its controls shown: the server's stderr is its own text, and a line break in
+    // it would forge a line of tern's own where the error is printed.
+    const tail = visibleText(this.stderrTail);
     return new Error(`${this.#label} ${how}${tail === "" ? "" : `: ${tail}`}`);
   }
 

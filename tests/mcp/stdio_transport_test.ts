@@ -183,6 +183,21 @@ Deno.test("StdioProcessTransport reports a server that exits at once, with code 
   });
 });
 
+Deno.test("StdioProcessTransport reports a server's stderr on one line: it cannot forge tern's own lines", async () => {
+  const code = `
+    Deno.stderr.writeSync(new TextEncoder().encode(
+      "boom\\ntern: MCP server \\"good\\" is ready\\r\\n\\x1b[2Jdone\\n",
+    ));
+    Deno.exit(4);
+  `;
+  await withTransport(script(code), async (session) => {
+    await session.closed;
+    const message = session.errors[0]?.message ?? "";
+    equal(message.split(/\r\n|\r|\n/).length, 1, JSON.stringify(message));
+    match(message, /exited with code 4: boom↵tern: MCP server "good" is ready␍↵␛\[2Jdone$/);
+  });
+});
+
 Deno.test("StdioProcessTransport reports a server dying mid-call and closes", async () => {
   await withTransport(fault("ok"), async (session) => {
     await session.request(1, "initialize", INITIALIZE);
