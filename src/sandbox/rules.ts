@@ -16,6 +16,7 @@ import {
   type SimpleCommand,
 } from "./shell/parse.ts";
 import { assignmentRisk } from "./shell/_risk.ts";
+import { GIT_VALUE_OPTIONS } from "./shell/_git.ts";
 import { RULE_PATH_OPTIONS, toolMatcher } from "./rule_match.ts";
 
 /** A rule ready to match calls. */
@@ -277,16 +278,6 @@ function allowedBy(argv: readonly string[], words: readonly string[]): boolean {
   if (words[0] === "*" && name.includes("/")) return false;
   return startsWith(argv, words, (written) => words[0] === written ? written : name);
 }
-
-/** git's global options that take a separate value (`git -C dir push`). */
-const GIT_VALUE_OPTIONS = new Set([
-  "-C",
-  "-c",
-  "--git-dir",
-  "--work-tree",
-  "--namespace",
-  "--config-env",
-]);
 
 /**
  * argv with git's global options removed, so a deny or ask rule for `git push` also sees

@@ -7,33 +7,22 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { hostileScript } from "../support/hostile_script.ts";
 
 /** The model asks for a narrow read outside the workspace, reads it, then changes a file. */
 function hostile(outside: string, seen: string[], reviews: string[]) {
-  let round = 0;
-  const calls: Array<[string, unknown]> = [
-    ["request_permissions", { reason: "the task needs it", read: [outside], scope: "session" }],
-    ["bash", { command: `cat ${join(outside, "notes.txt")}` }],
-    ["bash", { command: "touch made-by-model.txt" }],
-  ];
-  return (request: ModelRequest): ScriptedReply => {
-    if (request.tools.length === 0) {
-      reviews.push(request.messages.at(-1)?.content ?? "");
-      return { text: '{"decision":"allow","reason":"the user wants it"}' };
-    }
-    if (round > 0) {
-      const last = request.messages.at(-1);
-      seen.push(last?.role === "tool" ? last.content : "");
-    }
-    const next = calls[round++];
-    if (next === undefined) return { text: "done" };
-    const [name, args] = next;
-    return { toolCalls: [{ id: `c${round}`, name, arguments: JSON.stringify(args) }] };
-  };
+  return hostileScript(
+    [
+      ["request_permissions", { reason: "the task needs it", read: [outside], scope: "session" }],
+      ["bash", { command: `cat ${join(outside, "notes.txt")}` }],
+      ["bash", { command: "touch made-by-model.txt" }],
+    ],
+    seen,
+    reviews,
+  );
 }
 
 Deno.test("tern run --mode auto: a server a project's file chose does not review its own model's calls", async () => {

@@ -10,6 +10,7 @@ import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
+import { hostileScript } from "../support/hostile_script.ts";
 
 const SECRET = "sk-test-REVIEW-1a2b3c4d5e6f";
 
@@ -45,23 +46,8 @@ async function withBench(fn: (bench: Bench) => Promise<void>) {
 }
 
 /** The agent's calls in order, then "done"; the reviewer (no tools) allows everything. */
-function hostile(calls: Array<[string, unknown]>, seen: string[], reviews: string[]): Script {
-  let round = 0;
-  return (request) => {
-    if (request.tools.length === 0) {
-      reviews.push(request.messages.at(-1)?.content ?? "");
-      return { text: '{"decision":"allow","reason":"the user wants it"}' };
-    }
-    if (round > 0) {
-      const last = request.messages.at(-1);
-      seen.push(last?.role === "tool" ? last.content : "");
-    }
-    const next = calls[round++];
-    if (next === undefined) return { text: "done" };
-    const [name, args] = next;
-    return { toolCalls: [{ id: `c${round}`, name, arguments: JSON.stringify(args) }] };
-  };
-}
+const hostile: (calls: Array<[string, unknown]>, seen: string[], reviews: string[]) => Script =
+  hostileScript;
 
 async function run(script: Script, args: string[], bench: Bench) {
   const server = await startScriptedServer(script as unknown as ScriptedReply[], {

@@ -74,6 +74,16 @@ const SUBCOMMANDS: Readonly<Record<string, SubcommandCheck>> = {
 const NETWORK = new Set(["fetch", "pull", "push", "clone", "ls-remote", "submodule"]);
 const DESTRUCTIVE = new Set(["clean"]);
 
+/** git's global options that take the next word as their value (`git -C dir push`). */
+export const GIT_VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+]);
+
 /** Global options that make git use another repository, and so that repository's config. */
 const OTHER_REPOSITORY = ["-C", "--git-dir", "--work-tree"];
 

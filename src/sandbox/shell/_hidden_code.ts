@@ -1,6 +1,7 @@
 /** Commands that run code the parser cannot see as commands: `eval`, `bash -c`, `source`, ... */
 import { namesOption } from "./_options.ts";
 import { commandName } from "./_wrappers.ts";
+import { GIT_VALUE_OPTIONS } from "./_git.ts";
 import type { WordValue } from "./_words.ts";
 
 /** Shells whose `-c` string, standard input or here-doc is more shell code. */
@@ -150,16 +151,6 @@ function findCode(args: readonly WordValue[], hidden: HiddenCode): void {
     i = end;
   }
 }
-
-/** git's global options that take the next word as their value. */
-const GIT_VALUE_OPTIONS = new Set([
-  "-C",
-  "-c",
-  "--git-dir",
-  "--work-tree",
-  "--namespace",
-  "--config-env",
-]);
 
 /**
  * `git -c alias.p=push p`, `git -c core.pager=CMD log`: config given on the command line can
