@@ -60,6 +60,14 @@ const MAX_TOOL_PAGES = 100;
  */
 export const MAX_TOOLS = 10_000;
 
+/**
+ * Most characters of tool definitions (names, descriptions, schemas as JSON) one listing may
+ * hold; a server with more is FAILED at start, and a refresh past it keeps the tools it had.
+ * Real servers list well under a MiB: one page may be a 16 MiB line, and 100 such pages held
+ * tern at 1.75 GB.
+ */
+export const MAX_TOOLS_CHARS = 16 * 1024 * 1024;
+
 const TIMEOUT_CODE = -32001;
 const CLOSED_CODE = -32000;
 
@@ -77,8 +85,10 @@ export class McpConnection {
   #startAbort: AbortController | undefined;
   /** The last error the transport or the protocol reported. */
   #lastError: string | undefined;
-  /** Counts tool list refreshes, so an older one finishing late changes nothing. */
-  #refreshes = 0;
+  /** The refresh of the tool list under way after `list_changed`; at most one at a time. */
+  #refreshing: Promise<void> | undefined;
+  /** Another `list_changed` came while a listing (the start's or a refresh) was under way. */
+  #changedMeanwhile = false;
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
@@ -134,7 +144,7 @@ export class McpConnection {
         jsonSchemaValidator: UNCHECKED_OUTPUT,
         listChanged: {
           // The SDK's own refresh reads only the first page: tern reads them all.
-          tools: { autoRefresh: false, onChanged: () => void this.#refreshTools(client) },
+          tools: { autoRefresh: false, onChanged: () => this.#toolsChanged(client) },
         },
       });
       this.#client = client;
@@ -145,6 +155,8 @@ export class McpConnection {
       if (this.#state !== "STARTING") return;
       this.#tools = tools;
       this.#set("READY");
+      // A change told while the first listing ran may not be in it.
+      if (this.#changedMeanwhile) this.#toolsChanged(client);
     } catch (error) {
       const reason = this.#closing
         ? "closed while starting"
@@ -245,6 +257,7 @@ export class McpConnection {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     const cursors = new Set<string>();
+    let chars = 0;
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
         signal,
@@ -254,7 +267,16 @@ export class McpConnection {
         const most = MAX_TOOLS.toLocaleString("en-US");
         throw new Error(`tools/list has more than ${most} tools, the most tern takes`);
       }
-      for (const tool of page.tools) tools.push(tool as McpToolInfo);
+      for (const tool of page.tools) {
+        chars += JSON.stringify(tool).length;
+        if (chars > MAX_TOOLS_CHARS) {
+          throw new Error(
+            `tools/list has more than ${MAX_TOOLS_CHARS / 1024 / 1024} MiB of tool definitions, ` +
+              "the most tern takes",
+          );
+        }
+        tools.push(tool as McpToolInfo);
+      }
       cursor = page.nextCursor;
       // A server that never stops paging (or pages in a circle) must not hold tern forever.
       if (cursor !== undefined && (cursors.has(cursor) || cursors.size >= MAX_TOOL_PAGES - 1)) {
@@ -269,14 +291,27 @@ export class McpConnection {
     return tools;
   }
 
-  /** Reads the tools again after `list_changed`; the latest refresh wins. Never throws. */
+  /**
+   * `list_changed`: the tools are read again once the server is READY, by one refresh at a
+   * time; changes told meanwhile make that refresh list once more when it ends, however many
+   * came (each listing can be large, and overlapping ones each held theirs).
+   */
+  #toolsChanged(client: Client): void {
+    this.#changedMeanwhile = true;
+    if (this.#state !== "READY" || this.#refreshing !== undefined) return;
+    this.#refreshing = this.#refreshTools(client).finally(() => this.#refreshing = undefined);
+  }
+
+  /** Reads the tools again until no change came during a listing. Never throws. */
   async #refreshTools(client: Client): Promise<void> {
-    const refresh = ++this.#refreshes;
-    try {
-      const tools = await this.#listTools(client, undefined, this.config.requestTimeoutMs);
-      if (refresh === this.#refreshes && client === this.#client) this.#setTools(tools);
-    } catch (error) {
-      this.#lastError = messageOf(error);
+    while (this.#changedMeanwhile && client === this.#client && this.#state === "READY") {
+      this.#changedMeanwhile = false;
+      try {
+        const tools = await this.#listTools(client, undefined, this.config.requestTimeoutMs);
+        if (client === this.#client) this.#setTools(tools);
+      } catch (error) {
+        this.#lastError = messageOf(error);
+      }
     }
   }
 

@@ -110,6 +110,38 @@ Deno.test("notifications/tools/list_changed refreshes the tools", async () => {
   });
 });
 
+Deno.test("a storm of list_changed makes one tools/list at a time, and one more after it", async () => {
+  await withManager([faultServer("storm", "storm")], async (manager) => {
+    manager.start();
+    await manager.settled();
+    const signal = new AbortController().signal;
+    const changed = new Promise<void>((resolve) =>
+      manager.onChange(() => manager.tool("mcp__storm__added") && resolve())
+    );
+    await manager.tool("mcp__storm__change")!.run({}, { signal });
+    await changed;
+    // Five notifications 400 ms apart, a listing takes 600 ms: the last refresh ends by then.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const stats = await manager.tool("mcp__storm__echo")!.run({ message: "x" }, { signal });
+    const output = stats.status === "SUCCEEDED" ? stats.output : JSON.stringify(stats);
+    const [, total, most] = /lists (\d+), at once (\d+)/.exec(output) ?? [];
+    equal(Number(most), 1, output);
+    // The start's listing, then at most a few refreshes for five notifications.
+    ok(Number(total) >= 2 && Number(total) <= 6, output);
+  });
+});
+
+Deno.test("a server listing more than 16 MiB of tool definitions is FAILED, naming the limit", async () => {
+  await withManager([faultServer("bulky", "bulky")], async (manager) => {
+    manager.start();
+    await manager.settled();
+    const [status] = manager.status();
+    equal(status.state, "FAILED");
+    match(status.error!, /tools\/list has more than 16 MiB of tool definitions/);
+    deepEqual(manager.tools(), []);
+  });
+});
+
 Deno.test("a server that exits at once is FAILED with its exit code and stderr", async () => {
   await withManager([faultServer("dead", "exit")], async (manager) => {
     manager.start();
