@@ -14,6 +14,7 @@ import { describeServer, openMcp } from "../harness/mcp_setup.ts";
 import { processWriters, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 import { terminalWriters } from "./process_env.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 type McpLine = Extract<CommandLine, { command: "mcp" }>;
 
@@ -94,8 +95,11 @@ async function showTools(
   }
   for (const tool of exposed) {
     const mark = tool.readOnly ? "read-only" : "may change things";
-    const summary = tool.description.split("\n")[0];
-    write.out(`${tool.name}  (${tool.tool}, ${mark})\n  ${summary}\n`);
+    // The server's words on one line each, controls and invisible characters shown: a line
+    // break in a name or description would forge another tool's entry on this screen, the one
+    // a person reads before trusting the server.
+    const summary = tool.description.split(/\r\n|[\r\n\u0085\u2028\u2029]/)[0];
+    write.out(`${tool.name}  (${visibleText(tool.tool)}, ${mark})\n  ${visibleText(summary)}\n`);
   }
   if (exposed.length === 0) write.err(`tern: MCP server "${server}" lists no tools\n`);
   return 0;

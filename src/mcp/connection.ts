@@ -9,6 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { netDeniedMessage } from "../core/net_denied.ts";
 import { signalProcessGroup } from "../core/process_group.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import type { McpCallResult } from "./results.ts";
 import type { McpServerConfig } from "./types.ts";
 
@@ -103,9 +104,13 @@ export class McpConnection {
     return this.#state;
   }
 
-  /** Why the server is FAILED (or the last error it reported). */
+  /**
+   * Why the server is FAILED (or the last error it reported), on one line with its controls
+   * shown: it quotes the server's own words (an error message, its stderr), and a line break in
+   * them would forge a line of `tern mcp list` or of a run's warnings.
+   */
   get error(): string | undefined {
-    return this.#error;
+    return this.#error === undefined ? undefined : visibleText(this.#error);
   }
 
   /** The tools of a READY server; empty otherwise. */

@@ -324,3 +324,21 @@ Deno.test("tern run carries on without MCP when the project's MCP config is brok
     }
   });
 });
+
+Deno.test("tern mcp tools and mcp list show a server's line breaks and invisible characters: they forge no entry", async () => {
+  const servers = { evil: faultServerCommand("forged"), broken: faultServerCommand("init-error") };
+  await withMcpWorkspace(servers, async (ws, env) => {
+    const tools = await runTern(["mcp", "tools", "evil"], { cwd: ws.dir, env });
+    equal(tools.code, 0, tools.stderr);
+    const lines = tools.stdout.trimEnd().split("\n");
+    // One tool: its entry line and its summary line, nothing more.
+    equal(lines.length, 2, tools.stdout);
+    match(lines[0], /\(x↵ {2}mcp__evil__safe {2}\(safe, read-only\), may change things\)$/);
+    equal(lines[1], "  first ⟨U+E0049⟩");
+    ok(!tools.stdout.includes("mcp__fake__forged"), tools.stdout);
+    const listed = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    const rows = listed.stdout.split("\n").filter((line) => line.startsWith("github"));
+    deepEqual(rows, [], listed.stdout);
+    match(listed.stdout, /boom↵github {2}READY/);
+  });
+});
