@@ -50,7 +50,10 @@ export async function attachImages(
           `${mb(MAX_IMAGE_BYTES)} MB limit; make it smaller first (tern does not downscale)`,
       );
     }
-    const bytes = checked.info?.isFile ? readFileVerified(checked.root, checked.real) : null;
+    // One byte past the limit at most: a file grown since the check is refused, not read.
+    const bytes = checked.info?.isFile
+      ? readFileVerified(checked.root, checked.real, MAX_IMAGE_BYTES + 1)
+      : null;
     if (bytes === null) {
       throw new InputError(
         `Cannot attach image "${path}": not a readable regular file inside the workspace`,

@@ -5,7 +5,7 @@
  * size limit is refused with what to do, never downscaled.
  */
 import type { ImagePart } from "./messages.ts";
-import { sniffImageType } from "./image_type.ts";
+import { imageStructureProblem, sniffImageType } from "./image_type.ts";
 
 /** The largest image sent (Anthropic's per-image limit; OpenAI's is larger). */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -21,6 +21,13 @@ export async function imagePart(bytes: Uint8Array, name: string): Promise<ImageP
     throw new Error(`Cannot attach image "${name}": not a PNG, JPEG, GIF or WebP image`);
   }
   if (bytes.length > MAX_IMAGE_BYTES) throw new Error(tooLargeMessage(name, bytes.length));
+  const problem = imageStructureProblem(bytes, mediaType);
+  if (problem !== undefined) {
+    throw new Error(
+      `Cannot attach image "${name}": not a whole ${mediaType.slice(6).toUpperCase()} image ` +
+        `(${problem})`,
+    );
+  }
   return { mediaType, data: base64(bytes), sha256: await sha256Hex(bytes) };
 }
 

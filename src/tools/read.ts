@@ -129,7 +129,9 @@ async function readImage(
   if (file.size > MAX_IMAGE_BYTES) {
     throw new ToolError("EXECUTION_FAILED", tooLargeMessage(path, file.size));
   }
-  const part = await imagePart(file.readAll(), path);
+  // At most one byte past the limit: a file grown since the size was checked is refused by
+  // imagePart, never read whole into memory.
+  const part = await imagePart(file.head(MAX_IMAGE_BYTES + 1), path);
   return {
     output: `Image "${shown}" (${type}, ${file.size} bytes) follows.`,
     details: { kind: "file", path: shown, lines: 0, truncated: false },

@@ -59,15 +59,21 @@ const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
  * The content of the file at absolute `path`, a path found by walking the workspace (or a
  * granted root: `workspace` is whichever folder the walk stays in), opened with
  * {@linkcode openVerified}: it must be a regular file inside `workspace` at a path without
- * symlinks. Null when it is not, or cannot be read. Never throws.
+ * symlinks. Null when it is not, or cannot be read. With `maxBytes`, at most that many bytes
+ * from the start (a file that grew since its size was checked is never read whole). Never
+ * throws.
  */
-export function readFileVerified(workspace: string, path: string): Uint8Array | null {
+export function readFileVerified(
+  workspace: string,
+  path: string,
+  maxBytes?: number,
+): Uint8Array | null {
   try {
     if (!isInside(workspace, path)) return null;
     const info = Deno.lstatSync(path);
     if (!info.isFile) return null;
     using file = openVerified({ path, real: path, info });
-    return file.readAll();
+    return maxBytes === undefined ? file.readAll() : file.head(maxBytes);
   } catch {
     return null;
   }

@@ -1,4 +1,4 @@
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createReadTool, MAX_READ_BYTES } from "../../src/tools/read.ts";
 import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
@@ -85,10 +85,10 @@ const PNG_HEAD = [
 
 Deno.test("read() returns an image file as an image part, named by its hash", async () => {
   await withSandbox(async ({ ws }) => {
-    const bytes = new Uint8Array(PNG_HEAD);
+    const bytes = Uint8Array.from(atob(ONE_PIXEL_PNG), (c) => c.charCodeAt(0));
     await Deno.writeFile(join(ws, "shot.png"), bytes);
     const obs = await call(read, ws, { path: "shot.png" });
-    equal(succeeded(obs), 'Image "shot.png" (image/png, 16 bytes) follows.');
+    equal(succeeded(obs), `Image "shot.png" (image/png, ${bytes.length} bytes) follows.`);
     ok(obs.status === "SUCCEEDED");
     equal(obs.images?.length, 1);
     const [image] = obs.images!;
@@ -96,6 +96,33 @@ Deno.test("read() returns an image file as an image part, named by its hash", as
     equal(image.data, btoa(String.fromCharCode(...bytes)));
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     equal(image.sha256, [...digest].map((b) => b.toString(16).padStart(2, "0")).join(""));
+  });
+});
+
+/** The bytes of `text`, one per character (a "binary string"). */
+function bytesOf(text: string): Uint8Array {
+  return Uint8Array.from(text, (char) => char.charCodeAt(0));
+}
+
+/** A whole 1×1 PNG. */
+const ONE_PIXEL_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+Deno.test("read() refuses an image cut short or with a broken header, naming why", async () => {
+  await withSandbox(async ({ ws }) => {
+    const whole = Uint8Array.from(atob(ONE_PIXEL_PNG), (c) => c.charCodeAt(0));
+    const cases: Array<[string, Uint8Array, RegExp]> = [
+      ["cut.png", whole.subarray(0, 40), /not a whole PNG image \(no PNG header|cut short/],
+      ["head.png", new Uint8Array(PNG_HEAD), /not a whole PNG image \(no PNG header \(IHDR\)\)/],
+      // JPEG's magic number, then text: no frame, no scan.
+      ["text.jpg", bytesOf("\xff\xd8\xff not a jpeg at all"), /not a whole JPEG image/],
+      ["gif.gif", bytesOf("GIF89a\x00\x00\x01\x00\x00\x00\x00\x00"), /GIF image \(a width/],
+    ];
+    for (const [name, bytes, why] of cases) {
+      await Deno.writeFile(join(ws, name), bytes);
+      const message = failed(await call(read, ws, { path: name }), "EXECUTION_FAILED");
+      match(message, why, name);
+    }
   });
 });
 
