@@ -421,7 +421,7 @@ export class Conversation {
       ).then((loaded) => loaded.active, (error) => {
         // The person's own broken settings file (or trust record) runs no hooks, and says so; a
         // broken project file only loses its own hooks (see readHookSources).
-        this.#warnOnce(`tern: no hooks run: ${error instanceof Error ? error.message : error}`);
+        this.#warnOnce(`no hooks run: ${error instanceof Error ? error.message : error}`);
         return [];
       }),
       () => this.#openSandbox(),

@@ -354,7 +354,7 @@ testWith(
       Deno.writeTextFileSync(join(dir, "b.txt"), "orig-b\n");
       const run = await tern(["run", "flood"]);
       equal(run.code, 0, run.stderr);
-      match(run.stderr, /checkpoints stopped in this session/);
+      match(run.stderr, /^tern: warning: checkpoints stopped in this session/m);
       const kinds = (await readRecords(sessionPath())).map((record) => record.kind);
       deepEqual(kinds, ["before", "failed"]);
       await Deno.remove(join(dir, "junk"), { recursive: true });

@@ -300,7 +300,7 @@ export class TurnCheckpoints {
       // The log itself failed: no record, and no rewind can start from a later checkpoint.
     }
     this.#options.warn(
-      `tern: checkpoints stopped in this session (a rewind restores files only as an earlier ` +
+      `checkpoints stopped in this session (a rewind restores files only as an earlier ` +
         `checkpoint had them, and counts every file changed since as changed outside tern): ` +
         reason,
     );
