@@ -165,3 +165,30 @@ Deno.test("ShadowStore.blobs() reads many blobs in order, binary and empty ones 
     );
   });
 });
+
+Deno.test("ShadowStore.snapshot() fails, naming the store, once rewritten files could take it past its limit", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    /** 40 KB that compress to nothing less: new content on every call. */
+    const rewrite = () =>
+      Deno.writeFile(join(ws, "build.bin"), crypto.getRandomValues(new Uint8Array(40_000)));
+    await rewrite();
+    const options = { indexName: "s1", maxFileBytes: 1024 * 1024, maxStoreBytes: 100_000 };
+    const store = await ShadowStore.open(gitDir, ws, options);
+    await store.snapshot();
+    await rewrite();
+    await store.snapshot();
+    // A third copy could take the store (which keeps every snapshot's content) past 100 KB.
+    await rewrite();
+    await rejects(
+      store.snapshot(),
+      new RegExp(
+        `^TernError: Cannot checkpoint the workspace: its checkpoint store holds 0\\.\\d MiB, ` +
+          `and the 0\\.0 MiB changed since the last checkpoint could take it past 0\\.1 MiB; ` +
+          `remove "${gitDir}" to start it afresh`,
+      ),
+    );
+    // A store opened anew measures what it holds: the limit holds across runs.
+    const reopened = await ShadowStore.open(gitDir, ws, { ...options, indexName: "s2" });
+    await rejects(reopened.snapshot(), /could take it past/);
+  });
+});

@@ -31,7 +31,19 @@ export interface ShadowStoreOptions {
   maxFiles?: number;
   /** Most bytes one snapshot reads (default 2 GiB): past it the snapshot fails. */
   maxBytes?: number;
+  /**
+   * Most bytes the whole store may hold (default {@linkcode MAX_STORE_BYTES}): a snapshot that
+   * could take it past that fails. Nothing is ever pruned from a store, and every snapshot's
+   * new contents stay in it, kept or not.
+   */
+  maxStoreBytes?: number;
 }
+
+/**
+ * The largest a workspace's checkpoint store grows (4 GiB): snapshots past it fail, so a build
+ * that rewrites large files on every call cannot fill the disk with copies of them.
+ */
+export const MAX_STORE_BYTES = 4 * 2 ** 30;
 
 /** A snapshot of the workspace. */
 export interface Snapshot {
@@ -101,6 +113,8 @@ export class ShadowStore {
   #last: Snapshot | undefined;
   /** The `hidden` test whose paths this object took out of the index already. */
   #cleanedFor: PathTest | undefined;
+  /** What the store holds, in bytes: measured at the first snapshot, then counted up. */
+  #stored: number | undefined;
 
   private constructor(gitDir: string, workspace: string, options: ShadowStoreOptions) {
     this.gitDir = gitDir;
@@ -319,6 +333,7 @@ export class ShadowStore {
         return this.#last;
       }
     }
+    if (reading > 0) await this.#reserve(reading);
     if (update.length > 0) {
       // --replace: a folder that became a file or link (or the reverse) replaces its entries.
       await this.#git(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], {
@@ -334,6 +349,34 @@ export class ShadowStore {
     const tree = this.#treeOf(await this.#git(["write-tree"]));
     this.#last = { tree, skipped };
     return this.#last;
+  }
+
+  /**
+   * Counts `bytes` more into the store (at most what a snapshot reading them adds: git
+   * compresses, and content it holds already adds nothing).
+   * @throws {TernError} when that could take the store past its limit.
+   */
+  async #reserve(bytes: number): Promise<void> {
+    const most = this.#options.maxStoreBytes ?? MAX_STORE_BYTES;
+    this.#stored ??= await this.#storedBytes();
+    if (this.#stored + bytes > most) {
+      const gib = (n: number) =>
+        n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`;
+      throw new TernError(
+        `Cannot checkpoint the workspace: its checkpoint store holds ${gib(this.#stored)}, and ` +
+          `the ${gib(bytes)} changed since the last checkpoint could take it past ` +
+          `${gib(most)}; remove "${this.gitDir}" to start it afresh (earlier checkpoints are ` +
+          "then gone)",
+      );
+    }
+    this.#stored += bytes;
+  }
+
+  /** The bytes of the store's objects, loose and packed (`git count-objects -v`). */
+  async #storedBytes(): Promise<number> {
+    const text = decoder.decode((await this.#git(["count-objects", "-v"])).stdout);
+    const kib = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+    return (kib("size") + kib("size-pack") + kib("size-garbage")) * 1024;
   }
 
   #treeOf(result: GitResult): string {
