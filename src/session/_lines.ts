@@ -24,6 +24,15 @@ export interface LineScan {
 
 const NEWLINE = 10;
 const CHUNK = 1 << 20;
+/**
+ * The longest line handed out whole (64 MiB): tern writes none near it (a message past the
+ * model's window is refused, tool results and summaries are capped, images live in files of
+ * their own). Of a longer line, from a damaged or hand-made file, only its first
+ * {@linkcode OVERLONG_HEAD} bytes are handed out, which no JSON reader takes for an entry: it
+ * is skipped as damaged instead of filling memory (a 400 MB line ran tern out of it).
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const OVERLONG_HEAD = 4096;
 
 /** Feeds chunks in, hands complete lines out; the bytes after the last "\n" wait for more. */
 class LineSplitter {
@@ -32,6 +41,8 @@ class LineSplitter {
   #pendingLength = 0;
   #lineNumber = 0;
   #lastByte = -1;
+  /** The line being read is past MAX_LINE_BYTES: `#pending` holds its head, the rest is dropped. */
+  #overlong = false;
 
   constructor(onLine: LineHandler) {
     this.#onLine = onLine;
@@ -46,11 +57,27 @@ class LineSplitter {
       if (!this.#emit(chunk.subarray(start, end))) return false;
       start = end + 1;
     }
-    if (start < chunk.length) {
+    if (start < chunk.length && !this.#overlong) {
       this.#pending.push(chunk.slice(start));
       this.#pendingLength += chunk.length - start;
+      if (this.#pendingLength > MAX_LINE_BYTES) this.#keepHead();
     }
     return true;
+  }
+
+  /** The line is past MAX_LINE_BYTES: only its first OVERLONG_HEAD bytes are kept. */
+  #keepHead(): void {
+    const head = new Uint8Array(Math.min(OVERLONG_HEAD, this.#pendingLength));
+    let filled = 0;
+    for (const part of this.#pending) {
+      if (filled === head.length) break;
+      const piece = part.subarray(0, head.length - filled);
+      head.set(piece, filled);
+      filled += piece.length;
+    }
+    this.#pending = [head];
+    this.#pendingLength = head.length;
+    this.#overlong = true;
   }
 
   /** Hands out a last line that has no "\n". */
@@ -60,19 +87,28 @@ class LineSplitter {
   }
 
   #emit(tail: Uint8Array): boolean {
-    let line = tail;
-    if (this.#pendingLength > 0) {
-      line = new Uint8Array(this.#pendingLength + tail.length);
-      let offset = 0;
-      for (const part of this.#pending) {
-        line.set(part, offset);
-        offset += part.length;
-      }
-      line.set(tail, offset);
-      this.#pending = [];
-      this.#pendingLength = 0;
+    // An overlong line's end is dropped with the rest of it.
+    if (!this.#overlong && this.#pendingLength + tail.length > MAX_LINE_BYTES) {
+      this.#keepHead();
     }
+    const line = this.#joined(this.#overlong ? new Uint8Array(0) : tail);
+    this.#pending = [];
+    this.#pendingLength = 0;
+    this.#overlong = false;
     return this.#onLine(line, ++this.#lineNumber) !== false;
+  }
+
+  /** The pending bytes followed by `tail`, as one array. */
+  #joined(tail: Uint8Array): Uint8Array {
+    if (this.#pendingLength === 0) return tail;
+    const line = new Uint8Array(this.#pendingLength + tail.length);
+    let offset = 0;
+    for (const part of this.#pending) {
+      line.set(part, offset);
+      offset += part.length;
+    }
+    line.set(tail, offset);
+    return line;
   }
 }
 

@@ -227,8 +227,8 @@ async function readHeader(path: string): Promise<SessionHeader | undefined> {
 
 /**
  * Reads what `listSessions` shows. Lines up to PARSE_LIMIT bytes are parsed; a longer line
- * counts as an entry when it starts with "{" and ends with "}" (it is parsed only while the
- * first user message is still unknown), so a torn long line can, rarely, be counted.
+ * counts as an entry when it starts with "{" and ends with "}" (so a torn long line can,
+ * rarely, be counted), and gives the title from its first bytes when it is a user message.
  */
 async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
   let header: SessionHeader | undefined;
@@ -240,7 +240,7 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
     await scanLines(path, (line, lineNumber) => {
       if (lineNumber === 1) {
         header = parseSessionHeader(decoder.decode(line), path);
-      } else if (line.length <= PARSE_LIMIT || firstUserText === undefined) {
+      } else if (line.length <= PARSE_LIMIT) {
         const value = parseLine(line);
         if (value && typeof value.id === "string" && typeof value.timestamp === "string") {
           entries++;
@@ -248,6 +248,8 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
         }
       } else if (line[0] === 0x7b && line[line.length - 1] === 0x7d) {
         entries++;
+        // Only the title's start is wanted: read from the line's start, never parsed whole.
+        firstUserText ??= longUserText(line);
       }
     });
   } catch (error) {
@@ -282,6 +284,29 @@ function parseLine(bytes: Uint8Array): Record<string, unknown> | undefined {
     return undefined;
   }
 }
+
+/**
+ * A user message entry's text as `userText` gives it, from the first 64 KiB of a line too long
+ * to parse (tern writes an entry's keys in this order); undefined when it is not one.
+ */
+function longUserText(line: Uint8Array): string | undefined {
+  const head = decoder.decode(line.subarray(0, 64 * 1024));
+  const found = LONG_USER_MESSAGE.exec(head);
+  if (found === null) return undefined;
+  // Cut where the head ends: an escape left open there is dropped.
+  const text = found[1].slice(0, 4000).replace(/\\(u[0-9a-fA-F]{0,3})?$/, "");
+  try {
+    return userText({
+      type: "message",
+      message: { role: "user", content: JSON.parse(`"${text}"`) },
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+const LONG_USER_MESSAGE =
+  /^\{"type":"message","id":"[^"]*","parentId":(?:null|"[^"]*"),"timestamp":"[^"]*","message":\{"role":"user","content":"((?:[^"\\]|\\.)*)/;
 
 /** The text of a user message entry, whitespace collapsed and cut to 100 characters. */
 function userText(entry: Record<string, unknown>): string | undefined {
