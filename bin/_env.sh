@@ -110,15 +110,41 @@ TERN_PRESET_HOSTS="api.openai.com,api.anthropic.com,openrouter.ai"
 TERN_PRESET_HOSTS+=",127.0.0.1:11434,127.0.0.1:1234,127.0.0.1:8000,127.0.0.1:8080"
 
 # _tern_hosts_in TEXT: appends to _tern_hosts the host (with its port, when given) of every
-# http(s) URL in TEXT.
+# http(s) URL in TEXT: only a name of non-empty labels (or a bracketed IPv6 address) with a port
+# from 1 to 65535, which Deno takes (it refuses to start on `a..b` or `:99999999`), and at most
+# _TERN_MAX_HOSTS of them (a list too long for one argument stops Deno from starting too).
+_TERN_MAX_HOSTS=200
+_tern_host_count=0
 _tern_hosts_in() {
   local rest="$1" host
   local url_re='[hH][tT][tT][pP][sS]?://([^/?#"'"'"' ,;}<>\\]+)(.*)'
+  local host_re='^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([0-9]{1,5}))?$'
   while [[ "$rest" =~ $url_re ]]; do
     host="${BASH_REMATCH[1]##*@}"
     rest="${BASH_REMATCH[2]}"
-    [[ "$host" =~ ^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]+)?$ ]] && _tern_hosts+=",$host"
+    ((_tern_host_count < _TERN_MAX_HOSTS)) || return 0
+    if [[ ${#host} -le 260 && "$host" =~ $host_re ]]; then
+      if [[ -z "${BASH_REMATCH[4]}" ]] || ((10#${BASH_REMATCH[4]} >= 1 && 10#${BASH_REMATCH[4]} <= 65535)); then
+        _tern_hosts+=",$host"
+        _tern_host_count=$((_tern_host_count + 1))
+      fi
+    fi
   done
+}
+
+# _tern_may_read NAME: true when NAME is one of the variables tern may read (_tern_env_names,
+# the comma list given to --allow-env, `PREFIX*` entries included).
+_tern_may_read() {
+  local entry
+  local IFS=,
+  for entry in $_tern_env_names; do
+    if [[ "$entry" == *"*" ]]; then
+      [[ "$1" == "${entry%\*}"* ]] && return 0
+    elif [[ "$1" == "$entry" ]]; then
+      return 0
+    fi
+  done
+  return 1
 }
 
 # _tern_url_value TEXT: appends the host of TEXT when all of it is one http(s) URL, after
@@ -128,7 +154,9 @@ _tern_url_value() {
   local value="$1"
   if [[ "$value" =~ ^\$\{([A-Za-z_][A-Za-z0-9_]*)(:-(.*))?\}$ ]]; then
     local name="${BASH_REMATCH[1]}" fallback="${BASH_REMATCH[3]}"
-    value="${!name:-$fallback}"
+    # Only a variable tern may read itself: any other is not expanded by tern either, and would
+    # grant a host it never connects to.
+    if _tern_may_read "$name"; then value="${!name:-$fallback}"; else value="$fallback"; fi
   fi
   # An `if`, not `&&`: bin/tern runs with `set -e`, and a function whose last command fails
   # (no URL here) would end the launcher.
@@ -304,6 +332,8 @@ tern_net_hosts() {
   _tern_hosts=""
   for arg in "$@"; do
     case "$prev" in -C | --cwd) ws="$arg" ;; --base-url) _tern_url_value "$arg" ;; esac
+    # After "--" come the task's words, not options (tern reads them so too).
+    [[ "$arg" != "--" ]] || break
     case "$arg" in
       --cwd=*) ws="${arg#--cwd=}" ;;
       -C?*) ws="${arg#-C}" ;;
@@ -409,14 +439,26 @@ tern_deno_flags() {
       echo "tern: ignoring TERN_EXTRA_ENV=\"$TERN_EXTRA_ENV\": expected names like GITHUB_TOKEN,MY_*" >&2
     fi
   fi
-  local home="${TERN_HOME:-${HOME:-/nonexistent}/.tern}"
-  case "$home" in /*) ;; *) home="$PWD/$home" ;; esac
+  _tern_env_names="$names"
   local tmp="${TMPDIR:-/tmp}"
   tern_net_hosts "$@"
+  # Relative, tern's home lies in the workspace, as tern itself reads it (resolveTernHome).
+  local home="${TERN_HOME:-${HOME:-/nonexistent}/.tern}"
+  case "$home" in /*) ;; *) home="$_tern_workspace/$home" ;; esac
   # Deno splits a permission list at commas: a workspace whose path holds one would grant a
   # path cut from it, so it gets no memory folder (consolidation then says it cannot write).
   local memory=",$_tern_workspace/.tern/memory"
   [[ "$_tern_workspace" != *,* ]] || memory=""
+  # tern's home and the temp folder it must write: a comma in either would grant the parts
+  # (`/tmp/a,/home`), so tern does not start.
+  local what
+  for what in "TERN_HOME (or HOME):$home" "TMPDIR:$tmp"; do
+    if [[ "${what#*:}" == *,* ]]; then
+      echo "tern: ${what%%:*} \"${what#*:}\" holds a comma, which Deno's permission lists cannot:" \
+        "set ${what%%:*} to a folder without one" >&2
+      exit 2
+    fi
+  done
   TERN_DENO_FLAGS=(
     --no-prompt
     --quiet

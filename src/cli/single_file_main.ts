@@ -62,23 +62,30 @@ export async function startSingleFile(build: SingleFileBuild): Promise<void> {
  * into the build are the builder's, and a subagent started with them could not write the home
  * of whoever runs it.
  */
-function withRunWrites(flags: readonly string[]): string[] {
-  const env = (name: string) => {
-    try {
-      return Deno.env.get(name);
-    } catch {
-      return undefined;
-    }
-  };
-  const cwd = Deno.cwd();
+export function withRunWrites(
+  flags: readonly string[],
+  env: (name: string) => string | undefined = readVariable,
+  cwd = Deno.cwd(),
+): string[] {
+  // Empty is unset, as for bash's `${TERN_HOME:-…}` and tern's own resolveTernHome.
+  const set = (name: string) => env(name) || undefined;
   const absolute = (path: string) => path.startsWith("/") ? path : `${cwd}/${path}`;
-  const home = absolute(env("TERN_HOME") ?? `${env("HOME") ?? "/nonexistent"}/.tern`);
-  const tmp = env("TMPDIR") ?? "/tmp";
-  // Deno splits the list at commas: a folder with one in its name gets no memory folder.
-  const memory = cwd.includes(",") ? "" : `,${cwd}/.tern/memory`;
+  const home = absolute(set("TERN_HOME") ?? `${set("HOME") ?? "/nonexistent"}/.tern`);
+  const tmp = set("TMPDIR") ?? "/tmp";
+  // Deno splits the list at commas: a folder with one in its name is left out (its writes
+  // fail), never granted as the parts the commas cut it into.
+  const writes = [home, tmp, `${cwd}/.tern/memory`].filter((path) => !path.includes(","));
   return flags.map((flag) =>
-    flag.startsWith("--allow-write=") ? `--allow-write=${home},${tmp}${memory}` : flag
+    flag.startsWith("--allow-write=") ? `--allow-write=${writes.join(",")}` : flag
   );
+}
+
+function readVariable(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The thread part a Worker's name asks for; undefined in the main thread (which has no name). */

@@ -442,3 +442,114 @@ Deno.test("tern run reaching a host the launcher did not grant fails at once, na
     await ws.cleanup();
   }
 });
+
+Deno.test("a symlinked bin/tern runs no program from the workspace, even with . on PATH", async () => {
+  const ws = await tempWorkspace();
+  const deno = await fakeDeno("9.8.7");
+  try {
+    const marker = join(ws.home, "ran");
+    // The repository's readlink would point the launcher at its own bin/_env.sh.
+    await Deno.writeTextFile(
+      join(ws.dir, "readlink"),
+      `#!/bin/sh\necho ran > '${marker}'\necho '${ws.dir}/bin/tern'\n`,
+    );
+    await Deno.chmod(join(ws.dir, "readlink"), 0o755);
+    await Deno.mkdir(join(ws.dir, "bin"));
+    await Deno.writeTextFile(join(ws.dir, "bin", "_env.sh"), `echo ran > '${marker}'; exit 42\n`);
+    const link = join(ws.home, "lbin");
+    await Deno.mkdir(link);
+    await Deno.symlink(join(ROOT, "bin", "tern"), join(link, "tern"));
+    for (const path of [`.:${link}:/usr/bin:/bin`, `:${link}:/usr/bin:/bin`]) {
+      const out = await new Deno.Command(join(link, "tern"), {
+        args: ["--version"],
+        cwd: ws.dir,
+        env: { PATH: path, TERN_DENO_BIN: deno.bin, TERN_NO_BUNDLE: "1", HOSTTYPE: "aarch64" },
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      equal(out.code, 0, decoder.decode(out.stderr));
+      equal(decoder.decode(out.stdout), `tern ${VERSION} (deno 9.8.7, source)\n`);
+      ok(!(await Deno.stat(marker).then(() => true, () => false)), `${path}: the workspace's ran`);
+    }
+  } finally {
+    await deno.cleanup();
+    await ws.cleanup();
+  }
+});
+
+Deno.test("the launcher grants only hosts Deno takes, at most 200 from files", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const servers = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [`s${i}`, { url: `https://host${i}.test/mcp` }]),
+    );
+    servers.bad1 = { url: "http://a..b/mcp" };
+    servers.bad2 = { url: "http://x.test:99999999/mcp" };
+    await Deno.writeTextFile(join(ws.dir, ".mcp.json"), JSON.stringify({ servers }));
+    const env = { HOME: "/nonexistent", TERN_HOME: ws.home };
+    const hosts = netHosts(env, { cwd: ws.dir });
+    ok(!hosts.includes("a..b") && !hosts.some((host) => host.startsWith("x.test")), `${hosts}`);
+    const fromFile = hosts.filter((host) => /^host\d+\.test$/.test(host));
+    ok(fromFile.length > 100 && fromFile.length <= 200, `${fromFile.length} hosts`);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("the launcher expands in a project's MCP url only variables tern may read", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await Deno.writeTextFile(
+      join(ws.dir, ".mcp.json"),
+      '{"servers":{"a":{"url":"${SECRET_URL}"},"b":{"url":"${NOT_SET:-https://fallback.test/m}"}}}',
+    );
+    const env = { HOME: "/nonexistent", TERN_HOME: ws.home, SECRET_URL: "https://internal.test" };
+    const hosts = netHosts(env, { cwd: ws.dir });
+    ok(!hosts.includes("internal.test") && hosts.includes("fallback.test"), `${hosts}`);
+    const allowed = netHosts({ ...env, TERN_EXTRA_ENV: "SECRET_URL" }, { cwd: ws.dir });
+    ok(allowed.includes("internal.test"), `${allowed}`);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("the launcher refuses a tern home or temp folder with a comma, and reads no option after --", async () => {
+  const ws = await tempWorkspace();
+  try {
+    for (
+      const [env, what] of [
+        [{ HOME: "/nonexistent", TERN_HOME: "/var/tmp/My Stuff, Inc/.tern" }, "TERN_HOME"],
+        [{ HOME: "/nonexistent", TERN_HOME: ws.home, TMPDIR: "/tmp/a,/home" }, "TMPDIR"],
+      ] as const
+    ) {
+      const out = new Deno.Command("bash", {
+        args: [
+          "-c",
+          `source "${ROOT}/bin/_env.sh"; tern_deno_flags; echo "\${TERN_DENO_FLAGS[@]}"`,
+        ],
+        env: { PATH: "/usr/bin:/bin", ...env },
+        clearEnv: true,
+        cwd: ws.dir,
+      }).outputSync();
+      equal(out.code, 2);
+      match(decoder.decode(out.stderr), new RegExp(`^tern: ${what}.* holds a comma`));
+      ok(!decoder.decode(out.stdout).includes("--allow-write"), decoder.decode(out.stdout));
+    }
+    // A task that starts with -C is the task's, after "--": the grants stay with this folder.
+    const write = declaredFlags({ HOME: "/nonexistent", TERN_HOME: ws.home }, {
+      cwd: ws.dir,
+      args: ["run", "--", "-C/etc"],
+    }).find((arg) => arg.startsWith("--allow-write="))!;
+    ok(write.endsWith(`,${ws.dir}/.tern/memory`), write);
+    // A relative TERN_HOME lies in the workspace (-C), as tern reads it.
+    const other = await Deno.makeTempDir({ dir: ws.home });
+    const relative = declaredFlags({ HOME: "/nonexistent", TERN_HOME: "th" }, {
+      cwd: ws.dir,
+      args: ["-C", other],
+    }).find((arg) => arg.startsWith("--allow-write="))!;
+    ok(relative.startsWith(`--allow-write=${other}/th,`), relative);
+  } finally {
+    await ws.cleanup();
+  }
+});
