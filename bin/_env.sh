@@ -136,8 +136,10 @@ _tern_hosts_in() {
 # the comma list given to --allow-env, `PREFIX*` entries included).
 _tern_may_read() {
   local entry
-  local IFS=,
-  for entry in $_tern_env_names; do
+  local -a entries
+  # Read, not word-split: an entry `MY_*` must not be matched against file names.
+  IFS=, read -ra entries <<<"${_tern_env_names:-$TERN_ENV_NAMES}"
+  for entry in "${entries[@]}"; do
     if [[ "$entry" == *"*" ]]; then
       [[ "$1" == "${entry%\*}"* ]] && return 0
     elif [[ "$1" == "$entry" ]]; then
