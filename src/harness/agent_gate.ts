@@ -17,8 +17,7 @@ import { warnOnStderr } from "../config/workspace_file.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 import type { Reviewer } from "../sandbox/review.ts";
-import { describeSource } from "../config/sources.ts";
-import type { ConfigSource } from "../config/sources.ts";
+import { type ConfigSource, describeSource } from "../config/sources.ts";
 
 /** The gate, the audit log and the gated tools over an open `runtime`. */
 export async function withRuntime(

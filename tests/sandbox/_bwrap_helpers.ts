@@ -10,7 +10,11 @@ import { shellEnv } from "../../src/sandbox/shell_runner.ts";
 import { createBwrapRunner } from "../../src/sandbox/shell_runner.ts";
 import type { ShellPlan, ShellResult, ShellRunOptions } from "../../src/sandbox/types.ts";
 import type { PermissionRule, ResourceLimits } from "../../src/config/schema.ts";
-import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
+import {
+  createSandbox,
+  type CreateSandboxOptions,
+  type SandboxRuntime,
+} from "../../src/sandbox/runtime.ts";
 import { WarmSlot } from "../../src/sandbox/warm_shell.ts";
 import { pathDenials } from "../../src/sandbox/denied_paths.ts";
 import { BUILTIN_MANIFEST } from "../../src/tools/mod.ts";
@@ -286,4 +290,27 @@ export async function withTestSandbox(
     await sandbox.close();
     await Deno.remove(root, { recursive: true });
   }
+}
+
+/**
+ * createSandbox()'s options for a test: workspace `ws` in `root` (also HOME), `:workspace` with
+ * bubblewrap, tern's home at `root/tern-home`; `extra` overrides any of them.
+ */
+export function sandboxOptionsFor(
+  root: string,
+  ws: string,
+  runId: string,
+  extra: Partial<CreateSandboxOptions> = {},
+): CreateSandboxOptions {
+  return {
+    workspace: ws,
+    profile: ":workspace",
+    noSandbox: false,
+    ternHome: join(root, "tern-home"),
+    env: { PATH: "/usr/bin:/bin", HOME: root },
+    home: root,
+    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+    runId,
+    ...extra,
+  };
 }

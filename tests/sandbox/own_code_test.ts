@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OWN_CODE_ENTRIES, ownCodePaths } from "../../src/sandbox/own_code.ts";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
-import { bwrapTest } from "./_bwrap_helpers.ts";
+import { bwrapTest, sandboxOptionsFor } from "./_bwrap_helpers.ts";
 
 const checkout = await Deno.realPath(fileURLToPath(new URL("../../", import.meta.url)));
 
@@ -42,16 +42,11 @@ bwrapTest(
       originals.set(join(checkout, file), await Deno.readTextFile(join(checkout, file)));
     }
     const mainBefore = originals.get(join(checkout, "main.ts"));
-    const runtime = await createSandbox({
-      workspace: checkout,
-      profile: ":workspace",
-      noSandbox: false,
-      ternHome: join(root, "tern-home"),
-      env: { PATH: "/usr/bin:/bin", HOME: root, DENO_DIR: denoDir },
-      home: root,
-      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-      runId: "own-code-test",
-    });
+    const runtime = await createSandbox(
+      sandboxOptionsFor(root, checkout, "own-code-test", {
+        env: { PATH: "/usr/bin:/bin", HOME: root, DENO_DIR: denoDir },
+      }),
+    );
     try {
       equal(runtime.shellKind, "bwrap");
       const run = (command: string) => runtime.shell(command, { cwd: checkout, timeoutMs: 30_000 });
@@ -137,16 +132,7 @@ bwrapTest(
     const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_own_code_" }));
     const ws = join(root, "ws");
     await Deno.mkdir(ws);
-    const runtime = await createSandbox({
-      workspace: ws,
-      profile: ":workspace",
-      noSandbox: false,
-      ternHome: join(root, "tern-home"),
-      env: { PATH: "/usr/bin:/bin", HOME: root },
-      home: root,
-      handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-      runId: "own-code-later",
-    });
+    const runtime = await createSandbox(sandboxOptionsFor(root, ws, "own-code-later"));
     try {
       await runtime.setExtraGrants({ write: [checkout] });
       const flags = runtime.explain().worker ?? [];

@@ -1,33 +1,11 @@
 /** createSandbox(): giving up an opening that is no longer wanted leaves nothing behind. */
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { createSandbox, type CreateSandboxOptions } from "../../src/sandbox/runtime.ts";
+import { createSandbox } from "../../src/sandbox/runtime.ts";
+import { sandboxOptionsFor as optionsFor } from "./_bwrap_helpers.ts";
 import { runCgroupPrefix } from "../../src/sandbox/run_cgroup.ts";
 import { processesMatching } from "../support/tmux.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
-
-/**
- * createSandbox()'s options for a test: workspace `ws` in `root` (also HOME), `:workspace` with
- * bubblewrap, tern's home at `root/tern-home`; `extra` overrides any of them.
- */
-function optionsFor(
-  root: string,
-  ws: string,
-  runId: string,
-  extra: Partial<CreateSandboxOptions> = {},
-): CreateSandboxOptions {
-  return {
-    workspace: ws,
-    profile: ":workspace",
-    noSandbox: false,
-    ternHome: join(root, "tern-home"),
-    env: { PATH: "/usr/bin:/bin", HOME: root },
-    home: root,
-    handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
-    runId,
-    ...extra,
-  };
-}
 
 /** The run tmp folders (`tern-tmp-*`) under `dir`. */
 async function tmpFolders(dir: string): Promise<string[]> {
