@@ -65,8 +65,17 @@ export interface ThinkingPart {
   data?: string;
   /** Responses: the reasoning item's id. */
   id?: string;
-  /** Chat Completions: the delta field the text came in (`reasoning_content` or `reasoning`). */
-  field?: "reasoning_content" | "reasoning";
+  /**
+   * Responses: the item that came right after this reasoning item in the server's output, the
+   * assistant's message or a function call. The API wants each reasoning item sent back
+   * followed by its own item.
+   */
+  followedBy?: "message" | { callId: string };
+  /**
+   * Chat Completions: the delta field the text came in (`reasoning_content` or `reasoning`),
+   * or `content` for thinking parts inside the content (Mistral's Magistral), never sent back.
+   */
+  field?: "reasoning_content" | "reasoning" | "content";
   /** Chat Completions (OpenRouter): the `reasoning_details` blocks, merged by their index. */
   details?: Record<string, unknown>[];
 }

@@ -17,6 +17,7 @@ import {
   argumentsObject,
   deltaText,
   eventsOrFieldError,
+  fittingCallId,
   isRecord,
   namesStopReason,
   optionalString,
@@ -85,6 +86,8 @@ export interface AnthropicRequestBody {
 
 /** `max_tokens` when the request names none (Anthropic requires one). */
 export const DEFAULT_MAX_TOKENS = 8192;
+/** The longest call id tern sends Anthropic (its own are about 30 characters). */
+const MAX_CALL_ID = 64;
 /** Anthropic's smallest thinking budget; a smaller one means no thinking. */
 const MIN_THINKING_BUDGET = 1024;
 const EPHEMERAL: CacheControl = { type: "ephemeral" };
@@ -124,13 +127,27 @@ export function toAnthropicRequestBody(request: ModelRequest): AnthropicRequestB
     });
   }
   const budget = request.reasoning?.budgetTokens ?? 0;
-  if (budget >= MIN_THINKING_BUDGET) {
+  if (budget >= MIN_THINKING_BUDGET && thinkingFits(body.messages)) {
     body.thinking = { type: "enabled", budget_tokens: budget };
     body.max_tokens = Math.max(body.max_tokens, budget + MIN_THINKING_BUDGET);
   } else if (request.temperature !== undefined) {
     body.temperature = request.temperature;
   }
   return body;
+}
+
+/**
+ * False when Anthropic would refuse thinking for these messages: with thinking on, the last
+ * assistant message must start with a thinking block when it made tool calls. It does not when
+ * its calls came from another provider (a fallback, a `/model` switch) or from a request
+ * without thinking (`/thinking` raised mid-turn); that request goes without thinking, the next
+ * turn has it again.
+ */
+function thinkingFits(messages: readonly AnthropicMessage[]): boolean {
+  const last = messages.findLast((message) => message.role === "assistant");
+  if (last === undefined || !last.content.some((block) => block.type === "tool_use")) return true;
+  const first = last.content[0]?.type;
+  return first === "thinking" || first === "redacted_thinking";
 }
 
 /**
@@ -177,7 +194,7 @@ function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
       case "tool":
         addUserBlock({
           type: "tool_result",
-          tool_use_id: message.toolCallId,
+          tool_use_id: anthropicCallId(message.toolCallId),
           content: message.images?.length
             ? [{ type: "text", text: message.content }, ...message.images.map(imageBlock)]
             : message.content,
@@ -190,7 +207,8 @@ function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
         // Anthropic rejects empty text blocks.
         if (message.content !== "") content.push({ type: "text", text: message.content });
         for (const call of calls) {
-          content.push({ type: "tool_use", id: call.id, name: call.name, input: toInput(call) });
+          const id = anthropicCallId(call.id);
+          content.push({ type: "tool_use", id, name: call.name, input: toInput(call) });
         }
         result.push({ role: "assistant", content });
         break;
@@ -198,6 +216,14 @@ function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
     }
   }
   return result;
+}
+
+/**
+ * A call id as Anthropic takes it (`^[a-zA-Z0-9_-]+$`): ids of other providers a conversation
+ * used (Kimi's `functions.read:0`) are made to fit (see `fittingCallId`).
+ */
+function anthropicCallId(id: string): string {
+  return fittingCallId(id, MAX_CALL_ID, true);
 }
 
 function imageBlock(image: ImagePart): AnthropicImageBlock {
@@ -298,6 +324,8 @@ export class AnthropicStreamState implements WireStream {
   #usage: WireUsage = {};
   #stopReason: string | undefined;
   #stopped = false;
+  /** True when a block other than text started after the last text block. */
+  #otherSinceText = false;
 
   /** `secrets` are redacted from any error text the server sends inside the stream. */
   constructor(secrets: readonly string[] = []) {
@@ -377,10 +405,16 @@ export class AnthropicStreamState implements WireStream {
   }
 
   #start(index: number, block: WireBlock): StreamEvent[] {
+    const afterOther = this.#otherSinceText;
+    this.#otherSinceText = block.type !== "text";
     switch (block.type) {
-      case "text":
+      case "text": {
         this.#blocks.set(index, { kind: "text" });
-        return this.#addText(block.text);
+        // Text blocks next to each other are one text (citations split it mid-sentence); text
+        // after a call or a server tool's block is a paragraph of its own.
+        const events = afterOther && this.#text !== "" ? this.#addText("\n\n") : [];
+        return [...events, ...this.#addText(block.text)];
+      }
       case "tool_use": {
         const call = this.#calls.length;
         const id = optionalString(block.id, "tool call id") ?? "";

@@ -118,10 +118,12 @@ export function streamErrorEvent(error: unknown, secrets: readonly string[]): Er
 
 /**
  * True when an error object sent inside a stream says the server failed or is busy, so the
- * same request may pass later: its `type` or `code` is `server_error`, `rate_limit…`,
- * `overloaded…` or `internal…` (vLLM's `InternalServerError`), or a status of 429 or 500 and
- * above (OpenRouter's `"code": 502`). A request the server rejects (`invalid_request_error`,
- * 400) is not.
+ * same request may pass later (or on the fallback model): its `type` or `code` is
+ * `server_error`, `server_is_overloaded`, `slow_down`, `rate_limit…`, `overloaded…`,
+ * `service_unavailable…` or `internal…` (vLLM's `InternalServerError`), or a status of 429 or
+ * 500 and above (OpenRouter's `"code": 502`). A request the server rejects
+ * (`invalid_request_error`, 400) is not, and neither is an exhausted quota
+ * (`insufficient_quota`, which OpenAI sends with 429).
  */
 export function isRetryableStreamError(error: unknown): boolean {
   const fields = errorFields(error);
@@ -134,9 +136,24 @@ export function isRetryableStreamError(error: unknown): boolean {
     if (status !== undefined) return status === 429 || status >= 500;
     if (typeof value !== "string") return false;
     const word = value.toLowerCase();
-    return word === "server_error" || word.startsWith("rate_limit") ||
-      word.startsWith("overloaded") || word.startsWith("internal");
-  });
+    return RETRYABLE_WORDS.has(word) ||
+      RETRYABLE_PREFIXES.some((prefix) => word.startsWith(prefix));
+  }) && !isQuotaError(error);
+}
+
+const RETRYABLE_WORDS = new Set(["server_error", "server_is_overloaded", "slow_down"]);
+const RETRYABLE_PREFIXES = ["rate_limit", "overloaded", "service_unavailable", "internal"];
+
+/**
+ * True for OpenAI's exhausted quota or billing limit (`insufficient_quota`,
+ * `billing_hard_limit_reached`), as an error object or a JSON error body: sent with 429 like a
+ * rate limit, but no retry passes it.
+ */
+export function isQuotaError(error: unknown): boolean {
+  const fields = errorFields(errorFields(error).error ?? error);
+  return [fields.type, fields.code].some((value) =>
+    value === "insufficient_quota" || value === "billing_hard_limit_reached"
+  );
 }
 
 function errorFields(error: unknown): Record<string, unknown> {
@@ -217,14 +234,25 @@ export function providerDetail(bodyText: string, secrets: readonly string[]): st
   return clip(redact(detail.replace(/\s+/g, " "), secrets), MAX_DETAIL_CHARS);
 }
 
-/** `error.message` (or a string `error`) of a parsed JSON error body, if it has one. */
+/**
+ * The message of a parsed JSON error body, if it has one: `error.message` or a string `error`
+ * (OpenAI, Anthropic and most others), a top-level `message` or FastAPI's `detail` (vLLM's
+ * `{"object": "error", "message": …}`), or the first element's of an array (Gemini's
+ * OpenAI-compatible endpoint sends `[{"error": {…}}]`).
+ */
 export function errorMessageOf(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null || !("error" in value)) return undefined;
-  const error = value.error;
-  if (typeof error === "string") return error;
-  if (typeof error === "object" && error !== null && "message" in error) {
-    return typeof error.message === "string" ? error.message : undefined;
+  const body = Array.isArray(value) ? value[0] : value;
+  if (typeof body !== "object" || body === null) return undefined;
+  if ("error" in body) {
+    const error = body.error;
+    if (typeof error === "string") return error;
+    if (typeof error === "object" && error !== null && "message" in error) {
+      return typeof error.message === "string" ? error.message : undefined;
+    }
+    return undefined;
   }
+  if ("message" in body && typeof body.message === "string") return body.message;
+  if ("detail" in body && typeof body.detail === "string") return body.detail;
   return undefined;
 }
 

@@ -12,6 +12,7 @@ import {
   errorMessageOf,
   httpErrorMessage,
   IdleTimeoutError,
+  isQuotaError,
   isRetryableStatus,
   providerDetail,
   requestTimeoutMessage,
@@ -251,15 +252,16 @@ async function* readWireStream(
     const stop = stopped();
     if (stop) {
       yield stop;
-    } else if (error instanceof IdleTimeoutError) {
-      yield retryableError(`Model API stream stalled: no data for ${idleTimeoutMs} ms`);
     } else if (error instanceof StreamTooLargeError) {
       yield clientError(error.message);
     } else if (error instanceof SseErrorFieldError && !state.complete) {
       yield streamErrorEvent(parsedOrText(error.value), secrets);
     } else if (state.complete) {
-      // The message was complete; only trailing events (usage, the end marker) were lost.
+      // The message was complete; only trailing events (usage, the end marker) were lost, or
+      // the server held the connection open after them.
       yield state.finish();
+    } else if (error instanceof IdleTimeoutError) {
+      yield retryableError(`Model API stream stalled: no data for ${idleTimeoutMs} ms`);
     } else {
       yield retryableError(STREAM_ENDED_EARLY_MESSAGE);
     }
@@ -283,7 +285,9 @@ export async function responseError(
   if (mediaType(response) === "text/html") text = htmlText(text);
   const detail = providerDetail(text, secrets) || response.statusText;
   const message = httpErrorMessage(response.status, detail);
-  if (!isRetryableStatus(response.status)) return clientError(message, response.status);
+  if (!isRetryableStatus(response.status) || isQuotaError(parsedOrText(text))) {
+    return clientError(message, response.status);
+  }
   return retryableError(message, {
     status: response.status,
     retryAfterMs: retryAfterMs(response.headers),

@@ -28,6 +28,7 @@ import {
   argumentsToSend,
   deltaText,
   eventsOrFieldError,
+  fittingCallId,
   isRecord,
   namesStopReason,
   tokenCount,
@@ -152,6 +153,14 @@ function toChatMessages(messages: readonly Message[]): ChatMessage[] {
   return result;
 }
 
+/** OpenAI's Chat API takes tool call ids of at most 40 characters. */
+const MAX_CHAT_CALL_ID = 40;
+
+/** A call id another provider gave, as OpenAI's Chat API takes it (see `fittingCallId`). */
+function chatCallId(id: string): string {
+  return fittingCallId(id, MAX_CHAT_CALL_ID, false);
+}
+
 function imageUrlPart(image: ImagePart): ChatContentPart {
   return { type: "image_url", image_url: { url: `data:${image.mediaType};base64,${image.data}` } };
 }
@@ -172,7 +181,11 @@ function toChatMessage(message: Message): ChatMessage {
         ],
       };
     case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+      return {
+        role: "tool",
+        tool_call_id: chatCallId(message.toolCallId),
+        content: message.content,
+      };
     case "assistant": {
       const calls = message.toolCalls ?? [];
       if (calls.length === 0) {
@@ -187,7 +200,7 @@ function toChatMessage(message: Message): ChatMessage {
         content: message.content === "" ? null : message.content,
         tool_calls: calls.map((call) => {
           const wire: ChatToolCall = {
-            id: call.id,
+            id: chatCallId(call.id),
             type: "function",
             function: { name: call.name, arguments: argumentsToSend(call.arguments) },
           };
@@ -210,7 +223,8 @@ interface WireUsage {
 interface ChatChunk {
   choices?: {
     delta?: {
-      content?: string | null;
+      /** Text, or (Mistral's Magistral) a list of `text` and `thinking` parts. */
+      content?: string | unknown[] | null;
       /** Reasoning text: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama). */
       reasoning_content?: string | null;
       reasoning?: string | null;
@@ -253,7 +267,7 @@ export function toUsage(usage: WireUsage): Usage {
 export class ChatStreamState implements WireStream {
   #text = "";
   #thinking = "";
-  #thinkingField: "reasoning_content" | "reasoning" | undefined;
+  #thinkingField: ThinkingPart["field"];
   #details = new ReasoningDetails();
   #sawDone = false;
   /** True once a payload other than `[DONE]` arrived. */
@@ -323,7 +337,13 @@ export class ChatStreamState implements WireStream {
       events.push({ type: "thinking_delta", text: reasoning });
     }
     this.#details.add(delta?.reasoning_details);
-    for (const piece of [delta?.content, delta?.refusal]) {
+    const parts = Array.isArray(delta?.content) ? contentParts(delta.content) : undefined;
+    if (parts?.thinking) {
+      this.#thinking += parts.thinking;
+      this.#thinkingField ??= "content";
+      events.push({ type: "thinking_delta", text: parts.thinking });
+    }
+    for (const piece of [parts ? parts.text : delta?.content, delta?.refusal]) {
       const text = deltaText(piece);
       if (text !== undefined) {
         this.#text += text;
@@ -384,6 +404,27 @@ export class ChatStreamState implements WireStream {
   get complete(): boolean {
     return this.#finish !== undefined;
   }
+}
+
+/**
+ * The text and the thinking of a content list (Mistral's Magistral): `{"type": "text", "text"}`
+ * parts, and `{"type": "thinking", "thinking": [{"type": "text", "text"}]}` parts (or a string
+ * `thinking`). Parts of other types are left out.
+ */
+function contentParts(parts: unknown[]): { text: string; thinking: string } {
+  let text = "";
+  let thinking = "";
+  for (const part of parts) {
+    if (!isRecord(part)) continue;
+    if (part.type === "text" && typeof part.text === "string") text += part.text;
+    if (part.type !== "thinking") continue;
+    const inner = Array.isArray(part.thinking) ? part.thinking : [part.thinking];
+    for (const piece of inner) {
+      if (typeof piece === "string") thinking += piece;
+      else if (isRecord(piece) && typeof piece.text === "string") thinking += piece.text;
+    }
+  }
+  return { text, thinking };
 }
 
 /**

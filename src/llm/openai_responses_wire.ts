@@ -7,11 +7,13 @@ import type {
   ImagePart,
   Message,
   ThinkingPart,
+  ToolCall,
   Usage,
 } from "../core/messages.ts";
 import {
   clientError,
   type ErrorEvent,
+  isRetryableStreamError,
   malformedEventMessage,
   providerDetail,
   retryableError,
@@ -165,6 +167,30 @@ function inputImage(image: ImagePart) {
  */
 export function assistantItems(message: AssistantMessage): ResponsesInputItem[] {
   const items: ResponsesInputItem[] = [];
+  let messageSent = message.content === "";
+  const callsSent = new Set<ToolCall>();
+  const sendMessage = () => {
+    if (messageSent) return;
+    messageSent = true;
+    items.push({
+      type: "message",
+      role: "assistant",
+      content: [{ type: "output_text", text: message.content }],
+    });
+  };
+  const sendCall = (call: ToolCall) => {
+    if (callsSent.has(call)) return;
+    callsSent.add(call);
+    items.push({
+      type: "function_call",
+      call_id: call.id,
+      name: call.name,
+      arguments: argumentsToSend(call.arguments),
+    });
+  };
+  const calls = message.toolCalls ?? [];
+  // Each reasoning item, then the item that followed it in the server's output (the API
+  // rejects a reasoning item sent back without it), then what is left: the message, the calls.
   for (const part of message.thinking ?? []) {
     if (part.api !== "openai-responses" || !part.id || part.data === undefined) continue;
     items.push({
@@ -173,22 +199,15 @@ export function assistantItems(message: AssistantMessage): ResponsesInputItem[] 
       summary: part.text === "" ? [] : [{ type: "summary_text", text: part.text }],
       encrypted_content: part.data,
     });
+    const next = part.followedBy;
+    if (next === "message") sendMessage();
+    else if (isRecord(next)) {
+      const call = calls.find((c) => c.id === next.callId);
+      if (call !== undefined) sendCall(call);
+    }
   }
-  if (message.content !== "") {
-    items.push({
-      type: "message",
-      role: "assistant",
-      content: [{ type: "output_text", text: message.content }],
-    });
-  }
-  for (const call of message.toolCalls ?? []) {
-    items.push({
-      type: "function_call",
-      call_id: call.id,
-      name: call.name,
-      arguments: argumentsToSend(call.arguments),
-    });
-  }
+  sendMessage();
+  for (const call of calls) sendCall(call);
   return items;
 }
 
@@ -224,6 +243,7 @@ interface WireEvent {
   item?: unknown;
   item_id?: unknown;
   output_index?: unknown;
+  summary_index?: unknown;
   delta?: unknown;
   response?: WireResponse | null;
   error?: unknown;
@@ -239,13 +259,7 @@ interface CallSlot {
   arguments: string;
 }
 
-/** Error codes of a failed response worth another try. */
-const RETRYABLE_CODES = new Set([
-  "server_error",
-  "rate_limit",
-  "rate_limit_exceeded",
-  "overloaded",
-]);
+const PARAGRAPH = "\n\n";
 
 /** Folds the `data:` payloads of one Responses stream into events and the final message. */
 export class ResponsesStreamState implements WireStream {
@@ -255,6 +269,11 @@ export class ResponsesStreamState implements WireStream {
   #openThinking = new Map<string, string>();
   #calls: CallSlot[] = [];
   #callsByItem = new Map<string, CallSlot>();
+  /** The reasoning item added last whose next item has not been added yet. */
+  #reasoningWaiting: string | undefined;
+  /** The item that came right after each reasoning item, by the reasoning item's id. */
+  #followers = new Map<string, "message" | CallSlot>();
+  #messageItems = 0;
   #finish: FinishReason | undefined;
   /** `incomplete_details.reason` of an incomplete response. */
   #stopReason: string | undefined;
@@ -308,6 +327,13 @@ export class ResponsesStreamState implements WireStream {
         const key = typeof event.item_id === "string" ? event.item_id : "";
         this.#openThinking.set(key, (this.#openThinking.get(key) ?? "") + delta);
         return [{ type: "thinking_delta", text: delta }];
+      }
+      case "response.reasoning_summary_part.added": {
+        // A reasoning summary's parts are paragraphs (the stored text joins them so too).
+        if (typeof event.summary_index !== "number" || event.summary_index < 1) return [];
+        const key = typeof event.item_id === "string" ? event.item_id : "";
+        this.#openThinking.set(key, (this.#openThinking.get(key) ?? "") + PARAGRAPH);
+        return [{ type: "thinking_delta", text: PARAGRAPH }];
       }
       case "response.output_item.done":
         return this.#itemDone(event);
@@ -377,6 +403,11 @@ export class ResponsesStreamState implements WireStream {
     const unfinished = [...this.#openThinking.values()].filter((text) => text !== "").map((
       text,
     ): ThinkingPart => ({ api: "openai-responses", text }));
+    for (const part of this.#thinking) {
+      const next = part.id === undefined ? undefined : this.#followers.get(part.id);
+      if (next === "message") part.followedBy = "message";
+      else if (next !== undefined) part.followedBy = { callId: toolCalls[next.index].id };
+    }
     const thinking = [...this.#thinking, ...unfinished];
     if (thinking.length > 0) message.thinking = thinking;
     const finishReason = this.#finish;
@@ -390,8 +421,22 @@ export class ResponsesStreamState implements WireStream {
 
   #itemAdded(event: WireEvent): StreamEvent[] {
     const item = isRecord(event.item) ? event.item as WireItem : undefined;
+    const waiting = this.#reasoningWaiting;
+    this.#reasoningWaiting = undefined;
+    if (item?.type === "reasoning") {
+      this.#reasoningWaiting = optionalString(item.id, "reasoning item id");
+      return [];
+    }
+    if (item?.type === "message") {
+      if (waiting !== undefined) this.#followers.set(waiting, "message");
+      // Several message items make one text: a paragraph break between them.
+      if (this.#messageItems++ === 0 || this.#text === "") return [];
+      this.#text += PARAGRAPH;
+      return [{ type: "text_delta", text: PARAGRAPH }];
+    }
     if (item?.type !== "function_call") return [];
     const slot = this.#openCall(item, event.output_index);
+    if (waiting !== undefined) this.#followers.set(waiting, slot);
     const delta: StreamEvent = { type: "tool_call_delta", index: slot.index };
     if (slot.id !== "") delta.id = slot.id;
     if (slot.name !== "") delta.name = slot.name;
@@ -475,6 +520,6 @@ export class ResponsesStreamState implements WireStream {
     const text = typeof fields.message === "string" ? fields.message : "";
     const detail = providerDetail(text, this.#secrets) || code || "response failed";
     const message = `Model API stream error: ${detail}`;
-    return RETRYABLE_CODES.has(code ?? "") ? retryableError(message) : clientError(message);
+    return isRetryableStreamError(fields) ? retryableError(message) : clientError(message);
   }
 }

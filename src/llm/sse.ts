@@ -49,10 +49,14 @@ export async function* readSseData(
   // An `error:` line takes its place among the events: those after it are not read.
   const pending: (string | SseErrorFieldError)[] = [];
   let answerChars = 0;
+  let events = 0;
+  // The body's start while no event came: a JSON error body labelled as a stream.
+  let start = "";
   let tooLarge: StreamTooLargeError | undefined;
   const parser = createParser({
     maxBufferSize: maxEventChars,
     onEvent: (event) => {
+      events++;
       answerChars += event.data.length;
       if (answerChars > maxAnswerChars) {
         tooLarge ??= new StreamTooLargeError(tooLargeMessage("answer", maxAnswerChars));
@@ -74,11 +78,13 @@ export async function* readSseData(
   try {
     while (!ended) {
       const chunk = await readWithin(reader, options.idleTimeoutMs);
+      const text = chunk.done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
+      if (events === 0 && start.length <= MAX_START) start += text;
+      parser.feed(text);
       if (chunk.done) {
-        parser.feed(decoder.decode());
         ended = true;
-      } else {
-        parser.feed(decoder.decode(chunk.value, { stream: true }));
+        const bodyError = events === 0 ? errorBody(start) : undefined;
+        if (bodyError !== undefined) pending.push(bodyError);
       }
       while (pending.length > 0) {
         const item = pending.shift() as string | SseErrorFieldError;
@@ -91,6 +97,29 @@ export async function* readSseData(
     if (!ended) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
+}
+
+/** The most characters of a body without events kept to read a JSON error body from. */
+const MAX_START = 64 * 1024;
+
+/**
+ * The error a whole body without events holds when it is a JSON error body (`{"error": {…}}`,
+ * or vLLM's `{"object": "error", …}`), as the `error:` line llama.cpp would send with it.
+ */
+function errorBody(text: string): SseErrorFieldError | undefined {
+  if (text.trim() === "" || text.length > MAX_START) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
+  const body = parsed as Record<string, unknown>;
+  const error = "error" in body ? body.error : body.object === "error" ? body : undefined;
+  if (typeof error === "string") return new SseErrorFieldError(error);
+  if (typeof error !== "object" || error === null) return undefined;
+  return new SseErrorFieldError(JSON.stringify(error));
 }
 
 /**

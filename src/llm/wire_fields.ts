@@ -4,6 +4,7 @@
  * wrong type never reaches the session. (A tool call whose arguments were an object was saved
  * as it came and broke every later turn of the session.)
  */
+import { fnv1aHex } from "../core/fnv.ts";
 import type { ToolCall } from "../core/messages.ts";
 import { clientError, clip } from "./errors.ts";
 import type { FinishReason, StreamEvent } from "./types.ts";
@@ -89,6 +90,20 @@ export function uniqueCallIds(calls: ToolCall[]): ToolCall[] {
     taken.add(id);
     return id === call.id ? call : { ...call, id };
   });
+}
+
+/**
+ * A tool call's id as an API that limits ids accepts it: `id` itself when it fits (only
+ * `[A-Za-z0-9_-]` where `strict`, at most `maxLength` characters), else the fitting part of it
+ * with every other character made `_`, then `_` and a hash of the whole id. The same id always
+ * maps alike, so a call and its result still match; ids that differ stay apart. Ids come from
+ * any provider a conversation used (Kimi's `functions.read:0`, long ids of other servers).
+ */
+export function fittingCallId(id: string, maxLength: number, strict: boolean): string {
+  const safe = strict ? id.replace(/[^A-Za-z0-9_-]/g, "_") : id;
+  if (safe === id && id.length <= maxLength && id !== "") return id;
+  const suffix = `_${fnv1aHex(id)}`;
+  return safe.slice(0, maxLength - suffix.length) + suffix;
 }
 
 /**

@@ -3,6 +3,7 @@
  * APIs accept (`^[A-Za-z0-9_-]{1,64}$`), collisions settled the same way whatever order the
  * servers answered in.
  */
+import { fnv1aHex } from "../core/fnv.ts";
 
 /** The longest tool name the model APIs accept. */
 export const MAX_TOOL_NAME = 64;
@@ -62,18 +63,8 @@ function clean(part: string): string {
 }
 
 function withHash(base: string, key: string): string {
-  const suffix = `_${fnv1a(key)}`;
+  const suffix = `_${fnv1aHex(key)}`;
   return base.slice(0, MAX_TOOL_NAME - suffix.length) + suffix;
-}
-
-/** 32-bit FNV-1a of the UTF-16 code units, as 8 hex digits: short, stable, synchronous. */
-function fnv1a(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, "0");
 }
 
 function compare(a: string, b: string): number {

@@ -135,3 +135,84 @@ Deno.test("postForStream() reads events labelled text/plain: some servers send t
     assert.ok(!got.some((event) => event.type === "error"), JSON.stringify(got));
   });
 });
+
+Deno.test("postForStream() keeps a finished answer whose server then holds the connection open", async () => {
+  const finished = [
+    'data: {"id":"1","choices":[{"index":0,"delta":{"content":"All done."}}]}',
+    'data: {"id":"1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}',
+  ].join("\n\n") + "\n\n";
+  const respond = (closing: AbortSignal) => {
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode(finished));
+        // No [DONE], no end of the body: held until the server closes.
+        await sleep(GUARD_MS, closing);
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  };
+  await withServer(respond, async (baseUrl) => {
+    const events = await call("openai", baseUrl, { requestTimeoutMs: 10_000, idleTimeoutMs: 300 });
+    const last = events.at(-1);
+    assert.equal(last?.type, "done", JSON.stringify(last));
+    assert.equal(last?.type === "done" && last.message.content, "All done.");
+  });
+});
+
+Deno.test("postForStream() reports the message of a JSON error body labelled as an event stream", async () => {
+  const body = JSON.stringify(
+    { error: { message: "The model `gpt-9` does not exist", type: "invalid_request_error" } },
+    null,
+    2,
+  );
+  const respond = () => new Response(body, { headers: { "content-type": "text/event-stream" } });
+  await withServer(respond, async (baseUrl) => {
+    for (const api of ["openai", "openai-responses", "anthropic"] as const) {
+      const events = await call(api, baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
+      assert.deepEqual(events, [{
+        type: "error",
+        kind: "client",
+        message: "Model API stream error: The model `gpt-9` does not exist",
+      }], api);
+    }
+  });
+});
+
+Deno.test("postForStream() does not retry a 429 for an exhausted quota, and reads other servers' error bodies", async () => {
+  const answers: [number, unknown, string, boolean][] = [
+    [
+      429,
+      { error: { message: "You exceeded your current quota.", type: "insufficient_quota" } },
+      "HTTP 429 from model API: You exceeded your current quota.",
+      false,
+    ],
+    [
+      429,
+      { error: { message: "Rate limit reached.", type: "requests", code: "rate_limit_exceeded" } },
+      "HTTP 429 from model API: Rate limit reached.",
+      true,
+    ],
+    [
+      400,
+      { object: "error", message: "max_tokens is too large", type: "BadRequestError", code: 400 },
+      "HTTP 400 from model API: max_tokens is too large",
+      false,
+    ],
+    [
+      400,
+      [{ error: { code: 400, message: "API key not valid.", status: "INVALID_ARGUMENT" } }],
+      "HTTP 400 from model API: API key not valid.",
+      false,
+    ],
+  ];
+  for (const [status, body, message, retryable] of answers) {
+    const respond = () => Response.json(body, { status });
+    await withServer(respond, async (baseUrl) => {
+      const events = await call("openai", baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
+      const last = events.at(-1);
+      assert.equal(last?.type === "error" && last.message, message);
+      assert.equal(last?.type === "error" && last.retryable === true, retryable, message);
+    });
+  }
+});

@@ -132,6 +132,7 @@ Deno.test("createOpenAiResponsesProvider() keeps reasoning and sends it back bef
       text: "The user wants a.ts, so read it.",
       id: "rs_0",
       data: "enc-0",
+      followedBy: { callId: "call_r" },
     }]);
     const replayed: AssistantMessage = {
       ...first,

@@ -38,7 +38,8 @@ type Item = Record<string, unknown>;
 
 /**
  * Reads a Responses body back into a ModelRequest, leniently. Reasoning items, an assistant
- * message and the function calls after it make one assistant message, in that order.
+ * message and the function calls between two user-side items make one assistant message; each
+ * reasoning item notes the item after it (`followedBy`).
  */
 export function toModelRequest(body: Record<string, unknown>): ModelRequest {
   const messages: Message[] = [];
@@ -60,19 +61,26 @@ export function toModelRequest(body: Record<string, unknown>): ModelRequest {
     : Array.isArray(body.input)
     ? body.input as Item[]
     : [];
+  // The reasoning item just read: the item after it is the one it was followed by.
+  let reasoning: ThinkingPart | undefined;
   for (const item of input) {
     const type = item.type ?? "message";
+    const before = reasoning;
+    reasoning = undefined;
     if (type === "reasoning") {
-      const target = assistant(true);
-      (target.thinking ??= []).push(thinkingPart(item));
+      const target = assistant(false);
+      reasoning = thinkingPart(item);
+      (target.thinking ??= []).push(reasoning);
     } else if (type === "message" && item.role === "assistant") {
-      assistant(true).content = contentText(item.content);
+      if (before !== undefined) before.followedBy = "message";
+      assistant(before === undefined).content = contentText(item.content);
     } else if (type === "function_call") {
       const call = {
         id: String(item.call_id ?? ""),
         name: String(item.name ?? ""),
         arguments: String(item.arguments ?? ""),
       };
+      if (before !== undefined) before.followedBy = { callId: call.id };
       names.set(call.id, call.name);
       (assistant(false).toolCalls ??= []).push(call);
     } else {
