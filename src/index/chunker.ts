@@ -30,7 +30,8 @@ const NAME_MAX = 200;
 const CALLEE = /^[\p{L}\p{N}_$]+(?:(?:\??\.|::|->)[\p{L}\p{N}_$]+)*$/u;
 
 /**
- * Chunks one file (`hash`: its sha256(), when the caller has it). `path` is workspace-relative
+ * Chunks one file (`hash`: its sha256(), when the caller has it; `limitMs`: how long its parse
+ * may take, parseDeadlineMs() unless given). `path` is workspace-relative
  * and `/`-separated; its extension picks the language (TypeScript, TSX, JavaScript, Python, Go,
  * Java, Rust, C#, Ruby, C/C++, PHP, Bash), other text is cut into WINDOW chunks of
  * {@link WINDOW_LINES} lines overlapping by {@link WINDOW_OVERLAP}.
@@ -48,12 +49,12 @@ export async function chunkFile(
   path: string,
   text: string,
   hash = sha256(text),
+  limitMs = parseDeadlineMs(text.length),
 ): Promise<ChunkedFile> {
   if (text.includes("\0")) return { path, language: "binary", hash, chunks: [], relations: [] };
   const spec = parsedAs(path, text);
   if (!spec) return windowedFile({ path, text, hash });
   const parser = await parserFor(spec.grammar);
-  const limitMs = parseDeadlineMs(text.length);
   const deadline = performance.now() + limitMs;
   const tree = parser.parse(text, null, { progressCallback: () => performance.now() > deadline });
   if (!tree) {
