@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { promptMessage } from "../../src/cli/acp/prompt.ts";
 import { answerFor } from "../../src/cli/acp/session.ts";
 import {
+  decisionText,
   declaredArgs,
   declaredKeys,
   proposedDiffContent,
@@ -68,18 +69,88 @@ Deno.test("toolTitle() shows controls and bidi characters instead of passing the
   equal(toolTitle("bash", shown("bash", { command: "cd a\nrm -rf b" })), "bash: cd a↵rm -rf b");
 });
 
+/** The prompt files of a workspace at `/w` whose read guard refuses nothing. */
+const openFiles = (readBuffer?: (path: string) => Promise<string>) => ({
+  workspace: "/w",
+  refusal: () => Promise.resolve(() => undefined),
+  ...(readBuffer === undefined ? {} : { readBuffer }),
+});
+
 Deno.test("promptMessage() says where a linked file could not be read, and cuts nothing else", async () => {
   const message = await promptMessage([
     { type: "text", text: "fix it" },
     { type: "resource_link", uri: "file:///w/a.ts", name: "a.ts" },
     { type: "image", data: "", mimeType: "image/png" },
-  ], () => Promise.reject(new Error("closed")));
-  match(message, /^fix it\n\[An image attachment was left out: tern takes text only\]/);
-  match(message, /\[Cannot read a\.ts \(file:\/\/\/w\/a\.ts\) from the editor: closed\]/);
+  ], openFiles(() => Promise.reject(new Error("closed"))));
+  match(message.text, /^fix it\n\[An image attachment was left out: tern takes text only\]/);
+  match(message.text, /\[Cannot read a\.ts \(file:\/\/\/w\/a\.ts\) from the editor: closed\]/);
+  deepEqual(message.notAttached, []);
   // Without the editor's reads, the link is named and the agent reads the file itself.
   match(
-    await promptMessage([{ type: "resource_link", uri: "file:///w/a.ts", name: "a" }], undefined),
+    (await promptMessage(
+      [{ type: "resource_link", uri: "file:///w/a.ts", name: "a" }],
+      openFiles(),
+    ))
+      .text,
     /points at file:\/\/\/w\/a\.ts/,
+  );
+});
+
+Deno.test("promptMessage() asks the editor for no file the read guard refuses or a link leads out to", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const outside = await Deno.realPath(await Deno.makeTempDir());
+  const asked: string[] = [];
+  try {
+    await Deno.writeTextFile(join(outside, "other.txt"), "OUTSIDE-MARK\n");
+    await Deno.symlink(join(outside, "other.txt"), join(workspace, "link.txt"));
+    const message = await promptMessage([
+      { type: "resource_link", uri: `file://${workspace}/link.txt`, name: "link.txt" },
+      { type: "resource_link", uri: `file://${workspace}/vault/key.txt`, name: "key.txt" },
+      { type: "resource", resource: { uri: `file://${workspace}/vault/k`, text: "EMBEDDED" } },
+      { type: "resource_link", uri: `file://${workspace}/new.txt`, name: "new.txt" },
+    ], {
+      workspace,
+      refusal: () =>
+        Promise.resolve((_real: string, named: string) =>
+          named.includes("/vault/") ? 'your deny rules keep "vault" from tools' : undefined
+        ),
+      readBuffer: (path) => {
+        asked.push(path);
+        return Promise.resolve("NEW-BUFFER");
+      },
+    });
+    // Only the file not saved yet, named inside the workspace, is read through the editor.
+    deepEqual(asked, [join(workspace, "new.txt")]);
+    deepEqual(message.notAttached, [
+      `not attached: file://${workspace}/link.txt: it leads to "${outside}/other.txt", ` +
+      "out of the workspace",
+      `not attached: file://${workspace}/vault/key.txt: your deny rules keep "vault" from tools`,
+      `not attached: file://${workspace}/vault/k: your deny rules keep "vault" from tools`,
+    ]);
+    equal(message.text.includes("EMBEDDED"), false);
+    match(message.text, /NEW-BUFFER/);
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("decisionText() tells how a restored approval or grant was decided, on one line", () => {
+  equal(
+    decisionText({ allow: true, by: "policy", reason: "Restored from the session: (tool:write)" }),
+    "allowed by policy: Restored from the session: (tool:write)",
+  );
+  equal(
+    decisionText(
+      { allow: false, by: "reviewer", reason: "Reviewer: too wide\nsee" },
+      { name: "request_permissions", summary: "restored from the session: read /x" },
+    ),
+    "request_permissions restored from the session: read /x: denied by reviewer: " +
+      "Reviewer: too wide↵see",
+  );
+  equal(
+    decisionText({ allow: true, by: "bypass", reason: "bypass" }),
+    "allowed (review bypassed): bypass",
   );
 });
 

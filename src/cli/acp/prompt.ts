@@ -3,9 +3,17 @@
  * a file the editor embeds (`resource`, its buffer as the editor holds it, saved or not) and a
  * file it links (`resource_link`) read through the editor's `fs/read_text_file` when it offers
  * that, so the model sees the unsaved buffer, come after it as marked context.
+ *
+ * A file is attached only when the model could read it with its own tools, as for the terminal's
+ * `@` mentions (src/harness/read_guard.ts): a repository's `notes.md -> ~/.ssh/id_rsa`, a `.env`
+ * holding tern's key or a file the person's deny rules hide is never asked of the editor, and
+ * the editor's embedded text of such a file is left out too. What is left out is said in its
+ * place, and to the person.
  */
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { fileURLToPath } from "node:url";
+import type { ReadRefusal } from "../../config/workspace_file.ts";
+import { basename, dirname, relative, resolve, sep } from "../../core/path.ts";
 
 /** Largest file text added to a message, in characters; the rest is cut and said so. */
 export const ATTACHED_FILE_CHARS = 200_000;
@@ -13,47 +21,102 @@ export const ATTACHED_FILE_CHARS = 200_000;
 /** Reads a file as the editor holds it; absent when the editor offers no `fs` reads. */
 export type ReadBuffer = (path: string) => Promise<string>;
 
+/** How {@linkcode promptMessage} decides and reads the files a prompt names. */
+export interface PromptFiles {
+  /** The session's working directory: an absolute real path. */
+  workspace: string;
+  /**
+   * What tern may not read for the model (Conversation.readRefusal()); asked at the first file
+   * URI, once. A failure refuses every file.
+   */
+  refusal: () => Promise<ReadRefusal>;
+  /** The editor's buffer reads; absent when the editor offers none. */
+  readBuffer?: ReadBuffer;
+}
+
+/** The message for a prompt, and the files left out of it. */
+export interface PromptMessage {
+  text: string;
+  /** One line per file left out and why (`not attached: <uri>: <reason>`), for the person. */
+  notAttached: string[];
+}
+
 /** The message for `blocks`. Never throws: a file that cannot be read is said so in its place. */
 export async function promptMessage(
   blocks: readonly ContentBlock[],
-  readBuffer: ReadBuffer | undefined,
-): Promise<string> {
+  files: PromptFiles,
+): Promise<PromptMessage> {
   const text: string[] = [];
-  const files: string[] = [];
+  const parts: string[] = [];
+  const notAttached: string[] = [];
+  let refuse: Promise<ReadRefusal> | undefined;
+  const refusal = async (path: string) => {
+    refuse ??= files.refusal();
+    try {
+      return refusedPath(path, files.workspace, await refuse);
+    } catch (error) {
+      return `tern cannot tell whether its tools may read it: ${messageOf(error)}`;
+    }
+  };
   for (const block of blocks) {
-    switch (block.type) {
-      case "text":
-        text.push(block.text);
-        break;
-      case "resource": {
-        const resource = block.resource;
-        if ("text" in resource) files.push(attached(resource.uri, resource.text));
-        else files.push(`[Attached ${resource.uri}: binary content, not included]`);
-        break;
-      }
-      case "resource_link":
-        files.push(await linked(block.uri, block.name, readBuffer));
-        break;
-      default:
-        text.push(`[An ${block.type} attachment was left out: tern takes text only]`);
+    if (block.type === "text") {
+      text.push(block.text);
+      continue;
+    }
+    if (block.type !== "resource" && block.type !== "resource_link") {
+      text.push(`[An ${block.type} attachment was left out: tern takes text only]`);
+      continue;
+    }
+    const uri = block.type === "resource" ? block.resource.uri : block.uri;
+    const path = filePath(uri);
+    // Text the editor embeds under another scheme (an untitled buffer) is the person's own.
+    const refused = path === undefined ? undefined : await refusal(path);
+    if (refused !== undefined) {
+      notAttached.push(`not attached: ${uri}: ${refused}`);
+      parts.push(`[Not attached: ${uri}: ${refused}]`);
+    } else if (block.type === "resource_link") {
+      parts.push(await linked(uri, block.name, path, files.readBuffer));
+    } else if ("text" in block.resource) {
+      parts.push(attached(uri, block.resource.text));
+    } else {
+      parts.push(`[Attached ${uri}: binary content, not included]`);
     }
   }
-  return [text.join("\n"), ...files].filter((part) => part !== "").join("\n\n");
+  return {
+    text: [text.join("\n"), ...parts].filter((part) => part !== "").join("\n\n"),
+    notAttached,
+  };
+}
+
+/**
+ * Why the model may not have the text of `path` (absolute): the read guard's reason, decided
+ * by the path as named and where it leads on disk (a file not saved yet: by its folder), or a
+ * link in the workspace that leads out of it, as for `@` mentions. A file named outside the
+ * workspace is the person's own pick in the editor: only the guard decides it.
+ */
+function refusedPath(path: string, workspace: string, refuse: ReadRefusal): string | undefined {
+  const real = realPathLoose(path);
+  if (real === undefined) return "tern cannot tell where it leads";
+  const refused = refuse(real, path);
+  if (refused !== undefined) return refused;
+  if (isInside(workspace, path) && !isInside(workspace, real)) {
+    return `it leads to "${real}", out of the workspace`;
+  }
+  return undefined;
 }
 
 async function linked(
   uri: string,
   name: string,
+  path: string | undefined,
   readBuffer: ReadBuffer | undefined,
 ): Promise<string> {
-  const path = filePath(uri);
   // Without the editor's reads the agent's own tools read the file from disk when it needs it.
   if (path === undefined || readBuffer === undefined) return `[The person points at ${uri}]`;
   try {
     return attached(uri, await readBuffer(path));
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    return `[Cannot read ${name} (${uri}) from the editor: ${detail}]`;
+    return `[Cannot read ${name} (${uri}) from the editor: ${messageOf(error)}]`;
   }
 }
 
@@ -66,11 +129,50 @@ function attached(uri: string, text: string): string {
   return `[Attached ${uri}, as open in the editor:]\n${shown}`;
 }
 
+/** The absolute path a `file:` URI (or an absolute path) names; undefined for other URIs. */
 function filePath(uri: string): string | undefined {
-  if (uri.startsWith("/")) return uri;
+  if (uri.startsWith("/")) return resolve(uri);
   try {
-    return uri.startsWith("file:") ? fileURLToPath(uri) : undefined;
+    return uri.startsWith("file:") ? resolve(fileURLToPath(uri)) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The real path of `path`, or of its nearest existing folder with the rest appended (a file not
+ * saved yet); undefined when a part that exists cannot be resolved (a dangling or looping link).
+ */
+function realPathLoose(path: string): string | undefined {
+  const rest: string[] = [];
+  for (let at = path;; at = dirname(at)) {
+    try {
+      return resolve(Deno.realPathSync(at), ...rest);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound) || dirname(at) === at || exists(at)) {
+        return undefined;
+      }
+      rest.unshift(basename(at));
+    }
+  }
+}
+
+/** Whether there is (or may be) an entry at `path`, a link that leads nowhere included. */
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (error) {
+    return !(error instanceof Deno.errors.NotFound);
+  }
+}
+
+/** True when `path` is `root` or below it, compared by path components. */
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !rel.startsWith(sep));
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

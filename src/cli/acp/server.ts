@@ -6,6 +6,7 @@
 import {
   agent,
   type ClientCapabilities,
+  MessageTooLargeError,
   methods,
   ndJsonStream,
   PROTOCOL_VERSION,
@@ -16,13 +17,17 @@ import { terminalText } from "../../core/terminal_text.ts";
 import { TurnBusyError } from "../../harness/turn_control.ts";
 import { VERSION } from "../../version.ts";
 import { UsageError } from "../errors.ts";
+import { EXIT_FAILURE } from "../exit_codes.ts";
 import { resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
 import { AcpSession } from "./session.ts";
 
 /** What a session id tern gives looks like (a UUID): `session/load` takes nothing else. */
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Serves ACP until the editor closes the connection; returns the exit code. */
+/**
+ * Serves ACP until the editor closes the connection; returns the exit code: 0, or 1 when the
+ * connection broke off because the editor sent a message over the SDK's limit (32 MiB).
+ */
 export async function runAcp(flags: RunFlags): Promise<number> {
   const { continue: resume, resume: id, from } = flags.session ?? {};
   if (resume || id !== undefined || from !== undefined) {
@@ -109,13 +114,24 @@ export async function runAcp(flags: RunFlags): Promise<number> {
   const connection = app.connect(ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
   const onInterrupt = () => connection.close();
   Deno.addSignalListener("SIGINT", onInterrupt);
+  let code = 0;
   try {
     await connection.closed;
+    // The SDK closes the connection on a message over its limit, and says so only here.
+    const reason = connection.signal.reason;
+    if (reason instanceof MessageTooLargeError) {
+      log(
+        `Cannot read a message from the editor: it is larger than ACP's limit of ` +
+          `${reason.maxMessageBytes} bytes (${reason.maxMessageBytes / 2 ** 20} MiB); ` +
+          "the connection is closed and running turns are cancelled",
+      );
+      code = EXIT_FAILURE;
+    }
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
     await Promise.all([...sessions.values()].map((session) => session.close()));
   }
-  return 0;
+  return code;
 }
 
 function messageOf(error: unknown): string {

@@ -22,9 +22,11 @@ import { TurnControl } from "../../harness/turn_control.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
 import { promptMessage, type ReadBuffer } from "./prompt.ts";
 import {
+  decisionText,
   declaredArgs,
   declaredKeys,
   historyUpdates,
+  noticeUpdate,
   proposedDiffContent,
   stopReasonFor,
   toolKind,
@@ -60,6 +62,8 @@ export class AcpSession {
    * its `permission_decision` comes (or its turn ends), so a dialog never names a settled call.
    */
   #asking: Array<{ callId: string; name: string; summary: string }> = [];
+  /** The tool calls of the running turn the editor was shown and that have not ended. */
+  #calls = new Set<string>();
   /** Aborted by `cancel()`: the prompts not yet running as a turn (reading linked files). */
   #starting = new Set<AbortController>();
 
@@ -111,7 +115,13 @@ export class AcpSession {
     this.#starting.add(starting);
     let message: string;
     try {
-      message = await promptMessage(blocks, this.#readBuffer(starting.signal));
+      const prepared = await promptMessage(blocks, {
+        workspace: this.#options.workspace,
+        refusal: () => this.#agent.conversation.readRefusal(),
+        readBuffer: this.#readBuffer(starting.signal),
+      });
+      message = prepared.text;
+      for (const line of prepared.notAttached) this.#send(noticeUpdate(line));
       if (this.#turns.signal?.aborted) await this.#turns.idle();
     } finally {
       this.#starting.delete(starting);
@@ -174,12 +184,24 @@ export class AcpSession {
     declaredKeys(this.#agent.conversation.toolSpecs(), tool);
 
   #event(event: AgentEvent): void {
-    if (event.type === "permission_request") {
+    if (event.type === "tool_start") {
+      this.#calls.add(event.callId);
+    } else if (event.type === "tool_end") {
+      this.#calls.delete(event.callId);
+    } else if (event.type === "permission_request") {
       this.#asking.push({ callId: event.callId, name: event.name, summary: event.summary });
     } else if (event.type === "permission_decision") {
-      this.#asking = this.#asking.filter((asked) => asked.callId !== event.callId);
+      const asked = this.#asking.find((entry) => entry.callId === event.callId);
+      this.#asking = this.#asking.filter((entry) => entry.callId !== event.callId);
+      // A person's answer is the dialog itself, a call's verdict shows in its result; what
+      // settles with no call shown (the approvals and grants a loaded session restores) is
+      // told, so nothing comes back silently.
+      if (event.by !== "person" && !this.#calls.has(event.callId)) {
+        this.#send(noticeUpdate(decisionText(event, asked)));
+      }
     } else if (event.type === "turn_end") {
       this.#asking = [];
+      this.#calls.clear();
     }
     const context = {
       workspace: this.#options.workspace,

@@ -109,7 +109,8 @@ export interface UpdateContext {
 
 /**
  * The update for `event`, or undefined for events an editor is not shown (turn bounds,
- * retries, permission bookkeeping: those reach it as the prompt's answer and as requests).
+ * retries, permission bookkeeping: those reach it as the prompt's answer and as requests; a
+ * decision about no call it was shown, the session sends with {@linkcode decisionText}).
  */
 export async function updateFor(
   event: AgentEvent,
@@ -160,6 +161,43 @@ export async function updateFor(
     default:
       return undefined;
   }
+}
+
+/**
+ * A line of tern's own for the person, `[tern: …]` in a paragraph of the answer's text: what
+ * tern must not do silently (a file left out of a prompt, an approval restored with a loaded
+ * session) goes where every editor shows it, not as ACP's optional `notice`, which an editor
+ * may drop.
+ */
+export function noticeUpdate(text: string): SessionUpdate {
+  return {
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "text", text: `\n\n[tern: ${text}]\n\n` },
+  };
+}
+
+/** A review's outcome, as a `permission_decision` event reports it. */
+export type Decision = Pick<
+  Extract<AgentEvent, { type: "permission_decision" }>,
+  "allow" | "by" | "reason"
+>;
+
+/**
+ * How a review settled that no tool call the editor was shown stands for (the approvals and
+ * grants a loaded session restores): what was asked, when it was, then the verdict and why,
+ * made visible on one line: `allowed by policy: Restored from the session: …`.
+ */
+export function decisionText(
+  decision: Decision,
+  asked?: { name: string; summary: string },
+): string {
+  const what = asked === undefined
+    ? ""
+    : `${visibleText(asked.name)} ${visibleText(asked.summary)}: `;
+  const verdict = decision.by === "bypass"
+    ? "allowed (review bypassed)"
+    : `${decision.allow ? "allowed" : "denied"} by ${decision.by}`;
+  return `${what}${verdict}: ${visibleText(decision.reason)}`;
 }
 
 /** An observation as the text content of a tool call, cut to `OUTPUT_CHARS`. */
