@@ -47,9 +47,15 @@ export interface RunTurnOptions {
   onMessage?: (message: Message, usage?: Usage, answeredBy?: AnsweredBy) => void;
   /**
    * Called before every model call with the conversation so far; a returned array replaces it
-   * (compaction). Must not throw: a failed compaction returns undefined.
+   * (compaction). With `force` (the server refused the request as over the model's context
+   * window, once per turn), compacts whatever size the estimate gives. Must not throw: a failed
+   * compaction returns undefined.
    */
-  prepare?: (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined>;
+  prepare?: (
+    messages: Message[],
+    signal: AbortSignal,
+    options?: { force?: boolean },
+  ) => Promise<Message[] | undefined>;
   /**
    * Steering: messages the person typed while the turn ran. Called at every model boundary
    * after tool results; each text returned is added as a user message before the next model
@@ -153,6 +159,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   };
 
   emit({ type: "turn_start", model, maxRounds });
+  let compactedForOverflow = false;
   while (rounds < maxRounds) {
     if (signal.aborted) return finish("CANCELLED", "Cancelled before the model call");
     const prepared = await options.prepare?.(messages, signal);
@@ -170,6 +177,16 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     }
     if (reply.kind === "message" && reply.answeredBy.saved !== undefined) {
       saved = (saved ?? 0) + reply.answeredBy.saved;
+    }
+    if (reply.kind === "error" && reply.contextOverflow && !compactedForOverflow) {
+      // The server counted more tokens than tern's estimate: compact now, once, and ask again.
+      compactedForOverflow = true;
+      const compacted = await options.prepare?.(messages, signal, { force: true });
+      if (compacted) {
+        messages.splice(0, messages.length, ...compacted);
+        rounds--;
+        continue;
+      }
     }
     if (reply.kind !== "message") {
       return finish(reply.kind === "aborted" ? "CANCELLED" : "CLIENT_ERROR", reply.error);
@@ -190,7 +207,10 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       if (message.thinking) kept.thinking = message.thinking;
       add(kept, reply.usage, answeredBy);
       emit(said(message));
-      return finish("LENGTH_LIMIT", "The model hit its output token limit");
+      const why = reply.stopReason === "model_context_window_exceeded"
+        ? "The model's context window filled up before it finished its answer"
+        : "The model hit its output token limit";
+      return finish("LENGTH_LIMIT", why);
     }
     if (finishReason === "refusal") {
       // Text the filter cut off is kept and shown; tool calls in that reply are not run.
@@ -254,7 +274,7 @@ type ModelReply =
     usage?: Usage;
     answeredBy: AnsweredBy;
   }
-  | { kind: "error" | "aborted"; error: string; usage?: Usage };
+  | { kind: "error" | "aborted"; error: string; usage?: Usage; contextOverflow?: boolean };
 
 async function callModel(
   options: RunTurnOptions,
@@ -310,7 +330,8 @@ async function callModel(
         };
       }
       case "error":
-        return { kind: event.kind === "aborted" ? "aborted" : "error", error: event.message };
+        if (event.kind === "aborted") return { kind: "aborted", error: event.message };
+        return { kind: "error", error: event.message, contextOverflow: event.contextOverflow };
     }
   }
   if (signal.aborted) return { kind: "aborted", error: "Cancelled during the model call" };

@@ -124,30 +124,41 @@ export async function compactSession(
 
 /**
  * The loop's `prepare` hook: when the request (system prompt, conversation, tool specs) is over
- * the threshold, compacts the session and returns the system prompt plus the new context.
+ * the threshold, or `force` says the server refused it as too long, compacts the session and
+ * returns the system prompt plus the new context.
  */
 export function compactionHook(
   session: Session,
   options: CompactOptions & {
     tools: () => ToolSpec[];
   },
-): (messages: Message[], signal: AbortSignal) => Promise<Message[] | undefined> {
+): (
+  messages: Message[],
+  signal: AbortSignal,
+  request?: { force?: boolean },
+) => Promise<Message[] | undefined> {
   // Messages and specs do not change once made: each is estimated once, not every round (a
   // long conversation would otherwise cost milliseconds per round).
   const cache = new WeakMap<object, number>();
-  return async (messages, signal) => {
+  return async (messages, signal, request) => {
+    const force = request?.force === true;
     // The turn's first request of a new session (the context holds its task alone): no cut can
     // keep recent tokens and summarise something (chooseCut), so the estimate, milliseconds of
     // CPU for the system prompt and tool specs before the first request, is not made.
     if (options.settings.keepRecentTokens > 0 && session.state().items.length <= 1) {
       return undefined;
     }
-    const tokens = estimateRequestTokens(messages, options.tools(), cache);
-    if (!needsCompaction(tokens, options.settings)) return undefined;
+    if (!force) {
+      const tokens = estimateRequestTokens(messages, options.tools(), cache);
+      if (!needsCompaction(tokens, options.settings)) return undefined;
+    }
     const entry = await compactSession(session, {
       ...options,
       signal,
-      minSummarisedTokens: options.minSummarisedTokens ?? MIN_AUTOMATIC_SUMMARISED_TOKENS,
+      // The server said the request is too long: anything summarised helps.
+      minSummarisedTokens: force
+        ? 0
+        : options.minSummarisedTokens ?? MIN_AUTOMATIC_SUMMARISED_TOKENS,
     });
     if (!entry) return undefined;
     const system = messages[0]?.role === "system" ? [messages[0]] : [];

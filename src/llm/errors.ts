@@ -113,7 +113,8 @@ export function streamErrorEvent(error: unknown, secrets: readonly string[]): Er
   const detail = providerDetail(text, secrets) || (label === undefined ? "" : String(label)) ||
     "unknown error";
   const message = `Model API stream error: ${detail}`;
-  return isRetryableStreamError(error) ? retryableError(message) : clientError(message);
+  if (isRetryableStreamError(error)) return retryableError(message);
+  return withOverflow(clientError(message), `${text} ${String(fields.code)}`);
 }
 
 /**
@@ -160,6 +161,26 @@ function errorFields(error: unknown): Record<string, unknown> {
   return typeof error === "object" && error !== null && !Array.isArray(error)
     ? error as Record<string, unknown>
     : {};
+}
+
+/**
+ * How servers word a request longer than the model's context window: OpenAI's
+ * `context_length_exceeded` ("This model's maximum context length is …"), Anthropic's "prompt is
+ * too long: N tokens > M maximum", vLLM's "… maximum context length is …", Gemini's "input token
+ * count … exceeds the maximum", llama.cpp's "exceeds the available context size".
+ */
+const CONTEXT_OVERFLOW =
+  /context[_ ]length[_ ]exceeded|maximum context length|prompt is too long|context window|exceeds? the (?:maximum|available context|model's (?:maximum|context))|too many (?:input )?tokens/i;
+
+/** True when an error's text or code says the request outgrew the model's context window. */
+export function isContextOverflow(text: string): boolean {
+  return CONTEXT_OVERFLOW.test(text);
+}
+
+/** `event` marked as a context overflow when `text` (the server's own words) says it is one. */
+export function withOverflow(event: ErrorEvent, text: string): ErrorEvent {
+  if (isContextOverflow(text)) event.contextOverflow = true;
+  return event;
 }
 
 /** HTTP statuses worth another try: timeout, conflict, rate limit and server errors. */

@@ -24,6 +24,7 @@ import {
   streamExpectedMessage,
   StreamTooLargeError,
   transportErrorMessage,
+  withOverflow,
 } from "./errors.ts";
 import { readCappedText } from "./capped_body.ts";
 import { netDeniedMessage } from "../core/net_denied.ts";
@@ -286,7 +287,9 @@ export async function responseError(
   const detail = providerDetail(text, secrets) || response.statusText;
   const message = httpErrorMessage(response.status, detail);
   if (!isRetryableStatus(response.status) || isQuotaError(parsedOrText(text))) {
-    return clientError(message, response.status);
+    const refused = clientError(message, response.status);
+    // A request over the context window: 400 (OpenAI, Anthropic, vLLM), 413 or 422 elsewhere.
+    return [400, 413, 422].includes(response.status) ? withOverflow(refused, text) : refused;
   }
   return retryableError(message, {
     status: response.status,

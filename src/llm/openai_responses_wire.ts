@@ -17,6 +17,7 @@ import {
   malformedEventMessage,
   providerDetail,
   retryableError,
+  withOverflow,
 } from "./errors.ts";
 import type { WireStream } from "./http_stream.ts";
 import type { FinishReason, ModelRequest, StreamEvent } from "./types.ts";
@@ -520,6 +521,7 @@ export class ResponsesStreamState implements WireStream {
     const text = typeof fields.message === "string" ? fields.message : "";
     const detail = providerDetail(text, this.#secrets) || code || "response failed";
     const message = `Model API stream error: ${detail}`;
-    return isRetryableStreamError(fields) ? retryableError(message) : clientError(message);
+    if (isRetryableStreamError(fields)) return retryableError(message);
+    return withOverflow(clientError(message), `${text} ${code}`);
   }
 }

@@ -11,6 +11,7 @@ import {
   malformedEventMessage,
   retryableError,
   STREAM_ENDED_EARLY_MESSAGE,
+  withOverflow,
 } from "./errors.ts";
 import type { FinishReason, ModelRequest, Provider, StreamEvent } from "./types.ts";
 
@@ -25,6 +26,7 @@ export interface ScriptedToolCall {
 
 /** A server fault the scripted server (and, for symmetry, ScriptedProvider) simulates. */
 export type ScriptFault =
+  | "http400_context"
   | "http500"
   | "http429"
   | "http401"
@@ -55,6 +57,7 @@ export type Script = ScriptedReply[] | ((request: ModelRequest, index: number) =
 
 /** The provider's message for each HTTP fault, as the scripted server puts it in the body. */
 export const SCRIPTED_HTTP_FAULTS = {
+  http400_context: { status: 400, message: "prompt is too long: 210000 tokens > 200000 maximum" },
   http500: { status: 500, message: "The server had an error while processing your request" },
   http429: { status: 429, message: "Rate limit reached for requests" },
   http401: { status: 401, message: "Incorrect API key provided" },
@@ -64,6 +67,7 @@ export const SCRIPTED_HTTP_FAULTS = {
 export const MALFORMED_SSE_PAYLOAD = "{not json";
 
 const FAULTS: readonly string[] = [
+  "http400_context",
   "http500",
   "http429",
   "http401",
@@ -220,12 +224,14 @@ function replyEvents(
 ): (StreamEvent | "hang")[] {
   if ("error" in reply) return [clientError(reply.error)];
   switch (reply.fault) {
+    case "http400_context":
     case "http500":
     case "http429":
     case "http401": {
       const { status, message } = SCRIPTED_HTTP_FAULTS[reply.fault];
       const text = httpErrorMessage(status, message);
       if (status === 401) return [clientError(text, status)];
+      if (status === 400) return [withOverflow(clientError(text, status), message)];
       const header = scriptedRetryAfter(reply);
       return [
         retryableError(

@@ -101,6 +101,11 @@ export interface ErrorStreamEvent {
   retryable?: boolean;
   /** The server's `Retry-After` (or `retry-after-ms`), in milliseconds. */
   retryAfterMs?: number;
+  /**
+   * True when the server refused the request as longer than the model's context window: the
+   * same request fails again, a compacted one may pass.
+   */
+  contextOverflow?: boolean;
 }
 
 /**

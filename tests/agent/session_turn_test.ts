@@ -1,6 +1,13 @@
-/** compactionHook(): when it estimates the request, and that skipping the estimate is safe. */
-import { deepEqual, equal } from "node:assert/strict";
+/**
+ * compactionHook(): when it estimates the request, that skipping the estimate is safe, and the
+ * compaction a server's "too long" refusal forces.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { runTurn } from "../../src/agent/loop.ts";
 import { compactionHook, compactionSettings } from "../../src/agent/session_turn.ts";
+import { SUMMARY_SYSTEM_PROMPT } from "../../src/context/summary_request.ts";
+import { ScriptedProvider } from "../../src/llm/scripted.ts";
+import { ToolRegistry } from "../../src/tools/registry.ts";
 import { chooseCut } from "../../src/context/compaction.ts";
 import type { Message } from "../../src/core/messages.ts";
 import type { Provider, ToolSpec } from "../../src/llm/types.ts";
@@ -42,6 +49,72 @@ Deno.test("compactionHook() makes no estimate and no compaction for a new sessio
     session.append({ type: "message", message: next });
     await hook([system, task, { role: "assistant", content: "ok" }, next], signal).catch(() => {});
     deepEqual(asked.slice(0, 2), ["tools", "beforeCompact"]);
+    session.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("runTurn() with compactionHook() compacts and asks again once when the server says the request is too long", async () => {
+  const home = await Deno.makeTempDir({ prefix: "tern-home-" });
+  try {
+    const session = Session.create(home, { cwd: "/project", ternVersion: "test" });
+    const history: Message[] = [
+      { role: "user", content: `first task ${HUGE}` },
+      { role: "assistant", content: `first answer ${HUGE}` },
+      { role: "user", content: `second task ${HUGE}` },
+      { role: "assistant", content: `second answer ${HUGE}` },
+      { role: "user", content: "third task" },
+    ];
+    for (const message of history) session.append({ type: "message", message });
+    const turns: number[] = [];
+    // tern's estimate is far below this window, the server's count is not: it refuses the
+    // first request of the turn as too long, and answers every later one.
+    const provider = new ScriptedProvider((request) => {
+      if (request.messages[0]?.content === SUMMARY_SYSTEM_PROMPT) {
+        return { text: "## Goal\nthird task\n## Evidence\nnone" };
+      }
+      turns.push(request.messages.length);
+      return turns.length === 1 ? { fault: "http400_context" } : { text: "done" };
+    });
+    const settings = compactionSettings(1_000_000, 0.9);
+    const system: Message = { role: "system", content: "You are tern." };
+    const result = await runTurn({
+      messages: [system, ...history],
+      provider,
+      model: "scripted",
+      tools: new ToolRegistry([]),
+      workspace: "/nonexistent",
+      emit: () => {},
+      prepare: compactionHook(session, { provider, model: "scripted", settings, tools: () => [] }),
+    });
+    equal(result.exitReason, "COMPLETED", result.error);
+    equal(result.text, "done");
+    equal(turns.length, 2);
+    ok(turns[1] < turns[0], `the request asked again is smaller: ${turns}`);
+    equal(session.entries.filter((entry) => entry.type === "compaction").length, 1);
+    // A second refusal in the same turn ends it: the compaction is not repeated in a loop.
+    const stubborn = new ScriptedProvider((request) =>
+      request.messages[0]?.content === SUMMARY_SYSTEM_PROMPT
+        ? { text: "## Goal\nx" }
+        : { fault: "http400_context" }
+    );
+    const refused = await runTurn({
+      messages: [system, ...history],
+      provider: stubborn,
+      model: "scripted",
+      tools: new ToolRegistry([]),
+      workspace: "/nonexistent",
+      emit: () => {},
+      prepare: compactionHook(session, {
+        provider: stubborn,
+        model: "scripted",
+        settings,
+        tools: () => [],
+      }),
+    });
+    equal(refused.exitReason, "CLIENT_ERROR");
+    match(refused.error ?? "", /prompt is too long/);
     session.close();
   } finally {
     await Deno.remove(home, { recursive: true });

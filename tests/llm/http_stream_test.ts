@@ -216,3 +216,47 @@ Deno.test("postForStream() does not retry a 429 for an exhausted quota, and read
     });
   }
 });
+
+Deno.test("postForStream() marks a request over the context window, in each server's words, and nothing else", async () => {
+  const answers: [number, unknown, boolean][] = [
+    [400, {
+      error: {
+        message: "This model's maximum context length is 128000 tokens. However, your messages " +
+          "resulted in 130512 tokens. Please reduce the length of the messages.",
+        type: "invalid_request_error",
+        code: "context_length_exceeded",
+      },
+    }, true],
+    [400, {
+      type: "error",
+      error: {
+        type: "invalid_request_error",
+        message: "prompt is too long: 210517 tokens > 200000 maximum",
+      },
+    }, true],
+    [400, {
+      error: { message: "the request exceeds the available context size, try increasing it" },
+    }, true],
+    [
+      400,
+      { error: { message: "The model `gpt-9` does not exist", type: "invalid_request_error" } },
+      false,
+    ],
+    [
+      500,
+      { error: { message: "maximum context length is 8192 tokens, but the server crashed" } },
+      false,
+    ],
+  ];
+  for (const [status, body, overflow] of answers) {
+    await withServer(() => Response.json(body, { status }), async (baseUrl) => {
+      const events = await call("openai", baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
+      const last = events.at(-1);
+      assert.equal(
+        last?.type === "error" && last.contextOverflow === true,
+        overflow,
+        JSON.stringify(body),
+      );
+    });
+  }
+});

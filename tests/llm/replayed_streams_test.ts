@@ -305,6 +305,8 @@ Deno.test("createOpenAiChatProvider() reports llama.cpp's error: line with the s
     kind: "client",
     message: "Model API stream error: the request exceeds the available context size. " +
       "try increasing the context size or enable context shift",
+    // The loop compacts the conversation and asks again once.
+    contextOverflow: true,
   }]);
 });
 

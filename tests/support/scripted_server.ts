@@ -135,8 +135,9 @@ export function startScriptedServer(
     await options.beforeReply?.(recorded.modelRequest);
     const reply = scriptedReplyFor(script, recorded.modelRequest, index);
     if ("error" in reply) return dialect.errorResponse(500, reply.error);
-    if (reply.fault === "http500" || reply.fault === "http429" || reply.fault === "http401") {
-      const { status, message } = SCRIPTED_HTTP_FAULTS[reply.fault];
+    if (reply.fault !== undefined && reply.fault in SCRIPTED_HTTP_FAULTS) {
+      const fault = reply.fault as keyof typeof SCRIPTED_HTTP_FAULTS;
+      const { status, message } = SCRIPTED_HTTP_FAULTS[fault];
       const retryAfter = scriptedRetryAfter(reply);
       const headers: Record<string, string> = retryAfter === undefined
         ? {}
