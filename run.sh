@@ -5,16 +5,16 @@
 #   ./run.sh test      test suite
 #   ./run.sh install   put `tern` on your PATH
 #   ./run.sh verify    static checks, tests, demo and the scenario benchmark; one summary line
-#   ./run.sh --version (or any other flag): tern itself
+#   ./run.sh --version (or any other flag), or no argument: tern itself, in the current folder
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/bin/_env.sh"
 deno_bin="$(find_deno)"
 export PATH="$(dirname "$deno_bin"):$PATH"
+# tern itself (no task, or a flag first) works on the folder it was started in, as installed.
+if [ "$#" -eq 0 ] || [[ "$1" == -* ]]; then exec "$TERN_ROOT/bin/tern" "$@"; fi
 cd "$TERN_ROOT"
-if [ "$#" -eq 0 ]; then set -- start; fi
 case "$1" in
   install) shift; exec "$TERN_ROOT/bin/install" "$@" ;;
-  -*) exec "$TERN_ROOT/bin/tern" "$@" ;;
   demo | test | check) "$TERN_ROOT/bin/setup" ;;
   verify) "$TERN_ROOT/bin/setup"; exec "$TERN_ROOT/bin/verify" ;;
 esac

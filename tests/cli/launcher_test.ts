@@ -154,6 +154,29 @@ Deno.test("./run.sh with a flag runs tern: --version is tern's, not Deno's", asy
   );
 });
 
+Deno.test("./run.sh with a flag runs tern on the folder it was started in, not the checkout", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tern-run-sh-" });
+  try {
+    await Deno.mkdir(join(dir, "project", ".tern"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "project", ".tern", "config.jsonc"),
+      '{ "model": "model-of-this-project" }\n',
+    );
+    const out = await new Deno.Command(join(ROOT, "run.sh"), {
+      args: ["-C", ".", "config"],
+      cwd: join(dir, "project"),
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: join(dir, "home") },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(out.code, 0, decoder.decode(out.stderr));
+    match(decoder.decode(out.stdout), /^model +model-of-this-project +\(project config/m);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the launcher grants exactly the provider presets' hosts by default", () => {
   const presetHosts = Object.values(PROVIDER_PRESETS).map((preset) => {
     const url = new URL(preset.baseUrl);
