@@ -2,10 +2,12 @@
  * The process's own edges, shared by every front end: its stdout and stderr, the environment
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
+import { resolveTernHome } from "../config/mod.ts";
 import { guardHostPrograms } from "../core/host_programs.ts";
 import { InputError } from "./errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { readEnv, shellSourceEnv } from "../harness/env.ts";
+import { isInside } from "../tools/paths.ts";
 
 export { readEnv, shellSourceEnv };
 
@@ -45,15 +47,48 @@ function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Arra
   }
 }
 
+/**
+ * The real path of the workspace `cwd` names, for every command bound to one.
+ * @throws {InputError} when it is not a folder, or is tern's home or inside it: commands there
+ * could rewrite tern's config, trust records and sessions.
+ */
 export function resolveWorkspace(cwd: string): string {
+  let real: string;
   try {
-    const real = Deno.realPathSync(cwd);
+    real = Deno.realPathSync(cwd);
     if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory(cwd);
-    // Every command bound to a workspace: no program it starts on the host comes from there.
-    guardHostPrograms([real]);
-    return real;
   } catch (error) {
     const why = error instanceof Deno.errors.NotFound ? "not found" : "not a directory";
     throw new InputError(`Cannot use workspace "${cwd}": ${why}`);
   }
+  refuseTernHome(cwd, real);
+  // Every command bound to a workspace: no program it starts on the host comes from there.
+  guardHostPrograms([real]);
+  return real;
+}
+
+/** Throws when the workspace `real` (named `cwd`) is tern's home or lies inside it. */
+function refuseTernHome(cwd: string, real: string): void {
+  let named: string;
+  try {
+    // As loadConfig() finds it for this workspace.
+    named = resolveTernHome({
+      cwd: real,
+      env: { TERN_HOME: readEnv("TERN_HOME"), HOME: readEnv("HOME") },
+    }).path;
+  } catch {
+    return; // No tern home at all: loading the config says so.
+  }
+  let home: string;
+  try {
+    home = Deno.realPathSync(named);
+  } catch {
+    return; // Not made yet: no workspace can lie inside it.
+  }
+  if (!isInside(home, real)) return;
+  const where = real === home ? "is tern's home" : `is inside tern's home "${home}"`;
+  throw new InputError(
+    `Cannot use workspace "${cwd}": it ${where} (TERN_HOME): tern does not work on its own ` +
+      "config and sessions; start tern in your project's folder",
+  );
 }

@@ -326,7 +326,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (!options.noSandbox) {
     guardHostPrograms([options.workspace, ...writableRoots.filter((root) => root !== "/")]);
   }
-  const filterDir = writableRoots.some((root) => inside(options.ternHome, root))
+  const filterDir = writableRoots.some((root) => holdsAny(root, ternPaths))
     ? await Deno.makeTempDir({ prefix: "tern-seccomp-" })
     : options.ternHome;
   const privateFilterDir = filterDir !== options.ternHome ? filterDir : undefined;
@@ -395,14 +395,17 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const planFor = async (): Promise<ShellPlan> => {
     const pids = cgroup = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
-    const bound = boundRoots(writable.filter((path) => path !== tmp), openedReal);
+    const bound = outsideTernHome(
+      boundRoots(writable.filter((path) => path !== tmp), openedReal),
+      ternPaths,
+    );
     const roots = [...bound.keys()];
     const writableReal = Object.fromEntries(
       [...bound].flatMap(([root, real]) => real === null ? [] : [[root, real]]),
     );
     // A folder that does not exist cannot be hidden: where a writable root holds tern's home,
     // make it first, so a command cannot create tern's config there for the next run.
-    if (roots.some((root) => isInside(root, ternHome))) {
+    if (roots.some((root) => holdsAny(root, ternPaths))) {
       await Deno.mkdir(ternHome, { recursive: true, mode: 0o700 }).catch(() => {});
     }
     const granted = profile.grants.env === "all" ? [] : profile.grants.env;
@@ -440,14 +443,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       masked: view.masked,
       revealed: [options.workspace, ...(profile.grants.read === "all" ? [] : profile.grants.read)],
       visible: view.visible,
-      // tern's home (config, trust, sessions) is never visible; unless the workspace is in it.
-      hidden: [
-        ...view.hidden.filter((path) =>
-          !(ternPaths.includes(path) && isInside(path, options.workspace))
-        ),
-        ...denied?.hidden ?? [],
-        ...unlistable,
-      ],
+      // tern's home (config, trust, sessions) is never visible, not even to a workspace in it.
+      hidden: [...view.hidden, ...denied?.hidden ?? [], ...unlistable],
       // What the searches found is used only while it is still where they found it.
       ...(denied === null && unlistable.length === 0
         ? {}
@@ -855,6 +852,27 @@ export function boundRoots(
   return kept;
 }
 
+/**
+ * `roots` (as {@linkcode boundRoots} keeps them) without each that is tern's home or lies
+ * inside it, by the path as written or its real path: nothing there is ever writable, and what
+ * lies there stays hidden with the rest of tern's home (a workspace there included).
+ * `ternPaths` holds tern's home as written and its real path.
+ */
+function outsideTernHome(
+  roots: Map<string, string | null>,
+  ternPaths: readonly string[],
+): Map<string, string | null> {
+  const inHome = (path: string | null) =>
+    path !== null && ternPaths.some((home) => inside(path, home));
+  return new Map([...roots].filter(([root, real]) => !inHome(root) && !inHome(real)));
+}
+
+/** True when `root`, as written or by its real path, is one of `paths` or holds one. */
+function holdsAny(root: string, paths: readonly string[]): boolean {
+  const real = realOrResolved(root);
+  return paths.some((path) => inside(path, root) || inside(path, real));
+}
+
 function realOrNull(path: string): string | null {
   try {
     return Deno.realPathSync(path);
@@ -869,10 +887,6 @@ function realOrResolved(path: string): string {
   } catch {
     return resolve(path);
   }
-}
-
-function isInside(root: string, path: string): boolean {
-  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
 }
 
 const WORKER_NOTES: Record<WorkerKind, string> = {

@@ -248,3 +248,78 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "createSandbox() with a workspace that is tern's home or inside it lets no command write there",
+  async () => {
+    // Not under /tmp: the private /tmp would hide tern's home without the sandbox having to.
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern-home-ws-" }),
+    );
+    const ternHome = join(root, "state");
+    const home = join(root, "home");
+    await Deno.mkdir(join(ternHome, "proj"), { recursive: true });
+    await Deno.mkdir(join(ternHome, "sessions"));
+    await Deno.mkdir(home);
+    await Deno.symlink(ternHome, join(root, "tern-link"));
+    const config = join(ternHome, "config.jsonc");
+    await Deno.writeTextFile(config, "{}");
+    const env = { PATH: "/usr/bin:/bin", HOME: home };
+    try {
+      // tern's home as the workspace, by its name or through a link; a folder inside it.
+      for (
+        const [ws, named] of [[ternHome, ternHome], [ternHome, join(root, "tern-link")], [
+          join(ternHome, "proj"),
+          ternHome,
+        ]]
+      ) {
+        const runtime = await createSandbox(
+          optionsFor(root, ws, "tern-home-ws-test", { ternHome: named, home, env }),
+        );
+        try {
+          equal(runtime.shellKind, "bwrap");
+          const result = await runtime.shell(
+            `printf '{"mode":"bypass"}' > ${config}; touch ${ternHome}/sessions/PLANTED ` +
+              `${ws}/PLANTED`,
+            { cwd: ws, timeoutMs: 30_000 },
+          );
+          const where = `${ws} (tern's home named ${named}): ${result.output}`;
+          equal(await Deno.readTextFile(config), "{}", where);
+          for (const planted of [join(ternHome, "sessions/PLANTED"), join(ws, "PLANTED")]) {
+            equal(await Deno.stat(planted).then(() => true, () => false), false, where);
+          }
+        } finally {
+          await runtime.close();
+        }
+      }
+      // A write grant of tern's home or a folder in it, made without the permission gate.
+      const ws = join(root, "ws");
+      await Deno.mkdir(ws);
+      const runtime = await createSandbox(
+        optionsFor(root, ws, "tern-home-grant-test", { ternHome, home, env }),
+      );
+      try {
+        await runtime.setExtraGrants({ write: [ternHome, join(ternHome, "sessions")] });
+        const result = await runtime.shell(
+          `printf '{"mode":"bypass"}' > ${config}; touch ${ternHome}/sessions/PLANTED`,
+          { cwd: ws, timeoutMs: 30_000 },
+        );
+        equal(await Deno.readTextFile(config), "{}", result.output);
+        equal(
+          await Deno.stat(join(ternHome, "sessions/PLANTED")).then(() => true, () => false),
+          false,
+        );
+        const bwrap = runtime.explain().bwrap ?? [];
+        const bound = bwrap.filter((arg, i) =>
+          bwrap[i - 1] === "--bind" && arg.startsWith(ternHome)
+        );
+        deepEqual(bound, [], bwrap.join(" "));
+      } finally {
+        await runtime.close();
+      }
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
