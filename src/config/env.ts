@@ -2,7 +2,9 @@
  * The environment layers: the process environment and the `.env` file in the working directory
  * read the same `TERN_*` / `OPENAI_*` variables. A `.env` file never changes the process env.
  */
-import { readWorkspaceText, type Warn } from "./workspace_file.ts";
+import { ignoredDotenvLines } from "./_dotenv_lines.ts";
+import { ConfigError } from "./errors.ts";
+import { readWorkspaceText, type Warn, warnOnStderr } from "./workspace_file.ts";
 import { checkRule, valueFromText } from "./rules.ts";
 import { SETTING_KEYS, type SettingKey, settingOf, type Settings } from "./settings.ts";
 import { type ConfigSource, invalidSetting } from "./sources.ts";
@@ -25,19 +27,44 @@ export interface Layer {
 
 /**
  * Reads the `.env` file at `file` in `workspace`; undefined when there is none, or when it is
- * not a regular file inside the workspace (then `warn` is told why: see workspace_file.ts).
- * Lines that are not `KEY=VALUE` are ignored (`parseEnv` from `node:util` is lenient).
+ * not a regular file inside the workspace: a folder (often a Python virtual environment), a
+ * FIFO (never opened: it would wait for a writer), a symlink out of it (then `warn` is told
+ * why: see workspace_file.ts). Lines that are not `KEY=VALUE` are ignored, as `parseEnv` from
+ * `node:util` ignores them, and `warn` is told their numbers (never their text: it may be a key).
  * @throws {ConfigError} when the file exists but cannot be read.
  */
 export async function readDotenv(
   workspace: string,
   file: string,
-  warn?: Warn,
+  warn: Warn = warnOnStderr,
 ): Promise<Dotenv | undefined> {
-  const text = readWorkspaceText(workspace, file, { what: ".env file", warn });
+  let text: string | undefined;
+  try {
+    text = readWorkspaceText(workspace, file, { what: ".env file", warn });
+  } catch (error) {
+    if (!(error instanceof ConfigError && error.cause instanceof Deno.errors.IsADirectory)) {
+      throw error;
+    }
+    warn(`Skipping .env file "${file}": it is a folder, not a regular file`);
+    return undefined;
+  }
   if (text === undefined) return undefined;
+  const ignored = ignoredDotenvLines(text);
+  if (ignored.length > 0) {
+    const lines = ignored.length === 1 ? `Line ${ignored[0]}` : `Lines ${listed(ignored)}`;
+    const are = ignored.length === 1 ? "is" : "are";
+    warn(`${lines} of .env file "${file}" ${are} not NAME=value: ignored`);
+  }
   const { parseEnv } = await import("node:util");
   return { file, text, variables: parseEnv(text) };
+}
+
+/** `3, 7 and 9`; past five numbers, `3, 7, 9, 12, 15 and 4 more`. */
+function listed(numbers: readonly number[]): string {
+  const shown = numbers.slice(0, 5).map(String);
+  const rest = numbers.length - shown.length;
+  if (rest > 0) return `${shown.join(", ")} and ${rest} more`;
+  return `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}`;
 }
 
 /**

@@ -8,11 +8,11 @@ import { join, resolve } from "../core/path.ts";
 import type { PermissionRule } from "../config/schema.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { isInside, projectFolderProblem } from "../mcp/project_paths.ts";
-import { type McpServerConfig, WORKSPACE_PIN } from "../mcp/types.ts";
+import type { McpServerConfig } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";
-import { shellJoin } from "../core/shell_join.ts";
-import { visibleText } from "../core/terminal_text.ts";
 import { readEnv, shellSourceEnv } from "./env.ts";
+
+export { describeServer } from "./mcp_describe.ts";
 
 export interface OpenMcpOptions {
   ternHome: string;
@@ -307,42 +307,4 @@ function executable(command: string, path: string | undefined, cwd: string): str
     }
   }
   return [];
-}
-
-/**
- * What a server runs or where it connects, as a person checks it before trusting: for a stdio
- * server also its working folder and, in bubblewrap, the folders it may write; for a project's
- * server each `env` and header value as written, so a `${VAR}` it passes on shows.
- */
-export function describeServer(server: McpServerConfig): string {
-  const what = server.transport === "http"
-    ? server.url!
-    : shellJoin([server.command!, ...server.args]);
-  const quoted = (paths: readonly string[]) => paths.map((path) => `"${path}"`).join(", ");
-  const names = (label: string, record: Record<string, string>, written?: typeof record) => {
-    const keys = Object.keys(record);
-    if (keys.length === 0) return "";
-    const shown = written === undefined
-      ? keys
-      : keys.map((key) => `${key}=${JSON.stringify(written[key] ?? "")}`);
-    return `; ${label} ${shown.join(", ")}`;
-  };
-  const cwd = server.cwd === undefined ? "" : `; working folder "${server.cwd}"`;
-  const sandbox = server.sandbox
-    ? `; writable ${quoted(server.sandbox.writable)}; in bubblewrap${
-      server.sandbox.network ? " with the network" : ""
-    }`
-    : "";
-  const files = Object.keys(server.files ?? {}).filter((name) => name !== WORKSPACE_PIN);
-  const runs = files.length > 0 ? `; runs ${quoted(files)}` : "";
-  const whole = server.files?.[WORKSPACE_PIN] === undefined
-    ? ""
-    : "; any file of the workspace it may load, so any change there needs trust again";
-  // Made visible whole: a project's command, argument or file name with an escape sequence or
-  // a line break could otherwise hide part of what runs from the screen that asks for trust.
-  return visibleText(
-    `${what} (from ${server.file}${cwd}${names("env", server.env, server.written?.env)}${
-      names("headers", server.headers, server.written?.headers)
-    }${sandbox}${runs}${whole})`,
-  );
 }

@@ -4,7 +4,8 @@
  * frontmatter has a `description` and `args`, a list of names or of `{name, description,
  * default}`. `/name args` renders it: `$1`…`$9` are the words given, `$ARGUMENTS` all of them,
  * `{{name}}` a named argument (given as `name=value`, or the next unnamed word, or its default).
- * An unknown or missing argument is a {@linkcode TemplateError}.
+ * An unknown or missing argument is a {@linkcode TemplateError}, and so is an extra word (one
+ * beyond its args and its highest `$N`) unless the body takes them all with `$ARGUMENTS`.
  */
 import { basename, join } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
@@ -232,11 +233,12 @@ export function renderTemplate(template: PromptTemplate, argText: string): strin
     }
     values.set(arg.name, value);
   }
-  const usesPositions = /\$ARGUMENTS|\$\d/.test(template.body);
-  if (!usesPositions && positional.length > template.args.length) {
+  // `$ARGUMENTS` takes every word; otherwise a word no placeholder takes would be lost.
+  const takes = Math.max(next, highestPosition(template.body));
+  if (!template.body.includes("$ARGUMENTS") && positional.length > takes) {
     throw new TemplateError(
-      `Too many arguments for /${template.name}: "${positional.slice(next).join(" ")}" ` +
-        `is left over; it takes ${usage(template)}`,
+      `Too many arguments for /${template.name}: "${positional.slice(takes).join(" ")}" ` +
+        `is left over; it takes ${taken(template)}, ${words.length} given`,
     );
   }
   return template.body.replace(PLACEHOLDER, (whole, digit?: string, name?: string) => {
@@ -259,6 +261,23 @@ export function renderTemplate(template: PromptTemplate, argText: string): strin
     }
     return value;
   });
+}
+
+/** The highest `$N` in `body` (0 for none). */
+function highestPosition(body: string): number {
+  return Math.max(0, ...[...body.matchAll(/\$(\d)/g)].map((match) => Number(match[1])));
+}
+
+/** How many words `template` takes, and which: `2 (<file> $2)`, `none`. */
+function taken(template: PromptTemplate): string {
+  const count = Math.max(template.args.length, highestPosition(template.body));
+  if (count === 0) return "none";
+  const positions = Array.from(
+    { length: count - template.args.length },
+    (_, i) => `$${template.args.length + i + 1}`,
+  );
+  const shown = [...(template.args.length > 0 ? [usage(template)] : []), ...positions];
+  return `${count} (${shown.join(" ")})`;
 }
 
 /** How `template` is called: `/review <file> [focus=correctness]`. */

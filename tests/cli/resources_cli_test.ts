@@ -136,7 +136,7 @@ testWith(
 
 testWith(
   [bwrapNeed],
-  "tern run /name renders a prompt template; a missing or unknown argument exits 2 before any request",
+  "tern run /name renders a prompt template; a missing, unknown or extra argument exits 2 before any request",
   async () => {
     await withBench(() => ({ text: "ok" }), async ({ dir, home, requests, tern }) => {
       await write(
@@ -159,6 +159,9 @@ testWith(
       run = await tern(["run", "/review", "a.ts", "level=3"]);
       equal(run.code, 2);
       match(run.stderr, /Unknown argument "level" for \/review/);
+      run = await tern(["run", "/hello", "Ada", "Lovelace"]);
+      equal(run.code, 2);
+      match(run.stderr, /Too many arguments for \/hello: "Lovelace" is left over; it takes 1/);
       equal(requests.length, 2);
     });
   },

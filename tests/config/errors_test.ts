@@ -135,13 +135,25 @@ Deno.test("loadConfig() names a config file that cannot be read", async () => {
   });
 });
 
-Deno.test("loadConfig() names a .env that cannot be read", async () => {
+Deno.test("loadConfig() skips a .env that is a folder or a FIFO alike, with a warning naming it", async () => {
   await withFixture(async ({ home, cwd }) => {
     const file = join(cwd, ".env");
+    // A folder named .env is often a Python virtual environment: no reason to stop.
     await Deno.mkdir(file);
-    const error = await loadError({ cwd, env: { HOME: home } });
-    assert.equal(error.message, `Cannot read .env file "${file}": is a directory`);
-    assert.equal(error.file, file);
+    const warnings: string[] = [];
+    const env = { HOME: home, TERN_MODEL: "m" };
+    const { config } = await loadConfig({ cwd, env, warn: (text) => warnings.push(text) });
+    assert.equal(config.model, "m");
+    assert.deepEqual(warnings, [
+      `Skipping .env file "${file}": it is a folder, not a regular file`,
+    ]);
+    // A FIFO is skipped the same way, never opened (a read would wait for a writer forever).
+    await Deno.remove(file);
+    const made = await new Deno.Command("mkfifo", { args: [file] }).output();
+    assert.equal(made.code, 0);
+    warnings.length = 0;
+    await loadConfig({ cwd, env, warn: (text) => warnings.push(text) });
+    assert.deepEqual(warnings, [`Skipping .env file "${file}": it is not a regular file`]);
   });
 });
 

@@ -69,6 +69,27 @@ Deno.test("renderTemplate() refuses a missing, unknown or extra argument with a 
   );
 });
 
+Deno.test("renderTemplate() refuses words beyond its args and its highest $N, unless it takes $ARGUMENTS", () => {
+  const review = template("Review $1", [{ name: "file" }]);
+  equal(renderTemplate(review, "a"), "Review a");
+  throws(
+    () => renderTemplate(review, "a b"),
+    /Too many arguments for \/t: "b" is left over; it takes 1 \(<file>\), 2 given/,
+  );
+  throws(
+    () => renderTemplate(template("Compare $1 with $2"), "x y z"),
+    /Too many arguments for \/t: "z" is left over; it takes 2 \(\$1 \$2\), 3 given/,
+  );
+  // A word given by name frees no position for an extra one.
+  const two = template("{{file}} {{focus}}", [{ name: "file" }, { name: "focus" }]);
+  throws(
+    () => renderTemplate(two, "focus=speed a b"),
+    /"b" is left over; it takes 2 \(<file> <focus>\), 3 given/,
+  );
+  throws(() => renderTemplate(template("Fixed text"), "x"), /"x" is left over; it takes none/);
+  equal(renderTemplate(template("First $1, all: $ARGUMENTS"), "a b c"), "First a, all: a b c");
+});
+
 Deno.test("discoverTemplates() reads both folders, the project's over the person's, and describes each", async () => {
   await withTree(async ({ home, ws }) => {
     await Deno.writeTextFile(
