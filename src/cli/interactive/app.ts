@@ -218,9 +218,12 @@ export class InteractiveApp {
     return false;
   }
 
-  /** A submitted line: a command, a new turn, or a steering message while a turn runs. */
+  /**
+   * A submitted line: a command, a new turn, or a steering message while a turn runs. Nothing
+   * once the session has ended (lines still read from a pipe after a signal or /quit).
+   */
   submit(text: string): void {
-    if (text.trim() === "") return;
+    if (this.#exited || text.trim() === "") return;
     const command = parseCommandLine(text);
     const known = command && this.#options.commands.get(command.name);
     // A template's or a skill's command is a message: it goes on as a turn.
@@ -244,6 +247,7 @@ export class InteractiveApp {
           await known.run(this.#options.commandContext(this), command.args, controller.signal);
         } catch (error) {
           this.notice(error instanceof Error ? error.message : String(error), "error");
+          await this.#commandFailed();
         }
         this.frame();
       };
@@ -262,6 +266,9 @@ export class InteractiveApp {
     }
     if (command && !known) {
       this.notice(`Unknown command "/${command.name}": /help lists them`, "error");
+      // The next line waits for the exit code to be counted.
+      const idle = this.idle;
+      this.idle = Promise.all([idle, this.#commandFailed()]).then(() => {});
       return;
     }
     if (this.#command) {
@@ -472,7 +479,8 @@ export class InteractiveApp {
 
   /**
    * The exit code of the first message that did not complete (0 while none did): what a session
-   * fed through a pipe exits with, as `tern run` would for that message.
+   * fed through a pipe exits with, as `tern run` would for that message; 2 for a slash command
+   * that failed.
    */
   exitCode = 0;
 
@@ -520,6 +528,16 @@ export class InteractiveApp {
     // Messages queued after the last model call start the next turn.
     const queued = this.#drainQueue();
     if (queued.length > 0 && !this.#exited) await this.#turn(queued.join("\n\n"));
+  }
+
+  /**
+   * A slash command failed (unknown, refused its arguments, could not do its work): like a bad
+   * command line, it counts as a usage error (2) for the exit code of a session fed through a
+   * pipe, unless a message failed before.
+   */
+  async #commandFailed(): Promise<void> {
+    const { EXIT_USAGE } = await import("../exit_codes.ts");
+    if (this.exitCode === 0) this.exitCode = EXIT_USAGE;
   }
 
   /** A dialog closed: the time it waited is not the turn's. */

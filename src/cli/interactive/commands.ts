@@ -21,9 +21,15 @@ export interface CommandContext {
   print(lines: string[]): void;
   /** A one-line notice in the transcript. */
   notice(text: string, kind?: "info" | "warning" | "error"): void;
-  /** Shows a dialog in place of the editor until it is done. */
+  /**
+   * Shows a dialog in place of the editor until it is done. In line mode (`canAsk` false) it
+   * rejects at once: no one is there to answer.
+   */
   pick<T>(dialog: Dialog<T>): Promise<T>;
-  /** A person can answer a dialog (a terminal); false in line mode, where `pick` never ends. */
+  /**
+   * A person can answer a dialog (a terminal). False in line mode: a command that would ask
+   * checks it first and names what to give it instead.
+   */
   readonly canAsk: boolean;
   /** Terminal width in cells. */
   width(): number;

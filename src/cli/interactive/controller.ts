@@ -268,7 +268,12 @@ export class SessionController {
       conversation: () => this.conversation(),
       print: (lines) => app.print(lines),
       notice: (text, kind) => app.notice(text, kind),
-      pick: (dialog) => app.pick(dialog),
+      pick: (dialog) =>
+        this.#ui.interactive ? app.pick(dialog) : Promise.reject(
+          new Error(
+            "Cannot show a picker in line mode: give the command its arguments (/help lists them)",
+          ),
+        ),
       canAsk: this.#ui.interactive,
       width: () => this.#ui.columns(),
       configure: async (change) => {

@@ -36,20 +36,12 @@ export function procsCommand(): SlashCommand {
       const supervisor = sandbox.runtime.processes;
       const [verb, id] = args.trim().split(/\s+/);
       if (verb === "stop" && id !== undefined) {
-        try {
-          const info = await supervisor.control(false).stop(id);
-          context.notice(cleanText(`Stopped: ${describeProcess(info)}`));
-        } catch (error) {
-          context.notice(error instanceof Error ? error.message : String(error), "error");
-        }
+        const info = await supervisor.control(false).stop(id);
+        context.notice(cleanText(`Stopped: ${describeProcess(info)}`));
         return;
       }
       if (verb !== undefined && verb !== "") {
-        context.notice(
-          `Cannot run "/procs ${args.trim()}": use /procs or /procs stop <id>`,
-          "error",
-        );
-        return;
+        throw new Error(`Cannot run "/procs ${args.trim()}": use /procs or /procs stop <id>`);
       }
       const lines = procsLines(supervisor, sandbox.gate.options.masker);
       if (lines.length === 0) context.notice("No background processes in this session");

@@ -28,6 +28,15 @@ export function rewindCommand(): SlashCommand {
     description: "go back to before an earlier request: files, conversation or both (undo: back)",
     usage: "[entry|undo]",
     run: async (context, args) => {
+      if (!context.canAsk) {
+        const session = context.session.id.slice(0, 8);
+        throw new Error(
+          "/rewind needs a terminal to choose what goes back and to confirm it: in line mode, " +
+            `once this session has ended, \`tern sessions rewind ${session} ${
+              args || "<entry|undo>"
+            } --yes\` does it`,
+        );
+      }
       // The session was opened with its files half restored: say so again, in /rewind's terms.
       const interrupted = interruptedRewind(await readRecords(context.session.path));
       if (interrupted !== undefined) {

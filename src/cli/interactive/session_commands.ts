@@ -39,6 +39,11 @@ export function sessionCommands(): SlashCommand[] {
       description: "continue another session of this directory (a picker without an id)",
       usage: "[id]",
       run: async (context, args) => {
+        if (args === "" && !context.canAsk) {
+          throw new Error(
+            "/resume needs a session id in line mode: /resume <id> (/sessions lists them)",
+          );
+        }
         const path = args === "" ? await pickSession(context) : await findOne(context, args);
         if (path === undefined) return;
         if (path === context.session.path) {
@@ -55,6 +60,12 @@ export function sessionCommands(): SlashCommand[] {
       name: "tree",
       description: "continue from any entry of this session (a new branch)",
       run: async (context) => {
+        if (!context.canAsk) {
+          throw new Error(
+            "/tree needs a terminal to choose the entry: in line mode, start again with " +
+              "`tern -c --from <entry>` (`tern sessions tree -c` lists the entries)",
+          );
+        }
         const { session } = context;
         const rows = treeRows(session.entries);
         if (rows.length === 0) {

@@ -36,6 +36,12 @@ export function settingsCommands(deps: {
       run: async (context, args) => {
         let change: Partial<TernConfig>;
         if (args === "") {
+          if (!context.canAsk) {
+            throw new Error(
+              "/model needs a model name in line mode: /model <provider/model | model> " +
+                "(`tern models` lists them)",
+            );
+          }
           const models = await deps.models();
           const current = models.findIndex((m) => m.model === context.config.model);
           const picked = await context.pick(selectDialog({
@@ -66,8 +72,8 @@ export function settingsCommands(deps: {
         context.notice(`model: ${provider ? `${provider}/` : ""}${model}`);
       },
     },
-    choiceCommand("thinking", "how hard the model thinks", THINKING_LEVELS, "thinking"),
-    choiceCommand("mode", "who approves calls the sandbox leaves open", MODES, "mode"),
+    choiceCommand("thinking", "how hard the model thinks", THINKING_LEVELS, "thinking", "a level"),
+    choiceCommand("mode", "who approves calls the sandbox leaves open", MODES, "mode", "a mode"),
     {
       name: "profile",
       description: "the sandbox profile for tool calls",
@@ -75,6 +81,13 @@ export function settingsCommands(deps: {
       run: async (context, args) => {
         const custom = Object.keys(context.config.profiles ?? {});
         const names = [...BUILTIN_PROFILES, ...custom.filter((n) => !BUILTIN_PROFILES.includes(n))];
+        if (args === "" && !context.canAsk) {
+          throw new Error(
+            `/profile needs a profile name in line mode: /profile <name>, one of ${
+              names.join(", ")
+            }`,
+          );
+        }
         const value = args || await context.pick(selectDialog({
           theme: context.theme,
           title: "Sandbox profile",
@@ -201,12 +214,18 @@ function choiceCommand(
   description: string,
   values: readonly string[],
   key: "thinking" | "mode",
+  /** What the argument is, for line mode's refusal ("a level"). */
+  noun: string,
 ): SlashCommand {
+  const usage = values.join("|");
   return {
     name,
     description,
-    usage: `[${values.join("|")}]`,
+    usage: `[${usage}]`,
     run: async (context, args) => {
+      if (args === "" && !context.canAsk) {
+        throw new Error(`/${name} needs ${noun} in line mode: /${name} ${usage}`);
+      }
       const value = args || await context.pick(selectDialog({
         theme: context.theme,
         title: name,

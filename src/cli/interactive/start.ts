@@ -14,6 +14,7 @@ import { warmWidth } from "../../tui/width.ts";
 import { TranscriptView } from "../../tui/view.ts";
 import type { RunFlags } from "../run.ts";
 import { readEnv, resolveWorkspace } from "../process_env.ts";
+import { UsageError } from "../errors.ts";
 import { InteractiveApp } from "./app.ts";
 import { CommandRegistry } from "./commands.ts";
 import { outputCommand } from "./output_command.ts";
@@ -31,6 +32,13 @@ export const FIRST_START_HINT = "Enter sends · Shift+Enter new line · / comman
 export async function runInteractive(flags: RunFlags): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const interactive = Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
+  if (!interactive && flags.session?.resume === "") {
+    // The picker would wait for keys that never come, and the piped lines with it.
+    throw new UsageError(
+      "-r (--resume) without an id needs a terminal to choose the session: use -c (the newest) or " +
+        "-r <id> (`tern sessions list` lists them)",
+    );
+  }
   const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
   const view = new TranscriptView({ theme, workspace });
   // The first frame draws without the renderers (tui/renderers.ts): they load right after it,
@@ -63,11 +71,16 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   });
   let exited!: () => void;
   const done = new Promise<void>((resolve) => exited = resolve);
+  /** Line mode: stdin has not ended yet. */
+  let reading = !interactive;
   const display = await openDisplay({
     interactive,
     onKey: (event) => app.key(event),
     onResize: () => app.frame(),
-    onEnd: () => app.exit(),
+    onEnd: () => {
+      reading = false;
+      app.exit();
+    },
   });
   const app: InteractiveApp = new InteractiveApp({
     screen: display,
@@ -107,11 +120,18 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   // A closed terminal or a kill ends the session the orderly way: the turn is stopped, the
   // sandbox and its temporary folder are removed, the session file is closed.
   const hangup = () => app.exit();
-  // In line mode Ctrl-C reaches tern as a signal rather than a key.
-  const signals: Deno.Signal[] = interactive
-    ? ["SIGHUP", "SIGTERM"]
-    : ["SIGHUP", "SIGTERM", "SIGINT"];
+  const signals: Deno.Signal[] = interactive ? ["SIGHUP", "SIGTERM"] : [];
   for (const signal of signals) Deno.addSignalListener(signal, hangup);
+  // In line mode Ctrl-C reaches tern as a signal rather than a key, and it, SIGTERM or SIGHUP
+  // stop the session as they stop `tern run`: the turn ends, no further line is read, and tern
+  // exits 128 + the signal's number (unless a message failed before); a second one exits at once.
+  const interrupts = interactive
+    ? undefined
+    : (await import("../interrupts.ts")).listenForInterrupts();
+  interrupts?.signal.addEventListener("abort", () => {
+    if (app.exitCode === 0) app.exitCode = interrupts.exitCode();
+    app.exit();
+  });
 
   app.frame();
   // After the first frame the prompt is usable; everything else loads behind it, one part
@@ -140,6 +160,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   await app.idle.catch(() => {});
   // Someone who left at once gets no servers or sandbox started behind the shutdown.
   await controller.close();
+  interrupts?.[Symbol.dispose]();
   display.close();
   // An empty session is removed as it closes: nothing to continue, so nothing is promised.
   const kept = await Deno.lstat(controller.session.path).then(() => true, () => false);
@@ -149,5 +170,9 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     );
   }
   // Fed through a pipe, the session fails when a message did, as `tern run` would.
-  return interactive ? 0 : app.exitCode;
+  const code = interactive ? 0 : app.exitCode;
+  // The read of stdin would keep the process alive until the writer closes the pipe: a session
+  // that ended before its input (a signal, /quit) ends the process too, as `tern child` does.
+  if (reading) Deno.exit(code);
+  return code;
 }
