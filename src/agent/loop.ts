@@ -19,6 +19,7 @@ import type { FinishReason, ModelRequest, Provider, ThinkingLevel } from "../llm
 import type { ToolRegistry } from "../tools/registry.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import { dropOlderImages } from "../core/image_budget.ts";
+import { OutputBudget, type OutputLimits } from "./output_budget.ts";
 
 export interface RunTurnOptions {
   /** The conversation so far, ending with the new user message. Not mutated. */
@@ -33,6 +34,12 @@ export interface RunTurnOptions {
   signal?: AbortSignal;
   /** Model calls allowed in this turn (default 25). */
   maxRounds?: number;
+  /**
+   * Most one answer and all of the turn's answers may hold, in UTF-8 bytes as JSON (defaults
+   * `MAX_ANSWER_BYTES`, 16 MiB, and `MAX_TURN_OUTPUT_BYTES`, 64 MiB): an answer past either
+   * is not read further nor kept, and the turn ends `CLIENT_ERROR`.
+   */
+  outputLimits?: Partial<OutputLimits>;
   maxTokens?: number;
   temperature?: number;
   /** How hard the model should think; the provider maps it per model. */
@@ -133,6 +140,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     }
   };
   const failures = new FailureStreak();
+  const budget = new OutputBudget(options.outputLimits);
   let usage = emptyUsage();
   let cost: number | undefined;
   let saved: number | undefined;
@@ -169,7 +177,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     const round = rounds;
     emit({ type: "round_start", round });
 
-    const reply = await callModel(options, messages, round, signal, answered);
+    const reply = await callModel(options, { messages, round, signal, answered, budget });
     phaseMark("reply_end", { round });
     if (reply.usage) usage = addUsage(usage, reply.usage);
     if (reply.kind === "message" && reply.answeredBy.cost !== undefined) {
@@ -191,6 +199,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     if (reply.kind !== "message") {
       return finish(reply.kind === "aborted" ? "CANCELLED" : "CLIENT_ERROR", reply.error);
     }
+    // An answer over the budget is not kept: the conversation and session stay as they were.
+    const over = budget.take(reply.message);
+    if (over !== undefined) return finish("CLIENT_ERROR", over);
 
     const { message, finishReason, answeredBy } = reply;
     const said = (shown: AssistantMessage): AgentEvent => {
@@ -276,13 +287,16 @@ type ModelReply =
   }
   | { kind: "error" | "aborted"; error: string; usage?: Usage; contextOverflow?: boolean };
 
-async function callModel(
-  options: RunTurnOptions,
-  messages: Message[],
-  round: number,
-  signal: AbortSignal,
-  answered: () => void,
-): Promise<ModelReply> {
+interface ModelCall {
+  messages: Message[];
+  round: number;
+  signal: AbortSignal;
+  answered: () => void;
+  budget: OutputBudget;
+}
+
+async function callModel(options: RunTurnOptions, call: ModelCall): Promise<ModelReply> {
+  const { messages, round, signal, answered, budget } = call;
   const request: ModelRequest = {
     model: options.model,
     messages,
@@ -296,21 +310,24 @@ async function callModel(
   for await (const event of options.provider.stream(request, signal)) {
     switch (event.type) {
       case "text_delta":
+      case "thinking_delta": {
         answered();
-        emit({ type: "text_delta", round, text: event.text });
+        // Leaving the loop ends the provider's stream, which stops reading the body.
+        const over = budget.streamed(event.text.length);
+        if (over !== undefined) return { kind: "error", error: over };
+        emit({ type: event.type, round, text: event.text });
         break;
-      case "thinking_delta":
-        answered();
-        emit({ type: "thinking_delta", round, text: event.text });
-        break;
+      }
       case "tool_call_delta":
         answered();
         if (event.name) options.onToolCallStart?.(event.name);
         break;
       case "retry":
+        budget.restart();
         emit({ ...event, round });
         break;
       case "fallback":
+        budget.restart();
         emit({ ...event, type: "model_switch", round });
         break;
       case "done": {

@@ -14,10 +14,13 @@ import { after, type Timer } from "../core/timer.ts";
  */
 export const MAX_EVENT_CHARS = 64 * 1024 * 1024;
 /**
- * The most characters of event data one answer may send, all events together: a long answer
- * of 100,000 tokens streams about 30 MiB. 256 MiB.
+ * The most characters of event data one answer may send, all events together: 64 MiB. It
+ * bounds what is read, envelopes included; servers send about one token per event of 100 to
+ * 340 characters, so the longest real answer (128,000 tokens) streams 12 to 45 MiB. What an
+ * answer may hold, and so what the session keeps, is capped by the turn (16 MiB per answer, 64
+ * MiB per turn: src/agent/output_budget.ts), below the session reader's 64 MiB line.
  */
-export const MAX_ANSWER_CHARS = 256 * 1024 * 1024;
+export const MAX_ANSWER_CHARS = 64 * 1024 * 1024;
 
 export interface SseReadOptions {
   /**

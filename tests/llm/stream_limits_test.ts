@@ -127,6 +127,22 @@ Deno.test("readSseData() stops once all events together pass maxAnswerChars, aft
   assert.equal(data.length, 9);
 });
 
+Deno.test("readSseData() stops once all events together pass 64 MiB by default", async () => {
+  // Events of 1 MiB: the 65th passes the cap, so no answer's data reaches 256 MiB as it did.
+  let events = 0;
+  await assert.rejects(
+    async () => {
+      for await (const _ of readSseData(endless("", `data: ${"A".repeat(1024 * 1024)}\n\n`))) {
+        events++;
+      }
+    },
+    (error) =>
+      error instanceof StreamTooLargeError &&
+      error.message === "Model API sent more than 64 MiB in one answer: tern stopped reading it",
+  );
+  assert.equal(events, 64);
+});
+
 Deno.test("createWireProvider() ends an event line that never ends with a clear error, not retried", async () => {
   await withServer(
     () =>
