@@ -352,12 +352,15 @@ export const SETTINGS = {
     expect: "a number from 0.1 to 0.95 (a fraction of the context window)",
     project: true,
   },
-  /** A tool result longer than this (characters) is saved to a file and previewed. */
+  /**
+   * A tool result longer than this (characters) is saved to a file and previewed. At most a
+   * million: a project's config may set it, and each result up to it stays in every request.
+   */
   toolResultChars: {
-    rule: { kind: "integer", min: 2_000 },
+    rule: { kind: "integer", min: 2_000, max: 1_000_000 },
     default: 30_000,
     env: ["TERN_TOOL_RESULT_CHARS"],
-    expect: "an integer of at least 2000 (characters)",
+    expect: "an integer from 2000 to 1000000 (characters)",
     project: true,
   },
   /**

@@ -73,6 +73,10 @@ Deno.test("loadConfig() rejects out-of-range numbers and non-http URLs", async (
       [`{ "model": "" }`, `key "model": expected a non-empty string, got ""`],
       [`{ "baseUrl": "ftp://x" }`, `key "baseUrl": expected an http or https URL, got "ftp://x"`],
       [`{ "maxRounds": [1] }`, `got an array`],
+      [
+        `{ "toolResultChars": 50000000 }`,
+        `key "toolResultChars": expected an integer from 2000 to 1000000 (characters), got 50000000`,
+      ],
     ];
     for (const [text, detail] of cases) {
       write("cwd/.tern/config.jsonc", text);
