@@ -8,7 +8,7 @@
  * import: 9-10 ms of a start here, measured alone with farm-bench against an empty bundle.
  */
 import arg from "arg";
-import { type ConfigFlags, FLAG_KEYS, settingOf } from "../config/settings.ts";
+import { type ConfigFlags, FLAG_KEYS, type SettingKey, settingOf } from "../config/settings.ts";
 import { UsageError } from "./errors.ts";
 import { ALL_OPTIONS, environmentHelp, optionsHelp } from "./options.ts";
 
@@ -184,7 +184,9 @@ Commands:
                          ask or deny, and which rule, profile or classifier decided
   audit [session]        print the audit log of the newest run (or of that session/file);
                          --json prints the records
-  doctor                 check the sandbox (bubblewrap, Deno) and the configuration
+  doctor                 check the sandbox (bubblewrap, Deno) and the configuration; exit 1
+                         when a check fails, 2 when the configuration does not load (the
+                         sandbox is then checked with the built-in defaults)
   models                 models usable now: the catalog for providers with a key, plus
                          what the chosen provider's server lists (GET /models); --all:
                          every provider, --offline: no network, --json
@@ -331,9 +333,11 @@ const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 export function parseCommandLine(args: string[]): CommandLine {
   const { values, positionals } = parseOptions(bareResume(args));
   if (on(values, "help") || positionals[0] === "help") return helpCommand(positionals);
-  if (on(values, "version")) return { command: "version" };
-  if (positionals[0] === "completions") return completionsCommand(positionals.slice(1));
-  const line = commandOf(values, positionals);
+  const line = on(values, "version")
+    ? versionCommand(positionals)
+    : positionals[0] === "completions"
+    ? completionsCommand(positionals.slice(1))
+    : commandOf(values, positionals);
   refuseOtherCommandsOptions(line, values);
   return line;
 }
@@ -346,7 +350,14 @@ function commandNames(line: CommandLine): string[] {
 }
 
 /**
- * Refuses every option given that another command takes (`tern run --yes`), naming who takes it.
+ * The most commands the refusal of an option many commands take names: -C, the configuration
+ * keys' options and -c, which most commands take, "do not apply" instead.
+ */
+const MOST_OWNERS_NAMED = 4;
+
+/**
+ * Refuses every option given that the command does not take: another command's (`tern run
+ * --yes`), naming who takes it, or one many take but not this one (`tern demo -m x`).
  * @throws {UsageError}
  */
 function refuseOtherCommandsOptions(line: CommandLine, values: Values): void {
@@ -355,17 +366,33 @@ function refuseOtherCommandsOptions(line: CommandLine, values: Values): void {
     const owners = option.commands;
     if (!owners || values[option.name] === undefined) continue;
     if (owners.some((owner) => names.includes(owner))) continue;
-    const here = line.command === "interactive" ? "an interactive session" : `tern ${names.at(-1)}`;
-    const list = owners.length === 1
-      ? owners[0]
-      : `${owners.slice(0, -1).join(", ")} and ${owners.at(-1)}`;
+    const here = line.command === "interactive"
+      ? "an interactive session"
+      : line.command === "version"
+      ? "tern --version"
+      : `tern ${names.at(-1)}`;
     // `tern run /review a --focus=x`: the template's argument, taken for an option.
     const template = line.command === "run" && line.task.startsWith("/")
       ? `; to give it to the template, put the template's arguments after "--": tern run ${
         line.task.split(" ")[0]
       } -- <arguments>`
       : "";
-    throw new UsageError(`--${option.name} belongs to tern ${list}, not ${here}${template}`);
+    // `tern sessions list -o json`: the command's own JSON is --json.
+    const jsonOwners = ALL_OPTIONS.find((other) => other.name === "json")?.commands ?? [];
+    const json = option.name === "output" && jsonOwners.some((owner) => names.includes(owner))
+      ? `; ${here} prints JSON with --json`
+      : "";
+    if (option.shared && owners.length > MOST_OWNERS_NAMED) {
+      throw new UsageError(`--${option.name} does not apply to ${here}: leave it out${template}`);
+    }
+    const commands = owners.filter((owner) => owner !== "interactive");
+    const list = commands.length === 1
+      ? commands[0]
+      : `${commands.slice(0, -1).join(", ")} and ${commands.at(-1)}`;
+    const interactive = owners.includes("interactive") ? " and to interactive sessions" : "";
+    throw new UsageError(
+      `--${option.name} belongs to tern ${list}${interactive}, not ${here}${template}${json}`,
+    );
   }
 }
 
@@ -420,7 +447,7 @@ function commandOf(values: Values, positionals: string[]): CommandLine {
       command: "plan",
       task: words.length > 0 ? requireTask(words.join(" ")) : undefined,
       append: text(values, "append"),
-      concurrency: positiveInt("--concurrency", text(values, "concurrency")),
+      concurrency: settingInt("--concurrency", text(values, "concurrency"), "planConcurrency"),
       options,
     };
   }
@@ -512,9 +539,13 @@ function commandOf(values: Values, positionals: string[]): CommandLine {
   return { command: "interactive", options };
 }
 
-/** `tern --help`, `tern run --help` or `tern help run`: the help of a command people type. */
+/**
+ * `tern --help`, `tern run --help` or `tern help run`: the help of a command people type. With
+ * `--help` the rest of a command line may stay (it is not run); after `help <command>` nothing
+ * may follow.
+ */
 function helpCommand(positionals: string[]): CommandLine {
-  const [first, second] = positionals;
+  const [first, second, ...more] = positionals;
   const topic = first === "help" ? second : first;
   if (topic === undefined) return { command: "help" };
   if (!COMMANDS.has(topic) || topic === "child") {
@@ -522,7 +553,18 @@ function helpCommand(positionals: string[]): CommandLine {
       `No help for "${topic}": it is not a tern command (tern --help lists them)`,
     );
   }
+  if (first === "help" && more.length > 0) {
+    throw new UsageError(`Unexpected arguments after help ${topic}: "${more.join(" ")}"`);
+  }
   return { command: "help", topic };
+}
+
+/** `tern --version`, which takes nothing else. */
+function versionCommand(positionals: string[]): CommandLine {
+  if (positionals.length > 0) {
+    throw new UsageError(`Unexpected arguments besides --version: "${positionals.join(" ")}"`);
+  }
+  return { command: "version" };
 }
 
 function completionsCommand(rest: string[]): CommandLine {
@@ -617,20 +659,19 @@ function sessionsCommand(
   options: TurnOptions,
 ): CommandLine {
   const [action = "list", ...words] = rest;
-  // `sessions rewind -c <entry>`: with -c the only word is the entry.
-  const [session, entry, ...extra] = action === "rewind" && options.continue
-    ? [undefined, ...words]
-    : words;
+  // `sessions fork -c <entry>`, `sessions rewind -c <entry>`: with -c the only word is the entry.
+  const takesEntry = action === "fork" || action === "rewind";
+  const places = takesEntry && options.continue ? [undefined, ...words] : words;
+  const [session, entry] = places;
   if (!SESSIONS_ACTIONS.includes(action as SessionsAction)) {
     throw new UsageError(
       `Unknown sessions subcommand "${action}": expected ${SESSIONS_ACTIONS.join(", ")}`,
     );
   }
-  const most = action === "list" ? 0 : action === "fork" || action === "rewind" ? 2 : 1;
-  const given = [session, entry, ...extra].filter((word) => word !== undefined);
-  if (given.length > most) {
+  const most = action === "list" ? 0 : takesEntry ? 2 : 1;
+  if (places.length > most) {
     throw new UsageError(
-      `Unexpected arguments after sessions ${action}: "${given.slice(most).join(" ")}"`,
+      `Unexpected arguments after sessions ${action}: "${places.slice(most).join(" ")}"`,
     );
   }
   if (action !== "list" && session !== undefined && options.continue) {
@@ -828,6 +869,22 @@ function turnOptions(values: Values): TurnOptions {
     resume: text(values, "resume"),
     from: text(values, "from"),
   };
+}
+
+/**
+ * The value of an option that gives, for one command, what setting `key` gives every run: it
+ * takes the setting's range and says what it expects in the setting's words.
+ * @throws {UsageError} for anything but a whole number in that range.
+ */
+function settingInt(flag: string, value: string | undefined, key: SettingKey): number | undefined {
+  if (value === undefined) return undefined;
+  const { rule, expect } = settingOf(key);
+  const n = Number(value);
+  const [min, max] = rule.kind === "integer" ? [rule.min, rule.max ?? Infinity] : [1, Infinity];
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`Invalid ${flag} "${value}": expected ${expect}`);
+  }
+  return n;
 }
 
 function positiveInt(flag: string, value: string | undefined): number | undefined {

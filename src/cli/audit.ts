@@ -33,7 +33,8 @@ export interface ShowAuditOptions {
 
 /**
  * Prints an audit log and returns the exit code (0).
- * @throws {InputError} when there is no audit file or the session is unknown.
+ * @throws {InputError} when there is no audit file, the session is unknown, or the file is no
+ * audit log (it has lines, and none is a record).
  */
 export async function showAudit(options: ShowAuditOptions): Promise<number> {
   const paths = options.session === undefined
@@ -45,6 +46,15 @@ export async function showAudit(options: ShowAuditOptions): Promise<number> {
 
 async function showFile(path: string, options: ShowAuditOptions): Promise<void> {
   const { records, skipped } = await readAudit(path);
+  // Not one record: some other file (`tern audit /etc/passwd`), not a log with damaged lines.
+  if (records.length === 0 && skipped > 0) {
+    throw new InputError(
+      `Cannot show "${path}": it is not an audit log (none of its ${plural(skipped, "line")} ` +
+        `is a tool call's record); give a session, or an audit log from "${
+          auditDir(options.ternHome)
+        }"`,
+    );
+  }
   if (options.json) {
     for (const record of records) options.write(jsonForTerminal(JSON.stringify(record)) + "\n");
     return;

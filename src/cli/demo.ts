@@ -5,6 +5,7 @@
  * says where; everything else it starts or makes is gone when it returns.
  */
 import { guardHostPrograms } from "../core/host_programs.ts";
+import { currentDir } from "./current_dir.ts";
 import { join } from "../core/path.ts";
 import { EXIT_CANCELLED, exitCodeFor } from "./exit_codes.ts";
 import { ScriptedProvider } from "../llm/scripted.ts";
@@ -35,7 +36,7 @@ import { checkKept, keptLines } from "./demo_kept.ts";
 /** Runs the demo and returns its exit code: 0 only when every check of what it made passed. */
 export async function runDemo(): Promise<number> {
   // The folder it is started in is a workspace too: no program it starts comes from there.
-  guardHostPrograms([Deno.realPathSync(Deno.cwd())]);
+  guardHostPrograms([Deno.realPathSync(currentDir())]);
   const terminal = Deno.stdout.isTerminal();
   const style = themeFor(wantsColor(terminal, readEnv("NO_COLOR")));
   const kept = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-" }));

@@ -12,6 +12,7 @@ import {
   parseCommandLine,
   type TurnOptions,
 } from "./args.ts";
+import { checkDirPath, currentDir } from "./current_dir.ts";
 import type { RunFlags } from "./run.ts";
 
 /**
@@ -151,7 +152,7 @@ async function dispatch(line: CommandLine): Promise<number> {
 
 function toRunFlags(options: TurnOptions): RunFlags {
   return {
-    cwd: options.cwd ?? Deno.cwd(),
+    cwd: options.cwd === undefined ? currentDir() : checkDirPath(options.cwd),
     output: options.output,
     raw: options.raw,
     session: { continue: options.continue, resume: options.resume, from: options.from },

@@ -5,6 +5,7 @@
  * asks no server.
  */
 import { isExplicitSource, loadConfig, type TernConfig } from "../config/mod.ts";
+import { shownUrl } from "../core/url_text.ts";
 import type { ModelCatalog } from "../llm/catalog.ts";
 import type { CatalogEntry } from "../llm/model_info.ts";
 import { discoverModels } from "../llm/discovery.ts";
@@ -29,6 +30,7 @@ type ModelsLine = Extract<CommandLine, { command: "models" }>;
 export interface ProviderListing {
   provider: string;
   api: string;
+  /** The API root, its credentials hidden (`shownUrl`). */
   baseUrl: string;
   /** True when a request could be sent now (a key is set, or none is needed). */
   usable: boolean;
@@ -94,7 +96,8 @@ async function listProvider(
   const listing: ProviderListing = {
     provider: provider.name,
     api: provider.api,
-    baseUrl: provider.baseUrl,
+    // Shown and printed as JSON: without the credentials a base URL may carry.
+    baseUrl: shownUrl(provider.baseUrl),
     usable,
     key: provider.keyVariable ??
       (provider.keyVariables.length > 0

@@ -20,7 +20,44 @@ export interface CliOption {
    * every command. Any other command refuses it, naming these.
    */
   commands?: readonly string[];
+  /**
+   * No single command owns it (`-C`, `--output`, the configuration keys' options): `tern --help`
+   * lists it, a command's own help does not.
+   */
+  shared?: boolean;
 }
+
+/**
+ * The commands bound to a workspace: they take `-C`. `interactive` is tern without a command;
+ * `tern acp` works where the editor says, `tern demo` in a folder of its own.
+ */
+const WORKSPACE_COMMANDS = [
+  "interactive",
+  "run",
+  "plan",
+  "config",
+  "sandbox",
+  "audit",
+  "doctor",
+  "models",
+  "sessions",
+  "hooks",
+  "mcp",
+  "index",
+  "search",
+  "context",
+  "memory",
+  "rpc",
+];
+
+/**
+ * The commands that load the configuration: they take the configuration keys' options. `child`
+ * is given `--base-url` by its parent (its launcher grants that host).
+ */
+const CONFIG_COMMANDS = [...WORKSPACE_COMMANDS, "acp", "child"];
+
+/** The commands that continue a session: they take `-c` and `-r` (`sessions` actions: `-c`). */
+const SESSION_COMMANDS = ["interactive", "run", "plan", "rpc"];
 
 /** The commands that print JSON with `--json`. */
 const JSON_COMMANDS = [
@@ -41,6 +78,8 @@ const LEADING: readonly CliOption[] = [
     short: "p",
     type: "string",
     arg: "<task>",
+    commands: ["run"],
+    shared: true,
     help: "run one task non-interactively (same as `tern run`)",
   },
   {
@@ -48,6 +87,8 @@ const LEADING: readonly CliOption[] = [
     short: "C",
     type: "string",
     arg: "<dir>",
+    commands: WORKSPACE_COMMANDS,
+    shared: true,
     help: "workspace directory (default: the current directory)",
   },
 ];
@@ -67,11 +108,15 @@ const TRAILING: readonly CliOption[] = [
     short: "o",
     type: "string",
     arg: "<format>",
+    commands: ["run", "plan", "sandbox"],
+    shared: true,
     help: "text (default), json (one final object) or stream-json (events)",
   },
   {
     name: "raw",
     type: "boolean",
+    commands: ["run"],
+    shared: true,
     help: "text output: the answer exactly as the model wrote it, escape sequences included " +
       "(for pipes; by default they are removed)",
   },
@@ -79,6 +124,11 @@ const TRAILING: readonly CliOption[] = [
     name: "continue",
     short: "c",
     type: "boolean",
+    commands: [
+      ...SESSION_COMMANDS,
+      ...["show", "tree", "fork", "export", "compact", "rewind"].map((a) => `sessions ${a}`),
+    ],
+    shared: true,
     help: "continue the newest session of this directory",
   },
   {
@@ -86,21 +136,26 @@ const TRAILING: readonly CliOption[] = [
     short: "r",
     type: "string",
     arg: "[id]",
-    help: "continue a session by id, id prefix or path (interactive: a picker without an id)",
+    commands: SESSION_COMMANDS,
+    shared: true,
+    help: "continue a session by id, id prefix or path (interactive, at a terminal: a picker " +
+      "without an id)",
   },
   {
     name: "from",
     type: "string",
     arg: "<entry>",
+    commands: ["interactive", "run", "rpc"],
+    shared: true,
     help: "with --continue or --resume: continue from that entry of the session (a new " +
       "branch; see `tern sessions tree`)",
   },
   { name: "version", short: "V", type: "boolean", help: "print the version" },
   { name: "help", short: "h", type: "boolean", help: "print this help" },
-  { name: "plan", type: "string" },
+  { name: "plan", type: "string", commands: ["plan"] },
   { name: "append", type: "string", commands: ["plan"] },
   { name: "concurrency", type: "string", commands: ["plan"] },
-  { name: "demo", type: "boolean" },
+  { name: "demo", type: "boolean", commands: ["demo"] },
   { name: "offline", type: "boolean", commands: ["models"] },
   { name: "json", type: "boolean", commands: JSON_COMMANDS },
   { name: "all", type: "boolean", commands: ["models", "sessions list"] },
@@ -119,7 +174,8 @@ export const ALL_OPTIONS: readonly CliOption[] = [
   ...LEADING,
   ...FLAG_KEYS.map((key): CliOption => {
     const { rule, flag } = settingOf(key);
-    return { ...flag!, type: rule.kind === "boolean" ? "boolean" : "string" };
+    const type = rule.kind === "boolean" ? "boolean" : "string";
+    return { ...flag!, type, commands: CONFIG_COMMANDS, shared: true };
   }),
   ...TRAILING,
 ];
@@ -165,7 +221,8 @@ function optionLines(option: CliOption): string {
 export function optionsHelp(command?: string): string {
   const owned = (option: CliOption) =>
     command === undefined ||
-    (option.commands ?? []).some((name) => name === command || name.startsWith(`${command} `));
+    (!option.shared &&
+      (option.commands ?? []).some((name) => name === command || name.startsWith(`${command} `)));
   return ALL_OPTIONS.filter((option) => option.help && owned(option)).map(optionLines).join("\n");
 }
 

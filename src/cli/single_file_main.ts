@@ -65,19 +65,32 @@ export async function startSingleFile(build: SingleFileBuild): Promise<void> {
 export function withRunWrites(
   flags: readonly string[],
   env: (name: string) => string | undefined = readVariable,
-  cwd = Deno.cwd(),
+  cwd: string | undefined = readCwd(),
 ): string[] {
   // Empty is unset, as for bash's `${TERN_HOME:-…}` and tern's own resolveTernHome.
   const set = (name: string) => env(name) || undefined;
-  const absolute = (path: string) => path.startsWith("/") ? path : `${cwd}/${path}`;
+  const absolute = (path: string) =>
+    path.startsWith("/") || cwd === undefined ? path : `${cwd}/${path}`;
   const home = absolute(set("TERN_HOME") ?? `${set("HOME") ?? "/nonexistent"}/.tern`);
   const tmp = set("TMPDIR") ?? "/tmp";
+  // A current folder that cannot be named (its path is not UTF-8) is no workspace: the command
+  // line refuses it (current_dir.ts), so it gets no memory folder here.
+  const memory = cwd === undefined ? [] : [`${cwd}/.tern/memory`];
   // Deno splits the list at commas: a folder with one in its name is left out (its writes
   // fail), never granted as the parts the commas cut it into.
-  const writes = [home, tmp, `${cwd}/.tern/memory`].filter((path) => !path.includes(","));
+  const writes = [home, tmp, ...memory].filter((path) => !path.includes(","));
   return flags.map((flag) =>
     flag.startsWith("--allow-write=") ? `--allow-write=${writes.join(",")}` : flag
   );
+}
+
+/** The current folder, or undefined when it has no path Deno can give (not UTF-8). */
+function readCwd(): string | undefined {
+  try {
+    return Deno.cwd();
+  } catch {
+    return undefined;
+  }
 }
 
 function readVariable(name: string): string | undefined {

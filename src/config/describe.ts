@@ -1,4 +1,8 @@
-/** Human-readable configuration for `tern config`, with the API key never shown. */
+/**
+ * Human-readable configuration for `tern config`, with the API key never shown, nor the
+ * credentials a base URL may carry (`shownUrl`).
+ */
+import { shownUrl } from "../core/url_text.ts";
 import type { TernConfig } from "./schema.ts";
 import { SETTING_KEYS, settingOf } from "./settings.ts";
 import { type ConfigSource, describeSource, isProjectSource } from "./sources.ts";
@@ -53,6 +57,8 @@ export function describeConfig(
     if (value === undefined || isEmpty(value)) return `${label}not set`;
     const shown = STRUCTURED.has(key)
       ? compactJson(redacted(value, key))
+      : key === "baseUrl" && typeof value === "string"
+      ? shownUrl(value)
       : typeof value === "string" && looksLikeKey(value)
       ? "a value that looks like a key (not shown)"
       : value;
@@ -71,14 +77,16 @@ function compactJson(value: unknown): string {
 }
 
 /**
- * `value` without what may be secret: a header's value (a provider's `Authorization`), and a
- * key variable's name that is not in capitals (it may be the key itself).
+ * `value` without what may be secret: a header's value (a provider's `Authorization`), a key
+ * variable's name that is not in capitals (it may be the key itself), and a base URL's
+ * credentials.
  */
 function redacted(value: unknown, key: string): unknown {
   const hide = (name: unknown) =>
     typeof name === "string" && !/^[A-Z_][A-Z0-9_]*$/.test(name) ? "(hidden)" : name;
   if (Array.isArray(value)) return value.map((item) => redacted(item, key));
   if (value === null || typeof value !== "object") {
+    if (key === "baseUrl" && typeof value === "string") return shownUrl(value);
     return /keyEnv$/i.test(key) ? hide(value) : value;
   }
   const entries = Object.entries(value);
@@ -106,7 +114,7 @@ export function projectModelNotice(
   sources: Readonly<Record<string, ConfigSource>>,
 ): string | undefined {
   if (isProjectSource(sources.baseUrl) && config.baseUrl !== undefined) {
-    return `the model's server is ${config.baseUrl}, chosen by ${
+    return `the model's server is ${shownUrl(config.baseUrl)}, chosen by ${
       describeSource(sources.baseUrl)
     }: ` + `this run's conversation goes there, ${WITHHELD} (pass --base-url to choose yourself)`;
   }

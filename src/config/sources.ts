@@ -2,6 +2,7 @@
  * Where a setting came from, as data: decisions (whose keys a server gets, whether a flag beats
  * a resumed session) read the layer, never a printed label; `describeSource()` is for people.
  */
+import { shownUrl } from "../core/url_text.ts";
 import { ConfigError, formatValue } from "./errors.ts";
 import { type SettingKey, settingOf } from "./settings.ts";
 
@@ -67,8 +68,8 @@ export interface Position {
 /**
  * The one error for a value that breaks its key's rule, from any layer: it names the source
  * (file and position, variable or flag), the key and what the key accepts, and quotes the value
- * unless the key may hold a secret. `Invalid environment variable TERN_MAX_ROUNDS: key
- * "maxRounds": expected an integer from 1 to 1000, got "abc"`.
+ * unless the key may hold a secret (a URL without its credentials). `Invalid environment
+ * variable TERN_MAX_ROUNDS: key "maxRounds": expected an integer from 1 to 1000, got "abc"`.
  */
 export function invalidSetting(
   key: SettingKey,
@@ -77,7 +78,9 @@ export function invalidSetting(
   position?: Position,
 ): ConfigError {
   const row = settingOf(key);
-  const got = row.secret ? "" : `, got ${formatValue(value)}`;
+  // A URL is quoted without the credentials it may carry (`http://user:password@host`).
+  const shown = row.rule.kind === "url" && typeof value === "string" ? shownUrl(value) : value;
+  const got = row.secret ? "" : `, got ${formatValue(shown)}`;
   const at = position === undefined
     ? ""
     : `: line ${position.line}${

@@ -5,6 +5,7 @@
  * never inside the repository, which could otherwise plant a crafted database.
  */
 import { dirname, join, relative } from "../core/path.ts";
+import { shownUrl } from "../core/url_text.ts";
 import { sha256 } from "../index/chunker.ts";
 import { IndexPool } from "./code_index_pool.ts";
 import { ParserProcess } from "./code_index_parser.ts";
@@ -91,7 +92,7 @@ export async function queryVectorOf(
 /** Names the embedding of the index's vectors: the local one, or an endpoint's model. */
 export function embeddingIdOf(endpoint: EmbeddingEndpoint | undefined): string {
   return endpoint
-    ? `endpoint ${endpoint.baseUrl} ${endpoint.model}`
+    ? `endpoint ${shownUrl(endpoint.baseUrl)} ${endpoint.model}`
     : `local hashed n-grams ${EMBEDDING_DIMENSIONS}`;
 }
 

@@ -50,7 +50,10 @@ export async function openRunSession(
   } else if (choice.continue) {
     path = await latestSession(ternHome, workspace);
     if (path === undefined) {
-      throw usage(`There is no session to continue in "${workspace}": start one with tern run`);
+      throw usage(
+        `There is no session to continue in "${workspace}" yet: leave out -c (--continue) to ` +
+          "start a new one",
+      );
     }
   }
   if (path === undefined) {

@@ -6,6 +6,7 @@
  * entry is dropped, a bad file reads as empty.
  */
 import { join } from "../core/path.ts";
+import { shownUrl } from "../core/url_text.ts";
 import { type CatalogEntry, isListableModelId } from "./model_info.ts";
 
 /** How long a listing is fresh: within it, `tern models` does not ask the server again. */
@@ -21,7 +22,10 @@ const VERSION = 1;
 /** One provider's cached listing. */
 export interface CachedListing {
   provider: string;
-  /** The API root it was listed at, without a trailing `/`. */
+  /**
+   * The API root it was listed at, without a trailing `/` and with its credentials hidden
+   * (`shownUrl`: a password or query key is never written here).
+   */
   baseUrl: string;
   /** When the server answered, in ms since the epoch. */
   listedAt: number;
@@ -38,8 +42,9 @@ export function modelsCachePath(ternHome: string): string {
   return join(ternHome, "cache", "models.json");
 }
 
+/** The URL a listing is kept under: no trailing `/`, and never its credentials. */
 function trimmed(baseUrl: string): string {
-  return baseUrl.replace(/\/+$/, "");
+  return shownUrl(baseUrl.replace(/\/+$/, ""));
 }
 
 /** True when `listing` was listed less than `ttlMs` before `now`. */
@@ -132,7 +137,8 @@ async function readCacheFile(ternHome: string): Promise<CacheFile> {
     const { provider, baseUrl } = raw;
     if (typeof provider !== "string" || typeof baseUrl !== "string") continue;
     const models = raw.models.slice(0, MAX_CACHED_MODELS).flatMap((m) => checkedEntry(m, provider));
-    empty.listings.push({ provider, baseUrl, listedAt: raw.listedAt, models });
+    // A file written before credentials were kept out loses them at the next write.
+    empty.listings.push({ provider, baseUrl: trimmed(baseUrl), listedAt: raw.listedAt, models });
   }
   return empty;
 }

@@ -9,6 +9,7 @@
  */
 import type { TernConfig } from "../config/mod.ts";
 import { formatValue } from "../config/errors.ts";
+import { shownUrl } from "../core/url_text.ts";
 import { ModelCatalog } from "./catalog.ts";
 import type { ApiStyle, ModelInfo } from "./model_info.ts";
 import { clientError, ProviderSetupError } from "./errors.ts";
@@ -160,7 +161,7 @@ function target(
 ): RouteTarget {
   if (provider.keyRequired && provider.apiKey === undefined) {
     throw new ProviderSetupError(
-      `No API key for provider "${provider.name}" (${provider.baseUrl}): set ` +
+      `No API key for provider "${provider.name}" (${shownUrl(provider.baseUrl)}): set ` +
         `${provider.keyVariables.join(" or ")} in the environment or in .env`,
     );
   }

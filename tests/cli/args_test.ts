@@ -185,7 +185,7 @@ Deno.test("parseCommandLine() reads tern plan, --plan and refuses plan flags els
     () => parseCommandLine(["run", "x", "--concurrency", "2"]),
     /--concurrency belongs to tern plan, not tern run/,
   );
-  throws(() => parseCommandLine(["plan", "x", "--concurrency", "0"]), /positive integer/);
+  throws(() => parseCommandLine(["plan", "x", "--concurrency", "0"]), /an integer from 1 to 16/);
 });
 
 Deno.test("parseCommandLine() reads index and search with their options", () => {

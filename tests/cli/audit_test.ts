@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { showAudit, type ShowAuditOptions } from "../../src/cli/audit.ts";
 import { TernError } from "../../src/core/errors.ts";
 import { AuditLog, auditPath, type AuditRecord } from "../../src/sandbox/audit.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
 async function withHome(fn: (home: string) => Promise<void>): Promise<void> {
   const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_cli_audit_" }));
@@ -180,4 +181,31 @@ Deno.test("showAudit() prints what the model wrote without a control a terminal 
     // The arguments are JSON: their controls are shown escaped.
     assert.ok(out.includes('command="rm -rf ~ \\u001b[2K\\rls "'), out);
   });
+});
+
+Deno.test("tern audit refuses a file that is not an audit log with exit 2, naming it", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { HOME: ws.home, TERN_HOME: ws.home };
+    const passwd = join(ws.dir, "passwd");
+    await Deno.writeTextFile(passwd, "root:x:0:0:root:/root:/bin/bash\nbin:x:1:1::/:/bin/false\n");
+    const refused = await runTern(["audit", passwd], { cwd: ws.dir, env });
+    assert.equal(refused.code, 2, refused.stdout);
+    assert.equal(refused.stdout, "");
+    assert.match(
+      refused.stderr,
+      /Cannot show ".*\/passwd": it is not an audit log \(none of its 2 lines is a tool call's record\)/,
+    );
+    const json = await runTern(["audit", "--json", passwd], { cwd: ws.dir, env });
+    assert.equal(json.code, 2, json.stdout);
+    // A log of tern's with a damaged line is still one.
+    const log = join(ws.dir, "run.jsonl");
+    await writeAudit(log, [record({})]);
+    await Deno.writeTextFile(log, "{not json\n", { append: true });
+    const shown = await runTern(["audit", log], { cwd: ws.dir, env });
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /1 tool call\n[\s\S]*1 malformed line skipped/);
+  } finally {
+    await ws.cleanup();
+  }
 });

@@ -47,3 +47,19 @@ Deno.test("tern doctor fails on a rule every run would refuse, and still checks 
     await ws.cleanup();
   }
 });
+
+Deno.test("tern doctor with a configuration that does not load fails that check, checks the sandbox with the defaults and exits 2", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_PLAN_CONCURRENCY: "99" };
+    const bad = await runTern(["doctor"], { cwd: ws.dir, env });
+    equal(bad.code, 2, bad.stdout + bad.stderr);
+    match(bad.stdout, /^FAIL config +Invalid environment variable TERN_PLAN_CONCURRENCY/m);
+    match(bad.stdout, /^note config +the checks below use the built-in defaults/m);
+    match(bad.stdout, /^ok +rules +0 rules/m);
+    match(bad.stdout, /^(ok|FAIL) +worker/m);
+    match(bad.stdout, /^(ok|FAIL) +shell/m);
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -392,3 +392,33 @@ Deno.test("--continue restores the session's review mode and profile unless a fl
     deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["five.txt"]);
   });
 });
+
+Deno.test("tern sessions fork -c <entry> forks the newest session at that entry", async () => {
+  await withBench(echo, async ({ tern, requests }) => {
+    const first = await tern(["run", "-o", "json", "task one"]);
+    const { sessionPath } = JSON.parse(first.stdout);
+    await tern(["run", "-c", "task two"]);
+    const entries = (await Deno.readTextFile(sessionPath)).trim().split("\n").slice(1)
+      .map((line) => JSON.parse(line));
+    const answerOne = entries.find((e) => e.message?.content === "done: task one");
+    const fork = await tern(["sessions", "fork", "-c", answerOne.id]);
+    equal(fork.code, 0, fork.stderr);
+    const forked = await tern(["run", "-r", fork.stdout.trim(), "task three"]);
+    equal(forked.code, 0, forked.stderr);
+    deepEqual(said(requests[2]).slice(1), [
+      "user:task one",
+      "assistant:done: task one",
+      "user:task three",
+    ]);
+  });
+});
+
+Deno.test("tern plan -c with no session to continue says how to start one, naming no other command", async () => {
+  await withBench(echo, async ({ tern, requests }) => {
+    const plan = await tern(["plan", "-c"]);
+    equal(plan.code, 2, plan.stderr);
+    match(plan.stderr, /no session to continue in ".*" yet: leave out -c \(--continue\)/);
+    equal(plan.stderr.includes("tern run"), false, plan.stderr);
+    equal(requests.length, 0);
+  });
+});

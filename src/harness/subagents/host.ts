@@ -7,6 +7,7 @@
 import type { Message } from "../../core/messages.ts";
 import { uniqueHexId } from "../../core/ids.ts";
 import { phaseMark } from "../../core/phase_marks.ts";
+import { shownUrl } from "../../core/url_text.ts";
 import type { AskPerson, PersonReply, ReviewRequest } from "../../sandbox/review.ts";
 import type { SharedRunCgroup } from "../../sandbox/run_cgroup.ts";
 import type { Session } from "../../session/session.ts";
@@ -101,7 +102,7 @@ function checkProvider(args: SpawnArgs, settings: ParentSettings): void {
   const own = settings.provider === undefined ? "" : ` "${settings.provider}"`;
   throw new Error(
     `Cannot give subagent "${args.taskName}" provider "${args.provider}": the base URL ` +
-      `"${settings.baseUrl}" was given for this session's provider${own}, and another ` +
+      `"${shownUrl(settings.baseUrl)}" was given for this session's provider${own}, and another ` +
       "provider's key may not go there; leave out provider (the subagent uses this session's)",
   );
 }
