@@ -57,6 +57,7 @@ import { recordSettings } from "./run_session.ts";
 import { webFetchOptions, webSearchOptions } from "./web_search.ts";
 import { type PromptOutcome, SessionHooks } from "./session_hooks.ts";
 import { phaseMark } from "../core/phase_marks.ts";
+import { COPY, copyJson } from "../core/json_depth.ts";
 import type { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
 
 export interface ConversationOptions {
@@ -1343,24 +1344,25 @@ function maskedObservation(observation: Observation, masker: SecretMasker): Obse
 /**
  * `value` (an event, a session entry) with the keys `masker` knows of masked in every string,
  * but for reasoning its API signed (`signature`, `data`), which the API takes back only as it was
- * sent. Formats (`sk-…`) are left alone here: they could match ids and hashes.
+ * sent. Formats (`sk-…`) are left alone here: they could match ids and hashes. Walks without
+ * recursion: what the model's server sent (a call's arguments, `extra_content`, reasoning
+ * details) may nest thousands of levels deep.
  */
 function maskedKnown<T>(value: T, masker: SecretMasker): T {
   // Without a key to look for (a local model), nothing is copied.
   if (masker.longestValue === 0) return value;
-  if (typeof value === "string") return masker.maskKnown(value) as T;
-  if (Array.isArray(value)) return value.map((item) => maskedKnown(item, masker)) as T;
-  if (value === null || typeof value !== "object") return value;
-  const record = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(record)) {
+  return copyJson(value, (item, { key, parent }) => {
+    if (typeof item === "string") return masker.maskKnown(item);
     // An assistant message's signed reasoning: its text, signature and data stay as sent.
-    const thinking = key === "thinking" && record.role === "assistant" && Array.isArray(item);
-    out[key] = thinking
-      ? (item as Record<string, unknown>[]).map((part) => maskedThinking(part, masker))
-      : maskedKnown(item, masker);
-  }
-  return out as T;
+    const thinking = key === "thinking" && Array.isArray(item) && isAssistant(parent);
+    if (!thinking) return COPY;
+    return (item as Record<string, unknown>[]).map((part) => maskedThinking(part, masker));
+  }) as T;
+}
+
+function isAssistant(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    (value as Record<string, unknown>).role === "assistant";
 }
 
 /**

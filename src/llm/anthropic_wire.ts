@@ -488,6 +488,9 @@ export class AnthropicStreamState implements WireStream {
   #toUsage(): Usage | undefined {
     const u = this.#usage;
     if (USAGE_KEYS.every((key) => u[key] === undefined)) return undefined;
+    // Unlike the OpenAI APIs' input count, `input_tokens` leaves out the tokens read from and
+    // written to the cache (a cached prompt has far more of them than of the rest): the whole
+    // is their sum, so the parts never exceed it and nothing is clamped.
     const cacheRead = u.cache_read_input_tokens ?? 0;
     const cacheWrite = u.cache_creation_input_tokens ?? 0;
     return {

@@ -225,6 +225,37 @@ export function requestTimeoutMessage(timeoutMs: number, answering: boolean): st
 }
 
 /**
+ * The error when the request timeout ended a call (see {@linkcode requestTimeoutMessage}):
+ * retryable, but a long timeout (`longTimeout`), so the router does not try the same target
+ * again.
+ */
+export function requestTimeoutError(timeoutMs: number, answering: boolean): ErrorEvent {
+  return longTimeoutError(requestTimeoutMessage(timeoutMs, answering));
+}
+
+/** A retryable error that a long timeout ended: see `ErrorStreamEvent.longTimeout`. */
+export function longTimeoutError(message: string): ErrorEvent {
+  const event = retryableError(message);
+  event.longTimeout = true;
+  return event;
+}
+
+/** The message when no response headers came within the idle timeout (`idleTimeoutMs`). */
+export function headersTimeoutMessage(idleTimeoutMs: number): string {
+  return `Model API did not respond within ${idleTimeoutMs} ms (the idle timeout): raise ` +
+    "idleTimeoutMs or TERN_IDLE_TIMEOUT_MS for a server that takes longer to start answering";
+}
+
+/**
+ * The message when a stream sent no content for `timeoutMs`, only keep-alive comments or empty
+ * events (five idle timeouts, `idleTimeoutMs`).
+ */
+export function noProgressMessage(timeoutMs: number): string {
+  return `Model API sent no content for ${timeoutMs} ms, only keep-alives or empty events ` +
+    "(the limit is five idle timeouts): raise idleTimeoutMs or TERN_IDLE_TIMEOUT_MS to wait longer";
+}
+
+/**
  * The message for a successful response of another media type than an event stream, quoting
  * the start of what it said (`detail`, already clipped and redacted; may be empty).
  */

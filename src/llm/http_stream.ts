@@ -1,21 +1,35 @@
 /**
  * The HTTP half every wire provider shares: POST a JSON body, turn error responses into error
  * events (secrets redacted, `Retry-After` read), then feed the SSE body to the API's own
- * `WireStream`. Two timeouts bound a call: the request timeout the whole of it, from sending to
- * the last event, and the idle timeout each silence of the body. Never throws: every failure is
- * a final `error` event.
+ * `WireStream`. Never throws: every failure is a final `error` event.
+ *
+ * Timeouts bound a call, each ending the attempt with a retryable error:
+ * - the request timeout (`requestTimeoutMs`, 30 min) the whole of it, from sending to the last
+ *   event;
+ * - the idle timeout (`idleTimeoutMs`, 2 min) the wait for the response headers and each silence
+ *   of the body;
+ * - the progress timeout, five idle timeouts (10 min), the time without an event that carries
+ *   content (text, thinking, a piece of a tool call). Keep-alive comments (`: ping`,
+ *   OpenRouter's `: OPENROUTER PROCESSING`), Anthropic's `ping` events and empty deltas keep a
+ *   stream from going idle but are no progress: a model that thinks long without streaming its
+ *   thinking may send only those for minutes, a stuck server for ever.
+ * The request and progress timeouts are long timeouts (`longTimeout`): the router does not try
+ * the same target again after one.
  */
 import {
   abortedError,
   clientError,
   type ErrorEvent,
   errorMessageOf,
+  headersTimeoutMessage,
   httpErrorMessage,
   IdleTimeoutError,
   isQuotaError,
   isRetryableStatus,
+  longTimeoutError,
+  noProgressMessage,
   providerDetail,
-  requestTimeoutMessage,
+  requestTimeoutError,
   retryableError,
   retryAfterMs,
   SseErrorFieldError,
@@ -31,6 +45,7 @@ import { netDeniedMessage } from "../core/net_denied.ts";
 import { readSseData } from "./sse.ts";
 import type { StreamEvent } from "./types.ts";
 import { phaseMark } from "../core/phase_marks.ts";
+import { after, type Timer } from "../core/timer.ts";
 
 /** Where and how to POST; built once per provider. */
 export interface HttpStreamConfig {
@@ -42,6 +57,8 @@ export interface HttpStreamConfig {
   secrets: string[];
   requestTimeoutMs: number;
   idleTimeoutMs: number;
+  /** Longest time without an event that carries content: five idle timeouts. */
+  progressTimeoutMs: number;
   fetch: typeof fetch;
 }
 
@@ -63,6 +80,12 @@ export interface WireStream {
  */
 const DEFAULT_REQUEST_TIMEOUT_MS = 1_800_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+/**
+ * How many idle timeouts a stream may go without content (10 minutes by default): far above
+ * the few minutes a model thinks between streamed pieces, far below the request timeout, and
+ * it grows with the idle timeout for a server that was given longer.
+ */
+const PROGRESS_IDLE_TIMEOUTS = 5;
 const MAX_ERROR_BODY_CHARS = 16_000;
 /** Bytes read of a body that is not a stream (an error); enough for its first 16,000 characters. */
 const MAX_ERROR_BODY_BYTES = 64_000;
@@ -81,8 +104,9 @@ export interface HttpProviderOptions {
    */
   requestTimeoutMs?: number;
   /**
-   * Longest gap between bytes of the streamed body, in milliseconds. SSE comments count: some
-   * servers send them to show they are still working. Default 120,000.
+   * Longest wait for the response headers, and longest gap between bytes of the streamed body,
+   * in milliseconds. SSE comments count as bytes: some servers send them to show they are still
+   * working. Five of these without any content end the call too. Default 120,000.
    */
   idleTimeoutMs?: number;
   /** The fetch to use (tests, proxies). Default: the global `fetch`. */
@@ -107,6 +131,7 @@ export function httpStreamConfig(
   } catch {
     throw new TypeError(`Cannot use model API base URL ${JSON.stringify(baseUrl)}: invalid URL`);
   }
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return {
     url: `${baseUrl}${path}`,
     origin,
@@ -118,7 +143,8 @@ export function httpStreamConfig(
     },
     secrets: options.apiKey ? [options.apiKey] : [],
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    idleTimeoutMs,
+    progressTimeoutMs: idleTimeoutMs * PROGRESS_IDLE_TIMEOUTS,
     fetch: options.fetch ?? globalThis.fetch,
   };
 }
@@ -159,10 +185,23 @@ export async function* postForStream(
     controller.abort();
   };
   requestTimeout.addEventListener("abort", onRequestTimeout, { once: true });
+  // The wait for headers and the time without content, on Deno's timers too.
+  let headersTimedOut = false;
+  const headersTimer = timeoutAfter(config.idleTimeoutMs, () => {
+    headersTimedOut = true;
+    controller.abort();
+  });
+  let progressTimedOut = false;
+  const progress = progressWatch(config.progressTimeoutMs, () => {
+    progressTimedOut = true;
+    controller.abort();
+  });
   const stopped = (): ErrorEvent | undefined => {
     if (signal?.aborted) return abortedError();
-    if (!requestTimedOut) return undefined;
-    return retryableError(requestTimeoutMessage(config.requestTimeoutMs, responded));
+    if (requestTimedOut) return requestTimeoutError(config.requestTimeoutMs, responded);
+    if (headersTimedOut) return retryableError(headersTimeoutMessage(config.idleTimeoutMs));
+    if (progressTimedOut) return longTimeoutError(noProgressMessage(config.progressTimeoutMs));
+    return undefined;
   };
   const failed = (error: unknown): ErrorEvent => {
     if (signal?.aborted) return abortedError();
@@ -183,6 +222,7 @@ export async function* postForStream(
         // The request carries the key: a redirect must not take it to another server.
         redirect: "manual",
       });
+      headersTimer.cancel();
       if (isRedirect(response)) {
         await response.body?.cancel();
         yield clientError(redirectMessage(response, config.origin));
@@ -219,8 +259,11 @@ export async function* postForStream(
       idleTimeoutMs: config.idleTimeoutMs,
       secrets: config.secrets,
       stopped,
+      progressed: progress.progressed,
     });
   } finally {
+    headersTimer.cancel();
+    progress.cancel();
     requestTimeout.removeEventListener("abort", onRequestTimeout);
     signal?.removeEventListener("abort", forwardAbort);
     // Releases the connection when the body was not read to the end.
@@ -232,19 +275,23 @@ interface ReadOptions {
   idleTimeoutMs: number;
   /** Redacted from an error the server sends in an `error:` line. */
   secrets: readonly string[];
-  /** The error for a call that the caller or the request timeout stopped, once one did. */
+  /** The error for a call that the caller or a timeout stopped, once one did. */
   stopped: () => ErrorEvent | undefined;
+  /** Called for each event that carries content. */
+  progressed: () => void;
 }
 
 async function* readWireStream(
   body: ReadableStream<Uint8Array>,
   state: WireStream,
-  { idleTimeoutMs, secrets, stopped }: ReadOptions,
+  { idleTimeoutMs, secrets, stopped, progressed }: ReadOptions,
 ): AsyncGenerator<StreamEvent> {
   try {
     for await (const data of readSseData(body, { idleTimeoutMs })) {
       if (stopped()) break;
       const events = state.apply(data);
+      // A wire stream makes events only of content: an empty delta or a ping makes none.
+      if (events.length > 0) progressed();
       yield* events;
       if (events.at(-1)?.type === "error") return;
       if (state.ended) break;
@@ -357,6 +404,44 @@ async function readCapped(response: Response, idleTimeoutMs: number | undefined)
   } catch {
     return "";
   }
+}
+
+/** A timeout as settings give it: undefined (no limit) unless positive and finite. */
+function limitMs(ms: number): number | undefined {
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
+/** Calls `fn` once after `ms` (a timeout setting; never for no limit) unless cancelled first. */
+function timeoutAfter(ms: number, fn: () => void): Timer {
+  const within = limitMs(ms);
+  return within === undefined ? { cancel() {} } : after(within, fn);
+}
+
+/**
+ * Calls `expire` once nothing called `progressed()` for `ms` (a timeout setting; never for no
+ * limit). One timer is pending at a time, however often progress comes: a stream of thousands
+ * of small events does not start a timer for each.
+ */
+function progressWatch(
+  ms: number,
+  expire: () => void,
+): { progressed(): void; cancel(): void } {
+  const within = limitMs(ms);
+  if (within === undefined) return { progressed() {}, cancel() {} };
+  let last = performance.now();
+  let timer: Timer;
+  const check = () => {
+    const quiet = performance.now() - last;
+    if (quiet >= within) expire();
+    else timer = after(within - quiet + 1, check);
+  };
+  timer = after(within, check);
+  return {
+    progressed: () => {
+      last = performance.now();
+    },
+    cancel: () => timer.cancel(),
+  };
 }
 
 /** Content types that are pages, never a stream of events. */

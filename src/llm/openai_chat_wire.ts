@@ -32,6 +32,7 @@ import {
   isRecord,
   namesStopReason,
   tokenCount,
+  usageWithinTotals,
 } from "./wire_fields.ts";
 
 /** A message as Chat Completions expects it. */
@@ -253,14 +254,18 @@ export function toFinishReason(reason: string): FinishReason {
   return "other";
 }
 
-/** Maps wire usage to tern's; missing counts, and counts that are not token counts, are 0. */
+/**
+ * Maps wire usage to tern's; missing counts, and counts that are not token counts, are 0.
+ * `prompt_tokens` includes the cached ones and `completion_tokens` the reasoning ones, so those
+ * parts are kept within them (`usageWithinTotals()`).
+ */
 export function toUsage(usage: WireUsage): Usage {
-  return {
+  return usageWithinTotals({
     inputTokens: tokenCount(usage.prompt_tokens) ?? 0,
     outputTokens: tokenCount(usage.completion_tokens) ?? 0,
     cachedTokens: tokenCount(usage.prompt_tokens_details?.cached_tokens) ?? 0,
     reasoningTokens: tokenCount(usage.completion_tokens_details?.reasoning_tokens) ?? 0,
-  };
+  });
 }
 
 /** Folds the `data:` payloads of one response into events and the final message. */

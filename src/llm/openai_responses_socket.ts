@@ -14,8 +14,7 @@ import {
   abortedError,
   clientError,
   providerDetail,
-  requestTimeoutMessage,
-  retryableError,
+  requestTimeoutError,
   StreamTooLargeError,
   tooLargeMessage,
 } from "./errors.ts";
@@ -138,7 +137,7 @@ export class ResponsesSocketPool {
       }
       if (timedOut) {
         // The socket worked; the answer took too long, and would over HTTP too.
-        yield retryableError(requestTimeoutMessage(this.#config.http.requestTimeoutMs, true));
+        yield requestTimeoutError(this.#config.http.requestTimeoutMs, true);
         return;
       }
       if (error instanceof StreamTooLargeError) {

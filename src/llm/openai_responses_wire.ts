@@ -31,6 +31,7 @@ import {
   optionalString,
   tokenCount,
   uniqueCallIds,
+  usageWithinTotals,
 } from "./wire_fields.ts";
 
 /** One item of a Responses `input` list. */
@@ -506,12 +507,13 @@ export class ResponsesStreamState implements WireStream {
     this.#ended = true;
     const usage = response?.usage;
     if (!isRecord(usage)) return;
-    this.#usage = {
+    // `input_tokens` includes the cached ones, `output_tokens` the reasoning ones.
+    this.#usage = usageWithinTotals({
       inputTokens: tokenCount(usage.input_tokens) ?? 0,
       outputTokens: tokenCount(usage.output_tokens) ?? 0,
       cachedTokens: tokenCount(usage.input_tokens_details?.cached_tokens) ?? 0,
       reasoningTokens: tokenCount(usage.output_tokens_details?.reasoning_tokens) ?? 0,
-    };
+    });
   }
 
   #streamError(error: unknown): ErrorEvent {

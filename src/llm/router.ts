@@ -7,6 +7,9 @@
  * A stream cut after a tool call started is not retried: the call's arguments are half-sent,
  * and a second answer could differ, so the turn ends with a clear error instead. Text and
  * thinking streamed before a retry are void; the `retry` event says so.
+ *
+ * A reply with more than {@linkcode MAX_TOOL_CALLS_PER_REPLY} tool calls is not read on: it ends
+ * the request with an error. Every API's reply passes here, whatever its transport.
  */
 import { abortedError, clientError } from "./errors.ts";
 import {
@@ -53,6 +56,15 @@ export interface RouterOptions {
 export interface Router extends Provider {
   readonly current: RouteTarget;
 }
+
+/**
+ * The most tool calls one reply may make. Models make a few dozen parallel calls at most;
+ * thousands are a runaway repetition or a hostile server, and each call costs a run, a result
+ * sent back on every later request, and memory. Such a reply ends the turn with an error rather
+ * than telling the model to retry with fewer: the model that ran away once is likely to do it
+ * again, at the price of another runaway reply, and nothing of the reply needs to be kept.
+ */
+export const MAX_TOOL_CALLS_PER_REPLY = 128;
 
 const DEFAULT_MAX_RETRIES = 4;
 const DEFAULT_RETRY_BASE_MS = 500;
@@ -155,13 +167,19 @@ async function* tryTarget(
   const wire = requestFor(target, request);
   for (let attempt = 1;; attempt++) {
     let toolCallStarted = false;
+    const calls = new Set<number>();
     let failure: ErrorStreamEvent | undefined;
     for await (const event of target.provider.stream(wire, signal)) {
       if (event.type === "error") {
         failure = event;
         break;
       }
-      if (event.type === "tool_call_delta") toolCallStarted = true;
+      if (event.type === "tool_call_delta") {
+        toolCallStarted = true;
+        calls.add(event.index);
+        // Leaving the loop ends the provider's stream: the rest of the reply is not read.
+        if (calls.size > MAX_TOOL_CALLS_PER_REPLY) return { kind: "final", error: tooManyCalls() };
+      }
       if (event.type === "done") {
         answered();
         yield priced(event, target);
@@ -183,6 +201,11 @@ async function* tryTarget(
           failure.status,
         ),
       };
+    }
+    if (failure.longTimeout) {
+      // The attempt used up a long timeout (30 minutes, or 10 without content): another would
+      // likely wait as long, so the next target of the chain is tried, if any.
+      return { kind: "exhausted", error: clientError(`${failure.message} (not retried)`) };
     }
     const waitMs = failure.retryAfterMs;
     if (waitMs !== undefined && waitMs > settings.maxRetryDelayMs) {
@@ -209,6 +232,14 @@ async function* tryTarget(
     yield { type: "retry", attempt, delayMs, reason: failure.message };
     if (!(await sleep(delayMs, signal))) return { kind: "final", error: abortedError() };
   }
+}
+
+/** The error for a reply that went past {@linkcode MAX_TOOL_CALLS_PER_REPLY} calls. */
+function tooManyCalls(): ErrorStreamEvent {
+  return clientError(
+    `Model reply has more than ${MAX_TOOL_CALLS_PER_REPLY} tool calls, more than tern runs ` +
+      "from one reply; the reply was not used: ask for fewer calls at a time",
+  );
 }
 
 /** The request as this target gets it: its model, and reasoning resolved for that model. */

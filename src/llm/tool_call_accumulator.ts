@@ -30,6 +30,8 @@ export interface ToolCallFragment {
 interface Slot {
   /** The index events and default ids name the call by: unique among the calls. */
   index: number;
+  /** Its place among the calls in the order they opened. */
+  opened: number;
   /** Where the call sorts: the server's index, else `index`. */
   order: number;
   id: string;
@@ -45,12 +47,21 @@ interface Piece {
   args?: string;
 }
 
-/** Merges tool-call fragments by index. */
+/**
+ * Merges tool-call fragments by index, in time linear in the fragments: a reply of thousands of
+ * calls must not cost their square.
+ */
 export class ToolCallAccumulator {
   /** The calls in the order they opened. */
   #slots: Slot[] = [];
   /** The call each server index names now: a new call under a used index takes it over. */
   #byIndex = new Map<number, Slot>();
+  /** The indexes the calls took. */
+  #taken = new Set<number>();
+  /** The highest index taken, -1 before any. */
+  #highest = -1;
+  /** The calls with each id. */
+  #byId = new Map<string, Set<Slot>>();
   #last: Slot | undefined;
 
   /**
@@ -68,7 +79,7 @@ export class ToolCallAccumulator {
     const name = optionalString(fn.name, "tool call name");
     const args = argumentsText(fn.arguments);
     const slot = this.#slotFor(fragment.index, { id, name, args });
-    if (id) slot.id = joinPiece(slot.id, id);
+    if (id) this.#setId(slot, joinPiece(slot.id, id));
     if (name) slot.name = joinPiece(slot.name, name);
     if (args) slot.arguments += args;
     const extra = fragment.extra_content;
@@ -108,12 +119,11 @@ export class ToolCallAccumulator {
     if (typeof index === "number" && Number.isSafeInteger(index)) {
       const slot = this.#byIndex.get(index);
       if (slot !== undefined && !startsAnotherCall(slot, piece)) return slot;
-      const taken = this.#slots.some((other) => other.index === index);
-      const opened = this.#open(taken ? this.#nextIndex() : index, index);
+      const opened = this.#open(this.#taken.has(index) ? this.#nextIndex() : index, index);
       this.#byIndex.set(index, opened);
       return opened;
     }
-    const known = this.#slots.find((slot) => slot.id !== "" && slot.id === piece.id);
+    const known = piece.id ? this.#firstWithId(piece.id) : undefined;
     if (known !== undefined) return known;
     if (piece.id || this.#last === undefined || startsAnotherCall(this.#last, piece)) {
       const next = this.#nextIndex();
@@ -123,13 +133,43 @@ export class ToolCallAccumulator {
   }
 
   #open(index: number, order: number): Slot {
-    const slot: Slot = { index, order, id: "", name: "", arguments: "" };
+    const slot: Slot = {
+      index,
+      opened: this.#slots.length,
+      order,
+      id: "",
+      name: "",
+      arguments: "",
+    };
     this.#slots.push(slot);
+    this.#taken.add(index);
+    this.#highest = Math.max(this.#highest, index);
     return slot;
   }
 
   #nextIndex(): number {
-    return this.#slots.length === 0 ? 0 : Math.max(...this.#slots.map((slot) => slot.index)) + 1;
+    return this.#highest + 1;
+  }
+
+  /** Gives `slot` the id `id` (an id may grow: sent in pieces). */
+  #setId(slot: Slot, id: string): void {
+    if (id === slot.id) return;
+    const before = this.#byId.get(slot.id);
+    before?.delete(slot);
+    if (before?.size === 0) this.#byId.delete(slot.id);
+    slot.id = id;
+    const after = this.#byId.get(id);
+    if (after === undefined) this.#byId.set(id, new Set([slot]));
+    else after.add(slot);
+  }
+
+  /** The first call to open of those with `id` (almost always the only one). */
+  #firstWithId(id: string): Slot | undefined {
+    let first: Slot | undefined;
+    for (const slot of this.#byId.get(id) ?? []) {
+      if (first === undefined || slot.opened < first.opened) first = slot;
+    }
+    return first;
   }
 }
 

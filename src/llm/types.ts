@@ -106,6 +106,12 @@ export interface ErrorStreamEvent {
    * same request fails again, a compacted one may pass.
    */
   contextOverflow?: boolean;
+  /**
+   * True when a long timeout ended the attempt: the request timeout, or a stream with no
+   * content for five idle timeouts. A second attempt would likely wait as long again, so the
+   * router does not retry it on the same target; it moves to the next of the fallback chain.
+   */
+  longTimeout?: boolean;
 }
 
 /**

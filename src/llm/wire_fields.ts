@@ -5,7 +5,7 @@
  * as it came and broke every later turn of the session.)
  */
 import { fnv1aHex } from "../core/fnv.ts";
-import type { ToolCall } from "../core/messages.ts";
+import type { ToolCall, Usage } from "../core/messages.ts";
 import { clientError, clip } from "./errors.ts";
 import type { FinishReason, StreamEvent } from "./types.ts";
 
@@ -74,6 +74,20 @@ export function namesStopReason(reason: FinishReason): boolean {
 /** A token count: `value` when it is a non-negative integer, else undefined. */
 export function tokenCount(value: unknown): number | undefined {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * `usage` with each part within its whole: cached tokens no more than the input tokens (in the
+ * OpenAI APIs the input count includes them), reasoning tokens no more than the output tokens.
+ * A server's slip, or a hostile server, must not show or price more cached tokens than it was
+ * sent (`10 tokens in (1,000,000,000 cached)`).
+ */
+export function usageWithinTotals(usage: Usage): Usage {
+  return {
+    ...usage,
+    cachedTokens: Math.min(usage.cachedTokens, usage.inputTokens),
+    reasoningTokens: Math.min(usage.reasoningTokens, usage.outputTokens),
+  };
 }
 
 /**

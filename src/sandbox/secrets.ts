@@ -4,6 +4,7 @@
  * screen, the session or the audit log. One combined regular expression does the work, so text
  * without secrets costs a single scan.
  */
+import { COPY, copyJson } from "../core/json_depth.ts";
 
 /** A key format: a regex source and the label its marker carries (`[REDACTED:<label>]`). */
 interface KeyFormat {
@@ -195,18 +196,15 @@ export class SecretMasker {
 
   /**
    * A copy of a JSON-like value with every string masked; a string under a key that names a
-   * secret (`apiKey`, `password`, `token`, …) is replaced whole. Other values are kept.
+   * secret (`apiKey`, `password`, `token`, …) is replaced whole. Other values are kept. Walks
+   * without recursion, so no depth of nesting overflows the stack.
    */
   maskDeep(value: unknown): unknown {
-    if (typeof value === "string") return this.mask(value);
-    if (Array.isArray(value)) return value.map((item) => this.maskDeep(item));
-    if (value === null || typeof value !== "object") return value;
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      const whole = typeof item === "string" && item !== "" && SECRET_KEY.test(key);
-      out[key] = whole ? "[REDACTED]" : this.maskDeep(item);
-    }
-    return out;
+    return copyJson(value, (item, { key }) => {
+      if (typeof item !== "string") return COPY;
+      const whole = typeof key === "string" && item !== "" && SECRET_KEY.test(key);
+      return whole ? "[REDACTED]" : this.mask(item);
+    });
   }
 
   /** Where the masker's patterns match in `text`, before any format check; in text order. */

@@ -85,6 +85,7 @@ Deno.test("postForStream() ends a stream of text deltas that never finishes at t
       kind: "client",
       message: DEADLINE_MESSAGE,
       retryable: true,
+      longTimeout: true,
     });
   });
 });
@@ -98,6 +99,7 @@ Deno.test("postForStream() ends a stream of only keepalive comments at the reque
         kind: "client",
         message: DEADLINE_MESSAGE,
         retryable: true,
+        longTimeout: true,
       }], api);
     }
   });

@@ -187,6 +187,7 @@ Deno.test("createOpenAiChatProvider() times out when no response headers arrive"
       message: "Model API did not respond within 150 ms (the request timeout): raise " +
         "requestTimeoutMs or TERN_REQUEST_TIMEOUT_MS to allow longer calls",
       retryable: true,
+      longTimeout: true,
     }]);
   } finally {
     listener.close();

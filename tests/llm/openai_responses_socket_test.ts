@@ -414,6 +414,7 @@ Deno.test("ResponsesSocketPool.stream() ends an answer that never finishes at th
       message: "Model API did not finish its answer within 300 ms (the request timeout): " +
         "raise requestTimeoutMs or TERN_REQUEST_TIMEOUT_MS to allow longer calls",
       retryable: true,
+      longTimeout: true,
     });
     assert.equal(overHttp, 0, "a slow answer is not sent again over HTTP");
   } finally {

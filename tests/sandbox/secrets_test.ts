@@ -184,6 +184,18 @@ Deno.test("SecretMasker.maskDeep() masks nested strings and values under secret 
   assert.equal(args.nested.password, "hunter2", "the input is not changed");
 });
 
+Deno.test("SecretMasker.maskDeep() masks a value nested 100,000 deep without overflowing", () => {
+  const known = new SecretMasker(["my-config-api-key-1"]);
+  const depth = 100_000;
+  const text = '{"a":'.repeat(depth) + '{"token":"t0k","x":["my-config-api-key-1"]}' +
+    "}".repeat(depth);
+  const masked = JSON.stringify(known.maskDeep(JSON.parse(text)));
+  assert.equal(
+    masked,
+    '{"a":'.repeat(depth) + '{"token":"[REDACTED]","x":["[REDACTED]"]}' + "}".repeat(depth),
+  );
+});
+
 const STREAM_TEXT = `start ${OPENAI} and my-known-secret-value\n` +
   `Authorization: Bearer abc123def456ghi\n${PEM}\nline with ${JWT} end\npassword="hunter2hunter2"`;
 
