@@ -320,7 +320,10 @@ export const SETTINGS = {
     expect: MS,
     project: true,
   },
-  /** Longest silence allowed in a streamed response, in milliseconds. */
+  /**
+   * Longest silence allowed in a streamed response, and the longest wait for its headers, in
+   * milliseconds; five of them without content (keep-alives only) end the call.
+   */
   idleTimeoutMs: {
     rule: { kind: "integer", min: 1 },
     default: 120_000,
