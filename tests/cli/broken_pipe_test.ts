@@ -27,7 +27,9 @@ Deno.test("tern with a closed stdout ends quietly with exit 0 for every kind of 
     const audit = join(ws.home, ".tern", "audit");
     await Deno.mkdir(audit, { recursive: true });
     const record = JSON.stringify({
+      v: 1,
       time: "2026-01-01T00:00:00.000Z",
+      callId: "call_1",
       tool: "read",
       args: { path: "a.ts" },
       decision: "allow",
