@@ -7,32 +7,12 @@ import assert from "node:assert/strict";
 import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
 import { sleep } from "../support/abortable_wait.ts";
+import { withRawServer } from "../support/raw_model_server.ts";
 
 type Api = ResolvedProvider["api"];
 
 /** Far above any timeout set here: reached only when the call's own timeouts failed. */
 const GUARD_MS = 20_000;
-
-/** A server whose every answer is `respond(closing)`; `closing` fires as it shuts down. */
-async function withServer(
-  respond: (closing: AbortSignal) => Response,
-  body: (baseUrl: string) => Promise<void>,
-): Promise<void> {
-  const closing = new AbortController();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request) => {
-      await request.body?.cancel();
-      return respond(closing.signal);
-    },
-  );
-  try {
-    await body(`http://127.0.0.1:${server.addr.port}/v1`);
-  } finally {
-    closing.abort();
-    await server.shutdown();
-  }
-}
 
 /** An SSE body that sends `chunk` every 20 ms until the reader goes or the server closes. */
 function endless(chunk: () => string, closing: AbortSignal): Response {
@@ -77,7 +57,7 @@ const DEADLINE_MESSAGE =
 Deno.test("postForStream() ends a stream of text deltas that never finishes at the request timeout", async () => {
   const chunk = { choices: [{ index: 0, delta: { content: "la" } }] };
   const delta = `data: ${JSON.stringify(chunk)}\n\n`;
-  await withServer((closing) => endless(() => delta, closing), async (baseUrl) => {
+  await withRawServer((closing) => endless(() => delta, closing), async (baseUrl) => {
     const events = await call("openai", baseUrl, { requestTimeoutMs: 300, idleTimeoutMs: 5000 });
     assert.ok(events.some((event) => event.type === "text_delta"), "expected some text first");
     assert.deepEqual(events.at(-1), {
@@ -91,7 +71,7 @@ Deno.test("postForStream() ends a stream of text deltas that never finishes at t
 });
 
 Deno.test("postForStream() ends a stream of only keepalive comments at the request timeout, in any API", async () => {
-  await withServer((closing) => endless(() => ": keepalive\n\n", closing), async (baseUrl) => {
+  await withRawServer((closing) => endless(() => ": keepalive\n\n", closing), async (baseUrl) => {
     for (const api of ["openai", "openai-responses", "anthropic"] as const) {
       const events = await call(api, baseUrl, { requestTimeoutMs: 300, idleTimeoutMs: 5000 });
       assert.deepEqual(events, [{
@@ -111,7 +91,7 @@ Deno.test("postForStream() reports a login page sent instead of events with its 
     "<body><!-- form --><h1>Sign in</h1><p>Your session has expired.</p></body></html>";
   const respond = () =>
     new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } });
-  await withServer(respond, async (baseUrl) => {
+  await withRawServer(respond, async (baseUrl) => {
     for (const api of ["openai", "openai-responses", "anthropic"] as const) {
       const events = await call(api, baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
       assert.deepEqual(events, [{
@@ -131,7 +111,7 @@ Deno.test("postForStream() reads events labelled text/plain: some servers send t
     "data: [DONE]",
   ].join("\n\n") + "\n\n";
   const respond = () => new Response(events, { headers: { "content-type": "text/plain" } });
-  await withServer(respond, async (baseUrl) => {
+  await withRawServer(respond, async (baseUrl) => {
     const got = await call("openai", baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
     assert.ok(got.some((event) => event.type === "text_delta"), JSON.stringify(got));
     assert.ok(!got.some((event) => event.type === "error"), JSON.stringify(got));
@@ -154,7 +134,7 @@ Deno.test("postForStream() keeps a finished answer whose server then holds the c
     });
     return new Response(body, { headers: { "content-type": "text/event-stream" } });
   };
-  await withServer(respond, async (baseUrl) => {
+  await withRawServer(respond, async (baseUrl) => {
     const events = await call("openai", baseUrl, { requestTimeoutMs: 10_000, idleTimeoutMs: 300 });
     const last = events.at(-1);
     assert.equal(last?.type, "done", JSON.stringify(last));
@@ -169,7 +149,7 @@ Deno.test("postForStream() reports the message of a JSON error body labelled as 
     2,
   );
   const respond = () => new Response(body, { headers: { "content-type": "text/event-stream" } });
-  await withServer(respond, async (baseUrl) => {
+  await withRawServer(respond, async (baseUrl) => {
     for (const api of ["openai", "openai-responses", "anthropic"] as const) {
       const events = await call(api, baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
       assert.deepEqual(events, [{
@@ -210,7 +190,7 @@ Deno.test("postForStream() does not retry a 429 for an exhausted quota, and read
   ];
   for (const [status, body, message, retryable] of answers) {
     const respond = () => Response.json(body, { status });
-    await withServer(respond, async (baseUrl) => {
+    await withRawServer(respond, async (baseUrl) => {
       const events = await call("openai", baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
       const last = events.at(-1);
       assert.equal(last?.type === "error" && last.message, message);
@@ -251,7 +231,7 @@ Deno.test("postForStream() marks a request over the context window, in each serv
     ],
   ];
   for (const [status, body, overflow] of answers) {
-    await withServer(() => Response.json(body, { status }), async (baseUrl) => {
+    await withRawServer(() => Response.json(body, { status }), async (baseUrl) => {
       const events = await call("openai", baseUrl, { requestTimeoutMs: 5000, idleTimeoutMs: 5000 });
       const last = events.at(-1);
       assert.equal(

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
 import { sleep } from "../support/abortable_wait.ts";
+import { withRawServer } from "../support/raw_model_server.ts";
 
 type Api = ResolvedProvider["api"];
 
@@ -15,27 +16,6 @@ type Api = ResolvedProvider["api"];
 const GUARD_MS = 20_000;
 /** Far above any limit tested here: the request timeout must not be what ends a call. */
 const REQUEST_TIMEOUT_MS = 60_000;
-
-/** A server whose every answer is `respond(closing)`; `closing` fires as it shuts down. */
-async function withServer(
-  respond: (closing: AbortSignal) => Response | Promise<Response>,
-  body: (baseUrl: string) => Promise<void>,
-): Promise<void> {
-  const closing = new AbortController();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request) => {
-      await request.body?.cancel();
-      return await respond(closing.signal);
-    },
-  );
-  try {
-    await body(`http://127.0.0.1:${server.addr.port}/v1`);
-  } finally {
-    closing.abort();
-    await server.shutdown();
-  }
-}
 
 /**
  * An SSE body that sends `next(i)` for i = 0, 1, … every `everyMs` until it returns undefined
@@ -93,7 +73,7 @@ Deno.test("postForStream() ends the wait for headers at the idle timeout, retrya
     new Promise<Response>((resolve) => {
       closing.addEventListener("abort", () => resolve(new Response(null, { status: 503 })));
     });
-  await withServer(never, async (baseUrl) => {
+  await withRawServer(never, async (baseUrl) => {
     for (const api of ["openai", "openai-responses", "anthropic"] as const) {
       const { events, ms } = await call(api, baseUrl, 200);
       assert.deepEqual(events, [{
@@ -116,7 +96,7 @@ Deno.test("postForStream() ends a stream of only keep-alives at five idle timeou
     ["anthropic", 'event: ping\ndata: {"type": "ping"}\n\n'],
   ];
   for (const [api, keepAlive] of keepAlives) {
-    await withServer((closing) => sse(() => keepAlive, 20, closing), async (baseUrl) => {
+    await withRawServer((closing) => sse(() => keepAlive, 20, closing), async (baseUrl) => {
       const { events, ms } = await call(api, baseUrl, 200);
       assert.deepEqual(events, [{
         type: "error",
@@ -133,7 +113,7 @@ Deno.test("postForStream() ends a stream of only keep-alives at five idle timeou
 Deno.test("postForStream() ends a stream of empty deltas at five idle timeouts", async () => {
   const empty = (i: number) =>
     i === 0 ? chatChunk({ role: "assistant", content: "" }) : chatChunk({ content: "" });
-  await withServer((closing) => sse(empty, 20, closing), async (baseUrl) => {
+  await withRawServer((closing) => sse(empty, 20, closing), async (baseUrl) => {
     const { events } = await call("openai", baseUrl, 200);
     assert.deepEqual(events.at(-1), {
       type: "error",
@@ -156,7 +136,7 @@ Deno.test("postForStream() lets a model think with keep-alives for less than fiv
     }
     return ": ping\n\n";
   };
-  await withServer((closing) => sse(step, 50, closing), async (baseUrl) => {
+  await withRawServer((closing) => sse(step, 50, closing), async (baseUrl) => {
     const { events, ms } = await call("openai", baseUrl, 200);
     const done = events.at(-1);
     assert.equal(done?.type, "done", JSON.stringify(done));
