@@ -4,10 +4,10 @@
  * providers against a server on 127.0.0.1.
  */
 import assert from "node:assert/strict";
-import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
+import type { ResolvedProvider } from "../../src/llm/setup.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
 import { sleep } from "../support/abortable_wait.ts";
-import { withRawServer } from "../support/raw_model_server.ts";
+import { streamFrom, withRawServer } from "../support/raw_model_server.ts";
 
 type Api = ResolvedProvider["api"];
 
@@ -28,26 +28,12 @@ function endless(chunk: () => string, closing: AbortSignal): Response {
 }
 
 /** Runs one request against `baseUrl` in `api`, with the given timeouts. */
-async function call(
+function call(
   api: Api,
   baseUrl: string,
   timeouts: { requestTimeoutMs: number; idleTimeoutMs: number },
 ): Promise<StreamEvent[]> {
-  const provider: ResolvedProvider = {
-    name: api,
-    api,
-    baseUrl,
-    apiKey: "sk-test-0123456789",
-    keyVariables: ["TERN_API_KEY"],
-    keyRequired: true,
-  };
-  const wire = createWireProvider(provider, timeouts);
-  const request = { model: "m", messages: [{ role: "user" as const, content: "hi" }], tools: [] };
-  const events: StreamEvent[] = [];
-  for await (const event of wire.stream(request, AbortSignal.timeout(GUARD_MS))) {
-    events.push(event);
-  }
-  return events;
+  return streamFrom(api, baseUrl, timeouts, GUARD_MS);
 }
 
 const DEADLINE_MESSAGE =

@@ -5,10 +5,10 @@
  * is not cut off. The real wire providers against servers on 127.0.0.1.
  */
 import assert from "node:assert/strict";
-import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
+import type { ResolvedProvider } from "../../src/llm/setup.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
 import { sleep } from "../support/abortable_wait.ts";
-import { withRawServer } from "../support/raw_model_server.ts";
+import { streamFrom, withRawServer } from "../support/raw_model_server.ts";
 
 type Api = ResolvedProvider["api"];
 
@@ -41,24 +41,9 @@ async function call(
   baseUrl: string,
   idleTimeoutMs: number,
 ): Promise<{ events: StreamEvent[]; ms: number }> {
-  const provider: ResolvedProvider = {
-    name: api,
-    api,
-    baseUrl,
-    apiKey: "sk-test-0123456789",
-    keyVariables: ["TERN_API_KEY"],
-    keyRequired: true,
-  };
-  const wire = createWireProvider(provider, {
-    requestTimeoutMs: REQUEST_TIMEOUT_MS,
-    idleTimeoutMs,
-  });
-  const request = { model: "m", messages: [{ role: "user" as const, content: "hi" }], tools: [] };
-  const events: StreamEvent[] = [];
   const started = performance.now();
-  for await (const event of wire.stream(request, AbortSignal.timeout(GUARD_MS))) {
-    events.push(event);
-  }
+  const timeouts = { requestTimeoutMs: REQUEST_TIMEOUT_MS, idleTimeoutMs };
+  const events = await streamFrom(api, baseUrl, timeouts, GUARD_MS);
   return { events, ms: performance.now() - started };
 }
 

@@ -1,4 +1,6 @@
 /** A model server on 127.0.0.1 that answers every request with bytes a test chooses. */
+import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
+import type { StreamEvent } from "../../src/llm/types.ts";
 
 /**
  * Runs `body` against a server whose every answer is `respond(closing)`, at
@@ -23,4 +25,31 @@ export async function withRawServer(
     closing.abort();
     await server.shutdown();
   }
+}
+
+/**
+ * The events of one request to `baseUrl` through the real wire provider of `api`, with the
+ * given timeouts; `guardMs` ends it if they fail to.
+ */
+export async function streamFrom(
+  api: ResolvedProvider["api"],
+  baseUrl: string,
+  timeouts: { requestTimeoutMs: number; idleTimeoutMs: number },
+  guardMs: number,
+): Promise<StreamEvent[]> {
+  const provider: ResolvedProvider = {
+    name: api,
+    api,
+    baseUrl,
+    apiKey: "sk-test-0123456789",
+    keyVariables: ["TERN_API_KEY"],
+    keyRequired: true,
+  };
+  const wire = createWireProvider(provider, timeouts);
+  const request = { model: "m", messages: [{ role: "user" as const, content: "hi" }], tools: [] };
+  const events: StreamEvent[] = [];
+  for await (const event of wire.stream(request, AbortSignal.timeout(guardMs))) {
+    events.push(event);
+  }
+  return events;
 }

@@ -13,7 +13,8 @@
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { fileURLToPath } from "node:url";
 import type { ReadRefusal } from "../../config/workspace_file.ts";
-import { basename, dirname, relative, resolve, sep } from "../../core/path.ts";
+import { basename, dirname, resolve } from "../../core/path.ts";
+import { isInside } from "../../tools/paths.ts";
 
 /** Largest file text added to a message, in characters; the rest is cut and said so. */
 export const ATTACHED_FILE_CHARS = 200_000;
@@ -165,12 +166,6 @@ function exists(path: string): boolean {
   } catch (error) {
     return !(error instanceof Deno.errors.NotFound);
   }
-}
-
-/** True when `path` is `root` or below it, compared by path components. */
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !rel.startsWith(sep));
 }
 
 function messageOf(error: unknown): string {
