@@ -404,6 +404,8 @@ export class WarmSlot {
   #bwrapPath: string | undefined;
   #shell: WarmShell | null = null;
   #held: string[] = [];
+  /** The read-only paths of the plan the shell was opened with. */
+  #openedReadOnly: readonly string[] = [];
   #released: string[] = [];
   /** The taking under way (see `#take`). */
   #taking: Promise<unknown> = Promise.resolve();
@@ -467,18 +469,23 @@ export class WarmSlot {
     await makeMountPoints(held);
     if (this.#shell !== null) return null;
     this.#held = held;
+    this.#openedReadOnly = plan.readOnly;
     this.#shell = openWarmShell(plan, { serverFile, bwrapPath: this.#bwrapPath });
     return this.#shell;
   }
 
   /**
    * Whether a shell opened with `opened` shows what `plan` (whose key is `key`) would. Its
-   * guards' mount points, which bubblewrap made, are in `plan.readOnly` now and bound
-   * read-only under the same empty read-only tmpfs: the same view, so they are left out.
+   * guards' mount points, which bubblewrap made, may be in `plan.readOnly` now (the `.git`
+   * search finds an empty `.git`), bound read-only under the same empty read-only tmpfs: the
+   * same view, so those the opening plan did not have are left out. (Those it had, such as
+   * `.tern`, were in its key already.)
    */
   #sameView(opened: string, key: string, plan: ShellPlan): boolean {
     if (opened === key) return true;
-    const readOnly = plan.readOnly.filter((path) => !this.#held.includes(path));
+    const readOnly = plan.readOnly.filter((path) =>
+      !this.#held.includes(path) || this.#openedReadOnly.includes(path)
+    );
     return readOnly.length < plan.readOnly.length &&
       opened === warmKey({ ...plan, readOnly }, this.#bwrapPath);
   }

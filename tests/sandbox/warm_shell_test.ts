@@ -370,6 +370,26 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "the sandbox's warm shell is kept when the .git search finds its own guard's mount point",
+  async () => {
+    await withTestSandbox({ name: "warm_own_guard" }, async (sandbox, ws) => {
+      const run = (command: string) => sandbox.shell(command, { cwd: ws, timeoutMs: 30_000 });
+      // No .git in the workspace: the warm shell guards one, on an empty folder made for it.
+      equal((await run("echo one > a.txt && echo ran")).output, "ran\n");
+      const first = await bwrapPids(sandbox.ternHome);
+      equal(first.length, 1, "no warm shell was kept");
+      ok(await exists(join(ws, ".git")), "no mount point was made for the .git guard");
+      // What the bash tool does after a command that may have changed the tree: the search
+      // now finds that empty .git, read-only in the kept shell already.
+      sandbox.shellTreeChanged();
+      equal((await run("echo two > a.txt && echo ran")).output, "ran\n");
+      deepEqual(await bwrapPids(sandbox.ternHome), first, "the warm shell was replaced");
+      equal((await run("mkdir .git/hooks 2>/dev/null || echo refused")).output, "refused\n");
+    });
+  },
+);
+
 bwrapTest("the sandbox's warm shell is replaced when a command made a repository", async () => {
   await withTestSandbox({ name: "warm_repo" }, async (sandbox, ws) => {
     const run = (command: string) => sandbox.shell(command, { cwd: ws, timeoutMs: 30_000 });
