@@ -4,6 +4,7 @@
  * the host the next time someone uses git there).
  */
 import { dirname, join, resolve } from "../core/path.ts";
+import { type FolderListings, type ListedEntry } from "./folder_listings.ts";
 
 /** Relative to the home folder: credentials, keys and agents' sockets. */
 const HOME_SECRETS: readonly string[] = [
@@ -97,6 +98,23 @@ export interface GitDirsOptions {
    * inside one is not found, so the caller hides them whole.
    */
   unlistable?: string[];
+  /**
+   * What the last search with the same cache read: folders unchanged since are not read again
+   * (see folder_listings.ts). The result is the same as without it.
+   */
+  cache?: FolderListings;
+}
+
+/** A folder's entries that matter to the search (folders and `.git`), and how many in all. */
+interface Listing {
+  count: number;
+  entries: ListedEntry[];
+}
+
+/** What the search looks for in a package's folder. */
+interface PackageLook {
+  git: ListedEntry | null;
+  hasModules: boolean;
 }
 
 /** Folders listed between two yields to the event loop. */
@@ -127,22 +145,37 @@ export async function gitDirsUnder(
   const search = { budget: options.maxEntries ?? 50_000, listed: 0 };
   const tops = roots.map((root) => resolve(root));
   const found = new Set<string>();
-  const addGit = (path: string, entry: Pick<Deno.DirEntry, "isSymlink" | "isDirectory">) => {
+  const cache = options.cache;
+  cache?.begin();
+  const kept = <T>(kind: string, dir: string, read: () => T | null): T | null =>
+    cache === undefined ? read() : cache.read(kind, dir, read);
+  // A `.git` found is looked at again every time (a `.git` file's pointer can change in place).
+  const addGit = (path: string, entry: Pick<ListedEntry, "isSymlink" | "isDirectory">) => {
     const real = entry.isSymlink ? realPath(path) : path;
     if (real === null) return;
     found.add(real);
     if (!entry.isDirectory) { for (const linked of linkedGitDirs(real, tops)) found.add(linked); }
   };
-  const list = async (dir: string) => {
+  const list = async (dir: string): Promise<ListedEntry[]> => {
     if (++search.listed % LISTS_PER_YIELD === 0) await new Promise((done) => setTimeout(done, 0));
-    const entries = listDir(dir);
-    if (entries === null) {
+    const listing = kept("list", dir, () => listDir(dir));
+    if (listing === null) {
       if (lstatOrNull(dir) !== null) options.unlistable?.push(dir);
       return [];
     }
-    search.budget -= entries.length;
-    return entries;
+    search.budget -= listing.count;
+    return listing.entries;
   };
+  const look = (pkg: string): PackageLook =>
+    kept("package", pkg, () => {
+      const git = lstatOrNull(join(pkg, ".git"));
+      return {
+        git: git === null
+          ? null
+          : { name: ".git", isDirectory: git.isDirectory, isSymlink: git.isSymlink },
+        hasModules: lstatOrNull(join(pkg, "node_modules"))?.isDirectory === true,
+      };
+    })!;
   let level = [...tops];
   for (let depth = 0; depth <= maxDepth && level.length > 0 && search.budget > 0; depth++) {
     const next: string[] = [];
@@ -151,14 +184,23 @@ export async function gitDirsUnder(
         const path = join(dir, entry.name);
         if (entry.name === ".git") addGit(path, entry);
         else if (entry.isDirectory && entry.name === "node_modules") {
-          await packageGitDirs(path, list, addGit, () => search.budget > 0);
+          await packageGitDirs(path, { list, look, addGit, more: () => search.budget > 0 });
         } else if (entry.isDirectory) next.push(path);
       }
       if (search.budget <= 0) break;
     }
     level = next;
   }
+  cache?.end();
   return [...found].sort();
+}
+
+/** How {@linkcode packageGitDirs} reads folders and reports what it finds. */
+interface PackageSearch {
+  list: (dir: string) => Promise<ListedEntry[]>;
+  look: (pkg: string) => PackageLook;
+  addGit: (path: string, entry: Pick<ListedEntry, "isSymlink" | "isDirectory">) => void;
+  more: () => boolean;
 }
 
 /**
@@ -167,9 +209,7 @@ export async function gitDirsUnder(
  */
 async function packageGitDirs(
   modules: string,
-  list: (dir: string) => Promise<Deno.DirEntry[]>,
-  addGit: (path: string, entry: Pick<Deno.DirEntry, "isSymlink" | "isDirectory">) => void,
-  more: () => boolean,
+  { list, look, addGit, more }: PackageSearch,
 ): Promise<void> {
   const folders = [modules];
   while (folders.length > 0 && more()) {
@@ -185,11 +225,9 @@ async function packageGitDirs(
         )
         : [path];
       for (const pkg of packages) {
-        const git = lstatOrNull(join(pkg, ".git"));
+        const { git, hasModules } = look(pkg);
         if (git !== null) addGit(join(pkg, ".git"), git);
-        if (lstatOrNull(join(pkg, "node_modules"))?.isDirectory) {
-          folders.push(join(pkg, "node_modules"));
-        }
+        if (hasModules) folders.push(join(pkg, "node_modules"));
       }
     }
   }
@@ -231,16 +269,24 @@ function pointer(file: string, pattern: RegExp, base = dirname(file)): string | 
   }
 }
 
-/** The entries of `dir`, sorted; null when it cannot be listed. */
-function listDir(dir: string): Deno.DirEntry[] | null {
-  let entries: Deno.DirEntry[];
+/**
+ * The folders and `.git` entries of `dir`, sorted, and how many entries it has; null when it
+ * cannot be listed.
+ */
+function listDir(dir: string): Listing | null {
+  const entries: ListedEntry[] = [];
+  let count = 0;
   try {
-    entries = [...Deno.readDirSync(dir)];
+    for (const { name, isDirectory, isSymlink } of Deno.readDirSync(dir)) {
+      count++;
+      if (isDirectory || name === ".git") entries.push({ name, isDirectory, isSymlink });
+    }
   } catch {
     return null;
   }
   // Sorted, so that which repositories a bounded search finds does not depend on disk order.
-  return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return { count, entries };
 }
 
 function realPath(path: string): string | null {

@@ -43,6 +43,7 @@ import {
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
+import { FolderListings } from "./folder_listings.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
 import {
   gitDirsUnder,
@@ -392,6 +393,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let cgroup: RunCgroup | null = null;
   // What the person's deny rules took out of the last plan's view (null without such rules).
   let deniedByRules: DeniedPaths | null = null;
+  // The .git search runs again after every command that may have written: folders unchanged
+  // since the last are not read again (folder_listings.ts).
+  const gitListings = new FolderListings();
   const planFor = async (): Promise<ShellPlan> => {
     const pids = cgroup = await pidsMade;
     const writable = profile.grants.write === "all" ? ["/"] : profile.grants.write;
@@ -418,7 +422,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     // A folder the `.git` search cannot list could hold a repository a command would write:
     // hidden whole (a writable root itself cannot be: commands wait until it is listable).
     const unlistable: string[] = [];
-    const gitDirs = await gitDirsUnder(roots.filter((r) => r !== "/"), { unlistable });
+    const gitDirs = await gitDirsUnder(roots.filter((r) => r !== "/"), {
+      unlistable,
+      cache: gitListings,
+    });
     const unlistableRoot = unlistable.find((dir) => roots.includes(dir));
     if (unlistableRoot !== undefined) {
       throw new SandboxViewError(

@@ -7,6 +7,7 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { bwrapTest, exists } from "./_bwrap_helpers.ts";
 import { withViewBox } from "./_view_box.ts";
+import { SETTLED_MS } from "../../src/sandbox/folder_listings.ts";
 
 const CREATE_ATTEMPTS: Record<string, string> = {
   "mkdir .tern": "mkdir .tern",
@@ -110,3 +111,25 @@ bwrapTest("SandboxRuntime.watchHostFiles() reports what runs code on the host la
     deepEqual(await again(), []);
   });
 });
+
+bwrapTest(
+  "SandboxRuntime: a repository made in a folder the .git search kept is reported and protected",
+  async () => {
+    await withViewBox(async (box) => {
+      await Deno.mkdir(join(box.ws, "sub/deep"), { recursive: true });
+      // Settled: the next search keeps its readings of sub and sub/deep (folder_listings.ts).
+      await new Promise((done) => setTimeout(done, SETTLED_MS + 1_100));
+      box.runtime.shellTreeChanged();
+      await box.run("true");
+      const watch = box.runtime.watchHostFiles();
+      await box.run("git init -q sub/deep");
+      box.runtime.shellTreeChanged();
+      deepEqual(
+        (await watch()).map((c) => `${c.change} ${c.path.slice(box.ws.length + 1)}`),
+        ["created sub/deep/.git"],
+      );
+      await box.run("echo evil > sub/deep/.git/hooks/post-checkout 2>/dev/null; true");
+      ok(!(await exists(join(box.ws, "sub/deep/.git/hooks/post-checkout"))));
+    });
+  },
+);
