@@ -52,6 +52,8 @@ export interface RunPlace {
   rounds?: number;
   /** Sample the memory of the whole process tree while it runs. */
   watchTree?: boolean;
+  /** Each round's command writes a file (see {@linkcode bashScript}). */
+  writing?: boolean;
 }
 
 const TASK = "run echo once per round, then say done";
@@ -60,13 +62,19 @@ const decoder = new TextDecoder();
 /**
  * The scripted model: `echo round <n>` while fewer than `rounds` tool results came back, then
  * "done". It counts the request's tool results, not the server's requests, so one server can
- * serve many runs (bench/scenario_server.ts).
+ * serve many runs (bench/scenario_server.ts). `writing`: `echo round <n> > out.txt && cat
+ * out.txt` instead, a command that writes (the plain scanner leaves a redirect to tree-sitter,
+ * and the sandbox searches the workspace again after it).
  */
-export function bashScript(rounds = ROUNDS): (request: ModelRequest) => ScriptedReply {
+export function bashScript(
+  rounds = ROUNDS,
+  writing = false,
+): (request: ModelRequest) => ScriptedReply {
   return (request) => {
     const n = request.messages.filter((m) => m.role === "tool").length;
     if (n >= rounds) return { text: "done" };
-    const args = JSON.stringify({ command: `echo round ${n}` });
+    const command = writing ? `echo round ${n} > out.txt && cat out.txt` : `echo round ${n}`;
+    const args = JSON.stringify({ command });
     return { toolCalls: [{ id: `c${n}`, name: "bash", arguments: args }] };
   };
 }
@@ -111,7 +119,7 @@ function checkEchoes(requests: ModelRequest[], agent: Agent, rounds: number): vo
 export async function runScenario(agent: Agent, place: RunPlace): Promise<AgentRun> {
   const arrivals: number[] = [];
   const rounds = place.rounds ?? ROUNDS;
-  const server = await startScriptedServer(bashScript(rounds), {
+  const server = await startScriptedServer(bashScript(rounds, place.writing), {
     chunkDelayMs: 0,
     onRequest: () => arrivals.push(performance.now()),
   });

@@ -151,6 +151,7 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
     prompt: [],
     emptyScript: [],
     long: [],
+    longWriting: [],
     resumeLong: [],
     resumeShort: [],
   };
@@ -208,6 +209,16 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
           windows,
           `tern run (${LONG_ROUNDS}-round bash session, memory)`,
           () => runScenario("tern", { ...place, rounds: LONG_ROUNDS, watchTree: true }),
+        ),
+      );
+    }
+    // The same target with commands that write: tree-sitter reads them (see _plain.ts).
+    for (let i = 0; i < LONG_RUNS; i++) {
+      m.longWriting.push(
+        await within(
+          windows,
+          `tern run (${LONG_ROUNDS}-round session of writing commands, memory)`,
+          () => runScenario("tern", { ...place, rounds: LONG_ROUNDS, writing: true }),
         ),
       );
     }
@@ -301,7 +312,8 @@ async function writeResults(r: Results): Promise<void> {
     "`deno run` of an empty script through the same pty (until it exits). A ratio is the median",
     "of the per-pair ratios. Peak RSS and CPU are GNU time's (`/usr/bin/time`): the largest",
     "single process it waited for, and user + system of all of them. The memory targets come",
-    `from ${LONG_RUNS} more tern runs of ${LONG_ROUNDS} rounds each: GNU time's largest process, and`,
+    `from ${LONG_RUNS} more tern runs of ${LONG_ROUNDS} rounds each (and ${LONG_RUNS} whose commands write a`,
+    "file): GNU time's largest process, and",
     "the whole tree below it sampled from /proc every 10 ms (bench/_tree_memory.ts: the sum of",
     "the processes' RSS, a page two of them share counted twice; a child between clone and",
     "exec, which runs in its parent's memory, is left out). Session resume: what",

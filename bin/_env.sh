@@ -409,9 +409,17 @@ _tern_project_file() { [[ -f "$1" && -r "$1" && ! -L "$1" ]]; }
 # called after its module loaded (most of round 1's: the loop, the sandbox, bash). Measured in
 # interleaved runs of the bash scenario (bench/results/first_request_limits.md): round 1 0.90,
 # whole run 0.95, CPU 0.95, the interactive prompt 0.96, the first request unchanged (0.98);
-# the largest process of a 40-round bash run about 3.5 MB larger (73 MB). Changing these flags
-# makes V8 reject the code cache made under others: the next run of each module compiles again.
-TERN_V8_FLAGS="--max-semi-space-size=2,--no-lazy"
+# the largest process of a 40-round bash run about 3.5 MB larger (73 MB).
+# --liftoff-only: wasm (tree-sitter's bash grammar, which reads every command that is not a plain
+# word list, a redirect included) stays in V8's baseline compiler. Tiered up, its hot functions
+# were recompiled by TurboFan on the second core for about 200 ms of CPU in a run's first
+# commands, and the compiled code took about 70 MB: a 40-round session of `echo … > file` peaked
+# at 160 MB against 88 MB, its rounds took 0.65× as long (bench/results/first_request_limits.md),
+# and a command's parse is no slower (under a millisecond either way). The code index parses in a
+# process of its own (code_index_parser.ts), with its own flags and the optimizing tier.
+# Changing these flags makes V8 reject the code cache made under others: the next run of each
+# module compiles again.
+TERN_V8_FLAGS="--max-semi-space-size=2,--no-lazy,--liftoff-only"
 
 # tern_entry: sets TERN_ENTRY, the module bin/tern starts: the bundle of bin/build
 # (.tools/bundle/main.js) while nothing it was built from is newer than its stamp (main.ts,
