@@ -406,6 +406,8 @@ export class WarmSlot {
   #held: string[] = [];
   /** The read-only paths of the plan the shell was opened with. */
   #openedReadOnly: readonly string[] = [];
+  /** Keys other than the shell's own found to show the same view (see `#sameView`). */
+  #sameViewKeys = new Set<string>();
   #released: string[] = [];
   /** The taking under way (see `#take`). */
   #taking: Promise<unknown> = Promise.resolve();
@@ -470,6 +472,7 @@ export class WarmSlot {
     if (this.#shell !== null) return null;
     this.#held = held;
     this.#openedReadOnly = plan.readOnly;
+    this.#sameViewKeys.clear();
     this.#shell = openWarmShell(plan, { serverFile, bwrapPath: this.#bwrapPath });
     return this.#shell;
   }
@@ -482,12 +485,16 @@ export class WarmSlot {
    * `.tern`, were in its key already.)
    */
   #sameView(opened: string, key: string, plan: ShellPlan): boolean {
-    if (opened === key) return true;
+    if (opened === key || this.#sameViewKeys.has(key)) return true;
     const readOnly = plan.readOnly.filter((path) =>
       !this.#held.includes(path) || this.#openedReadOnly.includes(path)
     );
-    return readOnly.length < plan.readOnly.length &&
+    const same = readOnly.length < plan.readOnly.length &&
       opened === warmKey({ ...plan, readOnly }, this.#bwrapPath);
+    // The answer depends on the key alone (the held paths are the shell's): the next command
+    // with this key, after every writing command, does not build the arguments twice.
+    if (same) this.#sameViewKeys.add(key);
+    return same;
   }
 
   /** Whether `path` is a guard's placeholder that the open shell stands on. */
