@@ -385,6 +385,9 @@ bwrapTest(
       sandbox.shellTreeChanged();
       equal((await run("echo two > a.txt && echo ran")).output, "ran\n");
       deepEqual(await bwrapPids(sandbox.ternHome), first, "the warm shell was replaced");
+      sandbox.shellTreeChanged();
+      equal((await run("echo three > a.txt && echo ran")).output, "ran\n");
+      deepEqual(await bwrapPids(sandbox.ternHome), first, "the warm shell was replaced later");
       equal((await run("mkdir .git/hooks 2>/dev/null || echo refused")).output, "refused\n");
     });
   },
