@@ -146,6 +146,22 @@ const REALISTIC: readonly string[] = [
   'echo "unterminated',
   'echo "a\'b"',
   "git commit -m 'it''s'",
+  "npm test > log.txt 2>&1",
+  "cd src && npm test > log.txt 2>&1",
+  "make 2>&1 | tail -20",
+  "git diff > p.diff && git apply p.diff",
+  "echo a >> notes.md",
+  "sort < in.txt > out.txt",
+  "cat a | grep b > out.txt && echo ok",
+  "deno test 2>/dev/null || echo failed",
+  "echo 'x y' > 'my file'",
+  "echo a &> all.log",
+  "echo a >&2",
+  "echo a>f",
+  "echo a 2>&-",
+  "echo a >&file",
+  "echo a > f arg",
+  "> f echo a",
 ];
 
 /** A small seeded generator, so a failure names a line that comes back on every run. */
@@ -206,6 +222,8 @@ const NAMES = [
   "'ls'",
   '"rm"',
   "l's'",
+  "a@b",
+  "x%y",
 ];
 
 const ARGS = [
@@ -294,13 +312,40 @@ const ARGS = [
 
 const JOINS = [" | ", " && ", " || ", "; ", ";", "|", "&&", " & ", "\n", " ;", " |& ", "  "];
 
+/** Redirects that end a command (and a few the plain path leaves to the parser). */
+const REDIRECTS = [
+  "> out.txt",
+  ">out.txt",
+  ">> log",
+  "2>&1",
+  "2> err.txt",
+  "2>/dev/null",
+  "< in.txt",
+  "&> all.log",
+  "&>> all.log",
+  ">&2",
+  "1>&2",
+  "10> f",
+  "0<f",
+  "0> f",
+  "01>f",
+  "3>&1",
+  "> 'a b'",
+  '> "x.txt"',
+  ">&-",
+  "> $f",
+  ">| f",
+  "<<< x",
+  "> ",
+];
+
 /** Tokens without a character that makes a line not plain (most such lines reach the parser). */
 const PLAIN_ONLY = /^[A-Za-z0-9_.\/:@%+,=\-'" ]+$/;
 const PLAIN_ARGS = ARGS.filter((word) => PLAIN_ONLY.test(word));
 const PLAIN_JOINS = [" | ", " && ", " || ", "; ", ";", "|", "&&", "  "];
 
 function generate(count: number): string[] {
-  const next = random(21);
+  const next = random(Number(Deno.env.get("PLAIN_SEED") ?? 21));
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
   const lines: string[] = [];
   for (let n = 0; n < count; n++) {
@@ -314,6 +359,11 @@ function generate(count: number): string[] {
       const words = [pick(NAMES)];
       const argc = Math.floor(next() * 5);
       for (let a = 0; a < argc; a++) words.push(pick(next() < 0.15 ? NAMES : args));
+      // A third of the commands end with one or two redirects.
+      if (next() < 0.33) {
+        const count = next() < 0.7 ? 1 : 2;
+        for (let r = 0; r < count; r++) words.push(pick(REDIRECTS));
+      }
       parts.push(words.join(next() < 0.1 ? "\t" : " "));
       if (s < segments - 1) parts.push(pick(joins));
     }
@@ -324,12 +374,14 @@ function generate(count: number): string[] {
 }
 
 Deno.test("analyzePlain() equals the parser's analysis on every line it accepts", async () => {
-  const corpus = [...REALISTIC, ...generate(4000)];
+  const corpus = [...REALISTIC, ...generate(Number(Deno.env.get("PLAIN_COUNT") ?? 4000))];
   let accepted = 0;
+  let redirected = 0;
   for (const line of corpus) {
     const plain = analyzePlain(line);
     if (plain === undefined) continue;
     accepted++;
+    if (plain.ok && plain.commands.some((command) => command.redirects.length > 0)) redirected++;
     deepEqual(
       plain,
       await analyzeShellParsed(line),
@@ -338,16 +390,28 @@ Deno.test("analyzePlain() equals the parser's analysis on every line it accepts"
   }
   // The comparison means something only when the plain path takes a good share of the lines.
   ok(accepted >= 1000, `only ${accepted} of ${corpus.length} lines were plain`);
+  ok(redirected >= 300, `only ${redirected} plain lines had a redirect`);
 });
 
 Deno.test("analyzePlain() takes the everyday commands and leaves the rest to the parser", () => {
-  for (const line of ["echo round 1", "git status --short", "cat a | grep b && echo ok"]) {
-    ok(analyzePlain(line) !== undefined, line);
-  }
+  const everyday = [
+    "echo round 1",
+    "git status --short",
+    "cat a | grep b && echo ok",
+    "echo a > out",
+    "npm test > log.txt 2>&1",
+    "cd src && make 2>&1 | tail -20",
+  ];
+  for (const line of everyday) ok(analyzePlain(line) !== undefined, line);
   const hard = [
     "echo $HOME",
     "ls *.ts",
-    "echo a > out",
+    "echo a>out",
+    "echo a > out arg",
+    "> out echo a",
+    "echo a 2>&-",
+    "cat <<EOF\nx\nEOF",
+    "cat <<< x",
     "bash -c 'rm -rf /'",
     "A=1 make",
     "export A=1",

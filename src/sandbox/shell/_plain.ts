@@ -1,11 +1,12 @@
 /**
  * Plain command lines without the parser: words (bare, `'single'` and `"double"` quoted without
- * expansions or escapes) joined by `|`, `&&`, `||` and `;`. Most commands a model runs look like
- * this, and tree-sitter's wasm grammar costs tens of megabytes of compiled code once it is used
- * often; anything else goes to the parser. A test compares this scanner with the parser on a
+ * expansions or escapes) joined by `|`, `&&`, `||` and `;`, each command's words optionally
+ * followed by redirects to or from plain words (`> out.txt`, `2>&1`, `< in`, `&> log`). Most
+ * commands a model runs look like this, and tree-sitter's runtime and grammar take about 25 MB
+ * and 40 ms to load the first time a command needs them; anything else goes to the parser. A test compares this scanner with the parser on a
  * large corpus: for every line it accepts, the result must be the parser's.
  */
-import type { RawCommand, WalkState } from "./_walk.ts";
+import type { RawCommand, Redirect, WalkState } from "./_walk.ts";
 import { literalWord, type WordValue } from "./_words.ts";
 
 /** Characters of an unquoted word part: no glob, brace, tilde, escape, expansion or operator. */
@@ -50,20 +51,34 @@ interface Token {
 }
 
 /**
+ * A redirect of a file descriptor to or from a plain word: `>`, `>>`, `<`, with a descriptor
+ * number before (`2>`), `>&` / `N>&` (`2>&1`), `&>` and `&>>`. Here-docs, here-strings and the
+ * rest are the parser's.
+ */
+const REDIRECT = /^(?:\d*(?:>>|>&|>|<)|&>>?)/;
+
+/**
  * What the parser's walk would collect for `source` (see `walkStatement`), or undefined when
  * `source` is not a plain command line: then only the parser may judge it.
  */
 export function scanPlain(source: string): WalkState | undefined {
   const commands: RawCommand[] = [];
   let words: Token[] = [];
+  let redirects: Redirect[] = [];
+  let textEnd = 0;
   let i = 0;
   let lastSeparator: string | undefined;
   const close = (): boolean => {
     if (words.length === 0) return false;
-    const command = plainCommand(source, words);
+    // After `a &&`, `a ||` or `a |` the parser hangs a redirect on the whole chain, and the
+    // command's text is its words alone (the walk gives the redirect to the last command).
+    const chained = lastSeparator !== undefined && lastSeparator !== ";";
+    const end = chained && redirects.length > 0 ? words.at(-1)!.end : textEnd;
+    const command = plainCommand(source, words, redirects, end);
     if (command === undefined) return false;
     commands.push(command);
     words = [];
+    redirects = [];
     return true;
   };
   while (i < source.length) {
@@ -81,10 +96,30 @@ export function scanPlain(source: string): WalkState | undefined {
       if (/[&|;]/.test(source[i] ?? "")) return undefined;
       continue;
     }
+    const redirect = REDIRECT.exec(source.slice(i, i + 8))?.[0];
+    if (redirect !== undefined) {
+      // Only after a command's words, each after a blank (`a2>f` and `>f cmd` are the parser's).
+      if (words.length === 0 || !/[ \t]/.test(source[i - 1])) return undefined;
+      // tree-sitter drops a `-` word before `2>` (`cat - 2>&1`): the parser's, to stay equal.
+      if (/^\d/.test(redirect) && words.at(-1)!.raw === "-") return undefined;
+      // Nor does it keep a descriptor that starts with 0 (`0<f` reads as `<f`).
+      if (redirect.startsWith("0")) return undefined;
+      let at = i + redirect.length;
+      while (source[at] === " " || source[at] === "\t") at++;
+      const target = scanWord(source, at);
+      if (target === undefined) return undefined;
+      // `>&-` closes, `>&file` is `&>`: only a descriptor number here.
+      if (redirect.endsWith(">&") && !/^\d+$/.test(target.raw)) return undefined;
+      redirects.push({ op: redirect, target: target.word.value });
+      textEnd = i = target.end;
+      continue;
+    }
+    // Words end a command's redirects: `cmd >f arg` is the parser's.
+    if (redirects.length > 0) return undefined;
     const token = scanWord(source, i);
     if (token === undefined) return undefined;
     words.push(token);
-    i = token.end;
+    textEnd = i = token.end;
   }
   if (words.length > 0) {
     if (!close()) return undefined;
@@ -95,15 +130,21 @@ export function scanPlain(source: string): WalkState | undefined {
   return { source, commands, opaque: [] };
 }
 
-function plainCommand(source: string, words: Token[]): RawCommand | undefined {
+function plainCommand(
+  source: string,
+  words: Token[],
+  redirects: Redirect[],
+  end: number,
+): RawCommand | undefined {
   const name = words[0].raw;
-  if (SPECIAL_NAMES.has(name) || name.includes("=")) return undefined;
+  // tree-sitter cannot parse a command named `a@b` or `a%b`: the parser's too, to stay equal.
+  if (SPECIAL_NAMES.has(name) || /[=@%]/.test(name)) return undefined;
   return {
     words: words.map((token) => token.word),
     assignments: [],
-    redirects: [],
+    redirects,
     heredocs: [],
-    text: source.slice(words[0].start, words.at(-1)!.end),
+    text: source.slice(words[0].start, end),
     depth: 0,
   };
 }
@@ -131,7 +172,10 @@ function scanWord(source: string, start: number): Token | undefined {
     } else if (BARE.test(ch)) {
       value += ch;
       i++;
-    } else if (ch === " " || ch === "\t" || ch === "|" || ch === ";" || ch === "&") {
+    } else if (
+      ch === " " || ch === "\t" || ch === "|" || ch === ";" || ch === "&" || ch === ">" ||
+      ch === "<"
+    ) {
       break;
     } else {
       return undefined;
