@@ -62,9 +62,9 @@ const decoder = new TextDecoder();
 /**
  * The scripted model: `echo round <n>` while fewer than `rounds` tool results came back, then
  * "done". It counts the request's tool results, not the server's requests, so one server can
- * serve many runs (bench/scenario_server.ts). `writing`: `echo round <n> > out.txt && cat
- * out.txt` instead, a command that writes (the plain scanner leaves a redirect to tree-sitter,
- * and the sandbox searches the workspace again after it).
+ * serve many runs (bench/scenario_server.ts). `writing`: a here-doc that writes `out.txt`, then
+ * `cat out.txt`, instead: a command that writes (the sandbox searches the workspace again after
+ * it) and that only tree-sitter reads (src/sandbox/shell/_plain.ts takes no here-doc).
  */
 export function bashScript(
   rounds = ROUNDS,
@@ -73,7 +73,9 @@ export function bashScript(
   return (request) => {
     const n = request.messages.filter((m) => m.role === "tool").length;
     if (n >= rounds) return { text: "done" };
-    const command = writing ? `echo round ${n} > out.txt && cat out.txt` : `echo round ${n}`;
+    const command = writing
+      ? `cat > out.txt <<'EOF'\nround ${n}\nEOF\ncat out.txt`
+      : `echo round ${n}`;
     const args = JSON.stringify({ command });
     return { toolCalls: [{ id: `c${n}`, name: "bash", arguments: args }] };
   };

@@ -212,7 +212,7 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
         ),
       );
     }
-    // The same target with commands that write: tree-sitter reads them (see _plain.ts).
+    // The same target with commands that write, here-docs that only tree-sitter reads.
     for (let i = 0; i < LONG_RUNS; i++) {
       m.longWriting.push(
         await within(

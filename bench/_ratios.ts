@@ -123,7 +123,7 @@ export function targetRows(m: Measured): RatioRow[] {
     },
     {
       measure: `largest process, ${LONG_ROUNDS}-round session of commands that write ` +
-        "(`echo … > out.txt && cat out.txt`: tree-sitter parses them; peak RSS; largest of the runs)",
+        "(a here-doc into `out.txt`, which only tree-sitter reads; peak RSS; largest of the runs)",
       target: "≤ 80 MB",
       measured: `${largestWriting.toFixed(1)} MB (median ${median(writingRss).toFixed(1)})`,
       floor: "—",
