@@ -280,14 +280,58 @@ function stillPinned(plan: Pick<ShellPlan, "pinned">, path: string): boolean {
 export function hiddenFileIds(plan: ShellPlan): string[] {
   const ids: string[] = [];
   for (const path of realPaths(hiddenStillVisible(plan))) {
-    try {
-      const info = Deno.statSync(path);
-      if (!info.isDirectory) ids.push(`${info.dev}:${info.ino}`);
-    } catch {
-      // Gone: nothing is mounted there.
-    }
+    // Gone: nothing is mounted there.
+    const info = statOrNull(path);
+    if (info !== null && !info.isDirectory) ids.push(`${info.dev}:${info.ino}`);
   }
   return ids;
+}
+
+/**
+ * `fn()`, with each path's real path and `stat` looked up once however often `fn` asks:
+ * building a warm shell's key (before every command) resolves the same hidden and writable
+ * paths several times over. Only for a synchronous `fn`, so the answers are of one moment.
+ */
+export function withPathLookups<T>(fn: () => T): T {
+  if (lookups !== undefined) return fn();
+  lookups = { real: new Map(), stat: new Map() };
+  try {
+    return fn();
+  } finally {
+    lookups = undefined;
+  }
+}
+
+/** The lookups of the `withPathLookups()` under way, if any. */
+let lookups: {
+  real: Map<string, string | null>;
+  stat: Map<string, Deno.FileInfo | null>;
+} | undefined;
+
+function realPathOrNull(path: string): string | null {
+  const known = lookups?.real.get(path);
+  if (known !== undefined) return known;
+  let real: string | null = null;
+  try {
+    real = Deno.realPathSync(path);
+  } catch {
+    // Absent, a dangling link or unreadable.
+  }
+  lookups?.real.set(path, real);
+  return real;
+}
+
+function statOrNull(path: string): Deno.FileInfo | null {
+  const known = lookups?.stat.get(path);
+  if (known !== undefined) return known;
+  let info: Deno.FileInfo | null = null;
+  try {
+    info = Deno.statSync(path);
+  } catch {
+    // Absent, a dangling link or unreadable.
+  }
+  lookups?.stat.set(path, info);
+  return info;
 }
 
 /** `hidden` without the paths a masked folder hides already (unless bound back inside it). */
@@ -531,22 +575,17 @@ function hideArgs(paths: readonly string[]): string[] {
 function realPaths(paths: readonly string[]): string[] {
   const found: string[] = [];
   for (const path of paths) {
-    try {
-      found.push(Deno.realPathSync(path));
-    } catch {
-      // Absent (or a dangling link): nothing to protect or hide.
-    }
+    // Absent (or a dangling link): nothing to protect or hide.
+    const real = realPathOrNull(path);
+    if (real !== null) found.push(real);
   }
   return unique(found);
 }
 
 /** "dir", "file" (anything else: sockets, FIFOs, devices) or null when absent; follows links. */
 function kindOf(path: string): "dir" | "file" | null {
-  try {
-    return Deno.statSync(path).isDirectory ? "dir" : "file";
-  } catch {
-    return null;
-  }
+  const info = statOrNull(path);
+  return info === null ? null : info.isDirectory ? "dir" : "file";
 }
 
 function isRealDir(path: string): boolean {

@@ -34,6 +34,7 @@ import {
   isAbsentOrEmptyDir,
   launchArgv,
   sandboxEnv,
+  withPathLookups,
 } from "./bwrap.ts";
 import { DEFAULT_LIMITS, ulimitPrefix } from "./limits.ts";
 import { OutputBuffer, spawnProcessGroup } from "./process.ts";
@@ -107,10 +108,12 @@ export interface WarmShell {
  */
 export function warmKey(plan: ShellPlan, bwrapPath = bwrapProgram()): string | null {
   if (plan.proxy !== undefined) return null;
-  const args = bwrapArgvFor(plan, [WARM_SERVER_PATH]);
-  if (!hasTmpfsRun(args)) return null;
-  // A hidden file the host replaced since would show through the kept sandbox's mount.
-  return JSON.stringify([bwrapPath, args, sandboxEnv(plan), hiddenFileIds(plan)]);
+  return withPathLookups(() => {
+    const args = bwrapArgvFor(plan, [WARM_SERVER_PATH]);
+    if (!hasTmpfsRun(args)) return null;
+    // A hidden file the host replaced since would show through the kept sandbox's mount.
+    return JSON.stringify([bwrapPath, args, sandboxEnv(plan), hiddenFileIds(plan)]);
+  });
 }
 
 function hasTmpfsRun(args: readonly string[]): boolean {
