@@ -17,7 +17,7 @@ import { processWriters, readEnv } from "./process_env.ts";
 import { openTaskConversation } from "./run.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
 import { DEFAULTS } from "../config/mod.ts";
-import { unifiedDiff } from "../tools/file_io.ts";
+import { unifiedDiff } from "../tools/file_diff.ts";
 import { runDemoPlan } from "./demo_plan.ts";
 import {
   demoScript,

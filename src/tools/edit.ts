@@ -3,7 +3,7 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { dominantEol, MAX_EDIT_BYTES, readEditableText, withEol } from "./_edit_text.ts";
-import { unifiedDiff } from "./file_io.ts";
+import { unifiedDiff } from "./file_diff.ts";
 import { displayPath } from "./paths.ts";
 import { writeFileVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";

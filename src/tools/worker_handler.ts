@@ -6,14 +6,36 @@
  */
 import type { Observation } from "../core/observation.ts";
 import type { ToolCallContext, ToolCallRequest } from "../sandbox/worker/protocol.ts";
-import { createBuiltinTools } from "./builtin.ts";
 import type { Tool } from "./define.ts";
+import { BUILTIN_MANIFEST } from "./mod.ts";
 
-let tools: Map<string, Tool> | undefined;
+/**
+ * The tools that run here, each loaded at its first call (with the options `createBuiltinTools()`
+ * gives them by default): a worker started for a `read` loads `read` alone, not every tool's
+ * code, and answers its first call that much sooner.
+ */
+const WORKER_TOOLS: Readonly<Record<string, () => Promise<Tool>>> = {
+  read: async () => (await import("./read.ts")).createReadTool(),
+  write: async () => (await import("./write.ts")).createWriteTool(),
+  edit: async () => (await import("./edit.ts")).createEditTool(),
+  multi_edit: async () => (await import("./multi_edit.ts")).createMultiEditTool(),
+  list: async () => (await import("./list.ts")).createListTool(),
+  glob: async () => (await import("./glob.ts")).createGlobTool(),
+  grep: async () => (await import("./grep.ts")).createGrepTool(),
+};
 
-function builtinTool(name: string): Tool | undefined {
-  tools ??= new Map(createBuiltinTools().map((tool) => [tool.name, tool]));
-  return tools.get(name);
+const loaded = new Map<string, Promise<Tool>>();
+
+function workerTool(name: string): Promise<Tool> | undefined {
+  if (!Object.hasOwn(WORKER_TOOLS, name)) return undefined;
+  let tool = loaded.get(name);
+  if (tool === undefined) {
+    tool = WORKER_TOOLS[name]();
+    // A load that failed is tried again at the next call.
+    tool.catch(() => loaded.delete(name));
+    loaded.set(name, tool);
+  }
+  return tool;
 }
 
 /**
@@ -27,17 +49,27 @@ export async function handleToolCall(
   request: ToolCallRequest,
   ctx: ToolCallContext,
 ): Promise<Observation> {
-  const tool = builtinTool(request.tool);
-  if (tool === undefined) {
-    const message = `Unknown tool "${request.tool}" in the tool worker`;
-    return { status: "ERROR", code: "UNKNOWN_TOOL", message };
-  }
-  if (tool.runsIn !== "worker") {
-    const where = tool.runsIn === "sandbox"
+  const loading = workerTool(request.tool);
+  if (loading === undefined) {
+    const runsIn = BUILTIN_MANIFEST.find((entry) => entry.name === request.tool)?.runsIn;
+    if (runsIn === undefined) {
+      const message = `Unknown tool "${request.tool}" in the tool worker`;
+      return { status: "ERROR", code: "UNKNOWN_TOOL", message };
+    }
+    const where = runsIn === "sandbox"
       ? "it runs shell commands, which run in the shell sandbox"
       : "it runs in tern's process";
     const message = `Tool "${request.tool}" does not run in the tool worker: ${where}`;
     return { status: "ERROR", code: "UNKNOWN_TOOL", message };
+  }
+  let tool: Tool;
+  try {
+    tool = await loading;
+  } catch (error) {
+    const message = `Cannot load the tool "${request.tool}" in the tool worker: ${
+      error instanceof Error ? error.message : String(error)
+    }`;
+    return { status: "ERROR", code: "EXECUTION_FAILED", message };
   }
   const observation = await tool.run(request.args, {
     workspace: request.workspace,

@@ -3,7 +3,8 @@ import { dirname } from "../core/path.ts";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { countLines, decodeUtf8Strict, unifiedDiff } from "./file_io.ts";
+import { unifiedDiff } from "./file_diff.ts";
+import { countLines, decodeUtf8Strict } from "./file_io.ts";
 import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
 import { makeDirsVerified, openVerified, writeFileVerified } from "./verified_io.ts";
 

@@ -207,6 +207,19 @@ Deno.test("tern run reaches its first model request without loading zod or the t
   );
 });
 
+Deno.test("the tool worker loads each tool at its first call, and a reading tool without the diff package", () => {
+  const handler = [...staticImports(join(ROOT, "src/tools/worker_handler.ts"))];
+  const tools = ["read", "write", "edit", "multi_edit", "list", "glob", "grep", "bash", "builtin"];
+  deepEqual(
+    handler.filter((spec) => tools.some((tool) => spec.endsWith(`/src/tools/${tool}.ts`))),
+    [],
+  );
+  for (const tool of ["read", "grep", "list", "glob"]) {
+    const loaded = [...staticImports(join(ROOT, `src/tools/${tool}.ts`))];
+    deepEqual(loaded.filter((spec) => spec === "diff"), [], `${tool} loads the diff package`);
+  }
+});
+
 Deno.test("a sandbox opens before the gate's code loads, and the rules' matcher loads only with rules", () => {
   const opening = [...staticImports(join(ROOT, "src/harness/agent_sandbox.ts"))];
   // The gate's half (agent_gate.ts) is a dynamic import, loading while the runtime opens.
