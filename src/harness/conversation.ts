@@ -38,7 +38,13 @@ import { modelReadGuard } from "./read_guard.ts";
 import { type WorkspaceHidden, WorkspaceHiddenSearch } from "./path_denials.ts";
 import type { Observation } from "../core/observation.ts";
 import type { Tool } from "../tools/define.ts";
-import { BASH_TOOL, type BuiltinLoader, builtinLoader, builtinTools } from "../tools/mod.ts";
+import {
+  BASH_TOOL,
+  BUILTIN_MANIFEST,
+  type BuiltinLoader,
+  builtinLoader,
+  builtinTools,
+} from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { loadResources } from "../memory/resources.ts";
 import type { Fact } from "../memory/facts.ts";
@@ -59,6 +65,11 @@ import { type PromptOutcome, SessionHooks } from "./session_hooks.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import { COPY, copyJson } from "../core/json_depth.ts";
 import type { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
+
+/** The built-in tools that run in the tool worker (see `#fileToolAhead`). */
+const WORKER_TOOLS: ReadonlySet<string> = new Set(
+  BUILTIN_MANIFEST.filter((entry) => entry.runsIn === "worker").map((entry) => entry.name),
+);
 
 export interface ConversationOptions {
   workspace: string;
@@ -577,8 +588,8 @@ export class Conversation {
   /**
    * Loads `bash`'s code and opens the sandbox in the background, so the first tool call finds
    * them ready: every turn does it once the model starts answering (the request is out). The
-   * tool worker, a process of its own, starts only with the first file tool call: a run that
-   * only uses `bash` never starts it.
+   * tool worker, a process of its own, starts only once the model names a file tool
+   * (`#fileToolAhead`): a run that only uses `bash` never starts it.
    */
   preload(): void {
     // The sandbox's code first, then `bash`'s alone (zod, the classifier), the tool most
@@ -600,6 +611,20 @@ export class Conversation {
         if (this.#prewarming === prewarming) load();
       });
     this.#prewarming = prewarming;
+  }
+
+  /**
+   * A file tool's call is on its way (its name came before its arguments): the tool worker, a
+   * process of its own that a run without file tools never starts, starts now, while the
+   * arguments arrive and the gate decides, instead of at the call. Only once the sandbox opens
+   * as `preload()` opens it (its checks first), and never for a sandbox closed meanwhile.
+   */
+  #fileToolAhead(name: string): void {
+    if (!WORKER_TOOLS.has(name)) return;
+    (this.#prewarming ?? Promise.resolve())
+      .then(() => this.#opening)
+      .then((sandbox) => sandbox?.runtime.worker?.start())
+      .catch(() => {});
   }
 
   /** Runs one turn for `task` in the current session. */
@@ -874,7 +899,10 @@ export class Conversation {
           this.preload();
           checkpoints?.requestOut();
         },
-        onToolCallStart: (name) => extension?.toolUse?.(name),
+        onToolCallStart: (name) => {
+          extension?.toolUse?.(name);
+          this.#fileToolAhead(name);
+        },
         prepare: compactionHook(session, {
           mask: (text) => this.maskKnownKeys(text),
           provider,

@@ -79,6 +79,8 @@ export interface ToolWorker {
   }): Promise<Observation>;
   /** The Deno permission-audit file of the current worker run, if any. */
   readonly auditPath: string | null;
+  /** Starts the worker ahead of its first call (a no-op once it runs); rejects with why not. */
+  start(): Promise<void>;
 }
 
 /** How shell commands run: in bubblewrap, with no sandbox by choice, or not at all safely. */

@@ -241,6 +241,51 @@ Deno.test("Conversation.turn() starts the tool worker only when a file tool is c
   });
 });
 
+Deno.test("Conversation.turn() starts the tool worker when a file tool's name arrives, before the call", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await Deno.writeTextFile(`${dir}/a.txt`, "file content\n");
+    const call = (i: number, name: string, args: unknown) => ({
+      toolCalls: [{ id: `c${i}`, name, arguments: JSON.stringify(args) }],
+    });
+    let worker: { auditPath: string | null } | undefined;
+    // The worker run each read call found when it started (null: none had started yet).
+    const atCall: (string | null)[] = [];
+    await withScriptedServer(
+      (_request, i) =>
+        i === 0
+          ? call(i, "bash", { command: "echo from bash" })
+          : i === 2
+          ? call(i, "read", { path: "a.txt" })
+          : { text: "done" },
+      async (server) => {
+        const agent = await openAgentSession({
+          workspace: dir,
+          flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+          emit: (event) => {
+            if (event.type === "tool_start" && event.name === "read") {
+              atCall.push(worker?.auditPath ?? null);
+            }
+          },
+          warn: () => {},
+        });
+        try {
+          await agent.conversation.turn("run echo");
+          worker = (await agent.conversation.sandbox())?.runtime.worker;
+          equal(worker?.auditPath, null, "a bash-only turn started the worker");
+          const second = await agent.conversation.turn("read it");
+          ok(JSON.stringify(second.messages).includes("file content"));
+          equal(atCall.length, 1);
+          ok(atCall[0] !== null, "the worker started only with the read call");
+        } finally {
+          await agent.close();
+        }
+      },
+      // The call's arguments come in pieces after its name: the name is the early sign.
+      { chunkDelayMs: 40 },
+    );
+  });
+});
+
 Deno.test("AgentSession.switchSession() while the connection is being made: the conversation takes the new session's model", async () => {
   await withWorkspace(async ({ dir, home }) => {
     await withScriptedServer(() => ({ text: "hi" }), async (server) => {
