@@ -66,7 +66,7 @@ import { phaseMark } from "../core/phase_marks.ts";
 import { COPY, copyJson } from "../core/json_depth.ts";
 import type { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
 
-/** The built-in tools that run in the tool worker (see `#fileToolAhead`). */
+/** The built-in tools that run in the tool worker (see `#toolAhead`). */
 const WORKER_TOOLS: ReadonlySet<string> = new Set(
   BUILTIN_MANIFEST.filter((entry) => entry.runsIn === "worker").map((entry) => entry.name),
 );
@@ -578,18 +578,21 @@ export class Conversation {
   }
 
   /**
-   * Opens the sandbox now, and starts the tool worker too (the interactive UI warms it while
-   * the person types, when there is time to spare).
+   * Opens the sandbox now, and starts the tool worker and the warm shell too (the interactive
+   * UI warms it while the person types, when there is time to spare).
    */
   warm(): Promise<AgentSandbox> {
-    return this.#openSandbox({ startWorker: true });
+    return this.#openSandbox({ startWorker: true }).then((sandbox) => {
+      sandbox.runtime.prewarmShell();
+      return sandbox;
+    });
   }
 
   /**
    * Loads `bash`'s code and opens the sandbox in the background, so the first tool call finds
    * them ready: every turn does it once the model starts answering (the request is out). The
-   * tool worker, a process of its own, starts only once the model names a file tool
-   * (`#fileToolAhead`): a run that only uses `bash` never starts it.
+   * tool worker, a process of its own, starts only once the model names a file tool, the warm
+   * shell once it names `bash` (`#toolAhead`): a run that only uses `bash` never starts the worker.
    */
   preload(): void {
     // The sandbox's code first, then `bash`'s alone (zod, the classifier), the tool most
@@ -614,16 +617,22 @@ export class Conversation {
   }
 
   /**
-   * A file tool's call is on its way (its name came before its arguments): the tool worker, a
-   * process of its own that a run without file tools never starts, starts now, while the
-   * arguments arrive and the gate decides, instead of at the call. Only once the sandbox opens
-   * as `preload()` opens it (its checks first), and never for a sandbox closed meanwhile.
+   * A tool's call is on its way (its name came before its arguments): what runs it starts now,
+   * while the arguments arrive and the gate decides, instead of at the call: the warm shell for
+   * `bash`, the tool worker (a process of its own) for a file tool. A run that never calls one
+   * never starts it. Only once the sandbox opens as `preload()` opens it (its checks first), and
+   * never for a sandbox closed meanwhile.
    */
-  #fileToolAhead(name: string): void {
-    if (!WORKER_TOOLS.has(name)) return;
+  #toolAhead(name: string): void {
+    const ahead = name === BASH_TOOL
+      ? (sandbox: AgentSandbox) => sandbox.runtime.prewarmShell()
+      : WORKER_TOOLS.has(name)
+      ? (sandbox: AgentSandbox) => sandbox.runtime.worker?.start()
+      : undefined;
+    if (ahead === undefined) return;
     (this.#prewarming ?? Promise.resolve())
       .then(() => this.#opening)
-      .then((sandbox) => sandbox?.runtime.worker?.start())
+      .then((sandbox) => sandbox === undefined ? undefined : ahead(sandbox))
       .catch(() => {});
   }
 
@@ -901,7 +910,7 @@ export class Conversation {
         },
         onToolCallStart: (name) => {
           extension?.toolUse?.(name);
-          this.#fileToolAhead(name);
+          this.#toolAhead(name);
         },
         prepare: compactionHook(session, {
           mask: (text) => this.maskKnownKeys(text),

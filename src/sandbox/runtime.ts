@@ -134,6 +134,12 @@ export interface SandboxRuntime {
   /** A shell command that may have changed the files ran: rescan for `.git` folders next time. */
   shellTreeChanged(): void;
   /**
+   * Opens the warm shell ahead of the first command (bubblewrap sets up while the model's call
+   * arrives), where commands can have one. A run that never runs a command never opens it.
+   * Never throws.
+   */
+  prewarmShell(): void;
+  /**
    * Starts watching the workspace files that run code on the host later (`persistence.ts`,
    * and new `.git` folders anywhere in the tree); the function returned says what changed
    * since. Cheap: about 60 `lstat` calls each side, plus the plan's `.git` scan when a command
@@ -719,10 +725,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     if (privateFilterDir) await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});
     throw new Error("The sandbox was closed while it opened");
   }
-  // Only now: a sandbox given up while it opened must leave no warm shell behind.
-  const prewarming = shellKind === "bwrap" && proxiedHosts(profile.grants.net) === null
-    ? currentPlan().then((built) => warm.prewarm(built), () => {})
-    : Promise.resolve();
+  // The warm shell opens only when asked (`prewarmShell`) or by the first command: a sandbox
+  // given up while it opened leaves none behind, and a run of file tools alone starts none.
+  let prewarming: Promise<void> = Promise.resolve();
   return {
     workspace: options.workspace,
     ...(home !== undefined ? { home } : {}),
@@ -768,6 +773,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     serverLaunch,
     shellTreeChanged() {
       plan = undefined;
+    },
+    prewarmShell() {
+      if (shellKind !== "bwrap" || proxiedHosts(profile.grants.net) !== null) return;
+      prewarming = prewarming.then(() => currentPlan()).then((built) => warm.prewarm(built))
+        .catch(() => {});
     },
     watchHostFiles() {
       const gitBefore = lastPlan ? gitDirsOf(lastPlan) : [];

@@ -393,6 +393,32 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "the sandbox opens no warm shell until asked (prewarmShell) or a command runs",
+  async () => {
+    await withTestSandbox({ name: "warm_asked" }, async (sandbox, ws) => {
+      // A run of file tools alone never starts one.
+      await new Promise((done) => setTimeout(done, 200));
+      deepEqual(await bwrapPids(sandbox.ternHome), [], "the opening started a warm shell");
+      sandbox.prewarmShell();
+      let opened: string[] = [];
+      for (let i = 0; i < 100 && opened.length === 0; i++) {
+        await new Promise((done) => setTimeout(done, 20));
+        opened = await bwrapPids(sandbox.ternHome);
+      }
+      equal(opened.length, 1, "prewarmShell() opened no warm shell");
+      sandbox.prewarmShell();
+      const result = await sandbox.shell("echo hi", { cwd: ws, timeoutMs: 30_000 });
+      equal(result.output, "hi\n");
+      deepEqual(
+        await bwrapPids(sandbox.ternHome),
+        opened,
+        "the command did not use the warm shell",
+      );
+    });
+  },
+);
+
 bwrapTest("the sandbox's warm shell is replaced when a command made a repository", async () => {
   await withTestSandbox({ name: "warm_repo" }, async (sandbox, ws) => {
     const run = (command: string) => sandbox.shell(command, { cwd: ws, timeoutMs: 30_000 });
