@@ -35,12 +35,14 @@ Deno.test("phaseMark() with TERN_PHASE_MARKS writes the run's phases in order at
       .map((line) => JSON.parse(line));
     // The sandbox's and the checkpoint's marks come while the model answers, in whatever order
     // their processes end: each once, after the first request and before the exit.
-    const background = ["sandbox_checks", "sandbox_open", "warm_shell", "checkpoint"];
+    const background = ["sandbox_checks", "sandbox_open", "checkpoint"];
     const at = (name: string) => all.findIndex((m) => m.name === name);
     for (const name of background) {
       equal(all.filter((m) => m.name === name).length, 1, name);
       ok(at(name) > at("request") && at(name) < at("exit"), name);
     }
+    // A run of file tools alone opens no warm shell (it opens when the model names bash).
+    equal(at("warm_shell"), -1, "a read-only run opened a warm shell");
     ok(at("sandbox_checks") < at("sandbox_open"), "the checks start before the sandbox opens");
     ok(at("sandbox_open") < at("tool_end"), "the call runs in the open sandbox");
     const marks = all.filter((m) => !background.includes(m.name));
