@@ -1,6 +1,6 @@
 /**
- * What the search for `.git` folders (protected_paths.ts `gitDirsUnder`) keeps from one run to
- * the next. A sandbox repeats that search after every command that may have written, so a
+ * What the search for `.git` folders (protected_paths.ts `gitDirsUnder`) keeps from one search
+ * to the next. A sandbox repeats that search after every command that may have written, so a
  * repository a command made is protected from then on; in a workspace of tens of thousands of
  * entries, listing every folder again cost more than the command itself. A folder whose
  * identity and change time are what they were when it was read is not read again.

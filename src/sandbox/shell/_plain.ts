@@ -2,9 +2,10 @@
  * Plain command lines without the parser: words (bare, `'single'` and `"double"` quoted without
  * expansions or escapes) joined by `|`, `&&`, `||` and `;`, each command's words optionally
  * followed by redirects to or from plain words (`> out.txt`, `2>&1`, `< in`, `&> log`). Most
- * commands a model runs look like this, and tree-sitter's runtime and grammar take about 25 MB
- * and 40 ms to load the first time a command needs them; anything else goes to the parser. A test compares this scanner with the parser on a
- * large corpus: for every line it accepts, the result must be the parser's.
+ * commands a model runs look like this, and tree-sitter's runtime and grammar take about 20 MB
+ * and 40 ms to load the first time a command needs them; anything else goes to the parser. A
+ * test compares this scanner with the parser on a large corpus: for every line it accepts, the
+ * result must be the parser's.
  */
 import type { RawCommand, Redirect, WalkState } from "./_walk.ts";
 import { literalWord, type WordValue } from "./_words.ts";
