@@ -202,46 +202,7 @@ Deno.test("AgentSession.switchSession() releases the old session and restores th
   });
 });
 
-Deno.test("Conversation.turn() starts the tool worker only when a file tool is called", async () => {
-  await withWorkspace(async ({ dir }) => {
-    await Deno.writeTextFile(`${dir}/a.txt`, "file content\n");
-    const call = (i: number, name: string, args: unknown) => ({
-      toolCalls: [{ id: `c${i}`, name, arguments: JSON.stringify(args) }],
-    });
-    await withScriptedServer(
-      (_request, i) =>
-        i === 0
-          ? call(i, "bash", { command: "echo from bash" })
-          : i === 2
-          ? call(i, "read", { path: "a.txt" })
-          : { text: "done" },
-      async (server) => {
-        const agent = await openAgentSession({
-          workspace: dir,
-          flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
-          emit: () => {},
-          warn: () => {},
-        });
-        try {
-          const first = await agent.conversation.turn("run echo");
-          equal(first.toolCalls, 1);
-          ok(JSON.stringify(first.messages).includes("from bash"));
-          const worker = (await agent.conversation.sandbox())?.runtime.worker;
-          ok(worker, "the sandbox has a tool worker");
-          // A bash-only turn: the worker, a process of its own, never started a run.
-          equal(worker.auditPath, null);
-          const second = await agent.conversation.turn("read it");
-          ok(JSON.stringify(second.messages).includes("file content"));
-          ok(worker.auditPath !== null, "the read call started no worker");
-        } finally {
-          await agent.close();
-        }
-      },
-    );
-  });
-});
-
-Deno.test("Conversation.turn() starts the tool worker when a file tool's name arrives, before the call", async () => {
+Deno.test("Conversation.turn() starts the tool worker only for a file tool, as its name arrives before the call", async () => {
   await withWorkspace(async ({ dir }) => {
     await Deno.writeTextFile(`${dir}/a.txt`, "file content\n");
     const call = (i: number, name: string, args: unknown) => ({
