@@ -4,7 +4,7 @@
  * the host the next time someone uses git there).
  */
 import { dirname, join, resolve } from "../core/path.ts";
-import { type FolderListings, type ListedEntry } from "./folder_listings.ts";
+import type { FolderListings, ListedEntry } from "./folder_listings.ts";
 
 /** Relative to the home folder: credentials, keys and agents' sockets. */
 const HOME_SECRETS: readonly string[] = [

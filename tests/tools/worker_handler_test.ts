@@ -3,34 +3,24 @@
  * call, every other tool answered from the manifest without loading its code.
  */
 import { equal, match, notEqual } from "node:assert/strict";
-import { join } from "node:path";
 import { handleToolCall } from "../../src/tools/worker_handler.ts";
 import { BUILTIN_MANIFEST } from "../../src/tools/mod.ts";
+import { withSandbox } from "./_helpers.ts";
 
 const ctx = { signal: new AbortController().signal, update: () => {} };
 
-async function withWorkspace(fn: (workspace: string) => Promise<void>): Promise<void> {
-  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-handler-" }));
-  try {
-    await fn(workspace);
-  } finally {
-    await Deno.remove(workspace, { recursive: true });
-  }
-}
-
 Deno.test("handleToolCall() runs a worker tool, loaded at its first call", async () => {
-  await withWorkspace(async (workspace) => {
-    await Deno.writeTextFile(join(workspace, "a.txt"), "alpha\nbeta\n");
+  await withSandbox(async ({ ws: workspace }) => {
     const read = await handleToolCall({ tool: "read", args: { path: "a.txt" }, workspace }, ctx);
     equal(read.status, "SUCCEEDED", JSON.stringify(read));
     match(read.status === "SUCCEEDED" ? read.output : "", /2\tbeta/);
     const grep = await handleToolCall({ tool: "grep", args: { pattern: "alp" }, workspace }, ctx);
     equal(grep.status, "SUCCEEDED", JSON.stringify(grep));
-  });
+  }, { "a.txt": "alpha\nbeta\n" });
 });
 
 Deno.test("handleToolCall() knows every tool the manifest puts in the worker", async () => {
-  await withWorkspace(async (workspace) => {
+  await withSandbox(async ({ ws: workspace }) => {
     const inWorker = BUILTIN_MANIFEST.filter((entry) => entry.runsIn === "worker");
     equal(inWorker.length, 7);
     for (const { name } of inWorker) {
