@@ -1325,12 +1325,8 @@ function gatedToolSpecs(load: BuiltinLoader): Array<Omit<Tool, "run">> {
 
 /** The person's latest message in the session, for the AUTO reviewer's goal. */
 function lastUserText(session: Session): string {
-  const path = session.entriesTo();
-  for (let i = path.length - 1; i >= 0; i--) {
-    const entry = path[i];
-    if (entry.type === "message" && entry.message.role === "user") return entry.message.content;
-  }
-  return "";
+  const entry = session.findOnPath((e) => e.type === "message" && e.message.role === "user");
+  return entry?.type === "message" ? entry.message.content : "";
 }
 
 /** The turn a UserPromptSubmit hook blocked: no model call, the reason for the person. */

@@ -86,6 +86,7 @@ const ENTRIES: Record<string, Record<string, Check>> = {
     fallback: optional(boolean),
     focus: optional(string),
     checkpoint: optional(object),
+    subagentsBefore: optional(boolean),
   },
   branch: { fromId: nullable(string), summary: optional(string) },
   label: { targetId: string, label: string },

@@ -11,6 +11,7 @@ import { writeIdIndex } from "./id_index.ts";
 import { loadSessionSync } from "./load.ts";
 import { Replayer, type ReplayState } from "./replay.ts";
 import { SessionWriter } from "./store.ts";
+import { ancestors } from "./tree.ts";
 import {
   type BranchEntry,
   KNOWN_ENTRY_TYPES,
@@ -34,6 +35,13 @@ export class Session {
   readonly #start: number;
   /** The ids of the lines before `#start`. */
   readonly #unread: UnreadIds;
+  /** A `subagent` entry was read or appended. */
+  #subagents = false;
+  /**
+   * Whether the lines before `#start` hold a `subagent` entry: false when a compaction read says
+   * none lay before it, undefined when nothing read says (see {@linkcode hasSubagentEntries}).
+   */
+  readonly #unreadSubagents: false | undefined;
   /** The state at the leaf, kept up to date as entries are appended. */
   #replayer = new Replayer();
   readonly #onReplay?: (entries: number) => void;
@@ -50,8 +58,19 @@ export class Session {
   private constructor(writer: SessionWriter, opened: Opened, options: SessionOptions) {
     this.#writer = writer;
     this.#entries = [...opened.loaded.entries];
-    for (const entry of this.#entries) this.#byId.set(entry.id, entry);
+    for (const entry of this.#entries) {
+      this.#byId.set(entry.id, entry);
+      if (entry.type === "subagent") this.#subagents = true;
+    }
     this.#complete = opened.complete;
+    // Every line read was written after every line left unread, so one compaction read that
+    // saw no subagent entry before it speaks for all of them.
+    this.#unreadSubagents = opened.complete ||
+        this.#entries.some((entry) =>
+          entry.type === "compaction" && entry.subagentsBefore === false
+        )
+      ? false
+      : undefined;
     this.#start = opened.start;
     this.#unread = opened.unread;
     this.#onReplay = options.onReplay;
@@ -136,13 +155,31 @@ export class Session {
   }
 
   /**
+   * Whether the file holds a `subagent` entry, on any branch. Read from what is in memory; the
+   * lines a resume left unread are read only when no compaction read says they hold none (a
+   * file written before compactions said so).
+   */
+  hasSubagentEntries(): boolean {
+    if (this.#subagents || this.#complete || this.#unreadSubagents === false) {
+      return this.#subagents;
+    }
+    this.#readAll();
+    return this.#subagents;
+  }
+
+  /**
    * Writes `entry` under the leaf, at once and whole. A compaction is given the checkpoint of
-   * the state it follows, so a later resume can start reading at it.
+   * the state it follows, and whether a subagent entry came before it, so a later resume can
+   * start reading at it.
    */
   append(given: NewEntry): SessionEntry {
     const entry = this.#mask?.(given) ?? given;
-    const full = entry.type === "compaction" && entry.checkpoint === undefined
-      ? { ...entry, checkpoint: this.#replayer.checkpoint() }
+    const full = entry.type === "compaction"
+      ? {
+        ...entry,
+        checkpoint: entry.checkpoint ?? this.#replayer.checkpoint(),
+        subagentsBefore: entry.subagentsBefore ?? this.hasSubagentEntries(),
+      }
       : entry;
     const written = this.#remember(this.#writer.append(full));
     this.#replayer.apply(written);
@@ -204,6 +241,19 @@ export class Session {
     return pathTo(this.#byId, id);
   }
 
+  /**
+   * The latest entry on the path to the leaf that passes `test`, walking back from the leaf:
+   * older lines are read only when the walk reaches them (a resume left them unread).
+   */
+  findOnPath(test: (entry: SessionEntry) => boolean): SessionEntry | undefined {
+    const get = (id: string) => {
+      if (!this.#byId.has(id)) this.#readAll();
+      return this.#byId.get(id);
+    };
+    for (const entry of ancestors(get, this.leafId)) if (test(entry)) return entry;
+    return undefined;
+  }
+
   /** The replayed state at the leaf (kept as entries are appended, not replayed again). */
   state(): ReplayState {
     return this.#replayer.state();
@@ -232,6 +282,7 @@ export class Session {
   }
 
   #remember(entry: SessionEntry): SessionEntry {
+    if (entry.type === "subagent") this.#subagents = true;
     this.#entries.push(entry);
     this.#byId.set(entry.id, entry);
     this.#indexStale = true;
@@ -249,6 +300,7 @@ export class Session {
     if (this.#complete) return;
     const before = loadSessionSync(this.path, { end: this.#start });
     this.#entries = [...before.entries, ...this.#entries];
+    if (before.entries.some((entry) => entry.type === "subagent")) this.#subagents = true;
     this.#byId.clear();
     for (const entry of this.#entries) this.#byId.set(entry.id, entry);
     this.#complete = true;

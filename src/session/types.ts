@@ -128,6 +128,13 @@ export type CompactionEntry = EntryBase & {
    * needs only the entries from `firstKeptId` on (`src/session/tail.ts`).
    */
   checkpoint?: Checkpoint;
+  /**
+   * Whether a `subagent` entry (on any branch) lies before this line in the file (written by
+   * `Session` since format version 1 without a bump; absent in older files). A session resumed
+   * from this compaction on learns from it that the lines it did not read hold no subagent
+   * records, so its first turn need not read them to look for some.
+   */
+  subagentsBefore?: boolean;
 };
 
 /** What replay carries across a compaction besides the messages (see `ReplayState`). */

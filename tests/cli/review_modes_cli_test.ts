@@ -179,9 +179,16 @@ Deno.test("tern run -c decides a restored grant again: bypass drops it with a no
     seen.length = 0;
     const reviews: string[] = [];
     const third = hostile([["read", { path: data }]], seen, reviews);
-    ({ result } = await run(third, ["-c", "--mode", "auto", "-o", "json", "again"], bench));
+    const goal = "compare once more";
+    ({ result } = await run(third, ["-c", "--mode", "auto", "-o", "json", goal], bench));
     equal(result.code, 0, result.stderr);
     match(seen[0], /outside data/);
     ok(reviews.some((text) => text.includes("restored from the session")), reviews.join("\n"));
+    // The reviewer judges against the person's latest message in the resumed session.
+    ok(
+      reviews.length > 0 &&
+        reviews.every((text) => /USER GOAL[^\n]*\n.*compare once more/.test(text)),
+      reviews.join("\n"),
+    );
   });
 });

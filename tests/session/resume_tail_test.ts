@@ -401,3 +401,86 @@ Deno.test("listSessions() and findSession() see a compacted session once, not it
     equal(await findSession(home, listed[0].id.slice(0, 6), "/w"), path);
   });
 });
+
+/** A compacted session whose old lines hold a `subagent` entry; `told` sets the compaction's word on it. */
+function sessionWithOldSubagent(home: string, told?: boolean): string {
+  const session = Session.create(home, { cwd: "/w", ternVersion: "t" });
+  session.append({ type: "subagent", data: { kind: "spawn", runId: "r1" } });
+  let last = "";
+  for (let n = 0; n < 5; n++) {
+    last = session.append({ type: "message", message: user(`old ${n}`) }).id;
+  }
+  session.append(
+    told === undefined ? compaction(last) : { ...compaction(last), subagentsBefore: told },
+  );
+  session.append({ type: "message", message: user("new 0") });
+  session.close();
+  return session.path;
+}
+
+Deno.test("a compaction records whether a subagent entry came before it, on any branch", async () => {
+  await withHome(async (home) => {
+    const none = (await loadSession(compactedSession(home, 5))).entries;
+    deepEqual(none.filter((e) => e.type === "compaction").map((e) => e.subagentsBefore), [false]);
+    const some = (await loadSession(sessionWithOldSubagent(home))).entries;
+    deepEqual(some.filter((e) => e.type === "compaction").map((e) => e.subagentsBefore), [true]);
+    // A subagent entry on a branch the leaf left still counts: the mailbox reads every branch.
+    const session = Session.create(home, { cwd: "/w", ternVersion: "t" });
+    const root = session.append({ type: "message", message: user("a") });
+    session.append({ type: "subagent", data: { kind: "spawn", runId: "r2" } });
+    session.branchFrom(root.id);
+    equal(session.append(compaction(root.id)).type === "compaction", true);
+    const written = session.entries.filter((e) => e.type === "compaction");
+    deepEqual(written.map((e) => e.type === "compaction" && e.subagentsBefore), [true]);
+    session.close();
+  });
+});
+
+Deno.test("Session.hasSubagentEntries() after a resume reads no line before the compaction when it says none came before", async () => {
+  await withHome(async (home) => {
+    // The compaction's word is taken without reading the old lines: here it is false, and the
+    // old lines do hold one, which only a read would find.
+    const lying = await Session.open(sessionWithOldSubagent(home, false));
+    equal(lying.hasSubagentEntries(), false);
+    equal(lying.entries.length, 8);
+    equal(lying.hasSubagentEntries(), true, "once read, the old lines count");
+    lying.close();
+    // Written by this version: it says one came before.
+    const told = await Session.open(sessionWithOldSubagent(home));
+    equal(told.hasSubagentEntries(), true);
+    told.close();
+    // A file written before compactions said so: the old lines are read to find out.
+    const path = sessionWithOldSubagent(home);
+    const text = await Deno.readTextFile(path);
+    ok(text.includes('"subagentsBefore":true'));
+    // The same length, so the id index still covers the file and the resume reads from the end.
+    await Deno.writeTextFile(
+      path,
+      text.replace('"subagentsBefore":true', '"subagentsXefore":true'),
+    );
+    const oldUnread = await Session.open(path);
+    equal(oldUnread.hasSubagentEntries(), true);
+    oldUnread.close();
+    // Nothing to find: no read needed either way.
+    const clean = await Session.open(compactedSession(home, 5));
+    equal(clean.hasSubagentEntries(), false);
+    clean.close();
+  });
+});
+
+Deno.test("Session.findOnPath() walks back from the leaf and reads older lines only when the walk reaches them", async () => {
+  await withHome(async (home) => {
+    const path = sessionWithOldSubagent(home, false);
+    const session = await Session.open(path);
+    const isUser = (e: SessionEntry) => e.type === "message" && e.message.role === "user";
+    const latest = session.findOnPath(isUser);
+    equal(latest?.type === "message" && latest.message.content, "new 0");
+    // Not read yet: the compaction's false word still stands.
+    equal(session.hasSubagentEntries(), false);
+    const spawn = session.findOnPath((e) => e.type === "subagent");
+    equal(spawn?.type, "subagent");
+    equal(session.hasSubagentEntries(), true, "reaching the old lines read them");
+    equal(session.findOnPath(() => false), undefined);
+    session.close();
+  });
+});

@@ -361,7 +361,7 @@ export class SubagentHost {
    */
   async recovered(timeoutMs = RECOVERY_WAIT_MS): Promise<void> {
     if (this.#mailbox === undefined && this.#running.size === 0) {
-      if (!this.#options.session().entries.some((entry) => entry.type === "subagent")) return;
+      if (!this.#options.session().hasSubagentEntries()) return;
     }
     this.mailbox();
     // Each recovery holds up one turn start at most: a child that runs on is not waited for again.
@@ -380,7 +380,7 @@ export class SubagentHost {
     this.#steered = false;
     if (this.#mailbox === undefined && this.#running.size === 0) {
       // Nothing spawned in this process: the session's mailbox is read only when it has any.
-      if (!this.#options.session().entries.some((entry) => entry.type === "subagent")) return [];
+      if (!this.#options.session().hasSubagentEntries()) return [];
     }
     const texts: string[] = [];
     const mailbox = this.mailbox();
