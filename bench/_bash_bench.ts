@@ -20,7 +20,15 @@ import {
   startDnsRecorder,
 } from "../tests/support/netns.ts";
 import { timeEmptyScript, timePrompt } from "./_prompt.ts";
-import { AFTER, LONG, SHORT, timeResumeProcess, writeCompactedSession } from "./_resume.ts";
+import {
+  AFTER,
+  AFTER_RUN,
+  LONG,
+  SHORT,
+  timeResumeProcess,
+  timeResumeRun,
+  writeCompactedSession,
+} from "./_resume.ts";
 import { contextRows, LONG_ROUNDS, type Measured, median, table, targetRows } from "./_ratios.ts";
 
 /** Runs of the long session the memory targets are measured in. */
@@ -154,10 +162,17 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
     longWriting: [],
     resumeLong: [],
     resumeShort: [],
+    resumeRunLong: [],
+    resumeRunShort: [],
   };
   const sessions = await Deno.makeTempDir({ prefix: "tern-bench-sessions-" });
   const longId = writeCompactedSession(sessions, LONG);
   const shortId = writeCompactedSession(sessions, SHORT);
+  // Sessions of the workspace, in a home of their own, for whole runs that resume them.
+  const resumeHome = await Deno.makeTempDir({ prefix: "tern-bench-resume-home-" });
+  const resumePlace = { home: resumeHome, workspace, env };
+  const runLongId = writeCompactedSession(resumeHome, LONG, { cwd: workspace, after: AFTER_RUN });
+  const runShortId = writeCompactedSession(resumeHome, SHORT, { cwd: workspace, after: AFTER_RUN });
   const windows: Window[] = [];
   const label = { tern: "tern run (bash scenario)", reference: "the reference agent" };
   // A model server for the interactive runs: none may be asked anything before the prompt.
@@ -190,7 +205,17 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
           await timeResumeProcess(sessions, shortId),
         ]);
       }
+      const resumeRun = await within(
+        windows,
+        as("tern run --resume (long, then short history)"),
+        async () => [
+          await timeResumeRun(resumePlace, runLongId),
+          await timeResumeRun(resumePlace, runShortId),
+        ],
+      );
       if (i > 0) {
+        m.resumeRunLong.push(resumeRun[0]);
+        m.resumeRunShort.push(resumeRun[1]);
         m.emptyScript.push(floor);
         m.prompt.push(prompt);
         for (const [long, short] of resumes) {
@@ -316,10 +341,12 @@ async function writeResults(r: Results): Promise<void> {
     "file): GNU time's largest process, and",
     "the whole tree below it sampled from /proc every 10 ms (bench/_tree_memory.ts: the sum of",
     "the processes' RSS, a page two of them share counted twice; a child between clone and",
-    "exec, which runs in its parent's memory, is left out). Session resume: what",
-    "`tern run --resume` does before its first request, in a fresh `deno` process, for two",
+    "exec, which runs in its parent's memory, is left out). Session resume: the session's",
+    "opening as `tern run --resume` does it (find, open, replay) in a fresh `deno` process, for two",
     `sessions that end alike (a compaction, then ${AFTER} entries) but hold ${LONG} or ${SHORT}`,
-    "entries before the compaction, timed in turn, three pairs per run.",
+    "entries before the compaction, timed in turn, three pairs per run; and a whole",
+    "`bin/tern run --resume` from its spawn to its first model request, for two such sessions",
+    `of the workspace (${AFTER_RUN} entries after the compaction), one pair per run.`,
     "",
     `Load average (1 / 5 / 15 min) before: ${load(r.loadBefore)}; after: ${load(r.loadAfter)}`,
     `on ${navigator.hardwareConcurrency} cores.`,

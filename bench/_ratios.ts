@@ -73,6 +73,9 @@ export interface Measured {
   /** Resume times of the session with a long and with a short history before its compaction. */
   resumeLong: number[];
   resumeShort: number[];
+  /** The same sessions resumed by a whole `tern run --resume`, to its first model request. */
+  resumeRunLong: number[];
+  resumeRunShort: number[];
 }
 
 /** The most a long history before the last compaction may slow a resume: noise, no more. */
@@ -153,6 +156,16 @@ export function targetRows(m: Measured): RatioRow[] {
         FLAT,
         m.resumeLong,
         m.resumeShort,
+      ),
+      target: `flat (≤ ${FLAT}×)`,
+    },
+    {
+      ...ratioRow(
+        `\`tern run --resume\` to its first model request, ${LONG} entries before the last ` +
+          `compaction (floor: ${SHORT})`,
+        FLAT,
+        m.resumeRunLong,
+        m.resumeRunShort,
       ),
       target: `flat (≤ ${FLAT}×)`,
     },

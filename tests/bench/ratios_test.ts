@@ -36,8 +36,10 @@ Deno.test("targetRows() judges each target against its floor of the same run", (
     emptyScript: [60, 50],
     resumeLong: [30, 40],
     resumeShort: [20, 20],
+    resumeRunLong: [80, 88],
+    resumeRunShort: [80, 80],
   });
-  deepEqual(rows.map((r) => r.met), [true, true, true, false, true, false, true, false]);
+  deepEqual(rows.map((r) => r.met), [true, true, true, false, true, false, true, false, true]);
   equal(rows[0].ratio, 1.36);
   equal(rows[1].ratio, 2, "the median gap of rounds 2–10 against the reference's");
   equal(rows[2].ratio, 0.99, "round 1 against the reference's first request");
@@ -45,6 +47,7 @@ Deno.test("targetRows() judges each target against its floor of the same run", (
   equal(rows[4].measured, "79.0 MB (median 77.5)", "the largest run of the writing session");
   equal(rows[5].measured, "130.0 MB (sum of PSS 60.0 MB, at most 5 processes)");
   equal(rows[7].ratio, 1.75, "resume with a long history before the compaction, against a short");
+  equal(rows[8].ratio, 1.05, "a whole run's resume, long history against short, pair by pair");
 });
 
 Deno.test("startTreeWatch() sums the memory of every process below the root, not the root's own", async () => {
