@@ -190,13 +190,25 @@ async function drain(pumps: Promise<unknown>, readers: Reader[]): Promise<void> 
   await pumps;
 }
 
-/** Keeps the first and the last `limit / 2` characters of a stream of text. */
+const utf8 = new TextEncoder();
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const utf8Text = new TextDecoder();
+
+/**
+ * Keeps the first `limit / 2` characters of a stream of text and its last `limit / 2` bytes of
+ * UTF-8 (as many characters for ASCII text). The end is kept as bytes in a ring, not as the
+ * pieces of text that arrived: a piece kept a while outlives V8's young generation and is copied
+ * to the old one, so a command that prints 50 MB left 50 MB of old garbage behind (a process of
+ * 170 MB, against 85 MB this way).
+ */
 export class OutputBuffer {
   #half: number;
   #head = "";
-  #tail: string[] = [];
-  #tailLength = 0;
-  #dropped = 0;
+  /** The last bytes written, `#written % #ring.length` being where the next one goes. */
+  #ring: Uint8Array | undefined;
+  #written = 0;
+  /** Where a piece is encoded before it goes into the ring. */
+  #scratch = new Uint8Array(0);
   total = 0;
 
   constructor(limit: number) {
@@ -205,25 +217,51 @@ export class OutputBuffer {
 
   append(text: string): void {
     this.total += text.length;
-    const room = this.#half - this.#head.length;
-    if (room > 0) {
+    if (this.#ring === undefined) {
+      let room = this.#half - this.#head.length;
+      // A surrogate pair is not split: its first half goes with the rest.
+      if (room < text.length && isHighSurrogate(text.charCodeAt(room - 1))) room--;
       this.#head += text.slice(0, room);
       text = text.slice(room);
+      if (text === "") return;
+      this.#ring = new Uint8Array(this.#half);
     }
-    if (text === "") return;
-    this.#tail.push(text);
-    this.#tailLength += text.length;
-    while (this.#tail.length > 1 && this.#tailLength - this.#tail[0].length >= this.#half) {
-      const first = this.#tail.shift()!;
-      this.#tailLength -= first.length;
-      this.#dropped += first.length;
-    }
+    // A character takes a byte at least: only the last `#half` of them can stay.
+    if (text.length > this.#half) text = text.slice(text.length - this.#half);
+    if (this.#scratch.length < text.length * 3) this.#scratch = new Uint8Array(text.length * 3);
+    const { written } = utf8.encodeInto(text, this.#scratch);
+    this.#keep(this.#scratch.subarray(0, written));
+  }
+
+  #keep(bytes: Uint8Array): void {
+    const ring = this.#ring!;
+    const kept = bytes.subarray(Math.max(0, bytes.length - ring.length));
+    this.#written += bytes.length - kept.length;
+    const at = this.#written % ring.length;
+    const first = Math.min(kept.length, ring.length - at);
+    ring.set(kept.subarray(0, first), at);
+    ring.set(kept.subarray(first), 0);
+    this.#written += kept.length;
   }
 
   text(): string {
-    const tail = this.#tail.join("");
-    if (this.#dropped === 0) return this.#head + tail;
-    return `${this.#head}\n[... ${this.#dropped} characters dropped ...]\n${tail}`;
+    const ring = this.#ring;
+    let bytes: Uint8Array = new Uint8Array(0);
+    if (ring !== undefined && this.#written <= ring.length) bytes = ring.subarray(0, this.#written);
+    else if (ring !== undefined) {
+      const at = this.#written % ring.length;
+      bytes = new Uint8Array(ring.length);
+      bytes.set(ring.subarray(at));
+      bytes.set(ring.subarray(0, at), ring.length - at);
+      // The ring may begin inside a character: its continuation bytes go with what was dropped.
+      let start = 0;
+      while (start < 3 && start < bytes.length && (bytes[start] & 0xc0) === 0x80) start++;
+      bytes = bytes.subarray(start);
+    }
+    const tail = utf8Text.decode(bytes);
+    const dropped = this.total - this.#head.length - tail.length;
+    if (dropped <= 0) return this.#head + tail;
+    return `${this.#head}\n[... ${dropped} characters dropped ...]\n${tail}`;
   }
 }
 
