@@ -268,10 +268,15 @@ export function createStreamMasker(masker: SecretMasker): StreamMasker {
     }
     let cut = lineCut(held, tail);
     if (pem !== -1) cut = Math.min(cut, pem);
-    for (const span of masker.spans(held)) {
+    const spans = masker.spans(held);
+    for (const span of spans) {
       if (span.start < cut && span.end > cut) cut = span.start;
     }
-    const out = masker.mask(held.slice(0, cut));
+    // A secret that starts before the cut is whole in what is held (the cut keeps back the
+    // partial line, and of a longer line more than the longest value), so where the patterns
+    // found none there, the text passes as it is: one scan a piece, not two.
+    const before = held.slice(0, cut);
+    const out = spans.some((span) => span.start < cut) ? masker.mask(before) : before;
     held = held.slice(cut);
     return out;
   };
