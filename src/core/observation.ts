@@ -26,7 +26,13 @@ export type ToolDetails =
   | { kind: "diff"; path: string; diff: string }
   | { kind: "command"; exitCode: number | null; timedOut: boolean; truncated: boolean }
   | { kind: "file"; path: string; lines: number; truncated: boolean }
-  | { kind: "matches"; count: number; truncated: boolean }
+  | {
+    kind: "matches";
+    count: number;
+    truncated: boolean;
+    /** What searched (grep only): ripgrep, or the JavaScript engine where ripgrep cannot run. */
+    engine?: "ripgrep" | "javascript";
+  }
   | { kind: "web"; url: string; status: number; bytes: number; ms: number };
 
 /** Thrown by a tool body to end the call with a specific error code. */

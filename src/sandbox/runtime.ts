@@ -64,6 +64,7 @@ import { defaultConfigPath } from "./worker/flags.ts";
 import { ownCodePaths } from "./own_code.ts";
 import { packaging } from "../core/packaging.ts";
 import { denoDirOf, sourceRootOf, workerBwrapArgv } from "./worker/view.ts";
+import { systemRipgrep } from "./worker/ripgrep.ts";
 
 const FULL_ACCESS: Grants = { read: "all", write: "all", net: "all", env: "all", run: "all" };
 
@@ -697,8 +698,16 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (workerKind === "bwrap") await currentPlan().catch(() => {});
   // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
   // flags), but one with every permission but FFI.
+  // The worker may start the system's ripgrep only in its bubblewrap view, which limits what
+  // ripgrep reaches as it limits the worker (ripgrep.ts). Not after a compiled binary: its worker
+  // gives up only the kinds of access it is granted nothing of (ungrantedKinds), so a grant of
+  // one program would leave it every program.
+  const ripgrep = workerKind === "bwrap" && packaged.kind !== "compiled"
+    ? () => systemRipgrep(options.env?.PATH ?? Deno.env.get("PATH") ?? "")
+    : undefined;
   const worker = new WorkerHost({
     ...(workerKind === "bwrap" ? { wrap } : {}),
+    ...(ripgrep === undefined ? {} : { ripgrep }),
     grants: options.noSandbox ? FULL_ACCESS : base.grants,
     // All of tern's own code, not only what the profile's roots hold now: a write grant made
     // later (request_permissions) restarts the worker with these same denials.

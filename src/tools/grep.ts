@@ -89,6 +89,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         // Not startable (missing or not permitted): use JavaScript from now on.
         if (found === null) rgPath = null;
       }
+      const engine = found === null ? "javascript" : "ripgrep";
       found ??= await searchWithFallback(query);
       // Matches in a granted root outside the workspace are shown with absolute paths.
       const label = (path: string) => displayPath(ctx.workspace, join(root, path));
@@ -101,7 +102,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       if (found.lines.length === 0) {
         return {
           output: `No matches for "${args.pattern}" in "${pathArg}"${longNote}`,
-          details: { kind: "matches", count: 0, truncated: long.length > 0 },
+          details: { kind: "matches", count: 0, truncated: long.length > 0, engine },
         };
       }
       const note = found.more
@@ -110,7 +111,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         : "";
       return {
         output: formatGrep(found, query.context, label) + note + longNote,
-        details: { kind: "matches", count: found.matches, truncated: found.more },
+        details: { kind: "matches", count: found.matches, truncated: found.more, engine },
       };
     },
   });

@@ -8,6 +8,7 @@ import type { Observation } from "../core/observation.ts";
 import type { ToolCallContext, ToolCallRequest } from "../sandbox/worker/protocol.ts";
 import type { Tool } from "./define.ts";
 import { BUILTIN_MANIFEST } from "./mod.ts";
+import { RIPGREP_ENV } from "../sandbox/worker/flags.ts";
 
 /**
  * The tools that run here, each loaded at its first call (with the options `createBuiltinTools()`
@@ -21,8 +22,22 @@ const WORKER_TOOLS: Readonly<Record<string, () => Promise<Tool>>> = {
   multi_edit: async () => (await import("./multi_edit.ts")).createMultiEditTool(),
   list: async () => (await import("./list.ts")).createListTool(),
   glob: async () => (await import("./glob.ts")).createGlobTool(),
-  grep: async () => (await import("./grep.ts")).createGrepTool(),
+  grep: async () => (await import("./grep.ts")).createGrepTool(grepOptions()),
 };
+
+/**
+ * The ripgrep this worker was let start (the runtime names it in {@linkcode RIPGREP_ENV} when
+ * the worker runs in bubblewrap); otherwise grep's default, `rg` from PATH when Deno lets it
+ * start one, else its JavaScript engine.
+ */
+function grepOptions(): { ripgrep?: string } {
+  try {
+    const path = Deno.env.get(RIPGREP_ENV);
+    return path ? { ripgrep: path } : {};
+  } catch {
+    return {};
+  }
+}
 
 const loaded = new Map<string, Promise<Tool>>();
 

@@ -219,9 +219,17 @@ Deno.test("createSandbox() without bubblewrap keeps the Deno-confined worker and
       equal(explained.workerKind, "deno");
       ok(/rename|race/.test(explained.workerNote), explained.workerNote);
       ok(explained.worker?.[0] !== "bwrap" && explained.worker?.includes("run"));
+      // Outside bubblewrap the worker may start no program, ripgrep included.
+      ok(
+        !explained.worker?.some((arg) => arg.startsWith("--allow-run")),
+        explained.worker?.join(" "),
+      );
       const signal = new AbortController().signal;
       const read = await runtime.worker!.call("read", { path: "README.md" }, { signal });
       ok(read.status === "SUCCEEDED" && read.output.includes("hello"), JSON.stringify(read));
+      const found = await runtime.worker!.call("grep", { pattern: "hello" }, { signal });
+      ok(found.status === "SUCCEEDED" && found.details?.kind === "matches", JSON.stringify(found));
+      equal(found.details.engine, "javascript");
     } finally {
       await runtime.close();
     }

@@ -4,10 +4,17 @@ import { createGrepTool } from "../../src/tools/grep.ts";
 import { expandBraces } from "../../src/tools/grep_results.ts";
 import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
 
+/** Where ripgrep is missing, its engine's tests run on the fallback (and say so). */
+const HAS_RIPGREP = await Deno.stat("/usr/bin/rg").then((info) => info.isFile, () => false);
+
 const ENGINES = [
-  { name: "ripgrep", tool: createGrepTool({ ripgrep: "/usr/bin/rg" }) },
-  { name: "fallback", tool: createGrepTool({ ripgrep: false }) },
-];
+  {
+    name: "ripgrep",
+    tool: createGrepTool({ ripgrep: "/usr/bin/rg" }),
+    engine: HAS_RIPGREP ? "ripgrep" : "javascript",
+  },
+  { name: "fallback", tool: createGrepTool({ ripgrep: false }), engine: "javascript" },
+] as const;
 
 const TREE = {
   ".gitignore": "dist/\n*.log\n!keep.log\n",
@@ -30,7 +37,7 @@ async function prepare(ws: string): Promise<void> {
   await Deno.writeFile(join(ws, "bin.dat"), new TextEncoder().encode("needle\0binary\n"));
 }
 
-for (const { name, tool } of ENGINES) {
+for (const { name, tool, engine } of ENGINES) {
   Deno.test(`grep() [${name}] prints path:line:text sorted by path, skipping ignored and binary files`, async () => {
     await withSandbox(async ({ ws }) => {
       await prepare(ws);
@@ -48,7 +55,7 @@ for (const { name, tool } of ENGINES) {
         ].join("\n"),
       );
       ok(obs.status === "SUCCEEDED");
-      deepEqual(obs.details, { kind: "matches", count: 7, truncated: false });
+      deepEqual(obs.details, { kind: "matches", count: 7, truncated: false, engine });
     });
   });
 
@@ -93,7 +100,7 @@ for (const { name, tool } of ENGINES) {
       ok(out.startsWith(".hidden/h.ts:1:const needle = 'hidden';\na.ts:2:needle here\n\n"), out);
       ok(out.endsWith("raise max_results)"), out);
       ok(obs.status === "SUCCEEDED");
-      deepEqual(obs.details, { kind: "matches", count: 2, truncated: true });
+      deepEqual(obs.details, { kind: "matches", count: 2, truncated: true, engine });
       const exact = succeeded(
         await call(tool, ws, { pattern: "needle", path: "a.ts", max_results: 2 }),
       );
@@ -160,9 +167,14 @@ Deno.test("grep() gives the same output with ripgrep and the fallback", async ()
       { pattern: "\\bneedle\\b", glob: "**/*.ts" },
       { pattern: "(?i)NEEDLE KEPT" },
     ];
+    // The same but for the engine each names.
+    const shown = (obs: Awaited<ReturnType<typeof call>>) =>
+      obs.status === "SUCCEEDED" && obs.details?.kind === "matches"
+        ? { ...obs, details: { ...obs.details, engine: undefined } }
+        : obs;
     for (const query of queries) {
       const [rg, js] = await Promise.all(ENGINES.map(({ tool }) => call(tool, ws, query)));
-      deepEqual(rg, js, JSON.stringify(query));
+      deepEqual(shown(rg), shown(js), JSON.stringify(query));
     }
   });
 });
@@ -171,7 +183,12 @@ Deno.test("createGrepTool() falls back to JavaScript when ripgrep cannot be star
   await withSandbox(async ({ ws }) => {
     await prepare(ws);
     const tool = createGrepTool({ ripgrep: join(ws, "no-such-rg") });
-    equal(succeeded(await call(tool, ws, { pattern: "needle kept" })), "keep.log:1:needle kept");
+    const obs = await call(tool, ws, { pattern: "needle kept" });
+    equal(succeeded(obs), "keep.log:1:needle kept");
+    equal(
+      obs.status === "SUCCEEDED" && obs.details?.kind === "matches" && obs.details.engine,
+      "javascript",
+    );
   });
 });
 

@@ -18,8 +18,17 @@ import { fileUrlToPath } from "../../core/file_url.ts";
 import { sourceUrl } from "../../core/source_url.ts";
 import type { GrantList, Grants } from "../types.ts";
 
-/** Environment variables the worker's dependencies read while loading; always granted. */
-export const RUNTIME_ENV: readonly string[] = ["TINYGLOBBY_DEBUG"];
+/**
+ * The variable that tells the worker's grep which ripgrep it may start (ripgrep.ts); set only
+ * when the worker may (worker_handler.ts).
+ */
+export const RIPGREP_ENV = "TERN_WORKER_RIPGREP";
+
+/**
+ * Environment variables the worker's code reads: its dependencies while loading, and
+ * {@linkcode RIPGREP_ENV}; always granted.
+ */
+export const RUNTIME_ENV: readonly string[] = ["TINYGLOBBY_DEBUG", RIPGREP_ENV];
 
 const KINDS = ["read", "write", "net", "env", "run"] as const;
 
@@ -98,10 +107,14 @@ export function workerPermissions(grants: Grants): WorkerPermissions {
   };
 }
 
-/** `grants` plus what the worker's own code needs to load ({@linkcode RUNTIME_ENV}). */
-export function withRuntimeNeeds(grants: Grants): Grants {
+/**
+ * `grants` plus what the worker's own code needs to load ({@linkcode RUNTIME_ENV}), and the
+ * `programs` it may start besides the grants (ripgrep: see ripgrep.ts).
+ */
+export function withRuntimeNeeds(grants: Grants, programs: readonly string[] = []): Grants {
   const env = grants.env === "all" ? "all" : [...new Set([...grants.env, ...RUNTIME_ENV])];
-  return { ...grants, env };
+  const run = grants.run === "all" ? "all" : [...new Set([...grants.run, ...programs])];
+  return { ...grants, env, run };
 }
 
 /** How the entry module starts the child: JSON lines on stdio, or Worker messages. */
@@ -127,6 +140,8 @@ export interface WorkerRunOptions {
   grants: Grants;
   /** Paths never writable, whatever the grants (see {@linkcode denoFlags}). */
   denyWrite?: readonly string[];
+  /** Programs (absolute paths) the worker may start besides the grants. */
+  programs?: readonly string[];
   /** The handler module (exports `handleToolCall`). */
   handlerUrl: URL;
   /**
@@ -151,7 +166,7 @@ export interface WorkerRunOptions {
 export function workerRunArgs(options: WorkerRunOptions): string[] {
   const configPath = options.configPath === undefined ? defaultConfigPath() : options.configPath;
   const flags = [
-    ...denoFlags(withRuntimeNeeds(options.grants), options.denyWrite),
+    ...denoFlags(withRuntimeNeeds(options.grants, options.programs), options.denyWrite),
     "--quiet",
     "--cached-only",
     "--no-remote",

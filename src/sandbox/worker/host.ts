@@ -5,7 +5,7 @@
 import type { Observation } from "../../core/observation.ts";
 import type { Grants } from "../types.ts";
 import type { Channel, ChannelListener } from "./channel.ts";
-import { denoFlags, withRuntimeNeeds, workerRunArgs } from "./flags.ts";
+import { denoFlags, RIPGREP_ENV, withRuntimeNeeds, workerRunArgs } from "./flags.ts";
 import { startProcessChannel, workerEnv } from "./process_channel.ts";
 import type { CallRoots } from "./protocol.ts";
 import { failed, messageOf, openRun, type Run, sendCall, stopped } from "./run.ts";
@@ -24,6 +24,12 @@ export interface WorkerHostOptions {
    * own checks are the guard.
    */
   denyWrite?: readonly string[];
+  /**
+   * Programs the process backend's worker may start besides the grants, looked up as each
+   * worker starts: ripgrep, where the worker runs in bubblewrap (see ripgrep.ts). Its path
+   * reaches the worker in {@linkcode RIPGREP_ENV}.
+   */
+  ripgrep?: () => string | null;
   /** The handler module; it must export `handleToolCall` (see protocol.ts). */
   handlerUrl: URL;
   /** Absolute real path of the workspace: the default of each call, and the process's cwd. */
@@ -119,7 +125,7 @@ export class WorkerHost {
   get flags(): string[] {
     if (this.#backend === "worker") return denoFlags(withRuntimeNeeds(this.#grants));
     // (a Worker thread's permissions have no deny list: its flags show none)
-    return this.#argv(this.#auditPathOf(this.#runs + 1), false);
+    return this.#argv(this.#auditPathOf(this.#runs + 1), false, this.#options.ripgrep?.() ?? null);
   }
 
   /** Whether process workers start through {@linkcode WorkerHostOptions.wrap}. */
@@ -215,11 +221,12 @@ export class WorkerHost {
     return this.#options.cancelGraceMs ?? 500;
   }
 
-  #argv(auditPath: string | null, starting: boolean): string[] {
+  #argv(auditPath: string | null, starting: boolean, ripgrep: string | null): string[] {
     const { handlerUrl, configPath, denyWrite, wrap } = this.#options;
+    const programs = ripgrep === null ? [] : [ripgrep];
     const argv = [
       this.#denoPath,
-      ...workerRunArgs({ grants: this.#grants, handlerUrl, configPath, denyWrite }),
+      ...workerRunArgs({ grants: this.#grants, handlerUrl, configPath, denyWrite, programs }),
     ];
     return wrap === undefined ? argv : wrap(argv, { grants: this.#grants, auditPath, starting });
   }
@@ -274,7 +281,9 @@ export class WorkerHost {
       }
       const source = this.#options.env ?? Deno.env.toObject();
       const env = workerEnv(source, this.#grants, auditPath ?? undefined);
-      const [command, ...args] = this.#argv(auditPath, true);
+      const ripgrep = this.#options.ripgrep?.() ?? null;
+      if (ripgrep !== null) env[RIPGREP_ENV] = ripgrep;
+      const [command, ...args] = this.#argv(auditPath, true, ripgrep);
       return startProcessChannel({ denoPath: command, args, cwd: workspace, env }, listen);
     } catch (error) {
       throw new Error(`could not be started: ${messageOf(error)}`, { cause: error });
