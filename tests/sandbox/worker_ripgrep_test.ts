@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { systemRipgrep } from "../../src/sandbox/worker/ripgrep.ts";
 import { workerRunArgs } from "../../src/sandbox/worker/flags.ts";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
-import { bwrapTest, withBox } from "./_bwrap_helpers.ts";
+import { bwrapTest, sandboxOptionsFor, withBox } from "./_bwrap_helpers.ts";
 
 /** The system's ripgrep on this machine (its real path), if any. */
 const SYSTEM_RG = await Deno.realPath("/usr/bin/rg").catch(() => null);
@@ -62,16 +62,12 @@ bwrapTest(
       const marker = join(box.root, "marker");
       const fake = await fakeRipgrep(box.root, marker);
       await Deno.writeTextFile(join(box.ws, "src.ts"), "const needle = 1;\n");
-      const runtime = await createSandbox({
-        workspace: box.ws,
-        profile: ":workspace",
-        noSandbox: false,
-        home: box.home,
-        ternHome: join(box.root, "tern-home"),
-        env: { PATH: `${fake}:/usr/bin:/bin`, HOME: box.home },
-        handlerUrl,
-        runId: "ripgrep-test",
-      });
+      const runtime = await createSandbox(
+        sandboxOptionsFor(box.root, box.ws, "ripgrep-test", {
+          home: box.home,
+          env: { PATH: `${fake}:/usr/bin:/bin`, HOME: box.home },
+        }),
+      );
       try {
         equal(runtime.workerKind, "bwrap");
         const flags = (runtime.explain().worker ?? []).filter((arg) =>
