@@ -696,8 +696,6 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   };
   // A plan that cannot be made fails each command and file-tool call with its reason instead.
   if (workerKind === "bwrap") await currentPlan().catch(() => {});
-  // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
-  // flags), but one with every permission but FFI.
   // The worker may start the system's ripgrep only in its bubblewrap view, which limits what
   // ripgrep reaches as it limits the worker (ripgrep.ts). Not after a compiled binary: its worker
   // gives up only the kinds of access it is granted nothing of (ungrantedKinds), so a grant of
@@ -705,6 +703,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const ripgrep = workerKind === "bwrap" && packaged.kind !== "compiled"
     ? () => systemRipgrep(options.env?.PATH ?? Deno.env.get("PATH") ?? "")
     : undefined;
+  // With --no-sandbox the tools still run in a worker (tern's own process keeps its narrow
+  // flags), but one with every permission but FFI.
   const worker = new WorkerHost({
     ...(workerKind === "bwrap" ? { wrap } : {}),
     ...(ripgrep === undefined ? {} : { ripgrep }),

@@ -1,8 +1,8 @@
 /**
  * The ripgrep the tool worker may start. In its bubblewrap view (view.ts) the worker reaches
  * only the workspace, the granted roots and read-only system folders, so a program it starts
- * reaches no more: ripgrep searches there as the worker's own code would, ten times faster than
- * grep's JavaScript engine. Only `rg` from a system folder is taken, one no repository, home or
+ * reaches no more: ripgrep searches there as the worker's own code would, several times faster
+ * than grep's JavaScript engine (20 against 150 ms a call over a repository of 1,100 files). Only `rg` from a system folder is taken, one no repository, home or
  * write grant can put a program in, and only in that view (the runtime decides); the grep tool
  * starts it with fixed options (grep_ripgrep.ts: no configuration file, no `--pre`, the pattern
  * after `--regexp`, the path after `--`).
