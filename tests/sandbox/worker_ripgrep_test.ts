@@ -83,12 +83,18 @@ bwrapTest(
           : undefined;
         equal(engine, SYSTEM_RG === null ? "javascript" : "ripgrep");
         equal(await Deno.stat(marker).then(() => true, () => false), false, "the other rg ran");
-        // What the worker may not read stays unread by ripgrep too: tern's home is outside its view.
-        const outside = await runtime.worker!.call("grep", {
-          pattern: "hello",
-          path: box.outside,
-        }, { signal });
-        equal(outside.status, "ERROR", JSON.stringify(outside));
+        // A link in the workspace to a file outside it leads ripgrep nowhere: it follows no
+        // link, and the view holds no outside file. (A path outside the workspace is refused
+        // before any search, and denied_paths_test.ts covers what a deny rule hides.)
+        await Deno.writeTextFile(join(box.outside, "secret.txt"), "needle-outside\n");
+        await Deno.symlink(join(box.outside, "secret.txt"), join(box.ws, "link.txt"));
+        const linked = await runtime.worker!.call("grep", { pattern: "needle-outside" }, {
+          signal,
+        });
+        ok(
+          linked.status === "SUCCEEDED" && linked.output.startsWith("No matches"),
+          JSON.stringify(linked),
+        );
       } finally {
         await runtime.close();
       }
