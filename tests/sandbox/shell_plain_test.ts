@@ -162,6 +162,25 @@ const REALISTIC: readonly string[] = [
   "echo a >&file",
   "echo a > f arg",
   "> f echo a",
+  "cat > out.txt <<'EOF'\nround 1\nEOF\ncat out.txt",
+  "cat > src/a.ts <<'EOF'\nconst a = `${b}`;\nEOF",
+  "mkdir -p src && cat > src/a.ts <<'EOF'\nexport {};\nEOF\nls src",
+  "cat <<EOF > out.txt\nplain body\nEOF",
+  "cat <<EOF\n$HOME\nEOF",
+  "cat <<-EOF\n\tx\n\tEOF",
+  "python3 - <<'PY'\nprint(1)\nPY",
+  "python3 <<'PY'\nprint(1)\nPY",
+  "bash <<'EOF'\nrm -rf /\nEOF",
+  'cat <<E"O"F\nx\nEOF\ntouch p\nE"O"F',
+  "cat <<EOF | grep x\nx\nEOF",
+  "cat <<EOF\nx\nEOF\r\nrm x",
+  "echo a \\\r\nrm x",
+  "echo 'a\rb'",
+  "echo a\n\necho b\n",
+  "\necho a",
+  "echo a;\necho b",
+  "echo a &&\necho b",
+  "echo a |\ncat",
 ];
 
 /** A small seeded generator, so a failure names a line that comes back on every run. */
@@ -342,7 +361,39 @@ const REDIRECTS = [
 /** Tokens without a character that makes a line not plain (most such lines reach the parser). */
 const PLAIN_ONLY = /^[A-Za-z0-9_.\/:@%+,=\-'" ]+$/;
 const PLAIN_ARGS = ARGS.filter((word) => PLAIN_ONLY.test(word));
-const PLAIN_JOINS = [" | ", " && ", " || ", "; ", ";", "|", "&&", "  "];
+const PLAIN_JOINS = [" | ", " && ", " || ", "; ", ";", "|", "&&", "  ", "\n", ";\n", "\n\n"];
+
+/** Here-doc starts, each with the line that ends it in bash, and a few the plain path refuses. */
+const HEREDOCS: readonly [string, string][] = [
+  ["<<'EOF'", "EOF"],
+  ["<<EOF", "EOF"],
+  ["<< 'EOF'", "EOF"],
+  ['<<"EOF"', "EOF"],
+  ["<<-EOF", "\tEOF"],
+  ["<<-'EOF'", "EOF"],
+  ["<<\\EOF", "EOF"],
+  ['<<E"O"F', "EOF"],
+  ["<<PY", "PY"],
+  ["<<'a-b.c'", "a-b.c"],
+  ["<<''", ""],
+  ["<<$x", "$x"],
+];
+const HEREDOC_BODIES = [
+  "round 1",
+  "",
+  "x $HOME",
+  "$(id)",
+  "a\\",
+  "const a = `b`;",
+  "'",
+  '"',
+  "line one\nline two",
+  "echo hi",
+  "EOF ",
+  " EOF",
+  "EOFX",
+];
+const HEREDOC_RESTS = ["", "", "", " > out.txt", " 2>&1", " | cat", "; echo x", " x"];
 
 function generate(count: number): string[] {
   const next = random(Number(Deno.env.get("PLAIN_SEED") ?? 21));
@@ -364,8 +415,16 @@ function generate(count: number): string[] {
         const count = next() < 0.7 ? 1 : 2;
         for (let r = 0; r < count; r++) words.push(pick(REDIRECTS));
       }
+      // Some end their line with a here-doc, its body and the line that ends it.
+      const heredoc = next() < 0.25 ? pick(HEREDOCS) : undefined;
+      if (heredoc) words.push(heredoc[0] + pick(HEREDOC_RESTS));
       parts.push(words.join(next() < 0.1 ? "\t" : " "));
-      if (s < segments - 1) parts.push(pick(joins));
+      if (heredoc) {
+        const lines = next() < 0.3 ? [] : [pick(HEREDOC_BODIES)];
+        if (next() < 0.2) lines.push(pick(HEREDOC_BODIES));
+        parts.push(`\n${[...lines, next() < 0.9 ? heredoc[1] : "EOF"].join("\n")}`);
+        if (s < segments - 1) parts.push("\n");
+      } else if (s < segments - 1) parts.push(pick(joins));
     }
     if (next() < 0.05) parts.push(pick([";", " ;", " |", " &&", " &"]));
     lines.push(parts.join(""));
@@ -377,11 +436,15 @@ Deno.test("analyzePlain() equals the parser's analysis on every line it accepts"
   const corpus = [...REALISTIC, ...generate(Number(Deno.env.get("PLAIN_COUNT") ?? 4000))];
   let accepted = 0;
   let redirected = 0;
+  let heredocs = 0;
   for (const line of corpus) {
     const plain = analyzePlain(line);
     if (plain === undefined) continue;
     accepted++;
     if (plain.ok && plain.commands.some((command) => command.redirects.length > 0)) redirected++;
+    if (plain.ok && plain.commands.some((c) => c.redirects.some((r) => r.op.startsWith("<<")))) {
+      heredocs++;
+    }
     deepEqual(
       plain,
       await analyzeShellParsed(line),
@@ -389,8 +452,9 @@ Deno.test("analyzePlain() equals the parser's analysis on every line it accepts"
     );
   }
   // The comparison means something only when the plain path takes a good share of the lines.
-  ok(accepted >= 1000, `only ${accepted} of ${corpus.length} lines were plain`);
+  ok(accepted >= 900, `only ${accepted} of ${corpus.length} lines were plain`);
   ok(redirected >= 300, `only ${redirected} plain lines had a redirect`);
+  ok(heredocs >= 100, `only ${heredocs} plain lines had a here-doc`);
 });
 
 Deno.test("analyzePlain() takes the everyday commands and leaves the rest to the parser", () => {
@@ -401,8 +465,11 @@ Deno.test("analyzePlain() takes the everyday commands and leaves the rest to the
     "echo a > out",
     "npm test > log.txt 2>&1",
     "cd src && make 2>&1 | tail -20",
+    "cat > out.txt <<'EOF'\nround 1\nEOF\ncat out.txt",
+    "mkdir -p a && cat > a/b.ts <<'EOF'\nconst a = `${b}`;\nEOF",
+    "echo a\necho b",
   ];
-  for (const line of everyday) ok(analyzePlain(line) !== undefined, line);
+  for (const line of everyday) ok(analyzePlain(line) !== undefined, JSON.stringify(line));
   const hard = [
     "echo $HOME",
     "ls *.ts",
@@ -410,15 +477,19 @@ Deno.test("analyzePlain() takes the everyday commands and leaves the rest to the
     "echo a > out arg",
     "> out echo a",
     "echo a 2>&-",
-    "cat <<EOF\nx\nEOF",
+    "cat <<EOF\n$HOME\nEOF",
+    "cat <<EOF | grep x\nx\nEOF",
+    'cat <<E"O"F\nx\nEOF\ntouch p\nE"O"F',
+    "bash <<'EOF'\nrm -rf /\nEOF",
+    "echo a \\\r\nrm x",
     "cat <<< x",
     "bash -c 'rm -rf /'",
     "A=1 make",
     "export A=1",
     "sleep 1 &",
-    "echo a\necho b",
+    "echo a &&\necho b",
     "for f in a; do rm $f; done",
     "echo 'open",
   ];
-  for (const line of hard) deepEqual(analyzePlain(line), undefined, line);
+  for (const line of hard) deepEqual(analyzePlain(line), undefined, JSON.stringify(line));
 });

@@ -1,12 +1,14 @@
 /**
  * Plain command lines without the parser: words (bare, `'single'` and `"double"` quoted without
- * expansions or escapes) joined by `|`, `&&`, `||` and `;`, each command's words optionally
- * followed by redirects to or from plain words (`> out.txt`, `2>&1`, `< in`, `&> log`). Most
- * commands a model runs look like this, and tree-sitter's runtime and grammar take about 20 MB
- * and 40 ms to load the first time a command needs them; anything else goes to the parser. A
- * test compares this scanner with the parser on a large corpus: for every line it accepts, the
- * result must be the parser's.
+ * expansions or escapes) joined by `|`, `&&`, `||`, `;` and line ends, each command's words
+ * optionally followed by redirects to or from plain words (`> out.txt`, `2>&1`, `< in`, `&> log`)
+ * and by one here-doc that ends its line (`cat > f <<'EOF'`, its body read as bash reads it, see
+ * `_heredoc.ts`). Most commands a model runs look like this, and tree-sitter's runtime and
+ * grammar take about 20 MB and 40 ms to load the first time a command needs them; anything else
+ * goes to the parser. A test compares this scanner with the parser on a large corpus: for every
+ * line it accepts, the result must be the parser's.
  */
+import { type HeredocDelimiter, heredocEnd, readDelimiter } from "./_heredoc.ts";
 import type { RawCommand, Redirect, WalkState } from "./_walk.ts";
 import { literalWord, type WordValue } from "./_words.ts";
 
@@ -53,19 +55,30 @@ interface Token {
 
 /**
  * A redirect of a file descriptor to or from a plain word: `>`, `>>`, `<`, with a descriptor
- * number before (`2>`), `>&` / `N>&` (`2>&1`), `&>` and `&>>`. Here-docs, here-strings and the
- * rest are the parser's.
+ * number before (`2>`), `>&` / `N>&` (`2>&1`), `&>` and `&>>`. Here-strings and the rest are the
+ * parser's; here-docs are read apart (`HEREDOC`).
  */
 const REDIRECT = /^(?:\d*(?:>>|>&|>|<)|&>>?)/;
+
+/** A here-doc's operator and its start word (`<<'EOF'`, `<<- EOF`); not `<<<`. */
+const HEREDOC = /^(<<-?)[ \t]*([^ \t\n;&|<>()]+)/;
+
+/** A here-doc's start word quoted whole or not at all: `EOF`, `'EOF'`, `"EOF"`, `\EOF`. */
+const WHOLE_DELIMITER = /^(?:\\?[\w.+-]+|'[\w.+-]+'|"[\w.+-]+")$/;
 
 /**
  * What the parser's walk would collect for `source` (see `walkStatement`), or undefined when
  * `source` is not a plain command line: then only the parser may judge it.
  */
 export function scanPlain(source: string): WalkState | undefined {
+  // The parser refuses carriage returns (see `parse.ts`).
+  if (source.includes("\r")) return undefined;
   const commands: RawCommand[] = [];
   let words: Token[] = [];
   let redirects: Redirect[] = [];
+  let heredocs: string[] = [];
+  /** A here-doc started on this line: its body starts on the next. */
+  let heredoc: { delimiter: HeredocDelimiter; stripTabs: boolean } | undefined;
   let textEnd = 0;
   let i = 0;
   let lastSeparator: string | undefined;
@@ -77,9 +90,11 @@ export function scanPlain(source: string): WalkState | undefined {
     const end = chained && redirects.length > 0 ? words.at(-1)!.end : textEnd;
     const command = plainCommand(source, words, redirects, end);
     if (command === undefined) return false;
+    command.heredocs = heredocs;
     commands.push(command);
     words = [];
     redirects = [];
+    heredocs = [];
     return true;
   };
   while (i < source.length) {
@@ -88,13 +103,57 @@ export function scanPlain(source: string): WalkState | undefined {
       i++;
       continue;
     }
+    if (ch === "\n") {
+      i++;
+      if (heredoc !== undefined) {
+        // The body, up to the line bash ends it at; then the script goes on after that line.
+        const end = heredocEnd(source, i, heredoc.delimiter, heredoc.stripTabs);
+        if (end === undefined) return undefined;
+        const body = source.slice(i, end.lineStart);
+        // Unquoted, bash expands `$x`, `$( )` and backslashes in it: the parser's.
+        if (!heredoc.delimiter.quoted && /[$`\\]/.test(body)) return undefined;
+        // tree-sitter ends a body early at a line that starts with the delimiter after blanks
+        // (` EOF`) or fails at one that goes on after it (`EOFX`): the parser's, to stay equal.
+        const word = heredoc.delimiter.word;
+        if (body.split("\n").some((line) => line.trimStart().startsWith(word))) return undefined;
+        heredocs.push(body);
+        heredoc = undefined;
+        i = end.lineEnd + 1;
+      }
+      if (words.length > 0) {
+        if (!close()) return undefined;
+      } else if (lastSeparator !== undefined && lastSeparator !== ";") {
+        // `a &&` and the next line: the parser's.
+        return undefined;
+      }
+      lastSeparator = ";";
+      continue;
+    }
     const separator = SEPARATORS.find((op) => source.startsWith(op, i));
     if (separator !== undefined) {
+      // A here-doc ends its line here (`cat <<EOF | grep x` is the parser's).
+      if (heredoc !== undefined) return undefined;
       if (!close()) return undefined;
       lastSeparator = separator;
       i += separator.length;
       // `|&`, `;;`, `&&&`, `|||`: not plain.
       if (/[&|;]/.test(source[i] ?? "")) return undefined;
+      continue;
+    }
+    const start = source.startsWith("<<<", i) ? null : HEREDOC.exec(source.slice(i, i + 64));
+    if (start) {
+      // One here-doc, after a command's words and a blank (`a<<EOF` is the parser's).
+      if (heredoc !== undefined || words.length === 0 || !/[ \t]/.test(source[i - 1])) {
+        return undefined;
+      }
+      // tree-sitter drops a `-` word before a here-doc (`python3 - <<EOF`), like before `2>`.
+      if (words.at(-1)!.raw === "-") return undefined;
+      // Only the spellings tree-sitter ends where bash does (not `E"O"F`, see `_heredoc.ts`).
+      const delimiter = WHOLE_DELIMITER.test(start[2]) ? readDelimiter(start[2]) : undefined;
+      if (delimiter === undefined) return undefined;
+      heredoc = { delimiter, stripTabs: start[1] === "<<-" };
+      redirects.push({ op: start[1], target: delimiter.word });
+      textEnd = i = i + start[0].length;
       continue;
     }
     const redirect = REDIRECT.exec(source.slice(i, i + 8))?.[0];
@@ -122,6 +181,8 @@ export function scanPlain(source: string): WalkState | undefined {
     words.push(token);
     textEnd = i = token.end;
   }
+  // A here-doc with no line after its start has no body.
+  if (heredoc !== undefined) return undefined;
   if (words.length > 0) {
     if (!close()) return undefined;
   } else if (lastSeparator !== ";" || commands.length === 0) {
@@ -174,8 +235,8 @@ function scanWord(source: string, start: number): Token | undefined {
       value += ch;
       i++;
     } else if (
-      ch === " " || ch === "\t" || ch === "|" || ch === ";" || ch === "&" || ch === ">" ||
-      ch === "<"
+      ch === " " || ch === "\t" || ch === "\n" || ch === "|" || ch === ";" || ch === "&" ||
+      ch === ">" || ch === "<"
     ) {
       break;
     } else {

@@ -2,6 +2,7 @@
  * Splits a shell command into the simple commands it runs, with tree-sitter-bash, so rules and
  * the classifier judge every part (`a && evil`, `$(evil)`, `xargs rm`) and not just the first.
  */
+import { heredocEnd, readDelimiter, startLineEnd } from "./_heredoc.ts";
 import { findHiddenCode } from "./_hidden_code.ts";
 import { scanPlain } from "./_plain.ts";
 import { loadBashParser, type Node, type Parser } from "./_tree_sitter.ts";
@@ -74,10 +75,19 @@ export async function analyzeShellParsed(command: string): Promise<ShellAnalysis
 }
 
 function analyzeSource(parser: Parser, source: string, nesting: number): ShellAnalysis {
+  // bash reads a carriage return as part of a word; the grammar as a line's end, so to it
+  // `echo \<CR><LF>rm x` is one `echo` where bash runs `rm x` too.
+  if (source.includes("\r")) {
+    return {
+      ok: false,
+      error: "Cannot parse shell command: it holds a carriage return (\\r), which bash reads " +
+        "as part of a word: end its lines with \\n alone",
+    };
+  }
   const tree = parser.parse(source);
   if (!tree) return { ok: false, error: "Cannot parse shell command: the parser stopped" };
   try {
-    const error = findSyntaxError(tree.rootNode);
+    const error = findSyntaxError(tree.rootNode) ?? findHeredocMismatch(tree.rootNode, source);
     if (error) return { ok: false, error: `Cannot parse shell command: ${error}` };
     const state: WalkState = { source, commands: [], opaque: [] };
     walkStatement(tree.rootNode, 0, state);
@@ -154,6 +164,40 @@ function findSyntaxError(root: Node): string | undefined {
   } finally {
     cursor.delete();
   }
+}
+
+/**
+ * A here-doc whose body the parser ends elsewhere than bash does (see `_heredoc.ts`), described;
+ * undefined when every here-doc agrees. The commands after such a body would be judged wrongly.
+ */
+function findHeredocMismatch(root: Node, source: string): string | undefined {
+  for (const node of root.descendantsOfType("heredoc_redirect")) {
+    if (!node) continue;
+    const child = (type: string) => node.children.find((c) => c?.type === type) ?? undefined;
+    const start = child("heredoc_start");
+    const at = `line ${node.startPosition.row + 1}`;
+    const delimiter = start && readDelimiter(start.text);
+    if (!start || !delimiter) {
+      return `the here-doc delimiter ${JSON.stringify(start?.text ?? "")} at ${at} is not ` +
+        `a plain word: write it as 'EOF'`;
+    }
+    const lineEnd = startLineEnd(source, start.endIndex);
+    const stripTabs = node.children.some((c) => c?.text === "<<-");
+    const end = lineEnd === undefined
+      ? undefined
+      : heredocEnd(source, lineEnd + 1, delimiter, stripTabs);
+    const last = child("heredoc_end");
+    const body = child("heredoc_body");
+    if (
+      lineEnd === undefined || end === undefined || last === undefined ||
+      last.startIndex < end.lineStart || last.endIndex > end.lineEnd ||
+      (body !== undefined && (body.startIndex < lineEnd || body.endIndex > end.wordStart))
+    ) {
+      return `bash may end the here-doc at ${at} elsewhere than it appears to end: keep the ` +
+        `rest of its first line plain and its delimiter ${delimiter.word} alone on a line`;
+    }
+  }
+  return undefined;
 }
 
 function describeError(node: Node): string {
