@@ -52,30 +52,38 @@ export interface RunPlace {
   rounds?: number;
   /** Sample the memory of the whole process tree while it runs. */
   watchTree?: boolean;
-  /** Each round's command writes a file (see {@linkcode bashScript}). */
-  writing?: boolean;
+  /** What each round's command is (see {@linkcode bashScript}); `echo` by default. */
+  commands?: RoundCommands;
 }
+
+/**
+ * `echo`: `echo round <n>`. `heredoc`: a here-doc that writes `out.txt`, then `cat out.txt`: a
+ * command that writes (the sandbox searches the workspace again after it), which the plain
+ * scanner reads (src/sandbox/shell/_plain.ts). `parsed`: a loop that writes `out.txt` through a
+ * variable, then `cat`: a command only tree-sitter reads, so its runtime and grammar load.
+ */
+export type RoundCommands = "echo" | "heredoc" | "parsed";
 
 const TASK = "run echo once per round, then say done";
 const decoder = new TextDecoder();
 
 /**
- * The scripted model: `echo round <n>` while fewer than `rounds` tool results came back, then
- * "done". It counts the request's tool results, not the server's requests, so one server can
- * serve many runs (bench/scenario_server.ts). `writing`: a here-doc that writes `out.txt`, then
- * `cat out.txt`, instead: a command that writes (the sandbox searches the workspace again after
- * it) and that only tree-sitter reads (src/sandbox/shell/_plain.ts takes no here-doc).
+ * The scripted model: a command per round (`commands`, see {@linkcode RoundCommands}) while fewer
+ * than `rounds` tool results came back, then "done". It counts the request's tool results, not
+ * the server's requests, so one server can serve many runs (bench/scenario_server.ts).
  */
 export function bashScript(
   rounds = ROUNDS,
-  writing = false,
+  commands: RoundCommands = "echo",
 ): (request: ModelRequest) => ScriptedReply {
   return (request) => {
     const n = request.messages.filter((m) => m.role === "tool").length;
     if (n >= rounds) return { text: "done" };
-    const command = writing
-      ? `cat > out.txt <<'EOF'\nround ${n}\nEOF\ncat out.txt`
-      : `echo round ${n}`;
+    const command = {
+      echo: `echo round ${n}`,
+      heredoc: `cat > out.txt <<'EOF'\nround ${n}\nEOF\ncat out.txt`,
+      parsed: `for f in out.txt; do echo round ${n} > "$f"; done; cat out.txt`,
+    }[commands];
     const args = JSON.stringify({ command });
     return { toolCalls: [{ id: `c${n}`, name: "bash", arguments: args }] };
   };
@@ -121,7 +129,7 @@ function checkEchoes(requests: ModelRequest[], agent: Agent, rounds: number): vo
 export async function runScenario(agent: Agent, place: RunPlace): Promise<AgentRun> {
   const arrivals: number[] = [];
   const rounds = place.rounds ?? ROUNDS;
-  const server = await startScriptedServer(bashScript(rounds, place.writing), {
+  const server = await startScriptedServer(bashScript(rounds, place.commands), {
     chunkDelayMs: 0,
     onRequest: () => arrivals.push(performance.now()),
   });

@@ -160,6 +160,7 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
     emptyScript: [],
     long: [],
     longWriting: [],
+    longParsed: [],
     resumeLong: [],
     resumeShort: [],
     resumeRunLong: [],
@@ -237,13 +238,20 @@ async function measure(runs: number, profile: string | undefined): Promise<void>
         ),
       );
     }
-    // The same target with commands that write, here-docs that only tree-sitter reads.
+    // The same target with commands that write: here-docs, and loops only tree-sitter reads.
     for (let i = 0; i < LONG_RUNS; i++) {
       m.longWriting.push(
         await within(
           windows,
-          `tern run (${LONG_ROUNDS}-round session of writing commands, memory)`,
-          () => runScenario("tern", { ...place, rounds: LONG_ROUNDS, writing: true }),
+          `tern run (${LONG_ROUNDS}-round session of here-docs, memory)`,
+          () => runScenario("tern", { ...place, rounds: LONG_ROUNDS, commands: "heredoc" }),
+        ),
+      );
+      m.longParsed.push(
+        await within(
+          windows,
+          `tern run (${LONG_ROUNDS}-round session of commands tree-sitter reads, memory)`,
+          () => runScenario("tern", { ...place, rounds: LONG_ROUNDS, commands: "parsed" }),
         ),
       );
     }
@@ -338,7 +346,8 @@ async function writeResults(r: Results): Promise<void> {
     "of the per-pair ratios. Peak RSS and CPU are GNU time's (`/usr/bin/time`): the largest",
     "single process it waited for, and user + system of all of them. The memory targets come",
     `from ${LONG_RUNS} more tern runs of ${LONG_ROUNDS} rounds each (and ${LONG_RUNS} whose commands write a`,
-    "file): GNU time's largest process, and",
+    `file with a here-doc, and ${LONG_RUNS} whose commands only tree-sitter reads): GNU time's`,
+    "largest process, and",
     "the whole tree below it sampled from /proc every 10 ms (bench/_tree_memory.ts: the sum of",
     "the processes' RSS, a page two of them share counted twice; a child between clone and",
     "exec, which runs in its parent's memory, is left out). Session resume: the session's",
