@@ -1,6 +1,7 @@
 /**
- * Plain command lines without the parser: words (bare, `'single'` and `"double"` quoted without
- * expansions or escapes) joined by `|`, `&&`, `||`, `;` and line ends, each command's words
+ * Plain command lines without the parser: words (bare, `'single'` and `"double"` quoted, with no
+ * expansion but `$name` and `${name}` and no escapes, and no glob but `*` and `?`) joined by `|`,
+ * `&&`, `||`, `;` and line ends, each command's words
  * optionally followed by redirects to or from plain words (`> out.txt`, `2>&1`, `< in`, `&> log`)
  * and by one here-doc that ends its line (`cat > f <<'EOF'`, its body read as bash reads it, see
  * `_heredoc.ts`). Most commands a model runs look like this, and tree-sitter's runtime and
@@ -10,10 +11,19 @@
  */
 import { type HeredocDelimiter, heredocEnd, readDelimiter } from "./_heredoc.ts";
 import type { RawCommand, Redirect, WalkState } from "./_walk.ts";
-import { literalWord, type WordValue } from "./_words.ts";
+import { hasPattern, literalWord, type WordValue } from "./_words.ts";
 
-/** Characters of an unquoted word part: no glob, brace, tilde, escape, expansion or operator. */
-const BARE = /[A-Za-z0-9_.\/:@%+,=-]/;
+/**
+ * Characters of an unquoted word part: no brace, tilde, escape, expansion or operator, and of
+ * globs only `*` and `?`.
+ */
+const BARE = /[A-Za-z0-9_.\/:@%+,=*?-]/;
+
+/** A variable's expansion the plain path reads: `$name` or `${name}`, nothing more. */
+const EXPANSION = /^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})/;
+
+/** A `$` in double quotes that starts anything but `$name` or `${name}`. */
+const OTHER_EXPANSION = /\$(?![A-Za-z_]|\{[A-Za-z_][A-Za-z0-9_]*\})/;
 
 /** Command names the parser reads as something other than a simple command. */
 const SPECIAL_NAMES: ReadonlySet<string> = new Set([
@@ -211,9 +221,15 @@ function plainCommand(
   };
 }
 
-/** One word starting at `start`, or undefined when it holds anything but plain parts. */
+/**
+ * One word starting at `start`, or undefined when it holds anything but plain parts. A word with
+ * an expansion is known only when it runs: its value is its source text, as the parser gives it.
+ */
 function scanWord(source: string, start: number): Token | undefined {
   let value = "";
+  /** The unquoted parts, where a glob character is one. */
+  let bare = "";
+  let dynamic = false;
   let i = start;
   while (i < source.length) {
     const ch = source[i];
@@ -228,11 +244,18 @@ function scanWord(source: string, start: number): Token | undefined {
       const end = source.indexOf('"', i + 1);
       if (end < 0) return undefined;
       const body = source.slice(i + 1, end);
-      if (/[$`\\\n!]/.test(body)) return undefined;
+      if (/[`\\\n!]/.test(body) || OTHER_EXPANSION.test(body)) return undefined;
+      dynamic ||= body.includes("$");
       value += body;
       i = end + 1;
+    } else if (ch === "$") {
+      const expansion = EXPANSION.exec(source.slice(i, i + 256))?.[0];
+      if (expansion === undefined) return undefined;
+      dynamic = true;
+      i += expansion.length;
     } else if (BARE.test(ch)) {
       value += ch;
+      bare += ch;
       i++;
     } else if (
       ch === " " || ch === "\t" || ch === "\n" || ch === "|" || ch === ";" || ch === "&" ||
@@ -244,5 +267,9 @@ function scanWord(source: string, start: number): Token | undefined {
     }
   }
   if (i === start) return undefined;
-  return { word: literalWord(value), raw: source.slice(start, i), start, end: i };
+  const raw = source.slice(start, i);
+  const word = dynamic
+    ? { value: raw, dynamic: true, pattern: hasPattern(bare) }
+    : { ...literalWord(value), pattern: hasPattern(bare) };
+  return { word, raw, start, end: i };
 }

@@ -43,12 +43,17 @@ export function wordValue(node: Node): WordValue {
 
 const GLOB = /(?<!\\)(?:[*?]|\[[^\]]*\])|(?<!\\)\{[^{}]*(?:,|\.\.)[^{}]*\}/;
 
+/** Whether a word's unquoted text holds glob or brace characters (`*.ts`, `a?`, `{a,b}`). */
+export function hasPattern(bareText: string): boolean {
+  return GLOB.test(bareText);
+}
+
 /** Unquoted glob or brace characters: only bare words (and bare parts of a concatenation). */
 function isPattern(node: Node): boolean {
-  if (node.type === "word") return GLOB.test(node.text);
+  if (node.type === "word") return hasPattern(node.text);
   if (node.type !== "concatenation") return false;
   const bare = childrenOf(node).filter((child) => child.type === "word");
-  return GLOB.test(bare.map((child) => child.text).join(""));
+  return hasPattern(bare.map((child) => child.text).join(""));
 }
 
 function literal(node: Node): string {
