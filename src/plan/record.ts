@@ -18,16 +18,27 @@ export function recordPlan(session: Session, record: PlanRecord): void {
   session.append({ type: "plan", data: record });
 }
 
-/** The newest plan on the session's path to its leaf, with every recorded change applied. */
+/**
+ * The newest plan on the session's path to its leaf, with every recorded change applied. The
+ * session's replay carries the plan's records across compactions (`Checkpoint.plan`), so a long
+ * session's history before its last compaction is read only when no record says where its plan
+ * began (no plan at all, or a compaction written before tern carried plans).
+ */
 export function latestPlan(session: Session): PlanState | undefined {
+  const carried = session.state().plan;
+  if (carried !== undefined) return replayRecords(carried.filter(isRecord));
   return replayPlan(session.entriesTo());
 }
 
 /** The newest plan in `entries` (a path, oldest first), replayed; undefined when none. */
 export function replayPlan(entries: readonly SessionEntry[]): PlanState | undefined {
-  const records = entries.flatMap((entry) =>
-    entry.type === "plan" && isRecord(entry.data) ? [entry.data] : []
+  return replayRecords(
+    entries.flatMap((entry) => entry.type === "plan" && isRecord(entry.data) ? [entry.data] : []),
   );
+}
+
+/** The newest plan in `records` (oldest first), replayed; undefined when none. */
+function replayRecords(records: readonly PlanRecord[]): PlanState | undefined {
   const start = records.findLastIndex((record) => record.kind === "plan");
   if (start < 0) return undefined;
   const first = records[start] as Extract<PlanRecord, { kind: "plan" }>;

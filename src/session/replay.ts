@@ -86,13 +86,17 @@ export class Replayer {
         if (isStringList(entry.pins) && entry.pins.length > 0) settings.pins = [...entry.pins];
         else delete settings.pins;
         break;
+      case "plan":
+        if (startsPlan(entry.data)) settings.plan = [entry.data];
+        else settings.plan?.push(entry.data);
+        break;
       case "branch":
         if (entry.summary) {
           this.#items.push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
         }
         break;
       default:
-        // Labels, plan and subagent links, and types from newer versions: not context.
+        // Labels, subagent links, and types from newer versions: not context.
         break;
     }
   }
@@ -118,6 +122,7 @@ function copyCheckpoint(checkpoint: Checkpoint): Checkpoint {
     fallbacks: [...checkpoint.fallbacks],
   };
   if (checkpoint.pins !== undefined) copy.pins = [...checkpoint.pins];
+  if (checkpoint.plan !== undefined) copy.plan = [...checkpoint.plan];
   // As it reads back from the file, where JSON leaves undefined fields out.
   for (
     const key of [
@@ -155,7 +160,13 @@ export function isCheckpoint(value: unknown): value is Checkpoint {
     (c.saved === undefined || typeof c.saved === "number") &&
     Array.isArray(c.fallbacks) && c.fallbacks.every((f) => typeof f === "string") &&
     typeof c.compactions === "number" &&
-    (c.pins === undefined || isStringList(c.pins));
+    (c.pins === undefined || isStringList(c.pins)) &&
+    (c.plan === undefined || Array.isArray(c.plan));
+}
+
+/** A `plan` entry's data that starts a plan (`{kind: "plan", …}`, src/plan/record.ts). */
+function startsPlan(data: unknown): boolean {
+  return typeof data === "object" && data !== null && (data as { kind?: unknown }).kind === "plan";
 }
 
 function isStringList(value: unknown): value is string[] {

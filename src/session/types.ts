@@ -158,6 +158,12 @@ export interface Checkpoint {
   compactions: number;
   /** Pinned instructions (`/pin`): in every request after the system prompt; absent when none. */
   pins?: string[];
+  /**
+   * The data of the `plan` entries on the path from the newest one that starts a plan (data with
+   * `kind: "plan"`, src/plan/record.ts) on, in order; absent when no plan started on the path
+   * this replay read. A resumed plan is rebuilt from it without reading before a compaction.
+   */
+  plan?: unknown[];
 }
 
 /**

@@ -120,7 +120,14 @@ function step(session: Session, next: () => number, n: number): void {
     const from = next() < 0.1 ? null : pick(entries.slice(-40)).id;
     session.branchFrom(from, next() < 0.5 ? `left ${n}` : undefined);
   } else {
-    session.append({ type: "plan", data: { kind: "note", n } });
+    // A plan's start, a change of one of its nodes, or data that is neither.
+    const kind = pick(["plan", "node", "note"]);
+    const data = kind === "plan"
+      ? { kind, plan: { id: `p${n}`, task: "t", nodes: [], runs: {} } }
+      : kind === "node"
+      ? { kind, planId: "p", nodeId: `n${n}`, run: { state: "RUNNING" } }
+      : { kind, n };
+    session.append({ type: "plan", data });
   }
 }
 
