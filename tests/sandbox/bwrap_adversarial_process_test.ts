@@ -38,13 +38,16 @@ attackTest("bwrap runner stops everything when the signal aborts", async (a) => 
   let seen = 0;
   const result = await a.run(`(sleep ${a.mark}) & echo started; sleep ${a.mark}`, {
     signal: controller.signal,
-    onOutput: (text) => {
+    onOutput: async (text) => {
       if (!text.includes("started")) return;
       // The children are alive when the cancel comes: the cleanup check below means something.
-      processesWith(`sleep ${a.mark}`).then((found) => {
+      // Both sleeps start just after the echo (the foreground one only then): wait for them.
+      for (const deadline = Date.now() + 10_000; seen < 2 && Date.now() < deadline;) {
+        const found = await processesWith(`sleep ${a.mark}`);
         seen = found.filter((args) => args.startsWith("sleep ")).length;
-        controller.abort();
-      });
+        if (seen < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      controller.abort();
     },
   });
   ok(result.cancelled && !result.timedOut, JSON.stringify(result));
