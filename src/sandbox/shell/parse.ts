@@ -51,12 +51,21 @@ export type ShellAnalysis =
 const MAX_NESTING = 4;
 
 /**
+ * How long the parser may take over one command line, its hidden code included, before the
+ * command is refused as unparsable. The grammar's time grows with the square of some inputs
+ * (100 KB of here-doc starts took 10 s, 200 KB 40 s), during which tern's main thread does
+ * nothing else; a command a person or model writes, even a megabyte, parses within a second or
+ * two (bench/results/first_request_limits.md, fifteenth session).
+ */
+export const PARSE_BUDGET_MS = 5_000;
+
+/**
  * Parses `command` as bash. Never throws for bad input: a syntax error comes back as
  * `{ok: false}` naming the line and column. A plain command line (see `_plain.ts`) is read
  * without the parser, with the same result; the grammar is loaded on first use otherwise.
  */
 export async function analyzeShell(command: string): Promise<ShellAnalysis> {
-  return analyzePlain(command) ?? analyzeSource(await loadBashParser(), command, 0);
+  return analyzePlain(command) ?? analyzeShellParsed(command);
 }
 
 /**
@@ -69,12 +78,25 @@ export function analyzePlain(command: string): ShellAnalysis | undefined {
   return state === undefined ? undefined : finish(state, undefined);
 }
 
-/** Analyses `command` with the parser only, never through {@linkcode analyzePlain}. */
-export async function analyzeShellParsed(command: string): Promise<ShellAnalysis> {
-  return analyzeSource(await loadBashParser(), command, 0);
+/**
+ * Analyses `command` with the parser only, never through {@linkcode analyzePlain}. `budgetMs`
+ * (default {@linkcode PARSE_BUDGET_MS}) is for tests.
+ */
+export async function analyzeShellParsed(
+  command: string,
+  budgetMs = PARSE_BUDGET_MS,
+): Promise<ShellAnalysis> {
+  const parser = await loadBashParser();
+  return analyzeSource(parser, command, 0, performance.now() + budgetMs, budgetMs);
 }
 
-function analyzeSource(parser: Parser, source: string, nesting: number): ShellAnalysis {
+function analyzeSource(
+  parser: Parser,
+  source: string,
+  nesting: number,
+  deadline: number,
+  budgetMs: number,
+): ShellAnalysis {
   // bash reads a carriage return as part of a word; the grammar as a line's end, so to it
   // `echo \<CR><LF>rm x` is one `echo` where bash runs `rm x` too.
   if (source.includes("\r")) {
@@ -84,8 +106,17 @@ function analyzeSource(parser: Parser, source: string, nesting: number): ShellAn
         "as part of a word: end its lines with \\n alone",
     };
   }
-  const tree = parser.parse(source);
-  if (!tree) return { ok: false, error: "Cannot parse shell command: the parser stopped" };
+  // tree-sitter calls back between its steps, each well under 100 ms even on such inputs.
+  const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline });
+  if (!tree) {
+    // Else the shared parser's next parse would go on with this text where it stopped.
+    parser.reset();
+    return {
+      ok: false,
+      error: `Cannot parse shell command: it took the parser longer than ${budgetMs / 1000} s; ` +
+        "split it into smaller commands",
+    };
+  }
   try {
     const error = findSyntaxError(tree.rootNode) ?? findHeredocMismatch(tree.rootNode, source);
     if (error) return { ok: false, error: `Cannot parse shell command: ${error}` };
@@ -93,7 +124,7 @@ function analyzeSource(parser: Parser, source: string, nesting: number): ShellAn
     walkStatement(tree.rootNode, 0, state);
     return finish(state, (code) => {
       if (nesting >= MAX_NESTING) return "hidden code nested too deeply";
-      return analyzeSource(parser, code, nesting + 1);
+      return analyzeSource(parser, code, nesting + 1, deadline, budgetMs);
     })!;
   } finally {
     tree.delete();
