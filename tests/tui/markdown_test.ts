@@ -34,6 +34,20 @@ Deno.test("highlightCode() is plain before loadHighlighter() and coloured after"
   deepEqual(highlightCode(code, undefined, colour), ['const x = "a";', "// done"]);
 });
 
+Deno.test("highlightCode() leaves code plain when a line or the whole is too long to colour quickly", async () => {
+  await loadHighlighter();
+  // One Perl line of 40,000 characters took highlight.js 2.2 s: a block with a line over 1,000
+  // characters stays plain.
+  const long = "my $x = 'a'; ".repeat(100);
+  ok(highlightCode(long.slice(0, 900), "perl", colour)[0].includes("\x1b["), "not coloured");
+  deepEqual(highlightCode(`my $y;\n${long}`, "perl", colour), ["my $y;", long]);
+  const big = "my $x = 1;\n".repeat(20_000);
+  deepEqual(highlightCode(big, "perl", colour), big.split("\n"));
+  // Below both bounds it is coloured.
+  const short = "my $x = 1;\n" + "#".repeat(900);
+  ok(highlightCode(short, "perl", colour).join("\n").includes("\x1b["), "short code is coloured");
+});
+
 Deno.test("highlightCode() unescapes entities and reopens colours on each line", async () => {
   await loadHighlighter();
   const lines = highlightCode("/* a < b &&\n c > 'd' */ x", "js", colour);
