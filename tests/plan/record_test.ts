@@ -30,7 +30,7 @@ function compaction(firstKeptId: string | null) {
  * A session whose plan starts, runs `a`, then `before` messages and a compaction, then runs `b`
  * and appends a node `c`. An older plan comes first, so only the newest may count.
  */
-async function planSession(home: string, before: number): Promise<string> {
+function planSession(home: string, before: number): string {
   const session = Session.create(home, { cwd: "/w", ternVersion: "t" });
   recordPlan(session, { kind: "plan", plan: newPlanState("old", "older task", NODES) });
   recordPlan(session, { kind: "plan", plan: newPlanState("p1", "the task", NODES) });
@@ -58,6 +58,16 @@ async function garbleLine(path: string, n: number): Promise<void> {
   await Deno.writeTextFile(path, lines.join("\n"));
 }
 
+/** Runs `fn` with a fresh tern home, removed afterwards. */
+async function withHome(fn: (home: string) => Promise<void> | void): Promise<void> {
+  const home = await Deno.makeTempDir({ prefix: "tern-plan-record-" });
+  try {
+    await fn(home);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
 const EXPECTED = {
   id: "p1",
   task: "the task",
@@ -65,10 +75,9 @@ const EXPECTED = {
   runs: { a: { state: "SUCCEEDED" }, b: { state: "RUNNING" }, c: { state: "WAITING" } },
 };
 
-Deno.test("latestPlan() of a resumed session rebuilds its plan without reading before the compaction", async () => {
-  const home = await Deno.makeTempDir({ prefix: "tern-plan-record-" });
-  try {
-    const path = await planSession(home, 500);
+Deno.test("latestPlan() of a resumed session rebuilds its plan without reading before the compaction", () =>
+  withHome(async (home) => {
+    const path = planSession(home, 500);
     const session = await Session.open(path);
     // The plan's first line becomes garbage once the session is open: had latestPlan() read the
     // lines before the compaction, it would have found the older plan.
@@ -78,15 +87,11 @@ Deno.test("latestPlan() of a resumed session rebuilds its plan without reading b
     const garbled = await Session.open(path);
     notDeepEqual(replayPlan(garbled.entriesTo()), EXPECTED, "the garbled line hides the plan");
     garbled.close();
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("latestPlan() reads the whole path when a compaction carries no plan (older files)", async () => {
-  const home = await Deno.makeTempDir({ prefix: "tern-plan-record-" });
-  try {
-    const path = await planSession(home, 50);
+Deno.test("latestPlan() reads the whole path when a compaction carries no plan (older files)", () =>
+  withHome(async (home) => {
+    const path = planSession(home, 50);
     // As a tern before checkpoints carried plans wrote it.
     const lines = (await Deno.readTextFile(path)).split("\n").map((line) => {
       if (!line.includes('"compaction"')) return line;
@@ -98,20 +103,13 @@ Deno.test("latestPlan() reads the whole path when a compaction carries no plan (
     const session = await Session.open(path);
     deepEqual(latestPlan(session), EXPECTED);
     session.close();
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("latestPlan() is undefined for a session that never planned", async () => {
-  const home = await Deno.makeTempDir({ prefix: "tern-plan-record-" });
-  try {
+Deno.test("latestPlan() is undefined for a session that never planned", () =>
+  withHome((home) => {
     const session = Session.create(home, { cwd: "/w", ternVersion: "t" });
     session.append({ type: "message", message: { role: "user", content: "hi" } });
     session.append({ type: "plan", data: { kind: "node", planId: "x", nodeId: "a" } });
     equal(latestPlan(session), undefined);
     session.close();
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-});
+  }));

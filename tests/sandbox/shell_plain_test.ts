@@ -6,6 +6,7 @@
  */
 import { deepEqual, ok } from "node:assert/strict";
 import { analyzePlain, analyzeShellParsed } from "../../src/sandbox/shell/parse.ts";
+import { seededRandom } from "../support/seeded.ts";
 
 /** Commands a model runs every day. */
 const REALISTIC: readonly string[] = [
@@ -193,16 +194,6 @@ const REALISTIC: readonly string[] = [
   "find . -name *.ts -delete",
   'git commit -m "fix $x"',
 ];
-
-/** A small seeded generator, so a failure names a line that comes back on every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = [
   "echo",
@@ -443,7 +434,7 @@ const HEREDOC_BODIES = [
 const HEREDOC_RESTS = ["", "", "", " > out.txt", " 2>&1", " | cat", "; echo x", " x"];
 
 function generate(count: number): string[] {
-  const next = random(Number(Deno.env.get("PLAIN_SEED") ?? 21));
+  const next = seededRandom(Number(Deno.env.get("PLAIN_SEED") ?? 21));
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
   const lines: string[] = [];
   for (let n = 0; n < count; n++) {

@@ -65,7 +65,7 @@ export const PARSE_BUDGET_MS = 5_000;
  * without the parser, with the same result; the grammar is loaded on first use otherwise.
  */
 export async function analyzeShell(command: string): Promise<ShellAnalysis> {
-  return analyzePlain(command) ?? analyzeShellParsed(command);
+  return analyzePlain(command) ?? await analyzeShellParsed(command);
 }
 
 /**
