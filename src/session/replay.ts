@@ -86,10 +86,20 @@ export class Replayer {
         if (isStringList(entry.pins) && entry.pins.length > 0) settings.pins = [...entry.pins];
         else delete settings.pins;
         break;
-      case "plan":
-        if (startsPlan(entry.data)) settings.plan = [entry.data];
-        else settings.plan?.push(entry.data);
+      case "plan": {
+        if (startsPlan(entry.data)) {
+          settings.plan = [entry.data];
+          break;
+        }
+        // Only a node's newest record counts (src/plan/record.ts), so the checkpoint keeps no
+        // other: it holds a record per node and per append, however often the nodes changed.
+        const node = nodeOf(entry.data);
+        if (node !== undefined && settings.plan !== undefined) {
+          settings.plan = settings.plan.filter((data) => nodeOf(data) !== node);
+        }
+        settings.plan?.push(entry.data);
         break;
+      }
       case "branch":
         if (entry.summary) {
           this.#items.push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
@@ -167,6 +177,14 @@ export function isCheckpoint(value: unknown): value is Checkpoint {
 /** A `plan` entry's data that starts a plan (`{kind: "plan", …}`, src/plan/record.ts). */
 function startsPlan(data: unknown): boolean {
   return typeof data === "object" && data !== null && (data as { kind?: unknown }).kind === "plan";
+}
+
+/** The plan and node a `plan` entry's data changes (`{kind: "node", planId, nodeId, …}`). */
+function nodeOf(data: unknown): string | undefined {
+  if (typeof data !== "object" || data === null) return undefined;
+  const { kind, planId, nodeId } = data as Record<string, unknown>;
+  if (kind !== "node" || typeof planId !== "string" || typeof nodeId !== "string") return undefined;
+  return JSON.stringify([planId, nodeId]);
 }
 
 function isStringList(value: unknown): value is string[] {

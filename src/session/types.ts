@@ -160,8 +160,9 @@ export interface Checkpoint {
   pins?: string[];
   /**
    * The data of the `plan` entries on the path from the newest one that starts a plan (data with
-   * `kind: "plan"`, src/plan/record.ts) on, in order; absent when no plan started on the path
-   * this replay read. A resumed plan is rebuilt from it without reading before a compaction.
+   * `kind: "plan"`, src/plan/record.ts) on, in order, of a node's records only the newest;
+   * absent when no plan started on the path this replay read. A resumed plan is rebuilt from it
+   * without reading before a compaction.
    */
   plan?: unknown[];
 }

@@ -6,7 +6,10 @@
 import { deepEqual, equal, notDeepEqual } from "node:assert/strict";
 import { latestPlan, newPlanState, recordPlan, replayPlan } from "../../src/plan/record.ts";
 import type { PlanNode } from "../../src/plan/types.ts";
+import { loadSession } from "../../src/session/load.ts";
 import { Session } from "../../src/session/session.ts";
+import { SessionTree } from "../../src/session/tree.ts";
+import { seededRandom } from "../support/seeded.ts";
 
 const NODES: PlanNode[] = [
   { id: "a", title: "A", task: "Do a", dependsOn: [] },
@@ -87,6 +90,71 @@ Deno.test("latestPlan() of a resumed session rebuilds its plan without reading b
     const garbled = await Session.open(path);
     notDeepEqual(replayPlan(garbled.entriesTo()), EXPECTED, "the garbled line hides the plan");
     garbled.close();
+  }));
+
+Deno.test("a compaction carries each node's newest record, however often the nodes changed", () =>
+  withHome(async (home) => {
+    const session = Session.create(home, { cwd: "/w", ternVersion: "t" });
+    recordPlan(session, { kind: "plan", plan: newPlanState("p1", "the task", NODES) });
+    for (let n = 0; n < 200; n++) {
+      const nodeId = n % 2 === 0 ? "a" : "b";
+      recordPlan(session, { kind: "node", planId: "p1", nodeId, run: { state: "RUNNING" } });
+    }
+    recordPlan(session, { kind: "node", planId: "p1", nodeId: "a", run: { state: "SUCCEEDED" } });
+    const last = session.append({ type: "message", message: { role: "user", content: "m" } });
+    session.append(compaction(last.id));
+    session.close();
+    const line = (await Deno.readTextFile(session.path)).split("\n")
+      .find((text) => text.includes('"compaction"'))!;
+    deepEqual(JSON.parse(line).checkpoint.plan.map((data: { kind: string }) => data.kind), [
+      "plan",
+      "node",
+      "node",
+    ]);
+    const reopened = await Session.open(session.path);
+    deepEqual(latestPlan(reopened)?.runs, { a: { state: "SUCCEEDED" }, b: { state: "RUNNING" } });
+    reopened.close();
+  }));
+
+Deno.test("latestPlan() after random plans, node changes, appends, compactions and resumes is the whole path's plan", () =>
+  withHome(async (home) => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const next = seededRandom(seed);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
+      let session = Session.create(home, { cwd: "/w", ternVersion: "t" });
+      let last: string | null = null;
+      for (let n = 0; n < 150; n++) {
+        const roll = next();
+        const planId = pick(["p0", "p1"]);
+        if (roll < 0.1) {
+          recordPlan(session, { kind: "plan", plan: newPlanState(planId, `task ${n}`, NODES) });
+        } else if (roll < 0.7) {
+          const run = { state: pick(["RUNNING", "SUCCEEDED", "FAILED"] as const), result: `${n}` };
+          recordPlan(session, { kind: "node", planId, nodeId: pick(["a", "b", "c", "d"]), run });
+        } else if (roll < 0.78) {
+          const id = pick(["c", "d"]);
+          recordPlan(session, {
+            kind: "append",
+            planId,
+            nodes: [{ id, title: id, task: id, dependsOn: [] }],
+          });
+        } else if (roll < 0.9) {
+          last = session.append({ type: "message", message: { role: "user", content: `m${n}` } })
+            .id;
+        } else {
+          session.append(compaction(last));
+        }
+        if (next() < 0.05) {
+          session.close();
+          session = await Session.open(session.path);
+        }
+      }
+      session.close();
+      const reopened = await Session.open(session.path);
+      const whole = new SessionTree((await loadSession(session.path)).entries).path();
+      deepEqual(latestPlan(reopened), replayPlan(whole), `seed ${seed}`);
+      reopened.close();
+    }
   }));
 
 Deno.test("latestPlan() reads the whole path when a compaction carries no plan (older files)", () =>

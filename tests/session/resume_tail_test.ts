@@ -5,6 +5,7 @@
  */
 import { deepEqual, equal, notEqual, ok } from "node:assert/strict";
 import type { Message, ToolCall } from "../../src/core/messages.ts";
+import { latestPlan, replayPlan } from "../../src/plan/record.ts";
 import { idIndexPath } from "../../src/session/id_index.ts";
 import { loadSession } from "../../src/session/load.ts";
 import { replay, type ReplayState } from "../../src/session/replay.ts";
@@ -122,10 +123,13 @@ function step(session: Session, next: () => number, n: number): void {
   } else {
     // A plan's start, a change of one of its nodes, or data that is neither.
     const kind = pick(["plan", "node", "note"]);
+    const ids = ["n0", "n1", "n2"];
+    const nodes = ids.map((id) => ({ id, title: id, task: id, dependsOn: [] }));
+    const runs = Object.fromEntries(ids.map((id) => [id, { state: "WAITING" }]));
     const data = kind === "plan"
-      ? { kind, plan: { id: `p${n}`, task: "t", nodes: [], runs: {} } }
+      ? { kind, plan: { id: `p${n % 2}`, task: `t${n}`, nodes, runs } }
       : kind === "node"
-      ? { kind, planId: "p", nodeId: `n${n}`, run: { state: "RUNNING" } }
+      ? { kind, planId: `p${n % 2}`, nodeId: `n${n % 3}`, run: { state: "RUNNING", n } }
       : { kind, n };
     session.append({ type: "plan", data });
   }
@@ -151,6 +155,9 @@ Deno.test("Session.state() after random appends, branches, compactions and resum
       deepEqual(kept, await replayWithoutCheckpoints(path), message);
       const reopened = await Session.open(path);
       deepEqual(reopened.state(), await fullReplay(path), message);
+      // The plan a resume continues, from the records the replay carried, is the whole path's.
+      const wholePath = new SessionTree((await loadSession(path)).entries).path();
+      deepEqual(latestPlan(reopened), replayPlan(wholePath), message);
       deepEqual(reopened.entries, (await loadSession(path)).entries, message);
       reopened.close();
     }
