@@ -98,17 +98,19 @@ export function highlightCode(code: string, language: string | undefined, theme:
   if (!theme.color || hljs === undefined || !language || !hljs.getLanguage(language)) {
     return code.split("\n");
   }
-  if (code.length > MAX_HIGHLIGHT_CHARS) return code.split("\n");
-  const plain = code.split("\n");
-  if (plain.some((line) => line.length > MAX_HIGHLIGHT_LINE)) return plain;
   const key = `${language}\0${code}`;
   const cached = cache.get(key);
   if (cached) return cached;
+  // Only code short enough was cached: the bounds are checked once per block, not per render.
+  const plain = code.split("\n");
+  if (code.length > MAX_HIGHLIGHT_CHARS || plain.some((l) => l.length > MAX_HIGHLIGHT_LINE)) {
+    return plain;
+  }
   let lines: string[];
   try {
     lines = htmlToLines(hljs.highlight(code, { language, ignoreIllegals: true }).value, theme);
   } catch {
-    lines = code.split("\n");
+    lines = plain;
   }
   if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   cache.set(key, lines);

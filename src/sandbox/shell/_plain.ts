@@ -150,7 +150,9 @@ export function scanPlain(source: string): WalkState | undefined {
       if (/[&|;]/.test(source[i] ?? "")) return undefined;
       continue;
     }
-    const start = source.startsWith("<<<", i) ? null : HEREDOC.exec(source.slice(i, i + 64));
+    const start = source.startsWith("<<", i) && !source.startsWith("<<<", i)
+      ? HEREDOC.exec(source.slice(i, i + 64))
+      : null;
     if (start) {
       // One here-doc, after a command's words and a blank (`a<<EOF` is the parser's).
       if (heredoc !== undefined || words.length === 0 || !/[ \t]/.test(source[i - 1])) {
