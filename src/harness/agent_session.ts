@@ -31,7 +31,7 @@ import type { CompactionEntry } from "../session/types.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import type { Conversation, TurnExtension } from "./conversation.ts";
 import type { SubagentHost } from "./subagents/host.ts";
-import { readEnv } from "./env.ts";
+import { readEnv, shellSourceEnv } from "./env.ts";
 import type { OpenedMcp } from "./mcp_setup.ts";
 import {
   checkSessionServer,
@@ -246,7 +246,7 @@ export class AgentSession {
     if (change.profile !== undefined) sources.profile = { layer: "flag", flag: "/profile" };
     let router: Provider | undefined;
     if (change.model !== undefined || change.provider !== undefined) {
-      const { connectModels } = await import("./models.ts");
+      const { connectModels } = await import("./session_parts.ts");
       const connected = await connectModels(connectable(next), sources);
       next = connected.config;
       router = connected.setup.router;
@@ -305,7 +305,7 @@ export class AgentSession {
     let router: Provider | undefined;
     let note: string | undefined;
     if (restored.model !== current.model || restored.provider !== current.provider) {
-      const { connectModels } = await import("./models.ts");
+      const { connectModels } = await import("./session_parts.ts");
       try {
         const connected = await connectModels(connectable(restored), this.#sources, state);
         this.#config = connected.config;
@@ -398,11 +398,7 @@ export class AgentSession {
 
   async #connect(): Promise<Conversation> {
     const { workspace, memory } = this.#options;
-    const [{ connectModels }, { Conversation }, { shellSourceEnv }] = await Promise.all([
-      import("./models.ts"),
-      import("./conversation.ts"),
-      import("./env.ts"),
-    ]);
+    const { connectModels, Conversation } = await import("./session_parts.ts");
     const ternHome = this.#config.ternHome;
     const [connected, facts] = await Promise.all([
       connectModels(connectable(this.#config), this.#sources, this.openedState),
@@ -441,12 +437,9 @@ export class AgentSession {
 
   /** The subagent host and what it adds to every turn (loaded only when asked for). */
   async #subagentExtension(): Promise<TurnExtension> {
-    const [{ SubagentHost }, { preloadSubagentTools, subagentTools }, { checkChildModel }] =
-      await Promise.all([
-        import("./subagents/host.ts"),
-        import("./subagents/tool_specs.ts"),
-        import("./subagents/models.ts"),
-      ]);
+    const { SubagentHost, preloadSubagentTools, subagentTools, checkChildModel } = await import(
+      "./session_parts.ts"
+    );
     const host = new SubagentHost({
       settings: () => {
         const config = this.#config;
@@ -533,7 +526,7 @@ async function startMcp(
   config: Pick<TernConfig, "ternHome" | "rules" | "serverChosenBy">,
   closed: () => boolean,
 ): Promise<OpenedMcp> {
-  const { openMcp, killOnExit, watchMcp } = await import("./mcp_setup.ts");
+  const { openMcp, killOnExit, watchMcp } = await import("./session_parts.ts");
   const { workspace, warn } = options;
   const opened = await openMcp({
     ternHome: config.ternHome,
@@ -622,7 +615,7 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
 /** The remembered facts of `workspace` and the person; none when the memory cannot be read. */
 export async function rememberedFacts(ternHome: string, workspace: string): Promise<Fact[]> {
   try {
-    const { MemoryStore } = await import("../memory/facts.ts");
+    const { MemoryStore } = await import("./session_parts.ts");
     return (await MemoryStore.open(ternHome, workspace)).list();
   } catch {
     return [];

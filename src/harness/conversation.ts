@@ -64,7 +64,8 @@ import { webFetchOptions, webSearchOptions } from "./web_search.ts";
 import { type PromptOutcome, SessionHooks } from "./session_hooks.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import { COPY, copyJson } from "../core/json_depth.ts";
-import type { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
+import { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
+import { loadHooks } from "../sandbox/hooks/load.ts";
 
 /** The built-in tools that run in the tool worker (see `#toolAhead`). */
 const WORKER_TOOLS: ReadonlySet<string> = new Set(
@@ -425,11 +426,9 @@ export class Conversation {
       })),
     );
     this.#hooks = new SessionHooks(
-      import("../sandbox/hooks/load.ts").then(({ loadHooks }) =>
-        loadHooks(
-          { ternHome: options.config.ternHome, workspace: options.workspace },
-          (text) => this.#warnOnce(text),
-        )
+      loadHooks(
+        { ternHome: options.config.ternHome, workspace: options.workspace },
+        (text) => this.#warnOnce(text),
       ).then((loaded) => loaded.active, (error) => {
         // The person's own broken settings file (or trust record) runs no hooks, and says so; a
         // broken project file only loses its own hooks (see readHookSources).
@@ -861,7 +860,7 @@ export class Conversation {
     const user: UserMessage = { role: "user", content: this.#withFacts(prompt.text) };
     if (options.images !== undefined && options.images.length > 0) user.images = options.images;
     const userEntry = session.append({ type: "message", message: storeImages(user, images) });
-    const checkpoints = await this.#checkpoints();
+    const checkpoints = this.#checkpoints();
     let stopped = 0;
     const extension = this.#options.extension;
     const recordAs = recordMessages(session, extension && ((message) => extension.tag(message)));
@@ -931,11 +930,10 @@ export class Conversation {
   }
 
   /** The session's per-turn checkpoints (rewind); none when `rewindMaxFileBytes` is 0. */
-  async #checkpoints(): Promise<TurnCheckpoints | undefined> {
+  #checkpoints(): TurnCheckpoints | undefined {
     const { session, workspace, config } = this.#options;
     if (config.rewindMaxFileBytes === 0) return undefined;
     if (this.#turnCheckpoints?.sessionPath !== session.path) {
-      const { TurnCheckpoints } = await import("./rewind/turn_checkpoints.ts");
       this.#turnCheckpoints = new TurnCheckpoints({
         sessionPath: session.path,
         sessionId: session.id,

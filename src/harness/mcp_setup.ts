@@ -11,6 +11,8 @@ import { isInside, projectFolderProblem } from "../mcp/project_paths.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";
 import { readEnv, shellSourceEnv } from "./env.ts";
+import { loadMcpConfig } from "../mcp/config.ts";
+import { warnOnStderr } from "../config/workspace_file.ts";
 
 export { describeServer } from "./mcp_describe.ts";
 
@@ -49,10 +51,6 @@ export interface OpenedMcp {
  * @throws {ConfigError} naming the file and key of a bad entry.
  */
 export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
-  const [{ loadMcpConfig }, { warnOnStderr }] = await Promise.all([
-    import("../mcp/config.ts"),
-    import("../config/workspace_file.ts"),
-  ]);
   const loaded = await loadMcpConfig({
     ternHome: options.ternHome,
     workspace: options.workspace,

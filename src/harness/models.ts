@@ -7,7 +7,7 @@ import {
   isProjectSource,
   type TernConfig,
 } from "../config/mod.ts";
-import type { ModelSetup } from "../llm/setup.ts";
+import { type ModelSetup, setupModels } from "../llm/setup.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { SandboxConfig } from "./agent_sandbox.ts";
 
@@ -44,15 +44,16 @@ export type TurnConfig =
 /**
  * Connects to the models `config` names: the router (main provider and fallbacks) and the
  * config the turn runs with, its model the one actually used and its context window from the
- * catalog unless configured. The provider modules load here, off the `--version` path.
+ * catalog unless configured. The provider modules load here (`setupModels`), off the
+ * `--version` path.
  * @throws {ProviderSetupError} for an unknown provider or a missing key.
  */
+// deno-lint-ignore require-await -- async, so that a setup error is a rejection, as callers take it
 export async function connectModels(
   config: TernConfig,
   sources: Readonly<Record<string, ConfigSource>>,
   restored?: Pick<ReplayState, "model">,
 ): Promise<{ setup: ModelSetup; config: TernConfig }> {
-  const { setupModels } = await import("../llm/setup.ts");
   // applySessionSettings() drops the session's model when --provider or --model was given.
   const fromFlag = isFlagSource(sources.provider) || isFlagSource(sources.model);
   const fromSession = restored?.model !== undefined && !fromFlag;

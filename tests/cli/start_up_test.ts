@@ -207,6 +207,43 @@ Deno.test("tern run reaches its first model request without loading zod or the t
   );
 });
 
+/** The relative `import("…")` targets in `file`, as absolute paths. */
+function dynamicImports(file: string): string[] {
+  const text = Deno.readTextFileSync(file);
+  return [...text.matchAll(/import\(\s*"(\.[^"]+)"\s*\)/g)]
+    .map(([, spec]) => new URL(spec, `file://${file}`).pathname);
+}
+
+Deno.test("what tern run always loads before its first request comes in one import(), not one each", () => {
+  // Each import() is a module-graph load of its own for Deno (about 0.3 ms in the bundle,
+  // however small: bench/results/first_request_limits.md). Connecting a session loads
+  // session_parts.ts once; these modules, which every run uses on its way to the first
+  // request, come with it, so none of the path's modules may import one of them on its own.
+  const always = [
+    "src/harness/models.ts",
+    "src/harness/conversation.ts",
+    "src/harness/mcp_setup.ts",
+    "src/memory/facts.ts",
+    "src/harness/subagents/host.ts",
+    "src/harness/subagents/tool_specs.ts",
+    "src/harness/subagents/models.ts",
+    "src/mcp/config.ts",
+    "src/config/workspace_file.ts",
+    "src/llm/setup.ts",
+    "src/sandbox/hooks/load.ts",
+    "src/harness/rewind/turn_checkpoints.ts",
+  ].map((path) => join(ROOT, path));
+  const parts = staticImports(join(ROOT, "src/harness/session_parts.ts"));
+  deepEqual(always.filter((path) => !parts.has(path)), [], "session_parts.ts leaves these out");
+  const path = new Set([...staticImports(join(ROOT, "src/cli/run.ts")), ...parts]);
+  const separate = [...path].filter((file) => file.endsWith(".ts")).flatMap((file) =>
+    dynamicImports(file).filter((target) => always.includes(target)).map((target) =>
+      `${file.slice(ROOT.length + 1)} imports ${target.slice(ROOT.length + 1)}`
+    )
+  );
+  deepEqual(separate, []);
+});
+
 Deno.test("the tool worker loads each tool at its first call, and a reading tool without the diff package", () => {
   const handler = [...staticImports(join(ROOT, "src/tools/worker_handler.ts"))];
   const tools = ["read", "write", "edit", "multi_edit", "list", "glob", "grep", "bash", "builtin"];

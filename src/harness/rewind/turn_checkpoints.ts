@@ -26,7 +26,7 @@ import { hiddenInWorkspace, type WorkspaceHidden } from "../path_denials.ts";
 import type { Tool } from "../../tools/define.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import { appendRecord, type FileChange, storeDir } from "./records.ts";
-import { ShadowStore, type Snapshot } from "./shadow_store.ts";
+import type { ShadowStore, Snapshot } from "./shadow_store.ts";
 import { after as runAfter, type Timer } from "../../core/timer.ts";
 import { phaseMark } from "../../core/phase_marks.ts";
 
@@ -250,10 +250,14 @@ export class TurnCheckpoints {
 
   #open(): Promise<ShadowStore> {
     const { sessionPath, sessionId, workspace, maxFileBytes } = this.#options;
-    this.#store ??= ShadowStore.open(storeDir(dirname(sessionPath)), workspace, {
-      indexName: sessionId,
-      maxFileBytes: maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
-    });
+    // The store's code (git in a bubblewrap view) loads with the turn's first snapshot, which
+    // starts once the model request is out (`requestOut`), not before it.
+    this.#store ??= import("./shadow_store.ts").then(({ ShadowStore }) =>
+      ShadowStore.open(storeDir(dirname(sessionPath)), workspace, {
+        indexName: sessionId,
+        maxFileBytes: maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+      })
+    );
     return this.#store;
   }
 

@@ -1,6 +1,7 @@
 /** The check of a subagent's explicit provider and model against the catalog and the config. */
 import type { ConfigSource, TernConfig } from "../../config/mod.ts";
 import { ModelCatalog } from "../../llm/catalog.ts";
+import { connectModels } from "../models.ts";
 
 /**
  * Refuses a model the catalog, the config's `models` and the parent's own model do not know,
@@ -22,7 +23,6 @@ export async function checkChildModel(
         "not in the model catalog or the config's models (tern models lists them)",
     );
   }
-  const { connectModels } = await import("../models.ts");
   let chosen: string | undefined;
   try {
     const connected = await connectModels({ ...config, model, provider }, {
