@@ -189,22 +189,19 @@ const WARM_REQUEST = {
  */
 async function warmUp(): Promise<void> {
   await Promise.all([
-    import("../harness/models.ts"),
-    import("../harness/conversation.ts"),
-    import("../llm/setup.ts"),
+    // The session's parts (models, conversation, hooks, checkpoints) come in this one.
+    import("../harness/session_parts.ts"),
     import("../llm/openai_chat.ts"),
     import("../llm/openai_responses.ts"),
     import("../llm/anthropic.ts"),
-    import("../harness/rewind/turn_checkpoints.ts"),
+    import("../harness/rewind/shadow_store.ts"),
     import("../harness/resource_prompt.ts"),
     import("../memory/resources.ts"),
     import("../agent/request_permissions.ts"),
-    import("../sandbox/hooks/load.ts"),
     import("../sandbox/rules.ts"),
     import("../sandbox/prewarm.ts"),
     import("../harness/agent_sandbox.ts"),
     import("../harness/agent_gate.ts"),
-    import("../config/workspace_file.ts"),
     import("../config/jsonc_file.ts"),
   ]).catch(() => {});
   // Deno loads fetch's code at its first use, and zod compiles a schema at its first parse:
