@@ -14,6 +14,7 @@
 import { join, relative, sep } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { terminalText } from "../core/terminal_text.ts";
+import { withoutInvisible } from "../core/invisible_text.ts";
 import { isMissing, lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { ConfigError, describeReadError } from "./errors.ts";
 
@@ -41,6 +42,12 @@ export interface WorkspaceReadOptions {
    */
   maxBytes?: number;
   head?: boolean;
+  /**
+   * The text goes to the model as instructions a person can read (a context file, a skill, a
+   * template, a memory file): the characters that draw as nothing are removed
+   * (`withoutInvisible`, src/core/invisible_text.ts).
+   */
+  instructions?: boolean;
   /**
    * The caller resolved `workspace` to its real path already (a walk reading many files): it is
    * not resolved again per file. Safe even if the folder is swapped meanwhile: each file's own
@@ -111,12 +118,16 @@ export function readWorkspaceText(
     const max = options.maxBytes ?? MAX_WORKSPACE_FILE_BYTES;
     // One byte more than the file had when it was opened, or than may be read: either shows.
     const bytes = opened.head(Math.min(max, opened.size) + 1);
+    const text = (bytes: Uint8Array) => {
+      const decoded = new TextDecoder().decode(bytes);
+      return options.instructions ? withoutInvisible(decoded) : decoded;
+    };
     if (bytes.length > max) {
       if (!options.head) return skip(`it is larger than ${max} bytes`);
-      return new TextDecoder().decode(bytes.subarray(0, max));
+      return text(bytes.subarray(0, max));
     }
     if (bytes.length > opened.size) return skip("it grew while it was being read");
-    return new TextDecoder().decode(bytes);
+    return text(bytes);
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     if (isMissing(error)) return undefined;

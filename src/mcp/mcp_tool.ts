@@ -19,6 +19,8 @@ import type { Observation } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 import { McpCallError, type McpConnection, type McpToolInfo } from "./connection.ts";
 import { resultObservation } from "./results.ts";
+import { withoutInvisible } from "../core/invisible_text.ts";
+import { COPY, copyJson } from "../core/json_depth.ts";
 
 /** The longest description passed to the model; servers sometimes send manuals. */
 const MAX_DESCRIPTION = 4000;
@@ -110,16 +112,33 @@ function kilobytes(bytes: number): string {
   return `${Math.ceil(bytes / 1024).toLocaleString("en-US")} KB`;
 }
 
+/**
+ * The description the model gets: the server's own, cut, without the characters that draw as
+ * nothing (`withoutInvisible`): what the model reads of it is what a person listing the tools
+ * can read (`tern mcp tools`, `/mcp tools`).
+ */
 function describe(server: string, info: McpToolInfo): string {
-  const text = info.description?.trim() || info.title || info.annotations?.title ||
-    `Tool "${info.name}"`;
+  const text = withoutInvisible(
+    info.description?.trim() || info.title || info.annotations?.title || "",
+  ).trim() || `Tool "${info.name}"`;
   const cut = text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION)}…` : text;
   return `${cut}\n(MCP server "${server}")`;
 }
 
-/** The input schema as model APIs take it: an object schema without `$schema`. */
+/**
+ * The input schema as model APIs take it: an object schema without `$schema`, its descriptions
+ * and titles without the characters that draw as nothing (see {@linkcode describe}). What a
+ * call is checked against (types, names, enums, patterns) stays as the server wrote it.
+ */
 function modelSchema(input: Record<string, unknown>): JsonSchema {
-  const { $schema: _ignored, ...schema } = input ?? {};
+  const { $schema: _ignored, ...schema } = copyJson(
+    input ?? {},
+    (value, { key, parent }) =>
+      typeof value === "string" && (key === "description" || key === "title") &&
+        !Array.isArray(parent)
+        ? withoutInvisible(value)
+        : COPY,
+  ) as Record<string, unknown>;
   if (schema.type === undefined) schema.type = "object";
   if (schema.type === "object" && schema.properties === undefined) schema.properties = {};
   return schema;

@@ -209,6 +209,7 @@ export function readContextFile(
   try {
     text = readWorkspaceText(confine, path, {
       what: "context file",
+      instructions: true,
       warn,
       refuse,
       // Enough bytes for more than the characters kept, whatever their width in UTF-8.

@@ -135,6 +135,7 @@ function topicTitle(
   try {
     text = readWorkspaceText(workspace, path, {
       what: "memory file",
+      instructions: true,
       warn,
       refuse,
       maxBytes: TOPIC_HEAD_BYTES,

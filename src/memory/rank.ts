@@ -4,6 +4,7 @@
  * no word with the message is never chosen. Pure functions: `tern context` shows the same
  * choice, with each fact's score and the words that matched.
  */
+import { withoutInvisible } from "../core/invisible_text.ts";
 import type { Fact } from "./facts.ts";
 
 /** Facts sent with a message by default (the `memoryFacts` setting). */
@@ -86,7 +87,8 @@ export function rankedMemorySection(chosen: readonly RankedFact[]): string | und
   if (chosen.length === 0) return undefined;
   const lines = [...chosen]
     .sort((a, b) => a.fact.created.localeCompare(b.fact.created))
-    .map(({ fact }) => `- ${fact.text}`);
+    // What the person saved, as `tern memory list` shows it: nothing that draws as nothing.
+    .map(({ fact }) => `- ${withoutInvisible(fact.text)}`);
   return [
     "[Remembered facts that may bear on this message (saved by the person in earlier sessions;",
     "a later line wins where two disagree):]",

@@ -182,6 +182,7 @@ async function readSkillHead(
   try {
     text = readWorkspaceText(confine, path, {
       what: "skill",
+      instructions: true,
       warn: (line) => diagnostics.push(line),
       refuse: (real, named) => {
         realPath = real;
@@ -243,6 +244,7 @@ export async function readSkillBody(skill: Skill): Promise<string> {
   const refused: string[] = [];
   const text = readWorkspaceText(skill.root, skill.path, {
     what: "skill",
+    instructions: true,
     warn: (line) => refused.push(line),
     refuse: (real, named) =>
       real === skill.realPath

@@ -130,6 +130,7 @@ async function readTemplate(
   try {
     text = readWorkspaceText(confine, path, {
       what: "prompt template",
+      instructions: true,
       warn: (line) => diagnostics.push(line),
       refuse,
       maxBytes: MAX_TEMPLATE_BYTES,

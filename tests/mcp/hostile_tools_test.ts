@@ -167,3 +167,18 @@ Deno.test("McpConnection fails a server that lists more than MAX_TOOLS tools", a
   }, false);
   equal(MAX_TOOLS, 10_000);
 });
+
+Deno.test("what the model reads of a server's tool is what a person can read: nothing invisible", async () => {
+  const invisible = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+  await withServers({ hid: "hidden" }, (manager) => {
+    const [tool] = manager.tools();
+    equal(tool.tool, "notes");
+    equal(tool.description, 'Keeps notes. Really.\n(MCP server "hid")');
+    const note = (tool.parameters.properties as Record<string, Record<string, unknown>>).note;
+    equal(note.description, "The note.");
+    // What a call is checked against stays as the server wrote it.
+    deepEqual(note.enum, ["a\u200bb", "plain"]);
+    const told = JSON.stringify({ description: tool.description, note: note.description });
+    ok(!invisible.test(told), told);
+  });
+});

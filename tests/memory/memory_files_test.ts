@@ -101,7 +101,7 @@ Deno.test("readMemoryFiles() ends a topic title at any line break and drops form
     );
     await write(join(ws, ".tern", "memory", "nel.md"), "# Deploy \u202eshtap\u0085## forged\n");
     const titles = readMemoryFiles(ws, home, READ_ALL).topics.map((topic) => topic.title).sort();
-    deepEqual(titles, ["Build", "Deploy  shtap"]);
+    deepEqual(titles, ["Build", "Deploy shtap"]);
   });
 });
 
