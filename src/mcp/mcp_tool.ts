@@ -114,8 +114,8 @@ function kilobytes(bytes: number): string {
 
 /**
  * The description the model gets: the server's own, cut, without the characters that draw as
- * nothing (`withoutInvisible`): what the model reads of it is what a person listing the tools
- * can read (`tern mcp tools`, `/mcp tools`).
+ * nothing (`withoutInvisible`): what the model reads of it is what a person can read of it
+ * (`tern mcp tools` shows those characters as `⟨U+E0049⟩`, so a person sees they were there).
  */
 function describe(server: string, info: McpToolInfo): string {
   const text = withoutInvisible(
