@@ -93,15 +93,15 @@ async function showTools(
     );
     return 0;
   }
-  const infos = manager.toolsOf(server);
+  const own = new Map(manager.toolsOf(server).map((info) => [info.name, info.description]));
   for (const tool of exposed) {
     const mark = tool.readOnly ? "read-only" : "may change things";
     // The server's words on one line each, controls and invisible characters shown: a line
     // break in a name or description would forge another tool's entry on this screen, the one
     // a person reads before trusting the server. Its own description, not the model's copy
     // (which has no invisible characters left): a person sees that something was hidden.
-    const own = infos.find((info) => info.name === tool.tool)?.description?.trim();
-    const summary = (own || tool.description).split(/\r\n|[\r\n\u0085\u2028\u2029]/)[0];
+    const words = own.get(tool.tool)?.trim() || tool.description;
+    const summary = words.split(/\r\n|[\r\n\u0085\u2028\u2029]/)[0];
     write.out(`${tool.name}  (${visibleText(tool.tool)}, ${mark})\n  ${visibleText(summary)}\n`);
   }
   if (exposed.length === 0) write.err(`tern: MCP server "${server}" lists no tools\n`);

@@ -5,8 +5,8 @@
  * interactive UI draws its prompt in between, so none of it is in agent_session.ts's own
  * graph; but it is all needed at once, so it loads in one `import()`. Deno runs each `import()`
  * as a module-graph load of its own, at about 0.3 ms however small the module (measured in
- * the bundle: bench/results/first_request_limits.md, sixteenth session), and `tern run` made
- * thirteen of them on its way to its first model request.
+ * the bundle: bench/results/first_request_limits.md, sixteenth session), and connecting made
+ * thirteen of them on `tern run`'s way to its first model request.
  */
 export { connectModels } from "./models.ts";
 export { Conversation } from "./conversation.ts";
