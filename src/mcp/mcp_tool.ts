@@ -118,9 +118,9 @@ function kilobytes(bytes: number): string {
  * (`tern mcp tools` shows those characters as `⟨U+E0049⟩`, so a person sees they were there).
  */
 function describe(server: string, info: McpToolInfo): string {
-  const text = withoutInvisible(
-    info.description?.trim() || info.title || info.annotations?.title || "",
-  ).trim() || `Tool "${info.name}"`;
+  const text = [info.description, info.title, info.annotations?.title]
+    .map((words) => withoutInvisible(words ?? "").trim())
+    .find((words) => words !== "") ?? `Tool "${info.name}"`;
   const cut = text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION)}…` : text;
   return `${cut}\n(MCP server "${server}")`;
 }
