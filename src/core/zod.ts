@@ -11,6 +11,7 @@ export {
   boolean,
   discriminatedUnion,
   enum,
+  fromJSONSchema,
   literal,
   looseObject,
   NEVER,

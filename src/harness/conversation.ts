@@ -412,7 +412,9 @@ export class Conversation {
     });
     const allowed = options.allowedTools;
     this.#tools = new ToolRegistry(
-      gatedToolSpecs(this.#loadTools).filter((spec) => allowed?.has(spec.name) ?? true).map((
+      gatedToolSpecs(this.#loadTools, options.config.bashTimeoutMs).filter((spec) =>
+        allowed?.has(spec.name) ?? true
+      ).map((
         spec,
       ) => ({
         ...spec,
@@ -1317,8 +1319,11 @@ export class Conversation {
  * What the model sees of the gated tools before the sandbox exists, with their declarations
  * (a built-in's paths load its implementation, as its call is about to).
  */
-function gatedToolSpecs(load: BuiltinLoader): Array<Omit<Tool, "run">> {
-  return [...builtinTools(load), REQUEST_PERMISSIONS_SPEC];
+function gatedToolSpecs(
+  load: BuiltinLoader,
+  bashTimeoutMs: number | undefined,
+): Array<Omit<Tool, "run">> {
+  return [...builtinTools(load, { bashTimeoutMs }), REQUEST_PERMISSIONS_SPEC];
 }
 
 /** The person's latest message in the session, for the AUTO reviewer's goal. */

@@ -2,7 +2,7 @@
  * defineTool(): the one place that validates arguments, shapes errors and caps output, so no
  * tool body repeats them. Tool bodies throw; `run()` turns every outcome into an Observation.
  */
-import * as z from "../core/zod.ts";
+import type * as z from "../core/zod.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import { type Observation, type ToolDetails, ToolError } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
@@ -11,6 +11,7 @@ import type { ShellRunner } from "../sandbox/types.ts";
 import type { ProcessControl } from "../sandbox/background.ts";
 import type { PathRoots } from "./paths.ts";
 import { truncateMiddle } from "./truncate.ts";
+import { conformance } from "./json_conforms.ts";
 
 /** What a tool body gets besides its arguments. */
 export interface ToolContext {
@@ -75,12 +76,25 @@ export interface NetworkAccess {
   what: string;
 }
 
+/**
+ * Parameters defined by their JSON Schema rather than by zod, for a tool that should run
+ * without loading zod (`bash`, the first tool most runs call): a call whose arguments conform
+ * (`json_conforms.ts`, for schemas of the shape it knows) runs at once; any other loads zod,
+ * builds its schema from this one, and zod decides and words the error.
+ */
+export interface JsonParameters {
+  jsonSchema: JsonSchema;
+}
+
 export interface ToolDefinition<S extends z.ZodType> {
   name: string;
   /** Model-facing description. */
   description: string;
-  /** A strict schema: missing, wrong-typed or extra fields are INVALID_ARGUMENTS. */
-  parameters: S;
+  /**
+   * A strict schema: missing, wrong-typed or extra fields are INVALID_ARGUMENTS. Given as
+   * {@linkcode JsonParameters}, `S` only types the arguments.
+   */
+  parameters: S | JsonParameters;
   /** True when the tool never changes anything; read-only calls may run concurrently. */
   readOnly: boolean;
   /** Where the body runs; the gate, the worker and the audit log go by it. */
@@ -140,6 +154,7 @@ const DEFAULT_MAX_OUTPUT_CHARS = 50_000;
 
 export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
   let schema: JsonSchema | undefined;
+  const parse = argumentParser<z.infer<S>>(def.parameters);
   const maxChars = def.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   return {
     name: def.name,
@@ -148,22 +163,20 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
     runsIn: def.runsIn,
     ...(def.guidance === undefined ? {} : { guidance: def.guidance }),
     ...(def.subagentBase ? { subagentBase: true as const } : {}),
-    // deno-lint-ignore require-await
     async paths(args) {
       if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) return [];
-      const parsed = def.parameters.safeParse(args);
+      const parsed = await parse(args);
       return parsed.success ? def.paths(parsed.data) : [];
     },
     ...(def.network === undefined ? {} : {
-      // deno-lint-ignore require-await
       async network(args: unknown) {
         if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) return undefined;
-        const parsed = def.parameters.safeParse(args);
+        const parsed = await parse(args);
         return parsed.success ? def.network!(parsed.data) : undefined;
       },
     }),
     get parameters(): JsonSchema {
-      schema ??= toJsonSchema(def.parameters);
+      schema ??= isJson(def.parameters) ? def.parameters.jsonSchema : toJsonSchema(def.parameters);
       return schema;
     },
     async run(args, ctx) {
@@ -176,7 +189,7 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
             `they nest more than ${MAX_ARGUMENT_DEPTH} levels deep`,
         };
       }
-      const parsed = def.parameters.safeParse(args);
+      const parsed = await parse(args);
       if (!parsed.success) {
         return {
           status: "ERROR",
@@ -203,8 +216,36 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
   };
 }
 
+type Parsed<T> = { success: true; data: T } | { success: false; error: z.ZodError };
+
+/**
+ * Validates arguments: through zod for a zod schema; for {@linkcode JsonParameters}, without
+ * zod when they conform, else through the zod schema built from the JSON Schema (loaded then).
+ */
+function argumentParser<T>(
+  parameters: z.ZodType | JsonParameters,
+): (args: unknown) => Promise<Parsed<T>> {
+  if (!isJson(parameters)) {
+    // deno-lint-ignore require-await
+    return async (args) => parameters.safeParse(args) as Parsed<T>;
+  }
+  const conforms = conformance(parameters.jsonSchema);
+  let zod: Promise<z.ZodType> | undefined;
+  return async (args) => {
+    if (conforms?.(args)) return { success: true, data: { ...(args as object) } as T };
+    zod ??= import("../core/zod.ts").then(({ fromJSONSchema }) =>
+      fromJSONSchema(parameters.jsonSchema as Parameters<typeof fromJSONSchema>[0])
+    );
+    return (await zod).safeParse(args) as Parsed<T>;
+  };
+}
+
+function isJson(parameters: z.ZodType | JsonParameters): parameters is JsonParameters {
+  return !("_zod" in parameters);
+}
+
 function toJsonSchema(schema: z.ZodType): JsonSchema {
-  const json = z.toJSONSchema(schema, { target: "draft-7", io: "input" }) as JsonSchema;
+  const json = schema.toJSONSchema({ target: "draft-7", io: "input" }) as JsonSchema;
   delete json.$schema;
   return json;
 }

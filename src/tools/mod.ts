@@ -10,6 +10,12 @@ import type { JsonSchema } from "../core/tool_spec.ts";
 import type { RunsIn, Tool } from "./define.ts";
 import manifest from "./builtin_manifest.json" with { type: "json" };
 import type { BuiltinToolOptions } from "./builtin.ts";
+import {
+  bashDefaultTimeout,
+  bashDescription,
+  bashParameters,
+  DEFAULT_BASH_TIMEOUT_MS,
+} from "./bash_spec.ts";
 
 export type { BuiltinToolOptions } from "./builtin.ts";
 export type { NetworkAccess, RunsIn, Tool, ToolContext, ToolPath } from "./define.ts";
@@ -83,12 +89,36 @@ export function builtinLoader(options: BuiltinToolOptions = {}): BuiltinLoader {
   };
 }
 
+/** What {@linkcode builtinTools} tells the model beyond the manifest. */
+export interface BuiltinSpecOptions {
+  /** The default timeout of a `bash` call `load` was configured with; default 120,000 ms. */
+  bashTimeoutMs?: number;
+}
+
 /**
  * The built-in tools, lazily implemented: `run()` loads the implementations on first use.
- * Pass the same `load` to `preload` it in the background.
+ * Pass the same `load` to `preload` it in the background. `bash` states the default timeout
+ * of `options` (the manifest's states 120 s).
  */
-export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
-  return BUILTIN_MANIFEST.map((entry) => ({
+export function builtinTools(
+  load: BuiltinLoader = builtinLoader(),
+  options: BuiltinSpecOptions = {},
+): Tool[] {
+  const bashMs = bashDefaultTimeout(options.bashTimeoutMs);
+  return BUILTIN_MANIFEST.map((manifestEntry) => {
+    const entry = manifestEntry.name === BASH_TOOL && bashMs !== DEFAULT_BASH_TIMEOUT_MS
+      ? {
+        ...manifestEntry,
+        description: bashDescription(bashMs),
+        parameters: bashParameters(bashMs),
+      }
+      : manifestEntry;
+    return lazyTool(entry, load);
+  });
+}
+
+function lazyTool(entry: ManifestEntry, load: BuiltinLoader): Tool {
+  return {
     name: entry.name,
     description: entry.description,
     readOnly: entry.readOnly,
@@ -139,5 +169,5 @@ export function builtinTools(load: BuiltinLoader = builtinLoader()): Tool[] {
       }
       return await tool.run(args, ctx);
     },
-  }));
+  };
 }

@@ -261,3 +261,19 @@ Deno.test("tern run ends CANCELLED with exit code 130 on Ctrl-C (SIGINT)", async
     await ws.cleanup();
   }
 });
+
+Deno.test("tern run tells the model the bash timeout the configuration sets", async () => {
+  const { run, requests } = await withTern(
+    [{ text: "ok" }],
+    ["-o", "json", "task"],
+    async (dir) => {
+      await Deno.mkdir(join(dir, ".tern"));
+      await Deno.writeTextFile(join(dir, ".tern/config.jsonc"), `{ "bashTimeoutMs": 7000 }`);
+    },
+  );
+  equal(run.code, 0, run.stderr);
+  const tools = requests[0].body.tools as { function: { name: string; description: string } }[];
+  const bash = tools.find((tool) => tool.function.name === "bash")!;
+  ok(bash.function.description.includes("Timeout 7 s by default"), bash.function.description);
+  ok(!JSON.stringify(requests[0].body).includes("default 120000"));
+});

@@ -289,6 +289,32 @@ Deno.test("tern run sends its first model request before zod is evaluated (no sk
   deepEqual(out.stderr.match(/PROBE zod=\w+/g), ["PROBE zod=false"], out.stderr);
 });
 
+/** {@linkcode ZOD_PROBE} told at every model request, not only the first. */
+const ZOD_PROBE_EACH = ZOD_PROBE.replace("if (!told) {", "{");
+
+testWith([bwrapNeed], "a run of bash calls with well-formed arguments never evaluates zod", async () => {
+  const call = (id: string, args: Record<string, unknown>): ScriptedReply => ({
+    toolCalls: [{ id, name: "bash", arguments: JSON.stringify(args) }],
+  });
+  const out = await runWithProbe(ZOD_PROBE_EACH, [
+    call("c1", { command: "echo first" }),
+    call("c2", { command: "echo second", timeout_ms: 5000, description: "says second" }),
+    { text: "done" },
+  ]);
+  equal(out.code, 0, out.stderr);
+  equal(JSON.parse(out.stdout).text, "done");
+  deepEqual(out.stderr.match(/PROBE zod=\w+/g), Array(3).fill("PROBE zod=false"), out.stderr);
+});
+
+testWith([bwrapNeed], "a bash call with malformed arguments loads zod to word the error", async () => {
+  const out = await runWithProbe(ZOD_PROBE_EACH, [
+    { toolCalls: [{ id: "c1", name: "bash", arguments: JSON.stringify({ command: "" }) }] },
+    { text: "done" },
+  ]);
+  equal(out.code, 0, out.stderr);
+  deepEqual(out.stderr.match(/PROBE zod=\w+/g), ["PROBE zod=false", "PROBE zod=true"], out.stderr);
+});
+
 /**
  * `tern run --mode bypass -o json hi` from main.ts with bin/tern's declared flags, against a
  * scripted model answering `replies`, with the module `probe` run first (`--preload`).

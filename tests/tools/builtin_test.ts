@@ -8,6 +8,7 @@ import {
   IN_PROCESS_TOOLS,
 } from "../../src/tools/mod.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
+import { createBashTool } from "../../src/tools/bash.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
 
 Deno.test("createBuiltinTools() returns the sixteen tools in order with their capabilities", () => {
@@ -159,4 +160,27 @@ Deno.test("builtinTools() works out a bash call's paths without loading the file
   }).find((tool) => tool.runsIn !== "worker")!;
   deepEqual(await bash.paths({ command: "ls" }), []);
   ok(asked.every((name) => name !== undefined), `asked for every tool: ${asked.join(",")}`);
+});
+
+Deno.test("builtinTools() tells the model the bash timeout it was configured with, as the tool applies it", () => {
+  const manifestBash = BUILTIN_MANIFEST.find((entry) => entry.name === "bash")!;
+  for (const configured of [5_000, 90_000, 900_000]) {
+    const offered = builtinTools(builtinLoader({ bashTimeoutMs: configured }), {
+      bashTimeoutMs: configured,
+    }).find((tool) => tool.name === "bash")!;
+    const real = createBashTool({ defaultTimeoutMs: configured });
+    equal(offered.description, real.description);
+    deepEqual(offered.parameters, real.parameters);
+    const seconds = Math.min(configured, 600_000) / 1000;
+    ok(offered.description.includes(`Timeout ${seconds} s by default`), offered.description);
+    ok(offered.description !== manifestBash.description);
+  }
+  const plain = builtinTools(builtinLoader(), { bashTimeoutMs: 120_000 });
+  equal(plain.find((tool) => tool.name === "bash")!.description, manifestBash.description);
+  // Only bash changes.
+  deepEqual(
+    builtinTools(builtinLoader(), { bashTimeoutMs: 5_000 }).filter((tool) => tool.name !== "bash")
+      .map((tool) => tool.description),
+    BUILTIN_MANIFEST.filter((entry) => entry.name !== "bash").map((entry) => entry.description),
+  );
 });

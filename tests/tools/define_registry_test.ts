@@ -1,7 +1,7 @@
 import { deepEqual, equal, ok, throws } from "node:assert/strict";
 import { z } from "zod";
 import { ToolError } from "../../src/core/observation.ts";
-import { defineTool } from "../../src/tools/define.ts";
+import { defineTool, type ToolDefinition } from "../../src/tools/define.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { truncateMiddle } from "../../src/tools/truncate.ts";
 
@@ -33,6 +33,56 @@ Deno.test("defineTool() rejects missing, wrong-typed and extra fields without ru
   const extra = await tool.run({ path: "a", extra: true }, ctx());
   ok(extra.status === "ERROR" && extra.message.includes('"extra"'));
   equal(ran, 0);
+});
+
+Deno.test("defineTool() with a JSON Schema runs and refuses calls as the same schema in zod does", async () => {
+  const seen: unknown[] = [];
+  type Args = z.ZodType<{ path: string; limit?: number }>;
+  const make = (parameters: ToolDefinition<Args>["parameters"]) =>
+    defineTool<Args>({
+      name: "sample",
+      description: "a sample tool",
+      parameters,
+      readOnly: true,
+      runsIn: "host",
+      paths: (args) => [{ path: args.path, write: false }],
+      execute: (args) => {
+        seen.push(args);
+        return Promise.resolve({ output: `${args.path} ${args.limit ?? "-"}` });
+      },
+    });
+  const zodTool = make(
+    z.strictObject({
+      path: z.string().min(1).describe("a path"),
+      limit: z.number().int().min(1).max(10).optional(),
+    }),
+  );
+  const jsonTool = make({ jsonSchema: zodTool.parameters });
+  deepEqual(jsonTool.parameters, zodTool.parameters);
+  const calls = [
+    { path: "a" },
+    { path: "a", limit: 3 },
+    {},
+    { path: "" },
+    { path: 3 },
+    { path: "a", limit: 11 },
+    { path: "a", limit: 1.5 },
+    { path: "a", extra: true },
+    "text",
+    null,
+  ];
+  for (const args of calls) {
+    const [viaJson, viaZod] = [await jsonTool.run(args, ctx()), await zodTool.run(args, ctx())];
+    deepEqual(viaJson, viaZod, JSON.stringify(args));
+    deepEqual(await jsonTool.paths(args), await zodTool.paths(args), JSON.stringify(args));
+  }
+  const refused = await jsonTool.run({ path: "a", extra: true }, ctx());
+  ok(refused.status === "ERROR" && refused.message.includes('unknown field(s) "extra"'));
+  // The body gets a copy, as zod gives one: what it does to it does not reach the caller.
+  const args = { path: "a" };
+  await jsonTool.run(args, ctx());
+  ok(seen.at(-1) !== args);
+  deepEqual(seen.at(-1), args);
 });
 
 Deno.test("defineTool() maps thrown errors to observation codes", async () => {
