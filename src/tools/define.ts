@@ -190,11 +190,18 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
         };
       }
       const parsed = await parse(args);
+      if (!parsed.success && parsed.unchecked) {
+        return {
+          status: "ERROR",
+          code: "EXECUTION_FAILED",
+          message: `Cannot check the arguments of "${def.name}": ${parsed.problem}`,
+        };
+      }
       if (!parsed.success) {
         return {
           status: "ERROR",
           code: "INVALID_ARGUMENTS",
-          message: `Invalid arguments for "${def.name}": ${describeIssues(parsed.error)}`,
+          message: `Invalid arguments for "${def.name}": ${parsed.problem}`,
         };
       }
       if (ctx.signal.aborted) return cancelled(def.name);
@@ -216,28 +223,48 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): Tool {
   };
 }
 
-type Parsed<T> = { success: true; data: T } | { success: false; error: z.ZodError };
+/**
+ * Validated arguments, or what is wrong with them (for the model to read); `unchecked` when
+ * the validator itself could not load.
+ */
+type Parsed<T> =
+  | { success: true; data: T }
+  | { success: false; problem: string; unchecked?: true };
 
 /**
  * Validates arguments: through zod for a zod schema; for {@linkcode JsonParameters}, without
  * zod when they conform, else through the zod schema built from the JSON Schema (loaded then).
+ * Never rejects.
  */
 function argumentParser<T>(
   parameters: z.ZodType | JsonParameters,
 ): (args: unknown) => Promise<Parsed<T>> {
   if (!isJson(parameters)) {
     // deno-lint-ignore require-await
-    return async (args) => parameters.safeParse(args) as Parsed<T>;
+    return async (args) => verdict(parameters.safeParse(args));
   }
   const conforms = conformance(parameters.jsonSchema);
   let zod: Promise<z.ZodType> | undefined;
   return async (args) => {
     if (conforms?.(args)) return { success: true, data: { ...(args as object) } as T };
-    zod ??= import("../core/zod.ts").then(({ fromJSONSchema }) =>
-      fromJSONSchema(parameters.jsonSchema as Parameters<typeof fromJSONSchema>[0])
-    );
-    return (await zod).safeParse(args) as Parsed<T>;
+    try {
+      zod ??= import("../core/zod.ts").then(({ fromJSONSchema }) =>
+        fromJSONSchema(parameters.jsonSchema as Parameters<typeof fromJSONSchema>[0])
+      );
+      return verdict((await zod).safeParse(args));
+    } catch (error) {
+      zod = undefined; // a chunk that failed to load is tried again by the next call
+      return { success: false, problem: messageOf(error), unchecked: true };
+    }
   };
+}
+
+function verdict<T>(
+  result: { success: true; data: unknown } | { success: false; error: z.ZodError },
+): Parsed<T> {
+  return result.success
+    ? { success: true, data: result.data as T }
+    : { success: false, problem: describeIssues(result.error) };
 }
 
 function isJson(parameters: z.ZodType | JsonParameters): parameters is JsonParameters {

@@ -1,7 +1,7 @@
 /**
  * A tool call's arguments checked against the tool's JSON Schema without zod, so that a tool
  * defined by its JSON Schema (`bash`) runs a well-formed call without loading zod's 200 KB:
- * about 3 ms of round 1 (`bench/results/first_request_limits.md`). It knows one shape of
+ * 1–3 ms of round 1 (`bench/results/first_request_limits.md`). It knows one shape of
  * schema, the one such a tool has: an object with no other fields, whose fields are strings
  * (with `minLength`, `maxLength`), numbers or integers (with `minimum`, `maximum`) or booleans.
  * For any other schema {@linkcode conformance} gives no check, and every call goes to zod.
