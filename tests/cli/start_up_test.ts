@@ -292,7 +292,7 @@ Deno.test("tern run sends its first model request before zod is evaluated (no sk
 /** {@linkcode ZOD_PROBE} told at every model request, not only the first. */
 const ZOD_PROBE_EACH = ZOD_PROBE.replace("if (!told) {", "{");
 
-testWith([bwrapNeed], "a run of bash calls with well-formed arguments never evaluates zod", async () => {
+testWith([bwrapNeed], "bash calls with well-formed arguments never evaluate zod", async () => {
   const call = (id: string, args: Record<string, unknown>): ScriptedReply => ({
     toolCalls: [{ id, name: "bash", arguments: JSON.stringify(args) }],
   });
@@ -306,14 +306,22 @@ testWith([bwrapNeed], "a run of bash calls with well-formed arguments never eval
   deepEqual(out.stderr.match(/PROBE zod=\w+/g), Array(3).fill("PROBE zod=false"), out.stderr);
 });
 
-testWith([bwrapNeed], "a bash call with malformed arguments loads zod to word the error", async () => {
-  const out = await runWithProbe(ZOD_PROBE_EACH, [
-    { toolCalls: [{ id: "c1", name: "bash", arguments: JSON.stringify({ command: "" }) }] },
-    { text: "done" },
-  ]);
-  equal(out.code, 0, out.stderr);
-  deepEqual(out.stderr.match(/PROBE zod=\w+/g), ["PROBE zod=false", "PROBE zod=true"], out.stderr);
-});
+testWith(
+  [bwrapNeed],
+  "a bash call with malformed arguments loads zod to word the error",
+  async () => {
+    const out = await runWithProbe(ZOD_PROBE_EACH, [
+      { toolCalls: [{ id: "c1", name: "bash", arguments: JSON.stringify({ command: "" }) }] },
+      { text: "done" },
+    ]);
+    equal(out.code, 0, out.stderr);
+    deepEqual(
+      out.stderr.match(/PROBE zod=\w+/g),
+      ["PROBE zod=false", "PROBE zod=true"],
+      out.stderr,
+    );
+  },
+);
 
 /**
  * `tern run --mode bypass -o json hi` from main.ts with bin/tern's declared flags, against a
