@@ -246,7 +246,8 @@ function argumentParser<T>(
   const conforms = conformance(parameters.jsonSchema);
   let zod: Promise<z.ZodType> | undefined;
   return async (args) => {
-    if (conforms?.(args)) return { success: true, data: { ...(args as object) } as T };
+    const checked = conforms?.(args);
+    if (checked !== undefined) return { success: true, data: checked as T };
     try {
       zod ??= import("../core/zod.ts").then(({ fromJSONSchema }) =>
         fromJSONSchema(parameters.jsonSchema as Parameters<typeof fromJSONSchema>[0])

@@ -8,14 +8,18 @@
  *
  * A check says yes only where zod's schema built from the same JSON Schema (`fromJSONSchema`)
  * does, and for JSON values (what a model's call is) exactly where it does: lengths in code
- * points, numbers finite, integers safe, plain objects only.
+ * points, numbers finite, integers safe, plain objects of data fields only.
  * tests/tools/json_conforms_test.ts compares the two on every edge. A call it refuses is not
  * refused yet: zod then decides, and words the error.
  */
 import type { JsonSchema } from "../core/tool_spec.ts";
 
-/** Whether a value conforms; never throws. */
-export type Conformance = (value: unknown) => boolean;
+/**
+ * The arguments as a plain copy of what was checked, when they conform; undefined when not.
+ * Never throws. A copy, not the value itself: a getter or a proxy could answer differently when
+ * the tool reads it, so the tool gets exactly the values checked.
+ */
+export type Conformance = (value: unknown) => Record<string, unknown> | undefined;
 
 type FieldCheck = (value: unknown) => boolean;
 
@@ -44,22 +48,29 @@ export function conformance(schema: JsonSchema): Conformance | undefined {
     fields.set(name, check);
   }
   if (!required.every((name) => typeof name === "string" && fields.has(name))) return undefined;
+  // Set on a plain object, this name would change the copy's prototype instead.
+  if (fields.has("__proto__")) return undefined;
   const optional = new Set([...fields.keys()].filter((name) => !required.includes(name)));
   return (value) => {
-    if (!isRecord(value)) return false;
+    if (!isRecord(value)) return undefined;
     try {
       const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) return false;
+      if (proto !== Object.prototype && proto !== null) return undefined;
+      const copy: Record<string, unknown> = {};
       for (const key of Reflect.ownKeys(value)) {
-        if (typeof key !== "string") return false;
+        if (typeof key !== "string") return undefined;
         const check = fields.get(key);
-        if (check === undefined) return false;
+        const slot = Object.getOwnPropertyDescriptor(value, key);
+        // Only data fields: a getter is read once here, never again by the tool.
+        if (check === undefined || slot === undefined || !("value" in slot)) return undefined;
+        const field: unknown = slot.value;
         // An optional field given as undefined is absent to zod (not in JSON: a caller's).
-        if (value[key] === undefined ? !optional.has(key) : !check(value[key])) return false;
+        if (field === undefined ? !optional.has(key) : !check(field)) return undefined;
+        copy[key] = field;
       }
-      return required.every((name) => Object.hasOwn(value, name));
+      return required.every((name) => Object.hasOwn(copy, name)) ? copy : undefined;
     } catch {
-      return false; // a getter or a proxy that throws: zod decides
+      return undefined; // a proxy that throws: zod decides
     }
   };
 }

@@ -3,7 +3,7 @@
  * schema built from the same JSON Schema does, on every edge of every keyword, and it knows
  * no other schema.
  */
-import { deepEqual, equal, notEqual } from "node:assert/strict";
+import { deepEqual, equal, notEqual, ok } from "node:assert/strict";
 import { fromJSONSchema } from "../../src/core/zod.ts";
 import type { JsonSchema } from "../../src/core/tool_spec.ts";
 import { conformance } from "../../src/tools/json_conforms.ts";
@@ -115,10 +115,11 @@ for (const [label, schema] of Object.entries(SCHEMAS)) {
     for (const value of candidates(schema)) {
       const ours = check!(value);
       const theirs = zod.safeParse(value);
-      equal(ours, theirs.success, `disagree on ${describe(value)}`);
-      if (ours) {
+      equal(ours !== undefined, theirs.success, `disagree on ${describe(value)}`);
+      if (ours !== undefined) {
         accepted++;
-        deepEqual({ ...(value as object) }, theirs.data, `data of ${describe(value)}`);
+        deepEqual(ours, theirs.data, `data of ${describe(value)}`);
+        ok(ours !== value, "the check gives a copy");
       } else refused++;
     }
     // The corpus reaches both verdicts, so agreement is not agreement on one answer.
@@ -128,7 +129,9 @@ for (const [label, schema] of Object.entries(SCHEMAS)) {
     // other way round.
     const base = candidates(schema).find((value) => check!(value)) as object;
     const notJson = [{ ...base, [Symbol("s")]: 1 }, Object.assign(new (class {})(), base)];
-    for (const value of notJson) if (check!(value)) equal(zod.safeParse(value).success, true);
+    for (const value of notJson) {
+      if (check!(value) !== undefined) equal(zod.safeParse(value).success, true);
+    }
   });
 }
 
@@ -193,13 +196,41 @@ Deno.test("conformance() says no, and never throws, for values a JSON call canno
       throw new Error("no value");
     },
   });
+  const fine = Object.defineProperty({}, "command", { enumerable: true, get: () => "echo" });
   class Args {
     command = "echo";
   }
-  for (const value of [throwing, getter, new Args(), new Map([["command", "echo"]])]) {
-    equal(check(value), false);
+  for (const value of [throwing, getter, fine, new Args(), new Map([["command", "echo"]])]) {
+    equal(check(value), undefined);
   }
-  equal(check({ command: "echo" }), true);
+  deepEqual(check({ command: "echo" }), { command: "echo" });
+});
+
+Deno.test("conformance() gives the tool the values it checked, whatever a proxy answers later", () => {
+  const check = conformance(bashParameters(120_000))!;
+  // A proxy that shows a valid command to whoever looks first, and an empty one after.
+  let looks = 0;
+  const target = { command: "echo checked" };
+  const shifty = new Proxy(target, {
+    getOwnPropertyDescriptor(object, key) {
+      const slot = Reflect.getOwnPropertyDescriptor(object, key);
+      return looks++ === 0 || slot === undefined ? slot : { ...slot, value: "" };
+    },
+    get(object, key) {
+      return looks++ === 0 ? Reflect.get(object, key) : "";
+    },
+  });
+  const copy = check(shifty);
+  deepEqual(copy, { command: "echo checked" });
+  ok(looks > 0);
+  deepEqual(check(copy), copy, "the copy conforms");
+});
+
+Deno.test("conformance() refuses a schema with a __proto__ field (a copy could not hold it)", () => {
+  const schema = JSON.parse(
+    `{"type":"object","properties":{"__proto__":{"type":"string"}},"additionalProperties":false}`,
+  );
+  equal(conformance(schema), undefined);
 });
 
 function describe(value: unknown): string {
