@@ -61,7 +61,7 @@ export function conformance(schema: JsonSchema): Conformance | undefined {
         if (typeof key !== "string") return undefined;
         const check = fields.get(key);
         const slot = Object.getOwnPropertyDescriptor(value, key);
-        // Only data fields: a getter is read once here, never again by the tool.
+        // Data fields only: an accessor is refused (zod decides), so nothing is read twice.
         if (check === undefined || slot === undefined || !("value" in slot)) return undefined;
         const field: unknown = slot.value;
         // An optional field given as undefined is absent to zod (not in JSON: a caller's).
