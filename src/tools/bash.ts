@@ -6,7 +6,6 @@ import { truncateMiddle } from "./truncate.ts";
 import { startInBackground } from "./bash_background.ts";
 import { type BashArgs, bashDefaultTimeout, bashDescription, bashParameters } from "./bash_spec.ts";
 
-export { DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS } from "./bash_spec.ts";
 /** Output shown to the model at most, in characters; the head and the tail are kept. */
 export const MAX_BASH_OUTPUT_CHARS = 400_000;
 

@@ -10,12 +10,7 @@ import type { JsonSchema } from "../core/tool_spec.ts";
 import type { RunsIn, Tool } from "./define.ts";
 import manifest from "./builtin_manifest.json" with { type: "json" };
 import type { BuiltinToolOptions } from "./builtin.ts";
-import {
-  bashDefaultTimeout,
-  bashDescription,
-  bashParameters,
-  DEFAULT_BASH_TIMEOUT_MS,
-} from "./bash_spec.ts";
+import { bashDefaultTimeout, bashDescription, bashParameters } from "./bash_spec.ts";
 
 export type { BuiltinToolOptions } from "./builtin.ts";
 export type { NetworkAccess, RunsIn, Tool, ToolContext, ToolPath } from "./define.ts";
@@ -105,16 +100,14 @@ export function builtinTools(
   options: BuiltinSpecOptions = {},
 ): Tool[] {
   const bashMs = bashDefaultTimeout(options.bashTimeoutMs);
-  return BUILTIN_MANIFEST.map((manifestEntry) => {
-    const entry = manifestEntry.name === BASH_TOOL && bashMs !== DEFAULT_BASH_TIMEOUT_MS
-      ? {
-        ...manifestEntry,
-        description: bashDescription(bashMs),
-        parameters: bashParameters(bashMs),
-      }
-      : manifestEntry;
-    return lazyTool(entry, load);
-  });
+  return BUILTIN_MANIFEST.map((entry) =>
+    lazyTool(
+      entry.name === BASH_TOOL
+        ? { ...entry, description: bashDescription(bashMs), parameters: bashParameters(bashMs) }
+        : entry,
+      load,
+    )
+  );
 }
 
 function lazyTool(entry: ManifestEntry, load: BuiltinLoader): Tool {

@@ -74,13 +74,12 @@ const SCHEMAS: Record<string, JsonSchema> = {
 
 /** Every argument object worth asking about `schema`: each field with each value, alone or with its requirements. */
 function candidates(schema: JsonSchema): unknown[] {
-  const properties = Object.keys(schema.properties as object);
+  const fields = schema.properties as Record<string, JsonSchema>;
   const required = schema.required as string[] | undefined ?? [];
-  const properties_ = schema.properties as Record<string, JsonSchema>;
   const base: Record<string, unknown> = {};
   // A passing value for each required field, found by asking zod about the field alone.
   for (const name of required) {
-    const alone = fromJSONSchema({ type: "object", properties: { [name]: properties_[name] } });
+    const alone = fromJSONSchema({ type: "object", properties: { [name]: fields[name] } });
     base[name] = VALUES.find((value) => alone.safeParse({ [name]: value }).success);
   }
   const out: unknown[] = [
@@ -89,7 +88,7 @@ function candidates(schema: JsonSchema): unknown[] {
     Object.create(null),
     Object.assign(Object.create(null), base),
   ];
-  for (const name of [...properties, "extra", "__proto__", "constructor"]) {
+  for (const name of [...Object.keys(fields), "extra", "__proto__", "constructor"]) {
     for (const value of VALUES) {
       out.push({ ...base, [name]: value });
       out.push({ [name]: value });
