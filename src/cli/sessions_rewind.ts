@@ -19,6 +19,7 @@ import { sessionFolder } from "../session/paths.ts";
 import { dirname, resolve } from "../core/path.ts";
 import type { CommandLine } from "./args.ts";
 import { InputError } from "./errors.ts";
+import { patchLines } from "../tui/diff_view.ts";
 
 type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
 
@@ -157,7 +158,11 @@ export function describePlan(plan: RewindPlan): string {
       `kept: ${JSON.stringify(path)} is ignored by the checkpoint's .gitignore: left as it is`,
     );
   }
-  return `${lines.join("\n")}\n${plan.patch === "" ? "" : `\n${plan.patch}`}`;
+  // Each line of the patch made visible on its own: a carriage return in a file's content
+  // would otherwise become a line break on the way to the terminal, and the lines after it
+  // would read as hunks, even files, of their own.
+  const patch = patchLines(plan.patch).join("\n");
+  return `${lines.join("\n")}\n${patch === "" ? "" : `\n${patch}\n`}`;
 }
 
 function planJson(plan: RewindPlan) {

@@ -183,9 +183,10 @@ export function diffSummary(patch: string): { added: number; removed: number } {
 /**
  * The lines of `patch`, each made visible on its own: split first, so a carriage return or
  * line separator inside a line can never start a line of its own that reads as a header, a hunk
- * or a line of the other side. A line's own ending (CRLF files) is dropped.
+ * or a line of the other side. A line's own ending (CRLF files) is dropped. Tabs become two
+ * spaces.
  */
-function patchLines(patch: string): string[] {
+export function patchLines(patch: string): string[] {
   if (patch === "") return [];
   const lines = patch.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
