@@ -4,7 +4,7 @@
  * stderr are terminals; otherwise the run is non-interactive and review denies.
  */
 import { terminalText, visibleText } from "../core/terminal_text.ts";
-import { argumentLines, shownElsewhere } from "../tui/arguments_text.ts";
+import { argumentLines, modelReasonRows, shownElsewhere } from "../tui/arguments_text.ts";
 import { plainRisk } from "../tui/risk_text.ts";
 import { readEnv } from "./process_env.ts";
 import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
@@ -96,12 +96,20 @@ async function askOnTerminal(
  * JSON made visible; then the diff (or why there is none); then the model's own words, marked
  * unverified and cut short.
  */
-export function terminalQuestion(request: ReviewRequest, diff: string | Withheld = ""): string {
+export function terminalQuestion(
+  request: ReviewRequest,
+  diff: string | Withheld = "",
+  columns = terminalColumns(),
+): string {
   const flat = (text: string) => terminalText(text).replace(/\s+/g, " ").trim();
   const fact = visibleText(request.summary);
   const said = request.modelReason === undefined || request.modelReason.trim() === ""
     ? ""
-    : `  Model's reason (unverified): ${cut(flat(request.modelReason), REASON_CHARS)}\n`;
+    : modelReasonRows(
+      "Model's reason (unverified):",
+      cut(flat(request.modelReason), REASON_CHARS),
+      columns - 2,
+    ).map((row) => `  ${row}\n`).join("");
   const scope = request.rememberAs === undefined ? "" : ` (${visibleText(request.rememberAs)})`;
   const session = request.rememberable ? `, [a] allow for this session${scope}` : "";
   const diffText = typeof diff === "string" ? diff : `  (no diff: ${visibleText(diff.withheld)})\n`;
@@ -116,6 +124,15 @@ export function terminalQuestion(request: ReviewRequest, diff: string | Withheld
     flat(plainRisk(request.reason).join("; "))
   }\n${argText}${diffText}${said}` +
     `  [y] allow once${session}, [n] deny: `;
+}
+
+/** The terminal's width in cells (80 when it cannot be read). */
+function terminalColumns(): number {
+  try {
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
+  }
 }
 
 function cut(text: string, max: number): string {

@@ -4,6 +4,7 @@
  */
 import { visibleText } from "../core/terminal_text.ts";
 import type { ReviewRequest } from "../sandbox/review.ts";
+import { wrapText } from "./width.ts";
 
 /**
  * `args` as indented JSON lines, every string in full, made visible (`visibleText()`: controls,
@@ -50,4 +51,23 @@ export function shownElsewhere(request: ReviewRequest, hasDiff: boolean): string
 export function shownInSummary(value: string, summary: string): boolean {
   return value !== "" &&
     (value === summary || summary.endsWith(` ${value}`) || summary.includes(` ${value} `));
+}
+
+/**
+ * The model's reason for a call, as rows of at most `width` cells for a question: its
+ * whitespace collapsed to single spaces and every blank or invisible character shown
+ * (`visibleText()`: a run of braille blanks reads `⟨68 × U+2800⟩`), after `label` on the first
+ * row, every later row indented by four spaces. So the model's words cannot line up a row of
+ * their own that starts where a row of the question does (`? Allow …`, `[y] allow once`).
+ * `reason` must have passed `terminalText()`; `style` paints the reason's words.
+ */
+export function modelReasonRows(
+  label: string,
+  reason: string,
+  width: number,
+  style: (text: string) => string = (text) => text,
+): string[] {
+  const words = visibleText(reason.replace(/\s+/g, " ").trim());
+  const rows = wrapText(`${label} ${style(words)}`, Math.max(8, width - 4));
+  return rows.map((row, index) => index === 0 ? row : `    ${row}`);
 }

@@ -4,7 +4,13 @@
  * touches the terminal itself.
  */
 import type { PersonReply, ReviewRequest } from "../sandbox/review.ts";
-import { argumentLines, EDIT_TEXTS, shownElsewhere, shownInSummary } from "./arguments_text.ts";
+import {
+  argumentLines,
+  EDIT_TEXTS,
+  modelReasonRows,
+  shownElsewhere,
+  shownInSummary,
+} from "./arguments_text.ts";
 import type { Dialog } from "./dialog.ts";
 import { numberedDiff } from "./diff_view.ts";
 import { visibleText } from "../core/terminal_text.ts";
@@ -102,11 +108,11 @@ export function permissionDialog(
       const modelSaid = request.modelReason === undefined || request.modelReason.trim() === ""
         ? []
         : capRows(
-          wrapText(
-            `${t.yellow("Model's reason (unverified):")} ${
-              t.dim(oneLine(request.modelReason).trim())
-            }`,
+          modelReasonRows(
+            t.yellow("Model's reason (unverified):"),
+            oneLine(request.modelReason),
             width,
+            t.dim,
           ),
           REASON_LINES,
           t,

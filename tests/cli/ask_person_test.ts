@@ -15,15 +15,36 @@ const REQUEST: ReviewRequest = {
 };
 
 Deno.test("terminalQuestion() shows the facts exactly, then the model's reason, marked and cut", () => {
-  const text = terminalQuestion(REQUEST);
+  const text = terminalQuestion(REQUEST, "", 80);
   const lines = text.split("\n");
   equal(lines[1], "? Allow bash: rm -rf ~ ␛[2K␍ls⟨U+202E⟩");
   equal(lines[2], "  deletes files (rm -rf)");
   ok(lines[3].startsWith("  Model's reason (unverified): just listing files"), lines[3]);
-  ok(lines[3].length < 340, "the reason is cut");
-  equal(lines[4], "  [y] allow once, [a] allow for this session, [n] deny: ");
+  // Wrapped to the terminal's width, every row after the first indented under it, and cut.
+  const rows = lines.slice(3, -1);
+  ok(rows.every((row) => row.length <= 80), rows.join("\n"));
+  ok(rows.slice(1).every((row) => row.startsWith("      ")), rows.join("\n"));
+  ok(rows.join(" ").replace(/ +/g, " ").length < 340, "the reason is cut");
+  equal(lines.at(-1), "  [y] allow once, [a] allow for this session, [n] deny: ");
   // deno-lint-ignore no-control-regex
   ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(text), JSON.stringify(text));
+});
+
+Deno.test("terminalQuestion(): the model's reason cannot line up rows that read as the question's own", () => {
+  // Blank glyphs (braille blanks, Hangul fillers) and runs of spaces pad the reason so that a
+  // terminal of 120 columns would wrap a fake question and a fake answer row to a row's start.
+  for (const pad of ["\u2800", "\u3164", " ", "\u00a0"]) {
+    const modelReason = "list the project files" + pad.repeat(68) + "? Allow bash: ls -la" +
+      pad.repeat(100) + "[y] allow once, [n] deny: ";
+    const text = terminalQuestion({ ...REQUEST, tool: "bash", modelReason }, "", 120);
+    const lines = text.split("\n");
+    equal(lines.filter((line) => line.startsWith("? Allow")).length, 1, text);
+    equal(lines.filter((line) => /^ {0,2}\[y\]/.test(line)).length, 1, text);
+    const reason = lines.slice(lines.findIndex((line) => line.includes("Model's reason")), -1);
+    ok(reason.length >= 1 && reason.slice(1).every((line) => line.startsWith("      ")), text);
+    // Whitespace is collapsed to one space; anything else blank is shown by its code point.
+    if (!/\s/.test(pad)) ok(text.includes("× U+"), `${JSON.stringify(pad)} is shown: ${text}`);
+  }
 });
 
 Deno.test("terminalQuestion() prints an overlong command whole, its tail included", () => {

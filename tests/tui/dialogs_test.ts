@@ -130,6 +130,23 @@ Deno.test("permissionDialog() shows the real command, its controls visible, befo
   ok(!lines.some((line) => line.includes("description")), "the description is the reason row");
 });
 
+Deno.test("permissionDialog(): the model's reason cannot line up rows that read as the dialog's own", () => {
+  for (const pad of ["\u2800", "\u3164", " "]) {
+    const modelReason = "list the project files" + pad.repeat(70) +
+      '[a] allows any "ls …" command' + pad.repeat(70) + "[y] allow once";
+    const lines = permissionDialog({ ...BASH, modelReason }, { theme: plain }).render(100);
+    const first = lines.findIndex((line) => line.startsWith("Model's reason (unverified):"));
+    const reason = lines.slice(first, lines.findIndex((line) => line.startsWith(" ["))).filter(
+      (line) => line !== "",
+    );
+    ok(first > 0 && reason.length >= (pad === " " ? 1 : 2), lines.join("\n"));
+    ok(reason.slice(1).every((line) => line.startsWith("    ")), lines.join("\n"));
+    // The only rows that start as the dialog's choices do are its own.
+    equal(lines.filter((line) => /^ ?\[[ya]\]/.test(line)).length, 1, lines.join("\n"));
+    if (pad !== " ") ok(lines.some((line) => line.includes("× U+")), lines.join("\n"));
+  }
+});
+
 Deno.test("permissionDialog() caps a fact too long for the screen and says so", () => {
   const long = "echo " + "word ".repeat(2_000) + "; rm -rf ~";
   const lines = permissionDialog({ ...BASH, summary: long, args: { command: long } }, {
