@@ -178,35 +178,89 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     ...Object.values(providers).flatMap((provider) => provider.apiKeyEnv ?? []),
     ...(config.indexEmbeddings?.apiKeyEnv ? [config.indexEmbeddings.apiKeyEnv] : []),
   ]);
-  hideDotenvHoldingKeys(config, dotenv, options.warn);
+  hideEnvFilesHoldingKeys(config, cwd, dotenv, options.warn);
   return withheldKeys ? { config, sources, withheldKeys } : { config, sources };
 }
 
 /**
- * When the workspace's `.env` holds a key tern holds (its model key or another it sends), that
- * `.env` is hidden from every tool this run, by a deny rule of its own: masking finds a key
- * only as it is written, so a command could otherwise read it encoded (`base64 .env`) into the
- * conversation. The person is told once, with how to give the file back to commands.
+ * When a file of environment variables at the workspace's top (`.env`, `.env.local` and the
+ * other `.env.*`, direnv's `.envrc`) holds a key tern holds (its model key or another it sends),
+ * that file is hidden from every tool this run, by a deny rule of its own: masking finds a key
+ * only as it is written, so a command could otherwise read it encoded (`base64 .envrc`) into the
+ * conversation. A key counts wherever it appears in the file (`AUTH="Bearer <key>"`, `export
+ * KEY=<key>`), as does a `.env` variable equal to it. The person is told once per file, with how
+ * to give the file back to commands. (The deny rule also keeps it out of checkpoints.)
  */
-function hideDotenvHoldingKeys(
+function hideEnvFilesHoldingKeys(
   config: TernConfig,
+  cwd: string,
   dotenv: Dotenv | undefined,
   warn: Warn | undefined,
 ): void {
-  if (dotenv === undefined) return;
-  const held = new Set([config.apiKey, ...Object.values(config.apiKeys)].filter(Boolean));
-  const names = Object.entries(dotenv.variables)
-    .filter(([, value]) => value !== undefined && held.has(value.trim()))
-    .map(([name]) => name);
-  if (names.length === 0) return;
+  const keys = [config.apiKey, ...Object.values(config.apiKeys)]
+    .filter((key): key is string => typeof key === "string" && key.trim() !== "")
+    .map((key) => key.trim());
+  if (keys.length === 0) return;
+  const equal = new Set(keys);
+  // Long enough that finding one inside other text is no accident.
+  const contained = keys.filter((key) => key.length >= MIN_CONTAINED_KEY);
+  const holds = (text: string) => contained.some((key) => text.includes(key));
+  const tell = warn ?? warnOnStderr;
+  if (dotenv !== undefined) {
+    const names = Object.entries(dotenv.variables)
+      .filter(([, value]) => value !== undefined && (equal.has(value.trim()) || holds(value)))
+      .map(([name]) => name);
+    if (names.length > 0 || holds(dotenv.text)) {
+      hideEnvFile(config, ".env", names, tell);
+    }
+  }
+  if (contained.length === 0) return;
+  for (const name of otherEnvFiles(cwd)) {
+    // Read as `.env` is (a regular file inside the workspace, one link, at most 1 MiB); one
+    // refused or unreadable is left as it is, without a word (it is not tern's to read).
+    let text: string | undefined;
+    try {
+      text = readWorkspaceText(cwd, join(cwd, name), { what: "env file", warn: () => {} });
+    } catch {
+      continue;
+    }
+    if (text !== undefined && holds(text)) hideEnvFile(config, name, [], tell);
+  }
+}
+
+/** Shortest key looked for inside a file's text rather than as a whole value. */
+const MIN_CONTAINED_KEY = 12;
+
+/**
+ * The names at `cwd`'s top of files of environment variables other than `.env`: `.envrc` and
+ * `.env.<suffix>` (suffixes of letters, digits, `.`, `_` and `-` only, so a name is never read
+ * as a pattern by the deny rule made of it). Sorted; none when the folder cannot be read.
+ */
+function otherEnvFiles(cwd: string): string[] {
+  const names: string[] = [];
+  try {
+    for (const entry of Deno.readDirSync(cwd)) {
+      if (entry.isDirectory) continue;
+      if (entry.name === ".envrc" || /^\.env\.[A-Za-z0-9._-]+$/.test(entry.name)) {
+        names.push(entry.name);
+      }
+    }
+  } catch {
+    return [];
+  }
+  return names.sort();
+}
+
+function hideEnvFile(config: TernConfig, name: string, variables: string[], warn: Warn): void {
+  const which = variables.length > 0 ? ` (${variables.join(", ")})` : "";
   config.rules.push({
     action: "deny",
-    path: ".env",
-    reason: `.env holds a key tern uses (${names.join(", ")})`,
+    path: name,
+    reason: `${name} holds a key tern uses${which}`,
   });
-  (warn ?? warnOnStderr)(
-    `.env holds a key tern uses (${names.join(", ")}): commands and file tools cannot see .env ` +
-      "in this run; to give it back to them, keep that key out of .env (export it in your shell)",
+  warn(
+    `${name} holds a key tern uses${which}: commands and file tools cannot see ${name} ` +
+      "in this run; to give it back to them, keep that key out of it (export it in your shell)",
   );
 }
 

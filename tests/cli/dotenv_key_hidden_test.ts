@@ -62,3 +62,41 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern run hides .envrc and .env.* files that hold tern's key anywhere in them, and no others",
+  async () => {
+    const ws = await tempWorkspace();
+    try {
+      const files: Record<string, string> = {
+        ".envrc": `export TERN_API_KEY=${KEY}\n`,
+        ".env.local": `AUTH_HEADER="Bearer ${KEY}"\n`,
+        ".env": `KEYS=sk-old,${KEY}\n`,
+        ".env.example": "TERN_API_KEY=changeme\n",
+      };
+      for (const [name, text] of Object.entries(files)) {
+        await Deno.writeTextFile(join(ws.dir, name), text);
+      }
+      const command = Object.keys(files).map((name) => `base64 -w0 ${name}; echo`).join("; ");
+      const { results, requests, stderr, code } = await runScriptedCalls(ws, [
+        { name: "bash", args: { command: `${command}; echo end` } },
+        { name: "read", args: { path: ".env.local" } },
+        { name: "read", args: { path: ".env.example" } },
+      ], { TERN_API_KEY: KEY });
+      equal(code, 0, stderr);
+      for (const name of [".envrc", ".env.local", ".env"]) {
+        ok(!requests.includes(btoa(files[name]).slice(0, 20)), `the model was sent ${name}`);
+        match(stderr, new RegExp(`${name.replaceAll(".", "\\.")} holds a key tern uses`));
+      }
+      ok(!requests.includes(KEY), "the key itself was sent");
+      // A file without the key stays the tools' to read.
+      ok(results[0].includes(btoa(files[".env.example"])), results[0]);
+      ok(!stderr.includes(".env.example holds"), stderr);
+      match(results[1], /^ERROR/);
+      match(results[2], /changeme/);
+    } finally {
+      await ws.cleanup();
+    }
+  },
+);
