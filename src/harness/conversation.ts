@@ -342,10 +342,17 @@ export class Conversation {
     return this.#outputMasker(this.#options.config).mask(text);
   }
 
-  /** A masker for every key tern knows of (the providers', the web tools'), kept while they stay. */
+  /**
+   * A masker for every key tern knows of (the providers', the web tools', the secrets the MCP
+   * config gives its servers), kept while they stay.
+   */
   #outputMasker(config: TurnConfig): SecretMasker {
-    const keys = [config.apiKey, ...Object.values(config.apiKeys ?? {}), ...this.#webSecrets]
-      .filter((key): key is string => key !== undefined && key !== "");
+    const keys = [
+      config.apiKey,
+      ...Object.values(config.apiKeys ?? {}),
+      ...this.#webSecrets,
+      ...this.#options.mcp?.secrets() ?? [],
+    ].filter((key): key is string => key !== undefined && key !== "");
     const joined = keys.join("\n");
     if (this.#masking?.keys !== joined) {
       this.#masking = { keys: joined, masker: new SecretMasker(keys) };

@@ -342,3 +342,57 @@ Deno.test("tern mcp tools and mcp list show a server's line breaks and invisible
     match(listed.stdout, /boom↵github {2}READY/);
   });
 });
+
+Deno.test("tern run masks a token the MCP config gives a server wherever the model writes it: session, events, arguments", async () => {
+  const servers = { fault: { ...fault("ok"), env: { SERVICE_TOKEN: SERVER_TOKEN } } };
+  await withMcpWorkspace(servers, async (ws, env) => {
+    const server = await startScriptedServer([
+      {
+        text: `the token is ${SERVER_TOKEN}`,
+        toolCalls: [
+          {
+            id: "c1",
+            name: "bash",
+            arguments: JSON.stringify({ command: `echo ${SERVER_TOKEN}` }),
+          },
+          {
+            id: "c2",
+            name: "mcp__fault__echo",
+            arguments: JSON.stringify({ message: SERVER_TOKEN }),
+          },
+        ],
+      },
+      { text: `done, still ${SERVER_TOKEN}` },
+    ], { chunkDelayMs: 0 });
+    try {
+      const run = await runTern(
+        ["run", "--base-url", server.baseUrl, "-m", "scripted", "-o", "json", "say it"],
+        { cwd: ws.dir, env },
+      );
+      equal(run.code, 0, run.stderr);
+      ok(server.requests.length >= 2, run.stderr);
+      ok(!run.stdout.includes(SERVER_TOKEN), `the events hold the token:\n${run.stdout}`);
+      ok(!run.stderr.includes(SERVER_TOKEN), run.stderr);
+      // Every file tern keeps under its home: the session, its records, the audit log.
+      let files = 0;
+      for await (const path of filesUnder(ws.home)) {
+        if (path.endsWith("mcp.json")) continue;
+        files++;
+        const text = new TextDecoder().decode(await Deno.readFile(path));
+        ok(!text.includes(SERVER_TOKEN), `${path} holds the token`);
+      }
+      ok(files > 0, "tern kept no files");
+      match(run.stdout, /\[REDACTED/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+async function* filesUnder(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) yield* filesUnder(path);
+    else if (entry.isFile) yield path;
+  }
+}
