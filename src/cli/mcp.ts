@@ -27,7 +27,12 @@ export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<num
   // MCP config (its warnings quote server names) is the repository's.
   const write = terminalWriters(processWriters(), { json: line.json });
   const warn = (text: string) => write.err(`tern: warning: ${text}\n`);
-  const { servers, manager } = await openMcp({ ternHome, workspace, warn });
+  const { servers, manager } = await openMcp({
+    ternHome,
+    workspace,
+    warn,
+    keyVariables: config.keyVariables,
+  });
   if (line.action === "trust" || line.action === "untrust") {
     return await changeTrust(line.action, line.names, servers, { ternHome, workspace }, write);
   }

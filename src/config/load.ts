@@ -156,7 +156,9 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const projectModels = Object.keys(models).filter((name) => !personModels.has(name));
   if (projectModels.length > 0) config.projectModels = projectModels;
 
-  if (options.env === undefined) checkReadable(namedKeyVariables(config, apiKeyEnv), sources);
+  const named = namedKeyVariables(config, apiKeyEnv);
+  if (options.env === undefined) checkReadable(named, sources);
+  if (named.length > 0) config.keyVariables = [...new Set(named.map((key) => key.variable))];
   // A base URL or provider from the project's files is the repository's choice: only keys
   // from that same `.env` may go there, never the person's own keys from the environment, nor
   // anything of theirs from tern's home (TernConfig.serverChosenBy).

@@ -48,6 +48,12 @@ export type TernConfig = Omit<ResolvedSettings, "apiKeyEnv"> & {
    */
   apiKeys: Record<string, string>;
   /**
+   * The variables the settings name as holding a key (`apiKeyEnv`, each provider's and
+   * `indexEmbeddings`' `apiKeyEnv`, `webSearch.keyEnv`, `webFetch.readerKeyEnv`), set or not:
+   * a project's MCP config may not pass them to a server. Absent when there are none.
+   */
+  keyVariables?: string[];
+  /**
    * The keys of `models` that only a project's files set (none of the person's did): each
    * describes a model (its window, prices) but never decides which provider, and so which key
    * and server, a model goes to (`describeOnly` in src/llm/catalog.ts). Absent when there are none.

@@ -523,7 +523,7 @@ export class AgentSession {
  */
 async function startMcp(
   options: AgentSessionOptions,
-  config: Pick<TernConfig, "ternHome" | "rules" | "serverChosenBy">,
+  config: Pick<TernConfig, "ternHome" | "rules" | "serverChosenBy" | "keyVariables">,
   closed: () => boolean,
 ): Promise<OpenedMcp> {
   const { openMcp, killOnExit, watchMcp } = await import("./session_parts.ts");
@@ -534,6 +534,7 @@ async function startMcp(
     workspace,
     warn,
     personal: config.serverChosenBy === undefined,
+    keyVariables: config.keyVariables,
   });
   const { manager } = opened;
   if (manager === undefined || closed()) return opened;

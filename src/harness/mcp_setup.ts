@@ -26,6 +26,8 @@ export interface OpenMcpOptions {
   rules?: readonly PermissionRule[];
   /** Reads a variable for `${VAR}` in the config (default: the process environment). */
   env?: (name: string) => string | undefined;
+  /** Variables the person's settings name as holding a key (`TernConfig.keyVariables`). */
+  keyVariables?: readonly string[];
   /**
    * Whether the person's own servers (from tern's home) are used; false when the model's server
    * was chosen by a project's files (`TernConfig.serverChosenBy`): that model would otherwise
@@ -55,6 +57,7 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     ternHome: options.ternHome,
     workspace: options.workspace,
     env: options.env ?? readEnv,
+    keyVariables: options.keyVariables,
     warn: options.warn ?? warnOnStderr,
   });
   const servers = options.personal === false

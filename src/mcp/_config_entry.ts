@@ -46,6 +46,8 @@ export interface EntryContext {
   /** Absolute workspace path: the base of project `cwd` and of every `sandbox.writable`. */
   workspace: string;
   env: (name: string) => string | undefined;
+  /** Variables the person's settings name as holding a key: refused as tern's own are. */
+  keyVariables?: readonly string[];
   /**
    * Throws the ConfigError for `path` in this file; `text` is the message after
    * `Invalid MCP config "<file>": `.
@@ -99,7 +101,7 @@ export async function parseServerEntry(
   // or in a credential header.
   const envAt = (where: KeyPath, carries: (name: string) => boolean) => (name: string) => {
     if (context.scope === "user") return context.env(name);
-    if (OWN_CREDENTIALS.test(name)) {
+    if (OWN_CREDENTIALS.test(name) || context.keyVariables?.includes(name)) {
       return context.raise(
         path,
         `"${formatKeyPath(path)}" uses \${${name}}, one of tern's own settings or keys: a ` +

@@ -28,6 +28,11 @@ export interface LoadMcpConfigOptions {
   /** Reads an environment variable for ${VAR} expansion; undefined when unset or not readable. */
   env: (name: string) => string | undefined;
   /**
+   * Variables the person's settings name as holding a key (`TernConfig.keyVariables`): a
+   * project's file may not pass them to a server, as it may not pass tern's own.
+   */
+  keyVariables?: readonly string[];
+  /**
    * Given: a problem is told here and disables only what it touches: a bad server entry or an
    * unset `${VAR}`, that server (in any file); a project file or folder that cannot be read or
    * parsed (a folder named `.mcp.json`, nesting past 64 levels, anything), its servers. A
@@ -104,6 +109,7 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
             format: source.format,
             workspace: options.workspace,
             env: options.env,
+            keyVariables: options.keyVariables,
             raise: parsed.raise,
           }),
       );

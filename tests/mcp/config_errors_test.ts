@@ -185,3 +185,53 @@ Deno.test("loadMcpConfig() refuses tern's own keys in a project file, allows the
     assert.equal((await fixture.load(env)).servers[0].env.K, "sk-ant-secret-123456");
   });
 });
+
+Deno.test("loadMcpConfig() refuses in a project file the variables the person's settings name as keys", async () => {
+  const { loadConfig } = await import("../../src/config/mod.ts");
+  const { loadMcpConfig } = await import("../../src/mcp/config.ts");
+  await withMcpConfig(async (fixture) => {
+    // The person's settings name a provider's and a search API's key variables.
+    fixture.write(
+      "home/.tern/config.jsonc",
+      JSON.stringify({
+        providers: {
+          groq: {
+            api: "openai",
+            baseUrl: "https://api.groq.com/openai/v1",
+            apiKeyEnv: "GROQ_API_KEY",
+          },
+        },
+        webSearch: { keyEnv: { brave: "BRAVE_API_KEY" } },
+      }),
+    );
+    const env = {
+      HOME: `${fixture.ternHome}/..`,
+      GROQ_API_KEY: "gsk-person-0123456789",
+      BRAVE_API_KEY: "brave-person-0123456789",
+      GH_HOST: "gh-1",
+    };
+    const { config } = await loadConfig({ cwd: fixture.workspace, env });
+    assert.deepEqual(config.keyVariables?.sort(), ["BRAVE_API_KEY", "GROQ_API_KEY"]);
+    const load = () =>
+      loadMcpConfig({
+        ternHome: fixture.ternHome,
+        workspace: fixture.workspace,
+        env: (name) => env[name as keyof typeof env],
+        keyVariables: config.keyVariables,
+      });
+    const entry = (reference: string) =>
+      `{ "mcpServers": { "x": { "command": "a", "env": { "API_KEY": "${reference}" } } } }`;
+    for (const name of ["GROQ_API_KEY", "BRAVE_API_KEY"]) {
+      fixture.write(PROJECT_MCP, entry(`\${${name}}`));
+      const error = await load().then(() => undefined, (error: Error) => error);
+      assert.match(String(error?.message), new RegExp(`\\$\\{${name}\\}, one of tern's own`));
+      assert.ok(!String(error?.message).includes("person-0123456789"));
+    }
+    // Another variable still passes; the person's own file may pass their keys.
+    fixture.write(PROJECT_MCP, entry("${GH_HOST}"));
+    assert.equal((await load()).servers[0].env.API_KEY, "gh-1");
+    Deno.removeSync(`${fixture.workspace}/.mcp.json`);
+    fixture.write(USER, entry("${GROQ_API_KEY}"));
+    assert.equal((await load()).servers[0].env.API_KEY, "gsk-person-0123456789");
+  });
+});
