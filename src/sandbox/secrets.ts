@@ -31,8 +31,8 @@ const FORMATS: readonly KeyFormat[] = [
   {
     label: "private-key",
     // An unterminated block (output cut short) is masked to the end of the text.
-    source:
-      "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\\s\\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)",
+    source: "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\\s\\S]*?" +
+      "(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)",
   },
   { label: "anthropic-key", source: `${START}sk-ant-[A-Za-z0-9_-]{20,}` },
   {
@@ -50,6 +50,15 @@ const FORMATS: readonly KeyFormat[] = [
     source: `(?i:aws_secret_access_key)${SEPARATOR}["']?(?<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`,
   },
   { label: "slack-token", source: `${START}xox[baprs]-[A-Za-z0-9-]{10,}` },
+  {
+    label: "gitlab-token",
+    source: `${START}gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}`,
+  },
+  { label: "huggingface-token", source: `${START}hf_[A-Za-z0-9]{30,}` },
+  { label: "npm-token", source: `${START}npm_[A-Za-z0-9]{36,}` },
+  { label: "stripe-key", source: `${START}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}` },
+  { label: "sendgrid-key", source: `${START}SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}` },
+  { label: "groq-key", source: `${START}gsk_[A-Za-z0-9]{40,}` },
   { label: "google-api-key", source: `${START}AIza[0-9A-Za-z_-]{35}` },
   {
     label: "jwt",
@@ -58,6 +67,11 @@ const FORMATS: readonly KeyFormat[] = [
   {
     label: "basic-auth",
     source: `(?i:authorization)${SEPARATOR}["']?(?i:basic)[ \\t]+(?<v>[A-Za-z0-9+/]{8,}=*)`,
+  },
+  {
+    label: "token-auth",
+    source: `(?i:authorization)${SEPARATOR}["']?(?i:token)[ \\t]+(?<v>[A-Za-z0-9._~+/-]{8,}=*)`,
+    accept: looksRandom,
   },
   {
     label: "bearer-token",
@@ -71,6 +85,13 @@ const FORMATS: readonly KeyFormat[] = [
     source: `(?i:api[_-]?key|(?:secret|access|private)[_-]?key|secret|token|passw(?:or)?d)` +
       `${SEPARATOR}["']?(?<v>[^\\s"'\`,;(){}<>\\[\\]&]{8,})`,
     accept: (secret, quoted) => quoted || looksRandom(secret),
+  },
+  {
+    // The password of a URL's user part (`postgres://app:<password>@db`, `https://me:<token>@host`).
+    // The cheap look behind first: the longer one runs only after a colon, and stops at the
+    // previous `/`, `:` or `@`, so no text makes it scan far.
+    label: "url-password",
+    source: `(?<=:)(?<=//[^\\s/:@'"]+:)[^\\s/@'"]{3,}(?=@)`,
   },
 ];
 

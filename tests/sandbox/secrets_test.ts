@@ -21,6 +21,16 @@ const JWT =
 const PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n" +
   "AAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----";
 
+const GITLAB = "glpat-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn";
+const HUGGINGFACE = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567";
+const NPM = "npm_" + "a1B2c3D4e5F6g7H8".repeat(2) + "i9J0";
+const STRIPE = "sk_live_" + "51HAbCdEfGhIjKlMnOp";
+const SENDGRID = "SG." + "AbCdEfGhIjKlMnOpQrStUv" + "." +
+  "wXyZ0123456789AbCdEfGhIjKlMnOpQrStUvWxYz012";
+const GROQ = "gsk_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMn";
+const PGP = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF4AbCdEfGhIj\n=AbCd\n" +
+  "-----END PGP PRIVATE KEY BLOCK-----";
+
 const masker = new SecretMasker();
 
 Deno.test("SecretMasker.mask() replaces each key format with its labelled marker", () => {
@@ -55,6 +65,25 @@ Deno.test("SecretMasker.mask() replaces each key format with its labelled marker
       "https://x.test/?access_token=9f8e7d6c5b4a&x=1",
       "https://x.test/?access_token=[REDACTED:secret]&x=1",
     ],
+    [
+      `url = https://oauth2:${GITLAB}@gitlab.com/`,
+      "url = https://oauth2:[REDACTED:gitlab-token]@gitlab.com/",
+    ],
+    [`HF ${HUGGINGFACE}`, "HF [REDACTED:huggingface-token]"],
+    [`publish with ${NPM} now`, "publish with [REDACTED:npm-token] now"],
+    [`stripe ${STRIPE}.`, "stripe [REDACTED:stripe-key]."],
+    [`key ${SENDGRID}`, "key [REDACTED:sendgrid-key]"],
+    [`${GROQ}`, "[REDACTED:groq-key]"],
+    [`a\n${PGP}\nb`, "a\n[REDACTED:private-key]\nb"],
+    ["Authorization: token 0a1b2c3d4e5f6a7b8c9d", "Authorization: token [REDACTED:token-auth]"],
+    [
+      "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app",
+      "DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/app",
+    ],
+    [
+      "git clone https://me:hunter2@host/x.git",
+      "git clone https://me:[REDACTED:url-password]@host/x.git",
+    ],
   ];
   for (const [input, expected] of cases) assert.equal(masker.mask(input), expected, input);
 });
@@ -76,6 +105,10 @@ Deno.test("SecretMasker.mask() leaves ordinary code and prose alone", () => {
     "Bearer authentication is described in RFC 6750",
     "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
     "AKIAIOSFODNN7EXAMPLEX is too long, akiaiosfodnn7example is lower case",
+    "https://example.com:8080/path?a=b@c and http://[::1]:3000/ and user@host:22",
+    "git@github.com:org/repo.git and ssh://git@host:22/x and mailto:a@b.c",
+    "hf_hub_download(), npm_config_cache, sk_live_ in prose, gsk_ and glpat- alone",
+    "time 10:30:45@UTC, C:\\Users\\me@corp",
   ].join("\n");
   assert.equal(masker.mask(text), text);
 });
@@ -301,6 +334,12 @@ Deno.test("createStreamMasker() gives what masking the whole output gives, howev
     "Authorization: Bearer abc123def456ghi",
     'password="hunter2hunter2"',
     "my-known-secret-value",
+    GITLAB,
+    HUGGINGFACE,
+    SENDGRID,
+    PGP,
+    "Authorization: token 0a1b2c3d4e5f6a7b8c9d",
+    "postgres://app:s3cr3t-Pa55@db",
   ];
   const filler = ["word ", "x", "\n", ", ", "(", "|", " = ", "sk-", "token", "AKIA"];
   for (let seed = 1; seed <= 300; seed++) {
