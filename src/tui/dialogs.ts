@@ -19,7 +19,7 @@ import { plainRisk } from "./risk_text.ts";
 import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";
 import { hunksOf } from "./tool_lines.ts";
-import { truncateToWidth, visibleWidth, wrapText } from "./width.ts";
+import { truncateToWidth, visibleWidth, wrapStrict, wrapText } from "./width.ts";
 
 /** Most diff lines a permission dialog shows. */
 const DIFF_LINES = 20;
@@ -246,16 +246,19 @@ function factLines(
   if (grant === undefined) {
     // A command keeps its line breaks: each line is shown, exactly, on its own rows.
     const parts = request.command ? request.summary.split("\n") : [request.summary];
-    for (const part of parts) rows.push(...wrapText(t.bold(visibleText(part)), width));
+    // Wrapped as no terminal draws wider (wrapStrict): a fact's end is never lost at the edge.
+    for (const part of parts) rows.push(...wrapStrict(t.bold(visibleText(part)), width));
   } else {
     for (const [label, values, paint] of grant) {
       for (const value of values) {
-        rows.push(...wrapText(`${paint(label.padEnd(6))} ${t.bold(visibleText(value))}`, width));
+        rows.push(
+          ...wrapStrict(`${paint(label.padEnd(6))} ${t.bold(visibleText(value))}`, width),
+        );
       }
     }
   }
   for (const path of realPaths) {
-    rows.push(...wrapText(t.yellow(`real path: ${visibleText(path)}`), width));
+    rows.push(...wrapStrict(t.yellow(`real path: ${visibleText(path)}`), width));
   }
   if (rows.length <= options.max) return rows;
   const hidden = rows.length - (options.max - 1);

@@ -123,6 +123,19 @@ export function wrapTrimmed(text: string, width: number): string[] {
   return wrapWith(text, width, { trim: true, wordWrap: true });
 }
 
+/**
+ * `text` wrapped at spaces to `width` cells as no terminal draws it wider: every code point
+ * outside ASCII counts two cells, as a terminal set to draw East Asian "ambiguous" characters
+ * wide (arrows, box drawing, Greek, Cyrillic: some CJK set-ups) draws them. For the facts of an
+ * approval, drawn without auto-wrap, where a row counted narrower than drawn would lose its end
+ * at the screen's edge unseen. Text of ASCII only wraps as {@linkcode wrapText} wraps it.
+ */
+export function wrapStrict(text: string, width: number): string[] {
+  // deno-lint-ignore no-control-regex
+  if (!/[^\x00-\x7f]/.test(text)) return wrapText(text, width);
+  return fallbackWrap(text, Math.max(1, width), { trim: false, wordWrap: true, strict: true });
+}
+
 /** `text` broken every `width` cells, spaces and all (for code). Styles carry over. */
 export function breakText(text: string, width: number): string[] {
   return wrapWith(text, width, { trim: false, wordWrap: false });

@@ -62,8 +62,11 @@ function joinsPrevious(code: number): boolean {
     (code >= 0xe0020 && code <= 0xe007f);
 }
 
-/** `text` as pieces, in order. */
-function pieces(text: string): Piece[] {
+/**
+ * `text` as pieces, in order. `strict`: every code point outside ASCII counts two cells, as a
+ * terminal that draws East Asian "ambiguous" characters wide draws the narrow ranges above.
+ */
+function pieces(text: string, strict = false): Piece[] {
   const out: Piece[] = [];
   let i = 0;
   let afterJoiner = false;
@@ -78,7 +81,7 @@ function pieces(text: string): Piece[] {
     }
     const code = text.codePointAt(i)!;
     const char = String.fromCodePoint(code);
-    const cells = codePointCells(code);
+    const cells = strict && code >= 0x80 ? 2 : codePointCells(code);
     const last = out.at(-1);
     if (last && !last.escape && (afterJoiner || joinsPrevious(code))) {
       last.text += char;
@@ -137,7 +140,7 @@ export function fallbackSlice(line: string, width: number): { text: string; cut:
 export function fallbackWrap(
   text: string,
   width: number,
-  options: { trim: boolean; wordWrap: boolean },
+  options: { trim: boolean; wordWrap: boolean; strict?: boolean },
 ): string[] {
   const cells = Math.max(1, width);
   return text.split("\n").flatMap((line) => wrapLine(line, cells, options));
@@ -146,12 +149,12 @@ export function fallbackWrap(
 function wrapLine(
   line: string,
   width: number,
-  { trim, wordWrap }: { trim: boolean; wordWrap: boolean },
+  { trim, wordWrap, strict }: { trim: boolean; wordWrap: boolean; strict?: boolean },
 ): string[] {
   const rows: Piece[][] = [];
   let row: Piece[] = [];
   let used = 0;
-  for (const piece of pieces(line)) {
+  for (const piece of pieces(line, strict)) {
     if (piece.escape) {
       row.push(piece);
       continue;
