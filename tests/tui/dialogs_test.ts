@@ -152,6 +152,7 @@ Deno.test("permissionDialog() wraps a fact so that a terminal drawing ambiguous-
   for (const theme of [plain, color]) {
     const lines = permissionDialog({ ...BASH, summary: command, args: { command } }, { theme })
       .render(100);
+    // deno-lint-ignore no-control-regex
     const strip = (line: string) => line.replace(/\x1b\[[0-9;]*m/g, "");
     // Each row as such a terminal draws it: every character outside ASCII two cells.
     const drawn = (line: string) =>
