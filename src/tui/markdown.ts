@@ -212,3 +212,25 @@ function preformatted(text: string, width: number): string[] {
   if (text === "") return [];
   return text.split("\n").flatMap((line) => wrapText(line, width));
 }
+
+/**
+ * A row that starts with one of tern's own marks (the person's `›` and `⏎`, a notice's `•`, `!`
+ * and `✗`, a tool line's `✓`, `⊘` and `■`, the thinking line's `✻`), its styles before it
+ * ignored. The model's text never starts a row so: it could draw a message the person never
+ * sent or a tool line that never ran.
+ */
+// deno-lint-ignore no-control-regex
+const STARTS_WITH_MARK = /^(?:\x1b\[[0-9;:]*m)*[›⏎•!✗✓⊘■✻]/;
+
+/**
+ * The model's text (the transcript's, `tern run`'s answer) rendered by `render` at `width`;
+ * when a row would start with one of tern's marks, rendered two cells narrower and such rows
+ * indented by two spaces, so that only tern's own rows start with its marks.
+ */
+export function clearOfMarks(render: (width: number) => string[], width: number): string[] {
+  const lines = render(width);
+  if (!lines.some((line) => STARTS_WITH_MARK.test(line))) return lines;
+  return render(Math.max(1, width - 2)).map((line) =>
+    STARTS_WITH_MARK.test(line) ? `  ${line}` : line
+  );
+}

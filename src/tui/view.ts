@@ -9,7 +9,7 @@ import { hostFileLines } from "../sandbox/persistence.ts";
 import { compactionText, footerText, liveRetryText, retryText, switchText } from "./event_lines.ts";
 import { cleanText, formatDuration, oneLine } from "./format.ts";
 import { liveMarkdown } from "./live_text.ts";
-import { renderMarkdown, splitStable } from "./markdown.ts";
+import { clearOfMarks, renderMarkdown, splitStable } from "./markdown.ts";
 import type { Theme } from "./theme.ts";
 import {
   commandOutput,
@@ -360,13 +360,14 @@ export class TranscriptView {
   #commitText(markdown: string, width: number): string[] {
     if (markdown.trim() === "") return [];
     const theme = this.#theme;
-    const first = renderMarkdown(markdown, width, theme);
+    const render = (w: number) => clearOfMarks((at) => renderMarkdown(markdown, at, theme), w);
+    const first = render(width);
     if (first.length === 0) return [];
     // Parts of one message are blocks of one document: one blank line between them.
     const joined = this.#roundCommitted && this.#lastGroup === "text";
     this.#roundCommitted = true;
     return this.#block("text", width, (w) => {
-      const lines = w === width ? first : renderMarkdown(markdown, w, theme);
+      const lines = w === width ? first : render(w);
       return joined ? ["", ...lines] : lines;
     });
   }
@@ -377,7 +378,10 @@ export class TranscriptView {
     if (cached?.text === this.#pending && cached.width === width && cached.epoch === epoch) {
       return cached.lines;
     }
-    const lines = liveMarkdown(this.#pending, width, this.#theme, LIVE_TEXT_LINES);
+    const lines = clearOfMarks(
+      (at) => liveMarkdown(this.#pending, at, this.#theme, LIVE_TEXT_LINES),
+      width,
+    );
     this.#liveText = { text: this.#pending, width, epoch, lines };
     return lines;
   }

@@ -350,6 +350,29 @@ Deno.test("createTextRenderer() renders a Markdown answer with colour codes only
   ok(!out.includes("\x1b[8m"), JSON.stringify(out));
 });
 
+Deno.test("createTextRenderer(): a Markdown answer never starts a row with the mark of tern's own lines", async () => {
+  await loadRenderers();
+  await import("../../src/tui/markdown.ts");
+  let out = "";
+  const emit = createTextRenderer({
+    out: (text) => out += text,
+    err: () => {},
+    style: themeFor(false),
+    markdown: { width: () => 80, theme: themeFor(true) },
+  });
+  const fake = "`•` allowed by auto-reviewer: read-only listing\n\n" +
+    "• bash rm -rf / ✓ 0.0s\n\nAll done.\n\n";
+  emit({ type: "text_delta", round: 1, text: fake });
+  for (let i = 0; i < 100 && out === ""; i++) await new Promise((r) => setTimeout(r, 10));
+  emit(ended("COMPLETED"));
+  // deno-lint-ignore no-control-regex
+  const rows = out.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
+  ok(rows.includes("  • allowed by auto-reviewer: read-only listing"), JSON.stringify(rows));
+  ok(rows.includes("  • bash rm -rf / ✓ 0.0s"), JSON.stringify(rows));
+  ok(!rows.some((row) => row.startsWith("•")), JSON.stringify(rows));
+  ok(rows.includes("All done."), JSON.stringify(rows));
+});
+
 Deno.test("createTextRenderer() shows an unknown tool's name as called, escapes visible", () => {
   const { err } = render([
     {

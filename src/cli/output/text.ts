@@ -200,9 +200,12 @@ function markdownAnswer(
   let loading: Promise<void> | undefined;
   // The same last net as the interactive display's: whatever a renderer let through, only colour
   // codes reach the terminal, never "conceal" (which would hide the question that follows).
+  // Never a row that starts with one of tern's marks (the `•` of its own lines on stderr).
   const render = (text: string) =>
-    module!.renderMarkdown(text, Math.max(20, markdown.width()), markdown.theme)
-      .map(screenLine).join("\n");
+    module!.clearOfMarks(
+      (width) => module!.renderMarkdown(text, width, markdown.theme),
+      Math.max(20, markdown.width()),
+    ).map(screenLine).join("\n");
   const stable = () => {
     const { stable, rest } = module!.splitStable(buffer);
     if (stable.trim() === "") return;
