@@ -1,10 +1,15 @@
 /**
  * The git plumbing of `workspace_diff.ts`: finding the repository, a scratch copy of its index
  * (so that the real one is never written), and storing the workspace as it is on disk as a
- * tree. Every command goes through `runGit`, with the repository's filter drivers switched off.
+ * tree. Every command goes through `runGit`. Only the first (`rev-parse`, which starts no
+ * program a config could name) reads the repository's own `.git`; every later one runs in a
+ * repository of tern's own over the work tree (`runGit`'s `isolated`), so no config of the
+ * repository's (filter and diff drivers, `[include]`s, however long) is read at all, and a
+ * `.gitattributes` naming a driver names one that does not exist.
  */
 import { join, resolve } from "../core/path.ts";
 import { TernError } from "../core/errors.ts";
+import { lstatOrNull, openUnchanged } from "../core/verified_open.ts";
 import { type GitEnvironment, type GitResult, runGit } from "../harness/hardened_git.ts";
 
 /** What git may see of this process: `PATH` and `HOME` only. */
@@ -32,11 +37,19 @@ export interface Repo {
   timeoutMs?: number;
   /** The real index, to copy (never to write). */
   indexPath: string;
-  /** Switches off every filter driver the repository defines. */
+  /**
+   * Config of tern's runs: the repository's `info/exclude` as the excludes file, so that what
+   * it ignores stays ignored (the person's own global excludes do not apply here).
+   */
   config: [string, string][];
   /** tern's object store, and the repository's read beside it (see `GitAccess.objects`). */
   objects: { dir: string; alternate: string };
+  /** The repository of tern's own (in its object store's folder) and the work tree's top. */
+  isolated: { gitDir: string; workTree: string };
 }
+
+/** The largest index copied (bytes): a larger file is no index of a workspace tern diffs. */
+const MAX_INDEX_BYTES = 512 * 1024 * 1024;
 
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 const TREE_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -52,15 +65,25 @@ export async function openRepo(workspace: string, access: GitAccess): Promise<Re
   if (home !== undefined) env.HOME = home;
   const base = { cwd: workspace, env, timeoutMs: access.timeoutMs };
   const probe = await runGit(
-    ["rev-parse", "--is-inside-work-tree", "--git-path", "index", "--git-path", "objects"],
+    [
+      "rev-parse",
+      "--is-inside-work-tree",
+      "--show-toplevel",
+      "--git-path",
+      "index",
+      "--git-path",
+      "objects",
+      "--git-path",
+      "info/exclude",
+    ],
     base,
   );
   if (probe?.timedOut) {
     throw new TernError(`Cannot compare the workspace: "git rev-parse" timed out`);
   }
   if (!probe || probe.code !== 0) return undefined;
-  const [inside, indexPath, objectsPath] = decoder.decode(probe.stdout).split("\n");
-  if (inside !== "true" || !indexPath || !objectsPath) return undefined;
+  const [inside, top, indexPath, objectsPath, exclude] = decoder.decode(probe.stdout).split("\n");
+  if (inside !== "true" || !top || !indexPath || !objectsPath || !exclude) return undefined;
   const alternate = resolve(workspace, objectsPath);
   // The variable separates folders with ":" (and quotes otherwise): one that holds either is
   // not named to it, and the comparison is not made.
@@ -71,35 +94,19 @@ export async function openRepo(workspace: string, access: GitAccess): Promise<Re
     );
   }
   await Deno.mkdir(access.objects, { recursive: true, mode: 0o700 });
-  const repo: Repo = {
+  // The repository git runs in from here on: tern's own, empty but for HEAD, inside its object
+  // store's folder (git reads only two-hex-digit folders there as objects).
+  const gitDir = join(access.objects, "repository");
+  await Deno.mkdir(join(gitDir, "refs"), { recursive: true, mode: 0o700 });
+  await Deno.writeTextFile(join(gitDir, "HEAD"), "ref: refs/heads/tern\n");
+  return {
     ...base,
     workspace,
     indexPath: resolve(workspace, indexPath),
-    config: [],
+    config: [["core.excludesFile", resolve(workspace, exclude)]],
     objects: { dir: access.objects, alternate },
+    isolated: { gitDir, workTree: resolve(workspace, top) },
   };
-  const filters = ["config", "-z", "--get-regexp", "^filter\\."];
-  repo.config = filterOverrides(await mustRun(repo, filters, { okCodes: [0, 1] }));
-  return repo;
-}
-
-/**
- * `filter.<driver>.{clean,smudge,process}` set empty for every driver named in the config
- * (`.gitattributes` can point any path at one): git then runs no filter program at all.
- */
-function filterOverrides(result: GitResult): [string, string][] {
-  const drivers = new Set<string>();
-  for (const record of decoder.decode(result.stdout).split("\0")) {
-    const key = record.split("\n", 1)[0];
-    const driver = key.match(/^filter\.(.+)\.[^.]+$/s)?.[1];
-    if (driver !== undefined) drivers.add(driver);
-  }
-  return [...drivers].flatMap((driver): [string, string][] => [
-    [`filter.${driver}.clean`, ""],
-    [`filter.${driver}.smudge`, ""],
-    [`filter.${driver}.process`, ""],
-    [`filter.${driver}.required`, "false"],
-  ]);
 }
 
 /** Runs `body` with a scratch copy of the repository's index, removed afterwards. */
@@ -111,13 +118,7 @@ export async function withScratchIndex<T>(
   try {
     const index = join(scratch, "index");
     try {
-      // git trusts an entry's stat data only when the file is older than the index ("racy
-      // git"), so the copy keeps the index's time, or an edit made in the second the index
-      // was written would go unseen. Reading the time first and rounding it down to
-      // milliseconds can only make git re-read more.
-      const { atime, mtime } = await Deno.stat(repo.indexPath);
-      await Deno.copyFile(repo.indexPath, index);
-      if (mtime) await Deno.utime(index, atime ?? mtime, mtime);
+      await copyIndex(repo.indexPath, index);
     } catch (error) {
       // No index yet (a new repository): git starts from an empty one.
       if (!(error instanceof Deno.errors.NotFound)) throw error;
@@ -126,6 +127,38 @@ export async function withScratchIndex<T>(
   } finally {
     await Deno.remove(scratch, { recursive: true });
   }
+}
+
+/**
+ * Copies the index at `from` to `to`, keeping its times, only when it is a regular file of at
+ * most {@linkcode MAX_INDEX_BYTES}: opened without following a link and without blocking, so a
+ * FIFO or a device put in its place is refused, never waited on or read forever.
+ * @throws {Deno.errors.NotFound} when there is none; {@linkcode TernError} when it is no file.
+ */
+async function copyIndex(from: string, to: string): Promise<void> {
+  const info = lstatOrNull(from);
+  if (info === null) throw new Deno.errors.NotFound(from);
+  const refuse = (why: string) =>
+    new TernError(`Cannot compare the workspace: the git index "${from}" ${why}`);
+  if (!info.isFile) throw refuse("is not a regular file");
+  if (info.size > MAX_INDEX_BYTES) throw refuse(`is over ${MAX_INDEX_BYTES} bytes`);
+  using file = openUnchanged(from, info);
+  if (file === null) throw refuse("changed while it was opened");
+  const out = await Deno.open(to, { write: true, createNew: true, mode: 0o600 });
+  try {
+    let copied = 0;
+    for await (const chunk of file.chunks()) {
+      copied += chunk.length;
+      if (copied > MAX_INDEX_BYTES) throw refuse(`is over ${MAX_INDEX_BYTES} bytes`);
+      for (let at = 0; at < chunk.length;) at += await out.write(chunk.subarray(at));
+    }
+  } finally {
+    out.close();
+  }
+  // git trusts an entry's stat data only when the file is older than the index ("racy git"),
+  // so the copy keeps the index's time, or an edit made in the second the index was written
+  // would go unseen. Rounded down to milliseconds, git can only re-read more.
+  if (info.mtime) await Deno.utime(to, info.atime ?? info.mtime, info.mtime);
 }
 
 /** Untracked, non-ignored files under the workspace, relative to it; nested repositories left out. */
@@ -180,6 +213,7 @@ export async function mustRun(
     env: repo.env,
     indexFile: options.index,
     objects: repo.objects,
+    isolated: repo.isolated,
     config: repo.config,
     maxBytes: options.maxBytes,
     timeoutMs: repo.timeoutMs,

@@ -283,6 +283,70 @@ Deno.test("captureBaseline() and workspaceDiff() run none of the repository's pr
   }
 });
 
+Deno.test("captureBaseline() and workspaceDiff() read none of the repository's config: a driver after 9 MB of it, or in an [include], never runs", async () => {
+  const markers = await Deno.makeTempDir({ prefix: "tern-pwned-" });
+  const marker = (name: string) => join(markers, name);
+  try {
+    for (const how of ["padded", "included"] as const) {
+      await withRepo({ "a.txt": "a\n" }, async (repo) => {
+        await writeFiles(repo, { ".gitattributes": "* filter=evil\n", "app.py": "print(1)\n" });
+        const driver = `[filter "evil"]\n\tclean = touch ${marker(how)}; cat\n`;
+        const config = join(repo, ".git", "config");
+        if (how === "padded") {
+          // Past what a listing of the config could hold.
+          const pad = `[filter "pad"]\n\tsmudge = ${"x".repeat(9_000_000)}\n`;
+          await Deno.writeTextFile(config, pad + driver, { append: true });
+        } else {
+          await Deno.writeTextFile(join(repo, "inc.cfg"), driver);
+          await Deno.writeTextFile(config, "[include]\n\tpath = ../inc.cfg\n", { append: true });
+        }
+        const baseline = (await captureBaseline(repo, ACCESS))!;
+        await writeFiles(repo, { "a.txt": "a changed\n" });
+        const diff = await workspaceDiff(repo, baseline, ACCESS);
+        deepEqual(diff.files, ["a.txt"]);
+        deepEqual(await listMarkers(markers), [], how);
+        // The trap is real: git itself springs it.
+        await new Deno.Command("git", { args: ["add", "-u"], cwd: repo, stderr: "null" }).output();
+        ok((await listMarkers(markers)).includes(how), `${how}: the driver never ran in git`);
+        await Deno.remove(marker(how));
+      });
+    }
+  } finally {
+    await Deno.remove(markers, { recursive: true });
+  }
+});
+
+Deno.test("captureBaseline() keeps what the repository's info/exclude ignores out of the snapshot", async () => {
+  await withRepo({ "a.txt": "a\n" }, async (repo) => {
+    await Deno.writeTextFile(join(repo, ".git", "info", "exclude"), "local.log\n");
+    await writeFiles(repo, { "local.log": "x\n", "new.txt": "n\n" });
+    const baseline = (await captureBaseline(repo, ACCESS))!;
+    deepEqual(Object.keys(baseline.untracked), ["new.txt"]);
+  });
+});
+
+Deno.test("captureBaseline() refuses a FIFO in place of the index, without waiting on it", async () => {
+  await withRepo({ "a.txt": "a\n" }, async (repo) => {
+    const index = join(repo, ".git", "index");
+    await Deno.remove(index);
+    const made = await new Deno.Command("mkfifo", { args: [index] }).output();
+    ok(made.success, "mkfifo failed");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("captureBaseline() waited on the FIFO")), 20_000);
+    });
+    try {
+      await rejects(
+        Promise.race([captureBaseline(repo, ACCESS), hung]),
+        (error: unknown) =>
+          error instanceof TernError && /index .* is not a regular file/.test(error.message),
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+});
+
 Deno.test("captureBaseline() kills a git that runs past the timeout", async () => {
   const bin = await Deno.makeTempDir({ prefix: "tern-fake-git-" });
   try {
@@ -313,6 +377,12 @@ Deno.test("captureBaseline() kills a git that runs past the timeout", async () =
 });
 
 async function listDir(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names.sort();
+}
+
+async function listMarkers(dir: string): Promise<string[]> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) names.push(entry.name);
   return names.sort();
