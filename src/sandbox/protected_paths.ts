@@ -4,6 +4,7 @@
  * the host the next time someone uses git there).
  */
 import { dirname, join, resolve } from "../core/path.ts";
+import { openUnchanged } from "../core/verified_open.ts";
 import type { FolderListings, ListedEntry } from "./folder_listings.ts";
 
 /** Relative to the home folder: credentials, keys and agents' sockets. */
@@ -257,12 +258,19 @@ function linkedGitDirs(file: string, roots: readonly string[]): string[] {
   );
 }
 
-/** The real path a small pointer file names (relative to `base`, default its folder). */
+/**
+ * The real path a small pointer file names (relative to `base`, default its folder). The file
+ * (a link to one is followed) is read only while it is the regular file its `lstat` showed,
+ * opened without blocking: a command swapping a FIFO in for it cannot make tern wait forever.
+ */
 function pointer(file: string, pattern: RegExp, base = dirname(file)): string | null {
   try {
-    const info = Deno.statSync(file);
+    const real = Deno.realPathSync(file);
+    const info = Deno.lstatSync(real);
     if (!info.isFile || info.size > 4096) return null;
-    const target = Deno.readTextFileSync(file).match(pattern)?.[1].trim();
+    using opened = openUnchanged(real, info);
+    if (opened === null) return null;
+    const target = new TextDecoder().decode(opened.head(4096)).match(pattern)?.[1].trim();
     return target ? realPath(resolve(base, target)) : null;
   } catch {
     return null;
