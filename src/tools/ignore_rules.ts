@@ -94,6 +94,15 @@ export class IgnoreRules {
  */
 export const GITIGNORE_LIMITS = { bytes: 256 * 1024, patterns: 10_000 } as const;
 
+/**
+ * The most `**` one pattern may hold and be used. The matcher's regular expressions backtrack:
+ * a path is tried in about depth^(its `**`) ways, so three of them (`**`, `a`, `**`, `a`, `**`,
+ * `b` joined by slashes) cost 50 ms on a path 200 folders deep, and ten run for hours, on the
+ * thread that runs code search. Real patterns hold one or two; a pattern with more is not used
+ * (it hides nothing, as a cut file's rest does not).
+ */
+export const MAX_GLOBSTARS = 2;
+
 async function readGitignore(path: string): Promise<Matcher | null> {
   // Only a regular file: a symlinked .gitignore could point outside the workspace.
   const info = await lstatOrNull(path);
@@ -110,7 +119,8 @@ async function readGitignore(path: string): Promise<Matcher | null> {
   if (bytes.length === GITIGNORE_LIMITS.bytes || lines.length > GITIGNORE_LIMITS.patterns) {
     lines.pop();
   }
-  return ignore({ ignorecase: false }).add(lines);
+  const usable = lines.filter((line) => (line.match(/\*\*/g)?.length ?? 0) <= MAX_GLOBSTARS);
+  return ignore({ ignorecase: false }).add(usable);
 }
 
 /** One entry found by {@linkcode walk}. */

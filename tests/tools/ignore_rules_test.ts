@@ -1,7 +1,12 @@
 /** IgnoreRules and walk(): nested .gitignore precedence, spellings of a path, folders without rules. */
 import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
-import { GITIGNORE_LIMITS, IgnoreRules, walk } from "../../src/tools/ignore_rules.ts";
+import {
+  GITIGNORE_LIMITS,
+  IgnoreRules,
+  MAX_GLOBSTARS,
+  walk,
+} from "../../src/tools/ignore_rules.ts";
 import { openUnchanged } from "../../src/core/verified_open.ts";
 
 async function withTree(files: Record<string, string>, body: (root: string) => Promise<void>) {
@@ -151,5 +156,21 @@ Deno.test("openUnchanged() refuses a FIFO or a symlink swapped in after the chec
     await Deno.remove(path);
     await Deno.writeTextFile(path, "*.tmp\n");
     equal(openUnchanged(path, checked), null);
+  });
+});
+
+Deno.test(`a .gitignore pattern with more than ${MAX_GLOBSTARS} "**" is not used, so it cannot stall a walk`, async () => {
+  await withTree({
+    // Three "**": tried in depth^3 ways per path (ten such run for hours); not used.
+    ".gitignore": "**/x/**/y/**/z.txt\n**/gen/**\n",
+    "x/y/z.txt": "",
+    "gen/out.js": "",
+    "src/main.ts": "",
+  }, async (root) => {
+    const seen = [];
+    for await (const entry of walk(root, new IgnoreRules(root))) {
+      if (entry.isFile) seen.push(entry.path.slice(root.length + 1));
+    }
+    deepEqual(seen.sort(), [".gitignore", "src/main.ts", "x/y/z.txt"]);
   });
 });
