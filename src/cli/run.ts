@@ -10,7 +10,7 @@ import { checkSandboxConfig } from "../harness/sandbox_config.ts";
 import { expandInput } from "../harness/resource_input.ts";
 import type { TurnConfig } from "../harness/models.ts";
 import type { OutputFormat } from "./args.ts";
-import { terminalPerson } from "./ask_person.ts";
+import { lazyTerminalPerson } from "./terminal_person.ts";
 import { exitCodeFor } from "./exit_codes.ts";
 import { listenForInterrupts } from "./interrupts.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
@@ -48,7 +48,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     session: flags.session,
     emit: createEmitter(flags.output, write, flags.raw === true, facts),
     person: text
-      ? terminalPerson({
+      ? lazyTerminalPerson({
         workspace: resolveWorkspace(flags.cwd),
         // Asked only during a turn, once the session is open.
         readRefusal: () => agent.conversation.readRefusal(),
