@@ -40,7 +40,7 @@ Deno.test("SecretMasker.mask() replaces each key format with its labelled marker
     [`"${ANTHROPIC}"`, `"[REDACTED:anthropic-key]"`],
     [
       `remote: https://x:${GITHUB}@github.com`,
-      "remote: https://x:[REDACTED:github-token]@github.com",
+      "remote: https://x:[REDACTED:url-password]@github.com",
     ],
     [GITHUB_PAT, "[REDACTED:github-token]"],
     [`id ${AWS_ID}.`, "id [REDACTED:aws-access-key]."],
@@ -67,7 +67,7 @@ Deno.test("SecretMasker.mask() replaces each key format with its labelled marker
     ],
     [
       `url = https://oauth2:${GITLAB}@gitlab.com/`,
-      "url = https://oauth2:[REDACTED:gitlab-token]@gitlab.com/",
+      "url = https://oauth2:[REDACTED:url-password]@gitlab.com/",
     ],
     [`HF ${HUGGINGFACE}`, "HF [REDACTED:huggingface-token]"],
     [`publish with ${NPM} now`, "publish with [REDACTED:npm-token] now"],
@@ -268,6 +268,16 @@ Deno.test("createStreamMasker() drops an endless private key block up to its end
   const body = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n".repeat(100);
   for (let i = 0; i < 30; i++) out += stream.push(body);
   out += stream.push("-----END RSA PRI") + stream.push("VATE KEY-----\nafter\n") + stream.flush();
+  assert.equal(out, "before\n[REDACTED:private-key]\nafter\n");
+});
+
+Deno.test("createStreamMasker() drops an endless PGP private key block up to its end, and goes on after it", () => {
+  const stream = createStreamMasker(masker);
+  let out = stream.push("before\n-----BEGIN PGP PRIVATE KEY BLOCK-----\n");
+  const body = "lQOYBF4AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ABCDEFGH\n".repeat(100);
+  for (let i = 0; i < 30; i++) out += stream.push(body);
+  out += stream.push("-----END PGP PRIVATE KEY BL") +
+    stream.push("OCK-----\nafter\n") + stream.flush();
   assert.equal(out, "before\n[REDACTED:private-key]\nafter\n");
 });
 
