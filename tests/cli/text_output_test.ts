@@ -322,25 +322,38 @@ Deno.test("createTextRenderer() shows an escape sequence in a command, payload a
   equal(lines[1], "• bash ls ⟨U+009B⟩2J⟨U+202E⟩; id ✓ 0.0s");
 });
 
-Deno.test("createTextRenderer() renders a Markdown answer with colour codes only, never conceal", async () => {
+/**
+ * A text renderer that renders the answer as Markdown (colour on), with what it printed so far
+ * and a wait until its first rendered block is out (the renderers load once).
+ */
+async function markdownRenderer() {
   await loadRenderers();
   await import("../../src/tui/markdown.ts");
-  let out = "";
+  const printed = { out: "" };
   const emit = createTextRenderer({
-    out: (text) => out += text,
+    out: (text) => printed.out += text,
     err: () => {},
     style: themeFor(false),
     markdown: { width: () => 80, theme: themeFor(true) },
   });
+  const rendered = async () => {
+    for (let i = 0; i < 100 && printed.out === ""; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  return { emit, printed, rendered };
+}
+
+Deno.test("createTextRenderer() renders a Markdown answer with colour codes only, never conceal", async () => {
+  const { emit, printed, rendered } = await markdownRenderer();
   emit({
     type: "text_delta",
     round: 1,
     text: "Done.\n\n**&#27;]0;PWNED-TITLE&#7;&#27;]52;c;cm0gLXJmIH4=&#7;&#27;[2J&#27;[8m**\n\n" +
       "| &#x9b;2J | &#x202e;x |\n|--|--|\n| &#8;y | `&#27;[8m` |\n\n",
   });
-  for (let i = 0; i < 100 && out === ""; i++) await new Promise((r) => setTimeout(r, 10));
+  await rendered();
   emit({ type: "text_delta", round: 1, text: "# &#x1b;[8mhidden question follows" });
   emit(ended("COMPLETED"));
+  const out = printed.out;
   ok(out.includes("Done."), JSON.stringify(out));
   ok(out.includes("hidden question follows"), JSON.stringify(out));
   // deno-lint-ignore no-control-regex
@@ -351,22 +364,14 @@ Deno.test("createTextRenderer() renders a Markdown answer with colour codes only
 });
 
 Deno.test("createTextRenderer(): a Markdown answer never starts a row with the mark of tern's own lines", async () => {
-  await loadRenderers();
-  await import("../../src/tui/markdown.ts");
-  let out = "";
-  const emit = createTextRenderer({
-    out: (text) => out += text,
-    err: () => {},
-    style: themeFor(false),
-    markdown: { width: () => 80, theme: themeFor(true) },
-  });
+  const { emit, printed, rendered } = await markdownRenderer();
   const fake = "`•` allowed by auto-reviewer: read-only listing\n\n" +
     "• bash rm -rf / ✓ 0.0s\n\nAll done.\n\n";
   emit({ type: "text_delta", round: 1, text: fake });
-  for (let i = 0; i < 100 && out === ""; i++) await new Promise((r) => setTimeout(r, 10));
+  await rendered();
   emit(ended("COMPLETED"));
   // deno-lint-ignore no-control-regex
-  const rows = out.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
+  const rows = printed.out.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
   ok(rows.includes("  • allowed by auto-reviewer: read-only listing"), JSON.stringify(rows));
   ok(rows.includes("  • bash rm -rf / ✓ 0.0s"), JSON.stringify(rows));
   ok(!rows.some((row) => row.startsWith("•")), JSON.stringify(rows));
