@@ -2,7 +2,8 @@
  * Secret masking: known secret values (API keys from config and the environment) and common key
  * formats are replaced by `[REDACTED]` markers in tool output before it reaches the model, the
  * screen, the session or the audit log. One combined regular expression does the work, so text
- * without secrets costs a single scan.
+ * without secrets costs a single scan, and one more for the hint of the rarer formats
+ * ({@linkcode MORE_HINT}).
  */
 import { COPY, copyJson } from "../core/json_depth.ts";
 
