@@ -58,13 +58,7 @@ export async function proposedDiffLines(
   if (proposed !== undefined && "withheld" in proposed) return proposed;
   const diff = proposed?.diff;
   if (diff === undefined || diff === "") return "";
-  const columns = (() => {
-    try {
-      return Deno.consoleSize().columns;
-    } catch {
-      return 100;
-    }
-  })();
+  const columns = terminalColumns(100);
   const theme = themeFor(wantsColor(true, readEnv("NO_COLOR")));
   const lines = diffView.numberedDiff(hunksOf(diff), columns - 2, theme, DIFF_LINES, {
     wrap: true,
@@ -126,12 +120,12 @@ export function terminalQuestion(
     `  [y] allow once${session}, [n] deny: `;
 }
 
-/** The terminal's width in cells (80 when it cannot be read). */
-function terminalColumns(): number {
+/** The terminal's width in cells (`fallback` when it cannot be read). */
+function terminalColumns(fallback = 80): number {
   try {
-    return Deno.consoleSize().columns || 80;
+    return Deno.consoleSize().columns || fallback;
   } catch {
-    return 80;
+    return fallback;
   }
 }
 

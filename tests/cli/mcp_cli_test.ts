@@ -10,6 +10,7 @@ import { runTern, scriptedRunArgs, tempWorkspace } from "../support/tern_process
 import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
 import { denoNpm, EVERYTHING, FILESYSTEM, referenceServersNeed } from "../mcp/_servers.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
+import { filesUnder } from "../support/files_under.ts";
 
 const SECRET = "sk-test-SECRET-77aa01bc9d";
 /** A token the MCP config gives a server: its echo in a tool result must be masked. */
@@ -375,7 +376,7 @@ Deno.test("tern run masks a token the MCP config gives a server wherever the mod
       ok(!run.stderr.includes(SERVER_TOKEN), run.stderr);
       // Every file tern keeps under its home: the session, its records, the audit log.
       let files = 0;
-      for await (const path of filesUnder(ws.home)) {
+      for (const path of await filesUnder(ws.home)) {
         if (path.endsWith("mcp.json")) continue;
         files++;
         const text = new TextDecoder().decode(await Deno.readFile(path));
@@ -388,11 +389,3 @@ Deno.test("tern run masks a token the MCP config gives a server wherever the mod
     }
   });
 });
-
-async function* filesUnder(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) yield* filesUnder(path);
-    else if (entry.isFile) yield path;
-  }
-}

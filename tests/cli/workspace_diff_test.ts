@@ -304,10 +304,10 @@ Deno.test("captureBaseline() and workspaceDiff() read none of the repository's c
         await writeFiles(repo, { "a.txt": "a changed\n" });
         const diff = await workspaceDiff(repo, baseline, ACCESS);
         deepEqual(diff.files, ["a.txt"]);
-        deepEqual(await listMarkers(markers), [], how);
+        deepEqual(await listDir(markers), [], how);
         // The trap is real: git itself springs it.
         await new Deno.Command("git", { args: ["add", "-u"], cwd: repo, stderr: "null" }).output();
-        ok((await listMarkers(markers)).includes(how), `${how}: the driver never ran in git`);
+        ok((await listDir(markers)).includes(how), `${how}: the driver never ran in git`);
         await Deno.remove(marker(how));
       });
     }
@@ -377,12 +377,6 @@ Deno.test("captureBaseline() kills a git that runs past the timeout", async () =
 });
 
 async function listDir(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names.sort();
-}
-
-async function listMarkers(dir: string): Promise<string[]> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) names.push(entry.name);
   return names.sort();
