@@ -134,6 +134,57 @@ Deno.test("writeFileSafely() never writes through a symlink, in the folder or at
   await rejects(writeFileSafely(ws, "a/../../x", new Uint8Array(), false), /not a plain/);
 });
 
+Deno.test("writeFileSafely() and writeLinkSafely() never restore into .git or .tern", async () => {
+  const ws = await temp("tern-ws-");
+  for (const path of [".git/hooks/pre-commit", "sub/.GIT/config", ".tern/settings.json"]) {
+    await rejects(
+      writeFileSafely(ws, path, new TextEncoder().encode("x"), true),
+      /never restores into \.git or \.tern/,
+    );
+    await rejects(writeLinkSafely(ws, path, "/bin/sh"), /never restores into/);
+  }
+  deepEqual([...Deno.readDirSync(ws)], []);
+  // A folder named like them deeper down is the project's own.
+  await writeFileSafely(ws, "docs/.tern/x", new TextEncoder().encode("x"), false);
+  equal(Deno.readTextFileSync(join(ws, "docs/.tern/x")), "x");
+});
+
+Deno.test("applyRewind() leaves the workspace's .tern as it is", async () => {
+  const home = await temp("tern-home-");
+  const ws = await temp("tern-ws-");
+  Deno.mkdirSync(join(ws, ".tern", "memory"), { recursive: true });
+  Deno.writeTextFileSync(join(ws, ".tern", "memory", "old.md"), "old\n");
+  const session = Session.create(home, { cwd: ws, ternVersion: "test" });
+  const user = session.append({ type: "message", message: { role: "user", content: "go" } });
+  // A turn that changes a file while tern (memory consolidation) or the person changes .tern.
+  const turn: Tool = {
+    name: "bash",
+    description: "",
+    readOnly: false,
+    runsIn: "host",
+    parameters: {},
+    paths: () => Promise.resolve([]),
+    run: () => {
+      Deno.writeTextFileSync(join(ws, "a.txt"), "made\n");
+      Deno.writeTextFileSync(join(ws, ".tern", "memory", "new.md"), "new\n");
+      Deno.removeSync(join(ws, ".tern", "memory", "old.md"));
+      return Promise.resolve({ status: "OK", output: "" });
+    },
+  } as unknown as Tool;
+  const checkpoints = strictCheckpoints(session, ws);
+  const tools = checkpoints.wrap(new ToolRegistry([turn]), user.id);
+  await tools.get("bash")!.run({}, {} as never);
+  await checkpoints.endTurn();
+  const options = { workspace: ws, scope: "files" as const, rules: [] };
+  const plan = await planRewind(session, user.id, options);
+  deepEqual(plan.changes.map((change) => change.path), ["a.txt"]);
+  await applyRewind(session, plan, options);
+  equal(await Deno.lstat(join(ws, "a.txt")).then(() => true, () => false), false, "a.txt stays");
+  equal(Deno.readTextFileSync(join(ws, ".tern", "memory", "new.md")), "new\n");
+  deepEqual([...Deno.readDirSync(join(ws, ".tern", "memory"))].map((e) => e.name), ["new.md"]);
+  session.close();
+});
+
 Deno.test("applyRewind() undoes a folder swapped for a symlink without touching its target", async () => {
   const home = await temp("tern-home-");
   const ws = await temp("tern-ws-");

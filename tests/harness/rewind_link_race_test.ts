@@ -148,6 +148,40 @@ testWith(
 
 testWith(
   [bwrapNeed, flipperNeed],
+  "runRestore() never writes into .git while a folder is swapped with a link to it",
+  async () => {
+    const ws = await temp("tern-restore-git-race-");
+    const hooks = join(ws, ".git", "hooks");
+    try {
+      Deno.mkdirSync(hooks, { recursive: true });
+      Deno.writeTextFileSync(join(ws, ".git", "HEAD"), "ref: refs/heads/main\n");
+      Deno.mkdirSync(join(ws, "foo", "hooks"), { recursive: true });
+      // Both names are the workspace's own: any command may make and swap them.
+      Deno.symlinkSync(".git", join(ws, "bar"));
+      const write: RestoreOp[] = [{
+        op: "write",
+        path: "foo/hooks/pre-commit",
+        data: btoa("#!/bin/sh\necho PLANTED\n"),
+        executable: true,
+      }];
+      let runs = 0;
+      await whileFlipping(ws, "foo", "bar", async () => {
+        const end = Date.now() + RACE_MS;
+        while (Date.now() < end && [...Deno.readDirSync(hooks)].length === 0) {
+          await runRestore(ws, write);
+          runs++;
+        }
+      });
+      deepEqual([...Deno.readDirSync(hooks)].map((entry) => entry.name), [], `after ${runs}`);
+      ok(runs >= 2, `only ${runs} restores ran`);
+    } finally {
+      await Deno.remove(ws, { recursive: true });
+    }
+  },
+);
+
+testWith(
+  [bwrapNeed, flipperNeed],
   "ShadowStore.snapshot() never stores an outside file's content while a folder is swapped with a link",
   async () => {
     const base = await temp("tern-snapshot-race-");

@@ -10,6 +10,7 @@ import { fileUrlToPath } from "../../core/file_url.ts";
 import { spawnProcessGroup } from "../../core/process_group.ts";
 import { sourceUrl } from "../../core/source_url.ts";
 import { viewLauncher } from "./view.ts";
+import { join } from "../../core/path.ts";
 
 export { decodeBase64, encodeBase64 } from "./base64.ts";
 
@@ -51,12 +52,14 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
   ];
   const [command] = entryArgv("rewind-restore", flags(true), []);
   const env: Record<string, string> = { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() };
-  // Deno, its cache and tern's code read-only; the workspace writable, mounted last.
+  // Deno, its cache and tern's code read-only; the workspace writable; in it, what commands may
+  // not write read-only again, mounted last.
   const view = await viewLauncher([
     ...[command, env.DENO_DIR, restoreCode()].flatMap((path) =>
       path === undefined ? [] : [{ path, writable: false }]
     ),
     { path: workspace, writable: true },
+    ...(await keptFromRestore(workspace)).map((path) => ({ path, writable: false })),
   ], workspace);
   // In the view the workspace is all there is to write: the flags need not name it, and
   // Deno.symlink (a link the turn removed) refuses to run under path-scoped ones. Without the
@@ -88,6 +91,19 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
     const detail = new TextDecoder().decode(stderr).trim().split("\n")[0] || "no answer";
     throw new Error(`Cannot restore the files: the restore process failed: ${detail}`);
   }
+}
+
+/**
+ * What a restore never writes, as commands cannot: the workspace's `.tern` and every `.git`
+ * folder in it. The restore's checks that no folder on a path is a link can be raced (a
+ * background process swaps `foo` for a link to `.git` between a check and the write of
+ * `foo/hooks/pre-commit`): in the view these are read-only, so such a write fails. Commands
+ * cannot move them (each is a mount point in their view).
+ */
+async function keptFromRestore(workspace: string): Promise<string[]> {
+  const { gitDirsUnder } = await import("../../sandbox/protected_paths.ts");
+  const found = await gitDirsUnder([workspace]);
+  return [...new Set([join(workspace, ".tern"), join(workspace, ".git"), ...found])];
 }
 
 /** What the restore process's code is loaded from besides the executable: none when compiled. */

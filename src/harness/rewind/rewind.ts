@@ -26,7 +26,7 @@ import {
   storeDir,
 } from "./records.ts";
 import { encodeBase64, type RestoreOp, runRestore } from "./restore_ops.ts";
-import { SCRATCH_PREFIX } from "./safe_files.ts";
+import { neverRestored, SCRATCH_PREFIX } from "./safe_files.ts";
 import { ShadowStore, type Snapshot, type TreeChange } from "./shadow_store.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "./turn_checkpoints.ts";
 
@@ -183,10 +183,13 @@ export async function planRewind(
   }
   const skipped = new Set(state.skipped);
   const all = await store.changes(current.tree, state.tree);
-  // A temporary file a killed restore left is never written back (an undo would).
+  // A temporary file a killed restore left is never written back (an undo would), and the
+  // workspace's `.tern` (its settings and memory, which only the person and tern write) and
+  // anything named `.git` are not the rewind's (the restore refuses them: safe_files.ts).
   const changes = all.filter((change) =>
     !skipped.has(change.path) && !hidden?.(change.path) &&
-    !(change.newMode !== "000000" && basename(change.path).startsWith(SCRATCH_PREFIX))
+    !(change.newMode !== "000000" && basename(change.path).startsWith(SCRATCH_PREFIX)) &&
+    !neverRestored(change.path)
   );
   // A rule the turn changed can show files the checkpoint never saw: those are not its to remove.
   const removed = changes.filter((change) => change.newMode === "000000").map((c) => c.path);

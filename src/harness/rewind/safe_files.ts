@@ -30,7 +30,21 @@ export function pathParts(path: string): string[] {
   const bad = path === "" || path.startsWith("/") || path.includes("\0") ||
     parts.some((part) => part === "" || part === "." || part === "..");
   if (bad) throw new TernError(`Cannot restore "${path}": not a plain relative path`);
+  // A rewind leaves these out (rewind.ts): a store tree that names them was made by someone else.
+  if (neverRestored(path)) {
+    throw new TernError(`Cannot restore "${path}": tern never restores into .git or .tern`);
+  }
   return parts;
+}
+
+/**
+ * Whether a rewind leaves `path` (relative to the workspace) as it is: inside the workspace's
+ * `.tern` (its settings and memory, which only the person and tern write) or inside any `.git`
+ * (git's hooks and config run code on the host; commands cannot write them either).
+ */
+export function neverRestored(path: string): boolean {
+  const parts = path.split("/");
+  return parts[0] === ".tern" || parts.some((part) => part.toLowerCase() === ".git");
 }
 
 /**

@@ -16,8 +16,9 @@ import { LIBRARY_PATHS } from "../../sandbox/worker/view.ts";
 /** One folder or file shown in a view, at its own path. */
 export interface ViewMount {
   /**
-   * An absolute path outside every folder commands may write, or the workspace's real path:
-   * bubblewrap follows the links in it when it mounts.
+   * An absolute path outside every folder commands may write, the workspace's real path, or a
+   * path in it commands cannot change (`.git`, `.tern`): bubblewrap follows the links in it when
+   * it mounts.
    */
   path: string;
   /** Writable, and then it must exist; a read-only one that does not is left out. */
