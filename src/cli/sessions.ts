@@ -6,7 +6,13 @@ import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
 import { forkSession } from "../session/fork.ts";
 import { loadSession } from "../session/load.ts";
-import { findSession, isOwnSessionFile, latestSession, listSessions } from "../session/paths.ts";
+import {
+  checkOwnSessionFile,
+  findSession,
+  isOwnSessionFile,
+  latestSession,
+  listSessions,
+} from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
@@ -105,6 +111,7 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       return await rewindCommand(path, line, { ...loaded.config, out, err });
     }
     case "compact": {
+      checkOwnSessionFile(ternHome, path);
       const session = await Session.open(path);
       try {
         const state = session.state();

@@ -15,7 +15,7 @@ import {
 } from "../harness/rewind/rewind.ts";
 import { interruptedRewindNotice } from "../harness/rewind/interrupted.ts";
 import { Session } from "../session/session.ts";
-import { sessionFolder } from "../session/paths.ts";
+import { checkOwnSessionFile, sessionFolder } from "../session/paths.ts";
 import { dirname, resolve } from "../core/path.ts";
 import type { CommandLine } from "./args.ts";
 import { InputError } from "./errors.ts";
@@ -40,6 +40,7 @@ export async function rewindCommand(
 ): Promise<number> {
   const { out, err } = context;
   const options = line.rewind ?? { yes: false };
+  checkOwnSessionFile(context.ternHome, path);
   const session = await Session.open(path);
   try {
     checkSessionFolder(session, context.ternHome);

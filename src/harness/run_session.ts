@@ -6,7 +6,7 @@ import { type ConfigSource, isFlagSource, type TernConfig } from "../config/mod.
 import type { TernError } from "../core/errors.ts";
 import { BUILTIN_PROFILES } from "../sandbox/profiles.ts";
 import { parseSessionHeader } from "../session/load.ts";
-import { findSession, latestSession } from "../session/paths.ts";
+import { checkOwnSessionFile, findSession, latestSession } from "../session/paths.ts";
 import type { ReplayState } from "../session/replay.ts";
 import { Session } from "../session/session.ts";
 import type { SessionHeader } from "../session/types.ts";
@@ -67,7 +67,7 @@ export async function openRunSession(
       ...choice.create,
     });
   }
-  const session = await openSessionHere(path, workspace);
+  const session = await openSessionHere(path, workspace, ternHome);
   if (choice.from !== undefined) {
     try {
       const { moveLeaf } = await import("../session/branch.ts");
@@ -83,10 +83,17 @@ export async function openRunSession(
 /**
  * Opens (and locks) the session file at `path` to continue it in `workspace`: `--resume`,
  * `--continue` and the interactive `/resume` all open a session this way. A session of another
- * directory is refused before it is opened, so nothing is written to it.
- * @throws {SessionChoiceError} when the session belongs to another directory.
+ * directory, or a file that is not one of tern's own sessions under `ternHome`, is refused
+ * before it is opened, so nothing is written to it.
+ * @throws {SessionChoiceError} when the session belongs to another directory, a
+ * SessionFileError for a file that is not tern's own session.
  */
-export async function openSessionHere(path: string, workspace: string): Promise<Session> {
+export async function openSessionHere(
+  path: string,
+  workspace: string,
+  ternHome: string,
+): Promise<Session> {
+  checkOwnSessionFile(ternHome, path);
   const header = await firstLineHeader(path);
   if (header !== undefined) checkSessionWorkspace(header, workspace);
   const session = await Session.open(path);

@@ -198,6 +198,34 @@ export function isOwnSessionFile(ternHome: string, path: string): boolean {
   }
 }
 
+/**
+ * The refusal to continue the session file at `path`, one tern did not write where it keeps its
+ * own: a file a repository ships (`.tern/memory/x.jsonl`) or one in a temporary folder could
+ * say anything (pins, grants, a plan), and tern would obey all of it.
+ */
+export function notOwnSessionError(path: string, cause?: unknown): SessionFileError {
+  return new SessionFileError(
+    `Cannot continue session "${path}": tern continues only its own sessions, in the ` +
+      "sessions folder under TERN_HOME; to go on from this file's conversation, import it " +
+      `with \`tern sessions fork ${path}\` (the copy keeps the messages, not the settings ` +
+      "or permissions)",
+    path,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+/**
+ * Refuses what {@linkcode isOwnSessionFile} says is not tern's own session file, before anything
+ * opens it for appending. @throws {SessionRefError} when nothing is there, a SessionFileError
+ * when it is a link or not a regular file, else {@linkcode notOwnSessionError}.
+ */
+export function checkOwnSessionFile(ternHome: string, path: string): void {
+  if (regularFileInfo(path) === null) {
+    throw new SessionRefError(`Cannot open session "${path}": file not found`, path);
+  }
+  if (!isOwnSessionFile(ternHome, path)) throw notOwnSessionError(path);
+}
+
 /** Whether `path` is a regular file (links followed); false when nothing is there. */
 export async function isFile(path: string): Promise<boolean> {
   try {

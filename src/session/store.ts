@@ -16,7 +16,7 @@ import {
   SessionRefError,
 } from "./errors.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
-import { sessionFileName, sessionFolder, sessionsRoot } from "./paths.ts";
+import { notOwnSessionError, sessionFileName, sessionFolder, sessionsRoot } from "./paths.ts";
 import { makeRealFolder, openRegularFile } from "./regular_file.ts";
 import {
   type NewEntry,
@@ -285,16 +285,7 @@ function openError(path: string, error: unknown): unknown {
   // NotCapable: outside the folders tern's own permissions let it write (bin/_env.sh). A file
   // from elsewhere is not tern's: `sessions fork` imports its conversation without what it
   // would grant (fork.ts), where copying it into TERN_HOME would make tern obey all of it.
-  if (error instanceof Deno.errors.NotCapable) {
-    return new SessionFileError(
-      `Cannot continue session "${path}": tern continues only its own sessions, in the ` +
-        "sessions folder under TERN_HOME; to go on from this file's conversation, import it " +
-        `with \`tern sessions fork ${path}\` (the copy keeps the messages, not the settings ` +
-        "or permissions)",
-      path,
-      { cause: error },
-    );
-  }
+  if (error instanceof Deno.errors.NotCapable) return notOwnSessionError(path, error);
   if (error instanceof Deno.errors.PermissionDenied) {
     return new SessionFileError(
       `Cannot continue session "${path}": permission denied to write the file`,

@@ -3,7 +3,7 @@
  * a cycle, entries of a known type with a wrong shape), kept outside TERN_HOME, or on a full
  * disk. Each ends with the answer or a clear error, never a hang or a stack trace.
  */
-import { equal, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { idIndexPath } from "../../src/session/id_index.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
@@ -131,18 +131,35 @@ Deno.test("tern run -r and sessions compact refuse a session file outside TERN_H
     // tern may write in TERN_HOME and TMPDIR only: the workspace is neither here.
     const tmp = join(ws.home, "tmp");
     await Deno.mkdir(tmp);
-    const elsewhere = join(ws.dir, "copied.jsonl");
-    await Deno.copyFile(path, elsewhere);
-    for (const args of [["run", "-r", elsewhere, "again"], ["sessions", "compact", elsewhere]]) {
-      const run = await tern(args, { env: { TMPDIR: tmp } });
-      equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
-      match(
-        run.stderr,
-        /^tern: Cannot continue session ".*copied\.jsonl": tern continues only its own sessions, in the sessions folder under TERN_HOME; to go on from this file's conversation, import it with `tern sessions fork .*copied\.jsonl`/m,
-      );
-      // Never the advice to copy the file into TERN_HOME, where tern would obey all of it.
-      ok(!/copy the file there/.test(run.stderr), run.stderr);
-      noTrace(run);
+    // Also where tern may write: TMPDIR, and the workspace's .tern/memory, which a repository
+    // can ship a forged session in.
+    await Deno.mkdir(join(ws.dir, ".tern", "memory"), { recursive: true });
+    const places = [
+      join(ws.dir, "copied.jsonl"),
+      join(tmp, "copied.jsonl"),
+      join(ws.dir, ".tern", "memory", "copied.jsonl"),
+    ];
+    for (const elsewhere of places) {
+      await Deno.copyFile(path, elsewhere);
+      const before = await Deno.readFile(elsewhere);
+      for (
+        const args of [
+          ["run", "-r", elsewhere, "again"],
+          ["sessions", "compact", elsewhere],
+          ["sessions", "rewind", elsewhere, "undo", "--yes"],
+        ]
+      ) {
+        const run = await tern(args, { env: { TMPDIR: tmp } });
+        equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+        match(
+          run.stderr,
+          /^tern: Cannot continue session ".*copied\.jsonl": tern continues only its own sessions, in the sessions folder under TERN_HOME; to go on from this file's conversation, import it with `tern sessions fork .*copied\.jsonl`/m,
+        );
+        // Never the advice to copy the file into TERN_HOME, where tern would obey all of it.
+        ok(!/copy the file there/.test(run.stderr), run.stderr);
+        noTrace(run);
+      }
+      deepEqual(await Deno.readFile(elsewhere), before, elsewhere);
     }
   });
 });

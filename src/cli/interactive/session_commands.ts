@@ -51,7 +51,7 @@ export function sessionCommands(): SlashCommand[] {
           return;
         }
         // Another directory's session is refused, as `tern run --resume` refuses it.
-        const session = await openSessionHere(path, context.workspace);
+        const session = await openSessionHere(path, context.workspace, context.config.ternHome);
         await context.switchSession(session, { replay: true });
         context.notice(`resumed session ${session.id.slice(0, 8)}`);
       },

@@ -14,8 +14,10 @@ export async function recoverRun(
   where: { ternHome: string; workspace: string },
 ): Promise<Completion> {
   let path: string | undefined;
+  // An id, never a path: a spawn record names its child by id.
+  const id = spawn.childSessionId;
   try {
-    path = await findSession(where.ternHome, spawn.childSessionId, where.workspace);
+    path = /^[\w-]+$/.test(id) ? await findSession(where.ternHome, id, where.workspace) : undefined;
   } catch {
     path = undefined;
   }
