@@ -52,9 +52,10 @@ export async function fetchForModel(
 ): Promise<ToolOutput> {
   const transport = options.transport ?? (defaultTransport ??= processTransport());
   const started = performance.now();
-  const request = (url: string, headers: Record<string, string>) =>
+  const request = (url: string, headers: Record<string, string>, sameHost = false) =>
     transport({
       url,
+      ...(sameHost ? { sameHostRedirects: true } : {}),
       maxBytes: options.maxBytes,
       timeoutMs: options.timeoutMs,
       pdf: { maxPages: options.pdfMaxPages, maxChars: PDF_MAX_CHARS },
@@ -65,10 +66,12 @@ export async function fetchForModel(
   let response: WebResponse | undefined;
   let failure: WebRequestError | undefined;
   try {
+    // The person (or the reviewer) allowed this URL's host, not where it may send the fetch:
+    // a redirect to another host is the model's to ask for, as a call of its own.
     response = await request(args.url, {
       accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9," +
         "application/pdf;q=0.8,*/*;q=0.5",
-    });
+    }, true);
   } catch (error) {
     if (!(error instanceof WebRequestError)) throw error;
     failure = error;
@@ -102,6 +105,7 @@ export async function fetchForModel(
     );
   }
   const ms = Math.round(performance.now() - started);
+  if (response.notFollowed !== undefined) return notFollowed(args.url, response, ms, ctx);
   const { title, content, length, kind, bytes } = await readable(
     response,
     args.url,
@@ -138,6 +142,33 @@ export async function fetchForModel(
   return {
     output,
     details: { kind: "web", url: response.url, status: response.status, bytes, ms },
+  };
+}
+
+/**
+ * The answer for a redirect to another host, not followed: where it leads (the server's choice,
+ * so inside the markers, its origin outside) and how to go on.
+ */
+function notFollowed(
+  requested: string,
+  response: WebResponse,
+  ms: number,
+  ctx: ToolContext,
+): ToolOutput {
+  const target = response.notFollowed!;
+  const facts = `HTTP ${response.status}, a redirect to ${originOf(target)}, ${ms} ms`;
+  const output = untrusted(`Redirect to: ${target}`, {
+    url: requested,
+    facts: [
+      `Not followed: ${facts}. web_fetch follows redirects only on the host it was asked ` +
+      "for; to read the page it leads to, call web_fetch with that address (inside the " +
+      "markers), which is another request to another host.",
+    ],
+  });
+  ctx.update?.(`${requested} — ${facts}, not followed`);
+  return {
+    output,
+    details: { kind: "web", url: response.url, status: response.status, bytes: 0, ms },
   };
 }
 

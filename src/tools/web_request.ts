@@ -33,6 +33,13 @@ export interface WebRequest {
   timeoutMs?: number;
   /** Redirects followed at most (GET only). Default 5. */
   maxRedirects?: number;
+  /**
+   * Follow redirects only on the first URL's host (its name and port; `http:` to `https:` on
+   * the default ports counts as the same): a redirect to another host is not followed, and
+   * the answer is the redirect itself, its target in `notFollowed`. For a fetch the person
+   * approved by its host: where that host sends it is another approval.
+   */
+  sameHostRedirects?: boolean;
   signal?: AbortSignal;
   /**
    * Read a PDF answer as text, up to these caps (see `web_pdf.ts`); only the request process
@@ -88,6 +95,8 @@ export interface WebResponse {
   truncated: boolean;
   /** Each URL redirected to, in order. */
   redirects: string[];
+  /** The redirect to another host not followed (`sameHostRedirects`): its absolute URL. */
+  notFollowed?: string;
   /** Set when a PDF was read as text (`request.pdf`): `body` is then that text. */
   pdf?: PdfText;
   /**
@@ -236,6 +245,7 @@ export async function guardedRequest(
   const redirects: string[] = [];
   let url = checkUrl(request.url);
   let name = `"${url.href}"`;
+  const first = url;
   const origin = url.origin;
   for (let hop = 0;; hop++) {
     const address = await withSignal(checkedAddress(url.hostname, guard), signal, timeoutMs);
@@ -268,10 +278,18 @@ export async function guardedRequest(
         "refused",
       );
     }
+    if (request.sameHostRedirects && !sameHost(new URL(next), first)) {
+      return { ...response.result, redirects, notFollowed: next };
+    }
     redirects.push(next);
     name = hopName(request.url, next);
     url = checkUrl(next, name);
   }
+}
+
+/** Same host name and port (a scheme's default port counts as none, so `http:` to `https:` is). */
+function sameHost(a: URL, b: URL): boolean {
+  return a.hostname === b.hostname && a.port === b.port;
 }
 
 /** Request headers that carry credentials, by lower-case name (never sent to another origin). */

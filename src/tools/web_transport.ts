@@ -92,6 +92,7 @@ export type WebAnswer =
     contentType: string;
     truncated: boolean;
     redirects: string[];
+    notFollowed?: string;
     /** Base64; empty when `html` is set (the page as read is all tern needs). */
     body: string;
     pdf?: PdfText;
@@ -196,6 +197,7 @@ async function runRequestProcess(
     contentType: answer.contentType,
     truncated: answer.truncated,
     redirects: answer.redirects,
+    ...(answer.notFollowed === undefined ? {} : { notFollowed: answer.notFollowed }),
     body: new Uint8Array(Buffer.from(answer.body, "base64")),
     ...(answer.pdf ? { pdf: answer.pdf } : {}),
     ...(answer.html ? { html: answer.html } : {}),
