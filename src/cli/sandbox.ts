@@ -97,7 +97,10 @@ export function layerLines(layers: SandboxLayers): string[] {
   const home = layers.home.folder
     ? `${layers.home.folder} hidden but for ${
       layers.home.shown.length === 0 ? "nothing" : layers.home.shown.join(", ")
-    } (read-only; add paths with sandbox.homeAllow in your own config)`
+    } (read-only; add paths with sandbox.homeAllow in your own config)` +
+      (layers.home.withoutTokens.length === 0
+        ? ""
+        : `; ${layers.home.withoutTokens.join(", ")} shown without the tokens written in them`)
     : "no home folder known";
   const seccomp = layers.seccomp.file
     ? `${layers.seccomp.file}: refuses ${layers.seccomp.refused.join(", ")}`

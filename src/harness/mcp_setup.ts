@@ -143,6 +143,7 @@ async function sandboxedCommand(
     { bwrapArgvFor, launchArgv, probeBwrap },
     { gitDirsUnder, hostSocketLocations, secretLocations },
     { homeView },
+    { HomeTokenCopies },
     { hostPrivatePaths, privateView },
     { seccompFile },
     { DEFAULT_LIMITS, ulimitPrefix },
@@ -152,6 +153,7 @@ async function sandboxedCommand(
     import("../sandbox/bwrap.ts"),
     import("../sandbox/protected_paths.ts"),
     import("../sandbox/home_view.ts"),
+    import("../sandbox/home_tokens.ts"),
     import("../sandbox/host_private.ts"),
     import("../sandbox/seccomp.ts"),
     import("../sandbox/limits.ts"),
@@ -229,6 +231,8 @@ async function sandboxedCommand(
         ...denied?.hidden ?? [],
         ...unlistable,
       ],
+      // The home configuration files that hold tokens, shown without them (beside the filter).
+      replaced: new HomeTokenCopies(context.ternHome).for(home, writable),
       ...(seccomp === null ? {} : { seccomp }),
       network: sandbox.network,
       // Unused: the transport starts bubblewrap with exactly the server's environment.

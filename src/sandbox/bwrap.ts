@@ -116,6 +116,7 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   }
   for (const path of protectedPaths(plan)) args.push("--ro-bind", path, path);
   args.push(...guardArgs(plan.guarded ?? []));
+  args.push(...replaceArgs(plan.replaced ?? {}));
   args.push(...hideArgs(hiddenStillVisible(plan).filter((path) => stillPinned(plan, path))));
   args.push(...remountArgs(plan));
   args.push(...seccompArgs(plan));
@@ -551,6 +552,17 @@ export function runTargets(links: readonly string[]): string[] {
   return targets;
 }
 
+/**
+ * `--ro-bind <copy> <path>` for each file of `replaced` that is still a file at that path (not a
+ * link), before the hidden paths, whose mounts win over these. A copy gone meanwhile (another
+ * run sharing tern's home made a newer one) hides the file: never the file itself.
+ */
+function replaceArgs(replaced: Readonly<Record<string, string>>): string[] {
+  return Object.entries(replaced).flatMap(([path, copy]) =>
+    isRealFile(path) ? ["--ro-bind", isRealFile(copy) ? copy : "/dev/null", path] : []
+  );
+}
+
 function hideArgs(paths: readonly string[]): string[] {
   const args: string[] = [];
   const hiddenDirs: string[] = [];
@@ -586,6 +598,14 @@ function realPaths(paths: readonly string[]): string[] {
 function kindOf(path: string): "dir" | "file" | null {
   const info = statOrNull(path);
   return info === null ? null : info.isDirectory ? "dir" : "file";
+}
+
+function isRealFile(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 function isRealDir(path: string): boolean {

@@ -43,6 +43,7 @@ import {
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
 import { homeView } from "./home_view.ts";
+import { HomeTokenCopies } from "./home_tokens.ts";
 import { FolderListings } from "./folder_listings.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
 import {
@@ -206,8 +207,11 @@ export interface SandboxExplanation {
 
 /** The confinement layers of shell commands, for `tern sandbox explain` and `tern doctor`. */
 export interface SandboxLayers {
-  /** The home folder (masked) and the entries of it shown read-only that exist here. */
-  home: { folder: string | null; shown: string[] };
+  /**
+   * The home folder (masked), the entries of it shown read-only that exist here, and the
+   * configuration files among them shown without the tokens written in them (home_tokens.ts).
+   */
+  home: { folder: string | null; shown: string[]; withoutTokens: string[] };
   /** tern's own home, hidden. */
   ternHome: string;
   /** The seccomp filter file, or null when none could be written (then none applies). */
@@ -478,6 +482,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     home: {
       folder: options.home ?? null,
       shown: (built.visible ?? []).filter((path) => exists(path)),
+      withoutTokens: Object.keys(homeCopies.for(home, built.writable)),
     },
     ternHome: options.ternHome,
     seccomp: { file: built.seccomp ?? null, refused: refusedCalls() },
@@ -552,9 +557,17 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // One sandbox kept for commands one after another (see warm_shell.ts), opened as soon as
   // this sandbox is (below): it sets up while the model answers.
   const warm = new WarmSlot(filterDir, options.bwrapPath);
+  // Copies of the home configuration files that hold tokens, beside the filter (where commands
+  // cannot write), looked at before every sandbox: the person may edit a file at any time, and
+  // the kept plan is rebuilt only after a command that may have changed the tree.
+  const homeCopies = new HomeTokenCopies(filterDir);
+  const viewNow = async (): Promise<ShellPlan> => {
+    const built = await currentPlan();
+    return { ...built, replaced: homeCopies.for(home, built.writable) };
+  };
   /** Waits for a removal under way, notes the guards a sandbox will mount and counts it. */
   const enter = async (): Promise<ShellPlan> => {
-    const built = await currentPlan();
+    const built = await viewNow();
     while (removing !== undefined) await removing;
     for (const path of built.guarded ?? []) if (!exists(path)) placeholders.add(path);
     running++;
@@ -785,7 +798,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     },
     prewarmShell() {
       if (shellKind !== "bwrap" || proxiedHosts(profile.grants.net) !== null) return;
-      prewarming = prewarming.then(() => currentPlan()).then((built) => warm.prewarm(built))
+      prewarming = prewarming.then(() => viewNow()).then((built) => warm.prewarm(built))
         .catch(() => {});
     },
     watchHostFiles() {

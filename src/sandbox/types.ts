@@ -42,6 +42,11 @@ export interface ShellPlan {
   pinned?: readonly string[];
   /** Paths replaced by an empty directory or file (secrets, host sockets). */
   hidden: readonly string[];
+  /**
+   * Files shown with other content, by their real path: each bound read-only to its copy (the
+   * home configuration files that hold tokens, with the tokens taken out: home_tokens.ts).
+   */
+  replaced?: Readonly<Record<string, string>>;
   /** The command's limits (its `/tmp` is a tmpfs of `tmpMb`); default `DEFAULT_LIMITS`. */
   limits?: ResourceLimits;
   /**

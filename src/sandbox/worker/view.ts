@@ -86,11 +86,12 @@ export function workerPlan(plan: ShellPlan, needs: WorkerViewNeeds): ShellPlan {
   ]);
   const kept = [...writable, ...readablePaths(needs)].map(realOrSelf);
   const writableReal = writable.map(realOrSelf);
-  const { seccomp: _seccomp, guarded: _guarded, ...shared } = plan;
+  const { seccomp: _seccomp, guarded: _guarded, replaced: _replaced, ...shared } = plan;
   return {
     // No seccomp filter (it reaches bubblewrap as fd 3 from the shell launcher; the worker runs
-    // tern's own code under its Deno flags) and no guards (their mount points would stay in the
-    // workspace while the long-lived worker runs; the file tools refuse .tern and .git).
+    // tern's own code under its Deno flags), no guards (their mount points would stay in the
+    // workspace while the long-lived worker runs; the file tools refuse .tern and .git) and no
+    // replaced home files (the worker's view has no home folder to show them in).
     ...shared,
     writable,
     // Read grants under /tmp, shown over the private /tmp (a tmpfs: no host mount point).
