@@ -20,7 +20,7 @@ export interface ModelReviewerOptions {
   /** The user's task, as they typed it. */
   goal: () => string;
   /** The last few lines of the conversation, secrets masked (optional context). */
-  recent?: () => string;
+  recent?: () => string | undefined;
   /** Output token cap for the review (default 300). */
   maxTokens?: number;
 }

@@ -133,7 +133,7 @@ async function runRequest(
     for (const change of request.permissions.changes) {
       session.append({ type: "permission", change });
     }
-    const result = await agent.conversation.turn(request.prompt, { signal });
+    const result = await agent.conversation.turn(request.prompt, { signal, goal: request.goal });
     const final: ChildFinal = {
       type: "final",
       version: CHILD_PROTOCOL_VERSION,

@@ -41,6 +41,7 @@ export async function withRuntime(
       provider: options.provider,
       model: config.reviewModel ?? config.model,
       goal: options.goal,
+      recent: options.recent,
     });
   const record = (entry: Parameters<AuditLog["append"]>[0]) => {
     audit.append(entry).catch((error) => {

@@ -50,6 +50,11 @@ export interface AgentSandboxOptions {
   provider: Provider;
   /** The user's task, for the reviewer. */
   goal: () => string;
+  /**
+   * What the reviewer is shown beside the call as untrusted context (a subagent's task, which
+   * its parent's model wrote); none when it returns undefined.
+   */
+  recent?: () => string | undefined;
   loadTools: BuiltinLoader;
   /** Start the tool worker now, while the first model request is in flight. */
   warm?: boolean;

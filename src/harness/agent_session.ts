@@ -470,6 +470,7 @@ export class AgentSession {
         };
       },
       session: () => this.#session,
+      goal: () => this.#conversation?.reviewGoal() ?? "",
       person: this.#options.person,
       runCgroup: async () => (await this.#conversation?.sandbox())?.runtime.runCgroup?.(),
       checkModel: (provider, model) =>

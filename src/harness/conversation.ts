@@ -182,6 +182,13 @@ export interface TurnOptions {
   steering?: () => string[];
   /** Images that go with the task (`tern run --image`), already checked (llm/images.ts). */
   images?: ImagePart[];
+  /**
+   * The person's own words the AUTO reviewer judges this turn's calls against when `task` is
+   * not theirs: a subagent's task, which its parent's model wrote, goes with the parent's goal
+   * (and reaches the reviewer only as untrusted context). Absent: `task` and what the person
+   * steers in while the turn runs.
+   */
+  goal?: string;
 }
 
 export class Conversation {
@@ -657,6 +664,10 @@ export class Conversation {
       );
     }
     this.#running = true;
+    // Set before the first await, so no call of this turn is reviewed without it.
+    this.#turnGoal = options.goal === undefined
+      ? { text: task }
+      : { text: options.goal, task: `Task the parent agent gave this subagent: ${task}` };
     // The person (or their editor) may have made a link a deny rule matches since.
     this.#hiddenPaths.changed();
     this.#consolidator?.beforeTurn();
@@ -665,6 +676,7 @@ export class Conversation {
       result = await this.#turn(task, options);
       return result;
     } finally {
+      this.#turnGoal = undefined;
       this.#options.extension?.afterTurn();
       this.#running = false;
       // Decides and returns at once: the work runs behind the next prompt.
@@ -707,6 +719,22 @@ export class Conversation {
    * own while a plan runs).
    */
   #detachedGoals: Array<{ text: string }> = [];
+
+  /**
+   * The running turn's goal for the AUTO reviewer: the person's message and what they steered
+   * in since, or (a subagent's turn) the goal its request carries, with the task its parent's
+   * model wrote as context. Never a message tern made up itself (a subagent's completion).
+   */
+  #turnGoal: { text: string; task?: string } | undefined;
+
+  /**
+   * The person's own words the AUTO reviewer judges calls against now: a running plan's task,
+   * the running turn's goal, else the person's latest message in the session.
+   */
+  reviewGoal(): string {
+    return this.#detachedGoals.at(-1)?.text ?? this.#turnGoal?.text ??
+      lastPersonText(this.#options.session);
+  }
 
   /**
    * Runs one detached turn. Its end takes the changes to files that run code on the host (a
@@ -889,9 +917,19 @@ export class Conversation {
       record(message);
       messages.push(message);
     }
+    // What the person steers in joins their goal for the reviewer (a subagent's completion,
+    // injected beside it, does not).
+    const personSteering = options.steering && (() => {
+      const texts = options.steering!();
+      const goal = this.#turnGoal;
+      if (texts.length > 0 && goal !== undefined && goal.task === undefined) {
+        goal.text = [goal.text, ...texts].join("\n\n");
+      }
+      return texts;
+    });
     const steering = extension
-      ? () => [...options.steering?.() ?? [], ...extension.inject()]
-      : options.steering;
+      ? () => [...personSteering?.() ?? [], ...extension.inject()]
+      : personSteering;
     try {
       const result = await runTurn({
         messages,
@@ -1250,7 +1288,8 @@ export class Conversation {
         person: options.person,
         provider: options.provider,
         // A plan's steps are judged against the plan's task (`DetachedTurnOptions.goal`).
-        goal: () => this.#detachedGoals.at(-1)?.text ?? lastUserText(session),
+        goal: () => this.reviewGoal(),
+        recent: () => this.#detachedGoals.length > 0 ? undefined : this.#turnGoal?.task,
         loadTools: this.#loadTools,
         warm: how.startWorker ?? false,
         rules: options.rules,
@@ -1333,9 +1372,15 @@ function gatedToolSpecs(
   return [...builtinTools(load, { bashTimeoutMs }), REQUEST_PERMISSIONS_SPEC];
 }
 
-/** The person's latest message in the session, for the AUTO reviewer's goal. */
-function lastUserText(session: Session): string {
-  const entry = session.findOnPath((e) => e.type === "message" && e.message.role === "user");
+/**
+ * The person's latest message in the session, for the AUTO reviewer's goal: never a subagent's
+ * completion (a user-role message tern delivers, tagged with its run ids), whose text a child
+ * read from files and pages.
+ */
+function lastPersonText(session: Session): string {
+  const entry = session.findOnPath((e) =>
+    e.type === "message" && e.message.role === "user" && e.mailbox === undefined
+  );
   return entry?.type === "message" ? entry.message.content : "";
 }
 

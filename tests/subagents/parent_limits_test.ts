@@ -254,6 +254,7 @@ function request(cwd: string, baseUrl: string, timeoutMs: number): ChildRequest 
     runId: "run-1",
     parentSession: { id: crypto.randomUUID(), path: "/nowhere/parent.jsonl" },
     prompt: "sleep",
+    goal: "sleep a while",
     cwd,
     tools: { allow: ["bash"] },
     permissions: {

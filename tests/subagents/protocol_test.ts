@@ -27,6 +27,7 @@ function request(cwd: string, baseUrl: string, prompt = "look at notes.txt"): Ch
     runId: "run-1",
     parentSession: { id: crypto.randomUUID(), path: "/nowhere/parent.jsonl" },
     prompt,
+    goal: "read the notes",
     cwd,
     tools: { allow: [] },
     permissions: {

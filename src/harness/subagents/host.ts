@@ -48,6 +48,12 @@ export interface ParentSettings {
 export interface SubagentHostOptions {
   settings: () => ParentSettings;
   session: () => Session;
+  /**
+   * The person's own words the parent's calls are judged against now (its AUTO reviewer's
+   * goal): a child's reviewer judges the child's calls against them too, never against the task
+   * the parent's model wrote.
+   */
+  goal: () => string;
   /** The parent's person (ASK, or AUTO's person-only questions); absent when none. */
   person?: AskPerson;
   /**
@@ -256,6 +262,7 @@ export class SubagentHost {
       runId: spawn.runId,
       parentSession: { id: session.id, path: session.path },
       prompt: message,
+      goal: this.#options.goal(),
       cwd: settings.workspace,
       tools: { allow: spawn.tools },
       permissions: {

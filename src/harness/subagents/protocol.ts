@@ -44,6 +44,12 @@ export const childRequestSchema = z.object({
   runId: id,
   parentSession: z.object({ id: z.uuid(), path: z.string().min(1) }).strict(),
   prompt: z.string().min(1),
+  /**
+   * The person's own words the parent's calls were judged against when it spawned the child:
+   * the child's AUTO reviewer judges against them, with `prompt` (the parent model's words)
+   * only as untrusted context.
+   */
+  goal: z.string(),
   /** The workspace: an absolute path (the child resolves it again). */
   cwd: z.string().startsWith("/"),
   tools: z.object({
