@@ -10,7 +10,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
-import { promptOnce, updatesOf, withBench, writeCall } from "../support/acp_bench.ts";
+import { agentText, promptOnce, updatesOf, withBench, writeCall } from "../support/acp_bench.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
 const KEY = "sk-test-SECRETKEY1234567890";
@@ -121,6 +121,31 @@ Deno.test("tern acp titles a call by the arguments its tool declares, not an ext
       equal(shown.kind, "edit");
       equal((shown.rawInput as { command: string }).command, "ls -la");
       equal(await exists(join(dir, "evil.sh")), false);
+    });
+  }, { args: ["--mode", "ask"] });
+});
+
+Deno.test("tern acp shows an edit too large for a diff as a line saying so, and goes on", async () => {
+  await withBench([
+    call("e0", "edit", {
+      path: "big.txt",
+      old_string: "a",
+      new_string: "b".repeat(100_000),
+      replace_all: true,
+    }),
+    { text: "first done" },
+    { text: "second answer" },
+  ], async ({ connect, dir }) => {
+    await Deno.writeTextFile(join(dir, "big.txt"), "a".repeat(10_000));
+    await connect(async (ctx, editor) => {
+      editor.answer = () => ({ outcome: "selected", optionId: "reject" });
+      await promptOnce(ctx, dir, "one");
+      const [shown] = toolCalls(updatesOf(editor, "tool_call"));
+      match(JSON.stringify(shown.content), /No diff: the file would be 1,000,000,000 characters/);
+      // The connection and the session are still there.
+      await promptOnce(ctx, dir, "two");
+      match(agentText(editor), /second answer/);
+      equal(await Deno.readTextFile(join(dir, "big.txt")), "a".repeat(10_000));
     });
   }, { args: ["--mode", "ask"] });
 });

@@ -1,6 +1,9 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { proposedDiff as proposed } from "../../src/cli/interactive/proposed_diff.ts";
+import {
+  MAX_DIFF_AFTER,
+  proposedDiff as proposed,
+} from "../../src/cli/interactive/proposed_diff.ts";
 import { modelReadGuard } from "../../src/harness/read_guard.ts";
 import type { ReviewRequest } from "../../src/sandbox/review.ts";
 
@@ -122,5 +125,39 @@ Deno.test("proposedDiff() shows no text of a file the person's deny rules hide, 
     ok(edit !== undefined && "diff" in edit && edit.diff.includes("+const a = 2;"), String(edit));
   } finally {
     await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("proposedDiff() says a change is too large for a diff before making its text", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-diff-" }));
+  try {
+    // 100,000 × 100,000 characters: 10 GB had the text been made.
+    await Deno.writeTextFile(`${workspace}/big.txt`, "a".repeat(100_000));
+    const huge = { path: "big.txt", old_string: "a", new_string: "b".repeat(100_000) };
+    const all = { ...huge, replace_all: true };
+    for (
+      const args of [all, { path: "big.txt", edits: [{ old_string: "aa", new_string: "a" }, all] }]
+    ) {
+      const shown = proposed(request("edit", args), workspace, { refuse: () => undefined });
+      ok(shown !== undefined && "withheld" in shown, JSON.stringify(shown)?.slice(0, 200));
+      match(
+        shown.withheld,
+        /^the file would be [\d,]+ characters after this call, more than the 2,000,000 a diff is shown for$/,
+      );
+    }
+    const written = proposed(
+      request("write", { path: "new.txt", content: "x".repeat(MAX_DIFF_AFTER + 1) }),
+      workspace,
+      { refuse: () => undefined },
+    );
+    ok(written !== undefined && "withheld" in written);
+    // Up to the limit the diff is shown.
+    const small = proposedDiff(
+      request("edit", { path: "big.txt", old_string: "a", new_string: "bb", replace_all: true }),
+      workspace,
+    );
+    ok(small?.includes("+bbbb"), small?.slice(0, 200));
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
   }
 });

@@ -208,8 +208,15 @@ export class AcpSession {
       readRefusal: () => this.#agent.conversation.readRefusal(),
       declaredKeys: this.#declaredKeys,
     };
+    // One event that cannot be turned into an update is logged and skipped: it must not end
+    // the process (an unhandled rejection) nor stop the updates after it.
     this.#updates = this.#updates.then(async () => {
-      const update = await updateFor(event, context);
+      let update: SessionUpdate | undefined;
+      try {
+        update = await updateFor(event, context);
+      } catch (error) {
+        this.#options.log(`Cannot tell the editor about a ${event.type}: ${messageOf(error)}`);
+      }
       if (update !== undefined) await this.#notify(update);
     });
   }

@@ -17,6 +17,13 @@ import type { ReviewRequest } from "../../sandbox/review.ts";
 /** Largest file read to show a diff, in bytes. */
 const MAX_DIFF_SOURCE = 1_000_000;
 
+/**
+ * Longest text a call's change may make for a diff, in characters: an `edit` with `replace_all`
+ * of one character by 100,000 in a file of 100,000 would make 10 GB (tern ran out of memory
+ * before the question was shown, and an editor's connection dropped on the message).
+ */
+export const MAX_DIFF_AFTER = 2 * MAX_DIFF_SOURCE;
+
 /** How the file's text before the call is read. */
 export interface DiffReading {
   /** What tern may not read for the model (Conversation.readRefusal()): shown as no diff. */
@@ -76,17 +83,36 @@ export function proposedChange(
   const before = readBefore(workspace, path, reading);
   if (typeof before === "object") return before;
   if (typeof record.content === "string") {
+    if (record.content.length > MAX_DIFF_AFTER) return tooLarge(record.content.length);
     return { path, shown, before: before ?? "", after: record.content };
   }
   if (before === undefined) return undefined;
   let after = before;
   for (const edit of edits) {
     if (edit.old === "" || !after.includes(edit.old)) return undefined;
+    // Its length first: the text is made only when a diff could show it.
+    const length = after.length +
+      (edit.all ? occurrences(after, edit.old) : 1) * (edit.new.length - edit.old.length);
+    if (length > MAX_DIFF_AFTER) return tooLarge(length);
     after = edit.all
       ? after.split(edit.old).join(edit.new)
       : after.replace(edit.old, () => edit.new);
   }
   return { path, shown, before, after };
+}
+
+/** How many times `part` (not empty) occurs in `text` without overlapping, as split() counts. */
+function occurrences(text: string, part: string): number {
+  let count = 0;
+  for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + part.length)) count++;
+  return count;
+}
+
+function tooLarge(length: number): Withheld {
+  return {
+    withheld: `the file would be ${length.toLocaleString("en-US")} characters after this call, ` +
+      `more than the ${MAX_DIFF_AFTER.toLocaleString("en-US")} a diff is shown for`,
+  };
 }
 
 interface Replacement {
