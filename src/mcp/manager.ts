@@ -286,12 +286,15 @@ export class McpManager {
 
   async #transport(config: McpServerConfig): Promise<TransportHandle> {
     if (config.transport === "http") {
-      const { StreamableHTTPClientTransport } = await import("./http_transport.ts");
+      const { cappedFetch, StreamableHTTPClientTransport } = await import("./http_transport.ts");
+      const capped = cappedFetch(`MCP server "${config.name}"`);
       return {
         transport: new StreamableHTTPClientTransport(new URL(config.url!), {
           // Headers may carry a token: a redirect must not take it to another server.
           requestInit: { headers: config.headers, redirect: "error" },
+          fetch: capped.fetch,
         }),
+        cleanup: () => capped.cancelAll(),
       };
     }
     let argv = [config.command!, ...config.args];

@@ -10,6 +10,7 @@ import { runTern, scriptedRunArgs, tempWorkspace } from "../support/tern_process
 import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
 import { denoNpm, EVERYTHING, FILESYSTEM, referenceServersNeed } from "../mcp/_servers.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
+import { httpServer } from "../mcp/_http_server.ts";
 import { filesUnder } from "../support/files_under.ts";
 
 const SECRET = "sk-test-SECRET-77aa01bc9d";
@@ -388,4 +389,24 @@ Deno.test("tern run masks a token the MCP config gives a server wherever the mod
       await server.close();
     }
   });
+});
+
+Deno.test("tern run exits when an HTTP MCP server holds its GET stream open", async () => {
+  const mcp = httpServer("idle");
+  const model = await startScriptedServer([{ text: "done" }], { chunkDelayMs: 0 });
+  try {
+    await withMcpWorkspace({ w: { type: "http", url: mcp.url } }, async (ws, env) => {
+      const run = await runTern(scriptedRunArgs(model.baseUrl, "go"), {
+        cwd: ws.dir,
+        env,
+        signal: AbortSignal.timeout(30_000),
+      });
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /done/);
+      ok(mcp.getStreams.length >= 1, "the server's GET stream was never opened");
+    });
+  } finally {
+    await model.close();
+    await mcp.close();
+  }
 });

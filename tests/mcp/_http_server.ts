@@ -1,0 +1,49 @@
+/** A Streamable HTTP MCP server for the tests of what tern does with a hostile one. */
+
+/**
+ * A Streamable HTTP MCP server of one tool, `echo`; its GET stream (the server's own messages)
+ * sends `get` ("endless": one event that never ends; "idle": a comment, then nothing, open).
+ */
+export function httpServer(get: "endless" | "idle") {
+  const getStreams: Array<{ ended: Promise<void> }> = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    if (req.method === "GET") {
+      const { promise: ended, resolve } = Promise.withResolvers<void>();
+      getStreams.push({ ended });
+      req.signal.addEventListener("abort", () => resolve());
+      const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(get === "idle" ? ": hi\n\n" : "data: "));
+        },
+        async pull(controller) {
+          if (get === "idle") return await ended;
+          controller.enqueue(chunk);
+          await new Promise((r) => setTimeout(r, 1));
+        },
+        cancel() {
+          resolve();
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    }
+    if (req.method === "DELETE") return new Response(null, { status: 200 });
+    const message = await req.json();
+    if (message.id === undefined) return new Response(null, { status: 202 });
+    const result = message.method === "initialize"
+      ? {
+        protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: "http", version: "1" },
+      }
+      : message.method === "tools/list"
+      ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
+      : { content: [{ type: "text", text: "echoed" }] };
+    return Response.json({ jsonrpc: "2.0", id: message.id, result });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/mcp`,
+    getStreams,
+    close: () => server.shutdown(),
+  };
+}
