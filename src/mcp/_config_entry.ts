@@ -28,6 +28,12 @@ const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
+/** A timeout from a file: the default when absent, and no longer than it from a project's. */
+function within(value: number | undefined, fallback: number, scope: McpScope): number {
+  if (value === undefined) return fallback;
+  return scope === "project" ? Math.min(value, fallback) : value;
+}
+
 const STDIO_ONLY = ["command", "args", "env", "cwd", "sandbox"] as const;
 const HTTP_ONLY = ["url", "headers"] as const;
 /** Keys that only switch a server on or off: changing them needs no new trust. */
@@ -171,8 +177,14 @@ export async function parseServerEntry(
     env,
     headers,
     enabled: entry.enabled ?? !(entry.disabled ?? false),
-    startupTimeoutMs: entry.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
-    requestTimeoutMs: entry.requestTimeoutMs ?? entry.timeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    // A project's file may shorten the waits, never lengthen them: a server that stays silent
+    // would hold every `tern run` for as long as its file says (up to 24 days).
+    startupTimeoutMs: within(entry.startupTimeoutMs, DEFAULT_STARTUP_TIMEOUT_MS, context.scope),
+    requestTimeoutMs: within(
+      entry.requestTimeoutMs ?? entry.timeout,
+      DEFAULT_REQUEST_TIMEOUT_MS,
+      context.scope,
+    ),
     fingerprint: await fingerprintDefinition(definition, context.scope),
   };
   if (context.scope === "project" && (entry.env !== undefined || entry.headers !== undefined)) {

@@ -83,6 +83,30 @@ Deno.test("loadMcpConfig() never lets a project file replace the person's own se
   });
 });
 
+Deno.test("loadMcpConfig() lets a project file shorten a server's timeouts, never lengthen them", async () => {
+  await withMcpConfig(async (fixture) => {
+    const long = { startupTimeoutMs: 2147483647, requestTimeoutMs: 2147483647 };
+    fixture.write(USER, JSON.stringify({ servers: { mine: { command: "m", ...long } } }));
+    fixture.write(
+      PROJECT_MCP,
+      JSON.stringify({
+        mcpServers: {
+          slow: { command: "s", ...long },
+          quick: { command: "q", startupTimeoutMs: 5000, timeout: 9000 },
+        },
+      }),
+    );
+    const { servers } = await fixture.load();
+    const timeouts = (name: string) => {
+      const server = byName(servers, name);
+      return [server.startupTimeoutMs, server.requestTimeoutMs];
+    };
+    assert.deepEqual(timeouts("slow"), [30_000, 120_000]);
+    assert.deepEqual(timeouts("quick"), [5000, 9000]);
+    assert.deepEqual(timeouts("mine"), [2147483647, 2147483647]);
+  });
+});
+
 Deno.test("loadMcpConfig() replaces an earlier definition whole", async () => {
   await withMcpConfig(async (fixture) => {
     fixture.write(
