@@ -1,6 +1,7 @@
 /** End-to-end: `tern rpc` as a subprocess, driven over JSON lines, against the scripted server. */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { parseRpcLine } from "../../src/cli/rpc/protocol.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { type LineProcess, spawnLineProcess } from "../support/line_process.ts";
@@ -390,3 +391,19 @@ testWith(
     }, { args: ["--mode", "bypass"] });
   },
 );
+
+Deno.test("parseRpcLine() echoes only an id and a type a command may have", () => {
+  const long = "i".repeat(201);
+  const bad = parseRpcLine(JSON.stringify({ type: "prompt", id: long }));
+  ok("error" in bad);
+  equal(bad.id, undefined);
+  equal(bad.type, "prompt");
+  const unknown = parseRpcLine(JSON.stringify({ type: "x".repeat(100_000), id: 1.5 }));
+  ok("error" in unknown);
+  deepEqual([unknown.id, unknown.type], [undefined, undefined]);
+  match(unknown.error, /^Unknown command "x{64}…": expected prompt/);
+  ok(unknown.error.length < 300, `${unknown.error.length}`);
+  const fine = parseRpcLine(JSON.stringify({ type: "nope", id: "i".repeat(200) }));
+  ok("error" in fine);
+  equal(fine.id, "i".repeat(200));
+});

@@ -118,16 +118,20 @@ export function parseRpcLine(
     return { error: "The line is not a JSON object" };
   }
   const record = value as Record<string, unknown>;
-  const id = typeof record.id === "string" || typeof record.id === "number" ? record.id : undefined;
+  // Only an id a command may have is echoed, and only a known type: a response never carries
+  // megabytes the client sent.
+  const id = Id.safeParse(record.id).data;
   const type = typeof record.type === "string" ? record.type : undefined;
-  const where = { ...(id === undefined ? {} : { id }), ...(type === undefined ? {} : { type }) };
+  const known = type !== undefined && (RPC_COMMANDS as readonly string[]).includes(type);
+  const where = { ...(id === undefined ? {} : { id }), ...(known ? { type } : {}) };
   if (type === undefined) {
     return { ...where, error: `The command has no "type": expected ${RPC_COMMANDS.join(", ")}` };
   }
-  if (!(RPC_COMMANDS as readonly string[]).includes(type)) {
+  if (!known) {
+    const shown = type.length > 64 ? `${type.slice(0, 64)}…` : type;
     return {
       ...where,
-      error: `Unknown command "${type}": expected ${RPC_COMMANDS.join(", ")}`,
+      error: `Unknown command ${JSON.stringify(shown)}: expected ${RPC_COMMANDS.join(", ")}`,
     };
   }
   const parsed = RpcCommand.safeParse(value);
