@@ -6,6 +6,7 @@
  * is wrapped as untrusted data between markers with a random id, so a page cannot close them.
  */
 import { ToolError } from "../core/observation.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import type { ToolContext, ToolOutput } from "./define.ts";
 import { WebRequestError, type WebResponse } from "./web_request.ts";
 import { processTransport, type WebTransport } from "./web_transport.ts";
@@ -199,6 +200,16 @@ export function untrusted(content: string, about: { url: string; facts: string[]
   ].join("\n");
 }
 
+/**
+ * A parser's error as tern quotes it outside the untrusted-content markers: one line, quoted,
+ * controls shown, at most 200 characters. Its text may come from the document (a decoder's
+ * message naming what it read), so it never reads as tern's own words.
+ */
+function parserWords(message: string): string {
+  const line = visibleText(message.replace(/\s+/g, " ").trim());
+  return `the parser said ${JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}…` : line)}`;
+}
+
 /** What {@linkcode readable} makes of an answer. */
 interface Readable {
   title: string;
@@ -232,7 +243,7 @@ async function readable(
     throw new ToolError(
       "EXECUTION_FAILED",
       `Cannot read the PDF "${requested}" (${pdf.bytes} bytes` +
-        `${response.truncated ? ", cut at the size limit" : ""}): ${pdf.message}`,
+        `${response.truncated ? ", cut at the size limit" : ""}): ${parserWords(pdf.message)}`,
     );
   }
   if (pdf !== undefined) {
@@ -250,7 +261,7 @@ async function readable(
     if (!page.ok) {
       throw new ToolError(
         "EXECUTION_FAILED",
-        `Cannot read the page "${requested}" as ${format}: ${page.message}`,
+        `Cannot read the page "${requested}" as ${format}: ${parserWords(page.message)}`,
       );
     }
     const { title, content, length } = page;

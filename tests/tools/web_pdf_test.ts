@@ -66,7 +66,9 @@ Deno.test("web_fetch() says clearly when a PDF cannot be parsed", async () => {
     );
     match(
       message,
-      new RegExp(`^Cannot read the PDF "${base}/broken.pdf" \\(${CORRUPT.length} bytes\\): \\S`),
+      new RegExp(
+        `^Cannot read the PDF "${base}/broken.pdf" \\(${CORRUPT.length} bytes\\): the parser said "\\S`,
+      ),
     );
   });
 });
