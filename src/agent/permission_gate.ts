@@ -496,8 +496,10 @@ export class PermissionGate {
     await this.#settleRestored(ctx.signal);
     const started = performance.now();
     const { hooks } = this.#options;
+    // A hook is the person's program, but what it is given may end up in its logs: a key the
+    // model wrote is masked there as everywhere else (PostToolUse's input is masked too).
     const pre = hooks?.has("PreToolUse", tool.name)
-      ? await hooks.fire("PreToolUse", toolFields(tool.name, args, ctx.callId), {
+      ? await hooks.fire("PreToolUse", toolFields(tool.name, masker.maskDeep(args), callId), {
         toolName: tool.name,
         callId,
         signal: ctx.signal,
@@ -660,7 +662,7 @@ export class PermissionGate {
     observation = maskObservation(observation, masker);
     if (allowed && observation.status === "SUCCEEDED" && hooks?.has("PostToolUse", tool.name)) {
       const post = await hooks.fire("PostToolUse", {
-        ...toolFields(tool.name, masker.maskDeep(args), ctx.callId),
+        ...toolFields(tool.name, masker.maskDeep(args), callId),
         tool_response: { output: observation.output },
       }, { toolName: tool.name, callId, signal: ctx.signal });
       for (const note of post.notes) hooks.tell(masker.mask(note));

@@ -7,7 +7,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { HookCommand } from "../../src/sandbox/hooks/config.ts";
 import type { PermissionRule } from "../../src/config/schema.ts";
-import { type Box, expectError, withGate } from "../agent/_gate_box.ts";
+import { type Box, expectError, SECRET, withGate } from "../agent/_gate_box.ts";
 import { bwrapNeed } from "../support/needs.ts";
 
 function hookTest(name: string, fn: () => Promise<void>): void {
@@ -56,6 +56,21 @@ hookTest("HookRunner PreToolUse exit code 2 blocks the call with the hook's stde
     equal(first.decision, "deny");
     equal(first.exitCode, 2);
     equal(first.sandbox, "bwrap");
+  });
+});
+
+hookTest("HookRunner PreToolUse gets a key the model wrote masked", async () => {
+  await withGate({ mode: "bypass", hooks: [pre("bash .hooks/log.sh")] }, async (box) => {
+    await script(
+      box,
+      "log.sh",
+      `cat >> "$CLAUDE_PROJECT_DIR/hook.log"; echo >> "$CLAUDE_PROJECT_DIR/hook.log"`,
+    );
+    const obs = await box.call("bash", { command: `echo ${SECRET} | wc -c` });
+    equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+    const log = await Deno.readTextFile(join(box.ws, "hook.log"));
+    ok(log.includes("[REDACTED]"), log);
+    ok(!log.includes(SECRET), log);
   });
 });
 
