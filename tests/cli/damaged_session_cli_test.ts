@@ -74,16 +74,19 @@ Deno.test("tern sessions and tern run --resume refuse a file that is not a sessi
     await Deno.writeTextFile(notes, "root:x:0:0:root:/root:/bin/bash\n");
     const empty = join(dir, "empty.jsonl");
     await Deno.writeTextFile(empty, "");
-    const runs = [
-      ["sessions", "show", notes],
-      ["sessions", "tree", notes],
-      ["sessions", "export", empty],
-      ["run", "--resume", notes, "x"],
+    const header = /^tern: Cannot load session ".*": the first line is not a session header/m;
+    // A file outside the sessions folder is never continued, whatever it holds.
+    const notOwn = /^tern: Cannot continue session ".*notes\.jsonl": tern continues only its own/m;
+    const runs: Array<[string[], RegExp]> = [
+      [["sessions", "show", notes], header],
+      [["sessions", "tree", notes], header],
+      [["sessions", "export", empty], header],
+      [["run", "--resume", notes, "x"], notOwn],
     ];
-    for (const args of runs) {
+    for (const [args, expected] of runs) {
       const run = await tern(args);
       equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
-      match(run.stderr, /^tern: Cannot load session ".*": the first line is not a session header/m);
+      match(run.stderr, expected);
       ok(!run.stderr.includes("internal error"), run.stderr);
     }
   });
