@@ -49,25 +49,65 @@ const formats = new SecretMasker();
 /**
  * `text` (a configuration file) with every credential taken out: values under a key that names
  * one, a URL's password or token-like user, and what the secret masker's formats find anywhere.
- * Quotes around a value are kept, so the file still parses. Never throws.
+ * A value ends where the file's format ends it: at its closing quote (what follows, a comment,
+ * stays), at the end of a TOML `"""` or `'''` string, or at the last line a trailing `\`
+ * continues (git); quotes around it are kept, so the file still parses. Never throws.
  */
 export function redactConfigText(text: string): string {
-  const lines = text.split("\n").map((line) => {
-    const match = KEY_VALUE.exec(line);
-    const parts = match?.groups;
-    if (parts === undefined || parts.value === "" || !SECRET_CONFIG_KEY.test(parts.key)) {
-      return line;
+  const lines = text.split("\n");
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const parts = KEY_VALUE.exec(lines[i])?.groups;
+    const key = parts?.key.replace(/^["']|["']$/g, "");
+    if (parts === undefined || parts.value === "" || !SECRET_CONFIG_KEY.test(key!)) {
+      out.push(lines[i]);
+      continue;
     }
-    const quote = /^["']/.exec(parts.value)?.[0] ?? "";
-    const closed = quote !== "" && parts.value.length > 1 && parts.value.endsWith(quote);
-    return `${parts.head}${quote}${TOKEN_MARK}${closed ? quote : ""}${parts.tail}`;
-  });
-  const users = lines.join("\n").replace(
+    const value = parts.value + parts.tail;
+    const triple = /^(?:"""|''')/.exec(value)?.[0];
+    if (triple !== undefined) {
+      // To the closing triple, on this line or a later one; the lines between go.
+      let rest = value.slice(3);
+      let at = rest.indexOf(triple);
+      while (at === -1 && i + 1 < lines.length) {
+        rest = lines[++i];
+        at = rest.indexOf(triple);
+      }
+      out.push(
+        `${parts.head}${triple}${TOKEN_MARK}${triple}${at === -1 ? "" : rest.slice(at + 3)}`,
+      );
+      continue;
+    }
+    const quote = /^["']/.exec(value)?.[0];
+    const end = quote === undefined ? -1 : closingQuote(value, quote);
+    if (quote !== undefined && end !== -1) {
+      out.push(`${parts.head}${quote}${TOKEN_MARK}${quote}${value.slice(end + 1)}`);
+      continue;
+    }
+    // To the line's end, and through the lines a trailing backslash continues it onto.
+    while (lines[i].replace(/\r$/, "").endsWith("\\") && i + 1 < lines.length) i++;
+    const cr = lines[i].endsWith("\r") ? "\r" : "";
+    out.push(`${parts.head}${quote ?? ""}${TOKEN_MARK}${quote ?? ""}${cr}`);
+  }
+  const users = out.join("\n").replace(
     URL_USER,
     (match, head: string, user: string) =>
       /[a-z]/i.test(user) && /\d/.test(user) ? `${head}${TOKEN_MARK}@` : match,
   );
   return formats.mask(users);
+}
+
+/**
+ * Where the quoted string that `value` starts with ends (the index of its closing `quote`), or -1
+ * when it does not end on this line. In `"…"` a backslash escapes the next character (git, TOML);
+ * a `'…'` string has no escapes (TOML's literal strings).
+ */
+function closingQuote(value: string, quote: string): number {
+  for (let i = 1; i < value.length; i++) {
+    if (quote === '"' && value[i] === "\\") i++;
+    else if (value[i] === quote) return i;
+  }
+  return -1;
 }
 
 /** A copy made for one version of one file. */

@@ -43,6 +43,54 @@ Deno.test("redactConfigText(): credential values go, the rest of the file stays"
   equal(redactConfigText(`token = '${secret}'`), `token = '${TOKEN_MARK}'`);
 });
 
+Deno.test("redactConfigText(): a value ends where its format ends it, and the file still parses", async () => {
+  const secret = token();
+  const cases: Array<[string, string]> = [
+    // What follows the closing quote stays, so the quotes stay balanced.
+    [
+      `[http]\n\textraHeader = "AUTHORIZATION: Bearer ${secret}" # work token\n`,
+      `[http]\n\textraHeader = "${TOKEN_MARK}" # work token\n`,
+    ],
+    [`token = "a\\"${secret}" # x\n`, `token = "${TOKEN_MARK}" # x\n`],
+    // TOML strings over several lines, basic and literal.
+    [
+      `[registry]\ntoken = """\n${secret}CARGO"""\n[net]\nretry = 2\n`,
+      `[registry]\ntoken = """${TOKEN_MARK}"""\n[net]\nretry = 2\n`,
+    ],
+    [`token = '''${secret}\nmore''' # c\n`, `token = '''${TOKEN_MARK}''' # c\n`],
+    // git continues a value onto the next line after a trailing backslash.
+    [
+      `[http]\n\textraHeader = Bearer \\\n${secret}\n[user]\n\tname = A\n`,
+      `[http]\n\textraHeader = ${TOKEN_MARK}\n[user]\n\tname = A\n`,
+    ],
+    [
+      `[http]\r\n\textraHeader = "Bearer \\\r\n${secret}"\r\n`,
+      `[http]\r\n\textraHeader = "${TOKEN_MARK}"\r\n`,
+    ],
+    // npm's keys may be quoted.
+    [
+      `"//registry.corp.example/:_auth"=${secret}NPM\n`,
+      `"//registry.corp.example/:_auth"=${TOKEN_MARK}\n`,
+    ],
+  ];
+  for (const [text, shown] of cases) equal(redactConfigText(text), shown, text);
+  // git reads the copy of a file with a comment after a quoted value.
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "gitconfig");
+    await Deno.writeTextFile(file, redactConfigText(cases[0][0] + "[user]\n\tname = A\n"));
+    const out = await new Deno.Command("git", {
+      args: ["config", "--file", file, "--list"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(new TextDecoder().decode(out.stderr), "");
+    equal(new TextDecoder().decode(out.stdout), `http.extraheader=${TOKEN_MARK}\nuser.name=A\n`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("redactConfigText(): a file without credentials is unchanged", () => {
   const text = [
     "[user]",
