@@ -276,7 +276,15 @@ export class McpManager {
     return new McpConnection({
       config,
       clientVersion: this.#options.clientVersion,
-      connect: (c) => this.#transport(c),
+      // Whatever the transport, a server cannot make tern queue unbounded answers to it.
+      connect: async (c) => {
+        const handle = await this.#transport(c);
+        const { limitedTransport } = await import("./transport_limits.ts");
+        return {
+          ...handle,
+          transport: limitedTransport(handle.transport, `MCP server "${c.name}"`),
+        };
+      },
       onChange: () => {
         this.#tools = undefined;
         for (const listener of this.#listeners) listener();

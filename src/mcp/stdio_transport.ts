@@ -42,14 +42,6 @@ const DRAIN_MS = 1000;
 const QUOTED_CHARS = 200;
 /** Default of {@linkcode StdioTransportOptions.maxLineChars}. */
 const MAX_LINE_CHARS = 16 * 1024 * 1024;
-/**
- * Bytes written and not yet taken by the server, at most (one message of any size is always
- * sent): a server that stops reading while it sends requests (a `ping` flood, each answered
- * with its id) would otherwise have tern queue the answers until its heap ran out.
- */
-export const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
-/** Characters a message's string `id` may have: the SDK echoes a request's id in its answer. */
-export const MAX_ID_CHARS = 256;
 
 type Reader = ReadableStreamDefaultReader<Uint8Array>;
 type Writer = WritableStreamDefaultWriter<Uint8Array>;
@@ -83,8 +75,6 @@ export class StdioProcessTransport implements Transport {
   #closing?: Promise<void>;
   #violated = false;
   #closed = false;
-  /** Bytes of `send()` the server has not taken yet. */
-  #queued = 0;
 
   constructor(options: StdioTransportOptions) {
     this.#options = options;
@@ -146,18 +136,10 @@ export class StdioProcessTransport implements Transport {
       throw new Error(`Cannot send to ${this.#label}: the connection is closed`);
     }
     const line = new TextEncoder().encode(`${JSON.stringify(message)}\n`);
-    if (this.#queued > 0 && this.#queued + line.length > MAX_QUEUED_BYTES) {
-      const waiting = `${Math.round(this.#queued / 1024 / 1024)} MiB`;
-      this.#violation(`does not read what tern sends (${waiting} waiting)`, "");
-      throw new Error(`Cannot send to ${this.#label}: it does not read what tern sends`);
-    }
-    this.#queued += line.length;
     try {
       await this.#writer.write(line);
     } catch (error) {
       throw new Error(`Cannot send to ${this.#label}: ${describe(error)}`, { cause: error });
-    } finally {
-      this.#queued -= line.length;
     }
   }
 
@@ -251,10 +233,6 @@ export class StdioProcessTransport implements Transport {
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) return this.#violation("wrote a non-JSON-RPC message to stdout", line);
-    const id = (parsed.data as { id?: unknown }).id;
-    if (typeof id === "string" && id.length > MAX_ID_CHARS) {
-      return this.#violation(`sent a message whose id has ${id.length} characters`, line);
-    }
     try {
       this.onmessage?.(parsed.data);
     } catch (error) {
@@ -266,8 +244,7 @@ export class StdioProcessTransport implements Transport {
   #violation(what: string, line: string): false {
     if (this.#violated) return false;
     this.#violated = true;
-    const quoted = line === "" ? "" : `: "${line.slice(0, QUOTED_CHARS)}"`;
-    this.#report(new Error(`${this.#label} ${what}${quoted}`));
+    this.#report(new Error(`${this.#label} ${what}: "${line.slice(0, QUOTED_CHARS)}"`));
     this.close();
     return false;
   }

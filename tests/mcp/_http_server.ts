@@ -2,9 +2,12 @@
 
 /**
  * A Streamable HTTP MCP server of one tool, `echo`; its GET stream (the server's own messages)
- * sends `get` ("endless": one event that never ends; "idle": a comment, then nothing, open).
+ * sends `get` ("endless": one event that never ends; "idle": a comment, then nothing, open;
+ * "pings": `ping` requests whose ids have `idChars` characters, as fast as they are taken).
+ * `answers` counts the POSTs that carried no request (tern's answers to its pings).
  */
-export function httpServer(get: "endless" | "idle") {
+export function httpServer(get: "endless" | "idle" | "pings", idChars = 300) {
+  let answers = 0;
   const getStreams: Array<{ ended: Promise<void> }> = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     if (req.method === "GET") {
@@ -14,10 +17,16 @@ export function httpServer(get: "endless" | "idle") {
       const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
-          controller.enqueue(new TextEncoder().encode(get === "idle" ? ": hi\n\n" : "data: "));
+          controller.enqueue(new TextEncoder().encode(get === "endless" ? "data: " : ": hi\n\n"));
         },
         async pull(controller) {
           if (get === "idle") return await ended;
+          if (get === "pings") {
+            const id = `${crypto.randomUUID()}${"i".repeat(idChars)}`.slice(0, idChars);
+            const ping = JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+            controller.enqueue(new TextEncoder().encode(`data: ${ping}\n\n`));
+            return await new Promise((r) => setTimeout(r, 1));
+          }
           controller.enqueue(chunk);
           await new Promise((r) => setTimeout(r, 1));
         },
@@ -29,7 +38,10 @@ export function httpServer(get: "endless" | "idle") {
     }
     if (req.method === "DELETE") return new Response(null, { status: 200 });
     const message = await req.json();
-    if (message.id === undefined) return new Response(null, { status: 202 });
+    if (message.method === undefined) answers++;
+    if (message.id === undefined || message.method === undefined) {
+      return new Response(null, { status: 202 });
+    }
     const result = message.method === "initialize"
       ? {
         protocolVersion: message.params.protocolVersion,
@@ -44,6 +56,7 @@ export function httpServer(get: "endless" | "idle") {
   return {
     url: `http://127.0.0.1:${server.addr.port}/mcp`,
     getStreams,
+    answers: () => answers,
     close: () => server.shutdown(),
   };
 }

@@ -7,11 +7,12 @@
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { cappedFetch, MAX_MESSAGE_BYTES } from "../../src/mcp/http_transport.ts";
+import { StdioProcessTransport } from "../../src/mcp/stdio_transport.ts";
 import {
+  limitedTransport,
   MAX_ID_CHARS,
-  MAX_QUEUED_BYTES,
-  StdioProcessTransport,
-} from "../../src/mcp/stdio_transport.ts";
+  MAX_PENDING_CHARS,
+} from "../../src/mcp/transport_limits.ts";
 import type { McpServerConfig } from "../../src/mcp/types.ts";
 import { stdioServer, testEnv, withManager } from "./_servers.ts";
 import { httpServer } from "./_http_server.ts";
@@ -23,12 +24,10 @@ function script(code: string) {
 
 async function started(code: string) {
   const cwd = await Deno.makeTempDir({ prefix: "tern_mcp_flood_" });
-  const transport = new StdioProcessTransport({
-    ...script(code),
-    cwd,
-    env: testEnv(),
-    label: 'MCP server "x"',
-  });
+  const transport = limitedTransport(
+    new StdioProcessTransport({ ...script(code), cwd, env: testEnv(), label: 'MCP server "x"' }),
+    'MCP server "x"',
+  );
   const errors: string[] = [];
   const { promise: closed, resolve } = Promise.withResolvers<void>();
   transport.onerror = (error) => errors.push(error.message);
@@ -46,7 +45,7 @@ async function started(code: string) {
   };
 }
 
-Deno.test("StdioProcessTransport fails a server that does not read what tern sends", async () => {
+Deno.test("limitedTransport() fails a stdio server that does not read what tern sends", async () => {
   // It never reads its stdin: after the pipe's buffer, every write waits.
   const server = await started("await new Promise(() => {});");
   try {
@@ -61,18 +60,18 @@ Deno.test("StdioProcessTransport fails a server that does not read what tern sen
     const outcomes = await Promise.all(sends);
     ok(outcomes.every((outcome) => outcome !== "sent"), outcomes.join("\n"));
     ok(
-      outcomes.some((outcome) => outcome.endsWith("it does not read what tern sends")),
+      outcomes.some((outcome) => outcome.endsWith("it does not take what tern sends")),
       outcomes.join("\n"),
     );
     equal(server.errors.length, 1, server.errors.join("\n"));
-    match(server.errors[0], /^MCP server "x" does not read what tern sends \(\d+ MiB waiting\)$/);
-    ok(MAX_QUEUED_BYTES < 12 * piece.length);
+    match(server.errors[0], /^MCP server "x" does not take what tern sends \(\d+ MiB waiting\)$/);
+    ok(MAX_PENDING_CHARS < 12 * piece.length);
   } finally {
     await server.end();
   }
 });
 
-Deno.test("StdioProcessTransport fails a server that sends a message with a huge id", async () => {
+Deno.test("limitedTransport() fails a stdio server that sends a message with a huge id", async () => {
   const id = "i".repeat(MAX_ID_CHARS + 1);
   const line = JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
   const server = await started(
@@ -82,8 +81,7 @@ Deno.test("StdioProcessTransport fails a server that sends a message with a huge
   try {
     await server.closed;
     deepEqual(server.errors, [
-      `MCP server "x" sent a message whose id has ${MAX_ID_CHARS + 1} characters: ` +
-      `"${line.slice(0, 200)}"`,
+      `MCP server "x" sent a message whose id has ${MAX_ID_CHARS + 1} characters`,
     ]);
   } finally {
     await server.end();
@@ -156,6 +154,26 @@ Deno.test("an HTTP MCP server that holds its GET stream open is let go at close"
     });
     ok(server.getStreams.length >= 1);
     await Promise.all(server.getStreams.map((stream) => stream.ended));
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("an HTTP MCP server that sends requests with huge ids is failed, its answers never sent", async () => {
+  const server = httpServer("pings", MAX_ID_CHARS + 1);
+  try {
+    await withManager([httpConfig("w", server.url)], async (manager) => {
+      manager.start();
+      await manager.settled();
+      const deadline = Date.now() + 20_000;
+      while (manager.status()[0].state === "READY" && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const [status] = manager.status();
+      equal(status.state, "FAILED");
+      match(status.error ?? "", /sent a message whose id has 257 characters/);
+    });
+    equal(server.answers(), 0);
   } finally {
     await server.close();
   }
