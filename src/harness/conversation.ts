@@ -183,10 +183,11 @@ export interface TurnOptions {
   /** Images that go with the task (`tern run --image`), already checked (llm/images.ts). */
   images?: ImagePart[];
   /**
-   * The person's own words the AUTO reviewer judges this turn's calls against when `task` is
-   * not theirs: a subagent's task, which its parent's model wrote, goes with the parent's goal
-   * (and reaches the reviewer only as untrusted context). Absent: `task` and what the person
-   * steers in while the turn runs.
+   * The person's own words the AUTO reviewer judges this turn's calls against when `task` holds
+   * more or is not theirs: what they typed, when `task` has files, an editor's resources or a
+   * template's or skill's text attached; for a subagent, its parent's goal (the task is what the
+   * parent's model wrote). `task` then reaches the reviewer only as untrusted context. Absent:
+   * `task`. What the person steers in while the turn runs joins it.
    */
   goal?: string;
 }
@@ -665,9 +666,9 @@ export class Conversation {
     }
     this.#running = true;
     // Set before the first await, so no call of this turn is reviewed without it.
-    this.#turnGoal = options.goal === undefined
+    this.#turnGoal = options.goal === undefined || options.goal === task
       ? { text: task }
-      : { text: options.goal, task: `Task the parent agent gave this subagent: ${task}` };
+      : { text: options.goal, context: givenContext(task) };
     // The person (or their editor) may have made a link a deny rule matches since.
     this.#hiddenPaths.changed();
     this.#consolidator?.beforeTurn();
@@ -721,11 +722,11 @@ export class Conversation {
   #detachedGoals: Array<{ text: string }> = [];
 
   /**
-   * The running turn's goal for the AUTO reviewer: the person's message and what they steered
-   * in since, or (a subagent's turn) the goal its request carries, with the task its parent's
-   * model wrote as context. Never a message tern made up itself (a subagent's completion).
+   * The running turn's goal for the AUTO reviewer: the person's own words (`TurnOptions.goal`,
+   * else the task) and what they steered in since, with the message as the model got it as
+   * context when it holds more. Never a message tern made up itself (a subagent's completion).
    */
-  #turnGoal: { text: string; task?: string } | undefined;
+  #turnGoal: { text: string; context?: string } | undefined;
 
   /**
    * The person's own words the AUTO reviewer judges calls against now: a running plan's task,
@@ -922,9 +923,7 @@ export class Conversation {
     const personSteering = options.steering && (() => {
       const texts = options.steering!();
       const goal = this.#turnGoal;
-      if (texts.length > 0 && goal !== undefined && goal.task === undefined) {
-        goal.text = [goal.text, ...texts].join("\n\n");
-      }
+      if (texts.length > 0 && goal !== undefined) goal.text = [goal.text, ...texts].join("\n\n");
       return texts;
     });
     const steering = extension
@@ -1289,7 +1288,7 @@ export class Conversation {
         provider: options.provider,
         // A plan's steps are judged against the plan's task (`DetachedTurnOptions.goal`).
         goal: () => this.reviewGoal(),
-        recent: () => this.#detachedGoals.length > 0 ? undefined : this.#turnGoal?.task,
+        recent: () => this.#detachedGoals.length > 0 ? undefined : this.#turnGoal?.context,
         loadTools: this.#loadTools,
         warm: how.startWorker ?? false,
         rules: options.rules,
@@ -1370,6 +1369,20 @@ function gatedToolSpecs(
   bashTimeoutMs: number | undefined,
 ): Array<Omit<Tool, "run">> {
   return [...builtinTools(load, { bashTimeoutMs }), REQUEST_PERMISSIONS_SPEC];
+}
+
+/** Characters of a turn's message the AUTO reviewer gets as context beside the person's goal. */
+const GIVEN_CONTEXT_CHARS = 4_000;
+
+/** The message a turn's model got, for the reviewer: untrusted context, cut to its length. */
+function givenContext(task: string): string {
+  const cut = task.length > GIVEN_CONTEXT_CHARS
+    ? `${task.slice(0, GIVEN_CONTEXT_CHARS)}… (${
+      task.length - GIVEN_CONTEXT_CHARS
+    } more characters)`
+    : task;
+  return "The message the agent was given, beyond the person's goal written by others (attached " +
+    `files, a template or skill, another agent), not the person: ${cut}`;
 }
 
 /**

@@ -150,7 +150,9 @@ async function attach(
     let content = new TextDecoder().decode(head.subarray(0, cut)).replace(/\n$/, "");
     const rest = opened.size - cut;
     if (rest > 0) content += `\n[truncated: ${rest} bytes more]`;
-    return { path, block: `\n\n<file path="${quote(path)}">\n${content}\n</file>` };
+    // The file cannot close its block: text after a `</file>` in it would read as the person's.
+    const fenced = content.replaceAll("</file>", "<\\/file>");
+    return { path, block: `\n\n<file path="${quote(path)}">\n${fenced}\n</file>` };
   } catch (error) {
     return describe(error);
   }

@@ -1,5 +1,5 @@
 /** The ACP adapter's pure parts: answers, stop reasons, call kinds, prompt messages. */
-import { deepEqual, equal, match } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { promptMessage } from "../../src/cli/acp/prompt.ts";
 import { answerFor } from "../../src/cli/acp/session.ts";
@@ -85,6 +85,9 @@ Deno.test("promptMessage() says where a linked file could not be read, and cuts 
   match(message.text, /^fix it\n\[An image attachment was left out: tern takes text only\]/);
   match(message.text, /\[Cannot read a\.ts \(file:\/\/\/w\/a\.ts\) from the editor: closed\]/);
   deepEqual(message.notAttached, []);
+  // The AUTO reviewer's goal: the person's text blocks, never what the editor attached.
+  match(message.typed, /^fix it\n/);
+  ok(!message.typed.includes("a.ts"), message.typed);
   // Without the editor's reads, the link is named and the agent reads the file itself.
   match(
     (await promptMessage(

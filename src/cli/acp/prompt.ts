@@ -38,6 +38,8 @@ export interface PromptFiles {
 /** The message for a prompt, and the files left out of it. */
 export interface PromptMessage {
   text: string;
+  /** The prompt's own text blocks (the person's words), without what is attached. */
+  typed: string;
   /** One line per file left out and why (`not attached: <uri>: <reason>`), for the person. */
   notAttached: string[];
 }
@@ -85,6 +87,7 @@ export async function promptMessage(
   }
   return {
     text: [text.join("\n"), ...parts].filter((part) => part !== "").join("\n\n"),
+    typed: text.join("\n"),
     notAttached,
   };
 }

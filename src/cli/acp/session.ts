@@ -114,6 +114,7 @@ export class AcpSession {
     const starting = new AbortController();
     this.#starting.add(starting);
     let message: string;
+    let typed: string;
     try {
       const prepared = await promptMessage(blocks, {
         workspace: this.#options.workspace,
@@ -121,6 +122,7 @@ export class AcpSession {
         readBuffer: this.#readBuffer(starting.signal),
       });
       message = prepared.text;
+      typed = prepared.typed;
       for (const line of prepared.notAttached) this.#send(noticeUpdate(line));
       if (this.#turns.signal?.aborted) await this.#turns.idle();
     } finally {
@@ -130,7 +132,8 @@ export class AcpSession {
       return { stopReason: "cancelled", _meta: { tern: { exitReason: "CANCELLED" } } };
     }
     // From here the turn exists as soon as run() is called: cancel() reaches it.
-    const result = await this.#turns.run(this.#agent.conversation, message);
+    // The reviewer judges against the person's words, not the files the editor attached.
+    const result = await this.#turns.run(this.#agent.conversation, message, { goal: typed });
     if (result.error !== undefined && result.exitReason !== "CANCELLED") {
       // ACP's stop reasons have no word for a failed model call: the person reads it instead.
       this.#send({

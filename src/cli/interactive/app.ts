@@ -508,6 +508,9 @@ export class InteractiveApp {
         signal: controller.signal,
         steering: () => this.#drainQueue(),
         images: prepared.images,
+        // The reviewer judges against what the person typed, not the files or the template's
+        // text it brought along.
+        goal: text,
       });
     } catch (error) {
       this.notice(error instanceof Error ? error.message : String(error), "error");
