@@ -87,6 +87,14 @@ export interface RunTurnOptions {
    * what that tool will need. Must not throw.
    */
   onToolCallStart?: (name: string) => void;
+  /**
+   * Given a round's tool results before they join the conversation; what it returns is what the
+   * model gets, in the same order (`fitRound`: the round's results held to a share of the
+   * model's window together). Must not throw.
+   */
+  fitResults?: (
+    results: Array<{ callId: string; observation: Observation }>,
+  ) => Promise<Observation[]>;
 }
 
 /** Who answered a model call and what it cost (USD; absent when prices are unknown). */
@@ -254,7 +262,13 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       continue;
     }
 
-    const results = await runToolCalls(calls, { tools, emit, signal, round, options });
+    const ran = await runToolCalls(calls, { tools, emit, signal, round, options });
+    const fitted = await options.fitResults?.(
+      ran.map(({ call, observation }) => ({ callId: call.id, observation })),
+    );
+    const results = fitted === undefined
+      ? ran
+      : ran.map((result, i) => ({ ...result, observation: fitted[i] }));
     for (const { call, observation } of results) {
       add(toolMessage(call, observation));
       toolCalls++;

@@ -7,9 +7,13 @@ import { dirname, join } from "../core/path.ts";
 import type { Observation } from "../core/observation.ts";
 import { makeRealFolder } from "../session/regular_file.ts";
 import { truncateMiddle } from "../tools/truncate.ts";
+import { estimateTokens } from "../context/tokens.ts";
 
 /** Characters of a long result the model sees before it reads the rest. */
 const PREVIEW_CHARS = 8_000;
+
+/** Characters of a result's preview when a round's results are cut to fit, at least. */
+const MIN_ROUND_PREVIEW = 400;
 
 export interface ToolResultBudget {
   /** Longest observation text passed on whole (characters). */
@@ -64,4 +68,31 @@ function countLines(text: string): number {
 /** The folder a session's saved tool results go in: next to its file, without `.jsonl`. */
 export function toolResultsDir(sessionPath: string): string {
   return join(sessionPath.replace(/\.jsonl$/, ""), "tool-results");
+}
+
+/**
+ * One round's results held to `limitTokens` together (estimated as the compaction counts
+ * them): each result within the budget stays, each passes on whole; past it, every result longer
+ * than an equal share is saved whole and replaced by a preview of that share (as for one long
+ * result). Each result alone may be within `ToolResultBudget.limit` while thirty of them are
+ * three times the model's window: the newest round is what compaction never cuts, so a round
+ * over the window would be refused by the model server at every try, the session stuck.
+ */
+export async function fitRound(
+  results: ReadonlyArray<{ callId: string; observation: Observation }>,
+  budget: { limitTokens: number; dir: string },
+): Promise<Observation[]> {
+  const texts = results.map(({ observation }) =>
+    observation.status === "SUCCEEDED" ? observation.output : observation.message
+  );
+  const tokens = texts.map((text) => estimateTokens(text));
+  const total = tokens.reduce((sum, n) => sum + n, 0);
+  if (total <= budget.limitTokens) return results.map(({ observation }) => observation);
+  // An equal share of the budget, in characters at each text's own density.
+  const share = Math.floor(budget.limitTokens / results.length);
+  return await Promise.all(results.map(({ callId, observation }, i) => {
+    if (tokens[i] <= share) return observation;
+    const chars = Math.max(MIN_ROUND_PREVIEW, Math.floor(texts[i].length * share / tokens[i]));
+    return applyToolResultBudget(observation, callId, { limit: chars, dir: budget.dir });
+  }));
 }

@@ -8,7 +8,7 @@ import type { ToolSpec } from "../core/tool_spec.ts";
 import { resolve } from "../core/path.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { ImagePart, Message, UserMessage } from "../core/messages.ts";
-import { runTurn, type TurnResult } from "../agent/loop.ts";
+import { runTurn, type RunTurnOptions, type TurnResult } from "../agent/loop.ts";
 import { type ReadRefusal, warnOnStderr } from "../config/workspace_file.ts";
 import type { PermissionRule } from "../config/schema.ts";
 import { terminalText } from "../core/terminal_text.ts";
@@ -19,7 +19,7 @@ import {
   recordMessages,
   recordSwitch,
 } from "../agent/session_turn.ts";
-import { applyToolResultBudget, toolResultsDir } from "../agent/tool_result_budget.ts";
+import { applyToolResultBudget, fitRound, toolResultsDir } from "../agent/tool_result_budget.ts";
 import type { Provider } from "../llm/types.ts";
 import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
@@ -148,6 +148,12 @@ export interface McpTools {
   /** Secret values the servers were given, masked in every tool's output. */
   secrets(): string[];
 }
+
+/**
+ * The share of the model's window one round's tool results may take together: the rest is for
+ * what compaction keeps and summarises (the newest round itself is never cut).
+ */
+const ROUND_SHARE = 0.5;
 
 /** How long a file tool's result waits for the checks of the files it changed, by default. */
 const DIAGNOSTICS_WAIT_MS = 10_000;
@@ -787,6 +793,7 @@ export class Conversation {
         maxTokens: config.maxTokens,
         temperature: config.temperature,
         thinking: config.thinking,
+        fitResults: this.#roundFit(config),
       });
       return maskedResult(result, this.#outputMasker(config));
     } finally {
@@ -947,6 +954,7 @@ export class Conversation {
         thinking: config.thinking,
         cacheKey: `tern-${session.id}`,
         onMessage: record,
+        fitResults: this.#roundFit(config),
         onAnswering: () => {
           // The sandbox's checks first (their module is small), then the checkpoint's git
           // processes: all of them run while the tool code loads.
@@ -1257,6 +1265,18 @@ export class Conversation {
       dir: toolResultsDir(this.#options.session.path),
     };
     return await applyToolResultBudget(observation, ctx.callId ?? "call", budget);
+  }
+
+  /**
+   * A round's tool results held to half of the model's window together (`fitRound`), saved
+   * where long results go.
+   */
+  #roundFit(config: { contextWindow: number }): RunTurnOptions["fitResults"] {
+    const budget = {
+      limitTokens: Math.floor(config.contextWindow * ROUND_SHARE),
+      dir: toolResultsDir(this.#options.session.path),
+    };
+    return (results) => fitRound(results, budget);
   }
 
   #openSandbox(how: { startWorker?: boolean } = {}): Promise<AgentSandbox> {

@@ -1,7 +1,12 @@
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Observation } from "../../src/core/observation.ts";
-import { applyToolResultBudget, toolResultsDir } from "../../src/agent/tool_result_budget.ts";
+import {
+  applyToolResultBudget,
+  fitRound,
+  toolResultsDir,
+} from "../../src/agent/tool_result_budget.ts";
+import { estimateTokens } from "../../src/context/tokens.ts";
 
 async function withDir(fn: (dir: string) => Promise<void>) {
   const root = await Deno.makeTempDir({ prefix: "tern-budget-" });
@@ -60,4 +65,33 @@ Deno.test("applyToolResultBudget() applies to a long error message too", async (
 
 Deno.test("toolResultsDir() sits next to the session file", () => {
   equal(toolResultsDir("/h/sessions/w/2026_abc.jsonl"), "/h/sessions/w/2026_abc/tool-results");
+});
+
+Deno.test("fitRound() holds a round's results to the budget together, each saved whole", async () => {
+  await withDir(async (dir) => {
+    const small: Observation = { status: "SUCCEEDED", output: "ok" };
+    const big = (i: number): Observation => ({
+      status: "SUCCEEDED",
+      output: `result ${i}\n${"word ".repeat(4_000)}\nend ${i}`,
+    });
+    const within = [{ callId: "a", observation: small }, { callId: "b", observation: big(1) }];
+    const kept = await fitRound(within, { limitTokens: 100_000, dir });
+    equal(kept[1], within[1].observation);
+    const round = [
+      { callId: "s", observation: small },
+      ...Array.from({ length: 10 }, (_, i) => ({ callId: `c${i}`, observation: big(i) })),
+    ];
+    const fitted = await fitRound(round, { limitTokens: 5_000, dir });
+    equal(fitted.length, 11);
+    equal(fitted[0], small);
+    const shown = fitted.map((o) => o.status === "SUCCEEDED" ? o.output : o.message);
+    const total = shown.reduce((sum, text) => sum + estimateTokens(text), 0);
+    ok(total <= 5_000 + 11 * 100, `${total}`);
+    for (const [i, text] of shown.slice(1).entries()) {
+      ok(text.startsWith(`result ${i}`), text.slice(0, 80));
+      const path = /saved in "([^"]+)"/.exec(text)?.[1] ?? "";
+      const original = round[i + 1].observation;
+      equal(await Deno.readTextFile(path), original.status === "SUCCEEDED" ? original.output : "");
+    }
+  });
 });
