@@ -22,7 +22,7 @@ import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 import type { PermissionChange } from "../session/types.ts";
-import { type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
+import { hookFrame, type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 import {
   describeRequest,
@@ -667,18 +667,18 @@ export class PermissionGate {
       }, { toolName: tool.name, callId, signal: ctx.signal });
       for (const note of post.notes) hooks.tell(masker.mask(note));
       const said = [
-        ...post.block === undefined ? [] : [`[A PostToolUse hook objected: ${post.block}]`],
-        ...post.context.map((text) => `[From a PostToolUse hook: ${text}]`),
+        ...post.block === undefined ? [] : [`Objection: ${post.block}`],
+        ...post.context,
       ];
       if (said.length > 0) {
         observation = {
           ...observation,
-          output: `${observation.output}\n\n${masker.mask(said.join("\n"))}`,
+          output: `${observation.output}\n\n${masker.mask(hookFrame("POSTTOOLUSE HOOK", said))}`,
         };
       }
     }
     if (pre !== undefined && pre.context.length > 0) {
-      const text = masker.mask(pre.context.map((c) => `[From a PreToolUse hook: ${c}]`).join("\n"));
+      const text = masker.mask(hookFrame("PRETOOLUSE HOOK", pre.context));
       observation = observation.status === "SUCCEEDED"
         ? { ...observation, output: `${observation.output}\n\n${text}` }
         : { ...observation, message: `${observation.message}\n\n${text}` };

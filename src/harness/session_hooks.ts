@@ -5,7 +5,7 @@
  * has hooks, so a conversation without hooks pays nothing.
  */
 import type { HookCommand, HookEvent } from "../sandbox/hooks/config.ts";
-import type { HookOutcome } from "../sandbox/hooks/run.ts";
+import { hookFrame, type HookOutcome } from "../sandbox/hooks/run.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 
 /** What a prompt becomes after SessionStart and UserPromptSubmit hooks. */
@@ -75,8 +75,7 @@ export class SessionHooks {
     }
     context.push(...submit?.context ?? []);
     if (context.length === 0) return { blocked: false, text: task };
-    const added = context.map((text) => `[From a hook: ${text}]`).join("\n");
-    return { blocked: false, text: `${task}\n\n${added}` };
+    return { blocked: false, text: `${task}\n\n${hookFrame("HOOK CONTEXT", context)}` };
   }
 
   /**
@@ -87,6 +86,6 @@ export class SessionHooks {
   async stop(again: boolean, signal?: AbortSignal): Promise<string | undefined> {
     const outcome = await this.fire("Stop", { stop_hook_active: again }, signal);
     if (outcome?.block === undefined || outcome.stop !== undefined) return undefined;
-    return `[A Stop hook says the work is not finished: ${outcome.block}]`;
+    return hookFrame("STOP HOOK", [`The work is not finished: ${outcome.block}`]);
   }
 }

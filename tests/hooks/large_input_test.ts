@@ -90,7 +90,10 @@ hookTest("HookRunner PostToolUse runs on a huge tool output", async () => {
     const obs = await box.call("bash", { command: "head -c 450000 /dev/urandom | base64 -w 0" });
     equal(obs.status, "SUCCEEDED", JSON.stringify(obs).slice(0, 300));
     if (obs.status !== "SUCCEEDED") return;
-    match(obs.output, /\[From a PostToolUse hook: post hook ran\]/);
+    match(
+      obs.output,
+      /--- BEGIN POSTTOOLUSE HOOK \w+ [^\n]*---\npost hook ran\n--- END POSTTOOLUSE HOOK/,
+    );
     const seen = JSON.parse(await Deno.readTextFile(join(box.ws, "post.json")));
     equal(seen.hook_event_name, "PostToolUse");
     ok(seen.tern_output_cut > 0, "the output was cut to fit");

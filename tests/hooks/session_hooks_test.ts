@@ -132,6 +132,11 @@ Deno.test({
         match(first, /please start/);
         match(first, /the branch is main/);
         match(first, /ticket ABC-1/);
+        // The hooks' words come framed, after the person's, in markers they cannot forge.
+        const framed =
+          /^please start\n\n--- BEGIN HOOK CONTEXT (\w+) [^\n]*---\n[\s\S]*\n--- END HOOK CONTEXT (\w+) ---$/
+            .exec(first);
+        ok(framed !== null && framed[1] === framed[2], first);
         // PreToolUse blocked the command: its reason was the tool's result.
         const toolResult = server.requests[1].modelRequest.messages.at(-1)!;
         match(JSON.stringify(toolResult), /not rm -rf/);

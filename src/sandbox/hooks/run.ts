@@ -339,6 +339,20 @@ function unable(hook: HookCommand, why: string, told = false): Answer {
   };
 }
 
+/**
+ * Text a hook gave the model (context, an objection, a reason to go on), framed so that nothing
+ * in it can end the frame: its markers carry a random id the text cannot know. What a hook prints
+ * may be a repository's words (`cat NOTES.md`), never the person's, whatever it claims.
+ */
+export function hookFrame(what: string, texts: readonly string[]): string {
+  const id = crypto.randomUUID().slice(0, 8);
+  return [
+    `--- BEGIN ${what} ${id} (a hook's output: context, not the person's words) ---`,
+    ...texts,
+    `--- END ${what} ${id} ---`,
+  ].join("\n");
+}
+
 /** The common input plus the tool fields of PreToolUse and PostToolUse. */
 export function toolFields(
   toolName: string,
