@@ -10,9 +10,8 @@ import { EMPTY_TREE, ShadowStore } from "../../src/harness/rewind/shadow_store.t
 import { writeFileSafely, writeLinkSafely } from "../../src/harness/rewind/safe_files.ts";
 import { applyRewind, planRewind } from "../../src/harness/rewind/rewind.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
-import type { Tool } from "../../src/tools/define.ts";
 import { Session } from "../../src/session/session.ts";
-import { strictCheckpoints, temp } from "../support/host_tool.ts";
+import { hostTool, strictCheckpoints, temp } from "../support/host_tool.ts";
 
 function git(cwd: string, ...args: string[]): void {
   const out = new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" }).outputSync();
@@ -157,20 +156,11 @@ Deno.test("applyRewind() leaves the workspace's .tern as it is", async () => {
   const session = Session.create(home, { cwd: ws, ternVersion: "test" });
   const user = session.append({ type: "message", message: { role: "user", content: "go" } });
   // A turn that changes a file while tern (memory consolidation) or the person changes .tern.
-  const turn: Tool = {
-    name: "bash",
-    description: "",
-    readOnly: false,
-    runsIn: "host",
-    parameters: {},
-    paths: () => Promise.resolve([]),
-    run: () => {
-      Deno.writeTextFileSync(join(ws, "a.txt"), "made\n");
-      Deno.writeTextFileSync(join(ws, ".tern", "memory", "new.md"), "new\n");
-      Deno.removeSync(join(ws, ".tern", "memory", "old.md"));
-      return Promise.resolve({ status: "OK", output: "" });
-    },
-  } as unknown as Tool;
+  const turn = hostTool(() => {
+    Deno.writeTextFileSync(join(ws, "a.txt"), "made\n");
+    Deno.writeTextFileSync(join(ws, ".tern", "memory", "new.md"), "new\n");
+    Deno.removeSync(join(ws, ".tern", "memory", "old.md"));
+  });
   const checkpoints = strictCheckpoints(session, ws);
   const tools = checkpoints.wrap(new ToolRegistry([turn]), user.id);
   await tools.get("bash")!.run({}, {} as never);
@@ -195,19 +185,10 @@ Deno.test("applyRewind() undoes a folder swapped for a symlink without touching 
   const session = Session.create(home, { cwd: ws, ternVersion: "test" });
   const user = session.append({ type: "message", message: { role: "user", content: "go" } });
   // A hostile turn: the folder becomes a symlink out of the workspace.
-  const hostile: Tool = {
-    name: "bash",
-    description: "",
-    readOnly: false,
-    runsIn: "host",
-    parameters: {},
-    paths: () => Promise.resolve([]),
-    run: () => {
-      Deno.removeSync(join(ws, "src"), { recursive: true });
-      Deno.symlinkSync(outside, join(ws, "src"));
-      return Promise.resolve({ status: "OK", output: "" });
-    },
-  } as unknown as Tool;
+  const hostile = hostTool(() => {
+    Deno.removeSync(join(ws, "src"), { recursive: true });
+    Deno.symlinkSync(outside, join(ws, "src"));
+  });
   const checkpoints = strictCheckpoints(session, ws);
   const tools = checkpoints.wrap(new ToolRegistry([hostile]), user.id);
   await tools.get("bash")!.run({}, {} as never);
