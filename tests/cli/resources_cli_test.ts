@@ -284,7 +284,9 @@ testWith(
     try {
       await write(join(ws.dir, "packages", "x", "AGENTS.md"), "NESTED-RULE");
       const line = "export const value = 'some text to fill the context window';\n";
-      await write(join(ws.dir, "packages", "x", "big.ts"), line.repeat(700));
+      // One read is under half the window (what one round's results may take), two are over
+      // the point where the conversation is compacted.
+      await write(join(ws.dir, "packages", "x", "big.ts"), line.repeat(450));
       await write(join(ws.dir, "packages", "x", "small.ts"), "export {};\n");
       const run = await runTernWithInput([], "first\nsecond\n", {
         cwd: ws.dir,
