@@ -140,7 +140,7 @@ export class HomeTokenCopies {
    */
   readonly #missing = new Map<string, { dir: string; stamp: string }>();
   /** The folders' stamps read during one {@linkcode HomeTokenCopies.for}. */
-  readonly #stamps = new Map<string, string | null>();
+  readonly #stamps = new Map<string, Stamp | null>();
   /** nvm's versions folder as last listed, by its stamp. */
   #versions: { stamp: string; names: string[] } | undefined;
 
@@ -188,7 +188,8 @@ export class HomeTokenCopies {
     const copy = redacted === text ? null : this.#write(real, redacted);
     // The copy of the file's last version goes (a sandbox that bound it keeps it while it runs).
     if (known?.copy && known.copy !== copy) Deno.remove(known.copy).catch(() => {});
-    this.#made.set(path, { version, real, copy });
+    // A file changed a moment ago may change again with the same time: read again next time.
+    this.#made.set(path, { version: settled(info) ? version : "", real, copy });
     return copy === null ? null : { real, copy };
   }
 
@@ -215,14 +216,16 @@ export class HomeTokenCopies {
     const versions = join(home, NVM_VERSIONS);
     const stamp = this.#stampOf(versions);
     if (stamp === null) return found;
-    if (this.#versions?.stamp !== stamp) {
+    let names = this.#versions?.stamp === stamp.key ? this.#versions.names : undefined;
+    if (names === undefined) {
       try {
-        this.#versions = { stamp, names: [...Deno.readDirSync(versions)].map((e) => e.name) };
+        names = [...Deno.readDirSync(versions)].map((e) => e.name);
       } catch {
         return found;
       }
+      this.#versions = stamp.settled ? { stamp: stamp.key, names } : undefined;
     }
-    for (const name of this.#versions.names) {
+    for (const name of names) {
       const relative = `${NVM_VERSIONS}/${name}/etc/npmrc`;
       if (this.#exists(home, relative)) found.push(join(home, relative));
     }
@@ -233,7 +236,7 @@ export class HomeTokenCopies {
   #exists(home: string, relative: string): boolean {
     const path = join(home, relative);
     const known = this.#missing.get(path);
-    if (known !== undefined && this.#stampOf(known.dir) === known.stamp) return false;
+    if (known !== undefined && this.#stampOf(known.dir)?.key === known.stamp) return false;
     this.#missing.delete(path);
     try {
       Deno.lstatSync(path);
@@ -247,8 +250,10 @@ export class HomeTokenCopies {
       try {
         Deno.lstatSync(next);
       } catch {
+        // Kept only for a folder that has not changed for a while: a name made in it within
+        // its times' granularity of this look would not change them.
         const stamp = this.#stampOf(dir);
-        if (stamp !== null) this.#missing.set(path, { dir, stamp });
+        if (stamp?.settled) this.#missing.set(path, { dir, stamp: stamp.key });
         return false;
       }
       dir = next;
@@ -258,20 +263,40 @@ export class HomeTokenCopies {
 
   /**
    * A folder's inode, modification and change times and size, links followed (read once per
-   * look); null when it is gone.
+   * look), and whether it last changed long enough ago to be trusted; null when it is gone.
    */
-  #stampOf(dir: string): string | null {
+  #stampOf(dir: string): Stamp | null {
     let stamp = this.#stamps.get(dir);
     if (stamp !== undefined) return stamp;
     try {
       const info = Deno.statSync(dir);
-      stamp = `${info.ino}:${info.mtime?.getTime()}:${info.ctime?.getTime()}:${info.size}`;
+      const key = `${info.ino}:${info.mtime?.getTime()}:${info.ctime?.getTime()}:${info.size}`;
+      stamp = { key, settled: settled(info) };
     } catch {
       stamp = null;
     }
     this.#stamps.set(dir, stamp);
     return stamp;
   }
+}
+
+/** A folder's stamp (see `HomeTokenCopies.#stampOf`). */
+interface Stamp {
+  key: string;
+  settled: boolean;
+}
+
+/**
+ * How long after a change a file's or folder's times are trusted to tell a later change: a file
+ * system may keep them in whole seconds, and a change within one look's millisecond leaves them
+ * as they were (git's "racy" entries).
+ */
+const SETTLE_MS = 2_000;
+
+/** Whether `info` last changed (content or entries, or its inode) more than SETTLE_MS ago. */
+function settled(info: Deno.FileInfo): boolean {
+  const changed = Math.max(info.mtime?.getTime() ?? Infinity, info.ctime?.getTime() ?? Infinity);
+  return changed < Date.now() - SETTLE_MS;
 }
 
 /** `dev:ino:size:mtime`: a file's version, for its copy. */

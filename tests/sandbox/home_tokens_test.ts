@@ -145,6 +145,32 @@ Deno.test("HomeTokenCopies: files made after a look are found at the next, and c
   }
 });
 
+Deno.test("HomeTokenCopies: a folder's stamp is trusted only once it has settled", async () => {
+  const home = await Deno.makeTempDir();
+  const dir = await Deno.makeTempDir();
+  try {
+    const copies = new HomeTokenCopies(dir);
+    // A home folder that last changed a minute ago: a missing file is not looked up again...
+    const past = new Date(Date.now() - 60_000);
+    await Deno.utime(home, past, past);
+    deepEqual(copies.for(home, []), {});
+    // ...until the folder changes, even when its modification time is put back: its change
+    // time moves all the same.
+    await Deno.writeTextFile(join(home, ".gitconfig"), `[http]\n\textraHeader = ${token()}\n`);
+    await Deno.utime(home, past, past);
+    deepEqual(Object.keys(copies.for(home, [])), [join(home, ".gitconfig")]);
+    // A file changed a moment ago is read again at every look, whatever its times say.
+    const file = join(home, ".gitconfig");
+    const info = await Deno.stat(file);
+    await Deno.writeTextFile(file, "[user]\n\tname = x\n".padEnd(info.size - 1, " ") + "\n");
+    await Deno.utime(file, info.atime!, info.mtime!);
+    deepEqual(copies.for(home, []), {});
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 bwrapTest(
   "createSandbox() shell: tokens in the home's config files stay out of sight",
   async () => {
