@@ -21,8 +21,14 @@ export const TOKEN_CONFIG_FILES: readonly string[] = [
 /** nvm's Node versions, each of which may have a global `etc/npmrc`. */
 const NVM_VERSIONS = ".nvm/versions/node";
 
-/** Larger files are not read: shown as they are (nobody writes tokens into 1 MiB of config). */
+/**
+ * Larger files are not read: commands see {@linkcode TOO_LARGE} instead (a config file that size
+ * is not one tern can vouch for).
+ */
 const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** What commands see of a configuration file over {@linkcode MAX_CONFIG_BYTES}. */
+const TOO_LARGE = "# tern: this file is larger than 1 MiB, so it is not shown to commands\n";
 
 /** What stands in a copy where a value was taken out. */
 export const TOKEN_MARK = "[REDACTED]";
@@ -123,20 +129,20 @@ interface Copy {
 /**
  * The token configuration files under `home` that exist, by their real paths, each with the copy
  * commands see instead: `{}` when none holds a credential. Copies are written to `dir` (a folder
- * commands cannot write: tern's home or its private filter folder), named by the file and
- * its content, and made again only when the file changes. A file inside one of `writable` (a workspace in the home
- * folder holding one, through a link) is opened without following links or blocking. Never
- * throws: a file that cannot be read or copied is left as it is.
+ * commands cannot write: tern's home or its private filter folder), named by the file and its
+ * content, and made again only when the file changes. A file inside one of `writable` (a
+ * workspace in the home folder holding one, through a link) is opened without following links
+ * or blocking. Never throws: a file that cannot be read or copied is left as it is.
  */
 export class HomeTokenCopies {
   readonly #dir: string;
   readonly #made = new Map<string, Copy>();
   /**
    * Where the last look found a candidate (or nvm's versions folder) missing: the folder that
-   * lacked its next part, and that folder's change stamp then. While the stamp holds, it is
-   * still missing (a name made or renamed into a folder changes its times), and nothing that
-   * would fail is looked up again: a failed lookup costs tens of microseconds before every
-   * command.
+   * lacked its next part, and that folder's change stamp then, kept only once the folder has
+   * settled (see `settled`). While the stamp holds, it is still missing (a name made or renamed
+   * into a folder changes its times), and nothing that would fail is looked up again: a failed
+   * lookup costs tens of microseconds before every command.
    */
   readonly #missing = new Map<string, { dir: string; stamp: string }>();
   /** The folders' stamps read during one {@linkcode HomeTokenCopies.for}. */
@@ -176,16 +182,17 @@ export class HomeTokenCopies {
     } catch {
       return null;
     }
-    if (!info.isFile || info.size > MAX_CONFIG_BYTES || info.size === 0) return null;
+    if (!info.isFile || info.size === 0) return null;
     const version = versionOf(info);
     const known = this.#made.get(path);
     if (known?.version === version && known.real === real) {
       return known.copy === null ? null : { real, copy: known.copy };
     }
-    const text = readConfig(real, info, writable);
+    const large = info.size > MAX_CONFIG_BYTES;
+    const text = large ? TOO_LARGE : readConfig(real, info, writable);
     if (text === null) return null;
-    const redacted = redactConfigText(text);
-    const copy = redacted === text ? null : this.#write(real, redacted);
+    const shown = large ? TOO_LARGE : redactConfigText(text);
+    const copy = !large && shown === text ? null : this.#write(real, shown);
     // The copy of the file's last version goes (a sandbox that bound it keeps it while it runs).
     if (known?.copy && known.copy !== copy) Deno.remove(known.copy).catch(() => {});
     // A file changed a moment ago may change again with the same time: read again next time.

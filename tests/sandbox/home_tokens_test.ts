@@ -3,7 +3,7 @@
  * tokens written into them: by name, encoded or through git itself, while what tools need from
  * them (a user name, aliases, a mirror) stays.
  */
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { HomeTokenCopies, redactConfigText, TOKEN_MARK } from "../../src/sandbox/home_tokens.ts";
 import { bwrapTest } from "./_bwrap_helpers.ts";
@@ -139,6 +139,21 @@ Deno.test("HomeTokenCopies: files made after a look are found at the next, and c
     const after = copies.for(home, []);
     equal(after[npmrc], undefined);
     equal(await Deno.lstat(found[npmrc]).then(() => true, () => false), false);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("HomeTokenCopies: a config file too large to check is not shown at all", async () => {
+  const home = await Deno.makeTempDir();
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(home, ".gitconfig");
+    await Deno.writeTextFile(file, `[http]\n\textraHeader = ${token()}\n${"#".repeat(1 << 20)}\n`);
+    const copy = new HomeTokenCopies(dir).for(home, [])[file];
+    ok(copy !== undefined);
+    match(await Deno.readTextFile(copy), /^# tern: this file is larger than 1 MiB/);
   } finally {
     await Deno.remove(home, { recursive: true });
     await Deno.remove(dir, { recursive: true });
