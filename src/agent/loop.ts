@@ -18,7 +18,7 @@ import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import type { FinishReason, ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { phaseMark } from "../core/phase_marks.ts";
-import { dropOlderImages } from "../core/image_budget.ts";
+import { dropOlderImages, dropOlderResultImages } from "../core/image_budget.ts";
 import { OutputBudget, type OutputLimits } from "./output_budget.ts";
 
 export interface RunTurnOptions {
@@ -388,28 +388,47 @@ interface CallResult {
   observation: Observation;
 }
 
+/** Most read-only calls of one reply that run at once; the rest wait for a place. */
+const MAX_CONCURRENT_CALLS = 10;
+
 /**
- * Runs the calls of one model response: consecutive read-only calls run concurrently, every
- * other call runs alone in order. Results come back in the order of the calls.
+ * Runs the calls of one model response: consecutive read-only calls run concurrently, at most
+ * {@linkcode MAX_CONCURRENT_CALLS} at a time, every other call runs alone in order. Results
+ * come back in the order of the calls, holding the bytes of the newest images only.
  */
 async function runToolCalls(calls: ToolCall[], context: CallContext): Promise<CallResult[]> {
-  const results: CallResult[] = [];
-  let batch: ToolCall[] = [];
-  const flush = async () => {
-    const done = await Promise.all(batch.map((call) => runToolCall(call, context)));
-    results.push(...done);
-    batch = [];
+  const results: Array<CallResult | undefined> = Array(calls.length);
+  const finished = (index: number, result: CallResult) => {
+    results[index] = result;
+    const { observation } = result;
+    if (observation.status === "SUCCEEDED" && observation.images?.length) {
+      dropOlderResultImages(results);
+    }
   };
-  for (const call of calls) {
+  let batch: number[] = [];
+  const flush = async () => {
+    const queue = batch;
+    batch = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < queue.length) {
+        const index = queue[next++];
+        finished(index, await runToolCall(calls[index], context));
+      }
+    };
+    const workers = Math.min(MAX_CONCURRENT_CALLS, queue.length);
+    await Promise.all(Array.from({ length: workers }, worker));
+  };
+  for (const [index, call] of calls.entries()) {
     if (context.tools.get(call.name)?.readOnly) {
-      batch.push(call);
+      batch.push(index);
       continue;
     }
     await flush();
-    results.push(await runToolCall(call, context));
+    finished(index, await runToolCall(call, context));
   }
   await flush();
-  return results;
+  return results as CallResult[];
 }
 
 async function runToolCall(call: ToolCall, context: CallContext): Promise<CallResult> {

@@ -28,7 +28,7 @@ export async function imagePart(bytes: Uint8Array, name: string): Promise<ImageP
         `(${problem})`,
     );
   }
-  return { mediaType, data: base64(bytes), sha256: await sha256Hex(bytes) };
+  return { mediaType, data: bytes.toBase64(), sha256: await sha256Hex(bytes) };
 }
 
 /** Why an image of `size` bytes is refused: over the limit, and what to do instead. */
@@ -42,12 +42,4 @@ export function tooLargeMessage(name: string, size: number): string {
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function base64(bytes: Uint8Array): string {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(text);
 }

@@ -112,9 +112,7 @@ export function carries(name: string): boolean {
  */
 export async function embeddedFile(name: string): Promise<Uint8Array | null> {
   if (!Object.hasOwn(embedded, name)) return null;
-  const text = atob(embedded[name]);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  const bytes = Uint8Array.fromBase64(embedded[name]);
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }

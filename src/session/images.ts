@@ -1,13 +1,13 @@
 /**
  * A session's images (a person's attachments, images a tool returned): stored once per content
- * hash in the session folder (`<folder>/images/<sha256>`), the entries carrying only the hash. A provider wrapper reads
- * them back into each request, keeping the newest MAX_IMAGES_PER_REQUEST.
+ * hash in the session folder (`<folder>/images/<sha256>`), the entries carrying only the hash.
+ * A provider wrapper reads them back into each request, keeping the newest a request carries.
  */
 import type { ImagePart, Message } from "../core/messages.ts";
 import { dirname, join } from "../core/path.ts";
-import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST, sha256Hex } from "../llm/images.ts";
+import { MAX_IMAGE_BYTES, sha256Hex } from "../llm/images.ts";
 import type { Provider } from "../llm/types.ts";
-import { OLDER_IMAGE_NOTE } from "../core/image_budget.ts";
+import { ImageBudget, OLDER_IMAGE_NOTE } from "../core/image_budget.ts";
 import { asSessionWriteError } from "./errors.ts";
 import { makeRealFolder } from "./regular_file.ts";
 
@@ -35,7 +35,7 @@ export function storeImages<T extends Message>(message: T, folder: string): T {
   for (const image of message.images) {
     if (image.data === "" || !HASH.test(image.sha256)) continue;
     try {
-      Deno.writeFileSync(join(folder, image.sha256), decode(image.data), {
+      Deno.writeFileSync(join(folder, image.sha256), Uint8Array.fromBase64(image.data), {
         createNew: true,
         mode: 0o600,
       });
@@ -49,7 +49,7 @@ export function storeImages<T extends Message>(message: T, folder: string): T {
 /**
  * `provider`, with stored images read back from `folder` into every request. An image whose
  * file is gone, too large or not what its hash says is left out with a note in the text; past
- * MAX_IMAGES_PER_REQUEST the oldest are left out the same way.
+ * what a request carries (`ImageBudget`: a count and a size) the oldest are left out the same way.
  */
 export function withStoredImages(provider: Provider, folder: string): Provider {
   const cache = new Map<string, string>();
@@ -70,7 +70,7 @@ async function loadImages(
   if (!messages.some((m) => (m.role === "user" || m.role === "tool") && m.images?.length)) {
     return messages;
   }
-  let budget = MAX_IMAGES_PER_REQUEST;
+  const budget = new ImageBudget();
   const result: Message[] = [];
   // The cache keeps only this request's images: what the next request sends again, never
   // every image a long session has shown.
@@ -84,7 +84,7 @@ async function loadImages(
     const kept: ImagePart[] = [];
     const notes: string[] = [];
     for (const image of [...message.images].reverse()) {
-      if (budget === 0) {
+      if (budget.full) {
         notes.push(OLDER_IMAGE_NOTE);
         continue;
       }
@@ -93,9 +93,12 @@ async function loadImages(
         notes.push(`[image ${image.sha256.slice(0, 12)} is no longer in the session folder]`);
         continue;
       }
+      if (!budget.take(data.length)) {
+        notes.push(OLDER_IMAGE_NOTE);
+        continue;
+      }
       kept.unshift({ ...image, data });
       used.add(image.sha256);
-      budget--;
     }
     const content = notes.length === 0
       ? message.content
@@ -121,25 +124,10 @@ async function readStored(
     if (!info.isFile || info.size > MAX_IMAGE_BYTES) return undefined;
     const bytes = await Deno.readFile(path);
     if (await sha256Hex(bytes) !== image.sha256) return undefined;
-    const data = encode(bytes);
+    const data = bytes.toBase64();
     cache.set(image.sha256, data);
     return data;
   } catch {
     return undefined;
   }
-}
-
-function decode(base64: string): Uint8Array {
-  const text = atob(base64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
-}
-
-function encode(bytes: Uint8Array): string {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(text);
 }

@@ -182,9 +182,7 @@ function overlongPath(start: string): string | undefined {
 function decodeRgText(data: RgData | undefined): string {
   if (data?.text !== undefined) return data.text;
   if (data?.bytes !== undefined) {
-    const binary = atob(data.bytes);
-    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
-    return new TextDecoder().decode(bytes);
+    return new TextDecoder().decode(Uint8Array.fromBase64(data.bytes));
   }
   return "";
 }

@@ -491,3 +491,49 @@ Deno.test("runTurn() keeps the bytes of the newest 20 images only, however often
   const last = provider.requests.at(-1)!.messages;
   deepEqual(last.flatMap((m) => m.role === "tool" ? m.images ?? [] : []).length, 20);
 });
+
+Deno.test("runTurn() holds one reply's newest 20 images only, and runs at most 10 read-only calls at once", async () => {
+  let running = 0;
+  let most = 0;
+  const imageTool = defineTool({
+    name: "shot",
+    description: "returns an image",
+    parameters: z.strictObject({ n: z.number() }),
+    readOnly: true,
+    runsIn: "host",
+    paths: () => [],
+    execute: async (args) => {
+      running++;
+      most = Math.max(most, running);
+      // Later calls finish sooner, so results arrive out of call order.
+      await new Promise((r) => setTimeout(r, (args.n * 7) % 5));
+      running--;
+      const hash = args.n.toString(16).padStart(64, "0");
+      return {
+        output: `image ${args.n}`,
+        images: [{ mediaType: "image/png" as const, data: `DATA${args.n}`, sha256: hash }],
+      };
+    },
+  });
+  const recorded: Message[] = [];
+  const calls = Array.from({ length: 60 }, (_, i) => call("shot", { n: i + 1 }, `c${i + 1}`));
+  const { result, provider } = await run([{ toolCalls: calls }, { text: "done" }], {
+    tools: new ToolRegistry([imageTool]),
+    onMessage: (message) => recorded.push(message),
+  });
+  deepEqual(result.exitReason, "COMPLETED");
+  ok(most <= 10 && most > 1, `at most 10 calls at once, and more than one: ${most}`);
+  const tools = recorded.filter((m) => m.role === "tool") as ToolMessage[];
+  deepEqual(tools.map((m) => m.toolCallId), calls.map((c) => c.id));
+  // The round let go of the older 40 before its results were added: the recording has notes.
+  deepEqual(
+    tools.flatMap((m) => m.images ?? []).map((image) => image.data),
+    Array.from({ length: 20 }, (_, i) => `DATA${i + 41}`),
+  );
+  deepEqual(tools.filter((m) => m.content.includes("an older image was left out")).length, 40);
+  deepEqual(
+    provider.requests.at(-1)!.messages.flatMap((m) => m.role === "tool" ? m.images ?? [] : [])
+      .length,
+    20,
+  );
+});

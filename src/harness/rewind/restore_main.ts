@@ -6,7 +6,6 @@
  * `safe_files.ts` (inside the workspace only, never through a symlink); one JSON line comes back
  * with how many were done and the error that stopped the rest.
  */
-import { decodeBase64 } from "./base64.ts";
 import type { RestoreAnswer, RestoreRequest } from "./restore_ops.ts";
 import { removeSafely, writeFileSafely, writeLinkSafely } from "./safe_files.ts";
 
@@ -16,7 +15,10 @@ try {
   for (const op of request.ops) {
     if (op.op === "remove") await removeSafely(request.workspace, op.path);
     else if (op.op === "link") await writeLinkSafely(request.workspace, op.path, op.target);
-    else await writeFileSafely(request.workspace, op.path, decodeBase64(op.data), op.executable);
+    else {
+      const bytes = Uint8Array.fromBase64(op.data);
+      await writeFileSafely(request.workspace, op.path, bytes, op.executable);
+    }
     answer.done++;
   }
 } catch (error) {

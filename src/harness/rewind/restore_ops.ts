@@ -12,8 +12,6 @@ import { sourceUrl } from "../../core/source_url.ts";
 import { viewLauncher } from "./view.ts";
 import { join } from "../../core/path.ts";
 
-export { decodeBase64, encodeBase64 } from "./base64.ts";
-
 /** One change to the workspace, by a path relative to it. */
 export type RestoreOp =
   | { op: "remove"; path: string }

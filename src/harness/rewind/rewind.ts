@@ -25,7 +25,7 @@ import {
   type RewindStartRecord,
   storeDir,
 } from "./records.ts";
-import { encodeBase64, type RestoreOp, runRestore } from "./restore_ops.ts";
+import { type RestoreOp, runRestore } from "./restore_ops.ts";
 import { neverRestored, SCRATCH_PREFIX } from "./safe_files.ts";
 import { ShadowStore, type Snapshot, type TreeChange } from "./shadow_store.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "./turn_checkpoints.ts";
@@ -256,7 +256,7 @@ export async function applyRewind(
             : {
               op: "write",
               path: change.path,
-              data: encodeBase64(bytes),
+              data: bytes.toBase64(),
               executable: change.newMode === "100755",
             },
         );

@@ -41,7 +41,7 @@ export async function hookScript(
       // A decoding that fails (no gzip, the private /tmp full) runs no hook: the markers are
       // never printed, and the hook counts as one that could not run.
       `base64 -d <<'${marker}' | gzip -dc >"$__d/i" || { rm -rf "$__d"; exit 96; }`,
-      ...lines(base64(await gzip(bytes)), 76),
+      ...lines((await gzip(bytes)).toBase64(), 76),
       marker,
       `bash -c ${quote(command)} <"$__d/i" >"$__d/o" 2>"$__d/e"`,
     ];
@@ -82,14 +82,6 @@ function quote(text: string): string {
 async function gzip(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-function base64(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
 }
 
 function lines(text: string, width: number): string[] {
