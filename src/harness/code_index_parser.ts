@@ -9,6 +9,7 @@
  * file starts a new process. The process may read nothing but the grammars, and tree-sitter's
  * memory there is capped (_grammars.ts).
  */
+import { LineSplitter } from "../core/line_splitter.ts";
 import { denoDirEnv } from "../core/deno_dir_env.ts";
 import { spawnWatchedProcessGroup } from "../core/watched_process_group.ts";
 import { fileUrlToPath } from "../core/file_url.ts";
@@ -286,7 +287,8 @@ class Running {
 class LineReader {
   #reader: ReadableStreamDefaultReader<Uint8Array>;
   #decoder = new TextDecoder();
-  #buffer = "";
+  #splitter = new LineSplitter();
+  #ready: string[] = [];
 
   constructor(stream: ReadableStream<Uint8Array>) {
     this.#reader = stream.getReader();
@@ -294,18 +296,12 @@ class LineReader {
 
   /** The next line; undefined at the end of the stream. */
   async next(): Promise<string | undefined> {
-    let scanned = 0;
     for (;;) {
-      const newline = this.#buffer.indexOf("\n", scanned);
-      if (newline !== -1) {
-        const line = this.#buffer.slice(0, newline);
-        this.#buffer = this.#buffer.slice(newline + 1);
-        return line;
-      }
-      scanned = this.#buffer.length;
+      const line = this.#ready.shift();
+      if (line !== undefined) return line;
       const { done, value } = await this.#reader.read();
       if (done) return undefined;
-      this.#buffer += this.#decoder.decode(value, { stream: true });
+      this.#ready.push(...this.#splitter.push(this.#decoder.decode(value, { stream: true })));
     }
   }
 

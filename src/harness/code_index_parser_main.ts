@@ -6,6 +6,7 @@
  * this process); and once the runtime's memory grew past {@link KEEP_MEMORY_BYTES} (wasm memory
  * never shrinks: a new process starts small).
  */
+import { LineSplitter } from "../core/line_splitter.ts";
 import { packaging } from "../core/packaging.ts";
 import { runtimeMemoryBytes, WASM_MEMORY_MAX_BYTES } from "../index/_grammars.ts";
 import { chunkFile, windowedFile } from "../index/chunker.ts";
@@ -29,12 +30,9 @@ const send = async (answer: ParserAnswer) => {
 
 await send({ ready: true });
 const decoder = new TextDecoder();
-let buffer = "";
+const splitter = new LineSplitter();
 reading: for await (const bytes of Deno.stdin.readable) {
-  buffer += decoder.decode(bytes, { stream: true });
-  for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n")) {
-    const line = buffer.slice(0, newline);
-    buffer = buffer.slice(newline + 1);
+  for (const line of splitter.push(decoder.decode(bytes, { stream: true }))) {
     const answer = await answerLine(line);
     await send(answer);
     if ("last" in answer) break reading;

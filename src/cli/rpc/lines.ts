@@ -1,4 +1,5 @@
 /** Reads a byte stream as text lines, with a cap on a line's length. */
+import { LineSplitter } from "../../core/line_splitter.ts";
 
 /** One line, or the note that a line was longer than the cap (its text dropped). */
 export type ReadLine = { line: string } | { tooLong: true };
@@ -12,7 +13,7 @@ export async function* readLines(
   maxChars: number,
 ): AsyncGenerator<ReadLine> {
   const decoder = new TextDecoder();
-  let buffer = "";
+  const splitter = new LineSplitter();
   let skipping = false;
   const take = (text: string): ReadLine | undefined => {
     if (skipping) {
@@ -22,21 +23,19 @@ export async function* readLines(
     return { line: text.endsWith("\r") ? text.slice(0, -1) : text };
   };
   for await (const chunk of stream) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf("\n")) >= 0) {
-      const read = take(buffer.slice(0, end));
-      buffer = buffer.slice(end + 1);
+    for (const text of splitter.push(decoder.decode(chunk, { stream: true }))) {
+      const read = take(text);
       if (read) yield read;
     }
-    if (buffer.length > maxChars) {
+    if (splitter.pending > maxChars) {
       skipping = true;
-      buffer = "";
+      splitter.drop();
     }
   }
-  buffer += decoder.decode();
-  if (buffer !== "" || skipping) {
-    const read = take(buffer);
+  splitter.push(decoder.decode());
+  const rest = splitter.end();
+  if (rest !== "" || skipping) {
+    const read = take(rest);
     if (read) yield read;
   }
 }

@@ -8,6 +8,7 @@
 import { hostSearchPath, personPath } from "../../core/host_programs.ts";
 import { ternCommand } from "../../core/packaging.ts";
 import { dirname, join } from "../../core/path.ts";
+import { streamLines } from "../../core/line_splitter.ts";
 import { answerOf, type AskPerson } from "../../sandbox/review.ts";
 import {
   CHILD_PROTOCOL_VERSION,
@@ -275,21 +276,11 @@ const MAX_LINE_CHARS = 16 * 1024 * 1024;
  * @throws {RangeError} for a line longer than 16 Mi characters (never buffered whole).
  */
 export async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of stream) {
-    buffer += decoder.decode(chunk, { stream: true });
-    if (buffer.length > MAX_LINE_CHARS && !buffer.includes("\n")) {
-      throw new RangeError(`Cannot read a protocol line longer than ${MAX_LINE_CHARS} characters`);
-    }
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      yield buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-    }
-  }
-  buffer += decoder.decode();
-  if (buffer !== "") yield buffer;
+  yield* streamLines(stream, {
+    maxChars: MAX_LINE_CHARS,
+    error: () =>
+      new RangeError(`Cannot read a protocol line longer than ${MAX_LINE_CHARS} characters`),
+  });
 }
 
 /**

@@ -9,6 +9,7 @@
 import type { Observation, ToolDetails, ToolErrorCode } from "../../core/observation.ts";
 import type { ImagePart } from "../../core/messages.ts";
 import { MAX_IMAGE_BYTES } from "../../core/image_part.ts";
+import { streamLines } from "../../core/line_splitter.ts";
 
 /** Starts a tool call in the child. */
 export interface CallMessage {
@@ -188,19 +189,9 @@ function parseImages(value: unknown): ImagePart[] | null {
 export async function* readJsonLines(
   stream: ReadableStream<Uint8Array>,
 ): AsyncGenerator<unknown> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of stream) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end = buffer.indexOf("\n");
-    while (end !== -1) {
-      yield parseJson(buffer.slice(0, end));
-      buffer = buffer.slice(end + 1);
-      end = buffer.indexOf("\n");
-    }
+  for await (const line of streamLines(stream)) {
+    if (line.trim() !== "") yield parseJson(line);
   }
-  buffer += decoder.decode();
-  if (buffer.trim() !== "") yield parseJson(buffer);
 }
 
 function parseJson(line: string): unknown {
