@@ -15,11 +15,20 @@ const PREVIEW_CHARS = 8_000;
 /** Characters of a result's preview when a round's results are cut to fit, at least. */
 const MIN_ROUND_PREVIEW = 400;
 
+/**
+ * Bytes of saved results one session's folder keeps: past it the oldest are removed, the newest
+ * always kept. A model can make a hundred 400 KB command outputs a round, twenty-five rounds a
+ * turn: without a cap, gigabytes in tern's home.
+ */
+export const MAX_SAVED_RESULTS_BYTES = 256 * 1024 * 1024;
+
 export interface ToolResultBudget {
   /** Longest observation text passed on whole (characters). */
   limit: number;
   /** Folder the long results are saved in (created on first use, mode 0700). */
   dir: string;
+  /** Bytes the folder keeps, the oldest removed past it; default MAX_SAVED_RESULTS_BYTES. */
+  maxSavedBytes?: number;
 }
 
 /**
@@ -37,7 +46,7 @@ export async function applyToolResultBudget(
   const lines = countLines(text);
   let note: string;
   try {
-    const path = await saveResult(text, callId, budget.dir);
+    const path = await saveResult(text, callId, budget);
     note = `[The full result (${text.length} characters, ${lines} lines) is saved in ` +
       `"${path}": read it with the read tool (offset and limit select lines)]`;
   } catch (error) {
@@ -50,13 +59,65 @@ export async function applyToolResultBudget(
     : { ...observation, message: shown };
 }
 
-async function saveResult(text: string, callId: string, dir: string): Promise<string> {
+async function saveResult(text: string, callId: string, budget: ToolResultBudget): Promise<string> {
+  const { dir } = budget;
   // `<session>/tool-results`: neither folder may be a link that takes the result elsewhere.
   makeRealFolder(dir, dirname(dirname(dir)), { what: "tool result" });
   const safe = callId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "call";
   const path = join(dir, `${safe}-${crypto.randomUUID().slice(0, 8)}.txt`);
-  await Deno.writeTextFile(path, text, { createNew: true, mode: 0o600 });
+  // Read before this process writes there, so what it finds is earlier runs' results.
+  const results = savedIn(dir);
+  const bytes = new TextEncoder().encode(text);
+  await Deno.writeFile(path, bytes, { createNew: true, mode: 0o600 });
+  results.add(path, bytes.length, budget.maxSavedBytes ?? MAX_SAVED_RESULTS_BYTES);
   return path;
+}
+
+/** The saved results of one folder, oldest first, and their bytes together. */
+class SavedResults {
+  #files: Array<{ path: string; size: number }>;
+  #total: number;
+
+  /** What `dir` holds already (a resumed session's results), oldest first. */
+  constructor(dir: string) {
+    const found: Array<{ path: string; size: number; mtime: number }> = [];
+    for (const entry of Deno.readDirSync(dir)) {
+      if (!entry.isFile) continue;
+      const path = join(dir, entry.name);
+      const info = Deno.lstatSync(path);
+      found.push({ path, size: info.size, mtime: info.mtime?.getTime() ?? 0 });
+    }
+    found.sort((a, b) => a.mtime - b.mtime);
+    this.#files = found.map(({ path, size }) => ({ path, size }));
+    this.#total = found.reduce((sum, file) => sum + file.size, 0);
+  }
+
+  /** Counts a newly saved file, then removes the oldest while the folder is over `max`. */
+  add(path: string, size: number, max: number): void {
+    this.#files.push({ path, size });
+    this.#total += size;
+    while (this.#total > max && this.#files.length > 1) {
+      const oldest = this.#files.shift()!;
+      this.#total -= oldest.size;
+      try {
+        Deno.removeSync(oldest.path);
+      } catch {
+        // Gone already: it no longer counts either way.
+      }
+    }
+  }
+}
+
+/** Per folder, for this process: the folder is read once, at its first save. */
+const saved = new Map<string, SavedResults>();
+
+function savedIn(dir: string): SavedResults {
+  let results = saved.get(dir);
+  if (results === undefined) {
+    results = new SavedResults(dir);
+    saved.set(dir, results);
+  }
+  return results;
 }
 
 function countLines(text: string): number {

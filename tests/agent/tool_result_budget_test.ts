@@ -95,3 +95,40 @@ Deno.test("fitRound() holds a round's results to the budget together, each saved
     }
   });
 });
+
+Deno.test("applyToolResultBudget() keeps a session's saved results within their bytes, removing the oldest, earlier runs' first", async () => {
+  await withDir(async (dir) => {
+    // An earlier run's two results, older than anything saved now.
+    await Deno.mkdir(dir, { recursive: true });
+    for (const name of ["old1.txt", "old2.txt"]) {
+      await Deno.writeTextFile(join(dir, name), "o".repeat(10_000));
+      await Deno.utime(join(dir, name), new Date(2020, 0, 1), new Date(2020, 0, 1));
+    }
+    const budget = { limit: 2_000, dir, maxSavedBytes: 35_000 };
+    const paths: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const obs: Observation = { status: "SUCCEEDED", output: `${i}`.repeat(10_000) };
+      const shown = await applyToolResultBudget(obs, `c${i}`, budget);
+      ok(shown.status === "SUCCEEDED");
+      paths.push(shown.output.match(/saved in "([^"]+)"/)![1]);
+    }
+    const left = [...Deno.readDirSync(dir)].map((entry) => join(dir, entry.name)).sort();
+    // 35,000 bytes hold three results of 10,000: the newest three.
+    equal(left.join("\n"), paths.slice(2).sort().join("\n"));
+    equal(await Deno.readTextFile(paths[4]), "4".repeat(10_000));
+  });
+});
+
+Deno.test("applyToolResultBudget() keeps the newest result even when it alone is over the folder's bytes", async () => {
+  await withDir(async (dir) => {
+    const obs: Observation = { status: "SUCCEEDED", output: "x".repeat(5_000) };
+    const shown = await applyToolResultBudget(obs, "big", {
+      limit: 2_000,
+      dir,
+      maxSavedBytes: 1_000,
+    });
+    ok(shown.status === "SUCCEEDED");
+    const path = shown.output.match(/saved in "([^"]+)"/)![1];
+    equal((await Deno.readTextFile(path)).length, 5_000);
+  });
+});
