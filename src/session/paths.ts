@@ -76,7 +76,8 @@ export async function listSessions(
   for (const folder of await sessionFolders(ternHome, options.cwd)) {
     for (const name of await sessionFileNames(folder)) {
       const info = await readSessionInfo(join(folder, name));
-      if (info) infos.push(info);
+      // The folder's name carries a 32-bit hash of the path: another path may share it.
+      if (info && (options.cwd === undefined || info.cwd === options.cwd)) infos.push(info);
     }
   }
   return infos.sort((a, b) =>

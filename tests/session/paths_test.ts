@@ -267,3 +267,21 @@ Deno.test("latestSession() picks the newest file of the cwd whose header names t
     await cleanup();
   }
 });
+
+Deno.test("listSessions() for a cwd leaves out a session in its folder whose header names another path", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    // The folder name's hash is 32 bits: another path can share the folder.
+    await writeSession(home, { cwd: "/p", id: uuid("0001"), created: "2026-11-30T01:00:00.000Z" });
+    await writeSession(home, {
+      cwd: "/p",
+      id: uuid("0002"),
+      created: "2026-11-30T02:00:00.000Z",
+      headerCwd: "/elsewhere",
+    });
+    deepEqual((await listSessions(home, { cwd: "/p" })).map((info) => info.id), [uuid("0001")]);
+    equal((await listSessions(home)).length, 2, "every session is listed without a cwd");
+  } finally {
+    await cleanup();
+  }
+});
