@@ -251,3 +251,20 @@ Deno.test("jsonForTerminal() escapes what JSON leaves raw, and the value stays t
   equal(json, '{"text":"a\\u009b2Kb\\u202ec\\u2066d\\u007fe\\u2028f ✓ שלום","n":1}');
   deepEqual(JSON.parse(json), value);
 });
+
+Deno.test("terminalText() and screenLine() stay linear on runs of unterminated 8-bit string openers", () => {
+  // Each opener once scanned to the end of the text: 100,000 of them took 7.5 s, 400,000 minutes.
+  for (const unit of ["\u0090", "\u0090a", "\u009d\u0098x\x1b]"]) {
+    const text = unit.repeat(400_000 / unit.length);
+    const start = performance.now();
+    const cleaned = terminalText(text);
+    const screened = screenLine(text);
+    const ms = performance.now() - start;
+    // deno-lint-ignore no-control-regex
+    ok(!/[\x1b\x80-\x9f]/.test(cleaned + screened), "no opener is left");
+    ok(ms < 5_000, `${ms} ms for ${JSON.stringify(unit)}`);
+  }
+  // An opener ends the string sequence before it (as a terminal's parser does): the one after
+  // is stripped whole with its terminator, the text of the aborted one stays.
+  equal(terminalText("a\u009d0;title\u0007b\u0090c\u009dd\u009ce"), "abce");
+});
