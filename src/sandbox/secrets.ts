@@ -55,7 +55,7 @@ const FORMATS: readonly KeyFormat[] = [
   { label: "google-api-key", source: `${START}AIza[0-9A-Za-z_-]{35}` },
   {
     label: "jwt",
-    source: `${START}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*`,
+    source: `${START}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{0,}`,
   },
   {
     label: "basic-auth",
@@ -102,7 +102,7 @@ const MORE_FORMATS: readonly KeyFormat[] = [
     // The match holds the `//` and user before it and the `@` after it (both kept), so a stream
     // cut never parts the password from what makes it one.
     label: "url-password",
-    source: `//[^\\s/:@'"]+:(?<v>[^\\s/@'"]{3,})@`,
+    source: `//[^\\s/:@'"]{1,}:(?<v>[^\\s/@'"]{3,})@`,
   },
 ];
 
@@ -114,6 +114,14 @@ const MORE_FORMATS: readonly KeyFormat[] = [
 const MORE_HINT =
   /gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-|hf_|npm_|[sr]k_(?:live|test)_|SG\.|gsk_|\/\/[^\s/:@'"]+:[^\s/@'"]{3,}@|authorization/i;
 
+/**
+ * The longest run a format's open-ended part takes (`{20,}` is `{20,65536}`): far longer than
+ * any key, and short enough for V8's regular expressions, whose backtracking stack overflowed
+ * on one match of 5.5 million characters (`password=` and a 6 MB value): the masker threw, and
+ * the tool call with it. A longer run is masked to this length.
+ */
+const MAX_MATCH = 65536;
+
 /** Every format, {@linkcode MORE_FORMATS} last. */
 const ALL_FORMATS: readonly KeyFormat[] = [...FORMATS, ...MORE_FORMATS];
 
@@ -124,7 +132,8 @@ const ALL_FORMATS: readonly KeyFormat[] = [...FORMATS, ...MORE_FORMATS];
 function formatsRegex(formats: readonly KeyFormat[], first: string[]): RegExp {
   const parts = [...first];
   formats.forEach((format, i) => {
-    const source = format.source.replace("(?<v>", `(?<v${i}>`);
+    const source = format.source.replace("(?<v>", `(?<v${i}>`)
+      .replace(/\{(\d+),\}/g, `{$1,${MAX_MATCH}}`);
     parts.push(`(?<f${i}>${source})`);
   });
   return new RegExp(parts.join("|"), "g");
@@ -184,10 +193,17 @@ export class SecretMasker {
     return MORE_HINT.test(text) ? this.#full : this.#regex;
   }
 
-  /** `text` with every secret replaced by a marker. Never throws. */
+  /**
+   * `text` with every secret replaced by a marker. Never throws: should the expression fail
+   * (its engine's limits), the whole text is withheld rather than passed on unchecked.
+   */
   mask(text: string): string {
     if (text.length < MIN_SECRET_LENGTH) return text;
-    return text.replace(this.#regexFor(text), (match, ...rest) => this.#marker(match, rest));
+    try {
+      return text.replace(this.#regexFor(text), (match, ...rest) => this.#marker(match, rest));
+    } catch {
+      return UNCHECKED;
+    }
   }
 
   /** The marker for one match, or what stays of it when its format's check says no. */
@@ -274,14 +290,24 @@ export class SecretMasker {
     });
   }
 
-  /** Where the masker's patterns match in `text`, before any format check; in text order. */
+  /**
+   * Where the masker's patterns match in `text`, before any format check; in text order. Should
+   * the expression fail, all of `text` is one span (held as a secret would be).
+   */
   spans(text: string): SecretSpan[] {
-    return [...text.matchAll(this.#regexFor(text))].map((m) => ({
-      start: m.index,
-      end: m.index + m[0].length,
-    }));
+    try {
+      return [...text.matchAll(this.#regexFor(text))].map((m) => ({
+        start: m.index,
+        end: m.index + m[0].length,
+      }));
+    } catch {
+      return [{ start: 0, end: text.length }];
+    }
   }
 }
+
+/** What stands for a text the masker could not check. */
+const UNCHECKED = "[REDACTED: text the secret check could not read]";
 
 const SECRET_KEY =
   /(?:api[_-]?key|secret|token|passw(?:or)?d|credentials?|private[_-]?key|access[_-]?key|authorization)$/i;
@@ -302,6 +328,12 @@ export interface StreamMasker {
 const MAX_HELD_LINE = 8192;
 /** Kept back at least, when a long line is cut, so a key split there is still whole next time. */
 const MIN_TAIL = 1024;
+/**
+ * A secret's match that goes on past the cut is held back whole, up to this many characters:
+ * past them (a `password=` followed by megabytes) the held text is let go at the line cut,
+ * masked, and not rescanned with every piece, which was quadratic and then overflowed.
+ */
+const MAX_HELD_MATCH = MAX_MATCH + MAX_HELD_LINE;
 /** An unterminated private key longer than this is replaced by one marker and dropped to its end. */
 const MAX_PRIVATE_KEY = 65536;
 const PEM_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
@@ -337,7 +369,9 @@ export function createStreamMasker(masker: SecretMasker): StreamMasker {
     if (pem !== -1) cut = Math.min(cut, pem);
     const spans = masker.spans(held);
     for (const span of spans) {
-      if (span.start < cut && span.end > cut) cut = span.start;
+      if (span.start < cut && span.end > cut && held.length - span.start <= MAX_HELD_MATCH) {
+        cut = span.start;
+      }
     }
     // A secret that starts before the cut is whole in what is held (the cut keeps back the
     // partial line, and of a longer line more than the longest value), so where the patterns
