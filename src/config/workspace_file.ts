@@ -56,6 +56,12 @@ export interface WorkspaceReadOptions {
   workspaceIsReal?: boolean;
   /** Asked once the real path is known; a reason refuses the file (`warn` is told). */
   refuse?: ReadRefusal;
+  /**
+   * Refuse a file reached through a symlink anywhere on its path (its real path is not the path
+   * as named): for callers that decided what may be read by the path as named (the code index
+   * by the path it walked), which a folder swapped for a link meanwhile would send elsewhere.
+   */
+  noLinks?: boolean;
 }
 
 /** The most tern reads of a workspace file by default: 1 MiB. */
@@ -105,6 +111,9 @@ export function readWorkspaceText(
     if (real === null) return undefined;
     if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
       return skip(`it leads out of the workspace (to "${real}") through a symlink`);
+    }
+    if (options.noLinks && real !== path) {
+      return skip(`it is reached through a symlink (it is "${real}")`);
     }
     const refused = options.refuse?.(real, file);
     if (refused !== undefined) return skip(refused);

@@ -62,8 +62,11 @@ export async function prepareIndexFile(
 }
 
 /**
- * The text of `path`, read only inside the workspace (readWorkspaceText; `workspaceIsReal`: the
- * caller resolved it): null when refused or unreadable, undefined when it vanished.
+ * The text of `path`, read only inside the workspace and only where no symlink leads elsewhere
+ * (readWorkspaceText with `noLinks`; `workspaceIsReal`: the caller resolved it): null when
+ * refused or unreadable, undefined when it vanished. What the index may read is decided by the
+ * path it walked (hidden paths, deny rules): a folder on it swapped for a link to a hidden one
+ * while the walk runs must not make that path read the hidden file.
  */
 export function readSafely(
   workspace: string,
@@ -76,6 +79,7 @@ export function readSafely(
       what: "file",
       warn: () => refused = true,
       workspaceIsReal,
+      noLinks: true,
     });
     return refused ? null : text;
   } catch {

@@ -55,6 +55,12 @@ export interface LiveIndexOptions {
    * when a walk completes, and none is answered.
    */
   denied?: () => Promise<PathTest | undefined>;
+  /**
+   * Reads one workspace file (absolute path) for the index: its text, null when refused or
+   * unreadable, undefined when gone. Default: in tern's process (`readSafely`). A session gives
+   * the tool worker's read, confined in bubblewrap's view where commands can race nothing.
+   */
+  read?: (path: string) => Promise<string | null | undefined>;
 }
 
 /** What the last refresh did: files looked at, read (not skipped by lstat), re-chunked, removed. */
@@ -77,8 +83,8 @@ export function isBusy(error: unknown): boolean {
 /** The code index of one workspace, kept up to date for the tools. */
 export class LiveCodeIndex implements CodeIndexAccess {
   #options:
-    & Required<Omit<LiveIndexOptions, "weights" | "denied">>
-    & Pick<LiveIndexOptions, "weights" | "denied">;
+    & Required<Omit<LiveIndexOptions, "weights" | "denied" | "read">>
+    & Pick<LiveIndexOptions, "weights" | "denied" | "read">;
   /** The hidden paths relative to the workspace; "" hides it all. */
   #hidden: string[];
   /** What the deny rules hid at the last refresh's start. */
@@ -349,7 +355,9 @@ export class LiveCodeIndex implements CodeIndexAccess {
     this.#skipped.delete(path);
     if (info.size > INDEX_FILE_MAX_BYTES) return "skipped";
     this.#counts.read++;
-    const text = readSafely(this.#options.workspace, abs);
+    const text = this.#options.read !== undefined
+      ? await this.#options.read(abs)
+      : readSafely(this.#options.workspace, abs);
     if (
       typeof text !== "string" || text.length > INDEX_FILE_MAX_BYTES || text.includes("\0") ||
       generatedBy(path, text) !== undefined

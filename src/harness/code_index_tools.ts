@@ -34,6 +34,8 @@ export interface CodeIndexSettings {
    * all its readers; default: searched at each call.
    */
   hidden?: () => Promise<WorkspaceHidden | undefined>;
+  /** How the index reads a file (LiveIndexOptions.read); default: in tern's process. */
+  read?: (path: string) => Promise<string | null | undefined>;
 }
 
 /** A conversation's code index: loads at the first search, told of the agent's changes. */
@@ -96,7 +98,7 @@ export class CodeIndexTools implements CodeIndexAccess {
       import("./code_index.ts"),
       import("../sandbox/protected_paths.ts"),
     ]).then(([{ LiveCodeIndex }, { indexPath }, { secretLocations }]) => {
-      const { workspace, ternHome, home } = this.#settings();
+      const { workspace, ternHome, home, read } = this.#settings();
       // What the sandbox hides from the file tools, by the names given and the real ones.
       const hidden = [...(home === undefined ? [] : secretLocations(home)), ternHome];
       this.#live = new LiveCodeIndex({
@@ -104,6 +106,7 @@ export class CodeIndexTools implements CodeIndexAccess {
         file: indexPath(ternHome, workspace),
         hidden: [...new Set([...hidden, ...hidden.map(realOrSelf)])],
         denied: () => this.#denied(),
+        ...(read === undefined ? {} : { read }),
       });
       return this.#live;
     });

@@ -57,6 +57,7 @@ import { estimateTokens } from "../context/tokens.ts";
 import { MessageTooLargeError } from "./errors.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 import { CodeIndexTools } from "./code_index_tools.ts";
+import { INDEX_READ } from "../sandbox/worker/protocol.ts";
 import type { TurnConfig } from "./models.ts";
 import { imagesFolder, storeImages, withStoredImages } from "../session/images.ts";
 import { recordSettings } from "./run_session.ts";
@@ -157,6 +158,8 @@ const ROUND_SHARE = 0.5;
 
 /** How long a file tool's result waits for the checks of the files it changed, by default. */
 const DIAGNOSTICS_WAIT_MS = 10_000;
+/** How long the tool worker may take to read one file for the code index. */
+const INDEX_READ_TIMEOUT_MS = 10_000;
 
 /** Options of a turn outside the session's transcript: a plan node's worker. */
 export interface DetachedTurnOptions {
@@ -414,6 +417,7 @@ export class Conversation {
       weights: this.#options.config.searchWeights,
       rules: this.#options.config.rules,
       hidden: () => this.#hiddenPaths.current(this.#options.config.rules),
+      read: (path) => this.#indexRead(path),
     }));
     const webFetch = webFetchOptions(options.config.webFetch);
     const webSearch = webSearchOptions(options.config.webSearch, {
@@ -1277,6 +1281,23 @@ export class Conversation {
       dir: toolResultsDir(this.#options.session.path),
     };
     return (results) => fitRound(results, budget);
+  }
+
+  /**
+   * The code index's read of a workspace file: in the tool worker where bubblewrap confines it
+   * (there a folder swapped for a link to a hidden one leads nowhere), else in tern's process.
+   */
+  async #indexRead(path: string): Promise<string | null | undefined> {
+    const { runtime } = await this.#openSandbox();
+    const { INDEX_FILE_MAX_BYTES, readSafely } = await import("./code_index_file.ts");
+    const worker = runtime.workerKind === "bwrap" ? runtime.worker : undefined;
+    if (worker === undefined) return readSafely(this.#options.workspace, path);
+    const observation = await worker.call(INDEX_READ, { path, maxBytes: INDEX_FILE_MAX_BYTES }, {
+      signal: new AbortController().signal,
+      timeoutMs: INDEX_READ_TIMEOUT_MS,
+    });
+    if (observation.status === "SUCCEEDED") return observation.output;
+    return observation.code === "NOT_FOUND" ? undefined : null;
   }
 
   #openSandbox(how: { startWorker?: boolean } = {}): Promise<AgentSandbox> {

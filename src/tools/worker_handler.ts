@@ -5,7 +5,11 @@
  * (`ctx.shell`).
  */
 import type { Observation } from "../core/observation.ts";
-import type { ToolCallContext, ToolCallRequest } from "../sandbox/worker/protocol.ts";
+import {
+  INDEX_READ,
+  type ToolCallContext,
+  type ToolCallRequest,
+} from "../sandbox/worker/protocol.ts";
 import type { Tool } from "./define.ts";
 import { BUILTIN_MANIFEST } from "./mod.ts";
 import { RIPGREP_ENV } from "../sandbox/worker/flags.ts";
@@ -64,6 +68,7 @@ export async function handleToolCall(
   request: ToolCallRequest,
   ctx: ToolCallContext,
 ): Promise<Observation> {
+  if (request.tool === INDEX_READ) return await indexRead(request);
   const loading = workerTool(request.tool);
   if (loading === undefined) {
     const runsIn = BUILTIN_MANIFEST.find((entry) => entry.name === request.tool)?.runsIn;
@@ -93,6 +98,30 @@ export async function handleToolCall(
     update: ctx.update,
   });
   return explainDenial(observation);
+}
+
+/** The code index's read of one file ({@linkcode INDEX_READ}). */
+async function indexRead(request: ToolCallRequest): Promise<Observation> {
+  const { path, maxBytes } = request.args as { path?: unknown; maxBytes?: unknown };
+  if (typeof path !== "string" || typeof maxBytes !== "number") {
+    return { status: "ERROR", code: "INVALID_ARGUMENTS", message: "index_read takes a path" };
+  }
+  const { readWorkspaceText } = await import("../config/workspace_file.ts");
+  let refused: string | undefined;
+  try {
+    const text = readWorkspaceText(request.workspace, path, {
+      what: "file",
+      warn: (why) => refused = why,
+      noLinks: true,
+      maxBytes,
+    });
+    if (refused !== undefined) return { status: "ERROR", code: "POLICY_DENIED", message: refused };
+    if (text === undefined) return { status: "ERROR", code: "NOT_FOUND", message: "gone" };
+    return { status: "SUCCEEDED", output: text };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { status: "ERROR", code: "EXECUTION_FAILED", message };
+  }
 }
 
 /**

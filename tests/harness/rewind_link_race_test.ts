@@ -12,59 +12,14 @@ import { runRestore } from "../../src/harness/rewind/restore_ops.ts";
 import type { RestoreOp } from "../../src/harness/rewind/restore_ops.ts";
 import { ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
 import { viewLauncher } from "../../src/harness/rewind/view.ts";
-import { bwrapNeed, type Need, testWith } from "../support/needs.ts";
+import { bwrapNeed, testWith } from "../support/needs.ts";
+import { flipperNeed, whileFlipping } from "../support/link_flipper.ts";
 import { temp } from "../support/host_tool.ts";
 
-/** Exchanges the two names it is given (in its cwd) until its stdin has something or ends. */
-const FLIPPER = `
-import ctypes, os, select, sys
-libc = ctypes.CDLL(None, use_errno=True)
-nr = {"x86_64": 316, "aarch64": 276}[os.uname().machine]
-a, b = (name.encode() for name in sys.argv[1:3])
-print("ready", flush=True)
-while not select.select([sys.stdin], [], [], 0)[0]:
-    for _ in range(200):
-        libc.syscall(nr, -100, a, -100, b, 2)
-`;
-
-const flipperNeed: Need = {
-  ok: ["x86_64", "aarch64"].includes(Deno.build.arch) &&
-    await new Deno.Command("python3", { args: ["-c", "import ctypes"] }).output()
-      .then((out) => out.success, () => false),
-  missing: "python3 (with ctypes) is missing or the machine is not x86_64/aarch64",
-};
 if (!flipperNeed.ok) console.warn(`\n!!!!! SKIPPED the rewind race tests: ${flipperNeed.missing}`);
 
 /** How long each race runs at most (it stops at the first leak). */
 const RACE_MS = 8_000;
-
-/** Runs `race` while `a` and `b` (names in `cwd`) are exchanged; both are back in place after. */
-async function whileFlipping(cwd: string, a: string, b: string, race: () => Promise<void>) {
-  const flipper = new Deno.Command("python3", {
-    args: ["-c", FLIPPER, a, b],
-    cwd,
-    stdin: "piped",
-    stdout: "piped",
-  }).spawn();
-  const reader = flipper.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  try {
-    equal((await reader.read()).value?.trim(), "ready");
-    await race();
-  } finally {
-    await flipper.stdin.close();
-    await reader.cancel();
-    await flipper.status;
-    // An odd number of swaps leaves the link where the folder was.
-    if (Deno.lstatSync(join(cwd, a)).isSymlink) {
-      await new Deno.Command("python3", {
-        args: ["-c", FLIPPER.replace("while not", "if not"), a, b],
-        cwd,
-        stdin: "null",
-        stdout: "null",
-      }).output();
-    }
-  }
-}
 
 testWith(
   [bwrapNeed],

@@ -45,6 +45,17 @@ export type ChildMessage =
   | { id: number; type: "update"; text: string }
   | { id: number; type: "result"; observation: Observation };
 
+/**
+ * Not a tool: the code index's read of one workspace file (`{ path, maxBytes }`), which tern
+ * asks of the worker itself, never the model (no tool of that name is offered), so that it runs
+ * in bubblewrap's view: what the commands' view hides is not there, and a folder swapped for a
+ * link to a hidden one while the index walks leads nowhere. tern's own process could be raced
+ * past its path checks (Deno has no `openat`). SUCCEEDED with the text; NOT_FOUND when the file
+ * is gone; POLICY_DENIED when it was refused (a link on its path, not a regular file, hard links,
+ * too large).
+ */
+export const INDEX_READ = "index_read";
+
 /** What the handler module receives for one call. */
 export interface ToolCallRequest {
   tool: string;
