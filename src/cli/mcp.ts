@@ -3,6 +3,7 @@
  * list, tools and call start the servers they need and close them (whole process groups)
  * before returning, also on Ctrl-C.
  */
+import { warningLine } from "../core/warnings.ts";
 import { loadConfig } from "../config/mod.ts";
 import { observationText } from "../core/observation.ts";
 import { InputError } from "./errors.ts";
@@ -26,7 +27,7 @@ export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<num
   // Server names, tool descriptions, outputs and errors are the servers' words, and a project's
   // MCP config (its warnings quote server names) is the repository's.
   const write = terminalWriters(processWriters(), { json: line.json });
-  const warn = (text: string) => write.err(`tern: warning: ${text}\n`);
+  const warn = (text: string) => write.err(`tern: warning: ${warningLine(text)}\n`);
   const { servers, manager } = await openMcp({
     ternHome,
     workspace,

@@ -4,7 +4,8 @@
  */
 import { ignoredDotenvLines } from "./_dotenv_lines.ts";
 import { ConfigError } from "./errors.ts";
-import { readWorkspaceText, type Warn, warnOnStderr } from "./workspace_file.ts";
+import { readWorkspaceText, type Warn } from "./workspace_file.ts";
+import { warnPerson } from "../core/warnings.ts";
 import { checkRule, valueFromText } from "./rules.ts";
 import { SETTING_KEYS, type SettingKey, settingOf, type Settings } from "./settings.ts";
 import { type ConfigSource, invalidSetting } from "./sources.ts";
@@ -36,7 +37,7 @@ export interface Layer {
 export async function readDotenv(
   workspace: string,
   file: string,
-  warn: Warn = warnOnStderr,
+  warn: Warn = warnPerson,
 ): Promise<Dotenv | undefined> {
   let text: string | undefined;
   try {

@@ -4,7 +4,8 @@
  */
 import { dirname, join, resolve } from "../core/path.ts";
 import { readOptionalText } from "./_read_file.ts";
-import { readWorkspaceText, type Warn, warnOnStderr } from "./workspace_file.ts";
+import { readWorkspaceText, type Warn } from "./workspace_file.ts";
+import { warnPerson } from "../core/warnings.ts";
 import {
   type Dotenv,
   type Layer,
@@ -207,7 +208,7 @@ function hideEnvFilesHoldingKeys(
   // Long enough that finding one inside other text is no accident.
   const contained = keys.filter((key) => key.length >= MIN_CONTAINED_KEY);
   const holds = (text: string) => contained.some((key) => text.includes(key));
-  const tell = warn ?? warnOnStderr;
+  const tell = warn ?? warnPerson;
   if (dotenv !== undefined) {
     const names = Object.entries(dotenv.variables)
       .filter(([, value]) => value !== undefined && (equal.has(value.trim()) || holds(value)))

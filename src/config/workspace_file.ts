@@ -13,7 +13,7 @@
  */
 import { join, relative, sep } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { warnPerson } from "../core/warnings.ts";
 import { withoutInvisible } from "../core/invisible_text.ts";
 import { isMissing, lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { ConfigError, describeReadError } from "./errors.ts";
@@ -33,7 +33,7 @@ export type ReadRefusal = (real: string, named: string) => string | undefined;
 export interface WorkspaceReadOptions {
   /** What the file is, for messages: `project config`, `.env file`, `MCP config`. */
   what: string;
-  /** Told why a file is skipped; default: a `tern: warning:` line on stderr. */
+  /** Told why a file is skipped; default: `warnPerson()` (src/core/warnings.ts). */
   warn?: Warn;
   /**
    * The most bytes read (default {@linkcode MAX_WORKSPACE_FILE_BYTES}): a repository's file may
@@ -68,15 +68,6 @@ export interface WorkspaceReadOptions {
 export const MAX_WORKSPACE_FILE_BYTES = 1024 * 1024;
 
 /**
- * Writes `tern: warning: <text>` to stderr, `text` made safe for the terminal first
- * (`terminalText()`): a warning quotes what a repository wrote (a file name, an MCP server's
- * name), which must not move the cursor, set the title or write the clipboard.
- */
-export function warnOnStderr(text: string): void {
-  Deno.stderr.writeSync(new TextEncoder().encode(`tern: warning: ${terminalText(text)}\n`));
-}
-
-/**
  * The text of `file`, a path inside `workspace` (both absolute), read only when it is a regular
  * file inside the workspace's real path with a single hard link (see the module notes).
  * @returns undefined when the file does not exist, or when it was refused (then `warn` was told
@@ -89,7 +80,7 @@ export function readWorkspaceText(
   file: string,
   options: WorkspaceReadOptions,
 ): string | undefined {
-  const warn = options.warn ?? warnOnStderr;
+  const warn = options.warn ?? warnPerson;
   const skip = (why: string): undefined => {
     warn(`Skipping ${options.what} "${file}": ${why}`);
     return undefined;

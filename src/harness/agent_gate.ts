@@ -13,8 +13,7 @@ import { SecretMasker } from "../sandbox/secrets.ts";
 import { builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { HookRunner } from "../sandbox/hooks/run.ts";
-import { warnOnStderr } from "../config/workspace_file.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { warnPerson } from "../core/warnings.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 import type { Reviewer } from "../sandbox/review.ts";
 import { type ConfigSource, describeSource } from "../config/sources.ts";
@@ -45,7 +44,7 @@ export async function withRuntime(
     });
   const record = (entry: Parameters<AuditLog["append"]>[0]) => {
     audit.append(entry).catch((error) => {
-      console.error(`tern: cannot write the audit log "${path}": ${error}`);
+      warnPerson(`Cannot write the audit log "${path}": ${error}`);
     });
   };
   const hooks = options.hooks?.length
@@ -57,7 +56,7 @@ export async function withRuntime(
         runtime.shellKind === "bwrap"
           ? { run: runtime.shell, confined: true }
           : runtime.shellNote ?? "shell commands are not confined here",
-      warn: (text) => warnOnStderr(terminalText(text)),
+      warn: warnPerson,
       workspace: options.workspace,
       sessionId: options.sessionId ?? runId,
       transcriptPath: options.transcriptPath ?? "",

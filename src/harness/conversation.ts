@@ -9,9 +9,9 @@ import { resolve } from "../core/path.ts";
 import type { AgentEvent, EmitFn } from "../core/events.ts";
 import type { ImagePart, Message, UserMessage } from "../core/messages.ts";
 import { runTurn, type RunTurnOptions, type TurnResult } from "../agent/loop.ts";
-import { type ReadRefusal, warnOnStderr } from "../config/workspace_file.ts";
+import type { ReadRefusal } from "../config/workspace_file.ts";
 import type { PermissionRule } from "../config/schema.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { warnPerson } from "../core/warnings.ts";
 import { REQUEST_PERMISSIONS_SPEC } from "../agent/request_permissions.ts";
 import {
   compactionHook,
@@ -1036,8 +1036,8 @@ export class Conversation {
   #warnOnce(text: string): void {
     if (this.#warned.has(text)) return;
     this.#warned.add(text);
-    // Names files of the repository, and quotes them: made safe for the terminal.
-    warnOnStderr(terminalText(text));
+    // Names files of the repository, and quotes them: `warnPerson` makes it one safe line.
+    warnPerson(text);
   }
 
   /** Registers the `skill` tool while there are skills, and removes it when there are none. */

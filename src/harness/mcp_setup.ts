@@ -12,7 +12,7 @@ import type { McpServerConfig } from "../mcp/types.ts";
 import { VERSION } from "../version.ts";
 import { readEnv, shellSourceEnv } from "./env.ts";
 import { loadMcpConfig } from "../mcp/config.ts";
-import { warnOnStderr } from "../config/workspace_file.ts";
+import { warnPerson } from "../core/warnings.ts";
 
 export { describeServer } from "./mcp_describe.ts";
 
@@ -58,7 +58,7 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     workspace: options.workspace,
     env: options.env ?? readEnv,
     keyVariables: options.keyVariables,
-    warn: options.warn ?? warnOnStderr,
+    warn: options.warn ?? warnPerson,
   });
   const servers = options.personal === false
     ? loaded.servers.filter((server) => server.scope !== "user")
@@ -82,7 +82,7 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     workspace: options.workspace,
     clientVersion: VERSION,
     baseEnv,
-    warn: options.warn ?? warnOnStderr,
+    warn: options.warn ?? warnPerson,
     sandboxCommand: (config, argv) =>
       sandboxedCommand(config, argv, { ...options, env: shellSourceEnv(), baseEnv }),
   });

@@ -128,17 +128,17 @@ Deno.test("tern mcp makes a project MCP config's warnings safe for the terminal"
   }
 });
 
-Deno.test("warnOnStderr() makes what it quotes safe for the terminal", async () => {
-  const module = new URL("../../src/config/workspace_file.ts", import.meta.url).href;
+Deno.test("warnPerson() makes what it quotes safe for the terminal, on one line", async () => {
+  const module = new URL("../../src/core/warnings.ts", import.meta.url).href;
   const { code, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
       "eval",
-      `import { warnOnStderr } from ${JSON.stringify(module)};` +
-      `warnOnStderr("Skipping \\"\\x1b]0;PWNED\\x07\\x1b[2K\\rFAKE\\u202e\\x9b2J\\": why");`,
+      `import { warnPerson } from ${JSON.stringify(module)};` +
+      `warnPerson("Skipping \\"\\x1b]0;PWNED\\x07\\x1b[2K\\rFAKE\\u202e\\x9b2J\\": why");`,
     ],
     stdout: "null",
     stderr: "piped",
   }).output();
   equal(code, 0);
-  equal(new TextDecoder().decode(stderr), 'tern: warning: Skipping "\nFAKE": why\n');
+  equal(new TextDecoder().decode(stderr), 'tern: warning: Skipping "↵FAKE": why\n');
 });

@@ -22,6 +22,7 @@ import { agentsCommand } from "./agents_command.ts";
 import { procsCommand } from "./procs_command.ts";
 import { openDisplay } from "./display.ts";
 import { SessionController } from "./controller.ts";
+import { showWarningsIn } from "../../core/warnings.ts";
 import { attachNamedImages, namedImages } from "./image_mentions.ts";
 
 /** The keys, told once to someone who has never sent a message (an empty input history). */
@@ -116,6 +117,10 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     onExit: () => exited(),
   });
   controller.attach(app);
+  // A warning written to stderr would land in the middle of the drawn screen.
+  const restoreWarnings = interactive
+    ? showWarningsIn((text) => app.notice(text, "warning"))
+    : undefined;
 
   // A closed terminal or a kill ends the session the orderly way: the turn is stopped, the
   // sandbox and its temporary folder are removed, the session file is closed.
@@ -162,6 +167,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   await controller.close();
   interrupts?.[Symbol.dispose]();
   display.close();
+  restoreWarnings?.();
   // An empty session is removed as it closes: nothing to continue, so nothing is promised.
   const kept = await Deno.lstat(controller.session.path).then(() => true, () => false);
   if (kept) {

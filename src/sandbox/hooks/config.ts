@@ -9,7 +9,8 @@
  */
 import { join, resolve } from "../../core/path.ts";
 import { pinnedFiles, unpinnable } from "../../mcp/_pinned_files.ts";
-import { readWorkspaceText, type Warn, warnOnStderr } from "../../config/workspace_file.ts";
+import { readWorkspaceText, type Warn } from "../../config/workspace_file.ts";
+import { warnPerson } from "../../core/warnings.ts";
 import { ConfigError } from "../../config/errors.ts";
 
 /** The events tern fires, with Claude Code's names. */
@@ -135,20 +136,20 @@ async function readHookSource(
         what: SETTINGS_WHAT,
         warn: (said) => {
           refused = said.startsWith(prefix) ? said.slice(prefix.length) : said;
-          (warn ?? warnOnStderr)(said);
+          (warn ?? warnPerson)(said);
         },
       });
     } catch (error) {
       const said = error instanceof Error ? error.message : String(error);
       const why = said.replace(`Cannot read ${SETTINGS_WHAT} "${file}": `, "");
-      (warn ?? warnOnStderr)(`${prefix}${why}; your own hooks still run`);
+      (warn ?? warnPerson)(`${prefix}${why}; your own hooks still run`);
       return skipped(why);
     }
     if (refused !== undefined) return skipped(refused);
     if (text === undefined) return undefined;
     const data = parseJson(text);
     if (typeof data === "string") {
-      (warn ?? warnOnStderr)(`${prefix}${data}; your own hooks still run`);
+      (warn ?? warnPerson)(`${prefix}${data}; your own hooks still run`);
       return skipped(data);
     }
     return await sourceOf(file, scope, data);
