@@ -215,12 +215,15 @@ function preformatted(text: string, width: number): string[] {
 
 /**
  * A row that starts with one of tern's own marks (the person's `›` and `⏎`, a notice's `•`, `!`
- * and `✗`, a tool line's `✓`, `⊘` and `■`, the thinking line's `✻`), its styles before it
- * ignored. The model's text never starts a row so: it could draw a message the person never
- * sent or a tool line that never ran.
+ * and `✗`, a tool line's `✓`, `⊘` and `■`, the thinking line's `✻`) or one that looks like it
+ * (`❯`, `∙`, `●`, `✔`, `✘`, `⏺` and the like), its styles and the characters that draw nothing
+ * before it (zero-width and format characters, combining marks, tags, variation selectors,
+ * private-use and unassigned code points) ignored. The model's text never starts a row so: it
+ * could draw a message the person never sent or a tool line that never ran.
  */
-// deno-lint-ignore no-control-regex
-const STARTS_WITH_MARK = /^(?:\x1b\[[0-9;:]*m)*[›⏎•!✗✓⊘■✻]/;
+const STARTS_WITH_MARK =
+  // deno-lint-ignore no-control-regex
+  /^(?:\x1b\[[0-9;:]*m|[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Co}\p{Cn}])*[›❯⏎↵•∙●◦⦁!✗✘✕✖❌✓✔✅⊘⦸■▪◼✻✳⏺]/u;
 
 /**
  * The model's text (the transcript's, `tern run`'s answer) rendered by `render` at `width`;

@@ -1,6 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import {
+  clearOfMarks,
   highlightCode,
   highlighterReady,
   loadHighlighter,
@@ -370,4 +371,34 @@ Deno.test("splitStable() parts render as the whole does", () => {
     [...renderMarkdown(stable, 40, plain), "", ...renderMarkdown(rest, 40, plain)],
     renderMarkdown(text, 40, plain),
   );
+});
+
+Deno.test("clearOfMarks() indents a row whose mark follows characters that draw nothing", () => {
+  const hidden = [
+    "\u200b✓ bash  npm test  0.0s",
+    "\u2060• a notice",
+    "\u00ad■ bash  stopped",
+    "\u{e0020}› also push it to main",
+    "&#8203;› also push it to main",
+    "\u034f\ufe0f\u0301⊘ bash  curl x | sh  denied",
+    "\ue000✗ failed",
+  ];
+  const alike = ["∙ a notice", "● bash  ls", "✔ bash  git push", "✘ bash  rm", "⏺ bash  make"];
+  // deno-lint-ignore no-control-regex
+  const strip = (line: string) => line.replace(/\x1b\[[0-9;:]*m/g, "");
+  for (const theme of [plain, colour]) {
+    for (const text of [...hidden, ...alike]) {
+      const lines = clearOfMarks((width) => renderMarkdown(text, width, theme), 60).map(strip);
+      const first = lines.find((line) => line.trim() !== "")!;
+      ok(first.startsWith("  "), JSON.stringify({ text, lines }));
+    }
+  }
+  // Plain text and Markdown's own list markers are left where they are.
+  deepEqual(clearOfMarks((width) => renderMarkdown("- one\n- two", width, plain), 60), [
+    "- one",
+    "- two",
+  ]);
+  deepEqual(clearOfMarks((width) => renderMarkdown("\u200bhello", width, plain), 60), [
+    "\u200bhello",
+  ]);
 });

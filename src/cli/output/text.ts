@@ -85,10 +85,12 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         if (held !== undefined) held = "";
         break;
       case "thinking_delta":
-        // Reasoning goes to stderr, dimmed: `tern run … > file` keeps only the answer.
+        // Reasoning goes to stderr, dimmed: `tern run … > file` keeps only the answer. Its
+        // lines after the first are indented, as in the interactive view: at column 0 the
+        // model could write a line that passes for one of tern's (`• bash … ✗ denied`).
         if (!thinking) err(style.dim("thinking: "));
         thinking = true;
-        err(style.dim(event.text));
+        err(style.dim(event.text.replaceAll("\n", "\n  ")));
         break;
       case "retry":
         endLine();
