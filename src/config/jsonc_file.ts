@@ -103,8 +103,9 @@ function checkProperty(
   const name = String(keyNode.value);
   if (isSecretKeyName(name)) {
     fail(
-      `key "${name}": config files must not hold API keys; put the key in TERN_API_KEY in the ` +
-        `environment or .env, or name the variable that holds it with "apiKeyEnv"`,
+      `key ${formatValue(name)}: config files must not hold API keys; put the key in ` +
+        `TERN_API_KEY in the environment or .env, or name the variable that holds it with ` +
+        `"apiKeyEnv"`,
       keyNode.offset,
       name,
     );
@@ -113,7 +114,8 @@ function checkProperty(
   if (!Object.hasOwn(SETTINGS, name)) {
     const suggestion = closestKey(name);
     const hint = suggestion ? `: did you mean "${suggestion}"?` : "";
-    fail(`unknown key "${name}"${hint}`, keyNode.offset, name);
+    // Quoted as JSON: a repository's key name may hold a line break, which would start a line.
+    fail(`unknown key ${formatValue(name)}${hint}`, keyNode.offset, name);
   }
   const key = name as SettingKey;
   const value = valueOf(valueNode);

@@ -109,6 +109,20 @@ Deno.test("loadConfig() names an unknown key and suggests the one meant", async 
   });
 });
 
+Deno.test("loadConfig() quotes a key name with a line break on the error's one line", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const file = write("cwd/.tern/config.jsonc", `{ "x\\nok   sandbox    FORGED": 1 }`);
+    const error = await loadError({ cwd, env: { HOME: home } });
+    assert.equal(
+      error.message,
+      `Invalid config file "${file}": line 1, column 3: unknown key "x\\nok   sandbox    FORGED"`,
+    );
+    write("cwd/.tern/config.jsonc", `{ "api\\nKey": 1 }`);
+    const secret = await loadError({ cwd, env: { HOME: home } });
+    assert.match(secret.message, /: key "api\\nKey": config files must not hold API keys/);
+  });
+});
+
 Deno.test("loadConfig() says so when the top level is not an object", async () => {
   await withFixture(async ({ home, cwd, write }) => {
     const file = write("cwd/.tern/config.jsonc", `// settings\n["model"]\n`);
