@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { ScriptedReply } from "../src/llm/scripted.ts";
 import { startScriptedServer } from "../tests/support/scripted_server.ts";
+import { scriptedRunArgs } from "../tests/support/tern_process.ts";
 import { stats } from "./_stats.ts";
 
 const { values } = parseArgs({
@@ -73,14 +74,7 @@ try {
         "-f",
         "maxrss_kb=%M",
         join(values.root, "bin", "tern"),
-        "run",
-        "--base-url",
-        server.baseUrl,
-        "-m",
-        "scripted",
-        "--mode",
-        "bypass",
-        "go",
+        ...scriptedRunArgs(server.baseUrl, "go", false),
       ],
       cwd: ws,
       env: { HOME: home, TERN_HOME: home },

@@ -49,7 +49,11 @@ Deno.test("tern mcp trust shows a project server's whole command before it is tr
     const env = { HOME: ws.home, TERN_HOME: ws.home };
     const listed = await runTern(["mcp", "trust"], { cwd: ws.dir, env });
     noRawControls(listed.stdout + listed.stderr);
-    match(listed.stdout, /docs: .*␛\]0;\$\(touch PWNED\)␇↵/);
+    // Quoted bash's $'…' way: every control an escape, the command one line, the same to bash.
+    match(
+      listed.stdout,
+      /docs: .*\$'true \\x1b\]0;\$\(touch PWNED\)\\x07\\n  problem: none\\xe2\\x80\\xae'/,
+    );
     equal(await Deno.lstat(join(ws.dir, "PWNED")).then(() => true, () => false), false);
   } finally {
     await ws.cleanup();
