@@ -52,7 +52,7 @@ Deno.test("tern mcp trust shows a project server's whole command before it is tr
     // Quoted bash's $'…' way: every control an escape, the command one line, the same to bash.
     match(
       listed.stdout,
-      /docs: .*\$'true \\x1b\]0;\$\(touch PWNED\)\\x07\\n  problem: none\\xe2\\x80\\xae'/,
+      /docs: .*\$'true \\x1b\]0;\$\(touch PWNED\)\\x07\\n {2}problem: none\\xe2\\x80\\xae'/,
     );
     equal(await Deno.lstat(join(ws.dir, "PWNED")).then(() => true, () => false), false);
   } finally {
