@@ -59,7 +59,9 @@ export interface WorkspaceReadOptions {
   /**
    * Refuse a file reached through a symlink anywhere on its path (its real path is not the path
    * as named): for callers that decided what may be read by the path as named (the code index
-   * by the path it walked), which a folder swapped for a link meanwhile would send elsewhere.
+   * by the path it walked). Checked when the file is resolved: a process swapping a folder with
+   * a link can still race it, which only a view without the hidden files closes (the tool
+   * worker in bubblewrap).
    */
   noLinks?: boolean;
 }

@@ -70,14 +70,10 @@ export function dropOlderImages(messages: Message[], budget = new ImageBudget())
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if ((message.role !== "user" && message.role !== "tool") || !message.images?.length) continue;
-    const kept = budget.keep(message.images);
-    if (kept === message.images.length) continue;
-    const content = `${message.content}\n${notes(message.images.length - kept)}`;
-    const { images, ...rest } = message;
-    // The newest of a message's images stay, as a request keeps them.
-    messages[i] = kept > 0
-      ? { ...message, content, images: images.slice(-kept) }
-      : { ...rest, content };
+    const left = leftOf(message.images, message.content, budget);
+    if (left === undefined) continue;
+    const { images: _older, ...rest } = message;
+    messages[i] = { ...rest, content: left.text, ...left.images };
   }
 }
 
@@ -97,16 +93,25 @@ export function dropOlderResultImages(
     const result = results[i];
     const observation = result?.observation;
     if (observation?.status !== "SUCCEEDED" || !observation.images?.length) continue;
-    const kept = budget.keep(observation.images);
-    if (kept === observation.images.length) continue;
-    const output = `${observation.output}\n${notes(observation.images.length - kept)}`;
-    const { images, ...rest } = observation;
-    result!.observation = kept > 0
-      ? { ...observation, output, images: images.slice(-kept) }
-      : { ...rest, output };
+    const left = leftOf(observation.images, observation.output, budget);
+    if (left === undefined) continue;
+    const { images: _older, ...rest } = observation;
+    result!.observation = { ...rest, output: left.text, ...left.images };
   }
 }
 
-function notes(count: number): string {
-  return Array(count).fill(OLDER_IMAGE_NOTE).join("\n");
+/**
+ * What stays of `images` (oldest first) and their `text` once `budget` took the newest it keeps:
+ * those images (none left: no `images` at all) and the text with a note per image left out;
+ * undefined when every image stays.
+ */
+function leftOf(
+  images: ImagePart[],
+  text: string,
+  budget: ImageBudget,
+): { images: { images?: ImagePart[] }; text: string } | undefined {
+  const kept = budget.keep(images);
+  if (kept === images.length) return undefined;
+  const notes = Array(images.length - kept).fill(OLDER_IMAGE_NOTE).join("\n");
+  return { images: kept > 0 ? { images: images.slice(-kept) } : {}, text: `${text}\n${notes}` };
 }

@@ -65,8 +65,9 @@ export async function prepareIndexFile(
  * The text of `path`, read only inside the workspace and only where no symlink leads elsewhere
  * (readWorkspaceText with `noLinks`; `workspaceIsReal`: the caller resolved it): null when
  * refused or unreadable, undefined when it vanished. What the index may read is decided by the
- * path it walked (hidden paths, deny rules): a folder on it swapped for a link to a hidden one
- * while the walk runs must not make that path read the hidden file.
+ * path it walked (hidden paths, deny rules), so a file reached through a link is not read. In
+ * tern's process a folder swapped for a link meanwhile can race that check: a session reads
+ * through the tool worker in bubblewrap instead (`LiveIndexOptions.read`).
  */
 export function readSafely(
   workspace: string,
