@@ -7,6 +7,7 @@ import { InputError } from "./errors.ts";
 import { planExitCode } from "./exit_codes.ts";
 import { listenForInterrupts } from "./interrupts.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
+import { warningLine } from "../core/warnings.ts";
 import type { AgentEvent, HostFileNotes } from "../core/events.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
 import { PlanningError, PlanValidationError } from "../plan/errors.ts";
@@ -78,7 +79,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
         readRefusal: () => agent.conversation.readRefusal(),
       }))
       : undefined,
-    warn: (text) => tell([`tern: warning: ${terminalText(text)}`]),
+    warn: (text) => tell([`tern: warning: ${warningLine(text)}`]),
   });
   const { session, config, conversation } = agent;
   try {
@@ -108,7 +109,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       },
       onNote: (note) => {
         if (stream) write.out(JSON.stringify({ type: "plan_note", text: note }) + "\n");
-        else if (text) tell([`tern: ${terminalText(note)}`]);
+        else if (text) tell([`tern: ${warningLine(note)}`]);
       },
       onHostFiles: (nodeId, changed) => {
         hostFiles.push(...changed);

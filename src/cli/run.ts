@@ -1,6 +1,7 @@
 /** `tern run "task"`: one turn, streamed to the terminal or as JSON, then exit. */
 import type { ConfigFlags } from "../config/mod.ts";
-import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
+import { jsonForTerminal } from "../core/terminal_text.ts";
+import { warningLine } from "../core/warnings.ts";
 import type { AgentEvent, EmitFn, HostFileNotes } from "../core/events.ts";
 import type { TurnResult } from "../agent/loop.ts";
 import type { Provider } from "../llm/types.ts";
@@ -54,7 +55,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
         readRefusal: () => agent.conversation.readRefusal(),
       })
       : undefined,
-    warn: (text) => write.err(`tern: warning: ${terminalText(text)}\n`),
+    warn: (text) => write.err(`tern: warning: ${warningLine(text)}\n`),
     onSandboxOpen: text ? unconfinedWarning(write) : undefined,
     memory: true,
     // tern run exits first: a due consolidation is left for the next interactive start.
@@ -66,7 +67,7 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     const session = agent.session;
     // What loading a damaged session skipped, in every output mode: on stderr, so stdout stays
     // JSON; the event stream is what the agent does, and rpc and acp log these to stderr too.
-    for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
+    for (const warning of session.warnings) write.err(`tern: ${warningLine(warning)}\n`);
     // `/template args`, `/skill:name args` and --skill become the message the model gets.
     const resources = await agent.conversation.resources();
     const message = await expandInput(task, resources, flags.skill);
@@ -121,7 +122,7 @@ export async function openTaskConversation(
     checkSandboxConfig(config, workspace, readEnv("HOME")),
     rememberedFacts(config.ternHome, workspace),
   ]);
-  for (const warning of session.warnings) write.err(`tern: ${terminalText(warning)}\n`);
+  for (const warning of session.warnings) write.err(`tern: ${warningLine(warning)}\n`);
   return new Conversation({
     workspace,
     config,
@@ -145,7 +146,7 @@ export async function openTaskConversation(
 function unconfinedWarning(write: Writers): (sandbox: AgentSandbox) => void {
   return (sandbox) => {
     if (sandbox.runtime.shellKind === "unavailable") {
-      write.err(`tern: warning: ${terminalText(sandbox.runtime.shellNote ?? "")}\n`);
+      write.err(`tern: warning: ${warningLine(sandbox.runtime.shellNote ?? "")}\n`);
     }
   };
 }

@@ -27,6 +27,7 @@ import type { RunFlags } from "./run.ts";
 import { applySessionSettings } from "../harness/run_session.ts";
 import { terminalWriters } from "./process_env.ts";
 import { describeEntry, transcriptMarkdown } from "./session_text.ts";
+import { warningLine } from "../core/warnings.ts";
 import { formatCost } from "../llm/model_info.ts";
 
 type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
@@ -198,7 +199,7 @@ async function showSession(path: string, json: boolean): Promise<string> {
     `${usage.cachedTokens} cached, ${usage.reasoningTokens} reasoning tokens`,
     `cost      ${cost === undefined ? "unknown (no prices for these models)" : formatCost(cost)}`,
     `compacted ${state.compactions} time(s) on the current path`,
-    ...[...session.warnings, ...tree.warnings].map((w) => `warning   ${w}`),
+    ...[...session.warnings, ...tree.warnings].map((w) => `warning   ${warningLine(w)}`),
     "",
     transcriptMarkdown(header, state),
   ];

@@ -14,6 +14,7 @@ import {
   type RewindScope,
 } from "../harness/rewind/rewind.ts";
 import { interruptedRewindNotice } from "../harness/rewind/interrupted.ts";
+import { warningLine } from "../core/warnings.ts";
 import { Session } from "../session/session.ts";
 import { checkOwnSessionFile, sessionFolder } from "../session/paths.ts";
 import { dirname, resolve } from "../core/path.ts";
@@ -58,7 +59,7 @@ export async function rewindCommand(
       rules: [...context.rules, ...there],
     };
     const interrupted = await interruptedRewindNotice(session.path, session.id);
-    if (interrupted !== undefined) err(`tern: warning: ${interrupted}\n`);
+    if (interrupted !== undefined) err(`tern: warning: ${warningLine(interrupted)}\n`);
     const plan = await planRewind(session, line.entry!, rewind);
     if (!line.json) out(describePlan(plan));
     if (!options.yes) {

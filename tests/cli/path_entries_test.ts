@@ -1,5 +1,5 @@
 /**
- * bin/tern runs programs of its own on the host (git for checkpoints, and for the sandbox find,
+ * bin/tern runs programs of its own on the host (bash itself, git for checkpoints, and for the sandbox find,
  * mkdir, rmdir, setsid) with the workspace as its working folder. A relative or empty PATH entry
  * would find a repository's look-alike there and run it unconfined: bin/tern keeps only
  * absolute entries.
@@ -17,7 +17,7 @@ Deno.test("bin/tern never runs a repository's look-alike of a program it starts,
   const ws = await tempWorkspace();
   const marker = join(dirname(ws.dir), `planted-${crypto.randomUUID()}`);
   try {
-    for (const name of ["git", "find", "mkdir", "rmdir", "setsid", "bwrap"]) {
+    for (const name of ["bash", "git", "find", "mkdir", "rmdir", "setsid", "bwrap"]) {
       const planted = join(ws.dir, name);
       await Deno.writeTextFile(planted, `#!/bin/sh\necho ${name} >> '${marker}'\nexit 1\n`);
       await Deno.chmod(planted, 0o755);

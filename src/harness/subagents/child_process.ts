@@ -71,8 +71,8 @@ export class StartedChild {
       env: {
         TERN_DENO_BIN: Deno.execPath(),
         TERN_CHILD_IDLE: idle ? "1" : "0",
-        // bin/tern's `#!/usr/bin/env bash` finds bash on a PATH cut now (a write grant may have
-        // come since); the child's commands get the person's PATH, told apart.
+        // bin/tern finds bash on a PATH cut now (a write grant may have come since); the
+        // child's commands get the person's PATH, told apart.
         PATH: hostSearchPath(),
         ...(person === undefined ? {} : { TERN_PERSON_PATH: person }),
       },
