@@ -52,6 +52,8 @@ export interface GitRunOptions {
    * sets the folder).
    */
   launcher?: readonly string[];
+  /** Kills the process group when aborted (the result's code is then a kill's). */
+  signal?: AbortSignal;
 }
 
 /** How one git run ended. */
@@ -181,6 +183,8 @@ export async function runGit(
     timedOut = true;
     kill();
   });
+  if (options.signal?.aborted) kill();
+  options.signal?.addEventListener("abort", kill, { once: true });
   try {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     // Written alongside the reads: git may fill its output before it has read all its input.
@@ -202,6 +206,7 @@ export async function runGit(
     };
   } finally {
     timer.cancel();
+    options.signal?.removeEventListener("abort", kill);
     // Whatever git started and left behind goes with it.
     signalProcessGroup(child.pid, "SIGKILL");
   }

@@ -443,3 +443,37 @@ testWith(
     });
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "FIFOs a command names .gitignore and .gitattributes stall no checkpoint, and a rewind works",
+  async () => {
+    const tasks = {
+      "make fifos": [
+        [call("bash", {
+          command: "mkdir -p sub && mkfifo sub/.gitignore .gitattributes && " +
+            "printf 'made' > sub/made.txt",
+        })],
+        [call("write", { path: "after.txt", content: "written after\n" })],
+      ],
+      "again": [[call("edit", { path: "a.txt", old_string: "one", new_string: "two" })]],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries }) => {
+      Deno.writeTextFileSync(join(dir, "a.txt"), "one\n");
+      const run = await tern(["run", "make fifos"]);
+      equal(run.code, 0, run.stderr);
+      ok(!/checkpoint|timed out/i.test(run.stderr), run.stderr);
+      const again = await tern(["run", "-c", "again"]);
+      equal(again.code, 0, again.stderr);
+      ok(!/checkpoint|timed out/i.test(again.stderr), again.stderr);
+      equal(read(dir, "a.txt"), "two\n");
+
+      const [first] = await userEntries();
+      const applied = await tern(["sessions", "rewind", "-c", first, "--yes"]);
+      equal(applied.code, 0, applied.stderr);
+      equal(read(dir, "a.txt"), "one\n");
+      equal(read(dir, "after.txt"), undefined);
+      equal(read(dir, "sub/made.txt"), undefined);
+    });
+  },
+);

@@ -4,7 +4,7 @@
  * git's (never run again on the host, where a swapped folder could lead outside), and a git
  * the view cannot run still checkpoints, on the host.
  */
-import { deepEqual, equal, match } from "node:assert/strict";
+import { deepEqual, equal, match, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { runWorkspaceGit } from "../../src/harness/rewind/confined_git.ts";
 import { ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
@@ -120,6 +120,53 @@ testWith(
       equal(new TextDecoder().decode(shown.stdout), "kept\n");
       const logged = await runs(place);
       deepEqual(logged.filter((line) => !line.startsWith("host ")), []);
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "runWorkspaceGit() stopped by its signal probes nothing: the next run is in the view still",
+  async () => {
+    await withPlace(async (place) => {
+      await loggingGit(place);
+      const stop = new AbortController();
+      stop.abort();
+      const stopped = await runWorkspaceGit(["ls-files", "-z", "--others", "--", "."], {
+        ...options(place),
+        signal: stop.signal,
+      });
+      equal(stopped?.code, 137);
+      const listed = await runWorkspaceGit(
+        ["ls-files", "-z", "--others", "--", "."],
+        options(place),
+      );
+      equal(listed?.code, 0, listed?.stderr);
+      // Killed before it logged anything, then run in the view; never probed, never on the host.
+      deepEqual(await runs(place), ["view ."]);
+    });
+  },
+);
+
+testWith(
+  [bwrapNeed],
+  "ShadowStore.snapshot() where git runs on the host names a FIFO .gitignore instead of waiting on it",
+  async () => {
+    await withPlace(async (place) => {
+      await Deno.symlink("/bin/sh", join(place.bin, "sh"));
+      await loggingGit(place, join(place.bin, "sh"));
+      await Deno.writeTextFile(join(place.ws, "a.txt"), "kept\n");
+      await Deno.mkdir(join(place.ws, "sub"));
+      const made = await new Deno.Command("mkfifo", { args: [join(place.ws, "sub", ".gitignore")] })
+        .output();
+      equal(made.code, 0);
+      const store = await ShadowStore.open(place.gitDir, place.ws, {
+        indexName: "s1",
+        maxFileBytes: 1024 * 1024,
+        path: `${place.bin}:/usr/bin:/bin`,
+        timeoutMs: 20_000,
+      });
+      await rejects(store.snapshot(), /"sub\/\.gitignore" is a FIFO, which git would wait on/);
     });
   },
 );

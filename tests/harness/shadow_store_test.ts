@@ -192,3 +192,59 @@ Deno.test("ShadowStore.snapshot() fails, naming the store, once rewritten files 
     await rejects(reopened.snapshot(), /could take it past/);
   });
 });
+
+/** Makes a FIFO at `path` with the system's mkfifo. */
+async function mkfifo(path: string): Promise<void> {
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  equal(made.code, 0, new TextDecoder().decode(made.stderr));
+}
+
+Deno.test("ShadowStore.snapshot() is not stalled by FIFOs named .gitignore or .gitattributes", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    await Deno.writeTextFile(join(ws, ".gitignore"), "ignored.txt\n");
+    await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
+    // Short enough that git waiting on a FIFO to its timeout fails the snapshot.
+    const store = await ShadowStore.open(gitDir, ws, {
+      indexName: "s1",
+      maxFileBytes: 1024 * 1024,
+      timeoutMs: 8_000,
+    });
+    const first = await store.snapshot();
+    await Deno.mkdir(join(ws, "sub"));
+    await mkfifo(join(ws, "sub", ".gitignore"));
+    await mkfifo(join(ws, ".gitattributes"));
+    await Deno.writeTextFile(join(ws, "sub", "b.txt"), "two\n");
+    await Deno.writeTextFile(join(ws, "ignored.txt"), "still ignored\n");
+    const second = await store.snapshot();
+    deepEqual((await store.changes(first.tree, second.tree)).map((c) => [c.path, c.status]), [
+      ["sub/b.txt", "added"],
+    ]);
+    // The FIFOs known, the next snapshot does not wait to find them; a tracked .gitignore
+    // turned into one is gone from the checkpoint, as no file git can store.
+    await Deno.remove(join(ws, ".gitignore"));
+    await mkfifo(join(ws, ".gitignore"));
+    await Deno.writeTextFile(join(ws, "a.txt"), "changed\n");
+    const third = await store.snapshot();
+    deepEqual((await store.changes(second.tree, third.tree)).map((c) => [c.path, c.status]), [
+      [".gitignore", "deleted"],
+      ["a.txt", "modified"],
+      ["ignored.txt", "added"],
+    ]);
+  });
+});
+
+Deno.test("ShadowStore.snapshot() refuses, naming them, more FIFOs than it releases", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    for (let i = 0; i < 33; i++) {
+      await Deno.mkdir(join(ws, `d${i}`));
+      await mkfifo(join(ws, `d${i}`, ".gitignore"));
+      await mkfifo(join(ws, `d${i}`, ".gitattributes"));
+    }
+    const store = await ShadowStore.open(gitDir, ws, {
+      indexName: "s1",
+      maxFileBytes: 1024 * 1024,
+      timeoutMs: 20_000,
+    });
+    await rejects(store.snapshot(), /it holds 66 FIFOs named \.gitignore or \.gitattributes/);
+  });
+});

@@ -1,6 +1,7 @@
 /**
- * git for the checkpoint store's commands that read the workspace (`ls-files`, `update-index`),
- * run in the store's view (view.ts): the workspace read-only, the store writable, the system's
+ * git for the checkpoint store's commands that read the workspace (`ls-files`, `update-index`,
+ * `write-tree`, which re-reads racily clean files, and `diff-tree`, which reads
+ * `.gitattributes`), run in the store's view (view.ts): the workspace read-only, the store writable, the system's
  * programs read-only and nothing else. The store first checks with lstat that no folder above a
  * path is a symlink, but git opens the path itself afterwards: a folder swapped for a link to
  * outside in between would let git store an outside file's content as a blob (which a rewind
@@ -12,8 +13,11 @@
  * everything in the view.
  */
 import { hostProgram } from "../../core/host_programs.ts";
+import { TernError } from "../../core/errors.ts";
+import { relative } from "../../core/path.ts";
 import { type GitResult, type GitRunOptions, runGit } from "../hardened_git.ts";
-import { viewLauncher } from "./view.ts";
+import { releasingFifos } from "./git_fifos.ts";
+import { viewLauncher, type ViewMount } from "./view.ts";
 
 /** Whether git runs in a view, per git executable (probed once, after a failure). */
 const probes = new Map<string, Promise<boolean>>();
@@ -23,6 +27,12 @@ export interface WorkspaceGitOptions extends GitRunOptions {
   isolated: { gitDir: string; workTree: string };
   /** The workspace (an absolute real path) that `isolated.workTree` lies in or is. */
   workspace: string;
+  /**
+   * FIFOs in the workspace (absolute paths) named like a file git reads as it goes
+   * (git_fifos.ts): in the view git runs with a writer waiting on each, so it reads them as
+   * empty. Where git would run on the host instead, it is not run: a TernError names the first.
+   */
+  fifos?: readonly string[];
 }
 
 /**
@@ -46,27 +56,55 @@ export async function runWorkspaceGit(
   } catch {
     return undefined;
   }
+  const fifos = options.fifos ?? [];
+  let sh: string | undefined;
+  try {
+    if (fifos.length > 0) sh = Deno.realPathSync(hostProgram("sh", options.env.PATH));
+  } catch {
+    throw waitsOn(fifos, options.workspace);
+  }
   const launcher = probes.get(git) === undefined || await probes.get(git)
-    ? await storeView(git, options, options.cwd)
+    ? await storeView(git, options, options.cwd, sh)
     : undefined;
-  if (launcher === undefined) return await runGit(args, options);
-  const result = await runGit(args, { ...options, launcher: [...launcher, git] });
-  if (result?.code === 0 || await runsInView(git, options)) return result;
+  if (launcher === undefined) {
+    if (sh !== undefined) throw waitsOn(fifos, options.workspace);
+    return await runGit(args, options);
+  }
+  const release = sh === undefined ? [] : releasingFifos(sh, fifos);
+  const result = await runGit(args, { ...options, launcher: [...launcher, ...release, git] });
+  // Stopped by its signal, it failed for no reason of the view's.
+  const stopped = options.signal?.aborted === true;
+  if (result?.code === 0 || stopped || await runsInView(git, options)) return result;
+  if (sh !== undefined) throw waitsOn(fifos, options.workspace);
   return await runGit(args, options);
 }
 
-/** The view's launcher for `options`' store and workspace, working folder `cwd`. */
+/** The error for git that would wait on `fifos` (run on the host, where nothing releases them). */
+function waitsOn(fifos: readonly string[], workspace: string): TernError {
+  return new TernError(
+    `Cannot run git on the workspace: "${relative(workspace, fifos[0])}" is a FIFO, which git ` +
+      "would wait on for ever (it reads every .gitignore and .gitattributes); remove it",
+  );
+}
+
+/**
+ * The view's launcher for `options`' store and workspace, working folder `cwd`, with the
+ * shell `sh` too when given.
+ */
 function storeView(
   git: string,
   options: WorkspaceGitOptions,
   cwd: string,
+  sh?: string,
 ): Promise<string[] | undefined> {
-  return viewLauncher([
+  const mounts: ViewMount[] = [
     // The executable (the commands run here are built in), wherever it is installed.
     { path: git, writable: false },
     { path: options.workspace, writable: false },
     { path: options.isolated.gitDir, writable: true },
-  ], cwd);
+  ];
+  if (sh !== undefined) mounts.unshift({ path: sh, writable: false });
+  return viewLauncher(mounts, cwd);
 }
 
 /** Whether `git --version` runs in the view (probed once per executable). */
@@ -75,7 +113,11 @@ function runsInView(git: string, options: WorkspaceGitOptions): Promise<boolean>
   if (works === undefined) {
     works = storeView(git, options, "/").then(async (launcher) => {
       if (launcher === undefined) return false;
-      const tried = await runGit(["--version"], { ...options, launcher: [...launcher, git] });
+      const tried = await runGit(["--version"], {
+        ...options,
+        signal: undefined,
+        launcher: [...launcher, git],
+      });
       return tried?.code === 0;
     });
     probes.set(git, works);

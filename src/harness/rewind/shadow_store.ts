@@ -9,13 +9,17 @@
  * {@linkcode ShadowStore.snapshot}).
  * The commands that read the workspace run where bubblewrap shows them only the workspace, the
  * store and the system's programs (confined_git.ts): a folder swapped for a link to outside
- * while they run leads nowhere.
+ * while they run leads nowhere. One that runs {@linkcode FIFO_CHECK_MS} has the workspace
+ * searched for FIFOs git would wait on (git_fifos.ts); found ones stop it, and it runs again
+ * with them released, as every later command does while they are there.
  */
 import { join, relative } from "../../core/path.ts";
 import { TernError } from "../../core/errors.ts";
 import { type GitResult, runGit } from "../hardened_git.ts";
 import type { PathTest } from "../../sandbox/denied_paths.ts";
-import { runWorkspaceGit } from "./confined_git.ts";
+import { runWorkspaceGit, type WorkspaceGitOptions } from "./confined_git.ts";
+import { after } from "../../core/timer.ts";
+import { FIFO_CHECK_MS, findGitFifos, isFifo, MAX_FIFOS } from "./git_fifos.ts";
 
 /** Options of {@linkcode ShadowStore.open}. */
 export interface ShadowStoreOptions {
@@ -91,6 +95,8 @@ const CONFIG = `[core]
 /** Highest precedence of all attribute sources: no filter, conversion or encoding, ever. */
 const ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n";
 const TREE_ID = /^[0-9a-f]{40}$/;
+/** The FIFOs git would wait on found in the workspace (NUL-separated absolute paths). */
+const FIFOS_FILE = "fifos";
 /** Blobs read by one `git cat-file --batch`. */
 const BLOB_BATCH = 256;
 /** Session indexes kept in a store (the newest); see `#seedIndex`. */
@@ -115,6 +121,8 @@ export class ShadowStore {
   #cleanedFor: PathTest | undefined;
   /** What the store holds, in bytes: measured at the first snapshot, then counted up. */
   #stored: number | undefined;
+  /** FIFOs git would wait on, found so far (absolute paths; git_fifos.ts). */
+  #fifos: string[] = [];
 
   private constructor(gitDir: string, workspace: string, options: ShadowStoreOptions) {
     this.gitDir = gitDir;
@@ -163,6 +171,11 @@ export class ShadowStore {
       await Deno.remove(join(this.gitDir, "hooks"), { recursive: true }).catch(() => {});
     }
     this.#seedIndex();
+    // FIFOs an earlier process found: its next command need not wait to find them again.
+    const fifos = readTextOrNull(join(this.gitDir, FIFOS_FILE));
+    this.#fifos = (fifos ?? "").split("\0").filter((path) =>
+      path !== "" && !relative(this.workspace, path).startsWith("..")
+    );
   }
 
   /** The store itself, when it lies inside the workspace (`TERN_HOME` there): never snapshotted. */
@@ -234,10 +247,11 @@ export class ShadowStore {
     // The first snapshot of this store object has no tree to reuse: the index's tree is
     // written while the workspace is listed (the index only changes if something is listed,
     // after this ended), so an unchanged workspace costs one git command's wait, not two.
+    // git re-reads a racily clean file as it writes the index (and `.gitattributes` with it):
+    // every command that may write it reads the workspace.
     const early = this.#last === undefined
-      ? this.#git(["write-tree"]).then((result) => this.#treeOf(result)).catch((error) =>
-        error as Error
-      )
+      ? this.#git(["write-tree"], { readsWorkspace: true }).then((result) => this.#treeOf(result))
+        .catch((error) => error as Error)
       : undefined;
     try {
       const snapshot = await this.#snapshot(early, hidden);
@@ -301,7 +315,8 @@ export class ShadowStore {
         update.push(path);
         continue;
       }
-      if (info.isDirectory) drop.push(path);
+      // A FIFO, socket or device is no file git can store: as good as gone.
+      if (info.isDirectory || (!info.isFile && !info.isSymlink)) drop.push(path);
       else if (info.isFile && info.size > this.#options.maxFileBytes) skipped.push(path);
       else {
         update.push(path);
@@ -344,9 +359,10 @@ export class ShadowStore {
     if (drop.length + skipped.length > 0) {
       await this.#git(["update-index", "-z", "--force-remove", "--stdin"], {
         input: nulJoin([...drop, ...skipped]),
+        readsWorkspace: true,
       });
     }
-    const tree = this.#treeOf(await this.#git(["write-tree"]));
+    const tree = this.#treeOf(await this.#git(["write-tree"], { readsWorkspace: true }));
     this.#last = { tree, skipped };
     return this.#last;
   }
@@ -397,7 +413,7 @@ export class ShadowStore {
     if (depth > 8 || folder.split("/").includes(".git")) return [];
     const workTree = join(this.workspace, folder);
     const args = ["ls-files", "-z", "--others", "--exclude-standard", "--", "."];
-    const result = await runWorkspaceGit(args, {
+    const result = await this.#workspaceGit(args, {
       cwd: workTree,
       env: { PATH: this.#options.path ?? readPath() },
       isolated: { gitDir: this.gitDir, workTree },
@@ -464,8 +480,10 @@ export class ShadowStore {
   /** The paths that differ from tree `from` to tree `to`, in git's path order. */
   async changes(from: string, to: string): Promise<TreeChange[]> {
     if (from === to) return [];
+    // diff-tree reads the work tree's `.gitattributes` files too.
     const raw = await this.#git(["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to], {
       maxBytes: 256 * 1024 * 1024,
+      readsWorkspace: true,
     });
     const fields = decoder.decode(raw.stdout).split("\0");
     const changes: TreeChange[] = [];
@@ -510,6 +528,7 @@ export class ShadowStore {
       const result = await this.#git(part === undefined ? args : [...args, "--", ...part], {
         maxBytes: left,
         cut: true,
+        readsWorkspace: true,
       });
       text += decoder.decode(result.stdout);
       if (result.truncated) return cut(text);
@@ -584,7 +603,7 @@ export class ShadowStore {
       cut?: boolean;
     } = {},
   ): Promise<GitResult> {
-    const run = options.readsWorkspace ? runWorkspaceGit : runGit;
+    const run = options.readsWorkspace ? this.#workspaceGit.bind(this) : runGit;
     const result = await run(args, {
       workspace: this.workspace,
       cwd: this.workspace,
@@ -605,6 +624,50 @@ export class ShadowStore {
       throw new TernError(`Cannot checkpoint the workspace: "${command}" failed: ${detail}`);
     }
     return result;
+  }
+
+  /**
+   * `runWorkspaceGit` with the FIFOs found so far released; when it has run
+   * {@linkcode FIFO_CHECK_MS}, the workspace is searched for new ones, and found ones stop it
+   * and it runs again with them too. @throws {TernError} past {@linkcode MAX_FIFOS} of them.
+   */
+  async #workspaceGit(
+    args: readonly string[],
+    options: Omit<WorkspaceGitOptions, "fifos" | "signal">,
+  ): Promise<GitResult | undefined> {
+    for (let tries = 0;; tries++) {
+      this.#fifos = this.#fifos.filter(isFifo);
+      if (this.#fifos.length > MAX_FIFOS) {
+        throw new TernError(
+          `Cannot checkpoint the workspace: it holds ${this.#fifos.length} FIFOs named ` +
+            `.gitignore or .gitattributes, which git would wait on (at most ${MAX_FIFOS} are ` +
+            `released); remove them (find . -name '.git*' -type p)`,
+        );
+      }
+      const stop = new AbortController();
+      const known = new Set(this.#fifos);
+      let found: string[] = [];
+      // A command making new ones all the while gets three searches, then git its timeout.
+      const check = tries > 2 ? undefined : after(FIFO_CHECK_MS, () => {
+        findGitFifos(this.workspace, options.env.PATH).then((fifos) => {
+          found = fifos.filter((fifo) => !known.has(fifo));
+          if (found.length > 0) stop.abort();
+        });
+      });
+      try {
+        const result = await runWorkspaceGit(args, {
+          ...options,
+          fifos: this.#fifos,
+          signal: stop.signal,
+        });
+        if (!stop.signal.aborted) return result;
+      } finally {
+        check?.cancel();
+      }
+      this.#fifos.push(...found);
+      const file = join(this.gitDir, FIFOS_FILE);
+      await Deno.writeTextFile(file, this.#fifos.join("\0")).catch(() => {});
+    }
   }
 }
 
