@@ -757,11 +757,11 @@ export class Conversation {
     const { workspace, config, provider } = this.#options;
     this.#hiddenPaths.changed();
     await this.#ready(options.signal);
-    let tools = this.#tools;
+    let tools = this.#detachedTools ?? this.#tools;
     if (options.aroundWrite) {
       // Only plan nodes lock paths: the wrapper loads with the first of them.
       const { lockedWrites } = await import("./locked_writes.ts");
-      tools = lockedWrites(this.#tools, workspace, options.aroundWrite);
+      tools = lockedWrites(tools, workspace, options.aroundWrite);
     }
     if (options.extraTools !== undefined && options.extraTools.length > 0) {
       tools = tools.derive([
@@ -833,6 +833,27 @@ export class Conversation {
   async preCompact(trigger: "manual" | "auto", instructions = ""): Promise<void> {
     await this.#hooks.fire("PreCompact", { trigger, custom_instructions: instructions })
       .catch(() => {});
+  }
+
+  /** The tools of detached turns while {@linkcode checkpointDetached} checkpoints them. */
+  #detachedTools: ToolRegistry | undefined;
+
+  /**
+   * Checkpoints work that answers user entry `entryId` without being a turn of the session (a
+   * plan's steps): the detached turns run until the returned function is called share one
+   * checkpoint, taken at the first writing call of any of them, and that function records the
+   * workspace after the last (what a rewind to `entryId` takes back). Nothing when checkpoints
+   * are off.
+   */
+  checkpointDetached(entryId: string): () => Promise<void> {
+    const checkpoints = this.#checkpoints();
+    if (checkpoints === undefined) return () => Promise.resolve();
+    const tools = checkpoints.wrap(this.#tools, entryId);
+    this.#detachedTools = tools;
+    return async () => {
+      if (this.#detachedTools === tools) this.#detachedTools = undefined;
+      await checkpoints.endTurn();
+    };
   }
 
   /** Resolves when the last turn's checkpoint is recorded (before a rewind reads them). */

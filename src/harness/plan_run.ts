@@ -174,12 +174,27 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
       }),
     onReplanRejected: (problems) => options.onNote?.(`replan rejected: ${problems.join("; ")}`),
   });
-  const result = await executor.run();
+  // The person's message comes first, so the steps' checkpoint has an entry to belong to: a
+  // rewind to it takes back what every step changed.
+  const message = session.append({
+    type: "message",
+    message: {
+      role: "user",
+      content: `${options.resume ? "Continue the plan" : "Plan"}: ${state.task}`,
+    },
+  });
+  const endCheckpoints = conversation.checkpointDetached(message.id);
+  let result: Awaited<ReturnType<PlanExecutor["run"]>>;
+  try {
+    result = await executor.run();
+  } finally {
+    await endCheckpoints();
+  }
   if (!result.cancelled) {
     const stop = await conversation.stopHooks(signal);
     if (stop !== undefined) options.onNote?.(`a Stop hook says the work is not finished: ${stop}`);
   }
-  recordOutcome(conversation, result.state, options.resume === true, result.cancelled);
+  recordOutcome(conversation, result.state, result.cancelled);
   return { ...result, usage };
 }
 
@@ -285,27 +300,17 @@ function workspaceContext(conversation: Conversation, refuse: ReadRefusal): stri
 }
 
 /**
- * The plan's outcome as a turn of the transcript, so a later `tern -c` knows what was done:
- * the task as the person's message, each node's state and result as the answer.
+ * The plan's outcome as the answer to its message (recorded before the steps ran), so a later
+ * `tern -c` knows what was done: each node's state and result.
  */
-function recordOutcome(
-  conversation: Conversation,
-  state: PlanState,
-  resumed: boolean,
-  cancelled: boolean,
-): void {
+function recordOutcome(conversation: Conversation, state: PlanState, cancelled: boolean): void {
   const lines = state.nodes.map((node) => {
     const run = state.runs[node.id];
     const detail = run.state === "SUCCEEDED" ? run.result ?? "" : run.error ?? "";
     return `- ${node.id} (${run.state}): ${node.title}${detail ? `\n  ${firstLine(detail)}` : ""}`;
   });
   const head = cancelled ? "The plan was interrupted." : "The plan ran.";
-  const session = conversation.session;
-  session.append({
-    type: "message",
-    message: { role: "user", content: `${resumed ? "Continue the plan" : "Plan"}: ${state.task}` },
-  });
-  session.append({
+  conversation.session.append({
     type: "message",
     message: { role: "assistant", content: `${head}\n${lines.join("\n")}` },
   });

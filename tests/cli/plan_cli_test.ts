@@ -6,6 +6,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
+import { loadSession } from "../../src/session/load.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
 
@@ -623,5 +624,51 @@ Deno.test("tern plan runs the person's UserPromptSubmit hook first and stops whe
     equal(requests.length, 0, run.stderr);
     equal(run.code, 130, run.stderr);
     match(run.stderr, /A UserPromptSubmit hook blocked this prompt: no prompts today/);
+  });
+});
+
+Deno.test("a rewind to a plan's message takes back what every step changed, steps at once included", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.writeTextFile(join(ws.dir, "kept.txt"), "as it was\n");
+    const step = (id: string, command: string): ScriptedReply => ({
+      toolCalls: [{ id: `w-${id}`, name: "bash", arguments: JSON.stringify({ command }) }],
+    });
+    const { run } = await plan_(ws, (request) => {
+      const what = kindOf(request);
+      if (what.kind === "plan") return plan(node("a"), node("b"), node("c", ["a", "b"]));
+      if (what.kind === "replan") throw new Error("no replan expected");
+      const commands: Record<string, string> = {
+        a: "printf a > a.txt; sleep 0.3",
+        b: "printf b > b.txt; sleep 0.3",
+        c: "printf changed > kept.txt",
+      };
+      return worker(request, what.id, step(what.id, commands[what.id]));
+    }, ["-o", "json", "make a and b, then change kept"]);
+    equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout);
+    for (const id of ["a", "b", "c"]) {
+      equal(out.nodes.find((n: { id: string }) => n.id === id).state, "SUCCEEDED");
+    }
+    equal(await Deno.readTextFile(join(ws.dir, "kept.txt")), "changed");
+    const env = { HOME: ws.home, TERN_HOME: ws.home };
+    // The plan's message is the session's only one from the person: rewind to it.
+    const sessions = join(ws.home, "sessions");
+    const folder = [...Deno.readDirSync(sessions)][0].name;
+    const file = [...Deno.readDirSync(join(sessions, folder))]
+      .find((entry) => /_[0-9a-f-]+\.jsonl$/.test(entry.name))!.name;
+    const session = await loadSession(join(sessions, folder, file));
+    const messages = session.entries.flatMap((entry) =>
+      entry.type === "message" ? [{ id: entry.id, role: entry.message.role }] : []
+    );
+    deepEqual(messages.map((m) => m.role), ["user", "assistant"]);
+    const rewound = await runTern(["sessions", "rewind", "-c", messages[0].id, "--yes"], {
+      cwd: ws.dir,
+      env,
+    });
+    equal(rewound.code, 0, rewound.stderr);
+    equal(await Deno.readTextFile(join(ws.dir, "kept.txt")), "as it was\n");
+    for (const name of ["a.txt", "b.txt"]) {
+      equal(await Deno.stat(join(ws.dir, name)).then(() => true, () => false), false, name);
+    }
   });
 });
