@@ -248,3 +248,51 @@ Deno.test("ShadowStore.snapshot() refuses, naming them, more FIFOs than it relea
     await rejects(store.snapshot(), /it holds 66 FIFOs named \.gitignore or \.gitattributes/);
   });
 });
+
+/** Runs git in `cwd` (the test's own, on a repository it made). */
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  const run = await new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+    cwd,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  equal(run.code, 0, new TextDecoder().decode(run.stderr));
+}
+
+Deno.test("ShadowStore.snapshot() takes in files the project tracks although they are ignored", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    await git(ws, "init", "-q");
+    await Deno.writeTextFile(join(ws, ".gitignore"), "*.local\nbuild/\n");
+    await Deno.writeTextFile(join(ws, "app.local"), "tracked anyway\n");
+    await Deno.mkdir(join(ws, "build"));
+    await Deno.writeTextFile(join(ws, "build", "keep.txt"), "tracked too\n");
+    await Deno.writeTextFile(join(ws, "build", "out.bin"), "ignored\n");
+    await Deno.writeTextFile(join(ws, "other.local"), "ignored\n");
+    await git(ws, "add", ".gitignore");
+    await git(ws, "add", "-f", "app.local", "build/keep.txt");
+    await git(ws, "commit", "-q", "-m", "init");
+    const store = await open(gitDir, ws, "s1");
+    const first = await store.snapshot();
+    const stored = new Deno.Command("/usr/bin/git", {
+      args: ["--git-dir", gitDir, "ls-tree", "-r", "--name-only", first.tree],
+      stdout: "piped",
+    }).outputSync();
+    deepEqual(new TextDecoder().decode(stored.stdout).trim().split("\n").sort(), [
+      ".gitignore",
+      "app.local",
+      "build/keep.txt",
+    ]);
+    // Known now: a command's change to one is in the next checkpoint, in this process or the next.
+    await Deno.writeTextFile(join(ws, "app.local"), "changed by a command\n");
+    const second = await store.snapshot();
+    deepEqual((await store.changes(first.tree, second.tree)).map((c) => [c.path, c.status]), [
+      ["app.local", "modified"],
+    ]);
+    await Deno.writeTextFile(join(ws, "build", "keep.txt"), "changed as well\n");
+    const anew = await (await open(gitDir, ws, "s1")).snapshot();
+    deepEqual((await store.changes(second.tree, anew.tree)).map((c) => [c.path, c.status]), [
+      ["build/keep.txt", "modified"],
+    ]);
+  });
+});

@@ -267,6 +267,9 @@ export class ShadowStore {
     early: Promise<string | Error> | undefined,
     hidden: PathTest | undefined,
   ): Promise<Snapshot> {
+    // The first snapshot of this store object (`early`) also looks for files the project tracks
+    // although an ignore pattern matches them: beside the listing, which leaves them out.
+    const forced = early === undefined ? undefined : this.#trackedIgnored();
     const listed = await this.#git(
       ["ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard", "--", "."],
       { maxBytes: 256 * 1024 * 1024, readsWorkspace: true },
@@ -287,6 +290,15 @@ export class ShadowStore {
       const known = new Set(nulList(tracked.stdout));
       const files = await this.#nestedFiles(folder.slice(0, -1), 1);
       candidates.push(...files.filter((path) => !known.has(path)));
+    }
+    const tracked = await forced;
+    if (tracked !== undefined && tracked.length > 0) {
+      // Once in the store's index, a later listing names them when they change.
+      const stored = await this.#git(["ls-files", "-z", "--cached"], {
+        maxBytes: 256 * 1024 * 1024,
+      });
+      const known = new Set([...nulList(stored.stdout), ...names]);
+      candidates.push(...tracked.filter((path) => !known.has(path)));
     }
     const update: string[] = [];
     const drop: string[] = [];
@@ -434,6 +446,34 @@ export class ShadowStore {
       } else files.push(`${folder}/${name}`);
     }
     return files;
+  }
+
+  /**
+   * The files the project's own index (`.git/index` at the workspace's top) holds that an ignore
+   * pattern matches (added with `git add -f`): project files the store's listing leaves out.
+   * Listed in the store's view from that index, never written; plain relative paths only. Empty
+   * without such an index, or when git cannot read it (a split or sparse index). Never throws.
+   */
+  async #trackedIgnored(): Promise<string[]> {
+    const index = join(this.workspace, ".git", "index");
+    try {
+      if (!Deno.lstatSync(join(this.workspace, ".git")).isDirectory) return [];
+      if (!Deno.lstatSync(index).isFile) return [];
+    } catch {
+      return [];
+    }
+    const args = ["ls-files", "-z", "--cached", "--ignored", "--exclude-standard"];
+    const result = await this.#workspaceGit(args, {
+      cwd: this.workspace,
+      env: { PATH: this.#options.path ?? readPath() },
+      isolated: { gitDir: this.gitDir, workTree: this.workspace },
+      workspace: this.workspace,
+      indexFile: index,
+      maxBytes: 64 * 1024 * 1024,
+      timeoutMs: this.#options.timeoutMs ?? 30_000,
+    }).catch(() => undefined);
+    if (result === undefined || result.code !== 0 || result.truncated) return [];
+    return [...new Set(nulList(result.stdout))].filter(plainPath);
   }
 
   /**
@@ -669,6 +709,13 @@ export class ShadowStore {
       await Deno.writeTextFile(file, this.#fifos.join("\0")).catch(() => {});
     }
   }
+}
+
+/** A relative path of plain names: none empty, `.`, `..` or `.git` in any case. */
+function plainPath(path: string): boolean {
+  return path.split("/").every((name) =>
+    name !== "" && name !== "." && name !== ".." && name.toLowerCase() !== ".git"
+  );
 }
 
 /**
