@@ -477,3 +477,35 @@ testWith(
     });
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "files named as git cannot store are told once, and a rewind leaves them as they are",
+  async () => {
+    const tasks = {
+      "odd names": [[call("bash", {
+        command: "mkdir .GIT && printf x > .GIT/x && printf x > git~1 && " +
+          `printf x > "$(printf 'bad\\377name')" && printf x > plain.txt`,
+      })]],
+      "again": [[call("bash", { command: "printf y > plain2.txt" })]],
+    };
+    await withWorkspace(tasks, async ({ dir, tern, userEntries }) => {
+      const run = await tern(["run", "odd names"]);
+      equal(run.code, 0, run.stderr);
+      match(run.stderr, /checkpoints leave out files whose names git cannot store/);
+      match(run.stderr, /"\.GIT\/x"/);
+      match(run.stderr, /"bad\uFFFDname"/);
+      match(run.stderr, /"git~1"/);
+      const again = await tern(["run", "-c", "again"]);
+      equal(again.code, 0, again.stderr);
+      const [first] = await userEntries();
+      const applied = await tern(["sessions", "rewind", "-c", first, "--yes"]);
+      equal(applied.code, 0, applied.stderr);
+      equal(read(dir, "plain.txt"), undefined);
+      equal(read(dir, "plain2.txt"), undefined);
+      equal(read(dir, ".GIT/x"), "x");
+      equal(read(dir, "git~1"), "x");
+      ok([...Deno.readDirSync(dir)].some((entry) => entry.name.startsWith("bad")));
+    });
+  },
+);

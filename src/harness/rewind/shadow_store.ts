@@ -55,6 +55,12 @@ export interface Snapshot {
   tree: string;
   /** Paths (relative) left out because they were larger than the limit. */
   skipped: string[];
+  /**
+   * Paths left out because git cannot store them as named (see {@linkcode unstorable}), as
+   * shown (a name that is not UTF-8 with U+FFFD for its bad bytes). A rewind neither restores
+   * nor removes them. Absent when there are none.
+   */
+  unstorable?: string[];
 }
 
 /** One path that differs between two trees. */
@@ -277,7 +283,7 @@ export class ShadowStore {
     if (listed.truncated) {
       throw new TernError("Cannot checkpoint the workspace: it lists more than 256 MiB of names");
     }
-    const names = [...new Set(nulList(listed.stdout))];
+    const [names, unstorable] = storable(listed.stdout);
     const candidates = names.filter((path) => !path.endsWith("/"));
     // A folder holding a repository of its own is listed as one name ("sub/"), none of its
     // files: they are the workspace's all the same, and a command's changes there must be in
@@ -350,14 +356,14 @@ export class ShadowStore {
     const last = this.#last;
     const knownSkips = last !== undefined && skipped.every((path) => last.skipped.includes(path));
     if (update.length === 0 && drop.length === 0 && knownSkips && last !== undefined) {
-      return { tree: last.tree, skipped };
+      return withUnstorable({ tree: last.tree, skipped }, unstorable);
     }
     if (early !== undefined) {
       const tree = await early;
       if (update.length === 0 && drop.length === 0 && skipped.length === 0) {
         if (tree instanceof Error) throw tree;
         this.#last = { tree, skipped };
-        return this.#last;
+        return withUnstorable(this.#last, unstorable);
       }
     }
     if (reading > 0) await this.#reserve(reading);
@@ -376,7 +382,7 @@ export class ShadowStore {
     }
     const tree = this.#treeOf(await this.#git(["write-tree"], { readsWorkspace: true }));
     this.#last = { tree, skipped };
-    return this.#last;
+    return withUnstorable(this.#last, unstorable);
   }
 
   /**
@@ -709,6 +715,46 @@ export class ShadowStore {
       await Deno.writeTextFile(file, this.#fifos.join("\0")).catch(() => {});
     }
   }
+}
+
+/**
+ * The names of a `git ls-files -z` listing (each once) git can store, and those it cannot as
+ * shown: a name that is not UTF-8 (Deno cannot name such a file to read it), and one with a
+ * part git refuses to store ({@linkcode gitRefuses}).
+ */
+function storable(bytes: Uint8Array): [string[], string[]] {
+  const names = new Set<string>();
+  const refused: string[] = [];
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  let start = 0;
+  for (let end = bytes.indexOf(0); end !== -1; start = end + 1, end = bytes.indexOf(0, start)) {
+    if (end === start) continue;
+    const raw = bytes.subarray(start, end);
+    let name: string;
+    try {
+      name = strict.decode(raw);
+    } catch {
+      refused.push(decoder.decode(raw));
+      continue;
+    }
+    if (gitRefuses(name)) refused.push(name);
+    else names.add(name);
+  }
+  return [[...names], refused];
+}
+
+/**
+ * Whether git ignores `path` when asked to store it (its `verify_path` with the NTFS and HFS
+ * guards, on by default): a part that is `.git` in any case, followed by dots or spaces or an
+ * NTFS stream (`.GIT`, `.git.`, `.git::$INDEX_ALLOCATION`), or the short name `git~1`.
+ */
+export function gitRefuses(path: string): boolean {
+  return path.split("/").some((name) => /^(?:\.git[. ]*(?::.*)?|git~1)$/i.test(name));
+}
+
+/** `snapshot`, with `unstorable` when there are such paths. */
+function withUnstorable(snapshot: Snapshot, unstorable: string[]): Snapshot {
+  return unstorable.length === 0 ? snapshot : { ...snapshot, unstorable };
 }
 
 /** A relative path of plain names: none empty, `.`, `..` or `.git` in any case. */

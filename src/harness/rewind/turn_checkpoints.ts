@@ -184,7 +184,7 @@ export class TurnCheckpoints {
       const store = await this.#open();
       // The rules change only between turns: `before` left out the same paths.
       const snapshot = await store.snapshot(await this.#hiddenTest());
-      this.#tellSkipped(snapshot.skipped);
+      this.#tellSkipped(snapshot);
       const changes: FileChange[] = (await store.changes(before.tree, snapshot.tree)).map((c) => ({
         path: c.path,
         status: c.status,
@@ -228,7 +228,7 @@ export class TurnCheckpoints {
     const snapshot = await (turn.snapshot ??= this.#snapshot());
     if (!snapshot) return undefined;
     try {
-      this.#tellSkipped(snapshot.skipped);
+      this.#tellSkipped(snapshot);
       appendRecord(this.#options.sessionPath, {
         kind: "before",
         entryId: turn.entryId,
@@ -273,18 +273,30 @@ export class TurnCheckpoints {
     return this.#hidden.test;
   }
 
-  #tellSkipped(paths: readonly string[]): void {
-    const fresh = paths.filter((path) => !this.#toldSkipped.has(path));
-    if (fresh.length === 0) return;
-    for (const path of fresh) this.#toldSkipped.add(path);
-    const names = fresh.slice(0, 5).map((path) => JSON.stringify(path)).join(", ");
-    const more = fresh.length > 5 ? ` and ${fresh.length - 5} more` : "";
-    this.#options.warn(
-      `tern: checkpoints leave out files over ${
-        this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
-      } bytes: ` +
-        `${names}${more} (a rewind cannot restore them)`,
-    );
+  /** Tells, once per path, the files `snapshot` left out: too large, or named as git cannot. */
+  #tellSkipped(snapshot: Snapshot): void {
+    const fresh = (paths: readonly string[]) => {
+      const told = paths.filter((path) => !this.#toldSkipped.has(path));
+      for (const path of told) this.#toldSkipped.add(path);
+      const names = told.slice(0, 5).map((path) => JSON.stringify(path)).join(", ");
+      return told.length === 0
+        ? ""
+        : names + (told.length > 5 ? ` and ${told.length - 5} more` : "");
+    };
+    const large = fresh(snapshot.skipped);
+    if (large !== "") {
+      const limit = this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+      this.#options.warn(
+        `tern: checkpoints leave out files over ${limit} bytes: ${large} (a rewind cannot restore them)`,
+      );
+    }
+    const unstorable = fresh(snapshot.unstorable ?? []);
+    if (unstorable !== "") {
+      this.#options.warn(
+        `tern: checkpoints leave out files whose names git cannot store (not UTF-8, or a part ` +
+          `like .git): ${unstorable} (a rewind neither restores nor removes them)`,
+      );
+    }
   }
 
   #fail(error: unknown): void {
