@@ -9,9 +9,26 @@ import type { Session } from "../../src/session/session.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 
-/** A fresh temporary folder, its path with links resolved (as tern's own paths are). */
+/** The folders {@linkcode temp} made, removed when the test process ends. */
+const made: string[] = [];
+globalThis.addEventListener("unload", () => {
+  for (const dir of made) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Gone already, or a test left it unremovable: nothing more to do at exit.
+    }
+  }
+});
+
+/**
+ * A fresh temporary folder, its path with links resolved (as tern's own paths are); removed
+ * when the test process ends.
+ */
 export async function temp(prefix: string): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  made.push(dir);
+  return dir;
 }
 
 /** A "bash" tool (not read-only, run on the host) whose every call runs `body`. */
