@@ -74,6 +74,12 @@ export interface RefreshCounts {
 /** What one file's check found. */
 type Outcome = "indexed" | "unchanged" | "skipped" | "gone";
 
+/** How many walked files' reads run ahead of their checks (`#readAhead`). */
+const READ_AHEAD = 16;
+/** A read ahead that failed: the check reads the file again. */
+const FAILED = Symbol("read failed");
+type Failed = typeof FAILED;
+
 /** A SQLite busy or locked error (another process holds the lock past the busy timeout). */
 export function isBusy(error: unknown): boolean {
   return error instanceof Error && /database is (locked|busy)|SQLITE_BUSY|SQLITE_LOCKED/i
@@ -107,6 +113,12 @@ export class LiveCodeIndex implements CodeIndexAccess {
   readonly #parser = new ParserProcess();
   /** Files the current refresh indexed as text windows because their parse failed, and why. */
   #unparsed: { path: string; why: string }[] = [];
+  /**
+   * Reads a walk started ahead of the file's check ({@linkcode READ_AHEAD}), with the lstat
+   * stamp each was started at: a read through the tool worker costs a round trip, which then
+   * runs while the files before it are hashed, parsed and stored.
+   */
+  #ahead = new Map<string, { stamp: string; text: Promise<string | null | undefined | Failed> }>();
 
   constructor(options: LiveIndexOptions) {
     this.#options = {
@@ -309,16 +321,38 @@ export class LiveCodeIndex implements CodeIndexAccess {
     const counts = this.#counts;
     let cut: "time" | "files" | undefined;
     this.#walkAll = false;
-    for await (const entry of walk(workspace, new IgnoreRules(workspace), { signal })) {
-      if (!entry.isFile || entry.isSymlink) continue;
-      if (performance.now() >= deadline) cut = "time";
-      else if (counts.read >= maxFiles) cut = "files";
-      if (cut !== undefined) break;
-      const path = relative(workspace, entry.path).split("\\").join("/");
-      if (this.#isHidden(path)) continue;
-      const outcome = await this.#check(store, path, known, this.#dirty.has(path));
-      this.#dirty.delete(path);
-      if (outcome === "indexed" || outcome === "unchanged") present.add(path);
+    const entries = walk(workspace, new IgnoreRules(workspace), { signal });
+    // The files walked but not checked yet, their reads started (when the worker reads).
+    const queue: string[] = [];
+    let walked = false;
+    try {
+      for (;;) {
+        while (!walked && queue.length < READ_AHEAD) {
+          const next = await entries.next();
+          if (next.done) {
+            walked = true;
+            break;
+          }
+          const entry = next.value;
+          if (!entry.isFile || entry.isSymlink) continue;
+          const path = relative(workspace, entry.path).split("\\").join("/");
+          if (this.#isHidden(path)) continue;
+          queue.push(path);
+          this.#readAhead(path, known);
+        }
+        const path = queue.shift();
+        if (path === undefined) break;
+        if (performance.now() >= deadline) cut = "time";
+        else if (counts.read >= maxFiles) cut = "files";
+        if (cut !== undefined) break;
+        const outcome = await this.#check(store, path, known, this.#dirty.has(path));
+        this.#dirty.delete(path);
+        if (outcome === "indexed" || outcome === "unchanged") present.add(path);
+      }
+    } finally {
+      await entries.return(undefined);
+      // Reads started for files the walk did not reach are not waited for.
+      this.#ahead.clear();
     }
     if (cut === undefined) {
       for (const path of known.keys()) if (!present.has(path)) this.#forget(store, path, known);
@@ -355,9 +389,14 @@ export class LiveCodeIndex implements CodeIndexAccess {
     this.#skipped.delete(path);
     if (info.size > INDEX_FILE_MAX_BYTES) return "skipped";
     this.#counts.read++;
-    const text = this.#options.read !== undefined
+    const ahead = this.#ahead.get(path);
+    this.#ahead.delete(path);
+    const early = ahead?.stamp === stamp ? await ahead.text : FAILED;
+    const text = this.#options.read === undefined
+      ? readSafely(this.#options.workspace, abs)
+      : early === FAILED
       ? await this.#options.read(abs)
-      : readSafely(this.#options.workspace, abs);
+      : early;
     if (
       typeof text !== "string" || text.length > INDEX_FILE_MAX_BYTES || text.includes("\0") ||
       generatedBy(path, text) !== undefined
@@ -380,6 +419,30 @@ export class LiveCodeIndex implements CodeIndexAccess {
     }
     this.#stamps.set(path, stamp);
     return outcome;
+  }
+
+  /**
+   * Starts the read of `path` through `read` when its check would read it (not unchanged or
+   * skipped by its lstat stamp, not too large): the check then takes that read if the stamp is
+   * still the same. Nothing without `read` (reading in this process costs no round trip).
+   */
+  #readAhead(path: string, known: Map<string, string>): void {
+    const read = this.#options.read;
+    if (read === undefined) return;
+    const abs = join(this.#options.workspace, path);
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(abs);
+    } catch {
+      return;
+    }
+    if (!info.isFile || info.size > INDEX_FILE_MAX_BYTES) return;
+    const stamp = `${info.mtime?.getTime()}:${info.size}:${info.ino}`;
+    const force = this.#dirty.has(path);
+    if (!force && known.has(path) && this.#stamps.get(path) === stamp) return;
+    if (!force && this.#skipped.get(path) === stamp) return;
+    // A read that failed is made again by the check (and one never checked is never awaited).
+    this.#ahead.set(path, { stamp, text: read(abs).catch((): Failed => FAILED) });
   }
 
   #forget(store: IndexStore, path: string, known: Map<string, string>): void {
