@@ -12,6 +12,13 @@ import { breakText } from "./width.ts";
 
 /** Lines of a diff kept before elision in `renderDiff`. */
 const DEFAULT_MAX_LINES = 60;
+/**
+ * What one diff may cost before it gives up for {@linkcode replacement}: its time grows with the
+ * lines changed times the lines there are (8,000 lines replaced by 8,000 others took 13 s), and
+ * a model writes both texts of an edit it proposes.
+ */
+const MAX_DIFF_EDITS = 4_000;
+const MAX_DIFF_MS = 200;
 
 type Kind = "header" | "meta" | "hunk" | "added" | "removed" | "context" | "note";
 
@@ -28,14 +35,18 @@ export function loadDiff(): Promise<void> {
 /**
  * A unified diff of `before` → `after` with `--- a/path` and `+++ b/path` headers and `context`
  * lines around each change (default 3); "" when the texts are equal. Until `loadDiff()` has
- * finished, a diff that replaces every line (correct, not minimal).
+ * finished, and where a minimal diff would take too long ({@linkcode MAX_DIFF_EDITS} line edits,
+ * {@linkcode MAX_DIFF_MS}), a diff that replaces every line (correct, not minimal).
  */
 export function unifiedDiff(path: string, before: string, after: string, context = 3): string {
   if (before === after) return "";
   if (!makePatch) return replacement(path, before, after);
   const patch = makePatch(`a/${path}`, `b/${path}`, before, after, undefined, undefined, {
     context,
+    maxEditLength: MAX_DIFF_EDITS,
+    timeout: MAX_DIFF_MS,
   });
+  if (patch === undefined) return replacement(path, before, after);
   // jsdiff starts with a "====…" separator line that carries nothing.
   return patch.startsWith("=") ? patch.slice(patch.indexOf("\n") + 1) : patch;
 }

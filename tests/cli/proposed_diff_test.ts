@@ -135,8 +135,16 @@ Deno.test("proposedDiff() says a change is too large for a diff before making it
     await Deno.writeTextFile(`${workspace}/big.txt`, "a".repeat(100_000));
     const huge = { path: "big.txt", old_string: "a", new_string: "b".repeat(100_000) };
     const all = { ...huge, replace_all: true };
+    // multi_edit's edits replace one occurrence each: five that each add 500,000 characters.
+    const grow = Array.from(
+      { length: 5 },
+      () => ({ old_string: "a", new_string: "b".repeat(500_000) }),
+    );
     for (
-      const args of [all, { path: "big.txt", edits: [{ old_string: "aa", new_string: "a" }, all] }]
+      const args of [all, {
+        path: "big.txt",
+        edits: [{ old_string: "aa", new_string: "a" }, ...grow],
+      }]
     ) {
       const shown = proposed(request("edit", args), workspace, { refuse: () => undefined });
       ok(shown !== undefined && "withheld" in shown, JSON.stringify(shown)?.slice(0, 200));
@@ -157,6 +165,42 @@ Deno.test("proposedDiff() says a change is too large for a diff before making it
       workspace,
     );
     ok(small?.includes("+bbbb"), small?.slice(0, 200));
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+  }
+});
+
+Deno.test("proposedDiff() does only bounded work for a call the tool has not checked yet", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-diff-" }));
+  try {
+    await Deno.writeTextFile(`${workspace}/big.txt`, "a".repeat(1_000_000));
+    const shown = (args: unknown) =>
+      proposed(request("multi_edit", args), workspace, {
+        refuse: () => undefined,
+      });
+    // Shapes multi_edit refuses (replace_all in an edit, more than 100 edits) show nothing.
+    const flip = [
+      { old_string: "a", new_string: "b", replace_all: true },
+      { old_string: "b", new_string: "a", replace_all: true },
+    ];
+    equal(shown({ path: "big.txt", edits: flip }), undefined);
+    const many = Array.from({ length: 101 }, () => ({ old_string: "a", new_string: "b" }));
+    equal(shown({ path: "big.txt", edits: many }), undefined);
+    // 100 edits of a 1 MB file: past the work bound, withheld with a reason.
+    const hundred = many.slice(0, 100);
+    const withheld = shown({ path: "big.txt", edits: hundred });
+    ok(withheld !== undefined && "withheld" in withheld, JSON.stringify(withheld)?.slice(0, 200));
+    match(withheld.withheld, /100 replacements are too much work to show/);
+    // The same edits of a small file are shown.
+    await Deno.writeTextFile(`${workspace}/small.txt`, "a".repeat(200));
+    const small = proposed(
+      request("multi_edit", { path: "small.txt", edits: hundred }),
+      workspace,
+      {
+        refuse: () => undefined,
+      },
+    );
+    ok(small !== undefined && "diff" in small && small.diff.includes("+" + "b".repeat(100)));
   } finally {
     await Deno.remove(workspace, { recursive: true });
   }

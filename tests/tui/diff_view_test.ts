@@ -89,3 +89,21 @@ Deno.test("numberedDiff() shows line numbers instead of hunk headers, hunks apar
   ]);
   ok(!lines.some((line) => line.includes("@@")));
 });
+
+Deno.test("unifiedDiff() past its edit bound replaces every line instead of searching on", () => {
+  // Every other line changed over 6,000 lines: 6,000 line edits, past the bound of 4,000; the
+  // minimal diff's cost grows with edits times lines (8,000 lines to 8,000 others took 13 s).
+  const lines = Array.from({ length: 6_000 }, (_, i) => `line ${i}`);
+  const before = lines.join("\n") + "\n";
+  const after = lines.map((line, i) => i % 2 === 0 ? line : `${line} changed`).join("\n") + "\n";
+  const patch = unifiedDiff("big.txt", before, after);
+  const body = patch.split("\n").slice(3, -1);
+  ok(patch.startsWith("--- a/big.txt\n+++ b/big.txt\n@@ -1,6000 +1,6000 @@\n"), patch.slice(0, 80));
+  // One hunk that removes every old line and adds every new one: no context line.
+  equal(body.filter((line) => line.startsWith(" ")).length, 0);
+  equal(body.filter((line) => line.startsWith("-")).length, 6_000);
+  equal(body.filter((line) => line.startsWith("+")).length, 6_000);
+  // Below the bound the diff is minimal as before.
+  const small = unifiedDiff("s.txt", "a\nb\nc\n", "a\nB\nc\n");
+  ok(small.includes(" a\n-b\n+B\n c\n"), small);
+});

@@ -24,6 +24,15 @@ const MAX_DIFF_SOURCE = 1_000_000;
  */
 export const MAX_DIFF_AFTER = 2 * MAX_DIFF_SOURCE;
 
+/**
+ * Characters the replacements of one call may go through to make its text after, in all: each
+ * goes through the whole text, and the call's arguments are the model's, not yet checked by the
+ * tool (200 `replace_all` edits of a 1 MB file held tern's thread for 12 s).
+ */
+const MAX_DIFF_WORK = 20 * MAX_DIFF_SOURCE;
+/** Most replacements a call makes (`multi_edit`'s limit: a call with more is refused). */
+const MAX_EDITS = 100;
+
 /** How the file's text before the call is read. */
 export interface DiffReading {
   /** What tern may not read for the model (Conversation.readRefusal()): shown as no diff. */
@@ -88,7 +97,14 @@ export function proposedChange(
   }
   if (before === undefined) return undefined;
   let after = before;
+  let work = 0;
   for (const edit of edits) {
+    work += after.length;
+    if (work > MAX_DIFF_WORK) {
+      return {
+        withheld: `its ${edits.length} replacements are too much work to show before it runs`,
+      };
+    }
     if (edit.old === "" || !after.includes(edit.old)) return undefined;
     // Its length first: the text is made only when a diff could show it.
     const length = after.length +
@@ -122,26 +138,29 @@ interface Replacement {
 }
 
 /**
- * The exact replacements a call asks for, in order: one (`old_string`/`new_string`, with
- * `replace_all`) or several (`edits`, each applied to what the ones before left); undefined
- * for any other shape.
+ * The exact replacements a call asks for, in order, in the shapes the tools take: one
+ * (`old_string`/`new_string`, with `replace_all`) or several (`edits` of at most
+ * {@linkcode MAX_EDITS}, each applied to what the ones before left, never all occurrences);
+ * undefined for any other shape (the tool refuses it, and there is nothing to show).
  */
 function replacements(args: Record<string, unknown>): Replacement[] | undefined {
-  const one = (value: unknown): Replacement | undefined => {
+  const one = (value: unknown, all: boolean): Replacement | undefined => {
     const edit = value as Record<string, unknown> | null;
     if (edit === null || typeof edit !== "object") return undefined;
     if (typeof edit.old_string !== "string" || typeof edit.new_string !== "string") {
       return undefined;
     }
-    return { old: edit.old_string, new: edit.new_string, all: edit.replace_all === true };
+    if (!all && "replace_all" in edit) return undefined;
+    return { old: edit.old_string, new: edit.new_string, all: all && edit.replace_all === true };
   };
   if (Array.isArray(args.edits)) {
-    const edits = args.edits.map(one);
+    if (args.edits.length > MAX_EDITS) return undefined;
+    const edits = args.edits.map((edit) => one(edit, false));
     return edits.length > 0 && edits.every((edit) => edit !== undefined)
       ? edits as Replacement[]
       : undefined;
   }
-  const single = one(args);
+  const single = one(args, true);
   return single === undefined ? undefined : [single];
 }
 
