@@ -10,6 +10,8 @@
  * prompt between them and connects on the first need (`connect()`, `preload()`).
  */
 import { guardHostPrograms } from "../core/host_programs.ts";
+import { TernError } from "../core/errors.ts";
+import { shownUrl } from "../core/url_text.ts";
 import type { ConsolidationMode } from "./consolidation.ts";
 import {
   type ConfigFlags,
@@ -237,6 +239,19 @@ export class AgentSession {
   }
 
   async #configure(change: SessionChange): Promise<{ reopens: boolean }> {
+    const { baseUrl, provider } = this.#config;
+    // A base URL the person gave is for the provider it was given with: another provider's key
+    // never goes there (the same rule as a subagent's provider, subagents/host.ts).
+    if (
+      change.provider !== undefined && change.provider !== provider && baseUrl !== undefined &&
+      isExplicitSource(this.#sources.baseUrl)
+    ) {
+      throw new TernError(
+        `Cannot switch to provider "${change.provider}": the base URL "${shownUrl(baseUrl)}" ` +
+          `was given for provider "${provider ?? UNNAMED_PROVIDER}", and another provider's key ` +
+          "may not go there; start tern without --base-url (or TERN_BASE_URL) to switch providers",
+      );
+    }
     let next: TernConfig = { ...this.#config, ...change };
     const sources = { ...this.#sources };
     if (change.model !== undefined) sources.model = { layer: "flag", flag: "/model" };

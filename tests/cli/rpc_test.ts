@@ -407,3 +407,15 @@ Deno.test("parseRpcLine() echoes only an id and a type a command may have", () =
   ok("error" in fine);
   equal(fine.id, "i".repeat(200));
 });
+
+Deno.test("tern rpc set_model never sends another provider's key to the base URL given for one", async () => {
+  const anthropicKey = "sk-ant-rpc-test-0123456789";
+  await withRpc((request) => ({ text: `model ${request.model}` }), async ({ rpc, requests }) => {
+    await rpc.send({ type: "set_model", id: 1, model: "claude-sonnet-4-5", provider: "anthropic" });
+    match(String((await responseTo(rpc, 1)).error), /base URL .* was given for provider "openai"/);
+    await rpc.send({ type: "prompt", id: 2, message: "hello" });
+    equal(((await responseTo(rpc, 2)).data as Line).text, "model scripted");
+    ok(requests.length > 0);
+    ok(!JSON.stringify(requests.map((r) => r.headers)).includes(anthropicKey));
+  }, { args: ["--provider", "openai"], env: { ANTHROPIC_API_KEY: anthropicKey } });
+});
