@@ -513,6 +513,15 @@ function mergeLimits(limits: ResourceLimits, value: unknown, fromProject: boolea
   }
 }
 
+/**
+ * Checks the values of command-line options alone, as {@linkcode loadConfig} reads them, for a
+ * front end that loads its config later (per session).
+ * @throws {ConfigError} naming the option and what it takes.
+ */
+export function checkFlags(flags: ConfigFlags): void {
+  flagsLayer(flags);
+}
+
 function flagsLayer(flags: ConfigFlags): Layer {
   const settings: Record<string, unknown> = {};
   const sources: Layer["sources"] = {};

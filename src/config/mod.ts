@@ -8,7 +8,13 @@
  * console.log(describeConfig(config, sources));
  * ```
  */
-export { loadConfig, type LoadConfigOptions, type LoadedConfig, resolveTernHome } from "./load.ts";
+export {
+  checkFlags,
+  loadConfig,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  resolveTernHome,
+} from "./load.ts";
 export {
   type ConfigFlags,
   DEFAULTS,

@@ -121,3 +121,17 @@ Deno.test("README's command table lists only commands tern --help describes", as
     equal(line.command === "help" && line.topic, command);
   }
 });
+
+Deno.test("tern acp refuses a bad option's value before it serves, exit 2", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const run = await runTern(["acp", "--mode", "weird"], {
+      cwd: ws.dir,
+      env: { HOME: ws.home, TERN_HOME: ws.home },
+    });
+    equal(run.code, 2, run.stderr);
+    match(run.stderr, /Invalid command-line option --mode: .*expected "ask", "auto" or "bypass"/);
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -12,6 +12,7 @@ import {
   PROTOCOL_VERSION,
   RequestError,
 } from "@agentclientprotocol/sdk";
+import { checkFlags } from "../../config/mod.ts";
 import { isAbsolute } from "../../core/path.ts";
 import { terminalText } from "../../core/terminal_text.ts";
 import { TurnBusyError } from "../../harness/turn_control.ts";
@@ -36,6 +37,9 @@ export async function runAcp(flags: RunFlags): Promise<number> {
         "--continue, --resume and --from do not apply",
     );
   }
+  // Each session loads its config when the editor opens it: a bad option is told now, before
+  // serving, not as an internal error of every session/new.
+  checkFlags(flags.config ?? {});
   const log = (text: string) => console.error(`tern: ${terminalText(text)}`);
   const sessions = new Map<string, AcpSession>();
   let capabilities: ClientCapabilities | undefined;
