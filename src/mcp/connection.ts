@@ -70,7 +70,6 @@ export const MAX_TOOLS = 10_000;
 export const MAX_TOOLS_CHARS = 16 * 1024 * 1024;
 
 const TIMEOUT_CODE = -32001;
-const CLOSED_CODE = -32000;
 
 export class McpConnection {
   readonly config: McpServerConfig;
@@ -204,7 +203,10 @@ export class McpConnection {
           { cause: error },
         );
       }
-      if (code === CLOSED_CODE || this.#state !== "READY") {
+      // Closed by the connection's state, never by an error code: a server's own error may
+      // carry the SDK's "connection closed" code (-32000, JSON-RPC's generic server error).
+      // The SDK tells `onclose` (which leaves READY) before it fails the pending calls.
+      if (this.#state !== "READY") {
         throw new McpCallError(
           "closed",
           `MCP server "${this.name}" closed the connection during "${tool}"${this.#detail()}`,

@@ -4,6 +4,7 @@
  * text resources are inlined under their URI; `isError` becomes an ERROR observation.
  */
 import type { Observation } from "../core/observation.ts";
+import { indentedJson } from "../core/indented_json.ts";
 
 /** A `tools/call` result as it arrives (the SDK's types, loosely: servers vary). */
 export interface McpCallResult {
@@ -31,12 +32,12 @@ export function resultObservation(name: string, result: McpCallResult): Observat
 export function resultText(result: McpCallResult): string {
   const parts = Array.isArray(result.content) ? result.content.map(partText) : [];
   if (parts.length === 0 && result.structuredContent !== undefined) {
-    return JSON.stringify(result.structuredContent, null, 2);
+    return indentedJson(result.structuredContent, "compact");
   }
   if (parts.length === 0 && result.toolResult !== undefined) {
     return typeof result.toolResult === "string"
       ? result.toolResult
-      : JSON.stringify(result.toolResult, null, 2);
+      : indentedJson(result.toolResult, "compact");
   }
   return parts.join("\n");
 }

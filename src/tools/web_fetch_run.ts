@@ -7,6 +7,7 @@
  */
 import { ToolError } from "../core/observation.ts";
 import { visibleText } from "../core/terminal_text.ts";
+import { indentedJson } from "../core/indented_json.ts";
 import type { ToolContext, ToolOutput } from "./define.ts";
 import { WebRequestError, type WebResponse } from "./web_request.ts";
 import { processTransport, type WebTransport } from "./web_transport.ts";
@@ -308,7 +309,7 @@ async function readable(
   }
   if (json) {
     try {
-      return whole("", indentedJson(JSON.parse(body), body), described);
+      return whole("", indentedJson(JSON.parse(body), "cut", body), described);
     } catch {
       return whole("", body, `${described} (not valid JSON)`);
     }
@@ -318,63 +319,6 @@ async function readable(
 
 /** `type/subtype` as RFC 9110 spells a media type: nothing else is repeated. */
 const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]{1,64}\/[a-z0-9!#$&^_.+-]{1,128}$/;
-
-/** The most characters an indented JSON answer may take (the tool cuts it to `max_chars`). */
-const MAX_INDENTED_CHARS = 2_000_000;
-/** Nesting deeper than this is shown as sent: indenting it would grow with the depth squared. */
-const MAX_INDENTED_DEPTH = 64;
-
-/**
- * `value` (parsed from `raw`) indented by two spaces, as `JSON.stringify(value, null, 2)` does,
- * but never longer than {@linkcode MAX_INDENTED_CHARS}: a small answer nested thousands deep
- * would take gigabytes of indentation in tern's own process. Deeper than
- * {@linkcode MAX_INDENTED_DEPTH}, `raw` is shown as it came.
- */
-function indentedJson(value: unknown, raw: string): string {
-  if (depthOf(raw) > MAX_INDENTED_DEPTH) return raw;
-  const parts: string[] = [];
-  let used = 0;
-  const add = (text: string) => {
-    parts.push(text);
-    used += text.length;
-    return used < MAX_INDENTED_CHARS;
-  };
-  const write = (item: unknown, indent: string): boolean => {
-    if (item === null || typeof item !== "object") return add(JSON.stringify(item) ?? "null");
-    const inner = `${indent}  `;
-    const entries = Array.isArray(item)
-      ? item.map((element) => [undefined, element] as const)
-      : Object.entries(item).map(([key, element]) => [key, element] as const);
-    const [open, close] = Array.isArray(item) ? ["[", "]"] : ["{", "}"];
-    if (entries.length === 0) return add(`${open}${close}`);
-    if (!add(`${open}\n`)) return false;
-    for (const [index, [key, element]] of entries.entries()) {
-      if (!add(key === undefined ? inner : `${inner}${JSON.stringify(key)}: `)) return false;
-      if (!write(element, inner)) return false;
-      if (!add(index < entries.length - 1 ? ",\n" : "\n")) return false;
-    }
-    return add(`${indent}${close}`);
-  };
-  if (!write(value, "")) parts.push("\n[... the rest of the JSON is not shown]");
-  return parts.join("");
-}
-
-/** How deep `json` nests arrays and objects, by its brackets outside strings. */
-function depthOf(json: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < json.length; i++) {
-    const char = json[i];
-    if (inString) {
-      if (char === "\\") i++;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === "[" || char === "{") deepest = Math.max(deepest, ++depth);
-    else if (char === "]" || char === "}") depth--;
-  }
-  return deepest;
-}
 
 function startsWithText(bytes: Uint8Array, text: string): boolean {
   return [...text].every((char, i) => bytes[i] === char.charCodeAt(0));

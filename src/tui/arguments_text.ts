@@ -2,6 +2,7 @@
  * A call's arguments in full, for the person who approves it (the dialog's [v] view, `tern run
  * --mode ask`).
  */
+import { indentedJson } from "../core/indented_json.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import type { ReviewRequest } from "../sandbox/review.ts";
 import { wrapText } from "./width.ts";
@@ -18,13 +19,10 @@ export function argumentLines(args: unknown, omit: readonly string[] = []): stri
     value = Object.fromEntries(Object.entries(args).filter(([name]) => !omit.includes(name)));
     if (Object.keys(value as object).length === 0) return [];
   }
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value, null, 2);
-  } catch {
-    json = undefined;
-  }
-  return (json ?? String(value)).split("\n").map((line) => {
+  // Indented as long as that stays small: the arguments are the model's, and indenting
+  // a deep nest of many items multiplies their size.
+  const json = indentedJson(value, "compact");
+  return json.split("\n").map((line) => {
     const indent = /^ */.exec(line)![0];
     return indent + visibleText(line.slice(indent.length));
   });

@@ -208,6 +208,25 @@ Deno.test("a server dying mid-call gives an ERROR observation and FAILED, never 
   });
 });
 
+Deno.test("a server's own error with code -32000 is its error, and the server stays READY", async () => {
+  await withManager([faultServer("busy", "ok")], async (manager) => {
+    manager.start();
+    await manager.settled();
+    const obs = await manager.tool("mcp__busy__fail")!.run({ rpc: true }, {
+      signal: new AbortController().signal,
+    });
+    equal(obs.status, "ERROR");
+    if (obs.status !== "ERROR") return;
+    match(obs.message, /busy: try again later/);
+    ok(!/closed the connection/.test(obs.message), obs.message);
+    equal(manager.status()[0].state, "READY");
+    const again = await manager.tool("mcp__busy__echo")!.run({ message: "hi" }, {
+      signal: new AbortController().signal,
+    });
+    equal(again.status, "SUCCEEDED");
+  });
+});
+
 Deno.test("a call over the request timeout is a TIMEOUT observation", async () => {
   await withManager(
     [faultServer("slowpoke", "ok", { requestTimeoutMs: 300 })],

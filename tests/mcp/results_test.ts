@@ -46,3 +46,25 @@ Deno.test("resultObservation() shows structured content when there is no content
   const obs = resultObservation("t", { content: [], structuredContent: { n: 1 } });
   deepEqual(obs, { status: "SUCCEEDED", output: '{\n  "n": 1\n}' });
 });
+
+Deno.test("resultObservation() shows deeply nested or huge structured content compact, never indented", () => {
+  // 4,500 levels in about 9 KB: indented, each level two spaces more, it was 40 MB.
+  let deep: unknown = [];
+  for (let i = 0; i < 4_500; i++) deep = [deep];
+  for (const result of [{ structuredContent: { a: deep } }, { toolResult: { a: deep } }]) {
+    const obs = resultObservation("mcp__s__t", result);
+    equal(obs.status, "SUCCEEDED");
+    if (obs.status !== "SUCCEEDED") continue;
+    equal(obs.output, JSON.stringify({ a: deep }));
+  }
+  // An indented form past 2,000,000 characters: the whole value, compact.
+  const wide = { rows: Array.from({ length: 200_000 }, (_, i) => ({ id: i })) };
+  const obs = resultObservation("mcp__s__t", { structuredContent: wide });
+  equal(obs.status === "SUCCEEDED" && obs.output, JSON.stringify(wide));
+  // Shallow and small: indented as before.
+  const small = resultObservation("mcp__s__t", { structuredContent: { a: [1, { b: 2 }] } });
+  equal(
+    small.status === "SUCCEEDED" && small.output,
+    JSON.stringify({ a: [1, { b: 2 }] }, null, 2),
+  );
+});
