@@ -296,3 +296,23 @@ Deno.test("ShadowStore.snapshot() takes in files the project tracks although the
     ]);
   });
 });
+
+Deno.test("ShadowStore.snapshot() released from a FIFO .gitattributes mid-update leaves no lock behind", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    const store = await ShadowStore.open(gitDir, ws, {
+      indexName: "s1",
+      maxFileBytes: 1024 * 1024,
+      timeoutMs: 8_000,
+    });
+    await store.snapshot();
+    // Only update-index (which holds the index's lock) reads attributes: it waits here.
+    await mkfifo(join(ws, ".gitattributes"));
+    await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
+    const second = await store.snapshot();
+    await Deno.writeTextFile(join(ws, "b.txt"), "two\n");
+    const third = await store.snapshot();
+    deepEqual((await store.changes(second.tree, third.tree)).map((c) => [c.path, c.status]), [
+      ["b.txt", "added"],
+    ]);
+  });
+});

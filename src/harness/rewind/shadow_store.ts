@@ -710,6 +710,12 @@ export class ShadowStore {
       } finally {
         check?.cancel();
       }
+      // A command stopped while it held the store's index lock (update-index, write-tree) left
+      // it: the next would fail on it. Never a lock of the project's own (its index is read).
+      const index = options.indexFile;
+      if (index !== undefined && !relative(this.gitDir, index).startsWith("..")) {
+        await Deno.remove(`${index}.lock`).catch(() => {});
+      }
       this.#fifos.push(...found);
       const file = join(this.gitDir, FIFOS_FILE);
       await Deno.writeTextFile(file, this.#fifos.join("\0")).catch(() => {});
