@@ -379,9 +379,17 @@ tern_net_hosts() {
 _tern_readable() { [[ -f "$1" && -r "$1" ]]; }
 
 # _tern_project_file FILE: a readable regular file that is no symlink (the caller checks the
-# folders below the workspace): tern refuses more (a symlink out of the workspace, a hard link,
-# a swap while reading: src/config/workspace_file.ts), on the reading itself.
-_tern_project_file() { [[ -f "$1" && -r "$1" && ! -L "$1" ]]; }
+# folders below the workspace) and holds at most 1 MiB: tern refuses more (a symlink out of the
+# workspace, a hard link, a swap while reading: src/config/workspace_file.ts), on the reading
+# itself, and reads no larger file. Its size is asked of `wc -c`, which reads none of a regular
+# file: the launcher reads a file whole, and a repository's 1 GB `.mcp.json` held it 5 minutes
+# at 7 GB (bash's `read -N` would not do: it skips NUL bytes, so a sparse file is read whole).
+_tern_project_file() {
+  [[ -f "$1" && -r "$1" && ! -L "$1" ]] || return 1
+  local size
+  size="$(wc -c <"$1" 2>/dev/null)" || return 1
+  ((size <= 1048576))
+}
 
 # tern_deno_flags ARGS...: sets TERN_DENO_FLAGS, the main process's permissions, for the
 # current environment and the command line ARGS. Always --no-prompt, never -A, never FFI.

@@ -576,3 +576,29 @@ Deno.test("the launcher refuses a tern home or temp folder with a comma, and rea
     await ws.cleanup();
   }
 });
+
+Deno.test("the launcher reads no project file over 1 MiB (tern skips those too), sparse or dense", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const url = (host: string) =>
+      JSON.stringify({ mcpServers: { x: { url: `https://${host}/mcp` } } });
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    // Over the limit: a URL first, then 1 MiB of padding, and a 1 GiB sparse file.
+    await Deno.writeTextFile(join(ws.dir, ".mcp.json"), url("big.test") + " ".repeat(1 << 20));
+    await Deno.writeTextFile(join(ws.dir, ".env"), "TERN_BASE_URL=https://env-big.test\n");
+    await Deno.truncate(join(ws.dir, ".env"), 1 << 30);
+    // Within it: read as before.
+    await Deno.writeTextFile(join(ws.dir, ".tern", "mcp.json"), url("small.test"));
+    const out = new Deno.Command("bash", {
+      args: ["-c", `source "${ROOT}/bin/_env.sh"; tern_net_hosts; echo "$TERN_NET_HOSTS"`],
+      env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", TERN_HOME: ws.home },
+      clearEnv: true,
+      cwd: ws.dir,
+    }).outputSync();
+    const hosts = decoder.decode(out.stdout);
+    ok(hosts.includes("small.test"), hosts);
+    ok(!hosts.includes("big.test") && !hosts.includes("env-big.test"), hosts);
+  } finally {
+    await ws.cleanup();
+  }
+});
