@@ -3,6 +3,9 @@ import { relative } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
 import { safeEnv } from "../sandbox/process.ts";
+import { after } from "../core/timer.ts";
+import { join } from "../core/path.ts";
+import { FIFO_CHECK_MS } from "../core/fifo_search.ts";
 
 /** rg JSON messages carry text as `{text}`, or `{bytes}` (base64) when it is not UTF-8. */
 interface RgData {
@@ -15,11 +18,18 @@ interface RgMessage {
   data?: { path?: RgData; lines?: RgData; line_number?: number };
 }
 
+/** The ignore files rg opens itself (`.rgignore` too: no switch of rg's turns it off alone). */
+const RG_IGNORE_FILES = [".gitignore", ".rgignore"];
+
 /**
  * Searches with the ripgrep binary `rgPath`. Returns null when it cannot be started (missing,
- * or not permitted), so the caller can fall back. Ignore handling matches the fallback: the
- * workspace's .gitignore files apply without a git repository; .ignore, global and
- * `.git/info/exclude` rules do not; hidden files are searched, `.git` never.
+ * or not permitted), or when it waits on a FIFO named like an ignore file (rg opens those with a
+ * blocking open: a command's `mkfifo .gitignore` held every search to the tool's timeout; found
+ * once rg has run {@linkcode FIFO_CHECK_MS}), so the caller falls back to the JavaScript engine,
+ * which never waits on one. Ignore handling matches the fallback: the workspace's .gitignore
+ * files apply without a git repository; .ignore, global and `.git/info/exclude` rules do not;
+ * hidden files are searched, `.git` never. rg also reads `.rgignore` files, which the fallback
+ * does not.
  */
 export async function searchWithRipgrep(
   rgPath: string,
@@ -73,6 +83,14 @@ export async function searchWithRipgrep(
     }
   };
   query.signal.addEventListener("abort", stop, { once: true });
+  let waitsOnFifo = false;
+  const check = after(FIFO_CHECK_MS, () => {
+    hasIgnoreFifo(query.workspace).then((found) => {
+      if (!found) return;
+      waitsOnFifo = true;
+      stop();
+    });
+  });
   const stderr = new Response(child.stderr).text();
   try {
     for await (const line of jsonLines(child.stdout)) {
@@ -99,10 +117,12 @@ export async function searchWithRipgrep(
     }
   } finally {
     query.signal.removeEventListener("abort", stop);
+    check.cancel();
   }
   const status = await child.status;
   const errors = (await stderr).trim();
   query.signal.throwIfAborted();
+  if (waitsOnFifo) return null;
   if (status.code === 2 && !collector.done) {
     if (/regex parse error|error parsing/i.test(errors)) {
       const what = /glob|type/i.test(errors) ? `glob "${query.glob}"` : `regex "${query.pattern}"`;
@@ -117,6 +137,33 @@ export async function searchWithRipgrep(
     }
   }
   return collector;
+}
+
+/** Folders {@linkcode hasIgnoreFifo} reads at most. */
+const MAX_FIFO_SEARCH_FOLDERS = 50_000;
+
+/**
+ * Whether a folder under `root` holds a FIFO named like an ignore file rg opens
+ * ({@linkcode RG_IGNORE_FILES}). Read here, in the worker (which may start no `find`): folder
+ * listings only, no link followed, `.git` folders skipped, at most
+ * {@linkcode MAX_FIFO_SEARCH_FOLDERS} of them. Never throws.
+ */
+async function hasIgnoreFifo(root: string): Promise<boolean> {
+  const folders = [root];
+  for (let read = 0; folders.length > 0 && read < MAX_FIFO_SEARCH_FOLDERS; read++) {
+    const folder = folders.pop()!;
+    try {
+      for await (const entry of Deno.readDir(folder)) {
+        if (entry.isDirectory && entry.name !== ".git") folders.push(join(folder, entry.name));
+        else if (!entry.isFile && !entry.isSymlink && RG_IGNORE_FILES.includes(entry.name)) {
+          if ((await Deno.lstat(join(folder, entry.name))).isFifo) return true;
+        }
+      }
+    } catch {
+      // A folder that cannot be read: rg cannot read it either.
+    }
+  }
+  return false;
 }
 
 /**

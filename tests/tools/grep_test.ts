@@ -250,3 +250,21 @@ Deno.test("grep() [ripgrep] leaves out a line too long to read whole, naming its
     );
   });
 });
+
+Deno.test("grep() never waits on a FIFO named like an ignore file: ripgrep gives way to JavaScript", async () => {
+  for (
+    const tool of [createGrepTool({ ripgrep: "/usr/bin/rg" }), createGrepTool({ ripgrep: false })]
+  ) {
+    await withSandbox(async ({ ws }) => {
+      await writeFiles(ws, { "a.ts": "needle one\n", "sub/b.ts": "needle two\n" });
+      for (const fifo of ["sub/.gitignore", ".rgignore"]) {
+        const made = await new Deno.Command("mkfifo", { args: [join(ws, fifo)] }).output();
+        equal(made.code, 0);
+      }
+      const obs = await call(tool, ws, { pattern: "needle" });
+      equal(succeeded(obs), "a.ts:1:needle one\nsub/b.ts:1:needle two");
+      ok(obs.status === "SUCCEEDED");
+      equal((obs.details as { engine: string }).engine, "javascript");
+    });
+  }
+});

@@ -11,85 +11,19 @@
  * In the view a link swapped in leads nowhere writable but the store, where the writer appends
  * nothing.
  */
-import { join, relative } from "../../core/path.ts";
-import { after } from "../../core/timer.ts";
-import { readCapped } from "../../core/read_capped.ts";
-import { hostProgram } from "../../core/host_programs.ts";
-import { signalProcessGroup, spawnProcessGroup } from "../../sandbox/process.ts";
+import { findFifos } from "../../core/fifo_search.ts";
 
-/** git has run this long: the workspace is searched for FIFOs it may be waiting on. */
-export const FIFO_CHECK_MS = 2_000;
+export { FIFO_CHECK_MS, isFifo } from "../../core/fifo_search.ts";
+
 /** More FIFOs than this are not released (a shell loop each): git is not run. */
 export const MAX_FIFOS = 64;
-/** The search gives up after this long (it only reads folders). */
-const FIND_TIMEOUT_MS = 20_000;
 
 /**
  * The FIFOs named `.gitignore` or `.gitattributes` under `workspace` (an absolute real path),
- * as absolute paths, found by `find` without following links and without entering `.git`
- * folders; each checked again with lstat. Empty when `find` cannot run or fails; never throws.
+ * as absolute paths (see findFifos). Never throws.
  */
-export async function findGitFifos(workspace: string, path: string): Promise<string[]> {
-  let child: Deno.ChildProcess;
-  try {
-    child = spawnProcessGroup(hostProgram("find", path), {
-      args: [
-        "-P",
-        workspace,
-        "(",
-        "-name",
-        ".git",
-        "-prune",
-        ")",
-        "-o",
-        "(",
-        "-name",
-        ".gitignore",
-        "-o",
-        "-name",
-        ".gitattributes",
-        ")",
-        "-type",
-        "p",
-        "-print0",
-      ],
-      cwd: "/",
-      env: { PATH: path, LC_ALL: "C" },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    });
-  } catch {
-    return [];
-  }
-  const kill = () => signalProcessGroup(child.pid, "SIGKILL");
-  const timer = after(FIND_TIMEOUT_MS, kill);
-  try {
-    const { bytes } = await readCapped(child.stdout, 1024 * 1024, kill);
-    await child.status;
-    const found: string[] = [];
-    for (const name of new TextDecoder().decode(bytes).split("\0")) {
-      const inside = relative(workspace, name);
-      if (name === "" || inside.startsWith("..") || inside === "") continue;
-      if (isFifo(join(workspace, inside))) found.push(join(workspace, inside));
-    }
-    return found;
-  } catch {
-    return [];
-  } finally {
-    timer.cancel();
-    kill();
-  }
-}
-
-/** Whether `path` is a FIFO itself (not through a link at its end). */
-export function isFifo(path: string): boolean {
-  try {
-    return Deno.lstatSync(path).isFifo === true;
-  } catch {
-    return false;
-  }
+export function findGitFifos(workspace: string, path: string): Promise<string[]> {
+  return findFifos(workspace, [".gitignore", ".gitattributes"], path);
 }
 
 /**
