@@ -239,19 +239,6 @@ export class AgentSession {
   }
 
   async #configure(change: SessionChange): Promise<{ reopens: boolean }> {
-    const { baseUrl, provider } = this.#config;
-    // A base URL the person gave is for the provider it was given with: another provider's key
-    // never goes there (the same rule as a subagent's provider, subagents/host.ts).
-    if (
-      change.provider !== undefined && change.provider !== provider && baseUrl !== undefined &&
-      isExplicitSource(this.#sources.baseUrl)
-    ) {
-      throw new TernError(
-        `Cannot switch to provider "${change.provider}": the base URL "${shownUrl(baseUrl)}" ` +
-          `was given for provider "${provider ?? UNNAMED_PROVIDER}", and another provider's key ` +
-          "may not go there; start tern without --base-url (or TERN_BASE_URL) to switch providers",
-      );
-    }
     let next: TernConfig = { ...this.#config, ...change };
     const sources = { ...this.#sources };
     if (change.model !== undefined) sources.model = { layer: "flag", flag: "/model" };
@@ -263,6 +250,20 @@ export class AgentSession {
     if (change.model !== undefined || change.provider !== undefined) {
       const { connectModels } = await import("./session_parts.ts");
       const connected = await connectModels(connectable(next), sources);
+      const { baseUrl, provider } = this.#config;
+      // A base URL the person gave is for the provider it was given with: another provider's key
+      // never goes there (the same rule as a subagent's provider, subagents/host.ts).
+      if (
+        change.provider !== undefined && change.provider !== provider && baseUrl !== undefined &&
+        isExplicitSource(this.#sources.baseUrl)
+      ) {
+        const given = provider ?? UNNAMED_PROVIDER;
+        throw new TernError(
+          `Cannot switch to provider "${change.provider}": the base URL "${shownUrl(baseUrl)}" ` +
+            `was given for provider "${given}", and another provider's key may not go there; ` +
+            "start tern without --base-url (or TERN_BASE_URL) to switch providers",
+        );
+      }
       next = connected.config;
       router = connected.setup.router;
     }
