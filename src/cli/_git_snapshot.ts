@@ -7,7 +7,9 @@
  * repository's (filter and diff drivers, `[include]`s, however long) is read at all, and a
  * `.gitattributes` naming a driver names one that does not exist.
  */
-import { join, resolve } from "../core/path.ts";
+import { join, relative, resolve } from "../core/path.ts";
+import { after } from "../core/timer.ts";
+import { FIFO_CHECK_MS, findFifos } from "../core/fifo_search.ts";
 import { TernError } from "../core/errors.ts";
 import { lstatOrNull, openUnchanged } from "../core/verified_open.ts";
 import { type GitEnvironment, type GitResult, runGit } from "../harness/hardened_git.ts";
@@ -208,6 +210,17 @@ export async function mustRun(
   args: string[],
   options: { index?: string; maxBytes?: number; okCodes?: number[] } = {},
 ): Promise<GitResult> {
+  // git opens every .gitignore and .gitattributes it meets, and waits on one that is a FIFO (a
+  // command can make one): one still running after FIFO_CHECK_MS has the workspace searched,
+  // and a FIFO found stops it with an error naming it, not its timeout, at every /diff.
+  const stop = new AbortController();
+  let fifo: string | undefined;
+  const check = after(FIFO_CHECK_MS, () => {
+    findFifos(repo.workspace, [".gitignore", ".gitattributes"], repo.env.PATH).then((found) => {
+      fifo = found[0];
+      if (fifo !== undefined) stop.abort();
+    });
+  });
   const result = await runGit(args, {
     cwd: repo.workspace,
     env: repo.env,
@@ -217,8 +230,15 @@ export async function mustRun(
     config: repo.config,
     maxBytes: options.maxBytes,
     timeoutMs: repo.timeoutMs,
-  });
+    signal: stop.signal,
+  }).finally(() => check.cancel());
   const command = `git ${args[0]}`;
+  if (fifo !== undefined && stop.signal.aborted) {
+    throw new TernError(
+      `Cannot compare the workspace: "${relative(repo.workspace, fifo)}" is a FIFO, which git ` +
+        "would wait on for ever (it reads every .gitignore and .gitattributes); remove it",
+    );
+  }
   if (!result) throw new TernError(`Cannot run "${command}": git is not available`);
   if (result.timedOut) throw new TernError(`Cannot compare the workspace: "${command}" timed out`);
   if (!(options.okCodes ?? [0]).includes(result.code) && !result.truncated) {

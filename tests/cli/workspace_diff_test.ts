@@ -381,3 +381,21 @@ async function listDir(dir: string): Promise<string[]> {
   for await (const entry of Deno.readDir(dir)) names.push(entry.name);
   return names.sort();
 }
+
+Deno.test("workspaceDiff() names a FIFO .gitignore a command made instead of waiting on it", async () => {
+  await withRepo({ "a.txt": "one\n" }, async (repo) => {
+    const baseline = (await captureBaseline(repo, ACCESS))!;
+    await Deno.mkdir(join(repo, "sub"));
+    const made = await new Deno.Command("mkfifo", { args: [join(repo, "sub", ".gitignore")] })
+      .output();
+    equal(made.code, 0);
+    await writeFiles(repo, { "a.txt": "two\n" });
+    // Its timeout long enough that only the search can end the wait.
+    await rejects(
+      workspaceDiff(repo, baseline, { ...ACCESS, timeoutMs: 60_000 }),
+      (error: Error) =>
+        error instanceof TernError &&
+        /"sub\/\.gitignore" is a FIFO, which git would wait on/.test(error.message),
+    );
+  });
+});
