@@ -256,7 +256,9 @@ export class ShadowStore {
     // git re-reads a racily clean file as it writes the index (and `.gitattributes` with it):
     // every command that may write it reads the workspace.
     const early = this.#last === undefined
-      ? this.#git(["write-tree"], { readsWorkspace: true }).then((result) => this.#treeOf(result))
+      ? this.#git(["write-tree"], { readsWorkspace: "attributes" }).then((result) =>
+        this.#treeOf(result)
+      )
         .catch((error) => error as Error)
       : undefined;
     try {
@@ -377,10 +379,10 @@ export class ShadowStore {
     if (drop.length + skipped.length > 0) {
       await this.#git(["update-index", "-z", "--force-remove", "--stdin"], {
         input: nulJoin([...drop, ...skipped]),
-        readsWorkspace: true,
+        readsWorkspace: "attributes",
       });
     }
-    const tree = this.#treeOf(await this.#git(["write-tree"], { readsWorkspace: true }));
+    const tree = this.#treeOf(await this.#git(["write-tree"], { readsWorkspace: "attributes" }));
     this.#last = { tree, skipped };
     return withUnstorable(this.#last, unstorable);
   }
@@ -529,7 +531,7 @@ export class ShadowStore {
     // diff-tree reads the work tree's `.gitattributes` files too.
     const raw = await this.#git(["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to], {
       maxBytes: 256 * 1024 * 1024,
-      readsWorkspace: true,
+      readsWorkspace: "attributes",
     });
     const fields = decoder.decode(raw.stdout).split("\0");
     const changes: TreeChange[] = [];
@@ -574,7 +576,7 @@ export class ShadowStore {
       const result = await this.#git(part === undefined ? args : [...args, "--", ...part], {
         maxBytes: left,
         cut: true,
-        readsWorkspace: true,
+        readsWorkspace: "attributes",
       });
       text += decoder.decode(result.stdout);
       if (result.truncated) return cut(text);
@@ -644,12 +646,21 @@ export class ShadowStore {
       input?: Uint8Array;
       maxBytes?: number;
       okCodes?: number[];
-      readsWorkspace?: boolean;
+      /**
+       * The command reads the workspace: in the store's view (`true`); or `"attributes"`: it
+       * reads only `.gitattributes` and racily clean files it compares, storing nothing, so it
+       * runs on the host unless FIFOs git would wait on are known (then in the view, released).
+       */
+      readsWorkspace?: boolean | "attributes";
       /** Output cut at `maxBytes` (git is then killed) is a result, not a failure. */
       cut?: boolean;
     } = {},
   ): Promise<GitResult> {
-    const run = options.readsWorkspace ? this.#workspaceGit.bind(this) : runGit;
+    const reads = options.readsWorkspace;
+    const run = reads
+      ? (args: readonly string[], given: WorkspaceGitOptions) =>
+        this.#workspaceGit(args, given, reads === "attributes")
+      : runGit;
     const result = await run(args, {
       workspace: this.workspace,
       cwd: this.workspace,
@@ -680,6 +691,7 @@ export class ShadowStore {
   async #workspaceGit(
     args: readonly string[],
     options: Omit<WorkspaceGitOptions, "fifos" | "signal">,
+    hostUnlessFifos = false,
   ): Promise<GitResult | undefined> {
     for (let tries = 0;; tries++) {
       this.#fifos = this.#fifos.filter(isFifo);
@@ -701,11 +713,9 @@ export class ShadowStore {
         });
       });
       try {
-        const result = await runWorkspaceGit(args, {
-          ...options,
-          fifos: this.#fifos,
-          signal: stop.signal,
-        });
+        const result = hostUnlessFifos && this.#fifos.length === 0
+          ? await runGit(args, { ...options, signal: stop.signal })
+          : await runWorkspaceGit(args, { ...options, fifos: this.#fifos, signal: stop.signal });
         if (!stop.signal.aborted) return result;
       } finally {
         check?.cancel();
