@@ -1,10 +1,9 @@
 /** The ripgrep engine of the `grep` tool: runs `rg --json` and feeds its lines to a collector. */
-import { relative } from "../core/path.ts";
+import { join, relative } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
 import { safeEnv } from "../sandbox/process.ts";
 import { after } from "../core/timer.ts";
-import { join } from "../core/path.ts";
 import { FIFO_CHECK_MS } from "../core/fifo_search.ts";
 
 /** rg JSON messages carry text as `{text}`, or `{bytes}` (base64) when it is not UTF-8. */
