@@ -7,9 +7,10 @@
  * repository's (filter and diff drivers, `[include]`s, however long) is read at all, and a
  * `.gitattributes` naming a driver names one that does not exist.
  */
-import { join, relative, resolve } from "../core/path.ts";
+import { join, resolve } from "../core/path.ts";
 import { after } from "../core/timer.ts";
-import { FIFO_CHECK_MS, findFifos } from "../core/fifo_search.ts";
+import { FIFO_CHECK_MS } from "../core/fifo_search.ts";
+import { findGitFifos, waitsOnFifo } from "../harness/rewind/git_fifos.ts";
 import { TernError } from "../core/errors.ts";
 import { lstatOrNull, openUnchanged } from "../core/verified_open.ts";
 import { type GitEnvironment, type GitResult, runGit } from "../harness/hardened_git.ts";
@@ -216,7 +217,7 @@ export async function mustRun(
   const stop = new AbortController();
   let fifo: string | undefined;
   const check = after(FIFO_CHECK_MS, () => {
-    findFifos(repo.workspace, [".gitignore", ".gitattributes"], repo.env.PATH).then((found) => {
+    findGitFifos(repo.workspace, repo.env.PATH).then((found) => {
       fifo = found[0];
       if (fifo !== undefined) stop.abort();
     });
@@ -234,10 +235,7 @@ export async function mustRun(
   }).finally(() => check.cancel());
   const command = `git ${args[0]}`;
   if (fifo !== undefined && stop.signal.aborted) {
-    throw new TernError(
-      `Cannot compare the workspace: "${relative(repo.workspace, fifo)}" is a FIFO, which git ` +
-        "would wait on for ever (it reads every .gitignore and .gitattributes); remove it",
-    );
+    throw new TernError(`Cannot compare the workspace: ${waitsOnFifo(repo.workspace, fifo)}`);
   }
   if (!result) throw new TernError(`Cannot run "${command}": git is not available`);
   if (result.timedOut) throw new TernError(`Cannot compare the workspace: "${command}" timed out`);

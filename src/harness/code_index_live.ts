@@ -80,6 +80,11 @@ const READ_AHEAD = 16;
 const FAILED = Symbol("read failed");
 type Failed = typeof FAILED;
 
+/** A file's lstat stamp: it is read again only when this changed. */
+function stampOf(info: Deno.FileInfo): string {
+  return `${info.mtime?.getTime()}:${info.size}:${info.ino}`;
+}
+
 /** A SQLite busy or locked error (another process holds the lock past the busy timeout). */
 export function isBusy(error: unknown): boolean {
   return error instanceof Error && /database is (locked|busy)|SQLITE_BUSY|SQLITE_LOCKED/i
@@ -382,9 +387,9 @@ export class LiveCodeIndex implements CodeIndexAccess {
       this.#stamps.delete(path);
       return "gone";
     }
-    const stamp = `${info.mtime?.getTime()}:${info.size}:${info.ino}`;
-    if (!force && known.has(path) && this.#stamps.get(path) === stamp) return "unchanged";
-    if (!force && this.#skipped.get(path) === stamp) return "skipped";
+    const stamp = stampOf(info);
+    const kept = force ? undefined : this.#kept(path, stamp, known);
+    if (kept !== undefined) return kept;
     this.#stamps.delete(path);
     this.#skipped.delete(path);
     if (info.size > INDEX_FILE_MAX_BYTES) return "skipped";
@@ -437,12 +442,20 @@ export class LiveCodeIndex implements CodeIndexAccess {
       return;
     }
     if (!info.isFile || info.size > INDEX_FILE_MAX_BYTES) return;
-    const stamp = `${info.mtime?.getTime()}:${info.size}:${info.ino}`;
-    const force = this.#dirty.has(path);
-    if (!force && known.has(path) && this.#stamps.get(path) === stamp) return;
-    if (!force && this.#skipped.get(path) === stamp) return;
+    const stamp = stampOf(info);
+    if (!this.#dirty.has(path) && this.#kept(path, stamp, known) !== undefined) return;
     // A read that failed is made again by the check (and one never checked is never awaited).
     this.#ahead.set(path, { stamp, text: read(abs).catch((): Failed => FAILED) });
+  }
+
+  /**
+   * What a file whose lstat stamp is `stamp` stays without being read: "unchanged" when it
+   * matched the index at that stamp, "skipped" when it was found unfit for it; else undefined.
+   */
+  #kept(path: string, stamp: string, known: Map<string, string>): Outcome | undefined {
+    if (known.has(path) && this.#stamps.get(path) === stamp) return "unchanged";
+    if (this.#skipped.get(path) === stamp) return "skipped";
+    return undefined;
   }
 
   #forget(store: IndexStore, path: string, known: Map<string, string>): void {

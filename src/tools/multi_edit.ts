@@ -13,7 +13,7 @@ import { writeFileVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";
 
 /** Most replacements in one call. */
-const MAX_EDITS = 100;
+export const MAX_EDITS = 100;
 
 export const multiEditParameters = z.strictObject({
   path: z.string().min(1).describe("Path of the file, relative to the workspace root"),

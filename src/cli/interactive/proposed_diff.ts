@@ -13,6 +13,7 @@ import { isAbsolute, relative, resolve } from "../../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../../config/workspace_file.ts";
 import { unifiedDiff } from "../../tui/diff_view.ts";
 import type { ReviewRequest } from "../../sandbox/review.ts";
+import { MAX_EDITS } from "../../tools/multi_edit.ts";
 
 /** Largest file read to show a diff, in bytes. */
 const MAX_DIFF_SOURCE = 1_000_000;
@@ -30,8 +31,6 @@ export const MAX_DIFF_AFTER = 2 * MAX_DIFF_SOURCE;
  * tool (200 `replace_all` edits of a 1 MB file held tern's thread for 12 s).
  */
 const MAX_DIFF_WORK = 20 * MAX_DIFF_SOURCE;
-/** Most replacements a call makes (`multi_edit`'s limit: a call with more is refused). */
-const MAX_EDITS = 100;
 
 /** How the file's text before the call is read. */
 export interface DiffReading {
@@ -140,7 +139,7 @@ interface Replacement {
 /**
  * The exact replacements a call asks for, in order, in the shapes the tools take: one
  * (`old_string`/`new_string`, with `replace_all`) or several (`edits` of at most
- * {@linkcode MAX_EDITS}, each applied to what the ones before left, never all occurrences);
+ * `multi_edit`'s {@linkcode MAX_EDITS}, each applied to what the ones before left, never all occurrences);
  * undefined for any other shape (the tool refuses it, and there is nothing to show).
  */
 function replacements(args: Record<string, unknown>): Replacement[] | undefined {

@@ -1,7 +1,7 @@
 /**
- * git for the checkpoint store's commands that read the workspace (`ls-files`, `update-index`,
- * `write-tree`, which re-reads racily clean files, and `diff-tree`, which reads
- * `.gitattributes`), run in the store's view (view.ts): the workspace read-only, the store writable, the system's
+ * git for the checkpoint store's commands that read the workspace (`ls-files`, `update-index`;
+ * once FIFOs git would wait on are known, also those that only read `.gitattributes`), run in
+ * the store's view (view.ts): the workspace read-only, the store writable, the system's
  * programs read-only and nothing else. The store first checks with lstat that no folder above a
  * path is a symlink, but git opens the path itself afterwards: a folder swapped for a link to
  * outside in between would let git store an outside file's content as a blob (which a rewind
@@ -14,9 +14,8 @@
  */
 import { hostProgram } from "../../core/host_programs.ts";
 import { TernError } from "../../core/errors.ts";
-import { relative } from "../../core/path.ts";
 import { type GitResult, type GitRunOptions, runGit } from "../hardened_git.ts";
-import { releasingFifos } from "./git_fifos.ts";
+import { releasingFifos, waitsOnFifo } from "./git_fifos.ts";
 import { viewLauncher, type ViewMount } from "./view.ts";
 
 /** Whether git runs in a view, per git executable (probed once, after a failure). */
@@ -81,10 +80,7 @@ export async function runWorkspaceGit(
 
 /** The error for git that would wait on `fifos` (run on the host, where nothing releases them). */
 function waitsOn(fifos: readonly string[], workspace: string): TernError {
-  return new TernError(
-    `Cannot run git on the workspace: "${relative(workspace, fifos[0])}" is a FIFO, which git ` +
-      "would wait on for ever (it reads every .gitignore and .gitattributes); remove it",
-  );
+  return new TernError(`Cannot run git on the workspace: ${waitsOnFifo(workspace, fifos[0])}`);
 }
 
 /**

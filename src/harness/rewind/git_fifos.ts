@@ -12,6 +12,7 @@
  * nothing.
  */
 import { findFifos } from "../../core/fifo_search.ts";
+import { relative } from "../../core/path.ts";
 
 export { FIFO_CHECK_MS, isFifo } from "../../core/fifo_search.ts";
 
@@ -24,6 +25,12 @@ export const MAX_FIFOS = 64;
  */
 export function findGitFifos(workspace: string, path: string): Promise<string[]> {
   return findFifos(workspace, [".gitignore", ".gitattributes"], path);
+}
+
+/** Why git cannot run with `fifo` (absolute) in `workspace`, as an error says it. */
+export function waitsOnFifo(workspace: string, fifo: string): string {
+  return `"${relative(workspace, fifo)}" is a FIFO, which git would wait on for ever (it ` +
+    "reads every .gitignore and .gitattributes); remove it";
 }
 
 /**

@@ -253,8 +253,7 @@ export class ShadowStore {
     // The first snapshot of this store object has no tree to reuse: the index's tree is
     // written while the workspace is listed (the index only changes if something is listed,
     // after this ended), so an unchanged workspace costs one git command's wait, not two.
-    // git re-reads a racily clean file as it writes the index (and `.gitattributes` with it):
-    // every command that may write it reads the workspace.
+    // git re-reads a racily clean file as it writes the index, and `.gitattributes` with it.
     const early = this.#last === undefined
       ? this.#git(["write-tree"], { readsWorkspace: "attributes" }).then((result) =>
         this.#treeOf(result)
