@@ -17,8 +17,8 @@ const DEFAULT_MAX_LINES = 60;
  * lines changed times the lines there are (8,000 lines replaced by 8,000 others took 13 s), and
  * a model writes both texts of an edit it proposes.
  */
-const MAX_DIFF_EDITS = 4_000;
-const MAX_DIFF_MS = 200;
+const MAX_DIFF_EDITS = 1_000;
+const MAX_DIFF_MS = 2_000;
 
 type Kind = "header" | "meta" | "hunk" | "added" | "removed" | "context" | "note";
 
