@@ -48,8 +48,16 @@ export async function whileFlipping(
     await flipper.stdin.close();
     await reader.cancel();
     await flipper.status;
-    // An odd number of swaps leaves the link where the folder was.
-    if (Deno.lstatSync(join(cwd, a)).isSymlink) {
+    // An odd number of swaps leaves the link where the folder was. (A race may have removed
+    // the folder, emptied: then there is nothing to swap back.)
+    const there = (() => {
+      try {
+        return Deno.lstatSync(join(cwd, a));
+      } catch {
+        return undefined;
+      }
+    })();
+    if (there?.isSymlink) {
       await new Deno.Command("python3", {
         args: ["-c", FLIPPER.replace("while not", "if not"), a, b],
         cwd,
