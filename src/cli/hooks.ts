@@ -10,6 +10,7 @@ import { EXIT_FAILURE } from "./exit_codes.ts";
 import { type LoadedHooks, loadHooks, trustHooks, untrustHooks } from "../sandbox/hooks/load.ts";
 import { shownCommand } from "../sandbox/hooks/run.ts";
 import { visibleText } from "../core/terminal_text.ts";
+import { MISSING } from "../mcp/_pinned_files.ts";
 
 type HooksLine = Extract<CommandLine, { command: "hooks" }>;
 
@@ -66,7 +67,9 @@ export function hooksText(hooks: LoadedHooks): string {
       }); yours still do`
       : trusted
       ? "project, trusted"
-      : `project, NOT trusted: these never run${whyNot ? ` (${whyNot})` : ""} — review them, ` +
+      : `project, NOT trusted: these never run${
+        whyNot ? ` (${visibleText(whyNot)})` : ""
+      } — review them, ` +
         "then `tern hooks trust`";
     lines.push(`${visibleText(source.file)} (${state})`);
     // What runs is shown as it is, made visible: a project's command with an escape sequence or
@@ -77,7 +80,11 @@ export function hooksText(hooks: LoadedHooks): string {
         `  ${hook.event}${matcher}: ${shownCommand(hook)} (timeout ${hook.timeoutS} s)`,
       );
     }
-    for (const file of Object.keys(source.files)) lines.push(`  pins ${visibleText(file)}`);
+    for (const [file, pin] of Object.entries(source.files)) {
+      // A missing script is pinned as missing: the hook's command names it where nothing is.
+      const missing = pin === MISSING ? " (missing: no such file now)" : "";
+      lines.push(`  pins ${visibleText(file)}${missing}`);
+    }
     for (const problem of source.problems) lines.push(`  problem: ${visibleText(problem)}`);
   }
   return lines.join("\n") + "\n";

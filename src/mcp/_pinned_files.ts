@@ -12,6 +12,7 @@
 import { dirname, join, relative, resolve, sep } from "../core/path.ts";
 import { lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { WORKSPACE_PIN } from "./types.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /** Arguments that name a script even before the file exists. */
 const SCRIPT_NAME = /\.(?:[cm]?[jt]sx?|py|rb|sh|bash|zsh|pl|php|lua|jar|wasm|exe|bat|ps1)$/i;
@@ -43,14 +44,16 @@ export const NOT_HASHED = "not hashed until trusted";
  * out is pinned by its target. With `siblings`, the other files of each named script's folder
  * (the program, or a file with a script's extension) are pinned too (one level, at most
  * {@linkcode MAX_PINNED_FOLDER_FILES}): what a script sources or imports (`helper.py` beside
- * `hook.py`) is code that runs as well; a data file (`wc -c data.bin`) pins only itself. With `hash`
+ * `hook.py`) is code that runs as well; a data file (`wc -c data.bin`) pins only itself. The
+ * indexes in `scripts` name code whatever their names (`bash tools/check`); a folder among them
+ * (`python3 tools/pkg`) has its own files pinned. With `hash`
  * false, no file is read: each that would be hashed is {@linkcode NOT_HASHED}.
  */
 export async function pinnedFiles(
   argv: readonly string[],
   cwd: string,
   workspace: string,
-  options: { siblings?: boolean; hash?: boolean } = {},
+  options: { siblings?: boolean; hash?: boolean; scripts?: ReadonlySet<number> } = {},
 ): Promise<Record<string, string>> {
   const hash = options.hash ?? true;
   const root = realPathOrNull(workspace) ?? workspace;
@@ -64,10 +67,13 @@ export async function pinnedFiles(
     if (!isInside(path, workspace)) continue;
     const name = relative(workspace, path);
     const pin = await filePin(path, root, hash);
+    const script = index === 0 || SCRIPT_NAME.test(value) || options.scripts?.has(index) === true;
     if (pin !== undefined) {
       pins[name] = pin;
-      const script = index === 0 || SCRIPT_NAME.test(value);
       if (script && !pin.startsWith(OUTSIDE)) folders.add(dirname(path));
+    } else if (options.scripts?.has(index) && isFolderInside(path, root)) {
+      // A folder that runs (`python3 tools/pkg` runs its `__main__.py`): its files are pinned.
+      folders.add(path);
     } else if (value.includes("/") || SCRIPT_NAME.test(value)) pins[name] ??= MISSING;
   }
   if (options.siblings) {
@@ -106,6 +112,11 @@ async function folderPins(
     if (pin !== undefined) pins[relative(workspace, path)] = pin;
   }
   return pins;
+}
+
+function isFolderInside(path: string, root: string): boolean {
+  const real = realPathOrNull(path);
+  return real !== null && isInside(real, root) && lstatOrNull(real)?.isDirectory === true;
 }
 
 function folderName(folder: string, workspace: string): string {
@@ -212,20 +223,25 @@ export function pinChanges(
   now: Readonly<Record<string, string>>,
 ): string[] {
   const changes: string[] = [];
-  for (const name of [...new Set([...Object.keys(then), ...Object.keys(now)])].sort()) {
-    const before = then[name];
-    const after = now[name];
+  for (const key of [...new Set([...Object.keys(then), ...Object.keys(now)])].sort()) {
+    const before = then[key];
+    const after = now[key];
+    // A repository chooses its file names: a line break or escape in one must not forge lines
+    // of `tern hooks list` or `tern mcp list`.
+    const name = visibleText(key);
     if (after?.startsWith(UNPINNABLE)) {
       // Read on with the caller's "since you trusted it".
       changes.push(
-        `"${name}" cannot be pinned (${after.slice(UNPINNABLE.length)}), so trust has not held`,
+        `"${name}" cannot be pinned (${
+          visibleText(after.slice(UNPINNABLE.length))
+        }), so trust has not held`,
       );
     } else if (before === after) continue;
     else if (before === undefined) changes.push(`it now runs "${name}"`);
     else if (after === undefined) changes.push(`it no longer runs "${name}"`);
     else if (after === MISSING) changes.push(`"${name}" was removed`);
     else if (before === MISSING) changes.push(`"${name}" was created`);
-    else if (name === WORKSPACE_PIN) {
+    else if (key === WORKSPACE_PIN) {
       changes.push("files of the workspace changed (a server with the network may load any)");
     } else changes.push(`"${name}" changed`);
   }

@@ -15,6 +15,7 @@
  * rename, readable by its owner only.
  */
 import { join } from "../core/path.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import { ConfigError, describeReadError, formatValue } from "../config/errors.ts";
 import { pinChanges } from "./_pinned_files.ts";
 import type { McpServerConfig } from "./types.ts";
@@ -96,7 +97,7 @@ export async function loadTrustCheck(
     const then = record.get(server.name);
     if (then === undefined) return undefined;
     if (then.fingerprint !== server.fingerprint) {
-      return `its definition in "${server.file}" changed since you trusted it`;
+      return `its definition in "${visibleText(server.file)}" changed since you trusted it`;
     }
     const changes = pinChanges(then.files, server.files ?? {});
     return changes.length === 0 ? undefined : `${changes.join(", ")} since you trusted it`;

@@ -7,7 +7,8 @@
  * hooks section (see `trust.ts`), pinned to its definition, the workspace scripts its
  * commands name and the files beside them.
  */
-import { join, resolve } from "../../core/path.ts";
+import { join } from "../../core/path.ts";
+import { MAX_FOLDERS, PINNABLE_FORM, readHookCommand } from "./hook_command.ts";
 import { pinnedFiles, unpinnable } from "../../mcp/_pinned_files.ts";
 import { readWorkspaceText, type Warn } from "../../config/workspace_file.ts";
 import { warnPerson } from "../../core/warnings.ts";
@@ -237,7 +238,13 @@ export async function hookPins(
   options: { hash?: boolean } = {},
 ): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
-  const { parts, tooManyFolders } = commandParts(hook.command, workspace);
+  const { parts, tooManyFolders, unfollowable } = readHookCommand(hook.command, workspace);
+  if (unfollowable !== undefined) {
+    // The files it runs are not known, so what trust pinned could miss what runs.
+    files[`the command "${hook.command.slice(0, 60)}"`] = unpinnable(
+      `tern cannot tell which files it runs: ${unfollowable}; ${PINNABLE_FORM}`,
+    );
+  }
   if (tooManyFolders) {
     // Past the cap the folders a script may run from are not all known, so nothing pinned
     // would cover what runs: such a hook can never be trusted.
@@ -245,10 +252,10 @@ export async function hookPins(
       `its cd commands lead to more than ${MAX_FOLDERS} folders, the most followed`,
     );
   }
-  for (const { cwd, argv } of parts) {
+  for (const { cwd, argv, scripts } of parts) {
     Object.assign(
       files,
-      await pinnedFiles(argv, cwd, workspace, { siblings: true, hash: options.hash }),
+      await pinnedFiles(argv, cwd, workspace, { siblings: true, hash: options.hash, scripts }),
     );
   }
   return files;
@@ -356,54 +363,6 @@ export function matches(matcher: string, toolName: string | undefined): boolean 
 export function claudeToolName(name: string): string {
   return TERN_TO_CLAUDE.get(name) ?? name;
 }
-
-/**
- * The simple commands of `command`, each as its words roughly as the shell splits them (with
- * `$CLAUDE_PROJECT_DIR` and `$TERN_PROJECT_DIR` put in) and each folder it may start in: a `cd
- * DIR` (or `pushd DIR`) adds DIR for the commands after it, so `cd tools && ./pre.sh` names
- * `tools/pre.sh` alone, and `(cd sub && ./a.sh); ./b.sh` names both `sub/b.sh` and `./b.sh`
- * (the `cd` may have failed, ended with its subshell or been undone). A `cd` to somewhere not written
- * out (`cd`, `cd -`, `cd "$X"`) adds the workspace. Enough to find the scripts it names, for
- * pinning. `tooManyFolders` when the folders pass {@linkcode MAX_FOLDERS}: the parts then miss
- * folders a command may start in.
- */
-function commandParts(
-  command: string,
-  workspace: string,
-): { parts: Array<{ cwd: string; argv: string[] }>; tooManyFolders: boolean } {
-  const expanded = command.replace(/\$\{?(?:CLAUDE|TERN)_PROJECT_DIR\}?/g, workspace);
-  const parts: Array<{ cwd: string; argv: string[] }> = [];
-  // Every folder a command may start in: a `cd` may fail, end with its subshell or be undone
-  // (`popd`), so the folders before it stay possible too; only the command right after
-  // `cd DIR &&` runs in DIR alone. At most MAX_FOLDERS: past them `tooManyFolders`.
-  let folders = [workspace];
-  let tooManyFolders = false;
-  let onlyNext: string[] | undefined;
-  const pieces = expanded.replace(/["']/g, "").split(/(&&|\|\||[;&|\n]+)/);
-  for (let i = 0; i < pieces.length; i += 2) {
-    const argv = pieces[i].split(/[\s<>()]+/).filter((word) => word !== "");
-    const here = onlyNext ?? folders;
-    onlyNext = undefined;
-    if (argv[0] === "cd" || argv[0] === "pushd") {
-      const dir = argv[1];
-      const moved = dir === undefined || dir === "-" || /[$~`*?]/.test(dir)
-        ? [workspace]
-        : here.map((folder) => resolve(folder, dir));
-      folders = [...new Set([...folders, ...moved])];
-      if (folders.length > MAX_FOLDERS) {
-        tooManyFolders = true;
-        folders = folders.slice(0, MAX_FOLDERS);
-      }
-      if (pieces[i + 1] === "&&") onlyNext = moved;
-    } else if (argv.length > 0) {
-      for (const cwd of here) parts.push({ cwd, argv });
-    }
-  }
-  return { parts, tooManyFolders };
-}
-
-/** The most folders {@linkcode commandParts} follows a hook's commands into. */
-const MAX_FOLDERS = 16;
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));

