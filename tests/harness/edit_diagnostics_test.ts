@@ -126,18 +126,24 @@ bwrapTest(
       match((await escaping.after(txt)) ?? "", /error: wrote=[1-9]/);
       ok(!(await Deno.stat(outside).then(() => true, () => false)), "the checker wrote outside");
 
-      // One that takes too long is stopped, and said once.
+      // One that takes too long is stopped, said once, and not run again this session (a FIFO
+      // the file imports would make every later edit wait the whole limit).
       const slow = diagnosticsIn(sandbox, ws, {
         settings: {
           timeoutMs: 300,
-          checkers: [{ name: "slow", extensions: [".txt"], command: "sleep 30" }],
+          checkers: [{
+            name: "slow",
+            extensions: [".txt"],
+            command: `echo ran >> ${join(ws, "slow-runs")}; sleep 30`,
+          }],
         },
       });
       match(
         (await slow.after(txt)) ?? "",
-        /^Diagnostics \(slow\) unavailable: it took longer than 0\.3 s$/,
+        /^Diagnostics \(slow\) unavailable: it took longer than 0\.3 s, so it is not run again/,
       );
       equal(await slow.after(txt), undefined);
+      equal(await Deno.readTextFile(join(ws, "slow-runs")), "ran\n");
     });
   },
 );

@@ -48,6 +48,8 @@ export class EditDiagnostics {
   #running = new Map<string, Promise<LanguageServer | string | undefined>>();
   /** Servers that failed or ended: their files go to the checker. */
   #failed = new Set<string>();
+  /** Checkers that ran past the time limit: not run again this session. */
+  #stopped = new Set<string>();
   #timeoutMs: number;
   #shell: () => Promise<CheckShell>;
   #refuse: ReadRefusal;
@@ -151,7 +153,7 @@ export class EditDiagnostics {
       if (note !== "fallback") return note;
     }
     const checker = this.#table.checkerFor(file);
-    if (checker === undefined) return undefined;
+    if (checker === undefined || this.#stopped.has(checker.name)) return undefined;
     const shell = await this.#shell().catch(() => undefined);
     if (shell === undefined || shell.kind === "unavailable") {
       return this.#once(checker, "commands cannot be confined here, so it does not run");
@@ -165,7 +167,13 @@ export class EditDiagnostics {
       });
       if (result.cancelled || signal?.aborted) return undefined;
       if (result.timedOut) {
-        return this.#once(checker, `it took longer than ${this.#timeoutMs / 1000} s`);
+        // A file the check reads can be made to stall it (a FIFO the edited file imports): each
+        // later edit would wait the whole limit again, so it is not run again this session.
+        this.#stopped.add(checker.name);
+        return this.#once(
+          checker,
+          `it took longer than ${this.#timeoutMs / 1000} s, so it is not run again this session`,
+        );
       }
       const all = parseDiagnostics(result.output, checker.format, this.#workspace);
       if (result.code !== 0 && all.length === 0) {
