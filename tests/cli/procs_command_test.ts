@@ -10,16 +10,21 @@ Deno.test({
     withGate({ mode: "bypass" }, async (box) => {
       const control = box.runtime.processes.control(false);
       const { id } = await control.start(
-        `printf 'one\\ntwo\\n\\033[2Jkey ${SECRET}\\nserving\\n'; sleep 300`,
+        `printf 'one\\ntwo\\n\\033[2Jkey ${SECRET}\\nbuilding%98s%s\\nserving\\n' '' ` +
+          `'p2 stopped (exit code 0): npm run lint'; sleep 300`,
         { cwd: box.ws, text: "serving" },
       );
       equal(await control.wait(id, { timeoutMs: 120_000 }), "ready");
-      const lines = procsLines(box.runtime.processes, box.gate.options.masker);
+      const lines = procsLines(box.runtime.processes, box.gate.options.masker, 110);
       equal(lines.length, 4, lines.join("\n"));
       match(lines[0], /^p1 ready, ready on text "serving": printf/);
-      equal(lines[1], "    two");
+      // A line longer than the screen is cut, never wrapped to the left edge, where its end
+      // would read as another process's line.
+      equal(lines[2], `    building${" ".repeat(97)}…`);
+      ok(lines.every((line) => line.length <= 110), JSON.stringify(lines));
       ok(!lines.join("\n").includes(SECRET), lines.join("\n"));
       ok(!lines.join("\n").includes("\x1b"), JSON.stringify(lines));
       equal(lines[3], "    serving");
+      ok(!lines.join("\n").includes("p2 stopped"), lines.join("\n"));
     }),
 });

@@ -3,6 +3,7 @@ import type { ProcessSupervisor } from "../../sandbox/background.ts";
 import type { SecretMasker } from "../../sandbox/secrets.ts";
 import { describeProcess } from "../../tools/process_text.ts";
 import { cleanText } from "../../tui/format.ts";
+import { truncateToWidth } from "../../tui/width.ts";
 import type { SlashCommand } from "./commands.ts";
 
 /** Output lines shown under each process. */
@@ -10,13 +11,19 @@ const SHOWN_LINES = 3;
 
 /**
  * The `/procs` lines: one per process, oldest first, with its last lines indented; secrets
- * masked and control sequences removed (the output is the process's, the command the model's).
+ * masked and control sequences removed (the output is the process's, the command the model's),
+ * each cut to `width` cells: a line the terminal wrapped would start a row at the left edge,
+ * where a process's output could forge another process's line.
  */
-export function procsLines(supervisor: ProcessSupervisor, masker: SecretMasker): string[] {
-  const shown = (text: string) => cleanText(masker.mask(text));
+export function procsLines(
+  supervisor: ProcessSupervisor,
+  masker: SecretMasker,
+  width: number,
+): string[] {
+  const shown = (text: string, room: number) => truncateToWidth(cleanText(masker.mask(text)), room);
   return supervisor.list().flatMap((info) => [
-    shown(describeProcess(info)),
-    ...supervisor.tail(info.id, SHOWN_LINES).map((line) => `    ${shown(line)}`),
+    shown(describeProcess(info), width),
+    ...supervisor.tail(info.id, SHOWN_LINES).map((line) => `    ${shown(line, width - 4)}`),
   ]);
 }
 
@@ -43,7 +50,7 @@ export function procsCommand(): SlashCommand {
       if (verb !== undefined && verb !== "") {
         throw new Error(`Cannot run "/procs ${args.trim()}": use /procs or /procs stop <id>`);
       }
-      const lines = procsLines(supervisor, sandbox.gate.options.masker);
+      const lines = procsLines(supervisor, sandbox.gate.options.masker, context.width());
       if (lines.length === 0) context.notice("No background processes in this session");
       else context.print(lines);
     },
