@@ -13,7 +13,8 @@ import {
   formatKeyPath,
   type KeyPath,
 } from "./_config_values.ts";
-import { pinnedFiles, pinnedWorkspace } from "./_pinned_files.ts";
+import { pinnedFiles, pinnedWorkspace, unpinnable } from "./_pinned_files.ts";
+import { commandLineProblem } from "./_pinned_command.ts";
 import { isInside, projectFolderProblem } from "./project_paths.ts";
 import {
   type McpSandboxSettings,
@@ -227,6 +228,14 @@ export async function parseServerEntry(
         server.cwd,
         context.workspace,
       );
+      // Code given as text (`bash -c '…'`) or run from elsewhere (`env -C`) is named by no file
+      // trust could pin: such a server can never be trusted.
+      const problem = commandLineProblem([server.command, ...server.args]);
+      if (problem !== undefined) {
+        server.files["the command line"] = unpinnable(
+          `tern cannot tell which files it runs: ${problem}; put the server in a script file`,
+        );
+      }
       // With the network, any file of the workspace it loads would have the network too.
       if (sandbox?.network) Object.assign(server.files, await pinnedWorkspace(context.workspace));
     }

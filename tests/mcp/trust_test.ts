@@ -272,3 +272,31 @@ Deno.test("loadTrustCheck() untrusts a project server with the network when any 
     assert.equal(check.trusted(byName(after, "off")), true);
   });
 });
+
+Deno.test("a project server whose command line gives its code as text can never be trusted", async () => {
+  await withMcpConfig(async ({ ternHome, workspace, write, load }) => {
+    write("ws/srv/index.js", "console.log('reviewed')\n");
+    write(
+      "ws/.mcp.json",
+      JSON.stringify({
+        mcpServers: {
+          shell: { command: "bash", args: ["-c", "cd srv && node index.js"] },
+          moved: { command: "env", args: ["-C", "srv", "node", "index.js"] },
+          plain: { command: "node", args: ["srv/index.js"] },
+        },
+      }),
+    );
+    const { servers } = await load();
+    await trustServers(ternHome, workspace, servers);
+    const check = await loadTrustCheck(ternHome, workspace);
+    for (const name of ["shell", "moved"]) {
+      assert.equal(check.trusted(byName(servers, name)), false, name);
+      assert.match(
+        check.whyNot(byName(servers, name)) ?? "",
+        /"the command line" cannot be pinned \(tern cannot tell which files it runs: /,
+      );
+    }
+    // Written as a script, what runs is pinned, and trust holds.
+    assert.equal(check.trusted(byName(servers, "plain")), true);
+  });
+});

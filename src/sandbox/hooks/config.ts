@@ -8,7 +8,7 @@
  * commands name and the files beside them.
  */
 import { join } from "../../core/path.ts";
-import { MAX_FOLDERS, PINNABLE_FORM, readHookCommand } from "./hook_command.ts";
+import { MAX_FOLDERS, PINNABLE_FORM, readHookCommand } from "../../mcp/_pinned_command.ts";
 import { pinnedFiles, unpinnable } from "../../mcp/_pinned_files.ts";
 import { readWorkspaceText, type Warn } from "../../config/workspace_file.ts";
 import { warnPerson } from "../../core/warnings.ts";

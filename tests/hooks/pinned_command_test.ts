@@ -5,7 +5,7 @@
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { readHookCommand } from "../../src/sandbox/hooks/hook_command.ts";
+import { readHookCommand } from "../../src/mcp/_pinned_command.ts";
 import { hooksText } from "../../src/cli/hooks.ts";
 import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
 

@@ -7,7 +7,7 @@
  * ones and a changed script would still run. Such a hook can never be trusted; the reason says
  * how to write it instead.
  */
-import { basename, resolve } from "../../core/path.ts";
+import { basename, resolve } from "../core/path.ts";
 
 /** One simple command: its words, a folder it may start in, the indexes of words naming code. */
 export interface HookCommandPart {
@@ -99,7 +99,6 @@ const CONVENTION_FILES: Record<string, string[]> = {
   make: ["Makefile", "makefile", "GNUmakefile"],
   gmake: ["Makefile", "makefile", "GNUmakefile"],
   npm: ["package.json"],
-  npx: ["package.json"],
   pnpm: ["package.json"],
   yarn: ["package.json"],
   bun: ["package.json"],
@@ -154,6 +153,20 @@ export function readHookCommand(command: string, workspace: string): HookCommand
     }
   }
   return { parts, tooManyFolders };
+}
+
+/**
+ * Why the files the command line `argv` (exact words, as an MCP server's `command` and `args`)
+ * runs cannot be known (`bash -c '…'`, `node -e`, `env -C`, `xargs`); undefined when they can.
+ */
+export function commandLineProblem(argv: readonly string[]): string | undefined {
+  try {
+    const read = readSimple(argv.map((word) => word.replaceAll(UNKNOWN, "")));
+    return "cd" in read ? "it is a `cd`, which runs nothing" : undefined;
+  } catch (error) {
+    if (error instanceof Unfollowable) return error.message;
+    throw error;
+  }
 }
 
 /** Stands for a part of a word whose value is not known (a variable, a command's output). */
