@@ -35,6 +35,12 @@ export interface Editor {
   buffers: Map<string, string>;
   /** How the editor answers `fs/read_text_file` (default: from `buffers`). */
   read: (path: string) => string | Promise<string>;
+  /** tern's process id. */
+  pid: number;
+  /** Stops reading tern's output (as a suspended editor): its pipe fills. */
+  pauseReading(): void;
+  /** Reads tern's output again. */
+  resumeReading(): void;
 }
 
 export interface Bench {
@@ -82,7 +88,22 @@ export async function withBench(
       stderr: "piped",
     }).spawn();
     const stderr = new Response(child.stderr).text();
+    let paused: PromiseWithResolvers<void> | undefined;
+    const output = child.stdout.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        async transform(chunk, controller) {
+          await paused?.promise;
+          controller.enqueue(chunk);
+        },
+      }),
+    );
     const editor: Editor = {
+      pid: child.pid,
+      pauseReading: () => paused ??= Promise.withResolvers<void>(),
+      resumeReading: () => {
+        paused?.resolve();
+        paused = undefined;
+      },
       updates: [],
       asked: [],
       answer: () => ({ outcome: "selected", optionId: "allow_once" }),
@@ -111,7 +132,7 @@ export async function withBench(
     const piped = toChild.readable.pipeTo(child.stdin, { signal: hangUp.signal }).catch(() => {});
     let connected = false;
     try {
-      await app.connectWith(ndJsonStream(toChild.writable, child.stdout), async (ctx) => {
+      await app.connectWith(ndJsonStream(toChild.writable, output), async (ctx) => {
         const init = await ctx.request(methods.agent.initialize, {
           protocolVersion: PROTOCOL_VERSION,
           clientCapabilities: { fs: { readTextFile: true, writeTextFile: false }, terminal: false },

@@ -28,6 +28,7 @@ import {
   historyUpdates,
   noticeUpdate,
   proposedDiffContent,
+  shownToEditor,
   stopReasonFor,
   toolKind,
   updateFor,
@@ -206,6 +207,9 @@ export class AcpSession {
       this.#asking = [];
       this.#calls.clear();
     }
+    // Only what becomes an update waits for the editor: an event it is never sent (a command's
+    // output, chunk by chunk) would otherwise be held while it does not read, without bound.
+    if (!shownToEditor(event)) return;
     const context = {
       workspace: this.#options.workspace,
       readRefusal: () => this.#agent.conversation.readRefusal(),

@@ -107,6 +107,24 @@ export interface UpdateContext {
   declaredKeys: (tool: string) => ReadonlySet<string>;
 }
 
+/** The events an editor is shown ({@linkcode updateFor} makes an update of no other). */
+const SHOWN = new Set<AgentEvent["type"]>([
+  "text_delta",
+  "thinking_delta",
+  "steering",
+  "tool_start",
+  "tool_input",
+  "tool_end",
+]);
+
+/**
+ * Whether {@linkcode updateFor} makes an update of `event`: a command's output as it comes
+ * (`tool_update`) is not, so a session need not keep it until the editor reads again.
+ */
+export function shownToEditor(event: AgentEvent): boolean {
+  return SHOWN.has(event.type);
+}
+
 /**
  * The update for `event`, or undefined for events an editor is not shown (turn bounds,
  * retries, permission bookkeeping: those reach it as the prompt's answer and as requests; a
@@ -117,6 +135,7 @@ export async function updateFor(
   context: UpdateContext,
 ): Promise<SessionUpdate | undefined> {
   const { workspace } = context;
+  if (!shownToEditor(event)) return undefined;
   switch (event.type) {
     case "text_delta":
       return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } };
