@@ -20,6 +20,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import { dropOlderImages, dropOlderResultImages } from "../core/image_budget.ts";
 import { OutputBudget, type OutputLimits } from "./output_budget.ts";
+import { progressUpdates } from "./progress_updates.ts";
 
 export interface RunTurnOptions {
   /** The conversation so far, ending with the new user message. Not mutated. */
@@ -464,12 +465,19 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
           "send one complete JSON object",
     };
   } else {
-    observation = await tool.run(parsed.value, {
-      callId: call.id,
-      workspace: context.options.workspace,
-      signal,
-      update: (text) => emit({ type: "tool_update", callId: call.id, text }),
-    });
+    const progress = progressUpdates((text) =>
+      emit({ type: "tool_update", callId: call.id, text })
+    );
+    try {
+      observation = await tool.run(parsed.value, {
+        callId: call.id,
+        workspace: context.options.workspace,
+        signal,
+        update: progress.update,
+      });
+    } finally {
+      progress.flush();
+    }
   }
   const durationMs = Math.round(performance.now() - started);
   phaseMark("tool_end", { round, name: call.name });
