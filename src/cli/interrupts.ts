@@ -33,3 +33,24 @@ export function listenForInterrupts(): Disposable & { signal: AbortSignal; exitC
     [Symbol.dispose]: () => listeners.forEach((remove) => remove()),
   };
 }
+
+/**
+ * SIGTERM and SIGHUP for a front end that serves a program (`tern rpc`, `tern acp`), where
+ * Ctrl-C has a meaning of its own: the first calls `stop` with the exit code (128 + the
+ * signal's number), which closes in order (turns cancelled, the sandbox and its tmp folder,
+ * cgroups and processes gone, the session closed); a second one while that goes on exits at
+ * once. Disposing of it stops listening.
+ */
+export function onStopSignals(stop: (exitCode: number) => void): Disposable {
+  let stopping = false;
+  const listeners = (["SIGHUP", "SIGTERM"] as const).map((name) => {
+    const listener = () => {
+      if (stopping) Deno.exit(STOP_SIGNALS[name]);
+      stopping = true;
+      stop(STOP_SIGNALS[name]);
+    };
+    Deno.addSignalListener(name, listener);
+    return () => Deno.removeSignalListener(name, listener);
+  });
+  return { [Symbol.dispose]: () => listeners.forEach((remove) => remove()) };
+}

@@ -23,6 +23,8 @@ export interface LineProcess {
   finish(): Promise<{ code: number; stderr: string }>;
   /** Kills the process (when a test failed) and waits for it. */
   kill(): Promise<void>;
+  /** Sends `signal` to the process. */
+  signal(signal: Deno.Signal): void;
 }
 
 /** Spawns `tern args` in `cwd` with `env` (nothing inherited but PATH). */
@@ -104,6 +106,7 @@ export function spawnLineProcess(
       await reading;
       return { code: status.code, stderr: await stderr };
     },
+    signal: (signal) => child.kill(signal),
     async kill() {
       try {
         child.kill("SIGKILL");

@@ -22,6 +22,7 @@ import { EXIT_FAILURE } from "../exit_codes.ts";
 import { resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
 import { AcpSession } from "./session.ts";
+import { onStopSignals } from "../interrupts.ts";
 
 /** What a session id tern gives looks like (a UUID): `session/load` takes nothing else. */
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -119,6 +120,12 @@ export async function runAcp(flags: RunFlags): Promise<number> {
   const onInterrupt = () => connection.close();
   Deno.addSignalListener("SIGINT", onInterrupt);
   let code = 0;
+  // SIGTERM and SIGHUP (how editors and supervisors stop an agent) close the connection as
+  // Ctrl-C does: turns cancelled, sessions closed; the exit code says which signal came.
+  using _stop = onStopSignals((signalCode) => {
+    code = signalCode;
+    connection.close();
+  });
   try {
     await connection.closed;
     // The SDK closes the connection on a message over its limit, and says so only here.

@@ -14,6 +14,7 @@ import { processWriters, resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
 import { readLines } from "./lines.ts";
 import { PermissionDesk } from "./permissions.ts";
+import { onStopSignals } from "../interrupts.ts";
 import {
   parseRpcLine,
   RPC_COMMANDS,
@@ -44,6 +45,18 @@ export async function runRpc(flags: RunFlags): Promise<number> {
   const server = new RpcServer(agent, send, permissions);
   const onInterrupt = () => server.turns.abort();
   Deno.addSignalListener("SIGINT", onInterrupt);
+  // A supervisor or a closed terminal stops tern: the turn is cancelled and the session closed
+  // before it exits (stdin, still open, cannot end the loop below).
+  using _stop = onStopSignals(async (code) => {
+    try {
+      server.turns.abort();
+      permissions.close();
+      await server.turns.idle();
+      await agent.close();
+    } finally {
+      Deno.exit(code);
+    }
+  });
   try {
     for (const warning of agent.session.warnings) log(warning);
     send({
