@@ -662,18 +662,27 @@ export class Conversation {
       .catch(() => {});
   }
 
-  /** Runs one turn for `task` in the current session. */
-  async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
-    if (this.#running) throw new Error("A turn is already running");
-    // A message the window cannot hold would fail at the provider after it was recorded.
+  /**
+   * Throws when the model's context window cannot hold `text`, a message of the person's (a
+   * prompt, or the steering messages queued for the next model call together): recorded, it
+   * would fail at the provider at every later request, and no compaction can shrink it.
+   * @throws {MessageTooLargeError} naming the sizes and what to do instead.
+   */
+  checkMessage(text: string): void {
     const { contextWindow } = this.#options.config;
-    const tokens = estimateTokens(task);
+    const tokens = estimateTokens(text);
     if (tokens > contextWindow) {
       throw new MessageTooLargeError(
         `Cannot send a message of about ${tokens} tokens: the model's context window holds ` +
           `${contextWindow}; put long text in a file and name the file in the message`,
       );
     }
+  }
+
+  /** Runs one turn for `task` in the current session. */
+  async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
+    if (this.#running) throw new Error("A turn is already running");
+    this.checkMessage(task);
     this.#running = true;
     // Set before the first await, so no call of this turn is reviewed without it.
     this.#turnGoal = options.goal === undefined || options.goal === task

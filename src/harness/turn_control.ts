@@ -13,6 +13,7 @@ export class TurnBusyError extends Error {
 
 export class TurnControl {
   #abort: AbortController | undefined;
+  #conversation: Conversation | undefined;
   #queue: string[] = [];
   #done: Promise<unknown> = Promise.resolve();
 
@@ -43,6 +44,7 @@ export class TurnControl {
     }
     const abort = new AbortController();
     this.#abort = abort;
+    this.#conversation = conversation;
     this.#queue = [];
     const turn = (async () => {
       try {
@@ -63,9 +65,12 @@ export class TurnControl {
   /**
    * Queues `text` for the running turn's next model boundary. False when no turn runs (the
    * message is not kept).
+   * @throws {MessageTooLargeError} when the model's context window could not hold the queued
+   * messages with `text` (nothing is queued then).
    */
   steer(text: string): boolean {
     if (this.#abort === undefined || this.#abort.signal.aborted) return false;
+    this.#conversation?.checkMessage([...this.#queue, text].join("\n\n"));
     this.#queue.push(text);
     return true;
   }

@@ -28,6 +28,7 @@ interface Harness {
   frame: () => string[];
   provider: ScriptedProvider;
   session: Session;
+  editor: Editor;
   exits: () => number;
   close(): Promise<void>;
 }
@@ -40,6 +41,7 @@ async function harness(
   commandContext: ContextFactory = () => {
     throw new Error("no command context in this test");
   },
+  contextWindow = DEFAULTS.contextWindow,
 ): Promise<Harness> {
   const ternHome = await Deno.makeTempDir({ prefix: "tern-app-home-" });
   const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-app-ws-" }));
@@ -47,12 +49,14 @@ async function harness(
   const provider = new ScriptedProvider(script, { delayMs: 2 });
   const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
   const committed: string[] = [];
+  const editor = new Editor({});
   let last: string[] = [];
   let exits = 0;
   const conversation = new Conversation({
     workspace,
     config: {
       ...DEFAULTS,
+      contextWindow,
       model: "scripted",
       ternHome,
       mode: "bypass",
@@ -74,7 +78,7 @@ async function harness(
     },
     theme,
     view: new TranscriptView({ theme, workspace }),
-    editor: new Editor({}),
+    editor,
     commands,
     status: () => ({
       cwd: workspace,
@@ -99,6 +103,7 @@ async function harness(
     },
     provider,
     session,
+    editor,
     exits: () => exits,
     close: async () => {
       await conversation.close();
@@ -146,6 +151,32 @@ Deno.test("InteractiveApp queues a line typed during a turn and sends it as the 
     deepEqual(h.provider.requests[1].messages.at(-1), { role: "user", content: "also this" });
     deepEqual(h.app.queued, []);
     ok(h.committed.some((line) => line.includes("second answer")));
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("InteractiveApp gives back a steering message the context window cannot hold", async () => {
+  const h = await harness(
+    [{ toolCalls: [{ id: "c0", name: "nosuch", arguments: "{}" }] }, { text: "done" }],
+    new CommandRegistry(),
+    undefined,
+    1_000,
+  );
+  try {
+    const huge = "word ".repeat(2_000);
+    type(h.app, "first");
+    // Typed while the turn runs: steering messages, taken after the tool call.
+    type(h.app, "small STEER-MARK");
+    type(h.app, huge.trim());
+    await h.app.idle;
+    equal(h.provider.requests.length, 2);
+    const sent = JSON.stringify(h.provider.requests[1].messages);
+    ok(sent.includes("STEER-MARK"), sent);
+    ok(!sent.includes("word word"), "the message the window cannot hold was sent");
+    // Nothing is lost: it is back in the editor, and the person was told why.
+    equal(h.editor.text, huge.trim());
+    ok(h.committed.some((line) => line.includes("Cannot send a message")), h.committed.join("\n"));
   } finally {
     await h.close();
   }

@@ -1,7 +1,8 @@
 /** The seams front ends without a terminal use: TurnControl, AgentSession.fork(). */
-import { equal, ok, rejects } from "node:assert/strict";
+import { equal, match, ok, rejects } from "node:assert/strict";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import { TurnBusyError, TurnControl } from "../../src/harness/turn_control.ts";
+import { estimateTokens } from "../../src/context/tokens.ts";
 import { Session } from "../../src/session/session.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
 
@@ -95,6 +96,61 @@ Deno.test("AgentSession.fork() continues in a copy of the session linked to its 
         ok(session.entries.length > parent.entries.length, "the turn went to the fork");
         // The parent's file is released: another process may open it.
         (await Session.open(parent.path)).close();
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
+
+Deno.test("TurnControl refuses a steering message the context window cannot hold, with the queue", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer((request, i) => {
+      if (i === 0) return { toolCalls: [{ id: "c0", name: "list", arguments: "{}" }] };
+      const said = request.messages.map((message) => message.content).join("\n");
+      return { text: `${said.length} characters` };
+    }, async (server) => {
+      const turns = new TurnControl();
+      const outcomes: string[] = [];
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        emit: (event) => {
+          if (event.type !== "tool_start") return;
+          const { contextWindow } = agent.conversation.config;
+          // Each alone fits; the two together do not: the second is refused, the first kept.
+          const perChar = estimateTokens("h".repeat(10_000)) / 10_000;
+          const half = "h".repeat(Math.floor(contextWindow * 0.6 / perChar));
+          for (const text of ["huge ".repeat(contextWindow), half, half, "small STEER-MARK"]) {
+            try {
+              outcomes.push(String(turns.steer(text)));
+            } catch (error) {
+              outcomes.push((error as Error).message);
+            }
+          }
+        },
+        warn: () => {},
+      });
+      try {
+        await turns.run(agent.conversation, "look");
+        equal(outcomes.length, 4);
+        match(
+          outcomes[0],
+          /^Cannot send a message of about \d+ tokens: the model's context window/,
+        );
+        equal(outcomes[1], "true");
+        match(outcomes[2], /^Cannot send a message/);
+        equal(outcomes[3], "true");
+        // What was refused never reached the session: the next request holds one half only.
+        const last = server.requests.at(-1)!.body.messages as { content: unknown }[];
+        const text = JSON.stringify(last);
+        ok(text.includes("STEER-MARK"));
+        ok(!text.includes("huge huge"));
+        // One half is 0.6 of the window; both would be 1.2.
+        ok(
+          estimateTokens(text) < agent.conversation.config.contextWindow,
+          `${text.length} characters`,
+        );
       } finally {
         await agent.close();
       }

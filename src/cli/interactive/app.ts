@@ -506,7 +506,7 @@ export class InteractiveApp {
       const conversation = await this.#options.conversation();
       result = await conversation.turn(prepared.text, {
         signal: controller.signal,
-        steering: () => this.#drainQueue(),
+        steering: () => this.#drainQueue(conversation),
         images: prepared.images,
         // The reviewer judges against what the person typed, not the files or the template's
         // text it brought along.
@@ -550,11 +550,33 @@ export class InteractiveApp {
     this.#dialogSince = undefined;
   }
 
-  #drainQueue(): string[] {
+  /**
+   * The queued steering messages, taken for the model; with `conversation`, only as many as
+   * its context window holds together: the rest go back into the editor, and the person is told
+   * (recorded, a message the window cannot hold would fail every later request).
+   */
+  #drainQueue(conversation?: Conversation): string[] {
     const queued = this.#queue;
     this.#queue = [];
     this.#options.view.queued([]);
-    return queued;
+    if (conversation === undefined) return queued;
+    const taken: string[] = [];
+    const back: string[] = [];
+    for (const text of queued) {
+      try {
+        conversation.checkMessage([...taken, text].join("\n\n"));
+        taken.push(text);
+      } catch (error) {
+        back.push(text);
+        this.notice(`${(error as Error).message}: the message is back in the editor`, "error");
+      }
+    }
+    if (back.length > 0) {
+      const { editor } = this.#options;
+      editor.text = [...back, ...editor.isEmpty ? [] : [editor.text]].join("\n\n");
+      this.frame();
+    }
+    return taken;
   }
 
   #count(usage: Usage, cost: number | undefined): void {
