@@ -123,6 +123,7 @@ export class AgentSession {
   #mcpOpening: Promise<OpenedMcp> | undefined;
   #subagents: SubagentHost | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(
     options: AgentSessionOptions,
@@ -389,11 +390,19 @@ export class AgentSession {
   /**
    * Closes everything, in this order: the conversation (its sandbox, worker, temporary folder
    * and audit log), the session file (discarded when nothing was written), the MCP servers.
-   * A second call does nothing.
+   * A later call waits for the same close.
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+  close(): Promise<void> {
+    // A second caller (a signal's orderly stop while stdin's end closes too) waits for the
+    // same close: returning at once, it could exit while the sandbox is still being closed.
+    if (this.#closing === undefined) {
+      this.#closed = true;
+      this.#closing = this.#close();
+    }
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     try {
       const conversation = await this.#connecting?.catch(() => undefined);
       // Children stop first: their outcomes go into the session before it closes.

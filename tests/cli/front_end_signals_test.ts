@@ -47,12 +47,17 @@ async function stoppedMidCommand(
       ok(i < 600, "the command did not start within a minute");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    equal((await tmpFolders(tmp)).length, 1);
+    const before = await tmpFolders(tmp);
+    equal(before.length, 1);
     tern.signal(signal);
     const { code, stderr } = await tern.finish();
     equal(code, signal === "SIGTERM" ? 143 : 129, stderr);
     equal((await processesMatching(mark)).length, 0);
-    equal((await tmpFolders(tmp)).length, 0, "the sandbox's tmp folder is left");
+    equal(
+      (await tmpFolders(tmp)).length,
+      0,
+      `the sandbox's tmp folder is left: ${before} ${await tmpFolders(tmp)} ${stderr}`,
+    );
     // The warm shell's mount points in the workspace went with the sandbox.
     ok(!await exists(join(ws.dir, ".tern")), "the .tern mount point is left");
     ok(!await exists(join(ws.dir, ".git")), "the .git mount point is left");

@@ -419,3 +419,35 @@ Deno.test("tern rpc set_model never sends another provider's key to the base URL
     ok(!JSON.stringify(requests.map((r) => r.headers)).includes(anthropicKey));
   }, { args: ["--provider", "openai"], env: { ANTHROPIC_API_KEY: anthropicKey } });
 });
+
+testWith(
+  [bwrapNeed],
+  "tern rpc goes on while the client does not read: a command's time limit still ends it",
+  async () => {
+    const command = { command: "yes progress", timeout_ms: 1_500 };
+    const { code } = await withRpc([
+      // Text enough to fill the pipe before the command starts.
+      {
+        text: "x".repeat(300_000),
+        toolCalls: [{ id: "c0", name: "bash", arguments: JSON.stringify(command) }],
+      },
+      { text: "done" },
+    ], async ({ rpc, requested }) => {
+      rpc.pauseReading();
+      await rpc.send({ id: 1, type: "prompt", message: "run it" });
+      // The second request carries the timed-out command's result: the turn went on although
+      // nothing tern wrote was read (a blocking write held every timer until the client read).
+      const deadline = new Promise<"stuck">((resolve) => {
+        const timer = setTimeout(() => resolve("stuck"), 60_000);
+        requested(2).then(() => clearTimeout(timer));
+      });
+      equal(await Promise.race([requested(2).then(() => "went on" as const), deadline]), "went on");
+      rpc.resumeReading();
+      const done = await responseTo(rpc, 1);
+      equal(done.ok, true);
+      const ended = events(rpc.lines).find((event) => event.type === "tool_end");
+      match(JSON.stringify(ended), /timed out after 1500 ms/);
+    }, { args: ["--mode", "bypass"] });
+    equal(code, 0);
+  },
+);

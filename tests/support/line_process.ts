@@ -25,6 +25,10 @@ export interface LineProcess {
   kill(): Promise<void>;
   /** Sends `signal` to the process. */
   signal(signal: Deno.Signal): void;
+  /** Stops reading stdout (a client that stalls): the pipe fills. */
+  pauseReading(): void;
+  /** Reads stdout again. */
+  resumeReading(): void;
 }
 
 /** Spawns `tern args` in `cwd` with `env` (nothing inherited but PATH). */
@@ -56,10 +60,12 @@ export function spawnLineProcess(
     for (const waiter of current) waiter();
   };
   const stderr = new Response(child.stderr).text();
+  let paused: PromiseWithResolvers<void> | undefined;
   const reading = (async () => {
     const decoder = new TextDecoder();
     let buffer = "";
     for await (const chunk of child.stdout) {
+      await paused?.promise;
       buffer += decoder.decode(chunk, { stream: true });
       let end: number;
       while ((end = buffer.indexOf("\n")) >= 0) {
@@ -107,7 +113,15 @@ export function spawnLineProcess(
       return { code: status.code, stderr: await stderr };
     },
     signal: (signal) => child.kill(signal),
+    pauseReading: () => {
+      paused ??= Promise.withResolvers<void>();
+    },
+    resumeReading: () => {
+      paused?.resolve();
+      paused = undefined;
+    },
     async kill() {
+      paused?.resolve();
       try {
         child.kill("SIGKILL");
       } catch {

@@ -15,6 +15,7 @@ import type { RunFlags } from "../run.ts";
 import { readLines } from "./lines.ts";
 import { PermissionDesk } from "./permissions.ts";
 import { onStopSignals } from "../interrupts.ts";
+import { LineOutput } from "./output.ts";
 import {
   parseRpcLine,
   RPC_COMMANDS,
@@ -28,8 +29,13 @@ import {
 /** Serves the protocol on stdin/stdout until stdin ends; returns the exit code. */
 export async function runRpc(flags: RunFlags): Promise<number> {
   const write = processWriters();
+  const stdout = new LineOutput(Deno.stdout);
   // Every line is one JSON value: model text is only ever a string inside it.
-  const send = (output: RpcOutput) => write.out(jsonForTerminal(JSON.stringify(output)) + "\n");
+  const send = (output: RpcOutput) =>
+    stdout.write(
+      jsonForTerminal(JSON.stringify(output)) + "\n",
+      output.type === "event" && output.event.type === "tool_update",
+    );
   const log = (text: string) => write.err(`tern: ${terminalText(text)}\n`);
   const permissions = new PermissionDesk(send);
   const agent = await openAgentSession({
@@ -53,6 +59,10 @@ export async function runRpc(flags: RunFlags): Promise<number> {
       permissions.close();
       await server.turns.idle();
       await agent.close();
+      // What the client has not read yet: a second of grace, then it is left.
+      await Promise.race([stdout.drained(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    } catch (error) {
+      log(`Cannot close in order: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       Deno.exit(code);
     }
@@ -93,6 +103,7 @@ export async function runRpc(flags: RunFlags): Promise<number> {
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
     await agent.close();
+    await stdout.drained();
   }
 }
 
