@@ -6,6 +6,8 @@
  * event per 64 KB chunk, 3 GB to an rpc client in 50 s, all of it written while the client read.
  */
 
+import { after, type Timer } from "../core/timer.ts";
+
 /** The fewest milliseconds between two progress events of one call. */
 export const PROGRESS_INTERVAL_MS = 100;
 /** The most characters one progress event carries: the end of what came since the last one. */
@@ -30,9 +32,11 @@ export function progressUpdates(
   let pending = "";
   let skipped = 0;
   let last = -Infinity;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Deno's own timer: the global one loads Node's (see core/timer.ts). It does not keep the
+  // process alive, which the call it paces does.
+  let timer: Timer | undefined;
   const flush = () => {
-    clearTimeout(timer);
+    timer?.cancel();
     timer = undefined;
     if (pending === "" && skipped === 0) return;
     const text = skipped > 0
@@ -52,7 +56,7 @@ export function progressUpdates(
       }
       const waited = performance.now() - last;
       if (waited >= intervalMs) flush();
-      else timer ??= setTimeout(flush, intervalMs - waited);
+      else timer ??= after(intervalMs - waited, flush);
     },
     flush,
   };

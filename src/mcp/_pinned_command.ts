@@ -1,11 +1,23 @@
 /**
- * What a project hook's command runs, as far as trust can pin it: its simple commands, each with
- * its words as the shell splits them, every folder it may start in, and which words name code
- * (a script, an interpreter's script or module, a build tool's own file). A command written in a
- * form this reading cannot follow (a shell keyword, `bash -c '…'`, a variable, a pattern, `env
- * -C`, `xargs`) is `unfollowable`: the files it runs are not known, so trust could pin the wrong
- * ones and a changed script would still run. Such a hook can never be trusted; the reason says
- * how to write it instead.
+ * What a command runs, as far as trust can pin it: a project hook's shell command read as the
+ * shell splits it (its simple commands, the folders each may start in, which words name code),
+ * and an MCP server's command line (exact words). Trust pins (SHA-256) the workspace files that
+ * run, so a command is read by a small grammar and anything outside it is `unfollowable`: such a
+ * hook can never be trusted, since a changed file it runs could escape the pins.
+ *
+ * The grammar: plain words (letters, digits, `_./,:=+@%^-`, and quoted text without `$`, `` ` ``
+ * or `\`); `&&`, `||`, `;`, `|`, `&`, line breaks and `( … )` subshells; output redirections to
+ * a plain word, input only from `/dev/null`; `cd DIR` and `pushd DIR` to a folder inside the
+ * workspace; a few harmless builtins (`echo`, `printf` without `-v`, `test`, `[`, `true`,
+ * `false`, `:`, `exit`, `pwd`, `wait`, `popd`, `source` and `.` with a script); `exec`,
+ * `command`, `nohup`, `time`, `!` before a command; an interpreter with options known not to load
+ * other code, then its script (or module, for `python -m`); build tools with their own files
+ * (`make`'s Makefile or `-f` file, `package.json`, `deno.json` for `deno task`, a justfile).
+ * Refused: any `$` (variables, substitutions, `$'…'`), backslash escapes, `~`, patterns and
+ * braces, here-documents and input files, variable assignments, every other shell builtin and
+ * keyword (`set`, `declare`, `[[`, `eval`, function definitions, …), paths through `..` (a link
+ * before it moves the folder), code given as text (`bash -c`), programs that run commands they
+ * read (`xargs`, `find -exec`) or from another folder (`env -C`, `make -C`, `git -c`/`-C`).
  */
 import { basename, resolve } from "../core/path.ts";
 
@@ -33,7 +45,22 @@ export const MAX_FOLDERS = 16;
 export const PINNABLE_FORM =
   "write it as `cd DIR && ./script` or `bash path/to/script.sh`, or move it into a script";
 
-const KEYWORDS = new Set([
+/** Shell builtins a hook may use: none of them runs other code or changes how words are read. */
+const HARMLESS_BUILTINS = new Set([
+  "echo",
+  "printf",
+  "test",
+  "[",
+  "true",
+  "false",
+  ":",
+  "exit",
+  "pwd",
+  "wait",
+  "popd",
+]);
+/** Every other bash builtin and keyword: each can run code or change what later words do. */
+const SHELL_WORDS = new Set([
   "{",
   "}",
   "if",
@@ -51,44 +78,78 @@ const KEYWORDS = new Set([
   "function",
   "select",
   "coproc",
-  "((",
-  "eval",
+  "[[",
+  "]]",
   "alias",
+  "bg",
+  "bind",
+  "break",
+  "caller",
+  "compgen",
+  "complete",
+  "compopt",
+  "continue",
+  "declare",
+  "dirs",
+  "disown",
+  "enable",
+  "eval",
+  "export",
+  "fc",
+  "fg",
+  "getopts",
+  "hash",
+  "help",
+  "history",
+  "jobs",
+  "kill",
+  "let",
+  "local",
+  "logout",
+  "mapfile",
+  "read",
+  "readarray",
+  "readonly",
+  "return",
+  "set",
+  "shift",
+  "shopt",
+  "suspend",
+  "times",
+  "trap",
+  "type",
+  "typeset",
+  "ulimit",
+  "umask",
+  "unalias",
+  "unset",
 ]);
 /** Programs that run commands they read from their input or arguments as text. */
-const RUNNERS = new Set(["xargs", "parallel", "watch", "su", "runuser", "script", "trap"]);
-/** Programs that run the command their other words make up. */
-const COMMAND_TAKERS = new Set([
-  "timeout",
-  "nice",
-  "sudo",
-  "doas",
-  "stdbuf",
-  "setsid",
-  "ionice",
-  "taskset",
-  "chrt",
-  "flock",
-  "unbuffer",
-  "strace",
-  "ltrace",
-]);
-/** Words before a command that run it unchanged (no options taken here). */
+const RUNNERS = new Set(["xargs", "parallel", "watch", "su", "runuser", "script"]);
+/** Words before a command that run it unchanged (no options taken). */
 const WRAPPERS = new Set(["builtin", "command", "exec", "nohup", "time", "!"]);
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"]);
 const INTERPRETERS =
   /^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|lua[0-9.]*|tsx|ts-node|Rscript)$/;
-/** Options that hand an interpreter its code as text. */
+/** Options that hand an interpreter its code as text (read in exact command lines too). */
 const CODE_OPTIONS: Record<string, RegExp> = {
   shell: /^-[^-]*[cs]/,
   python: /^-[^-]*c/,
   node: /^(?:-[^-]*[ep]|--eval|--print)/,
-  deno: /^(?:eval|-e|--eval)$/,
+  deno: /^(?:eval|repl|-e|--eval)$/,
   bun: /^(?:-[^-]*e|--eval|--print|-p)/,
   ruby: /^-[^-]*e/i,
   perl: /^-[^-]*e/i,
   php: /^-[^-]*r/,
   lua: /^-[^-]*e/,
+};
+/** The options each interpreter may take before its script in a hook: none loads other code. */
+const SAFE_OPTIONS: Record<string, RegExp> = {
+  shell: /^-[euxvn]+$/,
+  python: /^-(?:[uBEsSIOq]+|OO)$/,
+  node: /^--(?:no-warnings|enable-source-maps|trace-warnings|max-old-space-size=\d+)$/,
+  deno:
+    /^(?:-A|-q|--quiet|--no-prompt|--no-check|--cached-only|--no-lock|--(?:allow|deny)-[a-z-]+(?:=\S*)?)$/,
 };
 /** Options that move a program to another folder, where other files would run. */
 const FOLDER_OPTIONS =
@@ -104,6 +165,8 @@ const CONVENTION_FILES: Record<string, string[]> = {
   bun: ["package.json"],
   just: ["justfile", "Justfile", ".justfile"],
 };
+/** Folders every sandboxed command may write: code there is never the project's, nor pinned. */
+const SHARED_WRITABLE = /^\/(?:tmp|dev\/shm)(?:\/|$)/;
 
 class Unfollowable extends Error {}
 
@@ -114,43 +177,53 @@ class Unfollowable extends Error {}
  * `cd` may have failed, ended with its subshell or been undone). Never throws.
  */
 export function readHookCommand(command: string, workspace: string): HookCommandReading {
-  const expanded = command.replace(/\$\{?(?:CLAUDE|TERN)_PROJECT_DIR\}?/g, workspace);
-  let commands: Array<{ argv: string[]; op: string }>;
-  try {
-    commands = simpleCommands(expanded);
-  } catch (error) {
-    return { parts: [], tooManyFolders: false, unfollowable: (error as Error).message };
-  }
+  // The project's folder, as the shell would put it in; a path the grammar cannot hold as a
+  // plain word (a quote, `$`, a backslash) is not put in, so the command is refused.
+  const expanded = /^[^'"$`\\]*$/.test(workspace)
+    ? command.replace(
+      /\$(?:\{(?:CLAUDE|TERN)_PROJECT_DIR\}|(?:CLAUDE|TERN)_PROJECT_DIR(?![A-Za-z0-9_]))/g,
+      () => workspace,
+    )
+    : command;
   const parts: HookCommandPart[] = [];
-  // Every folder a command may start in: a `cd` may fail, end with its subshell or be undone
-  // (`popd`), so the folders before it stay possible too; only the command right after
-  // `cd DIR &&` runs in DIR alone.
   let folders = [workspace];
   let tooManyFolders = false;
-  let onlyNext: string[] | undefined;
-  for (const { argv: words, op } of commands) {
-    const here = onlyNext ?? folders;
-    onlyNext = undefined;
-    let read: { argv: string[]; scripts: Set<number> } | { cd: string | undefined };
-    try {
-      read = readSimple(words);
-    } catch (error) {
-      return { parts, tooManyFolders, unfollowable: (error as Error).message };
-    }
-    if ("cd" in read) {
-      const dir = read.cd;
-      const moved = dir === undefined || dir === "-" || dir.startsWith("~")
-        ? [workspace]
-        : here.map((folder) => resolve(folder, dir));
-      folders = [...new Set([...folders, ...moved])];
-      if (folders.length > MAX_FOLDERS) {
-        tooManyFolders = true;
-        folders = folders.slice(0, MAX_FOLDERS);
+  try {
+    // Every folder a command may start in: a `cd` may fail, end with its subshell or be undone
+    // (`popd`), so the folders before it stay possible too; only the command right after
+    // `cd DIR &&` runs in DIR alone.
+    let onlyNext: string[] | undefined;
+    for (const { argv: words, op } of simpleCommands(expanded)) {
+      const here = onlyNext ?? folders;
+      onlyNext = undefined;
+      const read = readSimple(words, true);
+      if ("cd" in read) {
+        const moved = here.map((folder) => resolve(folder, read.cd));
+        if (moved.some((folder) => folder !== workspace && !folder.startsWith(`${workspace}/`))) {
+          throw new Unfollowable(`\`cd ${read.cd}\` leads out of the workspace`);
+        }
+        folders = [...new Set([...folders, ...moved])];
+        if (folders.length > MAX_FOLDERS) {
+          tooManyFolders = true;
+          folders = folders.slice(0, MAX_FOLDERS);
+        }
+        if (op === "&&") onlyNext = moved;
+      } else if (read.argv.length > 0) {
+        for (const cwd of here) {
+          // Code outside the workspace, where every command may write, is never pinned.
+          for (const index of read.scripts) {
+            const path = resolve(cwd, read.argv[index]);
+            if (SHARED_WRITABLE.test(path) && !path.startsWith(`${workspace}/`)) {
+              throw new Unfollowable(`it runs "${path}", where any command may write`);
+            }
+          }
+          parts.push({ cwd, argv: read.argv, scripts: read.scripts });
+        }
       }
-      if (op === "&&") onlyNext = moved;
-    } else if (read.argv.length > 0) {
-      for (const cwd of here) parts.push({ cwd, argv: read.argv, scripts: read.scripts });
     }
+  } catch (error) {
+    if (!(error instanceof Unfollowable)) throw error;
+    return { parts, tooManyFolders, unfollowable: error.message };
   }
   return { parts, tooManyFolders };
 }
@@ -158,10 +231,12 @@ export function readHookCommand(command: string, workspace: string): HookCommand
 /**
  * Why the files the command line `argv` (exact words, as an MCP server's `command` and `args`)
  * runs cannot be known (`bash -c '…'`, `node -e`, `env -C`, `xargs`); undefined when they can.
+ * Exact words are not read as the shell would read them, and an interpreter's options are
+ * not limited to those a hook may take.
  */
 export function commandLineProblem(argv: readonly string[]): string | undefined {
   try {
-    const read = readSimple(argv.map((word) => word.replaceAll(UNKNOWN, "")));
+    const read = readSimple([...argv], false);
     return "cd" in read ? "it is a `cd`, which runs nothing" : undefined;
   } catch (error) {
     if (error instanceof Unfollowable) return error.message;
@@ -169,81 +244,40 @@ export function commandLineProblem(argv: readonly string[]): string | undefined 
   }
 }
 
-/** Stands for a part of a word whose value is not known (a variable, a command's output). */
-const UNKNOWN = "\0";
-
 /**
  * The simple commands of `text` as the shell splits their words (quotes removed), each with the
- * operator after it; redirections' targets left out (they are data). The commands inside a
- * command or process substitution are read as well, and the word it stands in, like one holding
- * a variable, holds {@linkcode UNKNOWN}. Throws {@linkcode Unfollowable} at a form whose
- * commands are not written out (an unquoted pattern, a here-document, a quote not closed).
+ * operator after it; output redirections' targets left out (they are data). Throws
+ * {@linkcode Unfollowable} at anything outside the grammar (see the module's comment).
  */
 function simpleCommands(text: string): Array<{ argv: string[]; op: string }> {
   const commands: Array<{ argv: string[]; op: string }> = [];
-  const end = readCommands(text, 0, undefined, commands, 0);
-  if (end < text.length) throw new Unfollowable("a `)` closes nothing");
-  return commands;
-}
-
-/**
- * Reads commands from `text` at `start` into `commands` until `closer` (the end of a
- * substitution) or the end; returns the index of the closer (or the length).
- */
-function readCommands(
-  text: string,
-  start: number,
-  closer: ")" | "`" | undefined,
-  commands: Array<{ argv: string[]; op: string }>,
-  depth: number,
-): number {
-  if (depth > 16) throw new Unfollowable("its substitutions nest too deep");
   let argv: string[] = [];
   let word: string | undefined;
-  let redirectTarget = false;
+  let redirect: "out" | "in" | undefined;
   let groups = 0;
-  // An unquoted `[` or `{` inside a word: a pattern or a brace expansion, unless the word is
-  // the test command itself (`[`, `[[`) or a group's brace (a keyword, refused later).
+  // An unquoted `[` makes a word a pattern, unless the word is the test command `[` itself.
   let bracket = false;
   const endWord = () => {
     if (word === undefined) return;
-    if (bracket && !["[", "[[", "{"].includes(word)) {
-      throw new Unfollowable("it names files by a pattern (`*`, `?`, `[…]`, `{…}`)");
+    if (bracket && word !== "[" && word !== "[[") {
+      throw new Unfollowable("it names files by a pattern (`[…]`)");
     }
     bracket = false;
-    if (redirectTarget) redirectTarget = false;
-    else argv.push(word);
+    if (redirect === "in" && word !== "/dev/null") {
+      throw new Unfollowable("it reads a file as input (`<`), which may be code it runs");
+    }
+    if (redirect === undefined) argv.push(word);
+    redirect = undefined;
     word = undefined;
   };
   const endCommand = (op: string) => {
     endWord();
-    if (redirectTarget) throw new Unfollowable("a redirection names no file");
+    if (redirect !== undefined) throw new Unfollowable("a redirection names no file");
     if (argv.length > 0) commands.push({ argv, op });
     argv = [];
   };
-  // `$…` at `at`: a substitution's commands are read; returns where the expansion ends.
-  const dollar = (at: number): number => {
-    const next = text[at + 1] ?? "";
-    if (next === "(") {
-      if (text[at + 2] === "(") throw new Unfollowable("it uses the shell's `$((`");
-      const close = readCommands(text, at + 2, ")", commands, depth + 1);
-      word = (word ?? "") + UNKNOWN;
-      return close;
-    }
-    const name = text.slice(at + 1).match(/^(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/);
-    if (name === null) {
-      word = (word ?? "") + "$";
-      return at;
-    }
-    word = (word ?? "") + UNKNOWN;
-    return at + name[0].length;
-  };
-  for (let i = start; i < text.length; i++) {
+  for (let i = 0; i < text.length; i++) {
     const char = text[i];
-    if (char === closer && (closer === "`" || groups === 0)) {
-      endCommand("");
-      return i;
-    }
     if (char === " " || char === "\t") {
       endWord();
     } else if (char === "'") {
@@ -252,53 +286,47 @@ function readCommands(
       word = (word ?? "") + text.slice(i + 1, end);
       i = end;
     } else if (char === '"') {
-      word ??= "";
-      let j = i + 1;
-      for (; j < text.length && text[j] !== '"'; j++) {
-        if (text[j] === "\\" && j + 1 < text.length && '$`"\\\n'.includes(text[j + 1])) {
-          word += text[++j];
-        } else if (text[j] === "`") {
-          j = readCommands(text, j + 1, "`", commands, depth + 1);
-          word += UNKNOWN;
-        } else if (text[j] === "$") {
-          j = dollar(j);
-        } else word += text[j];
+      const end = text.indexOf('"', i + 1);
+      if (end < 0) throw new Unfollowable("a quote is not closed");
+      const quoted = text.slice(i + 1, end);
+      if (/[$`\\]/.test(quoted)) {
+        throw new Unfollowable(
+          "it quotes `$`, `` ` `` or `\\` in double quotes, which the shell expands",
+        );
       }
-      if (j >= text.length) throw new Unfollowable("a quote is not closed");
-      i = j;
+      word = (word ?? "") + quoted;
+      i = end;
     } else if (char === "\\") {
-      if (text[i + 1] === "\n") i++;
-      else if (i + 1 < text.length) word = (word ?? "") + text[++i];
-    } else if (char === "`") {
-      i = readCommands(text, i + 1, "`", commands, depth + 1);
-      if (i >= text.length) throw new Unfollowable("a `` ` `` is not closed");
-      word = (word ?? "") + UNKNOWN;
-    } else if (char === "$") {
-      i = dollar(i);
-      if (i >= text.length) throw new Unfollowable("a `$(` is not closed");
+      // Only a line continuation: any other escape is read otherwise by the shell than here.
+      if (text[i + 1] !== "\n") throw new Unfollowable("it escapes a character with `\\`");
+      i++;
+    } else if (char === "$" || char === "`") {
+      throw new Unfollowable("it expands `$…` or `` `…` ``, whose value tern cannot know");
+    } else if (char === "~") {
+      throw new Unfollowable("it names a folder with `~`, which the shell expands");
     } else if (char === "#" && word === undefined) {
       const end = text.indexOf("\n", i);
       i = end < 0 ? text.length : end - 1;
     } else if (char === "<" || char === ">") {
-      if (char === "<" && text[i + 1] === "<") {
-        throw new Unfollowable("it holds a here-document or here-string");
+      const next = text[i + 1] ?? "";
+      if (next === "(") throw new Unfollowable("it runs a process substitution");
+      if (char === "<" && /[<>&]/.test(next)) {
+        throw new Unfollowable("it holds a here-document, here-string or descriptor input");
       }
       // `2>` and `&>`: the descriptor belongs to the redirection, not to the words.
       if (word !== undefined && /^[0-9]+$/.test(word)) word = undefined;
       endWord();
-      if (text[i + 1] === "(") {
-        // A process substitution: its commands run; it stands as a word (a file name).
-        i = readCommands(text, i + 2, ")", commands, depth + 1);
-        if (i >= text.length) throw new Unfollowable("a `(` is not closed");
-        argv.push(UNKNOWN);
-        continue;
+      if (char === ">") {
+        while (/[>|]/.test(text[i + 1] ?? "")) i++;
+        // `2>&1` names a descriptor, not a file.
+        if (text[i + 1] === "&" && /[0-9-]/.test(text[i + 2] ?? "")) {
+          i++;
+          while (/[0-9-]/.test(text[i + 1] ?? "")) i++;
+          continue;
+        }
+        if (text[i + 1] === "&") i++;
       }
-      while (/[<>&|]/.test(text[i + 1] ?? "")) i++;
-      // `2>&1` names a descriptor, not a file.
-      const duplicate = text[i] === "&" && /[0-9-]/.test(text[i + 1] ?? "");
-      if (duplicate) {
-        while (/[0-9-]/.test(text[i + 1] ?? "")) i++;
-      } else redirectTarget = true;
+      redirect = char === "<" ? "in" : "out";
     } else if (char === "&" && text[i + 1] === ">") {
       endWord();
     } else if (char === "&" || char === "|" || char === ";" || char === "\n") {
@@ -306,38 +334,49 @@ function readCommands(
       endCommand(double ? char + char : char);
       if (double) i++;
     } else if (char === "(" || char === ")") {
-      if (char === "(" && text[i + 1] === "(") throw new Unfollowable("it uses the shell's `((`");
+      if (char === "(") {
+        if (text[i + 1] === "(") throw new Unfollowable("it uses the shell's `((`");
+        endWord();
+        if (argv.length > 0 || word !== undefined) {
+          throw new Unfollowable("it defines a shell function, which can stand for any command");
+        }
+      }
       groups += char === "(" ? 1 : -1;
       if (groups < 0) throw new Unfollowable("a `)` closes nothing");
       endCommand(char);
-    } else {
-      if (char === "*" || char === "?") {
-        throw new Unfollowable("it names files by a pattern (`*`, `?`, `[…]`, `{…}`)");
-      }
-      if (char === "[" || char === "{") bracket = true;
+    } else if (/[A-Za-z0-9_./,:=+@%^!\]-]/.test(char) || char === "[") {
+      if (char === "[") bracket = true;
       word = (word ?? "") + char;
+    } else {
+      throw new Unfollowable(
+        `it holds ${
+          JSON.stringify(char)
+        } outside quotes, which tern does not read as the shell does`,
+      );
     }
   }
-  if (closer !== undefined) {
-    throw new Unfollowable(`a \`${closer === ")" ? "$(" : "`"}\` is not closed`);
-  }
+  if (groups !== 0) throw new Unfollowable("a `(` is not closed");
   endCommand("");
-  return text.length;
+  return commands;
 }
 
 /**
- * One simple command read: a `cd` and where to, or the program's words (assignments and
- * wrappers such as `command` taken off, a build tool's own files added) and which name code.
- * Throws {@linkcode Unfollowable} for a form whose files are not known.
+ * One simple command read: a `cd` and where to, or the program's words (wrappers such as
+ * `command` taken off, a build tool's own files added) and which name code. With `shell`, the
+ * words came from a hook's shell command and the grammar's stricter rules apply. Throws
+ * {@linkcode Unfollowable} for a form whose files are not known.
  */
 function readSimple(
   words: string[],
-): { argv: string[]; scripts: Set<number> } | { cd: string | undefined } {
+  shell: boolean,
+): { argv: string[]; scripts: Set<number> } | { cd: string } {
   let argv = [...words];
   for (;;) {
-    while (argv.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[0])) argv = argv.slice(1);
     const first = argv[0];
     if (first === undefined) return { argv: [], scripts: new Set() };
+    if (shell && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(first)) {
+      throw new Unfollowable("it sets a variable, which can change what a program runs");
+    }
     // `command -v jq` only asks where a program is.
     if (first === "command" && /^-[vV]$/.test(argv[1] ?? "")) {
       return { argv: [], scripts: new Set() };
@@ -347,25 +386,39 @@ function readSimple(
         throw new Unfollowable(`\`${first} ${argv[1]}\` is a form tern does not follow`);
       }
       argv = argv.slice(argv[1] === "--" ? 2 : 1);
+      if (first === "env" && shell && argv.some((w) => w.includes("="))) {
+        throw new Unfollowable("it sets a variable, which can change what a program runs");
+      }
       continue;
     }
     break;
   }
-  if (argv[0].includes(UNKNOWN)) {
-    throw new Unfollowable("the program it runs comes from a variable or a command's output");
-  }
   const program = basename(argv[0]);
-  if (KEYWORDS.has(program)) {
-    throw new Unfollowable(`it uses the shell's \`${program}\`, which tern does not follow`);
-  }
-  if (program === "cd" || program === "pushd") {
-    if (argv[1]?.includes(UNKNOWN)) {
-      throw new Unfollowable("it changes to a folder named by a variable or a command's output");
+  if (shell) {
+    if (argv.some((word) => /(?:^|\/)\.\.(?:\/|$)/.test(word))) {
+      throw new Unfollowable("it names a path through `..`, where a link decides the folder");
     }
-    return { cd: argv[1] };
-  }
-  if (COMMAND_TAKERS.has(program) && argv.some((word) => word.includes(UNKNOWN))) {
-    throw new Unfollowable(`what \`${program}\` runs comes from a variable or a command's output`);
+    if (SHELL_WORDS.has(argv[0])) {
+      throw new Unfollowable(`it uses the shell's \`${argv[0]}\`, which tern does not follow`);
+    }
+    if (argv[0] === "cd" || argv[0] === "pushd") {
+      const dir = argv[1];
+      if (dir === undefined || argv.length > 2 || dir.startsWith("-") || dir === "") {
+        throw new Unfollowable(`\`${argv.join(" ")}\` is a form of \`cd\` tern does not follow`);
+      }
+      return { cd: dir };
+    }
+    if (argv[0] === "printf" && argv.includes("-v")) {
+      throw new Unfollowable("`printf -v` assigns a variable");
+    }
+    if (argv[0] === "popd" && argv.length > 1) {
+      throw new Unfollowable("`popd` with arguments is a form tern does not follow");
+    }
+    if (HARMLESS_BUILTINS.has(argv[0])) return { argv, scripts: new Set([0]) };
+    if (argv[0] === "source" || argv[0] === ".") {
+      if (argv[1] === undefined) throw new Unfollowable(`\`${argv[0]}\` names no script`);
+      return { argv, scripts: new Set([1]) };
+    }
   }
   if (RUNNERS.has(program)) {
     throw new Unfollowable(`\`${program}\` runs commands tern cannot see`);
@@ -373,59 +426,74 @@ function readSimple(
   if (program === "find" && argv.some((w) => /^-(?:exec|execdir|ok|okdir)$/.test(w))) {
     throw new Unfollowable("`find -exec` runs commands tern cannot see");
   }
+  if (program === "git" && argv.some((w) => /^(?:-c|-C|--config-env|--exec-path)/.test(w))) {
+    throw new Unfollowable("`git -c` and `git -C` can run programs tern cannot see");
+  }
   for (const [index, word] of argv.entries()) {
     if (FOLDER_OPTIONS.test(word) || (word.startsWith("-C") && SHORT_C_PROGRAMS.has(program))) {
       throw new Unfollowable(`\`${program} ${word}\` runs from another folder`);
     }
     // An interpreter anywhere (`timeout 5 bash -c …`, `sudo python3 -c …`) given code as text.
-    const name = basename(word);
-    const kind = SHELLS.has(name) ? "shell" : INTERPRETERS.test(name) ? interpreterKind(name) : "";
-    if (kind === "") continue;
-    if (codeOption(kind, argv.slice(index + 1))) {
-      throw new Unfollowable(`\`${name}\` is given its code as text, which tern cannot pin`);
-    }
-    if (index === 0 && kind === "shell" && !argv.some((w, i) => i > 0 && !w.startsWith("-"))) {
-      throw new Unfollowable(`\`${name}\` reads its commands from its input`);
+    const kind = interpreterKind(basename(word));
+    if (kind !== "" && codeOption(kind, argv.slice(index + 1))) {
+      throw new Unfollowable(
+        `\`${basename(word)}\` is given its code as text, which tern cannot pin`,
+      );
     }
   }
   const scripts = new Set<number>([0]);
-  const kind = SHELLS.has(program)
-    ? "shell"
-    : INTERPRETERS.test(program)
-    ? interpreterKind(program)
-    : "";
+  const kind = interpreterKind(program);
   const extra: string[] = [];
-  if (kind !== "") {
-    // The interpreter's script: its first word that is not an option (after `run` for deno,
-    // the module `-m` names for python).
-    let start = 1;
-    if (kind === "deno") {
-      if (argv[1] === "task") extra.push("deno.json", "deno.jsonc");
-      else start = argv.findIndex((w, i) => i > 0 && !w.startsWith("-")) + 1;
+  if (kind === "deno" && argv[1] === "task") {
+    extra.push("deno.json", "deno.jsonc");
+  } else if (kind !== "") {
+    // The interpreter's script: after its options (and `run` for deno), or `-m`'s module.
+    let at = kind === "deno" && /^(?:run|test|bench)$/.test(argv[1] ?? "") ? 2 : 1;
+    for (; at < argv.length && argv[at].startsWith("-") && argv[at] !== "-"; at++) {
+      const option = argv[at];
+      if (kind === "python" && /^-m/.test(option)) {
+        const module = (option === "-m" ? argv[at + 1] : option.slice(2))?.replaceAll(".", "/");
+        if (!module) throw new Unfollowable("`-m` names no module");
+        extra.push(`${module}.py`, module);
+        break;
+      }
+      if (shell && !(SAFE_OPTIONS[kind]?.test(option) ?? false)) {
+        throw new Unfollowable(
+          `\`${program} ${option}\` is an option tern does not know to load no other code`,
+        );
+      }
     }
-    const moduleAt = kind === "python" ? argv.indexOf("-m") : -1;
-    if (moduleAt > 0 && argv[moduleAt + 1] !== undefined) {
-      const module = argv[moduleAt + 1].replaceAll(".", "/");
-      extra.push(`${module}.py`, module);
-    } else if (!(kind === "deno" && argv[1] === "task")) {
-      const at = argv.findIndex((w, i) => i >= start && !w.startsWith("-"));
-      if (at > 0) scripts.add(at);
+    if (extra.length === 0) {
+      const script = argv[at];
+      if (script === undefined || script === "-" || /^\/(?:dev|proc)\//.test(script)) {
+        throw new Unfollowable(`\`${program}\` reads its code from its input`);
+      }
+      scripts.add(at);
     }
   }
-  for (const index of scripts) {
-    if (argv[index].includes(UNKNOWN)) {
-      throw new Unfollowable("the script it runs comes from a variable or a command's output");
-    }
-  }
-  extra.push(...CONVENTION_FILES[program] ?? []);
+  if (program === "make" || program === "gmake") {
+    const file = argv.findIndex((w) => /^(?:-f|--file|--makefile)(?:=|$)|^-f./.test(w));
+    if (file > 0) {
+      const option = argv[file];
+      const value = /^--?[a-z]+=/.test(option)
+        ? option.slice(option.indexOf("=") + 1)
+        : option.length > 2 && option.startsWith("-f")
+        ? option.slice(2)
+        : argv[file + 1];
+      if (!value) throw new Unfollowable("`make -f` names no file");
+      extra.push(value);
+    } else extra.push(...CONVENTION_FILES[program]);
+  } else extra.push(...CONVENTION_FILES[program] ?? []);
   for (const file of extra) {
     scripts.add(argv.length);
-    argv.push(`./${file}`);
+    argv.push(file.startsWith("/") ? file : `./${file}`);
   }
   return { argv, scripts };
 }
 
 function interpreterKind(name: string): string {
+  if (SHELLS.has(name)) return "shell";
+  if (!INTERPRETERS.test(name)) return "";
   return name.startsWith("python") || name.startsWith("pypy")
     ? "python"
     : name === "nodejs" || name === "tsx" || name === "ts-node"

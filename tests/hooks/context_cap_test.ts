@@ -12,8 +12,11 @@ import { withScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
 
 const START = `cat >/dev/null; head -c 300000 /dev/zero | tr '\\0' s`;
-const SUBMIT = `cat >/dev/null; printf '{"hookSpecificOutput": {"additionalContext": "%s"}}' ` +
-  `"$(head -c 50000 /dev/zero | tr '\\0' u)"`;
+// A command substitution is outside what trust can pin in a hook's command: in a script.
+const SUBMIT_SCRIPT =
+  `cat >/dev/null; printf '{"hookSpecificOutput": {"additionalContext": "%s"}}' ` +
+  `"$(head -c 50000 /dev/zero | tr '\\0' u)"\n`;
+const SUBMIT = "bash .claude/submit.sh";
 
 testWith(
   [bwrapNeed],
@@ -24,6 +27,7 @@ testWith(
     const home = join(root, "home");
     await Deno.mkdir(join(dir, ".claude"), { recursive: true });
     await Deno.mkdir(home);
+    await Deno.writeTextFile(join(dir, ".claude", "submit.sh"), SUBMIT_SCRIPT);
     await Deno.writeTextFile(
       join(dir, ".claude", "settings.json"),
       JSON.stringify({

@@ -27,64 +27,91 @@ Deno.test("readHookCommand() follows cd, subshells, quotes and redirections", ()
     ["/ws/sub", ["./b.sh"], [0]],
   ]);
   // Quotes are removed as the shell removes them; a redirection's target is data, not a word.
-  deepEqual(followed(`"$CLAUDE_PROJECT_DIR"/hooks/x.sh 'a b' > out.log 2>&1 < in.json`), [
+  deepEqual(followed(`"$CLAUDE_PROJECT_DIR"/hooks/x.sh 'a b' > out.log 2>&1 </dev/null`), [
     ["/ws", ["/ws/hooks/x.sh", "a b"], [0]],
   ]);
   // An interpreter's script names code whatever its name; `command -v` runs nothing.
-  deepEqual(followed("command -v jq >/dev/null && X=1 bash tools/check -q"), [
-    ["/ws", ["bash", "tools/check", "-q"], [0, 1]],
+  deepEqual(followed("command -v jq >/dev/null && bash -e tools/check -q # a comment"), [
+    ["/ws", ["bash", "-e", "tools/check", "-q"], [0, 2]],
   ]);
   deepEqual(followed("[ -f x ] && python3 -m tools.mod"), [
     ["/ws", ["[", "-f", "x", "]"], [0]],
     ["/ws", ["python3", "-m", "tools.mod", "./tools/mod.py", "./tools/mod"], [0, 3, 4]],
   ]);
+  deepEqual(followed("python3 -mtools.mod")[0][1].slice(-2), ["./tools/mod.py", "./tools/mod"]);
   // A build tool's own files are what it runs.
   deepEqual(followed("make -s hook"), [
     ["/ws", ["make", "-s", "hook", "./Makefile", "./makefile", "./GNUmakefile"], [0, 3, 4, 5]],
   ]);
+  deepEqual(followed("make -ftools/hook.mk x")[0][1].at(-1), "./tools/hook.mk");
   deepEqual(followed("npm run lint")[0][1].at(-1), "./package.json");
-  // A substitution's commands are read; the word it stands in is not a file to pin.
-  deepEqual(followed(`printf '%s' "$(head -c 5 /dev/zero | ./gen.sh)" $HOME; diff <(./a.sh) b`), [
-    ["/ws", ["head", "-c", "5", "/dev/zero"], [0]],
-    ["/ws", ["./gen.sh"], [0]],
-    ["/ws", ["printf", "%s", "\0", "\0"], [0]],
-    ["/ws", ["./a.sh"], [0]],
-    ["/ws", ["diff", "\0", "b"], [0]],
-  ]);
+  deepEqual(followed("deno run -A --no-prompt tools/x.ts")[0][2], [0, 4]);
 });
 
-Deno.test("readHookCommand() refuses every form whose scripts it cannot know", () => {
+Deno.test("readHookCommand() refuses every form outside its grammar", () => {
   for (
     const [command, why] of [
-      ["{ cd tools; ./check.sh; }", /shell's `\{`/],
+      // Groups, keywords, builtins that run or change code, function definitions.
+      ["{ cd tools; ./check.sh; }", /holds "\{" outside quotes/],
       ["if cd tools; then ./check.sh; fi", /shell's `if`/],
+      ["eval ./x.sh", /shell's `eval`/],
+      ["export PATH=ev; mytool", /shell's `export`/],
+      ["set -P; cd lk && ./x.sh", /shell's `set`/],
+      ["[[ 1 -eq 'a[x]' ]]", /shell's `\[\[`/],
+      ["printf -v 'a[x]' x", /`printf -v` assigns/],
+      ["read 'a' </dev/null", /shell's `read`/],
+      ["cd() (:); cd sub && ./x.sh", /defines a shell function/],
+      // Code as text, or commands read from input.
       ["bash -c 'cd tools; ./check.sh'", /given its code as text/],
       ["timeout 5 sh -ec './x.sh'", /given its code as text/],
       ["python3 -c 'import x'", /given its code as text/],
       ["node -e 'require(1)'", /given its code as text/],
+      ["ls | xargs ./x.sh", /`xargs` runs/],
+      ["find . -exec ./x.sh ';'", /find -exec/],
+      ["bash", /reads its code from its input/],
+      ["bash /dev/stdin", /reads its code from its input/],
+      ["bash /dev/stdin < ev/x.sh", /reads a file as input/],
+      ["python3 - </dev/null", /reads its code from its input/],
+      ["node < ev/evil.js", /reads a file as input/],
+      ["bash <<EOF\n./x.sh\nEOF", /here-document/],
+      ["diff <(./a.sh) b", /process substitution/],
+      // Words whose value the shell makes: expansions, escapes, `~`, patterns.
+      ["bash $SCRIPT", /expands `\$…`/],
+      ['"${DIR}/x.sh"', /double quotes/],
+      ["$(cat prog) x", /expands/],
+      ["timeout 5 `cat prog`", /expands/],
+      ["$'ev/x.sh'", /expands/],
+      ['"ev/\\\nx.sh"', /double quotes/],
+      ["echo ${x:-$(ev/x.sh)}", /expands/],
+      ["ev\\/x.sh", /escapes a character/],
+      ["cd ~+/ev && ./x.sh", /with `~`/],
+      ["bash tools/ch*.sh", /holds "\*"/],
+      ["bash tools/{a,b}.sh", /holds "\{"/],
+      ["bash tools/[ab].sh", /pattern/],
+      ["./x.sh\r", /holds "\\r"/],
+      // Another folder, links, variables that choose what runs.
+      ["cd -P ev && ./x.sh", /form of `cd`/],
+      ["cd", /form of `cd`/],
+      ["cd /tmp && ./x.sh", /leads out of the workspace/],
+      ["bash /tmp/x.sh", /any command may write/],
+      ["lk/../x.sh", /through `\.\.`/],
+      ["CDPATH=ev cd sub && ./x.sh", /sets a variable/],
+      ["BASH_ENV=ev/rc bash ok.sh", /sets a variable/],
+      ["env NODE_OPTIONS=--require=./ev/e.js node ok.js", /sets a variable/],
       ["env -C tools ./check.sh", /`env -C` is a form/],
       ["make -C tools hook", /runs from another folder/],
       ["npm --prefix tools run x", /runs from another folder/],
-      ["bash tools/ch*.sh", /pattern/],
-      ["bash tools/{a,b}.sh", /pattern/],
-      ["bash tools/[ab].sh", /pattern/],
-      ["bash $SCRIPT", /script it runs comes from a variable/],
-      ['"${DIR}/x.sh"', /program it runs comes from a variable/],
-      ["$(cat prog) x", /program it runs comes from a variable/],
-      ["timeout 5 `cat prog`", /what `timeout` runs comes from/],
-      ['cd "$X" && ./x.sh', /changes to a folder named by a variable/],
-      ["./x.sh $(bash -c 'cd t; ./y.sh')", /given its code as text/],
-      ["./x.sh $(cat list", /is not closed/],
-      ["bash <<EOF\n./x.sh\nEOF", /here-document/],
-      ["eval ./x.sh", /shell's `eval`/],
-      ["ls | xargs ./x.sh", /`xargs` runs/],
-      ["find . -exec ./x.sh ';'", /find -exec/],
-      ["bash", /reads its commands from its input/],
+      ["git -c alias.q=!ev/x q", /`git -c`/],
+      ["node --require=./ev/evil.js ok.js", /option tern does not know/],
+      ["perl -Mevil ok.pl", /option tern does not know|code as text/],
+      ["perl -Ilib ok.pl", /option tern does not know/],
+      ["python3 -W ignore x.py", /option tern does not know/],
       ["./x.sh 'open", /quote is not closed/],
+      ["(./x.sh", /not closed/],
     ] as const
   ) {
     const reading = readHookCommand(command, WS);
-    ok(reading.unfollowable !== undefined, `${command} was followed`);
+    ok(reading.unfollowable !== undefined, `${JSON.stringify(command)} was followed`);
     match(reading.unfollowable!, why, command);
   }
 });
@@ -131,7 +158,7 @@ Deno.test("a hook tern cannot follow is never trusted, and a trusted script's ch
     await settings(workspace, "{ cd tools; ./check.sh; }");
     let loaded = await trustAndLoad();
     equal(loaded.trusted, false);
-    match(loaded.whyNot!, /cannot tell which files it runs: it uses the shell's `\{`/);
+    match(loaded.whyNot!, /cannot tell which files it runs: it holds "\{" outside quotes/);
     match(hooksText(await loadHooks(places)), /cd DIR && \.\/script/);
 
     // A followable form pins the script and lapses when it changes.
