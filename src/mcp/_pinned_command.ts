@@ -20,6 +20,7 @@
  * read (`xargs`, `find -exec`) or from another folder (`env -C`, `make -C`, `git -c`/`-C`).
  */
 import { basename, resolve } from "../core/path.ts";
+import { realPathOrNull } from "../core/verified_open.ts";
 
 /** One simple command: its words, a folder it may start in, the indexes of words naming code. */
 export interface HookCommandPart {
@@ -211,10 +212,13 @@ export function readHookCommand(command: string, workspace: string): HookCommand
       } else if (read.argv.length > 0) {
         for (const cwd of here) {
           // Code outside the workspace, where every command may write, is never pinned.
+          // Where it lies on disk counts too: a link in the workspace may lead there.
           for (const index of read.scripts) {
             const path = resolve(cwd, read.argv[index]);
-            if (SHARED_WRITABLE.test(path) && !path.startsWith(`${workspace}/`)) {
-              throw new Unfollowable(`it runs "${path}", where any command may write`);
+            for (const where of [path, realPathOrNull(path) ?? path]) {
+              if (SHARED_WRITABLE.test(where) && !where.startsWith(`${workspace}/`)) {
+                throw new Unfollowable(`it runs "${where}", where any command may write`);
+              }
             }
           }
           parts.push({ cwd, argv: read.argv, scripts: read.scripts });

@@ -187,6 +187,24 @@ Deno.test("a hook tern cannot follow is never trusted, and a trusted script's ch
     match((await loadHooks(places)).sources[0].whyNot ?? "", /"Makefile" changed/);
   }));
 
+Deno.test("a hook whose script a link in the workspace leads into /tmp is never trusted", () =>
+  inProject(async (places) => {
+    const { workspace } = places;
+    // /tmp is where every sandboxed command may write: a script there is the model's to change.
+    const outside = await Deno.makeTempDir({ dir: "/tmp", prefix: "hook-outside-" });
+    try {
+      await Deno.writeTextFile(join(outside, "x.sh"), "echo reviewed\n");
+      await Deno.symlink(outside, join(workspace, "lk"));
+      await settings(workspace, "bash lk/x.sh");
+      await trustAll(places);
+      const [loaded] = (await loadHooks(places)).sources;
+      equal(loaded.trusted, false);
+      match(loaded.whyNot!, /where any command may write/);
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  }));
+
 Deno.test("tern hooks list shows a file name with line breaks on one line", () =>
   inProject(async (places) => {
     const { workspace } = places;
