@@ -412,11 +412,14 @@ function readSimple(
       }
       return { cd: dir };
     }
-    if (argv[0] === "printf" && argv.includes("-v")) {
-      throw new Unfollowable("`printf -v` assigns a variable");
-    }
-    if (argv[0] === "popd" && argv.length > 1) {
-      throw new Unfollowable("`popd` with arguments is a form tern does not follow");
+    // Builtins that assign a variable (`printf -vPATH dir`, `wait -p PATH`) or read a word as a
+    // variable's name, whose array subscript the shell evaluates (`test -v 'a[$(cmd)]'`).
+    if (
+      (argv[0] === "printf" && argv.some((word) => word.startsWith("-v"))) ||
+      ((argv[0] === "test" || argv[0] === "[") && argv.some((word) => /^-[vR]$/.test(word))) ||
+      ((argv[0] === "wait" || argv[0] === "popd") && argv.length > 1)
+    ) {
+      throw new Unfollowable(`\`${argv[0]}\` with these options is a form tern does not follow`);
     }
     if (HARMLESS_BUILTINS.has(argv[0])) return { argv, scripts: new Set([0]) };
     if (argv[0] === "source" || argv[0] === ".") {

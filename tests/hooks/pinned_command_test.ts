@@ -58,7 +58,11 @@ Deno.test("readHookCommand() refuses every form outside its grammar", () => {
       ["export PATH=ev; mytool", /shell's `export`/],
       ["set -P; cd lk && ./x.sh", /shell's `set`/],
       ["[[ 1 -eq 'a[x]' ]]", /shell's `\[\[`/],
-      ["printf -v 'a[x]' x", /`printf -v` assigns/],
+      ["printf -v 'a[x]' x", /`printf` with these options/],
+      ["printf -vPATH ev && mytool", /`printf` with these options/],
+      ["wait -p PATH; mytool", /`wait` with these options/],
+      ["test -v 'a[$(ev/x.sh)]'", /`test` with these options/],
+      ["[ -v 'a[$(ev/x.sh)]' ]", /`\[` with these options/],
       ["read 'a' </dev/null", /shell's `read`/],
       ["cd() (:); cd sub && ./x.sh", /defines a shell function/],
       // Code as text, or commands read from input.
