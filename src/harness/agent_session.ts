@@ -122,7 +122,7 @@ export class AgentSession {
   #queue: Promise<unknown> = Promise.resolve();
   #mcpOpening: Promise<OpenedMcp> | undefined;
   #subagents: SubagentHost | undefined;
-  #closed = false;
+  /** The close under way or done; set once `close()` is called. */
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -201,7 +201,7 @@ export class AgentSession {
    * @throws {TernError} for an unknown provider or a missing key.
    */
   connect(): Promise<Conversation> {
-    if (this.#closed) return Promise.reject(new Error("Cannot connect a closed session"));
+    if (this.#closing) return Promise.reject(new Error("Cannot connect a closed session"));
     this.#connecting ??= this.#serial(() => this.#connect()).catch((error) => {
       this.#connecting = undefined;
       throw error;
@@ -215,7 +215,7 @@ export class AgentSession {
    */
   mcp(): Promise<OpenedMcp> {
     if (this.#options.mcp === false) return Promise.resolve({ servers: [] });
-    this.#mcpOpening ??= startMcp(this.#options, this.#config, () => this.#closed);
+    this.#mcpOpening ??= startMcp(this.#options, this.#config, () => this.#closing !== undefined);
     return this.#mcpOpening;
   }
 
@@ -395,11 +395,7 @@ export class AgentSession {
   close(): Promise<void> {
     // A second caller (a signal's orderly stop while stdin's end closes too) waits for the
     // same close: returning at once, it could exit while the sandbox is still being closed.
-    if (this.#closing === undefined) {
-      this.#closed = true;
-      this.#closing = this.#close();
-    }
-    return this.#closing;
+    return this.#closing ??= this.#close();
   }
 
   async #close(): Promise<void> {
@@ -437,7 +433,7 @@ export class AgentSession {
       );
       return undefined;
     });
-    if (this.#closed) throw new Error("Cannot connect a closed session");
+    if (this.#closing) throw new Error("Cannot connect a closed session");
     const extension = this.#options.subagents ? await this.#subagentExtension() : undefined;
     const conversation = new Conversation({
       workspace,

@@ -240,8 +240,9 @@ export function readHookCommand(command: string, workspace: string): HookCommand
  */
 export function commandLineProblem(argv: readonly string[]): string | undefined {
   try {
-    const read = readSimple([...argv], false);
-    return "cd" in read ? "it is a `cd`, which runs nothing" : undefined;
+    // Exact words are never a `cd`: only a hook's shell command is read for one.
+    readSimple([...argv], false);
+    return undefined;
   } catch (error) {
     if (error instanceof Unfollowable) return error.message;
     throw error;

@@ -135,7 +135,6 @@ export async function updateFor(
   context: UpdateContext,
 ): Promise<SessionUpdate | undefined> {
   const { workspace } = context;
-  if (!shownToEditor(event)) return undefined;
   switch (event.type) {
     case "text_delta":
       return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } };
