@@ -56,7 +56,9 @@ testWith(
       ok(seq >= 0 && lines.some((line) => line.startsWith("› run them")), "nothing was cleared");
 
       await send(tern, "/output 1");
-      const paged = await tern.waitForText("── output 1 · bash  seq 1 300 · 300 lines");
+      await tern.waitForText("── output 1 · bash  seq 1 300 · 300 lines");
+      // The pager's header can be on screen before its lines: wait for the last one checked.
+      const paged = await tern.waitForText("│ 150");
       const after = rows(paged);
       const header = after.findIndex((line) => line.includes("── output 1 · bash"));
       equal(after[header + 1], "│ 1");
