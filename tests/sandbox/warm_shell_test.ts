@@ -402,12 +402,14 @@ bwrapTest(
       deepEqual(await bwrapPids(sandbox.ternHome), [], "the opening started a warm shell");
       sandbox.prewarmShell();
       let opened: string[] = [];
-      // Up to 10 s: on a loaded machine the plan and bubblewrap's start take a while.
-      for (let i = 0; i < 500 && opened.length === 0; i++) {
+      // Up to 10 s: on a loaded machine the plan and bubblewrap's start take a while. Two
+      // bubblewrap processes show while it sets up (its child between clone and exec); the
+      // one that stays is the outer, whose pid a command must find again below.
+      for (let i = 0; i < 500 && opened.length !== 1; i++) {
         await new Promise((done) => setTimeout(done, 20));
         opened = await bwrapPids(sandbox.ternHome);
       }
-      equal(opened.length, 1, "prewarmShell() opened no warm shell");
+      equal(opened.length, 1, `prewarmShell() opened no warm shell: ${opened.length} found`);
       sandbox.prewarmShell();
       const result = await sandbox.shell("echo hi", { cwd: ws, timeoutMs: 30_000 });
       equal(result.output, "hi\n");
