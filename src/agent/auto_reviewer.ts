@@ -134,6 +134,10 @@ export function reviewerMessage(
   if (request.modelReason !== undefined) {
     data.model_stated_reason_unverified = request.modelReason;
   }
+  if (request.note !== undefined) {
+    data.asked_by = request.note.from;
+    if (request.note.text !== "") data.note_of_who_asked_unverified = request.note.text;
+  }
   if (context.recent) data.recent_conversation = context.recent;
   return [
     `USER GOAL (from the person):\n${quoted(context.goal)}`,

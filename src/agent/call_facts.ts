@@ -100,6 +100,9 @@ export function reviewRequestFor(
     // hook's quotes the hook's own output.
     reason: masker.mask(verdict.reason),
     ...(description === "" ? {} : { modelReason: masker.mask(description) }),
+    ...(verdict.note === undefined
+      ? {}
+      : { note: { from: masker.mask(verdict.note.from), text: masker.mask(verdict.note.text) } }),
     profile,
     rememberable: rememberAs !== undefined,
     ...(rememberAs === undefined ? {} : { rememberAs }),

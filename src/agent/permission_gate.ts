@@ -547,7 +547,13 @@ export class PermissionGate {
         reason: `A PreToolUse hook blocked this: ${pre.block}`,
       };
     } else if (hookAsks && verdict.action === "allow") {
-      verdict = { action: "ask", by: verdict.by, reason: `A PreToolUse hook asks: ${pre!.ask}` };
+      // The hook's words are its own (perhaps quoting the call): a note, apart from tern's.
+      verdict = {
+        action: "ask",
+        by: verdict.by,
+        reason: "A PreToolUse hook asks for a person's decision",
+        note: { from: "a PreToolUse hook", text: pre!.ask ?? "" },
+      };
     }
     // An "ask" rule is the person's own: in AUTO it is theirs to answer when autoAskRules says
     // so (a subagent of an ASK session), never the reviewer's.

@@ -4,10 +4,20 @@
  * stderr are terminals; otherwise the run is non-interactive and review denies.
  */
 import { terminalText, visibleText } from "../core/terminal_text.ts";
-import { argumentLines, modelReasonRows, shownElsewhere } from "../tui/arguments_text.ts";
+import {
+  argumentLines,
+  modelReasonRows,
+  shownElsewhere,
+  shownRows,
+} from "../tui/arguments_text.ts";
 import { plainRisk } from "../tui/risk_text.ts";
 import { readEnv } from "./process_env.ts";
-import type { AskPerson, PersonAnswer, ReviewRequest } from "../sandbox/review.ts";
+import {
+  type AskPerson,
+  noteLabel,
+  type PersonAnswer,
+  type ReviewRequest,
+} from "../sandbox/review.ts";
 import type { ReadRefusal } from "../config/workspace_file.ts";
 import type { Withheld } from "./interactive/proposed_diff.ts";
 
@@ -68,6 +78,8 @@ export async function proposedDiffLines(
 
 /** Longest model's reason shown, in characters. */
 const REASON_CHARS = 300;
+/** Most characters of tern's reason for asking shown (it quotes the command's words). */
+const RISK_CHARS = 600;
 
 async function askOnTerminal(
   request: ReviewRequest,
@@ -104,6 +116,15 @@ export function terminalQuestion(
       cut(flat(request.modelReason), REASON_CHARS),
       columns - 2,
     ).map((row) => `  ${row}\n`).join("");
+  // tern's reason quotes the call's words, a note is a rule's or hook's: each is cut short, its
+  // later rows indented, so neither lines up a row of the question nor pushes the facts away.
+  const reason = shownRows(cut(flat(plainRisk(request.reason).join("; ")), RISK_CHARS), columns - 2)
+    .map((row) => `  ${row}\n`).join("");
+  const note = request.note === undefined ? "" : modelReasonRows(
+    cut(noteLabel({ ...request.note, from: cut(flat(request.note.from), REASON_CHARS) }), 400),
+    cut(flat(request.note.text), REASON_CHARS),
+    columns - 2,
+  ).map((row) => `  ${row}\n`).join("");
   const scope = request.rememberAs === undefined ? "" : ` (${visibleText(request.rememberAs)})`;
   const session = request.rememberable ? `, [a] allow for this session${scope}` : "";
   const diffText = typeof diff === "string" ? diff : `  (no diff: ${visibleText(diff.withheld)})\n`;
@@ -114,9 +135,7 @@ export function terminalQuestion(
   const argText = args.length === 0
     ? ""
     : `  Arguments:\n${args.map((line) => `    ${line}\n`).join("")}`;
-  return `\n? Allow ${flat(request.tool)}: ${fact}\n  ${
-    flat(plainRisk(request.reason).join("; "))
-  }\n${argText}${diffText}${said}` +
+  return `\n? Allow ${flat(request.tool)}: ${fact}\n${reason}${argText}${diffText}${note}${said}` +
     `  [y] allow once${session}, [n] deny: `;
 }
 

@@ -10,6 +10,7 @@ import { loadConfig } from "../config/mod.ts";
 import { analyseCall } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
 import { compileRules } from "../sandbox/rules.ts";
+import { noteLabel } from "../sandbox/review.ts";
 import {
   createSandbox,
   type SandboxExplanation,
@@ -207,6 +208,7 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
         decidedBy: verdict.by,
         rule: verdict.rule,
         reason: verdict.reason,
+        ...(verdict.note === undefined ? {} : { note: verdict.note }),
         profile: runtime.profile.name,
         mode: config.mode,
         risk: facts.shell ? { label: facts.shell.label, reasons: facts.shell.reasons } : undefined,
@@ -217,6 +219,10 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
       `${outcome}`,
       `  decided by  ${decided}`,
       `  reason      ${verdict.reason}`,
+      // An ask rule's own words, apart from tern's and naming the rule and its file.
+      ...(verdict.note === undefined
+        ? []
+        : [`  note        ${noteLabel(verdict.note)} ${verdict.note.text}`.trimEnd()]),
       `  profile     ${runtime.profile.name}, mode ${config.mode}`,
     ];
     if (facts.shell) {

@@ -126,7 +126,8 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       if (key === "profiles") Object.assign(profiles, value);
       // A project's file may lower a limit, never raise one.
       else if (key === "limits") mergeLimits(limits, value, fromProject);
-      else if (key === "rules") rules.push(...(value as PermissionRule[]));
+      // A project's rule says where it was written: its words are the repository's, not tern's.
+      else if (key === "rules") rules.push(...projectRules(value, fromProject, layer));
       // Providers and models merge field by field: a project may adjust a user's model.
       else if (key === "providers") mergeByName(providers, value);
       else if (key === "models") mergeModels(models, value, fromProject ? undefined : personModels);
@@ -483,6 +484,15 @@ function checkProjectLayer(layer: Layer, file: string): Layer {
 }
 
 /** A project's number above the value so far, for a key a project may only narrow. */
+/** `value` (a layer's rules), each of a project's layer marked with the file that holds it. */
+function projectRules(value: unknown, fromProject: boolean, layer: Layer): PermissionRule[] {
+  const rules = value as PermissionRule[];
+  const source = layer.sources.rules;
+  if (!fromProject) return rules;
+  const from = source !== undefined && "file" in source ? source.file : "the project's config";
+  return rules.map((rule) => ({ ...rule, from }));
+}
+
 function keepsLower(key: string, current: unknown, value: unknown, fromProject: boolean): boolean {
   if (!fromProject || typeof current !== "number" || typeof value !== "number") return false;
   return settingOf(key as SettingKey).project === "narrower" && value > current;

@@ -130,6 +130,11 @@ export interface PermissionRule {
   notMatch?: string[];
   reason?: string;
   /**
+   * The project file that holds the rule, set as the config loads (a config file cannot set it:
+   * the file schema has no such key); absent for the person's own rules.
+   */
+  from?: string;
+  /**
    * For `"tool": "request_permissions"` only: what the rule grants (allow) or refuses (deny).
    * An allow rule grants a request without review when it lists every path (or a folder
    * holding it), host, variable and command prefix asked for; it never grants running without

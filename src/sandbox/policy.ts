@@ -16,6 +16,7 @@ import {
   unseenByDenyRule,
 } from "./rules.ts";
 import type { ShellRisk } from "./shell/classify.ts";
+import type { AskNote } from "./review.ts";
 
 /** One call as the policy sees it. */
 export interface CallFacts {
@@ -45,8 +46,10 @@ export interface Verdict {
   by: DecidedBy;
   /** The rule's label when a rule decided. */
   rule?: string;
-  /** One sentence a person (or the model, on denial) can act on. */
+  /** One sentence a person (or the model, on denial) can act on: tern's own words. */
   reason: string;
+  /** An ask rule's own words, with where the rule is written (`ReviewRequest.note`). */
+  note?: AskNote;
 }
 
 export interface PolicyContext {
@@ -122,9 +125,7 @@ function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
   }
 
   const ask = rules.find((rule) => rule.action === "ask" && ruleApplies(rule, subject));
-  if (ask) {
-    return { action: "ask", by: "rule", rule: ask.label, reason: ask.reason ?? ask.label };
-  }
+  if (ask) return askedByRule(ask, readOnly && !facts.shell ? "read-only" : describeRisk(facts));
 
   if (readOnly) {
     return {
@@ -160,7 +161,9 @@ function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
 function networkVerdict(facts: CallFacts, context: PolicyContext): Verdict {
   const subject: RuleSubject = { tool: facts.tool };
   const ask = context.rules.find((rule) => rule.action === "ask" && ruleApplies(rule, subject));
-  if (ask) return { action: "ask", by: "rule", rule: ask.label, reason: ask.reason ?? ask.label };
+  if (ask) {
+    return askedByRule(ask, `"${facts.tool}" reaches the network (${facts.network!.host})`);
+  }
   const { profile } = context;
   if (profile.grants.net === "all") {
     return {
@@ -211,6 +214,22 @@ export function describeApprovalKey(key: string): string {
 
 function deniesCommands(rule: CompiledRule, tool: string): boolean {
   return rule.action === "deny" && rule.words !== undefined && rule.matchesTool(tool);
+}
+
+/**
+ * An ask rule's verdict: tern's own account of the call (`risk`) as the reason, the rule's words
+ * apart as a note that names the rule and its file. A repository's config writes those words,
+ * so they never stand where tern's do.
+ */
+function askedByRule(rule: CompiledRule, risk: string): Verdict {
+  const where = rule.from === undefined ? "your config" : rule.from;
+  return {
+    action: "ask",
+    by: "rule",
+    rule: rule.label,
+    reason: risk,
+    note: { from: `the ask rule ${rule.label} in ${where}`, text: rule.reason ?? "" },
+  };
 }
 
 function describeRisk(facts: CallFacts): string {

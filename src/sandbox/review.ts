@@ -5,6 +5,7 @@
  * profile: it only decides calls the profile already makes possible.
  */
 import type { ReviewMode } from "../config/schema.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /** What a person or reviewer is shown. */
 export interface ReviewRequest {
@@ -29,6 +30,12 @@ export interface ReviewRequest {
    * secrets masked: its own words, unverified, shown after the facts and marked as such.
    */
   modelReason?: string;
+  /**
+   * What a rule or hook that asked says about it, with where it came from: an ask rule's
+   * `reason` (perhaps the repository's own config), a PreToolUse hook's. Not tern's words: shown
+   * after the facts, labelled with its source, made visible and cut short.
+   */
+  note?: AskNote;
   profile: string;
   /** Whether "allow for this session" can be offered (a safe approval key exists). */
   rememberable: boolean;
@@ -37,6 +44,25 @@ export interface ReviewRequest {
    * the remembered key is a prefix, wider than the one call shown.
    */
   rememberAs?: string;
+}
+
+/** Text a rule or hook gave for asking, and who gave it (`ReviewRequest.note`). */
+export interface AskNote {
+  /** Who says it, in words: `the ask rule command "git push" in /repo/.tern/config.jsonc`. */
+  from: string;
+  /** What it says (may be empty: the rule gave no reason). */
+  text: string;
+}
+
+/**
+ * The first words of a note as a person is shown it: who gave it, made visible, and how the text
+ * after it reads (unverified: a repository may have written it).
+ */
+export function noteLabel(note: AskNote): string {
+  const from = visibleText(note.from.replace(/\s+/g, " ").trim());
+  return note.text.trim() === ""
+    ? `Asked by ${from}.`
+    : `Asked by ${from}, which says (unverified):`;
 }
 
 /** A person's answer. */

@@ -25,6 +25,8 @@ export interface CompiledRule {
   /** How the rule reads in messages and the audit log: `deny command "git push"`. */
   readonly label: string;
   readonly reason?: string;
+  /** The project file that holds the rule; absent for the person's own (`PermissionRule.from`). */
+  readonly from?: string;
   /** The tool the rule applies to; "*" for any; `*` inside matches any run (`mcp__github__*`). */
   readonly tool: string;
   /** True for a tool name `tool` covers (compiled once: `*` inside matches any run). */
@@ -211,6 +213,7 @@ function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): Compil
     action: PermissionRule["action"];
     label: string;
     reason?: string;
+    from?: string;
     tool: string;
     matchesTool: (name: string) => boolean;
     words?: string[];
@@ -219,6 +222,7 @@ function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): Compil
   } = { action: rule.action, label: parts.join(" "), tool, matchesTool: toolMatcher(tool) };
   if (grants !== undefined) compiled.grants = grants;
   if (rule.reason !== undefined) compiled.reason = rule.reason;
+  if (rule.from !== undefined) compiled.from = rule.from;
   if (rule.command !== undefined) compiled.words = rule.command.trim().split(/\s+/);
   if (rule.path !== undefined) {
     // A path rule without its matcher would match nothing: a deny rule that denies nothing.

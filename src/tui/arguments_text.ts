@@ -69,3 +69,22 @@ export function modelReasonRows(
   const rows = wrapText(`${label} ${style(words)}`, Math.max(8, width - 4));
   return rows.map((row, index) => index === 0 ? row : `    ${row}`);
 }
+
+/**
+ * `text` as rows of at most `width` cells for a question, as {@linkcode modelReasonRows} shows
+ * the model's reason but without a label: whitespace collapsed, every blank or invisible
+ * character shown, every row after the first indented by four spaces. For text that quotes what
+ * tern does not write (tern's reason quotes the command's words): no row of it can start where
+ * a row of the question does. `style` paints the words.
+ */
+export function shownRows(
+  text: string,
+  width: number,
+  style: (text: string) => string = (text) => text,
+): string[] {
+  const rows = wrapText(
+    style(visibleText(text.replace(/\s+/g, " ").trim())),
+    Math.max(8, width - 4),
+  );
+  return rows.map((row, index) => index === 0 ? row : `    ${row}`);
+}

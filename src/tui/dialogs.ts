@@ -3,13 +3,14 @@
  * in select_dialog.ts. A dialog renders lines and consumes keys until it is done; it never
  * touches the terminal itself.
  */
-import type { PersonReply, ReviewRequest } from "../sandbox/review.ts";
+import { noteLabel, type PersonReply, type ReviewRequest } from "../sandbox/review.ts";
 import {
   argumentLines,
   EDIT_TEXTS,
   modelReasonRows,
   shownElsewhere,
   shownInSummary,
+  shownRows,
 } from "./arguments_text.ts";
 import type { Dialog } from "./dialog.ts";
 import { numberedDiff } from "./diff_view.ts";
@@ -76,8 +77,21 @@ export function permissionDialog(
     hasDiff || options.withheld === undefined
       ? []
       : wrapText(t.dim(`(no diff: ${visibleText(options.withheld)})`), width);
+  const reasonRows = (width: number) =>
+    plainRisk(oneLine(request.reason)).flatMap((line) =>
+      shownRows(line, width, riskPaint(request.reason, t))
+    );
+  const noteRows = (width: number) =>
+    request.note === undefined ? [] : modelReasonRows(
+      t.yellow(noteLabel(request.note)),
+      oneLine(request.note.text),
+      width,
+      t.dim,
+    );
   const fullLines = (width: number) => [
     ...factLines(request, options.realPaths ?? [], width, t, { max: Number.POSITIVE_INFINITY }),
+    ...reasonRows(width),
+    ...noteRows(width),
     ...(fullArgs.length > 0 ? [t.bold("Arguments:")] : []),
     ...fullArgs.flatMap((line) => wrapText(t.dim(line), width)),
     ...(hasDiff ? diffLines(Number.POSITIVE_INFINITY, width) : withheldLines(width)),
@@ -101,10 +115,13 @@ export function permissionDialog(
     cancelled: "deny",
     render(width, height = Number.POSITIVE_INFINITY) {
       if (mode === "full") return renderFull(width, height);
-      const paint = riskPaint(request.reason, t);
-      const reason = plainRisk(oneLine(request.reason)).flatMap((line) =>
-        wrapText(paint(line), width)
-      );
+      // tern's reason quotes the call's words, and a note is a rule's or hook's: both are cut
+      // short so that neither can push the facts off the screen ([v] shows them whole).
+      const allReason = reasonRows(width);
+      const reason = capRows(allReason, REASON_ROWS, t);
+      const allNote = noteRows(width);
+      const note = capRows(allNote, REASON_LINES, t);
+      const cutShort = reason.length < allReason.length || note.length < allNote.length;
       const modelSaid = request.modelReason === undefined || request.modelReason.trim() === ""
         ? []
         : capRows(
@@ -140,13 +157,13 @@ export function permissionDialog(
       // Same height whichever hints it carries: [v] is decided after the diff.
       const choicesHeight = choiceRows().length;
       // The facts are never cut for the arguments or the diff: those get the rows left over.
-      const others = 1 + reason.length + modelSaid.length + choicesHeight;
+      const others = 1 + reason.length + note.length + modelSaid.length + choicesHeight;
       const facts = factLines(request, options.realPaths ?? [], width, t, {
         max: Math.max(MIN_FACT_LINES, Math.min(FACT_LINES, height - others)),
       });
-      elided = facts.length < factLines(request, options.realPaths ?? [], width, t, {
-        max: Number.POSITIVE_INFINITY,
-      }).length;
+      elided = cutShort || facts.length < factLines(request, options.realPaths ?? [], width, t, {
+            max: Number.POSITIVE_INFINITY,
+          }).length;
       let room = height - others - facts.length;
       const lines = [rule(`Allow ${visibleText(request.tool)}?`, width, t), ...facts, ...reason];
       const args = argsText(request, hasDiff);
@@ -175,7 +192,7 @@ export function permissionDialog(
           lines.push(t.dim("(the diff does not fit: [v] shows it)"));
         }
       }
-      lines.push(...modelSaid, ...choiceRows());
+      lines.push(...note, ...modelSaid, ...choiceRows());
       return lines.map((line) => truncateToWidth(line, width));
     },
     handle(event) {
@@ -226,8 +243,10 @@ export function permissionDialog(
 const FACT_LINES = 14;
 /** Fewest rows given to the facts, however small the terminal. */
 const MIN_FACT_LINES = 3;
-/** Most rows of the model's stated reason. */
+/** Most rows of the model's stated reason, and of a rule's or hook's note. */
 const REASON_LINES = 3;
+/** Most rows of tern's reason for asking (it quotes the command's words). */
+const REASON_ROWS = 4;
 
 /**
  * The facts of a request, each exactly as given: for request_permissions one row per path,

@@ -10,7 +10,7 @@ import type { Observation } from "../../src/core/observation.ts";
 import { PermissionGate } from "../../src/agent/permission_gate.ts";
 import { createRequestPermissionsTool } from "../../src/agent/request_permissions.ts";
 import type { AuditRecord } from "../../src/sandbox/audit.ts";
-import type { AskPerson, PersonAnswer, Reviewer } from "../../src/sandbox/review.ts";
+import type { AskPerson, PersonAnswer, Reviewer, ReviewRequest } from "../../src/sandbox/review.ts";
 import { compileRules } from "../../src/sandbox/rules.ts";
 import { createSandbox, type SandboxRuntime } from "../../src/sandbox/runtime.ts";
 import { SecretMasker } from "../../src/sandbox/secrets.ts";
@@ -38,6 +38,8 @@ export interface Box {
   audit: AuditRecord[];
   events: AgentEvent[];
   asked: string[];
+  /** The whole requests the person was shown, in order. */
+  requests: ReviewRequest[];
   call(name: string, args: unknown): Promise<Observation>;
 }
 
@@ -95,10 +97,12 @@ export async function withGate(
   const audit: AuditRecord[] = [];
   const events: AgentEvent[] = [];
   const asked: string[] = [];
+  const requests: ReviewRequest[] = [];
   const reviewed: string[] = [];
   const answers = [...(options.answers ?? [])];
   const person: AskPerson | undefined = options.answers === undefined ? undefined : (request) => {
     asked.push(request.summary);
+    requests.push(request);
     return Promise.resolve(answers.shift() ?? "deny");
   };
   const hooks = options.hooks === undefined ? undefined : new HookRunner({
@@ -149,6 +153,7 @@ export async function withGate(
     audit,
     events,
     asked,
+    requests,
     call: (name, args) =>
       tools.get(name)!.run(args, {
         workspace: ws,

@@ -1,4 +1,4 @@
-import { ok } from "node:assert/strict";
+import { match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
@@ -41,7 +41,11 @@ Deno.test("tern sandbox check prints a rule's reason without escape sequences", 
     ok(text.stdout.includes("push"), text.stdout + text.stderr);
     ok(!obeyed(text.stdout), JSON.stringify(text.stdout));
     const json = await runTern(["sandbox", "check", "-o", "json", "--", "git push"], { cwd, env });
-    ok(JSON.parse(json.stdout).reason.includes("push\x1b]52"), json.stdout);
+    // The ask rule's words are its note, never tern's reason.
+    const verdict = JSON.parse(json.stdout);
+    ok(verdict.note.text.includes("push\x1b]52"), json.stdout);
+    match(verdict.note.from, /the ask rule ask command "git push" in .*config\.jsonc/);
+    ok(!verdict.reason.includes("\x1b"), json.stdout);
     ok(!obeyed(json.stdout), JSON.stringify(json.stdout));
   });
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { loadConfig } from "../../src/config/mod.ts";
 import { ConfigError } from "../../src/config/errors.ts";
 import { withFixture } from "./_fixture.ts";
@@ -60,7 +61,8 @@ Deno.test("loadConfig() adds rules up across layers, user rules first", async ()
     const { config } = await loadConfig({ cwd, env: { HOME: home } });
     assert.deepEqual(config.rules, [
       { action: "allow", command: "npm test" },
-      { action: "deny", command: "git push" },
+      // A project's rule says which file holds it: its words are the repository's.
+      { action: "deny", command: "git push", from: join(cwd, ".tern/config.jsonc") },
     ]);
   });
 });
@@ -100,7 +102,9 @@ Deno.test("loadConfig() lets a project tighten: read-only profile and deny rules
     );
     const { config } = await loadConfig({ cwd, env: { HOME: home } });
     assert.equal(config.profile, ":read-only");
-    assert.deepEqual(config.rules, [{ action: "ask", tool: "write" }]);
+    assert.deepEqual(config.rules, [
+      { action: "ask", tool: "write", from: join(cwd, ".tern/config.jsonc") },
+    ]);
   });
 });
 

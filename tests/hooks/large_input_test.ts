@@ -132,7 +132,10 @@ hookTest(
       equal(box.asked.length, 1);
       const request = box.events.find((event) => event.type === "permission_request");
       ok(request?.type === "permission_request");
-      match(request.reason!, /could not run, so it could not check this call/);
+      // tern's words say a hook asks; the hook's words are the note the person is shown.
+      equal(request.reason, "A PreToolUse hook asks for a person's decision");
+      equal(box.requests[0].note?.from, "a PreToolUse hook");
+      match(box.requests[0].note!.text, /could not run, so it could not check this call/);
     });
   },
 );

@@ -19,7 +19,12 @@ import { visibleText } from "../../core/terminal_text.ts";
 import { type AgentSession, openAgentSession } from "../../harness/agent_session.ts";
 import type { SessionChoice } from "../../harness/run_session.ts";
 import { TurnControl } from "../../harness/turn_control.ts";
-import type { AskPerson, PersonAnswer, ReviewRequest } from "../../sandbox/review.ts";
+import {
+  type AskPerson,
+  noteLabel,
+  type PersonAnswer,
+  type ReviewRequest,
+} from "../../sandbox/review.ts";
 import { promptMessage, type ReadBuffer } from "./prompt.ts";
 import {
   decisionText,
@@ -318,7 +323,8 @@ export function sessionOptionName(request: Pick<ReviewRequest, "rememberAs">): s
 }
 
 /**
- * Why the call needs an answer: the policy's reason, then the model's own, marked; then how
+ * Why the call needs an answer: the policy's reason, then a rule's or hook's note and the
+ * model's own reason, each marked; then how
  * much "allow for this session" allows, when it is offered. Each part on its own line, controls
  * and invisible characters made visible.
  */
@@ -329,8 +335,15 @@ function questionText(request: ReviewRequest): ToolCallContent {
   const scope = request.rememberable && request.rememberAs !== undefined
     ? `\n"Allow for this session" allows ${visibleText(request.rememberAs)}, not only this call`
     : "";
+  // A rule's or hook's words, apart from tern's and labelled with who gave them.
+  const note = request.note === undefined
+    ? ""
+    : `\n${noteLabel(request.note)} ${visibleText(request.note.text.replace(/\s+/g, " "))}`;
   const reason = visibleText(request.reason);
-  return { type: "content", content: { type: "text", text: `${reason}${said}${scope}` } };
+  return {
+    type: "content",
+    content: { type: "text", text: `${reason}${note}${said}${scope}` },
+  };
 }
 
 function messageOf(error: unknown): string {

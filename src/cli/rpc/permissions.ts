@@ -43,6 +43,7 @@ export class PermissionDesk {
       summary: request.summary,
       reason: request.reason,
       ...(request.modelReason === undefined ? {} : { modelReason: request.modelReason }),
+      ...(request.note === undefined ? {} : { note: request.note }),
       profile: request.profile,
       rememberable: request.rememberable,
       // "session" allows more than this call (a command prefix, the whole tool, the host).

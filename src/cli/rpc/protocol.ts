@@ -84,6 +84,8 @@ export type RpcOutput =
     summary: string;
     reason: string;
     modelReason?: string;
+    /** An ask rule's or a PreToolUse hook's words, and who gave them: not tern's. */
+    note?: { from: string; text: string };
     profile: string;
     /** Whether the answer "session" may be given. */
     rememberable: boolean;

@@ -131,6 +131,7 @@ export const reviewRequestSchema = z.object({
   network: z.literal(true).optional(),
   reason: z.string(),
   modelReason: z.string().optional(),
+  note: z.object({ from: z.string(), text: z.string() }).strict().optional(),
   profile: z.string(),
   rememberable: z.boolean(),
   rememberAs: z.string().optional(),
