@@ -487,6 +487,8 @@ tern_deno_flags() {
     "--allow-net=$TERN_NET_HOSTS"
     "--allow-env=$names"
     --allow-run
-    --allow-sys=osRelease,homedir,hostname,uid,gid
+    # networkInterfaces: the web tools' guard refuses this machine's own addresses (a compiled
+    # binary's request process is the binary itself, with these permissions).
+    --allow-sys=osRelease,homedir,hostname,uid,gid,networkInterfaces
   )
 }

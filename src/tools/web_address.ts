@@ -109,6 +109,36 @@ function inRange(bytes: readonly number[], base: readonly number[], prefix: numb
   return true;
 }
 
+/**
+ * Whether `address` (an IP literal) reaches one of `own` (this machine's addresses): a public
+ * address of its own interface is loopback by another name, where a dev server bound to every
+ * interface answers. IPv6 forms that carry an IPv4 (mapped, compatible, NAT64, 6to4, Teredo)
+ * reach that IPv4 too.
+ */
+export function isOwnAddress(address: string, own: readonly string[]): boolean {
+  const mine = new Set(own.flatMap(addressKeys));
+  return addressKeys(address).some((key) => mine.has(key));
+}
+
+/** The addresses `address` names, as byte strings: itself, and an IPv4 an IPv6 form carries. */
+function addressKeys(address: string): string[] {
+  const bare = address.split("%")[0];
+  if (isIPv4(bare)) return [`4:${bare.split(".").map(Number).join(".")}`];
+  const bytes = isIPv6(bare) ? parseIpv6(bare) : undefined;
+  if (bytes === undefined) return [];
+  const v4 = (from: number) => `4:${bytes.slice(from, from + 4).join(".")}`;
+  const zero = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
+  const keys = [`6:${bytes.join(".")}`];
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) keys.push(v4(12));
+  else if (zero(0, 12)) keys.push(v4(12));
+  else if (startsWith(bytes, [0, 0x64, 0xff, 0x9b]) && zero(4, 12)) keys.push(v4(12));
+  else if (startsWith(bytes, [0x20, 0x02])) keys.push(v4(2));
+  else if (startsWith(bytes, [0x20, 0x01, 0, 0])) {
+    keys.push(v4(4), `4:${bytes.slice(12, 16).map((b) => b ^ 0xff).join(".")}`);
+  }
+  return keys;
+}
+
 /** The 16 bytes of a valid IPv6 literal (`::`, embedded dotted IPv4); undefined if malformed. */
 export function parseIpv6(address: string): number[] | undefined {
   if (address.includes("%")) return undefined;

@@ -28,6 +28,7 @@ interface DomElement extends DomNode {
   replaceWith(...nodes: (DomNode | string)[]): void;
 }
 interface DomDocument extends DomElement {
+  documentElement: DomElement | null;
   body: DomElement | null;
   title: string;
   querySelector(selector: string): DomElement | null;
@@ -125,7 +126,12 @@ export async function extractHtml(
 ): Promise<Extracted> {
   const { url, format = "markdown" } = options;
   const [{ parseHTML }, { Readability }, turndownModule, { gfm }] = await loadLibraries();
-  const { document } = parseHTML(html);
+  // A fragment or bare text served as HTML (`<p>…</p>`) parses to no <html> and no <body>:
+  // read it as a page's body.
+  let { document } = parseHTML(html);
+  if (document.documentElement?.tagName.toUpperCase() !== "HTML") {
+    document = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`).document;
+  }
   const title = (document.title ?? "").trim();
   clean(document, baseOf(document, url));
   const bodyHtml = document.body?.innerHTML ?? "";

@@ -10,7 +10,7 @@ import { lookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { blockedAddress, blockedHostName } from "./web_address.ts";
+import { blockedAddress, blockedHostName, isOwnAddress } from "./web_address.ts";
 
 /** One resolved address. */
 export interface ResolvedAddress {
@@ -123,6 +123,20 @@ export interface GuardOptions {
    * self-signed one). The request process never sets it; nothing in tern's configuration can.
    */
   testCa?: string;
+  /**
+   * This machine's own addresses (refused like loopback); default every interface's, read when
+   * a host is checked (`Deno.networkInterfaces`: the request process has that permission).
+   */
+  ownAddresses?: () => readonly string[];
+}
+
+/** Every address of this machine's interfaces; none when they cannot be read. */
+export function interfaceAddresses(): string[] {
+  try {
+    return Deno.networkInterfaces().map((found) => found.address);
+  } catch {
+    return [];
+  }
 }
 
 /** A refusal of the guard or a limit, as opposed to a network failure. */
@@ -215,8 +229,10 @@ export async function checkedAddress(
   if (addresses.length === 0) {
     throw new WebRequestError(`Cannot resolve "${bare}": no addresses`, "network");
   }
+  const own = (guard.ownAddresses ?? interfaceAddresses)();
   for (const { address } of addresses) {
-    const why = blockedAddress(address);
+    const why = blockedAddress(address) ??
+      (isOwnAddress(address, own) ? "this machine's own (another name for loopback)" : undefined);
     if (why !== undefined && !(guard.testAllowAddress?.(address) ?? false)) {
       const via = literal !== 0 ? "" : ` (it resolves to ${address})`;
       throw new WebRequestError(

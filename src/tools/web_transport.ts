@@ -48,20 +48,25 @@ export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const MAX_STDERR_BYTES = 64 * 1024;
 
 /**
- * The argv of the request process: network only, its memory capped by `sh`'s `ulimit -d`
- * before it execs Deno (a limit it cannot raise again). tern's own deno.json (named, so a
- * project's deno.json in the working directory is never read) resolves unpdf from tern's
- * node_modules and lockfile; `--cached-only` and `--no-remote` keep it from downloading code.
+ * The argv of the request process: network only, its memory capped by `sh`'s `ulimit -d` and
+ * its CPU time by `ulimit -t` (`cpuSeconds`) before it execs Deno (limits it cannot raise
+ * again). The CPU limit ends a process whose tern is gone (SIGKILL leaves nobody to stop it)
+ * while it parses a hostile page: the request's own deadline bounds the waiting, this the work.
+ * tern's own deno.json (named, so a project's deno.json in the working directory is never read)
+ * resolves unpdf from tern's node_modules and lockfile; `--cached-only` and `--no-remote` keep
+ * it from downloading code.
  */
 export function webRequestArgv(
   denoPath = Deno.execPath(),
   configPath: string | null = defaultConfigPath(),
+  cpuSeconds = cpuSecondsFor(30_000 + KILL_MARGIN_MS),
 ): string[] {
   return [
     "/bin/sh",
     "-c",
-    // A lower limit inherited stays (its error is not shown); the shell is replaced by Deno.
-    `ulimit -d ${REQUEST_MEMORY_MB * 1024} 2>/dev/null; exec "$@"`,
+    // Lower limits inherited stay (their errors are not shown); the shell is replaced by Deno.
+    `ulimit -d ${REQUEST_MEMORY_MB * 1024} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; ` +
+    'exec "$@"',
     "tern-web-request",
     ...entryArgv(
       "web-request",
@@ -74,6 +79,8 @@ export function webRequestArgv(
         // A hostile PDF (or body) cannot take the machine's memory: the process dies instead.
         `--v8-flags=--max-old-space-size=${REQUEST_HEAP_MB}`,
         "--allow-net",
+        // The guard refuses this machine's own addresses: it lists the interfaces' addresses.
+        "--allow-sys=networkInterfaces",
         // getaddrinfo reads the resolver's configuration.
         "--allow-read=/etc/hosts,/etc/resolv.conf,/etc/nsswitch.conf,/etc/gai.conf",
       ],
@@ -103,6 +110,11 @@ export type WebAnswer =
 /** Time the request process is given beyond the request's deadline (start-up, the answer). */
 export const KILL_MARGIN_MS = 10_000;
 
+/** The CPU seconds of a request process that tern stops after `limitMs`: never fewer. */
+function cpuSecondsFor(limitMs: number): number {
+  return Math.max(1, Math.ceil(limitMs / 1000));
+}
+
 /**
  * A transport that runs each request in its own network-only Deno process, killed when it
  * outlives the request's deadline (default 30,000 ms) by {@linkcode KILL_MARGIN_MS} or its
@@ -117,7 +129,9 @@ export function processTransport(
   return async (request) => {
     const free = await takeSlot(request);
     try {
-      return await runRequestProcess(request, webRequestArgv(denoPath), killMarginMs);
+      const limitMs = (request.timeoutMs ?? 30_000) + killMarginMs;
+      const argv = webRequestArgv(denoPath, defaultConfigPath(), cpuSecondsFor(limitMs));
+      return await runRequestProcess(request, argv, limitMs);
     } finally {
       free();
     }
@@ -127,10 +141,9 @@ export function processTransport(
 async function runRequestProcess(
   request: WebRequest,
   argv: string[],
-  killMarginMs: number,
+  limitMs: number,
 ): Promise<WebResponse> {
   const [command, ...args] = argv;
-  const limitMs = (request.timeoutMs ?? 30_000) + killMarginMs;
   const overdue = AbortSignal.timeout(limitMs);
   const child = new Deno.Command(command, {
     args,

@@ -2,7 +2,7 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { createWebFetchTool, percentDecoded, webFetchAccess } from "../../src/tools/web_fetch.ts";
 import { guardedRequest, type WebResponse } from "../../src/tools/web_request.ts";
 import { processTransport } from "../../src/tools/web_transport.ts";
-import { HTML_MAX_CHARS, htmlOfAnswer } from "../../src/tools/web_extract.ts";
+import { extractHtml, HTML_MAX_CHARS, htmlOfAnswer } from "../../src/tools/web_extract.ts";
 import { call, failed, runAsRequestProcess, succeeded } from "./_helpers.ts";
 
 const FIXTURES = new URL("../fixtures/web/", import.meta.url);
@@ -447,5 +447,17 @@ Deno.test("web_fetch() keeps where a redirect led inside the untrusted markers, 
     );
   } finally {
     await server.shutdown();
+  }
+});
+
+Deno.test("extractHtml() reads a fragment or bare text served as HTML", async () => {
+  for (const format of ["markdown", "text"] as const) {
+    const fragment = await extractHtml("<p>Important: the API changed in v2.</p>", {
+      url: "https://e.example/",
+      format,
+    });
+    match(fragment.content, /Important: the API changed in v2\./);
+    const bare = await extractHtml("hello world", { url: "https://e.example/", format });
+    equal(bare.content.trim(), "hello world");
   }
 });

@@ -1,8 +1,11 @@
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
-import { blockedAddress, blockedHostName } from "../../src/tools/web_address.ts";
+import { join } from "node:path";
+import { runAsRequestProcess } from "./_helpers.ts";
+import { blockedAddress, blockedHostName, isOwnAddress } from "../../src/tools/web_address.ts";
 import {
   guardedRequest,
   type GuardOptions,
+  interfaceAddresses,
   type Resolver,
   WebRequestError,
 } from "../../src/tools/web_request.ts";
@@ -141,6 +144,51 @@ Deno.test("guardedRequest() refuses literal loopback forms (decimal, octal, hex,
       );
     }
   });
+});
+
+Deno.test("guardedRequest() refuses this machine's own public addresses, in every form and by name", async () => {
+  // A VPS's public address, or a global IPv6 one: a dev server bound to every interface
+  // answers there as on loopback.
+  const own = () => ["93.184.216.34", "2606:2800:220:1::1", "127.0.0.1", "::1"];
+  const resolve: Resolver = () => Promise.resolve([{ address: "93.184.216.34", family: 4 }]);
+  for (
+    const url of [
+      "http://93.184.216.34:3000/",
+      "http://[2606:2800:220:1::1]:3000/",
+      "http://[2606:2800:220:1:0:0:0:1]:3000/",
+      "http://[::ffff:93.184.216.34]:3000/",
+      "http://[64:ff9b::5db8:d822]:3000/",
+      "http://[2002:5db8:d822::1]:3000/",
+      "http://pub.example:3000/",
+    ]
+  ) {
+    await refused(
+      guardedRequest({ url, timeoutMs: 5_000 }, { resolve, ownAddresses: own }),
+      /this machine's own/,
+    );
+  }
+  ok(isOwnAddress("93.184.216.34", own()));
+  ok(!isOwnAddress("93.184.216.35", own()));
+  ok(!isOwnAddress("2606:2800:220:1::2", own()));
+  // By default the guard reads every interface: loopback is among them here.
+  ok(interfaceAddresses().includes("127.0.0.1"), `${interfaceAddresses()}`);
+  // So does the request process, with only the permissions tern gives it.
+  const dir = await Deno.makeTempDir({ prefix: "tern_own_" });
+  try {
+    const script = join(dir, "own.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { interfaceAddresses } from ${
+        JSON.stringify(
+          new URL("../../src/tools/web_request.ts", import.meta.url).href,
+        )
+      };\nconsole.log(JSON.stringify(interfaceAddresses()));\n`,
+    );
+    const run = await runAsRequestProcess(script, new Uint8Array(), dir);
+    ok(JSON.parse(run.stdout).includes("127.0.0.1"), run.stdout + run.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("guardedRequest() refuses bad URLs: schemes, credentials, zone ids", async () => {

@@ -11,6 +11,7 @@ import {
   MAX_PARALLEL_REQUESTS,
   processTransport,
   REQUEST_MEMORY_MB,
+  webRequestArgv,
 } from "../../src/tools/web_transport.ts";
 
 /** Runs `fn` with a temp folder and `denoPath` written there as an executable `script`. */
@@ -68,6 +69,22 @@ Deno.test("processTransport() stops a request process whose answer passes MAX_AN
           `${MAX_ANSWER_BYTES / 1024 / 1024} MiB and was stopped`,
       );
       ok(performance.now() - started < 20_000);
+    },
+  );
+});
+
+Deno.test("webRequestArgv(): a request process stops itself after its CPU time, with no tern left to stop it", async () => {
+  // What a hostile page (400,000 nested <div>s) does to the extraction: work without end. When
+  // tern is killed (SIGKILL) nobody stops the process: its CPU limit must.
+  await withStandIn(
+    () => "#!/bin/sh\nwhile :; do :; done\n",
+    async (denoPath) => {
+      const [command, ...args] = webRequestArgv(denoPath, null, 1);
+      const started = performance.now();
+      const status = await new Deno.Command(command, { args, stdout: "null", stderr: "null" })
+        .spawn().status;
+      ok(status.signal === "SIGXCPU" || status.signal === "SIGKILL", JSON.stringify(status));
+      ok(performance.now() - started < 30_000);
     },
   );
 });
