@@ -139,6 +139,9 @@ function formatsRegex(formats: readonly KeyFormat[], first: string[]): RegExp {
   return new RegExp(parts.join("|"), "g");
 }
 
+/** A run of URL characters holding at least one percent-encoded byte. */
+const PERCENT_RUN = /[\w.~+/=-]*(?:%[0-9A-Fa-f]{2}[\w.~+/=-]*)+/g;
+
 /** Known values shorter than this are ignored: they would mask ordinary words. */
 export const MIN_SECRET_LENGTH = 8;
 
@@ -200,10 +203,30 @@ export class SecretMasker {
   mask(text: string): string {
     if (text.length < MIN_SECRET_LENGTH) return text;
     try {
-      return text.replace(this.#regexFor(text), (match, ...rest) => this.#marker(match, rest));
+      const masked = text.replace(
+        this.#regexFor(text),
+        (match, ...rest) => this.#marker(match, rest),
+      );
+      return this.#values.length > 0 && masked.includes("%") ? this.#maskEncoded(masked) : masked;
     } catch {
       return UNCHECKED;
     }
+  }
+
+  /**
+   * `text` with every run of URL characters that holds a known value once percent-decoded
+   * (`%73%6b%2d…`, a key written into a URL so that no plain match finds it) replaced whole.
+   */
+  #maskEncoded(text: string): string {
+    return text.replace(PERCENT_RUN, (run) => {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+      return this.#values.some((value) => decoded.includes(value)) ? "[REDACTED]" : run;
+    });
   }
 
   /** The marker for one match, or what stays of it when its format's check says no. */

@@ -126,6 +126,28 @@ Deno.test("SecretMasker.mask() replaces known values and ignores short ones", ()
   );
 });
 
+Deno.test("SecretMasker.mask() masks a known value written percent-encoded in a URL", () => {
+  const key = "sk-proj-SECRETKEY0123456789abcdefABCDEF";
+  const masker = new SecretMasker([key]);
+  const encode = (text: string, every: number) =>
+    [...text].map((c, i) =>
+      i % every === 0 ? `%${c.charCodeAt(0).toString(16).padStart(2, "0")}` : c
+    ).join("");
+  for (const every of [1, 2, 5]) {
+    const url = `http://pub.example/?q=docs&k=${encode(key, every)}&x=1`;
+    const masked = masker.mask(url);
+    assert.ok(!decodeURIComponent(masked.replace("[REDACTED]", "")).includes(key), masked);
+    assert.ok(masked.startsWith("http://pub.example/?q=docs&"), masked);
+    assert.ok(masked.endsWith("&x=1"), masked);
+  }
+  // Upper-case hex, and JSON of a tool call.
+  const upper = [...key].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join("");
+  assert.ok(!masker.mask(JSON.stringify({ url: `https://e.example/${upper}` })).includes(upper));
+  // Percent-encoded text without the key stays as it is.
+  const plain = "https://e.example/a%20b?q=%E2%9C%93&r=100%";
+  assert.equal(masker.mask(plain), plain);
+});
+
 Deno.test("SecretMasker.mask() masks a known value of exactly the minimum length", () => {
   const value = "Zq8#Lm2!";
   assert.equal(value.length, MIN_SECRET_LENGTH);
