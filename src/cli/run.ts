@@ -77,6 +77,13 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
         agent.conversation.workspace,
         agent.config,
         flags.images,
+        // What the model's own tools may not read is not attached for it either.
+        await (await import("../harness/read_guard.ts")).modelReadGuard({
+          workspace: agent.conversation.workspace,
+          ternHome: agent.config.ternHome,
+          home: readEnv("HOME"),
+          rules: agent.config.rules,
+        }),
       );
     if (interrupts.signal.aborted) return interrupts.exitCode();
     const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts, {

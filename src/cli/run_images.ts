@@ -1,7 +1,8 @@
 /**
  * `tern run --image`: workspace image files read through the file tools' confinement (inside
- * the workspace, no symlink out, a regular file) and checked (type, size, count, a model that
- * takes images) before the turn starts.
+ * the workspace, no symlink out, a regular file), refused as the model's own reads are (the
+ * person's deny rules, secret folders: `modelReadGuard`) and as a mention is (one link only), and
+ * checked (type, size, count, a model that takes images) before the turn starts.
  */
 import type { TernConfig } from "../config/mod.ts";
 import type { ImagePart } from "../core/messages.ts";
@@ -9,16 +10,21 @@ import { imagePart, MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST } from "../llm/image
 import { checkPath } from "../tools/paths.ts";
 import { readFileVerified } from "../tools/verified_io.ts";
 import { InputError } from "./errors.ts";
+import { resolve } from "../core/path.ts";
+import type { ReadRefusal } from "../config/workspace_file.ts";
 
 /**
- * The images at `paths` (relative to `workspace`), for the model `config` names.
+ * The images at `paths` (relative to `workspace`), for the model `config` names; `refuse` is the
+ * model's read guard (what its own tools may not read is not attached for it either).
  * @throws {InputError} (exit code 2) `Cannot attach image "<path>": …` for a path outside the workspace, a
- * missing or unreadable file, no image, too large; or when the model takes no images.
+ * missing or unreadable file, one the guard refuses or with more than one link, no image, too
+ * large; or when the model takes no images.
  */
 export async function attachImages(
   workspace: string,
   config: TernConfig,
   paths: readonly string[],
+  refuse: ReadRefusal,
 ): Promise<ImagePart[]> {
   if (paths.length > MAX_IMAGES_PER_REQUEST) {
     throw new InputError(
@@ -42,6 +48,10 @@ export async function attachImages(
       const reason = error instanceof Error ? error.message : String(error);
       throw new InputError(`Cannot attach image "${path}": ${reason}`);
     }
+    // A link the person's deny rules match, a secret folder's file: as the read tool refuses.
+    const refused = refuse(checked.real, resolve(workspace, path)) ??
+      ((checked.info?.nlink ?? 1) > 1 ? "a file with more than one link, not attached" : undefined);
+    if (refused !== undefined) throw new InputError(`Cannot attach image "${path}": ${refused}`);
     // Checked before reading: a huge (or sparse) file named like an image is never read whole.
     if (checked.info?.isFile && checked.info.size > MAX_IMAGE_BYTES) {
       const mb = (n: number) => (n / 1024 / 1024).toFixed(1);

@@ -166,3 +166,54 @@ Deno.test("tern run --image refuses paths outside the workspace, non-images and 
     await Deno.remove(outside, { recursive: true });
   }
 });
+
+Deno.test("tern run --image refuses what the person's deny rules hide, through a link too, and hard links", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await Deno.mkdir(join(ws.dir, "secrets"));
+    await Deno.mkdir(join(ws.dir, "docs"));
+    await Deno.writeFile(join(ws.dir, "secrets/qr.png"), PNG);
+    // The repository's link into the hidden folder, and a second name for the same file.
+    await Deno.symlink("../secrets/qr.png", join(ws.dir, "docs/shot.png"));
+    await Deno.link(join(ws.dir, "secrets/qr.png"), join(ws.dir, "docs/hard.png"));
+    await Deno.writeFile(join(ws.dir, "ok.png"), PNG);
+    await Deno.mkdir(join(ws.home, ".tern"), { recursive: true });
+    await Deno.writeTextFile(
+      join(ws.home, ".tern/config.jsonc"),
+      JSON.stringify({ rules: [{ action: "deny", path: "secrets/**" }] }),
+    );
+    await withScriptedServer([{ text: "a dot" }], async (server) => {
+      const env = { TERN_HOME: join(ws.home, ".tern"), HOME: ws.home, ANTHROPIC_API_KEY: "k" };
+      const tern = (image: string) =>
+        runTern([
+          "run",
+          "--provider",
+          "anthropic",
+          "--base-url",
+          server.baseUrl,
+          "--model",
+          "claude-sonnet-4-5",
+          "--image",
+          image,
+          "look",
+        ], { cwd: ws.dir, env });
+      const cases: [string, RegExp][] = [
+        ["secrets/qr.png", /Cannot attach image "secrets\/qr\.png": your deny rules keep/],
+        ["docs/shot.png", /Cannot attach image "docs\/shot\.png": your deny rules keep/],
+        ["docs/hard.png", /Cannot attach image "docs\/hard\.png": .*more than one link/],
+      ];
+      for (const [image, message] of cases) {
+        const run = await tern(image);
+        ok(run.code !== 0, `${image}: ${run.stdout}`);
+        match(run.stderr, message);
+      }
+      equal(server.requests.length, 0, "nothing was sent");
+      // A plain image beside them still goes.
+      const run = await tern("ok.png");
+      equal(run.code, 0, run.stderr);
+      equal(server.requests.length, 1);
+    }, { chunkDelayMs: 0 });
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -6,6 +6,7 @@
  */
 import type { TernConfig } from "../../config/mod.ts";
 import type { ImagePart } from "../../core/messages.ts";
+import type { ReadRefusal } from "../../config/workspace_file.ts";
 import { looksLikeImageName, MAX_IMAGES_PER_REQUEST } from "../../llm/images.ts";
 
 const MENTION = /(?<=^|\s)@(\S+)/g;
@@ -47,6 +48,7 @@ export async function attachNamedImages(
   workspace: string,
   config: TernConfig,
   paths: readonly string[],
+  refuse: ReadRefusal,
 ): Promise<{ images: ImagePart[]; notes: string[] }> {
   const images: ImagePart[] = [];
   const notes: string[] = [];
@@ -61,7 +63,7 @@ export async function attachNamedImages(
       continue;
     }
     try {
-      images.push(...await attachImages(root, config, [path]));
+      images.push(...await attachImages(root, config, [path], refuse));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       notes.push(message);

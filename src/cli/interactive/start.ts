@@ -109,7 +109,12 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
         from: typed,
         refuse,
       });
-      const attached = await attachNamedImages(workspace, controller.config, named.paths);
+      const attached = await attachNamedImages(
+        workspace,
+        controller.config,
+        named.paths,
+        refuse,
+      );
       const notes = [...expanded.errors, ...attached.notes];
       return { text: expanded.text, notes, images: attached.images };
     },
