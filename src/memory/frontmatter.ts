@@ -4,6 +4,11 @@
  * usual `name` and `description`), with `key: [a, b]` lists of plain words, is read here; any
  * other YAML is parsed with the `yaml` package, loaded only then (its import costs about as much
  * as Deno's own start: bench/results/resources.md), so that the common case never pays it.
+ *
+ * Resources are read again every turn, so what the package parsed is kept for the process, by
+ * file and a digest of the block: an unchanged block is never parsed twice, and a changed one
+ * (whatever its size and time stamp) always is. A block longer than
+ * {@linkcode MAX_FRONTMATTER_CHARS} is refused before any parsing.
  */
 import { nestsDeeperThan } from "../core/json_depth.ts";
 
@@ -12,6 +17,24 @@ import { nestsDeeperThan } from "../core/json_depth.ts";
  * any skill or template uses, and little enough for any later walk or `JSON.stringify` of it.
  */
 export const MAX_FRONTMATTER_DEPTH = 64;
+
+/**
+ * The longest frontmatter block read, in characters (16 KB of ASCII): more than any skill or
+ * template needs, and little enough that parsing it stays quick whatever YAML it holds (200
+ * templates of 128 KB of flow-style YAML took 41 s to parse).
+ */
+export const MAX_FRONTMATTER_CHARS = 16 * 1024;
+
+/** Blocks parsed by the `yaml` package that are kept; past it, the oldest is dropped. */
+const MAX_CACHED_BLOCKS = 2_048;
+
+type Parsed = { data: Record<string, unknown> } | { error: FrontmatterError };
+
+/** What the `yaml` package made of each block, by file and digest (see the module notes). */
+const cache = new Map<string, Parsed>();
+
+/** How many blocks the `yaml` package parsed in this process: what tests observe the cache by. */
+export const frontmatterParses = { count: 0 };
 
 /** A file's frontmatter and the Markdown after it. */
 export interface Frontmatter {
@@ -38,10 +61,11 @@ const CLOSE = /^---[ \t]*$/m;
 
 /**
  * Splits `text` (the content of `file`) into its frontmatter and body.
- * @throws {FrontmatterError} naming the file and line when the block is not closed, is not a
- *   YAML mapping, or is YAML the `yaml` package refuses for any reason (a syntax error, more
- *   than 16 aliases, nesting that overflows its parser), or whose lists and mappings nest more
- *   than {@linkcode MAX_FRONTMATTER_DEPTH} levels or contain themselves.
+ * @throws {FrontmatterError} naming the file and line when the block is not closed, is longer
+ *   than {@linkcode MAX_FRONTMATTER_CHARS}, is not a YAML mapping, or is YAML the `yaml` package
+ *   refuses for any reason (a syntax error, more than 16 aliases, nesting that overflows its
+ *   parser), or whose lists and mappings nest more than {@linkcode MAX_FRONTMATTER_DEPTH} levels
+ *   or contain themselves.
  */
 export async function parseFrontmatter(text: string, file: string): Promise<Frontmatter> {
   const open = OPEN.exec(text);
@@ -51,34 +75,76 @@ export async function parseFrontmatter(text: string, file: string): Promise<Fron
   if (close === null) throw new FrontmatterError(file, 1, "the `---` block is never closed");
   const block = rest.slice(0, close.index);
   const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, "");
+  if (block.length > MAX_FRONTMATTER_CHARS) {
+    throw new FrontmatterError(
+      file,
+      1,
+      `the block is longer than ${MAX_FRONTMATTER_CHARS.toLocaleString("en-US")} characters, ` +
+        "more than any frontmatter needs",
+    );
+  }
   const simple = simpleBlock(block);
   if (simple !== undefined) return { data: simple, body };
+  const key = `${file}\0${await digest(block)}`;
+  let parsed = cache.get(key);
+  if (parsed === undefined) {
+    parsed = await parseYaml(block, file);
+    if (cache.size >= MAX_CACHED_BLOCKS) cache.delete(cache.keys().next().value!);
+    cache.set(key, parsed);
+  }
+  if ("error" in parsed) throw parsed.error;
+  // A copy at the top: a caller that adds or removes a key changes nothing kept.
+  return { data: { ...parsed.data }, body };
+}
+
+async function digest(text: string): Promise<string> {
+  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(hash), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** `block` parsed by the `yaml` package, or the error naming `file` and the line. */
+async function parseYaml(block: string, file: string): Promise<Parsed> {
   const { parse, YAMLParseError } = await import("yaml");
+  frontmatterParses.count++;
   let data: unknown;
   try {
-    data = parse(block, { prettyErrors: true, uniqueKeys: true, maxAliasCount: 16 });
+    // logLevel "error": the package reports warnings (an unknown tag, a key that is a list)
+    // through `process.emitWarning`, which writes their text, escape sequences and all, to
+    // stderr past tern's own warnings, over the interactive screen.
+    data = parse(block, {
+      prettyErrors: true,
+      uniqueKeys: true,
+      maxAliasCount: 16,
+      logLevel: "error",
+    });
   } catch (error) {
     // Whatever the package throws (a syntax error, too many aliases, too deep a nesting) is
     // this one file's fault, so the file is skipped with its name and tern goes on.
     const message = error instanceof Error ? error.message : String(error);
     // The block starts on the file's line 2.
     const line = error instanceof YAMLParseError ? (error.linePos?.[0]?.line ?? 1) + 1 : 2;
-    throw new FrontmatterError(file, line, message.split("\n")[0].replace(/ at line.*$/, ""));
+    return {
+      error: new FrontmatterError(file, line, message.split("\n")[0].replace(/ at line.*$/, "")),
+    };
   }
-  if (data === null || data === undefined) return { data: {}, body };
+  if (data === null || data === undefined) return { data: {} };
   if (typeof data !== "object" || Array.isArray(data)) {
-    throw new FrontmatterError(file, 2, "it is not a mapping of keys (`name: value` lines)");
+    return {
+      error: new FrontmatterError(file, 2, "it is not a mapping of keys (`name: value` lines)"),
+    };
   }
   // An alias inside its own anchor (`&a [*a]`) makes the data contain itself: endlessly deep.
   if (nestsDeeperThan(data, MAX_FRONTMATTER_DEPTH)) {
-    throw new FrontmatterError(
-      file,
-      2,
-      `its lists and mappings nest more than ${MAX_FRONTMATTER_DEPTH} levels deep, or an ` +
-        "alias refers to the list or mapping it is in",
-    );
+    return {
+      error: new FrontmatterError(
+        file,
+        2,
+        `its lists and mappings nest more than ${MAX_FRONTMATTER_DEPTH} levels deep, or an ` +
+          "alias refers to the list or mapping it is in",
+      ),
+    };
   }
-  return { data: data as Record<string, unknown>, body };
+  return { data: data as Record<string, unknown> };
 }
 
 const SIMPLE_LINE = /^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$/;

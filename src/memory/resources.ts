@@ -58,14 +58,14 @@ export async function loadResources(
   const memory = readMemoryFiles(workspace, ternHome, refuse, warn);
   if (!personal) delete memory.user;
   const [skills, templates] = await Promise.all([
-    discoverSkills(workspace, ternHome, refuse),
+    // Without the person's skills searched at all: theirs take a name first, so finding and then
+    // leaving them out would leave out a project's skill of the same name too.
+    discoverSkills(workspace, ternHome, refuse, { personal }),
     discoverTemplates(workspace, ternHome, refuse),
   ]);
   return {
     files,
-    // The person's skills come last (a project's takes a name first): leaving them out changes
-    // no project skill.
-    skills: personal ? skills.skills : skills.skills.filter((skill) => skill.level !== "user"),
+    skills: skills.skills,
     templates: templates.templates,
     memory,
     diagnostics: [...diagnostics, ...skills.diagnostics, ...templates.diagnostics],

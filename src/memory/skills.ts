@@ -9,8 +9,10 @@
  * {@linkcode MAX_SKILL_ENTRIES} entries per root, no symlinked folder followed, and a skill's
  * own folder not searched further. A `SKILL.md` is read with the file tools' confinement
  * (confined to its root), its first {@linkcode MAX_SKILL_HEAD_BYTES} bytes at discovery.
- * A malformed file is a diagnostic naming it and the line; a name found twice keeps the
- * project's skill (then `.tern` over `.agents` over `.claude`) with a note.
+ * At most {@linkcode MAX_SKILLS} `SKILL.md` files of each level (the person's, the project's)
+ * are read at all. A malformed file is a diagnostic naming it and the line; a name found twice
+ * keeps the person's own skill (a repository cannot replace it), then the project's `.tern` over
+ * `.agents` over `.claude`, with a note.
  *
  * Skills are found once per turn, and read when activated, after the model may have run commands:
  * each read is confined to the skill's root again, and to the real paths found at discovery (the
@@ -79,17 +81,26 @@ export interface SkillIndex {
   diagnostics: string[];
 }
 
-/** The skills roots, in precedence order (the first to have a name keeps it). */
+/**
+ * The skills roots, in precedence order (the first to have a name keeps it): the person's own
+ * first, so a repository's skill never stands in for one of theirs.
+ */
 export function skillRoots(
   workspace: string,
   ternHome: string,
 ): Array<{ root: string; level: ResourceLevel }> {
   return [
+    { root: join(ternHome, "skills"), level: "user" },
     { root: join(workspace, ".tern", "skills"), level: "project" },
     { root: join(workspace, ".agents", "skills"), level: "project" },
     { root: join(workspace, ".claude", "skills"), level: "project" },
-    { root: join(ternHome, "skills"), level: "user" },
   ];
+}
+
+/** Options of {@linkcode discoverSkills}. */
+export interface DiscoverSkillsOptions {
+  /** False: the person's own skills are not searched (see `loadResources`). Default true. */
+  personal?: boolean;
 }
 
 /**
@@ -100,11 +111,16 @@ export async function discoverSkills(
   workspace: string,
   ternHome: string,
   refuse: ReadRefusal,
+  options: DiscoverSkillsOptions = {},
 ): Promise<SkillIndex> {
   const skills: Skill[] = [];
   const diagnostics: string[] = [];
   const byName = new Map<string, Skill>();
+  // Counted per level before a file is read: a repository's many skills never crowd out the
+  // person's own, and what is past the cap costs no reading or parsing.
+  const read: Record<ResourceLevel, number> = { user: 0, project: 0, nested: 0 };
   for (const { root, level } of skillRoots(workspace, ternHome)) {
+    if (level === "user" && options.personal === false) continue;
     const confine = level === "user" ? ternHome : workspace;
     const outside = folderOutside(confine, root);
     if (outside !== undefined) {
@@ -112,6 +128,15 @@ export async function discoverSkills(
       continue;
     }
     for (const path of findSkillFiles(root, diagnostics)) {
+      if (read[level] >= MAX_SKILLS) {
+        diagnostics.push(
+          `Skill "${path}" is not used: there are more than ${MAX_SKILLS} ${
+            level === "user" ? "of your own" : "in the project"
+          }`,
+        );
+        continue;
+      }
+      read[level]++;
       const skill = await readSkillHead(
         confine,
         path,
@@ -125,15 +150,6 @@ export async function discoverSkills(
         diagnostics.push(
           `Skill "${skill.name}" in "${path}" is not used: "${kept.path}" has the same name ` +
             `and takes precedence`,
-        );
-        continue;
-      }
-      // Counted per level: a repository's many skills never crowd out the person's own.
-      if (skills.filter((kept) => kept.level === level).length >= MAX_SKILLS) {
-        diagnostics.push(
-          `Skill "${path}" is not used: there are more than ${MAX_SKILLS} ${
-            level === "user" ? "of your own" : "in the project"
-          }`,
         );
         continue;
       }

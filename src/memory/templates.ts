@@ -1,8 +1,8 @@
 /**
  * Prompt templates: `prompts/*.md` under tern's home (the person's) and `<workspace>/.tern/`
- * (the project's, which win on a name clash). The file name is the template's name; its
- * frontmatter has a `description` and `args`, a list of names or of `{name, description,
- * default}`. `/name args` renders it: `$1`…`$9` are the words given, `$ARGUMENTS` all of them,
+ * (the project's; the person's own win on a name clash, so a repository cannot replace one). The
+ * file name is the template's name; its frontmatter has a `description` and `args`, a list of
+ * names (plain words: {@linkcode ARG_NAME}) or of `{name, description, default}`. `/name args` renders it: `$1`…`$9` are the words given, `$ARGUMENTS` all of them,
  * `{{name}}` a named argument (given as `name=value`, or the next unnamed word, or its default).
  * An unknown or missing argument is a {@linkcode TemplateError}, and so is an extra word (one
  * beyond its args and its highest `$N`) unless the body takes them all with `$ARGUMENTS`.
@@ -24,6 +24,8 @@ const MAX_TEMPLATE_ENTRIES = 2_000;
 export const MAX_TEMPLATE_BYTES = 128 * 1024;
 /** A template name: what follows `/` in `/name`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+/** An argument name: a plain word, so that `/help` and error messages show it as it is. */
+const ARG_NAME = /^[A-Za-z][\w-]{0,63}$/;
 const PLACEHOLDER = /\$ARGUMENTS|\$(\d)|\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}/g;
 
 /** One declared argument. */
@@ -51,8 +53,9 @@ export interface TemplateIndex {
 }
 
 /**
- * Reads the person's and the project's templates; the project's win on a name clash, and are
- * read only where `refuse` lets the model read them (a template's body becomes a message).
+ * Reads the person's and the project's templates; the person's win on a name clash, and the
+ * project's are read only where `refuse` lets the model read them (a template's body becomes a
+ * message).
  */
 export async function discoverTemplates(
   workspace: string,
@@ -62,8 +65,8 @@ export async function discoverTemplates(
   const diagnostics: string[] = [];
   const byName = new Map<string, PromptTemplate>();
   const folders: Array<[string, string, ResourceLevel]> = [
-    [join(workspace, ".tern", "prompts"), workspace, "project"],
     [join(ternHome, "prompts"), ternHome, "user"],
+    [join(workspace, ".tern", "prompts"), workspace, "project"],
   ];
   for (const [dir, confine, level] of folders) {
     const outside = folderOutside(confine, dir);
@@ -158,13 +161,13 @@ function templateArgs(value: unknown, path: string): TemplateArg[] {
     throw new FrontmatterError(path, 2, "`args` must be a list of names or of {name, default}");
   }
   return value.map((item): TemplateArg => {
-    if (typeof item === "string" && item.trim() !== "") return { name: item.trim() };
+    if (typeof item === "string" && item.trim() !== "") return { name: argName(item, path) };
     if (item !== null && typeof item === "object" && !Array.isArray(item)) {
       const fields = item as Record<string, unknown>;
       const name = stringField(fields, "name");
       if (name !== undefined) {
         return {
-          name,
+          name: argName(name, path),
           description: stringField(fields, "description"),
           default: fields.default === undefined || fields.default === null
             ? undefined
@@ -178,6 +181,22 @@ function templateArgs(value: unknown, path: string): TemplateArg[] {
       `\`args\` has an entry without a name: ${JSON.stringify(item)}`,
     );
   });
+}
+
+/**
+ * `name` when it is a plain word ({@linkcode ARG_NAME}): it is shown in `/help` and in error
+ * messages as it is.
+ * @throws {FrontmatterError} naming the file, with the name made visible, when it is not.
+ */
+function argName(name: string, path: string): string {
+  const trimmed = name.trim();
+  if (ARG_NAME.test(trimmed)) return trimmed;
+  throw new FrontmatterError(
+    path,
+    2,
+    `\`args\` has a name that is not a plain word (a letter, then up to 63 letters, digits, ` +
+      `"_" or "-"): ${JSON.stringify(trimmed.slice(0, 80))}`,
+  );
 }
 
 /** `text` on one line: whitespace and control characters (escape sequences' ESC) as spaces. */
@@ -281,11 +300,16 @@ function taken(template: PromptTemplate): string {
   return `${count} (${shown.join(" ")})`;
 }
 
-/** How `template` is called: `/review <file> [focus=correctness]`. */
+/**
+ * How `template` is called: `/review <file> [focus=correctness]`, on one line without control
+ * characters (a default is the repository's text, shown in `/help` and in error messages).
+ */
 export function usage(template: PromptTemplate): string {
   if (template.args.length === 0) return "no named arguments";
   return template.args.map((arg) =>
-    arg.default === undefined ? `<${arg.name}>` : `[${arg.name}=${arg.default}]`
+    arg.default === undefined
+      ? `<${arg.name}>`
+      : `[${arg.name}=${oneLine(arg.default).slice(0, 80)}]`
   ).join(" ");
 }
 

@@ -136,7 +136,8 @@ async function attach(
     if (info === null) return "not found";
     if (info.isDirectory) {
       const listing = await listDirectory(real);
-      return { path, block: `\n\n<directory path="${quote(path)}">\n${listing}\n</directory>` };
+      const fenced = unclosable(listing);
+      return { path, block: `\n\n<directory path="${quote(path)}">\n${fenced}\n</directory>` };
     }
     if (!info.isFile) return "not a regular file";
     // A hard link may be a file outside the workspace under a name inside it.
@@ -150,8 +151,7 @@ async function attach(
     let content = new TextDecoder().decode(head.subarray(0, cut)).replace(/\n$/, "");
     const rest = opened.size - cut;
     if (rest > 0) content += `\n[truncated: ${rest} bytes more]`;
-    // The file cannot close its block: text after a `</file>` in it would read as the person's.
-    const fenced = content.replaceAll("</file>", "<\\/file>");
+    const fenced = unclosable(content);
     return { path, block: `\n\n<file path="${quote(path)}">\n${fenced}\n</file>` };
   } catch (error) {
     return describe(error);
@@ -168,7 +168,7 @@ async function listDirectory(dir: string): Promise<string> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) {
     if (SKIPPED.has(entry.name)) continue;
-    names.push(entry.name + (entry.isDirectory ? "/" : ""));
+    names.push(quotedName(entry.name) + (entry.isDirectory ? "/" : ""));
   }
   names.sort();
   const shown = names.slice(0, MAX_LISTING);
@@ -187,6 +187,35 @@ function utf8Boundary(bytes: Uint8Array, end: number): number {
   }
   return end;
 }
+
+/**
+ * `content` that cannot close its block: text after a `</file>` or `</directory>` (any case,
+ * blanks inside the tag) would read as the person's own, so the slash of every such tag is
+ * escaped.
+ */
+function unclosable(content: string): string {
+  return content.replace(CLOSING_TAG, "<$1\\/$2");
+}
+
+const CLOSING_TAG = /<(\s*)\/(\s*(?:file|directory))(?![\w-])/gi;
+
+/**
+ * A repository's file name as the model sees it in a listing: quoted as a JSON string, with every
+ * control and line or paragraph separator escaped, when it holds one (like the `list` tool), so
+ * it cannot add rows of its own; otherwise as it is.
+ */
+function quotedName(name: string): string {
+  if (!CONTROL.test(name)) return name;
+  return JSON.stringify(name).replace(
+    CONTROLS,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// deno-lint-ignore no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 function quote(path: string): string {
   return path.replaceAll("&", "&amp;").replaceAll('"', "&quot;");

@@ -78,14 +78,14 @@ testWith(
       await skill(
         join(home, "skills", "release"),
         "release",
-        "USER release",
-        "USER-BODY-MARK",
+        "Cut a release your way",
+        "Bump the version, then tag. USER-BODY-MARK",
       );
       await skill(
         join(dir, ".tern", "skills", "release"),
         "release",
-        "Cut a release of this project",
-        "Bump the version, then tag. PROJECT-BODY-MARK",
+        "PROJECT release",
+        "PROJECT-BODY-MARK",
       );
       // A hostile folder name and a malformed file: told once, safe for the terminal.
       await write(join(dir, ".claude", "skills", "\x1b[2Jbad", "SKILL.md"), "---\nname: [\n---\n");
@@ -94,22 +94,23 @@ testWith(
       equal(run.code, 0, run.stderr);
       const { audit } = JSON.parse(run.stdout);
       match(await Deno.readTextFile(audit), /"tool":"skill"/);
-      match(run.stderr, /Skill "release" in ".*home.*skills\/release\/SKILL\.md" is not used/);
+      match(
+        run.stderr,
+        /Skill "release" in ".*\.tern\/skills\/release\/SKILL\.md" is not used: ".*home.*skills\/release\/SKILL\.md" has the same name/,
+      );
       match(run.stderr, /Cannot read the frontmatter of ".*bad\/SKILL\.md" at line \d/);
       ok(!run.stderr.includes("\x1b"), JSON.stringify(run.stderr));
       const first = requests[0];
-      match(
-        system(first),
-        /- release: Cut a release of this project \(.*\.tern\/skills\/release\/SKILL\.md\)/,
-      );
-      ok(!JSON.stringify(first.body).includes("PROJECT-BODY-MARK"), "no body before activation");
+      match(system(first), /- release: Cut a release your way \(/);
+      ok(!system(first).includes("PROJECT release"), "the project's duplicate is not listed");
+      ok(!JSON.stringify(first.body).includes("USER-BODY-MARK"), "no body before activation");
       ok(
         first.modelRequest.tools.some((tool) => tool.name === "skill"),
         "the skill tool is offered",
       );
       const [result] = toolResults(requests[1]);
-      match(result, /PROJECT-BODY-MARK/);
-      ok(!result.includes("USER-BODY-MARK"), "the project's skill wins");
+      match(result, /USER-BODY-MARK/);
+      ok(!result.includes("PROJECT-BODY-MARK"), "the person's own skill wins");
     });
   },
 );

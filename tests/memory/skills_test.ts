@@ -31,7 +31,7 @@ async function skill(dir: string, name: string, description: string, body = "BOD
   );
 }
 
-Deno.test("discoverSkills() finds skills in every folder, project over user, .tern over .agents over .claude, with a note for each duplicate", async () => {
+Deno.test("discoverSkills() finds skills in every folder, user over project, .tern over .agents over .claude, with a note for each duplicate", async () => {
   await withTree(async ({ home, ws }) => {
     await skill(join(home, "skills", "deploy"), "deploy", "USER deploy");
     await skill(join(home, "skills", "group", "lint"), "lint", "USER lint");
@@ -43,13 +43,17 @@ Deno.test("discoverSkills() finds skills in every folder, project over user, .te
     deepEqual(
       index.skills.map((s) => [s.name, s.description, s.level]).sort(),
       [
-        ["deploy", "AGENTS deploy", "project"],
+        ["deploy", "USER deploy", "user"],
         ["lint", "USER lint", "user"],
         ["review", "TERN review", "project"],
       ],
     );
     equal(index.diagnostics.length, 3);
     for (const line of index.diagnostics) match(line, /is not used: ".*" has the same name/);
+    match(
+      index.diagnostics.join("\n"),
+      /"deploy" in ".*\.agents\/skills\/deploy\/SKILL\.md" is not used: ".*home\/skills\/deploy\/SKILL\.md"/,
+    );
   });
 });
 

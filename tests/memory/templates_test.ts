@@ -90,25 +90,28 @@ Deno.test("renderTemplate() refuses words beyond its args and its highest $N, un
   equal(renderTemplate(template("First $1, all: $ARGUMENTS"), "a b c"), "First a, all: a b c");
 });
 
-Deno.test("discoverTemplates() reads both folders, the project's over the person's, and describes each", async () => {
+Deno.test("discoverTemplates() reads both folders, the person's over the project's, and describes each", async () => {
   await withTree(async ({ home, ws }) => {
     await Deno.writeTextFile(
       join(home, "prompts", "review.md"),
-      "---\ndescription: USER review\n---\nuser body",
+      "---\ndescription: USER review\nargs:\n  - name: file\n  - name: focus\n    default: bugs\n---\nReview {{file}} for {{focus}}",
     );
     await Deno.writeTextFile(join(home, "prompts", "fix.md"), "Fix $ARGUMENTS now\nmore");
     await Deno.writeTextFile(
       join(ws, ".tern", "prompts", "review.md"),
-      "---\ndescription: PROJECT review\nargs:\n  - name: file\n  - name: focus\n    default: bugs\n---\nReview {{file}} for {{focus}}",
+      "---\ndescription: PROJECT review\n---\nproject body $ARGUMENTS",
     );
     await Deno.writeTextFile(join(ws, ".tern", "prompts", "bad.md"), "---\nargs: [x\n---\n");
     const index = await discoverTemplates(ws, home, READ_ALL);
     deepEqual(index.templates.map((t) => [t.name, t.description, t.level]), [
       ["fix", "Fix $ARGUMENTS now", "user"],
-      ["review", "PROJECT review", "project"],
+      ["review", "USER review", "user"],
     ]);
     match(index.diagnostics.join("\n"), /Cannot read the frontmatter of ".*bad\.md" at line \d/);
-    match(index.diagnostics.join("\n"), /"\/review" in ".*home\/prompts\/review\.md" is not used/);
+    match(
+      index.diagnostics.join("\n"),
+      /"\/review" in ".*ws\/\.tern\/prompts\/review\.md" is not used: ".*home\/prompts\/review\.md" takes precedence/,
+    );
     equal(expandTemplateCommand("/review a.ts", index.templates), "Review a.ts for bugs");
     equal(expandTemplateCommand("fix the bug", index.templates), undefined);
     equal(expandTemplateCommand("/usr/bin/env is broken", index.templates), undefined);
