@@ -152,9 +152,15 @@ export class Consolidator {
       const request = buildConsolidationRequest(this.#options.model(), messages, topics);
       const text = await askModel(this.#options.provider(), request, this.#abort.signal);
       if (this.#abort.signal.aborted) return;
-      // Topic files are the project's (they may be committed): never a key in them.
-      const masked = this.#options.mask?.(text) ?? text;
-      const files = writeTopics(this.#options.workspace, parseConsolidation(masked));
+      // Topic files are the project's (they may be committed): never a key in them. Masked
+      // once parsed: a JSON escape (`\u0052`) would hide a key from a mask of the raw reply.
+      const mask = this.#options.mask ?? ((line: string) => line);
+      const found = parseConsolidation(text).map((topic) => ({
+        ...topic,
+        title: mask(topic.title),
+        lines: topic.lines.map(mask),
+      }));
+      const files = writeTopics(this.#options.workspace, found);
       this.#waiting.push({ session, record: { status: "done", from, upTo, files } });
     } catch (error) {
       this.#log(`memory consolidation failed: ${error instanceof Error ? error.message : error}`);

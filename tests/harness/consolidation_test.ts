@@ -233,3 +233,36 @@ Deno.test("the next turn runs while a consolidation is still waiting for the mod
     });
   });
 });
+
+Deno.test("a consolidation writes no key to a topic file, even one the reply's JSON escapes", async () => {
+  const token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+  // `\u0041…`: the raw reply holds no token a mask could find; the parsed fact does.
+  const escaped = token.replace("A", "\\u0041");
+  const facts = JSON.stringify({
+    topics: [{
+      topic: "testing",
+      title: "Testing",
+      facts: [{ fact: `The CI token is TOKEN`, source: "ci.yml" }],
+    }],
+  }).replace("TOKEN", escaped);
+  ok(!facts.includes(token));
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer(
+      script([text(6_000), text(5_000)], () => ({ text: facts })),
+      async (server) => {
+        const agent = await open(dir, server.baseUrl);
+        try {
+          await agent.conversation.turn("one");
+          await agent.conversation.turn("two");
+          await agent.conversation.consolidated();
+          equal(consolidationRequests(server.requests).length, 1);
+          const written = await Deno.readTextFile(join(dir, ".tern", "memory", "testing.md"));
+          match(written, /The CI token is \[REDACTED/);
+          ok(!written.includes(token.slice(4)), written);
+        } finally {
+          await agent.close();
+        }
+      },
+    );
+  });
+});
