@@ -177,7 +177,9 @@ function notFollowed(
 /** The origin of `url` (scheme, host and port): all of a redirect's target shown unmarked. */
 function originOf(url: string): string {
   try {
-    return new URL(url).origin;
+    const parsed = new URL(url);
+    // `file:` and `data:` URLs have the origin "null": named by their scheme instead.
+    return parsed.origin !== "null" ? parsed.origin : `a ${parsed.protocol} URL`;
   } catch {
     return "another address";
   }

@@ -461,3 +461,20 @@ Deno.test("extractHtml() reads a fragment or bare text served as HTML", async ()
     equal(bare.content.trim(), "hello world");
   }
 });
+
+Deno.test("web_fetch() names a redirect to a file: or data: URL by its scheme", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const to = new URL(req.url).pathname === "/f" ? "file:///etc/passwd" : "data:text/plain,hi";
+    return new Response(null, { status: 302, headers: { location: to } });
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  try {
+    const file = succeeded(await call(local, "/", { url: `${base}/f` }));
+    match(file, /a redirect to a file: URL/);
+    const data = succeeded(await call(local, "/", { url: `${base}/d` }));
+    match(data, /a redirect to a data: URL/);
+    ok(!/a redirect to null/.test(file + data), file + data);
+  } finally {
+    await server.shutdown();
+  }
+});
