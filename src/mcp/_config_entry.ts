@@ -14,7 +14,8 @@ import {
   type KeyPath,
 } from "./_config_values.ts";
 import { pinnedFiles, pinnedWorkspace, unpinnable } from "./_pinned_files.ts";
-import { commandLineProblem } from "./_pinned_command.ts";
+import { readCommandLine } from "./_pinned_command.ts";
+import { loaderVariables } from "./_loader_env.ts";
 import { isInside, projectFolderProblem } from "./project_paths.ts";
 import {
   type McpSandboxSettings,
@@ -223,17 +224,30 @@ export async function parseServerEntry(
         const problem = projectFolderProblem(path, context.workspace, { use, mustExist: false });
         if (problem !== undefined) fail(key, `${JSON.stringify(path)} ${problem}`);
       }
-      server.files = await pinnedFiles(
-        [server.command, ...server.args],
-        server.cwd,
-        context.workspace,
-      );
-      // Code given as text (`bash -c '…'`) or run from elsewhere (`env -C`) is named by no file
-      // trust could pin: such a server can never be trusted.
-      const problem = commandLineProblem([server.command, ...server.args]);
-      if (problem !== undefined) {
+      // The words with the files the program reads (`package.json` for `npm`, Deno's config).
+      const line = readCommandLine([server.command, ...server.args], {
+        cwd: server.cwd,
+        workspace: context.workspace,
+      });
+      server.files = await pinnedFiles(line.argv, server.cwd, context.workspace);
+      // Code given as text (`bash -c '…'`), run from elsewhere (`env -C`) or a script that does
+      // not exist as named (`node srv/server` runs srv/server.js) is named by no file trust
+      // could pin: such a server can never be trusted.
+      if (line.problem !== undefined) {
         server.files["the command line"] = unpinnable(
-          `tern cannot tell which files it runs: ${problem}; put the server in a script file`,
+          `tern cannot tell which files it runs: ${line.problem}; put the server in a script ` +
+            "file and name it as it is, with its extension",
+        );
+      }
+      // `NODE_OPTIONS=--require ./x.js`, `PYTHONPATH`, `LD_PRELOAD`: the program would load a
+      // file its command line does not name.
+      const loaders = loaderVariables(Object.keys(entry.env ?? {}));
+      if (loaders.length > 0) {
+        server.files["the environment"] = unpinnable(
+          `its "env" sets ${loaders.map((name) => `"${name}"`).join(", ")}, which can make ` +
+            "the program load code its command line does not name; set options on the command " +
+            "line instead (`node --enable-source-maps srv/server.js`), or define the server in " +
+            "~/.tern/mcp.json",
         );
       }
       // With the network, any file of the workspace it loads would have the network too.

@@ -11,16 +11,36 @@
  * workspace; a few harmless builtins (`echo`, `printf` without `-v`, `test`, `[`, `true`,
  * `false`, `:`, `exit`, `pwd`, `wait`, `popd`, `source` and `.` with a script); `exec`,
  * `command`, `nohup`, `time`, `!` before a command; an interpreter with options known not to load
- * other code, then its script (or module, for `python -m`); build tools with their own files
- * (`make`'s Makefile or `-f` file, `package.json`, `deno.json` for `deno task`, a justfile).
+ * other code, then its script (or module, for `python -m`), which must exist as named (`node
+ * tools/hook` would run `tools/hook.js`); build tools with their own files (`make`'s Makefile or
+ * `-f` file, `package.json`, a justfile) and the configuration they read from the folder they
+ * start in and each one above (`deno.json`, `deno.jsonc` and `package.json` for Deno, `.npmrc`).
  * Refused: any `$` (variables, substitutions, `$'…'`), backslash escapes, `~`, patterns and
  * braces, here-documents and input files, variable assignments, every other shell builtin and
  * keyword (`set`, `declare`, `[[`, `eval`, function definitions, …), paths through `..` (a link
- * before it moves the folder), code given as text (`bash -c`), programs that run commands they
- * read (`xargs`, `find -exec`) or from another folder (`env -C`, `make -C`, `git -c`/`-C`).
+ * before it moves the folder), code given as text (`bash -c`, `make --eval`), programs that run
+ * commands they read (`xargs`, `find -exec`), from another folder (`env -C`, `make -C`,
+ * `git -c`/`-C`) or of another package (`npm -w`, `pnpm --filter`, `yarn workspace`).
  */
-import { basename, resolve } from "../core/path.ts";
+import { basename, dirname, join, relative, resolve } from "../core/path.ts";
 import { realPathOrNull } from "../core/verified_open.ts";
+import {
+  CODE_OPTIONS,
+  CONFIGS,
+  CONVENTION_FILES,
+  ELSEWHERE_OPTIONS,
+  FOLDER_OPTIONS,
+  HARMLESS_BUILTINS,
+  INTERPRETERS,
+  PROJECT_RUNNERS,
+  RUNNERS,
+  SAFE_OPTIONS,
+  SHARED_WRITABLE,
+  SHELL_WORDS,
+  SHELLS,
+  SHORT_C_PROGRAMS,
+  WRAPPERS,
+} from "./_command_words.ts";
 
 /** One simple command: its words, a folder it may start in, the indexes of words naming code. */
 export interface HookCommandPart {
@@ -28,6 +48,8 @@ export interface HookCommandPart {
   argv: string[];
   /** Indexes of `argv` that name code: their folders' files are pinned too. */
   scripts: Set<number>;
+  /** Indexes of `scripts` whose folder is pinned one level only (a build tool's own file). */
+  shallow: Set<number>;
 }
 
 /** A hook command read for pinning (see the module's comment). */
@@ -46,130 +68,56 @@ export const MAX_FOLDERS = 16;
 export const PINNABLE_FORM =
   "write it as `cd DIR && ./script` or `bash path/to/script.sh`, or move it into a script";
 
-/** Shell builtins a hook may use: none of them runs other code or changes how words are read. */
-const HARMLESS_BUILTINS = new Set([
-  "echo",
-  "printf",
-  "test",
-  "[",
-  "true",
-  "false",
-  ":",
-  "exit",
-  "pwd",
-  "wait",
-  "popd",
-]);
-/** Every other bash builtin and keyword: each can run code or change what later words do. */
-const SHELL_WORDS = new Set([
-  "{",
-  "}",
-  "if",
-  "then",
-  "else",
-  "elif",
-  "fi",
-  "for",
-  "while",
-  "until",
-  "do",
-  "done",
-  "case",
-  "esac",
-  "function",
-  "select",
-  "coproc",
-  "[[",
-  "]]",
-  "alias",
-  "bg",
-  "bind",
-  "break",
-  "caller",
-  "compgen",
-  "complete",
-  "compopt",
-  "continue",
-  "declare",
-  "dirs",
-  "disown",
-  "enable",
-  "eval",
-  "export",
-  "fc",
-  "fg",
-  "getopts",
-  "hash",
-  "help",
-  "history",
-  "jobs",
-  "kill",
-  "let",
-  "local",
-  "logout",
-  "mapfile",
-  "read",
-  "readarray",
-  "readonly",
-  "return",
-  "set",
-  "shift",
-  "shopt",
-  "suspend",
-  "times",
-  "trap",
-  "type",
-  "typeset",
-  "ulimit",
-  "umask",
-  "unalias",
-  "unset",
-]);
-/** Programs that run commands they read from their input or arguments as text. */
-const RUNNERS = new Set(["xargs", "parallel", "watch", "su", "runuser", "script"]);
-/** Words before a command that run it unchanged (no options taken). */
-const WRAPPERS = new Set(["builtin", "command", "exec", "nohup", "time", "!"]);
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"]);
-const INTERPRETERS =
-  /^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|lua[0-9.]*|tsx|ts-node|Rscript)$/;
-/** Options that hand an interpreter its code as text (read in exact command lines too). */
-const CODE_OPTIONS: Record<string, RegExp> = {
-  shell: /^-[^-]*[cs]/,
-  python: /^-[^-]*c/,
-  node: /^(?:-[^-]*[ep]|--eval|--print)/,
-  deno: /^(?:eval|repl|-e|--eval)$/,
-  bun: /^(?:-[^-]*e|--eval|--print|-p)/,
-  ruby: /^-[^-]*e/i,
-  perl: /^-[^-]*e/i,
-  php: /^-[^-]*r/,
-  lua: /^-[^-]*e/,
-};
-/** The options each interpreter may take before its script in a hook: none loads other code. */
-const SAFE_OPTIONS: Record<string, RegExp> = {
-  shell: /^-[euxvn]+$/,
-  python: /^-(?:[uBEsSIOq]+|OO)$/,
-  node: /^--(?:no-warnings|enable-source-maps|trace-warnings|max-old-space-size=\d+)$/,
-  deno:
-    /^(?:-A|-q|--quiet|--no-prompt|--no-check|--cached-only|--no-lock|--(?:allow|deny)-[a-z-]+(?:=\S*)?)$/,
-};
-/** Options that move a program to another folder, where other files would run. */
-const FOLDER_OPTIONS =
-  /^--(?:chdir|directory|cwd|prefix|dir|working-directory|manifest-path)(?:=|$)/;
-const SHORT_C_PROGRAMS = new Set(["env", "make", "gmake", "git", "npm", "pnpm", "yarn", "just"]);
-/** The files a build tool reads its commands from, in the folder it starts in. */
-const CONVENTION_FILES: Record<string, string[]> = {
-  make: ["Makefile", "makefile", "GNUmakefile"],
-  gmake: ["Makefile", "makefile", "GNUmakefile"],
-  npm: ["package.json"],
-  pnpm: ["package.json"],
-  yarn: ["package.json"],
-  bun: ["package.json"],
-  just: ["justfile", "Justfile", ".justfile"],
-};
-/** Folders every sandboxed command may write: code there is never the project's, nor pinned. */
-const SHARED_WRITABLE = /^\/(?:tmp|dev\/shm)(?:\/|$)/;
-
 class Unfollowable extends Error {}
+
+/** A program's words read by `readSimple`, before the folder it starts in is known. */
+interface SimpleReading {
+  argv: string[];
+  scripts: Set<number>;
+  /** Indexes of scripts an interpreter runs: each must exist as named (see `placed`). */
+  exact: Set<number>;
+  /** Files the program reads from the folder it starts in and each one above, to the workspace. */
+  configs: readonly string[];
+  /** Indexes of `scripts` whose folder is pinned one level only (a build tool's own file). */
+  shallow: Set<number>;
+}
+
+/**
+ * `read` as it runs from `cwd`: each script an interpreter runs must exist as named there
+ * (`node tools/hook` runs `tools/hook.js`, and bash looks on PATH for a script it cannot find),
+ * and the files in `configs` are added from `cwd` and each folder above it up to the workspace,
+ * both as written and where links lead (where the program finds them). Throws
+ * {@linkcode Unfollowable} for a script that does not exist as named.
+ */
+function placed(read: SimpleReading, cwd: string, workspace: string): SimpleReading {
+  for (const index of read.exact) {
+    if (realPathOrNull(resolve(cwd, read.argv[index])) !== null) continue;
+    const where = cwd === workspace ? "" : ` in "${relative(workspace, cwd)}"`;
+    throw new Unfollowable(
+      `its script "${read.argv[index]}" does not exist as named${where}, and \`${
+        basename(read.argv[0])
+      }\` may run another file in its place: name the file as it is, with its extension ` +
+        "(`node tools/hook.js`), from the one folder the command starts in",
+    );
+  }
+  if (read.configs.length === 0) return read;
+  const argv = [...read.argv];
+  const root = realPathOrNull(workspace) ?? workspace;
+  const folders = new Set<string>();
+  const climb = (from: string, top: string) => {
+    for (let folder = from; folder === top || folder.startsWith(`${top}/`);) {
+      folders.add(join(workspace, relative(top, folder)));
+      if (folder === top) break;
+      folder = dirname(folder);
+    }
+  };
+  climb(cwd, workspace);
+  climb(realPathOrNull(cwd) ?? cwd, root);
+  for (const index of read.exact) climb(dirname(resolve(cwd, argv[index])), workspace);
+  // Pinned as files (or as missing: one made later lapses trust), never with their folders.
+  for (const folder of folders) argv.push(...read.configs.map((name) => join(folder, name)));
+  return { ...read, argv };
+}
 
 /**
  * Reads `command` (with `$CLAUDE_PROJECT_DIR` and `$TERN_PROJECT_DIR` put in) for pinning: a
@@ -221,7 +169,8 @@ export function readHookCommand(command: string, workspace: string): HookCommand
               }
             }
           }
-          parts.push({ cwd, argv: read.argv, scripts: read.scripts });
+          const { argv, scripts, shallow } = placed(read, cwd, workspace);
+          parts.push({ cwd, argv, scripts, shallow });
         }
       }
     }
@@ -233,18 +182,28 @@ export function readHookCommand(command: string, workspace: string): HookCommand
 }
 
 /**
- * Why the files the command line `argv` (exact words, as an MCP server's `command` and `args`)
- * runs cannot be known (`bash -c '…'`, `node -e`, `env -C`, `xargs`); undefined when they can.
- * Exact words are not read as the shell would read them, and an interpreter's options are
- * not limited to those a hook may take.
+ * The command line `argv` (exact words, as an MCP server's `command` and `args`) read for
+ * pinning: its words with the files the program reads added (`package.json` for `npm`, Deno's
+ * configuration from `cwd` up to `workspace`), the indexes of those that name code, and why the
+ * files it runs cannot be known (`bash -c '…'`, `node -e`, `env -C`, `xargs`), undefined when
+ * they can. Exact words are not read as the shell would read them, and an interpreter's options
+ * are not limited to those a hook may take. Given `cwd` and `workspace`, the script an
+ * interpreter runs must exist as named (`node srv/server` runs `srv/server.js`). Never throws.
  */
-export function commandLineProblem(argv: readonly string[]): string | undefined {
+export function readCommandLine(
+  argv: readonly string[],
+  where?: { cwd: string; workspace: string },
+): { argv: string[]; scripts: Set<number>; problem?: string } {
   try {
     // Exact words are never a `cd`: only a hook's shell command is read for one.
-    readSimple([...argv], false);
-    return undefined;
+    const read = readSimple([...argv], false);
+    if ("cd" in read) return { argv: [...argv], scripts: new Set() };
+    const done = where === undefined ? read : placed(read, where.cwd, where.workspace);
+    return { argv: done.argv, scripts: done.scripts };
   } catch (error) {
-    if (error instanceof Unfollowable) return error.message;
+    if (error instanceof Unfollowable) {
+      return { argv: [...argv], scripts: new Set(), problem: error.message };
+    }
     throw error;
   }
 }
@@ -371,20 +330,19 @@ function simpleCommands(text: string): Array<{ argv: string[]; op: string }> {
  * words came from a hook's shell command and the grammar's stricter rules apply. Throws
  * {@linkcode Unfollowable} for a form whose files are not known.
  */
-function readSimple(
-  words: string[],
-  shell: boolean,
-): { argv: string[]; scripts: Set<number> } | { cd: string } {
+function readSimple(words: string[], shell: boolean): SimpleReading | { cd: string } {
   let argv = [...words];
   for (;;) {
     const first = argv[0];
-    if (first === undefined) return { argv: [], scripts: new Set() };
+    if (first === undefined) {
+      return { argv: [], scripts: new Set(), exact: new Set(), configs: [], shallow: new Set() };
+    }
     if (shell && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(first)) {
       throw new Unfollowable("it sets a variable, which can change what a program runs");
     }
     // `command -v jq` only asks where a program is.
     if (first === "command" && /^-[vV]$/.test(argv[1] ?? "")) {
-      return { argv: [], scripts: new Set() };
+      return { argv: [], scripts: new Set(), exact: new Set(), configs: [], shallow: new Set() };
     }
     if (WRAPPERS.has(first) || first === "env") {
       if (argv[1]?.startsWith("-") && argv[1] !== "--") {
@@ -422,14 +380,38 @@ function readSimple(
     ) {
       throw new Unfollowable(`\`${argv[0]}\` with these options is a form tern does not follow`);
     }
-    if (HARMLESS_BUILTINS.has(argv[0])) return { argv, scripts: new Set([0]) };
+    if (HARMLESS_BUILTINS.has(argv[0])) {
+      return { argv, scripts: new Set([0]), exact: new Set(), configs: [], shallow: new Set() };
+    }
     if (argv[0] === "source" || argv[0] === ".") {
       if (argv[1] === undefined) throw new Unfollowable(`\`${argv[0]}\` names no script`);
-      return { argv, scripts: new Set([1]) };
+      // Without a `/`, bash looks for the file on PATH before the folder it is in.
+      if (!argv[1].includes("/")) {
+        throw new Unfollowable(
+          `\`${argv[0]} ${argv[1]}\` looks for the file on PATH first; write \`${argv[0]} ./${
+            argv[1]
+          }\``,
+        );
+      }
+      // A shell reads the file it sources and imports nothing: its folder, one level.
+      return {
+        argv,
+        scripts: new Set([1]),
+        exact: new Set([1]),
+        configs: [],
+        shallow: new Set([1]),
+      };
     }
   }
   if (RUNNERS.has(program)) {
     throw new Unfollowable(`\`${program}\` runs commands tern cannot see`);
+  }
+  const subcommand = argv.slice(1).find((word) => !/^[-+]/.test(word));
+  if (subcommand !== undefined && PROJECT_RUNNERS[program]?.test(subcommand)) {
+    throw new Unfollowable(
+      `\`${program} ${subcommand}\` builds and runs the project's code, more than trust can ` +
+        "pin; run it from your own hooks (~/.tern/settings.json) instead",
+    );
   }
   if (program === "find" && argv.some((w) => /^-(?:exec|execdir|ok|okdir)$/.test(w))) {
     throw new Unfollowable("`find -exec` runs commands tern cannot see");
@@ -437,9 +419,20 @@ function readSimple(
   if (program === "git" && argv.some((w) => /^(?:-c|-C|--config-env|--exec-path)/.test(w))) {
     throw new Unfollowable("`git -c` and `git -C` can run programs tern cannot see");
   }
+  const tool = program === "gmake" ? "make" : program === "npx" ? "npm" : program;
+  const elsewhere = tool === "deno" && argv[1] !== "task" ? undefined : ELSEWHERE_OPTIONS[tool];
   for (const [index, word] of argv.entries()) {
     if (FOLDER_OPTIONS.test(word) || (word.startsWith("-C") && SHORT_C_PROGRAMS.has(program))) {
       throw new Unfollowable(`\`${program} ${word}\` runs from another folder`);
+    }
+    if (elsewhere?.test(word)) {
+      throw new Unfollowable(
+        `\`${program} ${word}\` runs the commands of another package or file, which trust ` +
+          "does not pin; run the script itself (`cd pkgs/tools && npm run check`)",
+      );
+    }
+    if ((tool === "make" || tool === "npm") && CODE_OPTIONS[tool].test(word)) {
+      throw new Unfollowable(`\`${program} ${word}\` is given code as text, which tern cannot pin`);
     }
     // An interpreter anywhere (`timeout 5 bash -c …`, `sudo python3 -c …`) given code as text.
     const kind = interpreterKind(basename(word));
@@ -450,19 +443,24 @@ function readSimple(
     }
   }
   const scripts = new Set<number>([0]);
+  const exact = new Set<number>();
+  const shallow = new Set<number>();
   const kind = interpreterKind(program);
   const extra: string[] = [];
+  const modules: string[] = [];
+  const configs = CONFIGS[kind === "deno" ? "deno" : tool] ?? [];
   if (kind === "deno" && argv[1] === "task") {
-    extra.push("deno.json", "deno.jsonc");
+    // `deno task` runs a task of deno.json, or a script of package.json (in `configs`).
   } else if (kind !== "") {
     // The interpreter's script: after its options (and `run` for deno), or `-m`'s module.
-    let at = kind === "deno" && /^(?:run|test|bench)$/.test(argv[1] ?? "") ? 2 : 1;
+    const sub = kind === "deno" ? /^(?:run|test|bench|serve)$/ : kind === "bun" ? /^run$/ : /^$/;
+    let at = sub.test(argv[1] ?? "") ? 2 : 1;
     for (; at < argv.length && argv[at].startsWith("-") && argv[at] !== "-"; at++) {
       const option = argv[at];
       if (kind === "python" && /^-m/.test(option)) {
         const module = (option === "-m" ? argv[at + 1] : option.slice(2))?.replaceAll(".", "/");
         if (!module) throw new Unfollowable("`-m` names no module");
-        extra.push(`${module}.py`, module);
+        modules.push(`${module}.py`, module);
         break;
       }
       if (shell && !(SAFE_OPTIONS[kind]?.test(option) ?? false)) {
@@ -471,12 +469,20 @@ function readSimple(
         );
       }
     }
-    if (extra.length === 0) {
+    if (kind === "deno" && /^(?:fmt|check|doc|info|types)$/.test(argv[1] ?? "")) {
+      // They read the code and its configuration, and run none of it.
+    } else if (kind === "bun" && /^[A-Za-z0-9_:-]+$/.test(argv[at] ?? "")) {
+      // `bun run lint`, `bun lint`: a script of package.json (added below), not a file.
+    } else if (modules.length === 0) {
       const script = argv[at];
       if (script === undefined || script === "-" || /^\/(?:dev|proc)\//.test(script)) {
         throw new Unfollowable(`\`${program}\` reads its code from its input`);
       }
       scripts.add(at);
+      exact.add(at);
+      // A shell imports nothing by name (Python's `import helper` may find a package folder
+      // `helper/`): a shell script's folder is pinned one level, any other's with its subfolders.
+      if (kind === "shell") shallow.add(at);
     }
   }
   if (program === "make" || program === "gmake") {
@@ -492,11 +498,13 @@ function readSimple(
       extra.push(value);
     } else extra.push(...CONVENTION_FILES[program]);
   } else extra.push(...CONVENTION_FILES[program] ?? []);
-  for (const file of extra) {
+  for (const file of [...modules, ...extra]) {
+    // A build tool's file: the files beside it are pinned, not the whole tree below it.
+    if (!modules.includes(file)) shallow.add(argv.length);
     scripts.add(argv.length);
     argv.push(file.startsWith("/") ? file : `./${file}`);
   }
-  return { argv, scripts };
+  return { argv, scripts, exact, configs, shallow };
 }
 
 function interpreterKind(name: string): string {

@@ -9,7 +9,7 @@
  * that never holds (`pinChanges` names why), and a symlink out of the workspace is pinned by
  * where it leads, never read: what lies outside is not the project's.
  */
-import { dirname, join, relative, resolve, sep } from "../core/path.ts";
+import { basename, dirname, join, relative, resolve, sep } from "../core/path.ts";
 import { lstatOrNull, openVerified, realPathOrNull } from "../core/verified_open.ts";
 import { WORKSPACE_PIN } from "./types.ts";
 import { visibleText } from "../core/terminal_text.ts";
@@ -42,23 +42,35 @@ export const NOT_HASHED = "not hashed until trusted";
  * `--flag=value` counts by its value. The program itself counts only when written as a path.
  * Symlinks inside the workspace are followed (what is hashed is what would run); one that leads
  * out is pinned by its target. With `siblings`, the other files of each named script's folder
- * (the program, or a file with a script's extension) are pinned too (one level, at most
- * {@linkcode MAX_PINNED_FOLDER_FILES}): what a script sources or imports (`helper.py` beside
- * `hook.py`) is code that runs as well; a data file (`wc -c data.bin`) pins only itself. The
+ * (the program, or a file with a script's extension) and of the folders below it are pinned too
+ * (at most {@linkcode MAX_PINNED_FOLDER_FILES} files, {@linkcode MAX_PINNED_FOLDER_DEPTH}
+ * levels), and so are those of the folder the script lies in when a link leads to it: what a
+ * script sources or imports (`helper.py`, or a package `helper/` beside `hook.py`) is code that
+ * runs as well; a data file (`wc -c data.bin`) pins only itself. A `__pycache__` holding files
+ * can never be pinned (compiled Python replaces its source unseen). The
  * indexes in `scripts` name code whatever their names (`bash tools/check`); a folder among them
- * (`python3 tools/pkg`) has its own files pinned. With `hash`
+ * (`python3 tools/pkg`) has its own files pinned. The folder of an index in `shallow` (a build
+ * tool's file, such as the Makefile) is pinned one level only. With `hash`
  * false, no file is read: each that would be hashed is {@linkcode NOT_HASHED}.
  */
 export async function pinnedFiles(
   argv: readonly string[],
   cwd: string,
   workspace: string,
-  options: { siblings?: boolean; hash?: boolean; scripts?: ReadonlySet<number> } = {},
+  options: {
+    siblings?: boolean;
+    hash?: boolean;
+    scripts?: ReadonlySet<number>;
+    shallow?: ReadonlySet<number>;
+  } = {},
 ): Promise<Record<string, string>> {
   const hash = options.hash ?? true;
   const root = realPathOrNull(workspace) ?? workspace;
   const pins: Record<string, string> = {};
-  const folders = new Set<string>();
+  // Each folder whose files are pinned, and whether the folders below it are too.
+  const folders = new Map<string, boolean>();
+  const addFolder = (folder: string, deep: boolean) =>
+    folders.set(folder, deep || (folders.get(folder) ?? false));
   for (const [index, arg] of argv.entries()) {
     const value = arg.startsWith("-") ? arg.slice(arg.indexOf("=") + 1 || arg.length) : arg;
     if (value === "" || value.includes("://") || value.includes("\0")) continue;
@@ -70,45 +82,111 @@ export async function pinnedFiles(
     const script = index === 0 || SCRIPT_NAME.test(value) || options.scripts?.has(index) === true;
     if (pin !== undefined) {
       pins[name] = pin;
-      if (script && !pin.startsWith(OUTSIDE)) folders.add(dirname(path));
+      if (script && !pin.startsWith(OUTSIDE)) {
+        const deep = options.shallow?.has(index) !== true;
+        addFolder(dirname(path), deep);
+        // Through a link (`tools/check.py -> ../lib/check.py`) Python and Node import from
+        // the folder where the script lies, so that folder's files run too.
+        const real = realPathOrNull(path);
+        if (real !== null && isInside(real, root)) {
+          addFolder(join(workspace, relative(root, dirname(real))), deep);
+        }
+      }
     } else if (options.scripts?.has(index) && isFolderInside(path, root)) {
       // A folder that runs (`python3 tools/pkg` runs its `__main__.py`): its files are pinned.
-      folders.add(path);
+      addFolder(path, true);
     } else if (value.includes("/") || SCRIPT_NAME.test(value)) pins[name] ??= MISSING;
   }
   if (options.siblings) {
-    for (const folder of folders) {
-      Object.assign(pins, await folderPins(folder, { workspace, root, hash }));
+    for (const [folder, deep] of folders) {
+      Object.assign(pins, await folderPins(folder, { workspace, root, hash, deep }));
     }
   }
   return pins;
 }
 
-/** The pins of the files in `folder` (one level), or one pin that never holds when too many. */
+/** How many levels of folders below a script's folder are pinned (see {@linkcode pinnedFiles}). */
+export const MAX_PINNED_FOLDER_DEPTH = 8;
+
+/**
+ * The pins of the files in `folder` and in every folder below it (a package folder `helper/`
+ * beside `helper.py` is what `import helper` runs, and `json/` shadows the standard library's),
+ * or one pin that never holds: when the tree holds more than {@linkcode MAX_PINNED_FOLDER_FILES}
+ * files or folders or goes deeper than {@linkcode MAX_PINNED_FOLDER_DEPTH}, or when a
+ * `__pycache__` in it holds a file (compiled Python runs in place of its source, and nobody can
+ * review it). Without `deep`, only the files of `folder` itself (beside a build tool's file).
+ */
 async function folderPins(
   folder: string,
-  where: { workspace: string; root: string; hash: boolean },
+  where: { workspace: string; root: string; hash: boolean; deep: boolean },
 ): Promise<Record<string, string>> {
-  const { workspace } = where;
-  const names: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(folder)) {
-      if (entry.isDirectory) continue;
-      if (names.push(entry.name) > MAX_PINNED_FOLDER_FILES) {
+  const { workspace, root } = where;
+  const files: string[] = [];
+  let subfolders = 0;
+  const walk = async (dir: string, depth: number): Promise<Record<string, string> | undefined> => {
+    const entries: Deno.DirEntry[] = [];
+    try {
+      for await (const entry of Deno.readDir(dir)) {
+        // Past this, the files or the folders alone are more than the cap: stop reading.
+        if (where.deep && entries.push(entry) > 2 * MAX_PINNED_FOLDER_FILES) {
+          return {
+            [folderName(folder, workspace)]: `${UNPINNABLE}it holds more than ` +
+              `${MAX_PINNED_FOLDER_FILES} files, the most pinned beside a script (its ` +
+              "subfolders included); keep the scripts in a folder of their own",
+          };
+        }
+        if (!where.deep) entries.push(entry);
+      }
+    } catch (error) {
+      return { [folderName(dir, workspace)]: `${UNPINNABLE}${(error as Error).message}` };
+    }
+    if (dir !== folder && basename(dir) === "__pycache__" && entries.length > 0) {
+      return {
+        [folderName(dir, workspace)]: `${UNPINNABLE}it holds compiled Python, which runs in ` +
+          "place of the pinned source and cannot be reviewed; remove it and run Python with " +
+          "`-B` (`python3 -B tools/hook.py`) so that none is written again",
+      };
+    }
+    for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+      const path = join(dir, entry.name);
+      // A link to a folder inside the workspace is followed like a folder (a loop ends at the
+      // depth bound); one to a folder outside is pinned by where it leads (filePin).
+      const folderHere = entry.isDirectory ||
+        (entry.isSymlink && isFolderInside(path, root));
+      if (folderHere) {
+        if (!where.deep) continue;
+        // Empty folders hold no code, but a tree of many would make every check slow.
+        if (++subfolders > MAX_PINNED_FOLDER_FILES) {
+          return {
+            [folderName(folder, workspace)]: `${UNPINNABLE}it holds more than ` +
+              `${MAX_PINNED_FOLDER_FILES} folders, the most pinned below a script; keep the ` +
+              "scripts in a folder of their own",
+          };
+        }
+        if (depth >= MAX_PINNED_FOLDER_DEPTH) {
+          return {
+            [folderName(folder, workspace)]: `${UNPINNABLE}it holds folders more than ` +
+              `${MAX_PINNED_FOLDER_DEPTH} levels deep, the most pinned below a script; keep ` +
+              "the scripts in a folder of their own",
+          };
+        }
+        const problem = await walk(path, depth + 1);
+        if (problem !== undefined) return problem;
+      } else if (files.push(path) > MAX_PINNED_FOLDER_FILES) {
         return {
           [folderName(folder, workspace)]: `${UNPINNABLE}it holds more than ` +
-            `${MAX_PINNED_FOLDER_FILES} files, the most pinned beside a script; keep the ` +
-            "scripts in a folder of their own",
+            `${MAX_PINNED_FOLDER_FILES} files, the most pinned beside a script (its subfolders ` +
+            "included); keep the scripts in a folder of their own",
         };
       }
     }
-  } catch (error) {
-    return { [folderName(folder, workspace)]: `${UNPINNABLE}${(error as Error).message}` };
-  }
+    return undefined;
+  };
+  const problem = await walk(folder, 0);
+  if (problem !== undefined) return problem;
   const pins: Record<string, string> = {};
-  for (const name of names.sort()) {
-    const path = join(folder, name);
-    const pin = await filePin(path, where.root, where.hash);
+  for (const path of files) {
+    const pin = await filePin(path, root, where.hash);
     if (pin !== undefined) pins[relative(workspace, path)] = pin;
   }
   return pins;

@@ -1,9 +1,11 @@
 /**
  * Trust pins the code a project hook actually runs: the script a `cd DIR &&` (or `;`) leads
- * to, and the files beside each named script (what it sources or imports), one level deep.
+ * to, and the files beside each named script (what it sources or imports) and below its folder
+ * (a package folder that shadows a module), in the folder a link to it leads to as well.
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { hooksText } from "../../src/cli/hooks.ts";
 import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
 
 const SETTINGS = {
@@ -13,7 +15,7 @@ const SETTINGS = {
       matcher: "Bash",
       hooks: [{ type: "command", command: "cd tools && ./pre.sh" }],
     }],
-    Stop: [{ hooks: [{ type: "command", command: "cd .claude/hooks; bash stop.sh" }] }],
+    Stop: [{ hooks: [{ type: "command", command: "cd .claude/hooks; ./stop.sh" }] }],
     UserPromptSubmit: [{ hooks: [{ type: "command", command: "(cd tools && ./pre.sh); ./b.sh" }] }],
     SessionEnd: [{ hooks: [{ type: "command", command: "wc -c README.md" }] }],
   },
@@ -55,12 +57,13 @@ Deno.test("loadHooks() pins the scripts a cd leads to and the files beside them"
       // `(cd tools && ./pre.sh); ./b.sh`: b.sh runs from the workspace once the subshell ends
       // (pinned as missing: one made later lapses trust), or from tools if that cd stayed.
       "b.sh",
-      // `cd .claude/hooks; bash stop.sh`: if the cd fails, stop.sh runs from the workspace.
+      // `cd .claude/hooks; ./stop.sh`: if the cd fails, stop.sh runs from the workspace.
       "stop.sh",
       "tools/b.sh",
       "tools/helper.py",
       "tools/hook.py",
       "tools/pre.sh",
+      "tools/sub/data.txt",
     ]);
 
     // A helper the script imports changes: trust lapses, naming it.
@@ -92,12 +95,14 @@ Deno.test("loadHooks() pins the scripts a cd leads to and the files beside them"
     match((await loadHooks(places)).sources[0].whyNot!, /"b\.sh"/);
     await Deno.remove(join(workspace, "b.sh"));
 
-    // What is not beside a script (a subfolder, such as __pycache__, the files beside a data
-    // file the hooks name, a pre.sh at the root) changes nothing.
+    // A file in a subfolder of a script's folder: Python may import it (`import sub.data`).
     await trustAll(places);
     await Deno.writeTextFile(join(workspace, "tools", "sub", "data.txt"), "changed\n");
-    await Deno.mkdir(join(workspace, "tools", "__pycache__"));
-    await Deno.writeTextFile(join(workspace, "tools", "__pycache__", "helper.pyc"), "x");
+    match((await loadHooks(places)).sources[0].whyNot!, /"tools\/sub\/data\.txt" changed/);
+
+    // What no command names (the files beside a data file the hooks name, a pre.sh at the
+    // root) changes nothing.
+    await trustAll(places);
     await Deno.writeTextFile(join(workspace, "notes.txt"), "new\n");
     await Deno.writeTextFile(join(workspace, "pre.sh"), "exit 1\n");
     ok((await loadHooks(places)).sources[0].trusted);
@@ -147,6 +152,102 @@ Deno.test("loadHooks() cannot trust a hook whose cd commands lead to more folder
     await Deno.writeTextFile(join(workspace, ".claude", "settings.json"), JSON.stringify(settings));
     await trustAll(places);
     ok((await loadHooks(places)).sources[0].trusted);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("loadHooks() lapses trust when a package folder comes to shadow a pinned module", async () => {
+  // Review finding: `import helper` runs tools/helper/__init__.py once that folder exists (a
+  // package wins over helper.py), and tools/json/ shadows the standard library's json.
+  const { root, ternHome, workspace } = await project();
+  const places = { ternHome, workspace };
+  try {
+    await Deno.remove(join(workspace, "tools", "sub"), { recursive: true });
+    await trustAll(places);
+    ok((await loadHooks(places)).sources[0].trusted);
+    await Deno.mkdir(join(workspace, "tools", "helper"));
+    await Deno.writeTextFile(join(workspace, "tools", "helper", "__init__.py"), "print('evil')\n");
+    let [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /it now runs "tools\/helper\/__init__\.py"/);
+
+    // A package folder already there when trusted: its files are pinned, and a change lapses.
+    await Deno.mkdir(join(workspace, "tools", "json"));
+    await Deno.writeTextFile(join(workspace, "tools", "json", "__init__.py"), "x = 1\n");
+    await trustAll(places);
+    ok((await loadHooks(places)).sources[0].trusted);
+    await Deno.writeTextFile(join(workspace, "tools", "json", "__init__.py"), "evil()\n");
+    [loaded] = (await loadHooks(places)).sources;
+    match(loaded.whyNot!, /"tools\/json\/__init__\.py" changed/);
+
+    // A tree too deep to pin can never be trusted.
+    await Deno.mkdir(join(workspace, "tools", "a", "b", "c", "d", "e", "f", "g", "h", "i"), {
+      recursive: true,
+    });
+    await trustAll(places);
+    [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /"tools\/" cannot be pinned \(it holds folders more than 8 levels deep/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("loadHooks() never trusts a hook whose folder holds compiled Python", async () => {
+  // Review finding: tools/__pycache__/helper.cpython-311.pyc compiled with UNCHECKED_HASH from
+  // other source ran in place of the pinned, unchanged helper.py.
+  const { root, ternHome, workspace } = await project();
+  const places = { ternHome, workspace };
+  try {
+    await trustAll(places);
+    ok((await loadHooks(places)).sources[0].trusted);
+    await Deno.mkdir(join(workspace, "tools", "__pycache__"));
+    await Deno.writeTextFile(
+      join(workspace, "tools", "__pycache__", "helper.cpython-311.pyc"),
+      "bytecode",
+    );
+    let [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /"tools\/__pycache__\/" cannot be pinned \(it holds compiled Python/);
+    // Trusting again does not help; removing it (and running Python with -B) does.
+    await trustAll(places);
+    equal((await loadHooks(places)).sources[0].trusted, false);
+    match(hooksText(await loadHooks(places)), /python3 -B/);
+    await Deno.remove(join(workspace, "tools", "__pycache__"), { recursive: true });
+    await trustAll(places);
+    ok((await loadHooks(places)).sources[0].trusted);
+    // An empty __pycache__ holds no code.
+    await Deno.mkdir(join(workspace, "tools", "__pycache__"));
+    [loaded] = (await loadHooks(places)).sources;
+    ok(loaded.trusted, loaded.whyNot);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("loadHooks() pins the folder a linked script lies in", async () => {
+  // Review finding: tools/check.py -> ../lib/check.py; Python imports from lib/, which only
+  // tools/ being pinned left open.
+  const { root, ternHome, workspace } = await project();
+  const places = { ternHome, workspace };
+  try {
+    await Deno.mkdir(join(workspace, "lib"));
+    await Deno.writeTextFile(join(workspace, "lib", "check.py"), "import util\n");
+    await Deno.writeTextFile(join(workspace, "lib", "util.py"), "print('ok')\n");
+    await Deno.symlink("../lib/check.py", join(workspace, "tools", "check.py"));
+    const settings = {
+      hooks: { Stop: [{ hooks: [{ type: "command", command: "python3 tools/check.py" }] }] },
+    };
+    await Deno.writeTextFile(join(workspace, ".claude", "settings.json"), JSON.stringify(settings));
+    await trustAll(places);
+    let [loaded] = (await loadHooks(places)).sources;
+    ok(loaded.trusted, loaded.whyNot);
+    ok("lib/util.py" in loaded.source.files, Object.keys(loaded.source.files).join(", "));
+    await Deno.writeTextFile(join(workspace, "lib", "util.py"), "print('evil')\n");
+    [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /"lib\/util\.py" changed/);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -10,41 +10,56 @@ import { hooksText } from "../../src/cli/hooks.ts";
 import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
 
 const WS = "/ws";
+/** A workspace whose scripts exist: a script that does not exist as named is never followed. */
+const REAL = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "hooks-read-" }));
+for (const file of ["tools/check", "tools/x.ts", "tools/check.sh", "hooks/x.sh", "a.sh", "b.sh"]) {
+  Deno.mkdirSync(join(REAL, file, ".."), { recursive: true });
+  Deno.writeTextFileSync(join(REAL, file), "");
+}
+Deno.mkdirSync(join(REAL, "sub"));
+Deno.writeTextFileSync(join(REAL, "sub", "a.sh"), "");
+Deno.writeTextFileSync(join(REAL, "sub", "b.sh"), "");
+addEventListener("unload", () => Deno.removeSync(REAL, { recursive: true }));
 
 function followed(command: string): Array<[string, string[], number[]]> {
-  const reading = readHookCommand(command, WS);
+  const reading = readHookCommand(command, REAL);
   equal(reading.unfollowable, undefined, `${command}: ${reading.unfollowable}`);
   return reading.parts.map((p) => [p.cwd, p.argv, [...p.scripts].sort()]);
 }
 
 Deno.test("readHookCommand() follows cd, subshells, quotes and redirections", () => {
-  deepEqual(followed("cd tools && ./check.sh"), [["/ws/tools", ["./check.sh"], [0]]]);
+  deepEqual(followed("cd tools && ./check.sh"), [[`${REAL}/tools`, ["./check.sh"], [0]]]);
   // A wrapper before the cd is taken off: the cd is still seen.
-  deepEqual(followed("builtin cd tools && ./check.sh"), [["/ws/tools", ["./check.sh"], [0]]]);
+  deepEqual(followed("builtin cd tools && ./check.sh"), [[`${REAL}/tools`, ["./check.sh"], [0]]]);
   deepEqual(followed("(cd sub && ./a.sh); ./b.sh"), [
-    ["/ws/sub", ["./a.sh"], [0]],
-    ["/ws", ["./b.sh"], [0]],
-    ["/ws/sub", ["./b.sh"], [0]],
+    [`${REAL}/sub`, ["./a.sh"], [0]],
+    [REAL, ["./b.sh"], [0]],
+    [`${REAL}/sub`, ["./b.sh"], [0]],
   ]);
   // Quotes are removed as the shell removes them; a redirection's target is data, not a word.
   deepEqual(followed(`"$CLAUDE_PROJECT_DIR"/hooks/x.sh 'a b' > out.log 2>&1 </dev/null`), [
-    ["/ws", ["/ws/hooks/x.sh", "a b"], [0]],
+    [REAL, [`${REAL}/hooks/x.sh`, "a b"], [0]],
   ]);
   // An interpreter's script names code whatever its name; `command -v` runs nothing.
   deepEqual(followed("command -v jq >/dev/null && bash -e tools/check -q # a comment"), [
-    ["/ws", ["bash", "-e", "tools/check", "-q"], [0, 2]],
+    [REAL, ["bash", "-e", "tools/check", "-q"], [0, 2]],
   ]);
   deepEqual(followed("[ -f x ] && python3 -m tools.mod"), [
-    ["/ws", ["[", "-f", "x", "]"], [0]],
-    ["/ws", ["python3", "-m", "tools.mod", "./tools/mod.py", "./tools/mod"], [0, 3, 4]],
+    [REAL, ["[", "-f", "x", "]"], [0]],
+    [REAL, ["python3", "-m", "tools.mod", "./tools/mod.py", "./tools/mod"], [0, 3, 4]],
   ]);
   deepEqual(followed("python3 -mtools.mod")[0][1].slice(-2), ["./tools/mod.py", "./tools/mod"]);
   // A build tool's own files are what it runs.
   deepEqual(followed("make -s hook"), [
-    ["/ws", ["make", "-s", "hook", "./Makefile", "./makefile", "./GNUmakefile"], [0, 3, 4, 5]],
+    [REAL, ["make", "-s", "hook", "./Makefile", "./makefile", "./GNUmakefile"], [0, 3, 4, 5]],
   ]);
   deepEqual(followed("make -ftools/hook.mk x")[0][1].at(-1), "./tools/hook.mk");
-  deepEqual(followed("npm run lint")[0][1].at(-1), "./package.json");
+  // npm's own files here, and the package.json and .npmrc it may find in the folders above.
+  deepEqual(followed("npm run lint")[0][1].slice(3), [
+    "./package.json",
+    `${REAL}/package.json`,
+    `${REAL}/.npmrc`,
+  ]);
   deepEqual(followed("deno run -A --no-prompt tools/x.ts")[0][2], [0, 4]);
 });
 
@@ -111,6 +126,32 @@ Deno.test("readHookCommand() refuses every form outside its grammar", () => {
       ["perl -Ilib ok.pl", /option tern does not know/],
       ["python3 -W ignore x.py", /option tern does not know/],
       ["./x.sh 'open", /quote is not closed/],
+      // Review findings: make's code as text, and scripts of another package.
+      [`make "--eval=hook: ; @sh lib/run.sh" hook`, /given code as text/],
+      ["make -E 'hook: ; @sh lib/run.sh' hook", /given code as text/],
+      ["make -sEhook: hook", /given code as text/],
+      ["npm exec -c 'sh lib/run.sh'", /given code as text/],
+      ["npm run -s check -w pkgs/tools", /another package/],
+      ["npm run check --workspace=pkgs/tools", /another package/],
+      ["npm run check --workspaces", /another package/],
+      ["npm -ws run check", /another package/],
+      ["pnpm --filter tools run check", /another package/],
+      ["pnpm -Ftools check", /another package/],
+      ["pnpm -r run check", /another package/],
+      ["pnpm -C pkgs/tools run check", /another folder/],
+      ["pnpm --dir pkgs/tools run check", /another folder/],
+      ["yarn workspace tools run check", /another package/],
+      ["yarn --cwd pkgs/tools check", /another folder/],
+      ["bun --filter tools run check", /another package/],
+      ["deno task --recursive check", /another package/],
+      ["just -f tools/justfile hook", /another package/],
+      // A script that does not exist as named: node would run tools/hook.js.
+      ["node tools/hook", /"tools\/hook" does not exist as named/],
+      ["source lib.sh", /looks for the file on PATH first/],
+      // Programs that build and run the whole project: nothing pinned covers what they run.
+      ["cargo run --release", /builds and runs the project's code/],
+      ["cargo +nightly clippy", /builds and runs the project's code/],
+      ["go test ./...", /builds and runs the project's code/],
       ["(./x.sh", /not closed/],
     ] as const
   ) {
@@ -231,4 +272,55 @@ Deno.test("tern hooks list says a pinned script is missing", () =>
     await settings(places.workspace, "./tools/none.sh", "Stop");
     await trustAll(places);
     match(hooksText(await loadHooks(places)), /pins tools\/none\.sh \(missing: no such file now\)/);
+  }));
+
+Deno.test("a hook whose script exists only under another name is never trusted", () =>
+  inProject(async (places) => {
+    // Review finding: `node tools/hook` pinned "tools/hook (missing)" while Node ran hook.js.
+    const { workspace } = places;
+    await Deno.mkdir(join(workspace, "tools"));
+    await Deno.writeTextFile(join(workspace, "tools", "hook.js"), "console.log(1)\n");
+    for (const command of ["node tools/hook", "python3 tools/hook", "bash tools/hook"]) {
+      await settings(workspace, command);
+      await trustAll(places);
+      const [loaded] = (await loadHooks(places)).sources;
+      equal(loaded.trusted, false, command);
+      match(loaded.whyNot!, /its script "tools\/hook" does not exist as named/, command);
+      match(loaded.whyNot!, /with its extension/);
+    }
+    // Named as it is, it is trusted.
+    await settings(workspace, "node tools/hook.js");
+    await trustAll(places);
+    ok((await loadHooks(places)).sources[0].trusted);
+  }));
+
+Deno.test("a deno hook pins the deno.json and package.json Deno reads from its folder up", () =>
+  inProject(async (places) => {
+    // Review finding: {"imports": {"./tools/helper.ts": "./evil.ts"}} in a deno.json made after
+    // trust redirected the trusted script's import; and `deno task` falls back to package.json.
+    const { workspace } = places;
+    await Deno.mkdir(join(workspace, "tools"));
+    await Deno.writeTextFile(join(workspace, "tools", "hook.ts"), 'import "./helper.ts";\n');
+    await Deno.writeTextFile(join(workspace, "tools", "helper.ts"), "console.log(1);\n");
+    await settings(workspace, "cd tools && deno run -A hook.ts");
+    await trustAll(places);
+    let [loaded] = (await loadHooks(places)).sources;
+    ok(loaded.trusted, loaded.whyNot);
+    const imports = { imports: { "./tools/helper.ts": "./evil.ts" } };
+    await Deno.writeTextFile(join(workspace, "deno.json"), JSON.stringify(imports));
+    [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /"deno\.json" was created/);
+
+    // `deno task` without a deno.json runs package.json's scripts: a change there lapses trust.
+    await Deno.remove(join(workspace, "deno.json"));
+    await Deno.writeTextFile(join(workspace, "package.json"), '{"scripts":{"x":"echo ok"}}');
+    await settings(workspace, "deno task x");
+    await trustAll(places);
+    [loaded] = (await loadHooks(places)).sources;
+    ok(loaded.trusted, loaded.whyNot);
+    await Deno.writeTextFile(join(workspace, "package.json"), '{"scripts":{"x":"sh lib/evil.sh"}}');
+    [loaded] = (await loadHooks(places)).sources;
+    equal(loaded.trusted, false);
+    match(loaded.whyNot!, /"package\.json" changed/);
   }));

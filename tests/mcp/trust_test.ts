@@ -300,3 +300,83 @@ Deno.test("a project server whose command line gives its code as text can never 
     assert.equal(check.trusted(byName(servers, "plain")), true);
   });
 });
+
+Deno.test("a project server whose env makes its program load other code can never be trusted", async () => {
+  // Review finding: "env": {"NODE_OPTIONS": "--require ./lib/evil.js"} made Node load a file
+  // trust never pinned.
+  await withMcpConfig(async ({ ternHome, workspace, write, load }) => {
+    write("ws/srv/server.js", "console.log('reviewed')\n");
+    const server = (env: Record<string, string>) => ({
+      command: "node",
+      args: ["srv/server.js"],
+      env,
+    });
+    write(
+      "ws/.mcp.json",
+      JSON.stringify({
+        mcpServers: {
+          node: server({ NODE_OPTIONS: "--require ./lib/evil.js" }),
+          python: server({ PYTHONPATH: "lib" }),
+          preload: server({ LD_PRELOAD: "./lib/evil.so" }),
+          path: server({ PATH: "./bin:/usr/bin" }),
+          npm: server({ npm_config_node_options: "--require ./lib/evil.js" }),
+          plain: server({ LOG_LEVEL: "debug", NODE_ENV: "production" }),
+        },
+      }),
+    );
+    const { servers } = await load();
+    await trustServers(ternHome, workspace, servers);
+    const check = await loadTrustCheck(ternHome, workspace);
+    for (const name of ["node", "python", "preload", "path", "npm"]) {
+      assert.equal(check.trusted(byName(servers, name)), false, name);
+      assert.match(
+        check.whyNot(byName(servers, name)) ?? "",
+        /"the environment" cannot be pinned \(its "env" sets "[A-Za-z_]+", which can make the program load code/,
+        name,
+      );
+    }
+    assert.equal(check.trusted(byName(servers, "plain")), true);
+  });
+});
+
+Deno.test("a project server whose script exists only under another name can never be trusted", async () => {
+  // Review finding: `node srv/server` pinned "srv/server (missing)" while Node ran server.js.
+  await withMcpConfig(async ({ ternHome, workspace, write, load }) => {
+    write("ws/srv/server.js", "console.log('reviewed')\n");
+    write(
+      "ws/.mcp.json",
+      JSON.stringify({
+        mcpServers: {
+          bare: { command: "node", args: ["srv/server"] },
+          named: { command: "node", args: ["srv/server.js"] },
+        },
+      }),
+    );
+    const { servers } = await load();
+    await trustServers(ternHome, workspace, servers);
+    const check = await loadTrustCheck(ternHome, workspace);
+    assert.equal(check.trusted(byName(servers, "bare")), false);
+    assert.match(
+      check.whyNot(byName(servers, "bare")) ?? "",
+      /its script "srv\/server" does not exist as named/,
+    );
+    assert.equal(check.trusted(byName(servers, "named")), true);
+  });
+});
+
+Deno.test("a project deno server pins the deno.json Deno would read", async () => {
+  await withMcpConfig(async ({ ternHome, workspace, write, load }) => {
+    write("ws/srv/server.ts", 'import "./helper.ts";\n');
+    write("ws/srv/helper.ts", "console.log(1);\n");
+    write(
+      "ws/.mcp.json",
+      JSON.stringify({ mcpServers: { d: { command: "deno", args: ["run", "srv/server.ts"] } } }),
+    );
+    await trustServers(ternHome, workspace, (await load()).servers);
+    write("ws/deno.json", JSON.stringify({ imports: { "./srv/helper.ts": "./evil.ts" } }));
+    const [after] = (await load()).servers;
+    const check = await loadTrustCheck(ternHome, workspace);
+    assert.equal(check.trusted(after), false);
+    assert.match(check.whyNot(after) ?? "", /"deno\.json" was created/);
+  });
+});

@@ -252,10 +252,15 @@ export async function hookPins(
       `its cd commands lead to more than ${MAX_FOLDERS} folders, the most followed`,
     );
   }
-  for (const { cwd, argv, scripts } of parts) {
+  for (const { cwd, argv, scripts, shallow } of parts) {
     Object.assign(
       files,
-      await pinnedFiles(argv, cwd, workspace, { siblings: true, hash: options.hash, scripts }),
+      await pinnedFiles(argv, cwd, workspace, {
+        siblings: true,
+        hash: options.hash,
+        scripts,
+        shallow,
+      }),
     );
   }
   return files;
