@@ -46,7 +46,9 @@ export async function hookScript(
       `bash -c ${quote(command)} <"$__d/i" >"$__d/o" 2>"$__d/e"`,
     ];
   const script = [
-    `export CLAUDE_PROJECT_DIR=${quote(workspace)} TERN_PROJECT_DIR=${quote(workspace)}`,
+    // No bytecode beside a hook's Python: a `__pycache__` in a script's folder lapses its trust.
+    `export CLAUDE_PROJECT_DIR=${quote(workspace)} TERN_PROJECT_DIR=${quote(workspace)} ` +
+    "PYTHONDONTWRITEBYTECODE=1",
     `__d=$(mktemp -d) || exit 97`,
     ...feed,
     `__c=$?`,
