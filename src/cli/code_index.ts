@@ -4,6 +4,8 @@ import { loadConfig } from "../config/mod.ts";
 import {
   cannotCreateIndex,
   embeddingEndpointOf,
+  INDEX_MAX_DEPTH,
+  INDEX_MAX_FOLDER_ENTRIES,
   indexPath,
   type IndexSummary,
   indexWorkspace,
@@ -11,6 +13,7 @@ import {
 } from "../harness/code_index.ts";
 import { type ScoreParts, withWeights } from "../index/rank.ts";
 import { IndexStore } from "../index/store.ts";
+import { SecretMasker } from "../sandbox/secrets.ts";
 import { terminalText, visibleText } from "../core/terminal_text.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
 import type { CommandLine } from "./args.ts";
@@ -52,6 +55,15 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
     const line = `cannot parse ${JSON.stringify(path)} (${why}): indexed as plain text`;
     err(`tern: ${terminalText(line)}\n`);
   }
+  for (const { path, why } of summary.cut) {
+    const line = why === "depth"
+      ? `left out ${
+        JSON.stringify(path)
+      }: folders deeper than ${INDEX_MAX_DEPTH} levels are not indexed`
+      : `indexed only part of ${JSON.stringify(path)}: it holds more than ` +
+        `${INDEX_MAX_FOLDER_ENTRIES} entries, the most read of one folder`;
+    err(`tern: ${terminalText(line)}\n`);
+  }
   out(summaryLine(summary, performance.now() - started) + "\n");
   return 0;
 }
@@ -87,7 +99,16 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
       ? undefined
       : withWeights(config.searchWeights);
     const queryVector = await queryVectorOf(embeddingEndpointOf(config), store, line.query);
-    const hits = store.search(line.query, { limit: line.limit, weights, queryVector });
+    // The repository's code may hold a key: shown masked, as the code_search tool shows it.
+    const masker = new SecretMasker(
+      [config.apiKey, ...Object.values(config.apiKeys ?? {})].filter((key) => key !== undefined),
+    );
+    const hits = store.search(line.query, { limit: line.limit, weights, queryVector }).map((
+      hit,
+    ) => ({
+      ...hit,
+      chunk: { ...hit.chunk, signature: masker.mask(hit.chunk.signature) },
+    }));
     if (line.json) {
       out(
         JSON.stringify(hits.map(({ chunk, score, parts }) => ({

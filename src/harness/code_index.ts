@@ -122,6 +122,11 @@ export interface IndexSummary {
    * memory (see code_index_parser.ts), and why.
    */
   unparsed: { path: string; why: string }[];
+  /**
+   * Folders whose contents were left out (workspace-relative): deeper than
+   * {@linkcode INDEX_MAX_DEPTH}, or past {@linkcode INDEX_MAX_FOLDER_ENTRIES} entries.
+   */
+  cut: { path: string; why: "depth" | "entries" }[];
   /** The store's one-line notice when it rebuilt a corrupt or foreign file. */
   notice?: string;
 }
@@ -138,6 +143,37 @@ export interface IndexOptions {
    * per core but one, 1 to 4: `defaultThreads()`); 0 prepares everything in this thread.
    */
   threads?: number;
+}
+
+/**
+ * The deepest folder level the index walks: a repository's chain of folders thousands deep made
+ * each file's checks cost in proportion to its depth squared (the real path of every level).
+ */
+export const INDEX_MAX_DEPTH = 64;
+
+/**
+ * The most entries the index reads of one folder: a folder of a million files (one command
+ * makes it) was listed whole before its first file, past any search's time budget.
+ */
+export const INDEX_MAX_FOLDER_ENTRIES = 10_000;
+
+/**
+ * The index's walk bounds for `workspace`, telling `cut` each workspace-relative folder left
+ * out (see {@linkcode INDEX_MAX_DEPTH}, {@linkcode INDEX_MAX_FOLDER_ENTRIES}).
+ */
+export function walkBounds(
+  workspace: string,
+  cut: (path: string, why: "depth" | "entries") => void,
+): {
+  maxDepth: number;
+  maxFolderEntries: number;
+  onCut: (dir: string, why: "depth" | "entries") => void;
+} {
+  return {
+    maxDepth: INDEX_MAX_DEPTH,
+    maxFolderEntries: INDEX_MAX_FOLDER_ENTRIES,
+    onCut: (dir, why) => cut(relative(workspace, dir).split("\\").join("/") || ".", why),
+  };
 }
 
 /**
@@ -167,7 +203,11 @@ export async function indexWorkspace(
     };
     const chunker = new Chunker(options, settled, parser);
     try {
-      for await (const entry of walk(workspace, new IgnoreRules(workspace), options)) {
+      const bounds = walkBounds(workspace, (path, why) => {
+        if (summary.cut.length < 100) summary.cut.push({ path, why });
+      });
+      const walked = walk(workspace, new IgnoreRules(workspace), { ...options, ...bounds });
+      for await (const entry of walked) {
         // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
         if (!entry.isFile || entry.isSymlink) continue;
         // The walk's paths start with the workspace: cut, not path.relative() (per file, it shows).
@@ -302,6 +342,7 @@ async function withIndex(
     refused: 0,
     chunks: 0,
     unparsed: [],
+    cut: [],
   };
   if (notice !== undefined) summary.notice = notice;
   // The write lock is taken at the first write, not for a run that changes nothing.

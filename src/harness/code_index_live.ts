@@ -23,7 +23,13 @@ import type {
 } from "../tools/code_index_access.ts";
 import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
 import type { PathTest } from "../sandbox/denied_paths.ts";
-import { embeddingIdOf, sha256 } from "./code_index.ts";
+import {
+  embeddingIdOf,
+  INDEX_MAX_DEPTH,
+  INDEX_MAX_FOLDER_ENTRIES,
+  sha256,
+  walkBounds,
+} from "./code_index.ts";
 import { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
 import { answerSymbols } from "./code_symbols_query.ts";
 import { ParserProcess } from "./code_index_parser.ts";
@@ -326,7 +332,9 @@ export class LiveCodeIndex implements CodeIndexAccess {
     const counts = this.#counts;
     let cut: "time" | "files" | undefined;
     this.#walkAll = false;
-    const entries = walk(workspace, new IgnoreRules(workspace), { signal });
+    const cutShort: string[] = [];
+    const bounds = walkBounds(workspace, (path) => cutShort.push(path));
+    const entries = walk(workspace, new IgnoreRules(workspace), { signal, ...bounds });
     // The files walked but not checked yet, their reads started (when the worker reads).
     const queue: string[] = [];
     let walked = false;
@@ -359,10 +367,16 @@ export class LiveCodeIndex implements CodeIndexAccess {
       // Reads started for files the walk did not reach are not waited for.
       this.#ahead.clear();
     }
+    const partly = cutShort.length === 0
+      ? ""
+      : `; it leaves out part of ${
+        cutShort.slice(0, 3).map((path) => JSON.stringify(path)).join(", ")
+      }${cutShort.length > 3 ? ` and ${cutShort.length - 3} more folders` : ""} (folders deeper ` +
+        `than ${INDEX_MAX_DEPTH} levels, or past ${INDEX_MAX_FOLDER_ENTRIES} entries of one folder)`;
     if (cut === undefined) {
       for (const path of known.keys()) if (!present.has(path)) this.#forget(store, path, known);
       this.#walkedAt = performance.now();
-      return undefined;
+      return partly === "" ? undefined : `the code index is incomplete${partly}`;
     }
     // The next search goes on walking; files checked now are not read again unless changed.
     this.#walkAll = true;
@@ -370,7 +384,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
       ? `the ${budgetMs / 1000} s time budget of one search`
       : `the budget of ${maxFiles} files read per search`;
     return `the code index is incomplete: the refresh stopped after ${counts.checked} files at ${why}; ` +
-      "files not reached yet may be missing or out of date, and the next search continues";
+      `files not reached yet may be missing or out of date, and the next search continues${partly}`;
   }
 
   /** Brings one file's entry up to date. */

@@ -139,6 +139,14 @@ export interface WalkEntry {
 export interface WalkOptions {
   /** Deepest level to yield; default unlimited. */
   maxDepth?: number;
+  /**
+   * Most entries read of one folder; default unlimited. A folder's listing is read whole and
+   * sorted before its first entry is yielded, so one of a million entries would stall a walk
+   * that meant to stop at a deadline: past this, the rest of the folder is left out.
+   */
+  maxFolderEntries?: number;
+  /** Told each folder below which the walk left something out: `depth` or `entries`. */
+  onCut?: (dir: string, why: "depth" | "entries") => void;
   signal?: AbortSignal;
 }
 
@@ -171,6 +179,8 @@ export async function* walk(
     yield { path, depth: folder.depth, ...entry };
     if (entry.isDirectory && folder.depth < maxDepth) {
       open.push(await listFolder(path, scoped, folder.depth + 1, options));
+    } else if (entry.isDirectory) {
+      options.onCut?.(path, "depth");
     }
   }
 }
@@ -209,8 +219,15 @@ async function listFolder(
 ): Promise<OpenFolder | undefined> {
   options.signal?.throwIfAborted();
   const entries: Deno.DirEntry[] = [];
+  const most = options.maxFolderEntries ?? Infinity;
   try {
-    for await (const entry of Deno.readDir(dir)) entries.push(entry);
+    for await (const entry of Deno.readDir(dir)) {
+      if (entries.length >= most) {
+        options.onCut?.(dir, "entries");
+        break;
+      }
+      entries.push(entry);
+    }
   } catch (error) {
     if (depth === 1) throw error;
     return undefined;

@@ -5,7 +5,11 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { outputOf, withIndexFixture } from "./_code_index_fixture.ts";
-import { indexWorkspace } from "../../src/harness/code_index.ts";
+import {
+  INDEX_MAX_DEPTH,
+  INDEX_MAX_FOLDER_ENTRIES,
+  indexWorkspace,
+} from "../../src/harness/code_index.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
 /**
@@ -86,6 +90,77 @@ Deno.test("tern index warns of a file whose parse runs away, indexes the rest, a
       env: { TERN_HOME: ws.home },
     });
     match(search.stdout, /"symbol":"stowCargo"/);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+/** A chain of `depth` one-letter folders under `dir`, a file at its bottom; the bottom's path. */
+async function chain(dir: string, depth: number, file: string): Promise<string> {
+  const bottom = join(dir, ...Array(depth).fill("d"));
+  await Deno.mkdir(bottom, { recursive: true });
+  await Deno.writeTextFile(join(bottom, file), "export function deepDown() {}\n");
+  return bottom;
+}
+
+/** `count` empty files in `dir/name`. */
+async function crowd(dir: string, name: string, count: number): Promise<void> {
+  await Deno.mkdir(join(dir, name));
+  for (let i = 0; i < count; i++) await Deno.writeTextFile(join(dir, name, `f${i}.txt`), "");
+}
+
+Deno.test("indexWorkspace() leaves out folders past its depth and a folder's entries past its cap, names them, and indexes the rest", async () => {
+  const ws = await tempWorkspace();
+  try {
+    // A repository's (or a command's) chain of folders thousands deep, and a folder of
+    // countless files before the code that sorts after it.
+    await chain(ws.dir, INDEX_MAX_DEPTH + 40, "deep.ts");
+    await crowd(ws.dir, "many", INDEX_MAX_FOLDER_ENTRIES + 5);
+    await Deno.writeTextFile(join(ws.dir, "zz.ts"), "export function afterTheCrowd() {}\n");
+    const summary = await indexWorkspace(ws.dir, join(ws.home, "index.sqlite"));
+    ok(summary.cut.some((cut) => cut.path === "many" && cut.why === "entries"), `${summary.cut}`);
+    const deep = summary.cut.find((cut) => cut.why === "depth");
+    equal(deep?.path.split("/").length, INDEX_MAX_DEPTH);
+    // zz.ts, and at most the cap of the crowd's files: the deep file is not reached.
+    equal(summary.binary + summary.indexed + summary.unchanged, INDEX_MAX_FOLDER_ENTRIES + 1);
+    // tern index says so, and exits 0.
+    const run = await runTern(["index"], { cwd: ws.dir, env: { TERN_HOME: ws.home } });
+    equal(run.code, 0, run.stderr);
+    match(run.stderr, /^tern: indexed only part of "many": it holds more than 10000 entries/m);
+    match(run.stderr, /^tern: left out "(d\/)+d": folders deeper than 64 levels are not indexed$/m);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("code_search reaches the files after a crowded folder and says what it left out", async () => {
+  await withIndexFixture(async ({ dir, search }) => {
+    await crowd(dir, "aaa_many", INDEX_MAX_FOLDER_ENTRIES + 5);
+    await Deno.writeTextFile(join(dir, "src", "zz.ts"), "export function afterTheCrowd() {}\n");
+    const output = outputOf(await search({ query: "afterTheCrowd" }));
+    match(output, /FUNCTION afterTheCrowd/);
+    match(output, /leaves out part of "aaa_many"/);
+  });
+});
+
+Deno.test("tern search masks keys in the code it prints, as code_search does", async () => {
+  const ws = await tempWorkspace();
+  const known = "tern-known-key-0123456789abcdef";
+  const openai = "sk-proj-" + "Ab1".repeat(16);
+  try {
+    await Deno.writeTextFile(
+      join(ws.dir, "connect.ts"),
+      `export function connectVault(key = "${openai}", other = "${known}") {}\n`,
+    );
+    const env = { TERN_HOME: ws.home, TERN_API_KEY: known };
+    equal((await runTern(["index"], { cwd: ws.dir, env })).code, 0);
+    for (const extra of [[], ["--json"]]) {
+      const run = await runTern(["search", "connectVault", ...extra], { cwd: ws.dir, env });
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /connectVault/);
+      ok(!run.stdout.includes(openai) && !run.stdout.includes(known), run.stdout);
+      match(run.stdout, /REDACTED/);
+    }
   } finally {
     await ws.cleanup();
   }
