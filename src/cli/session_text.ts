@@ -66,7 +66,9 @@ function describeMessage(message: Message): string {
 /** The conversation the model would see at the leaf, as Markdown. */
 export function transcriptMarkdown(header: SessionHeader, state: ReplayState): string {
   const parts = [`# Session ${header.id}`, "", `Directory: \`${header.cwd}\`  `];
-  parts.push(`Started: ${header.created}${state.model ? `  \nModel: ${state.model}` : ""}`, "");
+  // The model's name was a setting (perhaps a repository's): one line, shown as it is.
+  const model = state.model ? `  \nModel: ${visibleText(state.model)}` : "";
+  parts.push(`Started: ${header.created}${model}`, "");
   for (const { message } of state.items) {
     switch (message.role) {
       case "user":

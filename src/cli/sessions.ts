@@ -1,6 +1,7 @@
 /**
  * `tern sessions list|show|tree|fork|export|compact|rewind`: inspect and manage session files.
  */
+import { visibleText } from "../core/terminal_text.ts";
 import { loadConfig } from "../config/mod.ts";
 import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
@@ -187,13 +188,13 @@ async function showSession(path: string, json: boolean): Promise<string> {
       Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(", ")
     })`,
     `leaf      ${tree.leafId ?? "(empty)"}`,
-    `model     ${state.model ?? "(not recorded)"}${
-      state.provider ? ` (${state.provider})` : ""
-    }    thinking ${state.thinking ?? "(not recorded)"}`,
+    // What the session file recorded (it may be an imported one): each on its one row.
+    `model     ${shown(state.model)}${state.provider ? ` (${visibleText(state.provider)})` : ""}` +
+    `    thinking ${shown(state.thinking)}`,
     ...(state.fallbacks.length > 0
-      ? [`fallback  switched to ${state.fallbacks.join(", then ")}`]
+      ? [`fallback  switched to ${state.fallbacks.map((f) => visibleText(f)).join(", then ")}`]
       : []),
-    `mode      ${state.mode ?? "(not recorded)"}    profile ${state.profile ?? "(not recorded)"}`,
+    `mode      ${shown(state.mode)}    profile ${shown(state.profile)}`,
     `grants    ${state.permissions.length} for the session`,
     `usage     ${usage.inputTokens} input, ${usage.outputTokens} output, ` +
     `${usage.cachedTokens} cached, ${usage.reasoningTokens} reasoning tokens`,
@@ -204,6 +205,11 @@ async function showSession(path: string, json: boolean): Promise<string> {
     transcriptMarkdown(header, state),
   ];
   return lines.join("\n");
+}
+
+/** A recorded setting on one row, made visible; "(not recorded)" when there is none. */
+function shown(value: string | undefined): string {
+  return value === undefined ? "(not recorded)" : visibleText(value);
 }
 
 async function treeText(path: string, ternHome: string): Promise<string> {
@@ -219,7 +225,7 @@ async function treeText(path: string, ternHome: string): Promise<string> {
     const label = tree.labels.get(entry.id);
     const marks = [
       entry.id === tree.leafId ? " ← leaf" : "",
-      label ? ` [${label}]` : "",
+      label ? ` [${visibleText(label)}]` : "",
     ].join("");
     const bullet = onPath.has(entry.id) ? "*" : "-";
     lines.push(`${"  ".repeat(depth)}${bullet} ${entry.id} ${describeEntry(entry)}${marks}`);

@@ -69,6 +69,14 @@ export function valueFromText(rule: Rule, text: string): unknown {
   return text;
 }
 
+/**
+ * What a name setting may not hold: controls, line and paragraph separators, format and
+ * invisible characters (bidi controls among them), private-use and unassigned code points,
+ * look-alike spaces and blank glyphs.
+ */
+const HIDDEN_IN_NAME =
+  /[\x00-\x1f\x7f-\x9f\p{Cf}\p{Cn}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Co}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]/u;
+
 /** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
 export function checkRule(
   rule: Rule,
@@ -102,7 +110,11 @@ export function checkRule(
     case "envName": {
       if (typeof value !== "string") return { ok: false };
       const text = value.trim();
-      if (rule.kind === "text") return text === "" ? { ok: false } : { ok: true, value: text };
+      if (rule.kind === "text") {
+        // A name (model, provider, profile): a line break or an invisible character in it
+        // would draw rows of its own wherever it is shown (`tern config`, a session's export).
+        return text === "" || HIDDEN_IN_NAME.test(text) ? { ok: false } : { ok: true, value: text };
+      }
       if (rule.kind === "envName") {
         return ENV_NAME.test(value) ? { ok: true, value } : { ok: false };
       }
