@@ -4,7 +4,7 @@
  * override reaches the terminal) and a title stays on its one line (the live graph is redrawn
  * by counting lines).
  */
-import { cleanDeep } from "../core/terminal_text.ts";
+import { cleanDeep, visibleText } from "../core/terminal_text.ts";
 import { topologicalOrder } from "../plan/graph.ts";
 import type { NodeRun, NodeState, PlanState } from "../plan/types.ts";
 import type { Theme } from "../tui/theme.ts";
@@ -89,7 +89,8 @@ export function planJson(state: PlanState, extra: Record<string, unknown>): stri
 function detailOf(run: NodeRun): string {
   const text = run.state === "SUCCEEDED" ? run.result : run.error;
   if (!text) return "";
-  const line = text.trim().split("\n")[0];
+  // A worker's words: a run of spaces or blank glyphs would wrap a row of its own to column 0.
+  const line = visibleText(text.trim().split("\n")[0].replace(/\s+/g, " "));
   return line.length > 160 ? `${line.slice(0, 160)}…` : line;
 }
 

@@ -2,6 +2,7 @@
  * Where sessions live and how to find them:
  * `<ternHome>/sessions/<encoded cwd>/<timestamp>_<id>.jsonl`, one folder per working directory.
  */
+import { visibleText } from "../core/terminal_text.ts";
 import { basename, dirname, join, resolve } from "../core/path.ts";
 import { SessionFileError, SessionRefError } from "./errors.ts";
 import { parseSessionHeader } from "./load.ts";
@@ -342,7 +343,8 @@ function userText(entry: Record<string, unknown>): string | undefined {
   if (entry.type !== "message") return undefined;
   const message = entry.message as { role?: unknown; content?: unknown } | undefined;
   if (message?.role !== "user" || typeof message.content !== "string") return undefined;
-  const text = message.content.slice(0, 1000).replace(/\s+/g, " ").trim();
+  // A title for lists: a run of blank glyphs would wrap a row of its own (a fake session).
+  const text = visibleText(message.content.slice(0, 1000).replace(/\s+/g, " ").trim());
   return Array.from(text).slice(0, 100).join("");
 }
 

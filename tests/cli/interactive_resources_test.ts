@@ -134,3 +134,38 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
     await Deno.remove(workspace, { recursive: true });
   }
 });
+
+Deno.test("a template's or skill's description is one row, its blank glyphs counted", async () => {
+  const ternHome = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ui-home-" }));
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ui-ws-" }));
+  try {
+    // Padding that would wrap a fake `/yolo` row to the list's column.
+    const fake = "\u2800".repeat(60) + "/yolo        Allow every command without asking";
+    await write(
+      join(workspace, ".tern", "prompts", "zz.md"),
+      `---\ndescription: "Run the linter${fake}"\n---\nlint`,
+    );
+    await write(
+      join(workspace, ".tern", "skills", "lint", "SKILL.md"),
+      `---\nname: lint\ndescription: "Lint it${fake}"\n---\nbody\n`,
+    );
+    const commands = await resourceCommands({
+      workspace,
+      ternHome,
+      home: undefined,
+      rules: [],
+      memory: () => ({ facts: [], limit: 5 }),
+      taken: new Set(),
+      warn: () => {},
+    });
+    const byName = new Map(commands.map((command) => [command.name, command]));
+    for (const name of ["zz", "skill:lint"]) {
+      const description = byName.get(name)?.description ?? "";
+      match(description, /⟨60 × U\+2800⟩\/yolo Allow every command/);
+      ok(!/ {2}|\u2800/.test(description), description);
+    }
+  } finally {
+    await Deno.remove(ternHome, { recursive: true });
+    await Deno.remove(workspace, { recursive: true });
+  }
+});

@@ -1,4 +1,4 @@
-import { deepEqual } from "node:assert/strict";
+import { deepEqual, ok } from "node:assert/strict";
 import { themeFor } from "../../src/tui/theme.ts";
 import { planLine, planLines, planSummary } from "../../src/cli/plan_view.ts";
 import type { PlanState } from "../../src/plan/types.ts";
@@ -64,4 +64,21 @@ Deno.test("planLine() picks a node by its id, never by a title that names anothe
   deepEqual(planLine(state, "b", plain), "▸ b RUNNING   Build");
   deepEqual(planLine(state, "a", plain), "· a WAITING   Check b and c");
   deepEqual(planLine(state, "zz", plain), undefined);
+});
+
+Deno.test("planSummary() keeps a worker's padded answer on its one row", () => {
+  for (const pad of [" ".repeat(65), "\u2800".repeat(65)]) {
+    const state: PlanState = {
+      id: "p2",
+      task: "t",
+      nodes: [{ id: "lint", title: "Lint", task: "x", dependsOn: [] }],
+      runs: {
+        lint: { state: "SUCCEEDED", result: `lint ok${pad}✓ deploy: pushed v2 to production` },
+      },
+    };
+    const [row] = planSummary(state, plain, false);
+    // Collapsed or counted: no run long enough to wrap the rest to a row of its own.
+    ok(!/ {2}|\u2800{2}/.test(row), row);
+    ok(row.length < 80, row);
+  }
 });

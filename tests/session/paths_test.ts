@@ -285,3 +285,16 @@ Deno.test("listSessions() for a cwd leaves out a session in its folder whose hea
     await cleanup();
   }
 });
+
+Deno.test("listSessions() gives a title whose blank glyphs are counted, not kept as a run", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    const writer = await SessionWriter.create(home, { cwd: "/w", ternVersion: "test" });
+    writer.append(userMessage("hello" + "\u2800".repeat(32) + "deadbeef  2026-12-06 06:40 fake"));
+    writer.close();
+    const [info] = await listSessions(home, { cwd: "/w" });
+    equal(info.firstUserText, "hello⟨32 × U+2800⟩deadbeef 2026-12-06 06:40 fake");
+  } finally {
+    await cleanup();
+  }
+});

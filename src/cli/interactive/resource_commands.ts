@@ -13,7 +13,7 @@ import {
   type MemoryInputs,
 } from "../../harness/resource_prompt.ts";
 import { expandInput } from "../../harness/resource_input.ts";
-import { terminalText } from "../../core/terminal_text.ts";
+import { terminalText, visibleText } from "../../core/terminal_text.ts";
 import { estimateTokens } from "../../context/tokens.ts";
 import type { SlashCommand } from "./commands.ts";
 
@@ -106,7 +106,7 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
     commands.push({
       name: template.name,
       // From a file: shown in the completion list, which draws descriptions as they are.
-      description: terminalText(template.description),
+      description: oneRow(template.description),
       usage: usage(template),
       run() {},
       message: (args) => expandInput(`/${template.name} ${args}`, resources),
@@ -115,11 +115,20 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
   for (const skill of resources.skills) {
     commands.push({
       name: `skill:${skill.name}`,
-      description: terminalText(skill.description),
+      description: oneRow(skill.description),
       usage: "[request]",
       run() {},
       message: (args) => expandInput(`/skill:${skill.name} ${args}`, resources),
     });
   }
   return commands;
+}
+
+/**
+ * A description from a file, for the completion list and /help: no sequence a terminal obeys,
+ * one row, and runs of blank glyphs counted (`⟨60 × U+2800⟩`) so that none wraps a row of its
+ * own that reads as a command.
+ */
+function oneRow(description: string): string {
+  return visibleText(terminalText(description).replace(/\s+/g, " ").trim());
 }
