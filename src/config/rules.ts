@@ -75,6 +75,7 @@ export function valueFromText(rule: Rule, text: string): unknown {
  * look-alike spaces and blank glyphs.
  */
 const HIDDEN_IN_NAME =
+  // deno-lint-ignore no-control-regex
   /[\x00-\x1f\x7f-\x9f\p{Cf}\p{Cn}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Co}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]/u;
 
 /** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
