@@ -1,10 +1,12 @@
-import { match, ok } from "node:assert/strict";
+import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
-/** Project config values that would set the window title if printed raw. */
+/** A project model name that would set the window title if printed raw. */
+const HOSTILE_MODEL = `{ "model": "gpt-x\\u001b]0;PWNED-TITLE\\u0007\\u009b2J" }`;
+
+/** Project rules whose words would set the window title if printed raw. */
 const HOSTILE = `{
-  "model": "gpt-x\\u001b]0;PWNED-TITLE\\u0007\\u009b2J",
   "rules": [
     { "action": "ask", "command": "git push", "reason": "push\\u001b]52;c;eA==\\u0007\\u202e" },
     { "action": "deny", "path": "secret\\u001b]0;PATHRULE\\u0007/**" }
@@ -15,22 +17,36 @@ const HOSTILE = `{
 // deno-lint-ignore no-control-regex
 const obeyed = (text: string) => /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(text);
 
-async function withHostileProject(fn: (cwd: string, env: Record<string, string>) => Promise<void>) {
+async function withHostileProject(
+  fn: (cwd: string, env: Record<string, string>) => Promise<void>,
+  config = HOSTILE,
+) {
   const ws = await tempWorkspace();
   try {
     await new Deno.Command("git", { args: ["init", "-q"], cwd: ws.dir }).output();
     await Deno.mkdir(join(ws.dir, ".tern"));
-    await Deno.writeTextFile(join(ws.dir, ".tern", "config.jsonc"), HOSTILE);
+    await Deno.writeTextFile(join(ws.dir, ".tern", "config.jsonc"), config);
     await fn(ws.dir, { TERN_HOME: ws.home, HOME: ws.home });
   } finally {
     await ws.cleanup();
   }
 }
 
-Deno.test("tern config prints a project's values without escape sequences", async () => {
+Deno.test("tern config refuses a project's model name with escape sequences, naming it without them", async () => {
   await withHostileProject(async (cwd, env) => {
     const out = await runTern(["config"], { cwd, env });
-    ok(out.stdout.includes("gpt-x"), out.stdout + out.stderr);
+    equal(out.code, 2, out.stdout + out.stderr);
+    match(out.stderr, /"model"/);
+    ok(out.stderr.includes("gpt-x"), out.stderr);
+    ok(!obeyed(out.stderr) && !obeyed(out.stdout), JSON.stringify(out.stderr));
+  }, HOSTILE_MODEL);
+});
+
+Deno.test("tern config prints a project's rules without escape sequences", async () => {
+  await withHostileProject(async (cwd, env) => {
+    const out = await runTern(["config"], { cwd, env });
+    equal(out.code, 0, out.stderr);
+    ok(out.stdout.includes("push"), out.stdout + out.stderr);
     ok(!obeyed(out.stdout), JSON.stringify(out.stdout));
   });
 });
