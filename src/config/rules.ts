@@ -1,8 +1,11 @@
 /**
  * What a setting accepts: the rule kinds of the settings table (`settings.ts`) and the one
- * checker every layer uses. Imports nothing, so the command line can use it at start-up; config
- * files check the same rules through zod (`file_schema.ts`), loaded only for a file.
+ * checker every layer uses. Imports only `terminal_text.ts` (which imports nothing), so the
+ * command line can use it at start-up; config files check the same rules through zod
+ * (`file_schema.ts`), loaded only for a file.
  */
+
+import { hasHiddenCharacter } from "../core/terminal_text.ts";
 
 /** A rule; `structured` keys are checked only by the zod schema of config files. */
 export type Rule =
@@ -69,15 +72,6 @@ export function valueFromText(rule: Rule, text: string): unknown {
   return text;
 }
 
-/**
- * What a name setting may not hold: controls, line and paragraph separators, format and
- * invisible characters (bidi controls among them), private-use and unassigned code points,
- * look-alike spaces and blank glyphs.
- */
-const HIDDEN_IN_NAME =
-  // deno-lint-ignore no-control-regex
-  /[\x00-\x1f\x7f-\x9f\p{Cf}\p{Cn}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Co}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]/u;
-
 /** Validates and normalises one value (strings trimmed, URLs without a trailing slash). */
 export function checkRule(
   rule: Rule,
@@ -114,7 +108,7 @@ export function checkRule(
       if (rule.kind === "text") {
         // A name (model, provider, profile): a line break or an invisible character in it
         // would draw rows of its own wherever it is shown (`tern config`, a session's export).
-        return text === "" || HIDDEN_IN_NAME.test(text) ? { ok: false } : { ok: true, value: text };
+        return text === "" || hasHiddenCharacter(text) ? { ok: false } : { ok: true, value: text };
       }
       if (rule.kind === "envName") {
         return ENV_NAME.test(value) ? { ok: true, value } : { ok: false };

@@ -51,11 +51,22 @@ const C0 = /[\x00-\x1f\x7f]/g;
  * draw blank (the braille blank, private-use characters, and every default-ignorable code point:
  * Hangul fillers, variation selectors, the combining grapheme joiner, Khmer inherent vowels,
  * tags) and every unassigned code point (noncharacters such as U+FFFF included), which
- * terminals draw as nothing. Each looks like nothing or like a space, but is not what a shell reads. A run of one
- * of them is shown once with its count.
+ * terminals draw as nothing. Each looks like nothing or like a space, but is not what a shell
+ * reads. A run of one of them is shown once with its count.
  */
-const HIDDEN_IN_FACTS =
-  /([\x80-\x9f\p{Cf}\p{Cn}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Co}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800])\1*/gu;
+const HIDDEN = String
+  .raw`\x80-\x9f\p{Cf}\p{Cn}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Co}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800`;
+const HIDDEN_IN_FACTS = new RegExp(`([${HIDDEN}])\\1*`, "gu");
+const HIDDEN_OR_CONTROL = new RegExp(String.raw`[\x00-\x1f\x7f${HIDDEN}]`, "u");
+
+/**
+ * Whether `text` holds a character that is not what it looks like: a control (C0, DEL, C1) or
+ * one of the characters `visibleText()` shows as its code point. A name (a model's, a
+ * profile's) holding one would draw rows of its own or read as another name.
+ */
+export function hasHiddenCharacter(text: string): boolean {
+  return HIDDEN_OR_CONTROL.test(text);
+}
 
 /**
  * `text` with nothing left that a terminal would obey: escape sequences, controls (newline and

@@ -2,8 +2,9 @@
  * Prompt templates: `prompts/*.md` under tern's home (the person's) and `<workspace>/.tern/`
  * (the project's; the person's own win on a name clash, so a repository cannot replace one). The
  * file name is the template's name; its frontmatter has a `description` and `args`, a list of
- * names (plain words: {@linkcode ARG_NAME}) or of `{name, description, default}`. `/name args` renders it: `$1`…`$9` are the words given, `$ARGUMENTS` all of them,
- * `{{name}}` a named argument (given as `name=value`, or the next unnamed word, or its default).
+ * names (plain words: {@linkcode ARG_NAME}) or of `{name, description, default}`. `/name args`
+ * renders it: `$1`…`$9` are the words given, `$ARGUMENTS` all of them, `{{name}}` a named
+ * argument (given as `name=value`, or the next unnamed word, or its default).
  * An unknown or missing argument is a {@linkcode TemplateError}, and so is an extra word (one
  * beyond its args and its highest `$N`) unless the body takes them all with `$ARGUMENTS`.
  */
