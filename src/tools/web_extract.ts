@@ -232,14 +232,25 @@ export function isHtmlAnswer(contentType: string, body: Uint8Array): boolean {
     (type === "" && /^\s*(?:<!doctype html|<html)/i.test(decodeBody(body.subarray(0, 512))));
 }
 
-/** The body as text in its declared charset (UTF-8 when none or an unknown one). */
+/**
+ * The body as text: in the encoding its byte order mark names (UTF-8, UTF-16 LE or BE), as a
+ * browser reads it whatever the header says; else in its declared charset (UTF-8 when none or
+ * an unknown one).
+ */
 export function decodeBody(bytes: Uint8Array, contentType = ""): string {
-  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(contentType)?.[1];
+  const charset = bomCharset(bytes) ?? /charset\s*=\s*"?([\w-]+)/i.exec(contentType)?.[1];
   try {
     return new TextDecoder(charset ?? "utf-8").decode(bytes);
   } catch {
     return new TextDecoder().decode(bytes);
   }
+}
+
+function bomCharset(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+  return undefined;
 }
 
 /** Characters of a page's content the request process sends at most (web_fetch cuts further). */
@@ -255,14 +266,14 @@ export async function htmlOfAnswer(
   response: { url: string; contentType: string; body: Uint8Array },
 ): Promise<HtmlText | undefined> {
   if (request.html === undefined) return undefined;
-  if (!isHtmlAnswer(response.contentType, response.body) || response.body.includes(0)) {
-    return undefined;
-  }
+  if (!isHtmlAnswer(response.contentType, response.body)) return undefined;
+  const body = decodeBody(response.body, response.contentType);
+  if (body.includes("\0")) return undefined;
   try {
-    const { title, content } = await extractHtml(
-      decodeBody(response.body, response.contentType),
-      { url: response.url, format: request.html.format },
-    );
+    const { title, content } = await extractHtml(body, {
+      url: response.url,
+      format: request.html.format,
+    });
     return {
       ok: true,
       title: title.slice(0, HTML_MAX_CHARS),

@@ -291,13 +291,14 @@ async function readable(
         "(web_fetch reads HTML, text and JSON only)",
     );
   }
-  if (bytes.includes(0)) {
+  // Decoded first: a UTF-16 text holds zero bytes, but no NUL character.
+  const body = decodeBody(bytes, response.contentType);
+  if (body.includes("\0")) {
     throw new ToolError(
       "EXECUTION_FAILED",
       `Cannot read "${requested}": the content (${described}) is binary, not text`,
     );
   }
-  const body = decodeBody(bytes, response.contentType);
   const whole = (title: string, content: string, kind: string): Readable => ({
     title,
     content,

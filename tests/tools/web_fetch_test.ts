@@ -39,7 +39,22 @@ const PAGES: Record<string, [string, string | Uint8Array<ArrayBuffer>]> = {
     "hello",
   ],
   "/huge.txt": ["text/plain", "y".repeat(300_000)],
+  "/utf16le.txt": ["text/plain; charset=utf-16le", utf16("le", "notes in UTF-16\nline two\n")],
+  "/utf16bom.txt": ["text/plain", utf16("le", "\ufeffa byte order mark names it\n")],
+  "/utf16be.txt": [
+    "text/plain; charset=utf-8",
+    utf16("be", "\ufeffthe mark wins over the header\n"),
+  ],
+  "/utf16nul.txt": ["text/plain; charset=utf-16le", utf16("le", "hi\0there")],
 };
+
+/** `text` as UTF-16 bytes, little or big endian (a `\ufeff` in it is the byte order mark). */
+function utf16(order: "le" | "be", text: string): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(text.length * 2);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < text.length; i++) view.setUint16(i * 2, text.charCodeAt(i), order === "le");
+  return bytes;
+}
 
 async function withSite(fn: (base: string) => Promise<void>): Promise<void> {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
@@ -125,6 +140,43 @@ Deno.test("web_fetch() pretty-prints JSON and passes text through", async () => 
     const text = succeeded(await call(local, "/", { url: `${base}/notes.txt` }));
     match(text, /---\nplain notes\nline two\n\n--- END/);
   });
+});
+
+Deno.test("web_fetch() reads UTF-16 text by its charset or byte order mark, and still refuses a NUL in it", async () => {
+  await withSite(async (base) => {
+    match(
+      succeeded(await call(local, "/", { url: `${base}/utf16le.txt` })),
+      /---\nnotes in UTF-16\nline two\n\n--- END/,
+    );
+    match(
+      succeeded(await call(local, "/", { url: `${base}/utf16bom.txt` })),
+      /---\na byte order mark names it\n\n--- END/,
+    );
+    match(
+      succeeded(await call(local, "/", { url: `${base}/utf16be.txt` })),
+      /---\nthe mark wins over the header\n\n--- END/,
+    );
+    match(
+      failed(await call(local, "/", { url: `${base}/utf16nul.txt` }), "EXECUTION_FAILED"),
+      /is binary, not text/,
+    );
+  });
+});
+
+Deno.test("htmlOfAnswer() extracts a UTF-16 page (the request process's side)", async () => {
+  const page = await htmlOfAnswer({ html: { format: "markdown" } }, {
+    url: "https://example.com/",
+    contentType: "",
+    body: utf16(
+      "le",
+      "\ufeff<!doctype html><html><head><title>Wide</title></head><body><p>Sixteen bits</p></body></html>",
+    ),
+  });
+  equal(page?.ok, true);
+  if (page?.ok) {
+    equal(page.title, "Wide");
+    match(page.content, /Sixteen bits/);
+  }
 });
 
 Deno.test("web_fetch() refuses PDFs and binary content, naming the type", async () => {
