@@ -99,6 +99,57 @@ Deno.test("promptMessage() says where a linked file could not be read, and cuts 
   );
 });
 
+Deno.test("promptMessage() judges a workspace's link by where its folders lead: a workspace named through a link, a FILE: URI", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const outside = await Deno.realPath(await Deno.makeTempDir());
+  const aliases = await Deno.realPath(await Deno.makeTempDir());
+  const asked: string[] = [];
+  try {
+    await Deno.writeTextFile(join(outside, "creds.txt"), "OTHER-PROJECT-SECRET\n");
+    await Deno.mkdir(join(outside, "shelf"));
+    await Deno.writeTextFile(join(outside, "shelf", "x.txt"), "SHELF-SECRET\n");
+    await Deno.symlink(join(outside, "creds.txt"), join(workspace, "notes.md"));
+    await Deno.symlink(join(outside, "shelf"), join(workspace, "shelf"));
+    await Deno.writeTextFile(join(workspace, "own.md"), "OWN\n");
+    // The editor opened the workspace by another name: a link to it.
+    const alias = join(aliases, "project");
+    await Deno.symlink(workspace, alias);
+    const message = await promptMessage([
+      { type: "resource_link", uri: `file://${alias}/notes.md`, name: "notes.md" },
+      { type: "resource", resource: { uri: `file://${alias}/notes.md`, text: "EMBED-ALIAS" } },
+      { type: "resource_link", uri: `file://${alias}/shelf/x.txt`, name: "x.txt" },
+      { type: "resource", resource: { uri: `FILE://${workspace}/notes.md`, text: "EMBED-UPPER" } },
+      { type: "resource", resource: { uri: "file://elsewhere/etc/passwd", text: "EMBED-HOST" } },
+      { type: "resource_link", uri: `file://${alias}/own.md`, name: "own.md" },
+      { type: "resource_link", uri: `file://${outside}/creds.txt`, name: "creds.txt" },
+    ], {
+      workspace,
+      refusal: () => Promise.resolve(() => undefined),
+      readBuffer: (path) => {
+        asked.push(path);
+        return Promise.resolve(`BUFFER ${path}`);
+      },
+    });
+    // The workspace's own file by the alias, and a file the person picked outside it, are read.
+    deepEqual(asked, [join(alias, "own.md"), join(outside, "creds.txt")]);
+    const uris = (lines: string[]) => lines.map((line) => line.split(": ").slice(0, 2).join(": "));
+    deepEqual(uris(message.notAttached), [
+      `not attached: file://${alias}/notes.md`,
+      `not attached: file://${alias}/notes.md`,
+      `not attached: file://${alias}/shelf/x.txt`,
+      `not attached: FILE://${workspace}/notes.md`,
+      "not attached: file://elsewhere/etc/passwd",
+    ]);
+    match(message.notAttached[0], /it leads to ".*creds\.txt", out of the workspace$/);
+    match(message.notAttached[4], /not a file URI tern can read/);
+    for (const mark of ["EMBED-ALIAS", "EMBED-UPPER", "EMBED-HOST", "SHELF-SECRET"]) {
+      equal(message.text.includes(mark), false, mark);
+    }
+  } finally {
+    for (const dir of [workspace, outside, aliases]) await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("promptMessage() asks the editor for no file the read guard refuses or a link leads out to", async () => {
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const outside = await Deno.realPath(await Deno.makeTempDir());

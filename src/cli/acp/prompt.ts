@@ -71,9 +71,14 @@ export async function promptMessage(
       continue;
     }
     const uri = block.type === "resource" ? block.resource.uri : block.uri;
-    const path = filePath(uri);
+    const named = filePath(uri);
+    const path = typeof named === "string" ? named : undefined;
     // Text the editor embeds under another scheme (an untitled buffer) is the person's own.
-    const refused = path === undefined ? undefined : await refusal(path);
+    const refused = typeof named === "object"
+      ? named.refused
+      : path === undefined
+      ? undefined
+      : await refusal(path);
     if (refused !== undefined) {
       notAttached.push(`not attached: ${uri}: ${refused}`);
       parts.push(`[Not attached: ${uri}: ${refused}]`);
@@ -103,10 +108,25 @@ function refusedPath(path: string, workspace: string, refuse: ReadRefusal): stri
   if (real === undefined) return "tern cannot tell where it leads";
   const refused = refuse(real, path);
   if (refused !== undefined) return refused;
-  if (isInside(workspace, path) && !isInside(workspace, real)) {
+  if (!isInside(workspace, real) && namedThrough(path, workspace)) {
     return `it leads to "${real}", out of the workspace`;
   }
   return undefined;
+}
+
+/**
+ * Whether `path` is named through the workspace: one of its folders is the workspace or in it,
+ * by where the folder leads on disk, not by its spelling. An editor may open the workspace by
+ * another name (a link to it; macOS's `/tmp` is one), so a workspace's link that leads out
+ * could otherwise pass as a file the person picked outside it.
+ */
+function namedThrough(path: string, workspace: string): boolean {
+  for (let at = dirname(path); at !== dirname(at); at = dirname(at)) {
+    if (isInside(workspace, at)) return true;
+    const real = realPathLoose(at);
+    if (real === undefined || isInside(workspace, real)) return true;
+  }
+  return isInside(workspace, path);
 }
 
 async function linked(
@@ -133,14 +153,22 @@ function attached(uri: string, text: string): string {
   return `[Attached ${uri}, as open in the editor:]\n${shown}`;
 }
 
-/** The absolute path a `file:` URI (or an absolute path) names; undefined for other URIs. */
-function filePath(uri: string): string | undefined {
+/**
+ * The absolute path a `file:` URI (any case: a scheme is case-insensitive) or an absolute path
+ * names; undefined for other URIs. A `file:` URI that names no path is refused.
+ */
+function filePath(uri: string): string | undefined | Refused {
   if (uri.startsWith("/")) return resolve(uri);
+  if (!/^file:/i.test(uri)) return undefined;
   try {
-    return uri.startsWith("file:") ? resolve(fileURLToPath(uri)) : undefined;
-  } catch {
-    return undefined;
+    return resolve(fileURLToPath(new URL(uri)));
+  } catch (error) {
+    return { refused: `it is not a file URI tern can read (${messageOf(error)})` };
   }
+}
+
+interface Refused {
+  refused: string;
 }
 
 /**
