@@ -351,6 +351,7 @@ export class PermissionGate {
       ...(options.modelReason === undefined ? {} : { modelReason: options.modelReason }),
       profile: runtime.profile.name,
       rememberable: false,
+      grantFor: options.scope,
     };
     emit({
       type: "permission_request",

@@ -13,6 +13,7 @@ import {
 import { plainRisk } from "../tui/risk_text.ts";
 import { readEnv } from "./process_env.ts";
 import {
+  allowLabel,
   type AskPerson,
   noteLabel,
   type PersonAnswer,
@@ -136,7 +137,7 @@ export function terminalQuestion(
     ? ""
     : `  Arguments:\n${args.map((line) => `    ${line}\n`).join("")}`;
   return `\n? Allow ${flat(request.tool)}: ${fact}\n${reason}${argText}${diffText}${note}${said}` +
-    `  [y] allow once${session}, [n] deny: `;
+    `  [y] ${allowLabel(request)}${session}, [n] deny: `;
 }
 
 /** The terminal's width in cells (`fallback` when it cannot be read). */

@@ -44,6 +44,19 @@ export interface ReviewRequest {
    * the remembered key is a prefix, wider than the one call shown.
    */
   rememberAs?: string;
+  /**
+   * A grant's reach (`request_permissions`): allowing it widens the sandbox for the rest of the
+   * turn or of the session, more than one call, so "allow" says which. Absent for other calls.
+   */
+  grantFor?: "turn" | "session";
+}
+
+/**
+ * What the "allow" answer ("once") is called for `request`: `allow once`, or for a grant, how
+ * long it lasts (`allow for this session`), so no front end offers a session's grant as once.
+ */
+export function allowLabel(request: Pick<ReviewRequest, "grantFor">): string {
+  return request.grantFor === undefined ? "allow once" : `allow for this ${request.grantFor}`;
 }
 
 /** Text a rule or hook gave for asking, and who gave it (`ReviewRequest.note`). */

@@ -3,7 +3,7 @@
  * in select_dialog.ts. A dialog renders lines and consumes keys until it is done; it never
  * touches the terminal itself.
  */
-import { noteLabel, type PersonReply, type ReviewRequest } from "../sandbox/review.ts";
+import { allowLabel, noteLabel, type PersonReply, type ReviewRequest } from "../sandbox/review.ts";
 import {
   argumentLines,
   EDIT_TEXTS,
@@ -42,7 +42,8 @@ interface Choice<T> {
  * numbers, for edits (or why there is none: `withheld`, a file the model may not read); last
  * the model's own account of why, marked unverified and cut to a few rows so it cannot push
  * the facts away. Then `[y] allow once  [a] allow for this session
- * [n] deny  [r] deny with a reason` (`a` only when the request is rememberable), and
+ * [n] deny  [r] deny with a reason` (`a` only when the request is rememberable; a grant's `y`
+ * says how long it lasts: `allow for this session`), and
  * `[v] view in full` when the diff, the facts or the arguments were cut: that view pages the
  * facts, every argument in full (indented JSON, made visible) and the whole diff, its long lines
  * wrapped. Keys: y / a / n pick at once; r opens a reason field (Enter sends the denial with
@@ -57,7 +58,7 @@ export function permissionDialog(
 ): Dialog<PersonReply> {
   const t = options.theme;
   const choices: Choice<PersonReply>[] = [
-    { key: "y", label: "allow once", value: "once" },
+    { key: "y", label: allowLabel(request), value: "once" },
     ...(request.rememberable
       ? [{ key: "a", label: "allow for this session", value: "session" as const }]
       : []),

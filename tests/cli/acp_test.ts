@@ -60,6 +60,42 @@ Deno.test("tern acp runs a prompt turn with a tool call the editor approves in i
   }, { args: ["--mode", "ask"] });
 });
 
+Deno.test("tern acp names a session's grant for what it allows, never as once", async () => {
+  const outside = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await Deno.writeTextFile(join(outside, "other.txt"), "SIBLING\n");
+    const grant = (id: string, scope: string) => ({
+      toolCalls: [{
+        id,
+        name: "request_permissions",
+        arguments: JSON.stringify({ reason: "compare", read: [outside], scope }),
+      }],
+    });
+    await withBench([grant("g0", "session"), grant("g1", "turn"), { text: "done" }], async ({
+      connect,
+      dir,
+    }) => {
+      await connect(async (ctx, editor) => {
+        const { sessionId } = await ctx.request(methods.agent.session.new, {
+          cwd: dir,
+          mcpServers: [],
+        });
+        editor.answer = () => ({ outcome: "selected", optionId: "reject" });
+        await ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: "read the sibling" }],
+        });
+        deepEqual(editor.asked.map((asked) => asked.options.map((o) => [o.name, o.kind])), [
+          [["Allow for this session", "allow_always"], ["Deny", "reject_once"]],
+          [["Allow for this turn", "allow_once"], ["Deny", "reject_once"]],
+        ]);
+      });
+    }, { args: ["--mode", "ask"] });
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
 Deno.test("tern acp shows the editor no diff of a file the person's deny rules hide as a link's target", async () => {
   const secret = "PROD-SECRET-A-3e90d1";
   await withBench([

@@ -300,6 +300,8 @@ Deno.test("tern rpc refuses a 'session' answer where the call cannot be remember
       await rpc.send({ type: "prompt", id: 1, message: "read the sibling" });
       const asked = await rpc.waitFor((line) => line.type === "permission_request");
       equal(asked.rememberable, false);
+      // "once" grants the read for the rest of the turn (the request's default scope).
+      equal(asked.grantFor, "turn");
       await rpc.send({
         type: "answer_permission",
         id: 2,

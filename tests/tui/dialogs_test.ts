@@ -219,6 +219,7 @@ Deno.test("permissionDialog() lists each path, host, command and the scope of a 
     modelReason: "trust me",
     profile: ":workspace",
     rememberable: false,
+    grantFor: "session",
   };
   deepEqual(permissionDialog(request, { theme: plain, realPaths: [] }).render(70), [
     "─ Allow request_permissions? " + "─".repeat(41),
@@ -230,7 +231,7 @@ Deno.test("permissionDialog() lists each path, host, command and the scope of a 
     "Commands would run WITHOUT a sandbox (for this session)",
     "Model's reason (unverified): trust me",
     "",
-    " [y] allow once  ›[n] deny   [r] deny with a reason",
+    " [y] allow for this session  ›[n] deny   [r] deny with a reason",
   ]);
 });
 

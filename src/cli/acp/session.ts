@@ -20,6 +20,7 @@ import { type AgentSession, openAgentSession } from "../../harness/agent_session
 import type { SessionChoice } from "../../harness/run_session.ts";
 import { TurnControl } from "../../harness/turn_control.ts";
 import {
+  allowLabel,
   type AskPerson,
   noteLabel,
   type PersonAnswer,
@@ -265,7 +266,12 @@ export class AcpSession {
     const callId = index >= 0 ? this.#asking.splice(index, 1)[0].callId : crypto.randomUUID();
     const args = declaredArgs(request.args, this.#declaredKeys(request.tool));
     const options: PermissionOption[] = [
-      { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
+      // A grant lasts for the turn or the session it asks for: named so, never "once".
+      {
+        optionId: ALLOW_ONCE,
+        name: `A${allowLabel(request).slice(1)}`,
+        kind: request.grantFor === "session" ? "allow_always" : "allow_once",
+      },
       ...(request.rememberable
         ? [{
           optionId: ALLOW_SESSION,

@@ -50,6 +50,7 @@ export class PermissionDesk {
       ...(request.rememberable && request.rememberAs !== undefined
         ? { rememberAs: request.rememberAs }
         : {}),
+      ...(request.grantFor === undefined ? {} : { grantFor: request.grantFor }),
       args: request.args,
     });
     return promise;

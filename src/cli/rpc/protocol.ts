@@ -95,6 +95,11 @@ export type RpcOutput =
      * when `rememberable`.
      */
     rememberAs?: string;
+    /**
+     * A grant's reach: the answer "once" widens the sandbox for the rest of this turn or of the
+     * session (`request_permissions`), not for one call. Absent for other calls.
+     */
+    grantFor?: "turn" | "session";
     args: unknown;
   }
   | { type: "permission_cancelled"; requestId: string };

@@ -135,6 +135,7 @@ export const reviewRequestSchema = z.object({
   profile: z.string(),
   rememberable: z.boolean(),
   rememberAs: z.string().optional(),
+  grantFor: z.enum(["turn", "session"]).optional(),
 }).strict();
 
 /** One line the child writes. */
