@@ -258,7 +258,7 @@ export class PermissionGate {
 
   #sessionGrants: Grant[] = [];
   #turnGrants: Grant[] = [];
-  /** When the turn's first grant was given (see endTurn). */
+  /** When the turn's first grant was given, as `performance.now()` (see endTurn). */
   #turnGrantsSince: number | undefined;
   /** Grants of a resumed session not decided again yet. */
   #restored: Grant[] = [];
@@ -424,7 +424,7 @@ export class PermissionGate {
    */
   async #commit(grant: Grant, scope: "turn" | "session"): Promise<string | undefined> {
     const list = scope === "session" ? this.#sessionGrants : this.#turnGrants;
-    if (scope === "turn") this.#turnGrantsSince ??= Date.now();
+    if (scope === "turn") this.#turnGrantsSince ??= performance.now();
     list.push(grant);
     try {
       await this.#apply({ verify: true });

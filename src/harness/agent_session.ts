@@ -282,7 +282,9 @@ export class AgentSession {
   }
 
   /**
-   * Makes `next` the session the conversation appends to; the current one is closed. Its
+   * Makes `next` the session the conversation appends to; the current one is closed. The
+   * current session itself, its leaf moved, keeps only the grants and approvals on its new path
+   * (`Conversation.settlePermissions()`). Its
    * model and thinking level are restored; its review mode and profile as opening it would
    * (`restoreSessionSettings()` against this run's own: one that allows more is not), and the
    * returned note tells each restored or refused one. A model that cannot be connected here
@@ -295,7 +297,12 @@ export class AgentSession {
   }
 
   async #switchSession(next: Session): Promise<{ note?: string }> {
-    if (next === this.#session) return {};
+    if (next === this.#session) {
+      // The same session with its leaf moved (a rewind, `/tree`): a grant or approval left
+      // behind on the old path ends now, with the background processes started under it.
+      await this.#conversation?.settlePermissions();
+      return {};
+    }
     try {
       checkSessionWorkspace(next.header, this.#options.workspace);
       checkSessionServer(

@@ -32,6 +32,7 @@ import {
 } from "../sandbox/secrets.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import type { Session } from "../session/session.ts";
+import type { PermissionChange } from "../session/types.ts";
 import type { Resources } from "../memory/resources.ts";
 import { nestedContextFiles } from "../memory/context_files.ts";
 import { modelReadGuard } from "./read_guard.ts";
@@ -210,6 +211,11 @@ export class Conversation {
   #openAbort: AbortController | undefined;
   /** The opening has begun to make things (a tmp folder, the worker) that closing must undo. */
   #openStarted = false;
+  /**
+   * The session's permission entries the opening sandbox's gate holds (as JSON): those on the
+   * path when it opened, and the ones it added since. See `settlePermissions()`.
+   */
+  #permissionsHeld: string | undefined;
   #loadTools: ReturnType<typeof builtinLoader>;
   /** The sandbox's checks started ahead of its opening (see `preload()`). */
   #prewarming: Promise<void> | undefined;
@@ -683,6 +689,9 @@ export class Conversation {
   async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (this.#running) throw new Error("A turn is already running");
     this.checkMessage(task);
+    // A rewind or `/tree` may have moved the leaf past a grant since the sandbox opened.
+    await this.settlePermissions();
+    if (this.#running) throw new Error("A turn is already running");
     this.#running = true;
     // Set before the first await, so no call of this turn is reviewed without it.
     this.#turnGoal = options.goal === undefined || options.goal === task
@@ -1366,8 +1375,11 @@ export class Conversation {
         hooks,
         transcriptPath: session.path,
         extraRead: [resultsDir],
-        permissions: session.state().permissions,
-        onPermissionChange: (change) => session.append({ type: "permission", change }),
+        permissions: this.#holdPermissions(session),
+        onPermissionChange: (change) => {
+          session.append({ type: "permission", change });
+          this.#holdPermissions(session);
+        },
         sessionId: session.id,
         secrets: [...options.mcp?.secrets() ?? [], ...this.#webSecrets],
         signal: abort.signal,
@@ -1386,6 +1398,27 @@ export class Conversation {
     return opening;
   }
 
+  /** The permission entries on `session`'s path, noted as what the gate holds. */
+  #holdPermissions(session: Session): PermissionChange[] {
+    const { permissions } = session.state();
+    this.#permissionsHeld = JSON.stringify(permissions);
+    return permissions;
+  }
+
+  /**
+   * Closes the sandbox when the session's permission entries on its path are no longer the
+   * ones its gate holds: a rewind or `/tree` moved the leaf to before a grant or approval, or
+   * to a branch with others. Its grants, approvals and background processes end with it, and
+   * the next call opens it with the path's own (a grant is decided again). Only between turns;
+   * every turn checks first.
+   */
+  async settlePermissions(): Promise<void> {
+    if (this.#running) throw new Error("Cannot move the session while a turn runs");
+    if (this.#opening === undefined) return;
+    const now = JSON.stringify(this.#options.session.state().permissions);
+    if (now !== this.#permissionsHeld) await this.#closeSandbox();
+  }
+
   async #closeSandbox(): Promise<void> {
     const opening = this.#opening;
     const started = this.#openStarted;
@@ -1393,6 +1426,7 @@ export class Conversation {
     this.#opening = undefined;
     this.#sandbox = undefined;
     this.#openStarted = false;
+    this.#permissionsHeld = undefined;
     this.#prewarming = undefined;
     // An opening still under way (warmed at the first token of a turn that needed no tool) is
     // given up: before it made anything there is nothing to wait for, after it cleans up.

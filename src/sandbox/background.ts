@@ -30,7 +30,10 @@ export interface ProcessInfo {
   exitCode: number | null;
   /** Whether it runs in bubblewrap. */
   confined: boolean;
-  /** Milliseconds since the epoch. */
+  /**
+   * When it started, as `performance.now()`: monotonic, so it orders against this process's
+   * other events (a grant) even when the clock is set back.
+   */
   startedAt: number;
   /** Characters it printed in total. */
   logChars: number;
@@ -205,7 +208,7 @@ export class ProcessSupervisor {
         : {}),
       exitCode: null,
       confined: launch.confined,
-      startedAt: Date.now(),
+      startedAt: performance.now(),
       logChars: 0,
     };
     const log = new LogRing(this.#options.logChars ?? LOG_CHARS);

@@ -394,6 +394,75 @@ testWith(
   },
 );
 
+testWith(
+  [bwrapNeed],
+  "tern rpc rewind before a session's grant ends it: its background process stops, the next command has no grant",
+  async () => {
+    const outside = await Deno.realPath(await Deno.makeTempDir());
+    const call = (id: string, name: string, args: Record<string, unknown>): ScriptedReply => ({
+      toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
+    });
+    const loop = `echo up; while :; do echo x >> ${outside}/bg.txt; sleep 0.05; done`;
+    try {
+      await withRpc([
+        call("g0", "request_permissions", { reason: "logs", write: [outside], scope: "session" }),
+        call("b0", "bash", { command: loop, run_in_background: true, ready_text: "up" }),
+        { text: "started" },
+        call("b1", "bash", { command: `echo fg > ${outside}/fg.txt` }),
+        { text: "tried" },
+      ], async ({ rpc }) => {
+        const allow = async () => {
+          const asked = await rpc.waitFor((line) =>
+            line.type === "permission_request" && !answered.has(String(line.requestId))
+          );
+          answered.add(String(asked.requestId));
+          await rpc.send({
+            type: "answer_permission",
+            id: `a${answered.size}`,
+            requestId: asked.requestId,
+            answer: "once",
+          });
+          return asked;
+        };
+        const answered = new Set<string>();
+        await rpc.send({ type: "prompt", id: 1, message: "keep a log outside" });
+        equal((await allow()).grantFor, "session");
+        await allow();
+        equal(((await responseTo(rpc, 1)).data as Line).text, "started");
+        await rpc.send({ type: "get_state", id: 2 });
+        const state = (await responseTo(rpc, 2)).data as { sessionPath: string };
+        const entries = (await Deno.readTextFile(state.sessionPath)).trim().split("\n")
+          .map((line) => JSON.parse(line));
+        ok(entries.some((entry) => entry.type === "permission"));
+        const user = entries.find((entry) =>
+          entry.type === "message" && entry.message?.role === "user"
+        );
+        await rpc.send({
+          type: "rewind",
+          id: 3,
+          target: user.id,
+          restore: "conversation",
+          apply: true,
+        });
+        equal(((await responseTo(rpc, 3)).data as Record<string, unknown>).applied, true);
+        // The process started under the grant was stopped with it: the log grows no more.
+        const size = async () => (await Deno.stat(join(outside, "bg.txt"))).size;
+        const stopped = await size();
+        ok(stopped > 0);
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        equal(await size(), stopped);
+        // The person allows the command, but the grant is not on the new path.
+        await rpc.send({ type: "prompt", id: 4, message: "write outside" });
+        await allow();
+        equal(((await responseTo(rpc, 4)).data as Line).text, "tried");
+        equal(await Deno.stat(join(outside, "fg.txt")).then(() => true, () => false), false);
+      }, { args: ["--mode", "ask"] });
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  },
+);
+
 Deno.test("parseRpcLine() echoes only an id and a type a command may have", () => {
   const long = "i".repeat(201);
   const bad = parseRpcLine(JSON.stringify({ type: "prompt", id: long }));

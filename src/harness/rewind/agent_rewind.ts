@@ -38,18 +38,22 @@ export async function previewRewind(
 
 /**
  * Applies `plan` (from {@linkcode previewRewind}); conflicting files are kept unless
- * `overwrite`. The next turn continues from the moved leaf.
+ * `overwrite`. The next turn continues from the moved leaf, with only the grants and approvals
+ * on its path.
  */
 export async function confirmRewind(
   agent: AgentSession,
   plan: RewindPlan,
   options: { overwrite: boolean },
 ): Promise<RewindResult> {
-  return await applyRewind(agent.session, plan, {
+  const result = await applyRewind(agent.session, plan, {
     workspace: agent.workspace,
     scope: plan.scope,
     maxFileBytes: agent.config.rewindMaxFileBytes || undefined,
     rules: agent.config.rules,
     overwrite: options.overwrite,
   });
+  // The leaf moved: grants and approvals left behind on the old path end now.
+  if (result.leaf !== undefined) await agent.switchSession(agent.session);
+  return result;
 }
