@@ -385,7 +385,8 @@ async function runInTmux(
           dialogs,
         };
       }
-      const shown = (await screen()).split("[y] allow once").length - 1;
+      // "[y] allow once", or for a grant "[y] allow for this turn".
+      const shown = (await screen()).split("[y] allow ").length - 1;
       if (shown > dialogs) {
         dialogs++;
         await tmux("send-keys", "-t", "t", "n", "Enter");

@@ -60,6 +60,45 @@ Deno.test("tern acp runs a prompt turn with a tool call the editor approves in i
   }, { args: ["--mode", "ask"] });
 });
 
+Deno.test("tern acp gives each call an id of its own when the model uses one again, and no location for a path with hidden characters", async () => {
+  await withBench([
+    writeCall("x", "a.txt", "one\n"),
+    { text: "first" },
+    writeCall("x", "b.txt", "two\n"),
+    writeCall("x", "evil\u202etxt.sh", "three\n"),
+    { text: "second" },
+  ], async ({ connect, dir }) => {
+    await connect(async (ctx, editor) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: dir,
+        mcpServers: [],
+      });
+      for (const text of ["first", "second"]) {
+        await ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text }],
+        });
+      }
+      const calls = updatesOf(editor, "tool_call").map((update) =>
+        update.sessionUpdate === "tool_call" ? update : undefined
+      );
+      deepEqual(calls.map((call) => call?.toolCallId), ["x", "x~2", "x~3"]);
+      // Each dialog names its own call; each call's end updates its own card.
+      deepEqual(editor.asked.map((asked) => asked.toolCall.toolCallId), ["x", "x~2", "x~3"]);
+      const ends = updatesOf(editor, "tool_call_update").map((update) =>
+        update.sessionUpdate === "tool_call_update" ? update.toolCallId : undefined
+      );
+      deepEqual([...new Set(ends)], ["x", "x~2", "x~3"]);
+      // The hidden character is shown in the title, never passed on as a path to open.
+      const evil = calls[2]!;
+      match(evil.title ?? "", /evil⟨U\+202E⟩txt\.sh/);
+      deepEqual(evil.locations, []);
+      match(JSON.stringify(evil.content), /No diff: the path .* holds hidden characters/);
+      ok(!JSON.stringify(evil.content).includes("\u202e"));
+    });
+  }, { args: ["--mode", "ask"] });
+});
+
 Deno.test("tern acp names a session's grant for what it allows, never as once", async () => {
   const outside = await Deno.realPath(await Deno.makeTempDir());
   try {

@@ -193,7 +193,32 @@ export class AcpSession {
   #declaredKeys = (tool: string): ReadonlySet<string> =>
     declaredKeys(this.#agent.conversation.toolSpecs(), tool);
 
-  #event(event: AgentEvent): void {
+  /**
+   * The editor's id of each call open now, by the model's id. The model picks call ids, and
+   * may use one again in a later answer; ACP wants them unique in a session, and an editor
+   * that updates its cards by id would merge a later call into an earlier one.
+   */
+  #editorIds = new Map<string, string>();
+  /** Every id this session gave the editor. */
+  #shownIds = new Set<string>();
+
+  /** `event` with its call named by the editor's id for it (a fresh one for a new call). */
+  #withEditorId(event: AgentEvent): AgentEvent {
+    if (!("callId" in event)) return event;
+    let id = this.#editorIds.get(event.callId);
+    if (id === undefined) {
+      id = event.callId;
+      for (let n = 2; this.#shownIds.has(id); n++) id = `${event.callId}~${n}`;
+      this.#shownIds.add(id);
+      this.#editorIds.set(event.callId, id);
+    }
+    // The call ended: the model's id may name another call later.
+    if (event.type === "tool_end") this.#editorIds.delete(event.callId);
+    return id === event.callId ? event : { ...event, callId: id };
+  }
+
+  #event(model: AgentEvent): void {
+    const event = this.#withEditorId(model);
     if (event.type === "tool_start") {
       this.#calls.add(event.callId);
     } else if (event.type === "tool_end") {
@@ -212,6 +237,7 @@ export class AcpSession {
     } else if (event.type === "turn_end") {
       this.#asking = [];
       this.#calls.clear();
+      this.#editorIds.clear();
     }
     // Only what becomes an update waits for the editor: an event it is never sent (a command's
     // output, chunk by chunk) would otherwise be held while it does not read, without bound.

@@ -15,7 +15,7 @@ import { dirname, isAbsolute, resolve, sep } from "../../core/path.ts";
 import type { AgentEvent, ExitReason } from "../../core/events.ts";
 import type { Message } from "../../core/messages.ts";
 import { type Observation, observationText } from "../../core/observation.ts";
-import { visibleText } from "../../core/terminal_text.ts";
+import { hasHiddenCharacter, visibleText } from "../../core/terminal_text.ts";
 import type { ToolSpec } from "../../core/tool_spec.ts";
 import { type DiffReading, proposedChange } from "../interactive/proposed_diff.ts";
 import type { ReadRefusal } from "../../config/workspace_file.ts";
@@ -73,9 +73,13 @@ export function toolTitle(name: string, args: DeclaredArgs): string {
   return visibleText(name);
 }
 
-/** The file a call names, absolute, as an ACP location. */
+/**
+ * The file a call names, absolute, as an ACP location; none for a path holding a control or an
+ * invisible character (`evil⟨U+202E⟩txt.sh` would read as `evilhs.txt` wherever the editor
+ * shows it as it is): the title shows it made visible.
+ */
 export function toolLocations(args: DeclaredArgs, workspace: string): Array<{ path: string }> {
-  if (typeof args.path !== "string" || args.path === "") return [];
+  if (typeof args.path !== "string" || args.path === "" || hasHiddenCharacter(args.path)) return [];
   return [{ path: isAbsolute(args.path) ? args.path : resolve(workspace, args.path) }];
 }
 
@@ -89,6 +93,13 @@ export async function proposedDiffContent(
   workspace: string,
   reading: DiffReading,
 ): Promise<ToolCallContent[]> {
+  if (typeof args.path === "string" && hasHiddenCharacter(args.path)) {
+    const shown = visibleText(args.path);
+    return [{
+      type: "content",
+      content: { type: "text", text: `No diff: the path "${shown}" holds hidden characters` },
+    }];
+  }
   const change = proposedChange(args, workspace, reading);
   if (change !== undefined && "withheld" in change) {
     return [{ type: "content", content: { type: "text", text: `No diff: ${change.withheld}` } }];
