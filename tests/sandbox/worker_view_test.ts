@@ -141,6 +141,49 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "createSandbox() starts the worker with a grant when HOME is tern's home and holds Deno's cache",
+  async () => {
+    await withBox(async (box) => {
+      // The person's HOME is tern's home, and Deno made its cache there (`~/.cache/deno`):
+      // tern's home is hidden whole, so the cache's mount point cannot be made in it late.
+      const home = join(box.root, "tern-home");
+      await Deno.mkdir(join(home, ".cache", "deno"), { recursive: true });
+      await Deno.mkdir(join(home, "sessions"));
+      await Deno.writeTextFile(join(home, "sessions", "s.jsonl"), "a session");
+      const runtime = await createSandbox({
+        workspace: box.ws,
+        profile: ":workspace",
+        noSandbox: false,
+        home,
+        ternHome: home,
+        env: { PATH: "/usr/bin:/bin", HOME: home },
+        handlerUrl: new URL("../../src/tools/worker_handler.ts", import.meta.url),
+        runId: "view-home-test",
+        auditDir: join(home, "audit"),
+      });
+      try {
+        await runtime.setExtraGrants({ read: [box.outside], write: [box.outside] });
+        const signal = new AbortController().signal;
+        const roots = { read: [box.outside], write: [box.outside] };
+        const wrote = await runtime.worker!.call(
+          "write",
+          { path: `${box.outside}/granted.txt`, content: "granted" },
+          { signal, roots },
+        );
+        equal(wrote.status, "SUCCEEDED", JSON.stringify(wrote));
+        equal(await Deno.readTextFile(join(box.outside, "granted.txt")), "granted");
+        const session = await runtime.worker!.call("read", {
+          path: join(home, "sessions", "s.jsonl"),
+        }, { signal });
+        equal(session.status === "ERROR" && session.code, "POLICY_DENIED", JSON.stringify(session));
+      } finally {
+        await runtime.close();
+      }
+    });
+  },
+);
+
 bwrapTest("createSandbox() starts the worker in bubblewrap and says so in explain()", async () => {
   await withBox(async (box) => {
     const runtime = await createSandbox({

@@ -139,17 +139,25 @@ export function workerBwrapArgv(
     if (!isInsideAny(real, writable)) visible.push("--ro-bind-try", real, path);
   }
   // What Deno needs is bound again last, over anything the shell's view masks (a home folder
-  // shown only in part), unless that would cover a writable root.
+  // shown only in part), unless that would cover a writable root. Where the shell's view makes
+  // a folder holding it read-only (tern's home, hidden, when it is the person's HOME and holds
+  // Deno's cache), it is bound once before that too: bubblewrap could not make its mount point
+  // in a read-only folder later.
+  const shell = args.slice(at + 3, chdir);
   const again: string[] = [];
   for (const path of denoNeeds(needs)) {
     const real = realOrSelf(path);
     if (isInsideAny(real, writable) || holdsAny(real, writable)) continue;
     again.push("--ro-bind-try", real, path);
+    const remount = shell.findLastIndex((arg, i) =>
+      arg === "--remount-ro" && i + 1 < shell.length && isInside(path, shell[i + 1])
+    );
+    if (remount !== -1) shell.splice(remount, 0, "--ro-bind-try", real, path);
   }
   return [
     ...args.slice(0, at),
     ...visible,
-    ...args.slice(at + 3, chdir),
+    ...shell,
     ...again,
     ...heldBackArgs(plan.hidden, writable, readablePaths(needs).map(realOrSelf)),
     "--remount-ro",
