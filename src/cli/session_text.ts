@@ -4,7 +4,12 @@ import type { ReplayState } from "../session/replay.ts";
 import type { SessionEntry, SessionHeader } from "../session/types.ts";
 import { visibleText } from "../core/terminal_text.ts";
 
-/** `user: fix the tests`, `model gpt-4.1`, `compaction 52000 → 9000 tokens`: an entry in brief. */
+/**
+ * `user: fix the tests`, `model gpt-4.1`, `compaction 52000 → 9000 tokens`: an entry in brief,
+ * on one line. What the file recorded (names, levels, keys, the ids an entry points to) is shown
+ * made visible (`visibleText`): a session file may come from anywhere, and a line break in a
+ * value would draw a row of its own.
+ */
 export function describeEntry(entry: SessionEntry): string {
   switch (entry.type) {
     case "message":
@@ -12,22 +17,23 @@ export function describeEntry(entry: SessionEntry): string {
     case "model":
       return `model ${visibleText(entry.model)}`;
     case "thinking":
-      return `thinking ${entry.level}`;
+      return `thinking ${visibleText(entry.level)}`;
     case "mode":
-      return `mode ${entry.mode}`;
+      return `mode ${visibleText(entry.mode)}`;
     case "profile":
-      return `profile ${entry.profile}`;
+      return `profile ${visibleText(entry.profile)}`;
     case "permission":
       return entry.change.kind === "approval"
-        ? `permission: allow ${entry.change.key} for the session`
-        : `permission: grant ${JSON.stringify(entry.change.extra)}`;
+        ? `permission: allow ${visibleText(entry.change.key)} for the session`
+        : `permission: grant ${visibleText(JSON.stringify(entry.change.extra))}`;
     case "compaction":
       return `compaction ${entry.tokensBefore} → ${entry.tokensAfter} tokens` +
         `${entry.fallback ? " (fallback)" : ""}`;
     case "branch":
-      return `branch from ${entry.fromId ?? "(start)"}${entry.summary ? " (summary kept)" : ""}`;
+      return `branch from ${entry.fromId === null ? "(start)" : shownId(entry.fromId)}` +
+        `${entry.summary ? " (summary kept)" : ""}`;
     case "label":
-      return `label ${entry.targetId}: ${visibleText(entry.label)}`;
+      return `label ${shownId(entry.targetId)}: ${visibleText(entry.label)}`;
     case "pins":
       return `pins: ${entry.pins.length} pinned instruction${entry.pins.length === 1 ? "" : "s"}`;
     case "subagent": {
@@ -44,8 +50,16 @@ export function describeEntry(entry: SessionEntry): string {
     case "consolidation":
       return entry.type;
     case "unknown":
-      return `(unknown type "${String(entry.raw.type)}", kept)`;
+      return `(unknown type "${visibleText(String(entry.raw.type))}", kept)`;
   }
+}
+
+/**
+ * An entry or session id as a person reads it, on one line: tern writes hex and UUIDs, but a
+ * file from elsewhere (or an old import of one) may hold any string there.
+ */
+export function shownId(id: unknown): string {
+  return visibleText(String(id));
 }
 
 function describeMessage(message: Message): string {
@@ -63,25 +77,38 @@ function describeMessage(message: Message): string {
   }
 }
 
-/** The conversation the model would see at the leaf, as Markdown. */
+/**
+ * The conversation the model would see at the leaf, as Markdown. Only tern's own lines start at
+ * the margin: the headings that say who speaks (`## User`, `## Assistant`, `## System`, `###
+ * Result of …`), the tool call lines and the session's facts (each in a code span, made
+ * visible). Every text the session recorded (a message, a call's arguments, a tool's result) is
+ * shown as it was written, each of its lines indented by four spaces: an indented code block,
+ * which only a line at the margin ends. So nothing in it (a heading, raw HTML, a code fence of
+ * its own however it is spelled) is read as Markdown, reaches the lines after it, or looks like
+ * one of tern's lines where a person reads the text itself.
+ */
 export function transcriptMarkdown(header: SessionHeader, state: ReplayState): string {
-  const parts = [`# Session ${header.id}`, "", `Directory: \`${header.cwd}\`  `];
-  // The model's name was a setting (perhaps a repository's): one line, shown as it is.
-  const model = state.model ? `  \nModel: ${visibleText(state.model)}` : "";
-  parts.push(`Started: ${header.created}${model}`, "");
+  const parts = [
+    `# Session ${codeSpan(String(header.id))}`,
+    "",
+    // Header fields are what the file says (it may be one a repository ships): each a fact.
+    `Directory: ${codeSpan(String(header.cwd))}  `,
+  ];
+  const model = state.model ? `  \nModel: ${codeSpan(state.model)}` : "";
+  parts.push(`Started: ${codeSpan(String(header.created))}${model}`, "");
   for (const { message } of state.items) {
     switch (message.role) {
       case "user":
-        parts.push("## User", "", noHeadings(message.content), "");
+        parts.push("## User", "", indented(message.content), "");
         break;
       case "assistant":
         parts.push("## Assistant", "");
-        if (message.content.trim() !== "") parts.push(noHeadings(message.content), "");
+        if (message.content.trim() !== "") parts.push(indented(message.content), "");
         for (const call of message.toolCalls ?? []) {
           parts.push(
             `Tool call ${codeSpan(call.name)} (${codeSpan(call.id)}):`,
             "",
-            fence(call.arguments),
+            indented(call.arguments),
             "",
           );
         }
@@ -91,49 +118,23 @@ export function transcriptMarkdown(header: SessionHeader, state: ReplayState): s
           `### Result of ${codeSpan(message.name)} (${codeSpan(message.toolCallId)})`,
           "",
         );
-        parts.push(fence(message.content), "");
+        parts.push(indented(message.content), "");
         break;
       case "system":
-        parts.push("## System", "", noHeadings(message.content), "");
+        parts.push("## System", "", indented(message.content), "");
         break;
     }
   }
   return parts.join("\n");
 }
 
-/** A fenced block whose fence is longer than any backtick run inside. */
-function fence(text: string): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  const ticks = "`".repeat(longest + 1);
-  return `${ticks}\n${text}\n${ticks}`;
-}
-
 /**
- * `text` with every line that Markdown would read as a heading (`## User`, or a `---` / `===`
- * underline) escaped: only the transcript's own headings say who speaks. Lines inside a fenced
- * code block are code, and stay as they are; a fence the text leaves open is closed after it.
+ * `text` as an indented code block: each of its lines after four spaces (CommonMark ends a line
+ * at a lone CR too, so it does here), an empty line left empty. No line of it is at the margin,
+ * so none can end the block; the blank line before it is the caller's.
  */
-function noHeadings(text: string): string {
-  let fence: string | undefined;
-  // A lone CR ends a line too (for CommonMark, and for the terminal, where the output's CRs
-  // become line breaks): split on every kind, so none hides a heading inside a line.
-  const lines = text.split(/\r\n|\r|\n/).map((line) => {
-    const opening = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence !== undefined) {
-      if (opening !== undefined && opening[0] === fence[0] && opening.length >= fence.length) {
-        fence = undefined;
-      }
-      return line;
-    }
-    if (opening !== undefined) {
-      fence = opening;
-      return line;
-    }
-    return /^ {0,3}(#{1,6}(\s|$)|(-+|=+)\s*$)/.test(line) ? `\\${line}` : line;
-  });
-  // Closed here, so the turns after it are not read as code.
-  if (fence !== undefined) lines.push(fence);
-  return lines.join("\n");
+function indented(text: string): string {
+  return text.split(/\r\n|\r|\n/).map((line) => line === "" ? "" : `    ${line}`).join("\n");
 }
 
 /** `text` made visible, in a code span its own backticks cannot end. */

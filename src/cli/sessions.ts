@@ -27,7 +27,7 @@ import { processWriters, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 import { applySessionSettings } from "../harness/run_session.ts";
 import { terminalWriters } from "./process_env.ts";
-import { describeEntry, transcriptMarkdown } from "./session_text.ts";
+import { describeEntry, shownId, transcriptMarkdown } from "./session_text.ts";
 import { warningLine } from "../core/warnings.ts";
 import { formatCost } from "../llm/model_info.ts";
 
@@ -48,9 +48,10 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       err(`tern: no sessions${line.all ? "" : ` in "${workspace}"`} yet\n`);
     } else {
       for (const s of sessions) {
-        const where = line.all ? `  ${s.cwd}` : "";
+        const where = line.all ? `  ${visibleText(s.cwd)}` : "";
+        const when = s.modified.toISOString().slice(0, 16).replace("T", " ");
         out(
-          `${s.id.slice(0, 8)}  ${s.modified.toISOString().slice(0, 16).replace("T", " ")}  ` +
+          `${shownId(s.id.slice(0, 8))}  ${when}  ` +
             `${String(s.entries).padStart(5)} entries  ${s.firstUserText ?? "(no request)"}` +
             `${where}\n`,
         );
@@ -178,16 +179,27 @@ async function showSession(path: string, json: boolean): Promise<string> {
     }) + "\n";
   }
   const { header } = session;
+  // The header is what the file says (`tern sessions show ./shared.jsonl`): each field is a fact
+  // on its one row, made visible, so none can draw rows of its own.
+  const parent = header.parent;
   const lines = [
-    `session   ${header.id}`,
-    `file      ${path}`,
-    `cwd       ${header.cwd}`,
-    `created   ${header.created} (tern ${header.ternVersion}, format ${header.version})`,
-    ...(header.parent ? [`forked    from ${header.parent.id} at ${header.parent.leafId}`] : []),
+    `session   ${shownId(header.id)}`,
+    `file      ${visibleText(path)}`,
+    `cwd       ${visibleText(String(header.cwd))}`,
+    `created   ${visibleText(String(header.created))} (tern ${
+      visibleText(String(header.ternVersion))
+    }, format ${visibleText(String(header.version))})`,
+    ...(parent
+      ? [
+        `forked    from ${shownId(parent.id)} at ${
+          parent.leafId === null ? "(start)" : shownId(parent.leafId)
+        }`,
+      ]
+      : []),
     `entries   ${session.entries.length} (${
       Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(", ")
     })`,
-    `leaf      ${tree.leafId ?? "(empty)"}`,
+    `leaf      ${tree.leafId === null ? "(empty)" : shownId(tree.leafId)}`,
     // What the session file recorded (it may be an imported one): each on its one row.
     `model     ${shown(state.model)}${state.provider ? ` (${visibleText(state.provider)})` : ""}` +
     `    thinking ${shown(state.thinking)}`,
@@ -228,13 +240,21 @@ async function treeText(path: string, ternHome: string): Promise<string> {
       label ? ` [${visibleText(label)}]` : "",
     ].join("");
     const bullet = onPath.has(entry.id) ? "*" : "-";
-    lines.push(`${"  ".repeat(depth)}${bullet} ${entry.id} ${describeEntry(entry)}${marks}`);
+    lines.push(
+      `${"  ".repeat(depth)}${bullet} ${shownId(entry.id)} ${describeEntry(entry)}${marks}`,
+    );
     // A single child continues at the same depth, so a linear conversation stays flat.
     const next = children.length > 1 ? depth + 1 : depth;
     for (const child of [...children].reverse()) stack.push({ entry: child, depth: next });
   }
   const { childSessionLines } = await import("./session_children.ts");
-  lines.push(...await childSessionLines(ternHome, session.header.id, session.entries));
+  // Child sessions' headers and records name tasks and agents: each row stays one row.
+  lines.push(
+    ...(await childSessionLines(ternHome, session.header.id, session.entries)).map((line) => {
+      const indent = /^ */.exec(line)![0];
+      return indent + visibleText(line.slice(indent.length));
+    }),
+  );
   return lines.join("\n") + "\n";
 }
 

@@ -32,7 +32,8 @@ const CHUNK = 1 << 20;
  * is skipped as damaged instead of filling memory (a 400 MB line ran tern out of it).
  */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
-const OVERLONG_HEAD = 4096;
+/** How much of a line past {@linkcode MAX_LINE_BYTES} is handed out: its first 4 KiB. */
+export const OVERLONG_HEAD = 4096;
 
 /** Feeds chunks in, hands complete lines out; the bytes after the last "\n" wait for more. */
 class LineSplitter {

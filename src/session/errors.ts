@@ -1,5 +1,6 @@
 /** Errors of the session store that the person can act on; all of them are bad usage. */
 import { TernError } from "../core/errors.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /** Another tern process holds the session's lock. */
 export class SessionBusyError extends TernError {
@@ -55,8 +56,11 @@ export class UnknownEntryError extends TernError {
   readonly entryId: string;
 
   constructor(sessionId: string, entryId: string) {
+    // The session id may be a file's from anywhere (`tern sessions fork ./shared.jsonl`).
+    const session = visibleText(sessionId);
     super(
-      `Session "${sessionId}" has no entry "${entryId}": see \`tern sessions tree ${sessionId}\``,
+      `Session "${session}" has no entry "${visibleText(entryId)}": see ` +
+        `\`tern sessions tree ${session}\``,
     );
     this.sessionId = sessionId;
     this.entryId = entryId;

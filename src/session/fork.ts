@@ -1,7 +1,8 @@
 /**
  * Fork: a new session file holding a copy of one path (root → an entry) of another session,
- * with the same entry ids, and a header that records where it came from. The source is only
- * read: forking works even while another process holds the source session.
+ * with the same entry ids (an imported file's entries get new ones), and a header that records
+ * where it came from. The source is only read: forking works even while another process holds
+ * the source session.
  *
  * Only tern's own session files (`isOwnSessionFile`) are copied whole. Any other file (one a
  * repository ships, one saved elsewhere) is input tern did not write: forking imports its
@@ -15,6 +16,7 @@ import { Replayer } from "./replay.ts";
 import { Session } from "./session.ts";
 import { SessionTree } from "./tree.ts";
 import { type SessionEntry, summarisedCount } from "./types.ts";
+import { uniqueHexId } from "../core/ids.ts";
 
 /**
  * Copies the path to `entryId` (default: the source's leaf) of the session at `sourcePath`
@@ -81,17 +83,29 @@ function rawEntry(entry: SessionEntry): Record<string, unknown> {
  * prompt), system messages, plans (a plan continues where it stopped), subagent runs (they name
  * child sessions to read), consolidation records, usage and cost figures, and entries of types
  * this tern does not know (a newer tern may give them meaning).
+ *
+ * Every entry gets a new id, 8 hex characters as tern makes them, and every id an entry names
+ * (`parentId`, a compaction's `firstKeptId`, a branch's `fromId`, a label's `targetId`) is the
+ * new id of the entry it named: the file's own ids (any string, a line break included) never
+ * reach tern's session. A name of an entry that was not kept becomes null (a compaction then
+ * keeps nothing before it, as replay read it before, and a branch comes "from the start"), and a
+ * label on such an entry is left out.
  */
 export function importedEntries(path: readonly SessionEntry[]): Record<string, unknown>[] {
   const kept: Record<string, unknown>[] = [];
   const replayer = new Replayer();
+  const newIds = new Map<string, string>();
+  const taken = new Set<string>();
+  const renamed = (id: string | null): string | null => id === null ? null : newIds.get(id) ?? null;
   let parentId: string | null = null;
   for (const entry of path) {
-    const fields = conversationFields(entry);
+    const fields = conversationFields(entry, renamed);
     if (fields === undefined) continue;
+    const id = uniqueHexId(taken);
+    taken.add(id);
     const copy: Record<string, unknown> = {
       type: entry.type,
-      id: entry.id,
+      id,
       parentId,
       timestamp: entry.timestamp,
       ...fields,
@@ -99,20 +113,27 @@ export function importedEntries(path: readonly SessionEntry[]): Record<string, u
     if (entry.type === "compaction") copy.checkpoint = replayer.checkpoint();
     replayer.apply(copy as unknown as SessionEntry);
     kept.push(copy);
-    parentId = entry.id;
+    newIds.set(entry.id, id);
+    parentId = id;
   }
   return kept;
 }
 
-/** The fields of a conversation entry besides type, id, parent and time; undefined for others. */
-function conversationFields(entry: SessionEntry): Record<string, unknown> | undefined {
+/**
+ * The fields of a conversation entry besides type, id, parent and time, the ids it names passed
+ * through `renamed`; undefined for other entries, and for a label whose entry was not kept.
+ */
+function conversationFields(
+  entry: SessionEntry,
+  renamed: (id: string | null) => string | null,
+): Record<string, unknown> | undefined {
   switch (entry.type) {
     case "message":
       return entry.message.role === "system" ? undefined : { message: entry.message };
     case "compaction":
       return {
         summary: entry.summary,
-        firstKeptId: entry.firstKeptId,
+        firstKeptId: renamed(entry.firstKeptId),
         tokensBefore: entry.tokensBefore,
         tokensAfter: entry.tokensAfter,
         summarisedCount: summarisedCount(entry),
@@ -120,9 +141,14 @@ function conversationFields(entry: SessionEntry): Record<string, unknown> | unde
         ...(entry.focus === undefined ? {} : { focus: entry.focus }),
       };
     case "branch":
-      return { fromId: entry.fromId, ...(entry.summary ? { summary: entry.summary } : {}) };
-    case "label":
-      return { targetId: entry.targetId, label: entry.label };
+      return {
+        fromId: renamed(entry.fromId),
+        ...(entry.summary ? { summary: entry.summary } : {}),
+      };
+    case "label": {
+      const targetId = renamed(entry.targetId);
+      return targetId === null ? undefined : { targetId, label: entry.label };
+    }
     default:
       return undefined;
   }

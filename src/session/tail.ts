@@ -15,6 +15,7 @@ import {
   parseEntryLine,
   parseSessionHeader,
 } from "./load.ts";
+import { MAX_LINE_BYTES, OVERLONG_HEAD } from "./_lines.ts";
 import { openRegularFileSync } from "./regular_file.ts";
 import { isCheckpoint } from "./replay.ts";
 import type { CompactionEntry, SessionEntry } from "./types.ts";
@@ -35,14 +36,22 @@ const decoder = new TextDecoder();
 
 /**
  * Reads the session file at `path` backwards from its end until the leaf's path reaches an
- * anchor (see above) or its root. `chunkSize` (default 256 KiB) is for tests.
+ * anchor (see above) or its root. A line longer than `maxLineBytes` (default 64 MiB, as the
+ * whole-file reader `_lines.ts` takes) is never put together: only its first bytes are kept
+ * and handed to the parser, which skips it as damaged with the warning `loadSession` gives, so
+ * a cut-off line of hundreds of megabytes costs no more memory than a short one. `chunkSize`
+ * (default 256 KiB) and `maxLineBytes` are for tests.
  * @throws {SessionFileError} when the first line is not a session header or the file is not a
  * regular file; what `Deno.openSync` throws.
  */
-export function loadTail(path: string, options: { chunkSize?: number } = {}): LoadedTail {
+export function loadTail(
+  path: string,
+  options: { chunkSize?: number; maxLineBytes?: number } = {},
+): LoadedTail {
   using file = openRegularFileSync(path, { read: true });
   const size = file.statSync().size;
-  const { header, headerEnd } = readHeader(file, path, size);
+  const maxLine = Math.max(1, options.maxLineBytes ?? MAX_LINE_BYTES);
+  const { header, headerEnd } = readHeader(file, path, size, maxLine);
   const walk = new PathWalk();
   const entries: SessionEntry[] = [];
   const warnings: string[] = [];
@@ -60,8 +69,8 @@ export function loadTail(path: string, options: { chunkSize?: number } = {}): Lo
   let start = headerEnd;
   const chunkSize = Math.max(1, options.chunkSize ?? CHUNK);
   const buffer = new Uint8Array(Math.min(chunkSize, Math.max(1, size - headerEnd)));
-  /** The bytes of the line being assembled, which began in a chunk not read yet. */
-  let pending: Uint8Array[] = [];
+  /** The line being assembled, which began in a chunk not read yet. */
+  const pending = new LineFromEnd(maxLine);
   let done = false;
   for (let end = size; end > headerEnd && !done;) {
     const from = Math.max(headerEnd, end - buffer.length);
@@ -70,18 +79,17 @@ export function loadTail(path: string, options: { chunkSize?: number } = {}): Lo
     const newlines = newlinesIn(chunk);
     for (let i = newlines.length - 1; i >= 0; i--) {
       const nl = newlines[i];
-      if (take(joined(chunk.subarray(nl + 1, lineEnd), pending), from + nl + 1)) {
+      if (take(pending.finish(chunk.subarray(nl + 1, lineEnd)), from + nl + 1)) {
         start = from + nl + 1;
         done = true;
         break;
       }
-      pending = [];
       lineEnd = nl;
     }
-    if (!done) pending = [chunk.slice(0, lineEnd), ...pending];
+    if (!done) pending.prepend(chunk.subarray(0, lineEnd));
     end = from;
   }
-  if (!done) take(joined(new Uint8Array(0), pending), headerEnd);
+  if (!done) take(pending.finish(new Uint8Array(0)), headerEnd);
   entries.reverse();
   warnings.reverse();
   const newer = newerVersionWarning(header, path);
@@ -130,31 +138,119 @@ class PathWalk {
   }
 }
 
-/** The header and where the line after it starts. */
+/**
+ * The header and where the line after it starts. A first line past `maxLine` bytes is read as
+ * its first bytes only, as `_lines.ts` reads it (which no JSON reader takes for a header).
+ */
 function readHeader(
   file: Deno.FsFile,
   path: string,
   size: number,
+  maxLine: number,
 ): { header: ReturnType<typeof parseSessionHeader>; headerEnd: number } {
-  const parts: Uint8Array[] = [];
+  const line = new LineFromStart(maxLine);
   const buffer = new Uint8Array(4096);
   for (let at = 0; at < size;) {
     const chunk = readAt(file, buffer, at, Math.min(buffer.length, size - at));
     const nl = chunk.indexOf(NEWLINE);
     if (nl !== -1) {
-      parts.push(chunk.slice(0, nl));
+      line.append(chunk.subarray(0, nl));
       return {
-        header: parseSessionHeader(decoder.decode(joined(new Uint8Array(0), parts)), path),
+        header: parseSessionHeader(decoder.decode(line.bytes()), path),
         headerEnd: at + nl + 1,
       };
     }
-    parts.push(chunk.slice());
+    line.append(chunk);
     at += chunk.length;
   }
-  return {
-    header: parseSessionHeader(decoder.decode(joined(new Uint8Array(0), parts)), path),
-    headerEnd: size,
-  };
+  return { header: parseSessionHeader(decoder.decode(line.bytes()), path), headerEnd: size };
+}
+
+/**
+ * A line read from its start, up to `max` bytes; of a longer one only the first
+ * {@linkcode OVERLONG_HEAD} bytes (at most `max`) are kept.
+ */
+class LineFromStart {
+  readonly #max: number;
+  #parts: Uint8Array[] = [];
+  #length = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** Adds `piece` (copied: it may be a view of a reused buffer) after what is held. */
+  append(piece: Uint8Array): void {
+    this.#length += piece.length;
+    if (this.#length <= this.#max) {
+      this.#parts.push(piece.slice());
+    } else {
+      const size = Math.min(OVERLONG_HEAD, this.#max);
+      this.#parts = [headOf(new Uint8Array(0), [...this.#parts, piece], size)];
+    }
+  }
+
+  /** The line (the head of an overlong one). */
+  bytes(): Uint8Array {
+    return joined(new Uint8Array(0), this.#parts);
+  }
+}
+
+/**
+ * A line read from its end backwards, in pieces. Up to `max` bytes it is kept whole; past them
+ * only its first {@linkcode OVERLONG_HEAD} bytes (at most `max`) are, which is all the parser
+ * then sees, as with `_lines.ts`: a line past the limit is damaged, and skipped.
+ */
+class LineFromEnd {
+  readonly #max: number;
+  readonly #headSize: number;
+  /** The bytes held, in order: the whole line so far, or the head of an overlong one. */
+  #parts: Uint8Array[] = [];
+  /** The length of the line so far, bytes not kept included. */
+  #length = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+    this.#headSize = Math.min(OVERLONG_HEAD, max);
+  }
+
+  /** Puts `piece` before what is held (copied when kept: it may be a view of a reused buffer). */
+  prepend(piece: Uint8Array): void {
+    if (piece.length === 0) return;
+    this.#length += piece.length;
+    this.#parts = this.#length <= this.#max
+      ? [piece.slice(), ...this.#parts]
+      : [headOf(piece, this.#parts, this.#headSize)];
+  }
+
+  /**
+   * The line once `first`, its first bytes, is put before the rest: the whole line (`first`
+   * itself when nothing is held), or the head of an overlong one. Empties the holder.
+   */
+  finish(first: Uint8Array): Uint8Array {
+    const length = this.#length + first.length;
+    const line = length <= this.#max
+      ? joined(first, this.#parts)
+      : headOf(first, this.#parts, this.#headSize);
+    this.#parts = [];
+    this.#length = 0;
+    return line;
+  }
+}
+
+/** The first `size` bytes of `first` followed by `rest`, as a new array. */
+function headOf(first: Uint8Array, rest: readonly Uint8Array[], size: number): Uint8Array {
+  const head = new Uint8Array(
+    Math.min(size, rest.reduce((sum, part) => sum + part.length, first.length)),
+  );
+  let filled = 0;
+  for (const part of [first, ...rest]) {
+    if (filled === head.length) break;
+    const piece = part.subarray(0, head.length - filled);
+    head.set(piece, filled);
+    filled += piece.length;
+  }
+  return head;
 }
 
 /**

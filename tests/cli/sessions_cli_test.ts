@@ -151,7 +151,7 @@ Deno.test("tern run --resume <prefix> --from <entry> branches; tree, show, expor
     equal(json.entries.length, entries.length + 3, "branch, user and answer were appended");
     const markdown = await tern(["sessions", "export", session]);
     match(markdown.stdout, /^# Session /);
-    match(markdown.stdout, /## User\n\ntask three/);
+    match(markdown.stdout, /## User\n\n {4}task three/);
 
     const fork = await tern(["sessions", "fork", session, answerOne.id]);
     equal(fork.code, 0, fork.stderr);

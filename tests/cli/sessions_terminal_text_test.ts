@@ -31,7 +31,7 @@ Deno.test("tern sessions list, show, tree and export print the model's words wit
       ok(!OBEYED.test(shown.stderr), `${args[0]}: ${JSON.stringify(shown.stderr)}`);
     }
     const exported = await tern(["sessions", "export", session]);
-    ok(exported.stdout.includes("Done \nreally"), exported.stdout);
+    ok(exported.stdout.includes("Done \n    really"), exported.stdout);
     const json = JSON.parse((await tern(["sessions", "export", session, "--json"])).stdout);
     ok(JSON.stringify(json).includes(JSON.stringify(HOSTILE)), "JSON keeps the exact text");
   } finally {

@@ -104,8 +104,9 @@ Deno.test("a session's tree and transcript keep the model's names on their line 
   } as unknown as ReplayState;
   const markdown = transcriptMarkdown(header, state);
   equal(markdown.match(/^## User$/gm)?.length, 1, markdown);
-  ok(markdown.includes("\\## User"), markdown);
-  ok(markdown.includes("\n# a comment in code\n"), "code is left as it is");
+  // The model's text is quoted as written, each line indented: never at the margin.
+  ok(markdown.includes("\n    ## User\n"), markdown);
+  ok(markdown.includes("\n    # a comment in code\n"), "code is left as it is");
   ok(!markdown.includes("\n*  e1 user"), markdown);
   noRawControls(markdown);
   // Lone CRs end lines too (for Markdown, and on the terminal): a heading between them, or a
@@ -126,7 +127,7 @@ Deno.test("a session's tree and transcript keep the model's names on their line 
   const lines = transcriptMarkdown(header, crState).split(/\r\n|\r|\n/);
   equal(lines.filter((line) => line === "## User").length, 1, lines.join("\n"));
   equal(lines.filter((line) => line === "## Assistant").length, 1, lines.join("\n"));
-  ok(lines.includes("\\## User"), lines.join("\n"));
+  ok(lines.includes("    ## User"), lines.join("\n"));
 });
 
 Deno.test("formatContextReport() gives each file name on its own one line", () => {

@@ -5,9 +5,10 @@
  */
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { forkSession } from "../../src/session/fork.ts";
+import { forkSession, importedEntries } from "../../src/session/fork.ts";
 import { isOwnSessionFile, sessionFolder } from "../../src/session/paths.ts";
 import { Session } from "../../src/session/session.ts";
+import type { SessionEntry } from "../../src/session/types.ts";
 import { tempHome } from "./_helpers.ts";
 
 const T = "2026-12-01T00:00:00.000Z";
@@ -199,3 +200,58 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("importedEntries() gives each kept entry an id of tern's own and renames the ids entries name", () => {
+  const at = { timestamp: T };
+  const path = [
+    {
+      ...at,
+      id: "m1\n* x",
+      parentId: null,
+      type: "message",
+      message: { role: "user", content: "a" },
+    },
+    {
+      ...at,
+      id: "s",
+      parentId: "m1\n* x",
+      type: "message",
+      message: { role: "system", content: "" },
+    },
+    {
+      ...at,
+      id: "m2",
+      parentId: "s",
+      type: "message",
+      message: { role: "assistant", content: "b" },
+    },
+    {
+      ...at,
+      id: "k",
+      parentId: "m2",
+      type: "compaction",
+      summary: "s",
+      firstKeptId: "m2",
+      tokensBefore: 2,
+      tokensAfter: 1,
+      fallback: false,
+    },
+    { ...at, id: "l1", parentId: "k", type: "label", targetId: "s", label: "gone" },
+    { ...at, id: "l2", parentId: "l1", type: "label", targetId: "m1\n* x", label: "kept" },
+    { ...at, id: "b", parentId: "l2", type: "branch", fromId: "elsewhere" },
+  ] as unknown as SessionEntry[];
+  const kept = importedEntries(path);
+  deepEqual(kept.map((entry) => entry.type), [
+    "message",
+    "message",
+    "compaction",
+    "label",
+    "branch",
+  ]);
+  ok(kept.every((entry) => /^[0-9a-f]{8}$/.test(String(entry.id))), JSON.stringify(kept));
+  equal(new Set(kept.map((entry) => entry.id)).size, kept.length);
+  deepEqual(kept.map((entry) => entry.parentId), [null, ...kept.slice(0, -1).map((e) => e.id)]);
+  equal(kept[2].firstKeptId, kept[1].id, "the compaction keeps the answer, by its new id");
+  deepEqual([kept[3].targetId, kept[3].label], [kept[0].id, "kept"]);
+  equal(kept[4].fromId, null, "a branch from an entry not imported comes from the start");
+});

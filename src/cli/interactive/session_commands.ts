@@ -10,7 +10,7 @@ import { SessionTree } from "../../session/tree.ts";
 import { type SessionEntry, summarisedCount } from "../../session/types.ts";
 import { openSessionHere, serverChooser } from "../../harness/run_session.ts";
 import { VERSION } from "../../version.ts";
-import { describeEntry } from "../session_text.ts";
+import { describeEntry, shownId } from "../session_text.ts";
 import type { CommandContext, SlashCommand } from "./commands.ts";
 
 export function sessionCommands(): SlashCommand[] {
@@ -80,7 +80,7 @@ export function sessionCommands(): SlashCommand[] {
             label: `${"  ".repeat(row.depth)}${row.entry.id === leaf ? "● " : ""}${
               describeEntry(row.entry)
             }`,
-            detail: row.entry.id,
+            detail: shownId(row.entry.id),
             value: row.entry.id,
           })),
           filterable: true,
@@ -89,7 +89,9 @@ export function sessionCommands(): SlashCommand[] {
         if (picked === undefined || picked === leaf) return;
         moveLeaf(session, picked);
         await context.switchSession(session, { replay: true });
-        context.notice(`continuing from ${picked}: ${describeEntry(session.get(picked)!)}`);
+        context.notice(
+          `continuing from ${shownId(picked)}: ${describeEntry(session.get(picked)!)}`,
+        );
       },
     },
     {
@@ -198,7 +200,7 @@ async function pickSession(context: CommandContext): Promise<string | undefined>
     title: "Resume session",
     items: sessions.map((info) => ({
       label: sessionLabel(info, context),
-      detail: info.id,
+      detail: shownId(info.id),
       value: info.path,
     })),
     filterable: true,
@@ -212,7 +214,9 @@ async function findOne(context: CommandContext, ref: string): Promise<string> {
 function sessionLabel(info: SessionInfo, context: CommandContext): string {
   const when = info.modified.toISOString().slice(0, 16).replace("T", " ");
   const current = info.path === context.session.path ? " (current)" : "";
-  return `${info.id.slice(0, 8)}  ${when}  ${info.firstUserText ?? "(no messages)"}${current}`;
+  return `${shownId(info.id.slice(0, 8))}  ${when}  ${
+    info.firstUserText ?? "(no messages)"
+  }${current}`;
 }
 
 /** Every entry in tree order (depth first, children in file order), with its depth. */
