@@ -6,9 +6,12 @@
  * that response in memory on the socket (it works with `store: false`).
  *
  * The server's events are the SSE events, so `ResponsesStreamState` reads them. Any failure
- * of the socket (refused, dropped, stalled, a WebSocket-only error code) falls back to HTTP
+ * of the socket (refused, dropped, stalled, a handshake not answered within the idle timeout,
+ * a server sending more than the inbox holds, a WebSocket-only error code) falls back to HTTP
  * with the whole conversation within the same request; `previous_response_not_found` sends
- * the whole conversation again on the socket. Loaded only when a request takes this path.
+ * the whole conversation again on the socket. A socket opens in the background, shared by the
+ * conversation's requests: each waits for it only until its own signal fires. Loaded only when
+ * a request takes this path.
  */
 import {
   abortedError,
@@ -42,6 +45,12 @@ interface Connection {
   inbox: WebSocketInbox;
   busy: boolean;
   chain: Chain | undefined;
+}
+
+/** A socket being opened: `stop` ends its handshake (the pool closed). */
+interface Opening {
+  connection: Promise<Connection>;
+  stop: AbortController;
 }
 
 /** Where and how the sockets connect; built once per provider. */
@@ -78,7 +87,7 @@ export class ResponsesSocketPool {
   #config: SocketConfig;
   #connections = new Map<string, Connection>();
   /** Sockets being opened, by conversation: a request waits for the one under way. */
-  #opening = new Map<string, Promise<Connection>>();
+  #opening = new Map<string, Opening>();
   #failures = 0;
   #disabled = false;
   #closed = false;
@@ -90,8 +99,9 @@ export class ResponsesSocketPool {
   /**
    * Streams `request`, over the conversation's socket when it can, else through `http` (which
    * sends the whole conversation). The request timeout bounds the response on the socket as it
-   * does an HTTP call; the handshake has its own. Never throws; ends with one `done` or `error`
-   * event.
+   * does an HTTP call; the idle timeout bounds the handshake, as it does the wait for an HTTP
+   * answer's headers. `signal` ends any wait at once, the one for a socket another request or
+   * `warm()` is opening included. Never throws; ends with one `done` or `error` event.
    */
   async *stream(
     request: ModelRequest,
@@ -99,7 +109,12 @@ export class ResponsesSocketPool {
     http: () => AsyncIterable<StreamEvent>,
   ): AsyncGenerator<StreamEvent> {
     const key = request.cacheKey;
-    const existing = key === undefined ? undefined : this.#connections.get(key);
+    let existing = key === undefined ? undefined : this.#connections.get(key);
+    if (key !== undefined && existing !== undefined && !existing.busy && existing.inbox.closed) {
+      // Closed between answers: by the server (its idle limit), or by the inbox's cap.
+      this.#drop(key, existing, existing.inbox.broken);
+      existing = undefined;
+    }
     if (key === undefined || this.#disabled || this.#closed || existing?.busy) {
       yield* http();
       return;
@@ -111,7 +126,7 @@ export class ResponsesSocketPool {
     try {
       connection = existing !== undefined && !existing.inbox.closed
         ? existing
-        : await (this.#opening.get(key) ?? this.#connect(key, signal));
+        : await unlessAborted((this.#opening.get(key) ?? this.#connect(key)).connection, signal);
       if (connection.busy) {
         // Another request of the conversation took the socket while it opened.
         connection = undefined;
@@ -170,35 +185,42 @@ export class ResponsesSocketPool {
   warm(key: string): void {
     if (this.#disabled || this.#closed || this.#connections.has(key)) return;
     if (this.#opening.has(key)) return;
-    this.#connect(key, undefined).catch(() => {});
+    this.#connect(key).connection.catch(() => {});
   }
 
-  /** Closes every socket; later requests go over HTTP. */
+  /** Closes every socket and ends every handshake; later requests go over HTTP. */
   close(): Promise<void> {
     this.#closed = true;
     for (const connection of this.#connections.values()) connection.inbox.close();
     this.#connections.clear();
+    for (const opening of this.#opening.values()) opening.stop.abort();
     return Promise.resolve();
   }
 
-  #connect(key: string, signal: AbortSignal | undefined): Promise<Connection> {
-    const opening = this.#open(key, signal).finally(() => this.#opening.delete(key));
+  /**
+   * Opens the socket of `key` apart from any request: one request's abort must not fail the
+   * handshake another request (or `warm()`) waits for. Only `close()` stops it early.
+   */
+  #connect(key: string): Opening {
+    const stop = new AbortController();
+    const connection = this.#open(key, stop.signal).finally(() => this.#opening.delete(key));
+    const opening = { connection, stop };
     this.#opening.set(key, opening);
     return opening;
   }
 
-  async #open(key: string, signal: AbortSignal | undefined): Promise<Connection> {
+  async #open(key: string, stop: AbortSignal): Promise<Connection> {
     const old = this.#connections.get(key);
     if (old !== undefined) this.#drop(key, old, false);
     let inbox: WebSocketInbox;
     try {
       inbox = await WebSocketInbox.open(this.#config.url, this.#config.headers, {
-        timeoutMs: this.#config.http.requestTimeoutMs,
-        signal,
+        timeoutMs: this.#config.http.idleTimeoutMs,
+        signal: stop,
       });
     } catch (error) {
-      // A server that refuses the handshake will refuse it again: HTTP from now on.
-      if (!signal?.aborted) this.#disabled = true;
+      // A server that refuses the handshake, or never answers it, will again: HTTP from now on.
+      if (!stop.aborted) this.#disabled = true;
       throw new SocketFailure(error instanceof Error ? error.message : String(error));
     }
     if (this.#closed) {
@@ -264,6 +286,7 @@ export class ResponsesSocketPool {
               break read;
             }
             if (SOCKET_ERROR_CODES.has(code)) throw new SocketFailure(code);
+            connection.inbox.settle();
             yield event;
             return;
           }
@@ -271,6 +294,7 @@ export class ResponsesSocketPool {
         }
         if (state.ended) break;
       }
+      connection.inbox.settle();
       if (retryFull) continue;
       const final = state.finish();
       if (final.type === "done" && state.responseId !== undefined) {
@@ -284,6 +308,21 @@ export class ResponsesSocketPool {
       return;
     }
   }
+}
+
+/**
+ * `promise`, or its rejection with `signal`'s reason as soon as `signal` fires: the wait ends,
+ * the work it waited for goes on (a shared handshake).
+ */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  const { promise: aborted, reject } = Promise.withResolvers<never>();
+  const onAbort = () => reject(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return Promise.race([promise, aborted]).finally(() => {
+    signal.removeEventListener("abort", onAbort);
+  });
 }
 
 /**

@@ -140,6 +140,39 @@ Deno.test("discoverModels() reads OpenRouter limits, prices and parameters", asy
   });
 });
 
+Deno.test("discoverModels() leaves out a price that is not finite or past the maximum per million tokens", async () => {
+  const handler = () =>
+    json({
+      data: [
+        { id: "huge", pricing: { prompt: "1e300", completion: "0.000015" } },
+        { id: "overflow", pricing: { prompt: "0.000003", completion: 1e300 } },
+        { id: "dear", pricing: { prompt: "0.02", completion: "0.000015" } },
+        {
+          id: "cache",
+          pricing: {
+            prompt: "0.000003",
+            completion: "0.000015",
+            input_cache_read: "1e308",
+            input_cache_write: "Infinity",
+          },
+        },
+        { id: "top", pricing: { prompt: "0.01", completion: "0.01" } },
+      ],
+    });
+  await withServer(handler, async (baseUrl) => {
+    const models = await discoverModels({ provider: "openrouter", api: "openai", baseUrl });
+    assert.deepEqual(models, [
+      guessed("openrouter", "huge"),
+      guessed("openrouter", "overflow"),
+      guessed("openrouter", "dear"),
+      { ...guessed("openrouter", "cache"), price: { input: 3, output: 15 } },
+      { ...guessed("openrouter", "top"), price: { input: 10_000, output: 10_000 } },
+    ]);
+    // What the models cache stores: no price turns into null.
+    assert.equal(JSON.stringify(models).includes("null"), false);
+  });
+});
+
 Deno.test("discoverModels() reads vLLM's max_model_len", async () => {
   const handler = () =>
     json({
