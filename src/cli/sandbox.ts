@@ -7,7 +7,7 @@ import { shellJoin } from "../core/shell_join.ts";
 import { sourceUrl } from "../core/source_url.ts";
 import { join } from "../core/path.ts";
 import { loadConfig } from "../config/mod.ts";
-import { analyseCall } from "../agent/call_facts.ts";
+import { analyseCall, fileRoots } from "../agent/call_facts.ts";
 import { evaluate } from "../sandbox/policy.ts";
 import { compileRules } from "../sandbox/rules.ts";
 import { noteLabel } from "../sandbox/review.ts";
@@ -20,6 +20,8 @@ import {
 import { auditDir } from "../sandbox/audit.ts";
 import { personDenials } from "../harness/path_denials.ts";
 import { BUILTIN_MANIFEST, builtinTools } from "../tools/mod.ts";
+import { checkPath } from "../tools/paths.ts";
+import { ToolError } from "../core/observation.ts";
 import { InputError } from "./errors.ts";
 import type { RunFlags } from "./run.ts";
 import {
@@ -178,11 +180,19 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
   const runtime = await openRuntime(workspace, config);
   try {
     const facts = await analyseCall(builtin, args, workspace);
-    const verdict = evaluate(facts, {
+    const policy = evaluate(facts, {
       profile: runtime.profile,
       rules,
       sessionApprovals: new Set(),
     });
+    // The file tools' own checks come after the policy's, as in a run: a path out of the
+    // workspace and its grants, a protected folder (`.git`, `.tern`), a special file.
+    const refused = policy.action === "deny"
+      ? undefined
+      : await fileToolRefusal(builtin, args, workspace, runtime.profile.grants);
+    const verdict = refused === undefined
+      ? policy
+      : { ...policy, action: "deny" as const, by: "tool", rule: undefined, reason: refused };
     const where = builtin.runsIn === "sandbox"
       ? (runtime.shellKind === "bwrap"
         ? "in bubblewrap"
@@ -238,6 +248,31 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
   }
 }
 
+/**
+ * Why a file tool would refuse the path of `args` in a run (the worker's `checkPath`, with the
+ * profile's grants as its roots), or undefined: another tool, no path, or a path it takes.
+ */
+async function fileToolRefusal(
+  tool: { name: string; runsIn: string; readOnly: boolean },
+  args: unknown,
+  workspace: string,
+  grants: Parameters<typeof fileRoots>[0],
+): Promise<string | undefined> {
+  if (tool.runsIn !== "worker" || typeof args !== "object" || args === null) return undefined;
+  const path = (args as { path?: unknown }).path ?? ".";
+  if (typeof path !== "string") return undefined;
+  try {
+    await checkPath(await Deno.realPath(workspace), path, {
+      roots: fileRoots(grants),
+      forWrite: !tool.readOnly,
+    });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ToolError) return `${tool.name} refuses it: ${error.message}`;
+    throw error;
+  }
+}
+
 function parseCall(call: string): { tool: string; args: unknown } {
   const text = call.trim();
   if (!text.startsWith("{")) return { tool: "bash", args: { command: text } };
@@ -253,6 +288,11 @@ function parseCall(call: string): { tool: string; args: unknown } {
   const fields = value as { tool?: unknown; args?: unknown };
   if (typeof fields.tool !== "string") {
     throw new InputError('The tool call needs a "tool" name');
+  }
+  if (fields.args !== undefined && (typeof fields.args !== "object" || fields.args === null)) {
+    throw new InputError(
+      'The tool call\'s "args" must be an object: {"tool":"write","args":{"path":"a.txt",…}}',
+    );
   }
   return { tool: fields.tool, args: fields.args ?? {} };
 }

@@ -287,6 +287,29 @@ testWith(
   },
 );
 
+Deno.test("tern sandbox check says what the file tools refuse: a protected folder, a path outside, bad args", async () => {
+  await withWorkspace(async (ws) => {
+    const check = (call: string) =>
+      runTern(["sandbox", "check", "--mode", "bypass", "--", call], { cwd: ws.dir, env: ws.env });
+    const write = (path: string) =>
+      check(JSON.stringify({ tool: "write", args: { path, content: "{}" } }));
+    let out = await write(".tern/config.jsonc");
+    equal(out.code, 0, out.stderr);
+    match(out.stdout, /^deny\n\s+decided by\s+tool\n\s+reason\s+write refuses it: .*protected/);
+    out = await write(".git/hooks/pre-commit");
+    match(out.stdout, /^deny\n[^]*protected/);
+    out = await write("/etc/tern-check.txt");
+    match(out.stdout, /^deny\n[^]*outside/);
+    out = await check(JSON.stringify({ tool: "read", args: { path: "/etc/hostname" } }));
+    match(out.stdout, /^deny\n/);
+    out = await write("notes.txt");
+    match(out.stdout, /^run in the confined tool worker \(review bypassed\)/);
+    out = await check('{"tool":"write","args":5}');
+    equal(out.code, 2);
+    match(out.stderr, /"args" must be an object/);
+  });
+});
+
 Deno.test("tern refuses an unknown profile and a bad rule example with exit code 2", async () => {
   await withWorkspace(async (ws) => {
     let out = await runTern(["sandbox", "explain", "--profile", ":nope"], {
