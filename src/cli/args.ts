@@ -402,7 +402,8 @@ function commandOf(values: Values, positionals: string[]): CommandLine {
   const [first, ...rest] = positionals;
   if (on(values, "demo") || first === "demo") {
     if (rest.length > 0 || (first !== "demo" && first !== undefined)) {
-      throw new UsageError(`Unexpected arguments after demo: "${positionals.join(" ")}"`);
+      const extra = first === "demo" ? rest : positionals;
+      throw new UsageError(`Unexpected arguments after demo: "${extra.join(" ")}"`);
     }
     return { command: "demo" };
   }
@@ -780,7 +781,7 @@ function parseOptions(args: string[]): { values: Values; positionals: string[] }
   try {
     parsed = arg(SPEC, { argv: args });
   } catch (error) {
-    throw new UsageError(usageMessage(error));
+    throw new UsageError(usageMessage(error, args));
   }
   const values: Record<string, string | boolean | (string | boolean)[]> = {};
   for (const [key, value] of Object.entries(parsed)) {
@@ -789,14 +790,24 @@ function parseOptions(args: string[]): { values: Values; positionals: string[] }
   return { values, positionals: parsed._ };
 }
 
-/** `arg`'s error as tern says it: the option as given, and how to give it right. */
-function usageMessage(error: unknown): string {
+/**
+ * `arg`'s error as tern says it: the option as given, and how to give it right. (UsageError
+ * adds where the usage is.)
+ */
+function usageMessage(error: unknown, args: readonly string[]): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof arg.ArgError ? error.code : "";
   const option = /: (\S+)(?: \(alias for (\S+)\))?$/.exec(message);
   if (option === null) return message;
   const [, given, long] = option;
-  if (code === "ARG_UNKNOWN_OPTION") return `Unknown option "${given}": see tern --help`;
+  if (code === "ARG_UNKNOWN_OPTION") return `Unknown option "${given}"`;
+  // `--limit -1`: the value is there, but `arg` reads a word that starts with "-" as an option.
+  const at = args.indexOf(given);
+  const next = at < 0 ? undefined : args[at + 1];
+  if (code.startsWith("ARG_MISSING_REQUIRED") && next !== undefined && /^-\d/.test(next)) {
+    return `Option "${given}" was given "${next}", which is read as an option: give it as ` +
+      `${long ?? given}=${next}`;
+  }
   if (code === "ARG_MISSING_REQUIRED_SHORTARG") {
     return `Option "${given}" requires a value: give it as the next word (${given} <value>)`;
   }

@@ -11,7 +11,8 @@ import { join } from "../core/path.ts";
 import { terminalText } from "../core/terminal_text.ts";
 import { EXIT_FAILURE, EXIT_USAGE } from "./exit_codes.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
-import { readEnv, resolveWorkspace } from "./process_env.ts";
+import { checkProfile } from "./config.ts";
+import { processWriters, readEnv, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 import { openRuntime } from "./sandbox.ts";
 
@@ -45,6 +46,8 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
   let defaultsFolder: string | undefined;
   try {
     config = (await loadConfig({ cwd: workspace, flags: flags.config })).config;
+    // A profile no run would start with fails here, and the checks below use the defaults.
+    await checkProfile(config, workspace);
     report(true, "config", `profile ${config.profile}, mode ${config.mode}`);
     lines.push(reviewerLine(config));
   } catch (error) {
@@ -61,7 +64,7 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
     if (defaultsFolder !== undefined) await Deno.remove(defaultsFolder, { recursive: true });
   }
   // Checks quote servers and command output: made safe for a terminal (doctor adds no styling).
-  console.log(terminalText(lines.join("\n")));
+  processWriters().out(terminalText(lines.join("\n")) + "\n");
   return configFailed ? EXIT_USAGE : failures === 0 ? 0 : EXIT_FAILURE;
 }
 

@@ -13,6 +13,7 @@ import {
   type TurnOptions,
 } from "./args.ts";
 import { checkDirPath, currentDir } from "./current_dir.ts";
+import { writingOutput } from "./errors.ts";
 import type { RunFlags } from "./run.ts";
 
 /**
@@ -41,14 +42,14 @@ async function dispatch(line: CommandLine): Promise<number> {
   if (["run", "plan", "interactive"].includes(line.command)) noticeRoot();
   switch (line.command) {
     case "help":
-      console.log((line.topic ? commandHelpText(line.topic) : helpText()).trimEnd());
+      printLine((line.topic ? commandHelpText(line.topic) : helpText()).trimEnd());
       return 0;
     case "version":
-      console.log(versionLine());
+      printLine(versionLine());
       return 0;
     case "completions": {
       const { completionScript } = await import("./completions.ts");
-      console.log(completionScript(line.shell).trimEnd());
+      printLine(completionScript(line.shell).trimEnd());
       return 0;
     }
     case "run": {
@@ -150,6 +151,11 @@ async function dispatch(line: CommandLine): Promise<number> {
   }
 }
 
+/** `text` and a newline on stdout. @throws {OutputError} when stdout refuses it. */
+function printLine(text: string): void {
+  writingOutput(() => console.log(text));
+}
+
 function toRunFlags(options: TurnOptions): RunFlags {
   return {
     cwd: options.cwd === undefined ? currentDir() : checkDirPath(options.cwd),
@@ -169,6 +175,11 @@ async function reportError(error: unknown): Promise<number> {
   if (error instanceof Deno.errors.BrokenPipe) return 0;
   // Imported only on this path: the mapping names every domain's error classes.
   const { EXIT_FAILURE, exitCodeForError } = await import("./exit_codes.ts");
+  const spawn = missingProgram(error);
+  if (spawn !== undefined) {
+    console.error(`tern: ${terminalText(spawn)}`);
+    return EXIT_FAILURE;
+  }
   if (error instanceof TernError) {
     console.error(`tern: ${terminalText(error.message)}`);
     return exitCodeForError(error);
@@ -177,4 +188,19 @@ async function reportError(error: unknown): Promise<number> {
   const detail = error instanceof Error ? error.stack ?? error.message : String(error);
   console.error(`tern: internal error: ${terminalText(detail)}`);
   return EXIT_FAILURE;
+}
+
+/**
+ * What to say when `error` is a program tern starts on the host that cannot be started
+ * (`Deno.errors.NotFound` "Failed to spawn 'git': …", as a spawn or `hostProgram()` throws it);
+ * undefined for any other error.
+ */
+function missingProgram(error: unknown): string | undefined {
+  if (!(error instanceof Deno.errors.NotFound)) return undefined;
+  const spawn = /^Failed to spawn '([^']*)': ([^\n]*)/.exec(error.message);
+  if (spawn === null) return undefined;
+  const why = spawn[2] === "entity not found" || /No such file/.test(spawn[2])
+    ? "it is not installed, or not in a folder of PATH outside the workspace"
+    : spawn[2];
+  return `Cannot start the program "${spawn[1]}": ${why}`;
 }

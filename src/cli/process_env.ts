@@ -3,10 +3,11 @@
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
 import { resolveTernHome } from "../config/mod.ts";
-import { guardHostPrograms } from "../core/host_programs.ts";
-import { InputError } from "./errors.ts";
+import { guardHostPrograms, programsOnlyIn } from "../core/host_programs.ts";
+import { InputError, writingOutput } from "./errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { readEnv, shellSourceEnv } from "../harness/env.ts";
+import { pathProblem } from "../session/regular_file.ts";
 import { isInside } from "../tools/paths.ts";
 
 export { readEnv, shellSourceEnv };
@@ -37,34 +38,68 @@ export function terminalWriters(
   };
 }
 
+/**
+ * Writes all of `bytes`. A reader that went away (`tern … | head`) is not an error of ours: the
+ * rest is dropped. @throws {OutputError} when the write fails otherwise (a full disk).
+ */
 function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
   let offset = 0;
   try {
-    while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
+    writingOutput(() => {
+      while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
+    });
   } catch (error) {
-    // A reader that went away (`tern … | head`) is not an error of ours.
     if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
   }
 }
 
 /**
  * The real path of the workspace `cwd` names, for every command bound to one.
- * @throws {InputError} when it is not a folder, or is tern's home or inside it: commands there
- * could rewrite tern's config, trust records and sessions.
+ * @throws {InputError} when it is not a folder; when it is tern's home or inside it: commands
+ * there could rewrite tern's config, trust records and sessions; when it holds the only folders
+ * of PATH with bash, bubblewrap or git (`/`, `/usr`): tern could start none of them.
  */
 export function resolveWorkspace(cwd: string): string {
+  if (cwd === "") {
+    throw new InputError('Cannot use workspace "": the path is empty; give a folder (-C <dir>)');
+  }
   let real: string;
   try {
     real = Deno.realPathSync(cwd);
     if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory(cwd);
   } catch (error) {
-    const why = error instanceof Deno.errors.NotFound ? "not found" : "not a directory";
+    const why = error instanceof Deno.errors.NotFound
+      ? "not found"
+      : error instanceof Deno.errors.NotADirectory
+      ? "not a directory"
+      : pathProblem(error);
     throw new InputError(`Cannot use workspace "${cwd}": ${why}`);
   }
   refuseTernHome(cwd, real);
+  refuseProgramFolders(cwd, real);
   // Every command bound to a workspace: no program it starts on the host comes from there.
   guardHostPrograms([real]);
   return real;
+}
+
+/** The programs every workspace needs on the host: the shell, the sandbox and git. */
+const NEEDED_PROGRAMS = ["bash", "bwrap", "git"];
+
+/**
+ * Throws when the workspace `real` (named `cwd`) holds the only folders tern finds its own
+ * programs in (`/`, `/usr`, `/usr/bin`): tern never starts a program from the workspace on the
+ * host, so there every command would fail to start.
+ */
+function refuseProgramFolders(cwd: string, real: string): void {
+  const hidden = programsOnlyIn(real, NEEDED_PROGRAMS);
+  if (hidden.length === 0) return;
+  const folders = [...new Set(hidden.map((program) => `"${program.folder}"`))].join(", ");
+  const names = hidden.map((program) => program.name).join(", ");
+  throw new InputError(
+    `Cannot use workspace "${cwd}": it holds ${folders}, where the system's programs ` +
+      `(${names}) are, and tern never starts a program from its workspace outside the ` +
+      "sandbox; start tern in your project's folder",
+  );
 }
 
 /** Throws when the workspace `real` (named `cwd`) is tern's home or lies inside it. */

@@ -91,6 +91,28 @@ export function hostProgram(name: string, path?: string): string {
 }
 
 /**
+ * Of `names`, those {@linkcode hostProgram} finds now that it would no longer find once `folder`
+ * were guarded too (every copy on the PATH lies in it), each with the folder it is found in now.
+ * Guards nothing: for refusing a workspace that holds the system's programs before it is used.
+ */
+export function programsOnlyIn(
+  folder: string,
+  names: readonly string[],
+): { name: string; folder: string }[] {
+  const extra = [folder, realOrSelf(folder)];
+  const startSearch = hostSearchPath(startPath ?? currentPath() ?? DEFAULT_PATH);
+  const search = startSearch.split(":")
+    .filter((dir) => !isGuarded(dir, extra) && !isGuarded(realOrSelf(dir), extra)).join(":");
+  const hidden: { name: string; folder: string }[] = [];
+  for (const name of names) {
+    const now = lookUp(name, startSearch);
+    if (now === null || lookUp(name, search, extra) !== null) continue;
+    hidden.push({ name, folder: now.slice(0, now.lastIndexOf("/")) || "/" });
+  }
+  return hidden;
+}
+
+/**
  * {@linkcode hostProgram}, or where `name` is usually installed (`/usr/bin/<name>`) when it is not
  * found: for a path written into a script or a command line, which then fails as a program that
  * is not installed instead of being looked up on a PATH that may hold the workspace's.
@@ -103,14 +125,14 @@ export function hostProgramOr(name: string): string {
   }
 }
 
-function lookUp(name: string, search: string): string | null {
+function lookUp(name: string, search: string, extra: readonly string[] = []): string | null {
   for (const dir of search.split(":")) {
     if (dir === "") continue;
     const candidate = join(dir, name);
     try {
       const info = Deno.statSync(candidate);
       if (!info.isFile || ((info.mode ?? 0o111) & 0o111) === 0) continue;
-      if (isGuarded(realOrSelf(candidate))) continue;
+      if (isGuarded(realOrSelf(candidate), extra)) continue;
       return candidate;
     } catch {
       // Not there.
@@ -119,9 +141,10 @@ function lookUp(name: string, search: string): string | null {
   return null;
 }
 
-function isGuarded(path: string): boolean {
+/** Whether `path` lies in a guarded folder, or in one of `extra`. */
+function isGuarded(path: string, extra: readonly string[] = []): boolean {
   const clean = normal(path);
-  for (const folder of guarded) {
+  for (const folder of [...guarded, ...extra]) {
     const dir = normal(folder);
     if (clean === dir || clean.startsWith(dir === "/" ? "/" : `${dir}/`)) return true;
   }

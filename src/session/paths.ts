@@ -7,7 +7,7 @@ import { basename, dirname, join, resolve } from "../core/path.ts";
 import { SessionFileError, SessionRefError } from "./errors.ts";
 import { parseSessionHeader } from "./load.ts";
 import { scanLines } from "./_lines.ts";
-import { regularFileInfo } from "./regular_file.ts";
+import { checkRealFolder, pathProblemError, regularFileInfo } from "./regular_file.ts";
 import type { SessionHeader } from "./types.ts";
 
 /** What `tern sessions list` shows about one session file. */
@@ -186,13 +186,15 @@ async function sessionFileNames(folder: string): Promise<string[]> {
 
 /**
  * Whether `path` is one of tern's own session files: a regular file, not a link, in a folder
- * directly under `ternHome`'s sessions folder (real paths compared). Anything else (a file a
- * repository ships, one a person saved elsewhere) is input tern did not write: fork.ts imports
- * only its conversation. Never throws.
+ * directly under `ternHome`'s sessions folder (real paths compared), which is a real folder.
+ * Anything else (a file a repository ships, one a person saved elsewhere) is input tern did not
+ * write: fork.ts imports only its conversation. Never throws.
  */
 export function isOwnSessionFile(ternHome: string, path: string): boolean {
   try {
     if (!Deno.lstatSync(path).isFile) return false;
+    // A link at the sessions folder would make tern's own whatever lies where it points.
+    if (!Deno.lstatSync(sessionsRoot(ternHome)).isDirectory) return false;
     return dirname(dirname(Deno.realPathSync(path))) ===
       Deno.realPathSync(sessionsRoot(ternHome));
   } catch {
@@ -219,22 +221,32 @@ export function notOwnSessionError(path: string, cause?: unknown): SessionFileEr
 /**
  * Refuses what {@linkcode isOwnSessionFile} says is not tern's own session file, before anything
  * opens it for appending. @throws {SessionRefError} when nothing is there, a SessionFileError
- * when it is a link or not a regular file, else {@linkcode notOwnSessionError}.
+ * when it is a link or not a regular file or the sessions folder is a link or not a folder,
+ * else {@linkcode notOwnSessionError}.
  */
 export function checkOwnSessionFile(ternHome: string, path: string): void {
   if (regularFileInfo(path) === null) {
     throw new SessionRefError(`Cannot open session "${path}": file not found`, path);
   }
+  try {
+    checkRealFolder(sessionsRoot(ternHome));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
   if (!isOwnSessionFile(ternHome, path)) throw notOwnSessionError(path);
 }
 
-/** Whether `path` is a regular file (links followed); false when nothing is there. */
-export async function isFile(path: string): Promise<boolean> {
+/**
+ * Whether `path` is a regular file (links followed); false when nothing is there.
+ * @throws {SessionFileError} when its path cannot name a file (a part is a file, a loop of
+ * links, a name too long, no permission), naming it and why.
+ */
+export async function isFile(path: string, what = "file"): Promise<boolean> {
   try {
     return (await Deno.stat(path)).isFile;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
+    throw pathProblemError(path, error, what);
   }
 }
 

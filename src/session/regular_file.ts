@@ -20,7 +20,9 @@ export interface RegularFileOptions {
 
 /**
  * The `lstat` of `path` when it is a regular file; null when nothing is there.
- * @throws {SessionFileError} when it is a link, a folder, a FIFO, a socket or a device.
+ * @throws {SessionFileError} when it is a link, a folder, a FIFO, a socket or a device, or its
+ * path cannot name a file ({@linkcode pathProblemError}: a part is a file, a loop of links, a
+ * name too long, no permission).
  */
 export function regularFileInfo(
   path: string,
@@ -31,7 +33,7 @@ export function regularFileInfo(
     info = Deno.lstatSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
+    throw pathProblemError(path, error, options.what);
   }
   if (!info.isFile) throw notRegularError(path, info, options.what);
   return info;
@@ -98,9 +100,10 @@ function checkedOpen(
 }
 
 /**
- * Makes folder `folder` (0700) and every folder between `base` (made with its parents) and it,
- * one at a time, checking each is a real folder and not a link before going into it: nothing is
- * ever made through a link.
+ * Makes folder `folder` (0700) and every folder from `base` (made with its parents) to it, one
+ * at a time, checking each, `base` included, is a real folder and not a link before going into
+ * it: nothing is ever made through a link. (The folders above `base`, TERN_HOME among them, may
+ * be links: the person chose where they point.)
  * @throws {SessionFileError} when one is a link or not a folder; what `Deno.mkdirSync` throws.
  */
 export function makeRealFolder(
@@ -112,7 +115,13 @@ export function makeRealFolder(
   if (steps.includes("..")) {
     throw new TypeError(`makeRealFolder() needs "${folder}" under "${base}"`);
   }
-  Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
+  try {
+    Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // Something else stands at `base` (a link to nothing, a file): said below, by what it is.
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+  }
+  checkRealFolder(base, options);
   let at = base;
   for (const step of steps) {
     at = join(at, step);
@@ -121,20 +130,33 @@ export function makeRealFolder(
     } catch (error) {
       if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
     }
-    const info = Deno.lstatSync(at);
-    if (!info.isDirectory) {
-      throw new SessionFileError(
-        `Cannot use the ${options.what ?? "session"} folder "${at}": it is ${kindOf(info)}, ` +
-          `not a folder: tern keeps its session files only in real folders under TERN_HOME; ` +
-          "remove it and run the command again",
-        at,
-      );
-    }
+    checkRealFolder(at, options);
   }
+}
+
+/**
+ * Refuses `path` unless it is a real folder (not a link to one). Nothing there is left to the
+ * caller (`Deno.errors.NotFound`).
+ * @throws {SessionFileError} naming the path, what stands there and what to do.
+ */
+export function checkRealFolder(path: string, options: RegularFileOptions = {}): void {
+  const info = Deno.lstatSync(path);
+  if (info.isDirectory) return;
+  throw new SessionFileError(
+    `Cannot use the ${options.what ?? "session"} folder "${path}": it is ${kindOf(info)}, ` +
+      "not a folder: tern keeps its session files only in real folders under TERN_HOME " +
+      "(a link there could lead its writes to where commands may write); " +
+      (info.isSymlink
+        ? "put the folder itself there (move what the link points to in its place), or remove " +
+          "the link, and run the command again"
+        : "remove it and run the command again"),
+    path,
+  );
 }
 
 /** What a file that is not a regular file is, for messages. */
 function kindOf(info: Deno.FileInfo): string {
+  if (info.isFile) return "a file";
   if (info.isSymlink) return "a symbolic link";
   if (info.isDirectory) return "a folder";
   if (info.isFifo) return "a FIFO";
@@ -152,6 +174,36 @@ function notRegularError(path: string, info: Deno.FileInfo, what = "session"): S
         : "give the path of a session's .jsonl file (see tern sessions list)"),
     path,
   );
+}
+
+/**
+ * The SessionFileError for a path (one a person typed, often) the file system refused to look up
+ * for another reason than nothing being there: it names the path and the reason, so it ends the
+ * command as bad input instead of an internal error.
+ */
+export function pathProblemError(
+  path: string,
+  error: unknown,
+  what = "session",
+): SessionFileError {
+  return new SessionFileError(`Cannot open ${what} "${path}": ${pathProblem(error)}`, path, {
+    cause: error,
+  });
+}
+
+/** Why the file system refused a path, in words: `error`'s without the OS's details. */
+export function pathProblem(error: unknown): string {
+  if (error instanceof Deno.errors.NotADirectory) {
+    return "a part of its path is not a folder";
+  }
+  if (error instanceof Deno.errors.FilesystemLoop) {
+    return "its path goes through a loop of symbolic links";
+  }
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  const text = error instanceof Error ? error.message : String(error);
+  // "File name too long (os error 36): stat '…'": the path is named by the caller.
+  const reason = text.replace(/ \(os error \d+\)[\s\S]*$/, "").trim();
+  return reason === "" ? "it cannot be read" : reason[0].toLowerCase() + reason.slice(1);
 }
 
 function notFound(path: string, what = "session"): Deno.errors.NotFound {

@@ -3,6 +3,7 @@
  * resize) or, when stdin or stdout is not a terminal, plain line mode (one message per input
  * line, finished transcript lines written as plain text, no live region).
  */
+import { OutputError } from "../errors.ts";
 import { screenLine } from "../../core/terminal_text.ts";
 import type { KeyEvent } from "../../tui/key_event.ts";
 import { KeyDecoder } from "../../tui/keys.ts";
@@ -18,6 +19,11 @@ export interface Display extends AppScreen {
   lines(submit: (line: string) => void, idle: () => Promise<void>): void;
   /** Restores the terminal (or flushes line mode). Idempotent. */
   close(): void;
+  /**
+   * Line mode only: whether writing the output failed (a full disk; a reader that went away is
+   * not a failure). The failure was said on stderr once; the session then exits 1.
+   */
+  failed?(): boolean;
 }
 
 export interface DisplayOptions {
@@ -166,16 +172,21 @@ function reflows(): boolean {
 
 function lineDisplay(options: DisplayOptions): Display {
   const encoder = new TextEncoder();
+  let failed = false;
   const write = (text: string) => {
+    if (failed) return;
     const bytes = encoder.encode(text);
     let offset = 0;
     try {
       while (offset < bytes.length) offset += Deno.stdout.writeSync(bytes.subarray(offset));
     } catch (error) {
-      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+      if (error instanceof Deno.errors.BrokenPipe) return;
+      failed = true;
+      console.error(`tern: ${new OutputError(error).message}`);
     }
   };
   return {
+    failed: () => failed,
     commit: (lines) => write(lines.map((line) => screenLine(line) + "\n").join("")),
     render: () => {},
     columns: () => 100,

@@ -181,7 +181,9 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     );
   }
   // Fed through a pipe, the session fails when a message did, as `tern run` would.
-  const code = interactive ? 0 : app.exitCode;
+  let code = interactive ? 0 : app.exitCode;
+  // Output that could not be written (a full disk) fails it too.
+  if (code === 0 && display.failed?.()) code = (await import("../exit_codes.ts")).EXIT_FAILURE;
   // The read of stdin would keep the process alive until the writer closes the pipe: a session
   // that ended before its input (a signal, /quit) ends the process too, as `tern child` does.
   if (reading) Deno.exit(code);
