@@ -78,7 +78,7 @@ testWith(
       const writes: RestoreOp[] = Array.from({ length: count }, (_, i) => ({
         op: "write",
         path: `d/g${i}`,
-        data: btoa("restored\n"),
+        data: new TextEncoder().encode("restored\n"),
         executable: false,
       }));
       let runs = 0;
@@ -116,7 +116,7 @@ testWith(
       const write: RestoreOp[] = [{
         op: "write",
         path: "foo/hooks/pre-commit",
-        data: btoa("#!/bin/sh\necho PLANTED\n"),
+        data: new TextEncoder().encode("#!/bin/sh\necho PLANTED\n"),
         executable: true,
       }];
       let runs = 0;

@@ -7,23 +7,39 @@
 import { entryArgv, packaging } from "../../core/packaging.ts";
 import { denoDirEnv } from "../../core/deno_dir_env.ts";
 import { fileUrlToPath } from "../../core/file_url.ts";
-import { spawnProcessGroup } from "../../core/process_group.ts";
+import {
+  killSandboxInit,
+  spawnProcessGroup,
+  terminateProcessGroup,
+} from "../../core/process_group.ts";
 import { sourceUrl } from "../../core/source_url.ts";
 import { viewLauncher } from "./view.ts";
+import { CUT_SHORT } from "./safe_files.ts";
 import { join } from "../../core/path.ts";
 
 /** One change to the workspace, by a path relative to it. */
 export type RestoreOp =
   | { op: "remove"; path: string }
   | { op: "link"; path: string; target: string }
-  | { op: "write"; path: string; data: string; executable: boolean };
+  | { op: "write"; path: string; data: Uint8Array; executable: boolean };
 
-/** What the restore process reads on stdin. */
-export interface RestoreRequest {
-  /** Absolute real path. */
-  workspace: string;
-  ops: RestoreOp[];
-}
+/**
+ * How the restore process reads its request on stdin, one JSON line at a time: first
+ * `{"workspace": <absolute real path>}`, then one line per operation (a write as its header,
+ * `{"op":"write","path":…,"executable":…,"size":N}`, followed by lines of base64 of at most
+ * {@linkcode CHUNK_BYTES} bytes each until N bytes came), then `{"end":true}`. A request is
+ * never one string: its size is the files', and a few hundred MB of them is past what a string
+ * may hold.
+ */
+export type RestoreLine =
+  | { workspace: string }
+  | { op: "remove"; path: string }
+  | { op: "link"; path: string; target: string }
+  | { op: "write"; path: string; executable: boolean; size: number }
+  | { end: true };
+
+/** Bytes of a file per line of the request (before base64). */
+export const CHUNK_BYTES = 1024 * 1024;
 
 /** The line it prints: how many operations were done, and what stopped the rest. */
 export interface RestoreAnswer {
@@ -31,12 +47,34 @@ export interface RestoreAnswer {
   error?: string;
 }
 
+/** Options of {@linkcode runRestore}. */
+export interface RestoreOptions {
+  /**
+   * Milliseconds the process may take to answer once the request is sent or given up
+   * (default 60,000); past them it is killed.
+   */
+  answerMs?: number;
+}
+
 /**
- * Runs `ops` in the restore process. Never throws for a failed operation: the answer says.
+ * Runs `ops` (taken one at a time as they are sent: a caller reading files' contents as it goes
+ * holds one batch of them, never all) in the restore process. Never throws for a failed
+ * operation: the answer says. When taking the next operation fails, the process is told the
+ * request ended there and answers how many it did, with that failure as its error. The process
+ * never outlives the call: when anything else goes wrong, its stdin is closed and its process
+ * group killed.
  * @throws {Error} when the process cannot start or answers nonsense.
  */
-export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<RestoreAnswer> {
-  if (ops.length === 0) return { done: 0 };
+export async function runRestore(
+  workspace: string,
+  ops: Iterable<RestoreOp> | AsyncIterable<RestoreOp>,
+  options: RestoreOptions = {},
+): Promise<RestoreAnswer> {
+  const source = Symbol.asyncIterator in ops
+    ? ops[Symbol.asyncIterator]()
+    : (ops as Iterable<RestoreOp>)[Symbol.iterator]();
+  const first = await source.next();
+  if (first.done) return { done: 0 };
   const flags = (scoped: boolean) => [
     "--no-prompt",
     "--quiet",
@@ -77,17 +115,88 @@ export async function runRestore(workspace: string, ops: RestoreOp[]): Promise<R
     stdout: "piped",
     stderr: "piped",
   });
+  const output = child.output();
   const writer = child.stdin.getWriter();
-  const request: RestoreRequest = { workspace, ops };
-  await writer.write(new TextEncoder().encode(JSON.stringify(request)));
-  await writer.close();
-  const { stdout, stderr } = await child.output();
-  const line = new TextDecoder().decode(stdout).trim().split("\n").pop() ?? "";
+  let answered = false;
   try {
-    return JSON.parse(line) as RestoreAnswer;
-  } catch {
-    const detail = new TextDecoder().decode(stderr).trim().split("\n")[0] || "no answer";
-    throw new Error(`Cannot restore the files: the restore process failed: ${detail}`);
+    /** What stopped taking operations: the restore's error when it answers. */
+    let stopped: unknown;
+    const send = (line: RestoreLine | string) =>
+      writer.write(encoder.encode(`${typeof line === "string" ? line : JSON.stringify(line)}\n`));
+    try {
+      await send({ workspace });
+      let next: IteratorResult<RestoreOp> = first;
+      for (; !next.done; next = await nextOp(source, (error) => stopped = error)) {
+        const op = next.value;
+        if (op.op !== "write") {
+          await send(op);
+          continue;
+        }
+        const { path, executable, data } = op;
+        await send({ op: "write", path, executable, size: data.length });
+        for (let at = 0; at < data.length; at += CHUNK_BYTES) {
+          await send(data.subarray(at, at + CHUNK_BYTES).toBase64());
+        }
+      }
+      if (stopped === undefined) await send({ end: true });
+    } catch {
+      // The process stopped reading (it failed an operation and answered): its answer says.
+    }
+    await writer.close().catch(() => {});
+    const { stdout, stderr } = await within(output, options.answerMs ?? 60_000);
+    const line = decoder.decode(stdout).trim().split("\n").pop() ?? "";
+    let answer: RestoreAnswer;
+    try {
+      answer = JSON.parse(line) as RestoreAnswer;
+    } catch {
+      const detail = decoder.decode(stderr).trim().split("\n")[0] || "no answer";
+      throw new Error(`Cannot restore the files: the restore process failed: ${detail}`);
+    }
+    answered = true;
+    // Its own error stands when it stopped before the request did.
+    if (stopped !== undefined && (answer.error === undefined || answer.error === CUT_SHORT)) {
+      answer.error = stopped instanceof Error ? stopped.message : String(stopped);
+    }
+    return answer;
+  } finally {
+    if (!answered) {
+      await writer.abort().catch(() => {});
+      killSandboxInit(child.pid);
+      await terminateProcessGroup(child.pid, child.status, 200);
+      await output.catch(() => {});
+    }
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The next operation; a failure to take it ends the request, told to `stop`. */
+async function nextOp(
+  source: Iterator<RestoreOp> | AsyncIterator<RestoreOp>,
+  stop: (error: unknown) => void,
+): Promise<IteratorResult<RestoreOp>> {
+  try {
+    return await source.next();
+  } catch (error) {
+    stop(error);
+    return { done: true, value: undefined };
+  }
+}
+
+/** `promise`, or a rejection once `ms` milliseconds passed. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`Cannot restore the files: no answer from the restore in ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

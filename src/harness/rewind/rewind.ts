@@ -26,7 +26,7 @@ import {
   storeDir,
 } from "./records.ts";
 import { type RestoreOp, runRestore } from "./restore_ops.ts";
-import { neverRestored, SCRATCH_PREFIX } from "./safe_files.ts";
+import { MAX_FOLDER_DEPTH, neverRestored, SCRATCH_PREFIX } from "./safe_files.ts";
 import { ShadowStore, type Snapshot, type TreeChange } from "./shadow_store.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "./turn_checkpoints.ts";
 
@@ -174,7 +174,7 @@ export async function planRewind(
   plan.to = state.tree;
   const store = await openStore(session, options);
   const hidden = await hiddenTest(options.workspace, options.rules);
-  const current = await store.snapshot(hidden);
+  const current = await snapshotNow(session, options, hidden);
   plan.current = current;
   const interrupted = interruptedRewind(records);
   if (interrupted !== undefined && records[start - 1] !== interrupted) {
@@ -239,27 +239,19 @@ export async function applyRewind(
         return false;
       });
       // Removals first: a symlink or file leaves before something is written below its name.
-      const ops: RestoreOp[] = [];
+      const ops: PlannedOp[] = [];
       for (const change of todo) {
         if (change.newMode !== "000000" && change.status !== "type") continue;
         ops.push({ op: "remove", path: change.path });
       }
-      const written = todo.filter((change) =>
-        change.newMode !== "000000" && change.newMode !== "160000"
-      );
-      const contents = await store.blobs(written.map((change) => change.newId));
-      for (const [i, change] of written.entries()) {
-        const bytes = contents[i];
-        ops.push(
-          change.newMode === "120000"
-            ? { op: "link", path: change.path, target: new TextDecoder().decode(bytes) }
-            : {
-              op: "write",
-              path: change.path,
-              data: bytes.toBase64(),
-              executable: change.newMode === "100755",
-            },
-        );
+      for (const change of todo) {
+        if (change.newMode === "000000" || change.newMode === "160000") continue;
+        ops.push({
+          op: change.newMode === "120000" ? "link" : "write",
+          path: change.path,
+          id: change.newId,
+          executable: change.newMode === "100755",
+        });
       }
       // Found before anything changes, not by the restore partway through: a folder holding
       // files the checkpoints do not hold (ignored, or hidden by a deny rule) where a file goes
@@ -289,7 +281,8 @@ export async function applyRewind(
             : { conflicts: options.overwrite ? "overwrite" : "keep" }),
         });
       }
-      const answer = await runRestore(options.workspace, ops);
+      // The contents are read as they are sent, a batch at a time: never all in memory.
+      const answer = await runRestore(options.workspace, restoreOps(store, ops));
       for (const op of ops.slice(0, answer.done)) {
         if (op.op === "remove") {
           if (!ops.some((later) => later.op !== "remove" && later.path === op.path)) {
@@ -307,7 +300,7 @@ export async function applyRewind(
   } finally {
     if (store !== undefined) {
       record.after = await hiddenTest(options.workspace, options.rules).then((hidden) =>
-        store.snapshot(hidden)
+        snapshotNow(session, options, hidden)
       )
         .catch(() => undefined);
     }
@@ -324,26 +317,67 @@ export async function applyRewind(
   return result;
 }
 
+/** An operation of the restore, with the blob its content comes from. */
+type PlannedOp =
+  | { op: "remove"; path: string }
+  | { op: "link" | "write"; path: string; id: string; executable: boolean };
+
+/** `ops` as the restore takes them, each file's content read from `store` only as it is sent. */
+async function* restoreOps(
+  store: ShadowStore,
+  ops: readonly PlannedOp[],
+): AsyncGenerator<RestoreOp> {
+  const written: Exclude<PlannedOp, { op: "remove" }>[] = [];
+  for (const op of ops) {
+    if (op.op === "remove") yield op;
+    else written.push(op);
+  }
+  let i = 0;
+  for await (const bytes of store.eachBlob(written.map((op) => op.id))) {
+    const { op, path, executable } = written[i++];
+    yield op === "link"
+      ? { op, path, target: new TextDecoder().decode(bytes) }
+      : { op, path, data: bytes, executable };
+  }
+}
+
 /**
  * The paths of `ops` that a file or link is written to but where a folder with entries stands
- * and no earlier op removes it: the restore would refuse each (`clearFolder`).
+ * and no earlier op removes it: the restore would refuse each (`clearFolder`). Each path is
+ * walked part by part with lstat, as the restore does: below a link, a file, a missing folder or
+ * one an earlier removal takes away, nothing stands in the way (the restore makes the folders
+ * afresh, or refuses a link), and no link is followed, so no folder outside is listed.
  */
-async function blockedPaths(workspace: string, ops: readonly RestoreOp[]): Promise<string[]> {
+async function blockedPaths(workspace: string, ops: readonly PlannedOp[]): Promise<string[]> {
   const removed = new Set(ops.filter((op) => op.op === "remove").map((op) => op.path));
-  /** Whether folder `path` holds anything the removals before the writes leave (`safe_files`
-   * removes the folders they leave empty). */
-  const keepsSomething = async (path: string): Promise<boolean> => {
+  const lstat = (path: string) => Deno.lstat(`${workspace}/${path}`).catch(() => undefined);
+  /**
+   * Whether folder `path` holds anything the removals before the writes leave (`safe_files`
+   * removes the folders they leave empty, and a tree of folders only); past
+   * {@linkcode MAX_FOLDER_DEPTH} folders deep, as the restore, it counts as holding something.
+   */
+  const keepsSomething = async (path: string, depth = 0): Promise<boolean> => {
+    if (depth > MAX_FOLDER_DEPTH) return true;
     for await (const entry of Deno.readDir(`${workspace}/${path}`)) {
       const inner = `${path}/${entry.name}`;
       if (removed.has(inner)) continue;
-      if (!entry.isDirectory || await keepsSomething(inner)) return true;
+      const info = await lstat(inner);
+      if (!info?.isDirectory || await keepsSomething(inner, depth + 1)) return true;
     }
     return false;
   };
+  const reached = async (path: string): Promise<boolean> => {
+    const parts = path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const folder = parts.slice(0, i).join("/");
+      if (removed.has(folder) || !(await lstat(folder))?.isDirectory) return false;
+    }
+    return true;
+  };
   const blocked: string[] = [];
   for (const op of ops) {
-    if (op.op === "remove" || removed.has(op.path)) continue;
-    const info = await Deno.lstat(`${workspace}/${op.path}`).catch(() => undefined);
+    if (op.op === "remove" || removed.has(op.path) || !(await reached(op.path))) continue;
+    const info = await lstat(op.path);
     if (info?.isDirectory && await keepsSomething(op.path).catch(() => true)) {
       blocked.push(op.path);
     }
@@ -459,9 +493,40 @@ async function hiddenTest(
   return (await hiddenInWorkspace(workspace, rules))?.test;
 }
 
-function openStore(session: Session, options: RewindOptions): Promise<ShadowStore> {
+function openStore(
+  session: Session,
+  options: RewindOptions,
+  throwawayIndex?: "copy" | "empty",
+): Promise<ShadowStore> {
   return ShadowStore.open(storeDir(dirname(session.path)), options.workspace, {
     indexName: session.id,
     maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    ...(throwawayIndex === undefined ? {} : { throwawayIndex }),
   });
+}
+
+/**
+ * The workspace now, snapshotted on an index of its own: a copy of the session's, then, when
+ * that fails, none (every file read). The session's index is only a cache: one a killed git
+ * left locked, or damaged, must not stop a rewind to a good checkpoint.
+ */
+async function snapshotNow(
+  session: Session,
+  options: RewindOptions,
+  hidden: PathTest | undefined,
+): Promise<Snapshot> {
+  const store = await openStore(session, options, "copy");
+  try {
+    return await store.snapshot(hidden);
+  } catch (error) {
+    if (!(error instanceof TernError)) throw error;
+  } finally {
+    store.discard();
+  }
+  const fresh = await openStore(session, options, "empty");
+  try {
+    return await fresh.snapshot(hidden);
+  } finally {
+    fresh.discard();
+  }
 }

@@ -15,6 +15,12 @@ import { TernError } from "../../core/errors.ts";
  */
 export const SCRATCH_PREFIX = ".tern-rewind-";
 
+/** How deep a tree of empty folders where a file goes may be for a restore to remove it. */
+export const MAX_FOLDER_DEPTH = 64;
+
+/** The restore's error when its request ends before its end line (tern stopped sending). */
+export const CUT_SHORT = "Cannot restore the files: the request was cut short";
+
 /**
  * `folder`/`path`, for an absolute folder and a path whose parts `pathParts` let through (no
  * `.`, `..` or empty part; every caller checks first): nothing to normalize. The restore process runs without a config, so it
@@ -91,24 +97,37 @@ async function recheck(workspace: string, folder: string, path: string): Promise
 }
 
 /**
- * Writes `bytes` at `path` (relative to `workspace`, an absolute real path) with the executable
- * bits of `executable`, keeping the other permission bits of a file already there.
+ * Writes `content` (bytes, or chunks of them as they come) at `path` (relative to `workspace`,
+ * an absolute real path) with the executable bits of `executable`, keeping the read and write
+ * bits of a file already there (never its setuid, setgid or sticky bit: a restored file is no
+ * program that runs as its owner).
  */
 export async function writeFileSafely(
   workspace: string,
   path: string,
-  bytes: Uint8Array,
+  content: Uint8Array | AsyncIterable<Uint8Array>,
   executable: boolean,
 ): Promise<void> {
   const folder = (await parentFolder(workspace, path, true))!;
   const target = join(workspace, path);
   const old = await Deno.lstat(target).catch(() => undefined);
   await clearFolder(old, target, path);
-  const base = old?.isFile && old.mode !== null ? old.mode & 0o7777 & ~0o111 : 0o644;
+  const base = old?.isFile && old.mode !== null ? old.mode & 0o777 & ~0o111 : 0o644;
   const mode = executable ? base | ((base & 0o444) >> 2) | 0o100 : base;
   const scratch = join(folder, `${SCRATCH_PREFIX}${crypto.randomUUID()}`);
   try {
-    await Deno.writeFile(scratch, bytes, { createNew: true, mode });
+    if (content instanceof Uint8Array) {
+      await Deno.writeFile(scratch, content, { createNew: true, mode });
+    } else {
+      const file = await Deno.open(scratch, { write: true, createNew: true, mode });
+      try {
+        for await (const bytes of content) {
+          for (let at = 0; at < bytes.length;) at += await file.write(bytes.subarray(at));
+        }
+      } finally {
+        file.close();
+      }
+    }
     await Deno.chmod(scratch, mode);
     await recheck(workspace, folder, path);
     await Deno.rename(scratch, target);
@@ -159,7 +178,11 @@ export async function removeSafely(workspace: string, path: string): Promise<voi
   }
 }
 
-/** An empty folder where a file goes is removed; a folder with files in it is refused. */
+/**
+ * A folder where a file goes is removed when it holds nothing but folders (empty, or holding
+ * only such folders: the rewind's check counts them as empty too); a folder with a file, link
+ * or anything else in it is refused.
+ */
 async function clearFolder(
   info: Deno.FileInfo | undefined,
   target: string,
@@ -167,8 +190,22 @@ async function clearFolder(
 ): Promise<void> {
   if (!info?.isDirectory) return;
   try {
-    await Deno.remove(target);
+    await removeEmptyTree(target);
   } catch {
     throw new TernError(`Cannot restore "${path}": a folder with files is in its place`);
   }
+}
+
+/** Removes folder `folder` and the folders in it, deepest first; throws at anything else. */
+async function removeEmptyTree(folder: string, depth = 0): Promise<void> {
+  if (depth > MAX_FOLDER_DEPTH) throw new TernError(`Cannot remove "${folder}": too deep`);
+  for await (const entry of Deno.readDir(folder)) {
+    // Checked again with lstat: a name's entry type comes from the folder, a link is never entered.
+    const inner = join(folder, entry.name);
+    const info = await Deno.lstat(inner);
+    if (!info.isDirectory || info.isSymlink) throw new TernError(`"${inner}" is no folder`);
+    await removeEmptyTree(inner, depth + 1);
+  }
+  // Not recursive: a file that appeared meanwhile makes it fail.
+  await Deno.remove(folder);
 }

@@ -31,6 +31,13 @@ export interface ShadowStoreOptions {
   path?: string;
   /** Milliseconds each git command may take (default 30,000). */
   timeoutMs?: number;
+  /**
+   * An index of this object's own instead of the session's, so a broken session index (a lock
+   * a killed git left, a damaged file) cannot fail its snapshots: a copy of the session's
+   * (`"copy"`) or none (`"empty"`: every file is read). {@linkcode ShadowStore.discard}
+   * removes it.
+   */
+  throwawayIndex?: "copy" | "empty";
   /** Most files one snapshot reads (default 100,000): past it the snapshot fails. */
   maxFiles?: number;
   /** Most bytes one snapshot reads (default 2 GiB): past it the snapshot fails. */
@@ -98,13 +105,21 @@ const CONFIG = `[core]
 [maintenance]
 \tauto = false
 `;
-/** Highest precedence of all attribute sources: no filter, conversion or encoding, ever. */
-const ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n";
+/**
+ * Highest precedence of all attribute sources: no filter, conversion or encoding, ever; and no
+ * diff setting (`!diff`: git tells binary files by their content), so a project's `* binary` or
+ * `-diff` cannot hide what a rewind would change behind "Binary files differ".
+ */
+const ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !diff\n";
 const TREE_ID = /^[0-9a-f]{40}$/;
+/** The commands that take the index's lock. */
+const LOCKING = new Set(["update-index", "write-tree"]);
 /** The FIFOs git would wait on found in the workspace (NUL-separated absolute paths). */
 const FIFOS_FILE = "fifos";
 /** Blobs read by one `git cat-file --batch`. */
 const BLOB_BATCH = 256;
+/** Blob sizes asked for by one `git cat-file --batch-check`. */
+const SIZE_BATCH = 4096;
 /** Session indexes kept in a store (the newest); see `#seedIndex`. */
 const KEPT_INDEXES = 16;
 const STATUS: Record<string, TreeChange["status"]> = {
@@ -134,7 +149,9 @@ export class ShadowStore {
     this.gitDir = gitDir;
     this.workspace = workspace;
     this.#options = options;
-    this.#index = join(gitDir, `index-${options.indexName}`);
+    this.#index = options.throwawayIndex === undefined
+      ? join(gitDir, `index-${options.indexName}`)
+      : join(gitDir, `throwaway-index-${crypto.randomUUID()}`);
   }
 
   /**
@@ -176,7 +193,16 @@ export class ShadowStore {
       await Deno.rename(scratch, config);
       await Deno.remove(join(this.gitDir, "hooks"), { recursive: true }).catch(() => {});
     }
-    this.#seedIndex();
+    // A store made before the attributes last changed gets them now.
+    const attributes = join(this.gitDir, "info", "attributes");
+    if (ready && readTextOrNull(attributes) !== ATTRIBUTES) {
+      await Deno.writeTextFile(attributes, ATTRIBUTES);
+    }
+    // A lock no live command holds (its git was killed along with a tern process) would fail
+    // every later command on the index.
+    if (this.#staleLock(`${this.#index}.lock`)) this.#dropLock("");
+    if (this.#options.throwawayIndex === undefined) this.#seedIndex();
+    else this.#copyIndex(this.#options.throwawayIndex);
     // FIFOs an earlier process found: its next command need not wait to find them again.
     const fifos = readTextOrNull(join(this.gitDir, FIFOS_FILE));
     this.#fifos = (fifos ?? "").split("\0").filter((path) =>
@@ -189,6 +215,35 @@ export class ShadowStore {
     const inside = relative(this.workspace, join(this.gitDir, ".."));
     if (inside.startsWith("..") || inside === "" || inside.startsWith("/")) return "";
     return `/${inside.replace(/[\\*?[\]!#\s]/g, (c) => `\\${c}`)}/\n`;
+  }
+
+  /**
+   * The throwaway index: a copy of the session's (not its lock; the copy keeps its times, as
+   * git trusts stat data only for files older than the index), or none for `"empty"`.
+   */
+  #copyIndex(kind: "copy" | "empty"): void {
+    if (kind === "empty") return;
+    const session = join(this.gitDir, `index-${this.#options.indexName}`);
+    try {
+      const info = Deno.lstatSync(session);
+      if (!info.isFile || !info.mtime) return;
+      Deno.copyFileSync(session, this.#index);
+      Deno.utimeSync(this.#index, info.atime ?? info.mtime, info.mtime);
+    } catch {
+      // None: the snapshot reads every file.
+    }
+  }
+
+  /** Removes a throwaway index (and its lock); nothing for a session's own. Never throws. */
+  discard(): void {
+    if (this.#options.throwawayIndex === undefined) return;
+    for (const path of [this.#index, `${this.#index}.lock`]) {
+      try {
+        Deno.removeSync(path);
+      } catch {
+        // None.
+      }
+    }
   }
 
   #seedIndex(): void {
@@ -631,6 +686,48 @@ export class ShadowStore {
     return contents;
   }
 
+  /**
+   * The contents of blobs `ids`, in order, read in batches of at most `batchBytes` bytes (one
+   * blob larger than that is a batch of its own) and {@linkcode BLOB_BATCH} blobs: a rewind
+   * restoring gigabytes holds one batch at a time, not all of them (their sizes are asked for
+   * first, `cat-file --batch-check`).
+   * @throws {TernError} for a blob that is missing or larger than the limit.
+   */
+  async *eachBlob(
+    ids: readonly string[],
+    batchBytes = 64 * 1024 * 1024,
+  ): AsyncGenerator<Uint8Array> {
+    const bad = ids.find((id) => !TREE_ID.test(id));
+    if (bad !== undefined) throw new TypeError(`Cannot read blob "${bad}": not an object id`);
+    for (let start = 0; start < ids.length; start += SIZE_BATCH) {
+      const part = ids.slice(start, start + SIZE_BATCH);
+      const result = await this.#git(["cat-file", "--batch-check"], {
+        input: encoder.encode(part.map((id) => `${id}\n`).join("")),
+        maxBytes: part.length * 128,
+      });
+      // A missing one counts as empty here: `blobs()` names it.
+      const sizes = new Map(
+        decoder.decode(result.stdout).split("\n").map((line) => {
+          const [id, type, size] = line.split(" ");
+          return [id, type === "blob" ? Number(size) : 0] as const;
+        }),
+      );
+      let batch: string[] = [];
+      let bytes = 0;
+      for (const id of part) {
+        const size = sizes.get(id) ?? 0;
+        if (batch.length > 0 && (bytes + size > batchBytes || batch.length >= BLOB_BATCH)) {
+          yield* await this.blobs(batch);
+          batch = [];
+          bytes = 0;
+        }
+        batch.push(id);
+        bytes += size;
+      }
+      if (batch.length > 0) yield* await this.blobs(batch);
+    }
+  }
+
   /** Whether `tree` is an object of this store. */
   async has(tree: string): Promise<boolean> {
     if (!TREE_ID.test(tree)) return false;
@@ -660,16 +757,23 @@ export class ShadowStore {
       ? (args: readonly string[], given: WorkspaceGitOptions) =>
         this.#workspaceGit(args, given, reads === "attributes")
       : runGit;
-    const result = await run(args, {
-      workspace: this.workspace,
-      cwd: this.workspace,
-      env: { PATH: this.#options.path ?? readPath() },
-      isolated: { gitDir: this.gitDir, workTree: this.workspace },
-      indexFile: this.#index,
-      input: options.input,
-      maxBytes: options.maxBytes,
-      timeoutMs: this.#options.timeoutMs ?? 30_000,
-    });
+    let result: GitResult | undefined;
+    try {
+      result = await run(args, {
+        workspace: this.workspace,
+        cwd: this.workspace,
+        env: { PATH: this.#options.path ?? readPath() },
+        isolated: { gitDir: this.gitDir, workTree: this.workspace },
+        indexFile: this.#index,
+        input: options.input,
+        maxBytes: options.maxBytes,
+        timeoutMs: this.#options.timeoutMs ?? 30_000,
+      });
+    } finally {
+      const failed = result === undefined || result.timedOut ||
+        (result.code !== 0 && !(options.okCodes ?? [0]).includes(result.code));
+      if (failed && LOCKING.has(args[0])) this.#dropLock(result?.stderr ?? "");
+    }
     const command = `git ${args[0]}`;
     if (!result) throw new TernError(`Cannot checkpoint the workspace: git is not available`);
     if (result.timedOut) {
@@ -680,6 +784,33 @@ export class ShadowStore {
       throw new TernError(`Cannot checkpoint the workspace: "${command}" failed: ${detail}`);
     }
     return result;
+  }
+
+  /**
+   * Removes the index's lock after a command on it failed: one killed (a signal such as SIGBUS
+   * from a file truncated while git read it, or the timeout) leaves its lock, and every later
+   * command on the index would fail on it. tern is the only writer of its store's indexes; a
+   * lock the command failed on (`File exists`) goes only once it is older than a command may
+   * run, as another tern process on the same session may hold it.
+   */
+  #dropLock(stderr: string): void {
+    const lock = `${this.#index}.lock`;
+    if (/File exists/.test(stderr) && !this.#staleLock(lock)) return;
+    try {
+      Deno.removeSync(lock);
+    } catch {
+      // None.
+    }
+  }
+
+  /** Whether lock file `lock` is older than any live command's (its timeout, and a margin). */
+  #staleLock(lock: string): boolean {
+    try {
+      const mtime = Deno.lstatSync(lock).mtime?.getTime() ?? 0;
+      return Date.now() - mtime > (this.#options.timeoutMs ?? 30_000) + 5_000;
+    } catch {
+      return false;
+    }
   }
 
   /**
