@@ -693,7 +693,7 @@ export class Conversation {
     await this.settlePermissions();
     if (this.#running) throw new Error("A turn is already running");
     this.#running = true;
-    // Set before the first await, so no call of this turn is reviewed without it.
+    // Set before the turn's next await, so no call of this turn is reviewed without it.
     this.#turnGoal = options.goal === undefined || options.goal === task
       ? { text: task }
       : { text: options.goal, context: givenContext(task) };
@@ -1346,6 +1346,8 @@ export class Conversation {
     const resultsDir = toolResultsDir(session.path);
     const abort = new AbortController();
     this.#openAbort = abort;
+    // Noted now, not once the code loaded: a turn that starts meanwhile compares with it.
+    const permissions = this.#holdPermissions(session);
     const opening = Promise.all([
       import("./agent_sandbox.ts"),
       Deno.mkdir(resultsDir, { recursive: true, mode: 0o700 }),
@@ -1375,7 +1377,7 @@ export class Conversation {
         hooks,
         transcriptPath: session.path,
         extraRead: [resultsDir],
-        permissions: this.#holdPermissions(session),
+        permissions,
         onPermissionChange: (change) => {
           session.append({ type: "permission", change });
           this.#holdPermissions(session);
