@@ -101,8 +101,11 @@ export function programsOnlyIn(
 ): { name: string; folder: string }[] {
   const extra = [folder, realOrSelf(folder)];
   const startSearch = hostSearchPath(startPath ?? currentPath() ?? DEFAULT_PATH);
-  const search = startSearch.split(":")
-    .filter((dir) => !isGuarded(dir, extra) && !isGuarded(realOrSelf(dir), extra)).join(":");
+  const dirs = startSearch.split(":");
+  const kept = dirs.filter((dir) => !isGuarded(dir, extra) && !isGuarded(realOrSelf(dir), extra));
+  // No folder of the PATH lies in it (a project's folder): nothing to look up, on every start.
+  if (kept.length === dirs.length) return [];
+  const search = kept.join(":");
   const hidden: { name: string; folder: string }[] = [];
   for (const name of names) {
     const now = lookUp(name, startSearch);
