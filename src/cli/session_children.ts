@@ -2,13 +2,15 @@
 import { loadSession } from "../session/load.ts";
 import { listSessions, type SessionInfo } from "../session/paths.ts";
 import type { SessionEntry } from "../session/types.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 /**
  * Lines naming every subagent session spawned from `sessionId` (and theirs, indented under
  * them): task, agent, run, status; empty when there are none. Reads the headers of the
  * sessions under `ternHome` once. Headers are files anyone may have edited: each file is shown
  * once and each id's children once, so a session naming itself (or a descendant) as its parent,
- * or two files of one id, end the listing instead of looping.
+ * or two files of one id, end the listing instead of looping. Each row is made visible
+ * (`visibleText`).
  */
 export async function childSessionLines(
   ternHome: string,
@@ -41,7 +43,10 @@ export async function childSessionLines(
       ? `${spawn.taskName} (${spawn.agentId}, ${spawn.runId})`
       : "(no spawn record)";
     const status = done?.status ?? "running or lost";
-    lines.push(`${"  ".repeat(depth)}${info.id}  ${what}  ${status}  ${info.entries} entries`);
+    // Headers and records name tasks and agents from a file anyone may have edited: the row
+    // stays one row, every character of it visible.
+    const row = `${info.id}  ${what}  ${status}  ${info.entries} entries`;
+    lines.push(`${"  ".repeat(depth)}${visibleText(row)}`);
     const children = byParent.get(info.id) ?? [];
     if (children.length === 0 || expanded.has(info.id)) continue;
     expanded.add(info.id);

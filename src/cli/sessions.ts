@@ -248,13 +248,7 @@ async function treeText(path: string, ternHome: string): Promise<string> {
     for (const child of [...children].reverse()) stack.push({ entry: child, depth: next });
   }
   const { childSessionLines } = await import("./session_children.ts");
-  // Child sessions' headers and records name tasks and agents: each row stays one row.
-  lines.push(
-    ...(await childSessionLines(ternHome, session.header.id, session.entries)).map((line) => {
-      const indent = /^ */.exec(line)![0];
-      return indent + visibleText(line.slice(indent.length));
-    }),
-  );
+  lines.push(...await childSessionLines(ternHome, session.header.id, session.entries));
   return lines.join("\n") + "\n";
 }
 

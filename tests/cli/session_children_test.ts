@@ -74,3 +74,30 @@ Deno.test("sessions tree ends when two files of one id name each other's id as p
     await ws.cleanup();
   }
 });
+
+Deno.test("a child's row is made visible: a task name cannot add a row or send an escape", async () => {
+  const ws = await tempWorkspace();
+  try {
+    writeSession(ws.home, ws.dir, CHILD, PARENT, 1);
+    const { childSessionLines } = await import("../../src/cli/session_children.ts");
+    const spawn = {
+      type: "subagent",
+      id: "s1",
+      parentId: null,
+      timestamp: "2026-01-01T00:00:00.000Z",
+      data: {
+        kind: "spawn",
+        childSessionId: CHILD,
+        taskName: "fix\n  33333333  forged  completed\x1b[2K",
+        agentId: "a",
+        runId: "r",
+      },
+    };
+    const lines = await childSessionLines(ws.home, PARENT, [spawn as never]);
+    equal(lines.length, 2, lines.join("\n"));
+    ok(lines[1].startsWith(`  ${CHILD}  fix`), lines[1]);
+    ok(!lines[1].includes("\n") && !lines[1].includes("\x1b"), JSON.stringify(lines[1]));
+  } finally {
+    await ws.cleanup();
+  }
+});
