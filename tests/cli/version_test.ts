@@ -50,3 +50,15 @@ Deno.test("bin/tern --version says bundle while the bundle is fresh, source once
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("main.ts --version into a full stdout fails with one line on stderr, no stack trace", async () => {
+  const out = await new Deno.Command("bash", {
+    args: ["-c", `"${Deno.execPath()}" run --no-prompt --no-check main.ts --version >/dev/full`],
+    cwd: ROOT,
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  equal(out.code, 1, stderr);
+  equal(stderr.trim().split("\n").length, 1, stderr);
+  equal(stderr.startsWith("tern: cannot write the version to stdout:"), true, stderr);
+});
