@@ -12,6 +12,7 @@ import {
   type CatalogEntry,
   guessedModel,
   isListableModelId,
+  isTakenPrice,
   type ModelPrice,
   unknownModel,
 } from "./model_info.ts";
@@ -196,12 +197,6 @@ function priceOf(pricing: Record<string, unknown>): ModelPrice | undefined {
   return price;
 }
 
-/**
- * The most USD per million tokens taken from a server: many times the dearest real model. A
- * larger price (`"1e300"` would be `$Infinity`, stored as null) is the server's mistake.
- */
-const MAX_PRICE_PER_MILLION = 10_000;
-
 /** A per-token price as USD per million tokens; undefined unless within 0 to the maximum. */
 function perMillion(value: unknown): number | undefined {
   const perToken = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
@@ -209,7 +204,7 @@ function perMillion(value: unknown): number | undefined {
   // Rounded to 1e-9 USD so "0.00000125" reads as 1.25, not 1.2499999999999998. Checked after
   // the arithmetic: a finite price per token can overflow per million.
   const price = Math.round(perToken * 1e15) / 1e9;
-  return Number.isFinite(price) && price <= MAX_PRICE_PER_MILLION ? price : undefined;
+  return isTakenPrice(price) ? price : undefined;
 }
 
 function positiveInteger(value: unknown): number | undefined {

@@ -19,6 +19,18 @@ export interface ModelPrice {
   cacheWrite?: number;
 }
 
+/**
+ * The most USD per million tokens tern takes as a price, from a server or from its own cache of
+ * one: many times the dearest real model. A larger price (`"1e300"` would be `$Infinity`, stored
+ * as null) is the server's mistake.
+ */
+export const MAX_PRICE_PER_MILLION = 10_000;
+
+/** Whether `value` is a price tern takes: a number from 0 to {@linkcode MAX_PRICE_PER_MILLION}. */
+export function isTakenPrice(value: unknown): value is number {
+  return typeof value === "number" && value >= 0 && value <= MAX_PRICE_PER_MILLION;
+}
+
 export interface ModelInfo {
   /** The id sent to the API. */
   id: string;

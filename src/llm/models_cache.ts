@@ -7,7 +7,7 @@
  */
 import { join } from "../core/path.ts";
 import { shownUrl } from "../core/url_text.ts";
-import { type CatalogEntry, isListableModelId } from "./model_info.ts";
+import { type CatalogEntry, isListableModelId, isTakenPrice } from "./model_info.ts";
 
 /** How long a listing is fresh: within it, `tern models` does not ask the server again. */
 export const MODELS_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -161,20 +161,18 @@ function checkedEntry(raw: unknown, provider: string): CatalogEntry[] {
   };
   if (reasoning === "effort" || reasoning === "budget") entry.reasoning = reasoning;
   if (raw.guessed === true) entry.guessed = true;
-  if (isRecord(price) && nonNegative(price.input) && nonNegative(price.output)) {
+  // A price is taken from the cache as from a server: within the cap (a cache an older tern
+  // wrote may hold a larger one).
+  if (isRecord(price) && isTakenPrice(price.input) && isTakenPrice(price.output)) {
     entry.price = { input: price.input, output: price.output };
-    if (nonNegative(price.cachedInput)) entry.price.cachedInput = price.cachedInput;
-    if (nonNegative(price.cacheWrite)) entry.price.cacheWrite = price.cacheWrite;
+    if (isTakenPrice(price.cachedInput)) entry.price.cachedInput = price.cachedInput;
+    if (isTakenPrice(price.cacheWrite)) entry.price.cacheWrite = price.cacheWrite;
   }
   return [entry];
 }
 
 function positive(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
-}
-
-function nonNegative(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -29,7 +29,13 @@ interface Listing {
   main: boolean;
   error?: string;
   cachedAt?: string;
-  models: { id: string; source: string; guessed?: boolean; contextWindow: number }[];
+  models: {
+    id: string;
+    source: string;
+    guessed?: boolean;
+    contextWindow: number;
+    price?: unknown;
+  }[];
 }
 
 const HOSTILE_ID = "evil\x1b]0;owned\x07\x1b[2J";
@@ -165,6 +171,8 @@ Deno.test("tern models: a tampered cache file loses its bad entries, not the goo
             { ...good, id: HOSTILE_ID },
             { ...good, id: "bad-window", contextWindow: -1 },
             { ...good, id: "other-provider", provider: "anthropic" },
+            { ...good, id: "priced", price: { input: 3, output: 15, cachedInput: 1e6 } },
+            { ...good, id: "over-cap", price: { input: 1e300, output: 15 } },
           ],
         }],
       }),
@@ -179,6 +187,12 @@ Deno.test("tern models: a tampered cache file loses its bad entries, not the goo
     ok(ids.includes("kept-model"), JSON.stringify(ids));
     for (const bad of ["bad-window", "other-provider"]) ok(!ids.includes(bad), bad);
     ok(!ids.some((id) => id.startsWith("evil")));
+    // A price past the cap a server's answer is held to (an older tern cached one) is dropped:
+    // the model stays, without that price.
+    const price = (id: string) => main.models.find((m) => m.id === id)?.price;
+    equal(JSON.stringify(price("priced")), JSON.stringify({ input: 3, output: 15 }));
+    ok(ids.includes("over-cap"), JSON.stringify(ids));
+    equal(price("over-cap"), undefined);
   } finally {
     await ws.cleanup();
   }
