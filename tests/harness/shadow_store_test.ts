@@ -5,7 +5,7 @@
  */
 import { deepEqual, equal, notEqual, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { ShadowStore } from "../../src/harness/rewind/shadow_store.ts";
+import { ShadowStore, THROWAWAY_STALE_MS } from "../../src/harness/rewind/shadow_store.ts";
 
 async function withWorkspace(fn: (ws: string, gitDir: string) => Promise<void>): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_shadow_" }));
@@ -314,5 +314,31 @@ Deno.test("ShadowStore.snapshot() released from a FIFO .gitattributes mid-update
     deepEqual((await store.changes(second.tree, third.tree)).map((c) => [c.path, c.status]), [
       ["b.txt", "added"],
     ]);
+  });
+});
+
+Deno.test("ShadowStore.open() with a throwaway index removes those a killed process left, not fresh ones", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
+    await (await open(gitDir, ws, "s1")).snapshot();
+    const hourAgo = Date.now() - THROWAWAY_STALE_MS - 60_000;
+    const left = [`throwaway-index-${hourAgo}-0a1b`, `throwaway-index-${hourAgo}-0a1b.lock`];
+    const fresh = `throwaway-index-${Date.now() - 10_000}-2c3d`;
+    for (const name of [...left, fresh]) await Deno.writeTextFile(join(gitDir, name), "x");
+    const store = await ShadowStore.open(gitDir, ws, {
+      indexName: "s1",
+      maxFileBytes: 1024 * 1024,
+      throwawayIndex: "copy",
+    });
+    const snapshot = await store.snapshot();
+    ok(snapshot.tree.length > 0);
+    const names = () => [...Deno.readDirSync(gitDir)].map((e) => e.name);
+    // Its own index is there while it is open, named as the sweep reads it.
+    ok(
+      names().some((n) => /^throwaway-index-\d+-[0-9a-f-]+$/.test(n) && n !== fresh),
+      names().join(),
+    );
+    store.discard();
+    deepEqual(names().filter((n) => n.startsWith("throwaway-index-")), [fresh]);
   });
 });

@@ -131,6 +131,12 @@ const STATUS: Record<string, TreeChange["status"]> = {
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
+/** A throwaway index's name starts so, then the time it was made (ms) and a random id. */
+const THROWAWAY_PREFIX = "throwaway-index-";
+const THROWAWAY_NAME = /^throwaway-index-(\d{1,15})-[0-9a-f-]+(?:\.lock)?$/;
+/** A throwaway index older than this was left by a killed process. */
+export const THROWAWAY_STALE_MS = 60 * 60 * 1000;
+
 /** See the module comment. */
 export class ShadowStore {
   readonly gitDir: string;
@@ -151,7 +157,7 @@ export class ShadowStore {
     this.#options = options;
     this.#index = options.throwawayIndex === undefined
       ? join(gitDir, `index-${options.indexName}`)
-      : join(gitDir, `throwaway-index-${crypto.randomUUID()}`);
+      : join(gitDir, `${THROWAWAY_PREFIX}${Date.now()}-${crypto.randomUUID()}`);
   }
 
   /**
@@ -202,7 +208,10 @@ export class ShadowStore {
     // every later command on the index.
     if (this.#staleLock(`${this.#index}.lock`)) this.#dropLock("");
     if (this.#options.throwawayIndex === undefined) this.#seedIndex();
-    else this.#copyIndex(this.#options.throwawayIndex);
+    else {
+      this.#sweepThrowaways();
+      this.#copyIndex(this.#options.throwawayIndex);
+    }
     // FIFOs an earlier process found: its next command need not wait to find them again.
     const fifos = readTextOrNull(join(this.gitDir, FIFOS_FILE));
     this.#fifos = (fifos ?? "").split("\0").filter((path) =>
@@ -231,6 +240,30 @@ export class ShadowStore {
       Deno.utimeSync(this.#index, info.atime ?? info.mtime, info.mtime);
     } catch {
       // None: the snapshot reads every file.
+    }
+  }
+
+  /**
+   * Removes the throwaway indexes (and their locks) that a killed tern left: those made more
+   * than {@linkcode THROWAWAY_STALE_MS} ago, by the time in their names (a copy keeps its
+   * source's times, so the file's own say nothing). One operation holds its index for seconds.
+   */
+  #sweepThrowaways(): void {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(this.gitDir)];
+    } catch {
+      return;
+    }
+    const now = Date.now();
+    for (const entry of entries) {
+      const made = THROWAWAY_NAME.exec(entry.name);
+      if (!entry.isFile || made === null || now - Number(made[1]) < THROWAWAY_STALE_MS) continue;
+      try {
+        Deno.removeSync(join(this.gitDir, entry.name));
+      } catch {
+        // Gone already.
+      }
     }
   }
 
