@@ -10,7 +10,7 @@ import {
   type McpToolInfo,
   type TransportHandle,
 } from "./connection.ts";
-import { type McpTool, mcpTool, schemaProblem } from "./mcp_tool.ts";
+import { type McpTool, mcpTool, readOnlyHintCounts, schemaProblem } from "./mcp_tool.ts";
 import { exposedToolNames, toolKey } from "./tool_names.ts";
 import {
   type McpScope,
@@ -173,7 +173,9 @@ export class McpManager {
       listed.map((info) => {
         const name = names.get(toolKey(c.name, info.name))!;
         const known = this.#made.get(info);
-        const tool = known?.name === name ? known : mcpTool(c, info, name);
+        const tool = known?.name === name
+          ? known
+          : mcpTool(c, info, name, readOnlyHintCounts(c.config));
         made.set(info, tool);
         return tool;
       })

@@ -4,12 +4,12 @@
  * permission gate and the audit treat both alike. Arguments are validated against the
  * server's input schema before anything is sent (its patterns matched in linear time, each
  * schema compiled apart from every other); only tools annotated `readOnlyHint` count as
- * read-only.
+ * read-only, and only where the server's word is taken ({@linkcode readOnlyHintCounts}).
  *
  * What it declares about itself (see `src/tools/define.ts`): it runs on the host (in its
  * server, which tern does not confine), it only reads when the server says so (`readOnlyHint`:
- * a hint from the server, but the only word there is, and one that can only loosen review for
- * tools the server owner marked), and a top-level string `path` argument is the one path tern
+ * a hint from the server, but the only word there is, and one that loosens review: taken from
+ * your own servers, and from a project's only when its sandbox could do nothing else), and a top-level string `path` argument is the one path tern
  * can name for it (written unless read-only): a guess, kept so path rules (a deny rule on
  * `secret/**` for every tool) and plan path locks cover MCP tools too.
  */
@@ -19,6 +19,7 @@ import type { Observation } from "../core/observation.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 import { McpCallError, type McpConnection, type McpToolInfo } from "./connection.ts";
 import { resultObservation } from "./results.ts";
+import type { McpServerConfig } from "./types.ts";
 import { withoutInvisible } from "../core/invisible_text.ts";
 import { COPY, copyJson } from "../core/json_depth.ts";
 
@@ -51,15 +52,32 @@ export interface McpTool {
   run(args: unknown, ctx: { signal: AbortSignal }): Promise<Observation>;
 }
 
-/** Adapts tool `info` of `connection`, exposed to the model as `name`. */
+/**
+ * Whether a tool's `readOnlyHint` from the server `config` makes it read-only for tern. A read-only
+ * tool runs without a question in every mode and under `:read-only`, and is not watched for
+ * changes: that is a person's call. Your own servers' hints count (you chose the server). A
+ * project's server is the repository's word on its own tools, so its hints count only when its
+ * sandbox leaves it nothing to change: no writable folder and no network.
+ */
+export function readOnlyHintCounts(config: Pick<McpServerConfig, "scope" | "sandbox">): boolean {
+  if (config.scope === "user") return true;
+  const sandbox = config.sandbox;
+  return sandbox !== undefined && sandbox.writable.length === 0 && !sandbox.network;
+}
+
+/**
+ * Adapts tool `info` of `connection`, exposed to the model as `name`; `hintCounts` says whether
+ * the server's `readOnlyHint` is taken ({@linkcode readOnlyHintCounts}).
+ */
 export function mcpTool(
   connection: Pick<McpConnection, "name" | "callTool">,
   info: McpToolInfo,
   name: string,
+  hintCounts: boolean,
 ): McpTool {
   const parameters = modelSchema(info.inputSchema);
   let validate: Promise<(args: unknown) => string | undefined> | undefined;
-  const readOnly = info.annotations?.readOnlyHint === true;
+  const readOnly = hintCounts && info.annotations?.readOnlyHint === true;
   return {
     name,
     description: describe(connection.name, info),

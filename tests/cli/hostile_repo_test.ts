@@ -316,6 +316,38 @@ bwrapTest(
 );
 
 bwrapTest(
+  "a project MCP server's readOnlyHint does not make its tool read-only: :read-only refuses it",
+  async () => {
+    await withScene(async (scene) => {
+      // The fault server's echo says readOnlyHint; its sandbox may write the workspace.
+      projectServer(scene);
+      const trust = await runTern(["mcp", "trust", "srv"], { cwd: scene.dir, env: scene.env });
+      equal(trust.code, 0, trust.stderr);
+      const server = await startScriptedServer([
+        { toolCalls: [{ id: "c1", name: "mcp__srv__echo", arguments: '{"message":"hi"}' }] },
+        { text: "fine" },
+      ], { chunkDelayMs: 0 });
+      try {
+        const run = await runTern(
+          [
+            "run",
+            ...["--base-url", server.baseUrl, "-m", "scripted", "-o", "json"],
+            ...["--profile", ":read-only", "--mode", "bypass", "go"],
+          ],
+          { cwd: scene.dir, env: scene.env },
+        );
+        equal(run.code, 0, run.stderr);
+        const result = server.requests[1].modelRequest.messages.find((m) => m.role === "tool");
+        match(String(result?.content), /POLICY_DENIED/);
+        ok(!String(result?.content).includes("echo: hi"), String(result?.content));
+      } finally {
+        await server.close();
+      }
+    });
+  },
+);
+
+bwrapTest(
   "a project MCP server runs in bubblewrap even when its file says sandbox: false",
   async () => {
     await withScene(async (scene) => {

@@ -69,7 +69,7 @@ export async function withServer(
 export function toolOf(connection: McpConnection, tool: string): McpTool {
   const info = connection.tools.find((listed) => listed.name === tool);
   ok(info, `"${tool}" is listed`);
-  return mcpTool(connection, info, `mcp__${connection.name}__${tool}`);
+  return mcpTool(connection, info, `mcp__${connection.name}__${tool}`, true);
 }
 
 /** Calls `tool` with `args`, never cancelled. */

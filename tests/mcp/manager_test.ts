@@ -1,6 +1,7 @@
 /** McpManager and McpConnection against the fault fixture server: lifecycle and fault cases. */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { alive, faultServer, processesMatching, withManager } from "./_servers.ts";
+import { readOnlyHintCounts } from "../../src/mcp/mcp_tool.ts";
 
 Deno.test("McpManager starts a server, lists its tools and calls one", async () => {
   await withManager([faultServer("fault", "ok")], async (manager) => {
@@ -17,6 +18,23 @@ Deno.test("McpManager starts a server, lists its tools and calls one", async () 
     const obs = await echo.run({ message: "hi" }, { signal: new AbortController().signal });
     deepEqual(obs, { status: "SUCCEEDED", output: "echo: hi" });
   });
+});
+
+Deno.test("McpManager takes a project server's readOnlyHint only when its sandbox can change nothing", async () => {
+  // The fault server's echo says readOnlyHint. A project's server is the repository's word.
+  await withManager([faultServer("fault", "ok", { scope: "project" })], async (manager) => {
+    manager.start();
+    await manager.settled();
+    equal(manager.status()[0].state, "READY", manager.status()[0].error);
+    equal(manager.tool("mcp__fault__echo")!.readOnly, false);
+  });
+  const sandbox = (writable: string[], network: boolean) => ({ writable, network });
+  equal(readOnlyHintCounts({ scope: "user", sandbox: undefined }), true);
+  equal(readOnlyHintCounts({ scope: "user", sandbox: sandbox(["/w"], true) }), true);
+  equal(readOnlyHintCounts({ scope: "project", sandbox: undefined }), false);
+  equal(readOnlyHintCounts({ scope: "project", sandbox: sandbox(["/w"], false) }), false);
+  equal(readOnlyHintCounts({ scope: "project", sandbox: sandbox([], true) }), false);
+  equal(readOnlyHintCounts({ scope: "project", sandbox: sandbox([], false) }), true);
 });
 
 Deno.test("McpManager reads every page of tools/list, following nextCursor", async () => {

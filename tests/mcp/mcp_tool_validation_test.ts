@@ -155,6 +155,7 @@ for (const [where, { loose, strict }] of Object.entries(SHARING)) {
           good,
           { name: "count", inputSchema: strict(2) },
           "mcp__good__count",
+          true,
         );
         match(invalid(await call(changed, { n: 3 })), /must be <= 2/);
       });
