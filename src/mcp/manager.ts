@@ -319,8 +319,12 @@ export class McpManager {
     const { StdioProcessTransport } = await import("./stdio_transport.ts");
     const env = { ...this.#options.baseEnv, ...config.env };
     // A server outside the sandbox finds what it starts by name (`#!/usr/bin/env node`) on a
-    // PATH without the folders sandboxed commands may write (core/host_programs.ts).
-    if (!config.sandbox && env.PATH !== undefined) env.PATH = hostSearchPath(env.PATH);
+    // PATH without the folders sandboxed commands may write (core/host_programs.ts). So does a
+    // project's server in its sandbox: trust pins the files its command line names, and a
+    // program found by name in the workspace (an activated `.venv/bin`) would be one a command
+    // could swap after the trust.
+    const cut = !config.sandbox || config.scope === "project";
+    if (cut && env.PATH !== undefined) env.PATH = hostSearchPath(env.PATH);
     const transport = new StdioProcessTransport({
       command: argv[0],
       args: argv.slice(1),

@@ -348,6 +348,36 @@ bwrapTest(
 );
 
 bwrapTest(
+  "a trusted project MCP server never runs a program of its name from a workspace folder on PATH",
+  async () => {
+    await withScene(async (scene) => {
+      // The person's PATH starts in the workspace (an activated venv). The server names its
+      // program by a bare word, found first there: a command could swap that file after the trust.
+      const planted = join(scene.dir, "planted.txt");
+      const program = writeIn(
+        scene.dir,
+        "venv/bin/srv-prog",
+        `#!/bin/sh\necho ran >> '${planted}'\nexec '${Deno.execPath()}' run -A --no-config ./srv.ts ok\n`,
+      );
+      Deno.chmodSync(program, 0o755);
+      projectServer(scene);
+      writeIn(
+        scene.dir,
+        ".mcp.json",
+        JSON.stringify({ mcpServers: { srv: { command: "srv-prog", args: ["./srv.ts"] } } }),
+      );
+      const env = { ...scene.env, PATH: `${join(scene.dir, "venv/bin")}:${Deno.env.get("PATH")}` };
+      const mcp = (...args: string[]) => runTern(["mcp", ...args], { cwd: scene.dir, env });
+      await mcp("trust", "srv");
+      const list = await mcp("list");
+      equal(list.code, 0, list.stderr);
+      ok(!/^srv\s+READY/m.test(list.stdout), list.stdout);
+      equal(existsSync(planted), false, "the workspace's program never ran");
+    });
+  },
+);
+
+bwrapTest(
   "a project MCP server runs in bubblewrap even when its file says sandbox: false",
   async () => {
     await withScene(async (scene) => {

@@ -36,7 +36,12 @@ Deno.test("interactive: /mcp lists servers, /mcp trust starts one, a turn calls 
           NO_COLOR: "1",
         };
         const input = ["/mcp", "/mcp trust theirs", "/mcp tools theirs", "say hey"].join("\n");
-        const run = await runTernWithInput([], `${input}\n`, { cwd: ws.dir, env });
+        // A project server's tools are never read-only by its own word (its sandbox may write):
+        // the turn's call needs a decision, here bypass mode's.
+        const run = await runTernWithInput(["--mode", "bypass"], `${input}\n`, {
+          cwd: ws.dir,
+          env,
+        });
         equal(run.code, 0, run.stderr);
         const out = run.stdout;
         match(out, /do not start until you trust them: \/mcp shows what they run/);
@@ -49,7 +54,7 @@ Deno.test("interactive: /mcp lists servers, /mcp trust starts one, a turn calls 
         );
         match(out, /trusted theirs: [\s\S]*fault_server\.ts ok/);
         match(out, /theirs READY \d+ tools/);
-        match(out, /mcp__theirs__echo \(read-only\) {2}Echoes/);
+        match(out, /mcp__theirs__echo {2}Echoes/);
         ok(out.includes("It said hey."), out);
         const results = server.requests[1].modelRequest.messages.filter((m) => m.role === "tool");
         match(String(results[0].content), /SUCCEEDED\necho: hey/);
