@@ -8,7 +8,8 @@
  * Resources are read again every turn, so what the package parsed is kept for the process, by
  * file and a digest of the block: an unchanged block is never parsed twice, and a changed one
  * (whatever its size and time stamp) always is. A block longer than
- * {@linkcode MAX_FRONTMATTER_CHARS} is refused before any parsing.
+ * {@linkcode MAX_FRONTMATTER_CHARS} is refused before any parsing, and the package's time over
+ * all blocks of a process is bounded ({@linkcode frontmatterBudget}).
  */
 import { nestsDeeperThan } from "../core/json_depth.ts";
 
@@ -35,6 +36,14 @@ const cache = new Map<string, Parsed>();
 
 /** How many blocks the `yaml` package parsed in this process: what tests observe the cache by. */
 export const frontmatterParses = { count: 0 };
+
+/**
+ * The most time, in ms, the `yaml` package may take over all the blocks one process parses
+ * (`spent` counts it). A block of 16 KB can take half a second, and a repository can hold hundreds
+ * of skills and templates, read at every start: past the budget, a block that needs the package
+ * is refused with a message instead (plain `key: value` blocks are still read).
+ */
+export const frontmatterBudget = { ms: 2_000, spent: 0 };
 
 /** A file's frontmatter and the Markdown after it. */
 export interface Frontmatter {
@@ -88,7 +97,17 @@ export async function parseFrontmatter(text: string, file: string): Promise<Fron
   const key = `${file}\0${await digest(block)}`;
   let parsed = cache.get(key);
   if (parsed === undefined) {
+    if (frontmatterBudget.spent >= frontmatterBudget.ms) {
+      throw new FrontmatterError(
+        file,
+        2,
+        `not read: tern spent its ${frontmatterBudget.ms / 1000} s for YAML headers in this ` +
+          "run on other files; write this one as plain `key: value` lines",
+      );
+    }
+    const started = performance.now();
     parsed = await parseYaml(block, file);
+    frontmatterBudget.spent += performance.now() - started;
     if (cache.size >= MAX_CACHED_BLOCKS) cache.delete(cache.keys().next().value!);
     cache.set(key, parsed);
   }
@@ -147,7 +166,10 @@ async function parseYaml(block: string, file: string): Promise<Parsed> {
   return { data: data as Record<string, unknown> };
 }
 
-const SIMPLE_LINE = /^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$/;
+/** A `key:` at the start of a line; what follows is looked at without a pattern (see below). */
+const SIMPLE_KEY = /^[A-Za-z_][\w-]*:/;
+/** Characters some readers take as a line break: a line holding one is left to the package. */
+const OTHER_BREAK = /[\r\u0085\u2028\u2029]/;
 /** A plain scalar YAML reads as this same string: no indicator first, no `: ` or ` #` inside. */
 const PLAIN = /^(?![-?:,[\]{}#&*!|>'"%@`\s])(?:(?!: | #)[^\t\n])*$/;
 /** Plain scalars that YAML reads as something else than a string. */
@@ -161,23 +183,38 @@ const NOT_A_STRING = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+.
 function simpleBlock(block: string): Record<string, unknown> | undefined {
   const data: Record<string, unknown> = {};
   for (const line of block.split(/\r?\n/)) {
+    if (OTHER_BREAK.test(line)) return undefined;
     if (/^\s*(?:#.*)?$/.test(line)) continue;
-    const match = SIMPLE_LINE.exec(line);
-    if (match === null || Object.hasOwn(data, match[1])) return undefined;
-    const value = match[2] ?? "";
+    // The key by a pattern, the value by trimming: a pattern that also trims the value (lazy
+    // `.*?` between runs of blanks) backtracks cubically on a long run of blanks that does not
+    // end the line, minutes for one 16 KB header.
+    const key = SIMPLE_KEY.exec(line)?.[0].slice(0, -1);
+    if (key === undefined || Object.hasOwn(data, key)) return undefined;
+    const after = line.slice(key.length + 1);
+    if (after !== "" && after[0] !== " " && after[0] !== "\t") return undefined;
+    const value = trimBlanks(after);
     if (value === "") return undefined;
     const list = /^\[(.*)\]$/.exec(value);
     if (list !== null) {
       const items = list[1].trim() === "" ? [] : list[1].split(",").map((item) => item.trim());
       if (!items.every((item) => plainString(item) && !item.includes(","))) return undefined;
-      data[match[1]] = items;
+      data[key] = items;
     } else if (plainString(value)) {
-      data[match[1]] = value;
+      data[key] = value;
     } else {
       return undefined;
     }
   }
   return data;
+}
+
+/** `text` without the spaces and tabs at its ends, in one pass over each end. */
+function trimBlanks(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === " " || text[start] === "\t")) start++;
+  while (end > start && (text[end - 1] === " " || text[end - 1] === "\t")) end--;
+  return text.slice(start, end);
 }
 
 function plainString(value: string): boolean {

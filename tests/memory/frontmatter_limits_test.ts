@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { discoverSkills } from "../../src/memory/skills.ts";
 import { discoverTemplates } from "../../src/memory/templates.ts";
 import {
+  frontmatterBudget,
   FrontmatterError,
+  frontmatterParses,
   MAX_FRONTMATTER_DEPTH,
   parseFrontmatter,
 } from "../../src/memory/frontmatter.ts";
@@ -98,4 +100,79 @@ Deno.test("parseFrontmatter() turns whatever the yaml package throws into a Fron
     "]".repeat(MAX_FRONTMATTER_DEPTH - 1)
   }`;
   ok((await parseFrontmatter(`---\n${nested}\n---\nbody\n`, "/w/SKILL.md")).data.a);
+});
+
+Deno.test("parseFrontmatter() reads 16 KB header lines built to make a pattern backtrack, without stalling", async () => {
+  // Blanks then a character a pattern's `.` does not take: a lazy value pattern between runs of
+  // blanks backtracked cubically on these (15 minutes for one header). Parsed in a worker so a
+  // stall fails the test at its deadline instead of hanging the run.
+  const blanks = " ".repeat(16_000 - 40);
+  const headers = [
+    `---\nname:${blanks}\u2028\ndescription: x\n---\nbody\n`,
+    `---\ndescription:${blanks}\rx\n---\nbody\n`,
+    `---\nname: a${blanks}b${blanks.slice(0, 100)}\u2029\n---\nbody\n`,
+  ];
+  const source = `
+    import { parseFrontmatter } from ${
+    JSON.stringify(new URL("../../src/memory/frontmatter.ts", import.meta.url).href)
+  };
+    self.onmessage = async (event) => {
+      const out = [];
+      for (const text of event.data) {
+        try {
+          out.push(Object.keys((await parseFrontmatter(text, "SKILL.md")).data).length);
+        } catch (error) {
+          out.push(error.name);
+        }
+      }
+      self.postMessage(out);
+    };`;
+  const worker = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })), {
+    type: "module",
+  });
+  try {
+    const answer = new Promise<unknown[]>((resolve) => {
+      worker.onmessage = (event) => resolve(event.data);
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<"stalled">((resolve) => {
+      timer = setTimeout(() => resolve("stalled"), 60_000);
+    });
+    worker.postMessage(headers);
+    const result = await Promise.race([answer, deadline]);
+    clearTimeout(timer);
+    ok(result !== "stalled", "parsing the headers stalled for a minute");
+    equal((result as unknown[]).length, 3);
+  } finally {
+    worker.terminate();
+  }
+});
+
+Deno.test("parseFrontmatter() reads a plain header with long runs of blanks around a value itself", async () => {
+  const before = frontmatterParses.count;
+  const pad = " \t".repeat(4_000);
+  const { data } = await parseFrontmatter(`---\nname:${pad}tidy${pad}\n---\nbody\n`, "SKILL.md");
+  deepEqual(data, { name: "tidy" });
+  equal(frontmatterParses.count, before, "read without the yaml package");
+  // A quoted value is YAML's to read.
+  deepEqual((await parseFrontmatter(`---\nname: 'ti dy'\n---\n`, "SKILL.md")).data, {
+    name: "ti dy",
+  });
+  equal(frontmatterParses.count, before + 1);
+});
+
+Deno.test("parseFrontmatter() refuses a header that needs the yaml package once its time is spent", async () => {
+  const saved = { ...frontmatterBudget };
+  try {
+    frontmatterBudget.spent = frontmatterBudget.ms;
+    // A plain block is still read; a block in flow style is refused, naming why.
+    deepEqual((await parseFrontmatter("---\nname: a\n---\n", "a.md")).data, { name: "a" });
+    await rejects(
+      parseFrontmatter(`---\nname: a\ntags: {x: [1, 2]}\n---\n`, "b.md"),
+      (error: Error) =>
+        error instanceof FrontmatterError && /spent its 2 s for YAML headers/.test(error.message),
+    );
+  } finally {
+    Object.assign(frontmatterBudget, saved);
+  }
 });
