@@ -63,7 +63,10 @@ export interface SlashCommand {
   message?(args: string): Promise<string>;
 }
 
-/** The slash commands by name. Later names replace earlier ones. */
+/**
+ * The slash commands by name. A later command replaces an earlier one of its name, but a message
+ * (a prompt template, a skill: text a repository may write) never replaces one of tern's own.
+ */
 export class CommandRegistry {
   readonly #commands = new Map<string, SlashCommand>();
 
@@ -71,8 +74,14 @@ export class CommandRegistry {
     for (const command of commands) this.register(command);
   }
 
-  register(command: SlashCommand): void {
+  /** Adds `command`; false (and nothing changed) when it is a message named like a built-in. */
+  register(command: SlashCommand): boolean {
+    const known = this.#commands.get(command.name);
+    if (known !== undefined && known.message === undefined && command.message !== undefined) {
+      return false;
+    }
     this.#commands.set(command.name, command);
+    return true;
   }
 
   get(name: string): SlashCommand | undefined {

@@ -150,7 +150,14 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   // A message sent before connects at once.
   const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
   const ready = rendered().then(nextTurn).then(() => controller.loadExtras()).then((extra) => {
-    for (const command of extra) commands.register(command);
+    for (const command of extra) {
+      if (!commands.register(command)) {
+        app.notice(
+          `The prompt template or skill "/${command.name}" is not used: a built-in command has that name`,
+          "warning",
+        );
+      }
+    }
     app.frame();
   });
   ready.catch(() => {}).then(nextTurn).then(() => controller.preload());
