@@ -89,6 +89,9 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
     const result = await turnWithOutput(agent.conversation, message, flags.output, write, facts, {
       resources,
       signal: interrupts.signal,
+      // A template's or skill's text is the repository's, not the person's: the AUTO reviewer
+      // judges calls against what was typed, and gets the rest only as context.
+      ...(message === task ? {} : { goal: task }),
       ...(images === undefined ? {} : { images }),
     });
     if (text) {
