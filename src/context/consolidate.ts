@@ -284,7 +284,19 @@ function readTopic(path: string): string | null {
         `tern writes (${MAX_TOPIC_FILE_CHARS} characters); move it out of .tern/memory`,
     );
   }
-  return Deno.readTextFileSync(path);
+  // Text tern can write back as it was: bytes that are not UTF-8 would come back as U+FFFD, for
+  // good (an undo restores the text read), and a BOM would be dropped.
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
+      Deno.readFileSync(path),
+    );
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw new Error(
+      `Cannot write memory file "${path}": it is not UTF-8 text, and rewriting it would change ` +
+        "bytes it holds; fix or move it out of .tern/memory",
+    );
+  }
 }
 
 /** Writes `text` to `path` through a fresh file renamed over it (no symlink followed). */

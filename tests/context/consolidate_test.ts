@@ -191,3 +191,30 @@ Deno.test("writeTopics() refuses a topic file far larger than tern writes, befor
     equal((await Deno.stat(huge)).size, 1024 * 1024 * 1024);
   });
 });
+
+Deno.test("writeTopics() leaves a topic file that is not UTF-8 as it is, and keeps a BOM", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.mkdir(join(ws, ".tern", "memory"), { recursive: true });
+    const latin1 = join(ws, ".tern", "memory", "deploy.md");
+    const bytes = new Uint8Array([
+      0xef,
+      0xbb,
+      0xbf,
+      ...new TextEncoder().encode("# Deploy\ncaf"),
+      0xe9,
+      0x0a,
+    ]);
+    await Deno.writeFile(latin1, bytes);
+    throws(
+      () => writeTopics(ws, [{ name: "deploy", title: "Deploy", lines: ["- a fact"] }]),
+      /"[^"]*deploy\.md": it is not UTF-8 text/,
+    );
+    deepEqual(await Deno.readFile(latin1), bytes);
+    // UTF-8 with a BOM: the fact is added, the BOM stays.
+    const withBom = join(ws, ".tern", "memory", "testing.md");
+    await Deno.writeTextFile(withBom, "\ufeff# Testing\n");
+    const [file] = writeTopics(ws, [{ name: "testing", title: "Testing", lines: ["- a fact"] }]);
+    equal(file.after, "\ufeff# Testing\n- a fact\n");
+    equal(await Deno.readTextFile(withBom), "\ufeff# Testing\n- a fact\n");
+  });
+});
