@@ -113,6 +113,18 @@ export function snapshotHostFiles(
     const absent = names === "absent" || (names !== "unknown" && !names.has(basename(full)));
     snapshot.set(full, absent ? "absent" : signature(full));
   }
+  // A virtualenv's `site-packages`: Python runs its `.pth` files and `sitecustomize` at every
+  // start of the venv's python, on the host too. Its own signature only (the folder is large):
+  // a file added, removed or renamed there shows, one edited in place does not.
+  const venvLib = join(root, ".venv", "lib");
+  const versions = listing(venvLib);
+  if (versions !== "absent" && versions !== "unknown") {
+    for (const name of versions) {
+      if (!name.startsWith("python")) continue;
+      const dir = join(venvLib, name, "site-packages");
+      snapshot.set(dir, ownSignature(dir));
+    }
+  }
   for (const dir of gitDirs) snapshot.set(dir, "git");
   // The person's PATH folders in the workspace: a shell started here runs their programs by name.
   for (const dir of pathDirs) snapshot.set(dir, signature(dir));
@@ -186,6 +198,9 @@ export function hostFileChanges(
 
 function runsFor(path: string): string {
   if (path.endsWith("/.git")) return "git (a repository's hooks and config)";
+  if (path.endsWith("/site-packages")) {
+    return "every start of the virtualenv's python (.pth files, sitecustomize)";
+  }
   const entry = HOST_RUN_FILES.find((file) => path.endsWith(`/${file.path}`));
   return entry?.runs ?? "programs on your PATH (a shell run here finds them by name)";
 }

