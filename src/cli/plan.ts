@@ -11,6 +11,7 @@ import { warningLine } from "../core/warnings.ts";
 import type { AgentEvent, HostFileNotes } from "../core/events.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
 import { PlanningError, PlanValidationError } from "../plan/errors.ts";
+import { runOf } from "../plan/runs.ts";
 import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
@@ -100,12 +101,15 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
       },
       onUpdate: (plan, nodeId) => {
         if (stream) {
-          const run = plan.runs[nodeId];
+          const run = runOf(plan, nodeId);
           write.out(JSON.stringify({ type: "plan_node", planId: plan.id, nodeId, ...run }) + "\n");
         }
         if (!text) return;
         if (live) live.draw(planLines(plan, style));
-        else write.err(`tern: ${nodeId} ${plan.runs[nodeId].state}\n`);
+        else {
+          const state = runOf(plan, nodeId)?.state ?? "WAITING";
+          write.err(`tern: ${warningLine(nodeId)} ${state}\n`);
+        }
       },
       onNote: (note) => {
         if (stream) write.out(JSON.stringify({ type: "plan_note", text: note }) + "\n");

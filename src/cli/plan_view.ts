@@ -1,12 +1,14 @@
 /**
  * A plan as text: the graph with each node's state, and the summary at the end. The model
- * wrote the plan, so its strings go through `cleanDeep()` (no escape sequence, control or bidi
- * override reaches the terminal) and a title stays on its one line (the live graph is redrawn
- * by counting lines).
+ * wrote the plan, so its strings go through `terminalText()` (no escape sequence, control or bidi
+ * override reaches the terminal), and what a row shows of them through `visibleText()`: a title
+ * stays on its one line (the live graph is redrawn by counting lines), and a run of blank glyphs
+ * shows counted, so no padding can push text onto a row that reads as another node's.
  */
-import { cleanDeep, visibleText } from "../core/terminal_text.ts";
+import { cleanDeep, terminalText, visibleText } from "../core/terminal_text.ts";
 import { topologicalOrder } from "../plan/graph.ts";
-import type { NodeRun, NodeState, PlanState } from "../plan/types.ts";
+import { runOf } from "../plan/runs.ts";
+import type { NodeRun, NodeState, PlanNode, PlanState } from "../plan/types.ts";
 import type { Theme } from "../tui/theme.ts";
 
 const ICONS: Record<NodeState, string> = {
@@ -20,53 +22,97 @@ const ICONS: Record<NodeState, string> = {
 /** The most characters of a node's title its line shows. */
 const TITLE_CHARS = 100;
 
+/** A node as its row shows it: its id, title and dependencies on one line each, and its run. */
+interface Row {
+  id: string;
+  title: string;
+  dependsOn: string[];
+  run: NodeRun;
+}
+
 /**
  * One line per node, dependencies first: icon, id, state, title, what it waits on, time. A
- * title's runs of whitespace become one space and it is cut at {@linkcode TITLE_CHARS}, so no
- * title can push text onto a row that reads as another node's.
+ * title's runs of whitespace become one space, it is cut at {@linkcode TITLE_CHARS}, and what
+ * would draw blank (the braille blank, Hangul fillers, zero-width characters) shows as its code
+ * point with its count, so no title can push text onto a row that reads as another node's. A
+ * node without a run shows as WAITING.
  */
 export function planLines(written: PlanState, style: Theme): string[] {
-  const state = cleanDeep(written);
-  const width = idWidth(state);
-  return topologicalOrder(state.nodes).map((id) => nodeLine(state, id, width, style));
+  const rows = rowsOf(written);
+  const width = idWidth(rows);
+  return topologicalOrder(written.nodes).map((id) => nodeLine(rows.get(id)!, width, style));
 }
 
 /** Node `id`'s line as {@linkcode planLines} draws it; undefined when the plan has no such node. */
 export function planLine(written: PlanState, id: string, style: Theme): string | undefined {
-  if (!written.nodes.some((node) => node.id === id)) return undefined;
-  const state = cleanDeep(written);
-  return nodeLine(state, id, idWidth(state), style);
+  const rows = rowsOf(written);
+  const row = rows.get(id);
+  return row === undefined ? undefined : nodeLine(row, idWidth(rows), style);
 }
 
-function idWidth(state: PlanState): number {
-  return Math.max(...state.nodes.map((node) => node.id.length));
+/**
+ * Each node's row by its id (the first node of an id, should two share it), in the nodes' order,
+ * in a `Map`: the ids are the model's text, and one like "constructor" names no member here.
+ */
+function rowsOf(state: PlanState): Map<string, Row> {
+  const rows = new Map<string, Row>();
+  for (const node of state.nodes) {
+    if (rows.has(node.id)) continue;
+    rows.set(node.id, rowOf(node, runOf(state, node.id) ?? { state: "WAITING" }));
+  }
+  return rows;
 }
 
-/** One node's line; `state` is cleaned already. */
-function nodeLine(state: PlanState, id: string, width: number, style: Theme): string {
-  const node = state.nodes.find((each) => each.id === id)!;
-  const run = state.runs[id];
-  const deps = node.dependsOn.length > 0 ? style.dim(` ← ${node.dependsOn.join(", ")}`) : "";
+function rowOf(node: PlanNode, run: NodeRun): Row {
+  const clean = cleanDeep(run);
+  return {
+    id: shown(node.id),
+    title: title(node.title),
+    dependsOn: node.dependsOn.map(shown),
+    // A run read from a damaged session may name no state: it shows as WAITING.
+    run: { ...clean, state: Object.hasOwn(ICONS, clean.state) ? clean.state : "WAITING" },
+  };
+}
+
+/** A short piece of model text on one row: cleaned, with every space and blank glyph visible. */
+function shown(text: string): string {
+  return visibleText(terminalText(text).replace(/\s+/g, " ").trim());
+}
+
+/** A title on one row, cut at {@linkcode TITLE_CHARS} characters before it is made visible. */
+function title(text: string): string {
+  const chars = [...terminalText(text).replace(/\s+/g, " ").trim()];
+  const cut = chars.length > TITLE_CHARS;
+  return `${visibleText((cut ? chars.slice(0, TITLE_CHARS) : chars).join(""))}${cut ? "…" : ""}`;
+}
+
+function idWidth(rows: ReadonlyMap<string, Row>): number {
+  return Math.max(0, ...[...rows.values()].map((row) => row.id.length));
+}
+
+function nodeLine(row: Row, width: number, style: Theme): string {
+  const { id, run } = row;
+  const deps = row.dependsOn.length > 0 ? style.dim(` ← ${row.dependsOn.join(", ")}`) : "";
   const time = run.durationMs !== undefined ? style.dim(` ${seconds(run.durationMs)}`) : "";
-  const flat = node.title.replace(/\s+/g, " ").trim();
-  const chars = [...flat];
-  const title = chars.length > TITLE_CHARS ? `${chars.slice(0, TITLE_CHARS).join("")}…` : flat;
   return `${
     paint(run.state, `${ICONS[run.state]} ${id.padEnd(width)} ${run.state.padEnd(9)}`, style)
   }` +
-    ` ${title}${deps}${time}`;
+    ` ${row.title}${deps}${time}`;
 }
 
-/** The closing summary: each node's result or error (first line), then the counts. */
+/**
+ * The closing summary: each node's result or error (first line), then the counts (a node
+ * without a run counts as WAITING).
+ */
 export function planSummary(written: PlanState, style: Theme, cancelled: boolean): string[] {
-  const state = cleanDeep(written);
-  const lines = topologicalOrder(state.nodes).map((id) => {
-    const run = state.runs[id];
+  const rows = rowsOf(written);
+  const lines = topologicalOrder(written.nodes).map((key) => {
+    const { id, run } = rows.get(key)!;
     const detail = detailOf(run);
     return `${paint(run.state, ICONS[run.state], style)} ${id}${detail ? `: ${detail}` : ""}`;
   });
   const counts = new Map<NodeState, number>();
-  for (const run of Object.values(state.runs)) {
+  for (const { run } of rows.values()) {
     counts.set(run.state, (counts.get(run.state) ?? 0) + 1);
   }
   const parts = (["SUCCEEDED", "FAILED", "BLOCKED", "WAITING"] as const)
@@ -82,7 +128,10 @@ export function planJson(state: PlanState, extra: Record<string, unknown>): stri
     ...extra,
     planId: state.id,
     task: state.task,
-    nodes: state.nodes.map((node) => ({ ...node, ...state.runs[node.id] })),
+    nodes: state.nodes.map((node) => ({
+      ...node,
+      ...(runOf(state, node.id) ?? { state: "WAITING" }),
+    })),
   });
 }
 

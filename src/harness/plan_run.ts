@@ -12,12 +12,13 @@ import { uniqueHexId } from "../core/ids.ts";
 import { NoPlanError } from "./errors.ts";
 import { PlanningError } from "../plan/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
-import { appendNodes } from "../plan/graph.ts";
+import { appendNodes, secretProblems } from "../plan/graph.ts";
 import { type NodeAttempt, type NodeInput, PlanExecutor } from "../plan/executor.ts";
 import { createFailStep, FAIL_STEP_TOOL, reportedFailure } from "../plan/fail_step.ts";
 import { PathLocks } from "../plan/path_locks.ts";
 import { planTask, replanAfterFailure } from "../plan/planner.ts";
 import { latestPlan, newPlanState, recordPlan } from "../plan/record.ts";
+import { runOf, runsOfNodes } from "../plan/runs.ts";
 import type { PlanNode, PlanState } from "../plan/types.ts";
 import type { Conversation } from "./conversation.ts";
 
@@ -66,12 +67,14 @@ export interface PlanRunResult {
  * note (the plan has no turn to continue).
  * @throws {PlanningError} when no valid graph came back, or (`cancelled`, exit code 130) when a
  *   UserPromptSubmit hook blocked the task; {PlanValidationError} for a rejected append
- *   (nothing is recorded then); {NoPlanError} when there is no plan to resume.
+ *   (nothing is recorded then); {NoPlanError} when there is no plan to resume, or its ids hold a
+ *   key tern knows of (learned since the plan was made).
  */
 export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   const { conversation, signal } = options;
   const session = conversation.session;
   const context = workspaceContext(conversation, await conversation.readRefusal());
+  const mask = (text: string) => conversation.maskKnownKeys(text);
   let state: PlanState;
   let attempts = 0;
   let usage = emptyUsage();
@@ -84,6 +87,14 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
         }" has no plan to continue: start one with tern plan "task"`,
       );
     }
+    // A key tern learned since the plan was made: its ids would be shown, and its records split.
+    const secret = secretProblems(found.nodes, mask);
+    if (secret.length > 0) {
+      throw new NoPlanError(
+        `The plan of session "${session.id.slice(0, 8)}" cannot continue: ${secret.join("; ")}; ` +
+          'start a new one with tern plan "task"',
+      );
+    }
     state = found;
     await submitted(conversation, `Continue the plan: ${state.task}`, signal);
   } else {
@@ -93,6 +104,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
       model: conversation.config.model,
       task: prompt,
       context,
+      mask,
       signal,
     }).catch((error) => {
       throw maskedError(conversation, error);
@@ -109,17 +121,10 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
     recordPlan(session, { kind: "plan", plan: state });
   }
   if (options.append?.length) {
-    const nodes = appendNodes(state.nodes, options.append);
+    const nodes = appendNodes(state.nodes, options.append, { mask });
     const added = nodes.slice(state.nodes.length);
     recordPlan(session, { kind: "append", planId: state.id, nodes: added });
-    state = {
-      ...state,
-      nodes,
-      runs: {
-        ...state.runs,
-        ...Object.fromEntries(added.map((n) => [n.id, { state: "WAITING" as const }])),
-      },
-    };
+    state = { ...state, nodes, runs: runsOfNodes({ nodes, runs: state.runs }) };
   }
   options.onPlanned?.(state, attempts);
   const locks = new PathLocks();
@@ -168,6 +173,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
         state: current,
         failed,
         context,
+        mask,
         signal: replanSignal,
       }).then((nodes) => maskedNodes(conversation, nodes), (error) => {
         throw maskedError(conversation, error);
@@ -214,7 +220,8 @@ async function submitted(
 
 /**
  * `nodes` as the planner wrote them, with known keys masked in their titles and tasks: they are
- * shown, recorded and passed to the steps' workers.
+ * shown, recorded and passed to the steps' workers. (An id or a dependency holding a key was
+ * rejected by the planner: a node's id is not masked, but never a key.)
  */
 function maskedNodes(conversation: Conversation, nodes: readonly PlanNode[]): PlanNode[] {
   return nodes.map((node) => ({
@@ -305,7 +312,7 @@ function workspaceContext(conversation: Conversation, refuse: ReadRefusal): stri
  */
 function recordOutcome(conversation: Conversation, state: PlanState, cancelled: boolean): void {
   const lines = state.nodes.map((node) => {
-    const run = state.runs[node.id];
+    const run = runOf(state, node.id) ?? { state: "WAITING" };
     const detail = run.state === "SUCCEEDED" ? run.result ?? "" : run.error ?? "";
     return `- ${node.id} (${run.state}): ${node.title}${detail ? `\n  ${firstLine(detail)}` : ""}`;
   });

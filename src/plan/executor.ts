@@ -7,6 +7,7 @@
  */
 import { PlanValidationError } from "./errors.ts";
 import { appendNodes, topologicalOrder, validatePlan } from "./graph.ts";
+import { runsOfNodes } from "./runs.ts";
 import type { NodeRun, PlanNode, PlanState } from "./types.ts";
 
 /** How one node's worker ended. */
@@ -47,7 +48,10 @@ export interface NodeInput {
 
 /** What {@linkcode PlanExecutor} runs and whom it tells. */
 export interface ExecutorOptions {
-  /** The initial state (copied, never mutated); on resume SUCCEEDED runs are kept as they are. */
+  /**
+   * The initial state (copied, never mutated); on resume SUCCEEDED runs are kept as they are. A
+   * node without a run is WAITING; a run of no node is dropped.
+   */
   state: PlanState;
   /** Ready nodes running at once, a whole number >= 1; default 2. */
   concurrency?: number;
@@ -148,6 +152,8 @@ export class PlanExecutor {
     this.#maxReplans = maxReplans;
     this.#now = options.now ?? (() => new Date());
     this.#state = structuredClone(options.state);
+    // A map without a prototype, one run per node: an id like "constructor" is a node's own.
+    this.#state.runs = runsOfNodes(this.#state);
     const problems = validatePlan(this.#state.nodes);
     if (problems.length > 0) throw new PlanValidationError(problems);
     this.#index();

@@ -1,8 +1,8 @@
 /**
  * The task graph's rules: its JSON shape (zod), its validity (unique ids, known dependencies, no
- * self-dependency, no cycle), an order to run it in, and appending to it. Pure functions; every
- * rejection names the ids involved, because the message goes back to the model for its one
- * corrective retry.
+ * self-dependency, no cycle, no key tern knows of as an id), an order to run it in, and appending
+ * to it. Pure functions; every rejection names the ids involved (but never a key), because the
+ * message goes back to the model for its one corrective retry.
  */
 import * as z from "../core/zod.ts";
 import { PlanValidationError } from "./errors.ts";
@@ -39,21 +39,59 @@ const planSchema = z.strictObject({
     }),
 }, { error: 'the plan must be a JSON object {"nodes": [...]}' });
 
+/** What {@linkcode parsePlan} and {@linkcode appendNodes} check besides the graph's rules. */
+export interface PlanCheckOptions {
+  /**
+   * Masks the keys tern knows of in a text (the conversation's masker). A node whose id or
+   * dependency it changes holds a key: rejected, without quoting it ({@linkcode secretProblems}),
+   * and every problem passes through it, so none quotes a key.
+   */
+  mask?: (text: string) => string;
+}
+
 /**
  * Parses `{nodes:[{id, title, task, dependsOn}]}`: unknown keys are rejected, ids match
  * `/^[A-Za-z0-9_-]{1,40}$/`, title and task are non-empty (trimmed) strings, `dependsOn`
- * defaults to `[]`, and there are 1 to {@linkcode MAX_PLAN_NODES} nodes. Then validates the
- * graph ({@linkcode validatePlan}).
- * @throws {PlanValidationError} listing every shape problem, or else every graph problem
+ * defaults to `[]`, and there are 1 to {@linkcode MAX_PLAN_NODES} nodes. Then, with
+ * `options.mask`, no id or dependency holds a key ({@linkcode secretProblems}), and the graph
+ * validates ({@linkcode validatePlan}).
+ * @throws {PlanValidationError} listing every shape problem, or else every key problem, or else
+ *   every graph problem
  */
-export function parsePlan(value: unknown): PlanNode[] {
+export function parsePlan(value: unknown, options: PlanCheckOptions = {}): PlanNode[] {
+  const mask = options.mask ?? ((text: string) => text);
   const parsed = planSchema.safeParse(value);
   if (!parsed.success) {
-    throw new PlanValidationError(shapeProblems(parsed.error, value, "node"));
+    throw new PlanValidationError(shapeProblems(parsed.error, value, "node").map(mask));
   }
-  const problems = validatePlan(parsed.data.nodes);
-  if (problems.length > 0) throw new PlanValidationError(problems);
+  const problems = [...secretProblems(parsed.data.nodes, mask)];
+  if (problems.length === 0) problems.push(...validatePlan(parsed.data.nodes));
+  if (problems.length > 0) throw new PlanValidationError(problems.map(mask));
   return parsed.data.nodes;
+}
+
+/**
+ * One problem for each node whose id, and one for each whose `dependsOn`, `mask` changes: it
+ * holds a key. Node ids are shown and recorded as written, and a session masks the values it
+ * keeps but not the names of an object's members, so a key as an id would be shown and would
+ * split the plan's records. No problem quotes such an id. `label` names a node (`node 2`).
+ */
+export function secretProblems(
+  nodes: readonly PlanNode[],
+  mask: (text: string) => string,
+  label = "node",
+): string[] {
+  const problems: string[] = [];
+  nodes.forEach((node, index) => {
+    const secretId = mask(node.id) !== node.id;
+    const where = `${label} ${index + 1}${secretId ? "" : ` (${JSON.stringify(node.id)})`}`;
+    const known = "a key tern knows of, which is never shown";
+    if (secretId) problems.push(`${where}: "id" holds ${known}: name the node in plain words`);
+    if (node.dependsOn.some((dep) => mask(dep) !== dep)) {
+      problems.push(`${where}: "dependsOn" holds ${known}: list node ids only`);
+    }
+  });
+  return problems;
 }
 
 /**
@@ -110,15 +148,20 @@ export function topologicalOrder(nodes: readonly PlanNode[]): string[] {
 
 /**
  * `existing` plus `added` (copied; title and task trimmed) if every added node has the shape
- * {@linkcode parsePlan} accepts, the whole graph has at most {@linkcode MAX_PLAN_NODES} nodes
- * and validates. Added nodes may depend on existing ones; an added id equal to an existing id is
- * a duplicate.
+ * {@linkcode parsePlan} accepts, the whole graph has at most {@linkcode MAX_PLAN_NODES} nodes,
+ * with `options.mask` no added id or dependency holds a key, and the graph validates. Added nodes
+ * may depend on existing ones; an added id equal to an existing id is a duplicate.
  * @throws {PlanValidationError} and changes nothing otherwise
  */
-export function appendNodes(existing: readonly PlanNode[], added: readonly PlanNode[]): PlanNode[] {
+export function appendNodes(
+  existing: readonly PlanNode[],
+  added: readonly PlanNode[],
+  options: PlanCheckOptions = {},
+): PlanNode[] {
+  const mask = options.mask ?? ((text: string) => text);
   const parsed = z.array(nodeSchema).safeParse(added);
   if (!parsed.success) {
-    throw new PlanValidationError(shapeProblems(parsed.error, added, "added node"));
+    throw new PlanValidationError(shapeProblems(parsed.error, added, "added node").map(mask));
   }
   const total = existing.length + parsed.data.length;
   if (total > MAX_PLAN_NODES) {
@@ -128,9 +171,11 @@ export function appendNodes(existing: readonly PlanNode[], added: readonly PlanN
       `a plan has at most ${MAX_PLAN_NODES}`,
     ]);
   }
+  const secret = secretProblems(parsed.data, mask, "added node");
+  if (secret.length > 0) throw new PlanValidationError(secret);
   const nodes = [...existing.map(copyNode), ...parsed.data];
   const problems = validatePlan(nodes);
-  if (problems.length > 0) throw new PlanValidationError(problems);
+  if (problems.length > 0) throw new PlanValidationError(problems.map(mask));
   return nodes;
 }
 
@@ -216,7 +261,7 @@ function shapeProblems(error: z.ZodError, root: unknown, label: string): string[
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let value = root;
   for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, key)) return undefined;
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value;

@@ -6,6 +6,7 @@ import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages
 import type { FinishReason, Provider, ThinkingLevel } from "../llm/types.ts";
 import { PlanningError, PlanValidationError } from "./errors.ts";
 import { appendNodes, parsePlan } from "./graph.ts";
+import { runOf } from "./runs.ts";
 import {
   correctionMessage,
   PLANNER_SYSTEM_PROMPT,
@@ -34,6 +35,12 @@ export interface PlannerOptions {
   maxTokens?: number;
   /** How hard the model should think; omitted means the provider's default. */
   thinking?: ThinkingLevel;
+  /**
+   * Masks the keys tern knows of in a text. A node whose id or dependency holds one is rejected
+   * (the corrective retry asks for another), and no problem told (to the model, in the error)
+   * quotes one. Omitted: nothing is masked.
+   */
+  mask?: (text: string) => string;
   signal?: AbortSignal;
 }
 
@@ -63,7 +70,12 @@ export async function planTask(options: PlannerOptions): Promise<PlanDraft> {
     { role: "system", content: PLANNER_SYSTEM_PROMPT },
     { role: "user", content: planningMessage(options.task, options.context) },
   ];
-  const { value, attempts, usage } = await negotiate(options, messages, "plan the task", parsePlan);
+  const { value, attempts, usage } = await negotiate(
+    options,
+    messages,
+    "plan the task",
+    (answer) => parsePlan(answer, { mask: options.mask }),
+  );
   return { nodes: value, attempts, usage };
 }
 
@@ -82,7 +94,12 @@ export async function replanAfterFailure(options: ReplanOptions): Promise<PlanNo
     { role: "user", content: replanningMessage(state, failed, options.context) },
   ];
   const what = `replan after node "${failed.node.id}" failed`;
-  const { value } = await negotiate(options, messages, what, (answer) => addedNodes(answer, state));
+  const { value } = await negotiate(
+    options,
+    messages,
+    what,
+    (answer) => addedNodes(answer, state, options.mask),
+  );
   return value;
 }
 
@@ -117,7 +134,11 @@ export function extractJson(text: string): { value: unknown } | { problem: strin
 }
 
 /** The replanner's answer checked against the plan: the added nodes, or PlanValidationError. */
-function addedNodes(answer: unknown, state: PlanState): PlanNode[] {
+function addedNodes(
+  answer: unknown,
+  state: PlanState,
+  mask: ((text: string) => string) | undefined,
+): PlanNode[] {
   const nodes = typeof answer === "object" && answer !== null && !Array.isArray(answer)
     ? (answer as Record<string, unknown>).nodes
     : undefined;
@@ -125,11 +146,11 @@ function addedNodes(answer: unknown, state: PlanState): PlanNode[] {
     throw new PlanValidationError(['the answer must be a JSON object {"nodes": [...]}']);
   }
   if (nodes.length === 0) return [];
-  const added = appendNodes(state.nodes, nodes as PlanNode[]).slice(state.nodes.length);
+  const added = appendNodes(state.nodes, nodes as PlanNode[], { mask }).slice(state.nodes.length);
   const problems: string[] = [];
   for (const node of added) {
     for (const dep of node.dependsOn) {
-      const depState = state.runs[dep]?.state;
+      const depState = runOf(state, dep)?.state;
       if (depState === "FAILED" || depState === "BLOCKED") {
         problems.push(
           `"${node.id}" depends on "${dep}", which is ${depState} and never runs again`,
@@ -156,7 +177,7 @@ async function negotiate<T>(
   for (let attempt = 1;; attempt++) {
     const reply = await complete(options, messages, what, usage);
     usage = addUsage(usage, reply.usage);
-    const verdict = judge(reply, accept);
+    const verdict = judge(reply, accept, options.mask ?? ((text) => text));
     if ("value" in verdict) return { value: verdict.value, attempts: attempt, usage };
     if (attempt === MAX_ATTEMPTS) {
       const problems = verdict.problems;
@@ -173,13 +194,15 @@ async function negotiate<T>(
   }
 }
 
+/** The accepted value, or the problems of the answer (with `mask` applied: the answer's own words). */
 function judge<T>(
   reply: Reply,
   accept: (value: unknown) => T,
+  mask: (text: string) => string,
 ): { value: T } | { problems: string[] } {
   const json = extractJson(reply.text);
   if ("problem" in json) {
-    const problems = [json.problem];
+    const problems = [mask(json.problem)];
     if (reply.finishReason === "length") {
       problems.push("the answer was cut off at the output token limit: use fewer, shorter nodes");
     } else if (reply.finishReason === "refusal") {
@@ -190,7 +213,7 @@ function judge<T>(
   try {
     return { value: accept(json.value) };
   } catch (error) {
-    if (error instanceof PlanValidationError) return { problems: error.problems };
+    if (error instanceof PlanValidationError) return { problems: error.problems.map(mask) };
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 /** The planner's and the replanner's prompts, and the text of the messages they send. */
+import { runOf } from "./runs.ts";
 import type { PlanNode, PlanState } from "./types.ts";
 
 /** A succeeded node's result is cut to this many characters in the replan request. */
@@ -68,7 +69,7 @@ function workspace(context: string | undefined): string {
 }
 
 function describeNode(node: PlanNode, state: PlanState): string {
-  const run = state.runs[node.id];
+  const run = runOf(state, node.id);
   const lines = [
     `- ${node.id} [${run?.state ?? "WAITING"}] ${JSON.stringify(node.title)}`,
     `  dependsOn: ${JSON.stringify(node.dependsOn)}`,

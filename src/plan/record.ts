@@ -5,6 +5,7 @@
  */
 import type { Session } from "../session/session.ts";
 import type { SessionEntry } from "../session/types.ts";
+import { runMap, runsOfNodes } from "./runs.ts";
 import type { NodeRun, PlanNode, PlanState } from "./types.ts";
 
 /** What one `plan` entry holds. */
@@ -37,20 +38,26 @@ export function replayPlan(entries: readonly SessionEntry[]): PlanState | undefi
   );
 }
 
-/** The newest plan in `records` (oldest first), replayed; undefined when none. */
+/**
+ * The newest plan in `records` (oldest first), replayed; undefined when none. The runs are
+ * rebuilt from the nodes (each its newest recorded run, else WAITING), in a map without a
+ * prototype: the recorded plan's `runs` is keyed by node id, and the session masks values, not
+ * keys, so its keys are trusted only where they name a node.
+ */
 function replayRecords(records: readonly PlanRecord[]): PlanState | undefined {
   const start = records.findLastIndex((record) => record.kind === "plan");
   if (start < 0) return undefined;
   const first = records[start] as Extract<PlanRecord, { kind: "plan" }>;
-  const state: PlanState = structuredClone(first.plan);
+  const plan: PlanState = structuredClone(first.plan);
+  const state: PlanState = { ...plan, runs: runsOfNodes(plan) };
   for (const record of records.slice(start + 1)) {
     if (record.kind === "plan" || record.planId !== state.id) continue;
-    if (record.kind === "node" && state.runs[record.nodeId] !== undefined) {
+    if (record.kind === "node" && Object.hasOwn(state.runs, record.nodeId)) {
       state.runs[record.nodeId] = record.run;
     } else if (record.kind === "append") {
       for (const node of record.nodes) {
         state.nodes.push(node);
-        state.runs[node.id] ??= { state: "WAITING" };
+        if (!Object.hasOwn(state.runs, node.id)) state.runs[node.id] = { state: "WAITING" };
       }
     }
   }
@@ -63,7 +70,7 @@ export function newPlanState(id: string, task: string, nodes: readonly PlanNode[
     id,
     task,
     nodes: structuredClone([...nodes]),
-    runs: Object.fromEntries(nodes.map((node) => [node.id, { state: "WAITING" as const }])),
+    runs: runMap(nodes.map((node): [string, NodeRun] => [node.id, { state: "WAITING" }])),
   };
 }
 

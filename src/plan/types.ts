@@ -46,6 +46,10 @@ export interface PlanState {
   /** The person's task the plan is for. */
   task: string;
   nodes: PlanNode[];
-  /** Node id → its run; every node has one (WAITING at first). */
+  /**
+   * Node id → its run; every node has one (WAITING at first). The ids are the model's text: read
+   * a run with `runOf()` and make the map with `runMap()` (src/plan/runs.ts), never by indexing
+   * an object that inherits members (`constructor`, `__proto__`).
+   */
   runs: Record<string, NodeRun>;
 }

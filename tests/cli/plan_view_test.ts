@@ -82,3 +82,51 @@ Deno.test("planSummary() keeps a worker's padded answer on its one row", () => {
     ok(row.length < 80, row);
   }
 });
+
+Deno.test("planLines() shows a title's blank glyphs counted, so none forges a row", () => {
+  const fake = "✗ deploy  FAILED    cannot deploy";
+  const pads = ["\u2800".repeat(62), "\u3164".repeat(62), "\uffa0".repeat(40), "\u200b".repeat(60)];
+  for (const pad of pads) {
+    const state: PlanState = {
+      id: "p4",
+      task: "t",
+      nodes: [
+        { id: "a", title: `Read${pad}${fake}`, task: "x", dependsOn: [] },
+        { id: "b", title: "Write tests", task: "y", dependsOn: ["a"] },
+      ],
+      runs: { a: { state: "WAITING" }, b: { state: "WAITING" } },
+    };
+    const code = pad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+    const [a] = planLines(state, plain);
+    deepEqual(a, `· a WAITING   Read⟨${pad.length} × U+${code}⟩✗ deploy FAILED cannot deploy`);
+    deepEqual(planLine(state, "a", plain), a);
+  }
+});
+
+Deno.test("planLines() and planSummary() show a node without a run, named like a member", () => {
+  const ids = ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__"];
+  const state: PlanState = {
+    id: "p5",
+    task: "t",
+    nodes: [
+      { id: "a", title: "A", task: "x", dependsOn: [] },
+      ...ids.map((id) => ({
+        id,
+        title: `Step ${id}`,
+        task: "y",
+        dependsOn: ["a"],
+      })),
+    ],
+    runs: { a: { state: "SUCCEEDED", result: "ok" } },
+  };
+  deepEqual(planLines(state, plain), [
+    "✓ a              SUCCEEDED A",
+    ...ids.map((id) => `· ${id.padEnd(14)} WAITING   Step ${id} ← a`),
+  ]);
+  deepEqual(planLine(state, "valueOf", plain), "· valueOf        WAITING   Step valueOf ← a");
+  deepEqual(planSummary(state, plain, false), [
+    "✓ a: ok",
+    ...ids.map((id) => `· ${id}`),
+    "1 succeeded, 5 waiting",
+  ]);
+});

@@ -6,6 +6,7 @@
 import { planLine, planLines, planSummary } from "../plan_view.ts";
 import type { SlashCommand } from "./commands.ts";
 import { hostFileLines } from "../../sandbox/persistence.ts";
+import { warningLine } from "../../core/warnings.ts";
 
 export function planCommands(): SlashCommand[] {
   return [{
@@ -35,7 +36,8 @@ export function planCommands(): SlashCommand[] {
           const line = planLine(state, nodeId, style);
           if (line) context.print([`  ${line}`]);
         },
-        onNote: (note) => context.notice(note, "warning"),
+        // A note may quote the model's words (a rejected replan's keys): on one row, blanks shown.
+        onNote: (note) => context.notice(warningLine(note), "warning"),
         // As a turn's end shows them: the person should check these before they run.
         onHostFiles: (_nodeId, hostFiles) =>
           context.print(hostFileLines(hostFiles).map((line) => style.yellow(line))),
