@@ -263,7 +263,15 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       continue;
     }
 
-    const ran = await runToolCalls(calls, { tools, emit, signal, round, options });
+    let stopped: string | undefined;
+    const ran = await runToolCalls(calls, {
+      tools,
+      emit,
+      signal,
+      round,
+      options,
+      stop: { turn: (reason) => stopped ??= reason, reason: () => stopped },
+    });
     const fitted = await options.fitResults?.(
       ran.map(({ call, observation }) => ({ callId: call.id, observation })),
     );
@@ -276,6 +284,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       failures.record(call, observation);
     }
     if (signal.aborted) return finish("CANCELLED", "Cancelled while tools were running");
+    // A hook's `continue: false`: the person was told why (by the gate), the model is not asked.
+    if (stopped !== undefined) return finish("COMPLETED");
     for (const steer of options.steering?.() ?? []) {
       add({ role: "user", content: steer });
       emit({ type: "steering", round, text: steer });
@@ -382,6 +392,8 @@ interface CallContext {
   signal: AbortSignal;
   round: number;
   options: RunTurnOptions;
+  /** A call ends the turn (`turn`), and why it did, if one has (`reason`). */
+  stop: { turn: (reason: string) => void; reason: () => string | undefined };
 }
 
 interface CallResult {
@@ -454,6 +466,12 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
       code: "UNKNOWN_TOOL",
       message: `There is no tool "${call.name}"; available tools: ${known}`,
     };
+  } else if (context.stop.reason() !== undefined) {
+    observation = {
+      status: "ERROR",
+      code: "POLICY_DENIED",
+      message: `Not run: a hook stopped the turn (${context.stop.reason()})`,
+    };
   } else if (!parsed.ok) {
     observation = {
       status: "ERROR",
@@ -474,6 +492,7 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
         workspace: context.options.workspace,
         signal,
         update: progress.update,
+        stopTurn: context.stop.turn,
       });
     } finally {
       progress.flush();

@@ -490,6 +490,17 @@ export class PermissionGate {
   #grantedKeys = new Set<string>();
   #unsandboxedKeys = new Set<string>();
 
+  /**
+   * A tool hook's `continue: false`: the turn ends once this call is done, and the person is
+   * told the hook's reason (masked: a hook's words may quote the call). The hook's audit record
+   * holds the reason too.
+   */
+  #stopTurn(event: string, reason: string, ctx: ToolContext): void {
+    const text = this.#options.masker.mask(reason);
+    this.#options.hooks?.tell(`A ${event} hook stopped the turn: ${text}`);
+    ctx.stopTurn?.(text);
+  }
+
   async #run(tool: Tool, args: unknown, ctx: ToolContext): Promise<Observation> {
     const { runtime, masker, emit } = this.#options;
     // The id is the model's: the audit log and the events get it with known keys masked.
@@ -508,6 +519,8 @@ export class PermissionGate {
       : undefined;
     // What went wrong with a hook is the person's to know, not only the audit log's.
     for (const note of pre?.notes ?? []) hooks!.tell(masker.mask(note));
+    // `continue: false` blocks this call (see `merge`) and ends the turn after it.
+    if (pre?.stop !== undefined) this.#stopTurn("PreToolUse", pre.stop, ctx);
     // A rewritten input goes through the policy (and the tool's own validation) like the
     // model's: a hook cannot slip a call past the gate.
     if (pre?.updatedInput !== undefined) {
@@ -673,8 +686,10 @@ export class PermissionGate {
         tool_response: { output: observation.output },
       }, { toolName: tool.name, callId, signal: ctx.signal });
       for (const note of post.notes) hooks.tell(masker.mask(note));
+      if (post.stop !== undefined) this.#stopTurn("PostToolUse", post.stop, ctx);
       const said = [
         ...post.block === undefined ? [] : [`Objection: ${post.block}`],
+        ...post.stop === undefined ? [] : [`The turn was stopped: ${post.stop}`],
         ...post.context,
       ];
       if (said.length > 0) {

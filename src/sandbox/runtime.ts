@@ -590,12 +590,16 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const bwrapShell: ShellRunner = async (command, run) => {
     const planned = await enter();
     try {
-      const built = run.hookScripts ? withHookScripts(planned, ternHome) : planned;
+      const scripts = run.hookScripts ? withHookScripts(planned, ternHome) : planned;
+      const built = run.replaced === undefined
+        ? scripts
+        : { ...scripts, replaced: { ...scripts.replaced, ...run.replaced } };
       const runIn = (plan: ShellPlan) =>
         createBwrapRunner(plan, { bwrapPath: options.bwrapPath })(command, run);
       const hosts = proxiedHosts(profile.grants.net);
       if (hosts === null) {
-        const warmed = run.hookScripts ? null : await warm.run(built, command, run);
+        const oneShot = run.hookScripts || run.replaced !== undefined;
+        const warmed = oneShot ? null : await warm.run(built, command, run);
         return await withOomNote(warmed ?? await runIn(built));
       }
       socketDir ??= Deno.makeTempDir({ prefix: "tern-proxy-" });

@@ -108,6 +108,12 @@ export interface ShellRunOptions {
    * `hooks/scripts_folder.ts`). Without bubblewrap it changes nothing.
    */
   hookScripts?: boolean;
+  /**
+   * Files shown with other content to this command alone, in a sandbox of its own (never the
+   * warm shell): each real path bound read-only to its copy (a trusted project hook's checked
+   * pinned files: see `hooks/frozen_pins.ts`).
+   */
+  replaced?: Readonly<Record<string, string>>;
 }
 
 /**

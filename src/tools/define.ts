@@ -42,6 +42,11 @@ export interface ToolContext {
    * commands are. Without it `bash` cannot run in the background.
    */
   processes?: ProcessControl;
+  /**
+   * Ends the turn once this call is done (a hook's `continue: false`): the calls after it in
+   * the same reply do not run, and no model call follows. `reason` is for the person.
+   */
+  stopTurn?: (reason: string) => void;
 }
 
 /** What a tool body returns: text for the model, and optional UI-only details. */

@@ -7,12 +7,14 @@
  *
  * The shell runner gives a command no stdin and mixes its stdout and stderr, so each hook runs
  * inside a small wrapper (see `wrapper.ts`): the JSON comes in the script, compressed once it
- * is large, the hook's stdout and stderr go to files in the sandbox's private tmp, and the
- * wrapper prints them back between random markers, with the exit code.
+ * is large, the hook's stdout and stderr come back through pipes (never a file a full `/tmp`
+ * could cut off), and the wrapper prints them between random markers, with the exit code. A
+ * trusted project hook runs in a one-shot sandbox with checked copies of its pinned files bound
+ * over them (see `frozen_pins.ts`).
  *
  * A PreToolUse hook that could not run at all (its sandbox did not start, its program was not
  * found or not executable, its input was too large to pass, its pinned files changed since
- * trust) asks instead of passing: the call becomes a question only a person may answer (denied
+ * trust or moved while it ran, tern's wrapper around it failed) asks instead of passing: the call becomes a question only a person may answer (denied
  * where none can be asked), and the person is told why. Otherwise a guard would guard nothing
  * whenever the model made it fail to start, with a large input or a changed script. A hook that
  * ran and failed, timed out or printed nonsense keeps Claude Code's meaning: no opinion, noted.
@@ -23,14 +25,18 @@ import { dirname, join } from "../../core/path.ts";
 import { pinChanges } from "../../mcp/_pinned_files.ts";
 import { claudeToolName, type HookCommand, type HookEvent, hookPins, matches } from "./config.ts";
 import { HOOK_SCRIPTS_FOLDER } from "./scripts_folder.ts";
+import { freezePins } from "./frozen_pins.ts";
 import { hookScript, unwrap } from "./wrapper.ts";
 import { visibleText } from "../../core/terminal_text.ts";
+import { type Answer, interpret, isObject, shownCommand } from "./answer.ts";
+
+export { MAX_HOOK_TEXT_CHARS, shownCommand } from "./answer.ts";
 
 /**
- * The most characters of one hook's text that reach the model or the person (its context, or
- * its reason to block, ask or stop); the rest is cut, with a note saying how much.
+ * How many times the PreToolUse hooks run for one call at most: again on each rewritten input,
+ * until none rewrites it any more (see {@linkcode HookRunner.fire}).
  */
-export const MAX_HOOK_TEXT_CHARS = 10_000;
+export const MAX_REWRITE_ROUNDS = 3;
 
 /** The longest delay a timer takes (2^31 - 1 ms); a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -119,6 +125,41 @@ export class HookRunner {
     callId?: string;
     signal?: AbortSignal;
   } = {}): Promise<HookOutcome> {
+    const outcome = await this.#fireOnce(event, fields, options);
+    if (event !== "PreToolUse") return outcome;
+    // Every hook judges what will run: a rewritten input goes to all of them again, until no
+    // hook changes it any more, at most MAX_REWRITE_ROUNDS rounds in all. What any round
+    // blocked or asked stands; the context is the last round's.
+    let input = fields.tool_input;
+    for (let round = 1; changes(outcome.updatedInput, input); round++) {
+      if (round === MAX_REWRITE_ROUNDS) {
+        const block = `The PreToolUse hooks still rewrote this call after ${round} rounds ` +
+          "(each rewritten input goes to every hook again), so no input was judged by all of them";
+        outcome.block = outcome.block === undefined ? block : `${outcome.block}\n${block}`;
+        break;
+      }
+      input = outcome.updatedInput;
+      const again = await this.#fireOnce(event, { ...fields, tool_input: input }, options);
+      if (again.block !== undefined) {
+        outcome.block = outcome.block === undefined
+          ? again.block
+          : `${outcome.block}\n${again.block}`;
+      }
+      outcome.ask ??= again.ask;
+      outcome.stop ??= again.stop;
+      outcome.context = again.context;
+      outcome.notes.push(...again.notes.filter((note) => !outcome.notes.includes(note)));
+      if (again.updatedInput !== undefined) outcome.updatedInput = again.updatedInput;
+    }
+    return outcome;
+  }
+
+  /** Runs the hooks of `event` once (see {@linkcode fire}). */
+  async #fireOnce(event: HookEvent, fields: Record<string, unknown>, options: {
+    toolName?: string;
+    callId?: string;
+    signal?: AbortSignal;
+  }): Promise<HookOutcome> {
     const outcome: HookOutcome = { context: [], notes: [] };
     const chosen = this.#options.hooks.filter((hook) =>
       hook.event === event && matches(hook.matcher, options.toolName)
@@ -194,7 +235,13 @@ export class HookRunner {
     if (script === undefined) {
       return unable(hook, `its input (${json.length} characters) is too large to pass to it`);
     }
+    // A trusted project hook runs its checked copies, bound over the workspace's files.
+    const frozen = hook.scope === "user" || hook.pins === undefined
+      ? undefined
+      : await freezePins(hook.pins, workspace);
+    if (typeof frozen === "string") return unable(hook, this.#pinsTold(hook, frozen), true);
     let result;
+    let failed: string | undefined;
     try {
       result = await run(script, {
         cwd: workspace,
@@ -202,10 +249,19 @@ export class HookRunner {
         signal,
         // The person's own hooks, and only theirs, see their scripts in tern's home.
         ...(hook.scope === "user" ? { hookScripts: true } : {}),
+        ...(frozen === undefined ? {} : { replaced: frozen.copies }),
       });
     } catch (error) {
-      return unable(hook, `it could not start: ${error instanceof Error ? error.message : error}`);
+      failed = `it could not start: ${error instanceof Error ? error.message : error}`;
     }
+    const moved = await frozen?.moved() ?? [];
+    await frozen?.release();
+    if (moved.length > 0) {
+      // Its answer may come from other files than those checked: it did not run as trusted.
+      const names = moved.map((name) => `"${visibleText(name)}"`).join(", ");
+      return unable(hook, `its files were moved or replaced while it ran: ${names}`);
+    }
+    if (result === undefined) return unable(hook, failed ?? "it could not start");
     if (result.timedOut) {
       return {
         note: `The ${hook.event} hook "${shownCommand(hook)}" timed out after ${hook.timeoutS} s`,
@@ -236,7 +292,11 @@ export class HookRunner {
     const now = await hookPins(hook, this.#options.workspace);
     const changes = pinChanges(hook.pins, now);
     if (changes.length === 0) return undefined;
-    const why = `its files changed since you trusted it: ${changes.join(", ")}`;
+    return this.#pinsTold(hook, `its files changed since you trusted it: ${changes.join(", ")}`);
+  }
+
+  /** `why` a trusted project hook will not run (its files changed), told once per change. */
+  #pinsTold(hook: HookCommand, why: string): string {
     const key = JSON.stringify([hook.event, hook.matcher, hook.command, why]);
     if (!this.#told.has(key)) {
       this.#told.add(key);
@@ -298,7 +358,7 @@ export class HookRunner {
       mode: this.#options.mode,
       decision: blocked ? "deny" : "allow",
       decidedBy: "hook",
-      reason: answer.block ?? answer.ask ?? answer.note ??
+      reason: answer.block ?? answer.stop ?? answer.ask ?? answer.note ??
         (answer.updatedInput ? "rewrote the tool input" : "no objection"),
       sandbox: confined === undefined ? "none" : confined ? "bwrap" : "none",
       status: answer.note === undefined ? "SUCCEEDED" : "ERROR",
@@ -309,19 +369,6 @@ export class HookRunner {
       durationMs: Math.round(ms),
     });
   }
-}
-
-/** One hook's answer. */
-interface Answer {
-  block?: string;
-  ask?: string;
-  updatedInput?: Record<string, unknown>;
-  context?: string;
-  stop?: string;
-  note?: string;
-  /** The person was told of `note` already, by a warning given once: not a note again. */
-  told?: boolean;
-  exitCode?: number;
 }
 
 /**
@@ -393,6 +440,11 @@ function withOutputCut(
   };
 }
 
+/** Whether `rewritten` (a hook's `updatedInput`, if any) differs from `input`. */
+function changes(rewritten: Record<string, unknown> | undefined, input: unknown): boolean {
+  return rewritten !== undefined && JSON.stringify(rewritten) !== JSON.stringify(input);
+}
+
 function merge(outcome: HookOutcome, answer: Answer, event: HookEvent): void {
   if (answer.block !== undefined) {
     outcome.block = outcome.block === undefined
@@ -410,90 +462,4 @@ function merge(outcome: HookOutcome, answer: Answer, event: HookEvent): void {
     if (event === "PreToolUse" && outcome.block === undefined) outcome.block = answer.stop;
   }
   if (answer.note !== undefined && !answer.told) outcome.notes.push(answer.note);
-}
-
-/** Claude Code's meaning of a hook's exit code and output, for its event, its texts capped. */
-function interpret(
-  hook: HookCommand,
-  ran: { stdout: string; stderr: string; code: number },
-): Answer {
-  const answer = meaning(hook, ran);
-  for (const key of ["block", "ask", "context", "stop", "note"] as const) {
-    const text = answer[key];
-    if (text !== undefined) answer[key] = capped(text);
-  }
-  return answer;
-}
-
-/** `text` cut to {@linkcode MAX_HOOK_TEXT_CHARS}, with a note of how much was left out. */
-function capped(text: string): string {
-  if (text.length <= MAX_HOOK_TEXT_CHARS) return text;
-  const cut = text.length - MAX_HOOK_TEXT_CHARS;
-  return `${text.slice(0, MAX_HOOK_TEXT_CHARS)}\n[${cut} more characters of this hook's ` +
-    `output were cut: a hook gives at most ${MAX_HOOK_TEXT_CHARS}]`;
-}
-
-function meaning(
-  hook: HookCommand,
-  ran: { stdout: string; stderr: string; code: number },
-): Answer {
-  const name = `The ${hook.event} hook "${shownCommand(hook)}"`;
-  const stderr = ran.stderr.trim();
-  if (ran.code === 2) {
-    return { block: stderr || `${name} blocked this (exit code 2) without saying why` };
-  }
-  if (ran.code !== 0) {
-    return { note: `${name} failed (exit code ${ran.code})${stderr ? `: ${stderr}` : ""}` };
-  }
-  const stdout = ran.stdout.trim();
-  if (!stdout.startsWith("{")) {
-    // Plain stdout is context for the events whose output Claude Code gives the model.
-    const plain = hook.event === "UserPromptSubmit" || hook.event === "SessionStart";
-    return plain && stdout !== "" ? { context: stdout } : {};
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(stdout);
-  } catch {
-    return { note: `${name} printed JSON that cannot be read; its answer was ignored` };
-  }
-  if (!isObject(data)) return { note: `${name} printed JSON that is not an object; ignored` };
-  const answer: Answer = {};
-  const specific = isObject(data.hookSpecificOutput) ? data.hookSpecificOutput : {};
-  const reason = typeof data.reason === "string" ? data.reason : undefined;
-  const decisionReason = typeof specific.permissionDecisionReason === "string"
-    ? specific.permissionDecisionReason
-    : reason;
-  const permission = specific.permissionDecision ??
-    (data.decision === "approve" ? "allow" : undefined);
-  if (data.decision === "block" || permission === "deny") {
-    answer.block = decisionReason ?? `${name} blocked this`;
-  } else if (permission === "ask") {
-    answer.ask = decisionReason ?? `${name} asks for your decision`;
-  }
-  if (specific.updatedInput !== undefined) {
-    if (isObject(specific.updatedInput)) answer.updatedInput = specific.updatedInput;
-    else answer.note = `${name} gave an updatedInput that is not an object; ignored`;
-  }
-  if (typeof specific.additionalContext === "string" && specific.additionalContext !== "") {
-    answer.context = specific.additionalContext;
-  }
-  if (data.continue === false) {
-    answer.stop = typeof data.stopReason === "string"
-      ? data.stopReason
-      : `${name} stopped the turn`;
-  }
-  return answer;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-/**
- * A hook's command as the person is told of it: every control, line break and invisible
- * character shown, never obeyed or dropped (a project's command could otherwise hide what runs).
- */
-export function shownCommand(hook: Pick<HookCommand, "command">): string {
-  return visibleText(hook.command);
 }

@@ -6,9 +6,15 @@
  * The script is all that reaches the sandbox: the runner starts it as one argument of `bash -c`,
  * and Linux caps one argument at 128 KiB (MAX_ARG_STRLEN), past which the sandbox cannot start
  * at all. So the JSON never rides in it as it is once it is large: it is gzipped and
- * base64-encoded, decoded inside into a file of the sandbox's private `/tmp`, and the command
- * reads that file as its stdin. A script that would still pass {@linkcode MAX_SCRIPT_BYTES} is
- * not made: the caller treats the hook as one that could not run.
+ * base64-encoded, and decoded inside. A script that would still pass
+ * {@linkcode MAX_SCRIPT_BYTES} is not made: the caller treats the hook as one that could not run.
+ *
+ * Nothing of the hook's input or answer passes through a file: the JSON is a shell word fed to
+ * the hook through a pipe, and its stdout and stderr come back through command substitutions
+ * (pipes too). A file in `/tmp` (or a here-document, which bash may keep there) would let a
+ * command that fills `/tmp` cut the hook's answer off: a guard's decision lost, the call passed.
+ * Whenever the wrapper's own part fails, it prints no final marker, and the caller treats the
+ * hook as one that could not run, never as one that ran and had no opinion.
  */
 
 /**
@@ -17,15 +23,14 @@
  */
 export const MAX_SCRIPT_BYTES = 100_000;
 
-/** Input JSON up to this many bytes goes in as it is, in a quoted here-document. */
+/** Input JSON up to this many bytes goes in as it is, in a quoted shell word. */
 const PLAIN_BYTES = 64_000;
 
 /**
  * The script that feeds `json` to `command` in `workspace` and prints its stdout, stderr and
  * exit code between `marker`s (random per run, `[A-Za-z0-9_]` only); undefined when even the
- * compressed JSON would make it longer than {@linkcode MAX_SCRIPT_BYTES}. Only bash builtins read
- * the files back, so a small input costs the hook's own process plus `mktemp` and `rm`. A hook
- * that forged the markers could only garble its own answer, which is its to give anyway.
+ * compressed JSON would make it longer than {@linkcode MAX_SCRIPT_BYTES}. It writes no file. A
+ * hook that forged the markers could only garble its own answer, which is its to give anyway.
  */
 export async function hookScript(
   command: string,
@@ -34,26 +39,24 @@ export async function hookScript(
 ): Promise<string | undefined> {
   const { marker, workspace } = options;
   const bytes = new TextEncoder().encode(json);
-  // JSON.stringify writes no newline and base64 has no "_": the marker line cannot occur inside.
-  const feed = bytes.length <= PLAIN_BYTES
-    ? [`bash -c ${quote(command)} >"$__d/o" 2>"$__d/e" <<'${marker}'`, json, marker]
-    : [
-      // A decoding that fails (no gzip, the private /tmp full) runs no hook: the markers are
-      // never printed, and the hook counts as one that could not run.
-      `base64 -d <<'${marker}' | gzip -dc >"$__d/i" || { rm -rf "$__d"; exit 96; }`,
-      ...lines((await gzip(bytes)).toBase64(), 76),
-      marker,
-      `bash -c ${quote(command)} <"$__d/i" >"$__d/o" 2>"$__d/e"`,
-    ];
+  // A decoding that fails runs no hook: the final marker is never printed, and the hook counts
+  // as one that could not run. JSON.stringify ends with no newline, which `$(…)` would drop.
+  const input = bytes.length <= PLAIN_BYTES
+    ? `__i=${quote(json)}`
+    : `__i=$(set -o pipefail; printf '%s' '${(await gzip(bytes)).toBase64()}' | base64 -d | ` +
+      `gzip -dc) || exit 96`;
   const script = [
     // No bytecode beside a hook's Python: a `__pycache__` in a script's folder lapses its trust.
     `export CLAUDE_PROJECT_DIR=${quote(workspace)} TERN_PROJECT_DIR=${quote(workspace)} ` +
     "PYTHONDONTWRITEBYTECODE=1",
-    `__d=$(mktemp -d) || exit 97`,
-    ...feed,
-    `__c=$?`,
-    `printf '%s' "${marker}:$(<"$__d/o"):${marker}:$(<"$__d/e"):${marker}:$__c"`,
-    `rm -rf "$__d"`,
+    input,
+    // fd 5: the script's own output. The hook's stdout goes to the inner `$(…)`, its stderr
+    // (fd 3) to the outer one, whose status is the hook's exit code.
+    "exec 5>&1 || exit 95",
+    `__e=$( { __o=$(printf '%s' "$__i" | bash -c ${quote(command)} 2>&3 3>&- 5>&-); __c=$?; ` +
+    `printf '%s' "${marker}:$__o:${marker}:" >&5 || exit 95; exit "$__c"; } 3>&1 )`,
+    "__c=$?",
+    `printf '%s' "$__e:${marker}:$__c"`,
   ].join("\n");
   return new TextEncoder().encode(script).length <= MAX_SCRIPT_BYTES ? script : undefined;
 }
@@ -84,10 +87,4 @@ function quote(text: string): string {
 async function gzip(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-function lines(text: string, width: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += width) out.push(text.slice(i, i + width));
-  return out;
 }
