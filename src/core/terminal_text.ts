@@ -99,12 +99,14 @@ function clean(value: unknown, depth: number): unknown {
 /**
  * One screen row, made safe at the terminal's edge: SGR styling kept (except "conceal", which
  * hides text), every other sequence, control and bidi character removed, tabs and line breaks
- * turned into spaces. Content should already have passed `terminalText()`; this catches any
- * path that forgot. Never throws.
+ * turned into spaces. A row that kept any styling ends with a reset (`ESC[0m`), so no colour
+ * (black on black, say) set in one row can reach the next row or the rows a clear paints.
+ * Content should already have passed `terminalText()`; this catches any path that forgot.
+ * Never throws.
  */
 export function screenLine(line: string): string {
   if (!UNSAFE_ON_SCREEN.test(line)) return line;
-  return line
+  const safe = line
     .replace(STRING_SEQUENCE, "")
     .replace(
       CONTROL_SEQUENCE,
@@ -115,7 +117,11 @@ export function screenLine(line: string): string {
     .replace(/\r?\n|\r/g, " ")
     .replace(CONTROLS_BUT_ESCAPE, "")
     .replace(BIDI, "");
+  return !safe.includes("\x1b") || safe.endsWith(RESET) ? safe : safe + RESET;
 }
+
+/** Turns off every SGR attribute and colour. */
+const RESET = "\x1b[0m";
 
 function stripSequences(text: string): string {
   return text

@@ -10,6 +10,7 @@ import {
   type CommandInfo,
   commandItems,
   commonPrefix,
+  completable,
   type CompletionItem,
   type CompletionList,
   type CompletionTarget,
@@ -139,7 +140,7 @@ export class Editor {
     const { lines, row, col } = this.#buffer;
     const target = completionTarget(lines, row, col);
     if (target?.kind !== "command" || !this.#options.commands) return;
-    const items = commandItems(this.#options.commands(), target.partial);
+    const items = completable(commandItems(this.#options.commands(), target.partial));
     if (items.length === 0) return;
     // The command named exactly as typed comes first: Enter runs it.
     const exact = items.findIndex((item) => item.value === target.partial);
@@ -302,7 +303,8 @@ export class Editor {
   }
 
   /** Inserts the only candidate, or the common prefix and opens the list; false when none. */
-  #offer(target: CompletionTarget, items: CompletionItem[]): boolean {
+  #offer(target: CompletionTarget, offered: CompletionItem[]): boolean {
+    const items = completable(offered);
     if (items.length === 0) return false;
     if (items.length === 1) {
       this.#replace(target, items[0].value, true);

@@ -2,6 +2,7 @@
  * The editor's frame: logical lines soft-wrapped under a prompt, scrolled to keep the cursor
  * visible, paste markers highlighted, the completion list below. Pure: state in, lines out.
  */
+import { visibleText } from "../core/terminal_text.ts";
 import { type CompletionList, renderCompletions } from "./editor_completion.ts";
 import { rowOf, type Span, textWidth, wrapLine } from "./editor_text.ts";
 import type { Theme } from "./theme.ts";
@@ -73,12 +74,15 @@ export function renderEditor(
   const rows: VisualRow[] = [];
   let cursorRow = 0;
   let cursorCol = promptWidth;
-  state.lines.forEach((line, index) => {
+  // Each line as drawn: controls and invisible characters made visible (`shownLine`).
+  const shownLines = state.lines.map(shownLine);
+  shownLines.forEach(({ text: line, at: shownAt }, index) => {
     const wrapped = wrapLine(line, layout.content);
     if (index === state.row) {
-      const at = rowOf(wrapped, state.col);
+      const col = shownAt(state.col);
+      const at = rowOf(wrapped, col);
       cursorRow = rows.length + at;
-      cursorCol = promptWidth + textWidth(line.slice(wrapped[at].start, state.col));
+      cursorCol = promptWidth + textWidth(line.slice(wrapped[at].start, col));
     }
     for (const span of wrapped) rows.push({ line: index, ...span });
   });
@@ -93,8 +97,10 @@ export function renderEditor(
     if (promptWidth > 0 && i === visible.length - 1 && scroll + visible.length < rows.length) {
       prefix = theme.gray("↓") + indent.slice(1);
     }
-    const text = state.lines[row.line];
-    return fit(prefix + styleRow(text, row, state.atoms(text), theme), width);
+    const source = state.lines[row.line];
+    const { text, at } = shownLines[row.line];
+    const atoms = state.atoms(source).map((atom) => ({ start: at(atom.start), end: at(atom.end) }));
+    return fit(prefix + styleRow(text, row, atoms, theme), width);
   });
   return {
     frame: {
@@ -103,6 +109,37 @@ export function renderEditor(
     },
     scroll,
   };
+}
+
+/**
+ * What the editor draws as its code point or control picture rather than as itself: C0 and C1
+ * controls (tab aside, drawn as a space), DEL, bidi controls and marks, and the invisible
+ * characters that carry no glyph of an ordinary script (zero-width space, word joiner and the
+ * invisible operators, BOM, soft hyphen, Mongolian vowel separator, tags). The joiners and
+ * variation selectors that build emoji stay as they are. A terminal draws the others as nothing
+ * or obeys them, so text could be sent that the person never saw.
+ */
+const SHOWN_AS_CODE =
+  // deno-lint-ignore no-control-regex
+  /[\x00-\x08\x0a-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
+
+/**
+ * `line` as the editor draws it, and `at`, which maps an offset in `line` to the same place in
+ * the drawn text: each character of `SHOWN_AS_CODE` as `visibleText()` shows it (`␛`,
+ * `⟨U+202E⟩`), so what the person sends is what they see.
+ */
+function shownLine(line: string): { text: string; at: (offset: number) => number } {
+  if (!SHOWN_AS_CODE.test(line)) return { text: line, at: (offset) => offset };
+  const offsets: number[] = [];
+  let text = "";
+  for (let i = 0; i < line.length;) {
+    const char = String.fromCodePoint(line.codePointAt(i)!);
+    for (let k = 0; k < char.length; k++) offsets[i + k] = text.length;
+    text += SHOWN_AS_CODE.test(char) ? visibleText(char) : char;
+    i += char.length;
+  }
+  offsets[line.length] = text.length;
+  return { text, at: (offset) => offsets[Math.max(0, Math.min(offset, line.length))] };
 }
 
 /** The row's text with tabs shown as spaces and atoms (paste markers) in cyan. */

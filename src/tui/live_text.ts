@@ -14,7 +14,10 @@ const FENCE = /^[ \t]*(`{3,}|~{3,})(.*)$/;
 /**
  * The end of `text` rendered, at most `maxLines` lines, the first a dim `… N lines above`
  * marker when lines were left out (N counts rendered lines, or source lines for the part
- * that was not rendered). Never throws.
+ * that was not rendered). Of a long line (a paragraph still being written) only the last
+ * characters that could fill the lines are rendered, the marker then reading `… N lines and
+ * M characters above` (or `… M characters above`): every frame renders a bounded amount of
+ * text, however long the line grows; the whole is rendered once it is finished. Never throws.
  */
 export function liveMarkdown(
   text: string,
@@ -22,21 +25,48 @@ export function liveMarkdown(
   theme: Theme,
   maxLines: number,
 ): string[] {
-  const { tail, skipped } = markdownTail(text, maxLines + SOURCE_SLACK);
+  const { tail, skipped, cut } = markdownTail(text, maxLines + SOURCE_SLACK, {
+    maxChars: LIVE_CHARS_PER_CELL * Math.max(maxLines, 1) * Math.max(width, 20),
+  });
   let lines = renderMarkdown(tail, width, theme);
-  if (skipped > 0 || lines.length > maxLines) {
+  if (skipped > 0 || cut > 0 || lines.length > maxLines) {
     const kept = lines.slice(-Math.max(0, maxLines - 1));
     const above = skipped + lines.length - kept.length;
-    lines = [theme.dim(`… ${plural(above, "line")} above`), ...kept];
+    const parts = [...above > 0 || cut === 0 ? [plural(above, "line")] : []];
+    if (cut > 0) parts.push(plural(cut, "character"));
+    lines = [theme.dim(`… ${parts.join(" and ")} above`), ...kept];
   }
   return lines;
 }
 
+/** Source characters rendered live per cell shown (markup and wrapping take some). */
+const LIVE_CHARS_PER_CELL = 4;
+
 /**
  * The last `count` source lines of `text`, preceded by the opening fence line when they are
- * inside a code block, and how many source lines were left out.
+ * inside a code block, and how many source lines were left out (`skipped`). With `maxChars`,
+ * of those lines only the last `maxChars` characters are kept (`cut` counts the others; the
+ * opening fence line is kept whole, up to `maxChars` characters).
  */
-export function markdownTail(text: string, count: number): { tail: string; skipped: number } {
+export function markdownTail(
+  text: string,
+  count: number,
+  options: { maxChars?: number } = {},
+): { tail: string; skipped: number; cut: number } {
+  const { tail, skipped } = tailLines(text, count);
+  const max = options.maxChars ?? Infinity;
+  if (tail.length <= max) return { tail, skipped, cut: 0 };
+  const newline = tail.indexOf("\n");
+  const fence = newline >= 0 && newline <= max && FENCE.test(tail.slice(0, newline))
+    ? tail.slice(0, newline + 1)
+    : "";
+  let start = tail.length - max + fence.length;
+  // Never half a surrogate pair.
+  if (start < tail.length && /[\udc00-\udfff]/.test(tail[start])) start++;
+  return { tail: fence + tail.slice(start), skipped, cut: start - fence.length };
+}
+
+function tailLines(text: string, count: number): { tail: string; skipped: number } {
   const lines = text.split("\n");
   if (lines.length <= count) return { tail: text, skipped: 0 };
   const cut = lines.length - count;

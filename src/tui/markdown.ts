@@ -43,8 +43,10 @@ export function loadMarkdown(): Promise<void> {
 }
 
 /**
- * `text` (Markdown, possibly unfinished) as styled lines, each at most `width` cells (a width
- * below 1 counts as 1). Headings keep their `#` marks (dim) so the structure survives without
+ * The model's `text` (Markdown, possibly unfinished) as styled lines, each at most `width` cells
+ * (a width below 1 counts as 1), never a row that starts with one of tern's own marks
+ * ({@linkcode clearOfMarks}): every front end draws the model's text through this function, so
+ * none can forget that. Headings keep their `#` marks (dim) so the structure survives without
  * colour; paragraphs are re-wrapped (a soft line break is a space); code blocks are not
  * word-wrapped: long code lines break at the width and continue on the next line, indented
  * like the code. Escape sequences and control characters in `text` are removed and tabs become
@@ -52,8 +54,13 @@ export function loadMarkdown(): Promise<void> {
  * references (`&#27;` is ESC then). Never throws.
  */
 export function renderMarkdown(text: string, width: number, theme: Theme): string[] {
+  return clearOfMarks((cells) => renderUnguarded(text, cells, theme), width);
+}
+
+/** `renderMarkdown` without `clearOfMarks`: never for the screen as it is. */
+function renderUnguarded(text: string, width: number, theme: Theme): string[] {
   const cells = Math.max(1, Math.floor(width));
-  const clean = tameEmphasis(cleanText(text));
+  const clean = tameNesting(tameEmphasis(cleanText(text)));
   let lines: string[];
   try {
     if (!lexer) throw new Error("marked is not loaded yet");
@@ -98,6 +105,60 @@ function tameEmphasis(text: string): string {
   }
   close();
   return lines.join("\n");
+}
+
+/**
+ * Blockquotes and lists one line may open, and spaces it may be indented by, before the rest is
+ * shown as written: marked's time grows with the square of the depth (1,000 lines of deeper
+ * blockquotes took 2 s to lex, of deeper lists 13 s), on the UI's thread.
+ */
+const MAX_DEPTH = 8;
+const MAX_INDENT = 4 * MAX_DEPTH;
+
+/** A line's blockquote and list markers and the spaces before them. */
+const CONTAINERS = /^(?: *(?:>|[-+*](?= |$)|\d{1,9}[.)](?= |$)))+/;
+const CONTAINER = /( *)(>|[-+*]|\d{1,9}[.)])/g;
+
+/**
+ * `text` with every line outside fenced code opening at most {@linkcode MAX_DEPTH} blockquotes
+ * and lists (the next marker escaped, so it shows as written) and indented by at most
+ * {@linkcode MAX_INDENT} spaces. Deeper nesting is drawn at that depth.
+ */
+function tameNesting(text: string): string {
+  let fence: string | undefined;
+  return text.split("\n").map((line) => {
+    const marker = FENCE_LINE.exec(line)?.[1];
+    if (fence !== undefined) {
+      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) {
+        fence = undefined;
+      }
+      return line;
+    }
+    if (marker !== undefined) fence = marker;
+    return tameLine(line);
+  }).join("\n");
+}
+
+function tameLine(line: string): string {
+  const indent = line.length - line.trimStart().length;
+  if (indent > MAX_INDENT) line = line.slice(indent - MAX_INDENT);
+  const prefix = CONTAINERS.exec(line)?.[0];
+  if (prefix === undefined || prefix.length <= MAX_DEPTH) return line;
+  let kept = 0;
+  let depth = 0;
+  let spaces = 0;
+  for (const match of prefix.matchAll(CONTAINER)) {
+    spaces += match[1].length;
+    if (depth === MAX_DEPTH || spaces > MAX_INDENT) {
+      const rest = line.slice(kept).trimStart();
+      // The next marker escaped: a backslash before `>`, `-`, `+`, `*`, or a number's `.`/`)`.
+      const at = /^\d/.test(rest) ? rest.search(/[.)]/) : 0;
+      return `${line.slice(0, kept)} ${rest.slice(0, at)}\\${rest.slice(at)}`;
+    }
+    depth++;
+    kept = match.index + match[0].length;
+  }
+  return line;
 }
 
 function countDelimiters(text: string): number {
@@ -147,7 +208,8 @@ function renderBlock(token: MarkedToken, width: number, theme: Theme): string[] 
         line === "" ? theme.dim("│") : theme.dim("│ ") + line
       );
     case "hr":
-      return [theme.dim("─".repeat(width))];
+      // Indented: a row that starts with `─` is the turn footer's (`startsWithMark`).
+      return [theme.dim(`  ${"─".repeat(Math.max(1, width - 2))}`)];
     case "table":
       return renderTable(token, width, theme);
     case "code":
@@ -214,16 +276,37 @@ function preformatted(text: string, width: number): string[] {
 }
 
 /**
- * A row that starts with one of tern's own marks (the person's `›` and `⏎`, a notice's `•`, `!`
- * and `✗`, a tool line's `✓`, `⊘` and `■`, the thinking line's `✻`) or one that looks like it
- * (`❯`, `∙`, `●`, `✔`, `✘`, `⏺` and the like), its styles and the characters that draw nothing
- * before it (zero-width and format characters, combining marks, tags, variation selectors,
- * private-use and unassigned code points) ignored. The model's text never starts a row so: it
- * could draw a message the person never sent or a tool line that never ran.
+ * The marks tern draws at the start of its own rows, and characters that look like them: the
+ * person's `›` and `⏎`, a notice's `•`, `!` and `✗`, a tool line's `✓`, `⊘` and `■`, the
+ * thinking line's `✻`, a replayed tool call's `↳`, a retry's `↻`, a model switch's `↪`, a
+ * compaction's `⇣` and the turn footer's `─` (and `❯`, `∙`, `●`, `✔`, `✘`, `⏺`, `—` and the
+ * like). Rows that tern draws itself start with one of these or with `tern:`.
  */
-const STARTS_WITH_MARK =
+export const TERN_MARKS = "›❯⏎↵•∙●◦⦁!✗✘✕✖❌✓✔✅⊘⦸■▪◼✻✳⏺↳↪↩⤷➥⮑↻↺⟳⥁⇣⇓↓⬇⤓─━—―‒–┄┈╌";
+
+/**
+ * Styles and the characters that draw nothing (zero-width and format characters, combining
+ * marks, tags, variation selectors, private-use and unassigned code points).
+ */
+const DRAWS_NOTHING =
   // deno-lint-ignore no-control-regex
-  /^(?:\x1b\[[0-9;:]*m|[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Co}\p{Cn}])*[›❯⏎↵•∙●◦⦁!✗✘✕✖❌✓✔✅⊘⦸■▪◼✻✳⏺]/u;
+  /\x1b\[[0-9;:]*m|[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Co}\p{Cn}]/gu;
+const LEADING_NOTHING = new RegExp(`^(?:${DRAWS_NOTHING.source})+`, "u");
+
+const MARK = new RegExp(`^[${TERN_MARKS}]`, "u");
+const NAME = /^tern\s*:/i;
+
+/**
+ * Whether `line` starts with one of {@linkcode TERN_MARKS} or with `tern:` (as tern's own
+ * messages do), its styles and the characters that draw nothing before and inside it ignored.
+ * The model's text never starts a row so: it could draw a message the person never sent, a tool
+ * line that never ran or a notice tern never wrote.
+ */
+export function startsWithMark(line: string): boolean {
+  const rest = line.replace(LEADING_NOTHING, "");
+  if (MARK.test(rest)) return true;
+  return (rest[0] === "t" || rest[0] === "T") && NAME.test(rest.replace(DRAWS_NOTHING, ""));
+}
 
 /**
  * The model's text (the transcript's, `tern run`'s answer) rendered by `render` at `width`;
@@ -232,8 +315,6 @@ const STARTS_WITH_MARK =
  */
 export function clearOfMarks(render: (width: number) => string[], width: number): string[] {
   const lines = render(width);
-  if (!lines.some((line) => STARTS_WITH_MARK.test(line))) return lines;
-  return render(Math.max(1, width - 2)).map((line) =>
-    STARTS_WITH_MARK.test(line) ? `  ${line}` : line
-  );
+  if (!lines.some(startsWithMark)) return lines;
+  return render(Math.max(1, width - 2)).map((line) => startsWithMark(line) ? `  ${line}` : line);
 }

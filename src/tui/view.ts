@@ -9,7 +9,7 @@ import { hostFileLines } from "../sandbox/persistence.ts";
 import { compactionText, footerText, liveRetryText, retryText, switchText } from "./event_lines.ts";
 import { cleanText, formatDuration, oneLine } from "./format.ts";
 import { liveMarkdown } from "./live_text.ts";
-import { clearOfMarks, renderMarkdown, splitStable } from "./markdown.ts";
+import { renderMarkdown, splitStable } from "./markdown.ts";
 import type { Theme } from "./theme.ts";
 import {
   commandOutput,
@@ -343,8 +343,12 @@ export class TranscriptView {
   }
 
   #stream(text: string, width: number): string[] {
+    const before = this.#pending;
     this.#pending += text;
     this.#roundText = true;
+    // A cut is decided at a line's end or its first character, never inside a line: a long
+    // paragraph streamed in small pieces is not scanned whole for each piece.
+    if (!text.includes("\n") && before !== "" && !before.endsWith("\n")) return [];
     const { stable, rest } = splitStable(this.#pending);
     if (stable === "") return [];
     this.#pending = rest;
@@ -360,7 +364,7 @@ export class TranscriptView {
   #commitText(markdown: string, width: number): string[] {
     if (markdown.trim() === "") return [];
     const theme = this.#theme;
-    const render = (w: number) => clearOfMarks((at) => renderMarkdown(markdown, at, theme), w);
+    const render = (w: number) => renderMarkdown(markdown, w, theme);
     const first = render(width);
     if (first.length === 0) return [];
     // Parts of one message are blocks of one document: one blank line between them.
@@ -378,10 +382,7 @@ export class TranscriptView {
     if (cached?.text === this.#pending && cached.width === width && cached.epoch === epoch) {
       return cached.lines;
     }
-    const lines = clearOfMarks(
-      (at) => liveMarkdown(this.#pending, at, this.#theme, LIVE_TEXT_LINES),
-      width,
-    );
+    const lines = liveMarkdown(this.#pending, width, this.#theme, LIVE_TEXT_LINES);
     this.#liveText = { text: this.#pending, width, epoch, lines };
     return lines;
   }

@@ -34,10 +34,30 @@ const NOT_PLAIN = /[^\x20-\x7e]/;
  * Characters that join a grapheme cluster yet may take cells of their own on a terminal, or
  * whose width terminals disagree on: combining marks (but variation selectors), format
  * characters (joiners, prepended number signs, tags), lone surrogates, Hangul jamo, Thai and Lao
- * AM, halfwidth sound marks, regional indicators and emoji modifiers.
+ * AM, halfwidth sound marks, regional indicators and emoji modifiers; characters the libraries
+ * count zero cells that terminals draw (`Default_Ignorable_Code_Point`: the Hangul fillers U+3164
+ * and U+FFA0 are blank and one or two cells wide); and the East Asian "ambiguous" characters
+ * the libraries count one cell that the upper bound counts two (circled numbers, U+3248 to
+ * U+324F, card suits, private use), which many terminals draw two cells wide.
  */
-const UNCERTAIN =
-  /(?![\ufe00-\ufe0f\u{e0100}-\u{e01ef}])[\p{M}\p{Cf}\p{Cs}\u0e33\u0eb3\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff\uff9e\uff9f\u{1f1e6}-\u{1f1ff}\u{1f3fb}-\u{1f3ff}]/u;
+const UNCERTAIN = new RegExp(
+  "(?![\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}])[\\p{M}\\p{Cf}\\p{Cs}\\p{Default_Ignorable_Code_Point}" +
+    "\\u0e33\\u0eb3\\u1100-\\u11ff\\ua960-\\ua97f\\ud7b0-\\ud7ff\\uff9e\\uff9f\\u{1f1e6}-\\u{1f1ff}" +
+    "\\u{1f3fb}-\\u{1f3ff}" +
+    // East Asian ambiguous, outside the ranges width_fallback.ts counts one cell.
+    "\\u2153-\\u2154\\u215b-\\u215e\\u2160-\\u216b\\u2170-\\u2179\\u2189\\u2460-\\u24e9" +
+    "\\u24eb-\\u24ff\\u2605-\\u2606\\u2609\\u260e-\\u260f\\u261c\\u261e\\u2640\\u2642" +
+    "\\u2660-\\u2661\\u2663-\\u2665\\u2667-\\u266a\\u266c-\\u266d\\u266f\\u269e-\\u269f" +
+    "\\u26bf\\u26c6-\\u26cd\\u26cf-\\u26d3\\u26d5-\\u26e1\\u26e3\\u26e8-\\u26e9" +
+    "\\u26eb-\\u26f1\\u26f4\\u26f6-\\u26f9\\u26fb-\\u26fc\\u26fe-\\u26ff\\u2776-\\u277f" +
+    "\\u2b56-\\u2b59\\u3248-\\u324f\\ue000-\\uf8ff\\ufffd\\u{1f100}-\\u{1f10a}" +
+    "\\u{1f110}-\\u{1f12d}\\u{1f130}-\\u{1f169}\\u{1f170}-\\u{1f18d}\\u{1f18f}-\\u{1f190}" +
+    "\\u{1f19b}-\\u{1f1ac}\\u{f0000}-\\u{ffffd}\\u{100000}-\\u{10fffd}]",
+  "u",
+);
+
+/** Characters beyond which text with characters of uncertain width is wrapped by the bound. */
+const LONG_TEXT = 2_000;
 
 let libraries: WidthLibraries | undefined;
 let loading: Promise<void> | undefined;
@@ -143,7 +163,11 @@ export function breakText(text: string, width: number): string[] {
 
 function wrapWith(text: string, width: number, options: { trim: boolean; wordWrap: boolean }) {
   const cells = Math.max(1, width);
-  if (!libraries) return fallbackWrap(text, cells, options);
+  // Long text that the bound measures anyway is wrapped by it, in time linear in its length:
+  // wrap-ansi took seconds on a long run of characters joined by ZWJ.
+  if (!libraries || (text.length > LONG_TEXT && UNCERTAIN.test(text))) {
+    return fallbackWrap(text, cells, options);
+  }
   const rows = libraries.wrapAnsi(text, cells, { hard: true, ...options }).split("\n");
   // wrap-ansi measures with its own string-width (deno.json pins ours to the same version; they
   // differed on Devanagari conjuncts, Arabic number signs and lone surrogates): should a row

@@ -154,7 +154,7 @@ function wrapLine(
   const rows: Piece[][] = [];
   let row: Piece[] = [];
   let used = 0;
-  for (const piece of pieces(line, strict)) {
+  for (const piece of pieces(line, strict).flatMap((p) => p.cells > width ? split(p, strict) : p)) {
     if (piece.escape) {
       row.push(piece);
       continue;
@@ -179,6 +179,17 @@ function wrapLine(
   }
   rows.push(row);
   return withStyles(rows.map((r) => trim ? trimRow(r) : r));
+}
+
+/**
+ * A piece wider than the row (a run of characters joined by ZWJ, a letter with many combining
+ * marks) as its code points, so that it can break: a row never holds more cells than asked.
+ */
+function split(piece: Piece, strict?: boolean): Piece[] {
+  return Array.from(piece.text, (char) => {
+    const code = char.codePointAt(0)!;
+    return { text: char, cells: strict && code >= 0x80 ? 2 : codePointCells(code), escape: false };
+  });
 }
 
 /** `row` without spaces at either end (escape sequences kept). */

@@ -3,7 +3,7 @@
  * commands, a Conversation writing a real session) and the in-process scripted model.
  */
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { InteractiveApp } from "../../src/cli/interactive/app.ts";
+import { DIALOG_GUARD_MS, InteractiveApp } from "../../src/cli/interactive/app.ts";
 import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
 import { Conversation } from "../../src/harness/conversation.ts";
 import { DEFAULTS } from "../../src/config/mod.ts";
@@ -30,6 +30,8 @@ interface Harness {
   session: Session;
   editor: Editor;
   exits: () => number;
+  /** Moves the app's clock on by `ms` (a dialog takes keys only once it has been seen). */
+  advance(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,9 @@ async function harness(
   const editor = new Editor({});
   let last: string[] = [];
   let exits = 0;
+  // The app's clock stands still unless a test moves it (a dialog's guard time is exact).
+  const start = Date.now();
+  let offset = 0;
   const conversation = new Conversation({
     workspace,
     config: {
@@ -93,6 +98,7 @@ async function harness(
     conversation: () => Promise.resolve(conversation),
     prepareMessage: (text) => Promise.resolve({ text, notes: [] }),
     onExit: () => exits++,
+    now: () => start + offset,
   });
   return {
     app,
@@ -105,6 +111,7 @@ async function harness(
     session,
     editor,
     exits: () => exits,
+    advance: (ms) => offset += ms,
     close: async () => {
       await conversation.close();
       session.closeOrDiscard();
@@ -253,6 +260,7 @@ Deno.test("InteractiveApp runs slash commands, refuses unknown ones and shows di
       h.committed.join("\n"),
     );
     type(app, "/pick now");
+    h.advance(DIALOG_GUARD_MS);
     app.key(key("down"));
     app.key(key("enter"));
     await app.idle;
@@ -314,6 +322,7 @@ Deno.test("InteractiveApp.exit() answers every open dialog: a picker with nothin
     // No signal ends this question: only the exit can. Its reason field is open (where Esc
     // goes back rather than answering), and a picker waits behind it.
     const question = h.app.pick(permissionDialog(RM, { theme: themeFor(false) }));
+    h.advance(DIALOG_GUARD_MS);
     h.app.key(textKey("r"));
     ok(h.frame().some((line) => line.includes("Reason for the model")), h.frame().join("\n"));
     h.app.submit("/pick now");
@@ -337,13 +346,69 @@ Deno.test("InteractiveApp.pick() shows a dialog asked while another is open afte
     type(h.app, "/pick now");
     const question = h.app.pick(permissionDialog(RM, { theme: themeFor(false) }));
     ok(h.frame().includes("Colour"), "the picker stays on screen, under the person's keys");
+    h.advance(DIALOG_GUARD_MS);
     h.app.key(key("down"));
     h.app.key(key("enter"));
     await h.app.idle;
     deepEqual(seen, ["blue"]);
     ok(h.frame().some((line) => line.includes("Allow bash?")), h.frame().join("\n"));
+    h.advance(DIALOG_GUARD_MS);
     h.app.key(textKey("y"));
     equal(await within(question, 2_000), "once");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("InteractiveApp drops keys that reach a dialog before the person could have seen it", async () => {
+  const h = await harness([]);
+  try {
+    // A follow-up message typed while the model works: the question opens under its keys.
+    h.app.key(textKey("please also"));
+    const question = h.app.pick(permissionDialog(RM, { theme: themeFor(false) }));
+    h.app.key(textKey("a"));
+    h.app.key(textKey("y"));
+    h.app.key(key("enter"));
+    h.advance(DIALOG_GUARD_MS - 1);
+    h.app.key(textKey("y"));
+    equal(await within(question, 50), "pending", "no key typed in the guard time answered");
+    ok(
+      h.frame().some((line) => line.includes("Keys typed as this dialog opened were ignored")),
+      h.frame().join("\n"),
+    );
+    ok(h.frame().some((line) => line.includes("Allow bash?")), "the question is still open");
+    // Each dropped key starts the time again; after a pause the person's answer counts.
+    h.advance(DIALOG_GUARD_MS);
+    h.app.key(textKey("n"));
+    equal(await within(question, 2_000), "deny");
+    equal(h.editor.text, "please also", "the dropped keys reached neither dialog nor editor");
+    // A dialog waiting behind another gets its own guard time when it comes up.
+    const first = h.app.pick(permissionDialog(RM, { theme: themeFor(false) }));
+    const second = h.app.pick(permissionDialog(RM, { theme: themeFor(false) }));
+    h.advance(DIALOG_GUARD_MS);
+    h.app.key(textKey("n"));
+    equal(await within(first, 2_000), "deny");
+    h.app.key(textKey("y"));
+    equal(
+      await within(second, 50),
+      "pending",
+      "a key typed for the first does not answer the second",
+    );
+    // Ctrl-C cancels at once: a denial is always safe.
+    h.app.key(key("c", { ctrl: true }));
+    equal(await within(second, 2_000), "deny");
+    // A picker too.
+    const picked = h.app.pick(selectDialog({
+      theme: themeFor(false),
+      title: "Compact?",
+      items: [{ label: "No", value: false }, { label: "Yes", value: true }],
+    }));
+    h.app.key(key("down"));
+    h.app.key(key("enter"));
+    equal(await within(picked, 50), "pending");
+    h.advance(DIALOG_GUARD_MS);
+    h.app.key(key("enter"));
+    equal(await within(picked, 2_000), false, "the highlight did not move either");
   } finally {
     await h.close();
   }

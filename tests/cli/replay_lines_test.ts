@@ -1,4 +1,4 @@
-import { ok } from "node:assert/strict";
+import { deepEqual, ok } from "node:assert/strict";
 import { transcriptLines } from "../../src/cli/interactive/replay_lines.ts";
 import type { ReplayState } from "../../src/session/replay.ts";
 import { themeFor } from "../../src/tui/theme.ts";
@@ -44,4 +44,41 @@ Deno.test("transcriptLines() shows a resumed call's tool name with its escapes m
   const text = transcriptLines(state, view, theme, 120).join("\n");
   ok(text.includes("↳ no␛]0;TITLE␇tool {}"), text);
   ok(!text.includes("\x1b"), "no escape sequence reaches the screen");
+});
+
+Deno.test("transcriptLines() starts no row of the model's text with a mark of tern's", () => {
+  const theme = themeFor(false);
+  // The answer forges the person's row, a tool line, a replayed call and a turn footer, in a
+  // paragraph and in a code block (which is drawn two spaces in).
+  const content = [
+    "› yes, I approve",
+    "",
+    "✓ bash  git push --force  0.1s",
+    "",
+    "```",
+    '↳ bash {"command":"curl x | sh"}',
+    "```",
+    "",
+    "─ 2 rounds · 3 tools",
+  ].join("\n");
+  const state = {
+    items: [
+      { id: "1", message: { role: "user", content: "hi" } },
+      {
+        id: "2",
+        message: {
+          role: "assistant",
+          content,
+          toolCalls: [{ id: "c1", name: "read", arguments: '{"path":"a"}' }],
+        },
+      },
+    ],
+  } as unknown as ReplayState;
+  const view = new TranscriptView({ theme, workspace: "/w" });
+  const lines = transcriptLines(state, view, theme, 80);
+  // Only tern's own rows start at the first column with a mark: the person's and the call's.
+  const marked = lines.filter((line) => /^[›✓↳─]/u.test(line));
+  deepEqual(marked, ["› hi", '↳ read {"path":"a"}'], lines.join("\n"));
+  const forged = lines.find((line) => line.includes("curl x"));
+  ok(forged?.startsWith("  ↳"), lines.join("\n"));
 });

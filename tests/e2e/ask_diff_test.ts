@@ -12,7 +12,7 @@ import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { tempWorkspace } from "../support/tern_process.ts";
 import { startTernInTmux } from "../support/tmux.ts";
-import { send, withTern } from "../support/tmux_run.ts";
+import { dialogReady, send, withTern } from "../support/tmux_run.ts";
 
 const KEY = "PRIVATE-KEY-Q-4f8a27";
 const PROD = "PROD-SECRET-Q-b61e09";
@@ -113,12 +113,14 @@ testWith(
         await send(tern, "write them");
         const first = await tern.waitForText(QUESTION);
         showsNoSecret(first, "NEW-CONTENT-Q-1", /\(no diff: it leads out of the workspace/);
+        await dialogReady();
         await tern.keys("n");
         const second = await tern.waitFor(
           (screen) => screen.includes("NEW-CONTENT-Q-2") && screen.includes(QUESTION),
           "the second dialog",
         );
         showsNoSecret(second, "NEW-CONTENT-Q-2", /\(no diff: your deny rules keep/);
+        await dialogReady();
         await tern.keys("n");
         const done = await tern.waitForText("Both were denied.");
         ok(!done.includes(KEY) && !done.includes(PROD), done);

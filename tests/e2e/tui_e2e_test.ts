@@ -12,6 +12,7 @@ import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
 import { processesMatching, type TmuxTern } from "../support/tmux.ts";
 import {
+  dialogReady,
   PLACEHOLDER,
   quit,
   send,
@@ -50,6 +51,7 @@ testWith([tmuxNeed], "tern interactive runs a turn with a write approved with y"
     match(dialog, /^1 \+ hi there$/m, "the dialog shows the proposed diff, numbered");
     equal(await exists(join(dir, "hello.txt")), false, "nothing is written before the answer");
 
+    await dialogReady();
     await tern.keys("y");
     const done = await tern.waitForText("─ 2 rounds · 1 tool");
     match(done, /^✓ write {2}hello\.txt/m);
@@ -77,6 +79,7 @@ testWith(
     await withTern(script, {}, async ({ tern, server, dir }) => {
       await send(tern, "please write hello");
       await tern.waitForText("Allow write?");
+      await dialogReady();
       await tern.keys("n");
       const done = await tern.waitForText("─ 2 rounds · 1 tool");
       match(done, /^⊘ write {2}hello\.txt {2}denied/m);
@@ -192,6 +195,7 @@ testWith(
       await send(tern, "/tree");
       const picker = await tern.waitForText("Continue from");
       match(picker, /● assistant: Second answer\./, "the current leaf is marked");
+      await dialogReady();
       await tern.type("alpha");
       await tern.waitFor(
         (screen) => /filter: alpha/.test(screen) && /^› user: first task alpha/m.test(screen),

@@ -4,7 +4,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import type { ModelRequest } from "../../src/llm/types.ts";
-import { send, sessionEntries, withTern } from "../support/tmux_run.ts";
+import { dialogReady, send, sessionEntries, withTern } from "../support/tmux_run.ts";
 import { testWith, tmuxNeed } from "../support/needs.ts";
 
 const LONG = "The build uses make and the tests run with deno test. ".repeat(200);
@@ -58,6 +58,7 @@ testWith(
       ok(/keep: +\d+ turns?, \d+ entr(y|ies), ~\d+ tokens/.test(dialog), dialog);
       ok(/› No, keep the conversation as it is/.test(dialog), dialog);
       // Enter takes the default: No.
+      await dialogReady();
       await tern.keys("Enter");
       await tern.waitForText("not compacted: the conversation is unchanged");
       equal(summaries(), 0, "no summary was asked for");
@@ -67,6 +68,7 @@ testWith(
 
       await send(tern, "/compact");
       await tern.waitForText("Compact the conversation?", { scrollback: false });
+      await dialogReady();
       await tern.keys("Down");
       await tern.keys("Enter");
       await tern.waitFor((screen) => /• compacted \d+ entries/.test(screen), "the compaction", {

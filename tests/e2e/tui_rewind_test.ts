@@ -6,7 +6,7 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Script } from "../../src/llm/scripted.ts";
-import { PLACEHOLDER, send, sessionEntries, withTern } from "../support/tmux_run.ts";
+import { dialogReady, PLACEHOLDER, send, sessionEntries, withTern } from "../support/tmux_run.ts";
 import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
 
 const write = (id: string, path: string, content: string) => ({
@@ -30,13 +30,16 @@ testWith(
 
       await send(tern, "/rewind");
       await tern.waitForText("Rewind to before");
+      await dialogReady();
       await tern.keys("Enter");
       await tern.waitForText("files and conversation");
+      await dialogReady();
       await tern.keys("Enter");
       const asked = await tern.waitForText("changed outside tern since then");
       match(asked, /\+from the agent|-from the agent/, "the diff is shown before asking");
       match(asked, /conflict: "b\.txt"/);
       equal(Deno.readTextFileSync(join(dir, "a.txt")), "from the agent\n", "nothing changed yet");
+      await dialogReady();
       await tern.keys("Enter");
       await tern.waitForText("rewound:");
       ok(!(await Deno.stat(join(dir, "a.txt")).then(() => true, () => false)), "a.txt removed");

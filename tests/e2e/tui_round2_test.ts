@@ -5,7 +5,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import type { Script } from "../../src/llm/scripted.ts";
-import { send, waitUntil, withTern } from "../support/tmux_run.ts";
+import { dialogReady, send, waitUntil, withTern } from "../support/tmux_run.ts";
 import { shellQuote, startTernInTmux, type TmuxTern } from "../support/tmux.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { tempWorkspace } from "../support/tern_process.ts";
@@ -61,6 +61,7 @@ testWith(
         dialog.join("\n"),
       );
       ok(!dialog.some((line) => line.includes("runs-code")), "no classifier label");
+      await dialogReady();
       await tern.keys("r");
       await tern.waitForText("Reason for the model:", { scrollback: false });
       await tern.type("use wc -l directly");
@@ -100,6 +101,7 @@ testWith(
       ok(dialog.some((line) => /^ {0,2}1 - line 1$/.test(line)), dialog.join("\n"));
       ok(!dialog.some((line) => line.includes("@@")), "no raw hunk header");
       ok(!dialog.some((line) => line.includes("40 - line 40")), "the middle is cut");
+      await dialogReady();
       await tern.keys("v");
       await tern.waitForText("lines 1–", { scrollback: false });
       // The second page holds the middle the dialog had cut.
@@ -143,6 +145,7 @@ testWith(
         const written = await recordPane(tern, file);
         await send(tern, "make a file");
         await tern.waitForText("[n] deny", { scrollback: false });
+        await dialogReady();
         await tern.keys("y");
         await tern.waitForText("Made it.");
         await waitUntil(async () => (await written()).includes("Made it."), "the answer");

@@ -8,7 +8,7 @@ import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Script } from "../../src/llm/scripted.ts";
 import type { TmuxTern } from "../support/tmux.ts";
-import { withTern } from "../support/tmux_run.ts";
+import { dialogReady, withTern } from "../support/tmux_run.ts";
 
 /** Clears the line and returns to its start: a terminal would show only "ls". */
 const HIDDEN_COMMAND = "rm -rf ~/important \x1b[2K\rls";
@@ -77,6 +77,7 @@ Deno.test("tern interactive shows an escape-laden command as it is, facts before
     ok(!dialog.includes("evil.example"), "a link's hidden address is not shown");
     ok(dialog.includes("Let me look at the docs."), `the answer's text is shown:\n${dialog}`);
 
+    await dialogReady();
     await tern.keys("n");
     const done = await tern.waitForText("Denied, so I stop here.");
     ok(done.includes("rm -rf ~/important"), `the transcript shows the real command:\n${done}`);
@@ -123,6 +124,7 @@ Deno.test("tern interactive shows each path, host and command of a permission re
     ];
     ok(rows.every((row) => row >= 0), `every fact is on screen (${rows}):\n${dialog}`);
     deepEqual([...rows].sort((a, b) => a - b), rows, `facts first, reason last:\n${dialog}`);
+    await dialogReady();
     await tern.keys("n");
     await tern.waitForText("No permission, no change.");
     equal(await Deno.stat(outside).then(() => true, () => false), false);

@@ -4,6 +4,7 @@
  */
 import { deepEqual, match } from "node:assert/strict";
 import { join } from "node:path";
+import { DIALOG_GUARD_MS } from "../../src/cli/interactive/app.ts";
 import type { Message } from "../../src/core/messages.ts";
 import type { Script } from "../../src/llm/scripted.ts";
 import {
@@ -80,6 +81,14 @@ export async function withTern(
       await Deno.remove(tmp, { recursive: true });
     }
   }
+}
+
+/**
+ * Waits out the time in which a dialog that has just appeared drops keys (`DIALOG_GUARD_MS`:
+ * a key typed for the editor must not answer it), so that the next key answers it.
+ */
+export async function dialogReady(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, DIALOG_GUARD_MS + 200));
 }
 
 /** Types `text` into the editor and submits it. */

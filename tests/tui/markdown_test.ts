@@ -7,6 +7,7 @@ import {
   loadHighlighter,
   renderMarkdown,
   splitStable,
+  TERN_MARKS,
 } from "../../src/tui/markdown.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
@@ -148,7 +149,7 @@ Deno.test("renderMarkdown() prefixes blockquotes and draws rules to the width", 
     "│",
     "│ │ inner",
     "",
-    "──────────",
+    "  ────────",
   ]);
 });
 
@@ -401,4 +402,104 @@ Deno.test("clearOfMarks() indents a row whose mark follows characters that draw 
   deepEqual(clearOfMarks((width) => renderMarkdown("\u200bhello", width, plain), 60), [
     "\u200bhello",
   ]);
+});
+
+Deno.test("renderMarkdown() starts no row with a mark of tern's, with nothing around it", () => {
+  const forged = [
+    "› yes, I approve",
+    "─ 2 rounds · 3 tools · 12.3k in",
+    "↻ model call failed: overloaded; retry 2 in 1.0s",
+    "↪ a/m failed: reason; switching to b/n",
+    "⇣ compacted 12 messages: 120k → 8.1k tokens",
+    '↳ bash {"command":"curl x | sh"}',
+    "tern: session 1234abcd (continue it with tern -c)",
+    "\u200bTern : a notice",
+    "— 2 rounds",
+    "⟳ retrying",
+  ];
+  // deno-lint-ignore no-control-regex
+  const strip = (line: string) => line.replace(/\x1b\[[0-9;:]*m/g, "");
+  for (const theme of [plain, colour]) {
+    for (const text of [...forged, ...[...TERN_MARKS].map((mark) => `${mark} x`)]) {
+      const lines = renderMarkdown(text, 60, theme).map(strip);
+      ok(lines.every((line) => line === "" || line.startsWith("  ")), JSON.stringify(lines));
+    }
+  }
+  // A rule is drawn two cells in, so it is not taken for the footer (nothing else moves).
+  deepEqual(renderMarkdown("a\n\n---", 10, plain), ["a", "", "  ────────"]);
+});
+
+Deno.test("TERN_MARKS holds every mark tern draws at the start of a transcript row", async () => {
+  // Symbols that start a literal in the code that draws rows: each is one of TERN_MARKS, or one
+  // that is never at the first column (`│` and `└` of tool output, table borders, typography),
+  // or `…` (the dim count of rows left out, which says nothing).
+  const notMarks = new Set([..."…│└┌┐┘├┤┬┴┼©®™⋮␇␛▏↑"]);
+  const files = [
+    "src/tui/view.ts",
+    "src/tui/tool_lines.ts",
+    "src/tui/event_lines.ts",
+    "src/tui/status.ts",
+    "src/cli/interactive/replay_lines.ts",
+    "src/cli/interactive/display.ts",
+    "src/cli/output/text.ts",
+  ];
+  const found = new Set<string>();
+  for (const file of files) {
+    const text = await Deno.readTextFile(new URL(`../../${file}`, import.meta.url));
+    for (const match of text.matchAll(/[`"](?:\$\{[\w.]+\()?([^\p{ASCII}\p{L}\p{N}])[ `"$]/gu)) {
+      found.add(match[1]);
+    }
+  }
+  ok(found.has("›") && found.has("─") && found.has("↳"), [...found].join(""));
+  const missing = [...found].filter((mark) => !notMarks.has(mark) && !TERN_MARKS.includes(mark));
+  deepEqual(missing, []);
+});
+
+Deno.test("renderMarkdown() wraps blank fillers by the cells a terminal draws them", () => {
+  // Counted zero cells, U+3164 would fit one row and the terminal would wrap `›` to column 0.
+  for (const filler of ["\u3164", "\uffa0", "\u3248"]) {
+    const lines = renderMarkdown("xx" + filler.repeat(49) + "› yes, I approve", 80, plain);
+    ok(lines.every((line) => visibleWidth(line) <= 80), JSON.stringify(lines));
+    ok(lines.every((line) => !line.startsWith("›")), JSON.stringify(lines));
+    ok(lines.some((line) => line.includes("›")) && lines.length > 1, JSON.stringify(lines));
+  }
+});
+
+Deno.test("renderMarkdown() draws at most eight levels of blockquotes and lists", () => {
+  // Deeper nesting is shown as written inside the eighth level.
+  const quotes = renderMarkdown(">".repeat(30) + " deep", 200, plain);
+  deepEqual(quotes, ["│ ".repeat(8) + ">".repeat(22) + " deep"]);
+  const lists = Array.from({ length: 30 }, (_, i) => "  ".repeat(i) + `- item ${i}`).join("\n");
+  const listed = renderMarkdown(lists, 200, plain);
+  equal(listed.length, 30);
+  ok(listed.every((line) => line.length - line.trimStart().length <= 2 * 16), listed.join("\n"));
+  ok(listed.some((line) => line.trim() === "- item 29"), listed.join("\n"));
+  const mixed = renderMarkdown("> - ".repeat(20) + "x", 200, plain)[0];
+  ok((mixed.match(/│/g) ?? []).length <= 8, mixed);
+  ok(mixed.endsWith("> - > - > - > - > - > - > - > - > - > - > - > - x"), mixed);
+  // Ordinary nesting is untouched.
+  deepEqual(renderMarkdown("- a\n  - b\n\n> q\n> > r", 80, plain), [
+    "- a",
+    "  - b",
+    "",
+    "│ q",
+    "│",
+    "│ │ r",
+  ]);
+});
+
+Deno.test("renderMarkdown() wraps a run of joined characters, none left out", () => {
+  for (const text of ["a\u200d".repeat(3_000), "a" + "\u0301".repeat(3_000)]) {
+    const lines = renderMarkdown(text, 80, plain);
+    ok(lines.length > 1, `${lines.length}`);
+    ok(lines.every((line) => visibleWidth(line) <= 80));
+    equal(lines.join("").length, text.length, "every character is drawn");
+  }
+});
+
+Deno.test("clearOfMarks() finds a mark after any number of characters that draw nothing", () => {
+  for (const text of ["\u200b".repeat(600) + "› yes", "\u3164".repeat(300) + "✓ bash  ls"]) {
+    const lines = renderMarkdown(text, 2_000, plain);
+    ok(lines[0].startsWith("  "), JSON.stringify(lines[0].slice(0, 20)));
+  }
 });

@@ -189,3 +189,39 @@ Deno.test("Screen cuts a line again once exact widths replace the upper bound", 
   equal(screen.frame[0], LINE);
   equal(visibleWidth(LINE), 9);
 });
+
+Deno.test("visibleWidth() counts blank and ambiguous characters by the upper bound", async () => {
+  // Exact widths are loaded (above). string-width with ambiguousIsNarrow off names the East Asian
+  // "ambiguous" characters; Default_Ignorable_Code_Point the ones it counts zero cells.
+  const { default: stringWidth } = await import("string-width");
+  const selector = /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
+  const ignorable = /\p{Default_Ignorable_Code_Point}/u;
+  let checked = 0;
+  // The planes that hold such characters; the private-use planes sampled.
+  const codes = function* () {
+    for (let code = 0x80; code <= 0xffff; code++) if (code < 0xd800 || code > 0xdfff) yield code;
+    for (let code = 0x1f000; code <= 0x1f2ff; code++) yield code;
+    for (let code = 0xe0000; code <= 0xe0fff; code++) yield code;
+    for (let code = 0xf0000; code <= 0x10fffd; code += 251) yield code;
+  };
+  for (const code of codes()) {
+    const char = String.fromCodePoint(code);
+    if (selector.test(char)) continue;
+    const ambiguous = stringWidth(char, { ambiguousIsNarrow: false }) >
+      stringWidth(char, { ambiguousIsNarrow: true });
+    if (!ambiguous && !ignorable.test(char)) continue;
+    checked++;
+    if (visibleWidth(char) < codePointCells(code)) {
+      throw new Error(`U+${code.toString(16)} counts ${visibleWidth(char)}, may be drawn wider`);
+    }
+  }
+  ok(checked > 1000, `${checked}`);
+  equal(visibleWidth("\u3164"), 2);
+  equal(visibleWidth("\uffa0"), 2);
+  equal(visibleWidth("\u3248"), 2);
+  // The row a model may send to push `›` to the first column: wrapped before the terminal does.
+  const row = "xx" + "\u3164".repeat(49) + "› yes, I approve";
+  const rows = wrapText(row, 80);
+  ok(rows.length > 1, JSON.stringify(rows));
+  ok(rows.every((part) => visibleWidth(part) <= 80));
+});

@@ -82,7 +82,21 @@ export interface AppOptions {
 interface OpenDialog {
   dialog: Dialog<unknown>;
   resolve: (value: unknown) => void;
+  /** When it was first drawn on screen; undefined while it waits behind another. */
+  shownAt?: number;
+  /** A key arrived too soon after it appeared and was dropped (a hint says so). */
+  dropped?: boolean;
 }
+
+/**
+ * How long after a dialog appears its keys are dropped, in milliseconds: a key typed for the
+ * editor (a follow-up message written while the model works) must not answer a question that
+ * opened under it, so none of `y`, `a` or Enter counts before the person could have read it.
+ * Keys the terminal had buffered when it opened arrive in this time too, and each dropped key
+ * starts the time again: a dialog takes keys only after a pause in typing. Only Ctrl-C still
+ * acts at once (it cancels, which denies).
+ */
+export const DIALOG_GUARD_MS = 500;
 
 /** How long a first Ctrl-C on an empty editor waits for the second, in milliseconds. */
 const EXIT_CONFIRM_MS = 2_000;
@@ -139,6 +153,14 @@ export class InteractiveApp {
     if (this.#exited || event.kind === "report") return;
     const open = this.#dialogs[0];
     if (open) {
+      const cancel = event.kind === "key" && event.ctrl && event.name === "c";
+      if (!cancel && this.#tooSoon(open)) {
+        // The person is still typing: the guard waits for a pause in their keys.
+        open.shownAt = this.#now();
+        open.dropped = true;
+        this.frame();
+        return;
+      }
       const result = open.dialog.handle(event);
       if (result.done) {
         this.#close(open);
@@ -154,6 +176,14 @@ export class InteractiveApp {
       this.submit(action.text);
     }
     this.frame();
+  }
+
+  /**
+   * True while `open` has been on screen for less than `DIALOG_GUARD_MS` (or not drawn yet):
+   * its keys were typed before the person could have seen it.
+   */
+  #tooSoon(open: OpenDialog): boolean {
+    return open.shownAt === undefined || this.#now() - open.shownAt < DIALOG_GUARD_MS;
   }
 
   /** Ctrl-C, Esc, Ctrl-D: true when handled here rather than by the editor. */
@@ -433,8 +463,16 @@ export class InteractiveApp {
     const open = this.#dialogs[0];
     if (open) {
       // The live region keeps its last rows: the dialog fits itself above the status line.
+      // Its guard time starts when it is first drawn (a dialog waiting its turn is not seen).
+      open.shownAt ??= this.#now();
+      const hint = open.dropped
+        ? [theme.yellow("Keys typed as this dialog opened were ignored: answer it now")]
+        : [];
+      lines.push(...hint);
       const rows = screen.rows?.();
-      const room = rows === undefined ? undefined : Math.max(1, rows - 1 - status.length);
+      const room = rows === undefined
+        ? undefined
+        : Math.max(1, rows - 1 - status.length - hint.length);
       lines.push(...open.dialog.render(width, room));
     } else {
       const edited = editor.render(width, theme, {

@@ -48,9 +48,10 @@ export function transcriptBlock(
       }
       for (const call of message.toolCalls ?? []) {
         // The name and arguments as written, made visible (never stripped): the line names
-        // what ran, and a sequence cannot hide its payload.
+        // what ran, and a sequence cannot hide its payload. It starts at the first column with
+        // a mark of tern's, where the model's text never starts a row (`renderMarkdown`).
         const args = visibleText(call.arguments.slice(0, 1_000));
-        const line = theme.dim(`  ↳ ${visibleText(call.name)} ${args}`);
+        const line = theme.dim(`↳ ${visibleText(call.name)} ${args}`);
         parts.push((w) => [truncateToWidth(line, w)]);
       }
     }

@@ -204,10 +204,8 @@ function markdownAnswer(
   // codes reach the terminal, never "conceal" (which would hide the question that follows).
   // Never a row that starts with one of tern's marks (the `•` of its own lines on stderr).
   const render = (text: string) =>
-    module!.clearOfMarks(
-      (width) => module!.renderMarkdown(text, width, markdown.theme),
-      Math.max(20, markdown.width()),
-    ).map(screenLine).join("\n");
+    module!.renderMarkdown(text, Math.max(20, markdown.width()), markdown.theme).map(screenLine)
+      .join("\n");
   const stable = () => {
     const { stable, rest } = module!.splitStable(buffer);
     if (stable.trim() === "") return;
