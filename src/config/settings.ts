@@ -429,12 +429,15 @@ export const SETTINGS = {
         ? `${value} plan nodes at once is more than the default ${PLAN_NODES}`
         : undefined,
   },
-  /** Subagents (spawn_agent) running at once; a project may only lower it. */
+  /**
+   * Subagents (spawn_agent) running at once; 0 offers the model no subagent tools. A project may
+   * only lower it.
+   */
   maxSubagents: {
-    rule: { kind: "integer", min: 1, max: 16 },
+    rule: { kind: "integer", min: 0, max: 16 },
     default: SUBAGENTS,
     env: ["TERN_MAX_SUBAGENTS"],
-    expect: "an integer from 1 to 16 (subagents run at once)",
+    expect: "an integer from 0 to 16 (subagents run at once; 0: none)",
     project: "narrower",
     narrow: (value) =>
       Number(value) > SUBAGENTS

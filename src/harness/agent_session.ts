@@ -277,6 +277,8 @@ export class AgentSession {
     const conversation = this.#conversation;
     if (conversation === undefined) return { reopens: false };
     await conversation.update(router ? { config: next, provider: router } : { config: next });
+    // A child holds the permissions it was handed: one holding more than these stops now.
+    this.#subagents?.stopNarrowed();
     if (reopens) conversation.preload();
     return { reopens };
   }
@@ -301,6 +303,7 @@ export class AgentSession {
       // The same session with its leaf moved (a rewind, `/tree`): a grant or approval left
       // behind on the old path ends now, with the background processes started under it.
       await this.#conversation?.settlePermissions();
+      this.#subagents?.stopNarrowed();
       return {};
     }
     try {
@@ -349,6 +352,8 @@ export class AgentSession {
       );
       conversation.preload();
     }
+    // Another session's grants and settings: a child holding more than they allow stops.
+    this.#subagents?.stopNarrowed();
     const interrupted = await interruptedRewindNotice(next.path, next.id);
     const told = [...notes, note, interrupted].filter((text) => text !== undefined);
     return told.length === 0 ? {} : { note: told.join("\n") };
@@ -468,6 +473,7 @@ export class AgentSession {
     const { SubagentHost, preloadSubagentTools, subagentTools, checkChildModel } = await import(
       "./session_parts.ts"
     );
+    const { ruledTools } = await import("./subagents/tool_rules.ts");
     const host = new SubagentHost({
       settings: () => {
         const config = this.#config;
@@ -495,6 +501,8 @@ export class AgentSession {
           subagentTimeoutMs: config.subagentTimeoutMs,
           subagentEscalationTimeoutMs: config.subagentEscalationTimeoutMs,
           prestart: config.subagentPrestart,
+          ...(config.reviewModel === undefined ? {} : { reviewModel: config.reviewModel }),
+          ...(config.serverChosenBy === undefined ? {} : { serverChosen: true as const }),
         };
       },
       session: () => this.#session,
@@ -508,9 +516,26 @@ export class AgentSession {
       rememberScope: (tool, args) => this.#rememberScope(tool, args),
     });
     this.#subagents = host;
+    // maxSubagents 0: no subagent tools at all (the mailbox still delivers earlier runs').
+    const tools = this.#config.maxSubagents === 0 ? [] : ruledTools(subagentTools(host), {
+      // The person's deny and ask rules naming them, applied as the gate would (they run
+      // outside it).
+      rules: this.#rules,
+      mode: () => this.#config.mode,
+      profile: () => this.#config.profile,
+      person: this.#options.person,
+      mask: (text) => this.#conversation?.maskKnownKeys(text) ?? text,
+    });
     return {
-      tools: subagentTools(host),
-      ready: () => host.recovered(),
+      tools,
+      ready: () => {
+        // Whatever narrowed the session since (a path that moved past a grant included).
+        host.stopNarrowed();
+        return host.recovered();
+      },
+      // A cancelled turn stops every running child, not only the ones it started: "Esc stops
+      // the agent", and the person cannot tell which turn started which child.
+      cancelled: () => void host.stop("all", "the turn was cancelled"),
       inject: () => host.inject(),
       tag: (message) => host.tag(message),
       afterTurn: () => host.afterTurn(),

@@ -128,6 +128,8 @@ export interface TurnExtension {
   tag(message: Message): string[] | undefined;
   /** Called when a turn ends, however it ends. */
   afterTurn(): void;
+  /** The turn's signal fired (Esc, an RPC abort, an ACP cancel): called once, at once. */
+  cancelled?(): void;
   /** The person sent a message while the turn runs (it is queued as steering). */
   steered?(): void;
   /**
@@ -701,10 +703,15 @@ export class Conversation {
     this.#hiddenPaths.changed();
     this.#consolidator?.beforeTurn();
     let result: TurnResult | undefined;
+    const extension = this.#options.extension;
+    const cancelled = () => extension?.cancelled?.();
+    if (options.signal?.aborted) cancelled();
+    options.signal?.addEventListener("abort", cancelled, { once: true });
     try {
       result = await this.#turn(task, options);
       return result;
     } finally {
+      options.signal?.removeEventListener("abort", cancelled);
       this.#turnGoal = undefined;
       this.#options.extension?.afterTurn();
       this.#running = false;

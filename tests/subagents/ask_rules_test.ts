@@ -14,7 +14,7 @@ import { listSessions } from "../../src/session/paths.ts";
 import { bwrapNeed, tmuxNeed } from "../support/needs.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
-import { PLACEHOLDER, send, withTern } from "../support/tmux_run.ts";
+import { dialogReady, PLACEHOLDER, send, withTern } from "../support/tmux_run.ts";
 import { allText, call, firstUser, records, until } from "./_helpers.ts";
 
 const SECRET = "TOPSECRET-ask-rule-7391";
@@ -123,8 +123,10 @@ Deno.test({
     await withTern(script, options, async ({ tern, home, server }) => {
       await send(tern, "go");
       // No approval to hand over read-only tools; the child's read comes up as the subagent's.
-      await tern.waitForText('Subagent "reader" asks');
+      await tern.waitForText("Asked by the ask rule");
+      await tern.waitForText('for subagent "reader"');
       await tern.waitForText("[subagent reader] read secret.txt");
+      await dialogReady();
       await tern.keys("n");
       await tern.waitForText("parent done");
       await tern.waitForText(PLACEHOLDER);

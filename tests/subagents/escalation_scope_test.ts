@@ -21,7 +21,7 @@ import { listSessions } from "../../src/session/paths.ts";
 import { bwrapNeed, tmuxNeed } from "../support/needs.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
-import { PLACEHOLDER, send, withTern } from "../support/tmux_run.ts";
+import { dialogReady, PLACEHOLDER, send, withTern } from "../support/tmux_run.ts";
 import { allText, call, firstUser, records, until } from "./_helpers.ts";
 
 const RULES = JSON.stringify({ rules: [{ action: "ask", command: "touch" }] });
@@ -96,7 +96,9 @@ Deno.test("escalatedRequest() offers the session only for the scope the parent r
   equal(honest.rememberable, true);
   equal(honest.rememberAs, 'any "python3 …" command from subagent "worker"');
   equal(honest.summary, "[subagent worker] python3 -c 'print(1)'");
-  match(honest.reason, /^Subagent "worker" asks: runs a program/);
+  // The policy's reason as it is (its risk label leads it); the origin is in the note.
+  equal(honest.reason, BASH.reason);
+  deepEqual(honest.note, { from: 'subagent "worker"', text: "" });
   // The child's rules for a denial without a person are its own words: not passed on.
   equal(honest.allowCommands, undefined);
   // A child that names a narrower scope than its call has is offered no session answer.
@@ -165,13 +167,16 @@ Deno.test({
     await withTern(script(calls, ["bash", "web_fetch"]), options, async ({ tern, home, dir }) => {
       await send(tern, "go");
       await tern.waitForText('subagent "worker" with "bash"');
+      await dialogReady();
       await tern.keys("y");
       // The command the ask rule matches: the scope names the command's first word.
       await tern.waitForText("[subagent worker] touch made.txt");
       await tern.waitForText('[a] allows any "touch …" command from subagent "worker"');
+      await dialogReady();
       await tern.keys("y");
       await tern.waitForText("[subagent worker] web_fetch GET http://127.0.0.1:9/first");
       await tern.waitForText('[a] allows any request to 127.0.0.1:9 from subagent "worker"');
+      await dialogReady();
       await tern.keys("a");
       await tern.waitForText("parent done", { timeoutMs: 60_000 });
       await tern.waitForText(PLACEHOLDER);

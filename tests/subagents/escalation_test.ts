@@ -12,7 +12,7 @@ import { listSessions } from "../../src/session/paths.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed, tmuxNeed } from "../support/needs.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
-import { PLACEHOLDER, send, withTern } from "../support/tmux_run.ts";
+import { dialogReady, PLACEHOLDER, send, withTern } from "../support/tmux_run.ts";
 import { allText, call, firstUser, records, until } from "./_helpers.ts";
 
 const isChild = (request: ModelRequest) => firstUser(request).startsWith("CHILD");
@@ -72,9 +72,11 @@ Deno.test({
       await send(tern, "go");
       // First the person approves handing request_permissions to the child (ASK mode)...
       await tern.waitForText('subagent "builder" with "request_permissions"');
+      await dialogReady();
       await tern.keys("y");
       // ...then the child's own request comes up, marked as the subagent's.
-      await tern.waitForText('Subagent "builder" asks');
+      await tern.waitForText('Asked by subagent "builder"');
+      await dialogReady();
       await tern.keys("y");
       await tern.waitForText("parent done");
       await tern.waitForText(PLACEHOLDER);
@@ -96,8 +98,9 @@ Deno.test({
     await withTern(script, options, async ({ tern, home }) => {
       await send(tern, "go");
       await tern.waitForText('subagent "builder" with "request_permissions"');
+      await dialogReady();
       await tern.keys("y");
-      await tern.waitForText('Subagent "builder" asks');
+      await tern.waitForText('Asked by subagent "builder"');
       // Nobody answers: the child stops waiting, the dialog goes, the run ends.
       await tern.waitForText("parent done", { timeoutMs: 60_000 });
       await tern.waitForText(PLACEHOLDER);

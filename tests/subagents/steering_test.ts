@@ -72,7 +72,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "wait_agent() ends with the turn on Esc; the child goes on, /agents shows its state",
+  name: "wait_agent() ends with the turn on Esc, which stops the child; /agents shows its state",
   ignore: !bwrapNeed.ok || !tmuxNeed.ok,
   fn: async () => {
     const release = Promise.withResolvers<void>();
@@ -101,7 +101,8 @@ Deno.test({
       await run.tern.waitForText("running  (session");
       await run.tern.keys("Escape");
       await run.tern.waitForText(PLACEHOLDER);
-      // The child was not stopped with the turn: it finishes, and the next turn gets it once.
+      // The child was stopped with the turn ("Esc stops the agent"): its end is recorded, and
+      // the next turn gets it once.
       release.resolve();
       const parentPath = async () =>
         (await listSessions(run.home)).find((s) => s.subagentOf === undefined)!.path;
@@ -113,10 +114,14 @@ Deno.test({
       await run.tern.waitForText("got the result");
       await run.tern.waitForText(PLACEHOLDER);
       await send(run.tern, "/agents");
-      await run.tern.waitForText("completed, delivered");
+      await run.tern.waitForText("cancelled, delivered");
       const session = await loadSession(await parentPath());
       const [completion] = records(session.entries, "completion");
-      equal(completion.status, "completed");
+      equal(completion.status, "cancelled");
+      ok(
+        String(completion.error).startsWith("stopped: the turn was cancelled"),
+        String(completion.error),
+      );
       equal(deliveries(session.entries, String(completion.runId)).length, 1);
       const parents = seen().filter((r) => !isChild(r));
       equal(shown(parents.at(-1)!), 1);

@@ -8,7 +8,12 @@ import type { Message } from "../../core/messages.ts";
 import { uniqueHexId } from "../../core/ids.ts";
 import { phaseMark } from "../../core/phase_marks.ts";
 import { shownUrl } from "../../core/url_text.ts";
-import type { AskPerson, PersonReply, ReviewRequest } from "../../sandbox/review.ts";
+import {
+  answerOf,
+  type AskPerson,
+  type PersonReply,
+  type ReviewRequest,
+} from "../../sandbox/review.ts";
 import type { SharedRunCgroup } from "../../sandbox/run_cgroup.ts";
 import type { Session } from "../../session/session.ts";
 import type { ChildOutcome, ChildProcess, StartedChild } from "./child_process.ts";
@@ -18,32 +23,11 @@ import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION } from "./constants.ts";
 import { recoverRun } from "./recover.ts";
 import { escalatedRequest, type RememberScope } from "./escalation.ts";
 import { BUILTIN_MANIFEST } from "../../tools/mod.ts";
+import { type Allowance, allowanceOf, narrowing } from "./allowance.ts";
+import { type Delegation, delegationQuestion } from "./delegation.ts";
+import type { ParentSettings } from "./parent_settings.ts";
 
-/** The parent's settings a child inherits. */
-export interface ParentSettings {
-  workspace: string;
-  ternHome: string;
-  model: string;
-  provider?: string;
-  thinking: "off" | "low" | "medium" | "high";
-  baseUrl?: string;
-  profile: string;
-  noSandbox: boolean;
-  mode: "ask" | "auto" | "bypass";
-  /** In AUTO, who may widen the sandbox (`autoNetwork`): a child's reviewer no more. */
-  autoNetwork: "reviewer" | "person" | "never";
-  /** In AUTO, who answers the person's "ask" rules (`autoAskRules`): a child's reviewer no more. */
-  autoAskRules: "reviewer" | "person";
-  maxRounds: number;
-  /** Children running at once. */
-  maxSubagents: number;
-  /** Longest a child may run, in milliseconds. */
-  subagentTimeoutMs: number;
-  /** Longest a child waits for the answer to an escalated call, in milliseconds. */
-  subagentEscalationTimeoutMs: number;
-  /** Keep one idle child started ahead, for the next spawn (`subagentPrestart`). */
-  prestart: boolean;
-}
+export type { ParentSettings } from "./parent_settings.ts";
 
 export interface SubagentHostOptions {
   settings: () => ParentSettings;
@@ -134,8 +118,13 @@ export const RECOVERY_WAIT_MS = 2_000;
 export class SubagentHost {
   readonly #options: SubagentHostOptions;
   #mailbox: Mailbox | undefined;
-  /** Children of this process, by run id. */
-  readonly #running = new Map<string, { spawn: SpawnRecord; child: ChildProcess }>();
+  /** Children of this process, by run id, with the permissions each was handed. */
+  readonly #running = new Map<
+    string,
+    { spawn: SpawnRecord; child: ChildProcess; given: Allowance }
+  >();
+  /** Children stopped before their end, by run id, to why (their completion says so). */
+  readonly #stopped = new Map<string, string>();
   /** Runs being recovered from the session (spawned before a restart), to their recovery. */
   readonly #recovering = new Map<string, Promise<void>>();
   /** The recoveries a turn's start has waited for (`recovered()`). */
@@ -210,7 +199,13 @@ export class SubagentHost {
    */
   async spawn(args: SpawnArgs): Promise<SpawnRecord> {
     phaseMark("spawn");
-    const settings = this.#options.settings();
+    let settings = this.#options.settings();
+    if (settings.maxSubagents === 0) {
+      throw new Error(
+        `Cannot spawn "${shownTaskName(args.taskName, this.#mask)}": subagents are turned off ` +
+          "(maxSubagents is 0); do the task yourself",
+      );
+    }
     if (this.#running.size + this.#starting >= settings.maxSubagents) {
       throw new Error(
         `Cannot spawn "${shownTaskName(args.taskName, this.#mask)}": ${
@@ -229,11 +224,23 @@ export class SubagentHost {
     let runCgroup: SharedRunCgroup | null | undefined;
     try {
       if (explicit) await this.#options.checkModel(provider, model);
-      await this.#approveDelegation(args, settings, shownTaskName(args.taskName, this.#mask));
+      await this.#approveDelegation(args, settings, {
+        taskName: shownTaskName(args.taskName, this.#mask),
+        message: args.message,
+        tools: args.tools,
+        changing: args.tools.filter((name) => !readOnlyTool(name)),
+        ...(provider === undefined ? {} : { provider }),
+        model,
+        thinking: args.thinking ?? settings.thinking,
+      });
       runCgroup = await this.#options.runCgroup?.().catch(() => undefined);
     } finally {
       this.#starting--;
     }
+    // The permissions handed over are the session's when the child starts, not before the
+    // approval was waited for (the person may have narrowed them meanwhile).
+    settings = this.#options.settings();
+    checkProvider(args, settings);
     const mailbox = this.mailbox();
     const session = mailbox.session;
     const taken = new Set(mailbox.spawns().map((spawn) => spawn.agentId));
@@ -253,6 +260,7 @@ export class SubagentHost {
       ...(provider === undefined ? {} : { provider }),
       thinking: args.thinking ?? settings.thinking,
     };
+    const given = allowanceOf(settings, session.state().permissions);
     const request: ChildRequest = {
       type: "request",
       version: CHILD_PROTOCOL_VERSION,
@@ -315,8 +323,50 @@ export class SubagentHost {
     }, idle);
     this.#handedOver++;
     phaseMark("spawn_sent", { prestarted: idle === undefined ? 0 : 1 });
-    this.#running.set(spawn.runId, { spawn, child });
+    this.#running.set(spawn.runId, { spawn, child, given });
+    // Narrowed while the child was being started (its module loaded): it stops at once.
+    this.stopNarrowed();
     return spawn;
+  }
+
+  /**
+   * Stops every running child that holds more than the session allows now (a narrower mode or
+   * profile, a grant or approval the session's path no longer has); its completion says it was
+   * stopped and why. Returns the runs stopped. A widening stops none.
+   */
+  stopNarrowed(): SpawnRecord[] {
+    if (this.#running.size === 0) return [];
+    const now = allowanceOf(this.#options.settings(), this.#options.session().state().permissions);
+    const stopped: SpawnRecord[] = [];
+    for (const [runId, run] of this.#running) {
+      const less = narrowing(run.given, now);
+      if (less === undefined) continue;
+      this.#stop(runId, `the session's permissions narrowed (${less})`);
+      stopped.push(run.spawn);
+    }
+    return stopped;
+  }
+
+  /**
+   * Stops the running children `which` names (an agent id, a run id, or `"all"`) because of
+   * `why`; returns the runs stopped (none for a name that runs nothing).
+   */
+  stop(which: string, why: string): SpawnRecord[] {
+    const stopped: SpawnRecord[] = [];
+    for (const [runId, run] of this.#running) {
+      if (which !== "all" && which !== runId && which !== run.spawn.agentId) continue;
+      this.#stop(runId, why);
+      stopped.push(run.spawn);
+    }
+    return stopped;
+  }
+
+  /** SIGTERM (then SIGKILL after a grace), as `close()` does; the first reason is the one told. */
+  #stop(runId: string, why: string): void {
+    const run = this.#running.get(runId);
+    if (run === undefined) return;
+    if (!this.#stopped.has(runId)) this.#stopped.set(runId, why);
+    run.child.stop();
   }
 
   /**
@@ -495,8 +545,10 @@ export class SubagentHost {
 
   #post(mailbox: Mailbox, spawn: SpawnRecord, outcome: ChildOutcome | Completion): void {
     this.#running.delete(spawn.runId);
+    const stopped = this.#stopped.get(spawn.runId);
+    this.#stopped.delete(spawn.runId);
     if (outcome.kind === "completion") {
-      this.#record(mailbox, spawn, outcome);
+      this.#record(mailbox, spawn, stoppedAs(outcome, stopped));
       return;
     }
     const identity = {
@@ -522,7 +574,7 @@ export class SubagentHost {
         finalEntryId: null,
         error: outcome.error,
       };
-    this.#record(mailbox, spawn, completion);
+    this.#record(mailbox, spawn, stoppedAs(completion, stopped));
   }
 
   #record(mailbox: Mailbox, spawn: SpawnRecord, completion: Completion): void {
@@ -563,34 +615,29 @@ export class SubagentHost {
   #mask = (text: string): string => this.#options.mask?.(text) ?? text;
 
   /**
-   * Asks the person before a subagent in ASK mode gets tools that change things; `taskName` is
-   * the name as shown (see shownTaskName): the request quotes the model's words, masked.
+   * Asks the person before a subagent in ASK mode gets tools that change things: the question
+   * shows the model, thinking level, reviewer and task the child gets (delegation.ts).
+   * @throws {Error} when refused.
    */
   async #approveDelegation(
     args: SpawnArgs,
     settings: ParentSettings,
-    taskName: string,
+    delegation: Delegation,
   ): Promise<void> {
-    const changing = args.tools.filter((name) => !readOnlyTool(name));
-    if (changing.length === 0 || settings.mode !== "ask") return;
+    if (delegation.changing.length === 0 || settings.mode !== "ask") return;
     const person = this.#options.person;
-    const what = changing.map((name) => `"${this.#mask(name)}"`).join(", ");
+    const { taskName } = delegation;
+    const what = delegation.changing.map((name) => `"${this.#mask(name)}"`).join(", ");
     if (person === undefined) {
       throw new Error(
         `Cannot give subagent "${taskName}" ${what}: review mode is "ask" and no person ` +
           "is there to approve handing them to a subagent (which reviews its calls in AUTO)",
       );
     }
-    const answer = await person({
-      tool: "spawn_agent",
-      args: { task_name: taskName, tools: args.tools.map(this.#mask) },
-      summary: `subagent "${taskName}" with ${what}`,
-      reason: 'A subagent reviews its own calls with the AUTO reviewer (your "ask" rules ' +
-        "still come to you): handing it tools that change things needs your approval in ASK mode",
-      profile: settings.profile,
-      rememberable: false,
-    }, args.signal).catch(() => "deny" as const);
-    if (answer === "deny") {
+    const answer = await person(delegationQuestion(delegation, settings, this.#mask), args.signal)
+      .catch(() => "deny" as const);
+    // A denial with the person's words is a denial too.
+    if (answerOf(answer) === "deny") {
       throw new Error(`Cannot give subagent "${taskName}" ${what}: the person declined`);
     }
   }
@@ -606,9 +653,28 @@ export class SubagentHost {
   ): Promise<PersonReply> {
     const person = this.#options.person;
     if (this.#options.settings().mode === "bypass" || person === undefined) return "deny";
+    // A child being stopped gets nothing more (its permissions were narrowed, or its turn ended).
+    if (this.#stopped.has(spawn.runId)) return "deny";
     const shown = await escalatedRequest(spawn.taskName, request, this.#options.rememberScope);
     return await person(shown, signal);
   }
+}
+
+/**
+ * `completion` of a child stopped because of `why` (undefined: not stopped): cancelled, its
+ * error saying `stopped: <why>`. One that completed before the stop reached it stays as it is.
+ */
+function stoppedAs(completion: Completion, why: string | undefined): Completion {
+  if (why === undefined || completion.status === "completed") return completion;
+  const error = completion.error === undefined || completion.error === ""
+    ? `stopped: ${why}`
+    : `stopped: ${why}; ${completion.error}`;
+  // A kill (no final record) is a stop too; a child's own "cancelled" or "timed_out" stays.
+  return {
+    ...completion,
+    status: completion.status === "failed" ? "cancelled" : completion.status,
+    error,
+  };
 }
 
 /**
