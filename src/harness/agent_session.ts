@@ -514,6 +514,7 @@ export class AgentSession {
       warn: this.#options.warn,
       mask: (text) => this.#conversation?.maskKnownKeys(text) ?? text,
       rememberScope: (tool, args) => this.#rememberScope(tool, args),
+      ended: (completion) => this.#conversation?.subagentStopped(completion),
     });
     this.#subagents = host;
     // maxSubagents 0: no subagent tools at all (the mailbox still delivers earlier runs').

@@ -687,6 +687,21 @@ export class Conversation {
     }
   }
 
+  /**
+   * A subagent's run ended (its completion recorded): the SubagentStop hooks run, told which
+   * run and how it ended. A child cannot go on after its end, so their decisions change nothing;
+   * what went wrong with one is told as for any hook. Never throws.
+   */
+  subagentStopped(run: { agentId: string; runId: string; taskName: string; status: string }): void {
+    this.#hooks.fire("SubagentStop", {
+      stop_hook_active: false,
+      agent_id: run.agentId,
+      run_id: run.runId,
+      task_name: run.taskName,
+      status: run.status,
+    }).catch(() => {});
+  }
+
   /** Runs one turn for `task` in the current session. */
   async turn(task: string, options: TurnOptions = {}): Promise<TurnResult> {
     if (this.#running) throw new Error("A turn is already running");

@@ -48,6 +48,8 @@ export interface SubagentHostOptions {
   /** Checks an explicit provider and model; throws with the reason it cannot be used. */
   checkModel: (provider: string | undefined, model: string) => Promise<void>;
   warn: (text: string) => void;
+  /** A child's run ended and its completion is recorded (the SubagentStop hooks run then). */
+  ended?: (completion: Completion) => void;
   /** Masks the keys tern knows of in what the model wrote (the task's name and message). */
   mask?: (text: string) => string;
   /**
@@ -583,7 +585,9 @@ export class SubagentHost {
     } catch (error) {
       // The session closed under a child stopped at exit: the next start recovers it.
       if (!this.#closed) this.#options.warn(`Cannot record subagent ${spawn.runId}: ${error}`);
+      return;
     }
+    if (!this.#closed) this.#options.ended?.(completion);
   }
 
   /** Runs spawned before this process: their outcomes read from their sessions. */
