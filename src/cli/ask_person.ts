@@ -77,6 +77,12 @@ export async function proposedDiffLines(
   return lines.map((line) => `  ${line}\n`).join("");
 }
 
+/**
+ * A line read sooner than this after the question was written, in milliseconds, was typed
+ * before it appeared, and answers nothing (as the interactive dialog drops early keys).
+ */
+export const TYPED_AHEAD_MS = 500;
+
 /** Longest model's reason shown, in characters. */
 const REASON_CHARS = 300;
 /** Most characters of tern's reason for asking shown (it quotes the command's words). */
@@ -87,8 +93,21 @@ async function askOnTerminal(
   signal: AbortSignal,
   diff: string | Withheld = "",
 ): Promise<PersonAnswer> {
-  Deno.stderr.writeSync(new TextEncoder().encode(terminalQuestion(request, diff)));
-  const line = await readLine(signal);
+  const encoder = new TextEncoder();
+  Deno.stderr.writeSync(encoder.encode(terminalQuestion(request, diff)));
+  // An allowing line that comes sooner than anyone could read the question was typed before it
+  // appeared (a `y` meant for something else, waiting in the terminal's buffer): it allows
+  // nothing, and the question is asked again. A denial stands whenever it comes.
+  const allows = (text: string) => ["y", "yes", "a", "always"].includes(text.trim().toLowerCase());
+  let asked = performance.now();
+  let line = await readLine(signal);
+  while (allows(line) && performance.now() - asked < TYPED_AHEAD_MS) {
+    Deno.stderr.writeSync(
+      encoder.encode("  (a line typed before the question appeared was ignored) answer now: "),
+    );
+    asked = performance.now();
+    line = await readLine(signal);
+  }
   const answer = line.trim().toLowerCase();
   if (answer === "y" || answer === "yes") return "once";
   if (request.rememberable && (answer === "a" || answer === "always")) return "session";

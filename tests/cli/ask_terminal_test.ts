@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { ROOT, tempWorkspace } from "../support/tern_process.ts";
 import { testWith, tmuxNeed } from "../support/needs.ts";
+import { TYPED_AHEAD_MS } from "../../src/cli/ask_person.ts";
 
 function tmux(...args: string[]): string {
   const out = new Deno.Command("tmux", { args, stderr: "piped" }).outputSync();
@@ -37,7 +38,10 @@ function conceals(text: string): boolean {
   return false;
 }
 
-async function askAndAnswer(answer: string): Promise<{ written: boolean; screen: string }> {
+async function askAndAnswer(
+  answer: string,
+  typedAhead?: string,
+): Promise<{ written: boolean; screen: string }> {
   const server = await startScriptedServer([
     { toolCalls: [{ id: "w1", name: "write", arguments: '{"path":"out.txt","content":"ok\\n"}' }] },
     { text: "finished" },
@@ -53,9 +57,16 @@ async function askAndAnswer(answer: string): Promise<{ written: boolean; screen:
       `echo $? > ${quote(exitFile)}`,
     ].join("; ");
     tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", command);
+    // Typed while tern starts: it waits in the terminal's buffer for the question.
+    if (typedAhead !== undefined) tmux("send-keys", "-t", session, typedAhead, "Enter");
     const screen = () => tmux("capture-pane", "-p", "-t", session);
     await waitFor(() => screen().includes("[y] allow once"), "the permission prompt");
+    if (typedAhead !== undefined) {
+      await waitFor(() => screen().includes("was ignored) answer now:"), "the question again");
+    }
     const shown = screen();
+    // A person reads the question first: an answer sooner is taken as typed ahead.
+    await new Promise((resolve) => setTimeout(resolve, TYPED_AHEAD_MS + 200));
     tmux("send-keys", "-t", session, answer, "Enter");
     await waitFor(() => {
       try {
@@ -73,6 +84,16 @@ async function askAndAnswer(answer: string): Promise<{ written: boolean; screen:
     await ws.cleanup();
   }
 }
+
+testWith(
+  [tmuxNeed],
+  "tern run at a terminal: a y typed before the question appeared allows nothing",
+  async () => {
+    const { written, screen } = await askAndAnswer("n", "y");
+    match(screen, /a line typed before the question appeared was ignored/);
+    equal(written, false, "the typed-ahead y wrote the file");
+  },
+);
 
 testWith([tmuxNeed], "tern run at a terminal asks before a write: y allows it once", async () => {
   const { written, screen } = await askAndAnswer("y");
