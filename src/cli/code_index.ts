@@ -12,7 +12,9 @@ import {
   queryVectorOf,
 } from "../harness/code_index.ts";
 import { type ScoreParts, withWeights } from "../index/rank.ts";
-import { IndexStore } from "../index/store.ts";
+import { INDEX_MAX_CHUNKS, IndexStore } from "../index/store.ts";
+import { INDEX_FILE_MAX_CHUNKS } from "../index/chunker.ts";
+import { GITIGNORE_LIMITS } from "../tools/ignore_rules.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
 import { terminalText, visibleText } from "../core/terminal_text.ts";
 import { themeFor, wantsColor } from "../tui/theme.ts";
@@ -60,8 +62,21 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
       ? `left out ${
         JSON.stringify(path)
       }: folders deeper than ${INDEX_MAX_DEPTH} levels are not indexed`
-      : `indexed only part of ${JSON.stringify(path)}: it holds more than ` +
-        `${INDEX_MAX_FOLDER_ENTRIES} entries, the most read of one folder`;
+      : why === "entries"
+      ? `indexed only part of ${JSON.stringify(path)}: it holds more than ` +
+        `${INDEX_MAX_FOLDER_ENTRIES} entries, the most read of one folder`
+      : `left out ${JSON.stringify(path)}: its .gitignore came past the ` +
+        `${GITIGNORE_LIMITS.totalPatterns} patterns one walk uses`;
+    err(`tern: ${terminalText(line)}\n`);
+  }
+  for (const { path, atLine } of summary.cutFiles) {
+    const line = `indexed only part of ${JSON.stringify(path)}: from line ${atLine} on it is ` +
+      `left out (one file makes at most ${INDEX_FILE_MAX_CHUNKS} chunks)`;
+    err(`tern: ${terminalText(line)}\n`);
+  }
+  if (summary.full > 0) {
+    const line = `the code index holds its most chunks (${INDEX_MAX_CHUNKS}): ${summary.full} ` +
+      "file(s) were not indexed";
     err(`tern: ${terminalText(line)}\n`);
   }
   out(summaryLine(summary, performance.now() - started) + "\n");
@@ -70,14 +85,16 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
 
 /**
  * `12 indexed, 30 unchanged, 1 removed, 2 binary, 3 generated, 1 too large, 140 chunks in 0.4s`
- * (`, 1 refused` and `, 1 unparsed` after "too large" when there are any).
+ * (`, 1 refused`, `, 1 unparsed` and `, 1 not stored (index full)` after "too large" when there
+ * are any).
  */
 export function summaryLine(summary: IndexSummary, millis: number): string {
   const refused = summary.refused > 0 ? `, ${summary.refused} refused` : "";
   const unparsed = summary.unparsed.length > 0 ? `, ${summary.unparsed.length} unparsed` : "";
+  const full = summary.full > 0 ? `, ${summary.full} not stored (index full)` : "";
   return `${summary.indexed} indexed, ${summary.unchanged} unchanged, ${summary.removed} ` +
     `removed, ${summary.binary} binary, ${summary.generated} generated, ` +
-    `${summary.tooLarge} too large${refused}${unparsed}, ` +
+    `${summary.tooLarge} too large${refused}${unparsed}${full}, ` +
     `${summary.chunks} chunks in ${(millis / 1000).toFixed(1)}s`;
 }
 

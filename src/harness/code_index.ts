@@ -118,15 +118,26 @@ export interface IndexSummary {
   /** Chunks written for the indexed files. */
   chunks: number;
   /**
+   * Files not stored because the index holds its most chunks (`maxChunks`, default
+   * `INDEX_MAX_CHUNKS` of index/store.ts): it stops growing rather than fill the disk.
+   */
+  full: number;
+  /**
+   * Files indexed only up to a line (the first 100): they made more than
+   * `INDEX_FILE_MAX_CHUNKS` (index/chunker.ts) chunks; `atLine` is the first line left out.
+   */
+  cutFiles: { path: string; atLine: number }[];
+  /**
    * Source files stored as line windows because their parse failed or ran out of time or
    * memory (see code_index_parser.ts), and why.
    */
   unparsed: { path: string; why: string }[];
   /**
    * Folders whose contents were left out (workspace-relative): deeper than
-   * {@linkcode INDEX_MAX_DEPTH}, or past {@linkcode INDEX_MAX_FOLDER_ENTRIES} entries.
+   * {@linkcode INDEX_MAX_DEPTH}, past {@linkcode INDEX_MAX_FOLDER_ENTRIES} entries, or whose
+   * .gitignore came past the patterns one walk uses (`GITIGNORE_LIMITS.totalPatterns`).
    */
-  cut: { path: string; why: "depth" | "entries" }[];
+  cut: { path: string; why: "depth" | "entries" | "patterns" }[];
   /** The store's one-line notice when it rebuilt a corrupt or foreign file. */
   notice?: string;
 }
@@ -143,6 +154,8 @@ export interface IndexOptions {
    * per core but one, 1 to 4: `defaultThreads()`); 0 prepares everything in this thread.
    */
   threads?: number;
+  /** The most chunks the index holds (default `INDEX_MAX_CHUNKS` of index/store.ts). */
+  maxChunks?: number;
 }
 
 /**
@@ -187,7 +200,7 @@ export async function indexWorkspace(
   file: string,
   options: IndexOptions = {},
 ): Promise<IndexSummary> {
-  return await withIndex(file, options.embeddings, async (run) => {
+  return await withIndex(file, options, async (run) => {
     const { store, summary } = run;
     const parser = new ParserProcess();
     const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace), parser };
@@ -206,7 +219,8 @@ export async function indexWorkspace(
       const bounds = walkBounds(workspace, (path, why) => {
         if (summary.cut.length < 100) summary.cut.push({ path, why });
       });
-      const walked = walk(workspace, new IgnoreRules(workspace), { ...options, ...bounds });
+      const rules = new IgnoreRules(workspace);
+      const walked = walk(workspace, rules, { ...options, ...bounds });
       for await (const entry of walked) {
         // Symlinks are never followed: a link may lead anywhere, also out of the workspace.
         if (!entry.isFile || entry.isSymlink) continue;
@@ -221,6 +235,9 @@ export async function indexWorkspace(
         if (outcome !== "pending") settled(path, outcome);
       }
       await chunker.finish();
+      for (const dir of rules.overBudget.slice(0, Math.max(0, 100 - summary.cut.length))) {
+        summary.cut.push({ path: relative(workspace, dir) || ".", why: "patterns" });
+      }
     } finally {
       chunker.close();
       await parser.close();
@@ -246,9 +263,9 @@ export async function refreshFiles(
   workspace: string,
   file: string,
   paths: string[],
-  options: Pick<IndexOptions, "embeddings"> = {},
+  options: Pick<IndexOptions, "embeddings" | "maxChunks"> = {},
 ): Promise<IndexSummary> {
-  return await withIndex(file, options.embeddings, async (run) => {
+  return await withIndex(file, options, async (run) => {
     const parser = new ParserProcess();
     const fileOptions = { ...options, workspaceIsReal: isRealPath(workspace), parser };
     try {
@@ -309,7 +326,15 @@ function isRealPath(path: string): boolean {
 }
 
 /** What became of one file. */
-type Outcome = "indexed" | "unchanged" | "gone" | "binary" | "generated" | "tooLarge" | "refused";
+type Outcome =
+  | "indexed"
+  | "unchanged"
+  | "gone"
+  | "binary"
+  | "generated"
+  | "tooLarge"
+  | "refused"
+  | "full";
 
 /** One run over the index. */
 interface Run {
@@ -327,11 +352,11 @@ interface Run {
  */
 async function withIndex(
   file: string,
-  embeddings: EmbeddingEndpoint | undefined,
+  { embeddings, maxChunks }: Pick<IndexOptions, "embeddings" | "maxChunks">,
   body: (run: Run) => Promise<void>,
   bulk = false,
 ): Promise<IndexSummary> {
-  const { store, notice } = await openIndex(file);
+  const { store, notice } = await openIndex(file, maxChunks);
   const summary: IndexSummary = {
     indexed: 0,
     unchanged: 0,
@@ -341,6 +366,8 @@ async function withIndex(
     tooLarge: 0,
     refused: 0,
     chunks: 0,
+    full: 0,
+    cutFiles: [],
     unparsed: [],
     cut: [],
   };
@@ -456,7 +483,7 @@ async function settleFile(
   }
   const { store, summary, write, pause } = run;
   const { prepared } = result;
-  const { chunks, unparsed } = prepared.chunked;
+  const { chunks, unparsed, cutAtLine } = prepared.chunked;
   if (unparsed !== undefined) summary.unparsed.push({ path: request.path, why: unparsed });
   let vectors: Float32Array[] | undefined;
   if (options.embeddings) {
@@ -464,7 +491,12 @@ async function settleFile(
     pause();
     vectors = await embedTexts(options.embeddings, chunks.map(embeddingText), store);
   }
-  write(() => store.writePrepared(prepared, stamp, vectors));
+  let stored = true;
+  write(() => stored = store.writePrepared(prepared, stamp, vectors));
+  if (!stored) return count(run, "full");
+  if (cutAtLine !== undefined && summary.cutFiles.length < 100) {
+    summary.cutFiles.push({ path: request.path, atLine: cutAtLine });
+  }
   summary.chunks += chunks.length;
   return count(run, "indexed");
 }
@@ -588,10 +620,13 @@ interface Held {
  * The store at `file`, its folder created first. Throws `Cannot create the code index …` naming
  * the file and the fix when the folder or the file cannot be made (a read-only home).
  */
-async function openIndex(file: string): Promise<ReturnType<typeof IndexStore.open>> {
+async function openIndex(
+  file: string,
+  maxChunks: number | undefined,
+): Promise<ReturnType<typeof IndexStore.open>> {
   try {
     await Deno.mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    return IndexStore.open(file);
+    return IndexStore.open(file, { maxChunks });
   } catch (error) {
     throw cannotCreateIndex(file, error);
   }

@@ -15,13 +15,14 @@ import { generatedBy } from "../index/generated.ts";
 import { type Hit, type RankWeights, withWeights } from "../index/rank.ts";
 import type { SearchWeights } from "../config/types.ts";
 import { IndexStore } from "../index/store.ts";
+import { INDEX_FILE_MAX_CHUNKS } from "../index/chunker.ts";
 import type {
   CodeIndexAccess,
   IndexAnswer,
   SymbolAnswer,
   SymbolQuestion,
 } from "../tools/code_index_access.ts";
-import { IgnoreRules, walk } from "../tools/ignore_rules.ts";
+import { GITIGNORE_LIMITS, IgnoreRules, walk } from "../tools/ignore_rules.ts";
 import type { PathTest } from "../sandbox/denied_paths.ts";
 import {
   embeddingIdOf,
@@ -31,7 +32,7 @@ import {
   walkBounds,
 } from "./code_index.ts";
 import { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
-import { answerSymbols } from "./code_symbols_query.ts";
+import { answerSymbols, SYMBOL_QUESTION_BUDGET_MS } from "./code_symbols_query.ts";
 import { ParserProcess } from "./code_index_parser.ts";
 
 /** Files a refresh could not parse that its notes name, at most; the rest are counted. */
@@ -124,6 +125,10 @@ export class LiveCodeIndex implements CodeIndexAccess {
   readonly #parser = new ParserProcess();
   /** Files the current refresh indexed as text windows because their parse failed, and why. */
   #unparsed: { path: string; why: string }[] = [];
+  /** Files the current refresh indexed only up to a line (too many chunks), and that line. */
+  #cutFiles: { path: string; atLine: number }[] = [];
+  /** Files the current refresh did not store because the index holds its most chunks. */
+  #full = 0;
   /**
    * Reads a walk started ahead of the file's check ({@linkcode READ_AHEAD}), with the lstat
    * stamp each was started at: a read through the tool worker costs a round trip, which then
@@ -198,8 +203,8 @@ export class LiveCodeIndex implements CodeIndexAccess {
         weights: this.#options.weights,
         queryVector,
       })
-    ).filter((hit) => !this.#isHidden(hit.chunk.path)).slice(0, options.limit);
-    return { results, notes };
+    ).filter((hit) => !this.#isHidden(hit.chunk.path));
+    return { results: await this.#stillThere(results, options.limit), notes };
   }
 
   async symbols(
@@ -209,9 +214,40 @@ export class LiveCodeIndex implements CodeIndexAccess {
   ): Promise<IndexAnswer<SymbolAnswer>> {
     const notes = await this.refresh(options.signal);
     const store = this.#open();
-    const results = readOrExplain(() => answerSymbols(store, name, question, options.limit + 10))
-      .filter((answer) => !this.#isHidden(answer.chunk.path)).slice(0, options.limit);
-    return { results, notes };
+    const { answers, partial } = readOrExplain(() =>
+      answerSymbols(store, name, question, options.limit + 10)
+    );
+    const results = answers.filter((answer) => !this.#isHidden(answer.chunk.path));
+    if (partial) {
+      notes.push(
+        `the answer is partial: looking it up took longer than ${
+          SYMBOL_QUESTION_BUDGET_MS / 1000
+        } s, so it holds only what was found by then`,
+      );
+    }
+    return { results: await this.#stillThere(results, options.limit), notes };
+  }
+
+  /**
+   * The first `limit` of `results` whose file is still a file of the workspace (by lstat): a
+   * file deleted since the last whole walk is not answered, even while walks are cut short.
+   */
+  async #stillThere<T extends { chunk: { path: string } }>(
+    results: T[],
+    limit: number,
+  ): Promise<T[]> {
+    const kept: T[] = [];
+    const present = new Map<string, boolean>();
+    for (const result of results) {
+      if (kept.length >= limit) break;
+      const path = result.chunk.path;
+      if (!present.has(path)) {
+        const info = await Deno.lstat(join(this.#options.workspace, path)).catch(() => null);
+        present.set(path, info?.isFile === true);
+      }
+      if (present.get(path)) kept.push(result);
+    }
+    return kept;
   }
 
   /**
@@ -280,6 +316,8 @@ export class LiveCodeIndex implements CodeIndexAccess {
     this.#notice = undefined;
     this.#counts = { checked: 0, read: 0, indexed: 0, removed: 0 };
     this.#unparsed = [];
+    this.#cutFiles = [];
+    this.#full = 0;
     const lock = tryLock(`${this.#options.file}.lock`);
     if (lock === undefined) {
       notes.push(
@@ -304,7 +342,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
     } finally {
       lock.close();
     }
-    return [...notes, ...unparsedNotes(this.#unparsed)];
+    return [...notes, ...unparsedNotes(this.#unparsed), ...this.#sizeNotes()];
   }
 
   /** Checks only the paths the file tools changed. */
@@ -334,16 +372,26 @@ export class LiveCodeIndex implements CodeIndexAccess {
     this.#walkAll = false;
     const cutShort: string[] = [];
     const bounds = walkBounds(workspace, (path) => cutShort.push(path));
-    const entries = walk(workspace, new IgnoreRules(workspace), { signal, ...bounds });
+    const rules = new IgnoreRules(workspace);
+    // The walk ends itself at the deadline, also among entries it never yields (ignored ones).
+    const entries = walk(workspace, rules, { signal, deadline, ...bounds });
     // The files walked but not checked yet, their reads started (when the worker reads).
     const queue: string[] = [];
     let walked = false;
     try {
       for (;;) {
         while (!walked && queue.length < READ_AHEAD) {
+          // Every entry, of whatever kind: folders and links never reach the queue.
+          signal.throwIfAborted();
+          if (performance.now() >= deadline) {
+            cut = "time";
+            break;
+          }
           const next = await entries.next();
           if (next.done) {
             walked = true;
+            // Ended by the deadline rather than at the last entry: not a whole walk.
+            if (performance.now() >= deadline) cut = "time";
             break;
           }
           const entry = next.value;
@@ -353,6 +401,7 @@ export class LiveCodeIndex implements CodeIndexAccess {
           queue.push(path);
           this.#readAhead(path, known);
         }
+        if (cut !== undefined) break;
         const path = queue.shift();
         if (path === undefined) break;
         if (performance.now() >= deadline) cut = "time";
@@ -367,12 +416,10 @@ export class LiveCodeIndex implements CodeIndexAccess {
       // Reads started for files the walk did not reach are not waited for.
       this.#ahead.clear();
     }
-    const partly = cutShort.length === 0
-      ? ""
-      : `; it leaves out part of ${
-        cutShort.slice(0, 3).map((path) => JSON.stringify(path)).join(", ")
-      }${cutShort.length > 3 ? ` and ${cutShort.length - 3} more folders` : ""} (folders deeper ` +
-        `than ${INDEX_MAX_DEPTH} levels, or past ${INDEX_MAX_FOLDER_ENTRIES} entries of one folder)`;
+    const partly = leftOutNote(
+      cutShort,
+      rules.overBudget.map((dir) => relative(workspace, dir) || "."),
+    );
     if (cut === undefined) {
       for (const path of known.keys()) if (!present.has(path)) this.#forget(store, path, known);
       this.#walkedAt = performance.now();
@@ -431,7 +478,14 @@ export class LiveCodeIndex implements CodeIndexAccess {
       const none = this.#localVectors(store)
         ? undefined
         : chunked.chunks.map(() => new Float32Array(0));
-      store.replaceFile(chunked, undefined, none);
+      if (!store.replaceFile(chunked, undefined, none)) {
+        this.#full++;
+        known.delete(path);
+        return "skipped";
+      }
+      if (chunked.cutAtLine !== undefined) {
+        this.#cutFiles.push({ path, atLine: chunked.cutAtLine });
+      }
       this.#counts.indexed++;
       known.set(path, chunked.hash);
       outcome = "indexed";
@@ -472,6 +526,23 @@ export class LiveCodeIndex implements CodeIndexAccess {
     return undefined;
   }
 
+  /** Notes on files the index holds only part of, or not at all, for its size bounds. */
+  #sizeNotes(): string[] {
+    const notes = this.#cutFiles.slice(0, UNPARSED_NOTES).map(({ path, atLine }) =>
+      `${JSON.stringify(path)} is indexed only in part: from line ${atLine} on it is left out ` +
+      `(one file makes at most ${INDEX_FILE_MAX_CHUNKS} chunks)`
+    );
+    const more = this.#cutFiles.length - UNPARSED_NOTES;
+    if (more > 0) notes.push(`${more} more file(s) are indexed only in part`);
+    if (this.#full > 0) {
+      notes.push(
+        `the code index holds its most chunks: ${this.#full} file(s) were not indexed, and ` +
+          "searches miss them",
+      );
+    }
+    return notes;
+  }
+
   #forget(store: IndexStore, path: string, known: Map<string, string>): void {
     this.#stamps.delete(path);
     if (!known.has(path)) return;
@@ -479,6 +550,26 @@ export class LiveCodeIndex implements CodeIndexAccess {
     this.#counts.removed++;
     known.delete(path);
   }
+}
+
+/**
+ * `; it leaves out …` for the folders a walk left out: `cutShort` by its bounds, `overBudget`
+ * because their .gitignore files came past the patterns one walk uses; "" for none.
+ */
+function leftOutNote(cutShort: string[], overBudget: string[]): string {
+  const named = (paths: string[]) =>
+    paths.slice(0, 3).map((path) => JSON.stringify(path)).join(", ") +
+    (paths.length > 3 ? ` and ${paths.length - 3} more folders` : "");
+  let note = "";
+  if (cutShort.length > 0) {
+    note += `; it leaves out part of ${named(cutShort)} (folders deeper than ` +
+      `${INDEX_MAX_DEPTH} levels, or past ${INDEX_MAX_FOLDER_ENTRIES} entries of one folder)`;
+  }
+  if (overBudget.length > 0) {
+    note += `; it leaves out ${named(overBudget)} (their .gitignore files came past the ` +
+      `${GITIGNORE_LIMITS.totalPatterns} patterns one walk uses)`;
+  }
+  return note;
 }
 
 /**

@@ -8,8 +8,11 @@ import { rmSync } from "node:fs";
 /** Marks a file as tern's code index (`PRAGMA application_id`, "tIdx"). */
 export const APPLICATION_ID = 0x74496478;
 
-/** The schema version in `PRAGMA user_version`; a file with another version is rebuilt. */
-export const SCHEMA_VERSION = 4;
+/**
+ * The schema version in `PRAGMA user_version`; a file with another version is rebuilt. 5: the
+ * indexed last parts of symbols (`chunks.name`) and of relation names (`relations.tail`).
+ */
+export const SCHEMA_VERSION = 5;
 
 /** How long a statement waits for another process's lock before failing, in milliseconds. */
 export const BUSY_TIMEOUT_MS = 10_000;
@@ -26,6 +29,7 @@ CREATE TABLE chunks (
   path TEXT NOT NULL,
   kind TEXT NOT NULL,
   symbol TEXT NOT NULL,
+  name TEXT NOT NULL,
   start_line INTEGER NOT NULL,
   end_line INTEGER NOT NULL,
   signature TEXT NOT NULL,
@@ -35,6 +39,7 @@ CREATE TABLE chunks (
 );
 CREATE INDEX chunks_path ON chunks(path);
 CREATE INDEX chunks_symbol ON chunks(symbol);
+CREATE INDEX chunks_name ON chunks(name);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
   symbol, signature, doc, text, content='', contentless_delete=1, tokenize='unicode61'
 );
@@ -45,6 +50,7 @@ CREATE TABLE relations (
   kind TEXT NOT NULL,
   to_id TEXT,
   name TEXT NOT NULL,
+  tail TEXT NOT NULL,
   target_base TEXT,
   target_symbol TEXT
 );
@@ -52,6 +58,7 @@ CREATE INDEX relations_target ON relations(target_base);
 CREATE INDEX relations_path ON relations(path);
 CREATE INDEX relations_to ON relations(kind, to_id);
 CREATE INDEX relations_name ON relations(kind, name);
+CREATE INDEX relations_tail ON relations(kind, tail);
 CREATE INDEX relations_from ON relations(from_id);
 CREATE TABLE embeddings (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;

@@ -15,6 +15,13 @@ export const CHUNK_TEXT_MAX = 4_000;
 /** Lines per WINDOW chunk, and how many each window shares with the next. */
 export const WINDOW_LINES = 60;
 export const WINDOW_OVERLAP = 10;
+/**
+ * The most chunks kept of one file; the rest of the file is not indexed, and `cutAtLine` says
+ * from where. A 1 MiB file of one-letter lines would otherwise make 10,000 windows.
+ */
+export const INDEX_FILE_MAX_CHUNKS = 2_000;
+/** A letter or digit: a window without one holds no word to find, and is not kept. */
+const WORD_CHAR = /[\p{L}\p{N}]/u;
 /** Source larger than this (in characters) is windowed rather than parsed. */
 const PARSE_MAX = 2_000_000;
 /**
@@ -65,13 +72,13 @@ export async function chunkFile(
   try {
     const walker = new Walker(path, text, spec);
     walker.walk(tree);
-    return {
+    return capped({
       path,
       language: spec.grammar,
       hash,
       chunks: walker.chunks,
       relations: walker.resolve(),
-    };
+    });
   } finally {
     tree.delete();
   }
@@ -98,14 +105,31 @@ export function windowedFile(
   { path, text, hash }: { path: string; text: string; hash: string },
   unparsed?: string,
 ): ChunkedFile {
-  const chunked: ChunkedFile = {
+  const chunked: ChunkedFile = capped({
     path,
     language: "text",
     hash,
     chunks: windows(path, text),
     relations: [],
-  };
+  });
   return unparsed === undefined ? chunked : { ...chunked, unparsed };
+}
+
+/**
+ * `chunked` with at most {@linkcode INDEX_FILE_MAX_CHUNKS} chunks (the first ones) and only
+ * the relations from them; `cutAtLine` is the first line of the first chunk left out.
+ */
+function capped(chunked: ChunkedFile): ChunkedFile {
+  if (chunked.chunks.length <= INDEX_FILE_MAX_CHUNKS) return chunked;
+  const chunks = chunked.chunks.slice(0, INDEX_FILE_MAX_CHUNKS);
+  const kept = new Set(chunks.map((chunk) => chunk.id));
+  const relations = chunked.relations.filter((relation) =>
+    kept.has(relation.from) && (relation.to === undefined || !relation.to.startsWith(
+      `${chunked.path}#`,
+    ) || kept.has(relation.to))
+  );
+  const cutAtLine = chunked.chunks[INDEX_FILE_MAX_CHUNKS].startLine;
+  return { ...chunked, chunks, relations, cutAtLine };
 }
 
 /** `1.2 s`. */
@@ -146,6 +170,11 @@ function windows(path: string, text: string): Chunk[] {
   const chunks: Chunk[] = [];
   for (let start = 0; start < lines.length; start += WINDOW_LINES - WINDOW_OVERLAP) {
     const end = Math.min(start + WINDOW_LINES, lines.length);
+    const body = lines.slice(start, end).join("\n");
+    if (!WORD_CHAR.test(body)) {
+      if (end === lines.length) break;
+      continue;
+    }
     chunks.push({
       id: chunkId(path, "WINDOW", symbol, start + 1),
       path,
@@ -155,7 +184,7 @@ function windows(path: string, text: string): Chunk[] {
       endLine: end,
       signature: "",
       doc: "",
-      text: cap(lines.slice(start, end).join("\n")),
+      text: cap(body),
     });
     if (end === lines.length) break;
   }

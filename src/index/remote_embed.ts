@@ -5,6 +5,7 @@
  * change is never sent again.
  */
 
+import { shownUrl } from "../core/url_text.ts";
 import { IndexError } from "./errors.ts";
 
 /** Where to get embeddings: from the person's own config only (a repository cannot send code). */
@@ -25,6 +26,9 @@ export const DEFAULT_EMBEDDING_BATCH = 64;
 
 /** The most characters of one text sent (about 2,000 tokens). */
 const TEXT_MAX = 8_000;
+
+/** The most characters of an endpoint's own error message quoted in a failure. */
+const REASON_MAX = 160;
 
 /** Cached vectors by key, and a place to add new ones (the index's `embedding_cache`). */
 export interface VectorCacheStore {
@@ -66,8 +70,9 @@ export async function embedTexts(
 
 async function request(endpoint: EmbeddingEndpoint, input: string[]): Promise<Float32Array[]> {
   const url = `${endpoint.baseUrl.replace(/\/+$/, "")}/embeddings`;
+  const hide = hider(url, endpoint);
   const fail = (why: string): never => {
-    throw new IndexError(`Cannot compute embeddings at "${url}": ${why}`);
+    throw new IndexError(`Cannot compute embeddings at "${shownUrl(url)}": ${hide(why)}`);
   };
   let response: Response;
   try {
@@ -87,7 +92,10 @@ async function request(endpoint: EmbeddingEndpoint, input: string[]): Promise<Fl
     return fail(error instanceof Error ? error.message : String(error));
   }
   const body = await response.text();
-  if (!response.ok) return fail(`HTTP ${response.status}: ${body.slice(0, 200)}`);
+  if (!response.ok) {
+    const reason = reasonOf(body);
+    return fail(`HTTP ${response.status}${reason === "" ? "" : `: ${reason}`}`);
+  }
   let data: unknown;
   try {
     data = (JSON.parse(body) as { data?: unknown }).data;
@@ -116,4 +124,74 @@ async function request(endpoint: EmbeddingEndpoint, input: string[]): Promise<Fl
     return fail("the embeddings differ in length");
   }
   return out;
+}
+
+/**
+ * A function that takes out of a text what could be a credential of `endpoint`: the URL (and the
+ * base URL) as given become their {@linkcode shownUrl}, and the key, the URL's user name and
+ * password and its query values become `***`. `fetch`'s own errors repeat the URL, and an
+ * endpoint's answer may repeat the key.
+ */
+function hider(url: string, endpoint: EmbeddingEndpoint): (text: string) => string {
+  const replacements: [string, string][] = [
+    [url, shownUrl(url)],
+    [endpoint.baseUrl, shownUrl(endpoint.baseUrl)],
+  ];
+  const secrets = new Set<string>();
+  if (endpoint.apiKey) secrets.add(endpoint.apiKey);
+  if (URL.canParse(url)) {
+    const parsed = new URL(url);
+    for (const part of [parsed.username, parsed.password]) {
+      if (part !== "") {
+        secrets.add(part);
+        secrets.add(decoded(part));
+      }
+    }
+    for (const value of parsed.searchParams.values()) if (value !== "") secrets.add(value);
+  }
+  const values = [...secrets].filter((value) => value.length >= 3).sort((a, b) =>
+    b.length - a.length
+  );
+  return (text) => {
+    let out = text;
+    for (const [raw, shown] of replacements) out = out.split(raw).join(shown);
+    for (const value of values) out = out.split(value).join("***");
+    return out;
+  };
+}
+
+/**
+ * What an endpoint's failed answer says, short: the `error.message` (or `error`, or `message`)
+ * of a JSON answer, one line, at most {@linkcode REASON_MAX} characters, and long runs of
+ * key-like characters masked. Any other body is not quoted: it may echo the request or a key.
+ */
+function reasonOf(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return "";
+  }
+  const record = (parsed ?? {}) as { error?: unknown; message?: unknown };
+  const error = record.error as { message?: unknown } | string | undefined;
+  const text = typeof error === "string"
+    ? error
+    : typeof error?.message === "string"
+    ? error.message
+    : typeof record.message === "string"
+    ? record.message
+    : "";
+  // deno-lint-ignore no-control-regex
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+  const masked = line.replace(/[A-Za-z0-9_\-+/=.]{24,}/g, (run) => /\d/.test(run) ? "***" : run);
+  return masked.length > REASON_MAX ? `${masked.slice(0, REASON_MAX)}…` : masked;
+}
+
+/** `text` percent-decoded, or as it is when it is not valid percent-encoding. */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

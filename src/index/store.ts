@@ -9,7 +9,7 @@ import { matrixOf, nearest, toBlob, toVector, VectorCache } from "./_vectors.ts"
 import { embedText } from "./embed.ts";
 import { type PreparedFile, prepareFile, vectorAt } from "./prepared.ts";
 import { type Candidate, DEFAULT_RANK_WEIGHTS, type Hit, rank, type RankWeights } from "./rank.ts";
-import { pathBase } from "./types.ts";
+import { nameTail, pathBase, symbolTail } from "./types.ts";
 import type { Chunk, ChunkedFile, ChunkKind, Relation, RelationKind } from "./types.ts";
 import { queryWords } from "./words.ts";
 
@@ -22,6 +22,13 @@ const COLUMN_WEIGHTS = [10, 4, 2, 1];
  * nearly every chunk.
  */
 const COMMON_WORD_SHARE = 0.2;
+
+/**
+ * The most chunks one index holds (default of `IndexStore.open()`'s `maxChunks`): past it a
+ * file is not stored and writePrepared() says so. At about 2 KB a chunk on disk (up to 10 KB
+ * with long text) this keeps an index under a few GB; 48 MiB of blank lines once made 1.6 GB.
+ */
+export const INDEX_MAX_CHUNKS = 500_000;
 
 /**
  * Points each call to an imported name (relations.target_*) at the function of that name in the
@@ -156,23 +163,36 @@ export class IndexStore {
   /** Inside beginBatch() … commitBatch(): writes share one transaction. */
   #batch = false;
   #statements = new Map<string, StatementSync>();
+  readonly #maxChunks: number;
+  /** The chunks stored, as last counted at `PRAGMA data_version` `version`, plus own writes. */
+  #total: { count: number; version: number } | undefined;
 
-  private constructor(db: DatabaseSync, embed: (text: string) => Float32Array) {
+  private constructor(
+    db: DatabaseSync,
+    embed: (text: string) => Float32Array,
+    maxChunks: number,
+  ) {
     this.#db = db;
     this.#embed = embed;
+    this.#maxChunks = maxChunks;
   }
 
   /**
    * Opens (or creates) the index at `file`. A corrupt or foreign file is rebuilt and `notice`
-   * says so in one line; `embed` computes chunk and query embeddings (default: embedText()).
-   * Throws only when no index can be created at `file`.
+   * says so in one line; `embed` computes chunk and query embeddings (default: embedText());
+   * `maxChunks`: the most chunks it holds (default {@linkcode INDEX_MAX_CHUNKS}). Throws only
+   * when no index can be created at `file`.
    */
   static open(
     file: string,
-    options: { embed?: (text: string) => Float32Array } = {},
+    options: { embed?: (text: string) => Float32Array; maxChunks?: number } = {},
   ): { store: IndexStore; notice?: string } {
     const { db, notice } = openDatabase(file);
-    const store = new IndexStore(db, options.embed ?? embedText);
+    const store = new IndexStore(
+      db,
+      options.embed ?? embedText,
+      options.maxChunks ?? INDEX_MAX_CHUNKS,
+    );
     return notice === undefined ? { store } : { store, notice };
   }
 
@@ -280,26 +300,30 @@ export class IndexStore {
   rollbackBatch(): void {
     if (!this.#batch) return;
     this.#batch = false;
+    this.#total = undefined;
     if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
   }
 
   /**
    * Replaces everything stored for `chunked.path` with `chunked` (and its stamp), in one
-   * transaction; `given`: the chunks' vectors when they come from an endpoint.
+   * transaction; `given`: the chunks' vectors when they come from an endpoint. False when the
+   * index is full (see writePrepared()).
    */
-  replaceFile(chunked: ChunkedFile, stamp?: FileStamp, given?: Float32Array[]): void {
+  replaceFile(chunked: ChunkedFile, stamp?: FileStamp, given?: Float32Array[]): boolean {
     const local = given === undefined && this.#embed === embedText;
     const prepared = prepareFile(chunked, local);
     const vectors = given ??
       (local ? undefined : chunked.chunks.map((chunk) => this.#embed(embeddingText(chunk))));
-    this.writePrepared(prepared, stamp, vectors);
+    return this.writePrepared(prepared, stamp, vectors);
   }
 
   /**
    * Replaces everything stored for the file `prepared` holds with it (and its stamp), in one
-   * transaction. Its vectors are used unless `given` (one per chunk) are.
+   * transaction. Its vectors are used unless `given` (one per chunk) are. Returns false, and
+   * removes what was stored of the file, when its chunks would take the index past its
+   * `maxChunks`: the index stops growing rather than fill the disk.
    */
-  writePrepared(prepared: PreparedFile, stamp?: FileStamp, given?: Float32Array[]): void {
+  writePrepared(prepared: PreparedFile, stamp?: FileStamp, given?: Float32Array[]): boolean {
     const { chunked, words } = prepared;
     const count = chunked.chunks.length;
     const all = given === undefined ? prepared.vectors : undefined;
@@ -313,8 +337,18 @@ export class IndexStore {
     }
     const vectorOf = (index: number): Float32Array =>
       given ? given[index] : vectorAt(all!, index, dimensions);
+    let stored = true;
     this.#write(() => {
+      const total = this.#chunkTotal();
+      const before = this.#chunksOf(chunked.path);
       this.#deleteFile(chunked.path);
+      total.count -= before;
+      if (count > 0 && total.count + count > this.#maxChunks) {
+        stored = false;
+        this.#relinkImporters(chunked.path);
+        return;
+      }
+      total.count += count;
       this.#sql("DELETE FROM skipped WHERE path = ?").run(chunked.path);
       this.#sql(
         "INSERT INTO files (path, hash, language, base, mtime, size) VALUES (?, ?, ?, ?, ?, ?)",
@@ -327,8 +361,8 @@ export class IndexStore {
         stamp?.size ?? null,
       );
       const chunkRow = this.#sql(
-        `INSERT INTO chunks (id, path, kind, symbol, start_line, end_line, signature, doc, text,
-          parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO chunks (id, path, kind, symbol, name, start_line, end_line, signature, doc,
+          text, parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const ftsRow = this.#sql(
         "INSERT INTO chunks_fts (rowid, symbol, signature, doc, text) VALUES (?, ?, ?, ?, ?)",
@@ -340,6 +374,7 @@ export class IndexStore {
           chunked.path,
           chunk.kind,
           chunk.symbol,
+          symbolTail(chunk.symbol),
           chunk.startLine,
           chunk.endLine,
           chunk.signature,
@@ -352,8 +387,8 @@ export class IndexStore {
         vectorRow.run(lastInsertRowid, toBlob(vectorOf(index)));
       });
       const relationRow = this.#sql(
-        `INSERT INTO relations (path, from_id, kind, to_id, name, target_base, target_symbol)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO relations (path, from_id, kind, to_id, name, tail, target_base,
+         target_symbol) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       for (const relation of chunked.relations) {
         relationRow.run(
@@ -362,6 +397,7 @@ export class IndexStore {
           relation.kind,
           relation.to ?? null,
           relation.name,
+          nameTail(relation.name),
           relation.target?.base ?? null,
           relation.target?.symbol ?? null,
         );
@@ -371,6 +407,25 @@ export class IndexStore {
       }
       this.#relinkImporters(chunked.path);
     });
+    return stored;
+  }
+
+  /** How many chunks of `path` are stored. */
+  #chunksOf(path: string): number {
+    const row = this.#sql("SELECT count(*) AS n FROM chunks WHERE path = ?").get(path);
+    return Number((row as { n: number }).n);
+  }
+
+  /** The count of stored chunks, counted again when another connection has written. */
+  #chunkTotal(): { count: number; version: number } {
+    const version = Number(
+      (this.#sql("PRAGMA data_version").get() as { data_version: number }).data_version,
+    );
+    if (this.#total?.version !== version) {
+      const { n } = this.#sql("SELECT count(*) AS n FROM chunks").get() as { n: number };
+      this.#total = { count: Number(n), version };
+    }
+    return this.#total;
   }
 
   /** Re-resolves the calls of other files into `path` (a new, changed or removed file). */
@@ -384,6 +439,7 @@ export class IndexStore {
   /** Removes a file and its chunks, relations and embeddings; nothing happens when absent. */
   removeFile(path: string): void {
     this.#write(() => {
+      if (this.#total !== undefined) this.#total.count -= this.#chunksOf(path);
       this.#deleteFile(path);
       this.#relinkImporters(path);
     });
@@ -490,15 +546,23 @@ export class IndexStore {
 
   /**
    * The relations of `kind` whose name as written matches one of `patterns` (SQLite GLOB:
-   * case-sensitive, `*` and `?`; see globLiteral()), at most `limit`, in file order.
+   * case-sensitive, `*` and `?`; see globLiteral()), at most `limit`, in file order. With
+   * `tail` (the nameTail() every name the patterns match has), only relations of that tail are
+   * looked at, through its index: without it the patterns' leading `*` scans every relation.
    */
-  relationsMatching(kind: RelationKind, patterns: string[], limit: number): Relation[] {
+  relationsMatching(
+    kind: RelationKind,
+    patterns: string[],
+    limit: number,
+    tail?: string,
+  ): Relation[] {
     if (patterns.length === 0 || limit <= 0) return [];
+    const byTail = tail === undefined ? "" : " AND tail = ?";
     const rows = this.#db.prepare(
-      `SELECT from_id, kind, to_id, name FROM relations WHERE kind = ? AND (${
+      `SELECT from_id, kind, to_id, name FROM relations WHERE kind = ?${byTail} AND (${
         patterns.map(() => "name GLOB ?").join(" OR ")
       }) ORDER BY path, rowid LIMIT ?`,
-    ).all(kind, ...patterns, limit) as {
+    ).all(kind, ...(tail === undefined ? [] : [tail]), ...patterns, limit) as {
       from_id: string;
       kind: string;
       to_id: string | null;
@@ -512,12 +576,17 @@ export class IndexStore {
     }));
   }
 
-  /** The chunks that define `name`: their symbol is `name` or ends in `.name` (defined where). */
-  definitions(name: string): Chunk[] {
+  /**
+   * The chunks that define `name`: their symbol is `name` or ends in `.name` (defined where),
+   * compared case-sensitively; at most `limit` (default all). Found through the index of the
+   * symbols' last parts (symbolTail()), never by a scan of every symbol.
+   */
+  definitions(name: string, limit = -1): Chunk[] {
     const rows = this.#sql(
-      "SELECT * FROM chunks WHERE symbol = ? OR symbol LIKE ? ESCAPE '\\' ORDER BY path, start_line",
-    ).all(name, `%.${name.replace(/[\\%_]/g, "\\$&")}`) as unknown as ChunkRow[];
-    return rows.map(toChunk).filter((chunk) => chunk.kind !== "FILE" && chunk.kind !== "WINDOW");
+      `SELECT * FROM chunks WHERE name = ? AND (symbol = ? OR symbol GLOB ?)
+       AND kind NOT IN ('FILE', 'WINDOW') ORDER BY path, start_line LIMIT ?`,
+    ).all(symbolTail(name), name, `*.${globLiteral(name)}`, limit) as unknown as ChunkRow[];
+    return rows.map(toChunk);
   }
 
   /** The chunk with this id, or undefined. */
@@ -624,6 +693,8 @@ export class IndexStore {
       this.#db.exec("COMMIT");
     } catch (error) {
       if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      // The count may hold the rolled back write: counted again at the next write.
+      this.#total = undefined;
       throw error;
     }
   }

@@ -74,9 +74,38 @@ export interface ChunkedFile {
    * absent otherwise.
    */
   unparsed?: string;
+  /**
+   * The first line not indexed when the file made more chunks than the chunker keeps of one
+   * file (chunker.ts `INDEX_FILE_MAX_CHUNKS`); absent otherwise.
+   */
+  cutAtLine?: number;
 }
 
 /** The id of a chunk: stable across re-indexing while its kind, symbol and start line stay. */
 export function chunkId(path: string, kind: ChunkKind, symbol: string, startLine: number): string {
   return `${path}#${kind}:${symbol}:${startLine}`;
+}
+
+/**
+ * The last part of a symbol (`area` of `Square.area`): what the store indexes, so that finding
+ * the definitions of a name needs no scan of every symbol.
+ */
+export function symbolTail(symbol: string): string {
+  return symbol.slice(symbol.lastIndexOf(".") + 1);
+}
+
+/**
+ * The last part of a name as written in a relation, without type arguments: `parse` of
+ * `this.parse`, `a::parse`, `a->parse`, `parse<T>` and `Box<T>.parse`. What the store indexes,
+ * so that finding who calls or extends a name needs no scan of every relation.
+ */
+export function nameTail(name: string): string {
+  let plain = name;
+  for (let before = ""; before !== plain;) {
+    before = plain;
+    plain = plain.replace(/<[^<>]*>/g, "");
+  }
+  const open = plain.indexOf("<");
+  if (open >= 0) plain = plain.slice(0, open);
+  return plain.split(/\??\.|::|->/).pop() ?? plain;
 }

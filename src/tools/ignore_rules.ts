@@ -10,22 +10,54 @@ import { openUnchanged } from "../core/verified_open.ts";
 
 type Matcher = ReturnType<typeof ignore>;
 
+/** A .gitignore compiled: its matcher and how many patterns it holds. */
+interface Compiled {
+  matcher: Matcher;
+  patterns: number;
+}
+
+/**
+ * Stands for a folder whose .gitignore came after the rules' pattern budget was spent
+ * ({@linkcode GITIGNORE_LIMITS}`.totalPatterns`): everything below it counts as ignored.
+ */
+const OVER_BUDGET = "over budget";
+
 /** The .gitignore rules of one workspace, loaded folder by folder as a walk reaches them. */
 export class IgnoreRules {
   /** Absolute real path of the workspace root. */
   readonly root: string;
-  #byDir = new Map<string, Matcher | null>();
+  #byDir = new Map<string, Matcher | null | typeof OVER_BUDGET>();
   /** How many of the loaded folders have rules: with none, only `.git` is ever ignored. */
   #matchers = 0;
+  /** Patterns of all the .gitignore files loaded so far. */
+  #patterns = 0;
+  /** Folders left out whole because their .gitignore came past the pattern budget. */
+  readonly overBudget: string[] = [];
 
   constructor(root: string) {
     this.root = root;
   }
 
-  /** Loads the .gitignore of folder `dir` (absolute, inside the root), once. */
+  /**
+   * Loads the .gitignore of folder `dir` (absolute, inside the root), once. Past
+   * {@linkcode GITIGNORE_LIMITS}`.totalPatterns` patterns in all, a folder whose .gitignore
+   * would add more is treated as ignored whole (and named in {@linkcode overBudget}): a
+   * repository's .gitignore files could otherwise make every walk compile and test millions
+   * of patterns, and leaving its files out hides nothing it could not hide with a pattern.
+   */
   async load(dir: string): Promise<void> {
     if (this.#byDir.has(dir) || !isInside(this.root, dir)) return;
-    this.#set(dir, await readGitignore(join(dir, ".gitignore")));
+    const room = GITIGNORE_LIMITS.totalPatterns - this.#patterns;
+    const compiled = await readGitignore(join(dir, ".gitignore"), room);
+    if (compiled === null) return this.#set(dir, null);
+    if (compiled === OVER_BUDGET) {
+      this.#byDir.set(dir, OVER_BUDGET);
+      this.#matchers++;
+      this.overBudget.push(dir);
+      return;
+    }
+    this.#patterns += compiled.patterns;
+    this.#set(dir, compiled.matcher);
   }
 
   /**
@@ -73,6 +105,7 @@ export class IgnoreRules {
     let dir = this.root;
     for (let i = 0; i < parts.length; i++) {
       const matcher = this.#byDir.get(dir);
+      if (matcher === OVER_BUDGET) return true;
       if (matcher) {
         const sub = parts.slice(i).join("/") + (isDirectory ? "/" : "");
         const result = matcher.test(sub);
@@ -92,7 +125,25 @@ export class IgnoreRules {
  * tested against every pattern), and real ones are a few KB. Past either limit the rest is not
  * used: the walk then shows files a longer file would have hidden, never fewer.
  */
-export const GITIGNORE_LIMITS = { bytes: 256 * 1024, patterns: 10_000 } as const;
+export const GITIGNORE_LIMITS = {
+  bytes: 256 * 1024,
+  patterns: 10_000,
+  /**
+   * The most patterns of all the .gitignore files one {@linkcode IgnoreRules} (one walk) uses:
+   * 300 folders of 10,000 patterns each made every code search spend 50 s compiling them.
+   */
+  totalPatterns: 50_000,
+} as const;
+
+/**
+ * Compiled .gitignore files by identity (device, inode, size, modification time), for the
+ * process: a walk does not compile again a file no one changed. At most
+ * {@linkcode COMPILED_CACHE_MAX} are kept, the least recently used go first.
+ */
+const compiledCache = new Map<string, Compiled>();
+const COMPILED_CACHE_MAX = 512;
+/** How long a .gitignore must have been unchanged before its compiled form is kept, in ms. */
+const SETTLED_MS = 2_000;
 
 /**
  * The most `**` one pattern may hold and be used. The matcher's regular expressions backtrack:
@@ -103,10 +154,25 @@ export const GITIGNORE_LIMITS = { bytes: 256 * 1024, patterns: 10_000 } as const
  */
 export const MAX_GLOBSTARS = 2;
 
-async function readGitignore(path: string): Promise<Matcher | null> {
+/**
+ * The .gitignore at `path` compiled, null when it is no regular file, or OVER_BUDGET when it
+ * holds more than `room` patterns (then it is not compiled).
+ */
+async function readGitignore(
+  path: string,
+  room: number,
+): Promise<Compiled | null | typeof OVER_BUDGET> {
   // Only a regular file: a symlinked .gitignore could point outside the workspace.
   const info = await lstatOrNull(path);
   if (!info?.isFile) return null;
+  const key = `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime() ?? "?"}`;
+  const known = info.mtime === null ? undefined : compiledCache.get(key);
+  if (known !== undefined) {
+    if (known.patterns > room) return OVER_BUDGET;
+    compiledCache.delete(key);
+    compiledCache.set(key, known);
+    return known;
+  }
   // Opened without blocking and confirmed to be the file checked: a FIFO or a symlink
   // swapped in after the check would otherwise hang the walk (and every search waiting on
   // it), or be read.
@@ -120,7 +186,18 @@ async function readGitignore(path: string): Promise<Matcher | null> {
     lines.pop();
   }
   const usable = lines.filter((line) => (line.match(/\*\*/g)?.length ?? 0) <= MAX_GLOBSTARS);
-  return ignore({ ignorecase: false }).add(usable);
+  const patterns = usable.filter((line) => line.trim() !== "" && !line.startsWith("#")).length;
+  if (patterns > room) return OVER_BUDGET;
+  const compiled = { matcher: ignore({ ignorecase: false }).add(usable), patterns };
+  // A file changed within the modification time's resolution after this read would keep its
+  // stamp: only a file unchanged for a while is kept (as git treats "racily clean" entries).
+  if (info.mtime !== null && Date.now() - info.mtime.getTime() >= SETTLED_MS) {
+    compiledCache.set(key, compiled);
+    if (compiledCache.size > COMPILED_CACHE_MAX) {
+      compiledCache.delete(compiledCache.keys().next().value!);
+    }
+  }
+  return compiled;
 }
 
 /** One entry found by {@linkcode walk}. */
@@ -148,6 +225,12 @@ export interface WalkOptions {
   /** Told each folder below which the walk left something out: `depth` or `entries`. */
   onCut?: (dir: string, why: "depth" | "entries") => void;
   signal?: AbortSignal;
+  /**
+   * A `performance.now()` time past which the walk ends, checked at every entry (ignored ones
+   * too) and before each folder is listed: the caller tells a walk cut short by it from one
+   * done by the time.
+   */
+  deadline?: number;
 }
 
 /**
@@ -165,7 +248,10 @@ export async function* walk(
   const scoped = await rulesFor(dir, rules);
   const maxDepth = options.maxDepth ?? Infinity;
   const open = [await listFolder(dir, scoped, 1, options)];
+  const deadline = options.deadline ?? Infinity;
   while (open.length > 0) {
+    options.signal?.throwIfAborted();
+    if (deadline !== Infinity && performance.now() >= deadline) return;
     const folder = open[open.length - 1];
     const entry = folder?.entries[folder.next++];
     if (folder === undefined || entry === undefined) {

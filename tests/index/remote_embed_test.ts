@@ -214,3 +214,52 @@ Deno.test("indexWorkspace() re-indexes everything when the embedding changes, an
     }
   });
 });
+
+Deno.test("embedTexts() failures show the endpoint without its URL credentials and mask the answer", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    // An endpoint that echoes what it got: the URL, the Basic credentials and a key-like value.
+    const echoed = `${req.url} ${
+      req.headers.get("authorization")
+    } sk-live-0123456789abcdefghijklmnop`;
+    return Response.json({ error: { message: `bad request ${echoed}` } }, { status: 400 });
+  });
+  const port = server.addr.port;
+  try {
+    const baseUrl = `http://alice:pw-secret-1@127.0.0.1:${port}/v1?api-key=q-secret-2`;
+    await rejects(embedTexts({ baseUrl, model: "emb-1" }, ["alpha"]), (error: Error) => {
+      match(error.message, /^Cannot compute embeddings at "http:\/\/\*\*\*@127\.0\.0\.1:\d+\/v1/);
+      match(error.message, /HTTP 400: bad request/);
+      for (const secret of ["pw-secret-1", "q-secret-2", "alice", "0123456789abcdefghij"]) {
+        ok(!error.message.includes(secret), `${secret} in ${error.message}`);
+      }
+      return true;
+    });
+  } finally {
+    await server.shutdown();
+  }
+  // Nothing listens there now: fetch's own error names the URL, credentials and all.
+  const baseUrl = `http://alice:pw-secret-1@127.0.0.1:${port}/v1`;
+  await rejects(embedTexts({ baseUrl, model: "emb-1" }, ["alpha"]), (error: Error) => {
+    match(error.message, /^Cannot compute embeddings at "http:\/\/\*\*\*@127\.0\.0\.1:\d+\/v1/);
+    ok(!error.message.includes("pw-secret-1"), error.message);
+    ok(!error.message.includes("alice"), error.message);
+    return true;
+  });
+});
+
+Deno.test("embedTexts() does not quote an answer that is not a JSON error", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("<html>proxy says: Bearer k-secret-value-xyz</html>", { status: 502 }),
+  );
+  try {
+    const baseUrl = `http://127.0.0.1:${server.addr.port}/v1`;
+    await rejects(embedTexts({ baseUrl, model: "emb-1" }, ["alpha"]), (error: Error) => {
+      match(error.message, /HTTP 502$/);
+      ok(!error.message.includes("k-secret"), error.message);
+      return true;
+    });
+  } finally {
+    await server.shutdown();
+  }
+});

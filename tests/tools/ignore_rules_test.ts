@@ -174,3 +174,53 @@ Deno.test(`a .gitignore pattern with more than ${MAX_GLOBSTARS} "**" is not used
     deepEqual(seen.sort(), [".gitignore", "src/main.ts", "x/y/z.txt"]);
   });
 });
+
+Deno.test("IgnoreRules past its total patterns treats the next folders with a .gitignore as ignored and names them", async () => {
+  const per = GITIGNORE_LIMITS.patterns;
+  const text = [...Array.from({ length: per - 1 }, (_, i) => `p${i}`), "*.log"].join("\n");
+  const folders = Math.floor(GITIGNORE_LIMITS.totalPatterns / per);
+  const files: Record<string, string> = { "z/plain.ts": "" };
+  for (let i = 0; i <= folders; i++) {
+    files[`f${i}/.gitignore`] = text;
+    files[`f${i}/x.log`] = "";
+    files[`f${i}/keep.ts`] = "";
+  }
+  await withTree(files, async (root) => {
+    const rules = new IgnoreRules(root);
+    const seen = [];
+    for await (const entry of walk(root, rules)) {
+      if (entry.isFile) seen.push(entry.path.slice(root.length + 1));
+    }
+    const expected = ["z/plain.ts"];
+    for (let i = 0; i < folders; i++) expected.push(`f${i}/.gitignore`, `f${i}/keep.ts`);
+    deepEqual(seen.sort(), expected.sort());
+    deepEqual(rules.overBudget, [join(root, `f${folders}`)]);
+  });
+});
+
+Deno.test("walk() ends at its deadline, also among entries it ignores", async () => {
+  const files: Record<string, string> = { ".gitignore": "*.x\n" };
+  for (let i = 0; i < 500; i++) files[`f${i}.x`] = "";
+  await withTree(files, async (root) => {
+    const seen = [];
+    for await (const entry of walk(root, new IgnoreRules(root), { deadline: performance.now() })) {
+      seen.push(entry.path);
+    }
+    deepEqual(seen, []);
+  });
+});
+
+Deno.test("IgnoreRules uses a .gitignore's new patterns once it changed, though compiled ones are kept", async () => {
+  await withTree({ ".gitignore": "*.log\n", "a.log": "", "b.tmp": "" }, async (root) => {
+    const files = async () => {
+      const seen = [];
+      for await (const entry of walk(root, new IgnoreRules(root))) {
+        if (entry.isFile && entry.name !== ".gitignore") seen.push(entry.name);
+      }
+      return seen.sort();
+    };
+    deepEqual(await files(), ["b.tmp"]);
+    await Deno.writeTextFile(join(root, ".gitignore"), "*.tmp\n");
+    deepEqual(await files(), ["a.log"]);
+  });
+});
