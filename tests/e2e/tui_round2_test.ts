@@ -238,6 +238,8 @@ testWith(
         for (const line of ["  1   alpha", "  2 - beta", "  2 + BETA", "  3   gamma"]) {
           ok(diff.includes(line), `${line}:\n${asked.join("\n")}`);
         }
+        // A person reads the question first (an answer sooner counts as typed ahead).
+        await dialogReady();
         await tern.type("y");
         await tern.keys("Enter");
         const done = rows(await tern.waitForText("TERN_EXIT=0"));
