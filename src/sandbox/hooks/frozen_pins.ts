@@ -11,7 +11,6 @@
  * of a folder on its path, which {@linkcode FrozenPins.moved} compares after the hook ran: the
  * caller then throws the hook's answer away, as one that could not run.
  */
-import { createHash } from "node:crypto";
 import { dirname, join, relative } from "../../core/path.ts";
 import { openVerified } from "../../core/verified_open.ts";
 import { MAX_PINNED_FILE_BYTES } from "../../mcp/_pinned_files.ts";
@@ -109,6 +108,9 @@ async function mark(path: string): Promise<string> {
  * opens a FIFO or a device, never throws.
  */
 async function copyFile(from: string, to: string): Promise<string | undefined> {
+  // Loaded only to hash: node:crypto brings in Deno's Node layer, which the start of every run
+  // must not pay for (hooks/run.ts, which imports this module, loads with the conversation).
+  const { createHash } = await import("node:crypto");
   const digest = createHash("sha256");
   let out: Deno.FsFile | undefined;
   try {
