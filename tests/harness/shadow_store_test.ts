@@ -342,3 +342,23 @@ Deno.test("ShadowStore.open() with a throwaway index removes those a killed proc
     deepEqual(names().filter((n) => n.startsWith("throwaway-index-")), [fresh]);
   });
 });
+
+Deno.test("ShadowStore.open() seeds from the newest index that holds entries, not an empty one", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
+    const first = await (await open(gitDir, ws, "s0")).snapshot();
+    // A run that ended before its first snapshot left an index with no entries, newer than s0.
+    const empty = new Uint8Array(32);
+    empty.set(new TextEncoder().encode("DIRC"));
+    new DataView(empty.buffer).setUint32(4, 2);
+    await Deno.writeFile(join(gitDir, "index-ended-early"), empty);
+    const old = new Date(Date.UTC(2026, 0, 1));
+    await Deno.utime(join(gitDir, "index-s0"), old, old);
+    const seeded = await open(gitDir, ws, "fresh");
+    deepEqual(
+      await Deno.readFile(join(gitDir, "index-fresh")),
+      await Deno.readFile(join(gitDir, "index-s0")),
+    );
+    equal((await seeded.snapshot()).tree, first.tree);
+  });
+});

@@ -312,7 +312,9 @@ export class ShadowStore {
         // Gone meanwhile.
       }
     }
-    const newest = indexes[0];
+    // The newest that holds entries: one a run left empty (it ended before its first snapshot)
+    // would make this session's first snapshot read every file of the workspace again.
+    const newest = indexes.slice(0, KEPT_INDEXES).find((index) => indexEntries(index.path) > 0);
     if (!newest) return;
     // The copy keeps the original's time: git trusts stat data only for files older than it.
     const scratch = `${this.#index}.${crypto.randomUUID()}`;
@@ -1024,5 +1026,26 @@ function existsNoFollow(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * How many entries the git index at `path` holds (its header: "DIRC", a version, then the count,
+ * big-endian); 0 when it cannot be read or is not an index.
+ */
+function indexEntries(path: string): number {
+  try {
+    using file = Deno.openSync(path, { read: true });
+    const header = new Uint8Array(12);
+    let read = 0;
+    while (read < header.length) {
+      const n = file.readSync(header.subarray(read));
+      if (n === null) return 0;
+      read += n;
+    }
+    const signature = String.fromCharCode(...header.subarray(0, 4));
+    return signature === "DIRC" ? new DataView(header.buffer).getUint32(8) : 0;
+  } catch {
+    return 0;
   }
 }

@@ -14,8 +14,9 @@
  *
  * A PreToolUse hook that could not run at all (its sandbox did not start, its program was not
  * found or not executable, its input was too large to pass, its pinned files changed since
- * trust or moved while it ran, tern's wrapper around it failed) asks instead of passing: the call becomes a question only a person may answer (denied
- * where none can be asked), and the person is told why. Otherwise a guard would guard nothing
+ * trust or moved while it ran, tern's wrapper around it failed) asks instead of passing: the
+ * call becomes a question only a person may answer (denied where none can be asked), and the
+ * person is told why. Otherwise a guard would guard nothing
  * whenever the model made it fail to start, with a large input or a changed script. A hook that
  * ran and failed, timed out or printed nonsense keeps Claude Code's meaning: no opinion, noted.
  */
