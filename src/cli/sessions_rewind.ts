@@ -34,6 +34,7 @@ export async function rewindCommand(
   context: {
     ternHome: string;
     rewindMaxFileBytes: number;
+    rewindMaxFiles: number;
     rules: readonly PermissionRule[];
     out: (text: string) => void;
     err: (text: string) => void;
@@ -56,6 +57,7 @@ export async function rewindCommand(
       workspace: session.header.cwd,
       scope,
       maxFileBytes: context.rewindMaxFileBytes || undefined,
+      maxFiles: context.rewindMaxFiles,
       rules: [...context.rules, ...there],
     };
     const interrupted = await interruptedRewindNotice(session.path, session.id);

@@ -379,6 +379,20 @@ export const SETTINGS = {
     project: false,
     guards: "checkpoints",
   },
+  /**
+   * Per-turn checkpoints (rewind): most files one checkpoint reads, the first in a workspace
+   * included (it reads every file); past it the checkpoint fails and is told. The person's
+   * alone: a repository that lowered it would turn checkpoints off, and one that raised it
+   * could make each turn read that many files.
+   */
+  rewindMaxFiles: {
+    rule: { kind: "integer", min: 1, max: 10_000_000 },
+    default: 100_000,
+    env: ["TERN_REWIND_MAX_FILES"],
+    expect: "an integer from 1 to 10000000 (files)",
+    project: false,
+    guards: "checkpoints",
+  },
   /** Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. */
   memoryFacts: {
     rule: { kind: "integer", min: 0, max: 100 },

@@ -917,7 +917,9 @@ export class Conversation {
    * caller's.
    */
   async close(): Promise<void> {
-    await this.checkpointsIdle();
+    // A snapshot no writing call needed is stopped, not waited for (a large workspace's takes
+    // seconds); a recorded checkpoint's is finished.
+    await this.#turnCheckpoints?.abandon();
     await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
     // Never waited for: a consolidation under way is dropped, and runs again later.
     this.#consolidator?.close();
@@ -1058,6 +1060,7 @@ export class Conversation {
         sessionId: session.id,
         workspace,
         maxFileBytes: config.rewindMaxFileBytes,
+        maxFiles: config.rewindMaxFiles,
         warn: (text) => this.#warnOnce(text),
         rules: () => this.#options.config.rules,
       });

@@ -35,6 +35,7 @@ export type TurnConfig =
       | "mcpToolSearch"
       | "diagnostics"
       | "rewindMaxFileBytes"
+      | "rewindMaxFiles"
       | "memoryFacts"
       | "serverChosenBy"
     >

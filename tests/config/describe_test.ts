@@ -11,7 +11,7 @@ Deno.test("describeConfig() prints every field and only whether the key is set",
     const { config, sources } = await loadConfig({ cwd, env, flags: { model: "flag-model" } });
     const text = describeConfig(config, sources);
     const lines = text.split("\n");
-    assert.equal(lines.length, 44);
+    assert.equal(lines.length, 45);
     assert.match(text, /^thinking +medium {2}\(default\)$/m);
     assert.match(text, /^fallback +not set$/m);
     assert.match(text, /^contextWindow +128000 {2}\(default\)$/m);

@@ -145,7 +145,7 @@ const PERSON_ONLY = {
   sandbox: ["noSandbox", "profiles", "sandbox"],
   keys: ["fallback", "apiKeyEnv", "providers", "webSearch", "webFetch", "indexEmbeddings"],
   ranking: ["searchWeights"],
-  checkpoints: ["rewindMaxFileBytes"],
+  checkpoints: ["rewindMaxFileBytes", "rewindMaxFiles"],
 } as const;
 
 Deno.test("the settings table keeps each person-only key out of a project's reach", () => {

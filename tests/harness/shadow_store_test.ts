@@ -362,3 +362,46 @@ Deno.test("ShadowStore.open() seeds from the newest index that holds entries, no
     equal((await seeded.snapshot()).tree, first.tree);
   });
 });
+
+Deno.test("ShadowStore.snapshot() stores more files than one git command takes in steps: the same trees as in one", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    for (let i = 0; i < 10; i++) {
+      await Deno.mkdir(join(ws, `d${i % 3}`), { recursive: true });
+      await Deno.writeTextFile(join(ws, `d${i % 3}`, `f${i}.txt`), `${i}\n`);
+    }
+    await Deno.writeTextFile(join(ws, "was-file"), "a file\n");
+    const stepped = await ShadowStore.open(gitDir, ws, {
+      indexName: "s1",
+      maxFileBytes: 1024 * 1024,
+      stepFiles: 3,
+    });
+    const whole = await ShadowStore.open(`${gitDir}-whole`, ws, {
+      indexName: "s1",
+      maxFileBytes: 1024 * 1024,
+    });
+    const trees = async () => [(await stepped.snapshot()).tree, (await whole.snapshot()).tree];
+    const [first, firstWhole] = await trees();
+    equal(first, firstWhole);
+    const names = async (tree: string) =>
+      (await stepped.changes("4b825dc642cb6eb9a060e54bf8d69288fbee4904", tree)).map((c) => c.path)
+        .sort();
+    equal((await names(first)).length, 11);
+    // Changes across several steps: removals, new files, a file that became a folder.
+    for (let i = 0; i < 10; i += 2) await Deno.remove(join(ws, `d${i % 3}`, `f${i}.txt`));
+    for (let i = 10; i < 17; i++) await Deno.writeTextFile(join(ws, `new${i}.txt`), `${i}\n`);
+    await Deno.remove(join(ws, "was-file"));
+    await Deno.mkdir(join(ws, "was-file"));
+    await Deno.writeTextFile(join(ws, "was-file", "inside.txt"), "inside\n");
+    const [second, secondWhole] = await trees();
+    equal(second, secondWhole);
+    deepEqual(await names(second), [
+      "d0/f3.txt",
+      "d0/f9.txt",
+      "d1/f1.txt",
+      "d1/f7.txt",
+      "d2/f5.txt",
+      ...Array.from({ length: 7 }, (_, i) => `new${i + 10}.txt`),
+      "was-file/inside.txt",
+    ]);
+  });
+});

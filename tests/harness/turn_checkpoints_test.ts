@@ -1,11 +1,12 @@
 /** TurnCheckpoints: what a turn of many writing calls in quick succession records. */
-import { deepEqual } from "node:assert/strict";
+import { deepEqual, ok } from "node:assert/strict";
 import { basename, dirname, join } from "node:path";
 import { TurnCheckpoints } from "../../src/harness/rewind/turn_checkpoints.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { Tool } from "../../src/tools/define.ts";
 import { Session } from "../../src/session/session.ts";
 import { strictCheckpoints } from "../support/host_tool.ts";
+import { readRecords, storeDir } from "../../src/harness/rewind/records.ts";
 
 /** What a test gets: the workspace, the session's path, the checkpoints and the wrapped tools. */
 interface Turn {
@@ -90,3 +91,47 @@ Deno.test("TurnCheckpoints.wrap() takes no snapshot before the request is out: r
     deepEqual(changes.map((c) => `${c.path} ${c.status} ${c.by}`), ["made.txt added tool"]);
   });
 });
+
+Deno.test("TurnCheckpoints.abandon() stops a snapshot no call claimed, partway: no record, no lock; a later call takes one", async () => {
+  await withTurn(async ({ ws, sessionPath, checkpoints, write }) => {
+    // Enough files that storing them takes a while: the snapshot is stopped partway.
+    for (let d = 0; d < 40; d++) {
+      Deno.mkdirSync(join(ws, "many", `d${d}`), { recursive: true });
+      for (let f = 0; f < 500; f++) {
+        Deno.writeTextFileSync(join(ws, "many", `d${d}`, `f${f}`), `${d} ${f}\n`);
+      }
+    }
+    checkpoints.requestOut();
+    const store = storeDir(dirname(sessionPath));
+    const named = (suffix: string) => {
+      try {
+        return [...Deno.readDirSync(store)].map((e) => e.name).filter((name) =>
+          name.startsWith("index-") && name.endsWith(suffix)
+        );
+      } catch {
+        return [];
+      }
+    };
+    // git holds the index's lock while it stores files.
+    while (named(".lock").length === 0) await new Promise((done) => setTimeout(done, 2));
+    await checkpoints.abandon();
+    deepEqual(named(".lock"), []);
+    // None when its first step was stopped.
+    const [index] = named("");
+    const entries = index === undefined ? 0 : indexEntries(join(store, index));
+    ok(entries < 20_000, "the snapshot ran to its end");
+    // Nothing recorded, nothing failed (strictCheckpoints throws on a warning).
+    deepEqual(await readRecords(sessionPath), []);
+    Deno.removeSync(join(ws, "many"), { recursive: true });
+    await write("made.txt", true);
+    const changes = await checkpoints.endTurn();
+    deepEqual(changes.map((c) => `${c.path} ${c.status} ${c.by}`), ["made.txt added tool"]);
+    deepEqual((await readRecords(sessionPath)).map((r) => r.kind), ["before", "after"]);
+  });
+});
+
+/** The entries of the git index at `path` (its header's count). */
+function indexEntries(path: string): number {
+  const header = Deno.readFileSync(path).subarray(0, 12);
+  return new DataView(header.buffer, header.byteOffset).getUint32(8);
+}

@@ -63,6 +63,7 @@ export function rewindCommand(): SlashCommand {
         workspace: context.workspace,
         scope,
         maxFileBytes: maxBytes(context),
+        maxFiles: context.config.rewindMaxFiles,
         rules: context.config.rules,
       };
       const plan = await planRewind(context.session, target, options);

@@ -32,6 +32,7 @@ export async function previewRewind(
     workspace: agent.workspace,
     scope: request.scope,
     maxFileBytes: agent.config.rewindMaxFileBytes || undefined,
+    maxFiles: agent.config.rewindMaxFiles,
     rules: agent.config.rules,
   });
 }
@@ -50,6 +51,7 @@ export async function confirmRewind(
     workspace: agent.workspace,
     scope: plan.scope,
     maxFileBytes: agent.config.rewindMaxFileBytes || undefined,
+    maxFiles: agent.config.rewindMaxFiles,
     rules: agent.config.rules,
     overwrite: options.overwrite,
   });

@@ -92,6 +92,8 @@ export interface RewindOptions {
   workspace: string;
   scope: RewindScope;
   maxFileBytes?: number;
+  /** Most files one snapshot reads (the `rewindMaxFiles` setting; the store's default). */
+  maxFiles?: number;
   /** The person's rules (the config's): what their deny rules hide is never read or restored. */
   rules: readonly PermissionRule[];
 }
@@ -501,6 +503,7 @@ function openStore(
   return ShadowStore.open(storeDir(dirname(session.path)), options.workspace, {
     indexName: session.id,
     maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    ...(options.maxFiles === undefined ? {} : { maxFiles: options.maxFiles }),
     ...(throwawayIndex === undefined ? {} : { throwawayIndex }),
   });
 }

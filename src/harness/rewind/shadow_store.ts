@@ -38,8 +38,16 @@ export interface ShadowStoreOptions {
    * removes it.
    */
   throwawayIndex?: "copy" | "empty";
-  /** Most files one snapshot reads (default 100,000): past it the snapshot fails. */
+  /**
+   * Most files one snapshot reads (default {@linkcode DEFAULT_MAX_FILES}, the `rewindMaxFiles`
+   * setting): past it the snapshot fails.
+   */
   maxFiles?: number;
+  /**
+   * Most files one git command stores (default {@linkcode UPDATE_STEP}): a snapshot reading
+   * more stores them in steps.
+   */
+  stepFiles?: number;
   /** Most bytes one snapshot reads (default 2 GiB): past it the snapshot fails. */
   maxBytes?: number;
   /**
@@ -49,6 +57,20 @@ export interface ShadowStoreOptions {
    */
   maxStoreBytes?: number;
 }
+
+/** The default of the `rewindMaxFiles` setting: most files one snapshot reads. */
+export const DEFAULT_MAX_FILES = 100_000;
+
+/**
+ * Files one git command stores. A snapshot reading more (the first of a large workspace) stores
+ * them in steps, each kept in the index as it ends: no command runs near its timeout, and a
+ * snapshot that fails partway (its timeout, a killed process) leaves what it stored, so the next
+ * one reads only the rest.
+ */
+const UPDATE_STEP = 10_000;
+
+/** Files looked at (lstat) between two yields to the event loop: keys and screen stay live. */
+const LSTATS_PER_YIELD = 1_000;
 
 /**
  * The largest a workspace's checkpoint store grows (4 GiB): snapshots past it fail, so a build
@@ -150,6 +172,8 @@ export class ShadowStore {
   #stored: number | undefined;
   /** FIFOs git would wait on, found so far (absolute paths; git_fifos.ts). */
   #fifos: string[] = [];
+  /** Stops the git commands of the snapshot under way (`snapshot`'s `signal`). */
+  #signal: AbortSignal | undefined;
 
   private constructor(gitDir: string, workspace: string, options: ShadowStoreOptions) {
     this.gitDir = gitDir;
@@ -337,9 +361,11 @@ export class ShadowStore {
    * last snapshot are read. Symlinks are stored as links, never followed; nested repositories
    * are left out. A path `hidden` is true for (the person's deny rules hide it from every tool)
    * is never read, and leaves the index when it is there (stored before the rule): no snapshot
-   * holds it. @throws {TernError} when git fails.
+   * holds it. Once `signal` aborts, its git commands are stopped and it rejects; the index keeps
+   * only what it stored whole (it is a cache). @throws {TernError} when git fails.
    */
-  async snapshot(hidden?: PathTest): Promise<Snapshot> {
+  async snapshot(hidden?: PathTest, signal?: AbortSignal): Promise<Snapshot> {
+    this.#signal = signal;
     // The first snapshot of this store object has no tree to reuse: the index's tree is
     // written while the workspace is listed (the index only changes if something is listed,
     // after this ended), so an unchanged workspace costs one git command's wait, not two.
@@ -357,6 +383,7 @@ export class ShadowStore {
     } finally {
       // Never left running: the next git command on the index may need its lock.
       await early;
+      this.#signal = undefined;
     }
   }
 
@@ -409,7 +436,12 @@ export class ShadowStore {
     }
     const realFolder = realFolders(this.workspace);
     let reading = 0;
+    let looked = 0;
     for (const path of candidates) {
+      if (++looked % LSTATS_PER_YIELD === 0) {
+        await new Promise((done) => setTimeout(done, 0));
+        this.#signal?.throwIfAborted();
+      }
       // Listed again each time while untracked: left alone (a hidden tracked one is dropped).
       if (hidden?.(path)) continue;
       // Below a symlink or a file: gone from the workspace (and never stat'ed through the link).
@@ -432,10 +464,12 @@ export class ShadowStore {
         reading += info.size;
       }
     }
-    if (update.length > (this.#options.maxFiles ?? 100_000)) {
+    const maxFiles = this.#options.maxFiles ?? DEFAULT_MAX_FILES;
+    if (update.length > maxFiles) {
       throw new TernError(
         `Cannot checkpoint the workspace: ${update.length} files changed since the last ` +
-          `checkpoint, more than ${this.#options.maxFiles ?? 100_000}`,
+          `checkpoint, more than ${maxFiles} (the rewindMaxFiles setting; rewindMaxFileBytes ` +
+          `0 turns checkpoints off)`,
       );
     }
     if (reading > (this.#options.maxBytes ?? 2 ** 31)) {
@@ -458,10 +492,11 @@ export class ShadowStore {
       }
     }
     if (reading > 0) await this.#reserve(reading);
-    if (update.length > 0) {
+    const step = this.#options.stepFiles ?? UPDATE_STEP;
+    for (let at = 0; at < update.length; at += step) {
       // --replace: a folder that became a file or link (or the reverse) replaces its entries.
       await this.#git(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], {
-        input: nulJoin(update),
+        input: nulJoin(update.slice(at, at + step)),
         readsWorkspace: true,
       });
     }
@@ -803,6 +838,7 @@ export class ShadowStore {
         input: options.input,
         maxBytes: options.maxBytes,
         timeoutMs: this.#options.timeoutMs ?? 30_000,
+        signal: this.#signal,
       });
     } finally {
       const failed = result === undefined || result.timedOut ||
@@ -855,7 +891,7 @@ export class ShadowStore {
    */
   async #workspaceGit(
     args: readonly string[],
-    options: Omit<WorkspaceGitOptions, "fifos" | "signal">,
+    options: Omit<WorkspaceGitOptions, "fifos">,
     hostUnlessFifos = false,
   ): Promise<GitResult | undefined> {
     for (let tries = 0;; tries++) {
@@ -868,6 +904,10 @@ export class ShadowStore {
         );
       }
       const stop = new AbortController();
+      // The caller's stop too: a command stopped by it fails (and leaves no lock, `#git`).
+      const signal = options.signal === undefined
+        ? stop.signal
+        : AbortSignal.any([stop.signal, options.signal]);
       const known = new Set(this.#fifos);
       let found: string[] = [];
       // A command making new ones all the while gets three searches, then git its timeout.
@@ -879,8 +919,8 @@ export class ShadowStore {
       });
       try {
         const result = hostUnlessFifos && this.#fifos.length === 0
-          ? await runGit(args, { ...options, signal: stop.signal })
-          : await runWorkspaceGit(args, { ...options, fifos: this.#fifos, signal: stop.signal });
+          ? await runGit(args, { ...options, signal })
+          : await runWorkspaceGit(args, { ...options, fifos: this.#fifos, signal });
         if (!stop.signal.aborted) return result;
       } finally {
         check?.cancel();

@@ -40,6 +40,8 @@ export interface TurnCheckpointsOptions {
   workspace: string;
   /** Files larger than this (bytes) are not checkpointed (reported). Default 10 MiB. */
   maxFileBytes?: number;
+  /** Most files one checkpoint reads (the `rewindMaxFiles` setting; the store's default). */
+  maxFiles?: number;
   /** Told when a checkpoint fails (once per conversation) or skips big files. */
   warn: (text: string) => void;
   /**
@@ -65,6 +67,8 @@ interface TurnState {
    * the checkpoint at the first writing call.
    */
   snapshot?: Promise<Snapshot | undefined>;
+  /** Stops `snapshot` while no writing call claimed it (`abandon()`). */
+  stop?: AbortController;
   before?: Promise<Snapshot | undefined>;
   /** The workspace after the latest writing call, with what changed since `before`. */
   after?: Promise<{ snapshot: Snapshot; changes: FileChange[] } | undefined>;
@@ -87,6 +91,8 @@ export class TurnCheckpoints {
   #toldSkipped = new Set<string>();
   /** The hidden paths' test, made once per rules list. */
   #hidden: WorkspaceHidden | undefined;
+  /** Turns whose snapshot started (`requestOut`) and no writing call has claimed yet. */
+  #unclaimed = new Set<TurnState>();
 
   constructor(options: TurnCheckpointsOptions) {
     this.#options = options;
@@ -136,7 +142,22 @@ export class TurnCheckpoints {
    */
   requestOut(): void {
     const turn = this.#turn;
-    if (turn !== undefined) turn.snapshot ??= this.#snapshot();
+    if (turn === undefined || turn.snapshot !== undefined) return;
+    turn.stop = new AbortController();
+    this.#unclaimed.add(turn);
+    turn.snapshot = this.#snapshot(turn.stop.signal);
+    turn.snapshot.finally(() => this.#unclaimed.delete(turn));
+  }
+
+  /**
+   * Stops the snapshots no writing call needed (a turn that only read and answered), so closing
+   * does not wait for them; the snapshots recorded as checkpoints run on. Then resolves like
+   * {@linkcode idle}. For the end of a session.
+   */
+  async abandon(): Promise<void> {
+    for (const turn of this.#unclaimed) turn.stop?.abort();
+    this.#unclaimed.clear();
+    await this.idle();
   }
 
   /**
@@ -210,21 +231,26 @@ export class TurnCheckpoints {
     });
   }
 
-  #snapshot(): Promise<Snapshot | undefined> {
+  #snapshot(signal?: AbortSignal): Promise<Snapshot | undefined> {
     return this.#serial(async () => {
-      if (this.#failed) return undefined;
+      if (this.#failed || signal?.aborted) return undefined;
       try {
-        const snapshot = await (await this.#open()).snapshot(await this.#hiddenTest());
+        const snapshot = await (await this.#open()).snapshot(await this.#hiddenTest(), signal);
         phaseMark("checkpoint");
         return snapshot;
       } catch (error) {
-        this.#fail(error);
+        // Abandoned (no call needed it): nothing failed.
+        if (!signal?.aborted) this.#fail(error);
         return undefined;
       }
     });
   }
 
   async #record(turn: TurnState): Promise<Snapshot | undefined> {
+    // Claimed: a writing call waits for it, so it is never abandoned. One abandoned already
+    // (the session was closing) is taken again.
+    this.#unclaimed.delete(turn);
+    if (turn.stop?.signal.aborted) turn.snapshot = undefined;
     const snapshot = await (turn.snapshot ??= this.#snapshot());
     if (!snapshot) return undefined;
     try {
@@ -249,13 +275,14 @@ export class TurnCheckpoints {
   }
 
   #open(): Promise<ShadowStore> {
-    const { sessionPath, sessionId, workspace, maxFileBytes } = this.#options;
+    const { sessionPath, sessionId, workspace, maxFileBytes, maxFiles } = this.#options;
     // The store's code (git in a bubblewrap view) loads with the turn's first snapshot, which
     // starts once the model request is out (`requestOut`), not before it.
     this.#store ??= import("./shadow_store.ts").then(({ ShadowStore }) =>
       ShadowStore.open(storeDir(dirname(sessionPath)), workspace, {
         indexName: sessionId,
         maxFileBytes: maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+        ...(maxFiles === undefined ? {} : { maxFiles }),
       })
     );
     return this.#store;
