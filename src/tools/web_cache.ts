@@ -48,22 +48,52 @@ export async function readSearchCache(
   return entries;
 }
 
+/** The append under way for each cache file, which the next one waits for. */
+const appending = new Map<string, Promise<void>>();
+
 /**
- * Appends `entry`, dropping the oldest responses until the file is within `maxBytes`; written
- * whole to a temporary file and renamed over the old one (0600).
+ * Appends `entry` as one line (0600), then, when the file has passed `maxBytes`, drops the
+ * oldest responses until it is within it, rewriting it whole to a temporary file renamed over
+ * the old one. An entry larger than `maxBytes` alone is refused (a `RangeError`), the file left
+ * as it was. The line is added with a single append, so responses of searches that end
+ * together, here or in another tern in this workspace (subagents), are all kept; appends in
+ * this process run one at a time. Only a trim racing another process's append can drop it.
  */
-export async function appendSearchCache(
+export function appendSearchCache(
   path: string,
   entry: CachedSearch,
   maxBytes = DEFAULT_CACHE_BYTES,
 ): Promise<void> {
-  const lines = [...await readSearchCache(path, maxBytes), entry].map((e) => JSON.stringify(e));
-  let size = lines.reduce((sum, line) => sum + new TextEncoder().encode(line).length + 1, 0);
-  while (lines.length > 1 && size > maxBytes) {
-    size -= new TextEncoder().encode(lines.shift()!).length + 1;
+  const previous = appending.get(path) ?? Promise.resolve();
+  const done = previous.then(() => append(path, entry, maxBytes));
+  const settled = done.catch(() => {});
+  appending.set(path, settled);
+  settled.then(() => {
+    if (appending.get(path) === settled) appending.delete(path);
+  });
+  return done;
+}
+
+async function append(path: string, entry: CachedSearch, maxBytes: number): Promise<void> {
+  // A response past the bound on its own is not written: it would push out every other one,
+  // and a file far over the bound is not read back.
+  const line = new TextEncoder().encode(`${JSON.stringify(entry)}\n`);
+  if (line.length > maxBytes) {
+    throw new RangeError(
+      `the response takes ${line.length} bytes, more than the cache's ${maxBytes}`,
+    );
   }
   const folder = path.slice(0, path.lastIndexOf("/"));
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+  await Deno.writeFile(path, line, { append: true, mode: 0o600 });
+  if ((await Deno.lstat(path)).size <= maxBytes) return;
+  // Read whatever its size: appends of several processes may have taken it far past the bound.
+  const kept = await readSearchCache(path, Number.POSITIVE_INFINITY);
+  const lines = kept.map((e) => JSON.stringify(e));
+  let size = lines.reduce((sum, text) => sum + new TextEncoder().encode(text).length + 1, 0);
+  while (size > maxBytes) {
+    size -= new TextEncoder().encode(lines.shift()!).length + 1;
+  }
   const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   await Deno.writeTextFile(temp, lines.join("\n") + "\n", { mode: 0o600, createNew: true });
   await Deno.rename(temp, path);

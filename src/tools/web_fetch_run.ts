@@ -89,10 +89,12 @@ export async function fetchForModel(
     const { base, key } = options.reader;
     const why = failure ? failure.message : `HTTP ${response!.status} from the page`;
     try {
+      // Like the page's own request, it stays on the reader's host: a redirect elsewhere is
+      // answered with its target, never followed.
       response = await request(`${base}${args.url}`, {
         accept: "text/plain",
         ...(key ? { authorization: `Bearer ${key}` } : {}),
-      });
+      }, true);
       via = ` (through the reader ${new URL(base).host}: ${why})`;
       failure = undefined;
     } catch (error) {
@@ -107,7 +109,7 @@ export async function fetchForModel(
     );
   }
   const ms = Math.round(performance.now() - started);
-  if (response.notFollowed !== undefined) return notFollowed(args.url, response, ms, ctx);
+  if (response.notFollowed !== undefined) return notFollowed(args.url, response, { ms, via }, ctx);
   const { title, content, length, kind, bytes } = await readable(
     response,
     args.url,
@@ -154,11 +156,11 @@ export async function fetchForModel(
 function notFollowed(
   requested: string,
   response: WebResponse,
-  ms: number,
+  { ms, via }: { ms: number; via: string },
   ctx: ToolContext,
 ): ToolOutput {
   const target = response.notFollowed!;
-  const facts = `HTTP ${response.status}, a redirect to ${originOf(target)}, ${ms} ms`;
+  const facts = `HTTP ${response.status}, a redirect to ${originOf(target)}, ${ms} ms${via}`;
   const output = untrusted(`Redirect to: ${target}`, {
     url: requested,
     facts: [

@@ -444,7 +444,22 @@ function exchange(
       res.on("error", fail);
     });
     req.on("error", fail);
-    signal.addEventListener("abort", () => req.destroy(), { once: true });
+    // A server that switches protocols (HTTP 101) leaves no HTTP answer to read.
+    req.on("upgrade", (res: http.IncomingMessage, socket: { destroy(): void }) => {
+      socket.destroy();
+      fail(
+        new WebRequestError(
+          `Cannot fetch ${name}: the server switched protocols (HTTP ${res.statusCode}), ` +
+            "which the web tools do not read",
+          "network",
+        ),
+      );
+    });
+    // The deadline ends the exchange even where destroying the request emits no error.
+    signal.addEventListener("abort", () => {
+      req.destroy();
+      fail(signal.reason);
+    }, { once: true });
     req.end(request.body);
   });
 }

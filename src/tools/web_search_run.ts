@@ -61,7 +61,7 @@ export async function searchForModel(
         failures.push(`${name}: HTTP ${status}`);
         continue;
       }
-      parsed = provider.parse(JSON.parse(new TextDecoder().decode(response.body)));
+      parsed = provider.parse(answerJson(response.body));
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       const detail = error instanceof WebRequestError || error instanceof Error
@@ -101,6 +101,19 @@ export async function searchForModel(
     "EXECUTION_FAILED",
     `Cannot search the web: every provider failed (${failures.join("; ")})`,
   );
+}
+
+/**
+ * A provider's answer as JSON. When it is not, the parser's message is not repeated: it quotes
+ * the answer's first characters, the server's text, which would sit outside the markers.
+ * @throws {TypeError} naming only the answer's size.
+ */
+function answerJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    throw new TypeError(`the answer (${body.length} bytes) is not valid JSON`);
+  }
 }
 
 /** Runs one get_search_content call. */
