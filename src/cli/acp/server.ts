@@ -43,22 +43,37 @@ export async function runAcp(flags: RunFlags): Promise<number> {
   checkFlags(flags.config ?? {});
   const log = (text: string) => console.error(`tern: ${terminalText(text)}`);
   const sessions = new Map<string, AcpSession>();
+  /**
+   * The sessions being opened, each settled once it is in `sessions`: one the editor asked for
+   * just before it left is closed with the rest (its MCP servers kept tern running).
+   */
+  const opening = new Set<Promise<void>>();
+  /** Set once the connection is closed: no session opens after that. */
+  let closing = false;
   let capabilities: ClientCapabilities | undefined;
-  const open = async (
+  const open = (
+    cwd: string,
+    choice: { resume?: string },
+    client: Parameters<typeof AcpSession.open>[0]["client"],
+  ): Promise<AcpSession> => {
+    if (closing) {
+      return Promise.reject(RequestError.internalError(undefined, "The connection is closed"));
+    }
+    const opened = openSession(cwd, choice, client).then((session) => {
+      sessions.set(session.id, session);
+      return session;
+    });
+    const settled = opened.then(() => {}, () => {});
+    opening.add(settled);
+    settled.then(() => opening.delete(settled));
+    return opened;
+  };
+  const openSession = async (
     cwd: string,
     choice: { resume?: string },
     client: Parameters<typeof AcpSession.open>[0]["client"],
   ) => {
-    // ACP requires an absolute cwd: a relative one would be taken from where tern started.
-    if (!isAbsolute(cwd)) {
-      throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got "${cwd}"`);
-    }
-    let workspace: string;
-    try {
-      workspace = resolveWorkspace(cwd);
-    } catch (error) {
-      throw RequestError.invalidParams(undefined, messageOf(error));
-    }
+    const workspace = workspaceFor(cwd);
     try {
       return await AcpSession.open({
         workspace,
@@ -87,17 +102,24 @@ export async function runAcp(flags: RunFlags): Promise<number> {
     })
     .onRequest(methods.agent.session.new, async ({ params, client }) => {
       const session = await open(params.cwd, {}, client);
-      sessions.set(session.id, session);
       return { sessionId: session.id };
     })
     .onRequest(methods.agent.session.load, async ({ params, client }) => {
       // An id this agent gave, never a path to open (tern's own sessions take one).
       if (!SESSION_ID.test(params.sessionId)) throw RequestError.sessionNotFound(params.sessionId);
-      // Loading a session this connection holds opens it afresh (its file is locked meanwhile).
-      await sessions.get(params.sessionId)?.close();
-      sessions.delete(params.sessionId);
+      // Loading a session this connection holds opens it afresh (its file is locked meanwhile);
+      // a load naming another directory is refused first, leaving the session and its turn be.
+      const held = sessions.get(params.sessionId);
+      if (held !== undefined && workspaceFor(params.cwd) !== held.workspace) {
+        throw RequestError.invalidParams(
+          undefined,
+          `Session "${params.sessionId}" belongs to "${held.workspace}", not "${params.cwd}"`,
+        );
+      }
+      await held?.close();
+      // Another load of the same id may have opened it again meanwhile: that one stays held.
+      if (sessions.get(params.sessionId) === held) sessions.delete(params.sessionId);
       const session = await open(params.cwd, { resume: params.sessionId }, client);
-      sessions.set(session.id, session);
       await session.replay();
       return {};
     })
@@ -140,9 +162,27 @@ export async function runAcp(flags: RunFlags): Promise<number> {
     }
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
+    closing = true;
+    await Promise.all(opening);
     await Promise.all([...sessions.values()].map((session) => session.close()));
   }
   return code;
+}
+
+/**
+ * The workspace for the `cwd` the editor names: its real path.
+ * @throws {RequestError} invalid params for a relative path or one tern cannot work in.
+ */
+function workspaceFor(cwd: string): string {
+  // ACP requires an absolute cwd: a relative one would be taken from where tern started.
+  if (!isAbsolute(cwd)) {
+    throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got "${cwd}"`);
+  }
+  try {
+    return resolveWorkspace(cwd);
+  } catch (error) {
+    throw RequestError.invalidParams(undefined, messageOf(error));
+  }
 }
 
 function messageOf(error: unknown): string {

@@ -73,6 +73,8 @@ export class AcpSession {
   #calls = new Set<string>();
   /** Aborted by `cancel()`: the prompts not yet running as a turn (reading linked files). */
   #starting = new Set<AbortController>();
+  /** Set by `close()`: no prompt runs after it. */
+  #closed = false;
 
   private constructor(options: AcpSessionOptions) {
     this.#options = options;
@@ -98,6 +100,11 @@ export class AcpSession {
     return session;
   }
 
+  /** The session's working directory: an absolute real path. */
+  get workspace(): string {
+    return this.#options.workspace;
+  }
+
   /** The ACP session id: tern's session id. */
   get id(): string {
     return this.#agent.session.id;
@@ -106,16 +113,26 @@ export class AcpSession {
   /** Sends the session's conversation so far to the editor (`session/load`). */
   async replay(): Promise<void> {
     const items = this.#agent.openedState.items.map((item) => item.message);
-    const context = { workspace: this.#options.workspace, declaredKeys: this.#declaredKeys };
+    const context = {
+      workspace: this.#options.workspace,
+      declaredKeys: this.#declaredKeys,
+      editorId: (callId: string, ends: boolean) => this.#editorId(callId, ends),
+    };
     for (const update of historyUpdates(items, context)) this.#send(update);
+    // A call the history left without a result (an interrupted turn) is not open any more.
+    this.#editorIds.clear();
     await this.#updates;
   }
 
   /**
    * Runs one turn for `blocks`; resolves when it ends, after its last update.
    * @throws {TurnBusyError} while another turn of this session runs.
+   * @throws {Error} once the session is closing (a `session/load` of it opens it afresh).
    */
   async prompt(blocks: readonly ContentBlock[]): Promise<PromptResponse> {
+    // A turn on a closing session would run its tools in a sandbox being taken down and write
+    // to a session file the next holder may have opened.
+    if (this.#closed) throw new Error(`Cannot run a prompt: session "${this.id}" is closed`);
     // A cancel before the turn runs (while the editor reads a linked file, or a cancelled turn
     // unwinds) has no turn to abort: it cancels this prompt, and no model is called.
     const starting = new AbortController();
@@ -171,6 +188,7 @@ export class AcpSession {
 
   /** Cancels what runs and closes the tern session. */
   async close(): Promise<void> {
+    this.#closed = true;
     this.cancel();
     await this.#turns.idle();
     await this.#agent.close();
@@ -205,16 +223,25 @@ export class AcpSession {
   /** `event` with its call named by the editor's id for it (a fresh one for a new call). */
   #withEditorId(event: AgentEvent): AgentEvent {
     if (!("callId" in event)) return event;
-    let id = this.#editorIds.get(event.callId);
-    if (id === undefined) {
-      id = event.callId;
-      for (let n = 2; this.#shownIds.has(id); n++) id = `${event.callId}~${n}`;
-      this.#shownIds.add(id);
-      this.#editorIds.set(event.callId, id);
-    }
-    // The call ended: the model's id may name another call later.
-    if (event.type === "tool_end") this.#editorIds.delete(event.callId);
+    const id = this.#editorId(event.callId, event.type === "tool_end");
     return id === event.callId ? event : { ...event, callId: id };
+  }
+
+  /**
+   * The editor's id for the model's `callId`: the open call's, or a fresh one no call of this
+   * session (replayed ones included) had. `ends`: the call ended, and the model's id may name
+   * another call later.
+   */
+  #editorId(callId: string, ends: boolean): string {
+    let id = this.#editorIds.get(callId);
+    if (id === undefined) {
+      id = callId;
+      for (let n = 2; this.#shownIds.has(id); n++) id = `${callId}~${n}`;
+      this.#shownIds.add(id);
+      this.#editorIds.set(callId, id);
+    }
+    if (ends) this.#editorIds.delete(callId);
+    return id;
   }
 
   #event(model: AgentEvent): void {

@@ -238,13 +238,23 @@ function outputContent(observation: Observation): ToolCallContent {
   return { type: "content", content: { type: "text", text: shown } };
 }
 
+/** What {@linkcode historyUpdates} needs besides the messages. */
+export interface HistoryContext extends Pick<UpdateContext, "workspace" | "declaredKeys"> {
+  /**
+   * The editor's id for the model's call id `callId`, as the live updates name it: a model may
+   * use one id again in a later answer, and each call needs an id of its own. `ends` is true
+   * for the call's result, after which the model's id may name another call.
+   */
+  editorId: (callId: string, ends: boolean) => string;
+}
+
 /**
  * A session's conversation replayed as updates (`session/load`): the person's messages, the
  * answers, and each tool call with its result.
  */
 export function historyUpdates(
   messages: readonly Message[],
-  context: Pick<UpdateContext, "workspace" | "declaredKeys">,
+  context: HistoryContext,
 ): SessionUpdate[] {
   const updates: SessionUpdate[] = [];
   for (const message of messages) {
@@ -265,7 +275,7 @@ export function historyUpdates(
         const shown = declaredArgs(args, context.declaredKeys(call.name));
         updates.push({
           sessionUpdate: "tool_call",
-          toolCallId: call.id,
+          toolCallId: context.editorId(call.id, false),
           title: toolTitle(call.name, shown),
           kind: "other",
           status: "completed",
@@ -276,7 +286,7 @@ export function historyUpdates(
     } else if (message.role === "tool") {
       updates.push({
         sessionUpdate: "tool_call_update",
-        toolCallId: message.toolCallId,
+        toolCallId: context.editorId(message.toolCallId, true),
         status: message.content.startsWith("SUCCEEDED") ? "completed" : "failed",
         content: [{
           type: "content",
