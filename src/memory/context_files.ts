@@ -28,6 +28,7 @@
 import { basename, dirname, join, relative, resolve, sep } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText, type Warn } from "../config/workspace_file.ts";
 import { lstatOrNull, realPathOrNull } from "../core/verified_open.ts";
+import type { HeaderOwner } from "./frontmatter.ts";
 
 /** The context file names, read in this order in each folder. */
 export const CONTEXT_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const;
@@ -249,6 +250,11 @@ function besideOnly(dir: string, refuse: ReadRefusal): ReadRefusal {
 /** `refuse` for a project's (or a nested) file; none for the person's own, in tern's home. */
 export function refuseFor(level: ResourceLevel, refuse: ReadRefusal): ReadRefusal | undefined {
   return level === "user" ? undefined : refuse;
+}
+
+/** Whose YAML time a header at `level` spends (frontmatter.ts): the person's own, or the repository's. */
+export function headerOwner(level: ResourceLevel): HeaderOwner {
+  return level === "user" ? "person" : "repository";
 }
 
 /**

@@ -38,12 +38,16 @@ const cache = new Map<string, Parsed>();
 export const frontmatterParses = { count: 0 };
 
 /**
- * The most time, in ms, the `yaml` package may take over all the blocks one process parses
- * (`spent` counts it). A block of 16 KB can take half a second, and a repository can hold hundreds
- * of skills and templates, read at every start: past the budget, a block that needs the package
- * is refused with a message instead (plain `key: value` blocks are still read).
+ * The most time, in ms, the `yaml` package may take over the blocks one process parses, for the
+ * person's own files and for the repository's, each (`spent` counts it). A block of 16 KB can
+ * take half a second, and a repository can hold hundreds of skills and templates, read at every
+ * start: past the budget, a block that needs the package is refused with a message instead
+ * (plain `key: value` blocks are still read). A repository's files never spend the person's.
  */
-export const frontmatterBudget = { ms: 2_000, spent: 0 };
+export const frontmatterBudget = { ms: 2_000, spent: { person: 0, repository: 0 } };
+
+/** Whose file a header is: the person's own (their home), or the repository's. */
+export type HeaderOwner = keyof typeof frontmatterBudget.spent;
 
 /** A file's frontmatter and the Markdown after it. */
 export interface Frontmatter {
@@ -69,14 +73,18 @@ const OPEN = /^---[ \t]*\r?\n/;
 const CLOSE = /^---[ \t]*$/m;
 
 /**
- * Splits `text` (the content of `file`) into its frontmatter and body.
+ * Splits `text` (the content of `file`, `owner`'s) into its frontmatter and body.
  * @throws {FrontmatterError} naming the file and line when the block is not closed, is longer
  *   than {@linkcode MAX_FRONTMATTER_CHARS}, is not a YAML mapping, or is YAML the `yaml` package
  *   refuses for any reason (a syntax error, more than 16 aliases, nesting that overflows its
  *   parser), or whose lists and mappings nest more than {@linkcode MAX_FRONTMATTER_DEPTH} levels
  *   or contain themselves.
  */
-export async function parseFrontmatter(text: string, file: string): Promise<Frontmatter> {
+export async function parseFrontmatter(
+  text: string,
+  file: string,
+  owner: HeaderOwner = "repository",
+): Promise<Frontmatter> {
   const open = OPEN.exec(text);
   if (open === null) return { data: {}, body: text };
   const rest = text.slice(open[0].length);
@@ -97,17 +105,18 @@ export async function parseFrontmatter(text: string, file: string): Promise<Fron
   const key = `${file}\0${await digest(block)}`;
   let parsed = cache.get(key);
   if (parsed === undefined) {
-    if (frontmatterBudget.spent >= frontmatterBudget.ms) {
+    if (frontmatterBudget.spent[owner] >= frontmatterBudget.ms) {
+      const whose = owner === "person" ? "your own" : "the repository's";
       throw new FrontmatterError(
         file,
         2,
-        `not read: tern spent its ${frontmatterBudget.ms / 1000} s for YAML headers in this ` +
-          "run on other files; write this one as plain `key: value` lines",
+        `not read: tern spent its ${frontmatterBudget.ms / 1000} s for YAML headers of ` +
+          `${whose} files in this run on others; write this one as plain \`key: value\` lines`,
       );
     }
     const started = performance.now();
     parsed = await parseYaml(block, file);
-    frontmatterBudget.spent += performance.now() - started;
+    frontmatterBudget.spent[owner] += performance.now() - started;
     if (cache.size >= MAX_CACHED_BLOCKS) cache.delete(cache.keys().next().value!);
     cache.set(key, parsed);
   }

@@ -26,7 +26,7 @@ import { dirname, join, relative, sep } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { realPathOrNull } from "../core/verified_open.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
-import { folderOutside, refuseFor, type ResourceLevel } from "./context_files.ts";
+import { folderOutside, headerOwner, refuseFor, type ResourceLevel } from "./context_files.ts";
 
 /** The `skill` tool's name, as the skills index in the system prompt names it. */
 export const SKILL_TOOL_NAME = "skill";
@@ -214,7 +214,7 @@ async function readSkillHead(
   if (text === undefined || realPath === undefined) return undefined;
   let data: Record<string, unknown>;
   try {
-    data = (await parseFrontmatter(text, path)).data;
+    data = (await parseFrontmatter(text, path, headerOwner(level))).data;
   } catch (error) {
     if (!(error instanceof FrontmatterError)) throw error;
     diagnostics.push(error.message);
@@ -270,7 +270,7 @@ export async function readSkillBody(skill: Skill): Promise<string> {
     head: true,
   });
   if (text === undefined) throw new Error(refused[0] ?? gone);
-  const { body } = await parseFrontmatter(text, skill.path);
+  const { body } = await parseFrontmatter(text, skill.path, headerOwner(skill.level));
   if (body.length <= MAX_SKILL_BODY_CHARS) return body;
   return `${body.slice(0, MAX_SKILL_BODY_CHARS)}\n[${skill.path} is longer: the rest was cut ` +
     `at ${MAX_SKILL_BODY_CHARS} characters]`;

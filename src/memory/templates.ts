@@ -12,7 +12,7 @@ import { basename, join } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
 import { listFolder } from "./bounded_walk.ts";
-import { folderOutside, refuseFor, type ResourceLevel } from "./context_files.ts";
+import { folderOutside, headerOwner, refuseFor, type ResourceLevel } from "./context_files.ts";
 import { TemplateError } from "./errors.ts";
 
 export { TemplateError };
@@ -145,7 +145,7 @@ async function readTemplate(
   }
   if (text === undefined) return undefined;
   try {
-    const { data, body } = await parseFrontmatter(text, path);
+    const { data, body } = await parseFrontmatter(text, path, headerOwner(level));
     const args = templateArgs(data.args ?? data.arguments, path);
     const description = oneLine(stringField(data, "description") ?? firstLine(body));
     return { name, description, args, body, path, level };

@@ -162,17 +162,46 @@ Deno.test("parseFrontmatter() reads a plain header with long runs of blanks arou
 });
 
 Deno.test("parseFrontmatter() refuses a header that needs the yaml package once its time is spent", async () => {
-  const saved = { ...frontmatterBudget };
+  const saved = { ...frontmatterBudget.spent };
   try {
-    frontmatterBudget.spent = frontmatterBudget.ms;
+    frontmatterBudget.spent.repository = frontmatterBudget.ms;
     // A plain block is still read; a block in flow style is refused, naming why.
     deepEqual((await parseFrontmatter("---\nname: a\n---\n", "a.md")).data, { name: "a" });
     await rejects(
       parseFrontmatter(`---\nname: a\ntags: {x: [1, 2]}\n---\n`, "b.md"),
       (error: Error) =>
-        error instanceof FrontmatterError && /spent its 2 s for YAML headers/.test(error.message),
+        error instanceof FrontmatterError &&
+        /spent its 2 s for YAML headers of the repository's files/.test(error.message),
+    );
+    // The repository's headers never spend the person's time: their own are still read.
+    deepEqual(
+      (await parseFrontmatter(`---\nname: c\ntags: {x: [1, 2]}\n---\n`, "c.md", "person")).data,
+      { name: "c", tags: { x: [1, 2] } },
+    );
+    frontmatterBudget.spent.person = frontmatterBudget.ms;
+    await rejects(
+      parseFrontmatter(`---\nname: d\ntags: {y: [1]}\n---\n`, "d.md", "person"),
+      /spent its 2 s for YAML headers of your own files/,
     );
   } finally {
-    Object.assign(frontmatterBudget, saved);
+    Object.assign(frontmatterBudget.spent, saved);
+  }
+});
+
+Deno.test("a repository whose skill headers spend the YAML time leaves the person's own skills read", async () => {
+  const saved = { ...frontmatterBudget.spent };
+  try {
+    await withTree(async ({ home, ws }) => {
+      const header = (name: string) =>
+        `---\nname: ${name}\ndescription: d\ntags: {x: [1, 2]}\n---\nb\n`;
+      writeIn(ws, ".tern/skills/theirs/SKILL.md", header("theirs"));
+      writeIn(home, "skills/mine/SKILL.md", header("mine"));
+      frontmatterBudget.spent.repository = frontmatterBudget.ms;
+      const found = await discoverSkills(ws, home, READ_ALL);
+      deepEqual(found.skills.map((s) => s.name), ["mine"]);
+      ok(found.diagnostics.some((line) => /theirs.*the repository's files/s.test(line)));
+    });
+  } finally {
+    Object.assign(frontmatterBudget.spent, saved);
   }
 });
