@@ -135,3 +135,48 @@ function indexEntries(path: string): number {
   const header = Deno.readFileSync(path).subarray(0, 12);
   return new DataView(header.buffer, header.byteOffset).getUint32(8);
 }
+
+Deno.test("TurnCheckpoints tells the person, once, when a writing call waits for the turn's checkpoint", async () => {
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-home-" }));
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ws-" }));
+  try {
+    for (let i = 0; i < 50; i++) Deno.writeTextFileSync(join(ws, `f${i}.txt`), `${i}\n`);
+    const session = Session.create(home, { cwd: ws, ternVersion: "test" });
+    const told: string[] = [];
+    const checkpoints = new TurnCheckpoints({
+      sessionPath: session.path,
+      sessionId: session.id,
+      workspace: ws,
+      warn: (text) => told.push(text),
+      rules: () => [],
+      // Any wait at all: a snapshot takes git commands.
+      slowMs: 0,
+    });
+    const writer = {
+      name: "writer",
+      description: "",
+      readOnly: false,
+      runsIn: "host",
+      parameters: {},
+      paths: () => Promise.resolve([]),
+      run: async (args: { file: string }) => {
+        await Deno.writeTextFile(join(ws, args.file), "made\n");
+        return { status: "OK", output: "" };
+      },
+    } as unknown as Tool;
+    for (const file of ["a.txt", "b.txt"]) {
+      const user = session.append({ type: "message", message: { role: "user", content: "go" } });
+      const tools = checkpoints.wrap(new ToolRegistry([writer]), user.id);
+      await tools.get("writer")!.run({ file }, {} as never);
+      await checkpoints.endTurn();
+    }
+    session.close();
+    deepEqual(told, [
+      "the call waits for this turn's checkpoint of the workspace (the first in a large " +
+      "workspace reads every file once; rewindMaxFileBytes 0 turns checkpoints off)",
+    ]);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(ws, { recursive: true });
+  }
+});

@@ -42,6 +42,11 @@ export interface TurnCheckpointsOptions {
   maxFileBytes?: number;
   /** Most files one checkpoint reads (the `rewindMaxFiles` setting; the store's default). */
   maxFiles?: number;
+  /**
+   * How long a writing call waits for the turn's checkpoint before the person is told why it
+   * has not started (default {@linkcode SLOW_CHECKPOINT_MS}).
+   */
+  slowMs?: number;
   /** Told when a checkpoint fails (once per conversation) or skips big files. */
   warn: (text: string) => void;
   /**
@@ -56,6 +61,12 @@ export interface TurnCheckpointsOptions {
  * than a model takes to answer, longer than a round of a scripted or local one.
  */
 const SETTLE_MS = 100;
+
+/**
+ * A call that waited this long for the turn's checkpoint is explained (once): the first in a
+ * large workspace reads every file, and the call would look stuck.
+ */
+const SLOW_CHECKPOINT_MS = 2_000;
 
 /** The default of the `rewindMaxFileBytes` setting. */
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -91,6 +102,8 @@ export class TurnCheckpoints {
   #toldSkipped = new Set<string>();
   /** The hidden paths' test, made once per rules list. */
   #hidden: WorkspaceHidden | undefined;
+  /** The person was told a call waits for a checkpoint. */
+  #toldSlow = false;
   /** Turns whose snapshot started (`requestOut`) and no writing call has claimed yet. */
   #unclaimed = new Set<TurnState>();
 
@@ -117,7 +130,15 @@ export class TurnCheckpoints {
         // A call in quick succession: the snapshot waits until the calls pause.
         cancelSettle(turn);
         turn.before ??= this.#record(turn);
-        await turn.before;
+        const slow = this.#toldSlow ? undefined : runAfter(
+          this.#options.slowMs ?? SLOW_CHECKPOINT_MS,
+          () => this.#tellSlow(),
+        );
+        try {
+          await turn.before;
+        } finally {
+          slow?.cancel();
+        }
         for (const path of await tool.paths(args)) {
           if (path.write) turn.toolPaths.add(path.path.replace(/^\.\//, ""));
         }
@@ -314,16 +335,25 @@ export class TurnCheckpoints {
     if (large !== "") {
       const limit = this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
       this.#options.warn(
-        `tern: checkpoints leave out files over ${limit} bytes: ${large} (a rewind cannot restore them)`,
+        `checkpoints leave out files over ${limit} bytes: ${large} (a rewind cannot restore them)`,
       );
     }
     const unstorable = fresh(snapshot.unstorable ?? []);
     if (unstorable !== "") {
       this.#options.warn(
-        `tern: checkpoints leave out files whose names git cannot store (not UTF-8, or a part ` +
+        `checkpoints leave out files whose names git cannot store (not UTF-8, or a part ` +
           `like .git): ${unstorable} (a rewind neither restores nor removes them)`,
       );
     }
+  }
+
+  #tellSlow(): void {
+    if (this.#toldSlow) return;
+    this.#toldSlow = true;
+    this.#options.warn(
+      "the call waits for this turn's checkpoint of the workspace (the first in a large " +
+        "workspace reads every file once; rewindMaxFileBytes 0 turns checkpoints off)",
+    );
   }
 
   #fail(error: unknown): void {
