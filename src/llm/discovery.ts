@@ -4,7 +4,7 @@
  * all answer `{ "data": [{ "id": … }, …] }`; the fields some add (OpenRouter's limits and prices,
  * vLLM's `max_model_len`) improve the entry, the rest get `unknownModel()` defaults.
  */
-import { providerDetail, transportErrorMessage } from "./errors.ts";
+import { providerDetail, secretsOf, transportErrorMessage, withoutSecrets } from "./errors.ts";
 import { isRedirect, redirectMessage } from "./http_stream.ts";
 import { readCappedText } from "./capped_body.ts";
 import {
@@ -62,7 +62,7 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Catalog
   }
   const fail = (reason: string) =>
     new Error(`Cannot list models at ${JSON.stringify(origin)}: ${reason}`);
-  const secrets = options.apiKey ? [options.apiKey] : [];
+  const secrets = secretsOf(options.apiKey, options.headers);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const anthropic = options.api === "anthropic";
 
@@ -108,7 +108,9 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Catalog
 
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // The list is shown and cached: a server that names a model after the key it was sent
+    // must not put the key there.
+    parsed = JSON.parse(withoutSecrets(text, secrets));
   } catch {
     throw fail("unexpected response (not JSON)");
   }

@@ -110,8 +110,8 @@ export function streamErrorEvent(error: unknown, secrets: readonly string[]): Er
   const label = [fields.type, fields.code].find((value) =>
     (typeof value === "string" && value !== "") || typeof value === "number"
   );
-  const detail = providerDetail(text, secrets) || (label === undefined ? "" : String(label)) ||
-    "unknown error";
+  const detail = providerDetail(text, secrets) ||
+    (label === undefined ? "" : providerDetail(String(label), secrets)) || "unknown error";
   const message = `Model API stream error: ${detail}`;
   if (isRetryableStreamError(error)) return retryableError(message);
   return withOverflow(clientError(message), `${text} ${String(fields.code)}`);
@@ -334,6 +334,53 @@ function causeChain(error: unknown): string[] {
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts;
+}
+
+/** Request headers whose value is a credential: `Authorization`, `x-api-key`, `Cookie`, …. */
+const CREDENTIAL_HEADER = /auth|key|token|secret|cookie|session|passw/i;
+
+/**
+ * What error texts and streamed payloads never show, for a request sent with `apiKey` and
+ * `headers`: the key, and the value of each header named like a credential, with the token
+ * after its scheme (`Bearer <token>`) too. A gateway's key configured as a header
+ * (`cf-aig-authorization`, `Helicone-Auth`) is as secret as the provider's.
+ */
+export function secretsOf(
+  apiKey: string | undefined,
+  headers: Record<string, string> = {},
+): string[] {
+  const secrets = apiKey ? [apiKey] : [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (!CREDENTIAL_HEADER.test(name)) continue;
+    const token = value.trim().replace(/^[A-Za-z-]+\s+/, "");
+    for (const secret of new Set([value.trim(), token])) {
+      if (secret.length >= 8 && !secrets.includes(secret)) secrets.push(secret);
+    }
+  }
+  return secrets;
+}
+
+/**
+ * The shortest key taken out of a server's stream: real keys are longer, and a shorter stand-in
+ * (`ollama`, `EMPTY`, `lm-studio`) would take words out of the answer.
+ */
+const MIN_STREAMED_SECRET_CHARS = 16;
+
+/**
+ * One payload of a server's stream with each of `secrets` (16 characters or more) replaced by
+ * `[redacted]`, before anything reads it: a server that echoes the key it was sent, in an
+ * error's code, in a payload that is not JSON, in a field of the wrong type or in its answer,
+ * must not put it on the terminal or in the session. Error texts quote a payload clipped, so the
+ * key is taken out before, not from the message.
+ */
+export function withoutSecrets(data: string, secrets: readonly string[]): string {
+  let result = data;
+  for (const secret of secrets) {
+    if (secret.length >= MIN_STREAMED_SECRET_CHARS && result.includes(secret)) {
+      result = result.replaceAll(secret, "[redacted]");
+    }
+  }
+  return result;
 }
 
 function redact(text: string, secrets: readonly string[]): string {

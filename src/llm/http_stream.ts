@@ -32,12 +32,14 @@ import {
   requestTimeoutError,
   retryableError,
   retryAfterMs,
+  secretsOf,
   SseErrorFieldError,
   STREAM_ENDED_EARLY_MESSAGE,
   streamErrorEvent,
   streamExpectedMessage,
   StreamTooLargeError,
   transportErrorMessage,
+  withoutSecrets,
   withOverflow,
 } from "./errors.ts";
 import { readCappedText } from "./capped_body.ts";
@@ -141,7 +143,7 @@ export function httpStreamConfig(
       ...headers,
       ...options.headers,
     },
-    secrets: options.apiKey ? [options.apiKey] : [],
+    secrets: secretsOf(options.apiKey, options.headers),
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     idleTimeoutMs,
     progressTimeoutMs: idleTimeoutMs * PROGRESS_IDLE_TIMEOUTS,
@@ -289,7 +291,7 @@ async function* readWireStream(
   try {
     for await (const data of readSseData(body, { idleTimeoutMs })) {
       if (stopped()) break;
-      const events = state.apply(data);
+      const events = state.apply(withoutSecrets(data, secrets));
       // A wire stream makes events only of content: an empty delta or a ping makes none.
       if (events.length > 0) progressed();
       yield* events;
@@ -303,7 +305,7 @@ async function* readWireStream(
     } else if (error instanceof StreamTooLargeError) {
       yield clientError(error.message);
     } else if (error instanceof SseErrorFieldError && !state.complete) {
-      yield streamErrorEvent(parsedOrText(error.value), secrets);
+      yield streamErrorEvent(parsedOrText(withoutSecrets(error.value, secrets)), secrets);
     } else if (state.complete) {
       // The message was complete; only trailing events (usage, the end marker) were lost, or
       // the server held the connection open after them.

@@ -16,10 +16,13 @@ const JOINED = new Set(["text", "summary", "data"]);
 /**
  * Merges streamed `reasoning_details` pieces into whole blocks: pieces with the same `index`
  * (and type) form one block, their text joined; a piece without an index continues the last
- * block of its type or starts one. Returns the blocks in the order they started.
+ * block of its type or starts one. Returns the blocks in the order they started. Takes time
+ * linear in the pieces: a server's payload of a million pieces must not cost their square.
  */
 export class ReasoningDetails {
   #blocks: ReasoningDetail[] = [];
+  /** The block of each index, by type: a block keeps the index and type it started with. */
+  #byIndex = new Map<number, Map<unknown, ReasoningDetail>>();
 
   add(pieces: unknown): void {
     if (!Array.isArray(pieces)) return;
@@ -28,7 +31,13 @@ export class ReasoningDetails {
       const detail = piece as ReasoningDetail;
       const block = this.#blockFor(detail);
       if (block === undefined) {
-        this.#blocks.push({ ...detail });
+        const started = { ...detail };
+        this.#blocks.push(started);
+        if (typeof detail.index === "number") {
+          const byType = this.#byIndex.get(detail.index) ?? new Map<unknown, ReasoningDetail>();
+          byType.set(detail.type, started);
+          this.#byIndex.set(detail.index, byType);
+        }
         continue;
       }
       for (const [key, value] of Object.entries(detail)) {
@@ -50,11 +59,7 @@ export class ReasoningDetails {
 
   #blockFor(detail: ReasoningDetail): ReasoningDetail | undefined {
     const last = this.#blocks.at(-1);
-    if (typeof detail.index === "number") {
-      return this.#blocks.find((block) =>
-        block.index === detail.index && block.type === detail.type
-      );
-    }
+    if (typeof detail.index === "number") return this.#byIndex.get(detail.index)?.get(detail.type);
     return last !== undefined && last.type === detail.type && typeof last.index !== "number"
       ? last
       : undefined;

@@ -16,10 +16,13 @@
 import {
   abortedError,
   clientError,
+  longTimeoutError,
+  noProgressMessage,
   providerDetail,
   requestTimeoutError,
   StreamTooLargeError,
   tooLargeMessage,
+  withoutSecrets,
 } from "./errors.ts";
 import type { HttpStreamConfig } from "./http_stream.ts";
 import {
@@ -76,6 +79,14 @@ const SOCKET_ERROR_CODES = new Set([
 /** A failure of the socket itself: the request goes over HTTP instead. */
 class SocketFailure extends Error {
   override name = "SocketFailure";
+}
+
+/**
+ * The answer went the progress timeout without an event that carries content, as an HTTP
+ * stream may not: the socket works, so the answer over HTTP would likely stall as long.
+ */
+class NoProgressError extends Error {
+  override name = "NoProgressError";
 }
 
 /**
@@ -145,7 +156,10 @@ export class ResponsesSocketPool {
     } catch (error) {
       settled = true;
       const timedOut = deadline?.aborted === true;
-      if (connection !== undefined) this.#drop(key, connection, !signal?.aborted && !timedOut);
+      const stalled = error instanceof NoProgressError;
+      if (connection !== undefined) {
+        this.#drop(key, connection, !signal?.aborted && !timedOut && !stalled);
+      }
       if (signal?.aborted) {
         yield abortedError();
         return;
@@ -157,6 +171,10 @@ export class ResponsesSocketPool {
       }
       if (error instanceof StreamTooLargeError) {
         yield clientError(error.message);
+        return;
+      }
+      if (stalled) {
+        yield longTimeoutError(noProgressMessage(this.#config.http.progressTimeoutMs));
         return;
       }
       // The close reason is the server's text: it may echo the key.
@@ -256,6 +274,7 @@ export class ResponsesSocketPool {
    * again when the server lost the chain.
    * @throws {SocketFailure | SocketClosedError | IdleTimeoutError} when the socket fails.
    * @throws {StreamTooLargeError} when the answer passes `MAX_ANSWER_CHARS`.
+   * @throws {NoProgressError} when only events without content came for the progress timeout.
    */
   async *#exchange(
     connection: Connection,
@@ -272,13 +291,21 @@ export class ResponsesSocketPool {
       const state = new ResponsesStreamState(this.#config.http.secrets);
       let retryFull = false;
       let answerChars = 0;
+      let progressAt = performance.now();
       read: for (;;) {
         const data = await connection.inbox.next(this.#config.http.idleTimeoutMs, signal);
         answerChars += data.length;
         if (answerChars > MAX_ANSWER_CHARS) {
           throw new StreamTooLargeError(tooLargeMessage("answer", MAX_ANSWER_CHARS));
         }
-        for (const event of state.apply(data)) {
+        const events = state.apply(withoutSecrets(data, this.#config.http.secrets));
+        // As over HTTP: events without content (`response.in_progress`, empty deltas) keep the
+        // socket from idling, but not for longer than the progress timeout.
+        if (events.length > 0) progressAt = performance.now();
+        else if (pastTimeout(progressAt, this.#config.http.progressTimeoutMs)) {
+          throw new NoProgressError();
+        }
+        for (const event of events) {
           if (event.type === "error") {
             const code = state.errorCode ?? "";
             if (code === "previous_response_not_found" && chain !== undefined) {
@@ -308,6 +335,11 @@ export class ResponsesSocketPool {
       return;
     }
   }
+}
+
+/** True once `timeoutMs` (no limit unless positive and finite) passed since `since`. */
+function pastTimeout(since: number, timeoutMs: number): boolean {
+  return Number.isFinite(timeoutMs) && timeoutMs > 0 && performance.now() - since > timeoutMs;
 }
 
 /**

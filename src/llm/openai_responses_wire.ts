@@ -521,7 +521,8 @@ export class ResponsesStreamState implements WireStream {
     const code = typeof fields.code === "string" ? fields.code : undefined;
     if (code !== undefined) this.#errorCode = code;
     const text = typeof fields.message === "string" ? fields.message : "";
-    const detail = providerDetail(text, this.#secrets) || code || "response failed";
+    const detail = providerDetail(text, this.#secrets) ||
+      providerDetail(code ?? "", this.#secrets) || "response failed";
     const message = `Model API stream error: ${detail}`;
     if (isRetryableStreamError(fields)) return retryableError(message);
     return withOverflow(clientError(message), `${text} ${code}`);

@@ -97,10 +97,15 @@ export function usageWithinTotals(usage: Usage): Usage {
  */
 export function uniqueCallIds(calls: ToolCall[]): ToolCall[] {
   const taken = new Set<string>();
+  // The suffix to try next for each id: every one below it is taken, so thousands of calls
+  // with one id take linear time, not square.
+  const next = new Map<string, number>();
   return calls.map((call, position) => {
     const base = call.id === "" ? `call_${position}` : call.id;
     let id = base;
-    for (let n = 2; taken.has(id); n++) id = `${base}_${n}`;
+    let n = next.get(base) ?? 2;
+    while (taken.has(id)) id = `${base}_${n++}`;
+    next.set(base, n);
     taken.add(id);
     return id === call.id ? call : { ...call, id };
   });
