@@ -1,6 +1,7 @@
 /** Sessions as text for people: one line per entry (the tree) and the transcript as Markdown. */
 import type { Message } from "../core/messages.ts";
-import type { ReplayState } from "../session/replay.ts";
+import { branchSummaryMessage, type ReplayState } from "../session/replay.ts";
+import { isSummaryMessage } from "../context/summary.ts";
 import type { SessionEntry, SessionHeader } from "../session/types.ts";
 import { visibleText } from "../core/terminal_text.ts";
 
@@ -78,9 +79,44 @@ function describeMessage(message: Message): string {
 }
 
 /**
+ * Whose words a user-role message of a session holds. Only the person's are theirs: tern also
+ * gives the model, as user messages, a compaction's summary (which a model wrote), a note on a
+ * branch set aside (which quotes the model's last answer) and a subagent's completion (a child
+ * model's answer, after tern's head line `[subagent … (agent …, run …, child session <uuid>)
+ * <status>]`, `head`). Told by tern's own wording; never throws.
+ */
+export type UserVoice =
+  | { from: "person" }
+  | { from: "summary" }
+  | { from: "branch" }
+  | { from: "subagent"; head: string };
+
+const BRANCH_NOTE = branchSummaryMessage("").content;
+/** `completionText()`'s head (harness/subagents/mailbox.ts): task and ids, then a status. */
+const SUBAGENT_HEAD =
+  /^\[subagent [\s\S]*?, child session [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\) (?:completed|failed|cancelled|timed_out)\]/i;
+
+/** Whose words the user-role message `content` holds (see {@linkcode UserVoice}). */
+export function userVoice(content: string): UserVoice {
+  if (isSummaryMessage({ role: "user", content })) return { from: "summary" };
+  if (content.startsWith(BRANCH_NOTE)) return { from: "branch" };
+  const head = content.startsWith("[subagent ") ? SUBAGENT_HEAD.exec(content) : null;
+  return head ? { from: "subagent", head: head[0] } : { from: "person" };
+}
+
+/** The heading of a user-role message in a transcript: who speaks, by its voice. */
+const USER_HEADINGS: Record<UserVoice["from"], string> = {
+  person: "## User",
+  summary: "## Summary of the earlier conversation (given to the model)",
+  branch: "## Note from tern on a branch set aside (given to the model)",
+  subagent: "## Subagent result (given to the model)",
+};
+
+/**
  * The conversation the model would see at the leaf, as Markdown. Only tern's own lines start at
- * the margin: the headings that say who speaks (`## User`, `## Assistant`, `## System`, `###
- * Result of …`), the tool call lines and the session's facts (each in a code span, made
+ * the margin: the headings that say who speaks (`## User` for the person's own messages only,
+ * `## Assistant`, `## System`, `### Result of …`, and for what tern gave the model as user
+ * messages, a summary, a branch note or a subagent's result, headings that say so), the tool call lines and the session's facts (each in a code span, made
  * visible). Every text the session recorded (a message, a call's arguments, a tool's result) is
  * shown as it was written, each of its lines indented by four spaces: an indented code block,
  * which only a line at the margin ends. So nothing in it (a heading, raw HTML, a code fence of
@@ -99,7 +135,9 @@ export function transcriptMarkdown(header: SessionHeader, state: ReplayState): s
   for (const { message } of state.items) {
     switch (message.role) {
       case "user":
-        parts.push("## User", "", indented(message.content), "");
+        // Only the person's own messages are theirs (see userVoice).
+        parts.push(USER_HEADINGS[userVoice(message.content).from], "");
+        parts.push(indented(message.content), "");
         break;
       case "assistant":
         parts.push("## Assistant", "");
@@ -146,7 +184,15 @@ function codeSpan(text: string): string {
   return `${ticks}${pad}${shown}${pad}${ticks}`;
 }
 
+/**
+ * `text` on one row of at most `max` characters, made visible (`visibleText`): a run of blank
+ * glyphs (U+2800, U+3164) would pad the row until the terminal wraps what follows to the first
+ * column, where it reads as a row of tern's (`* e0000009 user: I approve`).
+ */
 function brief(text: string, max: number): string {
-  const flat = text.replace(/[\s\u0085]+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  // Only the start of a long text is looked at; a text cut there always ends in "…".
+  const head = text.slice(0, 10_000);
+  const chars = Array.from(visibleText(head.replace(/[\s\u0085]+/g, " ").trim()));
+  if (chars.length <= max && head.length === text.length) return chars.join("");
+  return `${chars.slice(0, max - 1).join("")}…`;
 }

@@ -7,25 +7,22 @@ import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
 import { forkSession } from "../session/fork.ts";
 import { loadSession } from "../session/load.ts";
-import {
-  checkOwnSessionFile,
-  findSession,
-  isOwnSessionFile,
-  latestSession,
-  listSessions,
-} from "../session/paths.ts";
+import { findSession, isOwnSessionFile, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
-import { Session } from "../session/session.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
 import { SessionTree } from "../session/tree.ts";
-import { summarisedCount } from "../session/types.ts";
+import { type SessionEntry, summarisedCount } from "../session/types.ts";
 import { InputError } from "./errors.ts";
 import { VERSION } from "../version.ts";
 import type { CommandLine } from "./args.ts";
 import { connectModels } from "../harness/models.ts";
 import { processWriters, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
-import { applySessionSettings } from "../harness/run_session.ts";
+import {
+  applySessionSettings,
+  checkSessionServer,
+  openSessionHere,
+} from "../harness/run_session.ts";
 import { terminalWriters } from "./process_env.ts";
 import { describeEntry, shownId, transcriptMarkdown } from "./session_text.ts";
 import { warningLine } from "../core/warnings.ts";
@@ -73,9 +70,9 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       const session = await loadSession(path);
       const tree = new SessionTree(session.entries);
       if (line.json) {
-        out(
-          JSON.stringify({ header: session.header, leafId: tree.leafId, entries: session.entries }),
-        );
+        const masker = keyMasker(loaded.config);
+        const entries = session.entries.map((entry) => withMaskedReasoning(entry, masker));
+        out(JSON.stringify({ header: session.header, leafId: tree.leafId, entries }));
         out("\n");
       } else {
         out(transcriptMarkdown(session.header, replay(tree.path())));
@@ -114,19 +111,21 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       return await rewindCommand(path, line, { ...loaded.config, out, err });
     }
     case "compact": {
-      checkOwnSessionFile(ternHome, path);
-      const session = await Session.open(path);
+      // Compacting continues the session, as `tern run -c` does: only this directory's, and
+      // never with a server a project's file chose when the conversation went to another.
+      const session = await openSessionHere(path, workspace, ternHome);
       try {
         const state = session.state();
+        checkSessionServer(
+          { header: session.header, hasHistory: state.items.length > 0 },
+          loaded.config.serverChosenBy,
+        );
         const { setup, config } = await connectModels(
           applySessionSettings(loaded.config, loaded.sources, state),
           loaded.sources,
           state,
         );
-        const keys = new SecretMasker([
-          ...(config.apiKey === undefined ? [] : [config.apiKey]),
-          ...Object.values(config.apiKeys ?? {}),
-        ]);
+        const keys = keyMasker(config);
         const entry = await compactSession(session, {
           provider: setup.router,
           model: config.model,
@@ -217,6 +216,27 @@ async function showSession(path: string, json: boolean): Promise<string> {
     transcriptMarkdown(header, state),
   ];
   return lines.join("\n");
+}
+
+/** Masks the keys `config` holds (the model's and the others tern sends) and the key formats. */
+function keyMasker(config: { apiKey?: string; apiKeys?: Record<string, string> }): SecretMasker {
+  return new SecretMasker([
+    ...(config.apiKey === undefined ? [] : [config.apiKey]),
+    ...Object.values(config.apiKeys ?? {}),
+  ]);
+}
+
+/**
+ * `entry` with the text of its reasoning masked. Reasoning its API signed is the one text the
+ * session keeps unmasked (the API takes it back only as it was sent); an export shows it as
+ * every front end does, masked. Its opaque `signature` and `data` stay as they are.
+ */
+function withMaskedReasoning(entry: SessionEntry, masker: SecretMasker): SessionEntry {
+  if (entry.type !== "message" || entry.message.role !== "assistant") return entry;
+  const { thinking } = entry.message;
+  if (thinking === undefined) return entry;
+  const masked = thinking.map((part) => ({ ...part, text: masker.mask(part.text) }));
+  return { ...entry, message: { ...entry.message, thinking: masked } };
 }
 
 /** A recorded setting on one row, made visible; "(not recorded)" when there is none. */

@@ -52,7 +52,11 @@ const message: Check = (value) => {
 };
 
 const strings = list(string);
-const permissionChange: Check = (value) =>
+/**
+ * Whether `value` is a `PermissionChange` (`types.ts`) as a `permission` entry must hold it: a
+ * compaction's checkpoint holds its list too, and is read with the same check. Never throws.
+ */
+export const isPermissionChange: Check = (value) =>
   shape({ kind: oneOf("approval"), key: string })(value) ||
   shape({
     kind: oneOf("grant"),
@@ -76,7 +80,7 @@ const ENTRIES: Record<string, Record<string, Check>> = {
   thinking: { level: string },
   mode: { mode: string },
   profile: { profile: string },
-  permission: { change: permissionChange },
+  permission: { change: isPermissionChange },
   compaction: {
     summary: string,
     firstKeptId: nullable(string),

@@ -17,6 +17,7 @@ import { Session } from "./session.ts";
 import { SessionTree } from "./tree.ts";
 import { type SessionEntry, summarisedCount } from "./types.ts";
 import { uniqueHexId } from "../core/ids.ts";
+import type { ImagePart, Message } from "../core/messages.ts";
 
 /**
  * Copies the path to `entryId` (default: the source's leaf) of the session at `sourcePath`
@@ -73,16 +74,17 @@ function rawEntry(entry: SessionEntry): Record<string, unknown> {
 }
 
 /**
- * What a fork of a file tern did not write keeps of the path `path`: the conversation alone
- * (the person's, the model's and the tools' messages, compaction summaries, branch notes,
- * labels), each entry rebuilt from its known fields and linked to the one kept before it.
- * Everything a session restores beyond the conversation is left out: the model, thinking level,
- * review mode and profile (`applySessionSettings`), permission entries (approvals and grants
- * "for this session", which the gate restores), a compaction's checkpoint (which restores all
- * of those: it is computed again from what is kept), pinned instructions (they join the system
- * prompt), system messages, plans (a plan continues where it stopped), subagent runs (they name
- * child sessions to read), consolidation records, usage and cost figures, and entries of types
- * this tern does not know (a newer tern may give them meaning).
+ * What a fork of a file tern did not write keeps of the path `path`: the conversation alone (the
+ * person's, the model's and the tools' messages, compaction summaries, branch notes, labels), each
+ * entry rebuilt from its known fields and linked to the one kept before it. Each message keeps
+ * only what the transcript shows and images (`conversationMessage`: no reasoning, no opaque
+ * provider fields). Everything a session restores beyond the conversation is left out: the model,
+ * thinking level, review mode and profile (`applySessionSettings`), permission entries (approvals
+ * and grants "for this session", which the gate restores), a compaction's checkpoint (which
+ * restores all of those: it is computed again from what is kept), pinned instructions (they join
+ * the system prompt), system messages, plans (a plan continues where it stopped), subagent runs
+ * (they name child sessions to read), consolidation records, usage and cost figures, and entries
+ * of types this tern does not know (a newer tern may give them meaning).
  *
  * Every entry gets a new id, 8 hex characters as tern makes them, and every id an entry names
  * (`parentId`, a compaction's `firstKeptId`, a branch's `fromId`, a label's `targetId`) is the
@@ -128,8 +130,10 @@ function conversationFields(
   renamed: (id: string | null) => string | null,
 ): Record<string, unknown> | undefined {
   switch (entry.type) {
-    case "message":
-      return entry.message.role === "system" ? undefined : { message: entry.message };
+    case "message": {
+      const message = conversationMessage(entry.message);
+      return message === undefined ? undefined : { message };
+    }
     case "compaction":
       return {
         summary: entry.summary,
@@ -152,4 +156,41 @@ function conversationFields(
     default:
       return undefined;
   }
+}
+
+/**
+ * What an imported message keeps: its role, text, tool calls (id, name, arguments), a tool
+ * result's call id and name, and images; undefined for a system message. Nothing the person
+ * never reads in the transcript yet the provider gets: reasoning (`thinking`, whose text goes
+ * back to a Chat Completions server as `reasoning_content`, so a shipped file could hide orders
+ * to the model there, and whose signatures and encrypted items were made for another account)
+ * and a call's `extraContent`, sent back as it is.
+ */
+function conversationMessage(message: Message): Message | undefined {
+  switch (message.role) {
+    case "system":
+      return undefined;
+    case "user":
+      return withImages({ role: "user", content: message.content }, message.images);
+    case "assistant": {
+      const calls = message.toolCalls?.map(({ id, name, arguments: args }) => ({
+        id,
+        name,
+        arguments: args,
+      }));
+      return {
+        role: "assistant",
+        content: message.content,
+        ...(calls ? { toolCalls: calls } : {}),
+      };
+    }
+    case "tool": {
+      const { toolCallId, name, content } = message;
+      return withImages({ role: "tool", toolCallId, name, content }, message.images);
+    }
+  }
+}
+
+function withImages<T extends Message>(message: T, images: ImagePart[] | undefined): T {
+  return images === undefined ? message : { ...message, images };
 }

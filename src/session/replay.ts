@@ -8,6 +8,7 @@ import { addUsage, emptyUsage, type Message } from "../core/messages.ts";
 import type { ContextItem } from "../context/compaction_types.ts";
 import { summaryMessage } from "../context/summary.ts";
 import { closeDanglingCalls } from "./dangling.ts";
+import { isPermissionChange } from "./_entry_shape.ts";
 import type { Checkpoint, SessionEntry } from "./types.ts";
 
 export interface ReplayState extends Checkpoint {
@@ -151,8 +152,10 @@ function copyCheckpoint(checkpoint: Checkpoint): Checkpoint {
 }
 
 /**
- * True when `value` has a checkpoint's shape. One read from a file is used only then, both by
- * replay and by the resume that skips to it, so a malformed one cannot make them differ.
+ * True when `value` has a checkpoint's shape, each permission change and plan record the shape
+ * its own entry must have (a damaged one would reach the gate as a grant without paths). One
+ * read from a file is used only then, both by replay and by the resume that skips to it, so a
+ * malformed one cannot make them differ.
  */
 export function isCheckpoint(value: unknown): value is Checkpoint {
   if (typeof value !== "object" || value === null) return false;
@@ -161,7 +164,7 @@ export function isCheckpoint(value: unknown): value is Checkpoint {
   const usage = c.usage as Record<string, unknown> | null;
   return ["model", "provider", "thinking", "mode", "profile"].every(optionalString) &&
     Array.isArray(c.permissions) &&
-    c.permissions.every((p) => typeof p === "object" && p !== null) &&
+    c.permissions.every(isPermissionChange) &&
     typeof usage === "object" && usage !== null &&
     ["inputTokens", "outputTokens", "cachedTokens", "reasoningTokens"].every((key) =>
       typeof usage[key] === "number"
@@ -171,7 +174,8 @@ export function isCheckpoint(value: unknown): value is Checkpoint {
     Array.isArray(c.fallbacks) && c.fallbacks.every((f) => typeof f === "string") &&
     typeof c.compactions === "number" &&
     (c.pins === undefined || isStringList(c.pins)) &&
-    (c.plan === undefined || Array.isArray(c.plan));
+    (c.plan === undefined ||
+      Array.isArray(c.plan) && c.plan.every((data) => typeof data === "object" && data !== null));
 }
 
 /** A `plan` entry's data that starts a plan (`{kind: "plan", …}`, src/plan/record.ts). */

@@ -5,11 +5,16 @@ import { renderMarkdown } from "../../tui/markdown.ts";
 import type { Theme } from "../../tui/theme.ts";
 import { truncateToWidth } from "../../tui/width.ts";
 import type { TranscriptView } from "../../tui/view.ts";
+import { type UserVoice, userVoice } from "../session_text.ts";
 
 /** Messages shown when a session is resumed; earlier ones are counted, not shown. */
 const SHOWN_MESSAGES = 40;
 
-/** The path's user and assistant messages (tool calls as one dim line each). */
+/**
+ * The path's user and assistant messages (tool calls as one dim line each). Only the person's
+ * own messages are drawn as theirs (`›`); what tern gave the model as a user message (a
+ * summary, a branch note, a subagent's result) is one dim line of tern's.
+ */
 export function transcriptLines(
   state: ReplayState,
   view: TranscriptView,
@@ -38,8 +43,16 @@ export function transcriptBlock(
   }
   for (const message of shown) {
     if (message.role === "user") {
-      view.user(message.content, width);
-      parts.push(...view.blocks());
+      const voice = userVoice(message.content);
+      if (voice.from === "person") {
+        view.user(message.content, width);
+        parts.push(...view.blocks());
+      } else {
+        // Drawn as tern's own dim line, never as a `›` message the person did not send: the
+        // model wrote a summary, a child model a subagent's answer.
+        const line = theme.dim(voiceLine(voice));
+        parts.push((w) => [truncateToWidth(line, w)]);
+      }
     } else if (message.role === "assistant") {
       const { content } = message;
       if (content.trim() !== "") {
@@ -57,4 +70,16 @@ export function transcriptBlock(
     }
   }
   return { lines: parts.flatMap((part) => part(width)), blocks: parts };
+}
+
+/** tern's line for a user-role message that is not the person's (see `userVoice`). */
+function voiceLine(voice: Exclude<UserVoice, { from: "person" }>): string {
+  switch (voice.from) {
+    case "summary":
+      return "⇣ earlier messages compacted: the model reads a summary of them";
+    case "branch":
+      return "• work on another branch was set aside: the model reads tern's note on it";
+    case "subagent":
+      return `• ${visibleText(voice.head)}: its answer went to the model`;
+  }
 }
