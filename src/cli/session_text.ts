@@ -1,7 +1,7 @@
 /** Sessions as text for people: one line per entry (the tree) and the transcript as Markdown. */
 import type { Message } from "../core/messages.ts";
-import { branchSummaryMessage, type ReplayState } from "../session/replay.ts";
-import { isSummaryMessage } from "../context/summary.ts";
+import type { ReplayState } from "../session/replay.ts";
+import { type UserVoice, userVoice } from "../session/voice.ts";
 import type { SessionEntry, SessionHeader } from "../session/types.ts";
 import { visibleText } from "../core/terminal_text.ts";
 
@@ -78,38 +78,14 @@ function describeMessage(message: Message): string {
   }
 }
 
-/**
- * Whose words a user-role message of a session holds. Only the person's are theirs: tern also
- * gives the model, as user messages, a compaction's summary (which a model wrote), a note on a
- * branch set aside (which quotes the model's last answer) and a subagent's completion (a child
- * model's answer, after tern's head line `[subagent … (agent …, run …, child session <uuid>)
- * <status>]`, `head`). Told by tern's own wording; never throws.
- */
-export type UserVoice =
-  | { from: "person" }
-  | { from: "summary" }
-  | { from: "branch" }
-  | { from: "subagent"; head: string };
-
-const BRANCH_NOTE = branchSummaryMessage("").content;
-/** `completionText()`'s head (harness/subagents/mailbox.ts): task and ids, then a status. */
-const SUBAGENT_HEAD =
-  /^\[subagent [\s\S]*?, child session [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\) (?:completed|failed|cancelled|timed_out)\]/i;
-
-/** Whose words the user-role message `content` holds (see {@linkcode UserVoice}). */
-export function userVoice(content: string): UserVoice {
-  if (isSummaryMessage({ role: "user", content })) return { from: "summary" };
-  if (content.startsWith(BRANCH_NOTE)) return { from: "branch" };
-  const head = content.startsWith("[subagent ") ? SUBAGENT_HEAD.exec(content) : null;
-  return head ? { from: "subagent", head: head[0] } : { from: "person" };
-}
-
 /** The heading of a user-role message in a transcript: who speaks, by its voice. */
 const USER_HEADINGS: Record<UserVoice["from"], string> = {
   person: "## User",
   summary: "## Summary of the earlier conversation (given to the model)",
   branch: "## Note from tern on a branch set aside (given to the model)",
   subagent: "## Subagent result (given to the model)",
+  hook: "## A Stop hook's reason to go on (given to the model)",
+  diagnostics: "## Diagnostics of checks that ended late (given to the model)",
 };
 
 /**

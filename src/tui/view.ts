@@ -6,6 +6,7 @@
 import type { AgentEvent } from "../core/events.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
+import { userVoice, voiceLine } from "../session/voice.ts";
 import { compactionText, footerText, liveRetryText, retryText, switchText } from "./event_lines.ts";
 import { cleanText, formatDuration, oneLine } from "./format.ts";
 import { liveMarkdown } from "./live_text.ts";
@@ -282,9 +283,16 @@ export class TranscriptView {
   /** The committed block for a queued message that was just injected; drops it from the queue. */
   steered(text: string, width: number): string[] {
     this.#made = [];
+    const t = this.#theme;
+    // What tern gave the model as a message (a subagent's answer, a Stop hook's reason) is one
+    // line of tern's, never drawn as the person's `⏎` message.
+    const voice = userVoice(text);
+    if (voice.from !== "person") {
+      const line = t.dim(voiceLine(voice));
+      return this.#block("activity", width, (w) => [truncateToWidth(line, w)]);
+    }
     const at = this.#queued.indexOf(text);
     if (at >= 0) this.#queued.splice(at, 1);
-    const t = this.#theme;
     return this.#block("user", width, (w) => this.#prefixed(t.cyan("⏎ "), text, w, t.bold));
   }
 

@@ -17,6 +17,7 @@ import type { Message } from "../../core/messages.ts";
 import { type Observation, observationText } from "../../core/observation.ts";
 import { hasHiddenCharacter, visibleText } from "../../core/terminal_text.ts";
 import type { ToolSpec } from "../../core/tool_spec.ts";
+import { userVoice, voiceLine } from "../../session/voice.ts";
 import { type DiffReading, proposedChange } from "../interactive/proposed_diff.ts";
 import type { ReadRefusal } from "../../config/workspace_file.ts";
 
@@ -151,8 +152,14 @@ export async function updateFor(
       return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } };
     case "thinking_delta":
       return { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } };
-    case "steering":
-      return { sessionUpdate: "user_message_chunk", content: { type: "text", text: event.text } };
+    case "steering": {
+      // Only the person's own words are the user's; what tern gave the model as a message (a
+      // subagent's answer, a Stop hook's reason) is told as tern's line, as the terminal does.
+      const voice = userVoice(event.text);
+      return voice.from === "person"
+        ? { sessionUpdate: "user_message_chunk", content: { type: "text", text: event.text } }
+        : noticeUpdate(voiceLine(voice));
+    }
     case "tool_start": {
       const args = declaredArgs(event.args, context.declaredKeys(event.name));
       const content = event.readOnly ? [] : await proposedDiffContent(args, workspace, {
@@ -259,10 +266,15 @@ export function historyUpdates(
   const updates: SessionUpdate[] = [];
   for (const message of messages) {
     if (message.role === "user" && message.content !== "") {
-      updates.push({
-        sessionUpdate: "user_message_chunk",
-        content: { type: "text", text: message.content },
-      });
+      const voice = userVoice(message.content);
+      updates.push(
+        voice.from === "person"
+          ? {
+            sessionUpdate: "user_message_chunk",
+            content: { type: "text", text: message.content },
+          }
+          : noticeUpdate(voiceLine(voice)),
+      );
     } else if (message.role === "assistant") {
       if (message.content !== "") {
         updates.push({

@@ -5,7 +5,7 @@ import { renderMarkdown } from "../../tui/markdown.ts";
 import type { Theme } from "../../tui/theme.ts";
 import { truncateToWidth } from "../../tui/width.ts";
 import type { TranscriptView } from "../../tui/view.ts";
-import { type UserVoice, userVoice } from "../session_text.ts";
+import { userVoice, voiceLine } from "../../session/voice.ts";
 
 /** Messages shown when a session is resumed; earlier ones are counted, not shown. */
 const SHOWN_MESSAGES = 40;
@@ -70,16 +70,4 @@ export function transcriptBlock(
     }
   }
   return { lines: parts.flatMap((part) => part(width)), blocks: parts };
-}
-
-/** tern's line for a user-role message that is not the person's (see `userVoice`). */
-function voiceLine(voice: Exclude<UserVoice, { from: "person" }>): string {
-  switch (voice.from) {
-    case "summary":
-      return "⇣ earlier messages compacted: the model reads a summary of them";
-    case "branch":
-      return "• work on another branch was set aside: the model reads tern's note on it";
-    case "subagent":
-      return `• ${visibleText(voice.head)}: its answer went to the model`;
-  }
 }

@@ -17,6 +17,7 @@ import { type Diagnostic, parseDiagnostics } from "./parse.ts";
 import { Programs } from "./programs.ts";
 import { ServerTable } from "./servers.ts";
 import type { LanguageServer, ServerSpec } from "./language_server.ts";
+import { LATE_DIAGNOSTICS_END } from "../../session/voice.ts";
 
 /** The shell a check runs in: the sandbox's, and whether it confines. */
 export interface CheckShell {
@@ -107,7 +108,7 @@ export class EditDiagnostics {
     if (first !== "late") return first;
     void run.then((note) => {
       if (note !== undefined) {
-        this.#late.push(`${note}\n(from a check that ended after its change's result)`);
+        this.#late.push(`${note}${LATE_DIAGNOSTICS_END}`);
       }
     });
     const name = relative(this.#workspace, file) || file;
