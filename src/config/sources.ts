@@ -115,7 +115,7 @@ const GUARD_REASONS = {
   sandbox: ["it widens what sandboxed commands see", "may not widen the sandbox"],
   keys: ["it decides which server receives your API keys", "may not send your keys elsewhere"],
   ranking: ["it decides which code the agent's searches put first", "may not reorder them"],
-  checkpoints: ["it decides what a rewind can bring back", "may not narrow the checkpoints"],
+  checkpoints: ["it decides what a rewind can bring back", "may not decide what checkpoints take"],
 } as const;
 
 /**
