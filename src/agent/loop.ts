@@ -14,6 +14,7 @@ import {
   type Usage,
 } from "../core/messages.ts";
 import { type Observation, observationText } from "../core/observation.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import type { FinishReason, ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
@@ -464,7 +465,9 @@ async function runToolCall(call: ToolCall, context: CallContext): Promise<CallRe
     observation = {
       status: "ERROR",
       code: "UNKNOWN_TOOL",
-      message: `There is no tool "${call.name}"; available tools: ${known}`,
+      // The name as written, made visible: cleaned for the terminal, one with an escape
+      // sequence in it would read as the tool it is not.
+      message: `There is no tool "${visibleText(call.name)}"; available tools: ${known}`,
     };
   } else if (context.stop.reason() !== undefined) {
     observation = {

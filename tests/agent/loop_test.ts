@@ -183,6 +183,12 @@ Deno.test("runTurn() answers an unknown tool with UNKNOWN_TOOL naming the known 
   ok(content.includes('"echo"'));
 });
 
+Deno.test("runTurn() names an unknown tool made visible, never as a tool it could be read as", async () => {
+  const { result } = await run([{ toolCalls: [call("ec\x1b[2Jho", {})] }, { text: "ok" }]);
+  const content = result.messages.find((m) => m.role === "tool")?.content ?? "";
+  ok(content.includes('There is no tool "ec␛[2Jho"'), content);
+});
+
 Deno.test("runTurn() is CANCELLED before the model call when the signal has fired", async () => {
   const controller = new AbortController();
   controller.abort();
