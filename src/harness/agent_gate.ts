@@ -92,6 +92,7 @@ export async function withRuntime(
     ...(hooks ? { hooks } : {}),
     runtime,
     auditPath: path,
+    audit: record,
     async close() {
       await runtime.close();
       await audit.close();

@@ -15,6 +15,7 @@ import type { BuiltinLoader } from "../tools/mod.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { HookCommand } from "../sandbox/hooks/config.ts";
 import type { HookRunner } from "../sandbox/hooks/run.ts";
+import type { AuditRecord } from "../sandbox/audit.ts";
 
 export type SandboxConfig =
   & Pick<
@@ -86,6 +87,8 @@ export interface AgentSandbox {
   runtime: SandboxRuntime;
   /** This run's audit log file. */
   auditPath: string;
+  /** Appends a record to it (a call decided outside the gate: the subagent host's tools). */
+  audit(record: AuditRecord): void;
   /** Stops the worker, removes the private tmp directory, flushes the audit log. */
   close(): Promise<void>;
 }

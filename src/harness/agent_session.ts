@@ -526,6 +526,8 @@ export class AgentSession {
       profile: () => this.#config.profile,
       person: this.#options.person,
       mask: (text) => this.#conversation?.maskKnownKeys(text) ?? text,
+      session: () => this.#session.id,
+      audit: (record) => this.#conversation?.audit(record),
     });
     return {
       tools,

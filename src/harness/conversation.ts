@@ -25,6 +25,7 @@ import { DeferredTools, TOOL_SEARCH_NAME } from "./deferred_tools.ts";
 import type { McpTool } from "../mcp/mcp_tool.ts";
 import type { EditDiagnostics } from "./diagnostics/edit_diagnostics.ts";
 import type { AskPerson } from "../sandbox/review.ts";
+import type { AuditRecord } from "../sandbox/audit.ts";
 import {
   createKnownValueStreamMasker,
   SecretMasker,
@@ -529,6 +530,14 @@ export class Conversation {
   /** The sandbox, once a turn has opened it. */
   sandbox(): Promise<AgentSandbox> | undefined {
     return this.#opening;
+  }
+
+  /**
+   * Writes `record` to the sandbox's audit log, opening the sandbox when no call has yet: for a
+   * call decided outside the gate (the subagent host's tools). Never throws.
+   */
+  audit(record: AuditRecord): void {
+    this.#openSandbox().then((sandbox) => sandbox.audit(record), () => {});
   }
 
   /**

@@ -11,6 +11,7 @@ import type { ModelRequest } from "../../src/llm/types.ts";
 import type { AskPerson, ReviewRequest } from "../../src/sandbox/review.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { call } from "./_helpers.ts";
+import { type AuditRecord, readAudit } from "../../src/sandbox/audit.ts";
 
 /**
  * One turn of a parent (AUTO) under `config` (the person's config.jsonc) whose model calls
@@ -19,7 +20,7 @@ import { call } from "./_helpers.ts";
 async function spawnUnder(
   config: unknown,
   options: { person?: AskPerson; mode?: "ask" | "auto" | "bypass" } = {},
-): Promise<{ result: string; tools: string[]; spawned: number }> {
+): Promise<{ result: string; tools: string[]; spawned: number; audit: AuditRecord[] }> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-rules-ws-" }));
   const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-rules-home-" }));
   await Deno.writeTextFile(join(home, "config.jsonc"), JSON.stringify(config));
@@ -58,7 +59,15 @@ async function spawnUnder(
       await agent.conversation.turn("go");
       const spawned = agent.subagents!.states().length;
       agent.subagents!.stop("all", "the test ended");
-      return { result: told, tools: offered, spawned };
+      await agent.close();
+      // The spawn_agent calls this session's audit log holds (its own sandbox's file).
+      const audit: AuditRecord[] = [];
+      for (const entry of Deno.readDirSync(join(home, "audit"))) {
+        if (!entry.name.endsWith(".jsonl") || entry.name.startsWith("deno-")) continue;
+        const { records } = await readAudit(join(home, "audit", entry.name));
+        audit.push(...records.filter((record) => record.tool === "spawn_agent"));
+      }
+      return { result: told, tools: offered, spawned, audit };
     } finally {
       await agent.close();
     }
@@ -75,12 +84,21 @@ async function spawnUnder(
 
 for (const tool of ["spawn_agent", "*_agent", "*"]) {
   Deno.test(`spawn_agent is refused by a deny rule naming tool "${tool}"`, async () => {
-    const { result, spawned } = await spawnUnder({
+    const { result, spawned, audit } = await spawnUnder({
       rules: [{ action: "deny", tool, reason: "no subagents here" }],
     });
     match(result, /POLICY_DENIED/);
     match(result, /no subagents here/);
     equal(spawned, 0);
+    // Decided outside the gate, written to the audit log as the gate writes its own.
+    equal(audit.length, 1);
+    const [record] = audit;
+    deepEqual(
+      [record.decision, record.decidedBy, record.rule, record.reason, record.status, record.code],
+      ["deny", "rule", `deny tool "${tool}"`, "no subagents here", "ERROR", "POLICY_DENIED"],
+    );
+    equal(record.sandbox, "in-process");
+    equal(record.callId, "s1");
   });
 }
 
@@ -97,7 +115,7 @@ Deno.test("spawn_agent under an ask rule asks the person, and their no refuses i
     asked.push(request);
     return Promise.resolve({ deny: "not now" });
   };
-  const { result, spawned } = await spawnUnder(
+  const { result, spawned, audit } = await spawnUnder(
     { rules: [{ action: "ask", tool: "spawn_agent", reason: "ask me first" }] },
     { person },
   );
@@ -110,16 +128,22 @@ Deno.test("spawn_agent under an ask rule asks the person, and their no refuses i
   });
   match(result, /The user denied it, saying: not now/);
   equal(spawned, 0);
+  deepEqual(audit.map((r) => [r.decision, r.decidedBy, r.reason]), [
+    ["deny", "person", "The user denied it, saying: not now"],
+  ]);
 });
 
 Deno.test("spawn_agent under an ask rule runs once the person allows it", async () => {
   const person: AskPerson = () => Promise.resolve("once");
-  const { result, spawned } = await spawnUnder(
+  const { result, spawned, audit } = await spawnUnder(
     { rules: [{ action: "ask", tool: "spawn_agent" }] },
     { person },
   );
   match(result, /Started subagent/);
   equal(spawned, 1);
+  deepEqual(audit.map((r) => [r.decision, r.decidedBy, r.status]), [
+    ["allow", "person", "SUCCEEDED"],
+  ]);
 });
 
 Deno.test("maxSubagents 0 offers the model no subagent tool", async () => {

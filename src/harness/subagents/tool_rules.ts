@@ -4,9 +4,11 @@
  * to open), so the rules that name them are applied here as the gate's policy would apply them:
  * a deny rule refuses the call, an ask rule asks the person (denied when there is none; allowed
  * unasked under BYPASS, as the gate allows every call an ask rule matches). A rule with a command
- * or a path never matches them: their calls run no command and name no path.
+ * or a path never matches them: their calls run no command and name no path. Each call is
+ * written to the audit log as the gate writes its own (`audit`): who decided, and how it ended.
  */
 import type { Observation } from "../../core/observation.ts";
+import type { AuditRecord } from "../../sandbox/audit.ts";
 import type { AskPerson, ReviewRequest } from "../../sandbox/review.ts";
 import type { CompiledRule } from "../../sandbox/rules.ts";
 import type { Tool } from "../../tools/define.ts";
@@ -20,6 +22,18 @@ export interface ToolRulesOptions {
   person?: AskPerson;
   /** Masks the keys tern knows of in what the model wrote, before the person is shown it. */
   mask: (text: string) => string;
+  /** The session id audit records carry. */
+  session: () => string;
+  /** Writes one record to the session's audit log. */
+  audit: (record: AuditRecord) => void;
+}
+
+/** Who decided a call, and why, as the audit log says it. */
+interface Decision {
+  refusal?: Observation;
+  decidedBy: AuditRecord["decidedBy"];
+  rule?: string;
+  reason?: string;
 }
 
 /** The longest stretch of a call's arguments the question's summary quotes, in characters. */
@@ -30,19 +44,43 @@ export function ruledTools(tools: readonly Tool[], options: ToolRulesOptions): T
   return tools.map((tool) => ({
     ...tool,
     run: async (args, ctx) => {
-      const refusal = await ruleRefusal(tool.name, args, ctx.signal, options);
-      return refusal ?? await tool.run(args, ctx);
+      const started = performance.now();
+      const decision = await decide(tool.name, args, ctx.signal, options);
+      let observation = decision.refusal;
+      try {
+        observation ??= await tool.run(args, ctx);
+        return observation;
+      } finally {
+        options.audit({
+          v: 1,
+          time: new Date().toISOString(),
+          session: options.session(),
+          callId: ctx.callId ?? "",
+          tool: tool.name,
+          args: maskStrings(args, options.mask),
+          profile: options.profile(),
+          mode: options.mode(),
+          decision: decision.refusal === undefined ? "allow" : "deny",
+          decidedBy: decision.decidedBy,
+          ...(decision.rule === undefined ? {} : { rule: decision.rule }),
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+          sandbox: "in-process",
+          status: observation?.status === "SUCCEEDED" ? "SUCCEEDED" : "ERROR",
+          ...(observation?.status === "ERROR" ? { code: observation.code } : {}),
+          durationMs: Math.round(performance.now() - started),
+        });
+      }
     },
   }));
 }
 
-/** Why the rules refuse this call (an error observation), or undefined when it may run. */
-async function ruleRefusal(
+/** Whether the rules let this call run, who decided, and the refusal when they do not. */
+async function decide(
   name: string,
   args: unknown,
   signal: AbortSignal,
   options: ToolRulesOptions,
-): Promise<Observation | undefined> {
+): Promise<Decision> {
   // As `ruleApplies()` reads a call that names no path and runs no command (not imported: the
   // rules' module loads at the first gated call, not with the session). Allow rules are not
   // read: they would skip no question the host asks itself.
@@ -52,15 +90,19 @@ async function ruleRefusal(
   );
   const deny = rules.find((rule) => rule.action === "deny");
   if (deny !== undefined) {
-    return denied(deny.reason ?? `A rule forbids this (${deny.label})`);
+    const reason = deny.reason ?? `A rule forbids this (${deny.label})`;
+    return { refusal: denied(reason), decidedBy: "rule", rule: deny.label, reason };
   }
   const ask = rules.find((rule) => rule.action === "ask");
-  if (ask === undefined || options.mode() === "bypass") return undefined;
+  if (ask === undefined) {
+    return { decidedBy: "policy", reason: `"${name}" runs in tern's process; no rule names it` };
+  }
+  if (options.mode() === "bypass") return { decidedBy: "bypass", rule: ask.label };
   const person = options.person;
   if (person === undefined) {
-    return denied(
-      `Not approved: the rule ${ask.label} asks a person about "${name}", and nobody can be asked`,
-    );
+    const reason =
+      `Not approved: the rule ${ask.label} asks a person about "${name}", and nobody can be asked`;
+    return { refusal: denied(reason), decidedBy: "rule", rule: ask.label, reason };
   }
   const shownArgs = maskStrings(args, options.mask);
   const quoted = JSON.stringify(shownArgs) ?? "";
@@ -79,11 +121,14 @@ async function ruleRefusal(
     rememberable: false,
   };
   const reply = await person(request, signal).catch(() => "deny" as const);
+  const byPerson = { decidedBy: "person" as const, rule: ask.label };
   if (typeof reply === "object") {
     const said = reply.deny.trim();
-    return denied(said === "" ? "The user denied it" : `The user denied it, saying: ${said}`);
+    const reason = said === "" ? "The user denied it" : `The user denied it, saying: ${said}`;
+    return { ...byPerson, refusal: denied(reason), reason };
   }
-  return reply === "deny" ? denied("The user denied it") : undefined;
+  if (reply === "deny") return { ...byPerson, refusal: denied("The user denied it") };
+  return byPerson;
 }
 
 function denied(message: string): Observation {
