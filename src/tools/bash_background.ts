@@ -22,8 +22,8 @@ export interface BackgroundArgs {
 /**
  * Starts `args.command` through `ctx.processes` (confined as the call's shell commands are) in
  * the workspace. With `ready_port` or `ready_text`, waits until the process is ready, has ended,
- * or `timeout_ms` passed (it keeps running then); a cancelled wait stops it. Without either,
- * returns at once.
+ * or `timeout_ms` passed (it keeps running then). Without either, returns at once. A call
+ * cancelled before it returns (during the launch or the wait) stops the process.
  */
 export async function startInBackground(
   args: BackgroundArgs,
@@ -48,19 +48,21 @@ export async function startInBackground(
     throw new ToolError("EXECUTION_FAILED", `Cannot run "bash" in the background: ${message}`);
   }
   const waits = args.ready_port !== undefined || args.ready_text !== undefined;
-  let outcome: WaitOutcome | undefined;
-  if (waits) {
-    outcome = await processes.wait(started.id, {
+  // A cancel that came while it launched stops it too, with or without a wait.
+  const outcome: WaitOutcome | undefined = waits
+    ? await processes.wait(started.id, {
       timeoutMs: args.timeout_ms ?? DEFAULT_READY_TIMEOUT_MS,
       signal: ctx.signal,
-    });
-    if (outcome === "cancelled") {
-      await processes.stop(started.id);
-      throw new ToolError(
-        "CANCELLED",
-        `Background process ${started.id} was cancelled and stopped`,
-      );
-    }
+    })
+    : ctx.signal?.aborted
+    ? "cancelled"
+    : undefined;
+  if (outcome === "cancelled") {
+    await processes.stop(started.id);
+    throw new ToolError(
+      "CANCELLED",
+      `Background process ${started.id} was cancelled and stopped`,
+    );
   }
   const info = processes.info(started.id);
   const { lines } = processes.logs(started.id, { tail: SHOWN_LINES });
@@ -68,6 +70,9 @@ export async function startInBackground(
     ? `Started ${info.id}; not ready after ${
       args.timeout_ms ?? DEFAULT_READY_TIMEOUT_MS
     } ms (it keeps running)`
+    : info.state === "stopped" && outcome !== "ready"
+    // By the person (`/procs stop`) or a parallel call: not a crash to start again.
+    ? `Started ${info.id}; it was stopped before it was ready`
     : outcome === "exited" || info.state === "exited"
     ? `Started ${info.id}; it ended before it was ready`
     : outcome === "ready"

@@ -2,6 +2,7 @@
 import type { ProcessSupervisor } from "../../sandbox/background.ts";
 import type { SecretMasker } from "../../sandbox/secrets.ts";
 import { describeProcess } from "../../tools/process_text.ts";
+import { screenLine } from "../../core/terminal_text.ts";
 import { cleanText } from "../../tui/format.ts";
 import { truncateToWidth } from "../../tui/width.ts";
 import type { SlashCommand } from "./commands.ts";
@@ -12,15 +13,19 @@ const SHOWN_LINES = 3;
 /**
  * The `/procs` lines: one per process, oldest first, with its last lines indented; secrets
  * masked and control sequences removed (the output is the process's, the command the model's),
- * each cut to `width` cells: a line the terminal wrapped would start a row at the left edge,
- * where a process's output could forge another process's line.
+ * each made one row (line breaks as spaces) and cut to `width` cells: a line the terminal
+ * wrapped would start a row at the left edge, where a process's output could forge another
+ * process's line.
  */
 export function procsLines(
   supervisor: ProcessSupervisor,
   masker: SecretMasker,
   width: number,
 ): string[] {
-  const shown = (text: string, room: number) => truncateToWidth(cleanText(masker.mask(text)), room);
+  // Measured as the screen draws it: a carriage return that `cleanText()` made a line break is a
+  // space there, so it must count as one, or 60 of them push the line's end past the edge.
+  const shown = (text: string, room: number) =>
+    truncateToWidth(screenLine(cleanText(masker.mask(text))), room);
   return supervisor.list().flatMap((info) => [
     shown(describeProcess(info), width),
     ...supervisor.tail(info.id, SHOWN_LINES).map((line) => `    ${shown(line, width - 4)}`),
@@ -44,7 +49,9 @@ export function procsCommand(): SlashCommand {
       const [verb, id] = args.trim().split(/\s+/);
       if (verb === "stop" && id !== undefined) {
         const info = await supervisor.control(false).stop(id);
-        context.notice(cleanText(`Stopped: ${describeProcess(info)}`));
+        // Masked as the list is: the command may hold a key the person gave the model.
+        const masker = sandbox.gate.options.masker;
+        context.notice(cleanText(masker.mask(`Stopped: ${describeProcess(info)}`)));
         return;
       }
       if (verb !== undefined && verb !== "") {
