@@ -49,8 +49,13 @@ export async function attachImages(
       throw new InputError(`Cannot attach image "${path}": ${reason}`);
     }
     // A link the person's deny rules match, a secret folder's file: as the read tool refuses.
+    // A folder (whose link count is its subfolders) or a missing file is said as what it is.
     const refused = refuse(checked.real, resolve(workspace, path)) ??
-      ((checked.info?.nlink ?? 1) > 1 ? "a file with more than one link, not attached" : undefined);
+      (!checked.info?.isFile
+        ? "not a readable regular file inside the workspace"
+        : (checked.info.nlink ?? 1) > 1
+        ? "a file with more than one link, not attached"
+        : undefined);
     if (refused !== undefined) throw new InputError(`Cannot attach image "${path}": ${refused}`);
     // Checked before reading: a huge (or sparse) file named like an image is never read whole.
     if (checked.info?.isFile && checked.info.size > MAX_IMAGE_BYTES) {

@@ -83,6 +83,12 @@ export async function expandMentions(
      * secret locations, tern's home).
      */
     refuse?: ReadRefusal;
+    /**
+     * The text with the keys tern holds masked (`Conversation.maskKnownKeys`), applied to each
+     * file's content and listing: as the read tool's output is, so naming a file that holds a
+     * key does not hand the key to the model. Default: unchanged.
+     */
+    mask?: (text: string) => string;
   } = {},
 ): Promise<ExpandedMentions> {
   const maxBytes = options.maxBytes ?? 100_000;
@@ -100,7 +106,7 @@ export async function expandMentions(
     const mention = match[1].replace(TRAILING_PUNCTUATION, "");
     if (mention === "" || seen.has(mention) || options.skip?.has(mention)) continue;
     seen.add(mention);
-    const result = await attach(mention, workspace, root, maxBytes, options.refuse);
+    const result = await attach(mention, workspace, root, maxBytes, options);
     if (typeof result === "string") {
       errors.push(`@${mention}: ${result}`);
     } else {
@@ -117,7 +123,10 @@ async function attach(
   workspace: string,
   root: string,
   maxBytes: number,
-  refuse?: ReadRefusal,
+  { refuse, mask = (text) => text }: {
+    refuse?: ReadRefusal;
+    mask?: (text: string) => string;
+  },
 ): Promise<{ path: string; block: string } | string> {
   if (isAbsolute(mention) || mention.split("/").includes("..")) return "outside the workspace";
   const path = relative(resolve(workspace), resolve(workspace, mention)) || ".";
@@ -136,7 +145,7 @@ async function attach(
     if (info === null) return "not found";
     if (info.isDirectory) {
       const listing = await listDirectory(real);
-      const fenced = unclosable(listing);
+      const fenced = unclosable(mask(listing));
       return { path, block: `\n\n<directory path="${quote(path)}">\n${fenced}\n</directory>` };
     }
     if (!info.isFile) return "not a regular file";
@@ -151,7 +160,7 @@ async function attach(
     let content = new TextDecoder().decode(head.subarray(0, cut)).replace(/\n$/, "");
     const rest = opened.size - cut;
     if (rest > 0) content += `\n[truncated: ${rest} bytes more]`;
-    const fenced = unclosable(content);
+    const fenced = unclosable(mask(content));
     return { path, block: `\n\n<file path="${quote(path)}">\n${fenced}\n</file>` };
   } catch (error) {
     return describe(error);

@@ -74,3 +74,29 @@ Deno.test("tern acp attaches no linked or embedded file the model could not read
     match(sent, /\[Not attached: file:\/\/\S*notes\.md: it leads to/);
   }, { args: ["--mode", "ask"], env: { TERN_API_KEY: KEY } });
 });
+
+Deno.test("tern acp masks the key it holds in a linked or embedded file, as the read tool does", async () => {
+  await withBench([{ text: "looked" }], async ({ connect, dir, requests }) => {
+    await Deno.writeTextFile(join(dir, "deploy.sh"), `curl -H "x-api-key: ${KEY}" LINKED-MARK\n`);
+    await connect(async (ctx, editor) => {
+      editor.read = (path) => Deno.readTextFileSync(path);
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: dir,
+        mcpServers: [],
+      });
+      const uri = `file://${join(dir, "deploy.sh")}`;
+      await ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [
+          { type: "text", text: "check these" },
+          { type: "resource_link", uri, name: "deploy.sh" },
+          { type: "resource", resource: { uri, text: `unsaved ${KEY} EMBEDDED-MARK` } },
+        ],
+      });
+    });
+    const sent = JSON.stringify(requests.map((request) => request.modelRequest));
+    match(sent, /LINKED-MARK/);
+    match(sent, /EMBEDDED-MARK/);
+    ok(!sent.includes("KEYVALUE0123"), "the key reached the model");
+  }, { args: ["--mode", "ask"], env: { TERN_API_KEY: KEY } });
+});

@@ -33,6 +33,12 @@ export interface PromptFiles {
   refusal: () => Promise<ReadRefusal>;
   /** The editor's buffer reads; absent when the editor offers none. */
   readBuffer?: ReadBuffer;
+  /**
+   * The keys tern holds masked (Conversation.maskKnownKeys): applied to each attached file's
+   * text, as to the read tool's output, so a file that holds a key does not hand it to the
+   * model. Default: unchanged.
+   */
+  mask?: (text: string) => string;
 }
 
 /** The message for a prompt, and the files left out of it. */
@@ -52,6 +58,7 @@ export async function promptMessage(
   const text: string[] = [];
   const parts: string[] = [];
   const notAttached: string[] = [];
+  const mask = files.mask ?? ((content: string) => content);
   let refuse: Promise<ReadRefusal> | undefined;
   const refusal = async (path: string) => {
     refuse ??= files.refusal();
@@ -83,9 +90,9 @@ export async function promptMessage(
       notAttached.push(`not attached: ${uri}: ${refused}`);
       parts.push(`[Not attached: ${uri}: ${refused}]`);
     } else if (block.type === "resource_link") {
-      parts.push(await linked(uri, block.name, path, files.readBuffer));
+      parts.push(await linked(uri, block.name, path, files.readBuffer, mask));
     } else if ("text" in block.resource) {
-      parts.push(attached(uri, block.resource.text));
+      parts.push(attached(uri, mask(block.resource.text)));
     } else {
       parts.push(`[Attached ${uri}: binary content, not included]`);
     }
@@ -134,11 +141,12 @@ async function linked(
   name: string,
   path: string | undefined,
   readBuffer: ReadBuffer | undefined,
+  mask: (text: string) => string,
 ): Promise<string> {
   // Without the editor's reads the agent's own tools read the file from disk when it needs it.
   if (path === undefined || readBuffer === undefined) return `[The person points at ${uri}]`;
   try {
-    return attached(uri, await readBuffer(path));
+    return attached(uri, mask(await readBuffer(path)));
   } catch (error) {
     return `[Cannot read ${name} (${uri}) from the editor: ${messageOf(error)}]`;
   }

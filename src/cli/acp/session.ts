@@ -144,6 +144,7 @@ export class AcpSession {
         workspace: this.#options.workspace,
         refusal: () => this.#agent.conversation.readRefusal(),
         readBuffer: this.#readBuffer(starting.signal),
+        mask: (content) => this.#agent.conversation.maskKnownKeys(content),
       });
       message = prepared.text;
       typed = prepared.typed;

@@ -104,10 +104,13 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
         home: readEnv("HOME"),
         rules: controller.config.rules,
       });
+      // The keys tern holds are masked in what a mention attaches, as in the read tool's output.
+      const conversation = await controller.conversation();
       const expanded = await expandMentions(text, workspace, {
         skip: named.mentions,
         from: typed,
         refuse,
+        mask: (content) => conversation.maskKnownKeys(content),
       });
       const attached = await attachNamedImages(
         workspace,
