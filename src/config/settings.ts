@@ -81,7 +81,13 @@ export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
   toolSeconds: 120,
 };
 
-const MS = "a positive integer (milliseconds)";
+/**
+ * The longest time a millisecond setting may give: what a timer holds (2^31 - 1 ms, about 24.8
+ * days). A timer given more fires at once, so a larger value (a repository's "35 days") would
+ * end every wait as it starts, and tern would say it had waited that long.
+ */
+const MAX_MS = 2_147_483_647;
+const MS = `an integer from 1 to ${MAX_MS} (milliseconds)`;
 /** The default subagents at once and time limit: what a project's files may lower, not raise. */
 const SUBAGENTS = 4;
 const PLAN_NODES = 2;
@@ -291,7 +297,7 @@ export const SETTINGS = {
   },
   /** Longest an AUTO review may take before it counts as a denial, in milliseconds. */
   reviewTimeoutMs: {
-    rule: { kind: "integer", min: 1 },
+    rule: { kind: "integer", min: 1, max: MAX_MS },
     default: 30_000,
     env: ["TERN_REVIEW_TIMEOUT_MS"],
     expect: MS,
@@ -314,7 +320,7 @@ export const SETTINGS = {
    * quarter of an hour; a stream that never ends (a stuck proxy, a hostile server) ends here.
    */
   requestTimeoutMs: {
-    rule: { kind: "integer", min: 1 },
+    rule: { kind: "integer", min: 1, max: MAX_MS },
     default: 1_800_000,
     env: ["TERN_REQUEST_TIMEOUT_MS"],
     expect: MS,
@@ -325,7 +331,7 @@ export const SETTINGS = {
    * milliseconds; five of them without content (keep-alives only) end the call.
    */
   idleTimeoutMs: {
-    rule: { kind: "integer", min: 1 },
+    rule: { kind: "integer", min: 1, max: MAX_MS },
     default: 120_000,
     env: ["TERN_IDLE_TIMEOUT_MS"],
     expect: MS,
@@ -333,7 +339,7 @@ export const SETTINGS = {
   },
   /** Default timeout for one shell command, in milliseconds. */
   bashTimeoutMs: {
-    rule: { kind: "integer", min: 1 },
+    rule: { kind: "integer", min: 1, max: MAX_MS },
     default: 120_000,
     env: ["TERN_BASH_TIMEOUT_MS"],
     expect: MS,
@@ -411,7 +417,7 @@ export const SETTINGS = {
   },
   /** The first retry's backoff in milliseconds; doubled each time, with jitter. */
   retryBaseMs: {
-    rule: { kind: "integer", min: 1 },
+    rule: { kind: "integer", min: 1, max: MAX_MS },
     default: 500,
     env: ["TERN_RETRY_BASE_MS"],
     expect: MS,
@@ -460,7 +466,7 @@ export const SETTINGS = {
   },
   /** Longest a subagent may run before it is stopped, in milliseconds; a project may only lower it. */
   subagentTimeoutMs: {
-    rule: { kind: "integer", min: 1 },
+    rule: { kind: "integer", min: 1, max: MAX_MS },
     default: SUBAGENT_MS,
     env: ["TERN_SUBAGENT_TIMEOUT_MS"],
     expect: MS,
@@ -476,7 +482,7 @@ export const SETTINGS = {
    * longer than the person chose).
    */
   subagentEscalationTimeoutMs: {
-    rule: { kind: "integer", min: 1 },
+    rule: { kind: "integer", min: 1, max: MAX_MS },
     default: ESCALATION_MS,
     env: ["TERN_SUBAGENT_ESCALATION_TIMEOUT_MS"],
     expect: MS,

@@ -148,8 +148,11 @@ export function readPromptFiles(options: PromptFilesOptions): PromptFiles {
 
 /**
  * The context files of the folders from below `workspace` down to the folder of `touched` (a
- * path a tool used) that are not in `visited` yet; each folder visited is added to it. Paths
- * outside the workspace, and folders under `node_modules` or `.git`, give none.
+ * path a tool used) that are not in `visited` yet (by real path); each folder visited is added
+ * to it. Paths outside the workspace, and folders under `node_modules` or `.git`, give none. At
+ * most {@linkcode MAX_CONTEXT_TOTAL_CHARS} in one call: the walk stops before the folder whose
+ * files would pass it, and leaves it and those below unvisited, so a repository's chain of
+ * nested folders cannot put more than that into one tool result; they join with later calls.
  */
 export function nestedContextFiles(
   workspace: string,
@@ -166,12 +169,18 @@ export function nestedContextFiles(
   if (!info?.isDirectory) parts.pop();
   const files: ContextFile[] = [];
   let dir = workspace;
+  let total = 0;
   for (const part of parts) {
     if (SKIPPED_FOLDERS.has(part)) break;
     dir = join(dir, part);
-    if (visited.has(dir)) continue;
-    visited.add(dir);
-    files.push(...folderFiles(workspace, dir, "nested", warn, refuse));
+    // By real path: a link back up (`sub/loop -> .`) names one folder at every depth.
+    const folder = realPathOrNull(dir) ?? dir;
+    if (visited.has(folder)) continue;
+    const found = folderFiles(workspace, dir, "nested", warn, refuse);
+    total += found.reduce((sum, file) => sum + file.text.length, 0);
+    if (total > MAX_CONTEXT_TOTAL_CHARS) break;
+    visited.add(folder);
+    files.push(...found);
   }
   return files;
 }

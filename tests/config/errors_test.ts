@@ -69,7 +69,7 @@ Deno.test("loadConfig() rejects out-of-range numbers and non-http URLs", async (
     const cases: Array<[string, string]> = [
       [`{ "temperature": 2.5 }`, `key "temperature": expected a number from 0 to 2, got 2.5`],
       [`{ "maxTokens": 0 }`, `key "maxTokens": expected a positive integer, got 0`],
-      [`{ "bashTimeoutMs": 1.5 }`, `key "bashTimeoutMs": expected a positive integer`],
+      [`{ "bashTimeoutMs": 1.5 }`, `key "bashTimeoutMs": expected an integer from 1 to 2147483647`],
       [`{ "model": "" }`, `key "model": expected a non-empty string, got ""`],
       [`{ "baseUrl": "ftp://x" }`, `key "baseUrl": expected an http or https URL, got "ftp://x"`],
       [`{ "maxRounds": [1] }`, `got an array`],
@@ -222,7 +222,7 @@ Deno.test("loadConfig() names the .env line of a bad variable", async () => {
     const error = await loadError({ cwd, env: { HOME: home } });
     assert.deepEqual(fields(error), {
       message: `Invalid .env file "${file}": line 2, column 3: TERN_REQUEST_TIMEOUT_MS ` +
-        `(key "requestTimeoutMs"): expected a positive integer (milliseconds), got "-5"`,
+        `(key "requestTimeoutMs"): expected an integer from 1 to 2147483647 (milliseconds), got "-5"`,
       file,
       key: "TERN_REQUEST_TIMEOUT_MS",
       line: 2,
