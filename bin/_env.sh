@@ -294,8 +294,21 @@ _tern_json_urls() {
 _tern_dotenv_url() {
   local line tern="" openai="" value
   local re='^[[:space:]]*(export[[:space:]]+)?(TERN_BASE_URL|OPENAI_BASE_URL)[[:space:]]*=[[:space:]]*(.*)$'
-  local rest
+  # A value whose quote does not close on its line goes on to the next line that holds that
+  # quote, as tern's reader takes it (src/config/_dotenv_lines.ts): those lines are the value,
+  # never assignments, so `NOTE="` over a `TERN_BASE_URL=` line adds no host tern will not use.
+  local opens='^[[:space:]]*(export[[:space:]]+)?[^=[:space:]]+[[:space:]]*=[[:space:]]*(["'"'"'`])(.*)$'
+  local rest quote=""
   while IFS= read -r line || [[ -n "$line" ]]; do
+    if [[ -n "$quote" ]]; then
+      [[ "$line" == *"$quote"* ]] && quote=""
+      continue
+    fi
+    # Linear in the line (ERE, and a pattern with `*` at both ends), whatever its length.
+    if [[ "$line" =~ $opens && "${BASH_REMATCH[3]}" != *"${BASH_REMATCH[2]}"* ]]; then
+      quote="${BASH_REMATCH[2]}"
+      continue
+    fi
     # No URL is this long; and each step below stays linear in the line (a suffix pattern
     # that starts with `*` is not: a line of 30,000 spaces took a minute).
     ((${#line} <= 8192)) || continue

@@ -5,6 +5,7 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { PROVIDER_PRESETS } from "../../src/llm/presets.ts";
+import { loadConfig } from "../../src/config/load.ts";
 import { VERSION } from "../../src/version.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
@@ -334,6 +335,29 @@ Deno.test("the launcher never grants a host a project file merely mentions", asy
       ok(!hosts.some((host) => host.includes("evil")), hosts.join(","));
     } finally {
       await Deno.remove(outside, { recursive: true });
+    }
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("the launcher reads a .env's quoted value over lines as tern does: no assignment inside it counts", async () => {
+  const ws = await tempWorkspace();
+  try {
+    for (const quote of ['"', "'", "`"]) {
+      // What tern reads as one value (NOTE), the launcher must not read as a base URL.
+      await Deno.writeTextFile(
+        join(ws.dir, ".env"),
+        `TERN_BASE_URL=https://good-env.test/v1\nNOTE=${quote}\n` +
+          `TERN_BASE_URL=http://evil-${quote.charCodeAt(0)}.example:8443/v1\n${quote}\n`,
+      );
+      const env = { HOME: "/nonexistent", TERN_HOME: ws.home };
+      const hosts = netHosts(env, { cwd: ws.dir });
+      ok(hosts.includes("good-env.test"), hosts.join(","));
+      ok(!hosts.some((host) => host.includes("evil")), hosts.join(","));
+      // tern's own reader agrees: the URL it uses is the one the launcher granted.
+      const { config } = await loadConfig({ cwd: ws.dir, env });
+      equal(config.baseUrl, "https://good-env.test/v1");
     }
   } finally {
     await ws.cleanup();
