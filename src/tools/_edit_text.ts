@@ -4,7 +4,7 @@
  */
 import { ToolError } from "../core/observation.ts";
 import type { ToolContext } from "./define.ts";
-import { decodeUtf8Strict, looksBinary } from "./file_io.ts";
+import { decodeUtf8Strict, keptMode, looksBinary } from "./file_io.ts";
 import { type CheckedPath, checkPath } from "./paths.ts";
 import { openVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";
@@ -61,7 +61,7 @@ export async function readEditableText(
   if (looksBinary(bytes)) throw fail(`binary file (${bytes.length} bytes)`);
   const text = decodeUtf8Strict(bytes);
   if (text === null) throw fail("the file is not valid UTF-8 text");
-  const mode = typeof info.mode === "number" ? info.mode & 0o7777 : undefined;
+  const mode = typeof info.mode === "number" ? keptMode(info.mode) : undefined;
   return { checked, real, text, mode };
 }
 

@@ -32,3 +32,13 @@ export function countLines(text: string): number {
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
   return text.endsWith("\n") ? n : n + 1;
 }
+
+/**
+ * The permission bits a rewrite of a file whose mode is `mode` keeps: read, write and execute,
+ * never set-user-ID, set-group-ID or sticky. The new file is tern's user's: kept, a set-ID bit
+ * would make the model's content run as that user (root, under a root tern) for whoever runs it,
+ * where the kernel clears those bits on any write by an unprivileged writer.
+ */
+export function keptMode(mode: number): number {
+  return mode & 0o777;
+}

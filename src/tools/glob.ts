@@ -5,11 +5,17 @@ import { glob } from "tinyglobby";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { IgnoreRules, rulesFor } from "./ignore_rules.ts";
+import { IgnoreRules, MAX_GLOBSTARS, rulesFor } from "./ignore_rules.ts";
 import { checkPath, displayPath, isInside } from "./paths.ts";
 
 /** Paths shown at most; the rest are counted in a note. */
 export const MAX_GLOB_RESULTS = 1000;
+/**
+ * Most `*` wildcards one part of a pattern (between slashes) may hold. The matcher's regular
+ * expressions backtrack: a name is tried in about length^(wildcards - 1) ways, so four cost
+ * 0.7 s on one 255-character name and eight run for hours, holding the tool worker.
+ */
+export const MAX_PART_WILDCARDS = 3;
 
 export const globParameters = z.strictObject({
   pattern: z.string().min(1).describe(
@@ -44,6 +50,7 @@ export function createGlobTool(): Tool {
           `Pattern "${args.pattern}" must stay inside the search folder; use path to choose the folder`,
         );
       }
+      refuseCostly(args.pattern);
       const dirArg = args.path ?? ".";
       const { real: dir, root, info } = await checkPath(ctx.workspace, dirArg, {
         roots: ctx.roots,
@@ -86,6 +93,25 @@ export function createGlobTool(): Tool {
       };
     },
   });
+}
+
+/**
+ * Throws ToolError INVALID_ARGUMENTS for a pattern whose matching could backtrack for ever:
+ * more than {@linkcode MAX_PART_WILDCARDS} `*` in one part, or more than `MAX_GLOBSTARS` `**`
+ * parts (as the .gitignore rules bound theirs: four cost 1.5 s on one path 200 folders deep).
+ */
+function refuseCostly(pattern: string): void {
+  const parts = pattern.split("/");
+  const globstars = parts.filter((part) => part === "**").length;
+  const wildcards = Math.max(
+    ...parts.map((part) => part === "**" ? 0 : part.match(/\*+/g)?.length ?? 0),
+  );
+  if (globstars <= MAX_GLOBSTARS && wildcards <= MAX_PART_WILDCARDS) return;
+  throw new ToolError(
+    "INVALID_ARGUMENTS",
+    `Pattern "${pattern}" is too costly to match: use at most ${MAX_PART_WILDCARDS} "*" ` +
+      `between two slashes and ${MAX_GLOBSTARS} "**" parts, then filter with grep`,
+  );
 }
 
 type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: nodeFs.Dirent[]) => void;

@@ -8,8 +8,9 @@
  */
 import { relative } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
-import { readFileVerified } from "./verified_io.ts";
+import { openFileVerified, type VerifiedFile } from "./verified_io.ts";
 import { globFilter, GrepCollector, type GrepQuery } from "./grep_results.ts";
+import { MAX_RG_JSON_LINE } from "./grep_ripgrep.ts";
 import { IgnoreRules, walk } from "./ignore_rules.ts";
 
 /** A compiled pattern: whether it matches somewhere in a line. */
@@ -27,9 +28,9 @@ export async function searchWithFallback(query: GrepQuery): Promise<GrepCollecto
     const rel = relative(query.workspace, file);
     if (!query.targetIsFile && !included(rel)) continue;
     // Verified like read: a file swapped for a symlink mid-walk is skipped, not followed.
-    const bytes = readFileVerified(query.workspace, file);
-    if (bytes === null || bytes.includes(0)) continue;
-    searchText(new TextDecoder().decode(bytes), rel, regex, query.context, collector);
+    using opened = openFileVerified(query.workspace, file);
+    if (opened === null) continue;
+    await searchFile(opened, rel, regex, query.context, collector);
     if (collector.done) break;
   }
   return collector;
@@ -42,30 +43,76 @@ async function* walkFiles(query: GrepQuery): AsyncGenerator<string> {
   }
 }
 
-/** Offers the matches of one file, with context, to the collector in line order. */
-function searchText(
-  text: string,
+/**
+ * Offers the matches of one file, with context, to the collector in line order, reading it a
+ * chunk at a time: a file of any size is searched in bounded memory (one of 600 MB, read whole,
+ * failed every search with "buffer exceeds maximum length"). A line over
+ * {@linkcode MAX_RG_JSON_LINE} characters is left out and noted, as the ripgrep engine leaves it
+ * out; at a NUL byte the file counts as binary and the search of it ends, as ripgrep's does.
+ */
+async function searchFile(
+  file: VerifiedFile,
   path: string,
   regex: LineMatcher,
   context: number,
   collector: GrepCollector,
-): void {
-  const lines = text.split("\n");
-  if (text.endsWith("\n")) lines.pop();
-  const matches: number[] = [];
-  for (let i = 0; i < lines.length; i++) if (regex.test(lines[i])) matches.push(i);
-  const isMatch = new Set(matches);
-  let next = 0; // first line index not offered yet
-  for (const m of matches) {
-    const from = Math.max(next, m - context);
-    const to = Math.min(lines.length - 1, m + context);
-    for (let i = from; i <= to; i++) {
-      // Lines up to the next match are emitted when that match is reached.
-      if (i > m && isMatch.has(i)) break;
-      if (!collector.add(path, i + 1, lines[i], i === m)) return;
-      next = i + 1;
+): Promise<void> {
+  /** Lines after the last match not offered yet (their number and text), `context` at most. */
+  const before: [number, string][] = [];
+  let after = 0;
+  let number = 0;
+  for await (const { text, long } of fileLines(file)) {
+    number++;
+    if (long) collector.skipLongLine(path);
+    if (!long && regex.test(text)) {
+      for (const [n, t] of before) if (!collector.add(path, n, t, false)) return;
+      before.length = 0;
+      if (!collector.add(path, number, text, true)) return;
+      after = context;
+    } else if (after > 0) {
+      after--;
+      if (!collector.add(path, number, text, false)) return;
+    } else if (context > 0) {
+      before.push([number, text]);
+      if (before.length > context) before.shift();
     }
   }
+}
+
+/** One line of a file, without its "\n": at most {@linkcode MAX_RG_JSON_LINE} characters of it. */
+interface FileLine {
+  text: string;
+  /** The line was longer, and cut. */
+  long: boolean;
+}
+
+/** The lines of `file`, up to the read that holds its first NUL byte. */
+async function* fileLines(file: VerifiedFile): AsyncGenerator<FileLine> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  let long = false;
+  const line = (piece: string): FileLine => {
+    const room = MAX_RG_JSON_LINE - pending.length;
+    const done = { text: pending + piece.slice(0, room), long: long || piece.length > room };
+    pending = "";
+    long = false;
+    return done;
+  };
+  for await (const chunk of file.chunks()) {
+    // As ripgrep does, a read holding a NUL byte ends the file: a small one is left out whole.
+    if (chunk.includes(0)) return;
+    const text = decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+      yield line(text.slice(start, nl));
+      start = nl + 1;
+    }
+    const rest = line(text.slice(start));
+    pending = rest.text;
+    long = rest.long;
+  }
+  pending += decoder.decode();
+  if (pending.length > 0 || long) yield line("");
 }
 
 async function compileRegex(pattern: string, ignoreCase: boolean): Promise<LineMatcher> {

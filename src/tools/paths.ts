@@ -69,8 +69,9 @@ const MAX_SYMLINK_HOPS = 40;
  * after resolving symlinks, is outside the workspace and every allowed root, or in /proc, /dev
  * or /sys (unless the workspace itself is there); when it names a special file (FIFO, socket,
  * device); and with `forWrite`, when it is in a protected folder (below the workspace, or
- * below any write root holding it) or is a file with more than one hard link. A missing target
- * is not an error here.
+ * below any write root holding it), is a file with more than one hard link, or is missing and
+ * reached through a dangling symlink (a new file then lands somewhere its path does not say).
+ * A missing target is otherwise not an error here.
  *
  * Reading a file with several hard links is allowed: a hard link is an entry of the workspace
  * itself, and git object stores and pnpm's node_modules are made of them. Linking a file one
@@ -100,6 +101,16 @@ export async function checkPath(
     );
   }
   if (!options.forWrite) return { path, real, root, info };
+  if (info === null) {
+    const named = await realPathOfExisting(absolute);
+    if (named !== real) {
+      throw new ToolError(
+        "POLICY_DENIED",
+        `Cannot write "${path}": a symlink on the way leads to "${real}", which does not exist yet; ` +
+          "write that path itself",
+      );
+    }
+  }
   if (!options.allowProtected) {
     // Outside the workspace every write root counts: a folder protected below any of them is.
     const bases = root === workspace ? [workspace] : [workspace, ...extra];
@@ -254,6 +265,24 @@ function protectedIn(bases: readonly string[], path: string): string | null {
  */
 export async function realPathOf(path: string): Promise<string> {
   return await realPathLoose(path, 0).catch(() => path);
+}
+
+/**
+ * The real path of `path`'s nearest ancestor that resolves, with the rest of `path` appended as
+ * written: where a new file would seem to go to anyone who does not follow dangling symlinks
+ * (the permission question does not). Differs from {@linkcode realPathLoose} exactly when a
+ * dangling symlink is on the way.
+ */
+async function realPathOfExisting(path: string): Promise<string> {
+  const rest: string[] = [];
+  for (let at = path;; at = dirname(at)) {
+    try {
+      return join(await Deno.realPath(at), ...rest);
+    } catch (error) {
+      if (!isMissing(error) || dirname(at) === at) return path;
+      rest.unshift(basename(at));
+    }
+  }
 }
 
 /** The real path of `path`, following dangling symlinks and resolving missing tails lexically. */

@@ -45,6 +45,7 @@ import {
   openError,
   openVerified,
   sameFile,
+  type VerifiedFile,
 } from "../core/verified_open.ts";
 import { type CheckedPath, isInside, isMissing } from "./paths.ts";
 
@@ -69,11 +70,25 @@ export function readFileVerified(
   maxBytes?: number,
 ): Uint8Array | null {
   try {
+    using file = openFileVerified(workspace, path);
+    if (file === null) return null;
+    return maxBytes === undefined ? file.readAll() : file.head(maxBytes);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * {@linkcode readFileVerified}'s file opened, for reading it a part at a time (a file of any
+ * size): null when it is not a regular file inside `workspace` at a path without symlinks, or
+ * cannot be opened. The caller closes it. Never throws.
+ */
+export function openFileVerified(workspace: string, path: string): VerifiedFile | null {
+  try {
     if (!isInside(workspace, path)) return null;
     const info = Deno.lstatSync(path);
     if (!info.isFile) return null;
-    using file = openVerified({ path, real: path, info });
-    return maxBytes === undefined ? file.readAll() : file.head(maxBytes);
+    return openVerified({ path, real: path, info });
   } catch {
     return null;
   }

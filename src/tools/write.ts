@@ -4,7 +4,7 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { unifiedDiff } from "./file_diff.ts";
-import { countLines, decodeUtf8Strict } from "./file_io.ts";
+import { countLines, decodeUtf8Strict, keptMode } from "./file_io.ts";
 import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
 import { makeDirsVerified, openVerified, writeFileVerified } from "./verified_io.ts";
 
@@ -65,7 +65,7 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
           `Cannot write "${args.path}": a parent path is a file, not a directory`,
         );
       }
-      const mode = typeof info?.mode === "number" ? info.mode & 0o7777 : undefined;
+      const mode = typeof info?.mode === "number" ? keptMode(info.mode) : undefined;
       writeFileVerified(checked, args.content, { mode });
       const path = displayPath(ctx.workspace, real);
       const bytes = new TextEncoder().encode(args.content).length;
