@@ -5,6 +5,7 @@
  * than plain keys, so most runs never load zod.
  */
 import * as z from "../core/zod.ts";
+import { costlyGlob } from "../core/glob_cost.ts";
 import { checkRule, type Rule } from "./rules.ts";
 import {
   SETTING_KEYS,
@@ -44,7 +45,16 @@ const permissionRule = z.strictObject({
   action: z.enum(["allow", "ask", "deny"]),
   tool: z.string().trim().min(1).optional(),
   command: z.string().trim().min(1).optional(),
-  path: z.string().trim().min(1).optional(),
+  // A pattern whose matching backtracks would hold every call's path check for minutes.
+  path: z.string().trim().min(1).superRefine((pattern, ctx) => {
+    const costly = costlyGlob(pattern);
+    if (costly !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: `the pattern ${costly}: its matching backtracks; use fewer`,
+      });
+    }
+  }).optional(),
   match: z.array(z.string()).optional(),
   notMatch: z.array(z.string()).optional(),
   reason: z.string().optional(),

@@ -5,17 +5,12 @@ import { glob } from "tinyglobby";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
-import { IgnoreRules, MAX_GLOBSTARS, rulesFor } from "./ignore_rules.ts";
+import { IgnoreRules, rulesFor } from "./ignore_rules.ts";
+import { costlyGlob, MAX_GLOBSTARS, MAX_PART_WILDCARDS } from "../core/glob_cost.ts";
 import { checkPath, displayPath, isInside } from "./paths.ts";
 
 /** Paths shown at most; the rest are counted in a note. */
 export const MAX_GLOB_RESULTS = 1000;
-/**
- * Most `*` wildcards one part of a pattern (between slashes) may hold. The matcher's regular
- * expressions backtrack: a name is tried in about length^(wildcards - 1) ways, so four cost
- * 0.7 s on one 255-character name and eight run for hours, holding the tool worker.
- */
-export const MAX_PART_WILDCARDS = 3;
 
 export const globParameters = z.strictObject({
   pattern: z.string().min(1).describe(
@@ -96,17 +91,12 @@ export function createGlobTool(): Tool {
 }
 
 /**
- * Throws ToolError INVALID_ARGUMENTS for a pattern whose matching could backtrack for ever:
- * more than {@linkcode MAX_PART_WILDCARDS} `*` in one part, or more than `MAX_GLOBSTARS` `**`
- * parts (as the .gitignore rules bound theirs: four cost 1.5 s on one path 200 folders deep).
+ * Throws ToolError INVALID_ARGUMENTS for a pattern whose matching could backtrack for ever
+ * (`costlyGlob`: four `*` in one part cost 0.7 s on one 255-character name, four `**` parts
+ * 1.5 s on one path 200 folders deep), holding the tool worker.
  */
 function refuseCostly(pattern: string): void {
-  const parts = pattern.split("/");
-  const globstars = parts.filter((part) => part === "**").length;
-  const wildcards = Math.max(
-    ...parts.map((part) => part === "**" ? 0 : part.match(/\*+/g)?.length ?? 0),
-  );
-  if (globstars <= MAX_GLOBSTARS && wildcards <= MAX_PART_WILDCARDS) return;
+  if (costlyGlob(pattern) === undefined) return;
   throw new ToolError(
     "INVALID_ARGUMENTS",
     `Pattern "${pattern}" is too costly to match: use at most ${MAX_PART_WILDCARDS} "*" ` +

@@ -7,6 +7,7 @@ import { dirname, join, relative } from "../core/path.ts";
 import ignore from "ignore";
 import { isInside, lstatOrNull } from "./paths.ts";
 import { openUnchanged } from "../core/verified_open.ts";
+import { MAX_GLOBSTARS } from "../core/glob_cost.ts";
 
 type Matcher = ReturnType<typeof ignore>;
 
@@ -152,7 +153,7 @@ const SETTLED_MS = 2_000;
  * thread that runs code search. Real patterns hold one or two; a pattern with more is not used
  * (it hides nothing, as a cut file's rest does not).
  */
-export const MAX_GLOBSTARS = 2;
+export { MAX_GLOBSTARS };
 
 /**
  * The .gitignore at `path` compiled, null when it is no regular file, or OVER_BUDGET when it
