@@ -368,16 +368,17 @@ const MIN_STREAMED_SECRET_CHARS = 16;
 
 /**
  * One payload of a server's stream with each of `secrets` (16 characters or more) replaced by
- * `[redacted]`, before anything reads it: a server that echoes the key it was sent, in an
- * error's code, in a payload that is not JSON, in a field of the wrong type or in its answer,
- * must not put it on the terminal or in the session. Error texts quote a payload clipped, so the
- * key is taken out before, not from the message.
+ * `[REDACTED]` (the marker the session's masker puts for a known key, so an answer reads as it
+ * did when only the masker took the key out), before anything reads it: a server that echoes
+ * the key it was sent, in an error's code, in a payload that is not JSON, in a field of the
+ * wrong type or in its answer, must not put it on the terminal or in the session. Error texts
+ * quote a payload clipped, so the key is taken out before, not from the message.
  */
 export function withoutSecrets(data: string, secrets: readonly string[]): string {
   let result = data;
   for (const secret of secrets) {
     if (secret.length >= MIN_STREAMED_SECRET_CHARS && result.includes(secret)) {
-      result = result.replaceAll(secret, "[redacted]");
+      result = result.replaceAll(secret, "[REDACTED]");
     }
   }
   return result;

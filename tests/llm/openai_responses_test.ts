@@ -268,7 +268,7 @@ Deno.test("createOpenAiResponsesProvider() reports response.failed with the reda
     assert.deepEqual(lastError(await collect(provider.stream(REQUEST))), {
       type: "error",
       kind: "client",
-      message: "Model API stream error: Boom near [redacted]",
+      message: "Model API stream error: Boom near [REDACTED]",
       retryable: true,
     });
   });
