@@ -6,10 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { discoverModels } from "../../src/llm/discovery.ts";
-import { httpStreamConfig } from "../../src/llm/http_stream.ts";
-import { ResponsesSocketPool, socketUrl } from "../../src/llm/openai_responses_socket.ts";
 import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
+import { streamOverSocket, withSocketPool } from "../support/socket_pool.ts";
 
 const KEY =
   "sk-live-SECRET-0123456789abcdefghijklmnopqrstuvwxyz-0123456789abcdefghijklmnopqrstuvwxyz";
@@ -113,40 +112,20 @@ Deno.test("Anthropic stream: a payload that is not JSON and starts with the key 
 });
 
 Deno.test("ResponsesSocketPool.stream(): a failure whose code echoes the key does not show it", async () => {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
-    const { socket, response } = Deno.upgradeWebSocket(req);
+  const accept = (socket: WebSocket) =>
     socket.addEventListener("message", () => {
       socket.send(JSON.stringify({ type: "response.output_text.delta", delta: `key ${KEY}` }));
       socket.send(JSON.stringify({ type: "response.failed", response: { error: { code: KEY } } }));
     });
-    return response;
-  });
-  const baseUrl = `http://127.0.0.1:${server.addr.port}/v1`;
-  const http = httpStreamConfig(
-    { baseUrl, apiKey: KEY, requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 },
-    "/responses",
-    {},
-  );
-  const pool = new ResponsesSocketPool({ url: socketUrl(baseUrl), headers: {}, http });
-  try {
-    const request = {
-      model: "m",
-      messages: [{ role: "user" as const, content: "hi" }],
-      tools: [],
-      cacheKey: "k",
-    };
-    const events: StreamEvent[] = [];
-    const overHttp = async function* (): AsyncGenerator<StreamEvent> {
+  const timeouts = { apiKey: KEY, requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 };
+  await withSocketPool(accept, timeouts, async (pool) => {
+    const events = await streamOverSocket(pool, async function* () {
       yield { type: "error", kind: "client", message: "not over http" };
-    };
-    for await (const event of pool.stream(request, undefined, overHttp)) events.push(event);
+    });
     assert.equal(events.at(-1)?.type, "error");
     assert.notEqual((events.at(-1) as { message: string }).message, "not over http");
     assertNoKey(events);
-  } finally {
-    await pool.close();
-    await server.shutdown();
-  }
+  });
 });
 
 Deno.test("createWireProvider(): a credential in a configured header is redacted like the key", async () => {

@@ -6,8 +6,6 @@ import {
   usesWebSocket,
 } from "../../src/llm/openai_responses.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
-import { httpStreamConfig } from "../../src/llm/http_stream.ts";
-import { ResponsesSocketPool, socketUrl } from "../../src/llm/openai_responses_socket.ts";
 import { createWireProvider } from "../../src/llm/setup.ts";
 import type { ModelRequest, Provider, StreamEvent } from "../../src/llm/types.ts";
 import {
@@ -17,6 +15,7 @@ import {
 } from "../support/scripted_server.ts";
 import { done, lastError } from "../support/stream_events.ts";
 import { sleep } from "../support/abortable_wait.ts";
+import { SOCKET_REQUEST, streamOverSocket, withSocketPool } from "../support/socket_pool.ts";
 
 const KEY = "sk-live-SECRET-0123456789abcdef";
 const READ = {
@@ -375,53 +374,38 @@ Deno.test("createOpenAiResponsesProvider() with the default transport never open
 
 Deno.test("ResponsesSocketPool.stream() ends an answer that never finishes at the request timeout, without HTTP", async () => {
   const closing = new AbortController();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
-    const { socket, response } = Deno.upgradeWebSocket(req);
-    // Each response.create is answered with text deltas every 20 ms, and never completed.
+  // Each response.create is answered with text deltas every 20 ms, and never completed.
+  const accept = (socket: WebSocket) =>
     socket.addEventListener("message", async () => {
       while (socket.readyState === WebSocket.OPEN && !closing.signal.aborted) {
         socket.send(JSON.stringify({ type: "response.output_text.delta", delta: "la" }));
         await sleep(20, closing.signal);
       }
     });
-    return response;
-  });
-  const baseUrl = `http://127.0.0.1:${server.addr.port}/v1`;
-  const http = httpStreamConfig(
-    { baseUrl, apiKey: KEY, requestTimeoutMs: 300, idleTimeoutMs: 5000 },
-    "/responses",
-    {},
-  );
-  const pool = new ResponsesSocketPool({ url: socketUrl(baseUrl), headers: {}, http });
+  const timeouts = { apiKey: KEY, requestTimeoutMs: 300, idleTimeoutMs: 5000 };
   let overHttp = 0;
-  try {
-    const request: ModelRequest = {
-      model: "gpt-test",
-      messages: [{ role: "user", content: "x" }],
-      tools: [],
-      cacheKey: "k",
-    };
-    // Far above the timeout: reached only when the request timeout did not end the answer.
-    const guard = AbortSignal.timeout(20_000);
-    const events = await collect(pool.stream(request, guard, async function* () {
-      overHttp++;
-      yield* [];
-    }));
-    assert.ok(events.some((event) => event.type === "text_delta"), "expected some text first");
-    assert.deepEqual(events.at(-1), {
-      type: "error",
-      kind: "client",
-      message: "Model API did not finish its answer within 300 ms (the request timeout): " +
-        "raise requestTimeoutMs or TERN_REQUEST_TIMEOUT_MS to allow longer calls",
-      retryable: true,
-      longTimeout: true,
-    });
-    assert.equal(overHttp, 0, "a slow answer is not sent again over HTTP");
-  } finally {
-    await pool.close();
-    closing.abort();
-    await server.shutdown();
-  }
+  await withSocketPool(accept, timeouts, async (pool) => {
+    try {
+      const request: ModelRequest = { ...SOCKET_REQUEST, model: "gpt-test" };
+      // Far above the timeout: reached only when the request timeout did not end the answer.
+      const events = await streamOverSocket(pool, async function* () {
+        overHttp++;
+        yield* [];
+      }, { request, signal: AbortSignal.timeout(20_000) });
+      assert.ok(events.some((event) => event.type === "text_delta"), "expected some text first");
+      assert.deepEqual(events.at(-1), {
+        type: "error",
+        kind: "client",
+        message: "Model API did not finish its answer within 300 ms (the request timeout): " +
+          "raise requestTimeoutMs or TERN_REQUEST_TIMEOUT_MS to allow longer calls",
+        retryable: true,
+        longTimeout: true,
+      });
+      assert.equal(overHttp, 0, "a slow answer is not sent again over HTTP");
+    } finally {
+      closing.abort();
+    }
+  });
 });
 
 Deno.test("usesWebSocket() picks the socket under auto only at OpenAI's own API", () => {

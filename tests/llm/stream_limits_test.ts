@@ -5,12 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { StreamTooLargeError } from "../../src/llm/errors.ts";
-import { httpStreamConfig } from "../../src/llm/http_stream.ts";
-import { ResponsesSocketPool, socketUrl } from "../../src/llm/openai_responses_socket.ts";
 import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
 import { MAX_EVENT_CHARS, readSseData, type SseReadOptions } from "../../src/llm/sse.ts";
 import type { StreamEvent } from "../../src/llm/types.ts";
 import { done, lastError } from "../support/stream_events.ts";
+import { streamOverSocket, withSocketPool } from "../support/socket_pool.ts";
 
 const KEY = "sk-live-SECRET-0123456789abcdef";
 /** Far above every limit here: reached only when a limit failed to end the read. */
@@ -204,44 +203,24 @@ Deno.test("createWireProvider() reports JSON sent instead of events without read
 });
 
 Deno.test("ResponsesSocketPool.stream() redacts the key from the close reason it reports", async () => {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
-    const { socket, response } = Deno.upgradeWebSocket(req);
+  const accept = (socket: WebSocket) =>
     socket.addEventListener("message", () => {
       socket.send(JSON.stringify({ type: "response.output_text.delta", delta: "partial " }));
       socket.close(1008, `invalid key ${KEY}`);
     });
-    return response;
-  });
-  const baseUrl = `http://127.0.0.1:${server.addr.port}/v1`;
-  const http = httpStreamConfig(
-    { baseUrl, apiKey: KEY, requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 },
-    "/responses",
-    {},
-  );
-  const pool = new ResponsesSocketPool({ url: socketUrl(baseUrl), headers: {}, http });
-  try {
-    const request = {
-      model: "m",
-      messages: [{ role: "user" as const, content: "hi" }],
-      tools: [],
-      cacheKey: "k",
-    };
-    const events: StreamEvent[] = [];
-    const overHttp = async function* (): AsyncGenerator<StreamEvent> {
+  const timeouts = { apiKey: KEY, requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 };
+  await withSocketPool(accept, timeouts, async (pool) => {
+    const events = await streamOverSocket(pool, async function* () {
       yield {
         type: "done",
         message: { role: "assistant", content: "over http" },
         finishReason: "stop",
       };
-    };
-    for await (const event of pool.stream(request, undefined, overHttp)) events.push(event);
+    });
     assert.equal(done(events).message.content, "over http");
     const retry = events.find((event) => event.type === "retry");
     assert.ok(retry?.type === "retry");
     assert.match(retry.reason, /closed \(1008 invalid key \[redacted\]\)/);
     assert.equal(JSON.stringify(events).includes(KEY), false, "the key leaked into an event");
-  } finally {
-    await pool.close();
-    await server.shutdown();
-  }
+  });
 });

@@ -7,14 +7,13 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { runTurn } from "../../src/agent/loop.ts";
-import { httpStreamConfig } from "../../src/llm/http_stream.ts";
-import { ResponsesSocketPool, socketUrl } from "../../src/llm/openai_responses_socket.ts";
 import { createWireProvider, type ResolvedProvider } from "../../src/llm/setup.ts";
 import type { ModelRequest, StreamEvent } from "../../src/llm/types.ts";
 import { uniqueCallIds } from "../../src/llm/wire_fields.ts";
 import { defineTool } from "../../src/tools/define.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { done, lastError } from "../support/stream_events.ts";
+import { streamOverSocket, withSocketPool } from "../support/socket_pool.ts";
 
 type Api = ResolvedProvider["api"];
 
@@ -357,39 +356,24 @@ Deno.test("ResponsesSocketPool.stream() checks the fields of events on the socke
     [functionCall({ name: ["bash"] })],
   ];
   let round = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
-    const { socket, response } = Deno.upgradeWebSocket(req);
+  const accept = (socket: WebSocket) =>
     socket.addEventListener("message", () => {
       const events = answers[round++] ?? [];
       for (const event of events) socket.send(JSON.stringify(event));
       socket.send(JSON.stringify({ type: "response.completed", response: { id: `r${round}` } }));
     });
-    return response;
-  });
-  const baseUrl = `http://127.0.0.1:${server.addr.port}/v1`;
-  const http = httpStreamConfig(
-    { baseUrl, requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 },
-    "/responses",
-    {},
-  );
-  const pool = new ResponsesSocketPool({ url: socketUrl(baseUrl), headers: {}, http });
   const overHttp = async function* (): AsyncGenerator<StreamEvent> {
     yield* [];
     throw new Error("the request went over HTTP");
   };
-  try {
+  await withSocketPool(accept, { requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 }, async (pool) => {
     const request = { ...REQUEST, cacheKey: "k" };
-    const first: StreamEvent[] = [];
-    for await (const event of pool.stream(request, undefined, overHttp)) first.push(event);
+    const first = await streamOverSocket(pool, overHttp, { request });
     assertStringCalls(first);
     assert.equal(done(first).message.toolCalls?.[0].arguments, '{"command":"ls"}');
-    const second: StreamEvent[] = [];
-    for await (const event of pool.stream(request, undefined, overHttp)) second.push(event);
+    const second = await streamOverSocket(pool, overHttp, { request });
     assert.match(lastError(second).message, /tool call name \["bash"\] is not a string/);
-  } finally {
-    await pool.close();
-    await server.shutdown();
-  }
+  });
 });
 
 Deno.test("runTurn() runs a Responses tool call whose arguments came as an object and goes on to the next round", async () => {
