@@ -11,7 +11,7 @@ import { netDeniedMessage } from "../core/net_denied.ts";
 import { signalProcessGroup } from "../core/process_group.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import type { McpCallResult } from "./results.ts";
-import type { McpServerConfig } from "./types.ts";
+import { type McpServerConfig, serverSecrets } from "./types.ts";
 
 /** Where a server is in its life. */
 export type McpState = "NEW" | "STARTING" | "READY" | "FAILED" | "CLOSED";
@@ -71,6 +71,16 @@ export const MAX_TOOLS_CHARS = 16 * 1024 * 1024;
 
 const TIMEOUT_CODE = -32001;
 
+/**
+ * Most characters of a server's error shown: a server's words (an HTTP error's body, its
+ * stderr's tail, which keeps 4,000) on one line of `tern mcp list` or a warning; a body of
+ * 16 MiB made that one line.
+ */
+export const MAX_ERROR_CHARS = 5_000;
+
+/** The shortest secret masked, as the session's masker (shorter ones would mask words). */
+const MIN_SECRET_CHARS = 8;
+
 export class McpConnection {
   readonly config: McpServerConfig;
   #options: ConnectionOptions;
@@ -89,10 +99,15 @@ export class McpConnection {
   #refreshing: Promise<void> | undefined;
   /** Another `list_changed` came while a listing (the start's or a refresh) was under way. */
   #changedMeanwhile = false;
+  /** The secrets the config hands the server, longest first (see {@linkcode masked}). */
+  #secrets: string[];
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
     this.#options = options;
+    this.#secrets = serverSecrets(options.config).filter((value) =>
+      value.length >= MIN_SECRET_CHARS
+    ).sort((a, b) => b.length - a.length);
   }
 
   get name(): string {
@@ -106,10 +121,17 @@ export class McpConnection {
   /**
    * Why the server is FAILED (or the last error it reported), on one line with its controls
    * shown: it quotes the server's own words (an error message, its stderr), and a line break in
-   * them would forge a line of `tern mcp list` or of a run's warnings.
+   * them would forge a line of `tern mcp list` or of a run's warnings. A secret the config hands
+   * the server is masked wherever the server's words echo it (an HTTP 401's body quoting the
+   * `Authorization` header), and the text is cut at {@linkcode MAX_ERROR_CHARS}.
    */
   get error(): string | undefined {
-    return this.#error === undefined ? undefined : visibleText(this.#error);
+    if (this.#error === undefined) return undefined;
+    const text = this.masked(this.#error);
+    const more = text.length - MAX_ERROR_CHARS;
+    return visibleText(
+      more > 0 ? `${text.slice(0, MAX_ERROR_CHARS)}… (${more} more characters)` : text,
+    );
   }
 
   /** The tools of a READY server; empty otherwise. */
@@ -120,6 +142,12 @@ export class McpConnection {
   /** The name and version the server gave, once READY. */
   get serverInfo(): { name: string; version: string } | undefined {
     return this.#client?.getServerVersion();
+  }
+
+  /** `text` with every secret the config hands the server as `[REDACTED]`. Never throws. */
+  masked(text: string): string {
+    for (const secret of this.#secrets) text = text.replaceAll(secret, "[REDACTED]");
+    return text;
   }
 
   /** Starts the server once; later calls share the first. Never throws. */
@@ -179,7 +207,7 @@ export class McpConnection {
     if (this.#state !== "READY" || client === undefined) {
       throw new McpCallError(
         "not-ready",
-        `MCP server "${this.name}" is ${this.#state}${this.#error ? `: ${this.#error}` : ""}`,
+        `MCP server "${this.name}" is ${this.#state}${this.#error ? `: ${this.error}` : ""}`,
       );
     }
     const timeout = this.config.requestTimeoutMs;
@@ -209,13 +237,17 @@ export class McpConnection {
       if (this.#state !== "READY") {
         throw new McpCallError(
           "closed",
-          `MCP server "${this.name}" closed the connection during "${tool}"${this.#detail()}`,
+          this.masked(
+            `MCP server "${this.name}" closed the connection during "${tool}"${this.#detail()}`,
+          ),
           { cause: error },
         );
       }
-      throw new McpCallError("protocol", `MCP server "${this.name}": ${messageOf(error)}`, {
-        cause: error,
-      });
+      throw new McpCallError(
+        "protocol",
+        this.masked(`MCP server "${this.name}": ${messageOf(error)}`),
+        { cause: error },
+      );
     }
   }
 

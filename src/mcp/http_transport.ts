@@ -13,6 +13,13 @@ export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
  */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Least milliseconds between the starts of two GET streams (the server's own messages). The SDK
+ * opens the stream again as soon as a server ends it, after the `retry` the server's events set:
+ * `retry: 0` and an empty stream had tern send 170 requests a second for as long as it ran.
+ */
+export const MIN_GET_INTERVAL_MS = 1000;
+
 /** Statuses whose response has no body (a Response with one cannot be made). */
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
@@ -27,11 +34,18 @@ export interface CappedFetch {
  * {@linkcode CappedFetch}: each response's body passes through a count, and is cut with an error
  * naming `label` once one message passes `maxBytes` (an event stream's count starts again at each
  * blank line, the end of an event). Without this, a response a server holds open (the SDK's GET
- * stream) can keep `tern run` from exiting after its close: Deno keeps the body's resource.
+ * stream) can keep `tern run` from exiting after its close: Deno keeps the body's resource. A GET
+ * starts at least {@linkcode MIN_GET_INTERVAL_MS} after the one before (sooner when its request
+ * is aborted, which then fails as aborted).
  */
 export function cappedFetch(label: string, maxBytes = MAX_MESSAGE_BYTES): CappedFetch {
   const open = new Set<ReadableStreamDefaultReader<Uint8Array>>();
+  let lastGet = -Infinity;
   const capped: typeof fetch = async (input, init) => {
+    if ((init?.method ?? "GET").toUpperCase() === "GET") {
+      await pause(lastGet + MIN_GET_INTERVAL_MS - performance.now(), init?.signal);
+      lastGet = performance.now();
+    }
     const response = await fetch(input, init);
     if (response.body === null || NULL_BODY.has(response.status)) return response;
     const reader = response.body.getReader();
@@ -97,4 +111,18 @@ export function cappedFetch(label: string, maxBytes = MAX_MESSAGE_BYTES): Capped
       await Promise.all(readers.map((reader) => reader.cancel().catch(() => {})));
     },
   };
+}
+
+/** Waits `ms` milliseconds, or until `signal` aborts. Never rejects. */
+function pause(ms: number, signal: AbortSignal | null | undefined): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

@@ -16,8 +16,7 @@ import {
   type McpScope,
   type McpServerConfig,
   type McpTransportKind,
-  SECRET_ENV_NAME,
-  SECRET_HEADER_NAME,
+  serverSecrets,
 } from "./types.ts";
 
 /** A server's state as listed: its lifecycle, or why it is not started. */
@@ -189,7 +188,10 @@ export class McpManager {
     return this.tools().find((tool) => tool.name === name);
   }
 
-  /** Calls `tool` of `server` directly (`tern mcp call`), validating `args` first. */
+  /**
+   * Calls `tool` of `server` directly (`tern mcp call`), validating `args` first. Outside a
+   * session's masker, what it answers has the secrets its config hands it masked at least.
+   */
   async call(server: string, tool: string, args: unknown, signal: AbortSignal) {
     const connection = this.#get(server);
     await connection.start();
@@ -201,28 +203,18 @@ export class McpManager {
         : `it is ${connection.state}${connection.error ? `: ${connection.error}` : ""}`;
       throw new RangeError(`Cannot call "${tool}" on MCP server "${server}": ${why}`);
     }
-    return await found.run(args, { signal });
+    const observation = await found.run(args, { signal });
+    return observation.status === "SUCCEEDED"
+      ? { ...observation, output: connection.masked(observation.output) }
+      : { ...observation, message: connection.masked(observation.message) };
   }
 
   /**
-   * Secret values the configs hand to servers — `env` entries whose names look secret
-   * (`*_TOKEN`, `*_KEY`, …) and credential headers (the token of `Bearer …` too) — so tool
-   * output echoing them can be masked like API keys.
+   * Secret values the configs hand to servers (see {@linkcode serverSecrets}), so tool output
+   * echoing them can be masked like API keys.
    */
   secrets(): string[] {
-    const values: string[] = [];
-    for (const config of this.#options.servers) {
-      for (const [name, value] of Object.entries(config.env)) {
-        if (SECRET_ENV_NAME.test(name)) values.push(value);
-      }
-      for (const [name, value] of Object.entries(config.headers)) {
-        if (!SECRET_HEADER_NAME.test(name)) continue;
-        values.push(value);
-        const scheme = /^(?:Bearer|Basic|Token)\s+(\S+)$/i.exec(value.trim());
-        if (scheme) values.push(scheme[1]);
-      }
-    }
-    return values.filter((value) => value !== "");
+    return this.#options.servers.flatMap(serverSecrets);
   }
 
   /** Told whenever a server's state or tools change. Returns the unsubscribe function. */

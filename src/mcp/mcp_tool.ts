@@ -138,29 +138,112 @@ function kilobytes(bytes: number): string {
 function describe(server: string, info: McpToolInfo): string {
   const text = [info.description, info.title, info.annotations?.title]
     .map((words) => withoutInvisible(words ?? "").trim())
-    .find((words) => words !== "") ?? `Tool "${info.name}"`;
+    .find((words) => words !== "") ?? `Tool "${withoutInvisible(info.name)}"`;
   const cut = text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION)}…` : text;
   return `${cut}\n(MCP server "${server}")`;
 }
 
 /**
- * The input schema as model APIs take it: an object schema without `$schema`, its descriptions
- * and titles without the characters that draw as nothing (see {@linkcode describe}). What a
- * call is checked against (types, names, enums, patterns) stays as the server wrote it.
+ * The input schema as model APIs take it: an object schema without `$schema`, its text without
+ * the characters that draw as nothing (see {@linkcode describe}): descriptions and titles, and
+ * as much every other string and key the model reads but a call is not checked against (a
+ * `default`, `examples`, a `$comment`, a keyword of the server's own and what it holds). What a
+ * call is checked against (types, names, enums, consts, patterns, formats, references) stays as
+ * the server wrote it.
  */
 function modelSchema(input: Record<string, unknown>): JsonSchema {
-  const { $schema: _ignored, ...schema } = copyJson(
-    input ?? {},
-    (value, { key, parent }) =>
-      typeof value === "string" && (key === "description" || key === "title") &&
-        !Array.isArray(parent)
-        ? withoutInvisible(value)
-        : COPY,
-  ) as Record<string, unknown>;
+  const roles = new WeakMap<object, Role>();
+  const { $schema: _ignored, ...schema } = copyJson(input ?? {}, (value, { key, parent }) => {
+    const holder = typeof parent === "object" && parent !== null ? parent : undefined;
+    const inherited = holder && roles.get(holder);
+    // A key is a keyword only in a schema: not in a list, an enum or a map of names.
+    const keyword = holder && !inherited && !Array.isArray(holder) ? String(key) : undefined;
+    const listed = Array.isArray(value) && (keyword === "required" || keyword === "type");
+    const role: Role | undefined = inherited === "kept" || keyword === "enum" ||
+        keyword === "const" || listed || (inherited === "lists" && Array.isArray(value))
+      ? "kept"
+      : keyword === "dependentRequired" || keyword === "dependencies"
+      ? "lists"
+      : keyword !== undefined && NAME_MAPS.has(keyword)
+      ? "names"
+      : undefined;
+    if (typeof value === "object" && value !== null) {
+      if (role !== undefined) roles.set(value, role);
+      else if (keyword !== undefined && !SCHEMA_KEYWORDS.has(keyword)) return visibleData(value);
+      return COPY;
+    }
+    if (typeof value !== "string" || role === "kept") return COPY;
+    return keyword !== undefined && CHECKED_STRINGS.has(keyword) ? COPY : withoutInvisible(value);
+  }) as Record<string, unknown>;
   if (schema.type === undefined) schema.type = "object";
   if (schema.type === "object" && schema.properties === undefined) schema.properties = {};
   return schema;
 }
+
+/**
+ * `value` (data in a schema: a default, examples, a keyword of the server's own) without the
+ * characters that draw as nothing, in its strings and its keys alike; null when it cannot be
+ * written as JSON (nested too deep). Those characters occur in JSON text only inside strings.
+ */
+function visibleData(value: object): unknown {
+  try {
+    return JSON.parse(withoutInvisible(JSON.stringify(value)));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What an array or object of a schema holds, for {@linkcode modelSchema}: values a call is
+ * checked against (`kept`), schemas by name (`names`), or by name schemas or lists of names
+ * (`lists`: `dependencies`).
+ */
+type Role = "kept" | "names" | "lists";
+
+/** Keywords whose value maps names to schemas. */
+const NAME_MAPS = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+]);
+
+/** Keywords whose value is a schema or a list of schemas (any other object is data). */
+const SCHEMA_KEYWORDS = new Set([
+  "items",
+  "prefixItems",
+  "additionalItems",
+  "additionalProperties",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contains",
+  "propertyNames",
+  "if",
+  "then",
+  "else",
+  "not",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "contentSchema",
+]);
+
+/** Keywords whose string value a call is checked against (beside `enum` and `const`). */
+const CHECKED_STRINGS = new Set([
+  "type",
+  "pattern",
+  "format",
+  "const",
+  "$ref",
+  "$id",
+  "$anchor",
+  "$dynamicRef",
+  "$dynamicAnchor",
+  "$recursiveRef",
+  "contentEncoding",
+  "contentMediaType",
+]);
 
 /** Ajv's pluggable regular expressions (its package root does not export the names). */
 type RegExpEngine = NonNullable<NonNullable<Options["code"]>["regExp"]>;
@@ -185,8 +268,11 @@ let validation: Promise<Validation> | undefined;
  * second compile of an `$id` throws. Stripping `$id`s instead would have to tell keywords from
  * property names and data, and would break the `$ref`s that use them; only a root `$id` Ajv
  * refuses (`urn:shared`, a URN without a namespace) is dropped, rather than the whole check.
+ * `uniqueItems` is left to the server: Ajv's check takes time quadratic in the model's array; so
+ * is a schema with more than {@linkcode MAX_CHECKED_PATTERNS} patterns of property names.
  */
 async function compile(schema: JsonSchema): Promise<(args: unknown) => string | undefined> {
+  if (propertyPatterns(schema) > MAX_CHECKED_PATTERNS) return () => undefined;
   validation ??= loadValidation();
   const { Ajv, addFormats, regExp } = await validation;
   const compiled = (schema: JsonSchema) => {
@@ -200,6 +286,9 @@ async function compile(schema: JsonSchema): Promise<(args: unknown) => string | 
       code: { regExp },
     });
     addFormats(ajv);
+    // Ajv compares every pair of items that are not all of one scalar type: 20,000 small arrays
+    // held tern 3 s, and what a model may write, minutes. Left to the server to check.
+    ajv.removeKeyword("uniqueItems");
     const check = ajv.compile(schema);
     return (args: unknown) =>
       check(args) ? undefined : ajv.errorsText(check.errors) || "does not match the input schema";
@@ -215,6 +304,29 @@ async function compile(schema: JsonSchema): Promise<(args: unknown) => string | 
   } catch {
     return () => undefined;
   }
+}
+
+/**
+ * Most `patternProperties` patterns a schema checked here may have. Each key of the model's
+ * objects is matched against each pattern, in tern's own thread: 2,000 patterns (a 55 KB schema)
+ * took 6 s to compile and 6 s more to check 5,000 keys.
+ */
+export const MAX_CHECKED_PATTERNS = 100;
+
+/** How many `patternProperties` patterns `schema` has (a property so named counts too). */
+function propertyPatterns(schema: JsonSchema): number {
+  let count = 0;
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next !== "object" || next === null) continue;
+    const patterns = (next as Record<string, unknown>).patternProperties;
+    if (!Array.isArray(next) && typeof patterns === "object" && patterns !== null) {
+      count += Object.keys(patterns).length;
+    }
+    for (const child of Object.values(next)) stack.push(child);
+  }
+  return count;
 }
 
 async function loadValidation(): Promise<Validation> {

@@ -76,3 +76,42 @@ export interface McpServerConfig {
    */
   files?: Record<string, string>;
 }
+
+/**
+ * The secret values `config` hands its server: `env` entries whose names look secret
+ * (`*_TOKEN`, `*_KEY`, …), credential headers (the token of `Bearer …` too), and its URL's
+ * password and the values of query parameters whose names look secret (`?api_key=…`), as
+ * written and decoded. Output or errors that echo them are masked with them.
+ */
+export function serverSecrets(config: McpServerConfig): string[] {
+  const values: string[] = [];
+  for (const [name, value] of Object.entries(config.env)) {
+    if (SECRET_ENV_NAME.test(name)) values.push(value);
+  }
+  for (const [name, value] of Object.entries(config.headers)) {
+    if (!SECRET_HEADER_NAME.test(name)) continue;
+    values.push(value);
+    const scheme = /^(?:Bearer|Basic|Token)\s+(\S+)$/i.exec(value.trim());
+    if (scheme) values.push(scheme[1]);
+  }
+  if (config.url !== undefined && URL.canParse(config.url)) {
+    const url = new URL(config.url);
+    values.push(url.password, decoded(url.password));
+    for (const part of url.search.slice(1).split("&")) {
+      const at = part.indexOf("=");
+      const value = at < 0 ? "" : part.slice(at + 1);
+      if (SECRET_ENV_NAME.test(decoded(part.slice(0, Math.max(at, 0))))) {
+        values.push(value, decoded(value));
+      }
+    }
+  }
+  return [...new Set(values)].filter((value) => value !== "");
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll("+", " "));
+  } catch {
+    return text;
+  }
+}

@@ -3,13 +3,20 @@
 /**
  * A Streamable HTTP MCP server of one tool, `echo`; its GET stream (the server's own messages)
  * sends `get` ("endless": one event that never ends; "idle": a comment, then nothing, open;
- * "pings": `ping` requests whose ids have `idChars` characters, as fast as they are taken).
- * `answers` counts the POSTs that carried no request (tern's answers to its pings).
+ * "pings": `ping` requests whose ids have `idChars` characters, as fast as they are taken;
+ * "closes": `retry: 0`, then the stream ends at once, asking to be opened again right away).
+ * `answers` counts the POSTs that carried no request (tern's answers to its pings), `gets` the
+ * GET streams asked for.
  */
-export function httpServer(get: "endless" | "idle" | "pings", idChars = 300) {
+export function httpServer(get: "endless" | "idle" | "pings" | "closes", idChars = 300) {
   let answers = 0;
+  let gets = 0;
   const getStreams: Array<{ ended: Promise<void> }> = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    if (req.method === "GET") gets++;
+    if (req.method === "GET" && get === "closes") {
+      return new Response("retry: 0\n\n", { headers: { "content-type": "text/event-stream" } });
+    }
     if (req.method === "GET") {
       const { promise: ended, resolve } = Promise.withResolvers<void>();
       getStreams.push({ ended });
@@ -57,6 +64,7 @@ export function httpServer(get: "endless" | "idle" | "pings", idChars = 300) {
     url: `http://127.0.0.1:${server.addr.port}/mcp`,
     getStreams,
     answers: () => answers,
+    gets: () => gets,
     close: () => server.shutdown(),
   };
 }
