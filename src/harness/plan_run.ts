@@ -153,8 +153,14 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
         },
       });
       usage = addUsage(usage, result.usage);
+      // The reason given to fail_step is the model's own, unmasked (the answer is masked).
       const failure = reportedFailure(failStep, result.text);
-      if (failure !== undefined) return { ok: false, text: `reported by the worker: ${failure}` };
+      if (failure !== undefined) {
+        return {
+          ok: false,
+          text: `reported by the worker: ${conversation.maskKnownKeys(failure)}`,
+        };
+      }
       if (result.exitReason === "COMPLETED") return { ok: true, text: result.text };
       return { ok: false, text: `${result.exitReason}${result.error ? `: ${result.error}` : ""}` };
     },

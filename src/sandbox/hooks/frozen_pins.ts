@@ -6,10 +6,14 @@
  * script between tern's check and the hook's start changes nothing the hook runs.
  *
  * Linux drops a bind mount whose mount point another mount namespace renames or deletes (the
- * model's background processes run in sandboxes of their own), and renaming a folder above a
- * pinned file leads its path elsewhere. Both change the inode or the change time of the file or
- * of a folder on its path, which {@linkcode FrozenPins.moved} compares after the hook ran: the
- * caller then throws the hook's answer away, as one that could not run.
+ * model's background processes run in sandboxes of their own), renaming a folder above a pinned
+ * file leads its path elsewhere, and a file added beside a pinned one (a module Python imports
+ * in place of the standard library's, a `deno.json` pinned as missing) is code no pin covers.
+ * Each changes the inode or the change time of the file or of a folder on its path (for the
+ * workspace's own folder, where a pin lies in it, the names in it). {@linkcode FrozenPins.moved}
+ * compares them with marks taken before the copies (the caller checks the pins again after
+ * those) once the hook ran: the caller then throws the hook's answer away, as one that could
+ * not run. Not seen: a file added to the workspace's own folder and removed again meanwhile.
  */
 import { dirname, join, relative } from "../../core/path.ts";
 import { openVerified } from "../../core/verified_open.ts";
@@ -47,15 +51,25 @@ export async function freezePins(
   const copies: Record<string, string> = {};
   const marks = new Map<string, string>();
   try {
+    // Every pin and the folders on its path are marked before any copy, each once: marking
+    // again could hide a change. A file that appears where the hook's program looks for code (a
+    // module beside its script, a `deno.json` pinned as missing) changes the folder it lies
+    // in, as a rename does; the workspace's own folder counts only for pins that lie in it.
+    const markSteps = async (path: string) => {
+      const steps = pathSteps(root, path);
+      if (dirname(path) === root) steps.push(root);
+      for (const step of steps) {
+        if (!marks.has(step)) marks.set(step, await mark(step, root));
+      }
+    };
+    for (const name of Object.keys(pins)) await markSteps(join(root, name));
     let index = 0;
     for (const [name, pin] of Object.entries(pins)) {
       if (!HASH.test(pin)) continue;
       const path = join(root, name);
-      // Marked before the copy: a change after the mark shows in `moved()`.
-      for (const step of pathSteps(root, path)) marks.set(step, await mark(step));
       // Bound where a link leads (a pin inside the workspace), so the link shows the copy too.
       const real = await Deno.realPath(path).catch(() => path);
-      for (const step of pathSteps(root, real)) marks.set(step, await mark(step));
+      await markSteps(real);
       const copy = join(dir, String(index++));
       // The copy's own hash is checked: what is bound is exactly what was compared. A file
       // that now leads out of the workspace is never read: trust pinned one inside it.
@@ -75,7 +89,7 @@ export async function freezePins(
     moved: async () => {
       const moved: string[] = [];
       for (const [path, before] of marks) {
-        if (await mark(path) !== before) moved.push(relative(root, path));
+        if (await mark(path, root) !== before) moved.push(relative(root, path) || ".");
       }
       return moved;
     },
@@ -92,9 +106,26 @@ function pathSteps(root: string, path: string): string[] {
   return steps;
 }
 
-/** What a rename, a replacement or a write changes: the inode and its change time (lstat). */
-async function mark(path: string): Promise<string> {
+/**
+ * The names every sandbox guards in the workspace: absent, each is an empty folder made as a
+ * mount point while a sandbox runs (see `ShellPlan.guarded`), and no command can make it.
+ */
+const GUARDED_NAMES = new Set([".git", ".tern"]);
+
+/**
+ * What a rename, a replacement or a write changes: the inode and its change time (lstat). For
+ * the workspace itself (`root`), whose change time every sandbox's mount points change, the
+ * names in it instead.
+ */
+async function mark(path: string, root: string): Promise<string> {
   try {
+    if (path === root) {
+      const names: string[] = [];
+      for await (const entry of Deno.readDir(root)) {
+        if (!GUARDED_NAMES.has(entry.name)) names.push(entry.name);
+      }
+      return names.sort().join("\n");
+    }
     const info = await Deno.lstat(path);
     return `${info.dev}:${info.ino}:${info.ctime?.getTime()}:${info.mtime?.getTime()}`;
   } catch {

@@ -13,11 +13,11 @@
  * over them (see `frozen_pins.ts`).
  *
  * A PreToolUse hook that could not run at all (its sandbox did not start, its program was not
- * found or not executable, its input was too large to pass, its pinned files changed since
- * trust or moved while it ran, tern's wrapper around it failed) asks instead of passing: the
- * call becomes a question only a person may answer (denied where none can be asked), and the
- * person is told why. Otherwise a guard would guard nothing
- * whenever the model made it fail to start, with a large input or a changed script. A hook that
+ * found or not executable, its input was too large to pass, its output too large to read whole,
+ * its pinned files changed since trust or moved while it ran, tern's wrapper around it failed)
+ * asks instead of passing: the call becomes a question only a person may answer (denied where
+ * none can be asked), and the person is told why. Otherwise a guard would guard nothing whenever
+ * the model made it fail to start, with a large input or a changed script. A hook that
  * ran and failed, timed out or printed nonsense keeps Claude Code's meaning: no opinion, noted.
  */
 import type { AuditRecord } from "../audit.ts";
@@ -41,6 +41,12 @@ export const MAX_REWRITE_ROUNDS = 3;
 
 /** The longest delay a timer takes (2^31 - 1 ms); a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The most characters of a hook's output (its answer, stderr and tern's markers) kept whole;
+ * past them its answer cannot be read, and the hook counts as one that could not run.
+ */
+const MAX_HOOK_OUTPUT_CHARS = 4_000_000;
 
 /** What the hooks of one event decided together. */
 export interface HookOutcome {
@@ -220,8 +226,6 @@ export class HookRunner {
     run: ShellRunner,
     signal: AbortSignal | undefined,
   ): Promise<Answer> {
-    const changed = await this.#pinsChanged(hook);
-    if (changed !== undefined) return unable(hook, changed, true);
     const marker = `TERN_HOOK_${crypto.randomUUID().replaceAll("-", "")}`;
     const { workspace } = this.#options;
     let json = JSON.stringify(input);
@@ -240,14 +244,30 @@ export class HookRunner {
     const frozen = hook.scope === "user" || hook.pins === undefined
       ? undefined
       : await freezePins(hook.pins, workspace);
-    if (typeof frozen === "string") return unable(hook, this.#pinsTold(hook, frozen), true);
+    // Checked after the copies' marks: a file added before them is seen here, one added after
+    // them by `moved()`.
+    const changed = await this.#pinsChanged(hook);
+    if (typeof frozen === "string") {
+      return unable(hook, changed ?? this.#pinsTold(hook, frozen), true);
+    }
+    if (changed !== undefined) {
+      await frozen?.release();
+      return unable(hook, changed, true);
+    }
     let result;
     let failed: string | undefined;
+    // The runner keeps only the ends of a long output: the hook's is kept whole here, up to a cap.
+    const pieces: string[] = [];
+    let printed = 0;
     try {
       result = await run(script, {
         cwd: workspace,
         timeoutMs: Math.min(hook.timeoutS * 1000, MAX_TIMER_MS),
         signal,
+        onOutput: (text) => {
+          printed += text.length;
+          if (printed <= MAX_HOOK_OUTPUT_CHARS) pieces.push(text);
+        },
         // The person's own hooks, and only theirs, see their scripts in tern's home.
         ...(hook.scope === "user" ? { hookScripts: true } : {}),
         ...(frozen === undefined ? {} : { replaced: frozen.copies }),
@@ -268,7 +288,9 @@ export class HookRunner {
         note: `The ${hook.event} hook "${shownCommand(hook)}" timed out after ${hook.timeoutS} s`,
       };
     }
-    const ran = unwrap(result.output, marker);
+    const whole = printed <= MAX_HOOK_OUTPUT_CHARS;
+    // Cut, its exit code (at the end) still reads, and exit code 2 blocks without its text.
+    const ran = unwrap(whole ? pieces.join("") : result.output, marker);
     if (ran === undefined) {
       return unable(hook, `its sandbox failed: ${result.output.trim().slice(-300)}`);
     }
@@ -278,6 +300,12 @@ export class HookRunner {
       const what = ran.code === 127 ? "not found" : "not executable";
       const why = `a program it names was ${what} (exit code ${ran.code})`;
       return { ...unable(hook, why, true), exitCode: ran.code };
+    }
+    if (!whole && ran.code !== 2) {
+      // An answer read from the output's ends (a guard's JSON quoting the model's input) would
+      // be another, or none at all: never a hook that had no objection.
+      const why = `its output (${printed} characters) was too large to read whole`;
+      return { ...unable(hook, why), exitCode: ran.code };
     }
     return { ...interpret(hook, ran), exitCode: ran.code };
   }
