@@ -10,7 +10,7 @@ import { InputError } from "./errors.ts";
 import type { McpManager, McpServerStatus } from "../mcp/manager.ts";
 import type { McpServerConfig } from "../mcp/types.ts";
 import type { CommandLine } from "./args.ts";
-import { EXIT_USAGE } from "./exit_codes.ts";
+import { EXIT_CANCELLED, EXIT_USAGE } from "./exit_codes.ts";
 import { describeServer, openMcp } from "../harness/mcp_setup.ts";
 import { processWriters, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
@@ -44,20 +44,37 @@ export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<num
     );
     return line.action === "list" ? 0 : EXIT_USAGE;
   }
+  // Ctrl-C stops the servers too: one still starting would hold the command until its
+  // start-up timeout (minutes, as its config may say).
   const controller = new AbortController();
-  const onInterrupt = () => controller.abort();
+  const onInterrupt = () => {
+    controller.abort();
+    void manager.close();
+  };
   Deno.addSignalListener("SIGINT", onInterrupt);
+  const interrupted = () => {
+    write.err("tern: interrupted\n");
+    return EXIT_CANCELLED;
+  };
   try {
     switch (line.action) {
       case "list":
         manager.start();
         await manager.settled();
+        if (controller.signal.aborted) return interrupted();
         write.out(line.json ? JSON.stringify(manager.status()) + "\n" : listText(manager.status()));
         return 0;
       case "tools":
-        return await showTools(manager, line.server, line.json, write);
+        return await showTools(
+          manager,
+          line.server,
+          line.json,
+          write,
+          controller.signal,
+          interrupted,
+        );
       case "call":
-        return await callTool(manager, line, controller.signal, write);
+        return await callTool(manager, line, controller.signal, write, interrupted);
     }
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
@@ -82,8 +99,11 @@ async function showTools(
   server: string,
   json: boolean,
   write: Writers,
+  signal: AbortSignal,
+  interrupted: () => number,
 ): Promise<number> {
   const status = await startOrExplain(manager, server);
+  if (signal.aborted) return interrupted();
   if (status.state !== "READY") {
     write.err(`tern: MCP server "${server}" is ${status.state}: ${status.error ?? "no reason"}\n`);
     return 1;
@@ -119,6 +139,7 @@ async function callTool(
   line: McpLine,
   signal: AbortSignal,
   write: Writers,
+  interrupted: () => number,
 ): Promise<number> {
   let args: unknown;
   try {
@@ -135,6 +156,7 @@ async function callTool(
     );
   }
   const status = await startOrExplain(manager, line.server);
+  if (signal.aborted) return interrupted();
   if (status.state !== "READY") {
     write.err(`tern: MCP server "${line.server}" is ${status.state}: ${status.error ?? ""}\n`);
     return 1;
