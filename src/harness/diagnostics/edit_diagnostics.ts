@@ -4,10 +4,12 @@
  * that file since the last look at it: the errors an edit brought in, or the news that the
  * ones reported before are gone. Bounded: a few lines, each cut. A language server starts at
  * the first change of one of its files, in the sandbox as the agent's commands run, and stays
- * for the session (`close()` stops it); a checker runs once per change in the sandbox's shell,
- * with a timeout. A server that cannot start or ends leaves its files to the checker.
+ * for the session (`close()` stops it), started again when the sandbox's view changed; a
+ * checker runs once per change in the sandbox's shell, with a timeout. A server that cannot
+ * start or ends leaves its files to the checker.
  */
 import { relative } from "../../core/path.ts";
+import { quotedName } from "../../tools/paths.ts";
 import type { ShellRunner } from "../../sandbox/types.ts";
 import type { BackgroundLaunch } from "../../sandbox/background_launch.ts";
 import type { DiagnosticsSettings } from "../../config/types.ts";
@@ -47,6 +49,8 @@ export class EditDiagnostics {
   #servers: ServerTable;
   /** The servers started (or starting), by name; a failed start is its reason. */
   #running = new Map<string, Promise<LanguageServer | string | undefined>>();
+  /** The sandbox's view each server was started in, by name (see {@linkcode viewOf}). */
+  #views = new Map<string, string>();
   /** Servers that failed or ended: their files go to the checker. */
   #failed = new Set<string>();
   /** Checkers that ran past the time limit: not run again this session. */
@@ -111,8 +115,8 @@ export class EditDiagnostics {
         this.#late.push(`${note}${LATE_DIAGNOSTICS_END}`);
       }
     });
-    const name = relative(this.#workspace, file) || file;
-    return `Diagnostics (${checker.name}) for "${name}" are still running; ` +
+    const name = JSON.stringify(relative(this.#workspace, file) || file);
+    return `Diagnostics (${checker.name}) for ${name} are still running; ` +
       "what they find comes with a later tool result";
   }
 
@@ -225,7 +229,8 @@ export class EditDiagnostics {
       starting = this.#start(spec);
       this.#running.set(spec.name, starting);
     }
-    const server = await starting;
+    let server = await starting;
+    if (typeof server === "object") server = await this.#inViewNow(spec, server);
     const failed = (why: string) => {
       this.#failed.add(spec.name);
       this.#running.delete(spec.name);
@@ -278,15 +283,56 @@ export class EditDiagnostics {
     return checked === undefined ? note : `${note}\n${checked}`;
   }
 
-  /** The server started; why not; undefined when the shell starts none. */
-  async #start(spec: ServerSpec): Promise<LanguageServer | string | undefined> {
+  /**
+   * `server` when the sandbox would start it in the same view now, else a new server started
+   * in the view now (the old one stopped): the server reads the files its file imports itself,
+   * and a file a deny rule hides that appeared after it started (a folder a command or the
+   * person's editor made) is hidden from it as from the next command. A view that cannot be
+   * built fails the server (its reason), as a start would.
+   */
+  async #inViewNow(
+    spec: ServerSpec,
+    server: LanguageServer,
+  ): Promise<LanguageServer | string | undefined> {
+    let launch: BackgroundLaunch;
     try {
       const shell = await this.#shell();
-      if (shell.kind === "unavailable") {
-        return "commands cannot be confined here, so it does not run";
+      // Unconfined (the person turned the sandbox off), a server sees what commands see.
+      if (shell.kind !== "bwrap" || shell.launch === undefined) return server;
+      launch = await shell.launch(spec.argv, { cwd: this.#workspace });
+    } catch (error) {
+      await server.close();
+      return error instanceof Error ? error.message : String(error);
+    }
+    if (viewOf(launch) === this.#views.get(spec.name)) {
+      launch.release?.();
+      return server;
+    }
+    await server.close();
+    const started = this.#start(spec, launch);
+    this.#running.set(spec.name, started);
+    return await started;
+  }
+
+  /**
+   * The server started (from `launched`, else a launch built now); why not; undefined when the
+   * shell starts none.
+   */
+  async #start(
+    spec: ServerSpec,
+    launched?: BackgroundLaunch,
+  ): Promise<LanguageServer | string | undefined> {
+    try {
+      let launch = launched;
+      if (launch === undefined) {
+        const shell = await this.#shell();
+        if (shell.kind === "unavailable") {
+          return "commands cannot be confined here, so it does not run";
+        }
+        if (shell.launch === undefined) return undefined;
+        launch = await shell.launch(spec.argv, { cwd: this.#workspace });
       }
-      if (shell.launch === undefined) return undefined;
-      const launch = await shell.launch(spec.argv, { cwd: this.#workspace });
+      this.#views.set(spec.name, viewOf(launch));
       const { LanguageServer } = await import("./language_server.ts");
       return await LanguageServer.start(spec, launch, {
         workspace: this.#workspace,
@@ -301,15 +347,19 @@ export class EditDiagnostics {
   #report(checker: Pick<Checker, "name">, file: string, found: Diagnostic[]): string | undefined {
     const before = this.#known.get(file) ?? [];
     this.#known.set(file, found.map(key));
-    const left = [...before];
+    // Counted, not searched: a file can make tens of thousands of findings, and a search of the
+    // last ones for each held tern's thread for minutes.
+    const left = new Map<string, number>();
+    for (const known of before) left.set(known, (left.get(known) ?? 0) + 1);
     const fresh = found.filter((d) => {
-      const at = left.indexOf(key(d));
-      if (at === -1) return true;
-      left.splice(at, 1);
+      const count = left.get(key(d)) ?? 0;
+      if (count === 0) return true;
+      left.set(key(d), count - 1);
       return false;
     });
+    // The repository names its files: a line break in a name must not start a line of its own.
     const name = relative(this.#workspace, file) || file;
-    const head = `Diagnostics (${checker.name}) for "${name}"`;
+    const head = `Diagnostics (${checker.name}) for ${JSON.stringify(name)}`;
     if (fresh.length === 0) {
       if (before.length === 0) return undefined;
       if (found.length === 0) {
@@ -319,7 +369,7 @@ export class EditDiagnostics {
     }
     fresh.sort((a, b) => rank(a) - rank(b) || a.line - b.line);
     const lines = fresh.slice(0, MAX_SHOWN).map((d) => {
-      const where = `${name}:${d.line}${d.column === undefined ? "" : `:${d.column}`}`;
+      const where = `${quotedName(name)}:${d.line}${d.column === undefined ? "" : `:${d.column}`}`;
       const text = `${where} ${d.severity}: ${d.message.replace(/\s+/g, " ")}`;
       return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE - 1)}…` : text;
     });
@@ -335,6 +385,11 @@ export class EditDiagnostics {
     this.#said.add(text);
     return text;
   }
+}
+
+/** What a launch shows its process: its program, arguments (bubblewrap's binds) and environment. */
+function viewOf(launch: BackgroundLaunch): string {
+  return JSON.stringify([launch.program, launch.args, launch.env]);
 }
 
 function key(d: Diagnostic): string {
