@@ -25,6 +25,7 @@ import type { PermissionChange } from "../session/types.ts";
 import { hookFrame, type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 import {
+  canonicalHost,
   describeRequest,
   type GrantPlaces,
   type GrantRequest,
@@ -113,6 +114,7 @@ export class PermissionGate {
       profile: this.#options.runtime.profile,
       rules: this.#options.rules,
       sessionApprovals: new Set([...this.sessionApprovals, ...this.#grantedKeys]),
+      workspace: this.#options.runtime.workspace,
     });
     return { facts, verdict };
   }
@@ -311,7 +313,7 @@ export class PermissionGate {
       const request: GrantRequest = {
         read: [...grant.extra.read],
         write: [...grant.extra.write],
-        net: [...grant.extra.net],
+        net: [...new Set(grant.extra.net.map((host) => canonicalHost(host) ?? host))],
         env: [...grant.extra.env],
         commands: grant.keys.map((key) => key.replace(/^bash:/, "")),
         withoutSandbox: grant.withoutSandbox,

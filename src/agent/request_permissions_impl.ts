@@ -4,7 +4,7 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
 import type { PermissionGate } from "./permission_gate.ts";
-import { describeRequest } from "./request_permissions_policy.ts";
+import { canonicalHost, describeRequest } from "./request_permissions_policy.ts";
 
 const entries = z.array(z.string().trim().min(1)).optional();
 
@@ -44,7 +44,8 @@ export function createImpl(gate: PermissionGate): Tool {
       const request = {
         read: (args.read ?? []).map(absolute),
         write: (args.write ?? []).map(absolute),
-        net: args.hosts ?? [],
+        // As the commands' proxy reads them, so what is shown and compared is what is reached.
+        net: [...new Set((args.hosts ?? []).map((host) => canonicalHost(host) ?? host))],
         env: args.env ?? [],
         commands: (args.commands ?? []).map((c) => c.trim().split(/\s+/).slice(0, 2).join(" ")),
         withoutSandbox: args.without_sandbox === true,

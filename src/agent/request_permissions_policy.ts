@@ -163,7 +163,7 @@ export function grantRuleTouches(rule: GrantLists, request: GrantRequest): boole
   const overlaps = (path: string) =>
     paths.some((root) => isInside(root, path) || isInside(path, root));
   return [...request.read, ...request.write].some(overlaps) ||
-    request.net.some((host) => (rule.hosts ?? []).includes(host)) ||
+    request.net.some((host) => (rule.hosts ?? []).some((listed) => sameHost(listed, host))) ||
     request.env.some((name) => (rule.env ?? []).includes(name)) ||
     request.commands.some((prefix) => (rule.commands ?? []).includes(prefix));
 }
@@ -175,6 +175,28 @@ export function grantRuleTouches(rule: GrantLists, request: GrantRequest): boole
  * @throws {RangeError} for `~` when the home folder is unknown.
  */
 export function expandRulePath(entry: string, places: GrantPlaces): string {
+  const full = writtenRulePath(entry, places);
+  try {
+    return Deno.realPathSync(full);
+  } catch {
+    return full;
+  }
+}
+
+/**
+ * An allow rule's path as {@linkcode expandRulePath} gives it, or undefined when it is written
+ * in the workspace but leads out of it: the repository may ship a link there (`docs` to
+ * `~/.ssh`), and the person's rule about their workspace must not follow it elsewhere.
+ * @throws {RangeError} for `~` when the home folder is unknown.
+ */
+export function allowRulePath(entry: string, places: GrantPlaces): string | undefined {
+  const path = expandRulePath(entry, places);
+  const written = isInside(places.workspace, writtenRulePath(entry, places));
+  return written && !isInside(places.workspace, path) ? undefined : path;
+}
+
+/** A rule's path with `<workspace>` and `~` expanded, absolute, resolved lexically. */
+function writtenRulePath(entry: string, places: GrantPlaces): string {
   let path = entry.replaceAll("<workspace>", places.workspace);
   if (path === "~" || path.startsWith("~/")) {
     if (places.home === undefined) {
@@ -182,12 +204,42 @@ export function expandRulePath(entry: string, places: GrantPlaces): string {
     }
     path = join(places.home, path.slice(1));
   }
-  const full = isAbsolute(path) ? resolve(path) : resolve(places.workspace, path);
+  return isAbsolute(path) ? resolve(path) : resolve(places.workspace, path);
+}
+
+/**
+ * `entry` (`host`, `host:port`, `[v6]` or `[v6]:port`) as the commands' proxy reads it: the
+ * host lower-cased, an IPv4 address in any spelling (`0xa9.0xfe.0xa9.0xfe`, `2852039166`) in
+ * dotted decimal, an IPv6 address compressed, no trailing dot. A person, the reviewer and the
+ * rules see what is reached, never a spelling that hides it. Undefined when it is not a host.
+ */
+export function canonicalHost(entry: string): string | undefined {
+  const found = /^(\[[^\]]+\]|[^:\[\]\/@\s]+)(?::(\d{1,5}))?$/.exec(entry.trim());
+  if (found === null) return undefined;
   try {
-    return Deno.realPathSync(full);
+    const url = new URL(`http://${found[1]}/`);
+    if (url.port !== "" || url.pathname !== "/" || url.hostname === "") return undefined;
+    const host = url.hostname.replace(/\.$/, "");
+    return found[2] === undefined ? host : `${host}:${Number(found[2])}`;
   } catch {
-    return full;
+    return undefined;
   }
+}
+
+/**
+ * True when two host entries name the same host and may name the same port: one without a
+ * port (any port) overlaps every port of its host.
+ */
+function sameHost(a: string, b: string): boolean {
+  const split = (entry: string) => {
+    const canonical = canonicalHost(entry) ?? entry;
+    const port = /:(\d+)$/.exec(canonical);
+    return port === null
+      ? { host: canonical, port: undefined }
+      : { host: canonical.slice(0, port.index), port: port[1] };
+  };
+  const [x, y] = [split(a), split(b)];
+  return x.host === y.host && (x.port === undefined || y.port === undefined || x.port === y.port);
 }
 
 /** One line saying what `request` asks for and for how long (`scope`). */

@@ -18,6 +18,8 @@ import {
 } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
 import {
+  allowRulePath,
+  canonicalHost,
   expandRulePath,
   type GrantLists,
   type GrantPlaces,
@@ -49,13 +51,15 @@ export interface JudgeContext {
 /**
  * The rules of `rules` that decide request_permissions: allow rules naming the tool exactly
  * with lists, and deny rules whose tool matches it and that name no command or path. Paths are
- * expanded against `places` (a `~` path without a known home names nothing).
+ * expanded against `places` (a `~` path without a known home names nothing, nor does an allow
+ * rule's workspace path that a link leads out of the workspace: `allowRulePath`).
  */
 export function grantRules(rules: readonly CompiledRule[], places: GrantPlaces): GrantRule[] {
-  const expand = (list: readonly string[] | undefined) =>
+  const expand = (list: readonly string[] | undefined, allow: boolean) =>
     list?.flatMap((entry) => {
       try {
-        return [expandRulePath(entry, places)];
+        const path = allow ? allowRulePath(entry, places) : expandRulePath(entry, places);
+        return path === undefined ? [] : [path];
       } catch {
         return [];
       }
@@ -68,10 +72,11 @@ export function grantRules(rules: readonly CompiledRule[], places: GrantPlaces):
         rule.grants !== undefined;
     if (!applies) return [];
     const grants = rule.grants ?? {};
+    const allow = rule.action === "allow";
     const lists: GrantLists = {
-      read: expand(grants.read),
-      write: expand(grants.write),
-      hosts: grants.hosts,
+      read: expand(grants.read, allow),
+      write: expand(grants.write, allow),
+      hosts: grants.hosts?.map((host) => canonicalHost(host) ?? host),
       env: grants.env,
       commands: grants.commands,
     };

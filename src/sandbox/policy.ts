@@ -6,6 +6,7 @@
  * the profile's hard limits → ask rules → read-only classification →
  * allow rules → approvals remembered for this session → ask.
  */
+import { resolve } from "../core/path.ts";
 import type { SandboxProfile } from "./profiles.ts";
 import {
   allowRulesCover,
@@ -57,6 +58,12 @@ export interface PolicyContext {
   rules: readonly CompiledRule[];
   /** Approval keys a person granted "for this session" (see `approvalKey`). */
   sessionApprovals: ReadonlySet<string>;
+  /**
+   * The workspace, so that a deny or ask rule written as an absolute path (`/etc/x`, a file of a
+   * granted folder) is matched against the call's absolute path; without it such a rule matches
+   * nothing (calls name workspace-relative paths: `../../etc/x`).
+   */
+  workspace?: string;
 }
 
 /**
@@ -73,6 +80,9 @@ export function evaluate(facts: CallFacts, context: PolicyContext): Verdict {
 
 function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
   const subject: RuleSubject = { tool: facts.tool, path: facts.path };
+  if (facts.path !== undefined && context.workspace !== undefined) {
+    subject.absolute = resolve(context.workspace, facts.path);
+  }
   if (facts.shell) subject.shell = facts.shell.analysis;
   const { rules, profile } = context;
 

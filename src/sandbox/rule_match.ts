@@ -8,6 +8,18 @@ import type Picomatch from "picomatch";
 /** picomatch's options for a rule's `path`: dot files match like any other. */
 export const RULE_PATH_OPTIONS: Picomatch.PicomatchOptions = { dot: true };
 
+/**
+ * The globs a rule's `path` stands for in the policy: the pattern without trailing slashes (a
+ * folder is named with or without one), and for a deny or ask rule (`within`) also everything
+ * below what it matches, as in `.gitignore`: a rule about `secrets` is about `secrets/key` too.
+ * An allow rule covers exactly what it matches. (denied_paths.ts still reads the pattern as
+ * written.)
+ */
+export function rulePathGlobs(pattern: string, within: boolean): string[] {
+  const bare = pattern.length > 1 ? pattern.replace(/\/+$/, "") || "/" : pattern;
+  return within ? [bare, `${bare}/**`] : [bare];
+}
+
 /** A test of tool names against `pattern`, where `*` stands for any run of characters. */
 export function toolMatcher(pattern: string): (name: string) => boolean {
   if (pattern === "*") return () => true;

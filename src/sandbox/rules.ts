@@ -17,7 +17,7 @@ import {
 } from "./shell/parse.ts";
 import { assignmentRisk } from "./shell/_risk.ts";
 import { GIT_VALUE_OPTIONS } from "./shell/_git.ts";
-import { RULE_PATH_OPTIONS, toolMatcher } from "./rule_match.ts";
+import { RULE_PATH_OPTIONS, rulePathGlobs, toolMatcher } from "./rule_match.ts";
 
 /** A rule ready to match calls. */
 export interface CompiledRule {
@@ -33,8 +33,16 @@ export interface CompiledRule {
   readonly matchesTool: (name: string) => boolean;
   /** Words of a command prefix (`*` matches any one word), for bash calls. */
   readonly words?: readonly string[];
-  /** Matches a workspace-relative path, for calls that name one. */
+  /**
+   * Matches a workspace-relative path, for calls that name one: for a deny or ask rule, also
+   * each path below one it matches (`rulePathGlobs`).
+   */
   readonly path?: (relative: string) => boolean;
+  /**
+   * The `path` is written as an absolute path (`/srv/app/.env`): a deny or ask rule matches it
+   * against the call's absolute path (`RuleSubject.absolute`).
+   */
+  readonly absolute?: true;
   /** What a `request_permissions` rule lists (paths as written: `~/`, `<workspace>`). */
   readonly grants?: {
     read?: readonly string[];
@@ -50,6 +58,8 @@ export interface RuleSubject {
   tool: string;
   /** The workspace-relative path the call names, if any. */
   path?: string;
+  /** The same path, absolute: what a deny or ask rule's absolute pattern (`/etc/x`) is about. */
+  absolute?: string;
   /** The parsed command of a bash call. */
   shell?: ShellAnalysis;
 }
@@ -92,7 +102,10 @@ export async function compileRules(rules: readonly PermissionRule[]): Promise<Co
 export function ruleApplies(rule: CompiledRule, subject: RuleSubject): boolean {
   if (!rule.matchesTool(subject.tool)) return false;
   if (rule.path !== undefined) {
-    if (subject.path === undefined || !rule.path(subject.path)) return false;
+    // A deny or ask rule's absolute pattern is about the absolute path; an allow rule covers
+    // workspace-relative paths only, never reaching a granted folder.
+    const path = rule.absolute && rule.action !== "allow" ? subject.absolute : subject.path;
+    if (path === undefined || subject.path === undefined || !rule.path(path)) return false;
   }
   if (rule.words !== undefined) {
     const shell = subject.shell;
@@ -190,12 +203,14 @@ export function coveringRuleCommands(shell: ShellAnalysis): string[] | undefined
  * True when `command` may be allowed by its words alone (allow rules, session approvals): it is
  * not run through `sudo`/`doas`, sets no variable but the few known to be harmless (`LANG`,
  * `TZ`, `NO_COLOR`…; `HOME=evil`, `GIT_SSH_COMMAND=…`, `FOO=1` may turn an allowed command into
- * any command), and redirects its output to no file (`npm test > package.json`) other than
- * `/dev/null` and the standard streams.
+ * any command), runs in the folder it was given (`env -C vendor/x git commit` runs another
+ * repository's hooks and `npm test` another package's scripts, as `git -C` would), and
+ * redirects its output to no file (`npm test > package.json`) other than `/dev/null` and the
+ * standard streams.
  */
 export function plainCommand(command: SimpleCommand): boolean {
   const privileged = command.wrappers.some((wrapper) => wrapper === "sudo" || wrapper === "doas");
-  return !privileged && assignmentRisk(command.assignments) === undefined &&
+  return !privileged && !command.chdir && assignmentRisk(command.assignments) === undefined &&
     command.redirects.every((redirect) => redirectRisk(redirect) === undefined);
 }
 
@@ -218,6 +233,7 @@ function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): Compil
     matchesTool: (name: string) => boolean;
     words?: string[];
     path?: (relative: string) => boolean;
+    absolute?: true;
     grants?: CompiledRule["grants"];
   } = { action: rule.action, label: parts.join(" "), tool, matchesTool: toolMatcher(tool) };
   if (grants !== undefined) compiled.grants = grants;
@@ -227,7 +243,8 @@ function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): Compil
   if (rule.path !== undefined) {
     // A path rule without its matcher would match nothing: a deny rule that denies nothing.
     if (picomatch === undefined) throw new Error(`Cannot compile ${compiled.label}: no matcher`);
-    compiled.path = picomatch(rule.path, RULE_PATH_OPTIONS);
+    compiled.path = picomatch(rulePathGlobs(rule.path, rule.action !== "allow"), RULE_PATH_OPTIONS);
+    if (rule.path.startsWith("/")) compiled.absolute = true;
   }
   return compiled;
 }
@@ -300,7 +317,7 @@ async function exampleSubject(rule: CompiledRule, example: string): Promise<Rule
     return { tool: rule.tool === "*" ? "bash" : rule.tool, shell: await analyzeShell(example) };
   }
   if (rule.path !== undefined) {
-    return { tool: rule.tool === "*" ? "read" : rule.tool, path: example };
+    return { tool: rule.tool === "*" ? "read" : rule.tool, path: example, absolute: example };
   }
   return { tool: example };
 }
