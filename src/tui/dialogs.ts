@@ -117,24 +117,10 @@ export function permissionDialog(
     render(width, height = Number.POSITIVE_INFINITY) {
       if (mode === "full") return renderFull(width, height);
       // tern's reason quotes the call's words, and a note is a rule's or hook's: both are cut
-      // short so that neither can push the facts off the screen ([v] shows them whole).
-      const allReason = reasonRows(width);
-      const reason = capRows(allReason, REASON_ROWS, t);
-      const allNote = noteRows(width);
-      const note = capRows(allNote, REASON_LINES, t);
-      const cutShort = reason.length < allReason.length || note.length < allNote.length;
-      const modelSaid = request.modelReason === undefined || request.modelReason.trim() === ""
-        ? []
-        : capRows(
-          modelReasonRows(
-            t.yellow("Model's reason (unverified):"),
-            oneLine(request.modelReason),
-            width,
-            t.dim,
-          ),
-          REASON_LINES,
-          t,
-        );
+      // short so that neither can push the facts off the screen ([v] shows them whole). On a
+      // short screen the title, the first rows of the facts and the choices come first: what is
+      // left goes to tern's reason, then the note, then the model's reason, so words of the
+      // model's or a rule's can never push the call out of sight above the choices.
       const choiceRows = () =>
         mode === "reason"
           ? [
@@ -157,14 +143,36 @@ export function permissionDialog(
           );
       // Same height whichever hints it carries: [v] is decided after the diff.
       const choicesHeight = choiceRows().length;
+      const allModelSaid = request.modelReason === undefined || request.modelReason.trim() === ""
+        ? []
+        : modelReasonRows(
+          t.yellow("Model's reason (unverified):"),
+          oneLine(request.modelReason),
+          width,
+          t.dim,
+        );
+      const allFacts = factLines(request, options.realPaths ?? [], width, t, {
+        max: Number.POSITIVE_INFINITY,
+      });
+      let spare = height - 1 - choicesHeight - Math.min(MIN_FACT_LINES, allFacts.length);
+      const fit = (rows: string[], max: number) => {
+        const shown = capRows(rows, Math.min(max, spare), t);
+        const kept = shown.length === 1 && rows.length > 1 ? [] : shown;
+        spare -= kept.length;
+        return kept;
+      };
+      const allReason = reasonRows(width);
+      const reason = fit(allReason, REASON_ROWS);
+      const allNote = noteRows(width);
+      const note = fit(allNote, REASON_LINES);
+      const modelSaid = fit(allModelSaid, REASON_LINES);
+      const cutShort = reason.length < allReason.length || note.length < allNote.length;
       // The facts are never cut for the arguments or the diff: those get the rows left over.
       const others = 1 + reason.length + note.length + modelSaid.length + choicesHeight;
       const facts = factLines(request, options.realPaths ?? [], width, t, {
         max: Math.max(MIN_FACT_LINES, Math.min(FACT_LINES, height - others)),
       });
-      elided = cutShort || facts.length < factLines(request, options.realPaths ?? [], width, t, {
-            max: Number.POSITIVE_INFINITY,
-          }).length;
+      elided = cutShort || facts.length < allFacts.length;
       let room = height - others - facts.length;
       const lines = [rule(`Allow ${visibleText(request.tool)}?`, width, t), ...facts, ...reason];
       const args = argsText(request, hasDiff);

@@ -282,7 +282,9 @@ function preformatted(text: string, width: number): string[] {
  * compaction's `⇣` and the turn footer's `─` (and `❯`, `∙`, `●`, `✔`, `✘`, `⏺`, `—` and the
  * like). Rows that tern draws itself start with one of these or with `tern:`.
  */
-export const TERN_MARKS = "›❯⏎↵•∙●◦⦁!✗✘✕✖❌✓✔✅⊘⦸■▪◼✻✳⏺↳↪↩⤷➥⮑↻↺⟳⥁⇣⇓↓⬇⤓─━—―‒–┄┈╌";
+export const TERN_MARKS = "›❯⏎↵•∙●◦⦁!✗✘✕✖❌✓✔✅⊘⦸■▪◼✻✳⏺↳↪↩⤷➥⮑↻↺⟳⥁⇣⇓↓⬇⤓─━—―‒–┄┈╌" +
+  // Characters drawn like those: `˃ᐳ` as `›`, `ǃ！` as `!`, `√` as `✓`, `×` as `✗`, `·` as `•`.
+  "˃ᐳ❭❱⟩〉﹥＞»ǃ！❗❕‼√☑🗸×╳⨯🗴🗶·⋅・‧⸱⚫⚬⬤∅⌀🛇◾⬛▮⎯⸺⸻✱✲✶✷✸✹✺✼✽❉❊❋⁎∗＊⭮⟲⥀🔄⇩↧↲⤶⮐⮡";
 
 /**
  * Styles and the characters that draw nothing (zero-width and format characters, combining

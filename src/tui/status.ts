@@ -45,12 +45,21 @@ const USAGE_RANK = 7;
 /**
  * The status line: one line of at most `width` cells. As the width shrinks, parts go in this
  * order: hint, cost, tokens, provider, thinking level, sandbox, profile, mode, context; the
- * folder is elided in the middle. The model, the busy state and an `unsandboxed` warning stay;
+ * folder is elided in the middle. The model (cut in the middle when it does not fit beside
+ * them), the busy state and an `unsandboxed` warning stay;
  * while busy the hint (Esc to stop) is kept until only those and the context are left.
  */
 export function statusLine(info: StatusInfo, width: number, theme: Theme): string[] {
   if (width <= 0) return [""];
   const parts = statusParts(info, theme);
+  // The parts that always stay must fit: a long model name (a project's config may set one) is
+  // cut in the middle rather than pushing `unsandboxed` or the busy state off the line.
+  const kept = parts.slice(1).filter((part) => part.rank === 0);
+  const modelRoom = width -
+    kept.reduce((sum, part) => sum + visibleWidth(part.text) + SEPARATOR.length, 0);
+  if (visibleWidth(info.model) > modelRoom) {
+    parts[0] = { text: theme.bold(elideMiddle(info.model, Math.max(1, modelRoom))), rank: 0 };
+  }
   const sep = theme.dim(SEPARATOR);
   const cwd = shortenHome(info.cwd, info.home);
   const cwdRoom = (shown: Part[]) =>
@@ -75,6 +84,7 @@ export function statusLine(info: StatusInfo, width: number, theme: Theme): strin
   return [truncateToWidth(line, width)];
 }
 
+/** The parts of the status line, the model first. */
 function statusParts(info: StatusInfo, theme: Theme): Part[] {
   const parts: Part[] = [];
   parts.push({ text: theme.bold(info.model), rank: 0 });

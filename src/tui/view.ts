@@ -21,7 +21,7 @@ import {
   runningToolLines,
   summarizeArgs,
 } from "./tool_lines.ts";
-import { truncateToWidth, widthEpoch, wrapText } from "./width.ts";
+import { truncateToWidth, widthEpoch, wrapText, wrapTrimmed } from "./width.ts";
 
 /** Blocks of one kind sit together; a blank line separates blocks of different kinds. */
 type Group = "user" | "text" | "activity" | "footer";
@@ -499,8 +499,15 @@ export class TranscriptView {
     return gap ? ["", ...lines] : lines;
   }
 
+  /**
+   * One of tern's lines that quotes other words (a server's error message) wrapped to `width`,
+   * the rows after the first indented two cells: a row of the quoted words never starts at the
+   * first column, where it could read as a line of tern's (`› …`, `✓ …`).
+   */
   #wrap(text: string, width: number): string[] {
-    return wrapText(text, width).map((line) => truncateToWidth(line, width));
+    return wrapTrimmed(text, Math.max(1, width - 2)).map((line, i) =>
+      truncateToWidth(i === 0 ? line : `  ${line}`, width)
+    );
   }
 
   /** `text` wrapped after a two-cell mark, continuation lines indented to match. */

@@ -16,6 +16,7 @@ import type { StatusInfo } from "../../tui/status.ts";
 import { statusLine } from "../../tui/status.ts";
 import { keptOutputLines } from "../../tui/output_view.ts";
 import type { Theme } from "../../tui/theme.ts";
+import { truncateToWidth, visibleWidth, wrapTrimmed } from "../../tui/width.ts";
 import type { TurnResult } from "../../agent/loop.ts";
 import type { Conversation } from "../../harness/conversation.ts";
 import { type CommandContext, type CommandRegistry, parseCommandLine } from "./commands.ts";
@@ -402,9 +403,20 @@ export class InteractiveApp {
     this.#printView(this.#options.view.notice(terminalText(text), kind, this.#width()));
   }
 
-  /** Writes finished lines into the transcript; `blocks` draw them at any width. */
+  /**
+   * Writes finished lines into the transcript; `blocks` draw them at any width. Lines without
+   * `blocks` (a command's, quoting a repository's, a server's or the model's words) are wrapped
+   * to the screen here, each row after a line's first indented two cells more than it: a line
+   * left to the terminal's own wrap could start a row at column 0 with tern's marks
+   * (`✓ bash …`).
+   */
   print(lines: string[], blocks?: BlockDraw[]): void {
-    this.#print(lines, blocks);
+    if (blocks !== undefined || this.#options.screen.rows === undefined) {
+      this.#print(lines, blocks);
+      return;
+    }
+    const draw = (columns: number) => lines.flatMap((line) => printedRows(line, columns));
+    this.#print(draw(this.#width()), [draw]);
   }
 
   /**
@@ -648,4 +660,12 @@ export class InteractiveApp {
   #now(): number {
     return (this.#options.now ?? Date.now)();
   }
+}
+
+/** `line` as rows of at most `width` cells, the rows after the first indented two cells more. */
+function printedRows(line: string, width: number): string[] {
+  if (visibleWidth(line) <= width) return [line];
+  const indent = " ".repeat(Math.min(/^ */.exec(line)![0].length, Math.floor(width / 2)));
+  const rows = wrapTrimmed(line.slice(indent.length), Math.max(1, width - indent.length - 2));
+  return rows.map((row, i) => truncateToWidth(`${indent}${i === 0 ? "" : "  "}${row}`, width));
 }
