@@ -5,6 +5,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
+import { jsonForTerminal } from "../core/terminal_text.ts";
 
 /** Options for {@linkcode checkPath} and {@linkcode resolveInWorkspace}. */
 export interface ResolveOptions {
@@ -174,10 +175,11 @@ export function displayPath(workspace: string, absolute: string): string {
 /**
  * A name from the repository as the model should see it: quoted as a JSON string when it holds
  * a line break or another control character, so it can never pass for lines of its own in a
- * listing (a file named "x.ts\nfake.ts:9:forged"); otherwise as it is.
+ * listing (a file named "x.ts\nfake.ts:9:forged"); otherwise as it is. What `JSON.stringify`
+ * leaves raw (C1 controls, U+2028 and U+2029, which read as line breaks) is escaped too.
  */
 export function quotedName(name: string): string {
-  return CONTROL.test(name) ? JSON.stringify(name) : name;
+  return CONTROL.test(name) ? jsonForTerminal(JSON.stringify(name)) : name;
 }
 
 // deno-lint-ignore no-control-regex
