@@ -157,6 +157,15 @@ export function describePlan(plan: RewindPlan): string {
   for (const path of plan.skipped) {
     lines.push(`skipped: ${JSON.stringify(path)} was over the size limit then: left as it is`);
   }
+  for (const path of plan.unheld) {
+    lines.push(
+      `left: ${JSON.stringify(path)} is ${
+        plan.current?.unstorable?.includes(path)
+          ? "named as git cannot store"
+          : "over the size limit"
+      }: no checkpoint holds it, left as it is`,
+    );
+  }
   for (const path of plan.ignored) {
     lines.push(
       `kept: ${JSON.stringify(path)} is ignored by the checkpoint's .gitignore: left as it is`,
@@ -179,6 +188,7 @@ function planJson(plan: RewindPlan) {
     unsaved: plan.unsaved,
     skipped: plan.skipped,
     ignored: plan.ignored,
+    unheld: plan.unheld,
     patch: plan.patch,
   };
 }

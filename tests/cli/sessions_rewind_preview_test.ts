@@ -18,6 +18,7 @@ function planWith(patch: string): RewindPlan {
     unsaved: [],
     skipped: [],
     ignored: [],
+    unheld: [],
   };
 }
 

@@ -26,7 +26,7 @@ Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote 
       Deno.writeTextFileSync(join(ws, ".gitignore"), "build/\n");
       Deno.writeTextFileSync(join(ws, "main.py"), "edited\n", { append: true });
       Deno.writeTextFileSync(join(ws, "new.txt"), "made by the turn\n");
-      // Ignored before and after: never the checkpoint's either way.
+      // Made behind the turn's own rule: shown, as a conflict (no checkpoint saw it come).
       Deno.mkdirSync(join(ws, "build"));
       Deno.writeTextFileSync(join(ws, "build", "out.js"), "built\n");
     });
@@ -39,9 +39,11 @@ Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote 
     deepEqual(plan.ignored, ["data/big.csv", "secret.env"]);
     deepEqual(plan.changes.map((c) => `${c.path} ${c.status}`), [
       ".gitignore modified",
+      "build/out.js deleted",
       "main.py modified",
       "new.txt deleted",
     ]);
+    deepEqual(plan.conflicts, ["build/out.js"]);
     equal(plan.patch.includes("person-owned"), false, plan.patch);
     // The person is told before anything moves.
     const text = describePlan(plan);
@@ -52,7 +54,7 @@ Deno.test("applyRewind() keeps the person's ignored files when the turn rewrote 
     );
     const result = await applyRewind(session, plan, options);
     deepEqual(result.deleted, ["new.txt"]);
-    deepEqual(result.kept, ["data/big.csv", "secret.env"]);
+    deepEqual(result.kept, ["data/big.csv", "secret.env", "build/out.js"]);
     equal(Deno.readTextFileSync(join(ws, "secret.env")), "API_TOKEN=person-owned\n");
     equal(Deno.readTextFileSync(join(ws, "data", "big.csv")), "precious\n");
     equal(Deno.readTextFileSync(join(ws, ".gitignore")), "secret.env\ndata/\n");

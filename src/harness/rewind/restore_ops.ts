@@ -210,7 +210,16 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 async function keptFromRestore(workspace: string): Promise<string[]> {
   const { gitDirsUnder } = await import("../../sandbox/protected_paths.ts");
   const found = await gitDirsUnder([workspace]);
-  return [...new Set([join(workspace, ".tern"), join(workspace, ".git"), ...found])];
+  // A link (a repository can hold `.tern -> /etc`) is mounted where it leads, and left out when
+  // that is outside the workspace (not in the view): bubblewrap cannot mount on a link there,
+  // and every restore would fail.
+  const kept = await Promise.all(
+    [join(workspace, ".tern"), join(workspace, ".git"), ...found].map(async (path) => {
+      const real = await Deno.realPath(path).catch(() => path);
+      return real === path || real.startsWith(`${workspace}/`) ? [real] : [];
+    }),
+  );
+  return [...new Set(kept.flat())];
 }
 
 /** What the restore process's code is loaded from besides the executable: none when compiled. */

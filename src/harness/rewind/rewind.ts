@@ -67,6 +67,11 @@ export interface RewindPlan {
    */
   ignored: string[];
   /**
+   * Files on disk now that no checkpoint can hold (over the size limit, or named as git cannot
+   * store) and the checkpoint did not have (made since, or unseen then): left as they are.
+   */
+  unheld: string[];
+  /**
    * The workspace now, recorded by the rewind so that undo puts it back; when this rewind
    * follows one stopped partway and nothing else changed the files since, the workspace before
    * that one instead, so that undo goes back past the mix it left.
@@ -80,7 +85,7 @@ export interface RewindPlan {
 export interface RewindResult {
   written: string[];
   deleted: string[];
-  /** Paths left as they were: conflicts kept, and the plan's `ignored` files. */
+  /** Paths left as they were: conflicts kept, and the plan's `ignored` and `unheld` files. */
   kept: string[];
   /** The branch entry when the conversation moved. */
   leaf?: string | null;
@@ -170,21 +175,32 @@ export async function planRewind(
     unsaved: [],
     skipped: state?.skipped ?? [],
     ignored: [],
+    unheld: [],
   };
   if (leaf !== undefined) plan.leaf = leaf;
   if (state === undefined) return plan;
   plan.to = state.tree;
   const store = await openStore(session, options);
   const hidden = await hiddenTest(options.workspace, options.rules);
-  const current = await snapshotNow(session, options, hidden);
+  const skipped = new Set(state.skipped);
+  // Files a rule written since hides, which the checkpoint's own rules would have stored: made
+  // since, so the rewind takes them away too (as conflicts: no checkpoint saw them come).
+  const hiddenSince = (await store.ignoredSince(state.tree)).filter((path) =>
+    !hidden?.(path) && !skipped.has(path) && !neverRestored(path)
+  );
+  const current = await snapshotNow(session, options, hidden, hiddenSince);
   plan.current = current;
   const interrupted = interruptedRewind(records);
   if (interrupted !== undefined && records[start - 1] !== interrupted) {
     const since = await externalChanges(store, [], current, { partly: interrupted }, finished);
     if (since.size === 0) plan.current = interrupted.before;
   }
-  const skipped = new Set(state.skipped);
   const all = await store.changes(current.tree, state.tree);
+  // What the checkpoint holds is among the changes (restored; `unsaved` when too large now).
+  const inChanges = new Set(all.map((change) => change.path));
+  plan.unheld = [...current.skipped, ...current.unstorable ?? []].filter((path) =>
+    !inChanges.has(path) && !skipped.has(path) && !hidden?.(path)
+  );
   // A temporary file a killed restore left is never written back (an undo would), and the
   // workspace's `.tern` (its settings and memory, which only the person and tern write) and
   // anything named `.git` are not the rewind's (the restore refuses them: safe_files.ts).
@@ -222,7 +238,11 @@ export async function applyRewind(
   plan: RewindPlan,
   options: RewindOptions & { overwrite?: boolean },
 ): Promise<RewindResult> {
-  const result: RewindResult = { written: [], deleted: [], kept: [...plan.ignored] };
+  const result: RewindResult = {
+    written: [],
+    deleted: [],
+    kept: [...plan.ignored, ...plan.unheld],
+  };
   const conflicts = new Set(options.overwrite ? [] : plan.conflicts);
   const store = plan.changes.length > 0 ? await openStore(session, options) : undefined;
   const record: RewindRecord = {
@@ -517,10 +537,11 @@ async function snapshotNow(
   session: Session,
   options: RewindOptions,
   hidden: PathTest | undefined,
+  extra: readonly string[] = [],
 ): Promise<Snapshot> {
   const store = await openStore(session, options, "copy");
   try {
-    return await store.snapshot(hidden);
+    return await store.snapshot(hidden, undefined, extra);
   } catch (error) {
     if (!(error instanceof TernError)) throw error;
   } finally {
@@ -528,7 +549,7 @@ async function snapshotNow(
   }
   const fresh = await openStore(session, options, "empty");
   try {
-    return await fresh.snapshot(hidden);
+    return await fresh.snapshot(hidden, undefined, extra);
   } finally {
     fresh.discard();
   }

@@ -362,9 +362,14 @@ export class ShadowStore {
    * are left out. A path `hidden` is true for (the person's deny rules hide it from every tool)
    * is never read, and leaves the index when it is there (stored before the rule): no snapshot
    * holds it. Once `signal` aborts, its git commands are stopped and it rejects; the index keeps
-   * only what it stored whole (it is a cache). @throws {TernError} when git fails.
+   * only what it stored whole (it is a cache). `extra`: paths stored although ignored (a
+   * rewind's, from {@linkcode ignoredSince}). @throws {TernError} when git fails.
    */
-  async snapshot(hidden?: PathTest, signal?: AbortSignal): Promise<Snapshot> {
+  async snapshot(
+    hidden?: PathTest,
+    signal?: AbortSignal,
+    extra: readonly string[] = [],
+  ): Promise<Snapshot> {
     this.#signal = signal;
     // The first snapshot of this store object has no tree to reuse: the index's tree is
     // written while the workspace is listed (the index only changes if something is listed,
@@ -377,7 +382,7 @@ export class ShadowStore {
         .catch((error) => error as Error)
       : undefined;
     try {
-      const snapshot = await this.#snapshot(early, hidden);
+      const snapshot = await this.#snapshot(early, hidden, extra);
       this.#cleanedFor = hidden;
       return snapshot;
     } finally {
@@ -390,6 +395,7 @@ export class ShadowStore {
   async #snapshot(
     early: Promise<string | Error> | undefined,
     hidden: PathTest | undefined,
+    extra: readonly string[],
   ): Promise<Snapshot> {
     // The first snapshot of this store object (`early`) also looks for files the project tracks
     // although an ignore pattern matches them: beside the listing, which leaves them out.
@@ -424,6 +430,8 @@ export class ShadowStore {
       const known = new Set([...nulList(stored.stdout), ...names]);
       candidates.push(...tracked.filter((path) => !known.has(path)));
     }
+    const listedNow = new Set(candidates);
+    candidates.push(...extra.filter((path) => !listedNow.has(path)));
     const update: string[] = [];
     const drop: string[] = [];
     const skipped: string[] = [];
@@ -609,8 +617,67 @@ export class ShadowStore {
   }
 
   /**
+   * The files on disk that the workspace's ignore files hide now but `tree`'s own `.gitignore`
+   * files do not: made since `tree`, behind a rule written since (a turn that makes
+   * `conftest.py` and a `.gitignore` line for it), so no checkpoint holds them. A folder ignored
+   * whole both now and then (`node_modules/`) is not entered.
+   */
+  async ignoredSince(tree: string): Promise<string[]> {
+    // Listed from an empty index, not the session's (a damaged one must not block a rewind): a
+    // tracked file listed too is on disk all the same. `repo`: the workspace (""), or a
+    // repository nested in it ("sub/"), listed by its own ignore files as the snapshot does.
+    const list = async (repo: string, args: string[]): Promise<string[]> => {
+      const workTree = join(this.workspace, repo);
+      const result = await this.#workspaceGit(["ls-files", "-z", "--others", ...args], {
+        cwd: workTree,
+        env: { PATH: this.#options.path ?? readPath() },
+        isolated: { gitDir: this.gitDir, workTree },
+        workspace: this.workspace,
+        indexFile: join(this.gitDir, `ignored-${crypto.randomUUID()}.absent`),
+        maxBytes: 256 * 1024 * 1024,
+        timeoutMs: this.#options.timeoutMs ?? 30_000,
+      });
+      if (result === undefined || result.code !== 0 || result.truncated) {
+        throw new TernError("Cannot check the workspace's ignored files: git ls-files failed");
+      }
+      return storable(result.stdout)[0].map((path) => repo + path)
+        .filter((path) => plainPath(path.replace(/\/$/, "")));
+    };
+    const ignored = ["--ignored", "--exclude-standard"];
+    const now: Array<[repo: string, path: string]> = [];
+    for (let repos = [""], depth = 0; repos.length > 0 && depth <= 8; depth++) {
+      const next: string[] = [];
+      for (const repo of repos) {
+        for (const path of await list(repo, [...ignored, "--directory"])) now.push([repo, path]);
+        // A folder holding a repository of its own is listed as one name ("sub/").
+        next.push(...(await list(repo, ["--exclude-standard"])).filter((p) => p.endsWith("/")));
+      }
+      repos = next;
+    }
+    const then = new Set(await this.ignoredBy(tree, now.map(([, path]) => path)));
+    const files = new Set<string>();
+    const most = this.#options.maxFiles ?? DEFAULT_MAX_FILES;
+    for (const [repo, name] of now.filter(([, name]) => !then.has(name))) {
+      const found = name.endsWith("/")
+        ? await list(repo, [...ignored, "--", name.slice(repo.length)])
+        : [name];
+      for (const path of found) if (!path.endsWith("/")) files.add(path);
+      // A snapshot holding them would fail past this anyway: no scratch file is made for each.
+      if (files.size > most) {
+        throw new TernError(
+          `Cannot checkpoint the workspace: more than ${most} files are ignored now that the ` +
+            "checkpoint's own .gitignore files do not ignore (the rewindMaxFiles setting)",
+        );
+      }
+    }
+    const stillIgnored = new Set(await this.ignoredBy(tree, [...files]));
+    return [...files].filter((path) => !stillIgnored.has(path));
+  }
+
+  /**
    * Those of `paths` that `tree`'s own `.gitignore` files (and this store's excludes) ignore:
-   * files that may have been in the workspace, unseen, when `tree` was taken.
+   * files that may have been in the workspace, unseen, when `tree` was taken. A path ending in
+   * `/` is a folder, ignored when the folder is as a whole.
    */
   async ignoredBy(tree: string, paths: readonly string[]): Promise<string[]> {
     if (paths.length === 0) return [];
@@ -629,8 +696,12 @@ export class ShadowStore {
         }
       }
       // One that cannot be laid out (a file of the tree in its way) counts as not ignored.
-      for (const path of paths) await make(path, new Uint8Array()).catch(() => {});
-      const args = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"];
+      for (const path of paths) {
+        const file = path.endsWith("/") ? `${path}${SCRATCH_NAME}` : path;
+        await make(file, new Uint8Array()).catch(() => {});
+      }
+      // A folder ignored whole is listed as one name ending in "/", not entered.
+      const args = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"];
       const result = await runGit(args, {
         cwd: scratch,
         env: { PATH: this.#options.path ?? readPath() },
@@ -643,7 +714,17 @@ export class ShadowStore {
         const detail = result?.stderr.split("\n", 1)[0] || "git failed";
         throw new TernError(`Cannot check the checkpoint's ignored files: ${detail}`);
       }
-      return nulList(result.stdout);
+      // git lists a folder whose files are all ignored too, then each of them: only a folder
+      // listed with nothing below it is ignored whole.
+      const names = new Set(nulList(result.stdout));
+      const entered = new Set(
+        [...names].flatMap((name) => folders(name.replace(/\/$/, "")).slice(0, -1)),
+      );
+      const whole = (folder: string) => names.has(folder) && !entered.has(folder);
+      return paths.filter((path) =>
+        (path.endsWith("/") ? whole(path) : names.has(path)) ||
+        folders(path.replace(/\/$/, "")).slice(0, -1).some(whole)
+      );
     } finally {
       await Deno.remove(scratch, { recursive: true });
     }
@@ -977,6 +1058,18 @@ export function gitRefuses(path: string): boolean {
 function withUnstorable(snapshot: Snapshot, unstorable: string[]): Snapshot {
   return unstorable.length === 0 ? snapshot : { ...snapshot, unstorable };
 }
+
+/** The folders `path` is in, outermost first, each ending in "/", and `path` itself with one. */
+function folders(path: string): string[] {
+  const parts = path.split("/");
+  return parts.map((_, i) => `${parts.slice(0, i + 1).join("/")}/`);
+}
+
+/**
+ * The file a folder of a scratch work tree holds for `ignoredBy` to ask about the folder: git
+ * lists no empty one.
+ */
+const SCRATCH_NAME = "tern-folder-probe";
 
 /** A relative path of plain names: none empty, `.`, `..` or `.git` in any case. */
 function plainPath(path: string): boolean {
