@@ -281,9 +281,12 @@ export class SessionController {
         if (reopens) this.#sandbox = agent.config.noSandbox ? "off" : "starting";
       },
       switchSession: async (next, options) => {
-        if (next !== agent.session) {
-          const { note } = await agent.switchSession(next);
-          if (note !== undefined) app.notice(note, "warning");
+        const other = next !== agent.session;
+        // The same session with its leaf moved (/rewind, /tree) goes through the agent too: a
+        // grant or approval left behind on the old path ends now, with what it started.
+        const { note } = await agent.switchSession(next);
+        if (note !== undefined) app.notice(note, "warning");
+        if (other) {
           // Tokens, cost and the context meter were the other session's.
           app.resetUsage();
           if (agent.connected) this.#sandbox = agent.config.noSandbox ? "off" : "starting";
