@@ -93,13 +93,39 @@ const NR = {
   clone3: { x86_64: 435, aarch64: 435 },
   ptrace: { x86_64: 101, aarch64: 117 },
   ioctl: { x86_64: 16, aarch64: 29 },
+  openat2: { x86_64: 437, aarch64: 437 },
 } as const;
+
+/**
+ * Calls that create a file or set its mode, with the index of their mode argument (-1 where
+ * the architecture has no such call): none may set the set-user-ID or set-group-ID bit.
+ */
+const MODE_SETTERS: ReadonlyArray<{ name: string; x86_64: number; aarch64: number; mode: number }> =
+  [
+    { name: "open", x86_64: 2, aarch64: -1, mode: 2 },
+    { name: "creat", x86_64: 85, aarch64: -1, mode: 1 },
+    { name: "openat", x86_64: 257, aarch64: 56, mode: 3 },
+    { name: "chmod", x86_64: 90, aarch64: -1, mode: 1 },
+    { name: "fchmod", x86_64: 91, aarch64: 52, mode: 1 },
+    { name: "fchmodat", x86_64: 268, aarch64: 53, mode: 2 },
+    { name: "fchmodat2", x86_64: 452, aarch64: 452, mode: 2 },
+    { name: "mknod", x86_64: 133, aarch64: -1, mode: 1 },
+    { name: "mknodat", x86_64: 259, aarch64: 33, mode: 2 },
+  ];
 
 /** The architectures the filter is built for, with their `AUDIT_ARCH_*` values. */
 export const ARCHES = { x86_64: 0xc000003e, aarch64: 0xc00000b7 } as const;
 export type Arch = keyof typeof ARCHES;
 
-const AF_UNIX = 1;
+/**
+ * The socket families a command may open: IP and netlink (what `ip`, resolvers and address
+ * lookups use). Every other family is refused: Unix sockets reach the host's agents, and
+ * families no network namespace contains (`AF_VSOCK` reaches the hypervisor of a VM, WSL's
+ * Windows side) would be a way out under a profile without the network.
+ */
+const AF_INET = 2;
+const AF_INET6 = 10;
+const AF_NETLINK = 16;
 const EPERM = 1;
 const EACCES = 13;
 const ENOSYS = 38;
@@ -109,6 +135,11 @@ const PTRACE_ATTACH = 16;
 const PTRACE_SEIZE = 0x4206;
 /** Pushes bytes into the terminal's input: a command could type into the person's shell. */
 const TIOCSTI = 0x5412;
+/**
+ * S_ISUID | S_ISGID. Commands run as the person's user, often root: a set-ID program left in
+ * the workspace would run as that user for anyone who starts it on the host.
+ */
+const SET_ID_BITS = 0o6000;
 /** x32 system calls on x86_64 carry this bit; none are allowed. */
 const X32_BIT = 0x40000000;
 
@@ -137,13 +168,17 @@ type Instruction = [code: number, jt: number, jf: number, k: number];
  * - another architecture's calls (i386 on x86_64, arm32 on aarch64) kill the process, and x32
  *   calls get EPERM: their numbers would slip past the table;
  * - every call in {@linkcode DENIED_SYSCALLS} gets EPERM;
- * - `socket(AF_UNIX, ...)` gets EACCES: a command cannot connect to any Unix socket by path
- *   (seccomp cannot see paths), nor to an abstract one; `socketpair` stays allowed, so pipes
+ * - `socket()` of any family but IPv4, IPv6 and netlink gets EACCES: a command cannot connect
+ *   to any Unix socket by path (seccomp cannot see paths), nor to an abstract one, nor reach
+ *   the host past its network namespace (`AF_VSOCK`); `socketpair` stays allowed, so pipes
  *   between a program's own processes work;
  * - `clone` with a namespace flag gets EPERM and `clone3` ENOSYS (its flags sit behind a
  *   pointer; C libraries then fall back to `clone`);
  * - `ptrace` ATTACH and SEIZE get EPERM (a child may still ask to be traced: debuggers that
- *   start their program work), and `ioctl(TIOCSTI)` gets EPERM.
+ *   start their program work), and `ioctl(TIOCSTI)` gets EPERM;
+ * - creating a file or changing a mode with the set-user-ID or set-group-ID bit (`open`,
+ *   `openat`, `creat`, `mknod*`, `chmod`, `fchmod*`) gets EPERM, and `openat2` ENOSYS (its mode
+ *   sits behind a pointer).
  */
 export function seccompFilter(arch: Arch): Uint8Array {
   const program: Instruction[] = [
@@ -158,6 +193,8 @@ export function seccompFilter(arch: Arch): Uint8Array {
   if (arch === "x86_64") program.push([JGE_K, 0, 1, X32_BIT], [RET_K, 0, 0, retErrno(EPERM)]);
   for (const call of DENIED_SYSCALLS) if (call[arch] >= 0) deny(call[arch], EPERM);
   deny(NR.clone3[arch], ENOSYS);
+  // Its mode sits behind a pointer, as clone3's flags; C libraries open with openat.
+  deny(NR.openat2[arch], ENOSYS);
   // If the number is `nr`: load argument `arg`; any test true → errno; else reload the number.
   const argCheck = (nr: number, arg: number, tests: Array<[number, number]>, errno: number) => {
     const n = tests.length;
@@ -165,10 +202,18 @@ export function seccompFilter(arch: Arch): Uint8Array {
     tests.forEach(([op, k], j) => program.push([op, n - j, 0, k]));
     program.push([JA, 0, 0, 1], [RET_K, 0, 0, retErrno(errno)], [LD_W_ABS, 0, 0, NR_OFFSET]);
   };
-  argCheck(NR.socket[arch], 0, [[JEQ_K, AF_UNIX]], EACCES);
+  // socket(): a listed family reloads the number and goes on, any other → EACCES.
+  const families = [AF_INET, AF_INET6, AF_NETLINK];
+  const n = families.length;
+  program.push([JEQ_K, 0, n + 3, NR.socket[arch]], [LD_W_ABS, 0, 0, argOffset(0)]);
+  families.forEach((family, j) => program.push([JEQ_K, n - j, 0, family]));
+  program.push([RET_K, 0, 0, retErrno(EACCES)], [LD_W_ABS, 0, 0, NR_OFFSET]);
   argCheck(NR.clone[arch], 0, [[JSET_K, CLONE_NAMESPACES]], EPERM);
   argCheck(NR.ptrace[arch], 0, [[JEQ_K, PTRACE_ATTACH], [JEQ_K, PTRACE_SEIZE]], EPERM);
   argCheck(NR.ioctl[arch], 1, [[JEQ_K, TIOCSTI]], EPERM);
+  for (const call of MODE_SETTERS) {
+    if (call[arch] >= 0) argCheck(call[arch], call.mode, [[JSET_K, SET_ID_BITS]], EPERM);
+  }
   program.push([RET_K, 0, 0, RET_ALLOW]);
   return encode(program);
 }
@@ -236,9 +281,12 @@ export function refusedCalls(): string[] {
     ...DENIED_SYSCALLS.map((call) => call.name),
     "clone3",
     "socket(AF_UNIX)",
+    "socket(AF_VSOCK and every family but AF_INET, AF_INET6, AF_NETLINK)",
     "clone(new namespaces)",
     "ptrace(ATTACH|SEIZE)",
     "ioctl(TIOCSTI)",
+    "set-ID bits (chmod, open, mknod)",
+    "openat2",
     "other architectures' calls",
   ];
 }

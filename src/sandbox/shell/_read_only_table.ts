@@ -57,6 +57,21 @@ function rgRisk(args: readonly string[]): CommandRisk | undefined {
   return zip ? risk("runs-code", `"rg ${zip.name}" runs decompression programs`) : undefined;
 }
 
+/**
+ * `less -o` writes a log file; a lesskey file or text (`-k`, `--lesskey-src`, ...) may set
+ * `LESSOPEN` in its `#env` section, which runs a program on each file, even when less only
+ * copies to a pipe.
+ */
+function lessRisk(args: readonly string[]): CommandRisk | undefined {
+  const parsed = parseArgs(args, { short: "oOk" });
+  const keys = findOption(parsed, "-k", "--lesskey-file", "--lesskey-src", "--lesskey-content");
+  if (keys) {
+    return risk("runs-code", `"less ${keys.name}" reads key bindings that can run programs`);
+  }
+  const log = findOption(parsed, "-o", "-O", "--log-file", "--LOG-FILE");
+  return log ? risk("writes-files", `"less ${log.name}" writes a log file`) : undefined;
+}
+
 /** `uniq IN OUT` and `xxd IN OUT` write their second operand. */
 function secondOperandWrites(name: string, spec: OptionSpec): ReadOnlyEntry {
   return {
@@ -82,6 +97,63 @@ function subscriptsRunCode(name: string): ReadOnlyEntry {
   };
 }
 
+/**
+ * `read NAME` and `mapfile NAME` assign what they read to NAME: an array subscript there can
+ * run code, and an upper-case name may be in the environment of what follows (`read PATH < f;
+ * ls` runs the `ls` the file chose). `mapfile -C CODE` runs CODE as it reads.
+ */
+function readerRisk(
+  name: string,
+  how: { withValue: string; callback?: boolean; arrayOption?: boolean },
+): ReadOnlyEntry {
+  const subscripts = subscriptsRunCode(name);
+  return {
+    check: (args) => {
+      const parsed = parseArgs(args, { short: how.withValue });
+      if (how.callback && findOption(parsed, "-C")) {
+        return risk("runs-code", `"${name} -C" runs its callback code`);
+      }
+      const arrays = how.arrayOption ? parsed.options.filter((option) => option.name === "-a") : [];
+      const names = [...parsed.operands, ...arrays.map((option) => option.value ?? "")];
+      return subscripts.check?.(args) ?? assignedNamesRisk(names);
+    },
+  };
+}
+
+/** Names a shell assigns a value it read (unknown here): upper-case ones may be exported. */
+export function assignedNamesRisk(names: readonly string[]): CommandRisk | undefined {
+  return assignmentRisk(names.map((name) => `${name}=$`), { shellOnly: true });
+}
+
+/**
+ * `set -k` makes every `NAME=value` argument of later commands a variable in their environment
+ * (`git status HOME=evil` then reads `evil/.gitconfig`), and `set -a` exports every assignment,
+ * lower-case ones too: both undo what the variable rules assume.
+ */
+function setRisk(args: readonly string[]): CommandRisk | undefined {
+  const parsed = parseArgs(args, { short: "o" });
+  const named = parsed.options.find((option) =>
+    option.name === "-o" && ENVIRONMENT_OPTIONS.includes(option.value ?? "")
+  );
+  const found = findOption(parsed, "-k", "-a") ?? named;
+  if (!found) return undefined;
+  const what = found.value ? `${found.name} ${found.value}` : found.name;
+  return risk("runs-code", `"set ${what}" puts later commands' variables in their environment`);
+}
+
+/** The `set -o` names of `-k` and `-a`. */
+const ENVIRONMENT_OPTIONS = ["keyword", "allexport"];
+
+/** `shopt -so keyword` is `set -k` (see {@linkcode setRisk}). */
+function shoptRisk(args: readonly string[]): CommandRisk | undefined {
+  const parsed = parseArgs(args);
+  if (!findOption(parsed, "-o") || findOption(parsed, "-u")) return undefined;
+  const found = parsed.operands.find((name) => ENVIRONMENT_OPTIONS.includes(name));
+  return found
+    ? risk("runs-code", `"shopt -o ${found}" puts later commands' variables in their environment`)
+    : undefined;
+}
+
 /** `export HOME=x` and `export HOME` put a variable into the environment of what follows. */
 function declarationRisk(args: readonly string[]): CommandRisk | undefined {
   return assignmentRisk(args, { names: true });
@@ -94,9 +166,9 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyEntry>> = {
       ..."ls cat head tail wc pwd echo true false which type stat du df grep egrep fgrep cut tr",
       ..." diff cmp basename dirname realpath readlink whoami id uname printenv jq nl tac rev",
       ..." column fold fmt paste join comm expand unexpand od hexdump strings md5sum sha1sum",
-      ..." sha256sum sha512sum b2sum cksum seq sleep cd pushd popd dirs wait jobs groups nproc",
+      ..." sha256sum sha512sum b2sum cksum seq sleep cd pushd popd dirs groups nproc",
       ..." arch tty locale free uptime ps pgrep basenc base64 base32 numfmt getconf command",
-      ..." builtin exec nice nohup timeout stdbuf setsid ionice xargs set shopt [[ : break",
+      ..." builtin exec nice nohup timeout stdbuf setsid ionice xargs [[ : break",
       ..." continue return exit shift",
     ].join("").split(" ").map((name) => [name, ANY]),
   ),
@@ -113,11 +185,11 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyEntry>> = {
   file: unless("file", ["-C", "--compile"], ["writes-files", "writes a compiled magic file"], {
     short: "mef",
   }),
-  less: unless("less", ["-o", "-O", "--log-file", "--LOG-FILE"], [
-    "writes-files",
-    "writes a log file",
-  ]),
+  less: { check: lessRisk },
   more: ANY,
+  set: { check: setRisk },
+  shopt: { check: shoptRisk },
+  jobs: unless("jobs", ["-x"], ["runs-code", "runs the command in its arguments"]),
   tree: unless("tree", ["-o", "-R"], ["writes-files", "writes files"], { short: "LPIoHT" }),
   date: unless("date", ["-s", "--set"], ["privileged", "sets the system clock"], { short: "dfrs" }),
   sort: {
@@ -139,9 +211,17 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyEntry>> = {
     short: "pd",
   }),
   unset: subscriptsRunCode("unset"),
-  read: subscriptsRunCode("read"),
-  mapfile: subscriptsRunCode("mapfile"),
-  readarray: subscriptsRunCode("readarray"),
+  read: readerRisk("read", { withValue: "adinNptu", arrayOption: true }),
+  mapfile: readerRisk("mapfile", { withValue: "dnOsuCc", callback: true }),
+  readarray: readerRisk("readarray", { withValue: "dnOsuCc", callback: true }),
+  wait: unless(
+    "wait",
+    ["-p"],
+    ["runs-code", "assigns a variable, and its subscript can run code"],
+    {
+      short: "p",
+    },
+  ),
   export: { check: declarationRisk },
   declare: { check: declarationRisk },
   typeset: { check: declarationRisk },

@@ -28,15 +28,39 @@ export function sedRisk(args: readonly string[]): CommandRisk | undefined {
 
 const SIMPLE = new Set("=dDgGhHnNpPxzFlLqQ{}!".split(""));
 
-/** The first `w`/`W`/`s///w` (writes) or `e`/`s///e` (runs) command of a script. */
+/**
+ * The first `w`/`W`/`s///w` (writes) or `e`/`s///e` (runs) command of a script. GNU sed 4.9
+ * reads a delimiter inside a regex's bracket expression as part of it (`s/[/]/x/w out` writes
+ * `out`), older seds end the regex there: the script is read both ways, and either finding
+ * counts.
+ */
 export function sedScriptRisk(script: string): CommandRisk | undefined {
+  return scriptRisk(script, true) ?? scriptRisk(script, false);
+}
+
+function scriptRisk(script: string, brackets: boolean): CommandRisk | undefined {
   let i = 0;
   const skipTo = (stop: RegExp) => {
     while (i < script.length && !stop.test(script[i])) i++;
   };
-  const skipDelimited = (delimiter: string) => {
+  // `[`, an optional `^`, a leading `]`, then up to the closing `]`, over `[:alpha:]` and the like.
+  const skipBracket = () => {
+    i++;
+    if (script[i] === "^") i++;
+    if (script[i] === "]") i++;
+    while (i < script.length && script[i] !== "]") {
+      const open = script[i] === "[" && /[:.=]/.test(script[i + 1] ?? "");
+      if (open) {
+        const end = script.indexOf(`${script[i + 1]}]`, i + 2);
+        i = end < 0 ? script.length : end + 1;
+      }
+      i++;
+    }
+  };
+  const skipDelimited = (delimiter: string, regex = false) => {
     for (i++; i < script.length && script[i] !== delimiter; i++) {
       if (script[i] === "\\") i++;
+      else if (regex && brackets && script[i] === "[") skipBracket();
     }
     i++;
   };
@@ -55,7 +79,7 @@ export function sedScriptRisk(script: string): CommandRisk | undefined {
     } else if (command === "s" || command === "y") {
       const delimiter = script[i + 1];
       i++;
-      skipDelimited(delimiter);
+      skipDelimited(delimiter, command === "s");
       i--;
       skipDelimited(delimiter);
       if (command === "s") {
@@ -74,11 +98,11 @@ export function sedScriptRisk(script: string): CommandRisk | undefined {
     for (;;) {
       const ch = script[i];
       if (ch === "/") {
-        skipDelimited("/");
+        skipDelimited("/", true);
         while (/[IM]/.test(script[i] ?? "")) i++;
       } else if (ch === "\\" && script[i + 1]) {
         i++;
-        skipDelimited(script[i]);
+        skipDelimited(script[i], true);
       } else if (ch !== undefined && /[\d$,~+ \t]/.test(ch)) {
         i++;
       } else {

@@ -1,5 +1,6 @@
 /** Walks a tree-sitter-bash tree and collects every simple command, however deeply nested. */
 import type { Node } from "./_tree_sitter.ts";
+import { assignmentRisk } from "./_risk.ts";
 import { childrenOf, heredocDelimiter, literalWord, type WordValue, wordValue } from "./_words.ts";
 
 /** One redirection: `{op: ">", target: "out"}`, `{op: "2>", target: "/dev/null"}`, `{op: "<<", target: "EOF"}`. */
@@ -54,6 +55,14 @@ export function walkStatement(node: Node, depth: number, state: WalkState): void
     case "c_style_for_statement":
       if (usesVariables(node)) state.opaque.push("arithmetic on a variable");
       break;
+    case "for_statement": {
+      // `for PATH in ./bin; do ls; done`: the loop assigns its variable, as `PATH=./bin` would.
+      const name = node.childForFieldName("variable")?.text;
+      if (name && assignmentRisk([`${name}=$`], { shellOnly: true })) {
+        state.opaque.push(`a loop assigns ${name}, which programs may read`);
+      }
+      break;
+    }
   }
   for (const child of node.namedChildren) {
     if (!child) continue;
@@ -251,7 +260,39 @@ function scanWords(node: Node, depth: number, state: WalkState): void {
   if (node.type === "arithmetic_expansion" && usesVariables(node)) {
     state.opaque.push("arithmetic on a variable");
   }
+  const index = node.type === "subscript" ? node.childForFieldName("index") : null;
+  if (index && usesVariables(index)) state.opaque.push("arithmetic on a variable");
+  const evaluated = node.type === "expansion" ? evaluatedValue(node) : undefined;
+  if (evaluated) state.opaque.push(evaluated);
   for (const child of node.namedChildren) if (child) scanWords(child, depth, state);
+}
+
+/**
+ * Reasons of hidden code that a variable's value holds, which no check of the command line can
+ * see (`x='a[$(cmd)]'` set earlier, or read from a file).
+ */
+export const VALUE_CODE: ReadonlySet<string> = new Set([
+  "arithmetic on a variable",
+  "indirect expansion",
+  "prompt expansion",
+]);
+
+/**
+ * Why a `${...}` expansion runs what a variable holds, or undefined: a substring's offset and
+ * length are arithmetic (`${s:n}`); `${!name}` expands the variable named by `name`'s value,
+ * whose subscript bash evaluates (`a[$(cmd)]`); `${x@P}` expands the value as a prompt, with
+ * its command substitutions. Listing names or keys (`${!pre*}`, `${!a[@]}`) only reads.
+ */
+function evaluatedValue(node: Node): string | undefined {
+  const parts = node.children.filter((child) => child !== null);
+  const colon = parts.findIndex((part) => part.type === ":");
+  if (colon >= 0 && parts.slice(colon + 1).some(usesVariables)) return "arithmetic on a variable";
+  const listing = /^\$\{!(?:[A-Za-z_][A-Za-z0-9_]*[*@]|[A-Za-z_][A-Za-z0-9_]*\[[*@]\])\}$/;
+  if (parts[1]?.type === "!" && !listing.test(node.text)) return "indirect expansion";
+  if (parts.some((part, i) => part.type === "@" && parts[i + 1]?.text === "P")) {
+    return "prompt expansion";
+  }
+  return undefined;
 }
 
 /**

@@ -6,7 +6,13 @@ import { heredocEnd, readDelimiter, startLineEnd } from "./_heredoc.ts";
 import { findHiddenCode } from "./_hidden_code.ts";
 import { scanPlain } from "./_plain.ts";
 import { loadBashParser, type Node, type Parser } from "./_tree_sitter.ts";
-import { type RawCommand, type Redirect, type WalkState, walkStatement } from "./_walk.ts";
+import {
+  type RawCommand,
+  type Redirect,
+  VALUE_CODE,
+  type WalkState,
+  walkStatement,
+} from "./_walk.ts";
 import { commandName, peelWrappers } from "./_wrappers.ts";
 
 export type { Redirect };
@@ -142,7 +148,7 @@ function finish(
   const commands: SimpleCommand[] = [];
   const opaque = [...state.opaque];
   // A variable's value can hold `a[$(cmd)]`, which arithmetic runs.
-  const unseen: string[] = state.opaque.filter((reason) => reason === "arithmetic on a variable");
+  const unseen: string[] = state.opaque.filter((reason) => VALUE_CODE.has(reason));
   for (const raw of state.commands) {
     const peeled = peelWrappers(raw.words);
     const hidden = findHiddenCode(peeled.words, raw.heredocs);
