@@ -140,7 +140,7 @@ async function checkSandbox(
           layers.seccomp.file !== null,
           "seccomp",
           layers.seccomp.file !== null
-            ? `${layers.seccomp.refused.length} kinds of calls refused, Unix sockets included`
+            ? `${layers.seccomp.refused.length} kinds of calls refused, Unix and vsock sockets included`
             : "no filter: tern's home is not writable, so commands run without one",
         );
         report(

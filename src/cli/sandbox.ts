@@ -150,7 +150,8 @@ export function layerLines(layers: SandboxLayers): string[] {
       : `; your own hooks (not a project's) see ${layers.hookScripts} read-only`),
     `  seccomp     ${seccomp}`,
     `  kernel      read-only: ${layers.kernelReadOnly.join(", ")}, /sys`,
-    "  sockets     no Unix sockets (socket(AF_UNIX) refused), host /run empty",
+    "  sockets     only IPv4, IPv6 and netlink (Unix, vsock and other families refused), " +
+    "host /run empty",
     "  descriptors every inherited descriptor above 2 closed before bubblewrap starts",
     `  network     ${network}`,
     `  guards      ${guards}`,
@@ -184,6 +185,7 @@ export async function checkSandbox(call: string, flags: RunFlags): Promise<numbe
       profile: runtime.profile,
       rules,
       sessionApprovals: new Set(),
+      workspace,
     });
     // The file tools' own checks come after the policy's, as in a run: a path out of the
     // workspace and its grants, a protected folder (`.git`, `.tern`), a special file.

@@ -310,6 +310,32 @@ Deno.test("tern sandbox check says what the file tools refuse: a protected folde
   });
 });
 
+Deno.test("tern sandbox check applies a deny rule written as an absolute path, as a run does", async () => {
+  await withWorkspace(async (ws) => {
+    await Deno.writeTextFile(
+      join(ws.home, "config.jsonc"),
+      JSON.stringify({ rules: [{ action: "deny", path: `${ws.dir}/secrets` }] }),
+    );
+    const read = (path: string) =>
+      runTern(
+        [
+          "sandbox",
+          "check",
+          "--mode",
+          "bypass",
+          "--",
+          JSON.stringify({ tool: "read", args: { path } }),
+        ],
+        { cwd: ws.dir, env: ws.env },
+      );
+    let out = await read("secrets/key.txt");
+    equal(out.code, 0, out.stderr);
+    match(out.stdout, /^deny\n\s+decided by\s+rule/);
+    out = await read("notes.txt");
+    match(out.stdout, /^run in the confined tool worker\n\s+decided by\s+classifier/);
+  });
+});
+
 Deno.test("tern refuses an unknown profile and a bad rule example with exit code 2", async () => {
   await withWorkspace(async (ws) => {
     let out = await runTern(["sandbox", "explain", "--profile", ":nope"], {
