@@ -14,7 +14,7 @@
 import type { PermissionRule } from "../config/schema.ts";
 import { join } from "../core/path.ts";
 import { SandboxViewError } from "./protected_paths.ts";
-import { RULE_PATH_OPTIONS, toolMatcher } from "./rule_match.ts";
+import { RULE_PATH_OPTIONS, rulePathGlobs, toolMatcher } from "./rule_match.ts";
 
 /** What a tool says of itself that decides how a rule about it is held (its manifest entry). */
 export interface RuleTool {
@@ -84,7 +84,8 @@ export async function pathDenials(
   const reach: Reach[] = [];
   for (const rule of chosen) {
     const covers = toolMatcher(rule.tool ?? "*");
-    const test = picomatch(rule.path!, RULE_PATH_OPTIONS);
+    // As the policy reads it: a rule naming a folder (`secrets`, `secrets/`) is about all it holds.
+    const test = picomatch(rulePathGlobs(rule.path!, true), RULE_PATH_OPTIONS);
     if (reading.some(covers)) hide.push(test);
     else if (writing.some(covers)) protect.push(test);
     else continue;

@@ -12,8 +12,8 @@ export const RULE_PATH_OPTIONS: Picomatch.PicomatchOptions = { dot: true };
  * The globs a rule's `path` stands for in the policy: the pattern without trailing slashes (a
  * folder is named with or without one), and for a deny or ask rule (`within`) also everything
  * below what it matches, as in `.gitignore`: a rule about `secrets` is about `secrets/key` too.
- * An allow rule covers exactly what it matches. (denied_paths.ts still reads the pattern as
- * written.)
+ * An allow rule covers exactly what it matches. The commands' view (denied_paths.ts) reads a
+ * deny rule the same way.
  */
 export function rulePathGlobs(pattern: string, within: boolean): string[] {
   const bare = pattern.length > 1 ? pattern.replace(/\/+$/, "") || "/" : pattern;

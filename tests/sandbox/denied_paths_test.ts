@@ -214,6 +214,27 @@ Deno.test("findDeniedPaths() lists only the folders the rules can reach", async 
   }
 });
 
+Deno.test("findDeniedPaths() hides what a folder holds from a rule that names the folder, with or without a slash", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-denied-" }));
+  try {
+    for (const path of ["secrets/key.txt", "keys/deep/id.pem", "open/readme.md"]) {
+      await Deno.mkdir(join(ws, path, ".."), { recursive: true });
+      await Deno.writeTextFile(join(ws, path), SECRET);
+    }
+    const denials = (await pathDenials([
+      { action: "deny", path: "secrets" },
+      { action: "deny", path: "keys/" },
+    ], BUILTIN_MANIFEST))!;
+    equal(denials.hide("secrets/key.txt"), true);
+    equal(denials.hide("keys/deep/id.pem"), true);
+    equal(denials.hide("open/readme.md"), false);
+    const found = await findDeniedPaths(ws, denials);
+    deepEqual(found.hidden.sort(), [join(ws, "keys"), join(ws, "secrets")]);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
 Deno.test("the searches as another user hide a folder they cannot list, and refuse an unlistable workspace", async () => {
   if (Deno.uid() !== 0) return; // Needs root to run the search as another user.
   // The other user reads the checkout's Deno cache (bin/setup fills it), or the one given.
