@@ -11,6 +11,7 @@ import {
   indexWorkspace,
   queryVectorOf,
 } from "../harness/code_index.ts";
+import { indexHidden } from "../harness/code_index_hidden.ts";
 import { type ScoreParts, withWeights } from "../index/rank.ts";
 import { INDEX_MAX_CHUNKS, IndexStore } from "../index/store.ts";
 import { INDEX_FILE_MAX_CHUNKS } from "../index/chunker.ts";
@@ -45,7 +46,15 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
     .catch((error) => {
       throw cannotCreateIndex(file, error);
     });
+  // What the agent's index may not read is neither stored nor sent to an embedding endpoint.
+  const skip = await indexHidden({
+    workspace,
+    ternHome: config.ternHome,
+    home: readEnv("HOME"),
+    rules: config.rules,
+  });
   const summary = await indexWorkspace(workspace, file, {
+    skip,
     onFile: progress
       ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${visibleText(path.slice(-60))}`)
       : undefined,

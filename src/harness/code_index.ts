@@ -156,6 +156,11 @@ export interface IndexOptions {
   threads?: number;
   /** The most chunks the index holds (default `INDEX_MAX_CHUNKS` of index/store.ts). */
   maxChunks?: number;
+  /**
+   * Workspace-relative paths left out as if they were not there, and removed when stored
+   * (what the sandbox and the person's deny rules hide: `indexHidden` of code_index_tools.ts).
+   */
+  skip?: (path: string) => boolean;
 }
 
 /**
@@ -228,6 +233,7 @@ export async function indexWorkspace(
         const path = entry.path.startsWith(prefix)
           ? entry.path.slice(prefix.length)
           : relative(workspace, entry.path).split("\\").join("/");
+        if (options.skip?.(path)) continue;
         options.onFile?.(path, ++seen);
         const file = { path, absolute: entry.path };
         const before = { known: known.get(path), skipped: skipped.get(path) };

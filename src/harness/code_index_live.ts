@@ -34,6 +34,7 @@ import {
 import { INDEX_FILE_MAX_BYTES, readSafely } from "./code_index_file.ts";
 import { answerSymbols, SYMBOL_QUESTION_BUDGET_MS } from "./code_symbols_query.ts";
 import { ParserProcess } from "./code_index_parser.ts";
+import { hiddenPrefixes, underPrefixes } from "./code_index_hidden.ts";
 
 /** Files a refresh could not parse that its notes name, at most; the rest are counted. */
 const UNPARSED_NOTES = 3;
@@ -144,21 +145,12 @@ export class LiveCodeIndex implements CodeIndexAccess {
       hidden: [],
       ...options,
     };
-    this.#hidden = this.#options.hidden.flatMap((path) => {
-      const rel = relative(options.workspace, path);
-      if (rel === "" || rel === ".." || rel.startsWith("../")) {
-        // The workspace inside a hidden folder is hidden whole; one beside it hides nothing.
-        return relative(path, options.workspace).startsWith("..") ? [] : [""];
-      }
-      return [rel];
-    });
+    this.#hidden = hiddenPrefixes(options.workspace, this.#options.hidden);
   }
 
   /** True when the workspace-relative `path` is inside a hidden location or denied. */
   #isHidden(path: string): boolean {
-    return this.#hidden.some((hidden) =>
-      hidden === "" || path === hidden || path.startsWith(`${hidden}/`)
-    ) || this.#denied?.(path) === true;
+    return underPrefixes(this.#hidden, path) || this.#denied?.(path) === true;
   }
 
   /** The ranking weights of the next searches. */

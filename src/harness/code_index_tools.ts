@@ -14,6 +14,7 @@ import type { Hit } from "../index/rank.ts";
 import type { PathTest } from "../sandbox/denied_paths.ts";
 import type { LiveCodeIndex } from "./code_index_live.ts";
 import type { WorkspaceHidden } from "./path_denials.ts";
+import { deniedTest, sandboxHidden } from "./code_index_hidden.ts";
 
 /** Where the index is and how it ranks, read at each call (settings may change between turns). */
 export interface CodeIndexSettings {
@@ -75,16 +76,9 @@ export class CodeIndexTools implements CodeIndexAccess {
    * What the person's deny rules hide now, as a test of workspace-relative paths; undefined
    * without a deny rule with a path (then nothing more loads).
    */
-  async #denied(): Promise<PathTest | undefined> {
+  #denied(): Promise<PathTest | undefined> {
     const { rules, workspace, hidden } = this.#settings();
-    if (rules === undefined) return undefined;
-    const { hiddenInWorkspace, hiddenPart, personDenials } = await import("./path_denials.ts");
-    const denials = await personDenials(rules);
-    if (denials === null) return undefined;
-    const found = await (hidden?.() ?? hiddenInWorkspace(workspace, rules));
-    // By the file and every folder above it (a rule on a folder hides all it holds), and where
-    // a link the rules match leads (`secrets -> vault` hides `vault/`), as the sandbox's view.
-    return (path) => hiddenPart(denials, path) !== undefined || found?.test(path) === true;
+    return deniedTest(workspace, rules, hidden);
   }
 
   /** Closes the store if it was opened, and ends the index's parser process (settles then). */
@@ -99,12 +93,10 @@ export class CodeIndexTools implements CodeIndexAccess {
       import("../sandbox/protected_paths.ts"),
     ]).then(([{ LiveCodeIndex }, { indexPath }, { secretLocations }]) => {
       const { workspace, ternHome, home, read } = this.#settings();
-      // What the sandbox hides from the file tools, by the names given and the real ones.
-      const hidden = [...(home === undefined ? [] : secretLocations(home)), ternHome];
       this.#live = new LiveCodeIndex({
         workspace,
         file: indexPath(ternHome, workspace),
-        hidden: [...new Set([...hidden, ...hidden.map(realOrSelf)])],
+        hidden: sandboxHidden(secretLocations, ternHome, home),
         denied: () => this.#denied(),
         ...(read === undefined ? {} : { read }),
       });
@@ -116,13 +108,5 @@ export class CodeIndexTools implements CodeIndexAccess {
     const { rankWeights } = await import("./code_index_live.ts");
     live.weights = rankWeights(this.#settings().weights);
     return live;
-  }
-}
-
-function realOrSelf(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path;
   }
 }

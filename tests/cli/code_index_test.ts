@@ -107,6 +107,35 @@ Deno.test("tern index indexes code and skips ignored, symlinked, binary and larg
   });
 });
 
+Deno.test("tern index stores nothing the agent's tools may not read: a deny rule's folder, the home folder's secret stores", async () => {
+  await withFixture(async (ws) => {
+    const DENIED = "DENIEDMARKER4b1e";
+    const KEY = "HOMEKEYMARKER8c2d";
+    await Deno.mkdir(join(ws.dir, "secrets"));
+    await Deno.writeTextFile(
+      join(ws.dir, "secrets", "token.ts"),
+      `export const t = "${DENIED}";\n`,
+    );
+    await Deno.mkdir(join(ws.dir, ".ssh"));
+    await Deno.writeTextFile(join(ws.dir, ".ssh", "id_test"), `${KEY} private key\n`);
+    await Deno.writeTextFile(
+      join(ws.home, "config.jsonc"),
+      JSON.stringify({ rules: [{ action: "deny", path: "secrets" }] }),
+    );
+    // The workspace is the home folder: its .ssh is one of the secret stores.
+    const index = () =>
+      runTern(["index"], { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.dir } });
+    const first = await index();
+    equal(first.code, 0, first.stderr);
+    match(first.stdout, /^3 indexed, /);
+    const stored = () =>
+      [...Deno.readDirSync(join(ws.home, "index"))].map((entry) =>
+        new TextDecoder().decode(Deno.readFileSync(join(ws.home, "index", entry.name)))
+      ).join("");
+    for (const marker of [DENIED, KEY]) ok(!stored().includes(marker), marker);
+  });
+});
+
 Deno.test("tern index re-reads only changed files and removes deleted ones", async () => {
   await withFixture(async (ws) => {
     equal((await tern(ws, ["index"])).code, 0);
