@@ -377,6 +377,8 @@ testWith(
       equal(plan.applied, false);
       deepEqual(plan.conflicts, ["notes.txt"]);
       deepEqual(plan.changes, [{ path: "notes.txt", status: "deleted" }]);
+      // What the rewind leaves as it is, named as `tern sessions rewind --json` names it.
+      deepEqual([plan.skipped, plan.ignored, plan.unheld], [[], [], []]);
       match(plan.patch as string, /notes\.txt/);
       equal(await Deno.readTextFile(join(dir, "notes.txt")), "edited by the person\n");
       // Applying needs a choice for the conflict.

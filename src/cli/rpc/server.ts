@@ -256,6 +256,8 @@ class RpcServer {
       conflicts: plan.conflicts,
       unsaved: plan.unsaved,
       skipped: plan.skipped,
+      ignored: plan.ignored,
+      unheld: plan.unheld,
     };
     if (command.apply !== true) return { applied: false, ...preview };
     if (plan.conflicts.length > 0 && command.conflicts === undefined) {
