@@ -142,6 +142,7 @@ export async function openTaskConversation(
     emit: createTextRenderer({
       ...write,
       terminal: options.terminal,
+      columns: consoleColumns,
       outTerminal: options.terminal,
       style: themeFor(wantsColor(options.terminal, readEnv("NO_COLOR"))),
     }),
@@ -235,19 +236,23 @@ function createEmitter(
     ...write,
     raw,
     terminal: Deno.stderr.isTerminal(),
+    columns: consoleColumns,
     outTerminal: Deno.stdout.isTerminal(),
     markdown: !raw && Deno.stdout.isTerminal()
       ? {
-        width: () => {
-          try {
-            return Deno.consoleSize().columns;
-          } catch {
-            return 80;
-          }
-        },
+        width: consoleColumns,
         theme: themeFor(wantsColor(true, readEnv("NO_COLOR"))),
       }
       : undefined,
     style: themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR"))),
   });
+}
+
+/** The terminal's width in cells; 80 when it cannot be read. */
+function consoleColumns(): number {
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return 80;
+  }
 }

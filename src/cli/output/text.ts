@@ -12,6 +12,7 @@ import { screenLine, visibleText } from "../../core/terminal_text.ts";
 import type { Usage } from "../../core/messages.ts";
 import { formatCost } from "../../llm/model_info.ts";
 import type { Theme } from "../../tui/theme.ts";
+import { fallbackSlice, fallbackWidth } from "../../tui/width_fallback.ts";
 import { hostFileLines } from "../../sandbox/persistence.ts";
 
 export interface TextRendererOptions {
@@ -25,6 +26,12 @@ export interface TextRendererOptions {
    * (a file, a pipe, CI logs) nothing is ever cut.
    */
   terminal?: boolean;
+  /**
+   * stderr's width in cells, when it is a terminal: words tern quotes (a server's error, a
+   * reviewer's reason) are cut to end on the line's first row. Left to the terminal's wrap,
+   * their later rows would start at column 0, where padding could draw a line of tern's own.
+   */
+  columns?: () => number;
   /**
    * stdout is a terminal, where a person reads along: the answer is written as it arrives (a
    * retry voids what was shown, and stderr says so). Elsewhere (a file, a pipe) the text of each
@@ -53,8 +60,17 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
   /** Calls whose denial was already printed: their error line does not repeat it. */
   const denied = new Set<string>();
   const max = (length: number) => options.terminal ? length : Number.POSITIVE_INFINITY;
-  const firstLine = (text: string) =>
-    options.terminal ? truncate(text.split("\n", 1)[0], 120) : truncate(text, Infinity);
+  /** `text` to quote after `before` (what the line shows ahead of it, styles aside). */
+  const firstLine = (text: string, before = "") => {
+    if (!options.terminal) return truncate(text, Infinity);
+    // Cells as the first frame counts them: never fewer than the terminal draws (CJK is two).
+    const room = Math.max(
+      2,
+      Math.min(120, (options.columns?.() ?? Infinity) - fallbackWidth(before)),
+    );
+    const line = text.split("\n", 1)[0];
+    return fallbackWidth(line) <= room ? line : `${fallbackSlice(line, room - 1).text}…`;
+  };
   let midLine = false;
   let thinking = false;
   /** The current model call's text, while stdout is not a terminal (see `outTerminal`). */
@@ -95,7 +111,8 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
       case "retry":
         endLine();
         err(
-          `${style.cyan("•")} ${style.red("model call failed")}: ${firstLine(event.reason)}; ` +
+          `${style.cyan("•")} ${style.red("model call failed")}: ` +
+            `${firstLine(event.reason, "• model call failed: ")}; ` +
             `retry ${event.attempt} in ${seconds(event.delayMs)}` +
             `${held === undefined ? style.dim(" (any partial answer above is void)") : ""}\n`,
         );
@@ -105,7 +122,8 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         endLine();
         if (held !== undefined) held = "";
         err(
-          `${style.cyan("•")} ${style.red(`${event.from} failed`)}: ${firstLine(event.reason)}; ` +
+          `${style.cyan("•")} ${style.red(`${event.from} failed`)}: ` +
+            `${firstLine(event.reason, `• ${event.from} failed: `)}; ` +
             `switching to ${event.to}\n`,
         );
         break;
@@ -122,17 +140,18 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         // A denial was printed with its reason when it was decided: said once, not twice.
         const told = obs.status === "ERROR" && obs.code === "POLICY_DENIED" &&
           denied.delete(event.callId);
-        const mark = obs.status === "SUCCEEDED"
-          ? style.green("✓")
+        const markText = obs.status === "SUCCEEDED"
+          ? "✓"
           : told
-          ? style.red("✗ denied")
-          : style.red(`✗ ERROR[${obs.code}]`);
+          ? "✗ denied"
+          : `✗ ERROR[${obs.code}]`;
+        const mark = obs.status === "SUCCEEDED" ? style.green(markText) : style.red(markText);
+        const call = describeCall(event.name, argsById.get(event.callId), max(80));
         const detail = obs.status === "ERROR" && !told
-          ? ` ${style.dim(firstLine(obs.message))}`
+          ? ` ${style.dim(firstLine(obs.message, `• ${call} ${markText} `))}`
           : "";
         err(
-          `${style.cyan("•")} ${describeCall(event.name, argsById.get(event.callId), max(80))} ` +
-            `${mark}${detail} ${style.dim(seconds(event.durationMs))}\n`,
+          `${style.cyan("•")} ${call} ${mark}${detail} ${style.dim(seconds(event.durationMs))}\n`,
         );
         argsById.delete(event.callId);
         break;
@@ -143,14 +162,21 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
           if (!event.allow) denied.add(event.callId);
           const verdict = event.allow ? style.green("allowed") : style.red("denied");
           err(
-            `${style.cyan("•")} ${verdict} by ${event.by}: ${style.dim(firstLine(event.reason))}\n`,
+            `${style.cyan("•")} ${verdict} by ${event.by}: ` +
+              `${style.dim(firstLine(event.reason, `• allowed by ${event.by}: `))}\n`,
           );
         }
         break;
       case "compaction": {
         endLine();
         const how = event.fallback
-          ? style.red(`fallback summary (${firstLine(event.error ?? "the summary call failed")})`)
+          ? style.red(`fallback summary (${
+            firstLine(
+              event.error ?? "the summary call failed",
+              `• compacted ${plural(event.summarised, "message")}: ${event.tokensBefore} → ` +
+                `${event.tokensAfter} tokens, fallback summary (`,
+            )
+          })`)
           : "summary";
         err(
           `${style.cyan("•")} compacted ${plural(event.summarised, "message")}: ` +
