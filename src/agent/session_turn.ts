@@ -73,8 +73,11 @@ export interface CompactOptions {
   /** Skip when less than this many tokens would be summarised (automatic compaction). */
   minSummarisedTokens?: number;
   signal?: AbortSignal;
-  /** Called before the summary is made (PreCompact hooks); must not throw. */
-  beforeCompact?: () => Promise<void>;
+  /**
+   * Called before the summary is made (PreCompact hooks), with `signal`: a hook that hangs
+   * ends with the compaction's cancel. Must not throw.
+   */
+  beforeCompact?: (signal?: AbortSignal) => Promise<void>;
   /** Masks known keys in the summary the model wrote, before the session keeps it. */
   mask?: (text: string) => string;
 }
@@ -87,7 +90,7 @@ export async function compactSession(
   session: Session,
   options: CompactOptions,
 ): Promise<CompactionEntry | undefined> {
-  await options.beforeCompact?.();
+  await options.beforeCompact?.(options.signal);
   const { items } = session.state();
   // The summariser loads only when a compaction happens: it is not on the start-up path.
   const { compact } = await import("../context/compaction.ts");

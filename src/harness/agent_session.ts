@@ -394,7 +394,7 @@ export class AgentSession {
       focus: options.focus,
       signal: options.signal,
       emit: this.#options.emit,
-      beforeCompact: () => conversation.preCompact("manual", options.focus ?? ""),
+      beforeCompact: (signal) => conversation.preCompact("manual", options.focus ?? "", signal),
       mask: (text) => conversation.maskKnownKeys(text),
     });
   }

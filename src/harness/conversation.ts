@@ -878,9 +878,16 @@ export class Conversation {
     return outcome?.block;
   }
 
-  /** Runs the PreCompact hooks (Claude Code's `trigger` and `custom_instructions`); never throws. */
-  async preCompact(trigger: "manual" | "auto", instructions = ""): Promise<void> {
-    await this.#hooks.fire("PreCompact", { trigger, custom_instructions: instructions })
+  /**
+   * Runs the PreCompact hooks (Claude Code's `trigger` and `custom_instructions`), stopped with
+   * `signal` (the compaction's: Esc, a cancelled turn); never throws.
+   */
+  async preCompact(
+    trigger: "manual" | "auto",
+    instructions = "",
+    signal?: AbortSignal,
+  ): Promise<void> {
+    await this.#hooks.fire("PreCompact", { trigger, custom_instructions: instructions }, signal)
       .catch(() => {});
   }
 
@@ -1047,7 +1054,7 @@ export class Conversation {
           model: config.model,
           settings: compactionSettings(config.contextWindow, config.compactAt),
           emit,
-          beforeCompact: () => this.preCompact("auto"),
+          beforeCompact: (signal) => this.preCompact("auto", "", signal),
           tools: () => this.#tools.specs(),
         }),
       });

@@ -165,3 +165,55 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "A PreCompact hook that hangs ends with the compaction's cancel, not at its timeout",
+  ignore: !bwrapNeed.ok,
+  fn: async () => {
+    await withProject(async (dir, home) => {
+      await Deno.writeTextFile(
+        join(dir, ".claude", "settings.json"),
+        JSON.stringify({
+          hooks: {
+            PreCompact: [{
+              hooks: [{ type: "command", command: "bash .hooks/hang.sh", timeout: 600 }],
+            }],
+          },
+        }),
+      );
+      await Deno.writeTextFile(
+        join(dir, ".hooks", "hang.sh"),
+        `touch "$CLAUDE_PROJECT_DIR/hang-started"; sleep 600\n`,
+      );
+      const places = { ternHome: home, workspace: dir };
+      await trustHooks(places, (await loadHooks(places)).sources.map((loaded) => loaded.source));
+      await withScriptedServer([{ text: "done" }], async (server) => {
+        const agent = await openAgentSession({
+          workspace: dir,
+          flags: { baseUrl: server.baseUrl, mode: "bypass" },
+          emit: () => {},
+          warn: () => {},
+        });
+        try {
+          const cancel = new AbortController();
+          const compacting = agent.compact({ signal: cancel.signal }).catch(() => undefined);
+          // Cancelled once the hook runs; the guard is far below the hook's timeout.
+          for (let i = 0; i < 600 && !(await exists(join(dir, "hang-started"))); i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          ok(await exists(join(dir, "hang-started")), "the hook never started");
+          cancel.abort();
+          let guard: ReturnType<typeof setTimeout> | undefined;
+          const ended = await Promise.race([
+            compacting.then(() => true),
+            new Promise<false>((resolve) => guard = setTimeout(() => resolve(false), 60_000)),
+          ]);
+          clearTimeout(guard);
+          ok(ended, "the compaction waited for the hook's timeout");
+        } finally {
+          await agent.close();
+        }
+      });
+    });
+  },
+});

@@ -122,7 +122,7 @@ export function sessionCommands(): SlashCommand[] {
       name: "compact",
       description: "summarise the older part of the conversation now",
       usage: "[focus]",
-      run: async (context, args) => {
+      run: async (context, args, signal) => {
         const conversation = await context.conversation();
         const { config } = conversation;
         const settings = compactionSettings(config.contextWindow, config.compactAt);
@@ -142,7 +142,9 @@ export function sessionCommands(): SlashCommand[] {
           model: config.model,
           settings,
           focus: args || undefined,
-          beforeCompact: () => conversation.preCompact("manual", args),
+          // Esc stops a PreCompact hook and the summary alike.
+          signal,
+          beforeCompact: (signal) => conversation.preCompact("manual", args, signal),
           mask: (text) => conversation.maskKnownKeys(text),
         });
         if (!entry) {

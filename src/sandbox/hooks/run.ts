@@ -288,6 +288,8 @@ export class HookRunner {
         note: `The ${hook.event} hook "${shownCommand(hook)}" timed out after ${hook.timeoutS} s`,
       };
     }
+    // Stopped (Esc, a cancelled turn or compaction): its output ends anywhere, and says nothing.
+    if (signal?.aborted) return unable(hook, "it was stopped, as what it ran for was cancelled");
     const whole = printed <= MAX_HOOK_OUTPUT_CHARS;
     // Cut, its exit code (at the end) still reads, and exit code 2 blocks without its text.
     const ran = unwrap(whole ? pieces.join("") : result.output, marker);
