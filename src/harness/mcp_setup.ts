@@ -13,6 +13,7 @@ import { VERSION } from "../version.ts";
 import { readEnv, shellSourceEnv } from "./env.ts";
 import { loadMcpConfig } from "../mcp/config.ts";
 import { warnPerson } from "../core/warnings.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 export { describeServer } from "./mcp_describe.ts";
 
@@ -87,6 +88,41 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
       sandboxedCommand(config, argv, { ...options, env: shellSourceEnv(), baseEnv }),
   });
   return { servers, manager };
+}
+
+/**
+ * Checks that each of `servers` (as the session read them: what the person was shown) is
+ * defined and runs the same files now, before a trust given in the session records them and
+ * starts them: a file changed since (by the model's background command) would otherwise run
+ * with the trust given to what was shown.
+ * @throws {Error} naming the first server that changed, and what changed.
+ */
+export async function checkStillAsRead(
+  servers: readonly McpServerConfig[],
+  options: Pick<OpenMcpOptions, "ternHome" | "workspace" | "keyVariables" | "env">,
+): Promise<void> {
+  const { pinChanges } = await import("../mcp/_pinned_files.ts");
+  const now = await loadMcpConfig({
+    ternHome: options.ternHome,
+    workspace: options.workspace,
+    env: options.env ?? readEnv,
+    keyVariables: options.keyVariables,
+    warn: () => {},
+  });
+  for (const server of servers) {
+    const current = now.servers.find((s) => s.name === server.name && s.scope === server.scope);
+    const changes = current === undefined
+      ? ["its definition is gone"]
+      : current.fingerprint !== server.fingerprint
+      ? ["its definition changed"]
+      : pinChanges(server.files ?? {}, current.files ?? {});
+    if (changes.length > 0) {
+      throw new Error(
+        `Cannot trust MCP server "${visibleText(server.name)}": ${changes.join(", ")} since ` +
+          "this session read it. Start tern again to see what it runs now, then trust it",
+      );
+    }
+  }
 }
 
 /**

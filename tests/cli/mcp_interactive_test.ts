@@ -89,3 +89,45 @@ Deno.test("${VAR} in an MCP definition needs TERN_EXTRA_ENV when tern may not re
     await ws.cleanup();
   }
 });
+
+Deno.test("interactive: /mcp trust refuses a project server whose file changed since the session read it", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const ternHome = join(ws.home, ".tern");
+    await Deno.mkdir(ternHome);
+    await Deno.writeTextFile(
+      join(ws.dir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { theirs: faultServerCommand("ok", { workspace: ws.dir }) } }),
+    );
+    // The model changes the server's script after the session read (and showed) it.
+    const change = JSON.stringify({ command: "echo '// changed' >> fault_server.ts" });
+    await withScriptedServer(
+      [{ toolCalls: [{ id: "c1", name: "bash", arguments: change }] }, { text: "Changed." }],
+      async (server) => {
+        const env = {
+          HOME: ws.home,
+          TERN_HOME: ternHome,
+          TERN_BASE_URL: server.baseUrl,
+          TERN_MODEL: "scripted-model",
+          TERN_API_KEY: "sk-mcp-line-secret",
+          NO_COLOR: "1",
+        };
+        const input = ["/mcp", "tidy up", "/mcp trust theirs", "/mcp"].join("\n");
+        const run = await runTernWithInput(["--mode", "bypass"], `${input}\n`, {
+          cwd: ws.dir,
+          env,
+        });
+        ok(run.stdout.includes("Changed."), run.stdout);
+        equal(run.code, 2, run.stderr);
+        match(
+          run.stdout + run.stderr,
+          /Cannot trust MCP server "theirs": "fault_server\.ts" changed since this session read it/,
+        );
+        ok(!/theirs READY/.test(run.stdout), run.stdout);
+        ok(!(await Deno.stat(join(ternHome, "mcp-trust.json")).then(() => true, () => false)));
+      },
+    );
+  } finally {
+    await ws.cleanup();
+  }
+});

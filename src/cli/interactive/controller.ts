@@ -204,8 +204,13 @@ export class SessionController {
     const mcp = mcpCommands({
       opened: () => agent.mcp(),
       trust: async (servers) => {
-        const { trustServers } = await import("../../mcp/trust.ts");
-        await trustServers(agent.config.ternHome, agent.workspace, servers);
+        const [{ trustServers }, { checkStillAsRead }] = await Promise.all([
+          import("../../mcp/trust.ts"),
+          import("../../harness/mcp_setup.ts"),
+        ]);
+        const where = { ternHome: agent.config.ternHome, workspace: agent.workspace };
+        await checkStillAsRead(servers, { ...where, keyVariables: agent.config.keyVariables });
+        await trustServers(where.ternHome, where.workspace, servers);
       },
     });
     const builtins = [
