@@ -130,9 +130,23 @@ function stripSequences(text: string): string {
     .replace(OTHER_ESCAPE, "");
 }
 
-/** Whether an SGR sequence turns on "conceal" (8), which would hide the text after it. */
+/**
+ * Whether an SGR sequence turns on "conceal" (8, also written `08`), which would hide the text
+ * after it. The values of an extended colour (`38;5;8`, `48;2;8;8;8`) are not attributes.
+ */
 function conceals(sequence: string): boolean {
-  return sequence.slice(2, -1).split(/[;:]/).includes("8");
+  const params = sequence.slice(2, -1).split(";");
+  for (let i = 0; i < params.length; i++) {
+    // A parameter with colon sub-parameters (`38:5:8`) is one attribute, named by its head.
+    const [head, ...sub] = params[i].split(":");
+    const value = Number(head || "0");
+    if (value === 38 || value === 48 || value === 58) {
+      if (sub.length === 0) i += params[i + 1] === "5" ? 2 : params[i + 1] === "2" ? 4 : 1;
+    } else if (value === 8) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /**

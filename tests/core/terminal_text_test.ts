@@ -87,6 +87,12 @@ Deno.test("screenLine() keeps SGR styling and removes everything else", () => {
   );
   equal(screenLine("a\x1b[2K\rb\x1b[1A\x1b]0;t\x07c\x1b]8;;u\x1b\\d\u202ee"), "a bcde");
   equal(screenLine("\x1b[8mhidden\x1b[28m"), "hidden\x1b[28m\x1b[0m");
+  // Conceal however written; an extended colour's values are no conceal.
+  equal(screenLine("\x1b[08mhidden"), "hidden");
+  equal(screenLine("\x1b[1;008mhidden"), "hidden");
+  equal(screenLine("\x1b[38;5;8mgrey\x1b[0m"), "\x1b[38;5;8mgrey\x1b[0m");
+  equal(screenLine("\x1b[48;2;8;8;8mdark\x1b[0m"), "\x1b[48;2;8;8;8mdark\x1b[0m");
+  equal(screenLine("\x1b[38:5:8mgrey\x1b[0m"), "\x1b[38:5:8mgrey\x1b[0m");
   equal(screenLine("a\tb\nc"), "a  b c");
   equal(screenLine("a\u009b2Kb"), "ab");
 });
