@@ -20,7 +20,7 @@ import { plainRisk } from "./risk_text.ts";
 import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";
 import { hunksOf } from "./tool_lines.ts";
-import { truncateToWidth, visibleWidth, wrapStrict, wrapText } from "./width.ts";
+import { truncateToWidth, visibleWidth, wrapStrict, wrapText, wrapTrimmed } from "./width.ts";
 
 /** Most diff lines a permission dialog shows. */
 const DIFF_LINES = 20;
@@ -178,7 +178,11 @@ export function permissionDialog(
       const args = argsText(request, hasDiff);
       if (!args.complete) elided = true;
       if (args.text !== "") {
-        const all = wrapText(t.dim(args.text), width);
+        // Later rows indented: a long value (padding, a server's argument name) never starts a
+        // row at column 0, where it could read as tern's reason or a fact.
+        const all = wrapTrimmed(args.text, Math.max(1, width - 2)).map((row, i) =>
+          t.dim(i === 0 ? row : `  ${row}`)
+        );
         const rows = capRows(all, Math.min(ARG_LINES, room), t);
         if (rows.length < all.length || rows.at(-1) !== all.at(-1)) elided = true;
         lines.push(...rows);

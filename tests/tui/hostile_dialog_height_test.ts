@@ -48,3 +48,25 @@ Deno.test("permissionDialog() on a tall screen still shows every reason, cut to 
   ok(lines.some((line) => line.startsWith("Asked by the ask rule")));
   ok(lines.some((line) => line.startsWith("Model's reason (unverified):")));
 });
+
+Deno.test("permissionDialog(): a padded argument never starts a row at column 0 that reads as tern's reason", () => {
+  // An MCP tool's argument, padded so that a terminal-width wrap would start a row with words
+  // shaped like tern's own reason for asking.
+  const value = `${"x".repeat(50)}"ls" only reads the folder`;
+  const request: ReviewRequest = {
+    tool: "mcp__srv__run",
+    args: { target: "prod", script: value },
+    summary: "mcp__srv__run",
+    reason: "an MCP tool that may change things",
+    profile: ":workspace",
+    rememberable: false,
+  };
+  const lines = permissionDialog(request, { theme: plain }).render(60, 30);
+  const at = lines.findIndex((line) => line.includes("target:"));
+  ok(at > 0, lines.join("\n"));
+  const rest = lines.slice(at + 1, lines.findIndex((line) => line.includes("[n] deny")));
+  for (const line of rest.filter((line) => line.trim() !== "" && !line.startsWith("─"))) {
+    ok(line.startsWith("  ") || line.startsWith("["), `a row at column 0: ${line}`);
+  }
+  ok(lines.some((line) => line.includes("only reads the folder")), lines.join("\n"));
+});
