@@ -56,7 +56,8 @@ export async function withRuntime(
         runtime.shellKind === "bwrap"
           ? { run: runtime.shell, confined: true }
           : runtime.shellNote ?? "shell commands are not confined here",
-      warn: warnPerson,
+      // A hook's stderr line (a program not found) may quote its input: masked as its notes are.
+      warn: (text) => warnPerson(masker.mask(text)),
       workspace: options.workspace,
       sessionId: options.sessionId ?? runId,
       transcriptPath: options.transcriptPath ?? "",

@@ -211,3 +211,38 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern run: a hook that cannot start is told without a key its stderr quotes",
+  async () => {
+    const at = await places();
+    const key = "sk-hook-stderr-KEY-0123456789abcdef";
+    const server = await startScriptedServer([
+      { toolCalls: [{ id: "c0", name: "bash", arguments: JSON.stringify({ command: "ls" }) }] },
+      { text: "done" },
+    ]);
+    try {
+      // The key lies in a workspace file the hook prints before exiting as "not found" does.
+      await Deno.writeTextFile(join(at.ws, "key.txt"), `${key}\n`);
+      await Deno.writeTextFile(
+        join(at.ws, ".tern", "settings.json"),
+        preToolUse("cat key.txt >&2; exit 127"),
+      );
+      const workspace = { ternHome: at.ternHome, workspace: at.ws };
+      await trustHooks(workspace, (await loadHooks(workspace)).sources.map((s) => s.source));
+      const out = await runTern(
+        ["run", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass", "hello"],
+        { cwd: at.ws, env: { HOME: at.home, TERN_HOME: at.ternHome, TERN_API_KEY: key } },
+      );
+      equal(out.code, 0, out.stderr);
+      const lines = told(out.stderr);
+      equal(lines.length, 1, out.stderr);
+      ok(lines[0].includes("[REDACTED]"), lines[0]);
+      ok(!out.stderr.includes(key), out.stderr);
+    } finally {
+      await server.close();
+      await Deno.remove(at.root, { recursive: true });
+    }
+  },
+);
