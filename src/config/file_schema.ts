@@ -41,23 +41,9 @@ const customProfile = z.strictObject({
   env: entries,
 });
 
-/**
- * A rule's `tool`: a capital letter outside an MCP tool's name (`mcp__server__Tool`) matches no
- * tool, as tern's own are lower case: Claude Code's `Bash` or `WebFetch` in a deny rule would
- * deny nothing, silently.
- */
-const ruleTool = z.string().trim().min(1).superRefine((tool, ctx) => {
-  if (tool.startsWith("mcp__") || !/[A-Z]/.test(tool)) return;
-  const meant = tool.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
-  ctx.addIssue({
-    code: "custom",
-    message: `no tool is named "${tool}": tern's tools are lower case (did you mean "${meant}"?)`,
-  });
-});
-
 const permissionRule = z.strictObject({
   action: z.enum(["allow", "ask", "deny"]),
-  tool: ruleTool.optional(),
+  tool: z.string().trim().min(1).optional(),
   command: z.string().trim().min(1).optional(),
   // A pattern whose matching backtracks would hold every call's path check for minutes.
   path: z.string().trim().min(1).superRefine((pattern, ctx) => {

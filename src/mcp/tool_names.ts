@@ -19,6 +19,11 @@ export function toolKey(server: string, tool: string): string {
   return `${server}\u0000${tool}`;
 }
 
+/** Whether `name` (a tool's, or a rule's pattern of one) is of the form MCP tools get. */
+export function isMcpToolName(name: string): boolean {
+  return name.startsWith("mcp__");
+}
+
 /** What every model-facing name of `server`'s tools starts with (`mcp__my_srv__`) before cuts. */
 export function toolPrefix(server: string): string {
   return `mcp__${clean(server)}__`;

@@ -18,6 +18,7 @@ import {
 import { assignmentRisk } from "./shell/_risk.ts";
 import { GIT_VALUE_OPTIONS } from "./shell/_git.ts";
 import { RULE_PATH_OPTIONS, rulePathGlobs, toolMatcher } from "./rule_match.ts";
+import { isMcpToolName } from "../mcp/tool_names.ts";
 
 /** A rule ready to match calls. */
 export interface CompiledRule {
@@ -77,6 +78,13 @@ export async function compileRules(rules: readonly PermissionRule[]): Promise<Co
   const compiled: CompiledRule[] = [];
   for (const [index, rule] of rules.entries()) {
     const one = compileRule(rule, picomatch);
+    const misnamed = misnamedTool(one.tool);
+    if (misnamed !== undefined) {
+      throw new ConfigError(
+        `Invalid permission rule ${index + 1} (${one.label}): ${misnamed}`,
+        { key: "rules" },
+      );
+    }
     for (const example of rule.match ?? []) {
       if (!ruleApplies(one, await exampleSubject(one, example))) {
         throw badExample(index, one, example, "should match but does not");
@@ -320,6 +328,17 @@ async function exampleSubject(rule: CompiledRule, example: string): Promise<Rule
     return { tool: rule.tool === "*" ? "read" : rule.tool, path: example, absolute: example };
   }
   return { tool: example };
+}
+
+/**
+ * Why a rule's `tool` can match no tool, else undefined: with a capital letter outside an MCP
+ * tool's name (`mcp__server__Tool`), as tern's own tools are lower case. Claude Code's `Bash`
+ * or `WebFetch` in a deny rule would deny nothing, silently.
+ */
+function misnamedTool(tool: string): string | undefined {
+  if (isMcpToolName(tool) || !/[A-Z]/.test(tool)) return undefined;
+  const meant = tool.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
+  return `no tool is named "${tool}": tern's tools are lower case (did you mean "${meant}"?)`;
 }
 
 function badExample(index: number, rule: CompiledRule, example: string, what: string) {

@@ -115,17 +115,6 @@ Deno.test("loadConfig() names the bad field of a malformed rule or profile", asy
       loadConfig({ cwd, env: { HOME: home } }),
       /a rule needs "tool", "command" or "path"/,
     );
-    // Claude Code's tool names match none of tern's: a deny rule would deny nothing.
-    write("home/.tern/config.jsonc", `{ "rules": [{ "action": "deny", "tool": "WebFetch" }] }`);
-    await assert.rejects(
-      loadConfig({ cwd, env: { HOME: home } }),
-      /no tool is named "WebFetch": tern's tools are lower case \(did you mean "web_fetch"\?\)/,
-    );
-    write(
-      "home/.tern/config.jsonc",
-      `{ "rules": [{ "action": "deny", "tool": "mcp__Srv__Drop" }, { "action": "ask", "tool": "bash" }] }`,
-    );
-    assert.equal((await loadConfig({ cwd, env: { HOME: home } })).config.rules.length, 2);
     write("home/.tern/config.jsonc", `{ "rules": [{ "action": "permit", "tool": "x" }] }`);
     await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), /"rules.0.action"/);
     write("home/.tern/config.jsonc", `{ "profiles": { ":mine": {} } }`);

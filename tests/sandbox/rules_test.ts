@@ -262,6 +262,24 @@ Deno.test("compileRules() rejects a match example the rule does not match", asyn
   );
 });
 
+Deno.test("compileRules() refuses a tool named with a capital letter, naming the tool meant", async () => {
+  // Claude Code's names match none of tern's tools: such a deny rule would deny nothing.
+  await rejects(
+    compileRules([{ action: "deny", tool: "ask" }, { action: "deny", tool: "WebFetch" }]),
+    (error: unknown) => {
+      ok(error instanceof ConfigError);
+      match(
+        error.message,
+        /^Invalid permission rule 2 \(deny tool "WebFetch"\): no tool is named "WebFetch": tern's tools are lower case \(did you mean "web_fetch"\?\)/,
+      );
+      return true;
+    },
+  );
+  await rejects(compileRules([{ action: "deny", tool: "Bash" }]), /did you mean "bash"/);
+  // An MCP tool's name keeps its server's case.
+  equal((await compileRules([{ action: "deny", tool: "mcp__Srv__DropTable" }])).length, 1);
+});
+
 Deno.test("compileRules() rejects a notMatch example the rule matches", async () => {
   await rejects(
     compileRules([{ action: "deny", command: "rm", notMatch: ["ls", "/bin/rm -r x"] }]),
