@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from "../core/path.ts";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
+import { PROTECTED_FOLDERS } from "../tools/paths.ts";
 import type { PermissionGate } from "./permission_gate.ts";
 import { canonicalHost, describeRequest } from "./request_permissions_policy.ts";
 
@@ -50,6 +51,18 @@ export function createImpl(gate: PermissionGate): Tool {
         commands: (args.commands ?? []).map((c) => c.trim().split(/\s+/).slice(0, 2).join(" ")),
         withoutSandbox: args.without_sandbox === true,
       };
+      // A protected folder stays read-only whatever is granted: a grant there would say
+      // "Granted" and change nothing.
+      for (const path of request.write) {
+        const folder = path.split("/").find((part) => Object.hasOwn(PROTECTED_FOLDERS, part));
+        if (folder !== undefined) {
+          throw new ToolError(
+            "POLICY_DENIED",
+            `Cannot grant writing "${path}": no grant opens ${folder} folders to writes ` +
+              `(${PROTECTED_FOLDERS[folder]})`,
+          );
+        }
+      }
       if (request.withoutSandbox && request.commands.length === 0) {
         throw new ToolError(
           "INVALID_ARGUMENTS",

@@ -32,6 +32,19 @@ Deno.test("request_permissions: an allow rule's workspace path grants nothing a 
   });
 });
 
+Deno.test("request_permissions: a write grant in a protected folder is refused, not reported as granted", async () => {
+  await withGate({ answers: ["once"] }, async (box) => {
+    for (const path of [".git/hooks", "sub/.git/config", ".tern", join(box.root, ".tern", "x")]) {
+      expectError(
+        await box.call("request_permissions", { reason: "hooks", write: [path] }),
+        "POLICY_DENIED",
+        /no grant opens \.(git|tern) folders to writes/,
+      );
+    }
+    equal(box.asked.length, 0, "the person is not asked for what no answer can give");
+  });
+});
+
 Deno.test("request_permissions: a deny rule's host also refuses its other spellings and ports, and the person sees it as the proxy reads it", async () => {
   const rules: PermissionRule[] = [
     { action: "deny", tool: "request_permissions", hosts: ["169.254.169.254", "Evil.example"] },
