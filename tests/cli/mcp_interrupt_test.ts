@@ -6,12 +6,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
 import { tempWorkspace, ternCommand } from "../support/tern_process.ts";
-
-/** Whether a process whose command line holds `text` is running. */
-async function running(text: string): Promise<boolean> {
-  const out = await new Deno.Command("pgrep", { args: ["-f", text], stdout: "null" }).output();
-  return out.code === 0;
-}
+import { runningWith } from "../harness/_processes.ts";
 
 async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
@@ -38,14 +33,14 @@ for (
       const guard = AbortSignal.timeout(60_000);
       const child = ternCommand(args, { cwd: ws.dir, env, signal: guard }, "null").spawn();
       const output = child.output();
-      await waitFor(() => running(script), "the server to start");
+      await waitFor(() => runningWith(script), "the server to start");
       child.kill("SIGINT");
       const out = await output;
       const stderr = new TextDecoder().decode(out.stderr);
       ok(!guard.aborted, "tern waited for the server's start-up timeout");
       equal(out.code, 130, stderr);
       match(stderr, /interrupted/);
-      await waitFor(async () => !(await running(script)), "the server to be stopped");
+      await waitFor(async () => !(await runningWith(script)), "the server to be stopped");
     } finally {
       await ws.cleanup();
     }

@@ -6,7 +6,14 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Script } from "../../src/llm/scripted.ts";
-import { dialogReady, PLACEHOLDER, send, sessionEntries, withTern } from "../support/tmux_run.ts";
+import {
+  dialogReady,
+  PLACEHOLDER,
+  rewindLast,
+  send,
+  sessionEntries,
+  withTern,
+} from "../support/tmux_run.ts";
 import { bwrapNeed, testWith, tmuxNeed } from "../support/needs.ts";
 
 const write = (id: string, path: string, content: string) => ({
@@ -28,13 +35,7 @@ testWith(
       await tern.waitFor((screen) => screen.includes(PLACEHOLDER), "the prompt");
       Deno.writeTextFileSync(join(dir, "b.txt"), "the person's b\n");
 
-      await send(tern, "/rewind");
-      await tern.waitForText("Rewind to before");
-      await dialogReady();
-      await tern.keys("Enter");
-      await tern.waitForText("files and conversation");
-      await dialogReady();
-      await tern.keys("Enter");
+      await rewindLast(tern);
       const asked = await tern.waitForText("changed outside tern since then");
       match(asked, /\+from the agent|-from the agent/, "the diff is shown before asking");
       match(asked, /conflict: "b\.txt"/);

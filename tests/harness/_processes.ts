@@ -48,3 +48,9 @@ export async function comesTrue(condition: () => boolean, boundMs = 120_000): Pr
   }
   return true;
 }
+
+/** Whether a live process's command line holds `text` (pgrep -f). */
+export async function runningWith(text: string): Promise<boolean> {
+  const out = await new Deno.Command("pgrep", { args: ["-f", text], stdout: "null" }).output();
+  return out.code === 0;
+}

@@ -97,6 +97,21 @@ export async function send(tern: TmuxTern, text: string): Promise<void> {
   await tern.keys("Enter");
 }
 
+/**
+ * `/rewind` to before the last message, files and conversation: the first two dialogs answered
+ * with Enter (the latest message, both). What follows (a conflict, the confirmation) is the
+ * test's.
+ */
+export async function rewindLast(tern: TmuxTern): Promise<void> {
+  await send(tern, "/rewind");
+  await tern.waitForText("Rewind to before");
+  await dialogReady();
+  await tern.keys("Enter");
+  await tern.waitForText("files and conversation");
+  await dialogReady();
+  await tern.keys("Enter");
+}
+
 /** Ctrl-D on the empty editor; resolves once the pane's shell printed tern's exit code. */
 export async function quit(tern: TmuxTern): Promise<string> {
   await tern.keys("C-d");
