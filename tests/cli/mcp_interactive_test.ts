@@ -8,6 +8,18 @@ import { withScriptedServer } from "../support/scripted_server.ts";
 import { runTern, runTernWithInput, tempWorkspace } from "../support/tern_process.ts";
 import { faultServerCommand } from "../fixtures/mcp/fault_server.ts";
 
+/** The environment of a line-mode run against the scripted server at `baseUrl`. */
+function lineEnv(home: string, ternHome: string, baseUrl: string): Record<string, string> {
+  return {
+    HOME: home,
+    TERN_HOME: ternHome,
+    TERN_BASE_URL: baseUrl,
+    TERN_MODEL: "scripted-model",
+    TERN_API_KEY: "sk-mcp-line-secret",
+    NO_COLOR: "1",
+  };
+}
+
 Deno.test("interactive: /mcp lists servers, /mcp trust starts one, a turn calls its tool", async () => {
   const ws = await tempWorkspace();
   try {
@@ -27,14 +39,7 @@ Deno.test("interactive: /mcp lists servers, /mcp trust starts one, a turn calls 
         { text: "It said hey." },
       ],
       async (server) => {
-        const env = {
-          HOME: ws.home,
-          TERN_HOME: ternHome,
-          TERN_BASE_URL: server.baseUrl,
-          TERN_MODEL: "scripted-model",
-          TERN_API_KEY: "sk-mcp-line-secret",
-          NO_COLOR: "1",
-        };
+        const env = lineEnv(ws.home, ternHome, server.baseUrl);
         const input = ["/mcp", "/mcp trust theirs", "/mcp tools theirs", "say hey"].join("\n");
         // A project server's tools are never read-only by its own word (its sandbox may write):
         // the turn's call needs a decision, here bypass mode's.
@@ -104,14 +109,7 @@ Deno.test("interactive: /mcp trust refuses a project server whose file changed s
     await withScriptedServer(
       [{ toolCalls: [{ id: "c1", name: "bash", arguments: change }] }, { text: "Changed." }],
       async (server) => {
-        const env = {
-          HOME: ws.home,
-          TERN_HOME: ternHome,
-          TERN_BASE_URL: server.baseUrl,
-          TERN_MODEL: "scripted-model",
-          TERN_API_KEY: "sk-mcp-line-secret",
-          NO_COLOR: "1",
-        };
+        const env = lineEnv(ws.home, ternHome, server.baseUrl);
         const input = ["/mcp", "tidy up", "/mcp trust theirs", "/mcp"].join("\n");
         const run = await runTernWithInput(["--mode", "bypass"], `${input}\n`, {
           cwd: ws.dir,
