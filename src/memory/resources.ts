@@ -61,7 +61,7 @@ export async function loadResources(
     // Without the person's skills searched at all: theirs take a name first, so finding and then
     // leaving them out would leave out a project's skill of the same name too.
     discoverSkills(workspace, ternHome, refuse, { personal }),
-    discoverTemplates(workspace, ternHome, refuse),
+    discoverTemplates(workspace, ternHome, refuse, { personal }),
   ]);
   return {
     files,

@@ -119,6 +119,9 @@ export async function discoverSkills(
   // Counted per level before a file is read: a repository's many skills never crowd out the
   // person's own, and what is past the cap costs no reading or parsing.
   const read: Record<ResourceLevel, number> = { user: 0, project: 0, nested: 0 };
+  // Those past the cap, told in one line per level: a repository's thousands of skill folders
+  // would otherwise bury every other warning under a line each.
+  const leftOut = new Map<ResourceLevel, { first: string; count: number }>();
   for (const { root, level } of skillRoots(workspace, ternHome)) {
     if (level === "user" && options.personal === false) continue;
     const confine = level === "user" ? ternHome : workspace;
@@ -129,11 +132,9 @@ export async function discoverSkills(
     }
     for (const path of findSkillFiles(root, diagnostics)) {
       if (read[level] >= MAX_SKILLS) {
-        diagnostics.push(
-          `Skill "${path}" is not used: there are more than ${MAX_SKILLS} ${
-            level === "user" ? "of your own" : "in the project"
-          }`,
-        );
+        const past = leftOut.get(level);
+        if (past === undefined) leftOut.set(level, { first: path, count: 1 });
+        else past.count++;
         continue;
       }
       read[level]++;
@@ -156,6 +157,14 @@ export async function discoverSkills(
       byName.set(skill.name, skill);
       skills.push(skill);
     }
+  }
+  for (const [level, { first, count }] of leftOut) {
+    const which = count === 1 ? `Skill "${first}" is` : `${count} skills, from "${first}" on, are`;
+    diagnostics.push(
+      `${which} not used: there are more than ${MAX_SKILLS} ${
+        level === "user" ? "of your own" : "in the project"
+      }`,
+    );
   }
   return { skills, diagnostics };
 }

@@ -53,6 +53,15 @@ export interface TemplateIndex {
   diagnostics: string[];
 }
 
+/** Options of {@linkcode discoverTemplates}. */
+export interface DiscoverTemplatesOptions {
+  /**
+   * False: the person's own templates are not read (a model server a project's files chose gets
+   * nothing of theirs, and the project's template of the same name is used). Default true.
+   */
+  personal?: boolean;
+}
+
 /**
  * Reads the person's and the project's templates; the person's win on a name clash, and the
  * project's are read only where `refuse` lets the model read them (a template's body becomes a
@@ -62,6 +71,7 @@ export async function discoverTemplates(
   workspace: string,
   ternHome: string,
   refuse: ReadRefusal,
+  options: DiscoverTemplatesOptions = {},
 ): Promise<TemplateIndex> {
   const diagnostics: string[] = [];
   const byName = new Map<string, PromptTemplate>();
@@ -70,6 +80,7 @@ export async function discoverTemplates(
     [join(workspace, ".tern", "prompts"), workspace, "project"],
   ];
   for (const [dir, confine, level] of folders) {
+    if (level === "user" && options.personal === false) continue;
     const outside = folderOutside(confine, dir);
     if (outside !== undefined) {
       diagnostics.push(outside);

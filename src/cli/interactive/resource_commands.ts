@@ -80,7 +80,11 @@ export function windowLines(facts: ContextWindowFacts, systemTokens: number): st
 /** `/context`, and the commands of the templates and skills found now. */
 export async function resourceCommands(deps: ResourceCommandDeps): Promise<SlashCommand[]> {
   const { modelReadGuard } = await import("../../harness/read_guard.ts");
-  const resources = await loadResources(deps.workspace, deps.ternHome, await modelReadGuard(deps));
+  // Without the person's own skills and templates when a project's files chose the model
+  // server: a command would send theirs there.
+  const resources = await loadResources(deps.workspace, deps.ternHome, await modelReadGuard(deps), {
+    personal: deps.personal?.(),
+  });
   const commands: SlashCommand[] = [{
     name: "context",
     description: "what fills the model's window: each part of the system prompt, its file " +
