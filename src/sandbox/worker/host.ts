@@ -46,6 +46,14 @@ export interface WorkerHostOptions {
    * plain string is used for every run. Ignored by the Worker backend.
    */
   auditFile?: string | ((run: number) => string);
+  /**
+   * Most bytes this host's Deno audit files may hold together; default
+   * {@linkcode AUDIT_LIMIT_BYTES}. Deno writes a line for every permission check (a grep over
+   * a large tree writes several per file), so calls in a loop would fill the disk: once a call
+   * ends with the files past the limit, the next call gets a worker that writes none, as do all
+   * after it.
+   */
+  auditLimitBytes?: number;
   /** Where the worker process's environment is picked from; default this process's. */
   env?: Record<string, string>;
   /** How long a cancelled call may take to answer before its worker is killed; default 500 ms. */
@@ -59,6 +67,9 @@ export interface WorkerHostOptions {
    */
   wrap?: WorkerWrap;
 }
+
+/** The default of {@linkcode WorkerHostOptions.auditLimitBytes}: 64 MiB. */
+export const AUDIT_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** What {@linkcode WorkerHostOptions.wrap} gets besides the command line. */
 export interface WrapContext {
@@ -104,6 +115,8 @@ export class WorkerHost {
   #runs = 0;
   #nextId = 0;
   #closed = false;
+  /** Bytes the audit files of finished runs hold; null once the limit stopped the audit. */
+  #auditBytes: number | null = 0;
 
   /** Throws RangeError when the grants cannot be expressed as Deno flags. */
   constructor(options: WorkerHostOptions) {
@@ -159,6 +172,8 @@ export class WorkerHost {
    */
   async call(tool: string, args: unknown, options: WorkerCallOptions = {}): Promise<Observation> {
     if (options.signal?.aborted) return stopped(tool, "cancel");
+    // Past the audit's limit, the worker that writes one is replaced before it takes more calls.
+    if (this.#auditBytes === null && this.#current?.auditPath) this.restart(this.#grants);
     let run: Run | "aborted";
     try {
       run = await this.#readyRun(options.signal);
@@ -168,13 +183,26 @@ export class WorkerHost {
     if (run === "aborted") return stopped(tool, "cancel");
     const id = ++this.#nextId;
     const workspace = options.workspace ?? this.#options.workspace;
-    return await sendCall(run, { ...options, id, tool, args, workspace }, {
+    const observation = await sendCall(run, { ...options, id, tool, args, workspace }, {
       graceMs: this.#grace,
       kill: (run, because) => this.#kill(run, because),
       settled: (run) => {
         if (run.retired && run.pending.size === 0) void run.channel.stop(this.#grace);
       },
     });
+    this.#checkAudit(run);
+    return observation;
+  }
+
+  /**
+   * Stops the Deno audit once this host's audit files hold more than the limit: the run that
+   * wrote past it takes no further call (the next one replaces it), and no later run writes one
+   * (the gate's records then name none).
+   */
+  #checkAudit(run: Run): void {
+    if (run.auditPath === null || this.#auditBytes === null) return;
+    const limit = this.#options.auditLimitBytes ?? AUDIT_LIMIT_BYTES;
+    if (this.#auditBytes + fileSize(run.auditPath) > limit) this.#auditBytes = null;
   }
 
   /**
@@ -270,6 +298,7 @@ export class WorkerHost {
   #auditPathOf(number: number): string | null {
     const { auditFile } = this.#options;
     if (this.#backend === "worker" || auditFile === undefined) return null;
+    if (this.#auditBytes === null) return null;
     return typeof auditFile === "string" ? auditFile : auditFile(number);
   }
 
@@ -304,12 +333,24 @@ export class WorkerHost {
 
   #ended(run: Run, why: string): void {
     run.gone = true;
+    if (run.auditPath !== null && this.#auditBytes !== null) {
+      this.#auditBytes += fileSize(run.auditPath);
+    }
     if (this.#current === run) this.#current = null;
     this.#retired.delete(run);
     const cause = run.killedBecause === undefined
       ? `the tool worker ${why}`
       : `the tool worker was stopped because ${run.killedBecause}; the call may or may not have taken effect`;
     for (const call of [...run.pending.values()]) call.fail(cause);
+  }
+}
+
+/** The size of the file at `path`; 0 when it cannot be read. */
+function fileSize(path: string): number {
+  try {
+    return Deno.statSync(path).size;
+  } catch {
+    return 0;
   }
 }
 
