@@ -120,7 +120,15 @@ export function rememberScope(facts: CallFacts, masker: SecretMasker): string | 
 
 export function maskObservation(observation: Observation, masker: SecretMasker): Observation {
   if (observation.status === "SUCCEEDED") {
-    return { ...observation, output: masker.mask(observation.output) };
+    const { details } = observation;
+    // A write's diff shows the lines around the change: a key the file held among them.
+    return {
+      ...observation,
+      output: masker.mask(observation.output),
+      ...(details?.kind === "diff"
+        ? { details: { ...details, diff: masker.mask(details.diff) } }
+        : {}),
+    };
   }
   return { ...observation, message: masker.mask(observation.message) };
 }

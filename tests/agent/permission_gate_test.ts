@@ -306,3 +306,20 @@ testWith(
     });
   },
 );
+
+Deno.test("PermissionGate masks a key among the lines a write's diff shows, as in its output", async () => {
+  await withGate({ mode: "bypass" }, async (box) => {
+    const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+    await Deno.writeTextFile(join(box.ws, "conf.py"), `token = "${token}"\nx = 1\n`);
+    const edited = await box.call("edit", {
+      path: "conf.py",
+      old_string: "x = 1",
+      new_string: "x = 2",
+    });
+    equal(edited.status, "SUCCEEDED", JSON.stringify(edited));
+    ok(edited.status === "SUCCEEDED" && edited.details?.kind === "diff", JSON.stringify(edited));
+    ok(!JSON.stringify(edited).includes(token), JSON.stringify(edited));
+    match(edited.details.diff, /token = "\[REDACTED:[a-z-]+\]"/);
+    match(edited.details.diff, /x = 2/);
+  });
+});
