@@ -428,3 +428,21 @@ Deno.test("createTextRenderer() shows an unknown tool's name as called, escapes 
   ok(err.includes("re␛[0mad a"), err);
   ok(!err.includes("\x1b") && !/\bread a\b/.test(err), err);
 });
+
+Deno.test("createTextRenderer() loads the Markdown renderer while a call runs: an answer that ends the turn at once is rendered", async () => {
+  const { emit, printed } = await markdownRenderer();
+  emit({
+    type: "tool_start",
+    round: 1,
+    callId: "c1",
+    name: "write",
+    args: { path: "notes.txt" },
+    readOnly: false,
+  });
+  // The call runs; the renderer's modules (cached here) are taken in meanwhile.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  emit({ type: "text_delta", round: 2, text: "I changed **one** line.\n" });
+  emit(ended("COMPLETED"));
+  ok(printed.out.includes("one"), JSON.stringify(printed.out));
+  ok(!printed.out.includes("**one**"), `printed as written: ${JSON.stringify(printed.out)}`);
+});

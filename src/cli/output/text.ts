@@ -129,6 +129,7 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
         break;
       case "tool_start":
         endLine();
+        answer.preload();
         argsById.set(event.callId, event.args);
         break;
       case "tool_input":
@@ -221,11 +222,19 @@ export function createTextRenderer(options: TextRendererOptions): EmitFn {
 function markdownAnswer(
   out: (text: string) => void,
   markdown: TextRendererOptions["markdown"],
-): { write: (text: string) => void; flush: () => boolean } {
-  if (markdown === undefined) return { write: out, flush: () => false };
+): { write: (text: string) => void; flush: () => boolean; preload: () => void } {
+  if (markdown === undefined) return { write: out, flush: () => false, preload: () => {} };
   let buffer = "";
   let module: MarkdownModule | undefined;
   let loading: Promise<void> | undefined;
+  const load = () =>
+    loading ??= Promise.all([
+      import("../../tui/markdown.ts"),
+      import("../../tui/renderers.ts").then((renderers) => renderers.loadRenderers()),
+    ]).then(([loaded]) => {
+      module = loaded;
+      stable();
+    }, () => {});
   // The same last net as the interactive display's: whatever a renderer let through, only colour
   // codes reach the terminal, never "conceal" (which would hide the question that follows).
   // Never a row that starts with one of tern's marks (the `•` of its own lines on stderr).
@@ -242,14 +251,11 @@ function markdownAnswer(
     write(text) {
       buffer += text;
       if (module) return stable();
-      loading ??= Promise.all([
-        import("../../tui/markdown.ts"),
-        import("../../tui/renderers.ts").then((renderers) => renderers.loadRenderers()),
-      ]).then(([loaded]) => {
-        module = loaded;
-        stable();
-      }, () => {});
+      void load();
     },
+    // A call means a later answer: the modules load while it runs, so that answer is rendered
+    // even when it ends the turn at once (the run then prints what it holds as it is).
+    preload: () => void load(),
     flush() {
       if (buffer === "") return false;
       const text = buffer;
