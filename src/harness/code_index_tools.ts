@@ -14,7 +14,6 @@ import type { Hit } from "../index/rank.ts";
 import type { PathTest } from "../sandbox/denied_paths.ts";
 import type { LiveCodeIndex } from "./code_index_live.ts";
 import type { WorkspaceHidden } from "./path_denials.ts";
-import { deniedTest, sandboxHidden } from "./code_index_hidden.ts";
 
 /** Where the index is and how it ranks, read at each call (settings may change between turns). */
 export interface CodeIndexSettings {
@@ -76,9 +75,10 @@ export class CodeIndexTools implements CodeIndexAccess {
    * What the person's deny rules hide now, as a test of workspace-relative paths; undefined
    * without a deny rule with a path (then nothing more loads).
    */
-  #denied(): Promise<PathTest | undefined> {
+  async #denied(): Promise<PathTest | undefined> {
     const { rules, workspace, hidden } = this.#settings();
-    return deniedTest(workspace, rules, hidden);
+    const { deniedTest } = await import("./code_index_hidden.ts");
+    return await deniedTest(workspace, rules, hidden);
   }
 
   /** Closes the store if it was opened, and ends the index's parser process (settles then). */
@@ -91,7 +91,8 @@ export class CodeIndexTools implements CodeIndexAccess {
       import("./code_index_live.ts"),
       import("./code_index.ts"),
       import("../sandbox/protected_paths.ts"),
-    ]).then(([{ LiveCodeIndex }, { indexPath }, { secretLocations }]) => {
+      import("./code_index_hidden.ts"),
+    ]).then(([{ LiveCodeIndex }, { indexPath }, { secretLocations }, { sandboxHidden }]) => {
       const { workspace, ternHome, home, read } = this.#settings();
       this.#live = new LiveCodeIndex({
         workspace,
