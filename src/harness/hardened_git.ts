@@ -117,13 +117,37 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const STDERR_BYTES = 4096;
 
 /**
+ * Signals a terminal sends to every process of its foreground group (Ctrl-C, a hangup) or a
+ * person sends to a group. git runs in a session of its own, but only from the moment `setsid`
+ * runs (process.ts): one sent to tern's group just before reaches git too. tern itself never
+ * sends git these (it kills with SIGKILL).
+ */
+const GROUP_SIGNALS: ReadonlySet<Deno.Signal> = new Set(["SIGINT", "SIGHUP", "SIGTERM", "SIGQUIT"]);
+
+/**
  * Runs `git <hardening> <args>` in `options.cwd`. Returns undefined when git cannot be started
- * (not on `PATH`, or not permitted); never leaves a process behind.
+ * (not on `PATH`, or not permitted); never leaves a process behind. A run ended by a signal of
+ * {@linkcode GROUP_SIGNALS} that was not aborted runs once more: that signal was meant for tern,
+ * which chose to go on (a rewind finishes its restore first), so git's part of it goes on too.
  */
 export async function runGit(
   args: readonly string[],
   options: GitRunOptions,
 ): Promise<GitResult | undefined> {
+  const first = await runGitOnce(args, options);
+  const again = first?.signal != null && GROUP_SIGNALS.has(first.signal) && !first.timedOut &&
+    !options.signal?.aborted;
+  const result = again ? await runGitOnce(args, options) : first;
+  if (result === undefined) return undefined;
+  const { signal: _, ...ended } = result;
+  return ended;
+}
+
+/** One run of {@linkcode runGit}, with the signal that ended it. */
+async function runGitOnce(
+  args: readonly string[],
+  options: GitRunOptions,
+): Promise<(GitResult & { signal: Deno.Signal | null }) | undefined> {
   const env: Record<string, string> = {
     // What git starts in turn (a credential helper, ssh) is not the workspace's either.
     PATH: hostSearchPath(options.env.PATH),
@@ -203,6 +227,7 @@ export async function runGit(
       stderr: new TextDecoder().decode(stderr.bytes).trim(),
       truncated: stdout.truncated,
       timedOut,
+      signal: status.signal,
     };
   } finally {
     timer.cancel();

@@ -36,3 +36,72 @@ Deno.test("runGit() starts no transport or remote helper a repository names", as
     await Deno.remove(markers, { recursive: true });
   }
 });
+
+Deno.test("runGit() runs git again when a signal meant for tern's group ended it", async () => {
+  const repo = await Deno.makeTempDir({ prefix: "tern-git-signal-" });
+  const runs = join(repo, "runs");
+  // A launcher that counts its runs and, as `signal` listed first, dies of it before git runs:
+  // the moment before `setsid` when the terminal's Ctrl-C or hangup still reaches the child.
+  const launcher = (signals: string[]) => [
+    "sh",
+    "-c",
+    `echo run >> ${runs}; n=$(wc -l < ${runs}); set -- ${signals.join(" ")} - "$@"; ` +
+    `s=$(eval echo \\\${$n}); [ "$s" != - ] && kill -$s $$; ` +
+    `while [ "$1" != - ]; do shift; done; shift; exec "$@"`,
+    "sh",
+    Deno.env.get("PATH")?.split(":").map((dir) => join(dir, "git")).find((path) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    }) ?? "/usr/bin/git",
+  ];
+  const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
+  const count = () => {
+    try {
+      return Deno.readTextFileSync(runs).split("\n").length - 1;
+    } catch {
+      return 0;
+    }
+  };
+  try {
+    for (const signal of ["HUP", "INT", "TERM"]) {
+      await Deno.remove(runs).catch(() => {});
+      const result = await runGit(["version"], {
+        cwd: repo,
+        env,
+        launcher: launcher([signal]),
+      });
+      equal(result?.code, 0, `${signal}: ${result?.stderr}`);
+      equal(count(), 2, `${signal}: ran twice`);
+    }
+
+    // Only once: a second such signal is the answer.
+    await Deno.remove(runs).catch(() => {});
+    const twice = await runGit(["version"], {
+      cwd: repo,
+      env,
+      launcher: launcher(["HUP", "HUP"]),
+    });
+    equal(twice?.code, 129);
+    // An aborted run, or one ended by a signal tern does not expect, is not run again.
+    await Deno.remove(runs).catch(() => {});
+    const aborted = new AbortController();
+    aborted.abort();
+    const stopped = await runGit(["version"], {
+      cwd: repo,
+      env,
+      launcher: launcher(["INT"]),
+      signal: aborted.signal,
+    });
+    equal(stopped?.code === 0, false);
+    ok(count() <= 1);
+    await Deno.remove(runs).catch(() => {});
+    const usr = await runGit(["version"], { cwd: repo, env, launcher: launcher(["USR1"]) });
+    equal(usr?.code, 138);
+    equal(count(), 1);
+  } finally {
+    await Deno.remove(repo, { recursive: true });
+  }
+});
