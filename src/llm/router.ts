@@ -20,6 +20,7 @@ import {
   reasoningFor,
 } from "./model_info.ts";
 import type { Message } from "../core/messages.ts";
+import { sleep } from "../core/sleep.ts";
 import type { ErrorStreamEvent, ModelRequest, Provider, StreamEvent } from "./types.ts";
 
 /** One provider/model pair of the chain. */
@@ -286,19 +287,4 @@ function priced(event: Extract<StreamEvent, { type: "done" }>, target: RouteTarg
 function backoff(attempt: number, settings: Settings): number {
   const step = Math.min(settings.maxRetryDelayMs, settings.retryBaseMs * 2 ** (attempt - 1));
   return Math.round(step / 2 + settings.random() * (step / 2));
-}
-
-/** Waits `ms`; false when the signal fired first. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const timer = setTimeout(() => finish(true), ms);
-    const onAbort = () => finish(false);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    function finish(slept: boolean) {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      resolve(slept);
-    }
-  });
 }

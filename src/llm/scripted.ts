@@ -4,6 +4,7 @@
  * HTTP server in tests/support, so both produce the same events for the same script.
  */
 import type { AssistantMessage, Usage } from "../core/messages.ts";
+import { sleep } from "../core/sleep.ts";
 import {
   abortedError,
   clientError,
@@ -317,17 +318,5 @@ function waitForAbort(signal: AbortSignal | undefined): Promise<void> {
     if (signal === undefined) return; // a hang without a signal never ends, as a real one
     if (signal.aborted) return resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
   });
 }

@@ -6,6 +6,7 @@
  */
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { sleep } from "../core/sleep.ts";
 
 /**
  * Bytes one answer may have (a JSON body, or one event of an event stream): as a stdio server's
@@ -43,7 +44,7 @@ export function cappedFetch(label: string, maxBytes = MAX_MESSAGE_BYTES): Capped
   let lastGet = -Infinity;
   const capped: typeof fetch = async (input, init) => {
     if ((init?.method ?? "GET").toUpperCase() === "GET") {
-      await pause(lastGet + MIN_GET_INTERVAL_MS - performance.now(), init?.signal);
+      await sleep(lastGet + MIN_GET_INTERVAL_MS - performance.now(), init?.signal);
       lastGet = performance.now();
     }
     const response = await fetch(input, init);
@@ -111,18 +112,4 @@ export function cappedFetch(label: string, maxBytes = MAX_MESSAGE_BYTES): Capped
       await Promise.all(readers.map((reader) => reader.cancel().catch(() => {})));
     },
   };
-}
-
-/** Waits `ms` milliseconds, or until `signal` aborts. Never rejects. */
-function pause(ms: number, signal: AbortSignal | null | undefined): Promise<void> {
-  if (ms <= 0 || signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
