@@ -347,16 +347,7 @@ export class EditDiagnostics {
   #report(checker: Pick<Checker, "name">, file: string, found: Diagnostic[]): string | undefined {
     const before = this.#known.get(file) ?? [];
     this.#known.set(file, found.map(key));
-    // Counted, not searched: a file can make tens of thousands of findings, and a search of the
-    // last ones for each held tern's thread for minutes.
-    const left = new Map<string, number>();
-    for (const known of before) left.set(known, (left.get(known) ?? 0) + 1);
-    const fresh = found.filter((d) => {
-      const count = left.get(key(d)) ?? 0;
-      if (count === 0) return true;
-      left.set(key(d), count - 1);
-      return false;
-    });
+    const fresh = freshFindings(before, found);
     // The repository names its files: a line break in a name must not start a line of its own.
     const name = relative(this.#workspace, file) || file;
     const head = `Diagnostics (${checker.name}) for ${JSON.stringify(name)}`;
@@ -392,7 +383,28 @@ function viewOf(launch: BackgroundLaunch): string {
   return JSON.stringify([launch.program, launch.args, launch.env]);
 }
 
-function key(d: Diagnostic): string {
+/**
+ * The findings of `found` that the last check's (`before`, their keys) did not hold, as many
+ * times as they occur more often now. Counted, not searched: a file can make tens of thousands
+ * of findings, and a search of the last ones for each held tern's thread for minutes; each of
+ * `before` is read once.
+ */
+export function freshFindings(
+  before: readonly string[],
+  found: readonly Diagnostic[],
+): Diagnostic[] {
+  const left = new Map<string, number>();
+  for (const known of before) left.set(known, (left.get(known) ?? 0) + 1);
+  return found.filter((d) => {
+    const count = left.get(key(d)) ?? 0;
+    if (count === 0) return true;
+    left.set(key(d), count - 1);
+    return false;
+  });
+}
+
+/** What makes two findings the same finding: their severity and message, not their line. */
+export function key(d: Diagnostic): string {
   return `${d.severity}|${d.message}`;
 }
 
