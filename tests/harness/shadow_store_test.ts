@@ -5,7 +5,11 @@
  */
 import { deepEqual, equal, notEqual, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { ShadowStore, THROWAWAY_STALE_MS } from "../../src/harness/rewind/shadow_store.ts";
+import {
+  MAX_NESTED_REPOSITORIES,
+  ShadowStore,
+  THROWAWAY_STALE_MS,
+} from "../../src/harness/rewind/shadow_store.ts";
 
 async function withWorkspace(fn: (ws: string, gitDir: string) => Promise<void>): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_shadow_" }));
@@ -403,5 +407,33 @@ Deno.test("ShadowStore.snapshot() stores more files than one git command takes i
       ...Array.from({ length: 7 }, (_, i) => `new${i + 10}.txt`),
       "was-file/inside.txt",
     ]);
+  });
+});
+
+Deno.test("ShadowStore refuses more nested repositories than it lists, before listing any", async () => {
+  await withWorkspace(async (ws, gitDir) => {
+    await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
+    const store = await open(gitDir, ws, "s1");
+    const { tree } = await store.snapshot();
+    // What a command can make in a moment: each would cost git runs of its own in the view.
+    const count = MAX_NESTED_REPOSITORIES + 1;
+    const made = await new Deno.Command("sh", {
+      args: ["-c", `for i in $(seq ${count}); do git init -q r$i && echo x > r$i/f; done`],
+      cwd: ws,
+    }).output();
+    equal(made.code, 0);
+    await rejects(
+      () => store.ignoredSince(tree),
+      /Cannot check the workspace's ignored files: more than 64 repositories are nested/,
+    );
+    await rejects(
+      () => open(gitDir, ws, "s2").then((fresh) => fresh.snapshot()),
+      /Cannot checkpoint the workspace: more than 64 repositories are nested in the workspace .*\(\.gitignore\)/,
+    );
+    // Ignored, they are not listed: the checkpoint goes on.
+    await Deno.writeTextFile(join(ws, ".gitignore"), "r*/\n");
+    const ignored = await (await open(gitDir, ws, "s3")).snapshot();
+    notEqual(ignored.tree, tree);
+    deepEqual(await store.ignoredSince(ignored.tree), []);
   });
 });

@@ -69,6 +69,23 @@ export const DEFAULT_MAX_FILES = 100_000;
  */
 const UPDATE_STEP = 10_000;
 
+/**
+ * Repositories nested in the workspace that one snapshot (or one look for ignored files) lists,
+ * each with git runs of its own in the store's view: past it, the checkpoint fails rather than
+ * holding the turn for minutes (a hundred took ten seconds here, and a command can make
+ * thousands with `git init`).
+ */
+export const MAX_NESTED_REPOSITORIES = 64;
+
+/** The error when more than {@linkcode MAX_NESTED_REPOSITORIES} repositories are nested. */
+function tooManyNested(what: string): TernError {
+  return new TernError(
+    `Cannot ${what}: more than ${MAX_NESTED_REPOSITORIES} repositories are nested in the ` +
+      "workspace (each is listed on its own); ignore the ones tern need not keep (.gitignore), " +
+      "or start tern in a folder with fewer",
+  );
+}
+
 /** Files looked at (lstat) between two yields to the event loop: keys and screen stay live. */
 const LSTATS_PER_YIELD = 1_000;
 
@@ -413,12 +430,16 @@ export class ShadowStore {
     // files: they are the workspace's all the same, and a command's changes there must be in
     // the checkpoint for a rewind to restore them.
     // Those the store tracks already are in the listing above when they changed.
-    for (const folder of names.filter((path) => path.endsWith("/"))) {
+    const folders = names.filter((path) => path.endsWith("/"));
+    // Told before any is listed: those nested in them are counted as they are found.
+    if (folders.length > MAX_NESTED_REPOSITORIES) throw tooManyNested("checkpoint the workspace");
+    const nested = { count: 0 };
+    for (const folder of folders) {
       const tracked = await this.#git(["ls-files", "-z", "--cached", "--", folder], {
         maxBytes: 256 * 1024 * 1024,
       });
       const known = new Set(nulList(tracked.stdout));
-      const files = await this.#nestedFiles(folder.slice(0, -1), 1);
+      const files = await this.#nestedFiles(folder.slice(0, -1), 1, nested);
       candidates.push(...files.filter((path) => !known.has(path)));
     }
     const tracked = await forced;
@@ -561,8 +582,13 @@ export class ShadowStore {
    * index, so the nested repository's config and hooks play no part. Its `.git` is left out;
    * repositories nested deeper are listed the same way, eight levels at most.
    */
-  async #nestedFiles(folder: string, depth: number): Promise<string[]> {
+  async #nestedFiles(
+    folder: string,
+    depth: number,
+    nested: { count: number },
+  ): Promise<string[]> {
     if (depth > 8 || folder.split("/").includes(".git")) return [];
+    if (++nested.count > MAX_NESTED_REPOSITORIES) throw tooManyNested("checkpoint the workspace");
     const workTree = join(this.workspace, folder);
     const args = ["ls-files", "-z", "--others", "--exclude-standard", "--", "."];
     const result = await this.#workspaceGit(args, {
@@ -582,7 +608,9 @@ export class ShadowStore {
     const files: string[] = [];
     for (const name of nulList(result.stdout)) {
       if (name.endsWith("/")) {
-        files.push(...await this.#nestedFiles(`${folder}/${name.slice(0, -1)}`, depth + 1));
+        files.push(
+          ...await this.#nestedFiles(`${folder}/${name.slice(0, -1)}`, depth + 1, nested),
+        );
       } else files.push(`${folder}/${name}`);
     }
     return files;
@@ -645,8 +673,13 @@ export class ShadowStore {
     };
     const ignored = ["--ignored", "--exclude-standard"];
     const now: Array<[repo: string, path: string]> = [];
+    // The workspace's own, and those nested in it.
+    let seen = 0;
     for (let repos = [""], depth = 0; repos.length > 0 && depth <= 8; depth++) {
       const next: string[] = [];
+      if ((seen += repos.length) > MAX_NESTED_REPOSITORIES + 1) {
+        throw tooManyNested("check the workspace's ignored files");
+      }
       for (const repo of repos) {
         for (const path of await list(repo, [...ignored, "--directory"])) now.push([repo, path]);
         // A folder holding a repository of its own is listed as one name ("sub/").
