@@ -86,15 +86,33 @@ export interface PromptFilesOptions {
  * worktree); undefined when there is none. One `lstat` per folder up to the file-system root.
  * An empty `.git` folder is no repository: it is what the sandbox leaves as a mount point while
  * it keeps commands from making one (or after a `kill -9`), and counting it would hide the real
- * repository root's context files.
+ * repository root's context files. Above the workspace, a folder that another user (not root)
+ * owns, or whose `.git` they own, is no repository either (`warn` is told), as git's
+ * `safe.directory` check says: anyone may plant `/tmp/.git` and `/tmp/AGENTS.md`.
  */
-export function repositoryRoot(workspace: string): string | undefined {
-  for (let dir = resolve(workspace);; dir = dirname(dir)) {
+export function repositoryRoot(workspace: string, warn?: Warn): string | undefined {
+  const inside = resolve(workspace);
+  for (let dir = inside;; dir = dirname(dir)) {
     const git = join(dir, ".git");
     const info = lstatOrNull(git);
-    if (info !== null && !(info.isDirectory && isEmptyFolder(git))) return dir;
+    if (info !== null && !(info.isDirectory && isEmptyFolder(git))) {
+      const owner = dir === inside ? undefined : foreignOwner(info, lstatOrNull(dir));
+      if (owner === undefined) return dir;
+      warn?.(
+        `Not reading context files above the workspace: the repository at "${dir}" belongs to ` +
+          `another user (uid ${owner})`,
+      );
+      return undefined;
+    }
     if (dirname(dir) === dir) return undefined;
   }
+}
+
+/** The uid of another user (not root) who owns one of `infos`; undefined when none does. */
+function foreignOwner(...infos: (Deno.FileInfo | null)[]): number | undefined {
+  const uid = Deno.uid();
+  if (uid === null) return undefined;
+  return infos.map((info) => info?.uid ?? uid).find((owner) => owner !== uid && owner !== 0);
 }
 
 function isEmptyFolder(path: string): boolean {
@@ -121,7 +139,7 @@ export function contextFolders(workspace: string, root: string | undefined): str
 export function readPromptFiles(options: PromptFilesOptions): PromptFiles {
   const { workspace, ternHome, warn, refuse } = options;
   const personal = options.personal ?? true;
-  const root = repositoryRoot(workspace);
+  const root = repositoryRoot(workspace, warn);
   const projectDir = join(workspace, ".tern");
   const read = (confine: string, path: string, level: ResourceLevel) => {
     if (level === "user" && !personal) return undefined;
