@@ -20,7 +20,7 @@ export async function showContext(
 ): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
-  const facts = await rememberedFacts(config.ternHome, workspace);
+  const facts = await rememberedFacts(config, workspace);
   const places = {
     workspace,
     ternHome: config.ternHome,

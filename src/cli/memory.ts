@@ -6,6 +6,7 @@
 import { loadConfig } from "../config/mod.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { MemoryStore } from "../memory/facts.ts";
+import { keyMasker } from "../sandbox/secrets.ts";
 import type { CommandLine } from "./args.ts";
 import { resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
@@ -17,7 +18,8 @@ export async function runMemoryCommand(
 ): Promise<number> {
   const workspace = resolveWorkspace(flags.cwd);
   const { config } = await loadConfig({ cwd: workspace, flags: flags.config });
-  const store = await MemoryStore.open(config.ternHome, workspace);
+  // The keys tern holds and the key formats: no fact keeps one, none is shown.
+  const store = await MemoryStore.open(config.ternHome, workspace, { masker: keyMasker(config) });
   const out = (text: string) => Deno.stdout.writeSync(new TextEncoder().encode(text + "\n"));
   switch (line.action) {
     case "save": {

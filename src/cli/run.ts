@@ -130,7 +130,7 @@ export async function openTaskConversation(
   // The remembered facts are read while the sandbox settings are checked.
   const [rules, memory] = await Promise.all([
     checkSandboxConfig(config, workspace, readEnv("HOME")),
-    rememberedFacts(config.ternHome, workspace),
+    rememberedFacts(config, workspace),
   ]);
   for (const warning of session.warnings) write.err(`tern: ${warningLine(warning)}\n`);
   return new Conversation({

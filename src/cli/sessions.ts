@@ -9,7 +9,7 @@ import { forkSession } from "../session/fork.ts";
 import { loadSession } from "../session/load.ts";
 import { findSession, isOwnSessionFile, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
-import { SecretMasker } from "../sandbox/secrets.ts";
+import { keyMasker, SecretMasker } from "../sandbox/secrets.ts";
 import { SessionTree } from "../session/tree.ts";
 import { type SessionEntry, summarisedCount } from "../session/types.ts";
 import { InputError } from "./errors.ts";
@@ -216,14 +216,6 @@ async function showSession(path: string, json: boolean): Promise<string> {
     transcriptMarkdown(header, state),
   ];
   return lines.join("\n");
-}
-
-/** Masks the keys `config` holds (the model's and the others tern sends) and the key formats. */
-function keyMasker(config: { apiKey?: string; apiKeys?: Record<string, string> }): SecretMasker {
-  return new SecretMasker([
-    ...(config.apiKey === undefined ? [] : [config.apiKey]),
-    ...Object.values(config.apiKeys ?? {}),
-  ]);
 }
 
 /**

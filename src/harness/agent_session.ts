@@ -432,10 +432,9 @@ export class AgentSession {
   async #connect(): Promise<Conversation> {
     const { workspace, memory } = this.#options;
     const { connectModels, Conversation } = await import("./session_parts.ts");
-    const ternHome = this.#config.ternHome;
     const [connected, facts] = await Promise.all([
       connectModels(connectable(this.#config), this.#sources, this.openedState),
-      memory === true ? rememberedFacts(ternHome, workspace) : undefined,
+      memory === true ? rememberedFacts(this.#config, workspace) : undefined,
     ]);
     this.#config = connected.config;
     // A bad MCP config is told (once) and the session goes on without the servers.
@@ -670,11 +669,18 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   }
 }
 
-/** The remembered facts of `workspace` and the person; none when the memory cannot be read. */
-export async function rememberedFacts(ternHome: string, workspace: string): Promise<Fact[]> {
+/**
+ * The remembered facts of `workspace` and the person, each with the keys `config` holds and the
+ * key formats masked (a fact saved with one is never sent); none when the memory cannot be read.
+ */
+export async function rememberedFacts(
+  config: { ternHome: string; apiKey?: string; apiKeys?: Record<string, string> },
+  workspace: string,
+): Promise<Fact[]> {
   try {
-    const { MemoryStore } = await import("./session_parts.ts");
-    return (await MemoryStore.open(ternHome, workspace)).list();
+    const { keyMasker, MemoryStore } = await import("./session_parts.ts");
+    const masker = keyMasker(config);
+    return (await MemoryStore.open(config.ternHome, workspace, { masker })).list();
   } catch {
     return [];
   }

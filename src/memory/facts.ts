@@ -5,7 +5,10 @@
  * `<ternHome>/memory/projects/<encoded workspace>.jsonl` (one workspace). Forgetting appends a
  * `{"type":"forget","id":…,"at":…}` tombstone; nothing is rewritten. A load skips torn or
  * malformed lines and lines of unknown types, and the next append steps over a torn last line.
+ * Given a {@linkcode KeyMasker}, a store keeps no key: a fact holding one is refused, and one
+ * saved before is loaded masked, so it is neither shown nor sent.
  */
+import { TernError } from "../core/errors.ts";
 import { uniqueHexId } from "../core/ids.ts";
 import { dirname, join, resolve } from "../core/path.ts";
 import { FactIdError, FactTextError } from "./errors.ts";
@@ -22,6 +25,11 @@ export interface Fact {
   scope: FactScope;
   /** ISO time of `add`. */
   created: string;
+}
+
+/** What finds keys in a text: `mask` returns it with each replaced (a `SecretMasker` fits). */
+export interface KeyMasker {
+  mask(text: string): string;
 }
 
 /** The longest fact, in characters (code points), after whitespace is collapsed. */
@@ -53,20 +61,29 @@ export function projectFactsPath(ternHome: string, workspace: string): string {
 /** The facts of one person in one workspace, loaded once and appended to. */
 export class MemoryStore {
   readonly #paths: Readonly<Record<FactScope, string>>;
+  readonly #masker: KeyMasker | undefined;
   #facts: Record<FactScope, Fact[]> = { user: [], project: [] };
   /** Every id seen, forgotten ones included, so that a new fact never reuses one. */
   #ids = new Set<string>();
 
-  private constructor(paths: Record<FactScope, string>) {
+  private constructor(paths: Record<FactScope, string>, masker: KeyMasker | undefined) {
     this.#paths = paths;
+    this.#masker = masker;
   }
 
-  /** Loads both files of `workspace`; missing files mean no facts (nothing is created yet). */
-  static async open(ternHome: string, workspace: string): Promise<MemoryStore> {
+  /**
+   * Loads both files of `workspace`; missing files mean no facts (nothing is created yet).
+   * `masker`: the keys (and key formats) no fact may hold; facts are loaded with them masked.
+   */
+  static async open(
+    ternHome: string,
+    workspace: string,
+    options: { masker?: KeyMasker } = {},
+  ): Promise<MemoryStore> {
     const store = new MemoryStore({
       user: userFactsPath(ternHome),
       project: projectFactsPath(ternHome, workspace),
-    });
+    }, options.masker);
     await store.reload();
     return store;
   }
@@ -74,9 +91,10 @@ export class MemoryStore {
   /** Reads both files again, picking up what other tern processes wrote. */
   async reload(): Promise<void> {
     const ids = new Set<string>();
+    const mask = (text: string) => this.#masker?.mask(text) ?? text;
     this.#facts = {
-      user: await readFacts(this.#paths.user, "user", ids),
-      project: await readFacts(this.#paths.project, "project", ids),
+      user: await readFacts(this.#paths.user, "user", ids, mask),
+      project: await readFacts(this.#paths.project, "project", ids, mask),
     };
     this.#ids = ids;
   }
@@ -85,13 +103,21 @@ export class MemoryStore {
    * Remembers `text` as one fact: whitespace (newlines included) collapsed to single spaces.
    * A fact with the same text in the same scope is returned as it is, not saved twice.
    * Creates the file (0600) and its folders (0700) when needed.
-   * @throws {FactTextError} when the text is empty or longer than 2,000 characters.
+   * @throws {FactTextError} when the text is empty, longer than 2,000 characters, or holds a
+   * key the store's masker finds (the message never quotes it).
    */
   async add(text: string, scope: FactScope): Promise<Fact> {
     if (scope !== "project" && scope !== "user") {
       throw new RangeError(`Unknown fact scope "${scope}": use "project" or "user"`);
     }
     const line = normalizeFactText(text);
+    if (this.#masker !== undefined && this.#masker.mask(line) !== line) {
+      throw new FactTextError(
+        "Cannot remember a fact that holds a key, token or password: it would be kept in " +
+          "tern's home and sent to the model; save the fact without it",
+        Array.from(line).length,
+      );
+    }
     const same = this.#facts[scope].find((fact) => fact.text === line);
     if (same) return { ...same };
     const fact: Fact = { id: this.#newId(), text: line, scope, created: new Date().toISOString() };
@@ -187,14 +213,25 @@ function normalizeFactText(text: string): string {
   return line;
 }
 
-/** The live facts of one file; adds every id it sees (forgotten ones too) to `ids`. */
-async function readFacts(path: string, scope: FactScope, ids: Set<string>): Promise<Fact[]> {
+/**
+ * The live facts of one file, their text passed through `mask`; adds every id it sees
+ * (forgotten ones too) to `ids`.
+ */
+async function readFacts(
+  path: string,
+  scope: FactScope,
+  ids: Set<string>,
+  mask: (text: string) => string,
+): Promise<Fact[]> {
   let text: string;
   try {
+    // A FIFO would hold the read (and tern) forever, a folder would fail without naming it.
+    if (!(await Deno.stat(path)).isFile) throw new TypeError("it is not a regular file");
     text = await Deno.readTextFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
+    const why = error instanceof Error ? error.message : String(error);
+    throw new TernError(`Cannot read remembered facts "${path}": ${why}`, { cause: error });
   }
   const facts = new Map<string, Fact>();
   for (const line of text.split("\n")) {
@@ -204,7 +241,8 @@ async function readFacts(path: string, scope: FactScope, ids: Set<string>): Prom
       facts.delete(value.id);
       ids.add(value.id);
     } else if (value.type === undefined && isFact(value, scope) && !ids.has(value.id)) {
-      facts.set(value.id, { id: value.id, text: value.text, scope, created: value.created });
+      const text = mask(value.text);
+      facts.set(value.id, { id: value.id, text, scope, created: value.created });
       ids.add(value.id);
     }
   }

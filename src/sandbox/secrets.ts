@@ -163,6 +163,17 @@ export interface SecretSpan {
 }
 
 /**
+ * A masker of the keys a config holds (the model's, and the others tern sends: `apiKeys`) and of
+ * the key formats.
+ */
+export function keyMasker(config: { apiKey?: string; apiKeys?: Record<string, string> }) {
+  return new SecretMasker([
+    ...(config.apiKey === undefined ? [] : [config.apiKey]),
+    ...Object.values(config.apiKeys ?? {}),
+  ]);
+}
+
+/**
  * Masks secrets in text: the known values it was built with (`[REDACTED]`) and the formats of
  * common keys and credentials (`[REDACTED:openai-key]`, `[REDACTED:private-key]`, …). For
  * `Bearer …`, `password=…` and the like only the value is replaced.

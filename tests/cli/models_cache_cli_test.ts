@@ -108,9 +108,10 @@ Deno.test("tern models caches the server's list in tern's home and lists it offl
       flags: { provider: "openai", baseUrl: server.baseUrl },
       env,
     });
-    const offered = await backgroundServices({ workspace: ws.dir, ternHome: ws.home }).models(
-      config,
-    );
+    const offered = await backgroundServices({ workspace: ws.dir, config: { ternHome: ws.home } })
+      .models(
+        config,
+      );
     const offeredNew = offered.find((m) => m.model === "brand-new-model");
     ok(offeredNew, JSON.stringify(offered.map((m) => m.model)));
     match(offeredNew.detail, /guessed/);

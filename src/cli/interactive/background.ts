@@ -10,6 +10,7 @@ import { type Baseline, captureBaseline, workspaceDiff } from "../workspace_diff
 import { readEnv } from "../process_env.ts";
 import { join } from "../../core/path.ts";
 import { makePrivateTmp, removeStaleTmp } from "../../sandbox/private_tmp.ts";
+import { keyMasker } from "../../sandbox/secrets.ts";
 import { UNNAMED_PROVIDER } from "../../harness/run_session.ts";
 
 export interface BackgroundServices {
@@ -26,10 +27,18 @@ export interface BackgroundServices {
   models(config: TernConfig): Promise<Array<{ provider: string; model: string; detail: string }>>;
 }
 
+/**
+ * `config`: where tern's home is, and the keys it holds, which no remembered fact keeps (`/save`
+ * refuses one, a fact saved with one is read masked).
+ */
 export function backgroundServices(
-  options: { workspace: string; ternHome: string },
+  options: {
+    workspace: string;
+    config: { ternHome: string; apiKey?: string; apiKeys?: Record<string, string> };
+  },
 ): BackgroundServices {
-  const { workspace, ternHome } = options;
+  const { workspace, config } = options;
+  const ternHome = config.ternHome;
   let memory: Promise<MemoryStore> | undefined;
   let facts: readonly Fact[] = [];
   let baseline: Promise<Baseline | undefined> | undefined;
@@ -48,10 +57,12 @@ export function backgroundServices(
     objects: await objectStore(),
   });
   const openMemory = () =>
-    memory ??= MemoryStore.open(ternHome, workspace).then((store) => {
-      facts = store.list();
-      return store;
-    });
+    memory ??= MemoryStore.open(ternHome, workspace, { masker: keyMasker(config) }).then(
+      (store) => {
+        facts = store.list();
+        return store;
+      },
+    );
   const takeBaseline = () =>
     baseline = gitAccess().then((git) => captureBaseline(workspace, git)).catch(() => undefined);
   return {

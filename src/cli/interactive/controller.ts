@@ -190,10 +190,7 @@ export class SessionController {
       import("./pin_commands.ts"),
     ]);
     const agent = this.#agent;
-    const services = backgroundServices({
-      workspace: agent.workspace,
-      ternHome: agent.config.ternHome,
-    });
+    const services = backgroundServices({ workspace: agent.workspace, config: agent.config });
     this.#services = services;
     if (!this.#leaving) services.start();
     const deps = {
