@@ -96,7 +96,9 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
         if (stream) write.out(JSON.stringify({ type: "plan", attempts, plan }) + "\n");
         if (!text) return;
         const retried = attempts > 1 ? " (after one corrective retry)" : "";
-        write.err(`tern: plan ${plan.id} for session ${session.id.slice(0, 8)}${retried}\n`);
+        // A resumed plan's id is read from its session: shown as text, whatever it holds.
+        const id = warningLine(plan.id);
+        write.err(`tern: plan ${id} for session ${session.id.slice(0, 8)}${retried}\n`);
         if (live) live.draw(planLines(plan, style));
       },
       onUpdate: (plan, nodeId) => {

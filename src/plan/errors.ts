@@ -30,14 +30,25 @@ export class PlanningError extends TernError {
   }
 }
 
-/** The graph is not valid; `problems` lists every problem found, each naming the ids involved. */
+/** The most problems a {@linkcode PlanValidationError} lists; the rest are counted. */
+export const MAX_PLAN_PROBLEMS = 10;
+
+/**
+ * The graph is not valid; `problems` lists the problems found, each naming the ids involved: the
+ * first {@linkcode MAX_PLAN_PROBLEMS}, then how many more (a graph the model wrote may have
+ * thousands, and they are shown and sent back to it).
+ */
 export class PlanValidationError extends TernError {
   override name = "PlanValidationError";
   /** One line per problem, e.g. `"b" depends on unknown "x"` or `cycle: a → b → a`. */
   readonly problems: string[];
 
   constructor(problems: string[]) {
-    super(`Invalid plan: ${problems.join("; ")}`);
-    this.problems = problems;
+    const more = problems.length - MAX_PLAN_PROBLEMS;
+    const listed = more > 0
+      ? [...problems.slice(0, MAX_PLAN_PROBLEMS), `and ${more} more problem${more > 1 ? "s" : ""}`]
+      : problems;
+    super(`Invalid plan: ${listed.join("; ")}`);
+    this.problems = listed;
   }
 }

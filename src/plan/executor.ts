@@ -88,7 +88,10 @@ export interface ExecutorOptions {
   onReplanRejected?(problems: string[]): void;
   /** Replans allowed, a whole number >= 0; default 1. */
   maxReplans?: number;
-  /** Cancels the plan: running nodes go back to WAITING and nothing new starts. */
+  /**
+   * Cancels the plan: running nodes go back to WAITING (one whose worker had already answered is
+   * SUCCEEDED) and nothing new starts.
+   */
   signal?: AbortSignal;
   /** The clock, for tests; default `new Date()`. */
   now?: () => Date;
@@ -328,7 +331,9 @@ export class PlanExecutor {
   #end(node: PlanNode, outcome: NodeOutcome, active: ActiveRun): void {
     const startedAt = this.#running.get(node.id)!;
     this.#running.delete(node.id);
-    if (active.controller.signal.aborted) {
+    // A worker that gave its answer before it saw the cancel did its step: kept SUCCEEDED, so a
+    // resume does not run it again (a worker that failed may have failed because of the cancel).
+    if (active.controller.signal.aborted && !outcome.ok) {
       const { calls = [], moreCalls = false } = this.#state.runs[node.id];
       this.#set(node.id, {
         state: "WAITING",

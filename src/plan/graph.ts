@@ -11,6 +11,18 @@ import type { PlanNode } from "./types.ts";
 /** The most nodes a plan has: {@linkcode parsePlan} and {@linkcode appendNodes} accept no more. */
 export const MAX_PLAN_NODES = 50;
 
+/**
+ * The most characters of a node's title and task. A planner's whole answer is a few thousand
+ * tokens; a model that writes megabytes would have them shown, recorded as one session line (one
+ * past the session reader's 64 MiB would leave the plan nothing to resume from) and sent to every
+ * worker.
+ */
+export const MAX_TITLE_CHARS = 200;
+export const MAX_TASK_CHARS = 20_000;
+
+/** The most characters of an id a problem quotes: more than an id may have, so a bad one shows. */
+const QUOTED_CHARS = 60;
+
 const ID_RULE = 'must be 1 to 40 letters, digits, "_" or "-"';
 
 const nodeSchema = z.strictObject({
@@ -19,10 +31,12 @@ const nodeSchema = z.strictObject({
   }),
   title: z.string({ error: '"title" must be a non-empty string' }).trim().min(1, {
     error: '"title" must be a non-empty string',
+  }).max(MAX_TITLE_CHARS, {
+    error: `"title" must be at most ${MAX_TITLE_CHARS} characters: a few words`,
   }),
   task: z.string({ error: '"task" must be a non-empty string' }).trim().min(1, {
     error: '"task" must be a non-empty string',
-  }),
+  }).max(MAX_TASK_CHARS, { error: `"task" must be at most ${MAX_TASK_CHARS} characters` }),
   dependsOn: z.array(z.string({ error: '"dependsOn" must list node ids (strings)' }), {
     error: '"dependsOn" must be an array of node ids',
   }).default([]),
@@ -51,8 +65,8 @@ export interface PlanCheckOptions {
 
 /**
  * Parses `{nodes:[{id, title, task, dependsOn}]}`: unknown keys are rejected, ids match
- * `/^[A-Za-z0-9_-]{1,40}$/`, title and task are non-empty (trimmed) strings, `dependsOn`
- * defaults to `[]`, and there are 1 to {@linkcode MAX_PLAN_NODES} nodes. Then, with
+ * `/^[A-Za-z0-9_-]{1,40}$/`, title and task are non-empty (trimmed) strings of at most
+ * {@linkcode MAX_TITLE_CHARS} and {@linkcode MAX_TASK_CHARS} characters, `dependsOn` defaults to `[]`, and there are 1 to {@linkcode MAX_PLAN_NODES} nodes. Then, with
  * `options.mask`, no id or dependency holds a key ({@linkcode secretProblems}), and the graph
  * validates ({@linkcode validatePlan}).
  * @throws {PlanValidationError} listing every shape problem, or else every key problem, or else
@@ -84,7 +98,7 @@ export function secretProblems(
   const problems: string[] = [];
   nodes.forEach((node, index) => {
     const secretId = mask(node.id) !== node.id;
-    const where = `${label} ${index + 1}${secretId ? "" : ` (${JSON.stringify(node.id)})`}`;
+    const where = `${label} ${index + 1}${secretId ? "" : ` (${JSON.stringify(cut(node.id))})`}`;
     const known = "a key tern knows of, which is never shown";
     if (secretId) problems.push(`${where}: "id" holds ${known}: name the node in plain words`);
     if (node.dependsOn.some((dep) => mask(dep) !== dep)) {
@@ -109,22 +123,24 @@ export function validatePlan(nodes: readonly PlanNode[]): string[] {
     if (!byId.has(node.id)) byId.set(node.id, node);
     else if (!reported.has(node.id)) {
       reported.add(node.id);
-      problems.push(`duplicate id "${node.id}"`);
+      problems.push(`duplicate id ${named(node.id)}`);
     }
   }
   for (const node of nodes) {
     const seen = new Set<string>();
     for (const dep of node.dependsOn) {
       if (seen.has(dep)) {
-        problems.push(`"${node.id}" depends on "${dep}" twice`);
+        problems.push(`${named(node.id)} depends on ${named(dep)} twice`);
         continue;
       }
       seen.add(dep);
-      if (dep === node.id) problems.push(`"${node.id}" depends on itself`);
-      else if (!byId.has(dep)) problems.push(`"${node.id}" depends on unknown "${dep}"`);
+      if (dep === node.id) problems.push(`${named(node.id)} depends on itself`);
+      else if (!byId.has(dep)) problems.push(`${named(node.id)} depends on unknown ${named(dep)}`);
     }
   }
-  for (const cycle of findCycles(byId)) problems.push(`cycle: ${cycle.join(" → ")}`);
+  for (const cycle of findCycles(byId)) {
+    problems.push(`cycle: ${cycle.map((id) => cut(id)).join(" → ")}`);
+  }
   return problems;
 }
 
@@ -246,8 +262,8 @@ function shapeProblems(error: z.ZodError, root: unknown, label: string): string[
     let where = "";
     if (typeof index === "number") {
       const id = valueAt(nodes, [index, "id"]);
-      const named = typeof id === "string" && id !== "" ? ` (${JSON.stringify(id)})` : "";
-      where = `${label} ${index + 1}${named}: `;
+      const shown = typeof id === "string" && id !== "" ? ` (${JSON.stringify(cut(id))})` : "";
+      where = `${label} ${index + 1}${shown}: `;
     }
     if (issue.code !== "unrecognized_keys") return `${where}${issue.message}`;
     const keys = issue.keys.map((key) => JSON.stringify(key)).join(", ");
@@ -256,6 +272,19 @@ function shapeProblems(error: z.ZodError, root: unknown, label: string): string[
       : 'a node has "id", "title", "task" and "dependsOn"';
     return `${where}unknown key(s) ${keys} (${allowed})`;
   });
+}
+
+/**
+ * An id or a dependency as a problem quotes it: in quotes, cut after {@linkcode QUOTED_CHARS}
+ * characters (the model's text may be a megabyte long, and problems are shown and sent back to it).
+ */
+function named(id: string): string {
+  return `"${cut(id)}"`;
+}
+
+function cut(id: string): string {
+  const chars = [...id.slice(0, 2 * (QUOTED_CHARS + 1))];
+  return chars.length > QUOTED_CHARS ? `${chars.slice(0, QUOTED_CHARS).join("")}…` : id;
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -111,13 +111,11 @@ export async function replanAfterFailure(options: ReplanOptions): Promise<PlanNo
 export function extractJson(text: string): { value: unknown } | { problem: string } {
   const trimmed = text.trim();
   if (trimmed === "") return { problem: "the answer is empty" };
-  const fenced = /```json[^\S\n]*\n([\s\S]*?)```/i.exec(trimmed) ??
-    /```[^\n]*\n([\s\S]*?)```/.exec(trimmed);
   const first = trimmed.indexOf("{");
   const last = trimmed.lastIndexOf("}");
   const candidates = [
     trimmed,
-    fenced?.[1],
+    fencedBlock(trimmed),
     first !== -1 && last > first ? trimmed.slice(first, last + 1) : undefined,
   ];
   for (const candidate of candidates) {
@@ -131,6 +129,35 @@ export function extractJson(text: string): { value: unknown } | { problem: strin
   const flat = trimmed.replace(/\s+/g, " ");
   const preview = flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS)}…` : flat;
   return { problem: `the answer is not JSON: ${JSON.stringify(preview)}` };
+}
+
+/**
+ * The body of the first ```` ```json ```` block (the fence line holding nothing else), else of the
+ * first ```` ``` ```` block; undefined when there is none. Found with `indexOf`, in time linear in
+ * the text: a pattern that backtracks (```` /```[^\n]*\n([\s\S]*?)```/ ````) takes minutes on a
+ * few hundred kilobytes of backticks, and blocks the process (its Ctrl-C too) while it runs.
+ */
+function fencedBlock(text: string): string | undefined {
+  const opener = /```json/gi;
+  for (let found = opener.exec(text); found !== null; found = opener.exec(text)) {
+    let end = opener.lastIndex;
+    while (end < text.length && text[end] !== "\n" && /\s/.test(text[end])) end++;
+    // No block closes after the first opener: none closes after a later one either.
+    if (text[end] === "\n") {
+      const body = blockFrom(text, end + 1);
+      if (body !== undefined) return body;
+      break;
+    }
+  }
+  const fence = text.indexOf("```");
+  const line = fence === -1 ? -1 : text.indexOf("\n", fence + 3);
+  return line === -1 ? undefined : blockFrom(text, line + 1);
+}
+
+/** The text from `start` to the next ```` ``` ````; undefined when none follows. */
+function blockFrom(text: string, start: number): string | undefined {
+  const close = text.indexOf("```", start);
+  return close === -1 ? undefined : text.slice(start, close);
 }
 
 /** The replanner's answer checked against the plan: the added nodes, or PlanValidationError. */

@@ -3,9 +3,10 @@
  * of a node's run, and appended nodes. Replaying them (on the path to the leaf) gives the plan's
  * state back, so an interrupted plan continues where it stopped.
  */
+import * as z from "../core/zod.ts";
 import type { Session } from "../session/session.ts";
 import type { SessionEntry } from "../session/types.ts";
-import { runMap, runsOfNodes } from "./runs.ts";
+import { runMap, runOf } from "./runs.ts";
 import type { NodeRun, PlanNode, PlanState } from "./types.ts";
 
 /** What one `plan` entry holds. */
@@ -39,23 +40,34 @@ export function replayPlan(entries: readonly SessionEntry[]): PlanState | undefi
 }
 
 /**
- * The newest plan in `records` (oldest first), replayed; undefined when none. The runs are
+ * The newest plan in `records` (oldest first), replayed; undefined when none, or when the newest
+ * plan's own record lacks its shape (a damaged line: what it held is not known). The runs are
  * rebuilt from the nodes (each its newest recorded run, else WAITING), in a map without a
  * prototype: the recorded plan's `runs` is keyed by node id, and the session masks values, not
- * keys, so its keys are trusted only where they name a node.
+ * keys, so its keys are trusted only where they name a node. A node's change or an append that
+ * lacks its shape is skipped, as a damaged line is: a node keeps its run before it.
  */
 function replayRecords(records: readonly PlanRecord[]): PlanState | undefined {
   const start = records.findLastIndex((record) => record.kind === "plan");
   if (start < 0) return undefined;
-  const first = records[start] as Extract<PlanRecord, { kind: "plan" }>;
-  const plan: PlanState = structuredClone(first.plan);
-  const state: PlanState = { ...plan, runs: runsOfNodes(plan) };
+  const first = planRecordShape.safeParse(records[start]);
+  if (!first.success) return undefined;
+  const plan = first.data.plan;
+  const recorded = { runs: plan.runs } as Pick<PlanState, "runs">;
+  const state: PlanState = {
+    id: plan.id,
+    task: plan.task,
+    nodes: plan.nodes,
+    runs: runMap(plan.nodes.map((node) => [node.id, shapedRun(runOf(recorded, node.id))])),
+  };
   for (const record of records.slice(start + 1)) {
     if (record.kind === "plan" || record.planId !== state.id) continue;
     if (record.kind === "node" && Object.hasOwn(state.runs, record.nodeId)) {
-      state.runs[record.nodeId] = record.run;
+      const run = runShape.safeParse(record.run);
+      if (run.success) state.runs[record.nodeId] = run.data;
     } else if (record.kind === "append") {
-      for (const node of record.nodes) {
+      const added = z.array(nodeShape).safeParse(record.nodes);
+      for (const node of added.success ? added.data : []) {
         state.nodes.push(node);
         if (!Object.hasOwn(state.runs, node.id)) state.runs[node.id] = { state: "WAITING" };
       }
@@ -78,4 +90,40 @@ function isRecord(data: unknown): data is PlanRecord {
   if (typeof data !== "object" || data === null) return false;
   const kind = (data as { kind?: unknown }).kind;
   return kind === "plan" || kind === "node" || kind === "append";
+}
+
+/** A node as its records hold it (the graph's rules are the executor's to check). */
+const nodeShape = z.object({
+  id: z.string(),
+  title: z.string(),
+  task: z.string(),
+  dependsOn: z.array(z.string()),
+});
+
+/** A run as its records hold it: a known state, and every field of its own type. */
+const runShape = z.object({
+  state: z.enum(["WAITING", "RUNNING", "SUCCEEDED", "FAILED", "BLOCKED"]),
+  result: z.string().optional(),
+  error: z.string().optional(),
+  blockedBy: z.array(z.string()).optional(),
+  calls: z.array(z.string()).optional(),
+  moreCalls: z.boolean().optional(),
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+});
+
+const planRecordShape = z.object({
+  plan: z.object({
+    id: z.string(),
+    task: z.string(),
+    nodes: z.array(nodeShape),
+    runs: z.unknown(),
+  }),
+});
+
+/** `value` as a run when it has a run's shape, else WAITING. */
+function shapedRun(value: unknown): NodeRun {
+  const run = runShape.safeParse(value);
+  return run.success ? run.data : { state: "WAITING" };
 }

@@ -1,0 +1,120 @@
+/**
+ * A damaged session's plan records (a line of the right type with the wrong shape): replay skips
+ * them as it skips a damaged line, so `tern plan -c` neither crashes nor takes a step for done
+ * on a record that does not say so, and a plan id is shown as text.
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { newPlanState, replayPlan } from "../../src/plan/record.ts";
+import type { PlanNode } from "../../src/plan/types.ts";
+import type { SessionEntry } from "../../src/session/types.ts";
+import type { ModelRequest } from "../../src/llm/types.ts";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+
+const node = (id: string, dependsOn: string[] = []): PlanNode => ({
+  id,
+  title: `Step ${id}`,
+  task: `Do ${id}.`,
+  dependsOn,
+});
+
+/** `plan` entries holding `records`, as a session path holds them. */
+function entries(...records: unknown[]): SessionEntry[] {
+  return records.map((data, n) => ({
+    type: "plan",
+    id: `e${n}`,
+    parentId: n === 0 ? null : `e${n - 1}`,
+    timestamp: "2026-01-01T00:00:00.000Z",
+    data,
+  } as SessionEntry));
+}
+
+const start = { kind: "plan", plan: newPlanState("p1", "the task", [node("a"), node("b", ["a"])]) };
+
+Deno.test("replayPlan() skips a node's change that lacks a run's shape: the node runs again", () => {
+  for (
+    const run of [
+      { state: "SUCCEEDED", result: 5 },
+      { state: "SUCCEEDED", calls: "rm -rf x" },
+      { state: "SUCCEEDED\u001b[31m" },
+      null,
+      "SUCCEEDED",
+    ]
+  ) {
+    const state = replayPlan(entries(start, { kind: "node", planId: "p1", nodeId: "a", run }))!;
+    deepEqual({ ...state.runs }, { a: { state: "WAITING" }, b: { state: "WAITING" } });
+  }
+  const done = { state: "SUCCEEDED", result: "ok" };
+  const state = replayPlan(entries(start, { kind: "node", planId: "p1", nodeId: "a", run: done }));
+  deepEqual(state!.runs.a, done);
+});
+
+Deno.test("replayPlan() skips an append whose nodes lack a node's shape", () => {
+  const bad = { kind: "append", planId: "p1", nodes: [{ id: "q", title: 3 }] };
+  const state = replayPlan(entries(start, bad))!;
+  deepEqual(state.nodes.map((n) => n.id), ["a", "b"]);
+});
+
+Deno.test("replayPlan() finds no plan when the newest plan's record lacks its shape", () => {
+  for (
+    const plan of [
+      { id: "p2", task: "t", nodes: "zz" },
+      { id: 5, task: "t", nodes: [node("a")] },
+      { id: "p2", task: "t", nodes: [{ id: "a" }] },
+    ]
+  ) {
+    equal(replayPlan(entries(start, { kind: "plan", plan })), undefined);
+  }
+});
+
+Deno.test("tern plan -c shows a damaged plan's id as text and runs the steps its records do not say are done", async () => {
+  const ws = await tempWorkspace();
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "k" };
+  const system = (request: ModelRequest) => String(request.messages[0]?.content ?? "");
+  const server = await startScriptedServer((request) => {
+    if (system(request).startsWith("You plan the work")) {
+      return { text: JSON.stringify({ nodes: [node("a"), node("b", ["a"])] }) };
+    }
+    return { text: "step done" };
+  }, { chunkDelayMs: 0 });
+  const flags = ["--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass"];
+  try {
+    const first = await runTern(["plan", ...flags, "task"], { cwd: ws.dir, env });
+    equal(first.code, 0, first.stderr);
+    const folder = join(
+      ws.home,
+      "sessions",
+      [...Deno.readDirSync(join(ws.home, "sessions"))][0].name,
+    );
+    const path = join(
+      folder,
+      [...Deno.readDirSync(folder)].find((f) => f.name.endsWith(".jsonl"))!.name,
+    );
+    const lines = (await Deno.readTextFile(path)).trim().split("\n");
+    let parentId = JSON.parse(lines.at(-1)!).id;
+    const add = (data: unknown) => {
+      const id = crypto.randomUUID().slice(0, 8);
+      lines.push(
+        JSON.stringify({ type: "plan", id, parentId, timestamp: new Date().toISOString(), data }),
+      );
+      parentId = id;
+    };
+    const id = "p\u001b]0;pwned\u0007\u001b[31m";
+    add({ kind: "plan", plan: newPlanState(id, "the task", [node("a"), node("b", ["a"])]) });
+    // A change that says a step is done, with a result no step gives.
+    add({ kind: "node", planId: id, nodeId: "a", run: { state: "SUCCEEDED", result: { x: 1 } } });
+    await Deno.writeTextFile(path, lines.join("\n") + "\n");
+    const again = await runTern(["plan", ...flags, "-c"], { cwd: ws.dir, env });
+    equal(again.code, 0, again.stderr);
+    ok(
+      !again.stderr.includes("\x1b") && !again.stderr.includes("\x07"),
+      JSON.stringify(again.stderr),
+    );
+    ok(again.stderr.includes("tern: plan p for session"), again.stderr);
+    equal(again.stdout, "✓ a: step done\n✓ b: step done\n2 succeeded\n");
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
