@@ -117,11 +117,19 @@ export function renderEditor(
  * characters that carry no glyph of an ordinary script (zero-width space, word joiner and the
  * invisible operators, BOM, soft hyphen, Mongolian vowel separator, tags). The joiners and
  * variation selectors that build emoji stay as they are. A terminal draws the others as nothing
- * or obeys them, so text could be sent that the person never saw.
+ * or obeys them, so text could be sent that the person never saw. Line and paragraph separators
+ * (drawn as a blank, read as a line break) and the variation selectors no emoji uses
+ * (U+FE00-FE0D, U+E0100-E01EF) are drawn as code too, and so is a joiner or selector right after
+ * another: a run of them after one emoji draws as that emoji alone, and each can carry a byte of
+ * text a model reads ("emoji smuggling").
  */
 const SHOWN_AS_CODE =
   // deno-lint-ignore no-control-regex
-  /[\x00-\x08\x0a-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
+  /[\x00-\x08\x0a-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufe00-\ufe0d\ufeff\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/u;
+/** The joiners and variation selectors emoji are built with: drawn as code when they follow one. */
+const EMOJI_JOINER = /[\u200c\u200d\ufe0e\ufe0f]/u;
+const JOINER_RUN =
+  /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}][\ufe0e\ufe0f]|[\u200c\u200d][\u200c\u200d\ufe0e\ufe0f]/u;
 
 /**
  * `line` as the editor draws it, and `at`, which maps an offset in `line` to the same place in
@@ -129,13 +137,18 @@ const SHOWN_AS_CODE =
  * `⟨U+202E⟩`), so what the person sends is what they see.
  */
 function shownLine(line: string): { text: string; at: (offset: number) => number } {
-  if (!SHOWN_AS_CODE.test(line)) return { text: line, at: (offset) => offset };
+  if (!SHOWN_AS_CODE.test(line) && !JOINER_RUN.test(line)) {
+    return { text: line, at: (offset) => offset };
+  }
   const offsets: number[] = [];
   let text = "";
+  let previous = "";
   for (let i = 0; i < line.length;) {
     const char = String.fromCodePoint(line.codePointAt(i)!);
     for (let k = 0; k < char.length; k++) offsets[i + k] = text.length;
-    text += SHOWN_AS_CODE.test(char) ? visibleText(char) : char;
+    const run = EMOJI_JOINER.test(char) && JOINER_RUN.test(previous + char);
+    text += run || SHOWN_AS_CODE.test(char) ? visibleText(char) : char;
+    previous = char;
     i += char.length;
   }
   offsets[line.length] = text.length;

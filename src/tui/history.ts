@@ -1,9 +1,10 @@
 /**
  * Persistent prompt history: a JSONL file with one JSON string per line, appended one whole
  * line per write so several sessions can share it, and compacted when it grows past twice its
- * limit.
+ * limit. Keys in what the person typed are masked before an entry is kept (see `History.open`).
  */
 import { dirname } from "../core/path.ts";
+import { SecretMasker } from "../sandbox/secrets.ts";
 
 /** What the editor needs from a history to walk it with up/down. */
 export interface HistoryNavigator {
@@ -19,6 +20,7 @@ export interface HistoryNavigator {
 export class History implements HistoryNavigator {
   readonly #path: string;
   readonly #limit: number;
+  readonly #mask: (text: string) => string;
   #entries: string[];
   /** Lines in the file, counting malformed ones: the measure for compaction. */
   #fileLines: number;
@@ -27,9 +29,16 @@ export class History implements HistoryNavigator {
   #draft = "";
   #writes: Promise<void> = Promise.resolve();
 
-  private constructor(path: string, limit: number, entries: string[], fileLines: number) {
+  private constructor(
+    path: string,
+    limit: number,
+    mask: (text: string) => string,
+    entries: string[],
+    fileLines: number,
+  ) {
     this.#path = path;
     this.#limit = limit;
+    this.#mask = mask;
     this.#entries = entries;
     this.#fileLines = fileLines;
   }
@@ -37,8 +46,16 @@ export class History implements HistoryNavigator {
   /**
    * Reads the history at `path`, keeping the newest `limit` entries. A missing file is an empty
    * history; malformed lines are skipped. Rejects only when the file exists but cannot be read.
+   * Every entry added is first passed through `mask` (default: the key formats the secret masker
+   * knows, `sk-…`, `ghp_…`, `password=…`, replaced by `[REDACTED:…]`): the file is plain text
+   * that outlives the session, and a key pasted into a prompt must not be kept there in the
+   * clear (the session masks the keys tern holds; pass `Conversation.maskKnownKeys` for those).
    */
-  static async open(path: string, limit = 1000): Promise<History> {
+  static async open(
+    path: string,
+    limit = 1000,
+    options: { mask?: (text: string) => string } = {},
+  ): Promise<History> {
     if (!Number.isInteger(limit) || limit < 1) {
       throw new RangeError(`Cannot open history with limit "${limit}": must be a positive integer`);
     }
@@ -50,7 +67,9 @@ export class History implements HistoryNavigator {
     }
     const lines = text.split("\n").filter((line) => line.trim() !== "");
     const entries = lines.map(parseLine).filter((entry) => entry !== undefined);
-    return new History(path, limit, entries.slice(-limit), lines.length);
+    const formats = new SecretMasker();
+    const mask = options.mask ?? ((text: string) => formats.mask(text));
+    return new History(path, limit, mask, entries.slice(-limit), lines.length);
   }
 
   /** The entries, oldest first. */
@@ -59,12 +78,13 @@ export class History implements HistoryNavigator {
   }
 
   /**
-   * Records `text` (not blank, not a repeat of the newest entry) and ends any walk. The entry is
-   * in memory at once; the returned promise settles when it is on disk and rejects when the
-   * file cannot be written.
+   * Records `text` masked (not blank, not a repeat of the newest entry) and ends any walk. The
+   * entry is in memory at once; the returned promise settles when it is on disk and rejects when
+   * the file cannot be written.
    */
-  add(text: string): Promise<void> {
+  add(typed: string): Promise<void> {
     this.reset();
+    const text = this.#mask(typed);
     if (text.trim() === "" || this.#entries.at(-1) === text) return this.#writes;
     this.#entries.push(text);
     if (this.#entries.length > this.#limit) {

@@ -23,7 +23,11 @@ type Step = { event?: KeyEvent; next: number; paste?: boolean };
 /**
  * Stateful decoder: `feed()` every read, and call `flush()` when no input arrived for ~30 ms so
  * a lone Esc (which could start a sequence) is reported. A bracketed paste is held until its end
- * marker, however many reads it spans (flush does not cut it short).
+ * marker, however many reads it spans (flush does not cut it short). What follows a paste waits
+ * for that pause too: pasted text that holds the end marker itself (a page or a file crafted to
+ * end the paste early, in a terminal that passes the marker on) is followed, in the same burst,
+ * by the terminal's own end marker, so everything up to the burst's last end marker is pasted
+ * text, never keys (an Enter, a slash command).
  *
  * Decisions: `\r` is Enter; `\n` is Ctrl+J (`{name: "j", ctrl: true}`, which the editor treats
  * as "insert a newline"); 0x7f and 0x08 are Backspace; Esc followed by a key is that key with
@@ -33,6 +37,8 @@ export class KeyDecoder {
   #utf8 = new TextDecoder("utf-8");
   #pending = "";
   #paste: string | undefined;
+  /** A paste ended: the input after it waits for a pause (see the class comment). */
+  #afterPaste = false;
 
   /** Decodes `input` (bytes, or already decoded text) and returns the complete events in it. */
   feed(input: Uint8Array | string): KeyEvent[] {
@@ -53,6 +59,20 @@ export class KeyDecoder {
     const events: KeyEvent[] = [];
     const input = this.#pending;
     let i = 0;
+    if (this.#afterPaste) {
+      // Another paste at once (a paste key held down) is its own, and is held after in turn.
+      if (input.startsWith(PASTE_START)) this.#afterPaste = false;
+      else if (!final) return events;
+      else {
+        this.#afterPaste = false;
+        const last = input.lastIndexOf(PASTE_END);
+        if (last !== -1) {
+          // The paste held an end marker: the terminal's own ends it, the keys between are text.
+          events.push({ kind: "paste", text: normaliseNewlines(PASTE_END + input.slice(0, last)) });
+          i = last + PASTE_END.length;
+        }
+      }
+    }
     while (i < input.length) {
       if (this.#paste !== undefined) {
         const end = input.indexOf(PASTE_END, i);
@@ -65,7 +85,8 @@ export class KeyDecoder {
         events.push({ kind: "paste", text: normaliseNewlines(this.#paste + input.slice(i, end)) });
         this.#paste = undefined;
         i = end + PASTE_END.length;
-        continue;
+        this.#afterPaste = true;
+        break;
       }
       const step = parseOne(input, i, final);
       if (step === undefined) break;

@@ -10,14 +10,18 @@ import { lstatOrNull, openVerified } from "../core/verified_open.ts";
 const SKIPPED = new Set([".git", "node_modules"]);
 const BINARY_PROBE_BYTES = 8192;
 const MAX_LISTING = 200;
+/** Mentions looked at in one message; a pasted text naming thousands gets one line for the rest. */
+export const MAX_MENTIONS = 100;
 /** `@` at the start or after whitespace, then everything up to the next whitespace. */
 const MENTION = /(?<=^|\s)@(\S+)/g;
-const TRAILING_PUNCTUATION = /[,.;:!?)\]}'"`]+$/;
+/** Characters that end a sentence or a bracket after a mention, not part of its path. */
+const TRAILING_PUNCTUATION = new Set(",.;:!?)]}'\"`");
 
 /**
  * Workspace-relative paths that start with `partial`, directories ending in "/", sorted, at most
  * `limit`. Lists the directory part of `partial` and keeps entries starting with the name part;
- * hidden entries only when the name part starts with "."; never `.git` or `node_modules`. An
+ * hidden entries only when the name part starts with "."; never `.git` or `node_modules`, nor a
+ * name with whitespace, which a mention cannot hold. An
  * absolute `partial`, one with a ".." component, or one whose directory resolves outside the
  * workspace gives nothing. Never throws.
  */
@@ -38,6 +42,8 @@ export async function completePath(
     const found: string[] = [];
     for await (const entry of Deno.readDir(dir)) {
       if (SKIPPED.has(entry.name) || !entry.name.startsWith(name)) continue;
+      // A mention ends at whitespace: `@setup guide.md` would attach a file named `setup`.
+      if (/\s/.test(entry.name)) continue;
       if (entry.name.startsWith(".") && !name.startsWith(".")) continue;
       const isDirectory = entry.isDirectory ||
         (entry.isSymlink &&
@@ -67,7 +73,9 @@ export interface ExpandedMentions {
  * `maxBytes` (default 100,000) with a `[truncated: N bytes more]` line; binary files (a NUL in the
  * first 8 KB), special files, missing paths and paths whose real location is outside the
  * workspace are reported in `errors` instead. Mentions in `skip` (images, which the caller
- * attaches) are left as they are. Never throws.
+ * attaches) are left as they are. A file is attached once however often and however it is
+ * named; at most `MAX_MENTIONS` different mentions are looked at, the rest get one line in
+ * `errors`. Never throws.
  */
 export async function expandMentions(
   text: string,
@@ -102,19 +110,39 @@ export async function expandMentions(
   } catch {
     root = resolve(workspace);
   }
+  let skipped = 0;
   for (const match of (options.from ?? text).matchAll(MENTION)) {
-    const mention = match[1].replace(TRAILING_PUNCTUATION, "");
+    const mention = withoutTrailingPunctuation(match[1]);
     if (mention === "" || seen.has(mention) || options.skip?.has(mention)) continue;
     seen.add(mention);
+    if (seen.size > MAX_MENTIONS) {
+      skipped++;
+      continue;
+    }
     const result = await attach(mention, workspace, root, maxBytes, options);
     if (typeof result === "string") {
       errors.push(`@${mention}: ${result}`);
-    } else {
+    } else if (!attached.includes(result.path)) {
+      // Once per file, however it is spelled (`@a.ts`, `@./a.ts`, `@././a.ts`).
       attached.push(result.path);
       blocks.push(result.block);
     }
   }
+  if (skipped > 0) {
+    errors.push(`${skipped} more mentions not attached: at most ${MAX_MENTIONS} in one message`);
+  }
   return { text: text + blocks.join(""), attached, errors };
+}
+
+/**
+ * `mention` without the punctuation at its end (`@a.ts,` names `a.ts`). A loop from the end,
+ * not a regular expression: `/[…]+$/` tries every start in a run of punctuation, and a pasted
+ * `@` followed by a million `)` and a letter held tern for half an hour.
+ */
+export function withoutTrailingPunctuation(mention: string): string {
+  let end = mention.length;
+  while (end > 0 && TRAILING_PUNCTUATION.has(mention[end - 1])) end--;
+  return mention.slice(0, end);
 }
 
 /** The block for one mention, or why it cannot be attached. */

@@ -8,9 +8,9 @@ import type { TernConfig } from "../../config/mod.ts";
 import type { ImagePart } from "../../core/messages.ts";
 import type { ReadRefusal } from "../../config/workspace_file.ts";
 import { looksLikeImageName, MAX_IMAGES_PER_REQUEST } from "../../llm/images.ts";
+import { withoutTrailingPunctuation } from "../../tui/mentions.ts";
 
 const MENTION = /(?<=^|\s)@(\S+)/g;
-const TRAILING_PUNCTUATION = /[,.;:!?)\]}'"`]+$/;
 /** An absolute path: single- or double-quoted, or unquoted with `\ ` for a space. */
 const PASTED = /(?<=^|\s)(?:'(\/[^'\n]+)'|"(\/[^"\n]+)"|(\/(?:\\ |\S)+))/g;
 
@@ -27,7 +27,7 @@ export function namedImages(text: string): NamedImages {
   const found: { at: number; path: string }[] = [];
   const mentions = new Set<string>();
   for (const match of text.matchAll(MENTION)) {
-    const mention = match[1].replace(TRAILING_PUNCTUATION, "");
+    const mention = withoutTrailingPunctuation(match[1]);
     if (!looksLikeImageName(mention)) continue;
     mentions.add(mention);
     found.push({ at: match.index, path: mention });
@@ -59,8 +59,14 @@ export async function attachNamedImages(
   const { attachImages } = await import("../run_images.ts");
   for (const [index, path] of paths.entries()) {
     if (index >= MAX_IMAGES_PER_REQUEST) {
-      notes.push(`Cannot attach image "${path}": at most ${MAX_IMAGES_PER_REQUEST} per message`);
-      continue;
+      // One note for them all: a pasted text naming thousands would otherwise print thousands.
+      const more = paths.length - index;
+      notes.push(
+        more === 1
+          ? `Cannot attach image "${path}": at most ${MAX_IMAGES_PER_REQUEST} per message`
+          : `Cannot attach ${more} more images ("${path}" and after): at most ${MAX_IMAGES_PER_REQUEST} per message`,
+      );
+      break;
     }
     try {
       images.push(...await attachImages(root, config, [path], refuse));

@@ -18,18 +18,37 @@ export function realPathFacts(request: ReviewRequest, workspace: string): string
   return [outside ? `${real} (outside the workspace)` : real];
 }
 
-/** The real path of `path`, or of its nearest existing ancestor with the rest appended. */
-function realPathLoose(path: string): string {
+/** Links followed on the way before a path is taken as unresolvable (a loop). */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * The real path of `path`, or of its nearest existing ancestor with the rest appended; a dangling
+ * link on the way is followed to where it points, since a file written through it lands there.
+ */
+function realPathLoose(path: string, hops = 0): string {
   const rest: string[] = [];
   let at = path;
   for (;;) {
     try {
       return resolve(Deno.realPathSync(at), ...rest);
     } catch {
+      const target = hops < MAX_LINK_HOPS ? linkTarget(at) : undefined;
+      if (target !== undefined) {
+        return realPathLoose(resolve(dirname(at), target, ...rest), hops + 1);
+      }
       const parent = dirname(at);
       if (parent === at) return path;
       rest.unshift(basename(at));
       at = parent;
     }
+  }
+}
+
+/** Where the symbolic link `path` points, or undefined when it is none. */
+function linkTarget(path: string): string | undefined {
+  try {
+    return Deno.readLinkSync(path);
+  } catch {
+    return undefined;
   }
 }

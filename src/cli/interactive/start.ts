@@ -7,6 +7,7 @@
  */
 import { Editor } from "../../tui/editor.ts";
 import { History } from "../../tui/history.ts";
+import { keyMasker, type SecretMasker } from "../../sandbox/secrets.ts";
 import { completePath, expandMentions } from "../../tui/mentions.ts";
 import { themeFor, wantsColor } from "../../tui/theme.ts";
 import { loadRenderers } from "../../tui/renderers.ts";
@@ -58,7 +59,16 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     columns: () => display.columns(),
     rendered,
   });
-  const history = await History.open(`${controller.config.ternHome}/history.jsonl`);
+  // The keys tern holds are masked in the history too, beside the key formats; made again only
+  // when the config (a /model, a /login) changed.
+  let keys: { config: object; masker: SecretMasker } | undefined;
+  const history = await History.open(`${controller.config.ternHome}/history.jsonl`, 1000, {
+    mask: (text) => {
+      const config = controller.config;
+      if (keys?.config !== config) keys = { config, masker: keyMasker(config) };
+      return keys.masker.mask(text);
+    },
+  });
   const commands = new CommandRegistry([
     outputCommand((n) => view.output(n)),
     agentsCommand(() => controller.subagents),
