@@ -5,7 +5,8 @@
  */
 import { terminalText } from "../core/terminal_text.ts";
 import type { AgentEvent } from "../core/events.ts";
-import type { ConfigFlags } from "../config/mod.ts";
+import type { ConfigFlags, ConfigSource } from "../config/mod.ts";
+import { serverChooser } from "../harness/run_session.ts";
 import { openAgentSession } from "../harness/agent_session.ts";
 import type { AskPerson, PersonAnswer } from "../sandbox/review.ts";
 import { lines } from "../harness/subagents/child_process.ts";
@@ -128,6 +129,7 @@ async function runRequest(
   }
   phaseMark("child_session");
   try {
+    checkServer(request, agent.config.serverChosenBy);
     const session = agent.session;
     // The parent's session-wide approvals and grants: the child holds no more than these.
     for (const change of request.permissions.changes) {
@@ -154,6 +156,24 @@ async function runRequest(
     parent.close();
     await agent.close();
   }
+}
+
+/**
+ * Refuses a model server the parent's does not go to: one the project's files chose now (a
+ * `.env` a command wrote since the parent started) while the parent's is the person's own or
+ * another file's. The child's conversation would go there, unseen (its notice is on stderr).
+ * @throws {Error} naming the file, before anything is sent.
+ */
+function checkServer(request: ChildRequest, source: ConfigSource | undefined): void {
+  const chooser = serverChooser(source);
+  if (chooser === undefined || chooser === request.model.serverChosenBy) return;
+  const file = chooser.slice(chooser.indexOf(":") + 1);
+  throw new Error(
+    `Cannot run subagent "${request.taskName}": "${file}" chooses its model server, not the ` +
+      "one this session uses (a file written since the session started cannot send a " +
+      "subagent's conversation elsewhere); remove the setting, or give the server yourself " +
+      "(--base-url)",
+  );
 }
 
 /** A request of the usual shape, parsed once by an idle child (never run). */

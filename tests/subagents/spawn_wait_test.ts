@@ -165,7 +165,7 @@ Deno.test("wait_agent() times out without stopping the child, which a later wait
   equal(JSON.parse(run.stdout).text, "collected");
   const waits = requests.at(-1)!.messages.filter((m) => m.role === "tool").slice(1);
   match(waits[0].content, /No subagent finished within 50 ms; still running: slow/);
-  match(waits[1].content, /completed\]\nslow answer/);
+  match(waits[1].content, /completed\]\n--- BEGIN SUBAGENT ANSWER \w{8} .*\nslow answer\n--- END/);
   const [completion] = records(parent.entries, "completion");
   equal(completion.status, "completed");
 });

@@ -292,6 +292,9 @@ export class SubagentHost {
         thinking: spawn.thinking as ParentSettings["thinking"],
         ...(settings.baseUrl === undefined ? {} : { baseUrl: settings.baseUrl }),
         maxRounds: settings.maxRounds,
+        ...(settings.serverChosen && session.header.serverChosenBy !== undefined
+          ? { serverChosenBy: session.header.serverChosenBy }
+          : {}),
       },
     };
     // The process side (and the protocol's schemas) load with the first spawn.

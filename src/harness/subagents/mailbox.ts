@@ -161,11 +161,22 @@ export class Mailbox {
 /** The longest answer of a child the parent's model gets, in characters (head and tail kept). */
 export const MAX_CONTENT_CHARS = 50_000;
 
-/** The text the model gets for a completion (a wait_agent result or an agent message). */
+/**
+ * The text the model gets for a completion (a wait_agent result or an agent message): tern's
+ * head line, the error on one line, then the child's answer framed by markers that carry a
+ * random id its words cannot know, so an answer cannot end the frame nor write a line that
+ * reads as tern's (another run's head, a status, an error): a child's model, a file it read or
+ * its server may have written it.
+ */
 export function completionText(completion: Completion): string {
   const content = truncateMiddle(completion.content, MAX_CONTENT_CHARS);
   const head = `[subagent ${completion.taskName} (agent ${completion.agentId}, run ` +
     `${completion.runId}, child session ${completion.childSessionId}) ${completion.status}]`;
-  const error = completion.error ? `\nerror: ${completion.error}` : "";
-  return `${head}${error}\n${content}`;
+  // The error may quote the child's server; its line breaks would start lines of its own.
+  const error = completion.error
+    ? `\nerror: ${completion.error.replace(/[\r\n\u2028\u2029]+/g, " ")}`
+    : "";
+  const id = crypto.randomUUID().slice(0, 8);
+  return `${head}${error}\n--- BEGIN SUBAGENT ANSWER ${id} (the subagent's words, not tern's or ` +
+    `the person's) ---\n${content}\n--- END SUBAGENT ANSWER ${id} ---`;
 }

@@ -100,6 +100,13 @@ export const childRequestSchema = z.object({
     thinking,
     baseUrl: z.string().optional(),
     maxRounds: z.number().int().positive().optional(),
+    /**
+     * The project file that chose the parent's model server (`serverChooser()`, as
+     * `dotenv:<path>`); absent: the person's own server. A child whose files choose a server
+     * another way fails before its first request: a `.env` or `.tern/config.jsonc` a command
+     * wrote since the parent started cannot send the child's conversation elsewhere.
+     */
+    serverChosenBy: z.string().optional(),
   }).strict(),
 }).strict();
 
