@@ -95,10 +95,14 @@ export async function openSessionHere(
 ): Promise<Session> {
   checkOwnSessionFile(ternHome, path);
   const header = await firstLineHeader(path);
-  if (header !== undefined) checkSessionWorkspace(header, workspace);
+  if (header !== undefined) {
+    checkSessionWorkspace(header, workspace);
+    checkNotSubagent(header);
+  }
   const session = await Session.open(path);
   try {
     checkSessionWorkspace(session.header, workspace);
+    checkNotSubagent(session.header);
   } catch (error) {
     session.close();
     throw error;
@@ -120,6 +124,23 @@ export function checkSessionWorkspace(
   throw usage(
     `Session "${id}" belongs to "${cwd}", not "${workspace}": run it there ` +
       `(tern -C ${cwd} run --resume ${id} …)`,
+  );
+}
+
+/**
+ * Refuses a subagent's session (`tern run -c` never picks one either): it holds the approvals and
+ * grants its parent handed it for that one run, which going on with it would bring back.
+ * @throws {SessionChoiceError} naming the parent's session, and the fork that keeps the
+ * conversation without them.
+ */
+function checkNotSubagent(header: Pick<SessionHeader, "id" | "subagentOf">): void {
+  const parent = header.subagentOf;
+  if (parent === undefined) return;
+  throw usage(
+    `Session "${header.id}" is subagent ${JSON.stringify(parent.taskName)}'s, of session ` +
+      `"${parent.sessionId}": it holds what its parent allowed for that run alone. Go on with ` +
+      `the parent (tern run --resume ${parent.sessionId} …), or fork it (tern sessions fork ` +
+      `${header.id}) to keep its conversation without them`,
   );
 }
 
