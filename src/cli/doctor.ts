@@ -37,7 +37,8 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
     bwrap.ok,
     "bubblewrap",
     bwrap.ok
-      ? `${bwrap.version}: shell commands run sandboxed`
+      // Whether commands use it is the configuration's: the shell check below says.
+      ? `${bwrap.version}: a trial sandbox started here`
       : `${bwrap.reason}; shell commands will each need explicit approval. Install it ` +
         "(apt-get install bubblewrap) or opt out with --no-sandbox",
   );
@@ -112,12 +113,13 @@ async function checkSandbox(
       const signal = AbortSignal.timeout(30_000);
       if (runtime.worker) {
         const obs = await runtime.worker.call("list", { path: "." }, { signal });
+        const { workerKind, workerNote } = runtime.explain();
         report(
           obs.status === "SUCCEEDED",
           "worker",
           obs.status === "SUCCEEDED"
-            ? `a confined worker listed the workspace (${runtime.profile.name}); ` +
-              `it ${runtime.explain().workerNote}`
+            ? `${workerKind === "none" ? "the" : "a confined"} worker listed the workspace ` +
+              `(${runtime.profile.name}); it ${workerNote}`
             : `${obs.code}: ${obs.message}`,
         );
       } else {

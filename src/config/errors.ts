@@ -61,11 +61,22 @@ export function looksLikeKey(text: string): boolean {
   return KEY_PREFIX.test(text.trim());
 }
 
-/** True for strings shaped like credentials: a key pasted into the wrong setting. */
+/**
+ * True for strings shaped like credentials, or holding one among other words: a key pasted into
+ * the wrong setting, or a URL that does not parse with its key in the query
+ * (`https//host/v1?key=sk-…`), which no URL masking reaches.
+ */
 function looksSecret(text: string): boolean {
   const trimmed = text.trim();
-  if (KEY_PREFIX.test(trimmed)) return true;
-  return TOKEN_LIKE.test(trimmed) && /\d/.test(trimmed) && /[A-Za-z]/.test(trimmed);
+  if (tokenShaped(trimmed)) return true;
+  return trimmed.split(/[\s?&=:/@#,;'"`]+/).some((piece) =>
+    (piece.length >= 16 && KEY_PREFIX.test(piece)) || (piece.length >= 32 && tokenShaped(piece))
+  );
+}
+
+function tokenShaped(text: string): boolean {
+  if (KEY_PREFIX.test(text)) return true;
+  return TOKEN_LIKE.test(text) && /\d/.test(text) && /[A-Za-z]/.test(text);
 }
 
 /**

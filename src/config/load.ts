@@ -381,15 +381,18 @@ export function processEnvironment(): Variables {
 }
 
 /**
- * The user's tern directory: `TERN_HOME` (relative to `cwd`) when set, else `<home>/.tern`
- * with `home` defaulting to `HOME` from `env`.
- * @throws {ConfigError} when neither `TERN_HOME` nor a home directory is known.
+ * The user's tern directory: `TERN_HOME` when set, else `<home>/.tern` with `home` defaulting to
+ * `HOME` from `env`.
+ * @throws {ConfigError} when neither `TERN_HOME` nor a home directory is known, or the variable
+ *   that chose it is a relative path: resolved in the folder tern starts in (the workspace), it
+ *   would take the person's own config, where a project may set anything, from the repository.
  */
 export function resolveTernHome(
   options: { cwd: string; env: Variables; home?: string },
 ): { path: string; source: ConfigSource } {
   const ternHome = nonEmpty(options.env.TERN_HOME);
   if (ternHome) {
+    absoluteVariable("TERN_HOME", ternHome, "set it to an absolute path, or unset it");
     return {
       path: resolve(options.cwd, ternHome),
       source: { layer: "env", variable: "TERN_HOME" },
@@ -401,7 +404,20 @@ export function resolveTernHome(
       key: "TERN_HOME",
     });
   }
+  if (options.home === undefined) {
+    absoluteVariable("HOME", home, "set HOME to your home folder, or TERN_HOME to tern's");
+  }
   return { path: join(resolve(options.cwd, home), ".tern"), source: { layer: "default" } };
+}
+
+/** Throws unless `value` of the variable `name` is an absolute path (`fix` says what to do). */
+function absoluteVariable(name: string, value: string, fix: string): void {
+  if (value.startsWith("/")) return;
+  throw new ConfigError(
+    `${name} "${value}" is not an absolute path: tern's home (your config and sessions) would ` +
+      `be in the folder tern starts in, where a repository could provide it; ${fix}`,
+    { key: name },
+  );
 }
 
 /**

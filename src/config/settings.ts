@@ -550,12 +550,23 @@ export const SETTINGS = {
     project: false,
     guards: "keys",
   },
-  /** Model catalog overrides and additions, by `model` or `provider/model`. */
+  /**
+   * Model catalog overrides and additions, by `model` or `provider/model`. A project may describe
+   * a model, not price it: the cost tern shows and records is what the person pays.
+   */
   models: {
     rule: structured<Record<string, ModelSettings>>(),
     default: {},
     expect: "an object of models by name",
-    project: true,
+    project: "narrower",
+    narrow: (value) => {
+      const priced = Object.entries(value as Record<string, ModelSettings>).find(([, model]) =>
+        model?.price !== undefined
+      );
+      return priced === undefined
+        ? undefined
+        : `models.${priced[0]}.price would set the cost tern shows for what you pay`;
+    },
   },
   /**
    * The code index's ranking weights (formula in src/index/rank.ts): any of `bm25`, `vector`,

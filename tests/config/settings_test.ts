@@ -214,6 +214,7 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
         "subagentTimeoutMs",
         "subagentEscalationTimeoutMs",
         "diagnostics",
+        "models",
       ]),
     );
     const cases: Array<[string, string]> = [
@@ -222,6 +223,7 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
       [`{ "limits": { "processes": 4096 } }`, `Refusing "limits"`],
       [`{ "diagnostics": { "checkers": [] } }`, `Refusing "diagnostics"`],
       [`{ "planConcurrency": 16 }`, `Refusing "planConcurrency"`],
+      [`{ "models": { "m": { "price": { "input": 0, "output": 0 } } } }`, `Refusing "models"`],
     ];
     for (const [text, message] of cases) {
       write("cwd/.tern/config.jsonc", text);

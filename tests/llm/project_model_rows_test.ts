@@ -1,5 +1,5 @@
 /**
- * A project's `models` rows describe models (their window, prices) but never decide which
+ * A project's `models` rows describe models (their window; prices are the person's alone) but never decide which
  * provider, and so which key and server, the person's model goes to: the real config loading
  * from files on disk, then the real model setup (nothing is sent).
  */
