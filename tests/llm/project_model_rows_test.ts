@@ -1,7 +1,7 @@
 /**
- * A project's `models` rows describe models (their window; prices are the person's alone) but never decide which
- * provider, and so which key and server, the person's model goes to: the real config loading
- * from files on disk, then the real model setup (nothing is sent).
+ * A project's `models` rows describe models (their window; prices are the person's alone) but
+ * never decide which provider, and so which key and server, the person's model goes to: the
+ * real config loading from files on disk, then the real model setup (nothing is sent).
  */
 import { equal, notEqual } from "node:assert/strict";
 import { join } from "node:path";
