@@ -23,7 +23,9 @@ Deno.test("expandMentions() and namedImages() take linear time on a run of punct
     const expanded = await expandMentions(`look ${STALL} and ${STALL}.png`, ws);
     const images = namedImages(`look ${STALL}.png, ${STALL}`);
     const took = performance.now() - started;
-    ok(took < 2_000, `took ${took.toFixed(0)} ms`);
+    // A hang guard, not a speed target: the backtracking pattern took 59 s here, this takes
+    // milliseconds, and a loaded machine is far from the bound.
+    ok(took < 20_000, `took ${took.toFixed(0)} ms`);
     deepEqual(expanded.attached, []);
     deepEqual(images.paths, [`${STALL.slice(1)}.png`]);
   } finally {
