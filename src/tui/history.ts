@@ -67,8 +67,9 @@ export class History implements HistoryNavigator {
     }
     const lines = text.split("\n").filter((line) => line.trim() !== "");
     const entries = lines.map(parseLine).filter((entry) => entry !== undefined);
-    const formats = new SecretMasker();
-    const mask = options.mask ?? ((text: string) => formats.mask(text));
+    // Made at the first entry, not before the prompt is drawn.
+    let formats: SecretMasker | undefined;
+    const mask = options.mask ?? ((text: string) => (formats ??= new SecretMasker()).mask(text));
     return new History(path, limit, mask, entries.slice(-limit), lines.length);
   }
 
