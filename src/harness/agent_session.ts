@@ -679,7 +679,9 @@ export async function rememberedFacts(
 ): Promise<Fact[]> {
   try {
     const { keyMasker, MemoryStore } = await import("./session_parts.ts");
-    const masker = keyMasker(config);
+    // Made for the first fact: a run without any (most first runs) is not kept waiting for it.
+    let made: { mask(text: string): string } | undefined;
+    const masker = { mask: (text: string) => (made ??= keyMasker(config)).mask(text) };
     return (await MemoryStore.open(config.ternHome, workspace, { masker })).list();
   } catch {
     return [];
