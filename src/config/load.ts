@@ -499,7 +499,6 @@ function checkProjectLayer(layer: Layer, file: string): Layer {
   return layer;
 }
 
-/** A project's number above the value so far, for a key a project may only narrow. */
 /** `value` (a layer's rules), each of a project's layer marked with the file that holds it. */
 function projectRules(value: unknown, fromProject: boolean, layer: Layer): PermissionRule[] {
   const rules = value as PermissionRule[];
@@ -509,6 +508,7 @@ function projectRules(value: unknown, fromProject: boolean, layer: Layer): Permi
   return rules.map((rule) => ({ ...rule, from }));
 }
 
+/** A project's number above the value so far, for a key a project may only narrow. */
 function keepsLower(key: string, current: unknown, value: unknown, fromProject: boolean): boolean {
   if (!fromProject || typeof current !== "number" || typeof value !== "number") return false;
   return settingOf(key as SettingKey).project === "narrower" && value > current;

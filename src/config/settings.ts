@@ -88,6 +88,8 @@ export const DEFAULT_LIMITS: Readonly<ResourceLimits> = {
  */
 const MAX_MS = 2_147_483_647;
 const MS = `an integer from 1 to ${MAX_MS} (milliseconds)`;
+/** The default of `maxRounds`, model calls in one turn: a project's files may lower it, not raise it. */
+const MAX_ROUNDS = 25;
 /** The default subagents at once and time limit: what a project's files may lower, not raise. */
 const SUBAGENTS = 4;
 const PLAN_NODES = 2;
@@ -174,14 +176,22 @@ export const SETTINGS = {
     project: false,
     guards: "keys",
   },
-  /** Maximum model rounds in one turn (1 to 1000). */
+  /**
+   * Maximum model rounds in one turn (1 to 1000). A project may only lower it: each round is a
+   * model call the person pays for, and a repository that raised it would let a loop its files
+   * provoke run forty times longer.
+   */
   maxRounds: {
     rule: { kind: "integer", min: 1, max: 1000 },
-    default: 25,
+    default: MAX_ROUNDS,
     env: ["TERN_MAX_ROUNDS"],
     flag: { name: "max-rounds", arg: "<n>", help: "model calls allowed per turn (default 25)" },
     expect: "an integer from 1 to 1000",
-    project: true,
+    project: "narrower",
+    narrow: (value) =>
+      Number(value) > MAX_ROUNDS
+        ? `${value} model calls a turn is more than the default ${MAX_ROUNDS}`
+        : undefined,
   },
   /** Maximum output tokens per model request; unset lets the provider decide. */
   maxTokens: {

@@ -72,25 +72,26 @@ Deno.test("loadConfig() lets each of the six layers override the one before", as
 
     const userFile = write(
       "home/.tern/config.jsonc",
-      `{ "maxRounds": 2, "temperature": 0.2, "bashTimeoutMs": 2000, "idleTimeoutMs": 2000 }`,
+      `{ "maxRounds": 9, "temperature": 0.2, "bashTimeoutMs": 2000, "idleTimeoutMs": 2000 }`,
     );
     result = await load();
-    assert.equal(result.config.maxRounds, 2);
+    assert.equal(result.config.maxRounds, 9);
     assert.equal(result.config.idleTimeoutMs, 2000);
     assert.deepEqual(result.sources.maxRounds, { layer: "user", file: userFile });
 
     const projectFile = write(
       "cwd/.tern/config.jsonc",
-      `{ "maxRounds": 3, "temperature": 0.3, "bashTimeoutMs": 3000 }`,
+      `{ "maxRounds": 4, "temperature": 0.3, "bashTimeoutMs": 3000 }`,
     );
     result = await load();
-    assert.equal(result.config.maxRounds, 3);
+    // A project may only lower it (and does).
+    assert.equal(result.config.maxRounds, 4);
     assert.equal(result.config.idleTimeoutMs, 2000);
     assert.deepEqual(result.sources.maxRounds, { layer: "project", file: projectFile });
 
-    const dotenvFile = write("cwd/.env", "TERN_MAX_ROUNDS=4\nTERN_TEMPERATURE=0.4\n");
+    const dotenvFile = write("cwd/.env", "TERN_MAX_ROUNDS=3\nTERN_TEMPERATURE=0.4\n");
     result = await load();
-    assert.equal(result.config.maxRounds, 4);
+    assert.equal(result.config.maxRounds, 3);
     assert.equal(result.config.bashTimeoutMs, 3000);
     assert.deepEqual(result.sources.maxRounds, {
       layer: "dotenv",

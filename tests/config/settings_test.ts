@@ -215,6 +215,7 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
         "subagentEscalationTimeoutMs",
         "diagnostics",
         "models",
+        "maxRounds",
       ]),
     );
     const cases: Array<[string, string]> = [
@@ -223,6 +224,7 @@ Deno.test("loadConfig() lets a project narrow, never widen, the keys it may only
       [`{ "limits": { "processes": 4096 } }`, `Refusing "limits"`],
       [`{ "diagnostics": { "checkers": [] } }`, `Refusing "diagnostics"`],
       [`{ "planConcurrency": 16 }`, `Refusing "planConcurrency"`],
+      [`{ "maxRounds": 1000 }`, `Refusing "maxRounds"`],
       [`{ "models": { "m": { "price": { "input": 0, "output": 0 } } } }`, `Refusing "models"`],
     ];
     for (const [text, message] of cases) {
