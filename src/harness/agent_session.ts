@@ -678,10 +678,9 @@ export async function rememberedFacts(
   workspace: string,
 ): Promise<Fact[]> {
   try {
-    const { keyMasker, MemoryStore } = await import("./session_parts.ts");
+    const { lazyKeyMasker, MemoryStore } = await import("./session_parts.ts");
     // Made for the first fact: a run without any (most first runs) is not kept waiting for it.
-    let made: { mask(text: string): string } | undefined;
-    const masker = { mask: (text: string) => (made ??= keyMasker(config)).mask(text) };
+    const masker = { mask: lazyKeyMasker(() => config) };
     return (await MemoryStore.open(config.ternHome, workspace, { masker })).list();
   } catch {
     return [];

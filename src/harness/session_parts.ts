@@ -12,7 +12,7 @@ export { connectModels } from "./models.ts";
 export { Conversation } from "./conversation.ts";
 export { killOnExit, openMcp, watchMcp } from "./mcp_setup.ts";
 export { MemoryStore } from "../memory/facts.ts";
-export { keyMasker } from "../sandbox/secrets.ts";
+export { lazyKeyMasker } from "../sandbox/secrets.ts";
 export { SubagentHost } from "./subagents/host.ts";
 export { preloadSubagentTools, subagentTools } from "./subagents/tool_specs.ts";
 export { checkChildModel } from "./subagents/models.ts";

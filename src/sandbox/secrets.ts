@@ -166,11 +166,31 @@ export interface SecretSpan {
  * A masker of the keys a config holds (the model's, and the others tern sends: `apiKeys`) and of
  * the key formats.
  */
-export function keyMasker(config: { apiKey?: string; apiKeys?: Record<string, string> }) {
+export function keyMasker(config: KeyConfig) {
   return new SecretMasker([
     ...(config.apiKey === undefined ? [] : [config.apiKey]),
     ...Object.values(config.apiKeys ?? {}),
   ]);
+}
+
+/** What {@linkcode keyMasker} reads from a config. */
+export interface KeyConfig {
+  apiKey?: string;
+  apiKeys?: Record<string, string>;
+}
+
+/**
+ * {@linkcode keyMasker} of `config()`, made at its first use (a run with nothing to mask is not
+ * kept waiting for it) and made again when `config()` returns another object (a /model or a
+ * /login changed the keys).
+ */
+export function lazyKeyMasker(config: () => KeyConfig): (text: string) => string {
+  let made: { config: KeyConfig; masker: SecretMasker } | undefined;
+  return (text) => {
+    const current = config();
+    if (made?.config !== current) made = { config: current, masker: keyMasker(current) };
+    return made.masker.mask(text);
+  };
 }
 
 /**

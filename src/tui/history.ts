@@ -4,7 +4,10 @@
  * limit. Keys in what the person typed are masked before an entry is kept (see `History.open`).
  */
 import { dirname } from "../core/path.ts";
-import { SecretMasker } from "../sandbox/secrets.ts";
+import { lazyKeyMasker } from "../sandbox/secrets.ts";
+
+/** No key of tern's own: the key formats only. */
+const NO_KEYS = {};
 
 /** What the editor needs from a history to walk it with up/down. */
 export interface HistoryNavigator {
@@ -68,8 +71,7 @@ export class History implements HistoryNavigator {
     const lines = text.split("\n").filter((line) => line.trim() !== "");
     const entries = lines.map(parseLine).filter((entry) => entry !== undefined);
     // Made at the first entry, not before the prompt is drawn.
-    let formats: SecretMasker | undefined;
-    const mask = options.mask ?? ((text: string) => (formats ??= new SecretMasker()).mask(text));
+    const mask = options.mask ?? lazyKeyMasker(() => NO_KEYS);
     return new History(path, limit, mask, entries.slice(-limit), lines.length);
   }
 

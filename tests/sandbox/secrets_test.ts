@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   createKnownValueStreamMasker,
   createStreamMasker,
+  lazyKeyMasker,
   MIN_SECRET_LENGTH,
   SecretMasker,
 } from "../../src/sandbox/secrets.ts";
@@ -428,4 +429,24 @@ Deno.test("createStreamMasker() lets a secret-shaped run of megabytes go at the 
   out += stream.flush();
   assert.ok(out.startsWith("printf password=[REDACTED:secret]a1a1"), out.slice(0, 60));
   assert.ok(most < 200_000, `held ${most} characters`);
+});
+
+Deno.test("lazyKeyMasker() reads the config at each use and masks the keys a /login brought", () => {
+  let config: { apiKey?: string; apiKeys?: Record<string, string> } = {
+    apiKey: "local-key-first-1a2b",
+  };
+  let reads = 0;
+  const mask = lazyKeyMasker(() => (reads++, config));
+  assert.equal(reads, 0, "nothing is made before the first use");
+  assert.equal(
+    mask(`a local-key-first-1a2b and ${OPENAI}`),
+    "a [REDACTED] and [REDACTED:openai-key]",
+  );
+  config = { apiKey: "local-key-second-3c4d", apiKeys: { search: "search-key-5e6f7a8b" } };
+  assert.equal(
+    mask("local-key-second-3c4d search-key-5e6f7a8b"),
+    "[REDACTED] [REDACTED]",
+  );
+  assert.equal(mask("local-key-first-1a2b"), "local-key-first-1a2b", "the old key is not held");
+  assert.equal(reads, 3);
 });

@@ -7,7 +7,7 @@
  */
 import { Editor } from "../../tui/editor.ts";
 import { History } from "../../tui/history.ts";
-import { keyMasker, type SecretMasker } from "../../sandbox/secrets.ts";
+import { lazyKeyMasker } from "../../sandbox/secrets.ts";
 import { completePath, expandMentions } from "../../tui/mentions.ts";
 import { themeFor, wantsColor } from "../../tui/theme.ts";
 import { loadRenderers } from "../../tui/renderers.ts";
@@ -59,15 +59,9 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
     columns: () => display.columns(),
     rendered,
   });
-  // The keys tern holds are masked in the history too, beside the key formats; made again only
-  // when the config (a /model, a /login) changed.
-  let keys: { config: object; masker: SecretMasker } | undefined;
+  // The keys tern holds are masked in the history too, beside the key formats.
   const history = await History.open(`${controller.config.ternHome}/history.jsonl`, 1000, {
-    mask: (text) => {
-      const config = controller.config;
-      if (keys?.config !== config) keys = { config, masker: keyMasker(config) };
-      return keys.masker.mask(text);
-    },
+    mask: lazyKeyMasker(() => controller.config),
   });
   const commands = new CommandRegistry([
     outputCommand((n) => view.output(n)),
