@@ -5,22 +5,18 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { tempWorkspace } from "../support/tern_process.ts";
+import { runLauncher } from "../support/launcher.ts";
 
-async function binTern(args: string[], cwd: string, home: string) {
-  const out = await new Deno.Command(join(ROOT, "bin/tern"), {
-    args,
+function binTern(args: string[], cwd: string, home: string) {
+  return runLauncher(args, {
     cwd,
     env: {
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       HOME: home,
       ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
     },
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+  });
 }
 
 Deno.test("bin/tern refuses a HOME that is not a folder, saying so", async () => {

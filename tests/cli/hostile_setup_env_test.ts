@@ -5,20 +5,12 @@
  */
 import { equal } from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { runLauncher } from "../support/launcher.ts";
+import { tempWorkspace } from "../support/tern_process.ts";
 
 /** bin/tern `args` in `cwd` with `env` (nothing else inherited). */
-async function launch(args: string[], cwd: string, env: Record<string, string>) {
-  const run = await new Deno.Command(join(ROOT, "bin", "tern"), {
-    args,
-    cwd,
-    env,
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return { code: run.code, stderr: new TextDecoder().decode(run.stderr) };
-}
+const launch = (args: string[], cwd: string, env: Record<string, string>) =>
+  runLauncher(args, { cwd, env });
 
 Deno.test("bin/tern refuses a TERN_DENO_BIN that is not an absolute executable, naming it", async () => {
   const ws = await tempWorkspace();

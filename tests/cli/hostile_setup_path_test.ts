@@ -6,6 +6,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
+import { runLauncher } from "../support/launcher.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { ROOT, scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
 
@@ -56,14 +57,7 @@ Deno.test("bin/tern starts none of its programs from a PATH folder inside the wo
     const path = `${venv}:${join(outside, "bin")}:${dirname(Deno.execPath())}:/usr/bin:/bin`;
     const env = { PATH: path, HOME: ws.home, TERN_HOME: ws.home };
     const tern = (args: string[], cwd: string) =>
-      new Deno.Command(join(outside, "bin", "tern"), {
-        args,
-        cwd,
-        env,
-        clearEnv: true,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
+      runLauncher(args, { cwd, env, launcher: join(outside, "bin", "tern") });
     const runs = [
       { args: ["--version"], cwd: ws.dir },
       // The workspace named on the command line, from another folder.
@@ -72,7 +66,7 @@ Deno.test("bin/tern starts none of its programs from a PATH folder inside the wo
     ];
     for (const { args, cwd } of runs) {
       const run = await tern(args, cwd);
-      equal(run.code, 0, `${args[0]}: ${new TextDecoder().decode(run.stderr)}`);
+      equal(run.code, 0, `${args[0]}: ${run.stderr}`);
       equal(
         await Deno.readTextFile(marker).catch(() => null),
         null,

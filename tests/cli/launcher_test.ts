@@ -9,6 +9,7 @@ import { loadConfig } from "../../src/config/load.ts";
 import { VERSION } from "../../src/version.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
+import { runLauncher } from "../support/launcher.ts";
 
 const decoder = new TextDecoder();
 
@@ -35,15 +36,8 @@ async function fakeDeno(version: string): Promise<{ bin: string; cleanup(): Prom
 }
 
 /** bin/tern's output for `args` with TERN_DENO_BIN=`denoBin` and no deno on PATH. */
-async function launcher(args: string[], denoBin: string, extra: Record<string, string> = {}) {
-  const out = await new Deno.Command(join(ROOT, "bin/tern"), {
-    args,
-    env: { PATH: "/usr/bin:/bin", TERN_DENO_BIN: denoBin, ...extra },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+function launcher(args: string[], denoBin: string, extra: Record<string, string> = {}) {
+  return runLauncher(args, { env: { PATH: "/usr/bin:/bin", TERN_DENO_BIN: denoBin, ...extra } });
 }
 
 Deno.test("bin/tern --version answers without starting Deno: tern's, Deno's version, build kind", async () => {
@@ -96,16 +90,9 @@ Deno.test("bin/tern starts tern (set -e) with no settings at all and with every 
       TERN_HOME: ws.home,
     };
     const help = async () => {
-      const out = await new Deno.Command(join(ROOT, "bin/tern"), {
-        args: ["--help"],
-        cwd: ws.dir,
-        env,
-        clearEnv: true,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      equal(out.code, 0, decoder.decode(out.stderr));
-      match(decoder.decode(out.stdout), /^Usage: tern/m);
+      const out = await runLauncher(["--help"], { cwd: ws.dir, env });
+      equal(out.code, 0, out.stderr);
+      match(out.stdout, /^Usage: tern/m);
     };
     await help();
     await Deno.mkdir(join(ws.dir, ".tern"));

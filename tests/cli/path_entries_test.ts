@@ -7,7 +7,8 @@
 import { equal } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { startScriptedServer } from "../support/scripted_server.ts";
-import { ROOT, scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
+import { scriptedRunArgs, tempWorkspace } from "../support/tern_process.ts";
+import { runLauncher } from "../support/launcher.ts";
 
 Deno.test("bin/tern never runs a repository's look-alike of a program it starts, whatever PATH holds", async () => {
   const server = await startScriptedServer([
@@ -22,8 +23,7 @@ Deno.test("bin/tern never runs a repository's look-alike of a program it starts,
       await Deno.writeTextFile(planted, `#!/bin/sh\necho ${name} >> '${marker}'\nexit 1\n`);
       await Deno.chmod(planted, 0o755);
     }
-    const run = await new Deno.Command(join(ROOT, "bin", "tern"), {
-      args: scriptedRunArgs(server.baseUrl, "go"),
+    const run = await runLauncher(scriptedRunArgs(server.baseUrl, "go"), {
       cwd: ws.dir,
       env: {
         // Relative and empty entries first, as a careless shell setup might have them.
@@ -32,11 +32,8 @@ Deno.test("bin/tern never runs a repository's look-alike of a program it starts,
         TERN_HOME: ws.home,
         TERN_DENO_BIN: Deno.execPath(),
       },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    equal(run.code, 0, new TextDecoder().decode(run.stderr));
+    });
+    equal(run.code, 0, run.stderr);
     equal(await Deno.readTextFile(marker).catch(() => null), null, "a planted program ran");
   } finally {
     await Deno.remove(marker).catch(() => {});

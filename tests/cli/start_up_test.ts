@@ -6,6 +6,7 @@
 import { deepEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
 import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
+import { runLauncher } from "../support/launcher.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
@@ -128,8 +129,17 @@ testWith([bwrapNeed], "bin/tern with a fresh HOME contacts no host but the model
   );
   const ws = await tempWorkspace();
   try {
-    const out = await new Deno.Command(join(ROOT, "bin/tern"), {
-      args: ["run", "--base-url", server.baseUrl, "--mode", "bypass", "--output", "json", "hi"],
+    const args = [
+      "run",
+      "--base-url",
+      server.baseUrl,
+      "--mode",
+      "bypass",
+      "--output",
+      "json",
+      "hi",
+    ];
+    const out = await runLauncher(args, {
       cwd: ws.dir,
       env: {
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
@@ -137,12 +147,9 @@ testWith([bwrapNeed], "bin/tern with a fresh HOME contacts no host but the model
         TERN_HOME: ws.home,
         HTTPS_PROXY: `http://127.0.0.1:${(proxy.addr as Deno.NetAddr).port}`,
       },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    equal(out.code, 0, decoder.decode(out.stderr));
-    equal(JSON.parse(decoder.decode(out.stdout)).text, "done");
+    });
+    equal(out.code, 0, out.stderr);
+    equal(JSON.parse(out.stdout).text, "done");
     equal(server.requests.length, 2);
     equal(contacted, 0, "tern (or Deno for it) tried to reach a host through the proxy");
   } finally {
