@@ -17,9 +17,10 @@ import { type NodeAttempt, type NodeInput, PlanExecutor } from "../plan/executor
 import { createFailStep, FAIL_STEP_TOOL, reportedFailure } from "../plan/fail_step.ts";
 import { PathLocks } from "../plan/path_locks.ts";
 import { planTask, replanAfterFailure } from "../plan/planner.ts";
-import { latestPlan, newPlanState, recordPlan } from "../plan/record.ts";
+import { DamagedPlanError, latestPlan, newPlanState, recordPlan } from "../plan/record.ts";
 import { runOf, runsOfNodes } from "../plan/runs.ts";
 import type { PlanNode, PlanState } from "../plan/types.ts";
+import type { Session } from "../session/session.ts";
 import type { Conversation } from "./conversation.ts";
 
 export interface PlanRunOptions {
@@ -57,6 +58,19 @@ export interface PlanRunResult {
   usage: Usage;
 }
 
+/** The session's newest plan; a damaged one is a {@linkcode NoPlanError} that says so. */
+function newestPlan(session: Session): PlanState | undefined {
+  try {
+    return latestPlan(session);
+  } catch (error) {
+    if (!(error instanceof DamagedPlanError)) throw error;
+    throw new NoPlanError(
+      `The plan of session "${session.id.slice(0, 8)}" cannot continue: ${error.message}; ` +
+        'start a new one with tern plan "task"',
+    );
+  }
+}
+
 /**
  * Makes or loads the plan and runs it to the end (or until `signal`).
  * The person's task (for a resumed plan, the message its outcome records) first goes through
@@ -79,7 +93,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   let attempts = 0;
   let usage = emptyUsage();
   if (options.resume) {
-    const found = latestPlan(session);
+    const found = newestPlan(session);
     if (found === undefined) {
       throw new NoPlanError(
         `Session "${

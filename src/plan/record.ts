@@ -21,10 +21,19 @@ export function recordPlan(session: Session, record: PlanRecord): void {
 }
 
 /**
+ * The newest plan's own record lacks its shape (a damaged or hand-edited line): what it held is
+ * not known, so the plan cannot continue, and an older plan is not what the person meant.
+ */
+export class DamagedPlanError extends Error {
+  override name = "DamagedPlanError";
+}
+
+/**
  * The newest plan on the session's path to its leaf, with every recorded change applied. The
  * session's replay carries the plan's records across compactions (`Checkpoint.plan`), so a long
  * session's history before its last compaction is read only when no record says where its plan
  * began (no plan at all, or a compaction written before tern carried plans).
+ * @throws {DamagedPlanError} when the newest plan's record lacks its shape.
  */
 export function latestPlan(session: Session): PlanState | undefined {
   const carried = session.state().plan;
@@ -32,7 +41,10 @@ export function latestPlan(session: Session): PlanState | undefined {
   return replayPlan(session.entriesTo());
 }
 
-/** The newest plan in `entries` (a path, oldest first), replayed; undefined when none. */
+/**
+ * The newest plan in `entries` (a path, oldest first), replayed; undefined when none.
+ * @throws {DamagedPlanError} when the newest plan's record lacks its shape.
+ */
 export function replayPlan(entries: readonly SessionEntry[]): PlanState | undefined {
   return replayRecords(
     entries.flatMap((entry) => entry.type === "plan" && isRecord(entry.data) ? [entry.data] : []),
@@ -40,8 +52,8 @@ export function replayPlan(entries: readonly SessionEntry[]): PlanState | undefi
 }
 
 /**
- * The newest plan in `records` (oldest first), replayed; undefined when none, or when the newest
- * plan's own record lacks its shape (a damaged line: what it held is not known). The runs are
+ * The newest plan in `records` (oldest first), replayed; undefined when none, and
+ * {@linkcode DamagedPlanError} when the newest plan's own record lacks its shape. The runs are
  * rebuilt from the nodes (each its newest recorded run, else WAITING), in a map without a
  * prototype: the recorded plan's `runs` is keyed by node id, and the session masks values, not
  * keys, so its keys are trusted only where they name a node. A node's change or an append that
@@ -51,7 +63,12 @@ function replayRecords(records: readonly PlanRecord[]): PlanState | undefined {
   const start = records.findLastIndex((record) => record.kind === "plan");
   if (start < 0) return undefined;
   const first = planRecordShape.safeParse(records[start]);
-  if (!first.success) return undefined;
+  if (!first.success) {
+    throw new DamagedPlanError(
+      "its newest plan's record is damaged (it lacks a plan's id, task or steps), so what the " +
+        "plan held is not known",
+    );
+  }
   const plan = first.data.plan;
   const recorded = { runs: plan.runs } as Pick<PlanState, "runs">;
   const state: PlanState = {

@@ -3,9 +3,9 @@
  * them as it skips a damaged line, so `tern plan -c` neither crashes nor takes a step for done
  * on a record that does not say so, and a plan id is shown as text.
  */
-import { deepEqual, equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok, throws } from "node:assert/strict";
 import { join } from "node:path";
-import { newPlanState, replayPlan } from "../../src/plan/record.ts";
+import { DamagedPlanError, newPlanState, replayPlan } from "../../src/plan/record.ts";
 import type { PlanNode } from "../../src/plan/types.ts";
 import type { SessionEntry } from "../../src/session/types.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
@@ -56,7 +56,7 @@ Deno.test("replayPlan() skips an append whose nodes lack a node's shape", () => 
   deepEqual(state.nodes.map((n) => n.id), ["a", "b"]);
 });
 
-Deno.test("replayPlan() finds no plan when the newest plan's record lacks its shape", () => {
+Deno.test("replayPlan() says the newest plan is damaged when its record lacks its shape", () => {
   for (
     const plan of [
       { id: "p2", task: "t", nodes: "zz" },
@@ -64,7 +64,7 @@ Deno.test("replayPlan() finds no plan when the newest plan's record lacks its sh
       { id: "p2", task: "t", nodes: [{ id: "a" }] },
     ]
   ) {
-    equal(replayPlan(entries(start, { kind: "plan", plan })), undefined);
+    throws(() => replayPlan(entries(start, { kind: "plan", plan })), DamagedPlanError);
   }
 });
 
@@ -113,6 +113,51 @@ Deno.test("tern plan -c shows a damaged plan's id as text and runs the steps its
     );
     ok(again.stderr.includes("tern: plan p for session"), again.stderr);
     equal(again.stdout, "✓ a: step done\n✓ b: step done\n2 succeeded\n");
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
+
+Deno.test("tern plan -c says the newest plan's record is damaged rather than that there is none", async () => {
+  const ws = await tempWorkspace();
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "k" };
+  const server = await startScriptedServer(
+    (request) =>
+      String(request.messages[0]?.content ?? "").startsWith("You plan the work")
+        ? { text: JSON.stringify({ nodes: [node("a")] }) }
+        : { text: "step done" },
+    { chunkDelayMs: 0 },
+  );
+  const flags = ["--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass"];
+  try {
+    const first = await runTern(["plan", ...flags, "task"], { cwd: ws.dir, env });
+    equal(first.code, 0, first.stderr);
+    const folder = join(
+      ws.home,
+      "sessions",
+      [...Deno.readDirSync(join(ws.home, "sessions"))][0].name,
+    );
+    const path = join(
+      folder,
+      [...Deno.readDirSync(folder)].find((f) => f.name.endsWith(".jsonl"))!.name,
+    );
+    const parentId = JSON.parse((await Deno.readTextFile(path)).trim().split("\n").at(-1)!).id;
+    const damaged = { kind: "plan", plan: { id: "p2", task: "the task", nodes: "zz" } };
+    const line = {
+      type: "plan",
+      id: "d4a3a9e1",
+      parentId,
+      timestamp: new Date().toISOString(),
+      data: damaged,
+    };
+    await Deno.writeTextFile(path, JSON.stringify(line) + "\n", { append: true });
+    const requests = server.requests.length;
+    const again = await runTern(["plan", ...flags, "-c"], { cwd: ws.dir, env });
+    ok(again.code !== 0, again.stdout);
+    ok(again.stderr.includes("cannot continue: its newest plan's record is damaged"), again.stderr);
+    ok(!again.stderr.includes("no plan to continue"), again.stderr);
+    equal(server.requests.length, requests, "nothing ran");
   } finally {
     await server.close();
     await ws.cleanup();
