@@ -90,6 +90,8 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   const context = workspaceContext(conversation, await conversation.readRefusal());
   const mask = (text: string) => conversation.maskKnownKeys(text);
   let state: PlanState;
+  /** The nodes with `options.append`'s, checked before any hook runs for a continued plan. */
+  let appended: PlanNode[] | undefined;
   let attempts = 0;
   let usage = emptyUsage();
   if (options.resume) {
@@ -110,6 +112,8 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
       );
     }
     state = found;
+    // A rejected --append changes nothing: no hook runs for it, nothing is recorded.
+    if (options.append?.length) appended = appendNodes(state.nodes, options.append, { mask });
     await submitted(conversation, `Continue the plan: ${state.task}`, signal);
   } else {
     const prompt = await submitted(conversation, options.task!, signal);
@@ -135,7 +139,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
     recordPlan(session, { kind: "plan", plan: state });
   }
   if (options.append?.length) {
-    const nodes = appendNodes(state.nodes, options.append, { mask });
+    const nodes = appended ?? appendNodes(state.nodes, options.append, { mask });
     const added = nodes.slice(state.nodes.length);
     recordPlan(session, { kind: "append", planId: state.id, nodes: added });
     state = { ...state, nodes, runs: runsOfNodes({ nodes, runs: state.runs }) };

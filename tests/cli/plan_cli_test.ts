@@ -404,6 +404,16 @@ Deno.test("tern plan -c --append: a rejected append changes nothing, a valid one
       throw new Error("no session");
     };
     const before = await sessionFile();
+    // The person's hook for a prompt: it runs for a continued plan, never for a rejected append.
+    await Deno.writeTextFile(
+      join(ws.home, "settings.json"),
+      JSON.stringify({
+        hooks: {
+          UserPromptSubmit: [{ hooks: [{ type: "command", command: "echo ran >> submit.log" }] }],
+        },
+      }),
+    );
+    const submitLog = () => Deno.readTextFile(join(ws.dir, "submit.log")).catch(() => "");
     const cyclic = JSON.stringify({ nodes: [node("x", ["y"]), node("y", ["x"])] });
     const rejected = await plan_(ws, () => {
       throw new Error("nothing may run");
@@ -411,6 +421,7 @@ Deno.test("tern plan -c --append: a rejected append changes nothing, a valid one
     equal(rejected.run.code, 2, rejected.run.stderr);
     match(rejected.run.stderr, /cycle: x → y → x/);
     equal(await sessionFile(), before, "a rejected append writes nothing");
+    equal(await submitLog(), "", "a rejected append ran the person's hook");
 
     const added = JSON.stringify({ nodes: [node("e", ["a"])] });
     const accepted = await plan_(ws, (request) => {
@@ -423,6 +434,7 @@ Deno.test("tern plan -c --append: a rejected append changes nothing, a valid one
       JSON.parse(accepted.run.stdout).nodes.map((n: { id: string; state: string }) => n.state),
       ["SUCCEEDED", "SUCCEEDED"],
     );
+    equal(await submitLog(), "ran\n");
   });
 });
 
