@@ -41,6 +41,12 @@ const LIVE_THINKING_LINES = 3;
 const OUTPUT_KEEP = 4_000;
 /** Finished commands whose whole output `output()` keeps for paging. */
 const OUTPUTS_KEPT = 50;
+/**
+ * Most lines and characters of a person's message the transcript draws: a pasted log of
+ * megabytes would take seconds to wrap and bury the scrollback; the rest is counted.
+ */
+const MESSAGE_LINES_SHOWN = 200;
+const MESSAGE_CHARS_SHOWN = 20_000;
 
 /** A finished command's whole output (as the model got it, sanitized), kept for `/output`. */
 export interface KeptOutput {
@@ -228,7 +234,7 @@ export class TranscriptView {
   user(text: string, width: number): string[] {
     this.#made = [];
     const t = this.#theme;
-    return this.#block("user", width, (w) => this.#prefixed(t.cyan("› "), text, w, t.bold));
+    return this.#block("user", width, (w) => this.#message(t.cyan("› "), text, w));
   }
 
   /** A committed notice: info dim, warning yellow, error red. */
@@ -293,7 +299,7 @@ export class TranscriptView {
     }
     const at = this.#queued.indexOf(text);
     if (at >= 0) this.#queued.splice(at, 1);
-    return this.#block("user", width, (w) => this.#prefixed(t.cyan("⏎ "), text, w, t.bold));
+    return this.#block("user", width, (w) => this.#message(t.cyan("⏎ "), text, w));
   }
 
   /** The live region: thinking, streaming text, running tools, queued messages. */
@@ -511,11 +517,59 @@ export class TranscriptView {
   }
 
   /** `text` wrapped after a two-cell mark, continuation lines indented to match. */
+  /**
+   * The person's message under `mark`, bold; past {@linkcode MESSAGE_LINES_SHOWN} lines or
+   * {@linkcode MESSAGE_CHARS_SHOWN} characters, its head and a dim count of the rest.
+   */
+  #message(mark: string, text: string, width: number): string[] {
+    const { shown, rest } = messageHead(text);
+    const rows = this.#prefixed(mark, shown, width, this.#theme.bold);
+    if (rest === undefined) return rows;
+    return [...rows, truncateToWidth(`  ${this.#theme.dim(rest)}`, width)];
+  }
+
   #prefixed(mark: string, text: string, width: number, paint: (s: string) => string): string[] {
     const rows = cleanText(text).split("\n")
       .flatMap((line) => wrapText(line, width - 2).map((row) => row.trimEnd()));
     return rows.map((row, i) => truncateToWidth(`${i === 0 ? mark : "  "}${paint(row)}`, width));
   }
+}
+
+/** `text`'s head as the transcript draws it, and a count of what is left out (if anything). */
+function messageHead(text: string): { shown: string; rest?: string } {
+  let end = text.length;
+  let breaks = 0;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) {
+    if (++breaks === MESSAGE_LINES_SHOWN) {
+      end = at;
+      break;
+    }
+  }
+  end = Math.min(end, MESSAGE_CHARS_SHOWN);
+  // Never half of a surrogate pair.
+  if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1] ?? "")) end--;
+  if (end >= text.length) return { shown: text };
+  const left = text.slice(end).replace(/^\n/, "");
+  const lines = lineCount(left);
+  const count = (n: number, what: string) =>
+    `${n.toLocaleString("en-US")} ${what}${n === 1 ? "" : "s"}`;
+  return {
+    shown: text.slice(0, end),
+    rest: `… ${count(codePoints(left), "more character")} (${count(lines, "line")}) not shown`,
+  };
+}
+
+/** The characters of `text` (a surrogate pair is one). */
+function codePoints(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) pairs++, i++;
+    }
+  }
+  return text.length - pairs;
 }
 
 function lineCount(text: string): number {

@@ -593,3 +593,24 @@ Deno.test("TranscriptView: the model's text never starts a row with one of tern'
   const view = new TranscriptView({ theme: plain, workspace: WS, now: () => 0 });
   equal(view.user("hello", 60)[0], "› hello");
 });
+
+Deno.test("TranscriptView draws a long message's head and counts the rest, whatever its shape", () => {
+  const view = new TranscriptView({ theme: plain, workspace: WS, now: () => 0 });
+  // 300 lines: the first 200 are drawn, then the count of the other 100.
+  const lines = Array.from({ length: 300 }, (_, i) => `line ${i + 1}`);
+  const drawn = view.user(lines.join("\n"), 80);
+  equal(drawn.length, 201);
+  equal(drawn[0], "› line 1");
+  equal(drawn[199], "  line 200");
+  equal(drawn[200], "  … 899 more characters (100 lines) not shown");
+  // One line of megabytes: 20,000 characters, never half of an emoji.
+  const huge = "a".repeat(19_999) + "😀".repeat(3_000_000);
+  const one = view.apply({ type: "steering", round: 1, text: huge }, 100);
+  equal(one.length, Math.ceil(19_999 / 98) + 1, "98 columns of a under the mark, then the count");
+  ok(!one.join("").includes("\uFFFD") && !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(one.join("")));
+  equal(one.at(-1), "  … 3,000,000 more characters (1 line) not shown");
+  // A message at the limits is drawn whole.
+  const whole = view.user(lines.slice(0, 200).join("\n"), 80);
+  equal(whole.length, 200);
+  equal(whole.at(-1), "  line 200");
+});
