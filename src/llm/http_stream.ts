@@ -151,6 +151,23 @@ export function httpStreamConfig(
   };
 }
 
+/** How `JSON.stringify` writes a lone surrogate (and how a backslash before "ud8"… reads). */
+const LONE_SURROGATE_ESCAPE = /\\ud[89a-f]/i;
+
+/** A `JSON.stringify` replacer: each string, and each key (a model's tool input), well-formed. */
+function wellFormedStrings(_key: string, value: unknown): unknown {
+  if (typeof value === "string") return value.toWellFormed();
+  if (
+    typeof value === "object" && value !== null && !Array.isArray(value) &&
+    Object.keys(value).some((key) => !key.isWellFormed())
+  ) {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key.toWellFormed(), item]),
+    );
+  }
+  return value;
+}
+
 /**
  * POSTs `encode()`'s body and streams the answer through a fresh `WireStream`. `encode` may
  * throw; that is reported as an error event, before anything is sent.
@@ -167,7 +184,14 @@ export async function* postForStream(
   }
   let body: string;
   try {
-    body = JSON.stringify(encode());
+    const value = encode();
+    body = JSON.stringify(value);
+    // A lone surrogate (half of an emoji a cut left, in a tool's output, a file, a message) is
+    // written as an escape that model APIs refuse, and the session would send it again with
+    // every later request: each string is made well-formed (U+FFFD for each half) then. A
+    // well-formed pair is written as itself, so only a lone half (or a backslash before
+    // "ud8"…"udf" in the text) makes this test match.
+    if (LONE_SURROGATE_ESCAPE.test(body)) body = JSON.stringify(value, wellFormedStrings);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     yield clientError(`Cannot encode model request: ${detail}`);
