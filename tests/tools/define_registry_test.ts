@@ -143,3 +143,14 @@ Deno.test("truncateMiddle() leaves short text alone and marks the cut", () => {
   ok(cut.startsWith("line 0\n") && cut.endsWith("line 999"));
   ok(/\[\.\.\. \d+ characters \(\d+ lines\) cut \.\.\.\]/.test(cut));
 });
+
+Deno.test("truncateMiddle() never parts an emoji at either cut, whatever the cap", () => {
+  const text = "😀".repeat(5_000);
+  for (let cap = 150; cap < 400; cap++) {
+    const cut = truncateMiddle(text, cap);
+    ok(cut.isWellFormed(), `cap ${cap}`);
+    const cutChars = Number(/\[\.\.\. (\d+) characters/.exec(cut)![1]);
+    const kept = cut.replace(/\n\[\.\.\. .* cut \.\.\.\]\n/, "");
+    equal(kept.length + cutChars, text.length, `cap ${cap}: the count is of what was cut`);
+  }
+});
