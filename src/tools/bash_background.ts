@@ -2,8 +2,7 @@
 import { ToolError } from "../core/observation.ts";
 import type { ProcessInfo, WaitOutcome } from "../sandbox/background.ts";
 import type { ToolContext, ToolOutput } from "./define.ts";
-import { describeProcess } from "./process_text.ts";
-import { truncateMiddle } from "./truncate.ts";
+import { describeProcess, logText } from "./process_text.ts";
 
 /** How long a start waits for readiness when `timeout_ms` is not given, in milliseconds. */
 export const DEFAULT_READY_TIMEOUT_MS = 30_000;
@@ -78,10 +77,20 @@ export async function startInBackground(
     : outcome === "ready"
     ? `Started ${info.id}; it is ready`
     : `Started ${info.id}`;
-  const log = lines.length === 0
-    ? "(no output yet)"
-    : truncateMiddle(lines.join("\n"), SHOWN_CHARS);
+  const log = lines.length === 0 ? "(no output yet)" : logText(lines, SHOWN_CHARS);
   return {
     output: `${head}\n${describeProcess(info)}\nlast output:\n${log}`,
+    // Ended by itself before the call returned: its exit code, as a command's, so the call's
+    // line and the audit record show a start that failed (`exit 127`), not a success.
+    ...(info.state === "exited"
+      ? {
+        details: {
+          kind: "command" as const,
+          exitCode: info.exitCode,
+          timedOut: false,
+          truncated: false,
+        },
+      }
+      : {}),
   };
 }

@@ -3,12 +3,17 @@ import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import type { ProcessControl } from "../sandbox/background.ts";
 import { defineTool, type Tool, type ToolContext } from "./define.ts";
-import { describeProcess } from "./process_text.ts";
+import { describeProcess, logText } from "./process_text.ts";
 
 /** Lines returned when `lines` is not given. */
 const DEFAULT_LINES = 50;
 /** Lines returned at most. */
 const MAX_LINES = 1000;
+/**
+ * Characters of log shown at most: with the process's line and the note, under `defineTool`'s
+ * cap, so that cap never cuts the result again (its cut would not keep it well-formed).
+ */
+const SHOWN_CHARS = 45_000;
 
 export const processLogsParameters = z.strictObject({
   id: z.string().min(1).describe("The process id (p1, p2, …) from bash or process_list"),
@@ -55,7 +60,7 @@ export function createProcessLogsTool(): Tool {
       });
       const body = lines.length === 0
         ? args.grep === undefined ? "(no output)" : "(no line matches)"
-        : lines.join("\n");
+        : logText(lines, SHOWN_CHARS);
       const note = dropped > 0 ? `\n(${dropped} older characters were dropped)` : "";
       return Promise.resolve({ output: `${describeProcess(info)}\n${body}${note}` });
     },

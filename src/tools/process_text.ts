@@ -1,6 +1,7 @@
 /** How background processes read in the process tools' results and the `/procs` view. */
 import type { ProcessInfo } from "../sandbox/background.ts";
 import { visibleText } from "../core/terminal_text.ts";
+import { truncateMiddle } from "./truncate.ts";
 
 /** One line: id, state, exit code, readiness, confinement and command. */
 export function describeProcess(info: ProcessInfo): string {
@@ -15,11 +16,15 @@ export function describeProcess(info: ProcessInfo): string {
 
 /**
  * The command on one line as it runs: controls, line breaks and invisible characters shown, not
- * obeyed or dropped (an escape sequence in it would hide part of it from `/procs`).
+ * obeyed or dropped (an escape sequence in it would hide part of it from `/procs`). A cut never
+ * parts a surrogate pair (an emoji): half of one left alone makes every later request that
+ * carries the result invalid for model APIs that reject lone surrogates.
  */
 function oneLine(command: string): string {
   const line = visibleText(command);
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  if (line.length <= 200) return line;
+  const high = line.charCodeAt(198);
+  return `${line.slice(0, high >= 0xd800 && high <= 0xdbff ? 198 : 199)}…`;
 }
 
 /**
@@ -33,4 +38,14 @@ function shortAscii(text: string): string {
     (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`,
   );
   return line.length > 40 ? `${line.slice(0, 39)}…` : line;
+}
+
+/**
+ * Log lines as a tool result shows them: at most `maxChars` (head and tail kept) and well-formed.
+ * The log keeps its newest characters and a cut in the middle keeps its ends, so either may split
+ * a surrogate pair (an emoji); a half left alone makes the request that carries the result invalid
+ * for model APIs that reject lone surrogates, in every turn after. Each half becomes U+FFFD.
+ */
+export function logText(lines: readonly string[], maxChars: number): string {
+  return truncateMiddle(lines.join("\n"), maxChars).toWellFormed();
 }
