@@ -9,7 +9,7 @@ import { ToolError } from "../core/observation.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { indentedJson } from "../core/indented_json.ts";
 import type { ToolContext, ToolOutput } from "./define.ts";
-import { WebRequestError, type WebResponse } from "./web_request.ts";
+import { WebRequestError, type WebResponse, whereTo } from "./web_request.ts";
 import { processTransport, type WebTransport } from "./web_transport.ts";
 
 /** Options of `createWebFetchTool`. */
@@ -62,6 +62,7 @@ export async function fetchForModel(
       timeoutMs: options.timeoutMs,
       pdf: { maxPages: options.pdfMaxPages, maxChars: PDF_MAX_CHARS },
       html: { format: args.format ?? "markdown" },
+      json: true,
       headers,
       signal: ctx.signal,
     });
@@ -134,7 +135,7 @@ export async function fetchForModel(
     url: args.url,
     facts: [
       ...(redirected
-        ? [`Redirected to ${originOf(response.url)} (the addresses are inside the markers)`]
+        ? [`Redirected to ${whereTo(response.url)} (the addresses are inside the markers)`]
         : []),
       `Fetched: ${facts}${via}`,
     ],
@@ -160,7 +161,7 @@ function notFollowed(
   ctx: ToolContext,
 ): ToolOutput {
   const target = response.notFollowed!;
-  const facts = `HTTP ${response.status}, a redirect to ${originOf(target)}, ${ms} ms${via}`;
+  const facts = `HTTP ${response.status}, a redirect to ${whereTo(target)}, ${ms} ms${via}`;
   const output = untrusted(`Redirect to: ${target}`, {
     url: requested,
     facts: [
@@ -174,17 +175,6 @@ function notFollowed(
     output,
     details: { kind: "web", url: response.url, status: response.status, bytes: 0, ms },
   };
-}
-
-/** The origin of `url` (scheme, host and port): all of a redirect's target shown unmarked. */
-function originOf(url: string): string {
-  try {
-    const parsed = new URL(url);
-    // `file:` and `data:` URLs have the origin "null": named by their scheme instead.
-    return parsed.origin !== "null" ? parsed.origin : `a ${parsed.protocol} URL`;
-  } catch {
-    return "another address";
-  }
 }
 
 /**
@@ -271,6 +261,12 @@ async function readable(
     }
     const { title, content, length } = page;
     return { title, content, length, kind: `${described} as ${format}`, bytes: page.bytes };
+  }
+  // JSON too: parsing and indenting 5 MiB of it held this process for seconds.
+  const read = response.json;
+  if (read !== undefined) {
+    const kind = read.valid ? described : `${described} (not valid JSON)`;
+    return { title: "", content: read.content, length: read.length, kind, bytes: read.bytes };
   }
   const size = bytes.length;
   if (type === "application/pdf" || startsWithText(bytes, "%PDF-")) {

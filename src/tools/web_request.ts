@@ -10,6 +10,7 @@ import { lookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import type { WebSearchProviderName } from "../config/types.ts";
 import { blockedAddress, blockedHostName, isOwnAddress } from "./web_address.ts";
 
 /** One resolved address. */
@@ -53,6 +54,17 @@ export interface WebRequest {
    * event loop. Absent: the body stays as it came.
    */
   html?: { format: "markdown" | "text" | "html" };
+  /**
+   * Turn a JSON answer into what the model reads (indented; see `jsonOfAnswer` in
+   * `web_extract.ts`); only the request process does it, where a body that takes seconds to
+   * parse never holds tern's own event loop. Absent: the body stays as it came.
+   */
+  json?: boolean;
+  /**
+   * Read a success's answer as this search provider's results (`searchOfAnswer` in
+   * `web_search_providers.ts`); only the request process does it, for the same reason.
+   */
+  search?: WebSearchProviderName;
 }
 
 /** What an HTML page turned into: its title and content, or why it could not be read. */
@@ -68,6 +80,31 @@ export type HtmlText =
     bytes: number;
   }
   | { ok: false; message: string };
+
+/** What a JSON answer turned into: indented, or as it came when it is not valid JSON. */
+export interface JsonText {
+  valid: boolean;
+  /** The content, cut at the request process's character cap. */
+  content: string;
+  /** The content's length in characters before that cut. */
+  length: number;
+  /** The answer's size in bytes. */
+  bytes: number;
+}
+
+/** One search result (`web_search_providers.ts`). */
+export interface SearchResult {
+  title: string;
+  url: string;
+  snippet: string;
+  /** The publication or last-update date the provider gave, as it gave it. */
+  date?: string;
+}
+
+/** What a search provider's answer of `bytes` turned into: its results, or why it has none. */
+export type SearchText =
+  & { bytes: number }
+  & ({ ok: true; id?: string; results: SearchResult[] } | { ok: false; message: string });
 
 /** What a PDF turned into: the text, or why it could not be read. */
 export type PdfText =
@@ -104,6 +141,16 @@ export interface WebResponse {
    * from the request process.
    */
   html?: HtmlText;
+  /**
+   * Set when a JSON answer was read (`request.json`); `body` is then empty when it came from
+   * the request process.
+   */
+  json?: JsonText;
+  /**
+   * Set when a search answer was read (`request.search`); `body` is then empty when it came
+   * from the request process.
+   */
+  search?: SearchText;
 }
 
 /**
@@ -170,8 +217,9 @@ export function checkUrl(text: string, shown = `"${text}"`): URL {
     throw new WebRequestError(`Cannot fetch ${shown}: not a valid absolute URL`, "refused");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
+    const scheme = KNOWN_SCHEMES.has(url.protocol) ? url.protocol : "another scheme";
     throw new WebRequestError(
-      `Cannot fetch ${shown}: only http and https URLs are allowed, not ${url.protocol}`,
+      `Cannot fetch ${shown}: only http and https URLs are allowed, not ${scheme}`,
       "refused",
     );
   }
@@ -188,21 +236,45 @@ export function checkUrl(text: string, shown = `"${text}"`): URL {
   return url;
 }
 
+/** Schemes tern names; any other is a redirect's own text (a scheme may be any word). */
+const KNOWN_SCHEMES: ReadonlySet<string> = new Set([
+  "http:",
+  "https:",
+  "file:",
+  "data:",
+  "javascript:",
+  "blob:",
+  "about:",
+  "ftp:",
+  "mailto:",
+  "ws:",
+  "wss:",
+]);
+
+/**
+ * Where `url` (a redirect's target: the server's text) leads, in words tern vouches for: its
+ * origin, else its scheme when it is a known one ("a file: URL"), else "a URL of another
+ * scheme". Errors and facts sit outside the untrusted-content markers.
+ */
+export function whereTo(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.origin !== "null") return parsed.origin;
+    return KNOWN_SCHEMES.has(parsed.protocol)
+      ? `a ${parsed.protocol} URL`
+      : "a URL of another scheme";
+  } catch {
+    return "another address";
+  }
+}
+
 /**
  * How an error names a hop: the URL itself when it is the one requested, else the requested
- * URL and the origin (or scheme) a redirect chose. The rest of a redirect's target is the
+ * URL and where a redirect chose ({@linkcode whereTo}). The rest of a redirect's target is the
  * server's text, and errors sit outside the untrusted-content markers.
  */
 function hopName(requested: string, hop: string): string {
-  if (hop === requested) return `"${hop}"`;
-  let where = "another address";
-  try {
-    const url = new URL(hop);
-    where = url.origin !== "null" ? url.origin : `a ${url.protocol} URL`;
-  } catch {
-    // Named vaguely: the text is the server's.
-  }
-  return `"${requested}" (redirected to ${where})`;
+  return hop === requested ? `"${hop}"` : `"${requested}" (redirected to ${whereTo(hop)})`;
 }
 
 /**

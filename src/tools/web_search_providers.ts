@@ -3,16 +3,9 @@
  * request and its JSON answer into results (title, URL, snippet, date). Pure: no network here.
  */
 import type { WebSearchProviderName } from "../config/types.ts";
-import type { WebRequest } from "./web_request.ts";
+import type { SearchResult, SearchText, WebRequest } from "./web_request.ts";
 
-/** One search result. */
-export interface SearchResult {
-  title: string;
-  url: string;
-  snippet: string;
-  /** The publication or last-update date the provider gave, as it gave it. */
-  date?: string;
-}
+export type { SearchResult };
 
 /** One provider. */
 export interface SearchProvider {
@@ -144,4 +137,38 @@ function optional(value: unknown): string | undefined {
 
 function dated(value: unknown): { date?: string } {
   return typeof value === "string" && value !== "" ? { date: value } : {};
+}
+
+/**
+ * The results of a search answer for `request.search` (the provider's name), or why it has
+ * none; nothing when it asks for none or the answer is not a success (the caller says so). Run
+ * by the request process: parsing 5 MiB of JSON took seconds, which in tern's process held its
+ * event loop.
+ */
+export function searchOfAnswer(
+  request: { search?: WebSearchProviderName },
+  response: { status: number; body: Uint8Array },
+): SearchText | undefined {
+  const { search } = request;
+  if (search === undefined || response.status < 200 || response.status > 299) return undefined;
+  const bytes = response.body.length;
+  try {
+    const { id, results } = SEARCH_PROVIDERS[search].parse(answerJson(response.body));
+    return { ok: true, bytes, ...(id === undefined ? {} : { id }), results };
+  } catch (error) {
+    return { ok: false, bytes, message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * A provider's answer as JSON. When it is not, the parser's message is not repeated: it quotes
+ * the answer's first characters, the server's text, which would sit outside the markers.
+ * @throws {TypeError} naming only the answer's size.
+ */
+function answerJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    throw new TypeError(`the answer (${body.length} bytes) is not valid JSON`);
+  }
 }

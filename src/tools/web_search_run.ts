@@ -9,7 +9,7 @@ import type { ToolContext, ToolOutput } from "./define.ts";
 import { appendSearchCache, type CachedSearch, readSearchCache } from "./web_cache.ts";
 import { untrusted } from "./web_fetch_run.ts";
 import { WebRequestError } from "./web_request.ts";
-import { SEARCH_PROVIDERS, type SearchResult } from "./web_search_providers.ts";
+import { SEARCH_PROVIDERS, searchOfAnswer, type SearchResult } from "./web_search_providers.ts";
 import { processTransport, type WebTransport } from "./web_transport.ts";
 
 /** What web_search may use, resolved from the person's config. */
@@ -54,14 +54,24 @@ export async function searchForModel(
     let status: number;
     let bytes: number;
     try {
-      const response = await transport({ ...request, signal: ctx.signal, timeoutMs: 30_000 });
+      const response = await transport({
+        ...request,
+        search: name,
+        signal: ctx.signal,
+        timeoutMs: 30_000,
+      });
       status = response.status;
       bytes = response.body.length;
       if (status < 200 || status > 299) {
         failures.push(`${name}: HTTP ${status}`);
         continue;
       }
-      parsed = provider.parse(answerJson(response.body));
+      // The request process read the answer; only a transport in this process (tests) leaves
+      // it to be read here.
+      const read = response.search ?? searchOfAnswer({ search: name }, response)!;
+      bytes = read.bytes;
+      if (!read.ok) throw new TypeError(read.message);
+      parsed = read;
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       const detail = error instanceof WebRequestError || error instanceof Error
@@ -101,19 +111,6 @@ export async function searchForModel(
     "EXECUTION_FAILED",
     `Cannot search the web: every provider failed (${failures.join("; ")})`,
   );
-}
-
-/**
- * A provider's answer as JSON. When it is not, the parser's message is not repeated: it quotes
- * the answer's first characters, the server's text, which would sit outside the markers.
- * @throws {TypeError} naming only the answer's size.
- */
-function answerJson(body: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(body));
-  } catch {
-    throw new TypeError(`the answer (${body.length} bytes) is not valid JSON`);
-  }
 }
 
 /** Runs one get_search_content call. */

@@ -14,7 +14,9 @@ import { entryArgv } from "../core/packaging.ts";
 import { defaultConfigPath } from "../sandbox/worker/flags.ts";
 import {
   type HtmlText,
+  type JsonText,
   type PdfText,
+  type SearchText,
   type WebRequest,
   WebRequestError,
   type WebResponse,
@@ -100,10 +102,12 @@ export type WebAnswer =
     truncated: boolean;
     redirects: string[];
     notFollowed?: string;
-    /** Base64; empty when `html` is set (the page as read is all tern needs). */
+    /** Base64; empty when `html`, `json` or `search` is set (what was read is all tern needs). */
     body: string;
     pdf?: PdfText;
     html?: HtmlText;
+    json?: JsonText;
+    search?: SearchText;
   }
   | { ok: false; kind: WebRequestError["kind"]; message: string };
 
@@ -214,6 +218,8 @@ async function runRequestProcess(
     body: new Uint8Array(Buffer.from(answer.body, "base64")),
     ...(answer.pdf ? { pdf: answer.pdf } : {}),
     ...(answer.html ? { html: answer.html } : {}),
+    ...(answer.json ? { json: answer.json } : {}),
+    ...(answer.search ? { search: answer.search } : {}),
   };
 }
 
