@@ -129,7 +129,7 @@ export async function fetchForModel(
   const redirected = response.redirects.length > 0;
   const page = [
     ...(redirected ? [`Redirected: ${response.redirects.join(" -> ")}`] : []),
-    ...(title !== "" ? [`Title: ${title}`] : []),
+    ...(title !== "" ? [`Title: ${shortTitle(title)}`] : []),
   ];
   const output = untrusted(page.length > 0 ? `${page.join("\n")}\n\n${shown}` : shown, {
     url: args.url,
@@ -175,6 +175,17 @@ function notFollowed(
     output,
     details: { kind: "web", url: response.url, status: response.status, bytes: 0, ms },
   };
+}
+
+/** Characters of a page's title shown: a title is not counted in `max_chars`. */
+const TITLE_CHARS = 300;
+
+/** `title` on one line, cut to {@linkcode TITLE_CHARS} (never inside an emoji). */
+function shortTitle(title: string): string {
+  const line = title.replace(/\s+/g, " ");
+  if (line.length <= TITLE_CHARS) return line;
+  const end = /[\uD800-\uDBFF]/.test(line[TITLE_CHARS - 1]) ? TITLE_CHARS - 1 : TITLE_CHARS;
+  return `${line.slice(0, end)}… (${line.length} characters)`;
 }
 
 /**

@@ -101,7 +101,8 @@ export async function requestWithPdf(
   const left = (request.timeoutMs ?? 30_000) - (Date.now() - started);
   if (left <= 0) {
     throw new WebRequestError(
-      `Cannot read the PDF "${response.url}": no time was left within the deadline`,
+      // The URL asked for: after a redirect, `response.url` is the server's words.
+      `Cannot read the PDF "${request.url}": no time was left within the deadline`,
       "limit",
     );
   }
