@@ -39,12 +39,13 @@ export function describeEntry(entry: SessionEntry): string {
       return `pins: ${entry.pins.length} pinned instruction${entry.pins.length === 1 ? "" : "s"}`;
     case "subagent": {
       const data = (entry.data ?? {}) as Record<string, unknown>;
+      const final = data.final as Record<string, unknown> | null | undefined;
       const status = data.kind === "spawn"
-        ? `→ child ${String(data.childSessionId).slice(0, 8)}`
+        ? `→ child ${recorded(data.childSessionId).slice(0, 8)}`
         : data.kind === "completion"
-        ? String(data.status)
-        : String((data.final as Record<string, unknown> | undefined)?.status ?? "");
-      return visibleText(`subagent ${String(data.kind)} ${String(data.taskName ?? "")} ${status}`)
+        ? recorded(data.status)
+        : recorded(typeof final === "object" ? final?.status : undefined);
+      return visibleText(`subagent ${recorded(data.kind)} ${recorded(data.taskName)} ${status}`)
         .trim();
     }
     case "plan":
@@ -61,6 +62,15 @@ export function describeEntry(entry: SessionEntry): string {
  */
 export function shownId(id: unknown): string {
   return visibleText(String(id));
+}
+
+/**
+ * A value a record holds, as text: a string as it is, nothing as "", anything else as its JSON
+ * (a file from elsewhere may hold an object there, even one whose `toString` is no function).
+ */
+function recorded(value: unknown): string {
+  if (typeof value === "string") return value;
+  return value === undefined ? "" : JSON.stringify(value);
 }
 
 function describeMessage(message: Message): string {

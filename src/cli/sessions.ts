@@ -10,8 +10,9 @@ import { loadSession } from "../session/load.ts";
 import { findSession, isOwnSessionFile, latestSession, listSessions } from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { keyMasker, SecretMasker } from "../sandbox/secrets.ts";
+import { COPY, copyJson } from "../core/json_depth.ts";
 import { SessionTree } from "../session/tree.ts";
-import { type SessionEntry, summarisedCount } from "../session/types.ts";
+import { summarisedCount } from "../session/types.ts";
 import { InputError } from "./errors.ts";
 import { VERSION } from "../version.ts";
 import type { CommandLine } from "./args.ts";
@@ -36,11 +37,19 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
   const { ternHome } = loaded.config;
   // Sessions hold what the model and tools wrote: text output is made safe for a terminal.
-  const { out, err } = terminalWriters(processWriters(), { json: line.json });
+  const writers = terminalWriters(processWriters(), { json: line.json });
+  const { err } = writers;
+  // And masked, for the keys tern holds now and the key formats (JSON string by string): a
+  // session keeps a key a tool printed unmasked when tern did not hold that key then.
+  const masker = keyMasker(loaded.config);
+  const out = (text: string) => writers.out(line.json ? text : masker.mask(text));
   if (line.action === "list") {
     const sessions = await listSessions(ternHome, line.all ? {} : { cwd: workspace });
     if (line.json) {
-      out(JSON.stringify(sessions) + "\n");
+      const titles = sessions.map((s) =>
+        s.firstUserText === undefined ? s : { ...s, firstUserText: masker.mask(s.firstUserText) }
+      );
+      out(JSON.stringify(titles) + "\n");
     } else if (sessions.length === 0) {
       err(`tern: no sessions${line.all ? "" : ` in "${workspace}"`} yet\n`);
     } else {
@@ -61,7 +70,7 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
     : await findSession(ternHome, line.session, workspace);
   switch (line.action) {
     case "show":
-      out(await showSession(path, line.json));
+      out(await showSession(path, line.json, masker));
       return 0;
     case "tree":
       out(await treeText(path, ternHome));
@@ -70,8 +79,7 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
       const session = await loadSession(path);
       const tree = new SessionTree(session.entries);
       if (line.json) {
-        const masker = keyMasker(loaded.config);
-        const entries = session.entries.map((entry) => withMaskedReasoning(entry, masker));
+        const entries = session.entries.map((entry) => maskedJson(entry, masker));
         out(JSON.stringify({ header: session.header, leafId: tree.leafId, entries }));
         out("\n");
       } else {
@@ -150,7 +158,7 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
   }
 }
 
-async function showSession(path: string, json: boolean): Promise<string> {
+async function showSession(path: string, json: boolean, masker: SecretMasker): Promise<string> {
   const session = await loadSession(path);
   const tree = new SessionTree(session.entries);
   const state = replay(tree.path());
@@ -166,7 +174,7 @@ async function showSession(path: string, json: boolean): Promise<string> {
   for (const entry of session.entries) counts[entry.type] = (counts[entry.type] ?? 0) + 1;
   if (json) {
     const { items: _items, ...settings } = state;
-    return JSON.stringify({
+    return JSON.stringify(maskedJson({
       header: session.header,
       path,
       leafId: tree.leafId,
@@ -175,7 +183,7 @@ async function showSession(path: string, json: boolean): Promise<string> {
       cost,
       state: settings,
       warnings: [...session.warnings, ...tree.warnings],
-    }) + "\n";
+    }, masker)) + "\n";
   }
   const { header } = session;
   // The header is what the file says (`tern sessions show ./shared.jsonl`): each field is a fact
@@ -219,16 +227,16 @@ async function showSession(path: string, json: boolean): Promise<string> {
 }
 
 /**
- * `entry` with the text of its reasoning masked. Reasoning its API signed is the one text the
- * session keeps unmasked (the API takes it back only as it was sent); an export shows it as
- * every front end does, masked. Its opaque `signature` and `data` stay as they are.
+ * `value` (an entry, what `show --json` prints) with every string in it masked but the opaque
+ * ones: a reasoning part's `signature` and `data` and an image's `data`, which the API takes back
+ * only as they were sent. Reasoning its API signed is the one text the session keeps unmasked by
+ * design; any other may hold a key tern did not hold when it was written.
  */
-function withMaskedReasoning(entry: SessionEntry, masker: SecretMasker): SessionEntry {
-  if (entry.type !== "message" || entry.message.role !== "assistant") return entry;
-  const { thinking } = entry.message;
-  if (thinking === undefined) return entry;
-  const masked = thinking.map((part) => ({ ...part, text: masker.mask(part.text) }));
-  return { ...entry, message: { ...entry.message, thinking: masked } };
+function maskedJson<T>(value: T, masker: SecretMasker): T {
+  return copyJson(value, (item, { key }) => {
+    if (typeof item !== "string" || key === "signature" || key === "data") return COPY;
+    return masker.mask(item);
+  }) as T;
 }
 
 /** A recorded setting on one row, made visible; "(not recorded)" when there is none. */
@@ -252,9 +260,7 @@ async function treeText(path: string, ternHome: string): Promise<string> {
       label ? ` [${visibleText(label)}]` : "",
     ].join("");
     const bullet = onPath.has(entry.id) ? "*" : "-";
-    lines.push(
-      `${"  ".repeat(depth)}${bullet} ${shownId(entry.id)} ${describeEntry(entry)}${marks}`,
-    );
+    lines.push(`${indent(depth)}${bullet} ${shownId(entry.id)} ${describeEntry(entry)}${marks}`);
     // A single child continues at the same depth, so a linear conversation stays flat.
     const next = children.length > 1 ? depth + 1 : depth;
     for (const child of [...children].reverse()) stack.push({ entry: child, depth: next });
@@ -262,6 +268,20 @@ async function treeText(path: string, ternHome: string): Promise<string> {
   const { childSessionLines } = await import("./session_children.ts");
   lines.push(...await childSessionLines(ternHome, session.header.id, session.entries));
   return lines.join("\n") + "\n";
+}
+
+/** How many levels of a tree are shown by indentation; deeper ones say their depth. */
+const MAX_INDENT = 32;
+
+/**
+ * The indentation of a tree row at `depth`: two spaces a level, up to {@linkcode MAX_INDENT}
+ * levels, then the depth in figures. Each branch point is a level, and a file of thousands of
+ * them (each entry with a side entry) would otherwise print rows whose indentation grows with
+ * the file: gigabytes from a file of megabytes, past what one string can hold.
+ */
+function indent(depth: number): string {
+  if (depth <= MAX_INDENT) return "  ".repeat(depth);
+  return `${"  ".repeat(MAX_INDENT)}(depth ${depth}) `;
 }
 
 /** The newest session of `workspace` (`-c`). */

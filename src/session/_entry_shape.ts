@@ -101,6 +101,29 @@ const ENTRIES: Record<string, Record<string, Check>> = {
 };
 
 /**
+ * A session header's fields besides `type`, `version`, `id`, `cwd` and `created` (`types.ts`),
+ * each absent or of its shape: a fork's `parent` and a subagent's `subagentOf` are shown by
+ * `tern sessions show` and `tree`, and `subagentOf` keeps a subagent's session from being
+ * continued, so a header with one of another shape is no header.
+ */
+const HEADER: Record<string, Check> = {
+  ternVersion: optional(string),
+  parent: optional(shape({ id: string, path: string, leafId: nullable(string) })),
+  subagentOf: optional(
+    shape({ sessionId: string, path: string, agentId: string, runId: string, taskName: string }),
+  ),
+  serverChosenBy: optional(string),
+};
+
+/**
+ * The first optional field of the session header `value` that is present but not of its shape
+ * (`"parent"`); undefined when every one is well formed or absent. Never throws.
+ */
+export function badHeaderField(value: Record<string, unknown>): string | undefined {
+  return Object.entries(HEADER).find(([key, check]) => !check(value[key]))?.[0];
+}
+
+/**
  * The first field of `value`, an entry of the known type `type`, that is missing or not of
  * that type's shape (`"message"`, `"pins"`); undefined when every field is well formed. Never
  * throws. Values inside the fields (a mode's name, a profile) are checked where they are used.

@@ -2,7 +2,7 @@
  * Reading a session file: the header, then every entry that survived, with a warning for each
  * line that did not. Loading never changes the file.
  */
-import { badEntryField } from "./_entry_shape.ts";
+import { badEntryField, badHeaderField } from "./_entry_shape.ts";
 import { SessionFileError } from "./errors.ts";
 import {
   KNOWN_ENTRY_TYPES,
@@ -103,7 +103,8 @@ export function newerVersionWarning(header: SessionHeader, path: string): string
 
 /**
  * Parses the first line of a session file. Requires `type: "session"`, a numeric `version`
- * and string `id`, `cwd` and `created`; a newer version is accepted (the caller warns).
+ * and string `id`, `cwd` and `created`, and its other fields (`parent`, `subagentOf`) absent or
+ * of their shape; a newer version is accepted (the caller warns).
  * @throws {SessionFileError} naming `path` when the line is not such a header.
  */
 export function parseSessionHeader(line: string, path: string): SessionHeader {
@@ -123,6 +124,8 @@ export function parseSessionHeader(line: string, path: string): SessionHeader {
   for (const key of ["id", "cwd", "created"]) {
     if (typeof value[key] !== "string") throw fail(`no string "${key}"`);
   }
+  const bad = badHeaderField(value);
+  if (bad !== undefined) throw fail(`"${bad}" is malformed`);
   return value as unknown as SessionHeader;
 }
 

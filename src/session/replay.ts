@@ -33,7 +33,18 @@ export function replay(path: readonly SessionEntry[]): ReplayState {
  * asking for the state never walks the path again.
  */
 export class Replayer {
-  #items: ContextItem[] = [];
+  /**
+   * The conversation so far: `#store` from `#from` on. A compaction moves `#from` and puts its
+   * summary in the slot before what it keeps instead of copying what it keeps, so replaying a
+   * path costs the same however much each compaction on it keeps (a file whose every
+   * compaction kept everything before took minutes to show).
+   */
+  #store: ContextItem[] = [];
+  #from = 0;
+  /** Each item's index in `#store`; a slot is reused, so the item there is checked. */
+  #at = new Map<string, number>();
+  /** The plan's records (the checkpoint's `plan`, kept out of `#settings`). */
+  #plan = new PlanRecords();
   #settings: Checkpoint = {
     permissions: [],
     usage: emptyUsage(),
@@ -46,7 +57,7 @@ export class Replayer {
     const settings = this.#settings;
     switch (entry.type) {
       case "message":
-        this.#items.push({ id: entry.id, message: entry.message });
+        this.#push({ id: entry.id, message: entry.message });
         if (entry.usage) settings.usage = addUsage(settings.usage, entry.usage);
         if (entry.cost !== undefined) settings.cost = (settings.cost ?? 0) + entry.cost;
         if (typeof entry.saved === "number") settings.saved = (settings.saved ?? 0) + entry.saved;
@@ -72,14 +83,17 @@ export class Replayer {
         settings.permissions.push(entry.change);
         break;
       case "compaction": {
-        const kept = entry.firstKeptId === null
-          ? -1
-          : this.#items.findIndex((item) => item.id === entry.firstKeptId);
-        const rest = kept === -1 ? [] : this.#items.slice(kept);
-        this.#items = [{ id: entry.id, message: summaryMessage(entry.summary) }, ...rest];
+        this.#compact(
+          { id: entry.id, message: summaryMessage(entry.summary) },
+          entry.firstKeptId === null ? undefined : this.#indexOf(entry.firstKeptId),
+        );
         // The checkpoint is what the path before said; taking it makes what follows the
         // compaction independent of that path, which is what lets a resume skip reading it.
-        if (isCheckpoint(entry.checkpoint)) this.#settings = copyCheckpoint(entry.checkpoint);
+        if (isCheckpoint(entry.checkpoint)) {
+          this.#settings = copyCheckpoint(entry.checkpoint);
+          this.#plan.start(this.#settings.plan);
+          delete this.#settings.plan;
+        }
         this.#settings.compactions++;
         break;
       }
@@ -87,23 +101,13 @@ export class Replayer {
         if (isStringList(entry.pins) && entry.pins.length > 0) settings.pins = [...entry.pins];
         else delete settings.pins;
         break;
-      case "plan": {
-        if (startsPlan(entry.data)) {
-          settings.plan = [entry.data];
-          break;
-        }
-        // Only a node's newest record counts (src/plan/record.ts), so the checkpoint keeps no
-        // other: it holds a record per node and per append, however often the nodes changed.
-        const node = nodeOf(entry.data);
-        if (node !== undefined && settings.plan !== undefined) {
-          settings.plan = settings.plan.filter((data) => nodeOf(data) !== node);
-        }
-        settings.plan?.push(entry.data);
+      case "plan":
+        if (startsPlan(entry.data)) this.#plan.start([entry.data]);
+        else this.#plan.add(entry.data);
         break;
-      }
       case "branch":
         if (entry.summary) {
-          this.#items.push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
+          this.#push({ id: entry.id, message: branchSummaryMessage(entry.summary) });
         }
         break;
       default:
@@ -114,15 +118,113 @@ export class Replayer {
 
   /** The settings so far, as a compaction appended now records them. */
   checkpoint(): Checkpoint {
-    return copyCheckpoint(this.#settings);
+    const checkpoint = copyCheckpoint(this.#settings);
+    const plan = this.#plan.records();
+    if (plan !== undefined) checkpoint.plan = plan;
+    return checkpoint;
   }
 
   /** The state after the entries applied so far: a copy the caller may change. */
   state(): ReplayState {
-    const items = closeDanglingCalls(this.#items);
-    return { items: items === this.#items ? [...items] : items, ...this.checkpoint() };
+    return { items: closeDanglingCalls(this.#store.slice(this.#from)), ...this.checkpoint() };
+  }
+
+  #push(item: ContextItem): void {
+    const at = this.#store.push(item) - 1;
+    if (this.#indexOf(item.id) === undefined) this.#at.set(item.id, at);
+  }
+
+  /** Where the first item with `id` is in `#store`; undefined when none is in the conversation. */
+  #indexOf(id: string): number | undefined {
+    const at = this.#at.get(id);
+    return at !== undefined && at >= this.#from && this.#store[at].id === id ? at : undefined;
+  }
+
+  /** `summary` in place of the items before index `kept` (all of them when undefined). */
+  #compact(summary: ContextItem, kept: number | undefined): void {
+    if (kept === undefined) {
+      this.#store = [];
+      this.#from = 0;
+      this.#at.clear();
+      this.#push(summary);
+      return;
+    }
+    if (kept === 0) {
+      // No slot before the first item: room for as many summaries as there are items.
+      const items = this.#store.slice(this.#from);
+      this.#relayout([...new Array<ContextItem>(Math.max(8, items.length)), ...items]);
+      kept = this.#from;
+    }
+    this.#from = kept - 1;
+    this.#store[this.#from] = summary;
+    this.#at.set(summary.id, this.#from);
+    // What lies before is dropped once it is most of the store.
+    if (this.#from > 1024 && this.#from * 2 > this.#store.length) {
+      this.#relayout(this.#store.slice(this.#from));
+    }
+  }
+
+  /** Makes `store` (empty slots, then the conversation) the store, indexing it again. */
+  #relayout(store: ContextItem[]): void {
+    this.#store = store;
+    this.#from = store.findIndex((item) => item !== undefined);
+    if (this.#from === -1) this.#from = store.length;
+    this.#at.clear();
+    for (let at = this.#from; at < store.length; at++) {
+      if (!this.#at.has(store[at].id)) this.#at.set(store[at].id, at);
+    }
   }
 }
+
+/**
+ * A plan's records as replay keeps them: only a node's newest record counts (src/plan/record.ts),
+ * so a record of a node takes the place of those before it, and the checkpoint holds a record per
+ * node and per append, however often the nodes changed. A record replaced is marked, not
+ * filtered out, so each record costs the same however many nodes the plan has (a file of 10,000
+ * node records took 13 seconds to show).
+ */
+class PlanRecords {
+  /** The records in order, those replaced marked {@linkcode REPLACED}; undefined: no plan. */
+  #log: unknown[] | undefined;
+  /** Where each node's records are in `#log`. */
+  #byNode = new Map<string, number[]>();
+
+  /** A new plan with `records` (none when undefined). */
+  start(records: readonly unknown[] | undefined): void {
+    this.#log = undefined;
+    this.#byNode.clear();
+    if (records === undefined) return;
+    this.#log = [];
+    for (const data of records) this.#append(data);
+  }
+
+  /** A record after those so far; nothing without a plan. */
+  add(data: unknown): void {
+    if (this.#log === undefined) return;
+    const node = nodeOf(data);
+    if (node !== undefined) {
+      for (const at of this.#byNode.get(node) ?? []) this.#log[at] = REPLACED;
+      this.#byNode.delete(node);
+    }
+    this.#append(data);
+  }
+
+  /** The records that count, in order; undefined when there is no plan. */
+  records(): unknown[] | undefined {
+    return this.#log?.filter((data) => data !== REPLACED);
+  }
+
+  #append(data: unknown): void {
+    const at = this.#log!.push(data) - 1;
+    const node = nodeOf(data);
+    if (node === undefined) return;
+    const records = this.#byNode.get(node);
+    if (records) records.push(at);
+    else this.#byNode.set(node, [at]);
+  }
+}
+
+const REPLACED: unique symbol = Symbol("replaced");
 
 /** A copy of `checkpoint` that shares nothing changeable with it (fields left out stay out). */
 function copyCheckpoint(checkpoint: Checkpoint): Checkpoint {

@@ -50,6 +50,8 @@ export class Session {
   /** The id index on disk is out of date. */
   #indexStale: boolean;
   #closed = false;
+  /** Made by this process ({@linkcode Session.create}), not opened from a file already there. */
+  #made = false;
   /** What each new entry goes through before it is written (see {@linkcode maskEntries}). */
   #mask: ((entry: NewEntry) => NewEntry) | undefined;
   /** Problems found while loading (torn lines, unknown versions), for the person to see. */
@@ -95,11 +97,13 @@ export class Session {
   ): Session {
     const writer = SessionWriter.create(ternHome, options);
     const loaded = { header: writer.header, entries: [], warnings: [], endsWithNewline: true };
-    return new Session(
+    const session = new Session(
       writer,
       { loaded, start: 0, path: [], complete: true, indexed: false, unread: new UnreadIds() },
       options,
     );
+    session.#made = true;
+    return session;
   }
 
   /**
@@ -268,12 +272,14 @@ export class Session {
   }
 
   /**
-   * Closes the session and, when it has no entry at all (a run that failed before its first
-   * message), removes the file so no empty session is left behind. Idempotent.
+   * Closes the session and, when this process made it and it has no entry at all (a run that
+   * failed before its first message), removes the file so no empty session is left behind. A
+   * session opened from a file is never removed: lines it could not read (a write a kill cut
+   * off, entries of a newer tern) are still there for a person. Idempotent.
    */
   closeOrDiscard(): void {
     this.close();
-    if (this.#entries.length > 0) return;
+    if (!this.#made || this.#entries.length > 0) return;
     try {
       Deno.removeSync(this.path);
     } catch {
