@@ -257,6 +257,7 @@ Deno.test("tern rpc answers each bad line with an error naming the problem and g
       ['{"type":"explode","id":2}', /^Unknown command "explode"/],
       ['{"type":"prompt","id":3}', /^Invalid "prompt" command: "message": /],
       ['{"type":"prompt","id":4,"message":""}', /"message": must not be empty/],
+      ['{"type":"prompt","id":41,"message":" \\n\\t "}', /"message": must not be empty/],
       ['{"type":"get_state","id":5,"extra":true}', /Invalid "get_state" command: .*extra/],
       ['{"type":"answer_permission","id":6,"requestId":"p1","answer":"always"}', /"answer"/],
       ['{"type":"steer","id":7,"message":"x"}', /^No turn is running/],

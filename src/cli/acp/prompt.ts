@@ -110,7 +110,11 @@ export async function promptMessage(
  * link in the workspace that leads out of it, as for `@` mentions. A file named outside the
  * workspace is the person's own pick in the editor: only the guard decides it.
  */
-function refusedPath(path: string, workspace: string, refuse: ReadRefusal): string | undefined {
+export function refusedPath(
+  path: string,
+  workspace: string,
+  refuse: ReadRefusal,
+): string | undefined {
   const real = realPathLoose(path);
   if (real === undefined) return "tern cannot tell where it leads";
   const refused = refuse(real, path);

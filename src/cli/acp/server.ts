@@ -16,9 +16,10 @@ import { checkFlags } from "../../config/mod.ts";
 import { isAbsolute } from "../../core/path.ts";
 import { terminalText } from "../../core/terminal_text.ts";
 import { TurnBusyError } from "../../harness/turn_control.ts";
+import { SessionRefError } from "../../session/errors.ts";
 import { VERSION } from "../../version.ts";
 import { UsageError } from "../errors.ts";
-import { EXIT_FAILURE } from "../exit_codes.ts";
+import { EXIT_FAILURE, EXIT_USAGE, exitCodeForError } from "../exit_codes.ts";
 import { resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
 import { AcpSession } from "./session.ts";
@@ -84,7 +85,13 @@ export async function runAcp(flags: RunFlags): Promise<number> {
         log,
       });
     } catch (error) {
-      throw RequestError.internalError(undefined, messageOf(error));
+      // An id that names no session is ACP's own "not found", with no guess at another one.
+      if (
+        choice.resume !== undefined && error instanceof SessionRefError && !error.matches.length
+      ) {
+        throw RequestError.sessionNotFound(choice.resume);
+      }
+      throw requestError(error);
     }
   };
   const app = agent({ name: "tern" })
@@ -126,13 +133,21 @@ export async function runAcp(flags: RunFlags): Promise<number> {
     .onRequest(methods.agent.session.prompt, async ({ params }) => {
       const session = sessions.get(params.sessionId);
       if (session === undefined) throw RequestError.sessionNotFound(params.sessionId);
+      // As `tern run` refuses an empty task: a turn for nothing costs a model call and leaves an
+      // empty message in the session, which a provider may refuse in every later turn.
+      if (params.prompt.every((block) => block.type === "text" && block.text.trim() === "")) {
+        throw RequestError.invalidParams(
+          undefined,
+          "The prompt is empty: say what tern should do",
+        );
+      }
       try {
         return await session.prompt(params.prompt);
       } catch (error) {
         if (error instanceof TurnBusyError) {
           throw RequestError.invalidRequest(undefined, error.message);
         }
-        throw RequestError.internalError(undefined, messageOf(error));
+        throw requestError(error);
       }
     })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
@@ -183,6 +198,17 @@ function workspaceFor(cwd: string): string {
   } catch (error) {
     throw RequestError.invalidParams(undefined, messageOf(error));
   }
+}
+
+/**
+ * The JSON-RPC error for `error`: invalid params for what the editor asked that cannot be done as
+ * asked (what exits 2 on the command line: a session of another directory or held by another
+ * load, bad settings, a prompt larger than the context window), else an internal error.
+ */
+function requestError(error: unknown): RequestError {
+  return exitCodeForError(error) === EXIT_USAGE
+    ? RequestError.invalidParams(undefined, messageOf(error))
+    : RequestError.internalError(undefined, messageOf(error));
 }
 
 function messageOf(error: unknown): string {

@@ -116,6 +116,8 @@ export class AcpSession {
     const context = {
       workspace: this.#options.workspace,
       declaredKeys: this.#declaredKeys,
+      // A read guard that cannot be made refuses every file: no replayed call gets a location.
+      refuse: await this.#agent.conversation.readRefusal().catch(() => () => "unknown"),
       editorId: (callId: string, ends: boolean) => this.#editorId(callId, ends),
     };
     for (const update of historyUpdates(items, context)) this.#send(update);

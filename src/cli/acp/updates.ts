@@ -20,6 +20,7 @@ import type { ToolSpec } from "../../core/tool_spec.ts";
 import { userVoice, voiceLine } from "../../session/voice.ts";
 import { type DiffReading, proposedChange } from "../interactive/proposed_diff.ts";
 import type { ReadRefusal } from "../../config/workspace_file.ts";
+import { refusedPath } from "./prompt.ts";
 
 /** Longest tool output sent to the editor, in characters; the rest is counted, not sent. */
 const OUTPUT_CHARS = 20_000;
@@ -77,11 +78,32 @@ export function toolTitle(name: string, args: DeclaredArgs): string {
 /**
  * The file a call names, absolute, as an ACP location; none for a path holding a control or an
  * invisible character (`evil⟨U+202E⟩txt.sh` would read as `evilhs.txt` wherever the editor
- * shows it as it is): the title shows it made visible.
+ * shows it as it is): the title shows it made visible. None either for a file the model may not
+ * read (`refuse`, or a workspace link leading out, as for a prompt's files): an editor that
+ * follows the agent opens a call's location, and would show `~/.ssh/id_rsa` on the screen.
  */
-export function toolLocations(args: DeclaredArgs, workspace: string): Array<{ path: string }> {
+export function toolLocations(
+  args: DeclaredArgs,
+  workspace: string,
+  refuse: ReadRefusal,
+): Array<{ path: string }> {
   if (typeof args.path !== "string" || args.path === "" || hasHiddenCharacter(args.path)) return [];
-  return [{ path: isAbsolute(args.path) ? args.path : resolve(workspace, args.path) }];
+  const path = isAbsolute(args.path) ? resolve(args.path) : resolve(workspace, args.path);
+  try {
+    return refusedPath(path, workspace, refuse) === undefined ? [{ path }] : [];
+  } catch {
+    return []; // A guard that cannot decide gives no location; the call is still shown.
+  }
+}
+
+/** {@linkcode toolLocations}, asking the read guard only when the call names a path. */
+async function locationsOf(
+  args: DeclaredArgs,
+  context: UpdateContext,
+): Promise<Array<{ path: string }>> {
+  if (typeof args.path !== "string") return [];
+  const refuse = await context.readRefusal().catch(() => undefined);
+  return refuse === undefined ? [] : toolLocations(args, context.workspace, refuse);
 }
 
 /**
@@ -113,7 +135,10 @@ export async function proposedDiffContent(
 export interface UpdateContext {
   /** The session's working directory: an absolute real path. */
   workspace: string;
-  /** The conversation's read guard (Conversation.readRefusal()), asked only for a writing call. */
+  /**
+   * The conversation's read guard (Conversation.readRefusal()), asked only for a call that
+   * names a path or writes.
+   */
   readRefusal: () => Promise<ReadRefusal>;
   /** The argument keys a tool declares ({@linkcode declaredKeys}). */
   declaredKeys: (tool: string) => ReadonlySet<string>;
@@ -172,7 +197,7 @@ export async function updateFor(
         kind: toolKind(event.readOnly, args),
         status: "in_progress",
         rawInput: event.args,
-        locations: toolLocations(args, workspace),
+        locations: await locationsOf(args, context),
         ...(content.length > 0 ? { content } : {}),
       };
     }
@@ -184,7 +209,7 @@ export async function updateFor(
         toolCallId: event.callId,
         title: toolTitle(event.name, args),
         rawInput: event.args,
-        locations: toolLocations(args, workspace),
+        locations: await locationsOf(args, context),
       };
     }
     case "tool_end":
@@ -247,6 +272,8 @@ function outputContent(observation: Observation): ToolCallContent {
 
 /** What {@linkcode historyUpdates} needs besides the messages. */
 export interface HistoryContext extends Pick<UpdateContext, "workspace" | "declaredKeys"> {
+  /** What tern may not read for the model (Conversation.readRefusal()): no location is given. */
+  refuse: ReadRefusal;
   /**
    * The editor's id for the model's call id `callId`, as the live updates name it: a model may
    * use one id again in a later answer, and each call needs an id of its own. `ends` is true
@@ -292,7 +319,7 @@ export function historyUpdates(
           kind: "other",
           status: "completed",
           rawInput: args,
-          locations: toolLocations(shown, context.workspace),
+          locations: toolLocations(shown, context.workspace, context.refuse),
         });
       }
     } else if (message.role === "tool") {

@@ -19,7 +19,8 @@ export const TOO_LONG = `The line is longer than ${RPC_MAX_LINE} characters`;
 /** A command's id: echoed in its response so a client can match them. */
 const Id = z.union([z.string().max(200), z.number().int()]).optional();
 
-const Text = z.string().min(1, "must not be empty");
+/** Text with something in it: a prompt of spaces is a model call for nothing, as `tern run` says. */
+const Text = z.string().refine((text) => text.trim() !== "", "must not be empty");
 
 export const RpcCommand = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("prompt"), id: Id, message: Text }),
