@@ -22,7 +22,7 @@ import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 import type { PermissionChange } from "../session/types.ts";
-import { hookFrame, type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
+import { hookFrame, type HookOutcome, type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
 import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
 import {
   canonicalHost,
@@ -202,6 +202,8 @@ export class PermissionGate {
     summary: string;
     callId: string;
     signal: AbortSignal;
+    /** A PreToolUse hook asked for a person's decision, in these words: no rule or reviewer grants it. */
+    hookAsks?: string;
   }): Promise<ReviewOutcome> {
     await this.#settleRestored(options.signal);
     const { masker, runtime } = this.#options;
@@ -342,6 +344,7 @@ export class PermissionGate {
     callId: string;
     signal: AbortSignal;
     restored?: boolean;
+    hookAsks?: string;
   }): Promise<ReviewOutcome> {
     const { emit, runtime, masker } = this.#options;
     const started = performance.now();
@@ -363,7 +366,7 @@ export class PermissionGate {
       reason: review.reason,
     });
     const { person, reviewer, reviewTimeoutMs } = this.#options;
-    let { outcome, rule } = await judgeGrant(request, review, {
+    let { outcome, rule, byHook } = await judgeGrant(request, review, {
       mode: this.#grantMode(),
       person,
       reviewer,
@@ -371,6 +374,7 @@ export class PermissionGate {
       signal: options.signal,
       rules: this.#grantRules,
       places: this.#places,
+      ...(options.hookAsks === undefined ? {} : { hookAsks: options.hookAsks }),
     });
     if (outcome.allow) {
       const grant: Grant = {
@@ -408,7 +412,11 @@ export class PermissionGate {
       profile: runtime.profile.name,
       mode: this.#options.mode,
       decision: outcome.allow ? "allow" : "deny",
-      decidedBy: rule !== undefined ? "rule" : outcome.by,
+      decidedBy: rule !== undefined
+        ? "rule"
+        : byHook && outcome.by === "policy"
+        ? "hook"
+        : outcome.by,
       ...(rule !== undefined ? { rule } : {}),
       reason: outcome.reason,
       sandbox: "none",
@@ -503,32 +511,126 @@ export class PermissionGate {
     ctx.stopTurn?.(text);
   }
 
+  /**
+   * Fires the PreToolUse hooks matching a call of `name`; undefined when none listens. Their
+   * notes are told to the person, `continue: false` ends the turn after the call (the call
+   * itself is blocked), and a rewritten input is shown. Whoever runs the call judges the input
+   * it runs (`updatedInput`, else `args`) as it judges the model's, the tool's own validation
+   * included, and refuses on `block` or has a person decide on `ask` (both masked). Every tool
+   * gets them here: the gated ones, and the ones that run outside the gate (request_permissions,
+   * the subagent host's).
+   */
+  async preToolUse(
+    name: string,
+    args: unknown,
+    ctx: ToolContext,
+  ): Promise<HookOutcome | undefined> {
+    const { hooks, masker, emit } = this.#options;
+    if (!hooks?.has("PreToolUse", name)) return undefined;
+    const callId = masker.mask(ctx.callId ?? "");
+    // A hook is the person's program, but what it is given may end up in its logs: a key the
+    // model wrote is masked there as everywhere else (PostToolUse's input is masked too).
+    const pre = await hooks.fire("PreToolUse", toolFields(name, masker.maskDeep(args), callId), {
+      toolName: name,
+      callId,
+      signal: ctx.signal,
+    });
+    // What went wrong with a hook is the person's to know, not only the audit log's.
+    for (const note of pre.notes) hooks.tell(masker.mask(note));
+    // `continue: false` blocks this call (see `merge`) and ends the turn after it.
+    if (pre.stop !== undefined) this.#stopTurn("PreToolUse", pre.stop, ctx);
+    if (pre.updatedInput !== undefined) {
+      emit({ type: "tool_input", callId, name, args: masker.maskDeep(pre.updatedInput) });
+    }
+    return {
+      ...pre,
+      ...(pre.block === undefined ? {} : { block: masker.mask(pre.block) }),
+      ...(pre.ask === undefined ? {} : { ask: masker.mask(pre.ask) }),
+    };
+  }
+
+  /**
+   * `observation` (of a call of `name` with `args`) with what the hooks add for the model: when
+   * the call `ran` and succeeded, the PostToolUse hooks see its output (masked) and their
+   * objection, stop and context follow it; the context of the call's PreToolUse hooks (`pre`)
+   * follows in any case. Masked.
+   */
+  async postToolUse(
+    name: string,
+    args: unknown,
+    observation: Observation,
+    ctx: ToolContext,
+    options: { pre?: HookOutcome; ran: boolean },
+  ): Promise<Observation> {
+    const { hooks, masker } = this.#options;
+    const { pre, ran } = options;
+    observation = maskObservation(observation, masker);
+    if (ran && observation.status === "SUCCEEDED" && hooks?.has("PostToolUse", name)) {
+      const callId = masker.mask(ctx.callId ?? "");
+      const post = await hooks.fire("PostToolUse", {
+        ...toolFields(name, masker.maskDeep(args), callId),
+        tool_response: { output: observation.output },
+      }, { toolName: name, callId, signal: ctx.signal });
+      for (const note of post.notes) hooks.tell(masker.mask(note));
+      if (post.stop !== undefined) this.#stopTurn("PostToolUse", post.stop, ctx);
+      const said = [
+        ...post.block === undefined ? [] : [`Objection: ${post.block}`],
+        ...post.stop === undefined ? [] : [`The turn was stopped: ${post.stop}`],
+        ...post.context,
+      ];
+      if (said.length > 0) {
+        observation = {
+          ...observation,
+          output: `${observation.output}\n\n${masker.mask(hookFrame("POSTTOOLUSE HOOK", said))}`,
+        };
+      }
+    }
+    if (pre !== undefined && pre.context.length > 0) {
+      const text = masker.mask(hookFrame("PRETOOLUSE HOOK", pre.context));
+      observation = observation.status === "SUCCEEDED"
+        ? { ...observation, output: `${observation.output}\n\n${text}` }
+        : { ...observation, message: `${observation.message}\n\n${text}` };
+    }
+    return observation;
+  }
+
+  /**
+   * The refusal of a call of `name` (one that runs outside the gate) a PreToolUse hook blocked,
+   * audited as the gate audits its own: the hook decided.
+   */
+  refusedByHook(name: string, args: unknown, block: string, ctx: ToolContext): Observation {
+    const { masker, runtime } = this.#options;
+    const reason = masker.mask(`A PreToolUse hook blocked this: ${block}`);
+    this.#options.audit?.({
+      v: 1,
+      time: new Date().toISOString(),
+      ...(this.#options.session ? { session: this.#options.session } : {}),
+      callId: masker.mask(ctx.callId ?? ""),
+      tool: name,
+      args: masker.maskDeep(args),
+      profile: runtime.profile.name,
+      mode: this.#options.mode,
+      decision: "deny",
+      decidedBy: "hook",
+      reason,
+      sandbox: "none",
+      status: "ERROR",
+      code: "POLICY_DENIED",
+      durationMs: 0,
+    });
+    return { status: "ERROR", code: "POLICY_DENIED", message: reason };
+  }
+
   async #run(tool: Tool, args: unknown, ctx: ToolContext): Promise<Observation> {
     const { runtime, masker, emit } = this.#options;
     // The id is the model's: the audit log and the events get it with known keys masked.
     const callId = masker.mask(ctx.callId ?? "");
     await this.#settleRestored(ctx.signal);
     const started = performance.now();
-    const { hooks } = this.#options;
-    // A hook is the person's program, but what it is given may end up in its logs: a key the
-    // model wrote is masked there as everywhere else (PostToolUse's input is masked too).
-    const pre = hooks?.has("PreToolUse", tool.name)
-      ? await hooks.fire("PreToolUse", toolFields(tool.name, masker.maskDeep(args), callId), {
-        toolName: tool.name,
-        callId,
-        signal: ctx.signal,
-      })
-      : undefined;
-    // What went wrong with a hook is the person's to know, not only the audit log's.
-    for (const note of pre?.notes ?? []) hooks!.tell(masker.mask(note));
-    // `continue: false` blocks this call (see `merge`) and ends the turn after it.
-    if (pre?.stop !== undefined) this.#stopTurn("PreToolUse", pre.stop, ctx);
+    const pre = await this.preToolUse(tool.name, args, ctx);
     // A rewritten input goes through the policy (and the tool's own validation) like the
     // model's: a hook cannot slip a call past the gate.
-    if (pre?.updatedInput !== undefined) {
-      args = pre.updatedInput;
-      emit({ type: "tool_input", callId, name: tool.name, args: masker.maskDeep(args) });
-    }
+    if (pre?.updatedInput !== undefined) args = pre.updatedInput;
     const decided = await this.decide(tool, args);
     const { facts } = decided;
     let verdict = decided.verdict;
@@ -681,32 +783,7 @@ export class PermissionGate {
     // Background processes that became ready or ended since the last result wake the model.
     const notes = runtime.processes.takeNotes();
     if (notes.length > 0) observation = withNote(observation, notes);
-    observation = maskObservation(observation, masker);
-    if (allowed && observation.status === "SUCCEEDED" && hooks?.has("PostToolUse", tool.name)) {
-      const post = await hooks.fire("PostToolUse", {
-        ...toolFields(tool.name, masker.maskDeep(args), callId),
-        tool_response: { output: observation.output },
-      }, { toolName: tool.name, callId, signal: ctx.signal });
-      for (const note of post.notes) hooks.tell(masker.mask(note));
-      if (post.stop !== undefined) this.#stopTurn("PostToolUse", post.stop, ctx);
-      const said = [
-        ...post.block === undefined ? [] : [`Objection: ${post.block}`],
-        ...post.stop === undefined ? [] : [`The turn was stopped: ${post.stop}`],
-        ...post.context,
-      ];
-      if (said.length > 0) {
-        observation = {
-          ...observation,
-          output: `${observation.output}\n\n${masker.mask(hookFrame("POSTTOOLUSE HOOK", said))}`,
-        };
-      }
-    }
-    if (pre !== undefined && pre.context.length > 0) {
-      const text = masker.mask(hookFrame("PRETOOLUSE HOOK", pre.context));
-      observation = observation.status === "SUCCEEDED"
-        ? { ...observation, output: `${observation.output}\n\n${text}` }
-        : { ...observation, message: `${observation.message}\n\n${text}` };
-    }
+    observation = await this.postToolUse(tool.name, args, observation, ctx, { pre, ran: allowed });
     const hostFiles = watch ? await watch() : [];
     const paths = (await tool.paths(args)).map(({ path, write }) => ({
       path: masker.mask(path),

@@ -62,14 +62,31 @@ export const REQUEST_PERMISSIONS_SPEC = {
   paths: (): Promise<readonly { path: string; write: boolean }[]> => Promise.resolve([]),
 } as const;
 
-/** The tool, bound to `gate`. */
+/**
+ * The tool, bound to `gate`. It runs outside the gate's `wrap` (its review is the grant's), but
+ * the person's PreToolUse and PostToolUse hooks see its calls as the gate's: a block refuses
+ * the call, an ask leaves the grant to a person alone, a rewritten input is validated again.
+ */
 export function createRequestPermissionsTool(gate: PermissionGate): Tool {
   let impl: Promise<Tool> | undefined;
+  const name = REQUEST_PERMISSIONS_SPEC.name;
   return {
     ...REQUEST_PERMISSIONS_SPEC,
     async run(args, ctx) {
-      impl ??= import("./request_permissions_impl.ts").then((m) => m.createImpl(gate));
-      return await (await impl).run(args, ctx);
+      const pre = await gate.preToolUse(name, args, ctx);
+      if (pre?.updatedInput !== undefined) args = pre.updatedInput;
+      if (pre?.block !== undefined) {
+        const refused = gate.refusedByHook(name, args, pre.block, ctx);
+        return await gate.postToolUse(name, args, refused, ctx, { pre, ran: false });
+      }
+      const hookAsks = pre?.ask;
+      const tool = hookAsks === undefined
+        ? await (impl ??= import("./request_permissions_impl.ts").then((m) => m.createImpl(gate)))
+        : (await import("./request_permissions_impl.ts")).createImpl({
+          requestGrant: (request, options) => gate.requestGrant(request, { ...options, hookAsks }),
+        });
+      const observation = await tool.run(args, ctx);
+      return await gate.postToolUse(name, args, observation, ctx, { pre, ran: true });
     },
   };
 }

@@ -23,7 +23,7 @@ const parameters = z.strictObject({
 });
 
 /** Builds the tool body; loaded on the first call. */
-export function createImpl(gate: PermissionGate): Tool {
+export function createImpl(gate: Pick<PermissionGate, "requestGrant">): Tool {
   return defineTool({
     name: "request_permissions",
     description: "Ask for permissions the sandbox does not give",

@@ -46,6 +46,11 @@ export interface JudgeContext {
   signal: AbortSignal;
   rules: readonly GrantRule[];
   places: GrantPlaces;
+  /**
+   * A PreToolUse hook asked for a person's decision, in these words: past tern's own limits and
+   * the deny rules, only a person grants it (no allow rule, no reviewer); denied without one.
+   */
+  hookAsks?: string;
 }
 
 /**
@@ -92,7 +97,7 @@ export async function judgeGrant(
   request: GrantRequest,
   shown: ReviewRequest,
   context: JudgeContext,
-): Promise<{ outcome: ReviewOutcome; rule?: string }> {
+): Promise<{ outcome: ReviewOutcome; rule?: string; byHook?: true }> {
   const { mode, person, reviewer, reviewTimeoutMs, signal, places } = context;
   const deny = (reason: string, rule?: string) => ({
     outcome: { allow: false, by: "policy" as const, reason, remember: false },
@@ -106,6 +111,17 @@ export async function judgeGrant(
   if (refusing !== undefined) {
     const { rule } = refusing;
     return deny(rule.reason ?? `A rule forbids this (${rule.label})`, rule.label);
+  }
+  if (context.hookAsks !== undefined) {
+    const why = "A PreToolUse hook asked for a person's decision";
+    if (mode === "bypass" || person === undefined) {
+      return { ...deny(`Not approved: ${why}, and no person is there to ask`), byHook: true };
+    }
+    const asked = { ...shown, note: { from: "a PreToolUse hook", text: context.hookAsks } };
+    return {
+      outcome: await review(asked, { mode: "ask", person, reviewTimeoutMs, signal }),
+      byHook: true,
+    };
   }
   const allowing = context.rules.find((r) =>
     r.rule.action === "allow" && grantRuleCovers(r.lists, request)

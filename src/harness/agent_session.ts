@@ -472,7 +472,10 @@ export class AgentSession {
     const { SubagentHost, preloadSubagentTools, subagentTools, checkChildModel } = await import(
       "./session_parts.ts"
     );
-    const { ruledTools } = await import("./subagents/tool_rules.ts");
+    const [{ ruledTools }, { toolHookGate }] = await Promise.all([
+      import("./subagents/tool_rules.ts"),
+      import("./session_hooks.ts"),
+    ]);
     const host = new SubagentHost({
       settings: () => {
         const config = this.#config;
@@ -527,6 +530,11 @@ export class AgentSession {
       mask: (text) => this.#conversation?.maskKnownKeys(text) ?? text,
       session: () => this.#session.id,
       audit: (record) => this.#conversation?.audit(record),
+      // The person's PreToolUse and PostToolUse hooks see their calls as the gate's.
+      hooks: toolHookGate(
+        () => this.#conversation?.activeHooks(),
+        () => this.#conversation?.sandbox() ?? this.#conversation?.warm(),
+      ),
     });
     return {
       tools,

@@ -69,6 +69,7 @@ import { phaseMark } from "../core/phase_marks.ts";
 import { COPY, copyJson } from "../core/json_depth.ts";
 import { TurnCheckpoints } from "./rewind/turn_checkpoints.ts";
 import { loadHooks } from "../sandbox/hooks/load.ts";
+import type { HookCommand } from "../sandbox/hooks/config.ts";
 
 /** The built-in tools that run in the tool worker (see `#toolAhead`). */
 const WORKER_TOOLS: ReadonlySet<string> = new Set(
@@ -525,6 +526,11 @@ export class Conversation {
   /** True while a turn runs. */
   get running(): boolean {
     return this.#running;
+  }
+
+  /** The person's hooks that run (trusted), as read once for this conversation. */
+  activeHooks(): Promise<readonly HookCommand[]> {
+    return this.#hooks.list();
   }
 
   /** The sandbox, once a turn has opened it. */

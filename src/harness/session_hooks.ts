@@ -2,9 +2,11 @@
  * The session-level lifecycle hooks of a conversation: SessionStart, UserPromptSubmit, Stop,
  * SessionEnd and Notification (PreToolUse and PostToolUse run at the permission gate). The
  * hook settings are read once per conversation; the sandbox is opened only for an event that
- * has hooks, so a conversation without hooks pays nothing.
+ * has hooks, so a conversation without hooks pays nothing. `toolHookGate` does the same for the
+ * tools that run outside the gate (the subagent host's).
  */
-import type { HookCommand, HookEvent } from "../sandbox/hooks/config.ts";
+import type { PermissionGate } from "../agent/permission_gate.ts";
+import { type HookCommand, type HookEvent, matches } from "../sandbox/hooks/config.ts";
 import { hookFrame, type HookOutcome } from "../sandbox/hooks/run.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
 
@@ -88,4 +90,38 @@ export class SessionHooks {
     if (outcome?.block === undefined || outcome.stop !== undefined) return undefined;
     return hookFrame("STOP HOOK", [`The work is not finished: ${outcome.block}`]);
   }
+}
+
+/** What fires a tool call's hooks: the gate's code. */
+export type ToolHookGate = Pick<PermissionGate, "preToolUse" | "postToolUse">;
+
+/**
+ * For the tools that run outside the gate (the subagent host's): the gate that fires the hooks
+ * of `event` for `toolName`, or undefined when none listens. `hooks` are the conversation's
+ * (`Conversation.activeHooks`), so a call no hook names never waits for the sandbox to open;
+ * `sandbox` opens it otherwise. When it cannot open, a PreToolUse hook could not run, and blocks
+ * (a guard never passes because it did not start).
+ */
+export function toolHookGate(
+  hooks: () => Promise<readonly HookCommand[]> | undefined,
+  sandbox: () => Promise<AgentSandbox> | undefined,
+): (event: HookEvent, toolName: string) => Promise<ToolHookGate | undefined> {
+  return async (event, toolName) => {
+    const named = (await hooks() ?? []).some((hook) =>
+      hook.event === event && matches(hook.matcher, toolName)
+    );
+    if (!named) return undefined;
+    let failure = "the sandbox is not open";
+    const opened = await sandbox()?.catch((error) => {
+      failure = error instanceof Error ? error.message : String(error);
+      return undefined;
+    });
+    if (opened !== undefined) return opened.hooks?.has(event, toolName) ? opened.gate : undefined;
+    if (event !== "PreToolUse") return undefined;
+    const block = `the PreToolUse hooks of "${toolName}" could not run: ${failure}`;
+    return {
+      preToolUse: () => Promise.resolve({ block, context: [], notes: [] }),
+      postToolUse: (_name, _args, observation) => Promise.resolve(observation),
+    };
+  };
 }

@@ -6,8 +6,15 @@
  * unasked under BYPASS, as the gate allows every call an ask rule matches). A rule with a command
  * or a path never matches them: their calls run no command and name no path. Each call is
  * written to the audit log as the gate writes its own (`audit`): who decided, and how it ended.
+ *
+ * The person's PreToolUse and PostToolUse hooks see these calls as the gate's (`hooks`: the
+ * gate's own code): a block refuses, an ask asks the person as an ask rule does (denied under
+ * BYPASS, as the gate denies a hook's question there), a rewritten input is validated again by
+ * the tool and judged by the rules and the host, `continue: false` ends the turn.
  */
+import type { PermissionGate } from "../../agent/permission_gate.ts";
 import type { Observation } from "../../core/observation.ts";
+import type { HookOutcome } from "../../sandbox/hooks/run.ts";
 import type { AuditRecord } from "../../sandbox/audit.ts";
 import type { AskPerson, ReviewRequest } from "../../sandbox/review.ts";
 import type { CompiledRule } from "../../sandbox/rules.ts";
@@ -26,6 +33,14 @@ export interface ToolRulesOptions {
   session: () => string;
   /** Writes one record to the session's audit log. */
   audit: (record: AuditRecord) => void;
+  /**
+   * The gate whose hooks of `event` match a call of `name`; undefined when none does, found
+   * without opening the sandbox (a call no hook listens to never waits for it).
+   */
+  hooks?: (
+    event: "PreToolUse" | "PostToolUse",
+    name: string,
+  ) => Promise<Pick<PermissionGate, "preToolUse" | "postToolUse"> | undefined>;
 }
 
 /** Who decided a call, and why, as the audit log says it. */
@@ -45,10 +60,20 @@ export function ruledTools(tools: readonly Tool[], options: ToolRulesOptions): T
     ...tool,
     run: async (args, ctx) => {
       const started = performance.now();
-      const decision = await decide(tool.name, args, ctx.signal, options);
+      const hooked = await options.hooks?.("PreToolUse", tool.name);
+      const pre = await hooked?.preToolUse(tool.name, args, ctx);
+      // A rewritten input is judged (and validated by the tool) as the model's would be.
+      if (pre?.updatedInput !== undefined) args = pre.updatedInput;
+      const decision = await decide(tool.name, args, ctx.signal, options, pre);
       let observation = decision.refusal;
       try {
         observation ??= await tool.run(args, ctx);
+        const ran = decision.refusal === undefined;
+        const after = hooked ?? (ran ? await options.hooks?.("PostToolUse", tool.name) : undefined);
+        observation = await after?.postToolUse(tool.name, args, observation, ctx, {
+          ...(pre === undefined ? {} : { pre }),
+          ran,
+        }) ?? observation;
         return observation;
       } finally {
         options.audit({
@@ -80,6 +105,7 @@ async function decide(
   args: unknown,
   signal: AbortSignal,
   options: ToolRulesOptions,
+  hook?: Pick<HookOutcome, "block" | "ask">,
 ): Promise<Decision> {
   // As `ruleApplies()` reads a call that names no path and runs no command (not imported: the
   // rules' module loads at the first gated call, not with the session). Allow rules are not
@@ -93,17 +119,48 @@ async function decide(
     const reason = deny.reason ?? `A rule forbids this (${deny.label})`;
     return { refusal: denied(reason), decidedBy: "rule", rule: deny.label, reason };
   }
+  // A hook only tightens, as at the gate: its block refuses, its ask needs a person.
+  if (hook?.block !== undefined) {
+    const reason = `A PreToolUse hook blocked this: ${hook.block}`;
+    return { refusal: denied(reason), decidedBy: "hook", reason };
+  }
+  if (hook?.ask !== undefined) {
+    if (options.mode() === "bypass" || options.person === undefined) {
+      const reason = `Not approved: a PreToolUse hook asks a person about "${name}", and ` +
+        "nobody can be asked (the reviewer may not allow it)";
+      return { refusal: denied(reason), decidedBy: "hook", reason };
+    }
+    return await askPerson(name, args, signal, options, {
+      from: "a PreToolUse hook",
+      text: hook.ask,
+    });
+  }
   const ask = rules.find((rule) => rule.action === "ask");
   if (ask === undefined) {
     return { decidedBy: "policy", reason: `"${name}" runs in tern's process; no rule names it` };
   }
   if (options.mode() === "bypass") return { decidedBy: "bypass", rule: ask.label };
-  const person = options.person;
-  if (person === undefined) {
+  if (options.person === undefined) {
     const reason =
       `Not approved: the rule ${ask.label} asks a person about "${name}", and nobody can be asked`;
     return { refusal: denied(reason), decidedBy: "rule", rule: ask.label, reason };
   }
+  const asked = await askPerson(name, args, signal, options, {
+    from: `the ask rule ${ask.label} in ${ask.from ?? "your config"}`,
+    text: ask.reason ?? "",
+  });
+  return { ...asked, rule: ask.label };
+}
+
+/** Asks the person about a call (`options.person` is there), with `note` saying who asks. */
+async function askPerson(
+  name: string,
+  args: unknown,
+  signal: AbortSignal,
+  options: ToolRulesOptions,
+  note: { from: string; text: string },
+): Promise<Decision> {
+  const person = options.person!;
   const shownArgs = maskStrings(args, options.mask);
   const quoted = JSON.stringify(shownArgs) ?? "";
   const request: ReviewRequest = {
@@ -113,15 +170,12 @@ async function decide(
       quoted.length > SUMMARY_CHARS ? `${quoted.slice(0, SUMMARY_CHARS)}…` : quoted
     }`,
     reason: `"${name}" runs in tern's process`,
-    note: {
-      from: `the ask rule ${ask.label} in ${ask.from ?? "your config"}`,
-      text: ask.reason ?? "",
-    },
+    note,
     profile: options.profile(),
     rememberable: false,
   };
   const reply = await person(request, signal).catch(() => "deny" as const);
-  const byPerson = { decidedBy: "person" as const, rule: ask.label };
+  const byPerson = { decidedBy: "person" as const };
   if (typeof reply === "object") {
     const said = reply.deny.trim();
     const reason = said === "" ? "The user denied it" : `The user denied it, saying: ${said}`;
