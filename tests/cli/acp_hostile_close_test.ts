@@ -47,7 +47,7 @@ Deno.test("tern acp closes a session the editor asked for just before it hung up
     }
     equal(killed, false, "tern acp did not exit after the editor closed the connection");
     // The session's MCP server went with it.
-    for (let wait = 0; wait < 50 && await running(join(dir, "fault_server.ts")); wait++) {
+    for (let wait = 0; wait < 300 && await running(join(dir, "fault_server.ts")); wait++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     equal(

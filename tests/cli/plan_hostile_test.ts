@@ -82,7 +82,12 @@ Deno.test("interactive: /plan resume continues a plan whose added steps are name
       const replanned = () =>
         server.requests.some((r) => system(r.modelRequest).startsWith("You repair the plan"));
       while (!replanned()) await new Promise((resolve) => setTimeout(resolve, 50));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Stopped once the added steps are in the session (seen: a fixed wait after the request
+      // can end before a loaded machine's tern has read the answer and recorded them).
+      for (let i = 0; i < 600; i++) {
+        if ((await sessionsText(ws.home)).includes('"kind":"append"')) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       child.kill("SIGINT");
       const stopped = await child.output();
       equal(stopped.code, 130, new TextDecoder().decode(stopped.stderr));

@@ -63,13 +63,30 @@ for (const [signal, code] of [["SIGTERM", 143], ["SIGHUP", 129], ["SIGINT", 130]
 }
 
 Deno.test("tern run stopped while it opens its session leaves no empty session file", async () => {
-  const server = await startScriptedServer([{ fault: "hang" }, { fault: "hang" }]);
+  const { promise: requested, resolve } = Promise.withResolvers<void>();
+  const server = await startScriptedServer(() => ({ fault: "hang" }), {
+    onRequest: () => resolve(),
+  });
   const ws = await tempWorkspace();
   try {
-    // From the spawn to the request in steps: some signals come before tern listens (the
-    // process dies before any session exists), some while the session opens, some in the turn.
+    // How long a run takes here from the spawn to its request: the steps below span that, as
+    // a fixed 1.2 s did not on a loaded machine (where it took up to 4 s).
+    const started = performance.now();
+    const first = spawnRun(server.baseUrl, ws);
+    await requested;
+    const reach = performance.now() - started;
+    first.kill("SIGTERM");
+    await first.output();
+    // From the spawn to the request in steps, and on until one run is stopped in its turn:
+    // some signals come before tern listens (the process dies before any session exists), some
+    // while the session opens, some in the turn.
     let cancelledInTurn = 0;
-    for (let delay = 0; delay <= 1_200; delay += 60) {
+    const step = Math.ceil(reach / 10);
+    for (
+      let delay = 0;
+      delay <= 10 * step || (cancelledInTurn === 0 && delay <= 30 * step);
+      delay += step
+    ) {
       const child = spawnRun(server.baseUrl, ws);
       await new Promise((done) => setTimeout(done, delay));
       child.kill("SIGTERM");

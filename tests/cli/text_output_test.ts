@@ -365,7 +365,9 @@ async function markdownRenderer() {
     markdown: { width: () => 80, theme: themeFor(true) },
   });
   const rendered = async () => {
-    for (let i = 0; i < 100 && printed.out === ""; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1_000 && printed.out === ""; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
   };
   return { emit, printed, rendered };
 }

@@ -256,7 +256,9 @@ Deno.test("visibleText() stays fast on a megabyte, plain or full of hidden chara
   start = performance.now();
   ok(visibleText(hidden).startsWith("a⟨U+2065⟩b⟨U+FDD0⟩c⟨U+0378⟩a"));
   const hiddenMs = performance.now() - start;
-  ok(plainMs < 500 && hiddenMs < 5_000, `${plainMs} ms plain, ${hiddenMs} ms hidden`);
+  // Linear work takes about 50 ms and 1 to 2.5 s here (more on a loaded machine); a scan
+  // quadratic in the 600,000 characters would take hours.
+  ok(plainMs < 2_000 && hiddenMs < 20_000, `${plainMs} ms plain, ${hiddenMs} ms hidden`);
 });
 
 Deno.test("jsonForTerminal() escapes what JSON leaves raw, and the value stays the same", () => {

@@ -54,3 +54,16 @@ export async function runningWith(text: string): Promise<boolean> {
   const out = await new Deno.Command("pgrep", { args: ["-f", text], stdout: "null" }).output();
   return out.code === 0;
 }
+
+/**
+ * Waits until a live process's command line holds `text`, looking every 20 ms; false after
+ * `boundMs` (a bound far above what a loaded machine needs: it only keeps a test from hanging).
+ */
+export async function untilRunning(text: string, boundMs = 120_000): Promise<boolean> {
+  const end = Date.now() + boundMs;
+  while (!await runningWith(text)) {
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}

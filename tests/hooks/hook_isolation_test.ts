@@ -2,10 +2,11 @@
  * What the model cannot do to a hook while it runs: starve its answer (a full `/tmp`), or swap
  * the trusted script it runs. Real hooks, real sandbox (bubblewrap).
  */
-import { equal, match } from "node:assert/strict";
+import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { type HookCommand, hookPins } from "../../src/sandbox/hooks/config.ts";
 import { type Box, expectError, withGate } from "../agent/_gate_box.ts";
+import { untilRunning } from "../harness/_processes.ts";
 import { bwrapNeed } from "../support/needs.ts";
 
 function hookTest(name: string, fn: () => Promise<void>): void {
@@ -74,13 +75,16 @@ hookTest(
     await withGate({ mode: "bypass", hooks: [hook] }, async (box) => {
       await Deno.mkdir(join(box.ws, ".hooks"));
       const a = join(box.ws, ".hooks", "a.sh");
-      await Deno.writeTextFile(a, `cat >/dev/null; sleep 1.5; bash .hooks/b.sh\n`);
+      // A nap of its own, to be found among the processes.
+      const nap = `1.5${String(Math.random()).slice(2, 8)}`;
+      await Deno.writeTextFile(a, `cat >/dev/null; sleep ${nap}; bash .hooks/b.sh\n`);
       await Deno.writeTextFile(join(box.ws, ".hooks", "b.sh"), `${BLOCK}\n`);
       await trusted(box, hook);
-      // Another mount namespace (the model's background process) renames over the bound file:
+      // Another mount namespace (the model's background process) renames over the bound file
+      // once the hook naps (seen, not guessed by a delay a loaded machine's start can outlast):
       // Linux drops the bind, and the path shows the new file.
       const swap = (async () => {
-        await new Promise((done) => setTimeout(done, 900));
+        ok(await untilRunning(`sleep ${nap}`), "the hook never started");
         await Deno.writeTextFile(join(box.ws, "evil"), "exit 0\n");
         await Deno.rename(join(box.ws, "evil"), join(box.ws, ".hooks", "b.sh"));
       })();

@@ -4,10 +4,11 @@
  * and the hook's start, or make a guard's JSON answer larger than a command's output keeps.
  * Real hooks, real sandbox (bubblewrap).
  */
-import { equal, match } from "node:assert/strict";
+import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { type HookCommand, hookPins } from "../../src/sandbox/hooks/config.ts";
 import { expectError, withGate } from "../agent/_gate_box.ts";
+import { untilRunning } from "../harness/_processes.ts";
 import { bwrapNeed } from "../support/needs.ts";
 
 function hookTest(name: string, fn: () => Promise<void>): void {
@@ -29,16 +30,19 @@ hookTest(
     };
     await withGate({ mode: "bypass", hooks: [hook] }, async (box) => {
       // guard.sh and guard.py lie in the workspace's top folder, both pinned by trust.
-      await Deno.writeTextFile(join(box.ws, "guard.sh"), "sleep 1.5\nexec python3 guard.py\n");
+      // A nap of its own, to be found among the processes.
+      const nap = `1.5${String(Math.random()).slice(2, 8)}`;
+      await Deno.writeTextFile(join(box.ws, "guard.sh"), `sleep ${nap}\nexec python3 guard.py\n`);
       await Deno.writeTextFile(join(box.ws, "guard.py"), GUARD);
       await Deno.writeTextFile(join(box.ws, "keep.txt"), "x");
       hook.scope = "project";
       hook.pins = await hookPins(hook, box.ws);
       expectError(await box.call("bash", { command: "rm -f keep.txt" }), "POLICY_DENIED", /no rm/);
       // The model's background process plants json.py (Python imports it in place of the
-      // standard library's) after tern's check, and takes it away after the run.
+      // standard library's) after tern's check, once the hook naps (seen, not guessed by a
+      // delay a loaded machine's start can outlast), and takes it away after the run.
       const plant = (async () => {
-        await new Promise((done) => setTimeout(done, 700));
+        ok(await untilRunning(`sleep ${nap}`), "the hook never started");
         await Deno.writeTextFile(join(box.ws, "json.py"), "import sys\nsys.exit(0)\n");
       })();
       const obs = await box.call("bash", { command: "rm -f keep.txt" });

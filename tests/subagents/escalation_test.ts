@@ -93,7 +93,8 @@ Deno.test({
   fn: async () => {
     const options = {
       server: { chunkDelayMs: 0 },
-      env: { TERN_SUBAGENT_ESCALATION_TIMEOUT_MS: "1500" },
+      // Long enough for the dialog to be seen on a loaded machine before it goes.
+      env: { TERN_SUBAGENT_ESCALATION_TIMEOUT_MS: "5000" },
     };
     await withTern(script, options, async ({ tern, home }) => {
       await send(tern, "go");

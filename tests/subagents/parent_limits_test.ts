@@ -272,7 +272,7 @@ function request(cwd: string, baseUrl: string, timeoutMs: number): ChildRequest 
 }
 
 /** The child runs a long `sleep` (its marker `seconds` apart from any other). */
-function sleeper(seconds: number) {
+function sleeper(seconds: string) {
   return (request: ModelRequest): ScriptedReply =>
     request.messages.some((m) => m.role === "tool")
       ? { text: "slept" }
@@ -280,20 +280,23 @@ function sleeper(seconds: number) {
 }
 
 /** Whether a process runs `sleep <seconds>`. */
-async function sleeping(seconds: number): Promise<boolean> {
+async function sleeping(seconds: string): Promise<boolean> {
   const out = await new Deno.Command("pgrep", { args: ["-f", `^sleep ${seconds}$`] }).output();
   return out.success;
 }
 
 Deno.test("tern child ends its turn at the request's time limit, its parent gone or not", async () => {
   for (const parentGone of [false, true]) {
-    const seconds = parentGone ? 348 : 347;
+    // Digits of its own: another run's sleep (a test run beside this one) is not taken for it.
+    const seconds = `${parentGone ? 348 : 347}.${String(Math.random()).slice(2, 8)}`;
     const server = await startScriptedServer(sleeper(seconds), { chunkDelayMs: 0 });
     const ws = await tempWorkspace();
     try {
       const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "k" };
       const started = Date.now();
-      const child = startChild(request(ws.dir, server.baseUrl, 3_000), {
+      // The limit counts the child's opening too: 3 s ended a loaded machine's run before its
+      // command started.
+      const child = startChild(request(ws.dir, server.baseUrl, 10_000), {
         cwd: ws.dir,
         env,
         baseUrl: server.baseUrl,

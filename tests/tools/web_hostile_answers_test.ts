@@ -42,7 +42,7 @@ Deno.test("guardedRequest() ends at once, with a clear error, when the server sw
   try {
     const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`;
     let message = "";
-    await within(guardedRequest({ url, timeoutMs: 1_000 }, LOCAL), 5_000).catch((error) => {
+    await within(guardedRequest({ url, timeoutMs: 4_000 }, LOCAL), 5_000).catch((error) => {
       message = error.message;
     });
     equal(

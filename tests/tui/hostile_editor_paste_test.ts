@@ -56,6 +56,9 @@ testWith(
   async () => {
     await withTern([{ text: "never asked" }], {}, async ({ tern, server, home }) => {
       await tern.type(`${START}look at this${END}\r/mode bypass\r${END}`);
+      // The paste shows what it held once tern has read it (a fixed wait alone can miss that on
+      // a loaded machine); then a while for what the keys would do to show too.
+      await tern.waitForText("[201~");
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const screen = await tern.screen();
       ok(!screen.includes("mode: bypass"), screen);
