@@ -32,6 +32,12 @@ function entries(...records: unknown[]): SessionEntry[] {
 
 const start = { kind: "plan", plan: newPlanState("p1", "the task", [node("a"), node("b", ["a"])]) };
 
+/** The one session file under `home` (a workspace that ran once). */
+function onlySessionFile(home: string): string {
+  const folder = join(home, "sessions", [...Deno.readDirSync(join(home, "sessions"))][0].name);
+  return join(folder, [...Deno.readDirSync(folder)].find((f) => f.name.endsWith(".jsonl"))!.name);
+}
+
 Deno.test("replayPlan() skips a node's change that lacks a run's shape: the node runs again", () => {
   for (
     const run of [
@@ -82,15 +88,7 @@ Deno.test("tern plan -c shows a damaged plan's id as text and runs the steps its
   try {
     const first = await runTern(["plan", ...flags, "task"], { cwd: ws.dir, env });
     equal(first.code, 0, first.stderr);
-    const folder = join(
-      ws.home,
-      "sessions",
-      [...Deno.readDirSync(join(ws.home, "sessions"))][0].name,
-    );
-    const path = join(
-      folder,
-      [...Deno.readDirSync(folder)].find((f) => f.name.endsWith(".jsonl"))!.name,
-    );
+    const path = onlySessionFile(ws.home);
     const lines = (await Deno.readTextFile(path)).trim().split("\n");
     let parentId = JSON.parse(lines.at(-1)!).id;
     const add = (data: unknown) => {
@@ -133,15 +131,7 @@ Deno.test("tern plan -c says the newest plan's record is damaged rather than tha
   try {
     const first = await runTern(["plan", ...flags, "task"], { cwd: ws.dir, env });
     equal(first.code, 0, first.stderr);
-    const folder = join(
-      ws.home,
-      "sessions",
-      [...Deno.readDirSync(join(ws.home, "sessions"))][0].name,
-    );
-    const path = join(
-      folder,
-      [...Deno.readDirSync(folder)].find((f) => f.name.endsWith(".jsonl"))!.name,
-    );
+    const path = onlySessionFile(ws.home);
     const parentId = JSON.parse((await Deno.readTextFile(path)).trim().split("\n").at(-1)!).id;
     const damaged = { kind: "plan", plan: { id: "p2", task: "the task", nodes: "zz" } };
     const line = {
