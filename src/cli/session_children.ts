@@ -3,6 +3,7 @@ import { loadSession } from "../session/load.ts";
 import { listSessions, type SessionInfo } from "../session/paths.ts";
 import type { SessionEntry } from "../session/types.ts";
 import { visibleText } from "../core/terminal_text.ts";
+import { recorded } from "./session_text.ts";
 
 /**
  * Lines naming every subagent session spawned from `sessionId` (and theirs, indented under
@@ -39,10 +40,11 @@ export async function childSessionLines(
     shown.add(info.path);
     const spawn = records.find((r) => r.kind === "spawn" && r.childSessionId === info.id);
     const done = records.find((r) => r.kind === "completion" && r.childSessionId === info.id);
+    // A record's fields may hold any JSON (a file from elsewhere): shown as what they are.
     const what = spawn
-      ? `${spawn.taskName} (${spawn.agentId}, ${spawn.runId})`
+      ? `${recorded(spawn.taskName)} (${recorded(spawn.agentId)}, ${recorded(spawn.runId)})`
       : "(no spawn record)";
-    const status = done?.status ?? "running or lost";
+    const status = done?.status === undefined ? "running or lost" : recorded(done.status);
     // Headers and records name tasks and agents from a file anyone may have edited: the row
     // stays one row, every character of it visible.
     const row = `${info.id}  ${what}  ${status}  ${info.entries} entries`;
@@ -58,13 +60,14 @@ export async function childSessionLines(
   return lines;
 }
 
+/** A subagent record as a file holds it: any field may be of any JSON type. */
 type Record = {
-  kind?: string;
-  childSessionId?: string;
-  taskName?: string;
-  agentId?: string;
-  runId?: string;
-  status?: string;
+  kind?: unknown;
+  childSessionId?: unknown;
+  taskName?: unknown;
+  agentId?: unknown;
+  runId?: unknown;
+  status?: unknown;
 };
 
 function subagentRecords(entries: readonly SessionEntry[]): Record[] {

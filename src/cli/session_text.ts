@@ -68,7 +68,7 @@ export function shownId(id: unknown): string {
  * A value a record holds, as text: a string as it is, nothing as "", anything else as its JSON
  * (a file from elsewhere may hold an object there, even one whose `toString` is no function).
  */
-function recorded(value: unknown): string {
+export function recorded(value: unknown): string {
   if (typeof value === "string") return value;
   return value === undefined ? "" : JSON.stringify(value);
 }

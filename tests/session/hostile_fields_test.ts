@@ -102,3 +102,54 @@ Deno.test("tern sessions tree shows a subagent record's object fields as JSON", 
     await ws.cleanup();
   }
 });
+
+Deno.test("tern sessions tree shows a child session's spawn record fields as JSON", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const folder = join(ws.home, "sessions", "planted");
+    await Deno.mkdir(folder, { recursive: true });
+    const parent = join(folder, "2026-01-01T00-00-00-000Z_p1aaaaaa.jsonl");
+    const child = join(folder, "2026-01-01T00-00-01-000Z_c1bbbbbb.jsonl");
+    const spawn = {
+      type: "subagent",
+      id: "s",
+      parentId: "a",
+      timestamp: "2026-01-01T00:00:02.000Z",
+      data: {
+        kind: "spawn",
+        childSessionId: "c1bbbbbb",
+        taskName: { toString: 1 },
+        agentId: ["x"],
+        runId: 5,
+      },
+    };
+    const done = {
+      ...spawn,
+      id: "d",
+      parentId: "s",
+      data: { kind: "completion", childSessionId: "c1bbbbbb", status: { valueOf: 1 } },
+    };
+    const lines = (rows: unknown[]) => rows.map((row) => JSON.stringify(row)).join("\n") + "\n";
+    await Deno.writeTextFile(
+      parent,
+      lines([{ ...HEADER, id: "p1aaaaaa", cwd: ws.dir }, USER, spawn, done]),
+    );
+    const link = { sessionId: "p1aaaaaa", path: parent, agentId: "a", runId: "r", taskName: "t" };
+    await Deno.writeTextFile(
+      child,
+      lines([{ ...HEADER, id: "c1bbbbbb", cwd: ws.dir, subagentOf: link }, USER]),
+    );
+    const run = await runTern(["sessions", "tree", parent], {
+      cwd: ws.dir,
+      env: { TERN_HOME: ws.home, HOME: ws.home },
+      signal: AbortSignal.timeout(60_000),
+    });
+    equal(run.code, 0, run.stderr);
+    ok(
+      run.stdout.includes('c1bbbbbb  {"toString":1} (["x"], 5)  {"valueOf":1}  1 entries'),
+      run.stdout,
+    );
+  } finally {
+    await ws.cleanup();
+  }
+});
