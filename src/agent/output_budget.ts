@@ -8,6 +8,7 @@
  * (`MAX_LINE_BYTES` in src/session/_lines.ts, 64 MiB). The wire cap (`MAX_ANSWER_CHARS` in
  * src/llm/sse.ts) counts event data with its envelopes instead, and bounds reading only.
  */
+import { pairStartsAt } from "../core/code_points.ts";
 import type { AssistantMessage } from "../core/messages.ts";
 
 const MIB = 1024 * 1024;
@@ -108,16 +109,12 @@ function utf8Length(text: string): number {
     const code = text.charCodeAt(i);
     if (code < 0x80) bytes += 1;
     else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && isLowSurrogate(text.charCodeAt(i + 1))) {
+    else if (pairStartsAt(text, i)) {
       bytes += 4;
       i++;
     } else bytes += 3;
   }
   return bytes;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 function size(bytes: number): string {

@@ -1,4 +1,5 @@
 /** Head-and-tail trimming of long text, for old tool outputs and oversized summary requests. */
+import { cutBack, cutForward } from "../core/code_points.ts";
 import type { ContextItem } from "./compaction_types.ts";
 
 /**
@@ -14,8 +15,8 @@ export function trimMiddle(text: string, maxChars: number, what = "text"): strin
   const markerFor = (chars: number, lines: number) =>
     `\n[... ${chars} characters (${lines} lines) of ${what} cut ...]\n`;
   const room = Math.max(0, maxChars - markerFor(text.length, countLines(text)).length);
-  const headEnd = pairStart(text, Math.ceil(room * 0.6));
-  const tailStart = pairEnd(text, text.length - (room - headEnd));
+  const headEnd = cutBack(text, Math.ceil(room * 0.6));
+  const tailStart = cutForward(text, text.length - (room - headEnd));
   const cut = text.slice(headEnd, tailStart);
   return text.slice(0, headEnd) + markerFor(cut.length, countLines(cut)) + text.slice(tailStart);
 }
@@ -34,21 +35,6 @@ export function trimToolOutputs(items: ContextItem[], maxChars: number): Context
       message: { ...message, content: trimMiddle(message.content, maxChars, "tool output") },
     };
   });
-}
-
-/** Moves `index` back by one when it would split a surrogate pair. */
-function pairStart(text: string, index: number): number {
-  return splitsPair(text, index) ? index - 1 : index;
-}
-
-/** Moves `index` forward by one when it would split a surrogate pair. */
-function pairEnd(text: string, index: number): number {
-  return splitsPair(text, index) ? index + 1 : index;
-}
-
-function splitsPair(text: string, index: number): boolean {
-  const code = text.charCodeAt(index - 1);
-  return index > 0 && index < text.length && code >= 0xd800 && code <= 0xdbff;
 }
 
 function countLines(text: string): number {

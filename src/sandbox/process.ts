@@ -3,6 +3,7 @@
  * started (children, grandchildren, background jobs), and the environment it may see. Shared by
  * the `bash` tool and the sandbox, which wraps the same command in bubblewrap.
  */
+import { cutBack } from "../core/code_points.ts";
 import {
   killSandboxInit,
   signalProcessGroup,
@@ -191,7 +192,6 @@ async function drain(pumps: Promise<unknown>, readers: Reader[]): Promise<void> 
 }
 
 const utf8 = new TextEncoder();
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 const utf8Text = new TextDecoder();
 
 /**
@@ -218,9 +218,8 @@ export class OutputBuffer {
   append(text: string): void {
     this.total += text.length;
     if (this.#ring === undefined) {
-      let room = this.#half - this.#head.length;
       // A surrogate pair is not split: its first half goes with the rest.
-      if (room < text.length && isHighSurrogate(text.charCodeAt(room - 1))) room--;
+      const room = cutBack(text, this.#half - this.#head.length);
       this.#head += text.slice(0, room);
       text = text.slice(room);
       if (text === "") return;

@@ -12,6 +12,7 @@
  * tests/tools/json_conforms_test.ts compares the two on every edge. A call it refuses is not
  * refused yet: zod then decides, and words the error.
  */
+import { codePointCount } from "../core/code_points.ts";
 import type { JsonSchema } from "../core/tool_spec.ts";
 
 /**
@@ -87,7 +88,7 @@ function fieldCheck(field: Record<string, unknown>): FieldCheck | undefined {
     case "string":
       return (value) => {
         if (typeof value !== "string") return false;
-        const length = codePoints(value);
+        const length = codePointCount(value);
         return length >= min && length <= max;
       };
     case "number":
@@ -101,20 +102,6 @@ function fieldCheck(field: Record<string, unknown>): FieldCheck | undefined {
     default:
       return (value) => typeof value === "boolean";
   }
-}
-
-/** Code points: a well-formed surrogate pair counts once, a lone surrogate once. */
-function codePoints(text: string): number {
-  let count = text.length;
-  for (let i = 0; i < text.length - 1; i++) {
-    const pair = (text.charCodeAt(i) & 0xfc00) === 0xd800 &&
-      (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-    if (pair) {
-      count--;
-      i++;
-    }
-  }
-  return count;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,5 @@
 /** How background processes read in the process tools' results and the `/procs` view. */
+import { cutBack } from "../core/code_points.ts";
 import type { ProcessInfo } from "../sandbox/background.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { truncateMiddle } from "./truncate.ts";
@@ -23,8 +24,7 @@ export function describeProcess(info: ProcessInfo): string {
 function oneLine(command: string): string {
   const line = visibleText(command);
   if (line.length <= 200) return line;
-  const high = line.charCodeAt(198);
-  return `${line.slice(0, high >= 0xd800 && high <= 0xdbff ? 198 : 199)}…`;
+  return `${line.slice(0, cutBack(line, 199))}…`;
 }
 
 /**

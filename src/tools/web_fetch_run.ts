@@ -5,6 +5,7 @@
  * binary content is refused, naming the type. What comes back
  * is wrapped as untrusted data between markers with a random id, so a page cannot close them.
  */
+import { cutBack } from "../core/code_points.ts";
 import { ToolError } from "../core/observation.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { indentedJson } from "../core/indented_json.ts";
@@ -184,8 +185,7 @@ const TITLE_CHARS = 300;
 function shortTitle(title: string): string {
   const line = title.replace(/\s+/g, " ");
   if (line.length <= TITLE_CHARS) return line;
-  const end = /[\uD800-\uDBFF]/.test(line[TITLE_CHARS - 1]) ? TITLE_CHARS - 1 : TITLE_CHARS;
-  return `${line.slice(0, end)}… (${line.length} characters)`;
+  return `${line.slice(0, cutBack(line, TITLE_CHARS))}… (${line.length} characters)`;
 }
 
 /**

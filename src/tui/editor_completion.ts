@@ -3,6 +3,7 @@
  * the text, or an `@path` mention), the candidates' common prefix and the list shown under the
  * editor.
  */
+import { cutBack } from "../core/code_points.ts";
 import { hasHiddenCharacter, visibleText } from "../core/terminal_text.ts";
 import type { Theme } from "./theme.ts";
 import { truncateToWidth, visibleWidth } from "./width.ts";
@@ -93,8 +94,7 @@ export function commonPrefix(values: string[]): string {
     while (n < prefix.length && n < value.length && prefix[n] === value[n]) n++;
     prefix = prefix.slice(0, n);
   }
-  const last = prefix.charCodeAt(prefix.length - 1);
-  return last >= 0xd800 && last <= 0xdbff ? prefix.slice(0, -1) : prefix;
+  return prefix.slice(0, cutBack(values[0], prefix.length));
 }
 
 /** What follows an accepted candidate: nothing after a directory, a space otherwise. */

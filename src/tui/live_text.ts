@@ -2,6 +2,7 @@
  * The live preview of streaming Markdown: only its last lines are shown, so only its end is
  * rendered. A long unfinished code block would otherwise be highlighted whole on every token.
  */
+import { cutForward } from "../core/code_points.ts";
 import { plural } from "./format.ts";
 import { renderMarkdown } from "./markdown.ts";
 import type { Theme } from "./theme.ts";
@@ -60,9 +61,7 @@ export function markdownTail(
   const fence = newline >= 0 && newline <= max && FENCE.test(tail.slice(0, newline))
     ? tail.slice(0, newline + 1)
     : "";
-  let start = tail.length - max + fence.length;
-  // Never half a surrogate pair.
-  if (start < tail.length && /[\udc00-\udfff]/.test(tail[start])) start++;
+  const start = cutForward(tail, tail.length - max + fence.length);
   return { tail: fence + tail.slice(start), skipped, cut: start - fence.length };
 }
 

@@ -3,6 +3,7 @@
  * finished, for the caller to write into scrollback once; what is still changing (streaming
  * text, thinking, running tools, queued messages) is drawn by `live()` on every frame.
  */
+import { codePointCount, cutBack } from "../core/code_points.ts";
 import type { AgentEvent } from "../core/events.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { hostFileLines } from "../sandbox/persistence.ts";
@@ -546,8 +547,7 @@ function messageHead(text: string): { shown: string; rest?: string } {
     }
   }
   end = Math.min(end, MESSAGE_CHARS_SHOWN);
-  // Never half of a surrogate pair.
-  if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1] ?? "")) end--;
+  end = cutBack(text, end);
   if (end >= text.length) return { shown: text };
   const left = text.slice(end).replace(/^\n/, "");
   const lines = lineCount(left);
@@ -555,21 +555,8 @@ function messageHead(text: string): { shown: string; rest?: string } {
     `${n.toLocaleString("en-US")} ${what}${n === 1 ? "" : "s"}`;
   return {
     shown: text.slice(0, end),
-    rest: `… ${count(codePoints(left), "more character")} (${count(lines, "line")}) not shown`,
+    rest: `… ${count(codePointCount(left), "more character")} (${count(lines, "line")}) not shown`,
   };
-}
-
-/** The characters of `text` (a surrogate pair is one). */
-function codePoints(text: string): number {
-  let pairs = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) pairs++, i++;
-    }
-  }
-  return text.length - pairs;
 }
 
 function lineCount(text: string): number {
