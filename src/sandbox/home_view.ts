@@ -7,12 +7,50 @@
 import { isAbsolute, join, resolve } from "../core/path.ts";
 
 /**
+ * The folders of `~/.cache` builds read, each with the tools that keep it. Not `~/.cache` whole:
+ * shell histories (`~/.cache/zsh/history` in XDG setups), browsers' and mail clients' caches
+ * of the pages and messages they showed live there too.
+ */
+const CACHE_FOLDERS: ReadonlyArray<readonly [string, string]> = [
+  ["deno", "Deno's module cache (its default DENO_DIR)"],
+  ["pip", "pip's wheels and HTTP cache"],
+  ["uv", "uv's package cache"],
+  ["pypoetry", "Poetry's packages and virtualenvs"],
+  ["pipenv", "pipenv's package cache"],
+  ["hatch", "Hatch's environments"],
+  ["pre-commit", "pre-commit's hook environments"],
+  ["go-build", "Go's build cache"],
+  ["golangci-lint", "golangci-lint's analysis cache"],
+  ["yarn", "yarn's package cache"],
+  ["node-gyp", "Node headers for native addons"],
+  ["node", "corepack's package managers"],
+  ["pnpm", "pnpm's metadata cache"],
+  ["esbuild", "esbuild's binaries"],
+  ["ms-playwright", "Playwright's browsers"],
+  ["puppeteer", "Puppeteer's browsers"],
+  ["Cypress", "Cypress's app"],
+  ["electron", "Electron's downloads"],
+  ["prisma", "Prisma's engines"],
+  ["bazel", "Bazel's output base"],
+  ["bazelisk", "Bazel versions from bazelisk"],
+  ["sccache", "sccache's compiler cache"],
+  ["ccache", "ccache's compiler cache"],
+  ["vcpkg", "vcpkg's binary cache"],
+  ["coursier", "Scala and JVM artifacts from coursier"],
+  ["cabal", "Haskell packages from cabal"],
+  ["zig", "Zig's global cache"],
+  ["huggingface/hub", "Hugging Face models (not the token beside them)"],
+  ["huggingface/datasets", "Hugging Face data sets"],
+  ["torch", "PyTorch hub models"],
+];
+
+/**
  * Home-relative paths shown read-only to commands, each with the reason a build needs it.
  * Secret files inside them (`.cargo/credentials`, `.config/git/credentials`, ...) stay hidden
  * by `secretLocations`.
  */
 export const HOME_ALLOWLIST: ReadonlyArray<{ path: string; why: string }> = [
-  { path: ".cache", why: "XDG caches: pip, go-build, deno (DENO_DIR), yarn, node-gyp, bazel" },
+  ...CACHE_FOLDERS.map(([path, why]) => ({ path: `.cache/${path}`, why })),
   { path: ".npm", why: "npm's package cache and npx installs" },
   { path: ".deno", why: "deno install's bin folder" },
   { path: ".cargo", why: "cargo, rustc proxies and the crates registry" },

@@ -300,7 +300,11 @@ Deno.test("homeView() masks the home but never /, and never shows tern's home or
   const view = homeView("/h", { allow: ["~/x", "~", "/", "~/.tern/keys"], ternHome: "/h/.tern" });
   deepEqual(view.masked, ["/h"]);
   ok(view.visible.includes("/h/x"));
-  ok(view.visible.includes("/h/.cache"));
+  ok(view.visible.includes("/h/.cache/pip"));
+  ok(
+    !view.visible.includes("/h/.cache"),
+    "not ~/.cache whole: histories and browser caches live there",
+  );
   ok(!view.visible.some((path) => path === "/h" || path === "/" || path.startsWith("/h/.tern")));
 });
 
