@@ -4,7 +4,7 @@ import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { dominantEol, MAX_EDIT_BYTES, readEditableText, withEol } from "./_edit_text.ts";
 import { unifiedDiff } from "./file_diff.ts";
-import { displayPath } from "./paths.ts";
+import { displayPath, quotedPath } from "./paths.ts";
 import { writeFileVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";
 
@@ -76,7 +76,9 @@ export function createEditTool(options: WriteToolOptions = {}): Tool {
       writeFileVerified(checked, updated, { mode });
       const path = displayPath(ctx.workspace, real);
       return {
-        output: `Replaced ${count} ${count === 1 ? "occurrence" : "occurrences"} in "${path}"`,
+        output: `Replaced ${count} ${count === 1 ? "occurrence" : "occurrences"} in ${
+          quotedPath(ctx.workspace, real)
+        }`,
         details: { kind: "diff", path, diff: unifiedDiff(path, text, updated) },
       };
     },

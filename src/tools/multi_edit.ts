@@ -8,7 +8,7 @@ import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { dominantEol, readEditableText, withEol } from "./_edit_text.ts";
 import { unifiedDiff } from "./file_diff.ts";
-import { displayPath } from "./paths.ts";
+import { displayPath, quotedPath } from "./paths.ts";
 import { writeFileVerified } from "./verified_io.ts";
 import type { WriteToolOptions } from "./write.ts";
 
@@ -87,7 +87,9 @@ export function createMultiEditTool(options: WriteToolOptions = {}): Tool {
       const path = displayPath(ctx.workspace, real);
       const n = args.edits.length;
       return {
-        output: `Made ${n} ${n === 1 ? "replacement" : "replacements"} in "${path}"`,
+        output: `Made ${n} ${n === 1 ? "replacement" : "replacements"} in ${
+          quotedPath(ctx.workspace, real)
+        }`,
         details: { kind: "diff", path, diff: unifiedDiff(path, text, updated) },
       };
     },

@@ -168,8 +168,20 @@ export function isInside(root: string, path: string): boolean {
  * absolute when it is outside (in a granted root).
  */
 export function displayPath(workspace: string, absolute: string): string {
-  const shown = isInside(workspace, absolute) ? relative(workspace, absolute) || "." : absolute;
-  return quotedName(shown);
+  return quotedName(shownPath(workspace, absolute));
+}
+
+/**
+ * The path as {@linkcode displayPath} names it, in double quotes for a sentence (`Created "a.ts"`):
+ * always a JSON string, so a name holding a quote or a line break still reads as one name, quoted
+ * once.
+ */
+export function quotedPath(workspace: string, absolute: string): string {
+  return jsonForTerminal(JSON.stringify(shownPath(workspace, absolute)));
+}
+
+function shownPath(workspace: string, absolute: string): string {
+  return isInside(workspace, absolute) ? relative(workspace, absolute) || "." : absolute;
 }
 
 /**

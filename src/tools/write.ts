@@ -5,7 +5,7 @@ import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "./define.ts";
 import { unifiedDiff } from "./file_diff.ts";
 import { countLines, decodeUtf8Strict, keptMode } from "./file_io.ts";
-import { type CheckedPath, checkPath, displayPath } from "./paths.ts";
+import { type CheckedPath, checkPath, displayPath, quotedPath } from "./paths.ts";
 import { makeDirsVerified, openVerified, writeFileVerified } from "./verified_io.ts";
 
 export const writeParameters = z.strictObject({
@@ -75,7 +75,7 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
         ? "(diff skipped: the previous content is large or not UTF-8 text)"
         : unifiedDiff(path, before, args.content);
       return {
-        output: `${verb} "${path}" (${bytes} bytes, ${lines} lines)`,
+        output: `${verb} ${quotedPath(ctx.workspace, real)} (${bytes} bytes, ${lines} lines)`,
         details: { kind: "diff", path, diff },
       };
     },

@@ -1,6 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createEditTool } from "../../src/tools/edit.ts";
+import { createMultiEditTool } from "../../src/tools/multi_edit.ts";
 import { createWriteTool } from "../../src/tools/write.ts";
 import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
 
@@ -45,5 +46,40 @@ Deno.test("write() and edit() keep a file's permission bits but never its set-ID
     succeeded(await call(edit, ws, { path: "run", old_string: "echo a", new_string: "id" }));
     equal((await Deno.stat(join(ws, "tool"))).mode! & 0o7777, 0o755);
     equal((await Deno.stat(join(ws, "run"))).mode! & 0o7777, 0o750);
+  });
+});
+
+Deno.test("write(), edit() and multi_edit() name a file holding a line break or a quote quoted once", async () => {
+  // A repository's name "a\nb.md" was shown as `""a\nb.md""`, and `say "hi".md` as
+  // `"say "hi".md"`: neither reads as the one name it is.
+  await withSandbox(async ({ ws }) => {
+    const multiEdit = createMultiEditTool();
+    const edit = createEditTool();
+    for (
+      const [name, quoted] of [["a\nb.md", '"a\\nb.md"'], ['say "hi".md', '"say \\"hi\\".md"']]
+    ) {
+      equal(
+        succeeded(await call(write, ws, { path: name, content: "one\n" })),
+        `Created ${quoted} (4 bytes, 1 lines)`,
+      );
+      equal(
+        succeeded(await call(edit, ws, { path: name, old_string: "one", new_string: "two" })),
+        `Replaced 1 occurrence in ${quoted}`,
+      );
+      equal(
+        succeeded(
+          await call(multiEdit, ws, {
+            path: name,
+            edits: [{ old_string: "two", new_string: "six" }],
+          }),
+        ),
+        `Made 1 replacement in ${quoted}`,
+      );
+      equal(await Deno.readTextFile(join(ws, name)), "six\n");
+    }
+    equal(
+      succeeded(await call(write, ws, { path: "plain.md", content: "x" })),
+      'Created "plain.md" (1 bytes, 1 lines)',
+    );
   });
 });
