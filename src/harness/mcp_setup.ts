@@ -178,7 +178,7 @@ async function sandboxedCommand(
   const [
     { bwrapArgvFor, launchArgv, probeBwrap },
     { gitDirsUnder, hostSocketLocations, secretLocations },
-    { homeView },
+    { homeView, passwdHome },
     { HomeTokenCopies },
     { hostPrivatePaths, privateView },
     { seccompFile },
@@ -227,7 +227,11 @@ async function sandboxedCommand(
       ...(own ? argv.slice(1).flatMap((arg) => existingPath(arg, cwd)) : []),
       ...(own ? Object.values(config.env).flatMap((value) => existingPath(value, cwd)) : []),
     ];
-    const view = homeView(home, { ternHome: context.ternHome, readGrants: named });
+    const view = homeView(home, {
+      ternHome: context.ternHome,
+      readGrants: named,
+      accountHome: passwdHome(Deno.uid()),
+    });
     const shown = [...writable, cwd, ...(home ? [home] : []), ...named];
     const rootOnly = privateView(await hostPrivatePaths(), shown);
     const seccomp = await seccompFile(context.ternHome);
@@ -261,7 +265,7 @@ async function sandboxedCommand(
       revealed: [cwd, ...named],
       hidden: [
         context.ternHome,
-        ...(home ? secretLocations(home) : []),
+        ...view.masked.flatMap((masked) => secretLocations(masked)),
         ...hostSocketLocations(context.env),
         ...rootOnly.hidden,
         ...denied?.hidden ?? [],

@@ -84,32 +84,60 @@ export interface HomeViewOptions {
   readGrants?: readonly string[];
   /** tern's own home (`TERN_HOME`): nothing inside it is shown (the plan hides it). */
   ternHome?: string;
+  /**
+   * The home folder of tern's user account (`passwdHome`), masked whole when it is another
+   * folder than `home`: HOME may be unset or name a folder of a script's choosing. Nothing of it
+   * is shown (its `.gitconfig` would keep the tokens taken out of `home`'s).
+   */
+  accountHome?: string;
 }
 
 /**
- * The `masked` folders and `visible` paths of a shell plan for `home`: the home folder masked;
- * the allowlist, `allow` and those read grants that lie in the home folder shown, but never
- * the home folder itself or a path inside tern's home. Paths need not exist (the mount step
- * skips absent ones). Never throws.
+ * The home folder /etc/passwd (or `passwd`) gives user `uid`; undefined when it names none or
+ * cannot be read. Never throws.
+ */
+export function passwdHome(uid: number | null, passwd = "/etc/passwd"): string | undefined {
+  if (uid === null) return undefined;
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(passwd);
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split("\n")) {
+    const fields = line.split(":");
+    if (fields.length >= 7 && /^\d+$/.test(fields[2]) && Number(fields[2]) === uid) {
+      return isAbsolute(fields[5]) ? fields[5] : undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The `masked` folders and `visible` paths of a shell plan for `home`: the home folder (and the
+ * account's, `options.accountHome`, when it is another) masked; the allowlist, `allow` and the
+ * read grants that lie in `home` shown, but never a home folder itself or a path inside tern's
+ * home. Paths need not exist (the mount step skips absent ones). Never throws.
  */
 export function homeView(
   home: string | undefined,
   options: HomeViewOptions = {},
 ): { masked: string[]; visible: string[] } {
   // A home of "/" (some containers) would mask the whole system: nothing to mask then.
-  if (home === undefined || !isAbsolute(home) || resolve(home) === "/") {
-    return { masked: [], visible: [] };
-  }
-  const masked = [resolve(home)];
-  const expand = (entry: string) =>
-    entry === "~" ? home : entry.startsWith("~/") ? join(home, entry.slice(2)) : entry;
+  const usable = (path: string | undefined): path is string =>
+    path !== undefined && isAbsolute(path) && resolve(path) !== "/";
+  const masked = [...new Set([home, options.accountHome].filter(usable).map((h) => resolve(h)))];
   const inTern = (path: string) =>
     options.ternHome !== undefined && isInside(path, resolve(options.ternHome));
+  const expand = (base: string, entry: string) =>
+    entry === "~" ? base : entry.startsWith("~/") ? join(base, entry.slice(2)) : entry;
   const visible = [
-    ...HOME_ALLOWLIST.map((entry) => join(home, entry.path)),
-    ...(options.allow ?? []).map((entry) => resolve(home, expand(entry))),
-    ...(options.readGrants ?? []).filter((path) => isInside(path, resolve(home))),
-  ].filter((path) => !inTern(path) && !isInside(resolve(home), path));
+    ...(usable(home) ? HOME_ALLOWLIST.map((entry) => join(home, entry.path)) : []),
+    ...(usable(home)
+      ? (options.allow ?? []).map((entry) => resolve(home, expand(home, entry)))
+      : []),
+    ...(options.readGrants ?? []).filter((path) => masked.some((base) => isInside(path, base))),
+  ].filter((path) => !inTern(path) && !masked.some((base) => isInside(base, path)));
   return { masked, visible: [...new Set(visible)] };
 }
 

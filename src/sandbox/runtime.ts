@@ -42,7 +42,7 @@ import {
 } from "./run_cgroup.ts";
 import { makePrivateTmp, removeStaleTmp } from "./private_tmp.ts";
 import { compileProfile, type SandboxProfile, widenGrants } from "./profiles.ts";
-import { homeView } from "./home_view.ts";
+import { homeView, passwdHome } from "./home_view.ts";
 import { HomeTokenCopies } from "./home_tokens.ts";
 import { FolderListings } from "./folder_listings.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
@@ -254,6 +254,11 @@ export interface CreateSandboxOptions {
   custom?: Readonly<Record<string, CustomProfile>>;
   noSandbox: boolean;
   home?: string;
+  /**
+   * The home folder of tern's user account, hidden as `home` is (default: the one /etc/passwd
+   * gives this process's uid): HOME may be unset or name another folder.
+   */
+  accountHome?: string;
   ternHome: string;
   /** The environment shell commands may draw on (filtered by `shellEnv`). */
   env: Readonly<Record<string, string>>;
@@ -298,6 +303,7 @@ export interface CreateSandboxOptions {
 export async function createSandbox(options: CreateSandboxOptions): Promise<SandboxRuntime> {
   const privateTmp = await makePrivateTmp();
   const tmp = privateTmp.path;
+  const accountHome = options.accountHome ?? passwdHome(Deno.uid());
   // A search for root-only files started ahead (prewarm.ts) is this sandbox's to use or end.
   const warmRootOnly = takeWarmHostPrivatePaths();
   // What runs killed before they could clean up left behind goes when this sandbox closes:
@@ -429,7 +435,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const passed = Object.fromEntries(
       granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
     );
-    const view = viewOf(options, roots, profile.grants.read, rootOnly);
+    const view = viewOf({ ...options, accountHome }, roots, profile.grants.read, rootOnly);
     const denied = denials === null ? null : await findDeniedPaths(options.workspace, denials);
     deniedByRules = denied;
     // A folder the `.git` search cannot list could hold a repository a command would write:
@@ -980,7 +986,10 @@ function isDir(path: string): boolean {
  * root-only host files hidden when tern runs as root (see `host_private.ts`).
  */
 function viewOf(
-  options: Pick<CreateSandboxOptions, "home" | "homeAllow" | "ternHome" | "env" | "workspace">,
+  options: Pick<
+    CreateSandboxOptions,
+    "home" | "accountHome" | "homeAllow" | "ternHome" | "env" | "workspace"
+  >,
   roots: readonly string[],
   read: Grants["read"],
   rootOnlyPaths: readonly string[],
@@ -992,6 +1001,7 @@ function viewOf(
       ? []
       : read.filter((path) => !roots.some((root) => inside(path, root))),
     ternHome: options.ternHome,
+    accountHome: options.accountHome,
   });
   const shown = [...roots, options.workspace, ...(options.home ? [options.home] : [])];
   const rootOnly = privateView(rootOnlyPaths, shown);
@@ -1001,7 +1011,7 @@ function viewOf(
     visible: home.visible,
     hidden: [
       options.ternHome,
-      ...(options.home ? secretLocations(options.home) : []),
+      ...home.masked.flatMap((masked) => secretLocations(masked)),
       ...hostSocketLocations(options.env),
       ...rootOnly.hidden,
     ],
