@@ -71,6 +71,7 @@ export function permissionDialog(
   let elided = false;
   let page = 1;
   const hasDiff = options.diff !== undefined && options.diff !== "";
+  const masked = hidesKeys(request);
   const diffLines = (max: number, width: number) =>
     numberedDiff(hunksOf(options.diff!), width, t, max, { wrap: true });
   const fullArgs = argumentLines(request.args, shownElsewhere(request, hasDiff));
@@ -90,7 +91,10 @@ export function permissionDialog(
       t.dim,
     );
   const fullLines = (width: number) => [
-    ...factLines(request, options.realPaths ?? [], width, t, { max: Number.POSITIVE_INFINITY }),
+    ...factLines(request, options.realPaths ?? [], width, t, {
+      max: Number.POSITIVE_INFINITY,
+      masked,
+    }),
     ...reasonRows(width),
     ...noteRows(width),
     ...(fullArgs.length > 0 ? [t.bold("Arguments:")] : []),
@@ -153,8 +157,11 @@ export function permissionDialog(
         );
       const allFacts = factLines(request, options.realPaths ?? [], width, t, {
         max: Number.POSITIVE_INFINITY,
+        masked,
       });
-      let spare = height - 1 - choicesHeight - Math.min(MIN_FACT_LINES, allFacts.length);
+      // A warning that part of the call is hidden comes on top of the facts' fewest rows.
+      const minFacts = MIN_FACT_LINES + (masked ? maskedRows(width, t).length : 0);
+      let spare = height - 1 - choicesHeight - Math.min(minFacts, allFacts.length);
       const fit = (rows: string[], max: number) => {
         const shown = capRows(rows, Math.min(max, spare), t);
         const kept = shown.length === 1 && rows.length > 1 ? [] : shown;
@@ -170,7 +177,8 @@ export function permissionDialog(
       // The facts are never cut for the arguments or the diff: those get the rows left over.
       const others = 1 + reason.length + note.length + modelSaid.length + choicesHeight;
       const facts = factLines(request, options.realPaths ?? [], width, t, {
-        max: Math.max(MIN_FACT_LINES, Math.min(FACT_LINES, height - others)),
+        max: Math.max(minFacts, Math.min(FACT_LINES, height - others)),
+        masked,
       });
       elided = cutShort || facts.length < allFacts.length;
       let room = height - others - facts.length;
@@ -261,19 +269,38 @@ const REASON_LINES = 3;
 /** Most rows of tern's reason for asking (it quotes the command's words). */
 const REASON_ROWS = 4;
 
+/** The marker tern's key masker leaves where it hid text (`[REDACTED]`, `[REDACTED:secret]`). */
+const KEY_MARKER = /\[REDACTED[\]:]/;
+
+/**
+ * Whether tern's key masker hid part of what the person is asked to allow. A key format takes in
+ * shell syntax (`token=a1|touch$IFS~/x` is one `secret`, a private key's header everything after
+ * it), so the command shown is then not the command that runs.
+ */
+function hidesKeys(request: ReviewRequest): boolean {
+  return KEY_MARKER.test(request.summary) || KEY_MARKER.test(JSON.stringify(request.args) ?? "");
+}
+
+/** The warning that heads the facts of a call part of which was hidden as a key. */
+function maskedRows(width: number, t: Theme): string[] {
+  return wrapText(t.red("Part of this call is hidden as a key: deny if unsure"), width);
+}
+
 /**
  * The facts of a request, each exactly as given: for request_permissions one row per path,
  * host, variable and command prefix plus the scope; else the summary (the command, or the
- * tool and its path). Then the real location of paths that a link leads elsewhere.
+ * tool and its path). Then the real location of paths that a link leads elsewhere. When
+ * `masked` (part of the call was hidden as a key), a red row says so first.
  */
 function factLines(
   request: ReviewRequest,
   realPaths: readonly string[],
   width: number,
   t: Theme,
-  options: { max: number },
+  options: { max: number; masked: boolean },
 ): string[] {
   const rows: string[] = [];
+  if (options.masked) rows.push(...maskedRows(width, t));
   const grant = request.tool === "request_permissions" ? grantFacts(request.args, t) : undefined;
   if (grant === undefined) {
     // A command keeps its line breaks: each line is shown, exactly, on its own rows.
