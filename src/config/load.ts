@@ -286,7 +286,11 @@ function mergeModels(
 
 /**
  * The values of key variables, by name: the real environment first, then `.env`. A name
- * tern's process may not read (see `mayReadVariable()`) counts as unset.
+ * tern's process may not read (see `mayReadVariable()`) counts as unset. `TERN_API_KEY` comes
+ * from `.env` only while the environment holds none of the `names`: the main provider takes it
+ * before its own variable (`resolveNamedProvider`), so a repository's `.env` would otherwise
+ * send the person's conversation with their chosen provider under the repository's account
+ * (whose owner may read its logs), with the person's own key for it unused.
  */
 function collectKeys(
   env: Variables,
@@ -294,8 +298,11 @@ function collectKeys(
   names: readonly string[],
 ): Record<string, string> {
   const keys: Record<string, string> = {};
+  const envHoldsKey = names.some((name) => nonEmpty(env[name]) !== undefined);
+  const [tern] = API_KEY_VARIABLES;
   for (const name of new Set(names)) {
-    const value = nonEmpty(env[name]) ?? nonEmpty(dotenv?.variables[name]);
+    const fromDotenv = name === tern && envHoldsKey ? undefined : dotenv?.variables[name];
+    const value = nonEmpty(env[name]) ?? nonEmpty(fromDotenv);
     if (value !== undefined) keys[name] = value;
   }
   return keys;
