@@ -75,6 +75,18 @@ export async function checkConfigFile(
     return fail(`expected an object at the top level, got ${got}`, root.offset);
   }
 
+  const lost = lostKey(root);
+  if (lost !== undefined) {
+    const where = lost.path.length > 0 ? ` in ${formatValue(lost.path.join("."))}` : "";
+    return fail(
+      lost.name === "__proto__"
+        ? `key "__proto__"${where} would be dropped without a word: use another name`
+        : `key ${formatValue(lost.name)}${where} is given twice: only the last would count, ` +
+          "so keep one",
+      lost.offset,
+      lost.name,
+    );
+  }
   for (const property of root.children ?? []) {
     checkProperty(property, jsonc.getNodeValue, fail, (key, value, offset) => {
       throw invalidSetting(key, { layer, file }, value, lineColumnAt(source, offset));
@@ -83,6 +95,34 @@ export async function checkConfigFile(
   const parsed = configFileSchema.safeParse(jsonc.getNodeValue(root));
   if (!parsed.success) return fail(describeFileIssue(parsed.error));
   return parsed.data;
+}
+
+/**
+ * The first key of `root` (at any depth, in file order) whose value would not count: one given
+ * again later in the same object (the later wins, so a reader of the first is misled), or
+ * `__proto__`, which the schema drops. Recursion is bounded: the file nests at most
+ * {@linkcode MAX_JSONC_DEPTH} levels.
+ */
+function lostKey(
+  root: Node,
+  path: string[] = [],
+): { name: string; path: string[]; offset: number } | undefined {
+  const seen = new Set<string>();
+  for (const [index, child] of (root.children ?? []).entries()) {
+    if (root.type === "array") {
+      const lost = lostKey(child, [...path, String(index)]);
+      if (lost !== undefined) return lost;
+      continue;
+    }
+    const [keyNode, valueNode] = child.children ?? [];
+    if (keyNode === undefined) continue;
+    const name = String(keyNode.value);
+    if (seen.has(name) || name === "__proto__") return { name, path, offset: keyNode.offset };
+    seen.add(name);
+    const lost = valueNode === undefined ? undefined : lostKey(valueNode, [...path, name]);
+    if (lost !== undefined) return lost;
+  }
+  return undefined;
 }
 
 /** A byte order mark is invisible to the reader, so offsets (and columns) start after it. */
