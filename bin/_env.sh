@@ -169,8 +169,8 @@ _tern_url_value() {
 # found by reading its structure (strings, nesting, comments), never by looking for text that
 # resembles a URL: MODE "user" takes `baseUrl` and `providers.<name>.baseUrl`, "project" only
 # `baseUrl` (a project may not define providers), "mcp" the `url` of each server under
-# `servers` or `mcpServers`. A key given twice counts once, its last value, as for tern. A file
-# tern would reject anyway (a syntax error) may add hosts tern never uses: they get no key.
+# `servers` or `mcpServers`. A key given twice counts once, its last value. A file tern would
+# reject anyway (a syntax error, a key given twice) may add hosts tern never uses: they get no key.
 _tern_json_urls() {
   local LC_ALL=C seg c skip i n depth=0 expect_key=0 in_string=0 value path comment="" odd
   # What comes before the next significant character, found by a regular expression: a glob
