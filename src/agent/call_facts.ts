@@ -87,10 +87,14 @@ export function reviewRequestFor(
     : "";
   const rememberAs = rememberScope(facts, masker);
   const allowCommands = facts.shell ? coveringRuleCommands(facts.shell.analysis) : undefined;
+  const shownArgs = masker.maskDeep(args);
+  const shownSummary = masker.mask(summary);
+  const hiddenKeys = shownSummary !== summary || JSON.stringify(shownArgs) !== JSON.stringify(args);
   return {
     tool,
-    args: masker.maskDeep(args),
-    summary: masker.mask(summary),
+    args: shownArgs,
+    summary: shownSummary,
+    ...(hiddenKeys ? { hiddenKeys: true as const } : {}),
     ...(facts.shell ? { command: true as const } : {}),
     ...(allowCommands === undefined
       ? {}

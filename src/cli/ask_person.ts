@@ -155,7 +155,14 @@ export function terminalQuestion(
   const argText = args.length === 0
     ? ""
     : `  Arguments:\n${args.map((line) => `    ${line}\n`).join("")}`;
-  return `\n? Allow ${flat(request.tool)}: ${fact}\n${reason}${argText}${diffText}${note}${said}` +
+  const hidden = request.hiddenKeys
+    ? "  ! Part of this call is hidden as a key: what is shown may not be all that runs; deny if " +
+      "unsure\n"
+    : "";
+  return `\n? Allow ${
+    flat(request.tool)
+  }: ${fact}\n${hidden}${reason}${argText}${diffText}${note}` +
+    `${said}` +
     `  [y] ${allowLabel(request)}${session}, [n] deny: `;
 }
 

@@ -26,6 +26,13 @@ export interface ReviewRequest {
   /** Why it needs review (the policy's reason: risk label and parts). */
   reason: string;
   /**
+   * The key masker hid part of the call's arguments: a key format can take in shell syntax
+   * (`token=a1|touch$IFS~/x` is one `secret`, a private key's header hides every line after
+   * it), so what is shown may not be all that runs. The AUTO reviewer never decides such a
+   * call (a person does, or it is denied), and a person is told first.
+   */
+  hiddenKeys?: true;
+  /**
    * What the model says the call is for (bash's `description`, request_permissions' `reason`),
    * secrets masked: its own words, unverified, shown after the facts and marked as such.
    */
@@ -135,6 +142,13 @@ export async function review(
   if (options.mode === "bypass") {
     return { allow: true, by: "bypass", reason: "Review is bypassed", remember: false };
   }
+  if (options.mode === "auto" && request.hiddenKeys) {
+    // The reviewer would judge the masked text, not what runs.
+    if (options.person !== undefined && !options.signal.aborted) {
+      return await askPerson(request, options.person, options.signal);
+    }
+    return { allow: false, by: "reviewer", reason: HIDDEN_KEYS_DENIAL, remember: false };
+  }
   if (options.mode === "auto") {
     const answer = await askReviewer(request, options);
     if (answer.ok) {
@@ -156,6 +170,11 @@ export async function review(
   }
   return await askPerson(request, options.person, options.signal);
 }
+
+/** Why AUTO mode denies a call part of which is hidden as a key, with nobody to ask. */
+export const HIDDEN_KEYS_DENIAL = "Not approved: part of this call looks like a key and is " +
+  "hidden from review, so the reviewer cannot see all that would run, and no person is there " +
+  "to ask: keep keys out of commands (read them from a file or a variable the sandbox passes)";
 
 /** The denial text for ASK mode without a terminal: says how to allow the call next time. */
 export function nonInteractiveDenial(request: ReviewRequest): string {

@@ -278,7 +278,8 @@ const KEY_MARKER = /\[REDACTED[\]:]/;
  * it), so the command shown is then not the command that runs.
  */
 function hidesKeys(request: ReviewRequest): boolean {
-  return KEY_MARKER.test(request.summary) || KEY_MARKER.test(JSON.stringify(request.args) ?? "");
+  return request.hiddenKeys === true || KEY_MARKER.test(request.summary) ||
+    KEY_MARKER.test(JSON.stringify(request.args) ?? "");
 }
 
 /** The warning that heads the facts of a call part of which was hidden as a key. */
