@@ -2,6 +2,7 @@
  * `tern context`: what goes into the system prompt of this workspace, from which file, at what
  * size in estimated tokens; the skills index, the prompt templates and any problem with them.
  */
+import { lazyKeyMasker } from "../sandbox/secrets.ts";
 import { loadConfig } from "../config/mod.ts";
 import { rememberedFacts } from "../harness/agent_session.ts";
 import { describeContext, formatContextReport } from "../harness/resource_prompt.ts";
@@ -29,6 +30,7 @@ export async function showContext(
   };
   const report = await describeContext(places, { facts, limit: config.memoryFacts, task }, {
     personal: config.serverChosenBy === undefined,
+    mask: lazyKeyMasker(() => config),
   });
   const text = json
     ? jsonForTerminal(JSON.stringify(report, null, 2))

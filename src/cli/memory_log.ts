@@ -5,7 +5,12 @@
 import { listSessions } from "../session/paths.ts";
 import { loadSession } from "../session/load.ts";
 import { consolidations } from "../harness/consolidation.ts";
-import { type ConsolidationRecord, restoreFiles } from "../context/consolidate.ts";
+import {
+  type ConsolidatedFile,
+  type ConsolidationRecord,
+  restoreFiles,
+} from "../context/consolidate.ts";
+import { TernError } from "../core/errors.ts";
 import { ConsolidationIdError } from "../memory/errors.ts";
 
 /** One consolidation as the log shows it. */
@@ -37,7 +42,9 @@ export async function consolidationLog(
     const found = consolidations(entries);
     const undone = new Set(found.flatMap(({ record }) => record.undoes ? [record.undoes] : []));
     for (const { id, timestamp, record } of found) {
-      if (record.status === "undone") continue;
+      // A record without its shape (a damaged session) is left out: it can be neither shown
+      // nor undone, and the others still are.
+      if (record.status === "undone" || !hasShape(record)) continue;
       log.push({
         id,
         timestamp,
@@ -50,6 +57,23 @@ export async function consolidationLog(
     }
   }
   return log.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+}
+
+/**
+ * Whether `record` (read from a session file) has the shape tern writes: a known status, its
+ * points ids or null, and each file a path (confined again when restored) with its text before
+ * and after.
+ */
+function hasShape(record: ConsolidationRecord): boolean {
+  const point = (value: unknown) => value === null || typeof value === "string";
+  const file = (value: unknown) => {
+    const { path, before, after } = (value ?? {}) as Partial<ConsolidatedFile>;
+    return typeof path === "string" && (before === null || typeof before === "string") &&
+      typeof after === "string";
+  };
+  return (record.status === "done" || record.status === "pending") && point(record.upTo) &&
+    point(record.from) &&
+    (record.files === undefined || (Array.isArray(record.files) && record.files.every(file)));
 }
 
 /** The log as text lines. */
@@ -93,7 +117,15 @@ export async function undoConsolidation(
       `Cannot undo consolidation "${item.id}": it is ${item.status}, not done`,
     );
   }
-  const { restored, changed } = restoreFiles(workspace, item.record);
+  let files;
+  try {
+    files = restoreFiles(workspace, item.record);
+  } catch (error) {
+    // The folder or a topic file is no longer one tern writes (a link, a FIFO, a huge file).
+    const why = error instanceof Error ? error.message : String(error);
+    throw new TernError(`Cannot undo consolidation "${item.id}": ${why}`, { cause: error });
+  }
+  const { restored, changed } = files;
   const { Session } = await import("../session/session.ts");
   let note: string | undefined;
   try {

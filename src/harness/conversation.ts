@@ -579,7 +579,11 @@ export class Conversation {
       this.#options.workspace,
       this.#options.config.ternHome,
       await this.#refusal(),
-      { personal: this.personal },
+      // A file may be a link to one that holds a key (`MEMORY.md -> backend/.env`).
+      {
+        personal: this.personal,
+        mask: (text) => this.#outputMasker(this.#options.config).mask(text),
+      },
     );
     for (const line of resources.diagnostics) this.#warnOnce(line);
     const system = resources.files.system;

@@ -252,7 +252,7 @@ export function formatContextReport(report: ContextReport): string[] {
 export async function describeContext(
   places: ReadGuardPlaces,
   memory?: MemoryInputs,
-  options: { personal?: boolean } = {},
+  options: { personal?: boolean; mask?: (text: string) => string } = {},
 ): Promise<ContextReport> {
   const personal = options.personal ?? true;
   const { workspace, ternHome } = places;
@@ -269,6 +269,7 @@ export async function describeContext(
   ]);
   const resources = await loadResources(workspace, ternHome, await modelReadGuard(places), {
     personal,
+    mask: options.mask,
   });
   const sent = memory === undefined || personal
     ? memory

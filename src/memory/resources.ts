@@ -4,7 +4,7 @@
  * for every turn (so an edit counts at the next turn), and by `tern context`.
  */
 import type { ReadRefusal, Warn } from "../config/workspace_file.ts";
-import { type PromptFiles, readPromptFiles } from "./context_files.ts";
+import { type ContextFile, type PromptFiles, readPromptFiles } from "./context_files.ts";
 import { discoverSkills, type Skill, skillsPromptSection } from "./skills.ts";
 import { discoverTemplates, type PromptTemplate } from "./templates.ts";
 import { type MemoryFiles, memoryFilesPromptSection, readMemoryFiles } from "./memory_files.ts";
@@ -38,6 +38,12 @@ export interface LoadResourcesOptions {
    * the model only when the person types its command. Default true.
    */
   personal?: boolean;
+  /**
+   * Masks the keys tern holds (and the key formats) in what the files say, as a `read` of them
+   * is masked: a project's `MEMORY.md`, `AGENTS.md` or prompt template may be a link to a file
+   * of the person's that holds one (`MEMORY.md -> backend/.env`). Omitted: nothing is masked.
+   */
+  mask?: (text: string) => string;
 }
 
 /**
@@ -63,12 +69,44 @@ export async function loadResources(
     discoverSkills(workspace, ternHome, refuse, { personal }),
     discoverTemplates(workspace, ternHome, refuse, { personal }),
   ]);
-  return {
+  const loaded: Resources = {
     files,
     skills: skills.skills,
     templates: templates.templates,
     memory,
     diagnostics: [...diagnostics, ...skills.diagnostics, ...templates.diagnostics],
+  };
+  return options.mask === undefined ? loaded : masked(loaded, options.mask);
+}
+
+/**
+ * `resources` with `mask` applied to what of them reaches the model: the prompt files', memory
+ * files' and templates' text, the topics' titles and the skills' descriptions (a skill's body
+ * is read later, by the `skill` tool).
+ */
+function masked(resources: Resources, mask: (text: string) => string): Resources {
+  const file = (file: ContextFile): ContextFile => ({ ...file, text: mask(file.text) });
+  const { files, memory } = resources;
+  return {
+    ...resources,
+    files: {
+      ...files,
+      ...(files.system === undefined ? {} : { system: file(files.system) }),
+      append: files.append.map(file),
+      context: files.context.map(file),
+    },
+    skills: resources.skills.map((skill) => ({ ...skill, description: mask(skill.description) })),
+    templates: resources.templates.map((template) => ({
+      ...template,
+      description: mask(template.description),
+      body: mask(template.body),
+    })),
+    memory: {
+      ...memory,
+      ...(memory.user === undefined ? {} : { user: file(memory.user) }),
+      ...(memory.project === undefined ? {} : { project: file(memory.project) }),
+      topics: memory.topics.map((topic) => ({ ...topic, title: mask(topic.title) })),
+    },
   };
 }
 

@@ -218,7 +218,10 @@ export class SessionController {
       rewindCommand(),
       pinCommand(),
     ];
-    const { resourceCommands } = await import("./resource_commands.ts");
+    const [{ resourceCommands }, { lazyKeyMasker }] = await Promise.all([
+      import("./resource_commands.ts"),
+      import("../../sandbox/secrets.ts"),
+    ]);
     const resources = await resourceCommands({
       workspace: agent.workspace,
       ternHome: agent.config.ternHome,
@@ -226,6 +229,7 @@ export class SessionController {
       rules: agent.config.rules,
       memory: () => ({ facts: services.facts(), limit: agent.config.memoryFacts }),
       personal: () => agent.config.serverChosenBy === undefined,
+      mask: lazyKeyMasker(() => agent.config),
       taken: new Set(builtins.map((command) => command.name)),
       warn: (text) => this.#warn(text),
       window: async () => {

@@ -36,6 +36,8 @@ export interface ResourceCommandDeps {
   personal?: () => boolean;
   /** What fills the model's window besides the system prompt, when a conversation is open. */
   window?: () => Promise<ContextWindowFacts | undefined>;
+  /** Masks the keys tern holds in what the files bring (a template may be a link to `.env`). */
+  mask?: (text: string) => string;
 }
 
 /** The rest of the window: the tools offered, the transcript sent, and the window's size. */
@@ -84,6 +86,7 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
   // server: a command would send theirs there.
   const resources = await loadResources(deps.workspace, deps.ternHome, await modelReadGuard(deps), {
     personal: deps.personal?.(),
+    mask: deps.mask,
   });
   const commands: SlashCommand[] = [{
     name: "context",
@@ -93,7 +96,10 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
     whileRunning: true,
     async run(context, args) {
       const memory = { ...deps.memory(), task: args.trim() === "" ? undefined : args.trim() };
-      const report = await describeContext(deps, memory, { personal: deps.personal?.() });
+      const report = await describeContext(deps, memory, {
+        personal: deps.personal?.(),
+        mask: deps.mask,
+      });
       const facts = await deps.window?.().catch(() => undefined);
       const window = facts ? windowLines(facts, report.totalTokens) : [];
       context.print([...formatContextReport(report), ...window].map(terminalText));
