@@ -180,23 +180,31 @@ function parseAppend(text: string): PlanNode[] {
  * Redraws a block of lines in place on a terminal (the graph while it runs); `print` writes
  * lines above it, which stay. Each line of the block is cut to the terminal's width
  * (`columns`, by default the console's, 80 when it has none), so moving up over the rows it
- * drew moves over all of them: a line that wrapped would leave a stale row behind.
+ * drew moves over all of them: a line that wrapped would leave a stale row behind. A block
+ * taller than the terminal (`rows`, by default the console's, 24 when it has none) shows its
+ * first lines and how many more there are: the cursor cannot move up past the screen's top, so
+ * each redraw of a taller one would leave a stale copy of the graph in the scrollback.
  */
 export function liveBlock(
   err: (text: string) => void,
-  options: { columns?: () => number } = {},
+  options: { columns?: () => number; rows?: () => number } = {},
 ): { draw(lines: string[]): void; print(lines: string[]): void } {
   const columns = options.columns ?? consoleColumns;
+  const screenRows = options.rows ?? consoleRows;
   let block: string[] = [];
   let height = 0;
   const render = (above: string[]) => {
     const width = Math.max(1, columns());
     const up = height > 0 ? `\r\x1b[${height}A` : "";
+    const fits = Math.max(2, screenRows() - 1);
+    const shown = block.length <= fits
+      ? block
+      : [...block.slice(0, fits - 1), `… ${block.length - fits + 1} more (all in the summary)`];
     const rows = above.map((line) => `\x1b[2K${line}\n`).join("") +
-      block.map((line) => `\x1b[2K${truncateToWidth(line, width)}\n`).join("");
+      shown.map((line) => `\x1b[2K${truncateToWidth(line, width)}\n`).join("");
     // What is left below (the block was higher, a line above wrapped) is cleared.
     err(`${up}${rows}\x1b[J`);
-    height = block.length;
+    height = shown.length;
   };
   return {
     draw(lines) {
@@ -207,6 +215,14 @@ export function liveBlock(
       render(lines);
     },
   };
+}
+
+function consoleRows(): number {
+  try {
+    return Deno.consoleSize().rows || 24;
+  } catch {
+    return 24;
+  }
 }
 
 function consoleColumns(): number {

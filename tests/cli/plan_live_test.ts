@@ -58,3 +58,24 @@ Deno.test("liveBlock() redraws a graph whose title had runs of spaces as one row
     "▸ b RUNNING   Build",
   ]);
 });
+
+Deno.test("liveBlock() shows a graph taller than the terminal as its first rows and a count, leaving no stale copy", () => {
+  const screen = new VtScreen(40, 6);
+  screen.write("$ tern plan\r\n");
+  const size = { columns: () => 40, rows: () => 6 };
+  const live = liveBlock((text) => screen.write(text.replaceAll("\n", "\r\n")), size);
+  const frame = (done: number) =>
+    Array.from(
+      { length: 10 },
+      (_, i) => `${i} ${i < done ? "SUCCEEDED" : i === done ? "RUNNING" : "WAITING"}`,
+    );
+  for (let done = 0; done <= 10; done++) live.draw(frame(done));
+  deepEqual(screen.text(), [
+    "$ tern plan",
+    "0 SUCCEEDED",
+    "1 SUCCEEDED",
+    "2 SUCCEEDED",
+    "3 SUCCEEDED",
+    "… 6 more (all in the summary)",
+  ]);
+});
