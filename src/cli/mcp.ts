@@ -228,6 +228,17 @@ async function changeTrust(
     return 0;
   }
   const chosen = project.filter((s) => names.includes(s.name));
+  if (action === "trust") {
+    // A pin that never holds: recording it would say "Trusted" of a server that never starts.
+    const { unpinnableReasons } = await import("../mcp/_pinned_files.ts");
+    for (const server of chosen) {
+      const never = unpinnableReasons(server.files ?? {});
+      if (never.length === 0) continue;
+      throw usage(
+        new Error(`Cannot trust MCP server "${server.name}": ${never.join(", ")}; nothing trusted`),
+      );
+    }
+  }
   if (action === "untrust") {
     await untrustServers(where.ternHome, where.workspace, names);
     write.out(`Untrusted ${names.length === 0 ? "every project MCP server" : names.join(", ")}\n`);

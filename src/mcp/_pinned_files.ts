@@ -309,11 +309,7 @@ export function pinChanges(
     const name = visibleText(key);
     if (after?.startsWith(UNPINNABLE)) {
       // Read on with the caller's "since you trusted it".
-      changes.push(
-        `"${name}" cannot be pinned (${
-          visibleText(after.slice(UNPINNABLE.length))
-        }), so trust has not held`,
-      );
+      changes.push(`${unpinnablePhrase(key, after)}, so trust has not held`);
     } else if (before === after) continue;
     else if (before === undefined) changes.push(`it now runs "${name}"`);
     else if (after === undefined) changes.push(`it no longer runs "${name}"`);
@@ -324,4 +320,17 @@ export function pinChanges(
     } else changes.push(`"${name}" changed`);
   }
   return changes;
+}
+
+/**
+ * Why `pins` can never hold trust, one phrase per pin that cannot be pinned (`"the command
+ * line" cannot be pinned (…)`); empty when every one can.
+ */
+export function unpinnableReasons(pins: Readonly<Record<string, string>>): string[] {
+  return Object.keys(pins).sort().filter((key) => pins[key].startsWith(UNPINNABLE))
+    .map((key) => unpinnablePhrase(key, pins[key]));
+}
+
+function unpinnablePhrase(key: string, pin: string): string {
+  return `"${visibleText(key)}" cannot be pinned (${visibleText(pin.slice(UNPINNABLE.length))})`;
 }

@@ -142,6 +142,19 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpC
       servers.set(server.name, server);
     }
   }
+  // Two project servers named into each other's tool names (`x` and `x__y`) are both left out: a
+  // rule the person wrote for the one they trusted would answer for the other's tools too.
+  const project = [...servers.values()].filter((server) => server.scope === "project");
+  for (const server of project) {
+    const other = project.find((o) => o !== server && namesOverlap(o.name, server.name));
+    if (other === undefined) continue;
+    servers.delete(server.name);
+    options.warn?.(
+      `MCP server "${server.name}" in "${server.file}" is not used: its tools would be named ` +
+        `like those of the project's server "${other.name}" (${toolPrefix(other.name)}*) ` +
+        `in "${other.file}" — rename one of them in the project's files`,
+    );
+  }
   const sorted = [...servers.values()].sort((a, b) => a.name < b.name ? -1 : 1);
   return { servers: sorted, files: sources.map((source) => source.file) };
 }

@@ -7,6 +7,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import { COPY, copyJson } from "../core/json_depth.ts";
 import { netDeniedMessage } from "../core/net_denied.ts";
 import { signalProcessGroup } from "../core/process_group.ts";
 import { visibleText } from "../core/terminal_text.ts";
@@ -101,6 +102,8 @@ export class McpConnection {
   #changedMeanwhile = false;
   /** The secrets the config hands the server, longest first (see {@linkcode masked}). */
   #secrets: string[];
+  /** The server's own name of each listed tool whose name held a secret (see `#maskedTool`). */
+  #ownNames = new WeakMap<McpToolInfo, string>();
 
   constructor(options: ConnectionOptions) {
     this.config = options.config;
@@ -126,28 +129,75 @@ export class McpConnection {
    * `Authorization` header), and the text is cut at {@linkcode MAX_ERROR_CHARS}.
    */
   get error(): string | undefined {
-    if (this.#error === undefined) return undefined;
-    const text = this.masked(this.#error);
-    const more = text.length - MAX_ERROR_CHARS;
-    return visibleText(
-      more > 0 ? `${text.slice(0, MAX_ERROR_CHARS)}… (${more} more characters)` : text,
-    );
+    return this.#error === undefined ? undefined : visibleText(this.#shown(this.#error));
   }
 
-  /** The tools of a READY server; empty otherwise. */
+  /**
+   * The tools of a READY server; empty otherwise. What they say passed {@linkcode masked}: a
+   * server echoing its token in a name, a description or a schema would have it shown by
+   * `tern mcp tools` and sent to the model with every request.
+   */
   get tools(): readonly McpToolInfo[] {
     return this.#state === "READY" ? this.#tools : [];
   }
 
-  /** The name and version the server gave, once READY. */
+  /** The name and version the server gave, once READY (masked as {@linkcode tools}). */
   get serverInfo(): { name: string; version: string } | undefined {
-    return this.#client?.getServerVersion();
+    const info = this.#client?.getServerVersion();
+    return info && { ...info, name: this.masked(info.name), version: this.masked(info.version) };
   }
 
   /** `text` with every secret the config hands the server as `[REDACTED]`. Never throws. */
   masked(text: string): string {
     for (const secret of this.#secrets) text = text.replaceAll(secret, "[REDACTED]");
     return text;
+  }
+
+  /** A server's words as tern passes them on: {@linkcode masked}, cut at MAX_ERROR_CHARS. */
+  #shown(text: string): string {
+    text = this.masked(text);
+    const more = text.length - MAX_ERROR_CHARS;
+    return more > 0 ? `${text.slice(0, MAX_ERROR_CHARS)}… (${more} more characters)` : text;
+  }
+
+  /**
+   * `tool` with every secret masked in its strings, keys included (see {@linkcode tools}); the
+   * same object when it holds none. `json` is the tool as JSON, for the quick look.
+   */
+  #maskedTool(tool: McpToolInfo, json: string): McpToolInfo {
+    const held = this.#secrets.some((secret) =>
+      json.includes(secret) || json.includes(JSON.stringify(secret).slice(1, -1))
+    );
+    if (!held) return tool;
+    const copy = copyJson(tool, (value) => typeof value === "string" ? this.masked(value) : COPY);
+    // Keys, in the copy (its own objects): without recursion, as deep as a schema may nest.
+    const stack = [copy];
+    while (stack.length > 0) {
+      const next = stack.pop();
+      if (typeof next !== "object" || next === null) continue;
+      const entries = Object.entries(next);
+      if (!Array.isArray(next) && entries.some(([key]) => this.masked(key) !== key)) {
+        for (const [key] of entries) delete (next as Record<string, unknown>)[key];
+        for (const [key, value] of entries) {
+          Object.defineProperty(next, this.masked(key), {
+            value,
+            writable: true,
+            enumerable: true,
+            configurable: true,
+          });
+        }
+      }
+      for (const [, value] of entries) stack.push(value);
+    }
+    const masked = copy as McpToolInfo;
+    if (masked.name !== tool.name) this.#ownNames.set(masked, tool.name);
+    return masked;
+  }
+
+  /** The name the server gave the listed tool `tool` names (masked as {@linkcode tools}). */
+  #ownName(tool: string): string {
+    const listed = this.#tools.find((info) => info.name === tool);
+    return (listed && this.#ownNames.get(listed)) ?? tool;
   }
 
   /** Starts the server once; later calls share the first. Never throws. */
@@ -201,7 +251,10 @@ export class McpConnection {
     }
   }
 
-  /** Calls `tool` with `args`. @throws {McpCallError} */
+  /**
+   * Calls `tool` (its name as {@linkcode tools} gives it) with `args`. Errors are masked and cut
+   * as {@linkcode error} is. @throws {McpCallError}
+   */
   async callTool(tool: string, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
     const client = this.#client;
     if (this.#state !== "READY" || client === undefined) {
@@ -213,7 +266,7 @@ export class McpConnection {
     const timeout = this.config.requestTimeoutMs;
     try {
       return await client.callTool(
-        { name: tool, arguments: args as Record<string, unknown> },
+        { name: this.#ownName(tool), arguments: args as Record<string, unknown> },
         undefined,
         { signal, timeout },
       ) as McpCallResult;
@@ -237,7 +290,7 @@ export class McpConnection {
       if (this.#state !== "READY") {
         throw new McpCallError(
           "closed",
-          this.masked(
+          this.#shown(
             `MCP server "${this.name}" closed the connection during "${tool}"${this.#detail()}`,
           ),
           { cause: error },
@@ -245,7 +298,7 @@ export class McpConnection {
       }
       throw new McpCallError(
         "protocol",
-        this.masked(`MCP server "${this.name}": ${messageOf(error)}`),
+        this.#shown(`MCP server "${this.name}": ${messageOf(error)}`),
         { cause: error },
       );
     }
@@ -294,6 +347,7 @@ export class McpConnection {
     timeout: number,
   ): Promise<McpToolInfo[]> {
     const tools: McpToolInfo[] = [];
+    const names = new Set<string>();
     let cursor: string | undefined;
     const cursors = new Set<string>();
     let chars = 0;
@@ -307,14 +361,20 @@ export class McpConnection {
         throw new Error(`tools/list has more than ${most} tools, the most tern takes`);
       }
       for (const tool of page.tools) {
-        chars += JSON.stringify(tool).length;
+        const json = JSON.stringify(tool);
+        chars += json.length;
         if (chars > MAX_TOOLS_CHARS) {
           throw new Error(
             `tools/list has more than ${MAX_TOOLS_CHARS / 1024 / 1024} MiB of tool definitions, ` +
               "the most tern takes",
           );
         }
-        tools.push(tool as McpToolInfo);
+        const listed = this.#maskedTool(tool as McpToolInfo, json);
+        // A name listed again is left out: the model, the gate and `tern mcp tools` each took
+        // another of the two (another description, schema or readOnlyHint) for that one name.
+        if (names.has(listed.name)) continue;
+        names.add(listed.name);
+        tools.push(listed);
       }
       cursor = page.nextCursor;
       // A server that never stops paging (or pages in a circle) must not hold tern forever.

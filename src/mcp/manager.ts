@@ -10,8 +10,15 @@ import {
   type McpToolInfo,
   type TransportHandle,
 } from "./connection.ts";
-import { type McpTool, mcpTool, readOnlyHintCounts, schemaProblem } from "./mcp_tool.ts";
+import {
+  MAX_SCHEMA_BYTES,
+  type McpTool,
+  mcpTool,
+  readOnlyHintCounts,
+  schemaProblem,
+} from "./mcp_tool.ts";
 import { exposedToolNames, toolKey } from "./tool_names.ts";
+import { unpinnableReasons } from "./_pinned_files.ts";
 import {
   type McpScope,
   type McpServerConfig,
@@ -126,13 +133,18 @@ export class McpManager {
       if (!config.enabled) return { ...base, state: "DISABLED", tools: 0 };
       if (connection === undefined) {
         const why = this.#options.whyUntrusted?.(config);
+        // Trusting would not help a server that can never be trusted: say what can. One that
+        // was trusted hears first what changed since (a script removed).
+        const never = unpinnableReasons(config.files ?? {});
         return {
           ...base,
           state: "UNTRUSTED",
           tools: 0,
-          error: why === undefined
-            ? `a project server: start it with \`tern mcp trust ${config.name}\``
-            : `needs trust again: ${why}; check it, then \`tern mcp trust ${config.name}\``,
+          error: why !== undefined
+            ? `needs trust again: ${why}; check it, then \`tern mcp trust ${config.name}\``
+            : never.length > 0
+            ? `tern cannot trust this project server: ${never.join(", ")}`
+            : `a project server: start it with \`tern mcp trust ${config.name}\``,
         };
       }
       const status: McpServerStatus = {
@@ -198,9 +210,13 @@ export class McpManager {
     const found = this.tools().find((t) => t.server === server && t.tool === tool);
     if (found === undefined) {
       const known = connection.tools.map((t) => `"${t.name}"`).join(", ") || "none";
-      const why = connection.state === "READY"
+      const listed = connection.tools.find((t) => t.name === tool);
+      const why = connection.state !== "READY"
+        ? `it is ${connection.state}${connection.error ? `: ${connection.error}` : ""}`
+        : listed === undefined
         ? `it has no tool "${tool}" (its tools: ${known})`
-        : `it is ${connection.state}${connection.error ? `: ${connection.error}` : ""}`;
+        : `its input schema takes more than ${MAX_SCHEMA_BYTES / 1024} KB of JSON, the most ` +
+          "offered to the model";
       throw new RangeError(`Cannot call "${tool}" on MCP server "${server}": ${why}`);
     }
     const observation = await found.run(args, { signal });

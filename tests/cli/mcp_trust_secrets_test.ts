@@ -71,11 +71,15 @@ Deno.test("tern mcp trust lists project servers without the secrets their defini
       /headers Authorization="Bearer <26 chars hidden>", X-Api-Key="\$\{DOCS_KEY:-<16 chars hidden>\}", X-Trace="on"/,
     );
 
-    const trusted = await runTern(["mcp", "trust", "web", "gh"], { cwd: ws.dir, env });
+    const trusted = await runTern(["mcp", "trust", "web"], { cwd: ws.dir, env });
     equal(trusted.code, 0, trusted.stderr);
     assertNoSecret(trusted.stdout + trusted.stderr);
-    match(trusted.stdout, /^Trusted gh: npx .*NODE_OPTIONS="--require \.\/evil\.js"/m);
     match(trusted.stdout, /^Trusted web: .*Authorization="Bearer <26 chars hidden>"/m);
+    // `gh` can never be trusted (its env loads other code): refused, saying why, no secret.
+    const refused = await runTern(["mcp", "trust", "gh"], { cwd: ws.dir, env });
+    equal(refused.code, 2, refused.stdout);
+    assertNoSecret(refused.stdout + refused.stderr);
+    match(refused.stderr, /Cannot trust MCP server "gh": .*"the environment" cannot be pinned/);
   } finally {
     await ws.cleanup();
   }
