@@ -35,11 +35,11 @@ export interface SseReadOptions {
 }
 
 /**
- * Yields the `data` of each event in `body`, in order. Throws `IdleTimeoutError` when no bytes
- * arrive within `idleTimeoutMs`, `StreamTooLargeError` when an event or all of them pass their
- * limit, `SseErrorFieldError` at an `error:` line (after the events before it), and rethrows
- * read errors (a dropped connection). Cancels the body when the consumer stops early or an
- * error ends the read.
+ * Yields the `data` of each event in `body` that has any (more than whitespace), in order.
+ * Throws `IdleTimeoutError` when no bytes arrive within `idleTimeoutMs`, `StreamTooLargeError`
+ * when an event or all of them pass their limit, `SseErrorFieldError` at an `error:` line (after
+ * the events before it), and rethrows read errors (a dropped connection). Cancels the body when
+ * the consumer stops early or an error ends the read.
  */
 export async function* readSseData(
   body: ReadableStream<Uint8Array>,
@@ -59,6 +59,8 @@ export async function* readSseData(
   const parser = createParser({
     maxBufferSize: maxEventChars,
     onEvent: (event) => {
+      // An event without data (`data:` alone) carries nothing: a keep-alive, as a comment is.
+      if (event.data.trim() === "") return;
       events++;
       answerChars += event.data.length;
       if (answerChars > maxAnswerChars) {

@@ -14,7 +14,16 @@ import {
   isRecord,
   optionalString,
   uniqueCallIds,
+  WireFieldError,
 } from "./wire_fields.ts";
+
+/**
+ * The longest tool call id or name read: far above any server's (ids of about 40 characters,
+ * names of at most 64), low enough that joining thousands of pieces stays cheap (an id grown
+ * one character a piece made a million-character id whose every length was kept, and tern ran
+ * out of memory).
+ */
+export const MAX_CALL_FIELD_CHARS = 256;
 
 /** One streamed piece of a tool call, as in `choices[].delta.tool_calls[]`. */
 export interface ToolCallFragment {
@@ -35,6 +44,8 @@ interface Slot {
   id: string;
   name: string;
   arguments: string;
+  /** Whether `arguments` is one whole JSON object so far, read as it grows. */
+  shape: ObjectShape;
   /**
    * The call's `extra_content` pieces, merged (later keys win) only by `toolCalls()`: merging
    * each piece into the ones before cost the square of their number (10,000 pieces, 30 s).
@@ -76,7 +87,8 @@ export class ToolCallAccumulator {
    * names (`startsAnotherCall()`). A fragment without an index opens a new call when it carries
    * an id not seen yet or starts another call, else continues the last call. The fragment comes
    * from the server, so every field is checked.
-   * @throws {WireFieldError} when the id or name is there but not a string.
+   * @throws {WireFieldError} when the id or name is there but not a string, or grows longer
+   * than {@linkcode MAX_CALL_FIELD_CHARS}.
    */
   add(fragment: ToolCallFragment): number {
     const id = optionalString(fragment.id, "tool call id");
@@ -84,9 +96,12 @@ export class ToolCallAccumulator {
     const name = optionalString(fn.name, "tool call name");
     const args = argumentsText(fn.arguments);
     const slot = this.#slotFor(fragment.index, { id, name, args });
-    if (id) this.#setId(slot, joinPiece(slot.id, id));
-    if (name) slot.name = joinPiece(slot.name, name);
-    if (args) slot.arguments += args;
+    if (id) this.#setId(slot, withinLimit(joinPiece(slot.id, id), "id"));
+    if (name) slot.name = withinLimit(joinPiece(slot.name, name), "name");
+    if (args) {
+      slot.arguments += args;
+      slot.shape.add(args);
+    }
     const extra = fragment.extra_content;
     if (typeof extra === "object" && extra !== null && !Array.isArray(extra)) {
       slot.extraContent.push(extra as Record<string, unknown>);
@@ -146,6 +161,7 @@ export class ToolCallAccumulator {
       id: "",
       name: "",
       arguments: "",
+      shape: new ObjectShape(),
       extraContent: [],
     };
     this.#slots.push(slot);
@@ -161,6 +177,9 @@ export class ToolCallAccumulator {
   /** Gives `slot` the id `id` (an id may grow: sent in pieces). */
   #setId(slot: Slot, id: string): void {
     if (id === slot.id) return;
+    // The id it grew from names no call now, unless another call took it too.
+    const before = this.#byId.get(slot.id);
+    if (before !== undefined && before.slots.length === 1) this.#byId.delete(slot.id);
     slot.id = id;
     const holders = this.#byId.get(id);
     if (holders === undefined) this.#byId.set(id, { slots: [slot], head: 0 });
@@ -190,7 +209,7 @@ export class ToolCallAccumulator {
  * sent in parts (`call_` + `7f3a`).
  */
 function startsAnotherCall(
-  slot: { id: string; arguments: string },
+  slot: { id: string; arguments: string; shape: ObjectShape },
   piece: Piece,
 ): boolean {
   const otherId = piece.id !== undefined && piece.id !== "" && slot.id !== "" &&
@@ -199,9 +218,74 @@ function startsAnotherCall(
   const opensCall = !ownId && piece.name !== undefined && piece.name !== "" &&
     piece.args?.trimStart().startsWith("{") === true;
   if (!otherId && !opensCall) return false;
-  // Checked last, and only for text that ends like an object: pieces of one long call rarely
-  // get here, so the arguments are not parsed again for every piece.
-  return slot.arguments.trimEnd().endsWith("}") && argumentsObject(slot.arguments) !== undefined;
+  // Checked last, and parsed at most once (`ObjectShape`): a server's thousands of pieces that
+  // might start another call must not parse a megabyte of arguments each.
+  return slot.shape.isObject(slot.arguments);
+}
+
+/**
+ * Whether a call's growing argument text is one whole JSON object so far, in time linear in
+ * the text: the brackets are counted as pieces come (strings skipped), and the text is parsed
+ * once, when first asked after they closed. Whitespace after the closing bracket changes
+ * nothing, and anything else there can never make one object.
+ */
+class ObjectShape {
+  #depth = 0;
+  #started = false;
+  #closed = false;
+  #broken = false;
+  #inString = false;
+  #escaped = false;
+  /** `isObject()`'s answer once the brackets closed. */
+  #object: boolean | undefined;
+
+  /** Reads `text`, appended to the arguments. */
+  add(text: string): void {
+    for (let i = 0; i < text.length && !this.#broken; i++) this.#read(text[i]);
+  }
+
+  /** True when `text` (all the arguments read) is one whole JSON object. */
+  isObject(text: string): boolean {
+    if (this.#broken || !this.#closed) return false;
+    this.#object ??= argumentsObject(text) !== undefined;
+    return this.#object;
+  }
+
+  #read(char: string): void {
+    if (this.#closed || !this.#started) {
+      if (char === " " || char === "\n" || char === "\r" || char === "\t") return;
+      if (this.#closed || char !== "{") {
+        this.#broken = true;
+      } else {
+        this.#started = true;
+        this.#depth = 1;
+      }
+      return;
+    }
+    if (this.#inString) {
+      if (this.#escaped) this.#escaped = false;
+      else if (char === "\\") this.#escaped = true;
+      else if (char === '"') this.#inString = false;
+    } else if (char === '"') {
+      this.#inString = true;
+    } else if (char === "{" || char === "[") {
+      this.#depth++;
+    } else if ((char === "}" || char === "]") && --this.#depth === 0) {
+      this.#closed = true;
+    }
+  }
+}
+
+/**
+ * `value` (a call's id or name joined so far) when within {@linkcode MAX_CALL_FIELD_CHARS}.
+ * @throws {WireFieldError} when it is longer.
+ */
+function withinLimit(value: string, what: "id" | "name"): string {
+  if (value.length <= MAX_CALL_FIELD_CHARS) return value;
+  throw new WireFieldError(
+    `Cannot read model API stream event: tool call ${what} longer than ` +
+      `${MAX_CALL_FIELD_CHARS} characters (the server does not follow its API)`,
+  );
 }
 
 /**

@@ -22,6 +22,9 @@ import { MAX_ANSWER_CHARS, MAX_EVENT_CHARS } from "./sse.ts";
  */
 export const MAX_QUEUED_CHARS = MAX_ANSWER_CHARS;
 
+/** The longest wait for the server to answer our close frame before the connection is cut. */
+const CLOSE_ANSWER_MS = 1_000;
+
 /** Why a socket stopped: it closed, failed to open, or was closed by us. */
 export class SocketClosedError extends Error {
   override name = "SocketClosedError";
@@ -46,9 +49,11 @@ export class WebSocketInbox {
     this.#socket = socket;
     this.#maxQueuedChars = maxQueuedChars;
     socket.on("message", (data, isBinary) => {
-      if (this.#closed !== undefined) return;
-      // The Responses API sends text frames only; anything else is not an event.
-      const text = isBinary ? "" : String(data);
+      // The Responses API sends text frames only; anything else is not an event, nor is a blank
+      // frame (what a keep-alive would be): neither is read as one.
+      if (this.#closed !== undefined || isBinary) return;
+      const text = String(data);
+      if (text.trim() === "") return;
       if (!this.#answering) {
         // Nothing was asked: not part of any answer, and never read as the next one's.
         this.#droppedChars += text.length;
@@ -216,7 +221,12 @@ export class WebSocketInbox {
       // Ends the handshake (ws reports it as an error, which the listener above takes).
       this.#socket.terminate();
     } else if (this.#socket.readyState === WebSocket.OPEN) {
-      this.#socket.close(1000);
+      const socket = this.#socket;
+      socket.close(1000);
+      // A server that never answers the close frame would hold the connection, and the process
+      // at its exit, for the 30 s `ws` waits: an answer takes a round trip.
+      const timer = setTimeout(() => socket.terminate(), CLOSE_ANSWER_MS);
+      socket.once("close", () => clearTimeout(timer));
     }
     this.#wakeReader();
   }
