@@ -5,7 +5,9 @@
  * and stdout (`vscode-jsonrpc`, loaded with this module), its stderr's tail kept for error
  * messages. It opens each changed file, sends the whole new text of each change and waits for
  * the server's `publishDiagnostics` of that version. It never sends a request that makes a
- * server run anything (no code actions, no commands).
+ * server run anything (no code actions, no commands). What passes between them is bounded:
+ * each message it sends and the messages it leaves unread (message_bound.ts: a server past a
+ * bound is stopped, and the check says why), and the findings kept, only of its open files.
  */
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -13,12 +15,12 @@ import {
   createMessageConnection,
   type MessageConnection,
   StreamMessageReader,
-  StreamMessageWriter,
 } from "vscode-jsonrpc/node";
 import { killSandboxInit, terminateProcessGroup } from "../../core/process_group.ts";
 import { spawnWatchedProcessGroup } from "../../core/watched_process_group.ts";
 import type { BackgroundLaunch } from "../../sandbox/background_launch.ts";
 import type { Diagnostic } from "./parse.ts";
+import { BoundedMessageWriter, messageBound } from "./message_bound.ts";
 
 /** What a server is and how to speak to it (see servers.ts). */
 export interface ServerSpec {
@@ -68,6 +70,8 @@ export class LanguageServer {
   #published = new Map<string, Diagnostic[]>();
   #waiters = new Map<string, Waiter[]>();
   #stderr = "";
+  /** Why it was stopped for what it sent (see message_bound.ts). */
+  #breach: string | undefined;
   #closing: Promise<void> | undefined;
   /** It runs in a sandbox of its own (bubblewrap's): see `close()`. */
   #confined: boolean;
@@ -81,9 +85,17 @@ export class LanguageServer {
     this.#child = child;
     this.pid = this.#child.pid;
     const stderrRead = this.#keepStderr();
+    const breach = (why: string) => {
+      // Once: closing writes `shutdown`, which a full queue refuses again.
+      if (this.#breach !== undefined) return;
+      this.#breach = `${why}, so it was stopped`;
+      void this.close();
+    };
     this.#connection = createMessageConnection(
-      new StreamMessageReader(Readable.fromWeb(this.#child.stdout as never)),
-      new StreamMessageWriter(Writable.fromWeb(this.#child.stdin as never)),
+      new StreamMessageReader(
+        Readable.fromWeb(this.#child.stdout.pipeThrough(messageBound(breach)) as never),
+      ),
+      new BoundedMessageWriter(Writable.fromWeb(this.#child.stdin as never), breach),
     );
     this.#connection.onNotification(
       "textDocument/publishDiagnostics",
@@ -109,7 +121,7 @@ export class LanguageServer {
       this.#connection.dispose();
       const how = status.signal === null ? `exit code ${status.code}` : status.signal;
       const tail = this.#stderr.trim().split("\n").at(-1)?.slice(0, 300) ?? "";
-      const reason = `it ended (${how})${tail === "" ? "" : `: ${tail}`}`;
+      const reason = this.#breach ?? `it ended (${how})${tail === "" ? "" : `: ${tail}`}`;
       for (const list of this.#waiters.values()) {
         for (const waiter of list) waiter.reject(new Error(reason));
       }
@@ -258,6 +270,7 @@ export class LanguageServer {
 
   #close(uri: string): void {
     this.#open.delete(uri);
+    this.#published.delete(uri);
     void this.#connection.sendNotification("textDocument/didClose", { textDocument: { uri } })
       .catch(() => {});
   }
@@ -292,9 +305,10 @@ export class LanguageServer {
     } catch {
       return;
     }
-    const diagnostics = (params.diagnostics ?? []).map((d) => toDiagnostic(path, d));
     const uri = pathToFileURL(path).href;
-    this.#published.set(uri, diagnostics);
+    // Findings of files it was not sent (a server can name any number of them) are not kept.
+    if (!this.#open.has(uri)) return;
+    this.#published.set(uri, (params.diagnostics ?? []).map((d) => toDiagnostic(path, d)));
     const list = this.#waiters.get(uri);
     if (list === undefined) return;
     for (const waiter of list) {
