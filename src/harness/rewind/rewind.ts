@@ -77,6 +77,11 @@ export interface RewindPlan {
    * that one instead, so that undo goes back past the mix it left.
    */
   current?: Snapshot;
+  /**
+   * The tree of the workspace as the plan saw it: {@linkcode applyRewind} refuses the plan when
+   * a file it would restore changed since (the person may take their time over the preview).
+   */
+  seen?: string;
   /** The tree the files are restored from (absent: files stay). */
   to?: string;
 }
@@ -185,11 +190,10 @@ export async function planRewind(
   const skipped = new Set(state.skipped);
   // Files a rule written since hides, which the checkpoint's own rules would have stored: made
   // since, so the rewind takes them away too (as conflicts: no checkpoint saw them come).
-  const hiddenSince = (await store.ignoredSince(state.tree)).filter((path) =>
-    !hidden?.(path) && !skipped.has(path) && !neverRestored(path)
-  );
+  const hiddenSince = await restorableIgnored(store, state.tree, hidden, skipped);
   const current = await snapshotNow(session, options, hidden, hiddenSince);
   plan.current = current;
+  plan.seen = current.tree;
   const interrupted = interruptedRewind(records);
   if (interrupted !== undefined && records[start - 1] !== interrupted) {
     const since = await externalChanges(store, [], current, { partly: interrupted }, finished);
@@ -245,6 +249,9 @@ export async function applyRewind(
   };
   const conflicts = new Set(options.overwrite ? [] : plan.conflicts);
   const store = plan.changes.length > 0 ? await openStore(session, options) : undefined;
+  const before = store === undefined
+    ? undefined
+    : await workspaceAsShown(session, plan, store, options, conflicts);
   const record: RewindRecord = {
     kind: "rewind",
     entryId: plan.target,
@@ -254,7 +261,7 @@ export async function applyRewind(
   let failed = false;
   try {
     if (store !== undefined) {
-      record.before = plan.current;
+      record.before = before;
       const todo = plan.changes.filter((change) => {
         if (!conflicts.has(change.path)) return true;
         result.kept.push(change.path);
@@ -295,7 +302,7 @@ export async function applyRewind(
           entryId: plan.target,
           time: record.time,
           scope: plan.scope === "both" ? "both" : "files",
-          before: plan.current!,
+          before: before!,
           to: plan.to!,
           changes: todo.length,
           ...(plan.conflicts.length === 0
@@ -337,6 +344,54 @@ export async function applyRewind(
     if (store !== undefined || plan.leaf !== undefined) appendRecord(session.path, record);
   }
   return result;
+}
+
+/**
+ * Files ignored now that the checkpoint `tree`'s own rules would have stored (see
+ * `ShadowStore.ignoredSince()`), but for those `hidden`, `skipped` or never restored.
+ */
+async function restorableIgnored(
+  store: ShadowStore,
+  tree: string,
+  hidden: PathTest | undefined,
+  skipped: ReadonlySet<string>,
+): Promise<string[]> {
+  return (await store.ignoredSince(tree)).filter((path) =>
+    !hidden?.(path) && !skipped.has(path) && !neverRestored(path)
+  );
+}
+
+/**
+ * The workspace before the restore of `plan`, as its record keeps it for undo: `plan.current`,
+ * or, when files the rewind leaves alone changed since the plan was made, the workspace now (so
+ * that undo keeps those changes). @throws {TernError} when a file the rewind would write or
+ * remove (but for those `kept`) changed since the plan was made: nothing is changed then.
+ */
+async function workspaceAsShown(
+  session: Session,
+  plan: RewindPlan,
+  store: ShadowStore,
+  options: RewindOptions,
+  kept: ReadonlySet<string>,
+): Promise<Snapshot | undefined> {
+  if (plan.seen === undefined || plan.to === undefined) return plan.current;
+  const hidden = await hiddenTest(options.workspace, options.rules);
+  const extra = await restorableIgnored(store, plan.to, hidden, new Set(plan.skipped));
+  const now = await snapshotNow(session, options, hidden, extra);
+  if (now.tree === plan.seen) return plan.current;
+  const changed = new Set((await store.changes(plan.seen, now.tree)).map((change) => change.path));
+  const stale = plan.changes.map((change) => change.path).filter((path) =>
+    changed.has(path) && !kept.has(path)
+  );
+  if (stale.length > 0) {
+    const named = stale.slice(0, 5).map((path) => JSON.stringify(path)).join(", ") +
+      (stale.length > 5 ? ` and ${stale.length - 5} more` : "");
+    throw new TernError(
+      `Cannot rewind: ${named} changed since the rewind was shown. Nothing was changed: ` +
+        "look at the rewind again",
+    );
+  }
+  return plan.current?.tree === plan.seen ? now : plan.current;
 }
 
 /** An operation of the restore, with the blob its content comes from. */
