@@ -25,13 +25,21 @@ export interface Opened {
 
 /**
  * Reads the session at `path` from its end (`loadTail`) when the id index covers the lines that
- * leaves unread, and whole otherwise.
+ * leaves unread, and whole otherwise: also when an id read is repeated among the lines read, or
+ * a line past what the index covers has an id it lists (a line appended since with an earlier
+ * line's id), so that `loadSession` refuses the file as it refuses it to every reader.
+ * @throws {SessionFileError} what `loadSession` throws.
  */
 export async function openForResume(path: string): Promise<Opened> {
   const tail = loadTail(path);
   const whole = tail.start === tail.headerEnd;
   const index = whole ? undefined : readIdIndex(path, tail.header.id);
-  if (whole || (index && index.size >= tail.start && index.size <= Deno.lstatSync(path).size)) {
+  const covered = index !== undefined && index.size >= tail.start &&
+    index.size <= Deno.lstatSync(path).size;
+  const repeats = tail.repeatsAnId ||
+    (covered &&
+      tail.entries.some((entry, i) => tail.entryStarts[i] >= index.size && index.has(entry.id)));
+  if (!repeats && (whole || covered)) {
     const unread = new UnreadIds(index);
     return {
       loaded: { ...tail, otherIds: unread },

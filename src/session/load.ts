@@ -4,6 +4,7 @@
  */
 import { badEntryField, badHeaderField } from "./_entry_shape.ts";
 import { SessionFileError } from "./errors.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import {
   KNOWN_ENTRY_TYPES,
   SESSION_FORMAT_VERSION,
@@ -35,7 +36,8 @@ const decoder = new TextDecoder();
 
 /**
  * Reads and parses the session file at `path`, a line at a time.
- * @throws {SessionFileError} when the file is missing or its first line is not a session header.
+ * @throws {SessionFileError} when the file is missing, its first line is not a session header,
+ * or two entries share an id (see {@linkcode repeatedIdError}).
  */
 export async function loadSession(path: string): Promise<LoadedSession> {
   const reader = new SessionReader(path);
@@ -66,6 +68,8 @@ class SessionReader {
   #header: SessionHeader | undefined;
   readonly #entries: SessionEntry[] = [];
   readonly #warnings: string[] = [];
+  /** The line each entry's id was read on. */
+  readonly #lineOf = new Map<string, number>();
 
   constructor(path: string) {
     this.#path = path;
@@ -79,7 +83,13 @@ class SessionReader {
     } else if (line.length > 0) {
       const where = `line ${lineNumber} of "${this.#path}"`;
       const entry = parseEntryLine(decoder.decode(line), where, this.#warnings);
-      if (entry) this.#entries.push(entry);
+      if (!entry) return;
+      const earlier = this.#lineOf.get(entry.id);
+      if (earlier !== undefined) {
+        throw repeatedIdError(this.#path, entry.id, `line ${lineNumber}`, `line ${earlier}`);
+      }
+      this.#lineOf.set(entry.id, lineNumber);
+      this.#entries.push(entry);
     }
   };
 
@@ -92,6 +102,25 @@ class SessionReader {
       endsWithNewline: scan.endsWithNewline,
     };
   }
+}
+
+/**
+ * The error for two entries that share an id, found at `where` and `earlier` (`line 4`). Which
+ * of them an id means would differ between readers (the tree keeps the first, the reader from
+ * the end the last), so what a person is shown could differ from what a model continues from:
+ * tern never writes such a file, and refuses one.
+ */
+export function repeatedIdError(
+  path: string,
+  id: string,
+  where: string,
+  earlier: string,
+): SessionFileError {
+  return new SessionFileError(
+    `Cannot load session "${path}": entry id "${visibleText(id.slice(0, 64))}" on ${where} ` +
+      `is already the id of ${earlier}`,
+    path,
+  );
 }
 
 /** The warning for a header of a newer format version than this tern's; undefined if none. */

@@ -28,6 +28,13 @@ export interface LoadedTail extends LoadedSession {
   headerEnd: number;
   /** The path to the leaf from the first entry replay needs (the whole path when it has no anchor). */
   path: SessionEntry[];
+  /** Where the line of each of `entries` starts, in the same order. */
+  entryStarts: number[];
+  /**
+   * Two entries read share an id: the file is not to be continued from its end (read whole,
+   * `loadSession` refuses it naming both lines).
+   */
+  repeatsAnId: boolean;
 }
 
 const NEWLINE = 10;
@@ -54,7 +61,10 @@ export function loadTail(
   const { header, headerEnd } = readHeader(file, path, size, maxLine);
   const walk = new PathWalk();
   const entries: SessionEntry[] = [];
+  const entryStarts: number[] = [];
   const warnings: string[] = [];
+  const ids = new Set<string>();
+  let repeatsAnId = false;
   const take = (line: Uint8Array, start: number): boolean => {
     if (line.length === 0) return false;
     const entry = parseEntryLine(
@@ -63,7 +73,10 @@ export function loadTail(
       warnings,
     );
     if (!entry) return false;
+    if (ids.has(entry.id)) repeatsAnId = true;
+    ids.add(entry.id);
     entries.push(entry);
+    entryStarts.push(start);
     return walk.add(entry);
   };
   let start = headerEnd;
@@ -91,6 +104,7 @@ export function loadTail(
   }
   if (!done) take(pending.finish(new Uint8Array(0)), headerEnd);
   entries.reverse();
+  entryStarts.reverse();
   warnings.reverse();
   const newer = newerVersionWarning(header, path);
   if (newer) warnings.unshift(newer);
@@ -102,6 +116,8 @@ export function loadTail(
     start,
     headerEnd,
     path: walk.path.reverse(),
+    entryStarts,
+    repeatsAnId,
   };
 }
 
