@@ -10,6 +10,7 @@ import type { Provider } from "../llm/types.ts";
 import { ImageBudget, OLDER_IMAGE_NOTE } from "../core/image_budget.ts";
 import { asSessionWriteError } from "./errors.ts";
 import { makeRealFolder } from "./regular_file.ts";
+import { visibleText } from "../core/terminal_text.ts";
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -48,8 +49,10 @@ export function storeImages<T extends Message>(message: T, folder: string): T {
 
 /**
  * `provider`, with stored images read back from `folder` into every request. An image whose
- * file is gone, too large or not what its hash says is left out with a note in the text; past
- * what a request carries (`ImageBudget`: a count and a size) the oldest are left out the same way.
+ * file is gone, too large or not what its hash says is left out with a note in the text, and so
+ * is one carried inline (a tool's in this turn, or a line a session file holds) whose bytes are
+ * not what its hash says; past what a request carries (`ImageBudget`: a count and a size) the
+ * oldest are left out the same way.
  */
 export function withStoredImages(provider: Provider, folder: string): Provider {
   const cache = new Map<string, string>();
@@ -88,9 +91,16 @@ async function loadImages(
         notes.push(OLDER_IMAGE_NOTE);
         continue;
       }
-      const data = image.data !== "" ? image.data : await readStored(image, folder, cache);
+      const data = image.data !== ""
+        ? await verifiedInline(image, cache)
+        : await readStored(image, folder, cache);
       if (data === undefined) {
-        notes.push(`[image ${image.sha256.slice(0, 12)} is no longer in the session folder]`);
+        const hash = visibleText(image.sha256.slice(0, 12));
+        notes.push(
+          image.data !== ""
+            ? `[image ${hash} is not the image its hash names: left out]`
+            : `[image ${hash} is no longer in the session folder]`,
+        );
         continue;
       }
       if (!budget.take(data.length)) {
@@ -108,6 +118,26 @@ async function loadImages(
   }
   for (const hash of cache.keys()) if (!used.has(hash)) cache.delete(hash);
   return result.reverse();
+}
+
+/**
+ * The bytes of an image carried inline when they are what its hash says (checked once, then
+ * known through `cache`), or undefined.
+ */
+async function verifiedInline(
+  image: ImagePart,
+  cache: Map<string, string>,
+): Promise<string | undefined> {
+  if (cache.get(image.sha256) === image.data) return image.data;
+  let bytes: Uint8Array;
+  try {
+    bytes = Uint8Array.fromBase64(image.data);
+  } catch {
+    return undefined;
+  }
+  if (await sha256Hex(bytes) !== image.sha256) return undefined;
+  cache.set(image.sha256, image.data);
+  return image.data;
 }
 
 async function readStored(
