@@ -211,7 +211,7 @@ Deno.test("decisionText() tells how a restored approval or grant was decided, on
 Deno.test("proposedDiffContent() shows no content of a file a symlink leads to outside the workspace", async () => {
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const outside = await Deno.makeTempDir();
-  const reading = { refuse: () => undefined };
+  const reading = { refuse: () => undefined, mask: (text: string) => text };
   try {
     await Deno.writeTextFile(join(outside, "secret.txt"), "SECRET-MARK\n");
     await Deno.symlink(join(outside, "secret.txt"), join(workspace, "link.txt"));
@@ -247,6 +247,7 @@ Deno.test("updateFor() tells the editor the arguments a hook put in place of the
       workspace: "/work/project",
       readRefusal: () => Promise.reject(new Error("no file is read for this event")),
       declaredKeys: keysOf,
+      mask: (text) => text,
     },
   );
   deepEqual(update, {

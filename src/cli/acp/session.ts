@@ -32,6 +32,7 @@ import {
   declaredArgs,
   declaredKeys,
   historyUpdates,
+  NoticeQuoter,
   noticeUpdate,
   proposedDiffContent,
   shownToEditor,
@@ -75,6 +76,11 @@ export class AcpSession {
   #starting = new Set<AbortController>();
   /** Set by `close()`: no prompt runs after it. */
   #closed = false;
+  /**
+   * The answer's and the thinking's words as they stream, with `[tern:` quoted: what tern
+   * sends as its own lines ({@linkcode noticeUpdate}) they cannot pass for.
+   */
+  readonly #quoters = { text_delta: new NoticeQuoter(), thinking_delta: new NoticeQuoter() };
 
   private constructor(options: AcpSessionOptions) {
     this.#options = options;
@@ -161,12 +167,10 @@ export class AcpSession {
     // From here the turn exists as soon as run() is called: cancel() reaches it.
     // The reviewer judges against the person's words, not the files the editor attached.
     const result = await this.#turns.run(this.#agent.conversation, message, { goal: typed });
+    this.#flushText();
     if (result.error !== undefined && result.exitReason !== "CANCELLED") {
       // ACP's stop reasons have no word for a failed model call: the person reads it instead.
-      this.#send({
-        sessionUpdate: "agent_message_chunk",
-        content: { type: "text", text: `\n\n[tern: ${result.exitReason}: ${result.error}]` },
-      });
+      this.#send(noticeUpdate(`${result.exitReason}: ${visibleText(result.error)}`));
     }
     await this.#updates;
     return {
@@ -210,6 +214,9 @@ export class AcpSession {
     };
   }
 
+  /** Masks the keys tern knows of and key formats, as tern masks what else it sends. */
+  #mask = (text: string): string => this.#agent.conversation.maskKnownKeys(text);
+
   /** The argument keys `tool` declares, among the tools the model is offered now. */
   #declaredKeys = (tool: string): ReadonlySet<string> =>
     declaredKeys(this.#agent.conversation.toolSpecs(), tool);
@@ -248,7 +255,16 @@ export class AcpSession {
   }
 
   #event(model: AgentEvent): void {
-    const event = this.#withEditorId(model);
+    let event = this.#withEditorId(model);
+    if (event.type === "text_delta" || event.type === "thinking_delta") {
+      // The other stream's held end goes first: it came first.
+      this.#flushText(event.type === "text_delta" ? "thinking_delta" : "text_delta");
+      const text = this.#quoters[event.type].push(event.text);
+      if (text === "") return;
+      event = { ...event, text };
+    } else {
+      this.#flushText();
+    }
     if (event.type === "tool_start") {
       this.#calls.add(event.callId);
     } else if (event.type === "tool_end") {
@@ -276,6 +292,7 @@ export class AcpSession {
       workspace: this.#options.workspace,
       readRefusal: () => this.#agent.conversation.readRefusal(),
       declaredKeys: this.#declaredKeys,
+      mask: this.#mask,
     };
     // One event that cannot be turned into an update is logged and skipped: it must not end
     // the process (an unhandled rejection) nor stop the updates after it.
@@ -288,6 +305,18 @@ export class AcpSession {
       }
       if (update !== undefined) await this.#notify(update);
     });
+  }
+
+  /** Sends what the quoters hold of the streams `types` (default: both). */
+  #flushText(...types: Array<"text_delta" | "thinking_delta">): void {
+    for (const type of types.length > 0 ? types : (["text_delta", "thinking_delta"] as const)) {
+      const text = this.#quoters[type].flush();
+      if (text === "") continue;
+      this.#send({
+        sessionUpdate: type === "text_delta" ? "agent_message_chunk" : "agent_thought_chunk",
+        content: { type: "text", text },
+      });
+    }
   }
 
   #send(update: SessionUpdate): void {
@@ -351,6 +380,7 @@ export class AcpSession {
             questionText(request),
             ...await proposedDiffContent(args, this.#options.workspace, {
               refuse: await this.#agent.conversation.readRefusal(),
+              mask: this.#mask,
             }),
           ],
         },

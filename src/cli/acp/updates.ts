@@ -107,14 +107,15 @@ async function locationsOf(
 }
 
 /**
- * The change a writing call proposes, as an ACP diff (whole file before and after); for a file
- * the model may not read (`reading.refuse`) or a link out of the workspace, a line saying why
- * there is none.
+ * The change a writing call proposes, as an ACP diff (whole file before and after) with the keys
+ * and key formats `reading.mask` finds masked, as in all else tern sends (the file's text is the
+ * person's, read for the diff alone: no other mask saw it); for a file the model may not read
+ * (`reading.refuse`) or a link out of the workspace, a line saying why there is none.
  */
 export async function proposedDiffContent(
   args: DeclaredArgs,
   workspace: string,
-  reading: DiffReading,
+  reading: DiffReading & { mask: (text: string) => string },
 ): Promise<ToolCallContent[]> {
   if (typeof args.path === "string" && hasHiddenCharacter(args.path)) {
     const shown = visibleText(args.path);
@@ -128,7 +129,12 @@ export async function proposedDiffContent(
     return [{ type: "content", content: { type: "text", text: `No diff: ${change.withheld}` } }];
   }
   if (change === undefined || !await staysInside(change.path, workspace)) return [];
-  return [{ type: "diff", path: change.path, oldText: change.before, newText: change.after }];
+  return [{
+    type: "diff",
+    path: change.path,
+    oldText: reading.mask(change.before),
+    newText: reading.mask(change.after),
+  }];
 }
 
 /** What {@linkcode updateFor} needs besides the event. */
@@ -142,6 +148,8 @@ export interface UpdateContext {
   readRefusal: () => Promise<ReadRefusal>;
   /** The argument keys a tool declares ({@linkcode declaredKeys}). */
   declaredKeys: (tool: string) => ReadonlySet<string>;
+  /** Masks the keys tern knows of and key formats (Conversation.maskKnownKeys()): for diffs. */
+  mask: (text: string) => string;
 }
 
 /** The events an editor is shown ({@linkcode updateFor} makes an update of no other). */
@@ -189,6 +197,7 @@ export async function updateFor(
       const args = declaredArgs(event.args, context.declaredKeys(event.name));
       const content = event.readOnly ? [] : await proposedDiffContent(args, workspace, {
         refuse: await context.readRefusal(),
+        mask: context.mask,
       });
       return {
         sessionUpdate: "tool_call",
@@ -228,13 +237,57 @@ export async function updateFor(
  * A line of tern's own for the person, `[tern: …]` in a paragraph of the answer's text: what
  * tern must not do silently (a file left out of a prompt, an approval restored with a loaded
  * session) goes where every editor shows it, not as ACP's optional `notice`, which an editor
- * may drop.
+ * may drop. Only these chunks carry `_meta.tern.notice`, and the same bracket text in the
+ * model's or a tool's words is quoted ({@linkcode quoteNotices}), so none can pass for one.
  */
 export function noticeUpdate(text: string): SessionUpdate {
   return {
     sessionUpdate: "agent_message_chunk",
-    content: { type: "text", text: `\n\n[tern: ${text}]\n\n` },
+    content: { type: "text", text: `\n\n${NOTICE_HEAD} ${text}]\n\n` },
+    _meta: { tern: { notice: true } },
   };
+}
+
+/** How tern's own lines begin ({@linkcode noticeUpdate}). */
+const NOTICE_HEAD = "[tern:";
+/** The head of a notice in words that are not tern's, in any case: quoted. */
+const FORGED_HEAD = /\[(tern):/gi;
+
+/**
+ * `text` (the model's, a tool's: words that are not tern's) with each `[tern:` that would read
+ * as the start of tern's own line quoted: `[“tern”:`.
+ */
+export function quoteNotices(text: string): string {
+  return text.replace(FORGED_HEAD, "[“$1”:");
+}
+
+/**
+ * {@linkcode quoteNotices} over a text that comes in chunks (the answer as it streams): the end
+ * of a chunk that could begin `[tern:` is held until the next chunk, or `flush()`, tells.
+ */
+export class NoticeQuoter {
+  #held = "";
+
+  /** What to send of `chunk` now. */
+  push(chunk: string): string {
+    const text = this.#held + chunk;
+    let cut = text.length;
+    for (let size = Math.min(NOTICE_HEAD.length - 1, text.length); size > 0; size--) {
+      if (text.slice(-size).toLowerCase() === NOTICE_HEAD.slice(0, size)) {
+        cut = text.length - size;
+        break;
+      }
+    }
+    this.#held = text.slice(cut);
+    return quoteNotices(text.slice(0, cut));
+  }
+
+  /** What is held: the text ended (or something else is sent next). */
+  flush(): string {
+    const held = this.#held;
+    this.#held = "";
+    return held;
+  }
 }
 
 /** A review's outcome, as a `permission_decision` event reports it. */
@@ -267,7 +320,7 @@ function outputContent(observation: Observation): ToolCallContent {
   const shown = text.length <= OUTPUT_CHARS
     ? text
     : `${text.slice(0, OUTPUT_CHARS)}… (${text.length - OUTPUT_CHARS} more characters)`;
-  return { type: "content", content: { type: "text", text: shown } };
+  return { type: "content", content: { type: "text", text: quoteNotices(shown) } };
 }
 
 /** What {@linkcode historyUpdates} needs besides the messages. */
@@ -306,7 +359,7 @@ export function historyUpdates(
       if (message.content !== "") {
         updates.push({
           sessionUpdate: "agent_message_chunk",
-          content: { type: "text", text: message.content },
+          content: { type: "text", text: quoteNotices(message.content) },
         });
       }
       for (const call of message.toolCalls ?? []) {
@@ -329,7 +382,7 @@ export function historyUpdates(
         status: message.content.startsWith("SUCCEEDED") ? "completed" : "failed",
         content: [{
           type: "content",
-          content: { type: "text", text: message.content.slice(0, OUTPUT_CHARS) },
+          content: { type: "text", text: quoteNotices(message.content.slice(0, OUTPUT_CHARS)) },
         }],
       });
     }
