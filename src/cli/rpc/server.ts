@@ -49,15 +49,15 @@ export async function runRpc(flags: RunFlags): Promise<number> {
     consolidation: "defer",
   });
   const server = new RpcServer(agent, send, permissions);
-  const onInterrupt = () => server.turns.abort();
+  const onInterrupt = () => server.abort();
   Deno.addSignalListener("SIGINT", onInterrupt);
   // A supervisor or a closed terminal stops tern: the turn is cancelled and the session closed
   // before it exits (stdin, still open, cannot end the loop below).
   using _stop = onStopSignals(async (code) => {
     try {
-      server.turns.abort();
+      server.abort();
       permissions.close();
-      await server.turns.idle();
+      await server.idle();
       await agent.close();
       // What the client has not read yet: a second of grace, then it is left.
       await Promise.race([stdout.drained(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
@@ -98,7 +98,7 @@ export async function runRpc(flags: RunFlags): Promise<number> {
     }
     // Nobody can answer any more: what waits is denied, and the turn under way finishes.
     permissions.close();
-    await server.turns.idle();
+    await server.idle();
     return 0;
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
@@ -112,6 +112,10 @@ class RpcServer {
   readonly #agent: AgentSession;
   readonly #send: (output: RpcOutput) => void;
   readonly #permissions: PermissionDesk;
+  /** Aborts the compaction under way; undefined when none runs. */
+  #compaction: AbortController | undefined;
+  /** Settles when the latest compaction has ended (never rejects). */
+  #compacted: Promise<unknown> = Promise.resolve();
 
   constructor(agent: AgentSession, send: (output: RpcOutput) => void, permissions: PermissionDesk) {
     this.#agent = agent;
@@ -119,9 +123,31 @@ class RpcServer {
     this.#permissions = permissions;
   }
 
+  /** Aborts the running turn or compaction; false when neither runs. */
+  abort(): boolean {
+    if (this.#compaction !== undefined && !this.#compaction.signal.aborted) {
+      this.#compaction.abort();
+      return true;
+    }
+    return this.turns.abort();
+  }
+
+  /** What runs that changes the session ("a turn", "a compaction"); undefined when nothing. */
+  #busy(): string | undefined {
+    if (this.turns.running) return "a turn";
+    return this.#compaction === undefined ? undefined : "a compaction";
+  }
+
+  /** Resolves once no turn and no compaction runs (never rejects). */
+  async idle(): Promise<void> {
+    await this.turns.idle();
+    await this.#compacted;
+  }
+
   /**
-   * Answers `command`. A prompt is answered when its turn ends (the next lines are read
-   * meanwhile); the other commands before the next line is read. Never throws.
+   * Answers `command`. A prompt is answered when its turn ends, a compaction when it ends (the
+   * next lines are read meanwhile, so an abort reaches either); the other commands before the
+   * next line is read. Never throws.
    */
   async handle(command: RpcCommand): Promise<void> {
     const reply = (result: { data?: Record<string, unknown> } | { error: string }) => {
@@ -139,11 +165,11 @@ class RpcServer {
       );
     };
     try {
-      if (command.type === "prompt") {
-        this.#prompt(command.message).then(
-          (data) => reply({ data }),
-          (error) => reply({ error: messageOf(error) }),
-        );
+      if (command.type === "prompt" || command.type === "compact") {
+        const done = command.type === "prompt"
+          ? this.#prompt(command.message)
+          : this.#compact(command.focus);
+        done.then((data) => reply({ data }), (error) => reply({ error: messageOf(error) }));
         return;
       }
       reply({ data: await this.#run(command) });
@@ -153,6 +179,11 @@ class RpcServer {
   }
 
   async #prompt(message: string): Promise<Record<string, unknown>> {
+    // A compaction aborted but still unwinding is waited for, as an aborted turn is.
+    if (this.#compaction?.signal.aborted) await this.#compacted;
+    if (this.#compaction !== undefined) {
+      throw new Error("Cannot prompt while a compaction runs: abort it first");
+    }
     const conversation = this.#agent.conversation;
     const result = await this.turns.run(conversation, message);
     const { exitReason, text, rounds, toolCalls, usage, cost, error } = result;
@@ -168,8 +199,59 @@ class RpcServer {
     };
   }
 
+  /**
+   * Compacts the session (`compact`). An abort stops the PreCompact hooks and the summary
+   * request, and nothing is written: the summary a cancelled request leaves is the fallback,
+   * which the client did not ask for.
+   */
+  async #compact(focus: string | undefined): Promise<Record<string, unknown>> {
+    const busy = this.#busy();
+    if (busy !== undefined) throw new Error(`Cannot compact while ${busy} runs: abort it first`);
+    const abort = new AbortController();
+    this.#compaction = abort;
+    const done = this.#compactUnder(focus, abort.signal).catch((error) => {
+      if (!abort.signal.aborted) throw error;
+      throw new Error("Compaction cancelled: the session is unchanged", { cause: error });
+    }).finally(() => this.#compaction = undefined);
+    this.#compacted = done.catch(() => {});
+    return await done;
+  }
+
+  async #compactUnder(
+    focus: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const agent = this.#agent;
+    const conversation = await agent.connect();
+    const { compactionSettings, compactSession } = await import("../../agent/session_turn.ts");
+    const { config } = conversation;
+    const entry = await compactSession(agent.session, {
+      provider: conversation.provider,
+      model: config.model,
+      settings: compactionSettings(config.contextWindow, config.compactAt),
+      focus,
+      signal,
+      emit: (event) => this.#send({ type: "event", event }),
+      beforeCompact: (signal) => conversation.preCompact("manual", focus ?? "", signal),
+      // The last step before the entry is written: a cancelled compaction writes none.
+      mask: (text) => {
+        signal.throwIfAborted();
+        return conversation.maskKnownKeys(text);
+      },
+    });
+    if (entry === undefined) return { compacted: false };
+    const { tokensBefore, tokensAfter, fallback } = entry;
+    return {
+      compacted: true,
+      summarised: summarisedCount(entry),
+      tokensBefore,
+      tokensAfter,
+      fallback: fallback === true,
+    };
+  }
+
   async #run(
-    command: Exclude<RpcCommand, { type: "prompt" }>,
+    command: Exclude<RpcCommand, { type: "prompt" | "compact" }>,
   ): Promise<Record<string, unknown> | undefined> {
     const agent = this.#agent;
     switch (command.type) {
@@ -179,7 +261,7 @@ class RpcServer {
         }
         return { queued: true };
       case "abort":
-        return { aborted: this.turns.abort() };
+        return { aborted: this.abort() };
       case "answer_permission":
         this.#permissions.answer(command.requestId, command.answer);
         return undefined;
@@ -202,27 +284,18 @@ class RpcServer {
         };
       }
     }
-    // The rest change the session or its settings: only between turns.
-    if (this.turns.running) {
-      throw new Error(`Cannot ${command.type.replace("_", " ")} while a turn runs: abort it first`);
+    // The rest change the session or its settings: only between turns and compactions.
+    const busy = this.#busy();
+    if (busy !== undefined) {
+      throw new Error(
+        `Cannot ${command.type.replace("_", " ")} while ${busy} runs: abort it first`,
+      );
     }
     switch (command.type) {
       case "fork": {
         const parent = agent.session.id;
         const { session, note } = await agent.fork(command.entryId);
         return { session: session.id, path: session.path, parent, ...(note ? { note } : {}) };
-      }
-      case "compact": {
-        const entry = await agent.compact({ focus: command.focus });
-        if (entry === undefined) return { compacted: false };
-        const { tokensBefore, tokensAfter, fallback } = entry;
-        return {
-          compacted: true,
-          summarised: summarisedCount(entry),
-          tokensBefore,
-          tokensAfter,
-          fallback: fallback === true,
-        };
       }
       case "rewind":
         return await this.#rewind(command);
