@@ -22,8 +22,9 @@ import type { SandboxRuntime } from "../sandbox/runtime.ts";
 import { createStreamMasker, type SecretMasker } from "../sandbox/secrets.ts";
 import type { Tool, ToolContext } from "../tools/define.ts";
 import type { PermissionChange } from "../session/types.ts";
-import { hookFrame, type HookOutcome, type HookRunner, toolFields } from "../sandbox/hooks/run.ts";
-import { analyseCall, fileRoots, maskObservation, reviewRequestFor } from "./call_facts.ts";
+import type { HookRunner } from "../sandbox/hooks/run.ts";
+import { analyseCall, fileRoots, reviewRequestFor } from "./call_facts.ts";
+import { ToolHooks } from "./tool_hooks.ts";
 import {
   canonicalHost,
   describeRequest,
@@ -74,10 +75,12 @@ export interface GateOptions {
 /** Approvals and grants that last for the session, shared by every gated tool. */
 export class PermissionGate {
   readonly #options: GateOptions;
+  readonly #toolHooks: ToolHooks;
   readonly sessionApprovals = new Set<string>();
 
   constructor(options: GateOptions) {
     this.#options = options;
+    this.#toolHooks = new ToolHooks(options);
   }
 
   get options(): GateOptions {
@@ -500,125 +503,23 @@ export class PermissionGate {
   #grantedKeys = new Set<string>();
   #unsandboxedKeys = new Set<string>();
 
-  /**
-   * A tool hook's `continue: false`: the turn ends once this call is done, and the person is
-   * told the hook's reason (masked: a hook's words may quote the call). The hook's audit record
-   * holds the reason too.
-   */
-  #stopTurn(event: string, reason: string, ctx: ToolContext): void {
-    const text = this.#options.masker.mask(reason);
-    this.#options.hooks?.tell(`A ${event} hook stopped the turn: ${text}`);
-    ctx.stopTurn?.(text);
+  /** See {@linkcode ToolHooks.preToolUse}. */
+  preToolUse(
+    ...args: Parameters<ToolHooks["preToolUse"]>
+  ): ReturnType<ToolHooks["preToolUse"]> {
+    return this.#toolHooks.preToolUse(...args);
   }
 
-  /**
-   * Fires the PreToolUse hooks matching a call of `name`; undefined when none listens. Their
-   * notes are told to the person, `continue: false` ends the turn after the call (the call
-   * itself is blocked), and a rewritten input is shown. Whoever runs the call judges the input
-   * it runs (`updatedInput`, else `args`) as it judges the model's, the tool's own validation
-   * included, and refuses on `block` or has a person decide on `ask` (both masked). Every tool
-   * gets them here: the gated ones, and the ones that run outside the gate (request_permissions,
-   * the subagent host's).
-   */
-  async preToolUse(
-    name: string,
-    args: unknown,
-    ctx: ToolContext,
-  ): Promise<HookOutcome | undefined> {
-    const { hooks, masker, emit } = this.#options;
-    if (!hooks?.has("PreToolUse", name)) return undefined;
-    const callId = masker.mask(ctx.callId ?? "");
-    // A hook is the person's program, but what it is given may end up in its logs: a key the
-    // model wrote is masked there as everywhere else (PostToolUse's input is masked too).
-    const pre = await hooks.fire("PreToolUse", toolFields(name, masker.maskDeep(args), callId), {
-      toolName: name,
-      callId,
-      signal: ctx.signal,
-    });
-    // What went wrong with a hook is the person's to know, not only the audit log's.
-    for (const note of pre.notes) hooks.tell(masker.mask(note));
-    // `continue: false` blocks this call (see `merge`) and ends the turn after it.
-    if (pre.stop !== undefined) this.#stopTurn("PreToolUse", pre.stop, ctx);
-    if (pre.updatedInput !== undefined) {
-      emit({ type: "tool_input", callId, name, args: masker.maskDeep(pre.updatedInput) });
-    }
-    return {
-      ...pre,
-      ...(pre.block === undefined ? {} : { block: masker.mask(pre.block) }),
-      ...(pre.ask === undefined ? {} : { ask: masker.mask(pre.ask) }),
-    };
+  /** See {@linkcode ToolHooks.postToolUse}. */
+  postToolUse(
+    ...args: Parameters<ToolHooks["postToolUse"]>
+  ): ReturnType<ToolHooks["postToolUse"]> {
+    return this.#toolHooks.postToolUse(...args);
   }
 
-  /**
-   * `observation` (of a call of `name` with `args`) with what the hooks add for the model: when
-   * the call `ran` and succeeded, the PostToolUse hooks see its output (masked) and their
-   * objection, stop and context follow it; the context of the call's PreToolUse hooks (`pre`)
-   * follows in any case. Masked.
-   */
-  async postToolUse(
-    name: string,
-    args: unknown,
-    observation: Observation,
-    ctx: ToolContext,
-    options: { pre?: HookOutcome; ran: boolean },
-  ): Promise<Observation> {
-    const { hooks, masker } = this.#options;
-    const { pre, ran } = options;
-    observation = maskObservation(observation, masker);
-    if (ran && observation.status === "SUCCEEDED" && hooks?.has("PostToolUse", name)) {
-      const callId = masker.mask(ctx.callId ?? "");
-      const post = await hooks.fire("PostToolUse", {
-        ...toolFields(name, masker.maskDeep(args), callId),
-        tool_response: { output: observation.output },
-      }, { toolName: name, callId, signal: ctx.signal });
-      for (const note of post.notes) hooks.tell(masker.mask(note));
-      if (post.stop !== undefined) this.#stopTurn("PostToolUse", post.stop, ctx);
-      const said = [
-        ...post.block === undefined ? [] : [`Objection: ${post.block}`],
-        ...post.stop === undefined ? [] : [`The turn was stopped: ${post.stop}`],
-        ...post.context,
-      ];
-      if (said.length > 0) {
-        observation = {
-          ...observation,
-          output: `${observation.output}\n\n${masker.mask(hookFrame("POSTTOOLUSE HOOK", said))}`,
-        };
-      }
-    }
-    if (pre !== undefined && pre.context.length > 0) {
-      const text = masker.mask(hookFrame("PRETOOLUSE HOOK", pre.context));
-      observation = observation.status === "SUCCEEDED"
-        ? { ...observation, output: `${observation.output}\n\n${text}` }
-        : { ...observation, message: `${observation.message}\n\n${text}` };
-    }
-    return observation;
-  }
-
-  /**
-   * The refusal of a call of `name` (one that runs outside the gate) a PreToolUse hook blocked,
-   * audited as the gate audits its own: the hook decided.
-   */
-  refusedByHook(name: string, args: unknown, block: string, ctx: ToolContext): Observation {
-    const { masker, runtime } = this.#options;
-    const reason = masker.mask(`A PreToolUse hook blocked this: ${block}`);
-    this.#options.audit?.({
-      v: 1,
-      time: new Date().toISOString(),
-      ...(this.#options.session ? { session: this.#options.session } : {}),
-      callId: masker.mask(ctx.callId ?? ""),
-      tool: name,
-      args: masker.maskDeep(args),
-      profile: runtime.profile.name,
-      mode: this.#options.mode,
-      decision: "deny",
-      decidedBy: "hook",
-      reason,
-      sandbox: "none",
-      status: "ERROR",
-      code: "POLICY_DENIED",
-      durationMs: 0,
-    });
-    return { status: "ERROR", code: "POLICY_DENIED", message: reason };
+  /** See {@linkcode ToolHooks.refusedByHook}. */
+  refusedByHook(...args: Parameters<ToolHooks["refusedByHook"]>): Observation {
+    return this.#toolHooks.refusedByHook(...args);
   }
 
   async #run(tool: Tool, args: unknown, ctx: ToolContext): Promise<Observation> {

@@ -12,7 +12,7 @@
  * BYPASS, as the gate denies a hook's question there), a rewritten input is validated again by
  * the tool and judged by the rules and the host, `continue: false` ends the turn.
  */
-import type { PermissionGate } from "../../agent/permission_gate.ts";
+import type { ToolHookCalls } from "../../agent/tool_hooks.ts";
 import type { Observation } from "../../core/observation.ts";
 import type { HookOutcome } from "../../sandbox/hooks/run.ts";
 import type { AuditRecord } from "../../sandbox/audit.ts";
@@ -40,7 +40,7 @@ export interface ToolRulesOptions {
   hooks?: (
     event: "PreToolUse" | "PostToolUse",
     name: string,
-  ) => Promise<Pick<PermissionGate, "preToolUse" | "postToolUse"> | undefined>;
+  ) => Promise<ToolHookCalls | undefined>;
 }
 
 /** Who decided a call, and why, as the audit log says it. */
