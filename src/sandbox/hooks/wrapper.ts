@@ -50,10 +50,23 @@ export async function hookScript(
     `export CLAUDE_PROJECT_DIR=${quote(workspace)} TERN_PROJECT_DIR=${quote(workspace)} ` +
     "PYTHONDONTWRITEBYTECODE=1",
     input,
+    // Kills every process but the wrapper's own ($$, $1, the caller) that holds the caller's
+    // stdout or fd 3 (the pipes the hook's answer comes back through), until none does.
+    "__reap() { local n f p k; for n in 1 2 3 4 5 6 7 8; do k=; " +
+    "for f in /proc/[0-9]*/fd/*; do p=${f#/proc/}; p=${p%%/*}; " +
+    'case $p in "$$"|"$1"|"$BASHPID") continue;; esac; ' +
+    'if [ "$f" -ef /proc/$BASHPID/fd/1 ] || [ "$f" -ef /proc/$BASHPID/fd/3 ]; then ' +
+    'kill -KILL "$p" 2>/dev/null; k=1; fi; done; [ -z "$k" ] && return; done; }',
     // fd 5: the script's own output. The hook's stdout goes to the inner `$(…)`, its stderr
-    // (fd 3) to the outer one, whose status is the hook's exit code.
+    // (fd 3) to the outer one, whose status is the hook's exit code. The answer is taken when
+    // the hook exits: it runs as a job of its own (`set -m`: a process group), and then what is
+    // left of that group, and any other process still holding those pipes (one that left the
+    // group: `setsid`), is killed. A background child keeping the hook's stdout open
+    // (`sleep 60 &`) would otherwise hold the `$(…)` until the hook's timeout, its answer lost.
     "exec 5>&1 || exit 95",
-    `__e=$( { __o=$(printf '%s' "$__i" | bash -c ${quote(command)} 2>&3 3>&- 5>&-); __c=$?; ` +
+    `__e=$( { __s=$BASHPID; __o=$(set -m; bash -c ${quote(command)} ` +
+    `< <(printf '%s' "$__i" 3>&- 5>&-) 2>&3 3>&- 5>&- & __p=$!; wait "$__p"; __c=$?; ` +
+    `kill -KILL -- "-$__p" 2>/dev/null; __reap "$__s"; exit "$__c"); __c=$?; ` +
     `printf '%s' "${marker}:$__o:${marker}:" >&5 || exit 95; exit "$__c"; } 3>&1 )`,
     "__c=$?",
     `printf '%s' "$__e:${marker}:$__c"`,
