@@ -5,10 +5,21 @@
  * has hooks, so a conversation without hooks pays nothing. `toolHookGate` does the same for the
  * tools that run outside the gate (the subagent host's).
  */
-import type { PermissionGate } from "../agent/permission_gate.ts";
+import type { ToolHookCalls } from "../agent/tool_hooks.ts";
+import { warningLine } from "../core/warnings.ts";
 import { type HookCommand, type HookEvent, matches } from "../sandbox/hooks/config.ts";
 import { hookFrame, type HookOutcome } from "../sandbox/hooks/run.ts";
 import type { AgentSandbox } from "./agent_sandbox.ts";
+
+/**
+ * The most seconds SessionEnd hooks may hold up a session's close (a hook's own `timeout` is
+ * cut to it): closing is never left waiting on a hook for long. Claude Code gives them 1.5 s;
+ * here a hook's sandbox must start first.
+ */
+export const SESSION_END_MAX_S = 10;
+
+/** The signals that stop SessionEnd hooks at a close: Ctrl-C, SIGTERM, SIGHUP. */
+const CLOSE_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /** What a prompt becomes after SessionStart and UserPromptSubmit hooks. */
 export type PromptOutcome =
@@ -31,7 +42,11 @@ export class SessionHooks {
     return this.#list;
   }
 
-  /** Runs the hooks of `event`; undefined when it has none. */
+  /**
+   * Runs the hooks of `event`; undefined when it has none. SessionEnd hooks (at a close) run
+   * at most {@linkcode SESSION_END_MAX_S} seconds, and Ctrl-C, SIGTERM or SIGHUP stops them,
+   * each noted to the person: nothing may keep tern from closing.
+   */
   async fire(
     event: HookEvent,
     fields: Record<string, unknown>,
@@ -39,7 +54,11 @@ export class SessionHooks {
   ): Promise<HookOutcome | undefined> {
     if (!(await this.#list).some((hook) => hook.event === event)) return undefined;
     const sandbox = await this.#sandbox();
-    const outcome = await sandbox.hooks?.fire(event, fields, { signal });
+    using closing = event === "SessionEnd" ? stoppedBySignals(signal) : undefined;
+    const outcome = await sandbox.hooks?.fire(event, fields, {
+      signal: closing?.signal ?? signal,
+      ...(closing === undefined ? {} : { maxTimeoutS: SESSION_END_MAX_S }),
+    });
     if (outcome === undefined) return undefined;
     // What reaches the model or the screen never carries a key tern knows of.
     const { masker } = sandbox.gate.options;
@@ -70,10 +89,10 @@ export class SessionHooks {
     }
     const submit = await this.fire("UserPromptSubmit", { prompt: task }, signal);
     if (submit?.block !== undefined || submit?.stop !== undefined) {
-      return {
-        blocked: true,
-        reason: `A UserPromptSubmit hook blocked this prompt: ${submit.block ?? submit.stop}`,
-      };
+      // The person is shown it as tern's own line (`tern: CANCELLED: …`): the hook's words are
+      // kept to that line, so a line break in them cannot start one that passes for tern's.
+      const why = warningLine(submit.block ?? submit.stop ?? "");
+      return { blocked: true, reason: `A UserPromptSubmit hook blocked this prompt: ${why}` };
     }
     context.push(...submit?.context ?? []);
     if (context.length === 0) return { blocked: false, text: task };
@@ -92,8 +111,31 @@ export class SessionHooks {
   }
 }
 
+/**
+ * A signal that aborts with `signal`, or when Ctrl-C, SIGTERM or SIGHUP comes while it is in
+ * use (what stops the SessionEnd hooks of a close: the front end may be waiting on the close,
+ * with no turn left to cancel). Disposing of it stops listening.
+ */
+function stoppedBySignals(signal: AbortSignal | undefined): Disposable & { signal: AbortSignal } {
+  const controller = new AbortController();
+  const stop = () => controller.abort("tern was closing and was interrupted (a signal came)");
+  const listeners = CLOSE_SIGNALS.map((name) => {
+    try {
+      Deno.addSignalListener(name, stop);
+      return () => Deno.removeSignalListener(name, stop);
+    } catch {
+      // A platform without the signal: the time limit still bounds the close.
+      return () => {};
+    }
+  });
+  const both = signal === undefined
+    ? controller.signal
+    : AbortSignal.any([signal, controller.signal]);
+  return { signal: both, [Symbol.dispose]: () => listeners.forEach((remove) => remove()) };
+}
+
 /** What fires a tool call's hooks: the gate's code. */
-export type ToolHookGate = Pick<PermissionGate, "preToolUse" | "postToolUse">;
+export type ToolHookGate = ToolHookCalls;
 
 /**
  * For the tools that run outside the gate (the subagent host's): the gate that fires the hooks

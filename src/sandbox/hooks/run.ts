@@ -67,6 +67,20 @@ export interface HookOutcome {
   notes: string[];
 }
 
+/** How {@linkcode HookRunner.fire} runs the hooks of one event. */
+export interface FireOptions {
+  /** The tool the event is for (PreToolUse, PostToolUse): the hooks whose matcher names it. */
+  toolName?: string;
+  callId?: string;
+  /**
+   * Stops the hooks (Esc, a cancelled turn); they count as hooks that could not run. A string
+   * `reason` says why, after "as" (`tern was closing and was interrupted`).
+   */
+  signal?: AbortSignal;
+  /** The most seconds any hook may run, below its own `timeout` (SessionEnd at a close). */
+  maxTimeoutS?: number;
+}
+
 /** Where hooks run and where their runs are recorded. */
 export interface HookRunnerOptions {
   /** The trusted hooks. */
@@ -127,11 +141,11 @@ export class HookRunner {
    * ask, ask over allow (which is no opinion here). A PreToolUse hook that could not run asks
    * (see the module's notes). The caller shows `notes` to the person.
    */
-  async fire(event: HookEvent, fields: Record<string, unknown>, options: {
-    toolName?: string;
-    callId?: string;
-    signal?: AbortSignal;
-  } = {}): Promise<HookOutcome> {
+  async fire(
+    event: HookEvent,
+    fields: Record<string, unknown>,
+    options: FireOptions = {},
+  ): Promise<HookOutcome> {
     const outcome = await this.#fireOnce(event, fields, options);
     if (event !== "PreToolUse") return outcome;
     // Every hook judges what will run: a rewritten input goes to all of them again, until no
@@ -162,11 +176,11 @@ export class HookRunner {
   }
 
   /** Runs the hooks of `event` once (see {@linkcode fire}). */
-  async #fireOnce(event: HookEvent, fields: Record<string, unknown>, options: {
-    toolName?: string;
-    callId?: string;
-    signal?: AbortSignal;
-  }): Promise<HookOutcome> {
+  async #fireOnce(
+    event: HookEvent,
+    fields: Record<string, unknown>,
+    options: FireOptions,
+  ): Promise<HookOutcome> {
     const outcome: HookOutcome = { context: [], notes: [] };
     const chosen = this.#options.hooks.filter((hook) =>
       hook.event === event && matches(hook.matcher, options.toolName)
@@ -189,7 +203,7 @@ export class HookRunner {
   async #runOne(
     hook: HookCommand,
     input: Record<string, unknown>,
-    options: { toolName?: string; callId?: string; signal?: AbortSignal },
+    options: FireOptions,
   ): Promise<Answer> {
     const started = performance.now();
     const shell = this.#options.shell();
@@ -211,7 +225,7 @@ export class HookRunner {
         );
       }
     } else {
-      answer = await this.#confined(hook, input, shell.run, options.signal);
+      answer = await this.#confined(hook, input, shell.run, options);
       exitCode = answer.exitCode ?? null;
     }
     const confined = typeof shell === "object" ? shell.confined : undefined;
@@ -224,8 +238,10 @@ export class HookRunner {
     hook: HookCommand,
     input: Record<string, unknown>,
     run: ShellRunner,
-    signal: AbortSignal | undefined,
+    options: FireOptions,
   ): Promise<Answer> {
+    const { signal } = options;
+    const timeoutS = Math.min(hook.timeoutS, options.maxTimeoutS ?? Infinity);
     const marker = `TERN_HOOK_${crypto.randomUUID().replaceAll("-", "")}`;
     const { workspace } = this.#options;
     let json = JSON.stringify(input);
@@ -262,7 +278,7 @@ export class HookRunner {
     try {
       result = await run(script, {
         cwd: workspace,
-        timeoutMs: Math.min(hook.timeoutS * 1000, MAX_TIMER_MS),
+        timeoutMs: Math.min(timeoutS * 1000, MAX_TIMER_MS),
         signal,
         onOutput: (text) => {
           printed += text.length;
@@ -285,11 +301,17 @@ export class HookRunner {
     if (result === undefined) return unable(hook, failed ?? "it could not start");
     if (result.timedOut) {
       return {
-        note: `The ${hook.event} hook "${shownCommand(hook)}" timed out after ${hook.timeoutS} s`,
+        note: `The ${hook.event} hook "${shownCommand(hook)}" timed out after ${timeoutS} s` +
+          (timeoutS < hook.timeoutS ? ", the most it may run here" : ""),
       };
     }
     // Stopped (Esc, a cancelled turn or compaction): its output ends anywhere, and says nothing.
-    if (signal?.aborted) return unable(hook, "it was stopped, as what it ran for was cancelled");
+    if (signal?.aborted) {
+      const why = typeof signal.reason === "string"
+        ? signal.reason
+        : "what it ran for was cancelled";
+      return unable(hook, `it was stopped, as ${why}`);
+    }
     const whole = printed <= MAX_HOOK_OUTPUT_CHARS;
     // Cut, its exit code (at the end) still reads, and exit code 2 blocks without its text.
     const ran = unwrap(whole ? pieces.join("") : result.output, marker);
