@@ -70,6 +70,11 @@ export interface GateOptions {
    * and the tool see), PostToolUse after a call that succeeded.
    */
   hooks?: HookRunner;
+  /**
+   * A variable's value where the sandbox reads a granted one (tern's own environment): a grant
+   * of one that could never reach a command is refused before anyone is asked.
+   */
+  envValue?: (name: string) => string | undefined;
 }
 
 /** Approvals and grants that last for the session, shared by every gated tool. */
@@ -275,8 +280,13 @@ export class PermissionGate {
 
   /** Where grants are judged: the runtime's workspace, home and tern home. */
   get #places(): GrantPlaces {
-    const { runtime } = this.#options;
-    return { workspace: runtime.workspace, home: runtime.home, ternHome: runtime.ternHome };
+    const { runtime, envValue } = this.#options;
+    return {
+      workspace: runtime.workspace,
+      home: runtime.home,
+      ternHome: runtime.ternHome,
+      ...(envValue === undefined ? {} : { envValue }),
+    };
   }
 
   /** The rules about request_permissions, their paths expanded once. */

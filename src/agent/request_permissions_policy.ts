@@ -12,7 +12,8 @@
 import { isAbsolute, join, resolve, sep } from "../core/path.ts";
 import { HOME_ALLOWLIST } from "../sandbox/home_view.ts";
 import { secretLocations } from "../sandbox/protected_paths.ts";
-import { isInjectingName } from "../sandbox/shell_env.ts";
+import { mayReadVariable, unreadableVariableHint } from "../config/env.ts";
+import { unpassableReason } from "../sandbox/shell_env.ts";
 
 /** What request_permissions asks for, normalised (absolute real paths, two-word prefixes). */
 export interface GrantRequest {
@@ -36,6 +37,11 @@ export interface GrantPlaces {
    * host grant shares the whole network with bubblewrap, so the reviewer may not grant one.
    */
   netPerHost?: boolean;
+  /**
+   * A variable's value in the environment commands would get it from (tern's own); without it
+   * only names are judged.
+   */
+  envValue?: (name: string) => string | undefined;
 }
 
 /** What a rule for `request_permissions` lists (see `PermissionRule`). */
@@ -60,8 +66,26 @@ const SYSTEM_SECRETS: readonly string[] = [
   "/root",
 ];
 
-/** Variable names that look like they hold a secret. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE/i;
+/**
+ * A sentence saying why a requested variable cannot be granted, for the first such one;
+ * undefined when each can. A variable that loads code or looks like a secret never passes into
+ * a command (`unpassableReason`), and one tern cannot read passes nothing: granting either
+ * would say "Granted" and change nothing.
+ */
+export function unpassableEnv(request: GrantRequest, places: GrantPlaces): string | undefined {
+  for (const name of request.env) {
+    const value = places.envValue?.(name);
+    const why = unpassableReason(name, value);
+    if (why !== undefined) return `variable "${name}" never reaches a command: ${why}`;
+    if (places.envValue !== undefined && value === undefined) {
+      return `variable "${name}" ` +
+        (mayReadVariable(name)
+          ? "is not set in tern's environment: set it before starting tern"
+          : `is one tern may not read: ${unreadableVariableHint(name)}`);
+    }
+  }
+  return undefined;
+}
 
 /**
  * The first requested path that is tern's home or inside it, with a sentence saying why it is
@@ -80,8 +104,8 @@ export function ternHomeReach(request: GrantRequest, places: GrantPlaces): strin
  * the request is narrow. Only a person may grant running without the sandbox, writing outside
  * the workspace, any path that is (or holds) the home folder, `/`, tern's home or a secret
  * location (ssh and cloud keys, `/etc/shadow`, …), any other path in the home folder the
- * sandbox hides (all but the workspace and the toolchain folders), variables that look secret
- * or inject code,
+ * sandbox hides (all but the workspace and the toolchain folders), variables whose name or
+ * value looks secret or whose name injects code,
  * and hosts while a host grant opens the whole network to shell commands (`netPerHost`).
  */
 export function reviewerLimits(request: GrantRequest, places: GrantPlaces): string[] {
@@ -114,7 +138,7 @@ export function reviewerLimits(request: GrantRequest, places: GrantPlaces): stri
     );
   }
   for (const name of request.env) {
-    if (SECRET_NAME.test(name) || isInjectingName(name)) {
+    if (unpassableReason(name, places.envValue?.(name)) !== undefined) {
       limits.push(`an environment variable that may hold a secret or run code ("${name}")`);
     }
   }

@@ -29,6 +29,7 @@ import {
   reviewerLimits,
   ruleFor,
   ternHomeReach,
+  unpassableEnv,
 } from "./request_permissions_policy.ts";
 
 /** A rule about request_permissions, its paths expanded. */
@@ -105,6 +106,8 @@ export async function judgeGrant(
   });
   const reach = ternHomeReach(request, places);
   if (reach !== undefined) return deny(`Denied: ${reach}`);
+  const unpassable = unpassableEnv(request, places);
+  if (unpassable !== undefined) return deny(`Denied: ${unpassable}`);
   const refusing = context.rules.find((r) =>
     r.rule.action === "deny" && grantRuleTouches(r.lists, request)
   );

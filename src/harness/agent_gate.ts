@@ -14,6 +14,7 @@ import { builtinTools } from "../tools/mod.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { HookRunner } from "../sandbox/hooks/run.ts";
 import { warnPerson } from "../core/warnings.ts";
+import { readEnv } from "./env.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 import type { Reviewer } from "../sandbox/review.ts";
 import { type ConfigSource, describeSource } from "../config/sources.ts";
@@ -81,6 +82,8 @@ export async function withRuntime(
     session: options.sessionId ?? runId,
     onPermissionChange: options.onPermissionChange,
     ...(hooks ? { hooks } : {}),
+    // Where the sandbox reads a granted variable (agent_sandbox.ts's `grantedEnv`).
+    envValue: readEnv,
   });
   if (options.permissions?.length) await gate.restore(options.permissions);
   const tools = new ToolRegistry([

@@ -6,6 +6,7 @@
 import { ConfigError } from "../config/mod.ts";
 import { auditDir } from "../sandbox/audit.ts";
 import { createSandbox } from "../sandbox/runtime.ts";
+import { readEnv } from "./env.ts";
 import { personDenials } from "./path_denials.ts";
 import { sourceUrl } from "../core/source_url.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
@@ -31,6 +32,8 @@ export async function openAgentSandbox(options: AgentSandboxOptions): Promise<Ag
     denials: await personDenials(config.rules),
     ternHome: config.ternHome,
     env: options.env,
+    // A variable a profile or a grant names comes from tern's own environment.
+    grantedEnv: readEnv,
     handlerUrl: sourceUrl("src/tools/worker_handler.ts"),
     auditDir: auditDir(config.ternHome),
     runId,

@@ -55,7 +55,7 @@ import {
 import { type DeniedPaths, findDeniedPaths, type PathDenials } from "./denied_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
-import { networkEnv } from "./shell_env.ts";
+import { networkEnv, unpassableReason } from "./shell_env.ts";
 import { warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
 import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
 import { hookScriptsShown, withHookScripts } from "./hooks/scripts_folder.ts";
@@ -255,13 +255,18 @@ export interface CreateSandboxOptions {
   noSandbox: boolean;
   home?: string;
   /**
-   * The home folder of tern's user account, hidden as `home` is (default: the one /etc/passwd
-   * gives this process's uid): HOME may be unset or name another folder.
+   * The home folder of tern's user account, masked whole (default: the one /etc/passwd gives
+   * this process's uid): HOME may be unset or name another folder.
    */
   accountHome?: string;
   ternHome: string;
   /** The environment shell commands may draw on (filtered by `shellEnv`). */
   env: Readonly<Record<string, string>>;
+  /**
+   * Where a variable a profile or a grant names is read (default: `env`): tern's own
+   * environment, so the person's value passes, unless `unpassableReason` holds for it.
+   */
+  grantedEnv?: (name: string) => string | undefined;
   /** The tools' worker handler module. */
   handlerUrl: URL;
   /** Directory for the worker's Deno permission-audit files; none when absent. */
@@ -432,9 +437,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await Deno.mkdir(ternHome, { recursive: true, mode: 0o700 }).catch(() => {});
     }
     const granted = profile.grants.env === "all" ? [] : profile.grants.env;
-    const passed = Object.fromEntries(
-      granted.flatMap((name) => options.env[name] === undefined ? [] : [[name, options.env[name]]]),
-    );
+    const valueOf = options.grantedEnv ?? ((name: string) => options.env[name]);
+    const passed = Object.fromEntries(granted.flatMap((name) => {
+      const value = valueOf(name);
+      return value === undefined || unpassableReason(name, value) !== undefined
+        ? []
+        : [[name, value]];
+    }));
     const view = viewOf({ ...options, accountHome }, roots, profile.grants.read, rootOnly);
     const denied = denials === null ? null : await findDeniedPaths(options.workspace, denials);
     deniedByRules = denied;

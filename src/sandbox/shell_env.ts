@@ -1,5 +1,6 @@
 /** The environment shell commands see: an allowlist, minus anything that injects code. */
 import { safeEnv } from "./process.ts";
+import { SecretMasker } from "./secrets.ts";
 
 /**
  * Names that turn a shell or the tools it starts into a code runner: preloads and library
@@ -31,6 +32,34 @@ const INJECTING: readonly RegExp[] = [
  */
 export function isInjectingName(name: string): boolean {
   return INJECTING.some((pattern) => pattern.test(name));
+}
+
+/** Variable names that look like they hold a secret. */
+const SECRET_NAME =
+  /KEY|TOKEN|SECRET|PASS|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|PAT$|DSN|SALT/i;
+
+/** Whatever the name, a value the masker would hide is a secret (made at the first check). */
+let valueMasker: SecretMasker | undefined;
+
+/**
+ * Why variable `name`, holding `value` where tern reads it, never passes into a shell command,
+ * whatever a profile or a grant names; undefined when it may. A variable that loads code
+ * ({@linkcode isInjectingName}) never does, nor one whose name or value looks like a secret: a
+ * format the masker knows (keys, tokens, a URL with a password) or, unless it is a list of
+ * absolute paths, a long word of letters and digits, as random tokens are. A name says little
+ * (`DEPLOY_X` may hold a token); a false alarm only keeps a variable from commands.
+ */
+export function unpassableReason(name: string, value?: string): string | undefined {
+  if (isInjectingName(name)) return "it makes the shell or the programs it runs load other code";
+  if (SECRET_NAME.test(name)) return "its name says it holds a secret";
+  if (value === undefined) return undefined;
+  valueMasker ??= new SecretMasker();
+  const pathList = value.split(":").every((part) => part.startsWith("/"));
+  const randomWord = /(?:^|\s)(?=\S*[A-Za-z])(?=\S*[0-9])\S{16,}/.test(value);
+  if (valueMasker.mask(value) !== value || (!pathList && randomWord)) {
+    return "its value looks like a secret (a key, a token or a password)";
+  }
+  return undefined;
 }
 
 /**

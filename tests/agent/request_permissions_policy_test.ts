@@ -8,6 +8,7 @@ import {
   reviewerLimits,
   ruleFor,
   ternHomeReach,
+  unpassableEnv,
 } from "../../src/agent/request_permissions_policy.ts";
 
 const PLACES: GrantPlaces = {
@@ -111,6 +112,31 @@ Deno.test("reviewerLimits() refuses variables that look secret or inject code", 
   ) {
     match(reviewerLimits(request({ env: [name] }), PLACES).join(), /environment variable/, name);
   }
+});
+
+Deno.test("unpassableEnv() refuses a variable that loads code, looks secret by name or value, or is unset", () => {
+  const values: Record<string, string> = {
+    DEPLOY_GH: "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    DATABASE_URL: "postgres://app:hunter2hunter2@db:5432/app",
+    BUILD_X: "q8Zr4LmT0vKp2WnY6sJd",
+    NODE_ENV: "production",
+    EXTRA_PATH: "/opt/jdk-17/bin:/usr/lib/go-1.22/bin",
+    GREETING: "hello world from build 42",
+    GITHUB_PAT: "short",
+    LD_PRELOAD: "/x.so",
+  };
+  const places = { ...PLACES, envValue: (name: string) => values[name] };
+  const why = (name: string) => unpassableEnv(request({ env: ["NODE_ENV", name] }), places);
+  for (const name of ["DEPLOY_GH", "DATABASE_URL", "BUILD_X"]) {
+    match(why(name) ?? "", /value looks like a secret/, name);
+  }
+  match(why("GITHUB_PAT") ?? "", /name says it holds a secret/);
+  match(why("LD_PRELOAD") ?? "", /load other code/);
+  match(why("TERN_UNSET_ONE") ?? "", /"TERN_UNSET_ONE" is not set in tern's environment/);
+  for (const name of ["EXTRA_PATH", "GREETING"]) equal(why(name), undefined, name);
+  // Without a way to read values, only names are judged.
+  equal(unpassableEnv(request({ env: ["BUILD_X", "UNSET"] }), PLACES), undefined);
+  match(reviewerLimits(request({ env: ["BUILD_X"] }), places).join(), /environment variable/);
 });
 
 Deno.test("reviewerLimits() lists each reason of a mixed request", () => {
