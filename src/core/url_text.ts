@@ -11,10 +11,12 @@ const HIDDEN = "***";
 /**
  * `url` without what may be a credential: the user name and password become one `***`, and so
  * do each query parameter's value (its name stays; a parameter without `=` is hidden whole) and
- * the fragment. A text with none of them, or that is no URL, is returned as it is. Never throws.
+ * the fragment. A text with none of them is returned as it is, and so is one that is no URL but
+ * for what reads as those parts (`http://me:pw@host:99999/v1`, a port out of range, still hides
+ * its password: it is shown in the error that refuses it). Never throws.
  */
 export function shownUrl(url: string): string {
-  if (!URL.canParse(url)) return url;
+  if (!URL.canParse(url)) return shownText(url);
   const parsed = new URL(url);
   const { username, password, search, hash } = parsed;
   if (username === "" && password === "" && search === "" && hash === "") return url;
@@ -24,4 +26,12 @@ export function shownUrl(url: string): string {
   );
   return `${parsed.protocol}//${userinfo}${parsed.host}${parsed.pathname}` +
     (query.length > 0 ? `?${query.join("&")}` : "") + (hash === "" ? "" : `#${HIDDEN}`);
+}
+
+/** What of `text` (no URL) reads as a URL's user part, query values or fragment, hidden. */
+function shownText(text: string): string {
+  return text
+    .replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#\s]*@/, `$1${HIDDEN}@`)
+    .replace(/([?&][^=&#\s]*=)[^&#\s]*/g, `$1${HIDDEN}`)
+    .replace(/#\S*/, `#${HIDDEN}`);
 }

@@ -18,3 +18,12 @@ Deno.test("shownUrl() returns a URL without credentials, or a text that is no UR
   equal(shownUrl("http://127.0.0.1:11434/v1/"), "http://127.0.0.1:11434/v1/");
   equal(shownUrl("not a url"), "not a url");
 });
+
+Deno.test("shownUrl() hides the credentials of a URL it cannot parse (a port out of range)", () => {
+  equal(shownUrl("http://me:hunter2secretpw@127.0.0.1:99999/v1"), "http://***@127.0.0.1:99999/v1");
+  equal(
+    shownUrl("http://h:99999/v1?key=sk-abc&x=1#tok"),
+    "http://h:99999/v1?key=***&x=***#***",
+  );
+  equal(shownUrl("http://[::1/v1"), "http://[::1/v1");
+});
