@@ -309,7 +309,7 @@ export function resolveNamedProvider(
   config: Pick<ModelConfig, "providers" | "apiKeys">,
   options: { primary: boolean; baseUrl: string | undefined },
 ): ResolvedProvider | undefined {
-  const entry = config.providers[name];
+  const entry = Object.hasOwn(config.providers, name) ? config.providers[name] : undefined;
   const preset = findPreset(name);
   if (entry === undefined && preset === undefined) return undefined;
   const api = entry?.api ?? preset?.api;

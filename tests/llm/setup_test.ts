@@ -66,6 +66,11 @@ Deno.test("setupModels() refuses an unknown provider, a missing key and a bad fa
       return true;
     });
   refused(config({ provider: "nope" }), /Unknown provider "nope": use one from .*"anthropic"/);
+  // An object's own properties are no providers (a project config naming "constructor" got a
+  // misleading "needs api" error).
+  for (const name of ["constructor", "toString", "hasOwnProperty"]) {
+    refused(config({ provider: name }), new RegExp(`Unknown provider "${name}"`));
+  }
   refused(
     config({ provider: "anthropic" }),
     /No API key for provider "anthropic".*ANTHROPIC_API_KEY/,
