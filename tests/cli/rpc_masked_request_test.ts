@@ -40,6 +40,8 @@ testWith(
       finished = true;
       equal(code, 0);
       match(String(asked.reason), /redirection ">" writes "\/tmp\/\[REDACTED\]\.txt"/);
+      // What the client shows is not all that runs: the request says so.
+      equal(asked.hiddenKeys, true);
       const shown = JSON.stringify(rpc.lines);
       ok(!shown.includes("SECRETKEY1234567890"), shown);
     } finally {

@@ -432,9 +432,14 @@ function questionText(request: ReviewRequest): ToolCallContent {
     ? ""
     : `\n${noteLabel(request.note)} ${visibleText(request.note.text.replace(/\s+/g, " "))}`;
   const reason = visibleText(request.reason);
+  // The command shown is masked: a key format can take in shell syntax that runs.
+  const hidden = request.hiddenKeys
+    ? "Part of this call is hidden as a key: what is shown may not be all that runs; deny if " +
+      "unsure\n"
+    : "";
   return {
     type: "content",
-    content: { type: "text", text: `${reason}${note}${said}${scope}` },
+    content: { type: "text", text: `${hidden}${reason}${note}${said}${scope}` },
   };
 }
 

@@ -42,6 +42,8 @@ export class PermissionDesk {
       tool: request.tool,
       summary: request.summary,
       reason: request.reason,
+      // The summary and args are masked, and a key format can take in shell syntax that runs.
+      ...(request.hiddenKeys ? { hiddenKeys: true } : {}),
       ...(request.modelReason === undefined ? {} : { modelReason: request.modelReason }),
       ...(request.note === undefined ? {} : { note: request.note }),
       profile: request.profile,

@@ -84,6 +84,11 @@ export type RpcOutput =
     tool: string;
     summary: string;
     reason: string;
+    /**
+     * Part of the call was hidden as a key (`summary` and `args` are masked, and a key format can
+     * take in shell syntax): what is shown may not be all that runs. Present only then.
+     */
+    hiddenKeys?: true;
     modelReason?: string;
     /** An ask rule's or a PreToolUse hook's words, and who gave them: not tern's. */
     note?: { from: string; text: string };
