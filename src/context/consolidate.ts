@@ -352,22 +352,23 @@ export function restoreFiles(
   record: ConsolidationRecord,
 ): { restored: string[]; changed: string[] } {
   const folder = memoryFolder(workspace);
-  const restored: string[] = [];
+  const restorable: { file: ConsolidatedFile; path: string }[] = [];
   const changed: string[] = [];
+  // Every file is read before any is written: one that cannot be (a link, a FIFO) throws while
+  // nothing has changed, rather than after the files before it were restored and not recorded.
   for (const file of record.files ?? []) {
     const name = file.path.split("/").pop() ?? "";
     // The recorded path came from the session: confined again to the memory folder.
     if (file.path !== `.tern/memory/${name}` || topicName(name) + ".md" !== name) continue;
     const path = join(folder, name);
-    if (readTopic(path) !== file.after) {
-      changed.push(file.path);
-      continue;
-    }
+    if (readTopic(path) === file.after) restorable.push({ file, path });
+    else changed.push(file.path);
+  }
+  for (const { file, path } of restorable) {
     if (file.before === null) Deno.removeSync(path);
     else replaceFile(path, file.before);
-    restored.push(file.path);
   }
-  return { restored, changed };
+  return { restored: restorable.map(({ file }) => file.path), changed };
 }
 
 /** The record of a consolidation entry; undefined for other entries. */

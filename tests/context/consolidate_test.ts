@@ -143,6 +143,26 @@ Deno.test("writeTopics() appends to .tern/memory/<name>.md, and restoreFiles() p
   });
 });
 
+Deno.test("restoreFiles() restores nothing when one of the files cannot be read back", async () => {
+  await withWorkspace(async (ws) => {
+    const files = writeTopics(ws, [
+      { name: "alpha", title: "Alpha", lines: ["- a"] },
+      { name: "beta", title: "Beta", lines: ["- b"] },
+    ]);
+    const alpha = join(ws, ".tern", "memory", "alpha.md");
+    const beta = join(ws, ".tern", "memory", "beta.md");
+    // A planted link where the second topic was: that file cannot be restored.
+    await Deno.remove(beta);
+    await Deno.symlink(alpha, beta);
+    throws(
+      () => restoreFiles(ws, { status: "done", from: null, upTo: "x", files }),
+      /not a regular file/,
+    );
+    // The first was not restored (removed, as before the consolidation) on its own.
+    equal(await Deno.readTextFile(alpha), "# Alpha\n- a\n");
+  });
+});
+
 Deno.test("writeTopics() never follows a symlink: not .tern, not .tern/memory, not a topic file", async () => {
   await withWorkspace(async (ws, root) => {
     const outside = join(root, "outside");
