@@ -101,7 +101,7 @@ export async function checkStillAsRead(
   servers: readonly McpServerConfig[],
   options: Pick<OpenMcpOptions, "ternHome" | "workspace" | "keyVariables" | "env">,
 ): Promise<void> {
-  const { pinChanges } = await import("../mcp/_pinned_files.ts");
+  const { pinChanges, unpinnableReasons } = await import("../mcp/_pinned_files.ts");
   const now = await loadMcpConfig({
     ternHome: options.ternHome,
     workspace: options.workspace,
@@ -111,6 +111,15 @@ export async function checkStillAsRead(
   });
   for (const server of servers) {
     const current = now.servers.find((s) => s.name === server.name && s.scope === server.scope);
+    // A pin that never holds: trust would be recorded for a server that never starts.
+    const never = unpinnableReasons(server.files ?? {});
+    if (never.length > 0) {
+      throw new Error(
+        `Cannot trust MCP server "${visibleText(server.name)}": ${
+          never.join(", ")
+        }; nothing trusted`,
+      );
+    }
     const changes = current === undefined
       ? ["its definition is gone"]
       : current.fingerprint !== server.fingerprint

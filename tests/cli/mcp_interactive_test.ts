@@ -129,3 +129,34 @@ Deno.test("interactive: /mcp trust refuses a project server whose file changed s
     await ws.cleanup();
   }
 });
+
+Deno.test("interactive: /mcp says why a project server can never be trusted, and /mcp trust refuses it", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const ternHome = join(ws.home, ".tern");
+    await Deno.mkdir(ternHome);
+    // Code given as text names no file to pin: such a server can never be trusted.
+    await Deno.writeTextFile(
+      join(ws.dir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { theirs: { command: "bash", args: ["-c", "exit 0"] } } }),
+    );
+    await withScriptedServer([{ text: "unused" }], async (server) => {
+      const env = lineEnv(ws.home, ternHome, server.baseUrl);
+      const run = await runTernWithInput(["--mode", "bypass"], "/mcp\n/mcp trust theirs\n", {
+        cwd: ws.dir,
+        env,
+      });
+      // Lines are wrapped to the terminal's width: read as one.
+      const shown = (run.stdout + run.stderr).replace(/\s+/g, " ");
+      match(shown, /tern cannot trust this project server: "the command line" cannot be pinned/);
+      ok(!/: \/mcp trust theirs/.test(shown), shown);
+      match(
+        shown,
+        /Cannot trust MCP server "theirs": "the command line" cannot be pinned .*; nothing trusted/,
+      );
+      ok(!(await Deno.stat(join(ternHome, "mcp-trust.json")).then(() => true, () => false)));
+    });
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -6,6 +6,7 @@ import type { McpServerStatus } from "../../mcp/manager.ts";
 import type { Theme } from "../../tui/theme.ts";
 import { oneLine } from "../../tui/format.ts";
 import { describeServer, type OpenedMcp } from "../../harness/mcp_setup.ts";
+import { unpinnableReasons } from "../../mcp/_pinned_files.ts";
 import type { SlashCommand } from "./commands.ts";
 
 /** The MCP side of the session, once opened. */
@@ -101,9 +102,12 @@ function statusLines(
     const head = `  ${oneLine(s.name)} ${state}${tools} ${
       theme.dim(`${s.transport} · ${s.scope}`)
     }`;
-    if (s.state === "UNTRUSTED") {
+    const server = servers.find((c) => c.name === s.name);
+    if (
+      s.state === "UNTRUSTED" && server !== undefined &&
+      unpinnableReasons(server.files ?? {}).length === 0
+    ) {
       // What it would run, for the person to check before trusting it.
-      const server = servers.find((c) => c.name === s.name)!;
       const runs = oneLine(`runs ${describeServer(server)}: /mcp trust ${s.name}`);
       return [head, `    ${theme.dim(runs)}`];
     }
