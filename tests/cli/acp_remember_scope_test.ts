@@ -26,7 +26,7 @@ const bash = (id: string, command: string) => ({
 async function dialogs(
   script: (request: ModelRequest, index: number) => unknown,
   optionId: string,
-  check: (asked: RequestPermissionRequest[], dir: string) => Promise<void>,
+  check: (asked: RequestPermissionRequest[], dir: string) => void | Promise<void>,
 ): Promise<void> {
   const server = await startScriptedServer(script as never, { chunkDelayMs: 0 });
   const ws = await tempWorkspace();
@@ -124,7 +124,7 @@ testWith(
         return { text: "done" };
       },
       "reject",
-      async (asked) => {
+      (asked) => {
         equal(asked.length, 1);
         const [question] = asked[0].toolCall.content ?? [];
         const text = question?.type === "content" && question.content.type === "text"
