@@ -174,7 +174,7 @@ export async function review(
 /** Why AUTO mode denies a call part of which is hidden as a key, with nobody to ask. */
 export const HIDDEN_KEYS_DENIAL = "Not approved: part of this call looks like a key and is " +
   "hidden from review, so the reviewer cannot see all that would run, and no person is there " +
-  "to ask: keep keys out of commands (read them from a file or a variable the sandbox passes)";
+  "to ask: keep keys out of commands (have the command read them from a file the sandbox shows)";
 
 /** The denial text for ASK mode without a terminal: says how to allow the call next time. */
 export function nonInteractiveDenial(request: ReviewRequest): string {
