@@ -63,6 +63,27 @@ Deno.test("childRequestSchema and childLineSchema read back what they describe",
   deepEqual(parseLine(parentLineSchema, JSON.stringify(answer), "answer"), answer);
 });
 
+Deno.test("an escalation keeps that part of the call was hidden as a key (hiddenKeys)", () => {
+  const line: ChildLine = {
+    type: "escalation",
+    version: CHILD_PROTOCOL_VERSION,
+    runId: "run-1",
+    escalationId: "e1",
+    request: {
+      tool: "bash",
+      args: { command: "deploy --token [REDACTED:secret]" },
+      summary: "deploy --token [REDACTED:secret]",
+      command: true,
+      reason: "destructive",
+      hiddenKeys: true,
+      profile: ":workspace",
+      rememberable: false,
+    },
+  };
+  // Before, the strict schema lacked the field: the line failed and the child's run with it.
+  deepEqual(parseLine(childLineSchema, JSON.stringify(line), "line"), line);
+});
+
 Deno.test("parseLine() refuses another version, extra fields, a bad id and non-JSON", () => {
   const sent = request("/work", "http://127.0.0.1:1/v1");
   throws(

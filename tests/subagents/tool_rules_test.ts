@@ -19,7 +19,7 @@ import { type AuditRecord, readAudit } from "../../src/sandbox/audit.ts";
  */
 async function spawnUnder(
   config: unknown,
-  options: { person?: AskPerson; mode?: "ask" | "auto" | "bypass" } = {},
+  options: { person?: AskPerson; mode?: "ask" | "auto" | "bypass"; message?: string } = {},
 ): Promise<{ result: string; tools: string[]; spawned: number; audit: AuditRecord[] }> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-rules-ws-" }));
   const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-rules-home-" }));
@@ -35,7 +35,8 @@ async function spawnUnder(
     if (result === undefined) {
       offered = request.tools.map((tool) => tool.name);
       // A read-only child (no approval of its tools): only the rules can stop it.
-      return call("spawn_agent", { task_name: "helper", message: "CHILD look" }, "s1");
+      const message = options.message ?? "CHILD look";
+      return call("spawn_agent", { task_name: "helper", message }, "s1");
     }
     told = String(result.content);
     return { text: "parent done" };
@@ -122,6 +123,7 @@ Deno.test("spawn_agent under an ask rule asks the person, and their no refuses i
   equal(asked.length, 1);
   equal(asked[0].tool, "spawn_agent");
   match(asked[0].summary, /^spawn_agent .*helper/);
+  equal(asked[0].hiddenKeys, undefined);
   deepEqual(asked[0].note, {
     from: 'the ask rule ask tool "spawn_agent" in your config',
     text: "ask me first",
@@ -131,6 +133,23 @@ Deno.test("spawn_agent under an ask rule asks the person, and their no refuses i
   deepEqual(audit.map((r) => [r.decision, r.decidedBy, r.reason]), [
     ["deny", "person", "The user denied it, saying: not now"],
   ]);
+});
+
+Deno.test("spawn_agent's question says part of the call was hidden as a key", async () => {
+  const asked: ReviewRequest[] = [];
+  const person: AskPerson = (request) => {
+    asked.push(request);
+    return Promise.resolve("deny");
+  };
+  const key = `ghp_${"a1B2c3D4e5".repeat(4).slice(0, 36)}`;
+  await spawnUnder({ rules: [{ action: "ask", tool: "spawn_agent" }] }, {
+    person,
+    message: `CHILD deploy with ${key}`,
+  });
+  equal(asked.length, 1);
+  ok(!JSON.stringify(asked[0]).includes(key));
+  // The front ends warn, and the AUTO reviewer never decides, on this flag.
+  equal(asked[0].hiddenKeys, true);
 });
 
 Deno.test("spawn_agent under an ask rule runs once the person allows it", async () => {

@@ -6,6 +6,7 @@
  * schemas; a line that does not parse is a protocol error, never guessed at.
  */
 import * as z from "../../core/zod.ts";
+import type { ReviewRequest } from "../../sandbox/review.ts";
 import { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION } from "./constants.ts";
 
 export { CHILD_BASE_TOOLS, CHILD_PROTOCOL_VERSION };
@@ -137,6 +138,7 @@ export const reviewRequestSchema = z.object({
   allowCommands: z.array(z.string()).optional(),
   network: z.literal(true).optional(),
   reason: z.string(),
+  hiddenKeys: z.literal(true).optional(),
   modelReason: z.string().optional(),
   note: z.object({ from: z.string(), text: z.string() }).strict().optional(),
   profile: z.string(),
@@ -144,6 +146,14 @@ export const reviewRequestSchema = z.object({
   rememberAs: z.string().optional(),
   grantFor: z.enum(["turn", "session"]).optional(),
 }).strict();
+
+/**
+ * Every field of `ReviewRequest` has a place in the schema: the schema is strict, so a field
+ * the child sets that it lacks fails the child's line and with it the child's whole run.
+ */
+const _everyReviewField:
+  [Exclude<keyof ReviewRequest, keyof z.infer<typeof reviewRequestSchema>>] extends [never] ? true
+    : never = true;
 
 /** One line the child writes. */
 export const childLineSchema = z.discriminatedUnion("type", [

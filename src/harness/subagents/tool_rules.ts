@@ -170,6 +170,7 @@ async function askPerson(
       quoted.length > SUMMARY_CHARS ? `${quoted.slice(0, SUMMARY_CHARS)}…` : quoted
     }`,
     reason: `"${name}" runs in tern's process`,
+    ...(quoted === JSON.stringify(args) ? {} : { hiddenKeys: true as const }),
     note,
     profile: options.profile(),
     rememberable: false,
