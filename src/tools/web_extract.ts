@@ -1,9 +1,10 @@
 /**
  * HTML → what the model reads: the page is parsed with linkedom (no browser, no scripts run),
- * cleaned (scripts, styles, navigation, footers, forms and hidden nodes dropped; links and
- * images made absolute, `javascript:` links unlinked), its article picked by Mozilla's
- * Readability, and turned into Markdown by turndown with GFM tables. The libraries load on
- * the first page, never at start-up. A JSON answer is indented here too (`jsonOfAnswer`).
+ * cleaned (scripts, styles, comments, navigation, footers, forms and hidden nodes dropped;
+ * links and images made absolute, `javascript:` links unlinked), its article picked by
+ * Mozilla's Readability, and turned into Markdown by turndown with GFM tables. The libraries
+ * load on the first page, never at start-up. A JSON answer is indented here too
+ * (`jsonOfAnswer`).
  *
  * The libraries' own types need the DOM lib, which the project does not use; the few members
  * used here are typed by the small shims below instead.
@@ -16,6 +17,7 @@ import type { HtmlText, JsonText } from "./web_request.ts";
 interface DomNode {
   nodeType: number;
   textContent: string | null;
+  remove(): void;
 }
 interface DomElement extends DomNode {
   tagName: string;
@@ -33,7 +35,11 @@ interface DomDocument extends DomElement {
   body: DomElement | null;
   title: string;
   querySelector(selector: string): DomElement | null;
+  createTreeWalker(root: DomNode, whatToShow: number): { nextNode(): DomNode | null };
 }
+
+/** `NodeFilter.SHOW_COMMENT`: a tree walker over comment nodes only. */
+const NODE_FILTER_SHOW_COMMENT = 0x80;
 interface ReadabilityModule {
   Readability: new (
     document: DomDocument,
@@ -103,7 +109,39 @@ const DROPPED = [
   '[role="contentinfo"]',
 ].join(",");
 
-const HIDDEN_STYLE = /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:;|!|$)/i;
+/**
+ * Whether a `style` attribute hides its element: `display: none`, or `visibility: hidden` or
+ * `collapse`, read as a browser reads it: comments dropped, escapes decoded, property names in
+ * any case, and the last declaration of a property winning (an `!important` one over later
+ * plain ones). Text hidden by a style with a comment after `none`, an escape (`dis\play`) or
+ * `collapse` reached the model whole.
+ */
+export function hidesElement(style: string): boolean {
+  const text = style.replace(/\/\*[\s\S]*?(?:\*\/|$)/g, " ")
+    .replace(/\\([0-9a-fA-F]{1,6})[ \t\n\r\f]?/g, (_, hex: string) => codePoint(hex))
+    .replace(/\\([\s\S])/g, "$1");
+  const declared = new Map<string, { value: string; important: boolean }>();
+  for (const declaration of text.split(";")) {
+    const colon = declaration.indexOf(":");
+    if (colon === -1) continue;
+    const name = declaration.slice(0, colon).trim().toLowerCase();
+    const raw = declaration.slice(colon + 1).trim().toLowerCase();
+    const important = /!\s*important$/.test(raw);
+    if (declared.get(name)?.important && !important) continue;
+    declared.set(name, { value: raw.replace(/!\s*important$/, "").trim(), important });
+  }
+  const visibility = declared.get("visibility")?.value;
+  return declared.get("display")?.value === "none" || visibility === "hidden" ||
+    visibility === "collapse";
+}
+
+/** The character a CSS escape's hex digits name; U+FFFD for none (as CSS reads it). */
+function codePoint(hex: string): string {
+  const code = Number.parseInt(hex, 16);
+  return code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)
+    ? "\ufffd"
+    : String.fromCodePoint(code);
+}
 
 let libraries: Promise<[LinkedomModule, ReadabilityModule, TurndownModule, GfmModule]> | undefined;
 
@@ -186,8 +224,13 @@ const MAX_LINK_CHARS = 1_000_000;
 function clean(document: DomDocument, base: string): void {
   for (const element of [...document.querySelectorAll(DROPPED)]) element.remove();
   for (const element of [...document.querySelectorAll("[style]")]) {
-    if (HIDDEN_STYLE.test(element.getAttribute("style") ?? "")) element.remove();
+    if (hidesElement(element.getAttribute("style") ?? "")) element.remove();
   }
+  // Comments show nowhere on the page; the "html" format kept them.
+  const comments = document.createTreeWalker(document, NODE_FILTER_SHOW_COMMENT);
+  const found: DomNode[] = [];
+  for (let node = comments.nextNode(); node !== null; node = comments.nextNode()) found.push(node);
+  for (const comment of found) comment.remove();
   let left = MAX_LINK_CHARS;
   const absolute = (href: string) => {
     const url = absoluteUrl(href, base);

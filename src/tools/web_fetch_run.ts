@@ -144,7 +144,8 @@ export async function fetchForModel(
     ? `\n[Content cut at ${maxChars} of ${length} characters; ` +
       "ask with a larger max_chars to read more]"
     : "");
-  ctx.update?.(`${args.url} — ${facts}`);
+  // The reader's answer is never shown as the page's own.
+  ctx.update?.(`${args.url} — ${facts}${via}`);
   return {
     output,
     details: { kind: "web", url: response.url, status: response.status, bytes, ms },
