@@ -26,7 +26,7 @@ export interface ProcessInfo {
   state: ProcessState;
   /** What readiness was declared (`port 8000`, `text "Listening"`), if any. */
   readiness?: string;
-  /** Exit code once it ended (128 + n when killed by signal n inside the sandbox). */
+  /** Exit code once it ended (128 + n when killed by signal n, in the sandbox or not). */
   exitCode: number | null;
   /** Whether it runs in bubblewrap. */
   confined: boolean;
@@ -192,15 +192,17 @@ export class ProcessSupervisor {
     } finally {
       this.#starting--;
     }
-    if (this.#closed) {
-      // close() ran while this one launched: it must not outlive the sandbox.
+    // close() ran while this one launched: it must not outlive the sandbox, and is told as
+    // stopped, not as running (nor, later, as ended by itself).
+    const closed = this.#closed;
+    if (closed) {
       await stopLaunch(child, { bubblewrap: launch.confined, livenessPipe: true, graceMs: 0 });
     }
     const id = `p${this.#next++}`;
     const info: ProcessInfo = {
       id,
       command,
-      state: "running",
+      state: closed ? "stopped" : "running",
       ...(options.port !== undefined
         ? { readiness: `port ${options.port}` }
         : options.text !== undefined
@@ -277,7 +279,8 @@ export class ProcessSupervisor {
     clearTimeout(timer);
     await pumps.catch(() => {});
     release?.();
-    info.exitCode = status.signal === null ? status.code : 128 + signalNumber(status.signal);
+    // Deno gives a process killed by signal n the code 128 + n, as a shell would.
+    info.exitCode = status.code;
     if (info.state !== "stopped") {
       info.state = "exited";
       if (record.waiting === 0) {
@@ -415,17 +418,4 @@ async function pumpLines(reader: Reader, onText: (text: string) => void): Promis
     pending = pending.slice(end + 1);
   });
   if (pending !== "") onText(pending);
-}
-
-const SIGNALS: Partial<Record<Deno.Signal, number>> = {
-  SIGHUP: 1,
-  SIGINT: 2,
-  SIGQUIT: 3,
-  SIGKILL: 9,
-  SIGPIPE: 13,
-  SIGTERM: 15,
-};
-
-function signalNumber(signal: Deno.Signal): number {
-  return SIGNALS[signal] ?? 0;
 }

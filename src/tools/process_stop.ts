@@ -24,13 +24,18 @@ export function createProcessStopTool(): Tool {
     paths: () => [],
     async execute(args, ctx) {
       const control = controlOf(ctx, "process_stop");
+      let before;
       try {
-        control.info(args.id);
+        before = control.info(args.id);
       } catch (error) {
         throw new ToolError("NOT_FOUND", error instanceof Error ? error.message : String(error));
       }
       const info = await control.stop(args.id);
-      return { output: `Stopped: ${describeProcess(info)}` };
+      // One that ended by itself (or was stopped before) is not said to be stopped by this call.
+      const ended = before.state === "exited" || before.state === "stopped";
+      return {
+        output: `${ended ? "Already ended, nothing to stop" : "Stopped"}: ${describeProcess(info)}`,
+      };
     },
   });
 }
