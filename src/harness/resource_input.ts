@@ -21,15 +21,26 @@ export async function expandInput(
   resources: Resources,
   skill?: string,
 ): Promise<string> {
-  if (skill !== undefined) return await skillMessage(findSkill(resources, skill), text);
+  const { mask } = resources;
+  if (skill !== undefined) return await skillMessage(findSkill(resources, skill), text, mask);
   const asked = SKILL_COMMAND.exec(text.trim());
-  if (asked !== null) return await skillMessage(findSkill(resources, asked[1]), asked[2] ?? "");
+  if (asked !== null) {
+    return await skillMessage(findSkill(resources, asked[1]), asked[2] ?? "", mask);
+  }
   return expandTemplateCommand(text, resources.templates) ?? text;
 }
 
-/** The skill's instructions, then what the person asked with it. */
-export async function skillMessage(skill: Skill, request: string): Promise<string> {
-  const body = skillText(skill, await readSkillBody(skill));
+/**
+ * The skill's instructions, then what the person asked with it. `mask`: the keys tern holds and
+ * the key formats, masked in the body as in the `skill` tool's result (a command may have copied
+ * `.env` into a `SKILL.md`).
+ */
+export async function skillMessage(
+  skill: Skill,
+  request: string,
+  mask: (text: string) => string = (text) => text,
+): Promise<string> {
+  const body = skillText(skill, mask(await readSkillBody(skill)));
   return request.trim() === "" ? body : `${body}\n\n${request.trim()}`;
 }
 

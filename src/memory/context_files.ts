@@ -16,7 +16,8 @@
  *   never into another folder (the sandbox shows commands nothing above the workspace).
  * - Nested files, in folders below the workspace, join when a tool first touches the folder
  *   ({@linkcode nestedContextFiles}); the harness appends them to that tool's result, so the
- *   system prompt, and the provider's prompt cache of it, stays as it was.
+ *   system prompt, and the provider's prompt cache of it, stays as it was. A link there may lead
+ *   only to a Markdown file (`CLAUDE.md -> ../docs/pkg.md`), never to `.env`.
  * - `SYSTEM.md` replaces the default instructions and `APPEND_SYSTEM.md` is appended, at the
  *   user level (tern's home) and the project level (`<workspace>/.tern/`); a project's
  *   `SYSTEM.md` wins over the person's.
@@ -36,6 +37,12 @@ export const CONTEXT_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const;
 export const MAX_CONTEXT_FILE_CHARS = 32_000;
 /** The most characters of context files in one system prompt. */
 export const MAX_CONTEXT_TOTAL_CHARS = 96_000;
+/**
+ * How many folders below the workspace nested context files are looked for in: far deeper than
+ * any project keeps them. Each file is checked along its whole path, so a repository's chain of
+ * 1,000 empty folders held tern's thread 38 s at a tool's first touch of a file at its end.
+ */
+export const MAX_NESTED_CONTEXT_DEPTH = 64;
 /** Folder names under which nested context files are never looked for. */
 const SKIPPED_FOLDERS = new Set(["node_modules", ".git"]);
 
@@ -171,6 +178,7 @@ export function readPromptFiles(options: PromptFilesOptions): PromptFiles {
  * most {@linkcode MAX_CONTEXT_TOTAL_CHARS} in one call: the walk stops before the folder whose
  * files would pass it, and leaves it and those below unvisited, so a repository's chain of
  * nested folders cannot put more than that into one tool result; they join with later calls.
+ * Folders more than {@linkcode MAX_NESTED_CONTEXT_DEPTH} levels below the workspace give none.
  */
 export function nestedContextFiles(
   workspace: string,
@@ -185,6 +193,7 @@ export function nestedContextFiles(
   const info = lstatOrNull(path);
   const parts = rel.split(sep);
   if (!info?.isDirectory) parts.pop();
+  parts.splice(MAX_NESTED_CONTEXT_DEPTH);
   const files: ContextFile[] = [];
   let dir = workspace;
   let total = 0;
@@ -194,7 +203,7 @@ export function nestedContextFiles(
     // By real path: a link back up (`sub/loop -> .`) names one folder at every depth.
     const folder = realPathOrNull(dir) ?? dir;
     if (visited.has(folder)) continue;
-    const found = folderFiles(workspace, dir, "nested", warn, refuse);
+    const found = folderFiles(workspace, dir, "nested", warn, markdownOnly(refuse));
     total += found.reduce((sum, file) => sum + file.text.length, 0);
     if (total > MAX_CONTEXT_TOTAL_CHARS) break;
     visited.add(folder);
@@ -272,6 +281,20 @@ function besideOnly(dir: string, refuse: ReadRefusal): ReadRefusal {
       ? refuse(path, named)
       : `it leads to "${path}", and above the workspace tern follows a link only to the other ` +
         `context file beside it (${CONTEXT_FILE_NAMES.join(", ")})`;
+}
+
+/**
+ * `refuse`, and a nested file must be Markdown where a link leads too (`CLAUDE.md ->
+ * ../docs/pkg.md`): its text joins a tool's result after the result's keys were masked, so a link
+ * to another kind of file (`sub/AGENTS.md -> ../backend/.env`) would show the model what `read`
+ * masks.
+ */
+function markdownOnly(refuse: ReadRefusal): ReadRefusal {
+  return (path, named) =>
+    /\.md$/i.test(path)
+      ? refuse(path, named)
+      : `it leads to "${path}", and below the workspace tern follows a link only to a Markdown ` +
+        "(.md) file";
 }
 
 /** `refuse` for a project's (or a nested) file; none for the person's own, in tern's home. */

@@ -18,6 +18,11 @@ export interface Resources {
   memory: MemoryFiles;
   /** Malformed, refused, duplicate or capped resources, one line each. */
   diagnostics: string[];
+  /**
+   * The `mask` they were loaded with, for what is read of them later for the model: a skill's
+   * body that `/skill:name` or `--skill` puts before the task.
+   */
+  mask?: (text: string) => string;
 }
 
 /** The parts of the system prompt that resources give (see `buildSystemPrompt`). */
@@ -81,14 +86,15 @@ export async function loadResources(
 
 /**
  * `resources` with `mask` applied to what of them reaches the model: the prompt files', memory
- * files' and templates' text, the topics' titles and the skills' descriptions (a skill's body
- * is read later, by the `skill` tool).
+ * files' and templates' text (defaults included), the topics' titles and the skills'
+ * descriptions; a skill's body is read later, masked by the `skill` tool's gate or with `mask`.
  */
 function masked(resources: Resources, mask: (text: string) => string): Resources {
   const file = (file: ContextFile): ContextFile => ({ ...file, text: mask(file.text) });
   const { files, memory } = resources;
   return {
     ...resources,
+    mask,
     files: {
       ...files,
       ...(files.system === undefined ? {} : { system: file(files.system) }),
@@ -100,6 +106,9 @@ function masked(resources: Resources, mask: (text: string) => string): Resources
       ...template,
       description: mask(template.description),
       body: mask(template.body),
+      args: template.args.map((arg) =>
+        arg.default === undefined ? arg : { ...arg, default: mask(arg.default) }
+      ),
     })),
     memory: {
       ...memory,

@@ -23,6 +23,12 @@ export const MAX_TEMPLATES = 200;
 const MAX_TEMPLATE_ENTRIES = 2_000;
 /** The most bytes of one template. */
 export const MAX_TEMPLATE_BYTES = 128 * 1024;
+/**
+ * How many characters the placeholders of one template may put in beyond the arguments typed
+ * (a `$1` used twice counts twice): a repository's 128 KB body of 65,536 `$1` would turn a
+ * pasted argument of 8 KB into a message of 500 million characters, or crash tern.
+ */
+export const MAX_TEMPLATE_REPEAT_CHARS = 1_000_000;
 /** A template name: what follows `/` in `/name`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 /** An argument name: a plain word, so that `/help` and error messages show it as it is. */
@@ -234,7 +240,8 @@ export function splitArgs(text: string): string[] {
 
 /**
  * The text of `template` with `argText` (what follows `/name`) put in (see the module notes).
- * @throws {TemplateError} naming the argument when one is unknown, missing or extra.
+ * @throws {TemplateError} naming the argument when one is unknown, missing or extra, or when
+ *   the placeholders repeat the arguments past {@linkcode MAX_TEMPLATE_REPEAT_CHARS}.
  */
 export function renderTemplate(template: PromptTemplate, argText: string): string {
   const words = splitArgs(argText);
@@ -273,8 +280,22 @@ export function renderTemplate(template: PromptTemplate, argText: string): strin
         `is left over; it takes ${taken(template)}, ${words.length} given`,
     );
   }
+  let room = argText.length + MAX_TEMPLATE_REPEAT_CHARS;
+  // Counted before the result is joined: a body that repeats an argument too often is refused
+  // without building the message.
+  const put = (value: string) => {
+    room -= value.length;
+    if (room < 0) {
+      throw new TemplateError(
+        `Cannot render /${template.name} ("${template.path}"): its placeholders repeat the ` +
+          `arguments past ${MAX_TEMPLATE_REPEAT_CHARS.toLocaleString("en-US")} characters ` +
+          "more than were given",
+      );
+    }
+    return value;
+  };
   return template.body.replace(PLACEHOLDER, (whole, digit?: string, name?: string) => {
-    if (whole === "$ARGUMENTS") return argText.trim();
+    if (whole === "$ARGUMENTS") return put(argText.trim());
     if (digit !== undefined) {
       const word = positional[Number(digit) - 1];
       if (digit === "0" || word === undefined) {
@@ -282,7 +303,7 @@ export function renderTemplate(template: PromptTemplate, argText: string): strin
           `Missing argument $${digit} for /${template.name}: ${positional.length} given`,
         );
       }
-      return word;
+      return put(word);
     }
     const value = values.get(name!);
     if (value === undefined) {
@@ -291,7 +312,7 @@ export function renderTemplate(template: PromptTemplate, argText: string): strin
           `frontmatter's args do not declare it`,
       );
     }
-    return value;
+    return put(value);
   });
 }
 
