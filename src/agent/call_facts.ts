@@ -37,12 +37,15 @@ export async function analyseCall(
     const rel = relative(root, path);
     return rel === "" ? "." : rel;
   };
-  // A path through a link inside the workspace is decided where it leads too: a rule about
-  // `package.json` also holds for `docs/pj` linking to it (the strictest verdict wins).
+  // A path through a link is decided where it leads too (the strictest verdict wins): a rule
+  // about `package.json` also holds for `docs/pj` linking to it, and one about `/srv/secrets`
+  // for a repository's `docs` linking there (as `../../srv/secrets`, which the policy resolves).
   const realWorkspace = await realPathOf(workspace);
-  const reached = (await Promise.all(named.map(realPathOf))).filter((real) =>
+  const reached = (await Promise.all(named.map(realPathOf))).map((real) =>
     real === realWorkspace || real.startsWith(`${realWorkspace}/`)
-  ).map((real) => inWorkspace(real, realWorkspace));
+      ? inWorkspace(real, realWorkspace)
+      : relative(workspace, real)
+  );
   const lexical = named.map((path) => inWorkspace(path, workspace));
   const paths = [...new Set([...lexical, ...reached])];
   const network = await tool.network?.(args);

@@ -361,10 +361,17 @@ export class PermissionGate {
   }): Promise<ReviewOutcome> {
     const { emit, runtime, masker } = this.#options;
     const started = performance.now();
+    const asked = { ...request, scope: options.scope };
+    const args = masker.maskDeep(asked);
+    const summary = masker.mask(options.summary);
+    // As for any call: what a key hides, the reviewer cannot judge and a person is told of.
+    const hiddenKeys = summary !== options.summary ||
+      JSON.stringify(args) !== JSON.stringify(asked);
     const review: ReviewRequest = {
       tool: "request_permissions",
-      args: masker.maskDeep({ ...request, scope: options.scope }),
-      summary: masker.mask(options.summary),
+      args,
+      summary,
+      ...(hiddenKeys ? { hiddenKeys: true as const } : {}),
       reason: options.reason,
       ...(options.modelReason === undefined ? {} : { modelReason: options.modelReason }),
       profile: runtime.profile.name,

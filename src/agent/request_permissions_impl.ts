@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from "../core/path.ts";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
-import { PROTECTED_FOLDERS } from "../tools/paths.ts";
+import { PROTECTED_FOLDERS, realPathOf } from "../tools/paths.ts";
 import type { PermissionGate } from "./permission_gate.ts";
 import { canonicalHost, describeRequest } from "./request_permissions_policy.ts";
 
@@ -33,18 +33,18 @@ export function createImpl(gate: Pick<PermissionGate, "requestGrant">): Tool {
     paths: () => [],
     async execute(args, ctx) {
       const scope = args.scope ?? "turn";
-      // Grants are real paths (Deno's flags and the tools compare real paths).
-      const absolute = (path: string) => {
-        const full = isAbsolute(path) ? resolve(path) : resolve(ctx.workspace, path);
-        try {
-          return Deno.realPathSync(full);
-        } catch {
-          return full;
-        }
-      };
+      // Grants are real paths (Deno's flags and the tools compare real paths); one that does
+      // not exist yet is judged and shown where the links on its way lead (`docs/new` with
+      // `docs` a link to another folder is a path there).
+      const absolute = (paths: readonly string[] = []) =>
+        Promise.all(
+          paths.map((path) =>
+            realPathOf(isAbsolute(path) ? resolve(path) : resolve(ctx.workspace, path))
+          ),
+        );
       const request = {
-        read: (args.read ?? []).map(absolute),
-        write: (args.write ?? []).map(absolute),
+        read: await absolute(args.read),
+        write: await absolute(args.write),
         // As the commands' proxy reads them, so what is shown and compared is what is reached.
         net: [...new Set((args.hosts ?? []).map((host) => canonicalHost(host) ?? host))],
         env: args.env ?? [],

@@ -36,6 +36,8 @@ import {
 export interface GrantRule {
   rule: CompiledRule;
   lists: GrantLists;
+  /** For a deny rule with an absolute path: the requested paths it refuses (`CompiledRule.reaches`). */
+  reaches?: (path: string) => boolean;
 }
 
 /** Who may decide, and where. */
@@ -56,7 +58,8 @@ export interface JudgeContext {
 
 /**
  * The rules of `rules` that decide request_permissions: allow rules naming the tool exactly
- * with lists, and deny rules whose tool matches it and that name no command or path. Paths are
+ * with lists, deny rules whose tool matches it and that name no command or path, and deny rules
+ * with an absolute path and no command (refusing what they reach: `CompiledRule.reaches`). Paths are
  * expanded against `places` (a `~` path without a known home names nothing, nor does an allow
  * rule's workspace path that a link leads out of the workspace: `allowRulePath`).
  */
@@ -70,7 +73,13 @@ export function grantRules(rules: readonly CompiledRule[], places: GrantPlaces):
         return [];
       }
     });
-  return rules.flatMap((rule) => {
+  return rules.flatMap((rule): GrantRule[] => {
+    // A deny rule about an absolute path (`/srv/app/secrets`) refuses a grant of what it
+    // matches or of a folder that may hold it: a granted folder is open to commands and
+    // folder-wide searches, which name no path the rule could decide.
+    if (rule.action === "deny" && rule.reaches !== undefined && rule.words === undefined) {
+      return [{ rule, lists: {}, reaches: rule.reaches }];
+    }
     const applies = rule.action === "deny"
       ? rule.matchesTool("request_permissions") && rule.words === undefined &&
         rule.path === undefined
@@ -109,7 +118,10 @@ export async function judgeGrant(
   const unpassable = unpassableEnv(request, places);
   if (unpassable !== undefined) return deny(`Denied: ${unpassable}`);
   const refusing = context.rules.find((r) =>
-    r.rule.action === "deny" && grantRuleTouches(r.lists, request)
+    r.rule.action === "deny" &&
+    (r.reaches === undefined
+      ? grantRuleTouches(r.lists, request)
+      : [...request.read, ...request.write].some(r.reaches))
   );
   if (refusing !== undefined) {
     const { rule } = refusing;

@@ -20,6 +20,32 @@ export function rulePathGlobs(pattern: string, within: boolean): string[] {
   return within ? [bare, `${bare}/**`] : [bare];
 }
 
+/**
+ * A test of absolute paths for a deny rule's absolute `pattern`: true for a path it matches, one
+ * below a match, and a folder that may hold a match (each of its parts matches the pattern's
+ * part at that place, up to a `**`). A pattern with braces, which may hold a `/`, is read
+ * from its folder before the first brace: every path there may hold a match.
+ */
+export function rulePathReach(
+  pattern: string,
+  picomatch: (glob: string, options: Picomatch.PicomatchOptions) => (path: string) => boolean,
+): (path: string) => boolean {
+  const bare = pattern.replace(/\/+$/, "");
+  const braces = bare.indexOf("{");
+  const written = braces === -1 ? bare : `${bare.slice(0, bare.lastIndexOf("/", braces))}/**`;
+  const parts = written.split("/").filter((part) => part !== "").map((part) =>
+    part === "**" ? undefined : picomatch(part, RULE_PATH_OPTIONS)
+  );
+  return (path) => {
+    const names = path.split("/").filter((name) => name !== "");
+    for (const [i, name] of names.entries()) {
+      if (i >= parts.length || parts[i] === undefined) return true;
+      if (!parts[i]!(name)) return false;
+    }
+    return true;
+  };
+}
+
 /** A test of tool names against `pattern`, where `*` stands for any run of characters. */
 export function toolMatcher(pattern: string): (name: string) => boolean {
   if (pattern === "*") return () => true;

@@ -17,7 +17,8 @@ import {
 } from "./shell/parse.ts";
 import { assignmentRisk } from "./shell/_risk.ts";
 import { GIT_VALUE_OPTIONS } from "./shell/_git.ts";
-import { RULE_PATH_OPTIONS, rulePathGlobs, toolMatcher } from "./rule_match.ts";
+import { SHELLS } from "./shell/_hidden_code.ts";
+import { RULE_PATH_OPTIONS, rulePathGlobs, rulePathReach, toolMatcher } from "./rule_match.ts";
 import { isMcpToolName } from "../mcp/tool_names.ts";
 
 /** A rule ready to match calls. */
@@ -44,6 +45,11 @@ export interface CompiledRule {
    * against the call's absolute path (`RuleSubject.absolute`).
    */
   readonly absolute?: true;
+  /**
+   * For a deny rule's absolute `path`: true for an absolute path it matches, one below a match,
+   * or a folder that may hold a match (`rulePathReach`). Such a rule refuses a grant of any.
+   */
+  readonly reaches?: (absolute: string) => boolean;
   /** What a `request_permissions` rule lists (paths as written: `~/`, `<workspace>`). */
   readonly grants?: {
     read?: readonly string[];
@@ -78,7 +84,7 @@ export async function compileRules(rules: readonly PermissionRule[]): Promise<Co
   const compiled: CompiledRule[] = [];
   for (const [index, rule] of rules.entries()) {
     const one = compileRule(rule, picomatch);
-    const misnamed = misnamedTool(one.tool);
+    const misnamed = misnamedTool(one.tool) ?? unexpandedPath(rule.path);
     if (misnamed !== undefined) {
       throw new ConfigError(
         `Invalid permission rule ${index + 1} (${one.label}): ${misnamed}`,
@@ -144,13 +150,15 @@ export function allowRulesCover(rules: readonly CompiledRule[], shell: ShellAnal
  * Why no one can tell whether `shell` runs what the command deny rule `rule` names, or undefined
  * when it can be told. A deny rule matches words, so it cannot see a command whose name or
  * arguments exist only when it runs (`r=rm; $r x`, `git $(echo push)`), code tern could not
- * read (`eval "$x"`, `coproc`, `git -c alias.p=push p`), or a program the rule names run with
+ * read (`eval "$x"`, `coproc`, `git -c alias.p=push p`, `source /dev/stdin`), or a program the rule names run with
  * variables that may change what it runs (`HOME=evil git p`, a repository's alias) or with
  * arguments xargs adds.
  */
 export function unseenByDenyRule(rule: CompiledRule, shell: ShellAnalysis): string | undefined {
   if (rule.action !== "deny" || rule.words === undefined || !shell.ok) return undefined;
   if (shell.unseen.length > 0) return shell.unseen[0];
+  const streamed = shell.commands.map(streamedCode).find((found) => found !== undefined);
+  if (streamed !== undefined) return streamed;
   const exported = shell.commands.map(exportedRisk).find((found) => found !== undefined);
   for (const command of shell.commands) {
     if (!namedBy(command.argv, rule.words.slice(0, 1))) continue;
@@ -166,6 +174,21 @@ export function unseenByDenyRule(rule: CompiledRule, shell: ShellAnalysis): stri
     if (variables) return `"${name}" runs with a variable set: ${variables.reason}`;
   }
   return undefined;
+}
+
+/** A file a shell or `source` may read code from that is a stream or a process substitution. */
+const CODE_STREAM = /^(?:\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/[^/]+\/fd\/\d+|[<>]\()/;
+
+/**
+ * Why `command` runs code only known when it runs, read from a stream (`source /dev/stdin <<<
+ * "git push"`, `sh /dev/fd/0`, `. <(curl …)`), as `bash` reading standard input does; else
+ * undefined.
+ */
+function streamedCode(command: SimpleCommand): string | undefined {
+  const name = commandName(command.argv[0] ?? "");
+  if (name !== "source" && name !== "." && !SHELLS.has(name)) return undefined;
+  const stream = command.argv.slice(1).find((word) => CODE_STREAM.test(word));
+  return stream === undefined ? undefined : `"${name}" runs code it reads from "${stream}"`;
 }
 
 /** How many words of `argv` a rule of `words` words compares, git's global options included. */
@@ -242,6 +265,7 @@ function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): Compil
     words?: string[];
     path?: (relative: string) => boolean;
     absolute?: true;
+    reaches?: (absolute: string) => boolean;
     grants?: CompiledRule["grants"];
   } = { action: rule.action, label: parts.join(" "), tool, matchesTool: toolMatcher(tool) };
   if (grants !== undefined) compiled.grants = grants;
@@ -252,7 +276,10 @@ function compileRule(rule: PermissionRule, picomatch?: typeof Picomatch): Compil
     // A path rule without its matcher would match nothing: a deny rule that denies nothing.
     if (picomatch === undefined) throw new Error(`Cannot compile ${compiled.label}: no matcher`);
     compiled.path = picomatch(rulePathGlobs(rule.path, rule.action !== "allow"), RULE_PATH_OPTIONS);
-    if (rule.path.startsWith("/")) compiled.absolute = true;
+    if (rule.path.startsWith("/")) {
+      compiled.absolute = true;
+      if (rule.action === "deny") compiled.reaches = rulePathReach(rule.path, picomatch);
+    }
   }
   return compiled;
 }
@@ -339,6 +366,17 @@ function misnamedTool(tool: string): string | undefined {
   if (isMcpToolName(tool) || !/[A-Z]/.test(tool)) return undefined;
   const meant = tool.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
   return `no tool is named "${tool}": tern's tools are lower case (did you mean "${meant}"?)`;
+}
+
+/**
+ * Why a rule's `path` can match no path, else undefined: one starting with `~` or a variable
+ * (`~/.aws`, `$HOME/.aws`), which nothing expands, so it would be read as a folder of the
+ * workspace named `~`. A deny rule written so would deny nothing, silently.
+ */
+function unexpandedPath(path: string | undefined): string | undefined {
+  if (path === undefined || !/^[~$]/.test(path.trim())) return undefined;
+  return `the path "${path}" is not expanded (no "~" or variables in a rule's path): write it ` +
+    "in full from /, or relative to the workspace";
 }
 
 function badExample(index: number, rule: CompiledRule, example: string, what: string) {

@@ -116,12 +116,13 @@ testWith(
   },
 );
 
-Deno.test("PermissionGate: a deny rule written as an absolute path holds in a folder a person granted", async () => {
+Deno.test("PermissionGate: a deny rule written as an absolute path refuses a grant of a folder holding it, and holds per call", async () => {
   // withGate's folder outside the workspace is /var/tmp/gate-outside-<random>.
   for (const path of ["/var/tmp/gate-outside-*/secret.txt", "/var/tmp/gate-outside-*"]) {
     await withGate({ answers: ["once"], rules: [{ action: "deny", path }] }, async (box) => {
       const granted = await box.call("request_permissions", { reason: "x", read: [box.outside] });
-      equal(granted.status, "SUCCEEDED", JSON.stringify(granted));
+      expectError(granted, "POLICY_DENIED", /A rule forbids this/);
+      deepEqual(box.asked, []);
       expectError(
         await box.call("read", { path: join(box.outside, "secret.txt") }),
         "POLICY_DENIED",

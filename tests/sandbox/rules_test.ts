@@ -411,3 +411,35 @@ Deno.test("ruleApplies() a deny rule reads git's helpers as git", async () => {
     ["/usr/lib/git-core/git-push origin", "git-push"],
   );
 });
+
+Deno.test("compileRules() gives a deny rule with an absolute path what it reaches: matches, below them, folders that may hold one", async () => {
+  const [plain, glob, braces, allow] = await compileRules([
+    { action: "deny", path: "/srv/app/secrets/" },
+    { action: "deny", path: "/srv/*/conf/*.pem" },
+    { action: "deny", path: "/srv/{a,b/c}/key" },
+    { action: "allow", tool: "read", path: "/srv/app" },
+  ]);
+  const reaches = (rule: typeof plain, path: string) => rule.reaches?.(path) ?? false;
+  for (const path of ["/", "/srv", "/srv/app", "/srv/app/secrets", "/srv/app/secrets/k"]) {
+    ok(reaches(plain, path), path);
+  }
+  for (const path of ["/srv/app/public", "/srv/apps", "/etc"]) ok(!reaches(plain, path), path);
+  for (const path of ["/srv/x", "/srv/x/conf", "/srv/x/conf/a.pem", "/srv/x/conf/a.pem/b"]) {
+    ok(reaches(glob, path), path);
+  }
+  for (const path of ["/srv/x/data", "/srv/x/conf/a.txt", "/opt"]) ok(!reaches(glob, path), path);
+  ok(reaches(braces, "/srv/z"));
+  ok(!reaches(braces, "/opt/a"));
+  equal(allow.reaches, undefined);
+});
+
+Deno.test("compileRules() refuses a path that starts with ~ or a variable, which would match nothing", async () => {
+  for (const path of ["~/.aws/**", "$HOME/.ssh", " ~/secrets"]) {
+    await rejects(compileRules([{ action: "deny", path }]), ConfigError);
+  }
+  await rejects(
+    compileRules([{ action: "deny", path: "~/.aws" }]),
+    /Invalid permission rule 1 \(deny path "~\/\.aws"\): the path "~\/\.aws" is not expanded/,
+  );
+  equal((await compileRules([{ action: "deny", path: "docs/~draft" }])).length, 1);
+});
