@@ -8,7 +8,7 @@ import type Picomatch from "picomatch";
 import { basename } from "../core/path.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { PermissionRule } from "../config/schema.ts";
-import { redirectRisk } from "./shell/classify.ts";
+import { classifyCommand, redirectRisk } from "./shell/classify.ts";
 import {
   analyzeShell,
   commandName,
@@ -159,6 +159,8 @@ export function unseenByDenyRule(rule: CompiledRule, shell: ShellAnalysis): stri
   if (shell.unseen.length > 0) return shell.unseen[0];
   const streamed = shell.commands.map(streamedCode).find((found) => found !== undefined);
   if (streamed !== undefined) return streamed;
+  const passed = shell.commands.map((command) => passedOn(command, rule.words!)).find(Boolean);
+  if (passed !== undefined) return passed;
   const exported = shell.commands.map(exportedRisk).find((found) => found !== undefined);
   for (const command of shell.commands) {
     if (!namedBy(command.argv, rule.words.slice(0, 1))) continue;
@@ -174,6 +176,24 @@ export function unseenByDenyRule(rule: CompiledRule, shell: ShellAnalysis): stri
     if (variables) return `"${name}" runs with a variable set: ${variables.reason}`;
   }
   return undefined;
+}
+
+/** Risks of a program that may run the words it is given as a command. */
+const MAY_RUN_ARGUMENTS = new Set(["unknown", "runs-code"]);
+
+/**
+ * Why `command`, a program not known to run only what it says (not read-only, not a wrapper tern
+ * peels), may run what the rule's `words` name from its own arguments (`flock /tmp/l touch x`,
+ * `taskset 1 git push`, `busybox rm -rf x`); else undefined. Programs that run the rest of their
+ * command line are many, so any unvetted one that carries the words is taken to run them.
+ */
+function passedOn(command: SimpleCommand, words: readonly string[]): string | undefined {
+  if (command.argv.length < 2 || words[0] === "*") return undefined;
+  if (namedBy(command.argv, words.slice(0, 1))) return undefined;
+  const at = command.argv.findIndex((_, i) => i > 0 && namedBy(command.argv.slice(i), words));
+  if (at === -1 || !MAY_RUN_ARGUMENTS.has(classifyCommand(command).label)) return undefined;
+  return `"${command.argv[0]}" may run "${command.argv.slice(at, at + words.length).join(" ")}" ` +
+    "from its arguments";
 }
 
 /** A file a shell or `source` may read code from that is a stream or a process substitution. */
