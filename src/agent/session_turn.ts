@@ -83,14 +83,36 @@ export interface CompactOptions {
 }
 
 /**
+ * What {@linkcode compactSession} throws when its signal fired: nothing was written, the
+ * session is unchanged (the summary a cancelled request leaves is the fallback, which nobody
+ * asked for).
+ */
+export class CompactionCancelledError extends Error {
+  constructor(options?: ErrorOptions) {
+    super("Compaction cancelled: the session is unchanged", options);
+    this.name = "CompactionCancelledError";
+  }
+}
+
+/** Throws {@linkcode CompactionCancelledError} when `signal` fired. */
+function throwIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new CompactionCancelledError({ cause: signal.reason });
+}
+
+/**
  * Compacts the session's current context and writes the compaction entry. Returns undefined
  * when there is nothing old enough to summarise.
+ *
+ * @throws {CompactionCancelledError} when `options.signal` fired before the entry was written:
+ * then nothing is written and nothing emitted.
  */
 export async function compactSession(
   session: Session,
   options: CompactOptions,
 ): Promise<CompactionEntry | undefined> {
+  throwIfCancelled(options.signal);
   await options.beforeCompact?.(options.signal);
+  throwIfCancelled(options.signal);
   const { items } = session.state();
   // The summariser loads only when a compaction happens: it is not on the start-up path.
   const { compact } = await import("../context/compaction.ts");
@@ -102,6 +124,8 @@ export async function compactSession(
     signal: options.signal,
     minSummarisedTokens: options.minSummarisedTokens,
   });
+  // The last check before the entry is written: a cancelled summary is the fallback.
+  throwIfCancelled(options.signal);
   if (!result) return undefined;
   const entry = session.append({
     type: "compaction",
@@ -162,6 +186,10 @@ export function compactionHook(
       minSummarisedTokens: force
         ? 0
         : options.minSummarisedTokens ?? MIN_AUTOMATIC_SUMMARISED_TOKENS,
+    }).catch((error) => {
+      // A cancelled turn: the loop sees the signal and ends it; the context is unchanged.
+      if (error instanceof CompactionCancelledError) return undefined;
+      throw error;
     });
     if (!entry) return undefined;
     const system = messages[0]?.role === "system" ? [messages[0]] : [];

@@ -154,7 +154,8 @@ async function runRequest(
     return 1;
   } finally {
     parent.close();
-    await agent.close();
+    // A stop during the close cuts its SessionEnd hooks short (see `runOnce`).
+    await agent.close(signal.aborted ? undefined : signal);
   }
 }
 

@@ -157,7 +157,9 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
     }
     return cancelled ? interrupts.exitCode() : planExitCode(final, cancelled);
   } finally {
-    await agent.close();
+    // A signal during the close cuts its SessionEnd hooks short; after one that stopped the
+    // turn, they run (bounded), and a second exits at once.
+    await agent.close(interrupts.signal.aborted ? undefined : interrupts.signal);
   }
 }
 

@@ -101,7 +101,9 @@ export async function runOnce(task: string, flags: RunFlags): Promise<number> {
       ? interrupts.exitCode()
       : exitCodeFor(result.exitReason);
   } finally {
-    await agent.close();
+    // A signal during the close cuts its SessionEnd hooks short; after one that stopped the
+    // turn, they run (bounded), and a second exits at once.
+    await agent.close(interrupts.signal.aborted ? undefined : interrupts.signal);
   }
 }
 

@@ -124,6 +124,8 @@ export class AgentSession {
   #subagents: SubagentHost | undefined;
   /** The close under way or done; set once `close()` is called. */
   #closing: Promise<void> | undefined;
+  /** Aborted by the signal of any `close()` call: stops the SessionEnd hooks. */
+  readonly #closeCut = new AbortController();
 
   constructor(
     options: AgentSessionOptions,
@@ -380,6 +382,8 @@ export class AgentSession {
   /**
    * Summarises the older part of the session now (what `/compact` does), with the session's
    * model and the PreCompact hooks; connects first. Undefined when nothing is old enough.
+   *
+   * @throws {CompactionCancelledError} when `options.signal` fired: nothing was written.
    */
   async compact(
     options: { focus?: string; signal?: AbortSignal } = {},
@@ -402,20 +406,25 @@ export class AgentSession {
   /**
    * Closes everything, in this order: the conversation (its sandbox, worker, temporary folder
    * and audit log), the session file (discarded when nothing was written), the MCP servers.
-   * A later call waits for the same close.
+   * A later call waits for the same close. `signal` (a front end shutting down: a second
+   * Ctrl-C, a supervisor's stop) cuts the SessionEnd hooks short, as the signal of any later
+   * call does; they run at most `SESSION_END_MAX_S` seconds anyway.
    */
-  close(): Promise<void> {
+  close(signal?: AbortSignal): Promise<void> {
+    const cut = this.#closeCut;
+    if (signal?.aborted) cut.abort(signal.reason);
+    else signal?.addEventListener("abort", () => cut.abort(signal.reason), { once: true });
     // A second caller (a signal's orderly stop while stdin's end closes too) waits for the
     // same close: returning at once, it could exit while the sandbox is still being closed.
-    return this.#closing ??= this.#close();
+    return this.#closing ??= this.#close(cut.signal);
   }
 
-  async #close(): Promise<void> {
+  async #close(signal: AbortSignal): Promise<void> {
     try {
       const conversation = await this.#connecting?.catch(() => undefined);
       // Children stop first: their outcomes go into the session before it closes.
       await this.#subagents?.close();
-      await conversation?.close();
+      await conversation?.close(signal);
     } finally {
       this.#session.closeOrDiscard();
       await this.#mcpOpening?.then((opened) => opened.manager?.close(), () => {});

@@ -938,15 +938,16 @@ export class Conversation {
   }
 
   /**
-   * Stops the sandbox (background processes, worker, tmp, audit log), reporting what the
-   * background processes changed since the last turn's end. The session stays open: it is the
-   * caller's.
+   * Runs the SessionEnd hooks (at most `SESSION_END_MAX_S` seconds, cut short by `signal`: a
+   * front end shutting down), then stops the sandbox (background processes, worker, tmp, audit
+   * log), reporting what the background processes changed since the last turn's end. The
+   * session stays open: it is the caller's.
    */
-  async close(): Promise<void> {
+  async close(signal?: AbortSignal): Promise<void> {
     // A snapshot no writing call needed is stopped, not waited for (a large workspace's takes
     // seconds); a recorded checkpoint's is finished.
     await this.#turnCheckpoints?.abandon();
-    await this.#hooks.fire("SessionEnd", { reason: "other" }).catch(() => {});
+    await this.#hooks.fire("SessionEnd", { reason: "other" }, signal).catch(() => {});
     // Never waited for: a consolidation under way is dropped, and runs again later.
     this.#consolidator?.close();
     this.#unsubscribe?.();

@@ -18,8 +18,8 @@ import type { AgentSandbox } from "./agent_sandbox.ts";
  */
 export const SESSION_END_MAX_S = 10;
 
-/** The signals that stop SessionEnd hooks at a close: Ctrl-C, SIGTERM, SIGHUP. */
-const CLOSE_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+/** Why SessionEnd hooks stopped when the close's signal fired. */
+const CLOSE_CUT = "tern was closing and was interrupted";
 
 /** What a prompt becomes after SessionStart and UserPromptSubmit hooks. */
 export type PromptOutcome =
@@ -43,9 +43,10 @@ export class SessionHooks {
   }
 
   /**
-   * Runs the hooks of `event`; undefined when it has none. SessionEnd hooks (at a close) run
-   * at most {@linkcode SESSION_END_MAX_S} seconds, and Ctrl-C, SIGTERM or SIGHUP stops them,
-   * each noted to the person: nothing may keep tern from closing.
+   * Runs the hooks of `event`, stopped with `signal`; undefined when it has none. SessionEnd
+   * hooks (at a close) run at most {@linkcode SESSION_END_MAX_S} seconds, and `signal` (the
+   * front end's: a second Ctrl-C, a shutdown) stops them at once, each noted to the person:
+   * nothing may keep tern from closing.
    */
   async fire(
     event: HookEvent,
@@ -54,10 +55,10 @@ export class SessionHooks {
   ): Promise<HookOutcome | undefined> {
     if (!(await this.#list).some((hook) => hook.event === event)) return undefined;
     const sandbox = await this.#sandbox();
-    using closing = event === "SessionEnd" ? stoppedBySignals(signal) : undefined;
+    const closing = event === "SessionEnd";
     const outcome = await sandbox.hooks?.fire(event, fields, {
-      signal: closing?.signal ?? signal,
-      ...(closing === undefined ? {} : { maxTimeoutS: SESSION_END_MAX_S }),
+      signal: closing && signal !== undefined ? closeSignal(signal) : signal,
+      ...(closing ? { maxTimeoutS: SESSION_END_MAX_S } : {}),
     });
     if (outcome === undefined) return undefined;
     // What reaches the model or the screen never carries a key tern knows of.
@@ -112,26 +113,14 @@ export class SessionHooks {
 }
 
 /**
- * A signal that aborts with `signal`, or when Ctrl-C, SIGTERM or SIGHUP comes while it is in
- * use (what stops the SessionEnd hooks of a close: the front end may be waiting on the close,
- * with no turn left to cancel). Disposing of it stops listening.
+ * `signal`, with the reason the person reads in the note of a SessionEnd hook it stopped (a
+ * front end's own reason, if any, is about its turn, not the close).
  */
-function stoppedBySignals(signal: AbortSignal | undefined): Disposable & { signal: AbortSignal } {
+function closeSignal(signal: AbortSignal): AbortSignal {
+  if (signal.aborted) return AbortSignal.abort(CLOSE_CUT);
   const controller = new AbortController();
-  const stop = () => controller.abort("tern was closing and was interrupted (a signal came)");
-  const listeners = CLOSE_SIGNALS.map((name) => {
-    try {
-      Deno.addSignalListener(name, stop);
-      return () => Deno.removeSignalListener(name, stop);
-    } catch {
-      // A platform without the signal: the time limit still bounds the close.
-      return () => {};
-    }
-  });
-  const both = signal === undefined
-    ? controller.signal
-    : AbortSignal.any([signal, controller.signal]);
-  return { signal: both, [Symbol.dispose]: () => listeners.forEach((remove) => remove()) };
+  signal.addEventListener("abort", () => controller.abort(CLOSE_CUT), { once: true });
+  return controller.signal;
 }
 
 /** What fires a tool call's hooks: the gate's code. */

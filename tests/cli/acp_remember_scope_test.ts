@@ -4,19 +4,11 @@
  * that scope then runs unasked: what the option said is what the person agreed to. Driven by the
  * ACP SDK's own client, as an editor would.
  */
-import {
-  client,
-  methods,
-  ndJsonStream,
-  PROTOCOL_VERSION,
-  type RequestPermissionRequest,
-} from "@agentclientprotocol/sdk";
+import type { RequestPermissionRequest } from "@agentclientprotocol/sdk";
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { ModelRequest } from "../../src/llm/types.ts";
+import { promptOnce, type Script, withBench } from "../support/acp_bench.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
-import { startScriptedServer } from "../support/scripted_server.ts";
-import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
 
 const bash = (id: string, command: string) => ({
   toolCalls: [{ id, name: "bash", arguments: JSON.stringify({ command }) }],
@@ -24,63 +16,19 @@ const bash = (id: string, command: string) => ({
 
 /** What an ACP editor was asked during one prompt of `script`, answering each with `optionId`. */
 async function dialogs(
-  script: (request: ModelRequest, index: number) => unknown,
+  script: Script,
   optionId: string,
   check: (asked: RequestPermissionRequest[], dir: string) => void | Promise<void>,
 ): Promise<void> {
-  const server = await startScriptedServer(script as never, { chunkDelayMs: 0 });
-  const ws = await tempWorkspace();
-  const env = { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: "sk-test" };
-  const args = ["acp", "--base-url", server.baseUrl, "-m", "scripted", "--mode", "ask"];
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...declaredFlags(env, { cwd: ws.dir, args }), join(ROOT, "main.ts"), ...args],
-    cwd: ws.dir,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = new Response(child.stderr).text();
-  const asked: RequestPermissionRequest[] = [];
-  const app = client({ name: "test-editor" })
-    .onNotification(methods.client.session.update, () => {})
-    .onRequest(methods.client.session.requestPermission, ({ params }) => {
-      asked.push(params);
-      return { outcome: { outcome: "selected", optionId } };
+  await withBench(script, async ({ connect, dir }) => {
+    let asked: RequestPermissionRequest[] = [];
+    await connect(async (ctx, editor) => {
+      editor.answer = () => ({ outcome: "selected", optionId });
+      equal((await promptOnce(ctx, dir, "touch them")).stopReason, "end_turn");
+      asked = editor.asked;
     });
-  // The SDK's client never closes its output: the pipe is ended by hand, as an editor would.
-  const toChild = new TransformStream<Uint8Array, Uint8Array>();
-  const hangUp = new AbortController();
-  const piped = toChild.readable.pipeTo(child.stdin, { signal: hangUp.signal }).catch(() => {});
-  try {
-    await app.connectWith(ndJsonStream(toChild.writable, child.stdout), async (ctx) => {
-      await ctx.request(methods.agent.initialize, {
-        protocolVersion: PROTOCOL_VERSION,
-        clientCapabilities: {
-          fs: { readTextFile: false, writeTextFile: false },
-          terminal: false,
-        },
-      });
-      const { sessionId } = await ctx.request(methods.agent.session.new, {
-        cwd: ws.dir,
-        mcpServers: [],
-      });
-      const response = await ctx.request(methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text: "touch them" }],
-      });
-      equal(response.stopReason, "end_turn");
-    });
-    await check(asked, ws.dir);
-  } finally {
-    hangUp.abort();
-    await piped;
-    const status = await child.status;
-    equal(status.code, 0, await stderr);
-    await server.close();
-    await ws.cleanup();
-  }
+    await check(asked, dir);
+  }, { args: ["--mode", "ask"] });
 }
 
 testWith(

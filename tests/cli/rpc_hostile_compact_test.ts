@@ -1,8 +1,8 @@
 /**
- * `tern rpc`: a compaction whose summary request a server never answers can be aborted. The
- * abort is read while the compaction runs, stops the summary request, and leaves the session
- * as it was (no fallback summary written in its place); nothing else changes the session
- * meanwhile.
+ * `tern rpc`: a compaction whose summary request a server never answers, or streams slowly, can
+ * be aborted. The abort is read while the compaction runs, stops the summary request, and leaves
+ * the session as it was (no fallback summary written in its place); nothing else changes the
+ * session meanwhile.
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import type { ModelRequest } from "../../src/llm/types.ts";
@@ -14,14 +14,28 @@ import { tempWorkspace } from "../support/tern_process.ts";
 type Line = Record<string, unknown>;
 
 Deno.test("tern rpc abort stops a compaction and leaves the session as it was", async () => {
+  await abortedCompaction({ fault: "hang" }, 0);
+});
+
+Deno.test("tern rpc abort of a compaction whose summary streams writes no summary", async () => {
+  const summary = "## Goal\nThe parts.\n## Progress\nParts sent and noted.\n".repeat(20);
+  await abortedCompaction({ text: summary }, 200);
+});
+
+/**
+ * Compacts a session of six long prompts, its summary request answered with `summary` (each
+ * chunk `chunkMs` apart), aborts it while the summary request is under way and checks nothing
+ * changed.
+ */
+async function abortedCompaction(summary: ScriptedReply, chunkMs: number): Promise<void> {
   const padding = "lorem ipsum dolor sit amet ".repeat(900);
   const { promise: summaryAsked, resolve: askedForSummary } = Promise.withResolvers<void>();
   const script = (request: ModelRequest): ScriptedReply => {
     if (request.tools.length > 0) return { text: "noted" };
     askedForSummary();
-    return { fault: "hang" };
+    return summary;
   };
-  const server = await startScriptedServer(script, { chunkDelayMs: 0 });
+  const server = await startScriptedServer(script, { chunkDelayMs: chunkMs });
   const ws = await tempWorkspace();
   const rpc = spawnLineProcess(["rpc", "--base-url", server.baseUrl, "-m", "scripted"], {
     cwd: ws.dir,
@@ -52,6 +66,8 @@ Deno.test("tern rpc abort stops a compaction and leaves the session as it was", 
     const refused = await responseTo(10);
     equal(refused.ok, false);
     match(refused.error as string, /compact/);
+    // Past the first chunks of a streamed summary, before its last.
+    await new Promise((resolve) => setTimeout(resolve, chunkMs * 2.5));
     await rpc.send({ type: "abort", id: 11 });
     deepEqual((await responseTo(11)).data, { aborted: true });
     const compacted = await responseTo(9);
@@ -70,4 +86,4 @@ Deno.test("tern rpc abort stops a compaction and leaves the session as it was", 
     await server.close();
     await ws.cleanup();
   }
-});
+}

@@ -3,11 +3,12 @@
  * it is cut to `SESSION_END_MAX_S`, Ctrl-C stops it at once, the person is told, and its
  * process is gone. Real hook scripts in the real sandbox, the model a scripted server.
  */
-import { deepEqual, match, ok } from "node:assert/strict";
+import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import { SESSION_END_MAX_S } from "../../src/harness/session_hooks.ts";
 import { showWarningsIn } from "../../src/core/warnings.ts";
+import { spawnLineProcess } from "../support/line_process.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed } from "../support/needs.ts";
 import { processesWith, withHookProject } from "./_hostile_project.ts";
@@ -105,6 +106,159 @@ Deno.test({
           /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
         );
         deepEqual(await processesWith("sleep 622"), []);
+      });
+    });
+  },
+});
+
+Deno.test({
+  name: "AgentSession.close(signal) stops a SessionEnd hook once the signal fires, and says so",
+  ignore: !bwrapNeed.ok,
+  fn: async () => {
+    await withHangingEnd(60.0417, async (dir) => {
+      await withScriptedServer([{ text: "done" }], async (server) => {
+        const warnings: string[] = [];
+        const restore = showWarningsIn((text) => warnings.push(text));
+        let logged = "";
+        let path = "";
+        let pids: string[] = [];
+        try {
+          const agent = await openAgentSession({
+            workspace: dir,
+            flags: { baseUrl: server.baseUrl, mode: "bypass" },
+            emit: () => {},
+            warn: (text) => warnings.push(text),
+          });
+          await agent.conversation.turn("please start");
+          path = agent.session.path;
+          logged = await Deno.readTextFile(path);
+          const cut = new AbortController();
+          const closing = agent.close(cut.signal).then(() => true);
+          for (let i = 0; i < 600 && pids.length === 0; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            pids = (await processesWith("sleep 60\\.0417")).map((line) => line.split(" ")[0]);
+          }
+          ok(pids.length > 0, "the SessionEnd hook never started");
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          const started = performance.now();
+          cut.abort();
+          // A generous guard: the bound itself is SESSION_END_MAX_S, the hook sleeps 60 s.
+          const closed = await within(closing, 8_000);
+          ok(
+            closed,
+            `the close went on ${Math.round(performance.now() - started)} ms after the abort`,
+          );
+        } finally {
+          restore();
+        }
+        match(
+          warnings.join("\n"),
+          /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
+        );
+        for (const pid of pids) {
+          ok(!(await Deno.stat(`/proc/${pid}`).catch(() => null)), `the hook's ${pid} is left`);
+        }
+        equal(await Deno.readTextFile(path), logged, "the session log changed at the close");
+      });
+    });
+  },
+});
+
+Deno.test({
+  name: "tern rpc: Ctrl-C while its close runs a SessionEnd hook stops the hook at once",
+  ignore: !bwrapNeed.ok,
+  fn: async () => {
+    await withHangingEnd(60.0419, async (dir) => {
+      await withScriptedServer([{ text: "done" }], async (server) => {
+        const rpc = spawnLineProcess(["rpc", "--base-url", server.baseUrl, "-m", "scripted"], {
+          cwd: dir,
+          env: {
+            TERN_HOME: Deno.env.get("TERN_HOME")!,
+            HOME: Deno.env.get("HOME")!,
+            TERN_API_KEY: "sk-test",
+          },
+        });
+        let finished = false;
+        try {
+          await rpc.waitFor((line) => line.type === "ready");
+          await rpc.send({ type: "prompt", id: 1, message: "please start" });
+          await rpc.waitFor((line) => line.type === "response" && line.id === 1);
+          // The end of stdin closes the session: its SessionEnd hook starts.
+          const closed = rpc.finish();
+          for (let i = 0; i < 600 && !(await exists(join(dir, "end-started"))); i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          ok(await exists(join(dir, "end-started")), "the SessionEnd hook never started");
+          const started = performance.now();
+          rpc.signal("SIGINT");
+          const ended = await within(closed, 8_000);
+          ok(ended, `tern rpc went on ${Math.round(performance.now() - started)} ms after Ctrl-C`);
+          finished = true;
+          equal(ended.code, 0, ended.stderr);
+          match(
+            ended.stderr,
+            /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
+          );
+          deepEqual(await processesWith("sleep 60\\.0419"), []);
+        } finally {
+          if (!finished) await rpc.kill();
+        }
+      });
+    });
+  },
+});
+
+function exists(path: string): Promise<boolean> {
+  return Deno.stat(path).then(() => true, () => false);
+}
+
+Deno.test({
+  name: "tern acp: Ctrl-C while its sessions close stops a SessionEnd hook at once",
+  ignore: !bwrapNeed.ok,
+  fn: async () => {
+    await withHangingEnd(60.0421, async (dir) => {
+      await withScriptedServer([{ text: "done" }], async (server) => {
+        const acp = spawnLineProcess(["acp", "--base-url", server.baseUrl, "-m", "scripted"], {
+          cwd: dir,
+          env: {
+            TERN_HOME: Deno.env.get("TERN_HOME")!,
+            HOME: Deno.env.get("HOME")!,
+            TERN_API_KEY: "sk-test",
+          },
+        });
+        let finished = false;
+        const rpc = (id: number, method: string, params: unknown) =>
+          acp.send({ jsonrpc: "2.0", id, method, params });
+        const answered = (id: number) =>
+          acp.waitFor((line) => line.id === id && ("result" in line || "error" in line));
+        try {
+          await rpc(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
+          await answered(1);
+          await rpc(2, "session/new", { cwd: dir, mcpServers: [] });
+          const created = await answered(2) as { result?: { sessionId?: string } };
+          const sessionId = created.result?.sessionId;
+          ok(sessionId, JSON.stringify(created));
+          await rpc(3, "session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] });
+          await answered(3);
+          // The editor hangs up: the sessions close and the SessionEnd hook starts.
+          const closed = acp.finish();
+          for (let i = 0; i < 600 && !(await exists(join(dir, "end-started"))); i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          ok(await exists(join(dir, "end-started")), "the SessionEnd hook never started");
+          const started = performance.now();
+          acp.signal("SIGINT");
+          const ended = await within(closed, 8_000);
+          ok(ended, `tern acp went on ${Math.round(performance.now() - started)} ms after Ctrl-C`);
+          finished = true;
+          match(
+            ended.stderr,
+            /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
+          );
+          deepEqual(await processesWith("sleep 60\\.0421"), []);
+        } finally {
+          if (!finished) await acp.kill();
+        }
       });
     });
   },

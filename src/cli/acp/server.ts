@@ -153,13 +153,21 @@ export async function runAcp(flags: RunFlags): Promise<number> {
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       sessions.get(params.sessionId)?.cancel();
     });
+  // The SDK logs what the editor sent wrong (a response's id, as sent) on stderr itself: made
+  // safe for a terminal, as tern's own lines are, so an editor's escape sequence is not obeyed.
+  const consoleError = console.error;
+  console.error = (...args: unknown[]) =>
+    consoleError(...args.map((arg) => typeof arg === "string" ? terminalText(arg) : arg));
   const connection = app.connect(ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
-  const onInterrupt = () => connection.close();
+  // Once the sessions close (the editor gone), a signal cuts their SessionEnd hooks short.
+  const cut = new AbortController();
+  const onInterrupt = () => closing ? cut.abort() : connection.close();
   Deno.addSignalListener("SIGINT", onInterrupt);
   let code = 0;
   // SIGTERM and SIGHUP (how editors and supervisors stop an agent) close the connection as
   // Ctrl-C does: turns cancelled, sessions closed; the exit code says which signal came.
   using _stop = onStopSignals((signalCode) => {
+    if (closing) cut.abort();
     code = signalCode;
     connection.close();
   });
@@ -176,10 +184,11 @@ export async function runAcp(flags: RunFlags): Promise<number> {
       code = EXIT_FAILURE;
     }
   } finally {
-    Deno.removeSignalListener("SIGINT", onInterrupt);
+    console.error = consoleError;
     closing = true;
     await Promise.all(opening);
-    await Promise.all([...sessions.values()].map((session) => session.close()));
+    await Promise.all([...sessions.values()].map((session) => session.close(cut.signal)));
+    Deno.removeSignalListener("SIGINT", onInterrupt);
   }
   return code;
 }

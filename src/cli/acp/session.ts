@@ -32,6 +32,7 @@ import {
   declaredArgs,
   declaredKeys,
   historyUpdates,
+  maskedUpdate,
   NoticeQuoter,
   noticeUpdate,
   proposedDiffContent,
@@ -116,7 +117,10 @@ export class AcpSession {
     return this.#agent.session.id;
   }
 
-  /** Sends the session's conversation so far to the editor (`session/load`). */
+  /**
+   * Sends the session's conversation so far to the editor (`session/load`), masked for the keys
+   * tern holds now.
+   */
   async replay(): Promise<void> {
     const items = this.#agent.openedState.items.map((item) => item.message);
     const context = {
@@ -124,9 +128,12 @@ export class AcpSession {
       declaredKeys: this.#declaredKeys,
       // A read guard that cannot be made refuses every file: no replayed call gets a location.
       refuse: await this.#agent.conversation.readRefusal().catch(() => () => "unknown"),
-      editorId: (callId: string, ends: boolean) => this.#editorId(callId, ends),
+      // Masked as a live call's id is, before it is made unique.
+      editorId: (callId: string, ends: boolean) => this.#editorId(this.#mask(callId), ends),
     };
-    for (const update of historyUpdates(items, context)) this.#send(update);
+    for (const update of historyUpdates(items, context)) {
+      this.#send(maskedUpdate(update, this.#mask));
+    }
     // A call the history left without a result (an interrupted turn) is not open any more.
     this.#editorIds.clear();
     await this.#updates;
@@ -193,12 +200,12 @@ export class AcpSession {
     this.#turns.abort();
   }
 
-  /** Cancels what runs and closes the tern session. */
-  async close(): Promise<void> {
+  /** Cancels what runs and closes the tern session; `signal` cuts its SessionEnd hooks short. */
+  async close(signal?: AbortSignal): Promise<void> {
     this.#closed = true;
     this.cancel();
     await this.#turns.idle();
-    await this.#agent.close();
+    await this.#agent.close(signal);
   }
 
   /** The editor's buffer reads, when it offers them; `signal` withdraws them. */
@@ -210,6 +217,11 @@ export class AcpSession {
         sessionId: this.id,
         path,
       }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+      // The SDK does not check the editor's answer: one with no text is a failed read, never
+      // a number or a list turned into the file's text.
+      if (typeof response?.content !== "string") {
+        throw new Error("the editor's answer holds no text (content is not a string)");
+      }
       return response.content;
     };
   }

@@ -11,6 +11,7 @@ import type {
   ToolCallContent,
   ToolKind,
 } from "@agentclientprotocol/sdk";
+import { COPY, copyJson } from "../../core/json_depth.ts";
 import { dirname, isAbsolute, resolve, sep } from "../../core/path.ts";
 import type { AgentEvent, ExitReason } from "../../core/events.ts";
 import type { Message } from "../../core/messages.ts";
@@ -107,10 +108,11 @@ async function locationsOf(
 }
 
 /**
- * The change a writing call proposes, as an ACP diff (whole file before and after) with the keys
- * and key formats `reading.mask` finds masked, as in all else tern sends (the file's text is the
- * person's, read for the diff alone: no other mask saw it); for a file the model may not read
- * (`reading.refuse`) or a link out of the workspace, a line saying why there is none.
+ * The change a writing call proposes, as an ACP diff (whole file before and after, hidden
+ * characters made visible) with the keys and key formats `reading.mask` finds masked, as in all
+ * else tern sends (the file's text is the person's, read for the diff alone: no other mask saw
+ * it); for a file the model may not read (`reading.refuse`) or a link out of the workspace, a line
+ * saying why there is none.
  */
 export async function proposedDiffContent(
   args: DeclaredArgs,
@@ -132,9 +134,21 @@ export async function proposedDiffContent(
   return [{
     type: "diff",
     path: change.path,
-    oldText: reading.mask(change.before),
-    newText: reading.mask(change.after),
+    oldText: shownText(reading.mask(change.before)),
+    newText: shownText(reading.mask(change.after)),
   }];
+}
+
+/**
+ * A file's text as a diff shows it to the person: what an editor would obey or hide (a bidi
+ * override, a lone carriage return, a zero-width character) made visible (`⟨U+202E⟩`, `␍`), as
+ * the terminal's diff does, so the change approved reads as what is written; line breaks, spaces
+ * and tabs kept, so the lines still line up.
+ */
+function shownText(text: string): string {
+  // Split on line breaks and runs of spaces and tabs, kept as they are (the odd parts).
+  const parts = text.split(/(\r?\n|[ \t]+)/);
+  return parts.map((part, index) => index % 2 === 1 ? part : visibleText(part)).join("");
 }
 
 /** What {@linkcode updateFor} needs besides the event. */
@@ -250,12 +264,51 @@ export function noticeUpdate(text: string): SessionUpdate {
 
 /** How tern's own lines begin ({@linkcode noticeUpdate}). */
 const NOTICE_HEAD = "[tern:";
-/** The head of a notice in words that are not tern's, in any case: quoted. */
-const FORGED_HEAD = /\[(tern):/gi;
+/**
+ * What a view shows as nothing between two parts of a forged head: invisible characters, and
+ * markdown's backslash escapes (`[tern\:` shows as `[tern:`).
+ */
+const UNSEEN = String.raw`[\p{Cf}\p{Default_Ignorable_Code_Point}\\]*`;
+/** An HTML character reference (`&#91;`, `&lbrack;`): a markdown view may show any character. */
+const REFERENCE = String.raw`&#?[0-9a-z]{1,10};`;
+/** The start of a reference, at the end of a chunk. */
+const REFERENCE_START = String.raw`&#?[0-9a-z]{0,10}`;
+/**
+ * Each part of `[tern:` as a view may show it: itself, in any case, full width or as a
+ * look-alike letter (Cyrillic `е`, Greek `Τ`), or a reference.
+ */
+const HEAD_PARTS = ["[［", "tｔтτ", "eｅеε", "rｒ", "nｎν", ":：∶꞉"].map((chars) =>
+  `(?:[${chars}]|${REFERENCE})`
+);
+/**
+ * The head of a notice in words that are not tern's, however a view could be made to show it
+ * as `[tern:`; group 1 is what stands between the bracket and the colon.
+ */
+const FORGED_HEAD = new RegExp(
+  `${HEAD_PARTS[0]}(${HEAD_PARTS.slice(1, -1).map((part) => UNSEEN + part).join("")}${UNSEEN})` +
+    HEAD_PARTS.at(-1),
+  "giu",
+);
+/** A text that is a forged head's start, not all of it: what a chunk's end may hold. */
+const HEAD_START = new RegExp(
+  `^${
+    HEAD_PARTS.slice(0, -1).reduceRight(
+      (rest, part) => `(?:${REFERENCE_START}|${part}${UNSEEN}(?:${rest})?)`,
+      REFERENCE_START,
+    )
+  }$`,
+  "iu",
+);
+/** The characters a forged head can begin with. */
+const OPENERS = new Set(["[", "［", "&"]);
+/** Longest start of a head held back, in characters; a longer one is let go with a quote. */
+const HOLD_MAX = 4_096;
 
 /**
  * `text` (the model's, a tool's: words that are not tern's) with each `[tern:` that would read
- * as the start of tern's own line quoted: `[“tern”:`.
+ * as the start of tern's own line quoted: `[“tern”:`. What a markdown view shows the same (an
+ * invisible character or a backslash between the letters, a character reference, a look-alike
+ * letter) is quoted too.
  */
 export function quoteNotices(text: string): string {
   return text.replace(FORGED_HEAD, "[“$1”:");
@@ -263,23 +316,30 @@ export function quoteNotices(text: string): string {
 
 /**
  * {@linkcode quoteNotices} over a text that comes in chunks (the answer as it streams): the end
- * of a chunk that could begin `[tern:` is held until the next chunk, or `flush()`, tells.
+ * of a chunk that could begin a forged head is held until the next chunk, or `flush()`, tells.
+ * One longer than {@linkcode HOLD_MAX} (thousands of invisible characters) is let go with a
+ * quote after its first character, so no later chunk can complete it.
  */
 export class NoticeQuoter {
   #held = "";
 
   /** What to send of `chunk` now. */
   push(chunk: string): string {
-    const text = this.#held + chunk;
-    let cut = text.length;
-    for (let size = Math.min(NOTICE_HEAD.length - 1, text.length); size > 0; size--) {
-      if (text.slice(-size).toLowerCase() === NOTICE_HEAD.slice(0, size)) {
-        cut = text.length - size;
-        break;
+    let text = this.#held + chunk;
+    let out = "";
+    for (;;) {
+      const at = headStart(text);
+      if (at === undefined) {
+        this.#held = "";
+        return out + quoteNotices(text);
       }
+      if (text.length - at <= HOLD_MAX) {
+        this.#held = text.slice(at);
+        return out + quoteNotices(text.slice(0, at));
+      }
+      out += `${quoteNotices(text.slice(0, at))}${text[at]}“`;
+      text = text.slice(at + 1);
     }
-    this.#held = text.slice(cut);
-    return quoteNotices(text.slice(0, cut));
   }
 
   /** What is held: the text ended (or something else is sent next). */
@@ -288,6 +348,19 @@ export class NoticeQuoter {
     this.#held = "";
     return held;
   }
+}
+
+/**
+ * Where the end of `text` that could begin a forged head starts (after the last whole one,
+ * which {@linkcode quoteNotices} quotes); undefined when no end could.
+ */
+function headStart(text: string): number | undefined {
+  let from = 0;
+  for (const match of text.matchAll(FORGED_HEAD)) from = match.index + match[0].length;
+  for (let at = from; at < text.length; at++) {
+    if (OPENERS.has(text[at]) && HEAD_START.test(text.slice(at))) return at;
+  }
+  return undefined;
 }
 
 /** A review's outcome, as a `permission_decision` event reports it. */
@@ -388,6 +461,19 @@ export function historyUpdates(
     }
   }
   return updates;
+}
+
+/**
+ * `update` with every string in it masked but its call's id (a replayed one: the session keeps a
+ * key unmasked when tern did not hold it then, so what it sends of a loaded history is masked for
+ * the keys it holds now, as `tern sessions show` is). The id is the editor's, made unique from
+ * the model's id masked already: masked again, two calls could share one. Walks without recursion.
+ */
+export function maskedUpdate(update: SessionUpdate, mask: (text: string) => string): SessionUpdate {
+  return copyJson(
+    update,
+    (item, { key }) => typeof item === "string" && key !== "toolCallId" ? mask(item) : COPY,
+  ) as SessionUpdate;
 }
 
 /**

@@ -1,6 +1,10 @@
 /** Slash commands about sessions: /new, /resume, /tree, /fork, /sessions, /compact. */
 import { selectDialog } from "../../tui/select_dialog.ts";
-import { compactionSettings, compactSession } from "../../agent/session_turn.ts";
+import {
+  CompactionCancelledError,
+  compactionSettings,
+  compactSession,
+} from "../../agent/session_turn.ts";
 import { previewCompaction, previewLines } from "../../context/compaction_preview.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import { forkSession } from "../../session/fork.ts";
@@ -146,7 +150,12 @@ export function sessionCommands(): SlashCommand[] {
           signal,
           beforeCompact: (signal) => conversation.preCompact("manual", args, signal),
           mask: (text) => conversation.maskKnownKeys(text),
+        }).catch((error) => {
+          if (!(error instanceof CompactionCancelledError)) throw error;
+          context.notice("not compacted: cancelled, the conversation is unchanged");
+          return null;
         });
+        if (entry === null) return;
         if (!entry) {
           context.notice("nothing to compact: the whole conversation is recent enough to keep");
           return;

@@ -49,16 +49,21 @@ export async function runRpc(flags: RunFlags): Promise<number> {
     consolidation: "defer",
   });
   const server = new RpcServer(agent, send, permissions);
-  const onInterrupt = () => server.abort();
+  // Once the session closes, Ctrl-C or a supervisor's stop cuts its SessionEnd hooks short.
+  const cut = new AbortController();
+  let closing = false;
+  const onInterrupt = () => closing ? cut.abort() : server.abort();
   Deno.addSignalListener("SIGINT", onInterrupt);
   // A supervisor or a closed terminal stops tern: the turn is cancelled and the session closed
   // before it exits (stdin, still open, cannot end the loop below).
   using _stop = onStopSignals(async (code) => {
     try {
+      if (closing) cut.abort();
+      closing = true;
       server.abort();
       permissions.close();
       await server.idle();
-      await agent.close();
+      await agent.close(cut.signal);
       // What the client has not read yet: a second of grace, then it is left.
       await Promise.race([stdout.drained(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
     } catch (error) {
@@ -101,8 +106,9 @@ export async function runRpc(flags: RunFlags): Promise<number> {
     await server.idle();
     return 0;
   } finally {
+    closing = true;
+    await agent.close(cut.signal);
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    await agent.close();
     await stdout.drained();
   }
 }
@@ -201,44 +207,17 @@ class RpcServer {
 
   /**
    * Compacts the session (`compact`). An abort stops the PreCompact hooks and the summary
-   * request, and nothing is written: the summary a cancelled request leaves is the fallback,
-   * which the client did not ask for.
+   * request, and nothing is written (`AgentSession.compact`).
    */
   async #compact(focus: string | undefined): Promise<Record<string, unknown>> {
     const busy = this.#busy();
     if (busy !== undefined) throw new Error(`Cannot compact while ${busy} runs: abort it first`);
     const abort = new AbortController();
     this.#compaction = abort;
-    const done = this.#compactUnder(focus, abort.signal).catch((error) => {
-      if (!abort.signal.aborted) throw error;
-      throw new Error("Compaction cancelled: the session is unchanged", { cause: error });
-    }).finally(() => this.#compaction = undefined);
+    const done = this.#agent.compact({ focus, signal: abort.signal })
+      .finally(() => this.#compaction = undefined);
     this.#compacted = done.catch(() => {});
-    return await done;
-  }
-
-  async #compactUnder(
-    focus: string | undefined,
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown>> {
-    const agent = this.#agent;
-    const conversation = await agent.connect();
-    const { compactionSettings, compactSession } = await import("../../agent/session_turn.ts");
-    const { config } = conversation;
-    const entry = await compactSession(agent.session, {
-      provider: conversation.provider,
-      model: config.model,
-      settings: compactionSettings(config.contextWindow, config.compactAt),
-      focus,
-      signal,
-      emit: (event) => this.#send({ type: "event", event }),
-      beforeCompact: (signal) => conversation.preCompact("manual", focus ?? "", signal),
-      // The last step before the entry is written: a cancelled compaction writes none.
-      mask: (text) => {
-        signal.throwIfAborted();
-        return conversation.maskKnownKeys(text);
-      },
-    });
+    const entry = await done;
     if (entry === undefined) return { compacted: false };
     const { tokensBefore, tokensAfter, fallback } = entry;
     return {
@@ -270,6 +249,9 @@ class RpcServer {
       case "list_sessions": {
         const { ternHome } = agent.config;
         const sessions = await listSessions(ternHome, command.all ? {} : { cwd: agent.workspace });
+        // A session keeps a key unmasked when tern did not hold it then: masked for the keys it
+        // holds now, as `tern sessions list` does.
+        const mask = (text: string) => agent.conversation.maskKnownKeys(text);
         return {
           sessions: sessions.map((info) => ({
             id: info.id,
@@ -278,7 +260,9 @@ class RpcServer {
             created: info.created.toISOString(),
             modified: info.modified.toISOString(),
             entries: info.entries,
-            ...(info.firstUserText === undefined ? {} : { firstUserText: info.firstUserText }),
+            ...(info.firstUserText === undefined
+              ? {}
+              : { firstUserText: mask(info.firstUserText) }),
             ...(info.parentId === undefined ? {} : { parentId: info.parentId }),
           })),
         };
