@@ -82,6 +82,16 @@ export class SessionWriteError extends TernError {
   }
 }
 
+/**
+ * An entry whose line would be longer than a session reader takes whole (`MAX_LINE_BYTES`):
+ * not written, since every reader would skip it, and the entries written under it would lose
+ * their path to everything before (a compaction's checkpoint of a plan whose steps each answered
+ * megabytes made the resume forget the whole conversation).
+ */
+export class EntryTooLongError extends SessionWriteError {
+  override name = "EntryTooLongError";
+}
+
 /** What to do when the storage refuses a write, by the error's `code`. */
 const STORAGE_ERRORS: Record<string, string> = {
   ENOSPC: "the disk is full: free some space, then continue the session",

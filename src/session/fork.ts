@@ -49,7 +49,10 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
     );
   }
   const path = tree.path(leafId);
-  const fork = await Session.create(ternHome, {
+  // A draft until every entry is in: a fork cut off (Ctrl-C, a kill, a full disk) is never
+  // the newest session, which `tern run -c` would continue without the history it lacks.
+  const fork = Session.create(ternHome, {
+    draft: true,
     cwd: own ? source.header.cwd : options.workspace!,
     ternVersion: options.ternVersion,
     parent: { id: source.header.id, path: sourcePath, leafId },
@@ -61,8 +64,14 @@ export async function forkSession(ternHome: string, sourcePath: string, options:
   });
   try {
     for (const entry of own ? path.map(rawEntry) : importedEntries(path)) fork.appendCopy(entry);
+    fork.publish();
   } catch (error) {
     fork.close();
+    try {
+      Deno.removeSync(fork.path);
+    } catch {
+      // Gone already; a draft is never listed either way.
+    }
     throw error;
   }
   return fork;

@@ -34,10 +34,72 @@ export interface LoadedSession {
 
 const decoder = new TextDecoder();
 
+/** The most lines of one file warned about one by one: the rest are counted in one warning. */
+const MAX_LINE_WARNINGS = 100;
+
+/**
+ * The most lines that are not complete JSON a session file may hold. tern leaves at most one
+ * per kill (the write it cut off); a file of many more is not one tern wrote, and each such
+ * line costs a thrown parse error: a 10 MB file of five million of them took 99 seconds and
+ * 3.5 GB to show, and a larger one ran tern out of memory.
+ */
+export const MAX_TORN_LINES = 1000;
+
+/**
+ * The warnings about one file's lines: the first {@linkcode MAX_LINE_WARNINGS} as they are,
+ * then one that counts the rest, so a file of millions of bad lines is not millions of
+ * warnings in memory and on the screen.
+ */
+export class LineWarnings {
+  readonly #path: string;
+  readonly #list: string[] = [];
+  #more = 0;
+  #torn = 0;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  /** Adds one warning (counted only, past the first {@linkcode MAX_LINE_WARNINGS}). */
+  add(text: string): void {
+    if (this.#list.length < MAX_LINE_WARNINGS) this.#list.push(text);
+    else this.#more++;
+  }
+
+  /**
+   * Warns of a line at `where` that is not complete JSON.
+   * @throws {SessionFileError} past {@linkcode MAX_TORN_LINES} of them.
+   */
+  torn(where: string): void {
+    if (++this.#torn > MAX_TORN_LINES) {
+      throw new SessionFileError(
+        `Cannot load session "${this.#path}": more than ${MAX_TORN_LINES} of its lines are ` +
+          "not complete JSON: it is not a session file tern wrote (a kill cuts off at most " +
+          "the one line being written)",
+        this.#path,
+      );
+    }
+    this.add(`Skipped ${where}: not complete JSON (a write was cut off)`);
+  }
+
+  /**
+   * The warnings in the order added (`reversed`: the other way, for a reader going from the
+   * end), then the count of those left out.
+   */
+  list(options: { reversed?: boolean } = {}): string[] {
+    const list = options.reversed ? this.#list.toReversed() : [...this.#list];
+    if (this.#more > 0) {
+      list.push(`${this.#more} more warnings about the lines of "${this.#path}" not shown`);
+    }
+    return list;
+  }
+}
+
 /**
  * Reads and parses the session file at `path`, a line at a time.
  * @throws {SessionFileError} when the file is missing, its first line is not a session header,
- * or two entries share an id (see {@linkcode repeatedIdError}).
+ * two entries share an id (see {@linkcode repeatedIdError}), or more than
+ * {@linkcode MAX_TORN_LINES} lines are not complete JSON.
  */
 export async function loadSession(path: string): Promise<LoadedSession> {
   const reader = new SessionReader(path);
@@ -67,19 +129,20 @@ class SessionReader {
   readonly #path: string;
   #header: SessionHeader | undefined;
   readonly #entries: SessionEntry[] = [];
-  readonly #warnings: string[] = [];
+  readonly #warnings: LineWarnings;
   /** The line each entry's id was read on. */
   readonly #lineOf = new Map<string, number>();
 
   constructor(path: string) {
     this.#path = path;
+    this.#warnings = new LineWarnings(path);
   }
 
   readonly onLine = (line: Uint8Array, lineNumber: number): void => {
     if (lineNumber === 1) {
       this.#header = parseSessionHeader(decoder.decode(line), this.#path);
       const warning = newerVersionWarning(this.#header, this.#path);
-      if (warning) this.#warnings.push(warning);
+      if (warning) this.#warnings.add(warning);
     } else if (line.length > 0) {
       const where = `line ${lineNumber} of "${this.#path}"`;
       const entry = parseEntryLine(decoder.decode(line), where, this.#warnings);
@@ -95,10 +158,12 @@ class SessionReader {
 
   finish(scan: LineScan): LoadedSession {
     const header = this.#header ?? parseSessionHeader("", this.#path);
+    const where = (entry: SessionEntry) => `line ${this.#lineOf.get(entry.id)} of "${this.#path}"`;
+    rootLaterParents(this.#entries, this.#warnings, where);
     return {
       header,
       entries: this.#entries,
-      warnings: this.#warnings,
+      warnings: this.#warnings.list(),
       endsWithNewline: scan.endsWithNewline,
     };
   }
@@ -159,32 +224,67 @@ export function parseSessionHeader(line: string, path: string): SessionHeader {
 }
 
 /**
- * One entry line → the entry, or undefined after pushing a warning that names the line as
- * `where` (`line 3 of "<path>"`). Never throws.
+ * Makes a root of each of `entries` (in file order) whose parent is itself or an entry after it,
+ * with a warning naming its line (`where`). tern writes each parent before its children, and
+ * `SessionTree` reads such a link as none: so does every walk along `parentId` (a resume's, a
+ * turn's), or one edited into a file would take a resume along a path `tern sessions show` never
+ * shows. A parent not among `entries` is left as it is (it may be in lines not read).
+ */
+export function rootLaterParents(
+  entries: readonly SessionEntry[],
+  warnings: LineWarnings,
+  where: (entry: SessionEntry) => string,
+): void {
+  const position = new Map<string, number>();
+  entries.forEach((entry, i) => {
+    if (!position.has(entry.id)) position.set(entry.id, i);
+  });
+  entries.forEach((entry, i) => {
+    const parent = entry.parentId === null ? undefined : position.get(entry.parentId);
+    if (parent === undefined || parent < i) return;
+    warnings.add(
+      `Entry "${shortId(entry.id)}" on ${where(entry)} has parent ` +
+        `"${shortId(entry.parentId!)}", which is not an earlier entry: read as a root`,
+    );
+    entry.parentId = null;
+  });
+}
+
+/** An id from a file, for a warning: its first 64 characters. */
+function shortId(id: string): string {
+  return id.length <= 64 ? id : `${id.slice(0, 64)}…`;
+}
+
+/**
+ * One entry line → the entry, or undefined after adding a warning that names the line as
+ * `where` (`line 3 of "<path>"`).
+ * @throws {SessionFileError} past {@linkcode MAX_TORN_LINES} lines that are not complete JSON.
  */
 export function parseEntryLine(
   line: string,
   where: string,
-  warnings: string[],
+  warnings: LineWarnings,
 ): SessionEntry | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
-    warnings.push(`Skipped ${where}: not complete JSON (a write was cut off)`);
+    warnings.torn(where);
     return undefined;
   }
   if (!isRecord(value)) {
-    warnings.push(`Skipped ${where}: not a JSON object`);
+    warnings.add(`Skipped ${where}: not a JSON object`);
     return undefined;
   }
   const { id, timestamp } = value;
   if (typeof id !== "string" || typeof timestamp !== "string") {
-    warnings.push(`Skipped ${where}: no string "id" and "timestamp"`);
+    warnings.add(`Skipped ${where}: no string "id" and "timestamp"`);
     return undefined;
   }
   if (value.parentId !== null && typeof value.parentId !== "string") {
-    warnings.push(`Entry "${id}" on ${where} has no string or null "parentId": read as a root`);
+    warnings.add(
+      `Entry "${shortId(id)}" on ${where} has no string or null "parentId": read as a root`,
+    );
     value.parentId = null;
   }
   const parentId = value.parentId as string | null;
@@ -192,7 +292,7 @@ export function parseEntryLine(
     if (value.type === "message") repairArguments(value.message);
     const bad = badEntryField(value.type, value);
     if (bad === undefined) return value as unknown as SessionEntry;
-    warnings.push(
+    warnings.add(
       `Skipped ${where}: a "${value.type}" entry whose "${bad}" is missing or malformed`,
     );
     return undefined;

@@ -5,7 +5,7 @@
 import { visibleText } from "../core/terminal_text.ts";
 import { basename, dirname, join, resolve } from "../core/path.ts";
 import { SessionFileError, SessionRefError } from "./errors.ts";
-import { parseSessionHeader } from "./load.ts";
+import { MAX_TORN_LINES, parseSessionHeader } from "./load.ts";
 import { scanLines } from "./_lines.ts";
 import { checkRealFolder, pathProblemError, regularFileInfo } from "./regular_file.ts";
 import type { SessionHeader } from "./types.ts";
@@ -142,16 +142,20 @@ export async function findSession(ternHome: string, ref: string, cwd?: string): 
 
 /**
  * The newest session of `cwd` by the time in its file name whose header names `cwd` (not a
- * subagent's), or undefined when there is none. Reads only header lines.
+ * subagent's) and that has a line after it, or undefined when there is none. Reads only the
+ * first two lines of each.
  */
 export async function latestSession(ternHome: string, cwd: string): Promise<string | undefined> {
   const folder = sessionFolder(ternHome, cwd);
   const names = (await sessionFileNames(folder)).reverse();
   for (const name of names) {
     const path = join(folder, name);
-    const header = await readHeader(path);
-    // A subagent's session is its parent's to continue, not the person's.
-    if (header?.cwd === cwd && header.subagentOf === undefined) return path;
+    const start = await readStart(path);
+    // A subagent's session is its parent's to continue, not the person's; one with a header
+    // alone is a run killed before it wrote anything (one that ends removes it): continuing it
+    // would leave the conversation before behind.
+    const header = start?.header;
+    if (header?.cwd === cwd && header.subagentOf === undefined && start!.entries) return path;
   }
   return undefined;
 }
@@ -250,13 +254,20 @@ export async function isFile(path: string, what = "file"): Promise<boolean> {
   }
 }
 
-/** The header of the file at `path`, or undefined when it is gone or not a session. */
-async function readHeader(path: string): Promise<SessionHeader | undefined> {
+/**
+ * The header of the file at `path` and whether a line that is not empty follows it; undefined
+ * when it is gone or not a session.
+ */
+async function readStart(
+  path: string,
+): Promise<{ header: SessionHeader; entries: boolean } | undefined> {
   let header: SessionHeader | undefined;
+  let entries = false;
   try {
-    await scanLines(path, (line) => {
-      header = parseSessionHeader(decoder.decode(line), path);
-      return false;
+    await scanLines(path, (line, lineNumber) => {
+      if (lineNumber === 1) header = parseSessionHeader(decoder.decode(line), path);
+      else entries = line.length > 0;
+      return lineNumber === 1 || !entries;
     }, { chunkSize: 16 * 1024 });
   } catch (error) {
     if (error instanceof SessionFileError || error instanceof Deno.errors.NotFound) {
@@ -264,7 +275,7 @@ async function readHeader(path: string): Promise<SessionHeader | undefined> {
     }
     throw error;
   }
-  return header;
+  return header && { header, entries };
 }
 
 /**
@@ -277,6 +288,7 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
   let entries = 0;
   let firstUserText: string | undefined;
   let modified: Date;
+  let torn = 0;
   try {
     modified = (await Deno.lstat(path)).mtime ?? new Date(0);
     await scanLines(path, (line, lineNumber) => {
@@ -284,6 +296,11 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
         header = parseSessionHeader(decoder.decode(line), path);
       } else if (line.length <= PARSE_LIMIT) {
         const value = parseLine(line);
+        // Every reader refuses such a file (`MAX_TORN_LINES`): it is not listed either.
+        if (value === null && ++torn > MAX_TORN_LINES) {
+          header = undefined;
+          return false;
+        }
         if (value && typeof value.id === "string" && typeof value.timestamp === "string") {
           entries++;
           firstUserText ??= userText(value);
@@ -315,7 +332,8 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
   return info;
 }
 
-function parseLine(bytes: Uint8Array): Record<string, unknown> | undefined {
+/** The line's JSON object; undefined when it holds none, null when it is not complete JSON. */
+function parseLine(bytes: Uint8Array): Record<string, unknown> | undefined | null {
   if (bytes.length === 0) return undefined;
   try {
     const value: unknown = JSON.parse(decoder.decode(bytes));
@@ -323,7 +341,7 @@ function parseLine(bytes: Uint8Array): Record<string, unknown> | undefined {
       ? value as Record<string, unknown>
       : undefined;
   } catch {
-    return undefined;
+    return null;
   }
 }
 

@@ -4,11 +4,11 @@
  * older entry, so old lines are never touched. `state()` is the replayed state at the leaf,
  * kept up to date by appends: only opening and moving the leaf replay a path.
  */
-import { UnknownEntryError } from "./errors.ts";
+import { EntryTooLongError, UnknownEntryError } from "./errors.ts";
 import { openCallsAtLeaf } from "./dangling.ts";
 import { type Opened, openForResume, pathTo, UnreadIds } from "./_open.ts";
 import { writeIdIndex } from "./id_index.ts";
-import { loadSessionSync } from "./load.ts";
+import { LineWarnings, loadSessionSync, rootLaterParents } from "./load.ts";
 import { Replayer, type ReplayState } from "./replay.ts";
 import { SessionWriter } from "./store.ts";
 import { ancestors } from "./tree.ts";
@@ -93,6 +93,8 @@ export class Session {
       subagentOf?: SessionHeader["subagentOf"];
       id?: string;
       serverChosenBy?: string;
+      /** Not listed or found until {@linkcode Session.publish} (`CreateSessionOptions`). */
+      draft?: boolean;
     } & SessionOptions,
   ): Session {
     const writer = SessionWriter.create(ternHome, options);
@@ -178,20 +180,36 @@ export class Session {
    */
   append(given: NewEntry): SessionEntry {
     const entry = this.#mask?.(given) ?? given;
-    const full = entry.type === "compaction"
-      ? {
-        ...entry,
-        checkpoint: entry.checkpoint ?? this.#replayer.checkpoint(),
-        subagentsBefore: entry.subagentsBefore ?? this.hasSubagentEntries(),
-      }
-      : entry;
-    const written = this.#remember(this.#writer.append(full));
+    const written = this.#remember(
+      entry.type === "compaction" ? this.#appendCompaction(entry) : this.#writer.append(entry),
+    );
     this.#replayer.apply(written);
     if (written.type === "compaction") {
       this.#wantsIndex = true;
       this.#writeIndex();
     }
     return written;
+  }
+
+  /**
+   * Writes `entry` with its checkpoint; without the plan's records when they would make the line
+   * longer than a reader takes (`EntryTooLongError`: each step's answer may be megabytes), so
+   * the plan is read from the lines before, as for a compaction an older tern wrote.
+   */
+  #appendCompaction(entry: NewEntry & { type: "compaction" }): SessionEntry {
+    const checkpoint = entry.checkpoint ?? this.#replayer.checkpoint();
+    const full = {
+      ...entry,
+      checkpoint,
+      subagentsBefore: entry.subagentsBefore ?? this.hasSubagentEntries(),
+    };
+    try {
+      return this.#writer.append(full);
+    } catch (error) {
+      if (!(error instanceof EntryTooLongError) || checkpoint.plan === undefined) throw error;
+      const { plan: _plan, ...withoutPlan } = checkpoint;
+      return this.#writer.append({ ...full, checkpoint: withoutPlan });
+    }
   }
 
   /**
@@ -263,6 +281,11 @@ export class Session {
     return this.#replayer.state();
   }
 
+  /** Gives a draft its session file name, so it is listed and found (`SessionWriter.publish`). */
+  publish(): void {
+    this.#writer.publish();
+  }
+
   /** Releases the lock. Idempotent. */
   close(): void {
     if (this.#closed) return;
@@ -306,6 +329,9 @@ export class Session {
     if (this.#complete) return;
     const before = loadSessionSync(this.path, { end: this.#start });
     this.#entries = [...before.entries, ...this.#entries];
+    // A line read now may name a parent on a line read at opening: no link, as a whole read has
+    // it. The warning was the opening's to give; the file is the same.
+    rootLaterParents(this.#entries, new LineWarnings(this.path), () => "");
     if (before.entries.some((entry) => entry.type === "subagent")) this.#subagents = true;
     this.#byId.clear();
     for (const entry of this.#entries) this.#byId.set(entry.id, entry);

@@ -11,13 +11,15 @@ import { uniqueHexId } from "../core/ids.ts";
 import { isAbsolute, join } from "../core/path.ts";
 import {
   asSessionWriteError,
+  EntryTooLongError,
   SessionBusyError,
   SessionFileError,
   SessionRefError,
 } from "./errors.ts";
 import { type LoadedSession, loadSession } from "./load.ts";
 import { notOwnSessionError, sessionFileName, sessionFolder, sessionsRoot } from "./paths.ts";
-import { makeRealFolder, openRegularFile } from "./regular_file.ts";
+import { makeRealFolder, openRegularFile, openRegularFileSync } from "./regular_file.ts";
+import { MAX_LINE_BYTES } from "./_lines.ts";
 import {
   type NewEntry,
   SESSION_FORMAT_VERSION,
@@ -38,6 +40,12 @@ export interface CreateSessionOptions {
   id?: string;
   /** The project file that chose the model server, when one did (SessionHeader). */
   serverChosenBy?: string;
+  /**
+   * Write the file under a name that no listing or look-up finds (`.<name>.draft`) until
+   * {@linkcode SessionWriter.publish}: a fork copied in many writes, which a kill or Ctrl-C may
+   * cut off, must never become the newest session (`tern run -c`) with part of its history.
+   */
+  draft?: boolean;
 }
 
 /** A set of ids that is only asked whether it holds one. */
@@ -49,7 +57,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Appends entries to one session file while holding its lock. */
 export class SessionWriter {
   readonly #file: Deno.FsFile;
-  readonly #path: string;
+  #path: string;
+  /** A draft's session file name, given by `publish()`. */
+  #publishAs: string | undefined;
   readonly #header: SessionHeader;
   readonly #ids: Set<string>;
   /** The ids of the entries in lines not read (a session read from its end). */
@@ -102,15 +112,18 @@ export class SessionWriter {
     const folder = sessionFolder(ternHome, options.cwd);
     // Synchronous on purpose: this is on the way to the first model request, and each async
     // file operation costs a thread hand-off the sync one does not (bench/results/code_costs.md).
-    const path = join(folder, sessionFileName(created, header.id));
+    const name = sessionFileName(created, header.id);
+    const path = join(folder, options.draft ? `.${name}.draft` : name);
     let file: Deno.FsFile;
     try {
       makeRealFolder(folder, sessionsRoot(ternHome));
+      if (options.draft) removeCutOffDrafts(folder);
       file = Deno.openSync(path, { append: true, createNew: true, mode: 0o600 });
     } catch (error) {
       throw asSessionWriteError(path, error);
     }
     const writer = new SessionWriter(file, path, header, [], false);
+    if (options.draft) writer.#publishAs = join(folder, name);
     try {
       writer.#lock();
       writer.#writeLine(JSON.stringify(header));
@@ -223,6 +236,22 @@ export class SessionWriter {
     this.#leafId = id;
   }
 
+  /**
+   * Gives a draft (`CreateSessionOptions.draft`) its session file name, with every line written
+   * so far: from now on it is listed and found. Nothing for a session that is not a draft.
+   * @throws {SessionWriteError} when the file system refuses the rename.
+   */
+  publish(): void {
+    if (this.#publishAs === undefined) return;
+    try {
+      Deno.renameSync(this.#path, this.#publishAs);
+    } catch (error) {
+      throw asSessionWriteError(this.#publishAs, error);
+    }
+    this.#path = this.#publishAs;
+    this.#publishAs = undefined;
+  }
+
   /** Closes the file, which releases the lock. Idempotent. */
   close(): void {
     if (this.#closed) return;
@@ -242,12 +271,22 @@ export class SessionWriter {
     }
   }
 
-  /** One line, encoded first and written whole; a failure leaves the next line to start anew. */
+  /**
+   * One line, encoded first and written whole; a failure leaves the next line to start anew.
+   * @throws {EntryTooLongError} when the line would be past `MAX_LINE_BYTES` (nothing written).
+   */
   #writeLine(json: string): void {
     if (this.#closed) {
       throw new Error(`Cannot write to session "${this.#header.id}": the writer is closed`);
     }
     const ascii = json.replace(NON_ASCII, escapeChar);
+    if (ascii.length > MAX_LINE_BYTES) {
+      throw new EntryTooLongError(
+        `Cannot write to session "${this.#path}": the entry's line would be ${ascii.length} ` +
+          `bytes, more than the ${MAX_LINE_BYTES} a session reader takes`,
+        this.#path,
+      );
+    }
     const bytes = encoder.encode(this.#needsNewline ? `\n${ascii}\n` : `${ascii}\n`);
     try {
       let written = 0;
@@ -268,6 +307,34 @@ const NON_ASCII = /[\u0080-\uffff]/g;
 
 function escapeChar(char: string): string {
   return `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/** A draft's file name (`CreateSessionOptions.draft`). */
+const DRAFT_NAME = /^\.\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[^/]+\.jsonl\.draft$/;
+/** How long a draft stays unchanged before it counts as cut off (a fork writes it throughout). */
+const DRAFT_STALE_MS = 60_000;
+
+/**
+ * Removes the drafts in `folder` that forks cut off left (a kill, Ctrl-C): each unchanged for
+ * a minute and locked by no process. Never throws: one left is removed by a later fork.
+ */
+function removeCutOffDrafts(folder: string): void {
+  try {
+    for (const entry of Deno.readDirSync(folder)) {
+      if (!entry.isFile || !DRAFT_NAME.test(entry.name)) continue;
+      const path = join(folder, entry.name);
+      try {
+        using file = openRegularFileSync(path, { read: true, what: "session draft" });
+        const changed = file.statSync().mtime?.getTime() ?? 0;
+        if (Date.now() - changed < DRAFT_STALE_MS || !file.tryLockSync(true)) continue;
+        Deno.removeSync(path);
+      } catch {
+        // Gone, or not ours to remove.
+      }
+    }
+  } catch {
+    // The folder cannot be read: nothing to remove.
+  }
 }
 
 /** The "in use" error, naming the session by the id in its file name. */

@@ -10,10 +10,12 @@
  * resolves it after reading the whole file.
  */
 import {
+  LineWarnings,
   type LoadedSession,
   newerVersionWarning,
   parseEntryLine,
   parseSessionHeader,
+  rootLaterParents,
 } from "./load.ts";
 import { MAX_LINE_BYTES, OVERLONG_HEAD } from "./_lines.ts";
 import { openRegularFileSync } from "./regular_file.ts";
@@ -48,8 +50,9 @@ const decoder = new TextDecoder();
  * and handed to the parser, which skips it as damaged with the warning `loadSession` gives, so
  * a cut-off line of hundreds of megabytes costs no more memory than a short one. `chunkSize`
  * (default 256 KiB) and `maxLineBytes` are for tests.
- * @throws {SessionFileError} when the first line is not a session header or the file is not a
- * regular file; what `Deno.openSync` throws.
+ * @throws {SessionFileError} when the first line is not a session header, the file is not a
+ * regular file or more than `MAX_TORN_LINES` lines read are not complete JSON; what
+ * `Deno.openSync` throws.
  */
 export function loadTail(
   path: string,
@@ -62,7 +65,7 @@ export function loadTail(
   const walk = new PathWalk();
   const entries: SessionEntry[] = [];
   const entryStarts: number[] = [];
-  const warnings: string[] = [];
+  const warnings = new LineWarnings(path);
   const ids = new Set<string>();
   let repeatsAnId = false;
   const take = (line: Uint8Array, start: number): boolean => {
@@ -105,13 +108,19 @@ export function loadTail(
   if (!done) take(pending.finish(new Uint8Array(0)), headerEnd);
   entries.reverse();
   entryStarts.reverse();
-  warnings.reverse();
+  // Links to a later line are none, as the walk took them (PathWalk.add).
+  const links = new LineWarnings(path);
+  const startOf = new Map(entries.map((entry, i) => [entry, entryStarts[i]]));
+  rootLaterParents(
+    entries,
+    links,
+    (entry) => `the line at byte ${startOf.get(entry)} of "${path}"`,
+  );
   const newer = newerVersionWarning(header, path);
-  if (newer) warnings.unshift(newer);
   return {
     header,
     entries,
-    warnings,
+    warnings: [...newer ? [newer] : [], ...warnings.list({ reversed: true }), ...links.list()],
     endsWithNewline: size > 0 && lastByte(file, size) === NEWLINE,
     start,
     headerEnd,
@@ -147,7 +156,9 @@ class PathWalk {
       } else if (this.#anchor && next.id === this.#anchor.firstKeptId) {
         return true;
       }
-      if (next.parentId === null) return true;
+      // A parent already read is on a later line (or is the entry itself): the link is none,
+      // as loadSession and SessionTree read it (rootLaterParents).
+      if (next.parentId === null || this.#byId.has(next.parentId)) return true;
       this.#wanted = next.parentId;
     }
     return false;

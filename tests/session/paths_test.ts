@@ -247,20 +247,33 @@ Deno.test("latestSession() picks the newest file of the cwd whose header names t
   const { home, cleanup } = await tempHome();
   try {
     equal(await latestSession(home, "/p"), undefined);
-    await writeSession(home, { cwd: "/p", id: uuid("0001"), created: "2026-11-30T01:00:00.000Z" });
+    const entry = [userEntry("e1", "hello")];
+    await writeSession(
+      home,
+      { cwd: "/p", id: uuid("0001"), created: "2026-11-30T01:00:00.000Z" },
+      entry,
+    );
     const newest = await writeSession(home, {
       cwd: "/p",
       id: uuid("0002"),
       created: "2026-11-30T03:00:00.000Z",
-    });
-    await writeSession(home, { cwd: "/p", id: uuid("0003"), created: "2026-11-30T02:00:00.000Z" });
+    }, entry);
+    await writeSession(
+      home,
+      { cwd: "/p", id: uuid("0003"), created: "2026-11-30T02:00:00.000Z" },
+      entry,
+    );
     await writeSession(home, {
       cwd: "/p",
       id: uuid("0004"),
       created: "2026-11-30T04:00:00.000Z",
       headerCwd: "/moved",
-    });
-    await writeSession(home, { cwd: "/q", id: uuid("0005"), created: "2026-11-30T05:00:00.000Z" });
+    }, entry);
+    await writeSession(
+      home,
+      { cwd: "/q", id: uuid("0005"), created: "2026-11-30T05:00:00.000Z" },
+      entry,
+    );
     equal(await latestSession(home, "/p"), newest);
     equal(await latestSession(home, "/r"), undefined);
   } finally {
@@ -272,7 +285,12 @@ Deno.test("listSessions() for a cwd leaves out a session in its folder whose hea
   const { home, cleanup } = await tempHome();
   try {
     // The folder name's hash is 32 bits: another path can share the folder.
-    await writeSession(home, { cwd: "/p", id: uuid("0001"), created: "2026-11-30T01:00:00.000Z" });
+    const entry = [userEntry("e1", "hello")];
+    await writeSession(
+      home,
+      { cwd: "/p", id: uuid("0001"), created: "2026-11-30T01:00:00.000Z" },
+      entry,
+    );
     await writeSession(home, {
       cwd: "/p",
       id: uuid("0002"),
