@@ -32,6 +32,7 @@ export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<num
     ternHome,
     workspace,
     warn,
+    rules: config.rules,
     keyVariables: config.keyVariables,
   });
   if (line.action === "trust" || line.action === "untrust") {
@@ -105,7 +106,7 @@ async function showTools(
   const status = await startOrExplain(manager, server);
   if (signal.aborted) return interrupted();
   if (status.state !== "READY") {
-    write.err(`tern: MCP server "${server}" is ${status.state}: ${status.error ?? "no reason"}\n`);
+    write.err(`tern: ${status.label} is ${status.state}: ${status.error ?? "no reason"}\n`);
     return 1;
   }
   const exposed = manager.tools().filter((tool) => tool.server === server);
@@ -158,7 +159,7 @@ async function callTool(
   const status = await startOrExplain(manager, line.server);
   if (signal.aborted) return interrupted();
   if (status.state !== "READY") {
-    write.err(`tern: MCP server "${line.server}" is ${status.state}: ${status.error ?? ""}\n`);
+    write.err(`tern: ${status.label} is ${status.state}: ${status.error ?? ""}\n`);
     return 1;
   }
   const observation = await manager.call(line.server, line.tool!, args, signal)
@@ -187,6 +188,10 @@ async function startOrExplain(manager: McpManager, server: string): Promise<McpS
 }
 
 function notTrusted(status: McpServerStatus): string {
+  if (status.trustable === false) {
+    return `MCP server "${status.name}" from the project ("${status.file}") cannot start: ` +
+      status.error;
+  }
   if (status.error?.startsWith("needs trust again")) {
     return `MCP server "${status.name}" from the project ("${status.file}") ${status.error}`;
   }
@@ -202,6 +207,7 @@ async function changeTrust(
   write: Writers,
 ): Promise<number> {
   const { trustServers, untrustServers } = await import("../mcp/trust.ts");
+  const { unpinnableReasons } = await import("../mcp/_pinned_files.ts");
   const project = servers.filter((server) => server.scope === "project");
   for (const name of names) {
     const server = servers.find((s) => s.name === name);
@@ -219,7 +225,12 @@ async function changeTrust(
     // Trust is given one named server at a time, after seeing what it runs: a `.mcp.json`
     // the agent itself wrote must not start on a reflexive "trust everything". The list is
     // the answer the help promises, so it is no error.
-    const untrusted = project.map((s) => `  ${s.name}: ${describeServer(s)}\n`).join("");
+    // One tern can never trust is listed with why, not as one to name.
+    const untrusted = project.map((s) => {
+      const never = unpinnableReasons(s.files ?? {});
+      const why = never.length > 0 ? ` (tern cannot trust it: ${never.join(", ")})` : "";
+      return `  ${s.name}: ${describeServer(s)}${why}\n`;
+    }).join("");
     write.out(
       project.length === 0
         ? `There are no project MCP servers in "${where.workspace}" to trust\n`
@@ -230,7 +241,6 @@ async function changeTrust(
   const chosen = project.filter((s) => names.includes(s.name));
   if (action === "trust") {
     // A pin that never holds: recording it would say "Trusted" of a server that never starts.
-    const { unpinnableReasons } = await import("../mcp/_pinned_files.ts");
     for (const server of chosen) {
       const never = unpinnableReasons(server.files ?? {});
       if (never.length === 0) continue;

@@ -61,9 +61,27 @@ export async function openMcp(options: OpenMcpOptions): Promise<OpenedMcp> {
     keyVariables: options.keyVariables,
     warn: options.warn ?? warnPerson,
   });
-  const servers = options.personal === false
-    ? loaded.servers.filter((server) => server.scope !== "user")
-    : loaded.servers;
+  if (loaded.servers.length === 0) return { servers: [] };
+  const own = loaded.servers.filter((server) => server.scope === "user");
+  const { namedInPart, toolPrefix } = await import("../mcp/tool_names.ts");
+  const servers = loaded.servers.filter((server) => {
+    if (server.scope === "user") return options.personal !== false;
+    // The person's allow rule written for their own servers by a part of a name (`mcp__git*`
+    // for `github`) would answer for a project server's tools it happens to fit (`gitx`).
+    for (const rule of options.rules ?? []) {
+      if (rule.from !== undefined || rule.action !== "allow" || rule.tool === undefined) continue;
+      if (!namedInPart(rule.tool, server.name)) continue;
+      const owner = own.find((o) => namedInPart(rule.tool!, o.name));
+      if (owner === undefined) continue;
+      (options.warn ?? warnPerson)(
+        `MCP server "${server.name}" in "${server.file}" is not used: your rule allowing ` +
+          `"${rule.tool}" (for your own server "${owner.name}") would allow its tools too — ` +
+          `name your servers whole in the rule (${toolPrefix(owner.name)}*)`,
+      );
+      return false;
+    }
+    return true;
+  });
   if (servers.length === 0) return { servers };
   const [{ McpManager }, { loadTrustCheck }, { safeEnv }, { networkEnv }] = await Promise.all([
     import("../mcp/manager.ts"),
@@ -142,7 +160,7 @@ export async function checkStillAsRead(
 export function watchMcp(manager: McpManager, warn: (text: string) => void): void {
   for (const status of manager.status()) {
     if (status.state === "UNTRUSTED" && status.error?.startsWith("needs trust again")) {
-      warn(`MCP server "${status.name}" is not started: ${status.error}`);
+      warn(`${status.label} is not started: ${status.error}`);
     }
   }
   const told = new Set<string>();
@@ -150,7 +168,7 @@ export function watchMcp(manager: McpManager, warn: (text: string) => void): voi
     for (const status of manager.status()) {
       if (status.state !== "FAILED" || told.has(status.name)) continue;
       told.add(status.name);
-      warn(`MCP server "${status.name}" failed: ${status.error}`);
+      warn(`${status.label} failed: ${status.error}`);
     }
   });
 }

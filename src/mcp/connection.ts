@@ -12,7 +12,7 @@ import { netDeniedMessage } from "../core/net_denied.ts";
 import { signalProcessGroup } from "../core/process_group.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import type { McpCallResult } from "./results.ts";
-import { type McpServerConfig, serverSecrets } from "./types.ts";
+import { type McpServerConfig, serverLabel, serverSecrets } from "./types.ts";
 
 /** Where a server is in its life. */
 export type McpState = "NEW" | "STARTING" | "READY" | "FAILED" | "CLOSED";
@@ -70,6 +70,13 @@ export const MAX_TOOLS = 10_000;
  */
 export const MAX_TOOLS_CHARS = 16 * 1024 * 1024;
 
+/**
+ * Least time between the starts of two listings of one server's tools after `list_changed`: a
+ * server asking again after each listing (or without pause) would otherwise keep tern reading up
+ * to `MAX_TOOLS_CHARS` as fast as it answers.
+ */
+export const MIN_REFRESH_INTERVAL_MS = 1_000;
+
 const TIMEOUT_CODE = -32001;
 
 /**
@@ -100,6 +107,12 @@ export class McpConnection {
   #refreshing: Promise<void> | undefined;
   /** Another `list_changed` came while a listing (the start's or a refresh) was under way. */
   #changedMeanwhile = false;
+  /** When the last listing started (`performance.now()`), for `MIN_REFRESH_INTERVAL_MS`. */
+  #listedAt = 0;
+  /** Ends the wait before the next refresh at once (the connection is shutting down). */
+  #wake: (() => void) | undefined;
+  /** A digest of the tools as last listed: a listing that holds the same tells nobody. */
+  #listedDigest = "";
   /** The secrets the config hands the server, longest first (see {@linkcode masked}). */
   #secrets: string[];
   /** The server's own name of each listed tool whose name held a secret (see `#maskedTool`). */
@@ -115,6 +128,11 @@ export class McpConnection {
 
   get name(): string {
     return this.config.name;
+  }
+
+  /** How tern names the server in its messages (with an HTTP server's origin: `serverLabel`). */
+  get label(): string {
+    return serverLabel(this.config);
   }
 
   get state(): McpState {
@@ -214,6 +232,7 @@ export class McpConnection {
     const abort = new AbortController();
     this.#startAbort = abort;
     const timer = setTimeout(() => abort.abort(), timeout);
+    let stop: (() => void) | undefined;
     try {
       const [{ Client }, handle] = await Promise.all([
         import("@modelcontextprotocol/sdk/client"),
@@ -221,12 +240,23 @@ export class McpConnection {
       ]);
       this.#handle = handle;
       if (this.#closing) throw new Error("closed while starting");
+      // The SDK gives the signal to `initialize` alone: an HTTP server that never answers the
+      // POST of `notifications/initialized` held the start, and `close()`, for ever. Closing the
+      // transport fails whatever it still waits for.
+      stop = () => void handle.transport.close().catch(() => {});
+      abort.signal.addEventListener("abort", stop, { once: true });
       const client = new Client({ name: "tern", version: this.#options.clientVersion }, {
         capabilities: {},
         jsonSchemaValidator: UNCHECKED_OUTPUT,
         listChanged: {
-          // The SDK's own refresh reads only the first page: tern reads them all.
-          tools: { autoRefresh: false, onChanged: () => this.#toolsChanged(client) },
+          // The SDK's own refresh reads only the first page: tern reads them all. Its debounce
+          // would never refresh while a server sends changes less than 300 ms apart; tern's
+          // own pacing reads at most once per MIN_REFRESH_INTERVAL_MS instead.
+          tools: {
+            autoRefresh: false,
+            debounceMs: 0,
+            onChanged: () => this.#toolsChanged(client),
+          },
         },
       });
       this.#client = client;
@@ -236,6 +266,7 @@ export class McpConnection {
       const tools = await this.#listTools(client, abort.signal, timeout);
       if (this.#state !== "STARTING") return;
       this.#tools = tools;
+      this.#listedDigest = tools.digest;
       this.#set("READY");
       // A change told while the first listing ran may not be in it.
       if (this.#changedMeanwhile) this.#toolsChanged(client);
@@ -244,10 +275,11 @@ export class McpConnection {
         ? "closed while starting"
         : abort.signal.aborted
         ? `did not finish starting within ${timeout} ms${this.#detail()}`
-        : startError(error, this.#lastError, this.name);
+        : startError(error, this.#lastError, this.label);
       await this.#fail(reason);
     } finally {
       clearTimeout(timer);
+      if (stop !== undefined) abort.signal.removeEventListener("abort", stop);
     }
   }
 
@@ -260,7 +292,7 @@ export class McpConnection {
     if (this.#state !== "READY" || client === undefined) {
       throw new McpCallError(
         "not-ready",
-        `MCP server "${this.name}" is ${this.#state}${this.#error ? `: ${this.error}` : ""}`,
+        `${this.label} is ${this.#state}${this.#error ? `: ${this.error}` : ""}`,
       );
     }
     const timeout = this.config.requestTimeoutMs;
@@ -280,7 +312,7 @@ export class McpConnection {
       if (code === TIMEOUT_CODE) {
         throw new McpCallError(
           "timeout",
-          `MCP server "${this.name}" did not answer "${tool}" within ${timeout} ms`,
+          `${this.label} did not answer "${tool}" within ${timeout} ms`,
           { cause: error },
         );
       }
@@ -291,14 +323,14 @@ export class McpConnection {
         throw new McpCallError(
           "closed",
           this.#shown(
-            `MCP server "${this.name}" closed the connection during "${tool}"${this.#detail()}`,
+            `${this.label} closed the connection during "${tool}"${this.#detail()}`,
           ),
           { cause: error },
         );
       }
       throw new McpCallError(
         "protocol",
-        this.#shown(`MCP server "${this.name}": ${messageOf(error)}`),
+        this.#shown(`${this.label}: ${messageOf(error)}`),
         { cause: error },
       );
     }
@@ -331,6 +363,7 @@ export class McpConnection {
     const handle = this.#handle;
     this.#client = undefined;
     this.#handle = undefined;
+    this.#wake?.();
     if (client) {
       client.onclose = undefined;
       await client.close().catch(() => {});
@@ -345,12 +378,14 @@ export class McpConnection {
     client: Client,
     signal: AbortSignal | undefined,
     timeout: number,
-  ): Promise<McpToolInfo[]> {
+  ): Promise<McpToolInfo[] & { digest: string }> {
     const tools: McpToolInfo[] = [];
     const names = new Set<string>();
     let cursor: string | undefined;
     const cursors = new Set<string>();
     let chars = 0;
+    const jsons: string[] = [];
+    this.#listedAt = performance.now();
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
         signal,
@@ -363,6 +398,7 @@ export class McpConnection {
       for (const tool of page.tools) {
         const json = JSON.stringify(tool);
         chars += json.length;
+        jsons.push(json);
         if (chars > MAX_TOOLS_CHARS) {
           throw new Error(
             `tools/list has more than ${MAX_TOOLS_CHARS / 1024 / 1024} MiB of tool definitions, ` +
@@ -387,13 +423,18 @@ export class McpConnection {
       }
       if (cursor !== undefined) cursors.add(cursor);
     } while (cursor !== undefined);
-    return tools;
+    // What it listed, as a SHA-256: a refresh that lists the same changes nothing.
+    const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(jsons.join("\n")));
+    const digest = Array.from(new Uint8Array(hash), (byte) => byte.toString(16).padStart(2, "0"))
+      .join("");
+    return Object.assign(tools, { digest });
   }
 
   /**
    * `list_changed`: the tools are read again once the server is READY, by one refresh at a
-   * time; changes told meanwhile make that refresh list once more when it ends, however many
-   * came (each listing can be large, and overlapping ones each held theirs).
+   * time, at least MIN_REFRESH_INTERVAL_MS after the listing before; changes told meanwhile
+   * make that refresh list once more, however many came (each listing can be large, and
+   * overlapping ones each held theirs).
    */
   #toolsChanged(client: Client): void {
     this.#changedMeanwhile = true;
@@ -404,6 +445,18 @@ export class McpConnection {
   /** Reads the tools again until no change came during a listing. Never throws. */
   async #refreshTools(client: Client): Promise<void> {
     while (this.#changedMeanwhile && client === this.#client && this.#state === "READY") {
+      const wait = this.#listedAt + MIN_REFRESH_INTERVAL_MS - performance.now();
+      if (wait > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wake = undefined;
+        continue;
+      }
       this.#changedMeanwhile = false;
       try {
         const tools = await this.#listTools(client, undefined, this.config.requestTimeoutMs);
@@ -414,9 +467,10 @@ export class McpConnection {
     }
   }
 
-  #setTools(tools: McpToolInfo[]): void {
-    if (this.#state !== "READY") return;
+  #setTools(tools: McpToolInfo[] & { digest: string }): void {
+    if (this.#state !== "READY" || tools.digest === this.#listedDigest) return;
     this.#tools = tools;
+    this.#listedDigest = tools.digest;
     this.#options.onChange?.();
   }
 
@@ -445,8 +499,8 @@ export class McpConnection {
   }
 }
 
-function startError(error: unknown, lastError: string | undefined, name: string): string {
-  const denied = netDeniedMessage(error, `MCP server "${name}"`);
+function startError(error: unknown, lastError: string | undefined, label: string): string {
+  const denied = netDeniedMessage(error, label);
   if (denied) return denied;
   const message = messageOf(error);
   if (lastError && /connection closed/i.test(message)) return `the connection closed: ${lastError}`;

@@ -47,7 +47,12 @@ export function cappedFetch(label: string, maxBytes = MAX_MESSAGE_BYTES): Capped
       await sleep(lastGet + MIN_GET_INTERVAL_MS - performance.now(), init?.signal);
       lastGet = performance.now();
     }
-    const response = await fetch(input, init);
+    let response: Response;
+    try {
+      response = await fetch(input, init);
+    } catch (error) {
+      throw init?.signal?.aborted ? error : unreachable(error, input);
+    }
     if (response.body === null || NULL_BODY.has(response.status)) return response;
     const reader = response.body.getReader();
     open.add(reader);
@@ -112,4 +117,29 @@ export function cappedFetch(label: string, maxBytes = MAX_MESSAGE_BYTES): Capped
       await Promise.all(readers.map((reader) => reader.cancel().catch(() => {})));
     },
   };
+}
+
+/**
+ * A failed request's error, saying where it went by origin and why: Deno's own
+ * message is a bare "fetch failed", its cause names the whole URL (its query may carry a key), so
+ * every URL in the reason is cut to its origin. The cause stays, for the net permission check
+ * (`netDeniedMessage`).
+ */
+function unreachable(error: unknown, input: Parameters<typeof fetch>[0]): unknown {
+  if (!(error instanceof TypeError)) return error;
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const { origin } = url;
+  const bare = new URL(url);
+  bare.username = bare.password = "";
+  let deepest: unknown = error;
+  while (deepest instanceof Error && deepest.cause instanceof Error) deepest = deepest.cause;
+  const reason = (deepest as Error).message
+    .replaceAll(bare.href, origin)
+    .replaceAll(url.href, origin)
+    .replace(/^error sending request for url \([^)]*\): /, "")
+    .replace(
+      /\b[a-z][a-z0-9+.-]*:\/\/[^\s"')]*/gi,
+      (url) => URL.canParse(url) ? new URL(url).origin : "<url>",
+    );
+  return new Error(`the request to ${origin} failed: ${reason}`, { cause: error });
 }

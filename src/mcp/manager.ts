@@ -23,6 +23,7 @@ import {
   type McpScope,
   type McpServerConfig,
   type McpTransportKind,
+  serverLabel,
   serverSecrets,
 } from "./types.ts";
 
@@ -32,6 +33,8 @@ export type McpServerState = McpState | "DISABLED" | "UNTRUSTED";
 /** One server, as `tern mcp list` and `/mcp` show it. */
 export interface McpServerStatus {
   name: string;
+  /** How to name it in a message: `MCP server "x"`, an HTTP one with its origin (`serverLabel`). */
+  label: string;
   state: McpServerState;
   transport: McpTransportKind;
   scope: McpScope;
@@ -41,6 +44,11 @@ export interface McpServerStatus {
   error?: string;
   /** What the server calls itself, once READY. */
   server?: { name: string; version: string };
+  /**
+   * False for a project server tern can never trust (a file its command line names cannot be
+   * pinned: `unpinnableReasons`); its `error` says why, and no trust command would start it.
+   */
+  trustable?: boolean;
 }
 
 /** Runs a stdio server's command some other way (inside bubblewrap). */
@@ -126,6 +134,7 @@ export class McpManager {
       const connection = this.#connections.get(config.name);
       const base = {
         name: config.name,
+        label: serverLabel(config),
         transport: config.transport,
         scope: config.scope,
         file: config.file,
@@ -136,14 +145,23 @@ export class McpManager {
         // Trusting would not help a server that can never be trusted: say what can. One that
         // was trusted hears first what changed since (a script removed).
         const never = unpinnableReasons(config.files ?? {});
+        if (never.length > 0) {
+          // Once trusted, it is said so (`watchMcp` tells it), without a command that is refused.
+          const changed = why === undefined ? "" : "needs trust again, and ";
+          return {
+            ...base,
+            state: "UNTRUSTED",
+            tools: 0,
+            trustable: false,
+            error: `${changed}tern cannot trust this project server: ${never.join(", ")}`,
+          };
+        }
         return {
           ...base,
           state: "UNTRUSTED",
           tools: 0,
           error: why !== undefined
             ? `needs trust again: ${why}; check it, then \`tern mcp trust ${config.name}\``
-            : never.length > 0
-            ? `tern cannot trust this project server: ${never.join(", ")}`
             : `a project server: start it with \`tern mcp trust ${config.name}\``,
         };
       }
@@ -217,7 +235,7 @@ export class McpManager {
         ? `it has no tool "${tool}" (its tools: ${known})`
         : `its input schema takes more than ${MAX_SCHEMA_BYTES / 1024} KB of JSON, the most ` +
           "offered to the model";
-      throw new RangeError(`Cannot call "${tool}" on MCP server "${server}": ${why}`);
+      throw new RangeError(`Cannot call "${tool}" on ${connection.label}: ${why}`);
     }
     const observation = await found.run(args, { signal });
     return observation.status === "SUCCEEDED"
@@ -274,8 +292,12 @@ export class McpManager {
       throw new RangeError(`MCP server "${server}" is disabled in "${config.file}"`);
     }
     if (config) {
+      const never = unpinnableReasons(config.files ?? {});
       throw new RangeError(
-        `MCP server "${server}" (from "${config.file}") is not trusted: run \`tern mcp trust ${server}\``,
+        never.length > 0
+          ? `MCP server "${server}" (from "${config.file}") cannot start: tern cannot trust ` +
+            `this project server: ${never.join(", ")}`
+          : `MCP server "${server}" (from "${config.file}") is not trusted: run \`tern mcp trust ${server}\``,
       );
     }
     const known = this.#options.servers.map((s) => `"${s.name}"`).join(", ") || "none";
@@ -292,7 +314,7 @@ export class McpManager {
         const { limitedTransport } = await import("./transport_limits.ts");
         return {
           ...handle,
-          transport: limitedTransport(handle.transport, `MCP server "${c.name}"`),
+          transport: limitedTransport(handle.transport, serverLabel(c)),
         };
       },
       onChange: () => {
@@ -305,7 +327,7 @@ export class McpManager {
   async #transport(config: McpServerConfig): Promise<TransportHandle> {
     if (config.transport === "http") {
       const { cappedFetch, StreamableHTTPClientTransport } = await import("./http_transport.ts");
-      const capped = cappedFetch(`MCP server "${config.name}"`);
+      const capped = cappedFetch(serverLabel(config));
       return {
         transport: new StreamableHTTPClientTransport(new URL(config.url!), {
           // Headers may carry a token: a redirect must not take it to another server.

@@ -38,6 +38,8 @@ export interface StdioTransportOptions {
 
 /** How long output pipes may stay open once the group is gone (a process that left it). */
 const DRAIN_MS = 1000;
+/** How long a server that closed its stdout has to exit before it is stopped as broken. */
+const STDOUT_END_GRACE_MS = 1000;
 /** Characters of an offending stdout line quoted in the error. */
 const QUOTED_CHARS = 200;
 /** Default of {@linkcode StdioTransportOptions.maxLineChars}. */
@@ -120,10 +122,9 @@ export class StdioProcessTransport implements Transport {
     this.#writer.closed.catch(() => {});
     this.#readers = [child.stdout.getReader(), child.stderr.getReader()];
     const [stdout, stderr] = this.#readers;
-    this.#pumps = Promise.all([
-      pump(stdout, (text) => this.#onStdout(text)),
-      pump(stderr, (text) => this.#onStderr(text)),
-    ]);
+    const answers = pump(stdout, (text) => this.#onStdout(text));
+    this.#pumps = Promise.all([answers, pump(stderr, (text) => this.#onStderr(text))]);
+    void answers.then(() => this.#stdoutEnded(child));
     child.status.then((status) => {
       this.#status = status;
       this.#closing ??= this.#shutdown(status);
@@ -247,6 +248,20 @@ export class StdioProcessTransport implements Transport {
     this.#report(new Error(`${this.#label} ${what}: "${line.slice(0, QUOTED_CHARS)}"`));
     this.close();
     return false;
+  }
+
+  /**
+   * A server that closed its stdout and still runs can never answer again: it is stopped, as a
+   * violation, or every call would wait for its timeout (two minutes by default). One that exits
+   * within {@linkcode STDOUT_END_GRACE_MS} is reported by its exit, with its code and stderr.
+   */
+  async #stdoutEnded(child: Deno.ChildProcess): Promise<void> {
+    if (this.#closing !== undefined || this.#violated) return;
+    if (await settlesWithin(child.status, STDOUT_END_GRACE_MS)) return;
+    if (this.#closing !== undefined || this.#violated) return;
+    this.#violated = true;
+    this.#report(new Error(`${this.#label} closed its stdout but runs on: it cannot answer`));
+    this.close();
   }
 
   #onStderr(text: string): boolean {

@@ -40,6 +40,20 @@ export function namesOverlap(a: string, b: string): boolean {
 }
 
 /**
+ * True when a rule's tool pattern with a `*` (`mcp__git*`) could match tools of `server` by a
+ * part of its name only: written before the end of the server's {@linkcode toolPrefix}, after
+ * some of its name. `mcp__*` (every MCP tool) and a pattern naming the server whole
+ * (`mcp__github__*`) are not such.
+ */
+export function namedInPart(pattern: string, server: string): boolean {
+  const star = pattern.indexOf("*");
+  if (star < 0) return false;
+  const head = pattern.slice(0, star);
+  const prefix = toolPrefix(server);
+  return head.length > "mcp__".length && head.length < prefix.length && prefix.startsWith(head);
+}
+
+/**
  * Assigns every (server, tool) pair its model-facing name. Characters outside `[A-Za-z0-9_-]`
  * become `_`; a name over 64 characters is cut and ends in `_` plus a hash of the full names.
  * Pairs are taken in sorted order, so when two pairs clean up to the same name the one that

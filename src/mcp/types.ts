@@ -78,6 +78,19 @@ export interface McpServerConfig {
 }
 
 /**
+ * How tern names a server in what it says of it: `MCP server "github"`, and an HTTP server with
+ * where it is, by its origin only (`MCP server "api" at https://mcp.example.com`): the URL's
+ * user, password, path and query may carry credentials.
+ */
+export function serverLabel(config: Pick<McpServerConfig, "name" | "transport" | "url">): string {
+  const label = `MCP server "${config.name}"`;
+  if (config.transport !== "http" || config.url === undefined || !URL.canParse(config.url)) {
+    return label;
+  }
+  return `${label} at ${new URL(config.url).origin}`;
+}
+
+/**
  * The secret values `config` hands its server: `env` entries whose names look secret
  * (`*_TOKEN`, `*_KEY`, …), credential headers (the token of `Bearer …` too), and its URL's
  * password and the values of query parameters whose names look secret (`?api_key=…`), as

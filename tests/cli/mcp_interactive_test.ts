@@ -150,12 +150,36 @@ Deno.test("interactive: /mcp says why a project server can never be trusted, and
       const shown = (run.stdout + run.stderr).replace(/\s+/g, " ");
       match(shown, /tern cannot trust this project server: "the command line" cannot be pinned/);
       ok(!/: \/mcp trust theirs/.test(shown), shown);
+      // The notice at start says why it cannot start, and suggests no command that is refused.
+      match(shown, /The project's MCP server "theirs" cannot start: tern cannot trust this/);
+      ok(!/do not start until you trust them/.test(shown), shown);
       match(
         shown,
         /Cannot trust MCP server "theirs": "the command line" cannot be pinned .*; nothing trusted/,
       );
       ok(!(await Deno.stat(join(ternHome, "mcp-trust.json")).then(() => true, () => false)));
     });
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("tern mcp call and tern mcp trust suggest no trust for a server tern can never trust", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const ternHome = join(ws.home, ".tern");
+    await Deno.writeTextFile(
+      join(ws.dir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { theirs: { command: "bash", args: ["-c", "exit 0"] } } }),
+    );
+    const env = { HOME: ws.home, TERN_HOME: ternHome, NO_COLOR: "1" };
+    const call = await runTern(["mcp", "call", "theirs", "echo", "{}"], { cwd: ws.dir, env });
+    equal(call.code, 2, call.stderr);
+    match(call.stderr, /"theirs" .*cannot start: tern cannot trust this project server: "the/);
+    ok(!/tern mcp trust theirs/.test(call.stderr), call.stderr);
+    const list = await runTern(["mcp", "trust"], { cwd: ws.dir, env });
+    equal(list.code, 0, list.stderr);
+    match(list.stdout, /theirs: .*\(tern cannot trust it: "the command line" cannot be pinned/);
   } finally {
     await ws.cleanup();
   }

@@ -41,3 +41,31 @@ Deno.test("tern mcp trust refuses a project server it can never trust, and mcp l
     await ws.cleanup();
   }
 });
+
+Deno.test("a trusted project server whose script became one tern cannot pin is not offered trust again", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const env = { TERN_HOME: ws.home, HOME: ws.home };
+    await Deno.writeTextFile(
+      join(ws.dir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { plain: { command: "node", args: ["x.js"] } } }),
+    );
+    await Deno.writeTextFile(join(ws.dir, "x.js"), "");
+    const trust = await runTern(["mcp", "trust", "plain"], { cwd: ws.dir, env });
+    equal(trust.code, 0, trust.stderr);
+    // The script becomes a FIFO: reading it would wait for a writer, so it can never be pinned.
+    await Deno.remove(join(ws.dir, "x.js"));
+    const fifo = await new Deno.Command("mkfifo", { args: [join(ws.dir, "x.js")] }).output();
+    equal(fifo.code, 0);
+    const list = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    equal(list.code, 0, list.stderr);
+    match(list.stdout, /^plain\s+UNTRUSTED/m);
+    match(
+      list.stdout,
+      /needs trust again, and tern cannot trust this project server: "x\.js" cannot be pinned/,
+    );
+    ok(!/tern mcp trust plain/.test(list.stdout), list.stdout);
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -374,14 +374,21 @@ export class SessionController {
     const app = this.#app;
     const told = new Set<string>();
     const untrusted = manager.status().filter((s) => s.state === "UNTRUSTED");
-    // A server trusted before whose definition or script changed: say what changed.
     for (const status of untrusted) {
-      if (status.error?.startsWith("needs trust again")) {
+      if (status.trustable === false) {
+        // No trust command would start it: say why instead of suggesting one.
+        app?.notice(
+          `The project's MCP server "${status.name}" cannot start: ${status.error}`,
+          "warning",
+        );
+      } else if (status.error?.startsWith("needs trust again")) {
+        // A server trusted before whose definition or script changed: say what changed.
         app?.notice(`The project's MCP server "${status.name}" ${status.error}`, "warning");
       }
     }
-    if (untrusted.length > 0) {
-      const names = untrusted.map((s) => s.name).join(", ");
+    const trustable = untrusted.filter((s) => s.trustable !== false);
+    if (trustable.length > 0) {
+      const names = trustable.map((s) => s.name).join(", ");
       app?.notice(
         `The project's MCP servers ${names} do not start until you trust them: /mcp shows ` +
           "what they run, /mcp trust <server> starts one",
@@ -392,7 +399,7 @@ export class SessionController {
       for (const status of manager.status()) {
         if (status.state !== "FAILED" || told.has(status.name)) continue;
         told.add(status.name);
-        this.#app?.notice(`MCP server "${status.name}" failed: ${status.error}`, "error");
+        this.#app?.notice(`${status.label} failed: ${status.error}`, "error");
       }
     });
   }
