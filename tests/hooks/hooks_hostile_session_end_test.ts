@@ -263,3 +263,45 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "tern fed through a pipe: SIGTERM while its close runs a SessionEnd hook stops the hook at once",
+  ignore: !bwrapNeed.ok,
+  fn: async () => {
+    await withHangingEnd(60.0423, async (dir) => {
+      await withScriptedServer([{ text: "done" }], async (server) => {
+        const tern = spawnLineProcess(["--base-url", server.baseUrl, "-m", "scripted"], {
+          cwd: dir,
+          env: {
+            TERN_HOME: Deno.env.get("TERN_HOME")!,
+            HOME: Deno.env.get("HOME")!,
+            TERN_API_KEY: "sk-test",
+          },
+        });
+        let finished = false;
+        try {
+          await tern.sendRaw("please start\n");
+          // The end of its input ends the session once the turn is done: the hook starts.
+          const closed = tern.finish();
+          for (let i = 0; i < 600 && !(await exists(join(dir, "end-started"))); i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          ok(await exists(join(dir, "end-started")), "the SessionEnd hook never started");
+          const started = performance.now();
+          tern.signal("SIGTERM");
+          const ended = await within(closed, 8_000);
+          ok(ended, `tern went on ${Math.round(performance.now() - started)} ms after SIGTERM`);
+          finished = true;
+          match(
+            ended.stderr,
+            /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
+          );
+          deepEqual(await processesWith("sleep 60\\.0423"), []);
+        } finally {
+          if (!finished) await tern.kill();
+        }
+      });
+    });
+  },
+});

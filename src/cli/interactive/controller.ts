@@ -329,11 +329,12 @@ export class SessionController {
 
   /**
    * Closes everything in the harness's order (conversation and sandbox, session file, MCP
-   * servers); nothing more starts.
+   * servers); nothing more starts. `signal` (a signal that came during the close) cuts the
+   * SessionEnd hooks short.
    */
-  async close(): Promise<void> {
+  async close(signal?: AbortSignal): Promise<void> {
     this.#leaving = true;
-    await this.#agent.close();
+    await this.#agent.close(signal);
   }
 
   /** Asks the person in a dialog, with the proposed diff and the real paths involved. */

@@ -179,11 +179,24 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   if (!interactive) display.lines((line) => app.submit(line), () => app.idle);
 
   await done;
+  // From here a signal (Ctrl-C sent as one, SIGTERM, SIGHUP) cuts the close's SessionEnd hooks
+  // short; in line mode a second one after the first still exits at once.
+  const cut = new AbortController();
+  const cutClose = () => cut.abort();
+  const closeSignals = (["SIGINT", "SIGTERM", "SIGHUP"] as const).filter((signal) => {
+    try {
+      Deno.addSignalListener(signal, cutClose);
+      return true;
+    } catch {
+      return false; // A platform without it: the hooks' time limit still bounds the close.
+    }
+  });
   for (const signal of signals) Deno.removeSignalListener(signal, hangup);
   // The exit answered every open dialog as cancelled: a command waiting on one has ended.
   await app.idle.catch(() => {});
   // Someone who left at once gets no servers or sandbox started behind the shutdown.
-  await controller.close();
+  await controller.close(cut.signal);
+  for (const signal of closeSignals) Deno.removeSignalListener(signal, cutClose);
   interrupts?.[Symbol.dispose]();
   display.close();
   restoreWarnings?.();
