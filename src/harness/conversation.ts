@@ -1184,9 +1184,10 @@ export class Conversation {
       );
     }
     if (files.length === 0) return observation;
+    // Its text joins a result that was masked already: a command may have copied keys into it.
     const added = files.map((file) =>
       `\n\n[Context file ${promptName(file.path)} applies to this folder; follow it:]\n` +
-      file.text.trim()
+      this.maskKnownKeys(file.text.trim())
     );
     return { ...observation, output: observation.output + added.join("") };
   }

@@ -80,3 +80,28 @@ Deno.test("nestedContextFiles() looks no deeper than MAX_NESTED_CONTEXT_DEPTH, s
     await Deno.remove(workspace, { recursive: true });
   }
 });
+
+Deno.test("tern run masks the keys a nested AGENTS.md holds before its text joins a tool's result", async () => {
+  const root = Deno.realPathSync(await Deno.makeTempDir({ prefix: "tern-nested-keys-run-" }));
+  try {
+    // A command copied a file of keys into a nested context file (`cp settings.py sub/AGENTS.md`).
+    const dir = join(root, "ws");
+    await Deno.mkdir(join(dir, "sub"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "sub", "f.txt"), "hello");
+    await Deno.writeTextFile(
+      join(dir, "sub", "AGENTS.md"),
+      `Use these.\nOTHER_KEY=${HELD}\nGH=${FORMAT}\n`,
+    );
+    const home = join(root, "home");
+    await Deno.mkdir(home);
+    const run = await runScriptedCalls({ dir, home }, [
+      { name: "read", args: { path: "sub/f.txt" } },
+    ], { TERN_API_KEY: HELD });
+    equal(run.code, 0, run.stderr);
+    ok(run.results[0].includes("Use these."), run.results[0]);
+    ok(!run.requests.includes(HELD), "the held key reached the model");
+    ok(!run.requests.includes(FORMAT), "the token reached the model");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
