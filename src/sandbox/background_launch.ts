@@ -50,13 +50,14 @@ export const BACKGROUND_WRAPPER = "exec 3>&2 2>&1; c=$1 p=$2 t=$3; set --; " +
  * `--die-with-parent` there), in the background or not: stdin is tern's liveness pipe, which
  * reaches end-of-file only when tern closes it or is gone (even by SIGKILL); a watchdog then
  * kills the process group. The watchdog is a grandchild, no job of the command's shell, so a
- * `wait` in the command waits only for what the command started. It ignores SIGTERM: a stop (a
- * timeout, `process_stop`) sends that to the whole group, then SIGKILL after a grace, and a tern
- * killed in between would otherwise leave a process that ignores SIGTERM running for ever. The
- * command's stdin is `/dev/null`.
+ * `wait` in the command waits only for what the command started. It ignores SIGTERM from its
+ * birth (the subshell that forks it ignores it first, and the command starts only once that
+ * subshell is done): a stop (a timeout, `process_stop`) sends SIGTERM to the whole group, then
+ * SIGKILL after a grace, and a tern killed in between would otherwise leave a process that
+ * ignores SIGTERM running for ever. The command's stdin is `/dev/null`.
  */
 export const UNSANDBOXED_WATCHDOG = "exec 9<&0 </dev/null; " +
-  "( ( trap '' TERM; read -r -u 9 _; kill -KILL 0 ) & ) >/dev/null 2>&1; exec 9<&-; ";
+  "( trap '' TERM; ( read -r -u 9 _; kill -KILL 0 ) & ) >/dev/null 2>&1; exec 9<&-; ";
 
 /**
  * The launch of `command` in its own one-shot bubblewrap sandbox confined as `plan` says
