@@ -220,6 +220,8 @@ export class Conversation {
    * path when it opened, and the ones it added since. See `settlePermissions()`.
    */
   #permissionsHeld: string | undefined;
+  /** What the background processes of the sandbox closed last hand to the next one. */
+  #processesBefore: { nextId: number; notes: string[] } | undefined;
   #loadTools: ReturnType<typeof builtinLoader>;
   /** The sandbox's checks started ahead of its opening (see `preload()`). */
   #prewarming: Promise<void> | undefined;
@@ -1441,6 +1443,10 @@ export class Conversation {
       });
     }).then((sandbox) => {
       phaseMark("sandbox_open");
+      // Ids go on from the sandbox before (the model still holds its processes' ids), and what
+      // the model was not told of them yet (that they were stopped) comes with the next result.
+      if (this.#processesBefore) sandbox.runtime.processes.continueFrom(this.#processesBefore);
+      this.#processesBefore = undefined;
       this.#sandbox = sandbox;
       options.onSandboxOpen?.(sandbox);
       return sandbox;
@@ -1515,6 +1521,7 @@ export class Conversation {
    */
   async #stopBackground(sandbox: AgentSandbox): Promise<void> {
     await sandbox.runtime.processes.close();
+    this.#processesBefore = sandbox.runtime.processes.handOver();
     const hostFiles = sandbox.gate.takeHostFileChanges();
     if (hostFiles.length > 0) this.#options.emit({ type: "background_host_files", hostFiles });
   }

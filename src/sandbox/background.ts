@@ -150,10 +150,35 @@ export class ProcessSupervisor {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Stops every process and refuses new ones. Never throws. */
+  /**
+   * Stops every process and refuses new ones; each one still alive gets a note that it was
+   * stopped (for {@linkcode handOver}). Never throws.
+   */
   async close(): Promise<void> {
     this.#closed = true;
+    const alive = [...this.#records.values()].filter((record) => isAlive(record.info.state));
     await Promise.all([...this.#records.keys()].map((id) => this.#stop(id).catch(() => {})));
+    for (const { info } of alive) {
+      this.#notes.push(
+        `${info.id} was stopped: its sandbox was closed (the session's permissions or settings ` +
+          "changed); start it again if it is still needed",
+      );
+    }
+  }
+
+  /**
+   * What a closed supervisor leaves to the one that follows it in the same session: the next
+   * process id (a new `p1` would be mistaken for the stopped one whose id the model still
+   * holds) and the notes no tool result told yet. Takes the notes.
+   */
+  handOver(): { nextId: number; notes: string[] } {
+    return { nextId: this.#next, notes: this.takeNotes() };
+  }
+
+  /** Goes on from what the supervisor before it handed over: its ids and untold notes. */
+  continueFrom(previous: { nextId: number; notes: readonly string[] }): void {
+    this.#next = Math.max(this.#next, previous.nextId);
+    this.#notes.unshift(...previous.notes);
   }
 
   async #start(
