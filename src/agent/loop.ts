@@ -205,6 +205,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
         rounds--;
         continue;
       }
+      // Cancelled while it compacted (which then wrote nothing): the turn was cancelled.
+      if (signal.aborted) return finish("CANCELLED", "Cancelled while compacting");
     }
     if (reply.kind !== "message") {
       return finish(reply.kind === "aborted" ? "CANCELLED" : "CLIENT_ERROR", reply.error);

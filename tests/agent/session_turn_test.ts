@@ -120,3 +120,43 @@ Deno.test("runTurn() with compactionHook() compacts and asks again once when the
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test('runTurn(): a turn cancelled while it compacts for a server\'s "too long" ends CANCELLED, with nothing written', async () => {
+  const home = await Deno.makeTempDir({ prefix: "tern-home-" });
+  try {
+    const session = Session.create(home, { cwd: "/project", ternVersion: "test" });
+    const history: Message[] = [
+      { role: "user", content: `first task ${HUGE}` },
+      { role: "assistant", content: `first answer ${HUGE}` },
+      { role: "user", content: `second task ${HUGE}` },
+      { role: "assistant", content: `second answer ${HUGE}` },
+      { role: "user", content: "third task" },
+    ];
+    for (const message of history) session.append({ type: "message", message });
+    const cancel = new AbortController();
+    // The person cancels while the forced compaction's summary is asked for.
+    const provider = new ScriptedProvider((request) => {
+      if (request.messages[0]?.content !== SUMMARY_SYSTEM_PROMPT) {
+        return { fault: "http400_context" };
+      }
+      cancel.abort();
+      return { text: "## Goal\nsecond task" };
+    });
+    const settings = compactionSettings(1_000_000, 0.9);
+    const result = await runTurn({
+      messages: [{ role: "system", content: "You are tern." }, ...history],
+      provider,
+      model: "scripted",
+      tools: new ToolRegistry([]),
+      workspace: "/nonexistent",
+      emit: () => {},
+      signal: cancel.signal,
+      prepare: compactionHook(session, { provider, model: "scripted", settings, tools: () => [] }),
+    });
+    equal(result.exitReason, "CANCELLED", result.error);
+    equal(session.entries.filter((entry) => entry.type === "compaction").length, 0);
+    session.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
