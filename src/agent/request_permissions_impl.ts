@@ -5,7 +5,7 @@ import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
 import { PROTECTED_FOLDERS, realPathOf } from "../tools/paths.ts";
 import type { PermissionGate } from "./permission_gate.ts";
-import { canonicalHost, describeRequest } from "./request_permissions_policy.ts";
+import { canonicalHost, describeRequest, isInside } from "./request_permissions_policy.ts";
 
 const entries = z.array(z.string().trim().min(1)).optional();
 
@@ -51,6 +51,19 @@ export function createImpl(gate: Pick<PermissionGate, "requestGrant">): Tool {
         commands: (args.commands ?? []).map((c) => c.trim().split(/\s+/).slice(0, 2).join(" ")),
         withoutSandbox: args.without_sandbox === true,
       };
+      // The commands' view has its own of these folders: a grant there would say "Granted" and
+      // show nothing of the host's.
+      for (const [list, verb] of [[request.read, "reading"], [request.write, "writing"]] as const) {
+        for (const path of list) {
+          const folder = Object.keys(REPLACED_FOLDERS).find((dir) => isInside(dir, path));
+          if (folder === undefined) continue;
+          throw new ToolError(
+            "POLICY_DENIED",
+            `Cannot grant ${verb} "${path}": commands never see ${folder} as it is on the host ` +
+              `(${REPLACED_FOLDERS[folder]}), so no grant there shows them anything`,
+          );
+        }
+      }
       // A protected folder stays read-only whatever is granted: a grant there would say
       // "Granted" and change nothing.
       for (const path of request.write) {
@@ -96,6 +109,17 @@ export function createImpl(gate: Pick<PermissionGate, "requestGrant">): Tool {
     },
   });
 }
+
+/**
+ * The folders the commands' view replaces with its own (src/sandbox/bwrap.ts), and what it shows
+ * there instead. `/tmp` is not one: a grant under it is shown (bound) into the private `/tmp`.
+ */
+const REPLACED_FOLDERS: Readonly<Record<string, string>> = {
+  "/run": "their /run is empty: the sockets there reach the host's daemons",
+  "/var/run": "their /var/run is empty: the sockets there reach the host's daemons",
+  "/proc": "their /proc shows only the sandbox's own processes",
+  "/dev": "their /dev holds only the basic devices",
+};
 
 const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
 const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::(\\d{1,5}))?$`);

@@ -31,9 +31,9 @@ export function parsePlainConfig(source: string): Settings | undefined {
   // only sends the file to the full check).
   if (count === 0 && source.includes(",")) return undefined;
   // JSON.parse keeps the last of two equal keys; the full check reports the first one's errors.
-  // Every key written (a word, as setting names are) is found here; a match inside a string
-  // only sends the file to the full check.
-  if ((json.match(/"\w+"\s*:/g)?.length ?? 0) !== count) return undefined;
+  // Every key written is found here, escapes and all (`"max\u0052ounds"` is `maxRounds` again);
+  // a match inside a string only sends the file to the full check.
+  if ((json.match(/"(?:[^"\\]|\\.)*"\s*:/g)?.length ?? 0) !== count) return undefined;
   const settings: Record<string, unknown> = {};
   let checked = 0;
   for (const key of SETTING_KEYS) {

@@ -94,12 +94,15 @@ export function readWorkspaceText(
     );
   };
   try {
+    // A missing file costs one lookup: resolving the workspace's real path costs a lookup per
+    // folder on its way, and a walk from a deep workspace asks for a missing file in each.
+    if (lstatOrNull(file) === null) return undefined;
     const root = options.workspaceIsReal ? workspace : realPathOrNull(workspace) ?? workspace;
     const path = options.workspaceIsReal && file.startsWith(`${root}${sep}`)
       ? file
       : join(root, relative(workspace, file));
     if (lstatOrNull(path) === null) return undefined;
-    const real = realPathOrNull(path);
+    const real = unlinkedBelow(root, path) ? path : realPathOrNull(path);
     // A dangling symlink: nothing to read.
     if (real === null) return undefined;
     if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
@@ -139,6 +142,18 @@ export function readWorkspaceText(
     }
     return fail(error);
   }
+}
+
+/**
+ * True when `path`, below the real folder `root`, is its own real path: no name on its way from
+ * `root` is a symlink. One `lstat` per name below `root`, where resolving the whole path costs one
+ * per folder from `/` for each of them.
+ */
+function unlinkedBelow(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  if (rel === "" || rel.startsWith("..")) return false;
+  let at = root;
+  return rel.split(sep).every((name) => !(lstatOrNull(at = join(at, name))?.isSymlink ?? true));
 }
 
 function hardLinks(count: number): string {

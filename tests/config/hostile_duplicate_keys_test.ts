@@ -72,3 +72,20 @@ Deno.test("loadConfig() still reads equal keys in different objects", async () =
     assert.equal(config.model, "a");
   });
 });
+
+Deno.test("loadConfig() refuses a key given twice when an escape spells the second one", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    // Reads as "ask" to a reviewer; JSON decodes `mo\u0064e` to `mode` and keeps "bypass".
+    write("home/.tern/config.jsonc", `{"mode": "ask", "mo\\u0064e": "bypass"}`);
+    assert.match(
+      (await refusal(cwd, home)).message,
+      /line 1, column 17: key "mode" is given twice/,
+    );
+    await Deno.remove(join(home, ".tern"), { recursive: true });
+    write("cwd/.tern/config.jsonc", `{\r\n  "maxRounds": 5,\r\n  "max\\u0052ounds": 500\r\n}`);
+    assert.match(
+      (await refusal(cwd, home)).message,
+      /line 3, column 3: key "maxRounds" is given twice/,
+    );
+  });
+});
