@@ -77,6 +77,12 @@ export class StdioProcessTransport implements Transport {
   #closing?: Promise<void>;
   #violated = false;
   #closed = false;
+  /**
+   * Whether tern closed the connection: what the server writes while it is stopped is read
+   * (so it never blocks on a full pipe) but not parsed, which a flooding server would have
+   * tern do until its group is gone.
+   */
+  #closeAsked = false;
 
   constructor(options: StdioTransportOptions) {
     this.#options = options;
@@ -150,6 +156,7 @@ export class StdioProcessTransport implements Transport {
    * Resolves when the process has exited and its pipes are drained (bounded). Never rejects.
    */
   close(): Promise<void> {
+    this.#closeAsked = true;
     this.#closing ??= this.#shutdown();
     return this.#closing;
   }
@@ -225,7 +232,7 @@ export class StdioProcessTransport implements Transport {
 
   #onLine(raw: string): boolean {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "" || this.#closed) return true;
+    if (line.trim() === "" || this.#closed || this.#closeAsked) return true;
     let value: unknown;
     try {
       value = JSON.parse(line);

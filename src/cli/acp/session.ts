@@ -26,7 +26,7 @@ import {
   type PersonAnswer,
   type ReviewRequest,
 } from "../../sandbox/review.ts";
-import { promptMessage, type ReadBuffer } from "./prompt.ts";
+import { ATTACHED_FILE_CHARS, promptMessage, type ReadBuffer } from "./prompt.ts";
 import {
   decisionText,
   declaredArgs,
@@ -208,11 +208,18 @@ export class AcpSession {
     await this.#agent.close(signal);
   }
 
-  /** The editor's buffer reads, when it offers them; `signal` withdraws them. */
+  /**
+   * The editor's buffer reads for one prompt, when it offers them; `signal` withdraws them. Once
+   * they hold {@linkcode PROMPT_BUFFER_CHARS}, the editor is asked for no more.
+   */
   #readBuffer(signal: AbortSignal): ReadBuffer | undefined {
     if (this.#options.capabilities?.fs?.readTextFile !== true) return undefined;
+    let kept = 0;
     return async (path) => {
       signal.throwIfAborted();
+      if (kept >= PROMPT_BUFFER_CHARS) {
+        throw new Error(`the prompt's files passed ${PROMPT_BUFFER_CHARS} characters`);
+      }
       const response = await this.#options.client.request(methods.client.fs.readTextFile, {
         sessionId: this.id,
         path,
@@ -222,7 +229,9 @@ export class AcpSession {
       if (typeof response?.content !== "string") {
         throw new Error("the editor's answer holds no text (content is not a string)");
       }
-      return response.content;
+      const text = keptOfBuffer(response.content, this.#mask);
+      kept += text.length;
+      return text;
     };
   }
 
@@ -457,4 +466,34 @@ function questionText(request: ReviewRequest): ToolCallContent {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Characters of editor buffers one prompt may attach, at most: past any model's context window
+ * (a prompt of 100,000 links had tern hold 200,000 characters of each).
+ */
+const PROMPT_BUFFER_CHARS = 20 * ATTACHED_FILE_CHARS;
+
+/**
+ * Past the longest key a cut could part (a key format's run is masked to 65,536 characters):
+ * what an editor's buffer is masked with beyond the part a message keeps.
+ */
+const BEYOND_CUT = 2 * 65536;
+
+/**
+ * An editor's buffer as a message keeps it: at most {@linkcode ATTACHED_FILE_CHARS}, masked, the
+ * cut said. Only the kept part (and what follows it, up to {@linkcode BEYOND_CUT}) is masked:
+ * masking megabytes a hostile editor sends held tern for seconds. A key the cut parts is masked
+ * whole in the longer text and not in the shorter, so what is kept is only where both agree:
+ * never the start of a key the cut leaves unmasked.
+ */
+function keptOfBuffer(text: string, mask: (text: string) => string): string {
+  if (text.length <= ATTACHED_FILE_CHARS) return text;
+  const note = `\n… (cut: the editor's buffer has ${text.length} characters)`;
+  const cut = mask(text.slice(0, ATTACHED_FILE_CHARS));
+  const whole = mask(text.slice(0, ATTACHED_FILE_CHARS + BEYOND_CUT));
+  let agree = 0;
+  const most = Math.min(cut.length, whole.length, ATTACHED_FILE_CHARS - note.length);
+  while (agree < most && cut.charCodeAt(agree) === whole.charCodeAt(agree)) agree++;
+  return `${cut.slice(0, agree)}${note}`;
 }
