@@ -7,6 +7,7 @@
  * src/core/path.ts), and its published polyfill (`@pkgjs/parseargs`) copies every global at its
  * import: 9-10 ms of a start here, measured alone with farm-bench against an empty bundle.
  */
+import { editDistance } from "../core/edit_distance.ts";
 import arg from "arg";
 import { type ConfigFlags, FLAG_KEYS, type SettingKey, settingOf } from "../config/settings.ts";
 import { UsageError } from "./errors.ts";
@@ -317,6 +318,8 @@ export const COMMANDS: ReadonlySet<string> = new Set([
   "acp",
   "completions",
 ]);
+/** The commands people type (not `child`), for a mistyped one's suggestion. */
+const PUBLIC_COMMANDS = [...COMMANDS].filter((command) => command !== "child");
 /** The actions of `tern sessions`. */
 export const SESSIONS_ACTIONS: readonly SessionsAction[] = [
   "list",
@@ -421,6 +424,14 @@ function commandOf(values: Values, positionals: string[]): CommandLine {
   }
   if (first === "run") {
     const task = rest.join(" ");
+    // `tern run -r "fix it"`: the task was read as the session's id.
+    const resume = text(values, "resume");
+    if (task.trim() === "" && resume) {
+      throw new UsageError(
+        `The task is empty: --resume took "${resume}" as the session's id; give the task ` +
+          `after it: tern run -r <id> "task" (or -c "task" for the newest session)`,
+      );
+    }
     // With --skill, the skill alone is a task.
     if (text(values, "skill") === undefined) requireTask(task);
     return { command: "run", task, ...skillOf(values), ...imagesOf(values), options };
@@ -535,7 +546,11 @@ function commandOf(values: Values, positionals: string[]): CommandLine {
     return { command: "doctor", options };
   }
   if (first !== undefined && !COMMANDS.has(first)) {
-    throw new UsageError(`Unknown command "${first}": to run a task, use tern run "${first} …"`);
+    const meant = closest(first, PUBLIC_COMMANDS);
+    const hint = meant === undefined ? "" : `did you mean tern ${meant}? Or, `;
+    throw new UsageError(
+      `Unknown command "${first}": ${hint}to run a task, use tern run "${first} …"`,
+    );
   }
   return { command: "interactive", options };
 }
@@ -550,8 +565,11 @@ function helpCommand(positionals: string[]): CommandLine {
   const topic = first === "help" ? second : first;
   if (topic === undefined) return { command: "help" };
   if (!COMMANDS.has(topic) || topic === "child") {
+    const meant = closest(topic, PUBLIC_COMMANDS);
     throw new UsageError(
-      `No help for "${topic}": it is not a tern command (tern --help lists them)`,
+      `No help for "${topic}": it is not a tern command (${
+        meant === undefined ? "" : `did you mean ${meant}? `
+      }tern --help lists them)`,
     );
   }
   if (first === "help" && more.length > 0) {
@@ -800,7 +818,12 @@ function usageMessage(error: unknown, args: readonly string[]): string {
   const option = /: (\S+)(?: \(alias for (\S+)\))?$/.exec(message);
   if (option === null) return message;
   const [, given, long] = option;
-  if (code === "ARG_UNKNOWN_OPTION") return `Unknown option "${given}"`;
+  if (code === "ARG_UNKNOWN_OPTION") {
+    const meant = given.startsWith("--")
+      ? closest(given.slice(2).split("=")[0], ALL_OPTIONS.map((option) => option.name))
+      : undefined;
+    return `Unknown option "${given}"${meant === undefined ? "" : `: did you mean --${meant}?`}`;
+  }
   // `--limit -1`: the value is there, but `arg` reads a word that starts with "-" as an option.
   const at = args.indexOf(given);
   const next = at < 0 ? undefined : args[at + 1];
@@ -819,6 +842,25 @@ function usageMessage(error: unknown, args: readonly string[]): string {
   return message;
 }
 
+/**
+ * The one of `known` a mistyped `word` most likely meant: within two edits (a letter added,
+ * dropped, changed, or two swapped) for words of five letters or more; a shorter word, whose
+ * changed letter could make another word, only by a letter added, dropped or two swapped.
+ */
+function closest(word: string, known: readonly string[]): string | undefined {
+  const typed = word.toLowerCase();
+  const sorted = (text: string) => [...text].sort().join("");
+  let best: string | undefined;
+  let bestDistance = typed.length >= 5 ? 3 : 2;
+  for (const candidate of known) {
+    const distance = editDistance(typed, candidate);
+    const changed = typed.length < 5 && candidate.length === typed.length &&
+      sorted(candidate) !== sorted(typed);
+    if (distance < bestDistance && !changed) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
 function bareResume(args: string[]): string[] {
   const end = args.includes("--") ? args.indexOf("--") : args.length;
   return args.map((arg, i) => {
@@ -828,8 +870,22 @@ function bareResume(args: string[]): string[] {
   });
 }
 
+/**
+ * `task`, refused when it is empty or a lone "-": a command's task is its words, never stdin,
+ * and "-" sent as it is would spend a model call on nothing.
+ * @throws {UsageError}
+ */
 function requireTask(task: string): string {
-  if (task.trim() === "") throw new UsageError("The task is empty: say what tern should do");
+  const fromFile = 'give a file\'s text as one word: "$(cat task.md)"';
+  if (task.trim() === "") {
+    throw new UsageError(`The task is empty: say what tern should do (${fromFile})`);
+  }
+  if (task.trim() === "-") {
+    throw new UsageError(
+      `The task is "-": the task is not read from stdin (tern with no command reads one ` +
+        `message a line from it); ${fromFile}`,
+    );
+  }
   return task;
 }
 
@@ -863,6 +919,13 @@ function turnOptions(values: Values): TurnOptions {
   if (!OUTPUTS.includes(output as OutputFormat)) {
     throw new UsageError(
       `Invalid --output "${output}": expected one of ${OUTPUTS.map((o) => `"${o}"`).join(", ")}`,
+    );
+  }
+  // --no-sandbox drops every profile's limits: with --profile too, which was meant is unclear.
+  if (on(values, "no-sandbox") && values.profile !== undefined) {
+    throw new UsageError(
+      "--no-sandbox and --profile cannot be used together: --no-sandbox runs tools with no " +
+        "sandbox, so no profile's limits apply; pick one",
     );
   }
   const settings: Record<string, string | boolean> = {};

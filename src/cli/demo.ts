@@ -104,6 +104,8 @@ export async function runDemo(): Promise<number> {
     try {
       print(style.dim("  1. the first message"));
       turn = await conversation.turn(TURN_TASK, { signal: controller.signal });
+      // ^C ends the demo where it is: the next steps are neither shown nor started.
+      if (controller.signal.aborted) return EXIT_CANCELLED;
       print(style.dim("  2. the plan"));
       margin = "    ";
       plan = await runDemoPlan(conversation, PLAN_TASK, {
@@ -116,6 +118,7 @@ export async function runDemo(): Promise<number> {
       await conversation.close();
       session.close();
     }
+    if (controller.signal.aborted) return EXIT_CANCELLED;
     // 3: the session reopened from its file by its short id, as `tern --resume <id>` does.
     const sessionId = session.id.slice(0, 8);
     print(style.dim(`  3. session ${sessionId} resumed from its file`));

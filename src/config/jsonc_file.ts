@@ -2,6 +2,7 @@
  * Parses and validates one `config.jsonc`. jsonc-parser and zod are imported here on first use,
  * so runs without config files, or with files of plain keys only, never load them.
  */
+import { editDistance } from "../core/edit_distance.ts";
 import type { Node, ParseError } from "jsonc-parser";
 import { ConfigError, formatValue, jsoncSyntaxMessage, lineColumnAt } from "./errors.ts";
 import { parsePlainConfig } from "./_plain_config.ts";
@@ -171,17 +172,4 @@ function closestKey(name: string): string | undefined {
     if (distance < bestDistance) [best, bestDistance] = [key, distance];
   }
   return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j] + 1, current[j - 1] + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length];
 }
