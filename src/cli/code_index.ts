@@ -53,33 +53,35 @@ export async function runIndexCommand(line: IndexLine, flags: RunFlags): Promise
     home: readEnv("HOME"),
     rules: config.rules,
   });
+  // A file's name may hold a key: shown masked, as `tern search` shows it.
+  const masker = heldKeysMasker(config);
+  const quoted = (path: string) => JSON.stringify(masker.mask(path));
   const summary = await indexWorkspace(workspace, file, {
     skip,
     onFile: progress
-      ? (path, seen) => err(`\r\x1b[2Kindexing ${seen}: ${visibleText(path.slice(-60))}`)
+      ? (path, seen) =>
+        err(`\r\x1b[2Kindexing ${seen}: ${visibleText(masker.mask(path).slice(-60))}`)
       : undefined,
     embeddings: embeddingEndpointOf(config),
   });
   if (progress) err("\r\x1b[2K");
   if (summary.notice !== undefined) err(`tern: ${terminalText(summary.notice)}\n`);
   for (const { path, why } of summary.unparsed) {
-    const line = `cannot parse ${JSON.stringify(path)} (${why}): indexed as plain text`;
+    const line = `cannot parse ${quoted(path)} (${why}): indexed as plain text`;
     err(`tern: ${terminalText(line)}\n`);
   }
   for (const { path, why } of summary.cut) {
     const line = why === "depth"
-      ? `left out ${
-        JSON.stringify(path)
-      }: folders deeper than ${INDEX_MAX_DEPTH} levels are not indexed`
+      ? `left out ${quoted(path)}: folders deeper than ${INDEX_MAX_DEPTH} levels are not indexed`
       : why === "entries"
-      ? `indexed only part of ${JSON.stringify(path)}: it holds more than ` +
+      ? `indexed only part of ${quoted(path)}: it holds more than ` +
         `${INDEX_MAX_FOLDER_ENTRIES} entries, the most read of one folder`
-      : `left out ${JSON.stringify(path)}: its .gitignore came past the ` +
+      : `left out ${quoted(path)}: its .gitignore came past the ` +
         `${GITIGNORE_LIMITS.totalPatterns} patterns one walk uses`;
     err(`tern: ${terminalText(line)}\n`);
   }
   for (const { path, atLine } of summary.cutFiles) {
-    const line = `indexed only part of ${JSON.stringify(path)}: from line ${atLine} on it is ` +
+    const line = `indexed only part of ${quoted(path)}: from line ${atLine} on it is ` +
       `left out (one file makes at most ${INDEX_FILE_MAX_CHUNKS} chunks)`;
     err(`tern: ${terminalText(line)}\n`);
   }
@@ -125,15 +127,19 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
       ? undefined
       : withWeights(config.searchWeights);
     const queryVector = await queryVectorOf(embeddingEndpointOf(config), store, line.query);
-    // The repository's code may hold a key: shown masked, as the code_search tool shows it.
-    const masker = new SecretMasker(
-      [config.apiKey, ...Object.values(config.apiKeys ?? {})].filter((key) => key !== undefined),
-    );
+    // The repository's code (and its file names) may hold a key: shown masked, as the
+    // code_search tool shows it.
+    const masker = heldKeysMasker(config);
     const hits = store.search(line.query, { limit: line.limit, weights, queryVector }).map((
       hit,
     ) => ({
       ...hit,
-      chunk: { ...hit.chunk, signature: masker.mask(hit.chunk.signature) },
+      chunk: {
+        ...hit.chunk,
+        path: masker.mask(hit.chunk.path),
+        symbol: masker.mask(hit.chunk.symbol),
+        signature: masker.mask(hit.chunk.signature),
+      },
     }));
     if (line.json) {
       out(
@@ -197,4 +203,11 @@ function isFile(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A masker of the keys tern holds (and the key formats) for what this command prints. */
+function heldKeysMasker(config: { apiKey?: string; apiKeys?: Record<string, string> }) {
+  return new SecretMasker(
+    [config.apiKey, ...Object.values(config.apiKeys ?? {})].filter((key) => key !== undefined),
+  );
 }

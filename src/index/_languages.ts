@@ -296,7 +296,8 @@ const java: LanguageSpec = {
   },
   imports(node) {
     if (node.type !== "import_declaration") return [];
-    return [node.text.replace(/^import\s+(static\s+)?/, "").replace(/\s*;\s*$/, "")];
+    // `;` first, then trimEnd(): a leading `\s*` was tried at each space of a long run.
+    return [node.text.replace(/^import\s+(static\s+)?/, "").replace(/;\s*$/, "").trimEnd()];
   },
   callee(node) {
     if (node.type !== "method_invocation") return undefined;

@@ -502,7 +502,8 @@ function docAbove(node: Node): string {
 function stripComment(comment: string): string {
   return comment
     .replace(/^\s*\/\*+!?/, "")
-    .replace(/\*+\/\s*$/, "")
+    // From the first star of a run only: tried at each star, a long run took quadratic time.
+    .replace(/(?<!\*)\*+\/\s*$/, "")
     .replace(/<\/?summary>/g, "")
     .split("\n")
     .map((line) => line.replace(/^\s*(?:\/\/[\/!]?|#+|\*(?!\/))\s?/, "").trimEnd())

@@ -165,3 +165,40 @@ Deno.test("tern search masks keys in the code it prints, as code_search does", a
     await ws.cleanup();
   }
 });
+
+Deno.test("tern search masks a key in a file's name and in a symbol, not only in the code", async () => {
+  const ws = await tempWorkspace();
+  const openai = "sk-proj-" + "Cd2".repeat(16);
+  try {
+    await Deno.writeTextFile(join(ws.dir, `${openai}.ts`), "export const harborVault = 1;\n");
+    // A Markdown heading is its chunk's symbol.
+    await Deno.writeTextFile(join(ws.dir, "notes.md"), `# Harbor vault ${openai}\n\nvault\n`);
+    const env = { TERN_HOME: ws.home };
+    equal((await runTern(["index"], { cwd: ws.dir, env })).code, 0);
+    for (const extra of [[], ["--json"]]) {
+      const run = await runTern(["search", "harbor vault", ...extra], { cwd: ws.dir, env });
+      equal(run.code, 0, run.stderr);
+      match(run.stdout, /REDACTED/);
+      ok(!run.stdout.includes(openai), run.stdout);
+    }
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("tern index masks a key in a file's name in what it warns of", async () => {
+  const ws = await tempWorkspace();
+  const openai = "sk-proj-" + "Ef4".repeat(16);
+  try {
+    // A folder deeper than the walk goes, named with a key: tern index says it left it out.
+    const deep = [openai, ...Array(INDEX_MAX_DEPTH + 1).fill("d")].join("/");
+    await Deno.mkdir(join(ws.dir, deep), { recursive: true });
+    await Deno.writeTextFile(join(ws.dir, deep, "f.ts"), "export const x = 1;\n");
+    const run = await runTern(["index"], { cwd: ws.dir, env: { TERN_HOME: ws.home } });
+    equal(run.code, 0, run.stderr);
+    match(run.stderr, /left out .*REDACTED.*folders deeper than/);
+    ok(!run.stderr.includes(openai), run.stderr);
+  } finally {
+    await ws.cleanup();
+  }
+});
