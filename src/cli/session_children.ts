@@ -10,8 +10,9 @@ import { recorded } from "./session_text.ts";
  * them): task, agent, run, status; empty when there are none. Reads the headers of the
  * sessions under `ternHome` once. Headers are files anyone may have edited: each file is shown
  * once and each id's children once, so a session naming itself (or a descendant) as its parent,
- * or two files of one id, end the listing instead of looping. Each row is made visible
- * (`visibleText`).
+ * or two files of one id, end the listing instead of looping. A child whose file cannot be
+ * loaded gets a line `unreadable: <reason>` under its row, and the listing goes on. Each row is
+ * made visible (`visibleText`).
  */
 export async function childSessionLines(
   ternHome: string,
@@ -52,7 +53,15 @@ export async function childSessionLines(
     const children = byParent.get(info.id) ?? [];
     if (children.length === 0 || expanded.has(info.id)) continue;
     expanded.add(info.id);
-    const own = subagentRecords((await loadSession(info.path)).entries);
+    let own: Record[] = [];
+    try {
+      own = subagentRecords((await loadSession(info.path)).entries);
+    } catch (error) {
+      // One damaged child (a repeated id, a line that is not JSON) is shown as such; its own
+      // children, whose headers name it, are still listed, without records to describe them.
+      const reason = error instanceof Error ? error.message : String(error);
+      lines.push(`${"  ".repeat(depth + 1)}unreadable: ${visibleText(reason)}`);
+    }
     for (const child of children.toReversed()) {
       stack.push({ info: child, depth: depth + 1, records: own });
     }

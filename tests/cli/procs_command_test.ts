@@ -91,3 +91,25 @@ Deno.test({
       ok(!notices[0].includes(SECRET), notices[0]);
     }),
 });
+
+Deno.test({
+  name: "procsCommand() /procs stop says a process that had ended is not stopped now",
+  ignore: !bwrapNeed.ok,
+  fn: () =>
+    withGate({ mode: "bypass" }, async (box) => {
+      const control = box.runtime.processes.control(false);
+      const { id } = await control.start("exit 0", { cwd: box.ws });
+      equal(await control.wait(id, { timeoutMs: 10_000 }), "exited");
+      const notices: string[] = [];
+      const sandbox = { runtime: box.runtime, gate: box.gate };
+      const context = {
+        conversation: () => Promise.resolve({ sandbox: () => Promise.resolve(sandbox) }),
+        notice: (text: string) => notices.push(text),
+        print: () => {},
+        width: () => 120,
+      } as unknown as CommandContext;
+      await procsCommand().run(context, `stop ${id}`, new AbortController().signal);
+      equal(notices.length, 1);
+      match(notices[0], /^Already ended, nothing to stop: p1 exited/);
+    }),
+});

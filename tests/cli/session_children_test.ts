@@ -101,3 +101,31 @@ Deno.test("a child's row is made visible: a task name cannot add a row or send a
     await ws.cleanup();
   }
 });
+
+Deno.test("sessions tree shows a child whose file repeats an id as unreadable and goes on", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const GRANDCHILD = "33333333-4444-5555-6666-777777777777";
+    writeSession(ws.home, ws.dir, PARENT, null, 0);
+    writeSession(ws.home, ws.dir, CHILD, PARENT, 1);
+    writeSession(ws.home, ws.dir, GRANDCHILD, CHILD, 2);
+    // The child's message line again: two entries of id "e1".
+    const child = join(
+      ws.home,
+      "sessions",
+      "x-00000000",
+      `2026-01-01T00-00-01-000Z_${CHILD}.jsonl`,
+    );
+    const lines = Deno.readTextFileSync(child).split("\n");
+    Deno.writeTextFileSync(child, `${lines[0]}\n${lines[1]}\n${lines[1]}\n`);
+    const out = await tree(ws.dir, ws.home, PARENT);
+    equal(out.code, 0, out.stderr);
+    const rows = out.stdout.split("\n");
+    const at = rows.findIndex((row) => row.includes(CHILD) && !row.includes("unreadable"));
+    ok(at > 0, out.stdout);
+    ok(/^ {4}unreadable: .*entry id "e1" on line 3/.test(rows[at + 1]), out.stdout);
+    ok(rows[at + 2].includes(GRANDCHILD), out.stdout);
+  } finally {
+    await ws.cleanup();
+  }
+});

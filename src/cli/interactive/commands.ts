@@ -74,9 +74,13 @@ export class CommandRegistry {
     for (const command of commands) this.register(command);
   }
 
-  /** Adds `command`; false (and nothing changed) when it is a message named like a built-in. */
+  /**
+   * Adds `command`; false (and nothing changed) when it is a message named like a built-in, in
+   * any case (`Help.md` would otherwise be listed as `/Help`, which runs `/help`).
+   */
   register(command: SlashCommand): boolean {
-    const known = this.#commands.get(command.name);
+    const known = this.#commands.get(command.name) ??
+      this.#commands.get(command.name.toLowerCase());
     if (known !== undefined && known.message === undefined && command.message !== undefined) {
       return false;
     }
@@ -84,8 +88,14 @@ export class CommandRegistry {
     return true;
   }
 
+  /**
+   * The command `/name` runs: tern's own in any case (`/HELP`), else the template or skill of
+   * exactly that name (templates keep their case: `Save.md` is `/Save`), else of it in lower case.
+   */
   get(name: string): SlashCommand | undefined {
-    return this.#commands.get(name);
+    const lower = this.#commands.get(name.toLowerCase());
+    if (lower !== undefined && lower.message === undefined) return lower;
+    return this.#commands.get(name) ?? lower;
   }
 
   /** Sorted by name. */
@@ -95,11 +105,14 @@ export class CommandRegistry {
 }
 
 /**
- * `/name rest` split into the command name and its argument text; undefined when `text` is
- * not a command (no leading slash, or a path such as `/usr/bin`: a slash inside the name).
+ * `/name rest` split into the command name, as typed, and its argument text; undefined when
+ * `text` is not a command (no leading slash, or a path such as `/usr/bin`: a slash inside the
+ * name). A name is what a prompt template's may be (letters of either case, digits, `_`, `.`,
+ * `-`, as `tern run` takes it) or a skill's `skill:name`; {@linkcode CommandRegistry.get}
+ * matches tern's own commands in any case.
  */
 export function parseCommandLine(text: string): { name: string; args: string } | undefined {
-  const match = /^\/([A-Za-z][\w:-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  const match = /^\/([A-Za-z0-9][\w.:-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
   if (!match) return undefined;
-  return { name: match[1].toLowerCase(), args: (match[2] ?? "").trim() };
+  return { name: match[1], args: (match[2] ?? "").trim() };
 }

@@ -48,10 +48,15 @@ export function procsCommand(): SlashCommand {
       const supervisor = sandbox.runtime.processes;
       const [verb, id] = args.trim().split(/\s+/);
       if (verb === "stop" && id !== undefined) {
-        const info = await supervisor.control(false).stop(id);
+        const control = supervisor.control(false);
+        // One that ended by itself (or was stopped before) is not said to be stopped now.
+        const before = control.info(id).state;
+        const ended = before === "exited" || before === "stopped";
+        const info = await control.stop(id);
+        const said = ended ? "Already ended, nothing to stop" : "Stopped";
         // Masked as the list is: the command may hold a key the person gave the model.
         const masker = sandbox.gate.options.masker;
-        context.notice(cleanText(masker.mask(`Stopped: ${describeProcess(info)}`)));
+        context.notice(cleanText(masker.mask(`${said}: ${describeProcess(info)}`)));
         return;
       }
       if (verb !== undefined && verb !== "") {

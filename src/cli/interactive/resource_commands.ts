@@ -106,7 +106,8 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
     },
   }];
   for (const template of resources.templates) {
-    if (deps.taken.has(template.name) || template.name === "context") {
+    const lower = template.name.toLowerCase();
+    if (deps.taken.has(lower) || lower === "context") {
       deps.warn(
         `Prompt template "${template.path}" is not offered as /${template.name}: a built-in ` +
           "command has that name",

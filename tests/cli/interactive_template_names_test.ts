@@ -1,0 +1,113 @@
+/**
+ * Prompt templates named with capitals or dots (`Save.md`, `fix.v2.md`) run from the
+ * interactive UI as `tern run` runs them, and one named like a built-in in another case
+ * (`Help.md`) never takes its place. The real app, editor, registry and a Conversation on a
+ * real session, with the in-process scripted model.
+ */
+import { equal, match } from "node:assert/strict";
+import { join } from "node:path";
+import { InteractiveApp } from "../../src/cli/interactive/app.ts";
+import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
+import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
+import { Conversation } from "../../src/harness/conversation.ts";
+import { DEFAULTS } from "../../src/config/mod.ts";
+import { ScriptedProvider } from "../../src/llm/scripted.ts";
+import { Session } from "../../src/session/session.ts";
+import { Editor } from "../../src/tui/editor.ts";
+import { key, textKey } from "../../src/tui/key_event.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { TranscriptView } from "../../src/tui/view.ts";
+import { loadRenderers } from "../../src/tui/renderers.ts";
+
+await loadRenderers();
+
+Deno.test("the interactive UI runs templates named with capitals or dots, never over a built-in", async () => {
+  const ternHome = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ui-home-" }));
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-ui-ws-" }));
+  const prompts = join(workspace, ".tern", "prompts");
+  await Deno.mkdir(prompts, { recursive: true });
+  await Deno.writeTextFile(join(prompts, "Save.md"), "SAVE-MARK $ARGUMENTS");
+  await Deno.writeTextFile(join(prompts, "fix.v2.md"), "FIX-MARK $ARGUMENTS");
+  await Deno.writeTextFile(join(prompts, "Help.md"), "HELP-TEMPLATE-MARK");
+  const warnings: string[] = [];
+  let helped = 0;
+  const commands = new CommandRegistry([{
+    name: "help",
+    description: "built-in",
+    run: () => void helped++,
+  }]);
+  for (
+    const command of await resourceCommands({
+      workspace,
+      ternHome,
+      home: undefined,
+      rules: [],
+      memory: () => ({ facts: [], limit: 5 }),
+      taken: new Set(["help"]),
+      warn: (text) => warnings.push(text),
+    })
+  ) commands.register(command);
+  match(warnings.join("\n"), /Help\.md" is not offered as \/Help: a built-in command/);
+
+  const provider = new ScriptedProvider([{ text: "one" }, { text: "two" }], { delayMs: 1 });
+  const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
+  const committed: string[] = [];
+  const theme = themeFor(false);
+  const conversation = new Conversation({
+    workspace,
+    config: {
+      ...DEFAULTS,
+      model: "scripted",
+      ternHome,
+      mode: "bypass",
+      profile: ":workspace",
+      profiles: {},
+      rules: [],
+    },
+    provider,
+    session,
+    rules: [],
+    emit: (event) => app.event(event),
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+  });
+  const app: InteractiveApp = new InteractiveApp({
+    screen: { commit: (lines) => committed.push(...lines), render: () => {}, columns: () => 80 },
+    theme,
+    view: new TranscriptView({ theme, workspace }),
+    editor: new Editor({}),
+    commands,
+    status: () => ({
+      cwd: workspace,
+      model: "scripted",
+      thinking: "medium",
+      mode: "bypass",
+      profile: ":workspace",
+      sandbox: "off",
+    }),
+    contextWindow: () => 100_000,
+    commandContext: () => ({}) as never,
+    conversation: () => Promise.resolve(conversation),
+    prepareMessage: (text) => Promise.resolve({ text, notes: [] }),
+    onExit: () => {},
+  });
+  const send = async (text: string) => {
+    app.key(textKey(text));
+    app.key(key("enter"));
+    await app.idle;
+  };
+  try {
+    await send("/Save the notes");
+    equal(provider.requests[0].messages.at(-1)?.content, "SAVE-MARK the notes");
+    await send("/fix.v2 the bug");
+    equal(provider.requests[1].messages.at(-1)?.content, "FIX-MARK the bug");
+    await send("/Help");
+    await send("/HELP");
+    equal(helped, 2, committed.join("\n"));
+    equal(provider.requests.length, 2, "the template named Help sends nothing");
+  } finally {
+    await conversation.close();
+    session.closeOrDiscard();
+    await Deno.remove(ternHome, { recursive: true });
+    await Deno.remove(workspace, { recursive: true });
+  }
+});
