@@ -384,7 +384,8 @@ function choicePicker<T>(choices: Choice<T>[], initial: number, cancel: T, t: Th
         return i === at ? (t.color ? t.inverse(` ${text} `) : `›${text} `) : ` ${text} `;
       });
       const row = items.join(" ");
-      return visibleWidth(row) <= width ? [row] : items;
+      // One choice a row when they do not fit on one, each wrapped: a label is never cut.
+      return visibleWidth(row) <= width ? [row] : items.flatMap((item) => wrapText(item, width));
     },
     handle(event: KeyEvent): { done: true; value: T } | { done: false } {
       if (event.kind !== "key") return { done: false };

@@ -468,10 +468,14 @@ export class InteractiveApp {
   #liveFrame(): LiveFrame {
     const { view, editor, theme, screen } = this.#options;
     const width = this.#width();
+    // The screen cuts each live row at the terminal's edge: on a terminal narrower than the
+    // view's 20 columns, the question's facts and the status line (`unsandboxed`) are drawn at
+    // its own width, so no end of theirs is cut away unseen.
+    const exact = Math.max(1, screen.columns());
     const lines = view.live(width);
     let cursor: { row: number; col: number } | undefined;
     if (this.#hint) lines.push(theme.yellow(this.#hint));
-    const status = statusLine(this.#statusInfo(), width, theme);
+    const status = statusLine(this.#statusInfo(), exact, theme);
     const open = this.#dialogs[0];
     if (open) {
       // The live region keeps its last rows: the dialog fits itself above the status line.
@@ -485,7 +489,7 @@ export class InteractiveApp {
       const room = rows === undefined
         ? undefined
         : Math.max(1, rows - 1 - status.length - hint.length);
-      lines.push(...open.dialog.render(width, room));
+      lines.push(...open.dialog.render(exact, room));
     } else {
       const edited = editor.render(width, theme, {
         placeholder: this.#running

@@ -8,6 +8,7 @@ import { screenLine } from "../../core/terminal_text.ts";
 import type { KeyEvent } from "../../tui/key_event.ts";
 import { KeyDecoder } from "../../tui/keys.ts";
 import { Screen } from "../../tui/screen.ts";
+import { breakText, visibleWidth } from "../../tui/width.ts";
 import { openTerminal, type Terminal } from "../../tui/terminal.ts";
 import type { AppScreen } from "./app.ts";
 
@@ -127,9 +128,9 @@ async function terminalDisplay(options: DisplayOptions): Promise<Display> {
     commit: (lines, next, blocks) => {
       sync();
       live.commit(
-        lines.map(screenLine),
+        fitted(lines.map(screenLine), size.columns),
         next && { lines: safeFrame(next.lines), cursor: next.cursor },
-        blocks?.map((draw) => (columns: number) => draw(columns).map(screenLine)),
+        blocks?.map((draw) => (columns: number) => fitted(draw(columns).map(screenLine), columns)),
       );
       terminal.listen();
     },
@@ -168,6 +169,22 @@ function reflows(): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Committed `rows` no wider than the terminal's `columns`: the view never draws narrower than
+ * 20 columns, so on a narrower terminal a row is broken here, its later pieces indented two
+ * cells. Left to the terminal's own wrap, a piece of the model's words would start a row at
+ * column 0, where it reads as tern's own (`✓ bash …`, `› …`).
+ */
+function fitted(rows: string[], columns: number): string[] {
+  return rows.flatMap((row) => {
+    if (visibleWidth(row) <= columns) return [row];
+    const indent = columns >= 4 ? "  " : "";
+    return breakText(row, Math.max(1, columns - indent.length)).map((piece, i) =>
+      i === 0 ? piece : indent + piece
+    );
+  });
 }
 
 function lineDisplay(options: DisplayOptions): Display {
