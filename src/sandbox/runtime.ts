@@ -56,7 +56,8 @@ import { type DeniedPaths, findDeniedPaths, type PathDenials } from "./denied_pa
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
 import { networkEnv, unpassableReason } from "./shell_env.ts";
-import { warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
+import { makeMountPoints, warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
+import { GuardMarks, guardNotesDir, removeLeftGuards } from "./guard_marks.ts";
 import { proxiedHosts, runProxied, withProxy } from "./net_shell.ts";
 import { hookScriptsShown, withHookScripts } from "./hooks/scripts_folder.ts";
 import type { Grants, ShellPlan, ShellResult, ShellRunner } from "./types.ts";
@@ -563,6 +564,21 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // once no command runs, if they are still empty and were absent when the command started.
   let running = 0;
   const placeholders = new Set<string>();
+  // Each noted before a sandbox stands on it, so that those a tern killed by SIGKILL left
+  // behind go at a later start (see guard_marks.ts), before the first is made.
+  const guardNotes = guardNotesDir(dirname(tmp));
+  const guardMarks = new GuardMarks(guardNotes);
+  const leftGuards = shellKind === "bwrap"
+    ? removeLeftGuards(guardNotes, removeEmptyDirs)
+    : Promise.resolve();
+  /** Makes the absent ones of `guarded` and notes all; returns those made. Never throws. */
+  const standOn = async (guarded: readonly string[]): Promise<string[]> => {
+    await leftGuards;
+    const absent = guarded.filter((path) => !exists(path));
+    await makeMountPoints(absent);
+    guardMarks.note(guarded, new Set(absent));
+    return absent;
+  };
   // The proxies' sockets: a folder of tern's own under the host's /tmp (commands see a private
   // /tmp), made at the first command with host grants.
   let socketDir: Promise<string> | undefined;
@@ -571,7 +587,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   let removing: Promise<void> | undefined;
   // One sandbox kept for commands one after another (see warm_shell.ts), opened as soon as
   // this sandbox is (below): it sets up while the model answers.
-  const warm = new WarmSlot(filterDir, options.bwrapPath);
+  const warm = new WarmSlot(filterDir, options.bwrapPath, {
+    makeMountPoints: async (paths) => void await standOn(paths),
+  });
   // Copies of the home configuration files that hold tokens, beside the filter (where commands
   // cannot write), looked at before every sandbox: the person may edit a file at any time, and
   // the kept plan is rebuilt only after a command that may have changed the tree.
@@ -584,20 +602,24 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const enter = async (): Promise<ShellPlan> => {
     const built = await viewNow();
     while (removing !== undefined) await removing;
-    for (const path of built.guarded ?? []) if (!exists(path)) placeholders.add(path);
     running++;
+    const made = await standOn(built.guarded ?? []);
+    warm.lost(made);
+    for (const path of made) placeholders.add(path);
     return built;
   };
   /** Once no sandbox runs, removes the guards' mount points left empty. */
   const leave = async () => {
     for (const path of warm.released()) placeholders.add(path);
     if (--running === 0) {
-      const made = [...placeholders].filter((path) =>
-        !warm.holds(path) && exists(path) && isAbsentOrEmptyDir(path)
-      );
+      // Only folders tern made: a person's own empty `.git` the warm shell stood on stays.
+      const made = [...placeholders].filter((path) => !warm.holds(path) && guardMarks.made(path));
       placeholders.clear();
       if (made.length > 0) {
-        removing = removeEmptyDirs(made).finally(() => removing = undefined);
+        removing = removeEmptyDirs(made).finally(() => {
+          guardMarks.prune();
+          removing = undefined;
+        });
         await removing;
       }
     }
@@ -876,8 +898,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     async close() {
       await processes.close();
       await prewarming;
-      const held = (await warm.close()).filter((path) => exists(path) && isAbsentOrEmptyDir(path));
+      await leftGuards;
+      const held = (await warm.close()).filter((path) => guardMarks.made(path));
       if (held.length > 0) await removeEmptyDirs(held);
+      guardMarks.prune({ closed: true });
       if (socketDir) await Deno.remove(await socketDir, { recursive: true }).catch(() => {});
       if (privateFilterDir) {
         await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});

@@ -412,14 +412,27 @@ export class WarmSlot {
   /** Keys other than the shell's own found to show the same view (see `#sameView`). */
   #sameViewKeys = new Set<string>();
   #released: string[] = [];
+  /** A guard of the shell was found gone (see {@linkcode lost}). */
+  #lost = false;
   /** The taking under way (see `#take`). */
   #taking: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  /** `dir`: where the server's program is made (never where a command can write). */
-  constructor(dir: string, bwrapPath?: string) {
+  #makeMountPoints: (paths: readonly string[]) => Promise<void>;
+
+  /**
+   * `dir`: where the server's program is made (never where a command can write);
+   * `makeMountPoints` makes the guards' absent mount points (by default {@linkcode
+   * makeMountPoints}) and never throws.
+   */
+  constructor(
+    dir: string,
+    bwrapPath?: string,
+    options: { makeMountPoints?: (paths: readonly string[]) => Promise<void> } = {},
+  ) {
     this.#dir = dir;
     this.#bwrapPath = bwrapPath;
+    this.#makeMountPoints = options.makeMountPoints ?? makeMountPoints;
   }
 
   /**
@@ -461,7 +474,10 @@ export class WarmSlot {
     if (key === null || this.#closed) return null;
     const shell = this.#shell;
     if (shell?.busy) return null;
-    if (shell?.ready && this.#sameView(shell.key, key, plan) && this.#held.every(isEmptyDir)) {
+    if (
+      shell?.ready && !this.#lost && this.#sameView(shell.key, key, plan) &&
+      this.#held.every(isEmptyDir)
+    ) {
       return shell;
     }
     if (shell !== null) await this.#discard();
@@ -471,9 +487,10 @@ export class WarmSlot {
     const held = (plan.guarded ?? []).filter(isAbsentOrEmptyDir);
     // The guards' mount points are made here, not left to bubblewrap: a command that comes
     // while it still sets up finds them, and the shell is not taken for one whose guard went.
-    await makeMountPoints(held);
+    await this.#makeMountPoints(held);
     if (this.#shell !== null) return null;
     this.#held = held;
+    this.#lost = false;
     this.#openedReadOnly = plan.readOnly;
     this.#sameViewKeys.clear();
     this.#shell = openWarmShell(plan, { serverFile, bwrapPath: this.#bwrapPath });
@@ -498,6 +515,14 @@ export class WarmSlot {
     // with this key, after every writing command, does not build the arguments twice.
     if (same) this.#sameViewKeys.add(key);
     return same;
+  }
+
+  /**
+   * Tells the slot that `paths` were found absent (and made again): a shell standing on one has
+   * lost that guard (removing the folder unmounted it inside), so it is not used again.
+   */
+  lost(paths: readonly string[]): void {
+    if (paths.some((path) => this.#held.includes(path))) this.#lost = true;
   }
 
   /** Whether `path` is a guard's placeholder that the open shell stands on. */
@@ -537,7 +562,7 @@ export class WarmSlot {
  * throws: a path it could not make shows in `isEmptyDir`, and bubblewrap then fails as it would
  * have.
  */
-async function makeMountPoints(paths: readonly string[]): Promise<void> {
+export async function makeMountPoints(paths: readonly string[]): Promise<void> {
   const refused: string[] = [];
   for (const path of paths) {
     try {

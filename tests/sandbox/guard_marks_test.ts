@@ -1,0 +1,93 @@
+/**
+ * The guards' mount points (empty `.git` and `.tern` folders) that a tern killed by SIGKILL
+ * left in a workspace go at the next start; a person's own empty folder stays. A real sandbox
+ * in a child process, really killed.
+ */
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { createSandbox } from "../../src/sandbox/runtime.ts";
+import { guardNotesDir } from "../../src/sandbox/guard_marks.ts";
+import { bwrapTest, exists, sandboxOptionsFor } from "./_bwrap_helpers.ts";
+
+bwrapTest(
+  "createSandbox() removes the mount points a killed tern left, not the person's",
+  async () => {
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_gk_" }),
+    );
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    try {
+      const pid = await killedTern(root, ws);
+      ok(await exists(join(ws, ".git")), "no .git mount point was made");
+      ok(await exists(join(ws, ".tern")), "no .tern mount point was made");
+      // The person makes an empty .tern of their own meanwhile.
+      await Deno.remove(join(ws, ".tern"));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await Deno.mkdir(join(ws, ".tern"));
+      const sandbox = await createSandbox(sandboxOptionsFor(root, ws, "guard-next"));
+      try {
+        equal((await sandbox.shell("true", { cwd: ws, timeoutMs: 30_000 })).code, 0);
+      } finally {
+        await sandbox.close();
+      }
+      equal(await exists(join(ws, ".git")), false, "the killed tern's .git is left");
+      ok(await exists(join(ws, ".tern")), "the person's own empty .tern was removed");
+      // Beside the private tmp folders, in the host's tmp folder.
+      const notes = guardNotesDir(await Deno.realPath(Deno.env.get("TMPDIR") ?? "/tmp"));
+      const left = (await exists(notes) ? [...Deno.readDirSync(notes)] : [])
+        .filter((entry) => entry.name.startsWith(`${pid}-`));
+      equal(left.length, 0, "the killed tern's note was left");
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
+
+/** Runs a sandbox with a background process and a command in a child, and kills it (SIGKILL). */
+async function killedTern(root: string, ws: string): Promise<number> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      "-A",
+      new URL("./_guard_kill_child.ts", import.meta.url).pathname,
+      root,
+      ws,
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let said = "";
+  while (!said.includes("ready\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    said += value;
+  }
+  child.kill("SIGKILL");
+  await child.status;
+  await reader.cancel().catch(() => {});
+  equal(said, "ready\n");
+  return child.pid;
+}
+
+bwrapTest(
+  "createSandbox() removes a killed tern's mount points even when it runs nothing",
+  async () => {
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_gk_" }),
+    );
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    try {
+      await killedTern(root, ws);
+      ok(await exists(join(ws, ".git")), "no .git mount point was made");
+      await (await createSandbox(sandboxOptionsFor(root, ws, "guard-idle"))).close();
+      equal(await exists(join(ws, ".git")), false, "the killed tern's .git is left");
+      equal(await exists(join(ws, ".tern")), false, "the killed tern's .tern is left");
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
