@@ -164,102 +164,91 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "tern rpc: Ctrl-C while its close runs a SessionEnd hook stops the hook at once",
-  ignore: !bwrapNeed.ok,
-  fn: async () => {
-    await withHangingEnd(60.0419, async (dir) => {
-      await withScriptedServer([{ text: "done" }], async (server) => {
-        const rpc = spawnLineProcess(["rpc", "--base-url", server.baseUrl, "-m", "scripted"], {
-          cwd: dir,
-          env: {
-            TERN_HOME: Deno.env.get("TERN_HOME")!,
-            HOME: Deno.env.get("HOME")!,
-            TERN_API_KEY: "sk-test",
-          },
-        });
-        let finished = false;
-        try {
-          await rpc.waitFor((line) => line.type === "ready");
-          await rpc.send({ type: "prompt", id: 1, message: "please start" });
-          await rpc.waitFor((line) => line.type === "response" && line.id === 1);
-          // The end of stdin closes the session: its SessionEnd hook starts.
-          const closed = rpc.finish();
-          for (let i = 0; i < 600 && !(await exists(join(dir, "end-started"))); i++) {
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          ok(await exists(join(dir, "end-started")), "the SessionEnd hook never started");
-          const started = performance.now();
-          rpc.signal("SIGINT");
-          const ended = await within(closed, 8_000);
-          ok(ended, `tern rpc went on ${Math.round(performance.now() - started)} ms after Ctrl-C`);
-          finished = true;
-          equal(ended.code, 0, ended.stderr);
-          match(
-            ended.stderr,
-            /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
-          );
-          deepEqual(await processesWith("sleep 60\\.0419"), []);
-        } finally {
-          if (!finished) await rpc.kill();
-        }
+/**
+ * A real `tern <args>` in a workspace `dir` whose session `drive` runs, then closes (its stdin
+ * ended): once the
+ * SessionEnd hook (sleeping `seconds`) started, `signal` comes; tern must end within the 8 s
+ * guard, say the hook was stopped, and leave no process of it. Returns the exit code.
+ */
+async function cutAtClose(
+  args: string[],
+  seconds: number,
+  signal: Deno.Signal,
+  drive: (tern: ReturnType<typeof spawnLineProcess>, dir: string) => Promise<void>,
+): Promise<number> {
+  let code = -1;
+  await withHangingEnd(seconds, async (dir) => {
+    await withScriptedServer([{ text: "done" }], async (server) => {
+      const tern = spawnLineProcess([...args, "--base-url", server.baseUrl, "-m", "scripted"], {
+        cwd: dir,
+        env: {
+          TERN_HOME: Deno.env.get("TERN_HOME")!,
+          HOME: Deno.env.get("HOME")!,
+          TERN_API_KEY: "sk-test",
+        },
       });
+      let finished = false;
+      try {
+        await drive(tern, dir);
+        // The end of stdin closes the session: its SessionEnd hook starts.
+        const closed = tern.finish();
+        for (let i = 0; i < 600 && !(await exists(join(dir, "end-started"))); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        ok(await exists(join(dir, "end-started")), "the SessionEnd hook never started");
+        const started = performance.now();
+        tern.signal(signal);
+        const ended = await within(closed, 8_000);
+        ok(ended, `tern went on ${Math.round(performance.now() - started)} ms after ${signal}`);
+        finished = true;
+        match(
+          ended.stderr,
+          /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
+        );
+        deepEqual(await processesWith(`sleep ${String(seconds).replace(".", "\\.")}`), []);
+        code = ended.code;
+      } finally {
+        if (!finished) await tern.kill();
+      }
     });
-  },
-});
+  });
+  return code;
+}
 
 function exists(path: string): Promise<boolean> {
   return Deno.stat(path).then(() => true, () => false);
 }
 
 Deno.test({
+  name: "tern rpc: Ctrl-C while its close runs a SessionEnd hook stops the hook at once",
+  ignore: !bwrapNeed.ok,
+  fn: async () => {
+    const code = await cutAtClose(["rpc"], 60.0419, "SIGINT", async (rpc) => {
+      await rpc.waitFor((line) => line.type === "ready");
+      await rpc.send({ type: "prompt", id: 1, message: "please start" });
+      await rpc.waitFor((line) => line.type === "response" && line.id === 1);
+    });
+    equal(code, 0);
+  },
+});
+
+Deno.test({
   name: "tern acp: Ctrl-C while its sessions close stops a SessionEnd hook at once",
   ignore: !bwrapNeed.ok,
   fn: async () => {
-    await withHangingEnd(60.0421, async (dir) => {
-      await withScriptedServer([{ text: "done" }], async (server) => {
-        const acp = spawnLineProcess(["acp", "--base-url", server.baseUrl, "-m", "scripted"], {
-          cwd: dir,
-          env: {
-            TERN_HOME: Deno.env.get("TERN_HOME")!,
-            HOME: Deno.env.get("HOME")!,
-            TERN_API_KEY: "sk-test",
-          },
-        });
-        let finished = false;
-        const rpc = (id: number, method: string, params: unknown) =>
-          acp.send({ jsonrpc: "2.0", id, method, params });
-        const answered = (id: number) =>
-          acp.waitFor((line) => line.id === id && ("result" in line || "error" in line));
-        try {
-          await rpc(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
-          await answered(1);
-          await rpc(2, "session/new", { cwd: dir, mcpServers: [] });
-          const created = await answered(2) as { result?: { sessionId?: string } };
-          const sessionId = created.result?.sessionId;
-          ok(sessionId, JSON.stringify(created));
-          await rpc(3, "session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] });
-          await answered(3);
-          // The editor hangs up: the sessions close and the SessionEnd hook starts.
-          const closed = acp.finish();
-          for (let i = 0; i < 600 && !(await exists(join(dir, "end-started"))); i++) {
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          ok(await exists(join(dir, "end-started")), "the SessionEnd hook never started");
-          const started = performance.now();
-          acp.signal("SIGINT");
-          const ended = await within(closed, 8_000);
-          ok(ended, `tern acp went on ${Math.round(performance.now() - started)} ms after Ctrl-C`);
-          finished = true;
-          match(
-            ended.stderr,
-            /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
-          );
-          deepEqual(await processesWith("sleep 60\\.0421"), []);
-        } finally {
-          if (!finished) await acp.kill();
-        }
-      });
+    await cutAtClose(["acp"], 60.0421, "SIGINT", async (acp, dir) => {
+      const request = (id: number, method: string, params: unknown) =>
+        acp.send({ jsonrpc: "2.0", id, method, params });
+      const answered = (id: number) =>
+        acp.waitFor((line) => line.id === id && ("result" in line || "error" in line));
+      await request(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
+      await answered(1);
+      const created = await request(2, "session/new", { cwd: dir, mcpServers: [] })
+        .then(() => answered(2)) as { result?: { sessionId?: string } };
+      const sessionId = created.result?.sessionId;
+      ok(sessionId, JSON.stringify(created));
+      await request(3, "session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] });
+      await answered(3);
     });
   },
 });
@@ -269,39 +258,6 @@ Deno.test({
     "tern fed through a pipe: SIGTERM while its close runs a SessionEnd hook stops the hook at once",
   ignore: !bwrapNeed.ok,
   fn: async () => {
-    await withHangingEnd(60.0423, async (dir) => {
-      await withScriptedServer([{ text: "done" }], async (server) => {
-        const tern = spawnLineProcess(["--base-url", server.baseUrl, "-m", "scripted"], {
-          cwd: dir,
-          env: {
-            TERN_HOME: Deno.env.get("TERN_HOME")!,
-            HOME: Deno.env.get("HOME")!,
-            TERN_API_KEY: "sk-test",
-          },
-        });
-        let finished = false;
-        try {
-          await tern.sendRaw("please start\n");
-          // The end of its input ends the session once the turn is done: the hook starts.
-          const closed = tern.finish();
-          for (let i = 0; i < 600 && !(await exists(join(dir, "end-started"))); i++) {
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          ok(await exists(join(dir, "end-started")), "the SessionEnd hook never started");
-          const started = performance.now();
-          tern.signal("SIGTERM");
-          const ended = await within(closed, 8_000);
-          ok(ended, `tern went on ${Math.round(performance.now() - started)} ms after SIGTERM`);
-          finished = true;
-          match(
-            ended.stderr,
-            /SessionEnd hook "bash \.hooks\/end\.sh" could not run: it was stopped, as tern was closing and was interrupted/,
-          );
-          deepEqual(await processesWith("sleep 60\\.0423"), []);
-        } finally {
-          if (!finished) await tern.kill();
-        }
-      });
-    });
+    await cutAtClose([], 60.0423, "SIGTERM", (tern) => tern.sendRaw("please start\n"));
   },
 });
