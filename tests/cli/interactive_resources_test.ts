@@ -5,19 +5,12 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { InteractiveApp } from "../../src/cli/interactive/app.ts";
 import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
 import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
-import { Conversation } from "../../src/harness/conversation.ts";
-import { DEFAULTS } from "../../src/config/mod.ts";
 import { ScriptedProvider } from "../../src/llm/scripted.ts";
-import { Session } from "../../src/session/session.ts";
-import { Editor } from "../../src/tui/editor.ts";
-import { key, textKey } from "../../src/tui/key_event.ts";
-import { themeFor } from "../../src/tui/theme.ts";
-import { TranscriptView } from "../../src/tui/view.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
 import { expandMentions } from "../../src/tui/mentions.ts";
+import { testApp } from "../support/interactive_app.ts";
 
 await loadRenderers();
 
@@ -62,55 +55,18 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
   match(warnings.join("\n"), /help\.md" is not offered as \/help: a built-in command/);
 
   const provider = new ScriptedProvider([{ text: "one" }, { text: "two" }], { delayMs: 1 });
-  const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
-  const committed: string[] = [];
   const printed: string[] = [];
-  const theme = themeFor(false);
-  const conversation = new Conversation({
+  const { app, send, committed, close } = testApp({
     workspace,
-    config: {
-      ...DEFAULTS,
-      model: "scripted",
-      ternHome,
-      mode: "bypass",
-      profile: ":workspace",
-      profiles: {},
-      rules: [],
-    },
-    provider,
-    session,
-    rules: [],
-    emit: (event) => app.event(event),
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-  });
-  const app: InteractiveApp = new InteractiveApp({
-    screen: { commit: (lines) => committed.push(...lines), render: () => {}, columns: () => 80 },
-    theme,
-    view: new TranscriptView({ theme, workspace }),
-    editor: new Editor({}),
+    ternHome,
     commands,
-    status: () => ({
-      cwd: workspace,
-      model: "scripted",
-      thinking: "medium",
-      mode: "bypass",
-      profile: ":workspace",
-      sandbox: "off",
-    }),
-    contextWindow: () => 100_000,
+    provider,
     commandContext: () => ({ print: (lines: string[]) => printed.push(...lines) }) as never,
-    conversation: () => Promise.resolve(conversation),
     prepareMessage: async (text, typed) => {
       const expanded = await expandMentions(text, workspace, { from: typed });
       return { text: expanded.text, notes: expanded.errors };
     },
-    onExit: () => {},
   });
-  const send = async (text: string) => {
-    app.key(textKey(text));
-    app.key(key("enter"));
-    await app.idle;
-  };
   try {
     await send("/review src/a.ts");
     equal(provider.requests[0].messages.at(-1)?.content, "Review src/a.ts carefully");
@@ -128,8 +84,7 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
     match(printed.join("\n"), /context file .*AGENTS\.md \(project\)/);
     match(printed.join("\n"), /skills index \(1\)/);
   } finally {
-    await conversation.close();
-    session.closeOrDiscard();
+    await close();
     await Deno.remove(ternHome, { recursive: true });
     await Deno.remove(workspace, { recursive: true });
   }

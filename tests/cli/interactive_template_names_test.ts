@@ -6,18 +6,11 @@
  */
 import { equal, match } from "node:assert/strict";
 import { join } from "node:path";
-import { InteractiveApp } from "../../src/cli/interactive/app.ts";
 import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
 import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
-import { Conversation } from "../../src/harness/conversation.ts";
-import { DEFAULTS } from "../../src/config/mod.ts";
 import { ScriptedProvider } from "../../src/llm/scripted.ts";
-import { Session } from "../../src/session/session.ts";
-import { Editor } from "../../src/tui/editor.ts";
-import { key, textKey } from "../../src/tui/key_event.ts";
-import { themeFor } from "../../src/tui/theme.ts";
-import { TranscriptView } from "../../src/tui/view.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
+import { testApp } from "../support/interactive_app.ts";
 
 await loadRenderers();
 
@@ -50,51 +43,7 @@ Deno.test("the interactive UI runs templates named with capitals or dots, never 
   match(warnings.join("\n"), /Help\.md" is not offered as \/Help: a built-in command/);
 
   const provider = new ScriptedProvider([{ text: "one" }, { text: "two" }], { delayMs: 1 });
-  const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
-  const committed: string[] = [];
-  const theme = themeFor(false);
-  const conversation = new Conversation({
-    workspace,
-    config: {
-      ...DEFAULTS,
-      model: "scripted",
-      ternHome,
-      mode: "bypass",
-      profile: ":workspace",
-      profiles: {},
-      rules: [],
-    },
-    provider,
-    session,
-    rules: [],
-    emit: (event) => app.event(event),
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-  });
-  const app: InteractiveApp = new InteractiveApp({
-    screen: { commit: (lines) => committed.push(...lines), render: () => {}, columns: () => 80 },
-    theme,
-    view: new TranscriptView({ theme, workspace }),
-    editor: new Editor({}),
-    commands,
-    status: () => ({
-      cwd: workspace,
-      model: "scripted",
-      thinking: "medium",
-      mode: "bypass",
-      profile: ":workspace",
-      sandbox: "off",
-    }),
-    contextWindow: () => 100_000,
-    commandContext: () => ({}) as never,
-    conversation: () => Promise.resolve(conversation),
-    prepareMessage: (text) => Promise.resolve({ text, notes: [] }),
-    onExit: () => {},
-  });
-  const send = async (text: string) => {
-    app.key(textKey(text));
-    app.key(key("enter"));
-    await app.idle;
-  };
+  const { send, committed, close } = testApp({ workspace, ternHome, commands, provider });
   try {
     await send("/Save the notes");
     equal(provider.requests[0].messages.at(-1)?.content, "SAVE-MARK the notes");
@@ -105,8 +54,7 @@ Deno.test("the interactive UI runs templates named with capitals or dots, never 
     equal(helped, 2, committed.join("\n"));
     equal(provider.requests.length, 2, "the template named Help sends nothing");
   } finally {
-    await conversation.close();
-    session.closeOrDiscard();
+    await close();
     await Deno.remove(ternHome, { recursive: true });
     await Deno.remove(workspace, { recursive: true });
   }

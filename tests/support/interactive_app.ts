@@ -1,0 +1,91 @@
+/**
+ * The interactive app with its real parts (app, editor, view, a Conversation on a real session
+ * in BYPASS mode, 80 columns) and the in-process scripted model, for tests that type into it.
+ */
+import { type AppOptions, InteractiveApp } from "../../src/cli/interactive/app.ts";
+import type { CommandRegistry } from "../../src/cli/interactive/commands.ts";
+import { Conversation } from "../../src/harness/conversation.ts";
+import { DEFAULTS } from "../../src/config/mod.ts";
+import type { ScriptedProvider } from "../../src/llm/scripted.ts";
+import { Session } from "../../src/session/session.ts";
+import { Editor } from "../../src/tui/editor.ts";
+import { key, textKey } from "../../src/tui/key_event.ts";
+import { themeFor } from "../../src/tui/theme.ts";
+import { TranscriptView } from "../../src/tui/view.ts";
+
+export interface TestApp {
+  app: InteractiveApp;
+  conversation: Conversation;
+  /** Every line the app committed to the screen. */
+  committed: string[];
+  /** Types `text` and Enter, and waits until the app is idle. */
+  send(text: string): Promise<void>;
+  /** Closes the conversation and its session. */
+  close(): Promise<void>;
+}
+
+/** The app over `commands` in `workspace`, its model `provider`; options override the app's. */
+export function testApp(
+  options: {
+    workspace: string;
+    ternHome: string;
+    commands: CommandRegistry;
+    provider: ScriptedProvider;
+  } & Partial<Pick<AppOptions, "commandContext" | "prepareMessage">>,
+): TestApp {
+  const { workspace, ternHome, provider } = options;
+  const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
+  const committed: string[] = [];
+  const theme = themeFor(false);
+  const conversation = new Conversation({
+    workspace,
+    config: {
+      ...DEFAULTS,
+      model: "scripted",
+      ternHome,
+      mode: "bypass",
+      profile: ":workspace",
+      profiles: {},
+      rules: [],
+    },
+    provider,
+    session,
+    rules: [],
+    emit: (event) => app.event(event),
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+  });
+  const app: InteractiveApp = new InteractiveApp({
+    screen: { commit: (lines) => committed.push(...lines), render: () => {}, columns: () => 80 },
+    theme,
+    view: new TranscriptView({ theme, workspace }),
+    editor: new Editor({}),
+    commands: options.commands,
+    status: () => ({
+      cwd: workspace,
+      model: "scripted",
+      thinking: "medium",
+      mode: "bypass",
+      profile: ":workspace",
+      sandbox: "off",
+    }),
+    contextWindow: () => 100_000,
+    commandContext: options.commandContext ?? (() => ({}) as never),
+    conversation: () => Promise.resolve(conversation),
+    prepareMessage: options.prepareMessage ?? ((text) => Promise.resolve({ text, notes: [] })),
+    onExit: () => {},
+  });
+  return {
+    app,
+    conversation,
+    committed,
+    send: async (text) => {
+      app.key(textKey(text));
+      app.key(key("enter"));
+      await app.idle;
+    },
+    close: async () => {
+      await conversation.close();
+      session.closeOrDiscard();
+    },
+  };
+}
