@@ -35,3 +35,21 @@ function shownText(text: string): string {
     .replace(/([?&][^=&#\s]*=)[^&#\s]*/g, `$1${HIDDEN}`)
     .replace(/#\S*/, `#${HIDDEN}`);
 }
+
+/**
+ * The URL of `path` (`/chat/completions`, `/models?limit=1000`) under the API base URL
+ * `baseUrl`: the path joins the base's path, before its query (`?api-version=…`, which some
+ * servers want on every request), whose parameters the path's own query joins. A string
+ * joined as it is put the path into the query (`…/v1?api-version=1/chat/completions`).
+ * @throws {TypeError} for a base URL that cannot be parsed.
+ */
+export function apiUrl(baseUrl: string, path: string): string {
+  const url = new URL(baseUrl);
+  url.hash = "";
+  const [pathname, query] = path.split("?", 2);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}${pathname}`;
+  for (const [name, value] of new URLSearchParams(query ?? "")) {
+    url.searchParams.append(name, value);
+  }
+  return url.href;
+}

@@ -7,6 +7,7 @@
 import { providerDetail, secretsOf, transportErrorMessage, withoutSecrets } from "./errors.ts";
 import { isRedirect, redirectMessage } from "./http_stream.ts";
 import { readCappedText } from "./capped_body.ts";
+import { apiUrl } from "../core/url_text.ts";
 import {
   type ApiStyle,
   type CatalogEntry,
@@ -79,7 +80,7 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Catalog
   let text: string;
   try {
     response = await (options.fetch ?? globalThis.fetch)(
-      `${baseUrl}/models${anthropic ? ANTHROPIC_PAGE : ""}`,
+      apiUrl(baseUrl, `/models${anthropic ? ANTHROPIC_PAGE : ""}`),
       {
         headers: { accept: "application/json", ...authHeaders(options), ...options.headers },
         signal: controller.signal,

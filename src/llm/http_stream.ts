@@ -43,6 +43,7 @@ import {
   withOverflow,
 } from "./errors.ts";
 import { readCappedText } from "./capped_body.ts";
+import { apiUrl } from "../core/url_text.ts";
 import { netDeniedMessage } from "../core/net_denied.ts";
 import { readSseData } from "./sse.ts";
 import type { StreamEvent } from "./types.ts";
@@ -128,14 +129,16 @@ export function httpStreamConfig(
 ): HttpStreamConfig {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   let origin: string;
+  let url: string;
   try {
     origin = new URL(baseUrl).origin;
+    url = apiUrl(baseUrl, path);
   } catch {
     throw new TypeError(`Cannot use model API base URL ${JSON.stringify(baseUrl)}: invalid URL`);
   }
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return {
-    url: `${baseUrl}${path}`,
+    url,
     origin,
     headers: {
       "content-type": "application/json",

@@ -35,6 +35,7 @@ import {
 import { MAX_ANSWER_CHARS } from "./sse.ts";
 import type { ModelRequest, StreamEvent } from "./types.ts";
 import { WebSocketInbox } from "./web_socket_inbox.ts";
+import { apiUrl } from "../core/url_text.ts";
 
 /** What the socket's last response holds: its id, and its whole input and output as items. */
 interface Chain {
@@ -381,9 +382,9 @@ function continues(chain: Chain, model: string, items: string[]): boolean {
   return chain.items.every((item, i) => item === items[i]);
 }
 
-/** `https://h/v1` → `wss://h/v1/responses` (`http` → `ws`). */
+/** `https://h/v1?q=1` → `wss://h/v1/responses?q=1` (`http` → `ws`). */
 export function socketUrl(baseUrl: string): string {
-  const url = new URL(`${baseUrl.replace(/\/+$/, "")}/responses`);
+  const url = new URL(apiUrl(baseUrl, "/responses"));
   url.protocol = url.protocol === "http:" ? "ws:" : "wss:";
   return url.href;
 }
