@@ -1,7 +1,7 @@
 /** The ACP adapter's pure parts: answers, stop reasons, call kinds, prompt messages. */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { promptMessage } from "../../src/cli/acp/prompt.ts";
+import { ATTACHED_FILE_CHARS, promptMessage } from "../../src/cli/acp/prompt.ts";
 import { answerFor } from "../../src/cli/acp/session.ts";
 import {
   decisionText,
@@ -14,6 +14,7 @@ import {
   updateFor,
 } from "../../src/cli/acp/updates.ts";
 import { BUILTIN_MANIFEST } from "../../src/tools/mod.ts";
+import { SecretMasker } from "../../src/sandbox/secrets.ts";
 
 /** The argument keys of a built-in tool, as its schema declares them. */
 const keysOf = (tool: string) => declaredKeys(BUILTIN_MANIFEST, tool);
@@ -74,6 +75,33 @@ const openFiles = (readBuffer?: (path: string) => Promise<string>) => ({
   workspace: "/w",
   refusal: () => Promise.resolve(() => undefined),
   ...(readBuffer === undefined ? {} : { readBuffer }),
+});
+
+Deno.test("promptMessage() cuts an embedded resource before it masks it, and keeps no part of a key the cut parts", async () => {
+  const known = "sk-known-0123456789abcdefghijklmnop";
+  const masker = new SecretMasker([known]);
+  const head = "a line of text\n".repeat(ATTACHED_FILE_CHARS / 15 + 1).slice(
+    0,
+    ATTACHED_FILE_CHARS - 8,
+  );
+  // The key straddles the cut; megabytes follow that masking all of would take seconds.
+  const text = `${head}${known}\n${'password="abcdefgh '.repeat(250_000)}`;
+  let masked = 0;
+  const message = await promptMessage([
+    { type: "text", text: "look" },
+    { type: "resource", resource: { uri: "file:///w/big.txt", text } },
+  ], {
+    ...openFiles(),
+    mask: (content) => {
+      masked += content.length;
+      return masker.mask(content);
+    },
+  });
+  ok(!message.text.includes(known.slice(0, 8)), message.text.slice(-200));
+  match(message.text, /more characters not included\)$/);
+  ok(message.text.length < ATTACHED_FILE_CHARS + 1_000, `${message.text.length}`);
+  // What is masked is bounded by what is kept, not by what the editor sent (megabytes).
+  ok(masked < 3 * ATTACHED_FILE_CHARS, `${masked} characters masked`);
 });
 
 Deno.test("promptMessage() says where a linked file could not be read, and cuts nothing else", async () => {

@@ -92,7 +92,7 @@ export async function promptMessage(
     } else if (block.type === "resource_link") {
       parts.push(await linked(uri, block.name, path, files.readBuffer, mask));
     } else if ("text" in block.resource) {
-      parts.push(attached(uri, mask(block.resource.text)));
+      parts.push(attached(uri, maskedCut(block.resource.text, mask)));
     } else {
       parts.push(`[Attached ${uri}: binary content, not included]`);
     }
@@ -150,19 +150,38 @@ async function linked(
   // Without the editor's reads the agent's own tools read the file from disk when it needs it.
   if (path === undefined || readBuffer === undefined) return `[The person points at ${uri}]`;
   try {
-    return attached(uri, mask(await readBuffer(path)));
+    return attached(uri, maskedCut(await readBuffer(path), mask));
   } catch (error) {
     return `[Cannot read ${name} (${uri}) from the editor: ${messageOf(error)}]`;
   }
 }
 
 function attached(uri: string, text: string): string {
-  const shown = text.length <= ATTACHED_FILE_CHARS
-    ? text
-    : `${text.slice(0, ATTACHED_FILE_CHARS)}\n… (${
-      text.length - ATTACHED_FILE_CHARS
-    } more characters not included)`;
-  return `[Attached ${uri}, as open in the editor:]\n${shown}`;
+  return `[Attached ${uri}, as open in the editor:]\n${text}`;
+}
+
+/**
+ * Past the longest key a cut could part (a key format's run is masked to 65,536 characters):
+ * what a long text is masked with beyond the part a message keeps.
+ */
+const BEYOND_CUT = 2 * 65536;
+
+/**
+ * A file's text as a message keeps it: at most {@linkcode ATTACHED_FILE_CHARS}, masked, the cut
+ * said. Only the kept part (and what follows it, up to {@linkcode BEYOND_CUT}) is masked:
+ * masking megabytes a hostile editor sends held tern for seconds. A key the cut parts is masked
+ * whole in the longer text and not in the shorter, so what is kept is only where both agree:
+ * never the start of a key the cut leaves unmasked.
+ */
+export function maskedCut(text: string, mask: (text: string) => string): string {
+  if (text.length <= ATTACHED_FILE_CHARS) return mask(text);
+  const note = `\n… (${text.length - ATTACHED_FILE_CHARS} more characters not included)`;
+  const cut = mask(text.slice(0, ATTACHED_FILE_CHARS));
+  const whole = mask(text.slice(0, ATTACHED_FILE_CHARS + BEYOND_CUT));
+  let agree = 0;
+  const most = Math.min(cut.length, whole.length);
+  while (agree < most && cut.charCodeAt(agree) === whole.charCodeAt(agree)) agree++;
+  return `${cut.slice(0, agree)}${note}`;
 }
 
 /**

@@ -229,9 +229,9 @@ export class AcpSession {
       if (typeof response?.content !== "string") {
         throw new Error("the editor's answer holds no text (content is not a string)");
       }
-      const text = keptOfBuffer(response.content, this.#mask);
-      kept += text.length;
-      return text;
+      // What a message keeps of it (it is cut, then masked, in prompt.ts) counts.
+      kept += Math.min(response.content.length, ATTACHED_FILE_CHARS);
+      return response.content;
     };
   }
 
@@ -473,27 +473,3 @@ function messageOf(error: unknown): string {
  * (a prompt of 100,000 links had tern hold 200,000 characters of each).
  */
 const PROMPT_BUFFER_CHARS = 20 * ATTACHED_FILE_CHARS;
-
-/**
- * Past the longest key a cut could part (a key format's run is masked to 65,536 characters):
- * what an editor's buffer is masked with beyond the part a message keeps.
- */
-const BEYOND_CUT = 2 * 65536;
-
-/**
- * An editor's buffer as a message keeps it: at most {@linkcode ATTACHED_FILE_CHARS}, masked, the
- * cut said. Only the kept part (and what follows it, up to {@linkcode BEYOND_CUT}) is masked:
- * masking megabytes a hostile editor sends held tern for seconds. A key the cut parts is masked
- * whole in the longer text and not in the shorter, so what is kept is only where both agree:
- * never the start of a key the cut leaves unmasked.
- */
-function keptOfBuffer(text: string, mask: (text: string) => string): string {
-  if (text.length <= ATTACHED_FILE_CHARS) return text;
-  const note = `\n… (cut: the editor's buffer has ${text.length} characters)`;
-  const cut = mask(text.slice(0, ATTACHED_FILE_CHARS));
-  const whole = mask(text.slice(0, ATTACHED_FILE_CHARS + BEYOND_CUT));
-  let agree = 0;
-  const most = Math.min(cut.length, whole.length, ATTACHED_FILE_CHARS - note.length);
-  while (agree < most && cut.charCodeAt(agree) === whole.charCodeAt(agree)) agree++;
-  return `${cut.slice(0, agree)}${note}`;
-}
