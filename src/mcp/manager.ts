@@ -147,13 +147,14 @@ export class McpManager {
         const never = unpinnableReasons(config.files ?? {});
         if (never.length > 0) {
           // Once trusted, it is said so (`watchMcp` tells it), without a command that is refused.
-          const changed = why === undefined ? "" : "needs trust again, and ";
           return {
             ...base,
             state: "UNTRUSTED",
             tools: 0,
             trustable: false,
-            error: `${changed}tern cannot trust this project server: ${never.join(", ")}`,
+            error: why === undefined
+              ? `tern cannot trust this project server: ${never.join(", ")}`
+              : `needs trust again: ${why}; tern cannot trust it as it is now`,
           };
         }
         return {
