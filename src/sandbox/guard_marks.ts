@@ -39,6 +39,8 @@ export class GuardMarks {
   readonly #dir: string;
   readonly #file: string;
   readonly #marks = new Map<string, Mark>();
+  /** The notes as last written; `null`: no file. */
+  #written: string | null = null;
 
   /** `dir`: the notes' folder ({@linkcode guardNotesDir}). */
   constructor(dir: string) {
@@ -78,13 +80,17 @@ export class GuardMarks {
       if ((options.closed && !mark.made) || !sameDir(mark)) this.#marks.delete(path);
     }
     this.#write();
+    // The folder too once it holds no note, when this runtime ends (not between commands).
+    if (options.closed && this.#marks.size === 0) removeQuietly(this.#dir);
   }
 
+  /** Writes the notes when they changed: commands one after another stand on the same. */
   #write(): void {
-    if (this.#marks.size === 0) {
+    const text = this.#marks.size === 0 ? null : JSON.stringify([...this.#marks.values()]);
+    if (text === this.#written) return;
+    if (text === null) {
       removeQuietly(this.#file);
-      // The folder too once it holds no note.
-      removeQuietly(this.#dir);
+      this.#written = null;
       return;
     }
     // Twice: another tern may remove the folder, empty, between the two steps.
@@ -93,8 +99,9 @@ export class GuardMarks {
         Deno.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
         if (!ownFolder(this.#dir)) return;
         const temp = `${this.#file}.tmp`;
-        Deno.writeTextFileSync(temp, JSON.stringify([...this.#marks.values()]), { mode: 0o600 });
+        Deno.writeTextFileSync(temp, text, { mode: 0o600 });
         Deno.renameSync(temp, this.#file);
+        this.#written = text;
         return;
       } catch {
         // Not noted: such a folder is left, as before.

@@ -6,7 +6,7 @@
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
-import { guardNotesDir } from "../../src/sandbox/guard_marks.ts";
+import { GuardMarks, guardNotesDir } from "../../src/sandbox/guard_marks.ts";
 import { bwrapTest, exists, sandboxOptionsFor } from "./_bwrap_helpers.ts";
 
 bwrapTest(
@@ -91,3 +91,33 @@ bwrapTest(
     }
   },
 );
+
+Deno.test("GuardMarks writes its notes only when they change, and keeps its folder until closed", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_gm_" }));
+  try {
+    const notes = join(root, "notes");
+    const guard = join(root, ".git");
+    await Deno.mkdir(guard);
+    const marks = new GuardMarks(notes);
+    const noteFile = () => [...Deno.readDirSync(notes)].map((entry) => join(notes, entry.name));
+    marks.note([guard], new Set([guard]));
+    const [file] = noteFile();
+    ok(Deno.readTextFileSync(file).includes(guard), "the folder made was not noted");
+    // Commands one after another stand on the same folder: the note is not written again
+    // (a write would replace this stand-in).
+    Deno.writeTextFileSync(file, "unchanged");
+    for (let i = 0; i < 3; i++) marks.note([guard], new Set());
+    marks.prune();
+    equal(Deno.readTextFileSync(file), "unchanged", "the unchanged notes were written again");
+    ok(marks.made(guard), "the folder made is no longer known as made");
+    // Gone: the note goes, the folder stays while the runtime lives.
+    await Deno.remove(guard);
+    marks.prune();
+    equal(noteFile().length, 0, "the note of a removed folder was left");
+    ok(await exists(notes), "the notes' folder went between commands");
+    marks.prune({ closed: true });
+    equal(await exists(notes), false, "the notes' folder was left after the runtime closed");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
