@@ -412,11 +412,19 @@ export class AgentSession {
    */
   close(signal?: AbortSignal): Promise<void> {
     const cut = this.#closeCut;
-    if (signal?.aborted) cut.abort(signal.reason);
-    else signal?.addEventListener("abort", () => cut.abort(signal.reason), { once: true });
     // A second caller (a signal's orderly stop while stdin's end closes too) waits for the
     // same close: returning at once, it could exit while the sandbox is still being closed.
-    return this.#closing ??= this.#close(cut.signal);
+    if (signal === undefined || signal.aborted) {
+      if (signal?.aborted) cut.abort(signal.reason);
+      return this.#closing ??= this.#close(cut.signal);
+    }
+    const onAbort = () => cut.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const closing = this.#closing ??= this.#close(cut.signal);
+    // A long-lived signal (a front end's) does not keep this session after its close.
+    const forget = () => signal.removeEventListener("abort", onAbort);
+    closing.then(forget, forget);
+    return closing;
   }
 
   async #close(signal: AbortSignal): Promise<void> {

@@ -91,6 +91,35 @@ Deno.test("AgentSession.close() closes the sandbox, then releases the session fi
   });
 });
 
+Deno.test("AgentSession.close(signal) lets go of the signal once closed", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer([{ text: "hello" }], async (server) => {
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        emit: () => {},
+        warn: () => {},
+      });
+      // A front end's signal that lives on after the session: its listeners are counted.
+      const signal = new AbortController().signal;
+      const listening = new Set<unknown>();
+      const add = signal.addEventListener.bind(signal);
+      const remove = signal.removeEventListener.bind(signal);
+      signal.addEventListener = (type: string, listener: unknown, options?: unknown) => {
+        listening.add(listener);
+        add(type, listener as EventListener, options as AddEventListenerOptions);
+      };
+      signal.removeEventListener = (type: string, listener: unknown, options?: unknown) => {
+        listening.delete(listener);
+        remove(type, listener as EventListener, options as EventListenerOptions);
+      };
+      await agent.close(signal);
+      await agent.close(signal);
+      equal(listening.size, 0, "the closed session still listens on the front end's signal");
+    });
+  });
+});
+
 Deno.test("openAgentSession() with connect later connects on the first need, and again after a failure", async () => {
   await withWorkspace(async ({ dir }) => {
     await withScriptedServer(() => ({ text: "hi" }), async (server) => {
