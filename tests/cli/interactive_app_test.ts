@@ -5,7 +5,6 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { DIALOG_GUARD_MS, InteractiveApp } from "../../src/cli/interactive/app.ts";
 import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
-import { Conversation } from "../../src/harness/conversation.ts";
 import { DEFAULTS } from "../../src/config/mod.ts";
 import type { Script } from "../../src/llm/scripted.ts";
 import { ScriptedProvider } from "../../src/llm/scripted.ts";
@@ -16,8 +15,8 @@ import { selectDialog } from "../../src/tui/select_dialog.ts";
 import { permissionDialog } from "../../src/tui/dialogs.ts";
 import type { ReviewRequest } from "../../src/sandbox/review.ts";
 import { themeFor } from "../../src/tui/theme.ts";
-import { TranscriptView } from "../../src/tui/view.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
+import { testApp } from "../support/interactive_app.ts";
 
 // Exact widths, Markdown and diffs, as the interactive session has them once its prompt is up.
 await loadRenderers();
@@ -47,74 +46,28 @@ async function harness(
 ): Promise<Harness> {
   const ternHome = await Deno.makeTempDir({ prefix: "tern-app-home-" });
   const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-app-ws-" }));
-  const theme = themeFor(false);
   const provider = new ScriptedProvider(script, { delayMs: 2 });
-  const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
-  const committed: string[] = [];
-  const editor = new Editor({});
-  let last: string[] = [];
   let exits = 0;
   // The app's clock stands still unless a test moves it (a dialog's guard time is exact).
   const start = Date.now();
   let offset = 0;
-  const conversation = new Conversation({
+  const test = testApp({
     workspace,
-    config: {
-      ...DEFAULTS,
-      contextWindow,
-      model: "scripted",
-      ternHome,
-      mode: "bypass",
-      profile: ":workspace",
-      profiles: {},
-      rules: [],
-    },
-    provider,
-    session,
-    rules: [],
-    emit: (event) => app.event(event),
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-  });
-  const app: InteractiveApp = new InteractiveApp({
-    screen: {
-      commit: (lines) => committed.push(...lines),
-      render: (lines) => last = lines,
-      columns: () => 80,
-    },
-    theme,
-    view: new TranscriptView({ theme, workspace }),
-    editor,
+    ternHome,
     commands,
-    status: () => ({
-      cwd: workspace,
-      model: "scripted",
-      thinking: "medium",
-      mode: "bypass",
-      profile: ":workspace",
-      sandbox: "off",
-    }),
-    contextWindow: () => 100_000,
+    provider,
     commandContext,
-    conversation: () => Promise.resolve(conversation),
-    prepareMessage: (text) => Promise.resolve({ text, notes: [] }),
+    contextWindow,
     onExit: () => exits++,
     now: () => start + offset,
   });
   return {
-    app,
-    committed,
-    frame: () => {
-      app.frame();
-      return last;
-    },
+    ...test,
     provider,
-    session,
-    editor,
     exits: () => exits,
     advance: (ms) => offset += ms,
     close: async () => {
-      await conversation.close();
-      session.closeOrDiscard();
+      await test.close();
       await Deno.remove(ternHome, { recursive: true });
       await Deno.remove(workspace, { recursive: true });
     },

@@ -16,8 +16,12 @@ import { TranscriptView } from "../../src/tui/view.ts";
 export interface TestApp {
   app: InteractiveApp;
   conversation: Conversation;
+  session: Session;
+  editor: Editor;
   /** Every line the app committed to the screen. */
   committed: string[];
+  /** Draws the app's frame and returns its lines. */
+  frame(): string[];
   /** Types `text` and Enter, and waits until the app is idle. */
   send(text: string): Promise<void>;
   /** Closes the conversation and its session. */
@@ -31,16 +35,21 @@ export function testApp(
     ternHome: string;
     commands: CommandRegistry;
     provider: ScriptedProvider;
-  } & Partial<Pick<AppOptions, "commandContext" | "prepareMessage">>,
+    /** The conversation's context window (the config's default when absent). */
+    contextWindow?: number;
+  } & Partial<Pick<AppOptions, "commandContext" | "prepareMessage" | "onExit" | "now">>,
 ): TestApp {
   const { workspace, ternHome, provider } = options;
   const session = Session.create(ternHome, { cwd: workspace, ternVersion: "test" });
   const committed: string[] = [];
+  let last: string[] = [];
   const theme = themeFor(false);
+  const editor = new Editor({});
   const conversation = new Conversation({
     workspace,
     config: {
       ...DEFAULTS,
+      contextWindow: options.contextWindow ?? DEFAULTS.contextWindow,
       model: "scripted",
       ternHome,
       mode: "bypass",
@@ -55,10 +64,14 @@ export function testApp(
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
   });
   const app: InteractiveApp = new InteractiveApp({
-    screen: { commit: (lines) => committed.push(...lines), render: () => {}, columns: () => 80 },
+    screen: {
+      commit: (lines) => committed.push(...lines),
+      render: (lines) => last = lines,
+      columns: () => 80,
+    },
     theme,
     view: new TranscriptView({ theme, workspace }),
-    editor: new Editor({}),
+    editor,
     commands: options.commands,
     status: () => ({
       cwd: workspace,
@@ -72,12 +85,19 @@ export function testApp(
     commandContext: options.commandContext ?? (() => ({}) as never),
     conversation: () => Promise.resolve(conversation),
     prepareMessage: options.prepareMessage ?? ((text) => Promise.resolve({ text, notes: [] })),
-    onExit: () => {},
+    onExit: options.onExit ?? (() => {}),
+    now: options.now,
   });
   return {
     app,
     conversation,
+    session,
+    editor,
     committed,
+    frame: () => {
+      app.frame();
+      return last;
+    },
     send: async (text) => {
       app.key(textKey(text));
       app.key(key("enter"));
