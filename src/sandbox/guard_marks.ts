@@ -6,8 +6,17 @@
  * ended, it is still the folder made (same device, inode and birth time) and empty, and no
  * running tern stands on it. A folder the person made, even an empty one, is never noted as
  * made, so never removed.
+ *
+ * Terns sharing a workspace (two sessions, or one server's) share its mount points, and removing
+ * a folder another tern's sandbox has mounted on takes the guard away inside that sandbox (the
+ * kernel detaches a mount whose folder is removed in another mount namespace): a command there
+ * could then make `.git` or `.tern`. So standing on the folders (made or found, then noted) and
+ * removing them happen under one lock, the notes' folder's `.lock`, and a removal skips every
+ * folder another running tern notes; a tern that ends while others stand on its folders leaves
+ * its notes, for whoever ends or starts next.
  */
 import { join } from "../core/path.ts";
+import { sameFile } from "../core/verified_open.ts";
 
 /**
  * One folder: made by this tern, or found and stood on. `born`: when it was made (its change
@@ -15,6 +24,9 @@ import { join } from "../core/path.ts";
  */
 type Mark = { path: string; dev: number; ino: number; born: number; made: boolean };
 type Found = Omit<Mark, "made">;
+
+/** The lock file in the notes' folder (see the module's note). */
+const LOCK = ".lock";
 
 /**
  * The notes' folder for private tmp folders in `tmpDir`: one file per sandbox runtime, in a
@@ -34,35 +46,97 @@ function ownFolder(dir: string): boolean {
   }
 }
 
-/** The mount points one sandbox runtime made or stands on, noted in a file of its own. */
+/**
+ * The mount points one sandbox runtime made or stands on, noted in a file of its own, which it
+ * keeps open with a shared lock while it runs: a file no one holds so is an ended tern's (its
+ * process killed or not; Deno reads no other process's `/proc` entries without every
+ * permission, so that is how a running tern is told). Every step that reads or writes the notes
+ * or makes or removes a mount point holds the notes' folder's lock.
+ */
 export class GuardMarks {
   readonly #dir: string;
   readonly #file: string;
   readonly #marks = new Map<string, Mark>();
   /** The notes as last written; `null`: no file. */
   #written: string | null = null;
+  /** The notes' file, open with a shared lock from the first note until they are removed. */
+  #notes: Deno.FsFile | null = null;
 
   /** `dir`: the notes' folder ({@linkcode guardNotesDir}). */
   constructor(dir: string) {
-    const name = `${Deno.pid}-${startTime(Deno.pid)}-${crypto.randomUUID()}.json`;
     this.#dir = dir;
-    this.#file = join(this.#dir, name);
+    this.#file = join(this.#dir, `${crypto.randomUUID()}.json`);
   }
 
   /**
-   * Notes each of `paths` that is an empty folder now, as made when `made` holds it. Written
-   * before the folder is used. Never throws.
+   * Makes (with `make`) the absent ones of `paths` and notes each that is an empty folder then,
+   * as made when this made it; returns those made. Written before a sandbox stands on them.
+   * Without the lock (a folder of the notes that is not this user's own) it goes on all the
+   * same: the guards must stand. Never throws unless `make` does.
    */
-  note(paths: readonly string[], made: ReadonlySet<string>): void {
-    for (const path of paths) {
-      const mark = emptyDirMark(path);
-      if (mark === null) continue;
-      const known = this.#marks.get(path);
-      // A folder found again keeps "made" while it is the one made.
-      const wasMade = known !== undefined && same(known, mark) && known.made;
-      this.#marks.set(path, { ...mark, made: made.has(path) || wasMade });
+  async standOn(
+    paths: readonly string[],
+    make: (absent: string[]) => Promise<void>,
+  ): Promise<string[]> {
+    const lock = await takeLock(this.#dir);
+    try {
+      const absent = paths.filter((path) => infoOrNull(path) === null);
+      await make(absent);
+      for (const path of paths) {
+        const mark = emptyDirMark(path);
+        if (mark === null) continue;
+        const known = this.#marks.get(path);
+        // A folder found again keeps "made" while it is the one made.
+        const wasMade = known !== undefined && same(known, mark) && known.made;
+        this.#marks.set(path, { ...mark, made: absent.includes(path) || wasMade });
+      }
+      this.#write();
+      return absent;
+    } finally {
+      lock?.close();
     }
-    this.#write();
+  }
+
+  /**
+   * Removes (with `remove`) those of `paths` that are empty folders no other running tern
+   * notes, then forgets every folder gone; none without the lock. Never throws unless `remove`
+   * does.
+   */
+  async remove(
+    paths: readonly string[],
+    remove: (paths: string[]) => Promise<void>,
+  ): Promise<void> {
+    const lock = await takeLock(this.#dir);
+    if (lock === null) return;
+    try {
+      const held = heldBy(this.#dir, (file) => file !== this.#file);
+      const free = paths.filter((path) => {
+        const mark = emptyDirMark(path);
+        return mark !== null && !held.has(key(mark));
+      });
+      if (free.length > 0) await remove(free);
+      this.#prune(false);
+    } finally {
+      lock.close();
+    }
+  }
+
+  /**
+   * After the runtime closed (no sandbox of its stands on any): forgets what it only found, and
+   * leaves noted, as an ended tern's for whoever sweeps next, the folders it made that are still
+   * there (another tern stands on them). The notes' folder goes when it holds no note. Never
+   * throws.
+   */
+  async close(): Promise<void> {
+    const lock = await takeLock(this.#dir);
+    try {
+      this.#prune(true);
+      this.#notes?.close();
+      this.#notes = null;
+      if (lock !== null) removeUnusedFolder(this.#dir);
+    } finally {
+      lock?.close();
+    }
   }
 
   /** Whether `path` is a folder this runtime made, still as made and empty. */
@@ -71,17 +145,12 @@ export class GuardMarks {
     return mark !== undefined && mark.made && sameDir(mark);
   }
 
-  /**
-   * Forgets every folder that is gone (or no longer empty), and with `closed` (the runtime
-   * closed, no sandbox stands on any) those it only found. Never throws.
-   */
-  prune(options: { closed?: boolean } = {}): void {
+  /** Forgets every folder that is gone (or no longer empty), and with `closed` those found. */
+  #prune(closed: boolean): void {
     for (const [path, mark] of this.#marks) {
-      if ((options.closed && !mark.made) || !sameDir(mark)) this.#marks.delete(path);
+      if ((closed && !mark.made) || !sameDir(mark)) this.#marks.delete(path);
     }
     this.#write();
-    // The folder too once it holds no note, when this runtime ends (not between commands).
-    if (options.closed && this.#marks.size === 0) removeQuietly(this.#dir);
   }
 
   /** Writes the notes when they changed: commands one after another stand on the same. */
@@ -90,22 +159,31 @@ export class GuardMarks {
     if (text === this.#written) return;
     if (text === null) {
       removeQuietly(this.#file);
+      this.#notes?.close();
+      this.#notes = null;
       this.#written = null;
       return;
     }
-    // Twice: another tern may remove the folder, empty, between the two steps.
-    for (let tries = 0; tries < 2; tries++) {
-      try {
+    try {
+      if (this.#notes === null) {
         Deno.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
         if (!ownFolder(this.#dir)) return;
-        const temp = `${this.#file}.tmp`;
-        Deno.writeTextFileSync(temp, text, { mode: 0o600 });
-        Deno.renameSync(temp, this.#file);
-        this.#written = text;
-        return;
-      } catch {
-        // Not noted: such a folder is left, as before.
+        const file = Deno.openSync(this.#file, { write: true, createNew: true, mode: 0o600 });
+        if (!file.tryLockSync(false)) {
+          file.close();
+          return;
+        }
+        this.#notes = file;
       }
+      // In place (readers hold the folder's lock): a new file would drop the lock.
+      const bytes = new TextEncoder().encode(text);
+      this.#notes.truncateSync(0);
+      for (let done = 0; done < bytes.length;) {
+        done += this.#notes.writeSync(bytes.subarray(done));
+      }
+      this.#written = text;
+    } catch {
+      // Not noted: such a folder is left, as before.
     }
   }
 }
@@ -119,28 +197,116 @@ export async function removeLeftGuards(
   remove: (paths: string[]) => Promise<void>,
 ): Promise<void> {
   if (!ownFolder(dir)) return;
-  const ended: string[] = [];
-  const held = new Set<string>();
-  const left: Mark[] = [];
+  const lock = await takeLock(dir);
+  if (lock === null) return;
+  try {
+    const held = heldBy(dir, () => true);
+    const ended = noteFiles(dir).filter((file) => !file.running).map((file) => file.path);
+    const left = ended.flatMap((file) => readMarks(file).filter((mark) => mark.made));
+    const gone = left.filter((mark) => !held.has(key(mark)) && sameDir(mark));
+    if (gone.length > 0) await remove([...new Set(gone.map((mark) => mark.path))]);
+    // A note stays while its folder does (`remove` may have failed): a later sweep tries again.
+    for (const file of ended) {
+      if (!readMarks(file).some((mark) => mark.made && sameDir(mark))) removeQuietly(file);
+    }
+    removeUnusedFolder(dir);
+  } finally {
+    lock.close();
+  }
+}
+
+/** The notes in `dir`, and whether the tern that wrote each still runs. */
+function noteFiles(dir: string): { path: string; running: boolean }[] {
+  const files: { path: string; running: boolean }[] = [];
   try {
     for (const entry of Deno.readDirSync(dir)) {
-      const owner = /^(\d+)-(\d+)-[\w-]+\.json$/.exec(entry.name);
-      if (!entry.isFile || owner === null) continue;
-      const marks = readMarks(join(dir, entry.name));
-      if (startTime(Number(owner[1])) === Number(owner[2])) {
-        for (const mark of marks) held.add(key(mark));
-      } else {
-        ended.push(join(dir, entry.name));
-        left.push(...marks.filter((mark) => mark.made));
-      }
+      if (!entry.isFile || !NOTES_NAME.test(entry.name)) continue;
+      const path = join(dir, entry.name);
+      files.push({ path, running: held(path) });
     }
+  } catch {
+    // No notes.
+  }
+  return files;
+}
+
+/** A runtime's notes' file name. */
+const NOTES_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.json$/;
+
+/** True while a tern holds the lock of the notes `path` (or it cannot be told). */
+function held(path: string): boolean {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch {
+    return false;
+  }
+  try {
+    if (!file.tryLockSync(true)) return true;
+    file.unlockSync();
+    return false;
+  } catch {
+    return true;
+  } finally {
+    file.close();
+  }
+}
+
+/** The folders that running terns (those of whose notes files `which` holds) stand on. */
+function heldBy(dir: string, which: (file: string) => boolean): Set<string> {
+  const held = new Set<string>();
+  for (const file of noteFiles(dir)) {
+    if (!file.running || !which(file.path)) continue;
+    for (const mark of readMarks(file.path)) held.add(key(mark));
+  }
+  return held;
+}
+
+/**
+ * The notes' lock, held (`flock`) until the file is closed; null when the folder is not this
+ * user's own or the lock cannot be had. One removed while this tern waited is taken again.
+ */
+async function takeLock(dir: string): Promise<Deno.FsFile | null> {
+  const path = join(dir, LOCK);
+  for (let tries = 0; tries < 3; tries++) {
+    let file: Deno.FsFile;
+    try {
+      Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      if (!ownFolder(dir)) return null;
+      file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+    } catch {
+      continue;
+    }
+    try {
+      await file.lock(true);
+      const now = infoOrNull(path);
+      if (now !== null && now.isFile && sameFile(file.statSync(), now)) return file;
+    } catch {
+      // Taken again below.
+    }
+    file.close();
+  }
+  return null;
+}
+
+/** Removes the notes' folder and its lock when it holds no note (call with the lock held). */
+function removeUnusedFolder(dir: string): void {
+  try {
+    for (const entry of Deno.readDirSync(dir)) if (entry.name !== LOCK) return;
   } catch {
     return;
   }
-  const gone = left.filter((mark) => !held.has(key(mark)) && sameDir(mark));
-  if (gone.length > 0) await remove([...new Set(gone.map((mark) => mark.path))]);
-  for (const file of ended) removeQuietly(file);
+  removeQuietly(join(dir, LOCK));
   removeQuietly(dir);
+}
+
+/** `lstat` of `path`; null when it cannot be had. */
+function infoOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** Removes a file or an empty folder; nothing when it cannot. */
@@ -189,17 +355,5 @@ function emptyDirMark(path: string): Found | null {
     return { path, dev: info.dev, ino: info.ino, born };
   } catch {
     return null;
-  }
-}
-
-/** When process `pid` started (clock ticks after boot); -1 when there is no such process. */
-function startTime(pid: number): number {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // The fields after the command, which is in parentheses and may hold any character.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[19]);
-  } catch {
-    return -1;
   }
 }

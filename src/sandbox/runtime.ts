@@ -571,13 +571,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const leftGuards = shellKind === "bwrap"
     ? removeLeftGuards(guardNotes, removeEmptyDirs)
     : Promise.resolve();
-  /** Makes the absent ones of `guarded` and notes all; returns those made. Never throws. */
+  /** Makes the absent ones of `guarded` and notes all (guard_marks.ts); returns those made. */
   const standOn = async (guarded: readonly string[]): Promise<string[]> => {
     await leftGuards;
-    const absent = guarded.filter((path) => !exists(path));
-    await makeMountPoints(absent);
-    guardMarks.note(guarded, new Set(absent));
-    return absent;
+    return await guardMarks.standOn(guarded, makeMountPoints);
   };
   // The proxies' sockets: a folder of tern's own under the host's /tmp (commands see a private
   // /tmp), made at the first command with host grants.
@@ -616,8 +613,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       const made = [...placeholders].filter((path) => !warm.holds(path) && guardMarks.made(path));
       placeholders.clear();
       if (made.length > 0) {
-        removing = removeEmptyDirs(made).finally(() => {
-          guardMarks.prune();
+        removing = guardMarks.remove(made, removeEmptyDirs).finally(() => {
           removing = undefined;
         });
         await removing;
@@ -900,8 +896,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await prewarming;
       await leftGuards;
       const held = (await warm.close()).filter((path) => guardMarks.made(path));
-      if (held.length > 0) await removeEmptyDirs(held);
-      guardMarks.prune({ closed: true });
+      await guardMarks.remove(held, removeEmptyDirs);
+      await guardMarks.close();
+      // Another tern's, ended while this one stood on its mount points, go now.
+      if (shellKind === "bwrap") await removeLeftGuards(guardNotes, removeEmptyDirs);
       if (socketDir) await Deno.remove(await socketDir, { recursive: true }).catch(() => {});
       if (privateFilterDir) {
         await Deno.remove(privateFilterDir, { recursive: true }).catch(() => {});

@@ -3,7 +3,7 @@
  * left in a workspace go at the next start; a person's own empty folder stays. A real sandbox
  * in a child process, really killed.
  */
-import { equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
 import { GuardMarks, guardNotesDir } from "../../src/sandbox/guard_marks.ts";
@@ -50,7 +50,12 @@ async function killedTern(root: string, ws: string): Promise<number> {
     args: [
       "run",
       "--no-prompt",
-      "-A",
+      // Not every permission, as tern runs: Deno then reads no other process's `/proc`.
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      "--allow-sys",
       new URL("./_guard_kill_child.ts", import.meta.url).pathname,
       root,
       ws,
@@ -97,27 +102,74 @@ Deno.test("GuardMarks writes its notes only when they change, and keeps its fold
   try {
     const notes = join(root, "notes");
     const guard = join(root, ".git");
-    await Deno.mkdir(guard);
     const marks = new GuardMarks(notes);
-    const noteFile = () => [...Deno.readDirSync(notes)].map((entry) => join(notes, entry.name));
-    marks.note([guard], new Set([guard]));
-    const [file] = noteFile();
+    const noteFiles = () =>
+      [...Deno.readDirSync(notes)].filter((entry) => entry.name.endsWith(".json"))
+        .map((entry) => join(notes, entry.name));
+    const make = async (paths: string[]) =>
+      void await Promise.all(paths.map((path) => Deno.mkdir(path)));
+    deepEqual(await marks.standOn([guard], make), [guard]);
+    const [file] = noteFiles();
     ok(Deno.readTextFileSync(file).includes(guard), "the folder made was not noted");
     // Commands one after another stand on the same folder: the note is not written again
     // (a write would replace this stand-in).
     Deno.writeTextFileSync(file, "unchanged");
-    for (let i = 0; i < 3; i++) marks.note([guard], new Set());
-    marks.prune();
+    for (let i = 0; i < 3; i++) deepEqual(await marks.standOn([guard], make), []);
+    await marks.remove([], () => Promise.resolve());
     equal(Deno.readTextFileSync(file), "unchanged", "the unchanged notes were written again");
     ok(marks.made(guard), "the folder made is no longer known as made");
     // Gone: the note goes, the folder stays while the runtime lives.
     await Deno.remove(guard);
-    marks.prune();
-    equal(noteFile().length, 0, "the note of a removed folder was left");
+    await marks.remove([], () => Promise.resolve());
+    equal(noteFiles().length, 0, "the note of a removed folder was left");
     ok(await exists(notes), "the notes' folder went between commands");
-    marks.prune({ closed: true });
+    await marks.close();
     equal(await exists(notes), false, "the notes' folder was left after the runtime closed");
   } finally {
     await Deno.remove(root, { recursive: true });
   }
 });
+
+bwrapTest(
+  "a tern that ends leaves the mount points another tern's running command stands on",
+  async () => {
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_gs_" }),
+    );
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    try {
+      // Two terns in one workspace (two sessions, or one server's): the first makes the
+      // guards' mount points, the second stands on them.
+      const first = await createSandbox(sandboxOptionsFor(root, ws, "guard-first"));
+      const second = await createSandbox(sandboxOptionsFor(root, ws, "guard-second"));
+      let closed = false;
+      try {
+        equal((await first.shell("true", { cwd: ws, timeoutMs: 30_000 })).code, 0);
+        ok(await exists(join(ws, ".tern")), "no .tern mount point was made");
+        const attempt = second.shell(
+          "while [ ! -e ready ]; do sleep 0.05; done; " +
+            "mkdir -p .tern/hooks .git/hooks; echo planted > .tern/config.jsonc; " +
+            "echo planted > .git/config; true",
+          { cwd: ws, timeoutMs: 30_000 },
+        );
+        // The second's command is up (it waits for "ready") when the first ends.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await first.close();
+        closed = true;
+        await Deno.writeTextFile(join(ws, "ready"), "");
+        await attempt;
+      } finally {
+        if (!closed) await first.close();
+        await second.close();
+      }
+      for (const name of [".tern/config.jsonc", ".git/config"]) {
+        equal(await exists(join(ws, name)), false, `the second tern's command made ${name}`);
+      }
+      // Once both ended, the mount points go.
+      deepEqual([...Deno.readDirSync(ws)].map((entry) => entry.name), ["ready"]);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
