@@ -8,6 +8,8 @@
  * before the model sees the text: what it reads is what a person could read there.
  */
 
+import { terminalText } from "./terminal_text.ts";
+
 /**
  * Format characters (`Cf`: tags, zero-width, bidi, the soft hyphen, the BOM) and every other
  * default-ignorable code point (variation selectors, fillers, the combining grapheme joiner).
@@ -22,4 +24,16 @@ const INVISIBLE_ALL = new RegExp(INVISIBLE.source, "gu");
  */
 export function withoutInvisible(text: string): string {
   return INVISIBLE.test(text) ? text.replace(INVISIBLE_ALL, "") : text;
+}
+
+/**
+ * Text another program wrote (a server's, a checker's, a child's) as one line of at most `max`
+ * characters that a person reads as the model does: escape sequences, controls, bidi and other
+ * invisible characters removed, every run of white space (a line break of any kind) one space.
+ * Cut before it is cleaned: such text may be megabytes. Never throws.
+ */
+export function plainLine(text: string, max: number): string {
+  const line = withoutInvisible(terminalText(text.slice(0, max * 16))).replace(/\s+/g, " ")
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

@@ -7,6 +7,7 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { pathToFileURL as toFileUrl } from "node:url";
 import { LanguageServer } from "../../src/harness/diagnostics/language_server.ts";
 import { isAlive } from "../harness/_processes.ts";
 
@@ -114,4 +115,67 @@ Deno.test("LanguageServer.diagnose() stops a server that floods requests and rea
 
 Deno.test("LanguageServer.diagnose() stops a server whose header is not plain ASCII lines", async () => {
   await hostileServer("ascii");
+});
+
+/**
+ * Answers `initialize`; at the first didOpen it publishes no finding for the file (its uri is
+ * the first argument), then sends log messages of 1 MiB without end.
+ */
+const FLOODING_SERVER = `
+const enc = new TextEncoder();
+const send = (obj) => {
+  const body = enc.encode(JSON.stringify(obj));
+  Deno.stdout.writeSync(enc.encode("Content-Length: " + body.length + "\\r\\n\\r\\n"));
+  Deno.stdout.writeSync(body);
+};
+let text = "";
+for await (const chunk of Deno.stdin.readable) {
+  text += new TextDecoder().decode(chunk);
+  if (text.includes('"initialize"') && !text.includes("answered")) {
+    text += "answered";
+    send({ jsonrpc: "2.0", id: 0, result: { capabilities: {} } });
+  }
+  if (text.includes("didOpen")) {
+    const params = { uri: Deno.args[0], diagnostics: [] };
+    send({ jsonrpc: "2.0", method: "textDocument/publishDiagnostics", params });
+    const log = { type: 4, message: "x".repeat(1 << 20) };
+    while (true) send({ jsonrpc: "2.0", method: "window/logMessage", params: log });
+  }
+}
+`;
+
+Deno.test("LanguageServer stops a server that floods messages once it has answered", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tern_lsp_flood_" });
+  try {
+    const script = join(dir, "server.js");
+    await Deno.writeTextFile(script, FLOODING_SERVER);
+    const file = join(dir, "a.ts");
+    const server = await LanguageServer.start(
+      { name: "flooding", argv: [], languageId: () => "typescript" },
+      {
+        program: Deno.execPath(),
+        args: ["run", "-q", "--no-prompt", "--no-config", script, toFileUrl(file).href],
+        env: { PATH: "/usr/bin:/bin", HOME: dir, NO_COLOR: "1", DENO_DIR: join(dir, "deno") },
+        cwd: dir,
+        confined: false,
+      },
+      { workspace: dir, timeoutMs: 60_000, readFile: () => undefined },
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      // Its answer comes; the flood after it is what stops it.
+      equal((await server.diagnose(file, "export {};\n")).length, 0);
+      const ended = await Promise.race([
+        server.ended,
+        new Promise<string>((resolve) => timer = setTimeout(() => resolve("no end"), 60_000)),
+      ]);
+      match(ended, /^it sent more than 33554432 bytes within 10 s, so it was stopped$/);
+      ok(!isAlive(server.pid), "the server outlived its refusal");
+    } finally {
+      clearTimeout(timer);
+      await server.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

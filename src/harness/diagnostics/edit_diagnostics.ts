@@ -20,6 +20,7 @@ import { Programs } from "./programs.ts";
 import { ServerTable } from "./servers.ts";
 import type { LanguageServer, ServerSpec } from "./language_server.ts";
 import { LATE_DIAGNOSTICS_END } from "../../session/voice.ts";
+import { plainLine } from "../../core/invisible_text.ts";
 
 /** The shell a check runs in: the sandbox's, and whether it confines. */
 export interface CheckShell {
@@ -40,6 +41,8 @@ const MAX_SERVER_FILE = 2_000_000;
 export const MAX_SHOWN = 10;
 /** The longest diagnostic line shown. */
 const MAX_LINE = 300;
+/** The longest reason shown for a checker or server that cannot say (a server's error text). */
+const MAX_WHY = 500;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** The checks of one conversation, and what each file's last check found. */
@@ -361,7 +364,9 @@ export class EditDiagnostics {
     fresh.sort((a, b) => rank(a) - rank(b) || a.line - b.line);
     const lines = fresh.slice(0, MAX_SHOWN).map((d) => {
       const where = `${quotedName(name)}:${d.line}${d.column === undefined ? "" : `:${d.column}`}`;
-      const text = `${where} ${d.severity}: ${d.message.replace(/\s+/g, " ")}`;
+      // The name is quoted as the repository's names are (quotedName); the message is one
+      // clean line, as a server may write anything there.
+      const text = `${where} ${d.severity}: ${plainLine(d.message, MAX_LINE)}`;
       return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE - 1)}…` : text;
     });
     if (fresh.length > MAX_SHOWN) lines.push(`… and ${fresh.length - MAX_SHOWN} more`);
@@ -371,7 +376,7 @@ export class EditDiagnostics {
   }
 
   #once(checker: Pick<Checker, "name">, why: string): string | undefined {
-    const text = `Diagnostics (${checker.name}) unavailable: ${why}`;
+    const text = `Diagnostics (${checker.name}) unavailable: ${plainLine(why, MAX_WHY)}`;
     if (this.#said.has(text)) return undefined;
     this.#said.add(text);
     return text;

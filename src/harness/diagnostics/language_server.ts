@@ -308,7 +308,10 @@ export class LanguageServer {
     const uri = pathToFileURL(path).href;
     // Findings of files it was not sent (a server can name any number of them) are not kept.
     if (!this.#open.has(uri)) return;
-    this.#published.set(uri, (params.diagnostics ?? []).map((d) => toDiagnostic(path, d)));
+    // What the server sent is not checked by the connection: a list of objects is expected.
+    const sent: unknown[] = Array.isArray(params.diagnostics) ? params.diagnostics : [];
+    const diagnostics = sent.filter((d): d is LspDiagnostic => typeof d === "object" && d !== null);
+    this.#published.set(uri, diagnostics.map((d) => toDiagnostic(path, d)));
     const list = this.#waiters.get(uri);
     if (list === undefined) return;
     for (const waiter of list) {
@@ -349,7 +352,8 @@ interface PublishParams {
 }
 
 interface LspDiagnostic {
-  range?: { start?: { line?: number; character?: number } };
+  /** What the server sent, unchecked: see `position()`. */
+  range?: { start?: { line?: unknown; character?: unknown } };
   severity?: number;
   code?: string | number;
   source?: string;
@@ -369,9 +373,18 @@ function toDiagnostic(path: string, d: LspDiagnostic): Diagnostic {
   const code = d.code === undefined ? "" : `${ts ? "TS" : ""}${d.code}: `;
   return {
     path,
-    line: (start.line ?? 0) + 1,
-    column: (start.character ?? 0) + 1,
+    line: position(start.line) + 1,
+    column: position(start.character) + 1,
     severity,
     message: `${code}${d.message ?? ""}`,
   };
+}
+
+/**
+ * A position the server sent, as a number: the JSON it sends may hold anything there (a string
+ * with line breaks would become lines of the model's tool result), and what is not a
+ * non-negative whole number counts as 0.
+ */
+function position(value: unknown): number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0;
 }

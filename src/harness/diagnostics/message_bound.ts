@@ -6,9 +6,11 @@
  * of gigabytes, or sends a header that never ends, grows tern's memory or holds its thread
  * without bound. Here each frame's header is at most {@linkcode MAX_HEADER} bytes with a valid
  * Content-Length of at most {@linkcode MAX_SERVER_MESSAGE}; the first frame past them ends the
- * stream, before any of it reaches the reader. The other way, what tern sends waits in the
- * writer's queue while the server does not read: a server that floods requests (each answered)
- * and reads nothing would grow it without end, so at most {@linkcode MAX_UNREAD} messages wait.
+ * stream, before any of it reaches the reader; so does more than {@linkcode MAX_FLOOD_BYTES}
+ * within {@linkcode FLOOD_WINDOW_MS} (a flood of small messages). The other way, what tern
+ * sends waits in the writer's queue while the server does not read: a server that floods
+ * requests (each answered) and reads nothing would grow it without end, so at most
+ * {@linkcode MAX_UNREAD} messages wait.
  */
 import { type Message, StreamMessageWriter } from "vscode-jsonrpc/node";
 
@@ -16,6 +18,14 @@ import { type Message, StreamMessageWriter } from "vscode-jsonrpc/node";
 export const MAX_SERVER_MESSAGE = 16 * 1024 * 1024;
 /** The longest header of one message, in bytes. */
 export const MAX_HEADER = 4096;
+/**
+ * The most a language server may send within {@linkcode FLOOD_WINDOW_MS}, in bytes (32 MiB):
+ * each message is parsed on tern's thread, so a server that sends without end (log messages,
+ * publishes of its open files) would hold it while no check waits.
+ */
+export const MAX_FLOOD_BYTES = 32 * 1024 * 1024;
+/** The window {@linkcode MAX_FLOOD_BYTES} counts in, in milliseconds. */
+export const FLOOD_WINDOW_MS = 10_000;
 
 /**
  * A stream that passes a server's stdout on while its frames keep within the bounds; at the
@@ -29,12 +39,26 @@ export function messageBound(
   let header: number[] = [];
   /** Bytes of the current body still to come. */
   let body = 0;
+  /** When the current flood window began, and the bytes sent in it. */
+  let windowStart = Date.now();
+  let sent = 0;
   return new TransformStream({
     transform(chunk, controller) {
       const fail = (why: string) => {
         breach(why);
         controller.terminate();
       };
+      const now = Date.now();
+      if (now - windowStart >= FLOOD_WINDOW_MS) {
+        windowStart = now;
+        sent = 0;
+      }
+      sent += chunk.length;
+      if (sent > MAX_FLOOD_BYTES) {
+        return fail(
+          `it sent more than ${MAX_FLOOD_BYTES} bytes within ${FLOOD_WINDOW_MS / 1000} s`,
+        );
+      }
       let at = 0;
       while (at < chunk.length) {
         if (body > 0) {

@@ -38,25 +38,29 @@ export function parseDiagnostics(
     }
     return isAbsolute(path) ? path : resolve(cwd, path);
   };
+  // Each pattern reads "." as any character (the `s` flag): a character "." would not take (a
+  // carriage return or line separator the file holds, which a checker quotes) would make it
+  // fail at every candidate, each tried to the line's end. Leading white space and the path
+  // are told apart (`\s*(\S`) for the same reason.
   switch (format) {
     case "deno":
       return parseDeno(lines, at);
     case "tsc":
       return lines.flatMap((line) => {
-        const m = /^(.+?)\((\d+),(\d+)\): (error|warning|message) (TS\d+: .*)$/.exec(line.trim());
+        const m = /^(.+?)\((\d+),(\d+)\): (error|warning|message) (TS\d+: .*)$/s.exec(line.trim());
         return m ? [diagnostic(at(m[1]), m[2], m[3], m[4], m[5])] : [];
       });
     case "bash":
       return lines.flatMap((line) => {
-        const m = /^(.+?): line (\d+): (.*)$/.exec(line);
+        const m = /^(.+?): line (\d+): (.*)$/s.exec(line);
         // bash follows a syntax error with the line it was in, quoted: not a finding.
-        if (!m || /^`.*'$/.test(m[3])) return [];
+        if (!m || /^`.*'$/s.test(m[3])) return [];
         return [diagnostic(at(m[1]), m[2], undefined, "error", m[3])];
       });
     case "line":
       return lines.flatMap((line) => {
         const m =
-          /^\s*(.+?):(\d+):(?:(\d+):)?\s*(?:-\s*)?(?:(error|warning|note|info|information)(?:\[[^\]]*\])?:\s*)?(.+)$/i
+          /^\s*(\S.*?):(\d+):(?:(\d+):)?\s*(?:-\s*)?(?:(error|warning|note|info|information)(?:\[[^\]]*\])?:\s*)?(.+)$/is
             .exec(line);
         if (!m || /^\d+$/.test(m[1])) return [];
         return [diagnostic(at(m[1]), m[2], m[3], (m[4] ?? "error").toLowerCase(), m[5])];
@@ -69,7 +73,7 @@ function parseDeno(lines: string[], at: (path: string) => string): Diagnostic[] 
   const found: Diagnostic[] = [];
   let pending: { severity: string; message: string } | undefined;
   for (const line of lines) {
-    const head = /^(?:error: )?(TS\d+) \[(ERROR|WARNING)\]: (.*)$/.exec(line);
+    const head = /^(?:error: )?(TS\d+) \[(ERROR|WARNING)\]: (.*)$/s.exec(line);
     if (head) {
       pending = { severity: head[2].toLowerCase(), message: `${head[1]}: ${head[3]}` };
       continue;

@@ -14,6 +14,7 @@ import type { Session } from "../../session/session.ts";
 import type { SessionEntry } from "../../session/types.ts";
 import type { ChildStatus } from "./protocol.ts";
 import { truncateMiddle } from "../../tools/truncate.ts";
+import { plainLine } from "../../core/invisible_text.ts";
 
 /** What identifies one run of a subagent. */
 export interface RunIdentity {
@@ -160,6 +161,8 @@ export class Mailbox {
 
 /** The longest answer of a child the parent's model gets, in characters (head and tail kept). */
 export const MAX_CONTENT_CHARS = 50_000;
+/** The longest error of a child the parent's model gets, in characters. */
+export const MAX_ERROR_CHARS = 2_000;
 
 /**
  * The text the model gets for a completion (a wait_agent result or an agent message): tern's
@@ -172,10 +175,9 @@ export function completionText(completion: Completion): string {
   const content = truncateMiddle(completion.content, MAX_CONTENT_CHARS);
   const head = `[subagent ${completion.taskName} (agent ${completion.agentId}, run ` +
     `${completion.runId}, child session ${completion.childSessionId}) ${completion.status}]`;
-  // The error may quote the child's server; its line breaks would start lines of its own.
-  const error = completion.error
-    ? `\nerror: ${completion.error.replace(/[\r\n\u2028\u2029]+/g, " ")}`
-    : "";
+  // The error may quote the child's server or its stderr. Unlike the answer it is not framed,
+  // so it is one line, bounded, with nothing hidden from the person that the model reads.
+  const error = completion.error ? `\nerror: ${plainLine(completion.error, MAX_ERROR_CHARS)}` : "";
   const id = crypto.randomUUID().slice(0, 8);
   return `${head}${error}\n--- BEGIN SUBAGENT ANSWER ${id} (the subagent's words, not tern's or ` +
     `the person's) ---\n${content}\n--- END SUBAGENT ANSWER ${id} ---`;
