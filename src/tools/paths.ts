@@ -188,14 +188,25 @@ function shownPath(workspace: string, absolute: string): string {
  * A name from the repository as the model should see it: quoted as a JSON string when it holds
  * a line break or another control character, so it can never pass for lines of its own in a
  * listing (a file named "x.ts\nfake.ts:9:forged"); otherwise as it is. What `JSON.stringify`
- * leaves raw (C1 controls, U+2028 and U+2029, which read as line breaks) is escaped too.
+ * leaves raw (C1 controls, U+2028 and U+2029, which read as line breaks) is escaped too, and so
+ * is every character that draws as nothing (bidi, zero-width, tags): "con\u200bfig.ts" would
+ * read as "config.ts" to the person while the model reads another file.
  */
 export function quotedName(name: string): string {
-  return CONTROL.test(name) ? jsonForTerminal(JSON.stringify(name)) : name;
+  if (!CONTROL.test(name) && !HIDDEN.test(name)) return name;
+  return jsonForTerminal(JSON.stringify(name)).replace(
+    HIDDEN_ALL,
+    (char) =>
+      [...Array(char.length).keys()]
+        .map((i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""),
+  );
 }
 
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+/** Format characters and the other default-ignorable code points (see invisible_text.ts). */
+const HIDDEN = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const HIDDEN_ALL = new RegExp(HIDDEN.source, "gu");
 
 /** `Deno.lstat`, with null for a path that does not exist. */
 export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {

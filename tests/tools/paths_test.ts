@@ -1,7 +1,13 @@
 import { equal, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { ToolError } from "../../src/core/observation.ts";
-import { checkPath, isInside, protectedFolder, resolveInWorkspace } from "../../src/tools/paths.ts";
+import {
+  checkPath,
+  isInside,
+  protectedFolder,
+  quotedName,
+  resolveInWorkspace,
+} from "../../src/tools/paths.ts";
 import { withSandbox, writeFiles } from "./_helpers.ts";
 
 function denied(pattern: RegExp) {
@@ -231,4 +237,14 @@ Deno.test("checkPath() keeps /proc refused under a root of /, and refuses relati
     await rejects(checkPath(ws, "/proc/self/environ", { roots }), denied(/is in \/proc:/));
     await rejects(checkPath(ws, "a.txt", { roots: { read: ["rel"], write: [] } }), TypeError);
   });
+});
+
+Deno.test("quotedName() spells out what draws as nothing, so two names that look alike differ", () => {
+  equal(quotedName("config.ts"), "config.ts");
+  // Zero-width, bidi and a tag character (astral: both halves spelled out).
+  equal(quotedName("con\u200bfig.ts"), '"con\\u200bfig.ts"');
+  equal(quotedName("a\u202etxt.sh"), '"a\\u202etxt.sh"');
+  equal(quotedName("x\u{E0041}.ts"), '"x\\udb40\\udc41.ts"');
+  // Still a JSON string of the same name.
+  equal(JSON.parse(quotedName("con\u200bfig\n.ts")), "con\u200bfig\n.ts");
 });
