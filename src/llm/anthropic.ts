@@ -3,6 +3,7 @@
  * with plain `fetch`. Makes one attempt per `stream()`; retries and fallback wrap this provider
  * from outside (router.ts).
  */
+import { API_PATHS } from "./api_paths.ts";
 import { type HttpProviderOptions, httpStreamConfig, postForStream } from "./http_stream.ts";
 import { AnthropicStreamState, toAnthropicRequestBody } from "./anthropic_wire.ts";
 import type { Provider } from "./types.ts";
@@ -30,7 +31,7 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
     "anthropic-version": options.version ?? ANTHROPIC_VERSION,
   };
   if (options.apiKey) headers["x-api-key"] = options.apiKey;
-  const config = httpStreamConfig(options, "/messages", headers);
+  const config = httpStreamConfig(options, API_PATHS.anthropic, headers);
   return {
     name: options.name ?? "anthropic",
     stream: (request, signal) =>

@@ -19,8 +19,8 @@ import {
   eventsOrFieldError,
   fittingCallId,
   isRecord,
-  namesStopReason,
   optionalString,
+  stopReasonOf,
   tokenCount,
   uniqueCallIds,
 } from "./wire_fields.ts";
@@ -398,7 +398,8 @@ export class AnthropicStreamState implements WireStream {
     if (this.#thinking.length > 0) message.thinking = this.#thinking;
     const finishReason = toAnthropicFinishReason(this.#stopReason);
     const done: StreamEvent = { type: "done", message, finishReason };
-    if (namesStopReason(finishReason)) done.stopReason = this.#stopReason;
+    const stopReason = stopReasonOf(finishReason, this.#stopReason);
+    if (stopReason !== undefined) done.stopReason = stopReason;
     const usage = this.#toUsage();
     if (usage !== undefined) done.usage = usage;
     return done;

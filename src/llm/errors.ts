@@ -1,8 +1,10 @@
 /**
  * Error texts and error events shared by the providers, so the real provider and the scripted
- * one report the same failure the same way. Messages never carry keys, headers or request bodies.
+ * one report the same failure the same way. Messages never carry keys, headers or request bodies,
+ * and what they quote of a server has no escape sequence, control or bidi character left.
  */
 import { TernError } from "../core/errors.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import type { ErrorStreamEvent } from "./types.ts";
 
 /**
@@ -48,6 +50,21 @@ export class SseErrorFieldError extends Error {
   constructor(value: string) {
     super(`Model API stream sent an error line: ${clip(value, 200)}`);
     this.value = value;
+  }
+}
+
+/**
+ * Thrown by the SSE reader for a body that ended without events and is no event stream (its
+ * first line is none of SSE's): a proxy's page or plain-text error sent with a 200 and a type
+ * such as `text/plain`. Not retried: the server answered, just not with events.
+ */
+export class NotAStreamError extends Error {
+  override name = "NotAStreamError";
+  /** The start of the body, as sent. */
+  readonly text: string;
+  constructor(text: string) {
+    super("Model API sent something other than an event stream");
+    this.text = text;
   }
 }
 
@@ -259,14 +276,18 @@ export function noProgressMessage(timeoutMs: number): string {
  * The message for a successful response of another media type than an event stream, quoting
  * the start of what it said (`detail`, already clipped and redacted; may be empty).
  */
-export function streamExpectedMessage(mediaType: string, detail: string): string {
-  const sent = `Model API sent ${JSON.stringify(mediaType)} instead of an event stream`;
+export function streamExpectedMessage(mediaType: string | undefined, detail: string): string {
+  const what = mediaType === undefined
+    ? "an answer without a content type"
+    : JSON.stringify(mediaType);
+  const sent = `Model API sent ${what} instead of an event stream`;
   return detail === "" ? sent : `${sent}: ${JSON.stringify(clip(detail, 200))}`;
 }
 
 /** The message for a `data:` payload that is not JSON; quotes the start of the payload. */
 export function malformedEventMessage(data: string): string {
-  return `Cannot parse model API stream event ${JSON.stringify(clip(data, 80))}: invalid JSON`;
+  const start = JSON.stringify(clip(terminalText(data), 80));
+  return `Cannot parse model API stream event ${start}: invalid JSON`;
 }
 
 /**
@@ -283,7 +304,9 @@ export function providerDetail(bodyText: string, secrets: readonly string[]): st
   } catch {
     // Not JSON: the raw text is the best detail there is.
   }
-  return clip(redact(detail.replace(/\s+/g, " "), secrets), MAX_DETAIL_CHARS);
+  // Escape sequences go before the key is looked for: one put inside an echoed key would
+  // otherwise hide it from `redact()`, then vanish at the terminal and show the key whole.
+  return clip(redact(terminalText(detail).replace(/\s+/g, " "), secrets), MAX_DETAIL_CHARS);
 }
 
 /**
@@ -313,17 +336,46 @@ export function errorMessageOf(value: unknown): string | undefined {
  * `Cannot connect to model API at "http://127.0.0.1:8080": connection refused`.
  */
 export function transportErrorMessage(error: unknown, origin: string): string {
-  const text = causeChain(error).join(": ");
+  const text = causeText(error);
   const reason = /connection refused/i.test(text)
     ? "connection refused"
     : /connection reset/i.test(text)
     ? "connection reset"
-    : /dns error|failed to lookup|name or service not known/i.test(text)
-    ? "host not found"
+    : isHostNotFound(error)
+    ? `host ${JSON.stringify(hostOf(origin))} not found (its name does not resolve): check ` +
+      'the base URL (--base-url, TERN_BASE_URL or "baseUrl" in the config) and your network'
+    : DNS_FAILURE.test(text)
+    ? "DNS lookup failed for a while (temporary failure in name resolution): check your network"
     : /certificate|tls|ssl/i.test(text)
     ? "TLS handshake failed"
-    : clip(text.replace(/\(?https?:\/\/\S+\)?/g, "").replace(/\s+/g, " ").trim(), 200);
+    : clip(terminalText(text).replace(/\s+/g, " ").trim(), 200);
   return `Cannot connect to model API at ${JSON.stringify(origin)}: ${reason}`;
+}
+
+/** How resolvers word a failed lookup (glibc, musl, macOS, Windows, Deno's own). */
+const DNS_FAILURE =
+  /dns error|failed to lookup|name or service not known|no address associated with hostname|nodename nor servname|no such host|name resolution/i;
+/** A lookup that may pass later: no name server answered (EAI_AGAIN), or not in time. */
+const DNS_TRANSIENT = /temporary failure|try again|timed? ?out/i;
+
+/**
+ * True when `fetch` failed because the server's name does not resolve (no such host, no
+ * address for it). Trying again gives the same answer, unlike a lookup the resolver could not
+ * finish (`Temporary failure in name resolution`), which is not one.
+ */
+export function isHostNotFound(error: unknown): boolean {
+  const text = causeText(error);
+  return DNS_FAILURE.test(text) && !DNS_TRANSIENT.test(text);
+}
+
+/** The host of `origin` (`api.example.com`), or `origin` itself when it is no URL. */
+function hostOf(origin: string): string {
+  return URL.canParse(origin) ? new URL(origin).hostname : origin;
+}
+
+/** The messages of `error` and its causes, without the URLs in them (a host may read as words). */
+function causeText(error: unknown): string {
+  return causeChain(error).join(": ").replace(/\(?https?:\/\/\S+\)?/g, "");
 }
 
 function causeChain(error: unknown): string[] {
@@ -338,6 +390,11 @@ function causeChain(error: unknown): string[] {
 
 /** Request headers whose value is a credential: `Authorization`, `x-api-key`, `Cookie`, …. */
 const CREDENTIAL_HEADER = /auth|key|token|secret|cookie|session|passw/i;
+
+/** The names of `headers` that carry a credential (see `secretsOf()`), never their values. */
+export function credentialHeaderNames(headers: Record<string, string> = {}): string[] {
+  return Object.keys(headers).filter((name) => CREDENTIAL_HEADER.test(name));
+}
 
 /**
  * What error texts and streamed payloads never show, for a request sent with `apiKey` and

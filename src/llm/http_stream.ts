@@ -24,10 +24,12 @@ import {
   headersTimeoutMessage,
   httpErrorMessage,
   IdleTimeoutError,
+  isHostNotFound,
   isQuotaError,
   isRetryableStatus,
   longTimeoutError,
   noProgressMessage,
+  NotAStreamError,
   providerDetail,
   requestTimeoutError,
   retryableError,
@@ -237,7 +239,12 @@ export async function* postForStream(
     // Trying again would be refused again: the host is outside what tern may reach.
     const denied = netDeniedMessage(error, `model API at ${JSON.stringify(config.origin)}`);
     if (denied) return clientError(denied);
-    return stopped() ?? retryableError(transportErrorMessage(error, config.origin));
+    const stop = stopped();
+    if (stop !== undefined) return stop;
+    // A name that does not resolve is a wrong base URL or no network, not a passing fault:
+    // five tries would only make the person wait for the same answer.
+    const message = transportErrorMessage(error, config.origin);
+    return isHostNotFound(error) ? clientError(message) : retryableError(message);
   };
   try {
     let response: Response;
@@ -287,6 +294,7 @@ export async function* postForStream(
     yield* readWireStream(response.body, newStream(), {
       idleTimeoutMs: config.idleTimeoutMs,
       secrets: config.secrets,
+      mediaType: type,
       stopped,
       progressed: progress.progressed,
       completed: () => progress.endWithin(config.idleTimeoutMs),
@@ -305,6 +313,8 @@ interface ReadOptions {
   idleTimeoutMs: number;
   /** Redacted from an error the server sends in an `error:` line. */
   secrets: readonly string[];
+  /** The response's media type, for a body that is no stream; undefined when not given. */
+  mediaType: string | undefined;
   /** The error for a call that the caller or a timeout stopped, once one did. */
   stopped: () => ErrorEvent | undefined;
   /** Called for each event that carries content. */
@@ -316,7 +326,7 @@ interface ReadOptions {
 async function* readWireStream(
   body: ReadableStream<Uint8Array>,
   state: WireStream,
-  { idleTimeoutMs, secrets, stopped, progressed, completed }: ReadOptions,
+  { idleTimeoutMs, secrets, mediaType, stopped, progressed, completed }: ReadOptions,
 ): AsyncGenerator<StreamEvent> {
   // A timeout that ends the read once the message is complete loses only trailing events (usage,
   // the end marker), as a dropped connection does: the message stands. The caller's abort ends
@@ -344,6 +354,10 @@ async function* readWireStream(
       yield stopEvent;
     } else if (error instanceof StreamTooLargeError) {
       yield clientError(error.message);
+    } else if (error instanceof NotAStreamError) {
+      // A page labelled as anything but HTML (or not at all) reads as its text too.
+      const text = /^\s*</.test(error.text) ? htmlText(error.text) : error.text;
+      yield clientError(streamExpectedMessage(mediaType, providerDetail(text, secrets)));
     } else if (error instanceof SseErrorFieldError && !state.complete) {
       yield streamErrorEvent(parsedOrText(withoutSecrets(error.value, secrets)), secrets);
     } else if (state.complete) {

@@ -3,6 +3,7 @@
  * OpenRouter, ...), streaming over SSE with plain `fetch`. Makes one attempt per `stream()`;
  * retries and fallback wrap this provider from outside (router.ts).
  */
+import { API_PATHS } from "./api_paths.ts";
 import { type HttpProviderOptions, httpStreamConfig, postForStream } from "./http_stream.ts";
 import { type ChatDialect, ChatStreamState, toChatRequestBody } from "./openai_chat_wire.ts";
 import type { Provider } from "./types.ts";
@@ -22,7 +23,7 @@ export function createOpenAiChatProvider(options: OpenAiChatOptions): Provider {
   const auth: Record<string, string> = options.apiKey
     ? { authorization: `Bearer ${options.apiKey}` }
     : {};
-  const config = httpStreamConfig(options, "/chat/completions", auth);
+  const config = httpStreamConfig(options, API_PATHS.openai, auth);
   return {
     name: options.name ?? "openai-chat",
     stream: (request, signal) =>

@@ -30,7 +30,7 @@ import {
   eventsOrFieldError,
   fittingCallId,
   isRecord,
-  namesStopReason,
+  stopReasonOf,
   tokenCount,
   usageWithinTotals,
 } from "./wire_fields.ts";
@@ -400,7 +400,8 @@ export class ChatStreamState implements WireStream {
       message.thinking = [part];
     }
     const done: StreamEvent = { type: "done", message, finishReason };
-    if (namesStopReason(finishReason) && this.#finish !== undefined) done.stopReason = this.#finish;
+    const stopReason = stopReasonOf(finishReason, this.#finish);
+    if (stopReason !== undefined) done.stopReason = stopReason;
     if (this.#usage !== undefined) done.usage = this.#usage;
     return done;
   }

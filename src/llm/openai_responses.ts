@@ -5,6 +5,7 @@
  * the API as encrypted content on the assistant messages. Makes one attempt per `stream()`;
  * retries and fallback wrap this provider from outside (router.ts).
  */
+import { API_PATHS } from "./api_paths.ts";
 import { type HttpProviderOptions, httpStreamConfig, postForStream } from "./http_stream.ts";
 import { ResponsesStreamState, toResponsesRequestBody } from "./openai_responses_wire.ts";
 import type { ResponsesSocketPool } from "./openai_responses_socket.ts";
@@ -44,7 +45,7 @@ export function createOpenAiResponsesProvider(options: ResponsesProviderOptions)
   const auth: Record<string, string> = options.apiKey
     ? { authorization: `Bearer ${options.apiKey}` }
     : {};
-  const config = httpStreamConfig(options, "/responses", auth);
+  const config = httpStreamConfig(options, API_PATHS["openai-responses"], auth);
   const overHttp = (request: ModelRequest, signal: AbortSignal | undefined) =>
     postForStream(
       config,

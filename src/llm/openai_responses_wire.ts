@@ -27,8 +27,8 @@ import {
   deltaText,
   eventsOrFieldError,
   isRecord,
-  namesStopReason,
   optionalString,
+  stopReasonOf,
   tokenCount,
   uniqueCallIds,
   usageWithinTotals,
@@ -414,9 +414,8 @@ export class ResponsesStreamState implements WireStream {
     if (thinking.length > 0) message.thinking = thinking;
     const finishReason = this.#finish;
     const done: StreamEvent = { type: "done", message, finishReason };
-    if (namesStopReason(finishReason) && this.#stopReason !== undefined) {
-      done.stopReason = this.#stopReason;
-    }
+    const stopReason = stopReasonOf(finishReason, this.#stopReason);
+    if (stopReason !== undefined) done.stopReason = stopReason;
     if (this.#usage !== undefined) done.usage = this.#usage;
     return done;
   }

@@ -213,7 +213,7 @@ async function* tryTarget(
       return {
         kind: "exhausted",
         error: clientError(
-          `${failure.message} (the server asked to wait ${Math.ceil(waitMs / 1000)} s)`,
+          `${failure.message} (the server asked to wait ${waitText(waitMs)})`,
           failure.status,
         ),
       };
@@ -233,6 +233,12 @@ async function* tryTarget(
     yield { type: "retry", attempt, delayMs, reason: failure.message };
     if (!(await sleep(delayMs, signal))) return { kind: "final", error: abortedError() };
   }
+}
+
+/** A wait a server asked for, as words: a date years ahead reads as "more than a day". */
+function waitText(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  return seconds > 86_400 ? "more than a day" : `${seconds} s`;
 }
 
 /** The error for a reply that went past {@linkcode MAX_TOOL_CALLS_PER_REPLY} calls. */

@@ -13,6 +13,7 @@ import { shownUrl } from "../core/url_text.ts";
 import { ModelCatalog } from "./catalog.ts";
 import type { ApiStyle, ModelInfo } from "./model_info.ts";
 import { clientError, ProviderSetupError } from "./errors.ts";
+import { type RequestPlace, withSetupHint } from "./error_hints.ts";
 import type { ChatDialect } from "./openai_chat_wire.ts";
 import { findPreset, PROVIDER_PRESETS } from "./presets.ts";
 import { createRouter, type Router, type RouteTarget } from "./router.ts";
@@ -197,6 +198,19 @@ export function createWireProvider(
       `Cannot use provider "${provider.name}": invalid base URL ${JSON.stringify(options.baseUrl)}`,
     );
   }
+  // What an error of the person's setup (a refused key, a wrong URL) names: never the key.
+  const place: RequestPlace = {
+    provider: provider.name,
+    api: provider.api,
+    baseUrl: provider.baseUrl,
+    keySent: provider.apiKey !== undefined && provider.apiKey !== "",
+    keyVariables: provider.keyVariables,
+  };
+  // "set" stands for a key from no known variable.
+  if (provider.keyVariable !== undefined && provider.keyVariable !== "set") {
+    place.keyVariable = provider.keyVariable;
+  }
+  if (provider.headers !== undefined) place.headers = provider.headers;
   let loading: Promise<Provider> | undefined;
   const load = async (): Promise<Provider> => {
     switch (provider.api) {
@@ -227,7 +241,9 @@ export function createWireProvider(
         yield clientError(`Cannot load the ${provider.api} provider: ${detail}`);
         return;
       }
-      yield* wire.stream(request, signal);
+      for await (const event of wire.stream(request, signal)) {
+        yield event.type === "error" ? withSetupHint(event, place, request.model) : event;
+      }
     },
     async close() {
       const wire = await loading?.catch(() => undefined);
@@ -290,10 +306,11 @@ function compatibleProvider(config: ModelConfig): ResolvedProvider {
   if (official) resolved.chat = PROVIDER_PRESETS.openai?.chat;
   if (config.apiKey !== undefined) {
     resolved.apiKey = config.apiKey;
-    // Where it came from, for `tern models` (a key named by apiKeyEnv is neither of the two).
-    resolved.keyVariable = resolved.keyVariables.find((name) =>
-      config.apiKeys[name] === config.apiKey
-    ) ?? "set";
+    // Where it came from, for `tern models` and error hints: one of the two, else the
+    // variable apiKeyEnv named (which `apiKeys` holds too).
+    const from = (name: string) => config.apiKeys[name] === config.apiKey;
+    resolved.keyVariable = resolved.keyVariables.find(from) ??
+      Object.keys(config.apiKeys).find(from) ?? "set";
   }
   return resolved;
 }

@@ -2,6 +2,7 @@
 import { createParser } from "eventsource-parser";
 import {
   IdleTimeoutError,
+  NotAStreamError,
   SseErrorFieldError,
   StreamTooLargeError,
   tooLargeMessage,
@@ -38,8 +39,9 @@ export interface SseReadOptions {
  * Yields the `data` of each event in `body` that has any (more than whitespace), in order.
  * Throws `IdleTimeoutError` when no bytes arrive within `idleTimeoutMs`, `StreamTooLargeError`
  * when an event or all of them pass their limit, `SseErrorFieldError` at an `error:` line (after
- * the events before it), and rethrows read errors (a dropped connection). Cancels the body when
- * the consumer stops early or an error ends the read.
+ * the events before it) or for a JSON error body, `NotAStreamError` for a body that ended
+ * without events and is no event stream at all, and rethrows read errors (a dropped
+ * connection). Cancels the body when the consumer stops early or an error ends the read.
  */
 export async function* readSseData(
   body: ReadableStream<Uint8Array>,
@@ -50,7 +52,7 @@ export async function* readSseData(
   const reader = body.getReader();
   const decoder = new TextDecoder();
   // An `error:` line takes its place among the events: those after it are not read.
-  const pending: (string | SseErrorFieldError)[] = [];
+  const pending: (string | SseErrorFieldError | NotAStreamError)[] = [];
   let answerChars = 0;
   let events = 0;
   // The body's start while no event came: a JSON error body labelled as a stream.
@@ -88,12 +90,12 @@ export async function* readSseData(
       parser.feed(text);
       if (chunk.done) {
         ended = true;
-        const bodyError = events === 0 ? errorBody(start) : undefined;
+        const bodyError = events === 0 ? errorBody(start) ?? foreignBody(start) : undefined;
         if (bodyError !== undefined) pending.push(bodyError);
       }
       while (pending.length > 0) {
-        const item = pending.shift() as string | SseErrorFieldError;
-        if (item instanceof SseErrorFieldError) throw item;
+        const item = pending.shift() as string | SseErrorFieldError | NotAStreamError;
+        if (typeof item !== "string") throw item;
         yield item;
       }
       if (tooLarge !== undefined) throw tooLarge;
@@ -125,6 +127,23 @@ function errorBody(text: string): SseErrorFieldError | undefined {
   if (typeof error === "string") return new SseErrorFieldError(error);
   if (typeof error !== "object" || error === null) return undefined;
   return new SseErrorFieldError(JSON.stringify(error));
+}
+
+/** The fields an event stream's lines start with (`""`: a comment), and llama.cpp's `error`. */
+const SSE_FIELDS: ReadonlySet<string> = new Set(["", "data", "event", "id", "retry", "error"]);
+
+/**
+ * The error for a whole body without events whose first line is no line of an event stream: a
+ * web page or a proxy's plain-text error sent with 200 and another type than HTML. Undefined
+ * for a body of blank lines, comments or events without data (a stream with nothing in it).
+ */
+function foreignBody(text: string): NotAStreamError | undefined {
+  const first = text.replace(/^\uFEFF/, "").split(/\r\n|\r|\n/).find((line) => line.trim() !== "");
+  if (first === undefined) return undefined;
+  const colon = first.indexOf(":");
+  return SSE_FIELDS.has(colon === -1 ? first : first.slice(0, colon))
+    ? undefined
+    : new NotAStreamError(text.slice(0, MAX_START));
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { fnv1aHex } from "../core/fnv.ts";
 import type { ToolCall, Usage } from "../core/messages.ts";
+import { terminalText } from "../core/terminal_text.ts";
 import { clientError, clip } from "./errors.ts";
 import type { FinishReason, StreamEvent } from "./types.ts";
 
@@ -23,7 +24,7 @@ export function optionalString(value: unknown, what: string): string | undefined
   if (typeof value === "string") return value;
   throw new WireFieldError(
     `Cannot read model API stream event: ${what} ${
-      clip(JSON.stringify(value) ?? String(value), 80)
+      clip(terminalText(JSON.stringify(value) ?? String(value)), 80)
     } is not a string (the server does not follow its API)`,
   );
 }
@@ -69,6 +70,19 @@ export function argumentsToSend(text: string): string {
 /** True for a finish reason whose server word a `done` event carries as `stopReason`. */
 export function namesStopReason(reason: FinishReason): boolean {
   return reason === "refusal" || reason === "pause" || reason === "other";
+}
+
+/** The most characters of a server's word for why it stopped that a `done` event keeps. */
+const MAX_STOP_REASON_CHARS = 100;
+
+/**
+ * The server's word for why it stopped (`content_filter`, `refusal`), as a `done` event carries
+ * it for `reason` (see {@linkcode namesStopReason}): messages quote it, so it comes without
+ * escapes or controls and clipped. Undefined when `reason` names none or the server sent none.
+ */
+export function stopReasonOf(reason: FinishReason, word: string | undefined): string | undefined {
+  if (!namesStopReason(reason) || word === undefined) return undefined;
+  return clip(terminalText(word), MAX_STOP_REASON_CHARS);
 }
 
 /** A token count: `value` when it is a non-negative integer, else undefined. */
