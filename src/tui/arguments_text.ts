@@ -5,7 +5,7 @@
 import { indentedJson } from "../core/indented_json.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import type { ReviewRequest } from "../sandbox/review.ts";
-import { wrapText } from "./width.ts";
+import { wrapText, wrapTrimmed } from "./width.ts";
 
 /**
  * `args` as indented JSON lines, every string in full, made visible (`visibleText()`: controls,
@@ -68,6 +68,31 @@ export function modelReasonRows(
   const words = visibleText(reason.replace(/\s+/g, " ").trim());
   const rows = wrapText(`${label} ${style(words)}`, Math.max(8, width - 4));
   return rows.map((row, index) => index === 0 ? row : `    ${row}`);
+}
+
+/** What starts every row of a question that quotes words tern did not write. */
+export const QUOTE_MARK = "│";
+
+/**
+ * Words tern did not write (the model's reason for a call, a rule's or hook's note), as rows of
+ * at most `width` cells for the permission dialog: `label` and the words after it, whitespace
+ * collapsed to single spaces and every blank or invisible character shown (`visibleText()`),
+ * each row behind a quote mark (`│ `). So no row of them starts where a row of the dialog does
+ * (`[y] allow once`, `›[n] deny`, `─ Allow …`, a fact or tern's reason), and no run of spaces
+ * can rebuild the choice row's look. `text` must have passed `terminalText()`; `mark` paints
+ * the quote mark, `style` the words.
+ */
+export function quotedRows(
+  label: string,
+  text: string,
+  width: number,
+  options: { mark?: (text: string) => string; style?: (text: string) => string } = {},
+): string[] {
+  const { mark = (text: string) => text, style = (text: string) => text } = options;
+  const words = visibleText(text.replace(/\s+/g, " ").trim());
+  const said = words === "" ? label : `${label} ${style(words)}`;
+  // Three cells for the mark and its space: a terminal may draw `│` two cells wide.
+  return wrapTrimmed(said, Math.max(4, width - 3)).map((row) => `${mark(QUOTE_MARK)} ${row}`);
 }
 
 /**

@@ -7,12 +7,14 @@ import { allowLabel, noteLabel, type PersonReply, type ReviewRequest } from "../
 import {
   argumentLines,
   EDIT_TEXTS,
-  modelReasonRows,
+  QUOTE_MARK,
+  quotedRows,
   shownElsewhere,
   shownInSummary,
   shownRows,
 } from "./arguments_text.ts";
 import type { Dialog } from "./dialog.ts";
+import { capRows, factRows, hintRows, withHints } from "./dialog_rows.ts";
 import { numberedDiff } from "./diff_view.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { oneLine } from "./format.ts";
@@ -20,7 +22,7 @@ import { plainRisk } from "./risk_text.ts";
 import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";
 import { hunksOf } from "./tool_lines.ts";
-import { truncateToWidth, visibleWidth, wrapStrict, wrapText, wrapTrimmed } from "./width.ts";
+import { truncateToWidth, visibleWidth, wrapText, wrapTrimmed } from "./width.ts";
 
 /** Most diff lines a permission dialog shows. */
 const DIFF_LINES = 20;
@@ -40,11 +42,14 @@ interface Choice<T> {
  * visible, never obeyed), and a path's real location when a link leads elsewhere; then why
  * tern asks, in plain words (`plainRisk`), the remaining arguments and the diff, with line
  * numbers, for edits (or why there is none: `withheld`, a file the model may not read); last
- * the model's own account of why, marked unverified and cut to a few rows so it cannot push
- * the facts away. Then `[y] allow once  [a] allow for this session
- * [n] deny  [r] deny with a reason` (`a` only when the request is rememberable; a grant's `y`
- * says how long it lasts: `allow for this session`), and
- * `[v] view in full` when the diff, the facts or the arguments were cut: that view pages the
+ * the model's own account of why (and a rule's or hook's note), marked unverified, each of its
+ * rows behind a quote mark `│ ` so that none passes as the dialog's own, and cut to a few rows
+ * so it cannot push the facts away. A fact that takes more than one row (a command's later
+ * lines, a wrapped path) has its later rows behind a dim `┊ `. Then `[y] allow once  [a] allow
+ * for this session  [n] deny  [r] deny with a reason` (`a` only when the request is
+ * rememberable; a grant's `y` says how long it lasts: `allow for this session`), and
+ * `[v] view in full` when the diff, the facts, the arguments or the model's reason were cut
+ * (the key hints wrap, never cut, on a narrow screen): that view pages the
  * facts, every argument in full (indented JSON, made visible) and the whole diff, its long lines
  * wrapped. Keys: y / a / n pick at once; r opens a reason field (Enter sends the denial with
  * it, as the call's observation; Esc goes back); v pages the whole request and diff (Esc goes
@@ -74,7 +79,11 @@ export function permissionDialog(
   const masked = hidesKeys(request);
   const diffLines = (max: number, width: number) =>
     numberedDiff(hunksOf(options.diff!), width, t, max, { wrap: true });
-  const fullArgs = argumentLines(request.args, shownElsewhere(request, hasDiff));
+  // The model's description is its reason, shown as such.
+  const fullArgs = argumentLines(request.args, [
+    ...shownElsewhere(request, hasDiff),
+    ...(request.modelReason === undefined ? [] : ["description"]),
+  ]);
   const withheldLines = (width: number) =>
     hasDiff || options.withheld === undefined
       ? []
@@ -83,13 +92,15 @@ export function permissionDialog(
     plainRisk(oneLine(request.reason)).flatMap((line) =>
       shownRows(line, width, riskPaint(request.reason, t))
     );
+  // Words tern did not write, each row behind a quote mark: none can pass as the dialog's own.
+  const quoted = (label: string, text: string, width: number) =>
+    quotedRows(t.yellow(label), oneLine(text), width, { mark: t.yellow, style: t.dim });
   const noteRows = (width: number) =>
-    request.note === undefined ? [] : modelReasonRows(
-      t.yellow(noteLabel(request.note)),
-      oneLine(request.note.text),
-      width,
-      t.dim,
-    );
+    request.note === undefined ? [] : quoted(noteLabel(request.note), request.note.text, width);
+  const modelRows = (width: number) =>
+    request.modelReason === undefined || request.modelReason.trim() === ""
+      ? []
+      : quoted("Model's reason (unverified):", request.modelReason, width);
   const fullLines = (width: number) => [
     ...factLines(request, options.realPaths ?? [], width, t, {
       max: Number.POSITIVE_INFINITY,
@@ -97,13 +108,18 @@ export function permissionDialog(
     }),
     ...reasonRows(width),
     ...noteRows(width),
+    ...modelRows(width),
     ...(fullArgs.length > 0 ? [t.bold("Arguments:")] : []),
     ...fullArgs.flatMap((line) => wrapText(t.dim(line), width)),
     ...(hasDiff ? diffLines(Number.POSITIVE_INFINITY, width) : withheldLines(width)),
   ];
   const renderFull = (width: number, height: number) => {
     const all = fullLines(width);
-    page = Math.max(1, Math.min(all.length, (Number.isFinite(height) ? height : 40) - 2));
+    // The keys wrap rather than lose their end on a narrow screen.
+    const keys = hintRows(["↑ ↓ scroll", "space next page", "Esc back to the question"], width)
+      .map((row) => t.dim(row));
+    const rows = Number.isFinite(height) ? height : 40;
+    page = Math.max(1, Math.min(all.length, rows - 1 - keys.length));
     top = Math.max(0, Math.min(top, all.length - page));
     const last = Math.min(all.length, top + page);
     return [
@@ -113,7 +129,7 @@ export function permissionDialog(
         t,
       ),
       ...all.slice(top, last),
-      t.dim("↑ ↓ scroll · space next page · Esc back to the question"),
+      ...keys,
     ].map((line) => truncateToWidth(line, width));
   };
   return {
@@ -125,45 +141,43 @@ export function permissionDialog(
       // short screen the title, the first rows of the facts and the choices come first: what is
       // left goes to tern's reason, then the note, then the model's reason, so words of the
       // model's or a rule's can never push the call out of sight above the choices.
-      const choiceRows = () =>
-        mode === "reason"
-          ? [
-            "",
-            ...wrapText(`${t.bold("Reason for the model:")} ${visibleText(said)}█`, width),
-            t.dim("Enter denies and sends the reason · Esc back"),
-          ]
-          : withHints(
-            picker.render(width),
-            [
-              "[r] deny with a reason",
-              ...(elided ? ["[v] view in full"] : []),
-              // The session key is a prefix: say how much more than this call it allows.
-              ...(request.rememberable && request.rememberAs !== undefined
-                ? [`[a] allows ${visibleText(request.rememberAs)}`]
-                : []),
-            ],
-            width,
-            t,
-          );
-      // Same height whichever hints it carries: [v] is decided after the diff.
-      const choicesHeight = choiceRows().length;
-      const allModelSaid = request.modelReason === undefined || request.modelReason.trim() === ""
-        ? []
-        : modelReasonRows(
-          t.yellow("Model's reason (unverified):"),
-          oneLine(request.modelReason),
-          width,
-          t.dim,
-        );
       const allFacts = factLines(request, options.realPaths ?? [], width, t, {
         max: Number.POSITIVE_INFINITY,
         masked,
       });
       // A warning that part of the call is hidden comes on top of the facts' fewest rows.
       const minFacts = MIN_FACT_LINES + (masked ? maskedRows(width, t).length : 0);
+      // The rows the choices and their hints may take before the facts' first rows go.
+      const choicesRoom = height - 1 - Math.min(minFacts, allFacts.length);
+      // On a short, narrow screen the choices run on as one text, so the facts stay in sight.
+      const pickerRows = (hints: string[]) => {
+        const rows = withHints(picker.render(width), hints, { width, max: choicesRoom }, t);
+        if (rows.length <= choicesRoom) return rows;
+        const compact = withHints(picker.render(width, true), hints, { width, max: 0 }, t);
+        return compact.length < rows.length ? compact : rows;
+      };
+      const choiceRows = (view: boolean) =>
+        mode === "reason"
+          ? [
+            "",
+            ...wrapText(`${t.bold("Reason for the model:")} ${visibleText(said)}█`, width),
+            ...hintRows(["Enter denies and sends the reason", "Esc back"], width)
+              .map((row) => t.dim(row)),
+          ]
+          : pickerRows([
+            "[r] deny with a reason",
+            ...(view ? ["[v] view in full"] : []),
+            // The session key is a prefix: say how much more than this call it allows.
+            ...(request.rememberable && request.rememberAs !== undefined
+              ? [`[a] allows ${visibleText(request.rememberAs)}`]
+              : []),
+          ]);
+      // Room for the hints with [v], which is decided after the diff: it may take a row.
+      const choicesHeight = choiceRows(true).length;
+      const allModelSaid = modelRows(width);
       let spare = height - 1 - choicesHeight - Math.min(minFacts, allFacts.length);
-      const fit = (rows: string[], max: number) => {
-        const shown = capRows(rows, Math.min(max, spare), t);
+      const fit = (rows: string[], max: number, more = t.dim("…")) => {
+        const shown = capRows(rows, Math.min(max, spare), more);
         const kept = shown.length === 1 && rows.length > 1 ? [] : shown;
         spare -= kept.length;
         return kept;
@@ -171,9 +185,11 @@ export function permissionDialog(
       const allReason = reasonRows(width);
       const reason = fit(allReason, REASON_ROWS);
       const allNote = noteRows(width);
-      const note = fit(allNote, REASON_LINES);
-      const modelSaid = fit(allModelSaid, REASON_LINES);
-      const cutShort = reason.length < allReason.length || note.length < allNote.length;
+      const quotedMore = `${t.yellow(QUOTE_MARK)} ${t.dim("…")}`;
+      const note = fit(allNote, REASON_LINES, quotedMore);
+      const modelSaid = fit(allModelSaid, REASON_LINES, quotedMore);
+      const cutShort = reason.length < allReason.length || note.length < allNote.length ||
+        modelSaid.length < allModelSaid.length;
       // The facts are never cut for the arguments or the diff: those get the rows left over.
       const others = 1 + reason.length + note.length + modelSaid.length + choicesHeight;
       const facts = factLines(request, options.realPaths ?? [], width, t, {
@@ -186,12 +202,11 @@ export function permissionDialog(
       const args = argsText(request, hasDiff);
       if (!args.complete) elided = true;
       if (args.text !== "") {
-        // Later rows indented: a long value (padding, a server's argument name) never starts a
-        // row at column 0, where it could read as tern's reason or a fact.
-        const all = wrapTrimmed(args.text, Math.max(1, width - 2)).map((row, i) =>
-          t.dim(i === 0 ? row : `  ${row}`)
-        );
-        const rows = capRows(all, Math.min(ARG_LINES, room), t);
+        // Every row indented: an argument's name (a server's, or the model's own for a server
+        // that takes any) or a long value never starts a row at column 0, where it could read
+        // as tern's reason or a fact.
+        const all = wrapTrimmed(args.text, Math.max(1, width - 2)).map((row) => t.dim(`  ${row}`));
+        const rows = capRows(all, Math.min(ARG_LINES, room), t.dim("…"));
         if (rows.length < all.length || rows.at(-1) !== all.at(-1)) elided = true;
         lines.push(...rows);
         room -= rows.length;
@@ -213,7 +228,7 @@ export function permissionDialog(
           lines.push(t.dim("(the diff does not fit: [v] shows it)"));
         }
       }
-      lines.push(...note, ...modelSaid, ...choiceRows());
+      lines.push(...note, ...modelSaid, ...choiceRows(elided));
       return lines.map((line) => truncateToWidth(line, width));
     },
     handle(event) {
@@ -304,21 +319,24 @@ function factLines(
   if (options.masked) rows.push(...maskedRows(width, t));
   const grant = request.tool === "request_permissions" ? grantFacts(request.args, t) : undefined;
   if (grant === undefined) {
-    // A command keeps its line breaks: each line is shown, exactly, on its own rows.
+    // A command keeps its line breaks: each line is shown, exactly, on its own rows, every
+    // line but the last ending with a dim `↵`.
     const parts = request.command ? request.summary.split("\n") : [request.summary];
-    // Wrapped as no terminal draws wider (wrapStrict): a fact's end is never lost at the edge.
-    for (const part of parts) rows.push(...wrapStrict(t.bold(visibleText(part)), width));
+    const lines = parts.map((part, i) =>
+      t.bold(visibleText(part)) + (i < parts.length - 1 ? t.dim("↵") : "")
+    );
+    rows.push(...factRows(lines, width, t));
   } else {
     for (const [label, values, paint] of grant) {
       for (const value of values) {
         rows.push(
-          ...wrapStrict(`${paint(label.padEnd(6))} ${t.bold(visibleText(value))}`, width),
+          ...factRows([`${paint(label.padEnd(6))} ${t.bold(visibleText(value))}`], width, t),
         );
       }
     }
   }
   for (const path of realPaths) {
-    rows.push(...wrapStrict(t.yellow(`real path: ${visibleText(path)}`), width));
+    rows.push(...factRows([t.yellow(`real path: ${visibleText(path)}`)], width, t));
   }
   if (rows.length <= options.max) return rows;
   const hidden = rows.length - (options.max - 1);
@@ -353,24 +371,6 @@ function grantFacts(args: unknown, t: Theme): [string, string[], Paint][] | unde
   ];
 }
 
-/**
- * The choice row with the key hints after it when they fit on its line, else the hints on the
- * blank line above it: the hints never take a row of their own.
- */
-function withHints(rows: string[], hints: string[], width: number, t: Theme): string[] {
-  const hint = hints.join("  ");
-  if (rows.length === 1 && visibleWidth(rows[0]) + 2 + visibleWidth(hint) <= width) {
-    return ["", `${rows[0]}  ${t.dim(hint)}`];
-  }
-  return [truncateToWidth(t.dim(` ${hint}`), width), ...rows];
-}
-
-/** `rows`, at most `max` of them, the last an ellipsis when some were cut. */
-function capRows(rows: string[], max: number, t: Theme): string[] {
-  if (max <= 0) return [];
-  return rows.length > max ? [...rows.slice(0, max - 1), t.dim("…")] : rows;
-}
-
 /** A row of `[k] label` choices with a highlight; `cancel` answers Esc and Ctrl-C. */
 function choicePicker<T>(choices: Choice<T>[], initial: number, cancel: T, t: Theme) {
   let at = initial;
@@ -378,14 +378,18 @@ function choicePicker<T>(choices: Choice<T>[], initial: number, cancel: T, t: Th
     at = (at + by + choices.length) % choices.length;
   };
   return {
-    render(width: number): string[] {
+    /**
+     * The choices on one row; when they do not fit, one choice a row, each wrapped (a label is
+     * never cut), or with `compact` the row wrapped as one text.
+     */
+    render(width: number, compact = false): string[] {
       const items = choices.map((choice, i) => {
         const text = `[${choice.key}] ${choice.label}`;
         return i === at ? (t.color ? t.inverse(` ${text} `) : `›${text} `) : ` ${text} `;
       });
       const row = items.join(" ");
-      // One choice a row when they do not fit on one, each wrapped: a label is never cut.
-      return visibleWidth(row) <= width ? [row] : items.flatMap((item) => wrapText(item, width));
+      if (visibleWidth(row) <= width) return [row];
+      return compact ? wrapText(row, width) : items.flatMap((item) => wrapText(item, width));
     },
     handle(event: KeyEvent): { done: true; value: T } | { done: false } {
       if (event.kind !== "key") return { done: false };

@@ -279,23 +279,28 @@ function preformatted(text: string, width: number): string[] {
  * The marks tern draws at the start of its own rows, and characters that look like them: the
  * person's `›` and `⏎`, a notice's `•`, `!` and `✗`, a tool line's `✓`, `⊘` and `■`, the
  * thinking line's `✻`, a replayed tool call's `↳`, a retry's `↻`, a model switch's `↪`, a
- * compaction's `⇣` and the turn footer's `─` (and `❯`, `∙`, `●`, `✔`, `✘`, `⏺`, `—` and the
- * like). Rows that tern draws itself start with one of these or with `tern:`.
+ * compaction's `⇣`, the turn footer's `─`, a running call's spinner (`⠋`: every braille pattern
+ * looks like one of its frames) and an unexpected permission request's `?` (and `❯`, `∙`, `●`,
+ * `✔`, `✘`, `⏺`, `—` and the like). Rows that tern draws itself start with one of these or with
+ * `tern:`.
  */
 export const TERN_MARKS = "›❯⏎↵•∙●◦⦁!✗✘✕✖❌✓✔✅⊘⦸■▪◼✻✳⏺↳↪↩⤷➥⮑↻↺⟳⥁⇣⇓↓⬇⤓─━—―‒–┄┈╌" +
   // Characters drawn like those: `˃ᐳ` as `›`, `ǃ！` as `!`, `√` as `✓`, `×` as `✗`, `·` as `•`.
-  "˃ᐳ❭❱⟩〉﹥＞»ǃ！❗❕‼√☑🗸×╳⨯🗴🗶·⋅・‧⸱⚫⚬⬤∅⌀🛇◾⬛▮⎯⸺⸻✱✲✶✷✸✹✺✼✽❉❊❋⁎∗＊⭮⟲⥀🔄⇩↧↲⤶⮐⮡";
+  "˃ᐳ❭❱⟩〉﹥＞»ǃ！❗❕‼√☑🗸×╳⨯🗴🗶·⋅・‧⸱⚫⚬⬤∅⌀🛇◾⬛▮⎯⸺⸻✱✲✶✷✸✹✺✼✽❉❊❋⁎∗＊⭮⟲⥀🔄⇩↧↲⤶⮐⮡" +
+  "?？❓❔⁇⸮⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
 
 /**
  * Styles and the characters that draw nothing (zero-width and format characters, combining
- * marks, tags, variation selectors, private-use and unassigned code points).
+ * marks, tags, variation selectors, private-use and unassigned code points, the blank braille
+ * pattern): `⠀✓ bash` draws as a tool line one cell in.
  */
 const DRAWS_NOTHING =
   // deno-lint-ignore no-control-regex
-  /\x1b\[[0-9;:]*m|[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Co}\p{Cn}]/gu;
+  /\x1b\[[0-9;:]*m|[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Co}\p{Cn}\u2800]/gu;
 const LEADING_NOTHING = new RegExp(`^(?:${DRAWS_NOTHING.source})+`, "u");
 
-const MARK = new RegExp(`^[${TERN_MARKS}]`, "u");
+/** A row's first drawn character that reads as a mark: one of the marks, or any braille dots. */
+const MARK = new RegExp(`^[${TERN_MARKS}\u2801-\u28ff]`, "u");
 const NAME = /^tern\s*:/i;
 
 /**

@@ -1,5 +1,6 @@
 /** A list picker (models, sessions, tree entries) with an optional type-to-filter line. */
 import type { Dialog } from "./dialog.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import { oneLine } from "./format.ts";
 import type { KeyEvent } from "./key_event.ts";
 import type { Theme } from "./theme.ts";
@@ -63,8 +64,11 @@ export function selectDialog<T>(options: SelectOptions<T>): Dialog<T | undefined
 
   const row = (index: number, selected: boolean, width: number): string => {
     const item = items[index];
-    const label = oneLine(item.label);
-    const detail = item.detail ? `  ${t.dim(oneLine(item.detail))}` : "";
+    // Made visible (`visibleText`): a label that is not the person's (a session's first message,
+    // a model's name from a project's config) cannot hide characters or pad itself with a run
+    // of spaces to look like another row or push its detail (a session's id) off the row.
+    const label = visibleText(oneLine(item.label));
+    const detail = item.detail ? `  ${t.dim(visibleText(oneLine(item.detail)))}` : "";
     const text = truncateToWidth(`${selected ? "›" : " "} ${label}${detail}`, width);
     return selected && t.color ? t.inverse(padToWidth(text, width)) : text;
   };

@@ -52,10 +52,12 @@ testWith(
     await withTern(script, { columns: 90, rows: 30 }, async ({ tern, server }) => {
       await send(tern, "count lines");
       const dialog = rows(await tern.waitForText("[n] deny", { scrollback: false }));
-      const first = dialog.findIndex((line) => line === "for f in *.txt; do");
+      // A command's later lines sit behind a gutter, every line but the last marked as ending
+      // there: none can pass for the dialog's own rows.
+      const first = dialog.findIndex((line) => line === "for f in *.txt; do↵");
       ok(first > 0, dialog.join("\n"));
-      equal(dialog[first + 1], '  echo "$(wc -l < "$f") $f"');
-      equal(dialog[first + 2], "done");
+      equal(dialog[first + 1], '┊   echo "$(wc -l < "$f") $f"↵');
+      equal(dialog[first + 2], "┊ done");
       ok(
         dialog.includes("contains `$(…)`: tern cannot check what it will run"),
         dialog.join("\n"),

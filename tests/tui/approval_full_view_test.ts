@@ -134,6 +134,6 @@ Deno.test("permissionDialog() [v] shows arguments with controls and blank glyphs
 
 Deno.test("permissionDialog() shows no [v] when nothing is cut", () => {
   const rows = permissionDialog({ ...MCP, args: { mode: "fast" } }, { theme: plain }).render(80);
-  deepEqual(rows.slice(1, 4), ["mcp__h__exec", "mcp tool", 'mode: "fast"']);
+  deepEqual(rows.slice(1, 4), ["mcp__h__exec", "mcp tool", '  mode: "fast"']);
   ok(!rows.some((row) => row.includes("[v]")), rows.join("\n"));
 });

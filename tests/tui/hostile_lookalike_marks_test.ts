@@ -44,3 +44,23 @@ Deno.test("renderMarkdown() starts no row with a character that reads as tern's 
     }
   }
 });
+
+Deno.test("renderMarkdown() starts no row with a spinner, a permission request's ? or a mark behind blank braille", () => {
+  const forged = [
+    "⠋ bash  rm -rf ~/project  12.3s", // a running call's spinner
+    "⣿ bash  still running",
+    "? bash git push --force: tern asks first", // a permission request without a running call
+    "？ Allow bash",
+    "\u2800✓ bash  git status  0.1s", // the blank braille pattern draws as one empty cell
+    "\u2800\u2800⊘ bash  denied",
+  ];
+  for (const theme of [themeFor(false), themeFor(true)]) {
+    for (const text of forged) {
+      const lines = renderMarkdown(text, 60, theme);
+      // deno-lint-ignore no-control-regex
+      const plain = lines.map((line) => line.replace(/\x1b\[[0-9;:]*m/g, ""));
+      ok(plain.every((line) => line.startsWith("  ")), `${text}\n${plain.join("\n")}`);
+      ok(lines.every((line) => !startsWithMark(line)), text);
+    }
+  }
+});

@@ -24,7 +24,8 @@ testWith(
       await send(tern, "hi");
       const screen = await tern.waitForText("deny", { scrollback: false });
       if (Deno.env.get("SHOW_SCREEN")) console.log(screen);
-      const shown = screen.replace(/\s+/g, "");
+      // Every row of the command after its first starts with the facts' gutter.
+      const shown = screen.replace(/[\s┊]+/g, "");
       ok(shown.includes(COMMAND.replace(/\s+/g, "")), `the whole command is shown:\n${screen}`);
       await dialogReady();
       await tern.keys("Escape");

@@ -49,7 +49,8 @@ for (const [name, lie] of Object.entries(WIDTH_LIES)) {
     const unmarked = (row: string) => row.replace(/\p{Mn}/gu, "");
     const frame = screen.frame.map(plain);
     deepEqual(vt.visible().slice(0, frame.length).map(unmarked), frame.map(unmarked));
-    ok(frame.includes("rm -rf src"));
+    // A command's later lines behind the facts' gutter, each but the last ending with `↵`.
+    ok(frame.includes("┊ rm -rf src↵"), frame.join("\n"));
     for (const row of frame) ok(visibleWidth(row) <= 80);
   });
 }
