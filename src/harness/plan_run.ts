@@ -12,7 +12,7 @@ import { uniqueHexId } from "../core/ids.ts";
 import { NoPlanError } from "./errors.ts";
 import { PlanningError } from "../plan/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
-import { appendNodes, secretProblems } from "../plan/graph.ts";
+import { appendNodes, MAX_TASK_CHARS, MAX_TITLE_CHARS, secretProblems } from "../plan/graph.ts";
 import { type NodeAttempt, type NodeInput, PlanExecutor } from "../plan/executor.ts";
 import { createFailStep, FAIL_STEP_TOOL, reportedFailure } from "../plan/fail_step.ts";
 import { PathLocks } from "../plan/path_locks.ts";
@@ -58,14 +58,17 @@ export interface PlanRunResult {
   usage: Usage;
 }
 
-/** The session's newest plan; a damaged one is a {@linkcode NoPlanError} that says so. */
-function newestPlan(session: Session): PlanState | undefined {
+/**
+ * The session's newest plan; a damaged one is a {@linkcode NoPlanError} that says so (`mask`ed:
+ * it may quote the plan's ids, which a key learned since may be).
+ */
+function newestPlan(session: Session, mask: (text: string) => string): PlanState | undefined {
   try {
     return latestPlan(session);
   } catch (error) {
     if (!(error instanceof DamagedPlanError)) throw error;
     throw new NoPlanError(
-      `The plan of session "${session.id.slice(0, 8)}" cannot continue: ${error.message}; ` +
+      `The plan of session "${session.id.slice(0, 8)}" cannot continue: ${mask(error.message)}; ` +
         'start a new one with tern plan "task"',
     );
   }
@@ -95,7 +98,7 @@ export async function runPlan(options: PlanRunOptions): Promise<PlanRunResult> {
   let attempts = 0;
   let usage = emptyUsage();
   if (options.resume) {
-    const found = newestPlan(session);
+    const found = newestPlan(session, mask);
     if (found === undefined) {
       throw new NoPlanError(
         `Session "${
@@ -248,11 +251,20 @@ async function submitted(
  * rejected by the planner: a node's id is not masked, but never a key.)
  */
 function maskedNodes(conversation: Conversation, nodes: readonly PlanNode[]): PlanNode[] {
+  // A marker may be longer than the key it hides: cut back to the limits, so the recorded plan
+  // keeps the rules a resumed one is held to.
   return nodes.map((node) => ({
     ...node,
-    title: conversation.maskKnownKeys(node.title),
-    task: conversation.maskKnownKeys(node.task),
+    title: within(conversation.maskKnownKeys(node.title), MAX_TITLE_CHARS),
+    task: within(conversation.maskKnownKeys(node.task), MAX_TASK_CHARS),
   }));
+}
+
+/** `text` cut to at most `max` UTF-16 units, ending in "…" when cut (never half a pair). */
+function within(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const kept = text.slice(0, max - 1);
+  return `${/[\uD800-\uDBFF]$/.test(kept) ? kept.slice(0, -1) : kept}…`;
 }
 
 /** `error` with known keys masked in its message (a model API's error may quote what it got). */
@@ -338,7 +350,12 @@ function recordOutcome(conversation: Conversation, state: PlanState, cancelled: 
   const lines = state.nodes.map((node) => {
     const run = runOf(state, node.id) ?? { state: "WAITING" };
     const detail = run.state === "SUCCEEDED" ? run.result ?? "" : run.error ?? "";
-    return `- ${node.id} (${run.state}): ${node.title}${detail ? `\n  ${firstLine(detail)}` : ""}`;
+    // The model wrote the titles and the results: each on its one line, so none can add a
+    // line that reads as another step's state.
+    const title = oneLine(node.title);
+    return `- ${node.id} (${run.state}): ${title}${
+      detail ? `\n  ${oneLine(firstLine(detail))}` : ""
+    }`;
   });
   const head = cancelled ? "The plan was interrupted." : "The plan ran.";
   conversation.session.append({
@@ -358,7 +375,12 @@ function callSummary(name: string, args: unknown): string {
   return `${name}: ${detail}`.replace(/\s+/g, " ").trim();
 }
 
+/** Up to the first line break of any kind (`\r`, U+2028 and NEL too). */
 function firstLine(text: string): string {
-  const line = text.trim().split("\n")[0];
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+  return text.trim().split(/\r\n|[\n\r\u2028\u2029\u0085]/)[0];
+}
+
+/** `text` on one line (runs of white space and line breaks as one space), cut at 200 characters. */
+function oneLine(text: string): string {
+  return within(text.replace(/[\s\u0085]+/g, " ").trim(), 200);
 }

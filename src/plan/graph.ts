@@ -23,6 +23,9 @@ export const MAX_TASK_CHARS = 20_000;
 /** The most characters of an id a problem quotes: more than an id may have, so a bad one shows. */
 const QUOTED_CHARS = 60;
 
+/** The most unknown keys one problem quotes; the rest are counted. */
+const QUOTED_KEYS = 5;
+
 const ID_RULE = 'must be 1 to 40 letters, digits, "_" or "-"';
 
 const nodeSchema = z.strictObject({
@@ -76,7 +79,7 @@ export function parsePlan(value: unknown, options: PlanCheckOptions = {}): PlanN
   const mask = options.mask ?? ((text: string) => text);
   const parsed = planSchema.safeParse(value);
   if (!parsed.success) {
-    throw new PlanValidationError(shapeProblems(parsed.error, value, "node").map(mask));
+    throw new PlanValidationError(shapeProblems(parsed.error, value, "node", mask).map(mask));
   }
   const problems = [...secretProblems(parsed.data.nodes, mask)];
   if (problems.length === 0) problems.push(...validatePlan(parsed.data.nodes));
@@ -177,7 +180,7 @@ export function appendNodes(
   const mask = options.mask ?? ((text: string) => text);
   const parsed = z.array(nodeSchema).safeParse(added);
   if (!parsed.success) {
-    throw new PlanValidationError(shapeProblems(parsed.error, added, "added node").map(mask));
+    throw new PlanValidationError(shapeProblems(parsed.error, added, "added node", mask).map(mask));
   }
   const total = existing.length + parsed.data.length;
   if (total > MAX_PLAN_NODES) {
@@ -253,8 +256,16 @@ function rotateToEarliest(cycle: string[], position: ReadonlyMap<string, number>
   return [...cycle.slice(start), ...cycle.slice(0, start)];
 }
 
-/** Zod issues as problems that say where (`node 2 ("b")`) and what is expected. */
-function shapeProblems(error: z.ZodError, root: unknown, label: string): string[] {
+/**
+ * Zod issues as problems that say where (`node 2 ("b")`) and what is expected. An id or a key
+ * quoted is masked before it is cut: the cut part of a key is one no masker knows.
+ */
+function shapeProblems(
+  error: z.ZodError,
+  root: unknown,
+  label: string,
+  mask: (text: string) => string,
+): string[] {
   const nodes = label === "node" ? valueAt(root, ["nodes"]) : root;
   const depth = label === "node" ? 1 : 0;
   return error.issues.map((issue) => {
@@ -262,11 +273,16 @@ function shapeProblems(error: z.ZodError, root: unknown, label: string): string[
     let where = "";
     if (typeof index === "number") {
       const id = valueAt(nodes, [index, "id"]);
-      const shown = typeof id === "string" && id !== "" ? ` (${JSON.stringify(cut(id))})` : "";
+      const shown = typeof id === "string" && id !== ""
+        ? ` (${JSON.stringify(cut(mask(id)))})`
+        : "";
       where = `${label} ${index + 1}${shown}: `;
     }
     if (issue.code !== "unrecognized_keys") return `${where}${issue.message}`;
-    const keys = issue.keys.map((key) => JSON.stringify(key)).join(", ");
+    // The model's keys, quoted as ids are: a few, each cut (one answer may hold thousands).
+    const more = issue.keys.length - QUOTED_KEYS;
+    const keys = issue.keys.slice(0, QUOTED_KEYS).map((key) => JSON.stringify(cut(mask(key))))
+      .join(", ") + (more > 0 ? ` and ${more} more` : "");
     const allowed = where === ""
       ? 'the plan has only "nodes"'
       : 'a node has "id", "title", "task" and "dependsOn"';

@@ -6,6 +6,8 @@
 import * as z from "../core/zod.ts";
 import type { Session } from "../session/session.ts";
 import type { SessionEntry } from "../session/types.ts";
+import { PlanValidationError } from "./errors.ts";
+import { appendNodes, MAX_PLAN_NODES, parsePlan } from "./graph.ts";
 import { runMap, runOf } from "./runs.ts";
 import type { NodeRun, PlanNode, PlanState } from "./types.ts";
 
@@ -33,7 +35,8 @@ export class DamagedPlanError extends Error {
  * session's replay carries the plan's records across compactions (`Checkpoint.plan`), so a long
  * session's history before its last compaction is read only when no record says where its plan
  * began (no plan at all, or a compaction written before tern carried plans).
- * @throws {DamagedPlanError} when the newest plan's record lacks its shape.
+ * @throws {DamagedPlanError} when the newest plan's record lacks its shape, or holds a plan that
+ *   breaks the rules a plan is made under (see `replayPlan`).
  */
 export function latestPlan(session: Session): PlanState | undefined {
   const carried = session.state().plan;
@@ -42,8 +45,11 @@ export function latestPlan(session: Session): PlanState | undefined {
 }
 
 /**
- * The newest plan in `entries` (a path, oldest first), replayed; undefined when none.
- * @throws {DamagedPlanError} when the newest plan's record lacks its shape.
+ * The newest plan in `entries` (a path, oldest first), replayed; undefined when none. Its nodes
+ * are held to the rules of a planner's answer (`parsePlan`), and each append to those of an
+ * append (`appendNodes`): an append that breaks them is skipped, as a damaged line is.
+ * @throws {DamagedPlanError} when the newest plan's record lacks its shape, or its nodes break
+ *   those rules (naming how).
  */
 export function replayPlan(entries: readonly SessionEntry[]): PlanState | undefined {
   return replayRecords(
@@ -71,11 +77,12 @@ function replayRecords(records: readonly PlanRecord[]): PlanState | undefined {
   }
   const plan = first.data.plan;
   const recorded = { runs: plan.runs } as Pick<PlanState, "runs">;
+  const nodes = recordedNodes(plan.nodes);
   const state: PlanState = {
     id: plan.id,
     task: plan.task,
-    nodes: plan.nodes,
-    runs: runMap(plan.nodes.map((node) => [node.id, shapedRun(runOf(recorded, node.id))])),
+    nodes,
+    runs: runMap(nodes.map((node) => [node.id, shapedRun(runOf(recorded, node.id))])),
   };
   for (const record of records.slice(start + 1)) {
     if (record.kind === "plan" || record.planId !== state.id) continue;
@@ -83,14 +90,51 @@ function replayRecords(records: readonly PlanRecord[]): PlanState | undefined {
       const run = runShape.safeParse(record.run);
       if (run.success) state.runs[record.nodeId] = run.data;
     } else if (record.kind === "append") {
-      const added = z.array(nodeShape).safeParse(record.nodes);
-      for (const node of added.success ? added.data : []) {
-        state.nodes.push(node);
-        if (!Object.hasOwn(state.runs, node.id)) state.runs[node.id] = { state: "WAITING" };
+      // Held to the rules an append is recorded under (the whole graph valid, at most
+      // MAX_PLAN_NODES nodes): one that breaks them was not written by tern, and is skipped.
+      const many = Array.isArray(record.nodes) && record.nodes.length > MAX_PLAN_NODES;
+      const added = z.array(nodeShape).safeParse(many ? undefined : record.nodes);
+      if (!added.success) continue;
+      let merged: PlanNode[];
+      try {
+        merged = appendNodes(state.nodes, added.data);
+      } catch (error) {
+        if (error instanceof PlanValidationError) continue;
+        throw error;
       }
+      for (const node of merged.slice(state.nodes.length)) {
+        state.runs[node.id] = { state: "WAITING" };
+      }
+      state.nodes = merged;
     }
   }
   return state;
+}
+
+/**
+ * A plan record's nodes, held to the rules the planner's answer was held to ({@linkcode parsePlan}:
+ * ids, sizes, at most {@linkcode MAX_PLAN_NODES} nodes, a valid graph). A session file is text
+ * anyone can edit or hand over (`--resume <path>`): one that breaks them would otherwise run
+ * thousands of steps, or ids no plan has, before anything said so.
+ * @throws {DamagedPlanError} naming the problems
+ */
+function recordedNodes(nodes: readonly PlanNode[]): PlanNode[] {
+  try {
+    // Counted first: a line of megabytes would take zod long to read node by node.
+    if (nodes.length > MAX_PLAN_NODES) {
+      throw new PlanValidationError([
+        `it has ${nodes.length} steps: a plan has at most ${MAX_PLAN_NODES}`,
+      ]);
+    }
+    return parsePlan({ nodes });
+  } catch (error) {
+    if (!(error instanceof PlanValidationError)) throw error;
+    throw new DamagedPlanError(
+      `its newest plan breaks the rules every plan is held to (${
+        error.problems.join("; ")
+      }), so it is not run`,
+    );
+  }
 }
 
 /** A new plan's state: every node WAITING. */

@@ -65,3 +65,22 @@ Deno.test("parsePlan() and appendNodes() refuse a title or a task of megabytes, 
   // The longest allowed still passes.
   parsePlan({ nodes: [{ ...huge, title: "t".repeat(200), task: "x".repeat(20_000) }] });
 });
+
+Deno.test("parsePlan() and appendNodes() quote a few unknown keys, each cut, and count the rest", () => {
+  const keys = Object.fromEntries(
+    Array.from({ length: 1_000 }, (_, n) => [`k${n}${"x".repeat(10_000)}`, 1]),
+  );
+  const flooded = { ...node("a"), ...keys };
+  for (
+    const attempt of [
+      () => parsePlan({ nodes: [flooded] }),
+      () => parsePlan({ nodes: [node("a")], ...keys }),
+      () => appendNodes([], [flooded]),
+    ]
+  ) {
+    const error = rejection(attempt);
+    ok(error.message.length < 1_000, `${error.message.length} characters`);
+    ok(error.message.includes("and 995 more"), error.message);
+    ok(error.message.includes(`"k0${"x".repeat(58)}…"`), error.message);
+  }
+});

@@ -11,7 +11,12 @@ import { PlanningError, PlanValidationError } from "../../src/plan/errors.ts";
 import { PlanExecutor } from "../../src/plan/executor.ts";
 import { appendNodes, parsePlan } from "../../src/plan/graph.ts";
 import { planTask, replanAfterFailure } from "../../src/plan/planner.ts";
-import { newPlanState, type PlanRecord, replayPlan } from "../../src/plan/record.ts";
+import {
+  DamagedPlanError,
+  newPlanState,
+  type PlanRecord,
+  replayPlan,
+} from "../../src/plan/record.ts";
 import type { PlanNode, PlanState } from "../../src/plan/types.ts";
 import type { SessionEntry } from "../../src/session/types.ts";
 import { SecretMasker } from "../../src/sandbox/secrets.ts";
@@ -53,20 +58,37 @@ Deno.test("replayPlan() gives appended nodes named like object members runs of t
 });
 
 Deno.test("replayPlan() rebuilds the runs from the nodes, whatever the recorded runs' keys", () => {
-  // A session written before ids holding a key were refused: the nodes' ids masked, the runs'
-  // keys (which the session does not mask) as written.
+  // The session masks values, not the names of an object's members: the runs' keys as written.
+  const plan: PlanState = {
+    id: "p1",
+    task: "task",
+    nodes: [node("a"), node("b", ["a"])],
+    runs: { [KEY]: { state: "SUCCEEDED", result: "x" }, b: { state: "WAITING" } },
+  };
+  const state = replayPlan(entries([
+    { kind: "plan", plan },
+    { kind: "node", planId: "p1", nodeId: "a", run: { state: "SUCCEEDED", result: "x" } },
+  ]))!;
+  deepEqual(Object.keys(state.runs).sort(), ["a", "b"]);
+  equal(state.runs.a.state, "SUCCEEDED");
+});
+
+Deno.test("replayPlan() refuses a plan whose ids were masked (written before keys were refused)", () => {
   const plan: PlanState = {
     id: "p1",
     task: "task",
     nodes: [node("[REDACTED]"), node("b", ["[REDACTED]"])],
     runs: { [KEY]: { state: "WAITING" }, b: { state: "WAITING" } },
   };
-  const state = replayPlan(entries([
-    { kind: "plan", plan },
-    { kind: "node", planId: "p1", nodeId: "[REDACTED]", run: { state: "SUCCEEDED", result: "x" } },
-  ]))!;
-  deepEqual(Object.keys(state.runs).sort(), ["[REDACTED]", "b"]);
-  equal(state.runs["[REDACTED]"].state, "SUCCEEDED");
+  let caught: unknown;
+  try {
+    replayPlan(entries([{ kind: "plan", plan }]));
+  } catch (error) {
+    caught = error;
+  }
+  ok(caught instanceof DamagedPlanError, String(caught));
+  ok(!caught.message.includes(KEY), caught.message);
+  ok(caught.message.includes('"id" must be 1 to 40 letters'), caught.message);
 });
 
 Deno.test("PlanExecutor runs nodes named like object members and keeps each one's run", async () => {
@@ -113,6 +135,30 @@ Deno.test("parsePlan() and appendNodes() refuse an id or a dependency holding a 
       .map((each) => each.id),
     ["password-reset", "api-key"],
   );
+});
+
+Deno.test("parsePlan() and appendNodes() never quote part of a long key in a shape problem", () => {
+  // Longer than the 60 characters a problem quotes, and of no format a masker knows by sight.
+  const long = `plainkey${"Q7w".repeat(30)}`;
+  const own = new SecretMasker([long]);
+  const maskLong = (text: string) => own.mask(text);
+  const cases: Array<[string, () => unknown]> = [
+    ["id", () => parsePlan({ nodes: [{ ...node(long), title: "" }] }, { mask: maskLong })],
+    ["key", () => parsePlan({ nodes: [{ ...node("a"), [long]: 1 }] }, { mask: maskLong })],
+    ["plan key", () => parsePlan({ nodes: [node("a")], [long]: 1 }, { mask: maskLong })],
+    ["added id", () => appendNodes([], [{ ...node(long), task: "" }], { mask: maskLong })],
+    [
+      "added key",
+      () => appendNodes([], [{ ...node("a"), [long]: 1 } as PlanNode], { mask: maskLong }),
+    ],
+  ];
+  for (const [what, parse] of cases) {
+    throws(parse, (error) => {
+      ok(error instanceof PlanValidationError, what);
+      ok(!error.message.includes(long.slice(0, 20)), `${what}: ${error.message}`);
+      return true;
+    });
+  }
 });
 
 /** A scripted model that answers the planner with `answers` in turn. */

@@ -153,3 +153,112 @@ Deno.test("tern plan -c says the newest plan's record is damaged rather than tha
     await ws.cleanup();
   }
 });
+
+Deno.test("replayPlan() refuses a recorded plan that breaks a plan's rules, naming how", () => {
+  const chain = Array.from({ length: 5_000 }, (_, n) => node(`n${n}`, n > 0 ? [`n${n - 1}`] : []));
+  const cases: Array<[PlanNode[], string]> = [
+    [chain, "it has 5000 steps: a plan has at most 50"],
+    [[node("a", ["b"]), node("b", ["a"])], "cycle: a → b → a"],
+    [[node("a"), node("a")], 'duplicate id "a"'],
+    [[node("a", ["a"])], '"a" depends on itself'],
+    [[node("../x")], 'node 1 ("../x"): "id" must be 1 to 40 letters'],
+    [[node("\u0430")], '"id" must be 1 to 40 letters'], // a Cyrillic look-alike of "a"
+    [[node("")], '"id" must be 1 to 40 letters'],
+    [[{ ...node("a"), title: "x".repeat(300) }], '"title" must be at most 200 characters'],
+  ];
+  for (const [nodes, problem] of cases) {
+    const plan = { ...newPlanState("p2", "the task", []), nodes };
+    let caught: unknown;
+    try {
+      replayPlan(entries(start, { kind: "plan", plan }));
+    } catch (error) {
+      caught = error;
+    }
+    ok(caught instanceof DamagedPlanError, `${problem}: ${caught}`);
+    ok(caught.message.includes(problem), caught.message);
+  }
+});
+
+Deno.test("replayPlan() skips an append that breaks the graph or the node limit", () => {
+  const many = Array.from({ length: 49 }, (_, n) => node(`m${n}`));
+  for (
+    const nodes of [[node("a")], [node("c", ["d"]), node("d", ["c"])], [node("c", ["zz"])], many]
+  ) {
+    const state = replayPlan(entries(start, { kind: "append", planId: "p1", nodes }))!;
+    deepEqual(state.nodes.map((n) => n.id), ["a", "b"]);
+    deepEqual(Object.keys(state.runs), ["a", "b"]);
+  }
+  const good = replayPlan(entries(start, { kind: "append", planId: "p1", nodes: [node("c")] }))!;
+  deepEqual(good.nodes.map((n) => n.id), ["a", "b", "c"]);
+});
+
+Deno.test("tern plan -c refuses a session's plan of 200 steps before any step runs", async () => {
+  const ws = await tempWorkspace();
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "k" };
+  const server = await startScriptedServer(
+    (request) =>
+      String(request.messages[0]?.content ?? "").startsWith("You plan the work")
+        ? { text: JSON.stringify({ nodes: [node("a")] }) }
+        : { text: "step done" },
+    { chunkDelayMs: 0 },
+  );
+  const flags = ["--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass"];
+  try {
+    const first = await runTern(["plan", ...flags, "task"], { cwd: ws.dir, env });
+    equal(first.code, 0, first.stderr);
+    const path = onlySessionFile(ws.home);
+    const parentId = JSON.parse((await Deno.readTextFile(path)).trim().split("\n").at(-1)!).id;
+    const wide = Array.from({ length: 200 }, (_, n) => node(`w${n}`));
+    const line = {
+      type: "plan",
+      id: "d4a3a9e1",
+      parentId,
+      timestamp: new Date().toISOString(),
+      data: { kind: "plan", plan: newPlanState("p2", "the task", wide) },
+    };
+    await Deno.writeTextFile(path, JSON.stringify(line) + "\n", { append: true });
+    const requests = server.requests.length;
+    const again = await runTern(["plan", ...flags, "-c"], { cwd: ws.dir, env });
+    ok(again.code !== 0, again.stdout);
+    ok(
+      again.stderr.includes(
+        "cannot continue: its newest plan breaks the rules every plan is held to (it has 200 " +
+          "steps: a plan has at most 50)",
+      ),
+      again.stderr,
+    );
+    equal(server.requests.length, requests, "no step ran");
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
+
+Deno.test("tern plan -c continues a plan whose title grew past the limit as its key was masked", async () => {
+  const ws = await tempWorkspace();
+  const key = "k1234567x";
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: key };
+  // 199 characters; masked, 219: "[REDACTED]" is longer than the key it hides.
+  const title = `${key} `.repeat(20).trim();
+  let steps = 0;
+  const server = await startScriptedServer((request) => {
+    const system = String(request.messages[0]?.content ?? "");
+    if (system.startsWith("You plan the work")) {
+      return { text: JSON.stringify({ nodes: [{ ...node("a"), title }] }) };
+    }
+    if (system.startsWith("You repair the plan")) return { text: '{"nodes":[]}' };
+    return { text: steps++ === 0 ? "FAILED: not yet" : "step done" };
+  }, { chunkDelayMs: 0 });
+  const flags = ["--base-url", server.baseUrl, "-m", "scripted", "--mode", "bypass"];
+  try {
+    const first = await runTern(["plan", ...flags, "task"], { cwd: ws.dir, env });
+    ok(first.stdout.includes("✗ a: reported by the worker: not yet"), first.stdout);
+    const again = await runTern(["plan", ...flags, "-c"], { cwd: ws.dir, env });
+    equal(again.code, 0, again.stderr);
+    equal(again.stdout, "✓ a: step done\n1 succeeded\n");
+    ok(!(await Deno.readTextFile(onlySessionFile(ws.home))).includes(key), "the key is masked");
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
