@@ -7,7 +7,12 @@ import { compactionSettings, compactSession } from "../agent/session_turn.ts";
 import { addUsage, emptyUsage } from "../core/messages.ts";
 import { forkSession } from "../session/fork.ts";
 import { loadSession } from "../session/load.ts";
-import { findSession, isOwnSessionFile, latestSession, listSessions } from "../session/paths.ts";
+import {
+  findSession,
+  isOwnSessionFile,
+  latestSession,
+  listSessionFiles,
+} from "../session/paths.ts";
 import { replay } from "../session/replay.ts";
 import { keyMasker, SecretMasker } from "../sandbox/secrets.ts";
 import { COPY, copyJson } from "../core/json_depth.ts";
@@ -44,7 +49,14 @@ export async function runSessionsCommand(line: SessionsLine, flags: RunFlags): P
   const masker = keyMasker(loaded.config);
   const out = (text: string) => writers.out(line.json ? text : masker.mask(text));
   if (line.action === "list") {
-    const sessions = await listSessions(ternHome, line.all ? {} : { cwd: workspace });
+    const { sessions, unreadable } = await listSessionFiles(
+      ternHome,
+      line.all ? {} : { cwd: workspace },
+    );
+    // A file named like a session that cannot be read is said, not left out without a word.
+    if (!line.json) {
+      for (const file of unreadable) err(`tern: warning: ${warningLine(file.reason)}\n`);
+    }
     if (line.json) {
       const titles = sessions.map((s) =>
         s.firstUserText === undefined ? s : { ...s, firstUserText: masker.mask(s.firstUserText) }

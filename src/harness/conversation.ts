@@ -26,6 +26,7 @@ import type { McpTool } from "../mcp/mcp_tool.ts";
 import type { EditDiagnostics } from "./diagnostics/edit_diagnostics.ts";
 import type { AskPerson } from "../sandbox/review.ts";
 import type { AuditRecord } from "../sandbox/audit.ts";
+import type { ProcessHandOver } from "../sandbox/background.ts";
 import {
   createKnownValueStreamMasker,
   SecretMasker,
@@ -221,7 +222,7 @@ export class Conversation {
    */
   #permissionsHeld: string | undefined;
   /** What the background processes of the sandbox closed last hand to the next one. */
-  #processesBefore: { nextId: number; notes: string[] } | undefined;
+  #processesBefore: ProcessHandOver | undefined;
   #loadTools: ReturnType<typeof builtinLoader>;
   /** The sandbox's checks started ahead of its opening (see `preload()`). */
   #prewarming: Promise<void> | undefined;
@@ -1445,8 +1446,12 @@ export class Conversation {
       phaseMark("sandbox_open");
       // Ids go on from the sandbox before (the model still holds its processes' ids), and what
       // the model was not told of them yet (that they were stopped) comes with the next result.
-      if (this.#processesBefore) sandbox.runtime.processes.continueFrom(this.#processesBefore);
+      const processes = sandbox.runtime.processes;
+      if (this.#processesBefore) processes.continueFrom(this.#processesBefore);
       this.#processesBefore = undefined;
+      // A resumed session's ids go on after those its conversation names: the run before
+      // ended their processes, and the model may still hold their ids.
+      processes.resumeAfter(session.state().items.map((item) => item.message));
       this.#sandbox = sandbox;
       options.onSandboxOpen?.(sandbox);
       return sandbox;

@@ -9,6 +9,7 @@ import { signalProcessGroup, spawnProcessGroup } from "../core/process_group.ts"
 import { stopLaunch } from "./process.ts";
 import type { BackgroundLaunch, BackgroundLauncher } from "./background_launch.ts";
 import { LOG_CHARS, LogRing } from "./background_log.ts";
+import type { Message } from "../core/messages.ts";
 
 /** Background processes running at once, at most. */
 export const MAX_PROCESSES = 8;
@@ -66,6 +67,16 @@ export interface ProcessControl {
   stop(id: string): Promise<ProcessInfo>;
 }
 
+/** What a closed supervisor leaves to the next one of the same session (see `handOver`). */
+export interface ProcessHandOver {
+  /** The next process number. */
+  nextId: number;
+  /** What no tool result told the model yet. */
+  notes: string[];
+  /** Numbers below this one were given before the session was resumed. */
+  resumedBelow?: number;
+}
+
 /** Options for {@linkcode ProcessSupervisor}. */
 export interface SupervisorOptions {
   /** Launches in bubblewrap (or without a sandbox where the run has none). */
@@ -96,6 +107,10 @@ export class ProcessSupervisor {
   readonly #records = new Map<string, Managed>();
   readonly #listeners = new Set<() => void>();
   #next = 1;
+  /** Ids below this one were given by the tern runs before this session was resumed. */
+  #resumedBelow = 1;
+  /** Ids below this one were given by the supervisors before this one, in this run. */
+  #firstOwn = 1;
   /** What changed that no tool result has told the model yet. */
   #notes: string[] = [];
   #starting = 0;
@@ -171,14 +186,31 @@ export class ProcessSupervisor {
    * process id (a new `p1` would be mistaken for the stopped one whose id the model still
    * holds) and the notes no tool result told yet. Takes the notes.
    */
-  handOver(): { nextId: number; notes: string[] } {
-    return { nextId: this.#next, notes: this.takeNotes() };
+  handOver(): ProcessHandOver {
+    return { nextId: this.#next, notes: this.takeNotes(), resumedBelow: this.#resumedBelow };
   }
 
   /** Goes on from what the supervisor before it handed over: its ids and untold notes. */
-  continueFrom(previous: { nextId: number; notes: readonly string[] }): void {
+  continueFrom(previous: ProcessHandOver): void {
     this.#next = Math.max(this.#next, previous.nextId);
+    this.#firstOwn = this.#next;
+    this.#resumedBelow = Math.max(this.#resumedBelow, previous.resumedBelow ?? 1);
     this.#notes.unshift(...previous.notes);
+  }
+
+  /**
+   * Goes on after the ids the session's conversation names ({@linkcode lastProcessNumber}),
+   * given by the tern runs before it was resumed, whose processes ended with them: the next
+   * process gets the number after, so a model that still holds an old id never reaches a new
+   * process with it, and an old id is told as ended before the resume. Ids this run gave
+   * already are its own.
+   */
+  resumeAfter(conversation: Iterable<Message>): void {
+    const last = lastProcessNumber(conversation);
+    if (last + 1 <= this.#next) return;
+    this.#next = last + 1;
+    this.#resumedBelow = this.#next;
+    this.#firstOwn = this.#next;
   }
 
   async #start(
@@ -374,11 +406,31 @@ export class ProcessSupervisor {
 
   #get(id: string): Managed {
     const record = this.#records.get(id);
-    if (record === undefined) {
-      const known = [...this.#records.keys()].join(", ") || "none";
-      throw new RangeError(`Cannot find background process "${id}": known are ${known}`);
-    }
+    if (record === undefined) throw new RangeError(this.#unknown(id));
     return record;
+  }
+
+  /** Why `id` names no process here: what became of it, when it was given before. */
+  #unknown(id: string): string {
+    const number = /^p([1-9][0-9]{0,14})$/.exec(id)?.[1];
+    const n = number === undefined ? Infinity : Number(number);
+    const again = "start it again if it is still needed";
+    // The model's text, quoted on one line and cut: an id is a few characters.
+    const named = JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
+    if (n < this.#resumedBelow) {
+      return `Cannot find background process ${named}: it ended before this session was ` +
+        `resumed (background processes end with the tern run that started them): ${again}`;
+    }
+    if (n < this.#firstOwn) {
+      return `Cannot find background process ${named}: it was stopped when its sandbox was ` +
+        `closed (the session's permissions or settings changed): ${again}`;
+    }
+    if (n < this.#next) {
+      return `Cannot find background process ${named}: it ended and is forgotten (the last ` +
+        `${MAX_RECORDS} are kept)`;
+    }
+    const known = [...this.#records.keys()].join(", ") || "none";
+    return `Cannot find background process ${named}: known are ${known}`;
   }
 
   #running(): number {
@@ -401,6 +453,25 @@ export class ProcessSupervisor {
       }
     }
   }
+}
+
+/** A process id as a supervisor gives it (`p<n>`); numbers past 9 digits are not ids. */
+const PROCESS_ID = /\bp([1-9][0-9]{0,8})\b/g;
+
+/**
+ * The highest process number (`p<n>`) `conversation` names in a tool result or a user message
+ * (a compaction's summary is one), 0 when none. Text that only looks like an id (a file's
+ * `p12`) can only raise it, which leaves a gap in the ids and is harmless; missing one is not.
+ */
+export function lastProcessNumber(conversation: Iterable<Message>): number {
+  let last = 0;
+  for (const message of conversation) {
+    if (message.role !== "tool" && message.role !== "user") continue;
+    for (const found of message.content.matchAll(PROCESS_ID)) {
+      last = Math.max(last, Number(found[1]));
+    }
+  }
+  return last;
 }
 
 function isAlive(state: ProcessState): boolean {

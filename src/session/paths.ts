@@ -65,6 +65,15 @@ export function sessionFolder(ternHome: string, cwd: string): string {
   return join(sessionsRoot(ternHome), encodeCwd(cwd));
 }
 
+/** A file named like a session whose header cannot be read (torn, garbage, too damaged). */
+export interface UnreadableSession {
+  /** The id its file name carries (`<time>_<id>.jsonl`). */
+  id: string;
+  path: string;
+  /** Why it cannot be read, a sentence naming the file. */
+  reason: string;
+}
+
 /**
  * The sessions under `ternHome` (only `cwd`'s folder when given), newest created first. Files
  * whose first line is not a session header are skipped.
@@ -73,17 +82,34 @@ export async function listSessions(
   ternHome: string,
   options: { cwd?: string } = {},
 ): Promise<SessionInfo[]> {
+  return (await listSessionFiles(ternHome, options)).sessions;
+}
+
+/**
+ * What {@linkcode listSessions} gives, and the files named like sessions it skipped as
+ * unreadable, with why (in every folder, since their header cannot say whose they are, when
+ * `cwd` is not given; else in `cwd`'s folder). A file gone meanwhile is in neither.
+ */
+export async function listSessionFiles(
+  ternHome: string,
+  options: { cwd?: string } = {},
+): Promise<{ sessions: SessionInfo[]; unreadable: UnreadableSession[] }> {
   const infos: SessionInfo[] = [];
+  const unreadable: UnreadableSession[] = [];
   for (const folder of await sessionFolders(ternHome, options.cwd)) {
     for (const name of await sessionFileNames(folder)) {
-      const info = await readSessionInfo(join(folder, name));
+      const path = join(folder, name);
+      const info = await readSessionInfo(path);
+      if (typeof info === "string") {
+        unreadable.push({ id: name.match(FILE_NAME)![1], path, reason: info });
+        continue;
+      }
       // The folder's name carries a 32-bit hash of the path: another path may share it.
       if (info && (options.cwd === undefined || info.cwd === options.cwd)) infos.push(info);
     }
   }
-  return infos.sort((a, b) =>
-    b.created.getTime() - a.created.getTime() || (a.path < b.path ? 1 : -1)
-  );
+  infos.sort((a, b) => b.created.getTime() - a.created.getTime() || (a.path < b.path ? 1 : -1));
+  return { sessions: infos, unreadable };
 }
 
 /**
@@ -279,16 +305,18 @@ async function readStart(
 }
 
 /**
- * Reads what `listSessions` shows. Lines up to PARSE_LIMIT bytes are parsed; a longer line
+ * Reads what `listSessions` shows: undefined when the file is gone, why it cannot be read when
+ * it is not a session. Lines up to PARSE_LIMIT bytes are parsed; a longer line
  * counts as an entry when it starts with "{" and ends with "}" (so a torn long line can,
  * rarely, be counted), and gives the title from its first bytes when it is a user message.
  */
-async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
+async function readSessionInfo(path: string): Promise<SessionInfo | string | undefined> {
   let header: SessionHeader | undefined;
   let entries = 0;
   let firstUserText: string | undefined;
   let modified: Date;
   let torn = 0;
+  let tooTorn = false;
   try {
     modified = (await Deno.lstat(path)).mtime ?? new Date(0);
     await scanLines(path, (line, lineNumber) => {
@@ -299,6 +327,7 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
         // Every reader refuses such a file (`MAX_TORN_LINES`): it is not listed either.
         if (value === null && ++torn > MAX_TORN_LINES) {
           header = undefined;
+          tooTorn = true;
           return false;
         }
         if (value && typeof value.id === "string" && typeof value.timestamp === "string") {
@@ -312,12 +341,15 @@ async function readSessionInfo(path: string): Promise<SessionInfo | undefined> {
       }
     });
   } catch (error) {
-    if (error instanceof SessionFileError || error instanceof Deno.errors.NotFound) {
-      return undefined;
-    }
+    if (error instanceof SessionFileError) return error.message;
+    if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
   }
-  if (!header) return undefined;
+  if (!header) {
+    return tooTorn
+      ? `Cannot load session "${path}": more than ${MAX_TORN_LINES} of its lines are damaged`
+      : `Cannot load session "${path}": the file is empty`;
+  }
   const info: SessionInfo = {
     id: header.id,
     path,

@@ -102,7 +102,7 @@ function checkedOpen(
 /**
  * Makes folder `folder` (0700) and every folder from `base` (made with its parents) to it, one
  * at a time, checking each, `base` included, is a real folder and not a link before going into
- * it: nothing is ever made through a link. (The folders above `base`, TERN_HOME among them, may
+ * it: nothing is ever made through a link. Each of them that others could read is made 0700. (The folders above `base`, TERN_HOME among them, may
  * be links: the person chose where they point.)
  * @throws {SessionFileError} when one is a link or not a folder; what `Deno.mkdirSync` throws.
  */
@@ -122,6 +122,7 @@ export function makeRealFolder(
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
   }
   checkRealFolder(base, options);
+  ownOnly(base);
   let at = base;
   for (const step of steps) {
     at = join(at, step);
@@ -131,6 +132,24 @@ export function makeRealFolder(
       if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
     }
     checkRealFolder(at, options);
+    ownOnly(at);
+  }
+}
+
+/**
+ * Makes the real folder at `path` 0700 when others may read or enter it and it is the
+ * person's own: one made before with a looser mode (an older tern, a `mkdir` by hand) would
+ * let other users of the machine read what tern keeps there that is not 0600 (the rewind
+ * store's copies of workspace files). Never throws: a folder it cannot change stays as it is.
+ */
+function ownOnly(path: string): void {
+  try {
+    const info = Deno.lstatSync(path);
+    if (!info.isDirectory || info.mode === null || (info.mode & 0o077) === 0) return;
+    if (info.uid !== Deno.uid()) return;
+    Deno.chmodSync(path, 0o700);
+  } catch {
+    // Another user's folder, or one gone meanwhile: left as it is.
   }
 }
 
