@@ -254,7 +254,11 @@ function revealArgs(plan: ShellPlan): string[] {
  */
 function protectedPaths(plan: ShellPlan): string[] {
   const roots = unique([...plan.writable, ...realPaths(plan.writable)]);
-  return realPaths(plan.readOnly.filter((path) => stillPinned(plan, path)))
+  // A guarded path that is absent or an empty folder gets the guard's empty read-only folder
+  // (`guardArgs`), not a bind: another tern sharing the workspace may remove its mount point
+  // between the plan and bubblewrap's start, and a bind of it would then fail the command.
+  const guarded = (path: string) => plan.guarded?.includes(path) && isAbsentOrEmptyDir(path);
+  return realPaths(plan.readOnly.filter((path) => stillPinned(plan, path) && !guarded(path)))
     .filter((path) => roots.some((root) => isInside(path, root)));
 }
 
