@@ -49,6 +49,7 @@ export async function rewindCommand(
     // The session's folder, not the current one: no program started on the host comes from it.
     guardHostPrograms([session.header.cwd]);
     const scope = (options.restore ?? "both") as RewindScope;
+    if (scope !== "conversation") checkWorkspaceThere(session);
     // Run from another folder, the session's workspace's own rules hold too (for its files).
     const there = scope === "conversation"
       ? []
@@ -214,5 +215,26 @@ function checkSessionFolder(session: Session, ternHome: string): void {
     `Cannot rewind "${session.path}": its header names the workspace "${session.header.cwd}", ` +
       `whose sessions are in "${expected}", not where the file is; tern rewinds a session ` +
       "only from its own workspace's folder of sessions",
+  );
+}
+
+/**
+ * Refuses to rewind the files of a session whose workspace is no folder any more (moved or
+ * removed): git would fail on it without saying why.
+ * @throws {InputError} naming the folder and what can be done.
+ */
+function checkWorkspaceThere(session: Session): void {
+  const workspace = session.header.cwd;
+  let folder = false;
+  try {
+    folder = Deno.statSync(workspace).isDirectory;
+  } catch {
+    // Not there (or not readable): said below.
+  }
+  if (folder) return;
+  throw new InputError(
+    `Cannot rewind the files of session "${session.id}": its workspace ` +
+      `${JSON.stringify(workspace)} is not a folder any more (moved or removed): put it back ` +
+      "there, or give --restore conversation to rewind only the conversation",
   );
 }

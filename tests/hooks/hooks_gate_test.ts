@@ -1,7 +1,8 @@
 /**
  * Lifecycle hooks at the permission gate, with real hook scripts run in the real sandbox
  * (bubblewrap): PreToolUse blocks, rewrites and asks; PostToolUse adds context; a hook that
- * times out or answers nonsense changes nothing; a hook never widens what the policy allows.
+ * fails or answers nonsense changes nothing, a PreToolUse hook that times out asks; a hook never
+ * widens what the policy allows.
  */
 import { deepEqual, equal, match, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
@@ -181,10 +182,9 @@ hookTest("HookRunner PostToolUse additionalContext and exit code 2 reach the mod
 });
 
 hookTest(
-  "HookRunner a hook that times out or answers nonsense is a noted, non-blocking error",
+  "HookRunner a hook that fails or answers nonsense is a noted, non-blocking error",
   async () => {
     const hooks = [
-      pre("sleep 30", "Bash", 0.5),
       pre("cat >/dev/null; echo '{not json'"),
       pre("exit 3"),
     ];
@@ -192,14 +192,48 @@ hookTest(
       const obs = await box.call("bash", { command: "echo still runs" });
       equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
       const records = hookRecords(box);
-      equal(records.length, 3);
-      const timedOut = records.find((record) => record.code === "TIMEOUT")!;
-      match(timedOut.reason!, /timed out/);
+      equal(records.length, 2);
       const malformed = records.find((record) => /cannot be read/.test(record.reason ?? ""))!;
       equal(malformed.status, "ERROR");
       equal(malformed.decision, "allow");
       const failed = records.find((record) => record.exitCode === 3)!;
       match(failed.reason!, /failed \(exit code 3\)/);
+    });
+  },
+);
+
+hookTest(
+  "HookRunner a PreToolUse guard the model made hang (a FIFO where it reads) passes no call unasked",
+  async () => {
+    const hooks = [pre("bash .hooks/guard.sh", "Bash", 1)];
+    const guard = `cat >/dev/null; grep -q forbidden "$CLAUDE_PROJECT_DIR/policy.txt" && exit 2; ` +
+      "exit 0";
+    // A command of the model's put a FIFO where the guard reads: its read waits for ever.
+    const fifo = (box: Box) =>
+      new Deno.Command("mkfifo", { args: [join(box.ws, "policy.txt")] }).output();
+    await withGate({ mode: "bypass", hooks }, async (box) => {
+      await script(box, "guard.sh", guard);
+      await fifo(box);
+      expectError(
+        await box.call("bash", { command: "touch made.txt" }),
+        "POLICY_DENIED",
+        /A PreToolUse hook asked for a person's decision/,
+      );
+      await Deno.stat(join(box.ws, "made.txt")).then(
+        () => ok(false, "the command ran"),
+        (error) => ok(error instanceof Deno.errors.NotFound),
+      );
+      const [record] = hookRecords(box);
+      equal(record.code, "TIMEOUT");
+      match(record.reason!, /timed out after 1 s/);
+    });
+    // A person may still let it run.
+    await withGate({ mode: "auto", answers: ["once"], hooks }, async (box) => {
+      await script(box, "guard.sh", guard);
+      await fifo(box);
+      const obs = await box.call("bash", { command: "echo hi" });
+      equal(obs.status, "SUCCEEDED", JSON.stringify(obs));
+      equal(box.asked.length, 1);
     });
   },
 );

@@ -16,6 +16,7 @@ import { sourceUrl } from "../../core/source_url.ts";
 import { viewLauncher } from "./view.ts";
 import { CUT_SHORT } from "./safe_files.ts";
 import { join } from "../../core/path.ts";
+import { ownCodePaths } from "../../sandbox/own_code.ts";
 
 /** One change to the workspace, by a path relative to it. */
 export type RestoreOp =
@@ -54,6 +55,12 @@ export interface RestoreOptions {
    * (default 60,000); past them it is killed.
    */
   answerMs?: number;
+  /**
+   * Absolute paths in the workspace the restore's view keeps read-only besides its own list (see
+   * {@linkcode keptFromRestore}): what commands cannot write there either, such as the paths the
+   * person's deny rules hide. A path outside the workspace is left out.
+   */
+  keep?: readonly string[];
 }
 
 /**
@@ -95,7 +102,7 @@ export async function runRestore(
       path === undefined ? [] : [{ path, writable: false }]
     ),
     { path: workspace, writable: true },
-    ...(await keptFromRestore(workspace)).map((path) => ({ path, writable: false })),
+    ...(await keptFromRestore(workspace, options.keep)).map((path) => ({ path, writable: false })),
   ], workspace);
   // In the view the workspace is all there is to write: the flags need not name it, and
   // Deno.symlink (a link the turn removed) refuses to run under path-scoped ones. Without the
@@ -201,25 +208,50 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * What a restore never writes, as commands cannot: the workspace's `.tern` and every `.git`
- * folder in it. The restore's checks that no folder on a path is a link can be raced (a
- * background process swaps `foo` for a link to `.git` between a check and the write of
- * `foo/hooks/pre-commit`): in the view these are read-only, so such a write fails. Commands
- * cannot move them (each is a mount point in their view).
+ * What a restore never writes, as commands cannot: the workspace's `.tern`, every `.git` folder
+ * in it, tern's own code where the workspace holds it (the person works on tern's checkout, or
+ * Deno's cache lies in the workspace: own_code.ts) and `keep`. The restore's checks that no
+ * folder on a path is a link can be raced (a background process swaps `foo` for a link to `.git`
+ * or `src` between a check and the write of `foo/hooks/pre-commit`): in the view these are
+ * read-only, so such a write fails. They are mounted after the workspace, which would otherwise
+ * cover them.
  */
-async function keptFromRestore(workspace: string): Promise<string[]> {
+async function keptFromRestore(
+  workspace: string,
+  keep: readonly string[] = [],
+): Promise<string[]> {
   const { gitDirsUnder } = await import("../../sandbox/protected_paths.ts");
   const found = await gitDirsUnder([workspace]);
   // A link (a repository can hold `.tern -> /etc`) is mounted where it leads, and left out when
   // that is outside the workspace (not in the view): bubblewrap cannot mount on a link there,
   // and every restore would fail.
   const kept = await Promise.all(
-    [join(workspace, ".tern"), join(workspace, ".git"), ...found].map(async (path) => {
+    [
+      join(workspace, ".tern"),
+      join(workspace, ".git"),
+      ...found,
+      ...ownCodeIn(workspace),
+      ...keep,
+    ].map(async (path) => {
       const real = await Deno.realPath(path).catch(() => path);
       return real === path || real.startsWith(`${workspace}/`) ? [real] : [];
     }),
   );
-  return [...new Set(kept.flat())];
+  return [...new Set(kept.flat())].filter((path) => path.startsWith(`${workspace}/`));
+}
+
+/**
+ * The paths of the running tern's own code (own_code.ts) inside `workspace`, an absolute real
+ * path: tools never change them, and neither does a rewind. Never throws.
+ */
+export function ownCodeIn(workspace: string): string[] {
+  let env: Record<string, string>;
+  try {
+    env = Deno.env.toObject();
+  } catch {
+    env = {};
+  }
+  return ownCodePaths(env).filter((path) => path.startsWith(`${workspace}/`));
 }
 
 /** What the restore process's code is loaded from besides the executable: none when compiled. */

@@ -12,7 +12,7 @@ import { TernError } from "../../core/errors.ts";
 import { SessionChoiceError } from "../errors.ts";
 import type { PermissionRule } from "../../config/schema.ts";
 import type { PathTest } from "../../sandbox/denied_paths.ts";
-import { hiddenInWorkspace } from "../path_denials.ts";
+import { hiddenInWorkspace, personDenials } from "../path_denials.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import type { Session } from "../../session/session.ts";
 import type { MessageEntry } from "../../session/types.ts";
@@ -25,7 +25,7 @@ import {
   type RewindStartRecord,
   storeDir,
 } from "./records.ts";
-import { type RestoreOp, runRestore } from "./restore_ops.ts";
+import { ownCodeIn, type RestoreOp, runRestore } from "./restore_ops.ts";
 import { MAX_FOLDER_DEPTH, neverRestored, SCRATCH_PREFIX } from "./safe_files.ts";
 import { ShadowStore, type Snapshot, type TreeChange } from "./shadow_store.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "./turn_checkpoints.ts";
@@ -206,12 +206,16 @@ export async function planRewind(
     !inChanges.has(path) && !skipped.has(path) && !hidden?.(path)
   );
   // A temporary file a killed restore left is never written back (an undo would), and the
-  // workspace's `.tern` (its settings and memory, which only the person and tern write) and
-  // anything named `.git` are not the rewind's (the restore refuses them: safe_files.ts).
+  // workspace's `.tern` (its settings and memory, which only the person and tern write),
+  // anything named `.git` and tern's own code are not the rewind's (the restore's view keeps
+  // them read-only: restore_ops.ts).
+  const ownCode = ownCodeIn(options.workspace).map((path) =>
+    path.slice(options.workspace.length + 1)
+  );
   const changes = all.filter((change) =>
     !skipped.has(change.path) && !hidden?.(change.path) &&
     !(change.newMode !== "000000" && basename(change.path).startsWith(SCRATCH_PREFIX)) &&
-    !neverRestored(change.path)
+    !neverRestored(change.path) && !ownCode.some((own) => atOrUnder(change.path, own))
   );
   // A rule the turn changed can show files the checkpoint never saw: those are not its to remove.
   const removed = changes.filter((change) => change.newMode === "000000").map((c) => c.path);
@@ -285,7 +289,10 @@ export async function applyRewind(
       // Found before anything changes, not by the restore partway through: a folder holding
       // files the checkpoints do not hold (ignored, or hidden by a deny rule) where a file goes
       // back would stop the restore after every file before it was written.
-      const blocked = await blockedPaths(options.workspace, ops);
+      // What commands may not write stays read-only in the restore's view too: a folder swapped
+      // for a link into it while the restore runs leads nowhere writable.
+      const keep = await keptByRules(options.workspace, options.rules, ops);
+      const blocked = await blockedPaths(options.workspace, ops, keep);
       if (blocked.length > 0) {
         throw new TernError(
           `Cannot rewind: ${blocked.map((path) => `"${path}"`).join(", ")} ` +
@@ -311,7 +318,7 @@ export async function applyRewind(
         });
       }
       // The contents are read as they are sent, a batch at a time: never all in memory.
-      const answer = await runRestore(options.workspace, restoreOps(store, ops));
+      const answer = await runRestore(options.workspace, restoreOps(store, ops), { keep });
       for (const op of ops.slice(0, answer.done)) {
         if (op.op === "remove") {
           if (!ops.some((later) => later.op !== "remove" && later.path === op.path)) {
@@ -419,13 +426,49 @@ async function* restoreOps(
 }
 
 /**
- * The paths of `ops` that a file or link is written to but where a folder with entries stands
- * and no earlier op removes it: the restore would refuse each (`clearFolder`). Each path is
- * walked part by part with lstat, as the restore does: below a link, a file, a missing folder or
- * one an earlier removal takes away, nothing stands in the way (the restore makes the folders
- * afresh, or refuses a link), and no link is followed, so no folder outside is listed.
+ * The absolute paths in `workspace` that the person's deny rules (`rules`) keep from commands,
+ * as the sandbox's view finds them: hidden ones, and read-only ones but for those `ops` write or
+ * remove at or below (a conflict the person chose to overwrite).
  */
-async function blockedPaths(workspace: string, ops: readonly PlannedOp[]): Promise<string[]> {
+async function keptByRules(
+  workspace: string,
+  rules: readonly PermissionRule[],
+  ops: readonly PlannedOp[],
+): Promise<string[]> {
+  const denials = await personDenials(rules);
+  if (denials === null) return [];
+  const { findDeniedPaths } = await import("../../sandbox/denied_paths.ts");
+  const found = await findDeniedPaths(workspace, denials);
+  // Each path an op names, and every folder above it.
+  const touched = new Set<string>();
+  for (const op of ops) {
+    for (let end = op.path.length; end > 0; end = op.path.lastIndexOf("/", end - 1)) {
+      touched.add(`${workspace}/${op.path.slice(0, end)}`);
+    }
+  }
+  return [...found.hidden, ...found.readOnly.filter((path) => !touched.has(path))];
+}
+
+/** Whether `path` is `folder` or lies below it (both relative, or both absolute). */
+function atOrUnder(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(`${folder}/`);
+}
+
+/**
+ * The paths of `ops` that a file or link is written to but where a folder with entries stands
+ * and no earlier op removes it: the restore would refuse each (`clearFolder`), as it refuses a
+ * folder holding one of `kept` (absolute paths the restore's view keeps read-only: it cannot
+ * remove them). Each path is walked part by part with lstat, as the restore does: below a link,
+ * a file, a missing folder or one an earlier removal takes away, nothing stands in the way (the
+ * restore makes the folders afresh, or refuses a link), and no link is followed, so no folder
+ * outside is listed.
+ */
+async function blockedPaths(
+  workspace: string,
+  ops: readonly PlannedOp[],
+  kept: readonly string[],
+): Promise<string[]> {
+  const keeps = new Set(kept.map((path) => path.slice(workspace.length + 1)));
   const removed = new Set(ops.filter((op) => op.op === "remove").map((op) => op.path));
   const lstat = (path: string) => Deno.lstat(`${workspace}/${path}`).catch(() => undefined);
   /**
@@ -438,6 +481,7 @@ async function blockedPaths(workspace: string, ops: readonly PlannedOp[]): Promi
     for await (const entry of Deno.readDir(`${workspace}/${path}`)) {
       const inner = `${path}/${entry.name}`;
       if (removed.has(inner)) continue;
+      if (keeps.has(inner)) return true;
       const info = await lstat(inner);
       if (!info?.isDirectory || await keepsSomething(inner, depth + 1)) return true;
     }

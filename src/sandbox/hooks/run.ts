@@ -12,13 +12,15 @@
  * trusted project hook runs in a one-shot sandbox with checked copies of its pinned files bound
  * over them (see `frozen_pins.ts`).
  *
- * A PreToolUse hook that could not run at all (its sandbox did not start, its program was not
- * found or not executable, its input was too large to pass, its output too large to read whole,
- * its pinned files changed since trust or moved while it ran, tern's wrapper around it failed)
- * asks instead of passing: the call becomes a question only a person may answer (denied where
- * none can be asked), and the person is told why. Otherwise a guard would guard nothing whenever
- * the model made it fail to start, with a large input or a changed script. A hook that
- * ran and failed, timed out or printed nonsense keeps Claude Code's meaning: no opinion, noted.
+ * A PreToolUse hook that could not run at all or not to its end (its sandbox did not start, its
+ * program was not found or not executable, its input was too large to pass, its output too
+ * large to read whole, its pinned files changed since trust or moved while it ran, tern's
+ * wrapper around it failed, it timed out) asks instead of passing: the call becomes a question
+ * only a person may answer (denied where none can be asked), and the person is told why.
+ * Otherwise a guard would guard nothing whenever the model made it fail to start, or hang, with
+ * a large input, a changed script or a FIFO where it reads. A hook that ran and failed or
+ * printed nonsense keeps Claude Code's meaning: no opinion, noted; so does any other event's
+ * hook that timed out.
  */
 import type { AuditRecord } from "../audit.ts";
 import type { ShellRunner } from "../types.ts";
@@ -300,10 +302,12 @@ export class HookRunner {
     }
     if (result === undefined) return unable(hook, failed ?? "it could not start");
     if (result.timedOut) {
-      return {
-        note: `The ${hook.event} hook "${shownCommand(hook)}" timed out after ${timeoutS} s` +
-          (timeoutS < hook.timeoutS ? ", the most it may run here" : ""),
-      };
+      const after = `after ${timeoutS} s` +
+        (timeoutS < hook.timeoutS ? ", the most it may run here" : "");
+      // A guard that never finished its check did not pass the call: the model can make one
+      // hang (a FIFO where it reads a file, or a FIFO `.gitignore` under its `git status`).
+      if (hook.event === "PreToolUse") return unable(hook, `it timed out ${after}`);
+      return { note: `The ${hook.event} hook "${shownCommand(hook)}" timed out ${after}` };
     }
     // Stopped (Esc, a cancelled turn or compaction): its output ends anywhere, and says nothing.
     if (signal?.aborted) {
