@@ -43,18 +43,24 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
         "(apt-get install bubblewrap) or opt out with --no-sandbox",
   );
   let config: TernConfig | undefined;
-  // Made only when the configuration does not load: the defaults' own empty tern home.
-  let defaultsFolder: string | undefined;
+  // A diagnostic changes nothing: a tern home not made yet is stood in for by a temporary one,
+  // as is the defaults' own when the configuration does not load. Removed at the end.
+  let scratch: string | undefined;
   try {
     config = (await loadConfig({ cwd: workspace, flags: flags.config })).config;
     // A profile no run would start with fails here, and the checks below use the defaults.
     await checkProfile(config, workspace);
     report(true, "config", `profile ${config.profile}, mode ${config.mode}`);
     lines.push(reviewerLine(config));
+    if (!isFolder(config.ternHome)) {
+      report(true, "tern home", `"${config.ternHome}" will be created on first run`);
+      scratch = await Deno.makeTempDir({ prefix: "tern-doctor-" });
+      config = { ...config, ternHome: scratch };
+    }
   } catch (error) {
     reportConfig("config", error);
-    defaultsFolder = await Deno.makeTempDir({ prefix: "tern-doctor-" });
-    config = await builtInDefaults(defaultsFolder).catch(() => undefined);
+    scratch ??= await Deno.makeTempDir({ prefix: "tern-doctor-" });
+    config = await builtInDefaults(scratch).catch(() => undefined);
     if (config !== undefined) {
       lines.push(`note ${"config".padEnd(10)} the checks below use the built-in defaults`);
     }
@@ -62,7 +68,7 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
   try {
     if (config !== undefined) await checkSandbox(config, workspace, { report, reportConfig });
   } finally {
-    if (defaultsFolder !== undefined) await Deno.remove(defaultsFolder, { recursive: true });
+    if (scratch !== undefined) await Deno.remove(scratch, { recursive: true });
   }
   // Checks quote servers and command output: made safe for a terminal (doctor adds no styling).
   processWriters().out(terminalText(lines.join("\n")) + "\n");
@@ -75,9 +81,18 @@ export async function runDoctor(flags: RunFlags): Promise<number> {
  */
 async function builtInDefaults(folder: string): Promise<TernConfig> {
   const empty = join(folder, "workspace");
+  const home = join(folder, "home");
   await Deno.mkdir(empty);
-  const env = { TERN_HOME: join(folder, "home") };
-  return (await loadConfig({ cwd: empty, env, warn: () => {} })).config;
+  await Deno.mkdir(home);
+  return (await loadConfig({ cwd: empty, env: { TERN_HOME: home }, warn: () => {} })).config;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /** How a check reports: its outcome, or (the rules') a configuration that a run would refuse. */

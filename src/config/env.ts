@@ -3,7 +3,7 @@
  * read the same `TERN_*` / `OPENAI_*` variables. A `.env` file never changes the process env.
  */
 import { ignoredDotenvLines } from "./_dotenv_lines.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, lineColumnAt } from "./errors.ts";
 import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import { warnPerson } from "../core/warnings.ts";
 import { checkRule, valueFromText } from "./rules.ts";
@@ -50,6 +50,7 @@ export async function readDotenv(
     return undefined;
   }
   if (text === undefined) return undefined;
+  checkCarriageReturns(text, file);
   const ignored = ignoredDotenvLines(text);
   if (ignored.length > 0) {
     const lines = ignored.length === 1 ? `Line ${ignored[0]}` : `Lines ${listed(ignored)}`;
@@ -57,7 +58,28 @@ export async function readDotenv(
     warn(`${lines} of .env file "${file}" ${are} not NAME=value: ignored`);
   }
   const { parseEnv } = await import("node:util");
-  return { file, text, variables: parseEnv(text) };
+  // Without a prototype: a variable a setting names (`apiKeyEnv: "constructor"`) that the file
+  // does not set is unset, not Object's own function.
+  const variables: Variables = Object.assign(Object.create(null), parseEnv(text));
+  return { file, text, variables };
+}
+
+/**
+ * Refuses a carriage return anywhere but at a line's end. A CRLF line end (a file saved on
+ * Windows) is read as dotenv reads it, the CR dropped; a lone CR would be dropped silently
+ * inside a value (`gp\rt` read as `gpt`), or join two lines into one value when the file ends
+ * its lines with CR alone (`TERN_MODEL=m\rTERN_MAX_ROUNDS=5` is one model name).
+ * @throws {ConfigError} naming the file and the line.
+ */
+function checkCarriageReturns(text: string, file: string): void {
+  const at = text.search(/\r(?!\n|$)/);
+  if (at < 0) return;
+  const { line } = lineColumnAt(text, at);
+  throw new ConfigError(
+    `Invalid .env file "${file}": line ${line}: a carriage return (\\r) inside the line; ` +
+      "save the file with LF or CRLF line endings",
+    { file, line },
+  );
 }
 
 /** `3, 7 and 9`; past five numbers, `3, 7, 9, 12, 15 and 4 more`. */
@@ -138,9 +160,9 @@ export function unreadableVariableHint(name?: string): string {
     `and those listed in TERN_EXTRA_ENV; ${add}`;
 }
 
-/** The trimmed value, or undefined when unset or blank. */
+/** The trimmed value, or undefined when unset, blank or not a string. */
 export function nonEmpty(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
+  const trimmed = typeof value === "string" ? value.trim() : undefined;
   return trimmed ? trimmed : undefined;
 }
 

@@ -201,12 +201,27 @@ export const configFileSchema: z.ZodType<Settings> = z.strictObject({
   ...structuredShape,
 }) as unknown as z.ZodType<Settings>;
 
-/** The first issue of a failed parse as "key.path: message". */
+/**
+ * The first issue of a failed parse as "key.path: message". Names in it come from the file, a
+ * repository's perhaps: each is quoted as JSON (a line break in a name cannot start a line of
+ * its own) and cut to {@linkcode MAX_SHOWN_NAME} characters (a megabyte name is no message).
+ */
 export function describeFileIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (issue === undefined) return "invalid configuration";
-  const where = issue.path.length > 0 ? `"${issue.path.join(".")}": ` : "";
+  const where = issue.path.length > 0 ? `${quotedName(issue.path.map(String).join("."))}: ` : "";
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.map(quotedName).join(", ");
+    return `${where}Unrecognized key${issue.keys.length === 1 ? "" : "s"}: ${keys}`;
+  }
   // A bad record key reports "Invalid key in record"; the reason is in the nested issue.
   const nested = issue.code === "invalid_key" ? issue.issues[0]?.message : undefined;
   return `${where}${nested ?? issue.message}`;
+}
+
+/** The most characters of a name from a config file that a message shows. */
+const MAX_SHOWN_NAME = 80;
+
+function quotedName(name: string): string {
+  return JSON.stringify(name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name);
 }

@@ -2,7 +2,7 @@
  * Parses and validates one `config.jsonc`. jsonc-parser and zod are imported here on first use,
  * so runs without config files, or with files of plain keys only, never load them.
  */
-import { editDistance } from "../core/edit_distance.ts";
+import { closestName } from "../core/edit_distance.ts";
 import type { Node, ParseError } from "jsonc-parser";
 import { ConfigError, formatValue, jsoncSyntaxMessage, lineColumnAt } from "./errors.ts";
 import { parsePlainConfig } from "./_plain_config.ts";
@@ -165,11 +165,5 @@ function checkProperty(
 
 /** The known key closest to a misspelt one, if any is within two edits (case ignored). */
 function closestKey(name: string): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const key of SETTING_KEYS) {
-    const distance = editDistance(name.toLowerCase(), key.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [key, distance];
-  }
-  return best;
+  return closestName(name, SETTING_KEYS, 3);
 }

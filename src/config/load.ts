@@ -2,7 +2,7 @@
  * loadConfig(): merges the six configuration layers, later wins:
  * defaults < user `config.jsonc` < project `.tern/config.jsonc` < `.env` < environment < flags.
  */
-import { dirname, join, resolve } from "../core/path.ts";
+import { join, resolve } from "../core/path.ts";
 import { readOptionalText } from "./_read_file.ts";
 import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import { warnPerson } from "../core/warnings.ts";
@@ -18,6 +18,7 @@ import {
   type Variables,
 } from "./env.ts";
 import { ConfigError } from "./errors.ts";
+import { checkTernHome, resolveTernHome } from "./tern_home.ts";
 import {
   API_KEY_VARIABLES,
   type CustomProfile,
@@ -84,7 +85,8 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const env = options.env ?? processEnvironment();
   const cwd = resolve(options.cwd);
   const home = resolveTernHome({ cwd, env, home: options.home });
-  checkTernHome(home);
+  const homeFolder = options.home ?? nonEmpty(env.HOME);
+  checkTernHome(home, homeFolder === undefined ? undefined : resolve(cwd, homeFolder));
   const userFile = join(home.path, "config.jsonc");
   const projectFile = join(cwd, ".tern", "config.jsonc");
 
@@ -385,88 +387,6 @@ export function processEnvironment(): Variables {
       }
     },
   });
-}
-
-/**
- * The user's tern directory: `TERN_HOME` when set, else `<home>/.tern` with `home` defaulting to
- * `HOME` from `env`.
- * @throws {ConfigError} when neither `TERN_HOME` nor a home directory is known, or the variable
- *   that chose it is a relative path: resolved in the folder tern starts in (the workspace), it
- *   would take the person's own config, where a project may set anything, from the repository.
- */
-export function resolveTernHome(
-  options: { cwd: string; env: Variables; home?: string },
-): { path: string; source: ConfigSource } {
-  const ternHome = nonEmpty(options.env.TERN_HOME);
-  if (ternHome) {
-    absoluteVariable("TERN_HOME", ternHome, "set it to an absolute path, or unset it");
-    return {
-      path: resolve(options.cwd, ternHome),
-      source: { layer: "env", variable: "TERN_HOME" },
-    };
-  }
-  const home = options.home ?? nonEmpty(options.env.HOME);
-  if (home === undefined) {
-    throw new ConfigError("Cannot locate the tern directory: set HOME or TERN_HOME", {
-      key: "TERN_HOME",
-    });
-  }
-  if (options.home === undefined) {
-    absoluteVariable("HOME", home, "set HOME to your home folder, or TERN_HOME to tern's");
-  }
-  return { path: join(resolve(options.cwd, home), ".tern"), source: { layer: "default" } };
-}
-
-/** Throws unless `value` of the variable `name` is an absolute path (`fix` says what to do). */
-function absoluteVariable(name: string, value: string, fix: string): void {
-  if (value.startsWith("/")) return;
-  throw new ConfigError(
-    `${name} "${value}" is not an absolute path: tern's home (your config and sessions) would ` +
-      `be in the folder tern starts in, where a repository could provide it; ${fix}`,
-    { key: name },
-  );
-}
-
-/**
- * Fails when the tern directory cannot be one: it, or a path above it, is a file. A directory
- * not made yet passes (it is made when first written to), and so does one that cannot be looked
- * at: reading or writing it later says why.
- * @throws {ConfigError} naming the directory and, when `TERN_HOME` chose it, the variable.
- */
-function checkTernHome(home: { path: string; source: ConfigSource }): void {
-  const named = home.source.layer === "env"
-    ? `TERN_HOME "${home.path}"`
-    : `The tern directory "${home.path}"`;
-  let why: string;
-  try {
-    const info = Deno.statSync(home.path);
-    if (info.isDirectory) return;
-    why = `it is ${kindOf(info)}`;
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotADirectory)) return;
-    const above = fileAbove(home.path);
-    why = above === undefined
-      ? "a path above it is not a folder"
-      : `"${above.path}" above it is ${kindOf(above.info)}`;
-  }
-  throw new ConfigError(`${named} must be a folder: ${why}`, { key: "TERN_HOME" });
-}
-
-/** The nearest path above `path` that exists and is not a folder; undefined when none is. */
-function fileAbove(path: string): { path: string; info: Deno.FileInfo } | undefined {
-  for (let above = dirname(path); above !== dirname(above); above = dirname(above)) {
-    try {
-      const info = Deno.statSync(above);
-      return info.isDirectory ? undefined : { path: above, info };
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotADirectory)) return undefined;
-    }
-  }
-  return undefined;
-}
-
-function kindOf(info: Deno.FileInfo): string {
-  return info.isFile ? "a file" : "a special file";
 }
 
 function defaultsLayer(): Layer {

@@ -8,13 +8,8 @@
  * console.log(describeConfig(config, sources));
  * ```
  */
-export {
-  checkFlags,
-  loadConfig,
-  type LoadConfigOptions,
-  type LoadedConfig,
-  resolveTernHome,
-} from "./load.ts";
+export { checkFlags, loadConfig, type LoadConfigOptions, type LoadedConfig } from "./load.ts";
+export { resolveTernHome } from "./tern_home.ts";
 export {
   type ConfigFlags,
   DEFAULTS,

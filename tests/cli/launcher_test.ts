@@ -146,6 +146,7 @@ Deno.test("./run.sh with a flag runs tern on the folder it was started in, not t
   const dir = await Deno.makeTempDir({ prefix: "tern-run-sh-" });
   try {
     await Deno.mkdir(join(dir, "project", ".tern"), { recursive: true });
+    await Deno.mkdir(join(dir, "home"));
     await Deno.writeTextFile(
       join(dir, "project", ".tern", "config.jsonc"),
       '{ "model": "model-of-this-project" }\n',

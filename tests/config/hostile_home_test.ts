@@ -29,7 +29,7 @@ Deno.test("loadConfig() refuses a relative TERN_HOME or HOME, naming the variabl
     // An absolute one is read as ever, and HOME is not asked when TERN_HOME names the home.
     const { config } = await loadConfig({
       cwd,
-      env: { HOME: "homedir", TERN_HOME: `${cwd}/../home/.tern` },
+      env: { HOME: "homedir", TERN_HOME: `${cwd}/../home` },
     });
     assert.equal(config.mode, "ask");
   });
