@@ -4,7 +4,7 @@
  * ended before the resume instead of stopping a new one. Real processes (no sandbox), the real
  * session file; the model is scripted.
  */
-import { equal, match, ok } from "node:assert/strict";
+import { match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
