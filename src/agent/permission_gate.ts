@@ -25,6 +25,7 @@ import type { PermissionChange } from "../session/types.ts";
 import type { HookRunner } from "../sandbox/hooks/run.ts";
 import { analyseCall, fileRoots, reviewRequestFor } from "./call_facts.ts";
 import { ToolHooks } from "./tool_hooks.ts";
+import type { TurnLease } from "./turn_lease.ts";
 import {
   canonicalHost,
   describeRequest,
@@ -75,6 +76,11 @@ export interface GateOptions {
    * of one that could never reach a command is refused before anyone is asked.
    */
   envValue?: (name: string) => string | undefined;
+  /**
+   * The turns sharing this gate's sandbox (see turn_lease.ts): a grant "for this turn" waits
+   * until the asking turn runs alone, and holds off the others until it ends. None: one turn.
+   */
+  turnLease?: TurnLease;
 }
 
 /** Approvals and grants that last for the session, shared by every gated tool. */
@@ -254,6 +260,15 @@ export class PermissionGate {
     // The next turn's commands get a view made anew: the person (or their editor) may have made
     // a `.git` or a file their deny rules match since.
     this.#options.runtime.shellTreeChanged();
+    try {
+      await this.#dropTurnGrants();
+    } finally {
+      // Other turns may start once the grants are gone (a claim waiting stays: its turn runs).
+      this.#options.turnLease?.release();
+    }
+  }
+
+  async #dropTurnGrants(): Promise<void> {
     if (this.#turnGrants.length === 0) return;
     const since = this.#turnGrantsSince ?? 0;
     this.#turnGrants = [];
@@ -385,17 +400,34 @@ export class PermissionGate {
       summary: review.summary,
       reason: review.reason,
     });
-    const { person, reviewer, reviewTimeoutMs } = this.#options;
-    let { outcome, rule, byHook } = await judgeGrant(request, review, {
-      mode: this.#grantMode(),
-      person,
-      reviewer,
-      reviewTimeoutMs,
-      signal: options.signal,
-      rules: this.#grantRules,
-      places: this.#places,
-      ...(options.hookAsks === undefined ? {} : { hookAsks: options.hookAsks }),
-    });
+    const { person, reviewer, reviewTimeoutMs, turnLease } = this.#options;
+    // A grant for a turn is asked for once the turn runs alone (turn_lease.ts).
+    const claiming = options.scope === "turn" && turnLease !== undefined;
+    const claimed = claiming ? await turnLease.claim(options.signal) : false;
+    let { outcome, rule, byHook }: Awaited<ReturnType<typeof judgeGrant>> = claiming && !claimed
+      ? {
+        outcome: {
+          allow: false,
+          by: "policy",
+          reason: "Another turn running beside this one (a plan's step) is waiting for a grant " +
+            "of its own, and the sandbox they share would widen for both: ask again once it " +
+            "has ended, or ask for the session",
+          remember: false,
+        },
+      }
+      : await judgeGrant(request, review, {
+        mode: this.#grantMode(),
+        person,
+        reviewer,
+        reviewTimeoutMs,
+        signal: options.signal,
+        rules: this.#grantRules,
+        places: this.#places,
+        ...(options.hookAsks === undefined ? {} : { hookAsks: options.hookAsks }),
+      }).catch((error) => {
+        if (claimed && this.#turnGrants.length === 0) turnLease!.release();
+        throw error;
+      });
     if (outcome.allow) {
       const grant: Grant = {
         extra: { read: request.read, write: request.write, net: request.net, env: request.env },
@@ -415,6 +447,9 @@ export class PermissionGate {
         this.#options.onPermissionChange?.({ kind: "grant", ...grant });
       }
     }
+    // Held until the turn ends when granted; given back at once when not (unless the turn
+    // holds an earlier grant).
+    if (claimed && !outcome.allow && this.#turnGrants.length === 0) turnLease!.release();
     emit({
       type: "permission_decision",
       callId: options.callId,

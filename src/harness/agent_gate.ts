@@ -84,6 +84,7 @@ export async function withRuntime(
     ...(hooks ? { hooks } : {}),
     // Where the sandbox reads a granted variable (agent_sandbox.ts's `grantedEnv`).
     envValue: readEnv,
+    ...(options.turnLease === undefined ? {} : { turnLease: options.turnLease }),
   });
   if (options.permissions?.length) await gate.restore(options.permissions);
   const tools = new ToolRegistry([

@@ -3,6 +3,7 @@
  * its gate's half): a module of their own, so that the two halves import neither each other's
  * code nor each other.
  */
+import type { TurnLease } from "../agent/turn_lease.ts";
 import type { TernConfig } from "../config/mod.ts";
 import type { EmitFn } from "../core/events.ts";
 import type { PermissionGate } from "../agent/permission_gate.ts";
@@ -40,6 +41,8 @@ export type SandboxConfig =
 
 export interface AgentSandboxOptions {
   config: SandboxConfig;
+  /** The turns that share the sandbox (the conversation's: see turn_lease.ts). */
+  turnLease?: TurnLease;
   workspace: string;
   /** Reads an environment variable tern may see (for the shell's allowlisted variables). */
   env: Readonly<Record<string, string>>;

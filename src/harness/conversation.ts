@@ -3,6 +3,7 @@
  * kept warm between turns, settings changeable between turns. `tern run` holds one for a single
  * turn; the interactive UI holds one for its whole life and switches sessions under it.
  */
+import { TurnLease } from "../agent/turn_lease.ts";
 import { promptName } from "../core/prompt_name.ts";
 import type { ToolSpec } from "../core/tool_spec.ts";
 import { resolve } from "../core/path.ts";
@@ -792,6 +793,8 @@ export class Conversation {
    * own while a plan runs).
    */
   #detachedGoals: Array<{ text: string }> = [];
+  /** The detached turns sharing the sandbox: a grant for one turn is that turn's alone. */
+  readonly #turnLease = new TurnLease();
 
   /**
    * The running turn's goal for the AUTO reviewer: the person's own words (`TurnOptions.goal`,
@@ -834,6 +837,8 @@ export class Conversation {
     const resources = await this.resources();
     const shown = this.#eventMasking(config);
     const emit = options.emit;
+    // Waits while another step holds a grant for its own turn (turn_lease.ts).
+    await this.#turnLease.enter(options.signal);
     try {
       const result = await runTurn({
         messages: [
@@ -867,6 +872,7 @@ export class Conversation {
       // (a plan's other steps, sharing one sandbox) still run: they may have to ask again, but
       // no grant outlives the step it was given to.
       await this.#sandbox?.gate.endTurn().catch(() => {});
+      this.#turnLease.leave();
     }
   }
 
@@ -1413,6 +1419,7 @@ export class Conversation {
       this.#openStarted = true;
       return openAgentSandbox({
         config,
+        turnLease: this.#turnLease,
         workspace,
         env: options.env,
         home: options.home,
