@@ -8,7 +8,7 @@
  * lacks), hence the check around it; a FIFO swapped in within that instant still blocks the
  * open, which only someone who can already write tern's 0700 folders could do.
  */
-import { join, relative } from "../core/path.ts";
+import { dirname, join, relative } from "../core/path.ts";
 import { sameFile } from "../core/verified_open.ts";
 import { SessionFileError } from "./errors.ts";
 
@@ -102,24 +102,29 @@ function checkedOpen(
 /**
  * Makes folder `folder` (0700) and every folder from `base` (made with its parents) to it, one
  * at a time, checking each, `base` included, is a real folder and not a link before going into
- * it: nothing is ever made through a link. Each of them that others could read is made 0700. (The folders above `base`, TERN_HOME among them, may
- * be links: the person chose where they point.)
+ * it: nothing is ever made through a link. Each of them that others could read is made 0700.
+ * (The folders above `base`, TERN_HOME among them, may be links: the person chose where they
+ * point.) Returns the folders it made, outermost first ({@linkcode removeEmptyFolders}).
  * @throws {SessionFileError} when one is a link or not a folder; what `Deno.mkdirSync` throws.
  */
 export function makeRealFolder(
   folder: string,
   base: string,
   options: RegularFileOptions = {},
-): void {
+): string[] {
   const steps = relative(base, folder).split("/").filter((step) => step !== "" && step !== ".");
   if (steps.includes("..")) {
     throw new TypeError(`makeRealFolder() needs "${folder}" under "${base}"`);
   }
+  // The folders made, outermost first: `base` and those above it that were not there.
+  const made: string[] = [];
+  for (let up = base; !exists(up) && up !== dirname(up); up = dirname(up)) made.unshift(up);
   try {
     Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
   } catch (error) {
     // Something else stands at `base` (a link to nothing, a file): said below, by what it is.
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    made.length = 0;
   }
   checkRealFolder(base, options);
   ownOnly(base);
@@ -128,11 +133,36 @@ export function makeRealFolder(
     at = join(at, step);
     try {
       Deno.mkdirSync(at, { mode: 0o700 });
+      made.push(at);
     } catch (error) {
       if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
     }
     checkRealFolder(at, options);
     ownOnly(at);
+  }
+  return made;
+}
+
+/**
+ * Removes `folders` (from {@linkcode makeRealFolder}), innermost first, each only while empty:
+ * what a start that wrote nothing made. Never throws.
+ */
+export function removeEmptyFolders(folders: readonly string[]): void {
+  for (const folder of [...folders].reverse()) {
+    try {
+      Deno.removeSync(folder);
+    } catch {
+      return;
+    }
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 

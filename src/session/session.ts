@@ -11,6 +11,7 @@ import { writeIdIndex } from "./id_index.ts";
 import { LineWarnings, loadSessionSync, rootLaterParents } from "./load.ts";
 import { Replayer, type ReplayState } from "./replay.ts";
 import { SessionWriter } from "./store.ts";
+import { removeEmptyFolders } from "./regular_file.ts";
 import { ancestors } from "./tree.ts";
 import {
   type BranchEntry,
@@ -307,7 +308,10 @@ export class Session {
       Deno.removeSync(this.path);
     } catch {
       // Already gone, or not ours to remove: an empty session is harmless.
+      return;
     }
+    // A start that wrote nothing leaves no folder it made (the sessions folder of a new home).
+    removeEmptyFolders(this.#writer.madeFolders);
   }
 
   #remember(entry: SessionEntry): SessionEntry {

@@ -58,6 +58,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export class SessionWriter {
   readonly #file: Deno.FsFile;
   #path: string;
+  /** The folders `create` made for the file, outermost first: a discarded session leaves none. */
+  madeFolders: readonly string[] = [];
   /** A draft's session file name, given by `publish()`. */
   #publishAs: string | undefined;
   readonly #header: SessionHeader;
@@ -115,14 +117,16 @@ export class SessionWriter {
     const name = sessionFileName(created, header.id);
     const path = join(folder, options.draft ? `.${name}.draft` : name);
     let file: Deno.FsFile;
+    let made: string[];
     try {
-      makeRealFolder(folder, sessionsRoot(ternHome));
+      made = makeRealFolder(folder, sessionsRoot(ternHome));
       if (options.draft) removeCutOffDrafts(folder);
       file = Deno.openSync(path, { append: true, createNew: true, mode: 0o600 });
     } catch (error) {
       throw asSessionWriteError(path, error);
     }
     const writer = new SessionWriter(file, path, header, [], false);
+    writer.madeFolders = made;
     if (options.draft) writer.#publishAs = join(folder, name);
     try {
       writer.#lock();
