@@ -348,6 +348,9 @@ export function transportErrorMessage(error: unknown, origin: string): string {
     ? "DNS lookup failed for a while (temporary failure in name resolution): check your network"
     : /certificate|tls|ssl/i.test(text)
     ? "TLS handshake failed"
+    : isBlockedPort(error)
+    ? `its port is one fetch never connects to (a "bad port", such as 9, 25 or 6000): ` +
+      'give the base URL (--base-url, TERN_BASE_URL or "baseUrl" in the config) another port'
     : clip(terminalText(text).replace(/\s+/g, " ").trim(), 200);
   return `Cannot connect to model API at ${JSON.stringify(origin)}: ${reason}`;
 }
@@ -366,6 +369,14 @@ const DNS_TRANSIENT = /temporary failure|try again|timed? ?out/i;
 export function isHostNotFound(error: unknown): boolean {
   const text = causeText(error);
   return DNS_FAILURE.test(text) && !DNS_TRANSIENT.test(text);
+}
+
+/**
+ * True when `fetch` refused the URL's port itself (the Fetch standard's "bad ports", which Deno
+ * blocks before any connection): the same every time.
+ */
+export function isBlockedPort(error: unknown): boolean {
+  return /Requests to port \d+ are blocked/.test(causeText(error));
 }
 
 /** The host of `origin` (`api.example.com`), or `origin` itself when it is no URL. */

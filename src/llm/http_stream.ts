@@ -24,6 +24,7 @@ import {
   headersTimeoutMessage,
   httpErrorMessage,
   IdleTimeoutError,
+  isBlockedPort,
   isHostNotFound,
   isQuotaError,
   isRetryableStatus,
@@ -244,7 +245,8 @@ export async function* postForStream(
     // A name that does not resolve is a wrong base URL or no network, not a passing fault:
     // five tries would only make the person wait for the same answer.
     const message = transportErrorMessage(error, config.origin);
-    return isHostNotFound(error) ? clientError(message) : retryableError(message);
+    const lasting = isHostNotFound(error) || isBlockedPort(error);
+    return lasting ? clientError(message) : retryableError(message);
   };
   try {
     let response: Response;

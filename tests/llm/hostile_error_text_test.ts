@@ -203,3 +203,11 @@ Deno.test("createWireProvider() keeps a server's stop word without escapes, clip
   assert.match(done.stopReason ?? "", /^filteredevilx+…$/);
   assert.ok((done.stopReason ?? "").length <= 101);
 });
+
+Deno.test("a base URL on a port fetch never connects to fails at once, saying so", async () => {
+  // Port 9 is one of the Fetch standard's bad ports: refused before any connection is tried.
+  const events = await routeTo("http://127.0.0.1:9/v1");
+  const error = lastError(events);
+  assert.match(error.message, /its port is one fetch never connects to.*another port/);
+  assert.equal(events.filter((event) => event.type === "retry").length, 0, "it was retried");
+});
