@@ -6,10 +6,12 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 
-// Deno itself would make its cache in a HOME without DENO_DIR (bin/tern always sets it).
-const DENO: Record<string, string> = Deno.env.get("DENO_DIR")
-  ? { DENO_DIR: Deno.env.get("DENO_DIR")! }
-  : {};
+// Deno itself would make its cache in the HOME given without DENO_DIR (bin/tern always sets
+// it): the cache this process uses, where Deno puts it by default when none is set.
+const DENO: Record<string, string> = {
+  DENO_DIR: Deno.env.get("DENO_DIR") ??
+    join(Deno.env.get("XDG_CACHE_HOME") ?? join(Deno.env.get("HOME") ?? "/root", ".cache"), "deno"),
+};
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
