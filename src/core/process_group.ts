@@ -135,10 +135,10 @@ function childrenOf(pid: number): number[] {
  * so a bubblewrap killed before then leaves the sandbox running, with the command in it (seen
  * here: 12 of 20 sandboxes whose bubblewrap got SIGTERM 10 ms after its start). Call it before
  * the group is signalled: once bubblewrap is gone, its child is no child of anyone we know.
- * Never throws. Deno reads no process's `/proc` entries without every permission, so under the
- * permissions bin/tern gives this finds no child and does nothing: there the sandbox's liveness
- * pipe (bwrap.ts's `livenessCheck`), closed first by `stopLaunch`, is what ends such a sandbox;
- * this is the second net where tern runs with every permission (a compiled binary, the tests).
+ * Never throws. Deno reads no process's `/proc` entries without every permission (`-A`), so
+ * under the permissions bin/tern and the compiled binary give, this finds no child and does
+ * nothing: the sandbox's liveness pipe (bwrap.ts's `livenessCheck`), closed first by
+ * `stopLaunch`, is what ends such a sandbox; this is only a second net under `-A`.
  */
 export function killSandboxInit(pid: number): void {
   for (const child of childrenOf(pid)) {
