@@ -7,7 +7,7 @@
  * src/core/path.ts), and its published polyfill (`@pkgjs/parseargs`) copies every global at its
  * import: 9-10 ms of a start here, measured alone with farm-bench against an empty bundle.
  */
-import { editDistance } from "../core/edit_distance.ts";
+import { closestName } from "../core/edit_distance.ts";
 import arg from "arg";
 import { type ConfigFlags, FLAG_KEYS, type SettingKey, settingOf } from "../config/settings.ts";
 import { UsageError } from "./errors.ts";
@@ -850,15 +850,14 @@ function usageMessage(error: unknown, args: readonly string[]): string {
 function closest(word: string, known: readonly string[]): string | undefined {
   const typed = word.toLowerCase();
   const sorted = (text: string) => [...text].sort().join("");
-  let best: string | undefined;
-  let bestDistance = typed.length >= 5 ? 3 : 2;
-  for (const candidate of known) {
-    const distance = editDistance(typed, candidate);
-    const changed = typed.length < 5 && candidate.length === typed.length &&
-      sorted(candidate) !== sorted(typed);
-    if (distance < bestDistance && !changed) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
+  const changed = (candidate: string) =>
+    typed.length < 5 && candidate.length === typed.length && sorted(candidate) !== sorted(typed);
+  // Ties go as for config keys (closestName): the same length, then the same letters.
+  return closestName(
+    typed,
+    known.filter((candidate) => !changed(candidate)),
+    typed.length >= 5 ? 3 : 2,
+  );
 }
 
 function bareResume(args: string[]): string[] {
