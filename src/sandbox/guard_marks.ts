@@ -238,8 +238,9 @@ function held(path: string): boolean {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path, { read: true });
-  } catch {
-    return false;
+  } catch (error) {
+    // Gone: ended. Not to be read: taken as running, so nothing it notes is removed.
+    return !(error instanceof Deno.errors.NotFound);
   }
   try {
     if (!file.tryLockSync(true)) return true;
