@@ -9,7 +9,7 @@
  * open, which only someone who can already write tern's 0700 folders could do.
  */
 import { dirname, join, relative } from "../core/path.ts";
-import { sameFile } from "../core/verified_open.ts";
+import { lstatOrNull, sameFile } from "../core/verified_open.ts";
 import { SessionFileError } from "./errors.ts";
 
 /** How a caller names the file in messages: "session", "checkpoint log". */
@@ -118,7 +118,9 @@ export function makeRealFolder(
   }
   // The folders made, outermost first: `base` and those above it that were not there.
   const made: string[] = [];
-  for (let up = base; !exists(up) && up !== dirname(up); up = dirname(up)) made.unshift(up);
+  for (let up = base; lstatOrNull(up) === null && up !== dirname(up); up = dirname(up)) {
+    made.unshift(up);
+  }
   try {
     Deno.mkdirSync(base, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -154,15 +156,6 @@ export function removeEmptyFolders(folders: readonly string[]): void {
     } catch {
       return;
     }
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 
