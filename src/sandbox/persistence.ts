@@ -5,6 +5,7 @@
  * `.mcp.json`, context files). A command may change them for a good reason, so they are not
  * blocked; each change is told to the person and written to the audit log.
  */
+import { visibleText } from "../core/terminal_text.ts";
 import { basename, dirname, join } from "../core/path.ts";
 
 /** Workspace-relative paths watched, each with what runs it on the host. */
@@ -233,21 +234,19 @@ function ownSignature(path: string): string {
 
 /**
  * A turn's changes for the person (`by` "background": those of background processes, told as
- * they are stopped): a heading and one line per path (control characters of a hostile file
- * name shown as "?"), or no lines.
+ * they are stopped): a heading and one line per path (what a hostile file name holds that a
+ * terminal would obey or hide, zero-width and bidi characters too, made visible), or no lines.
  */
 export function hostFileLines(
   changes: ReadonlyArray<HostFileChange>,
   options: { by?: "turn" | "background" } = {},
 ): string[] {
   if (changes.length === 0) return [];
-  // deno-lint-ignore no-control-regex
-  const plain = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
   const heading = options.by === "background"
     ? "tern: background processes touched files that run code later; check them:"
     : "tern: this turn touched files that run code on your machine later; check them:";
   return [
     heading,
-    ...changes.map((c) => `  ${c.change} ${plain(c.path)} (${c.runs})`),
+    ...changes.map((c) => `  ${c.change} ${visibleText(c.path)} (${c.runs})`),
   ];
 }
