@@ -82,7 +82,9 @@ export async function runMemoryCommand(
       } else {
         for (const fact of facts) {
           const scope = fact.scope === "user" ? "global " : "project";
-          out(`${fact.id}  ${scope}  ${fact.created.slice(0, 10)}  ${terminalText(fact.text)}`);
+          // The date is the file's too: an edited file may put an escape sequence there.
+          const date = terminalText(fact.created.slice(0, 10));
+          out(`${fact.id}  ${scope}  ${date}  ${terminalText(fact.text)}`);
         }
       }
       return 0;

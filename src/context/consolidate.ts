@@ -158,10 +158,15 @@ export interface TopicFacts {
 }
 
 /**
- * The topics of the model's reply, cleaned (see the module notes).
+ * The topics of the model's reply, cleaned (see the module notes). `mask` (keys replaced) runs
+ * on each title and fact line before it is cut to length: a key cut in two is no longer found.
  * @throws {Error} when the reply holds no JSON object with a `topics` list.
  */
-export function parseConsolidation(text: string): TopicFacts[] {
+export function parseConsolidation(
+  text: string,
+  options: { mask?: (text: string) => string } = {},
+): TopicFacts[] {
+  const mask = options.mask ?? ((line: string) => line);
   const start = text.indexOf("{");
   const end = text.lastIndexOf("}");
   if (start < 0 || end < start) throw new Error("the reply holds no JSON object");
@@ -177,7 +182,7 @@ export function parseConsolidation(text: string): TopicFacts[] {
     let entry = byName.get(name);
     if (entry === undefined) {
       if (byName.size >= MAX_TOPICS_PER_RUN) continue;
-      const title = oneLine(String(topic.title ?? name)).slice(0, 80) || name;
+      const title = mask(oneLine(String(topic.title ?? name))).slice(0, 80) || name;
       entry = { name, title, lines: [] };
       byName.set(name, entry);
     }
@@ -188,7 +193,7 @@ export function parseConsolidation(text: string): TopicFacts[] {
       const source = typeof item === "object" && item !== null
         ? oneLine(String((item as Record<string, unknown>).source ?? ""))
         : "";
-      const line = `- ${fact}${source ? ` (source: ${source})` : ""}`;
+      const line = mask(`- ${fact}${source ? ` (source: ${source})` : ""}`);
       entry.lines.push(
         line.length > MAX_FACT_LINE_CHARS ? line.slice(0, MAX_FACT_LINE_CHARS) : line,
       );

@@ -154,12 +154,7 @@ export class Consolidator {
       if (this.#abort.signal.aborted) return;
       // Topic files are the project's (they may be committed): never a key in them. Masked
       // once parsed: a JSON escape (`\u0052`) would hide a key from a mask of the raw reply.
-      const mask = this.#options.mask ?? ((line: string) => line);
-      const found = parseConsolidation(text).map((topic) => ({
-        ...topic,
-        title: mask(topic.title),
-        lines: topic.lines.map(mask),
-      }));
+      const found = parseConsolidation(text, { mask: this.#options.mask });
       const files = writeTopics(this.#options.workspace, found);
       this.#waiting.push({ session, record: { status: "done", from, upTo, files } });
     } catch (error) {

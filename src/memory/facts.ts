@@ -3,13 +3,16 @@
  * JSONL files under the tern home, one line per fact `{id, text, scope, created}`:
  * `<ternHome>/memory/user.jsonl` (every workspace) and
  * `<ternHome>/memory/projects/<encoded workspace>.jsonl` (one workspace). Forgetting appends a
- * `{"type":"forget","id":…,"at":…}` tombstone; nothing is rewritten. A load skips torn or
+ * `{"type":"forget","id":…,"at":…}` tombstone; nothing is rewritten. A project fact also records
+ * its workspace, and is loaded for that workspace only: two workspaces whose file names collide
+ * (the name ends in a 32-bit hash, cheap to collide on purpose) never see each other's facts. A load skips torn or
  * malformed lines and lines of unknown types, and the next append steps over a torn last line.
  * Given a {@linkcode KeyMasker}, a store keeps no key: a fact holding one is refused, and one
  * saved before is loaded masked, so it is neither shown nor sent.
  */
 import { TernError } from "../core/errors.ts";
 import { uniqueHexId } from "../core/ids.ts";
+import { withoutInvisible } from "../core/invisible_text.ts";
 import { dirname, join, resolve } from "../core/path.ts";
 import { FactIdError, FactTextError } from "./errors.ts";
 
@@ -20,7 +23,10 @@ export type FactScope = "project" | "user";
 export interface Fact {
   /** 8 lowercase hex digits, unique among the facts of both files. */
   id: string;
-  /** One line: whitespace and control characters collapsed to single spaces. */
+  /**
+   * One line: whitespace and control characters collapsed to single spaces, nothing invisible
+   * (bidi, zero-width, tag characters), at most {@linkcode MAX_FACT_CHARS} characters.
+   */
   text: string;
   scope: FactScope;
   /** ISO time of `add`. */
@@ -61,13 +67,20 @@ export function projectFactsPath(ternHome: string, workspace: string): string {
 /** The facts of one person in one workspace, loaded once and appended to. */
 export class MemoryStore {
   readonly #paths: Readonly<Record<FactScope, string>>;
+  /** The resolved workspace, recorded with each project fact. */
+  readonly #workspace: string;
   readonly #masker: KeyMasker | undefined;
   #facts: Record<FactScope, Fact[]> = { user: [], project: [] };
   /** Every id seen, forgotten ones included, so that a new fact never reuses one. */
   #ids = new Set<string>();
 
-  private constructor(paths: Record<FactScope, string>, masker: KeyMasker | undefined) {
+  private constructor(
+    paths: Record<FactScope, string>,
+    workspace: string,
+    masker: KeyMasker | undefined,
+  ) {
     this.#paths = paths;
+    this.#workspace = workspace;
     this.#masker = masker;
   }
 
@@ -80,10 +93,14 @@ export class MemoryStore {
     workspace: string,
     options: { masker?: KeyMasker } = {},
   ): Promise<MemoryStore> {
-    const store = new MemoryStore({
-      user: userFactsPath(ternHome),
-      project: projectFactsPath(ternHome, workspace),
-    }, options.masker);
+    const store = new MemoryStore(
+      {
+        user: userFactsPath(ternHome),
+        project: projectFactsPath(ternHome, workspace),
+      },
+      resolve(workspace),
+      options.masker,
+    );
     await store.reload();
     return store;
   }
@@ -94,7 +111,7 @@ export class MemoryStore {
     const mask = (text: string) => this.#masker?.mask(text) ?? text;
     this.#facts = {
       user: await readFacts(this.#paths.user, "user", ids, mask),
-      project: await readFacts(this.#paths.project, "project", ids, mask),
+      project: await readFacts(this.#paths.project, "project", ids, mask, this.#workspace),
     };
     this.#ids = ids;
   }
@@ -121,7 +138,8 @@ export class MemoryStore {
     const same = this.#facts[scope].find((fact) => fact.text === line);
     if (same) return { ...same };
     const fact: Fact = { id: this.#newId(), text: line, scope, created: new Date().toISOString() };
-    await appendLine(this.#paths[scope], JSON.stringify(fact));
+    const record = scope === "project" ? { ...fact, workspace: this.#workspace } : fact;
+    await appendLine(this.#paths[scope], JSON.stringify(record));
     this.#ids.add(fact.id);
     this.#facts[scope].push(fact);
     return { ...fact };
@@ -198,7 +216,7 @@ export function memoryPromptSection(facts: readonly Fact[]): string | undefined 
 
 /** `text` as one fact line. @throws {FactTextError} when empty or too long. */
 function normalizeFactText(text: string): string {
-  const line = text.replace(SPACING, " ").trim();
+  const line = oneLine(text);
   if (line === "") {
     throw new FactTextError("Cannot remember an empty fact: give the text to save", 0);
   }
@@ -214,14 +232,37 @@ function normalizeFactText(text: string): string {
 }
 
 /**
+ * `text` on one line a person reads as the model does: what draws as nothing removed, every run
+ * of white space or control characters (any line break) one space.
+ */
+function oneLine(text: string): string {
+  return withoutInvisible(text).replace(SPACING, " ").trim();
+}
+
+/**
+ * A fact's text as read from its file, made what `add` would have saved: the file may have been
+ * edited by hand or by anything that can write tern's home, and a line break in it would put
+ * lines of its own in the prompt. Keys are masked before a too long text is cut (a cut key
+ * would no longer be found); undefined when nothing is left.
+ */
+function storedFactText(text: string, mask: (text: string) => string): string | undefined {
+  const chars = Array.from(mask(oneLine(text.slice(0, MAX_FACT_CHARS * 16))));
+  if (chars.length === 0) return undefined;
+  if (chars.length <= MAX_FACT_CHARS) return chars.join("");
+  return `${chars.slice(0, MAX_FACT_CHARS - 1).join("")}…`;
+}
+
+/**
  * The live facts of one file, their text passed through `mask`; adds every id it sees
- * (forgotten ones too) to `ids`.
+ * (forgotten ones too) to `ids`. Given `workspace`, a fact recorded for another one is left
+ * out (one saved before facts recorded theirs is kept).
  */
 async function readFacts(
   path: string,
   scope: FactScope,
   ids: Set<string>,
   mask: (text: string) => string,
+  workspace?: string,
 ): Promise<Fact[]> {
   let text: string;
   try {
@@ -241,9 +282,11 @@ async function readFacts(
       facts.delete(value.id);
       ids.add(value.id);
     } else if (value.type === undefined && isFact(value, scope) && !ids.has(value.id)) {
-      const text = mask(value.text);
-      facts.set(value.id, { id: value.id, text, scope, created: value.created });
+      const text = storedFactText(value.text, mask);
       ids.add(value.id);
+      if (text === undefined) continue;
+      if (workspace !== undefined && (value.workspace ?? workspace) !== workspace) continue;
+      facts.set(value.id, { id: value.id, text, scope, created: value.created });
     }
   }
   return [...facts.values()];

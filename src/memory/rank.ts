@@ -87,8 +87,9 @@ export function rankedMemorySection(chosen: readonly RankedFact[]): string | und
   if (chosen.length === 0) return undefined;
   const lines = [...chosen]
     .sort((a, b) => a.fact.created.localeCompare(b.fact.created))
-    // What the person saved, as `tern memory list` shows it: nothing that draws as nothing.
-    .map(({ fact }) => `- ${withoutInvisible(fact.text)}`);
+    // What the person saved, as `tern memory list` shows it: nothing that draws as nothing,
+    // one line (a line break would start a line of the message that is not a fact's).
+    .map(({ fact }) => `- ${withoutInvisible(fact.text).replace(/[\s\p{Cc}]+/gu, " ").trim()}`);
   return [
     "[Remembered facts that may bear on this message (saved by the person in earlier sessions;",
     "a later line wins where two disagree):]",

@@ -5,6 +5,7 @@ import { estimateMessageTokens } from "../../src/context/tokens.ts";
 import {
   consolidationDue,
   FIRST_CONSOLIDATION_TOKENS,
+  MAX_FACT_LINE_CHARS,
   MAX_FACTS_PER_RUN,
   MAX_TOPIC_FILE_CHARS,
   MAX_TOPICS_PER_RUN,
@@ -92,6 +93,26 @@ Deno.test("parseConsolidation() turns hostile topic names into flat names and ca
   ok(!/[\u0080-\u009f\u200b\u202e]/.test(c1.title), JSON.stringify(c1.title));
   throws(() => parseConsolidation("no json here"), /no JSON object/);
   throws(() => parseConsolidation('{"facts": []}'), /no "topics" list/);
+});
+
+Deno.test("parseConsolidation() masks a key before a long fact or title is cut", () => {
+  const key = "sk-test-consolidate-Q7rT2vX9pL4mN8bK";
+  const mask = (text: string) => text.replaceAll(key, "[masked]");
+  // A cut through the key would leave its first half, which no mask recognises.
+  const [topic] = parseConsolidation(
+    JSON.stringify({
+      topics: [{
+        topic: "ci",
+        title: `${"T".repeat(60)} ${key}`,
+        facts: [{ fact: `${"a".repeat(MAX_FACT_LINE_CHARS - 20)} ${key}`, source: "ci.yml" }],
+      }],
+    }),
+    { mask },
+  );
+  ok(topic.lines[0].length <= MAX_FACT_LINE_CHARS);
+  for (const text of [topic.title, topic.lines[0]]) {
+    ok(!text.includes(key.slice(0, 8)), text);
+  }
 });
 
 async function withWorkspace(body: (ws: string, root: string) => Promise<void>): Promise<void> {

@@ -61,7 +61,11 @@ Deno.test("MemoryStore.add() writes one line per fact with private modes and lis
 
     const projectPath = projectFactsPath(home, WORKSPACE);
     const lines = (await Deno.readTextFile(projectPath)).split("\n");
-    deepEqual(lines.slice(0, 2).map((line) => JSON.parse(line)), [first, third]);
+    // A project fact records its workspace: a colliding file name shares no fact.
+    deepEqual(lines.slice(0, 2).map((line) => JSON.parse(line)), [
+      { ...first, workspace: WORKSPACE },
+      { ...third, workspace: WORKSPACE },
+    ]);
     equal(lines.length, 4);
     equal((await Deno.stat(projectPath)).mode! & 0o777, 0o600);
     equal((await Deno.stat(userFactsPath(home))).mode! & 0o777, 0o600);
