@@ -157,7 +157,8 @@ export class DeferredTools implements SpecView {
       // Whose they are, so a server whose tools all fell past the cut is still known to exist.
       const servers = new Map<string, number>();
       for (const tool of [...this.#tools.values()].slice(lines.length)) {
-        const server = tool.name.split("__")[1] ?? tool.name;
+        // The server's own name: one named `github__x` must not show as `github`.
+        const server = tool.server;
         servers.set(server, (servers.get(server) ?? 0) + 1);
       }
       const named = [...servers].slice(0, MAX_NAMED_SERVERS).map(([name, n]) => `${name} (${n})`);
@@ -232,29 +233,64 @@ export function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** Distinct words of a query that count; the rest are ignored. */
+const MAX_TERMS = 32;
+
+/**
+ * The tools `query` finds, best first. A description counts once per query word and only for
+ * whole words or their start, so text stuffed with every word (or run together) scores no more
+ * than an honest description that has them; among equal scores the servers take turns, so one
+ * server's many tools cannot take every place.
+ */
 function matches(query: string, tools: McpTool[]): McpTool[] {
   const trimmed = query.trim();
   if (trimmed.toLowerCase().startsWith("select:")) {
-    const names = trimmed.slice("select:".length).split(",").map((name) => name.trim());
-    return names.flatMap((name) => tools.find((tool) => tool.name === name) ?? []);
+    const names = new Set(trimmed.slice("select:".length).split(",").map((name) => name.trim()));
+    return [...names].flatMap((name) => tools.find((tool) => tool.name === name) ?? []);
   }
   const exact = tools.find((tool) => tool.name === trimmed);
   if (exact !== undefined) return [exact];
-  const terms = words(trimmed);
+  const terms = [...new Set(words(trimmed))].slice(0, MAX_TERMS);
   if (terms.length === 0) return [];
   const scored = tools.map((tool) => {
     const name = words(tool.name);
-    const text = tool.description.toLowerCase();
     let score = 0;
     for (const term of terms) {
       if (name.includes(term)) score += 3;
       else if (name.some((word) => word.startsWith(term))) score += 2;
-      if (text.includes(term)) score += 1;
+      if (describedBy(tool, term)) score += 1;
     }
-    return { tool, score };
+    return { tool, score, turn: 0 };
   }).filter((entry) => entry.score > 0);
-  scored.sort((a, b) => b.score - a.score || (a.tool.name < b.tool.name ? -1 : 1));
+  const byName = (a: McpTool, b: McpTool) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  scored.sort((a, b) => b.score - a.score || byName(a.tool, b.tool));
+  const turns = new Map<string, number>();
+  for (const entry of scored) {
+    const key = `${entry.score} ${entry.tool.server}`;
+    entry.turn = turns.get(key) ?? 0;
+    turns.set(key, entry.turn + 1);
+  }
+  scored.sort((a, b) => b.score - a.score || a.turn - b.turn || byName(a.tool, b.tool));
   return scored.map((entry) => entry.tool);
+}
+
+/** Each tool's description words, distinct and sorted, kept while the server's listing is. */
+const DESCRIPTION_WORDS = new WeakMap<McpTool, string[]>();
+
+/** Whether a word of `tool`'s description starts with `term` (a binary search). */
+function describedBy(tool: McpTool, term: string): boolean {
+  let sorted = DESCRIPTION_WORDS.get(tool);
+  if (sorted === undefined) {
+    sorted = [...new Set(tool.description.toLowerCase().match(/[a-z0-9]+/g))].sort();
+    DESCRIPTION_WORDS.set(tool, sorted);
+  }
+  let [low, high] = [0, sorted.length];
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle] < term) low = middle + 1;
+    else high = middle;
+  }
+  return sorted[low]?.startsWith(term) ?? false;
 }
 
 function words(text: string): string[] {
