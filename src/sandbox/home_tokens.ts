@@ -194,7 +194,8 @@ export class HomeTokenCopies {
     const shown = large ? TOO_LARGE : redactConfigText(text);
     const copy = !large && shown === text ? null : this.#write(real, shown);
     // The copy of the file's last version goes (a sandbox that bound it keeps it while it runs).
-    if (known?.copy && known.copy !== copy) Deno.remove(known.copy).catch(() => {});
+    // At once, not in the background: the next look must not find it (it is rare, one unlink).
+    if (known?.copy && known.copy !== copy) removeQuietly(known.copy);
     // A file changed a moment ago may change again with the same time: read again next time.
     this.#made.set(path, { version: settled(info) ? version : "", real, copy });
     return copy === null ? null : { real, copy };
@@ -330,5 +331,14 @@ function readConfig(real: string, info: Deno.FileInfo, writable: readonly string
     }
   } catch {
     return null;
+  }
+}
+
+/** Removes a file; nothing when it cannot (gone already). */
+function removeQuietly(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch {
+    // Gone already.
   }
 }
