@@ -178,6 +178,8 @@ export class GuardMarks {
       // In place (readers hold the folder's lock): a new file would drop the lock.
       const bytes = new TextEncoder().encode(text);
       this.#notes.truncateSync(0);
+      // From the start: truncating leaves the offset where the last write ended.
+      this.#notes.seekSync(0, Deno.SeekMode.Start);
       for (let done = 0; done < bytes.length;) {
         done += this.#notes.writeSync(bytes.subarray(done));
       }

@@ -118,6 +118,15 @@ Deno.test("GuardMarks writes its notes only when they change, and keeps its fold
     await marks.remove([], () => Promise.resolve());
     equal(Deno.readTextFileSync(file), "unchanged", "the unchanged notes were written again");
     ok(marks.made(guard), "the folder made is no longer known as made");
+    // Changed notes are written over the old ones, whole, from the start.
+    const other = join(root, ".tern");
+    await Deno.mkdir(other);
+    deepEqual(await marks.standOn([guard, other], make), []);
+    const noted = JSON.parse(Deno.readTextFileSync(file)).map((mark: { path: string }) =>
+      mark.path
+    );
+    deepEqual(noted.sort(), [guard, other].sort());
+    await Deno.remove(other);
     // Gone: the note goes, the folder stays while the runtime lives.
     await Deno.remove(guard);
     await marks.remove([], () => Promise.resolve());
