@@ -16,6 +16,7 @@
  * its notes, for whoever ends or starts next.
  */
 import { join } from "../core/path.ts";
+import { TernError } from "../core/errors.ts";
 import { sameFile } from "../core/verified_open.ts";
 
 /**
@@ -62,23 +63,32 @@ export class GuardMarks {
   /** The notes' file, open with a shared lock from the first note until they are removed. */
   #notes: Deno.FsFile | null = null;
 
-  /** `dir`: the notes' folder ({@linkcode guardNotesDir}). */
-  constructor(dir: string) {
+  readonly #waitMs: number;
+
+  /**
+   * `dir`: the notes' folder ({@linkcode guardNotesDir}); `waitMs`: how long to wait for its
+   * lock ({@linkcode LOCK_WAIT_MS}).
+   */
+  constructor(dir: string, waitMs = LOCK_WAIT_MS) {
     this.#dir = dir;
     this.#file = join(this.#dir, `${crypto.randomUUID()}.json`);
+    this.#waitMs = waitMs;
   }
 
   /**
    * Makes (with `make`) the absent ones of `paths` and notes each that is an empty folder then,
    * as made when this made it; returns those made. Written before a sandbox stands on them.
    * Without the lock (a folder of the notes that is not this user's own) it goes on all the
-   * same: the guards must stand. Never throws unless `make` does.
+   * same: the guards must stand.
+   * @throws {GuardLockBusyError} when another tern held the lock all the time it waited (one
+   * stopped mid-step: going on unnoted, its removal could take this sandbox's guards away).
+   * Otherwise only what `make` throws.
    */
   async standOn(
     paths: readonly string[],
     make: (absent: string[]) => Promise<void>,
   ): Promise<string[]> {
-    const lock = await takeLock(this.#dir);
+    const lock = await takeLock(this.#dir, this.#waitMs);
     try {
       const absent = paths.filter((path) => infoOrNull(path) === null);
       await make(absent);
@@ -99,14 +109,14 @@ export class GuardMarks {
 
   /**
    * Removes (with `remove`) those of `paths` that are empty folders no other running tern
-   * notes, then forgets every folder gone; none without the lock. Never throws unless `remove`
-   * does.
+   * notes, then forgets every folder gone; none without the lock (left for a later sweep).
+   * Never throws unless `remove` does.
    */
   async remove(
     paths: readonly string[],
     remove: (paths: string[]) => Promise<void>,
   ): Promise<void> {
-    const lock = await takeLock(this.#dir);
+    const lock = await takeLock(this.#dir, this.#waitMs).catch(quietWhenBusy);
     if (lock === null) return;
     try {
       const held = heldBy(this.#dir, (file) => file !== this.#file);
@@ -128,7 +138,13 @@ export class GuardMarks {
    * throws.
    */
   async close(): Promise<void> {
-    const lock = await takeLock(this.#dir);
+    const lock = await takeLock(this.#dir, this.#waitMs).catch(quietWhenBusy);
+    if (lock === null && this.#notes !== null) {
+      // Left as an ended tern's notes (no lock to write them under): the next sweep's.
+      this.#notes.close();
+      this.#notes = null;
+      return;
+    }
     try {
       this.#prune(true);
       this.#notes?.close();
@@ -197,9 +213,10 @@ export class GuardMarks {
 export async function removeLeftGuards(
   dir: string,
   remove: (paths: string[]) => Promise<void>,
+  waitMs = LOCK_WAIT_MS,
 ): Promise<void> {
   if (!ownFolder(dir)) return;
-  const lock = await takeLock(dir);
+  const lock = await takeLock(dir, waitMs).catch(quietWhenBusy);
   if (lock === null) return;
   try {
     const held = heldBy(dir, () => true);
@@ -266,11 +283,39 @@ function heldBy(dir: string, which: (file: string) => boolean): Set<string> {
 }
 
 /**
+ * How long a tern waits for the notes' lock, in milliseconds. A holder keeps it for a few file
+ * operations and at most one `mkdir` or `rmdir` process, so a wait this long means a holder that
+ * does not run (a tern stopped with Ctrl-Z or SIGSTOP mid-step).
+ */
+export const LOCK_WAIT_MS = 15_000;
+
+/** Another tern held the guards' notes' lock all the time this one waited. */
+export class GuardLockBusyError extends TernError {
+  constructor(lock: string, waitMs: number) {
+    super(
+      `Cannot run the command: another tern has held "${lock}" for over ${
+        Math.round(waitMs / 1000)
+      } s, so the sandbox's guard folders cannot be set up safely. A tern stopped mid-step ` +
+        "(Ctrl-Z or SIGSTOP) holds it: resume it (fg, or kill -CONT) or end it, then try again",
+    );
+    this.name = "GuardLockBusyError";
+  }
+}
+
+/** For the steps that may be skipped: no lock when another tern holds it too long. */
+function quietWhenBusy(error: unknown): null {
+  if (error instanceof GuardLockBusyError) return null;
+  throw error;
+}
+
+/**
  * The notes' lock, held (`flock`) until the file is closed; null when the folder is not this
  * user's own or the lock cannot be had. One removed while this tern waited is taken again.
+ * @throws {GuardLockBusyError} when another tern held it for all of `waitMs`.
  */
-async function takeLock(dir: string): Promise<Deno.FsFile | null> {
+async function takeLock(dir: string, waitMs: number): Promise<Deno.FsFile | null> {
   const path = join(dir, LOCK);
+  const deadline = performance.now() + waitMs;
   for (let tries = 0; tries < 3; tries++) {
     let file: Deno.FsFile;
     try {
@@ -280,16 +325,31 @@ async function takeLock(dir: string): Promise<Deno.FsFile | null> {
     } catch {
       continue;
     }
+    let locked = false;
     try {
-      await file.lock(true);
+      locked = await lockBefore(file, deadline);
       const now = infoOrNull(path);
-      if (now !== null && now.isFile && sameFile(file.statSync(), now)) return file;
+      if (locked && now !== null && now.isFile && sameFile(file.statSync(), now)) return file;
     } catch {
       // Taken again below.
     }
     file.close();
+    if (!locked && performance.now() >= deadline) throw new GuardLockBusyError(path, waitMs);
   }
   return null;
+}
+
+/**
+ * Takes `file`'s exclusive lock, polling, until `deadline` (`performance.now()`); false when
+ * the time ran out. Polled, not a blocking `lock()`: that call cannot be given up, and its file
+ * would take the lock later, for no one.
+ */
+async function lockBefore(file: Deno.FsFile, deadline: number): Promise<boolean> {
+  for (let pause = 1;; pause = Math.min(pause * 2, 20)) {
+    if (file.tryLockSync(true)) return true;
+    if (performance.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }
 
 /** Removes the notes' folder and its lock when it holds no note (call with the lock held). */

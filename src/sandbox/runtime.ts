@@ -569,7 +569,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const guardNotes = guardNotesDir(dirname(tmp));
   const guardMarks = new GuardMarks(guardNotes);
   const leftGuards = shellKind === "bwrap"
-    ? removeLeftGuards(guardNotes, removeEmptyDirs)
+    // Not waited for long: a sweep skipped is done at a later start.
+    ? removeLeftGuards(guardNotes, removeEmptyDirs, SWEEP_WAIT_MS)
     : Promise.resolve();
   /** Makes the absent ones of `guarded` and notes all (guard_marks.ts); returns those made. */
   const standOn = async (guarded: readonly string[]): Promise<string[]> => {
@@ -600,7 +601,14 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const built = await viewNow();
     while (removing !== undefined) await removing;
     running++;
-    const made = await standOn(built.guarded ?? []);
+    let made: string[];
+    try {
+      made = await standOn(built.guarded ?? []);
+    } catch (error) {
+      // No sandbox stands on them: the next command's leave() may remove what is left.
+      running--;
+      throw error;
+    }
     warm.lost(made);
     for (const path of made) placeholders.add(path);
     return built;
@@ -1077,6 +1085,9 @@ function inside(path: string, dir: string): boolean {
  * this process may not write the workspace (bin/_env.sh), so `Deno.remove` would fail there.
  * Never throws.
  */
+/** How long the opening's sweep of ended terns' mount points waits for the notes' lock. */
+const SWEEP_WAIT_MS = 2_000;
+
 async function removeEmptyDirs(paths: readonly string[]): Promise<void> {
   try {
     await new Deno.Command(hostProgram("rmdir"), {

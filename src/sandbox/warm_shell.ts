@@ -423,7 +423,7 @@ export class WarmSlot {
   /**
    * `dir`: where the server's program is made (never where a command can write);
    * `makeMountPoints` makes the guards' absent mount points (by default {@linkcode
-   * makeMountPoints}) and never throws.
+   * makeMountPoints}); when it throws, no shell opens and `run` throws that error.
    */
   constructor(
     dir: string,

@@ -6,7 +6,12 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createSandbox } from "../../src/sandbox/runtime.ts";
-import { GuardMarks, guardNotesDir } from "../../src/sandbox/guard_marks.ts";
+import {
+  GuardLockBusyError,
+  GuardMarks,
+  guardNotesDir,
+  removeLeftGuards,
+} from "../../src/sandbox/guard_marks.ts";
 import { bwrapTest, exists, sandboxOptionsFor } from "./_bwrap_helpers.ts";
 
 bwrapTest(
@@ -182,3 +187,43 @@ bwrapTest(
     }
   },
 );
+
+Deno.test("GuardMarks waits a bounded time for a lock another tern keeps, and then makes nothing unnoted", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern_gl_" }));
+  const notes = join(root, "notes");
+  const guard = join(root, ".git");
+  await Deno.mkdir(notes, { mode: 0o700 });
+  // Another tern stopped mid-step (Ctrl-Z, SIGSTOP) keeps the notes' lock: an open file of its
+  // own, so flock refuses this one's.
+  const holder = await Deno.open(join(notes, ".lock"), { read: true, write: true, create: true });
+  await holder.lock(true);
+  const make = async (paths: string[]) =>
+    void await Promise.all(paths.map((path) => Deno.mkdir(path)));
+  const marks = new GuardMarks(notes, 200);
+  try {
+    const outcome = await Promise.race([
+      marks.standOn([guard], make).then(() => "stood", (error) => error),
+      new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5_000)),
+    ]);
+    ok(outcome instanceof GuardLockBusyError, `standOn: ${outcome}`);
+    ok(outcome.message.includes(join(notes, ".lock")), outcome.message);
+    ok(/resume it .* or end it/.test(outcome.message), outcome.message);
+    equal(await exists(guard), false, "a mount point was made without being noted");
+    // Steps that may be skipped are: nothing removed, no error.
+    await Deno.mkdir(guard);
+    await marks.remove([guard], () => Promise.reject(new Error("removed under another's lock")));
+    await removeLeftGuards(notes, () => Promise.reject(new Error("swept")), 200);
+    await marks.close();
+    ok(await exists(guard), "a folder went while another tern held the lock");
+  } finally {
+    holder.close();
+  }
+  try {
+    // The lock free again: the same folders are stood on and noted.
+    const next = new GuardMarks(notes, 200);
+    deepEqual(await next.standOn([guard], make), []);
+    await next.close();
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
