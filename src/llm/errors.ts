@@ -184,10 +184,11 @@ function errorFields(error: unknown): Record<string, unknown> {
  * How servers word a request longer than the model's context window: OpenAI's
  * `context_length_exceeded` ("This model's maximum context length is …"), Anthropic's "prompt is
  * too long: N tokens > M maximum", vLLM's "… maximum context length is …", Gemini's "input token
- * count … exceeds the maximum", llama.cpp's "exceeds the available context size".
+ * count … exceeds the maximum", llama.cpp's "exceeds the available context size", TGI's
+ * "`inputs` tokens + `max_new_tokens` must be <= N" and "`inputs` must have less than N tokens".
  */
 const CONTEXT_OVERFLOW =
-  /context[_ ]length[_ ]exceeded|maximum context length|prompt is too long|context window|exceeds? the (?:maximum|available context|model's (?:maximum|context))|too many (?:input )?tokens/i;
+  /context[_ ]length[_ ]exceeded|maximum context length|prompt is too long|context window|exceeds? the (?:maximum|available context|model's (?:maximum|context))|too many (?:input )?tokens|`inputs` (?:tokens \+ `max_new_tokens` must be <=|must have less than \d+ tokens)/i;
 
 /** True when an error's text or code says the request outgrew the model's context window. */
 export function isContextOverflow(text: string): boolean {

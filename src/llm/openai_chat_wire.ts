@@ -219,6 +219,8 @@ interface WireUsage {
   completion_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
+  /** Moonshot: the cached tokens here too, or only here. */
+  cached_tokens?: number;
 }
 
 interface ChatChunk {
@@ -237,22 +239,37 @@ interface ChatChunk {
       tool_calls?: unknown;
     } | null;
     finish_reason?: string | null;
+    /** Moonshot: usage on the last chunk's choice, here only. */
+    usage?: WireUsage | null;
   }[];
   usage?: WireUsage | null;
   /** Groq: usage on the last chunk, here only. */
   x_groq?: { usage?: WireUsage | null } | null;
-  /** An error the server ran into while streaming (OpenAI, OpenRouter, vLLM). */
+  /** An error the server ran into while streaming (OpenAI, OpenRouter, vLLM, TGI). */
   error?: unknown;
+  /** TGI: the kind of a text `error` (`validation`, `overloaded`, `generation`). */
+  error_type?: unknown;
 }
 
-/** Maps a wire `finish_reason` to tern's. */
+/** Maps a wire `finish_reason` to tern's (Mistral's `model_length`: the context window filled). */
 export function toFinishReason(reason: string): FinishReason {
   if (reason === "stop") return "stop";
   if (reason === "tool_calls" || reason === "function_call") return "tool_calls";
-  if (reason === "length") return "length";
+  if (reason === "length" || reason === "model_length") return "length";
   if (reason === "content_filter") return "refusal";
   return "other";
 }
+
+/**
+ * Finish reasons that say the server failed before the answer was whole: Mistral's and
+ * OpenRouter's `error`, vLLM's `abort`, DeepSeek's `insufficient_system_resource`. What came is
+ * no answer (its tool calls may be cut or missing), and asking again may get one.
+ */
+const FAILED_FINISH_REASONS: ReadonlySet<string> = new Set([
+  "error",
+  "abort",
+  "insufficient_system_resource",
+]);
 
 /**
  * Maps wire usage to tern's; missing counts, and counts that are not token counts, are 0.
@@ -263,7 +280,8 @@ export function toUsage(usage: WireUsage): Usage {
   return usageWithinTotals({
     inputTokens: tokenCount(usage.prompt_tokens) ?? 0,
     outputTokens: tokenCount(usage.completion_tokens) ?? 0,
-    cachedTokens: tokenCount(usage.prompt_tokens_details?.cached_tokens) ?? 0,
+    cachedTokens: tokenCount(usage.prompt_tokens_details?.cached_tokens) ??
+      tokenCount(usage.cached_tokens) ?? 0,
     reasoningTokens: tokenCount(usage.completion_tokens_details?.reasoning_tokens) ?? 0,
   });
 }
@@ -311,28 +329,35 @@ export class ChatStreamState implements WireStream {
 
   #applyChunk(chunk: ChatChunk): StreamEvent[] {
     const { choices } = chunk;
-    const usage = isRecord(chunk.usage)
-      ? chunk.usage
-      : isRecord(chunk.x_groq) && isRecord(chunk.x_groq.usage)
-      ? chunk.x_groq.usage
-      : undefined;
-    if (usage !== undefined) this.#usage = toUsage(usage);
+    const choice = Array.isArray(choices) ? choices[0] : undefined;
+    // Usage where servers put it: the chunk (OpenAI), `x_groq` (Groq), the choice (Moonshot).
+    const usage = [
+      chunk.usage,
+      isRecord(chunk.x_groq) ? chunk.x_groq.usage : undefined,
+      isRecord(choice) ? choice.usage : undefined,
+    ].find(isRecord);
+    if (usage !== undefined) this.#usage = toUsage(usage as WireUsage);
     if (isStreamError(chunk.error)) {
       // After a finish reason the message is whole (OpenRouter sends an error chunk after
-      // `length`): the stream ends as that reason, usage kept.
-      if (this.#finish !== undefined) {
+      // `length`): the stream ends as that reason, usage kept. After a failed one the error
+      // says why.
+      if (this.#finish !== undefined && !FAILED_FINISH_REASONS.has(this.#finish)) {
         this.#sawDone = true;
         return [];
       }
-      return [streamErrorEvent(chunk.error, this.#secrets)];
+      // TGI names the kind of its text error beside it: `overloaded` is worth another try.
+      const error = typeof chunk.error === "string" && typeof chunk.error_type === "string"
+        ? { message: chunk.error, type: chunk.error_type }
+        : chunk.error;
+      return [streamErrorEvent(error, this.#secrets)];
     }
     const events: StreamEvent[] = [];
-    const choice = Array.isArray(choices) ? choices[0] : undefined;
     if (!isRecord(choice)) return events;
     const delta = isRecord(choice.delta) ? choice.delta : undefined;
-    const field = typeof delta?.reasoning_content === "string"
+    // The field with text: a server may send both, one of them empty (vLLM renamed the field).
+    const field = deltaText(delta?.reasoning_content) !== undefined
       ? "reasoning_content"
-      : typeof delta?.reasoning === "string"
+      : deltaText(delta?.reasoning) !== undefined
       ? "reasoning"
       : undefined;
     const reasoning = deltaText(field === undefined ? undefined : delta?.[field]);
@@ -364,7 +389,9 @@ export class ChatStreamState implements WireStream {
       if (typeof name === "string" && name !== "") event.name = name;
       events.push(event);
     }
-    if (typeof choice.finish_reason === "string") this.#finish = choice.finish_reason;
+    // Ollama sent `""` with every chunk: no reason yet, or a cut-off answer would read whole.
+    const reason = choice.finish_reason;
+    if (typeof reason === "string" && reason !== "") this.#finish = reason;
     return events;
   }
 
@@ -377,10 +404,17 @@ export class ChatStreamState implements WireStream {
    * The final event once the body ended. Without `[DONE]` and without a finish reason the
    * response is incomplete and this is an error, as is `[DONE]` with nothing before it. With
    * `[DONE]` after chunks but no finish reason, the reason is inferred: tool calls, else stop.
+   * A finish reason that says the server failed is a retryable error.
    */
   finish(): StreamEvent {
     if (!this.#sawDone && this.#finish === undefined) {
       return retryableError("Model API stream ended early: no finish reason");
+    }
+    if (this.#finish !== undefined && FAILED_FINISH_REASONS.has(this.#finish)) {
+      return retryableError(
+        `Model API stream ended with finish reason "${this.#finish}": the server failed ` +
+          "before the answer was whole",
+      );
     }
     if (!this.#answered) return retryableError(NO_ANSWER_MESSAGE);
     const toolCalls = this.#calls.toolCalls();

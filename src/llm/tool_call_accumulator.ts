@@ -42,6 +42,11 @@ interface Slot {
   /** Where the call sorts: the server's index, else `index`. */
   order: number;
   id: string;
+  /**
+   * Another id the server sent for this call once its arguments began, set aside (Poolside
+   * sends one id on a call's first piece and another on every later one); empty when none.
+   */
+  alias: string;
   name: string;
   arguments: string;
   /** Whether `arguments` is one whole JSON object so far, read as it grows. */
@@ -56,6 +61,8 @@ interface Slot {
 /** The parts of one fragment that decide where it goes. */
 interface Piece {
   id?: string;
+  /** `function` on a call's first piece (OpenAI); some servers repeat it. */
+  type?: string;
   name?: string;
   args?: string;
 }
@@ -95,8 +102,11 @@ export class ToolCallAccumulator {
     const fn: Record<string, unknown> = isRecord(fragment.function) ? fragment.function : {};
     const name = optionalString(fn.name, "tool call name");
     const args = argumentsText(fn.arguments);
-    const slot = this.#slotFor(fragment.index, { id, name, args });
-    if (id) this.#setId(slot, withinLimit(joinPiece(slot.id, id), "id"));
+    const type = typeof fragment.type === "string" ? fragment.type : undefined;
+    const slot = this.#slotFor(fragment.index, { id, type, name, args });
+    if (id && joinsId(slot, { id, name, args })) {
+      this.#setId(slot, withinLimit(joinPiece(slot.id, id), "id"));
+    } else if (id && id !== slot.id) slot.alias = withinLimit(id, "id");
     if (name) slot.name = withinLimit(joinPiece(slot.name, name), "name");
     if (args) {
       slot.arguments += args;
@@ -127,7 +137,8 @@ export class ToolCallAccumulator {
           const call: ToolCall = {
             id: slot.id === "" ? `call_${slot.index}` : slot.id,
             name: slot.name,
-            arguments: slot.arguments,
+            // Ollama writes a call without parameters as `null`: no arguments, read as `{}`.
+            arguments: isNullArguments(slot.arguments) ? "" : slot.arguments,
           };
           if (slot.extraContent.length > 0) {
             call.extraContent = Object.fromEntries(slot.extraContent.flatMap(Object.entries));
@@ -159,6 +170,7 @@ export class ToolCallAccumulator {
       index,
       order,
       id: "",
+      alias: "",
       name: "",
       arguments: "",
       shape: new ObjectShape(),
@@ -202,25 +214,40 @@ export class ToolCallAccumulator {
 }
 
 /**
- * True when `piece` starts another call than the one in `slot`: the slot's arguments are one
- * whole JSON object already, and the piece brings another id, or (without an id of its own) a
- * name with arguments that open an object. A piece with the slot's own id continues it
- * (servers that repeat the id on every piece), and id pieces before any arguments are an id
- * sent in parts (`call_` + `7f3a`).
+ * True when `piece` starts another call than the one in `slot`: the piece opens a call as a
+ * call's first piece does (its `type`, its name and an id that is not the slot's, even grown),
+ * or the slot's arguments are whole already (one JSON object, or Ollama's `null` for a call
+ * without parameters) and the piece brings another id, or (without an id of its own) a name
+ * with arguments that open an object. A piece with the slot's own id continues it (servers
+ * that repeat the id on every piece), and id pieces before any arguments are an id sent in
+ * parts (`call_` + `7f3a`).
  */
 function startsAnotherCall(
-  slot: { id: string; arguments: string; shape: ObjectShape },
+  slot: { id: string; alias: string; name: string; arguments: string; shape: ObjectShape },
   piece: Piece,
 ): boolean {
   const otherId = piece.id !== undefined && piece.id !== "" && slot.id !== "" &&
-    piece.id !== slot.id;
-  const ownId = piece.id !== undefined && piece.id !== "" && piece.id === slot.id;
+    piece.id !== slot.id && piece.id !== slot.alias;
+  // Each call of a parallel reply under one index, whose arguments may be empty (no
+  // parameters): nothing else tells them from pieces of one call.
+  if (
+    otherId && piece.type && piece.name && slot.name !== "" && !piece.id?.startsWith(slot.id)
+  ) {
+    return true;
+  }
+  const ownId = piece.id !== undefined && piece.id !== "" &&
+    (piece.id === slot.id || piece.id === slot.alias);
   const opensCall = !ownId && piece.name !== undefined && piece.name !== "" &&
     piece.args?.trimStart().startsWith("{") === true;
   if (!otherId && !opensCall) return false;
   // Checked last, and parsed at most once (`ObjectShape`): a server's thousands of pieces that
   // might start another call must not parse a megabyte of arguments each.
-  return slot.shape.isObject(slot.arguments);
+  return slot.shape.isObject(slot.arguments) || isNullArguments(slot.arguments);
+}
+
+/** True for arguments that are JSON `null` (a short text: checking it costs nothing). */
+function isNullArguments(text: string): boolean {
+  return text.length <= 16 && text.trim() === "null";
 }
 
 /**
@@ -274,6 +301,19 @@ class ObjectShape {
       this.#closed = true;
     }
   }
+}
+
+/**
+ * True when the id of `piece`, a piece of the call in `slot`, is (part of) the call's id: the
+ * call has none yet, the id is the call's grown or repeated, or it comes before the arguments
+ * (an id in pieces comes with the name's pieces, before the arguments). Another id with the
+ * arguments is not: the first id stays, so the call and its result name one id (joined, each
+ * piece's id made an id of thousands of characters, and the answer failed).
+ */
+function joinsId(slot: { id: string; arguments: string }, piece: Piece): boolean {
+  const id = piece.id ?? "";
+  if (slot.id === "" || id.startsWith(slot.id)) return true;
+  return slot.arguments === "" && (Boolean(piece.name) || !piece.args);
 }
 
 /**

@@ -71,7 +71,9 @@ export type StreamEvent =
     finishReason: FinishReason;
     /**
      * The server's own word for why it stopped (`content_filter`, `refusal`, `pause_turn`),
-     * given when `finishReason` is `refusal`, `pause` or `other`, so messages can name it.
+     * given when `finishReason` is `refusal`, `pause` or `other`, and for `length` when the
+     * context window filled (`model_context_window_exceeded`, `model_length`), so messages can
+     * name it.
      */
     stopReason?: string;
     usage?: Usage;

@@ -76,12 +76,30 @@ export function namesStopReason(reason: FinishReason): boolean {
 const MAX_STOP_REASON_CHARS = 100;
 
 /**
+ * Server words for an answer cut off because the context window filled, not the output limit
+ * (Anthropic's `model_context_window_exceeded`, Mistral's `model_length`).
+ */
+const CONTEXT_WINDOW_WORDS: ReadonlySet<string> = new Set([
+  "model_context_window_exceeded",
+  "model_length",
+]);
+
+/** True when a `length` stop's word says the context window filled, not the output limit. */
+export function contextWindowFilled(word: string | undefined): boolean {
+  return word !== undefined && CONTEXT_WINDOW_WORDS.has(word);
+}
+
+/**
  * The server's word for why it stopped (`content_filter`, `refusal`), as a `done` event carries
- * it for `reason` (see {@linkcode namesStopReason}): messages quote it, so it comes without
- * escapes or controls and clipped. Undefined when `reason` names none or the server sent none.
+ * it for `reason` (see {@linkcode namesStopReason}), and for `length` when the context window
+ * filled: messages quote it, so it comes without escapes or controls and clipped. Undefined
+ * when `reason` names none or the server sent none.
  */
 export function stopReasonOf(reason: FinishReason, word: string | undefined): string | undefined {
-  if (!namesStopReason(reason) || word === undefined) return undefined;
+  if (word === undefined) return undefined;
+  if (!namesStopReason(reason) && !(reason === "length" && contextWindowFilled(word))) {
+    return undefined;
+  }
   return clip(terminalText(word), MAX_STOP_REASON_CHARS);
 }
 

@@ -122,6 +122,10 @@ Deno.test("toFinishReason() maps the legacy function_call reason to tool_calls",
   assert.equal(toFinishReason("tool_calls"), "tool_calls");
 });
 
+Deno.test("toFinishReason() maps Mistral's model_length to length", () => {
+  assert.equal(toFinishReason("model_length"), "length");
+});
+
 Deno.test("toFinishReason() maps content_filter to refusal and reasons it does not know to other", () => {
   assert.equal(toFinishReason("content_filter"), "refusal");
   assert.equal(toFinishReason("eos_token"), "other");

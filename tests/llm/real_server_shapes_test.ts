@@ -305,3 +305,24 @@ Deno.test("AnthropicStreamState sets text after a server tool's blocks apart, no
   assert.equal(streamed.join(""), expected);
   assert.equal(doneMessage(state.finish()).content, expected);
 });
+
+Deno.test("ChatStreamState reads reasoning from the field that has it when both are sent", () => {
+  const state = new ChatStreamState();
+  const events = feed(state, [
+    {
+      choices: [{
+        index: 0,
+        delta: { role: "assistant", reasoning_content: "", reasoning: "Plan" },
+      }],
+    },
+    { choices: [{ index: 0, delta: { reasoning_content: null, reasoning: " first." } }] },
+    { choices: [{ index: 0, delta: { content: "Done." }, finish_reason: "stop" }] },
+  ]);
+  const thought = events.flatMap((event) => event.type === "thinking_delta" ? [event.text] : []);
+  assert.deepEqual(thought, ["Plan", " first."]);
+  assert.deepEqual(doneMessage(state.finish()).thinking, [{
+    api: "openai",
+    text: "Plan first.",
+    field: "reasoning",
+  }]);
+});

@@ -105,7 +105,7 @@ interface Turn {
   ran: string[];
 }
 
-/** Runs one turn over `answers` with `bash` and `write` stand-ins that record their calls. */
+/** Runs one turn over `answers` with `bash`, `write` and `pwd` stand-ins that record their calls. */
 async function turnOver(
   api: ApiStyle,
   answers: Answer[],
@@ -137,6 +137,18 @@ async function turnOver(
       return Promise.resolve({ output: "written" });
     },
   });
+  const pwd = defineTool({
+    name: "pwd",
+    description: "prints the directory (a stand-in without parameters that records its call)",
+    parameters: z.strictObject({}),
+    readOnly: true,
+    runsIn: "host",
+    paths: () => [],
+    execute: () => {
+      ran.push("pwd");
+      return Promise.resolve({ output: "/work" });
+    },
+  });
   const events: AgentEvent[] = [];
   const recorded: Message[] = [];
   try {
@@ -144,7 +156,7 @@ async function turnOver(
       messages: [{ role: "user", content: "do the task" }],
       provider: routed(api, replay.baseUrl),
       model: "m",
-      tools: new ToolRegistry([bash, write]),
+      tools: new ToolRegistry([bash, write, pwd]),
       workspace: "/nonexistent",
       emit: (event) => events.push(event),
       onMessage: (message) => recorded.push(message),
@@ -404,6 +416,18 @@ Deno.test("createOpenAiChatProvider() records Groq's usage sent in x_groq", asyn
   });
 });
 
+Deno.test("createOpenAiChatProvider() records Moonshot's usage sent in the choice", async () => {
+  const events = await streamOnce("openai", "moonshot_usage_in_choice.sse");
+  const done = events.at(-1);
+  assert.equal(done?.type, "done");
+  assert.deepEqual(done?.type === "done" ? done.usage : undefined, {
+    inputTokens: 19,
+    outputTokens: 13,
+    cachedTokens: 8,
+    reasoningTokens: 0,
+  });
+});
+
 Deno.test("runTurn() answers a Responses call by the call_id that came only when the item was done", async () => {
   const turn = await turnOver("openai-responses", [
     "responses_call_id_late.sse",
@@ -430,4 +454,130 @@ Deno.test("runTurn() quotes a proxy's HTML error page as text in the retry reaso
     "HTTP 503 from model API: 503 Service Temporarily Unavailable 503 Service Temporarily " +
     "Unavailable nginx",
   ]);
+});
+
+// Finish reasons beyond OpenAI's.
+
+for (
+  const [stream, word] of [
+    ["mistral_finish_error.sse", "error"],
+    ["deepseek_insufficient_resource.sse", "insufficient_system_resource"],
+  ]
+) {
+  Deno.test(`runTurn() retries an answer whose finish reason says the server failed (${stream})`, async () => {
+    const turn = await turnOver("openai", [stream, "plain_answer.sse"]);
+    assert.equal(turn.result.exitReason, "COMPLETED", turn.result.error);
+    assert.equal(turn.result.text, "Two files.");
+    const retries = turn.events.filter((event) => event.type === "retry");
+    assert.deepEqual(retries.map((event) => event.reason), [
+      `Model API stream ended with finish reason "${word}": the server failed before the ` +
+      "answer was whole",
+    ]);
+    // The cut-off text was never kept.
+    const said = turn.recorded.filter((message) => message.role === "assistant");
+    assert.deepEqual(said, [{ role: "assistant", content: "Two files." }]);
+  });
+}
+
+Deno.test("runTurn() runs no tool call of an answer vLLM aborted", async () => {
+  const body =
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"chatcmpl-tool-1",' +
+    '"type":"function","function":{"name":"bash","arguments":"{\\"command\\": \\"rm -r build\\"}"}}]},' +
+    '"finish_reason":null}]}\n\n' +
+    'data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"abort"}]}\n\n' +
+    "data: [DONE]\n\n";
+  const turn = await turnOver("openai", [
+    { status: 200, contentType: "text/event-stream", body },
+    "plain_answer.sse",
+  ]);
+  assert.equal(turn.result.exitReason, "CLIENT_ERROR");
+  assert.deepEqual(turn.ran, []);
+  assert.match(turn.result.error ?? "", /finish reason "abort"/);
+});
+
+Deno.test("runTurn() ends LENGTH_LIMIT when Mistral stops for model_length", async () => {
+  const turn = await turnOver("openai", ["mistral_model_length.sse"]);
+  assert.equal(turn.result.exitReason, "LENGTH_LIMIT", turn.result.error);
+  assert.equal(turn.result.text, "The first part of an answer that filled the window");
+  // Not the output limit: a larger max_tokens would not help, a compaction would.
+  assert.match(turn.result.error ?? "", /context window filled up/);
+});
+
+Deno.test("runTurn() retries an Ollama stream cut off after chunks with an empty finish reason", async () => {
+  const turn = await turnOver("openai", ["ollama_empty_finish_reason_cut.sse", "plain_answer.sse"]);
+  assert.equal(turn.result.exitReason, "COMPLETED", turn.result.error);
+  assert.equal(turn.result.text, "Two files.");
+  const retries = turn.events.filter((event) => event.type === "retry");
+  assert.deepEqual(retries.map((event) => event.reason), [
+    "Model API stream ended early: no finish reason",
+  ]);
+});
+
+// Hugging Face TGI's error events.
+
+Deno.test("runTurn() retries TGI's overloaded error event", async () => {
+  const turn = await turnOver("openai", ["tgi_overloaded_error.sse", "plain_answer.sse"]);
+  assert.equal(turn.result.exitReason, "COMPLETED", turn.result.error);
+  assert.equal(turn.result.text, "Two files.");
+  const retries = turn.events.filter((event) => event.type === "retry");
+  assert.deepEqual(retries.map((event) => event.reason), [
+    "Model API stream error: Model is overloaded",
+  ]);
+});
+
+Deno.test("createOpenAiChatProvider() marks TGI's input validation error a context overflow", async () => {
+  const events = await streamOnce("openai", "tgi_validation_error.sse");
+  assert.deepEqual(events, [{
+    type: "error",
+    kind: "client",
+    message: "Model API stream error: Input validation error: `inputs` tokens + " +
+      "`max_new_tokens` must be <= 4096. Given: 3990 `inputs` tokens and 1024 `max_new_tokens`",
+    // The loop compacts the conversation and asks again once.
+    contextOverflow: true,
+  }]);
+});
+
+// Call ids and arguments of servers that bend the protocol.
+
+Deno.test("runTurn() runs each Ollama call without parameters sent under one index", async () => {
+  const turn = await turnOver("openai", ["ollama_no_argument_calls.sse", "plain_answer.sse"], {
+    rejectInvalidArguments: true,
+  });
+  assert.equal(turn.result.exitReason, "COMPLETED", turn.result.error);
+  assert.deepEqual(turn.ran, ["pwd", "pwd"]);
+  const calls = sentBackCalls(turn.bodies);
+  assert.deepEqual(calls.map((call) => [call.id, call.function.name, call.function.arguments]), [
+    ["call_5fq2ml0c", "pwd", "{}"],
+    ["call_x8v3nd7r", "pwd", "{}"],
+  ]);
+});
+
+Deno.test("runTurn() keeps a call's first id when Poolside sends another on later pieces", async () => {
+  const turn = await turnOver("openai", ["poolside_call_id_changes.sse", "plain_answer.sse"]);
+  assert.equal(turn.result.exitReason, "COMPLETED", turn.result.error);
+  assert.deepEqual(turn.ran, ["bash echo A > a1.txt"]);
+  const calls = sentBackCalls(turn.bodies);
+  assert.deepEqual(calls.map((call) => call.id), ["call_Qm4TnY8cVb2LxR7s"]);
+  const results = (turn.bodies[1].messages as Record<string, unknown>[])
+    .filter((message) => message.role === "tool")
+    .map((message) => message.tool_call_id);
+  assert.deepEqual(results, ["call_Qm4TnY8cVb2LxR7s"]);
+});
+
+// Answers cut off by the context window.
+
+Deno.test("runTurn() says the context window filled when Anthropic stops for it", async () => {
+  const turn = await turnOver("anthropic", ["anthropic_context_window_exceeded.sse"]);
+  assert.equal(turn.result.exitReason, "LENGTH_LIMIT");
+  assert.equal(
+    turn.result.error,
+    "The model's context window filled up before it finished its answer",
+  );
+  assert.equal(turn.result.text, "The summary so far");
+});
+
+Deno.test("createOpenAiChatProvider() names Mistral's model_length as the stop reason", async () => {
+  const done = (await streamOnce("openai", "mistral_model_length.sse")).at(-1);
+  assert.equal(done?.type === "done" ? done.finishReason : done?.type, "length");
+  assert.equal(done?.type === "done" ? done.stopReason : undefined, "model_length");
 });

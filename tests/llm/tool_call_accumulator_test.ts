@@ -182,3 +182,46 @@ Deno.test("ToolCallAccumulator.add() takes 50,000 calls in linear time, with an 
   const elapsedMs = performance.now() - started;
   assert.ok(elapsedMs < 5_000, `took ${Math.round(elapsedMs)} ms`);
 });
+
+Deno.test("ToolCallAccumulator.add() keeps a call's first id when later pieces bring another", () => {
+  // Poolside: one id on a call's first piece, another on every later one.
+  const acc = new ToolCallAccumulator();
+  acc.add({
+    index: 0,
+    id: "call_first",
+    type: "function",
+    function: { name: "bash", arguments: "" },
+  });
+  for (const piece of ['{"command"', ': "ls', '"}']) {
+    acc.add({ index: 0, id: "call_later", function: { arguments: piece } });
+  }
+  // The other id on a piece after the arguments are whole continues the call too.
+  acc.add({ index: 0, id: "call_later", function: { arguments: "" } });
+  assert.deepEqual(acc.toolCalls(), [
+    { id: "call_first", name: "bash", arguments: '{"command": "ls"}' },
+  ]);
+});
+
+Deno.test("ToolCallAccumulator.add() sets apart calls without parameters sent under one index", () => {
+  const acc = new ToolCallAccumulator();
+  acc.add({ index: 0, id: "call_a", type: "function", function: { name: "now", arguments: "" } });
+  acc.add({ index: 0, id: "call_b", type: "function", function: { name: "date", arguments: "" } });
+  acc.add({
+    index: 0,
+    id: "call_c",
+    type: "function",
+    function: { name: "pwd", arguments: "null" },
+  });
+  acc.add({
+    index: 0,
+    id: "call_d",
+    type: "function",
+    function: { name: "who", arguments: "null" },
+  });
+  assert.deepEqual(acc.toolCalls(), [
+    { id: "call_a", name: "now", arguments: "" },
+    { id: "call_b", name: "date", arguments: "" },
+    { id: "call_c", name: "pwd", arguments: "" },
+    { id: "call_d", name: "who", arguments: "" },
+  ]);
+});
