@@ -17,6 +17,7 @@ import { type Observation, observationText } from "../core/observation.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../core/json_depth.ts";
 import type { FinishReason, ModelRequest, Provider, ThinkingLevel } from "../llm/types.ts";
+import { contextWindowFilled } from "../llm/wire_fields.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { phaseMark } from "../core/phase_marks.ts";
 import { dropOlderImages, dropOlderResultImages } from "../core/image_budget.ts";
@@ -230,7 +231,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       if (message.thinking) kept.thinking = message.thinking;
       add(kept, reply.usage, answeredBy);
       emit(said(message));
-      const why = reply.stopReason === "model_context_window_exceeded"
+      const why = contextWindowFilled(reply.stopReason)
         ? "The model's context window filled up before it finished its answer"
         : "The model hit its output token limit";
       return finish("LENGTH_LIMIT", why);
