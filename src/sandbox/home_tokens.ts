@@ -41,6 +41,13 @@ export const TOKEN_MARK = "[REDACTED]";
 const SECRET_CONFIG_KEY =
   /(?:^|[.:/])(?:[\w-]*(?:token|pass(?:w(?:or)?d)?|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)|_auth|extra-?header|authorization)$/i;
 
+/**
+ * A value that is one word of token characters, 24 or more, with a lower-case letter, an
+ * upper-case one and a digit, quoted or not: a random token whatever its key is called
+ * (`[hub] key = …`). Paths, URLs, target triples, hex hashes and UUIDs are none.
+ */
+const RANDOM_WORD = /^(["']?)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])(?=[\w-]*\d)[\w-]{24,}\1$/;
+
 /** `key = value` or `key=value` (gitconfig, TOML, npmrc, INI), with its parts. */
 const KEY_VALUE = /^(?<head>\s*(?<key>[^\s=#;[]+)\s*=\s*)(?<value>.*?)(?<tail>\s*)$/;
 
@@ -65,7 +72,10 @@ export function redactConfigText(text: string): string {
   for (let i = 0; i < lines.length; i++) {
     const parts = KEY_VALUE.exec(lines[i])?.groups;
     const key = parts?.key.replace(/^["']|["']$/g, "");
-    if (parts === undefined || parts.value === "" || !SECRET_CONFIG_KEY.test(key!)) {
+    if (
+      parts === undefined || parts.value === "" ||
+      !(SECRET_CONFIG_KEY.test(key!) || RANDOM_WORD.test(parts.value))
+    ) {
       out.push(lines[i]);
       continue;
     }

@@ -146,6 +146,74 @@ const PERCENT_RUN = /[\w.~+/=-]*(?:%[0-9A-Fa-f]{2}[\w.~+/=-]*)+/g;
 export const MIN_SECRET_LENGTH = 8;
 
 /**
+ * What may stand between two characters of a known value that is still found: white space (a
+ * wrapped line: `fold`, base64's 76 columns; spaced-out letters) and the invisible characters
+ * (soft hyphen, zero-width space, joiners, word joiner, byte order mark), at most
+ * {@linkcode MAX_BREAK} in a row.
+ */
+const BREAK = "[\\s\\u00ad\\u200b-\\u200d\\u2060\\ufeff]";
+const BREAK_CHAR = /[\s\u00ad\u200b-\u200d\u2060\ufeff]/;
+const MAX_BREAK = 8;
+
+/**
+ * A run of at least this many characters of a known value (a prefix, a middle, an end) is
+ * masked: 16 random characters are never in other text by chance, and common prefixes
+ * (`sk-ant-api03-`, 13) are shorter.
+ */
+export const MIN_KNOWN_RUN = 16;
+/** A run is found from its value's pieces of this length, one every so many characters. */
+const RUN_PIECE = 8;
+
+/**
+ * The forms in which a known value is found, beside itself (case aside, see
+ * {@linkcode SecretMasker}): base64 and base64url at each of the three byte alignments (only
+ * whole groups, so the form is the same whatever stands before and after the value), hex, the
+ * value reversed, and as a JSON string writes it (`\"`, `\\`). These are what one short
+ * command or an ordinary program turns a file or a variable into (`base64`, `xxd -p`, `od`,
+ * `rev`, `tr a-z A-Z`, `fold`, a JSON dump) and a person or a program can read back. Not
+ * covered, on purpose: encodings that need a key or a choice to read back (ciphers, xor,
+ * compression), other escapes (`\uXXXX` of plain ASCII letters is written on purpose, and a
+ * model that writes on purpose can use any of the former), and a value cut into pieces of fewer
+ * than {@linkcode MIN_KNOWN_RUN} characters: no finite list of patterns catches those, and each
+ * form more slows every scan (all of these together made masking about three times slower, still
+ * linear: some 25 ns a character). Percent-encoding is decoded ({@linkcode SecretMasker.mask}).
+ */
+export function knownForms(value: string): string[] {
+  const bytes = new TextEncoder().encode(value);
+  // As a JSON string holds it: a value with a quote, a backslash or a control character.
+  const forms = [value, [...value].reverse().join(""), JSON.stringify(value).slice(1, -1)];
+  forms.push(Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join(""));
+  for (let shift = 0; shift < 3; shift++) {
+    const whole = Math.floor((bytes.length - shift) / 3) * 3;
+    const base64 = bytes.subarray(shift, shift + Math.max(0, whole)).toBase64();
+    forms.push(base64, base64.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  return [...new Set(forms)].filter((form) => form.length >= MIN_SECRET_LENGTH);
+}
+
+/**
+ * A pattern for `form`, case aside, that allows a few {@linkcode BREAK} characters between two
+ * characters. Case is written out (`[aA]`): V8 (Deno 2.9) let `(?i:…)` around long alternatives
+ * match only the first of them case-blind.
+ */
+function brokenSource(form: string): string {
+  return [...form].map(caseless).join(`${BREAK}{0,${MAX_BREAK}}`);
+}
+
+/** A pattern for `text` in any case. */
+function caselessSource(text: string): string {
+  return [...text].map(caseless).join("");
+}
+
+function caseless(char: string): string {
+  const lower = char.toLowerCase();
+  const upper = char.toUpperCase();
+  return lower !== upper && lower.length === 1 && upper.length === 1
+    ? `[${lower}${upper}]`
+    : escapeRegex(char);
+}
+
+/**
  * The shortest piece of a known value {@linkcode SecretMasker.carriesKnownValue} looks for: a
  * random key shares no piece this long with other text by chance.
  */
@@ -196,7 +264,9 @@ export function lazyKeyMasker(config: () => KeyConfig): (text: string) => string
 /**
  * Masks secrets in text: the known values it was built with (`[REDACTED]`) and the formats of
  * common keys and credentials (`[REDACTED:openai-key]`, `[REDACTED:private-key]`, …). For
- * `Bearer …`, `password=…` and the like only the value is replaced.
+ * `Bearer …`, `password=…` and the like only the value is replaced. A known value is found in
+ * any case, in each of its {@linkcode knownForms}, broken by white space or invisible
+ * characters, percent-encoded, and in part (a run of {@linkcode MIN_KNOWN_RUN} characters).
  */
 export class SecretMasker {
   /** {@linkcode FORMATS} (and the known values). */
@@ -206,6 +276,12 @@ export class SecretMasker {
   readonly #known: RegExp | undefined;
   /** The known values, longest first. */
   readonly #values: string[];
+  /** Every {@linkcode knownForms} of the known values, lower-cased, longest first. */
+  readonly #forms: string[];
+  /** The pieces of the known values that find a run of one ({@linkcode MIN_KNOWN_RUN}). */
+  readonly #pieces: RegExp | undefined;
+  /** Each piece (lower-cased) with the values it is taken from and where. */
+  readonly #pieceAt = new Map<string, [value: string, at: number][]>();
   /** The length of the longest known value (0 without any). */
   readonly longestValue: number;
 
@@ -215,9 +291,21 @@ export class SecretMasker {
       .sort((a, b) => b.length - a.length);
     this.#values = known;
     this.longestValue = known[0]?.length ?? 0;
-    const knownSource = known.map(escapeRegex).join("|");
+    this.#forms = [...new Set(known.flatMap(knownForms).map((form) => form.toLowerCase()))]
+      .sort((a, b) => b.length - a.length);
+    const knownSource = `(?:${this.#forms.map(brokenSource).join("|")})`;
     this.#known = known.length > 0 ? new RegExp(knownSource, "g") : undefined;
     const first = known.length > 0 ? [`(?<known>${knownSource})`] : [];
+    for (const value of known) {
+      if (value.length <= MIN_KNOWN_RUN) continue;
+      for (let at = 0;; at = Math.min(at + RUN_PIECE, value.length - RUN_PIECE)) {
+        const piece = value.slice(at, at + RUN_PIECE).toLowerCase();
+        this.#pieceAt.set(piece, [...this.#pieceAt.get(piece) ?? [], [value, at]]);
+        if (at === value.length - RUN_PIECE) break;
+      }
+    }
+    const pieces = [...this.#pieceAt.keys()].map(caselessSource).join("|");
+    this.#pieces = pieces === "" ? undefined : new RegExp(pieces, "g");
     this.#regex = formatsRegex(FORMATS, first);
     this.#full = formatsRegex(ALL_FORMATS, first);
   }
@@ -238,26 +326,47 @@ export class SecretMasker {
         this.#regexFor(text),
         (match, ...rest) => this.#marker(match, rest),
       );
-      return this.#values.length > 0 && masked.includes("%") ? this.#maskEncoded(masked) : masked;
+      return this.#values.length > 0 ? replaceSpans(masked, this.#partSpans(masked)) : masked;
     } catch {
       return UNCHECKED;
     }
   }
 
   /**
-   * `text` with every run of URL characters that holds a known value once percent-decoded
-   * (`%73%6b%2d…`, a key written into a URL so that no plain match finds it) replaced whole.
+   * Where `text` holds a known value that the regular expression does not find: a run of URL
+   * characters that holds one once percent-decoded (`%73%6b%2d…`), and a run of
+   * {@linkcode MIN_KNOWN_RUN} or more characters of one (a prefix, a middle, an end; case
+   * aside). In text order, possibly overlapping.
    */
-  #maskEncoded(text: string): string {
-    return text.replace(PERCENT_RUN, (run) => {
-      let decoded: string;
-      try {
-        decoded = decodeURIComponent(run);
-      } catch {
-        return run;
+  #partSpans(text: string): SecretSpan[] {
+    const spans: SecretSpan[] = [];
+    if (text.includes("%")) {
+      for (const run of text.matchAll(PERCENT_RUN)) {
+        let decoded: string;
+        try {
+          decoded = decodeURIComponent(run[0]).toLowerCase();
+        } catch {
+          continue;
+        }
+        if (this.#values.some((value) => decoded.includes(value.toLowerCase()))) {
+          spans.push({ start: run.index, end: run.index + run[0].length });
+        }
       }
-      return this.#values.some((value) => decoded.includes(value)) ? "[REDACTED]" : run;
-    });
+    }
+    if (this.#pieces === undefined) return spans;
+    const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+    for (const found of text.matchAll(this.#pieces)) {
+      for (const [value, at] of this.#pieceAt.get(found[0].toLowerCase()) ?? []) {
+        let start = found.index;
+        let from = at;
+        while (start > 0 && from > 0 && same(text[start - 1], value[from - 1])) start--, from--;
+        let end = found.index + RUN_PIECE;
+        let to = at + RUN_PIECE;
+        while (end < text.length && to < value.length && same(text[end], value[to])) end++, to++;
+        if (end - start >= MIN_KNOWN_RUN) spans.push({ start, end });
+      }
+    }
+    return spans.sort((a, b) => a.start - b.start);
   }
 
   /** The marker for one match, or what stays of it when its format's check says no. */
@@ -293,14 +402,14 @@ export class SecretMasker {
    * {@linkcode SecretMasker.mask}. Never throws.
    */
   carriesKnownValue(text: string): boolean {
-    if (this.#values.length === 0) return false;
+    if (this.#forms.length === 0) return false;
     const flat = squeezed(text);
     const pieces = new Set<string>();
     for (let i = 0; i + MIN_KNOWN_PIECE <= flat.length; i++) {
       pieces.add(flat.slice(i, i + MIN_KNOWN_PIECE));
     }
-    for (const value of this.#values) {
-      const key = squeezed(value);
+    for (const form of this.#forms) {
+      const key = squeezed(form);
       if (key.length < MIN_KNOWN_PIECE) continue;
       const found = new Uint8Array(key.length);
       for (let i = 0; i + MIN_KNOWN_PIECE <= key.length; i++) {
@@ -313,16 +422,19 @@ export class SecretMasker {
 
   /**
    * The length of the longest end of `text` that begins a known value without holding all of
-   * it: what a stream must hold back until it knows whether the value follows (0 for none).
+   * it, case aside: what a stream must hold back until it knows whether the value follows (0
+   * for none).
    */
   knownValueStarting(text: string): number {
     let longest = 0;
+    const lower = text.toLowerCase();
     for (const value of this.#values) {
+      const wanted = value.toLowerCase();
       // The earliest start wins (the longest end); one that cannot beat `longest` is not tried.
       const first = Math.max(0, text.length - value.length + 1);
       for (let start = first; start < text.length - longest; start++) {
-        if (text.charCodeAt(start) !== value.charCodeAt(0)) continue;
-        if (value.startsWith(text.slice(start))) {
+        if (lower.charCodeAt(start) !== wanted.charCodeAt(0)) continue;
+        if (wanted.startsWith(lower.slice(start))) {
           longest = text.length - start;
           break;
         }
@@ -350,14 +462,59 @@ export class SecretMasker {
    */
   spans(text: string): SecretSpan[] {
     try {
-      return [...text.matchAll(this.#regexFor(text))].map((m) => ({
+      const spans = [...text.matchAll(this.#regexFor(text))].map((m) => ({
         start: m.index,
         end: m.index + m[0].length,
       }));
+      if (this.#values.length === 0) return spans;
+      return [...spans, ...this.#partSpans(text)].sort((a, b) => a.start - b.start);
     } catch {
       return [{ start: 0, end: text.length }];
     }
   }
+
+  /**
+   * The length of the longest end of `text` that begins one of the {@linkcode knownForms} of a
+   * known value without holding all of it, case and breaks aside (0 for none): what a stream
+   * of output must hold back, even past a line's end, until it knows whether the rest follows.
+   */
+  knownFormStarting(text: string): number {
+    const longest = this.#forms[0]?.length ?? 0;
+    const chars: string[] = [];
+    const where: number[] = [];
+    let gap = 0;
+    for (let i = text.length - 1; i >= 0 && chars.length < longest; i--) {
+      if (BREAK_CHAR.test(text[i])) {
+        if (++gap > MAX_BREAK) break;
+        continue;
+      }
+      gap = 0;
+      chars.push(text[i].toLowerCase());
+      where.push(i);
+    }
+    const end = chars.reverse().join("");
+    where.reverse();
+    for (let start = 0; start < end.length; start++) {
+      const rest = end.slice(start);
+      if (this.#forms.some((form) => form.length > rest.length && form.startsWith(rest))) {
+        return text.length - where[start];
+      }
+    }
+    return 0;
+  }
+}
+
+/** `text` with each of `spans` (ordered by start, maybe overlapping) replaced by one marker. */
+function replaceSpans(text: string, spans: readonly SecretSpan[]): string {
+  if (spans.length === 0) return text;
+  let out = "";
+  let at = 0;
+  for (const span of spans) {
+    if (span.end <= at) continue;
+    out += `${text.slice(at, Math.max(at, span.start))}[REDACTED]`;
+    at = span.end;
+  }
+  return out + text.slice(at);
 }
 
 /** What stands for a text the masker could not check. */
@@ -419,7 +576,7 @@ export function createStreamMasker(masker: SecretMasker): StreamMasker {
       inPrivateKey = true;
       return out;
     }
-    let cut = lineCut(held, tail);
+    let cut = Math.min(lineCut(held, tail), held.length - masker.knownFormStarting(held));
     if (pem !== -1) cut = Math.min(cut, pem);
     const spans = masker.spans(held);
     for (const span of spans) {

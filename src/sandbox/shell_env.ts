@@ -96,11 +96,25 @@ export const NETWORK_ENV_NAMES: readonly string[] = [
   "CURL_CA_BUNDLE",
 ].flatMap((name) => [name, name.toLowerCase()]);
 
-/** The {@linkcode NETWORK_ENV_NAMES} set in `source`. */
+/**
+ * The {@linkcode NETWORK_ENV_NAMES} set in `source`, without credentials: a proxy URL's user
+ * and password (`http://me:<password>@proxy:3128`) are taken out, and a value that still looks
+ * like a secret (a token in its query) is left out. What reads these variables (a command with
+ * the network, an MCP server) could send a proxy password anywhere, or print it in a form no
+ * masker knows; behind a proxy that needs one, give it to that program yourself.
+ */
 export function networkEnv(source: Readonly<Record<string, string>>): Record<string, string> {
   const env: Record<string, string> = {};
+  valueMasker ??= new SecretMasker();
   for (const name of NETWORK_ENV_NAMES) {
-    if (source[name] !== undefined) env[name] = source[name];
+    const value = /proxy$/i.test(name) ? source[name]?.replace(URL_USER_PART, "$1") : source[name];
+    if (value !== undefined && valueMasker.mask(value) === value) env[name] = value;
   }
   return env;
 }
+
+/**
+ * The user part of a URL or of a bare `host:port` (`user:pass@`, up to the last `@` before the
+ * path), with the scheme before it kept in group 1. In each entry of a list (`NO_PROXY`) too.
+ */
+const URL_USER_PART = /(^|,|\s|[a-z][a-z0-9+.-]*:\/\/)[^/?#\s,]*@/gi;

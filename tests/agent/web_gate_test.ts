@@ -116,6 +116,39 @@ Deno.test("web_fetch never sends a known secret, even under :external", async ()
   });
 });
 
+Deno.test("web_fetch and web_search never send a known secret in base64, hex or reversed", async () => {
+  await withPage(async (url, hits) => {
+    const builtins: BuiltinToolOptions = {
+      ...BUILTINS,
+      webSearch: { providers: [{ name: "exa", key: "k", endpoint: `${new URL(url).origin}/s` }] },
+    };
+    await withGate({ answers: [], profile: ":external", builtins }, async (box) => {
+      const bytes = new TextEncoder().encode(`x${SECRET}`);
+      const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+      const carried = [
+        encodeURIComponent(bytes.toBase64()),
+        bytes.toBase64({ alphabet: "base64url" }),
+        hex,
+        [...SECRET].reverse().join(""),
+      ];
+      for (const data of carried) {
+        expectError(
+          await box.call("web_fetch", { url: `${url}&d=${data}` }),
+          "POLICY_DENIED",
+          /would send a secret/,
+        );
+        expectError(
+          await box.call("web_search", { query: `docs ${data}` }),
+          "POLICY_DENIED",
+          /would send a secret/,
+        );
+      }
+      equal(hits(), 0);
+      deepEqual(box.asked, []);
+    });
+  });
+});
+
 Deno.test("web_search never sends a known secret in its query, percent-escaped or not", async () => {
   let hits = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {

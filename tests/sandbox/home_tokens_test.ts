@@ -91,6 +91,29 @@ Deno.test("redactConfigText(): a value ends where its format ends it, and the fi
   }
 });
 
+Deno.test("redactConfigText(): a random token goes whatever its key is called", () => {
+  const token = "Zq7Wm2Kp9Xv4Rt8Ly3NbHd6Fs1Gc5Jw";
+  const text = [
+    "[hub]",
+    `\tkey = ${token}`,
+    "[deploy]",
+    `\tbearer = "${token.slice(0, 24)}"`,
+    "[build]",
+    'target = "x86_64-unknown-linux-gnu"',
+    "[user]",
+    "\tsigningkey = 0A46826A9E2B4C3D5F6E7A8B9C0D1E2F3A4B5C6D",
+    "\tid = 123e4567-e89b-12d3-a456-426614174000",
+    "\thelper = /usr/local/bin/Git-Credential-Manager2",
+    "",
+  ].join("\n");
+  const redacted = redactConfigText(text);
+  equal(redacted.includes(token.slice(0, 16)), false, redacted);
+  equal(
+    redacted,
+    text.replace(token, "[REDACTED]").replace(`"${token.slice(0, 24)}"`, '"[REDACTED]"'),
+  );
+});
+
 Deno.test("redactConfigText(): a file without credentials is unchanged", () => {
   const text = [
     "[user]",
