@@ -64,12 +64,15 @@ export class VerifiedFile implements Disposable {
   /**
    * The content from the start, in chunks of at most `chunkBytes`. Every
    * {@linkcode YIELD_EVERY_CHUNKS} chunks it lets the event loop run, so timers (a timeout's
-   * abort) fire while a large file streams.
+   * abort) fire while a large file streams; with `signal`, it throws the signal's reason at the
+   * first chunk after it fired, however the caller uses the chunks (a file of any size, or a
+   * sparse one of terabytes, ends there).
    */
-  async *chunks(chunkBytes = CHUNK_BYTES): AsyncGenerator<Uint8Array> {
+  async *chunks(chunkBytes = CHUNK_BYTES, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
     let count = 0;
     for (const chunk of this.#chunks(chunkBytes)) {
       if (++count % YIELD_EVERY_CHUNKS === 0) await new Promise((ok) => setTimeout(ok, 0));
+      signal?.throwIfAborted();
       yield chunk;
     }
   }

@@ -63,7 +63,7 @@ export function createGlobTool(): Tool {
         followSymbolicLinks: false,
         expandDirectories: false,
         signal: ctx.signal,
-        fs: { readdir: filteredReaddir(rules) },
+        fs: { readdir: filteredReaddir(rules, dir) },
       });
       const paths = found
         .filter((path) => isInside(root, path))
@@ -108,13 +108,26 @@ type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: nodeFs.Dir
 
 /**
  * A `readdir` for tinyglobby's crawler that drops ignored entries, so ignored folders such as
- * node_modules are never descended into.
+ * node_modules are never descended into, and lists only real folders inside `top` (the search
+ * folder, a real path). tinyglobby starts its crawl at a pattern's fixed part (`src/lib/*` lists
+ * `src/lib` directly), so a pattern naming a symlinked folder (`docs/*` with `docs -> ~`) would
+ * otherwise list where the link leads: such a folder, whose real path is not the path the
+ * crawl took, lists as empty (checked before and after the listing, as the reads are). A folder
+ * the crawl found as a folder entry of one listed here is not a link, and is not checked again.
  */
-function filteredReaddir(rules: IgnoreRules): typeof nodeFs.readdir {
+function filteredReaddir(rules: IgnoreRules, top: string): typeof nodeFs.readdir {
+  const found = new Set<string>();
   const readdir = (path: string, _options: unknown, callback: ReaddirCallback) => {
     const dir = resolve(path);
-    rules.loadAncestors(dir)
-      .then(() => nodeFs.promises.readdir(dir, { withFileTypes: true }))
+    const known = found.delete(dir);
+    (async () => {
+      if (!known && !await isRealFolderIn(top, dir)) return [];
+      await rules.loadAncestors(dir);
+      const entries = await nodeFs.promises.readdir(dir, { withFileTypes: true });
+      if (!known && !await isRealFolderIn(top, dir)) return [];
+      for (const entry of entries) if (entry.isDirectory()) found.add(join(dir, entry.name));
+      return entries;
+    })()
       .then(
         (entries) =>
           callback(null, entries.filter((e) => !rules.ignores(join(dir, e.name), e.isDirectory()))),
@@ -122,4 +135,14 @@ function filteredReaddir(rules: IgnoreRules): typeof nodeFs.readdir {
       );
   };
   return readdir as unknown as typeof nodeFs.readdir;
+}
+
+/** True when `dir` is inside `top` and is its own real path (no symlink on the way). */
+async function isRealFolderIn(top: string, dir: string): Promise<boolean> {
+  if (!isInside(top, dir)) return false;
+  try {
+    return await Deno.realPath(dir) === dir;
+  } catch {
+    return false;
+  }
 }

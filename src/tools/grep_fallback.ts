@@ -30,7 +30,11 @@ export async function searchWithFallback(query: GrepQuery): Promise<GrepCollecto
     // Verified like read: a file swapped for a symlink mid-walk is skipped, not followed.
     using opened = openFileVerified(query.workspace, file);
     if (opened === null) continue;
-    await searchFile(opened, rel, regex, query.context, collector);
+    await searchFile(
+      opened,
+      { path: rel, regex, context: query.context, signal: query.signal },
+      collector,
+    );
     if (collector.done) break;
   }
   return collector;
@@ -52,16 +56,15 @@ async function* walkFiles(query: GrepQuery): AsyncGenerator<string> {
  */
 async function searchFile(
   file: VerifiedFile,
-  path: string,
-  regex: LineMatcher,
-  context: number,
+  search: { path: string; regex: LineMatcher; context: number; signal: AbortSignal },
   collector: GrepCollector,
 ): Promise<void> {
+  const { path, regex, context } = search;
   /** Lines after the last match not offered yet (their number and text), `context` at most. */
   const before: [number, string][] = [];
   let after = 0;
   let number = 0;
-  for await (const { text, long } of fileLines(file)) {
+  for await (const { text, long } of fileLines(file, search.signal)) {
     number++;
     if (long) collector.skipLongLine(path);
     if (!long && regex.test(text)) {
@@ -86,8 +89,11 @@ interface FileLine {
   long: boolean;
 }
 
-/** The lines of `file`, up to the read that holds its first NUL byte. */
-async function* fileLines(file: VerifiedFile): AsyncGenerator<FileLine> {
+/**
+ * The lines of `file`, up to the read that holds its first NUL byte; throws when `signal`
+ * fires, at the next chunk.
+ */
+async function* fileLines(file: VerifiedFile, signal: AbortSignal): AsyncGenerator<FileLine> {
   const decoder = new TextDecoder();
   let pending = "";
   let long = false;
@@ -98,7 +104,7 @@ async function* fileLines(file: VerifiedFile): AsyncGenerator<FileLine> {
     long = false;
     return done;
   };
-  for await (const chunk of file.chunks()) {
+  for await (const chunk of file.chunks(undefined, signal)) {
     // As ripgrep does, a read holding a NUL byte ends the file: a small one is left out whole.
     if (chunk.includes(0)) return;
     const text = decoder.decode(chunk, { stream: true });

@@ -54,6 +54,36 @@ export const PROTECTED_FOLDERS: Readonly<Record<string, string>> = {
   ".tern": "they hold tern's own configuration and permissions",
 };
 
+/**
+ * A path ending in `/` or `/.` names a folder (the kernel refuses it for a file, ENOTDIR), but
+ * resolving drops the ending: without this check `write "notes/"` would create a file `notes`
+ * and `read "a.ts/"` would read one. Throws ToolError INVALID_ARGUMENTS when such a path names
+ * a file, or, for a write, nothing yet.
+ */
+function refuseFolderSpelling(
+  path: string,
+  info: Deno.FileInfo | null,
+  options: ResolveOptions,
+): void {
+  const ending = /(?:\/\.?)+$/.exec(path)?.[0];
+  if (ending === undefined || info?.isDirectory) return;
+  if (info !== null) {
+    const bare = path.slice(0, -ending.length);
+    throw new ToolError(
+      "INVALID_ARGUMENTS",
+      `Path "${path}" ends with "${ending}", which names a folder, but "${bare}" is a file: ` +
+        `leave out the "${ending}"`,
+    );
+  }
+  if (options.forWrite) {
+    throw new ToolError(
+      "INVALID_ARGUMENTS",
+      `Cannot write "${path}": a path ending with "${ending}" names a folder, not a file; ` +
+        "give the file's name",
+    );
+  }
+}
+
 /** Pseudo-filesystems whose files are views of processes and devices, never workspace files. */
 const SYSTEM_ROOTS = ["/proc", "/dev", "/sys"];
 
@@ -66,7 +96,8 @@ const MAX_SYMLINK_HOPS = 40;
  * too.
  *
  * `workspace` and the roots must already be real paths (a relative root is a TypeError).
- * Throws ToolError INVALID_ARGUMENTS for a NUL byte, and POLICY_DENIED when the path, before or
+ * Throws ToolError INVALID_ARGUMENTS for a NUL byte or a path ending in `/` that names a file
+ * (or, for a write, nothing yet), and POLICY_DENIED when the path, before or
  * after resolving symlinks, is outside the workspace and every allowed root, or in /proc, /dev
  * or /sys (unless the workspace itself is there); when it names a special file (FIFO, socket,
  * device); and with `forWrite`, when it is in a protected folder (below the workspace, or
@@ -101,6 +132,7 @@ export async function checkPath(
       `Path "${path}" is a ${special}: special files are refused`,
     );
   }
+  refuseFolderSpelling(path, info, options);
   if (!options.forWrite) return { path, real, root, info };
   if (info === null) {
     const named = await realPathOfExisting(absolute);
@@ -144,17 +176,21 @@ export async function resolveInWorkspace(
 
 /**
  * The protected folder (a key of {@linkcode PROTECTED_FOLDERS}) that absolute `path` is in or
- * is, below `workspace`; null when none. Names compare case-insensitively, as some file
- * systems do.
+ * is, below `workspace`; null when none. Names compare case-insensitively and without the
+ * characters HFS+ leaves out of names, as some file systems do (`.G\u200cIT` is `.git` there,
+ * which git itself refuses to check out for that reason).
  */
 export function protectedFolder(workspace: string, path: string): string | null {
   if (!isInside(workspace, path)) return null;
   for (const part of relative(workspace, path).split(sep)) {
-    const name = part.toLowerCase();
+    const name = part.replace(HFS_IGNORED, "").toLowerCase();
     if (Object.hasOwn(PROTECTED_FOLDERS, name)) return name;
   }
   return null;
 }
+
+/** The code points HFS+ ignores in names (git's list, `is_hfs_dotgit`). */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /** True when `path` is `root` or below it, compared by whole path components. */
 export function isInside(root: string, path: string): boolean {

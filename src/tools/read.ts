@@ -156,7 +156,7 @@ async function readWindow(
   let spent = 0;
   let full = false;
   let n = 0;
-  for await (const text of readLines(file)) {
+  for await (const text of readLines(file, options.signal)) {
     n++;
     if (n < offset || full) {
       if (full && !options.countAll) return { lines, total: null };
@@ -170,7 +170,6 @@ async function readWindow(
     lines.push(numbered);
     spent += numbered.length + 1;
     if (lines.length >= limit) full = true;
-    if (n % 10_000 === 0) options.signal.throwIfAborted();
   }
   return { lines, total: n };
 }
@@ -193,12 +192,14 @@ function cutLine(text: string): string {
 /**
  * Yields the lines of a file without their "\n". A line longer than MAX_LINE_CHARS is yielded
  * cut to MAX_LINE_CHARS + 1 characters, so memory stays bounded for huge single-line files.
+ * Throws when `signal` fires, at the next chunk: lines skipped before the offset, or one line
+ * of gigabytes, are read with it in view.
  */
-async function* readLines(file: VerifiedFile): AsyncGenerator<string> {
+async function* readLines(file: VerifiedFile, signal: AbortSignal): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let pending = "";
   const keep = MAX_LINE_CHARS + 2; // one extra for a "\r", one to know the line was longer
-  for await (const chunk of file.chunks()) {
+  for await (const chunk of file.chunks(undefined, signal)) {
     const text = decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {

@@ -47,6 +47,7 @@ import {
   sameFile,
   type VerifiedFile,
 } from "../core/verified_open.ts";
+import { ToolError } from "../core/observation.ts";
 import { type CheckedPath, isInside, isMissing } from "./paths.ts";
 
 export { openVerified, VerifiedFile, YIELD_EVERY_CHUNKS } from "../core/verified_open.ts";
@@ -105,7 +106,8 @@ export interface WriteOptions {
  * temporary file in the same folder and a rename, confirming each step (see the module notes),
  * so readers never see a half-written file. The parent folder must exist. Throws ToolError
  * POLICY_DENIED `Path "…" changed while it was being written: …` when a step finds the folder
- * or the file is not what was checked.
+ * or the file is not what was checked, and `Cannot write "…": the file is read-only …` for an
+ * existing file nobody may write in place.
  */
 export function writeFileVerified(
   checked: Checked,
@@ -113,9 +115,10 @@ export function writeFileVerified(
   options: WriteOptions = {},
 ): void {
   const { path, real } = checked;
+  refuseReadOnly(checked);
   const dir = dirname(real);
   const folder = confirmDirectory(dir, path);
-  const temp = join(dir, `.${basename(real)}.tern-${crypto.randomUUID().slice(0, 8)}.tmp`);
+  const temp = join(dir, tempName(basename(real)));
   let fd: number | null;
   try {
     fd = fs.openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, options.mode ?? 0o666);
@@ -150,6 +153,48 @@ export function writeFileVerified(
  * The names {@linkcode writeFileVerified} gives its temporary files: `.<name>.tern-<8 hex>.tmp`.
  */
 const TEMP_NAME = /^\..+\.tern-[0-9a-f]{8}\.tmp$/;
+/** The longest name a folder entry may have, in bytes (`NAME_MAX`). */
+const NAME_MAX_BYTES = 255;
+/** The bytes {@linkcode TEMP_NAME} adds to the name: `.`, `.tern-`, 8 hex digits and `.tmp`. */
+const TEMP_EXTRA_BYTES = 19;
+
+/**
+ * A fresh temporary name for the file `name`, as {@linkcode TEMP_NAME} says, with `name` cut
+ * (at a whole character) so the result stays within {@linkcode NAME_MAX_BYTES}: a file whose
+ * name is near the limit could otherwise never be written (ENAMETOOLONG).
+ */
+function tempName(name: string): string {
+  const room = NAME_MAX_BYTES - TEMP_EXTRA_BYTES;
+  let kept = "";
+  let bytes = 0;
+  for (const char of name) {
+    bytes += encoder.encode(char).length;
+    if (bytes > room) break;
+    kept += char;
+  }
+  return `.${kept}.tern-${crypto.randomUUID().slice(0, 8)}.tmp`;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Throws ToolError POLICY_DENIED when the existing file `checked` names is read-only: no write
+ * bit in its mode when it was checked (`chmod a-w`). Replacing it by a rename would otherwise
+ * change a file nobody may write in place, root included (whose writes ignore the bits). Only
+ * the bits are looked at: `access()` needs a permission the worker lacks, and opening the file
+ * for writing to find out could reach a device swapped in (Deno drops `O_NOFOLLOW`).
+ */
+function refuseReadOnly(checked: Checked): void {
+  const { path, info } = checked;
+  if (!info?.isFile) return;
+  if (typeof info.mode !== "number" || (info.mode & 0o222) !== 0) return;
+  const mode = (info.mode & 0o777).toString(8).padStart(4, "0");
+  throw new ToolError(
+    "POLICY_DENIED",
+    `Cannot write "${path}": the file is read-only (mode ${mode}); ask the user to make it writable or to make this change`,
+  );
+}
+
 /**
  * How old (by its last write) a temporary file is when it counts as left behind, in
  * milliseconds: a writer renames its file microseconds after its last write, so one this old

@@ -1,7 +1,10 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
+import type { Tool } from "../../src/tools/define.ts";
 import { createEditTool } from "../../src/tools/edit.ts";
+import { createListTool } from "../../src/tools/list.ts";
 import { createMultiEditTool } from "../../src/tools/multi_edit.ts";
+import { createReadTool } from "../../src/tools/read.ts";
 import { createWriteTool } from "../../src/tools/write.ts";
 import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
 
@@ -81,5 +84,76 @@ Deno.test("write(), edit() and multi_edit() name a file holding a line break or 
       succeeded(await call(write, ws, { path: "plain.md", content: "x" })),
       'Created "plain.md" (1 bytes, 1 lines)',
     );
+  });
+});
+
+Deno.test("write(), edit() and multi_edit() change a file whose name is near the length limit", async () => {
+  // The temporary file is `.<name>.tern-<8 hex>.tmp`: for a name over 236 bytes it was longer
+  // than a name may be, so such a file could be neither created nor changed (ENAMETOOLONG).
+  await withSandbox(async ({ ws }) => {
+    const names = ["n".repeat(251) + ".md", "é".repeat(120) + ".md"];
+    for (const name of names) {
+      succeeded(await call(write, ws, { path: name, content: "one\n" }));
+      const edit = createEditTool();
+      succeeded(await call(edit, ws, { path: name, old_string: "one", new_string: "two" }));
+      const edits = [{ old_string: "two", new_string: "three" }];
+      succeeded(await call(createMultiEditTool(), ws, { path: name, edits }));
+      equal(await Deno.readTextFile(join(ws, name)), "three\n");
+    }
+    deepEqual([...Deno.readDirSync(ws)].map((e) => e.name).sort(), [...names].sort());
+  });
+});
+
+Deno.test("write(), edit() and multi_edit() refuse a read-only file and leave it as it was", async () => {
+  // A rename replaces any file its folder lets it replace: `chmod a-w` (which root's writes
+  // ignore too) was no protection against the model's writes.
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "locked.txt": "keep\n", "open.txt": "keep\n" });
+    await Deno.chmod(join(ws, "locked.txt"), 0o444);
+    const calls: [Tool, unknown][] = [
+      [write, { path: "locked.txt", content: "pwned\n" }],
+      [createEditTool(), { path: "locked.txt", old_string: "keep", new_string: "pwned" }],
+      [createMultiEditTool(), {
+        path: "locked.txt",
+        edits: [{ old_string: "keep", new_string: "pwned" }],
+      }],
+    ];
+    for (const [tool, args] of calls) {
+      const message = failed(await call(tool, ws, args), "POLICY_DENIED");
+      ok(message.includes('"locked.txt": the file is read-only (mode 0444)'), message);
+    }
+    equal(await Deno.readTextFile(join(ws, "locked.txt")), "keep\n");
+    equal((await Deno.stat(join(ws, "locked.txt"))).mode! & 0o777, 0o444);
+    deepEqual([...Deno.readDirSync(ws)].map((e) => e.name).sort(), ["locked.txt", "open.txt"]);
+    // A file with any write bit is still written, keeping its bits.
+    await Deno.chmod(join(ws, "open.txt"), 0o604);
+    succeeded(await call(write, ws, { path: "open.txt", content: "new\n" }));
+    equal((await Deno.stat(join(ws, "open.txt"))).mode! & 0o777, 0o604);
+  });
+});
+
+Deno.test("file tools refuse a path ending in / that names a file, and write no file for one", async () => {
+  // Resolving drops a trailing "/" (or "/."): `write "notes/"` created a file "notes", and
+  // `read "a.ts/"` read a file the kernel would refuse (ENOTDIR).
+  await withSandbox(async ({ ws }) => {
+    await writeFiles(ws, { "a.ts": "a\n", "src/b.ts": "b\n" });
+    const message = failed(
+      await call(write, ws, { path: "notes/", content: "x" }),
+      "INVALID_ARGUMENTS",
+    );
+    ok(message.includes('a path ending with "/" names a folder'), message);
+    failed(await call(write, ws, { path: "a.ts/", content: "x" }), "INVALID_ARGUMENTS");
+    const edit = { path: "a.ts/.", old_string: "a", new_string: "b" };
+    failed(await call(createEditTool(), ws, edit), "INVALID_ARGUMENTS");
+    const readMessage = failed(
+      await call(createReadTool(), ws, { path: "a.ts/" }),
+      "INVALID_ARGUMENTS",
+    );
+    ok(readMessage.includes('but "a.ts" is a file: leave out the "/"'), readMessage);
+    deepEqual([...Deno.readDirSync(ws)].map((e) => e.name).sort(), ["a.ts", "src"]);
+    equal(await Deno.readTextFile(join(ws, "a.ts")), "a\n");
+    // A folder may still be named with its "/".
+    equal(succeeded(await call(createListTool(), ws, { path: "src/" })), "src/b.ts");
+    succeeded(await call(write, ws, { path: "src/c.ts", content: "c\n" }));
   });
 });

@@ -161,6 +161,19 @@ Deno.test("protectedFolder() names the protected folder a path is in", () => {
   equal(protectedFolder("/ws", "/.git/config"), null);
 });
 
+Deno.test("protectedFolder() sees .git and .tern through the characters HFS+ leaves out of names", async () => {
+  // On HFS+ ".g\u200cit" names the same folder as ".git" (git refuses such paths for that).
+  equal(protectedFolder("/ws", "/ws/.g\u200cit/hooks/pre-commit"), ".git");
+  equal(protectedFolder("/ws", "/ws/sub/\ufeff.TE\u200dRN/config.jsonc"), ".tern");
+  equal(protectedFolder("/ws", "/ws/.g\u00e9t/x"), null);
+  await withSandbox(async ({ ws }) => {
+    await rejects(
+      checkPath(ws, ".g\u200cit/hooks/pre-commit", { forWrite: true }),
+      denied(/paths in \.git are protected/),
+    );
+  });
+});
+
 Deno.test("checkPath() allows a path inside a read root, and says which root allowed it", async () => {
   await withSandbox(async ({ ws, outside }) => {
     const roots = { read: [outside], write: [] };

@@ -1,5 +1,6 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { createGrepTool } from "../../src/tools/grep.ts";
 import { createReadTool, MAX_READ_BYTES } from "../../src/tools/read.ts";
 import { call, failed, succeeded, withSandbox, writeFiles } from "./_helpers.ts";
 
@@ -189,6 +190,32 @@ Deno.test("read() rejects bad arguments without reading", async () => {
       const args of [{}, { path: 1 }, { path: "a.txt", extra: 1 }, { path: "a.txt", offset: 0 }]
     ) {
       failed(await call(read, ws, args), "INVALID_ARGUMENTS");
+    }
+  });
+});
+
+Deno.test("read() and grep() in JavaScript stop at a cancel in the middle of a large file", async () => {
+  // Lines before the offset, or lines that do not match, were read without looking at the
+  // signal: a read of a 1 TiB sparse file (a command's `truncate -s 1T`) past its text ran for
+  // minutes, until the host killed the worker and every call on it.
+  await withSandbox(async ({ ws }) => {
+    const sparse = join(ws, "sparse.log");
+    await Deno.writeTextFile(sparse, "line\n".repeat(2_000));
+    await Deno.truncate(sparse, 2 ** 40);
+    await Deno.writeTextFile(join(ws, "big.log"), "line\n".repeat(20_000_000));
+    const tools: [string, { run: typeof read.run }, unknown][] = [
+      ["read", read, { path: "sparse.log", offset: 5_000, limit: 1 }],
+      ["grep", createGrepTool({ ripgrep: false }), { pattern: "nothing", path: "big.log" }],
+    ];
+    for (const [name, tool, args] of tools) {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 300);
+      const started = performance.now();
+      const obs = await tool.run(args, { workspace: ws, signal: controller.signal });
+      clearTimeout(timer);
+      const took = performance.now() - started;
+      ok(took < 5_000, `${name} took ${Math.round(took)} ms after a cancel at 300 ms`);
+      equal(obs.status === "ERROR" && obs.code, "CANCELLED", `${name}: ${JSON.stringify(obs)}`);
     }
   });
 });
