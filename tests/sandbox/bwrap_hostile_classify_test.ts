@@ -18,7 +18,7 @@ if (!hasLess) console.warn("\n!!!!! SKIPPING the less cases: less is not install
 const LESSKEY = "#env\nLESSOPEN=|touch ran-less; cat %s\n";
 
 /** Each command line creates the file `ran-<n>` in the workspace when it runs. */
-const HOSTILE: ReadonlyArray<{ line: string; less?: boolean }> = [
+const HOSTILE: ReadonlyArray<{ line: string; less?: boolean; marker?: string }> = [
   { line: "jobs -x touch ran-1" },
   { line: "builtin jobs -x -- touch ran-2" },
   { line: "x='$(touch ran-3)'; echo ${x@P}" },
@@ -44,7 +44,37 @@ const HOSTILE: ReadonlyArray<{ line: string; less?: boolean }> = [
   { line: "set -k; less README.md LESSOPEN='|touch ran-20; cat %s'", less: true },
   { line: "less --lesskey-src=keys.txt README.md", less: true },
   { line: "less --lesskey-src keys.txt README.md", less: true },
+  // A test nested under `&&`, `-a`, `!` or parentheses evaluates subscripts as one alone does.
+  { line: "[[ -n x && -v 'a[$(touch ran-23)]' ]]" },
+  { line: "[ -n x -a -v 'a[$(touch ran-24)]' ]" },
+  { line: "x='b[$(touch ran-25)]'; [[ ( x -gt 1 ) ]]" },
+  // Substitutions tree-sitter reads as text.
+  { line: "echo ${x:-`touch ran-26`}" },
+  { line: "cat <<EOF\n`touch ran-27`\nEOF" },
+  { line: "cat <<-EOF\n\t$(touch ran-28)\n\tEOF" },
+  // A wrapper's argument that bash makes several words moves where the command starts.
+  { line: "timeout {5,bin/ls} whoami", marker: "ran-whoami" },
+  { line: "env -u {X,bin/ls} pwd", marker: "ran-pwd" },
+  { line: "x='1 bin/ls'; nice -n $x id", marker: "ran-id" },
+  // `set -ok` is `-o` and `-k`: `PATH=bin` is then ls's environment, where bash looks it up.
+  { line: "set -ok; ls 32 PATH=bin" },
+  // git config reads options only before its first other word; the others are values.
+  { line: "git config --file ran-33 a.b list" },
+  { line: "git config --file ran-34 a.b c --list" },
+  // Every git command that takes log or diff options writes --output.
+  { line: "git rev-list --output=ran-35 HEAD" },
+  { line: "git blame --output=ran-36 README.md" },
+  { line: "git stash list --output=ran-37" },
+  // Assignments that do not look like one: PATH is then a workspace folder.
+  { line: "unset PATH; : ${PATH:=bin}; ls 38" },
+  { line: "true {PATH}<README.md; ls 39" },
+  { line: ': ${BASH_CMDS["ls"]:=/usr/bin/touch}; ls ran-40' },
+  // Without PATH, bash looks a command up in the current folder.
+  { line: "unset PATH; whoami 41" },
 ];
+
+/** Lines after `set -o history -H`: bash rewrites each before it parses it. */
+const HISTORY = "set -o history -H\nfind README.md -name -fxrint -o !#:3:s/x/p/ ran-history";
 
 /**
  * Not run: lesskey options this less may not have (`--lesskey-content` is newer) or a binary
@@ -60,11 +90,18 @@ const CLASSIFIED_ONLY = [
   "less -kkeys.bin README.md",
   "less --lesskey-file=keys.bin README.md",
   "less '--lesskey-content=#env' README.md",
+  "git config core.pager 'touch ran' --list",
+  "git remote -v add evil https://example.com/x",
+  "git remote --verbose set-url origin x",
+  "set -o histexpand",
+  "shopt -so histexpand",
+  "git stash show --output=x",
+  "git reflog show --output=x",
 ];
 
 Deno.test("classifyShell(): a look-alike that runs code or writes a file is never read-only", async () => {
   const readOnly: string[] = [];
-  for (const line of [...HOSTILE.map((item) => item.line), ...CLASSIFIED_ONLY]) {
+  for (const line of [...HOSTILE.map((item) => item.line), HISTORY, ...CLASSIFIED_ONLY]) {
     if ((await classifyShell(line)).readOnly) readOnly.push(line);
   }
   deepEqual(readOnly, []);
@@ -85,6 +122,16 @@ Deno.test("classifyShell(): the harmless expansions, builtins, less and sed scri
       "less -N README.md",
       "a[0]=1",
       "sed -n 's/[/]/x/p' README.md",
+      "[[ -f README.md && -d src ]]",
+      "[ -n x -a -f README.md ]",
+      "timeout 5 ls",
+      "env -u X nice -n 5 ls",
+      "set +o history",
+      "git config --get user.name",
+      "git config -f .gitmodules --list",
+      "git config get user.name",
+      "git remote -v",
+      "git stash list",
     ]
   ) {
     ok((await classifyShell(line)).readOnly, line);
@@ -99,9 +146,16 @@ bwrapTest("createSandbox() shell: each hostile read-only look-alike does run cod
       mode: 0o755,
     });
     await Deno.writeTextFile(join(box.ws, "path.txt"), `${join(box.ws, "bin")}\n`);
-    for (const [n, { line, less }] of HOSTILE.entries()) {
+    await gitRepository(box.ws);
+    await Deno.copyFile(join(box.ws, "bin", "ls"), join(box.ws, "whoami"));
+    // `{PATH}<f` sets PATH to the number of the descriptor it opens.
+    for (let fd = 10; fd < 20; fd++) {
+      await Deno.mkdir(join(box.ws, `${fd}`));
+      await Deno.copyFile(join(box.ws, "bin", "ls"), join(box.ws, `${fd}`, "ls"));
+    }
+    for (const [n, { line, less, marker: named }] of HOSTILE.entries()) {
       if (less && !hasLess) continue;
-      const marker = less && !line.includes("ran-") ? "ran-less" : `ran-${n + 1}`;
+      const marker = named ?? (less && !line.includes("ran-") ? "ran-less" : `ran-${n + 1}`);
       await Deno.remove(join(box.ws, marker)).catch(() => {});
       const result = await box.run(`{ ${line}\n} >/dev/null 2>&1`);
       const ran = await Deno.stat(join(box.ws, marker)).then(() => true, () => false);
@@ -109,3 +163,29 @@ bwrapTest("createSandbox() shell: each hostile read-only look-alike does run cod
     }
   });
 });
+
+bwrapTest("createSandbox() shell: history expansion rewrites a line after set -H", async () => {
+  await withViewBox(async (box) => {
+    const result = await box.run(HISTORY);
+    const ran = await Deno.stat(join(box.ws, "ran-history")).then(() => true, () => false);
+    ok(ran, `the rewritten find did not write its file: ${result.output}`);
+  });
+});
+
+/** A repository in `dir` with README.md committed and one stash. */
+async function gitRepository(dir: string): Promise<void> {
+  const git = async (...args: string[]) => {
+    const out = await new Deno.Command("git", {
+      args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+      cwd: dir,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    ok(out.success, new TextDecoder().decode(out.stderr));
+  };
+  await git("init", "-q");
+  await git("add", "README.md");
+  await git("commit", "-qm", "x");
+  await Deno.writeTextFile(join(dir, "README.md"), "changed\n");
+  await git("stash", "-q");
+}

@@ -20,10 +20,10 @@ const readOnly: SubcommandCheck = () => undefined;
 
 const SUBCOMMANDS: Readonly<Record<string, SubcommandCheck>> = {
   status: readOnly,
-  diff: diffLike,
-  log: diffLike,
-  show: diffLike,
-  shortlog: diffLike,
+  diff: readOnly,
+  log: readOnly,
+  show: readOnly,
+  shortlog: readOnly,
   blame: readOnly,
   "rev-parse": readOnly,
   "rev-list": readOnly,
@@ -57,15 +57,8 @@ const SUBCOMMANDS: Readonly<Record<string, SubcommandCheck>> = {
       ...["-a", "-s", "-u", "-f", "-d", "-v", "-m", "-F", "-e", "--annotate", "--sign"],
       ...["--delete", "--verify", "--message", "--file", "--force", "--edit", "--local-user"],
     ]),
-  remote: (args) =>
-    args.length === 0 || ["-v", "--verbose", "get-url"].includes(args[0]) ? undefined : risk(
-      args[0] === "show" ? "network" : "writes-files",
-      `"git remote ${args[0]}" is not a listing`,
-    ),
-  config: (args) =>
-    args.some((a) => /^(--get(-all|-regexp|-urlmatch)?|--list|-l|get|list)$/.test(a))
-      ? undefined
-      : risk("writes-files", `"git config" without --get or --list changes settings`),
+  remote: remoteRisk,
+  config: configRisk,
   stash: (args) => subcommandIn(args, ["list", "show"], "stash"),
   worktree: (args) => subcommandIn(args, ["list"], "worktree"),
   reflog: (args) => args.length === 0 ? undefined : subcommandIn(args, ["show"], "reflog"),
@@ -123,7 +116,7 @@ export function gitRisk(args: readonly string[]): CommandRisk | undefined {
 function subcommandRisk(sub: string | undefined, rest: readonly string[]): CommandRisk | undefined {
   if (sub === undefined) return undefined;
   const check = SUBCOMMANDS[sub];
-  if (check) return check(rest, sub);
+  if (check) return outputRisk(rest, sub) ?? check(rest, sub);
   if (NETWORK.has(sub)) return risk("network", `"git ${sub}" uses the network`);
   if (DESTRUCTIVE.has(sub)) return risk("destructive", `"git ${sub}" deletes untracked files`);
   if (sub === "reset" && rest.includes("--hard")) {
@@ -140,7 +133,11 @@ export function otherRepositoryRisk(what: string): CommandRisk {
   );
 }
 
-function diffLike(args: readonly string[], sub: string): CommandRisk | undefined {
+/**
+ * `--output` and `--ext-diff`, which every command taking diff or log options has: `git blame`,
+ * `git rev-list`, `git stash list` and `git stash show` write `--output=FILE` as `git log` does.
+ */
+function outputRisk(args: readonly string[], sub: string): CommandRisk | undefined {
   const parsed = parseArgs(args);
   const output = findOption(parsed, "--output");
   if (output) return risk("writes-files", `"git ${sub} ${output.name}" writes a file`);
@@ -173,4 +170,45 @@ function subcommandIn(args: readonly string[], allowed: string[], sub: string) {
   if (allowed.includes(args[0])) return undefined;
   const command = args[0] ? `git ${sub} ${args[0]}` : `git ${sub}`;
   return risk("writes-files", `"${command}" changes the repository`);
+}
+
+/** `git remote` and `git remote -v` list; `git remote -v add x url` adds, as without `-v`. */
+function remoteRisk(args: readonly string[]): CommandRisk | undefined {
+  const at = args.findIndex((arg) => arg !== "-v" && arg !== "--verbose");
+  const sub = at < 0 ? undefined : args[at];
+  if (sub === undefined || sub === "get-url") return undefined;
+  return risk(sub === "show" ? "network" : "writes-files", `"git remote ${sub}" is not a listing`);
+}
+
+/**
+ * `git config`'s options that take the next word as their value (`--file f`). git reads
+ * options only up to the first other word.
+ */
+const CONFIG_OPTIONS: OptionSpec = {
+  short: "ft",
+  long: ["--file", "--blob", "--type", "--default", "--comment", "--value", "--url"],
+  operandEnds: true,
+};
+
+/** The actions that only read, written out whole. */
+const CONFIG_READS = /^(?:--get(?:-all|-regexp|-urlmatch)?|--list|-l)$/;
+
+/** Actions that change settings or open an editor. */
+const CONFIG_WRITES = ["--add", "--replace-all", "--unset", "--unset-all", "--rename-section"]
+  .concat(["--remove-section", "-e", "--edit"]);
+
+/**
+ * `git config --get x`, `git config --list` and `git config get x` read; anything else sets.
+ * An action after the first other word is a value: `git config core.pager x --list` sets
+ * core.pager, and `git config core.editor list` sets core.editor to "list".
+ */
+function configRisk(args: readonly string[]): CommandRisk | undefined {
+  const parsed = parseArgs(args, CONFIG_OPTIONS);
+  const writer = findOption(parsed, ...CONFIG_WRITES);
+  if (writer) return risk("writes-files", `"git config ${writer.name}" changes settings`);
+  const reads = parsed.options.some((option) => CONFIG_READS.test(option.name)) ||
+    ["get", "list"].includes(parsed.operands[0]);
+  return reads
+    ? undefined
+    : risk("writes-files", `"git config" without --get or --list changes settings`);
 }

@@ -8,6 +8,8 @@
 export interface OptionSpec {
   short?: string;
   long?: readonly string[];
+  /** The first operand ends the options, as with git's own parser (`git config a b --list`). */
+  operandEnds?: boolean;
 }
 
 /** One option as given: `-i`, `--output` (with `value` when it took one). */
@@ -42,6 +44,9 @@ export function parseArgs(args: readonly string[], spec: OptionSpec = {}): Parse
       }
     } else if (arg.startsWith("-") && arg.length > 1) {
       i += shortCluster(arg, spec.short ?? "", args[i + 1], parsed.options);
+    } else if (spec.operandEnds) {
+      parsed.operands.push(...args.slice(i));
+      break;
     } else {
       parsed.operands.push(arg);
     }

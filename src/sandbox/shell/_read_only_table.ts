@@ -128,30 +128,60 @@ export function assignedNamesRisk(names: readonly string[]): CommandRisk | undef
 /**
  * `set -k` makes every `NAME=value` argument of later commands a variable in their environment
  * (`git status HOME=evil` then reads `evil/.gitconfig`), and `set -a` exports every assignment,
- * lower-case ones too: both undo what the variable rules assume.
+ * lower-case ones too: both undo what the variable rules assume. `set -H` (with the history
+ * list on) rewrites each later line before it is parsed: `find . -dxlete !#:2:s/x/e/` runs
+ * `find . -dxlete -delete`.
  */
 function setRisk(args: readonly string[]): CommandRisk | undefined {
-  const parsed = parseArgs(args, { short: "o" });
-  const named = parsed.options.find((option) =>
-    option.name === "-o" && ENVIRONMENT_OPTIONS.includes(option.value ?? "")
-  );
-  const found = findOption(parsed, "-k", "-a") ?? named;
-  if (!found) return undefined;
-  const what = found.value ? `${found.name} ${found.value}` : found.name;
-  return risk("runs-code", `"set ${what}" puts later commands' variables in their environment`);
+  // bash's own reading: `-o` in a cluster takes the next word (`set -ok` is `-o` and `-k`),
+  // and the first word that is not an option ends the options.
+  for (let i = 0; i < args.length && /^-[A-Za-z]|^\+/.test(args[i]); i++) {
+    const arg = args[i];
+    for (const letter of arg.slice(1)) {
+      const name = letter === "o" ? args[++i] : undefined;
+      const found = letter === "o" ? SET_NAMES[name ?? ""] : SET_NAMES[`-${letter}`];
+      if (found === undefined || arg.startsWith("+")) continue;
+      const what = letter === "o" ? `${arg[0]}o ${name}` : `-${letter}`;
+      return risk("runs-code", `"set ${what}" ${found}`);
+    }
+  }
+  return undefined;
 }
 
-/** The `set -o` names of `-k` and `-a`. */
-const ENVIRONMENT_OPTIONS = ["keyword", "allexport"];
+const ENVIRONMENT = "puts later commands' variables in their environment";
+const REWRITES = "rewrites later lines with history expansion";
+
+/** `set` options, as letters and as `-o` names, that change how later commands are read. */
+const SET_NAMES: Readonly<Record<string, string>> = {
+  "-k": ENVIRONMENT,
+  "-a": ENVIRONMENT,
+  "-H": REWRITES,
+  keyword: ENVIRONMENT,
+  allexport: ENVIRONMENT,
+  histexpand: REWRITES,
+};
 
 /** `shopt -so keyword` is `set -k` (see {@linkcode setRisk}). */
 function shoptRisk(args: readonly string[]): CommandRisk | undefined {
   const parsed = parseArgs(args);
   if (!findOption(parsed, "-o") || findOption(parsed, "-u")) return undefined;
-  const found = parsed.operands.find((name) => ENVIRONMENT_OPTIONS.includes(name));
-  return found
-    ? risk("runs-code", `"shopt -o ${found}" puts later commands' variables in their environment`)
-    : undefined;
+  const found = parsed.operands.find((name) =>
+    Object.hasOwn(SET_NAMES, name) && !name.startsWith("-")
+  );
+  return found ? risk("runs-code", `"shopt -o ${found}" ${SET_NAMES[found]}`) : undefined;
+}
+
+/**
+ * `unset 'a[$(cmd)]'` evaluates the subscript; `unset PATH` makes bash look commands up in the
+ * current folder (`unset PATH; cat f` runs the workspace's `./cat`), and other variables change
+ * what programs load as setting them does. `unset -f` removes functions only.
+ */
+function unsetRisk(args: readonly string[]): CommandRisk | undefined {
+  const subscript = subscriptsRunCode("unset").check?.(args);
+  if (subscript) return subscript;
+  const parsed = parseArgs(args);
+  if (findOption(parsed, "-f")) return undefined;
+  return assignmentRisk(parsed.operands.map((name) => `${name}=`), { shellOnly: true });
 }
 
 /** `export HOME=x` and `export HOME` put a variable into the environment of what follows. */
@@ -202,15 +232,17 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyEntry>> = {
     },
   },
   uniq: secondOperandWrites("uniq", { short: "fsw" }),
-  xxd: secondOperandWrites("xxd", { short: "cglnosC" }),
+  // Not `-C` (capitalize): an option listed as taking a value hides the word after it.
+  xxd: secondOperandWrites("xxd", { short: "cglnos" }),
   find: { check: findRisk },
   rg: { check: rgRisk },
   sed: { check: sedRisk },
   git: { check: gitRisk },
+  // Not `-d` (forget): `hash -dp /bin/rm ls` is `-d` and `-p /bin/rm`.
   hash: unless("hash", ["-p"], ["runs-code", "makes a command name run another program"], {
-    short: "pd",
+    short: "p",
   }),
-  unset: subscriptsRunCode("unset"),
+  unset: { check: unsetRisk },
   read: readerRisk("read", { withValue: "adinNptu", arrayOption: true }),
   mapfile: readerRisk("mapfile", { withValue: "dnOsuCc", callback: true }),
   readarray: readerRisk("readarray", { withValue: "dnOsuCc", callback: true }),

@@ -1,6 +1,7 @@
 /** Walks a tree-sitter-bash tree and collects every simple command, however deeply nested. */
 import type { Node } from "./_tree_sitter.ts";
 import { assignmentRisk } from "./_risk.ts";
+import { readDelimiter } from "./_heredoc.ts";
 import { childrenOf, heredocDelimiter, literalWord, type WordValue, wordValue } from "./_words.ts";
 
 /** One redirection: `{op: ">", target: "out"}`, `{op: "2>", target: "/dev/null"}`, `{op: "<<", target: "EOF"}`. */
@@ -131,7 +132,22 @@ function walkCommand(node: Node, depth: number, state: WalkState): void {
     } else if (child.type !== "comment") {
       command.words.push(wordValue(child));
     }
+    descriptorVariable(child, state);
     scanWords(child, depth, state);
+  }
+}
+
+/**
+ * `{NAME}<file`, the operator right after the brace, opens a descriptor and assigns its number
+ * to NAME: after `true {PATH}<f`, `ls` is looked up in the folder `11`. tree-sitter reads
+ * `{PATH}` as a word of the command.
+ */
+function descriptorVariable(node: Node, state: WalkState): void {
+  const match = /^\{([A-Za-z_][A-Za-z0-9_]*)(\[.*\])?\}$/s.exec(node.text);
+  if (!match || !/[<>]/.test(state.source[node.endIndex] ?? "")) return;
+  if (match[2] !== undefined) state.opaque.push("arithmetic on a variable");
+  else if (assignmentRisk([`${match[1]}=$`], { shellOnly: true })) {
+    state.opaque.push(`a redirection assigns ${match[1]}, which programs may read`);
   }
 }
 
@@ -146,31 +162,72 @@ function walkKeywordCommand(node: Node, depth: number, state: WalkState): void {
         ...literal,
         value: literal.dynamic ? child.text : `${name?.text ?? ""}=${literal.value}`,
       });
-    } else if (child.type === "binary_expression" || child.type === "unary_expression") {
-      command.words.push(...childrenOf(child).map(wordValue));
+    } else if (TEST_EXPRESSIONS.has(child.type)) {
+      command.words.push(...testWords(child));
     } else {
       command.words.push(wordValue(child));
     }
+    descriptorVariable(child, state);
     scanWords(child, depth, state);
   }
-  if (node.type === "test_command" && comparesArithmetically(command.words)) {
+  if (node.type === "test_command" && comparesArithmetically(node, command.words)) {
     state.opaque.push("arithmetic on a variable");
   }
 }
 
+/** Expressions of `[[ ]]` and `[ ]`, which nest: `[[ -n x && ( -v a ) ]]`. */
+const TEST_EXPRESSIONS = new Set([
+  "binary_expression",
+  "unary_expression",
+  "parenthesized_expression",
+]);
+
 /**
- * `[[ n -gt 1 ]]` and `((n++))` evaluate `n` (and `$n`) as arithmetic; numbers alone are
- * harmless.
+ * The words of a test expression at any depth, so that `-v 'a[$(cmd)]'` or `a -gt 1` nested
+ * under `&&`, `-a`, `!` or parentheses is seen as if written alone.
  */
-function comparesArithmetically(words: readonly WordValue[]): boolean {
+function testWords(node: Node): WordValue[] {
+  return childrenOf(node).flatMap((child) =>
+    TEST_EXPRESSIONS.has(child.type) ? testWords(child) : [wordValue(child)]
+  );
+}
+
+/**
+ * `[[ n -gt 1 ]]` and `((n++))` evaluate `n` (and `$n`) as arithmetic, at any depth of the
+ * expression (`[[ -f a && n -gt 1 ]]`); numbers alone are harmless.
+ */
+function comparesArithmetically(node: Node, words: readonly WordValue[]): boolean {
   if (words[0]?.value === "((") {
     return words.some((word) => word.dynamic || /[A-Za-z_]/.test(word.value));
   }
   if (!words.some((word) => ARITHMETIC_TESTS.has(word.value))) return false;
-  return words.some((word) =>
-    word.dynamic ||
-    !/^(?:-?\d+|\[\[|\]\]|&&|\|\||!|\(|\)|-[a-z]{1,2})$/.test(word.value)
+  const tests = arithmeticTests(node);
+  if (tests.length === 0) {
+    // A shape not read here: every word must be a number or an operator.
+    return words.some((word) =>
+      word.dynamic ||
+      !/^(?:-?\d+|\[\[|\]\]|&&|\|\||!|\(|\)|-[a-z]{1,2})$/.test(word.value)
+    );
+  }
+  return tests.some((test) =>
+    childrenOf(test).some((operand) =>
+      operand.isNamed && !ARITHMETIC_TESTS.has(operand.text) && !isNumber(operand)
+    )
   );
+}
+
+/** The expressions under `node`, at any depth, whose operator is an arithmetic test. */
+function arithmeticTests(node: Node): Node[] {
+  return childrenOf(node).flatMap((child) => {
+    if (!TEST_EXPRESSIONS.has(child.type)) return [];
+    const own = childrenOf(child).some((part) => ARITHMETIC_TESTS.has(part.text));
+    return [...(own ? [child] : []), ...arithmeticTests(child)];
+  });
+}
+
+function isNumber(node: Node): boolean {
+  const word = wordValue(node);
+  return !word.dynamic && /^-?\d+$/.test(word.value);
 }
 
 function assignmentsOf(node: Node): string[] {
@@ -237,8 +294,12 @@ function attachHeredoc(node: Node, owners: RawCommand[], depth: number, state: W
   let end = start?.endIndex ?? node.startIndex;
   for (const child of node.namedChildren) {
     if (!child || child.type === "heredoc_start" || child.type === "heredoc_end") continue;
-    if (child.type === "heredoc_body") scanWords(child, depth, state);
-    else if (child.type.endsWith("_redirect")) {
+    if (child.type === "heredoc_body") {
+      // A body tree-sitter left whole is text to it; bash still expands it unless quoted.
+      const quoted = readDelimiter(start?.text ?? "")?.quoted ?? true;
+      if (!quoted && child.childCount === 0) checkText(child, state);
+      scanWords(child, depth, state);
+    } else if (child.type.endsWith("_redirect")) {
       end = Math.max(end, attachRedirect(child, owners, depth, state));
     } else if (isStatement(child)) walkStatement(child, depth, state);
     else scanWords(child, depth, state);
@@ -248,6 +309,7 @@ function attachHeredoc(node: Node, owners: RawCommand[], depth: number, state: W
 
 /** Finds the substitutions inside a word (or any non-statement node) and walks their commands. */
 function scanWords(node: Node, depth: number, state: WalkState): void {
+  if (TEXT_LEAVES.has(node.type) && node.childCount === 0) checkText(node, state);
   if (node.type === "command_substitution" || node.type === "process_substitution") {
     state.opaque.push(node.type.replace("_", " "));
     for (const child of node.namedChildren) {
@@ -264,18 +326,37 @@ function scanWords(node: Node, depth: number, state: WalkState): void {
   if (index && usesVariables(index)) state.opaque.push("arithmetic on a variable");
   const evaluated = node.type === "expansion" ? evaluatedValue(node) : undefined;
   if (evaluated) state.opaque.push(evaluated);
+  const assigned = node.type === "expansion" ? assignedName(node) : undefined;
+  if (assigned) state.opaque.push(`an expansion assigns ${assigned}, which programs may read`);
   for (const child of node.namedChildren) if (child) scanWords(child, depth, state);
 }
 
+/** Why a substitution in text that tree-sitter did not parse is code nobody has read. */
+const UNREAD = "a substitution the parser reads as text";
+
 /**
- * Reasons of hidden code that a variable's value holds, which no check of the command line can
- * see (`x='a[$(cmd)]'` set earlier, or read from a file).
+ * Reasons of hidden code that no check of the command line can see: what a variable's value
+ * holds (`x='a[$(cmd)]'` set earlier, or read from a file), or a substitution the parser left as
+ * text.
  */
 export const VALUE_CODE: ReadonlySet<string> = new Set([
   "arithmetic on a variable",
   "indirect expansion",
   "prompt expansion",
+  UNREAD,
 ]);
+
+/** Nodes tree-sitter gives as plain text that bash still expands. */
+const TEXT_LEAVES = new Set(["word", "string_content", "heredoc_content"]);
+
+/**
+ * tree-sitter leaves some substitutions as text that bash runs: backticks in a `${x:-…}` default,
+ * an unquoted here-doc body that holds backticks, or a `<<-` body that starts with `$(cmd)`. A
+ * backtick, `$(` or `$[` not after a backslash in such text is code the walk never saw.
+ */
+function checkText(node: Node, state: WalkState): void {
+  if (/`|\$[(\[]/.test(node.text.replace(/\\[\s\S]/g, ""))) state.opaque.push(UNREAD);
+}
 
 /**
  * Why a `${...}` expansion runs what a variable holds, or undefined: a substring's offset and
@@ -293,6 +374,20 @@ function evaluatedValue(node: Node): string | undefined {
     return "prompt expansion";
   }
   return undefined;
+}
+
+/**
+ * The name `${NAME:=value}` or `${NAME=value}` assigns when not known to be harmless: after
+ * `unset PATH`, `: ${PATH:=bin}; ls` runs the workspace's `bin/ls`, as `PATH=bin; ls` would,
+ * and `: ${BASH_CMDS["ls"]:=/bin/rm}; ls x` runs `rm x`.
+ */
+function assignedName(node: Node): string | undefined {
+  const parts = childrenOf(node);
+  if (!parts.some((part) => part.type === "=" || part.type === ":=")) return undefined;
+  // `${BASH_CMDS["ls"]:=/bin/rm}` assigns an element: the array's name decides.
+  const array = parts.find((part) => part.type === "subscript")?.namedChildren[0];
+  const name = parts.find((part) => part.type === "variable_name")?.text ?? array?.text;
+  return name && assignmentRisk([`${name}=$`], { shellOnly: true }) ? name : undefined;
 }
 
 /**

@@ -93,6 +93,10 @@ export function peelWrappers(words: readonly WordValue[]): Peeled {
     const spec = WRAPPERS[name];
     if (!spec) break;
     const rest = skipOptions(peeled.words, spec);
+    // `timeout {5,bash} ls` runs `bash ls`, `nice -n $x ls` with x='1 rm' runs `rm ls`: a word
+    // before the command that bash may make other words moves where the command starts.
+    const unsure = peeled.words.slice(1, rest.index).find((word) => word.dynamic || word.pattern);
+    if (unsure) peeled.opaque.push(`${name} argument "${unsure.value}" only known when it runs`);
     for (const flag of rest.seen) {
       if (listed(flag, spec.opaque)) peeled.opaque.push(`${name} ${flag}`);
       if (listed(flag, spec.chdir)) peeled.chdir = true;
@@ -115,19 +119,21 @@ interface Skipped {
 function skipOptions(words: readonly WordValue[], spec: WrapperSpec): Skipped {
   const skipped: Skipped = { index: 1, seen: [], assignments: [] };
   let operands = spec.operands ?? 0;
+  // After `--` no word is an option, but operands and assignments still come first:
+  // `timeout -- 5 rm x` runs `rm x`.
+  let ended = false;
   while (skipped.index < words.length) {
     const word = words[skipped.index];
     const text = word.value;
     if (word.dynamic) break;
-    if (text === "--") {
+    if (!ended && text === "--") {
+      ended = true;
       skipped.index++;
-      break;
-    }
-    if (text.startsWith("--") && text.length > 2) {
+    } else if (!ended && text.startsWith("--") && text.length > 2) {
       const [option, value] = splitLong(text);
       skipped.seen.push(option);
       skipped.index += listed(option, spec.long) && value === undefined ? 2 : 1;
-    } else if (text.startsWith("-") && text.length > 1) {
+    } else if (!ended && text.startsWith("-") && text.length > 1) {
       skipped.index += shortOptions(text, spec.short ?? "", skipped.seen);
     } else if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(text)) {
       skipped.assignments.push(text);

@@ -94,12 +94,18 @@ function changesDirectory(cmd: SimpleCommand): boolean {
   return cmd.argv.length > 0 && DIRECTORY_CHANGES.has(commandName(cmd.argv[0]));
 }
 
-/** `>`/`>>` to a file writes it; `/dev/tcp/…` is a network connection. */
+/**
+ * `>`/`>>` to a file writes it; `/dev/tcp/…` is a network connection, and so may be a file only
+ * known when it runs (`cat < $x`, x=/dev/tcp/host/80).
+ */
 export function redirectRisk(redirect: Redirect): CommandRisk | undefined {
   const { op, target } = redirect;
   if (op.startsWith("<<")) return undefined;
   if (/^\/dev\/(tcp|udp)\//.test(target)) {
     return risk("network", `redirection to "${target}" opens a network connection`);
+  }
+  if (/^\d*<$/.test(op) && /[$`]/.test(target)) {
+    return risk("network", `redirection from "${target}" may open a network connection`);
   }
   const duplicates = /[<>]&-$/.test(op) || /[<>]&$/.test(op) && /^(\d+|-)$/.test(target);
   if (!op.includes(">") || duplicates || HARMLESS_OUTPUTS.has(target)) return undefined;
