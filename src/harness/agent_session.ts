@@ -12,6 +12,9 @@
 import { guardHostPrograms } from "../core/host_programs.ts";
 import { TernError } from "../core/errors.ts";
 import { shownUrl } from "../core/url_text.ts";
+import { visibleText } from "../core/terminal_text.ts";
+import { checkRule } from "../config/rules.ts";
+import { SETTINGS } from "../config/settings.ts";
 import type { ConsolidationMode } from "./consolidation.ts";
 import {
   type ConfigFlags,
@@ -242,6 +245,7 @@ export class AgentSession {
   }
 
   async #configure(change: SessionChange): Promise<{ reopens: boolean }> {
+    change = checkedNames(change);
     let next: TernConfig = { ...this.#config, ...change };
     const sources = { ...this.#sources };
     if (change.model !== undefined) sources.model = { layer: "flag", flag: "/model" };
@@ -623,6 +627,31 @@ async function startMcp(
   killOnExit(manager);
   manager.start();
   return opened;
+}
+
+/**
+ * `change` with its model and provider names as the settings' own rule takes them (`--model`,
+ * TERN_MODEL): from every front end (`/model`, RPC, ACP), a name typed, pasted or listed by a
+ * model server that is empty or holds a control or invisible character would be shown as
+ * another name than the one sent.
+ * @throws {TernError} naming the refused name, its hidden characters shown.
+ */
+function checkedNames(change: SessionChange): SessionChange {
+  const checked = { ...change };
+  for (const key of ["provider", "model"] as const) {
+    const value = change[key];
+    if (value === undefined) continue;
+    const result = checkRule(SETTINGS[key].rule, value);
+    if (!result.ok) {
+      throw new TernError(
+        `Cannot switch to ${key} "${visibleText(value)}": expected ${
+          SETTINGS[key].expect
+        } without control or invisible characters (\`tern models\` lists the models)`,
+      );
+    }
+    checked[key] = String(result.value);
+  }
+  return checked;
 }
 
 /**

@@ -57,6 +57,7 @@ Deno.test("/tree shows an entry's id and the ids it names made visible, on the e
         return Promise.resolve(answer.done ? answer.value : undefined);
       },
       notice: (text: string) => notices.push(text),
+      mask: (text: string) => text,
       switchSession: () => Promise.resolve(),
     } as unknown as CommandContext;
     const tree = sessionCommands().find((command) => command.name === "tree")!;

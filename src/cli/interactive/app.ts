@@ -260,14 +260,19 @@ export class InteractiveApp {
     // A template's or a skill's command is a message: it goes on as a turn.
     if (command && known && !known.message) {
       if (this.#running && !known.whileRunning) {
+        this.#giveBack(text);
         this.notice(
-          `/${known.name} waits for the turn to end: press Esc to stop it first`,
+          `/${known.name} waits for the turn to end: it is back in the editor (Esc stops the turn)`,
           "warning",
         );
         return;
       }
       if (this.#command && !known.whileRunning) {
-        this.notice(`/${known.name} waits for /${this.#command} to finish`, "warning");
+        this.#giveBack(text);
+        this.notice(
+          `/${known.name} waits for /${this.#command} to finish: it is back in the editor`,
+          "warning",
+        );
         return;
       }
       this.#printView(this.#options.view.user(text, this.#width()));
@@ -303,7 +308,22 @@ export class InteractiveApp {
       return;
     }
     if (this.#command) {
-      this.notice(`Wait for /${this.#command} to finish, then send your message again`, "warning");
+      this.#giveBack(text);
+      this.notice(
+        `Wait for /${this.#command} to finish, then send your message again: it is back in ` +
+          "the editor",
+        "warning",
+      );
+      return;
+    }
+    if (this.#running && known?.message) {
+      // A template's or a skill's text is rendered only as a turn of its own: queued, it would
+      // reach the model as the bare `/name args` the person typed.
+      this.#giveBack(text);
+      this.notice(
+        `/${known.name} waits for the turn to end: it is back in the editor (Esc stops the turn)`,
+        "warning",
+      );
       return;
     }
     if (this.#running) {
@@ -314,6 +334,12 @@ export class InteractiveApp {
       return;
     }
     this.idle = this.#turn(text);
+  }
+
+  /** A line that cannot run now, back into the editor (before what it holds): nothing is lost. */
+  #giveBack(text: string): void {
+    const { editor } = this.#options;
+    editor.text = editor.isEmpty ? text : `${text}\n\n${editor.text}`;
   }
 
   /** Stops the running turn: the model call and its tool processes are cancelled. */
@@ -610,9 +636,13 @@ export class InteractiveApp {
    * (recorded, a message the window cannot hold would fail every later request).
    */
   #drainQueue(conversation?: Conversation): string[] {
-    const queued = this.#queue;
-    this.#queue = [];
-    this.#options.view.queued([]);
+    // The model's boundary takes the messages before the first that mentions a file: `@path` is
+    // attached only to a turn's own message, so that one and those after it start the next turn
+    // (as steering, the model would get the bare `@path`, the file never attached).
+    const cut = conversation === undefined ? -1 : this.#queue.findIndex(mentionsFile);
+    const queued = cut < 0 ? this.#queue : this.#queue.slice(0, cut);
+    this.#queue = cut < 0 ? [] : this.#queue.slice(cut);
+    this.#options.view.queued([...this.#queue]);
     if (conversation === undefined) return queued;
     const taken: string[] = [];
     const back: string[] = [];
@@ -664,6 +694,11 @@ export class InteractiveApp {
   #now(): number {
     return (this.#options.now ?? Date.now)();
   }
+}
+
+/** Whether `text` holds an `@path` mention (at its start or after whitespace). */
+function mentionsFile(text: string): boolean {
+  return /(?:^|\s)@\S/.test(text);
 }
 
 /** `line` as rows of at most `width` cells, the rows after the first indented two cells more. */

@@ -22,6 +22,11 @@ export interface CommandContext {
   /** A one-line notice in the transcript. */
   notice(text: string, kind?: "info" | "warning" | "error"): void;
   /**
+   * `text` with the keys tern holds now and the key formats masked, for what a command shows of
+   * a session: a session keeps a key unmasked when tern did not hold it then.
+   */
+  mask(text: string): string;
+  /**
    * Shows a dialog in place of the editor until it is done. In line mode (`canAsk` false) it
    * rejects at once: no one is there to answer.
    */

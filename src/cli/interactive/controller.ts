@@ -16,6 +16,7 @@ import type { Session } from "../../session/session.ts";
 import type { StatusInfo } from "../../tui/status.ts";
 import type { Theme } from "../../tui/theme.ts";
 import type { TranscriptView } from "../../tui/view.ts";
+import { lazyKeyMasker } from "../../sandbox/secrets.ts";
 import { oneAtATime } from "../ask_person.ts";
 import { readEnv } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
@@ -51,6 +52,11 @@ export class SessionController {
   #leaving = false;
   /** The session was opened for a picker (`--resume` without an id): nothing to replay. */
   readonly #pickAtStart: boolean;
+  /**
+   * Masks the keys tern holds now and the key formats in what is shown of a session, as
+   * `tern sessions show` does: a session keeps a key unmasked when tern did not hold it then.
+   */
+  readonly #mask = lazyKeyMasker(() => this.#agent.config);
 
   private constructor(ui: ControllerUi, pickAtStart: boolean) {
     this.#ui = ui;
@@ -157,7 +163,7 @@ export class SessionController {
     const state = this.#agent.openedState;
     const { view, theme } = this.#ui;
     const shown = state.items.length > 0 && !this.#pickAtStart
-      ? transcriptBlock(state, view, theme, this.#ui.columns())
+      ? transcriptBlock(state, view, theme, this.#ui.columns(), { mask: this.#mask })
       : { lines: [] };
     return { warnings: this.#agent.session.warnings, ...shown };
   }
@@ -274,6 +280,7 @@ export class SessionController {
       conversation: () => this.conversation(),
       print: (lines) => app.print(lines),
       notice: (text, kind) => app.notice(text, kind),
+      mask: this.#mask,
       pick: (dialog) =>
         this.#ui.interactive ? app.pick(dialog) : Promise.reject(
           new Error(
@@ -304,6 +311,7 @@ export class SessionController {
             this.#ui.view,
             theme,
             this.#ui.columns(),
+            { mask: this.#mask },
           );
           app.print(lines, blocks);
         }
@@ -324,6 +332,7 @@ export class SessionController {
       this.#ui.view,
       this.#ui.theme,
       this.#ui.columns(),
+      { mask: this.#mask },
     );
   }
 

@@ -36,7 +36,8 @@ function listPins(context: CommandContext): void {
     context.notice("no pinned instructions: /pin <text> adds one");
     return;
   }
-  context.print(pins.map((pin, i) => `${i + 1}. ${terminalText(pin)}`));
+  // A resumed session's pins may hold a key tern did not hold when they were written.
+  context.print(pins.map((pin, i) => `${i + 1}. ${terminalText(context.mask(pin))}`));
 }
 
 function addPin(context: CommandContext, text: string): void {
@@ -64,5 +65,5 @@ function removePin(context: CommandContext, which: string): void {
     );
   }
   context.session.append({ type: "pins", pins: pins.filter((_, i) => i !== n - 1) });
-  context.notice(`unpinned ${n}: ${terminalText(pins[n - 1])}`);
+  context.notice(`unpinned ${n}: ${terminalText(context.mask(pins[n - 1]))}`);
 }

@@ -20,8 +20,18 @@ export function transcriptLines(
   view: TranscriptView,
   theme: Theme,
   width: number,
+  options: TranscriptOptions = {},
 ): string[] {
-  return transcriptBlock(state, view, theme, width).lines;
+  return transcriptBlock(state, view, theme, width, options).lines;
+}
+
+/** How a replayed transcript is drawn. */
+export interface TranscriptOptions {
+  /**
+   * Masks keys in what is shown (the keys tern holds now and the key formats): a session keeps
+   * a key unmasked when tern did not hold it then. Default: shown as kept.
+   */
+  mask?: (text: string) => string;
 }
 
 /**
@@ -33,7 +43,9 @@ export function transcriptBlock(
   view: TranscriptView,
   theme: Theme,
   width: number,
+  options: TranscriptOptions = {},
 ): { lines: string[]; blocks: Array<(width: number) => string[]> } {
+  const mask = options.mask ?? ((text: string) => text);
   const messages = state.items.map((item) => item.message).filter((m) => m.role !== "tool");
   const shown = messages.slice(-SHOWN_MESSAGES);
   const parts: Array<(width: number) => string[]> = [];
@@ -43,9 +55,10 @@ export function transcriptBlock(
   }
   for (const message of shown) {
     if (message.role === "user") {
-      const voice = userVoice(message.content);
+      const content = mask(message.content);
+      const voice = userVoice(content);
       if (voice.from === "person") {
-        view.user(message.content, width);
+        view.user(content, width);
         parts.push(...view.blocks());
       } else {
         // Drawn as tern's own dim line, never as a `›` message the person did not send: the
@@ -54,7 +67,7 @@ export function transcriptBlock(
         parts.push((w) => [truncateToWidth(line, w)]);
       }
     } else if (message.role === "assistant") {
-      const { content } = message;
+      const content = mask(message.content);
       if (content.trim() !== "") {
         const first = renderMarkdown(content, width, theme);
         parts.push((w) => w === width ? first : renderMarkdown(content, w, theme));
@@ -63,8 +76,9 @@ export function transcriptBlock(
         // The name and arguments as written, made visible (never stripped): the line names
         // what ran, and a sequence cannot hide its payload. It starts at the first column with
         // a mark of tern's, where the model's text never starts a row (`renderMarkdown`).
-        const args = visibleText(call.arguments.slice(0, 1_000));
-        const line = theme.dim(`↳ ${visibleText(call.name)} ${args}`);
+        // Masked before the cut: a key cut in two would no longer match.
+        const args = visibleText(mask(call.arguments.slice(0, 2_000)).slice(0, 1_000));
+        const line = theme.dim(`↳ ${visibleText(mask(call.name))} ${args}`);
         parts.push((w) => [truncateToWidth(line, w)]);
       }
     }

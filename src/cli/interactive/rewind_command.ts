@@ -5,6 +5,7 @@
  * `tern sessions rewind` and the RPC command.
  */
 import { plural } from "../../tui/format.ts";
+import { shellJoin } from "../../core/shell_join.ts";
 import { terminalText } from "../../core/terminal_text.ts";
 import {
   applyRewind,
@@ -30,11 +31,12 @@ export function rewindCommand(): SlashCommand {
     run: async (context, args) => {
       if (!context.canAsk) {
         const session = context.session.id.slice(0, 8);
+        // Quoted as a shell reads it: the words go into a command the person may paste.
+        const target = args === "" ? "<entry|undo>" : shellJoin([args]);
         throw new Error(
           "/rewind needs a terminal to choose what goes back and to confirm it: in line mode, " +
-            `once this session has ended, \`tern sessions rewind ${session} ${
-              args || "<entry|undo>"
-            } --yes\` does it`,
+            `once this session has ended, \`tern sessions rewind ${session} ${target} --yes\` ` +
+            "does it",
         );
       }
       // The session was opened with its files half restored: say so again, in /rewind's terms.
@@ -47,6 +49,9 @@ export function rewindCommand(): SlashCommand {
       }
       const target = args === "" ? await pickTurn(context) : args;
       if (target === undefined) return;
+      // A target that names no request (or an undo with nothing to undo) is refused before the
+      // person is asked anything: the conversation-only plan checks it without reading files.
+      await planRewind(context.session, target, { ...planOptions(context), scope: "conversation" });
       const scope = await context.pick(selectDialog<RewindScope>({
         theme: context.theme,
         title: target === "undo" ? "Undo the last rewind of" : "Rewind",
@@ -59,15 +64,10 @@ export function rewindCommand(): SlashCommand {
       if (scope === undefined) return;
       // The checkpoint after the last turn is written behind it: wait for it.
       await context.conversation().then((c) => c.checkpointsIdle(), () => {});
-      const options = {
-        workspace: context.workspace,
-        scope,
-        maxFileBytes: maxBytes(context),
-        maxFiles: context.config.rewindMaxFiles,
-        rules: context.config.rules,
-      };
+      const options = { ...planOptions(context), scope };
       const plan = await planRewind(context.session, target, options);
-      const lines = terminalText(describePlan(plan)).split("\n");
+      // The files' old text may hold a key tern holds now: masked, as `tern sessions rewind` is.
+      const lines = terminalText(context.mask(describePlan(plan))).split("\n");
       const shown = lines.slice(0, MAX_DIFF_LINES);
       if (lines.length > shown.length) {
         shown.push(
@@ -121,7 +121,8 @@ async function pickTurn(context: CommandContext): Promise<string | undefined> {
     title: "Rewind to before",
     items: [
       ...turns.map((turn) => ({
-        label: terminalText(turn.text.slice(0, 100)),
+        // Masked before the cut: a key cut in two would no longer match.
+        label: terminalText(context.mask(turn.text.slice(0, 2_000)).slice(0, 100)),
         detail: turn.entryId,
         value: turn.entryId,
       })),
@@ -131,6 +132,12 @@ async function pickTurn(context: CommandContext): Promise<string | undefined> {
   }));
 }
 
-function maxBytes(context: CommandContext): number | undefined {
-  return context.config.rewindMaxFileBytes || undefined;
+/** What planning and applying a rewind take from the session's settings, but the scope. */
+function planOptions(context: CommandContext) {
+  return {
+    workspace: context.workspace,
+    maxFileBytes: context.config.rewindMaxFileBytes || undefined,
+    maxFiles: context.config.rewindMaxFiles,
+    rules: context.config.rules,
+  };
 }

@@ -82,7 +82,7 @@ export function sessionCommands(): SlashCommand[] {
           title: "Continue from",
           items: rows.map((row) => ({
             label: `${"  ".repeat(row.depth)}${row.entry.id === leaf ? "● " : ""}${
-              describeEntry(row.entry)
+              context.mask(describeEntry(row.entry))
             }`,
             detail: shownId(row.entry.id),
             value: row.entry.id,
@@ -94,7 +94,9 @@ export function sessionCommands(): SlashCommand[] {
         moveLeaf(session, picked);
         await context.switchSession(session, { replay: true });
         context.notice(
-          `continuing from ${shownId(picked)}: ${describeEntry(session.get(picked)!)}`,
+          `continuing from ${shownId(picked)}: ${
+            context.mask(describeEntry(session.get(picked)!))
+          }`,
         );
       },
     },
@@ -222,12 +224,14 @@ async function findOne(context: CommandContext, ref: string): Promise<string> {
   return await findSession(context.config.ternHome, ref, context.workspace);
 }
 
+/** A session's row in /sessions and the /resume picker: its first request masked for keys. */
 function sessionLabel(info: SessionInfo, context: CommandContext): string {
   const when = info.modified.toISOString().slice(0, 16).replace("T", " ");
   const current = info.path === context.session.path ? " (current)" : "";
-  return `${shownId(info.id.slice(0, 8))}  ${when}  ${
-    info.firstUserText ?? "(no messages)"
-  }${current}`;
+  const first = info.firstUserText === undefined
+    ? "(no messages)"
+    : context.mask(info.firstUserText);
+  return `${shownId(info.id.slice(0, 8))}  ${when}  ${first}${current}`;
 }
 
 /** Every entry in tree order (depth first, children in file order), with its depth. */
