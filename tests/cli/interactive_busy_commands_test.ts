@@ -7,13 +7,11 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
-import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
 import { ScriptedProvider } from "../../src/llm/scripted.ts";
 import { key, textKey } from "../../src/tui/key_event.ts";
 import { expandMentions } from "../../src/tui/mentions.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
-import { testApp } from "../support/interactive_app.ts";
+import { commandsWithResources, testApp } from "../support/interactive_app.ts";
 
 await loadRenderers();
 
@@ -25,22 +23,11 @@ async function setUp() {
   await Deno.writeTextFile(join(prompts, "review.md"), "REVIEW-MARK $ARGUMENTS");
   await Deno.writeTextFile(join(workspace, "a.txt"), "hello");
   let switched = 0;
-  const commands = new CommandRegistry([{
+  const commands = await commandsWithResources([{
     name: "new",
     description: "built-in that waits for the turn",
     run: () => void switched++,
-  }]);
-  for (
-    const command of await resourceCommands({
-      workspace,
-      ternHome,
-      home: undefined,
-      rules: [],
-      memory: () => ({ facts: [], limit: 5 }),
-      taken: new Set(["new"]),
-      warn: () => {},
-    })
-  ) commands.register(command);
+  }], { workspace, ternHome });
   // A tool call first: the turn has a model boundary where queued messages go to the model.
   const provider = new ScriptedProvider([
     { toolCalls: [{ id: "r", name: "read", arguments: JSON.stringify({ path: "a.txt" }) }] },

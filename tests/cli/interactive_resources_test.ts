@@ -5,12 +5,11 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
-import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
 import { ScriptedProvider } from "../../src/llm/scripted.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
 import { expandMentions } from "../../src/tui/mentions.ts";
-import { testApp } from "../support/interactive_app.ts";
+import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
+import { commandsWithResources, testApp } from "../support/interactive_app.ts";
 
 await loadRenderers();
 
@@ -36,18 +35,11 @@ Deno.test("the interactive UI offers templates and skills as commands, sends wha
   await write(join(workspace, "form.pdf"), "FORM-CONTENT");
   await write(join(workspace, "AGENTS.md"), "Use tabs.");
   const warnings: string[] = [];
-  const commands = new CommandRegistry([{ name: "help", description: "built-in", run() {} }]);
-  for (
-    const command of await resourceCommands({
-      workspace,
-      ternHome,
-      home: undefined,
-      rules: [],
-      memory: () => ({ facts: [], limit: 5 }),
-      taken: new Set(["help"]),
-      warn: (text) => warnings.push(text),
-    })
-  ) commands.register(command);
+  const commands = await commandsWithResources(
+    [{ name: "help", description: "built-in", run() {} }],
+    { workspace, ternHome },
+    (text) => warnings.push(text),
+  );
   const byName = new Map(commands.list().map((command) => [command.name, command]));
   equal(byName.get("review")?.description, "Review one file");
   equal(byName.get("skill:pdf")?.description, "Fill PDF forms");

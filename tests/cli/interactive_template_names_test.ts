@@ -6,11 +6,9 @@
  */
 import { equal, match } from "node:assert/strict";
 import { join } from "node:path";
-import { CommandRegistry } from "../../src/cli/interactive/commands.ts";
-import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
 import { ScriptedProvider } from "../../src/llm/scripted.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
-import { testApp } from "../support/interactive_app.ts";
+import { commandsWithResources, testApp } from "../support/interactive_app.ts";
 
 await loadRenderers();
 
@@ -24,22 +22,11 @@ Deno.test("the interactive UI runs templates named with capitals or dots, never 
   await Deno.writeTextFile(join(prompts, "Help.md"), "HELP-TEMPLATE-MARK");
   const warnings: string[] = [];
   let helped = 0;
-  const commands = new CommandRegistry([{
-    name: "help",
-    description: "built-in",
-    run: () => void helped++,
-  }]);
-  for (
-    const command of await resourceCommands({
-      workspace,
-      ternHome,
-      home: undefined,
-      rules: [],
-      memory: () => ({ facts: [], limit: 5 }),
-      taken: new Set(["help"]),
-      warn: (text) => warnings.push(text),
-    })
-  ) commands.register(command);
+  const commands = await commandsWithResources(
+    [{ name: "help", description: "built-in", run: () => void helped++ }],
+    { workspace, ternHome },
+    (text) => warnings.push(text),
+  );
   match(warnings.join("\n"), /Help\.md" is not offered as \/Help: a built-in command/);
 
   const provider = new ScriptedProvider([{ text: "one" }, { text: "two" }], { delayMs: 1 });

@@ -3,7 +3,8 @@
  * in BYPASS mode, 80 columns) and the in-process scripted model, for tests that type into it.
  */
 import { type AppOptions, InteractiveApp } from "../../src/cli/interactive/app.ts";
-import type { CommandRegistry } from "../../src/cli/interactive/commands.ts";
+import { CommandRegistry, type SlashCommand } from "../../src/cli/interactive/commands.ts";
+import { resourceCommands } from "../../src/cli/interactive/resource_commands.ts";
 import { Conversation } from "../../src/harness/conversation.ts";
 import { DEFAULTS } from "../../src/config/mod.ts";
 import type { ScriptedProvider } from "../../src/llm/scripted.ts";
@@ -108,4 +109,27 @@ export function testApp(
       session.closeOrDiscard();
     },
   };
+}
+
+/**
+ * A registry of `builtins` and the template and skill commands found for `workspace` and
+ * `ternHome` (no home, no rules, no facts), the built-ins' names taken; `warn` gets what
+ * discovery says.
+ */
+export async function commandsWithResources(
+  builtins: SlashCommand[],
+  folders: { workspace: string; ternHome: string },
+  warn: (text: string) => void = () => {},
+): Promise<CommandRegistry> {
+  const commands = new CommandRegistry(builtins);
+  const found = await resourceCommands({
+    ...folders,
+    home: undefined,
+    rules: [],
+    memory: () => ({ facts: [], limit: 5 }),
+    taken: new Set(builtins.map((command) => command.name)),
+    warn,
+  });
+  for (const command of found) commands.register(command);
+  return commands;
 }
