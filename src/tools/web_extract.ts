@@ -28,6 +28,7 @@ interface DomElement extends DomNode {
   hasAttribute(name: string): boolean;
   remove(): void;
   querySelectorAll(selector: string): Iterable<DomElement>;
+  attributes: Iterable<{ name: string; value: string }>;
   replaceWith(...nodes: (DomNode | string)[]): void;
 }
 interface DomDocument extends DomElement {
@@ -85,6 +86,10 @@ const DROPPED = [
   "script",
   "style",
   "noscript",
+  "noembed",
+  "noframes",
+  "datalist",
+  "rp",
   "template",
   "iframe",
   "object",
@@ -110,8 +115,8 @@ const DROPPED = [
 ].join(",");
 
 /**
- * Whether a `style` attribute hides its element: `display: none`, or `visibility: hidden` or
- * `collapse`, read as a browser reads it: comments dropped, escapes decoded, property names in
+ * Whether a `style` attribute hides its element: `display: none`, `visibility: hidden` or
+ * `collapse`, or `content-visibility: hidden` (its content is never drawn), read as a browser reads it: comments dropped, escapes decoded, property names in
  * any case, and the last declaration of a property winning (an `!important` one over later
  * plain ones). Text hidden by a style with a comment after `none`, an escape (`dis\play`) or
  * `collapse` reached the model whole.
@@ -132,7 +137,7 @@ export function hidesElement(style: string): boolean {
   }
   const visibility = declared.get("visibility")?.value;
   return declared.get("display")?.value === "none" || visibility === "hidden" ||
-    visibility === "collapse";
+    visibility === "collapse" || declared.get("content-visibility")?.value === "hidden";
 }
 
 /** The character a CSS escape's hex digits name; U+FFFD for none (as CSS reads it). */
@@ -222,6 +227,7 @@ const MAX_LINK_CHARS = 1_000_000;
 
 /** Drops what is not content and makes every link absolute. */
 function clean(document: DomDocument, base: string): void {
+  lowerAttributeNames(document);
   for (const element of [...document.querySelectorAll(DROPPED)]) element.remove();
   for (const element of [...document.querySelectorAll("[style]")]) {
     if (hidesElement(element.getAttribute("style") ?? "")) element.remove();
@@ -247,6 +253,36 @@ function clean(document: DomDocument, base: string): void {
     const url = absolute(image.getAttribute("src") ?? "");
     if (url === undefined) image.remove();
     else image.setAttribute("src", url);
+  }
+}
+
+/** The attributes whose name decides what is dropped and which address a link keeps. */
+const DECIDING_ATTRIBUTES = new Set(["hidden", "style", "aria-hidden", "role", "href", "src"]);
+
+/**
+ * Names the {@linkcode DECIDING_ATTRIBUTES} in lower case, as a browser's HTML parser names every
+ * attribute, the first of two spellings winning: linkedom keeps `<p HIDDEN>` and
+ * `STYLE="display:none"` as written, which the selectors and `getAttribute()` above do not
+ * match, so such text reached the model. Only those: each removal costs linkedom a pass over
+ * the element's attributes, and a page can give one element many thousands.
+ */
+function lowerAttributeNames(document: DomDocument): void {
+  for (const element of document.querySelectorAll("*")) {
+    const attributes = [...element.attributes];
+    const renamed = attributes.filter(({ name }) =>
+      name !== name.toLowerCase() && DECIDING_ATTRIBUTES.has(name.toLowerCase())
+    );
+    if (renamed.length === 0) continue;
+    const first = new Map<string, string>();
+    for (const { name, value } of attributes) {
+      const lower = name.toLowerCase();
+      if (DECIDING_ATTRIBUTES.has(lower) && !first.has(lower)) first.set(lower, value);
+    }
+    for (const { name } of renamed) element.removeAttribute(name);
+    for (const { name } of renamed) {
+      const lower = name.toLowerCase();
+      element.setAttribute(lower, first.get(lower)!);
+    }
   }
 }
 
@@ -278,16 +314,37 @@ export function isHtmlAnswer(contentType: string, body: Uint8Array): boolean {
 
 /**
  * The body as text: in the encoding its byte order mark names (UTF-8, UTF-16 LE or BE), as a
- * browser reads it whatever the header says; else in its declared charset (UTF-8 when none or
- * an unknown one).
+ * browser reads it whatever the header says; else in its declared charset; else, for an HTML
+ * page, in the one its `<meta>` names within its first 1,024 bytes (as a browser's prescan
+ * does); else UTF-8 (also for an unknown name). An ISO-2022-JP page declared only by its
+ * `<meta>` showed the person Japanese text while the model read the escaped ASCII bytes.
  */
 export function decodeBody(bytes: Uint8Array, contentType = ""): string {
-  const charset = bomCharset(bytes) ?? /charset\s*=\s*"?([\w-]+)/i.exec(contentType)?.[1];
+  const charset = bomCharset(bytes) ?? /charset\s*=\s*"?([\w-]+)/i.exec(contentType)?.[1] ??
+    metaCharset(bytes, contentType);
   try {
     return new TextDecoder(charset ?? "utf-8").decode(bytes);
   } catch {
     return new TextDecoder().decode(bytes);
   }
+}
+
+/**
+ * The charset an HTML page's `<meta charset>` or `<meta http-equiv ... charset=>` names in its
+ * first 1,024 bytes, read as a browser does: UTF-16 there means UTF-8 (the bytes were read as
+ * ASCII to find it), `x-user-defined` means windows-1252. Undefined when the answer is not
+ * HTML by its type (or, with no type, its first bytes) or names none.
+ */
+function metaCharset(bytes: Uint8Array, contentType: string): string | undefined {
+  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 1024));
+  const type = contentType.split(";")[0].trim().toLowerCase();
+  const html = type === "text/html" || type === "application/xhtml+xml" ||
+    (type === "" && /^\s*(?:<!doctype html|<html)/i.test(head));
+  if (!html) return undefined;
+  const named = /<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1]?.toLowerCase();
+  if (named === undefined) return undefined;
+  if (named.startsWith("utf-16")) return "utf-8";
+  return named === "x-user-defined" ? "windows-1252" : named;
 }
 
 function bomCharset(bytes: Uint8Array): string | undefined {
