@@ -67,14 +67,16 @@ export function readIdIndex(sessionPath: string, sessionId: string): IdIndex | u
  * Writes the index of `sessionPath` (session `sessionId`): `ids` are those of every entry in
  * its first `size` bytes. The first line is JSON (version, session, size), then one id a line.
  * Written to a temporary file and renamed over, so a reader sees the old index or the new one.
- * Never throws: without an index the next resume reads the session whole.
+ * The caller holds the session's lock, so the temporary's one name is never another live
+ * writer's: one a kill left is removed here, not left to pile up. Never throws: without an
+ * index the next resume reads the session whole.
  */
 export function writeIdIndex(
   sessionPath: string,
   options: { sessionId: string; size: number; ids: Iterable<string> },
 ): void {
   const path = idIndexPath(sessionPath);
-  const temporary = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  const temporary = `${path}.tmp`;
   const head = JSON.stringify({
     version: INDEX_VERSION,
     session: options.sessionId,
@@ -83,6 +85,8 @@ export function writeIdIndex(
   const ids = [...options.ids].filter((id) => !id.includes("\n"));
   const text = `${head}\n${ids.join("\n")}\n`;
   try {
+    // Unlinked, never written through: a link put there must not redirect the write.
+    removeLeftover(temporary);
     Deno.writeTextFileSync(temporary, text, { mode: 0o600, createNew: true });
     Deno.renameSync(temporary, path);
   } catch {
@@ -91,5 +95,14 @@ export function writeIdIndex(
     } catch {
       // Never written.
     }
+  }
+}
+
+/** Removes what a killed writer left at `path`; nothing there is fine. */
+function removeLeftover(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
 }
