@@ -15,6 +15,7 @@ import {
 } from "./_config_values.ts";
 import { pinnedFiles, pinnedWorkspace, unpinnable } from "./_pinned_files.ts";
 import { readCommandLine } from "./_pinned_command.ts";
+import { packageRunnerPins } from "./_package_runner.ts";
 import { loaderVariables } from "./_loader_env.ts";
 import { isInside, projectFolderProblem } from "./project_paths.ts";
 import {
@@ -229,7 +230,10 @@ export async function parseServerEntry(
         cwd: server.cwd,
         workspace: context.workspace,
       });
-      server.files = await pinnedFiles(line.argv, server.cwd, context.workspace);
+      server.files = {
+        ...await pinnedFiles(line.argv, server.cwd, context.workspace),
+        ...packageRunnerPins(line.argv, server.cwd, context.workspace),
+      };
       // Code given as text (`bash -c '…'`), run from elsewhere (`env -C`) or a script that does
       // not exist as named (`node srv/server` runs srv/server.js) is named by no file trust
       // could pin: such a server can never be trusted.

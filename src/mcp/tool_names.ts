@@ -32,10 +32,12 @@ export function toolPrefix(server: string): string {
 /**
  * True when tools of `a` and of `b` could get the same model-facing name, or a rule written for
  * one (`mcp__my_srv__*`) could match the other's: one's {@linkcode toolPrefix} starts the
- * other's (`my.srv` and `my_srv`; `a` and `a__b`, whose tool `c` is `a`'s tool `b__c`).
+ * other's (`my.srv` and `my_srv`; `a` and `a__b`, whose tool `c` is `a`'s tool `b__c`). Letters
+ * are compared without case: `GitHub` beside `github` would pass its tools off as the other's,
+ * to the model and to the person reading a question about one.
  */
 export function namesOverlap(a: string, b: string): boolean {
-  const [first, second] = [toolPrefix(a), toolPrefix(b)];
+  const [first, second] = [toolPrefix(a).toLowerCase(), toolPrefix(b).toLowerCase()];
   return first.startsWith(second) || second.startsWith(first);
 }
 

@@ -12,11 +12,16 @@ export type McpScope = "user" | "project";
  */
 export const WORKSPACE_PIN = "every file of the workspace";
 
-/** Variable names that look secret: their values are masked, and a project may not move them. */
-export const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
+/**
+ * Variable names that look secret: their values are masked, and a project may not move them.
+ * The names the sandbox keeps from commands (sandbox/shell_env.ts): a variable it takes for a
+ * secret (`DB_PASS`, `SENTRY_DSN`, `GH_PAT`) must not reach a project's server as a plain word.
+ */
+export const SECRET_ENV_NAME =
+  /KEY|TOKEN|SECRET|PASS|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|PAT$|DSN|SALT/i;
 
-/** Header names that carry credentials (`Authorization`, `X-Api-Key`, cookies). */
-export const SECRET_HEADER_NAME = /authorization|token|key|secret|cookie|auth/i;
+/** Header names that carry credentials (`Authorization`, `X-Api-Key`, cookies, sessions). */
+export const SECRET_HEADER_NAME = /authorization|token|key|secret|cookie|auth|session|passw/i;
 
 /** The optional bubblewrap sandbox around a stdio server. */
 export interface McpSandboxSettings {
