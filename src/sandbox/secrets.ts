@@ -161,6 +161,17 @@ const MAX_BREAK = 8;
  * (`sk-ant-api03-`, 13) are shorter.
  */
 export const MIN_KNOWN_RUN = 16;
+
+/**
+ * Whether a run of `value`'s characters says it was there: a value with no blank that is not a
+ * path or an address (a key, a token, a password). A known value may also be a path or a URL (an
+ * MCP server's `PRIVATE_DATA_DIR`, a DSN): 16 characters of `/home/me/projects/…` or
+ * `postgres://localhost` are in ordinary output, which would be masked wherever it names them.
+ * Such a value is masked whole, in each of its forms.
+ */
+function runsCount(value: string): boolean {
+  return !/\s/.test(value) && !value.includes("://") && !/^[/~.]/.test(value);
+}
 /** A run is found from its value's pieces of this length, one every so many characters. */
 const RUN_PIECE = 8;
 
@@ -297,7 +308,7 @@ export class SecretMasker {
     this.#known = known.length > 0 ? new RegExp(knownSource, "g") : undefined;
     const first = known.length > 0 ? [`(?<known>${knownSource})`] : [];
     for (const value of known) {
-      if (value.length <= MIN_KNOWN_RUN) continue;
+      if (value.length <= MIN_KNOWN_RUN || !runsCount(value)) continue;
       for (let at = 0;; at = Math.min(at + RUN_PIECE, value.length - RUN_PIECE)) {
         const piece = value.slice(at, at + RUN_PIECE).toLowerCase();
         this.#pieceAt.set(piece, [...this.#pieceAt.get(piece) ?? [], [value, at]]);

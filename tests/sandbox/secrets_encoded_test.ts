@@ -97,6 +97,18 @@ Deno.test("SecretMasker.mask() masks a run of 16 or more characters of a known k
   assert.equal(masker.mask(`short ${KEY.slice(3, 18)} piece`), `short ${KEY.slice(3, 18)} piece`);
 });
 
+Deno.test("SecretMasker.mask() masks a known path or address whole, not ordinary output that shares a run of it", () => {
+  // An MCP server's secret-named env entry may hold a path or a URL (PRIVATE_DATA_DIR, a DSN).
+  const path = "/home/me/projects/private-repo";
+  const dsn = "postgres://localhost:5432/app?sslmode=disable";
+  const known = new SecretMasker([path, dsn, KEY]);
+  const ordinary = "cd /home/me/projects/other && psql postgres://localhost:5432/other";
+  equal(known.mask(ordinary), ordinary);
+  equal(known.mask(`at ${path} and ${dsn}.`), "at [REDACTED] and [REDACTED].");
+  // A key's run is still masked beside them.
+  equal(known.mask(`echo ${KEY.slice(0, 16)}`), "echo [REDACTED]");
+});
+
 Deno.test("SecretMasker.mask() masks a known value with quotes and backslashes as JSON writes it", () => {
   const value = 'pa"ss\\w0rd-Q7x';
   const known = new SecretMasker([value]);
