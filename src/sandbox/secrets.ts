@@ -486,10 +486,11 @@ export class SecretMasker {
 
   /**
    * The length of the longest end of `text` that begins one of the {@linkcode knownForms} of a
-   * known value without holding all of it, case and breaks aside (0 for none): what a stream
-   * of output must hold back, even past a line's end, until it knows whether the rest follows.
+   * known value without holding all of it, case and breaks aside, and holding at least
+   * `minChars` of it (0 for none): what a stream of output must hold back, even past a line's
+   * end, until it knows whether the rest follows.
    */
-  knownFormStarting(text: string): number {
+  knownFormStarting(text: string, minChars = 1): number {
     const longest = this.#forms[0]?.length ?? 0;
     const chars: string[] = [];
     const where: number[] = [];
@@ -505,7 +506,7 @@ export class SecretMasker {
     }
     const end = chars.reverse().join("");
     where.reverse();
-    for (let start = 0; start < end.length; start++) {
+    for (let start = 0; start <= end.length - minChars; start++) {
       const rest = end.slice(start);
       if (this.#forms.some((form) => form.length > rest.length && form.startsWith(rest))) {
         return text.length - where[start];
@@ -560,11 +561,15 @@ const MAX_HELD_MATCH = MAX_MATCH + MAX_HELD_LINE;
 const MAX_PRIVATE_KEY = 65536;
 const PEM_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
 
+/** The fewest characters of a key's form a held end past a line's end must hold. */
+const FORM_HOLD_CHARS = 4;
+
 /**
  * Masks a stream of text so that a secret split across chunks is still masked: it holds back
  * the partial last line (and an unfinished private key block) until more arrives or
  * {@linkcode StreamMasker.flush} is called.
  */
+
 export function createStreamMasker(masker: SecretMasker): StreamMasker {
   const tail = Math.max(MIN_TAIL, masker.longestValue);
   let held = "";
@@ -587,7 +592,12 @@ export function createStreamMasker(masker: SecretMasker): StreamMasker {
       inPrivateKey = true;
       return out;
     }
-    let cut = Math.min(lineCut(held, tail), held.length - masker.knownFormStarting(held));
+    // Past a line's end only an end of FORM_HOLD_CHARS or more that begins a form waits: a
+    // line ending in one character a form starts with (often, over a key's several forms)
+    // would otherwise wait for the command's next output, and the screen would show the output
+    // one line short. What a shorter end shows is fewer characters than any key.
+    const formEnd = masker.knownFormStarting(held, FORM_HOLD_CHARS);
+    let cut = Math.min(lineCut(held, tail), held.length - formEnd);
     if (pem !== -1) cut = Math.min(cut, pem);
     const spans = masker.spans(held);
     for (const span of spans) {

@@ -139,9 +139,23 @@ Deno.test("createStreamMasker() masks a known key split across two lines and two
       const stream = createStreamMasker(masker);
       const out = stream.push(output.slice(0, at)) + stream.push(output.slice(at)) +
         stream.flush();
-      assert.equal(out, expected, `split at ${at}`);
+      // Past a line's end, an end of under 4 characters of a form is not held (see the next
+      // test): the screen may show those few characters, never a key's run.
+      if (out !== expected) assertNoKey(out, `split at ${at}`);
+      assert.ok(out.endsWith(expected.slice(expected.lastIndexOf("\n", expected.length - 2))));
     }
   }
+});
+
+Deno.test("createStreamMasker() passes a whole line on at once when its last characters only might start a key", () => {
+  // KEY's forms start with `s`, `7`, `c`, its last character...: a line ending in one of them
+  // was held, so a command's output showed one line short until its next output.
+  const stream = createStreamMasker(masker);
+  equal(stream.push("building sources\n"), "building sources\n");
+  equal(stream.push("wrote 7\n"), "wrote 7\n");
+  // Four characters of a form past a line's end still wait for the rest.
+  equal(stream.push(`dump: ${KEY.slice(0, 6)}\n`), "dump: ");
+  equal(stream.push(`${KEY.slice(6)}\ndone\n`), "[REDACTED]\ndone\n");
 });
 
 Deno.test("SecretMasker.carriesKnownValue() finds a known key in base64, hex or reversed in a URL", () => {
