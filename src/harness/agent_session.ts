@@ -13,8 +13,8 @@ import { guardHostPrograms } from "../core/host_programs.ts";
 import { TernError } from "../core/errors.ts";
 import { shownUrl } from "../core/url_text.ts";
 import { visibleText } from "../core/terminal_text.ts";
-import { checkRule } from "../config/rules.ts";
-import { SETTINGS } from "../config/settings.ts";
+import { checkSetting } from "../config/schema.ts";
+import { settingOf } from "../config/settings.ts";
 import type { ConsolidationMode } from "./consolidation.ts";
 import {
   type ConfigFlags,
@@ -641,11 +641,11 @@ function checkedNames(change: SessionChange): SessionChange {
   for (const key of ["provider", "model"] as const) {
     const value = change[key];
     if (value === undefined) continue;
-    const result = checkRule(SETTINGS[key].rule, value);
+    const result = checkSetting(key, value);
     if (!result.ok) {
       throw new TernError(
         `Cannot switch to ${key} "${visibleText(value)}": expected ${
-          SETTINGS[key].expect
+          settingOf(key).expect
         } without control or invisible characters (\`tern models\` lists the models)`,
       );
     }

@@ -15,6 +15,8 @@ export interface McpConfigFixture {
   write(path: string, text: string): string;
   /** Loads the config of this home and workspace with `env` as the only variables. */
   load(env?: Record<string, string>): Promise<McpConfigResult>;
+  /** Loads as a front end does (problems are warnings), returning the warnings too. */
+  loadWarned(env?: Record<string, string>): Promise<McpConfigResult & { warnings: string[] }>;
 }
 
 /** Runs `fn` with fresh `home/.tern` and `ws/` folders under a temp root, then deletes the root. */
@@ -36,6 +38,16 @@ export async function withMcpConfig(
       return file;
     },
     load: (env = {}) => loadMcpConfig({ ternHome, workspace, env: (name) => env[name] }),
+    async loadWarned(env = {}) {
+      const warnings: string[] = [];
+      const result = await loadMcpConfig({
+        ternHome,
+        workspace,
+        env: (name) => env[name],
+        warn: (text) => warnings.push(text),
+      });
+      return { ...result, warnings };
+    },
   };
   try {
     await fn(fixture);

@@ -5,9 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadMcpConfig } from "../../src/mcp/config.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
-import { type McpConfigFixture, withMcpConfig } from "./_config_fixture.ts";
+import { withMcpConfig } from "./_config_fixture.ts";
 
 const USER = "home/.tern/mcp.json";
 const PROJECT_MCP = "ws/.mcp.json";
@@ -23,29 +22,17 @@ const README_SERVERS = {
   },
 };
 
-/** Loads as a front end does (problems are warnings), returning the warnings too. */
-async function loadWarned(fixture: McpConfigFixture, env: Record<string, string> = {}) {
-  const warnings: string[] = [];
-  const result = await loadMcpConfig({
-    ternHome: fixture.ternHome,
-    workspace: fixture.workspace,
-    env: (name) => env[name],
-    warn: (text) => warnings.push(text),
-  });
-  return { ...result, warnings };
-}
-
 Deno.test("loadMcpConfig() skips only the user's server whose ${VAR} is unset, naming it", async () => {
   await withMcpConfig(async (fixture) => {
     const file = fixture.write(USER, JSON.stringify(README_SERVERS));
-    const { servers, warnings } = await loadWarned(fixture);
+    const { servers, warnings } = await fixture.loadWarned();
     assert.deepEqual(servers.map((server) => server.name), ["fs"]);
     assert.deepEqual(warnings, [
       `Invalid MCP config "${file}": "servers.docs.headers.Authorization" uses \${DOCS_TOKEN}, ` +
       `which is not set: set it, or give a default with \${DOCS_TOKEN:-value} — server "docs" ` +
       `is not used`,
     ]);
-    const set = await loadWarned(fixture, { DOCS_TOKEN: "t" });
+    const set = await fixture.loadWarned({ DOCS_TOKEN: "t" });
     assert.deepEqual(set.servers.map((server) => server.name), ["docs", "fs"]);
     assert.deepEqual(set.warnings, []);
   });
@@ -62,7 +49,7 @@ Deno.test("loadMcpConfig() skips only the user's invalid entry, and its name sta
       PROJECT_MCP,
       `{ "mcpServers": { "gh": { "command": "theirs" }, "gh__x": { "command": "theirs" } } }`,
     );
-    const { servers, warnings } = await loadWarned(fixture);
+    const { servers, warnings } = await fixture.loadWarned();
     assert.deepEqual(servers.map((server) => server.name), ["good"]);
     assert.equal(warnings.length, 3, warnings.join("\n"));
     assert.match(warnings[0], /"servers\.gh\.comand".* — server "gh" is not used$/);

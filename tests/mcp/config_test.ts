@@ -68,13 +68,7 @@ Deno.test("loadMcpConfig() never lets a project file replace the person's own se
       PROJECT_MCP,
       `{ "mcpServers": { "s": { "command": "theirs" } } }`,
     );
-    const warnings: string[] = [];
-    const { servers } = await loadMcpConfig({
-      ternHome: fixture.ternHome,
-      workspace: fixture.workspace,
-      env: () => undefined,
-      warn: (text) => warnings.push(text),
-    });
+    const { servers, warnings } = await fixture.loadWarned();
     assert.equal(byName(servers, "s").command, "mine");
     assert.equal(byName(servers, "s").scope, "user");
     assert.deepEqual(warnings, [

@@ -3,7 +3,6 @@
  * `github`) would pass its tools off as the other's, to the model and to the person asked.
  */
 import assert from "node:assert/strict";
-import { loadMcpConfig } from "../../src/mcp/config.ts";
 import { namesOverlap } from "../../src/mcp/tool_names.ts";
 import { withMcpConfig } from "./_config_fixture.ts";
 
@@ -19,13 +18,7 @@ Deno.test("loadMcpConfig() refuses a project server named like the person's but 
         "other": { "command": "theirs" }
       } }`,
     );
-    const warnings: string[] = [];
-    const { servers } = await loadMcpConfig({
-      ternHome: fixture.ternHome,
-      workspace: fixture.workspace,
-      env: () => undefined,
-      warn: (text) => warnings.push(text),
-    });
+    const { servers, warnings } = await fixture.loadWarned();
     assert.deepEqual(servers.map((s) => [s.name, s.scope]), [
       ["github", "user"],
       ["other", "project"],

@@ -5,7 +5,6 @@
  * the warning names both.
  */
 import assert from "node:assert/strict";
-import { loadMcpConfig } from "../../src/mcp/config.ts";
 import { withMcpConfig } from "./_config_fixture.ts";
 
 Deno.test("loadMcpConfig() uses neither of two project servers named into each other's tool names", async () => {
@@ -20,13 +19,7 @@ Deno.test("loadMcpConfig() uses neither of two project servers named into each o
         "other": { "command": "e" }
       } }`,
     );
-    const warnings: string[] = [];
-    const { servers } = await loadMcpConfig({
-      ternHome: fixture.ternHome,
-      workspace: fixture.workspace,
-      env: () => undefined,
-      warn: (text) => warnings.push(text),
-    });
+    const { servers, warnings } = await fixture.loadWarned();
     assert.deepEqual(servers.map((s) => s.name), ["other"]);
     assert.equal(warnings.length, 4, warnings.join("\n"));
     assert.match(

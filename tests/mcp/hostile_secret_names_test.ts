@@ -4,9 +4,8 @@
  * in disguise, and their values are masked in what a server answers.
  */
 import assert from "node:assert/strict";
-import { loadMcpConfig } from "../../src/mcp/config.ts";
 import { serverSecrets } from "../../src/mcp/types.ts";
-import { byName, type McpConfigFixture, withMcpConfig } from "./_config_fixture.ts";
+import { byName, withMcpConfig } from "./_config_fixture.ts";
 
 const PROJECT_MCP = "ws/.mcp.json";
 
@@ -23,17 +22,6 @@ const SECRETS: Record<string, string> = {
   APP_SALT: "salt-value-123456",
 };
 
-async function loadWarned(fixture: McpConfigFixture, env: Record<string, string>) {
-  const warnings: string[] = [];
-  const result = await loadMcpConfig({
-    ternHome: fixture.ternHome,
-    workspace: fixture.workspace,
-    env: (name) => env[name],
-    warn: (text) => warnings.push(text),
-  });
-  return { ...result, warnings };
-}
-
 Deno.test("loadMcpConfig() refuses a project's secret-named variable of any kind passed in disguise", async () => {
   await withMcpConfig(async (fixture) => {
     for (const name of Object.keys(SECRETS)) {
@@ -44,7 +32,7 @@ Deno.test("loadMcpConfig() refuses a project's secret-named variable of any kind
         ]
       ) {
         fixture.write(PROJECT_MCP, `{ "mcpServers": { "t": { "command": "x", ${fields} } } }`);
-        const { servers, warnings } = await loadWarned(fixture, SECRETS);
+        const { servers, warnings } = await fixture.loadWarned(SECRETS);
         assert.deepEqual(servers, [], `${name} in ${fields}`);
         assert.equal(warnings.length, 1, `${name} in ${fields}`);
         assert.ok(
@@ -58,7 +46,7 @@ Deno.test("loadMcpConfig() refuses a project's secret-named variable of any kind
       PROJECT_MCP,
       `{ "mcpServers": { "u": { "url": "https://h/mcp?dsn=\${SENTRY_DSN}" } } }`,
     );
-    const { servers, warnings } = await loadWarned(fixture, SECRETS);
+    const { servers, warnings } = await fixture.loadWarned(SECRETS);
     assert.deepEqual(servers, []);
     assert.match(
       warnings[0],
@@ -75,7 +63,7 @@ Deno.test("serverSecrets() masks the values of every secret-named env entry", as
       PROJECT_MCP,
       JSON.stringify({ mcpServers: { t: { command: "x", env: { ...env, LEVEL: "debug" } } } }),
     );
-    const { servers, warnings } = await loadWarned(fixture, SECRETS);
+    const { servers, warnings } = await fixture.loadWarned(SECRETS);
     assert.deepEqual(warnings, []);
     const t = byName(servers, "t");
     assert.deepEqual(t.env, { ...SECRETS, LEVEL: "debug" });
@@ -87,7 +75,7 @@ Deno.test("serverSecrets() masks the values of every secret-named env entry", as
       `{ "mcpServers": { "h": { "url": "https://h/mcp",
         "headers": { "X-Session-Id": "\${WEB_SESSION}" } } } }`,
     );
-    const http = await loadWarned(fixture, SECRETS);
+    const http = await fixture.loadWarned(SECRETS);
     assert.deepEqual(http.warnings, []);
     assert.deepEqual(serverSecrets(byName(http.servers, "h")), [SECRETS.WEB_SESSION]);
   });

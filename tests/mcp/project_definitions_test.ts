@@ -4,24 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { describeServer } from "../../src/harness/mcp_setup.ts";
-import { loadMcpConfig } from "../../src/mcp/config.ts";
 import { exposedToolNames, namesOverlap } from "../../src/mcp/tool_names.ts";
-import { byName, type McpConfigFixture, withMcpConfig } from "./_config_fixture.ts";
+import { byName, withMcpConfig } from "./_config_fixture.ts";
 
 const USER = "home/.tern/mcp.json";
 const PROJECT_MCP = "ws/.mcp.json";
-
-/** Loads as a front end does: project problems are warnings, which are returned. */
-async function loadWarned(fixture: McpConfigFixture, env: Record<string, string> = {}) {
-  const warnings: string[] = [];
-  const result = await loadMcpConfig({
-    ternHome: fixture.ternHome,
-    workspace: fixture.workspace,
-    env: (name) => env[name],
-    warn: (text) => warnings.push(text),
-  });
-  return { ...result, warnings };
-}
 
 Deno.test("loadMcpConfig() refuses a project server named into the person's servers' tool names", async () => {
   await withMcpConfig(async (fixture) => {
@@ -38,7 +25,7 @@ Deno.test("loadMcpConfig() refuses a project server named into the person's serv
         "other": { "command": "theirs" }
       } }`,
     );
-    const { servers, warnings } = await loadWarned(fixture);
+    const { servers, warnings } = await fixture.loadWarned();
     assert.deepEqual(servers.map((s) => [s.name, s.scope]), [
       ["a__b", "user"],
       ["my_srv", "user"],
@@ -83,7 +70,7 @@ Deno.test("loadMcpConfig() lets a project pass a secret-looking variable only as
     ];
     for (const [fields, key, name] of refused) {
       fixture.write(PROJECT_MCP, `{ "mcpServers": { "t": { "command": "x", ${fields} } } }`);
-      const { servers, warnings } = await loadWarned(fixture, env);
+      const { servers, warnings } = await fixture.loadWarned(env);
       assert.deepEqual(servers, [], fields);
       assert.equal(warnings.length, 1);
       assert.ok(
@@ -104,7 +91,7 @@ Deno.test("loadMcpConfig() lets a project pass a secret-looking variable only as
       } }`,
     );
     assert.match(
-      (await loadWarned(fixture, env)).warnings[0],
+      (await fixture.loadWarned(env)).warnings[0],
       /"mcpServers\.u\.url" uses \$\{API_KEY\}/,
     );
 
@@ -117,7 +104,7 @@ Deno.test("loadMcpConfig() lets a project pass a secret-looking variable only as
         "h": { "url": "https://h/mcp", "headers": { "Authorization": "Bearer \${API_KEY}" } }
       } }`,
     );
-    const { servers, warnings } = await loadWarned(fixture, env);
+    const { servers, warnings } = await fixture.loadWarned(env);
     assert.deepEqual(warnings, []);
     const t = byName(servers, "t");
     assert.deepEqual(t.env, {
@@ -143,6 +130,6 @@ Deno.test("loadMcpConfig() lets a project pass a secret-looking variable only as
       USER,
       `{ "servers": { "t": { "command": "x", "env": { "L": "\${GITHUB_TOKEN}" } } } }`,
     );
-    assert.equal((await loadWarned(fixture, env)).servers[0].env.L, "ghp-secret-123456");
+    assert.equal((await fixture.loadWarned(env)).servers[0].env.L, "ghp-secret-123456");
   });
 });

@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadMcpConfig } from "../../src/mcp/config.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
 import { loadError, type McpConfigFixture, withMcpConfig } from "./_config_fixture.ts";
 
@@ -18,16 +17,10 @@ function nested(depth: number): string {
   return `{"mcpServers": ${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
 }
 
-/** Loads as a front end does (problems are warnings), returning the warnings too. */
+/** Loads as a front end does (problems are warnings): the servers' names and the warnings. */
 async function loadWarned(fixture: McpConfigFixture) {
-  const warnings: string[] = [];
-  const result = await loadMcpConfig({
-    ternHome: fixture.ternHome,
-    workspace: fixture.workspace,
-    env: () => undefined,
-    warn: (text) => warnings.push(text),
-  });
-  return { names: result.servers.map((server) => server.name), warnings };
+  const { servers, warnings } = await fixture.loadWarned();
+  return { names: servers.map((server) => server.name), warnings };
 }
 
 Deno.test("loadMcpConfig() skips a project file nested 20,000 deep, naming it, and keeps the person's servers", async () => {
