@@ -5,6 +5,9 @@
 import { hostProgramOr } from "../core/host_programs.ts";
 import { DEFAULT_LIMITS, tmpfsArgs, ulimitPrefix } from "./limits.ts";
 import { isInjectingName } from "./shell_env.ts";
+import { basename, dirname } from "../core/path.ts";
+import { HOME_ALLOWLIST } from "./home_view.ts";
+import { SandboxViewError } from "./protected_paths.ts";
 import type { ShellPlan } from "./types.ts";
 
 /** Files in `/etc` that may link into `/run` and that a command with network needs (DNS). */
@@ -114,8 +117,10 @@ export function bwrapArgvFor(plan: ShellPlan, argv: readonly string[]): string[]
   for (const root of unique(plan.writable)) {
     if (resolvesAsPlanned(root, plan.writableReal?.[root])) args.push("--bind", root, root);
   }
+  const home = plan.guarded === undefined ? null : readOnlyHome(plan);
+  if (home !== null) args.push(...homeTopArgs(plan, home));
   for (const path of protectedPaths(plan)) args.push("--ro-bind", path, path);
-  args.push(...guardArgs(plan.guarded ?? []));
+  args.push(...guardArgs(plan.guarded ?? [], home));
   args.push(...replaceArgs(plan.replaced ?? {}));
   args.push(...hideArgs(hiddenStillVisible(plan).filter((path) => stillPinned(plan, path))));
   args.push(...remountArgs(plan));
@@ -191,14 +196,92 @@ function maskArgs(plan: ShellPlan): string[] {
 
 /**
  * An empty read-only folder over each guarded path that is absent or an empty folder, so a
- * command cannot create it (and cannot fill one another command's guard left behind).
+ * command cannot create it (and cannot fill one another command's guard left behind). Throws
+ * SandboxViewError when a guarded path is a link: a mount follows it to its target, and the
+ * link's own name stays an entry of the writable root, which a command could replace by a
+ * folder of its own.
  */
-function guardArgs(paths: readonly string[]): string[] {
+function guardArgs(paths: readonly string[], readOnlyHome: string | null): string[] {
   const args: string[] = [];
   for (const path of unique(paths)) {
+    // In a read-only home (see homeTopArgs) no command can replace the link.
+    if (realPathOrNull(dirname(path)) !== readOnlyHome) refuseLinkedGuard(path);
     if (isAbsentOrEmptyDir(path)) args.push("--tmpfs", path, "--remount-ro", path);
   }
   return args;
+}
+
+function refuseLinkedGuard(path: string): void {
+  let target: string;
+  try {
+    target = Deno.readLinkSync(path);
+  } catch {
+    return; // Not a link (or nothing there): the guard or the read-only bind holds it.
+  }
+  const name = basename(path);
+  const instead = name === ".git"
+    ? `a file holding "gitdir: <folder>" (git follows it, and tern keeps both read-only)`
+    : "the folder it leads to";
+  const link = `"${name}" in "${dirname(path)}"`;
+  throw new SandboxViewError(
+    `Cannot protect ${link}: it is a link (to ${JSON.stringify(target)}), which a command ` +
+      `could replace by a folder of its own. Replace the link by ${instead}; commands wait ` +
+      "until then",
+  );
+}
+
+/**
+ * Where the workspace holds the home folder (tern run in `~` or above it): the home folder
+ * read-only with its entries bound back writable, but those starting with "." and
+ * {@linkcode HOME_PROGRAMS}. Its shell start-up files, `.gitconfig`, `.local/bin`, `.config`
+ * (autostart, systemd units), `~/bin` and `~/go/bin` run code on the host later, and a command
+ * could otherwise edit them, replace a link to them, or create one that is missing
+ * (`.bash_login`); a workspace inside the home never reaches them. Like the guards, for commands only: the file tools name their paths
+ * to the policy, and the person sees them.
+ */
+function homeTopArgs(plan: ShellPlan, home: string): string[] {
+  const args = ["--ro-bind", home, home];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(home)];
+  } catch {
+    return args; // Unlistable: all of it read-only.
+  }
+  for (const entry of entries) {
+    // A name that is not UTF-8 cannot be named to bubblewrap: it stays read-only.
+    if (entry.name.startsWith(".") || HOME_PROGRAMS.has(entry.name) || entry.isSymlink) continue;
+    if (entry.name.includes("\uFFFD")) continue;
+    args.push("--bind", `${home}/${entry.name}`, `${home}/${entry.name}`);
+  }
+  // Write grants inside the home (a person's own, such as `~/.npm`) stay writable.
+  for (const root of unique(plan.writable)) {
+    const real = realPathOrNull(root);
+    if (real === null || real === home || !isInside(real, home)) continue;
+    if (resolvesAsPlanned(root, plan.writableReal?.[root])) args.push("--bind", root, root);
+  }
+  return args;
+}
+
+/**
+ * The home's entries without a leading "." that hold programs found on the host's PATH: `bin`
+ * and the toolchain folders of the home allowlist (`go`), read-only as in any other view.
+ */
+const HOME_PROGRAMS: ReadonlySet<string> = new Set([
+  "bin",
+  ...HOME_ALLOWLIST.map((entry) => entry.path.split("/")[0]).filter((top) => !top.startsWith(".")),
+]);
+
+/**
+ * The home's real path when the workspace holds it (see homeTopArgs), else null. A write grant
+ * of the home folder itself is the person's own choice, kept as they made it.
+ */
+function readOnlyHome(plan: ShellPlan): string | null {
+  const home = plan.env.HOME === undefined ? null : realPathOrNull(plan.env.HOME);
+  if (home === null || home === "/" || isInside(home, "/tmp")) return null;
+  const workspace = realPathOrNull(plan.cwd);
+  return workspace !== null && plan.writable.includes(plan.cwd) && isInside(home, workspace)
+    ? home
+    : null;
 }
 
 /** True when nothing is at `path`, or an empty folder (not a link). */
@@ -258,8 +341,31 @@ function protectedPaths(plan: ShellPlan): string[] {
   // (`guardArgs`), not a bind: another tern sharing the workspace may remove its mount point
   // between the plan and bubblewrap's start, and a bind of it would then fail the command.
   const guarded = (path: string) => plan.guarded?.includes(path) && isAbsentOrEmptyDir(path);
+  for (const path of plan.readOnly) {
+    if (!plan.guarded?.includes(path)) refuseMovedRepository(path, roots);
+  }
   return realPaths(plan.readOnly.filter((path) => stillPinned(plan, path) && !guarded(path)))
     .filter((path) => roots.some((root) => isInside(path, root)));
+}
+
+/**
+ * Throws SandboxViewError when `path`, a `.git` the search found inside a writable root, is
+ * gone: its repository may have moved with a folder above it (a background process renamed
+ * `sub` while only `sub/.git` was a mount point), and nothing says where, so no view made
+ * without it may start.
+ */
+function refuseMovedRepository(path: string, roots: readonly string[]): void {
+  if (basename(path) !== ".git" || !roots.some((root) => isInside(path, root))) return;
+  try {
+    Deno.lstatSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return;
+    throw new SandboxViewError(
+      `Cannot protect the repository "${path}": it moved or was removed after the sandbox's ` +
+        "view was made (a background process may have renamed a folder above it). Its new " +
+        "place is found when the view is made again: run the command again",
+    );
+  }
 }
 
 /**

@@ -3,6 +3,7 @@
  * outside `/run`, and the `.git` folders under the writable roots (hooks and config run code on
  * the host the next time someone uses git there).
  */
+import { TernError } from "../core/errors.ts";
 import { dirname, join, resolve } from "../core/path.ts";
 import { openUnchanged } from "../core/verified_open.ts";
 import type { FolderListings, ListedEntry } from "./folder_listings.ts";
@@ -81,7 +82,7 @@ export function hostSocketLocations(env: Readonly<Record<string, string>>): stri
  * The sandbox's view cannot be made to hold what it must (a folder tern cannot list, where a
  * `.git` or a denied file could be): commands are refused, with what to fix, until it can.
  */
-export class SandboxViewError extends Error {
+export class SandboxViewError extends TernError {
   constructor(message: string) {
     super(message);
     this.name = "SandboxViewError";

@@ -133,8 +133,14 @@ const ENOSYS = 38;
 const CLONE_NAMESPACES = 0x7e020000;
 const PTRACE_ATTACH = 16;
 const PTRACE_SEIZE = 0x4206;
-/** Pushes bytes into the terminal's input: a command could type into the person's shell. */
-const TIOCSTI = 0x5412;
+/**
+ * Terminal ioctls refused on every descriptor: `TIOCSTI` pushes bytes into a terminal's input
+ * and `TIOCLINUX` pastes a virtual console's selection into it (a command could type into the
+ * person's shell); `TIOCSETD` attaches a line discipline, kernel code (`n_gsm`, `n_hdlc`) with a
+ * history of exploits, to a terminal a command opens itself (`/dev/ptmx`). The request is 32
+ * bits wide in the kernel, so the filter compares the argument's low word only.
+ */
+const TERMINAL_IOCTLS = { TIOCSTI: 0x5412, TIOCLINUX: 0x541c, TIOCSETD: 0x5423 } as const;
 /**
  * S_ISUID | S_ISGID. Commands run as the person's user, often root: a set-ID program left in
  * the workspace would run as that user for anyone who starts it on the host.
@@ -175,7 +181,8 @@ type Instruction = [code: number, jt: number, jf: number, k: number];
  * - `clone` with a namespace flag gets EPERM and `clone3` ENOSYS (its flags sit behind a
  *   pointer; C libraries then fall back to `clone`);
  * - `ptrace` ATTACH and SEIZE get EPERM (a child may still ask to be traced: debuggers that
- *   start their program work), and `ioctl(TIOCSTI)` gets EPERM;
+ *   start their program work), and `ioctl` with a request of `TERMINAL_IOCTLS` (`TIOCSTI`,
+ *   `TIOCLINUX`, `TIOCSETD`) gets EPERM;
  * - creating a file or changing a mode with the set-user-ID or set-group-ID bit (`open`,
  *   `openat`, `creat`, `mknod*`, `chmod`, `fchmod*`) gets EPERM, and `openat2` ENOSYS (its mode
  *   sits behind a pointer).
@@ -210,7 +217,8 @@ export function seccompFilter(arch: Arch): Uint8Array {
   program.push([RET_K, 0, 0, retErrno(EACCES)], [LD_W_ABS, 0, 0, NR_OFFSET]);
   argCheck(NR.clone[arch], 0, [[JSET_K, CLONE_NAMESPACES]], EPERM);
   argCheck(NR.ptrace[arch], 0, [[JEQ_K, PTRACE_ATTACH], [JEQ_K, PTRACE_SEIZE]], EPERM);
-  argCheck(NR.ioctl[arch], 1, [[JEQ_K, TIOCSTI]], EPERM);
+  const ioctls = Object.values(TERMINAL_IOCTLS).map((k): [number, number] => [JEQ_K, k]);
+  argCheck(NR.ioctl[arch], 1, ioctls, EPERM);
   for (const call of MODE_SETTERS) {
     if (call[arch] >= 0) argCheck(call[arch], call.mode, [[JSET_K, SET_ID_BITS]], EPERM);
   }
@@ -284,7 +292,7 @@ export function refusedCalls(): string[] {
     "socket(AF_VSOCK and every family but AF_INET, AF_INET6, AF_NETLINK)",
     "clone(new namespaces)",
     "ptrace(ATTACH|SEIZE)",
-    "ioctl(TIOCSTI)",
+    `ioctl(${Object.keys(TERMINAL_IOCTLS).join(", ")})`,
     "set-ID bits (chmod, open, mknod)",
     "openat2",
     "other architectures' calls",
