@@ -404,9 +404,21 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   if (shellKind !== "bwrap") await (await pidsStarted)?.remove();
   const pidsMade = shellKind === "bwrap" ? pidsStarted : Promise.resolve(null);
   // Outside the sandbox a command has the network anyway: give it the proxy and CA variables.
-  const unsandboxedShell = createUnsandboxedRunner({ ...env, ...networkEnv(options.env) }, {
-    limits,
-  });
+  // Beside a sandbox, a command approved to run without it finds no program where sandboxed
+  // commands could have put one: its PATH is without the folders they may write (the profile's
+  // and the grants' as they are when it starts; bin/tern already took out the workspace's).
+  const hostEnv = () => {
+    const outside = { ...env, ...networkEnv(options.env) };
+    const write = profile.grants.write;
+    if (shellKind !== "bwrap" || write === "all" || outside.PATH === undefined) return outside;
+    const roots = write.flatMap((root) => [root, realOrNull(root) ?? root]);
+    const kept = outside.PATH.split(":").filter((dir) => {
+      const real = realOrNull(dir) ?? dir;
+      return dir !== "" && !roots.some((root) => inside(dir, root) || inside(real, root));
+    });
+    return { ...outside, PATH: kept.join(":") };
+  };
+  const unsandboxedShell = createUnsandboxedRunner(hostEnv, { limits });
   const seccomp = shellKind === "bwrap" ? seccompPath : null;
   // Root's own files (searched once per sandbox, only as root: see host_private.ts).
   const rootOnly = shellKind === "bwrap" ? rootOnlyFound : [];
@@ -593,6 +605,15 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // the kept plan is rebuilt only after a command that may have changed the tree.
   const homeCopies = new HomeTokenCopies(filterDir);
   const viewNow = async (): Promise<ShellPlan> => {
+    // A repository a background process moved or removed since the plan was made: a new
+    // search finds where it went (a view without it is refused, see bwrap.ts), rather than
+    // every command failing until the turn's end.
+    if (
+      plan !== undefined && lastPlan !== undefined &&
+      gitDirsOf(lastPlan).some((path) => !lastPlan!.guarded?.includes(path) && isGone(path))
+    ) {
+      plan = undefined;
+    }
     const built = await currentPlan();
     return { ...built, replaced: homeCopies.for(home, built.writable) };
   };
@@ -671,7 +692,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   // guards' mount points stay) until it ends.
   const launchUnsandboxed: BackgroundLauncher = (command, launch) =>
     Promise.resolve(
-      unsandboxedLaunch({ ...env, ...networkEnv(options.env) }, command, { ...launch, limits }),
+      unsandboxedLaunch(hostEnv(), command, { ...launch, limits }),
     );
   /** The host files as the last watched call left them, while background processes run. */
   let betweenCalls: HostFileSnapshot | undefined;
@@ -1127,6 +1148,16 @@ function warmLine(plan: ShellPlan, dir: string, bwrapPath: string | undefined): 
 function launchLine(plan: ShellPlan, bwrapPath: string | undefined): string[] {
   const launch = launchArgv(plan, bwrapArgs(plan, "<command>"), bwrapPath, { liveness: true });
   return [launch.program, ...launch.args];
+}
+
+/** True when nothing is at `path` (not even a link). */
+function isGone(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return false;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
 }
 
 /** The `.git` folders (and files) a plan protects. */

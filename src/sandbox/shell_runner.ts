@@ -99,7 +99,7 @@ function findProgram(program: string, path = "/usr/local/bin:/usr/bin:/bin"): vo
  * Throws only when bash cannot be started.
  */
 export function createUnsandboxedRunner(
-  env: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>),
   options: UnsandboxedRunnerOptions = {},
 ): ShellRunner {
   const prefix = ulimitPrefix(options.limits ?? DEFAULT_LIMITS, { processes: false });
@@ -108,7 +108,7 @@ export function createUnsandboxedRunner(
     return runInProcessGroup(bash, {
       args,
       cwd: run.cwd,
-      env: sandboxEnv({ env }),
+      env: sandboxEnv({ env: typeof env === "function" ? env() : env }),
       // The watchdog's: the group ends when tern does, even by SIGKILL.
       livenessPipe: true,
       ...groupOptions(run, options),
