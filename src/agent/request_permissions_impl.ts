@@ -1,5 +1,5 @@
 /** The implementation of `request_permissions` (see `request_permissions.ts`). */
-import { isAbsolute, resolve } from "../core/path.ts";
+import { isAbsolute, join, resolve } from "../core/path.ts";
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";
 import { defineTool, type Tool } from "../tools/define.ts";
@@ -7,7 +7,13 @@ import { PROTECTED_FOLDERS, realPathOf } from "../tools/paths.ts";
 import type { PermissionGate } from "./permission_gate.ts";
 import { canonicalHost, describeRequest, isInside } from "./request_permissions_policy.ts";
 
-const entries = z.array(z.string().trim().min(1)).optional();
+/** C0 controls and DEL: no path or command prefix a person can be shown as it is holds one. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+const entries = z.array(
+  z.string().trim().min(1).refine((entry) => !CONTROL.test(entry), "holds a control character"),
+).optional();
 
 const parameters = z.strictObject({
   reason: z.string().trim().min(1),
@@ -15,7 +21,10 @@ const parameters = z.strictObject({
   read: entries,
   write: entries,
   hosts: z.array(
-    z.string().trim().refine(isHost, 'expected "host" or "host:port" (no scheme, path or "*")'),
+    z.string().trim().refine(
+      isHost,
+      'expected "host" or "host:port" (a port from 1 to 65535; no scheme, path or "*")',
+    ),
   ).optional(),
   env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a variable name")).optional(),
   commands: entries,
@@ -76,6 +85,17 @@ export function createImpl(gate: Pick<PermissionGate, "requestGrant">): Tool {
           );
         }
       }
+      // Judged and shown as written, such a path would look like where it starts, not where
+      // it leads.
+      for (const path of [...request.read, ...request.write]) {
+        const unseen = await unresolvedStep(path);
+        if (unseen === undefined) continue;
+        throw new ToolError(
+          "INVALID_ARGUMENTS",
+          `Cannot ask for "${path}": ${unseen}, so where it leads cannot be shown: name the ` +
+            "real path",
+        );
+      }
       if (request.withoutSandbox && request.commands.length === 0) {
         throw new ToolError(
           "INVALID_ARGUMENTS",
@@ -121,11 +141,43 @@ const REPLACED_FOLDERS: Readonly<Record<string, string>> = {
   "/dev": "their /dev holds only the basic devices",
 };
 
+/**
+ * Why `path` (an absolute path `realPathOf` gave) is not known to be real: a link still on its
+ * way, which `realPathOf` could not follow (it gives the path as written then), or a step tern
+ * cannot look at; undefined when each step that exists is not a link.
+ */
+async function unresolvedStep(path: string): Promise<string | undefined> {
+  let at = "/";
+  for (const part of path.split("/").filter((part) => part !== "")) {
+    at = join(at, part);
+    try {
+      if ((await Deno.lstat(at)).isSymlink) {
+        return `the link "${at}" on its way cannot be followed (a loop, or more links than ` +
+          "the system follows)";
+      }
+    } catch (error) {
+      // What does not exist yet holds no link.
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+        return undefined;
+      }
+      // (Deno's own refusal of `/sys` names a flag of Deno's, not what to do here.)
+      const why = error instanceof Deno.errors.NotCapable
+        ? "its own permissions keep it out"
+        : error instanceof Error
+        ? error.message
+        : String(error);
+      return `tern cannot look at "${at}" on its way (${why})`;
+    }
+  }
+  return undefined;
+}
+
 const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
 const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::(\\d{1,5}))?$`);
 
-/** A host name, IPv4 or bracketed IPv6 address, with an optional port up to 65535. */
+/** A host name, IPv4 or bracketed IPv6 address, with an optional port from 1 to 65535. */
 function isHost(value: string): boolean {
   const found = HOST.exec(value);
-  return found !== null && (found[1] === undefined || Number(found[1]) <= 65_535);
+  const port = found?.[1] === undefined ? undefined : Number(found[1]);
+  return found !== null && (port === undefined || (port >= 1 && port <= 65_535));
 }

@@ -178,7 +178,8 @@ export function grantRuleCovers(rule: GrantLists, request: GrantRequest): boolea
 
 /**
  * True when `rule` (a deny rule) touches `request`: it lists nothing (so it refuses every
- * request) or it lists something the request asks for (a path overlapping either way).
+ * request) or it lists something the request asks for (a path or a command prefix overlapping
+ * either way).
  */
 export function grantRuleTouches(rule: GrantLists, request: GrantRequest): boolean {
   const lists = [rule.read, rule.write, rule.hosts, rule.env, rule.commands];
@@ -189,7 +190,17 @@ export function grantRuleTouches(rule: GrantLists, request: GrantRequest): boole
   return [...request.read, ...request.write].some(overlaps) ||
     request.net.some((host) => (rule.hosts ?? []).some((listed) => sameHost(listed, host))) ||
     request.env.some((name) => (rule.env ?? []).includes(name)) ||
-    request.commands.some((prefix) => (rule.commands ?? []).includes(prefix));
+    request.commands.some((prefix) =>
+      (rule.commands ?? []).some((listed) => nests(listed, prefix))
+    );
+}
+
+/**
+ * True when one command prefix covers the other: the same words, or one the first words of the
+ * other (`git` covers `git push`, and a grant of `git` lets `git -c x=y push` run unasked).
+ */
+function nests(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b} `) || b.startsWith(`${a} `);
 }
 
 /**
@@ -251,8 +262,8 @@ export function canonicalHost(entry: string): string | undefined {
 }
 
 /**
- * True when two host entries name the same host and may name the same port: one without a
- * port (any port) overlaps every port of its host.
+ * True when two host entries name the same host (any two spellings of this machine's loopback
+ * do) and may name the same port: one without a port (any port) overlaps every port of its host.
  */
 function sameHost(a: string, b: string): boolean {
   const split = (entry: string) => {
@@ -263,7 +274,9 @@ function sameHost(a: string, b: string): boolean {
       : { host: canonical.slice(0, port.index), port: port[1] };
   };
   const [x, y] = [split(a), split(b)];
-  return x.host === y.host && (x.port === undefined || y.port === undefined || x.port === y.port);
+  // Every spelling of this machine's loopback reaches the same services.
+  const same = x.host === y.host || (isThisMachine(x.host) && isThisMachine(y.host));
+  return same && (x.port === undefined || y.port === undefined || x.port === y.port);
 }
 
 /** One line saying what `request` asks for and for how long (`scope`). */
@@ -272,12 +285,35 @@ export function describeRequest(request: GrantRequest, scope: string): string {
   if (request.read.length > 0) parts.push(`read ${request.read.join(", ")}`);
   if (request.write.length > 0) parts.push(`write ${request.write.join(", ")}`);
   if (request.net.length > 0) parts.push(`network ${request.net.join(", ")}`);
+  // Commands have a loopback of their own: a grant of one reaches the host's, which reads alike.
+  const local = request.net.filter(isThisMachine);
+  if (local.length > 0) {
+    parts.push(
+      `${local.join(", ")} ${
+        local.length === 1 ? "is" : "are"
+      } this machine's own services, outside the sandbox`,
+    );
+  }
   if (request.env.length > 0) parts.push(`env ${request.env.join(", ")}`);
   if (request.commands.length > 0) {
     const how = request.withoutSandbox ? "run WITHOUT the sandbox" : "run without asking";
     parts.push(`${how}: ${request.commands.join(", ")}`);
   }
   return `${parts.join("; ")} (for this ${scope})`;
+}
+
+/**
+ * True when `host` (canonical, as `canonicalHost` gives it) is this machine's loopback or any
+ * address (`localhost`, `127.0.0.0/8`, `0.0.0.0`, `::1`, `::`, IPv4-mapped forms of those): what
+ * the proxy reaches there is the host's own services, not the command's own loopback.
+ */
+function isThisMachine(host: string): boolean {
+  const name = host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.replace(/:\d+$/, "");
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  if (/^127\./.test(name) || name === "0.0.0.0") return true;
+  if (name === "::1" || name === "::") return true;
+  // `::ffff:7f00:1` is 127.0.0.1, `::ffff:0:0` is 0.0.0.0.
+  return /^::ffff:(?:7f[0-9a-f]{2}:[0-9a-f]{1,4}|0:0)$/.test(name);
 }
 
 /**

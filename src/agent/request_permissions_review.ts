@@ -17,6 +17,7 @@ import {
   type ReviewRequest,
 } from "../sandbox/review.ts";
 import type { CompiledRule } from "../sandbox/rules.ts";
+import { denialReason } from "../sandbox/denial_reason.ts";
 import {
   allowRulePath,
   canonicalHost,
@@ -125,7 +126,7 @@ export async function judgeGrant(
   );
   if (refusing !== undefined) {
     const { rule } = refusing;
-    return deny(rule.reason ?? `A rule forbids this (${rule.label})`, rule.label);
+    return deny(denialReason(rule), rule.label);
   }
   if (context.hookAsks !== undefined) {
     const why = "A PreToolUse hook asked for a person's decision";

@@ -8,6 +8,7 @@
  */
 import { resolve } from "../core/path.ts";
 import type { SandboxProfile } from "./profiles.ts";
+import { denialReason } from "./denial_reason.ts";
 import {
   allowRulesCover,
   type CompiledRule,
@@ -92,7 +93,7 @@ function evaluatePath(facts: CallFacts, context: PolicyContext): Verdict {
       action: "deny",
       by: "rule",
       rule: deny.label,
-      reason: deny.reason ?? `A rule forbids this (${deny.label})`,
+      reason: denialReason(deny),
     };
   }
 

@@ -332,15 +332,18 @@ function startsWith(
 }
 
 /**
- * For deny and ask rules: the command's name without its folder (`./tools/rm`, `/bin/rm`), with
- * and without git's global options (`git -C dir push`), and a git helper as git
- * (`/usr/lib/git-core/git-push` is `git push`).
+ * For deny and ask rules: the command's name without its folder (`./tools/rm`, `/bin/rm`) and
+ * in any case (`GIT`), with and without git's global options (`git -C dir push`), and a git
+ * helper as git (`/usr/lib/git-core/git-push` is `git push`).
  */
 function namedBy(argv: readonly string[], words: readonly string[]): boolean {
-  const helper = /^git-([a-z][a-z0-9-]*)$/.exec(basename(argv[0] ?? ""));
+  // In any case: on a case-insensitive file system (macOS) `GIT push` runs git.
+  const name = (written: string) => basename(written).toLowerCase();
+  const folded = words.map((word, i) => i === 0 ? word.toLowerCase() : word);
+  const helper = /^git-([a-z][a-z0-9-]*)$/.exec(name(argv[0] ?? ""));
   const forms = [argv, withoutGlobalOptions(argv)];
   if (helper) forms.push(["git", helper[1], ...argv.slice(1)]);
-  return forms.some((form) => startsWith(form, words, basename));
+  return forms.some((form) => startsWith(form, folded, name));
 }
 
 /**
@@ -361,7 +364,7 @@ function allowedBy(argv: readonly string[], words: readonly string[]): boolean {
  * change what git runs, so an allow rule must match the command as written.
  */
 function withoutGlobalOptions(argv: readonly string[]): readonly string[] {
-  if (argv.length === 0 || basename(argv[0]) !== "git") return argv;
+  if (argv.length === 0 || basename(argv[0]).toLowerCase() !== "git") return argv;
   let i = 1;
   while (i < argv.length && argv[i].startsWith("-")) i += GIT_VALUE_OPTIONS.has(argv[i]) ? 2 : 1;
   return [argv[0], ...argv.slice(i)];

@@ -62,7 +62,7 @@ Deno.test("request_permissions: a deny rule's host also refuses its other spelli
     equal(box.runtime.profile.grants.net.length, 0);
     // A host no rule names is asked about as the proxy will read it.
     await box.call("request_permissions", { reason: "x", hosts: ["0x7f.1:8080", "Example.COM"] });
-    ok(box.asked[0].startsWith("network 127.0.0.1:8080, example.com "), box.asked[0]);
+    ok(box.asked[0].startsWith("network 127.0.0.1:8080, example.com; "), box.asked[0]);
   });
 });
 

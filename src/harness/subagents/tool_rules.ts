@@ -18,6 +18,7 @@ import type { HookOutcome } from "../../sandbox/hooks/run.ts";
 import type { AuditRecord } from "../../sandbox/audit.ts";
 import type { AskPerson, ReviewRequest } from "../../sandbox/review.ts";
 import type { CompiledRule } from "../../sandbox/rules.ts";
+import { denialReason } from "../../sandbox/denial_reason.ts";
 import type { Tool } from "../../tools/define.ts";
 
 /** What applying the rules needs, read at each call (the mode and profile may change). */
@@ -116,7 +117,7 @@ async function decide(
   );
   const deny = rules.find((rule) => rule.action === "deny");
   if (deny !== undefined) {
-    const reason = deny.reason ?? `A rule forbids this (${deny.label})`;
+    const reason = denialReason(deny);
     return { refusal: denied(reason), decidedBy: "rule", rule: deny.label, reason };
   }
   // A hook only tightens, as at the gate: its block refuses, its ask needs a person.
