@@ -191,8 +191,11 @@ async function checkSandbox(
  * steered by the same injected text, so a separate `reviewModel` is recommended (a note, not
  * a failure: the check passes either way).
  */
-export function reviewerLine(config: Pick<TernConfig, "model" | "reviewModel">): string {
-  const reviewer = config.reviewModel ?? config.model;
+export function reviewerLine(
+  config: Pick<TernConfig, "model" | "reviewModel" | "ownModel">,
+): string {
+  // A project's model is not its own reviewer (TernConfig.ownModel).
+  const reviewer = config.reviewModel ?? config.ownModel?.model ?? config.model;
   if (reviewer !== config.model) {
     return `ok   ${"reviewer".padEnd(10)} "${reviewer}" reviews calls in --mode auto ` +
       `(the working model is "${config.model}")`;

@@ -39,7 +39,13 @@ import {
   settingOf,
   type Settings,
 } from "./settings.ts";
-import { type ConfigSource, describeSource, isProjectSource, projectRefusal } from "./sources.ts";
+import {
+  type ConfigSource,
+  describeSource,
+  isExplicitSource,
+  isProjectSource,
+  projectRefusal,
+} from "./sources.ts";
 
 /** Inputs of {@linkcode loadConfig}; everything ambient is passed in so tests stay hermetic. */
 export interface LoadConfigOptions {
@@ -120,8 +126,14 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const personModels = new Set<string>();
   const limits: ResourceLimits = { ...DEFAULTS.limits };
   const sandbox: TernConfig["sandbox"] = {};
+  // The model the person's own layers give (TernConfig.ownModel).
+  let ownModel: { model: string; explicit: boolean } | undefined;
   for (const layer of layers) {
     const fromProject = projectLayers.has(layer);
+    const model = layer.settings.model;
+    if (!fromProject && typeof model === "string") {
+      ownModel = { model, explicit: isExplicitSource(layer.sources.model) };
+    }
     for (const [key, value] of Object.entries(layer.settings)) {
       if (value === undefined) continue;
       // Profiles merge by name; rules add up (a later layer cannot drop an earlier deny).
@@ -157,6 +169,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     apiKeys: {},
   } as TernConfig;
   sources.ternHome = home.source;
+  if (isProjectSource(sources.model) && ownModel !== undefined) config.ownModel = ownModel;
   const projectModels = Object.keys(models).filter((name) => !personModels.has(name));
   if (projectModels.length > 0) config.projectModels = projectModels;
 

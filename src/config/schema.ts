@@ -67,6 +67,13 @@ export type TernConfig = Omit<ResolvedSettings, "apiKeyEnv"> & {
    * workspace.
    */
   serverChosenBy?: ConfigSource;
+  /**
+   * The model the person's own layers give (their file, environment, flags, or the default,
+   * then `explicit` false) when a project's file chose `model`: the AUTO reviewer's when the
+   * person set no `reviewModel`, so that a repository never chooses who reviews its model's
+   * calls (a weaker model, easier to steer). Absent when the project did not choose the model.
+   */
+  ownModel?: { model: string; explicit: boolean };
 };
 
 /** The names of the limits, in a fixed order. */

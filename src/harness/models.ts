@@ -69,5 +69,12 @@ export async function connectModels(
   const contextWindow = !isExplicitSource(sources.contextWindow)
     ? info.contextWindow
     : config.contextWindow;
-  return { setup, config: { ...config, model, provider: providerName, contextWindow } };
+  // A project's model is not the reviewer of its own calls (TernConfig.ownModel).
+  const reviewer = config.reviewModel === undefined && setup.ownModel !== undefined
+    ? { reviewModel: setup.ownModel }
+    : {};
+  return {
+    setup,
+    config: { ...config, model, provider: providerName, contextWindow, ...reviewer },
+  };
 }

@@ -31,6 +31,7 @@ export type ModelConfig = Pick<
   | "apiKeys"
   | "models"
   | "projectModels"
+  | "ownModel"
   | "fallback"
   | "maxRetries"
   | "retryBaseMs"
@@ -73,6 +74,11 @@ export interface ModelSetup {
   router: Router;
   primary: RouteTarget;
   catalog: ModelCatalog;
+  /**
+   * When a project's file chose the model (`config.ownModel`): the model the person's own
+   * settings would use on the main provider, the AUTO reviewer's unless they set `reviewModel`.
+   */
+  ownModel?: string;
 }
 
 /**
@@ -95,7 +101,15 @@ export function setupModels(config: ModelConfig, explicit: ExplicitSettings): Mo
     retryBaseMs: config.retryBaseMs,
     lookup: (providerName, model) => catalog.lookup(providerName, model),
   });
-  return { router, primary: targets[0], catalog };
+  const own = config.ownModel;
+  return {
+    router,
+    primary: targets[0],
+    catalog,
+    ...(own === undefined
+      ? {}
+      : { ownModel: chooseModel(main, own, { ...explicit, model: own.explicit }) }),
+  };
 }
 
 /** The model to use: the configured one, or the provider's default when none was chosen. */

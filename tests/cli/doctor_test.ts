@@ -7,6 +7,11 @@ Deno.test("reviewerLine() recommends a separate reviewModel when it is the worki
   match(reviewerLine({ model: "m1" }), /^note reviewer .*"m1".*set "reviewModel"/);
   match(reviewerLine({ model: "m1", reviewModel: "m1" }), /^note reviewer .*set "reviewModel"/);
   match(reviewerLine({ model: "m1", reviewModel: "m2" }), /^ok {3}reviewer +"m2" reviews/);
+  // A project's model is reviewed by the person's own.
+  match(
+    reviewerLine({ model: "weak", ownModel: { model: "mine", explicit: true } }),
+    /^ok {3}reviewer +"mine" reviews .*"weak"/,
+  );
 });
 
 Deno.test("tern doctor prints the reviewer recommendation without failing on it", async () => {
