@@ -272,6 +272,10 @@ export function lazyKeyMasker(config: () => KeyConfig): (text: string) => string
   };
 }
 
+/** A blank or a control character, and a run of them (see the SecretMasker constructor). */
+const BLANK_OR_CONTROL = /[\s\p{Cc}]/u;
+const BLANKS_OR_CONTROLS = /[\s\p{Cc}]+/u;
+
 /**
  * Masks secrets in text: the known values it was built with (`[REDACTED]`) and the formats of
  * common keys and credentials (`[REDACTED:openai-key]`, `[REDACTED:private-key]`, …). For
@@ -298,7 +302,13 @@ export class SecretMasker {
 
   /** `values`: secret values to mask wherever they occur; shorter than 8 characters are ignored. */
   constructor(values: Iterable<string> = []) {
-    const known = [...new Set(values)].filter((value) => value.length >= MIN_SECRET_LENGTH)
+    // A value holding a blank or a control character (a key read with a line end inside it)
+    // is shown with that character changed (a space, `\n`, `␊`): each piece of it between
+    // such characters is a value too.
+    const split = [...values].flatMap((value) =>
+      BLANK_OR_CONTROL.test(value) ? [value, ...value.split(BLANKS_OR_CONTROLS)] : [value]
+    );
+    const known = [...new Set(split)].filter((value) => value.length >= MIN_SECRET_LENGTH)
       .sort((a, b) => b.length - a.length);
     this.#values = known;
     this.longestValue = known[0]?.length ?? 0;

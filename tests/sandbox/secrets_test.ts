@@ -450,3 +450,21 @@ Deno.test("lazyKeyMasker() reads the config at each use and masks the keys a /lo
   assert.equal(mask("local-key-first-1a2b"), "local-key-first-1a2b", "the old key is not held");
   assert.equal(reads, 3);
 });
+
+Deno.test("SecretMasker masks a key holding a line break however the break is shown", () => {
+  const key = "sk-live-9f8e7d6c5b4a\nQz7Xw3Vb2Nm1";
+  const masker = new SecretMasker([key]);
+  for (
+    const shown of [
+      key,
+      key.replace("\n", " "),
+      key.replace("\n", "\\n"),
+      key.replace("\n", "␊"),
+      `Invalid header value: "Bearer ${key.replace("\n", " ")}"`,
+    ]
+  ) {
+    const masked = masker.mask(`failed: ${shown} (retrying)`);
+    assert.ok(!masked.includes("9f8e7d6c5b4a"), masked);
+    assert.ok(!masked.includes("Qz7Xw3Vb2Nm1"), masked);
+  }
+});
