@@ -95,14 +95,17 @@ function defaultHowTo(guidance: readonly string[]): string[] {
 /**
  * The text of `<workspace>/AGENTS.md`, cut at 32,000 characters; undefined when there is no
  * readable file. Read like every file tern takes from the workspace (src/config/workspace_file.ts):
- * a symlink out of the workspace or a hard link is skipped, and `warn` says so. Synchronous: one
- * small read on the way to the first request.
+ * a symlink out of the workspace or a hard link is skipped, and `warn` says so; the characters
+ * that draw as nothing (tags, bidi, zero-width) are removed. Synchronous: one small read on the
+ * way to the first request.
  */
 export function readProjectRules(workspace: string, warn?: Warn): string | undefined {
   let text: string | undefined;
   try {
     text = readWorkspaceText(workspace, join(workspace, PROJECT_RULES_FILE), {
       what: "project rules",
+      // Instructions a person reviews: what draws as nothing is not sent either.
+      instructions: true,
       warn,
       // Enough bytes for more than the characters kept, whatever their width in UTF-8.
       maxBytes: 4 * MAX_RULES_CHARS + 4,

@@ -3,9 +3,10 @@
  * the body of its `SKILL.md`, or one file of the skill's folder. It reads only the skills
  * discovered for this turn, each confined to its own folder as it was found (`readSkillBody`,
  * `readSkillFile`: regular files, no symlink out, and a folder or `SKILL.md` swapped for a symlink
- * since is refused), and changes nothing: it runs in tern's process, through the permission gate
- * like every tool (rules, audit log, result budget), as a read-only host tool. A skill past the
- * index's cap in the system prompt is still read by name.
+ * since is refused; what draws as nothing is removed, as from the skill itself), and changes
+ * nothing: it runs in tern's process, through the permission gate like every tool (rules, audit
+ * log, result budget), as a read-only host tool. A skill past the index's cap in the system
+ * prompt is still read by name.
  */
 import * as z from "../core/zod.ts";
 import { ToolError } from "../core/observation.ts";

@@ -10,8 +10,14 @@
  * (whatever its size and time stamp) always is. A block longer than
  * {@linkcode MAX_FRONTMATTER_CHARS} is refused before any parsing, and the package's time over
  * all blocks of a process is bounded ({@linkcode frontmatterBudget}).
+ *
+ * The file's text has lost its invisible characters before it gets here (`instructions` in
+ * src/config/workspace_file.ts), but YAML writes any character as an escape (`"\U000E0049"`,
+ * `"\u202e"`): the strings the package parsed lose them again, so a description or a default
+ * brings the model nothing a person reading the file cannot see.
  */
 import { nestsDeeperThan } from "../core/json_depth.ts";
+import { withoutInvisible } from "../core/invisible_text.ts";
 
 /**
  * Lists and mappings inside one another at most this deep in a frontmatter block: far more than
@@ -172,7 +178,32 @@ async function parseYaml(block: string, file: string): Promise<Parsed> {
       ),
     };
   }
-  return { data: data as Record<string, unknown> };
+  return { data: visibleStrings(data) as Record<string, unknown> };
+}
+
+/**
+ * `value` with every string in its lists and mappings passed through `withoutInvisible` (keys
+ * stay: they are looked up, never shown to the model). Other values (numbers, dates) stay.
+ */
+function visibleStrings(value: unknown): unknown {
+  if (typeof value === "string") return withoutInvisible(value);
+  if (Array.isArray(value)) return value.map(visibleStrings);
+  if (
+    value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype
+  ) {
+    return value;
+  }
+  // Own data properties, as the package made them (a `__proto__` key stays a key).
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(out, key, {
+      value: visibleStrings(item),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /** A `key:` at the start of a line; what follows is looked at without a pattern (see below). */

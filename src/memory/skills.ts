@@ -122,8 +122,12 @@ export async function discoverSkills(
   // Those past the cap, told in one line per level: a repository's thousands of skill folders
   // would otherwise bury every other warning under a line each.
   const leftOut = new Map<ResourceLevel, { first: string; count: number }>();
+  const home = realPathOrNull(ternHome);
   for (const { root, level } of skillRoots(workspace, ternHome)) {
     if (level === "user" && options.personal === false) continue;
+    // Tern's home is never the project's (tern started in the home folder has `~/.tern/skills`
+    // as its `.tern/skills`): its skills are the person's, read as theirs or not at all.
+    if (level !== "user" && home !== null && inside(home, realPathOrNull(root))) continue;
     const confine = level === "user" ? ternHome : workspace;
     const outside = folderOutside(confine, root);
     if (outside !== undefined) {
@@ -288,7 +292,9 @@ export async function readSkillBody(skill: Skill): Promise<string> {
 /**
  * A file `file` (relative to the skill's folder) that the skill refers to, read confined to the
  * skill's root and to the folder's real path found at discovery, capped like a workspace file
- * (1 MiB).
+ * (1 MiB). It is the skill's instructions as much as its `SKILL.md` is, so the characters that
+ * draw as nothing are removed from it too (src/core/invisible_text.ts): a `reference.md` a person
+ * reviewed cannot hold an order only the model reads.
  * @throws {Error} when the path leaves the folder, the folder changed since discovery, or the
  *   file is missing or refused.
  */
@@ -304,6 +310,7 @@ export function readSkillFile(skill: Skill, file: string): string {
   const refused: string[] = [];
   const text = readWorkspaceText(skill.root, path, {
     what: `file of skill "${skill.name}"`,
+    instructions: true,
     warn: (line) => refused.push(line),
     // Checked again here, on the path that is opened: the folder may be swapped after
     // confirmFolder().
@@ -363,6 +370,11 @@ export function skillsPromptSection(skills: readonly Skill[]): string | undefine
     );
   }
   return lines.join("\n");
+}
+
+/** True when `path` is `folder` or lies below it (both real paths). */
+function inside(folder: string, path: string | null): boolean {
+  return path !== null && (path === folder || path.startsWith(folder + sep));
 }
 
 function oneLine(text: string): string {

@@ -8,7 +8,8 @@
  * An unknown or missing argument is a {@linkcode TemplateError}, and so is an extra word (one
  * beyond its args and its highest `$N`) unless the body takes them all with `$ARGUMENTS`.
  */
-import { basename, join } from "../core/path.ts";
+import { basename, join, sep } from "../core/path.ts";
+import { realPathOrNull } from "../core/verified_open.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
 import { listFolder } from "./bounded_walk.ts";
@@ -85,8 +86,13 @@ export async function discoverTemplates(
     [join(ternHome, "prompts"), ternHome, "user"],
     [join(workspace, ".tern", "prompts"), workspace, "project"],
   ];
+  const home = realPathOrNull(ternHome);
   for (const [dir, confine, level] of folders) {
     if (level === "user" && options.personal === false) continue;
+    // Tern's home is never the project's (tern started in the home folder has
+    // `~/.tern/prompts` as its `.tern/prompts`): its templates are the person's, or not read.
+    const real = level === "project" && home !== null ? realPathOrNull(dir) : null;
+    if (real !== null && (real === home || real.startsWith(home + sep))) continue;
     const outside = folderOutside(confine, dir);
     if (outside !== undefined) {
       diagnostics.push(outside);

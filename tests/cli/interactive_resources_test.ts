@@ -96,6 +96,10 @@ Deno.test("a template's or skill's description is one row, its blank glyphs coun
       join(workspace, ".tern", "skills", "lint", "SKILL.md"),
       `---\nname: lint\ndescription: "Lint it${fake}"\n---\nbody\n`,
     );
+    await write(
+      join(workspace, ".tern", "prompts", "yy.md"),
+      `---\ndescription: Review\nargs:\n  - name: focus\n    default: "${fake}"\n---\n{{focus}}`,
+    );
     const commands = await resourceCommands({
       workspace,
       ternHome,
@@ -111,6 +115,9 @@ Deno.test("a template's or skill's description is one row, its blank glyphs coun
       match(description, /⟨60 × U\+2800⟩\/yolo Allow every command/);
       ok(!/ {2}|\u2800/.test(description), description);
     }
+    const usage = byName.get("yy")?.usage ?? "";
+    match(usage, /^\[focus=⟨60 × U\+2800⟩\/yolo Allow every c/);
+    ok(!/\u2800/.test(usage), usage);
   } finally {
     await Deno.remove(ternHome, { recursive: true });
     await Deno.remove(workspace, { recursive: true });

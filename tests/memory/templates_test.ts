@@ -167,3 +167,20 @@ Deno.test("a prompts or skills folder of thousands of entries is not listed whol
     await Deno.remove(ws, { recursive: true });
   }
 });
+
+Deno.test("discoverTemplates() in the home folder reads tern's home as the person's templates only", async () => {
+  const home = Deno.realPathSync(await Deno.makeTempDir({ prefix: "tern-prompts-home-" }));
+  const ternHome = join(home, ".tern");
+  try {
+    Deno.mkdirSync(join(ternHome, "prompts"), { recursive: true });
+    Deno.writeTextFileSync(join(ternHome, "prompts", "fix.md"), "---\ndescription: Mine\n---\nB\n");
+    const mine = await discoverTemplates(home, ternHome, READ_ALL);
+    deepEqual(mine.templates.map((t) => [t.name, t.level]), [["fix", "user"]]);
+    deepEqual(mine.diagnostics, []);
+    // Nor does a server a project's files chose get them as the project's.
+    const theirs = await discoverTemplates(home, ternHome, READ_ALL, { personal: false });
+    deepEqual(theirs.templates, []);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

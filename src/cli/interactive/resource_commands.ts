@@ -118,7 +118,8 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
       name: template.name,
       // From a file: shown in the completion list, which draws descriptions as they are.
       description: oneRow(template.description),
-      usage: usage(template),
+      // Its defaults are the repository's text too, shown in /help.
+      usage: oneRow(usage(template)),
       run() {},
       message: (args) => expandInput(`/${template.name} ${args}`, resources),
     });
@@ -136,9 +137,9 @@ export async function resourceCommands(deps: ResourceCommandDeps): Promise<Slash
 }
 
 /**
- * A description from a file, for the completion list and /help: no sequence a terminal obeys,
- * one row, and runs of blank glyphs counted (`⟨60 × U+2800⟩`) so that none wraps a row of its
- * own that reads as a command.
+ * A description (or a usage line) from a file, for the completion list and /help: no sequence a
+ * terminal obeys, one row, and runs of blank glyphs counted (`⟨60 × U+2800⟩`) so that none wraps
+ * a row of its own that reads as a command.
  */
 function oneRow(description: string): string {
   return visibleText(terminalText(description).replace(/\s+/g, " ").trim());
