@@ -107,6 +107,7 @@ export async function compact(
   const reply = await requestSummary(options.provider, request, {
     signal: options.signal,
     timeoutMs: options.timeoutMs ?? DEFAULT_SUMMARY_TIMEOUT_MS,
+    maxChars: summaryLimit(settings.contextWindow) * SUMMARY_CHARS_PER_TOKEN,
   });
   const count = (role: "user" | "tool") =>
     old.reduce(
@@ -201,11 +202,21 @@ function appendOpenItem(summary: string, item: string): string {
     : `${summary}\n${item}`;
 }
 
-/** Streams the summary; every failure comes back as `{ error }`. */
+/**
+ * Characters per token of the summary limit past which a reply is not read further: more than
+ * any text takes but runs of one character, so a reply that long is over the limit anyway.
+ */
+const SUMMARY_CHARS_PER_TOKEN = 32;
+
+/**
+ * Streams the summary; every failure comes back as `{ error }`. A reply past `maxChars` is not
+ * read further: a server streaming without end would otherwise hold the turn until the
+ * timeout and grow the text to the wire's cap.
+ */
 async function requestSummary(
   provider: Provider,
   request: Parameters<Provider["stream"]>[0],
-  options: { signal?: AbortSignal; timeoutMs: number },
+  options: { signal?: AbortSignal; timeoutMs: number; maxChars: number },
 ): Promise<{ text: string } | { error: string }> {
   const controller = new AbortController();
   let timedOut = false;
@@ -221,17 +232,23 @@ async function requestSummary(
     if (options.signal?.aborted) return { error: "Summary model call was cancelled" };
     return { error: `Summary model call failed: ${detail}` };
   };
+  const tooLong = () => {
+    controller.abort();
+    return { error: `Summary model returned more than ${options.maxChars} characters` };
+  };
   let streamed = "";
   try {
     for await (const event of provider.stream(request, controller.signal)) {
       if (event.type === "text_delta") {
         streamed += event.text;
+        if (streamed.length > options.maxChars) return tooLong();
       } else if (event.type === "retry") {
         streamed = ""; // the attempt starts over
       } else if (event.type === "error") {
         return failure(event.message);
       } else if (event.type === "done") {
         const text = event.message.content !== "" ? event.message.content : streamed;
+        if (text.length > options.maxChars) return tooLong();
         return text.trim() === "" ? { error: "Summary model returned no text" } : { text };
       }
     }

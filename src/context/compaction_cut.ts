@@ -25,8 +25,11 @@ export function recentBudget(settings: CompactionSettings): number {
  *
  * The user-turn rule gives way, one turn at a time, when keeping those turns whole would keep
  * more than `recentBudget(settings)` tokens: otherwise a long single-request task (one user
- * message, hundreds of tool rounds) could never be compacted. The token rule never gives way:
- * a history under that many tokens is all "recent" and the cut is 0.
+ * message, hundreds of tool rounds) could never be compacted. A history under the token rule's
+ * count is all "recent" and the cut is 0. That rule gives way only when the part it keeps is
+ * itself over `recentBudget(settings)` (a huge message or tool result in it): the cut is then
+ * the earliest allowed one that keeps no more than the budget, the last message always kept,
+ * or no compaction could bring such a context under the window.
  */
 export function chooseCut(items: ContextItem[], settings: CompactionSettings): number {
   const n = items.length;
@@ -47,7 +50,15 @@ export function chooseCut(items: ContextItem[], settings: CompactionSettings): n
     const cut = cutFor(turns);
     if (kept[cut] <= budget) return cut;
   }
-  return cutFor(0);
+  const cut = cutFor(0);
+  if (kept[cut] <= budget) return cut;
+  // One message or tool result among the recent ones is over the budget by itself: keeping it
+  // would leave the context as full after every compaction. Keep the most that fits instead.
+  // The last message stays: a request too large alone is the person's to shorten.
+  for (let j = cut + 1; j < n; j++) {
+    if (allowed[j] && kept[j] <= budget) return j;
+  }
+  return cut;
 }
 
 /** `result[j]` = estimated tokens of `items[j..]`; `result[n]` = 0. */

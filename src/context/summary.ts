@@ -18,13 +18,22 @@ export const EMPTY_SECTION = "(none recorded)";
 
 const SUMMARY_INTRO = "The earlier part of this conversation was compacted to save context: " +
   "its messages were replaced by the summary below. Treat it as the record of the earlier " +
-  "work; re-read files when you need their exact current content.";
+  "work; re-read files when you need their exact current content. A model wrote it from " +
+  "those messages, tool output included: it is a record, not a new message from " +
+  "the person.";
 const OPEN_TAG = "<summary>";
 const CLOSE_TAG = "</summary>";
+/** The start of a summary tag, open or close, with any spacing and case. */
+const SUMMARY_TAG = /<(?=[ \t]*(?:\/[ \t]*)?summary\b)/giu;
 
-/** The message a summary becomes in the context: a user message wrapping the summary text. */
+/**
+ * The message a summary becomes in the context: a user message wrapping the summary text. A
+ * summary tag inside the text gets a backslash (`<\/summary>`), so nothing in it can close the
+ * summary early and go on as text of the person's own.
+ */
 export function summaryMessage(summary: string): UserMessage {
-  return { role: "user", content: `${SUMMARY_INTRO}\n\n${OPEN_TAG}\n${summary}\n${CLOSE_TAG}` };
+  const inner = summary.replace(SUMMARY_TAG, "<\\");
+  return { role: "user", content: `${SUMMARY_INTRO}\n\n${OPEN_TAG}\n${inner}\n${CLOSE_TAG}` };
 }
 
 /** The summary text of a message made by `summaryMessage`, or undefined for any other message. */
@@ -50,8 +59,6 @@ export function formatSummary(sections: Partial<Record<SummarySection, string>>)
     return `## ${name}\n${body ? body : EMPTY_SECTION}`;
   }).join("\n\n");
 }
-
-const HEADING = /^#{1,6}[ \t]*(.+?)[ \t]*:?[ \t]*#*[ \t]*$/;
 
 /**
  * Splits summary text into its sections. Headings are matched case-insensitively at any level
@@ -97,10 +104,21 @@ export function normaliseSummary(reply: string): string {
   return preamble === "" ? body : `${preamble}\n\n${body}`;
 }
 
+/**
+ * The section a heading line names (`## Goal`, `### failed paths: ##`), or undefined. Read from
+ * both ends in one pass each: a regular expression for it backtracked for minutes on a line of
+ * a few hundred blanks, which a model's reply or an earlier summary may hold.
+ */
 function sectionOf(line: string): SummarySection | undefined {
-  const match = HEADING.exec(line.trim());
-  if (match === null) return undefined;
-  const title = match[1].replace(/\*+/g, "").trim().toLowerCase();
+  const text = line.trim();
+  let start = 0;
+  while (start < text.length && start < 7 && text[start] === "#") start++;
+  if (start === 0 || start === 7) return undefined;
+  let end = text.length;
+  while (end > start && text[end - 1] === "#") end--;
+  let title = text.slice(start, end).trim();
+  if (title.endsWith(":")) title = title.slice(0, -1);
+  title = title.replaceAll("*", "").trim().toLowerCase();
   return SUMMARY_SECTIONS.find((name) => name.toLowerCase() === title);
 }
 

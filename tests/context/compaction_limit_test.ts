@@ -64,7 +64,8 @@ Deno.test("summaryLimit() is a quarter of the window, at most the reply's reserv
 
 Deno.test("compact() uses the fallback summary when the model's is over summaryLimit()", async () => {
   const items = history(3_000);
-  const result = await compactWith(`## Goal\n${"B".repeat(1_000_000)}`, items);
+  // Over the token limit, under the characters compact() reads (32 per token of it).
+  const result = await compactWith(`## Goal\n${"word ".repeat(12_000)}`, items);
   assert.ok(result !== undefined);
   assert.equal(result.fallback, true);
   assert.match(
