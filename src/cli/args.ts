@@ -779,7 +779,6 @@ function mcpCommand(rest: string[], json: boolean, options: TurnOptions): Comman
   }
 }
 
-/** A `--resume`/`-r` with no value (last, or followed by an option) becomes `--resume=`. */
 /**
  * The options given (by long name, without the dashes) and the other words, in order.
  * @throws {UsageError} for an unknown option, a value missing, or a value for a switch.
@@ -801,11 +800,40 @@ function parseOptions(args: string[]): { values: Values; positionals: string[] }
   } catch (error) {
     throw new UsageError(usageMessage(error, args));
   }
+  refuseRepeated(args.slice(0, end));
   const values: Record<string, string | boolean | (string | boolean)[]> = {};
   for (const [key, value] of Object.entries(parsed)) {
     if (key !== "_" && value !== undefined) values[key.slice(2)] = value;
   }
   return { values, positionals: parsed._ };
+}
+
+/**
+ * Refuses an option of one value given again with another (`-o json … -o text`): `arg` keeps
+ * the last without a word, and which one was meant is unclear. The values are not quoted: one
+ * may hold a key (a --base-url with credentials).
+ * @throws {UsageError}
+ */
+function refuseRepeated(words: readonly string[]): void {
+  const seen = new Map<string, { given: string; value: string }>();
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i];
+    const eq = word.startsWith("--") ? word.indexOf("=") : -1;
+    const given = eq < 0 ? word : word.slice(0, eq);
+    const alias = SPEC[given];
+    const long = typeof alias === "string" ? alias : given;
+    if (!given.startsWith("-") || SPEC[long] !== String) continue;
+    const value = eq < 0 ? words[++i] : word.slice(eq + 1);
+    const before = seen.get(long);
+    if (before !== undefined && before.value !== value) {
+      const as = before.given === given ? `"${given}"` : `"${before.given}" and "${given}"`;
+      throw new UsageError(
+        `Option ${long} is given twice with different values (as ${as}): give it once, with ` +
+          "the value you mean",
+      );
+    }
+    seen.set(long, { given, value: value ?? "" });
+  }
 }
 
 /**
@@ -860,6 +888,7 @@ function closest(word: string, known: readonly string[]): string | undefined {
   );
 }
 
+/** A `--resume`/`-r` with no value (last, or followed by an option) becomes `--resume=`. */
 function bareResume(args: string[]): string[] {
   const end = args.includes("--") ? args.indexOf("--") : args.length;
   return args.map((arg, i) => {

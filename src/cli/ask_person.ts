@@ -11,7 +11,7 @@ import {
   shownRows,
 } from "../tui/arguments_text.ts";
 import { plainRisk } from "../tui/risk_text.ts";
-import { readEnv } from "./process_env.ts";
+import { colorWanted } from "./process_env.ts";
 import {
   allowLabel,
   type AskPerson,
@@ -58,7 +58,7 @@ export async function proposedDiffLines(
   refuse: ReadRefusal,
 ): Promise<string | Withheld> {
   // Loaded only when a question is asked: nothing of it before the first model request.
-  const [{ proposedDiff }, diffView, { themeFor, wantsColor }, { hunksOf }] = await Promise.all([
+  const [{ proposedDiff }, diffView, { themeFor }, { hunksOf }] = await Promise.all([
     import("./interactive/proposed_diff.ts"),
     import("../tui/diff_view.ts"),
     import("../tui/theme.ts"),
@@ -70,7 +70,7 @@ export async function proposedDiffLines(
   const diff = proposed?.diff;
   if (diff === undefined || diff === "") return "";
   const columns = terminalColumns(100);
-  const theme = themeFor(wantsColor(true, readEnv("NO_COLOR")));
+  const theme = themeFor(colorWanted(true));
   const lines = diffView.numberedDiff(hunksOf(diff), columns - 2, theme, DIFF_LINES, {
     wrap: true,
   });

@@ -1,7 +1,7 @@
 /** `tern audit [session]`: the audit log of one session, a line per tool call, or as JSONL. */
 import { isAbsolute, join, resolve } from "../core/path.ts";
 import { InputError } from "./errors.ts";
-import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
+import { jsonForTerminal, terminalText, visibleText } from "../core/terminal_text.ts";
 import {
   auditDir,
   auditPath,
@@ -73,11 +73,13 @@ async function showFile(path: string, options: ShowAuditOptions): Promise<void> 
 async function row(record: AuditRecord, masker: SecretMasker): Promise<string[]> {
   const by = record.rule ? `${record.decidedBy} "${record.rule}"` : record.decidedBy;
   const reason = record.reason ? `: ${oneLine(masker.mask(record.reason), 60)}` : "";
-  const args = oneLine(summarize(masker.maskDeep(record.args)), 80);
+  // What ran, as the call line of `tern run` shows it: a bidi override or a zero-width space in
+  // a command is shown (`⟨U+202E⟩`), not removed, nor left to hide or reorder the text.
+  const args = oneLine(visibleText(summarize(masker.maskDeep(record.args))), 80);
   const deno = record.denoAudit ? `  ${await denoSummary(record.denoAudit)}` : "";
   return [
     record.time.replace("T", " ").replace(/\.\d+Z$|Z$/, ""),
-    record.tool,
+    visibleText(record.tool),
     `${record.decision} by ${by}${reason}`,
     `${record.sandbox} ${record.profile}`,
     result(record),

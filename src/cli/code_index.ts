@@ -18,10 +18,16 @@ import { INDEX_FILE_MAX_CHUNKS } from "../index/chunker.ts";
 import { GITIGNORE_LIMITS } from "../tools/ignore_rules.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
 import { terminalText, visibleText } from "../core/terminal_text.ts";
-import { themeFor, wantsColor } from "../tui/theme.ts";
+import { themeFor } from "../tui/theme.ts";
 import type { CommandLine } from "./args.ts";
 import { InputError } from "./errors.ts";
-import { processWriters, readEnv, resolveWorkspace, terminalWriters } from "./process_env.ts";
+import {
+  colorWanted,
+  processWriters,
+  readEnv,
+  resolveWorkspace,
+  terminalWriters,
+} from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 
 type IndexLine = Extract<CommandLine, { command: "index" }>;
@@ -156,7 +162,7 @@ export async function runSearchCommand(line: SearchLine, flags: RunFlags): Promi
       );
       return 0;
     }
-    const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
+    const theme = themeFor(colorWanted(Deno.stdout.isTerminal()));
     if (hits.length === 0) err(`tern: nothing in the index matches "${line.query}"\n`);
     for (const { chunk, score, parts } of hits) {
       const signature = visibleText(

@@ -13,9 +13,9 @@ import { openRunSession } from "../harness/run_session.ts";
 import type { TurnConfig } from "../harness/models.ts";
 import { Session } from "../session/session.ts";
 import { VERSION } from "../version.ts";
-import { processWriters, readEnv } from "./process_env.ts";
+import { colorWanted, processWriters } from "./process_env.ts";
 import { openTaskConversation } from "./run.ts";
-import { themeFor, wantsColor } from "../tui/theme.ts";
+import { themeFor } from "../tui/theme.ts";
 import { DEFAULTS } from "../config/mod.ts";
 import { unifiedDiff } from "../tools/file_diff.ts";
 import { runDemoPlan } from "./demo_plan.ts";
@@ -38,7 +38,7 @@ export async function runDemo(): Promise<number> {
   // The folder it is started in is a workspace too: no program it starts comes from there.
   guardHostPrograms([Deno.realPathSync(currentDir())]);
   const terminal = Deno.stdout.isTerminal();
-  const style = themeFor(wantsColor(terminal, readEnv("NO_COLOR")));
+  const style = themeFor(colorWanted(terminal));
   const kept = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-demo-" }));
   const workspace = join(kept, "hello-demo");
   const ternHome = join(kept, "tern-home");

@@ -4,7 +4,7 @@
  */
 import { versionLine } from "../version.ts";
 import { TernError } from "../core/errors.ts";
-import { terminalText } from "../core/terminal_text.ts";
+import { terminalText, visibleText } from "../core/terminal_text.ts";
 import {
   commandHelpText,
   type CommandLine,
@@ -177,17 +177,31 @@ async function reportError(error: unknown): Promise<number> {
   const { EXIT_FAILURE, exitCodeForError } = await import("./exit_codes.ts");
   const spawn = missingProgram(error);
   if (spawn !== undefined) {
-    console.error(`tern: ${terminalText(spawn)}`);
+    console.error(`tern: ${errorText(spawn)}`);
+    return EXIT_FAILURE;
+  }
+  const refused = fileRefusal(error);
+  if (refused !== undefined) {
+    console.error(`tern: ${errorText(refused)}`);
     return EXIT_FAILURE;
   }
   if (error instanceof TernError) {
-    console.error(`tern: ${terminalText(error.message)}`);
+    console.error(`tern: ${errorText(error.message)}`);
     return exitCodeForError(error);
   }
   // An error's text can quote a server, a file or the model: made safe like theirs.
   const detail = error instanceof Error ? error.stack ?? error.message : String(error);
-  console.error(`tern: internal error: ${terminalText(detail)}`);
+  console.error(`tern: internal error: ${errorText(detail)}`);
   return EXIT_FAILURE;
+}
+
+/**
+ * An error's text made safe for a terminal, its lines after the first indented: a name it
+ * quotes (a file's, a value's) may hold a line break, and a line of it at column 0 could pass
+ * for one of tern's own (`tern: …`, `✓ …`).
+ */
+function errorText(text: string): string {
+  return terminalText(text).replace(/\n(?=.)/g, "\n  ");
 }
 
 /**
@@ -203,4 +217,45 @@ function missingProgram(error: unknown): string | undefined {
     ? "it is not installed, or not in a folder of PATH outside the workspace"
     : spawn[2];
   return `Cannot start the program "${spawn[1]}": ${why}`;
+}
+
+/** Deno's names of file operations, as a person says them. */
+const FILE_OPERATIONS: Record<string, string> = {
+  mkdir: "create the folder",
+  open: "open",
+  readdir: "read the folder",
+  rename: "rename",
+  remove: "remove",
+  copy: "copy",
+  link: "link",
+  symlink: "make the link",
+  chmod: "change the mode of",
+  truncate: "truncate",
+  realpath: "resolve",
+  stat: "inspect",
+  lstat: "inspect",
+};
+
+/**
+ * What to say when `error` is the system refusing a file operation that no command turned into
+ * a message of its own (Deno's "Operation not permitted (os error 1): mkdir '/x/sessions'": a
+ * TERN_HOME that cannot be written, a full disk): the operation, the path and the reason,
+ * with no stack trace; undefined for any other error.
+ */
+function fileRefusal(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const refused = /^([^\n]+) \(os error \d+\): (\w+) '(.*?)'(?: -> '(.*)')?$/s.exec(
+    error.message,
+  );
+  if (refused === null) return undefined;
+  const [, reason, operation, path, to] = refused;
+  const what = FILE_OPERATIONS[operation] ?? operation;
+  const refusal = error instanceof Deno.errors.PermissionDenied ||
+    /read-only|no space|quota/i.test(reason);
+  const hint = refusal
+    ? "; give tern write access there (with free space), or set TERN_HOME to a folder it can " +
+      "write for tern's own files (default ~/.tern)"
+    : "";
+  const target = to === undefined ? "" : ` to "${visibleText(to)}"`;
+  return `Cannot ${what} "${visibleText(path)}"${target}: ${reason.toLowerCase()}${hint}`;
 }

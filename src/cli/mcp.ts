@@ -39,6 +39,8 @@ export async function runMcpCommand(line: McpLine, flags: RunFlags): Promise<num
     return await changeTrust(line.action, line.names, servers, { ternHome, workspace }, write);
   }
   if (manager === undefined) {
+    // A script reading the list gets one, empty, as `tern sessions list --json` gives.
+    if (line.action === "list" && line.json) write.out("[]\n");
     write.err(
       `tern: no MCP servers are configured for "${workspace}": add them to .mcp.json, ` +
         ".tern/mcp.json or ~/.tern/mcp.json\n",

@@ -11,7 +11,7 @@ import type { CatalogEntry } from "../llm/model_info.ts";
 import { discoverModels } from "../llm/discovery.ts";
 import { isFresh, readCachedModels, writeCachedModels } from "../llm/models_cache.ts";
 import { PROVIDER_PRESETS } from "../llm/presets.ts";
-import { MIN_SECRET_LENGTH } from "../sandbox/secrets.ts";
+import { MIN_SECRET_LENGTH, SecretMasker } from "../sandbox/secrets.ts";
 import {
   chooseModel,
   configuredCatalog,
@@ -209,7 +209,15 @@ function table(rows: string[][]): string[] {
   );
 }
 
-/** `text` with the provider's key masked (an API's error may quote what it was sent). */
-function withoutKey(text: string, provider: { apiKey?: string }): string {
-  return provider.apiKey ? text.replaceAll(provider.apiKey, "[REDACTED]") : text;
+/**
+ * `text` with the provider's key and header values masked, as the masker finds them and line by
+ * line: an API's error may quote what it was sent, and Deno's "Invalid header value" error
+ * quotes a key that holds a line break with the break made a space.
+ */
+function withoutKey(
+  text: string,
+  provider: { apiKey?: string; headers?: Record<string, string> },
+): string {
+  const values = [provider.apiKey ?? "", ...Object.values(provider.headers ?? {})];
+  return new SecretMasker(values.flatMap((value) => [value, ...value.split(/\s+/)])).mask(text);
 }

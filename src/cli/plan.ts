@@ -16,11 +16,11 @@ import type { PlanNode } from "../plan/types.ts";
 import type { CommandLine } from "./args.ts";
 import { oneAtATime, terminalPerson } from "./ask_person.ts";
 import { type AgentSession, openAgentSession } from "../harness/agent_session.ts";
-import { themeFor, wantsColor } from "../tui/theme.ts";
+import { themeFor } from "../tui/theme.ts";
 import { truncateToWidth } from "../tui/width.ts";
 import { runPlan } from "../harness/plan_run.ts";
 import { planJson, planLines, planSummary } from "./plan_view.ts";
-import { processWriters, readEnv, resolveWorkspace } from "./process_env.ts";
+import { colorWanted, processWriters, resolveWorkspace } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 
 type PlanLine = Extract<CommandLine, { command: "plan" }>;
@@ -48,7 +48,7 @@ export async function runPlanCommand(line: PlanLine, flags: RunFlags): Promise<n
   const write = { ...writers, out: (text: string) => writers.out(jsonForTerminal(text)) };
   const text = flags.output === "text";
   const stream = flags.output === "stream-json";
-  const style = themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR")));
+  const style = themeFor(colorWanted(Deno.stderr.isTerminal()));
   const live = text && Deno.stderr.isTerminal() ? liveBlock(write.err) : undefined;
   /** Lines for the person on stderr: above the live graph while it is drawn. */
   const tell = (lines: string[]) => {

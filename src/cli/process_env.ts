@@ -9,8 +9,18 @@ import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
 import { readEnv, shellSourceEnv } from "../harness/env.ts";
 import { pathProblem } from "../session/regular_file.ts";
 import { isInside } from "../tools/paths.ts";
+import { wantsColor } from "../tui/theme.ts";
 
 export { readEnv, shellSourceEnv };
+
+/**
+ * Whether text for a stream that `isTerminal` may be coloured: a terminal, NO_COLOR unset or
+ * empty, and TERM not "dumb" (such a terminal, an editor's shell buffer say, prints colour
+ * codes as text).
+ */
+export function colorWanted(isTerminal: boolean): boolean {
+  return wantsColor(isTerminal && readEnv("TERM") !== "dumb", readEnv("NO_COLOR"));
+}
 
 /** Writers to the process's stdout and stderr that never write partially. */
 export function processWriters() {

@@ -14,12 +14,18 @@ import type { OutputFormat } from "./args.ts";
 import { lazyTerminalPerson } from "./terminal_person.ts";
 import { exitCodeFor } from "./exit_codes.ts";
 import { listenForInterrupts } from "./interrupts.ts";
-import { themeFor, wantsColor } from "../tui/theme.ts";
+import { themeFor } from "../tui/theme.ts";
 import type { Session } from "../session/session.ts";
 import type { SessionChoice } from "../harness/run_session.ts";
 import { createTextRenderer } from "./output/text.ts";
 import { Conversation, type TurnOptions } from "../harness/conversation.ts";
-import { processWriters, readEnv, resolveWorkspace, shellSourceEnv } from "./process_env.ts";
+import {
+  colorWanted,
+  processWriters,
+  readEnv,
+  resolveWorkspace,
+  shellSourceEnv,
+} from "./process_env.ts";
 
 export interface RunFlags {
   cwd: string;
@@ -146,7 +152,7 @@ export async function openTaskConversation(
       terminal: options.terminal,
       columns: consoleColumns,
       outTerminal: options.terminal,
-      style: themeFor(wantsColor(options.terminal, readEnv("NO_COLOR"))),
+      style: themeFor(colorWanted(options.terminal)),
     }),
     env: options.env ?? shellSourceEnv(),
     home: readEnv("HOME"),
@@ -243,10 +249,10 @@ function createEmitter(
     markdown: !raw && Deno.stdout.isTerminal()
       ? {
         width: consoleColumns,
-        theme: themeFor(wantsColor(true, readEnv("NO_COLOR"))),
+        theme: themeFor(colorWanted(true)),
       }
       : undefined,
-    style: themeFor(wantsColor(Deno.stderr.isTerminal(), readEnv("NO_COLOR"))),
+    style: themeFor(colorWanted(Deno.stderr.isTerminal())),
   });
 }
 

@@ -177,9 +177,11 @@ Deno.test("showAudit() prints what the model wrote without a control a terminal 
     assert.equal(code, 0);
     // deno-lint-ignore no-control-regex
     assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(out), JSON.stringify(out));
-    assert.ok(out.includes("bash  allow by profile: allowed by"), out);
-    // The arguments are JSON: their controls are shown escaped.
-    assert.ok(out.includes('command="rm -rf ~ \\u001b[2K\\rls "'), out);
+    // The tool's name as called, its controls shown: never passed off as bash.
+    assert.ok(out.includes("bash␛]0;pwned␇  allow by profile: allowed by"), out);
+    // The arguments are JSON: their controls are shown escaped, a bidi override as its code.
+    assert.ok(out.includes('command="rm -rf ~ \\u001b[2K\\rls ⟨U+202E⟩"'), out);
+    assert.ok(out.includes('description="⟨U+009B⟩2J"'), out);
   });
 });
 

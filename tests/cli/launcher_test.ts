@@ -614,3 +614,33 @@ Deno.test("the launcher reads no project file over 1 MiB (tern skips those too),
     await ws.cleanup();
   }
 });
+
+Deno.test("bin/tern in a working folder that was removed says so, exit 2, with no trace", async () => {
+  const root = await Deno.makeTempDir({ prefix: "tern-gone-cwd-" });
+  try {
+    const gone = join(root, "gone");
+    const out = await new Deno.Command("/bin/sh", {
+      args: [
+        "-c",
+        'mkdir "$1" && cd "$1" && rmdir "$1" && exec "$2" run hello',
+        "sh",
+        gone,
+        join(
+          ROOT,
+          "bin",
+          "tern",
+        ),
+      ],
+      env: { PATH: "/usr/bin:/bin", HOME: root },
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const stderr = decoder.decode(out.stderr);
+    equal(out.code, 2, stderr);
+    // (The shell that reads bin/tern may first say that it cannot find its folder.)
+    match(stderr, /^tern: the current folder no longer exists .*cd to a folder/m);
+    ok(!/backtrace|panicked/i.test(stderr), stderr);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -410,3 +410,14 @@ Deno.test("tern run exits when an HTTP MCP server holds its GET stream open", as
     await mcp.close();
   }
 });
+
+Deno.test("tern mcp list --json without servers prints an empty list, the note on stderr", async () => {
+  await withMcpWorkspace({}, async (ws, env) => {
+    const json = await runTern(["mcp", "list", "--json"], { cwd: ws.dir, env });
+    equal(json.code, 0, json.stderr);
+    deepEqual(JSON.parse(json.stdout), []);
+    match(json.stderr, /no MCP servers are configured/);
+    const text = await runTern(["mcp", "list"], { cwd: ws.dir, env });
+    equal(text.stdout, "");
+  });
+});

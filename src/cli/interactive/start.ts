@@ -9,12 +9,12 @@ import { Editor } from "../../tui/editor.ts";
 import { History } from "../../tui/history.ts";
 import { lazyKeyMasker } from "../../sandbox/secrets.ts";
 import { completePath, expandMentions } from "../../tui/mentions.ts";
-import { themeFor, wantsColor } from "../../tui/theme.ts";
+import { themeFor } from "../../tui/theme.ts";
 import { loadRenderers } from "../../tui/renderers.ts";
 import { warmWidth } from "../../tui/width.ts";
 import { TranscriptView } from "../../tui/view.ts";
 import type { RunFlags } from "../run.ts";
-import { readEnv, resolveWorkspace } from "../process_env.ts";
+import { colorWanted, readEnv, resolveWorkspace } from "../process_env.ts";
 import { UsageError } from "../errors.ts";
 import { InteractiveApp } from "./app.ts";
 import { CommandRegistry } from "./commands.ts";
@@ -41,7 +41,7 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
         "-r <id> (`tern sessions list` lists them)",
     );
   }
-  const theme = themeFor(wantsColor(Deno.stdout.isTerminal(), readEnv("NO_COLOR")));
+  const theme = themeFor(colorWanted(Deno.stdout.isTerminal()));
   const view = new TranscriptView({ theme, workspace });
   // The first frame draws without the renderers (tui/renderers.ts): they load right after it,
   // and a conversation waits for them. Then the frame is drawn again with exact widths, and
