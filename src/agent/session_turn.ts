@@ -15,6 +15,7 @@ import type { Provider, ToolSpec } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
 import { imagesFolder, storeImages } from "../session/images.ts";
 import type { CompactionEntry, NewEntry } from "../session/types.ts";
+import type { UserVoice } from "../session/voice.ts";
 import type { AnsweredBy } from "./loop.ts";
 
 type MessageEntry = Extract<NewEntry, { type: "message" }>;
@@ -115,7 +116,10 @@ export async function compactSession(
   throwIfCancelled(options.signal);
   const { items } = session.state();
   // The summariser loads only when a compaction happens: it is not on the start-up path.
-  const { compact } = await import("../context/compaction.ts");
+  const [{ compact }, { userVoice }] = await Promise.all([
+    import("../context/compaction.ts"),
+    import("../session/voice.ts"),
+  ]);
   const result = await compact(items, {
     provider: options.provider,
     model: options.model,
@@ -123,6 +127,7 @@ export async function compactSession(
     focus: options.focus,
     signal: options.signal,
     minSummarisedTokens: options.minSummarisedTokens,
+    voiceOf: (content) => notThePerson(userVoice(content)),
   });
   // The last check before the entry is written: a cancelled summary is the fallback.
   throwIfCancelled(options.signal);
@@ -195,4 +200,25 @@ export function compactionHook(
     const system = messages[0]?.role === "system" ? [messages[0]] : [];
     return [...system, ...session.state().items.map((item) => item.message)];
   };
+}
+
+/**
+ * What a user-role message the person did not write is, for the summary request (tern gives
+ * the model such messages as user messages, `src/session/voice.ts`); undefined for the person's.
+ */
+function notThePerson(voice: UserVoice): string | undefined {
+  switch (voice.from) {
+    case "person":
+      return undefined;
+    case "summary":
+      return "summary of earlier work";
+    case "branch":
+      return "tern's note on work set aside";
+    case "subagent":
+      return "a subagent's result";
+    case "hook":
+      return "a hook's output";
+    case "diagnostics":
+      return "diagnostics of a check";
+  }
 }

@@ -8,7 +8,7 @@ import { chooseCut, suffixTokens } from "./compaction_cut.ts";
 import { checkSettings, type CompactionSettings, type ContextItem } from "./compaction_types.ts";
 import { fallbackSummary } from "./fallback_summary.ts";
 import { EMPTY_SECTION, normaliseSummary, summaryMessage } from "./summary.ts";
-import { buildSummaryRequest, SUMMARY_RESERVE_TOKENS } from "./summary_request.ts";
+import { buildSummaryRequest, SUMMARY_RESERVE_TOKENS, type VoiceOf } from "./summary_request.ts";
 import { estimateMessageTokens } from "./tokens.ts";
 import { trimToolOutputs } from "./trim.ts";
 
@@ -74,6 +74,8 @@ export interface CompactOptions {
    * a summary of a few messages saves nothing and costs a model call. Default 0.
    */
   minSummarisedTokens?: number;
+  /** Tells the user-role messages the person did not write, for the summary request. */
+  voiceOf?: VoiceOf;
 }
 
 /**
@@ -103,6 +105,7 @@ export async function compact(
     contextWindow: settings.contextWindow,
     focus: options.focus,
     previousSummary: options.previousSummary,
+    voiceOf: options.voiceOf,
   });
   const reply = await requestSummary(options.provider, request, {
     signal: options.signal,

@@ -40,7 +40,15 @@ export interface SummaryRequestOptions {
   focus?: string;
   /** A summary from an earlier compaction to merge into the new one. */
   previousSummary?: string;
+  /** Tells the user-role messages the person did not write (see {@linkcode VoiceOf}). */
+  voiceOf?: VoiceOf;
 }
+
+/**
+ * What a user-role message with `content` is when the person did not write it (`"a subagent's
+ * result"`: tern gives the model such messages as user messages), or undefined for the person's.
+ */
+export type VoiceOf = (content: string) => string | undefined;
 
 /**
  * The request for a summary of `items` (whose tool outputs are already trimmed): the system
@@ -68,14 +76,18 @@ export function buildSummaryRequest(
     model: options.model,
     messages: [
       { role: "system", content: SUMMARY_SYSTEM_PROMPT },
-      { role: "user", content: frame(fitConversation(items, room)) },
+      { role: "user", content: frame(fitConversation(items, room, options.voiceOf)) },
     ],
     tools: [],
   };
 }
 
-/** One item as text: a role tag line, then the content; tool calls with their arguments. */
-export function serialiseItem({ message }: ContextItem): string {
+/**
+ * One item as text: a role tag line, then the content; tool calls with their arguments. A
+ * user-role message `voiceOf` says the person did not write is tagged as what it is, never
+ * `[user]`: the summary would record its words as the person's requests.
+ */
+export function serialiseItem({ message }: ContextItem, voiceOf?: VoiceOf): string {
   const earlier = summaryFromMessage(message);
   if (earlier !== undefined) return `[summary of earlier work]\n${escapeContent(earlier)}`;
   switch (message.role) {
@@ -99,6 +111,9 @@ export function serialiseItem({ message }: ContextItem): string {
     case "user": {
       const images = message.images?.length ?? 0;
       const content = escapeContent(message.content);
+      const other = voiceOf?.(message.content);
+      // tern's own words (VoiceOf), one line.
+      if (other !== undefined) return `[${other} (not the person's words)]\n${content}`;
       if (images === 0) return `[user]\n${content}`;
       const note = `[${images === 1 ? "an image was" : `${images} images were`} attached here; ` +
         "compaction drops them, so they are not shown to you]";
@@ -140,8 +155,12 @@ function label(text: string): string {
  * kept, with anything before it), leaving a marker; the most recent messages stay. When the
  * kept messages alone are still too long, each is cut in its middle in proportion.
  */
-export function fitConversation(items: ContextItem[], budgetTokens: number): string {
-  const blocks = items.map(serialiseItem);
+export function fitConversation(
+  items: ContextItem[],
+  budgetTokens: number,
+  voiceOf?: VoiceOf,
+): string {
+  const blocks = items.map((item) => serialiseItem(item, voiceOf));
   const tokens = blocks.map(tokensOf);
   const total = tokens.reduce((a, b) => a + b, 0);
   if (total <= budgetTokens) return blocks.join("\n\n");

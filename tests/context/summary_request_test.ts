@@ -43,7 +43,7 @@ Deno.test("buildSummaryRequest() sends a history that fits unchanged", () => {
   const items = longHistory(3, 100);
   const user = buildSummaryRequest(items, { model: "m", contextWindow: 32_000 }).messages[1]
     .content;
-  assert.ok(user.includes(items.map(serialiseItem).join("\n\n")));
+  assert.ok(user.includes(items.map((item) => serialiseItem(item)).join("\n\n")));
   assert.ok(!user.includes("omitted"));
 });
 
