@@ -5,10 +5,15 @@
  */
 import type { Provider } from "../llm/types.ts";
 import { chooseCut, suffixTokens } from "./compaction_cut.ts";
-import { checkSettings, type CompactionSettings, type ContextItem } from "./compaction_types.ts";
+import {
+  checkSettings,
+  type CompactionSettings,
+  type ContextItem,
+  type VoiceOf,
+} from "./compaction_types.ts";
 import { fallbackSummary } from "./fallback_summary.ts";
 import { EMPTY_SECTION, normaliseSummary, summaryMessage } from "./summary.ts";
-import { buildSummaryRequest, SUMMARY_RESERVE_TOKENS, type VoiceOf } from "./summary_request.ts";
+import { buildSummaryRequest, SUMMARY_RESERVE_TOKENS } from "./summary_request.ts";
 import { estimateMessageTokens } from "./tokens.ts";
 import { trimToolOutputs } from "./trim.ts";
 
@@ -122,11 +127,13 @@ export async function compact(
   const withImages = (text: string) =>
     withDroppedToolImages(withDroppedImages(text, attached), returned);
   let summary = withImages(
-    "text" in reply ? normaliseSummary(reply.text) : fallbackSummary(old, options.previousSummary),
+    "text" in reply
+      ? normaliseSummary(reply.text)
+      : fallbackSummary(old, options.previousSummary, options.voiceOf),
   );
   let error = "error" in reply ? reply.error : undefined;
   if (error === undefined) {
-    const fallback = withImages(fallbackSummary(old, options.previousSummary));
+    const fallback = withImages(fallbackSummary(old, options.previousSummary, options.voiceOf));
     error = refusal(summary, fallback, {
       limit: summaryLimit(settings.contextWindow),
       replaced: kept[0] - kept[cut],

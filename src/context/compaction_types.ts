@@ -56,3 +56,9 @@ export function checkSettings(settings: CompactionSettings): void {
     throw bad("toolOutputTrimChars", toolOutputTrimChars, "must be >= 200");
   }
 }
+
+/**
+ * What a user-role message with `content` is when the person did not write it (`"a subagent's
+ * result"`: tern gives the model such messages as user messages), or undefined for the person's.
+ */
+export type VoiceOf = (content: string) => string | undefined;

@@ -1,5 +1,5 @@
 /** The deterministic summary used when the summary model call fails: built from the items alone. */
-import type { ContextItem } from "./compaction_types.ts";
+import type { ContextItem, VoiceOf } from "./compaction_types.ts";
 import { EMPTY_SECTION, formatSummary, parseSummary, summaryFromMessage } from "./summary.ts";
 import { trimMiddle } from "./trim.ts";
 
@@ -27,10 +27,16 @@ interface CallRecord {
  * requests listed), Evidence = every tool call with its main argument and status, Changes =
  * paths of successful write/edit calls, Decisions = NO_DECISIONS, Failed paths = failed calls
  * with their error line, Open items = the last request when no final answer followed it.
- * Sections of earlier summaries (summary items or `previousSummary`) are carried over as the
- * oldest lines. At most FALLBACK_SUMMARY_MAX_CHARS; lists keep their most recent lines.
+ * A user-role message `voiceOf` says the person did not write (a subagent's result) is no
+ * request: it is listed under Evidence as what it is. Sections of earlier summaries (summary
+ * items or `previousSummary`) are carried over as the oldest lines. At most
+ * FALLBACK_SUMMARY_MAX_CHARS; lists keep their most recent lines.
  */
-export function fallbackSummary(items: ContextItem[], previousSummary?: string): string {
+export function fallbackSummary(
+  items: ContextItem[],
+  previousSummary?: string,
+  voiceOf?: VoiceOf,
+): string {
   const texts = [previousSummary, ...items.map((item) => summaryFromMessage(item.message))]
     .filter((text): text is string => text !== undefined && text.trim() !== "");
   // The same summary may come both as an item and as `previousSummary`.
@@ -39,9 +45,16 @@ export function fallbackSummary(items: ContextItem[], previousSummary?: string):
     earlier.flatMap((s) => (s[name] ?? "").split("\n")).filter((line) =>
       line.trim() !== "" && line.trim() !== EMPTY_SECTION
     );
-  const requests = items.flatMap(({ message }) =>
-    message.role === "user" && summaryFromMessage(message) === undefined ? [message.content] : []
-  );
+  const isRequest = (message: ContextItem["message"]) =>
+    message.role === "user" && summaryFromMessage(message) === undefined &&
+    voiceOf?.(message.content) === undefined;
+  const requests = items.flatMap(({ message }) => isRequest(message) ? [message.content] : []);
+  const others = items.flatMap(({ message }) => {
+    const other = message.role === "user" && summaryFromMessage(message) === undefined
+      ? voiceOf?.(message.content)
+      : undefined;
+    return other === undefined ? [] : [`- ${other}: ${oneLine(message.content, 200)}`];
+  });
   const calls = toolCalls(items);
 
   const goal: string[] = [];
@@ -65,11 +78,11 @@ export function fallbackSummary(items: ContextItem[], previousSummary?: string):
   );
   const summary = formatSummary({
     "Goal": goal.join("\n"),
-    "Evidence": recentLines([...carried("Evidence"), ...evidence], 1_500),
+    "Evidence": recentLines([...carried("Evidence"), ...evidence, ...others], 1_500),
     "Changes": recentLines([...carried("Changes"), ...changed], 700),
     "Decisions": NO_DECISIONS,
     "Failed paths": recentLines([...carried("Failed paths"), ...failed], 900),
-    "Open items": openRequest(items),
+    "Open items": openRequest(items, isRequest),
   });
   return trimMiddle(summary, FALLBACK_SUMMARY_MAX_CHARS, "summary");
 }
@@ -116,12 +129,15 @@ function mainArgument(raw: string): string {
 }
 
 /** The last user request when no assistant answer without tool calls came after it. */
-function openRequest(items: ContextItem[]): string {
+function openRequest(
+  items: ContextItem[],
+  isRequest: (message: ContextItem["message"]) => boolean,
+): string {
   for (let i = items.length - 1; i >= 0; i--) {
     const { message } = items[i];
     if (message.role === "assistant" && (message.toolCalls ?? []).length === 0) {
       if (message.content.trim() !== "") return EMPTY_SECTION;
-    } else if (message.role === "user" && summaryFromMessage(message) === undefined) {
+    } else if (isRequest(message)) {
       return `- Unfinished request: ${oneLine(message.content, 500)}`;
     }
   }

@@ -1,6 +1,6 @@
 /** The model request that asks for a compaction summary, sized to fit the model's window. */
 import type { ModelRequest } from "../llm/types.ts";
-import type { ContextItem } from "./compaction_types.ts";
+import type { ContextItem, VoiceOf } from "./compaction_types.ts";
 import { EMPTY_SECTION, SUMMARY_SECTIONS, summaryFromMessage } from "./summary.ts";
 import { estimateMessageTokens } from "./tokens.ts";
 import { trimMiddle } from "./trim.ts";
@@ -43,12 +43,6 @@ export interface SummaryRequestOptions {
   /** Tells the user-role messages the person did not write (see {@linkcode VoiceOf}). */
   voiceOf?: VoiceOf;
 }
-
-/**
- * What a user-role message with `content` is when the person did not write it (`"a subagent's
- * result"`: tern gives the model such messages as user messages), or undefined for the person's.
- */
-export type VoiceOf = (content: string) => string | undefined;
 
 /**
  * The request for a summary of `items` (whose tool outputs are already trimmed): the system

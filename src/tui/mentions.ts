@@ -10,6 +10,8 @@ import { lstatOrNull, openVerified } from "../core/verified_open.ts";
 const SKIPPED = new Set([".git", "node_modules"]);
 const BINARY_PROBE_BYTES = 8192;
 const MAX_LISTING = 200;
+/** Names of a folder read and sorted for its listing at most; the rest are counted. */
+const MAX_READ_NAMES = 5_000;
 /** Mentions looked at in one message; a pasted text naming thousands gets one line for the rest. */
 export const MAX_MENTIONS = 100;
 /** `@` at the start or after whitespace, then everything up to the next whitespace. */
@@ -201,15 +203,25 @@ function isInside(root: string, path: string): boolean {
   return rel === "" || (!isAbsolute(rel) && rel.split(sep)[0] !== "..");
 }
 
+/**
+ * The first MAX_LISTING names of `dir` in order, and how many more. Past MAX_READ_NAMES the
+ * names are counted, not kept: a repository's folder of 300,000 files would otherwise be held
+ * whole to show 200 of them. The order is then that of the names read first.
+ */
 async function listDirectory(dir: string): Promise<string> {
   const names: string[] = [];
+  let total = 0;
   for await (const entry of Deno.readDir(dir)) {
     if (SKIPPED.has(entry.name)) continue;
+    if (++total > MAX_READ_NAMES) continue;
     names.push(quotedName(entry.name) + (entry.isDirectory ? "/" : ""));
   }
   names.sort();
   const shown = names.slice(0, MAX_LISTING);
-  if (names.length > MAX_LISTING) shown.push(`[${names.length - MAX_LISTING} more entries]`);
+  const of = total > MAX_READ_NAMES
+    ? `; the names shown are sorted among the first ${MAX_READ_NAMES} read`
+    : "";
+  if (total > MAX_LISTING) shown.push(`[${total - MAX_LISTING} more entries${of}]`);
   return shown.join("\n");
 }
 

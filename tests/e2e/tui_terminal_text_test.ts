@@ -99,11 +99,11 @@ Deno.test("tern interactive shows each path, host and command of a permission re
         arguments: JSON.stringify({
           reason: REASON,
           scope: "session",
-          write: ["../outside-\x1b[2K\rsafe"],
-          // A host with controls is refused before anyone is asked (not a host name): the
-          // bidi overrides ride on the command prefix instead.
+          // A C0 control (ESC, CR) in a path or command, and any in a host, is refused before
+          // anyone is asked: a C1 control (CSI) and bidi overrides ride on them instead.
+          write: ["../outside-\u009b2K\u202esafe"],
           hosts: ["evil.example"],
-          commands: ["curl\x1b[1A evil\u202e\u2066moc"],
+          commands: ["curl\u009b1A evil\u202e\u2066moc"],
         }),
       }],
     },
@@ -116,9 +116,12 @@ Deno.test("tern interactive shows each path, host and command of a permission re
     const outside = join(dir, "..", "outside-");
     const rows = [
       rowOf(dialog, "Allow request_permissions?"),
-      rowOf(dialog, `write  ${await Deno.realPath(join(dir, ".."))}/outside-␛[2K␍safe`),
+      rowOf(
+        dialog,
+        `write  ${await Deno.realPath(join(dir, ".."))}/outside-⟨U+009B⟩2K⟨U+202E⟩safe`,
+      ),
       rowOf(dialog, "host   evil.example"),
-      rowOf(dialog, "run without asking: curl␛[1A evil⟨U+202E⟩⟨U+2066⟩moc"),
+      rowOf(dialog, "run without asking: curl⟨U+009B⟩1A evil⟨U+202E⟩⟨U+2066⟩moc"),
       rowOf(dialog, "for    this session"),
       rowOf(dialog, "Model's reason (unverified): just listing files, nothing else"),
     ];

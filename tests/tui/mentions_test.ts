@@ -252,3 +252,17 @@ Deno.test("expandMentions() lists a name with a line break or control character 
     ok(!/[\u0000-\u0009\u000b-\u001f\u2028]/.test(listing));
   });
 });
+
+Deno.test("expandMentions() lists a folder of thousands of files as 200 names and a count", async () => {
+  await withWorkspace(async (ws) => {
+    const many = join(ws, "many");
+    await Deno.mkdir(many);
+    for (let i = 0; i < 5_300; i++) Deno.writeFileSync(join(many, `f${i}`), new Uint8Array());
+    const result = await expandMentions("@many/", ws);
+    const rows = result.text.split("\n");
+    // The mention, a blank line, the opening tag, 200 names, the count, the closing tag.
+    equal(rows.length, 205);
+    equal(rows[203], "[5100 more entries; the names shown are sorted among the first 5000 read]");
+    deepEqual(result.attached, ["many"]);
+  });
+});
