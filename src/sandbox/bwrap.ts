@@ -356,6 +356,9 @@ function protectedPaths(plan: ShellPlan): string[] {
  */
 function refuseMovedRepository(path: string, roots: readonly string[]): void {
   if (basename(path) !== ".git" || !roots.some((root) => isInside(path, root))) return;
+  // A writable root's own `.git` is the guard's (`guardArgs`): gone, it cannot be made again,
+  // and the guard's mount point, which tern removes once no command runs, is one of those.
+  if (roots.includes(dirname(path))) return;
   try {
     Deno.lstatSync(path);
   } catch (error) {

@@ -610,7 +610,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     // every command failing until the turn's end.
     if (
       plan !== undefined && lastPlan !== undefined &&
-      gitDirsOf(lastPlan).some((path) => !lastPlan!.guarded?.includes(path) && isGone(path))
+      gitDirsOf(lastPlan).some((path) =>
+        !lastPlan!.writable.includes(dirname(path)) && isGone(path)
+      )
     ) {
       plan = undefined;
     }
