@@ -3,6 +3,7 @@
  * ends are imported lazily so each command loads only what it uses.
  */
 import { versionLine } from "../version.ts";
+import { parseInShellParserProcess } from "../sandbox/shell/parse_place.ts";
 import { TernError } from "../core/errors.ts";
 import { terminalText, visibleText } from "../core/terminal_text.ts";
 import {
@@ -31,6 +32,7 @@ function noticeRoot(): void {
 
 /** Runs the CLI with `args` (without the program name) and returns the exit code. */
 export async function main(args: string[]): Promise<number> {
+  parseInShellParserProcess();
   try {
     return await dispatch(parseCommandLine(args));
   } catch (error) {

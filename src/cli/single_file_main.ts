@@ -152,5 +152,8 @@ async function runEntry(name: EntryName): Promise<void> {
     case "index-parser":
       await import("../harness/code_index_parser_main.ts");
       return;
+    case "shell-parser":
+      await import("../sandbox/shell/parser_main.ts");
+      return;
   }
 }

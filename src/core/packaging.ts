@@ -1,7 +1,7 @@
 /**
  * How the running tern is packaged, and how it starts its parts that run on their own (the tool
- * worker, the network proxy and forwarder, the restore, web request and code index parser
- * processes: "entries").
+ * worker, the network proxy and forwarder, the restore, web request, code index parser and
+ * shell parser processes: "entries").
  *
  * - `tree`: main.ts or bin/build's code-split bundle beside the source tree; an entry runs as
  *   `deno run <flags> <its source file>` (or, for the tool worker, a `data:` module importing
@@ -36,6 +36,7 @@ export const ENTRY_SOURCES = {
   "rewind-restore": "src/harness/rewind/restore_main.ts",
   "web-request": "src/tools/web_request_main.ts",
   "index-parser": "src/harness/code_index_parser_main.ts",
+  "shell-parser": "src/sandbox/shell/parser_main.ts",
 } as const;
 
 /** The name of an entry. */

@@ -9,9 +9,7 @@
  * file starts a new process. The process may read nothing but the grammars, and tree-sitter's
  * memory there is capped (_grammars.ts).
  */
-import { LineSplitter } from "../core/line_splitter.ts";
-import { denoDirEnv } from "../core/deno_dir_env.ts";
-import { spawnWatchedProcessGroup } from "../core/watched_process_group.ts";
+import { JsonLineProcess } from "../core/json_line_process.ts";
 import { fileUrlToPath } from "../core/file_url.ts";
 import { entryArgv, packaging } from "../core/packaging.ts";
 import { sourceUrl } from "../core/source_url.ts";
@@ -47,6 +45,9 @@ export type ParserAnswer =
  * grammar at a language's first file, walking the tree, sending the chunks.
  */
 const ANSWER_MARGIN_MS = 2_000;
+/** One running parser process. */
+type Running = JsonLineProcess<ParserRequest, ParserAnswer>;
+
 /** Time the process may take to start and load tree-sitter. */
 const START_MS = 30_000;
 /** After the process failed to start, chunk() fails at once this long before it tries again. */
@@ -179,7 +180,7 @@ export class ParserProcess {
     if (this.#startFailed !== undefined && performance.now() < this.#startFailed.until) {
       throw new Error(this.#startFailed.why);
     }
-    this.#starting = Running.start(this.#argv());
+    this.#starting = JsonLineProcess.start<ParserRequest, ParserAnswer>(this.#argv(), START_MS);
     try {
       this.#running = await this.#starting;
       this.#startFailed = undefined;
@@ -191,122 +192,6 @@ export class ParserProcess {
     } finally {
       this.#starting = undefined;
     }
-  }
-}
-
-/** One running parser process. */
-class Running {
-  #child: Deno.ChildProcess;
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #lines: LineReader;
-  #status: Promise<Deno.CommandStatus>;
-  #ended = false;
-
-  private constructor(child: Deno.ChildProcess) {
-    this.#child = child;
-    this.#writer = child.stdin.getWriter();
-    this.#lines = new LineReader(child.stdout);
-    this.#status = child.status;
-    // Idle, it does not keep tern running; a request pending keeps its timer.
-    child.unref();
-  }
-
-  /** Starts the process and waits for its `ready` line. */
-  static async start(argv: string[]): Promise<Running> {
-    const [command, ...args] = argv;
-    // In a process group with a watchdog on tern's liveness: a parse running when tern is
-    // killed (SIGKILL included) ends with it, rather than running on to its end.
-    const child = await spawnWatchedProcessGroup(command, {
-      args,
-      ownRuntime: true,
-      cwd: "/",
-      // Deno's cache (the launcher's DENO_DIR), so tern's modules are not compiled again.
-      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
-    });
-    // Nothing is read from it: the process is --quiet and tree-sitter's printing is silenced.
-    child.stderr.cancel().catch(() => {});
-    const running = new Running(child);
-    const first = await running.#read(START_MS);
-    if (typeof first === "object" && "ready" in first) return running;
-    await running.end();
-    const status = await running.#status;
-    throw new Error(
-      first === "overdue"
-        ? `it did not load within ${seconds(START_MS)}`
-        : `it ended at once (${status.signal === null ? `exit ${status.code}` : status.signal})`,
-    );
-  }
-
-  /** Sends `request`; its answer, "overdue" past `limitMs` (the process is then killed). */
-  async ask(request: ParserRequest, limitMs: number): Promise<ParserAnswer | "overdue" | "ended"> {
-    try {
-      await this.#writer.write(new TextEncoder().encode(`${JSON.stringify(request)}\n`));
-    } catch {
-      return "ended";
-    }
-    return await this.#read(limitMs);
-  }
-
-  /** Kills the process (if it still runs) and waits for it to end. */
-  async end(): Promise<void> {
-    if (!this.#ended) {
-      this.#ended = true;
-      // Waited for, its end keeps tern running until it comes.
-      this.#child.ref();
-      try {
-        this.#child.kill("SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
-    await Promise.allSettled([this.#writer.close(), this.#lines.cancel(), this.#status]);
-  }
-
-  async #read(limitMs: number): Promise<ParserAnswer | "overdue" | "ended"> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const overdue = new Promise<"overdue">((resolve) => {
-      timer = setTimeout(() => resolve("overdue"), limitMs);
-    });
-    try {
-      const line = await Promise.race([this.#lines.next(), overdue]);
-      if (line === "overdue") {
-        await this.end();
-        return "overdue";
-      }
-      if (line === undefined) return "ended";
-      return JSON.parse(line) as ParserAnswer;
-    } catch {
-      return "ended";
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-/** The lines of a byte stream, read one at a time (without their "\n"). */
-class LineReader {
-  #reader: ReadableStreamDefaultReader<Uint8Array>;
-  #decoder = new TextDecoder();
-  #splitter = new LineSplitter();
-  #ready: string[] = [];
-
-  constructor(stream: ReadableStream<Uint8Array>) {
-    this.#reader = stream.getReader();
-  }
-
-  /** The next line; undefined at the end of the stream. */
-  async next(): Promise<string | undefined> {
-    for (;;) {
-      const line = this.#ready.shift();
-      if (line !== undefined) return line;
-      const { done, value } = await this.#reader.read();
-      if (done) return undefined;
-      this.#ready.push(...this.#splitter.push(this.#decoder.decode(value, { stream: true })));
-    }
-  }
-
-  async cancel(): Promise<void> {
-    await this.#reader.cancel().catch(() => {});
   }
 }
 

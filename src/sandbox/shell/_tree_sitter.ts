@@ -1,34 +1,18 @@
 /**
- * Loads tree-sitter-bash once per process: initialising the wasm runtime is costly
- * (`bench/results/code_costs.md`). Its code too loads only then (plain command lines never
- * need it, see `_plain.ts`).
+ * The bash grammar for the analysis of commands, loaded once per process through the code
+ * index's grammar loader (src/index/_grammars.ts: tree-sitter's memory capped, what it would
+ * print dropped). In tern's own process it never loads: tern parses in the shell parser
+ * process (parser_process.ts); its code loads only there, or where a caller parses here.
  */
 import type { Parser } from "web-tree-sitter";
-import { embeddedFile, wasmRuntimeOptions } from "../../core/packaging.ts";
+import { parserFor } from "../../index/_grammars.ts";
 
 export type { Node, Parser } from "web-tree-sitter";
-
-let loading: Promise<Parser> | undefined;
 
 /**
  * The shared bash parser, created on first use and cached (the same object on every call).
  * Parsing is synchronous, so one instance is safe to share. A failed load is not cached.
  */
 export function loadBashParser(): Promise<Parser> {
-  loading ??= createParser().catch((error) => {
-    loading = undefined;
-    throw new Error("Cannot load the bash grammar: tree-sitter failed to start", { cause: error });
-  });
-  return loading;
-}
-
-async function createParser(): Promise<Parser> {
-  const { Language, Parser } = await import("web-tree-sitter");
-  const bytes = await embeddedFile("tree-sitter-bash.wasm") ?? await Deno.readFile(
-    new URL(import.meta.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm")),
-  );
-  await Parser.init(await wasmRuntimeOptions());
-  const parser = new Parser();
-  parser.setLanguage(await Language.load(bytes));
-  return parser;
+  return parserFor("bash");
 }

@@ -5,6 +5,8 @@
 import { heredocEnd, readDelimiter, startLineEnd } from "./_heredoc.ts";
 import { findHiddenCode } from "./_hidden_code.ts";
 import { scanPlain } from "./_plain.ts";
+import { overBudget, type ShellAnalysis, type SimpleCommand } from "./_analysis.ts";
+import { parsesApart } from "./parse_place.ts";
 import { loadBashParser, type Node, type Parser } from "./_tree_sitter.ts";
 import {
   type RawCommand,
@@ -15,43 +17,8 @@ import {
 } from "./_walk.ts";
 import { commandName, peelWrappers } from "./_wrappers.ts";
 
-export type { Redirect };
+export type { Redirect, ShellAnalysis, SimpleCommand };
 export { commandName };
-
-/** One command the shell would run, after wrappers such as `env` and `timeout` are peeled. */
-export interface SimpleCommand {
-  /** Words after unquoting (`\rm` is `rm`); a word with an expansion keeps its source text. */
-  argv: string[];
-  /**
-   * Per argv word: bash may turn it into other text or other words when it runs (`$x`, `$(cmd)`,
-   * an unquoted glob or brace pattern), so options could hide in it (`find *` and a file `-delete`).
-   */
-  expands: boolean[];
-  /** `NAME=value` prefixes as written, then those given to `env` or `sudo`. */
-  assignments: string[];
-  redirects: Redirect[];
-  /** Wrappers peeled off, in order: `env FOO=1 timeout 5 rm x` has `["env", "timeout"]`. */
-  wrappers: string[];
-  /** A wrapper runs it in another folder (`env -C dir git status`). */
-  chdir: boolean;
-  /** Source text of the command with its redirections (here-doc bodies excluded). */
-  text: string;
-  /** Came from `$( )`, backticks, `<( )`, or code hidden in `eval`, `bash -c`, a here-doc. */
-  inSubstitution: boolean;
-}
-
-/**
- * The simple commands of a shell command line, and the reasons it hides code (`opaque`):
- * "command substitution", "process substitution", "eval", "bash -c", "source", "trap",
- * "here-doc run by bash", "bash reads code from standard input", "variable as command name",
- * "function definition", "arithmetic on a variable", `"env -S"`. `unseen` says why some of the
- * code it runs cannot be read from the text (a command name in a variable, `eval "$x"`,
- * `git -c`, `coproc`, `env -S`, arithmetic on a variable, code nested too deeply), so no
- * command rule can tell whether it applies. Or why it cannot be parsed.
- */
-export type ShellAnalysis =
-  | { ok: true; commands: SimpleCommand[]; opaque: string[]; unseen: string[] }
-  | { ok: false; error: string };
 
 /** Code hidden in `bash -c '…'` inside `eval '…'` … is analyzed this many levels deep. */
 const MAX_NESTING = 4;
@@ -59,7 +26,7 @@ const MAX_NESTING = 4;
 /**
  * How long the parser may take over one command line, its hidden code included, before the
  * command is refused as unparsable. The grammar's time grows with the square of some inputs
- * (100 KB of here-doc starts took 10 s, 200 KB 40 s), during which tern's main thread does
+ * (100 KB of here-doc starts took 10 s, 200 KB 40 s), during which the parsing thread does
  * nothing else; a command a person or model writes, even a megabyte, parses within a second or
  * two (bench/results/first_request_limits.md, fifteenth session).
  */
@@ -85,10 +52,23 @@ export function analyzePlain(command: string): ShellAnalysis | undefined {
 }
 
 /**
- * Analyses `command` with the parser only, never through {@linkcode analyzePlain}. `budgetMs`
- * (default {@linkcode PARSE_BUDGET_MS}) is for tests.
+ * Analyses `command` with the parser only, never through {@linkcode analyzePlain}: in the
+ * shell parser process once tern chose it (parse_place.ts), else here.
+ * `budgetMs` (default {@linkcode PARSE_BUDGET_MS}) is for tests.
  */
 export async function analyzeShellParsed(
+  command: string,
+  budgetMs = PARSE_BUDGET_MS,
+): Promise<ShellAnalysis> {
+  if (parsesApart()) {
+    const { shellParserProcess } = await import("./parser_process.ts");
+    return await shellParserProcess().analyze(command, budgetMs);
+  }
+  return await analyzeShellHere(command, budgetMs);
+}
+
+/** Analyses `command` with the parser, in this process (what the shell parser process runs). */
+export async function analyzeShellHere(
   command: string,
   budgetMs = PARSE_BUDGET_MS,
 ): Promise<ShellAnalysis> {
@@ -117,11 +97,7 @@ function analyzeSource(
   if (!tree) {
     // Else the shared parser's next parse would go on with this text where it stopped.
     parser.reset();
-    return {
-      ok: false,
-      error: `Cannot parse shell command: it took the parser longer than ${budgetMs / 1000} s; ` +
-        "split it into smaller commands",
-    };
+    return overBudget(budgetMs);
   }
   try {
     const error = findSyntaxError(tree.rootNode) ?? findHeredocMismatch(tree.rootNode, source);
